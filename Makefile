@@ -1,0 +1,35 @@
+# make test: everything CI checks, on a fresh clone. It installs what the tests need.
+GO ?= go
+export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
+
+.PHONY: test check fmt vet unit race bench fuzz loops
+
+test: check race
+
+check: fmt vet
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+# The loop benchmark on the public traces, when the shared folder is beside the clone.
+loops:
+	@if [ -d ../shared/loopbench/traces ]; then \
+		$(GO) run ./cmd/reach bench loops ../shared/loopbench/traces; \
+	else echo "loops: ../shared/loopbench/traces not found, skipped"; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./internal/callgraph
+	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s .

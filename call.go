@@ -1,0 +1,692 @@
+package reach
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach/internal/callgraph"
+)
+
+// Call is one tool call. Callers set the exported fields; the runtime sets
+// the rest as the call moves down the chain. Middleware must not modify a
+// *Call it is given.
+type Call struct {
+	ID             string          `json:"call_id"`
+	Tool           string          `json:"tool"`
+	Arguments      json.RawMessage `json:"arguments"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"` // if empty, writes derive one from the request and call id
+	Why            string          `json:"why,omitempty"`             // the caller's reason (plan, criterion), recorded with the frame
+
+	req     *Request
+	parent  *Frame
+	frame   *Frame
+	tool    *tool
+	args    []byte // canonical arguments
+	key     string // idempotency key in force
+	started time.Time
+	step    any // the loop guard's record of this call
+}
+
+// Request returns the request the call belongs to.
+func (c *Call) Request() *Request { return c.req }
+
+// Frame returns the call's frame, or nil before the graph stage made it.
+func (c *Call) Frame() *Frame { return c.frame }
+
+// Parent returns the frame the call nests under, or nil at the top.
+func (c *Call) Parent() *Frame { return c.parent }
+
+// Access returns the access level of the call's tool ("" before resolve).
+func (c *Call) Access() Access {
+	if c.tool == nil {
+		return ""
+	}
+	return c.tool.Access
+}
+
+// Tags returns the tags of the call's tool.
+func (c *Call) Tags() []string {
+	if c.tool == nil {
+		return nil
+	}
+	return c.tool.Tags
+}
+
+// Args returns the canonical arguments (nil before validate).
+func (c *Call) Args() json.RawMessage { return c.args }
+
+// Status is the outcome of a call in the envelope (R3).
+type Status string
+
+// Statuses.
+const (
+	StatusSuccess   Status = "success"
+	StatusError     Status = "error"     // the tool ran and failed
+	StatusPending   Status = "pending"   // waiting for approval
+	StatusRefused   Status = "refused"   // a guard refused it
+	StatusCancelled Status = "cancelled" // stopped, cancelled or out of time
+)
+
+// Result is the outcome of one call (R3).
+type Result struct {
+	CallID   string          `json:"call_id"`
+	Status   Status          `json:"status"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Error    *Error          `json:"error,omitempty"`
+	Summary  string          `json:"summary,omitempty"`
+	Notes    []string        `json:"notes,omitempty"`    // for the model: truncation, low budget, warnings
+	Replayed bool            `json:"replayed,omitempty"` // returned from the idempotency record
+	Frame    FrameID         `json:"frame,omitzero"`
+}
+
+// IsError reports whether the call did not succeed.
+func (r *Result) IsError() bool { return r.Status != StatusSuccess }
+
+// Err returns the result's error as an error value, or nil.
+func (r *Result) Err() error {
+	if r.Error == nil {
+		return nil
+	}
+	return r.Error
+}
+
+// ModelText renders the result as the text a model reads.
+func (r *Result) ModelText() string {
+	var b strings.Builder
+	if r.Error != nil {
+		b.WriteString(r.Error.ModelText())
+	} else {
+		b.Write(r.Data)
+	}
+	for _, n := range r.Notes {
+		b.WriteString("\n[reach] ")
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// Call dispatches one tool call through the chain and returns its result,
+// never nil. The call nests under the frame in ctx (a model call, or the tool
+// call whose Func is running); ctx must carry a request (see Begin).
+func (rt *Runtime) Call(ctx context.Context, in *Call) *Result {
+	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why}
+	c.req, c.parent = position(ctx)
+	c.started = time.Now()
+	if c.req == nil {
+		return &Result{CallID: c.ID, Status: StatusRefused, Error: errNoRequest()}
+	}
+	res, err := rt.chain(ctx, c)
+	return rt.finishCall(ctx, c, res, err)
+}
+
+// finishCall settles the frame's final state, tells the loop guard and the
+// recorder (stage 14), and turns a refusal into a Result.
+func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err error) *Result {
+	f := c.frame
+	if f == nil {
+		// Refused before the graph stage: still a frame in the graph.
+		f = rt.newToolFrame(c)
+		c.req.addFrame(f)
+	}
+	if err != nil {
+		e := asError(err)
+		st, status := Refused, StatusRefused
+		if e.cancelled {
+			st, status = Cancelled, StatusCancelled
+		}
+		res = &Result{Status: status, Error: e}
+		f.finish(st, e, "")
+	} else {
+		switch res.Status {
+		case StatusSuccess:
+			f.finish(Completed, nil, res.Summary)
+		case StatusPending:
+			f.finish(AwaitingApproval, res.Error, "")
+		case StatusCancelled:
+			f.finish(Cancelled, res.Error, "")
+		default:
+			f.finish(Failed, res.Error, "")
+		}
+	}
+	if w := f.Warnings(); len(w) > 0 {
+		res.Notes = append(res.Notes, w...)
+	}
+	res.CallID = c.ID
+	res.Frame = f.ID
+	rt.loopDone(c, res, err)
+	rt.record(ctx, f)
+	return res
+}
+
+func (rt *Runtime) newToolFrame(c *Call) *Frame {
+	f := &Frame{ID: newFrameID(), Kind: ToolFrame, Name: c.Tool, Args: c.args, CallID: c.ID,
+		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: c.Why}
+	if f.Args == nil && json.Valid(c.Arguments) {
+		f.Args = c.Arguments
+	}
+	if c.parent != nil {
+		f.Depth = c.parent.Depth + 1
+		f.filter = c.parent.filter
+	}
+	return f
+}
+
+// buildChain composes the stages once, in the documented order.
+func (rt *Runtime) buildChain() Handler {
+	exec := Chain(rt.execute, rt.opts.Middleware...)
+	return Chain(exec,
+		rt.admit,       // 1
+		rt.resolve,     // 2
+		rt.validate,    // 3
+		rt.graph,       // 4
+		rt.loopGuard,   // 5
+		rt.authorize,   // 6
+		rt.rateLimit,   // 8 (7, state, is a slot)
+		rt.idempotency, // 9 (10, checkpoint, is a slot)
+		rt.shapeStage,  // 13, on the way back from 11 (12, verify and saga, is a slot)
+	)
+}
+
+// admit (1): the request is running and within its budgets.
+func (rt *Runtime) admit(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		depth := 1
+		if c.parent != nil {
+			depth = c.parent.Depth + 1
+		}
+		if e := rt.admitFrame(ctx, c.req, depth); e != nil {
+			return nil, e
+		}
+		if q, ok := c.req.admitCount("tool_calls", toolCallsOf); !ok {
+			return nil, budgetError("tool_calls", q, fmt.Sprintf("%d tool calls made of %d", q.limit.ToolCalls, q.limit.ToolCalls))
+		}
+		return next(ctx, c)
+	}
+}
+
+// resolve (2): the tool exists.
+func (rt *Runtime) resolve(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.tool = rt.lookup(c.Tool)
+		if c.tool == nil {
+			e := refuse("resolve", TypeNotFound, "unknown_tool",
+				fmt.Sprintf("There is no tool named %q.", c.Tool),
+				"Call one of the tools you were given, with its exact name.")
+			e.Alternatives = rt.similarNames(c.Tool, 3)
+			return nil, e
+		}
+		return next(ctx, c)
+	}
+}
+
+// validate (3): arguments are a JSON object matching the schema; they are
+// normalized for every later stage.
+func (rt *Runtime) validate(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		raw := c.Arguments
+		if len(bytes.TrimSpace(raw)) == 0 {
+			raw = []byte("{}")
+		}
+		args, err := callgraph.Normalize(make([]byte, 0, len(raw)), raw)
+		if err != nil {
+			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+				Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", c.Tool, err),
+				Suggestion: "Send the arguments as one JSON object."}
+		}
+		c.args = args
+		if e := c.tool.validate(args); e != nil {
+			return nil, e
+		}
+		return next(ctx, c)
+	}
+}
+
+// graph (4): no cycle and no broken reentrancy contract among the
+// ancestors. The frame is made here, with the hashes of its stack, so the
+// check costs two bit tests unless a hash may match.
+func (rt *Runtime) graph(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		t := c.tool
+		f := rt.newToolFrame(c)
+		f.hash = callgraph.HashString(t.Name).Sep().Add(c.args)
+		if t.Reentrancy == Keyed {
+			f.keyed = keyHash(t, c.args)
+		}
+		c.frame = f
+		c.req.addFrame(f)
+		c.req.noteDepth(f.Depth)
+		if t.OnViolation != Allow {
+			if hit, e := checkStack(f, t); e != nil {
+				f.mu.Lock()
+				f.cycleTo = hit
+				f.mu.Unlock()
+				if t.OnViolation == Refuse {
+					return nil, e
+				}
+				f.mu.Lock()
+				f.warn = append(f.warn, "warning: "+e.Message)
+				f.mu.Unlock()
+			}
+		}
+		f.filter.Add(f.hash)
+		f.filter.Add(t.nameHash)
+		if f.keyed != 0 {
+			f.filter.Add(f.keyed)
+		}
+		f.setState(Validating)
+		return next(ctx, c)
+	}
+}
+
+func keyHash(t *tool, args []byte) callgraph.Hash {
+	h := callgraph.HashString(t.Name).Sep()
+	for _, k := range t.Key {
+		v, _ := callgraph.Field(args, k)
+		h = h.AddString(k).Sep().Add(v).Sep()
+	}
+	return h
+}
+
+// checkStack walks the ancestors only when the stack's filter says a match
+// is possible, and returns the frame re-entered and the refusal.
+func checkStack(f *Frame, t *tool) (*Frame, *Error) {
+	p := f.Parent
+	if p == nil {
+		return nil, nil
+	}
+	switch t.Reentrancy {
+	case NonReentrant:
+		if p.filter.MayHave(t.nameHash) {
+			for a := p; a != nil; a = a.Parent {
+				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
+					return a, reentryError(f, a)
+				}
+			}
+		}
+	case Keyed:
+		if p.filter.MayHave(f.keyed) {
+			for a := p; a != nil; a = a.Parent {
+				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && sameKey(t, a.Args, f.Args) {
+					return a, keyedError(t, f, a)
+				}
+			}
+		}
+	}
+	if p.filter.MayHave(f.hash) {
+		for a := p; a != nil; a = a.Parent {
+			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && bytes.Equal(a.Args, f.Args) {
+				return a, cycleError(f, a)
+			}
+		}
+	}
+	return nil, nil
+}
+
+func sameKey(t *tool, a, b []byte) bool {
+	for _, k := range t.Key {
+		va, _ := callgraph.Field(a, k)
+		vb, _ := callgraph.Field(b, k)
+		if !bytes.Equal(va, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+// calledBy names what called frame a: the nearest tool call above it, or the agent.
+func calledBy(a *Frame) string {
+	for p := a.Parent; p != nil; p = p.Parent {
+		if p.Kind == ToolFrame {
+			return p.Name
+		}
+	}
+	return "the " + a.Agent + " agent"
+}
+
+func cycleError(f, a *Frame) *Error {
+	return &Error{Guard: "graph", Type: TypeCycle, Code: "cycle",
+		Message: fmt.Sprintf("This would create a cycle: %s %s is already on your call stack at depth %d (called by %s).",
+			f.Name, preview(f.Args, 120), a.Depth, calledBy(a)),
+		Suggestion: "Choose a different approach or answer with what you have."}
+}
+
+func reentryError(f, a *Frame) *Error {
+	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "reentrancy",
+		Message: fmt.Sprintf("%s is already running on your call stack at depth %d (called by %s) and is not reentrant: "+
+			"it may hold state such as an open transaction or a cursor, and may not be entered again until that call finishes.",
+			f.Name, a.Depth, calledBy(a)),
+		Suggestion: fmt.Sprintf("Finish this step without calling %s again, or return to the running %s call and let it complete.", f.Name, f.Name)}
+}
+
+func keyedError(t *tool, f, a *Frame) *Error {
+	var kv []string
+	for _, k := range t.Key {
+		v, _ := callgraph.Field(f.Args, k)
+		kv = append(kv, k+"="+string(v))
+	}
+	keys := strings.Join(kv, ", ")
+	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
+		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
+			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
+		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
+}
+
+// authorize (6): the Authorizer decides.
+func (rt *Runtime) authorize(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.frame.setState(Authorizing)
+		d, e := rt.opts.Authorizer.Authorize(ctx, c)
+		switch {
+		case e != nil:
+			if e.Guard == "" {
+				e.Guard = "authorize"
+			}
+			return nil, e
+		case d == Permit:
+			return next(ctx, c)
+		case d == NeedsApproval:
+			c.frame.setState(AwaitingApproval)
+			return nil, &Error{Guard: "authorize", Type: TypeApproval, Code: "approval_required",
+				Message: fmt.Sprintf("%s is a %s tool and needs a human's approval, and no approver is configured here.",
+					c.Tool, c.tool.Access),
+				Suggestion: "Tell the user what you want to do and ask them to do it or approve it; do not retry."}
+		default:
+			return nil, rt.denied(c, "")
+		}
+	}
+}
+
+// denied builds a permission refusal that names permitted alternatives.
+func (rt *Runtime) denied(c *Call, why string) *Error {
+	msg := fmt.Sprintf("You may not call %s.", c.Tool)
+	if why != "" {
+		msg = fmt.Sprintf("You may not call %s: %s.", c.Tool, why)
+	}
+	e := &Error{Guard: "authorize", Type: TypePermission, Code: "denied", Message: msg,
+		Suggestion: "Use a permitted tool, or ask the user to request access."}
+	e.Alternatives = rt.alternatives(c)
+	return e
+}
+
+// alternatives lists read tools sharing a tag with the call's tool.
+func (rt *Runtime) alternatives(c *Call) []string {
+	if c.tool == nil || len(c.tool.Tags) == 0 {
+		return nil
+	}
+	var out []string
+	for name, t := range *rt.tools.Load() {
+		if name == c.Tool || t.Access != Read {
+			continue
+		}
+		for _, tag := range t.Tags {
+			if containsString(c.tool.Tags, tag) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// accessLevels is the default Authorizer: by access level only.
+type accessLevels struct{}
+
+func (accessLevels) Authorize(_ context.Context, c *Call) (Decision, *Error) {
+	switch c.Access() {
+	case Read, Write:
+		return Permit, nil
+	case HighRisk:
+		return NeedsApproval, nil
+	}
+	return Deny, nil
+}
+
+// rateLimit (8): token buckets, global and per principal.
+func (rt *Runtime) rateLimit(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if wait, scope := rt.limits.allow(c.req.principal); wait > 0 {
+			e := refuse("limit", TypeRateLimit, "rate_limited",
+				fmt.Sprintf("Too many calls (%s rate limit).", scope),
+				"Wait and retry, or do fewer calls.")
+			e.RetryAfter = wait
+			return nil, e
+		}
+		return next(ctx, c)
+	}
+}
+
+// idempotency (9): writes (and calls given a key) run once per key; a
+// repeat returns the recorded result. Concurrent repeats wait for the first.
+func (rt *Runtime) idempotency(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		key := c.IdempotencyKey
+		if key == "" && (c.tool.Access == Write || c.tool.Access == HighRisk) && c.ID != "" {
+			key = c.req.root.id + "/" + c.ID
+		}
+		if key == "" {
+			return next(ctx, c)
+		}
+		c.key = c.Tool + ":" + key
+		for a := c.parent; a != nil; a = a.Parent {
+			if a.Kind == ToolFrame && a.idem == c.key {
+				// Waiting for our own ancestor would never end.
+				return nil, refuse("idempotency", TypeInvalidArgs, "idempotency_key_in_use",
+					fmt.Sprintf("The idempotency key of this call is already used by the %s call running on your call stack at depth %d.", a.Name, a.Depth),
+					"Give this call its own call id or idempotency key.")
+			}
+		}
+		rec, claimed, err := rt.idem.Claim(ctx, c.key)
+		if err != nil {
+			return nil, asError(contextCause(ctx))
+		}
+		if !claimed {
+			out := *rec
+			out.Replayed = true
+			out.Notes = append(out.Notes[:len(out.Notes):len(out.Notes)],
+				"this call was already made with the same idempotency key; its recorded result is returned and nothing ran again")
+			return &out, nil
+		}
+		c.frame.idem = c.key
+		res, err := next(ctx, c)
+		if err == nil && res.Status == StatusSuccess {
+			rec := *res // the caller's copy is settled further up; the record must not change
+			rec.Notes = slices.Clone(res.Notes)
+			rt.idem.Complete(c.key, &rec)
+		} else {
+			rt.idem.Complete(c.key, nil)
+		}
+		return res, err
+	}
+}
+
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// execute (11): run the tool with a timeout per attempt; retry transient
+// failures with exponential backoff and jitter — reads always, writes only
+// under an idempotency key the tool honours.
+func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
+	f, t := c.frame, c.tool
+	f.setState(Executing)
+	hctx := withFrame(ctx, f)
+	if c.key != "" {
+		hctx = context.WithValue(hctx, idemKey{}, c.key)
+	}
+	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
+	attempts := 1
+	if canRetry {
+		attempts = t.retry.Attempts
+	}
+	for n := 1; ; n++ {
+		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
+		out, err := t.Func(actx, c.args)
+		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
+		cancel()
+		if c.req.isolated() {
+			// Isolation refuses results that arrive late.
+			return nil, contextCause(c.req.ctx)
+		}
+		if err == nil {
+			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, contextCause(ctx)
+		}
+		var te *ToolError
+		transient := timedOut
+		if errors.As(err, &te) {
+			transient = transient || te.Transient()
+		}
+		if !transient || n >= attempts {
+			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
+		}
+		if err := sleep(ctx, backoff(t.retry, n)); err != nil {
+			return nil, contextCause(ctx)
+		}
+	}
+}
+
+func backoff(p RetryPolicy, n int) time.Duration {
+	d := p.Base << (n - 1)
+	if d > p.Max || d <= 0 {
+		d = p.Max
+	}
+	return d/2 + time.Duration(mrand.Int64N(int64(d/2)+1))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
+	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err),
+		Retry: strconv.Itoa(n) + "/" + strconv.Itoa(attempts)}
+	var te *ToolError
+	if errors.As(err, &te) {
+		e.Code = te.Type
+		e.Message = fmt.Sprintf("%s failed (%s): %s.", c.Tool, te.Type, strings.TrimSuffix(te.Message, "."))
+	}
+	if timedOut {
+		e.Code = "timeout"
+		e.Message = fmt.Sprintf("%s did not answer within %s.", c.Tool, c.tool.timeout)
+	}
+	switch {
+	case transient && attempts > 1:
+		e.Type = TypeTransient
+		e.Suggestion = fmt.Sprintf("It failed %d times in a row; hand this to a human or try a different approach.", n)
+	case transient && !canRetry:
+		e.Type = TypeTransient
+		e.Suggestion = "This write was not retried automatically because it has no idempotency key the tool honours; " +
+			"check whether it took effect before you call it again."
+	case transient:
+		e.Type = TypeTransient
+		e.Suggestion = "It may work if you try again later."
+	default:
+		e.Suggestion = "Check the arguments against the tool's description, or try another approach."
+	}
+	return e
+}
+
+// asJSON returns out if it is valid JSON, else out as a JSON string.
+func asJSON(out []byte) json.RawMessage {
+	if len(out) == 0 {
+		return json.RawMessage("null")
+	}
+	if json.Valid(out) {
+		return out
+	}
+	return jsonString(string(out))
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// similarNames returns up to n registered names closest to name.
+func (rt *Runtime) similarNames(name string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for other := range *rt.tools.Load() {
+		d := editDistance(strings.ToLower(name), strings.ToLower(other))
+		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
+			cs = append(cs, cand{other, d})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].d < cs[j].d || (cs[i].d == cs[j].d && cs[i].name < cs[j].name) })
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 20
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// preview renders JSON for a message, cut to n bytes.
+func preview(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,216 @@
+package reach
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach/internal/callgraph"
+)
+
+// FrameKind says what a frame is.
+type FrameKind int8
+
+// Frame kinds.
+const (
+	ToolFrame FrameKind = iota
+	ModelFrame
+	DelegateFrame
+)
+
+func (k FrameKind) String() string {
+	switch k {
+	case ModelFrame:
+		return "model"
+	case DelegateFrame:
+		return "delegate"
+	}
+	return "tool"
+}
+
+// State is where a call is on its path (R5).
+type State int32
+
+// States, in path order.
+const (
+	Selected State = iota
+	Validating
+	Authorizing
+	AwaitingApproval
+	Executing
+	Completed
+	Failed
+	Refused
+	Cancelled
+)
+
+var stateNames = [...]string{"selected", "validating", "authorizing", "awaiting_approval", "executing", "completed", "failed", "refused", "cancelled"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the state's name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Done reports whether the state is final.
+func (s State) Done() bool { return s >= Completed }
+
+// FrameID identifies a frame. It is also the span id of the frame's span
+// in W3C trace context, written as 16 hex digits.
+type FrameID uint64
+
+func (id FrameID) String() string {
+	var b [16]byte
+	const hex = "0123456789abcdef"
+	for i := 15; i >= 0; i-- {
+		b[i] = hex[id&15]
+		id >>= 4
+	}
+	return string(b[:])
+}
+
+// MarshalText writes the id as 16 hex digits.
+func (id FrameID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// ParseFrameID reads 16 hex digits.
+func ParseFrameID(s string) (FrameID, error) {
+	v, err := strconv.ParseUint(s, 16, 64)
+	return FrameID(v), err
+}
+
+// Frame is one node of a request's call graph (G1): a tool call, a model
+// call or a delegation, with its parent. The stack of a frame is its chain of
+// parents, across sub-requests. Exported fields are set when the frame is
+// made and never change; the rest is read through methods. Safe for
+// concurrent use.
+type Frame struct {
+	ID      FrameID
+	Kind    FrameKind
+	Name    string          // tool name, model name, or receiving agent
+	Args    json.RawMessage // tool calls: canonical arguments; delegations: the task as a JSON string
+	CallID  string          // the caller's id for the call, if any
+	Agent   string
+	Parent  *Frame
+	Request *Request
+	Depth   int // tool calls on the stack including this one
+	Started time.Time
+
+	hash   callgraph.Hash   // tool+args
+	keyed  callgraph.Hash   // tool+key values, keyed tools only
+	filter callgraph.Filter // hashes of every tool frame on the stack, this one included
+
+	state atomic.Int32
+	idem  string // the idempotency key it runs under; set before it runs
+
+	mu      sync.Mutex
+	ended   time.Time
+	err     *Error
+	tokens  int64
+	why     string
+	summary string
+	warn    []string
+	cycleTo *Frame // the ancestor a refused cycle or re-entry would have re-entered
+}
+
+// State returns the frame's state.
+func (f *Frame) State() State { return State(f.state.Load()) }
+
+func (f *Frame) setState(s State) { f.state.Store(int32(s)) }
+
+// Ended returns when the frame ended, or the zero time.
+func (f *Frame) Ended() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.ended }
+
+// Err returns the frame's refusal or failure, or nil.
+func (f *Frame) Err() *Error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
+
+// Tokens returns a model frame's tokens.
+func (f *Frame) Tokens() int64 { f.mu.Lock(); defer f.mu.Unlock(); return f.tokens }
+
+// Why returns the reason the caller gave for the call, if any.
+func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
+
+// Summary returns a one-line summary of the frame's result.
+func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
+
+// Warnings returns violations that were let through in warn mode.
+func (f *Frame) Warnings() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.warn...)
+}
+
+// CycleTo returns the ancestor that a refused cycle or re-entry targeted.
+func (f *Frame) CycleTo() *Frame { f.mu.Lock(); defer f.mu.Unlock(); return f.cycleTo }
+
+func (f *Frame) finish(s State, e *Error, summary string) {
+	f.mu.Lock()
+	f.ended = time.Now()
+	f.err = e
+	if summary != "" {
+		f.summary = summary
+	}
+	f.mu.Unlock()
+	f.setState(s)
+}
+
+// Stack returns the frame's ancestors, nearest first.
+func (f *Frame) Stack() []*Frame {
+	var s []*Frame
+	for a := f.Parent; a != nil; a = a.Parent {
+		s = append(s, a)
+	}
+	return s
+}
+
+// isTurn reports whether a model frame with this parent is a turn of its
+// request's agent loop (not a model call nested in a tool).
+func isTurn(parent *Frame) bool { return parent == nil || parent.Kind == DelegateFrame }
+
+// posKey holds where a new frame goes: a *Frame (its request is
+// Frame.Request), or a *Request at its top (under its delegate frame, for a
+// sub-request). One key, so the nearest value wins.
+type posKey struct{}
+
+// position is what a context says about where a new frame goes.
+func position(ctx context.Context) (*Request, *Frame) {
+	switch v := ctx.Value(posKey{}).(type) {
+	case *Frame:
+		return v.Request, v
+	case *Request:
+		return v, v.delegate
+	}
+	return nil, nil
+}
+
+// FrameFrom returns the frame a context runs in: inside a tool's Func, the
+// tool call's frame.
+func FrameFrom(ctx context.Context) (*Frame, bool) {
+	f, ok := ctx.Value(posKey{}).(*Frame)
+	return f, ok
+}
+
+// RequestFrom returns the request a context belongs to.
+func RequestFrom(ctx context.Context) (*Request, bool) {
+	r, _ := position(ctx)
+	return r, r != nil
+}
+
+func withFrame(ctx context.Context, f *Frame) context.Context {
+	return context.WithValue(ctx, posKey{}, f)
+}
+
+type idemKey struct{}
+
+// IdempotencyKey returns the idempotency key of the call a tool's Func runs
+// for, if it has one (writes always do). Pass it to the system you write to.
+func IdempotencyKey(ctx context.Context) (string, bool) {
+	k, ok := ctx.Value(idemKey{}).(string)
+	return k, ok
+}

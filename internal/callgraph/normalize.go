@@ -1,0 +1,318 @@
+// Package callgraph holds what the runtime needs to reason about call stacks:
+// canonical arguments, their hashes, an ancestry filter that answers "is this
+// already on the stack?" without walking the stack, and renderers for a
+// request's frames (JSON, DOT, SVG).
+//
+//	canon, err := callgraph.Normalize(nil, []byte(`{ "b":1, "a":[true, null] }`))
+//	// canon == `{"a":[true,null],"b":1}`
+//
+// Everything here is a pure function or a value type; nothing holds locks.
+package callgraph
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects Normalize accepts.
+const MaxDepth = 256
+
+// SyntaxError reports malformed JSON with the byte offset where it went wrong.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
+}
+
+// ErrSyntax is matched by every *SyntaxError (errors.Is).
+var ErrSyntax = errors.New("invalid JSON")
+
+// Is reports whether target is ErrSyntax.
+func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
+
+// Normalize appends to dst the canonical form of the JSON value in src and
+// returns the extended buffer: object members sorted by key (bytewise, as
+// written), insignificant white space removed, strings and numbers kept as
+// written. Two argument objects that differ only in key order or spacing
+// normalize to the same bytes. Duplicate keys are an error (their meaning is
+// ambiguous). Empty input normalizes to "null". Normalize is safe for
+// concurrent use.
+func Normalize(dst, src []byte) ([]byte, error) {
+	n := normalizer{src: src}
+	n.skipSpace()
+	if n.pos == len(src) {
+		return append(dst, "null"...), nil
+	}
+	out, err := n.value(dst, 0)
+	if err != nil {
+		return dst, err
+	}
+	n.skipSpace()
+	if n.pos != len(src) {
+		return dst, n.errorf("unexpected %q after the value", src[n.pos])
+	}
+	return out, nil
+}
+
+type normalizer struct {
+	src     []byte
+	pos     int
+	scratch []member // reused across objects; each object uses a window of it
+}
+
+type member struct {
+	key        []byte // raw key including quotes
+	start, end int    // canonical value bytes in the member buffer
+}
+
+func (n *normalizer) errorf(format string, args ...any) error {
+	return &SyntaxError{Offset: n.pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (n *normalizer) skipSpace() {
+	for n.pos < len(n.src) {
+		switch n.src[n.pos] {
+		case ' ', '\t', '\n', '\r':
+			n.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (n *normalizer) value(dst []byte, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return dst, n.errorf("nesting deeper than %d", MaxDepth)
+	}
+	if n.pos >= len(n.src) {
+		return dst, n.errorf("unexpected end of input")
+	}
+	switch c := n.src[n.pos]; {
+	case c == '{':
+		return n.object(dst, depth)
+	case c == '[':
+		return n.array(dst, depth)
+	case c == '"':
+		s, err := n.str()
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, s...), nil
+	case c == 't':
+		return n.literal(dst, "true")
+	case c == 'f':
+		return n.literal(dst, "false")
+	case c == 'n':
+		return n.literal(dst, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return n.number(dst)
+	default:
+		return dst, n.errorf("unexpected %q", c)
+	}
+}
+
+func (n *normalizer) literal(dst []byte, lit string) ([]byte, error) {
+	if !bytes.HasPrefix(n.src[n.pos:], []byte(lit)) {
+		return dst, n.errorf("invalid literal, want %s", lit)
+	}
+	n.pos += len(lit)
+	return append(dst, lit...), nil
+}
+
+// str scans a string token and returns it as written, quotes included.
+func (n *normalizer) str() ([]byte, error) {
+	start := n.pos
+	n.pos++ // opening quote
+	for n.pos < len(n.src) {
+		c := n.src[n.pos]
+		switch {
+		case c == '"':
+			n.pos++
+			return n.src[start:n.pos], nil
+		case c == '\\':
+			if n.pos+1 >= len(n.src) {
+				return nil, n.errorf("unterminated escape")
+			}
+			switch n.src[n.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n.pos += 2
+			case 'u':
+				if n.pos+6 > len(n.src) {
+					return nil, n.errorf("short \\u escape")
+				}
+				for _, h := range n.src[n.pos+2 : n.pos+6] {
+					if !isHex(h) {
+						return nil, n.errorf("invalid \\u escape")
+					}
+				}
+				n.pos += 6
+			default:
+				return nil, n.errorf("invalid escape \\%c", n.src[n.pos+1])
+			}
+		case c < 0x20:
+			return nil, n.errorf("control character in string")
+		case c < utf8.RuneSelf:
+			n.pos++
+		default:
+			r, size := utf8.DecodeRune(n.src[n.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, n.errorf("invalid UTF-8 in string")
+			}
+			n.pos += size
+		}
+	}
+	return nil, n.errorf("unterminated string")
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (n *normalizer) number(dst []byte) ([]byte, error) {
+	start := n.pos
+	if n.src[n.pos] == '-' {
+		n.pos++
+	}
+	digits := func() int {
+		s := n.pos
+		for n.pos < len(n.src) && n.src[n.pos] >= '0' && n.src[n.pos] <= '9' {
+			n.pos++
+		}
+		return n.pos - s
+	}
+	if n.pos < len(n.src) && n.src[n.pos] == '0' {
+		n.pos++
+	} else if digits() == 0 {
+		return dst, n.errorf("invalid number")
+	}
+	if n.pos < len(n.src) && n.src[n.pos] == '.' {
+		n.pos++
+		if digits() == 0 {
+			return dst, n.errorf("invalid number: no digits after '.'")
+		}
+	}
+	if n.pos < len(n.src) && (n.src[n.pos] == 'e' || n.src[n.pos] == 'E') {
+		n.pos++
+		if n.pos < len(n.src) && (n.src[n.pos] == '+' || n.src[n.pos] == '-') {
+			n.pos++
+		}
+		if digits() == 0 {
+			return dst, n.errorf("invalid number: no digits in exponent")
+		}
+	}
+	return append(dst, n.src[start:n.pos]...), nil
+}
+
+func (n *normalizer) array(dst []byte, depth int) ([]byte, error) {
+	n.pos++
+	dst = append(dst, '[')
+	n.skipSpace()
+	if n.pos < len(n.src) && n.src[n.pos] == ']' {
+		n.pos++
+		return append(dst, ']'), nil
+	}
+	for {
+		n.skipSpace()
+		var err error
+		if dst, err = n.value(dst, depth+1); err != nil {
+			return dst, err
+		}
+		n.skipSpace()
+		if n.pos >= len(n.src) {
+			return dst, n.errorf("unterminated array")
+		}
+		switch n.src[n.pos] {
+		case ',':
+			n.pos++
+			dst = append(dst, ',')
+		case ']':
+			n.pos++
+			return append(dst, ']'), nil
+		default:
+			return dst, n.errorf("want ',' or ']' in array, got %q", n.src[n.pos])
+		}
+	}
+}
+
+// object writes each member's canonical value into a private buffer, then
+// emits the members in key order. Objects that are already sorted (the common
+// case for generated arguments) are copied without sorting.
+func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
+	n.pos++
+	n.skipSpace()
+	if n.pos < len(n.src) && n.src[n.pos] == '}' {
+		n.pos++
+		return append(dst, "{}"...), nil
+	}
+	base := len(n.scratch)
+	defer func() { n.scratch = n.scratch[:base] }()
+	var buf []byte
+	sorted := true
+	for {
+		n.skipSpace()
+		if n.pos >= len(n.src) || n.src[n.pos] != '"' {
+			return dst, n.errorf("want a string key in object")
+		}
+		key, err := n.str()
+		if err != nil {
+			return dst, err
+		}
+		n.skipSpace()
+		if n.pos >= len(n.src) || n.src[n.pos] != ':' {
+			return dst, n.errorf("want ':' after object key")
+		}
+		n.pos++
+		n.skipSpace()
+		start := len(buf)
+		if buf, err = n.value(buf, depth+1); err != nil {
+			return dst, err
+		}
+		if k := len(n.scratch); k > base {
+			switch c := bytes.Compare(n.scratch[k-1].key, key); {
+			case c == 0:
+				return dst, n.errorf("duplicate key %s", key)
+			case c > 0:
+				sorted = false
+			}
+		}
+		n.scratch = append(n.scratch, member{key: key, start: start, end: len(buf)})
+		n.skipSpace()
+		if n.pos >= len(n.src) {
+			return dst, n.errorf("unterminated object")
+		}
+		if n.src[n.pos] == ',' {
+			n.pos++
+			continue
+		}
+		if n.src[n.pos] != '}' {
+			return dst, n.errorf("want ',' or '}' in object, got %q", n.src[n.pos])
+		}
+		n.pos++
+		break
+	}
+	ms := n.scratch[base:]
+	if !sorted {
+		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+		for i := 1; i < len(ms); i++ {
+			if bytes.Equal(ms[i-1].key, ms[i].key) {
+				return dst, &SyntaxError{Offset: n.pos, Msg: "duplicate key " + string(ms[i].key)}
+			}
+		}
+	}
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, m.key...)
+		dst = append(dst, ':')
+		dst = append(dst, buf[m.start:m.end]...)
+	}
+	return append(dst, '}'), nil
+}

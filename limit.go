@@ -1,0 +1,78 @@
+package reach
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// limiter holds the global and per-principal token buckets (R8).
+type limiter struct {
+	global *rate.Limiter
+	per    rate.Limit
+	burst  int
+	maxN   int
+
+	mu         sync.Mutex
+	principals map[string]*rate.Limiter
+}
+
+func newLimiter(o *RateLimit) *limiter {
+	l := &limiter{principals: map[string]*rate.Limiter{}}
+	if o == nil {
+		return l
+	}
+	if o.PerSecond > 0 {
+		b := o.Burst
+		if b == 0 {
+			b = max(1, int(o.PerSecond))
+		}
+		l.global = rate.NewLimiter(rate.Limit(o.PerSecond), b)
+	}
+	if o.PerPrincipal > 0 {
+		l.per = rate.Limit(o.PerPrincipal)
+		l.burst = o.PerPrincipalBurst
+		if l.burst == 0 {
+			l.burst = max(1, int(o.PerPrincipal))
+		}
+	}
+	l.maxN = o.MaxPrincipalsKnown
+	if l.maxN == 0 {
+		l.maxN = 10000
+	}
+	return l
+}
+
+// allow takes a token for principal, or returns how long until one is
+// there and which bucket is empty.
+func (l *limiter) allow(principal string) (time.Duration, string) {
+	now := time.Now()
+	if l.per > 0 {
+		l.mu.Lock()
+		pl, ok := l.principals[principal]
+		if !ok {
+			if len(l.principals) >= l.maxN {
+				clear(l.principals) // forget idle principals; their buckets refill anyway
+			}
+			pl = rate.NewLimiter(l.per, l.burst)
+			l.principals[principal] = pl
+		}
+		l.mu.Unlock()
+		if !pl.AllowN(now, 1) {
+			return wait(pl, now), "per-principal"
+		}
+	}
+	if l.global != nil && !l.global.AllowN(now, 1) {
+		return wait(l.global, now), "global"
+	}
+	return 0, ""
+}
+
+func wait(l *rate.Limiter, now time.Time) time.Duration {
+	missing := 1 - l.TokensAt(now)
+	if missing <= 0 {
+		return time.Millisecond
+	}
+	return max(time.Duration(missing/float64(l.Limit())*float64(time.Second)), time.Millisecond)
+}

@@ -1,0 +1,626 @@
+// Package reach is the runtime between an LLM agent and the tools it calls.
+// Every call goes through one chain of guards that knows the call stack of
+// the request: it refuses cycles and re-entries that break a tool's contract,
+// keeps the request inside its budgets, retries safely, and turns every
+// refusal into a structured error the model can act on.
+//
+//	rt := reach.New(nil)
+//	rt.MustRegister(reach.Tool{Name: "search_kb", Reentrancy: reach.Reentrant, Func: search})
+//	ctx, req, _ := rt.Begin(ctx, &reach.RequestOptions{Principal: "alice"})
+//	defer req.End()
+//	mctx, turn, _ := rt.BeginModel(ctx, "gpt-4o") // a turn of the agent loop
+//	res := rt.Call(mctx, &reach.Call{ID: "c1", Tool: "search_kb", Arguments: args})
+//	turn.EndModel(reach.TokenUsage{Input: 1200, Output: 80})
+//	if res.Error != nil { fmt.Println(res.Error.ModelText()) }
+//
+// # Frames and nesting
+//
+// A request's work is a tree of frames: model calls, tool calls and
+// delegations. The current frame travels in the context: a tool's Func that
+// calls [Runtime.BeginModel] with its own ctx nests the model call under the
+// tool call, and the tools that model picks nest under it. [Runtime.Delegate]
+// starts a sub-request whose budget is carved from its parent's.
+//
+// # The call path
+//
+// [Runtime.Call] runs these stages in order; the first refusal ends the call:
+//
+//  1. admit: the request is running, within its tool-call, token, cost and wall budgets
+//  2. resolve: the tool exists
+//  3. validate: the arguments match the tool's schema (and are normalized)
+//  4. graph: no cycle, no broken reentrancy contract, within the depth budget
+//  5. loops: no repetition without progress (slot)
+//  6. authorize: the access level and the Authorizer allow it
+//  7. state: entity versions (slot)
+//  8. limit: rate limits
+//  9. idempotency: a recorded result for this key is returned as is
+//  10. checkpoint (slot)
+//  11. execute: timeout, retries with backoff for transient failures
+//  12. verify and saga (slot)
+//  13. shape: the result shaped for the model
+//  14. record: the Recorder is told
+//
+// Options.Middleware wraps stage 11: user middleware runs after every
+// guard, just around the tool.
+package reach
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Handler handles one call: it is the signature of the chain and of every
+// stage in it. A refusal or breakage is an error (an *Error); a tool that ran
+// and failed is a Result with Status StatusError.
+type Handler func(ctx context.Context, c *Call) (*Result, error)
+
+// Middleware wraps a Handler.
+type Middleware func(Handler) Handler
+
+// Chain returns h wrapped so that mw[0] runs first (outermost).
+func Chain(h Handler, mw ...Middleware) Handler {
+	for _, m := range slices.Backward(mw) {
+		h = m(h)
+	}
+	return h
+}
+
+// Price is the cost of a model's tokens, per million.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+}
+
+// RateLimit configures token buckets (R8). A zero rate means no limit.
+type RateLimit struct {
+	PerSecond          float64 // global calls per second
+	Burst              int     // if zero, max(1, PerSecond)
+	PerPrincipal       float64 // calls per second for each principal
+	PerPrincipalBurst  int     // if zero, max(1, PerPrincipal)
+	MaxPrincipalsKnown int     // principals tracked before the oldest are dropped; if zero, 10000
+}
+
+// Decision is an authorization outcome.
+type Decision int
+
+// Decisions.
+const (
+	Deny Decision = iota
+	Permit
+	NeedsApproval
+)
+
+// Authorizer decides whether a call may run. It is stage 6. An error denies.
+type Authorizer interface {
+	Authorize(ctx context.Context, c *Call) (Decision, *Error)
+}
+
+// Event is what the Recorder is told about a frame when it ends.
+type Event struct {
+	Time      time.Time
+	Request   string
+	Principal string
+	Frame     FrameID
+	Parent    FrameID // zero for a root frame
+	Kind      FrameKind
+	Name      string
+	Agent     string
+	Args      []byte
+	State     State
+	Error     *Error
+	Summary   string
+	Tokens    int64
+	Latency   time.Duration
+	Remaining Budget
+	// Stop is set on the event of a request being stopped (no frame).
+	Stop *Cause
+}
+
+// Recorder receives an Event for every frame that ends, and stops. It must
+// be safe for concurrent use and fast (queue, don't block).
+type Recorder interface {
+	Record(ctx context.Context, e *Event)
+}
+
+// Options configure a Runtime. A nil *Options means all defaults; every
+// zero field has the default its comment states.
+type Options struct {
+	// DefaultBudget applies to requests begun without one; if nil,
+	// {Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10m}.
+	DefaultBudget *Budget
+	// DefaultTimeout bounds one attempt of a tool without its own; if zero, 30s.
+	DefaultTimeout time.Duration
+	// MaxResultBytes truncates larger results for the model; if zero, 32 KiB.
+	MaxResultBytes int
+	// MaxFrames per request kept for inspection; if zero, 10000.
+	MaxFrames int
+	// MaxRequests is how many ended requests are kept for inspection; if zero, 1000.
+	MaxRequests int
+	// LowContext is the fraction of the token budget left below which results
+	// carry a note that the context runs low; if zero, 0.2.
+	LowContext float64
+	// Prices per model, for the cost budget.
+	Prices map[string]Price
+	// RateLimit, if not nil, limits calls.
+	RateLimit *RateLimit
+	// Authorizer, if nil, decides by access level: read and write run,
+	// high_risk needs approval, forbidden never runs.
+	Authorizer Authorizer
+	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
+	Idempotency IdempotencyStore
+	// IdempotencyTTL is how long a recorded result answers a repeated key; if zero, 24h.
+	IdempotencyTTL time.Duration
+	// Recorder, if not nil, is told about every frame.
+	Recorder Recorder
+	// Middleware wraps the execute stage, first listed outermost.
+	Middleware []Middleware
+	// Logger; if nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Runtime registers tools, runs requests and dispatches calls through the
+// chain. Safe for concurrent use. Make one with New.
+type Runtime struct {
+	opts   Options
+	tools  atomic.Pointer[map[string]*tool]
+	regMu  sync.Mutex
+	chain  Handler
+	limits *limiter
+	idem   IdempotencyStore
+	log    *slog.Logger
+
+	reqMu    sync.Mutex
+	requests map[string]*Request
+	order    []*Request // begin order, for listing
+}
+
+// New returns a Runtime with the options (nil for defaults).
+func New(opts *Options) *Runtime {
+	rt := &Runtime{requests: map[string]*Request{}}
+	if opts != nil {
+		rt.opts = *opts
+	}
+	o := &rt.opts
+	if o.DefaultBudget == nil {
+		o.DefaultBudget = &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}
+	}
+	if o.DefaultTimeout == 0 {
+		o.DefaultTimeout = 30 * time.Second
+	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = 32 << 10
+	}
+	if o.MaxFrames == 0 {
+		o.MaxFrames = 10000
+	}
+	if o.MaxRequests == 0 {
+		o.MaxRequests = 1000
+	}
+	if o.LowContext == 0 {
+		o.LowContext = 0.2
+	}
+	if o.IdempotencyTTL == 0 {
+		o.IdempotencyTTL = 24 * time.Hour
+	}
+	if o.Authorizer == nil {
+		o.Authorizer = accessLevels{}
+	}
+	rt.idem = o.Idempotency
+	if rt.idem == nil {
+		rt.idem = NewMemoryIdempotency(o.IdempotencyTTL)
+	}
+	rt.log = o.Logger
+	if rt.log == nil {
+		rt.log = slog.New(slog.DiscardHandler)
+	}
+	rt.limits = newLimiter(o.RateLimit)
+	empty := map[string]*tool{}
+	rt.tools.Store(&empty)
+	rt.chain = rt.buildChain()
+	return rt
+}
+
+// Register adds tools. It fails, adding none, on an invalid tool or a name
+// already registered.
+func (rt *Runtime) Register(tools ...Tool) error {
+	rt.regMu.Lock()
+	defer rt.regMu.Unlock()
+	old := *rt.tools.Load()
+	next := make(map[string]*tool, len(old)+len(tools))
+	for k, v := range old {
+		next[k] = v
+	}
+	for _, t := range tools {
+		ct, err := compileTool(t, &rt.opts)
+		if err != nil {
+			return err
+		}
+		if _, dup := next[t.Name]; dup {
+			return fmt.Errorf("tool %s is already registered", t.Name)
+		}
+		next[t.Name] = ct
+	}
+	rt.tools.Store(&next)
+	return nil
+}
+
+// MustRegister is Register that panics on error, for tools defined in code.
+func (rt *Runtime) MustRegister(tools ...Tool) {
+	if err := rt.Register(tools...); err != nil {
+		panic(err)
+	}
+}
+
+// Replace registers tools, replacing any of the same name.
+func (rt *Runtime) Replace(tools ...Tool) error {
+	rt.regMu.Lock()
+	defer rt.regMu.Unlock()
+	old := *rt.tools.Load()
+	next := make(map[string]*tool, len(old)+len(tools))
+	for k, v := range old {
+		next[k] = v
+	}
+	for _, t := range tools {
+		ct, err := compileTool(t, &rt.opts)
+		if err != nil {
+			return err
+		}
+		next[t.Name] = ct
+	}
+	rt.tools.Store(&next)
+	return nil
+}
+
+// Tools returns the registered tools sorted by name (their Func included).
+func (rt *Runtime) Tools() []Tool {
+	m := *rt.tools.Load()
+	out := make([]Tool, 0, len(m))
+	for _, t := range m {
+		out = append(out, t.Tool)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Tool returns the registered tool of that name.
+func (rt *Runtime) Tool(name string) (Tool, bool) {
+	t, ok := (*rt.tools.Load())[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return t.Tool, true
+}
+
+func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.Load())[name] }
+
+// Begin starts a request. The returned context carries it: pass it (or
+// contexts derived from it) to BeginModel, Call and Delegate. It ends when
+// the request is cancelled, isolated, ended, or out of wall clock. Call End
+// when the request's work is done. Begin fails if a request with the same id
+// is still running.
+func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Context, *Request, error) {
+	var opts RequestOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.ID == "" {
+		opts.ID = newID()
+	}
+	if opts.Principal == "" {
+		opts.Principal = "anonymous"
+	}
+	if opts.Agent == "" {
+		opts.Agent = "main"
+	}
+	b := *rt.opts.DefaultBudget
+	if opts.Budget != nil {
+		b = *opts.Budget
+	}
+	r := rt.newRequest(ctx, opts, b, nil, nil)
+	if err := rt.track(r); err != nil {
+		r.cancel(nil)
+		return nil, nil, err
+	}
+	return r.ctx, r, nil
+}
+
+func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
+	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
+		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b}
+	r.root = r
+	if parent != nil {
+		r.root = parent.root
+	}
+	var cctx context.Context
+	cctx, r.cancel = context.WithCancelCause(ctx)
+	if b.Wall > 0 {
+		cause := &StopError{Cause: Cause{Mode: Cancel, By: "budget", Budget: "wall", Request: r.id,
+			Reason: fmt.Sprintf("wall clock of %s used", b.Wall)}}
+		var stop context.CancelFunc
+		cctx, stop = context.WithDeadlineCause(cctx, r.started.Add(b.Wall), cause)
+		context.AfterFunc(cctx, stop)
+	}
+	r.ctx = context.WithValue(cctx, posKey{}, r)
+	return r
+}
+
+func (rt *Runtime) track(r *Request) error {
+	rt.reqMu.Lock()
+	defer rt.reqMu.Unlock()
+	if old, ok := rt.requests[r.id]; ok && !old.ended.Load() {
+		return fmt.Errorf("request %s is already running", r.id)
+	}
+	rt.requests[r.id] = r
+	rt.order = append(rt.order, r)
+	if len(rt.order) > 2*rt.opts.MaxRequests {
+		// Forget the oldest ended requests beyond MaxRequests.
+		keep := rt.order[:0]
+		excess := len(rt.order) - rt.opts.MaxRequests
+		for _, q := range rt.order {
+			if excess > 0 && q.ended.Load() {
+				excess--
+				if rt.requests[q.id] == q {
+					delete(rt.requests, q.id)
+				}
+				continue
+			}
+			keep = append(keep, q)
+		}
+		clear(rt.order[len(keep):])
+		rt.order = keep
+	}
+	return nil
+}
+
+// Lookup returns a request by id (running, or ended and still kept).
+func (rt *Runtime) Lookup(id string) (*Request, bool) {
+	rt.reqMu.Lock()
+	defer rt.reqMu.Unlock()
+	r, ok := rt.requests[id]
+	return r, ok
+}
+
+// Requests lists the known requests, newest first.
+func (rt *Runtime) Requests() []*Request {
+	rt.reqMu.Lock()
+	defer rt.reqMu.Unlock()
+	out := make([]*Request, 0, len(rt.order))
+	for _, r := range slices.Backward(rt.order) {
+		if rt.requests[r.id] == r {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+func newFrameID() FrameID {
+	for {
+		if id := FrameID(mrand.Uint64()); id != 0 {
+			return id
+		}
+	}
+}
+
+// Delegation describes a hand-off of a sub-task to another agent (C6).
+type Delegation struct {
+	Agent string // the receiving agent
+	Task  string // the sub-task
+	ID    string // the sub-request's id; if empty, a new one
+	// Budget gives explicit amounts, each capped at what the parent has left.
+	Budget *Budget
+	// Fraction of the parent's remaining budget for every dimension Budget
+	// does not give; if zero, 1 (all that remains; spend still counts for both).
+	Fraction float64
+}
+
+// Delegate hands a sub-task to another agent: it records a delegate frame
+// under the frame in ctx and starts a sub-request whose budget is carved
+// from the parent's remaining budget (never a fresh default). The returned
+// context carries the sub-request; its model turns nest under the delegate
+// frame. End the sub-request when the sub-agent is done.
+func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context, *Request, error) {
+	parent, pf := position(ctx)
+	if parent == nil {
+		return nil, nil, errNoRequest()
+	}
+	if d == nil || d.Agent == "" {
+		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
+	}
+	f := &Frame{ID: newFrameID(), Kind: DelegateFrame, Name: d.Agent, Agent: parent.agent,
+		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
+	if pf != nil {
+		f.Depth = pf.Depth
+		f.filter = pf.filter
+	}
+	parent.addFrame(f)
+	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
+		f.finish(Refused, err, "")
+		rt.record(ctx, f)
+		return nil, nil, err
+	}
+	f.setState(Executing)
+	id := d.ID
+	if id == "" {
+		id = newID()
+	}
+	b := carve(parent, d.Budget, d.Fraction)
+	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent}, b, parent, f)
+	if err := rt.track(child); err != nil {
+		f.finish(Failed, asError(err), "")
+		return nil, nil, err
+	}
+	parent.mu.Lock()
+	parent.children = append(parent.children, child)
+	parent.mu.Unlock()
+	context.AfterFunc(child.ctx, func() {
+		st := Completed
+		var e *Error
+		if c := child.StopCause(); c != nil {
+			st, e = Cancelled, (&StopError{Cause: *c}).asError()
+		}
+		f.finish(st, e, "")
+		rt.record(context.Background(), f)
+	})
+	return child.ctx, child, nil
+}
+
+// TokenUsage is what one model call consumed.
+type TokenUsage struct {
+	Input, Output int64
+	// Cost, if not zero, is used as is; otherwise it comes from Options.Prices.
+	Cost float64
+	// Text is what the model said, when known (for the record and loop guards).
+	Text string
+}
+
+// BeginModel opens a model frame under the frame in ctx: a turn of the
+// agent loop at the top of a request or a sub-request, or a nested model call
+// inside a tool. It is refused when the request is stopped or a budget
+// (turns, tokens, cost, depth) is spent. Tool calls made with the returned
+// context are the model's children. Close it with [Frame.EndModel].
+func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Context, *Frame, error) {
+	req, pf := position(ctx)
+	if req == nil {
+		return nil, nil, errNoRequest()
+	}
+	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
+		Request: req, Started: time.Now()}
+	if pf != nil {
+		f.Depth = pf.Depth
+		f.filter = pf.filter
+	}
+	req.addFrame(f)
+	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
+		f.finish(Refused, err, "")
+		rt.record(ctx, f)
+		return nil, nil, err
+	}
+	if isTurn(pf) {
+		if q, ok := req.admitCount("turns", turnsOf); !ok {
+			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
+			f.finish(Refused, e, "")
+			rt.record(ctx, f)
+			return nil, nil, e
+		}
+	}
+	f.setState(Executing)
+	return withFrame(ctx, f), f, nil
+}
+
+// EndModel closes a model frame with what it consumed, charging the tokens
+// and cost to its request and every ancestor request; a request whose token
+// or cost budget this exhausts is stopped (cancel) with a budget cause.
+func (f *Frame) EndModel(u TokenUsage) {
+	if f.Kind != ModelFrame || f.State().Done() {
+		return
+	}
+	req := f.Request
+	tokens := u.Input + u.Output
+	cost := u.Cost
+	if cost == 0 {
+		if p, ok := req.rt.opts.Prices[f.Name]; ok {
+			cost = (float64(u.Input)*p.Input + float64(u.Output)*p.Output) / 1e6
+		}
+	}
+	f.mu.Lock()
+	f.tokens = tokens
+	if u.Text != "" {
+		f.summary = oneLine(u.Text, 120)
+	}
+	f.mu.Unlock()
+	req.spend(tokens, int64(cost*1e9))
+	f.finish(Completed, nil, "")
+	req.rt.record(context.Background(), f)
+}
+
+// FailModel closes a model frame whose call failed.
+func (f *Frame) FailModel(err error) {
+	if f.Kind != ModelFrame || f.State().Done() {
+		return
+	}
+	f.finish(Failed, asError(err), "")
+	f.Request.rt.record(context.Background(), f)
+}
+
+func errNoRequest() *Error {
+	return &Error{Guard: "admit", Type: TypeStopped, Code: "no_request",
+		Message:    "This call belongs to no request.",
+		Suggestion: "Begin a request (Runtime.Begin) and pass its context."}
+}
+
+// admitFrame is the admit check shared by every kind of frame: the request
+// (and its ancestors) still running, the context alive, tokens and cost not
+// spent, the depth budget not exceeded.
+func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Error {
+	if c := req.stopped(); c != nil {
+		return (&StopError{Cause: *c}).asError()
+	}
+	if req.ended.Load() {
+		return &Error{Guard: "admit", Type: TypeStopped, Code: "request_ended", cancelled: true,
+			Message:    fmt.Sprintf("Request %s has ended.", req.id),
+			Suggestion: "Begin a new request for new work."}
+	}
+	if ctx.Err() != nil {
+		return asError(contextCause(ctx))
+	}
+	if e := req.overSpent(); e != nil {
+		return e
+	}
+	if lim := req.limit.Depth; lim > 0 && depth > lim {
+		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_depth",
+			Message: fmt.Sprintf("This call would nest %d tool calls deep; the depth budget is %d.", depth, lim),
+			Suggestion: "Do this step directly instead of through another nested tool or model call, " +
+				"or answer with what you have."}
+	}
+	return nil
+}
+
+// contextCause returns the cause a context ended with, as a reach error.
+func contextCause(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if _, ok := cause.(*StopError); ok {
+		return cause
+	}
+	return &Error{Guard: "admit", Type: TypeStopped, Code: "cancelled", cancelled: true,
+		Message:    "The call was cancelled: " + cause.Error() + ".",
+		Suggestion: "Do not retry unless the user asks again."}
+}
+
+func (rt *Runtime) recordStop(r *Request, c Cause) {
+	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
+	if rt.opts.Recorder != nil {
+		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Request: r.id, Principal: r.principal,
+			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
+	}
+}
+
+func (rt *Runtime) record(ctx context.Context, f *Frame) {
+	if rt.opts.Recorder == nil {
+		return
+	}
+	e := &Event{Time: time.Now(), Request: f.Request.id, Principal: f.Request.principal, Frame: f.ID,
+		Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
+		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
+	if f.Parent != nil {
+		e.Parent = f.Parent.ID
+	}
+	if end := f.Ended(); !end.IsZero() {
+		e.Latency = end.Sub(f.Started)
+	}
+	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
+}

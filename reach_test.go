@@ -1,0 +1,932 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// begin starts a request and ends it with the test.
+func begin(t *testing.T, rt *reach.Runtime, o *reach.RequestOptions) (context.Context, *reach.Request) {
+	t.Helper()
+	ctx, req, err := rt.Begin(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(req.End)
+	return ctx, req
+}
+
+// turn runs f inside one model frame.
+func turn(t *testing.T, rt *reach.Runtime, ctx context.Context, f func(ctx context.Context)) {
+	t.Helper()
+	mctx, m, err := rt.BeginModel(ctx, "test-model")
+	if err != nil {
+		t.Fatalf("BeginModel: %v", err)
+	}
+	f(mctx)
+	m.EndModel(reach.TokenUsage{Input: 10, Output: 5})
+}
+
+func call(rt *reach.Runtime, ctx context.Context, tool, args string) *reach.Result {
+	return rt.Call(ctx, &reach.Call{ID: tool, Tool: tool, Arguments: json.RawMessage(args)})
+}
+
+// nested returns a ToolFunc that asks the model (a nested model frame) and
+// lets pick choose the next call, whose result it returns.
+func nested(rt *reach.Runtime, pick func(ctx context.Context, args json.RawMessage) *reach.Result) reach.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mctx, m, err := rt.BeginModel(ctx, "inner-model")
+		if err != nil {
+			return nil, err
+		}
+		defer m.EndModel(reach.TokenUsage{Input: 5, Output: 5})
+		res := pick(mctx, args)
+		if res.IsError() {
+			return json.Marshal(res.Error.ModelText())
+		}
+		return res.Data, nil
+	}
+}
+
+func echo(ctx context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+
+// Seed 000: format_answer -> model -> search_kb -> model -> format_answer is
+// refused at the second entry, with the cycle text.
+func TestCycleThroughTheModel(t *testing.T) {
+	rt := reach.New(nil)
+	var second *reach.Result
+	rt.MustRegister(
+		reach.Tool{Name: "search_kb", Reentrancy: reach.Reentrant, Func: nested(rt, func(ctx context.Context, args json.RawMessage) *reach.Result {
+			return call(rt, ctx, "format_answer", `{"text": "refund policy"}`)
+		})},
+		reach.Tool{Name: "format_answer", Reentrancy: reach.Reentrant, Func: nested(rt, func(ctx context.Context, args json.RawMessage) *reach.Result {
+			if f, _ := reach.FrameFrom(ctx); f.Depth > 1 {
+				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"done"`)}
+			}
+			second = call(rt, ctx, "search_kb", `{ "query" : "refund policy" }`)
+			return second
+		})},
+	)
+	ctx, req := begin(t, rt, nil)
+	var first *reach.Result
+	turn(t, rt, ctx, func(ctx context.Context) {
+		first = call(rt, ctx, "format_answer", `{"text":"refund policy"}`)
+	})
+	if first.IsError() {
+		t.Fatalf("outer call failed: %s", first.ModelText())
+	}
+	_ = req
+	// format_answer(depth1) -> search_kb(depth2) -> format_answer(depth3, same args): cycle.
+	var refused *reach.Frame
+	for _, f := range req.Frames() {
+		if f.State() == reach.Refused {
+			refused = f
+		}
+	}
+	if refused == nil {
+		t.Fatalf("no frame was refused; frames: %v", names(req.Frames()))
+	}
+	e := refused.Err()
+	if e.Code != "cycle" || !errors.Is(e, reach.ErrRefused) {
+		t.Fatalf("refusal = %+v, want code cycle", e)
+	}
+	want := `This would create a cycle: format_answer {"text":"refund policy"} is already on your call stack at depth 1 (called by the main agent).`
+	if e.Message != want {
+		t.Errorf("message:\n got %s\nwant %s", e.Message, want)
+	}
+	if !strings.Contains(e.ModelText(), "Choose a different approach or answer with what you have.") {
+		t.Errorf("model text lacks the suggestion: %s", e.ModelText())
+	}
+	if refused.CycleTo() == nil || refused.CycleTo().Name != "format_answer" || refused.CycleTo().Depth != 1 {
+		t.Errorf("CycleTo = %v, want the depth-1 format_answer", refused.CycleTo())
+	}
+}
+
+func names(fs []*reach.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s:%s:%s", f.Kind, f.Name, f.State()))
+	}
+	return out
+}
+
+// The exact cycle of the issue: search_kb -> model -> format_answer ->
+// model -> search_kb with the same query.
+func TestCycleMessageNamesCaller(t *testing.T) {
+	rt := reach.New(nil)
+	var inner *reach.Result
+	rt.MustRegister(
+		reach.Tool{Name: "lookup", Reentrancy: reach.Reentrant, Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			return call(rt, ctx, "format_answer", `{"style":"short"}`)
+		})},
+		reach.Tool{Name: "format_answer", Reentrancy: reach.Reentrant, Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			return call(rt, ctx, "search_kb", `{"query":"refund policy"}`)
+		})},
+		reach.Tool{Name: "search_kb", Reentrancy: reach.Reentrant, Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			if f, _ := reach.FrameFrom(ctx); f.Depth == 2 {
+				return call(rt, ctx, "format_answer", `{"style":"other"}`)
+			}
+			inner = call(rt, ctx, "search_kb", `{"query":"refund policy"}`)
+			return inner
+		})},
+	)
+	ctx, _ := begin(t, rt, nil)
+	// lookup(1) -> format_answer(2)... we want search_kb at depth 2 called by format_answer:
+	// lookup(1) -> format_answer(2) -> search_kb(3) -> search_kb again: cycle at depth 3 called by format_answer.
+	turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "lookup", `{}`) })
+	if inner == nil || inner.Error == nil {
+		t.Fatalf("inner search_kb was not refused: %+v", inner)
+	}
+	want := `This would create a cycle: search_kb {"query":"refund policy"} is already on your call stack at depth 3 (called by format_answer).`
+	if inner.Error.Message != want {
+		t.Errorf("message:\n got %s\nwant %s", inner.Error.Message, want)
+	}
+}
+
+// Seed 000: a non-reentrant transaction tool entered again from inside
+// itself is refused; entering it again after it finished is fine.
+func TestNonReentrantTransaction(t *testing.T) {
+	rt := reach.New(nil)
+	var inner *reach.Result
+	rt.MustRegister(
+		reach.Tool{Name: "db_transaction", Access: reach.Write, Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			inner = call(rt, ctx, "db_transaction", `{"sql":"UPDATE accounts SET x=2"}`)
+			return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"committed"`)}
+		})},
+	)
+	ctx, _ := begin(t, rt, nil)
+	turn(t, rt, ctx, func(ctx context.Context) {
+		if res := call(rt, ctx, "db_transaction", `{"sql":"UPDATE accounts SET x=1"}`); res.IsError() {
+			t.Fatalf("outer transaction: %s", res.ModelText())
+		}
+	})
+	if inner == nil || inner.Status != reach.StatusRefused || inner.Error.Code != "reentrancy" {
+		t.Fatalf("inner = %+v, want a reentrancy refusal", inner)
+	}
+	if !strings.Contains(inner.Error.Message, "db_transaction is already running on your call stack at depth 1") {
+		t.Errorf("message = %q", inner.Error.Message)
+	}
+	// Sequential use is not re-entry.
+	turn(t, rt, ctx, func(ctx context.Context) {
+		if res := rt.Call(ctx, &reach.Call{ID: "again", Tool: "db_transaction", Arguments: json.RawMessage(`{"sql":"SELECT 1"}`)}); res.Status == reach.StatusRefused {
+			t.Fatalf("a second, sequential transaction was refused: %s", res.ModelText())
+		}
+	})
+}
+
+// A keyed write re-entered with the same path is refused; with another
+// path it is allowed.
+func TestKeyedReentry(t *testing.T) {
+	for _, tc := range []struct {
+		innerPath string
+		refused   bool
+	}{{"/tmp/a.txt", true}, {"/tmp/b.txt", false}} {
+		t.Run(tc.innerPath, func(t *testing.T) {
+			rt := reach.New(nil)
+			var inner *reach.Result
+			depth := 0
+			rt.MustRegister(reach.Tool{Name: "write_file", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"path"},
+				Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+					if depth++; depth > 1 {
+						return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
+					}
+					inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "write_file", Arguments: json.RawMessage(`{"content":"other","path":"` + tc.innerPath + `"}`)})
+					return inner
+				})})
+			ctx, _ := begin(t, rt, nil)
+			turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "write_file", `{"path":"/tmp/a.txt","content":"x"}`) })
+			if got := inner.Status == reach.StatusRefused; got != tc.refused {
+				t.Fatalf("refused = %v, want %v (%s)", got, tc.refused, inner.ModelText())
+			}
+			if tc.refused && (inner.Error.Code != "keyed_reentrancy" || !strings.Contains(inner.Error.Message, `path="/tmp/a.txt"`)) {
+				t.Errorf("error = %+v", inner.Error)
+			}
+		})
+	}
+}
+
+// A legitimate recursive decomposition: a reentrant planner calls itself on
+// distinct sub-tasks down to depth 4; nothing is refused.
+func TestLegitRecursion(t *testing.T) {
+	rt := reach.New(nil)
+	var calls atomic.Int32
+	var plan reach.ToolFunc
+	plan = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		calls.Add(1)
+		var a struct{ Task string }
+		json.Unmarshal(args, &a)
+		f, _ := reach.FrameFrom(ctx)
+		if f.Depth >= 4 {
+			return json.Marshal("leaf " + a.Task)
+		}
+		mctx, m, err := rt.BeginModel(ctx, "planner")
+		if err != nil {
+			return nil, err
+		}
+		defer m.EndModel(reach.TokenUsage{Input: 1})
+		var parts []string
+		for i := range 2 {
+			res := rt.Call(mctx, &reach.Call{ID: fmt.Sprint(i), Tool: "plan", Arguments: json.RawMessage(fmt.Sprintf(`{"task":"%s.%d"}`, a.Task, i))})
+			if res.IsError() {
+				return nil, res.Err()
+			}
+			parts = append(parts, string(res.Data))
+		}
+		return json.Marshal(parts)
+	}
+	rt.MustRegister(reach.Tool{Name: "plan", Reentrancy: reach.Reentrant, Func: plan})
+	ctx, req := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Depth: 4}})
+	turn(t, rt, ctx, func(ctx context.Context) {
+		if res := call(rt, ctx, "plan", `{"task":"root"}`); res.IsError() {
+			t.Fatalf("decomposition refused: %s", res.ModelText())
+		}
+	})
+	if got := calls.Load(); got != 15 { // 1 + 2 + 4 + 8
+		t.Errorf("planner ran %d times, want 15", got)
+	}
+	if u := req.Usage(); u.MaxDepth != 4 || u.ToolCalls != 15 {
+		t.Errorf("usage = %+v, want max depth 4 and 15 tool calls", u)
+	}
+}
+
+// chainTool calls itself (through the model) until it reaches depth n.
+func deepTool(rt *reach.Runtime, name string) reach.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var a struct{ Want int }
+		json.Unmarshal(args, &a)
+		f, _ := reach.FrameFrom(ctx)
+		if f.Depth >= a.Want {
+			return json.RawMessage(`"bottom"`), nil
+		}
+		mctx, m, err := rt.BeginModel(ctx, "m")
+		if err != nil {
+			return nil, err
+		}
+		defer m.EndModel(reach.TokenUsage{})
+		res := rt.Call(mctx, &reach.Call{ID: "d", Tool: name, Arguments: json.RawMessage(fmt.Sprintf(`{"want":%d,"at":%d}`, a.Want, f.Depth+1))})
+		if res.IsError() {
+			return nil, res.Err()
+		}
+		return res.Data, nil
+	}
+}
+
+// Depth and turns are separate budgets: 30 turns at depth 3 and 3 turns at
+// depth 10 both pass with budgets that allow exactly that, and one more of
+// either is refused with the matching budget error.
+func TestTurnsAndDepthAreIndependent(t *testing.T) {
+	for _, tc := range []struct{ turns, depth int }{{30, 3}, {3, 10}} {
+		t.Run(fmt.Sprintf("%d turns at depth %d", tc.turns, tc.depth), func(t *testing.T) {
+			rt := reach.New(nil)
+			rt.MustRegister(reach.Tool{Name: "dig", Reentrancy: reach.Reentrant, Func: deepTool(rt, "dig")})
+			ctx, req := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Turns: tc.turns, Depth: tc.depth}})
+			for i := range tc.turns {
+				turn(t, rt, ctx, func(ctx context.Context) {
+					res := rt.Call(ctx, &reach.Call{ID: "t", Tool: "dig", Arguments: json.RawMessage(fmt.Sprintf(`{"want":%d,"turn":%d}`, tc.depth, i))})
+					if res.IsError() {
+						t.Fatalf("turn %d: %s", i, res.ModelText())
+					}
+				})
+			}
+			if u := req.Usage(); u.Turns != tc.turns || u.MaxDepth != tc.depth {
+				t.Fatalf("usage = %+v", u)
+			}
+			// One level deeper is refused by the depth budget.
+			var deeper *reach.Result
+			rt2 := rt
+			_ = rt2
+			if _, _, err := rt.BeginModel(ctx, "m"); !errors.Is(err, reach.ErrBudget) {
+				t.Fatalf("turn %d: err = %v, want the turn budget", tc.turns+1, err)
+			} else if e := err.(*reach.Error); e.Code != "budget_turns" {
+				t.Fatalf("code = %s, want budget_turns", e.Code)
+			}
+			ctx2, _ := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Turns: 1, Depth: tc.depth}})
+			turn(t, rt, ctx2, func(ctx context.Context) {
+				deeper = rt.Call(ctx, &reach.Call{ID: "t", Tool: "dig", Arguments: json.RawMessage(fmt.Sprintf(`{"want":%d}`, tc.depth+1))})
+			})
+			if deeper.Error == nil || !strings.Contains(deeper.Error.Message, "budget_depth") && !strings.Contains(deeper.ModelText(), "depth budget") {
+				t.Fatalf("depth %d: %s, want the depth budget", tc.depth+1, deeper.ModelText())
+			}
+		})
+	}
+}
+
+// A sub-agent's budget is carved from its parent's remaining budget; when it
+// is spent only the sub-agent stops, and its spend counts for the parent.
+func TestSubAgentBudgetIsCarved(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "work", Reentrancy: reach.Reentrant, Func: echo})
+	ctx, parent := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Turns: 20, ToolCalls: 20, Tokens: 10000}})
+	turn(t, rt, ctx, func(ctx context.Context) {
+		for i := range 4 {
+			call(rt, ctx, "work", fmt.Sprintf(`{"i":%d}`, i))
+		}
+	})
+	// Parent spent 4 tool calls and 15 tokens. Carve half of what is left.
+	sctx, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "researcher", Task: "find sources", Fraction: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := sub.Budget(); b.ToolCalls != 8 || b.Turns != 9 || b.Tokens != (10000-15)/2 {
+		t.Fatalf("carved budget = %+v, want half of the parent's remaining (8 tool calls, 9 turns, 4992 tokens)", b)
+	}
+	// The sub-agent keeps calling until its own budget refuses it.
+	made := 0
+	for i := 0; i < 100; i++ {
+		mctx, m, err := rt.BeginModel(sctx, "sub-model")
+		if err != nil {
+			t.Fatalf("sub turn %d refused early: %v", i, err)
+		}
+		res := call(rt, mctx, "work", fmt.Sprintf(`{"sub":%d}`, i))
+		m.EndModel(reach.TokenUsage{Input: 1})
+		if res.Status == reach.StatusRefused {
+			if res.Error.Code != "budget_tool_calls" || !strings.Contains(res.Error.Message, "sub-agent") {
+				t.Fatalf("refusal = %+v", res.Error)
+			}
+			break
+		}
+		made++
+	}
+	if made != 8 {
+		t.Fatalf("sub-agent made %d calls, want its carved 8", made)
+	}
+	// Its spend counts for the parent, which goes on.
+	if u := parent.Usage(); u.ToolCalls != 4+8+1 { // the refused 9th was not counted... see below
+		if u.ToolCalls != 12 {
+			t.Fatalf("parent tool calls = %d, want 12 (4 own + 8 of the sub-agent)", u.ToolCalls)
+		}
+	}
+	turn(t, rt, ctx, func(ctx context.Context) {
+		if res := call(rt, ctx, "work", `{"after":true}`); res.IsError() {
+			t.Fatalf("parent refused after the sub-agent's budget ran out: %s", res.ModelText())
+		}
+	})
+	if sub.Parent() != parent || len(parent.Children()) != 1 {
+		t.Error("sub-request not linked to its parent")
+	}
+}
+
+// A sub-agent's tokens count for the parent: when the parent's token budget
+// is exhausted by the child, both stop.
+func TestTokenBudgetStopsTree(t *testing.T) {
+	rt := reach.New(nil)
+	ctx, parent := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Tokens: 1000}})
+	sctx, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, m, err := rt.BeginModel(sctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.EndModel(reach.TokenUsage{Input: 900, Output: 200})
+	if parent.Usage().Tokens != 1100 {
+		t.Fatalf("parent tokens = %d", parent.Usage().Tokens)
+	}
+	for _, r := range []*reach.Request{parent, sub} {
+		if !strings.HasPrefix(r.State(), "stopped_cancel") {
+			t.Errorf("%s state = %s, want stopped", r.ID(), r.State())
+		}
+	}
+	if c := parent.StopCause(); c == nil || c.Budget != "tokens" {
+		t.Errorf("cause = %+v", c)
+	}
+	if _, _, err := rt.BeginModel(ctx, "m"); !errors.Is(err, reach.ErrBudget) {
+		t.Errorf("BeginModel after exhaustion: %v", err)
+	}
+}
+
+// Each stop mode, with calls in flight, cascading to a sub-request.
+func TestStopModes(t *testing.T) {
+	for _, mode := range []reach.StopMode{reach.Soft, reach.Cancel, reach.Isolate} {
+		t.Run(mode.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := reach.New(nil)
+				entered := make(chan struct{}, 2)
+				release := make(chan struct{})
+				var sawCancel atomic.Int32
+				rt.MustRegister(reach.Tool{Name: "slow", Reentrancy: reach.Reentrant, Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+					entered <- struct{}{}
+					select {
+					case <-release:
+						return json.RawMessage(`"finished"`), nil
+					case <-ctx.Done():
+						sawCancel.Add(1)
+						return nil, context.Cause(ctx)
+					}
+				}})
+				ctx, req := begin(t, rt, nil)
+				sctx, sub, _ := rt.Delegate(ctx, &reach.Delegation{Agent: "helper"})
+				results := make([]*reach.Result, 2)
+				var wg sync.WaitGroup
+				for i, c := range []context.Context{ctx, sctx} {
+					wg.Go(func() {
+						mctx, m, err := rt.BeginModel(c, "m")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						results[i] = call(rt, mctx, "slow", fmt.Sprintf(`{"i":%d}`, i))
+						m.EndModel(reach.TokenUsage{})
+					})
+				}
+				<-entered
+				<-entered
+				req.Stop(mode, "operator", "runaway")
+				if mode == reach.Soft {
+					synctest.Wait()
+					if sawCancel.Load() != 0 {
+						t.Fatal("soft stop cancelled calls in flight")
+					}
+					close(release)
+				}
+				wg.Wait()
+				for i, res := range results {
+					switch mode {
+					case reach.Soft:
+						if res.Status != reach.StatusSuccess {
+							t.Errorf("call %d: %s, want it finished", i, res.ModelText())
+						}
+					default:
+						if res.Status != reach.StatusCancelled {
+							t.Errorf("call %d status = %s, want cancelled", i, res.Status)
+						}
+					}
+				}
+				if mode != reach.Soft && sawCancel.Load() != 2 {
+					t.Errorf("%d handlers saw ctx.Done, want 2", sawCancel.Load())
+				}
+				// Nothing new starts, in the request or its sub-request.
+				for _, c := range []context.Context{ctx, sctx} {
+					if _, _, err := rt.BeginModel(c, "m"); !errors.Is(err, reach.ErrCancelled) {
+						t.Errorf("new model call after %s: %v", mode, err)
+					}
+				}
+				if c := sub.StopCause(); c == nil || c.By != "operator" || c.Reason != "runaway" || c.Request != req.ID() {
+					t.Errorf("sub cause = %+v, want the parent's", c)
+				}
+			})
+		})
+	}
+}
+
+// Isolate refuses a result that arrives after it, even from a handler that
+// ignores its context.
+func TestIsolateDropsLateResults(t *testing.T) {
+	rt := reach.New(nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var ran atomic.Bool
+	rt.MustRegister(reach.Tool{Name: "stubborn", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		close(entered)
+		<-release // ignores ctx
+		ran.Store(true)
+		return json.RawMessage(`"late"`), nil
+	}})
+	ctx, req := begin(t, rt, nil)
+	done := make(chan *reach.Result)
+	go func() { done <- call(rt, ctx, "stubborn", `{}`) }()
+	<-entered
+	req.Stop(reach.Isolate, "operator", "compromised")
+	close(release)
+	res := <-done
+	if !ran.Load() || res.Status != reach.StatusCancelled || res.Data != nil {
+		t.Fatalf("late result = %+v, want it dropped as cancelled", res)
+	}
+}
+
+type flaky struct {
+	fails int
+	calls atomic.Int32
+	keys  sync.Map
+}
+
+func (f *flaky) fn(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+	n := f.calls.Add(1)
+	if k, ok := reach.IdempotencyKey(ctx); ok {
+		f.keys.Store(k, true)
+	}
+	if int(n) <= f.fails {
+		return nil, &reach.ToolError{Type: "unavailable", Message: "upstream 503"}
+	}
+	return json.RawMessage(`{"ok":true}`), nil
+}
+
+// Retries: reads retry transient failures with backoff; writes retry only
+// under an idempotency key the tool honours; permanent failures never
+// retry; the limit ends with "hand this to a human".
+func TestRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		tool       reach.Tool
+		fails      int
+		wantCalls  int32
+		wantStatus reach.Status
+		wantRetry  string
+	}{
+		{"read retries", reach.Tool{Access: reach.Read}, 2, 3, reach.StatusSuccess, ""},
+		{"read gives up", reach.Tool{Access: reach.Read}, 5, 3, reach.StatusError, "3/3"},
+		{"write without idempotency does not retry", reach.Tool{Access: reach.Write}, 1, 1, reach.StatusError, "1/1"},
+		{"idempotent write retries", reach.Tool{Access: reach.Write, Idempotent: true}, 1, 2, reach.StatusSuccess, ""},
+		{"more attempts", reach.Tool{Access: reach.Read, Retry: &reach.RetryPolicy{Attempts: 5}}, 4, 5, reach.StatusSuccess, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := reach.New(nil)
+				f := &flaky{fails: tc.fails}
+				tool := tc.tool
+				tool.Name, tool.Func = "svc", f.fn
+				rt.MustRegister(tool)
+				ctx, _ := begin(t, rt, nil)
+				start := time.Now()
+				res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "svc", Arguments: json.RawMessage(`{}`)})
+				if res.Status != tc.wantStatus || f.calls.Load() != tc.wantCalls {
+					t.Fatalf("status %s after %d calls, want %s after %d (%s)", res.Status, f.calls.Load(), tc.wantStatus, tc.wantCalls, res.ModelText())
+				}
+				if tc.wantRetry != "" && res.Error.Retry != tc.wantRetry {
+					t.Errorf("retry = %q, want %q", res.Error.Retry, tc.wantRetry)
+				}
+				if tc.wantRetry == "3/3" && !strings.Contains(res.Error.Suggestion, "hand this to a human") {
+					t.Errorf("suggestion = %q", res.Error.Suggestion)
+				}
+				// Backoff: each retry n waits between base*2^(n-1)/2 and base*2^(n-1).
+				if waited := time.Since(start); tc.wantCalls > 1 && waited < 50*time.Millisecond {
+					t.Errorf("retried without backoff (waited %s)", waited)
+				}
+				if tool.Access == reach.Write {
+					n := 0
+					f.keys.Range(func(k, v any) bool { n++; return true })
+					if n != 1 {
+						t.Errorf("write saw %d distinct idempotency keys, want 1", n)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A per-attempt timeout is a transient failure, retried for reads.
+func TestTimeoutRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(nil)
+		var n atomic.Int32
+		rt.MustRegister(reach.Tool{Name: "slow_read", Timeout: time.Second, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			if n.Add(1) == 1 {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return json.RawMessage(`1`), nil
+		}})
+		ctx, _ := begin(t, rt, nil)
+		if res := call(rt, ctx, "slow_read", `{}`); res.IsError() || n.Load() != 2 {
+			t.Fatalf("%s after %d attempts", res.ModelText(), n.Load())
+		}
+	})
+}
+
+// A repeated idempotency key returns the recorded result without running
+// the tool again, also when both calls race.
+func TestIdempotency(t *testing.T) {
+	rt := reach.New(nil)
+	var runs atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "refund", Access: reach.Write, Reentrancy: reach.Reentrant, Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		time.Sleep(time.Millisecond)
+		return json.RawMessage(`{"refund_id":"R1"}`), nil
+	}})
+	ctx, _ := begin(t, rt, nil)
+	var wg sync.WaitGroup
+	results := make([]*reach.Result, 8)
+	for i := range results {
+		wg.Go(func() {
+			results[i] = rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i), Tool: "refund", IdempotencyKey: "order-42", Arguments: json.RawMessage(`{"order":42}`)})
+		})
+	}
+	wg.Wait()
+	if runs.Load() != 1 {
+		t.Fatalf("refund ran %d times, want once", runs.Load())
+	}
+	replayed := 0
+	for _, r := range results {
+		if r.Status != reach.StatusSuccess || string(r.Data) != `{"refund_id":"R1"}` {
+			t.Fatalf("result = %+v", r)
+		}
+		if r.Replayed {
+			replayed++
+		}
+	}
+	if replayed != 7 {
+		t.Errorf("%d replayed, want 7", replayed)
+	}
+	// A derived key (request + call id): the same call id is the same call.
+	before := runs.Load()
+	rt.Call(ctx, &reach.Call{ID: "w1", Tool: "refund", Arguments: json.RawMessage(`{"order":43}`)})
+	rt.Call(ctx, &reach.Call{ID: "w1", Tool: "refund", Arguments: json.RawMessage(`{"order":43}`)})
+	rt.Call(ctx, &reach.Call{ID: "w2", Tool: "refund", Arguments: json.RawMessage(`{"order":43}`)})
+	if got := runs.Load() - before; got != 2 {
+		t.Errorf("derived keys: %d runs, want 2", got)
+	}
+}
+
+// Rate limits: per principal, with retry_after; other principals unaffected.
+func TestRateLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerPrincipal: 2, PerPrincipalBurst: 2}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		actx, _ := begin(t, rt, &reach.RequestOptions{Principal: "alice", Budget: &reach.Budget{}})
+		bctx, _ := begin(t, rt, &reach.RequestOptions{Principal: "bob", Budget: &reach.Budget{}})
+		for i := range 2 {
+			if res := call(rt, actx, "ping", fmt.Sprintf(`{"i":%d}`, i)); res.IsError() {
+				t.Fatal(res.ModelText())
+			}
+		}
+		res := call(rt, actx, "ping", `{"i":3}`)
+		if res.Status != reach.StatusRefused || res.Error.Type != reach.TypeRateLimit || res.Error.RetryAfter <= 0 || res.Error.RetryAfter > time.Second {
+			t.Fatalf("third call: %+v", res.Error)
+		}
+		if res := call(rt, bctx, "ping", `{}`); res.IsError() {
+			t.Fatalf("bob limited by alice's bucket: %s", res.ModelText())
+		}
+		time.Sleep(res.Error.RetryAfter)
+		if res := call(rt, actx, "ping", `{"i":4}`); res.IsError() {
+			t.Fatalf("after retry_after: %s", res.ModelText())
+		}
+	})
+}
+
+// Schema violations name every bad field and how to fix it.
+func TestValidation(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "get_order", Func: echo, InputSchema: json.RawMessage(`{
+		"type":"object","required":["order_id"],"additionalProperties":false,
+		"properties":{"order_id":{"type":"string","pattern":"^[0-9]+$"},"limit":{"type":"integer","maximum":50}}}`)})
+	ctx, _ := begin(t, rt, nil)
+	res := call(rt, ctx, "get_order", `{"limit": 100, "orderid": "7"}`)
+	if res.Status != reach.StatusRefused || res.Error.Type != reach.TypeInvalidArgs {
+		t.Fatalf("result = %+v", res)
+	}
+	text := res.Error.ModelText()
+	for _, want := range []string{"order_id", "add the missing field", "/limit", "use a number within the range", "orderid", "remove the unknown field"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("model text lacks %q:\n%s", want, text)
+		}
+	}
+	if res := call(rt, ctx, "get_order", `{"order_id": "7",}`); res.Error == nil || !strings.Contains(res.Error.Message, "not valid JSON") {
+		t.Errorf("malformed JSON: %+v", res.Error)
+	}
+	if res := call(rt, ctx, "get_ordr", `{}`); res.Error == nil || res.Error.Code != "unknown_tool" || len(res.Error.Alternatives) == 0 || res.Error.Alternatives[0] != "get_order" {
+		t.Errorf("unknown tool: %+v", res.Error)
+	}
+	if res := call(rt, ctx, "get_order", `{"order_id":"7"}`); res.IsError() {
+		t.Errorf("valid call refused: %s", res.ModelText())
+	}
+}
+
+// Access levels: forbidden never runs; high_risk needs an approver.
+func TestAccessLevels(t *testing.T) {
+	rt := reach.New(nil)
+	var ran atomic.Int32
+	fn := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		ran.Add(1)
+		return json.RawMessage(`1`), nil
+	}
+	rt.MustRegister(
+		reach.Tool{Name: "drop_db", Access: reach.Forbidden, Tags: []string{"db"}, Func: fn},
+		reach.Tool{Name: "read_db", Access: reach.Read, Tags: []string{"db"}, Func: fn},
+		reach.Tool{Name: "wire_money", Access: reach.HighRisk, Func: fn},
+	)
+	ctx, _ := begin(t, rt, nil)
+	res := call(rt, ctx, "drop_db", `{}`)
+	if res.Error == nil || res.Error.Type != reach.TypePermission || len(res.Error.Alternatives) != 1 || res.Error.Alternatives[0] != "read_db" {
+		t.Fatalf("forbidden: %+v", res.Error)
+	}
+	if res := call(rt, ctx, "wire_money", `{}`); res.Error == nil || res.Error.Type != reach.TypeApproval {
+		t.Fatalf("high risk: %+v", res.Error)
+	}
+	if ran.Load() != 0 {
+		t.Fatal("a refused tool ran")
+	}
+}
+
+// The warn mode lets a violation through and notes it; allow skips the check.
+func TestViolationModes(t *testing.T) {
+	for _, mode := range []reach.Mode{reach.Warn, reach.Allow} {
+		rt := reach.New(nil)
+		var inner *reach.Result
+		rt.MustRegister(reach.Tool{Name: "tx", OnViolation: mode, Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			if f, _ := reach.FrameFrom(ctx); f.Depth > 1 {
+				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)}
+			}
+			inner = call(rt, ctx, "tx", `{}`)
+			return inner
+		})})
+		ctx, _ := begin(t, rt, nil)
+		turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "tx", `{}`) })
+		if inner.IsError() {
+			t.Fatalf("%s: refused: %s", mode, inner.ModelText())
+		}
+		warned := len(inner.Notes) > 0 && strings.Contains(inner.Notes[0], "warning:")
+		if warned != (mode == reach.Warn) {
+			t.Errorf("%s: notes = %v", mode, inner.Notes)
+		}
+	}
+}
+
+// The chain runs user middleware inside the guards, first listed outermost.
+func TestMiddlewareOrder(t *testing.T) {
+	var trace []string
+	mw := func(name string) reach.Middleware {
+		return func(next reach.Handler) reach.Handler {
+			return func(ctx context.Context, c *reach.Call) (*reach.Result, error) {
+				trace = append(trace, ">"+name)
+				res, err := next(ctx, c)
+				trace = append(trace, "<"+name)
+				return res, err
+			}
+		}
+	}
+	rt := reach.New(&reach.Options{Middleware: []reach.Middleware{mw("a"), mw("b")}})
+	rt.MustRegister(reach.Tool{Name: "t", Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+		trace = append(trace, "tool")
+		return a, nil
+	}})
+	ctx, _ := begin(t, rt, nil)
+	call(rt, ctx, "t", `{}`)
+	if got, want := strings.Join(trace, " "), ">a >b tool <b <a"; got != want {
+		t.Errorf("trace = %s, want %s", got, want)
+	}
+	// A refused call never reaches user middleware.
+	trace = nil
+	call(rt, ctx, "missing", `{}`)
+	if len(trace) != 0 {
+		t.Errorf("refused call reached middleware: %v", trace)
+	}
+}
+
+// Results are shaped: fields selected, flattened, truncated with a note,
+// summarized; a low token budget is noted.
+func TestShaping(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "orders", Shape: &reach.Shape{Fields: []string{"id", "customer.name"}, Flatten: true}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`[{"id":1,"customer":{"name":"Ann","ssn":"x"},"blob":"zzz"},{"id":2,"customer":{"name":"Bo"}}]`), nil
+		}},
+		reach.Tool{Name: "logs", Shape: &reach.Shape{MaxBytes: 100}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			items := make([]string, 50)
+			for i := range items {
+				items[i] = fmt.Sprintf("line %02d", i)
+			}
+			return json.Marshal(items)
+		}},
+	)
+	ctx, _ := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Tokens: 100}})
+	res := call(rt, ctx, "orders", `{}`)
+	if got, want := string(res.Data), `[{"customer.name":"Ann","id":1},{"customer.name":"Bo","id":2}]`; got != want {
+		t.Errorf("shaped = %s, want %s", got, want)
+	}
+	if res.Summary != "2 items" {
+		t.Errorf("summary = %q", res.Summary)
+	}
+	res = call(rt, ctx, "logs", `{}`)
+	if len(res.Data) > 100 || !json.Valid(res.Data) || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "Narrow your query") {
+		t.Errorf("truncated = %s, notes %v", res.Data, res.Notes)
+	}
+	_, m, _ := rt.BeginModel(ctx, "m")
+	m.EndModel(reach.TokenUsage{Input: 90})
+	res = call(rt, ctx, "orders", `{"again":1}`)
+	if n := res.Notes; len(n) == 0 || !strings.Contains(n[len(n)-1], "10 of 100 tokens left") {
+		t.Errorf("notes = %v, want a low-context note", n)
+	}
+}
+
+// The envelope: independent calls run concurrently, $ref waits for its
+// source, results come back in order.
+func TestBatch(t *testing.T) {
+	rt := reach.New(nil)
+	started := make(chan string, 4)
+	gate := make(chan struct{})
+	rt.MustRegister(
+		reach.Tool{Name: "find_customer", Reentrancy: reach.Reentrant, Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+			started <- "find"
+			<-gate
+			return json.RawMessage(`{"customer":{"id":"C7"}}`), nil
+		}},
+		reach.Tool{Name: "weather", Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+			started <- "weather"
+			<-gate
+			return json.RawMessage(`"sunny"`), nil
+		}},
+		reach.Tool{Name: "orders_of", Func: echo},
+	)
+	ctx, _ := begin(t, rt, nil)
+	env, err := reach.DecodeEnvelope([]byte(`{"request_id":"r","tool_calls":[
+		{"call_id":"c1","tool":"find_customer","arguments":{"name":"Ann"}},
+		{"call_id":"c2","tool":"orders_of","arguments":{"customer":{"$ref":"c1.customer.id"}}},
+		{"call_id":"c3","tool":"weather","arguments":{}},
+		{"call_id":"c4","tool":"orders_of","arguments":{"x":{"$ref":"c9.id"}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *reach.Response)
+	go func() { done <- rt.Batch(ctx, env) }()
+	// Both independent calls start before either finishes.
+	got := map[string]bool{<-started: true, <-started: true}
+	if !got["find"] || !got["weather"] {
+		t.Fatalf("started = %v", got)
+	}
+	close(gate)
+	resp := <-done
+	var ids []string
+	for _, r := range resp.Results {
+		ids = append(ids, r.CallID+":"+string(r.Status))
+	}
+	if want := "c1:success c2:success c3:success c4:refused"; strings.Join(ids, " ") != want {
+		t.Fatalf("results = %v, want %s", ids, want)
+	}
+	if string(resp.Results[1].Data) != `{"customer":"C7"}` {
+		t.Errorf("c2 data = %s", resp.Results[1].Data)
+	}
+	if resp.Results[3].Error.Code != "bad_ref" {
+		t.Errorf("c4 = %+v", resp.Results[3].Error)
+	}
+}
+
+func TestDecodeEnvelopeErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"tool_calls":[]}`:                "no tool_calls",
+		`{"tool_calls":[{"tool":"x"}]}`:    "call_id is required",
+		`{"tool_calls":[{"call_id":"a"}]}`: "tool is required",
+		`{"tool_calls":[{"call_id":"a","tool":"x"},{"call_id":"a","tool":"y"}]}`: "used twice",
+		`{"tool_calls":[{"call_id":"a","tool":"x"}],"extra":1}`:                  "unknown field",
+		`{"tool_calls":[{"call_id":"a","tool":"x"}]} {}`:                         "after the JSON object",
+		`[`: "decoding envelope",
+	} {
+		_, err := reach.DecodeEnvelope([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("DecodeEnvelope(%s) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+// The wall-clock budget cancels the request with its cause.
+func TestWallBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(nil)
+		rt.MustRegister(reach.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, context.Cause(ctx)
+		}})
+		ctx, _ := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{Wall: time.Minute}})
+		res := call(rt, ctx, "wait", `{}`)
+		if res.Status != reach.StatusCancelled || res.Error.Code != "budget_wall" {
+			t.Fatalf("result = %+v", res.Error)
+		}
+	})
+}
+
+func TestBeginDuplicateID(t *testing.T) {
+	rt := reach.New(nil)
+	_, req := begin(t, rt, &reach.RequestOptions{ID: "r1"})
+	if _, _, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1"}); err == nil {
+		t.Fatal("a second running request with the same id was accepted")
+	}
+	req.End()
+	if _, _, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1"}); err != nil {
+		t.Fatalf("id reuse after End: %v", err)
+	}
+	if got := rt.Requests(); len(got) != 1 || got[0].ID() != "r1" || got[0].State() != "running" {
+		t.Errorf("Requests() = %v", got)
+	}
+}
+
+func TestRegisterErrors(t *testing.T) {
+	rt := reach.New(nil)
+	for _, tc := range []struct {
+		tool reach.Tool
+		want string
+	}{
+		{reach.Tool{Name: "", Func: echo}, "tool name"},
+		{reach.Tool{Name: "x y", Func: echo}, "tool name"},
+		{reach.Tool{Name: "x"}, "Func is nil"},
+		{reach.Tool{Name: "x", Func: echo, Access: "admin"}, "unknown access level"},
+		{reach.Tool{Name: "x", Func: echo, Reentrancy: reach.Keyed}, "needs Key"},
+		{reach.Tool{Name: "x", Func: echo, InputSchema: json.RawMessage(`{"type":12}`)}, "input schema"},
+	} {
+		if err := rt.Register(tc.tool); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Register(%+v) = %v, want %q", tc.tool.Name, err, tc.want)
+		}
+	}
+	rt.MustRegister(reach.Tool{Name: "x", Func: echo})
+	if err := rt.Register(reach.Tool{Name: "x", Func: echo}); err == nil {
+		t.Error("duplicate accepted")
+	}
+}

@@ -1,0 +1,440 @@
+package reach
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Budget bounds one request (C2). A zero field means no limit in that
+// dimension. Depth and Turns are independent: a request may make 30 turns at
+// depth 3, or 3 turns at depth 10.
+type Budget struct {
+	Turns     int           `json:"turns,omitempty"`      // outer model calls (a sub-agent's turns count too)
+	Depth     int           `json:"depth,omitempty"`      // tool calls nested on one stack
+	ToolCalls int           `json:"tool_calls,omitempty"` // tool calls dispatched
+	Tokens    int64         `json:"tokens,omitempty"`     // model tokens, input and output
+	Cost      float64       `json:"cost,omitempty"`       // model cost, in the price table's currency
+	Wall      time.Duration `json:"wall,omitempty"`       // wall clock from the request's start
+}
+
+// Usage is what a request (with its sub-requests) has spent.
+type Usage struct {
+	Turns     int           `json:"turns"`
+	ToolCalls int           `json:"tool_calls"`
+	Tokens    int64         `json:"tokens"`
+	Cost      float64       `json:"cost"`
+	Wall      time.Duration `json:"wall"`
+	MaxDepth  int           `json:"max_depth"`
+}
+
+// StopMode is how a request is stopped (C4).
+type StopMode int32
+
+// Stop modes, in increasing force.
+const (
+	Running StopMode = iota
+	// Soft starts nothing new; calls in flight finish and their results are kept.
+	Soft
+	// Cancel cancels the contexts of calls in flight and starts nothing new.
+	Cancel
+	// Isolate is Cancel, and every later call or late result is refused at once.
+	Isolate
+)
+
+func (m StopMode) String() string {
+	switch m {
+	case Soft:
+		return "soft"
+	case Cancel:
+		return "cancel"
+	case Isolate:
+		return "isolate"
+	}
+	return "running"
+}
+
+// ParseStopMode reads "soft", "cancel" or "isolate".
+func ParseStopMode(s string) (StopMode, error) {
+	switch s {
+	case "soft":
+		return Soft, nil
+	case "cancel":
+		return Cancel, nil
+	case "isolate":
+		return Isolate, nil
+	}
+	return Running, fmt.Errorf("unknown stop mode %q (want soft, cancel or isolate)", s)
+}
+
+// Cause records why a request was stopped: who, why and when (C3).
+type Cause struct {
+	Mode   StopMode  `json:"-"`
+	By     string    `json:"by"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	// Budget names the exhausted budget when the stop was a budget's.
+	Budget string `json:"budget,omitempty"`
+	// Request is the request that was stopped, which may be an ancestor.
+	Request string `json:"request"`
+}
+
+// StopError is the context cause of a stopped request: handlers that see
+// ctx.Done() find it with context.Cause.
+type StopError struct{ Cause Cause }
+
+func (e *StopError) Error() string {
+	return fmt.Sprintf("request %s stopped (%s) by %s: %s", e.Cause.Request, e.Cause.Mode, e.Cause.By, e.Cause.Reason)
+}
+
+// Is makes a StopError match ErrCancelled, and ErrBudget for budget stops.
+func (e *StopError) Is(target error) bool {
+	return target == ErrCancelled || (target == ErrBudget && e.Cause.Budget != "")
+}
+
+func (e *StopError) asError() *Error {
+	c := e.Cause
+	if c.Budget != "" {
+		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + c.Budget, cancelled: true,
+			Message:    fmt.Sprintf("The %s budget of request %s is spent: %s.", budgetWord(c.Budget), c.Request, c.Reason),
+			Suggestion: "Stop calling tools and answer with what you have."}
+	}
+	return &Error{Guard: "admit", Type: TypeStopped, Code: "stopped_" + c.Mode.String(), cancelled: true,
+		Message:    fmt.Sprintf("Request %s was stopped (%s) by %s: %s.", c.Request, c.Mode, c.By, c.Reason),
+		Suggestion: "Do not start new work; report what you have done so far."}
+}
+
+func budgetWord(b string) string {
+	switch b {
+	case "tool_calls":
+		return "tool-call"
+	case "wall":
+		return "wall-clock"
+	}
+	return b
+}
+
+// RequestOptions describe a new request. Every zero field has a default.
+type RequestOptions struct {
+	ID        string  // if empty, a new random id
+	Principal string  // who the request acts for; if empty, "anonymous"
+	Scene     string  // the conversation's scene (e.g. "chitchat"), for policies
+	Agent     string  // the agent making the calls; if empty, "main"
+	Budget    *Budget // if nil, Options.DefaultBudget
+}
+
+// Request is one unit of agent work (C1): a principal, a scene, a budget, a
+// cancel token, and the frames of every model call, tool call and delegation
+// made for it. A sub-agent's work is a child Request whose budget is carved
+// from this one's. Methods are safe for concurrent use.
+type Request struct {
+	id        string
+	principal string
+	scene     string
+	agent     string
+	parent    *Request
+	root      *Request
+	delegate  *Frame // the delegate frame in the parent request, for a sub-request
+	rt        *Runtime
+	started   time.Time
+	limit     Budget
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mode  atomic.Int32 // StopMode
+	cause atomic.Pointer[Cause]
+	ended atomic.Bool
+
+	turns     atomic.Int64
+	toolCalls atomic.Int64
+	tokens    atomic.Int64
+	costNano  atomic.Int64 // cost in billionths of the price unit
+	maxDepth  atomic.Int64
+
+	mu       sync.Mutex
+	frames   []*Frame
+	dropped  int
+	children []*Request
+}
+
+// ID returns the request id.
+func (r *Request) ID() string { return r.id }
+
+// Principal returns who the request acts for.
+func (r *Request) Principal() string { return r.principal }
+
+// Scene returns the request's scene.
+func (r *Request) Scene() string { return r.scene }
+
+// Agent returns the agent of the request.
+func (r *Request) Agent() string { return r.agent }
+
+// Parent returns the request this one was delegated from, or nil.
+func (r *Request) Parent() *Request { return r.parent }
+
+// Context returns the request's context: it ends when the request is
+// cancelled, isolated, or out of wall clock, with the cause.
+func (r *Request) Context() context.Context { return r.ctx }
+
+// Budget returns the request's limits.
+func (r *Request) Budget() Budget { return r.limit }
+
+// Started returns when the request began.
+func (r *Request) Started() time.Time { return r.started }
+
+// Usage returns what the request and its sub-requests have spent.
+func (r *Request) Usage() Usage {
+	return Usage{
+		Turns:     int(r.turns.Load()),
+		ToolCalls: int(r.toolCalls.Load()),
+		Tokens:    r.tokens.Load(),
+		Cost:      float64(r.costNano.Load()) / 1e9,
+		Wall:      time.Since(r.started),
+		MaxDepth:  int(r.maxDepth.Load()),
+	}
+}
+
+// Remaining returns what is left of each limited dimension (zero fields are
+// unlimited, as in Budget).
+func (r *Request) Remaining() Budget {
+	u := r.Usage()
+	var b Budget
+	if r.limit.Turns > 0 {
+		b.Turns = max(r.limit.Turns-u.Turns, 0)
+	}
+	b.Depth = r.limit.Depth
+	if r.limit.ToolCalls > 0 {
+		b.ToolCalls = max(r.limit.ToolCalls-u.ToolCalls, 0)
+	}
+	if r.limit.Tokens > 0 {
+		b.Tokens = max(r.limit.Tokens-u.Tokens, 0)
+	}
+	if r.limit.Cost > 0 {
+		b.Cost = math.Max(r.limit.Cost-u.Cost, 0)
+	}
+	if r.limit.Wall > 0 {
+		b.Wall = max(r.limit.Wall-u.Wall, 0)
+	}
+	return b
+}
+
+// State returns "running", "soft", "cancel", "isolate" (stopped in that
+// mode), or "completed" once ended.
+func (r *Request) State() string {
+	if m := StopMode(r.mode.Load()); m != Running {
+		return "stopped_" + m.String()
+	}
+	if r.ended.Load() {
+		return "completed"
+	}
+	return "running"
+}
+
+// StopCause returns why the request was stopped, or nil.
+func (r *Request) StopCause() *Cause { return r.cause.Load() }
+
+// Children returns the sub-requests delegated from this request.
+func (r *Request) Children() []*Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Request(nil), r.children...)
+}
+
+// Frames returns a snapshot of the request's frames in creation order
+// (without its sub-requests' frames).
+func (r *Request) Frames() []*Frame {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Frame(nil), r.frames...)
+}
+
+// End marks the request completed. Frames already running go on; new ones
+// are refused. Ending an ended request does nothing.
+func (r *Request) End() {
+	if r.ended.Swap(true) {
+		return
+	}
+	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
+}
+
+// Stop stops the request and, through it, every sub-request (C4), with a
+// recorded cause. A stronger mode may follow a weaker one (soft, then cancel,
+// then isolate); a weaker one after a stronger one changes nothing. Stop
+// returns once every context it cancels has been cancelled: handlers see
+// ctx.Done() with context.Cause(ctx) a *StopError.
+func (r *Request) Stop(mode StopMode, by, reason string) {
+	r.stop(Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: r.id})
+}
+
+func (r *Request) stop(c Cause) {
+	for {
+		old := StopMode(r.mode.Load())
+		if c.Mode <= old {
+			return
+		}
+		if r.mode.CompareAndSwap(int32(old), int32(c.Mode)) {
+			break
+		}
+	}
+	cc := c
+	r.cause.Store(&cc)
+	if c.Mode >= Cancel {
+		r.cancel(&StopError{Cause: c})
+	}
+	r.rt.recordStop(r, c)
+	for _, ch := range r.Children() {
+		ch.stop(c)
+	}
+}
+
+// stopped returns the first stop in force on r or an ancestor, or nil.
+func (r *Request) stopped() *Cause {
+	for q := r; q != nil; q = q.parent {
+		if StopMode(q.mode.Load()) != Running {
+			return q.cause.Load()
+		}
+	}
+	return nil
+}
+
+// isolated reports whether r or an ancestor is isolated.
+func (r *Request) isolated() bool {
+	for q := r; q != nil; q = q.parent {
+		if StopMode(q.mode.Load()) == Isolate {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDepth raises the recorded maximum depth of r and its ancestors.
+func (r *Request) noteDepth(depth int) {
+	for q := r; q != nil; q = q.parent {
+		for {
+			d := q.maxDepth.Load()
+			if int64(depth) <= d || q.maxDepth.CompareAndSwap(d, int64(depth)) {
+				break
+			}
+		}
+	}
+}
+
+func (r *Request) addFrame(f *Frame) {
+	r.mu.Lock()
+	if len(r.frames) < r.rt.opts.MaxFrames {
+		r.frames = append(r.frames, f)
+	} else {
+		r.dropped++
+	}
+	r.mu.Unlock()
+}
+
+// admitCount reserves one unit of a counted budget on r and its ancestors;
+// on failure it rolls back and names the request and dimension that ran out.
+func (r *Request) admitCount(dim string, get func(*Request) (*atomic.Int64, int)) (*Request, bool) {
+	for q := r; q != nil; q = q.parent {
+		ctr, lim := get(q)
+		if n := ctr.Add(1); lim > 0 && n > int64(lim) {
+			ctr.Add(-1)
+			for p := r; p != q; p = p.parent {
+				c, _ := get(p)
+				c.Add(-1)
+			}
+			return q, false
+		}
+	}
+	return nil, true
+}
+
+func turnsOf(q *Request) (*atomic.Int64, int)     { return &q.turns, q.limit.Turns }
+func toolCallsOf(q *Request) (*atomic.Int64, int) { return &q.toolCalls, q.limit.ToolCalls }
+
+// spend adds model tokens and cost to r and its ancestors, and stops (mode
+// cancel) each one whose budget that exhausts.
+func (r *Request) spend(tokens int64, costNano int64) {
+	for q := r; q != nil; q = q.parent {
+		t := q.tokens.Add(tokens)
+		c := q.costNano.Add(costNano)
+		switch {
+		case q.limit.Tokens > 0 && t > q.limit.Tokens:
+			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "tokens", At: time.Now(), Request: q.id,
+				Reason: fmt.Sprintf("%d tokens used of %d", t, q.limit.Tokens)})
+		case q.limit.Cost > 0 && float64(c)/1e9 > q.limit.Cost:
+			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "cost", At: time.Now(), Request: q.id,
+				Reason: fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, q.limit.Cost)})
+		}
+	}
+}
+
+// overSpent returns a budget error if r or an ancestor has spent its tokens
+// or cost, or nil.
+func (r *Request) overSpent() *Error {
+	for q := r; q != nil; q = q.parent {
+		if q.limit.Tokens > 0 && q.tokens.Load() >= q.limit.Tokens {
+			return budgetError("tokens", q, fmt.Sprintf("%d tokens used of %d", q.tokens.Load(), q.limit.Tokens))
+		}
+		if q.limit.Cost > 0 && float64(q.costNano.Load())/1e9 >= q.limit.Cost {
+			return budgetError("cost", q, fmt.Sprintf("cost %.4f of %.4f", float64(q.costNano.Load())/1e9, q.limit.Cost))
+		}
+	}
+	return nil
+}
+
+func budgetError(dim string, q *Request, detail string) *Error {
+	who := "this request"
+	if q.parent != nil {
+		who = "this sub-agent"
+	}
+	return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + dim,
+		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s.", budgetWord(dim), who, q.id, detail),
+		Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
+}
+
+// carve computes a child budget: explicit amounts (capped at what the parent
+// has left) where given, otherwise fraction of what the parent has left.
+func carve(parent *Request, explicit *Budget, fraction float64) Budget {
+	if fraction <= 0 || fraction > 1 {
+		fraction = 1
+	}
+	left := parent.Remaining()
+	var e Budget
+	if explicit != nil {
+		e = *explicit
+	}
+	pick := func(exp, rem, lim int64) int64 {
+		switch {
+		case lim == 0 && exp == 0:
+			return 0 // unlimited stays unlimited
+		case lim == 0:
+			return exp
+		case exp > 0:
+			return min(exp, max(rem, 1))
+		default:
+			return max(int64(float64(rem)*fraction), 1)
+		}
+	}
+	var b Budget
+	b.Turns = int(pick(int64(e.Turns), int64(left.Turns), int64(parent.limit.Turns)))
+	b.ToolCalls = int(pick(int64(e.ToolCalls), int64(left.ToolCalls), int64(parent.limit.ToolCalls)))
+	b.Tokens = pick(e.Tokens, left.Tokens, parent.limit.Tokens)
+	b.Wall = time.Duration(pick(int64(e.Wall), int64(left.Wall), int64(parent.limit.Wall)))
+	switch {
+	case parent.limit.Cost == 0:
+		b.Cost = e.Cost
+	case e.Cost > 0:
+		b.Cost = math.Max(math.Min(e.Cost, left.Cost), 1e-9)
+	default:
+		b.Cost = math.Max(left.Cost*fraction, 1e-9)
+	}
+	// Depth is a position on the stack, not a spend: a child may not go
+	// deeper than its parent may.
+	b.Depth = parent.limit.Depth
+	if e.Depth > 0 && (b.Depth == 0 || e.Depth < b.Depth) {
+		b.Depth = e.Depth
+	}
+	return b
+}

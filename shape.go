@@ -1,0 +1,261 @@
+package reach
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// shapeStage (13) shapes a successful result for the model on its way back
+// from execute: field selection, flattening, truncation with a note, a
+// one-line summary, and a note when the context budget runs low (R9).
+func (rt *Runtime) shapeStage(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		res, err := next(ctx, c)
+		if err != nil || res == nil {
+			return res, err
+		}
+		if res.Status == StatusSuccess && !res.Replayed {
+			rt.shape(c, res)
+		}
+		if note := lowContextNote(c.req, rt.opts.LowContext); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
+		return res, nil
+	}
+}
+
+func (rt *Runtime) shape(c *Call, res *Result) {
+	s := &c.tool.shape
+	data := res.Data
+	if len(s.Fields) > 0 || s.Flatten {
+		var v any
+		if json.Unmarshal(data, &v) == nil {
+			if len(s.Fields) > 0 {
+				v = selectFields(v, s.Fields)
+			}
+			if s.Flatten {
+				v = flatten(v)
+			}
+			if b, err := json.Marshal(v); err == nil {
+				data = b
+			}
+		}
+	}
+	if s.MaxBytes > 0 && len(data) > s.MaxBytes {
+		var note string
+		data, note = truncate(data, s.MaxBytes)
+		res.Notes = append(res.Notes, note)
+	}
+	res.Data = data
+	res.Summary = summarize(data)
+}
+
+// selectFields keeps only the named (dotted) fields of an object, or of
+// each object in an array.
+func selectFields(v any, fields []string) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = selectFields(e, fields)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for _, f := range fields {
+			src, dst := x, out
+			parts := strings.Split(f, ".")
+			for i, p := range parts {
+				val, ok := src[p]
+				if !ok {
+					break
+				}
+				if i == len(parts)-1 {
+					dst[p] = val
+					break
+				}
+				next, ok := val.(map[string]any)
+				if !ok {
+					break
+				}
+				d, ok := dst[p].(map[string]any)
+				if !ok {
+					d = map[string]any{}
+					dst[p] = d
+				}
+				src, dst = next, d
+			}
+		}
+		return out
+	}
+	return v
+}
+
+// flatten turns nested objects into dotted keys; arrays of objects are
+// flattened element by element.
+func flatten(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = flatten(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		var walk func(prefix string, m map[string]any)
+		walk = func(prefix string, m map[string]any) {
+			for k, val := range m {
+				key := k
+				if prefix != "" {
+					key = prefix + "." + k
+				}
+				if inner, ok := val.(map[string]any); ok && len(inner) > 0 {
+					walk(key, inner)
+					continue
+				}
+				out[key] = flatten(val)
+			}
+		}
+		walk("", x)
+		return out
+	}
+	return v
+}
+
+// truncate cuts data to at most max bytes of valid JSON: an array keeps its
+// first items, anything else becomes a cut string. The note tells the model
+// what was cut and how to narrow the query.
+func truncate(data []byte, max int) ([]byte, string) {
+	var items []json.RawMessage
+	if data[0] == '[' && json.Unmarshal(data, &items) == nil {
+		var b bytes.Buffer
+		b.WriteByte('[')
+		kept := 0
+		for _, it := range items {
+			if b.Len()+len(it)+2 > max {
+				break
+			}
+			if kept > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(it)
+			kept++
+		}
+		b.WriteByte(']')
+		return b.Bytes(), fmt.Sprintf("the result had %d items (%d bytes); only the first %d are shown. "+
+			"Narrow your query (a filter, a smaller limit, fewer fields) to see the rest.", len(items), len(data), kept)
+	}
+	cut := max - 32
+	if cut < 0 {
+		cut = 0
+	}
+	s := string(data[:cut])
+	for len(s) > 0 && !utf8ValidTail(s) {
+		s = s[:len(s)-1]
+	}
+	return jsonString(s + "…"), fmt.Sprintf("the result was %d bytes; only the first %d are shown, as text. "+
+		"Narrow your query (a filter, a smaller limit, fewer fields) to get a complete answer.", len(data), cut)
+}
+
+func utf8ValidTail(s string) bool {
+	return strings.ToValidUTF8(s, "\uFFFD") == s
+}
+
+// summarize returns a one-line summary of a JSON result.
+func summarize(data []byte) string {
+	if len(data) == 0 {
+		return "ok"
+	}
+	switch data[0] {
+	case '[':
+		n := countTopLevel(data)
+		if n == 1 {
+			return "1 item"
+		}
+		return fmt.Sprintf("%d items", n)
+	case '{':
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			return "object"
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if len(keys) > 6 {
+			keys = append(keys[:6], "…")
+		}
+		return "object {" + strings.Join(keys, ", ") + "}"
+	case '"':
+		var s string
+		if json.Unmarshal(data, &s) == nil {
+			return oneLine(s, 100)
+		}
+	}
+	return oneLine(string(data), 100)
+}
+
+// countTopLevel counts the elements of a JSON array without decoding it.
+func countTopLevel(b []byte) int {
+	depth, n, inStr, any := 0, 0, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+			if depth == 1 {
+				any = true
+			}
+		case '[', '{':
+			if depth == 1 {
+				any = true
+			}
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			if depth == 1 {
+				any = true
+			}
+		}
+	}
+	if any {
+		n++
+	}
+	return n
+}
+
+// lowContextNote says how much of the token budget is left once it is low.
+func lowContextNote(r *Request, frac float64) string {
+	var note string
+	for q := r; q != nil; q = q.parent {
+		lim := q.limit.Tokens
+		if lim <= 0 {
+			continue
+		}
+		left := lim - q.tokens.Load()
+		if float64(left) < frac*float64(lim) {
+			note = fmt.Sprintf("your context budget is running low: %d of %d tokens left. Wrap up and answer soon.", max(left, 0), lim)
+		}
+	}
+	return note
+}

@@ -1,0 +1,324 @@
+package reach
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Access is a tool's access level (R1). It decides the default policy: reads
+// run, writes run (and retry only under an idempotency key), high-risk calls
+// need approval, forbidden calls never run.
+type Access string
+
+// Access levels.
+const (
+	Read      Access = "read"
+	Write     Access = "write"
+	HighRisk  Access = "high_risk"
+	Forbidden Access = "forbidden"
+)
+
+// Reentrancy is a tool's reentrancy contract (G2): may the tool be entered
+// again while a call of it is on the stack?
+type Reentrancy string
+
+// Reentrancy contracts.
+const (
+	// NonReentrant tools may not be re-entered at all (the default): an open
+	// transaction, a paging cursor, a lock.
+	NonReentrant Reentrancy = "non_reentrant"
+	// Reentrant tools may be re-entered, but a call whose tool and normalized
+	// arguments equal an ancestor's is a cycle.
+	Reentrant Reentrancy = "reentrant"
+	// Keyed tools may be re-entered with other values of the Key fields only.
+	Keyed Reentrancy = "keyed"
+)
+
+// Mode says what a guard does when its check fails (G3).
+type Mode string
+
+// Modes.
+const (
+	Refuse Mode = "refuse" // the default: the call is refused
+	Warn   Mode = "warn"   // the call runs; the violation is recorded and noted to the model
+	Allow  Mode = "allow"  // the check is off
+)
+
+// ToolFunc runs a tool. args are the validated arguments as canonical JSON.
+// It returns the result as JSON, or an error: a *ToolError says how it
+// failed (transient errors may be retried), any other error is a permanent
+// tool failure. The context carries the call's frame: a ToolFunc that calls
+// the model or other tools through the runtime with this ctx nests them
+// under its call.
+type ToolFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// Func adapts a typed function to a ToolFunc: arguments are decoded into In
+// and the Out value encoded as JSON.
+func Func[In, Out any](f func(ctx context.Context, in In) (Out, error)) ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, &ToolError{Type: "invalid_args", Message: err.Error()}
+		}
+		out, err := f(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}
+}
+
+// ToolError is a failure reported by a tool. Type is one of "timeout",
+// "unavailable", "rate_limited" (transient: a retry may succeed) or
+// "invalid_args", "not_found", "forbidden", "conflict" or any other word
+// (permanent).
+type ToolError struct {
+	Type    string
+	Message string
+}
+
+func (e *ToolError) Error() string { return e.Type + ": " + e.Message }
+
+// Transient reports whether the failure may go away on retry.
+func (e *ToolError) Transient() bool { return TransientType(e.Type) }
+
+// TransientType reports whether a tool error type is transient.
+func TransientType(t string) bool {
+	return t == "timeout" || t == "unavailable" || t == "rate_limited"
+}
+
+// RetryPolicy says how a tool's transient failures are retried (R6).
+type RetryPolicy struct {
+	Attempts int           // total attempts including the first; if zero, 3
+	Base     time.Duration // first backoff; if zero, 100ms; doubles each retry
+	Max      time.Duration // cap on one backoff; if zero, 5s
+}
+
+// Shape says how a tool's results are shaped for the model (R9).
+type Shape struct {
+	// Fields keeps only these top-level fields (dotted paths reach into
+	// objects: "customer.name"). Applied to an object, or to each object of an
+	// array. Empty keeps everything.
+	Fields []string
+	// Flatten turns nested objects into dotted keys ({"a":{"b":1}} ->
+	// {"a.b":1}), which models read more reliably than deep JSON.
+	Flatten bool
+	// MaxBytes truncates larger results with a note; if zero, the runtime's
+	// Options.MaxResultBytes.
+	MaxBytes int
+}
+
+// Tool is one callable tool and its contract (R1). Only Name and Func are
+// required; every zero field has the default its comment states.
+type Tool struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage // JSON Schema of the arguments; if nil, any JSON object
+	OutputSchema json.RawMessage // JSON Schema of the result, for listing; not enforced
+	Access       Access          // if empty, Read
+	Reentrancy   Reentrancy      // if empty, NonReentrant
+	Key          []string        // the argument fields that key a Keyed tool
+	OnViolation  Mode            // what a cycle or contract violation does; if empty, Refuse
+	Timeout      time.Duration   // per attempt; if zero, Options.DefaultTimeout
+	Retry        *RetryPolicy    // transient failures; nil means the default policy
+	// Idempotent says the tool honours the idempotency key it is given
+	// (IdempotencyKey(ctx)), so a write may be retried under it.
+	Idempotent bool
+	// Retryable marks a tool that may be called again with the same
+	// arguments after a transient error (the loop guard counts such retries
+	// against the retry budget instead of treating them as repetition).
+	Retryable bool
+	Shape     *Shape
+	Tags      []string
+	Func      ToolFunc
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+// tool is a registered, compiled Tool. Immutable after registration.
+type tool struct {
+	Tool
+	schema   *jsonschema.Schema
+	nameHash callgraph.Hash // for non-reentrant ancestry checks
+	retry    RetryPolicy
+	timeout  time.Duration
+	shape    Shape
+}
+
+func compileTool(t Tool, opts *Options) (*tool, error) {
+	if !toolNameRE.MatchString(t.Name) {
+		return nil, fmt.Errorf("tool name %q: use 1-128 letters, digits, '_', '-' or '.'", t.Name)
+	}
+	if t.Func == nil {
+		return nil, fmt.Errorf("tool %s: Func is nil", t.Name)
+	}
+	switch t.Access {
+	case "":
+		t.Access = Read
+	case Read, Write, HighRisk, Forbidden:
+	default:
+		return nil, fmt.Errorf("tool %s: unknown access level %q (want read, write, high_risk or forbidden)", t.Name, t.Access)
+	}
+	switch t.Reentrancy {
+	case "":
+		t.Reentrancy = NonReentrant
+	case NonReentrant, Reentrant:
+	case Keyed:
+		if len(t.Key) == 0 {
+			return nil, fmt.Errorf("tool %s: a keyed tool needs Key (the argument fields that key it)", t.Name)
+		}
+	default:
+		return nil, fmt.Errorf("tool %s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", t.Name, t.Reentrancy)
+	}
+	switch t.OnViolation {
+	case "":
+		t.OnViolation = Refuse
+	case Refuse, Warn, Allow:
+	default:
+		return nil, fmt.Errorf("tool %s: unknown mode %q (want refuse, warn or allow)", t.Name, t.OnViolation)
+	}
+	ct := &tool{Tool: t, nameHash: callgraph.HashString(t.Name).Sep().Sep()}
+	ct.Tags = append([]string(nil), t.Tags...)
+	ct.Key = append([]string(nil), t.Key...)
+	if len(t.InputSchema) > 0 {
+		s, err := compileSchema(t.Name, t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		ct.schema = s
+	}
+	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
+	if t.Retry != nil {
+		if t.Retry.Attempts > 0 {
+			ct.retry.Attempts = t.Retry.Attempts
+		}
+		if t.Retry.Base > 0 {
+			ct.retry.Base = t.Retry.Base
+		}
+		if t.Retry.Max > 0 {
+			ct.retry.Max = t.Retry.Max
+		}
+	}
+	ct.timeout = t.Timeout
+	if ct.timeout == 0 {
+		ct.timeout = opts.DefaultTimeout
+	}
+	if t.Shape != nil {
+		ct.shape = *t.Shape
+	}
+	if ct.shape.MaxBytes == 0 {
+		ct.shape.MaxBytes = opts.MaxResultBytes
+	}
+	return ct, nil
+}
+
+func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema is not JSON: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "reach:///tools/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	return s, nil
+}
+
+// validate checks canonical args against the schema and reports every
+// problem with the field, what is wrong and how to fix it (R2).
+func (t *tool) validate(args []byte) *Error {
+	if len(args) == 0 || args[0] != '{' {
+		return &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+			Message:    fmt.Sprintf("The arguments of %s must be a JSON object.", t.Name),
+			Suggestion: "Call it again with an object of named arguments."}
+	}
+	if t.schema == nil {
+		return nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+			Message: fmt.Sprintf("The arguments of %s are not valid JSON: %v.", t.Name, err)}
+	}
+	err = t.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	e := &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+		Message:    fmt.Sprintf("The arguments of %s do not match its schema:", t.Name),
+		Suggestion: "Fix the fields listed and call it again."}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		e.Fields = fieldErrors(ve, t.schema)
+	}
+	if len(e.Fields) == 0 {
+		e.Fields = []FieldError{{Problem: err.Error()}}
+	}
+	return e
+}
+
+// fieldErrors flattens a validation error tree into its leaves.
+func fieldErrors(ve *jsonschema.ValidationError, s *jsonschema.Schema) []FieldError {
+	var out []FieldError
+	var walk func(*jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			path := ""
+			if len(v.InstanceLocation) > 0 {
+				path = "/" + strings.Join(v.InstanceLocation, "/")
+			}
+			out = append(out, FieldError{Path: path, Problem: leafMessage(v), Fix: fixFor(v, s)})
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+func leafMessage(v *jsonschema.ValidationError) string {
+	return v.ErrorKind.LocalizedString(printer)
+}
+
+// fixFor suggests a fix from the failing keyword and the schema.
+func fixFor(v *jsonschema.ValidationError, s *jsonschema.Schema) string {
+	kw := v.ErrorKind.KeywordPath()
+	if len(kw) == 0 {
+		return ""
+	}
+	switch kw[len(kw)-1] {
+	case "required":
+		return "add the missing field"
+	case "additionalProperties":
+		return "remove the unknown field"
+	case "type":
+		return "use a value of the type shown"
+	case "enum", "const":
+		return "use one of the allowed values"
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		return "use a number within the range"
+	case "minLength", "maxLength", "pattern", "format":
+		return "change the string to match"
+	}
+	return ""
+}
