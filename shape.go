@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -179,19 +178,7 @@ func summarize(data []byte) string {
 		}
 		return fmt.Sprintf("%d items", n)
 	case '{':
-		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
-			return "object"
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if len(keys) > 6 {
-			keys = append(keys[:6], "…")
-		}
-		return "object {" + strings.Join(keys, ", ") + "}"
+		return topKeys(data, 6)
 	case '"':
 		var s string
 		if json.Unmarshal(data, &s) == nil {
@@ -199,6 +186,59 @@ func summarize(data []byte) string {
 		}
 	}
 	return oneLine(string(data), 100)
+}
+
+// topKeys summarizes an object as "object {a, b, …}" from its first n
+// top-level keys, without decoding it.
+func topKeys(b []byte, n int) string {
+	var sb strings.Builder
+	sb.WriteString("object {")
+	depth, keys := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if depth == 1 && isKey(b, j+1) {
+				if keys == n {
+					sb.WriteString(", …")
+					return sb.String() + "}"
+				}
+				if keys > 0 {
+					sb.WriteString(", ")
+				}
+				if j <= len(b) {
+					sb.Write(b[i+1 : min(j, len(b))])
+				}
+				keys++
+			}
+			i = j
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return sb.String() + "}"
+}
+
+// isKey reports whether the string that ended before i is followed by ':'.
+func isKey(b []byte, i int) bool {
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // countTopLevel counts the elements of a JSON array without decoding it.

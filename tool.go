@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -152,6 +153,7 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 type tool struct {
 	Tool
 	schema   *jsonschema.Schema
+	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
 	nameHash callgraph.Hash // for non-reentrant ancestry checks
 	retry    RetryPolicy
 	timeout  time.Duration
@@ -199,6 +201,7 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 			return nil, err
 		}
 		ct.schema = s
+		ct.quick = schema.CompileQuick(t.InputSchema)
 	}
 	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	if t.Retry != nil {
@@ -250,7 +253,7 @@ func (t *tool) validate(args []byte) *Error {
 			Message:    fmt.Sprintf("The arguments of %s must be a JSON object.", t.Name),
 			Suggestion: "Call it again with an object of named arguments."}
 	}
-	if t.schema == nil {
+	if t.schema == nil || (t.quick != nil && t.quick.Valid(args)) {
 		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))

@@ -67,8 +67,9 @@ type normalizer struct {
 }
 
 type member struct {
-	key        []byte // raw key including quotes
-	start, end int    // canonical value bytes in the member buffer
+	start  int // offset of the member's key in the output
+	keyLen int // length of the key, quotes included
+	end    int // offset just past the member's value
 }
 
 func (n *normalizer) errorf(format string, args ...any) error {
@@ -240,9 +241,9 @@ func (n *normalizer) array(dst []byte, depth int) ([]byte, error) {
 	}
 }
 
-// object writes each member's canonical value into a private buffer, then
-// emits the members in key order. Objects that are already sorted (the common
-// case for generated arguments) are copied without sorting.
+// object writes the members straight into dst, remembering where each one
+// lies; only an object whose keys were out of order is then rewritten in
+// key order (generated arguments are usually sorted already).
 func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 	n.pos++
 	n.skipSpace()
@@ -252,7 +253,8 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 	}
 	base := len(n.scratch)
 	defer func() { n.scratch = n.scratch[:base] }()
-	var buf []byte
+	dst = append(dst, '{')
+	region := len(dst)
 	sorted := true
 	for {
 		n.skipSpace()
@@ -269,19 +271,23 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 		n.pos++
 		n.skipSpace()
-		start := len(buf)
-		if buf, err = n.value(buf, depth+1); err != nil {
-			return dst, err
-		}
 		if k := len(n.scratch); k > base {
-			switch c := bytes.Compare(n.scratch[k-1].key, key); {
+			prev := n.scratch[k-1]
+			switch c := bytes.Compare(dst[prev.start:prev.start+prev.keyLen], key); {
 			case c == 0:
 				return dst, n.errorf("duplicate key %s", key)
 			case c > 0:
 				sorted = false
 			}
+			dst = append(dst, ',')
 		}
-		n.scratch = append(n.scratch, member{key: key, start: start, end: len(buf)})
+		start := len(dst)
+		dst = append(dst, key...)
+		dst = append(dst, ':')
+		if dst, err = n.value(dst, depth+1); err != nil {
+			return dst, err
+		}
+		n.scratch = append(n.scratch, member{start: start, keyLen: len(key), end: len(dst)})
 		n.skipSpace()
 		if n.pos >= len(n.src) {
 			return dst, n.errorf("unterminated object")
@@ -296,23 +302,23 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		n.pos++
 		break
 	}
-	ms := n.scratch[base:]
 	if !sorted {
-		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+		ms := n.scratch[base:]
+		tmp := bytes.Clone(dst[region:])
+		key := func(m member) []byte { return tmp[m.start-region : m.start-region+m.keyLen] }
+		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
 		for i := 1; i < len(ms); i++ {
-			if bytes.Equal(ms[i-1].key, ms[i].key) {
-				return dst, &SyntaxError{Offset: n.pos, Msg: "duplicate key " + string(ms[i].key)}
+			if bytes.Equal(key(ms[i-1]), key(ms[i])) {
+				return dst, &SyntaxError{Offset: n.pos, Msg: "duplicate key " + string(key(ms[i]))}
 			}
 		}
-	}
-	dst = append(dst, '{')
-	for i, m := range ms {
-		if i > 0 {
-			dst = append(dst, ',')
+		dst = dst[:region]
+		for i, m := range ms {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, tmp[m.start-region:m.end-region]...)
 		}
-		dst = append(dst, m.key...)
-		dst = append(dst, ':')
-		dst = append(dst, buf[m.start:m.end]...)
 	}
 	return append(dst, '}'), nil
 }

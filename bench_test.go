@@ -1,0 +1,153 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+var leafArgs = json.RawMessage(`{"order_id":"2025011400123","fields":["status","amount"]}`)
+
+const leafSchema = `{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"},"fields":{"type":"array","items":{"type":"string"}}}}`
+
+func leaf(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+
+// atDepth runs body with a context whose frame is a tool call at depth
+// depth-1, so that calls made in body are at depth depth.
+func atDepth(b *testing.B, rt *reach.Runtime, ctx context.Context, depth int, body func(ctx context.Context)) {
+	var dig reach.ToolFunc
+	dig = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		f, _ := reach.FrameFrom(ctx)
+		if f.Depth >= depth-1 {
+			body(ctx)
+			return nil, nil
+		}
+		res := rt.Call(ctx, &reach.Call{ID: "d", Tool: "dig", Arguments: json.RawMessage(fmt.Sprintf(`{"level":%d}`, f.Depth+1))})
+		if res.IsError() {
+			b.Fatal(res.ModelText())
+		}
+		return nil, nil
+	}
+	rt.MustRegister(reach.Tool{Name: "dig", Reentrancy: reach.Reentrant, Func: dig})
+	if depth == 1 {
+		body(ctx)
+		return
+	}
+	if res := rt.Call(ctx, &reach.Call{ID: "d", Tool: "dig", Arguments: json.RawMessage(`{"level":1}`)}); res.IsError() {
+		b.Fatal(res.ModelText())
+	}
+}
+
+func benchRuntime(b *testing.B, tools int) *reach.Runtime {
+	rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}})
+	ts := make([]reach.Tool, 0, tools)
+	for i := range tools - 1 {
+		ts = append(ts, reach.Tool{Name: fmt.Sprintf("tool_%04d", i), Func: leaf, InputSchema: json.RawMessage(leafSchema)})
+	}
+	ts = append(ts, reach.Tool{Name: "get_order", Reentrancy: reach.Reentrant, Func: leaf, InputSchema: json.RawMessage(leafSchema)})
+	rt.MustRegister(ts...)
+	return rt
+}
+
+// BenchmarkCall measures one call through the whole chain (every guard on)
+// against calling the tool's function directly, at several stack depths and
+// catalog sizes.
+func BenchmarkCall(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			leaf(ctx, leafArgs)
+		}
+	})
+	for _, tools := range []int{10, 1000} {
+		for _, depth := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("tools=%d/depth=%d", tools, depth), func(b *testing.B) {
+				rt := benchRuntime(b, tools)
+				ctx, req, _ := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{}})
+				defer req.End()
+				atDepth(b, rt, ctx, depth, func(ctx context.Context) {
+					c := &reach.Call{ID: "c", Tool: "get_order", Arguments: leafArgs}
+					b.ReportAllocs()
+					for b.Loop() {
+						if res := rt.Call(ctx, c); res.IsError() {
+							b.Fatal(res.ModelText())
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkCancel measures how long a stop takes to reach 1,000 calls in
+// flight in one request tree (500 in the request, 500 in a sub-request):
+// from Stop until every handler has seen its context end, and until a new
+// call is refused. It reports the p50 and p99 over the iterations.
+func BenchmarkCancel(b *testing.B) {
+	for _, mode := range []reach.StopMode{reach.Cancel, reach.Isolate} {
+		b.Run(mode.String(), func(b *testing.B) {
+			const inflight = 1000
+			var lat, refuse []time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}})
+				var entered, seen sync.WaitGroup
+				var mu sync.Mutex
+				var last time.Time
+				rt.MustRegister(reach.Tool{Name: "wait", Reentrancy: reach.Reentrant, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+					entered.Done()
+					<-ctx.Done()
+					now := time.Now()
+					mu.Lock()
+					if now.After(last) {
+						last = now
+					}
+					mu.Unlock()
+					seen.Done()
+					return nil, ctx.Err()
+				}})
+				ctx, req, _ := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{}})
+				sctx, _, _ := rt.Delegate(ctx, &reach.Delegation{Agent: "sub"})
+				entered.Add(inflight)
+				seen.Add(inflight)
+				var done sync.WaitGroup
+				for i := range inflight {
+					c := ctx
+					if i%2 == 1 {
+						c = sctx
+					}
+					done.Go(func() {
+						rt.Call(c, &reach.Call{ID: "w", Tool: "wait", Arguments: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+					})
+				}
+				entered.Wait()
+				b.StartTimer()
+				start := time.Now()
+				req.Stop(mode, "bench", "runaway")
+				res := rt.Call(sctx, &reach.Call{ID: "n", Tool: "wait", Arguments: json.RawMessage(`{"new":1}`)})
+				refused := time.Since(start)
+				if res.Status != reach.StatusCancelled {
+					b.Fatalf("new call after stop: %s", res.Status)
+				}
+				seen.Wait()
+				b.StopTimer()
+				lat = append(lat, last.Sub(start))
+				refuse = append(refuse, refused)
+				done.Wait()
+				req.End()
+			}
+			slices.Sort(lat)
+			slices.Sort(refuse)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(refuse[len(refuse)*99/100].Microseconds()), "p99-refuse-µs")
+		})
+	}
+}
