@@ -4,7 +4,7 @@ export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
 .PHONY: test check fmt vet unit race bench fuzz loops
 
-test: check race
+test: check race loops
 
 check: fmt vet
 
@@ -24,7 +24,7 @@ race:
 # The loop benchmark on the public traces, when the shared folder is beside the clone.
 loops:
 	@if [ -d ../shared/loopbench/traces ]; then \
-		$(GO) run ./cmd/reach bench loops ../shared/loopbench/traces; \
+		$(GO) run ./cmd/reach bench loops --strict ../shared/loopbench/traces; \
 	else echo "loops: ../shared/loopbench/traces not found, skipped"; fi
 
 bench:

@@ -89,14 +89,14 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkCancel measures how long a stop takes to reach 1,000 calls in
 // flight in one request tree (500 in the request, 500 in a sub-request):
 // from Stop until every handler has seen its context end, and until a new
-// call is refused. It reports the p50 and p99 over the iterations.
+// call is refused. It reports the p50 and p99 over the iterations (ns/op
+// includes setting up the 1,000 calls; the latency metrics do not).
 func BenchmarkCancel(b *testing.B) {
 	for _, mode := range []reach.StopMode{reach.Cancel, reach.Isolate} {
 		b.Run(mode.String(), func(b *testing.B) {
 			const inflight = 1000
 			var lat, refuse []time.Duration
 			for b.Loop() {
-				b.StopTimer()
 				rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}})
 				var entered, seen sync.WaitGroup
 				var mu sync.Mutex
@@ -128,7 +128,6 @@ func BenchmarkCancel(b *testing.B) {
 					})
 				}
 				entered.Wait()
-				b.StartTimer()
 				start := time.Now()
 				req.Stop(mode, "bench", "runaway")
 				res := rt.Call(sctx, &reach.Call{ID: "n", Tool: "wait", Arguments: json.RawMessage(`{"new":1}`)})
@@ -137,7 +136,6 @@ func BenchmarkCancel(b *testing.B) {
 					b.Fatalf("new call after stop: %s", res.Status)
 				}
 				seen.Wait()
-				b.StopTimer()
 				lat = append(lat, last.Sub(start))
 				refuse = append(refuse, refused)
 				done.Wait()

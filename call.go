@@ -148,6 +148,9 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	} else {
 		switch res.Status {
 		case StatusSuccess:
+			f.mu.Lock()
+			f.result = res.Data
+			f.mu.Unlock()
 			f.finish(Completed, nil, res.Summary)
 		case StatusPending:
 			f.finish(AwaitingApproval, res.Error, "")
@@ -587,8 +590,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
-	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err),
-		Retry: strconv.Itoa(n) + "/" + strconv.Itoa(attempts)}
+	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err)}
+	if transient {
+		e.Retry = strconv.Itoa(n) + "/" + strconv.Itoa(attempts)
+	}
 	var te *ToolError
 	if errors.As(err, &te) {
 		e.Code = te.Type

@@ -108,6 +108,7 @@ type Frame struct {
 
 	state atomic.Int32
 	idem  string // the idempotency key it runs under; set before it runs
+	step  any    // the loop guard's record of a model frame or delegation
 
 	mu      sync.Mutex
 	ended   time.Time
@@ -115,6 +116,8 @@ type Frame struct {
 	tokens  int64
 	why     string
 	summary string
+	text    string          // model frames: what the model said
+	result  json.RawMessage // tool frames: the data returned to the model
 	warn    []string
 	cycleTo *Frame // the ancestor a refused cycle or re-entry would have re-entered
 }
@@ -138,6 +141,12 @@ func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
 
 // Summary returns a one-line summary of the frame's result.
 func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
+
+// Text returns what the model said, for a model frame that recorded it.
+func (f *Frame) Text() string { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
+
+// Result returns the data a successful tool call returned to the model.
+func (f *Frame) Result() json.RawMessage { f.mu.Lock(); defer f.mu.Unlock(); return f.result }
 
 // Warnings returns violations that were let through in warn mode.
 func (f *Frame) Warnings() []string {

@@ -1,13 +1,125 @@
 package reach
 
-import "context"
+import (
+	"context"
+	"sync"
 
-// loopGuard (5): repetition without progress. Filled by the loop detectors.
+	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/loops"
+)
+
+// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
+// *LoopOptions means the defaults.
+type LoopOptions = loops.Options
+
+// loopState is the loop detector of a request tree: the root request and its
+// sub-requests share one, so a livelock between agents is seen whole.
+type loopState struct {
+	once sync.Once
+	d    *loops.Detector
+}
+
+func (rt *Runtime) detector(r *Request) *loops.Detector {
+	if rt.opts.DisableLoopGuard {
+		return nil
+	}
+	ls := &r.root.loops
+	ls.once.Do(func() { ls.d = loops.New(rt.opts.Loops) })
+	return ls.d
+}
+
+func loopError(v *loops.Verdict) *Error {
+	return &Error{Guard: "loops", Type: TypeLoop, Code: "loop_" + v.Detector, Message: v.Message, Suggestion: v.Suggestion}
+}
+
+// loopGuard (5): repetition without progress (L1-L3).
 func (rt *Runtime) loopGuard(next Handler) Handler {
+	if rt.opts.DisableLoopGuard {
+		return next
+	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
+		d := rt.detector(c.req)
+		s := &loops.Step{Kind: loops.ToolCall, Agent: c.req.agent, Depth: c.frame.Depth - 1, Tool: c.Tool,
+			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable}
+		if v := d.Check(s); v != nil {
+			return nil, loopError(v)
+		}
+		c.step = s
 		return next(ctx, c)
 	}
 }
 
-// loopDone tells the loop guard what a call produced.
-func (rt *Runtime) loopDone(c *Call, res *Result, err error) {}
+// loopDone tells the loop guard what a call it admitted produced.
+func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
+	s, ok := c.step.(*loops.Step)
+	if !ok {
+		return
+	}
+	d := rt.detector(c.req)
+	var o loops.Outcome
+	switch {
+	case err != nil || res.Status == StatusRefused || res.Status == StatusCancelled || res.Status == StatusPending:
+		o.Refused = true
+	case res.Replayed:
+		// An idempotent replay ran nothing and observed nothing new: it is a
+		// client's retry of one call, not a decision to call again.
+		o.Refused = true
+	case res.Status == StatusError:
+		o.Error = true
+		if res.Error != nil {
+			o.ErrorType = res.Error.Code
+			o.Result = jsonString(res.Error.Message)
+		}
+	default:
+		o.Result = canonicalResult(res.Data)
+	}
+	d.Done(s, o)
+}
+
+func canonicalResult(data []byte) []byte {
+	if c, err := callgraph.Normalize(make([]byte, 0, len(data)), data); err == nil {
+		return c
+	}
+	return jsonString(string(data))
+}
+
+// loopModel checks a model frame before it starts.
+func (rt *Runtime) loopModel(f *Frame) *Error {
+	d := rt.detector(f.Request)
+	if d == nil {
+		return nil
+	}
+	s := &loops.Step{Kind: loops.ModelCall, Agent: f.Agent, Depth: f.Depth}
+	if v := d.Check(s); v != nil {
+		return loopError(v)
+	}
+	f.step = s
+	return nil
+}
+
+// loopDelegate checks a hand-off before the sub-request starts.
+func (rt *Runtime) loopDelegate(f *Frame, task string) *Error {
+	d := rt.detector(f.Request)
+	if d == nil {
+		return nil
+	}
+	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task}
+	if v := d.Check(s); v != nil {
+		return loopError(v)
+	}
+	f.step = s
+	return nil
+}
+
+// loopFrameDone reports a model frame's text, or a delegation's verdict.
+func (rt *Runtime) loopFrameDone(f *Frame, text string, failed bool) {
+	s, ok := f.step.(*loops.Step)
+	if !ok {
+		return
+	}
+	o := loops.Outcome{Result: jsonString(text)}
+	if failed {
+		o = loops.Outcome{Refused: true}
+	}
+	rt.detector(f.Request).Done(s, o)
+}

@@ -163,6 +163,10 @@ type Options struct {
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
 	Middleware []Middleware
+	// Loops tune the loop detectors; nil means the defaults.
+	Loops *LoopOptions
+	// DisableLoopGuard turns the loop detectors (stage 5) off.
+	DisableLoopGuard bool
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -453,6 +457,11 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		rt.record(ctx, f)
 		return nil, nil, err
 	}
+	if err := rt.loopDelegate(f, d.Task); err != nil {
+		f.finish(Refused, err, "")
+		rt.record(ctx, f)
+		return nil, nil, err
+	}
 	f.setState(Executing)
 	id := d.ID
 	if id == "" {
@@ -473,10 +482,24 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		if c := child.StopCause(); c != nil {
 			st, e = Cancelled, (&StopError{Cause: *c}).asError()
 		}
+		rt.loopFrameDone(f, lastText(child), e != nil)
 		f.finish(st, e, "")
 		rt.record(context.Background(), f)
 	})
 	return child.ctx, child, nil
+}
+
+// lastText returns what the last model turn of r said.
+func lastText(r *Request) string {
+	fs := r.Frames()
+	for i := len(fs) - 1; i >= 0; i-- {
+		if fs[i].Kind == ModelFrame {
+			if t := fs[i].Text(); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 // TokenUsage is what one model call consumed.
@@ -510,6 +533,11 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		rt.record(ctx, f)
 		return nil, nil, err
 	}
+	if e := rt.loopModel(f); e != nil {
+		f.finish(Refused, e, "")
+		rt.record(ctx, f)
+		return nil, nil, e
+	}
 	if isTurn(pf) {
 		if q, ok := req.admitCount("turns", turnsOf); !ok {
 			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
@@ -540,10 +568,12 @@ func (f *Frame) EndModel(u TokenUsage) {
 	f.mu.Lock()
 	f.tokens = tokens
 	if u.Text != "" {
+		f.text = u.Text
 		f.summary = oneLine(u.Text, 120)
 	}
 	f.mu.Unlock()
 	req.spend(tokens, int64(cost*1e9))
+	req.rt.loopFrameDone(f, u.Text, false)
 	f.finish(Completed, nil, "")
 	req.rt.record(context.Background(), f)
 }
@@ -553,6 +583,7 @@ func (f *Frame) FailModel(err error) {
 	if f.Kind != ModelFrame || f.State().Done() {
 		return
 	}
+	f.Request.rt.loopFrameDone(f, "", true)
 	f.finish(Failed, asError(err), "")
 	f.Request.rt.record(context.Background(), f)
 }

@@ -262,18 +262,18 @@ func TestLegitRecursion(t *testing.T) {
 // chainTool calls itself (through the model) until it reaches depth n.
 func deepTool(rt *reach.Runtime, name string) reach.ToolFunc {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		var a struct{ Want int }
+		var a struct{ Want, Turn int }
 		json.Unmarshal(args, &a)
 		f, _ := reach.FrameFrom(ctx)
 		if f.Depth >= a.Want {
-			return json.RawMessage(`"bottom"`), nil
+			return json.RawMessage(fmt.Sprintf(`"bottom of turn %d"`, a.Turn)), nil
 		}
 		mctx, m, err := rt.BeginModel(ctx, "m")
 		if err != nil {
 			return nil, err
 		}
 		defer m.EndModel(reach.TokenUsage{})
-		res := rt.Call(mctx, &reach.Call{ID: "d", Tool: name, Arguments: json.RawMessage(fmt.Sprintf(`{"want":%d,"at":%d}`, a.Want, f.Depth+1))})
+		res := rt.Call(mctx, &reach.Call{ID: "d", Tool: name, Arguments: json.RawMessage(fmt.Sprintf(`{"want":%d,"at":%d,"turn":%d}`, a.Want, f.Depth+1, a.Turn))})
 		if res.IsError() {
 			return nil, res.Err()
 		}

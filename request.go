@@ -159,6 +159,8 @@ type Request struct {
 	frames   []*Frame
 	dropped  int
 	children []*Request
+
+	loops loopState // used on the root request only
 }
 
 // ID returns the request id.

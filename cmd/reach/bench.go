@@ -1,20 +1,63 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"os"
 
+	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 func newBench() *cobra.Command {
 	bench := &cobra.Command{Use: "bench", Short: "Benchmarks"}
-	bench.AddCommand(&cobra.Command{
+	var asJSON, strict bool
+	loops := &cobra.Command{
 		Use:   "loops DIR",
 		Short: "Run the loop benchmark on the traces in DIR",
-		Args:  cobra.ExactArgs(1),
+		Long: `Replays every *.json trace in DIR (loop benchmark format v1) through the
+runtime's guard chain, scores the first refusal against each trace's label,
+and prints a table per kind for reach and the baselines (recursion_limit,
+consecutive_3, name_stack). With --json, prints one line per trace:
+{"id": ..., "flagged": <event id or null>, "reason": ...}.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("bench loops: not built yet")
+			traces, err := loopbench.LoadDir(args[0])
+			if err != nil {
+				return err
+			}
+			opts := &loopbench.Options{}
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				opts.Progress = func(done, total int) {
+					fmt.Fprintf(f, "\rreplaying traces: %d/%d", done, total)
+					if done == total {
+						fmt.Fprint(f, "\r\033[K")
+					}
+				}
+			}
+			report := loopbench.Run(traces, opts)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return report.WriteJSONLines(out, "reach")
+			}
+			report.WriteTable(out)
+			if strict {
+				return checkStrict(out, report)
+			}
+			return nil
 		},
-	})
+	}
+	loops.Flags().BoolVar(&asJSON, "json", false, "print one JSON line per trace and nothing else")
+	loops.Flags().BoolVar(&strict, "strict", false, "exit non-zero on any false kill or a detection rate below 0.95")
+	bench.AddCommand(loops)
 	return bench
+}
+
+func checkStrict(w io.Writer, r *loopbench.Report) error {
+	o := r.Overall("reach")
+	if o.FalseKills > 0 || (o.LoopTraces > 0 && o.Detection < 0.95) {
+		return fmt.Errorf("loop benchmark below the bar: detection %.2f (want >= 0.95), %d false kills (want 0)", o.Detection, o.FalseKills)
+	}
+	return nil
 }

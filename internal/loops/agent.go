@@ -1,0 +1,175 @@
+package loops
+
+import "strings"
+
+// agentState is what the detectors remember about one agent: its recent calls
+// ("short_cycle") and its run of results that brought nothing new
+// ("no_progress").
+type agentState struct {
+	name string
+	id   uint64 // hash of name, mixed into the result pieces it has seen
+
+	ring []entry // the last calls it dispatched, a ring buffer
+	head int     // next slot to write once the ring is full
+
+	stale      int    // results in a row that brought nothing new
+	staleEpoch uint64 // write epoch of that run
+	staleTools [4]string
+	writes     uint64 // successful writes and high-risk calls it made
+}
+
+// entry is one dispatched tool call in an agent's ring.
+type entry struct {
+	seq, key, res, epoch uint64
+	tool                 string
+	write                bool // a write or high-risk call
+	done                 bool // its outcome is known
+	transient            bool // it failed with a transient error
+	gone                 bool // it was refused after all
+}
+
+// ringSize is how many calls an agent's ring holds: enough for the longest
+// cycle going round as often as the detector requires.
+func ringSize(c config) int {
+	return max(c.cyclePeriod*max(c.cycleRepeats, c.writeCycleRepeats), 1)
+}
+
+func (a *agentState) push(e entry) {
+	if len(a.ring) < cap(a.ring) {
+		a.ring = append(a.ring, e)
+		return
+	}
+	a.ring[a.head] = e
+	a.head = (a.head + 1) % len(a.ring)
+}
+
+// find returns the ring entry of dispatch number seq, or nil.
+func (a *agentState) find(seq uint64) *entry {
+	for i := range a.ring {
+		if a.ring[i].seq == seq {
+			return &a.ring[i]
+		}
+	}
+	return nil
+}
+
+// recent fills w with the live entries, newest first, and returns how many.
+func (a *agentState) recent(w []*entry) int {
+	n := 0
+	for k := 0; k < len(a.ring) && n < len(w); k++ {
+		i := (a.head - 1 - k + 2*len(a.ring)) % len(a.ring)
+		if e := &a.ring[i]; !e.gone {
+			w[n] = e
+			n++
+		}
+	}
+	return n
+}
+
+func (a *agentState) noteStale(tool string) {
+	a.staleTools[a.stale%len(a.staleTools)] = tool
+	a.stale++
+}
+
+// staleList names the tools of the last stale results, oldest first.
+func (a *agentState) staleList() string {
+	n := min(a.stale, len(a.staleTools))
+	var b strings.Builder
+	for k := n; k > 0; k-- {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.staleTools[(a.stale-k)%len(a.staleTools)])
+	}
+	if a.stale > n {
+		return "…, " + b.String()
+	}
+	return b.String()
+}
+
+// checkCycle refuses s when it would start another round of a cycle of the
+// agent's recent calls in which every call returned, each round, what it had
+// returned the round before.
+func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
+	c := &d.cfg
+	if c.cyclePeriod == 0 || (c.cycleRepeats == 0 && c.writeCycleRepeats == 0) {
+		return nil
+	}
+	var buf [maxPeriodCap * maxRepeatCap]*entry
+	w := buf[:a.recent(buf[:])]
+	for p := 1; p <= c.cyclePeriod && p <= len(w); p++ {
+		if w[p-1].key != s.key {
+			continue
+		}
+		write := false
+		for _, e := range w[:p] {
+			write = write || e.write
+		}
+		reps := c.cycleRepeats
+		if write {
+			reps = c.writeCycleRepeats
+		} else if p == 1 {
+			continue // a single repeated read is "repeat"'s to judge
+		}
+		if reps == 0 || p*reps > len(w) {
+			continue
+		}
+		if !cycles(w, p, reps) {
+			continue
+		}
+		oldest := w[p*reps-1]
+		if !write && !d.quiet(oldest.seq, oldest.epoch) {
+			continue
+		}
+		return &Verdict{
+			Detector: "short_cycle",
+			Message: a.name + " went " + plural(reps, "time", "times") + " round the same cycle of calls (" +
+				cycleNames(w[:p]) + ") with the same arguments, and each call returned what it had returned " +
+				"the round before; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
+			Suggestion: "Break the cycle: use the results you already have, change your approach, or give your answer.",
+		}
+	}
+	return nil
+}
+
+// cycles reports whether the newest p*reps entries of w (newest first) are one
+// period-p cycle of completed calls going round reps times, each call with the
+// same key and result as the call p before it.
+func cycles(w []*entry, p, reps int) bool {
+	for i := 0; i < p*reps; i++ {
+		e := w[i]
+		if !e.done || e.transient {
+			return false
+		}
+		if i+p < p*reps {
+			f := w[i+p]
+			if f.key != e.key || f.res != e.res {
+				return false
+			}
+		}
+	}
+	// A cycle whose calls are all one call is a period-1 cycle; report it once,
+	// at p == 1.
+	if p > 1 {
+		same := true
+		for _, e := range w[1:p] {
+			same = same && e.key == w[0].key
+		}
+		if same {
+			return false
+		}
+	}
+	return true
+}
+
+// cycleNames names the tools of one round, oldest first.
+func cycleNames(round []*entry) string {
+	var b strings.Builder
+	for i := len(round) - 1; i >= 0; i-- {
+		b.WriteString(round[i].tool)
+		if i > 0 {
+			b.WriteString(" -> ")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,199 @@
+package loops
+
+import (
+	"bytes"
+	"strconv"
+)
+
+const (
+	maxArgLeaves  = 32 // argument leaves compared for widening
+	maxChainUnits = 64 // result pieces remembered of a widening chain's last result
+)
+
+// echoes are the argument values that a result may merely repeat: numbers
+// (a count equal to the limit asked for) and free text (a query, which has a
+// space in it). Identifiers (strings without a space) are not echoes: a result
+// that names a new entity tells something new about it.
+type echoes struct {
+	nums [maxArgLeaves]uint64
+	text [maxArgLeaves]uint64
+	nn   int
+	nt   int
+}
+
+func (d *Detector) echoes(args []byte) echoes {
+	var e echoes
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	for _, l := range as.out {
+		switch {
+		case l.kind == leafNumber && e.nn < len(e.nums):
+			e.nums[e.nn] = l.val
+			e.nn++
+		case l.kind == leafString && e.nt < len(e.text) && bytes.IndexByte(l.raw, ' ') >= 0:
+			e.text[e.nt] = l.val
+			e.nt++
+		}
+	}
+	return e
+}
+
+func (e *echoes) isNum(v uint64) bool {
+	for _, x := range e.nums[:e.nn] {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *echoes) isText(v uint64) bool {
+	for _, x := range e.text[:e.nt] {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// widens reports whether args widens prev: the same argument fields with the
+// same values, except that something grew and nothing else changed. Growing
+// is a number multiplied by at least WidenFactor (also a number with a unit,
+// "7d" to "30d"), a string that contains the old string and is longer, or a
+// list with more elements that keeps the old ones.
+func (d *Detector) widens(prev, args []byte) bool {
+	if bytes.Equal(prev, args) {
+		return false
+	}
+	ps := scanLeaves(prev, d.prev[:0], maxArgLeaves, false)
+	d.prev = ps.out[:0]
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	p, a := ps.out, as.out
+	if ps.cut || as.cut || len(a) == 0 || len(a) < len(p) {
+		return false
+	}
+	if len(a) > len(p) {
+		return listGrew(p, a)
+	}
+	grew := false
+	for i := range a {
+		if p[i].path != a[i].path || p[i].kind != a[i].kind {
+			return false
+		}
+		if p[i].val == a[i].val {
+			continue
+		}
+		if !d.grows(p[i].kind, p[i].raw, a[i].raw) {
+			return false
+		}
+		grew = true
+	}
+	return grew
+}
+
+// grows reports whether value y grew from x.
+func (d *Detector) grows(kind uint8, x, y []byte) bool {
+	switch kind {
+	case leafNumber:
+		fx, err1 := strconv.ParseFloat(string(x), 64)
+		fy, err2 := strconv.ParseFloat(string(y), 64)
+		return err1 == nil && err2 == nil && fx > 0 && fy >= fx*d.cfg.widenFactor
+	case leafString:
+		if nx, ux, ok := leadingNumber(x); ok {
+			if ny, uy, ok := leadingNumber(y); ok && bytes.Equal(ux, uy) {
+				return nx > 0 && ny >= nx*d.cfg.widenFactor
+			}
+		}
+		return len(y) > len(x) && bytes.Contains(y, x)
+	}
+	return false
+}
+
+// leadingNumber splits "30d" or "7 days" into 30 and "d", 7 and " days".
+func leadingNumber(b []byte) (float64, []byte, bool) {
+	i := 0
+	for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '.') {
+		i++
+	}
+	if i == 0 || i == len(b) || i > 15 {
+		return 0, nil, false
+	}
+	f, err := strconv.ParseFloat(string(b[:i]), 64)
+	return f, b[i:], err == nil
+}
+
+// listGrew reports whether a (longer) holds every leaf of p, and its other
+// leaves are list elements at a path p already has: a list that grew.
+func listGrew(p, a []leaf) bool {
+	for i := range p {
+		found := false
+		for j := range a {
+			if a[j].path == p[i].path && a[j].val == p[i].val {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for j := range a {
+		known, samePath := false, false
+		for i := range p {
+			samePath = samePath || a[j].path == p[i].path
+			known = known || (a[j].path == p[i].path && a[j].val == p[i].val)
+		}
+		if !known && !(a[j].arr && samePath) {
+			return false
+		}
+	}
+	return true
+}
+
+// chain updates tool t's widening chain with the result of s. A widening
+// brought no new answer when its result holds no piece of text that the
+// chain's last result did not, and at most one new number (a count), not
+// counting what merely echoes the arguments.
+func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes) {
+	freshText, freshNums, n := 0, 0, 0
+	for i := range sc.out {
+		l := &sc.out[i]
+		if l.kind == leafNumber && e.isNum(l.val) || l.kind == leafString && e.isText(l.val) {
+			continue
+		}
+		n++
+		u := l.unit()
+		known := false
+		for _, v := range t.units {
+			if v == u {
+				known = true
+				break
+			}
+		}
+		if !known {
+			if l.kind == leafNumber {
+				freshNums++
+			} else {
+				freshText++
+			}
+		}
+	}
+	same := s.widen && t.hasBase && !t.cut && !sc.cut && t.epoch == s.epoch &&
+		n > 0 && sc.text > 0 && freshText == 0 && freshNums <= 1
+	if same {
+		if t.stale == 0 {
+			t.first = append(t.first[:0], s.Args...)
+		}
+		t.stale++
+		t.last = preview(o.Result)
+	} else {
+		t.stale = 0
+	}
+	t.hasBase, t.epoch = true, s.epoch
+	t.units = t.units[:0]
+	t.cut = sc.cut || len(sc.out) > maxChainUnits
+	for i := 0; i < len(sc.out) && i < maxChainUnits; i++ {
+		t.units = append(t.units, sc.out[i].unit())
+	}
+}

@@ -1,0 +1,131 @@
+package loops
+
+import (
+	"hash/maphash"
+	"unicode"
+	"unicode/utf8"
+)
+
+// taskState is what "delegation" remembers about one sub-task handed to one
+// agent.
+type taskState struct {
+	count    int       // hand-offs since the count last started over
+	others   uint64    // successful writes by other agents at the last hand-off
+	verdicts [2]string // the last two verdicts, newest last, quoted in a Message
+}
+
+// taskKey hashes the receiving agent and the sub-task text, ignoring case,
+// white space and punctuation at either end.
+func taskKey(to, task string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(to)
+	h.WriteByte(0)
+	space := false
+	wrote := false
+	for i := 0; i < len(task); {
+		r, n := utf8.DecodeRuneInString(task[i:])
+		i += n
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && wrote {
+			h.WriteByte(' ')
+		}
+		space = false
+		wrote = true
+		var buf [utf8.UTFMax]byte
+		h.Write(utf8.AppendRune(buf[:0], unicode.ToLower(r)))
+	}
+	return h.Sum64()
+}
+
+func (d *Detector) checkDelegation(s *Step) *Verdict {
+	c := &d.cfg
+	if c.delegationMax == 0 {
+		d.seq++
+		s.seq = d.seq
+		return nil
+	}
+	to := s.To
+	if to == "" {
+		to = "main"
+	}
+	s.key = taskKey(to, trimPunct(s.Task))
+	others := d.epoch - d.agent(to).writes
+	ts, ok := d.tasks.get(s.key)
+	if !ok {
+		ts = &taskState{}
+		d.tasks.put(s.key, ts)
+	}
+	if ts.others != others {
+		ts.count = 0
+	}
+	if ts.count >= c.delegationMax {
+		msg := "the sub-task " + quote(s.Task) + " was already handed to " + to + " " +
+			plural(ts.count, "time", "times")
+		if v := ts.verdicts; v[1] != "" {
+			if v[0] == v[1] || v[0] == "" {
+				msg += " (last verdict: " + v[1] + ")"
+			} else {
+				msg += " (verdicts: " + v[0] + "; " + v[1] + ")"
+			}
+		}
+		return &Verdict{
+			Detector: "delegation",
+			Message:  msg + ", and nothing was written in between; a " + ordinal(ts.count+1) + " hand-off would go round the same loop.",
+			Suggestion: "Do not hand the same sub-task over again: change the task (say what must be different this time), " +
+				"accept the last result, or report to the user why it cannot be completed.",
+		}
+	}
+	ts.count++
+	ts.others = others
+	d.seq++
+	s.seq = d.seq
+	return nil
+}
+
+func (d *Detector) doneDelegation(s *Step, o *Outcome) {
+	ts, ok := d.tasks.get(s.key)
+	if !ok {
+		return
+	}
+	if o.Refused {
+		if ts.count > 0 {
+			ts.count--
+		}
+		return
+	}
+	ts.verdicts[0] = ts.verdicts[1]
+	ts.verdicts[1] = preview(o.Result)
+}
+
+func trimPunct(s string) string {
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if !unicode.IsSpace(r) && !unicode.IsPunct(r) {
+			break
+		}
+		s = s[n:]
+	}
+	for len(s) > 0 {
+		r, n := utf8.DecodeLastRuneInString(s)
+		if !unicode.IsSpace(r) && !unicode.IsPunct(r) {
+			break
+		}
+		s = s[:len(s)-n]
+	}
+	return s
+}
+
+func quote(s string) string {
+	if len(s) > previewLen {
+		n := previewLen
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return `"` + s + `"`
+}

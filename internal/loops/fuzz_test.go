@@ -1,0 +1,81 @@
+package loops
+
+import (
+	"testing"
+)
+
+// FuzzDetector feeds arbitrary sequences of steps and outcomes, completed in
+// arbitrary order, and checks that nothing panics and memory stays bounded.
+func FuzzDetector(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte(`{"a":1}`), []byte(`{"r":[1,2,"x\ny"]}`))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, []byte(`{"q":"error","limit":20}`), []byte(`"timeout"`))
+	f.Add([]byte{7, 200, 13, 99, 255, 1, 0, 64}, []byte(`{"x":`), []byte(`{"unterminated`))
+	f.Add([]byte{33, 66, 99, 132, 165, 198, 231}, []byte(`[1,[2,[3,[4]]]]`), []byte(`"a\\nb\nc\\\\n"`))
+	f.Fuzz(func(t *testing.T, prog, args, result []byte) {
+		d := New(&Options{MaxKeys: 64, MaxUnits: 128, MaxAgents: 4, CyclePeriod: int(len(prog) % 20)})
+		tools := []string{"a", "b", "c"}
+		agents := []string{"", "main", "sub", "other", "x"}
+		accesses := []string{"read", "write", "high_risk", "forbidden", ""}
+		errs := []string{"", "", "timeout", "unavailable", "rate_limited", "invalid_args", "not_found", "conflict", "weird"}
+		var open []*Step
+		for i, c := range prog {
+			s := &Step{Kind: Kind(c % 4), Agent: agents[int(c>>2)%len(agents)], Depth: int(c >> 5)}
+			switch s.Kind {
+			case ToolCall, 3:
+				s.Kind = ToolCall
+				s.Tool = tools[int(c>>3)%len(tools)]
+				s.Access = accesses[int(c>>4)%len(accesses)]
+				s.Retryable = c&1 == 1
+				switch c % 3 {
+				case 0:
+					s.Args = args
+				case 1:
+					s.Args = append(append([]byte{}, args...), byte(i))
+				}
+			case Delegation:
+				s.To = agents[int(c>>3)%len(agents)]
+				s.Task = string(args)
+			}
+			if d.Check(s) == nil {
+				open = append(open, s)
+			}
+			// Complete some of the open steps, in an order the program picks.
+			for len(open) > 0 && (c&2 == 0 || len(open) > 3) {
+				k := int(c) % len(open)
+				o := Outcome{ErrorType: errs[int(c)%len(errs)], Refused: c%17 == 0}
+				o.Error = o.ErrorType != ""
+				switch c % 4 {
+				case 0:
+					o.Result = result
+				case 1:
+					o.Result = args
+				case 2:
+					o.Result = append(append([]byte{}, result...), byte(i))
+				}
+				d.Done(open[k], o)
+				open = append(open[:k], open[k+1:]...)
+			}
+			if n, max := d.retained(), d.retainedBound(); n > max {
+				t.Fatalf("retained %d > bound %d", n, max)
+			}
+		}
+		for _, s := range open {
+			d.Done(s, Outcome{Result: result})
+		}
+	})
+}
+
+// FuzzScan checks that the JSON scanner never panics and keeps its limit.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":"c\nd"}],"e":null}`, `"plain\\ntext"`, `not json`, `[[[[`, `{"a":"\"}`, `-1.5e+3`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, lines := range []bool{false, true} {
+			sc := scanLeaves(b, nil, 16, lines)
+			if len(sc.out) > 16 {
+				t.Fatalf("%d leaves, limit 16", len(sc.out))
+			}
+		}
+	})
+}

@@ -1,0 +1,424 @@
+// Package loops detects agents that repeat themselves without making progress.
+//
+// A [Detector] watches one request tree (a root request and its sub-agents) as
+// the runtime dispatches it, and refuses the step that would continue a loop:
+//
+//	d := loops.New(nil) // one per request tree
+//	s := &loops.Step{Kind: loops.ToolCall, Tool: "get_order", Args: []byte(`{"id":"42"}`), Access: "read"}
+//	if v := d.Check(s); v != nil {
+//		return refuse(v.Detector, v.Message, v.Suggestion) // the step does not run
+//	}
+//	res, err := run(s)
+//	d.Done(s, loops.Outcome{Result: res, Error: err != nil, ErrorType: typeOf(err)})
+//
+// [Detector.Check] runs before a step is dispatched and knows only the results of
+// earlier steps; [Detector.Done] reports what a step produced. Model calls and
+// delegations go through the same two methods: their text (the model's answer,
+// the sub-agent's verdict) reaches [Detector.Done] as a JSON string.
+//
+// # Detectors
+//
+// Each detector has a short stable id, used in [Verdict.Detector]:
+//
+//   - "repeat" (L1): the third call of the same tool with the same arguments, when
+//     the two before it returned the same non-transient result and no write or
+//     high-risk call succeeded in between. Polling whose result changes, a re-read
+//     after a write, and a single re-read are allowed.
+//   - "retry_budget" (L1): a call that has already failed with transient errors
+//     (timeout, unavailable, rate_limited) on [Options.RetryBudget] attempts in a
+//     row, or a tool that failed transiently [Options.ToolRetryBudget] times in a
+//     row whatever its arguments.
+//   - "short_cycle" (L2): an agent's recent calls form a cycle (A, B, A, B) whose
+//     every call returned the same result each time round.
+//   - "amplification" (L3): a call that widens the previous call of the same tool
+//     (a numeric argument grown by [Options.WidenFactor], a string argument
+//     extended) after earlier widenings brought no new answer.
+//   - "no_progress" (L3): an agent whose last [Options.StaleSteps] results brought
+//     nothing it had not already seen (a hidden loop: different tools and
+//     arguments, known answers).
+//   - "delegation" (L3): the third hand-off of the same sub-task to the same agent.
+//
+// docs/LOOPS.md describes what counts as new information, the defaults and the
+// known blind spots.
+//
+// # Memory and cost
+//
+// Every table a Detector keeps is bounded (see [Options.MaxKeys],
+// [Options.MaxUnits], [Options.MaxAgents]): when a table is full the oldest half
+// is forgotten, which can only make the detectors more lenient. Arguments and
+// results are hashed once; a typical Check plus Done costs about a microsecond
+// and allocates only when a new call key, tool or agent is first seen.
+package loops
+
+import (
+	"sync"
+)
+
+// Kind says what a step is. The zero value is [ToolCall].
+type Kind int
+
+// The kinds of step a [Detector] sees.
+const (
+	ToolCall   Kind = iota // a call of a tool
+	ModelCall              // a call of the model
+	Delegation             // one agent hands a sub-task to another
+)
+
+// Step is one event as the runtime sees it before dispatch.
+//
+// The runtime fills the exported fields; [Detector.Check] sets the unexported
+// ones, and [Detector.Done] must be given the same *Step. A Step must not be
+// shared by two calls in flight. The zero value is a tool call of no tool.
+type Step struct {
+	Kind  Kind
+	Agent string // which agent made it; "" means "main"
+	Depth int    // number of tool calls on the stack above this step (0 = outer agent loop)
+
+	// Tool calls:
+	Tool      string
+	Args      []byte // canonical JSON of the arguments: object keys sorted, no insignificant white space, strings as written
+	Access    string // "read", "write", "high_risk" or "forbidden"
+	Retryable bool   // the tool may be called again with the same args after a transient error
+
+	// Model calls:
+	Tokens int64
+	Text   string // what the model said, when known (may be empty)
+
+	// Delegations:
+	To   string // receiving agent
+	Task string // sub-task text
+
+	seq   uint64 // dispatch number, set by Check; 0 means not dispatched (or already done)
+	key   uint64 // tool calls: hash of tool and args; delegations: hash of receiver and task
+	epoch uint64 // successful writes completed when the step was dispatched
+	widen bool   // tool calls: this call widens the previous call of its tool
+}
+
+// Outcome is what a dispatched step produced. The zero value is a success with
+// an empty result.
+type Outcome struct {
+	Refused   bool   // the call did not run after all (a later guard refused it, or it was cancelled): forget it
+	Error     bool   // the call ran and failed
+	ErrorType string // "timeout","unavailable","rate_limited" (transient) or "invalid_args","not_found","forbidden","conflict", or other
+	Result    []byte // the observation handed back to the model: canonical JSON (a JSON string for plain text)
+}
+
+// Verdict is a refusal. Message says what repeats (the tool and arguments, how
+// many times, what the earlier results were); Suggestion says what to do instead.
+type Verdict struct {
+	Detector   string // short stable id: "repeat", "retry_budget", "short_cycle", "no_progress", "delegation", "amplification"
+	Message    string
+	Suggestion string
+}
+
+// Transient reports whether errorType names a transient error: one that may go
+// away when the same call is tried again ("timeout", "unavailable",
+// "rate_limited").
+func Transient(errorType string) bool {
+	switch errorType {
+	case "timeout", "unavailable", "rate_limited":
+		return true
+	}
+	return false
+}
+
+// Options configures a [Detector]. A nil *Options means all defaults; a zero
+// field means its documented default; a negative count disables what it counts.
+type Options struct {
+	// RepeatMax is how many identical results a call (same tool, same normalized
+	// arguments) may return, with no successful write in between, before the next
+	// identical call is refused ("repeat"). If zero, 2: the third call is refused.
+	RepeatMax int
+
+	// RetryBudget is how many attempts of the same call may end in a transient
+	// error in a row before the next attempt is refused ("retry_budget").
+	// If zero, 4: four attempts are allowed, the fifth is refused.
+	RetryBudget int
+
+	// ToolRetryBudget is how many calls of one tool, whatever their arguments, may
+	// end in a transient error in a row before the next call of that tool is
+	// refused ("retry_budget"). If zero, 8.
+	ToolRetryBudget int
+
+	// CyclePeriod is the longest cycle of calls that "short_cycle" looks for.
+	// If zero, 4. Cycles of period 1 without a write are left to "repeat".
+	CyclePeriod int
+
+	// CycleRepeats is how many times a cycle of reads may go round, each call
+	// returning what it returned the time before, with no successful write
+	// in between, before the call that starts the next round is refused.
+	// If zero, 2 (the same bar as RepeatMax).
+	CycleRepeats int
+
+	// WriteCycleRepeats is the same for a cycle that contains a write or
+	// high-risk call with the same arguments and result each round (the writes
+	// changed nothing that the cycle reads). If zero, 3.
+	WriteCycleRepeats int
+
+	// StaleSteps is how many results in a row that bring nothing new an agent may
+	// receive before its next read is refused ("no_progress"). Results that are
+	// errors, empty or shorter than StaleMinBytes of text are neutral; a
+	// successful write starts over. If zero, 4.
+	StaleSteps int
+
+	// StaleMinBytes is how many bytes of string content a result must carry for it
+	// to count as stale when it brings nothing new. If zero, 24.
+	StaleMinBytes int
+
+	// DelegationMax is how many times the same sub-task (normalized text) may be
+	// handed to the same agent before the next hand-off is refused ("delegation").
+	// A successful write by another agent in between starts the count over.
+	// If zero, 2: the third hand-off is refused.
+	DelegationMax int
+
+	// AmplifyMax is how many widenings of a call in a row may bring no new answer
+	// before the next widening is refused ("amplification"). If zero, 2.
+	AmplifyMax int
+
+	// WidenFactor is the least factor by which a numeric argument must grow for a
+	// call to count as a widening of the previous call of the same tool.
+	// If zero, 1.5.
+	WidenFactor float64
+
+	// MaxKeys bounds the distinct calls (tool and arguments), tools and
+	// sub-tasks remembered. If zero, 4096.
+	MaxKeys int
+
+	// MaxUnits bounds the distinct pieces of result content remembered for
+	// "no_progress". If zero, 16384.
+	MaxUnits int
+
+	// MaxAgents bounds the agents remembered. If zero, 64.
+	MaxAgents int
+}
+
+// Defaults.
+const (
+	defRepeatMax         = 2
+	defRetryBudget       = 4
+	defToolRetryBudget   = 8
+	defCyclePeriod       = 4
+	defCycleRepeats      = 2
+	defWriteCycleRepeats = 3
+	defStaleSteps        = 4
+	defStaleMinBytes     = 24
+	defDelegationMax     = 2
+	defAmplifyMax        = 2
+	defWidenFactor       = 1.5
+	defMaxKeys           = 4096
+	defMaxUnits          = 16384
+	defMaxAgents         = 64
+
+	maxPeriodCap = 16  // CyclePeriod is capped here to bound the ring
+	maxRepeatCap = 8   // CycleRepeats and WriteCycleRepeats are capped here
+	unitsPerStep = 512 // result pieces examined per step
+	previewLen   = 96  // bytes of a result quoted in a Message
+)
+
+// config is Options with defaults applied; a disabled count is 0.
+type config struct {
+	repeatMax, retryBudget, toolRetryBudget      int
+	cyclePeriod, cycleRepeats, writeCycleRepeats int
+	staleSteps, staleMinBytes                    int
+	delegationMax, amplifyMax                    int
+	widenFactor                                  float64
+	maxKeys, maxUnits, maxAgents                 int
+}
+
+func pick(v, def int) int {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
+}
+
+func resolve(o *Options) config {
+	if o == nil {
+		o = &Options{}
+	}
+	c := config{
+		repeatMax:         pick(o.RepeatMax, defRepeatMax),
+		retryBudget:       pick(o.RetryBudget, defRetryBudget),
+		toolRetryBudget:   pick(o.ToolRetryBudget, defToolRetryBudget),
+		cyclePeriod:       min(pick(o.CyclePeriod, defCyclePeriod), maxPeriodCap),
+		cycleRepeats:      min(pick(o.CycleRepeats, defCycleRepeats), maxRepeatCap),
+		writeCycleRepeats: min(pick(o.WriteCycleRepeats, defWriteCycleRepeats), maxRepeatCap),
+		staleSteps:        pick(o.StaleSteps, defStaleSteps),
+		staleMinBytes:     pick(o.StaleMinBytes, defStaleMinBytes),
+		delegationMax:     pick(o.DelegationMax, defDelegationMax),
+		amplifyMax:        pick(o.AmplifyMax, defAmplifyMax),
+		widenFactor:       o.WidenFactor,
+		maxKeys:           max(pick(o.MaxKeys, defMaxKeys), 16),
+		maxUnits:          max(pick(o.MaxUnits, defMaxUnits), 64),
+		maxAgents:         max(pick(o.MaxAgents, defMaxAgents), 2),
+	}
+	if c.widenFactor <= 1 {
+		c.widenFactor = defWidenFactor
+	}
+	if c.staleMinBytes == 0 {
+		c.staleMinBytes = 1
+	}
+	return c
+}
+
+// Detector runs the loop detectors over one request tree. Create it with [New];
+// the zero value is not usable. A Detector is safe for concurrent use: the
+// calls of a request's concurrent branches may Check and report Done at once.
+type Detector struct {
+	mu  sync.Mutex
+	cfg config
+
+	seq   uint64 // last dispatch number
+	epoch uint64 // successful write or high-risk calls completed
+	// writes in flight (dispatch numbers); a repeat is refused only when no write
+	// dispatched after the repetition began may still be running.
+	inflight     []uint64
+	inflightLost int // writes in flight that did not fit in inflight
+
+	calls  bounded[uint64, *callState]  // per tool and arguments
+	tools  bounded[string, *toolState]  // per tool
+	agents bounded[string, *agentState] // per agent
+	tasks  bounded[uint64, *taskState]  // per receiver and sub-task
+	seen   bounded[uint64, struct{}]    // result pieces seen, per agent
+
+	units []leaf // scratch for one result
+	args  []leaf // scratch for one argument list
+	prev  []leaf // scratch for the previous argument list
+}
+
+// New returns a Detector for one request tree (a root request and its
+// sub-agents share one). opts may be nil; New copies it.
+func New(opts *Options) *Detector {
+	c := resolve(opts)
+	d := &Detector{cfg: c}
+	d.calls.init(c.maxKeys)
+	d.tools.init(max(c.maxKeys/8, 16))
+	d.tasks.init(max(c.maxKeys/8, 16))
+	d.agents.init(c.maxAgents)
+	d.seen.init(c.maxUnits)
+	return d
+}
+
+// Check is called before a step is dispatched, knowing only the results of
+// earlier tool calls. It returns nil to allow the step, and then records it as
+// dispatched (report its outcome with [Detector.Done]), or a refusal, and then
+// records nothing.
+func (d *Detector) Check(s *Step) *Verdict {
+	if s == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s.seq, s.widen = 0, false
+	var v *Verdict
+	switch s.Kind {
+	case ToolCall:
+		v = d.checkTool(s)
+	case Delegation:
+		v = d.checkDelegation(s)
+	default:
+		d.seq++
+		s.seq = d.seq
+	}
+	return v
+}
+
+// Done reports the outcome of a step that [Detector.Check] allowed, given the
+// same *Step. Outcomes may arrive out of order, and a call that runs nested
+// steps completes after them. For a model call, o.Result is what the model
+// said; for a delegation, the sub-agent's final verdict (both as JSON strings,
+// possibly empty). Done ignores a step that Check did not allow, and a step
+// reported twice.
+func (d *Detector) Done(s *Step, o Outcome) {
+	if s == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s.seq == 0 {
+		return
+	}
+	switch s.Kind {
+	case ToolCall:
+		d.doneTool(s, &o)
+	case Delegation:
+		d.doneDelegation(s, &o)
+	}
+	s.seq = 0
+}
+
+// retained returns how many entries d currently remembers, all tables
+// together. It stays below retainedBound however many steps go through.
+func (d *Detector) retained() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len()
+	for _, a := range d.agents.cur {
+		n += len(a.ring)
+	}
+	for _, a := range d.agents.old {
+		n += len(a.ring)
+	}
+	return n + len(d.inflight)
+}
+
+// retainedBound is the largest value Retained can take under d's options.
+func (d *Detector) retainedBound() int {
+	c := d.cfg
+	return c.maxKeys + 2*max(c.maxKeys/8, 16) + c.maxAgents*(1+ringSize(c)) + c.maxUnits + maxInflight
+}
+
+func (d *Detector) agent(name string) *agentState {
+	if name == "" {
+		name = "main"
+	}
+	a, ok := d.agents.get(name)
+	if !ok {
+		a = &agentState{name: name, id: hashString(name), ring: make([]entry, 0, ringSize(d.cfg))}
+		d.agents.put(name, a)
+	}
+	return a
+}
+
+const maxInflight = 64
+
+func (d *Detector) addInflight(seq uint64) {
+	if len(d.inflight) < maxInflight {
+		d.inflight = append(d.inflight, seq)
+	} else {
+		d.inflightLost++
+	}
+}
+
+func (d *Detector) removeInflight(seq uint64) {
+	for i, q := range d.inflight {
+		if q == seq {
+			d.inflight[i] = d.inflight[len(d.inflight)-1]
+			d.inflight = d.inflight[:len(d.inflight)-1]
+			return
+		}
+	}
+	if d.inflightLost > 0 {
+		d.inflightLost--
+	}
+}
+
+// quiet reports whether nothing may have changed the world since dispatch
+// number since, which began at write epoch epoch: no write has succeeded since,
+// and no write dispatched after it is still running.
+func (d *Detector) quiet(since, epoch uint64) bool {
+	if d.epoch != epoch || d.inflightLost > 0 {
+		return false
+	}
+	for _, q := range d.inflight {
+		if q > since {
+			return false
+		}
+	}
+	return true
+}
+
+func isWrite(access string) bool { return access == "write" || access == "high_risk" }

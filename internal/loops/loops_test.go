@@ -1,0 +1,555 @@
+package loops
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// op is one step of a hand-written case: a tool call (tool set), a delegation
+// (to set) or a model call (neither). The step's outcome is reported right
+// after an allowed Check.
+type op struct {
+	agent  string
+	tool   string
+	args   string
+	access string // "" means read
+	res    string // result (canonical JSON)
+	err    string // error type; "" means success
+	to     string
+	task   string
+	want   string // the detector expected to refuse this step; "" to allow it
+}
+
+func call(tool, args, res string) op { return op{tool: tool, args: args, res: res} }
+func failing(tool, args, errType string) op {
+	return op{tool: tool, args: args, err: errType, res: `"` + errType + `: try again"`}
+}
+func write(tool, args, res string) op { return op{tool: tool, args: args, access: "write", res: res} }
+func hand(to, task string) op         { return op{to: to, task: task, res: `"done"`} }
+func refused(o op, detector string) op {
+	o.want = detector
+	return o
+}
+func by(agent string, o op) op { o.agent = agent; return o }
+
+func (o op) step() *Step {
+	switch {
+	case o.tool != "":
+		access := o.access
+		if access == "" {
+			access = "read"
+		}
+		return &Step{Kind: ToolCall, Agent: o.agent, Tool: o.tool, Args: []byte(o.args), Access: access}
+	case o.to != "":
+		return &Step{Kind: Delegation, Agent: o.agent, To: o.to, Task: o.task}
+	}
+	return &Step{Kind: ModelCall, Agent: o.agent, Tokens: 100}
+}
+
+// run plays ops through a Detector made with opts and checks each verdict.
+func run(t *testing.T, opts *Options, ops []op) {
+	t.Helper()
+	d := New(opts)
+	for i, o := range ops {
+		s := o.step()
+		v := d.Check(s)
+		got := ""
+		if v != nil {
+			got = v.Detector
+		}
+		if got != o.want {
+			msg := ""
+			if v != nil {
+				msg = ": " + v.Message
+			}
+			t.Fatalf("step %d (%s %s%s): got verdict %q%s, want %q", i, o.tool, o.args, o.task, got, msg, o.want)
+		}
+		if v != nil {
+			if v.Message == "" || v.Suggestion == "" {
+				t.Errorf("step %d: verdict without message or suggestion: %+v", i, v)
+			}
+			continue
+		}
+		d.Done(s, Outcome{Error: o.err != "", ErrorType: o.err, Result: []byte(o.res)})
+	}
+}
+
+type testCase struct {
+	name string
+	opts *Options
+	ops  []op
+}
+
+func runCases(t *testing.T, cases []testCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc.opts, tc.ops) })
+	}
+}
+
+func repeatN(n int, o op) []op {
+	out := make([]op, n)
+	for i := range out {
+		out[i] = o
+	}
+	return out
+}
+
+func cat(parts ...[]op) []op {
+	var out []op
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+const status = `{"order_id":"A1","status":"SHIPPED","updated_at":"2025-01-15 10:30:00"}`
+
+func TestRepeat(t *testing.T) {
+	get := call("get_status", `{"id":"A1"}`, status)
+	runCases(t, []testCase{
+		{"third identical call refused", nil, []op{get, get, refused(get, "repeat")}},
+		{"two identical calls allowed", nil, []op{get, get, call("other", `{}`, `{"x":1}`)}},
+		{"interleaved calls still count", nil, []op{
+			get, call("get_customer", `{"id":"C1"}`, `{"tier":"gold"}`), get,
+			call("get_customer", `{"id":"C2"}`, `{"tier":"basic"}`), refused(get, "repeat"),
+		}},
+		{"re-read after a write", nil, []op{
+			call("read_file", `{"path":"a"}`, `"v1"`), call("read_file", `{"path":"a"}`, `"v1"`),
+			write("write_file", `{"content":"v1","path":"a"}`, `{"bytes":2}`),
+			call("read_file", `{"path":"a"}`, `"v1"`), call("read_file", `{"path":"a"}`, `"v1"`),
+			refused(call("read_file", `{"path":"a"}`, `"v1"`), "repeat"),
+		}},
+		{"a failed write does not excuse a repeat", nil, []op{
+			get, {tool: "save", args: `{"x":1}`, access: "write", err: "conflict", res: `"conflict"`}, get,
+			refused(get, "repeat"),
+		}},
+		{"polling whose result changes", nil, []op{
+			call("job", `{"id":"j1"}`, `{"progress":10,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":20,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":30,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":40,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":100,"state":"done"}`),
+		}},
+		{"polling that stops changing", nil, []op{
+			call("job", `{"id":"j1"}`, `{"progress":10,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":20,"state":"running"}`),
+			call("job", `{"id":"j1"}`, `{"progress":20,"state":"running"}`),
+			refused(call("job", `{"id":"j1"}`, `{"progress":20,"state":"running"}`), "repeat"),
+		}},
+		{"same non-transient error, same args", nil, []op{
+			failing("create", `{"amount":"x"}`, "invalid_args"), failing("create", `{"amount":"x"}`, "invalid_args"),
+			refused(failing("create", `{"amount":"x"}`, "invalid_args"), "repeat"),
+		}},
+		{"same error, different args", nil, []op{
+			failing("read_file", `{"path":"a"}`, "not_found"), failing("read_file", `{"path":"b"}`, "not_found"),
+			failing("read_file", `{"path":"c"}`, "not_found"), failing("read_file", `{"path":"d"}`, "not_found"),
+			failing("read_file", `{"path":"e"}`, "not_found"), failing("read_file", `{"path":"f"}`, "not_found"),
+			failing("read_file", `{"path":"g"}`, "not_found"), call("read_file", `{"path":"h"}`, `"found"`),
+		}},
+		{"transient errors in between do not break the streak", nil, []op{
+			get, failing("get_status", `{"id":"A1"}`, "timeout"), get, refused(get, "repeat"),
+		}},
+		{"think tool returning nothing, same thought", nil, []op{
+			call("think", `{"t":"hmm"}`, `""`), call("think", `{"t":"hmm"}`, `""`), refused(call("think", `{"t":"hmm"}`, `""`), "repeat"),
+		}},
+		{"other agents' reads do not count against a first read", nil, []op{
+			by("r1", get), by("r2", get), by("r3", get), by("r4", get), by("r1", refused(get, "repeat")),
+		}},
+		{"an agent that took part is refused", nil, []op{
+			by("a", get), by("b", get), by("a", refused(get, "repeat")),
+		}},
+		{"disabled", &Options{RepeatMax: -1, CyclePeriod: -1, StaleSteps: -1}, repeatN(6, get)},
+		{"custom threshold", &Options{RepeatMax: 3, StaleSteps: -1}, []op{get, get, get, refused(get, "repeat")}},
+	})
+}
+
+func TestRepeatWriteInFlight(t *testing.T) {
+	// A write dispatched after the streak began and still running may change
+	// what the call reads: the repeat is allowed until it completes.
+	d := New(nil)
+	get := func() *Step { return &Step{Tool: "get", Args: []byte(`{}`), Access: "read"} }
+	for range 2 {
+		s := get()
+		if v := d.Check(s); v != nil {
+			t.Fatalf("got %v", v)
+		}
+		d.Done(s, Outcome{Result: []byte(`"same"`)})
+	}
+	w := &Step{Tool: "put", Args: []byte(`{}`), Access: "write"}
+	if v := d.Check(w); v != nil {
+		t.Fatalf("write refused: %v", v)
+	}
+	if v := d.Check(get()); v != nil {
+		t.Fatalf("read refused while a write is in flight: %v", v.Message)
+	}
+	d.Done(w, Outcome{Refused: true}) // the write never ran
+	if v := d.Check(get()); v == nil || v.Detector != "repeat" {
+		t.Fatalf("got %v, want a repeat verdict once the write was refused", v)
+	}
+}
+
+func TestRetryBudget(t *testing.T) {
+	to := failing("get_flight", `{"no":"CZ1"}`, "timeout")
+	ok := call("get_flight", `{"no":"CZ1"}`, `{"status":"ON_TIME"}`)
+	runCases(t, []testCase{
+		{"fifth attempt after four transient errors refused", nil, cat(repeatN(4, to), []op{refused(to, "retry_budget")})},
+		{"success within four attempts", nil, cat(repeatN(3, to), []op{ok, call("x", `{}`, `{}`)})},
+		{"success restarts the budget", nil, cat(repeatN(3, to), []op{ok}, repeatN(4, to), []op{refused(to, "retry_budget")})},
+		{"mixed transient types", nil, []op{
+			failing("f", `{}`, "timeout"), failing("f", `{}`, "unavailable"), failing("f", `{}`, "rate_limited"),
+			failing("f", `{}`, "timeout"), refused(failing("f", `{}`, "timeout"), "retry_budget"),
+		}},
+		{"a tool failing whatever the arguments", nil, []op{
+			failing("f", `{"a":1}`, "timeout"), failing("f", `{"a":2}`, "timeout"), failing("f", `{"a":3}`, "timeout"),
+			failing("f", `{"a":4}`, "timeout"), failing("f", `{"a":5}`, "timeout"), failing("f", `{"a":6}`, "timeout"),
+			failing("f", `{"a":7}`, "timeout"), failing("f", `{"a":8}`, "timeout"),
+			refused(failing("f", `{"a":9}`, "timeout"), "retry_budget"),
+		}},
+		{"another tool is not affected", nil, cat(repeatN(4, to), []op{call("other", `{}`, `{"x":1}`)})},
+		{"custom budget", &Options{RetryBudget: 2}, []op{to, to, refused(to, "retry_budget")}},
+		{"disabled", &Options{RetryBudget: -1, ToolRetryBudget: -1}, repeatN(12, to)},
+	})
+}
+
+func TestTransient(t *testing.T) {
+	for _, c := range []struct {
+		typ  string
+		want bool
+	}{
+		{"timeout", true}, {"unavailable", true}, {"rate_limited", true},
+		{"invalid_args", false}, {"not_found", false}, {"forbidden", false}, {"conflict", false}, {"", false}, {"Timeout", false},
+	} {
+		if got := Transient(c.typ); got != c.want {
+			t.Errorf("Transient(%q) = %v, want %v", c.typ, got, c.want)
+		}
+	}
+}
+
+func TestShortCycle(t *testing.T) {
+	inv := call("get_inventory", `{"sku":"S1"}`, `{"available":27,"sku":"S1"}`)
+	price := call("get_price", `{"sku":"S1"}`, `{"price":9.5,"sku":"S1"}`)
+	cust := call("get_customer", `{"id":"C1"}`, `{"tier":"gold"}`)
+	edit := write("edit", `{"new":"a+b","old":"a-b","path":"calc.py"}`, `{"applied":true}`)
+	test := call("run_tests", `{}`, `"1 failed, 4 passed"`)
+	runCases(t, []testCase{
+		{"A B A B, then A", nil, []op{cust, inv, price, inv, price, refused(inv, "short_cycle")}},
+		{"A B C three rounds minus one", nil, []op{inv, price, cust, inv, price, cust, refused(inv, "short_cycle")}},
+		{"A B A B' (B's result changed)", &Options{RepeatMax: -1}, []op{
+			inv, price, inv, call("get_price", `{"sku":"S1"}`, `{"price":9.9,"sku":"S1"}`),
+			call("get_inventory", `{"sku":"S1"}`, `{"available":26,"sku":"S1"}`),
+		}},
+		{"same tool, two pages back and forth", nil, []op{
+			call("view", `{"page":1}`, `"lines 1-10"`), call("view", `{"page":2}`, `"lines 11-20"`),
+			call("view", `{"page":1}`, `"lines 1-10"`), call("view", `{"page":2}`, `"lines 11-20"`),
+			refused(call("view", `{"page":1}`, `"lines 1-10"`), "short_cycle"),
+		}},
+		{"a write with the same effect each round", nil, []op{
+			edit, test, edit, test, edit, test, refused(edit, "short_cycle"),
+		}},
+		{"the same write alone, three times", nil, []op{edit, edit, edit, refused(edit, "short_cycle")}},
+		{"re-running the same test after different edits", nil, []op{
+			write("edit", `{"v":1}`, `{"applied":true}`), test, write("edit", `{"v":2}`, `{"applied":true}`), test,
+			write("edit", `{"v":3}`, `{"applied":true}`), test, write("edit", `{"v":4}`, `{"applied":true}`), test,
+			write("edit", `{"v":5}`, `{"applied":true}`), test,
+		}},
+		{"a write cycle whose reads change", nil, []op{
+			edit, call("run_tests", `{}`, `"3 failed"`), edit, call("run_tests", `{}`, `"2 failed"`),
+			edit, call("run_tests", `{}`, `"1 failed"`), edit, call("run_tests", `{}`, `"0 failed"`),
+		}},
+		{"a transient error breaks the cycle", &Options{RepeatMax: -1}, []op{
+			inv, price, inv, failing("get_price", `{"sku":"S1"}`, "timeout"), inv,
+		}},
+		{"disabled", &Options{CyclePeriod: -1, RepeatMax: -1, StaleSteps: -1}, []op{inv, price, inv, price, inv, price, inv}},
+	})
+}
+
+func TestNoProgress(t *testing.T) {
+	hits := func(q string, order ...string) op {
+		var b strings.Builder
+		b.WriteString(`{"hits":[`)
+		for i, id := range order {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"id":%q,"title":"Article %s on account recovery"}`, id, id)
+		}
+		b.WriteString(`]}`)
+		return call("search", fmt.Sprintf(`{"q":%q}`, q), b.String())
+	}
+	article := call("get_article", `{"id":"K1"}`, `{"body":"K1 full text: reset the second factor from the admin console","id":"K1"}`)
+	runCases(t, []testCase{
+		{"paraphrased searches returning known documents", nil, []op{
+			hits("reset 2fa", "K1", "K2", "K3"), article,
+			hits("recover account", "K2", "K1", "K3"), hits("lost authenticator", "K3", "K2", "K1"),
+			article, hits("disable mfa", "K1", "K3", "K2"),
+			refused(hits("two factor help", "K1", "K2", "K3"), "no_progress"),
+		}},
+		{"paraphrased searches that keep finding something new", nil, []op{
+			hits("reset 2fa", "K1", "K2"), hits("recover account", "K2", "K3"), hits("lost authenticator", "K3", "K4"),
+			hits("disable mfa", "K4", "K5"), hits("two factor help", "K5", "K6"), hits("mfa reset admin", "K6", "K7"),
+			article, article,
+		}},
+		{"a write starts over", nil, []op{
+			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), hits("d", "K2", "K1"),
+			write("note", `{"text":"nothing found"}`, `{"ok":true}`), hits("e", "K1", "K2"), hits("f", "K2", "K1"),
+		}},
+		{"a write is never refused", nil, []op{
+			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), hits("d", "K2", "K1"),
+			hits("e", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),
+		}},
+		{"think-like tool returning nothing", nil, cat(
+			[]op{hits("a", "K1", "K2")},
+			[]op{call("think", `{"t":"1"}`, `""`), call("think", `{"t":"2"}`, `{}`), call("think", `{"t":"3"}`, `""`),
+				call("think", `{"t":"4"}`, `null`), call("think", `{"t":"5"}`, `""`), call("think", `{"t":"6"}`, `""`)},
+		)},
+		{"the same error for different arguments is neutral", nil, []op{
+			hits("a", "K1", "K2"), failing("get", `{"p":1}`, "not_found"), failing("get", `{"p":2}`, "not_found"),
+			failing("get", `{"p":3}`, "not_found"), failing("get", `{"p":4}`, "not_found"), failing("get", `{"p":5}`, "not_found"),
+			failing("get", `{"p":6}`, "not_found"),
+		}},
+		{"results that echo the query bring nothing", nil, []op{
+			call("s", `{"q":"refund rules abroad"}`, `{"hits":["K1 refund policy text"],"query":"refund rules abroad"}`),
+			call("s", `{"q":"refunds for foreign orders"}`, `{"hits":["K1 refund policy text"],"query":"refunds for foreign orders"}`),
+			call("s", `{"q":"international refund"}`, `{"hits":["K1 refund policy text"],"query":"international refund"}`),
+			call("s", `{"q":"refund outside the country"}`, `{"hits":["K1 refund policy text"],"query":"refund outside the country"}`),
+			call("s", `{"q":"cross border refund"}`, `{"hits":["K1 refund policy text"],"query":"cross border refund"}`),
+			refused(call("s", `{"q":"overseas refund"}`, `{"hits":["K1 refund policy text"],"query":"overseas refund"}`), "no_progress"),
+		}},
+		{"a batch whose payload repeats but names a new entity each time", nil, []op{
+			call("pr", `{"n":1}`, `{"description":"All checks have passed on the latest commit","n":1}`),
+			call("pr", `{"n":2}`, `{"description":"All checks have passed on the latest commit","n":2}`),
+			call("pr", `{"n":3}`, `{"description":"All checks have passed on the latest commit","n":3}`),
+			call("pr", `{"n":4}`, `{"description":"All checks have passed on the latest commit","n":4}`),
+			call("pr", `{"n":5}`, `{"description":"All checks have passed on the latest commit","n":5}`),
+			call("pr", `{"n":6}`, `{"description":"All checks have passed on the latest commit","n":6}`),
+		}},
+		{"each agent has its own knowledge", nil, []op{
+			hits("a", "K1", "K2"), by("sub", hits("a2", "K1", "K2")), by("sub", hits("a3", "K2", "K1")),
+			by("sub", hits("a4", "K1", "K2")), by("sub", hits("a5", "K2", "K1")), by("sub", hits("a6", "K1", "K2")),
+			hits("b", "K1", "K2"), hits("c", "K2", "K1"),
+		}},
+		{"small results are neutral", nil, []op{
+			call("w", `{"city":"a"}`, `{"sky":"sunny"}`), call("w", `{"city":"b"}`, `{"sky":"sunny"}`),
+			call("w", `{"city":"c"}`, `{"sky":"sunny"}`), call("w", `{"city":"d"}`, `{"sky":"sunny"}`),
+			call("w", `{"city":"e"}`, `{"sky":"sunny"}`), call("w", `{"city":"f"}`, `{"sky":"sunny"}`),
+		}},
+		{"custom window", &Options{StaleSteps: 2, RepeatMax: -1}, []op{
+			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), refused(hits("d", "K1", "K2"), "no_progress"),
+		}},
+	})
+}
+
+func TestAmplification(t *testing.T) {
+	logs := func(limit int, matches int) op {
+		return call("search_logs", fmt.Sprintf(`{"limit":%d,"query":"error"}`, limit),
+			fmt.Sprintf(`{"matches":%d,"note":"results truncated","top":["auth ERROR connection reset by peer"]}`, matches))
+	}
+	runCases(t, []testCase{
+		{"limit doubling, same answer", nil, []op{logs(20, 20), logs(40, 40), logs(80, 80), refused(logs(160, 160), "amplification")}},
+		{"count that is not an echo", nil, []op{logs(20, 17), logs(40, 31), logs(80, 44), refused(logs(160, 52), "amplification")}},
+		{"window with a unit", nil, []op{
+			call("m", `{"window":"7d"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"30d"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"90d"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"window":"365d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"a list of sources that grows", nil, []op{
+			call("m", `{"src":["a"]}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"src":["a","b"]}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"src":["a","b","c"]}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"src":["a","b","c","d"]}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"widening that finds new things", nil, []op{
+			call("s", `{"limit":10}`, `{"items":["a","b"]}`), call("s", `{"limit":20}`, `{"items":["a","b","c"]}`),
+			call("s", `{"limit":40}`, `{"items":["a","b","c","d"]}`), call("s", `{"limit":80}`, `{"items":["a","b","c","d","e"]}`),
+			call("s", `{"limit":160}`, `{"items":["a","b","c","d","e","f"]}`),
+		}},
+		{"consecutive numeric ids are not widening", nil, []op{
+			call("get_order", `{"id":1001}`, `{"status":"SHIPPED to the customer address"}`),
+			call("get_order", `{"id":1002}`, `{"status":"SHIPPED to the customer address"}`),
+			call("get_order", `{"id":1003}`, `{"status":"SHIPPED to the customer address"}`),
+			call("get_order", `{"id":1004}`, `{"status":"SHIPPED to the customer address"}`),
+		}},
+		{"page numbers are not widening", nil, []op{
+			call("list", `{"page":1}`, `{"rows":[1,2,3]}`), call("list", `{"page":2}`, `{"rows":[4,5,6]}`),
+			call("list", `{"page":3}`, `{"rows":[7,8,9]}`), call("list", `{"page":4}`, `{"rows":[10,11,12]}`),
+			call("list", `{"page":5}`, `{"rows":[13,14,15]}`),
+		}},
+		{"empty results are not amplification", nil, []op{
+			call("s", `{"days":7}`, `{"hits":[]}`), call("s", `{"days":30}`, `{"hits":[]}`),
+			call("s", `{"days":90}`, `{"hits":[]}`), call("s", `{"days":365}`, `{"hits":[]}`),
+		}},
+		{"a narrowing in between starts over", nil, []op{
+			logs(20, 20), logs(40, 40), logs(80, 80), logs(10, 10), logs(20, 20), logs(40, 40),
+		}},
+		{"disabled", &Options{AmplifyMax: -1}, []op{logs(20, 20), logs(40, 40), logs(80, 80), logs(160, 160), logs(320, 320)}},
+	})
+}
+
+func TestDelegation(t *testing.T) {
+	task := hand("executor", "Write a summary of the Q1 report, under 200 words")
+	runCases(t, []testCase{
+		{"third hand-off refused", nil, []op{task, hand("verifier", "verify"), task, hand("verifier", "verify"), refused(task, "delegation")}},
+		{"case and white space do not matter", nil, []op{
+			task, hand("executor", "write a summary of the  Q1 report, under 200 words."),
+			refused(hand("executor", " WRITE a summary of the Q1 report,\nunder 200 words "), "delegation"),
+		}},
+		{"distinct sub-tasks", nil, []op{
+			hand("reviewer", "Review module auth"), hand("reviewer", "Review module billing"),
+			hand("reviewer", "Review module search"), hand("reviewer", "Review module export"),
+		}},
+		{"the same task to different agents", nil, []op{
+			hand("a", "check the build"), hand("b", "check the build"), hand("c", "check the build"), hand("d", "check the build"),
+		}},
+		{"a write by another agent in between starts over", nil, []op{
+			hand("tester", "run the suite"), by("coder", write("write_file", `{"path":"x","v":1}`, `{"ok":true}`)),
+			hand("tester", "run the suite"), by("coder", write("write_file", `{"path":"x","v":2}`, `{"ok":true}`)),
+			hand("tester", "run the suite"), by("coder", write("write_file", `{"path":"x","v":3}`, `{"ok":true}`)),
+			hand("tester", "run the suite"),
+		}},
+		{"the receiver's own writes do not", nil, []op{
+			hand("executor", "draft it"), by("executor", write("save", `{"v":1}`, `{"ok":true}`)),
+			hand("executor", "draft it"), by("executor", write("save", `{"v":2}`, `{"ok":true}`)),
+			refused(hand("executor", "draft it"), "delegation"),
+		}},
+		{"disabled", &Options{DelegationMax: -1}, repeatN(5, task)},
+	})
+}
+
+func TestDelegationRefusedAfterAll(t *testing.T) {
+	d := New(nil)
+	for i := range 4 {
+		s := &Step{Kind: Delegation, To: "x", Task: "t"}
+		if v := d.Check(s); v != nil {
+			t.Fatalf("hand-off %d refused: %s", i+1, v.Message)
+		}
+		d.Done(s, Outcome{Refused: true}) // a later guard refused it: it never happened
+	}
+}
+
+func TestModelCallsAreNeverRefused(t *testing.T) {
+	d := New(nil)
+	for range 1000 {
+		s := &Step{Kind: ModelCall, Tokens: 1000}
+		if v := d.Check(s); v != nil {
+			t.Fatalf("model call refused: %v", v)
+		}
+		d.Done(s, Outcome{Result: []byte(`"same text"`)})
+	}
+}
+
+func TestDoneWithoutCheck(t *testing.T) {
+	d := New(nil)
+	d.Done(nil, Outcome{})
+	d.Done(&Step{Tool: "x"}, Outcome{Result: []byte(`"a"`)}) // never checked: ignored
+	s := &Step{Tool: "x", Args: []byte(`{}`)}
+	d.Check(s)
+	d.Done(s, Outcome{Result: []byte(`"a"`)})
+	d.Done(s, Outcome{Result: []byte(`"a"`)}) // twice: the second is ignored
+	if v := d.Check(&Step{Tool: "x", Args: []byte(`{}`)}); v != nil {
+		t.Fatalf("one result counted twice: %v", v.Message)
+	}
+	if d.Check(nil) != nil {
+		t.Fatal("nil step refused")
+	}
+}
+
+func TestOutOfOrderDone(t *testing.T) {
+	// Three identical calls in flight at once, completing in reverse order:
+	// none of them is refused (no result was known before dispatch), the
+	// fourth is.
+	d := New(nil)
+	var steps []*Step
+	for range 3 {
+		s := &Step{Tool: "get", Args: []byte(`{"id":1}`), Access: "read"}
+		if v := d.Check(s); v != nil {
+			t.Fatalf("refused before any result: %v", v.Message)
+		}
+		steps = append(steps, s)
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		d.Done(steps[i], Outcome{Result: []byte(`{"v":1}`)})
+	}
+	if v := d.Check(&Step{Tool: "get", Args: []byte(`{"id":1}`), Access: "read"}); v == nil || v.Detector != "repeat" {
+		t.Fatalf("got %v, want repeat", v)
+	}
+}
+
+func TestVerdictMessage(t *testing.T) {
+	d := New(nil)
+	for range 2 {
+		s := &Step{Tool: "get_order_status", Args: []byte(`{"order_id":"A1"}`), Access: "read"}
+		d.Check(s)
+		d.Done(s, Outcome{Result: []byte(status)})
+	}
+	v := d.Check(&Step{Tool: "get_order_status", Args: []byte(`{"order_id":"A1"}`), Access: "read"})
+	if v == nil {
+		t.Fatal("not refused")
+	}
+	for _, want := range []string{"get_order_status", `{"order_id":"A1"}`, "2 times", "SHIPPED"} {
+		if !strings.Contains(v.Message, want) {
+			t.Errorf("message %q does not mention %q", v.Message, want)
+		}
+	}
+}
+
+func TestBoundedMemory(t *testing.T) {
+	opts := &Options{MaxKeys: 512, MaxUnits: 1024, MaxAgents: 8}
+	d := New(opts)
+	bound := d.retainedBound()
+	for i := range 10000 {
+		agent := fmt.Sprintf("agent-%d", i%50)
+		s := &Step{
+			Agent:  agent,
+			Tool:   fmt.Sprintf("tool-%d", i%300),
+			Args:   fmt.Appendf(nil, `{"id":%d,"q":"query %d"}`, i, i),
+			Access: []string{"read", "read", "read", "write"}[i%4],
+		}
+		if v := d.Check(s); v != nil {
+			t.Fatalf("call %d refused: %s", i, v.Message)
+		}
+		d.Done(s, Outcome{Result: fmt.Appendf(nil, `{"id":%d,"lines":"line %d\nline %d\nline %d"}`, i, i, i+1, i+2)})
+		if i%5 == 0 {
+			ds := &Step{Kind: Delegation, Agent: agent, To: "sub", Task: fmt.Sprintf("task %d", i)}
+			d.Check(ds)
+			d.Done(ds, Outcome{Result: []byte(`"ok"`)})
+		}
+		if n := d.retained(); n > bound {
+			t.Fatalf("after %d calls: %d entries retained, bound %d", i+1, n, bound)
+		}
+	}
+	if n := d.calls.len(); n > opts.MaxKeys {
+		t.Errorf("%d call keys retained, MaxKeys %d", n, opts.MaxKeys)
+	}
+	if n := d.seen.len(); n > opts.MaxUnits {
+		t.Errorf("%d result pieces retained, MaxUnits %d", n, opts.MaxUnits)
+	}
+	if n := d.agents.len(); n > opts.MaxAgents {
+		t.Errorf("%d agents retained, MaxAgents %d", n, opts.MaxAgents)
+	}
+	t.Logf("retained %d entries (bound %d)", d.retained(), bound)
+}
+
+func TestConcurrent(t *testing.T) {
+	d := New(nil)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 500 {
+				s := &Step{Agent: fmt.Sprintf("a%d", g), Tool: "t", Args: fmt.Appendf(nil, `{"i":%d}`, i%7), Access: "read"}
+				if d.Check(s) == nil {
+					d.Done(s, Outcome{Result: fmt.Appendf(nil, `{"v":%d}`, i%3)})
+				}
+				m := &Step{Kind: ModelCall, Agent: s.Agent}
+				d.Check(m)
+				d.Done(m, Outcome{Result: []byte(`"x"`)})
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}

@@ -1,0 +1,271 @@
+package loops
+
+// This file cuts a canonical JSON value into leaves: the scalar values it holds,
+// each with the path of object keys that leads to it (array positions are not
+// part of a path, so a list that comes back reordered holds the same leaves).
+// Long strings are cut into lines, so that a text that changed in one line
+// shares its other lines with the old one. The scanner never allocates and
+// never panics; input that is not JSON is treated as one plain text.
+
+const (
+	leafString = iota + 1
+	leafNumber
+	leafLiteral // true, false, null
+)
+
+const (
+	maxScanDepth = 64
+	maxScanBytes = 1 << 20 // larger values are taken as one opaque piece
+)
+
+// leaf is one scalar value of a JSON document.
+type leaf struct {
+	path uint64 // hash of the object keys leading here
+	val  uint64 // hash of the value alone
+	kind uint8
+	arr  bool   // an element of a list
+	raw  []byte // the value as written (strings without their quotes); points into the input
+}
+
+// unit is a leaf's identity: its path and value together.
+func (l *leaf) unit() uint64 { return mix(l.path, l.val) }
+
+// scan is the state of one pass over a document.
+type scan struct {
+	b     []byte
+	i     int
+	out   []leaf
+	limit int  // most leaves kept
+	lines bool // cut strings into lines
+	cut   bool // leaves were dropped (limit reached or input too large)
+
+	text int    // bytes of string content seen
+	sig  uint64 // the document's shape with every number masked
+}
+
+const (
+	sigObject = 0x6f626a
+	sigArray  = 0x617272
+	sigEnd    = 0x656e64
+	sigNumber = 0x6e756d
+	sigEmpty  = 0x656d70
+)
+
+// leaves scans b into out (reset first) and returns the scan with its result.
+func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
+	s := scan{b: b, out: out[:0], limit: limit, lines: lines}
+	if len(b) == 0 {
+		s.sig = sigEmpty
+		return s
+	}
+	if len(b) > maxScanBytes {
+		s.cut = true
+		s.text = len(b)
+		s.sig = hashBytes(b)
+		s.add(leaf{path: 0, val: s.sig, kind: leafString})
+		return s
+	}
+	if !s.value(0, 0, false) || s.ws() < len(b) {
+		// Not JSON: one plain text.
+		s.out, s.text, s.cut = s.out[:0], 0, false
+		s.sig = hashBytes(b)
+		s.str(0, b, false)
+	}
+	return s
+}
+
+func (s *scan) add(l leaf) {
+	if len(s.out) >= s.limit {
+		s.cut = true
+		return
+	}
+	s.out = append(s.out, l)
+}
+
+// ws skips white space and returns the position reached.
+func (s *scan) ws() int {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return s.i
+		}
+	}
+	return s.i
+}
+
+func (s *scan) eat(c byte) bool {
+	if s.ws() < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *scan) value(path uint64, depth int, arr bool) bool {
+	if depth > maxScanDepth || s.ws() >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		s.i++
+		s.sig = mix(s.sig, sigObject)
+		if s.eat('}') {
+			s.sig = mix(s.sig, sigEnd)
+			return true
+		}
+		for {
+			s.ws()
+			k, ok := s.quoted()
+			if !ok || !s.eat(':') {
+				return false
+			}
+			kp := mix(path, hashBytes(k))
+			s.sig = mix(s.sig, kp)
+			if !s.value(kp, depth+1, false) {
+				return false
+			}
+			if s.eat(',') {
+				continue
+			}
+			if s.eat('}') {
+				s.sig = mix(s.sig, sigEnd)
+				return true
+			}
+			return false
+		}
+	case c == '[':
+		s.i++
+		s.sig = mix(s.sig, sigArray)
+		if s.eat(']') {
+			s.sig = mix(s.sig, sigEnd)
+			return true
+		}
+		ep := mix(path, sigArray)
+		for {
+			if !s.value(ep, depth+1, true) {
+				return false
+			}
+			if s.eat(',') {
+				continue
+			}
+			if s.eat(']') {
+				s.sig = mix(s.sig, sigEnd)
+				return true
+			}
+			return false
+		}
+	case c == '"':
+		raw, ok := s.quoted()
+		if !ok {
+			return false
+		}
+		s.sig = mix(s.sig, hashBytes(raw))
+		s.str(path, raw, arr)
+		return true
+	case c == '-' || (c >= '0' && c <= '9'):
+		j := s.i
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				s.i++
+				continue
+			}
+			break
+		}
+		raw := s.b[j:s.i]
+		s.sig = mix(s.sig, sigNumber)
+		s.add(leaf{path: path, val: hashBytes(raw), kind: leafNumber, arr: arr, raw: raw})
+		return true
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+				raw := s.b[s.i : s.i+len(lit)]
+				s.i += len(lit)
+				v := hashBytes(raw)
+				s.sig = mix(s.sig, v)
+				s.add(leaf{path: path, val: v, kind: leafLiteral, arr: arr, raw: raw})
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// quoted reads a JSON string at s.i and returns its content as written.
+func (s *scan) quoted() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	j := s.i + 1
+	for k := j; k < len(s.b); k++ {
+		switch s.b[k] {
+		case '\\':
+			k++
+		case '"':
+			s.i = k + 1
+			return s.b[j:k], true
+		}
+	}
+	return nil, false
+}
+
+// str adds a string's leaves: the whole string, or with lines set each
+// non-blank line of it (a line ends at a written "\n" escape or a raw newline).
+func (s *scan) str(path uint64, raw []byte, arr bool) {
+	if !s.lines {
+		s.text += len(raw)
+		if len(raw) > 0 {
+			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, raw: raw})
+		}
+		return
+	}
+	start := 0
+	for k := 0; k <= len(raw); k++ {
+		end, next := -1, 0
+		switch {
+		case k == len(raw):
+			end, next = k, k
+		case raw[k] == '\n':
+			end, next = k, k+1
+		case raw[k] == '\\' && k+1 < len(raw):
+			if raw[k+1] == 'n' {
+				end, next = k, k+2
+			} else {
+				k++ // skip the escaped byte
+				continue
+			}
+		default:
+			continue
+		}
+		line := trim(raw[start:end])
+		if len(line) > 0 {
+			s.text += len(line)
+			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, raw: line})
+		}
+		if k == len(raw) {
+			return
+		}
+		start = next
+		k = next - 1
+	}
+}
+
+// trim cuts blanks (and written \r, \t escapes) from both ends of a line.
+func trim(b []byte) []byte {
+	for {
+		switch {
+		case len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r'):
+			b = b[1:]
+		case len(b) > 1 && b[0] == '\\' && (b[1] == 'r' || b[1] == 't'):
+			b = b[2:]
+		case len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r'):
+			b = b[:len(b)-1]
+		case len(b) > 1 && b[len(b)-2] == '\\' && (b[len(b)-1] == 'r' || b[len(b)-1] == 't'):
+			b = b[:len(b)-2]
+		default:
+			return b
+		}
+	}
+}

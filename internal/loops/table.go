@@ -1,0 +1,113 @@
+package loops
+
+import (
+	"hash/maphash"
+	"strconv"
+)
+
+// seed keys every hash of this process. Hashes are only compared with each
+// other, never stored outside the process.
+var seed = maphash.MakeSeed()
+
+func hashBytes(b []byte) uint64  { return maphash.Bytes(seed, b) }
+func hashString(s string) uint64 { return maphash.String(seed, s) }
+
+// mix combines two hashes (a splitmix64 finalizer over a, b).
+func mix(a, b uint64) uint64 {
+	x := a*0x9e3779b97f4a7c15 ^ b
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// callKey is the identity of a tool call: its tool and canonical arguments.
+func callKey(tool string, args []byte) uint64 {
+	return mix(hashString(tool), hashBytes(args))
+}
+
+// bounded is a map that remembers at most max entries: when its current half is
+// full, the older half is forgotten and the current one becomes the older.
+// Entries read from the older half move to the current one. The zero value
+// must be init'ed.
+type bounded[K comparable, V any] struct {
+	cur, old map[K]V
+	half     int
+}
+
+func (m *bounded[K, V]) init(n int) {
+	m.half = max(n/2, 1)
+	m.cur = make(map[K]V)
+}
+
+func (m *bounded[K, V]) get(k K) (V, bool) {
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	if v, ok := m.old[k]; ok {
+		delete(m.old, k)
+		m.put(k, v)
+		return v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// has reports whether k is present, without moving it.
+func (m *bounded[K, V]) has(k K) bool {
+	if _, ok := m.cur[k]; ok {
+		return true
+	}
+	_, ok := m.old[k]
+	return ok
+}
+
+func (m *bounded[K, V]) put(k K, v V) {
+	if _, ok := m.cur[k]; !ok && len(m.cur) >= m.half {
+		m.old = m.cur
+		m.cur = make(map[K]V, m.half/4)
+	}
+	m.cur[k] = v
+}
+
+func (m *bounded[K, V]) len() int { return len(m.cur) + len(m.old) }
+
+// preview returns at most previewLen bytes of b as a string, marking a cut.
+func preview(b []byte) string {
+	if len(b) <= previewLen {
+		return string(b)
+	}
+	n := previewLen
+	for n > 0 && b[n]&0xC0 == 0x80 { // do not cut a UTF-8 sequence
+		n--
+	}
+	return string(b[:n]) + "…"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ordinal returns "1st", "2nd", "3rd", "4th" ...
+func ordinal(n int) string {
+	s := itoa(int64(n))
+	if n%100 >= 11 && n%100 <= 13 {
+		return s + "th"
+	}
+	switch n % 10 {
+	case 1:
+		return s + "st"
+	case 2:
+		return s + "nd"
+	case 3:
+		return s + "rd"
+	}
+	return s + "th"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(int64(n)) + " " + many
+}

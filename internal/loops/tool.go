@@ -1,0 +1,270 @@
+package loops
+
+// callState is what "repeat" and "retry_budget" remember about one call
+// (a tool and its normalized arguments).
+type callState struct {
+	res   uint64 // hash of the result the current streak returned
+	count int    // identical non-transient results in a row
+	first uint64 // dispatch number of the streak's first call
+	epoch uint64 // write epoch when the streak's first call was dispatched
+	last  string // the repeated result, quoted in a Message (set on the second)
+	// agents that made the streak's calls (hashes); a call is refused only
+	// when its agent took part, so that a sub-agent's first look at something
+	// is never refused because others looked at it.
+	agents [4]uint64
+	nagent int
+
+	transient int    // attempts in a row that ended in a transient error
+	errType   string // the last transient error
+}
+
+// toolState is what "retry_budget" and "amplification" remember about a tool.
+type toolState struct {
+	transient int    // calls in a row, any arguments, that ended in a transient error
+	errType   string // the last transient error
+
+	// The widening chain: the last dispatched call's arguments, and the pieces of
+	// the chain's last result.
+	args    []byte
+	hasBase bool
+	units   []uint64
+	cut     bool   // the last result had more pieces than units holds
+	stale   int    // widenings in a row that brought no new answer
+	epoch   uint64 // write epoch of the chain
+	first   []byte // arguments of the chain's first stale widening, quoted in a Message
+	last    string // the last result, quoted in a Message
+}
+
+const maxChainArgs = 4096 // longer arguments are not compared for widening
+
+func (d *Detector) tool(name string) *toolState {
+	t, ok := d.tools.get(name)
+	if !ok {
+		t = &toolState{}
+		d.tools.put(name, t)
+	}
+	return t
+}
+
+func (d *Detector) checkTool(s *Step) *Verdict {
+	c := &d.cfg
+	s.key = callKey(s.Tool, s.Args)
+	a := d.agent(s.Agent)
+	t := d.tool(s.Tool)
+	cs, _ := d.calls.get(s.key)
+
+	// retry_budget
+	if cs != nil && c.retryBudget > 0 && cs.transient >= c.retryBudget {
+		return &Verdict{
+			Detector: "retry_budget",
+			Message: s.Tool + " " + preview(s.Args) + " failed " + plural(cs.transient, "time", "times") +
+				" in a row with a transient error (" + cs.errType + "); the retry budget is " +
+				plural(c.retryBudget, "attempt", "attempts") + ".",
+			Suggestion: "Stop retrying this call: tell the user that " + s.Tool +
+				" is unavailable right now, or get the information another way.",
+		}
+	}
+	if c.toolRetryBudget > 0 && t.transient >= c.toolRetryBudget {
+		return &Verdict{
+			Detector: "retry_budget",
+			Message: s.Tool + " failed " + plural(t.transient, "time", "times") +
+				" in a row, with various arguments, with transient errors (last: " + t.errType + ").",
+			Suggestion: "Stop calling " + s.Tool + " for now: tell the user it is unavailable, or use another tool.",
+		}
+	}
+
+	// short_cycle
+	if v := d.checkCycle(a, s); v != nil {
+		return v
+	}
+
+	// repeat
+	if cs != nil && c.repeatMax > 0 && cs.count >= c.repeatMax && cs.took(a.id) && d.quiet(cs.first, cs.epoch) {
+		return &Verdict{
+			Detector: "repeat",
+			Message: s.Tool + " " + preview(s.Args) + " already ran " + plural(cs.count, "time", "times") +
+				" and returned the same result each time (" + cs.last + "), and nothing was written since; a " +
+				ordinal(cs.count+1) + " identical call cannot return anything new.",
+			Suggestion: "Use the result you already have. If you expect it to change, first do what changes it; " +
+				"otherwise try a different tool or different arguments, or give your answer.",
+		}
+	}
+
+	// amplification
+	widen := c.amplifyMax > 0 && t.args != nil && d.widens(t.args, s.Args)
+	if widen && t.hasBase && t.stale >= c.amplifyMax && t.epoch == d.epoch {
+		return &Verdict{
+			Detector: "amplification",
+			Message: s.Tool + " was widened " + plural(t.stale, "time", "times") + " in a row (from " +
+				preview(t.first) + ") and each wider call returned the same answer (" + t.last +
+				"); widening it again to " + preview(s.Args) + " only grows the context.",
+			Suggestion: "Stop widening the query: use the answer you have, or narrow the query to what you still need.",
+		}
+	}
+
+	// no_progress
+	if c.staleSteps > 0 && !isWrite(s.Access) && a.stale >= c.staleSteps && a.staleEpoch == d.epoch {
+		return &Verdict{
+			Detector: "no_progress",
+			Message: "the last " + plural(a.stale, "result", "results") + " that " + a.name +
+				" received (" + a.staleList() + ") brought nothing it had not seen already; calling " +
+				s.Tool + " again looks like a loop.",
+			Suggestion: "Work with what you already know: give your answer, ask the user, or change approach " +
+				"instead of looking the same thing up again.",
+		}
+	}
+
+	// Allowed: record the dispatch.
+	d.seq++
+	s.seq = d.seq
+	s.epoch = d.epoch
+	s.widen = widen
+	if c.amplifyMax > 0 {
+		if !widen {
+			t.hasBase, t.stale = false, 0
+		}
+		if len(s.Args) <= maxChainArgs {
+			t.args = append(t.args[:0], s.Args...)
+		} else {
+			t.args = nil
+		}
+	}
+	if isWrite(s.Access) {
+		d.addInflight(s.seq)
+	}
+	a.push(entry{seq: s.seq, key: s.key, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
+	return nil
+}
+
+func (d *Detector) doneTool(s *Step, o *Outcome) {
+	c := &d.cfg
+	write := isWrite(s.Access)
+	if write {
+		d.removeInflight(s.seq)
+	}
+	a := d.agent(s.Agent)
+	e := a.find(s.seq)
+	if o.Refused {
+		if e != nil {
+			e.gone = true
+		}
+		return
+	}
+	if write && !o.Error {
+		d.epoch++
+		a.writes++
+	}
+	t := d.tool(s.Tool)
+	cs, ok := d.calls.get(s.key)
+	if !ok {
+		cs = &callState{}
+		d.calls.put(s.key, cs)
+	}
+
+	transient := o.Error && Transient(o.ErrorType)
+	if transient {
+		cs.transient++
+		cs.errType = o.ErrorType
+		t.transient++
+		t.errType = o.ErrorType
+		t.hasBase, t.stale = false, 0
+		if e != nil {
+			e.done, e.transient = true, true
+		}
+		return
+	}
+	cs.transient = 0
+	t.transient = 0
+
+	// repeat
+	r := hashBytes(o.Result)
+	if o.Error {
+		r = mix(hashString(o.ErrorType), r)
+	}
+	if cs.count > 0 && cs.res == r && cs.epoch == s.epoch {
+		cs.count++
+		if cs.count == 2 {
+			cs.last = resultPreview(o)
+		}
+	} else {
+		cs.res, cs.count, cs.first, cs.epoch, cs.last, cs.nagent = r, 1, s.seq, s.epoch, "", 0
+	}
+	cs.join(a.id)
+	if e != nil {
+		e.done, e.res = true, r
+	}
+
+	if o.Error {
+		t.hasBase, t.stale = false, 0
+		return
+	}
+	ec := d.echoes(s.Args)
+	sc := scanLeaves(o.Result, d.units[:0], unitsPerStep, true)
+	d.units = sc.out[:0]
+
+	// amplification
+	if c.amplifyMax > 0 {
+		d.chain(t, s, o, &sc, &ec)
+	}
+
+	// no_progress
+	if c.staleSteps > 0 && !write {
+		fresh := 0
+		for i := range sc.out {
+			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
+				continue // the agent's own words
+			}
+			u := mix(a.id, sc.out[i].unit())
+			if !d.seen.has(u) {
+				fresh++
+				d.seen.put(u, struct{}{})
+			}
+		}
+		switch {
+		case fresh > 0:
+			a.stale = 0
+		case sc.cut || sc.text < c.staleMinBytes:
+			// Too little (or too much) to judge: neutral.
+		default:
+			if a.staleEpoch != d.epoch {
+				a.stale, a.staleEpoch = 0, d.epoch
+			}
+			a.noteStale(s.Tool)
+		}
+	}
+}
+
+func resultPreview(o *Outcome) string {
+	if o.Error {
+		return o.ErrorType + ": " + preview(o.Result)
+	}
+	if len(o.Result) == 0 {
+		return "empty"
+	}
+	return preview(o.Result)
+}
+
+// took reports whether agent id made one of the streak's calls.
+func (cs *callState) took(id uint64) bool {
+	if cs.nagent > len(cs.agents) {
+		return true
+	}
+	for _, x := range cs.agents[:cs.nagent] {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (cs *callState) join(id uint64) {
+	if cs.nagent > len(cs.agents) || cs.took(id) {
+		return
+	}
+	if cs.nagent == len(cs.agents) {
+		cs.nagent++ // too many to list: every agent counts as taking part
+		return
+	}
+	cs.agents[cs.nagent] = id
+	cs.nagent++
+}
