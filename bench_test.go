@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,16 @@ var leafArgs = json.RawMessage(`{"order_id":"2025011400123","fields":["status","
 
 const leafSchema = `{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"},"fields":{"type":"array","items":{"type":"string"}}}}`
 
-func leaf(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+var leafN atomic.Int64
+
+// leaf answers like an order lookup whose state moves on each call, so that
+// the loop guard sees progress rather than a repeated identical result.
+func leaf(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"order_id":"2025011400123","status":"SHIPPED","seq":`...)
+	b = strconv.AppendInt(b, leafN.Add(1), 10)
+	return append(b, '}'), nil
+}
 
 // atDepth runs body with a context whose frame is a tool call at depth
 // depth-1, so that calls made in body are at depth depth.

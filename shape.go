@@ -192,6 +192,7 @@ func summarize(data []byte) string {
 // top-level keys, without decoding it.
 func topKeys(b []byte, n int) string {
 	var sb strings.Builder
+	sb.Grow(96)
 	sb.WriteString("object {")
 	depth, keys := 0, 0
 	for i := 0; i < len(b); i++ {
@@ -206,8 +207,8 @@ func topKeys(b []byte, n int) string {
 			}
 			if depth == 1 && isKey(b, j+1) {
 				if keys == n {
-					sb.WriteString(", …")
-					return sb.String() + "}"
+					sb.WriteString(", …}")
+					return sb.String()
 				}
 				if keys > 0 {
 					sb.WriteString(", ")
@@ -224,7 +225,8 @@ func topKeys(b []byte, n int) string {
 			depth--
 		}
 	}
-	return sb.String() + "}"
+	sb.WriteByte('}')
+	return sb.String()
 }
 
 // isKey reports whether the string that ended before i is followed by ':'.

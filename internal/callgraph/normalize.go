@@ -45,6 +45,7 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // concurrent use.
 func Normalize(dst, src []byte) ([]byte, error) {
 	n := normalizer{src: src}
+	n.scratch = n.inline[:0]
 	n.skipSpace()
 	if n.pos == len(src) {
 		return append(dst, "null"...), nil
@@ -64,6 +65,7 @@ type normalizer struct {
 	src     []byte
 	pos     int
 	scratch []member // reused across objects; each object uses a window of it
+	inline  [16]member
 }
 
 type member struct {
