@@ -187,15 +187,17 @@ func (rt *Runtime) newToolFrame(c *Call) *Frame {
 func (rt *Runtime) buildChain() Handler {
 	exec := Chain(rt.execute, rt.opts.Middleware...)
 	return Chain(exec,
-		rt.admit,       // 1
-		rt.resolve,     // 2
-		rt.validate,    // 3
-		rt.graph,       // 4
-		rt.loopGuard,   // 5
-		rt.authorize,   // 6
-		rt.rateLimit,   // 8 (7, state, is a slot)
-		rt.idempotency, // 9 (10, checkpoint, is a slot)
-		rt.shapeStage,  // 13, on the way back from 11 (12, verify and saga, is a slot)
+		rt.admit,        // 1
+		rt.resolve,      // 2
+		rt.validate,     // 3
+		rt.graph,        // 4
+		rt.loopGuard,    // 5
+		rt.authorize,    // 6
+		rt.state,        // 7
+		rt.rateLimit,    // 8
+		rt.idempotency,  // 9 (10, checkpoint, is a slot)
+		rt.shapeStage,   // 13, on the way back
+		rt.effectsStage, // 12, on the way back from 11
 	)
 }
 

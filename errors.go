@@ -32,6 +32,7 @@ const (
 	TypePermission  = "permission"        // policy denied
 	TypeApproval    = "approval"          // needs a human
 	TypeRateLimit   = "rate_limit"        // too many calls; retry after
+	TypeState       = "state"             // stale read or deadlock on an entity
 	TypeTransient   = "transient"         // timeout, unavailable: may work later
 	TypeTool        = "tool"              // the tool ran and reported a failure
 )

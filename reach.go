@@ -182,6 +182,9 @@ type Runtime struct {
 	idem   IdempotencyStore
 	log    *slog.Logger
 
+	entities *entities
+	dead     deadLetters
+
 	reqMu    sync.Mutex
 	requests map[string]*Request
 	order    []*Request // begin order, for listing
@@ -189,7 +192,7 @@ type Runtime struct {
 
 // New returns a Runtime with the options (nil for defaults).
 func New(opts *Options) *Runtime {
-	rt := &Runtime{requests: map[string]*Request{}}
+	rt := &Runtime{requests: map[string]*Request{}, entities: newEntities()}
 	if opts != nil {
 		rt.opts = *opts
 	}

@@ -160,7 +160,9 @@ type Request struct {
 	dropped  int
 	children []*Request
 
-	loops loopState // used on the root request only
+	loops loopState    // used on the root request only
+	reads readVersions // entity versions seen; used on the root request only
+	saga  saga         // this request's registered undos
 }
 
 // ID returns the request id.
@@ -286,6 +288,9 @@ func (r *Request) stop(c Cause) {
 	r.cause.Store(&cc)
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})
+		if r.saga.pending() {
+			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason)
+		}
 	}
 	r.rt.recordStop(r, c)
 	for _, ch := range r.Children() {

@@ -144,7 +144,18 @@ type Tool struct {
 	Retryable bool
 	Shape     *Shape
 	Tags      []string
-	Func      ToolFunc
+	// Reads and Writes name the entities the tool reads and writes, as
+	// templates over its arguments ("order:{order_id}"). A write whose
+	// request last read an entity at an older version is refused (S3).
+	Reads, Writes []string
+	// Refresh, if set, is the read reach calls right before a write whose
+	// entity changed since the request read it, instead of refusing.
+	Refresh *Followup
+	// Undo is the call that compensates a successful write (S1).
+	Undo *Followup
+	// Verify checks a successful write (S2).
+	Verify *Verify
+	Func   ToolFunc
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
@@ -155,6 +166,7 @@ type tool struct {
 	schema   *jsonschema.Schema
 	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
 	nameHash callgraph.Hash // for non-reentrant ancestry checks
+	fx       *effects
 	retry    RetryPolicy
 	timeout  time.Duration
 	shape    Shape
@@ -203,6 +215,11 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 		ct.schema = s
 		ct.quick = schema.CompileQuick(t.InputSchema)
 	}
+	fx, err := compileEffects(&ct.Tool)
+	if err != nil {
+		return nil, err
+	}
+	ct.fx = fx
 	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	if t.Retry != nil {
 		if t.Retry.Attempts > 0 {

@@ -1,0 +1,593 @@
+package reach
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+)
+
+// Followup is a call reach makes on a tool's behalf: its undo, its verify
+// check, or the read that refreshes an entity before a write. Args is a
+// JSON template over the call's arguments and result, e.g.
+// {"refund_id": "{result.refund_id}", "order_id": "{args.order_id}"}.
+type Followup struct {
+	Tool string
+	Args string
+}
+
+// Verify is a check after a write (S2): reach calls Tool with Args and
+// evaluates Condition, a CEL expression over result (the check's result),
+// args (the write's arguments) and output (the write's result). A false
+// condition, or a failed check, makes the write a silent failure: the call
+// fails and the request's saga compensates.
+type Verify struct {
+	Followup
+	Condition string
+}
+
+// effects is a tool's compiled side-effect contract.
+type effects struct {
+	reads, writes []*template
+	undo          *compiledFollowup
+	refresh       *compiledFollowup
+	verify        *compiledFollowup
+	cond          cel.Program
+}
+
+type compiledFollowup struct {
+	tool string
+	args *template
+}
+
+var celEnv = func() *cel.Env {
+	env, err := cel.NewEnv(cel.Variable("result", cel.DynType), cel.Variable("args", cel.DynType), cel.Variable("output", cel.DynType))
+	if err != nil {
+		panic(err)
+	}
+	return env
+}()
+
+func compileFollowup(name, what string, f *Followup) (*compiledFollowup, error) {
+	if f == nil {
+		return nil, nil
+	}
+	if f.Tool == "" {
+		return nil, fmt.Errorf("tool %s: %s needs a tool", name, what)
+	}
+	args := f.Args
+	if args == "" {
+		args = "{}"
+	}
+	t, err := compileTemplate(args, true)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %s: %w", name, what, err)
+	}
+	return &compiledFollowup{tool: f.Tool, args: t}, nil
+}
+
+func compileEffects(t *Tool) (*effects, error) {
+	if len(t.Reads) == 0 && len(t.Writes) == 0 && t.Undo == nil && t.Verify == nil && t.Refresh == nil {
+		return nil, nil
+	}
+	e := &effects{}
+	for _, list := range []struct {
+		src []string
+		dst *[]*template
+	}{{t.Reads, &e.reads}, {t.Writes, &e.writes}} {
+		for _, s := range list.src {
+			tt, err := compileTemplate(s, false)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: entity %w", t.Name, err)
+			}
+			*list.dst = append(*list.dst, tt)
+		}
+	}
+	var err error
+	if e.undo, err = compileFollowup(t.Name, "undo", t.Undo); err != nil {
+		return nil, err
+	}
+	if e.refresh, err = compileFollowup(t.Name, "refresh", t.Refresh); err != nil {
+		return nil, err
+	}
+	if t.Refresh != nil && len(t.Writes) == 0 {
+		return nil, fmt.Errorf("tool %s: refresh needs the entities the tool writes (Writes)", t.Name)
+	}
+	if t.Verify != nil {
+		if e.verify, err = compileFollowup(t.Name, "verify", &t.Verify.Followup); err != nil {
+			return nil, err
+		}
+		ast, iss := celEnv.Compile(t.Verify.Condition)
+		if iss != nil && iss.Err() != nil {
+			return nil, fmt.Errorf("tool %s: verify condition %q: %v", t.Name, t.Verify.Condition, iss.Err())
+		}
+		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+			return nil, fmt.Errorf("tool %s: verify condition %q must be true or false, not %s", t.Name, t.Verify.Condition, ast.OutputType())
+		}
+		if e.cond, err = celEnv.Program(ast); err != nil {
+			return nil, fmt.Errorf("tool %s: verify condition: %w", t.Name, err)
+		}
+	}
+	return e, nil
+}
+
+// entityNames renders the entity templates for one call.
+func entityNames(ts []*template, s scope) ([]string, error) {
+	var out []string
+	for _, t := range ts {
+		n, err := t.text(s)
+		if err != nil {
+			return nil, fmt.Errorf("entity %s: %w", t.raw, err)
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// entities holds the version of every entity written through reach (S3),
+// and serializes writes to one entity, with a wait-for graph between
+// requests to break deadlocks.
+type entities struct {
+	mu       sync.Mutex
+	version  map[string]uint64
+	owner    map[string]*Request // root request holding the entity's write lock
+	depth    map[string]int      // re-entrant holds by the owner
+	waitsFor map[*Request]string // root request -> entity it waits for
+	changed  chan struct{}       // closed and replaced when a lock is released
+}
+
+func newEntities() *entities {
+	return &entities{version: map[string]uint64{}, owner: map[string]*Request{}, depth: map[string]int{},
+		waitsFor: map[*Request]string{}, changed: make(chan struct{})}
+}
+
+func (es *entities) current(name string) uint64 {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.version[name]
+}
+
+// lock takes the write locks of names (sorted) for root, waiting while
+// another request holds one, unless waiting would close a cycle.
+func (es *entities) lock(ctx context.Context, root *Request, names []string) (func(bump bool), *Error) {
+	var held []string
+	release := func(bump bool) {
+		es.mu.Lock()
+		for _, n := range held {
+			if bump {
+				es.version[n]++
+			}
+			if es.depth[n]--; es.depth[n] == 0 {
+				delete(es.owner, n)
+				delete(es.depth, n)
+			}
+		}
+		close(es.changed)
+		es.changed = make(chan struct{})
+		es.mu.Unlock()
+	}
+	for _, n := range names {
+		for {
+			es.mu.Lock()
+			o, taken := es.owner[n]
+			if !taken || o == root {
+				es.owner[n] = root
+				es.depth[n]++
+				held = append(held, n)
+				es.mu.Unlock()
+				break
+			}
+			if cyc := es.cycle(root, o); cyc != nil {
+				es.mu.Unlock()
+				release(false)
+				return nil, &Error{Guard: "state", Type: TypeState, Code: "deadlock",
+					Message: fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
+						entityWords(n), o.id, entityWords(cyc[0])),
+					Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
+			}
+			es.waitsFor[root] = n
+			ch := es.changed
+			es.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				es.mu.Lock()
+				delete(es.waitsFor, root)
+				es.mu.Unlock()
+				release(false)
+				return nil, asError(contextCause(ctx))
+			}
+			es.mu.Lock()
+			delete(es.waitsFor, root)
+			es.mu.Unlock()
+		}
+	}
+	return release, nil
+}
+
+// cycle reports whether owner (transitively) waits for something root
+// holds; it returns the entities on that path.
+func (es *entities) cycle(root, owner *Request) []string {
+	var path []string
+	seen := map[*Request]bool{}
+	for r := owner; r != nil && !seen[r]; {
+		seen[r] = true
+		n, waiting := es.waitsFor[r]
+		if !waiting {
+			return nil
+		}
+		path = append(path, n)
+		next := es.owner[n]
+		if next == root {
+			return path
+		}
+		r = next
+	}
+	return nil
+}
+
+func entityWords(n string) string { return strings.Replace(n, ":", " ", 1) }
+
+// readVersions remembers, per request tree, the version of each entity when
+// it was last read or written by that tree.
+type readVersions struct {
+	mu sync.Mutex
+	v  map[string]uint64
+}
+
+func (rv *readVersions) get(n string) (uint64, bool) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	v, ok := rv.v[n]
+	return v, ok
+}
+
+func (rv *readVersions) set(n string, v uint64) {
+	rv.mu.Lock()
+	if rv.v == nil {
+		rv.v = map[string]uint64{}
+	}
+	rv.v[n] = v
+	rv.mu.Unlock()
+}
+
+// state (7): a write based on a stale read is refused (or refreshed first);
+// writes to one entity are serialized; deadlocks are broken (S3).
+func (rt *Runtime) state(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		fx := c.tool.fx
+		if fx == nil || (len(fx.reads) == 0 && len(fx.writes) == 0) {
+			return next(ctx, c)
+		}
+		s := newScope(c.args, nil)
+		reads, err := entityNames(fx.reads, s)
+		if err == nil {
+			var writes []string
+			writes, err = entityNames(fx.writes, s)
+			if err == nil {
+				return rt.withEntities(ctx, c, next, reads, writes)
+			}
+		}
+		return nil, &Error{Guard: "state", Type: TypeInvalidArgs, Code: "invalid_arguments",
+			Message:    fmt.Sprintf("%s: %v.", c.Tool, err),
+			Suggestion: "Give the arguments that name what this tool reads or writes."}
+	}
+}
+
+func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+	root := c.req.root
+	rv := &root.reads
+	var release func(bool)
+	if len(writes) > 0 {
+		var e *Error
+		if release, e = rt.entities.lock(ctx, root, writes); e != nil {
+			return nil, e
+		}
+	}
+	for _, n := range writes {
+		seen, ok := rv.get(n)
+		now := rt.entities.current(n)
+		if !ok || seen == now {
+			continue
+		}
+		if fx := c.tool.fx; fx.refresh != nil {
+			// Re-read before the write instead of refusing (seed 004).
+			before, err := rt.followup(ctx, c, fx.refresh, nil, "refresh")
+			if err != nil {
+				release(false)
+				return nil, err
+			}
+			rv.set(n, now)
+			c.frame.mu.Lock()
+			c.frame.warn = append(c.frame.warn, fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
+				entityWords(n), seen, now, preview(before, 200)))
+			c.frame.mu.Unlock()
+			continue
+		}
+		release(false)
+		return nil, &Error{Guard: "state", Type: TypeState, Code: "stale_read",
+			Message:    fmt.Sprintf("%s changed since you read it (v%d -> v%d).", capitalize(entityWords(n)), seen, now),
+			Suggestion: "Read it again, then decide whether this write is still right."}
+	}
+	readAt := make([]uint64, len(reads))
+	for i, n := range reads {
+		readAt[i] = rt.entities.current(n)
+	}
+	res, err := next(ctx, c)
+	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
+	if release != nil {
+		release(ok)
+	}
+	if ok {
+		for i, n := range reads {
+			rv.set(n, readAt[i])
+		}
+		for _, n := range writes {
+			rv.set(n, rt.entities.current(n))
+		}
+	}
+	return res, err
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// followup runs an undo, verify or refresh call in the request, under the
+// frame of c, and returns its data.
+func (rt *Runtime) followup(ctx context.Context, c *Call, f *compiledFollowup, result []byte, what string) (json.RawMessage, *Error) {
+	args, err := f.args.json(newScope(c.args, result))
+	if err != nil {
+		return nil, &Error{Guard: what, Type: TypeTool, Code: what + "_failed",
+			Message: fmt.Sprintf("Could not build the %s call of %s: %v.", what, c.Tool, err)}
+	}
+	res := rt.Call(withFrame(ctx, c.frame), &Call{ID: c.ID + "/" + what, Tool: f.tool, Arguments: args})
+	if res.IsError() {
+		return nil, res.Error
+	}
+	return res.Data, nil
+}
+
+// sagaStep is a registered compensation.
+type sagaStep struct {
+	tool   string
+	args   json.RawMessage
+	key    string // idempotency key of the undo
+	origin string // the call it undoes
+	frame  FrameID
+}
+
+// saga is a request's stack of compensations (S1).
+type saga struct {
+	mu    sync.Mutex
+	steps []sagaStep
+}
+
+func (s *saga) pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.steps) > 0
+}
+
+// DeadLetter is a compensation that failed after its retries: it waits for
+// an operator to retry or dismiss it.
+type DeadLetter struct {
+	ID       string          `json:"id"`
+	Request  string          `json:"request"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"arguments"`
+	Undoes   string          `json:"undoes"` // the call it would undo
+	Error    *Error          `json:"error"`
+	At       time.Time       `json:"at"`
+	Attempts int             `json:"attempts"`
+	key      string
+}
+
+// Compensation reports one undo that ran.
+type Compensation struct {
+	Tool       string `json:"tool"`
+	Undoes     string `json:"undoes"`
+	OK         bool   `json:"ok"`
+	DeadLetter string `json:"dead_letter,omitempty"`
+}
+
+// effectsStage (12): on the way back from execute, a successful write is
+// verified (S2) and its undo registered (S1); a failed or unverified write
+// compensates the request's earlier writes in reverse order.
+func (rt *Runtime) effectsStage(next Handler) Handler {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		res, err := next(ctx, c)
+		fx := c.tool.fx
+		write := c.tool.Access == Write || c.tool.Access == HighRisk
+		if err != nil || res == nil || res.Replayed || !write {
+			return res, err
+		}
+		if res.Status == StatusSuccess && fx != nil {
+			if fx.undo != nil {
+				args, terr := fx.undo.args.json(newScope(c.args, res.Data))
+				if terr == nil {
+					c.req.saga.mu.Lock()
+					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: fx.undo.tool, args: args,
+						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
+					c.req.saga.mu.Unlock()
+				} else {
+					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
+				}
+			}
+			if fx.verify != nil {
+				if e := rt.verify(ctx, c, res.Data); e != nil {
+					res = &Result{Status: StatusError, Error: e}
+				}
+			}
+		}
+		if res.Status == StatusError {
+			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed"); len(done) > 0 {
+				res.Notes = append(res.Notes, compensationNote(done))
+			}
+		}
+		return res, nil
+	}
+}
+
+func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
+	fx := c.tool.fx
+	data, e := rt.followup(ctx, c, fx.verify, output, "verify")
+	if e != nil {
+		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
+			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, fx.verify.tool, e.Message),
+			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
+	}
+	var result, args, out any
+	json.Unmarshal(data, &result)
+	json.Unmarshal(c.args, &args)
+	json.Unmarshal(output, &out)
+	v, _, err := fx.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
+	if err == nil {
+		if b, ok := v.Value().(bool); ok && b {
+			return nil
+		}
+	}
+	why := "it evaluated to false"
+	if err != nil {
+		why = err.Error()
+	}
+	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
+		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
+			c.Tool, fx.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
+		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
+}
+
+func compensationNote(done []Compensation) string {
+	var parts []string
+	for _, d := range done {
+		s := d.Tool + " (undoing " + d.Undoes + ")"
+		if !d.OK {
+			s += " FAILED and is queued for an operator as dead letter " + d.DeadLetter
+		}
+		parts = append(parts, s)
+	}
+	return "the request's earlier writes were compensated, newest first: " + strings.Join(parts, "; ")
+}
+
+// Compensate runs the undos the request has registered, newest first, each
+// once under its own idempotency key; an undo that fails after its retries
+// becomes a dead letter. It returns what ran. Compensate runs even when the
+// request is stopped.
+func (r *Request) Compensate(ctx context.Context, reason string) []Compensation {
+	return r.rt.compensate(ctx, r, reason)
+}
+
+func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string) []Compensation {
+	r.saga.mu.Lock()
+	steps := r.saga.steps
+	r.saga.steps = nil
+	r.saga.mu.Unlock()
+	if len(steps) == 0 {
+		return nil
+	}
+	// Undos run in a request of their own: the stopped or failing request
+	// may refuse new work, but its compensation must still run.
+	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
+		Principal: r.principal, Agent: "reach", Budget: &Budget{}})
+	if err != nil {
+		return nil
+	}
+	defer creq.End()
+	rt.log.Info("compensating", "request", r.id, "reason", reason, "undos", len(steps))
+	var out []Compensation
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		res := rt.Call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key})
+		comp := Compensation{Tool: s.tool, Undoes: s.origin, OK: !res.IsError()}
+		if res.IsError() {
+			dl := rt.deadLetter(r, s, res)
+			comp.DeadLetter = dl.ID
+		}
+		out = append(out, comp)
+	}
+	return out
+}
+
+type deadLetters struct {
+	mu    sync.Mutex
+	items []*DeadLetter
+}
+
+func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
+	attempts := 1
+	if res.Error != nil && res.Error.Retry != "" {
+		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
+	}
+	dl := &DeadLetter{ID: "dl_" + newID()[4:], Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
+		Error: res.Error, At: time.Now(), Attempts: attempts, key: s.key}
+	rt.dead.mu.Lock()
+	rt.dead.items = append(rt.dead.items, dl)
+	rt.dead.mu.Unlock()
+	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
+	return dl
+}
+
+// DeadLetters lists the compensations waiting for an operator.
+func (rt *Runtime) DeadLetters() []DeadLetter {
+	rt.dead.mu.Lock()
+	defer rt.dead.mu.Unlock()
+	out := make([]DeadLetter, len(rt.dead.items))
+	for i, d := range rt.dead.items {
+		out[i] = *d
+	}
+	return out
+}
+
+// RetryDeadLetter runs a dead-lettered undo again (by an operator). On
+// success it leaves the queue.
+func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, error) {
+	dl := rt.takeDeadLetter(id)
+	if dl == nil {
+		return nil, fmt.Errorf("no dead letter %s", id)
+	}
+	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{}})
+	if err != nil {
+		return nil, err
+	}
+	defer creq.End()
+	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.key})
+	if res.IsError() {
+		dl.Attempts++
+		dl.Error = res.Error
+		rt.dead.mu.Lock()
+		rt.dead.items = append(rt.dead.items, dl)
+		rt.dead.mu.Unlock()
+	}
+	rt.log.Info("dead letter retried", "dead_letter", id, "by", by, "ok", !res.IsError())
+	return res, nil
+}
+
+// DismissDeadLetter removes a dead letter an operator has dealt with.
+func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
+	if rt.takeDeadLetter(id) == nil {
+		return fmt.Errorf("no dead letter %s", id)
+	}
+	rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "reason", reason)
+	return nil
+}
+
+func (rt *Runtime) takeDeadLetter(id string) *DeadLetter {
+	rt.dead.mu.Lock()
+	defer rt.dead.mu.Unlock()
+	for i, d := range rt.dead.items {
+		if d.ID == id {
+			rt.dead.items = slices.Delete(rt.dead.items, i, i+1)
+			return d
+		}
+	}
+	return nil
+}

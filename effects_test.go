@@ -1,0 +1,287 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// ledger is a fake system of record that logs every side effect.
+type ledger struct {
+	mu      sync.Mutex
+	log     []string
+	balance map[string]int
+	failing map[string]bool // tools that fail
+}
+
+func (l *ledger) note(s string) {
+	l.mu.Lock()
+	l.log = append(l.log, s)
+	l.mu.Unlock()
+}
+
+func (l *ledger) tool(name string, f func(args map[string]any) (any, error)) reach.ToolFunc {
+	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+		var args map[string]any
+		json.Unmarshal(raw, &args)
+		l.mu.Lock()
+		fail := l.failing[name]
+		l.mu.Unlock()
+		if fail {
+			l.note("FAIL " + name)
+			return nil, &reach.ToolError{Type: "conflict", Message: name + " refused by the system of record"}
+		}
+		out, err := f(args)
+		if err != nil {
+			return nil, err
+		}
+		l.note(fmt.Sprintf("%s %v", name, args["id"]))
+		return json.Marshal(out)
+	}
+}
+
+// Seed 001, pattern 1: a failed step after two successful writes compensates
+// both, newest first; an undo that fails is dead-lettered, then retried by an
+// operator.
+func TestSagaCompensatesInReverse(t *testing.T) {
+	l := &ledger{failing: map[string]bool{}}
+	ok := func(args map[string]any) (any, error) { return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil }
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "book_flight", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_flight", ok),
+			Undo: &reach.Followup{Tool: "cancel_flight", Args: `{"id": "{args.id}", "ref": "{result.ref}"}`}},
+		reach.Tool{Name: "book_hotel", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_hotel", ok),
+			Undo: &reach.Followup{Tool: "cancel_hotel", Args: `{"id": "{args.id}", "ref": "{result.ref}"}`}},
+		reach.Tool{Name: "charge_card", Access: reach.Write, Func: l.tool("charge_card", ok)},
+		reach.Tool{Name: "cancel_flight", Access: reach.Write, Func: l.tool("cancel_flight", ok)},
+		reach.Tool{Name: "cancel_hotel", Access: reach.Write, Func: l.tool("cancel_hotel", ok)},
+	)
+	l.failing["charge_card"] = true
+	l.failing["cancel_hotel"] = true
+	ctx, _ := begin(t, rt, nil)
+	for i, tool := range []string{"book_flight", "book_hotel"} {
+		if res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i), Tool: tool, Arguments: json.RawMessage(`{"id": 7}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+	}
+	res := rt.Call(ctx, &reach.Call{ID: "pay", Tool: "charge_card", Arguments: json.RawMessage(`{"id": 7}`)})
+	if res.Status != reach.StatusError {
+		t.Fatalf("charge = %s", res.Status)
+	}
+	want := []string{"book_flight 7", "book_hotel 7", "FAIL charge_card", "FAIL cancel_hotel", "cancel_flight 7"}
+	if got := strings.Join(l.log, ", "); got != strings.Join(want, ", ") {
+		t.Fatalf("side effects:\n got %s\nwant %s", got, strings.Join(want, ", "))
+	}
+	if n := res.Notes; len(n) == 0 || !strings.Contains(n[len(n)-1], "cancel_hotel (undoing book_hotel") || !strings.Contains(n[len(n)-1], "dead letter") {
+		t.Errorf("notes = %v, want the compensation reported to the model", n)
+	}
+	dls := rt.DeadLetters()
+	if len(dls) != 1 || dls[0].Tool != "cancel_hotel" || string(dls[0].Args) != `{"id":7,"ref":"R-7"}` {
+		t.Fatalf("dead letters = %+v", dls)
+	}
+	// The operator fixes the hotel system and retries: it runs once, and leaves the queue.
+	l.mu.Lock()
+	l.failing["cancel_hotel"] = false
+	l.mu.Unlock()
+	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	if len(rt.DeadLetters()) != 0 || l.log[len(l.log)-1] != "cancel_hotel 7" {
+		t.Fatalf("after retry: queue %v, log %v", rt.DeadLetters(), l.log)
+	}
+	if err := rt.DismissDeadLetter(dls[0].ID, "ops", "done"); err == nil {
+		t.Error("dismissed a dead letter that is gone")
+	}
+}
+
+// Seed 001, pattern 2: a write that answers 200 OK but did nothing is caught
+// by its verify check, fails, and is compensated.
+func TestVerifyAfterWrite(t *testing.T) {
+	l := &ledger{failing: map[string]bool{}}
+	status := "pending" // the payment link never became active
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "create_payment_link", Access: reach.Write, Func: l.tool("create_payment_link", func(map[string]any) (any, error) {
+			return map[string]any{"link_id": "L1", "ok": true}, nil
+		}),
+			Undo:   &reach.Followup{Tool: "delete_payment_link", Args: `{"id": "{result.link_id}"}`},
+			Verify: &reach.Verify{Followup: reach.Followup{Tool: "get_payment_link", Args: `{"id": "{result.link_id}"}`}, Condition: `result.status == "active"`}},
+		reach.Tool{Name: "get_payment_link", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			return json.Marshal(map[string]any{"id": "L1", "status": status})
+		}},
+		reach.Tool{Name: "delete_payment_link", Access: reach.Write, Func: l.tool("delete_payment_link", func(map[string]any) (any, error) { return "deleted", nil })},
+	)
+	ctx, _ := begin(t, rt, nil)
+	res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "create_payment_link", Arguments: json.RawMessage(`{"amount": 20}`)})
+	if res.Status != reach.StatusError || res.Error.Code != "verify_failed" || !strings.Contains(res.Error.Message, "silent failure") {
+		t.Fatalf("result = %s %+v", res.Status, res.Error)
+	}
+	if got := strings.Join(l.log, ", "); got != "create_payment_link <nil>, delete_payment_link L1" {
+		t.Errorf("side effects = %s", got)
+	}
+	status = "active"
+	res = rt.Call(ctx, &reach.Call{ID: "c2", Tool: "create_payment_link", Arguments: json.RawMessage(`{"amount": 21}`)})
+	if res.IsError() {
+		t.Fatalf("verified write failed: %s", res.ModelText())
+	}
+	if err := rt.Register(reach.Tool{Name: "bad", Func: echo, Verify: &reach.Verify{Followup: reach.Followup{Tool: "x"}, Condition: "result.status =="}}); err == nil {
+		t.Error("a broken CEL condition was accepted")
+	}
+}
+
+// Seed 001, pattern 4: read a balance of 100; another request deducts 50;
+// this request's deduction of 80, based on its stale read, is refused with
+// "read it again"; after a re-read it goes through.
+func TestStaleReadRefused(t *testing.T) {
+	var mu sync.Mutex
+	balance := 100
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "get_balance", Reentrancy: reach.Reentrant, Reads: []string{"account:{account}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return json.Marshal(map[string]int{"balance": balance})
+		}},
+		reach.Tool{Name: "deduct", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"account:{account}"}, Func: func(_ context.Context, raw json.RawMessage) (json.RawMessage, error) {
+			var a struct{ Amount int }
+			json.Unmarshal(raw, &a)
+			mu.Lock()
+			defer mu.Unlock()
+			balance -= a.Amount
+			return json.Marshal(map[string]int{"balance": balance})
+		}},
+	)
+	actx, _ := begin(t, rt, nil)
+	bctx, _ := begin(t, rt, nil)
+	if res := call(rt, actx, "get_balance", `{"account":"A-1"}`); string(res.Data) != `{"balance":100}` {
+		t.Fatal(res.ModelText())
+	}
+	if res := rt.Call(bctx, &reach.Call{ID: "b1", Tool: "deduct", Arguments: json.RawMessage(`{"account":"A-1","amount":50}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	res := rt.Call(actx, &reach.Call{ID: "a1", Tool: "deduct", Arguments: json.RawMessage(`{"account":"A-1","amount":80}`)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+		t.Fatalf("stale deduction: %+v", res)
+	}
+	if want := "Account A-1 changed since you read it (v0 -> v1)."; res.Error.Message != want || !strings.Contains(res.ModelText(), "Read it again") {
+		t.Errorf("message = %q, want %q", res.Error.Message, want)
+	}
+	if balance != 50 {
+		t.Fatalf("balance = %d: the stale write ran", balance)
+	}
+	// Another account is not affected, and after a re-read the write passes.
+	call(rt, actx, "get_balance", `{"account":"A-1","fresh":true}`)
+	if res := rt.Call(actx, &reach.Call{ID: "a2", Tool: "deduct", Arguments: json.RawMessage(`{"account":"A-1","amount":30}`)}); res.IsError() {
+		t.Fatalf("write after re-read: %s", res.ModelText())
+	}
+}
+
+// With Refresh, reach re-reads the entity before the write instead of
+// refusing, and records the state it found.
+func TestRefreshBeforeWrite(t *testing.T) {
+	var reads atomic.Int32
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "get_order", Reentrancy: reach.Reentrant, Reads: []string{"order:{id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			reads.Add(1)
+			return json.RawMessage(`{"status":"PAID"}`), nil
+		}},
+		reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Refresh: &reach.Followup{Tool: "get_order", Args: `{"id": "{args.id}"}`}, Func: echo},
+	)
+	actx, _ := begin(t, rt, nil)
+	bctx, _ := begin(t, rt, nil)
+	call(rt, actx, "get_order", `{"id":"O1"}`)
+	rt.Call(bctx, &reach.Call{ID: "b", Tool: "update_order", Arguments: json.RawMessage(`{"id":"O1","note":"b"}`)})
+	res := rt.Call(actx, &reach.Call{ID: "a", Tool: "update_order", Arguments: json.RawMessage(`{"id":"O1","note":"a"}`)})
+	if res.IsError() || reads.Load() != 2 {
+		t.Fatalf("refresh: %s after %d reads", res.ModelText(), reads.Load())
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], `read it again before writing: {"status":"PAID"}`) {
+		t.Errorf("notes = %v", res.Notes)
+	}
+}
+
+// Writes to one entity are serialized; two requests that each hold one
+// entity and wait for the other's get a deadlock error instead of hanging.
+func TestEntityDeadlock(t *testing.T) {
+	rt := reach.New(nil)
+	inA, inB := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var nested reach.ToolFunc = func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+		var a struct{ From, To string }
+		json.Unmarshal(raw, &a)
+		if a.To == "" {
+			return json.RawMessage(`"ok"`), nil
+		}
+		if a.From == "x" {
+			close(inA)
+			<-inB
+		} else {
+			close(inB)
+			<-inA
+		}
+		// Each now writes the other's entity from inside its own write.
+		res := rt.Call(ctx, &reach.Call{ID: "inner-" + a.From, Tool: "transfer", Arguments: json.RawMessage(fmt.Sprintf(`{"from":%q}`, a.To))})
+		once.Do(func() {})
+		if res.IsError() {
+			return nil, res.Err()
+		}
+		return res.Data, nil
+	}
+	rt.MustRegister(reach.Tool{Name: "transfer", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"account:{from}"}, Func: nested, Timeout: time.Minute})
+	actx, _ := begin(t, rt, nil)
+	bctx, _ := begin(t, rt, nil)
+	results := make([]*reach.Result, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { results[0] = rt.Call(actx, &reach.Call{ID: "a", Tool: "transfer", Arguments: json.RawMessage(`{"from":"x","to":"y"}`)}) })
+	wg.Go(func() { results[1] = rt.Call(bctx, &reach.Call{ID: "b", Tool: "transfer", Arguments: json.RawMessage(`{"from":"y","to":"x"}`)}) })
+	wg.Wait()
+	deadlocks, oks := 0, 0
+	for _, r := range results {
+		if r.IsError() && strings.Contains(r.ModelText(), "deadlock") {
+			deadlocks++
+		}
+		if !r.IsError() {
+			oks++
+		}
+	}
+	if deadlocks != 1 || oks != 1 {
+		t.Fatalf("results: %s | %s; want one deadlock and one success", results[0].ModelText(), results[1].ModelText())
+	}
+}
+
+// Cancelling a request runs its compensations.
+func TestCancelCompensates(t *testing.T) {
+	l := &ledger{failing: map[string]bool{}}
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "reserve", Access: reach.Write, Func: l.tool("reserve", func(map[string]any) (any, error) { return "r", nil }),
+			Undo: &reach.Followup{Tool: "release", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "release", Access: reach.Write, Func: l.tool("release", func(map[string]any) (any, error) { return "ok", nil })},
+	)
+	ctx, req := begin(t, rt, nil)
+	rt.Call(ctx, &reach.Call{ID: "r", Tool: "reserve", Arguments: json.RawMessage(`{"id":"seat-4"}`)})
+	req.Stop(reach.Cancel, "user", "changed my mind")
+	for range 1000 {
+		l.mu.Lock()
+		n := len(l.log)
+		l.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if got := strings.Join(l.log, ", "); got != "reserve seat-4, release seat-4" {
+		t.Fatalf("side effects = %s", got)
+	}
+}

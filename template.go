@@ -1,0 +1,163 @@
+package reach
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentreach/reach/internal/callgraph"
+)
+
+// A template builds a value from a call's arguments and result. It is JSON
+// (or, for entity names, a plain string) in which "{args.x}",
+// "{result.a.b}" or plain "{x}" (an argument) stand for values: a string
+// that is exactly one placeholder becomes the value itself (a number stays a
+// number); a placeholder inside other text is written as text. Templates
+// can only read; they run no code.
+type template struct {
+	raw   string
+	isObj bool
+	doc   any // decoded JSON template, when isObj
+}
+
+var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\-]+)*)\}`)
+
+func compileTemplate(raw string, jsonDoc bool) (*template, error) {
+	t := &template{raw: raw}
+	if jsonDoc {
+		if err := json.Unmarshal([]byte(raw), &t.doc); err != nil {
+			return nil, fmt.Errorf("template %q is not JSON: %v", raw, err)
+		}
+		t.isObj = true
+	}
+	for _, m := range placeholderRE.FindAllStringSubmatch(raw, -1) {
+		root, _, _ := strings.Cut(m[1], ".")
+		if strings.Contains(m[1], ".") && root != "args" && root != "result" {
+			return nil, fmt.Errorf("template %q: %s must start with args. or result.", raw, m[0])
+		}
+	}
+	return t, nil
+}
+
+// scope is what a template can read.
+type scope struct {
+	args   any
+	result any
+}
+
+func newScope(args, result []byte) scope {
+	var s scope
+	json.Unmarshal(args, &s.args)
+	if len(result) > 0 {
+		json.Unmarshal(result, &s.result)
+	}
+	return s
+}
+
+func (s scope) lookup(path string) (any, error) {
+	parts := strings.Split(path, ".")
+	var v any
+	switch parts[0] {
+	case "args":
+		v, parts = s.args, parts[1:]
+	case "result":
+		v, parts = s.result, parts[1:]
+	default:
+		v = s.args
+	}
+	for _, p := range parts {
+		switch x := v.(type) {
+		case map[string]any:
+			val, ok := x[p]
+			if !ok {
+				return nil, fmt.Errorf("no field %q", path)
+			}
+			v = val
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("no element %q", path)
+			}
+			v = x[i]
+		default:
+			return nil, fmt.Errorf("no field %q", path)
+		}
+	}
+	return v, nil
+}
+
+func textOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (s scope) interpolate(str string) (any, error) {
+	if m := placeholderRE.FindStringSubmatch(str); m != nil && m[0] == str {
+		return s.lookup(m[1])
+	}
+	var firstErr error
+	out := placeholderRE.ReplaceAllStringFunc(str, func(ph string) string {
+		v, err := s.lookup(ph[1 : len(ph)-1])
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return textOf(v)
+	})
+	return out, firstErr
+}
+
+// text renders a plain-string template (entity names).
+func (t *template) text(s scope) (string, error) {
+	v, err := s.interpolate(t.raw)
+	return textOf(v), err
+}
+
+// json renders a JSON template as canonical JSON.
+func (t *template) json(s scope) (json.RawMessage, error) {
+	var walk func(any) (any, error)
+	walk = func(v any) (any, error) {
+		switch x := v.(type) {
+		case string:
+			return s.interpolate(x)
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				w, err := walk(e)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = w
+			}
+			return out, nil
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				w, err := walk(e)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = w
+			}
+			return out, nil
+		}
+		return v, nil
+	}
+	v, err := walk(t.doc)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return callgraph.Normalize(nil, bytes.TrimSpace(b))
+}
