@@ -1,6 +1,9 @@
 package loops
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // agentState is what the detectors remember about one agent: its recent calls
 // ("short_cycle") and its run of results that brought nothing new
@@ -12,10 +15,15 @@ type agentState struct {
 	ring []entry // the last calls it dispatched, a ring buffer
 	head int     // next slot to write once the ring is full
 
-	stale      int    // results in a row that brought nothing new
-	staleEpoch uint64 // write epoch of that run
-	staleTools [4]string
-	writes     uint64 // successful writes and high-risk calls it made
+	// Results judged for "no_progress" since the last write (staleEpoch):
+	stale      int    // in a row that brought nothing new
+	hist       uint64 // one bit each, newest lowest: 1 brought nothing new
+	judged     int    // how many
+	staleEpoch uint64
+	staleTools [4]string // tools of the last results that brought nothing new
+	nstale     int
+
+	writes uint64 // successful writes and high-risk calls it made
 }
 
 // entry is one dispatched tool call in an agent's ring.
@@ -66,22 +74,55 @@ func (a *agentState) recent(w []*entry) int {
 	return n
 }
 
-func (a *agentState) noteStale(tool string) {
-	a.staleTools[a.stale%len(a.staleTools)] = tool
+// judge records that a result brought nothing new (stale) or something new,
+// while the write epoch was epoch.
+func (a *agentState) judge(stale bool, tool string, epoch uint64) {
+	if a.staleEpoch != epoch {
+		a.stale, a.hist, a.judged, a.staleEpoch = 0, 0, 0, epoch
+	}
+	a.hist <<= 1
+	a.judged++
+	if !stale {
+		a.stale = 0
+		return
+	}
+	a.hist |= 1
 	a.stale++
+	a.staleTools[a.nstale%len(a.staleTools)] = tool
+	a.nstale++
 }
 
-// staleList names the tools of the last stale results, oldest first.
+// noProgress reports whether the agent's recent results, with no write since,
+// brought nothing new: the last steps of them in a row, or three quarters of
+// the last 2*steps with the last one among them. It returns how many of how
+// many.
+func (a *agentState) noProgress(steps int, epoch uint64) (n, of int, ok bool) {
+	if steps <= 0 || a.staleEpoch != epoch {
+		return 0, 0, false
+	}
+	if a.stale >= steps {
+		return a.stale, a.stale, true
+	}
+	w := min(2*steps, 64)
+	if a.judged < w || a.hist&1 == 0 {
+		return 0, 0, false
+	}
+	n = bits.OnesCount64(a.hist & (1<<w - 1))
+	return n, w, 4*n >= 3*w
+}
+
+// staleList names the tools of the last results that brought nothing new,
+// oldest first.
 func (a *agentState) staleList() string {
-	n := min(a.stale, len(a.staleTools))
+	n := min(a.nstale, len(a.staleTools))
 	var b strings.Builder
 	for k := n; k > 0; k-- {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(a.staleTools[(a.stale-k)%len(a.staleTools)])
+		b.WriteString(a.staleTools[(a.nstale-k)%len(a.staleTools)])
 	}
-	if a.stale > n {
+	if a.nstale > n {
 		return "…, " + b.String()
 	}
 	return b.String()

@@ -156,31 +156,34 @@ func listGrew(p, a []leaf) bool {
 // chain's last result did not, and at most one new number (a count), not
 // counting what merely echoes the arguments.
 func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes) {
-	freshText, freshNums, n := 0, 0, 0
-	for i := range sc.out {
-		l := &sc.out[i]
-		if l.kind == leafNumber && e.isNum(l.val) || l.kind == leafString && e.isText(l.val) {
-			continue
-		}
-		n++
-		u := l.unit()
-		known := false
-		for _, v := range t.units {
-			if v == u {
-				known = true
-				break
+	same := s.widen && t.hasBase && !t.cut && !sc.cut && len(sc.out) <= maxChainUnits &&
+		t.epoch == s.epoch && sc.text > 0
+	if same {
+		freshText, freshNums, n := 0, 0, 0
+		for i := range sc.out {
+			l := &sc.out[i]
+			if l.kind == leafNumber && e.isNum(l.val) || l.kind == leafString && e.isText(l.val) {
+				continue
+			}
+			n++
+			u := l.unit()
+			known := false
+			for _, v := range t.units {
+				if v == u {
+					known = true
+					break
+				}
+			}
+			if !known {
+				if l.kind == leafNumber {
+					freshNums++
+				} else {
+					freshText++
+				}
 			}
 		}
-		if !known {
-			if l.kind == leafNumber {
-				freshNums++
-			} else {
-				freshText++
-			}
-		}
+		same = n > 0 && freshText == 0 && freshNums <= 1
 	}
-	same := s.widen && t.hasBase && !t.cut && !sc.cut && t.epoch == s.epoch &&
-		n > 0 && sc.text > 0 && freshText == 0 && freshNums <= 1
 	if same {
 		if t.stale == 0 {
 			t.first = append(t.first[:0], s.Args...)
@@ -193,7 +196,9 @@ func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes)
 	t.hasBase, t.epoch = true, s.epoch
 	t.units = t.units[:0]
 	t.cut = sc.cut || len(sc.out) > maxChainUnits
-	for i := 0; i < len(sc.out) && i < maxChainUnits; i++ {
-		t.units = append(t.units, sc.out[i].unit())
+	if !t.cut {
+		for i := range sc.out {
+			t.units = append(t.units, sc.out[i].unit())
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package loops
 
+import "bytes"
+
 // This file cuts a canonical JSON value into leaves: the scalar values it holds,
 // each with the path of object keys that leads to it (array positions are not
 // part of a path, so a list that comes back reordered holds the same leaves).
@@ -199,14 +201,21 @@ func (s *scan) quoted() ([]byte, bool) {
 		return nil, false
 	}
 	j := s.i + 1
-	for k := j; k < len(s.b); k++ {
-		switch s.b[k] {
-		case '\\':
-			k++
-		case '"':
+	for k := j; k < len(s.b); {
+		q := bytes.IndexByte(s.b[k:], '"')
+		if q < 0 {
+			return nil, false
+		}
+		k += q
+		n := 0 // backslashes right before the quote
+		for m := k - 1; m >= j && s.b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
 			s.i = k + 1
 			return s.b[j:k], true
 		}
+		k++
 	}
 	return nil, false
 }
@@ -221,35 +230,33 @@ func (s *scan) str(path uint64, raw []byte, arr bool) {
 		}
 		return
 	}
-	start := 0
-	for k := 0; k <= len(raw); k++ {
-		end, next := -1, 0
-		switch {
-		case k == len(raw):
-			end, next = k, k
-		case raw[k] == '\n':
-			end, next = k, k+1
-		case raw[k] == '\\' && k+1 < len(raw):
-			if raw[k+1] == 'n' {
-				end, next = k, k+2
-			} else {
-				k++ // skip the escaped byte
-				continue
-			}
-		default:
-			continue
-		}
-		line := trim(raw[start:end])
-		if len(line) > 0 {
+	for len(raw) > 0 {
+		end, next := lineEnd(raw)
+		if line := trim(raw[:end]); len(line) > 0 {
 			s.text += len(line)
 			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, raw: line})
 		}
-		if k == len(raw) {
-			return
-		}
-		start = next
-		k = next - 1
+		raw = raw[next:]
 	}
+}
+
+// lineEnd returns where the first line of raw ends, and where the next begins.
+func lineEnd(raw []byte) (end, next int) {
+	for k := 0; k < len(raw); {
+		i := bytes.IndexAny(raw[k:], "\\\n")
+		if i < 0 {
+			break
+		}
+		k += i
+		if raw[k] == '\n' {
+			return k, k + 1
+		}
+		if k+1 < len(raw) && raw[k+1] == 'n' {
+			return k, k + 2
+		}
+		k += 2 // an escaped byte
+	}
+	return len(raw), len(raw)
 }
 
 // trim cuts blanks (and written \r, \t escapes) from both ends of a line.

@@ -111,3 +111,74 @@ func plural(n int, one, many string) string {
 	}
 	return itoa(int64(n)) + " " + many
 }
+
+// hashSet remembers 64-bit hashes, at most max of them. It is a table of
+// buckets of four slots that doubles as it fills, up to max slots; once there,
+// a hash that lands in a full bucket replaces one of its four. Forgetting only
+// makes a piece of content look new again. The zero value must be init'ed.
+type hashSet struct {
+	slots []uint64 // len is a power of two, a multiple of 4; 0 marks a free slot
+	n     int      // slots in use
+	max   int      // most slots, a power of two
+}
+
+const minSetSlots = 64
+
+func (h *hashSet) init(max int) {
+	h.max = minSetSlots
+	for h.max*2 <= max {
+		h.max *= 2
+	}
+}
+
+// add inserts x and reports whether it was absent.
+func (h *hashSet) add(x uint64) bool {
+	if x == 0 {
+		x = 1
+	}
+	if h.slots == nil {
+		h.slots = make([]uint64, minSetSlots)
+	}
+	b := h.bucket(x)
+	for i, y := range b {
+		switch y {
+		case x:
+			return false
+		case 0:
+			b[i] = x
+			h.n++
+			if h.n*2 > len(h.slots) && len(h.slots) < h.max {
+				h.grow()
+			}
+			return true
+		}
+	}
+	b[x>>62] = x // full bucket: replace one
+	return true
+}
+
+func (h *hashSet) bucket(x uint64) []uint64 {
+	i := int(x>>7) & (len(h.slots)/4 - 1) * 4
+	return h.slots[i : i+4 : i+4]
+}
+
+func (h *hashSet) grow() {
+	old := h.slots
+	h.slots = make([]uint64, 2*len(old))
+	h.n = 0
+	for _, x := range old {
+		if x == 0 {
+			continue
+		}
+		b := h.bucket(x)
+		for i, y := range b {
+			if y == 0 {
+				b[i] = x
+				h.n++
+				break
+			}
+		}
+	}
+}
+
+func (h *hashSet) len() int { return h.n }

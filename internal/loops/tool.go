@@ -1,5 +1,7 @@
 package loops
 
+import "bytes"
+
 // callState is what "repeat" and "retry_budget" remember about one call
 // (a tool and its normalized arguments).
 type callState struct {
@@ -51,7 +53,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	s.key = callKey(s.Tool, s.Args)
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
-	cs, _ := d.calls.get(s.key)
+	cs, known := d.calls.get(s.key)
 
 	// retry_budget
 	if cs != nil && c.retryBudget > 0 && cs.transient >= c.retryBudget {
@@ -91,7 +93,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	}
 
 	// amplification
-	widen := c.amplifyMax > 0 && t.args != nil && d.widens(t.args, s.Args)
+	widen := c.amplifyMax > 0 && t.args != nil && len(s.Args) <= maxChainArgs && d.widens(t.args, s.Args)
 	if widen && t.hasBase && t.stale >= c.amplifyMax && t.epoch == d.epoch {
 		return &Verdict{
 			Detector: "amplification",
@@ -103,11 +105,15 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	}
 
 	// no_progress
-	if c.staleSteps > 0 && !isWrite(s.Access) && a.stale >= c.staleSteps && a.staleEpoch == d.epoch {
+	if n, of, ok := a.noProgress(c.staleSteps, d.epoch); ok && !isWrite(s.Access) {
+		what := "the last " + plural(n, "result", "results")
+		if of != n {
+			what = itoa(int64(n)) + " of the last " + plural(of, "result", "results")
+		}
 		return &Verdict{
 			Detector: "no_progress",
-			Message: "the last " + plural(a.stale, "result", "results") + " that " + a.name +
-				" received (" + a.staleList() + ") brought nothing it had not seen already; calling " +
+			Message: what + " that " + a.name + " received (" + a.staleList() +
+				") brought nothing it had not seen already, and nothing was written since; calling " +
 				s.Tool + " again looks like a loop.",
 			Suggestion: "Work with what you already know: give your answer, ask the user, or change approach " +
 				"instead of looking the same thing up again.",
@@ -115,6 +121,11 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	}
 
 	// Allowed: record the dispatch.
+	if !known {
+		cs = &callState{}
+		d.calls.put(s.key, cs)
+	}
+	s.call, s.agent, s.tool = cs, a, t
 	d.seq++
 	s.seq = d.seq
 	s.epoch = d.epoch
@@ -142,7 +153,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	if write {
 		d.removeInflight(s.seq)
 	}
-	a := d.agent(s.Agent)
+	a := s.agent
 	e := a.find(s.seq)
 	if o.Refused {
 		if e != nil {
@@ -154,12 +165,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		d.epoch++
 		a.writes++
 	}
-	t := d.tool(s.Tool)
-	cs, ok := d.calls.get(s.key)
-	if !ok {
-		cs = &callState{}
-		d.calls.put(s.key, cs)
-	}
+	t, cs := s.tool, s.call
 
 	transient := o.Error && Transient(o.ErrorType)
 	if transient {
@@ -198,7 +204,10 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		t.hasBase, t.stale = false, 0
 		return
 	}
-	ec := d.echoes(s.Args)
+	var ec echoes
+	if s.widen || bytes.IndexByte(s.Args, ' ') >= 0 {
+		ec = d.echoes(s.Args) // only widenings and free text can be echoed
+	}
 	sc := scanLeaves(o.Result, d.units[:0], unitsPerStep, true)
 	d.units = sc.out[:0]
 
@@ -214,22 +223,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
 				continue // the agent's own words
 			}
-			u := mix(a.id, sc.out[i].unit())
-			if !d.seen.has(u) {
+			if d.seen.add(mix(a.id, sc.out[i].unit())) {
 				fresh++
-				d.seen.put(u, struct{}{})
 			}
 		}
 		switch {
 		case fresh > 0:
-			a.stale = 0
+			a.judge(false, s.Tool, d.epoch)
 		case sc.cut || sc.text < c.staleMinBytes:
 			// Too little (or too much) to judge: neutral.
 		default:
-			if a.staleEpoch != d.epoch {
-				a.stale, a.staleEpoch = 0, d.epoch
-			}
-			a.noteStale(s.Tool)
+			a.judge(true, s.Tool, d.epoch)
 		}
 	}
 }
