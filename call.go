@@ -137,37 +137,61 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 		f = rt.newToolFrame(c)
 		c.req.addFrame(f)
 	}
+	st := Completed
 	if err != nil {
 		e := asError(err)
-		st, status := Refused, StatusRefused
+		st, res = Refused, &Result{Status: StatusRefused, Error: e}
 		if e.cancelled {
-			st, status = Cancelled, StatusCancelled
+			st, res.Status = Cancelled, StatusCancelled
 		}
-		res = &Result{Status: status, Error: e}
-		f.finish(st, e, "")
 	} else {
 		switch res.Status {
 		case StatusSuccess:
-			f.mu.Lock()
-			f.result = res.Data
-			f.mu.Unlock()
-			f.finish(Completed, nil, res.Summary)
 		case StatusPending:
-			f.finish(AwaitingApproval, res.Error, "")
+			st = AwaitingApproval
 		case StatusCancelled:
-			f.finish(Cancelled, res.Error, "")
+			st = Cancelled
 		default:
-			f.finish(Failed, res.Error, "")
+			st = Failed
 		}
 	}
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
+	if rt.opts.Redactor != nil {
+		rt.redactResult(res)
+	}
+	if st == Completed {
+		f.mu.Lock()
+		f.result = res.Data
+		f.mu.Unlock()
+	}
+	f.finish(st, res.Error, res.Summary)
 	res.CallID = c.ID
 	res.Frame = f.ID
 	rt.loopDone(c, res, err)
 	rt.record(ctx, f)
 	return res
+}
+
+// redactResult removes secrets from everything the model will read.
+func (rt *Runtime) redactResult(res *Result) {
+	rd := rt.opts.Redactor
+	if res.Data != nil {
+		res.Data = rd.Redact(res.Data)
+	}
+	res.Summary = rd.RedactString(res.Summary)
+	for i, n := range res.Notes {
+		res.Notes[i] = rd.RedactString(n)
+	}
+	if res.Error != nil {
+		e := *res.Error
+		e.Message, e.Suggestion = rd.RedactString(e.Message), rd.RedactString(e.Suggestion)
+		for i := range e.Fields {
+			e.Fields[i].Problem = rd.RedactString(e.Fields[i].Problem)
+		}
+		res.Error = &e
+	}
 }
 
 func (rt *Runtime) newToolFrame(c *Call) *Frame {
@@ -391,19 +415,38 @@ func (rt *Runtime) authorize(next Handler) Handler {
 		c.frame.setState(Authorizing)
 		d, e := rt.opts.Authorizer.Authorize(ctx, c)
 		switch {
-		case e != nil:
-			if e.Guard == "" {
-				e.Guard = "authorize"
-			}
-			return nil, e
-		case d == Permit:
+		case d == Permit && e == nil:
 			return next(ctx, c)
+		case d == NeedsApproval && rt.opts.Approver != nil:
+			c.frame.setState(AwaitingApproval)
+			d, e = rt.opts.Approver.Approve(ctx, c)
+			switch {
+			case d == Permit:
+				c.frame.setState(Authorizing)
+				return next(ctx, c)
+			case d == NeedsApproval:
+				if e == nil {
+					e = &Error{Code: "approval_pending", Message: fmt.Sprintf("%s is waiting for approval.", c.Tool)}
+				}
+				e.Guard, e.Type = "authorize", TypeApproval
+				return &Result{Status: StatusPending, Error: e}, nil
+			case e != nil:
+				e.Guard = "authorize"
+				return nil, e
+			}
+			return nil, rt.denied(c, "the approver denied it")
 		case d == NeedsApproval:
 			c.frame.setState(AwaitingApproval)
 			return nil, &Error{Guard: "authorize", Type: TypeApproval, Code: "approval_required",
 				Message: fmt.Sprintf("%s is a %s tool and needs a human's approval, and no approver is configured here.",
 					c.Tool, c.tool.Access),
 				Suggestion: "Tell the user what you want to do and ask them to do it or approve it; do not retry."}
+		case e != nil:
+			e.Guard = "authorize"
+			if e.Type == "" {
+				e.Type = TypePermission
+			}
+			return nil, e
 		default:
 			return nil, rt.denied(c, "")
 		}

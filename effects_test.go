@@ -285,3 +285,107 @@ func TestCancelCompensates(t *testing.T) {
 		t.Fatalf("side effects = %s", got)
 	}
 }
+
+type replacer struct{ secret string }
+
+func (r replacer) Redact(b []byte) []byte {
+	return []byte(strings.ReplaceAll(string(b), r.secret, "[REDACTED]"))
+}
+func (r replacer) RedactString(s string) string { return strings.ReplaceAll(s, r.secret, "[REDACTED]") }
+
+type memRecorder struct {
+	mu     sync.Mutex
+	events []*reach.Event
+}
+
+func (m *memRecorder) Record(_ context.Context, e *reach.Event) {
+	m.mu.Lock()
+	m.events = append(m.events, e)
+	m.mu.Unlock()
+}
+
+// A secret a tool leaks in its result or error never reaches the model,
+// the frame, or the recorder.
+func TestRedaction(t *testing.T) {
+	const secret = "sk-live-0123456789"
+	rec := &memRecorder{}
+	rt := reach.New(&reach.Options{Redactor: replacer{secret}, Recorder: rec})
+	rt.MustRegister(
+		reach.Tool{Name: "leaky", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"auth":"Bearer ` + secret + `"}`), nil
+		}},
+		reach.Tool{Name: "leaky_error", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, fmt.Errorf("upstream rejected key %s", secret)
+		}},
+	)
+	ctx, req := begin(t, rt, nil)
+	var seen []string
+	for _, tool := range []string{"leaky", "leaky_error"} {
+		res := rt.Call(ctx, &reach.Call{ID: tool, Tool: tool, Arguments: json.RawMessage(`{"q":"x"}`)})
+		seen = append(seen, res.ModelText(), res.Summary)
+	}
+	for _, f := range req.Frames() {
+		seen = append(seen, string(f.Result()), f.Summary())
+		if e := f.Err(); e != nil {
+			seen = append(seen, e.ModelText())
+		}
+	}
+	rec.mu.Lock()
+	for _, e := range rec.events {
+		b, _ := json.Marshal(e)
+		seen = append(seen, string(b))
+	}
+	rec.mu.Unlock()
+	for _, s := range seen {
+		if strings.Contains(s, secret) {
+			t.Errorf("secret leaked: %s", s)
+		}
+	}
+	if !strings.Contains(strings.Join(seen, " "), "[REDACTED]") {
+		t.Error("nothing was redacted: the test did not exercise the leak")
+	}
+}
+
+type approverFunc func(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error)
+
+func (f approverFunc) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
+	return f(ctx, c)
+}
+
+// A high-risk call asks the Approver: pending while it waits, run once
+// approved, refused when denied.
+func TestApprover(t *testing.T) {
+	decision := reach.NeedsApproval
+	var asked []string
+	rt := reach.New(&reach.Options{Approver: approverFunc(func(_ context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
+		asked = append(asked, c.Tool+" "+string(c.Args()))
+		if decision == reach.NeedsApproval {
+			return decision, &reach.Error{Code: "approval_pending", Message: "refund_order waits for alice and a reviewer.", Suggestion: "Wait, or do something else meanwhile."}
+		}
+		return decision, nil
+	})})
+	var runs atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "refund_order", Access: reach.HighRisk, Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`"refunded"`), nil
+	}})
+	ctx, req := begin(t, rt, nil)
+	res := rt.Call(ctx, &reach.Call{ID: "r1", Tool: "refund_order", Arguments: json.RawMessage(`{"order": 9}`)})
+	if res.Status != reach.StatusPending || res.Error.Type != reach.TypeApproval || !strings.Contains(res.ModelText(), "waits for alice") {
+		t.Fatalf("pending: %+v", res)
+	}
+	if f := req.Frames(); f[len(f)-1].State() != reach.AwaitingApproval {
+		t.Errorf("frame state = %s, want awaiting_approval", f[len(f)-1].State())
+	}
+	decision = reach.Permit
+	if res := rt.Call(ctx, &reach.Call{ID: "r1", Tool: "refund_order", Arguments: json.RawMessage(`{"order": 9}`)}); res.IsError() || runs.Load() != 1 {
+		t.Fatalf("approved: %s, runs %d", res.ModelText(), runs.Load())
+	}
+	decision = reach.Deny
+	if res := rt.Call(ctx, &reach.Call{ID: "r2", Tool: "refund_order", Arguments: json.RawMessage(`{"order": 10}`)}); res.Status != reach.StatusRefused || res.Error.Type != reach.TypePermission {
+		t.Fatalf("denied: %+v", res)
+	}
+	if runs.Load() != 1 || len(asked) != 3 || asked[0] != `refund_order {"order":9}` {
+		t.Errorf("runs %d, asked %v", runs.Load(), asked)
+	}
+}

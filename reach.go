@@ -50,6 +50,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -99,9 +100,27 @@ const (
 	NeedsApproval
 )
 
-// Authorizer decides whether a call may run. It is stage 6. An error denies.
+// Authorizer decides whether a call may run. It is stage 6. An error denies;
+// with Deny, a returned *Error replaces the default refusal (and should say
+// what the caller may do instead).
 type Authorizer interface {
 	Authorize(ctx context.Context, c *Call) (Decision, *Error)
+}
+
+// Approver decides calls that the Authorizer says need a human (P4). It may
+// hold the call while it waits for a decision, until ctx ends. It returns
+// Permit to run the call, Deny (with the refusal), or NeedsApproval with an
+// *Error saying who must approve: the caller then gets a pending result and
+// may retry the same call later, which the Approver recognizes.
+type Approver interface {
+	Approve(ctx context.Context, c *Call) (Decision, *Error)
+}
+
+// Redactor removes secrets from what the model, logs and records see (P6).
+// It must be safe for concurrent use.
+type Redactor interface {
+	Redact(b []byte) []byte
+	RedactString(s string) string
 }
 
 // Event is what the Recorder is told about a frame when it ends.
@@ -155,6 +174,10 @@ type Options struct {
 	// Authorizer, if nil, decides by access level: read and write run,
 	// high_risk needs approval, forbidden never runs.
 	Authorizer Authorizer
+	// Approver, if not nil, decides calls that need approval; if nil they are refused.
+	Approver Approver
+	// Redactor, if not nil, cleans results, errors and recorded arguments.
+	Redactor Redactor
 	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
 	Idempotency IdempotencyStore
 	// IdempotencyTTL is how long a recorded result answers a repeated key; if zero, 24h.
@@ -342,6 +365,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
+		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes),
 		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b}
 	r.root = r
 	if parent != nil {
@@ -471,7 +495,8 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		id = newID()
 	}
 	b := carve(parent, d.Budget, d.Fraction)
-	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent}, b, parent, f)
+	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
+		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs}, b, parent, f)
 	if err := rt.track(child); err != nil {
 		f.finish(Failed, asError(err), "")
 		return nil, nil, err
@@ -655,6 +680,15 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	}
 	if end := f.Ended(); !end.IsZero() {
 		e.Latency = end.Sub(f.Started)
+	}
+	if rd := rt.opts.Redactor; rd != nil {
+		e.Args = rd.Redact(e.Args)
+		e.Summary = rd.RedactString(e.Summary)
+		if e.Error != nil {
+			ec := *e.Error
+			ec.Message = rd.RedactString(ec.Message)
+			e.Error = &ec
+		}
 	}
 	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
 }

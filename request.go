@@ -124,6 +124,10 @@ type RequestOptions struct {
 	Scene     string  // the conversation's scene (e.g. "chitchat"), for policies
 	Agent     string  // the agent making the calls; if empty, "main"
 	Budget    *Budget // if nil, Options.DefaultBudget
+	// Roles, Tenant and Attributes describe the principal for policies.
+	Roles      []string
+	Tenant     string
+	Attributes map[string]string
 }
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a
@@ -133,6 +137,9 @@ type RequestOptions struct {
 type Request struct {
 	id        string
 	principal string
+	roles     []string
+	tenant    string
+	attrs     map[string]string
 	scene     string
 	agent     string
 	parent    *Request
@@ -170,6 +177,15 @@ func (r *Request) ID() string { return r.id }
 
 // Principal returns who the request acts for.
 func (r *Request) Principal() string { return r.principal }
+
+// Roles returns the principal's roles.
+func (r *Request) Roles() []string { return r.roles }
+
+// Tenant returns the principal's tenant.
+func (r *Request) Tenant() string { return r.tenant }
+
+// Attributes returns the principal's attributes (do not modify).
+func (r *Request) Attributes() map[string]string { return r.attrs }
 
 // Scene returns the request's scene.
 func (r *Request) Scene() string { return r.scene }
