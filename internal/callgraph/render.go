@@ -204,8 +204,8 @@ func statusLine(n *Node) string {
 	if n.Tokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d tok", n.Tokens))
 	}
-	if n.Latency > 0 {
-		parts = append(parts, n.Latency.Round(time.Millisecond/10).String())
+	if l := n.Latency.Round(time.Millisecond / 10); l > 0 {
+		parts = append(parts, l.String())
 	}
 	return strings.Join(parts, " · ")
 }

@@ -3,6 +3,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -32,8 +33,11 @@ func Node(f *reach.Frame) callgraph.Node {
 	if f.Parent != nil {
 		n.Parent = f.Parent.ID.String()
 	}
-	if f.Kind == reach.ToolFrame {
+	switch f.Kind {
+	case reach.ToolFrame:
 		n.Args = string(f.Args)
+	case reach.DelegateFrame:
+		json.Unmarshal(f.Args, &n.Args) // the task
 	}
 	if e := f.Err(); e != nil {
 		n.Error = e.Message
