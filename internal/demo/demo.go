@@ -456,4 +456,3 @@ func Slug(s *Scenario) string {
 		return '-'
 	}, strings.ToLower(s.Name))
 }
-
