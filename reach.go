@@ -125,13 +125,16 @@ type Redactor interface {
 
 // Event is what the Recorder is told about a frame when it ends.
 type Event struct {
-	Time      time.Time
+	Time      time.Time // when the frame ended (or the stop happened)
+	Started   time.Time // when the frame started
+	Root      string    // the root request of the tree
 	Request   string
 	Principal string
 	Frame     FrameID
 	Parent    FrameID // zero for a root frame
 	Kind      FrameKind
 	Name      string
+	CallID    string
 	Agent     string
 	Args      []byte
 	State     State
@@ -148,6 +151,17 @@ type Event struct {
 // be safe for concurrent use and fast (queue, don't block).
 type Recorder interface {
 	Record(ctx context.Context, e *Event)
+}
+
+// Recorders fans events out to several recorders, in order.
+func Recorders(rs ...Recorder) Recorder { return multiRecorder(rs) }
+
+type multiRecorder []Recorder
+
+func (m multiRecorder) Record(ctx context.Context, e *Event) {
+	for _, r := range m {
+		r.Record(ctx, e)
+	}
 }
 
 // Options configure a Runtime. A nil *Options means all defaults; every
@@ -663,7 +677,7 @@ func contextCause(ctx context.Context) error {
 func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
-		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Request: r.id, Principal: r.principal,
+		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Request: r.id, Principal: r.principal,
 			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
@@ -672,8 +686,8 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if rt.opts.Recorder == nil {
 		return
 	}
-	e := &Event{Time: time.Now(), Request: f.Request.id, Principal: f.Request.principal, Frame: f.ID,
-		Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
+	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Request: f.Request.id,
+		Principal: f.Request.principal, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
 	if f.Parent != nil {
 		e.Parent = f.Parent.ID

@@ -1,0 +1,114 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// A nested model call is the child span of the tool call that made it, a
+// sub-agent's frames belong to the same trace, and the GenAI attributes are
+// set.
+func TestSpanParents(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tr := NewTracer(exp, &TracerOptions{Sync: true})
+	m := NewMetrics().WithSpanDrops(tr)
+	rt := reach.New(&reach.Options{Recorder: reach.Recorders(tr, m)})
+	rt.MustRegister(reach.Tool{Name: "format_answer", Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mctx, mf, err := rt.BeginModel(ctx, "inner")
+		if err != nil {
+			return nil, err
+		}
+		defer mf.EndModel(reach.TokenUsage{Input: 7})
+		rt.Call(mctx, &reach.Call{ID: "c2", Tool: "format_answer", Arguments: args}) // refused: re-entry
+		return json.RawMessage(`"ok"`), nil
+	}})
+	ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1"})
+	mctx, turn, _ := rt.BeginModel(ctx, "outer")
+	rt.Call(mctx, &reach.Call{ID: "c1", Tool: "format_answer", Arguments: json.RawMessage(`{}`)})
+	turn.EndModel(reach.TokenUsage{Input: 100, Output: 20})
+	sctx, sub, _ := rt.Delegate(ctx, &reach.Delegation{Agent: "helper", Task: "t"})
+	_, sm, _ := rt.BeginModel(sctx, "sub-model")
+	sm.EndModel(reach.TokenUsage{Input: 5})
+	sub.End()
+	req.End()
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	byID := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byID[s.SpanContext.SpanID().String()] = s
+		if s.SpanContext.TraceID() != TraceID("r1") {
+			t.Errorf("span %s is in trace %s, want the root request's", s.Name, s.SpanContext.TraceID())
+		}
+	}
+	for _, f := range req.Frames() {
+		s, ok := byID[f.ID.String()]
+		if !ok {
+			t.Errorf("no span for frame %s %s", f.Kind, f.Name)
+			continue
+		}
+		want := ""
+		if f.Parent != nil {
+			want = f.Parent.ID.String()
+		}
+		if got := s.Parent.SpanID().String(); (want == "" && s.Parent.IsValid()) || (want != "" && got != want) {
+			t.Errorf("span %s parent = %s, want %s", s.Name, got, want)
+		}
+	}
+	attrs := map[string]string{}
+	for _, s := range spans {
+		if s.Name == "execute_tool format_answer" {
+			for _, a := range s.Attributes {
+				attrs[string(a.Key)] = a.Value.Emit()
+			}
+		}
+	}
+	if attrs["gen_ai.operation.name"] != "execute_tool" || attrs["gen_ai.tool.name"] != "format_answer" || attrs["mcp.method.name"] != "tools/call" {
+		t.Errorf("attributes = %v", attrs)
+	}
+	if len(byID) != 6 { // outer, tool, inner, refused tool, delegate, sub-model
+		t.Errorf("%d spans, want 6", len(byID))
+	}
+}
+
+// The metrics after a known sequence of calls.
+func TestMetrics(t *testing.T) {
+	m := NewMetrics()
+	rt := reach.New(&reach.Options{Recorder: m})
+	rt.MustRegister(reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"v":1}`), nil
+	}})
+	ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{Budget: &reach.Budget{ToolCalls: 4}})
+	for range 5 {
+		rt.Call(ctx, &reach.Call{ID: "x", Tool: "get", Arguments: json.RawMessage(`{"k":1}`)})
+	}
+	rt.Call(ctx, &reach.Call{ID: "y", Tool: "nope"})
+	_, mf, _ := rt.BeginModel(ctx, "m")
+	mf.EndModel(reach.TokenUsage{Input: 30, Output: 12})
+	req.Stop(reach.Cancel, "ops", "test")
+	var b strings.Builder
+	m.WriteTo(&b)
+	out := b.String()
+	for _, want := range []string{
+		`reach_tool_calls_total{tool="get",state="completed"} 2`,
+		`reach_tool_calls_total{tool="get",state="refused"} 3`,
+		// 3rd and 4th identical calls: loops; 5th, and the unknown tool: the budget of 4.
+		`reach_refusals_total{guard="loops",code="loop_repeat"} 2`,
+		`reach_refusals_total{guard="admit",code="budget_tool_calls"} 2`,
+		`reach_tool_calls_total{tool="nope",state="refused"} 1`,
+		`reach_budgets_exhausted_total{budget="tool_calls"} 2`,
+		`reach_stops_total{mode="cancel"} 1`,
+		`reach_model_tokens_total 42`,
+		`reach_tool_call_duration_seconds_count{tool="get"} 2`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %s\n%s", want, out)
+		}
+	}
+}
