@@ -52,7 +52,9 @@ func (l *ledger) tool(name string, f func(args map[string]any) (any, error)) rea
 // operator.
 func TestSagaCompensatesInReverse(t *testing.T) {
 	l := &ledger{failing: map[string]bool{}}
-	ok := func(args map[string]any) (any, error) { return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil }
+	ok := func(args map[string]any) (any, error) {
+		return map[string]any{"ref": "R-" + fmt.Sprint(args["id"])}, nil
+	}
 	rt := reach.New(nil)
 	rt.MustRegister(
 		reach.Tool{Name: "book_flight", Access: reach.Write, Reentrancy: reach.Reentrant, Func: l.tool("book_flight", ok),
@@ -241,8 +243,12 @@ func TestEntityDeadlock(t *testing.T) {
 	bctx, _ := begin(t, rt, nil)
 	results := make([]*reach.Result, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { results[0] = rt.Call(actx, &reach.Call{ID: "a", Tool: "transfer", Arguments: json.RawMessage(`{"from":"x","to":"y"}`)}) })
-	wg.Go(func() { results[1] = rt.Call(bctx, &reach.Call{ID: "b", Tool: "transfer", Arguments: json.RawMessage(`{"from":"y","to":"x"}`)}) })
+	wg.Go(func() {
+		results[0] = rt.Call(actx, &reach.Call{ID: "a", Tool: "transfer", Arguments: json.RawMessage(`{"from":"x","to":"y"}`)})
+	})
+	wg.Go(func() {
+		results[1] = rt.Call(bctx, &reach.Call{ID: "b", Tool: "transfer", Arguments: json.RawMessage(`{"from":"y","to":"x"}`)})
+	})
 	wg.Wait()
 	deadlocks, oks := 0, 0
 	for _, r := range results {

@@ -518,16 +518,9 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
-	context.AfterFunc(child.ctx, func() {
-		st := Completed
-		var e *Error
-		if c := child.StopCause(); c != nil {
-			st, e = Cancelled, (&StopError{Cause: *c}).asError()
-		}
-		rt.loopFrameDone(f, lastText(child), e != nil)
-		f.finish(st, e, "")
-		rt.record(context.Background(), f)
-	})
+	// The delegate frame ends with the sub-request: at once on End, or when
+	// a stop or deadline ends its context.
+	context.AfterFunc(child.ctx, child.endDelegate)
 	return child.ctx, child, nil
 }
 

@@ -156,6 +156,8 @@ type Request struct {
 	cause atomic.Pointer[Cause]
 	ended atomic.Bool
 
+	delegateOnce sync.Once
+
 	turns     atomic.Int64
 	toolCalls atomic.Int64
 	tokens    atomic.Int64
@@ -278,7 +280,26 @@ func (r *Request) End() {
 	if r.ended.Swap(true) {
 		return
 	}
+	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
+}
+
+// endDelegate closes a sub-request's delegate frame in its parent, once.
+func (r *Request) endDelegate() {
+	f := r.delegate
+	if f == nil {
+		return
+	}
+	r.delegateOnce.Do(func() {
+		st := Completed
+		var e *Error
+		if c := r.StopCause(); c != nil {
+			st, e = Cancelled, (&StopError{Cause: *c}).asError()
+		}
+		r.rt.loopFrameDone(f, lastText(r), e != nil)
+		f.finish(st, e, "")
+		r.rt.record(context.Background(), f)
+	})
 }
 
 // Stop stops the request and, through it, every sub-request (C4), with a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -110,5 +111,29 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("metrics lack %s\n%s", want, out)
 		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	s := NewStats(4)
+	ev := func(state reach.State, lat time.Duration, code, guard string) {
+		e := &reach.Event{Frame: 1, Kind: reach.ToolFrame, Name: "t", State: state, Latency: lat}
+		if code != "" {
+			e.Error = &reach.Error{Code: code, Guard: guard}
+		}
+		s.Record(context.Background(), e)
+	}
+	for i := 1; i <= 6; i++ {
+		ev(reach.Completed, time.Duration(i)*time.Millisecond, "", "")
+	}
+	ev(reach.Failed, 10*time.Millisecond, "timeout", "execute")
+	ev(reach.Refused, 0, "cycle", "graph")
+	got := s.Snapshot()[0]
+	// The window of 4 keeps the latest latencies: 4, 5, 6 and 10 ms (ring order).
+	if got.Calls != 8 || got.Completed != 6 || got.Failed != 1 || got.Refused != 1 || got.Failures["timeout"] != 1 || got.RefusedBy["graph"] != 1 {
+		t.Fatalf("stats = %+v", got)
+	}
+	if got.P50 != 5*time.Millisecond || got.P95 != 6*time.Millisecond || got.SuccessRate != 6.0/7 {
+		t.Errorf("p50 %s p95 %s rate %v", got.P50, got.P95, got.SuccessRate)
 	}
 }

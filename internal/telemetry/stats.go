@@ -1,0 +1,125 @@
+package telemetry
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// ToolStats are one tool's figures (A4).
+type ToolStats struct {
+	Tool        string           `json:"tool"`
+	Calls       int64            `json:"calls"`
+	Completed   int64            `json:"completed"`
+	Failed      int64            `json:"failed"`
+	Refused     int64            `json:"refused"`
+	Cancelled   int64            `json:"cancelled"`
+	SuccessRate float64          `json:"success_rate"` // completed / calls that ran
+	P50         time.Duration    `json:"p50"`
+	P95         time.Duration    `json:"p95"`
+	Failures    map[string]int64 `json:"failures"` // by error code
+	RefusedBy   map[string]int64 `json:"refused_by"`
+}
+
+// Stats is a reach.Recorder keeping per-tool statistics, with the last
+// Window latencies of each tool for its percentiles. Safe for concurrent use.
+type Stats struct {
+	mu     sync.Mutex
+	window int
+	tools  map[string]*toolStats
+}
+
+type toolStats struct {
+	ToolStats
+	lat  []time.Duration // ring
+	next int
+}
+
+// NewStats returns Stats keeping window latencies per tool (0 means 1024).
+func NewStats(window int) *Stats {
+	if window <= 0 {
+		window = 1024
+	}
+	return &Stats{window: window, tools: map[string]*toolStats{}}
+}
+
+// Record implements reach.Recorder.
+func (s *Stats) Record(_ context.Context, e *reach.Event) {
+	if e.Kind != reach.ToolFrame || e.Frame == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tools[e.Name]
+	if t == nil {
+		t = &toolStats{ToolStats: ToolStats{Tool: e.Name, Failures: map[string]int64{}, RefusedBy: map[string]int64{}}}
+		s.tools[e.Name] = t
+	}
+	t.Calls++
+	switch e.State {
+	case reach.Completed:
+		t.Completed++
+	case reach.Failed:
+		t.Failed++
+		if e.Error != nil {
+			t.Failures[e.Error.Code]++
+		}
+	case reach.Refused:
+		t.Refused++
+		if e.Error != nil {
+			t.RefusedBy[e.Error.Guard]++
+		}
+	case reach.Cancelled:
+		t.Cancelled++
+	}
+	if e.State == reach.Completed || e.State == reach.Failed {
+		if len(t.lat) < s.window {
+			t.lat = append(t.lat, e.Latency)
+		} else {
+			t.lat[t.next] = e.Latency
+			t.next = (t.next + 1) % s.window
+		}
+	}
+}
+
+// Snapshot returns every tool's figures, sorted by name.
+func (s *Stats) Snapshot() []ToolStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ToolStats, 0, len(s.tools))
+	for _, t := range s.tools {
+		ts := t.ToolStats
+		ts.Failures, ts.RefusedBy = cloneMap(t.Failures), cloneMap(t.RefusedBy)
+		if ran := t.Completed + t.Failed; ran > 0 {
+			ts.SuccessRate = float64(t.Completed) / float64(ran)
+		}
+		if len(t.lat) > 0 {
+			l := slices.Clone(t.lat)
+			slices.Sort(l)
+			ts.P50 = l[(len(l)-1)*50/100]
+			ts.P95 = l[(len(l)-1)*95/100]
+		}
+		out = append(out, ts)
+	}
+	slices.SortFunc(out, func(a, b ToolStats) int {
+		if a.Tool < b.Tool {
+			return -1
+		}
+		if a.Tool > b.Tool {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func cloneMap(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
