@@ -1,0 +1,436 @@
+// Package ui is reach's web UI: server-rendered pages under /ui/ for the
+// requests (live, with budget bars), one request (its call graph, timeline,
+// budget and stop buttons), the approvals inbox, the audit log and per-tool
+// statistics. It needs no JavaScript framework and no network: assets are
+// embedded, and a small script swaps in fresh content when the server says
+// something changed (server-sent events).
+package ui
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/graph"
+	"github.com/agentreach/reach/internal/telemetry"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Approval is one entry of the approvals inbox.
+type Approval struct {
+	ID, Tool, Args, Impact, AskedBy, Request, Needs, Status string
+	Expires                                                 time.Time
+}
+
+// Approvals is the approval queue the inbox shows and acts on.
+type Approvals interface {
+	List() []Approval
+	Approve(id, by, reason string) error
+	Deny(id, by, reason string) error
+}
+
+// AuditQuery filters the audit view.
+type AuditQuery struct{ Request, Tool, Principal string }
+
+// AuditRow is one audit event.
+type AuditRow struct {
+	Seq                                                     int64
+	Time                                                    time.Time
+	Request, Principal, Frame, Name, Decision, Reason string
+}
+
+// Audit is the audit log the audit view searches and verifies.
+type Audit interface {
+	Search(ctx context.Context, q AuditQuery, limit int) ([]AuditRow, error)
+	Verify(ctx context.Context) (ok bool, message string)
+}
+
+// Options configure the UI. Runtime is required.
+type Options struct {
+	Runtime   *reach.Runtime
+	Stats     *telemetry.Stats // per-tool statistics; nil shows zeros
+	Approvals Approvals        // nil: no inbox
+	Audit     Audit            // nil: no audit view
+	// Actor names who acts from a request (for stops and approvals); if nil, "operator".
+	Actor  func(*http.Request) string
+	Logger *slog.Logger
+}
+
+// UI serves the web UI. Mount it at /ui/.
+type UI struct {
+	o     Options
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	log   *slog.Logger
+}
+
+var _ http.Handler = (*UI)(nil)
+
+// New returns the UI.
+func New(o Options) *UI {
+	u := &UI{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger}
+	if u.log == nil {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	funcs := template.FuncMap{}
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools"} {
+		t := template.Must(base.Clone())
+		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
+		u.pages[p] = t
+	}
+	static, _ := fs.Sub(assets, "assets")
+	u.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	u.mux.HandleFunc("GET /ui/{$}", u.requests)
+	u.mux.HandleFunc("GET /ui/requests/{id...}", u.request)
+	u.mux.HandleFunc("POST /ui/stop/{id...}", u.stop)
+	u.mux.HandleFunc("GET /ui/approvals", u.approvals)
+	u.mux.HandleFunc("POST /ui/approvals/{id}/{action}", u.decide)
+	u.mux.HandleFunc("GET /ui/audit", u.audit)
+	u.mux.HandleFunc("GET /ui/tools", u.tools)
+	u.mux.HandleFunc("GET /ui/live", u.live)
+	return u
+}
+
+// ServeHTTP implements http.Handler. State-changing requests must come from
+// the UI's own pages (same origin).
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && !sameOrigin(r) {
+		http.Error(w, "cross-site form posts are refused: use the reach UI itself", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	u.mux.ServeHTTP(w, r)
+}
+
+func sameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
+		return s == "same-origin" || s == "none"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		ou, err := url.Parse(o)
+		return err == nil && ou.Host == r.Host
+	}
+	return true // not a browser: authentication guards it
+}
+
+func (u *UI) actor(r *http.Request) string {
+	if u.o.Actor != nil {
+		if a := u.o.Actor(r); a != "" {
+			return a
+		}
+	}
+	return "operator"
+}
+
+type page struct {
+	Title, Nav, Flash string
+}
+
+func (u *UI) render(w http.ResponseWriter, r *http.Request, name string, data any) {
+	var buf bytes.Buffer
+	tmpl := "layout"
+	if r.Header.Get("X-Reach-Fragment") != "" {
+		tmpl = "main"
+	}
+	if err := u.pages[name].ExecuteTemplate(&buf, tmpl, data); err != nil {
+		u.log.Error("rendering the UI", "page", name, "err", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	buf.WriteTo(w)
+}
+
+// meter is a budget bar.
+type meter struct {
+	Used, Limit int64
+	Pct         int
+}
+
+func newMeter(used, limit int64) meter {
+	m := meter{Used: used, Limit: limit}
+	if limit > 0 {
+		m.Pct = int(min(100, used*100/limit))
+	}
+	return m
+}
+
+type requestView struct {
+	ID, Parent, State, Principal, Agent, Scene, Started, Wall string
+	ToolCalls, Turns, Tokens                                  meter
+	MaxDepth, DepthLimit                                      int
+	Cause                                                     *reach.Cause
+}
+
+func viewRequest(r *reach.Request) requestView {
+	u, b := r.Usage(), r.Budget()
+	v := requestView{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
+		Started: r.Started().Format("15:04:05.000"), Wall: u.Wall.Round(time.Millisecond).String(),
+		ToolCalls: newMeter(int64(u.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(u.Turns), int64(b.Turns)),
+		Tokens: newMeter(u.Tokens, b.Tokens), MaxDepth: u.MaxDepth, DepthLimit: b.Depth, Cause: r.StopCause()}
+	if p := r.Parent(); p != nil {
+		v.Parent = p.ID()
+	}
+	if b.Wall > 0 {
+		v.Wall += " of " + b.Wall.String()
+	}
+	return v
+}
+
+func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
+	var vs []requestView
+	for _, q := range u.o.Runtime.Requests() {
+		vs = append(vs, viewRequest(q))
+	}
+	u.render(w, r, "requests", struct {
+		page
+		Requests []requestView
+	}{page{Title: "Requests", Nav: "requests"}, vs})
+}
+
+type frameView struct {
+	ID, Kind, Name, Args, Status, Error, Summary, Started, Latency string
+	Tokens                                                          int64
+}
+
+func (u *UI) request(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if strings.HasSuffix(id, "/graph.svg") {
+		u.graphSVG(w, r, strings.TrimSuffix(id, "/graph.svg"))
+		return
+	}
+	q, ok := u.o.Runtime.Lookup(id)
+	if !ok {
+		http.Error(w, fmt.Sprintf("no request %q (it may have ended and been forgotten)", id), http.StatusNotFound)
+		return
+	}
+	var frames []frameView
+	var walk func(*reach.Request)
+	walk = func(q *reach.Request) {
+		for _, f := range q.Frames() {
+			n := graph.Node(f)
+			fv := frameView{ID: n.ID, Kind: n.Kind, Name: n.Name, Args: clip(n.Args, 160), Status: n.Status, Error: n.Error,
+				Summary: clip(f.Summary(), 120), Started: f.Started.Format("15:04:05.000"), Tokens: n.Tokens}
+			if n.Latency > 0 {
+				fv.Latency = n.Latency.Round(time.Microsecond * 100).String()
+			}
+			frames = append(frames, fv)
+		}
+		for _, c := range q.Children() {
+			walk(c)
+		}
+	}
+	walk(q)
+	running := !strings.HasPrefix(q.State(), "stopped_isolate") && q.State() != "completed"
+	u.render(w, r, "request", struct {
+		page
+		R       requestView
+		SVG     template.HTML
+		Frames  []frameView
+		Running bool
+		Modes   []struct{ Mode, Label string }
+	}{page{Title: "Request " + id, Nav: "requests", Flash: r.URL.Query().Get("flash")}, viewRequest(q),
+		template.HTML(graph.SVG(q)), // rendered by our own escaping renderer
+		frames, running,
+		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}}})
+}
+
+func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
+	q, ok := u.o.Runtime.Lookup(id)
+	if !ok {
+		http.Error(w, "no such request", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Write(graph.SVG(q))
+}
+
+func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	q, ok := u.o.Runtime.Lookup(id)
+	if !ok {
+		http.Error(w, "no such request", http.StatusNotFound)
+		return
+	}
+	mode, err := reach.ParseStopMode(r.FormValue("mode"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	reason := strings.TrimSpace(r.FormValue("reason"))
+	if reason == "" {
+		reason = "stopped from the UI"
+	}
+	q.Stop(mode, u.actor(r), reason)
+	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", u.actor(r))
+	http.Redirect(w, r, "/ui/requests/"+id+"?flash="+url.QueryEscape("Stopped ("+mode.String()+"): "+reason), http.StatusSeeOther)
+}
+
+func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
+	var list []Approval
+	if u.o.Approvals != nil {
+		list = u.o.Approvals.List()
+	}
+	u.render(w, r, "approvals", struct {
+		page
+		Enabled   bool
+		Approvals []Approval
+	}{page{Title: "Approvals", Nav: "approvals", Flash: r.URL.Query().Get("flash")}, u.o.Approvals != nil, list})
+}
+
+func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
+	if u.o.Approvals == nil {
+		http.Error(w, "no approval queue is configured", http.StatusNotFound)
+		return
+	}
+	id, action, by, reason := r.PathValue("id"), r.PathValue("action"), u.actor(r), r.FormValue("reason")
+	var err error
+	switch action {
+	case "approve":
+		err = u.o.Approvals.Approve(id, by, reason)
+	case "deny":
+		err = u.o.Approvals.Deny(id, by, reason)
+	default:
+		http.Error(w, "action must be approve or deny", http.StatusBadRequest)
+		return
+	}
+	flash := fmt.Sprintf("%s: %sd by %s", id, action, by)
+	if err != nil {
+		flash = fmt.Sprintf("%s: %v", id, err)
+	}
+	http.Redirect(w, r, "/ui/approvals?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+}
+
+func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
+	q := AuditQuery{Request: r.FormValue("request"), Tool: r.FormValue("tool"), Principal: r.FormValue("principal")}
+	data := struct {
+		page
+		Enabled, Verified bool
+		VerifyMsg         string
+		Q                 AuditQuery
+		Rows              []AuditRow
+	}{page: page{Title: "Audit", Nav: "audit"}, Enabled: u.o.Audit != nil, Q: q}
+	if u.o.Audit != nil {
+		data.Verified, data.VerifyMsg = u.o.Audit.Verify(r.Context())
+		rows, err := u.o.Audit.Search(r.Context(), q, 500)
+		if err != nil {
+			data.VerifyMsg += "; search failed: " + err.Error()
+		}
+		data.Rows = rows
+	}
+	u.render(w, r, "audit", data)
+}
+
+type toolView struct {
+	Name, Description, Access, Reentrancy, Success, P50, P95, Failures, Refusals string
+	Calls                                                                         int64
+}
+
+func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
+	stats := map[string]telemetry.ToolStats{}
+	if u.o.Stats != nil {
+		for _, s := range u.o.Stats.Snapshot() {
+			stats[s.Tool] = s
+		}
+	}
+	var vs []toolView
+	for _, t := range u.o.Runtime.Tools() {
+		s := stats[t.Name]
+		v := toolView{Name: t.Name, Description: clip(t.Description, 100), Access: string(t.Access), Reentrancy: string(t.Reentrancy),
+			Calls: s.Calls, Failures: counts(s.Failures), Refusals: counts(s.RefusedBy)}
+		if s.Completed+s.Failed > 0 {
+			v.Success = fmt.Sprintf("%.0f%%", s.SuccessRate*100)
+			v.P50, v.P95 = s.P50.Round(time.Microsecond*10).String(), s.P95.Round(time.Microsecond*10).String()
+		}
+		vs = append(vs, v)
+	}
+	u.render(w, r, "tools", struct {
+		page
+		Tools []toolView
+	}{page{Title: "Tools", Nav: "tools"}, vs})
+}
+
+func counts(m map[string]int64) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	return strings.Join(sortStrings(parts), ", ")
+}
+
+func sortStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+// live streams an event whenever the requests change (server-sent events).
+func (u *UI) live(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	last := ""
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if v := u.version(); v != last {
+			last = v
+			fmt.Fprintf(w, "data: %s\n\n", v)
+			fl.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// version summarizes what the pages show, to notice changes.
+func (u *UI) version() string {
+	var b strings.Builder
+	for _, q := range u.o.Runtime.Requests() {
+		us := q.Usage()
+		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
+	}
+	if u.o.Approvals != nil {
+		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List()))
+	}
+	return fmt.Sprintf("%x", hash(b.String()))
+}
+
+func hash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

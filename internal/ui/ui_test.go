@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/telemetry"
+)
+
+type fakeApprovals struct{ items []Approval }
+
+func (f *fakeApprovals) List() []Approval { return f.items }
+func (f *fakeApprovals) Approve(id, by, reason string) error {
+	for i := range f.items {
+		if f.items[i].ID == id {
+			f.items[i].Status = "approved by " + by
+			return nil
+		}
+	}
+	return io.EOF
+}
+func (f *fakeApprovals) Deny(id, by, reason string) error { return nil }
+
+func setup(t *testing.T) (*httptest.Server, *reach.Runtime, *reach.Request, *fakeApprovals) {
+	stats := telemetry.NewStats(0)
+	rt := reach.New(&reach.Options{Recorder: stats})
+	rt.MustRegister(reach.Tool{Name: "format_answer", Reentrancy: reach.Reentrant, Description: "formats <b>text</b>", Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mctx, m, _ := rt.BeginModel(ctx, "inner")
+		defer m.EndModel(reach.TokenUsage{Input: 5})
+		rt.Call(mctx, &reach.Call{ID: "again", Tool: "format_answer", Arguments: args})
+		return json.RawMessage(`"ok"`), nil
+	}})
+	ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1", Principal: "alice", Budget: &reach.Budget{ToolCalls: 10, Tokens: 1000}})
+	mctx, m, _ := rt.BeginModel(ctx, "outer")
+	rt.Call(mctx, &reach.Call{ID: "c1", Tool: "format_answer", Arguments: json.RawMessage(`{"text":"<script>alert(1)</script>"}`)})
+	m.EndModel(reach.TokenUsage{Input: 100})
+	ap := &fakeApprovals{items: []Approval{{ID: "ap1", Tool: "refund_order", Args: `{"order":7}`, Status: "pending", Request: "r1", AskedBy: "alice", Needs: "alice and a reviewer"}}}
+	srv := httptest.NewServer(New(Options{Runtime: rt, Stats: stats, Approvals: ap}))
+	t.Cleanup(srv.Close)
+	return srv, rt, req, ap
+}
+
+func get(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s %s", u, resp.Status, b)
+	}
+	return string(b)
+}
+
+func TestPages(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	list := get(t, srv.URL+"/ui/")
+	for _, want := range []string{`data-request="r1"`, "alice", `title="2 of 10"`} {
+		if !strings.Contains(list, want) {
+			t.Errorf("requests page lacks %q", want)
+		}
+	}
+	page := get(t, srv.URL+"/ui/requests/r1")
+	for _, want := range []string{`class="cycle"`, "refused", "This would create a cycle", `action="/ui/stop/r1"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("request page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>alert") {
+		t.Error("request page does not escape arguments")
+	}
+	tools := get(t, srv.URL+"/ui/tools")
+	if !strings.Contains(tools, "graph 1") || strings.Contains(tools, "<b>text</b>") {
+		t.Errorf("tools page: refusals by guard missing or description unescaped")
+	}
+	if a := get(t, srv.URL+"/ui/approvals"); !strings.Contains(a, `data-approval="ap1"`) {
+		t.Error("approvals page lacks the approval")
+	}
+	if f := get(t, srv.URL+"/ui/audit"); !strings.Contains(f, "No audit log is configured") {
+		t.Error("audit page without a log")
+	}
+}
+
+func TestStopFromUI(t *testing.T) {
+	srv, _, req, _ := setup(t)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// A cross-site post is refused.
+	r, _ := http.NewRequest("POST", srv.URL+"/ui/stop/r1", strings.NewReader("mode=cancel&reason=x"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	if resp, _ := c.Do(r); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site stop: %s", resp.Status)
+	}
+	resp, err := c.PostForm(srv.URL+"/ui/stop/r1", url.Values{"mode": {"cancel"}, "reason": {"runaway"}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("stop: %v %v", err, resp.Status)
+	}
+	if req.State() != "stopped_cancel" || req.StopCause().Reason != "runaway" || req.StopCause().By != "operator" {
+		t.Fatalf("state %s cause %+v", req.State(), req.StopCause())
+	}
+	resp, _ = c.PostForm(srv.URL+"/ui/approvals/ap1/approve", url.Values{"reason": {"fine"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %s", resp.Status)
+	}
+}
+
+func TestLiveStream(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/ui/live", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64)
+	n, _ := resp.Body.Read(buf)
+	if !strings.HasPrefix(string(buf[:n]), "data: ") || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("live stream starts with %q", buf[:n])
+	}
+}
