@@ -45,8 +45,8 @@ type AuditQuery struct{ Request, Tool, Principal string }
 
 // AuditRow is one audit event.
 type AuditRow struct {
-	Seq                                                     int64
-	Time                                                    time.Time
+	Seq                                               int64
+	Time                                              time.Time
 	Request, Principal, Frame, Name, Decision, Reason string
 }
 
@@ -203,7 +203,7 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 
 type frameView struct {
 	ID, Kind, Name, Args, Status, Error, Summary, Started, Latency string
-	Tokens                                                          int64
+	Tokens                                                         int64
 }
 
 func (u *UI) request(w http.ResponseWriter, r *http.Request) {
@@ -336,7 +336,7 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 
 type toolView struct {
 	Name, Description, Access, Reentrancy, Success, P50, P95, Failures, Refusals string
-	Calls                                                                         int64
+	Calls                                                                        int64
 }
 
 func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
