@@ -33,3 +33,20 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./internal/callgraph
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s .
+
+# The gateway's npm interoperability test (internal/gateway TestNPMInterop)
+# runs real MCP servers from npm; install them (into .cache/npm) before the
+# tests. Without node and npm the script says so and the test skips.
+.PHONY: npm-deps
+npm-deps:
+	@bash scripts/npm-deps.sh
+unit: npm-deps
+race: npm-deps
+
+# The web UI's browser test (internal/ui TestBrowser) drives Debian's
+# chromium with playwright-core; install them before the tests.
+.PHONY: browser-deps
+browser-deps:
+	@bash scripts/browser-deps.sh
+unit: browser-deps
+race: browser-deps

@@ -107,6 +107,12 @@ func layout(nodes []Node) ([]placed, map[string]int, float64, float64) {
 // needs no external program and no network.
 func SVG(nodes []Node) []byte {
 	pos, index, w, h := layout(nodes)
+	for _, n := range nodes {
+		if _, ok := index[n.CycleTo]; ok && n.CycleTo != "" {
+			w += 80 // room for the re-entry edges, which bend out to the right
+			break
+		}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
 	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#c62828"/></marker></defs>` + "\n")
@@ -149,7 +155,7 @@ func SVG(nodes []Node) []byte {
 		q := pos[i]
 		x1, y1 := p.x+boxW, p.y+boxH/2
 		x2, y2 := q.x+boxW, q.y+boxH/2
-		bend := boxW/2 + 30 + (y1-y2)/8
+		bend := min(60+(y1-y2)/8, 75)
 		fmt.Fprintf(&b, `<path class="cycle" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="none" stroke="#c62828" stroke-width="2" stroke-dasharray="6 4" marker-end="url(#arrow)"/>`+"\n",
 			x1, y1, x1+bend, y1, x2+bend, y2, x2, y2)
 	}

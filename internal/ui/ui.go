@@ -224,8 +224,8 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 			n := graph.Node(f)
 			fv := frameView{ID: n.ID, Kind: n.Kind, Name: n.Name, Args: clip(n.Args, 160), Status: n.Status, Error: n.Error,
 				Summary: clip(f.Summary(), 120), Started: f.Started.Format("15:04:05.000"), Tokens: n.Tokens}
-			if n.Latency > 0 {
-				fv.Latency = n.Latency.Round(time.Microsecond * 100).String()
+			if l := n.Latency.Round(time.Microsecond * 100); l > 0 {
+				fv.Latency = l.String()
 			}
 			frames = append(frames, fv)
 		}
