@@ -32,8 +32,7 @@ func leaf(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 // atDepth runs body with a context whose frame is a tool call at depth
 // depth-1, so that calls made in body are at depth depth.
 func atDepth(b *testing.B, rt *reach.Runtime, ctx context.Context, depth int, body func(ctx context.Context)) {
-	var dig reach.ToolFunc
-	dig = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	dig := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		f, _ := reach.FrameFrom(ctx)
 		if f.Depth >= depth-1 {
 			body(ctx)

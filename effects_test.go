@@ -17,7 +17,6 @@ import (
 type ledger struct {
 	mu      sync.Mutex
 	log     []string
-	balance map[string]int
 	failing map[string]bool // tools that fail
 }
 

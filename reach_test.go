@@ -220,8 +220,7 @@ func TestKeyedReentry(t *testing.T) {
 func TestLegitRecursion(t *testing.T) {
 	rt := reach.New(nil)
 	var calls atomic.Int32
-	var plan reach.ToolFunc
-	plan = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	plan := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		calls.Add(1)
 		var a struct{ Task string }
 		json.Unmarshal(args, &a)

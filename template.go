@@ -36,7 +36,7 @@ func compileTemplate(raw string, jsonDoc bool) (*template, error) {
 	for _, m := range placeholderRE.FindAllStringSubmatch(raw, -1) {
 		root, _, _ := strings.Cut(m[1], ".")
 		if strings.Contains(m[1], ".") && root != "args" && root != "result" {
-			return nil, fmt.Errorf("template %q: %s must start with args. or result.", raw, m[0])
+			return nil, fmt.Errorf("template %q: %s must start with args. or result", raw, m[0])
 		}
 	}
 	return t, nil

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Trace is one recorded agent request with its ground-truth label.
@@ -174,12 +173,4 @@ func agentOf(e *Event) string {
 		return "main"
 	}
 	return e.Agent
-}
-
-func trimReason(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	return s
 }

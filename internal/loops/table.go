@@ -55,15 +55,6 @@ func (m *bounded[K, V]) get(k K) (V, bool) {
 	return zero, false
 }
 
-// has reports whether k is present, without moving it.
-func (m *bounded[K, V]) has(k K) bool {
-	if _, ok := m.cur[k]; ok {
-		return true
-	}
-	_, ok := m.old[k]
-	return ok
-}
-
 func (m *bounded[K, V]) put(k K, v V) {
 	if _, ok := m.cur[k]; !ok && len(m.cur) >= m.half {
 		m.old = m.cur

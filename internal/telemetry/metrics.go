@@ -25,7 +25,6 @@ type Metrics struct {
 	tokens    int64
 	latency   map[string]*histogram // tool
 	pending   func() int            // approvals pending, if known
-	extra     []func(w io.Writer)
 	spanDrops func() int64
 }
 

@@ -66,7 +66,7 @@ func TestSpanParents(t *testing.T) {
 	for _, s := range spans {
 		if s.Name == "execute_tool format_answer" {
 			for _, a := range s.Attributes {
-				attrs[string(a.Key)] = a.Value.Emit()
+				attrs[string(a.Key)] = a.Value.String()
 			}
 		}
 	}
