@@ -423,6 +423,13 @@ func (rt *Runtime) authorize(next Handler) Handler {
 			switch {
 			case d == Permit:
 				c.frame.setState(Authorizing)
+				// An approved call runs once: the approval's id is its
+				// idempotency key, so a retry returns the recorded result.
+				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok && c.IdempotencyKey == "" {
+					if id := k.ApprovalKey(c); id != "" {
+						c.IdempotencyKey = "approval:" + id
+					}
+				}
 				return next(ctx, c)
 			case d == NeedsApproval:
 				if e == nil {

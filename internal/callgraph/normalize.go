@@ -11,6 +11,7 @@ package callgraph
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,9 +39,10 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 
 // Normalize appends to dst the canonical form of the JSON value in src and
 // returns the extended buffer: object members sorted by key (bytewise, as
-// written), insignificant white space removed, strings and numbers kept as
-// written. Two argument objects that differ only in key order or spacing
-// normalize to the same bytes. Duplicate keys are an error (their meaning is
+// canonical bytes), insignificant white space removed, strings in one
+// canonical spelling (escapes decoded, only quotes, backslashes and control
+// characters escaped), numbers as written. Two argument objects that differ
+// only in key order, spacing or string escapes normalize to the same bytes. Duplicate keys are an error (their meaning is
 // ambiguous). Empty input normalizes to "null". Normalize is safe for
 // concurrent use.
 func Normalize(dst, src []byte) ([]byte, error) {
@@ -106,7 +108,7 @@ func (n *normalizer) value(dst []byte, depth int) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		return append(dst, s...), nil
+		return appendCanonicalString(dst, s), nil
 	case c == 't':
 		return n.literal(dst, "true")
 	case c == 'f':
@@ -273,23 +275,26 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 		n.pos++
 		n.skipSpace()
+		if len(n.scratch) > base {
+			dst = append(dst, ',')
+		}
+		start := len(dst)
+		dst = appendCanonicalString(dst, key)
+		keyLen := len(dst) - start
 		if k := len(n.scratch); k > base {
 			prev := n.scratch[k-1]
-			switch c := bytes.Compare(dst[prev.start:prev.start+prev.keyLen], key); {
+			switch c := bytes.Compare(dst[prev.start:prev.start+prev.keyLen], dst[start:start+keyLen]); {
 			case c == 0:
 				return dst, n.errorf("duplicate key %s", key)
 			case c > 0:
 				sorted = false
 			}
-			dst = append(dst, ',')
 		}
-		start := len(dst)
-		dst = append(dst, key...)
 		dst = append(dst, ':')
 		if dst, err = n.value(dst, depth+1); err != nil {
 			return dst, err
 		}
-		n.scratch = append(n.scratch, member{start: start, keyLen: len(key), end: len(dst)})
+		n.scratch = append(n.scratch, member{start: start, keyLen: keyLen, end: len(dst)})
 		n.skipSpace()
 		if n.pos >= len(n.src) {
 			return dst, n.errorf("unterminated object")
@@ -323,4 +328,43 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 	}
 	return append(dst, '}'), nil
+}
+
+// appendCanonicalString appends the JSON string token tok (quotes included,
+// already checked by str) in one canonical spelling, so that two spellings of
+// the same string ("a" and "\u0061") compare equal: escapes are decoded, and
+// only '"', '\\' and control characters are escaped again (\n, \r, \t, \b,
+// \f, or \u00XX). A token without a backslash is already canonical.
+func appendCanonicalString(dst, tok []byte) []byte {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return append(dst, tok...)
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return append(dst, tok...) // cannot happen for a token str accepted
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c < 0x20:
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
 }

@@ -16,7 +16,9 @@ func TestNormalize(t *testing.T) {
 		{`{"b":1,"a":2}`, `{"a":2,"b":1}`},
 		{"{ \"q\" :\t\"refund policy\" ,\n \"k\": [ 1 , 2 ] }", `{"k":[1,2],"q":"refund policy"}`},
 		{`{"z":{"y":1,"x":{"b":null,"a":true}},"a":[]}`, `{"a":[],"z":{"x":{"a":true,"b":null},"y":1}}`},
-		{`"a\u00e9\n"`, `"a\u00e9\n"`},
+		{`"a\u00e9\n"`, "\"aé\\n\""},
+		{`{"acc\u006funt":1}`, `{"account":1}`},
+		{`"\/\"\\\u0001"`, `"/\"\\\u0001"`},
 		{`[{"b":1,"a":2},{"d":3,"c":4}]`, `[{"a":2,"b":1},{"c":4,"d":3}]`},
 		{`-0.5e+10`, `-0.5e+10`},
 		{`{}`, `{}`},
@@ -36,7 +38,7 @@ func TestNormalize(t *testing.T) {
 func TestNormalizeErrors(t *testing.T) {
 	for _, in := range []string{
 		`{`, `{"a"}`, `{"a":1,}`, `[1,]`, `tru`, `01`, `1.`, `1e`, `"abc`, `"\x"`,
-		`{"a":1,"a":2}`, `{"b":1,"a":2,"b":3}`, `1 2`, `{"a":1}}`, "\"\x01\"", "\"\xff\"",
+		`{"a":1,"a":2}`, `{"b":1,"a":2,"b":3}`, `{"a":1,"\u0061":2}`, `1 2`, `{"a":1}}`, "\"\x01\"", "\"\xff\"",
 	} {
 		_, err := Normalize(nil, []byte(in))
 		if !errors.Is(err, ErrSyntax) {

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/policy/approval"
+)
+
+// newApprovals is `reach approvals list|approve|deny`, a client of the
+// gateway's approvals API.
+func newApprovals() *cobra.Command {
+	var api, key string
+	cmd := &cobra.Command{
+		Use:   "approvals",
+		Short: "List, approve and deny calls waiting for a human",
+		Long: `Calls that the policies say need approval (writes: the user's; high-risk
+calls: the user's and a reviewer's) wait in the gateway until someone decides.
+These commands talk to the gateway's API (GET /v1/approvals, POST
+/v1/approvals/{id}/approve|deny) with the API key in --key or $REACH_API_KEY.`,
+	}
+	cmd.PersistentFlags().StringVar(&api, "api", "http://"+gateway.DefaultListen, "the gateway's address")
+	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
+	client := func() *apiClient {
+		return &apiClient{base: strings.TrimRight(api, "/"), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+			http: &http.Client{Timeout: 30 * time.Second}}
+	}
+
+	var status string
+	var all, asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the approvals you may decide (pending ones unless --all or --status)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if !all {
+				q.Set("status", status)
+			}
+			var out struct {
+				Approvals []approval.View `json:"approvals"`
+			}
+			raw, err := client().do(cmd.Context(), http.MethodGet, "/v1/approvals?"+q.Encode(), nil, &out)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				_, err := w.Write(raw)
+				return err
+			}
+			if len(out.Approvals) == 0 {
+				fmt.Fprintln(w, "no approvals")
+				return nil
+			}
+			for i, a := range out.Approvals {
+				if i > 0 {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprint(w, a.Prompt)
+			}
+			return nil
+		},
+	}
+	list.Flags().StringVar(&status, "status", "pending", "pending, approved, used, denied or expired")
+	list.Flags().BoolVar(&all, "all", false, "every status")
+	list.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON")
+
+	decide := func(verb string) *cobra.Command {
+		var reason string
+		c := &cobra.Command{
+			Use:  verb + " ID",
+			Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				body, _ := json.Marshal(map[string]string{"reason": reason})
+				var a approval.View
+				if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/approvals/"+url.PathEscape(args[0])+"/"+verb, body, &a); err != nil {
+					return err
+				}
+				fmt.Fprint(cmd.OutOrStdout(), a.Prompt)
+				return nil
+			},
+		}
+		c.Flags().StringVar(&reason, "reason", "", "why (the agent is told a denial's reason)")
+		return c
+	}
+	approve := decide("approve")
+	approve.Short = "Approve a call (a high-risk call needs the user and a reviewer)"
+	deny := decide("deny")
+	deny.Short = "Deny a call; the agent is told the reason"
+	deny.MarkFlagRequired("reason")
+	cmd.AddCommand(list, approve, deny)
+	return cmd
+}
+
+// apiClient calls the gateway's JSON API.
+type apiClient struct {
+	base, key string
+	http      *http.Client
+}
+
+// do sends a request and decodes the answer into out; an error answer
+// becomes an error carrying the API's message and suggestion.
+func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the gateway at %s did not answer (is `reach serve` running?): %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error struct{ Code, Message, Suggestion string } `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
+			msg := e.Error.Message
+			if e.Error.Suggestion != "" {
+				msg += " " + e.Error.Suggestion
+			}
+			return nil, fmt.Errorf("%s (%s)", msg, resp.Status)
+		}
+		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
+	}
+	return raw, nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/gateway"
+)
+
+// newKeys is `reach keys create|list|revoke`: API keys, stored hashed in
+// the data folder's keys.json.
+func newKeys() *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Create, list and revoke API keys",
+		Long: `API keys authenticate agents and people to the gateway (Authorization:
+Bearer rk_... or X-Reach-Key: rk_...). Only their SHA-256 is stored, in
+DATA/keys.json (mode 0600); a key is shown once, when it is created. A running
+gateway sees new and revoked keys within a second.`,
+	}
+	cmd.PersistentFlags().StringVar(&data, "data", gateway.DefaultData, "the gateway's data folder")
+	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
+
+	var spec auth.KeySpec
+	create := &cobra.Command{
+		Use:   "create --principal NAME [--roles a,b] [--tenant T] [--attr department=sales]",
+		Short: "Create a key and print it once",
+		Long: `Creates a key for a principal and prints it on stdout, alone, once: store it
+now. Roles, tenant and attributes are what policies see of the principal.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keys, err := open()
+			if err != nil {
+				return err
+			}
+			secret, key, err := keys.Create(spec)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), secret)
+			fmt.Fprintf(cmd.ErrOrStderr(), "created %s for %s in %s; the key above is shown once: store it now.\n",
+				key.ID, key.Principal, auth.KeysPath(data))
+			return nil
+		},
+	}
+	create.Flags().StringVar(&spec.Principal, "principal", "", "who the key acts for (required)")
+	create.Flags().StringSliceVar(&spec.Roles, "roles", nil, "the principal's roles, comma-separated")
+	create.Flags().StringVar(&spec.Tenant, "tenant", "", "the principal's tenant")
+	create.Flags().StringToStringVar(&spec.Attributes, "attr", nil, "an attribute for policies, NAME=VALUE (repeatable)")
+	create.MarkFlagRequired("principal")
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the keys (never the keys themselves)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keys, err := open()
+			if err != nil {
+				return err
+			}
+			ks, err := keys.List()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if ks == nil {
+					ks = []auth.Key{}
+				}
+				return enc.Encode(ks)
+			}
+			if len(ks) == 0 {
+				fmt.Fprintf(out, "no keys in %s; create one with `reach keys create --principal NAME`\n", auth.KeysPath(data))
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
+			for _, k := range ks {
+				status := "active"
+				if k.Revoked != nil {
+					status = "revoked " + k.Revoked.Format("2006-01-02")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Principal, dash(strings.Join(k.Roles, ",")), dash(k.Tenant),
+					k.Created.Format("2006-01-02 15:04"), status)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a key; a running gateway refuses it within a second",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			keys, err := open()
+			if err != nil {
+				return err
+			}
+			if err := keys.Revoke(args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

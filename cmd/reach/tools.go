@@ -1,0 +1,129 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/policy/pin"
+)
+
+// newToolsCmd is `reach tools list|diff|approve`: the pinned definitions of
+// upstream tools (P7), in the data folder's pins.json.
+func newToolsCmd() *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Review upstream tool definitions held after a change",
+		Long: `The gateway pins each upstream tool's definition (title, description, schemas,
+annotations) the first time it sees it. When an upstream changes a definition,
+the tool is held (not listed, not callable) until someone reviews the change
+with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
+running gateway sees the approval at once.`,
+	}
+	cmd.PersistentFlags().StringVar(&data, "data", gateway.DefaultData, "the gateway's data folder")
+	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
+
+	var held bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the pinned tools",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			pins, err := s.List(held)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if len(pins) == 0 {
+				fmt.Fprintln(out, "no tools")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+			for _, p := range pins {
+				status := "pinned"
+				if p.Pending != nil {
+					status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Tool, p.Hash[:12], p.Pinned.Format("2006-01-02 15:04"), dash(p.ApprovedBy), status)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&held, "held", false, "only tools with a change waiting")
+
+	diff := &cobra.Command{
+		Use:   "diff [TOOL]",
+		Short: "Show a held tool's change (every held tool's without TOOL)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				pins, err := s.List(true)
+				if err != nil {
+					return err
+				}
+				if len(pins) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no tool definition is held")
+					return nil
+				}
+				for _, p := range pins {
+					names = append(names, p.Tool)
+				}
+			}
+			for i, n := range names {
+				d, err := s.Diff(n)
+				if errors.Is(err, pin.ErrNoPin) {
+					return fmt.Errorf("%s has no held change (see `reach tools list`)", n)
+				}
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				fmt.Fprint(cmd.OutOrStdout(), d)
+			}
+			return nil
+		},
+	}
+
+	var by string
+	approve := &cobra.Command{
+		Use:   "approve TOOL",
+		Short: "Approve a held tool's new definition",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			who := cmp.Or(by, os.Getenv("USER"), "cli")
+			if err := s.Approve(args[0], who); err != nil {
+				if errors.Is(err, pin.ErrNoPin) {
+					return fmt.Errorf("%s has no held change (see `reach tools list --held`)", args[0])
+				}
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "approved the new definition of %s (by %s)\n", args[0], who)
+			return nil
+		},
+	}
+	approve.Flags().StringVar(&by, "by", "", "who approves (default $USER)")
+	cmd.AddCommand(list, diff, approve)
+	return cmd
+}

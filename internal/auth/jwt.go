@@ -1,0 +1,564 @@
+package auth
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/big"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Token errors, matched with errors.Is.
+var (
+	ErrTokenInvalid = errors.New("invalid token")
+	ErrTokenExpired = errors.New("token expired")
+)
+
+// JWTOptions configure a Verifier.
+type JWTOptions struct {
+	// JWKS is where the signing keys are: a file path or an http(s) URL.
+	JWKS string
+	// Issuer must equal the token's iss; required.
+	Issuer string
+	// Audience, if not empty, must be the token's aud or one of them.
+	Audience string
+	// Claims naming the principal (if empty, "sub"), its roles ("roles"; an
+	// array of strings or a space-separated string), tenant ("tenant") and
+	// department ("department", an attribute). A dotted name reaches into
+	// objects: "realm_access.roles".
+	PrincipalClaim, RolesClaim, TenantClaim, DepartmentClaim string
+	// Attributes maps more attribute names to claims.
+	Attributes map[string]string
+	// Leeway for exp, nbf and iat; if zero, 30s.
+	Leeway time.Duration
+	// MinRefresh is the least time between two reads of the JWKS caused by
+	// an unknown key id (key rotation); if zero, 10s.
+	MinRefresh time.Duration
+	// MaxAge is how long keys are used before the JWKS is read again; if
+	// zero, 1h.
+	MaxAge time.Duration
+	// Client fetches a JWKS URL; if nil, one with a 10s timeout.
+	Client *http.Client
+}
+
+// maxTokenBytes bounds a token; maxJWKSBytes bounds a key set.
+const (
+	maxTokenBytes = 16 << 10
+	maxJWKSBytes  = 1 << 20
+)
+
+// Verifier checks bearer JWTs signed with RS256 or ES256 against a JWKS,
+// read when first needed and again on an unknown key id (rotation) or when
+// older than MaxAge. Safe for concurrent use.
+type Verifier struct {
+	o JWTOptions
+
+	mu      sync.Mutex
+	keys    []jwkKey
+	fetched time.Time
+	lastTry time.Time
+	lastErr error
+
+	// Tokens already verified, by SHA-256, until they expire: agents send
+	// the same token with every call, and a signature check costs 50-80 µs.
+	cacheMu sync.Mutex
+	cache   map[[32]byte]cachedToken
+}
+
+type cachedToken struct {
+	id      *Identity
+	expires time.Time
+}
+
+// maxCachedTokens bounds the verified-token cache.
+const maxCachedTokens = 10_000
+
+type jwkKey struct {
+	kid string
+	alg string // RS256 or ES256
+	rsa *rsa.PublicKey
+	ec  *ecdsa.PublicKey
+}
+
+// NewVerifier returns a Verifier; it reads no keys until the first token.
+func NewVerifier(o *JWTOptions) (*Verifier, error) {
+	v := &Verifier{o: *o}
+	if v.o.JWKS == "" {
+		return nil, errors.New("jwt: the JWKS (a file or a URL) is required")
+	}
+	if v.o.Issuer == "" {
+		return nil, errors.New("jwt: the issuer is required")
+	}
+	v.o.PrincipalClaim = cmp.Or(v.o.PrincipalClaim, "sub")
+	v.o.RolesClaim = cmp.Or(v.o.RolesClaim, "roles")
+	v.o.TenantClaim = cmp.Or(v.o.TenantClaim, "tenant")
+	v.o.DepartmentClaim = cmp.Or(v.o.DepartmentClaim, "department")
+	v.o.Leeway = cmp.Or(v.o.Leeway, 30*time.Second)
+	v.o.MinRefresh = cmp.Or(v.o.MinRefresh, 10*time.Second)
+	v.o.MaxAge = cmp.Or(v.o.MaxAge, time.Hour)
+	if v.o.Client == nil {
+		v.o.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	return v, nil
+}
+
+// Refresh reads the JWKS now (at start-up, to fail early on a bad one).
+func (v *Verifier) Refresh(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.fetch(ctx)
+}
+
+// fetch reads the key set; v.mu is held.
+func (v *Verifier) fetch(ctx context.Context) error {
+	v.lastTry = time.Now()
+	b, err := v.read(ctx)
+	if err != nil {
+		v.lastErr = fmt.Errorf("jwt: reading the JWKS: %w", err)
+		return v.lastErr
+	}
+	keys, err := parseJWKS(b)
+	if err != nil {
+		v.lastErr = fmt.Errorf("jwt: %s: %w", v.o.JWKS, err)
+		return v.lastErr
+	}
+	v.keys, v.fetched, v.lastErr = keys, time.Now(), nil
+	v.cacheMu.Lock()
+	v.cache = nil // a key may have been withdrawn
+	v.cacheMu.Unlock()
+	return nil
+}
+
+func (v *Verifier) read(ctx context.Context) ([]byte, error) {
+	src := v.o.JWKS
+	if !strings.HasPrefix(src, "https://") && !strings.HasPrefix(src, "http://") {
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := v.o.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", src, resp.Status)
+	}
+	return readLimited(resp.Body)
+}
+
+func readLimited(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxJWKSBytes+1))
+	if err == nil && len(b) > maxJWKSBytes {
+		err = fmt.Errorf("larger than %d bytes", maxJWKSBytes)
+	}
+	return b, err
+}
+
+// parseJWKS reads the RS256 and ES256 (P-256) signing keys of a JSON Web
+// Key Set. Keys of other types, for other uses or algorithms, and RSA keys
+// under 2048 bits are left out; a set with no usable key is an error.
+func parseJWKS(b []byte) ([]jwkKey, error) {
+	var set struct {
+		Keys []struct {
+			Kty, Kid, Use, Alg, Crv, N, E, X, Y string
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal(b, &set); err != nil {
+		return nil, fmt.Errorf("not a JWKS: %w", err)
+	}
+	var out []jwkKey
+	var skipped []string
+	for _, k := range set.Keys {
+		if k.Use != "" && k.Use != "sig" {
+			continue
+		}
+		switch k.Kty {
+		case "RSA":
+			if k.Alg != "" && k.Alg != "RS256" {
+				continue
+			}
+			pub, err := rsaKey(k.N, k.E)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", k.Kid, err))
+				continue
+			}
+			out = append(out, jwkKey{kid: k.Kid, alg: "RS256", rsa: pub})
+		case "EC":
+			if (k.Alg != "" && k.Alg != "ES256") || k.Crv != "P-256" {
+				continue
+			}
+			pub, err := ecKey(k.X, k.Y)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", k.Kid, err))
+				continue
+			}
+			out = append(out, jwkKey{kid: k.Kid, alg: "ES256", ec: pub})
+		}
+	}
+	if len(out) == 0 {
+		if len(skipped) > 0 {
+			return nil, fmt.Errorf("no usable RS256 or ES256 key (%s)", strings.Join(skipped, "; "))
+		}
+		return nil, errors.New("no usable RS256 or ES256 key")
+	}
+	return out, nil
+}
+
+var b64 = base64.RawURLEncoding.Strict()
+
+func rsaKey(n, e string) (*rsa.PublicKey, error) {
+	nb, err := b64.DecodeString(n)
+	if err != nil {
+		return nil, fmt.Errorf("modulus: %w", err)
+	}
+	eb, err := b64.DecodeString(e)
+	if err != nil || len(eb) == 0 || len(eb) > 4 {
+		return nil, errors.New("malformed exponent")
+	}
+	var exp uint64
+	for _, c := range eb {
+		exp = exp<<8 | uint64(c)
+	}
+	if exp < 3 || exp%2 == 0 || exp > math.MaxInt32 {
+		return nil, errors.New("unusable exponent")
+	}
+	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(nb), E: int(exp)}
+	if pub.N.BitLen() < 2048 {
+		return nil, fmt.Errorf("a %d-bit modulus is too weak", pub.N.BitLen())
+	}
+	return pub, nil
+}
+
+func ecKey(x, y string) (*ecdsa.PublicKey, error) {
+	xb, err1 := b64.DecodeString(x)
+	yb, err2 := b64.DecodeString(y)
+	if err1 != nil || err2 != nil || len(xb) != 32 || len(yb) != 32 {
+		return nil, errors.New("malformed P-256 point")
+	}
+	pt := append(append([]byte{4}, xb...), yb...)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pt)
+	if err != nil {
+		return nil, fmt.Errorf("not a P-256 point: %w", err)
+	}
+	return pub, nil
+}
+
+// keysFor returns the keys that may have signed a token, reading the JWKS
+// again if they are old or the key id is unknown (and it was not read too
+// recently).
+func (v *Verifier) keysFor(ctx context.Context, kid, alg string) ([]jwkKey, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	match := func() []jwkKey {
+		var out []jwkKey
+		for _, k := range v.keys {
+			if k.alg == alg && (kid == "" || k.kid == kid) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	stale := v.fetched.IsZero() || time.Since(v.fetched) > v.o.MaxAge
+	ks := match()
+	if (stale || len(ks) == 0) && (v.lastTry.IsZero() || time.Since(v.lastTry) >= v.o.MinRefresh) {
+		// On error, the keys read before stay in use.
+		if v.fetch(ctx) == nil {
+			ks = match()
+		}
+	}
+	if len(ks) > 0 {
+		return ks, nil
+	}
+	if v.fetched.IsZero() && v.lastErr != nil {
+		return nil, v.lastErr
+	}
+	return nil, fmt.Errorf("%w: no %s key with id %q", ErrTokenInvalid, alg, kid)
+}
+
+// Verify checks a token's signature, expiry, not-before, issuer and
+// audience, and returns its identity. Only RS256 and ES256 are accepted
+// (never "none", never an HMAC).
+func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) {
+	sum := sha256.Sum256([]byte(token))
+	v.cacheMu.Lock()
+	c, ok := v.cache[sum]
+	v.cacheMu.Unlock()
+	if ok && time.Now().Before(c.expires) {
+		return cloneIdentity(c.id), nil
+	}
+	id, exp, err := v.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	v.cacheMu.Lock()
+	if v.cache == nil || len(v.cache) >= maxCachedTokens {
+		v.cache = map[[32]byte]cachedToken{}
+	}
+	v.cache[sum] = cachedToken{id: cloneIdentity(id), expires: exp}
+	v.cacheMu.Unlock()
+	return id, nil
+}
+
+func cloneIdentity(id *Identity) *Identity {
+	c := *id
+	c.Roles = slices.Clone(id.Roles)
+	c.Attributes = maps.Clone(id.Attributes)
+	return &c
+}
+
+// verify checks a token and returns its identity and until when the
+// answer holds (its expiry, with the leeway).
+func (v *Verifier) verify(ctx context.Context, token string) (*Identity, time.Time, error) {
+	h, claims, signed, sig, err := ParseJWT(token)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	keys, err := v.keysFor(ctx, h.Kid, h.Alg)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	digest := sha256.Sum256(signed)
+	ok := false
+	for _, k := range keys {
+		if verifySig(k, digest[:], sig) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return nil, time.Time{}, fmt.Errorf("%w: bad signature", ErrTokenInvalid)
+	}
+	if err := v.checkClaims(claims); err != nil {
+		return nil, time.Time{}, err
+	}
+	id, err := v.identity(claims, h.Kid)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	exp, _, _ := numericDate(claims, "exp")
+	return id, exp.Add(v.o.Leeway), nil
+}
+
+func verifySig(k jwkKey, digest, sig []byte) bool {
+	switch k.alg {
+	case "RS256":
+		return rsa.VerifyPKCS1v15(k.rsa, crypto.SHA256, digest, sig) == nil
+	case "ES256":
+		if len(sig) != 64 {
+			return false
+		}
+		r := new(big.Int).SetBytes(sig[:32])
+		s := new(big.Int).SetBytes(sig[32:])
+		return ecdsa.Verify(k.ec, digest, r, s)
+	}
+	return false
+}
+
+// Header is the part of a JWT header that matters here.
+type Header struct {
+	Alg  string   `json:"alg"`
+	Kid  string   `json:"kid"`
+	Typ  string   `json:"typ"`
+	Crit []string `json:"crit"`
+}
+
+// ParseJWT splits a compact JWS and decodes its header and claims without
+// checking the signature: it returns the header, the claims, the signed
+// bytes and the signature. It refuses algorithms other than RS256 and ES256,
+// critical extensions, and anything malformed.
+func ParseJWT(token string) (Header, map[string]any, []byte, []byte, error) {
+	var h Header
+	if len(token) > maxTokenBytes {
+		return h, nil, nil, nil, fmt.Errorf("%w: longer than %d bytes", ErrTokenInvalid, maxTokenBytes)
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return h, nil, nil, nil, fmt.Errorf("%w: not three dot-separated parts", ErrTokenInvalid)
+	}
+	hb, err := b64.DecodeString(parts[0])
+	if err != nil {
+		return h, nil, nil, nil, fmt.Errorf("%w: header: %v", ErrTokenInvalid, err)
+	}
+	if err := strictJSON(hb, &h); err != nil {
+		return h, nil, nil, nil, fmt.Errorf("%w: header: %v", ErrTokenInvalid, err)
+	}
+	switch h.Alg {
+	case "RS256", "ES256":
+	default:
+		return h, nil, nil, nil, fmt.Errorf("%w: algorithm %q is not accepted (RS256 or ES256)", ErrTokenInvalid, h.Alg)
+	}
+	if len(h.Crit) > 0 {
+		return h, nil, nil, nil, fmt.Errorf("%w: critical extensions %q are not understood", ErrTokenInvalid, h.Crit)
+	}
+	pb, err := b64.DecodeString(parts[1])
+	if err != nil {
+		return h, nil, nil, nil, fmt.Errorf("%w: claims: %v", ErrTokenInvalid, err)
+	}
+	var claims map[string]any
+	if err := strictJSON(pb, &claims); err != nil || claims == nil {
+		return h, nil, nil, nil, fmt.Errorf("%w: claims are not a JSON object", ErrTokenInvalid)
+	}
+	sig, err := b64.DecodeString(parts[2])
+	if err != nil || len(sig) == 0 {
+		return h, nil, nil, nil, fmt.Errorf("%w: signature is malformed", ErrTokenInvalid)
+	}
+	return h, claims, []byte(token[:len(parts[0])+1+len(parts[1])]), sig, nil
+}
+
+// strictJSON decodes one JSON value with numbers kept exact, refusing
+// trailing data.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+func (v *Verifier) checkClaims(c map[string]any) error {
+	now := time.Now()
+	exp, ok, err := numericDate(c, "exp")
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%w: no expiry (exp)", ErrTokenInvalid)
+	case now.After(exp.Add(v.o.Leeway)):
+		return fmt.Errorf("%w at %s", ErrTokenExpired, exp.UTC().Format(time.RFC3339))
+	}
+	if nbf, ok, err := numericDate(c, "nbf"); err != nil {
+		return err
+	} else if ok && now.Add(v.o.Leeway).Before(nbf) {
+		return fmt.Errorf("%w: not valid before %s", ErrTokenInvalid, nbf.UTC().Format(time.RFC3339))
+	}
+	if iat, ok, err := numericDate(c, "iat"); err != nil {
+		return err
+	} else if ok && now.Add(v.o.Leeway).Before(iat) {
+		return fmt.Errorf("%w: issued in the future", ErrTokenInvalid)
+	}
+	if iss, _ := c["iss"].(string); iss != v.o.Issuer {
+		return fmt.Errorf("%w: issuer %q is not %q", ErrTokenInvalid, iss, v.o.Issuer)
+	}
+	if v.o.Audience != "" {
+		found := false
+		switch aud := c["aud"].(type) {
+		case string:
+			found = aud == v.o.Audience
+		case []any:
+			for _, a := range aud {
+				if s, _ := a.(string); s == v.o.Audience {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("%w: audience is not %q", ErrTokenInvalid, v.o.Audience)
+		}
+	}
+	return nil
+}
+
+func numericDate(c map[string]any, name string) (time.Time, bool, error) {
+	raw, ok := c[name]
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	n, ok := raw.(json.Number)
+	if !ok {
+		return time.Time{}, false, fmt.Errorf("%w: %s is not a number", ErrTokenInvalid, name)
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e11 {
+		return time.Time{}, false, fmt.Errorf("%w: %s is out of range", ErrTokenInvalid, name)
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
+}
+
+// claim finds a claim by a dotted path.
+func claim(c map[string]any, path string) (any, bool) {
+	var cur any = c
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func (v *Verifier) identity(c map[string]any, kid string) (*Identity, error) {
+	id := &Identity{Method: "jwt", KeyID: kid}
+	p, _ := claim(c, v.o.PrincipalClaim)
+	id.Principal, _ = p.(string)
+	if id.Principal == "" || id.Principal == "anonymous" {
+		return nil, fmt.Errorf("%w: no principal in claim %q", ErrTokenInvalid, v.o.PrincipalClaim)
+	}
+	switch r, _ := claim(c, v.o.RolesClaim); r := r.(type) {
+	case string:
+		id.Roles = strings.Fields(r)
+	case []any:
+		for _, x := range r {
+			if s, ok := x.(string); ok && s != "" {
+				id.Roles = append(id.Roles, s)
+			}
+		}
+	}
+	t, _ := claim(c, v.o.TenantClaim)
+	id.Tenant, _ = t.(string)
+	attrs := map[string]string{}
+	if d, ok := claim(c, v.o.DepartmentClaim); ok {
+		if s, ok := d.(string); ok {
+			attrs["department"] = s
+		}
+	}
+	for name, path := range v.o.Attributes {
+		if x, ok := claim(c, path); ok {
+			switch x := x.(type) {
+			case string:
+				attrs[name] = x
+			case json.Number:
+				attrs[name] = x.String()
+			case bool:
+				attrs[name] = fmt.Sprint(x)
+			}
+		}
+	}
+	if len(attrs) > 0 {
+		id.Attributes = attrs
+	}
+	return id, nil
+}

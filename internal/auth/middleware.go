@@ -1,0 +1,132 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// Options configure an Authenticator. A nil *Options, or one with neither
+// Keys nor JWT, means no authentication: every request passes, anonymous.
+type Options struct {
+	Keys *Keys     // API keys; nil for none
+	JWT  *Verifier // bearer JWTs; nil for none
+	// Open lists paths served without authentication; if nil, /healthz.
+	Open []string
+	// Logger receives failed attempts; if nil, they are not logged.
+	Logger *slog.Logger
+}
+
+// Authenticator checks the credentials of HTTP requests. Safe for
+// concurrent use.
+type Authenticator struct {
+	keys *Keys
+	jwt  *Verifier
+	open []string
+	log  *slog.Logger
+}
+
+// New returns an Authenticator with the options (nil for none).
+func New(opts *Options) *Authenticator {
+	a := &Authenticator{open: []string{"/healthz"}, log: slog.New(slog.DiscardHandler)}
+	if opts != nil {
+		a.keys, a.jwt = opts.Keys, opts.JWT
+		if opts.Open != nil {
+			a.open = opts.Open
+		}
+		if opts.Logger != nil {
+			a.log = opts.Logger
+		}
+	}
+	return a
+}
+
+// Enabled reports whether any authentication is configured.
+func (a *Authenticator) Enabled() bool { return a.keys != nil || a.jwt != nil }
+
+// Errors of Authenticate.
+var (
+	ErrNoCredentials = errors.New("no credentials")
+	ErrBadKey        = errors.New("unknown or revoked API key")
+)
+
+// Authenticate returns the identity of an HTTP request: an API key in
+// X-Reach-Key or "Authorization: Bearer rk_...", or a bearer JWT.
+func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
+	if k := r.Header.Get("X-Reach-Key"); k != "" {
+		return a.apiKey(k)
+	}
+	authz := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(authz, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return nil, ErrNoCredentials
+	}
+	tok = strings.TrimSpace(tok)
+	if strings.HasPrefix(tok, KeyPrefix) || a.jwt == nil {
+		return a.apiKey(tok)
+	}
+	return a.jwt.Verify(r.Context(), tok)
+}
+
+func (a *Authenticator) apiKey(k string) (*Identity, error) {
+	if a.keys == nil {
+		return nil, ErrBadKey
+	}
+	id, ok := a.keys.Authenticate(k)
+	if !ok {
+		return nil, ErrBadKey
+	}
+	return id, nil
+}
+
+// Middleware authenticates every request but those to the open paths and
+// puts the caller's Identity in its context; it answers 401 with a JSON
+// error when the credentials are missing or wrong. With no authentication
+// configured it lets everything through unchanged.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	if !a.Enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range a.open {
+			if r.URL.Path == p {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		id, err := a.Authenticate(r)
+		if err != nil {
+			a.log.Info("authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+			unauthorized(w, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+	})
+}
+
+func unauthorized(w http.ResponseWriter, err error) {
+	msg := "The credentials are not valid."
+	challenge := `Bearer realm="reach", error="invalid_token"`
+	switch {
+	case errors.Is(err, ErrNoCredentials):
+		msg = "This endpoint needs credentials."
+		challenge = `Bearer realm="reach"`
+	case errors.Is(err, ErrBadKey):
+		msg = "The API key is unknown or revoked."
+	case errors.Is(err, ErrTokenExpired):
+		msg = "The token has expired."
+	case errors.Is(err, ErrTokenInvalid):
+		msg = "The token is not valid."
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusUnauthorized)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
+		"code":       "unauthenticated",
+		"message":    msg,
+		"suggestion": "Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.",
+	}})
+}

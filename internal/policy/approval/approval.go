@@ -1,0 +1,609 @@
+// Package approval is the confirmation queue (P4): calls the policies say
+// need a human wait here until the user who made the request (and, for
+// high-risk calls, a reviewer) approves them.
+//
+//	q := approval.New(&approval.Options{Tool: rt.Tool, Requires: eng.Requirement})
+//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver()})
+//	mux.Handle("/v1/approvals", q.Handler(nil)) // and /v1/approvals/...
+//
+// # How a call is approved
+//
+// A call that needs approval gets the status pending, with an error naming
+// the approval and who must give it. Its approval is keyed by (root request,
+// tool, canonical arguments): the same call made again while it is pending
+// returns the same approval, never a second one. Once approved (the user;
+// for "user+reviewer", the user and a different principal with the role
+// reviewer), the next identical call runs, once: the approval is used up,
+// and an identical call after that asks again. A denial answers identical
+// calls with the denial until the approval would have expired. Approvals
+// expire (default 15 minutes) if nobody decides, or if the approved call is
+// not made again in that time.
+//
+// With Options.Wait the call is held that long for a decision before it is
+// answered pending, so a human at a console can approve without the agent
+// retrying.
+package approval
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// Status is where an approval stands.
+type Status string
+
+// Statuses.
+const (
+	Pending  Status = "pending"  // waiting for a decision
+	Approved Status = "approved" // every approval given; the next identical call runs
+	Used     Status = "used"     // the approved call was let through
+	Denied   Status = "denied"   // denied; identical calls are refused until it expires
+	Expired  Status = "expired"  // nobody decided, or the approved call did not come, in time
+)
+
+// Requirements: who must approve.
+const (
+	User            = "user"          // the user who made the request
+	UserAndReviewer = "user+reviewer" // the user, and a different principal with the reviewer role
+)
+
+// Errors of Approve and Deny, matched with errors.Is.
+var (
+	ErrNotFound     = errors.New("no such approval")
+	ErrNotAllowed   = errors.New("not allowed to decide this approval")
+	ErrDecided      = errors.New("approval already decided")
+	ErrAlreadyVoted = errors.New("already approved by this principal")
+)
+
+// Actor is who approves or denies.
+type Actor struct {
+	Principal string
+	Roles     []string
+	Tenant    string
+}
+
+// Vote is one approval or denial.
+type Vote struct {
+	By     string    `json:"by"`
+	As     string    `json:"as"` // "user" or "reviewer"
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Approval is one call waiting for (or decided by) humans: what it does,
+// to what, with what impact, and who asked.
+type Approval struct {
+	ID       string `json:"id"`
+	Status   Status `json:"status"`
+	Requires string `json:"requires"` // "user" or "user+reviewer"
+
+	// Operation is what the tool does (its description's first line).
+	Operation string `json:"operation"`
+	// Target: the tool and its arguments.
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Impact: the access level, the entities it writes (templates filled
+	// from the arguments), and the tool that undoes it, if any.
+	Access reach.Access `json:"access"`
+	Writes []string     `json:"writes,omitempty"`
+	Undo   string       `json:"undo,omitempty"`
+	// Who asked, and why.
+	Principal   string `json:"principal"`
+	Tenant      string `json:"tenant,omitempty"`
+	Scene       string `json:"scene,omitempty"`
+	Agent       string `json:"agent,omitempty"`
+	Request     string `json:"request"`
+	RootRequest string `json:"root_request"`
+	Why         string `json:"why,omitempty"`
+
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+	Votes   []Vote    `json:"votes,omitempty"`
+	Denial  *Vote     `json:"denial,omitempty"`
+	// Note says what a human should know, e.g. that an identical call was
+	// approved and ran before.
+	Note string `json:"note,omitempty"`
+}
+
+// Prompt renders the approval for a human.
+func (a *Approval) Prompt() string {
+	var b strings.Builder
+	who := "the user " + a.Principal
+	if a.Requires == UserAndReviewer {
+		who += " and a reviewer"
+	}
+	fmt.Fprintf(&b, "Approval %s (%s): needs the approval of %s; expires %s\n", a.ID, a.Status, who, a.Expires.UTC().Format("2006-01-02 15:04:05 UTC"))
+	fmt.Fprintf(&b, "Operation: %s\n", a.Operation)
+	fmt.Fprintf(&b, "Target:    %s %s\n", a.Tool, a.Arguments)
+	fmt.Fprintf(&b, "Impact:    %s\n", a.Impact())
+	fmt.Fprintf(&b, "Asked by:  %s (agent %s, request %s", a.Principal, cmp.Or(a.Agent, "?"), a.Request)
+	if a.Scene != "" {
+		fmt.Fprintf(&b, ", scene %s", a.Scene)
+	}
+	b.WriteString(")\n")
+	if a.Why != "" {
+		fmt.Fprintf(&b, "Why:       %s\n", a.Why)
+	}
+	for _, v := range a.Votes {
+		fmt.Fprintf(&b, "Approved by %s as %s at %s%s\n", v.By, v.As, v.At.UTC().Format(time.TimeOnly), reasonSuffix(v.Reason))
+	}
+	if a.Denial != nil {
+		fmt.Fprintf(&b, "Denied by %s at %s%s\n", a.Denial.By, a.Denial.At.UTC().Format(time.TimeOnly), reasonSuffix(a.Denial.Reason))
+	}
+	if a.Note != "" {
+		fmt.Fprintf(&b, "Note:      %s\n", a.Note)
+	}
+	return b.String()
+}
+
+// Impact says in one line what the call would change: the access level,
+// the entities written, and whether it can be undone.
+func (a *Approval) Impact() string {
+	impact := string(a.Access)
+	if len(a.Writes) > 0 {
+		impact += "; writes " + strings.Join(a.Writes, ", ")
+	}
+	if a.Undo != "" {
+		impact += "; can be undone (" + a.Undo + ")"
+	} else if a.Access != reach.Read {
+		impact += "; cannot be undone"
+	}
+	return impact
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+// Event is what the audit callback is told about every action.
+type Event struct {
+	Time time.Time
+	// Action is "requested", "voted" (one of two approvals), "approved",
+	// "denied", "expired" or "used" (the approved call let through).
+	Action   string
+	By       string // who acted, for voted, approved and denied
+	Reason   string
+	Approval Approval // the approval after the action
+}
+
+// Options configure a Queue. A nil *Options means all defaults.
+type Options struct {
+	// Tool describes a tool for the impact shown (e.g. Runtime.Tool); if
+	// nil, only what the call itself says is shown.
+	Tool func(name string) (reach.Tool, bool)
+	// Requires says who must approve a call: "user" or "user+reviewer"
+	// (e.g. the policy engine's Requirement). If nil or it answers "",
+	// high_risk calls need the user and a reviewer, others the user.
+	Requires func(ctx context.Context, c *reach.Call) string
+	// TTL is how long an approval waits for a decision, and an approved
+	// call for its retry; if zero, 15m.
+	TTL time.Duration
+	// Wait is how long a call is held for a decision before it is answered
+	// pending; zero answers pending at once.
+	Wait time.Duration
+	// ReviewerRole is the role of reviewers; if empty, "reviewer".
+	ReviewerRole string
+	// Redactor, if not nil, cleans the arguments shown and recorded.
+	Redactor reach.Redactor
+	// Audit, if not nil, is told about every action. It is called without
+	// locks held and must not block for long.
+	Audit func(ctx context.Context, e Event)
+	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
+	MaxKept int
+	// Logger; if nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Queue holds approvals. It is safe for concurrent use.
+type Queue struct {
+	o Options
+
+	mu    sync.Mutex
+	byID  map[string]*record
+	byKey map[string]*record // the approval in force for each call key
+	order []*record          // creation order
+}
+
+type record struct {
+	Approval
+	key     string
+	changed chan struct{} // closed and replaced on every change
+}
+
+// New returns a Queue with the options (nil for defaults).
+func New(opts *Options) *Queue {
+	q := &Queue{byID: map[string]*record{}, byKey: map[string]*record{}}
+	if opts != nil {
+		q.o = *opts
+	}
+	q.o.TTL = cmp.Or(q.o.TTL, 15*time.Minute)
+	q.o.ReviewerRole = cmp.Or(q.o.ReviewerRole, "reviewer")
+	q.o.MaxKept = cmp.Or(q.o.MaxKept, 1000)
+	if q.o.Logger == nil {
+		q.o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return q
+}
+
+// Approver returns the queue as the runtime's reach.Approver.
+func (q *Queue) Approver() reach.Approver { return gate{q} }
+
+type gate struct{ q *Queue }
+
+// Approve implements reach.Approver: Permit for an approved call (once),
+// Deny for a denied one, NeedsApproval (pending) otherwise.
+func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
+	q := g.q
+	key := callKey(c)
+	var deadline <-chan time.Time
+	if q.o.Wait > 0 {
+		t := time.NewTimer(q.o.Wait)
+		defer t.Stop()
+		deadline = t.C
+	}
+	reqs := q.requires(ctx, c) // who must approve, asked outside the lock
+	for {
+		var events []Event
+		q.mu.Lock()
+		now := time.Now()
+		events = q.expire(now, events)
+		rec := q.byKey[key]
+		if rec == nil {
+			rec = q.create(c, key, reqs, now)
+			events = append(events, q.event(now, "requested", "", "", rec))
+		}
+		switch rec.Status {
+		case Approved:
+			rec.Status = Used
+			delete(q.byKey, key)
+			rec.notify()
+			events = append(events, q.event(now, "used", "", "", rec))
+			q.mu.Unlock()
+			q.emit(ctx, events)
+			return reach.Permit, nil
+		case Denied:
+			e := deniedError(&rec.Approval)
+			q.mu.Unlock()
+			q.emit(ctx, events)
+			return reach.Deny, e
+		}
+		snap := rec.Approval
+		ch, until := rec.changed, time.Until(rec.Expires)
+		q.mu.Unlock()
+		q.emit(ctx, events)
+		if deadline == nil {
+			return reach.NeedsApproval, pendingError(&snap)
+		}
+		expiry := time.NewTimer(until)
+		select {
+		case <-ch:
+		case <-expiry.C:
+		case <-deadline:
+			expiry.Stop()
+			return reach.NeedsApproval, pendingError(&snap)
+		case <-ctx.Done():
+			expiry.Stop()
+			return reach.NeedsApproval, pendingError(&snap)
+		}
+		expiry.Stop()
+	}
+}
+
+func (q *Queue) requires(ctx context.Context, c *reach.Call) string {
+	if q.o.Requires != nil {
+		switch r := q.o.Requires(ctx, c); r {
+		case User, UserAndReviewer:
+			return r
+		}
+	}
+	if c.Access() == reach.HighRisk {
+		return UserAndReviewer
+	}
+	return User
+}
+
+// callKey identifies a call across retries: root request, tool, canonical
+// arguments.
+func callKey(c *reach.Call) string {
+	return rootOf(c.Request()).ID() + "\x00" + c.Tool + "\x00" + string(c.Args())
+}
+
+func rootOf(r *reach.Request) *reach.Request {
+	for r.Parent() != nil {
+		r = r.Parent()
+	}
+	return r
+}
+
+// ApprovalKey returns the id of the approval that let c through (the one
+// used most recently for its key), or "". With it a runtime can run the
+// approved call under an idempotency key that names the approval.
+func (q *Queue) ApprovalKey(c *reach.Call) string {
+	key := callKey(c)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, rec := range slices.Backward(q.order) {
+		if rec.key == key && rec.Status == Used {
+			return rec.ID
+		}
+	}
+	return ""
+}
+
+// create records a new pending approval; q.mu is held.
+func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
+	r := c.Request()
+	args := bytes.Clone(c.Args())
+	if q.o.Redactor != nil {
+		args = q.o.Redactor.Redact(args)
+	}
+	var idb [8]byte
+	rand.Read(idb[:])
+	rec := &record{key: key, changed: make(chan struct{}), Approval: Approval{
+		ID: "apr_" + hex.EncodeToString(idb[:]), Status: Pending, Requires: reqs,
+		Operation: "call " + c.Tool, Tool: c.Tool, Arguments: args, Access: c.Access(),
+		Principal: r.Principal(), Tenant: r.Tenant(), Scene: r.Scene(), Agent: r.Agent(),
+		Request: r.ID(), RootRequest: rootOf(r).ID(), Why: c.Why,
+		Created: now, Expires: now.Add(q.o.TTL),
+	}}
+	if q.o.Tool != nil {
+		if t, ok := q.o.Tool(c.Tool); ok {
+			if d, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n"); d != "" {
+				rec.Operation = d
+			}
+			for _, w := range t.Writes {
+				rec.Writes = append(rec.Writes, fill(w, c.Args()))
+			}
+			if t.Undo != nil {
+				rec.Undo = t.Undo.Tool
+			}
+		}
+	}
+	for _, old := range slices.Backward(q.order) {
+		if old.key == key && old.Status == Used {
+			rec.Note = fmt.Sprintf("an identical call was approved (%s) and let through before; this is a new request to run it again", old.ID)
+			break
+		}
+	}
+	q.byID[rec.ID] = rec
+	q.byKey[key] = rec
+	q.order = append(q.order, rec)
+	q.prune()
+	return rec
+}
+
+var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.\-]+)\}`)
+
+// fill replaces {field} in an entity template by the top-level argument.
+func fill(tmpl string, args []byte) string {
+	var m map[string]json.RawMessage
+	json.Unmarshal(args, &m)
+	return placeholder.ReplaceAllStringFunc(tmpl, func(ph string) string {
+		v, ok := m[ph[1:len(ph)-1]]
+		if !ok {
+			return "?"
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return string(v)
+	})
+}
+
+// prune forgets the oldest decided approvals beyond MaxKept; q.mu is held.
+func (q *Queue) prune() {
+	decided := 0
+	for _, r := range q.order {
+		if q.byKey[r.key] != r {
+			decided++
+		}
+	}
+	if decided <= q.o.MaxKept {
+		return
+	}
+	keep := q.order[:0]
+	for _, r := range q.order {
+		if decided > q.o.MaxKept && q.byKey[r.key] != r {
+			decided--
+			delete(q.byID, r.ID)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	clear(q.order[len(keep):])
+	q.order = keep
+}
+
+// expire ends approvals past their time; q.mu is held.
+func (q *Queue) expire(now time.Time, events []Event) []Event {
+	for key, rec := range q.byKey {
+		if now.Before(rec.Expires) {
+			continue
+		}
+		delete(q.byKey, key)
+		if rec.Status == Pending || rec.Status == Approved {
+			rec.Status = Expired
+			rec.notify()
+			events = append(events, q.event(now, "expired", "", "", rec))
+		}
+	}
+	return events
+}
+
+func (r *record) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (q *Queue) event(now time.Time, action, by, reason string, rec *record) Event {
+	a := rec.Approval
+	a.Votes = slices.Clone(a.Votes)
+	return Event{Time: now, Action: action, By: by, Reason: reason, Approval: a}
+}
+
+func (q *Queue) emit(ctx context.Context, events []Event) {
+	for _, e := range events {
+		q.o.Logger.Info("approval "+e.Action, "approval", e.Approval.ID, "tool", e.Approval.Tool,
+			"principal", e.Approval.Principal, "by", e.By, "request", e.Approval.Request)
+		if q.o.Audit != nil {
+			q.o.Audit(context.WithoutCancel(ctx), e)
+		}
+	}
+}
+
+func pendingError(a *Approval) *reach.Error {
+	who := "the user " + a.Principal
+	if a.Requires == UserAndReviewer {
+		who += " and a reviewer"
+	}
+	return &reach.Error{Type: reach.TypeApproval, Code: "approval_pending",
+		Message: fmt.Sprintf("%s needs approval before it runs: approval %s waits for %s (until %s).",
+			a.Tool, a.ID, who, a.Expires.UTC().Format("15:04 UTC")),
+		Suggestion: "Tell the user what this call will do and that it waits for approval; after it is approved, " +
+			"call it again with the same arguments. Do not repeat it before."}
+}
+
+func deniedError(a *Approval) *reach.Error {
+	msg := fmt.Sprintf("%s was denied (approval %s)", a.Tool, a.ID)
+	if d := a.Denial; d != nil {
+		msg = fmt.Sprintf("%s denied %s (approval %s)", d.By, a.Tool, a.ID)
+		if d.Reason != "" {
+			msg += ": " + d.Reason
+		}
+	}
+	return &reach.Error{Type: reach.TypeApproval, Code: "approval_denied", Message: msg + ".",
+		Suggestion: "Do not call it again with these arguments; tell the user, or find another way."}
+}
+
+// Get returns an approval by id.
+func (q *Queue) Get(id string) (Approval, bool) {
+	q.mu.Lock()
+	events := q.expire(time.Now(), nil)
+	rec, ok := q.byID[id]
+	var a Approval
+	if ok {
+		a = rec.Approval
+		a.Votes = slices.Clone(a.Votes)
+	}
+	q.mu.Unlock()
+	q.emit(context.Background(), events)
+	return a, ok
+}
+
+// List returns the approvals with the status (all if empty), newest first.
+func (q *Queue) List(status Status) []Approval {
+	q.mu.Lock()
+	events := q.expire(time.Now(), nil)
+	var out []Approval
+	for _, rec := range slices.Backward(q.order) {
+		if status == "" || rec.Status == status {
+			a := rec.Approval
+			a.Votes = slices.Clone(a.Votes)
+			out = append(out, a)
+		}
+	}
+	q.mu.Unlock()
+	q.emit(context.Background(), events)
+	return out
+}
+
+// CanDecide reports whether the actor may approve or deny the approval:
+// the user who made the request, or a reviewer, of the same tenant.
+func (q *Queue) CanDecide(a *Approval, by Actor) bool {
+	if a.Tenant != "" && by.Tenant != a.Tenant {
+		return false
+	}
+	return by.Principal == a.Principal || slices.Contains(by.Roles, q.o.ReviewerRole)
+}
+
+// Approve records the actor's approval. A "user" approval is the user's to
+// give; "user+reviewer" needs the user's and then (or first) a different
+// principal's with the reviewer role. When the approvals are complete the
+// next identical call runs.
+func (q *Queue) Approve(id string, by Actor, reason string) (Approval, error) {
+	return q.decide(id, by, reason, true)
+}
+
+// Deny denies the approval: the user or a reviewer may. Identical calls are
+// refused until it would have expired.
+func (q *Queue) Deny(id string, by Actor, reason string) (Approval, error) {
+	return q.decide(id, by, reason, false)
+}
+
+func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approval, error) {
+	q.mu.Lock()
+	now := time.Now()
+	events := q.expire(now, nil)
+	a, err := q.decideLocked(now, id, by, reason, approve, &events)
+	q.mu.Unlock()
+	q.emit(context.Background(), events)
+	return a, err
+}
+
+func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, approve bool, events *[]Event) (Approval, error) {
+	rec, ok := q.byID[id]
+	if !ok {
+		return Approval{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if rec.Status != Pending {
+		return rec.Approval, fmt.Errorf("%w: %s is %s", ErrDecided, id, rec.Status)
+	}
+	if !q.CanDecide(&rec.Approval, by) {
+		return rec.Approval, fmt.Errorf("%w: %s waits for %s (the user who asked) or a %s", ErrNotAllowed, id, rec.Principal, q.o.ReviewerRole)
+	}
+	owner := by.Principal == rec.Principal
+	if !approve {
+		rec.Status = Denied
+		rec.Denial = &Vote{By: by.Principal, As: as(owner), At: now, Reason: reason}
+		rec.Expires = now.Add(q.o.TTL)
+		rec.notify()
+		*events = append(*events, q.event(now, "denied", by.Principal, reason, rec))
+		return rec.Approval, nil
+	}
+	if rec.Requires == User && !owner {
+		return rec.Approval, fmt.Errorf("%w: %s waits for the approval of %s, the user who asked", ErrNotAllowed, id, rec.Principal)
+	}
+	role := as(owner)
+	if slices.ContainsFunc(rec.Votes, func(v Vote) bool { return v.As == role }) {
+		if owner {
+			return rec.Approval, fmt.Errorf("%w: %s already approved %s; it waits for a different principal with the %s role",
+				ErrAlreadyVoted, by.Principal, id, q.o.ReviewerRole)
+		}
+		return rec.Approval, fmt.Errorf("%w: a reviewer already approved %s; it waits for %s, the user who asked", ErrAlreadyVoted, id, rec.Principal)
+	}
+	rec.Votes = append(rec.Votes, Vote{By: by.Principal, As: role, At: now, Reason: reason})
+	action := "voted"
+	if rec.Requires == User || len(rec.Votes) == 2 {
+		rec.Status = Approved
+		rec.Expires = now.Add(q.o.TTL) // the window for the call to come again
+		action = "approved"
+	}
+	rec.notify()
+	*events = append(*events, q.event(now, action, by.Principal, reason, rec))
+	return rec.Approval, nil
+}
+
+func as(owner bool) string {
+	if owner {
+		return "user"
+	}
+	return "reviewer"
+}

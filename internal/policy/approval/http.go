@@ -1,0 +1,182 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/agentreach/reach/internal/auth"
+)
+
+// HandlerOptions configure the HTTP handler. A nil *HandlerOptions means
+// all defaults.
+type HandlerOptions struct {
+	// Actor returns who makes an HTTP request; if nil, the identity the auth
+	// middleware put in its context, or "anonymous" without one.
+	Actor func(r *http.Request) Actor
+}
+
+// View is an approval as the API returns it: its fields and its prompt.
+type View struct {
+	Approval
+	Prompt string `json:"prompt"`
+}
+
+func view(a Approval) View { return View{Approval: a, Prompt: a.Prompt()} }
+
+// maxBody bounds a decision's body.
+const maxBody = 64 << 10
+
+// Handler serves the approvals API; mount it on /v1/approvals and
+// /v1/approvals/ (it routes the full paths):
+//
+//	GET  /v1/approvals[?status=pending]  {"approvals": [...]}, those the caller may see
+//	GET  /v1/approvals/{id}              one approval
+//	POST /v1/approvals/{id}/approve      {"reason": "..."} (optional body)
+//	POST /v1/approvals/{id}/deny         {"reason": "..."}
+//
+// A caller sees the approvals of its own requests, and a reviewer those of
+// its tenant. Errors are {"error": {"code", "message", "suggestion"}} with
+// 404 (unknown, or not the caller's to see), 403 (not the caller's to
+// decide), 409 (already decided, or already approved by the caller) or 400.
+func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Actor == nil {
+		o.Actor = actorFromContext
+	}
+	h := &handler{q: q, actor: o.Actor}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/approvals", h.list)
+	mux.HandleFunc("GET /v1/approvals/{id}", h.get)
+	mux.HandleFunc("POST /v1/approvals/{id}/approve", h.decide(true))
+	mux.HandleFunc("POST /v1/approvals/{id}/deny", h.decide(false))
+	return mux
+}
+
+func actorFromContext(r *http.Request) Actor {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return Actor{Principal: id.Principal, Roles: id.Roles, Tenant: id.Tenant}
+	}
+	return Actor{Principal: "anonymous"}
+}
+
+type handler struct {
+	q     *Queue
+	actor func(*http.Request) Actor
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+	st := Status(r.URL.Query().Get("status"))
+	switch st {
+	case "", Pending, Approved, Used, Denied, Expired:
+	default:
+		writeError(w, http.StatusBadRequest, "bad_status", fmt.Sprintf("There is no status %q.", st),
+			"Use pending, approved, used, denied or expired.")
+		return
+	}
+	by := h.actor(r)
+	out := []View{}
+	for _, a := range h.q.List(st) {
+		if h.q.CanDecide(&a, by) {
+			out = append(out, view(a))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) {
+	a, ok := h.q.Get(r.PathValue("id"))
+	if !ok || !h.q.CanDecide(&a, h.actor(r)) {
+		notFound(w, r.PathValue("id"))
+		return
+	}
+	writeJSON(w, http.StatusOK, view(a))
+}
+
+func (h *handler) decide(approve bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Reason string `json:"reason"`
+		}
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&body)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_body", "The body must be a JSON object like {\"reason\": \"...\"}: "+err.Error()+".", "")
+			return
+		}
+		id, by := r.PathValue("id"), h.actor(r)
+		if a, ok := h.q.Get(id); !ok || !h.q.CanDecide(&a, by) {
+			notFound(w, id)
+			return
+		}
+		var a Approval
+		if approve {
+			a, err = h.q.Approve(id, by, body.Reason)
+		} else {
+			a, err = h.q.Deny(id, by, body.Reason)
+		}
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusOK, view(a))
+		case errors.Is(err, ErrNotFound):
+			notFound(w, id)
+		case errors.Is(err, ErrNotAllowed):
+			writeError(w, http.StatusForbidden, "not_allowed", upper(err.Error())+".", "Ask the user who made the request, or a reviewer.")
+		case errors.Is(err, ErrAlreadyVoted):
+			writeError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
+		case errors.Is(err, ErrDecided):
+			writeError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", "")
+		default:
+			writeError(w, http.StatusInternalServerError, "internal", upper(err.Error())+".", "")
+		}
+	}
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	b := []byte(s)
+	if b[0] >= 'a' && b[0] <= 'z' {
+		b[0] -= 'a' - 'A'
+	}
+	return string(b)
+}
+
+func notFound(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is no approval %s that you may see.", id),
+		"List the approvals with GET /v1/approvals.")
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
+	e := map[string]string{"code": code, "message": msg}
+	if suggestion != "" {
+		e["suggestion"] = suggestion
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}

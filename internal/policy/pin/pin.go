@@ -1,0 +1,376 @@
+// Package pin pins upstream tool definitions (P7): the first time reach sees
+// a tool its definition (title, description, schemas, annotations) is
+// hashed and kept; a later, different definition is held until a human
+// approves it, so an upstream server cannot change what a tool says or takes
+// behind the users' backs (a "rug pull").
+//
+//	pins, _ := pin.Open(pin.Path(dataDir))
+//	switch st, _ := pins.Check(name, pin.Definition{Description: t.Description, InputSchema: t.InputSchema}); st {
+//	case pin.Held: // keep the tool out of listings and refuse its calls until `reach tools approve NAME`
+//	}
+package pin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach/internal/auth/atomicfile"
+	"github.com/agentreach/reach/internal/callgraph"
+)
+
+// File is the name of the pin file in the data folder.
+const File = "pins.json"
+
+// Path returns the pin file of a data folder.
+func Path(dataDir string) string { return filepath.Join(dataDir, File) }
+
+// Definition is what is pinned of a tool.
+type Definition struct {
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// canonical returns the definition with its JSON parts in canonical form
+// (keys sorted, no spacing), so that layout changes are not changes.
+func (d Definition) canonical() (Definition, error) {
+	for _, p := range []*json.RawMessage{&d.InputSchema, &d.OutputSchema, &d.Annotations} {
+		if len(bytes.TrimSpace(*p)) == 0 {
+			*p = nil
+			continue
+		}
+		c, err := callgraph.Normalize(nil, *p)
+		if err != nil {
+			return d, err
+		}
+		*p = c
+	}
+	return d, nil
+}
+
+// Hash returns the hex SHA-256 of the canonical definition.
+func (d Definition) Hash() (string, error) {
+	c, err := d.canonical()
+	if err != nil {
+		return "", fmt.Errorf("hashing a tool definition: %w", err)
+	}
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Pin is a pinned tool and the change waiting for approval, if any.
+type Pin struct {
+	Tool       string     `json:"tool"`
+	Hash       string     `json:"sha256"`
+	Definition Definition `json:"definition"`
+	Pinned     time.Time  `json:"pinned"`
+	// ApprovedBy is who approved the definition pinned, "" when it was
+	// pinned at first sight.
+	ApprovedBy string  `json:"approved_by,omitempty"`
+	Pending    *Change `json:"pending,omitempty"`
+}
+
+// Change is a definition seen that differs from the pinned one.
+type Change struct {
+	Hash       string     `json:"sha256"`
+	Definition Definition `json:"definition"`
+	Seen       time.Time  `json:"seen"`
+}
+
+// Status is what Check found.
+type Status string
+
+// Statuses.
+const (
+	New       Status = "new"       // first seen: pinned now
+	Unchanged Status = "unchanged" // as pinned
+	Held      Status = "held"      // changed: held until approved
+)
+
+// ErrNoPin is returned for a tool that is not pinned or has no change.
+var ErrNoPin = errors.New("no such pinned tool")
+
+// Store keeps pins in a JSON file (mode 0600, written atomically). It
+// follows changes other processes make (`reach tools approve` while the
+// gateway runs): every operation looks at the file first. Safe for
+// concurrent use.
+type Store struct {
+	path string
+
+	mu    sync.Mutex
+	pins  map[string]*Pin
+	stamp string
+}
+
+type pinFile struct {
+	Version int    `json:"version"`
+	Pins    []*Pin `json:"pins"`
+}
+
+// Open opens the pin file at path; a missing file is an empty store.
+func Open(path string) (*Store, error) {
+	s := &Store{path: path}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func stampOf(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "-", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
+// refresh reloads the file if it changed; s.mu is held.
+func (s *Store) refresh() error {
+	stamp, err := stampOf(s.path)
+	if err != nil {
+		return fmt.Errorf("reading pins: %w", err)
+	}
+	if stamp == s.stamp && s.pins != nil {
+		return nil
+	}
+	pins := map[string]*Pin{}
+	if stamp != "-" {
+		b, err := os.ReadFile(s.path)
+		if err != nil {
+			return fmt.Errorf("reading pins: %w", err)
+		}
+		var f pinFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return fmt.Errorf("reading pins from %s: %w", s.path, err)
+		}
+		for _, p := range f.Pins {
+			pins[p.Tool] = p
+		}
+	}
+	s.pins, s.stamp = pins, stamp
+	return nil
+}
+
+func (s *Store) save() error {
+	f := pinFile{Version: 1}
+	for _, p := range s.pins {
+		f.Pins = append(f.Pins, p)
+	}
+	slices.SortFunc(f.Pins, func(a, b *Pin) int { return strings.Compare(a.Tool, b.Tool) })
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(s.path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing pins: %w", err)
+	}
+	s.stamp, _ = stampOf(s.path)
+	return nil
+}
+
+// Check compares a tool's definition with its pin: a tool seen for the
+// first time is pinned (New); a different definition is recorded as the
+// pending change and Held until approved; the pinned one is Unchanged.
+func (s *Store) Check(tool string, d Definition) (Status, error) {
+	c, err := d.canonical()
+	if err != nil {
+		return Held, fmt.Errorf("pinning %s: %w", tool, err)
+	}
+	h, _ := c.Hash()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return Held, err
+	}
+	p := s.pins[tool]
+	now := time.Now().UTC().Truncate(time.Second)
+	switch {
+	case p == nil:
+		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now}
+		return New, s.save()
+	case p.Hash == h:
+		if p.Pending != nil { // the upstream went back to the pinned definition
+			p.Pending = nil
+			return Unchanged, s.save()
+		}
+		return Unchanged, nil
+	case p.Pending != nil && p.Pending.Hash == h:
+		return Held, nil
+	}
+	p.Pending = &Change{Hash: h, Definition: c, Seen: now}
+	return Held, s.save()
+}
+
+// Get returns a tool's pin.
+func (s *Store) Get(tool string) (Pin, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return Pin{}, false, err
+	}
+	p, ok := s.pins[tool]
+	if !ok {
+		return Pin{}, false, nil
+	}
+	return clonePin(p), true, nil
+}
+
+func clonePin(p *Pin) Pin {
+	c := *p
+	if p.Pending != nil {
+		ch := *p.Pending
+		c.Pending = &ch
+	}
+	return c
+}
+
+// List returns the pins sorted by tool; with held, only those with a
+// change waiting.
+func (s *Store) List(held bool) ([]Pin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	var out []Pin
+	for _, p := range s.pins {
+		if !held || p.Pending != nil {
+			out = append(out, clonePin(p))
+		}
+	}
+	slices.SortFunc(out, func(a, b Pin) int { return strings.Compare(a.Tool, b.Tool) })
+	return out, nil
+}
+
+// Approve pins a tool's pending definition, recording who approved it.
+func (s *Store) Approve(tool, by string) error {
+	if strings.TrimSpace(by) == "" {
+		return errors.New("approving a tool definition: say who approves it")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	p := s.pins[tool]
+	if p == nil || p.Pending == nil {
+		return fmt.Errorf("%w with a held change: %s", ErrNoPin, tool)
+	}
+	p.Hash, p.Definition, p.Pinned, p.ApprovedBy, p.Pending = p.Pending.Hash, p.Pending.Definition,
+		time.Now().UTC().Truncate(time.Second), by, nil
+	return s.save()
+}
+
+// Diff shows a tool's held change: the pinned definition against the new
+// one, line by line ("-" pinned, "+" new).
+func (s *Store) Diff(tool string) (string, error) {
+	p, ok, err := s.Get(tool)
+	if err != nil {
+		return "", err
+	}
+	if !ok || p.Pending == nil {
+		return "", fmt.Errorf("%w with a held change: %s", ErrNoPin, tool)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s pinned sha256:%s (%s)\n", tool, p.Hash[:12], p.Pinned.Format(time.RFC3339))
+	fmt.Fprintf(&b, "+++ %s new    sha256:%s (seen %s)\n", tool, p.Pending.Hash[:12], p.Pending.Seen.Format(time.RFC3339))
+	b.WriteString(diffLines(render(p.Definition), render(p.Pending.Definition)))
+	return b.String(), nil
+}
+
+// render lays a definition out as lines a human can compare.
+func render(d Definition) []string {
+	var out []string
+	if d.Title != "" {
+		out = append(out, "title: "+d.Title)
+	}
+	out = append(out, "description:")
+	for _, l := range strings.Split(d.Description, "\n") {
+		out = append(out, "  "+l)
+	}
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"input_schema", d.InputSchema}, {"output_schema", d.OutputSchema}, {"annotations", d.Annotations}} {
+		if len(part.raw) == 0 {
+			continue
+		}
+		var buf bytes.Buffer
+		if json.Indent(&buf, part.raw, "  ", "  ") != nil {
+			buf.Reset()
+			buf.Write(part.raw)
+		}
+		out = append(out, part.name+":")
+		for _, l := range strings.Split(buf.String(), "\n") {
+			out = append(out, "  "+l)
+		}
+	}
+	return out
+}
+
+// maxDiffLines bounds the line-by-line comparison; longer definitions are
+// shown whole, old then new.
+const maxDiffLines = 3000
+
+// diffLines compares two line lists by their longest common subsequence.
+func diffLines(a, b []string) string {
+	var out strings.Builder
+	if len(a) > maxDiffLines || len(b) > maxDiffLines {
+		for _, l := range a {
+			out.WriteString("- " + l + "\n")
+		}
+		for _, l := range b {
+			out.WriteString("+ " + l + "\n")
+		}
+		return out.String()
+	}
+	// lcs[i][j] is the LCS length of a[i:] and b[j:].
+	lcs := make([][]int32, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i++
+			j++
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			out.WriteString("- " + a[i] + "\n")
+			i++
+		default:
+			out.WriteString("+ " + b[j] + "\n")
+			j++
+		}
+	}
+	return out.String()
+}

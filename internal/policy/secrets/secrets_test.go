@@ -1,0 +1,187 @@
+package secrets
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const token = "ghp_S3cr3tT0kenValue"
+
+func newRedactor(t testing.TB) *Redactor {
+	r := New(&Options{Keys: []string{"x-internal"}})
+	if err := r.Add(token, "hunter22", "12345678"); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRedactJSON(t *testing.T) {
+	r := newRedactor(t)
+	tests := []struct{ name, in, want string }{
+		{"by name", `{"password":"pw","user":"bob"}`, `{"password":"[redacted]","user":"bob"}`},
+		{"names ignore case and separators", `{"API-Key":1,"Authorization":"Basic x","Set-Cookie":["a"],"github_token":"t","clientSecret":{"a":1},"X_Internal":"i"}`,
+			`{"API-Key":"[redacted]","Authorization":"[redacted]","Set-Cookie":"[redacted]","github_token":"[redacted]","clientSecret":"[redacted]","X_Internal":"[redacted]"}`},
+		{"not secrets", `{"max_tokens":100,"token_count":3,"tokens":[1],"keyword":"k","author":"a"}`, `{"max_tokens":100,"token_count":3,"tokens":[1],"keyword":"k","author":"a"}`},
+		{"nested", `{"a":[{"b":{"refresh_token":"r"}},"x"]}`, `{"a":[{"b":{"refresh_token":"[redacted]"}},"x"]}`},
+		{"registered value", `{"note":"use ` + token + ` to log in"}`, `{"note":"use [redacted] to log in"}`},
+		{"escaped value", `{"note":"` + strings.Replace(token, "S", `\u0053`, 1) + `"}`, `{"note":"[redacted]"}`},
+		{"value as a number", `{"code":12345678}`, `{"code":"[redacted]"}`},
+		{"value in a name", `{"` + token + `":1}`, `{"[redacted]":1}`},
+		{"spacing kept valid", "{ \"a\" : [ 1 , \"hunter22\" ] ,\n \"pwd\" : null }", `{"a":[1,"[redacted]"],"pwd":"[redacted]"}`},
+		{"top-level string", `"hunter22"`, `"[redacted]"`},
+		{"empty", `{}`, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := r.Redact([]byte(tt.in))
+			if string(got) != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("output is not JSON: %s", got)
+			}
+			if s := r.RedactString(tt.in); s != tt.want {
+				t.Errorf("RedactString: got %s", s)
+			}
+		})
+	}
+}
+
+func TestRedactText(t *testing.T) {
+	r := newRedactor(t)
+	tests := []struct{ name, in, want string }{
+		{"registered value", "login failed for " + token, "login failed for [redacted]"},
+		{"query", "GET /x?user=bob&password=pw1&api_key=zz", "GET /x?user=bob&password=[redacted]&api_key=[redacted]"},
+		{"header", "Authorization: Bearer abcdefghijkl", "Authorization: [redacted] [redacted]"},
+		{"bearer alone", "sent bearer abcdefghijkl.mn", "sent bearer [redacted]"},
+		{"partial JSON", `{"user":"bob","token":"abc","more":`, `{"user":"bob","token":"[redacted]","more":`},
+		{"nothing to hide", "the order A1 was refunded", "the order A1 was refunded"},
+		{"harmless key word", "the key: idea", "the key: idea"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.RedactString(tt.in); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if got := string(r.Redact([]byte(tt.in))); got != tt.want {
+				t.Errorf("Redact: got %s", got)
+			}
+		})
+	}
+}
+
+func TestNothingToRedactIsNotCopied(t *testing.T) {
+	r := newRedactor(t)
+	in := []byte(`{"order":"A1","amount":20}`)
+	if out := r.Redact(in); &out[0] != &in[0] {
+		t.Error("the input was copied")
+	}
+}
+
+func TestAdd(t *testing.T) {
+	r := New(nil)
+	if err := r.Add("abc", "", "long enough"); err == nil || strings.Contains(err.Error(), "abc") {
+		t.Errorf("short value: %v", err)
+	}
+	if r.Len() != 1 {
+		t.Errorf("%d values", r.Len())
+	}
+	t.Setenv("REACH_TEST_SECRET", "from-the-env")
+	r.AddEnv("REACH_TEST_SECRET", "REACH_TEST_UNSET")
+	if got := r.RedactString("x from-the-env long enough"); got != "x [redacted] [redacted]" {
+		t.Errorf("got %q", got)
+	}
+	// Longest first: a secret containing another is masked whole.
+	r.Add("long enough and more")
+	if got := r.RedactString("long enough and more"); got != "[redacted]" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "secrets.env")
+	os.WriteFile(env, []byte("# upstream credentials\nGITHUB_TOKEN=ghp_x\nexport DB_PASSWORD=\"p w\\n\"\n\nQ='single'\n"), 0o600)
+	got, err := ReadFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"GITHUB_TOKEN": "ghp_x", "DB_PASSWORD": "p w\n", "Q": "single"}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	js := filepath.Join(dir, "secrets.json")
+	os.WriteFile(js, []byte(`{"A":"b"}`), 0o600)
+	if got, err := ReadFile(js); err != nil || got["A"] != "b" {
+		t.Errorf("json: %v %v", got, err)
+	}
+	os.WriteFile(env, []byte("no equals sign\n"), 0o600)
+	if _, err := ReadFile(env); err == nil {
+		t.Error("a malformed line was accepted")
+	}
+}
+
+func TestSensitiveKey(t *testing.T) {
+	for _, k := range []string{"password", "Password", "db_password", "passwd", "pwd", "secret", "client_secret", "api_key", "apiKey",
+		"X-API-Key", "authorization", "Proxy-Authorization", "cookie", "Set-Cookie", "access_token", "refreshToken", "id_token",
+		"private_key", "credentials", "session_id", "passphrase", "x-reach-key"} {
+		if !SensitiveKey(k) {
+			t.Errorf("%s is not sensitive", k)
+		}
+	}
+	for _, k := range []string{"max_tokens", "token_count", "tokens", "key", "keyword", "author", "username", "description", "pinned"} {
+		if SensitiveKey(k) {
+			t.Errorf("%s is sensitive", k)
+		}
+	}
+}
+
+// FuzzRedact: valid JSON stays valid, no decoded string holds the secret,
+// and sensitive members hold only the mask; other text never holds it.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{`{"password":"x"}`, `{"a":"` + token + `"}`, `["\u0067hp_S3cr3tT0kenValue"]`, "token=" + token,
+		`{"a":{"api_key":[1,2]}}`, `not json ` + token, `{"k":12345678}`} {
+		f.Add([]byte(s))
+	}
+	r := newRedactor(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := r.Redact(b)
+		if !json.Valid(b) {
+			if strings.Contains(string(out), token) && !strings.Contains(string(b), "\\") {
+				t.Fatalf("secret left in text: %q -> %q", b, out)
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("JSON %q became %q", b, out)
+		}
+		var v any
+		json.Unmarshal(out, &v)
+		var walk func(any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case string:
+				if strings.Contains(v, token) || strings.Contains(v, "hunter22") {
+					t.Fatalf("secret left: %q -> %q", b, out)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			case map[string]any:
+				for k, x := range v {
+					walk(k)
+					if SensitiveKey(k) && x != "[redacted]" {
+						t.Fatalf("member %s kept %v: %q -> %q", k, x, b, out)
+					}
+					walk(x)
+				}
+			}
+		}
+		walk(v)
+	})
+}

@@ -1,0 +1,172 @@
+package policy
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// WatchOptions configure a Watcher. A nil *WatchOptions means all defaults.
+type WatchOptions struct {
+	// Interval between two looks at the files; if zero, 1s (a change applies
+	// within two intervals at most).
+	Interval time.Duration
+	// OnError, if not nil, is called when changed files do not load; the
+	// policies in force stay. It is called once per distinct change.
+	OnError func(error)
+	// OnReload, if not nil, is called after a change is put in force.
+	OnReload func(*Set)
+	// Logger; if nil, slog.Default().
+	Logger *slog.Logger
+}
+
+// Watcher keeps an Engine's policies in step with a file or a folder of
+// *.cedar files (P5): it looks at their names, sizes and modification times
+// every interval, and when they change it loads them and puts the new set in
+// force atomically. A change that does not load is reported and the
+// previous policies stay in force. Safe for concurrent use.
+type Watcher struct {
+	eng  *Engine
+	path string
+	opts WatchOptions
+
+	mu      sync.Mutex
+	stamp   string   // names, sizes and times last seen
+	digest  [32]byte // of the contents in force
+	lastErr string   // the last error reported, so it is reported once
+}
+
+// NewWatcher loads the policies at path into eng and returns a Watcher for
+// them; call Run to follow changes. It fails if they do not load.
+func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) {
+	w := &Watcher{eng: eng, path: path}
+	if opts != nil {
+		w.opts = *opts
+	}
+	w.opts.Interval = cmp.Or(w.opts.Interval, time.Second)
+	if w.opts.Logger == nil {
+		w.opts.Logger = slog.Default()
+	}
+	stamp, err := statPath(path)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := readSources(path)
+	if err != nil {
+		return nil, err
+	}
+	set, err := Parse(srcs...)
+	if err != nil {
+		return nil, err
+	}
+	w.stamp, w.digest = stamp, set.Digest()
+	eng.Replace(set)
+	return w, nil
+}
+
+// Run looks for changes every interval until ctx ends.
+func (w *Watcher) Run(ctx context.Context) {
+	t := time.NewTicker(w.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.Check()
+		}
+	}
+}
+
+// Check looks at the files once: it returns nil when nothing changed or the
+// change is in force, and the error when changed files do not load (the
+// previous policies stay). Run calls it every interval; call it yourself on
+// a signal (SIGHUP) or in tests.
+func (w *Watcher) Check() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stamp, err := statPath(w.path)
+	if err == nil && stamp == w.stamp {
+		return nil
+	}
+	var set *Set
+	if err == nil {
+		var srcs []Source
+		if srcs, err = readSources(w.path); err == nil {
+			if digestOf(srcs) == w.digest {
+				w.stamp, w.lastErr = stamp, "" // touched, not changed
+				return nil
+			}
+			set, err = Parse(srcs...)
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("policies at %s not reloaded, the previous ones stay in force: %w", w.path, err)
+		if err.Error() != w.lastErr {
+			w.lastErr = err.Error()
+			w.opts.Logger.Error("policy reload failed", "path", w.path, "err", err)
+			if w.opts.OnError != nil {
+				w.opts.OnError(err)
+			}
+		}
+		return err
+	}
+	w.eng.Replace(set)
+	w.stamp, w.digest, w.lastErr = stamp, set.Digest(), ""
+	w.opts.Logger.Info("policies reloaded", "path", w.path, "policies", set.Len(), "warnings", len(set.Warnings()))
+	for _, warn := range set.Warnings() {
+		w.opts.Logger.Warn("policy", "warning", warn)
+	}
+	if w.opts.OnReload != nil {
+		w.opts.OnReload(set)
+	}
+	return nil
+}
+
+// digestOf hashes sources the way Parse does.
+func digestOf(srcs []Source) [32]byte {
+	h := sha256.New()
+	for _, src := range srcs {
+		fmt.Fprintf(h, "%d:%s\x00%d:", len(src.Name), src.Name, len(src.Text))
+		h.Write(src.Text)
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// statPath describes the policy files by name, size and modification time.
+func statPath(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("loading policies: %w", err)
+	}
+	var b bytes.Buffer
+	stampOf := func(name string, fi os.FileInfo) {
+		fmt.Fprintf(&b, "%s\x00%d\x00%d\x00", name, fi.Size(), fi.ModTime().UnixNano())
+	}
+	if !fi.IsDir() {
+		stampOf(path, fi)
+		return b.String(), nil
+	}
+	names, err := policyFiles(path)
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fi, err := os.Stat(n)
+		if err != nil {
+			return "", fmt.Errorf("loading policies: %w", err)
+		}
+		stampOf(n, fi)
+	}
+	return b.String(), nil
+}

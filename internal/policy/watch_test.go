@@ -1,0 +1,136 @@
+package policy
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// write writes a policy file and moves its modification time forward, so
+// every write is a change whatever the file system's clock resolution.
+func write(t *testing.T, path, text string, n int) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Date(2030, 1, 1, 0, 0, n, 0, time.UTC)
+	if err := os.Chtimes(path, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	permitReads  = `@id("reads") permit (principal, action, resource) when { resource.access == "read" };`
+	permitNone   = `@id("none") forbid (principal, action, resource);`
+	brokenPolicy = `permit (principal, action, resource) when { context.x ==`
+)
+
+func decision(eng *Engine) reach.Decision {
+	return eng.Evaluate(&Input{Principal: manager, Tool: "search"}).Decision
+}
+
+// A valid change applies within two intervals; an invalid one keeps the
+// previous policies and is reported once; fixing it applies again.
+func TestWatcherReload(t *testing.T) {
+	for _, folder := range []bool{false, true} {
+		name := "file"
+		if folder {
+			name = "folder"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				file := filepath.Join(dir, "main.cedar")
+				write(t, file, permitReads, 1)
+				watched := file
+				if folder {
+					watched = dir
+				}
+				var errs []error
+				reloads := 0
+				eng := New(&Options{Policies: mustParse(t)})
+				w, err := NewWatcher(eng, watched, &WatchOptions{
+					OnError:  func(err error) { errs = append(errs, err) },
+					OnReload: func(*Set) { reloads++ },
+					Logger:   slog.New(slog.DiscardHandler),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if decision(eng) != reach.Permit {
+					t.Fatal("initial policies not in force")
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go w.Run(ctx)
+
+				step := func(text string, n int) {
+					write(t, file, text, n)
+					time.Sleep(2 * time.Second) // the bound of P5, on the bubble's clock
+					synctest.Wait()
+				}
+				step(permitNone, 2)
+				if decision(eng) != reach.Deny || reloads != 1 {
+					t.Fatalf("valid change: decision %v, reloads %d", decision(eng), reloads)
+				}
+				step(brokenPolicy, 3)
+				if decision(eng) != reach.Deny {
+					t.Error("a broken file replaced the policies in force")
+				}
+				time.Sleep(5 * time.Second)
+				synctest.Wait()
+				if len(errs) != 1 || !strings.Contains(errs[0].Error(), "previous ones stay in force") {
+					t.Fatalf("errors %v, want one report", errs)
+				}
+				step(permitReads, 4)
+				if decision(eng) != reach.Permit || reloads != 2 {
+					t.Fatalf("fixed: decision %v, reloads %d", decision(eng), reloads)
+				}
+				// Touched without a change: nothing reloads.
+				step(permitReads, 5)
+				if reloads != 2 {
+					t.Errorf("a touch reloaded: %d", reloads)
+				}
+				// Removed: reported, the policies in force stay.
+				if err := os.Remove(file); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if decision(eng) != reach.Permit || len(errs) != 2 {
+					t.Errorf("removed: decision %v, errors %v", decision(eng), errs)
+				}
+			})
+		})
+	}
+}
+
+func TestWatcherCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.cedar")
+	write(t, file, brokenPolicy, 1)
+	eng := New(nil)
+	if _, err := NewWatcher(eng, file, nil); err == nil {
+		t.Fatal("NewWatcher accepted a broken file")
+	}
+	write(t, file, permitNone, 2)
+	w, err := NewWatcher(eng, file, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, file, permitReads, 3)
+	if err := w.Check(); err != nil || decision(eng) != reach.Permit {
+		t.Errorf("Check: %v, decision %v", err, decision(eng))
+	}
+	write(t, file, brokenPolicy, 4)
+	if err := w.Check(); err == nil || decision(eng) != reach.Permit {
+		t.Errorf("Check of a broken file: %v, decision %v", err, decision(eng))
+	}
+}
