@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
 
@@ -31,7 +30,7 @@ calls: the user's and a reviewer's) wait in the gateway until someone decides.
 These commands talk to the gateway's API (GET /v1/approvals, POST
 /v1/approvals/{id}/approve|deny) with the API key in --key or $REACH_API_KEY.`,
 	}
-	cmd.PersistentFlags().StringVar(&api, "api", "http://"+gateway.DefaultListen, "the gateway's address")
+	cmd.PersistentFlags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
 	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
 	client := func() *apiClient {
 		return &apiClient{base: strings.TrimRight(api, "/"), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
