@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/gateway"
 )
 
 // newKeys is `reach keys create|list|revoke`: API keys, stored hashed in
@@ -24,7 +23,7 @@ Bearer rk_... or X-Reach-Key: rk_...). Only their SHA-256 is stored, in
 DATA/keys.json (mode 0600); a key is shown once, when it is created. A running
 gateway sees new and revoked keys within a second.`,
 	}
-	cmd.PersistentFlags().StringVar(&data, "data", gateway.DefaultData, "the gateway's data folder")
+	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
 	var spec auth.KeySpec

@@ -42,3 +42,6 @@ func newVersion() *cobra.Command {
 		},
 	}
 }
+
+// defaultData is the data folder when --data is not given.
+const defaultData = "./.reach"

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/policy/pin"
 )
 
@@ -26,7 +25,7 @@ the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
 running gateway sees the approval at once.`,
 	}
-	cmd.PersistentFlags().StringVar(&data, "data", gateway.DefaultData, "the gateway's data folder")
+	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
 	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
 
 	var held bool
