@@ -565,7 +565,10 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		c.frame.idem = c.key
 		res, err := next(ctx, c)
-		if err == nil && res.Status == StatusSuccess {
+		// An approved call's record keeps a failure too: the approval was
+		// for one run, and a retry must not run it again.
+		once := strings.HasPrefix(key, "approval:") && err == nil && res.Status == StatusError
+		if err == nil && (res.Status == StatusSuccess || once) {
 			rec := *res // the caller's copy is settled further up; the record must not change
 			rec.Notes = slices.Clone(res.Notes)
 			rt.idem.Complete(c.key, &rec)

@@ -394,3 +394,26 @@ func TestApprover(t *testing.T) {
 		t.Errorf("runs %d, asked %v", runs.Load(), asked)
 	}
 }
+
+type keyedApprover struct{ approverFunc }
+
+func (keyedApprover) ApprovalKey(*reach.Call) string { return "ap-42" }
+
+// An approved call runs once under the approval's key: a retry gets the
+// first run's result, a failure included.
+func TestApprovedCallRunsOnce(t *testing.T) {
+	rt := reach.New(&reach.Options{Approver: keyedApprover{func(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
+		return reach.Permit, nil
+	}}})
+	var runs atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "wire", Access: reach.HighRisk, Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return nil, &reach.ToolError{Type: "conflict", Message: "bank said no"}
+	}})
+	ctx, _ := begin(t, rt, nil)
+	first := rt.Call(ctx, &reach.Call{ID: "w1", Tool: "wire", Arguments: json.RawMessage(`{"amount":5}`)})
+	retry := rt.Call(ctx, &reach.Call{ID: "w2", Tool: "wire", Arguments: json.RawMessage(`{"amount":5}`)})
+	if first.Status != reach.StatusError || retry.Status != reach.StatusError || !retry.Replayed || runs.Load() != 1 {
+		t.Fatalf("first %s, retry %s (replayed %v), runs %d", first.Status, retry.Status, retry.Replayed, runs.Load())
+	}
+}

@@ -247,6 +247,10 @@ func (q *Queue) Approver() reach.Approver { return gate{q} }
 
 type gate struct{ q *Queue }
 
+// ApprovalKey lets the runtime run an approved call under the approval's
+// idempotency key, so that it runs once and a retry gets its result.
+func (g gate) ApprovalKey(c *reach.Call) string { return g.q.ApprovalKey(c) }
+
 // Approve implements reach.Approver: Permit for an approved call (once),
 // Deny for a denied one, NeedsApproval (pending) otherwise.
 func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
@@ -265,6 +269,15 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		now := time.Now()
 		events = q.expire(now, events)
 		rec := q.byKey[key]
+		if rec == nil && q.usedRecently(key, now) {
+			// The agent retries a call that already ran under its approval:
+			// let it through to the runtime, whose idempotency record (keyed
+			// by the approval) returns the first run's result without
+			// running it again.
+			q.mu.Unlock()
+			q.emit(ctx, events)
+			return reach.Permit, nil
+		}
 		if rec == nil {
 			rec = q.create(c, key, reqs, now)
 			events = append(events, q.event(now, "requested", "", "", rec))
@@ -304,6 +317,17 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		}
 		expiry.Stop()
 	}
+}
+
+// usedRecently reports whether an approval for key was used and has not
+// yet expired. q.mu must be held.
+func (q *Queue) usedRecently(key string, now time.Time) bool {
+	for _, rec := range slices.Backward(q.order) {
+		if rec.key == key && rec.Status == Used {
+			return now.Before(rec.Expires)
+		}
+	}
+	return false
 }
 
 func (q *Queue) requires(ctx context.Context, c *reach.Call) string {
