@@ -4,7 +4,7 @@ export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
 .PHONY: test check fmt vet unit race bench fuzz loops
 
-test: check race loops
+test: check loops race
 
 check: fmt vet
 
@@ -50,3 +50,10 @@ browser-deps:
 	@bash scripts/browser-deps.sh
 unit: browser-deps
 race: browser-deps
+
+# The gateway's fuzzers (configuration decoder; JSON-RPC and API bodies).
+.PHONY: fuzz-gateway
+fuzz: fuzz-gateway
+fuzz-gateway:
+	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./internal/gateway
+	$(GO) test -run '^$$' -fuzz FuzzHTTPBodies -fuzztime 30s ./internal/gateway
