@@ -1,25 +1,198 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
 
+	"github.com/agentreach/reach/internal/gateway"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
 func newServe() *cobra.Command {
-	return &cobra.Command{Use: "serve", Short: "Run the gateway", RunE: func(*cobra.Command, []string) error {
-		return errors.New("serve: not built yet")
-	}}
+	var configPath, listen, data string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gateway (MCP and HTTP API) on a loopback address",
+		Long: `Runs the gateway: an MCP server (Streamable HTTP at /mcp) and an HTTP API
+(/v1/calls, /v1/requests, /healthz) in front of the tools of the upstream MCP
+servers in the configuration, every call going through reach's guards.
+
+With no configuration it starts at once on ` + gateway.DefaultListen + ` with built-in
+example tools (get_order, search_kb, format_answer, refund_order).
+
+It serves loopback addresses only: reach has no authentication yet.
+Ctrl-C shuts it down gracefully.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				if err := gateway.CheckLoopback(listen); err != nil {
+					return err
+				}
+				cfg.Listen = listen
+			}
+			if data != "" {
+				abs, err := filepath.Abs(data)
+				if err != nil {
+					return err
+				}
+				cfg.Data = abs
+			}
+			return serve(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
+	cmd.Flags().StringVar(&listen, "listen", "", "the loopback address to serve on (default "+gateway.DefaultListen+")")
+	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+gateway.DefaultData+")")
+	return cmd
+}
+
+func loadConfig(path string) (*gateway.Config, error) {
+	if path == "" {
+		return &gateway.Config{}, nil
+	}
+	return gateway.LoadConfig(path)
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// serve builds the gateway, listens, prints how to connect, and serves
+// until ctx ends.
+func serve(ctx context.Context, cfg *gateway.Config, stdout, stderr io.Writer) error {
+	dataDir, err := cfg.EnsureDataDir()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
+	}
+	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: newLogger(stderr), Version: version})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer g.Close()
+	printBanner(stdout, g, ln.Addr().String(), dataDir)
+	err = g.Serve(ctx, ln)
+	fmt.Fprintln(stdout, "reach stopped")
+	return err
+}
+
+func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
+	base := "http://" + addr
+	tools := g.Runtime().Tools()
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	list := strings.Join(names, ", ")
+	if len(names) > 8 {
+		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	fmt.Fprintf(w, "reach is serving %d tools on %s\n", len(tools), addr)
+	fmt.Fprintf(w, "  tools     %s\n", list)
+	for _, u := range g.Upstreams() {
+		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
+	}
+	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
+	fmt.Fprintf(w, "  API       %s/v1/   (calls, requests, graph, cancel; %s/healthz)\n", base, base)
+	fmt.Fprintf(w, "  data      %s\n\n", dataDir)
+	fmt.Fprintf(w, "Connect an MCP client:\n")
+	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
+	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
+	if len(names) > 0 {
+		ex := `{"tool_calls":[{"call_id":"c1","tool":"get_order","arguments":{"order_id":"1001"}}]}`
+		if _, ok := g.Runtime().Tool("get_order"); !ok {
+			ex = fmt.Sprintf(`{"tool_calls":[{"call_id":"c1","tool":%q,"arguments":{}}]}`, names[0])
+		}
+		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
+	}
+	fmt.Fprintf(w, "  curl -s %s/v1/requests\n", base)
+	fmt.Fprintf(w, "Ctrl-C stops it.\n")
 }
 
 func newValidate() *cobra.Command {
-	return &cobra.Command{Use: "validate", Short: "Check a configuration without serving", RunE: func(*cobra.Command, []string) error {
-		return errors.New("validate: not built yet")
-	}}
+	var configPath string
+	var offline bool
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check a configuration without serving",
+		Long: `Builds everything serve would build from the configuration (connecting to each
+upstream and listing its tools, unless --offline) and reports the first
+problem with its line, or how many tools it would serve.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath == "" {
+				return errors.New("validate: --config FILE is required")
+			}
+			cfg, err := gateway.LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Logger: slog.New(slog.DiscardHandler), Version: version})
+			if err != nil {
+				return fmt.Errorf("%s: %w", configPath, err)
+			}
+			defer g.Close()
+			n := len(g.Runtime().Tools())
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
+			if offline {
+				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams")
+	return cmd
 }
 
 func newStdio() *cobra.Command {
-	return &cobra.Command{Use: "stdio", Short: "Serve MCP over stdio", RunE: func(*cobra.Command, []string) error {
-		return errors.New("stdio: not built yet")
-	}}
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "stdio",
+		Short: "Serve MCP over stdin and stdout",
+		Long: `Serves the gateway's tools as an MCP server on stdin and stdout, for clients
+that start their servers as processes. Logs go to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: newLogger(cmd.ErrOrStderr()), Version: version})
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: stdinOf(cmd), Writer: nopCloser{cmd.OutOrStdout()}})
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
+	return cmd
 }
+
+func stdinOf(cmd *cobra.Command) io.ReadCloser {
+	if r, ok := cmd.InOrStdin().(io.ReadCloser); ok {
+		return r
+	}
+	return io.NopCloser(cmd.InOrStdin())
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

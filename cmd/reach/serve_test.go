@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// testUpstream is a Go MCP server with a read tool, a slow tool and a
+// destructive tool, served over Streamable HTTP on loopback.
+func testUpstream(t *testing.T) (url string, started, cancelled chan struct{}) {
+	started, cancelled = make(chan struct{}, 4), make(chan struct{}, 4)
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	yes := true
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Wait.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return nil, nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "drop_table", Description: "Drop a table.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+			t.Error("drop_table ran; reach should have refused it")
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{PropagateRequestCancellation: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL, started, cancelled
+}
+
+var servingRE = regexp.MustCompile(`reach is serving (\d+) tools on (\S+)\n`)
+
+// startServe runs `reach serve` in process and returns its base URL.
+func startServe(t *testing.T, args ...string) (base string, stop func() error, stdout *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, append([]string{"serve"}, args...), stdout, stderr) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := servingRE.FindStringSubmatch(stdout.String()); m != nil {
+			base = "http://" + m[2]
+			break
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("serve exited: %v\nstderr: %s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-errc:
+			case <-time.After(10 * time.Second):
+				t.Error("serve did not shut down within 10s")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return base, stop, stdout
+}
+
+func writeConfig(t *testing.T, text string) string {
+	p := filepath.Join(t.TempDir(), "reach.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func getJSON(t *testing.T, method, url, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s %s: %d %q", method, url, resp.StatusCode, data)
+	}
+	return out
+}
+
+// TestServeEndToEnd starts `reach serve` on a free loopback port in front
+// of a Go upstream, and drives it with the go-sdk client over Streamable
+// HTTP: list, call, a refusal, a cancel through the API, the graph.
+func TestServeEndToEnd(t *testing.T) {
+	up, started, cancelled := testUpstream(t)
+	cfg := writeConfig(t, "upstreams:\n  - name: shop\n    url: "+up+"\nbudgets:\n  default: {tool_calls: 50, wall: 1m}\n")
+	base, stop, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	for _, want := range []string{base + "/mcp", base + "/v1/", "npx @modelcontextprotocol/inspector", "upstream  shop (http): 3 tools"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "shop__drop_table,shop__echo,shop__slow" {
+		t.Errorf("tools/list = %s", got)
+	}
+
+	meta := mcp.Meta{"reach/request": "e2e"}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shop__echo", Arguments: map[string]any{"text": "hello"}, Meta: meta})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "echo: hello" {
+		t.Fatalf("shop__echo: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "shop__drop_table", Arguments: map[string]any{"text": "users"}, Meta: meta})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "approval") {
+		t.Fatalf("shop__drop_table: %v %+v, want a refusal with isError", err, res)
+	}
+
+	// Cancel a call in flight through the API; the upstream call is cancelled too.
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shop__slow", Arguments: map[string]any{"text": "x"}, Meta: meta})
+		if err != nil {
+			t.Errorf("shop__slow: %v", err)
+		}
+		done <- r
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow call did not reach the upstream")
+	}
+	if out := getJSON(t, "POST", base+"/v1/requests/e2e/cancel", `{"mode":"cancel","reason":"e2e stop"}`); out["state"] != "stopped_cancel" {
+		t.Fatalf("cancel: %v", out)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream call was not cancelled")
+	}
+	if r := <-done; r == nil || !r.IsError || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "e2e stop") {
+		t.Errorf("the cancelled call returned %+v", r)
+	}
+
+	// The graph shows the three calls and their states.
+	g := getJSON(t, "GET", base+"/v1/requests/e2e/graph?format=json", "")
+	states := map[string]string{}
+	for _, f := range g["frames"].([]any) {
+		m := f.(map[string]any)
+		states[m["name"].(string)] = m["status"].(string)
+	}
+	want := map[string]string{"shop__echo": "completed", "shop__drop_table": "refused", "shop__slow": "cancelled"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("graph: %s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	if list := getJSON(t, "GET", base+"/v1/requests", ""); len(list["requests"].([]any)) == 0 {
+		t.Errorf("no requests listed")
+	}
+
+	if err := stop(); err != nil {
+		t.Errorf("serve returned %v after shutdown, want nil", err)
+	}
+	if !strings.Contains(stdout.String(), "reach stopped") {
+		t.Errorf("no shutdown message")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Errorf("the gateway still answers after shutdown")
+	}
+}
+
+func TestServeDefaultsToExamples(t *testing.T) {
+	base, _, stdout := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	if !strings.Contains(stdout.String(), "format_answer, get_order, refund_order, search_kb") {
+		t.Errorf("banner:\n%s", stdout.String())
+	}
+	out := getJSON(t, "POST", base+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"format_answer","arguments":{"text":"how long does shipping take"}}]}`)
+	if md, _ := out["results"].([]any)[0].(map[string]any)["data"].(map[string]any)["markdown"].(string); !strings.Contains(md, "Shipping times") {
+		t.Errorf("format_answer: %v", out)
+	}
+}
+
+func TestServeRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:7400", ":7400", "192.168.1.2:80"} {
+		err := run(context.Background(), []string{"serve", "--listen", addr}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("serve --listen %s: %v, want a loopback refusal", addr, err)
+		}
+	}
+	cfg := writeConfig(t, "listen: 0.0.0.0:7400\n")
+	if err := run(context.Background(), []string{"serve", "--config", cfg}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("listen in the config: %v, want an error naming line 1", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	up, _, _ := testUpstream(t)
+	cases := []struct {
+		name, config string
+		args         []string
+		wantErr      string
+		wantOut      string
+	}{
+		{"ok", "upstreams:\n  - {name: shop, url: '" + up + "'}\n", nil, "", "ok, 3 tools from 1 upstreams"},
+		{"override of a missing tool", "upstreams:\n  - {name: shop, url: '" + up + "'}\ntools:\n  shop__ech0: {access: read}\n", nil, "line 4", ""},
+		{"unknown field", "upstream:\n  - {name: shop}\n", nil, "line 1: unknown field upstream", ""},
+		{"offline skips upstreams", "upstreams:\n  - {name: far, url: 'http://127.0.0.1:1/mcp'}\n", []string{"--offline"}, "", "offline"},
+		{"unreachable upstream", "upstreams:\n  - {name: far, url: 'http://127.0.0.1:1/mcp', timeout: 2s}\n", nil, "upstream far", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), append([]string{"validate", "--config", writeConfig(t, tc.config)}, tc.args...), &out, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(out.String(), tc.wantOut) {
+				t.Errorf("err %v, out %q, want %q", err, out.String(), tc.wantOut)
+			}
+		})
+	}
+	if err := run(context.Background(), []string{"validate"}, io.Discard, io.Discard); err == nil {
+		t.Error("validate without --config succeeded")
+	}
+}
+
+// TestStdio serves the built-in examples over stdio through pipes.
+func TestStdio(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := newRoot(outW, io.Discard)
+	root.SetIn(inR)
+	root.SetArgs([]string{"stdio"})
+	errc := make(chan error, 1)
+	go func() { errc <- root.ExecuteContext(ctx); outW.Close() }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1002"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Grace") {
+		t.Fatalf("get_order over stdio: %v %+v", err, res)
+	}
+	cs.Close()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("stdio returned %v after the client left", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("stdio did not return after the client closed")
+	}
+}
+
+// TestExampleConfig keeps examples/reach.yaml valid.
+func TestExampleConfig(t *testing.T) {
+	t.Setenv("EVERYTHING_TOKEN", "test-token")
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", "../../examples/reach.yaml"}, &out, io.Discard); err != nil {
+		t.Fatalf("examples/reach.yaml: %v", err)
+	}
+	os.Unsetenv("EVERYTHING_TOKEN")
+	err := run(context.Background(), []string{"validate", "--offline", "--config", "../../examples/reach.yaml"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "${EVERYTHING_TOKEN} is not set") || !strings.Contains(err.Error(), "line ") {
+		t.Errorf("without EVERYTHING_TOKEN: %v, want an error naming the variable and its line", err)
+	}
+}

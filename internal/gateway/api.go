@@ -1,0 +1,390 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Headers that link an API call to a frame (see the package doc).
+const (
+	HeaderParent      = "Reach-Parent"
+	HeaderTraceparent = "Traceparent"
+	HeaderBaggage     = "Baggage"
+)
+
+func (g *Gateway) newHandler() http.Handler {
+	mux := http.NewServeMux()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Logger:                       g.log.With("component", "mcp-http"),
+		SessionTimeout:               g.cfg.idleGap() + time.Minute,
+		MaxRequestBodyBytes:          g.cfg.maxBody(),
+		PropagateRequestCancellation: true,
+	})
+	mux.Handle("/mcp", g.leanMCP(mcpHandler))
+	mux.HandleFunc("GET /healthz", g.healthz)
+	mux.HandleFunc("POST /v1/calls", g.postCalls)
+	mux.HandleFunc("GET /v1/requests", g.listRequests)
+	mux.HandleFunc("GET /v1/requests/{id}", g.getRequest)
+	mux.HandleFunc("GET /v1/requests/{id}/graph", g.getGraph)
+	mux.HandleFunc("POST /v1/requests/{id}/cancel", g.cancelRequest)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel or GET /healthz.")
+	})
+	var h http.Handler = mux
+	h = limitBody(g.cfg.maxBody(), h)
+	h = localOnly(h)
+	h = http.NewCrossOriginProtection().Handler(h)
+	return recoverPanics(g, h)
+}
+
+// apiError is the body of every error answer: {"error": {...}}.
+type apiError struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
+	writeJSON(w, status, map[string]apiError{"error": {Code: code, Message: msg, Suggestion: suggestion}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// limitBody answers 413 (as JSON) for a body larger than n, whether its
+// length is declared or not.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is %d bytes; the limit is %d.", r.ContentLength, n),
+				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, n)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a limited body, answering 413 or 400 itself on failure.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit),
+				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
+		return nil, false
+	}
+	return data, true
+}
+
+// localOnly refuses requests whose Host is not a loopback name, so that a
+// web page cannot reach the gateway through DNS rebinding.
+func localOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			writeError(w, http.StatusForbidden, "not_local",
+				fmt.Sprintf("Host %q is not a loopback name; reach serves this machine only.", r.Host),
+				"Connect to 127.0.0.1, [::1] or localhost.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func recoverPanics(g *Gateway, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				g.log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				writeError(w, http.StatusInternalServerError, "internal", "The gateway failed while serving this request.",
+					"Retry; if it persists, report it with the gateway's log.")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
+	ups := g.Upstreams()
+	status := "ok"
+	for _, u := range ups {
+		if !u.Connected {
+			status = "degraded"
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups})
+}
+
+// linkFromHeaders reads Reach-Parent, traceparent and baggage.
+func linkFromHeaders(h http.Header) (link, error) {
+	var l link
+	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
+		id, err := parseFrameID(p)
+		if err != nil {
+			return l, fmt.Errorf("%s: %v", HeaderParent, err)
+		}
+		l.Parent = id
+	}
+	l.Trace, _ = parseTraceparent(h.Get(HeaderTraceparent))
+	for _, b := range h.Values(HeaderBaggage) {
+		if id := baggageRequest(b); id != "" {
+			l.Request = id
+		}
+	}
+	return l, nil
+}
+
+// postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
+func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	env, err := reach.DecodeEnvelope(data)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_envelope", upperFirst(err.Error())+".",
+			`Send {"request_id": "optional", "tool_calls": [{"call_id": "c1", "tool": "<name>", "arguments": {...}}]}.`)
+		return
+	}
+	l, err := linkFromHeaders(r.Header)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_parent", upperFirst(err.Error())+".", "Send the 16-hex-digit id of a frame, or omit the header.")
+		return
+	}
+	if env.RequestID != "" {
+		if l.Request != "" && l.Request != env.RequestID {
+			writeError(w, http.StatusConflict, "request_mismatch",
+				fmt.Sprintf("The envelope names request %s but the baggage header names %s.", env.RequestID, l.Request),
+				"Name one request.")
+			return
+		}
+		l.Request = env.RequestID
+	}
+	if len(l.Request) > 128 {
+		writeError(w, http.StatusBadRequest, "bad_request_id", "The request id is longer than 128 characters.", "Use a shorter id.")
+		return
+	}
+	l.Agent = "api"
+	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
+		return g.reqs.fresh(l.Agent, nil)
+	})
+	if err != nil {
+		var le *linkError
+		if errors.As(err, &le) {
+			writeError(w, le.Status, le.Code, le.Message, le.Suggestion)
+			return
+		}
+		writeError(w, http.StatusInternalServerError, "internal", err.Error(), "")
+		return
+	}
+	defer done()
+	resp := g.rt.Batch(ctx, env)
+	resp.RequestID = req.ID()
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// requestSummary is a request in GET /v1/requests.
+type requestSummary struct {
+	ID        string    `json:"id"`
+	State     string    `json:"state"`
+	Principal string    `json:"principal"`
+	Agent     string    `json:"agent"`
+	Parent    string    `json:"parent,omitempty"`
+	Started   time.Time `json:"started"`
+	ToolCalls int       `json:"tool_calls"`
+	Turns     int       `json:"turns"`
+	Tokens    int64     `json:"tokens"`
+}
+
+func summarize(r *reach.Request) requestSummary {
+	u := r.Usage()
+	s := requestSummary{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(),
+		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens}
+	if p := r.Parent(); p != nil {
+		s.Parent = p.ID()
+	}
+	return s
+}
+
+func (g *Gateway) listRequests(w http.ResponseWriter, _ *http.Request) {
+	rs := g.rt.Requests()
+	out := make([]requestSummary, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, summarize(r))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+}
+
+// budgetJSON is a budget with the wall clock as a duration string.
+type budgetJSON struct {
+	Turns     int     `json:"turns,omitempty"`
+	Depth     int     `json:"depth,omitempty"`
+	ToolCalls int     `json:"tool_calls,omitempty"`
+	Tokens    int64   `json:"tokens,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+	Wall      string  `json:"wall,omitempty"`
+}
+
+func budgetOf(b reach.Budget) budgetJSON {
+	j := budgetJSON{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost}
+	if b.Wall > 0 {
+		j.Wall = b.Wall.Round(time.Millisecond).String()
+	}
+	return j
+}
+
+type usageJSON struct {
+	Turns     int     `json:"turns"`
+	ToolCalls int     `json:"tool_calls"`
+	Tokens    int64   `json:"tokens"`
+	Cost      float64 `json:"cost"`
+	Wall      string  `json:"wall"`
+	MaxDepth  int     `json:"max_depth"`
+}
+
+func (g *Gateway) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bool) {
+	id := r.PathValue("id")
+	req, ok := g.rt.Lookup(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
+			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+		return nil, false
+	}
+	return req, true
+}
+
+func (g *Gateway) getRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.lookup(w, r)
+	if !ok {
+		return
+	}
+	u := req.Usage()
+	out := struct {
+		requestSummary
+		Scene    string       `json:"scene,omitempty"`
+		Budget   budgetJSON   `json:"budget"`
+		Used     usageJSON    `json:"used"`
+		Left     budgetJSON   `json:"left"`
+		Stop     *reach.Cause `json:"stop,omitempty"`
+		Children []string     `json:"children,omitempty"`
+		Frames   []frameJSON  `json:"frames"`
+	}{
+		requestSummary: summarize(req),
+		Scene:          req.Scene(),
+		Budget:         budgetOf(req.Budget()),
+		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,
+			Wall: u.Wall.Round(time.Millisecond).String(), MaxDepth: u.MaxDepth},
+		Left:   budgetOf(req.Remaining()),
+		Stop:   req.StopCause(),
+		Frames: graphFrames(req),
+	}
+	for _, c := range req.Children() {
+		out.Children = append(out.Children, c.ID())
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (g *Gateway) getGraph(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.lookup(w, r)
+	if !ok {
+		return
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "json":
+		writeJSON(w, http.StatusOK, graphOf(req))
+	case "dot":
+		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		w.Write([]byte(graphDOT(req)))
+	default:
+		writeError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json or format=dot.")
+	}
+}
+
+func (g *Gateway) cancelRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.lookup(w, r)
+	if !ok {
+		return
+	}
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Mode   string `json:"mode"`
+		Reason string `json:"reason"`
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			writeError(w, http.StatusBadRequest, "bad_body", "The body is not a cancel order: "+err.Error()+".",
+				`Send {"mode": "soft" | "cancel" | "isolate", "reason": "why"}.`)
+			return
+		}
+	}
+	if in.Mode == "" {
+		in.Mode = "cancel"
+	}
+	mode, err := reach.ParseStopMode(in.Mode)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_mode", upperFirst(err.Error())+".",
+			"soft finishes what is in flight, cancel cancels it, isolate also refuses late results.")
+		return
+	}
+	if in.Reason == "" {
+		in.Reason = "cancelled through the API"
+	}
+	if len(in.Reason) > 500 {
+		in.Reason = in.Reason[:500]
+	}
+	req.Stop(mode, "api", in.Reason)
+	g.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)
+	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State(), "stop": req.StopCause()})
+}

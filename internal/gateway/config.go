@@ -1,0 +1,560 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults of a Config; each applies where the field is zero.
+const (
+	DefaultListen       = "127.0.0.1:7400"
+	DefaultData         = ".reach"
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultIdleGap      = 5 * time.Minute
+)
+
+// MaxConfigBytes bounds a configuration file.
+const MaxConfigBytes = 1 << 20
+
+// Config is the gateway's configuration: one YAML file (JSON is valid YAML),
+// decoded strictly by [ParseConfig]. The zero Config is valid: it serves the
+// built-in example tools on [DefaultListen].
+//
+//	listen: 127.0.0.1:7400
+//	upstreams:
+//	  - name: memory
+//	    command: [node, ./node_modules/@modelcontextprotocol/server-memory/dist/index.js]
+//	tools:
+//	  memory__delete_entities: {access: high_risk}
+//	budgets:
+//	  default: {turns: 30, depth: 5, tool_calls: 200, tokens: 200000, wall: 10m}
+type Config struct {
+	// Listen is the loopback address to serve on; if empty, DefaultListen.
+	Listen string `yaml:"listen"`
+	// Data is the folder for the gateway's state; if empty, DefaultData.
+	// A relative path is relative to the configuration file's folder.
+	Data string `yaml:"data"`
+	// MaxBodyBytes bounds a request body; if zero, DefaultMaxBodyBytes.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// IdleGap ends a gateway-begun request (and so an MCP session's request)
+	// after this long without calls; if zero, DefaultIdleGap.
+	IdleGap Duration `yaml:"idle_gap"`
+	// Examples adds the built-in example tools. A Config with no upstreams
+	// always has them, so that a bare `reach serve` has something to call.
+	Examples bool `yaml:"examples"`
+	// Upstreams are the MCP servers whose tools the gateway serves.
+	Upstreams []Upstream `yaml:"upstreams"`
+	// Tools override the contract of tools, by exposed name.
+	Tools map[string]ToolOverride `yaml:"tools"`
+	// Budgets are named request budgets; "default" applies to requests that
+	// name none.
+	Budgets map[string]BudgetConfig `yaml:"budgets"`
+	// Model is an OpenAI-compatible endpoint for tools that call the model;
+	// if nil, a scripted stand-in answers.
+	Model *ModelConfig `yaml:"model"`
+
+	dir  string     // the configuration file's folder, for relative paths
+	root *yaml.Node // the parsed document, for line numbers
+}
+
+// Upstream is one MCP server: Streamable HTTP (URL) or stdio (Command).
+type Upstream struct {
+	Name string `yaml:"name"`
+	// URL of a Streamable HTTP endpoint.
+	URL string `yaml:"url"`
+	// Headers sent with every HTTP request; values may use ${VAR}.
+	Headers map[string]Secret `yaml:"headers"`
+	// Command and arguments of a stdio server. It runs in Dir with a small
+	// safe environment (PATH, HOME, ...) plus Env; nothing else of the
+	// gateway's environment is passed on.
+	Command []string `yaml:"command"`
+	// Env adds to the command's environment; values may use ${VAR}.
+	Env map[string]Secret `yaml:"env"`
+	// Dir is the command's working folder; if empty, the configuration
+	// file's folder.
+	Dir string `yaml:"dir"`
+	// Prefix replaces "<name>__" in front of the upstream's tool names; ""
+	// exposes them bare. If absent, "<name>__".
+	Prefix *string `yaml:"prefix"`
+	// Timeout bounds connecting and listing tools; if zero, 30s.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// ToolOverride changes a tool's contract. Absent fields keep what the tool
+// (or, for upstream tools, its annotations) says.
+type ToolOverride struct {
+	Access      reach.Access     `yaml:"access"`
+	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
+	Key         []string         `yaml:"key"`
+	OnViolation reach.Mode       `yaml:"on_violation"`
+	Timeout     Duration         `yaml:"timeout"`
+	Retry       *RetryConfig     `yaml:"retry"`
+	Idempotent  *bool            `yaml:"idempotent"`
+	Retryable   *bool            `yaml:"retryable"`
+	Tags        []string         `yaml:"tags"`
+	Description *string          `yaml:"description"`
+	Shape       *ShapeConfig     `yaml:"shape"`
+}
+
+// RetryConfig is a reach.RetryPolicy in YAML.
+type RetryConfig struct {
+	Attempts int      `yaml:"attempts"`
+	Base     Duration `yaml:"base"`
+	Max      Duration `yaml:"max"`
+}
+
+// ShapeConfig is a reach.Shape in YAML.
+type ShapeConfig struct {
+	Fields   []string `yaml:"fields"`
+	Flatten  bool     `yaml:"flatten"`
+	MaxBytes int      `yaml:"max_bytes"`
+}
+
+// BudgetConfig is a reach.Budget in YAML. A zero field is unlimited.
+type BudgetConfig struct {
+	Turns     int      `yaml:"turns"`
+	Depth     int      `yaml:"depth"`
+	ToolCalls int      `yaml:"tool_calls"`
+	Tokens    int64    `yaml:"tokens"`
+	Cost      float64  `yaml:"cost"`
+	Wall      Duration `yaml:"wall"`
+}
+
+// Budget returns b as a reach.Budget.
+func (b BudgetConfig) Budget() reach.Budget {
+	return reach.Budget{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost, Wall: time.Duration(b.Wall)}
+}
+
+// ModelConfig is an OpenAI-compatible chat completions endpoint.
+type ModelConfig struct {
+	BaseURL string   `yaml:"base_url"`
+	APIKey  Secret   `yaml:"api_key"`
+	Name    string   `yaml:"name"`    // the model to ask for; if empty, "gpt-4o-mini"
+	Timeout Duration `yaml:"timeout"` // per model call; if zero, 60s
+}
+
+// Duration is a time.Duration written as "300ms", "30s" or "10m".
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as \"300ms\", \"30s\" or \"10m\"", n.Line)}}
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration; write e.g. \"300ms\", \"30s\" or \"10m\"", n.Line, n.Value)}}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Secret is a configuration value that may hold a credential (a header, an
+// environment variable, an API key). It is expanded from the environment
+// and never printed: String, GoString, LogValue and marshaling redact it.
+// Use Reveal where the value is sent.
+type Secret string
+
+// Reveal returns the value, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+func (s Secret) String() string   { return "[redacted]" }
+func (s Secret) GoString() string { return `"[redacted]"` }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalText redacts the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// MarshalYAML redacts the value.
+func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
+
+// LoadConfig reads and parses the configuration file at path.
+func LoadConfig(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.dir = filepath.Dir(abs)
+	return c, nil
+}
+
+// ParseConfig decodes and checks a configuration strictly: an unknown field,
+// a duplicate key, a value of the wrong type, an unset ${VAR} or a bad value
+// is an error that names its line. lookup reads the environment (os.LookupEnv);
+// ${VAR} is expanded in header, env and api_key values only. Relative paths
+// are relative to the current folder (LoadConfig makes them relative to the
+// file's).
+func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("the configuration is larger than %d bytes", MaxConfigBytes)
+	}
+	c := &Config{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		var root yaml.Node
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			return nil, cleanYAMLError(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, cleanYAMLError(err)
+		}
+		var extra yaml.Node
+		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+			return nil, errors.New("the configuration holds more than one YAML document; keep one")
+		}
+		c.root = &root
+	}
+	if err := c.expand(lookup); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cleanYAMLError drops the library's prefix and Go type names, keeping the
+// line numbers.
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			m = typeNameRE.ReplaceAllString(m, " here")
+			m = strings.Replace(m, "field ", "unknown field ", 1)
+			m = strings.Replace(m, " not found here", "", 1)
+			msgs[i] = yamlWords.Replace(m)
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(gateway|reach)\.\w+`)
+
+// yamlWords turns the YAML library's type names into words.
+var yamlWords = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
+	"!!float", "the number", "!!bool", "the boolean", "!!null", "null",
+	"into int64", "into a whole number", "into int", "into a whole number", "into float64", "into a number",
+	"into bool", "into true or false", "into []string", "into a list of strings", "into string", "into a string",
+	"into map[string]gateway.Secret", "into a mapping")
+
+// line returns the line of the node at path (mapping keys as strings,
+// sequence indexes as ints) in the parsed document, or 0.
+func (c *Config) line(path ...any) int {
+	if c.root == nil || len(c.root.Content) == 0 {
+		return 0
+	}
+	n := c.root.Content[0]
+	ln := n.Line
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return ln
+			}
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					ln = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				return ln
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return ln
+			}
+			n = n.Content[k]
+			ln = n.Line
+		}
+	}
+	return ln
+}
+
+// errorf makes an error that names the line of path.
+func (c *Config) errorf(path []any, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if ln := c.line(path...); ln > 0 {
+		return fmt.Errorf("line %d: %s", ln, msg)
+	}
+	return errors.New(msg)
+}
+
+var varRE = regexp.MustCompile(`\$\{([^}]*)\}`)
+var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expandSecret replaces each ${VAR} by the variable's value. An unset
+// variable is an error; "$${" writes a literal "${".
+func expandSecret(s Secret, lookup func(string) (string, bool)) (Secret, error) {
+	v := string(s)
+	if !strings.Contains(v, "${") {
+		return s, nil
+	}
+	const esc = "\x00dollar\x00"
+	v = strings.ReplaceAll(v, "$${", esc)
+	var bad error
+	v = varRE.ReplaceAllStringFunc(v, func(m string) string {
+		name := m[2 : len(m)-1]
+		if !varNameRE.MatchString(name) {
+			bad = fmt.Errorf("%q is not a variable name (use ${NAME} with letters, digits and _)", name)
+			return ""
+		}
+		val, ok := lookup(name)
+		if !ok {
+			bad = fmt.Errorf("${%s} is not set in the environment; set it, or remove the reference", name)
+			return ""
+		}
+		return val
+	})
+	if bad != nil {
+		return "", bad
+	}
+	return Secret(strings.ReplaceAll(v, esc, "${")), nil
+}
+
+func (c *Config) expand(lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		for k, v := range u.Headers {
+			x, err := expandSecret(v, lookup)
+			if err != nil {
+				return c.errorf([]any{"upstreams", i, "headers", k}, "upstream %s, header %s: %v", u.Name, k, err)
+			}
+			u.Headers[k] = x
+		}
+		for k, v := range u.Env {
+			x, err := expandSecret(v, lookup)
+			if err != nil {
+				return c.errorf([]any{"upstreams", i, "env", k}, "upstream %s, env %s: %v", u.Name, k, err)
+			}
+			u.Env[k] = x
+		}
+	}
+	if c.Model != nil {
+		x, err := expandSecret(c.Model.APIKey, lookup)
+		if err != nil {
+			return c.errorf([]any{"model", "api_key"}, "model api_key: %v", err)
+		}
+		c.Model.APIKey = x
+	}
+	return nil
+}
+
+var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// check validates values that decoding cannot: each error names its line.
+func (c *Config) check() error {
+	if c.Listen != "" {
+		if err := CheckLoopback(c.Listen); err != nil {
+			return c.errorf([]any{"listen"}, "%v", err)
+		}
+	}
+	if c.MaxBodyBytes < 0 {
+		return c.errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	seen := map[string]bool{}
+	for i, u := range c.Upstreams {
+		at := []any{"upstreams", i}
+		switch {
+		case !upstreamNameRE.MatchString(u.Name):
+			return c.errorf(append(at, "name"), "upstream name %q: use 1-64 letters, digits, '_' or '-', starting with a letter or digit", u.Name)
+		case seen[u.Name]:
+			return c.errorf(append(at, "name"), "upstream name %q is used twice", u.Name)
+		case u.URL == "" && len(u.Command) == 0:
+			return c.errorf(at, "upstream %s needs url (Streamable HTTP) or command (stdio)", u.Name)
+		case u.URL != "" && len(u.Command) > 0:
+			return c.errorf(at, "upstream %s has both url and command; keep one", u.Name)
+		case u.URL == "" && len(u.Headers) > 0:
+			return c.errorf(append(at, "headers"), "upstream %s: headers apply to url upstreams only", u.Name)
+		case u.URL != "" && (len(u.Env) > 0 || u.Dir != ""):
+			return c.errorf(at, "upstream %s: env and dir apply to command upstreams only", u.Name)
+		}
+		seen[u.Name] = true
+		if u.URL != "" {
+			p, err := url.Parse(u.URL)
+			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return c.errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
+			}
+			if p.User != nil {
+				return c.errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
+			}
+		}
+		if len(u.Command) > 0 && u.Command[0] == "" {
+			return c.errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
+		}
+		for k := range u.Env {
+			if !varNameRE.MatchString(k) {
+				return c.errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
+			}
+		}
+		if u.Prefix != nil && *u.Prefix != "" && !toolPrefixRE.MatchString(*u.Prefix) {
+			return c.errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
+		}
+	}
+	for name, o := range c.Tools {
+		at := []any{"tools", name}
+		switch o.Access {
+		case "", reach.Read, reach.Write, reach.HighRisk, reach.Forbidden:
+		default:
+			return c.errorf(append(at, "access"), "tool %s: access %q: want read, write, high_risk or forbidden", name, o.Access)
+		}
+		switch o.Reentrancy {
+		case "", reach.NonReentrant, reach.Reentrant:
+		case reach.Keyed:
+			if len(o.Key) == 0 {
+				return c.errorf(append(at, "reentrancy"), "tool %s: a keyed tool needs key: [the argument fields that key it]", name)
+			}
+		default:
+			return c.errorf(append(at, "reentrancy"), "tool %s: reentrancy %q: want non_reentrant, reentrant or keyed", name, o.Reentrancy)
+		}
+		switch o.OnViolation {
+		case "", reach.Refuse, reach.Warn, reach.Allow:
+		default:
+			return c.errorf(append(at, "on_violation"), "tool %s: on_violation %q: want refuse, warn or allow", name, o.OnViolation)
+		}
+		if o.Retry != nil && o.Retry.Attempts < 0 {
+			return c.errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
+		}
+	}
+	for name, b := range c.Budgets {
+		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
+			return c.errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
+		}
+	}
+	if m := c.Model; m != nil {
+		p, err := url.Parse(m.BaseURL)
+		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return c.errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
+		}
+	}
+	return nil
+}
+
+var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+
+// CheckLoopback returns an error unless addr (host:port) is a loopback
+// address: reach has no authentication yet, so it serves this machine only.
+func CheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: want host:port, e.g. %s", addr, DefaultListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %q: reach has no authentication yet, so it serves loopback addresses only "+
+		"(127.0.0.1, [::1] or localhost); use e.g. --listen %s", addr, DefaultListen)
+}
+
+// ListenAddr returns the listen address in force.
+func (c *Config) ListenAddr() string {
+	if c.Listen == "" {
+		return DefaultListen
+	}
+	return c.Listen
+}
+
+// DataDir returns the data folder in force, absolute when the
+// configuration came from a file.
+func (c *Config) DataDir() string {
+	d := c.Data
+	if d == "" {
+		d = DefaultData
+	}
+	if !filepath.IsAbs(d) && c.dir != "" {
+		d = filepath.Join(c.dir, d)
+	}
+	return d
+}
+
+// Dir returns the folder relative paths are resolved against ("" for the
+// current folder).
+func (c *Config) Dir() string { return c.dir }
+
+// SetDir sets the folder relative paths are resolved against.
+func (c *Config) SetDir(dir string) { c.dir = dir }
+
+func (c *Config) maxBody() int64 {
+	if c.MaxBodyBytes == 0 {
+		return DefaultMaxBodyBytes
+	}
+	return c.MaxBodyBytes
+}
+
+func (c *Config) idleGap() time.Duration {
+	if c.IdleGap == 0 {
+		return DefaultIdleGap
+	}
+	return time.Duration(c.IdleGap)
+}
+
+// defaultBudget returns the budget for requests that name none, or nil for
+// the runtime's default.
+func (c *Config) defaultBudget() *reach.Budget {
+	if b, ok := c.Budgets["default"]; ok {
+		rb := b.Budget()
+		return &rb
+	}
+	return nil
+}
+
+// toolLine names where a tool override is, for errors found after building.
+func (c *Config) toolLine(name string) []any { return []any{"tools", name} }
+
+// sortedToolNames returns the names of the overrides, sorted.
+func (c *Config) sortedToolNames() []string {
+	names := make([]string, 0, len(c.Tools))
+	for n := range c.Tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzHTTPBodies sends arbitrary bodies to the MCP endpoint (as JSON-RPC)
+// and to the calls API: every answer is a clear client error or a result,
+// never a crash (a recovered panic would be a 500) or a hang.
+func FuzzHTTPBodies(f *testing.F) {
+	seeds := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1001"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_kb","arguments":{"query":"x"},"_meta":{"reach/parent":"zz","reach/budget":{"turns":-1}}}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":null}`,
+		`{"jsonrpc":"1.0","id":{},"method":7}`,
+		`{"tool_calls":[{"call_id":"a","tool":"get_order","arguments":{"order_id":"1001"}}]}`,
+		`{"request_id":"r","tool_calls":[{"call_id":"a","tool":"refund_order","arguments":{"order_id":"1001","amount":1e308,"reason":"xyz"}},{"call_id":"b","tool":"get_order","arguments":{"$ref":"a.order_id"}}]}`,
+		`{"tool_calls":[{"call_id":"a","tool":"format_answer","arguments":{"text":"\u0000\ud800"}}]}`,
+		`{`, `[]`, `null`, "\xff\xfe", strings.Repeat("[", 10000),
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	g := newTestGateway(f, &Config{MaxBodyBytes: 64 << 10})
+	h := g.Handler()
+	f.Fuzz(func(t *testing.T, body []byte, toMCP bool) {
+		target := "/v1/calls"
+		if toMCP {
+			target = "/mcp"
+		}
+		req := httptest.NewRequest("POST", target, bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("POST %s %q: status %d: %s", target, body, w.Code, w.Body.String())
+		}
+		if !toMCP {
+			var out map[string]json.RawMessage
+			if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+				t.Fatalf("POST /v1/calls %q: answer is not JSON: %q", body, w.Body.String())
+			}
+			if w.Code != http.StatusOK && out["error"] == nil {
+				t.Fatalf("POST /v1/calls %q: %d without an error object: %s", body, w.Code, w.Body.String())
+			}
+		}
+	})
+}

@@ -1,0 +1,391 @@
+// Package gateway is reach's server: an MCP server (Streamable HTTP and
+// stdio) and an HTTP API in front of the runtime, whose tools come from
+// upstream MCP servers and built-in examples.
+//
+//	cfg, _ := gateway.LoadConfig("reach.yaml")
+//	g, err := gateway.New(ctx, cfg, nil) // connects upstreams, registers their tools
+//	if err != nil { ... }
+//	defer g.Close()
+//	ln, _ := net.Listen("tcp", "127.0.0.1:7400")
+//	g.Serve(ctx, ln) // /mcp, /v1/..., /healthz until ctx ends
+//
+// # Requests
+//
+// Every tool call belongs to a reach request (budgets, cancel, the call
+// graph). A client names one with the envelope's request_id, the
+// "reach/request" _meta key or "baggage: reach.request=<id>"; otherwise each
+// MCP session is one request until it has been idle for Config.IdleGap, and
+// each unnamed API envelope begins a new one. Requests the gateway begins
+// end after the idle gap.
+//
+// # Linking calls to frames
+//
+// A call made by a tool's implementation in another process nests under that
+// tool's frame when it carries the frame's id: the Reach-Parent header or
+// "reach/parent" _meta key (16 hex digits), or the parent span id of a W3C
+// traceparent. Calls to upstream tools carry both, so an upstream that calls
+// back through reach is linked without configuration.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Gateway beyond its Config. A nil *Options means all
+// defaults.
+type Options struct {
+	// Logger; if nil, logs are discarded.
+	Logger *slog.Logger
+	// Model answers the model calls of built-in tools; if nil, the Config's
+	// model, or a scripted stand-in when it has none.
+	Model Model
+	// Offline builds the gateway without connecting to upstreams (their
+	// tools are then missing), for checking a configuration.
+	Offline bool
+	// Version is reported to MCP clients; if empty, the module's version.
+	Version string
+}
+
+// Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
+// its methods are safe for concurrent use.
+type Gateway struct {
+	cfg     *Config
+	opts    Options
+	rt      *reach.Runtime
+	log     *slog.Logger
+	model   Model
+	reqs    *requests
+	live    liveFrames
+	server  *mcp.Server
+	handler http.Handler
+
+	ctx    context.Context // the gateway's lifetime
+	cancel context.CancelFunc
+	ready  chan struct{} // closed when New has built everything
+
+	sessions sync.Map     // *mcp.ServerSession or client key -> *session
+	byID     sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
+	leanHits atomic.Int64 // calls answered by the lean path
+	inflight sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
+
+	mu        sync.Mutex
+	upstreams []*upstream
+	listed    map[string]bool // tool names listed over MCP
+	closed    bool
+}
+
+// New builds a gateway from cfg: the runtime, the built-in tools, the
+// upstreams (connected and listed, unless Options.Offline), the tool
+// overrides, the MCP server and the HTTP handler. It fails, with the line
+// of the configuration at fault where there is one, on anything that would
+// not work; Close it when done.
+func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	g := &Gateway{cfg: cfg, listed: map[string]bool{}, ready: make(chan struct{})}
+	if opts != nil {
+		g.opts = *opts
+	}
+	g.log = g.opts.Logger
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.model = g.opts.Model
+	if g.model == nil {
+		if cfg.Model != nil {
+			g.model = newOpenAIModel(cfg.Model)
+		} else {
+			g.model = ScriptedModel{}
+		}
+	}
+	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	g.rt = reach.New(&reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log})
+	g.reqs = newRequests(g.ctx, g.rt, cfg)
+
+	var tools []reach.Tool
+	if cfg.Examples || len(cfg.Upstreams) == 0 {
+		tools = append(tools, exampleTools(g)...)
+	}
+	if !g.opts.Offline {
+		ups, err := g.connectUpstreams(ctx)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.upstreams = ups
+		for _, u := range ups {
+			tools = append(tools, u.tools()...)
+		}
+	}
+	if err := g.register(tools); err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.server = g.newMCPServer()
+	g.syncMCPTools()
+	g.handler = g.newHandler()
+	go g.reqs.janitor()
+	close(g.ready)
+	return g, nil
+}
+
+// register applies the overrides to tools, wraps their Funcs and registers
+// them; an override naming no tool is an error (unless offline).
+func (g *Gateway) register(tools []reach.Tool) error {
+	byName := map[string]int{}
+	for i, t := range tools {
+		if j, dup := byName[t.Name]; dup {
+			return fmt.Errorf("two tools are exposed as %s (%s); give one upstream a prefix", t.Name, describeOrigin(tools[j], t))
+		}
+		byName[t.Name] = i
+	}
+	for _, name := range g.cfg.sortedToolNames() {
+		if _, ok := byName[name]; !ok && !g.opts.Offline {
+			return g.cfg.errorf(g.cfg.toolLine(name), "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
+		}
+	}
+	for _, t := range tools {
+		if err := g.rt.Register(g.prepare(t)); err != nil {
+			if _, ok := g.cfg.Tools[t.Name]; ok {
+				return g.cfg.errorf(g.cfg.toolLine(t.Name), "%v", err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare applies the configured override to t and makes its frame live
+// while its Func runs.
+func (g *Gateway) prepare(t reach.Tool) reach.Tool {
+	if o, ok := g.cfg.Tools[t.Name]; ok {
+		applyOverride(&t, o)
+	}
+	t.Func = g.live.track(t.Func)
+	return t
+}
+
+func describeOrigin(a, b reach.Tool) string {
+	return origin(a) + " and " + origin(b)
+}
+
+func origin(t reach.Tool) string {
+	for _, tag := range t.Tags {
+		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
+			return "upstream " + name
+		}
+	}
+	return "the built-in examples"
+}
+
+func suggestTool(name string, tools []reach.Tool) string {
+	var best string
+	bestD := 1 << 30
+	for _, t := range tools {
+		if d := editDistance(name, t.Name); d < bestD {
+			best, bestD = t.Name, d
+		}
+	}
+	if best != "" && bestD <= max(3, len(name)/3) {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if len(tools) == 0 {
+		return " (no tools were found)"
+	}
+	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// applyOverride changes t's contract as o says.
+func applyOverride(t *reach.Tool, o ToolOverride) {
+	if o.Access != "" {
+		t.Access = o.Access
+	}
+	if o.Reentrancy != "" {
+		t.Reentrancy = o.Reentrancy
+	}
+	if len(o.Key) > 0 {
+		t.Key = o.Key
+	}
+	if o.OnViolation != "" {
+		t.OnViolation = o.OnViolation
+	}
+	if o.Timeout > 0 {
+		t.Timeout = time.Duration(o.Timeout)
+	}
+	if o.Retry != nil {
+		t.Retry = &reach.RetryPolicy{Attempts: o.Retry.Attempts, Base: time.Duration(o.Retry.Base), Max: time.Duration(o.Retry.Max)}
+	}
+	if o.Idempotent != nil {
+		t.Idempotent = *o.Idempotent
+	}
+	if o.Retryable != nil {
+		t.Retryable = *o.Retryable
+	}
+	if len(o.Tags) > 0 {
+		t.Tags = o.Tags
+	}
+	if o.Description != nil {
+		t.Description = *o.Description
+	}
+	if o.Shape != nil {
+		t.Shape = &reach.Shape{Fields: o.Shape.Fields, Flatten: o.Shape.Flatten, MaxBytes: o.Shape.MaxBytes}
+	}
+}
+
+// Runtime returns the gateway's runtime.
+func (g *Gateway) Runtime() *reach.Runtime { return g.rt }
+
+// Handler returns the HTTP handler: /mcp, /v1/... and /healthz.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// MCPServer returns the MCP server, for transports other than HTTP (stdio).
+func (g *Gateway) MCPServer() *mcp.Server { return g.server }
+
+// Config returns the configuration the gateway was built from.
+func (g *Gateway) Config() *Config { return g.cfg }
+
+// Upstreams returns the names of the connected upstreams and their tool
+// counts, sorted by name.
+func (g *Gateway) Upstreams() []UpstreamStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]UpstreamStatus, 0, len(g.upstreams))
+	for _, u := range g.upstreams {
+		out = append(out, u.status())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Serve serves the handler on ln until ctx ends, then shuts down
+// gracefully: in-flight HTTP requests get up to 5 seconds to finish.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	if err := CheckLoopback(ln.Addr().String()); err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           g.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return g.ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	g.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	// Streams (SSE GETs) never finish by themselves: end the sessions first.
+	g.closeSessions()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
+
+// ServeStdio serves MCP on t (mcp.StdioTransport for stdin and stdout)
+// until the client disconnects or ctx ends.
+func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	err := g.server.Run(ctx, t)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (g *Gateway) closeSessions() {
+	for ss := range g.server.Sessions() {
+		ss.Close()
+	}
+}
+
+// Close disconnects the upstreams and ends the requests the gateway began.
+// Closing a closed gateway does nothing.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	ups := g.upstreams
+	g.mu.Unlock()
+	if g.server != nil {
+		g.closeSessions()
+	}
+	g.reqs.endAll()
+	g.cancel()
+	var errs []error
+	for _, u := range ups {
+		if err := u.close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing upstream %s: %w", u.cfg.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// version reports the module version for MCP's serverInfo.
+func (g *Gateway) version() string {
+	if g.opts.Version != "" {
+		return g.opts.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// EnsureDataDir creates the data folder (mode 0700) and returns its path.
+func (c *Config) EnsureDataDir() (string, error) {
+	d := c.DataDir()
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("creating the data folder: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach"
+)
+
+// frameJSON is one frame of a request's call graph.
+type frameJSON struct {
+	ID        reach.FrameID   `json:"id"`
+	Parent    *reach.FrameID  `json:"parent"`
+	Request   string          `json:"request"`
+	Kind      string          `json:"kind"`
+	Name      string          `json:"name"`
+	CallID    string          `json:"call_id,omitempty"`
+	Agent     string          `json:"agent,omitempty"`
+	Depth     int             `json:"depth"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Status    string          `json:"status"`
+	Error     *reach.Error    `json:"error,omitempty"`
+	Why       string          `json:"why,omitempty"`
+	Summary   string          `json:"summary,omitempty"`
+	CycleTo   *reach.FrameID  `json:"cycle_to,omitempty"`
+	Started   time.Time       `json:"started"`
+	Ended     *time.Time      `json:"ended"`
+	Tokens    int64           `json:"tokens"`
+}
+
+// graphJSON is GET /v1/requests/{id}/graph?format=json.
+type graphJSON struct {
+	Request string      `json:"request"`
+	Frames  []frameJSON `json:"frames"`
+}
+
+func graphOf(r *reach.Request) graphJSON {
+	return graphJSON{Request: r.ID(), Frames: graphFrames(r)}
+}
+
+// graphFrames lists the frames of r and of its sub-requests, each request's
+// in creation order, parents before children.
+func graphFrames(r *reach.Request) []frameJSON {
+	out := []frameJSON{}
+	var walk func(*reach.Request)
+	walk = func(q *reach.Request) {
+		for _, f := range q.Frames() {
+			out = append(out, frameOf(f))
+		}
+		for _, c := range q.Children() {
+			walk(c)
+		}
+	}
+	walk(r)
+	return out
+}
+
+func frameOf(f *reach.Frame) frameJSON {
+	j := frameJSON{ID: f.ID, Request: f.Request.ID(), Kind: f.Kind.String(), Name: f.Name, CallID: f.CallID,
+		Agent: f.Agent, Depth: f.Depth, Status: f.State().String(), Error: f.Err(), Why: f.Why(),
+		Summary: f.Summary(), Started: f.Started.UTC(), Tokens: f.Tokens()}
+	if len(f.Args) > 0 && json.Valid(f.Args) {
+		j.Arguments = f.Args
+	}
+	if f.Parent != nil {
+		id := f.Parent.ID
+		j.Parent = &id
+	}
+	if c := f.CycleTo(); c != nil {
+		id := c.ID
+		j.CycleTo = &id
+	}
+	if e := f.Ended(); !e.IsZero() {
+		e = e.UTC()
+		j.Ended = &e
+	}
+	return j
+}
+
+// graphDOT renders the graph in Graphviz DOT: a box per tool call, an
+// ellipse per model call, a folder per delegation; refused frames are red,
+// with a dashed edge back to the frame their cycle or re-entry targeted.
+func graphDOT(r *reach.Request) string {
+	frames := graphFrames(r)
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n", dotQuote("request "+r.ID()))
+	b.WriteString("  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n")
+	fmt.Fprintf(&b, "  root [shape=plaintext, label=%s];\n", dotQuote("request "+r.ID()+" ("+r.State()+")"))
+	for _, f := range frames {
+		shape := "box"
+		switch f.Kind {
+		case "model":
+			shape = "ellipse"
+		case "delegate":
+			shape = "folder"
+		}
+		label := f.Name
+		if len(f.Arguments) > 0 && f.Kind == "tool" {
+			label += "\n" + clip(string(f.Arguments), 60)
+		}
+		label += "\n" + f.Status
+		attrs := fmt.Sprintf("shape=%s, label=%s", shape, dotQuote(label))
+		switch f.Status {
+		case "refused":
+			attrs += ", color=red, fontcolor=red"
+		case "failed", "cancelled":
+			attrs += ", color=orange"
+		case "completed":
+			attrs += ", color=darkgreen"
+		}
+		fmt.Fprintf(&b, "  %s [%s];\n", dotID(f.ID), attrs)
+		if f.Parent != nil {
+			fmt.Fprintf(&b, "  %s -> %s;\n", dotID(*f.Parent), dotID(f.ID))
+		} else {
+			fmt.Fprintf(&b, "  root -> %s;\n", dotID(f.ID))
+		}
+		if f.CycleTo != nil {
+			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s];\n", dotID(f.ID), dotID(*f.CycleTo), dotQuote(cycleLabel(f)))
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func cycleLabel(f frameJSON) string {
+	if f.Error != nil && f.Error.Type == reach.TypeReentrancy {
+		return "re-entry"
+	}
+	return "cycle"
+}
+
+func dotID(id reach.FrameID) string { return "f" + id.String() }
+
+// dotQuote quotes s as a DOT string.
+func dotQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "")
+	return `"` + r.Replace(s) + `"`
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newTestGateway builds a gateway from cfg (nil: the built-in examples)
+// and closes it when the test ends.
+func newTestGateway(t testing.TB, cfg *Config) *Gateway {
+	t.Helper()
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	g, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// serveTest serves g's handler on a loopback httptest server.
+func serveTest(t testing.TB, g *Gateway) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// do sends a request and decodes a JSON answer into a map.
+func do(t testing.TB, method, url, body string, header map[string]string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s %s: answer %d is not a JSON object: %q", method, url, resp.StatusCode, data)
+	}
+	return resp.StatusCode, out
+}
+
+// path digs into decoded JSON: path(v, "results", 0, "status").
+func path(v any, keys ...any) any {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+// upstreamProbe is a Go MCP server used as an upstream in tests; it records
+// what reach sends it.
+type upstreamProbe struct {
+	server    *mcp.Server
+	started   chan string // a slow call began
+	cancelled chan string // a slow call saw its context end
+	mu        sync.Mutex
+	metas     []mcp.Meta // _meta of every call
+	gateway   string     // the gateway's base URL, for callback
+}
+
+func (p *upstreamProbe) lastMeta() mcp.Meta {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.metas) == 0 {
+		return nil
+	}
+	return p.metas[len(p.metas)-1]
+}
+
+func (p *upstreamProbe) record(m mcp.Meta) {
+	p.mu.Lock()
+	p.metas = append(p.metas, m)
+	p.mu.Unlock()
+}
+
+func newUpstreamProbe() *upstreamProbe {
+	p := &upstreamProbe{started: make(chan string, 16), cancelled: make(chan string, 16)}
+	s := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
+	yes, no := true, false
+	type textIn struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Wait until cancelled (10s at most).", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			p.started <- in.Text
+			select {
+			case <-ctx.Done():
+				p.cancelled <- in.Text
+				return nil, nil, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "delete_all", Description: "Delete everything.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
+		})
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	type addOut struct {
+		Sum int `json:"sum"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			p.record(req.Params.Meta)
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			return nil, nil, fmt.Errorf("the disk is full")
+		})
+	type ticksIn struct {
+		N int `json:"n"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "ticks", Description: "Report progress n times.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in ticksIn) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			tok := req.Params.GetProgressToken()
+			for i := range in.N {
+				if tok != nil {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.N)})
+				}
+				time.Sleep(20 * time.Millisecond) // work between reports; the SDK delivers notifications asynchronously
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil, nil
+		})
+	// callback calls back into the gateway's API as a tool's implementation
+	// in another process would: it forwards its reach/parent so that its
+	// call nests under its own frame.
+	mcp.AddTool(s, &mcp.Tool{Name: "callback", Description: "Call a tool back through the gateway.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Tool string         `json:"tool"`
+			Args map[string]any `json:"args"`
+		}) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
+			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
+			if tp, ok := req.Params.Meta[MetaTraceparent].(string); ok {
+				hreq.Header.Set("traceparent", tp)
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+		})
+	p.server = s
+	return p
+}
+
+// serveUpstream serves the probe over Streamable HTTP on loopback.
+func serveUpstream(t testing.TB, p *upstreamProbe) *httptest.Server {
+	t.Helper()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server },
+		&mcp.StreamableHTTPOptions{PropagateRequestCancellation: true})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// connectMCP connects an in-memory MCP client to g.
+func connectMCP(t testing.TB, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := g.MCPServer().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callText calls a tool over MCP and returns the result's first text.
+func callText(t testing.TB, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	if len(res.Content) == 0 {
+		return res, ""
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("CallTool(%s): content is %T, want text", name, res.Content[0])
+	}
+	return res, tc.Text
+}

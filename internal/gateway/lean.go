@@ -1,0 +1,454 @@
+package gateway
+
+// The lean tools/call path. The go-sdk decodes every message with a JSON
+// decoder that allocates a large buffer per call; through a gateway that
+// cost is paid twice more per call (as server and as client) than on a
+// direct call. For the one message that matters, tools/call on an
+// established Streamable HTTP session, the gateway reads only the fields
+// the guards need and writes the answer itself, on both sides:
+//
+//   - downstream, leanMCP answers a POST /mcp that holds a single tools/call
+//     request on a session the SDK made (Mcp-Session-Id, protocol versions
+//     before 2026-07-28) with a JSON response; everything else — initialize,
+//     lists, notifications, batches, calls that ask for progress, the
+//     sessionless 2026-07-28 protocol — goes to the SDK;
+//   - upstream, callLean posts tools/call on the SDK client session's id and
+//     reads the JSON or SSE answer, passing progress on and answering pings.
+//
+// Both speak the same protocol as the SDK and fall back to it on anything
+// they do not handle.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	headerSession  = "Mcp-Session-Id"
+	headerProtocol = "Mcp-Protocol-Version"
+	// statelessProtocol is the first protocol version without sessions.
+	statelessProtocol = "2026-07-28"
+	// leanProtocol is the version upstream HTTP sessions ask for, so that
+	// the lean client can use them.
+	leanProtocol = "2025-11-25"
+)
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// linePool holds the SSE scanners' buffers.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// rpcMessage is the part of a JSON-RPC message the lean paths read.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// callParams is the part of tools/call params the gateway reads; the
+// arguments stay raw until the runtime validates them.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      mcp.Meta        `json:"_meta,omitempty"`
+}
+
+// leanMCP wraps the SDK's /mcp handler with the lean tools/call path.
+func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(headerSession)
+		if r.Method != http.MethodPost || sid == "" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		ss := g.sessionByID(sid)
+		if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().ProtocolVersion >= statelessProtocol {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		buf := bufPool.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer bufPool.Put(buf)
+		if _, err := buf.ReadFrom(r.Body); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+					fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit), "Send a smaller message.")
+				return
+			}
+			writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed.", "Send it again.")
+			return
+		}
+		body := buf.Bytes()
+		var msg rpcMessage
+		if !isJSONObject(body) || json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
+			g.passOn(sdk, w, r, body)
+			return
+		}
+		switch {
+		case msg.Method == "tools/call" && len(msg.ID) > 0:
+			if g.leanCall(w, r, ss, sid, &msg) {
+				return
+			}
+		case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+				Reason    string          `json:"reason"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				if v, ok := g.inflight.Load(sid + "\x00" + string(p.RequestID)); ok {
+					v.(context.CancelCauseFunc)(fmt.Errorf("the client cancelled the call: %s", p.Reason))
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+			}
+		}
+		g.passOn(sdk, w, r, body)
+	})
+}
+
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// passOn gives a request whose body was read to the SDK.
+func (g *Gateway) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
+	r.ContentLength = int64(len(body))
+	sdk.ServeHTTP(w, r)
+}
+
+// sessionByID finds the SDK's session of an Mcp-Session-Id.
+func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
+	if v, ok := g.byID.Load(id); ok {
+		return v.(*mcp.ServerSession)
+	}
+	for ss := range g.server.Sessions() {
+		if ss.ID() == id {
+			g.byID.Store(id, ss)
+			g.sessionFor(ss) // forgets the id when the session ends
+			return ss
+		}
+	}
+	return nil
+}
+
+// leanCall answers a tools/call. It reports false, having written nothing,
+// for calls the SDK must handle (progress).
+func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
+	var p callParams
+	if err := json.Unmarshal(msg.Params, &p); err != nil || p.Name == "" {
+		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call params must be an object with a tool name"})
+		return true
+	}
+	if p.Meta["progressToken"] != nil {
+		return false // progress flows on an SSE answer: the SDK's
+	}
+	g.leanHits.Add(1)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	key := sid + "\x00" + string(msg.ID)
+	g.inflight.Store(key, cancel)
+	defer g.inflight.Delete(key)
+	agent := ""
+	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+		agent = ip.ClientInfo.Name
+	}
+	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, nil)
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		writeRPC(w, msg.ID, nil, we)
+		return true
+	}
+	if err != nil {
+		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		return true
+	}
+	writeRPC(w, msg.ID, res, nil)
+	return true
+}
+
+// writeRPC writes a JSON-RPC response as an application/json answer.
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	if rpcErr != nil {
+		buf.WriteString(`,"error":`)
+		b, _ := json.Marshal(rpcErr)
+		buf.Write(b)
+	} else {
+		buf.WriteString(`,"result":`)
+		b, err := json.Marshal(result)
+		if err != nil {
+			b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)
+		}
+		buf.Write(b)
+	}
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+}
+
+// leanSession is what the lean client needs of an upstream SDK session.
+type leanSession struct {
+	cs       *mcp.ClientSession
+	id       string
+	protocol string
+}
+
+// leanOf returns the lean view of cs, or nil when cs cannot be used
+// leanly (stdio, no session id, the sessionless protocol).
+func (u *upstream) leanOf(cs *mcp.ClientSession) *leanSession {
+	if u.cfg.URL == "" || cs.ID() == "" || cs.InitializeResult() == nil {
+		return nil
+	}
+	v := cs.InitializeResult().ProtocolVersion
+	if v >= statelessProtocol {
+		return nil
+	}
+	return &leanSession{cs: cs, id: cs.ID(), protocol: v}
+}
+
+// errSessionGone says the upstream no longer knows the session (HTTP 404).
+var errSessionGone = errors.New("the upstream ended the session")
+
+// callLean calls a tool on the upstream without the SDK's decoder: it
+// posts tools/call on the session and reads a JSON or SSE answer. When
+// ctx ends it drops the HTTP request and tells the upstream with
+// notifications/cancelled.
+func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, args json.RawMessage, meta mcp.Meta, sink *progressSink) (*leanResult, error) {
+	id := `"reach-` + strconv.FormatUint(u.tokens.Add(1), 10) + `"`
+	var token string
+	if sink != nil {
+		token = u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
+		meta["progressToken"] = token
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.WriteString(id)
+	buf.WriteString(`,"method":"tools/call","params":{"name":`)
+	nb, _ := json.Marshal(name)
+	buf.Write(nb)
+	if len(args) > 0 {
+		buf.WriteString(`,"arguments":`)
+		buf.Write(args)
+	}
+	if len(meta) > 0 {
+		buf.WriteString(`,"_meta":`)
+		mb, _ := json.Marshal(meta)
+		buf.Write(mb)
+	}
+	buf.WriteString(`}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	u.leanHeaders(req, ls)
+	resp, err := u.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			u.cancelLean(ls, id, ctx)
+			return nil, context.Cause(ctx)
+		}
+		return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, errSessionGone
+	case resp.StatusCode != http.StatusOK:
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		typ := "upstream_error"
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			typ = "unavailable"
+		}
+		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, resp.Status, strings.TrimSpace(string(b)))}
+	}
+	var msg *rpcMessage
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "text/event-stream") {
+		msg, err = u.readSSE(ctx, ls, resp.Body, id, token, sink)
+	} else {
+		msg = &rpcMessage{}
+		err = json.NewDecoder(io.LimitReader(resp.Body, maxUpstreamResult)).Decode(msg)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			u.cancelLean(ls, id, ctx)
+			return nil, context.Cause(ctx)
+		}
+		return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}
+	}
+	if msg.Error != nil {
+		return nil, u.callError(msg.Error)
+	}
+	var res leanResult
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		return nil, &reach.ToolError{Type: "upstream_error", Message: fmt.Sprintf("upstream %s answered tools/call with something else than a tool result", u.cfg.Name)}
+	}
+	return &res, nil
+}
+
+// maxUpstreamResult bounds one upstream answer.
+const maxUpstreamResult = 64 << 20
+
+func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(headerSession, ls.id)
+	req.Header.Set(headerProtocol, ls.protocol)
+}
+
+// readSSE reads an SSE answer until the response to id, passing progress
+// on to sink and answering the upstream's pings (and refusing its other
+// requests, which the gateway's client does not declare it handles).
+func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink) (*rpcMessage, error) {
+	sc := bufio.NewScanner(io.LimitReader(body, maxUpstreamResult))
+	lb := linePool.Get().(*[]byte)
+	defer linePool.Put(lb)
+	sc.Buffer((*lb)[:0], maxUpstreamResult)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) > 0 {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if len(data) > 0 {
+					data = append(data, '\n')
+				}
+				data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+			}
+			continue
+		}
+		if len(data) == 0 {
+			continue
+		}
+		var msg rpcMessage
+		err := json.Unmarshal(data, &msg)
+		data = data[:0]
+		if err != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "" && string(msg.ID) == id:
+			return &msg, nil
+		case msg.Method == "notifications/progress" && sink != nil:
+			var p mcp.ProgressNotificationParams
+			if json.Unmarshal(msg.Params, &p) == nil && p.ProgressToken == token {
+				p.ProgressToken = sink.token
+				p.Meta = nil
+				sink.ss.NotifyProgress(ctx, &p)
+			}
+		case msg.Method != "" && len(msg.ID) > 0:
+			// A request from the upstream on this stream: answer pings, refuse the rest.
+			if msg.Method == "ping" {
+				u.postLean(ls, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{}}`))
+			} else {
+				u.postLean(ls, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"reach does not handle `+jsonEscape(msg.Method)+` from upstreams"}}`))
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.ErrUnexpectedEOF
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// cancelLean tells the upstream that the call id is cancelled.
+func (u *upstream) cancelLean(ls *leanSession, id string, ctx context.Context) {
+	reason, _ := json.Marshal(context.Cause(ctx).Error())
+	go u.postLean(ls, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":`+string(reason)+`}}`))
+}
+
+// postLean posts a notification or a response on the session.
+func (u *upstream) postLean(ls *leanSession, body []byte) {
+	ctx, cancel := context.WithTimeout(u.g.ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	u.leanHeaders(req, ls)
+	resp, err := u.http.Do(req)
+	if err != nil {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+}
+
+// leanResult is a tool result as the lean client reads it.
+type leanResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+}
+
+// data turns the result into the call's data, as resultData does for the
+// SDK's results: the structured content, else the text, else the content.
+func (r *leanResult) data() json.RawMessage {
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		return r.StructuredContent
+	}
+	text, allText := r.text()
+	if allText {
+		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
+			return b
+		}
+		s, _ := json.Marshal(text)
+		return s
+	}
+	b, _ := json.Marshal(r.Content)
+	return b
+}
+
+// text joins the text contents and reports whether every content is text.
+func (r *leanResult) text() (string, bool) {
+	var b strings.Builder
+	all := true
+	for i, c := range r.Content {
+		var t struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(c, &t) != nil || t.Type != "text" {
+			all = false
+			continue
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String(), all
+}

@@ -1,0 +1,438 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Keys the gateway reads from and writes to MCP _meta.
+const (
+	MetaRequest        = "reach/request"         // the request a call belongs to
+	MetaBudget         = "reach/budget"          // a budget name or amounts, for a new request
+	MetaWhy            = "reach/why"             // the caller's reason, recorded as Call.Why
+	MetaParent         = "reach/parent"          // the parent frame id (16 hex digits)
+	MetaCallID         = "reach/call_id"         // the caller's call id
+	MetaIdempotencyKey = "reach/idempotency_key" // an idempotency key for the call
+	MetaFrame          = "reach/frame"           // in results: the call's frame id
+	MetaStatus         = "reach/status"          // in results: success, error, refused, ...
+	MetaError          = "reach/error"           // in results: the structured error
+	MetaTraceparent    = "traceparent"
+	MetaBaggage        = "baggage"
+)
+
+func (g *Gateway) newMCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}, &mcp.ServerOptions{
+		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
+			"follow its suggestion rather than retrying the same call.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:       g.log.With("component", "mcp"),
+	})
+	s.AddReceivingMiddleware(g.mcpCalls)
+	return s
+}
+
+// mcpCalls answers tools/call itself, through the runtime; every other
+// method goes to the SDK.
+func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if r, ok := req.(*mcp.CallToolRequest); ok {
+				return g.callTool(ctx, r)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+var mcpCallSeq atomic.Uint64
+
+// session is the state the gateway keeps per MCP session.
+type session struct {
+	request string // the session's current request; guarded by requests.mu
+}
+
+// sessionOf returns the gateway's state for the session a call came in.
+// A long-lived session (stdio, in-memory, or Streamable HTTP with a session
+// id) is keyed by itself, and its request ends when it closes. Sessionless
+// HTTP clients (protocol 2026-07-28 and later, where every POST has a
+// session of its own) are keyed by their clientInfo name and version, so that
+// one client's calls share a request until it has been idle for the gap.
+func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
+	ss := req.Session
+	if ss == nil {
+		return &session{}
+	}
+	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
+		key := "client:"
+		if ci := req.ClientInfo(); ci != nil {
+			key += ci.Name + "@" + ci.Version
+		}
+		v, _ := g.sessions.LoadOrStore(key, &session{})
+		return v.(*session)
+	}
+	return g.sessionFor(ss)
+}
+
+// sessionFor returns the state of a long-lived session, made on first use;
+// its request ends when the session closes.
+func (g *Gateway) sessionFor(ss *mcp.ServerSession) *session {
+	if v, ok := g.sessions.Load(ss); ok {
+		return v.(*session)
+	}
+	st := &session{}
+	v, loaded := g.sessions.LoadOrStore(ss, st)
+	if loaded {
+		return v.(*session)
+	}
+	go func() {
+		ss.Wait()
+		g.sessions.Delete(ss)
+		if id := ss.ID(); id != "" {
+			g.byID.Delete(id)
+		}
+		g.reqs.mu.Lock()
+		id := st.request
+		g.reqs.mu.Unlock()
+		if id != "" {
+			g.reqs.end(id)
+		}
+	}()
+	return st
+}
+
+// callTool runs one MCP tools/call (that came through the SDK) through the
+// runtime.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	agent := ""
+	if ci := req.ClientInfo(); ci != nil {
+		agent = ci.Name
+	}
+	return g.dispatch(ctx, g.sessionOf(req), req.Session, agent, p.Name, p.Arguments, p.Meta, p.GetProgressToken())
+}
+
+// dispatch runs one tools/call through the runtime. A refusal or a tool
+// failure is a result with isError and the text the model should read;
+// only a malformed _meta is a protocol error. Progress goes to ss under
+// token, when both are set.
+func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
+	m, err := parseCallMeta(meta)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	m.link.Agent = agent
+	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
+		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget)
+	})
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	defer done()
+	if token != nil && ss != nil {
+		cctx = context.WithValue(cctx, progressKey{}, &progressSink{ss: ss, token: token})
+	}
+	id := m.callID
+	if id == "" {
+		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+	}
+	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.why, IdempotencyKey: m.key})
+	return mcpResult(res, r.ID()), nil
+}
+
+// callMeta is what a tools/call's _meta says to the gateway.
+type callMeta struct {
+	link   link
+	why    string
+	key    string
+	callID string
+}
+
+func parseCallMeta(meta mcp.Meta) (callMeta, error) {
+	var m callMeta
+	if len(meta) == 0 {
+		return m, nil
+	}
+	str := func(k string) (string, error) {
+		v, ok := meta[k]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("_meta[%q] must be a string", k)
+		}
+		return s, nil
+	}
+	var err error
+	if m.link.Request, err = str(MetaRequest); err != nil {
+		return m, err
+	}
+	if m.why, err = str(MetaWhy); err != nil {
+		return m, err
+	}
+	if m.key, err = str(MetaIdempotencyKey); err != nil {
+		return m, err
+	}
+	if m.callID, err = str(MetaCallID); err != nil {
+		return m, err
+	}
+	if m.link.Budget, err = parseBudgetSpec(meta[MetaBudget]); err != nil {
+		return m, err
+	}
+	parent, err := str(MetaParent)
+	if err != nil {
+		return m, err
+	}
+	if parent != "" {
+		if m.link.Parent, err = parseFrameID(parent); err != nil {
+			return m, fmt.Errorf("_meta[%q]: %v", MetaParent, err)
+		}
+	}
+	tp, err := str(MetaTraceparent)
+	if err != nil {
+		return m, err
+	}
+	m.link.Trace, _ = parseTraceparent(tp) // a malformed traceparent is ignored, as W3C says
+	bg, err := str(MetaBaggage)
+	if err != nil {
+		return m, err
+	}
+	if m.link.Request == "" {
+		m.link.Request = baggageRequest(bg)
+	}
+	if len(m.link.Request) > 128 {
+		return m, fmt.Errorf("_meta[%q] is longer than 128 characters", MetaRequest)
+	}
+	return m, nil
+}
+
+// parseFrameID reads 16 hex digits, not all zero.
+func parseFrameID(s string) (reach.FrameID, error) {
+	if len(s) != 16 {
+		return 0, fmt.Errorf("%q is not a frame id (16 hex digits)", s)
+	}
+	id, err := reach.ParseFrameID(s)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("%q is not a frame id (16 hex digits, not all zero)", s)
+	}
+	return id, nil
+}
+
+// parseTraceparent returns the parent span id of a W3C traceparent
+// ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>").
+func parseTraceparent(s string) (reach.FrameID, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" {
+		return 0, false
+	}
+	if !isHex(s[:2]) || !isHex(s[3:35]) || !isHex(s[53:55]) || strings.Trim(s[3:35], "0") == "" {
+		return 0, false
+	}
+	if s[:2] == "00" && len(s) != 55 {
+		return 0, false
+	}
+	id, err := parseFrameID(s[36:52])
+	if err != nil {
+		return 0, false
+	}
+	return id, true
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// baggageRequest returns the reach.request entry of a W3C baggage header.
+func baggageRequest(s string) string {
+	for _, member := range strings.Split(s, ",") {
+		kv, _, _ := strings.Cut(member, ";")
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) != "reach.request" {
+			continue
+		}
+		v, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return ""
+		}
+		return v
+	}
+	return ""
+}
+
+// traceparent renders a W3C traceparent whose parent span id is frame f,
+// in a trace derived from the root request id.
+func traceparent(r *reach.Request, f reach.FrameID) string {
+	return "00-" + traceID(rootOf(r).ID()) + "-" + f.String() + "-01"
+}
+
+// traceID derives a 32-hex-digit trace id from a request id (FNV-1a, 128 bits).
+func traceID(id string) string {
+	var h1, h2 uint64 = 0xcbf29ce484222325, 0x84222325cbf29ce4
+	for i := 0; i < len(id); i++ {
+		h1 = (h1 ^ uint64(id[i])) * 0x100000001b3
+		h2 = (h2 ^ uint64(id[i])) * 0x100000001b3
+		h2 ^= h1 >> 29
+	}
+	if h1 == 0 && h2 == 0 {
+		h1 = 1
+	}
+	return fmt.Sprintf("%016x%016x", h1, h2)
+}
+
+// mcpResult renders a reach result as an MCP tool result.
+func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
+		Meta:    mcp.Meta{MetaRequest: request, MetaFrame: res.Frame.String(), MetaStatus: string(res.Status)},
+	}
+	if res.Status != reach.StatusSuccess {
+		out.IsError = true
+		if res.Error != nil {
+			out.Meta[MetaError] = res.Error
+		}
+		return out
+	}
+	if d := bytes.TrimSpace(res.Data); len(d) > 0 && d[0] == '{' {
+		out.StructuredContent = json.RawMessage(d)
+	}
+	return out
+}
+
+// modelText is Result.ModelText with a JSON string's data shown unquoted.
+func modelText(res *reach.Result) string {
+	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
+		var s string
+		if json.Unmarshal(res.Data, &s) == nil {
+			cp := *res
+			cp.Data = nil
+			return s + cp.ModelText()
+		}
+	}
+	return res.ModelText()
+}
+
+// syncMCPTools makes the MCP tool list match the runtime's tools.
+func (g *Gateway) syncMCPTools() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := map[string]bool{}
+	for _, t := range g.rt.Tools() {
+		if t.Access == reach.Forbidden || g.hidden(t.Name) {
+			continue
+		}
+		now[t.Name] = true
+		g.server.AddTool(g.mcpTool(t), unreachable)
+	}
+	var gone []string
+	for name := range g.listed {
+		if !now[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		g.server.RemoveTools(gone...)
+	}
+	g.listed = now
+}
+
+// hidden reports whether a tool was removed upstream (it stays registered
+// in the runtime, which has no unregister, but answers that it is gone).
+// Called with g.mu held.
+func (g *Gateway) hidden(name string) bool {
+	for _, u := range g.upstreams {
+		if u.isGone(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errors.New("reach: tools/call reached the SDK's handler")
+}
+
+// mcpTool describes a runtime tool for tools/list. Called with g.mu held.
+func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.InputSchema)}
+	var orig *mcp.Tool
+	for _, u := range g.upstreams {
+		if o := u.original(t.Name); o != nil {
+			orig = o
+			break
+		}
+	}
+	ann := &mcp.ToolAnnotations{
+		ReadOnlyHint:   t.Access == reach.Read,
+		IdempotentHint: t.Idempotent,
+	}
+	if t.Access != reach.Read {
+		d := t.Access == reach.HighRisk
+		ann.DestructiveHint = &d
+	}
+	if orig != nil {
+		mt.Title = orig.Title
+		mt.Icons = orig.Icons
+		if orig.InputSchema != nil && t.InputSchema == nil {
+			if b, err := json.Marshal(orig.InputSchema); err == nil {
+				mt.InputSchema = objectSchema(b)
+			}
+		}
+		if a := orig.Annotations; a != nil {
+			ann.Title = a.Title
+			ann.OpenWorldHint = a.OpenWorldHint
+			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
+		}
+	}
+	mt.Annotations = ann
+	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
+		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
+	return mt
+}
+
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+// objectSchema returns s if it is a JSON Schema of an object, else {"type":"object"}.
+func objectSchema(s json.RawMessage) json.RawMessage {
+	if len(s) == 0 {
+		return anyObject
+	}
+	var probe struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(s, &probe) != nil || probe.Type != "object" {
+		return anyObject
+	}
+	return s
+}
+
+// progressSink is where progress of a call goes: the downstream session and
+// the token its client gave.
+type progressSink struct {
+	ss    *mcp.ServerSession
+	token any
+}
+
+type progressKey struct{}
+
+func progressFrom(ctx context.Context) *progressSink {
+	p, _ := ctx.Value(progressKey{}).(*progressSink)
+	return p
+}

@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMCPListTools(t *testing.T) {
+	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	cs := connectMCP(t, g, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	for _, name := range []string{"get_order", "search_kb", "format_answer", "refund_order"} {
+		tl := got[name]
+		if tl == nil {
+			t.Fatalf("tools/list lacks %s", name)
+		}
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("%s has no description or input schema", name)
+		}
+	}
+	if a := got["get_order"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Errorf("get_order annotations = %+v, want readOnlyHint", a)
+	}
+	if a := got["refund_order"].Annotations; a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("refund_order (high_risk) annotations = %+v, want destructiveHint", a)
+	}
+	schema, _ := json.Marshal(got["get_order"].InputSchema)
+	if !strings.Contains(string(schema), `"order_id"`) {
+		t.Errorf("get_order schema = %s", schema)
+	}
+}
+
+func TestMCPCall(t *testing.T) {
+	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	cs := connectMCP(t, g, nil)
+
+	t.Run("success", func(t *testing.T) {
+		res, text := callText(t, cs, "get_order", map[string]any{"order_id": "1003"}, nil)
+		if res.IsError {
+			t.Fatalf("isError: %s", text)
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		if sc["customer"] != "Linus" || !strings.Contains(text, `"Linus"`) {
+			t.Errorf("structured %v, text %q", res.StructuredContent, text)
+		}
+		if res.Meta[MetaStatus] != "success" || res.Meta[MetaRequest] == "" || len(res.Meta[MetaFrame].(string)) != 16 {
+			t.Errorf("result _meta = %v", res.Meta)
+		}
+	})
+	cases := []struct {
+		name string
+		tool string
+		args any
+		want []string // in the text the model reads
+	}{
+		{"approval refusal", "refund_order", map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"},
+			[]string{"needs a human's approval", "do not retry"}},
+		{"unknown tool", "get_ordr", map[string]any{}, []string{`There is no tool named "get_ordr"`, "You may use instead: get_order"}},
+		{"invalid arguments", "get_order", map[string]any{"order_id": "x"}, []string{"/order_id", "Fix the fields"}},
+		{"tool failure", "get_order", map[string]any{"order_id": "9999"}, []string{"there is no order 9999"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, text := callText(t, cs, tc.tool, tc.args, nil)
+			if !res.IsError {
+				t.Fatalf("isError is false: %s", text)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("text %q lacks %q", text, w)
+				}
+			}
+			if res.Meta[MetaError] == nil {
+				t.Errorf("no structured error in _meta: %v", res.Meta)
+			}
+		})
+	}
+}
+
+func TestMCPSessionIsOneRequest(t *testing.T) {
+	g := newTestGateway(t, nil)
+	cs := connectMCP(t, g, nil)
+	r1, _ := callText(t, cs, "search_kb", map[string]any{"query": "refund"}, mcp.Meta{MetaWhy: "the user asked about refunds"})
+	r2, _ := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil)
+	id := r1.Meta[MetaRequest].(string)
+	if r2.Meta[MetaRequest] != id {
+		t.Fatalf("calls of one session ran in requests %v and %v", id, r2.Meta[MetaRequest])
+	}
+	req, _ := g.rt.Lookup(id)
+	if req.Agent() != "test-client" {
+		t.Errorf("agent = %q, want the client's name", req.Agent())
+	}
+	fs := req.Frames()
+	if len(fs) != 2 || fs[0].Why() != "the user asked about refunds" {
+		t.Errorf("frames %d, why %q", len(fs), fs[0].Why())
+	}
+	// A named request wins over the session's.
+	r3, _ := callText(t, cs, "search_kb", map[string]any{"query": "x"}, mcp.Meta{MetaRequest: "ticket-42"})
+	if r3.Meta[MetaRequest] != "ticket-42" {
+		t.Errorf("named request ran in %v", r3.Meta[MetaRequest])
+	}
+	// After the idle gap, the session's next call begins a new request.
+	g.reqs.mu.Lock()
+	g.reqs.now = func() time.Time { return time.Now().Add(DefaultIdleGap + time.Second) }
+	g.reqs.mu.Unlock()
+	r4, _ := callText(t, cs, "search_kb", map[string]any{"query": "y"}, nil)
+	if r4.Meta[MetaRequest] == id {
+		t.Errorf("after the idle gap the session still uses request %s", id)
+	}
+	g.reqs.sweep()
+	if old, _ := g.rt.Lookup(id); old.State() != "completed" {
+		t.Errorf("the idle request is %s, want completed", old.State())
+	}
+}
+
+func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
+	g := newTestGateway(t, nil)
+	cs := connectMCP(t, g, nil)
+	res, _ := callText(t, cs, "search_kb", map[string]any{"query": "x"}, nil)
+	cs.Close()
+	req, _ := g.rt.Lookup(res.Meta[MetaRequest].(string))
+	deadline := time.Now().Add(5 * time.Second)
+	for req.State() != "completed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("request is %s after the session closed, want completed", req.State())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestMCPBudgetMeta(t *testing.T) {
+	g := newTestGateway(t, &Config{Budgets: map[string]BudgetConfig{
+		"default": {ToolCalls: 10},
+		"tiny":    {ToolCalls: 1},
+	}})
+	cs := connectMCP(t, g, nil)
+	for _, b := range []any{"tiny", map[string]any{"tool_calls": 1}} {
+		name := "b" + strings.ReplaceAll(strings.ReplaceAll(strings.Trim(strings.ReplaceAll(jsonString(b), `"`, ""), "{}"), ":", "-"), " ", "")
+		meta := mcp.Meta{MetaRequest: name, MetaBudget: b}
+		if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, meta); res.IsError {
+			t.Fatalf("first call refused: %s", text)
+		}
+		res, text := callText(t, cs, "search_kb", map[string]any{"query": "b"}, meta)
+		if !res.IsError || !strings.Contains(text, "tool-call budget") {
+			t.Errorf("budget %v: second call = %q, want a tool-call budget refusal", b, text)
+		}
+	}
+	// A client cannot widen its budget beyond the default.
+	callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{MetaRequest: "wide", MetaBudget: map[string]any{"tool_calls": 1000}})
+	if r, _ := g.rt.Lookup("wide"); r.Budget().ToolCalls != 10 {
+		t.Errorf("widened budget = %d tool calls, want the default's 10", r.Budget().ToolCalls)
+	}
+	// An unknown budget name is the client's error.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "a"},
+		Meta: mcp.Meta{MetaRequest: "x", MetaBudget: "huge"}}); err == nil || !strings.Contains(err.Error(), "tiny") {
+		t.Errorf("unknown budget: err = %v, want one listing the configured budgets", err)
+	}
+}
+
+func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestMCPMalformedMeta(t *testing.T) {
+	g := newTestGateway(t, nil)
+	cs := connectMCP(t, g, nil)
+	for _, meta := range []mcp.Meta{
+		{MetaParent: "not-a-frame"},
+		{MetaRequest: 42},
+		{MetaBudget: []any{1}},
+		{MetaBudget: map[string]any{"turnz": 1}},
+		{MetaParent: "00000000000000aa"}, // well-formed, but no such frame
+	} {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "a"}, Meta: meta})
+		if err == nil {
+			t.Errorf("_meta %v: no error", meta)
+		}
+	}
+	// A malformed traceparent is ignored, as W3C trace context says.
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{MetaTraceparent: "garbage"}); res.IsError {
+		t.Errorf("malformed traceparent: %s", text)
+	}
+}
+
+func TestParseTraceparent(t *testing.T) {
+	cases := map[string]reach.FrameID{
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":       0x00f067aa0ba902b7,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00":       0x00f067aa0ba902b7,
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra": 0x00f067aa0ba902b7,
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":       0,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01":       0,
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":       0,
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":       0,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x":     0,
+		"": 0, "00-xyz": 0,
+	}
+	for in, want := range cases {
+		got, ok := parseTraceparent(in)
+		if got != want || ok != (want != 0) {
+			t.Errorf("parseTraceparent(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	f := reach.FrameID(0x1234)
+	tp := "00-" + traceID("req") + "-" + f.String() + "-01"
+	if got, ok := parseTraceparent(tp); !ok || got != f {
+		t.Errorf("round trip of %q = %v", tp, got)
+	}
+	if baggageRequest("a=b, reach.request=r%201;p=1 ,c=d") != "r 1" {
+		t.Errorf("baggage not read")
+	}
+}

@@ -1,0 +1,465 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// requests begins, finds and ends the reach requests that the gateway's
+// clients work in. A request the gateway began ends after idleGap without
+// calls (never while a call is in flight).
+type requests struct {
+	rt      *reach.Runtime
+	base    context.Context
+	gap     time.Duration
+	def     *reach.Budget
+	budgets map[string]reach.Budget
+	now     func() time.Time
+
+	mu    sync.Mutex
+	owned map[string]*owned
+}
+
+type owned struct {
+	req      *reach.Request
+	last     time.Time
+	inflight int
+}
+
+func newRequests(base context.Context, rt *reach.Runtime, cfg *Config) *requests {
+	q := &requests{rt: rt, base: base, gap: cfg.idleGap(), def: cfg.defaultBudget(),
+		budgets: map[string]reach.Budget{}, now: time.Now, owned: map[string]*owned{}}
+	for name, b := range cfg.Budgets {
+		q.budgets[name] = b.Budget()
+	}
+	return q
+}
+
+// budgetSpec is what a client asked for: a configured budget's name, or
+// amounts (each capped at the default budget's, so a client may narrow its
+// budget but never widen it).
+type budgetSpec struct {
+	Name   string
+	Budget *reach.Budget
+}
+
+// parseBudgetSpec reads a "reach/budget" value: "name" or {"turns": ...}.
+func parseBudgetSpec(v any) (*budgetSpec, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return &budgetSpec{Name: x}, nil
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		var bc struct {
+			Turns     int     `json:"turns"`
+			Depth     int     `json:"depth"`
+			ToolCalls int     `json:"tool_calls"`
+			Tokens    int64   `json:"tokens"`
+			Cost      float64 `json:"cost"`
+			Wall      string  `json:"wall"`
+		}
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&bc); err != nil {
+			return nil, fmt.Errorf(`reach/budget: %v; send a budget name or {"turns", "depth", "tool_calls", "tokens", "cost", "wall": "10m"}`, err)
+		}
+		rb := reach.Budget{Turns: bc.Turns, Depth: bc.Depth, ToolCalls: bc.ToolCalls, Tokens: bc.Tokens, Cost: bc.Cost}
+		if bc.Wall != "" {
+			d, err := time.ParseDuration(bc.Wall)
+			if err != nil {
+				return nil, fmt.Errorf("reach/budget: wall %q is not a duration such as \"10m\"", bc.Wall)
+			}
+			rb.Wall = d
+		}
+		return &budgetSpec{Budget: &rb}, nil
+	}
+	return nil, fmt.Errorf("reach/budget: want a budget name or an object, got %T", v)
+}
+
+// budget resolves a spec to the budget a new request gets (nil: the runtime's default).
+func (q *requests) budget(s *budgetSpec) (*reach.Budget, error) {
+	if s == nil {
+		return q.def, nil
+	}
+	if s.Name != "" {
+		b, ok := q.budgets[s.Name]
+		if !ok {
+			names := make([]string, 0, len(q.budgets))
+			for n := range q.budgets {
+				names = append(names, n)
+			}
+			if len(names) == 0 {
+				return nil, fmt.Errorf("there is no budget named %q; none are configured (budgets: in the configuration)", s.Name)
+			}
+			return nil, fmt.Errorf("there is no budget named %q; configured budgets: %s", s.Name, strings.Join(names, ", "))
+		}
+		return &b, nil
+	}
+	b := *s.Budget
+	if d := q.def; d != nil {
+		b.Turns = capInt(b.Turns, d.Turns)
+		b.Depth = capInt(b.Depth, d.Depth)
+		b.ToolCalls = capInt(b.ToolCalls, d.ToolCalls)
+		b.Tokens = int64(capInt(int(b.Tokens), int(d.Tokens)))
+		b.Wall = time.Duration(capInt(int(b.Wall), int(d.Wall)))
+		if d.Cost > 0 && (b.Cost == 0 || b.Cost > d.Cost) {
+			b.Cost = d.Cost
+		}
+	}
+	return &b, nil
+}
+
+// capInt caps v at limit, where zero means unlimited for both.
+func capInt(v, limit int) int {
+	if limit == 0 {
+		return v
+	}
+	if v == 0 || v > limit {
+		return limit
+	}
+	return v
+}
+
+// begin starts a request the gateway owns and tracks it (inflight 1).
+func (q *requests) begin(id, agent string, b *reach.Budget) (*reach.Request, error) {
+	_, r, err := q.rt.Begin(q.base, &reach.RequestOptions{ID: id, Principal: "local", Agent: agent, Budget: b})
+	if err != nil {
+		return nil, err
+	}
+	q.owned[r.ID()] = &owned{req: r, last: q.now(), inflight: 1}
+	return r, nil
+}
+
+// named returns the request named id for one call (release it when the
+// call is done): a running or stopped request of that id, or a new one
+// with budget spec s when there is none or it has completed.
+func (q *requests) named(id, agent string, s *budgetSpec) (*reach.Request, func(), error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r, ok := q.rt.Lookup(id); ok && r.State() != "completed" {
+		return r, q.holdLocked(r), nil
+	}
+	b, err := q.budget(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(id, agent, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, q.releaser(r), nil
+}
+
+// fresh begins a new request with a random id for one call.
+func (q *requests) fresh(agent string, s *budgetSpec) (*reach.Request, func(), error) {
+	b, err := q.budget(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r, err := q.begin(newRequestID(), agent, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, q.releaser(r), nil
+}
+
+// session returns the request of an MCP session for one call: the
+// session's current request while it is running or stopped and has been
+// idle less than the gap, otherwise a new one, recorded in *cur.
+func (q *requests) session(cur *string, agent string, s *budgetSpec) (*reach.Request, func(), error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if *cur != "" {
+		if o, ok := q.owned[*cur]; ok && o.req.State() != "completed" && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			return o.req, q.holdLocked(o.req), nil
+		}
+	}
+	b, err := q.budget(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(newRequestID(), agent, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	*cur = r.ID()
+	return r, q.releaser(r), nil
+}
+
+// hold marks one more call in flight on r (if the gateway owns it).
+func (q *requests) hold(r *reach.Request) func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.holdLocked(r)
+}
+
+func (q *requests) holdLocked(r *reach.Request) func() {
+	o, ok := q.owned[r.ID()]
+	if !ok || o.req != r {
+		return func() {}
+	}
+	o.inflight++
+	o.last = q.now()
+	return q.releaser(r)
+}
+
+func (q *requests) releaser(r *reach.Request) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if o, ok := q.owned[r.ID()]; ok && o.req == r {
+				o.inflight--
+				o.last = q.now()
+			}
+		})
+	}
+}
+
+// sweep ends the owned requests idle for longer than the gap and forgets
+// ended ones.
+func (q *requests) sweep() {
+	q.mu.Lock()
+	var ending []*reach.Request
+	now := q.now()
+	for id, o := range q.owned {
+		if o.inflight > 0 || now.Sub(o.last) < q.gap {
+			continue
+		}
+		ending = append(ending, o.req)
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	for _, r := range ending {
+		r.End()
+	}
+}
+
+// janitor sweeps until the gateway closes.
+func (q *requests) janitor() {
+	every := min(max(q.gap/10, 10*time.Millisecond), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.base.Done():
+			return
+		case <-t.C:
+			q.sweep()
+		}
+	}
+}
+
+// endAll ends every request the gateway owns.
+func (q *requests) endAll() {
+	q.mu.Lock()
+	rs := make([]*reach.Request, 0, len(q.owned))
+	for id, o := range q.owned {
+		rs = append(rs, o.req)
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	for _, r := range rs {
+		r.End()
+	}
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// liveFrames maps the frames whose tool Func is running in this process to
+// the Func's context, so that a call from another process that names one of
+// them as its parent nests under it.
+type liveFrames struct {
+	m sync.Map // reach.FrameID -> context.Context
+}
+
+// track wraps fn so that its frame is live while it runs.
+func (l *liveFrames) track(fn reach.ToolFunc) reach.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		f, ok := reach.FrameFrom(ctx)
+		if !ok {
+			return fn(ctx, args)
+		}
+		l.m.Store(f.ID, ctx)
+		defer l.m.CompareAndDelete(f.ID, ctx)
+		return fn(ctx, args)
+	}
+}
+
+// get returns the context of a live frame.
+func (l *liveFrames) get(id reach.FrameID) (context.Context, bool) {
+	v, ok := l.m.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(context.Context), true
+}
+
+// link says where a call from a client goes: which request, under which
+// frame. The zero link means "the caller's default request, at its top".
+type link struct {
+	Request string        // a named request
+	Parent  reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
+	Trace   reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
+	Budget  *budgetSpec   // for a new request
+	Agent   string
+}
+
+// linkError is a client's mistake in linking a call.
+type linkError struct {
+	Status     int
+	Code       string
+	Message    string
+	Suggestion string
+}
+
+func (e *linkError) Error() string { return e.Message + " " + e.Suggestion }
+
+// place returns the context a call from a client runs in: under the parent
+// frame it names if that frame is running here, otherwise at the top of its
+// request (found or begun by def when the link names none). The returned
+// context also ends when ctx does. Call done when the call is over.
+func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request, func(), error)) (context.Context, *reach.Request, func(), error) {
+	if id := l.Parent; id != 0 || l.Trace != 0 {
+		if id == 0 {
+			id = l.Trace
+		}
+		if fctx, ok := g.live.get(id); ok {
+			f, _ := reach.FrameFrom(fctx)
+			if l.Request != "" && !inRequest(f.Request, l.Request) {
+				return nil, nil, nil, &linkError{Status: 409, Code: "parent_mismatch",
+					Message:    fmt.Sprintf("Frame %s belongs to request %s, not %s.", id, f.Request.ID(), l.Request),
+					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
+			}
+			release := g.reqs.hold(rootOf(f.Request))
+			cctx, stop := mergeCancel(fctx, ctx)
+			return cctx, f.Request, func() { stop(); release() }, nil
+		}
+		if l.Parent != 0 {
+			f := g.findFrame(l.Request, l.Parent)
+			if f == nil {
+				where := "any request kept here"
+				if l.Request != "" {
+					where = "request " + l.Request
+				}
+				return nil, nil, nil, &linkError{Status: 400, Code: "unknown_parent",
+					Message:    fmt.Sprintf("There is no frame %s in %s.", l.Parent, where),
+					Suggestion: "Send the id of a running frame (GET /v1/requests/{id}/graph lists them), or omit the parent."}
+			}
+			// The frame has ended: nest under its nearest running ancestor.
+			for a := f.Parent; a != nil; a = a.Parent {
+				if fctx, ok := g.live.get(a.ID); ok {
+					release := g.reqs.hold(rootOf(f.Request))
+					cctx, stop := mergeCancel(fctx, ctx)
+					return cctx, f.Request, func() { stop(); release() }, nil
+				}
+			}
+			release := g.reqs.hold(rootOf(f.Request))
+			cctx, stop := mergeCancel(f.Request.Context(), ctx)
+			return cctx, f.Request, func() { stop(); release() }, nil
+		}
+	}
+	var r *reach.Request
+	var release func()
+	var err error
+	if l.Request != "" {
+		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget)
+	} else {
+		r, release, err = def()
+	}
+	if err != nil {
+		return nil, nil, nil, &linkError{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
+			Suggestion: "Fix the request id or budget, or leave them out."}
+	}
+	cctx, stop := mergeCancel(r.Context(), ctx)
+	return cctx, r, func() { stop(); release() }, nil
+}
+
+func rootOf(r *reach.Request) *reach.Request {
+	for r.Parent() != nil {
+		r = r.Parent()
+	}
+	return r
+}
+
+// end ends the owned request id now (an MCP session closed).
+func (q *requests) end(id string) {
+	q.mu.Lock()
+	o, ok := q.owned[id]
+	if ok {
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	if ok {
+		o.req.End()
+	}
+}
+
+func inRequest(r *reach.Request, id string) bool {
+	for q := r; q != nil; q = q.Parent() {
+		if q.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// findFrame looks a frame up by id in request reqID (and its sub-requests),
+// or in every kept request when reqID is empty.
+func (g *Gateway) findFrame(reqID string, id reach.FrameID) *reach.Frame {
+	var rs []*reach.Request
+	if reqID != "" {
+		r, ok := g.rt.Lookup(reqID)
+		if !ok {
+			return nil
+		}
+		rs = []*reach.Request{r}
+	} else {
+		rs = g.rt.Requests()
+	}
+	for _, r := range rs {
+		if f := frameIn(r, id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+func frameIn(r *reach.Request, id reach.FrameID) *reach.Frame {
+	for _, f := range r.Frames() {
+		if f.ID == id {
+			return f
+		}
+	}
+	for _, c := range r.Children() {
+		if f := frameIn(c, id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// mergeCancel returns a context with vals' values that ends when either
+// vals or cancelOn ends (with that one's cause). Call stop when done.
+func mergeCancel(vals, cancelOn context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(vals)
+	unhook := context.AfterFunc(cancelOn, func() { cancel(context.Cause(cancelOn)) })
+	return ctx, func() { unhook(); cancel(nil) }
+}

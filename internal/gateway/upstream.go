@@ -1,0 +1,634 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstream is a client of one upstream MCP server. Its tools are registered
+// in the runtime as <prefix><tool> with a Func that forwards the call.
+type upstream struct {
+	g      *Gateway
+	cfg    Upstream
+	index  int // in Config.Upstreams, for line numbers
+	log    *slog.Logger
+	client *mcp.Client
+	http   *http.Client // nil for stdio
+
+	mu      sync.Mutex
+	cs      *mcp.ClientSession // nil when disconnected
+	lastErr error
+	orig    map[string]*mcp.Tool // exposed name -> the upstream's definition
+	gone    map[string]bool      // exposed names the upstream no longer lists
+	closed  bool
+
+	progress sync.Map // upstream progress token -> *progressSink
+	tokens   atomic.Uint64
+}
+
+// UpstreamStatus describes an upstream for /healthz and the banner.
+type UpstreamStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // "http" or "stdio"
+	Connected bool   `json:"connected"`
+	Tools     int    `json:"tools"`
+	Error     string `json:"error,omitempty"`
+}
+
+func (u *upstream) status() UpstreamStatus {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := UpstreamStatus{Name: u.cfg.Name, Transport: "stdio", Connected: u.cs != nil, Tools: len(u.orig) - len(u.gone)}
+	if u.cfg.URL != "" {
+		s.Transport = "http"
+	}
+	if u.lastErr != nil && u.cs == nil {
+		s.Error = u.lastErr.Error()
+	}
+	return s
+}
+
+func (u *upstream) prefix() string {
+	if u.cfg.Prefix != nil {
+		return *u.cfg.Prefix
+	}
+	return u.cfg.Name + "__"
+}
+
+// connectUpstreams connects every configured upstream concurrently and
+// lists its tools. Any failure fails all, naming the upstream and its line.
+func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
+	ups := make([]*upstream, len(g.cfg.Upstreams))
+	errs := make([]error, len(ups))
+	var wg sync.WaitGroup
+	for i, c := range g.cfg.Upstreams {
+		u := g.newUpstream(i, c)
+		ups[i] = u
+		wg.Go(func() {
+			if err := u.start(ctx); err != nil {
+				errs[i] = g.cfg.errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, u := range ups {
+			u.close()
+		}
+		return nil, err
+	}
+	return ups, nil
+}
+
+func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
+	u := &upstream{g: g, cfg: c, index: i, log: g.log.With("upstream", c.Name),
+		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: g.version()}, &mcp.ClientOptions{
+		Capabilities:                &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: u.onProgress,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			go u.refresh()
+		},
+	})
+	if c.URL != "" {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = 256
+		tr.MaxIdleConnsPerHost = 128
+		var rt http.RoundTripper = tr
+		if len(c.Headers) > 0 {
+			rt = &headerTransport{base: tr, headers: c.Headers}
+		}
+		u.http = &http.Client{Transport: rt}
+	}
+	return u
+}
+
+// headerTransport adds the configured headers (secrets) to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]Secret
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v.Reveal())
+	}
+	return t.base.RoundTrip(r)
+}
+
+// safeEnv lists the variables of the gateway's environment that a stdio
+// upstream inherits; everything else (API keys above all) stays here.
+var safeEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"}
+
+func (u *upstream) transport() mcp.Transport {
+	if u.cfg.URL != "" {
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.http, MaxRetries: 2}
+	}
+	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+	cmd.Dir = u.cfg.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = u.g.cfg.Dir()
+	} else if !filepath.IsAbs(cmd.Dir) && u.g.cfg.Dir() != "" {
+		cmd.Dir = filepath.Join(u.g.cfg.Dir(), cmd.Dir)
+	}
+	for _, k := range safeEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	for k, v := range u.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
+	}
+	cmd.Stderr = &lineLogger{log: u.log}
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+func (u *upstream) timeout() time.Duration {
+	if u.cfg.Timeout > 0 {
+		return time.Duration(u.cfg.Timeout)
+	}
+	return 30 * time.Second
+}
+
+// start connects and lists the tools.
+func (u *upstream) start(ctx context.Context) error {
+	cs, err := u.connect(ctx)
+	if err != nil {
+		return err
+	}
+	tools, err := u.list(ctx, cs)
+	if err != nil {
+		cs.Close()
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	u.mu.Lock()
+	u.cs = cs
+	u.setToolsLocked(tools)
+	u.mu.Unlock()
+	return nil
+}
+
+// connect opens a session. The connection outlives ctx, which bounds the
+// handshake only.
+func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	hctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan result, 1)
+	// The SDK ties nothing but the handshake to the context it is given;
+	// give it the gateway's, and bound the wait with hctx.
+	go func() {
+		var opts *mcp.ClientSessionOptions
+		if u.cfg.URL != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol}
+		}
+		cs, err := u.client.Connect(u.g.ctx, u.transport(), opts)
+		done <- result{cs, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("connecting: %w", r.err)
+		}
+		u.log.Info("upstream connected", "transport", u.status().Transport)
+		go u.watch(r.cs)
+		return r.cs, nil
+	case <-hctx.Done():
+		go func() {
+			if r := <-done; r.cs != nil {
+				r.cs.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting: no answer within %s", u.timeout())
+	}
+}
+
+// watch forgets the session when it ends, so the next call reconnects.
+func (u *upstream) watch(cs *mcp.ClientSession) {
+	err := cs.Wait()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == cs {
+		u.cs = nil
+		u.lastErr = errors.New("the connection closed")
+		if err != nil {
+			u.lastErr = fmt.Errorf("the connection closed: %w", err)
+		}
+		if !u.closed {
+			u.log.Warn("upstream disconnected", "err", u.lastErr)
+		}
+	}
+}
+
+// session returns the open session, reconnecting when there is none.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil, errors.New("the gateway is shutting down")
+	}
+	if cs := u.cs; cs != nil {
+		u.mu.Unlock()
+		return cs, nil
+	}
+	u.mu.Unlock()
+	cs, err := u.connect(ctx)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		u.lastErr = err
+		return nil, err
+	}
+	if u.cs != nil { // another call reconnected first
+		go cs.Close()
+		return u.cs, nil
+	}
+	if u.closed {
+		go cs.Close()
+		return nil, errors.New("the gateway is shutting down")
+	}
+	u.cs = cs
+	return cs, nil
+}
+
+func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	lctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if len(out) > 10000 {
+			return nil, errors.New("the upstream lists more than 10000 tools")
+		}
+	}
+	return out, nil
+}
+
+var exposedNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+// setToolsLocked records the upstream's tool list. Called with u.mu held.
+func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
+	now := map[string]*mcp.Tool{}
+	for _, t := range tools {
+		name := u.prefix() + t.Name
+		if !exposedNameRE.MatchString(name) {
+			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
+			continue
+		}
+		now[name] = t
+	}
+	for name := range u.orig {
+		if _, ok := now[name]; !ok {
+			u.gone[name] = true
+		}
+	}
+	for name, t := range now {
+		delete(u.gone, name)
+		u.orig[name] = t
+	}
+}
+
+func (u *upstream) isGone(name string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.gone[name]
+}
+
+func (u *upstream) original(name string) *mcp.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone[name] {
+		return nil
+	}
+	return u.orig[name]
+}
+
+// tools returns the runtime tools of the upstream's current list.
+func (u *upstream) tools() []reach.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]reach.Tool, 0, len(u.orig))
+	for name, t := range u.orig {
+		if u.gone[name] {
+			continue
+		}
+		out = append(out, u.reachTool(name, t))
+	}
+	return out
+}
+
+// reachTool converts an upstream tool. Its annotations give the access
+// level: readOnlyHint is read, an explicit destructiveHint is high_risk,
+// anything else (no annotations included) is write.
+func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
+	rt := reach.Tool{
+		Name:        name,
+		Description: t.Description,
+		Access:      accessFrom(t.Annotations),
+		Tags:        []string{"upstream:" + u.cfg.Name},
+		Func:        u.forward(name, t.Name),
+	}
+	if a := t.Annotations; a != nil && !a.ReadOnlyHint {
+		rt.Idempotent = a.IdempotentHint
+	}
+	if t.InputSchema != nil {
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			rt.InputSchema = b
+		}
+	}
+	if t.OutputSchema != nil {
+		if b, err := json.Marshal(t.OutputSchema); err == nil {
+			rt.OutputSchema = b
+		}
+	}
+	if len(rt.InputSchema) > 0 && !schemaCompiles(rt) {
+		u.log.Warn("tool's input schema does not compile; its arguments are not validated here", "tool", t.Name)
+		rt.InputSchema = nil
+	}
+	return rt
+}
+
+// schemaCompiles reports whether the runtime accepts t's input schema.
+func schemaCompiles(t reach.Tool) bool {
+	return reach.New(nil).Register(reach.Tool{Name: "probe", InputSchema: t.InputSchema, Func: t.Func}) == nil
+}
+
+func accessFrom(a *mcp.ToolAnnotations) reach.Access {
+	switch {
+	case a == nil:
+		return reach.Write
+	case a.ReadOnlyHint:
+		return reach.Read
+	case a.DestructiveHint != nil && *a.DestructiveHint:
+		return reach.HighRisk
+	}
+	return reach.Write
+}
+
+// refresh re-lists the tools after the upstream said its list changed.
+func (u *upstream) refresh() {
+	ctx := u.g.ctx
+	select { // a change announced while the gateway is being built is seen by the build
+	case <-u.g.ready:
+	case <-ctx.Done():
+		return
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return
+	}
+	tools, err := u.list(ctx, cs)
+	if err != nil {
+		u.log.Warn("re-listing tools failed", "err", err)
+		return
+	}
+	u.mu.Lock()
+	u.setToolsLocked(tools)
+	u.mu.Unlock()
+	var prepared []reach.Tool
+	for _, t := range u.tools() {
+		prepared = append(prepared, u.g.prepare(t))
+	}
+	if err := u.g.rt.Replace(prepared...); err != nil {
+		u.log.Warn("registering re-listed tools failed", "err", err)
+	}
+	u.g.syncMCPTools()
+	u.log.Info("upstream tools re-listed", "tools", len(prepared))
+}
+
+// forward returns the Func of an upstream tool: it calls the tool on the
+// upstream with the call's arguments, and in _meta its frame (traceparent,
+// reach/parent), its request and its idempotency key, and a progress token
+// when the downstream client asked for progress. When ctx ends, the SDK
+// sends notifications/cancelled upstream.
+func (u *upstream) forward(exposed, name string) reach.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		if u.isGone(exposed) {
+			return nil, &reach.ToolError{Type: "not_found", Message: fmt.Sprintf("upstream %s no longer has the tool %s", u.cfg.Name, name)}
+		}
+		cs, err := u.session(ctx)
+		if err != nil {
+			return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+		}
+		meta := mcp.Meta{}
+		if f, ok := reach.FrameFrom(ctx); ok {
+			meta[MetaTraceparent] = traceparent(f.Request, f.ID)
+			meta[MetaParent] = f.ID.String()
+			meta[MetaRequest] = f.Request.ID()
+		}
+		if k, ok := reach.IdempotencyKey(ctx); ok {
+			meta[MetaIdempotencyKey] = k
+		}
+		sink := progressFrom(ctx)
+		if ls := u.leanOf(cs); ls != nil {
+			res, err := u.callLean(ctx, ls, name, args, meta, sink)
+			if errors.Is(err, errSessionGone) {
+				u.drop(cs)
+				if cs, err = u.session(ctx); err != nil {
+					return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+				}
+				if ls = u.leanOf(cs); ls != nil {
+					res, err = u.callLean(ctx, ls, name, args, meta, sink)
+				}
+			}
+			if errors.Is(err, errSessionGone) {
+				u.drop(cs)
+				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s ended the session twice in a row", u.cfg.Name)}
+			}
+			if err != nil {
+				return nil, err
+			}
+			if res.IsError {
+				t, _ := res.text()
+				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
+			}
+			return res.data(), nil
+		}
+		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
+		if sink != nil {
+			tok := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
+			u.progress.Store(tok, sink)
+			defer u.progress.Delete(tok)
+			params.SetProgressToken(tok)
+		}
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, u.callError(err)
+		}
+		if res.IsError {
+			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content))}
+		}
+		return resultData(res), nil
+	}
+}
+
+// drop forgets a session the upstream ended, so the next call reconnects.
+func (u *upstream) drop(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	if u.cs == cs {
+		u.cs = nil
+		u.lastErr = errSessionGone
+	}
+	u.mu.Unlock()
+	go cs.Close()
+}
+
+// callError classifies a failed upstream call: protocol errors the upstream
+// answered are permanent; transport failures are transient.
+func (u *upstream) callError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		typ := "upstream_error"
+		switch we.Code {
+		case jsonrpc.CodeInvalidParams:
+			typ = "invalid_args"
+		case jsonrpc.CodeMethodNotFound:
+			typ = "not_found"
+		}
+		return &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered: %s", u.cfg.Name, we.Message)}
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		u.mu.Lock()
+		u.cs = nil
+		u.lastErr = err
+		u.mu.Unlock()
+	}
+	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
+}
+
+// resultData turns an upstream result into the call's data: the structured
+// content when there is some, the text when every content is text, else the
+// content list as JSON.
+func resultData(res *mcp.CallToolResult) json.RawMessage {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b
+		}
+	}
+	allText := true
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			allText = false
+			break
+		}
+	}
+	if allText {
+		t := contentText(res.Content)
+		if b := bytes.TrimSpace([]byte(t)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
+			return b
+		}
+		s, _ := json.Marshal(t)
+		return s
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+func contentText(cs []mcp.Content) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// onProgress passes an upstream's progress on to the downstream client
+// that asked for it, under the client's token.
+func (u *upstream) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := u.progress.Load(tok)
+	if !ok {
+		return
+	}
+	sink := v.(*progressSink)
+	p := *req.Params
+	p.ProgressToken = sink.token
+	p.Meta = nil
+	if err := sink.ss.NotifyProgress(ctx, &p); err != nil {
+		u.log.Debug("passing progress on failed", "err", err)
+	}
+}
+
+func (u *upstream) close() error {
+	u.mu.Lock()
+	u.closed = true
+	cs := u.cs
+	u.cs = nil
+	u.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	err := cs.Close()
+	if err != nil && (errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "signal: terminated")) {
+		err = nil
+	}
+	return err
+}
+
+// lineLogger logs what a stdio upstream writes to stderr, a line at a time.
+type lineLogger struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			if len(l.buf) > 4096 {
+				l.log.Info("upstream stderr", "line", string(l.buf))
+				l.buf = l.buf[:0]
+			}
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+			l.log.Info("upstream stderr", "line", line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+}
