@@ -211,6 +211,14 @@ func RequestFrom(ctx context.Context) (*Request, bool) {
 	return r, r != nil
 }
 
+// WithParent returns ctx with f as the frame new frames nest under: a call
+// made with it becomes f's child. It is how a call that arrives from
+// another process (with the frame id in a Reach-Parent header, a W3C
+// traceparent or MCP _meta) joins the stack of the call that caused it.
+// ctx should carry f's request context (or one derived from it), so that
+// stopping the request reaches the new call.
+func WithParent(ctx context.Context, f *Frame) context.Context { return withFrame(ctx, f) }
+
 func withFrame(ctx context.Context, f *Frame) context.Context {
 	return context.WithValue(ctx, posKey{}, f)
 }

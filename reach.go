@@ -324,6 +324,23 @@ func (rt *Runtime) Replace(tools ...Tool) error {
 	return nil
 }
 
+// Unregister removes tools by name (an upstream that dropped them). Calls
+// in flight finish; later calls get "unknown tool". Unknown names are
+// ignored.
+func (rt *Runtime) Unregister(names ...string) {
+	rt.regMu.Lock()
+	defer rt.regMu.Unlock()
+	old := *rt.tools.Load()
+	next := make(map[string]*tool, len(old))
+	for k, v := range old {
+		next[k] = v
+	}
+	for _, n := range names {
+		delete(next, n)
+	}
+	rt.tools.Store(&next)
+}
+
 // Tools returns the registered tools sorted by name (their Func included).
 func (rt *Runtime) Tools() []Tool {
 	m := *rt.tools.Load()

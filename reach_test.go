@@ -929,3 +929,38 @@ func TestRegisterErrors(t *testing.T) {
 		t.Error("duplicate accepted")
 	}
 }
+
+// A call that arrives from another process joins the stack of the frame it
+// names: re-entering that frame's tool is refused as a cycle.
+func TestWithParentAndFrameLookup(t *testing.T) {
+	rt := reach.New(nil)
+	entered := make(chan *reach.Frame)
+	release := make(chan struct{})
+	rt.MustRegister(reach.Tool{Name: "remote_tool", Reentrancy: reach.Reentrant, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		f, _ := reach.FrameFrom(ctx)
+		entered <- f
+		<-release
+		return json.RawMessage(`1`), nil
+	}})
+	ctx, req := begin(t, rt, nil)
+	sctx, sub, _ := rt.Delegate(ctx, &reach.Delegation{Agent: "w"})
+	go rt.Call(sctx, &reach.Call{ID: "c1", Tool: "remote_tool", Arguments: json.RawMessage(`{"a":1}`)})
+	f := <-entered
+	defer close(release)
+	got, ok := req.Frame(f.ID)
+	if !ok || got != f || sub.Root() != req || req.Root() != req {
+		t.Fatalf("Frame(%s) = %v, %v; roots %v %v", f.ID, got, ok, sub.Root(), req.Root())
+	}
+	// The "other process" only knows the id.
+	res := rt.Call(reach.WithParent(sub.Context(), got), &reach.Call{ID: "c2", Tool: "remote_tool", Arguments: json.RawMessage(`{"a":1}`)})
+	if res.Error == nil || res.Error.Code != "cycle" {
+		t.Fatalf("re-entry through WithParent: %+v", res.Error)
+	}
+	if _, ok := req.Frame(12345); ok {
+		t.Error("found a frame that does not exist")
+	}
+	rt.Unregister("remote_tool")
+	if res := rt.Call(ctx, &reach.Call{ID: "c3", Tool: "remote_tool"}); res.Error == nil || res.Error.Code != "unknown_tool" {
+		t.Errorf("after Unregister: %+v", res.Error)
+	}
+}

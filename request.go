@@ -198,6 +198,28 @@ func (r *Request) Agent() string { return r.agent }
 // Parent returns the request this one was delegated from, or nil.
 func (r *Request) Parent() *Request { return r.parent }
 
+// Root returns the request at the top of r's tree (r itself for a root).
+func (r *Request) Root() *Request { return r.root }
+
+// Frame finds a frame by id in r or its sub-requests, newest first.
+func (r *Request) Frame(id FrameID) (*Frame, bool) {
+	r.mu.Lock()
+	for i := len(r.frames) - 1; i >= 0; i-- {
+		if f := r.frames[i]; f.ID == id {
+			r.mu.Unlock()
+			return f, true
+		}
+	}
+	children := append([]*Request(nil), r.children...)
+	r.mu.Unlock()
+	for _, c := range children {
+		if f, ok := c.Frame(id); ok {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
 // Context returns the request's context: it ends when the request is
 // cancelled, isolated, or out of wall clock, with the cause.
 func (r *Request) Context() context.Context { return r.ctx }
