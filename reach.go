@@ -140,6 +140,8 @@ type Event struct {
 	State     State
 	Error     *Error
 	Summary   string
+	Result    []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
+	Why       string // the caller's reason for the call
 	Tokens    int64
 	Latency   time.Duration
 	Remaining Budget
@@ -705,9 +707,14 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if end := f.Ended(); !end.IsZero() {
 		e.Latency = end.Sub(f.Started)
 	}
+	e.Why = f.Why()
+	if r := f.Result(); len(r) > 0 {
+		e.Result = r[:min(len(r), 1024)]
+	}
 	if rd := rt.opts.Redactor; rd != nil {
 		e.Args = rd.Redact(e.Args)
 		e.Summary = rd.RedactString(e.Summary)
+		e.Why = rd.RedactString(e.Why)
 		if e.Error != nil {
 			ec := *e.Error
 			ec.Message = rd.RedactString(ec.Message)
