@@ -554,7 +554,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, c.key)
 		if err != nil {
-			return nil, asError(contextCause(ctx))
+			if ctx.Err() != nil {
+				return nil, asError(contextCause(ctx))
+			}
+			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
+				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
+				Suggestion: "Nothing ran. Try again in a moment."}
 		}
 		if !claimed {
 			out := *rec

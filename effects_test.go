@@ -417,3 +417,32 @@ func TestApprovedCallRunsOnce(t *testing.T) {
 		t.Fatalf("first %s, retry %s (replayed %v), runs %d", first.Status, retry.Status, retry.Replayed, runs.Load())
 	}
 }
+
+type brokenStore struct{}
+
+func (brokenStore) Claim(context.Context, string) (*reach.Result, bool, error) {
+	return nil, false, fmt.Errorf("disk I/O error")
+}
+func (brokenStore) Complete(string, *reach.Result) {}
+
+// A failing idempotency store refuses the write as transient; it never
+// crashes or runs the write.
+func TestIdempotencyStoreFailure(t *testing.T) {
+	rt := reach.New(&reach.Options{Idempotency: brokenStore{}})
+	var ran atomic.Bool
+	rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		ran.Store(true)
+		return json.RawMessage(`1`), nil
+	}})
+	ctx, _ := begin(t, rt, nil)
+	res := rt.Call(ctx, &reach.Call{ID: "p", Tool: "pay", Arguments: json.RawMessage(`{}`)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "idempotency_store" || ran.Load() {
+		t.Fatalf("result %+v, ran %v", res.Error, ran.Load())
+	}
+	// Results round-trip through JSON.
+	b, _ := json.Marshal(res)
+	var back reach.Result
+	if err := json.Unmarshal(b, &back); err != nil || back.Frame != res.Frame || back.Error.Code != res.Error.Code {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}

@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,17 @@ func (s State) String() string {
 // MarshalText writes the state's name.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads a state's name.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if n == string(b) {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown state %q", b)
+}
+
 // Done reports whether the state is final.
 func (s State) Done() bool { return s >= Completed }
 
@@ -78,6 +90,13 @@ func (id FrameID) String() string {
 
 // MarshalText writes the id as 16 hex digits.
 func (id FrameID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText reads 16 hex digits.
+func (id *FrameID) UnmarshalText(b []byte) error {
+	v, err := ParseFrameID(string(b))
+	*id = v
+	return err
+}
 
 // ParseFrameID reads 16 hex digits.
 func ParseFrameID(s string) (FrameID, error) {

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// auditData writes a small audit log into a new data folder.
+func auditData(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 11, 30, 8, 14, 3, 123e6, time.UTC)
+	for _, e := range []*audit.Event{
+		{Time: at, Request: "req_a", Frame: "000000000000000a", Kind: "model", Name: "gpt-4o", Decision: "executing"},
+		{Time: at.Add(time.Millisecond), Request: "req_a", Frame: "000000000000000b", Parent: "000000000000000a",
+			Kind: "tool", Name: "search_kb", Decision: "completed", Args: []byte(`{"query":"refund policy","password":"hunter2"}`),
+			Result: `{"hits":3}`, Latency: 1200 * time.Microsecond},
+		{Time: at.Add(2 * time.Millisecond), Request: "req_b", Frame: "000000000000000c", Kind: "tool", Name: "other"},
+		{Time: at.Add(3 * time.Millisecond), Request: "req_a", Frame: "000000000000000d", Parent: "000000000000000a",
+			Kind: "tool", Name: "search_kb", Decision: "refused", Guard: "graph", Code: "cycle",
+			Message: "This would create a cycle: search_kb is already on your call stack.", Args: []byte(`{"query":"refund policy"}`)},
+		{Time: at.Add(4 * time.Millisecond), Request: "req_a", Frame: "000000000000000a", Kind: "model", Name: "gpt-4o",
+			Decision: "completed", Tokens: 1280, Latency: 2 * time.Second},
+	} {
+		if _, err := log.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runCLI(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), args, &out, &errOut)
+	return out.String(), err
+}
+
+func TestAuditVerifyCLI(t *testing.T) {
+	dir := auditData(t)
+	out, err := runCLI(t, "audit", "verify", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "chain ok: 5 events (head sha256:") {
+		t.Errorf("verify printed %q", out)
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TRIGGER audit_no_update; UPDATE audit SET event = json_set(event, '$.decision', 'completed') WHERE seq = 4`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, err = runCLI(t, "audit", "verify", "--data", dir)
+	if err == nil || !strings.Contains(err.Error(), "seq 4 (edited)") || out != "" {
+		t.Errorf("verify of an edited log: %q, %v; want an error naming seq 4 as edited", out, err)
+	}
+
+	if _, err := runCLI(t, "audit", "verify", "--data", filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "no audit log in") {
+		t.Errorf("verify of a missing folder = %v", err)
+	}
+}
+
+func TestAuditShowCLI(t *testing.T) {
+	dir := auditData(t)
+	out, err := runCLI(t, "audit", "show", "req_a", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reach audit show req_a:\n%s", out)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("show printed %d lines, want a header and 4 events:\n%s", len(lines), out)
+	}
+	for i, want := range [][]string{
+		{"SEQ", "TIME", "FRAME", "PARENT", "KIND", "NAME", "DECISION", "ARGS", "RESULT", "TOKENS", "LATENCY", "WHY"},
+		{"1", "2025-11-30T08:14:03.123Z", "000000000000000a", "-", "model", "gpt-4o", "executing"},
+		{"2", "000000000000000b", "000000000000000a", "search_kb", "completed", `{"query":"refund policy","password":"[REDACTED]`, `{"hits":3}`, "1.2ms"},
+		{"4", "search_kb", "refused", "graph/cycle: This would create a cycle"},
+		{"5", "completed", "1280", "2s"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], w)
+			}
+		}
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Error("show printed a redacted password")
+	}
+
+	out, err = runCLI(t, "audit", "show", "req_a", "--json", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct {
+			Seq  int64  `json:"seq"`
+			Name string `json:"name"`
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Name == "" || !strings.HasPrefix(e.Hash, "sha256:") {
+			t.Fatalf("--json line %q: %+v, %v", l, e, err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	if fmt.Sprint(seqs) != "[1 2 4 5]" {
+		t.Errorf("--json printed seqs %v, want [1 2 4 5]", seqs)
+	}
+
+	if _, err := runCLI(t, "audit", "show", "req_zzz", "--data", dir); err == nil || !strings.Contains(err.Error(), "no audit events for request req_zzz") {
+		t.Errorf("show of an unknown request = %v", err)
+	}
+}

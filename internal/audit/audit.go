@@ -1,0 +1,671 @@
+// Package audit is the append-only, tamper-evident record of every
+// decision Agent-Reach makes (A1, A2).
+//
+//	st, _ := store.Open(ctx, ".reach", nil)
+//	log, _ := audit.New(ctx, st, nil)
+//	defer log.Close()
+//	rt := reach.New(&reach.Options{Recorder: log}) // every frame is recorded
+//	...
+//	seq, err := log.Append(ctx, &audit.Event{Request: "r1", Kind: "approval", ...}) // durable when it returns
+//	rep, err := audit.Verify(ctx, st) // a *ChainError names the first bad event
+//
+// # The chain
+//
+// Every event carries the hash of the event before it (PrevHash) and its
+// own Hash: SHA-256 over PrevHash and the canonical encoding of the event
+// (see [Hash]). Editing, deleting, reordering or inserting a row breaks the
+// chain at that row, and [Verify] names it. Every CheckpointEvery events,
+// and when the log is closed, the head hash is also written to the
+// checkpoints table, so that deleting the newest events is caught too.
+//
+// # Group commit
+//
+// Appends go through one writer goroutine: callers enqueue, the writer
+// takes everything queued into one transaction, assigns sequence numbers
+// and hashes, commits, and then wakes the callers. [Log.Append] returns only
+// after its event committed; [Log.Record] (the reach.Recorder) enqueues and
+// returns at once, dropping the event (and counting it) when the queue is
+// full rather than slowing the call path.
+//
+// # Redaction
+//
+// Every text field, the arguments and the result preview go through a
+// [Redactor] before they are hashed and stored: nothing it removes is ever
+// written.
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// Event is one audit event (A1). Seq, PrevHash and Hash are set by the log.
+// In the store, Time and Request are columns and the rest is one JSON
+// object with the fields' json names (see [Event.MarshalJSON]).
+type Event struct {
+	Seq       int64           `json:"-"`
+	Time      time.Time       `json:"-"`
+	Request   string          `json:"-"`
+	Root      string          `json:"root,omitempty"`   // the root request, when Request is a delegation's sub-request
+	Frame     string          `json:"frame,omitempty"`  // 16 hex digits, or "" for a request-level event
+	Parent    string          `json:"parent,omitempty"` // the parent frame, or ""
+	Agent     string          `json:"agent,omitempty"`
+	Principal string          `json:"principal,omitempty"`
+	Kind      string          `json:"kind,omitempty"` // tool, model, delegate, stop, approval, ...
+	Name      string          `json:"name,omitempty"` // tool name, model name, receiving agent
+	CallID    string          `json:"call_id,omitempty"`
+	Why       string          `json:"why,omitempty"`      // the caller's reason for the call
+	Decision  string          `json:"decision,omitempty"` // the final state: completed, refused, failed, ...
+	Guard     string          `json:"guard,omitempty"`    // the stage that decided a refusal
+	Reason    string          `json:"reason,omitempty"`   // the class of a refusal or failure (an error type)
+	Code      string          `json:"code,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`   // redacted arguments
+	Result    string          `json:"result,omitempty"` // redacted, capped preview of the result
+	Tokens    int64           `json:"tokens,omitempty"`
+	Latency   time.Duration   `json:"latency,omitempty"` // nanoseconds
+	Budget    json.RawMessage `json:"budget,omitempty"`  // the budget left, as JSON
+	PrevHash  []byte          `json:"-"`
+	Hash      []byte          `json:"-"`
+}
+
+// MarshalJSON writes the event's JSON object as the log stores it: the
+// fields in declaration order, empty ones left out, Args and Budget as
+// they are (the log stores them compacted), no HTML escaping. Seq, Time,
+// Request and the hashes are not part of it.
+func (e *Event) MarshalJSON() ([]byte, error) { return appendData(nil, e), nil }
+
+// appendData appends the JSON object of e. It is the canonical encoding
+// that the chain hashes: the same event always gives the same bytes.
+func appendData(dst []byte, e *Event) []byte {
+	dst = append(dst, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, '"')
+		dst = append(dst, k...)
+		dst = append(dst, '"', ':')
+	}
+	for _, f := range [...]struct{ k, v string }{{"root", e.Root}, {"frame", e.Frame}, {"parent", e.Parent},
+		{"agent", e.Agent}, {"principal", e.Principal}, {"kind", e.Kind}, {"name", e.Name}, {"call_id", e.CallID},
+		{"why", e.Why}, {"decision", e.Decision}, {"guard", e.Guard}, {"reason", e.Reason}, {"code", e.Code},
+		{"message", e.Message}} {
+		if f.v != "" {
+			key(f.k)
+			dst = append(dst, '"')
+			dst = appendEscaped(dst, f.v)
+			dst = append(dst, '"')
+		}
+	}
+	if len(e.Args) > 0 {
+		key("args")
+		dst = append(dst, e.Args...)
+	}
+	if e.Result != "" {
+		key("result")
+		dst = append(dst, '"')
+		dst = appendEscaped(dst, e.Result)
+		dst = append(dst, '"')
+	}
+	if e.Tokens != 0 {
+		key("tokens")
+		dst = strconv.AppendInt(dst, e.Tokens, 10)
+	}
+	if e.Latency != 0 {
+		key("latency")
+		dst = strconv.AppendInt(dst, int64(e.Latency), 10)
+	}
+	if len(e.Budget) > 0 {
+		key("budget")
+		dst = append(dst, e.Budget...)
+	}
+	return append(dst, '}')
+}
+
+// decode reads a stored record back into an Event.
+func decode(r *store.AuditRecord) (*Event, error) {
+	e := &Event{}
+	if err := json.Unmarshal(r.Data, e); err != nil {
+		return nil, fmt.Errorf("reading audit event %d: %w", r.Seq, err)
+	}
+	e.Seq, e.Time, e.Request, e.PrevHash, e.Hash = r.Seq, r.Time, r.Request, r.PrevHash, r.Hash
+	return e, nil
+}
+
+// ErrClosed is returned by Append and Flush on a closed Log.
+var ErrClosed = errors.New("audit log closed")
+
+// Options configure a Log. A nil *Options means all defaults; every zero
+// field has the default its comment states.
+type Options struct {
+	// Redactor cleans every event; if nil, one with the default key names
+	// and no registered values.
+	Redactor *Redactor
+	// QueueSize bounds the events waiting for the writer; if zero, 65536.
+	// Append waits for room; Record drops.
+	QueueSize int
+	// MaxBatch bounds the events in one transaction; if zero, 8192.
+	MaxBatch int
+	// CheckpointEvery is how many events pass between checkpoints of the
+	// head hash; if zero, 1024.
+	CheckpointEvery int64
+	// MaxResult caps the stored result preview, in bytes; if zero, 512.
+	MaxResult int
+	// MaxMessage caps the stored message, in bytes; if zero, 1024.
+	MaxMessage int
+	// MaxArgs caps the stored arguments, in bytes; if zero, 16 KiB. Larger
+	// arguments are stored as {"truncated": <size>, "preview": "<start>"}.
+	MaxArgs int
+	// Logger reports failed commits of recorded events; if nil, logs are
+	// discarded.
+	Logger *slog.Logger
+}
+
+// Log is an append-only audit log over a store.AuditLog. It implements
+// reach.Recorder. Safe for concurrent use. Make one with New and Close it.
+type Log struct {
+	st  store.AuditLog
+	o   Options
+	red *Redactor
+	log *slog.Logger
+
+	mu     sync.RWMutex // held (read) while sending on q; Close takes it to close q
+	closed bool
+	q      chan item
+	exited chan struct{}
+
+	dropped  atomic.Int64
+	failed   atomic.Int64
+	appended atomic.Int64
+	batches  atomic.Int64
+
+	// Owned by the writer goroutine.
+	seq    int64
+	head   []byte
+	lastCp int64
+	recs   []*store.AuditRecord
+	hasher hash.Hash
+}
+
+var _ reach.Recorder = (*Log)(nil)
+
+// item is one entry of the queue: a prepared record (Append), a raw
+// reach.Event (Record), or neither (a flush marker).
+type item struct {
+	rec  *store.AuditRecord
+	raw  *reach.Event
+	done chan error // nil for Record
+}
+
+// New reads the head of the chain in st and starts the writer.
+func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
+	l := &Log{st: st}
+	if opts != nil {
+		l.o = *opts
+	}
+	o := &l.o
+	if o.QueueSize == 0 {
+		o.QueueSize = 65536
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 8192
+	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = 1024
+	}
+	if o.MaxResult == 0 {
+		o.MaxResult = 512
+	}
+	if o.MaxMessage == 0 {
+		o.MaxMessage = 1024
+	}
+	if o.MaxArgs == 0 {
+		o.MaxArgs = 16 << 10
+	}
+	l.red = o.Redactor
+	if l.red == nil {
+		l.red, _ = NewRedactor(nil)
+	}
+	l.log = o.Logger
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	seq, head, err := st.AuditHead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	l.seq, l.head = seq, head
+	if l.head == nil {
+		l.head = make([]byte, HashSize)
+	}
+	cps, err := st.AuditCheckpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	if len(cps) > 0 {
+		l.lastCp = cps[len(cps)-1].Seq
+	}
+	l.hasher = sha256.New()
+	l.q = make(chan item, o.QueueSize)
+	l.exited = make(chan struct{})
+	go l.run()
+	return l, nil
+}
+
+// Redactor returns the log's redactor, to register secrets with.
+func (l *Log) Redactor() *Redactor { return l.red }
+
+// Append redacts e, appends it and returns its sequence number once the
+// transaction that holds it has committed: from then on it survives a crash
+// of the process (and, with synchronous FULL, of the machine). e itself is
+// not modified; its Seq, PrevHash and Hash are ignored. If ctx ends first,
+// Append returns its cause and the event may or may not be appended.
+func (l *Log) Append(ctx context.Context, e *Event) (int64, error) {
+	rec := l.prepare(e)
+	done := make(chan error, 1)
+	if err := l.send(ctx, item{rec: rec, done: done}); err != nil {
+		return 0, err
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return 0, err
+		}
+		return rec.Seq, nil
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
+}
+
+// send enqueues it, waiting for room.
+func (l *Log) send(ctx context.Context, it item) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ErrClosed
+	}
+	select {
+	case l.q <- it:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Record implements reach.Recorder: it enqueues e and returns at once. The
+// writer converts and redacts it. When the queue is full, or the log is
+// closed, the event is dropped and counted (see Stats).
+func (l *Log) Record(_ context.Context, e *reach.Event) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		l.dropped.Add(1)
+		return
+	}
+	select {
+	case l.q <- item{raw: e}:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// Flush returns when every event enqueued before it has been committed (or
+// has failed).
+func (l *Log) Flush(ctx context.Context) error {
+	done := make(chan error, 1)
+	if err := l.send(ctx, item{done: done}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Close stops taking events, commits everything queued, writes a
+// checkpoint of the head, and stops the writer. It does not close the store.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.q)
+	}
+	l.mu.Unlock()
+	<-l.exited
+	return nil
+}
+
+// Stats counts what the log has done since it was made.
+type Stats struct {
+	Appended int64 // events committed
+	Batches  int64 // transactions committed
+	Dropped  int64 // recorded events dropped: queue full or log closed
+	Failed   int64 // recorded events lost to a failed commit
+	Queued   int   // events waiting for the writer now
+}
+
+// Stats returns the log's counters.
+func (l *Log) Stats() Stats {
+	return Stats{Appended: l.appended.Load(), Batches: l.batches.Load(), Dropped: l.dropped.Load(),
+		Failed: l.failed.Load(), Queued: len(l.q)}
+}
+
+// Dropped returns how many recorded events were dropped because the queue
+// was full or the log closed.
+func (l *Log) Dropped() int64 { return l.dropped.Load() }
+
+// Verify checks the whole chain; see the package function Verify.
+func (l *Log) Verify(ctx context.Context) (*Report, error) { return Verify(ctx, l.st) }
+
+// Show returns a request's events in order; see the package function Show.
+func (l *Log) Show(ctx context.Context, request string) ([]*Event, error) {
+	return Show(ctx, l.st, request)
+}
+
+// Show returns the events of a request in sequence order.
+func Show(ctx context.Context, src store.AuditLog, request string) ([]*Event, error) {
+	recs, err := src.RequestAudit(ctx, request)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Event, len(recs))
+	for i, r := range recs {
+		if out[i], err = decode(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// run is the writer: it takes what is queued, commits it as one batch, and
+// wakes the callers.
+func (l *Log) run() {
+	defer close(l.exited)
+	batch := make([]item, 0, 64)
+	open := true
+	// drain takes what is queued, up to MaxBatch, and reports how many.
+	drain := func() int {
+		n := 0
+		for open && len(batch) < l.o.MaxBatch {
+			select {
+			case it, ok := <-l.q:
+				if !ok {
+					open = false
+					return n
+				}
+				batch = append(batch, it)
+				n++
+			default:
+				return n
+			}
+		}
+		return n
+	}
+	for open {
+		it, ok := <-l.q
+		if !ok {
+			break
+		}
+		batch = append(batch[:0], it)
+		drain()
+		// Callers woken by the last commit are about to enqueue again: let
+		// them, while that makes the batch grow, so that one commit carries
+		// them all instead of one each.
+		for range yields {
+			runtime.Gosched()
+			if drain() == 0 {
+				break
+			}
+		}
+		l.commit(batch)
+		clear(batch) // let the events go
+	}
+	if l.seq > l.lastCp {
+		cp := store.AuditCheckpoint{Seq: l.seq, Hash: l.head, Time: time.Now()}
+		if err := l.st.AppendAudit(context.Background(), nil, []store.AuditCheckpoint{cp}); err != nil {
+			l.log.Error("audit: writing the closing checkpoint", "seq", l.seq, "err", err)
+		}
+	}
+}
+
+// yields bounds how often the writer yields to let a batch grow.
+const yields = 4
+
+// commitTries bounds the retries of a batch whose seq numbers another
+// writer took (each retry means that writer made progress).
+const commitTries = 64
+
+func (l *Log) commit(batch []item) {
+	l.recs = l.recs[:0]
+	for i := range batch {
+		it := &batch[i]
+		if it.raw != nil {
+			it.rec = l.prepare(FromReach(it.raw))
+			it.raw = nil
+		}
+		if it.rec != nil {
+			l.recs = append(l.recs, it.rec)
+		}
+	}
+	var err error
+	if len(l.recs) > 0 {
+		for try := 1; ; try++ {
+			seq, head, cps := l.chain()
+			err = l.st.AppendAudit(context.Background(), l.recs, cps)
+			if err == nil {
+				l.seq, l.head = seq, head
+				if len(cps) > 0 {
+					l.lastCp = cps[len(cps)-1].Seq
+				}
+				l.appended.Add(int64(len(l.recs)))
+				l.batches.Add(1)
+				break
+			}
+			if !errors.Is(err, store.ErrConflict) || try == commitTries {
+				break
+			}
+			// Another writer appended: continue from its head.
+			s, h, herr := l.st.AuditHead(context.Background())
+			if herr != nil {
+				err = errors.Join(err, herr)
+				break
+			}
+			if h == nil {
+				h = make([]byte, HashSize)
+			}
+			l.seq, l.head = s, h
+		}
+		if err != nil {
+			err = fmt.Errorf("appending to the audit log: %w", err)
+		}
+	}
+	for i := range batch {
+		it := &batch[i]
+		if it.done != nil {
+			it.done <- err
+		} else if err != nil {
+			l.failed.Add(1)
+		}
+	}
+	if err != nil {
+		l.log.Error("audit: a batch failed", "events", len(l.recs), "err", err)
+	}
+	clear(l.recs)
+}
+
+// chain assigns seq numbers, prev hashes and hashes to l.recs after the
+// current head, and returns the new head and the checkpoints due.
+func (l *Log) chain() (int64, []byte, []store.AuditCheckpoint) {
+	seq, prev := l.seq, l.head
+	hashes := make([]byte, 0, HashSize*len(l.recs))
+	h := l.hasher
+	var cps []store.AuditCheckpoint
+	for _, r := range l.recs {
+		seq++
+		start := len(hashes)
+		hashes = chainHash(h, hashes, prev, seq, r.Time, r.Request, r.Data)
+		r.Seq, r.PrevHash, r.Hash = seq, prev, hashes[start:len(hashes):len(hashes)]
+		prev = r.Hash
+		if seq%l.o.CheckpointEvery == 0 {
+			cps = append(cps, store.AuditCheckpoint{Seq: seq, Hash: r.Hash, Time: r.Time})
+		}
+	}
+	return seq, prev, cps
+}
+
+// prepare redacts and caps a copy of e and encodes it as a record.
+func (l *Log) prepare(e *Event) *store.AuditRecord {
+	c := *e
+	if c.Time.IsZero() {
+		c.Time = time.Now()
+	}
+	r := l.red
+	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Kind,
+		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code} {
+		*f = clean(r.Text(*f))
+	}
+	c.Why = clip(clean(r.Text(c.Why)), l.o.MaxMessage)
+	c.Message = clip(clean(r.Text(c.Message)), l.o.MaxMessage)
+	if strings.HasPrefix(c.Result, "{") || strings.HasPrefix(c.Result, "[") {
+		c.Result = string(r.JSON([]byte(c.Result)))
+	} else {
+		c.Result = r.Text(c.Result)
+	}
+	c.Result = clip(clean(c.Result), l.o.MaxResult)
+	if len(c.Args) > 0 {
+		a := r.JSON(c.Args)
+		if len(a) > l.o.MaxArgs {
+			a = truncatedArgs(a, l.o.MaxArgs)
+		}
+		c.Args = compactJSON(a)
+	}
+	if len(c.Budget) > 0 {
+		c.Budget = compactJSON(r.JSON(c.Budget))
+	}
+	data := appendData(make([]byte, 0, 256+len(c.Args)+len(c.Result)+len(c.Message)+len(c.Budget)), &c)
+	if !utf8.Valid(data) {
+		data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
+	}
+	return &store.AuditRecord{Time: time.Unix(0, c.Time.UnixNano()), Request: c.Request, Data: data}
+}
+
+// compactJSON returns b compacted if it is JSON, or else b as a JSON
+// string, so that the stored object stays valid JSON and reads back as the
+// same bytes.
+func compactJSON(b []byte) json.RawMessage {
+	if compactValid(b) {
+		return b
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if json.Compact(buf, b) == nil {
+		if bytes.Equal(buf.Bytes(), b) {
+			return b
+		}
+		return bytes.Clone(buf.Bytes())
+	}
+	return appendQuoted(nil, []byte(clean(string(b))))
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// clean makes s storable as text in any database: valid UTF-8, no NUL.
+func clean(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "…"
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}
+
+func truncatedArgs(a []byte, n int) []byte {
+	p := clip(string(a), n/2)
+	out, _ := json.Marshal(struct {
+		Truncated int    `json:"truncated"`
+		Preview   string `json:"preview"`
+	}{len(a), p})
+	return out
+}
+
+// FromReach converts a reach.Event into an audit Event (not yet redacted).
+// The result preview is the start of the data returned to the model, or
+// the summary when there is none.
+func FromReach(e *reach.Event) *Event {
+	ev := &Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal,
+		Kind: e.Kind.String(), Name: e.Name, CallID: e.CallID, Why: e.Why, Decision: e.State.String(),
+		Args: e.Args, Result: e.Summary, Tokens: e.Tokens, Latency: e.Latency}
+	if e.Root != e.Request {
+		ev.Root = e.Root
+	}
+	if len(e.Result) > 0 {
+		ev.Result = string(e.Result)
+	}
+	if e.Frame != 0 {
+		ev.Frame = e.Frame.String()
+	}
+	if e.Parent != 0 {
+		ev.Parent = e.Parent.String()
+	}
+	if e.Error != nil {
+		ev.Guard, ev.Reason, ev.Code, ev.Message = e.Error.Guard, e.Error.Type, e.Error.Code, e.Error.Message
+	}
+	if e.Stop != nil {
+		ev.Kind, ev.Name = "stop", e.Stop.Mode.String()
+		if ev.Guard == "" {
+			ev.Guard = e.Stop.By
+		}
+		if ev.Message == "" {
+			ev.Message = e.Stop.Reason
+		}
+	}
+	if b, err := json.Marshal(e.Remaining); err == nil && string(b) != "{}" {
+		ev.Budget = b
+	}
+	return ev
+}
+
+// FormatHash writes a hash as "sha256:" and hex.
+func FormatHash(h []byte) string {
+	const digits = "0123456789abcdef"
+	var b strings.Builder
+	b.WriteString("sha256:")
+	for _, c := range h {
+		b.WriteByte(digits[c>>4])
+		b.WriteByte(digits[c&15])
+	}
+	return b.String()
+}

@@ -1,0 +1,334 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// stores are the backends every Log test runs against.
+var stores = []struct {
+	name string
+	open func(t *testing.T) store.AuditLog
+}{
+	{"memory", func(t *testing.T) store.AuditLog { return store.NewMemory() }},
+	{"sqlite", func(t *testing.T) store.AuditLog {
+		st, err := store.Open(context.Background(), t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+}
+
+func eachStore(t *testing.T, f func(t *testing.T, st store.AuditLog)) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) { f(t, s.open(t)) })
+	}
+}
+
+func newLog(t *testing.T, st store.AuditLog, o *audit.Options) *audit.Log {
+	t.Helper()
+	l, err := audit.New(context.Background(), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestAppendConcurrentAndVerify(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.AuditLog) {
+		ctx := t.Context()
+		l := newLog(t, st, &audit.Options{CheckpointEvery: 100})
+		var mu sync.Mutex
+		var seqs []int64
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 125 {
+					seq, err := l.Append(ctx, testEvent(w*1000+i))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					seqs = append(seqs, seq)
+					mu.Unlock()
+				}
+			})
+		}
+		for i := range 500 {
+			l.Record(ctx, &reach.Event{Time: time.Now(), Request: "rec", Frame: reach.FrameID(i + 1), Kind: reach.ToolFrame,
+				Name: "t", State: reach.Completed})
+		}
+		wg.Wait()
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(seqs)
+		if len(seqs) != 1000 || seqs[0] < 1 || seqs[len(seqs)-1] > 1500 || slices.Compact(seqs) != nil && len(slices.Compact(seqs)) != 1000 {
+			t.Fatalf("Append returned %d seqs from %d to %d, want 1000 distinct ones in 1..1500", len(seqs), seqs[0], seqs[len(seqs)-1])
+		}
+		s := l.Stats()
+		if s.Appended != 1500 || s.Dropped != 0 || s.Failed != 0 || s.Batches < 1 {
+			t.Errorf("Stats = %+v, want 1500 appended, none dropped or failed", s)
+		}
+		rep, err := l.Verify(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Events != 1500 || rep.Checkpoints != 15 {
+			t.Errorf("Verify = %+v, want 1500 events and 15 checkpoints", rep)
+		}
+		// A new Log continues the chain.
+		l.Close()
+		l2 := newLog(t, st, nil)
+		if seq, err := l2.Append(ctx, testEvent(0)); err != nil || seq != 1501 {
+			t.Fatalf("Append after reopening = %d, %v; want 1501", seq, err)
+		}
+		if _, err := l2.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestShow(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.AuditLog) {
+		ctx := t.Context()
+		l := newLog(t, st, nil)
+		var want []*audit.Event
+		for i := range 9 {
+			e := testEvent(i)
+			e.Tokens, e.Budget = int64(i), json.RawMessage(`{"turns":3}`)
+			e.Message = "line1\nline2 \"q\" \\ \x01\t é 😀 <b>&amp; \u2028"
+			e.Args = json.RawMessage(`{"q":"<tag> & \"x\"","n":[1,2.5e3,-0,true,null],"u":"\u00e9\ud83d\ude00"}`)
+			seq, err := l.Append(ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Request == "req_1" {
+				c := *e
+				c.Seq = seq
+				want = append(want, &c)
+			}
+		}
+		got, err := l.Show(ctx, "req_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(audit.Event{}, "PrevHash", "Hash")); diff != "" {
+			t.Errorf("Show (-want +got):\n%s", diff)
+		}
+		for i, e := range got {
+			if len(e.Hash) != audit.HashSize || (i > 0 && e.Seq <= got[i-1].Seq) {
+				t.Errorf("event %d: seq %d, hash %x", i, e.Seq, e.Hash)
+			}
+		}
+	})
+}
+
+// blockingStore holds every AppendAudit until released.
+type blockingStore struct {
+	store.AuditLog
+	release chan struct{}
+	fail    error
+}
+
+func (b *blockingStore) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
+	<-b.release
+	if b.fail != nil {
+		return b.fail
+	}
+	return b.AuditLog.AppendAudit(ctx, recs, cps)
+}
+
+// Record never waits: with the writer stuck and the queue full, it drops
+// and counts.
+func TestRecordNeverBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		bs := &blockingStore{AuditLog: store.NewMemory(), release: make(chan struct{})}
+		l, err := audit.New(ctx, bs, &audit.Options{QueueSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &reach.Event{Time: time.Now(), Request: "r", Name: "t"}
+		l.Record(ctx, e)
+		synctest.Wait() // the writer took it and is stuck in AppendAudit
+		for range 99 {
+			l.Record(ctx, e)
+		}
+		if got := l.Dropped(); got != 95 {
+			t.Errorf("Dropped = %d, want 95 (1 in the writer, 4 queued)", got)
+		}
+		close(bs.release)
+		l.Close()
+		if s := l.Stats(); s.Appended != 5 {
+			t.Errorf("Appended = %d, want 5", s.Appended)
+		}
+		l.Record(ctx, e)
+		if _, err := l.Append(ctx, testEvent(1)); !errors.Is(err, audit.ErrClosed) {
+			t.Errorf("Append after Close = %v, want ErrClosed", err)
+		}
+		if got := l.Dropped(); got != 96 {
+			t.Errorf("Dropped after a Record on a closed log = %d, want 96", got)
+		}
+	})
+}
+
+// A failed commit fails its Appends and counts its Records; the chain
+// goes on from the last committed event.
+func TestCommitFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := store.NewMemory()
+		bs := &blockingStore{AuditLog: mem, release: make(chan struct{}), fail: errors.New("disk full")}
+		l, err := audit.New(ctx, bs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Record(ctx, &reach.Event{Request: "r"})
+		synctest.Wait() // the writer is stuck with a batch of the Record
+		errc := make(chan error)
+		go func() { _, err := l.Append(ctx, testEvent(0)); errc <- err }()
+		synctest.Wait()
+		bs.release <- struct{}{} // the Record's batch fails
+		synctest.Wait()          // the writer is stuck with a batch of the Append
+		bs.release <- struct{}{} // which fails too
+		if err := <-errc; err == nil || !errors.Is(err, bs.fail) {
+			t.Fatalf("Append = %v, want the store's error", err)
+		}
+		bs.fail = nil
+		close(bs.release)
+		if s := l.Stats(); s.Failed != 1 {
+			t.Errorf("Failed = %d, want 1 (the Record in the failed batch)", s.Failed)
+		}
+		if seq, err := l.Append(ctx, testEvent(1)); err != nil || seq != 1 {
+			t.Errorf("Append after a failure = %d, %v; want seq 1", seq, err)
+		}
+		l.Close()
+		if _, err := audit.Verify(ctx, mem); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// Two logs appending to one store (two gateways on one database) keep one
+// chain: a writer that lost the race for a seq rechains after the winner.
+func TestTwoWriters(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.AuditLog) {
+		ctx := t.Context()
+		a, b := newLog(t, st, nil), newLog(t, st, nil)
+		var wg sync.WaitGroup
+		for _, l := range []*audit.Log{a, b} {
+			for w := range 4 {
+				wg.Go(func() {
+					for i := range 50 {
+						if _, err := l.Append(ctx, testEvent(w*100+i)); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		rep, err := audit.Verify(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Events != 400 {
+			t.Errorf("%d events, want 400", rep.Events)
+		}
+	})
+}
+
+func TestFromReach(t *testing.T) {
+	at := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		in   *reach.Event
+		want *audit.Event
+	}{{
+		in: &reach.Event{Time: at, Request: "r1", Root: "r1", Principal: "alice", Frame: 0xab, Parent: 0xaa, Kind: reach.ToolFrame,
+			Name: "search", CallID: "c7", Why: "find the policy", Agent: "main", Args: []byte(`{"q":1}`), State: reach.Refused,
+			Summary: "s", Tokens: 3, Latency: time.Second, Remaining: reach.Budget{Turns: 2},
+			Error: &reach.Error{Guard: "graph", Type: reach.TypeCycle, Code: "cycle", Message: "already on the stack"}},
+		want: &audit.Event{Time: at, Request: "r1", Principal: "alice", Frame: "00000000000000ab", Parent: "00000000000000aa",
+			Kind: "tool", Name: "search", CallID: "c7", Why: "find the policy", Agent: "main", Args: []byte(`{"q":1}`),
+			Decision: "refused", Result: "s", Tokens: 3, Latency: time.Second, Budget: []byte(`{"turns":2}`),
+			Guard: "graph", Reason: "cycle", Code: "cycle", Message: "already on the stack"},
+	}, {
+		in: &reach.Event{Time: at, Request: "r1.sub", Root: "r1", Kind: reach.ToolFrame, Name: "get", State: reach.Completed,
+			Summary: "1 hit", Result: []byte(`{"hits":[1]}`)},
+		want: &audit.Event{Time: at, Request: "r1.sub", Root: "r1", Kind: "tool", Name: "get", Decision: "completed",
+			Result: `{"hits":[1]}`},
+	}, {
+		in: &reach.Event{Time: at, Request: "r2", Agent: "main", State: reach.Cancelled,
+			Stop: &reach.Cause{Mode: reach.Cancel, By: "operator", Reason: "runaway"}},
+		want: &audit.Event{Time: at, Request: "r2", Agent: "main", Kind: "stop", Name: "cancel", Decision: "cancelled",
+			Guard: "operator", Message: "runaway"},
+	}}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, audit.FromReach(tt.in)); diff != "" {
+			t.Errorf("FromReach (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// With the runtime: every frame that ends is recorded, refusals with their guard.
+func TestRecorderWithRuntime(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemory()
+	l := newLog(t, st, nil)
+	rt := reach.New(&reach.Options{Recorder: l})
+	rt.MustRegister(reach.Tool{Name: "lookup", Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"found":true}`), nil
+	}})
+	rctx, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "req_rt", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, turn, err := rt.BeginModel(rctx, "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Call(mctx, &reach.Call{ID: "c1", Tool: "lookup", Arguments: json.RawMessage(`{"id":1,"api_key":"k-123456"}`)})
+	rt.Call(mctx, &reach.Call{ID: "c2", Tool: "nope", Arguments: json.RawMessage(`{}`)})
+	turn.EndModel(reach.TokenUsage{Input: 10, Output: 5})
+	req.End()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := l.Show(ctx, "req_rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%s %s %s %s", e.Kind, e.Name, e.Decision, e.Guard))
+		if e.Name == "lookup" && string(e.Args) != `{"api_key":"[REDACTED]","id":1}` && string(e.Args) != `{"id":1,"api_key":"[REDACTED]"}` {
+			t.Errorf("stored args %s", e.Args)
+		}
+	}
+	want := []string{"tool lookup completed ", "tool nope refused resolve", "model gpt-test completed "}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded events (-want +got):\n%s", diff)
+	}
+	if _, err := l.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+}

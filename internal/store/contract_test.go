@@ -1,0 +1,400 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// impls are the implementations every contract test runs against. A
+// PostgreSQL store adds a line here.
+var impls = []struct {
+	name string
+	open func(t *testing.T) Store
+}{
+	{"memory", func(t *testing.T) Store { return NewMemory() }},
+	{"sqlite", func(t *testing.T) Store { return openSQLite(t, t.TempDir(), nil) }},
+}
+
+func openSQLite(t *testing.T, dir string, o *SQLiteOptions) *SQLite {
+	t.Helper()
+	s, err := Open(context.Background(), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// contract runs f against every implementation.
+func contract(t *testing.T, f func(t *testing.T, s Store)) {
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) { f(t, impl.open(t)) })
+	}
+}
+
+var t0 = time.Unix(1_700_000_000, 123456789)
+
+func TestRequests(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		if _, err := s.GetRequest(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("GetRequest(missing) = %v, want ErrNotFound", err)
+		}
+		var want []*Request
+		for i := range 5 {
+			state := "running"
+			if i%2 == 1 {
+				state = "ended"
+			}
+			r := &Request{ID: fmt.Sprintf("req_%d", i), Principal: "alice", Agent: "main", State: state,
+				Budget: []byte(`{"turns":3}`), Started: t0.Add(time.Duration(i) * time.Second)}
+			if i == 3 {
+				r.Parent, r.Scene, r.Usage, r.Cause, r.Ended = "req_1", "chitchat", []byte(`{"turns":1}`), []byte(`{"by":"op"}`), t0.Add(time.Hour)
+			}
+			if err := s.PutRequest(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Updated.IsZero() {
+				t.Fatal("PutRequest did not set Updated")
+			}
+			want = append([]*Request{r}, want...) // newest first
+		}
+		got, err := s.GetRequest(ctx, "req_3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[1], got); diff != "" {
+			t.Errorf("GetRequest (-want +got):\n%s", diff)
+		}
+		tests := []struct {
+			name string
+			f    RequestFilter
+			want []*Request
+		}{
+			{"all", RequestFilter{}, want},
+			{"running", RequestFilter{State: "running"}, []*Request{want[0], want[2], want[4]}},
+			{"limit", RequestFilter{Limit: 2}, want[:2]},
+			{"before", RequestFilter{Before: t0.Add(3 * time.Second)}, want[2:]},
+			{"before and state", RequestFilter{Before: t0.Add(3 * time.Second), State: "ended"}, []*Request{want[3]}},
+		}
+		for _, tt := range tests {
+			got, err := s.ListRequests(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ListRequests(%s) (-want +got):\n%s", tt.name, diff)
+			}
+		}
+		// Replacing keeps one row.
+		r := *want[0]
+		r.State = "stopped"
+		if err := s.PutRequest(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		all, _ := s.ListRequests(ctx, RequestFilter{})
+		if len(all) != 5 || all[0].State != "stopped" {
+			t.Errorf("after replace: %d requests, first in state %q; want 5, stopped", len(all), all[0].State)
+		}
+	})
+}
+
+func TestFrames(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		put := func(f *Frame) {
+			t.Helper()
+			if err := s.PutFrame(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := &Frame{Request: "r1", Frame: "000000000000000a", Kind: "model", Name: "gpt", State: "executing", Started: t0}
+		b := &Frame{Request: "r1", Frame: "000000000000000b", Parent: a.Frame, Kind: "tool", Name: "pay",
+			CallID: "c1", IdemKey: "pay:r1/c1", State: "executing", Args: []byte(`{"amount":3}`),
+			Undo: []byte(`{"tool":"refund"}`), Started: t0.Add(time.Millisecond)}
+		c := &Frame{Request: "r2", Frame: "000000000000000c", Kind: "tool", Name: "read", State: "executing", Started: t0}
+		put(a)
+		put(b)
+		put(c)
+		a.State = "completed"
+		put(a) // an update keeps its place
+		b2 := *b
+		b2.State, b2.Error = "failed", []byte(`{"code":"tool_error"}`)
+		got, err := s.RequestFrames(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]*Frame{a, b}, got); diff != "" {
+			t.Errorf("RequestFrames (-want +got):\n%s", diff)
+		}
+		open, err := s.OpenFrames(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(open) != 2 || open[0].Frame != c.Frame || open[1].Frame != b.Frame {
+			t.Errorf("OpenFrames = %v, want frames c, b", frameIDs(open))
+		}
+		put(&b2)
+		open, _ = s.OpenFrames(ctx)
+		if len(open) != 1 || open[0].Frame != c.Frame {
+			t.Errorf("OpenFrames after b failed = %v, want frame c", frameIDs(open))
+		}
+	})
+}
+
+func frameIDs(fs []*Frame) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Request+"/"+f.Frame+"/"+f.State)
+	}
+	return out
+}
+
+func TestIdemRecords(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		now := t0
+		claim := func(key, owner string, lease time.Time) (*IdemRecord, bool) {
+			t.Helper()
+			r, ok, err := s.ClaimKey(ctx, key, owner, now, lease)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r, ok
+		}
+		if _, ok := claim("k", "a", time.Time{}); !ok {
+			t.Fatal("first claim of k failed")
+		}
+		r, ok := claim("k", "b", time.Time{})
+		if ok || r.Owner != "a" || r.State != IdemClaimed || r.Result != nil {
+			t.Fatalf("second claim = %+v, %v; want a's claim", r, ok)
+		}
+		if err := s.CompleteKey(ctx, "k", "b", []byte(`{}`), now.Add(time.Hour)); !errors.Is(err, ErrConflict) {
+			t.Fatalf("CompleteKey by a non-owner = %v, want ErrConflict", err)
+		}
+		if err := s.ReleaseKey(ctx, "k", "b"); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := claim("k", "b", time.Time{}); ok {
+			t.Fatal("a release by a non-owner freed the key")
+		}
+		if err := s.CompleteKey(ctx, "k", "a", []byte(`{"status":"success"}`), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		r, ok = claim("k", "b", time.Time{})
+		if ok || r.State != IdemDone || string(r.Result) != `{"status":"success"}` || !r.Expires.Equal(now.Add(time.Hour)) {
+			t.Fatalf("claim of a done key = %+v, %v; want the done record", r, ok)
+		}
+		// Release.
+		claim("rel", "a", time.Time{})
+		if err := s.ReleaseKey(ctx, "rel", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := claim("rel", "b", time.Time{}); !ok {
+			t.Fatal("a released key could not be claimed")
+		}
+		// A claim's lease.
+		claim("lease", "a", now.Add(time.Minute))
+		if _, ok := claim("lease", "b", time.Time{}); ok {
+			t.Fatal("a leased claim was taken before its lease ended")
+		}
+		now = now.Add(time.Minute)
+		if _, ok := claim("lease", "b", time.Time{}); !ok {
+			t.Fatal("a claim whose lease ended could not be taken over")
+		}
+		if err := s.CompleteKey(ctx, "lease", "a", []byte(`{}`), now.Add(time.Hour)); !errors.Is(err, ErrConflict) {
+			t.Fatalf("CompleteKey by the owner of a lost lease = %v, want ErrConflict", err)
+		}
+		// Expiry: k is done until t0+1h; at that moment it is free again.
+		now = t0.Add(time.Hour)
+		n, err := s.SweepKeys(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("SweepKeys swept %d records, want 1 (k)", n)
+		}
+		if _, ok := claim("k", "c", time.Time{}); !ok {
+			t.Fatal("an expired key could not be claimed")
+		}
+	})
+}
+
+func auditRecord(seq int64, request string) *AuditRecord {
+	return &AuditRecord{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Millisecond), Request: request,
+		Data:     []byte(fmt.Sprintf(`{"kind":"tool","name":"search","n":%d}`, seq)),
+		PrevHash: bytes.Repeat([]byte{byte(seq - 1)}, 32), Hash: bytes.Repeat([]byte{byte(seq)}, 32)}
+}
+
+func TestAuditLog(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		if seq, hash, err := s.AuditHead(ctx); err != nil || seq != 0 || hash != nil {
+			t.Fatalf("AuditHead of an empty log = %d, %x, %v", seq, hash, err)
+		}
+		var all []*AuditRecord
+		for seq := int64(1); seq <= 330; seq++ {
+			all = append(all, auditRecord(seq, fmt.Sprintf("r%d", seq%3)))
+		}
+		// 1..300 in batches of sizes that cross the multi-row chunks.
+		for _, b := range [][2]int{{0, 1}, {1, 40}, {40, 70}, {70, 300}} {
+			var cps []AuditCheckpoint
+			if b[1] == 70 {
+				cps = []AuditCheckpoint{{Seq: 32, Hash: all[31].Hash, Time: t0}}
+			}
+			if err := s.AppendAudit(ctx, all[b[0]:b[1]], cps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A batch that reuses a taken seq appends nothing.
+		bad := []*AuditRecord{auditRecord(301, "r"), auditRecord(300, "r")}
+		if err := s.AppendAudit(ctx, bad, nil); !errors.Is(err, ErrConflict) {
+			t.Fatalf("AppendAudit with a taken seq = %v, want ErrConflict", err)
+		}
+		if err := s.AppendAudit(ctx, all[300:], []AuditCheckpoint{{Seq: 96, Hash: all[95].Hash, Time: t0}, {Seq: 32, Hash: []byte("dup"), Time: t0}}); err != nil {
+			t.Fatal(err)
+		}
+		seq, hash, err := s.AuditHead(ctx)
+		if err != nil || seq != 330 || !bytes.Equal(hash, all[329].Hash) {
+			t.Fatalf("AuditHead = %d, %x, %v; want 330", seq, hash, err)
+		}
+		var got []*AuditRecord
+		for after := int64(0); ; {
+			page, err := s.ScanAudit(ctx, after, 70)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, page...)
+			after = page[len(page)-1].Seq
+		}
+		if diff := cmp.Diff(all, got); diff != "" {
+			t.Errorf("ScanAudit pages (-want +got):\n%s", diff)
+		}
+		var want []*AuditRecord
+		for _, e := range all {
+			if e.Request == "r1" {
+				want = append(want, e)
+			}
+		}
+		got, err = s.RequestAudit(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("RequestAudit (-want +got):\n%s", diff)
+		}
+		cps, err := s.AuditCheckpoints(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCps := []AuditCheckpoint{{32, all[31].Hash, t0}, {96, all[95].Hash, t0}}
+		if diff := cmp.Diff(wantCps, cps); diff != "" {
+			t.Errorf("AuditCheckpoints (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestDeadLetters(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		d1 := &DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3}
+		d2 := &DeadLetter{Request: "r2", Frame: "02", Tool: "unbook", Error: "500", Attempts: 1}
+		for _, d := range []*DeadLetter{d1, d2} {
+			if _, err := s.AddDeadLetter(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d1.ID == 0 || d2.ID <= d1.ID || d1.State != DeadOpen {
+			t.Fatalf("ids %d, %d, state %q", d1.ID, d2.ID, d1.State)
+		}
+		d1.State, d1.Note, d1.Attempts = DeadResolved, "refunded by hand", 4
+		if err := s.UpdateDeadLetter(ctx, d1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateDeadLetter(ctx, &DeadLetter{ID: 99, State: DeadResolved}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("UpdateDeadLetter(missing) = %v, want ErrNotFound", err)
+		}
+		open, err := s.ListDeadLetters(ctx, DeadOpen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]*DeadLetter{d2}, open); diff != "" {
+			t.Errorf("open dead letters (-want +got):\n%s", diff)
+		}
+		all, _ := s.ListDeadLetters(ctx, "")
+		if diff := cmp.Diff([]*DeadLetter{d1, d2}, all); diff != "" {
+			t.Errorf("all dead letters (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestClosed(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetRequest(context.Background(), "x"); err == nil {
+			t.Error("GetRequest after Close succeeded")
+		}
+		if _, _, err := s.AuditHead(context.Background()); err == nil {
+			t.Error("AuditHead after Close succeeded")
+		}
+	})
+}
+
+// RequestAudit finds a request's records whether or not the SQLite store
+// has indexed them yet (it indexes every indexEvery records).
+func TestRequestAuditIndex(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		const n = 2*indexEvery + 1000
+		want := map[string][]int64{}
+		var batch []*AuditRecord
+		for seq := int64(1); seq <= n; seq++ {
+			req := fmt.Sprintf("r%d", seq%7)
+			if seq == n-1 {
+				req = "late"
+			} else if seq == 3 {
+				req = "early"
+			}
+			want[req] = append(want[req], seq)
+			batch = append(batch, auditRecord(seq, req))
+			if len(batch) == 300 || seq == n {
+				if err := s.AppendAudit(ctx, batch, nil); err != nil {
+					t.Fatal(err)
+				}
+				batch = nil
+			}
+		}
+		for req, seqs := range want {
+			recs, err := s.RequestAudit(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range recs {
+				if r.Request != req {
+					t.Fatalf("RequestAudit(%s) returned a record of %s", req, r.Request)
+				}
+				got = append(got, r.Seq)
+			}
+			if diff := cmp.Diff(seqs, got); diff != "" {
+				t.Errorf("RequestAudit(%s) seqs (-want +got):\n%s", req, diff)
+			}
+		}
+		if sq, ok := s.(*SQLite); ok {
+			if v := sq.indexed.Load(); v < 2*indexEvery || v >= n {
+				t.Errorf("indexed up to %d, want between %d and %d", v, 2*indexEvery, n)
+			}
+		}
+	})
+}

@@ -1,0 +1,422 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Memory is a Store that keeps everything in memory, for unit tests and
+// runtimes that need nothing to survive them. It copies what it is given
+// and what it returns, and rounds times to what SQLite keeps (Unix
+// nanoseconds, local time zone), so that it behaves like the durable
+// stores. The zero value is not usable; make one with NewMemory. Safe for
+// concurrent use.
+type Memory struct {
+	mu       sync.Mutex
+	closed   bool
+	requests map[string]*Request
+	frames   map[string]map[string]*Frame // request -> frame id -> frame
+	frameSeq map[*Frame]int64             // insertion order
+	nextSeq  int64
+	idem     map[string]*IdemRecord
+	audit    []*AuditRecord // audit[i].Seq == i+1
+	cps      []AuditCheckpoint
+	dead     []*DeadLetter
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty Memory store.
+func NewMemory() *Memory {
+	return &Memory{
+		requests: map[string]*Request{},
+		frames:   map[string]map[string]*Frame{},
+		frameSeq: map[*Frame]int64{},
+		idem:     map[string]*IdemRecord{},
+	}
+}
+
+// Close implements Store. Later calls fail with ErrClosed.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
+
+func (m *Memory) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// round gives t the precision and zone a durable store returns.
+func round(t time.Time) time.Time { return fromUnixNano(unixNano(t)) }
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+// PutRequest implements Requests.
+func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	r.Updated = round(time.Now())
+	c := *r
+	c.Budget, c.Usage, c.Cause = clone(r.Budget), clone(r.Usage), clone(r.Cause)
+	c.Started, c.Ended = round(r.Started), round(r.Ended)
+	m.requests[r.ID] = &c
+	return nil
+}
+
+// GetRequest implements Requests.
+func (m *Memory) GetRequest(ctx context.Context, id string) (*Request, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	r, ok := m.requests[id]
+	if !ok {
+		return nil, fmt.Errorf("request %s: %w", id, ErrNotFound)
+	}
+	return copyRequest(r), nil
+}
+
+func copyRequest(r *Request) *Request {
+	c := *r
+	c.Budget, c.Usage, c.Cause = clone(r.Budget), clone(r.Usage), clone(r.Cause)
+	return &c
+}
+
+// ListRequests implements Requests.
+func (m *Memory) ListRequests(ctx context.Context, f RequestFilter) ([]*Request, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []*Request
+	for _, r := range m.requests {
+		if f.State != "" && r.State != f.State {
+			continue
+		}
+		if !f.Before.IsZero() && !r.Started.Before(f.Before) {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Request) int {
+		if c := b.Started.Compare(a.Started); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	for i, r := range out {
+		out[i] = copyRequest(r)
+	}
+	return out, nil
+}
+
+// PutFrame implements Frames.
+func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	f.Updated = round(time.Now())
+	c := *f
+	c.Args, c.Undo, c.Error = clone(f.Args), clone(f.Undo), clone(f.Error)
+	c.Started = round(f.Started)
+	byID := m.frames[f.Request]
+	if byID == nil {
+		byID = map[string]*Frame{}
+		m.frames[f.Request] = byID
+	}
+	seq := m.nextSeq
+	if old, ok := byID[f.Frame]; ok {
+		seq = m.frameSeq[old]
+		delete(m.frameSeq, old)
+	} else {
+		m.nextSeq++
+	}
+	byID[f.Frame] = &c
+	m.frameSeq[&c] = seq
+	return nil
+}
+
+func (m *Memory) sortFrames(fs []*Frame) []*Frame {
+	slices.SortFunc(fs, func(a, b *Frame) int {
+		if c := a.Started.Compare(b.Started); c != 0 {
+			return c
+		}
+		return cmp.Compare(m.frameSeq[a], m.frameSeq[b])
+	})
+	for i, f := range fs {
+		c := *f
+		c.Args, c.Undo, c.Error = clone(f.Args), clone(f.Undo), clone(f.Error)
+		fs[i] = &c
+	}
+	return fs
+}
+
+// RequestFrames implements Frames.
+func (m *Memory) RequestFrames(ctx context.Context, request string) ([]*Frame, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*Frame
+	for _, f := range m.frames[request] {
+		out = append(out, f)
+	}
+	return m.sortFrames(out), nil
+}
+
+// OpenFrames implements Frames.
+func (m *Memory) OpenFrames(ctx context.Context) ([]*Frame, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*Frame
+	for _, byID := range m.frames {
+		for _, f := range byID {
+			if !FrameDone(f.State) {
+				out = append(out, f)
+			}
+		}
+	}
+	return m.sortFrames(out), nil
+}
+
+func copyIdem(r *IdemRecord) *IdemRecord {
+	c := *r
+	c.Result = clone(r.Result)
+	return &c
+}
+
+// live reports whether a record still holds its key at now.
+func live(r *IdemRecord, now time.Time) bool {
+	return r.Expires.IsZero() || now.Before(r.Expires)
+}
+
+// ClaimKey implements IdemRecords.
+func (m *Memory) ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (*IdemRecord, bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, false, err
+	}
+	defer m.mu.Unlock()
+	if r, ok := m.idem[key]; ok && live(r, now) {
+		return copyIdem(r), false, nil
+	}
+	m.idem[key] = &IdemRecord{Key: key, Owner: owner, State: IdemClaimed, Claimed: round(now), Expires: round(lease)}
+	return nil, true, nil
+}
+
+// CompleteKey implements IdemRecords.
+func (m *Memory) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	r, ok := m.idem[key]
+	if !ok || r.Owner != owner || r.State != IdemClaimed {
+		return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
+	}
+	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	return nil
+}
+
+// ReleaseKey implements IdemRecords.
+func (m *Memory) ReleaseKey(ctx context.Context, key, owner string) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if r, ok := m.idem[key]; ok && r.Owner == owner && r.State == IdemClaimed {
+		delete(m.idem, key)
+	}
+	return nil
+}
+
+// SweepKeys implements IdemRecords.
+func (m *Memory) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	n := 0
+	for k, r := range m.idem {
+		if !live(r, now) {
+			delete(m.idem, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func copyAudit(e *AuditRecord) *AuditRecord {
+	c := *e
+	c.Data, c.PrevHash, c.Hash = clone(e.Data), clone(e.PrevHash), clone(e.Hash)
+	c.Time = round(e.Time)
+	return &c
+}
+
+// AppendAudit implements AuditLog.
+func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []AuditCheckpoint) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	next := int64(len(m.audit)) + 1
+	for i, e := range events {
+		if e.Seq != next+int64(i) {
+			if e.Seq < next+int64(i) {
+				return fmt.Errorf("appending audit event %d: sequence number taken: %w", e.Seq, ErrConflict)
+			}
+			return fmt.Errorf("appending audit event %d: the log ends at %d", e.Seq, next+int64(i)-1)
+		}
+	}
+	for _, e := range events {
+		m.audit = append(m.audit, copyAudit(e))
+	}
+	for _, cp := range cps {
+		if !slices.ContainsFunc(m.cps, func(c AuditCheckpoint) bool { return c.Seq == cp.Seq }) {
+			m.cps = append(m.cps, AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: round(cp.Time)})
+		}
+	}
+	slices.SortFunc(m.cps, func(a, b AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
+	return nil
+}
+
+// AuditHead implements AuditLog.
+func (m *Memory) AuditHead(ctx context.Context) (int64, []byte, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, nil, err
+	}
+	defer m.mu.Unlock()
+	if len(m.audit) == 0 {
+		return 0, nil, nil
+	}
+	last := m.audit[len(m.audit)-1]
+	return last.Seq, clone(last.Hash), nil
+}
+
+// ScanAudit implements AuditLog.
+func (m *Memory) ScanAudit(ctx context.Context, after int64, limit int) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	after = max(after, 0)
+	if after >= int64(len(m.audit)) {
+		return nil, nil
+	}
+	rest := m.audit[after:]
+	if limit > 0 && len(rest) > limit {
+		rest = rest[:limit]
+	}
+	out := make([]*AuditRecord, len(rest))
+	for i, e := range rest {
+		out[i] = copyAudit(e)
+	}
+	return out, nil
+}
+
+// RequestAudit implements AuditLog.
+func (m *Memory) RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*AuditRecord
+	for _, e := range m.audit {
+		if e.Request == request {
+			out = append(out, copyAudit(e))
+		}
+	}
+	return out, nil
+}
+
+// AuditCheckpoints implements AuditLog.
+func (m *Memory) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	out := make([]AuditCheckpoint, len(m.cps))
+	for i, cp := range m.cps {
+		out[i] = AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: cp.Time}
+	}
+	return out, nil
+}
+
+// AddDeadLetter implements DeadLetters.
+func (m *Memory) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	now := round(time.Now())
+	d.ID = int64(len(m.dead)) + 1
+	d.State, d.Created, d.Updated = DeadOpen, now, now
+	c := *d
+	c.Args = clone(d.Args)
+	m.dead = append(m.dead, &c)
+	return d.ID, nil
+}
+
+// ListDeadLetters implements DeadLetters.
+func (m *Memory) ListDeadLetters(ctx context.Context, state string) ([]*DeadLetter, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*DeadLetter
+	for _, d := range m.dead {
+		if state == "" || d.State == state {
+			c := *d
+			c.Args = clone(d.Args)
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// UpdateDeadLetter implements DeadLetters.
+func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if d.ID < 1 || d.ID > int64(len(m.dead)) {
+		return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
+	}
+	o := m.dead[d.ID-1]
+	o.State, o.Note, o.Error, o.Attempts = d.State, d.Note, d.Error, d.Attempts
+	o.Updated = round(time.Now())
+	d.Updated = o.Updated
+	return nil
+}

@@ -1,0 +1,117 @@
+package store
+
+// migration is one step of the SQLite schema. Steps are applied in order,
+// each in its own transaction together with its row in schema_migrations.
+// Never edit a released step: add a new one.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrations = []migration{
+	{1, "initial schema", `
+CREATE TABLE requests (
+	id        TEXT PRIMARY KEY,
+	parent    TEXT NOT NULL DEFAULT '',
+	principal TEXT NOT NULL DEFAULT '',
+	scene     TEXT NOT NULL DEFAULT '',
+	agent     TEXT NOT NULL DEFAULT '',
+	state     TEXT NOT NULL,
+	budget    TEXT,
+	usage     TEXT,
+	cause     TEXT,
+	started   INTEGER NOT NULL,
+	ended     INTEGER NOT NULL DEFAULT 0,
+	updated   INTEGER NOT NULL
+);
+CREATE INDEX requests_started ON requests (started DESC, id DESC);
+CREATE INDEX requests_state ON requests (state, started DESC);
+
+CREATE TABLE frames (
+	request  TEXT NOT NULL,
+	frame    TEXT NOT NULL,
+	parent   TEXT NOT NULL DEFAULT '',
+	kind     TEXT NOT NULL DEFAULT '',
+	name     TEXT NOT NULL DEFAULT '',
+	call_id  TEXT NOT NULL DEFAULT '',
+	idem_key TEXT NOT NULL DEFAULT '',
+	state    TEXT NOT NULL,
+	args     TEXT,
+	undo     TEXT,
+	error    TEXT,
+	started  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL,
+	UNIQUE (request, frame)
+);
+CREATE INDEX frames_open ON frames (started)
+	WHERE state NOT IN ('completed', 'failed', 'refused', 'cancelled');
+
+CREATE TABLE idempotency (
+	key     TEXT PRIMARY KEY,
+	owner   TEXT NOT NULL,
+	state   TEXT NOT NULL,
+	result  BLOB,
+	claimed INTEGER NOT NULL,
+	expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idempotency_expires ON idempotency (expires) WHERE expires != 0;
+
+CREATE TABLE audit (
+	seq       INTEGER PRIMARY KEY,
+	time      INTEGER NOT NULL,
+	request   TEXT NOT NULL,
+	event     TEXT NOT NULL, -- JSON, written by the package audit
+	prev_hash BLOB NOT NULL,
+	hash      BLOB NOT NULL
+);
+-- Where a request's events are: filled in passes over the records after
+-- audit_meta 'indexed' (see SQLite.indexAudit). A pass adds one row per
+-- request it saw, with the seqs as a blob, keyed by the pass so that a pass
+-- writes at the end of the tree; records after 'indexed' are found by
+-- scanning. An index on audit(request) would dirty a page per request per
+-- commit.
+CREATE TABLE audit_passes (
+	pass INTEGER PRIMARY KEY, -- the first seq the pass covers
+	last INTEGER NOT NULL     -- the last
+);
+CREATE TABLE audit_requests (
+	pass    INTEGER NOT NULL,
+	request TEXT NOT NULL,
+	seqs    BLOB NOT NULL, -- ascending seqs as uvarint deltas from pass-1
+	PRIMARY KEY (pass, request)
+) WITHOUT ROWID;
+CREATE TABLE audit_meta (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+INSERT INTO audit_meta (key, value) VALUES ('indexed', 0);
+-- Append-only: the application never updates or deletes audit rows. The
+-- triggers stop accidents; the hash chain catches everything else.
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+CREATE TABLE checkpoints (
+	seq  INTEGER PRIMARY KEY,
+	hash BLOB NOT NULL,
+	time INTEGER NOT NULL
+);
+
+CREATE TABLE dead_letters (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	request  TEXT NOT NULL DEFAULT '',
+	frame    TEXT NOT NULL DEFAULT '',
+	tool     TEXT NOT NULL DEFAULT '',
+	args     TEXT,
+	error    TEXT NOT NULL DEFAULT '',
+	attempts INTEGER NOT NULL DEFAULT 0,
+	state    TEXT NOT NULL,
+	note     TEXT NOT NULL DEFAULT '',
+	created  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL
+);
+CREATE INDEX dead_letters_state ON dead_letters (state, id);
+`},
+}

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSQLiteSettings(t *testing.T) {
+	tests := []struct {
+		opts     *SQLiteOptions
+		sync     int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+		file     string
+		busy     int
+		wantFail string
+	}{
+		{opts: nil, sync: 1, file: DefaultFile, busy: 5000},
+		{opts: &SQLiteOptions{Synchronous: "full", File: "x.db", BusyTimeout: 1500e6}, sync: 2, file: "x.db", busy: 1500},
+		{opts: &SQLiteOptions{Synchronous: "OFF"}, wantFail: "synchronous must be NORMAL or FULL"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		s, err := Open(t.Context(), dir, tt.opts)
+		if tt.wantFail != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantFail) {
+				t.Errorf("Open(%+v) = %v, want an error containing %q", tt.opts, err, tt.wantFail)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Path() != filepath.Join(dir, tt.file) {
+			t.Errorf("Path() = %s, want %s", s.Path(), filepath.Join(dir, tt.file))
+		}
+		var mode string
+		var sync, busy int
+		for _, db := range []*sql.DB{s.w, s.r} {
+			if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil {
+				t.Fatal(err)
+			}
+			if mode != "wal" || sync != tt.sync || busy != tt.busy {
+				t.Errorf("Open(%+v): journal_mode %s, synchronous %d, busy_timeout %d; want wal, %d, %d",
+					tt.opts, mode, sync, busy, tt.sync, tt.busy)
+			}
+		}
+		if n := s.w.Stats().MaxOpenConnections; n != 1 {
+			t.Errorf("writer pool allows %d connections, want 1", n)
+		}
+		s.Close()
+	}
+}
+
+func TestSQLiteMigrations(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	s := openSQLite(t, dir, nil)
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := migrations[len(migrations)-1].version
+	if v != latest {
+		t.Fatalf("SchemaVersion = %d, want %d", v, latest)
+	}
+	var names []string
+	rows, err := s.r.Query(`SELECT version || ' ' || name FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	if len(names) != len(migrations) || names[0] != "1 initial schema" {
+		t.Errorf("schema_migrations = %q", names)
+	}
+	s.Close()
+
+	// Reopening applies nothing twice.
+	s = openSQLite(t, dir, nil)
+	var n int
+	s.r.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n)
+	if n != len(migrations) {
+		t.Errorf("after reopening, %d migration rows, want %d", n, len(migrations))
+	}
+	// A database from a newer binary is refused.
+	if _, err := s.w.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (?, 'future', 0)`, latest+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, dir, nil); err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+		t.Errorf("Open of a newer schema = %v, want a refusal", err)
+	}
+}
+
+func TestSQLiteNoCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	if _, err := Open(t.Context(), dir, &SQLiteOptions{NoCreate: true}); err == nil {
+		t.Fatal("Open with NoCreate of a missing database succeeded")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("Open with NoCreate created %s", dir)
+	}
+}
+
+func TestSQLiteAuditAppendOnly(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	if err := s.AppendAudit(t.Context(), []*AuditRecord{auditRecord(1, "r")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`UPDATE audit SET request = 'x'`, `DELETE FROM audit`} {
+		if _, err := s.w.Exec(q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v, want the append-only trigger to refuse", q, err)
+		}
+	}
+}
+
+// A second process (here: a second store on the same file) sees committed
+// writes, and a row taken by one writer is a conflict for the other.
+func TestSQLiteTwoStores(t *testing.T) {
+	dir := t.TempDir()
+	a := openSQLite(t, dir, nil)
+	b := openSQLite(t, dir, nil)
+	ctx := context.Background()
+	if err := a.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "r")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if seq, _, err := b.AuditHead(ctx); err != nil || seq != 1 {
+		t.Fatalf("b sees head %d, %v; want 1", seq, err)
+	}
+	if err := b.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "r")}, nil); !errors.Is(err, ErrConflict) {
+		t.Errorf("b appending seq 1 again = %v, want a conflict", err)
+	}
+}
+
+// The index pass reads the records back from the database when it did not
+// append them itself (after a restart).
+func TestSQLiteIndexAfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	want := map[string][]int64{}
+	seq := int64(0)
+	appendN := func(s *SQLite, n int) {
+		for range n / 100 {
+			var batch []*AuditRecord
+			for range 100 {
+				seq++
+				req := fmt.Sprintf("r%d", seq%13)
+				want[req] = append(want[req], seq)
+				batch = append(batch, auditRecord(seq, req))
+			}
+			if err := s.AppendAudit(ctx, batch, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := openSQLite(t, dir, nil)
+	appendN(s, 5000)
+	s.Close()
+	s = openSQLite(t, dir, nil)
+	if s.indexed.Load() != 4100 {
+		t.Fatalf("after reopening, indexed up to %d, want 4100", s.indexed.Load())
+	}
+	appendN(s, 5000)
+	if got := s.indexed.Load(); got != 8200 {
+		t.Fatalf("indexed up to %d, want 8200", got)
+	}
+	for req, seqs := range want {
+		recs, err := s.RequestAudit(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != len(seqs) || recs[0].Seq != seqs[0] || recs[len(recs)-1].Seq != seqs[len(seqs)-1] {
+			t.Errorf("RequestAudit(%s): %d records, want %d", req, len(recs), len(seqs))
+		}
+	}
+}

@@ -1,0 +1,268 @@
+// Package store keeps what Agent-Reach must not forget across a restart:
+// requests, frame checkpoints, idempotency records, the audit log and dead
+// letters (E7).
+//
+//	st, err := store.Open(ctx, ".reach", nil) // SQLite in .reach/reach.db
+//	if err != nil { ... }
+//	defer st.Close()
+//	log, _ := audit.New(ctx, st, nil)     // an audit.Log over st's AuditLog
+//	idem := store.NewIdempotency(st, nil) // a reach.IdempotencyStore
+//
+// # Interfaces and implementations
+//
+// Each user of the store sees one small interface: [Requests], [Frames],
+// [IdemRecords], [AuditLog] and [DeadLetters]. [Store] is all of them plus
+// Close. Two implementations exist: [Memory], for unit tests and
+// short-lived runtimes, and [SQLite], the embedded default. Both pass the
+// same contract tests, which a PostgreSQL implementation will also run.
+//
+// The methods are written so that a server database fits: every method
+// takes a context, writes that belong together are one call (one
+// transaction), and the audit log is appended with an expected sequence
+// number, so that two writers that race for the same number get
+// [ErrConflict] instead of forking the chain.
+//
+// # SQLite
+//
+// [Open] keeps everything in one file, reach.db in the data folder, in WAL
+// mode: synchronous NORMAL by default (a commit survives a crash of the
+// process), FULL as an option (it also survives the machine's), a busy
+// timeout for other processes' locks, one connection for every write and a
+// small pool for reads. The schema is migrated when the store is opened
+// (the schema_migrations table). The WAL is copied into the database by a
+// goroutine of its own, not by the writer at commit time, and the audit
+// log's records are indexed by request in passes rather than at every
+// commit: see docs/AUDIT.md.
+//
+// # Times
+//
+// Times are stored as Unix nanoseconds; a zero [time.Time] is stored as 0
+// and read back as the zero time.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Implementations wrap them, so match with errors.Is.
+var (
+	// ErrNotFound is returned when a row asked for by its key does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is returned when a write lost a race: an audit sequence
+	// number that is already taken, or an idempotency claim held by
+	// another owner.
+	ErrConflict = errors.New("conflict")
+	// ErrClosed is returned by a store that has been closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// Store is every interface of the package together. It is what Open and
+// NewMemory return, and what a PostgreSQL store will implement.
+type Store interface {
+	Requests
+	Frames
+	IdemRecords
+	AuditLog
+	DeadLetters
+	Close() error
+}
+
+// Request is the durable record of a request (C1).
+type Request struct {
+	ID        string
+	Parent    string // the parent request, for a delegation
+	Principal string
+	Scene     string
+	Agent     string
+	State     string    // running, ended, stopped
+	Budget    []byte    // JSON: the request's limits
+	Usage     []byte    // JSON: what it has spent
+	Cause     []byte    // JSON: why it stopped, if it did
+	Started   time.Time // when it began
+	Ended     time.Time // zero while running
+	Updated   time.Time // set by PutRequest
+}
+
+// RequestFilter selects requests for ListRequests. The zero value selects
+// the newest 100 requests in any state.
+type RequestFilter struct {
+	State  string    // if not empty, only requests in this state
+	Before time.Time // if not zero, only requests started before it (paging)
+	Limit  int       // if zero, 100
+}
+
+// Requests stores the request registry.
+type Requests interface {
+	// PutRequest inserts or replaces the request with r.ID and sets r.Updated.
+	PutRequest(ctx context.Context, r *Request) error
+	// GetRequest returns the request, or an error matching ErrNotFound.
+	GetRequest(ctx context.Context, id string) (*Request, error)
+	// ListRequests returns the requests that match f, newest first.
+	ListRequests(ctx context.Context, f RequestFilter) ([]*Request, error)
+}
+
+// Frame is a checkpoint of one step of a request (C5): written before the
+// step executes and again when it ends, so that a restarted gateway knows
+// what ran, what may have run (State still "executing"), and what must be
+// compensated.
+type Frame struct {
+	Request string
+	Frame   string // the frame id, 16 hex digits
+	Parent  string // the parent frame id, or ""
+	Kind    string // tool, model, delegate
+	Name    string // tool, model or receiving agent
+	CallID  string
+	IdemKey string // the idempotency key the step runs under, if any
+	State   string // a reach.State name: executing, completed, failed, ...
+	Args    []byte // redacted JSON arguments
+	Undo    []byte // JSON: the registered compensation, if any
+	Error   []byte // JSON: the step's error, if any
+	Started time.Time
+	Updated time.Time // set by PutFrame
+}
+
+// FrameDone reports whether a frame state is final.
+func FrameDone(state string) bool {
+	switch state {
+	case "completed", "failed", "refused", "cancelled":
+		return true
+	}
+	return false
+}
+
+// Frames stores frame checkpoints.
+type Frames interface {
+	// PutFrame inserts or replaces the checkpoint of (f.Request, f.Frame)
+	// and sets f.Updated.
+	PutFrame(ctx context.Context, f *Frame) error
+	// RequestFrames returns a request's frames in the order they started.
+	RequestFrames(ctx context.Context, request string) ([]*Frame, error)
+	// OpenFrames returns the frames of every request whose state is not
+	// final, oldest first: after a crash, the steps that may have run.
+	OpenFrames(ctx context.Context) ([]*Frame, error)
+}
+
+// Idempotency record states.
+const (
+	IdemClaimed = "claimed" // a call holds the key and is running
+	IdemDone    = "done"    // the call completed; Result answers repeats
+)
+
+// IdemRecord is the record of one idempotency key (R7).
+type IdemRecord struct {
+	Key     string
+	Owner   string // who claimed it: one value per process or store instance
+	State   string // IdemClaimed or IdemDone
+	Result  []byte // the recorded result (JSON), when done
+	Claimed time.Time
+	// Expires is when the record stops counting: for a done record, its
+	// TTL; for a claim, its lease (zero: never, until completed or released).
+	Expires time.Time
+}
+
+// IdemRecords stores idempotency records. [NewIdempotency] builds a
+// reach.IdempotencyStore on top of it.
+type IdemRecords interface {
+	// ClaimKey claims key for owner when it has no record, or its record
+	// has expired (as of now), and returns (nil, true). Otherwise it
+	// returns the record that holds the key and false.
+	ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (*IdemRecord, bool, error)
+	// CompleteKey records result for a key that owner claimed, to expire
+	// at expires. It returns an error matching ErrConflict if owner does
+	// not hold the claim (it expired and was taken over, or never was).
+	CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error
+	// ReleaseKey deletes owner's claim on key so that a later call runs
+	// again. Releasing a claim that owner does not hold does nothing.
+	ReleaseKey(ctx context.Context, key, owner string) error
+	// SweepKeys deletes records that expired before now and returns how many.
+	SweepKeys(ctx context.Context, now time.Time) (int, error)
+}
+
+// AuditRecord is one row of the append-only audit log (A1): the columns a
+// store indexes, and the event itself as a JSON document that the package
+// audit writes and reads (the store never looks inside it). Seq, PrevHash
+// and Hash are assigned by the audit log's single writer.
+type AuditRecord struct {
+	Seq      int64
+	Time     time.Time
+	Request  string
+	Data     []byte // the event: a JSON object
+	PrevHash []byte // the previous record's Hash (zeros for seq 1)
+	Hash     []byte
+}
+
+// AuditCheckpoint records the chain's head hash at a sequence number.
+type AuditCheckpoint struct {
+	Seq  int64
+	Hash []byte
+	Time time.Time
+}
+
+// AuditLog stores the audit log. Records are only ever appended.
+type AuditLog interface {
+	// AppendAudit appends records, whose Seq numbers follow the current
+	// head without a gap, and the checkpoints, in one transaction. If a Seq
+	// is already taken it appends nothing and returns an error matching
+	// ErrConflict. A checkpoint whose Seq already has one is skipped: the
+	// first one written stays.
+	AppendAudit(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error
+	// AuditHead returns the last record's Seq and Hash, or (0, nil) for an
+	// empty log.
+	AuditHead(ctx context.Context) (seq int64, hash []byte, err error)
+	// ScanAudit returns up to limit records with Seq > after, in Seq order.
+	ScanAudit(ctx context.Context, after int64, limit int) ([]*AuditRecord, error)
+	// RequestAudit returns a request's records in Seq order.
+	RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error)
+	// AuditCheckpoints returns every checkpoint in Seq order.
+	AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error)
+}
+
+// Dead letter states.
+const (
+	DeadOpen     = "open"     // waiting for an operator
+	DeadRetried  = "retried"  // the compensation ran again and succeeded
+	DeadResolved = "resolved" // an operator settled it by hand
+)
+
+// DeadLetter is a compensation that failed (S1), kept for an operator.
+type DeadLetter struct {
+	ID       int64 // assigned by AddDeadLetter
+	Request  string
+	Frame    string
+	Tool     string // the compensating tool
+	Args     []byte // its redacted JSON arguments
+	Error    string // the last failure
+	Attempts int
+	State    string // DeadOpen, DeadRetried, DeadResolved
+	Note     string // the operator's note when it was settled
+	Created  time.Time
+	Updated  time.Time
+}
+
+// DeadLetters stores failed compensations.
+type DeadLetters interface {
+	// AddDeadLetter stores d in state DeadOpen, sets d.ID, d.Created and
+	// d.Updated, and returns the id.
+	AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error)
+	// ListDeadLetters returns the dead letters in state (all if ""), oldest first.
+	ListDeadLetters(ctx context.Context, state string) ([]*DeadLetter, error)
+	// UpdateDeadLetter sets the state, note, last error and attempts of the
+	// dead letter d.ID; it returns an error matching ErrNotFound if there is none.
+	UpdateDeadLetter(ctx context.Context, d *DeadLetter) error
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
