@@ -1,18 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/loopbench"
+	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -88,8 +93,148 @@ and why a step was refused or failed. With --json, one JSON object per event.`,
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
 
-	cmd.AddCommand(verify, show)
+	var format, outFile string
+	export := &cobra.Command{
+		Use:   "export REQUEST",
+		Short: "Write a recorded request as a loop-benchmark trace",
+		Long: `Writes the request's recorded frames in the loop benchmark's trace format
+(--format loopbench), so that a real request can be replayed with
+"reach bench loops" or "reach audit replay". Tool contracts are not in the
+audit log: the trace lists every tool as read/reentrant; edit them, and the
+label, before scoring.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "loopbench" {
+				return fmt.Errorf("unknown format %q (want loopbench)", format)
+			}
+			t, _, err := exportTrace(cmd, data, args[0])
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(t, "", " ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if outFile == "" || outFile == "-" {
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			return os.WriteFile(outFile, b, 0o644)
+		},
+	}
+	export.Flags().StringVar(&format, "format", "loopbench", "output format (loopbench)")
+	export.Flags().StringVarP(&outFile, "output", "o", "", "write to this file instead of stdout")
+
+	var policyPath string
+	var noLoops bool
+	replay := &cobra.Command{
+		Use:   "replay REQUEST",
+		Short: "Re-run a recorded request's decisions under another configuration",
+		Long: `Replays the recorded calls of a request, with their recorded results, through
+the runtime's guards as configured now (or with --policy FILE, a Cedar policy
+file or folder; --no-loops turns the loop guard off) and prints every event
+whose decision would differ from the recorded one: a what-if for a policy or
+guard change. Exits 0 whether or not anything differs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, recorded, err := exportTrace(cmd, data, args[0])
+			if err != nil {
+				return err
+			}
+			newRuntime, err := replayRuntime(policyPath, noLoops)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			diffs := 0
+			for _, d := range loopbench.Decisions(t, newRuntime) {
+				if d.ID == "" {
+					return errors.New(d.Reason)
+				}
+				if d.Refused == recorded[d.ID] {
+					continue
+				}
+				diffs++
+				was, now := "allowed", "refused"
+				if recorded[d.ID] {
+					was, now = "refused", "allowed"
+				}
+				e := t.Events[t.Index(d.ID)]
+				name := e.Tool
+				if name == "" {
+					name = e.Type
+				}
+				fmt.Fprintf(out, "%s %s %s: recorded %s, now %s", d.ID, name, strings.TrimSpace(string(e.Args)), was, now)
+				if d.Reason != "" {
+					fmt.Fprintf(out, " (%s)", firstLine(d.Reason))
+				}
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "%d of %d events would be decided differently\n", diffs, len(t.Events))
+			return nil
+		},
+	}
+	replay.Flags().StringVar(&policyPath, "policy", "", "a Cedar policy file or folder to decide with (default: access levels)")
+	replay.Flags().BoolVar(&noLoops, "no-loops", false, "turn the loop guard off")
+
+	cmd.AddCommand(verify, show, export, replay)
 	return cmd
+}
+
+// exportTrace reads a request's events and turns them into a trace.
+func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, map[string]bool, error) {
+	st, err := openAuditStore(cmd, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	evs, err := audit.Show(cmd.Context(), st, request)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, recorded := loopbench.FromAudit(request, evs, nil)
+	if len(t.Events) == 0 {
+		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.Path())
+	}
+	return t, recorded, nil
+}
+
+// replayRuntime builds the runtime a replay decides with.
+func replayRuntime(policyPath string, noLoops bool) (func() *reach.Runtime, error) {
+	opts := reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: noLoops}
+	if policyPath != "" {
+		set, err := policy.Load(policyPath)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", policyPath, err)
+		}
+		return func() *reach.Runtime {
+			var rt *reach.Runtime
+			eng := policy.New(&policy.Options{Policies: set, Tools: func() []reach.Tool { return rt.Tools() }})
+			o := opts
+			o.Authorizer = eng
+			rt = reach.New(&o)
+			return rt
+		}, nil
+	} else {
+		opts.Authorizer = permitRecorded{}
+	}
+	return func() *reach.Runtime { o := opts; return reach.New(&o) }, nil
+}
+
+// permitRecorded lets every call through the authorize stage: without a
+// policy to compare, a replay asks only what the other guards would decide.
+type permitRecorded struct{}
+
+func (permitRecorded) Authorize(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
+	return reach.Permit, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // openAuditStore opens the store in dir, which must exist.

@@ -62,6 +62,36 @@ type open struct {
 // Func blocked) while its descendants run. The first event the runtime
 // refuses is the flag.
 func Replay(t *Trace, newRuntime func() *reach.Runtime) Flag {
+	ds := replay(t, newRuntime, true)
+	for _, d := range ds {
+		if d.Refused {
+			id := d.ID
+			return Flag{ID: t.ID, Flagged: &id, Reason: d.Reason}
+		}
+	}
+	if len(ds) > 0 && ds[len(ds)-1].ID == "" {
+		return Flag{ID: t.ID, Reason: ds[len(ds)-1].Reason}
+	}
+	return Flag{ID: t.ID}
+}
+
+// Decision is what the runtime decided about one event of a replay.
+type Decision struct {
+	ID      string `json:"id"`
+	Refused bool   `json:"refused"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Decisions replays the whole trace and returns the runtime's decision on
+// every event: a refused event is not dispatched (nor are its
+// descendants), and the replay goes on with the next event. It is the
+// what-if of a policy or guard change (A3): compare with the recorded
+// decisions.
+func Decisions(t *Trace, newRuntime func() *reach.Runtime) []Decision {
+	return replay(t, newRuntime, false)
+}
+
+func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out []Decision) {
 	var rt *reach.Runtime
 	if newRuntime != nil {
 		rt = newRuntime()
@@ -114,11 +144,11 @@ func Replay(t *Trace, newRuntime func() *reach.Runtime) Flag {
 			Retry: &reach.RetryPolicy{Attempts: 1}})
 	}
 	if err := rt.Register(tools...); err != nil {
-		return Flag{ID: t.ID, Reason: "cannot register the trace's tools: " + err.Error()}
+		return []Decision{{Reason: "cannot register the trace's tools: " + err.Error()}}
 	}
 	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: t.ID, Agent: agentOf(&t.Events[0])})
 	if err != nil {
-		return Flag{ID: t.ID, Reason: err.Error()}
+		return []Decision{{Reason: err.Error()}}
 	}
 	defer req.End()
 
@@ -140,8 +170,20 @@ func Replay(t *Trace, newRuntime func() *reach.Runtime) Flag {
 			closeTop()
 		}
 	}()
+	refused := map[string]bool{}
+	decide := func(i int, reason string) bool {
+		out = append(out, Decision{ID: t.Events[i].ID, Refused: reason != "", Reason: reason})
+		if reason != "" {
+			refused[t.Events[i].ID] = true
+		}
+		return reason != "" && stopAtFirst
+	}
 	for i := range t.Events {
 		e := &t.Events[i]
+		if p := e.ParentID(); p != "" && refused[p] {
+			refused[e.ID] = true // never dispatched: its cause was refused
+			continue
+		}
 		// Close every open frame that is not an ancestor of this event.
 		anc := map[int]bool{}
 		for _, a := range t.ancestors(i) {
@@ -160,17 +202,25 @@ func Replay(t *Trace, newRuntime func() *reach.Runtime) Flag {
 		case "model":
 			mctx, m, err := rt.BeginModel(parent, "model")
 			if err != nil {
-				return flagAt(t, i, refusalText(err))
+				if decide(i, refusalText(err)) {
+					return out
+				}
+				continue
 			}
 			m.EndModel(reach.TokenUsage{Input: e.Tokens, Text: e.Text})
 			ctxOf[e.ID] = mctx
+			decide(i, "")
 		case "delegate":
 			sctx, sub, err := rt.Delegate(parent, &reach.Delegation{Agent: e.To, Task: e.Task, ID: t.ID + "/" + e.ID})
 			if err != nil {
-				return flagAt(t, i, refusalText(err))
+				if decide(i, refusalText(err)) {
+					return out
+				}
+				continue
 			}
 			ctxOf[e.ID] = sctx
 			stack = append(stack, &open{index: i, ctx: sctx, sub: sub})
+			decide(i, "")
 		case "tool_call":
 			o := &open{index: i, release: make(chan struct{}), done: make(chan *reach.Result, 1)}
 			mu.Lock()
@@ -188,13 +238,16 @@ func Replay(t *Trace, newRuntime func() *reach.Runtime) Flag {
 				o.ctx = hctx
 				ctxOf[e.ID] = hctx
 				stack = append(stack, o)
+				decide(i, "")
 			case res := <-o.done:
 				// Returned without running its Func: the runtime refused it.
-				return flagAt(t, i, res.ModelText())
+				if decide(i, res.ModelText()) {
+					return out
+				}
 			}
 		}
 	}
-	return Flag{ID: t.ID}
+	return out
 }
 
 type permitAll struct{}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/loopbench"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// recordLoop runs a request whose third identical lookup the loop guard
+// refuses, with the audit log as the runtime's recorder.
+func recordLoop(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := reach.New(&reach.Options{Recorder: log})
+	rt.MustRegister(reach.Tool{Name: "get_order", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"status":"SHIPPED"}`), nil
+	}})
+	rctx, req, _ := rt.Begin(ctx, &reach.RequestOptions{ID: "looping"})
+	for i := range 3 {
+		mctx, m, err := rt.BeginModel(rctx, "gpt-4o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.Call(mctx, &reach.Call{ID: fmt.Sprint(i), Tool: "get_order", Arguments: json.RawMessage(`{"id":"7"}`)})
+		m.EndModel(reach.TokenUsage{Input: 100})
+	}
+	req.End()
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestAuditExportAndReplay(t *testing.T) {
+	dir := recordLoop(t)
+	out, err := runCLI(t, "audit", "export", "looping", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := loopbench.Decode([]byte(out))
+	if err != nil {
+		t.Fatalf("export is not a trace: %v\n%s", err, out)
+	}
+	if len(tr.Events) != 6 || tr.Events[5].Tool != "get_order" || tr.Events[5].Status != "error" || tr.Events[5].ErrorType != "loop_repeat" {
+		t.Fatalf("exported events: %+v", tr.Events)
+	}
+	// The same guards decide the same: nothing differs.
+	out, err = runCLI(t, "audit", "replay", "looping", "--data", dir)
+	if err != nil || !strings.Contains(out, "0 of 6 events would be decided differently") {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	// Without the loop guard, the refused lookup would have run.
+	out, err = runCLI(t, "audit", "replay", "looping", "--data", dir, "--no-loops")
+	if err != nil || !strings.Contains(out, `e6 get_order {"id":"7"}: recorded refused, now allowed`) || !strings.Contains(out, "1 of 6") {
+		t.Fatalf("what-if: %v\n%s", err, out)
+	}
+	// Under a policy that forbids the tool, the two lookups that ran would be refused.
+	pol := filepath.Join(t.TempDir(), "p.cedar")
+	os.WriteFile(pol, []byte(`permit(principal, action, resource);
+forbid(principal, action, resource == Reach::Tool::"get_order");`), 0o644)
+	out, err = runCLI(t, "audit", "replay", "looping", "--data", dir, "--policy", pol)
+	if err != nil || !strings.Contains(out, "e2 get_order") || !strings.Contains(out, "e4 get_order") || !strings.Contains(out, "2 of 6") {
+		t.Fatalf("policy what-if: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "audit", "export", "nobody", "--data", dir); err == nil || !strings.Contains(err.Error(), "no recorded frames for request nobody") {
+		t.Errorf("unknown request: %v", err)
+	}
+}
