@@ -219,7 +219,8 @@ func (rt *Runtime) buildChain() Handler {
 		rt.authorize,    // 6
 		rt.state,        // 7
 		rt.rateLimit,    // 8
-		rt.idempotency,  // 9 (10, checkpoint, is a slot)
+		rt.idempotency,  // 9
+		rt.checkpoint,   // 10
 		rt.shapeStage,   // 13, on the way back
 		rt.effectsStage, // 12, on the way back from 11
 	)

@@ -532,6 +532,9 @@ func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 	rt.dead.mu.Lock()
 	rt.dead.items = append(rt.dead.items, dl)
 	rt.dead.mu.Unlock()
+	if rt.opts.DeadLetters != nil {
+		rt.opts.DeadLetters.AddDeadLetter(context.Background(), dl)
+	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
 	return dl
 }

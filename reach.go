@@ -29,14 +29,14 @@
 //  2. resolve: the tool exists
 //  3. validate: the arguments match the tool's schema (and are normalized)
 //  4. graph: no cycle, no broken reentrancy contract, within the depth budget
-//  5. loops: no repetition without progress (slot)
+//  5. loops: no repetition without progress
 //  6. authorize: the access level and the Authorizer allow it
-//  7. state: entity versions (slot)
+//  7. state: entity versions: stale reads refused, writes serialized, deadlocks broken
 //  8. limit: rate limits
 //  9. idempotency: a recorded result for this key is returned as is
-//  10. checkpoint (slot)
+//  10. checkpoint: a durable "executing" record (with Options.Checkpoints)
 //  11. execute: timeout, retries with backoff for transient failures
-//  12. verify and saga (slot)
+//  12. verify and saga: verify after write; register the undo, or compensate
 //  13. shape: the result shaped for the model
 //  14. record: the Recorder is told
 //
@@ -198,6 +198,12 @@ type Options struct {
 	Idempotency IdempotencyStore
 	// IdempotencyTTL is how long a recorded result answers a repeated key; if zero, 24h.
 	IdempotencyTTL time.Duration
+	// Checkpoints, if not nil, records every write (and, with
+	// CheckpointReads, every call) durably before it runs (C5).
+	Checkpoints     Checkpointer
+	CheckpointReads bool
+	// DeadLetters, if not nil, keeps failed compensations durably.
+	DeadLetters DeadLetterSink
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
@@ -392,6 +398,9 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	if err := rt.track(r); err != nil {
 		r.cancel(nil)
 		return nil, nil, err
+	}
+	if rr, ok := rt.opts.Checkpoints.(RequestRecorder); ok {
+		rr.RequestBegan(ctx, r)
 	}
 	return r.ctx, r, nil
 }

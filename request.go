@@ -304,6 +304,9 @@ func (r *Request) End() {
 	}
 	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
+	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok && r.parent == nil {
+		rr.RequestEnded(context.Background(), r)
+	}
 }
 
 // endDelegate closes a sub-request's delegate frame in its parent, once.

@@ -1,0 +1,141 @@
+package reach
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Checkpoint is the durable record of one tool call (C5), written before
+// it executes and again when it ends, so that a restarted gateway knows
+// what ran, what may have run, and what must be compensated.
+type Checkpoint struct {
+	Request        string
+	Root           string
+	Frame          FrameID
+	Parent         FrameID
+	Tool           string
+	CallID         string
+	IdempotencyKey string
+	State          State // Executing, then the final state
+	Args           json.RawMessage
+	// Undo is the compensation registered by a completed write: the undo
+	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
+	Undo json.RawMessage
+	// ResultDigest is the SHA-256 of a completed call's result data.
+	ResultDigest string
+	Error        *Error
+	Started      time.Time
+}
+
+// Checkpointer makes the call path durable. Executing is called before a
+// call runs and must return only once the record is durable; an error
+// refuses the call (nothing runs). Ended is called when it ends.
+type Checkpointer interface {
+	Executing(ctx context.Context, c *Checkpoint) error
+	Ended(ctx context.Context, c *Checkpoint)
+}
+
+// RequestRecorder is an optional interface of a Checkpointer: it is told
+// when a request begins and ends, so that a restart knows which requests
+// were still running.
+type RequestRecorder interface {
+	RequestBegan(ctx context.Context, r *Request)
+	RequestEnded(ctx context.Context, r *Request)
+}
+
+// DeadLetterSink keeps dead letters durably (S1); the runtime also keeps
+// them in memory for DeadLetters.
+type DeadLetterSink interface {
+	AddDeadLetter(ctx context.Context, d *DeadLetter)
+}
+
+// checkpoint (10): a durable "executing" record before the call runs, and
+// its end (with the undo it registered) after.
+func (rt *Runtime) checkpoint(next Handler) Handler {
+	cp := rt.opts.Checkpoints
+	if cp == nil {
+		return next
+	}
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		write := c.tool.Access == Write || c.tool.Access == HighRisk
+		if !write && !rt.opts.CheckpointReads {
+			return next(ctx, c)
+		}
+		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
+			IdempotencyKey: c.key, State: Executing, Args: c.args, Started: c.frame.Started}
+		if c.parent != nil {
+			rec.Parent = c.parent.ID
+		}
+		if err := cp.Executing(ctx, rec); err != nil {
+			return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",
+				Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
+				Suggestion: "Nothing ran. Try again in a moment."}
+		}
+		saga := c.req.saga.len()
+		res, err := next(ctx, c)
+		end := *rec
+		switch {
+		case err != nil:
+			end.State, end.Error = Cancelled, asError(err)
+			if !end.Error.cancelled {
+				end.State = Refused
+			}
+		case res.Status == StatusSuccess:
+			end.State = Completed
+			sum := sha256.Sum256(res.Data)
+			end.ResultDigest = hex.EncodeToString(sum[:])
+			if s, ok := c.req.saga.since(saga, c.frame.ID); ok {
+				end.Undo, _ = json.Marshal(map[string]any{"tool": s.tool, "arguments": s.args, "key": s.key})
+			}
+		default:
+			end.State, end.Error = Failed, res.Error
+		}
+		cp.Ended(context.WithoutCancel(ctx), &end)
+		return res, err
+	}
+}
+
+func (s *saga) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.steps)
+}
+
+// since returns the undo registered for frame after position n.
+func (s *saga) since(n int, frame FrameID) (sagaStep, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.steps) - 1; i >= n && i >= 0; i-- {
+		if s.steps[i].frame == frame {
+			return s.steps[i], true
+		}
+	}
+	return sagaStep{}, false
+}
+
+// RecordedUndo is the undo of a call that completed before a restart, as a
+// Checkpointer kept it, for CompensateRecorded.
+type RecordedUndo struct {
+	Request string          // the request the undone call belonged to
+	Tool    string          // the undo tool
+	Args    json.RawMessage // its arguments
+	Key     string          // its idempotency key
+	Undoes  string          // a description of the call it undoes
+}
+
+// CompensateRecorded runs undos recorded before a restart, in the order
+// given (pass them newest first), each once under its idempotency key; an
+// undo that fails becomes a dead letter. It is how a restarted gateway
+// resolves the sagas of requests that were in flight when it stopped.
+func (rt *Runtime) CompensateRecorded(ctx context.Context, request string, undos []RecordedUndo) []Compensation {
+	r := &Request{id: request, principal: "reach", rt: rt}
+	r.root = r
+	for _, u := range undos {
+		r.saga.steps = append([]sagaStep{{tool: u.Tool, args: u.Args, key: u.Key, origin: u.Undoes}}, r.saga.steps...)
+	}
+	return rt.compensate(ctx, r, "restart")
+}

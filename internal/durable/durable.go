@@ -1,0 +1,193 @@
+// Package durable connects the runtime to the store, so that a gateway
+// killed at any instant restarts knowing what ran, what may have run and
+// what must be undone (C5, S1):
+//
+//	cp := durable.New(st, redact)                 // st: store.Store
+//	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), ...})
+//	report, err := durable.Recover(ctx, st, rt)   // at start, after registering the tools
+//
+// Every write is checkpointed before it runs (with its idempotency key) and
+// when it ends (with the undo it registered); requests are recorded when
+// they begin and end. Recover marks what was in flight, and runs the undos
+// of every request that had not ended, newest first, each once under its
+// own idempotency key; an undo that fails is dead-lettered.
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// Store is what the package needs of a store.
+type Store interface {
+	store.Requests
+	store.Frames
+	store.DeadLetters
+}
+
+// Checkpoints implements reach.Checkpointer, reach.RequestRecorder and
+// reach.DeadLetterSink over a store. Safe for concurrent use.
+type Checkpoints struct {
+	st     Store
+	redact func([]byte) []byte
+	log    *slog.Logger
+}
+
+var (
+	_ reach.Checkpointer    = (*Checkpoints)(nil)
+	_ reach.RequestRecorder = (*Checkpoints)(nil)
+	_ reach.DeadLetterSink  = (*Checkpoints)(nil)
+)
+
+// New returns Checkpoints over st. redact, if not nil, cleans arguments
+// before they are stored.
+func New(st Store, redact func([]byte) []byte, log *slog.Logger) *Checkpoints {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Checkpoints{st: st, redact: redact, log: log}
+}
+
+func (c *Checkpoints) clean(b []byte) []byte {
+	if c.redact == nil || b == nil {
+		return b
+	}
+	return c.redact(b)
+}
+
+func frameOf(cp *reach.Checkpoint) *store.Frame {
+	f := &store.Frame{Request: cp.Request, Frame: cp.Frame.String(), Kind: "tool", Name: cp.Tool, CallID: cp.CallID,
+		IdemKey: cp.IdempotencyKey, State: cp.State.String(), Args: cp.Args, Undo: cp.Undo, Started: cp.Started}
+	if cp.Parent != 0 {
+		f.Parent = cp.Parent.String()
+	}
+	if cp.Error != nil {
+		f.Error, _ = json.Marshal(cp.Error)
+	}
+	return f
+}
+
+// Executing implements reach.Checkpointer: the record is durable when it returns.
+func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
+	f := frameOf(cp)
+	f.Args = c.clean(f.Args)
+	return c.st.PutFrame(context.WithoutCancel(ctx), f)
+}
+
+// Ended implements reach.Checkpointer.
+func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
+	f := frameOf(cp)
+	f.Args = c.clean(f.Args)
+	if err := c.st.PutFrame(ctx, f); err != nil {
+		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
+	}
+}
+
+// RequestBegan implements reach.RequestRecorder.
+func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) {
+	b, _ := json.Marshal(r.Budget())
+	if err := c.st.PutRequest(context.WithoutCancel(ctx), &store.Request{ID: r.ID(), Principal: r.Principal(), Scene: r.Scene(),
+		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}); err != nil {
+		c.log.Error("request not recorded", "request", r.ID(), "err", err)
+	}
+}
+
+// RequestEnded implements reach.RequestRecorder.
+func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
+	b, _ := json.Marshal(r.Budget())
+	u, _ := json.Marshal(r.Usage())
+	rec := &store.Request{ID: r.ID(), Principal: r.Principal(), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
+		Budget: b, Usage: u, Started: r.Started(), Ended: time.Now()}
+	if cause := r.StopCause(); cause != nil {
+		rec.State = "stopped"
+		rec.Cause, _ = json.Marshal(cause)
+	}
+	if err := c.st.PutRequest(ctx, rec); err != nil {
+		c.log.Error("request end not recorded", "request", r.ID(), "err", err)
+	}
+}
+
+// AddDeadLetter implements reach.DeadLetterSink.
+func (c *Checkpoints) AddDeadLetter(ctx context.Context, d *reach.DeadLetter) {
+	msg := ""
+	if d.Error != nil {
+		msg = d.Error.Message
+	}
+	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Tool: d.Tool, Args: c.clean(d.Args),
+		Error: msg, Attempts: d.Attempts}); err != nil {
+		c.log.Error("dead letter not stored", "request", d.Request, "tool", d.Tool, "err", err)
+	}
+}
+
+// Report is what Recover found and did.
+type Report struct {
+	// MayHaveRun are the calls that were executing when the gateway
+	// stopped: each may or may not have taken effect.
+	MayHaveRun []*store.Frame
+	// Interrupted are the requests that had not ended.
+	Interrupted []string
+	// Compensated are the undos run for them, per request.
+	Compensated map[string][]reach.Compensation
+}
+
+// Recover resolves what a stopped gateway left behind. Call it once at
+// start, after the tools are registered and before serving.
+func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) {
+	rep := &Report{Compensated: map[string][]reach.Compensation{}}
+	open, err := st.OpenFrames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading open checkpoints: %w", err)
+	}
+	for _, f := range open {
+		f.State = "cancelled"
+		f.Error, _ = json.Marshal(map[string]string{"code": "interrupted",
+			"message": "the gateway stopped while this call ran: it may have run"})
+		if err := st.PutFrame(ctx, f); err != nil {
+			return nil, fmt.Errorf("marking checkpoint %s: %w", f.Frame, err)
+		}
+		rep.MayHaveRun = append(rep.MayHaveRun, f)
+	}
+	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing running requests: %w", err)
+	}
+	for _, r := range running {
+		frames, err := st.RequestFrames(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		var undos []reach.RecordedUndo
+		for _, f := range slices.Backward(frames) { // newest first
+			if f.State != "completed" || len(f.Undo) == 0 {
+				continue
+			}
+			var u struct {
+				Tool      string          `json:"tool"`
+				Arguments json.RawMessage `json:"arguments"`
+				Key       string          `json:"key"`
+			}
+			if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" {
+				continue
+			}
+			undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,
+				Undoes: f.Name + " " + string(f.Args)})
+		}
+		if len(undos) > 0 {
+			rep.Compensated[r.ID] = rt.CompensateRecorded(ctx, r.ID, undos)
+		}
+		r.State, r.Ended = "interrupted", time.Now()
+		r.Cause, _ = json.Marshal(map[string]string{"by": "reach", "reason": "the gateway restarted while the request ran"})
+		if err := st.PutRequest(ctx, r); err != nil {
+			return nil, err
+		}
+		rep.Interrupted = append(rep.Interrupted, r.ID)
+	}
+	return rep, nil
+}
