@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/spf13/cobra"
+)
+
+func newDeadLetters() *cobra.Command {
+	var data, state string
+	cmd := &cobra.Command{
+		Use:   "deadletters",
+		Short: "List, retry or dismiss compensations that failed",
+		Long: `A compensation (the undo of a write) that failed after its retries is a dead
+letter: it waits in the data folder's store for an operator. "list" shows them;
+"retry ID" asks the running gateway to run the undo again (under its
+idempotency key, so it runs at most once more); "dismiss ID --note" records
+that it was settled by hand. Every action is written to the audit log.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state) },
+	}
+	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
+	cmd.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+	list := &cobra.Command{Use: "list", Short: "List dead letters", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state) }}
+	list.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+
+	var note, by string
+	dismiss := &cobra.Command{
+		Use:   "dismiss ID",
+		Short: "Record that a dead letter was settled by hand",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
+			if err != nil {
+				return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
+			}
+			if strings.TrimSpace(note) == "" {
+				return fmt.Errorf("say how it was settled: --note \"refunded by hand in the billing console\"")
+			}
+			st, err := store.Open(cmd.Context(), data, &store.SQLiteOptions{NoCreate: true})
+			if err != nil {
+				return fmt.Errorf("opening the store in %s: %w", data, err)
+			}
+			defer st.Close()
+			d, err := findDeadLetter(cmd.Context(), st, id)
+			if err != nil {
+				return err
+			}
+			if d.State != store.DeadOpen {
+				return fmt.Errorf("dead letter %d is already %s", id, d.State)
+			}
+			d.State, d.Note = store.DeadResolved, note
+			if err := st.UpdateDeadLetter(cmd.Context(), d); err != nil {
+				return err
+			}
+			log, err := audit.New(cmd.Context(), st, nil)
+			if err != nil {
+				return err
+			}
+			defer log.Close()
+			if _, err := log.Append(cmd.Context(), &audit.Event{Request: d.Request, Kind: "dead_letter", Name: d.Tool,
+				Decision: "dismissed", Principal: by, Message: note}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by %s\n", id, by)
+			return nil
+		},
+	}
+	dismiss.Flags().StringVar(&note, "note", "", "how it was settled (required)")
+	dismiss.Flags().StringVar(&by, "by", "operator", "who settled it")
+
+	var api string
+	retry := &cobra.Command{
+		Use:   "retry ID",
+		Short: "Ask the running gateway to run a dead letter's undo again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, _ := http.NewRequestWithContext(cmd.Context(), "POST", strings.TrimSuffix(api, "/")+"/v1/deadletters/"+args[0]+"/retry", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("the gateway at %s did not answer (is reach serve running?): %w", api, err)
+			}
+			defer resp.Body.Close()
+			var body map[string]any
+			json.NewDecoder(resp.Body).Decode(&body)
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("retry refused (%s): %v", resp.Status, body["error"])
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s retried: %v\n", args[0], body["status"])
+			return nil
+		},
+	}
+	retry.Flags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
+
+	cmd.AddCommand(list, dismiss, retry)
+	return cmd
+}
+
+func findDeadLetter(ctx context.Context, st store.DeadLetters, id int64) (*store.DeadLetter, error) {
+	all, err := st.ListDeadLetters(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if d.ID == id {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("no dead letter %d", id)
+}
+
+func listDeadLetters(cmd *cobra.Command, data, state string) error {
+	st, err := store.Open(cmd.Context(), data, &store.SQLiteOptions{NoCreate: true})
+	if err != nil {
+		return fmt.Errorf("opening the store in %s: %w", data, err)
+	}
+	defer st.Close()
+	if state == "all" {
+		state = ""
+	}
+	ds, err := st.ListDeadLetters(cmd.Context(), state)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if len(ds) == 0 {
+		fmt.Fprintln(out, "no dead letters")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.State, d.Request, d.Tool, d.Args, d.Attempts, d.Error, d.Created.Format("2006-01-02 15:04:05"))
+	}
+	return tw.Flush()
+}
