@@ -9,8 +9,9 @@ import (
 
 // limiter holds the global and per-principal token buckets (R8).
 type limiter struct {
-	global *rate.Limiter
-	per    rate.Limit
+	global  *rate.Limiter
+	reserve float64 // global tokens kept for high-priority requests
+	per     rate.Limit
 	burst  int
 	maxN   int
 
@@ -29,6 +30,7 @@ func newLimiter(o *RateLimit) *limiter {
 			b = max(1, int(o.PerSecond))
 		}
 		l.global = rate.NewLimiter(rate.Limit(o.PerSecond), b)
+		l.reserve = o.Reserved * float64(b)
 	}
 	if o.PerPrincipal > 0 {
 		l.per = rate.Limit(o.PerPrincipal)
@@ -45,8 +47,9 @@ func newLimiter(o *RateLimit) *limiter {
 }
 
 // allow takes a token for principal, or returns how long until one is
-// there and which bucket is empty.
-func (l *limiter) allow(principal string) (time.Duration, string) {
+// there and which bucket is empty. A request of priority 0 may not take the
+// global tokens reserved for higher priorities.
+func (l *limiter) allow(principal string, priority int) (time.Duration, string) {
 	now := time.Now()
 	if l.per > 0 {
 		l.mu.Lock()
@@ -63,8 +66,14 @@ func (l *limiter) allow(principal string) (time.Duration, string) {
 			return wait(pl, now), "per-principal"
 		}
 	}
-	if l.global != nil && !l.global.AllowN(now, 1) {
-		return wait(l.global, now), "global"
+	if l.global != nil {
+		if priority <= 0 && l.reserve > 0 && l.global.TokensAt(now)-1 < l.reserve {
+			missing := l.reserve + 1 - l.global.TokensAt(now)
+			return max(time.Duration(missing/float64(l.global.Limit())*float64(time.Second)), time.Millisecond), "global (capacity reserved for priority requests)"
+		}
+		if !l.global.AllowN(now, 1) {
+			return wait(l.global, now), "global"
+		}
 	}
 	return 0, ""
 }

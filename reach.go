@@ -88,6 +88,10 @@ type RateLimit struct {
 	PerPrincipal       float64 // calls per second for each principal
 	PerPrincipalBurst  int     // if zero, max(1, PerPrincipal)
 	MaxPrincipalsKnown int     // principals tracked before the oldest are dropped; if zero, 10000
+	// Reserved is the fraction of the global burst that only requests of
+	// priority above 0 may use, so that an urgent request still gets through
+	// when the bulk of traffic has drained the bucket; if zero, none.
+	Reserved float64
 }
 
 // Decision is an authorization outcome.
@@ -407,7 +411,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
-		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes),
+		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
 		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b}
 	r.root = r
 	if parent != nil {
@@ -538,7 +542,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	}
 	b := carve(parent, d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
-		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs}, b, parent, f)
+		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
 	if err := rt.track(child); err != nil {
 		f.finish(Failed, asError(err), "")
 		return nil, nil, err

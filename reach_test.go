@@ -964,3 +964,30 @@ func TestWithParentAndFrameLookup(t *testing.T) {
 		t.Errorf("after Unregister: %+v", res.Error)
 	}
 }
+
+// Priority requests get the global capacity kept for them.
+func TestRateLimitPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerSecond: 10, Burst: 10, Reserved: 0.3}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		bulk, _ := begin(t, rt, &reach.RequestOptions{Budget: &reach.Budget{}})
+		urgent, _ := begin(t, rt, &reach.RequestOptions{Priority: 1, Budget: &reach.Budget{}})
+		n := 0
+		for ; n < 20; n++ {
+			if res := call(rt, bulk, "ping", fmt.Sprintf(`{"n":%d}`, n)); res.IsError() {
+				if !strings.Contains(res.Error.Message, "reserved for priority") {
+					t.Fatalf("bulk refusal: %s", res.ModelText())
+				}
+				break
+			}
+		}
+		if n != 7 {
+			t.Fatalf("bulk got %d calls, want 7 (3 of 10 kept)", n)
+		}
+		for i := range 3 {
+			if res := call(rt, urgent, "ping", fmt.Sprintf(`{"u":%d}`, i)); res.IsError() {
+				t.Fatalf("urgent call %d refused: %s", i, res.ModelText())
+			}
+		}
+	})
+}

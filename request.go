@@ -128,6 +128,8 @@ type RequestOptions struct {
 	Roles      []string
 	Tenant     string
 	Attributes map[string]string
+	// Priority above 0 may use the rate limit's reserved capacity (R8).
+	Priority int
 }
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a
@@ -140,6 +142,7 @@ type Request struct {
 	roles     []string
 	tenant    string
 	attrs     map[string]string
+	priority  int
 	scene     string
 	agent     string
 	parent    *Request
