@@ -12,8 +12,8 @@ type limiter struct {
 	global  *rate.Limiter
 	reserve float64 // global tokens kept for high-priority requests
 	per     rate.Limit
-	burst  int
-	maxN   int
+	burst   int
+	maxN    int
 
 	mu         sync.Mutex
 	principals map[string]*rate.Limiter
