@@ -287,27 +287,7 @@ func New(opts *Options) *Runtime {
 
 // Register adds tools. It fails, adding none, on an invalid tool or a name
 // already registered.
-func (rt *Runtime) Register(tools ...Tool) error {
-	rt.regMu.Lock()
-	defer rt.regMu.Unlock()
-	old := *rt.tools.Load()
-	next := make(map[string]*tool, len(old)+len(tools))
-	for k, v := range old {
-		next[k] = v
-	}
-	for _, t := range tools {
-		ct, err := compileTool(t, &rt.opts)
-		if err != nil {
-			return err
-		}
-		if _, dup := next[t.Name]; dup {
-			return fmt.Errorf("tool %s is already registered", t.Name)
-		}
-		next[t.Name] = ct
-	}
-	rt.tools.Store(&next)
-	return nil
-}
+func (rt *Runtime) Register(tools ...Tool) error { return rt.register(false, tools) }
 
 // MustRegister is Register that panics on error, for tools defined in code.
 func (rt *Runtime) MustRegister(tools ...Tool) {
@@ -317,18 +297,20 @@ func (rt *Runtime) MustRegister(tools ...Tool) {
 }
 
 // Replace registers tools, replacing any of the same name.
-func (rt *Runtime) Replace(tools ...Tool) error {
+func (rt *Runtime) Replace(tools ...Tool) error { return rt.register(true, tools) }
+
+// register compiles tools and swaps in a new catalog with them, all or none.
+func (rt *Runtime) register(replace bool, tools []Tool) error {
 	rt.regMu.Lock()
 	defer rt.regMu.Unlock()
-	old := *rt.tools.Load()
-	next := make(map[string]*tool, len(old)+len(tools))
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(*rt.tools.Load())
 	for _, t := range tools {
 		ct, err := compileTool(t, &rt.opts)
 		if err != nil {
 			return err
+		}
+		if _, dup := next[t.Name]; dup && !replace {
+			return fmt.Errorf("tool %s is already registered", t.Name)
 		}
 		next[t.Name] = ct
 	}
@@ -342,11 +324,7 @@ func (rt *Runtime) Replace(tools ...Tool) error {
 func (rt *Runtime) Unregister(names ...string) {
 	rt.regMu.Lock()
 	defer rt.regMu.Unlock()
-	old := *rt.tools.Load()
-	next := make(map[string]*tool, len(old))
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(*rt.tools.Load())
 	for _, n := range names {
 		delete(next, n)
 	}

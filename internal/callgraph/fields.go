@@ -11,10 +11,10 @@ func Field(obj []byte, name string) ([]byte, bool) {
 	}
 	i := 1
 	for i < len(obj) && obj[i] == '"' {
-		keyEnd := skipString(obj, i)
+		keyEnd := SkipString(obj, i)
 		key := obj[i+1 : keyEnd-1]
 		valStart := keyEnd + 1 // past ':'
-		valEnd := skipValue(obj, valStart)
+		valEnd := SkipValue(obj, valStart)
 		if string(key) == name {
 			return obj[valStart:valEnd], true
 		}
@@ -23,8 +23,9 @@ func Field(obj []byte, name string) ([]byte, bool) {
 	return nil, false
 }
 
-// skipString returns the index just past the string starting at i.
-func skipString(b []byte, i int) int {
+// SkipString returns the index just past the JSON string that starts at
+// b[i] (its opening quote). b must be valid JSON.
+func SkipString(b []byte, i int) int {
 	i++
 	for i < len(b) {
 		switch b[i] {
@@ -39,20 +40,21 @@ func skipString(b []byte, i int) int {
 	return len(b)
 }
 
-// skipValue returns the index just past the canonical value starting at i.
-func skipValue(b []byte, i int) int {
+// SkipValue returns the index just past the canonical JSON value that
+// starts at b[i]. b must be canonical (from Normalize).
+func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return len(b)
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i)
+				i = SkipString(b, i)
 				continue
 			case '{', '[':
 				depth++

@@ -15,6 +15,8 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/callgraph"
 )
 
 // Quick is a compiled schema of the supported subset. Immutable and safe
@@ -226,7 +228,7 @@ func (q *Quick) check(b []byte, i int) (int, bool) {
 		}
 		return q.array(b, i)
 	case c == '"':
-		end := skipString(b, i)
+		end := callgraph.SkipString(b, i)
 		if !q.allows(tStr) {
 			return end, false
 		}
@@ -269,7 +271,7 @@ func (q *Quick) object(b []byte, i int) (int, bool) {
 	start := i
 	i++ // '{'
 	for i < len(b) && b[i] != '}' {
-		keyEnd := skipString(b, i)
+		keyEnd := callgraph.SkipString(b, i)
 		key := b[i+1 : keyEnd-1]
 		for _, c := range key {
 			if c == '\\' {
@@ -306,11 +308,11 @@ var anyValue = &Quick{maxLen: -1, maxItems: -1}
 func hasKey(obj []byte, name string) bool {
 	i := 1
 	for i < len(obj) && obj[i] == '"' {
-		keyEnd := skipString(obj, i)
+		keyEnd := callgraph.SkipString(obj, i)
 		if string(obj[i+1:keyEnd-1]) == name {
 			return true
 		}
-		i = skipValue(obj, keyEnd+1) + 1
+		i = callgraph.SkipValue(obj, keyEnd+1) + 1
 	}
 	return false
 }
@@ -391,51 +393,4 @@ func (q *Quick) number(tok []byte) bool {
 		return false
 	}
 	return true
-}
-
-func skipString(b []byte, i int) int {
-	i++
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
-		}
-	}
-	return len(b)
-}
-
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return len(b)
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-		i++
-	}
-	return i
 }
