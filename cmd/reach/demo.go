@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 
 	"github.com/agentreach/reach/internal/demo"
+	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/graph"
 	"github.com/spf13/cobra"
 )
 
 func newDemo() *cobra.Command {
-	var out string
+	var out, listen, data string
+	var serveUI bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Reproduce the classic agent failures, without and with reach",
@@ -20,7 +22,11 @@ formatter loop through the model, a multi-agent livelock, a sub-agent on a
 fresh budget, a refund that needs approval, a failed chain that must be
 undone, a stale read, a runaway multi-agent request), each behind a plain
 step counter and behind reach. Prints what happened both ways and the
-tokens saved, and writes each scenario's call graph as SVG.`,
+tokens saved, and writes each scenario's call graph as SVG.
+
+With --serve it then starts a gateway in this process with the example
+tools, serving the web UI (/ui/), MCP (/mcp) and the HTTP API, and prints
+their URLs; Ctrl-C stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ss := demo.Run(cmd.Context())
@@ -42,9 +48,27 @@ tokens saved, and writes each scenario's call graph as SVG.`,
 			if failed > 0 {
 				return fmt.Errorf("%d scenarios did not behave as described", failed)
 			}
-			return nil
+			if !serveUI {
+				return nil
+			}
+			cfg := &gateway.Config{Examples: true, Listen: listen}
+			if err := gateway.CheckLoopback(cfg.ListenAddr()); err != nil {
+				return err
+			}
+			if data != "" {
+				abs, err := filepath.Abs(data)
+				if err != nil {
+					return err
+				}
+				cfg.Data = abs
+			}
+			fmt.Fprintln(w)
+			return serve(cmd.Context(), cfg, w, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "reach-demo", "folder for the SVG graphs")
+	cmd.Flags().BoolVar(&serveUI, "serve", false, "then serve a gateway with the example tools and the web UI")
+	cmd.Flags().StringVar(&listen, "listen", "", "with --serve, the loopback address (default "+gateway.DefaultListen+")")
+	cmd.Flags().StringVar(&data, "data", "", "with --serve, the folder for the gateway's state (default "+gateway.DefaultData+")")
 	return cmd
 }

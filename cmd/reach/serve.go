@@ -21,13 +21,18 @@ func newServe() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the gateway (MCP and HTTP API) on a loopback address",
 		Long: `Runs the gateway: an MCP server (Streamable HTTP at /mcp) and an HTTP API
-(/v1/calls, /v1/requests, /healthz) in front of the tools of the upstream MCP
+(/v1/calls, /v1/tools, /v1/requests, /healthz) in front of the tools of the upstream MCP
 servers in the configuration, every call going through reach's guards.
 
 With no configuration it starts at once on ` + gateway.DefaultListen + ` with built-in
 example tools (get_order, search_kb, format_answer, refund_order).
 
-It serves loopback addresses only: reach has no authentication yet.
+Without authentication it serves loopback addresses only. With auth in the
+configuration (API keys from "reach keys create", or bearer JWTs) every
+endpoint but /healthz needs credentials, and any address may be served.
+It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
+approvals API (/v1/approvals) and, with a model configured, an
+OpenAI-compatible model proxy (/v1/chat/completions).
 Ctrl-C shuts it down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,8 +41,8 @@ Ctrl-C shuts it down gracefully.`,
 				return err
 			}
 			if listen != "" {
-				if err := gateway.CheckLoopback(listen); err != nil {
-					return err
+				if err := gateway.CheckLoopback(listen); err != nil && !cfg.Authenticates() {
+					return fmt.Errorf("%w; configure auth (keys or jwt) to serve other addresses", err)
 				}
 				cfg.Listen = listen
 			}
@@ -108,7 +113,12 @@ func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
 	}
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
-	fmt.Fprintf(w, "  API       %s/v1/   (calls, requests, graph, cancel; %s/healthz)\n", base, base)
+	fmt.Fprintf(w, "  API       %s/v1/   (calls, requests, graph, cancel, approvals; %s/healthz)\n", base, base)
+	fmt.Fprintf(w, "  UI        %s/ui/\n", base)
+	fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
+	if g.Config().Model != nil {
+		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, g.Config().Model.BaseURL)
+	}
 	fmt.Fprintf(w, "  data      %s\n\n", dataDir)
 	fmt.Fprintf(w, "Connect an MCP client:\n")
 	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
@@ -121,6 +131,9 @@ func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
 	}
 	fmt.Fprintf(w, "  curl -s %s/v1/requests\n", base)
+	if g.Config().Authenticates() {
+		fmt.Fprintf(w, "Every path but /healthz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create).\n")
+	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
 }
 

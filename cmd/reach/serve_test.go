@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,10 +72,16 @@ var servingRE = regexp.MustCompile(`reach is serving (\d+) tools on (\S+)\n`)
 // startServe runs `reach serve` in process and returns its base URL.
 func startServe(t *testing.T, args ...string) (base string, stop func() error, stdout *syncBuffer) {
 	t.Helper()
+	return startCmd(t, append([]string{"serve"}, args...)...)
+}
+
+// startCmd runs a command that serves, and waits for its banner.
+func startCmd(t *testing.T, args ...string) (base string, stop func() error, stdout *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, append([]string{"serve"}, args...), stdout, stderr) }()
+	go func() { errc <- run(ctx, args, stdout, stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if m := servingRE.FindStringSubmatch(stdout.String()); m != nil {
@@ -209,7 +216,7 @@ func TestServeEndToEnd(t *testing.T) {
 		m := f.(map[string]any)
 		states[m["name"].(string)] = m["status"].(string)
 	}
-	want := map[string]string{"shop__echo": "completed", "shop__drop_table": "refused", "shop__slow": "cancelled"}
+	want := map[string]string{"shop__echo": "completed", "shop__drop_table": "awaiting_approval", "shop__slow": "cancelled"}
 	for k, v := range want {
 		if states[k] != v {
 			t.Errorf("graph: %s is %q, want %q (all: %v)", k, states[k], v, states)
@@ -330,5 +337,70 @@ func TestExampleConfig(t *testing.T) {
 	err := run(context.Background(), []string{"validate", "--offline", "--config", "../../examples/reach.yaml"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "${EVERYTHING_TOKEN} is not set") || !strings.Contains(err.Error(), "line ") {
 		t.Errorf("without EVERYTHING_TOKEN: %v, want an error naming the variable and its line", err)
+	}
+}
+
+// TestDemoServe: reach demo --serve prints the table, then serves the
+// example tools with the UI until its context ends.
+func TestDemoServe(t *testing.T) {
+	base, stop, stdout := startCmd(t, "demo", "--serve", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--out", t.TempDir())
+	for _, want := range []string{"call graphs:", base + "/ui/", base + "/mcp"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, p := range []string{"/ui/", "/healthz", "/metrics"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s = %d", p, resp.StatusCode)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Errorf("demo --serve ended with %v, want nil on cancel", err)
+	}
+	if !strings.Contains(stdout.String(), "reach stopped") {
+		t.Errorf("no shutdown line:\n%s", stdout.String())
+	}
+}
+
+// TestServeWithAuth: with auth configured, serve may listen beyond
+// loopback, and every path but /healthz needs a key.
+func TestServeWithAuth(t *testing.T) {
+	data := t.TempDir()
+	keys, err := auth.OpenKeys(auth.KeysPath(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := keys.Create(auth.KeySpec{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "examples: true\nauth: {keys: true}\ndata: "+data+"\n")
+	base, _, stdout := startServe(t, "--config", cfg, "--listen", "0.0.0.0:0")
+	if !strings.Contains(stdout.String(), "needs credentials") {
+		t.Errorf("the banner does not say credentials are needed:\n%s", stdout.String())
+	}
+	for _, tc := range []struct {
+		path, key string
+		want      int
+	}{
+		{"/healthz", "", 200}, {"/v1/requests", "", 401}, {"/v1/tools", "rk_wrong", 401}, {"/v1/tools", secret, 200}, {"/ui/", secret, 200},
+	} {
+		req, _ := http.NewRequest("GET", base+tc.path, nil)
+		if tc.key != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET %s (with a key: %v) = %d, want %d", tc.path, tc.key != "", resp.StatusCode, tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,20 +31,28 @@ func (g *Gateway) newHandler() http.Handler {
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	mux.Handle("/mcp", g.leanMCP(mcpHandler))
+	mux.Handle("/mcp", g.sampleAware(g.leanMCP(mcpHandler), mcpHandler))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
+	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
+	mux.HandleFunc("GET /v1/tools", g.listTools)
 	mux.HandleFunc("GET /v1/requests", g.listRequests)
 	mux.HandleFunc("GET /v1/requests/{id}", g.getRequest)
 	mux.HandleFunc("GET /v1/requests/{id}/graph", g.getGraph)
 	mux.HandleFunc("POST /v1/requests/{id}/cancel", g.cancelRequest)
+	g.mountOperators(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel or GET /healthz.")
+			"Use /mcp (MCP), POST /v1/calls, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel, /v1/approvals, /ui/, /metrics or GET /healthz.")
 	})
 	var h http.Handler = mux
+	if g.authn != nil {
+		h = g.authn.Middleware(h) // every path but /healthz
+	}
 	h = limitBody(g.cfg.maxBody(), h)
-	h = localOnly(h)
+	if g.authn == nil {
+		h = localOnly(h)
+	}
 	h = http.NewCrossOriginProtection().Handler(h)
 	return recoverPanics(g, h)
 }
@@ -166,6 +175,9 @@ func linkFromHeaders(h http.Header) (link, error) {
 		l.Parent = id
 	}
 	l.Trace, _ = parseTraceparent(h.Get(HeaderTraceparent))
+	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
+		l.Request = id
+	}
 	for _, b := range h.Values(HeaderBaggage) {
 		if id := baggageRequest(b); id != "" {
 			l.Request = id
@@ -205,8 +217,15 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Agent = "api"
+	for _, c := range env.ToolCalls {
+		if f := g.chosen.get(c.ID); f != nil {
+			l.Chosen = f
+			break
+		}
+	}
 	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
-		return g.reqs.fresh(l.Agent, nil)
+		who, _ := auth.IdentityFrom(r.Context())
+		return g.reqs.fresh(l.Agent, nil, who)
 	})
 	if err != nil {
 		var le *linkError

@@ -4,13 +4,27 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// The gateway benchmarks put three paths to one Go upstream MCP server
+// (go-sdk, one read tool, Streamable HTTP on loopback) side by side in one
+// run: direct, through reach, and through a bare reverse proxy
+// (httputil.ReverseProxy, the floor of "any second loopback hop"). The
+// clients are the go-sdk's, each on a transport that keeps enough idle
+// connections for 64 concurrent clients. Every call has a timeout, so a
+// stuck path fails the benchmark instead of hanging it.
 
 // benchUpstream is a Go MCP server with one read tool, served over
 // Streamable HTTP on loopback.
@@ -23,14 +37,53 @@ func benchUpstream(b *testing.B) *httptest.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return serveLabeled(b, "upstream", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+}
+
+// serveLabeled serves h on loopback with the profiler label party=name on
+// every goroutine the server starts (and those they start: the gateway's
+// upstream connections), so that a CPU profile splits by party:
+//
+//	go tool pprof -tagfocus party=gateway -top gateway.test cpu.out
+func serveLabeled(b *testing.B, name string, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	pprof.Do(context.Background(), pprof.Labels("party", name), func(context.Context) { srv.Start() })
 	b.Cleanup(srv.Close)
 	return srv
 }
 
+// benchProxy is a bare reverse proxy to target: what any second HTTP hop
+// costs, with nothing parsed.
+func benchProxy(b *testing.B, target string) *httptest.Server {
+	u, err := url.Parse(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 256
+	tr.MaxIdleConnsPerHost = 128
+	tr.ResponseHeaderTimeout = 10 * time.Second
+	p := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(u) },
+		Transport:     tr,
+		FlushInterval: -1,
+	}
+	return serveLabeled(b, "proxy", p)
+}
+
+// benchHTTPClient is the clients' HTTP client: one transport for all
+// sessions, with idle connections for 64 concurrent clients per path.
+var benchHTTPClient = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 1024
+	tr.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: tr}
+}()
+
 func benchClient(b *testing.B, url, protocol string) *mcp.ClientSession {
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: benchHTTPClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,15 +91,14 @@ func benchClient(b *testing.B, url, protocol string) *mcp.ClientSession {
 	return cs
 }
 
-// BenchmarkGatewayToolsCall measures one MCP tools/call over loopback HTTP,
-// through reach and directly to the same Go upstream, interleaved in one
-// run, and reports each median and their ratio (the quality bar: at most
-// 1.3). Every call has new arguments, so the loop guard has nothing to
-// refuse; the request's budget is unlimited. Both clients are the go-sdk's
-// with its defaults (they negotiate a session, protocol 2025-11-25).
-//
-//	go test -run '^$' -bench GatewayToolsCall -benchtime 3000x ./internal/gateway/
-func BenchmarkGatewayToolsCall(b *testing.B) {
+// benchPaths are the three servers a benchmark calls, with the tool name
+// on each.
+type benchPaths struct {
+	g                   *Gateway
+	direct, reach, prox string // URLs
+}
+
+func newBenchPaths(b *testing.B) *benchPaths {
 	up := benchUpstream(b)
 	cfg := &Config{
 		Upstreams: []Upstream{{Name: "up", URL: up.URL}},
@@ -57,43 +109,149 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { g.Close() })
-	gw := httptest.NewServer(g.Handler())
-	b.Cleanup(gw.Close)
-
-	direct := benchClient(b, up.URL, "")
-	viaReach := benchClient(b, gw.URL+"/mcp", "")
-	ctx := context.Background()
-	call := func(cs *mcp.ClientSession, name string, i int) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "call " + strconv.Itoa(i)}})
-		d := time.Since(start)
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %+v", name, err, res)
-		}
-		return d
-	}
-	for i := range 50 { // warm up connections and caches
-		call(direct, "echo", i)
-		call(viaReach, "up__echo", i)
-	}
-	var ds, rs []time.Duration
-	i := 0
-	for b.Loop() {
-		ds = append(ds, call(direct, "echo", i))
-		rs = append(rs, call(viaReach, "up__echo", i))
-		i++
-	}
-	md, mr := median(ds), median(rs)
-	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
-	b.ReportMetric(float64(mr.Microseconds()), "reach-µs")
-	b.ReportMetric(float64(mr)/float64(md), "ratio")
+	gw := serveLabeled(b, "gateway", g.Handler())
+	return &benchPaths{g: g, direct: up.URL, reach: gw.URL + "/mcp", prox: benchProxy(b, up.URL).URL}
 }
 
-func median(ds []time.Duration) time.Duration {
+// benchCall makes one tools/call with new arguments and returns its latency.
+func benchCall(b *testing.B, cs *mcp.ClientSession, name string, i int) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "call " + strconv.Itoa(i)}})
+	d := time.Since(start)
+	if err != nil || res.IsError {
+		b.Errorf("%s: %v %+v", name, err, res)
+	}
+	return d
+}
+
+// BenchmarkGatewayToolsCall measures one MCP tools/call over loopback HTTP
+// from one client, directly, through reach and through a bare reverse
+// proxy, interleaved in one run, and reports each median and p99 and the
+// ratios of the medians to the direct one (the quality bar for reach: at
+// most 1.3). Every call has new arguments, so the loop guard has nothing to
+// refuse; the request's budget is unlimited. The clients are the go-sdk's
+// with its defaults (they negotiate a session, protocol 2025-11-25).
+//
+//	go test -run '^$' -bench GatewayToolsCall -benchtime 3000x ./internal/gateway/
+func BenchmarkGatewayToolsCall(b *testing.B) {
+	p := newBenchPaths(b)
+	direct := benchClient(b, p.direct, "")
+	viaReach := benchClient(b, p.reach, "")
+	viaProxy := benchClient(b, p.prox, "")
+	for i := range 50 { // warm up connections and caches
+		benchCall(b, direct, "echo", i)
+		benchCall(b, viaReach, "up__echo", i)
+		benchCall(b, viaProxy, "echo", i)
+	}
+	hits := p.g.leanHits.Load()
+	var ds, rs, ps []time.Duration
+	i := 0
+	for b.Loop() {
+		ds = append(ds, benchCall(b, direct, "echo", i))
+		rs = append(rs, benchCall(b, viaReach, "up__echo", i))
+		ps = append(ps, benchCall(b, viaProxy, "echo", i))
+		i++
+	}
+	if n := p.g.leanHits.Load() - hits; n != int64(i) {
+		b.Errorf("%d of %d calls took the lean path", n, i)
+	}
+	md, mr, mp := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5)
+	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
+	b.ReportMetric(float64(mr.Microseconds()), "reach-µs")
+	b.ReportMetric(float64(mp.Microseconds()), "proxy-µs")
+	b.ReportMetric(float64(quantile(ds, 0.99).Microseconds()), "direct-p99-µs")
+	b.ReportMetric(float64(quantile(rs, 0.99).Microseconds()), "reach-p99-µs")
+	b.ReportMetric(float64(quantile(ps, 0.99).Microseconds()), "proxy-p99-µs")
+	b.ReportMetric(float64(mr)/float64(md), "ratio")
+	b.ReportMetric(float64(mp)/float64(md), "proxy-ratio")
+}
+
+// BenchmarkGatewayThroughput measures calls per second with 64 concurrent
+// client sessions, each calling in a loop: directly, through reach and
+// through a bare reverse proxy, in interleaved rounds of 64×32 calls per
+// path (one round of each per iteration). It reports each path's median
+// rate and its ratio to the direct one (the quality bar for reach: more
+// than 0.85), and the process CPU per call of each path; since client,
+// gateway and upstream share this process, reach's CPU per call minus the
+// direct one is what the gateway (and its second hop) costs.
+//
+//	go test -run '^$' -bench GatewayThroughput -benchtime 10x ./internal/gateway/
+func BenchmarkGatewayThroughput(b *testing.B) {
+	const clients, perClient = 64, 32
+	p := newBenchPaths(b)
+	type path struct {
+		name     string
+		tool     string
+		sessions []*mcp.ClientSession
+		rates    []float64
+		cpu      []float64
+	}
+	paths := []*path{{name: "direct", tool: "echo"}, {name: "reach", tool: "up__echo"}, {name: "proxy", tool: "echo"}}
+	for _, pt := range paths {
+		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox}[pt.name]
+		for range clients {
+			pt.sessions = append(pt.sessions, benchClient(b, u, ""))
+		}
+	}
+	var seq atomic.Int64 // new arguments for every call, across rounds
+	round := func(pt *path) (rate, cpuPerCall float64) {
+		var next atomic.Int64
+		total := int64(clients * perClient)
+		cpu0 := processCPU()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for _, cs := range pt.sessions {
+			wg.Go(func() {
+				pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("party", "client")))
+				for i := next.Add(1); i <= total; i = next.Add(1) {
+					benchCall(b, cs, pt.tool, int(seq.Add(1)))
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		cpu := processCPU() - cpu0
+		return float64(total) / elapsed.Seconds(), float64(cpu.Microseconds()) / float64(total)
+	}
+	for _, pt := range paths { // warm up connections and caches
+		round(pt)
+	}
+	for b.Loop() {
+		for _, pt := range paths {
+			r, c := round(pt)
+			pt.rates = append(pt.rates, r)
+			pt.cpu = append(pt.cpu, c)
+		}
+	}
+	med := func(xs []float64) float64 { s := slices.Clone(xs); slices.Sort(s); return s[len(s)/2] }
+	d, r, x := paths[0], paths[1], paths[2]
+	b.ReportMetric(med(d.rates), "direct-calls/s")
+	b.ReportMetric(med(r.rates), "reach-calls/s")
+	b.ReportMetric(med(x.rates), "proxy-calls/s")
+	b.ReportMetric(med(r.rates)/med(d.rates), "ratio")
+	b.ReportMetric(med(x.rates)/med(d.rates), "proxy-ratio")
+	b.ReportMetric(med(d.cpu), "direct-cpu-µs/call")
+	b.ReportMetric(med(r.cpu), "reach-cpu-µs/call")
+	b.ReportMetric(med(x.cpu), "proxy-cpu-µs/call")
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// quantile returns the q-quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }

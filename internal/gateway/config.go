@@ -18,6 +18,8 @@ import (
 
 	"github.com/agentreach/reach"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentreach/reach/internal/policy/secrets"
 )
 
 // Defaults of a Config; each applies where the field is zero.
@@ -67,9 +69,29 @@ type Config struct {
 	// Model is an OpenAI-compatible endpoint for tools that call the model;
 	// if nil, a scripted stand-in answers.
 	Model *ModelConfig `yaml:"model"`
+	// Telemetry configures traces; /metrics is always served.
+	Telemetry *TelemetryConfig `yaml:"telemetry"`
+	// Approvals configure the confirmation queue (P4).
+	Approvals *ApprovalsConfig `yaml:"approvals"`
+	// Secrets name a file of secret values (NAME=VALUE lines or a JSON
+	// object) that ${NAME} in headers, env and api_key may use; every one
+	// of them, like every header, env and api_key value, is masked in
+	// results, errors, logs, the audit and the graph (P6).
+	Secrets *SecretsConfig `yaml:"secrets"`
 
-	dir  string     // the configuration file's folder, for relative paths
-	root *yaml.Node // the parsed document, for line numbers
+	// Auth makes every endpoint but /healthz need an API key or a bearer
+	// JWT; with it the gateway may serve a non-loopback address.
+	Auth *AuthConfig `yaml:"auth"`
+	// Policy is a Cedar file or folder of *.cedar files, reloaded within
+	// seconds of a change. Absent, the gateway decides by access level
+	// (read and write run, high_risk needs approval, forbidden never runs)
+	// when nobody authenticates, and by the shipped Cedar defaults when
+	// auth is configured.
+	Policy *PolicyConfig `yaml:"policy"`
+
+	secretVals map[string]string // from Secrets.File
+	dir        string            // the configuration file's folder, for relative paths
+	root       *yaml.Node        // the parsed document, for line numbers
 }
 
 // Upstream is one MCP server: Streamable HTTP (URL) or stdio (Command).
@@ -146,6 +168,96 @@ type ModelConfig struct {
 	APIKey  Secret   `yaml:"api_key"`
 	Name    string   `yaml:"name"`    // the model to ask for; if empty, "gpt-4o-mini"
 	Timeout Duration `yaml:"timeout"` // per model call; if zero, 60s
+	// Prices per model name, in dollars per million tokens, for the cost
+	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
+	Prices map[string]reach.Price `yaml:"prices"`
+}
+
+// AuthConfig says how clients authenticate.
+type AuthConfig struct {
+	// Keys accepts the API keys of the data folder's keys.json (reach keys create).
+	Keys bool `yaml:"keys"`
+	// JWT accepts bearer JWTs.
+	JWT *JWTConfig `yaml:"jwt"`
+}
+
+// JWTConfig says which JWTs are accepted and what their claims mean.
+type JWTConfig struct {
+	JWKS     string    `yaml:"jwks"` // a file (relative to the configuration's folder) or an http(s) URL
+	Issuer   string    `yaml:"issuer"`
+	Audience string    `yaml:"audience"`
+	Claims   JWTClaims `yaml:"claims"`
+}
+
+// JWTClaims name the claims of the principal, roles, tenant and department.
+type JWTClaims struct {
+	Principal  string `yaml:"principal"`
+	Roles      string `yaml:"roles"`
+	Tenant     string `yaml:"tenant"`
+	Department string `yaml:"department"`
+}
+
+// PolicyConfig names the policies.
+type PolicyConfig struct {
+	Path string `yaml:"path"`
+}
+
+// Authenticates reports whether the configuration makes clients authenticate.
+func (c *Config) Authenticates() bool {
+	return c.Auth != nil && (c.Auth.Keys || c.Auth.JWT != nil)
+}
+
+// SecretsConfig names the secrets file.
+type SecretsConfig struct {
+	File string `yaml:"file"` // relative to the configuration file's folder
+}
+
+// path resolves p against the configuration file's folder.
+func (c *Config) path(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// secretValues returns every secret value the configuration holds.
+func (c *Config) secretValues() []string {
+	var out []string
+	for _, v := range c.secretVals {
+		out = append(out, v)
+	}
+	for _, u := range c.Upstreams {
+		for _, v := range u.Headers {
+			out = append(out, v.Reveal())
+			// A bearer header's token alone is a secret too.
+			if _, tok, ok := strings.Cut(v.Reveal(), " "); ok {
+				out = append(out, tok)
+			}
+		}
+		for _, v := range u.Env {
+			out = append(out, v.Reveal())
+		}
+	}
+	if c.Model != nil && c.Model.APIKey != "" {
+		out = append(out, c.Model.APIKey.Reveal())
+	}
+	return out
+}
+
+// TelemetryConfig says where traces go.
+type TelemetryConfig struct {
+	// OTLPEndpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318;
+	// if empty, no spans are exported.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+}
+
+// ApprovalsConfig configures the confirmation queue.
+type ApprovalsConfig struct {
+	// TTL is how long an approval waits for a decision; if zero, 15m.
+	TTL Duration `yaml:"ttl"`
+	// Wait holds a call that needs approval this long for a decision
+	// before answering pending; zero answers pending at once.
+	Wait Duration `yaml:"wait"`
 }
 
 // Duration is a time.Duration written as "300ms", "30s" or "10m".
@@ -203,11 +315,10 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseConfig(data, os.LookupEnv)
+	c, err := parseConfig(data, os.LookupEnv, filepath.Dir(abs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	c.dir = filepath.Dir(abs)
 	return c, nil
 }
 
@@ -218,6 +329,11 @@ func LoadConfig(path string) (*Config, error) {
 // are relative to the current folder (LoadConfig makes them relative to the
 // file's).
 func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parseConfig(data, lookup, "")
+}
+
+// parseConfig is ParseConfig for a file in dir ("" for the current folder).
+func parseConfig(data []byte, lookup func(string) (string, bool), dir string) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("the configuration is larger than %d bytes", MaxConfigBytes)
 	}
@@ -237,6 +353,24 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 			return nil, errors.New("the configuration holds more than one YAML document; keep one")
 		}
 		c.root = &root
+	}
+	c.dir = dir
+	if sc := c.Secrets; sc != nil && sc.File != "" {
+		vals, err := secrets.ReadFile(c.path(sc.File))
+		if err != nil {
+			return nil, c.errorf([]any{"secrets", "file"}, "secrets: %v", err)
+		}
+		c.secretVals = vals
+		env := lookup
+		lookup = func(name string) (string, bool) {
+			if v, ok := vals[name]; ok {
+				return v, true
+			}
+			if env == nil {
+				return "", false
+			}
+			return env(name)
+		}
 	}
 	if err := c.expand(lookup); err != nil {
 		return nil, err
@@ -387,9 +521,12 @@ var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // check validates values that decoding cannot: each error names its line.
 func (c *Config) check() error {
 	if c.Listen != "" {
-		if err := CheckLoopback(c.Listen); err != nil {
-			return c.errorf([]any{"listen"}, "%v", err)
+		if err := CheckLoopback(c.Listen); err != nil && !c.Authenticates() {
+			return c.errorf([]any{"listen"}, "%v; configure auth (keys or jwt) to serve other addresses", err)
 		}
+	}
+	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
+		return c.errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")

@@ -20,11 +20,26 @@
 //
 // # Linking calls to frames
 //
-// A call made by a tool's implementation in another process nests under that
-// tool's frame when it carries the frame's id: the Reach-Parent header or
-// "reach/parent" _meta key (16 hex digits), or the parent span id of a W3C
-// traceparent. Calls to upstream tools carry both, so an upstream that calls
-// back through reach is linked without configuration.
+// A call made by a tool's implementation in another process nests under the
+// frame whose id it carries, found with [reach.Request.Frame] and entered
+// with [reach.WithParent]: the Reach-Parent header or "reach/parent" _meta
+// key (16 hex digits), or the parent span id of a W3C traceparent. Any frame
+// of a kept request can be a parent: a running tool call, a model turn. Calls
+// to upstream tools carry both, so an upstream that calls back through reach
+// is linked without configuration. A tool call that a model chose through
+// the model proxy (POST /v1/chat/completions) nests under that model turn
+// when it is sent with the same id (call_id, or "reach/call_id" _meta); an
+// upstream's sampling request during a tool call is a model frame under the
+// call, answered by the client that made it (see sampling.go).
+//
+// # Operators and permissions
+//
+// The handler also serves the web UI (/ui/), Prometheus metrics (/metrics),
+// the approvals API (/v1/approvals) and the visible tools (/v1/tools); OTLP
+// traces go to telemetry.otlp_endpoint. With auth configured every path
+// but /healthz needs an API key or a JWT, Cedar policies decide calls and
+// listings, and upstream tool definitions are pinned (see access.go,
+// pinning.go and docs/PERMISSIONS.md).
 package gateway
 
 import (
@@ -43,6 +58,12 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,6 +80,9 @@ type Options struct {
 	Offline bool
 	// Version is reported to MCP clients; if empty, the module's version.
 	Version string
+	// Recorder, if not nil, is told about every frame too (after the
+	// statistics, metrics and tracer), e.g. an audit log.
+	Recorder reach.Recorder
 }
 
 // Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
@@ -70,13 +94,25 @@ type Gateway struct {
 	log     *slog.Logger
 	model   Model
 	reqs    *requests
-	live    liveFrames
 	server  *mcp.Server
 	handler http.Handler
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
+
+	chosen    chosenCalls         // tool_call ids the model proxy saw -> their model frame
+	proxyHTTP *http.Client        // the model proxy's client
+	authn     *auth.Authenticator // non-nil when clients must authenticate
+	policy    *policy.Engine      // nil: decisions by access level
+	heldTools sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
+	pins      *pin.Store          // nil without upstreams
+	stats     *telemetry.Stats
+	metrics   *telemetry.Metrics
+	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
+	approvals *approval.Queue
+	redactor  *secrets.Redactor
+	ui        http.Handler
 
 	sessions sync.Map     // *mcp.ServerSession or client key -> *session
 	byID     sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
@@ -102,9 +138,17 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	if opts != nil {
 		g.opts = *opts
 	}
+	red, err := newRedactor(cfg)
+	if err != nil {
+		return nil, err
+	}
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
+	}
+	if red.Len() > 0 { // with no secrets configured, nothing to mask and no cost per call
+		g.redactor = red
+		g.log = slog.New(redactHandler{g.log.Handler(), red})
 	}
 	g.model = g.opts.Model
 	if g.model == nil {
@@ -115,7 +159,27 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	g.rt = reach.New(&reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log})
+	g.proxyHTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if g.authn, err = g.authenticator(); err != nil {
+		g.cancel()
+		return nil, err
+	}
+	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log}
+	if g.redactor != nil {
+		ro.Redactor = g.redactor
+	}
+	if err := g.authorizer(ro); err != nil {
+		g.cancel()
+		return nil, err
+	}
+	if cfg.Model != nil {
+		ro.Prices = cfg.Model.Prices
+	}
+	if err := g.operators(ctx, ro); err != nil {
+		g.cancel()
+		return nil, err
+	}
+	g.rt = reach.New(ro)
 	g.reqs = newRequests(g.ctx, g.rt, cfg)
 
 	var tools []reach.Tool
@@ -129,9 +193,15 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 			return nil, err
 		}
 		g.upstreams = ups
-		for _, u := range ups {
-			tools = append(tools, u.tools()...)
+		if err := g.openPins(); err != nil {
+			g.Close()
+			return nil, err
 		}
+		var upTools []reach.Tool
+		for _, u := range ups {
+			upTools = append(upTools, u.tools()...)
+		}
+		tools = append(tools, g.pinned(upTools)...)
 	}
 	if err := g.register(tools); err != nil {
 		g.Close()
@@ -156,7 +226,7 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		byName[t.Name] = i
 	}
 	for _, name := range g.cfg.sortedToolNames() {
-		if _, ok := byName[name]; !ok && !g.opts.Offline {
+		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.held(name) {
 			return g.cfg.errorf(g.cfg.toolLine(name), "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
 		}
 	}
@@ -171,13 +241,11 @@ func (g *Gateway) register(tools []reach.Tool) error {
 	return nil
 }
 
-// prepare applies the configured override to t and makes its frame live
-// while its Func runs.
+// prepare applies the configured override to t.
 func (g *Gateway) prepare(t reach.Tool) reach.Tool {
 	if o, ok := g.cfg.Tools[t.Name]; ok {
 		applyOverride(&t, o)
 	}
-	t.Func = g.live.track(t.Func)
 	return t
 }
 
@@ -296,8 +364,10 @@ func (g *Gateway) Upstreams() []UpstreamStatus {
 // Serve serves the handler on ln until ctx ends, then shuts down
 // gracefully: in-flight HTTP requests get up to 5 seconds to finish.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	if err := CheckLoopback(ln.Addr().String()); err != nil {
-		return err
+	if g.authn == nil {
+		if err := CheckLoopback(ln.Addr().String()); err != nil {
+			return fmt.Errorf("%w; configure auth (keys or jwt) to serve other addresses", err)
+		}
 	}
 	srv := &http.Server{
 		Handler:           g.handler,
@@ -362,6 +432,9 @@ func (g *Gateway) Close() error {
 	g.reqs.endAll()
 	g.cancel()
 	var errs []error
+	if err := g.shutdownTracer(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, u := range ups {
 		if err := u.close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing upstream %s: %w", u.cfg.Name, err))

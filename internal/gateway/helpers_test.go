@@ -23,6 +23,9 @@ func newTestGateway(t testing.TB, cfg *Config) *Gateway {
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	if cfg.Data == "" {
+		cfg.Data = t.TempDir()
+	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -49,8 +49,8 @@ const (
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// linePool holds the SSE scanners' buffers.
-var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+// sseReaders holds the readers of upstreams' SSE answers.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
 
 // rpcMessage is the part of a JSON-RPC message the lean paths read.
 type rpcMessage struct {
@@ -98,10 +98,11 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 		}
 		body := buf.Bytes()
 		var msg rpcMessage
-		if !isJSONObject(body) || json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" {
+		if !json.Valid(body) || !parseEnvelope(body, &msg) || msg.JSONRPC != "2.0" {
 			g.passOn(sdk, w, r, body)
 			return
 		}
+		msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
 		switch {
 		case msg.Method == "tools/call" && len(msg.ID) > 0:
 			if g.leanCall(w, r, ss, sid, &msg) {
@@ -122,11 +123,6 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 		}
 		g.passOn(sdk, w, r, body)
 	})
-}
-
-func isJSONObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{'
 }
 
 // passOn gives a request whose body was read to the SDK.
@@ -155,7 +151,7 @@ func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
 // for calls the SDK must handle (progress).
 func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
 	var p callParams
-	if err := json.Unmarshal(msg.Params, &p); err != nil || p.Name == "" {
+	if err := parseCallParams(msg.Params, &p); err != nil || p.Name == "" {
 		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call params must be an object with a tool name"})
 		return true
 	}
@@ -186,6 +182,8 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 	return true
 }
 
+var contentTypeJSON = []string{"application/json"}
+
 // writeRPC writes a JSON-RPC response as an application/json answer.
 func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -199,15 +197,18 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jso
 		buf.Write(b)
 	} else {
 		buf.WriteString(`,"result":`)
-		b, err := json.Marshal(result)
-		if err != nil {
-			b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)
+		if tr, ok := result.(*mcp.CallToolResult); !ok || !appendToolResult(buf, tr) {
+			b, err := json.Marshal(result)
+			if err != nil {
+				b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)
+			}
+			buf.Write(b)
 		}
-		buf.Write(b)
 	}
 	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON // shared: net/http copies it when it writes the head
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
 }
@@ -252,18 +253,25 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.WriteString(id)
 	buf.WriteString(`,"method":"tools/call","params":{"name":`)
-	nb, _ := json.Marshal(name)
-	buf.Write(nb)
+	buf.Write(appendJSONString(buf.AvailableBuffer(), name))
 	if len(args) > 0 {
 		buf.WriteString(`,"arguments":`)
 		buf.Write(args)
 	}
 	if len(meta) > 0 {
 		buf.WriteString(`,"_meta":`)
-		mb, _ := json.Marshal(meta)
-		buf.Write(mb)
+		buf.Write(appendMeta(buf.AvailableBuffer(), meta))
 	}
 	buf.WriteString(`}}`)
+	if p := u.leanConnsOf(); p != nil {
+		c, resp, stop, err := p.roundTrip(ctx, ls, buf.Bytes())
+		if err != nil {
+			return nil, u.leanFailed(ctx, ls, id, "calling", err)
+		}
+		res, err := u.leanAnswer(ctx, ls, resp.status, resp.statusText, resp.contentType, &resp.body, id, token, sink)
+		p.release(c, resp, stop, ctx.Err() != nil)
+		return res, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		return nil, err
@@ -271,48 +279,76 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 	u.leanHeaders(req, ls)
 	resp, err := u.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			u.cancelLean(ls, id, ctx)
-			return nil, context.Cause(ctx)
-		}
-		return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
+		return nil, u.leanFailed(ctx, ls, id, "calling", err)
 	}
 	defer resp.Body.Close()
+	return u.leanAnswer(ctx, ls, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body, id, token, sink)
+}
+
+// leanFailed is the error of a call whose exchange failed: the cause of
+// ctx when it ended (and the upstream is told), else unavailable.
+func (u *upstream) leanFailed(ctx context.Context, ls *leanSession, id, doing string, err error) error {
+	if ctx.Err() != nil {
+		u.cancelLean(ls, id, ctx)
+		return context.Cause(ctx)
+	}
+	if doing == "calling" {
+		return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
+	}
+	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}
+}
+
+// leanAnswer reads an upstream's answer to tools/call id: a JSON or SSE
+// body with its response, or an HTTP error.
+func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, statusText, ct string, body io.Reader, id, token string, sink *progressSink) (*leanResult, error) {
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	case status == http.StatusNotFound:
+		io.Copy(io.Discard, io.LimitReader(body, 4096))
 		return nil, errSessionGone
-	case resp.StatusCode != http.StatusOK:
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	case status != http.StatusOK:
+		b, _ := io.ReadAll(io.LimitReader(body, 512))
 		typ := "upstream_error"
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		if status >= 500 || status == http.StatusTooManyRequests {
 			typ = "unavailable"
 		}
-		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, resp.Status, strings.TrimSpace(string(b)))}
+		if len(statusText) < 3 || statusText[:3] != strconv.Itoa(status) {
+			statusText = strconv.Itoa(status) + " " + statusText
+		}
+		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, statusText, strings.TrimSpace(string(b)))}
 	}
 	var msg *rpcMessage
-	ct := resp.Header.Get("Content-Type")
+	var err error
 	if strings.HasPrefix(ct, "text/event-stream") {
-		msg, err = u.readSSE(ctx, ls, resp.Body, id, token, sink)
+		msg, err = u.readSSE(ctx, ls, body, id, token, sink)
 	} else {
-		msg = &rpcMessage{}
-		err = json.NewDecoder(io.LimitReader(resp.Body, maxUpstreamResult)).Decode(msg)
+		msg, err = readJSONAnswer(body)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			u.cancelLean(ls, id, ctx)
-			return nil, context.Cause(ctx)
-		}
-		return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}
+		return nil, u.leanFailed(ctx, ls, id, "reading", err)
 	}
 	if msg.Error != nil {
 		return nil, u.callError(msg.Error)
 	}
 	var res leanResult
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
+	if err := res.parse(msg.Result); err != nil {
 		return nil, &reach.ToolError{Type: "upstream_error", Message: fmt.Sprintf("upstream %s answered tools/call with something else than a tool result", u.cfg.Name)}
 	}
 	return &res, nil
+}
+
+// readJSONAnswer reads an application/json answer.
+func readJSONAnswer(body io.Reader) (*rpcMessage, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(body, maxUpstreamResult)); err != nil {
+		return nil, err
+	}
+	msg := &rpcMessage{}
+	if !parseAnswer(buf.Bytes(), msg) {
+		return nil, errors.New("the answer is not a JSON-RPC message")
+	}
+	return msg, nil
 }
 
 // maxUpstreamResult bounds one upstream answer.
@@ -329,29 +365,53 @@ func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 // on to sink and answering the upstream's pings (and refusing its other
 // requests, which the gateway's client does not declare it handles).
 func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink) (*rpcMessage, error) {
-	sc := bufio.NewScanner(io.LimitReader(body, maxUpstreamResult))
-	lb := linePool.Get().(*[]byte)
-	defer linePool.Put(lb)
-	sc.Buffer((*lb)[:0], maxUpstreamResult)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
+	br := sseReaders.Get().(*bufio.Reader)
+	br.Reset(io.LimitReader(body, maxUpstreamResult))
+	data := bufPool.Get().(*bytes.Buffer)
+	data.Reset()
+	defer func() {
+		br.Reset(nil)
+		sseReaders.Put(br)
+		bufPool.Put(data)
+	}()
+	var long []byte // a line longer than br's buffer
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, line...)
+			continue
+		}
+		if len(long) > 0 {
+			long = append(long, line...)
+			line = long
+			long = long[:0]
+		}
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
 		if len(line) > 0 {
 			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				if len(data) > 0 {
-					data = append(data, '\n')
+				if data.Len() > 0 {
+					data.WriteByte('\n')
 				}
-				data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+				data.Write(bytes.TrimPrefix(v, []byte(" ")))
+			}
+			if err == io.EOF {
+				return nil, io.ErrUnexpectedEOF
 			}
 			continue
 		}
-		if len(data) == 0 {
+		if data.Len() == 0 {
 			continue
 		}
 		var msg rpcMessage
-		err := json.Unmarshal(data, &msg)
-		data = data[:0]
-		if err != nil {
+		ok := parseAnswer(data.Bytes(), &msg)
+		data.Reset()
+		if !ok {
 			continue
 		}
 		switch {
@@ -373,10 +433,6 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return nil, io.ErrUnexpectedEOF
 }
 
 func jsonEscape(s string) string {
@@ -437,18 +493,15 @@ func (r *leanResult) text() (string, bool) {
 	var b strings.Builder
 	all := true
 	for i, c := range r.Content {
-		var t struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(c, &t) != nil || t.Type != "text" {
+		typ, text, ok := leanContentText(c)
+		if !ok || typ != "text" {
 			all = false
 			continue
 		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(t.Text)
+		b.WriteString(text)
 	}
 	return b.String(), all
 }

@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,7 +55,11 @@ func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				return g.callTool(ctx, r)
 			}
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if method == "tools/list" && err == nil {
+			res = g.filterList(ctx, req, res)
+		}
+		return res, err
 	}
 }
 
@@ -75,6 +83,9 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 	}
 	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
 		key := "client:"
+		if id := g.identityOf(context.Background(), req.Extra.Header); id != nil {
+			key += id.Principal + ":"
+		}
 		if ci := req.ClientInfo(); ci != nil {
 			key += ci.Name + "@" + ci.Version
 		}
@@ -115,6 +126,13 @@ func (g *Gateway) sessionFor(ss *mcp.ServerSession) *session {
 // runtime.
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p := req.Params
+	var h http.Header
+	if req.Extra != nil {
+		h = req.Extra.Header
+	}
+	if id := g.identityOf(ctx, h); id != nil {
+		ctx = auth.WithIdentity(ctx, id)
+	}
 	agent := ""
 	if ci := req.ClientInfo(); ci != nil {
 		agent = ci.Name
@@ -132,19 +150,25 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	m.link.Agent = agent
+	m.link.Chosen = g.chosen.get(m.callID)
 	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
-		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget)
+		who, _ := auth.IdentityFrom(ctx)
+		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget, who)
 	})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
+	cctx = withDownstream(cctx, ss)
 	if token != nil && ss != nil {
 		cctx = context.WithValue(cctx, progressKey{}, &progressSink{ss: ss, token: token})
 	}
 	id := m.callID
 	if id == "" {
 		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+	}
+	if token != nil && ss != nil {
+		defer g.approvalProgress(cctx, r, id, &progressSink{ss: ss, token: token})()
 	}
 	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.why, IdempotencyKey: m.key})
 	return mcpResult(res, r.ID()), nil
@@ -279,7 +303,7 @@ func baggageRequest(s string) string {
 // traceparent renders a W3C traceparent whose parent span id is frame f,
 // in a trace derived from the root request id.
 func traceparent(r *reach.Request, f reach.FrameID) string {
-	return "00-" + traceID(rootOf(r).ID()) + "-" + f.String() + "-01"
+	return "00-" + traceID(r.Root().ID()) + "-" + f.String() + "-01"
 }
 
 // traceID derives a 32-hex-digit trace id from a request id (FNV-1a, 128 bits).
@@ -334,7 +358,7 @@ func (g *Gateway) syncMCPTools() {
 	defer g.mu.Unlock()
 	now := map[string]bool{}
 	for _, t := range g.rt.Tools() {
-		if t.Access == reach.Forbidden || g.hidden(t.Name) {
+		if t.Access == reach.Forbidden {
 			continue
 		}
 		now[t.Name] = true
@@ -350,18 +374,6 @@ func (g *Gateway) syncMCPTools() {
 		g.server.RemoveTools(gone...)
 	}
 	g.listed = now
-}
-
-// hidden reports whether a tool was removed upstream (it stays registered
-// in the runtime, which has no unregister, but answers that it is gone).
-// Called with g.mu held.
-func (g *Gateway) hidden(name string) bool {
-	for _, u := range g.upstreams {
-		if u.isGone(name) {
-			return true
-		}
-	}
-	return false
 }
 
 func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -435,4 +447,47 @@ type progressKey struct{}
 func progressFrom(ctx context.Context) *progressSink {
 	p, _ := ctx.Value(progressKey{}).(*progressSink)
 	return p
+}
+
+// approvalEvery is how often a client that asked for progress hears that
+// its call still waits for approval.
+var approvalEvery = 2 * time.Second
+
+// approvalProgress tells the client, with progress notifications, while its
+// call (id, in r) waits for approval (approvals: wait). Call the returned
+// func when the call is over.
+func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id string, sink *progressSink) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	every := approvalEvery
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		n := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var waiting *reach.Frame
+			for _, f := range slices.Backward(r.Frames()) {
+				if f.CallID == id {
+					if f.State() == reach.AwaitingApproval {
+						waiting = f
+					}
+					break
+				}
+			}
+			if waiting == nil {
+				continue
+			}
+			n++
+			msg := fmt.Sprintf("%s waits for approval (GET /v1/approvals)", waiting.Name)
+			if e := waiting.Err(); e != nil && e.Message != "" {
+				msg = e.Message
+			}
+			sink.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: sink.token, Progress: float64(n), Message: msg})
+		}
+	}()
+	return cancel
 }

@@ -66,8 +66,8 @@ func TestMCPCall(t *testing.T) {
 		args any
 		want []string // in the text the model reads
 	}{
-		{"approval refusal", "refund_order", map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"},
-			[]string{"needs a human's approval", "do not retry"}},
+		{"approval pending", "refund_order", map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"},
+			[]string{"needs approval before it runs", "waits for the user local", "Do not repeat it before"}},
 		{"unknown tool", "get_ordr", map[string]any{}, []string{`There is no tool named "get_ordr"`, "You may use instead: get_order"}},
 		{"invalid arguments", "get_order", map[string]any{"order_id": "x"}, []string{"/order_id", "Fix the fields"}},
 		{"tool failure", "get_order", map[string]any{"order_id": "9999"}, []string{"there is no order 9999"}},
@@ -148,7 +148,7 @@ func TestMCPBudgetMeta(t *testing.T) {
 	}})
 	cs := connectMCP(t, g, nil)
 	for _, b := range []any{"tiny", map[string]any{"tool_calls": 1}} {
-		name := "b" + strings.ReplaceAll(strings.ReplaceAll(strings.Trim(strings.ReplaceAll(jsonString(b), `"`, ""), "{}"), ":", "-"), " ", "")
+		name := "b" + strings.ReplaceAll(strings.ReplaceAll(strings.Trim(strings.ReplaceAll(marshalString(b), `"`, ""), "{}"), ":", "-"), " ", "")
 		meta := mcp.Meta{MetaRequest: name, MetaBudget: b}
 		if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, meta); res.IsError {
 			t.Fatalf("first call refused: %s", text)
@@ -170,7 +170,7 @@ func TestMCPBudgetMeta(t *testing.T) {
 	}
 }
 
-func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
+func marshalString(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestMCPMalformedMeta(t *testing.T) {
 	g := newTestGateway(t, nil)

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 )
 
 // requests begins, finds and ends the reach requests that the gateway's
@@ -131,8 +133,12 @@ func capInt(v, limit int) int {
 }
 
 // begin starts a request the gateway owns and tracks it (inflight 1).
-func (q *requests) begin(id, agent string, b *reach.Budget) (*reach.Request, error) {
-	_, r, err := q.rt.Begin(q.base, &reach.RequestOptions{ID: id, Principal: "local", Agent: agent, Budget: b})
+func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity) (*reach.Request, error) {
+	o := &reach.RequestOptions{ID: id, Principal: localPrincipal, Agent: agent, Budget: b}
+	if who != nil {
+		who.Apply(o)
+	}
+	_, r, err := q.rt.Begin(q.base, o)
 	if err != nil {
 		return nil, err
 	}
@@ -143,17 +149,22 @@ func (q *requests) begin(id, agent string, b *reach.Budget) (*reach.Request, err
 // named returns the request named id for one call (release it when the
 // call is done): a running or stopped request of that id, or a new one
 // with budget spec s when there is none or it has completed.
-func (q *requests) named(id, agent string, s *budgetSpec) (*reach.Request, func(), error) {
+func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if r, ok := q.rt.Lookup(id); ok && r.State() != "completed" {
-		return r, q.holdLocked(r), nil
+	if r, ok := q.rt.Lookup(id); ok {
+		if err := checkOwner(who, r); err != nil {
+			return nil, nil, err
+		}
+		if r.State() != "completed" {
+			return r, q.holdLocked(r), nil
+		}
 	}
 	b, err := q.budget(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(id, agent, b)
+	r, err := q.begin(id, agent, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,14 +172,14 @@ func (q *requests) named(id, agent string, s *budgetSpec) (*reach.Request, func(
 }
 
 // fresh begins a new request with a random id for one call.
-func (q *requests) fresh(agent string, s *budgetSpec) (*reach.Request, func(), error) {
+func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
 	b, err := q.budget(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r, err := q.begin(newRequestID(), agent, b)
+	r, err := q.begin(newRequestID(), agent, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,11 +189,14 @@ func (q *requests) fresh(agent string, s *budgetSpec) (*reach.Request, func(), e
 // session returns the request of an MCP session for one call: the
 // session's current request while it is running or stopped and has been
 // idle less than the gap, otherwise a new one, recorded in *cur.
-func (q *requests) session(cur *string, agent string, s *budgetSpec) (*reach.Request, func(), error) {
+func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if *cur != "" {
 		if o, ok := q.owned[*cur]; ok && o.req.State() != "completed" && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			if err := checkOwner(who, o.req); err != nil {
+				return nil, nil, err
+			}
 			return o.req, q.holdLocked(o.req), nil
 		}
 	}
@@ -190,7 +204,7 @@ func (q *requests) session(cur *string, agent string, s *budgetSpec) (*reach.Req
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(newRequestID(), agent, b)
+	r, err := q.begin(newRequestID(), agent, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -283,43 +297,35 @@ func newRequestID() string {
 	return "req_" + hex.EncodeToString(b[:])
 }
 
-// liveFrames maps the frames whose tool Func is running in this process to
-// the Func's context, so that a call from another process that names one of
-// them as its parent nests under it.
-type liveFrames struct {
-	m sync.Map // reach.FrameID -> context.Context
-}
-
-// track wraps fn so that its frame is live while it runs.
-func (l *liveFrames) track(fn reach.ToolFunc) reach.ToolFunc {
-	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		f, ok := reach.FrameFrom(ctx)
-		if !ok {
-			return fn(ctx, args)
-		}
-		l.m.Store(f.ID, ctx)
-		defer l.m.CompareAndDelete(f.ID, ctx)
-		return fn(ctx, args)
-	}
-}
-
-// get returns the context of a live frame.
-func (l *liveFrames) get(id reach.FrameID) (context.Context, bool) {
-	v, ok := l.m.Load(id)
-	if !ok {
-		return nil, false
-	}
-	return v.(context.Context), true
-}
-
 // link says where a call from a client goes: which request, under which
 // frame. The zero link means "the caller's default request, at its top".
 type link struct {
 	Request string        // a named request
 	Parent  reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
 	Trace   reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
+	Chosen  *reach.Frame  // the model frame that chose this call (by its tool_call id), if known
 	Budget  *budgetSpec   // for a new request
 	Agent   string
+}
+
+// chosen returns the model frame that chose the call, when it belongs to
+// the request the link names (or it names none).
+func (l link) chosen() *reach.Frame {
+	f := l.Chosen
+	if f == nil {
+		return nil
+	}
+	if l.Request != "" {
+		for r := f.Request; ; r = r.Parent() {
+			if r == nil {
+				return nil
+			}
+			if r.ID() == l.Request {
+				break
+			}
+		}
+	}
+	return f
 }
 
 // linkError is a client's mistake in linking a call.
@@ -332,57 +338,66 @@ type linkError struct {
 
 func (e *linkError) Error() string { return e.Message + " " + e.Suggestion }
 
-// place returns the context a call from a client runs in: under the parent
-// frame it names if that frame is running here, otherwise at the top of its
-// request (found or begun by def when the link names none). The returned
-// context also ends when ctx does. Call done when the call is over.
+// place returns the context a call from a client runs in: under the frame
+// it names (Reach-Parent, reach/parent, or the parent span of a
+// traceparent when that is one of ours), found with [reach.Request.Frame]
+// and entered with [reach.WithParent], so that any frame of a kept request
+// can be a parent: a running tool call, a model turn, an ended call. A call
+// naming no frame runs at the top of its request (found or begun by def
+// when the link names none). The returned context ends when the parent's
+// request or ctx does. Call done when the call is over.
 func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request, func(), error)) (context.Context, *reach.Request, func(), error) {
+	who, _ := auth.IdentityFrom(ctx)
 	if id := l.Parent; id != 0 || l.Trace != 0 {
 		if id == 0 {
 			id = l.Trace
 		}
-		if fctx, ok := g.live.get(id); ok {
-			f, _ := reach.FrameFrom(fctx)
-			if l.Request != "" && !inRequest(f.Request, l.Request) {
+		f := g.findFrame(l.Request, id)
+		if f == nil && l.Request != "" {
+			if g.findFrame("", id) != nil {
 				return nil, nil, nil, &linkError{Status: 409, Code: "parent_mismatch",
-					Message:    fmt.Sprintf("Frame %s belongs to request %s, not %s.", id, f.Request.ID(), l.Request),
+					Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, l.Request),
 					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
 			}
-			release := g.reqs.hold(rootOf(f.Request))
-			cctx, stop := mergeCancel(fctx, ctx)
-			return cctx, f.Request, func() { stop(); release() }, nil
 		}
-		if l.Parent != 0 {
-			f := g.findFrame(l.Request, l.Parent)
-			if f == nil {
-				where := "any request kept here"
-				if l.Request != "" {
-					where = "request " + l.Request
-				}
-				return nil, nil, nil, &linkError{Status: 400, Code: "unknown_parent",
-					Message:    fmt.Sprintf("There is no frame %s in %s.", l.Parent, where),
-					Suggestion: "Send the id of a running frame (GET /v1/requests/{id}/graph lists them), or omit the parent."}
+		if f == nil && l.Parent != 0 {
+			where := "any request kept here"
+			if l.Request != "" {
+				where = "request " + l.Request
 			}
-			// The frame has ended: nest under its nearest running ancestor.
-			for a := f.Parent; a != nil; a = a.Parent {
-				if fctx, ok := g.live.get(a.ID); ok {
-					release := g.reqs.hold(rootOf(f.Request))
-					cctx, stop := mergeCancel(fctx, ctx)
-					return cctx, f.Request, func() { stop(); release() }, nil
-				}
+			return nil, nil, nil, &linkError{Status: 400, Code: "unknown_parent",
+				Message:    fmt.Sprintf("There is no frame %s in %s.", l.Parent, where),
+				Suggestion: "Send the id of a frame (GET /v1/requests/{id}/graph lists them), or omit the parent."}
+		}
+		if f == nil {
+			f = l.chosen()
+		}
+		if f != nil {
+			if err := checkOwner(who, f.Request); err != nil {
+				return nil, nil, nil, err
 			}
-			release := g.reqs.hold(rootOf(f.Request))
+			release := g.reqs.hold(f.Request.Root())
 			cctx, stop := mergeCancel(f.Request.Context(), ctx)
-			return cctx, f.Request, func() { stop(); release() }, nil
+			return reach.WithParent(cctx, f), f.Request, func() { stop(); release() }, nil
 		}
+		// A traceparent from another tracer: not a frame of ours.
+	}
+	if f := l.chosen(); f != nil && checkOwner(who, f.Request) == nil {
+		release := g.reqs.hold(f.Request.Root())
+		cctx, stop := mergeCancel(f.Request.Context(), ctx)
+		return reach.WithParent(cctx, f), f.Request, func() { stop(); release() }, nil
 	}
 	var r *reach.Request
 	var release func()
 	var err error
 	if l.Request != "" {
-		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget)
+		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget, who)
 	} else {
 		r, release, err = def()
+	}
+	var le *linkError
+	if errors.As(err, &le) {
+		return nil, nil, nil, err
 	}
 	if err != nil {
 		return nil, nil, nil, &linkError{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
@@ -390,13 +405,6 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 	}
 	cctx, stop := mergeCancel(r.Context(), ctx)
 	return cctx, r, func() { stop(); release() }, nil
-}
-
-func rootOf(r *reach.Request) *reach.Request {
-	for r.Parent() != nil {
-		r = r.Parent()
-	}
-	return r
 }
 
 // end ends the owned request id now (an MCP session closed).
@@ -412,44 +420,22 @@ func (q *requests) end(id string) {
 	}
 }
 
-func inRequest(r *reach.Request, id string) bool {
-	for q := r; q != nil; q = q.Parent() {
-		if q.ID() == id {
-			return true
-		}
-	}
-	return false
-}
-
-// findFrame looks a frame up by id in request reqID (and its sub-requests),
-// or in every kept request when reqID is empty.
+// findFrame looks a frame up by id in request reqID (its whole tree), or
+// in every kept request when reqID is empty.
 func (g *Gateway) findFrame(reqID string, id reach.FrameID) *reach.Frame {
-	var rs []*reach.Request
 	if reqID != "" {
 		r, ok := g.rt.Lookup(reqID)
 		if !ok {
 			return nil
 		}
-		rs = []*reach.Request{r}
-	} else {
-		rs = g.rt.Requests()
+		f, _ := r.Root().Frame(id)
+		return f
 	}
-	for _, r := range rs {
-		if f := frameIn(r, id); f != nil {
-			return f
+	for _, r := range g.rt.Requests() {
+		if r.Root() != r {
+			continue // searched from its root
 		}
-	}
-	return nil
-}
-
-func frameIn(r *reach.Request, id reach.FrameID) *reach.Frame {
-	for _, f := range r.Frames() {
-		if f.ID == id {
-			return f
-		}
-	}
-	for _, c := range r.Children() {
-		if f := frameIn(c, id); f != nil {
+		if f, ok := r.Frame(id); ok {
 			return f
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,8 @@ type upstream struct {
 	closed  bool
 
 	progress sync.Map // upstream progress token -> *progressSink
+	flights  flights  // SDK calls in flight, for sampling requests
+	own      sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens   atomic.Uint64
 }
 
@@ -106,6 +109,7 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: g.version()}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: u.onProgress,
+		CreateMessageHandler:        u.onCreateMessage,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go u.refresh()
 		},
@@ -411,11 +415,24 @@ func (u *upstream) refresh() {
 	}
 	u.mu.Lock()
 	u.setToolsLocked(tools)
+	gone := make([]string, 0, len(u.gone))
+	for name := range u.gone {
+		gone = append(gone, name)
+	}
 	u.mu.Unlock()
+	// A dropped tool leaves the runtime: later calls get "unknown tool"
+	// with the names that remain, calls in flight finish.
 	var prepared []reach.Tool
-	for _, t := range u.tools() {
+	all := u.tools()
+	for _, t := range u.g.pinned(slices.Clone(all)) {
 		prepared = append(prepared, u.g.prepare(t))
 	}
+	for _, t := range all {
+		if u.g.held(t.Name) {
+			gone = append(gone, t.Name) // a changed definition waits for approval
+		}
+	}
+	u.g.rt.Unregister(gone...)
 	if err := u.g.rt.Replace(prepared...); err != nil {
 		u.log.Warn("registering re-listed tools failed", "err", err)
 	}
@@ -447,7 +464,16 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			meta[MetaIdempotencyKey] = k
 		}
 		sink := progressFrom(ctx)
-		if ls := u.leanOf(cs); ls != nil {
+		down := downstreamFrom(ctx)
+		// A client that can sample takes the SDK's path, on a session of
+		// its own, where the upstream's sampling requests reach
+		// onCreateMessage.
+		if canSample(down) {
+			if cs, err = u.sessionFor(ctx, down); err != nil {
+				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+			}
+		}
+		if ls := u.leanOf(cs); ls != nil && !canSample(down) {
 			res, err := u.callLean(ctx, ls, name, args, meta, sink)
 			if errors.Is(err, errSessionGone) {
 				u.drop(cs)
@@ -478,7 +504,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
+		f, _ := reach.FrameFrom(ctx)
+		landed := u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down})
 		res, err := cs.CallTool(ctx, params)
+		landed()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
@@ -596,6 +625,7 @@ func (u *upstream) close() error {
 	cs := u.cs
 	u.cs = nil
 	u.mu.Unlock()
+	u.closeOwn()
 	if cs == nil {
 		return nil
 	}

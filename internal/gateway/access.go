@@ -1,0 +1,186 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Permissions (P1-P3, P5). With auth configured, every endpoint but
+// /healthz needs an API key (keys.json in the data folder) or a bearer JWT;
+// the requests a client works in carry its principal, roles, tenant and
+// department, and nobody may join another principal's request. The Cedar
+// policies (policy.path, or the shipped defaults when auth is on) decide
+// every call, and a principal is shown only the tools it could call, at
+// most 50 (tools/list and GET /v1/tools).
+
+// authenticator builds the authenticator the configuration asks for, or
+// nil.
+func (g *Gateway) authenticator() (*auth.Authenticator, error) {
+	a := g.cfg.Auth
+	if !g.cfg.Authenticates() {
+		return nil, nil
+	}
+	opts := &auth.Options{Logger: g.log.With("component", "auth")}
+	if a.Keys {
+		dir, err := g.cfg.EnsureDataDir()
+		if err != nil {
+			return nil, err
+		}
+		keys, err := auth.OpenKeys(auth.KeysPath(dir))
+		if err != nil {
+			return nil, g.cfg.errorf([]any{"auth", "keys"}, "auth: %v", err)
+		}
+		opts.Keys = keys
+	}
+	if j := a.JWT; j != nil {
+		jwks := j.JWKS
+		if !strings.HasPrefix(jwks, "http://") && !strings.HasPrefix(jwks, "https://") {
+			jwks = g.cfg.path(jwks)
+		}
+		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
+			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
+		if err != nil {
+			return nil, g.cfg.errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+		}
+		opts.JWT = v
+	}
+	return auth.New(opts), nil
+}
+
+// authorizer sets up the policy engine when policies are configured or
+// clients authenticate (otherwise the runtime decides by access level).
+func (g *Gateway) authorizer(ro *reach.Options) error {
+	if g.cfg.Policy == nil && g.authn == nil {
+		return nil
+	}
+	g.policy = policy.New(&policy.Options{Tools: func() []reach.Tool { return g.rt.Tools() }, Logger: g.log.With("component", "policy")})
+	if p := g.cfg.Policy; p != nil && p.Path != "" {
+		w, err := policy.NewWatcher(g.policy, g.cfg.path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
+			OnError: func(err error) { g.log.Warn("policies not reloaded; the previous ones stay in force", "err", err) },
+			OnReload: func(s *policy.Set) {
+				g.log.Info("policies reloaded", "policies", s.Len())
+			}})
+		if err != nil {
+			return g.cfg.errorf([]any{"policy", "path"}, "policy: %v", err)
+		}
+		go w.Run(g.ctx)
+	}
+	ro.Authorizer = g.policy
+	return nil
+}
+
+// identityOf returns who makes a call: the identity the auth middleware
+// put in ctx, or, for MCP messages the SDK handles, the one their HTTP
+// headers authenticate.
+func (g *Gateway) identityOf(ctx context.Context, h http.Header) *auth.Identity {
+	if id, ok := auth.IdentityFrom(ctx); ok {
+		return id
+	}
+	if g.authn == nil || h == nil {
+		return nil
+	}
+	id, err := g.authn.Authenticate(&http.Request{Header: h})
+	if err != nil {
+		return nil
+	}
+	return id
+}
+
+// principal is the policies' view of a caller (the local user without auth).
+func principalFor(id *auth.Identity) policy.Principal {
+	if id == nil {
+		return policy.Principal{ID: localPrincipal}
+	}
+	return policy.Principal{ID: id.Principal, Roles: id.Roles, Tenant: id.Tenant, Attributes: id.Attributes}
+}
+
+// visibleTools returns the tools the caller could call, at most 50, or
+// every listed tool without policies.
+func (g *Gateway) visibleTools(id *auth.Identity) []reach.Tool {
+	tools := g.rt.Tools()
+	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.held(t.Name) })
+	if g.policy == nil {
+		return tools
+	}
+	return g.policy.Filter(principalFor(id), "", tools, nil)
+}
+
+// filterList narrows an MCP tools/list answer to what the caller may see.
+func (g *Gateway) filterList(ctx context.Context, req mcp.Request, res mcp.Result) mcp.Result {
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok || (g.policy == nil && !g.anyHeld()) {
+		return res
+	}
+	var h http.Header
+	if ex := req.GetExtra(); ex != nil {
+		h = ex.Header
+	}
+	vis := map[string]bool{}
+	for _, t := range g.visibleTools(g.identityOf(ctx, h)) {
+		vis[t.Name] = true
+	}
+	out := *lr
+	out.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !vis[t.Name] })
+	return &out
+}
+
+// toolView is a tool in GET /v1/tools.
+type toolView struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description,omitempty"`
+	Access      reach.Access `json:"access"`
+	InputSchema any          `json:"input_schema,omitempty"`
+}
+
+// listTools is GET /v1/tools: the tools the caller may call, at most 50.
+func (g *Gateway) listTools(w http.ResponseWriter, r *http.Request) {
+	tools := g.visibleTools(g.identityOf(r.Context(), nil))
+	if len(tools) > 50 {
+		tools = tools[:50]
+	}
+	out := make([]toolView, 0, len(tools))
+	for _, t := range tools {
+		v := toolView{Name: t.Name, Description: t.Description, Access: t.Access}
+		if len(t.InputSchema) > 0 {
+			v.InputSchema = json.RawMessage(t.InputSchema)
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
+}
+
+// checkOwner refuses a call into a request of another principal.
+func checkOwner(id *auth.Identity, r *reach.Request) error {
+	want := localPrincipal
+	if id != nil {
+		want = id.Principal
+	}
+	if got := r.Root().Principal(); got != want {
+		return &linkError{Status: http.StatusForbidden, Code: "not_your_request",
+			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
+			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
+	}
+	return nil
+}
+
+// held reports whether a tool's changed definition waits for approval.
+func (g *Gateway) held(name string) bool {
+	_, ok := g.heldTools.Load(name)
+	return ok
+}
+
+// anyHeld reports whether any tool is held.
+func (g *Gateway) anyHeld() bool {
+	found := false
+	g.heldTools.Range(func(_, _ any) bool { found = true; return false })
+	return found
+}

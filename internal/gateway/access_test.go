@@ -1,0 +1,343 @@
+package gateway
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// mcpAs connects a go-sdk client to the gateway's /mcp with a token.
+func mcpAs(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+const internForbid = `
+@id("interns-no-orders")
+@reason("interns may not read orders")
+forbid (principal in Reach::Role::"intern", action, resource == Reach::Tool::"get_order");
+`
+
+// authGateway serves a gateway with API keys and a policy file; it returns
+// keys for alice (intern), bob (reviewer) and a revoked one.
+func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, keys map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	polFile = filepath.Join(dir, "policy.cedar")
+	os.WriteFile(polFile, append(policy.DefaultSource(), internForbid...), 0o600)
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys = map[string]string{}
+	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil} {
+		secret, _, err := ks.Create(auth.KeySpec{Principal: name, Roles: roles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[name] = secret
+	}
+	list, _ := ks.List()
+	for _, k := range list {
+		if k.Principal == "carol" {
+			ks.Revoke(k.ID)
+		}
+	}
+	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\npolicy: {path: "+polFile+"}\n"+extra), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = newTestGateway(t, cfg)
+	return g, serveTest(t, g).URL, polFile, keys
+}
+
+// TestAuthRefusesWithoutCredentials: with auth on, every endpoint but
+// /healthz answers 401 to a missing, wrong or revoked key, and nothing of
+// the tool list leaks.
+func TestAuthRefusesWithoutCredentials(t *testing.T) {
+	_, url, _, keys := authGateway(t, "")
+	for _, tc := range []struct{ name, header string }{
+		{"none", ""}, {"wrong key", "Bearer rk_wrong"}, {"revoked key", "Bearer " + keys["carol"]}, {"garbage", "Basic Zm9vOmJhcg=="},
+	} {
+		for _, p := range []string{"GET /v1/tools", "POST /v1/calls", "GET /v1/requests", "POST /mcp", "GET /ui/", "GET /metrics", "GET /v1/approvals", "POST /v1/chat/completions"} {
+			method, path, _ := strings.Cut(p, " ")
+			body := `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`
+			if path == "/mcp" {
+				body = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+			}
+			h := map[string]string{}
+			if tc.header != "" {
+				h["Authorization"] = tc.header
+			}
+			req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+			for k, v := range h {
+				req.Header.Set(k, v)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			buf := make([]byte, 4096)
+			n, _ := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			resp.Body.Close()
+			if resp.StatusCode != 401 {
+				t.Errorf("%s: %s = %d, want 401", tc.name, p, resp.StatusCode)
+			}
+			if strings.Contains(b.String(), "search_kb") || strings.Contains(b.String(), "get_order") {
+				t.Errorf("%s: %s leaks the tool list: %s", tc.name, p, b.String())
+			}
+		}
+	}
+	if code, _ := get(t, url+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d, want 200 without credentials", code)
+	}
+	if _, err := mcpAs(t, url, "rk_nope"); err == nil {
+		t.Error("an MCP client with a wrong key connected")
+	}
+}
+
+// TestPolicyFiltersAndReloads: a principal sees and may call only what the
+// policies permit, over MCP and the API; a change of the policy file
+// applies within seconds.
+func TestPolicyFiltersAndReloads(t *testing.T) {
+	g, url, polFile, keys := authGateway(t, "")
+	h := map[string]string{"Authorization": "Bearer " + keys["alice"]}
+	_, out := do(t, "GET", url+"/v1/tools", "", h)
+	names, _ := json.Marshal(out)
+	if !strings.Contains(string(names), "search_kb") || strings.Contains(string(names), "get_order") {
+		t.Errorf("alice's tools = %s, want search_kb and not get_order", names)
+	}
+	cs, err := mcpAs(t, url, keys["alice"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, cs); !strings.Contains(got, "search_kb") || strings.Contains(got, "get_order") {
+		t.Errorf("alice's tools/list = %s", got)
+	}
+	res, text := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil)
+	if !res.IsError || !strings.Contains(text, "interns may not read orders") {
+		t.Errorf("alice calling get_order = %q, want the forbid's reason", text)
+	}
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "refund"}, nil); res.IsError {
+		t.Errorf("alice calling search_kb = %q", text)
+	}
+	for _, r := range g.rt.Requests() {
+		if r.Principal() != "alice" {
+			t.Errorf("request %s runs as %q, want alice", r.ID(), r.Principal())
+		}
+	}
+	// bob may not join alice's request.
+	var rid string
+	for _, r := range g.rt.Requests() {
+		rid = r.ID()
+	}
+	status, _ := do(t, "POST", url+"/v1/calls", `{"request_id":"`+rid+`","tool_calls":[{"call_id":"b","tool":"search_kb","arguments":{"query":"x"}}]}`,
+		map[string]string{"Authorization": "Bearer " + keys["bob"]})
+	if status != 403 {
+		t.Errorf("bob joining alice's request = %d, want 403", status)
+	}
+
+	// Hot reload: drop the forbid.
+	if err := os.WriteFile(polFile, policy.DefaultSource(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second) // a different modification time
+	os.Chtimes(polFile, later, later)
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		if got := toolNames(t, cs); strings.Contains(got, "get_order") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the policy change did not apply within 8s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if res, text := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil); res.IsError {
+		t.Errorf("after the reload, get_order = %q", text)
+	}
+}
+
+// TestApprovalNeedsTwoPrincipals: a high_risk call (default policies:
+// user+reviewer) held over MCP completes only when the user and a
+// different reviewer have approved it through the API.
+func TestApprovalNeedsTwoPrincipals(t *testing.T) {
+	_, url, _, keys := authGateway(t, "approvals: {wait: 20s}\ntools:\n  refund_order: {access: high_risk}\n")
+	cs, err := mcpAs(t, url, keys["alice"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "refund_order",
+			Arguments: map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"}})
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		b, _ := json.Marshal(res)
+		done <- string(b)
+	}()
+	alice := map[string]string{"Authorization": "Bearer " + keys["alice"]}
+	bob := map[string]string{"Authorization": "Bearer " + keys["bob"]}
+	var id string
+	for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, out := do(t, "GET", url+"/v1/approvals?status=pending", "", alice)
+		id, _ = path(out, "approvals", 0, "id").(string)
+	}
+	if id == "" {
+		t.Fatal("no pending approval")
+	}
+	if status, out := do(t, "POST", url+"/v1/approvals/"+id+"/approve", `{}`, alice); status != 200 {
+		t.Fatalf("alice approves = %d %v", status, out)
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("the call completed with the user's approval alone: %s", got)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if status, out := do(t, "POST", url+"/v1/approvals/"+id+"/approve", `{}`, alice); status == 200 {
+		t.Errorf("alice approving twice = %d %v, want a refusal", status, out)
+	}
+	if status, out := do(t, "POST", url+"/v1/approvals/"+id+"/approve", `{}`, bob); status != 200 {
+		t.Fatalf("bob approves = %d %v", status, out)
+	}
+	select {
+	case got := <-done:
+		if strings.Contains(got, `"isError":true`) || !strings.Contains(got, "refund") {
+			t.Errorf("held call = %s, want the refund to run", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held call did not complete")
+	}
+}
+
+// TestJWT: a bearer JWT signed by the configured JWKS authenticates; a
+// forged or expired one is refused with 401.
+func TestJWT(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := rsa.GenerateKey(rand.Reader, 2048)
+	evil, _ := rsa.GenerateKey(rand.Reader, 2048)
+	jwk := map[string]any{"keys": []any{map[string]string{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
+		"n": b64(good.N.Bytes()), "e": b64(big.NewInt(int64(good.E)).Bytes())}}}
+	jb, _ := json.Marshal(jwk)
+	os.WriteFile(filepath.Join(dir, "jwks.json"), jb, 0o600)
+	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, "jwks.json")+
+		"\n    issuer: https://idp.example\n    audience: reach\n    claims: {principal: email, roles: groups}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	url := serveTest(t, g).URL
+	now := time.Now().Unix()
+	claims := map[string]any{"iss": "https://idp.example", "aud": "reach", "email": "dana@example.com", "groups": []string{"support"}, "iat": now, "exp": now + 300}
+	expired := map[string]any{"iss": "https://idp.example", "aud": "reach", "email": "dana@example.com", "iat": now - 7200, "exp": now - 3600}
+	for _, tc := range []struct {
+		name  string
+		token string
+		want  int
+	}{
+		{"valid", signJWT(good, "k1", claims), 200},
+		{"forged", signJWT(evil, "k1", claims), 401},
+		{"expired", signJWT(good, "k1", expired), 401},
+	} {
+		status, out := do(t, "POST", url+"/v1/calls", `{"request_id":"j-`+tc.name+`","tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"refund"}}]}`,
+			map[string]string{"Authorization": "Bearer " + tc.token})
+		if status != tc.want {
+			t.Errorf("%s token: %d %v, want %d", tc.name, status, out, tc.want)
+		}
+	}
+	if r, ok := g.rt.Lookup("j-valid"); !ok || r.Principal() != "dana@example.com" {
+		t.Errorf("the valid token's request = %v", r)
+	}
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+func signJWT(k *rsa.PrivateKey, kid string, claims map[string]any) string {
+	h, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": kid})
+	c, _ := json.Marshal(claims)
+	in := b64(h) + "." + b64(c)
+	sum := sha256.Sum256([]byte(in))
+	sig, _ := rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:])
+	return in + "." + b64(sig)
+}
+
+// TestWriteApprovalRunsOnce: with the default policies a write is pending
+// until its user approves it; the retry then runs, once: the same call
+// after it never refunds twice.
+func TestWriteApprovalRunsOnce(t *testing.T) {
+	_, url, _, keys := authGateway(t, "")
+	cs, err := mcpAs(t, url, keys["bob"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"}
+	res, text := callText(t, cs, "refund_order", args, nil)
+	if !res.IsError || res.Meta[MetaStatus] != "pending" {
+		t.Fatalf("first call = %q (%v), want pending", text, res.Meta[MetaStatus])
+	}
+	bob := map[string]string{"Authorization": "Bearer " + keys["bob"]}
+	_, out := do(t, "GET", url+"/v1/approvals?status=pending", "", bob)
+	id, _ := path(out, "approvals", 0, "id").(string)
+	if status, out := do(t, "POST", url+"/v1/approvals/"+id+"/approve", `{"reason":"customer called"}`, bob); status != 200 {
+		t.Fatalf("approve = %d %v", status, out)
+	}
+	if res, text := callText(t, cs, "refund_order", args, nil); res.IsError || !strings.Contains(text, `"total_refunded":5`) {
+		t.Fatalf("the approved retry = %q", text)
+	}
+	// The refund ran once: the same call again never refunds twice.
+	res, text = callText(t, cs, "refund_order", args, nil)
+	if res.Meta[MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
+		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[MetaStatus], text)
+	}
+}

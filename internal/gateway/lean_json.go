@@ -1,0 +1,426 @@
+package gateway
+
+// JSON the lean path writes by hand: the tool result of a tools/call, in
+// the shape mcpResult makes (one text content, string _meta values, raw
+// structured content). Anything else goes through encoding/json.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// appendToolResult appends res as JSON and reports whether it could; on
+// false buf is as it was.
+func appendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
+	if res == nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
+		return false
+	}
+	t, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || t.Meta != nil || t.Annotations != nil {
+		return false
+	}
+	var structured json.RawMessage
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if !json.Valid(sc) {
+			return false
+		}
+		structured = sc
+	default:
+		return false
+	}
+	mark := buf.Len()
+	b := buf.AvailableBuffer()
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = appendJSONString(b, t.Text)
+	b = append(b, "}]"...)
+	if len(structured) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		b = appendCompact(b, structured)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if len(res.Meta) > 0 {
+		b = append(b, `,"_meta":{`...)
+		var keys [8]string
+		ks := keys[:0]
+		for k := range res.Meta {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		for i, k := range ks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			switch v := res.Meta[k].(type) {
+			case string:
+				b = appendJSONString(b, v)
+			default:
+				vb, err := json.Marshal(v)
+				if err != nil {
+					buf.Truncate(mark)
+					return false
+				}
+				b = append(b, vb...)
+			}
+		}
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	buf.Write(b)
+	return true
+}
+
+// appendCompact appends JSON without insignificant space, as encoding/json
+// writes a RawMessage.
+func appendCompact(b, js []byte) []byte {
+	var c bytes.Buffer
+	if bytes.IndexAny(js, " \t\r\n") < 0 {
+		return append(b, js...)
+	}
+	if json.Compact(&c, js) != nil {
+		return append(b, js...)
+	}
+	return append(b, c.Bytes()...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string the way encoding/json does
+// (HTML-safe, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// scanObject calls f with each member of the JSON object js, its key as
+// written (quotes and escapes included) and its value raw. It reports
+// false when js is not an object. js must be valid JSON (json.Valid).
+func scanObject(js []byte, f func(key, value []byte)) bool {
+	i := skipSpace(js, 0)
+	if i >= len(js) || js[i] != '{' {
+		return false
+	}
+	i = skipSpace(js, i+1)
+	if i < len(js) && js[i] == '}' {
+		return true
+	}
+	for i < len(js) {
+		ke := skipValue(js, i) // the key, a string
+		key := js[i:ke]
+		i = skipSpace(js, ke)
+		if i >= len(js) || js[i] != ':' {
+			return false
+		}
+		vs := skipSpace(js, i+1)
+		ve := skipValue(js, vs)
+		f(key, js[vs:ve])
+		i = skipSpace(js, ve)
+		if i >= len(js) || js[i] != ',' {
+			return i < len(js) && js[i] == '}'
+		}
+		i = skipSpace(js, i+1)
+	}
+	return false
+}
+
+func skipSpace(js []byte, i int) int {
+	for i < len(js) && (js[i] == ' ' || js[i] == '\t' || js[i] == '\n' || js[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value that starts at i.
+func skipValue(js []byte, i int) int {
+	depth := 0
+	for ; i < len(js); i++ {
+		switch c := js[i]; c {
+		case '"':
+			for i++; i < len(js) && js[i] != '"'; i++ {
+				if js[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return i
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
+// jsonToken decodes a JSON string token; ok is false for anything else.
+func jsonToken(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok) {
+		return string(tok[1 : len(tok)-1]), true
+	}
+	var s string
+	if json.Unmarshal(tok, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// parseEnvelope reads a JSON-RPC message's envelope from a valid JSON
+// body. Keys must be spelled exactly (encoding/json would also take other
+// cases); a message it does not read goes to the SDK. id and params are
+// slices of body.
+func parseEnvelope(body []byte, msg *rpcMessage) bool {
+	ok := true
+	if !scanObject(body, func(key, value []byte) {
+		switch string(key) {
+		case `"jsonrpc"`:
+			msg.JSONRPC, _ = jsonToken(value)
+		case `"id"`:
+			msg.ID = value
+		case `"method"`:
+			msg.Method, ok = jsonToken(value)
+		case `"params"`:
+			msg.Params = value
+		}
+	}) {
+		return false
+	}
+	return ok
+}
+
+// parseCallParams reads tools/call params: the name, the arguments (a
+// copy), and _meta. It reports false for params that are not an object.
+func parseCallParams(params []byte, p *callParams) error {
+	if !scanObject(params, func(key, value []byte) {
+		switch string(key) {
+		case `"name"`:
+			p.Name, _ = jsonToken(value)
+		case `"arguments"`:
+			p.Arguments = bytes.Clone(value)
+		case `"_meta"`:
+			p.Meta = nil
+			if string(value) != "null" && string(value) != "{}" {
+				p.Meta = mcp.Meta{} // decoded below
+				if err := json.Unmarshal(value, &p.Meta); err != nil {
+					p.Meta = nil
+					p.Name = "" // refused below
+				}
+			}
+		}
+	}) {
+		return errNotObject
+	}
+	return nil
+}
+
+var errNotObject = errors.New("not an object")
+
+// appendMeta appends a _meta object, its keys sorted as encoding/json
+// sorts them.
+func appendMeta(b []byte, meta mcp.Meta) []byte {
+	var keys [8]string
+	ks := keys[:0]
+	for k := range meta {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	b = append(b, '{')
+	for i, k := range ks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if s, ok := meta[k].(string); ok {
+			b = appendJSONString(b, s)
+			continue
+		}
+		vb, err := json.Marshal(meta[k])
+		if err != nil {
+			vb = []byte("null")
+		}
+		b = append(b, vb...)
+	}
+	return append(b, '}')
+}
+
+// parseAnswer reads a JSON-RPC message from an upstream: what
+// json.Unmarshal into an rpcMessage reads, for keys spelled exactly. Its
+// Result is a copy; ID and Params are slices of js.
+func parseAnswer(js []byte, msg *rpcMessage) bool {
+	if !json.Valid(js) {
+		return false
+	}
+	ok := true
+	if !scanObject(js, func(key, value []byte) {
+		switch string(key) {
+		case `"jsonrpc"`:
+			msg.JSONRPC, _ = jsonToken(value)
+		case `"id"`:
+			msg.ID = value
+		case `"method"`:
+			if string(value) != "null" {
+				msg.Method, ok = jsonToken(value)
+			}
+		case `"params"`:
+			msg.Params = value
+		case `"result"`:
+			msg.Result = bytes.Clone(value)
+		case `"error"`:
+			msg.Error = nil
+			if string(value) != "null" {
+				msg.Error = new(jsonrpc.Error)
+				if json.Unmarshal(value, msg.Error) != nil {
+					ok = false
+				}
+			}
+		}
+	}) {
+		return false
+	}
+	return ok
+}
+
+// parse reads a tool result as json.Unmarshal would into r.
+func (r *leanResult) parse(js []byte) error {
+	if !json.Valid(js) {
+		return errNotObject
+	}
+	if string(bytes.TrimSpace(js)) == "null" {
+		return nil
+	}
+	var err error
+	if !scanObject(js, func(key, value []byte) {
+		switch string(key) {
+		case `"content"`:
+			r.Content = r.Content[:0]
+			if string(value) == "null" {
+				r.Content = nil
+				return
+			}
+			if value[0] != '[' {
+				err = errNotObject
+				return
+			}
+			for i := skipSpace(value, 1); i < len(value) && value[i] != ']'; {
+				e := skipValue(value, i)
+				r.Content = append(r.Content, json.RawMessage(value[i:e]))
+				i = skipSpace(value, e)
+				if i < len(value) && value[i] == ',' {
+					i = skipSpace(value, i+1)
+				}
+			}
+		case `"structuredContent"`:
+			r.StructuredContent = json.RawMessage(value)
+		case `"isError"`:
+			switch string(value) {
+			case "true":
+				r.IsError = true
+			case "false", "null":
+				r.IsError = false
+			default:
+				err = errNotObject
+			}
+		}
+	}) {
+		return errNotObject
+	}
+	return err
+}
+
+// leanContentText reads a content's type and text, as json.Unmarshal
+// into a struct of two strings would; ok is false where it would fail.
+func leanContentText(c []byte) (typ, text string, ok bool) {
+	ok = true
+	if string(c) == "null" {
+		return "", "", true
+	}
+	if !scanObject(c, func(key, value []byte) {
+		var s string
+		good := true
+		if string(value) != "null" {
+			s, good = jsonToken(value)
+		}
+		switch string(key) {
+		case `"type"`:
+			typ = s
+			ok = ok && good
+		case `"text"`:
+			text = s
+			ok = ok && good
+		}
+	}) {
+		return "", "", false
+	}
+	return typ, text, ok
+}

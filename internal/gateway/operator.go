@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/telemetry"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// Operators' surfaces: the web UI at /ui/, Prometheus metrics at /metrics,
+// OTLP traces when telemetry.otlp_endpoint is set, and the approvals API at
+// /v1/approvals. Every frame's event goes to the per-tool statistics, the
+// metrics, the tracer and Options.Recorder, in that order.
+
+// localPrincipal is who works with a gateway that authenticates nobody:
+// the requests it begins and the approvals given at its API and UI.
+const localPrincipal = "local"
+
+// operators builds the recorders and the approval queue into ro.
+func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
+	g.stats = telemetry.NewStats(0)
+	g.metrics = telemetry.NewMetrics()
+	recs := []reach.Recorder{g.stats, g.metrics}
+	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
+		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
+			return g.cfg.errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: otlp_endpoint %q is not an http(s) URL such as http://127.0.0.1:4318", t.OTLPEndpoint)
+		}
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimSuffix(t.OTLPEndpoint, "/")+"/v1/traces"))
+		if err != nil {
+			return g.cfg.errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
+		}
+		g.tracer = telemetry.NewTracer(exp, nil)
+		g.metrics.WithSpanDrops(g.tracer)
+		recs = append(recs, g.tracer)
+	}
+	if g.opts.Recorder != nil {
+		recs = append(recs, g.opts.Recorder)
+	}
+	ro.Recorder = reach.Recorders(recs...)
+
+	ao := &approval.Options{Tool: func(name string) (reach.Tool, bool) { return g.rt.Tool(name) },
+		Logger: g.log.With("component", "approvals")}
+	if g.redactor != nil {
+		ao.Redactor = g.redactor
+	}
+	switch {
+	case g.policy != nil:
+		ao.Requires = g.policy.Requirement
+	case g.authn == nil:
+		// One local user and no reviewers: the user approves alone.
+		ao.Requires = func(context.Context, *reach.Call) string { return approval.User }
+	}
+	if a := g.cfg.Approvals; a != nil {
+		ao.TTL, ao.Wait = time.Duration(a.TTL), time.Duration(a.Wait)
+	}
+	g.approvals = approval.New(ao)
+	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
+	ro.Approver = g.approvals.Approver()
+	return nil
+}
+
+// mountOperators adds the UI, /metrics and the approvals API to mux.
+func (g *Gateway) mountOperators(mux *http.ServeMux) {
+	ua := &uiApprovals{q: g.approvals}
+	g.ui = ui.New(ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor,
+		Logger: g.log.With("component", "ui")})
+	mux.Handle("/ui/", g.ui)
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	mux.Handle("GET /metrics", g.metrics)
+	ah := g.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
+	mux.Handle("/v1/approvals", ah)
+	mux.Handle("/v1/approvals/", ah)
+}
+
+// principalOf names who makes an HTTP request: the authenticated principal,
+// or the local user when the gateway authenticates nobody.
+func principalOf(r *http.Request) string {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return id.Principal
+	}
+	return localPrincipal
+}
+
+func approvalActor(r *http.Request) approval.Actor {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return approval.Actor{Principal: id.Principal, Roles: id.Roles, Tenant: id.Tenant}
+	}
+	return approval.Actor{Principal: localPrincipal}
+}
+
+// uiApprovals shows the approval queue in the UI's inbox. The UI names who
+// acts by principal only; the adapter remembers the identity it saw for
+// that principal (its roles: a reviewer approves as a reviewer).
+type uiApprovals struct {
+	q     *approval.Queue
+	mu    sync.Mutex
+	roles map[string]approval.Actor // principal -> the last identity seen, bounded
+}
+
+var _ ui.Approvals = (*uiApprovals)(nil)
+
+func (a *uiApprovals) actor(r *http.Request) string {
+	act := approvalActor(r)
+	a.mu.Lock()
+	if a.roles == nil || len(a.roles) > 10000 {
+		a.roles = map[string]approval.Actor{}
+	}
+	a.roles[act.Principal] = act
+	a.mu.Unlock()
+	return act.Principal
+}
+
+func (a *uiApprovals) who(by string) approval.Actor {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if act, ok := a.roles[by]; ok {
+		return act
+	}
+	return approval.Actor{Principal: by}
+}
+
+func (a *uiApprovals) List() []ui.Approval {
+	all := a.q.List("")
+	out := make([]ui.Approval, 0, len(all))
+	for _, x := range all {
+		out = append(out, ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
+			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires})
+	}
+	return out
+}
+
+func (a *uiApprovals) Approve(id, by, reason string) error {
+	_, err := a.q.Approve(id, a.who(by), reason)
+	return err
+}
+
+func (a *uiApprovals) Deny(id, by, reason string) error {
+	_, err := a.q.Deny(id, a.who(by), reason)
+	return err
+}
+
+// Approvals returns the gateway's approval queue.
+func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
+
+// Stats returns the per-tool statistics.
+func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
+
+// shutdownTracer flushes the spans not yet exported.
+func (g *Gateway) shutdownTracer() error {
+	if g.tracer == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.tracer.Shutdown(ctx); err != nil {
+		return fmt.Errorf("flushing traces: %w", err)
+	}
+	return nil
+}

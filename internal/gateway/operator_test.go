@@ -1,0 +1,176 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestOperatorSurfaces: the UI, /metrics and the approvals API are served,
+// and the UI and metrics see the calls made.
+func TestOperatorSurfaces(t *testing.T) {
+	g := newTestGateway(t, nil)
+	srv := serveTest(t, g)
+	do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"ops","tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"refund"}}]}`, nil)
+	if code, body := get(t, srv.URL+"/ui/"); code != 200 || !strings.Contains(body, "ops") {
+		t.Errorf("GET /ui/ = %d, want 200 listing request ops:\n%.300s", code, body)
+	}
+	if code, body := get(t, srv.URL+"/ui/requests/ops"); code != 200 || !strings.Contains(body, "search_kb") {
+		t.Errorf("GET /ui/requests/ops = %d:\n%.300s", code, body)
+	}
+	if code, body := get(t, srv.URL+"/ui/tools"); code != 200 || !strings.Contains(body, "search_kb") {
+		t.Errorf("GET /ui/tools = %d:\n%.300s", code, body)
+	}
+	if code, body := get(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(body, "search_kb") {
+		t.Errorf("GET /metrics = %d:\n%.500s", code, body)
+	}
+	if code, body := get(t, srv.URL+"/v1/approvals"); code != 200 || !strings.Contains(body, "approvals") {
+		t.Errorf("GET /v1/approvals = %d: %s", code, body)
+	}
+}
+
+// TestOTLPTraces: with telemetry.otlp_endpoint, every frame is exported as
+// a span over OTLP/HTTP.
+func TestOTLPTraces(t *testing.T) {
+	var posts atomic.Int64
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/traces" && r.Method == "POST" {
+			io.Copy(io.Discard, r.Body)
+			posts.Add(1)
+		}
+		w.WriteHeader(200)
+	}))
+	defer collector.Close()
+	cfg, err := ParseConfig([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, g)
+	do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"refund"}}]}`, nil)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if posts.Load() == 0 {
+		t.Error("no spans reached the collector")
+	}
+	if _, err := ParseConfig([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
+		if _, err := New(context.Background(), &Config{Telemetry: &TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
+			t.Error("an endpoint without a scheme was accepted")
+		}
+	}
+}
+
+// TestApprovalHeldCallCompletes: a high_risk call over MCP waits (approvals
+// wait) in the queue; approving it through the API lets the held call
+// complete, once.
+func TestApprovalHeldCallCompletes(t *testing.T) {
+	g, p, srv := upstreamGateway(t, probeConfig+"approvals: {ttl: 5m, wait: 10s}\n")
+	cs := connectMCP(t, g, nil)
+	type answer struct {
+		res  *mcp.CallToolResult
+		text string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, text := callText(t, cs, "up__delete_all", map[string]any{}, nil)
+		done <- answer{res, text}
+	}()
+	var id string
+	for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		_, out := do(t, "GET", srv.URL+"/v1/approvals?status=pending", "", nil)
+		if s, ok := path(out, "approvals", 0, "id").(string); ok {
+			id = s
+		}
+	}
+	if id == "" {
+		t.Fatal("no pending approval appeared")
+	}
+	if len(p.metas) != 0 {
+		t.Fatal("the call ran before it was approved")
+	}
+	status, out := do(t, "POST", srv.URL+"/v1/approvals/"+id+"/approve", `{"reason":"ok"}`, nil)
+	if status != 200 {
+		t.Fatalf("approve = %d %v", status, out)
+	}
+	select {
+	case a := <-done:
+		if a.res.IsError || a.text != "deleted" {
+			t.Errorf("held call = %q (error %v), want it to run", a.text, a.res.IsError)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held call did not complete after approval")
+	}
+	p.mu.Lock()
+	n := len(p.metas)
+	p.mu.Unlock()
+	if n != 1 {
+		t.Errorf("the upstream ran the call %d times, want 1", n)
+	}
+}
+
+// TestApprovalWaitSendsProgress: a client that asked for progress hears
+// that its held call waits for approval, until it is approved.
+func TestApprovalWaitSendsProgress(t *testing.T) {
+	old := approvalEvery
+	approvalEvery = 20 * time.Millisecond
+	t.Cleanup(func() { approvalEvery = old })
+	g, _, srv := upstreamGateway(t, probeConfig+"approvals: {wait: 10s}\n")
+	heard := make(chan string, 100)
+	cs := connectMCP(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		heard <- req.Params.Message
+	}})
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "up__delete_all", Arguments: map[string]any{}}
+		params.SetProgressToken("tok")
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case msg := <-heard:
+		if !strings.Contains(msg, "approval") {
+			t.Errorf("progress message %q does not mention the approval", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no progress while the call waited")
+	}
+	_, out := do(t, "GET", srv.URL+"/v1/approvals?status=pending", "", nil)
+	id, _ := path(out, "approvals", 0, "id").(string)
+	if status, out := do(t, "POST", srv.URL+"/v1/approvals/"+id+"/approve", `{}`, nil); status != 200 {
+		t.Fatalf("approve = %d %v", status, out)
+	}
+	select {
+	case res := <-done:
+		if res == nil || res.IsError {
+			t.Errorf("held call = %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not complete")
+	}
+}

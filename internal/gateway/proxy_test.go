@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeOpenAI is an OpenAI-compatible endpoint whose every answer asks for
+// the tool toolName with args (a new tool_call id each time), with usage
+// 40+7 tokens; streamed when the request says stream.
+type fakeOpenAI struct {
+	toolName string
+	args     string
+	n        atomic.Int64
+	mu       sync.Mutex
+	bodies   []map[string]any
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-fake" {
+		http.Error(w, `{"error":{"message":"bad path or key"}}`, 401)
+		return
+	}
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	f.mu.Unlock()
+	id := fmt.Sprintf("call_%d", f.n.Add(1))
+	tc := map[string]any{"id": id, "type": "function", "function": map[string]any{"name": f.toolName, "arguments": f.args}}
+	usage := map[string]any{"prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47}
+	if body["stream"] == true {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunks := []map[string]any{
+			{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": "Let me look."}}}},
+			{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function", "function": map[string]any{"name": f.toolName, "arguments": ""}}}}}}},
+			{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}},
+			{"choices": []any{}, "usage": usage},
+		}
+		for _, c := range chunks {
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "model": body["model"],
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
+			"message": map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}}},
+		"usage": usage,
+	})
+}
+
+// proxyGateway builds a gateway whose model is fake, with extra YAML.
+func proxyGateway(t *testing.T, fake *fakeOpenAI, extra string) (*Gateway, *httptest.Server) {
+	t.Helper()
+	up := httptest.NewServer(fake)
+	t.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("model:\n  base_url: "+up.URL+"/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n"+extra),
+		os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	return g, serveTest(t, g)
+}
+
+func postChat(t *testing.T, url string, body string, h map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// TestModelProxy: a chat completion through reach reaches the model with
+// the configured key, comes back unchanged, is a model frame of the request
+// named in baggage with its tokens and cost, and the tool call the model
+// chose nests under that frame when the agent sends it to /v1/calls.
+func TestModelProxy(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{"query":"refunds"}`}
+	g, srv := proxyGateway(t, fake, "examples: true\n")
+	resp, b := postChat(t, srv.URL, `{"model":"fake","messages":[{"role":"user","content":"refunds?"}]}`,
+		map[string]string{"baggage": "reach.request=p1", "Authorization": "Bearer client-key"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	if path(out, "choices", 0, "message", "tool_calls", 0, "id") != "call_1" {
+		t.Fatalf("answer = %s", b)
+	}
+	if resp.Header.Get(HeaderRequest) != "p1" || resp.Header.Get(HeaderFrame) == "" {
+		t.Errorf("headers: %s=%q %s=%q", HeaderRequest, resp.Header.Get(HeaderRequest), HeaderFrame, resp.Header.Get(HeaderFrame))
+	}
+	r, ok := g.rt.Lookup("p1")
+	if !ok {
+		t.Fatal("request p1 was not begun")
+	}
+	if u := r.Usage(); u.Tokens != 47 || u.Cost < 0.053 || u.Cost > 0.055 {
+		t.Errorf("usage = %+v, want 47 tokens costing 0.054", u)
+	}
+	_, calls := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"call_1","tool":"search_kb","arguments":{"query":"refunds"}}]}`, nil)
+	if path(calls, "request_id") != "p1" || path(calls, "results", 0, "status") != "success" {
+		t.Fatalf("calls = %v, want request p1, success", calls)
+	}
+	var model, kb *reach.Frame
+	for _, f := range r.Frames() {
+		switch {
+		case f.Kind == reach.ModelFrame:
+			model = f
+		case f.CallID == "call_1":
+			kb = f
+		}
+	}
+	if model == nil || model.Name != "fake" || model.ID.String() != resp.Header.Get(HeaderFrame) {
+		t.Fatalf("model frame = %+v", model)
+	}
+	if kb == nil || kb.Parent != model {
+		t.Errorf("search_kb frame = %+v, want a child of the model frame", kb)
+	}
+}
+
+// TestModelProxyStream: a streamed completion passes through event by
+// event; reach asks for the usage chunk and charges it; the streamed tool
+// call id links the next call (over MCP, by reach/call_id).
+func TestModelProxyStream(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{"query":"refunds"}`}
+	g, srv := proxyGateway(t, fake, "examples: true\n")
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"fake","stream":true,"messages":[{"role":"user","content":"refunds?"}]}`))
+	req.Header.Set(HeaderRequest, "s1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	var events []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			events = append(events, d)
+		}
+	}
+	// The usage chunk reach asked for is not passed to a client that did not.
+	if len(events) != 4 || events[3] != "[DONE]" || !strings.Contains(events[1], `"id":"call_1"`) {
+		t.Fatalf("events = %q", events)
+	}
+	fake.mu.Lock()
+	so := fake.bodies[0]["stream_options"]
+	fake.mu.Unlock()
+	if path(so, "include_usage") != true {
+		t.Errorf("stream_options = %v, want include_usage", so)
+	}
+	r, _ := g.rt.Lookup("s1")
+	if r == nil || r.Usage().Tokens != 47 {
+		t.Fatalf("request s1 = %v", r)
+	}
+	// A client that asks for the usage chunk gets it.
+	_, b := postChat(t, srv.URL, `{"stream":true,"stream_options":{"include_usage":true},"messages":[]}`, map[string]string{HeaderRequest: "s2"})
+	if !strings.Contains(string(b), `"total_tokens":47`) {
+		t.Errorf("a stream with include_usage lacks the usage chunk:\n%s", b)
+	}
+	cs := connectMCP(t, g, nil)
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "refunds"}, mcp.Meta{MetaCallID: "call_1"}); res.IsError {
+		t.Fatalf("search_kb: %s", text)
+	}
+	for _, f := range r.Frames() {
+		if f.CallID == "call_1" && (f.Parent == nil || f.Parent.Kind != reach.ModelFrame || f.Parent.Text() != "Let me look.") {
+			t.Errorf("call_1 parent = %+v, want the streamed model frame", f.Parent)
+		}
+	}
+}
+
+// TestModelProxyRefusesOverBudget: once the request's tokens are spent (or
+// it is stopped), the proxy answers an OpenAI-style 429 without asking the
+// model.
+func TestModelProxyRefusesOverBudget(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
+	_, srv := proxyGateway(t, fake, "examples: true\nbudgets:\n  default: {tokens: 50}\n")
+	h := map[string]string{"baggage": "reach.request=b1"}
+	if resp, b := postChat(t, srv.URL, `{"messages":[]}`, h); resp.StatusCode != 200 {
+		t.Fatalf("first call: %d %s", resp.StatusCode, b)
+	}
+	resp, b := postChat(t, srv.URL, `{"messages":[]}`, h)
+	if resp.StatusCode != 200 {
+		// 47 of 50 used: the second is admitted and overspends.
+		t.Fatalf("second call: %d %s", resp.StatusCode, b)
+	}
+	resp, b = postChat(t, srv.URL, `{"messages":[]}`, h)
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	if resp.StatusCode != 429 || path(out, "error", "type") != "budget_exceeded" || path(out, "error", "message") == nil || path(out, "error", "code") == nil {
+		t.Errorf("over budget = %d %s, want 429 budget_exceeded", resp.StatusCode, b)
+	}
+	if n := fake.n.Load(); n != 2 {
+		t.Errorf("the model was asked %d times, want 2", n)
+	}
+	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
+	postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "b2"})
+	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
+	resp, b = postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "b2"})
+	if resp.StatusCode != 429 || !strings.Contains(string(b), "budget_exceeded") {
+		t.Errorf("stopped request = %d %s, want 429", resp.StatusCode, b)
+	}
+}
+
+// TestNestedLoopAcrossProcesses is the issue's scenario: an agent asks the
+// model (through reach), which picks research; research runs in another
+// process (an MCP upstream) and itself asks the model through reach with
+// the headers reach gave it; the model picks research again with the same
+// arguments; the tool service sends that call to reach, which refuses the
+// re-entry, and the graph shows the cycle edge.
+func TestNestedLoopAcrossProcesses(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "svc__research", args: `{"topic":"refunds"}`}
+	var gatewayURL string
+	var inner atomic.Value
+	svc := mcp.NewServer(&mcp.Implementation{Name: "svc", Version: "1"}, nil)
+	mcp.AddTool(svc, &mcp.Tool{Name: "research", Description: "Research a topic with the model.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Topic string `json:"topic"`
+		}) (*mcp.CallToolResult, any, error) {
+			tp, _ := req.Params.Meta[MetaTraceparent].(string)
+			rid, _ := req.Params.Meta[MetaRequest].(string)
+			h := map[string]string{"traceparent": tp, "baggage": "reach.request=" + rid}
+			// The tool's own model call, with the propagated headers.
+			hreq, _ := http.NewRequestWithContext(ctx, "POST", gatewayURL+"/v1/chat/completions",
+				strings.NewReader(`{"messages":[{"role":"user","content":"research `+in.Topic+`"}]}`))
+			for k, v := range h {
+				hreq.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				return nil, nil, err
+			}
+			var chat map[string]any
+			json.NewDecoder(resp.Body).Decode(&chat)
+			resp.Body.Close()
+			tc := path(chat, "choices", 0, "message", "tool_calls", 0)
+			id, _ := path(tc, "id").(string)
+			name, _ := path(tc, "function", "name").(string)
+			args, _ := path(tc, "function", "arguments").(string)
+			// The model chose a tool: run it through reach.
+			env, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": id, "tool": name, "arguments": json.RawMessage(args)}}})
+			creq, _ := http.NewRequestWithContext(ctx, "POST", gatewayURL+"/v1/calls", bytes.NewReader(env))
+			creq.Header.Set("baggage", "reach.request="+rid)
+			cresp, err := http.DefaultClient.Do(creq)
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := io.ReadAll(cresp.Body)
+			cresp.Body.Close()
+			inner.Store(string(b))
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return svc }, nil))
+	t.Cleanup(up.Close)
+	g, srv := proxyGateway(t, fake, "upstreams:\n  - name: svc\n    url: "+up.URL+"\n")
+	gatewayURL = srv.URL
+
+	// The agent's turn: the model picks svc__research.
+	resp, b := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"why refunds?"}]}`, map[string]string{HeaderRequest: "loop"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("agent turn: %d %s", resp.StatusCode, b)
+	}
+	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"loop","tool_calls":[{"call_id":"call_1","tool":"svc__research","arguments":{"topic":"refunds"}}]}`, nil)
+	if path(out, "results", 0, "status") != "success" {
+		t.Fatalf("outer research = %v", out)
+	}
+	got, _ := inner.Load().(string)
+	if !strings.Contains(got, `"status":"refused"`) || !strings.Contains(got, "svc__research") {
+		t.Fatalf("the re-entry through the model = %s, want refused", got)
+	}
+	r, _ := g.rt.Lookup("loop")
+	var outer, again *reach.Frame
+	for _, f := range r.Frames() {
+		if f.CallID == "call_1" {
+			outer = f
+		}
+	}
+	for _, f := range r.Frames() {
+		if f.Name == "svc__research" && f != outer {
+			again = f
+		}
+	}
+	if outer == nil || again == nil {
+		t.Fatalf("frames: outer=%v again=%v", outer, again)
+	}
+	if again.State() != reach.Refused || again.CycleTo() != outer {
+		t.Errorf("inner research: state %v, cycle to %v; want refused, re-entering %s", again.State(), again.CycleTo(), outer.ID)
+	}
+	// research <- model (the tool's) <- research: the model frame sits between.
+	if again.Parent == nil || again.Parent.Kind != reach.ModelFrame || again.Parent.Parent != outer {
+		t.Errorf("inner research parent chain = %v, want a model frame under the outer research", again.Parent)
+	}
+	dot := renderDOT(t, g, "loop")
+	if want := fmt.Sprintf("%s -> %s [style=dashed", dotID(again.ID), dotID(outer.ID)); !strings.Contains(dot, want) {
+		t.Errorf("DOT lacks the cycle edge %q:\n%s", want, dot)
+	}
+}

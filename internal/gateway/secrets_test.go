@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestUpstreamSecretNeverShows: a secret from the secrets file, sent to an
+// upstream in a header, reaches the upstream but never the model (results,
+// errors), the logs or the graph, even when the upstream echoes it.
+func TestUpstreamSecretNeverShows(t *testing.T) {
+	const secret = "s3cr3t-t0ken-value-42"
+	s := mcp.NewServer(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+	var got string
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			got = req.Extra.Header.Get("Authorization")
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"auth":"` + got + `"}`}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "leak_err", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New("login failed with " + req.Extra.Header.Get("Authorization"))
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("LEAKY_TOKEN="+secret+"\n"), 0o600)
+	cfgPath := filepath.Join(dir, "reach.yaml")
+	os.WriteFile(cfgPath, []byte("secrets: {file: secrets.env}\nupstreams:\n  - name: leaky\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${LEAKY_TOKEN}'}\n"), 0o600)
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	g, err := New(context.Background(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	srv := serveTest(t, g)
+	cs := connectMCP(t, g, nil)
+	var seen []string
+	for _, tool := range []string{"leaky__whoami", "leaky__leak_err"} {
+		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{MetaRequest: "sec"})
+		seen = append(seen, text)
+		if tool == "leaky__whoami" && (res.IsError || !strings.Contains(text, "[redacted]")) {
+			t.Errorf("%s = %q, want the token masked", tool, text)
+		}
+	}
+	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"sec","tool_calls":[{"call_id":"x","tool":"leaky__whoami","arguments":{}}]}`, nil)
+	b, _ := json.Marshal(out)
+	seen = append(seen, string(b))
+	if got != "Bearer "+secret {
+		t.Fatalf("the upstream got Authorization %q, want the secret", got)
+	}
+	g.log.Info("a log line that mentions the token", "auth", "Bearer "+secret)
+	for _, format := range []string{"json", "dot"} {
+		rec := httptest.NewRecorder()
+		g.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/v1/requests/sec/graph?format="+format, nil))
+		seen = append(seen, rec.Body.String())
+	}
+	seen = append(seen, logs.String())
+	for i, s := range seen {
+		if strings.Contains(s, secret) {
+			t.Errorf("surface %d shows the secret:\n%s", i, s)
+		}
+	}
+	if !strings.Contains(logs.String(), "[redacted]") {
+		t.Errorf("the log line was not masked:\n%s", logs.String())
+	}
+}
