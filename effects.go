@@ -389,7 +389,9 @@ type DeadLetter struct {
 	Error    *Error          `json:"error"`
 	At       time.Time       `json:"at"`
 	Attempts int             `json:"attempts"`
-	key      string
+	// Key is the undo's idempotency key ("undo:<frame id>"): a retry runs
+	// under it, so the undo takes effect at most once.
+	Key string `json:"key"`
 }
 
 // Compensation reports one undo that ran.
@@ -528,7 +530,7 @@ func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
 	}
 	dl := &DeadLetter{ID: "dl_" + newID()[4:], Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: attempts, key: s.key}
+		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key}
 	rt.dead.mu.Lock()
 	rt.dead.items = append(rt.dead.items, dl)
 	rt.dead.mu.Unlock()
@@ -562,7 +564,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		return nil, err
 	}
 	defer creq.End()
-	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.key})
+	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key})
 	if res.IsError() {
 		dl.Attempts++
 		dl.Error = res.Error

@@ -46,6 +46,9 @@ Ctrl-C shuts it down gracefully.`,
 				}
 				cfg.Listen = listen
 			}
+			if data == "" && cfg.Data == "" && configPath == "" {
+				data = gateway.DefaultData // zero configuration keeps its state in ./.reach
+			}
 			if data != "" {
 				abs, err := filepath.Abs(data)
 				if err != nil {

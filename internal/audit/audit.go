@@ -669,3 +669,23 @@ func FormatHash(h []byte) string {
 	}
 	return b.String()
 }
+
+// Recent returns up to limit of the newest events of the whole log, oldest
+// first.
+func Recent(ctx context.Context, src store.AuditLog, limit int) ([]*Event, error) {
+	head, _, err := src.AuditHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := src.ScanAudit(ctx, max(head-int64(limit), 0), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Event, len(recs))
+	for i, r := range recs {
+		if out[i], err = decode(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -120,8 +121,8 @@ func (c *Checkpoints) AddDeadLetter(ctx context.Context, d *reach.DeadLetter) {
 	if d.Error != nil {
 		msg = d.Error.Message
 	}
-	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Tool: d.Tool, Args: c.clean(d.Args),
-		Error: msg, Attempts: d.Attempts}); err != nil {
+	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Frame: strings.TrimPrefix(d.Key, "undo:"),
+		Tool: d.Tool, Args: c.clean(d.Args), Error: msg, Attempts: d.Attempts}); err != nil {
 		c.log.Error("dead letter not stored", "request", d.Request, "tool", d.Tool, "err", err)
 	}
 }

@@ -58,11 +58,13 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -112,6 +114,8 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *secrets.Redactor
+	store     *store.SQLite // nil without a data folder
+	audit     *audit.Log    // nil without a data folder
 	ui        http.Handler
 
 	sessions sync.Map     // *mcp.ServerSession or client key -> *session
@@ -204,6 +208,10 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		tools = append(tools, g.pinned(upTools)...)
 	}
 	if err := g.register(tools); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if err := g.recover(ctx); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -433,6 +441,9 @@ func (g *Gateway) Close() error {
 	g.cancel()
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := g.closeStore(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, u := range ups {

@@ -43,6 +43,13 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 		g.metrics.WithSpanDrops(g.tracer)
 		recs = append(recs, g.tracer)
 	}
+	log, err := g.persistence(ctx, ro)
+	if err != nil {
+		return err
+	}
+	if log != nil {
+		recs = append(recs, log)
+	}
 	if g.opts.Recorder != nil {
 		recs = append(recs, g.opts.Recorder)
 	}
@@ -72,14 +79,19 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 // mountOperators adds the UI, /metrics and the approvals API to mux.
 func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	ua := &uiApprovals{q: g.approvals}
-	g.ui = ui.New(ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor,
-		Logger: g.log.With("component", "ui")})
+	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor, Logger: g.log.With("component", "ui")}
+	if g.store != nil {
+		uo.Audit = auditView{g.store}
+	}
+	g.ui = ui.New(uo)
 	mux.Handle("/ui/", g.ui)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.Handle("GET /metrics", g.metrics)
 	ah := g.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
 	mux.Handle("/v1/approvals", ah)
 	mux.Handle("/v1/approvals/", ah)
+	mux.HandleFunc("GET /v1/deadletters", g.listDeadLetters)
+	mux.HandleFunc("POST /v1/deadletters/{id}/retry", g.retryDeadLetter)
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

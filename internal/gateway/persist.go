@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// persistence opens the store in the data folder (when the configuration
+// names one, or came from a file): the audit log becomes a recorder, every
+// write is checkpointed, idempotency records and dead letters are durable.
+// It returns the audit log, or nil without a data folder.
+func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Log, error) {
+	if g.cfg.Data == "" && g.cfg.dir == "" {
+		return nil, nil
+	}
+	dir, err := g.cfg.EnsureDataDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("opening the audit log in %s: %w", dir, err)
+	}
+	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
+	ro.Checkpoints, ro.DeadLetters = cp, cp
+	ro.Idempotency = store.NewIdempotency(st, nil)
+	g.store, g.audit = st, log
+	return log, nil
+}
+
+// recover resolves what a previous run left in flight; call it once the
+// tools are registered.
+func (g *Gateway) recover(ctx context.Context) error {
+	if g.store == nil {
+		return nil
+	}
+	rep, err := durable.Recover(ctx, g.store, g.rt)
+	if err != nil {
+		return fmt.Errorf("recovering from the previous run: %w", err)
+	}
+	for _, f := range rep.MayHaveRun {
+		g.log.Warn("a call was running when the gateway stopped: it may have run", "request", f.Request, "tool", f.Name, "idempotency_key", f.IdemKey)
+	}
+	for _, id := range rep.Interrupted {
+		g.log.Warn("request interrupted by a restart", "request", id, "compensations", len(rep.Compensated[id]))
+	}
+	return nil
+}
+
+func (g *Gateway) closeStore() error {
+	var errs []error
+	if g.audit != nil {
+		errs = append(errs, g.audit.Close())
+	}
+	if g.store != nil {
+		errs = append(errs, g.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// auditView adapts the audit log to the UI's audit page.
+type auditView struct{ st *store.SQLite }
+
+func (a auditView) Verify(ctx context.Context) (bool, string) {
+	rep, err := audit.Verify(ctx, a.st)
+	if err != nil {
+		return false, err.Error()
+	}
+	return true, fmt.Sprintf("%d events, head %s", rep.Events, audit.FormatHash(rep.Head))
+}
+
+func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, error) {
+	var evs []*audit.Event
+	var err error
+	if q.Request != "" {
+		evs, err = audit.Show(ctx, a.st, q.Request)
+	} else {
+		evs, err = audit.Recent(ctx, a.st, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows []ui.AuditRow
+	for _, e := range evs {
+		if (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) {
+			continue
+		}
+		reason := e.Message
+		if e.Code != "" {
+			reason = e.Code + ": " + reason
+		}
+		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
+			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
+	}
+	if len(rows) > limit {
+		rows = rows[len(rows)-limit:]
+	}
+	return rows, nil
+}
+
+// listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
+func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+	if g.store == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"deadletters": g.rt.DeadLetters()})
+		return
+	}
+	state := r.URL.Query().Get("state")
+	if state == "" {
+		state = store.DeadOpen
+	} else if state == "all" {
+		state = ""
+	}
+	ds, err := g.store.ListDeadLetters(r.Context(), state)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	if ds == nil {
+		ds = []*store.DeadLetter{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deadletters": ds})
+}
+
+// retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
+// under its idempotency key; on success the dead letter is settled.
+func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
+	if g.store == nil {
+		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no dead letters (no data folder).", "Start it with --data.")
+		return
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(r.PathValue("id"), "dl-"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_id", "The dead letter id is a number.", "Use an id from GET /v1/deadletters.")
+		return
+	}
+	all, err := g.store.ListDeadLetters(r.Context(), "")
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	var d *store.DeadLetter
+	for _, x := range all {
+		if x.ID == id {
+			d = x
+		}
+	}
+	if d == nil || d.State != store.DeadOpen {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
+		return
+	}
+	ctx, req, err := g.rt.Begin(r.Context(), &reach.RequestOptions{ID: fmt.Sprintf("%s/retry/%d", d.Request, id), Principal: principalOf(r), Agent: "operator", Budget: &reach.Budget{}})
+	if err != nil {
+		writeError(w, http.StatusConflict, "busy", err.Error(), "Try again when the earlier retry finished.")
+		return
+	}
+	defer req.End()
+	res := g.rt.Call(ctx, &reach.Call{ID: "retry", Tool: d.Tool, Arguments: json.RawMessage(d.Args), IdempotencyKey: "undo:" + d.Frame})
+	d.Attempts++
+	if res.IsError() {
+		d.Error = res.Error.Message
+	} else {
+		d.State, d.Note = store.DeadRetried, "retried by "+principalOf(r)
+	}
+	if err := g.store.UpdateDeadLetter(r.Context(), d); err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": d})
+}
