@@ -225,6 +225,19 @@ func TestServeEndToEnd(t *testing.T) {
 	if list := getJSON(t, "GET", base+"/v1/requests", ""); len(list["requests"].([]any)) == 0 {
 		t.Errorf("no requests listed")
 	}
+	// The CLI clients of the same API.
+	if out, err := runCLI(t, "graph", "e2e", "--api", base); err != nil || !strings.Contains(out, "<svg") || !strings.Contains(out, "shop__slow") {
+		t.Errorf("reach graph: %v\n%.300s", err, out)
+	}
+	if out, err := runCLI(t, "graph", "e2e", "--format", "dot", "--api", base); err != nil || !strings.HasPrefix(out, "digraph") {
+		t.Errorf("reach graph --format dot: %v\n%.300s", err, out)
+	}
+	if out, err := runCLI(t, "requests", "--api", base); err != nil || !strings.Contains(out, "e2e") || !strings.Contains(out, "stopped_cancel") {
+		t.Errorf("reach requests: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "graph", "nobody", "--api", base); err == nil {
+		t.Errorf("reach graph of an unknown request succeeded")
+	}
 
 	if err := stop(); err != nil {
 		t.Errorf("serve returned %v after shutdown, want nil", err)

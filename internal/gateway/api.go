@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/graph"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -360,9 +361,12 @@ func (g *Gateway) getGraph(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, graphOf(req))
 	case "dot":
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		w.Write([]byte(graphDOT(req)))
+		w.Write(graph.DOT(req))
+	case "svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(graph.SVG(req))
 	default:
-		writeError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json or format=dot.")
+		writeError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json, format=dot or format=svg.")
 	}
 }
 

@@ -171,6 +171,15 @@ func TestAPIGraphDOTShowsCycles(t *testing.T) {
 	if !strings.HasPrefix(string(dot), "digraph ") || !strings.HasSuffix(string(dot), "}\n") {
 		t.Errorf("not a DOT graph:\n%s", dot)
 	}
+	resp, err = http.Get(srv.URL + "/v1/requests/cyc/graph?format=svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	svg, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(string(svg), `class="cycle"`) {
+		t.Errorf("SVG graph (%s) lacks the cycle edge:\n%s", resp.Header.Get("Content-Type"), svg)
+	}
 }
 
 func TestAPIErrors(t *testing.T) {

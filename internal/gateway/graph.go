@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -78,66 +76,6 @@ func frameOf(f *reach.Frame) frameJSON {
 		j.Ended = &e
 	}
 	return j
-}
-
-// graphDOT renders the graph in Graphviz DOT: a box per tool call, an
-// ellipse per model call, a folder per delegation; refused frames are red,
-// with a dashed edge back to the frame their cycle or re-entry targeted.
-func graphDOT(r *reach.Request) string {
-	frames := graphFrames(r)
-	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %s {\n", dotQuote("request "+r.ID()))
-	b.WriteString("  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n")
-	fmt.Fprintf(&b, "  root [shape=plaintext, label=%s];\n", dotQuote("request "+r.ID()+" ("+r.State()+")"))
-	for _, f := range frames {
-		shape := "box"
-		switch f.Kind {
-		case "model":
-			shape = "ellipse"
-		case "delegate":
-			shape = "folder"
-		}
-		label := f.Name
-		if len(f.Arguments) > 0 && f.Kind == "tool" {
-			label += "\n" + clip(string(f.Arguments), 60)
-		}
-		label += "\n" + f.Status
-		attrs := fmt.Sprintf("shape=%s, label=%s", shape, dotQuote(label))
-		switch f.Status {
-		case "refused":
-			attrs += ", color=red, fontcolor=red"
-		case "failed", "cancelled":
-			attrs += ", color=orange"
-		case "completed":
-			attrs += ", color=darkgreen"
-		}
-		fmt.Fprintf(&b, "  %s [%s];\n", dotID(f.ID), attrs)
-		if f.Parent != nil {
-			fmt.Fprintf(&b, "  %s -> %s;\n", dotID(*f.Parent), dotID(f.ID))
-		} else {
-			fmt.Fprintf(&b, "  root -> %s;\n", dotID(f.ID))
-		}
-		if f.CycleTo != nil {
-			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=red, label=%s];\n", dotID(f.ID), dotID(*f.CycleTo), dotQuote(cycleLabel(f)))
-		}
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
-func cycleLabel(f frameJSON) string {
-	if f.Error != nil && f.Error.Type == reach.TypeReentrancy {
-		return "re-entry"
-	}
-	return "cycle"
-}
-
-func dotID(id reach.FrameID) string { return "f" + id.String() }
-
-// dotQuote quotes s as a DOT string.
-func dotQuote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "")
-	return `"` + r.Replace(s) + `"`
 }
 
 // clip cuts s to at most n bytes on a rune boundary.

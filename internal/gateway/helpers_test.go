@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentreach/reach"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,3 +245,6 @@ func callText(t testing.TB, cs *mcp.ClientSession, name string, args any, meta m
 	}
 	return res, tc.Text
 }
+
+// dotID is how the DOT renderer names a frame's node.
+func dotID(id reach.FrameID) string { return `"f` + id.String() + `"` }

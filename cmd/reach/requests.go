@@ -1,0 +1,149 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// apiFlags adds --api and --key to cmd and returns a client builder.
+func apiFlags(cmd *cobra.Command) func() *apiClient {
+	var api, key string
+	cmd.PersistentFlags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
+	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
+	return func() *apiClient {
+		return &apiClient{base: strings.TrimRight(api, "/"), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
+			http: &http.Client{Timeout: 30 * time.Second}}
+	}
+}
+
+// raw GETs path and returns the body as is.
+func (c *apiClient) raw(cmd *cobra.Command, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the gateway at %s did not answer (is `reach serve` running?): %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error struct{ Message, Suggestion string } `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+			return nil, fmt.Errorf("%s %s (%s)", e.Error.Message, e.Error.Suggestion, resp.Status)
+		}
+		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return b, nil
+}
+
+func newGraph() *cobra.Command {
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "graph REQUEST",
+		Short: "Draw a request's call graph (SVG, DOT or JSON)",
+		Long: `Fetches a request's call graph from the running gateway: model turns, tool
+calls, delegations and nested model calls as a tree, refused calls drawn as
+dashed edges back to the frame they would have re-entered, colours by status,
+tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
+		Args: cobra.ExactArgs(1),
+	}
+	client := apiFlags(cmd)
+	cmd.Flags().StringVar(&format, "format", "svg", "svg, dot or json")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		switch format {
+		case "svg", "dot", "json":
+		default:
+			return fmt.Errorf("unknown format %q (want svg, dot or json)", format)
+		}
+		b, err := client().raw(cmd, "/v1/requests/"+url.PathEscape(args[0])+"/graph?format="+format)
+		if err != nil {
+			return err
+		}
+		if out == "" || out == "-" {
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	}
+	return cmd
+}
+
+func newRequests() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "requests",
+		Short: "List, inspect and stop the gateway's requests",
+		Args:  cobra.NoArgs,
+	}
+	client := apiFlags(cmd)
+	list := func(cmd *cobra.Command, _ []string) error {
+		var out struct {
+			Requests []struct {
+				ID, State, Principal, Agent string
+				Started                     time.Time
+				ToolCalls                   int   `json:"tool_calls"`
+				Turns                       int   `json:"turns"`
+				Tokens                      int64 `json:"tokens"`
+			} `json:"requests"`
+		}
+		if _, err := client().do(cmd.Context(), http.MethodGet, "/v1/requests", nil, &out); err != nil {
+			return err
+		}
+		if len(out.Requests) == 0 {
+			fmt.Fprintln(cmd.OutOrStdout(), "no requests")
+			return nil
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tTURNS\tTOKENS")
+		for _, r := range out.Requests {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", r.ID, r.State, r.Principal, r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Turns, r.Tokens)
+		}
+		return tw.Flush()
+	}
+	cmd.RunE = list
+	cmd.AddCommand(&cobra.Command{Use: "list", Short: "List requests, newest first", Args: cobra.NoArgs, RunE: list})
+	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := client().raw(cmd, "/v1/requests/"+url.PathEscape(args[0]))
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		}})
+	var mode, reason string
+	cancel := &cobra.Command{Use: "cancel ID", Short: "Stop a request and its sub-requests (soft, cancel or isolate)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, _ := json.Marshal(map[string]string{"mode": mode, "reason": reason})
+			var out map[string]any
+			if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/requests/"+url.PathEscape(args[0])+"/cancel", body, &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "request %s: %v\n", args[0], out["state"])
+			return nil
+		}}
+	cancel.Flags().StringVar(&mode, "mode", "cancel", "soft, cancel or isolate")
+	cancel.Flags().StringVar(&reason, "reason", "stopped from the command line", "why (recorded with the stop)")
+	cmd.AddCommand(cancel)
+	return cmd
+}
