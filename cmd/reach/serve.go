@@ -158,7 +158,7 @@ problem with its line, or how many tools it would serve.`,
 			if err != nil {
 				return err
 			}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Logger: slog.New(slog.DiscardHandler), Version: version})
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: slog.New(slog.DiscardHandler), Version: version})
 			if err != nil {
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
@@ -169,6 +169,9 @@ problem with its line, or how many tools it would serve.`,
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
+			for _, w := range g.Warnings() {
+				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
+			}
 			return nil
 		},
 	}

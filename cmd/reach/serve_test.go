@@ -287,6 +287,10 @@ func TestValidate(t *testing.T) {
 		{"unknown field", "upstream:\n  - {name: shop}\n", nil, "line 1: unknown field upstream", ""},
 		{"offline skips upstreams", "upstreams:\n  - {name: far, url: 'http://127.0.0.1:1/mcp'}\n", []string{"--offline"}, "", "offline"},
 		{"unreachable upstream", "upstreams:\n  - {name: far, url: 'http://127.0.0.1:1/mcp', timeout: 2s}\n", nil, "upstream far", ""},
+		{"a write without an undo is warned about", "upstreams:\n  - {name: shop, url: '" + up + "'}\n", nil, "",
+			"warning: tool shop__drop_table is a high_risk tool with neither an undo nor an idempotency key"},
+		{"an undo naming no tool is warned about", "upstreams:\n  - {name: shop, url: '" + up + "'}\ntools:\n  shop__drop_table: {undo: {tool: shop__restore, args: '{\"text\": \"{args.text}\"}'}}\n", nil, "",
+			"warning: tool shop__drop_table: its undo names shop__restore, which is not a tool here"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -131,6 +131,30 @@ type ToolOverride struct {
 	Tags        []string         `yaml:"tags"`
 	Description *string          `yaml:"description"`
 	Shape       *ShapeConfig     `yaml:"shape"`
+	// Reads and Writes name the entities the tool reads and writes, as
+	// templates over its arguments: order:{order_id} (S3).
+	Reads  []string `yaml:"reads"`
+	Writes []string `yaml:"writes"`
+	// Undo compensates a successful write (S1); Refresh re-reads an entity
+	// that changed before a write instead of refusing it; Verify checks a
+	// write (S2).
+	Undo    *FollowupConfig `yaml:"undo"`
+	Refresh *FollowupConfig `yaml:"refresh"`
+	Verify  *VerifyConfig   `yaml:"verify"`
+}
+
+// FollowupConfig is a call reach makes on a tool's behalf: the tool's
+// exposed name and a JSON template of its arguments over the call's
+// arguments and result, e.g. {"refund_id": "{result.refund_id}"}.
+type FollowupConfig struct {
+	Tool string `yaml:"tool"`
+	Args string `yaml:"args"`
+}
+
+// VerifyConfig is a check after a write and its CEL condition.
+type VerifyConfig struct {
+	FollowupConfig `yaml:",inline"`
+	Condition      string `yaml:"condition"`
 }
 
 // RetryConfig is a reach.RetryPolicy in YAML.

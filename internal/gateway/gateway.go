@@ -82,6 +82,9 @@ type Options struct {
 	Offline bool
 	// Version is reported to MCP clients; if empty, the module's version.
 	Version string
+	// Ephemeral keeps no state in the data folder (no store, audit log or
+	// checkpoints), for checking a configuration.
+	Ephemeral bool
 	// Recorder, if not nil, is told about every frame too (after the
 	// statistics, metrics and tracer), e.g. an audit log.
 	Recorder reach.Recorder
@@ -342,6 +345,47 @@ func applyOverride(t *reach.Tool, o ToolOverride) {
 	if o.Shape != nil {
 		t.Shape = &reach.Shape{Fields: o.Shape.Fields, Flatten: o.Shape.Flatten, MaxBytes: o.Shape.MaxBytes}
 	}
+	if len(o.Reads) > 0 {
+		t.Reads = o.Reads
+	}
+	if len(o.Writes) > 0 {
+		t.Writes = o.Writes
+	}
+	if o.Undo != nil {
+		t.Undo = &reach.Followup{Tool: o.Undo.Tool, Args: o.Undo.Args}
+	}
+	if o.Refresh != nil {
+		t.Refresh = &reach.Followup{Tool: o.Refresh.Tool, Args: o.Refresh.Args}
+	}
+	if o.Verify != nil {
+		t.Verify = &reach.Verify{Followup: reach.Followup{Tool: o.Verify.Tool, Args: o.Verify.Args}, Condition: o.Verify.Condition}
+	}
+}
+
+// Warnings are what `reach validate` reports without failing: every write
+// or high-risk tool that declares neither an undo nor an idempotent
+// upstream ("every new write tool gets its undo first"), and follow-ups
+// naming tools that do not exist.
+func (g *Gateway) Warnings() []string {
+	var out []string
+	for _, t := range g.rt.Tools() {
+		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
+			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))
+		}
+		for what, f := range map[string]*reach.Followup{"undo": t.Undo, "refresh": t.Refresh} {
+			if f != nil {
+				if _, ok := g.rt.Tool(f.Tool); !ok {
+					out = append(out, fmt.Sprintf("tool %s: its %s names %s, which is not a tool here", t.Name, what, f.Tool))
+				}
+			}
+		}
+		if t.Verify != nil {
+			if _, ok := g.rt.Tool(t.Verify.Tool); !ok {
+				out = append(out, fmt.Sprintf("tool %s: its verify names %s, which is not a tool here", t.Name, t.Verify.Tool))
+			}
+		}
+	}
+	return out
 }
 
 // Runtime returns the gateway's runtime.

@@ -25,7 +25,7 @@ var pinRecheck = 2 * time.Second
 // naming its data folder (a Config built in memory without one, as in
 // tests and benchmarks, pins nothing).
 func (g *Gateway) openPins() error {
-	if len(g.upstreams) == 0 || (g.cfg.Data == "" && g.cfg.dir == "") {
+	if len(g.upstreams) == 0 || g.opts.Ephemeral || (g.cfg.Data == "" && g.cfg.dir == "") {
 		return nil
 	}
 	dir, err := g.cfg.EnsureDataDir()
