@@ -57,3 +57,11 @@ fuzz: fuzz-gateway
 fuzz-gateway:
 	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./internal/gateway
 	$(GO) test -run '^$$' -fuzz FuzzHTTPBodies -fuzztime 30s ./internal/gateway
+
+# The gateway's MCP conformance test (internal/gateway TestConformance) runs
+# the official conformance suite, which needs Node 22; install both (into
+# .cache/conformance) before the tests. Without npm the test skips.
+.PHONY: conformance-deps
+conformance-deps:
+	@bash scripts/conformance-deps.sh
+race: conformance-deps
