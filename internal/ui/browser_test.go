@@ -114,9 +114,14 @@ func TestBrowser(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(Options{Runtime: rt, Approvals: held}))
 	defer srv.Close()
+	// Screenshots are kept as test artifacts (gitignored), or where
+	// $REACH_ARTIFACTS says.
 	shots := os.Getenv("REACH_ARTIFACTS")
 	if shots == "" {
-		shots = t.TempDir()
+		shots = filepath.Join(root, ".cache", "artifacts", "ui")
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), node, "testdata/browser.js")
 	cmd.Env = append(os.Environ(), "BASE="+srv.URL, "CHROMIUM="+chromium, "SHOTS="+shots, "PW="+pw)
