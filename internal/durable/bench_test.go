@@ -14,7 +14,9 @@ import (
 // memory and with the durable path (checkpoints before and after, a durable
 // idempotency record) on SQLite with synchronous=NORMAL.
 func BenchmarkWriteCall(b *testing.B) {
-	write := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"ok":true}`), nil }
+	write := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	}
 	for _, durable := range []bool{false, true} {
 		name := "memory"
 		if durable {
