@@ -3,12 +3,24 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	// The crash test starts this binary as a real `reach serve` process.
+	if os.Getenv("REACH_AS_CLI") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			os.Stderr.WriteString("reach: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	testscript.Main(m, map[string]func(){
 		"reach": func() {
 			if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -41,6 +41,7 @@ func (g *Gateway) newHandler() http.Handler {
 	mux.HandleFunc("GET /v1/requests/{id}", g.getRequest)
 	mux.HandleFunc("GET /v1/requests/{id}/graph", g.getGraph)
 	mux.HandleFunc("POST /v1/requests/{id}/cancel", g.cancelRequest)
+	mux.HandleFunc("POST /v1/requests/{id}/end", g.endRequest)
 	g.mountOperators(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
@@ -368,6 +369,18 @@ func (g *Gateway) getGraph(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json, format=dot or format=svg.")
 	}
+}
+
+// endRequest is POST /v1/requests/{id}/end: the agent's work on the request
+// is done; its sagas are settled (nothing to undo after a restart).
+func (g *Gateway) endRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.lookup(w, r)
+	if !ok {
+		return
+	}
+	g.reqs.end(req.ID())
+	req.End()
+	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State()})
 }
 
 func (g *Gateway) cancelRequest(w http.ResponseWriter, r *http.Request) {
