@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -47,6 +48,11 @@ func benchUpstream(b *testing.B) *httptest.Server {
 //	go tool pprof -tagfocus party=gateway -top gateway.test cpu.out
 func serveLabeled(b *testing.B, name string, h http.Handler) *httptest.Server {
 	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			benchConns.Add(1)
+		}
+	}
 	pprof.Do(context.Background(), pprof.Labels("party", name), func(context.Context) { srv.Start() })
 	b.Cleanup(srv.Close)
 	return srv
@@ -70,6 +76,9 @@ func benchProxy(b *testing.B, target string) *httptest.Server {
 	}
 	return serveLabeled(b, "proxy", p)
 }
+
+// benchConns counts the connections the benchmarks' servers accepted.
+var benchConns atomic.Int64
 
 // benchHTTPClient is the clients' HTTP client: one transport for all
 // sessions, with idle connections for 64 concurrent clients per path.
@@ -170,16 +179,16 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 
 // BenchmarkGatewayThroughput measures calls per second with 64 concurrent
 // client sessions, each calling in a loop: directly, through reach and
-// through a bare reverse proxy, in interleaved rounds of 64×32 calls per
+// through a bare reverse proxy, in interleaved rounds of 64×16 calls per
 // path (one round of each per iteration). It reports each path's median
 // rate and its ratio to the direct one (the quality bar for reach: more
 // than 0.85), and the process CPU per call of each path; since client,
 // gateway and upstream share this process, reach's CPU per call minus the
 // direct one is what the gateway (and its second hop) costs.
 //
-//	go test -run '^$' -bench GatewayThroughput -benchtime 10x ./internal/gateway/
+//	go test -run '^$' -bench GatewayThroughput -benchtime 20x ./internal/gateway/
 func BenchmarkGatewayThroughput(b *testing.B) {
-	const clients, perClient = 64, 32
+	const clients, perClient = 64, 16
 	p := newBenchPaths(b)
 	type path struct {
 		name     string
@@ -218,7 +227,9 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	for _, pt := range paths { // warm up connections and caches
 		round(pt)
 	}
+	conns, calls := benchConns.Load(), 0
 	for b.Loop() {
+		calls += 3 * clients * perClient
 		for _, pt := range paths {
 			r, c := round(pt)
 			pt.rates = append(pt.rates, r)
@@ -235,6 +246,9 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	b.ReportMetric(med(d.cpu), "direct-cpu-µs/call")
 	b.ReportMetric(med(r.cpu), "reach-cpu-µs/call")
 	b.ReportMetric(med(x.cpu), "proxy-cpu-µs/call")
+	// Connections opened after the warm-up, on all servers: 0 when every
+	// client, the proxy and the gateway reuse theirs.
+	b.ReportMetric(float64(benchConns.Load()-conns)/float64(calls), "dials/call")
 }
 
 // processCPU is the user and system CPU time the process has used.

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,15 +41,9 @@ type leanConns struct {
 // 64 concurrent clients with room to spare.
 const maxIdleLean = 128
 
-// leanIdleCheck is how long a connection may sit idle before it is
-// checked, without blocking, for a close by the server before reuse (as
-// net/http's client notices such a close, and then dials again).
-const leanIdleCheck = 100 * time.Millisecond
-
 type leanConn struct {
-	nc   net.Conn
-	br   *bufio.Reader
-	last time.Time // when it went idle
+	nc net.Conn
+	br *bufio.Reader
 }
 
 var leanPools sync.Map // *upstream -> *leanConns
@@ -90,12 +85,20 @@ func newLeanConns(u *upstream) *leanConns {
 	h.WriteString("User-Agent: reach\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
 	for k, v := range u.cfg.Headers {
 		s := v.Reveal()
-		if !validHeader(k) || !validHeader(s) {
-			return nil // let net/http refuse it
+		if k == "" || strings.ContainsAny(k, " \t:") || !validHeader(k) || !validHeader(s) || leanOwnHeader[strings.ToLower(k)] {
+			return nil // net/http's client refuses or overrides these: let it
 		}
 		h.WriteString(k + ": " + s + "\r\n")
 	}
 	return &leanConns{addr: addr, header: h.Bytes(), path: pu.RequestURI()}
+}
+
+// leanOwnHeader are the headers the lean client writes itself (or must
+// not send twice).
+var leanOwnHeader = map[string]bool{
+	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
+	"content-type": true, "accept": true, "user-agent": true,
+	"mcp-session-id": true, "mcp-protocol-version": true,
 }
 
 func validHeader(s string) bool {
@@ -107,8 +110,10 @@ func validHeader(s string) bool {
 	return true
 }
 
+// get returns an idle connection the server has not closed (checked
+// without blocking, as net/http's client notices such a close and dials
+// again), or a new one.
 func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
-	now := time.Now()
 	for {
 		p.mu.Lock()
 		n := len(p.idle)
@@ -120,7 +125,7 @@ func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		if now.Sub(c.last) < leanIdleCheck || c.alive() {
+		if c.alive() {
 			return c, nil
 		}
 		c.nc.Close()
@@ -147,7 +152,6 @@ func (c *leanConn) alive() bool {
 }
 
 func (p *leanConns) put(c *leanConn) {
-	c.last = time.Now()
 	p.mu.Lock()
 	if p.closed || len(p.idle) >= maxIdleLean {
 		p.mu.Unlock()
@@ -180,8 +184,9 @@ type leanResponse struct {
 
 // roundTrip writes one POST of body with the session's headers and reads
 // the head of the answer. The caller reads resp.body and then calls
-// p.release(c, resp). When ctx ends, the connection's deadline passes and
-// the exchange fails.
+// p.release(c, resp, stop, failed). When ctx ends, the connection's
+// deadline passes and the exchange fails; stop reports false once that
+// happened (the connection is then closed, not reused).
 func (p *leanConns) roundTrip(ctx context.Context, ls *leanSession, body []byte) (*leanConn, *leanResponse, func() bool, error) {
 	c, err := p.get(ctx)
 	if err != nil {
@@ -222,7 +227,8 @@ func (p *leanConns) roundTrip(ctx context.Context, ls *leanSession, body []byte)
 
 // release returns c to the pool when its answer was read to the end, or
 // can be without waiting; else it finishes reading in the background (an
-// SSE stream usually ends right after the response event), or closes c.
+// SSE stream usually ends right after the response event; one kept open
+// is dropped after 5 s), or closes c.
 func (p *leanConns) release(c *leanConn, resp *leanResponse, stop func() bool, failed bool) {
 	if !stop() || failed || resp.close {
 		c.nc.Close()

@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,6 +323,40 @@ func TestParseAnswer(t *testing.T) {
 		var lr leanResult
 		if lr.parse([]byte(r)) == nil {
 			t.Errorf("parse(%s) = nil", r)
+		}
+	}
+}
+
+// TestLeanConnections: lean calls to an HTTP upstream reuse their
+// connections, and a connection the upstream closed while idle is not
+// used again: the next call dials and succeeds.
+func TestLeanConnections(t *testing.T) {
+	p := newUpstreamProbe()
+	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, nil))
+	var conns atomic.Int32
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	up.Start()
+	t.Cleanup(up.Close)
+	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}}})
+	cs := connectMCP(t, g, nil)
+	callText(t, cs, "up__echo", map[string]any{"text": "warm"}, nil)
+	before := conns.Load()
+	for i := range 50 {
+		if _, text := callText(t, cs, "up__echo", map[string]any{"text": strconv.Itoa(i)}, nil); text != "echo: "+strconv.Itoa(i) {
+			t.Fatalf("call %d: %q", i, text)
+		}
+	}
+	if n := conns.Load() - before; n > 2 {
+		t.Errorf("50 sequential calls opened %d connections to the upstream", n)
+	}
+	up.CloseClientConnections()
+	for i := range 3 {
+		if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after " + strconv.Itoa(i)}, nil); text != "echo: after "+strconv.Itoa(i) {
+			t.Errorf("call %d after the upstream closed its connections: %q", i, text)
 		}
 	}
 }
