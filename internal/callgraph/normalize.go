@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -46,10 +47,22 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // ambiguous). Empty input normalizes to "null". Normalize is safe for
 // concurrent use.
 func Normalize(dst, src []byte) ([]byte, error) {
-	n := normalizer{src: src}
-	n.scratch = n.inline[:0]
+	n := pool.Get().(*normalizer)
+	n.src, n.pos, n.scratch = src, 0, n.scratch[:0]
+	out, err := n.run(dst)
+	n.src = nil
+	if cap(n.scratch) <= 256 && cap(n.tmp) <= 64<<10 {
+		pool.Put(n)
+	}
+	return out, err
+}
+
+// pool keeps normalizers, whose member scratch space is reused.
+var pool = sync.Pool{New: func() any { return &normalizer{scratch: make([]member, 0, 16)} }}
+
+func (n *normalizer) run(dst []byte) ([]byte, error) {
 	n.skipSpace()
-	if n.pos == len(src) {
+	if n.pos == len(n.src) {
 		return append(dst, "null"...), nil
 	}
 	out, err := n.value(dst, 0)
@@ -57,8 +70,8 @@ func Normalize(dst, src []byte) ([]byte, error) {
 		return dst, err
 	}
 	n.skipSpace()
-	if n.pos != len(src) {
-		return dst, n.errorf("unexpected %q after the value", src[n.pos])
+	if n.pos != len(n.src) {
+		return dst, n.errorf("unexpected %q after the value", n.src[n.pos])
 	}
 	return out, nil
 }
@@ -67,7 +80,7 @@ type normalizer struct {
 	src     []byte
 	pos     int
 	scratch []member // reused across objects; each object uses a window of it
-	inline  [16]member
+	tmp     []byte   // reused to reorder an unsorted object
 }
 
 type member struct {
@@ -311,7 +324,8 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 	}
 	if !sorted {
 		ms := n.scratch[base:]
-		tmp := bytes.Clone(dst[region:])
+		n.tmp = append(n.tmp[:0], dst[region:]...) // nested objects are done: tmp is free
+		tmp := n.tmp
 		key := func(m member) []byte { return tmp[m.start-region : m.start-region+m.keyLen] }
 		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
 		for i := 1; i < len(ms); i++ {
