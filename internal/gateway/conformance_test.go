@@ -136,18 +136,6 @@ func TestConformance(t *testing.T) {
 // failing (unless REACH_CONFORMANCE_STRICT is set); any other scenario
 // reach loses fails the test. Remove an entry when its gap is closed.
 var conformanceKnownGaps = map[string]string{
-	// Reach serves tools only: resources, prompts and completions of
-	// upstreams are not proxied (its lists are empty, reads and gets fail).
-	"resources-read-text":           "resources are not proxied",
-	"resources-read-binary":         "resources are not proxied",
-	"resources-templates-read":      "resources are not proxied",
-	"resources-subscribe":           "resources are not proxied",
-	"resources-unsubscribe":         "resources are not proxied",
-	"prompts-get-simple":            "prompts are not proxied",
-	"prompts-get-with-args":         "prompts are not proxied",
-	"prompts-get-embedded-resource": "prompts are not proxied",
-	"prompts-get-with-image":        "prompts are not proxied",
-	"completion-complete":           "completion/complete is not proxied",
 	// Tool results are rendered as one text content: image, audio and
 	// embedded-resource contents of an upstream arrive as JSON text.
 	"tools-call-image":             "non-text tool contents become text",

@@ -219,6 +219,9 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.server = g.newMCPServer()
+	if !g.opts.Offline {
+		g.mirror(ctx)
+	}
 	g.syncMCPTools()
 	g.handler = g.newHandler()
 	go g.reqs.janitor()

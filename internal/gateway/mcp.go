@@ -36,12 +36,20 @@ const (
 )
 
 func (g *Gateway) newMCPServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       g.log.With("component", "mcp"),
-	})
+	}
+	if g.upstreamsComplete() {
+		opts.CompletionHandler = g.complete
+	}
+	if g.upstreamsSubscribe() {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = g.subscribe, g.unsubscribe
+		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}, opts)
 	s.AddReceivingMiddleware(g.mcpCalls)
 	return s
 }
