@@ -136,12 +136,6 @@ func TestConformance(t *testing.T) {
 // failing (unless REACH_CONFORMANCE_STRICT is set); any other scenario
 // reach loses fails the test. Remove an entry when its gap is closed.
 var conformanceKnownGaps = map[string]string{
-	// Tool results are rendered as one text content: image, audio and
-	// embedded-resource contents of an upstream arrive as JSON text.
-	"tools-call-image":             "non-text tool contents become text",
-	"tools-call-audio":             "non-text tool contents become text",
-	"tools-call-embedded-resource": "non-text tool contents become text",
-	"tools-call-mixed-content":     "non-text tool contents become text",
 	// The upstream's notifications/message are not passed on, and
 	// logging/setLevel is not passed upstream.
 	"tools-call-with-logging": "upstream log messages are not passed on",

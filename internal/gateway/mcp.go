@@ -344,7 +344,45 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 	if d := bytes.TrimSpace(res.Data); len(d) > 0 && d[0] == '{' {
 		out.StructuredContent = json.RawMessage(d)
 	}
+	if cs := mcpContent(res.Data); cs != nil {
+		out.Content = cs
+	}
 	return out
+}
+
+// mcpContent returns an upstream's content items when data is one (a JSON
+// array of typed content objects with at least one that is not text, as
+// resultData keeps images, audio and resources), so that they reach an MCP
+// client as they left the upstream; otherwise nil.
+func mcpContent(data json.RawMessage) []mcp.Content {
+	d := bytes.TrimSpace(data)
+	if len(d) < 2 || d[0] != '[' || !bytes.Contains(d, []byte(`"type"`)) {
+		return nil
+	}
+	var probe []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(d, &probe) != nil || len(probe) == 0 {
+		return nil
+	}
+	nonText := false
+	for _, p := range probe {
+		switch p.Type {
+		case "text":
+		case "image", "audio", "resource", "resource_link":
+			nonText = true
+		default:
+			return nil
+		}
+	}
+	if !nonText {
+		return nil
+	}
+	var res mcp.CallToolResult
+	if json.Unmarshal(append(append([]byte(`{"content":`), d...), '}'), &res) != nil || len(res.Content) != len(probe) {
+		return nil
+	}
+	return res.Content
 }
 
 // modelText is Result.ModelText with a JSON string's data shown unquoted.
