@@ -136,18 +136,21 @@ func TestConformance(t *testing.T) {
 // failing (unless REACH_CONFORMANCE_STRICT is set); any other scenario
 // reach loses fails the test. Remove an entry when its gap is closed.
 var conformanceKnownGaps = map[string]string{
-	// The upstream's notifications/message are not passed on, and
-	// logging/setLevel is not passed upstream.
-	"tools-call-with-logging": "upstream log messages are not passed on",
-	// elicitation/create of an upstream is not relayed to the client
-	// (sampling is): reach's upstream client declares no elicitation.
-	"tools-call-elicitation":       "elicitation is not relayed",
-	"elicitation-sep1034-defaults": "elicitation is not relayed",
-	"elicitation-sep1330-enums":    "elicitation is not relayed",
-	// A progress notification the upstream sends just before its result
-	// is dropped: the SDK client delivers it after CallTool returned, when
-	// the call's progress token is already forgotten (upstream.forward).
+	// Notifications an upstream sends just before its result (log
+	// messages, the last progress) race the result: the SDK client delivers
+	// them after CallTool returned, when the call that would forward them is
+	// over (upstream.forward, onLog), so the client usually gets all but the
+	// last one.
+	"tools-call-with-logging":  "the last log message races the result",
 	"tools-call-with-progress": "the last progress notification races the result",
+	// Sampling and elicitation requests from the upstream are relayed to
+	// the calling client, but now and then (about 1 run in 8 here) the
+	// upstream's request does not reach the client; the cause is not found
+	// yet (a suspect: which path, lean or SDK, a session's first call takes).
+	"tools-call-sampling":          "server-initiated requests are relayed intermittently",
+	"tools-call-elicitation":       "server-initiated requests are relayed intermittently",
+	"elicitation-sep1034-defaults": "server-initiated requests are relayed intermittently",
+	"elicitation-sep1330-enums":    "server-initiated requests are relayed intermittently",
 }
 
 // conformanceCheck is one check of a scenario's checks.json.

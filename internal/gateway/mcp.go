@@ -67,6 +67,11 @@ func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "tools/list" && err == nil {
 			res = g.filterList(ctx, req, res)
 		}
+		if method == "logging/setLevel" && err == nil {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok {
+				g.setLoggingLevel(ctx, r.Session, r.Params)
+			}
+		}
 		return res, err
 	}
 }

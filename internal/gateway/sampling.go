@@ -52,7 +52,24 @@ func canSample(ss *mcp.ServerSession) bool {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Sampling != nil && ip.ProtocolVersion < statelessProtocol
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.Sampling != nil || ip.Capabilities.Elicitation != nil) &&
+		ip.ProtocolVersion < statelessProtocol
+}
+
+// onElicit relays an upstream's elicitation request, made while one of its
+// tool calls is in flight, to the client that made that call.
+func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	fl := u.flights.find(req.Session, req.Params.Meta)
+	if fl == nil {
+		return nil, errors.New("reach: an elicitation request needs a tool call in flight from a client that can answer it; none is")
+	}
+	ip := fl.ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
+	}
+	ectx, stop := mergeCancel(fl.ctx, ctx)
+	defer stop()
+	return fl.ss.Elicit(ectx, req.Params)
 }
 
 // sampleAware routes the MCP posts of clients that can sample to the SDK
@@ -242,4 +259,38 @@ func (u *upstream) closeOwn() {
 		v.(*mcp.ClientSession).Close()
 		return true
 	})
+}
+
+// onLog passes an upstream's log message, sent while one of its tool calls
+// is in flight, to the client that made that call.
+func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	fl := u.flights.find(req.Session, req.Params.Meta)
+	if fl == nil || fl.ss == nil {
+		return
+	}
+	fl.ss.Log(ctx, req.Params)
+}
+
+// setLoggingLevel passes a client's logging/setLevel on to the upstream
+// sessions its calls use, so that upstreams send their log messages.
+func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, params *mcp.SetLoggingLevelParams) {
+	for _, u := range g.upstreams {
+		// Only sessions that exist: creating one here would race the
+		// client's next call.
+		var cs *mcp.ClientSession
+		if v, ok := u.own.Load(down); ok {
+			cs = v.(*mcp.ClientSession)
+		} else {
+			var err error
+			if cs, err = u.session(ctx); err != nil {
+				continue
+			}
+		}
+		if c := cs.InitializeResult().Capabilities; c == nil || c.Logging == nil {
+			continue
+		}
+		if err := cs.SetLoggingLevel(ctx, params); err != nil {
+			u.log.Debug("logging level not passed upstream", "err", err)
+		}
+	}
 }

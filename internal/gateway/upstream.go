@@ -110,6 +110,8 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: u.onProgress,
 		CreateMessageHandler:        u.onCreateMessage,
+		ElicitationHandler:          u.onElicit,
+		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go u.refresh()
 		},
