@@ -114,26 +114,16 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 }
 
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	var last error = errors.New("no upstream serves this resource")
-	for _, u := range g.upstreams {
-		cs, err := u.session(ctx)
-		if err != nil {
-			last = err
-			continue
-		}
-		if c := cs.InitializeResult().Capabilities; c == nil || c.Resources == nil || !c.Resources.Subscribe {
-			continue
-		}
-		if err := cs.Subscribe(ctx, req.Params); err == nil {
-			return nil
-		} else {
-			last = err
-		}
-	}
-	return last
+	return g.eachSubscribable(ctx, func(cs *mcp.ClientSession) error { return cs.Subscribe(ctx, req.Params) })
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	return g.eachSubscribable(ctx, func(cs *mcp.ClientSession) error { return cs.Unsubscribe(ctx, req.Params) })
+}
+
+// eachSubscribable tries f on every upstream that takes resource
+// subscriptions until one succeeds.
+func (g *Gateway) eachSubscribable(ctx context.Context, f func(*mcp.ClientSession) error) error {
 	var last error = errors.New("no upstream serves this resource")
 	for _, u := range g.upstreams {
 		cs, err := u.session(ctx)
@@ -144,10 +134,8 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		if c := cs.InitializeResult().Capabilities; c == nil || c.Resources == nil || !c.Resources.Subscribe {
 			continue
 		}
-		if err := cs.Unsubscribe(ctx, req.Params); err == nil {
+		if last = f(cs); last == nil {
 			return nil
-		} else {
-			last = err
 		}
 	}
 	return last
