@@ -181,6 +181,19 @@ tools:
 	if !isError("remove") || !strings.Contains(text("remove"), "approval") {
 		t.Errorf("memory__delete_entities = %v, want a refusal (high_risk needs approval)", got["remove"])
 	}
+	// write -> pending -> approved through the API -> the retried call runs once.
+	if got["approvalTool"] != "memory__delete_entities" || got["approveStatus"] != float64(200) {
+		t.Errorf("approval: tool %v, approve status %v", got["approvalTool"], got["approveStatus"])
+	}
+	if isError("removeApproved") || isError("removeRetried") {
+		t.Errorf("after approval: %v / %v", got["removeApproved"], got["removeRetried"])
+	}
+	if !strings.Contains(text("removeRetried"), "nothing ran again") {
+		t.Errorf("the retried approved call ran again: %v", got["removeRetried"])
+	}
+	if strings.Contains(text("readAfter"), "a gateway between agents and tools") {
+		t.Errorf("the approved delete did not run: %v", got["readAfter"])
+	}
 	if isError("long") {
 		t.Errorf("everything__trigger-long-running-operation = %v", got["long"])
 	}

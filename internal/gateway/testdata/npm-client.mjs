@@ -27,6 +27,22 @@ out.create = await call("memory__create_entities", {
 });
 out.read = await call("memory__read_graph", {});
 out.remove = await call("memory__delete_entities", { entityNames: ["reach"] });
+// The approval flow: the pending call is approved through reach's API, then
+// the agent's retry of the same call runs it, once; a further retry gets
+// the recorded result without running it again.
+const base = url.origin;
+const pending = await (await fetch(base + "/v1/approvals?status=pending")).json();
+const ap = (pending.approvals ?? []).find((a) => a.tool === "memory__delete_entities");
+out.approvalTool = ap ? ap.tool : null;
+if (ap) {
+  const res = await fetch(`${base}/v1/approvals/${ap.id}/approve`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reason: "fine by me" }),
+  });
+  out.approveStatus = res.status;
+}
+out.removeApproved = await call("memory__delete_entities", { entityNames: ["reach"] });
+out.removeRetried = await call("memory__delete_entities", { entityNames: ["reach"] });
+out.readAfter = await call("memory__read_graph", {});
 const progress = [];
 out.long = await call("everything__trigger-long-running-operation", { duration: 1, steps: 3 }, {
   onprogress: (p) => progress.push(p.progress),
