@@ -275,7 +275,7 @@ func TestCancelCompensates(t *testing.T) {
 	ctx, req := begin(t, rt, nil)
 	rt.Call(ctx, &reach.Call{ID: "r", Tool: "reserve", Arguments: json.RawMessage(`{"id":"seat-4"}`)})
 	req.Stop(reach.Cancel, "user", "changed my mind")
-	for range 1000 {
+	for range 10000 { // the compensation runs in the background: wait for it, up to ~10 s
 		l.mu.Lock()
 		n := len(l.log)
 		l.mu.Unlock()
