@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/names"
 )
 
 // Call is one tool call. Callers set the exported fields; the runtime sets
@@ -705,7 +706,7 @@ func (rt *Runtime) similarNames(name string, n int) []string {
 	}
 	var cs []cand
 	for other := range *rt.tools.Load() {
-		d := editDistance(strings.ToLower(name), strings.ToLower(other))
+		d := names.Distance(strings.ToLower(name), strings.ToLower(other))
 		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
 			cs = append(cs, cand{other, d})
 		}
@@ -716,29 +717,6 @@ func (rt *Runtime) similarNames(name string, n int) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // preview renders JSON for a message, cut to n bytes.

@@ -2,16 +2,12 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +17,6 @@ import (
 // newApprovals is `reach approvals list|approve|deny`, a client of the
 // gateway's approvals API.
 func newApprovals() *cobra.Command {
-	var api, key string
 	cmd := &cobra.Command{
 		Use:   "approvals",
 		Short: "List, approve and deny calls waiting for a human",
@@ -30,12 +25,7 @@ calls: the user's and a reviewer's) wait in the gateway until someone decides.
 These commands talk to the gateway's API (GET /v1/approvals, POST
 /v1/approvals/{id}/approve|deny) with the API key in --key or $REACH_API_KEY.`,
 	}
-	cmd.PersistentFlags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
-	cmd.PersistentFlags().StringVar(&key, "key", "", "the API key (default $REACH_API_KEY)")
-	client := func() *apiClient {
-		return &apiClient{base: strings.TrimRight(api, "/"), key: cmp.Or(key, os.Getenv("REACH_API_KEY")),
-			http: &http.Client{Timeout: 30 * time.Second}}
-	}
+	client := apiFlags(cmd)
 
 	var status string
 	var all, asJSON bool
@@ -110,8 +100,9 @@ type apiClient struct {
 	http      *http.Client
 }
 
-// do sends a request and decodes the answer into out; an error answer
-// becomes an error carrying the API's message and suggestion.
+// do sends a request and decodes the answer into out (unless out is nil:
+// then the answer is only returned); an error answer becomes an error
+// carrying the API's message and suggestion.
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -132,7 +123,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 		return nil, fmt.Errorf("the gateway at %s did not answer (is `reach serve` running?): %w", c.base, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +139,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 			return nil, fmt.Errorf("%s (%s)", msg, resp.Status)
 		}
 		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	if out == nil {
+		return raw, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return nil, fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -78,28 +78,20 @@ that it was settled by hand. Every action is written to the audit log.`,
 	dismiss.Flags().StringVar(&note, "note", "", "how it was settled (required)")
 	dismiss.Flags().StringVar(&by, "by", "operator", "who settled it")
 
-	var api string
 	retry := &cobra.Command{
 		Use:   "retry ID",
 		Short: "Ask the running gateway to run a dead letter's undo again",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req, _ := http.NewRequestWithContext(cmd.Context(), "POST", strings.TrimSuffix(api, "/")+"/v1/deadletters/"+args[0]+"/retry", nil)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return fmt.Errorf("the gateway at %s did not answer (is reach serve running?): %w", api, err)
-			}
-			defer resp.Body.Close()
-			var body map[string]any
-			json.NewDecoder(resp.Body).Decode(&body)
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("retry refused (%s): %v", resp.Status, body["error"])
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s retried: %v\n", args[0], body["status"])
-			return nil
-		},
 	}
-	retry.Flags().StringVar(&api, "api", "http://127.0.0.1:7400", "the gateway's address")
+	client := apiFlags(retry)
+	retry.RunE = func(cmd *cobra.Command, args []string) error {
+		var body map[string]any
+		if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/deadletters/"+url.PathEscape(args[0])+"/retry", nil, &body); err != nil {
+			return fmt.Errorf("retry refused: %w", err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s retried: %v\n", args[0], body["status"])
+		return nil
+	}
 
 	cmd.AddCommand(list, dismiss, retry)
 	return cmd

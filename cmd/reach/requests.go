@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,32 +27,7 @@ func apiFlags(cmd *cobra.Command) func() *apiClient {
 
 // raw GETs path and returns the body as is.
 func (c *apiClient) raw(cmd *cobra.Command, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("the gateway at %s did not answer (is `reach serve` running?): %w", c.base, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error struct{ Message, Suggestion string } `json:"error"`
-		}
-		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-			return nil, fmt.Errorf("%s %s (%s)", e.Error.Message, e.Error.Suggestion, resp.Status)
-		}
-		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return b, nil
+	return c.do(cmd.Context(), http.MethodGet, path, nil, nil)
 }
 
 func newGraph() *cobra.Command {

@@ -60,6 +60,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
@@ -280,7 +281,7 @@ func suggestTool(name string, tools []reach.Tool) string {
 	var best string
 	bestD := 1 << 30
 	for _, t := range tools {
-		if d := editDistance(name, t.Name); d < bestD {
+		if d := names.Distance(name, t.Name); d < bestD {
 			best, bestD = t.Name, d
 		}
 	}
@@ -291,26 +292,6 @@ func suggestTool(name string, tools []reach.Tool) string {
 		return " (no tools were found)"
 	}
 	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // applyOverride changes t's contract as o says.
