@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# npm-deps.sh installs the real MCP servers and the TypeScript SDK client that
-# the gateway's interoperability test (internal/gateway, TestNPM*) runs against,
-# into a repo-local, gitignored folder (.cache/npm by default; override with
-# REACH_NPM_CACHE). Without node and npm it prints why and exits 0: the Go test
-# then skips with the same message.
+# npm-deps.sh installs the real MCP servers, the TypeScript SDK client and the
+# MCP Inspector CLI that the gateway's interoperability tests (internal/gateway,
+# TestNPM*) run against, into a repo-local, gitignored folder (.cache/npm by
+# default; override with REACH_NPM_CACHE). The Inspector needs Node 22, which
+# may be newer than the system node, so Node 22 comes along (as the npm package
+# node, in node_modules/node/bin). Without node and npm it prints why and exits
+# 0: the Go tests then skip with the same message.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +17,8 @@ pkgs=(
 	@modelcontextprotocol/server-memory@2026.8.31
 	@modelcontextprotocol/server-filesystem@2026.8.31
 	@modelcontextprotocol/sdk@1.32.2
+	@modelcontextprotocol/inspector@2.12.0
+	node@22.23.3
 )
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
