@@ -34,9 +34,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./internal/callgraph
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s .
 
-# The gateway's npm interoperability test (internal/gateway TestNPMInterop)
-# runs real MCP servers from npm; install them (into .cache/npm) before the
-# tests. Without node and npm the script says so and the test skips.
+# The gateway's npm interoperability tests (internal/gateway TestNPM*) run
+# real MCP servers, the TypeScript SDK client and the MCP Inspector from npm;
+# install them (into .cache/npm) before the tests. Without node and npm the
+# script says so and the tests skip.
 .PHONY: npm-deps
 npm-deps:
 	@bash scripts/npm-deps.sh
