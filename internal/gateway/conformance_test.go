@@ -135,23 +135,7 @@ func TestConformance(t *testing.T) {
 // reach does not yet, each with why. TestConformance reports them without
 // failing (unless REACH_CONFORMANCE_STRICT is set); any other scenario
 // reach loses fails the test. Remove an entry when its gap is closed.
-var conformanceKnownGaps = map[string]string{
-	// Notifications an upstream sends just before its result (log
-	// messages, the last progress) race the result: the SDK client delivers
-	// them after CallTool returned, when the call that would forward them is
-	// over (upstream.forward, onLog), so the client usually gets all but the
-	// last one.
-	"tools-call-with-logging":  "the last log message races the result",
-	"tools-call-with-progress": "the last progress notification races the result",
-	// Sampling and elicitation requests from the upstream are relayed to
-	// the calling client, but now and then (about 1 run in 8 here) the
-	// upstream's request does not reach the client; the cause is not found
-	// yet (a suspect: which path, lean or SDK, a session's first call takes).
-	"tools-call-sampling":          "server-initiated requests are relayed intermittently",
-	"tools-call-elicitation":       "server-initiated requests are relayed intermittently",
-	"elicitation-sep1034-defaults": "server-initiated requests are relayed intermittently",
-	"elicitation-sep1330-enums":    "server-initiated requests are relayed intermittently",
-}
+var conformanceKnownGaps = map[string]string{}
 
 // conformanceCheck is one check of a scenario's checks.json.
 type conformanceCheck struct {

@@ -124,6 +124,7 @@ type Gateway struct {
 
 	sessions sync.Map     // *mcp.ServerSession or client key -> *session
 	byID     sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
+	levels   sync.Map     // *mcp.ServerSession -> mcp.LoggingLevel its client asked for
 	leanHits atomic.Int64 // calls answered by the lean path
 	inflight sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
 

@@ -162,7 +162,9 @@ func newUpstreamProbe() *upstreamProbe {
 	type ticksIn struct {
 		N int `json:"n"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "ticks", Description: "Report progress n times.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	// ticks reports progress (when asked) and logs a message n times, the
+	// last right before its result, with no pause between them.
+	mcp.AddTool(s, &mcp.Tool{Name: "ticks", Description: "Report progress and log n times.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ticksIn) (*mcp.CallToolResult, any, error) {
 			p.record(req.Params.Meta)
 			tok := req.Params.GetProgressToken()
@@ -170,7 +172,7 @@ func newUpstreamProbe() *upstreamProbe {
 				if tok != nil {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.N)})
 				}
-				time.Sleep(20 * time.Millisecond) // work between reports; the SDK delivers notifications asynchronously
+				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "probe", Data: fmt.Sprintf("tick %d", i+1)})
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil, nil
 		})

@@ -362,8 +362,9 @@ func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 }
 
 // readSSE reads an SSE answer until the response to id, passing progress
-// on to sink and answering the upstream's pings (and refusing its other
-// requests, which the gateway's client does not declare it handles).
+// on to sink and log messages to the calling client, in the order they
+// come, and answering the upstream's requests: pings here, sampling and
+// elicitation through the calling client, others refused.
 func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink) (*rpcMessage, error) {
 	br := sseReaders.Get().(*bufio.Reader)
 	br.Reset(io.LimitReader(body, maxUpstreamResult))
@@ -422,17 +423,64 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			if json.Unmarshal(msg.Params, &p) == nil && p.ProgressToken == token {
 				p.ProgressToken = sink.token
 				p.Meta = nil
-				sink.ss.NotifyProgress(ctx, &p)
+				sink.ss.NotifyProgress(routeOf(ctx), &p)
+			}
+		case msg.Method == "notifications/message":
+			if down := downstreamFrom(ctx); down != nil {
+				var p mcp.LoggingMessageParams
+				if json.Unmarshal(msg.Params, &p) == nil {
+					down.Log(routeOf(ctx), &p) // on the call's stream, if the client's level lets it through
+				}
 			}
 		case msg.Method != "" && len(msg.ID) > 0:
-			// A request from the upstream on this stream: answer pings, refuse the rest.
-			if msg.Method == "ping" {
+			// A request from the upstream on this stream: answer pings,
+			// relay sampling and elicitation to the calling client, refuse
+			// the rest.
+			switch msg.Method {
+			case "ping":
 				u.postLean(ls, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{}}`))
-			} else {
+			case "sampling/createMessage", "elicitation/create":
+				go u.answerLean(ctx, ls, msg.Method, bytes.Clone(msg.ID), bytes.Clone(msg.Params))
+			default:
 				u.postLean(ls, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"reach does not handle `+jsonEscape(msg.Method)+` from upstreams"}}`))
 			}
 		}
 	}
+}
+
+// answerLean answers an upstream's sampling or elicitation request, made
+// on the stream of a tool call (ctx), through the client of that call, and
+// posts the answer on the session.
+func (u *upstream) answerLean(ctx context.Context, ls *leanSession, method string, id, params json.RawMessage) {
+	var res any
+	var err error
+	down := downstreamFrom(ctx)
+	switch method {
+	case "sampling/createMessage":
+		var p mcp.CreateMessageParams
+		if err = json.Unmarshal(params, &p); err == nil {
+			res, err = u.sample(ctx, ctx, down, &p)
+		}
+	case "elicitation/create":
+		var p mcp.ElicitParams
+		if err = json.Unmarshal(params, &p); err == nil {
+			res, err = u.elicit(ctx, ctx, down, &p)
+		}
+	}
+	var b []byte
+	if err == nil {
+		b, err = json.Marshal(res)
+	}
+	var out []byte
+	if err != nil {
+		we := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		errors.As(err, &we)
+		e, _ := json.Marshal(we)
+		out = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":%s}`, id, e)
+	} else {
+		out = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, b)
+	}
+	u.postLean(ls, out)
 }
 
 func jsonEscape(s string) string {

@@ -172,7 +172,7 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
-	cctx = withDownstream(cctx, ss)
+	cctx = withDownstream(cctx, ctx, ss)
 	if token != nil && ss != nil {
 		cctx = context.WithValue(cctx, progressKey{}, &progressSink{ss: ss, token: token})
 	}
@@ -537,7 +537,7 @@ func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id str
 			if e := waiting.Err(); e != nil && e.Message != "" {
 				msg = e.Message
 			}
-			sink.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: sink.token, Progress: float64(n), Message: msg})
+			sink.ss.NotifyProgress(routeOf(ctx), &mcp.ProgressNotificationParams{ProgressToken: sink.token, Progress: float64(n), Message: msg})
 		}
 	}()
 	return cancel

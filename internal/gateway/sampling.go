@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/agentreach/reach"
@@ -21,27 +22,47 @@ import (
 // "reach/request"), and the calls the client makes with that _meta nest
 // under the model frame.
 //
-// Which call a sampling request belongs to: calls from a client that
-// declared the sampling capability go to an HTTP upstream on a session of
-// their own, one per downstream session (through the SDK, not the lean
-// path), so a sampling request on that session is for that client; within
-// it (and on the one shared session of a stdio upstream) the frame the
-// upstream names in the request's _meta (it got it with the call) decides,
-// otherwise the newest call in flight whose client can sample.
+// Which call a sampling request belongs to: on an HTTP upstream the lean
+// client reads each call's answer stream itself, so a request on it is for
+// that call, and it is relayed in order with the call's progress and log
+// messages (answerLean). Calls from a client that can sample or elicit use
+// an upstream session of their own, one per downstream session, so that
+// the upstream's per-session state stays that client's. On the one shared
+// session of a stdio upstream (and on the SDK's path for sessionless
+// upstreams) the frame the upstream names in the request's _meta (it got
+// it with the call) decides, otherwise the newest call in flight whose
+// client can sample.
 
-// downstreamKey carries the downstream MCP session a call came in on.
+// downstreamKey carries the downstream MCP session a call came in on, and
+// the context of the SDK's handler of that call: its values route the
+// messages the gateway sends during the call (progress, log messages,
+// sampling and elicitation requests) onto the call's own answer stream.
 type downstreamKey struct{}
 
-func withDownstream(ctx context.Context, ss *mcp.ServerSession) context.Context {
+type downstream struct {
+	ss    *mcp.ServerSession
+	route context.Context
+}
+
+func withDownstream(ctx, route context.Context, ss *mcp.ServerSession) context.Context {
 	if ss == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, downstreamKey{}, ss)
+	return context.WithValue(ctx, downstreamKey{}, downstream{ss, route})
 }
 
 func downstreamFrom(ctx context.Context) *mcp.ServerSession {
-	ss, _ := ctx.Value(downstreamKey{}).(*mcp.ServerSession)
-	return ss
+	d, _ := ctx.Value(downstreamKey{}).(downstream)
+	return d.ss
+}
+
+// routeOf returns the context whose values send a message on the stream of
+// the call of ctx; ctx itself when the call came in otherwise.
+func routeOf(ctx context.Context) context.Context {
+	if d, ok := ctx.Value(downstreamKey{}).(downstream); ok && d.route != nil {
+		return d.route
+	}
+	return ctx
 }
 
 // canSample reports whether a downstream client accepts sampling requests
@@ -56,35 +77,48 @@ func canSample(ss *mcp.ServerSession) bool {
 		ip.ProtocolVersion < statelessProtocol
 }
 
-// onElicit relays an upstream's elicitation request, made while one of its
-// tool calls is in flight, to the client that made that call.
+// onElicit relays an upstream's elicitation request that came through the
+// SDK client (a stdio upstream), made while one of its tool calls is in
+// flight, to the client that made that call.
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta)
+	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
 	if fl == nil {
 		return nil, errors.New("reach: an elicitation request needs a tool call in flight from a client that can answer it; none is")
 	}
-	ip := fl.ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
-	}
-	ectx, stop := mergeCancel(fl.ctx, ctx)
-	defer stop()
-	return fl.ss.Elicit(ectx, req.Params)
+	return u.elicit(fl.ctx, ctx, fl.ss, req.Params)
 }
 
-// sampleAware routes the MCP posts of clients that can sample to the SDK
-// (whose answers are streams that can carry the gateway's own requests),
-// and everything else to the lean front.
+// elicit relays an elicitation request to down, the client of the tool
+// call whose context is callCtx; it ends when either context does.
+func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if down == nil || !canSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
+		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
+	}
+	ectx, stop := onStream(callCtx, callCtx, reqCtx)
+	defer stop()
+	return down.Elicit(ectx, params)
+}
+
+// sampleAware routes the MCP posts of clients that can sample or asked for
+// log messages to the SDK (whose answers are streams that can carry the
+// gateway's own requests and notifications), and everything else to the
+// lean front.
 func (g *Gateway) sampleAware(lean, sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && canSample(g.sessionByID(sid)) {
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && g.streams(g.sessionByID(sid)) {
 				sdk.ServeHTTP(w, r)
 				return
 			}
 		}
 		lean.ServeHTTP(w, r)
 	})
+}
+
+// streams reports whether a client's calls need answers that are streams:
+// it can sample or elicit, or asked for log messages.
+func (g *Gateway) streams(ss *mcp.ServerSession) bool {
+	return ss != nil && (canSample(ss) || g.logs(ss))
 }
 
 // flight is one upstream tool call in flight through the SDK.
@@ -126,13 +160,14 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 	}
 }
 
-// find returns the call a sampling request on cs belongs to: the one whose
-// frame the request's _meta names, else the newest whose client can sample.
-func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta) *flight {
+// find returns the call a request or notification on cs belongs to: the
+// one whose frame its _meta names, else the newest whose downstream
+// session passes ok.
+func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *flight {
 	var named reach.FrameID
-	if s, ok := meta[MetaParent].(string); ok {
+	if s, isStr := meta[MetaParent].(string); isStr {
 		named, _ = parseFrameID(s)
-	} else if s, ok := meta[MetaTraceparent].(string); ok {
+	} else if s, isStr := meta[MetaTraceparent].(string); isStr {
 		named, _ = parseTraceparent(s)
 	}
 	fs.mu.Lock()
@@ -146,40 +181,53 @@ func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta) *flight {
 		}
 	}
 	for i := len(l) - 1; i >= 0; i-- {
-		if canSample(l[i].ss) {
+		if ok(l[i].ss) {
 			return l[i]
 		}
 	}
 	return nil
 }
 
-// onCreateMessage answers an upstream's sampling request through the
-// downstream client of the tool call it belongs to, as a model frame under
-// that call.
+// hasSession reports whether a call has a downstream session.
+func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
+
+// onCreateMessage answers an upstream's sampling request that came
+// through the SDK client (a stdio upstream) through the downstream client
+// of the tool call it belongs to.
 func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta)
+	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
 	if fl == nil {
 		return nil, errors.New("reach: a sampling request needs a tool call in flight from a client that can sample; none is")
 	}
+	return u.sample(fl.ctx, ctx, fl.ss, req.Params)
+}
+
+// sample answers a sampling request through down, the client of the tool
+// call whose context is callCtx, as a model frame under that call; it ends
+// when either context does.
+func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if down == nil || !canSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
+		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
+	}
 	model := "sampling"
-	if mp := req.Params.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0].Name != "" {
+	if mp := params.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0].Name != "" {
 		model = mp.Hints[0].Name
 	}
-	mctx, mf, err := u.g.rt.BeginModel(fl.ctx, model)
+	mctx, mf, err := u.g.rt.BeginModel(callCtx, model)
 	if err != nil {
 		return nil, fmt.Errorf("reach refused the model call: %w", err)
 	}
-	p := *req.Params
+	p := *params
 	p.Meta = mcp.Meta{}
-	for k, v := range req.Params.Meta {
+	for k, v := range params.Meta {
 		p.Meta[k] = v
 	}
 	p.Meta[MetaParent] = mf.ID.String()
 	p.Meta[MetaTraceparent] = traceparent(mf.Request, mf.ID)
 	p.Meta[MetaRequest] = mf.Request.ID()
-	sctx, stop := mergeCancel(mctx, ctx)
+	sctx, stop := onStream(callCtx, mctx, reqCtx)
 	defer stop()
-	res, err := fl.ss.CreateMessage(sctx, &p)
+	res, err := down.CreateMessage(sctx, &p)
 	if err != nil {
 		mf.FailModel(err)
 		return nil, err
@@ -190,6 +238,17 @@ func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 	}
 	mf.EndModel(use)
 	return res, nil
+}
+
+// onStream returns a context for a request the gateway sends during the
+// call of callCtx: on that call's stream, ended when either end does.
+func onStream(callCtx, end1, end2 context.Context) (context.Context, func()) {
+	c1, stop1 := mergeCancel(routeOf(callCtx), end1)
+	if end2 == end1 {
+		return c1, stop1
+	}
+	c2, stop2 := mergeCancel(c1, end2)
+	return c2, func() { stop2(); stop1() }
 }
 
 // usageFromMeta reads token usage a client may report in a sampling
@@ -236,6 +295,9 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 	if err != nil {
 		return nil, err
 	}
+	if lvl, ok := u.g.levels.Load(down); ok {
+		u.passLevel(ctx, cs, lvl.(mcp.LoggingLevel))
+	}
 	if v, loaded := u.own.LoadOrStore(down, cs); loaded {
 		go cs.Close()
 		return v.(*mcp.ClientSession), nil
@@ -261,36 +323,80 @@ func (u *upstream) closeOwn() {
 	})
 }
 
-// onLog passes an upstream's log message, sent while one of its tool calls
-// is in flight, to the client that made that call.
-func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	fl := u.flights.find(req.Session, req.Params.Meta)
-	if fl == nil || fl.ss == nil {
-		return
-	}
-	fl.ss.Log(ctx, req.Params)
+// onLog passes an upstream's log message that came through the SDK client
+// (an upstream on the sessionless protocol), sent while one of its tool
+// calls is in flight, to the client that made that call.
+func (u *upstream) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
+	u.relayLog(req.Session, req.Params)
 }
 
-// setLoggingLevel passes a client's logging/setLevel on to the upstream
-// sessions its calls use, so that upstreams send their log messages.
+// relayLog passes a log message from the upstream session cs to the client
+// of the call it belongs to, on that call's stream; the client's own
+// logging level decides whether it is sent.
+func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
+	fl := u.flights.find(cs, p.Meta, hasSession)
+	if fl == nil {
+		return
+	}
+	if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
+		u.log.Debug("passing a log message on failed", "err", err)
+	}
+}
+
+// logLevels orders MCP logging levels from the most verbose.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// setLoggingLevel records a client's logging/setLevel and passes it on to
+// the upstream sessions its calls use, so that upstreams send their log
+// messages: the client's own sessions get its level (a session made later
+// gets it when it is made), shared sessions the most verbose level any
+// client asked for. Each client then gets the messages its level lets
+// through.
 func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, params *mcp.SetLoggingLevelParams) {
+	if _, had := g.levels.Swap(down, params.Level); !had {
+		go func() {
+			down.Wait()
+			g.levels.Delete(down)
+		}()
+	}
+	shared := params.Level
+	g.levels.Range(func(_, v any) bool {
+		if slices.Index(logLevels, v.(mcp.LoggingLevel)) < slices.Index(logLevels, shared) {
+			shared = v.(mcp.LoggingLevel)
+		}
+		return true
+	})
 	for _, u := range g.upstreams {
-		// Only sessions that exist: creating one here would race the
-		// client's next call.
-		var cs *mcp.ClientSession
 		if v, ok := u.own.Load(down); ok {
-			cs = v.(*mcp.ClientSession)
-		} else {
-			var err error
-			if cs, err = u.session(ctx); err != nil {
-				continue
-			}
+			u.passLevel(ctx, v.(*mcp.ClientSession), params.Level)
 		}
-		if c := cs.InitializeResult().Capabilities; c == nil || c.Logging == nil {
-			continue
+		if u.cfg.URL != "" && canSample(down) {
+			continue // its calls use a session of their own
 		}
-		if err := cs.SetLoggingLevel(ctx, params); err != nil {
-			u.log.Debug("logging level not passed upstream", "err", err)
+		// Only a session that exists: making one here would race the
+		// client's next call, which makes it with the level.
+		u.mu.Lock()
+		cs := u.cs
+		u.mu.Unlock()
+		if cs != nil {
+			u.passLevel(ctx, cs, shared)
 		}
 	}
+}
+
+// passLevel sets the logging level of an upstream session, when the
+// upstream logs.
+func (u *upstream) passLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) {
+	if ir := cs.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+		return
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		u.log.Debug("logging level not passed upstream", "err", err)
+	}
+}
+
+// logs reports whether a client asked for log messages.
+func (g *Gateway) logs(ss *mcp.ServerSession) bool {
+	_, ok := g.levels.Load(ss)
+	return ok
 }

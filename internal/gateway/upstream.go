@@ -43,7 +43,7 @@ type upstream struct {
 	gone    map[string]bool      // exposed names the upstream no longer lists
 	closed  bool
 
-	progress sync.Map // upstream progress token -> *progressSink
+	progress sync.Map // upstream progress token -> *progressRoute
 	flights  flights  // SDK calls in flight, for sampling requests
 	own      sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens   atomic.Uint64
@@ -167,7 +167,7 @@ func (u *upstream) transport() mcp.Transport {
 		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
 	}
 	cmd.Stderr = &lineLogger{log: u.log}
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	return &inOrder{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, u: u}
 }
 
 func (u *upstream) timeout() time.Duration {
@@ -208,11 +208,15 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	// The SDK ties nothing but the handshake to the context it is given;
 	// give it the gateway's, and bound the wait with hctx.
 	go func() {
-		var opts *mcp.ClientSessionOptions
-		if u.cfg.URL != "" {
-			opts = &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol}
+		// The last protocol with sessions: the lean client uses HTTP
+		// sessions, and on it logging/setLevel, sampling and elicitation
+		// work as the gateway relays them.
+		opts := &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol}
+		tr := u.transport()
+		cs, err := u.client.Connect(u.g.ctx, tr, opts)
+		if t, ok := tr.(*inOrder); ok && cs != nil {
+			t.cs.Store(cs)
 		}
-		cs, err := u.client.Connect(u.g.ctx, u.transport(), opts)
 		done <- result{cs, err}
 	}()
 	select {
@@ -467,19 +471,24 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		sink := progressFrom(ctx)
 		down := downstreamFrom(ctx)
-		// A client that can sample takes the SDK's path, on a session of
-		// its own, where the upstream's sampling requests reach
-		// onCreateMessage.
-		if canSample(down) {
+		// A client that can sample or elicit gets a session of its own on
+		// an HTTP upstream, so the upstream's requests on it are for it.
+		own := canSample(down) && u.cfg.URL != ""
+		if own {
 			if cs, err = u.sessionFor(ctx, down); err != nil {
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 			}
 		}
-		if ls := u.leanOf(cs); ls != nil && !canSample(down) {
+		if ls := u.leanOf(cs); ls != nil {
 			res, err := u.callLean(ctx, ls, name, args, meta, sink)
 			if errors.Is(err, errSessionGone) {
-				u.drop(cs)
-				if cs, err = u.session(ctx); err != nil {
+				u.drop(cs, down)
+				if own {
+					cs, err = u.sessionFor(ctx, down)
+				} else {
+					cs, err = u.session(ctx)
+				}
+				if err != nil {
 					return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 				}
 				if ls = u.leanOf(cs); ls != nil {
@@ -487,7 +496,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				}
 			}
 			if errors.Is(err, errSessionGone) {
-				u.drop(cs)
+				u.drop(cs, down)
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s ended the session twice in a row", u.cfg.Name)}
 			}
 			if err != nil {
@@ -502,7 +511,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		if sink != nil {
 			tok := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
-			u.progress.Store(tok, sink)
+			u.progress.Store(tok, &progressRoute{sink: sink, ctx: ctx})
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
@@ -524,7 +533,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 }
 
 // drop forgets a session the upstream ended, so the next call reconnects.
-func (u *upstream) drop(cs *mcp.ClientSession) {
+func (u *upstream) drop(cs *mcp.ClientSession, down *mcp.ServerSession) {
+	if down != nil {
+		u.own.CompareAndDelete(down, cs)
+	}
 	u.mu.Lock()
 	if u.cs == cs {
 		u.cs = nil
@@ -601,10 +613,22 @@ func contentText(cs []mcp.Content) string {
 	return b.String()
 }
 
-// onProgress passes an upstream's progress on to the downstream client
-// that asked for it, under the client's token.
-func (u *upstream) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-	tok, ok := req.Params.ProgressToken.(string)
+// progressRoute is where an upstream progress token's notifications go:
+// the downstream client's sink, on the stream of its call (ctx).
+type progressRoute struct {
+	sink *progressSink
+	ctx  context.Context
+}
+
+// onProgress passes an upstream's progress that came through the SDK
+// client on to the downstream client that asked for it.
+func (u *upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	u.relayProgress(req.Params)
+}
+
+// relayProgress passes progress on under the downstream client's token.
+func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
+	tok, ok := params.ProgressToken.(string)
 	if !ok {
 		return
 	}
@@ -612,13 +636,70 @@ func (u *upstream) onProgress(ctx context.Context, req *mcp.ProgressNotification
 	if !ok {
 		return
 	}
-	sink := v.(*progressSink)
-	p := *req.Params
-	p.ProgressToken = sink.token
+	r := v.(*progressRoute)
+	p := *params
+	p.ProgressToken = r.sink.token
 	p.Meta = nil
-	if err := sink.ss.NotifyProgress(ctx, &p); err != nil {
+	if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
 		u.log.Debug("passing progress on failed", "err", err)
 	}
+}
+
+// inOrder wraps a stdio upstream's transport so that its progress and log
+// notifications are passed on as they are read, before the result that
+// follows them. (The SDK queues notifications for a handler goroutine but
+// hands a response to its caller at once, so a notification sent just
+// before a result would reach the handler after the call is over.)
+type inOrder struct {
+	mcp.Transport
+	u  *upstream
+	cs atomic.Pointer[mcp.ClientSession] // set once connected
+}
+
+func (t *inOrder) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &inOrderConn{Connection: c, t: t}, nil
+}
+
+type inOrderConn struct {
+	mcp.Connection
+	t *inOrder
+}
+
+func (c *inOrderConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if r, ok := msg.(*jsonrpc.Request); ok && !r.IsCall() && c.t.u.relayed(c.t.cs.Load(), r.Method, r.Params) {
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// relayed passes a progress or log notification from the upstream session
+// cs on, and reports whether it was one.
+func (u *upstream) relayed(cs *mcp.ClientSession, method string, params json.RawMessage) bool {
+	switch method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(params, &p) == nil {
+			u.relayProgress(&p)
+		}
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if cs != nil && json.Unmarshal(params, &p) == nil {
+			u.relayLog(cs, &p)
+		}
+		return true
+	}
+	return false
 }
 
 func (u *upstream) close() error {
