@@ -103,8 +103,9 @@ func benchClient(b *testing.B, url, protocol string) *mcp.ClientSession {
 // benchPaths are the three servers a benchmark calls, with the tool name
 // on each.
 type benchPaths struct {
-	g                   *Gateway
-	direct, reach, prox string // URLs
+	g                   *Gateway       // nil when the gateway runs in a process of its own
+	direct, reach, prox string         // URLs
+	pids                map[string]int // the processes of the upstream (direct), gateway (reach) and proxy, when they are children
 }
 
 func newBenchPaths(b *testing.B) *benchPaths {
@@ -144,8 +145,16 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, i int) time.Dur
 // with its defaults (they negotiate a session, protocol 2025-11-25).
 //
 //	go test -run '^$' -bench GatewayToolsCall -benchtime 3000x ./internal/gateway/
-func BenchmarkGatewayToolsCall(b *testing.B) {
-	p := newBenchPaths(b)
+func BenchmarkGatewayToolsCall(b *testing.B) { benchToolsCall(b, newBenchPaths(b)) }
+
+// BenchmarkGatewayToolsCallProcesses is BenchmarkGatewayToolsCall with the
+// upstream, the gateway and the proxy each in a process of its own, as
+// they are deployed.
+//
+//	go test -run '^$' -bench GatewayToolsCallProcesses -benchtime 3000x ./internal/gateway/
+func BenchmarkGatewayToolsCallProcesses(b *testing.B) { benchToolsCall(b, newProcessPaths(b)) }
+
+func benchToolsCall(b *testing.B, p *benchPaths) {
 	direct := benchClient(b, p.direct, "")
 	viaReach := benchClient(b, p.reach, "")
 	viaProxy := benchClient(b, p.prox, "")
@@ -154,7 +163,10 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		benchCall(b, viaReach, "up__echo", i)
 		benchCall(b, viaProxy, "echo", i)
 	}
-	hits := p.g.leanHits.Load()
+	var hits int64
+	if p.g != nil {
+		hits = p.g.leanHits.Load()
+	}
 	var ds, rs, ps []time.Duration
 	i := 0
 	for b.Loop() {
@@ -163,7 +175,8 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 		ps = append(ps, benchCall(b, viaProxy, "echo", i))
 		i++
 	}
-	if n := p.g.leanHits.Load() - hits; n != int64(i) {
+	if n := int64(i); p.g != nil && p.g.leanHits.Load()-hits != n {
+		n = p.g.leanHits.Load() - hits
 		b.Errorf("%d of %d calls took the lean path", n, i)
 	}
 	md, mr, mp := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5)
@@ -187,9 +200,18 @@ func BenchmarkGatewayToolsCall(b *testing.B) {
 // direct one is what the gateway (and its second hop) costs.
 //
 //	go test -run '^$' -bench GatewayThroughput -benchtime 20x ./internal/gateway/
-func BenchmarkGatewayThroughput(b *testing.B) {
+func BenchmarkGatewayThroughput(b *testing.B) { benchThroughput(b, newBenchPaths(b)) }
+
+// BenchmarkGatewayThroughputProcesses is BenchmarkGatewayThroughput with
+// the upstream, the gateway and the proxy each in a process of its own; the
+// CPU per call it reports is the middle process's (gateway, proxy) and the
+// upstream's.
+//
+//	go test -run '^$' -bench GatewayThroughputProcesses -benchtime 20x ./internal/gateway/
+func BenchmarkGatewayThroughputProcesses(b *testing.B) { benchThroughput(b, newProcessPaths(b)) }
+
+func benchThroughput(b *testing.B, p *benchPaths) {
 	const clients, perClient = 64, 16
-	p := newBenchPaths(b)
 	type path struct {
 		name     string
 		tool     string
@@ -208,7 +230,12 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	round := func(pt *path) (rate, cpuPerCall float64) {
 		var next atomic.Int64
 		total := int64(clients * perClient)
-		cpu0 := processCPU()
+		cpuOf := processCPU
+		if p.pids != nil { // the process that serves this path: the upstream, the gateway, the proxy
+			pid := p.pids[pt.name]
+			cpuOf = func() time.Duration { return childCPU(pid) }
+		}
+		cpu0 := cpuOf()
 		start := time.Now()
 		var wg sync.WaitGroup
 		for _, cs := range pt.sessions {
@@ -221,7 +248,7 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 		}
 		wg.Wait()
 		elapsed := time.Since(start)
-		cpu := processCPU() - cpu0
+		cpu := cpuOf() - cpu0
 		return float64(total) / elapsed.Seconds(), float64(cpu.Microseconds()) / float64(total)
 	}
 	for _, pt := range paths { // warm up connections and caches

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,8 +19,16 @@ import (
 )
 
 // TestMain lets the test binary act as a stdio upstream: with
-// REACH_TEST_STDIO_UPSTREAM=1 it serves the probe on stdin and stdout.
+// REACH_TEST_STDIO_UPSTREAM=1 it serves the probe on stdin and stdout, with
+// REACH_BENCH_ROLE a party of the multi-process benchmarks.
 func TestMain(m *testing.M) {
+	if role := os.Getenv(benchRoleEnv); role != "" {
+		if err := runBenchRole(role); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("REACH_TEST_STDIO_UPSTREAM") == "1" {
 		p := newUpstreamProbe()
 		if err := p.server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
