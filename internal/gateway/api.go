@@ -24,6 +24,19 @@ const (
 	HeaderBaggage     = "Baggage"
 )
 
+// byProtocol sends the MCP requests of the sessionless protocol (its
+// version in the Mcp-Protocol-Version header, no session id) to stateless
+// and the rest to stateful.
+func byProtocol(stateless, stateful http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(headerSession) == "" && r.Header.Get(headerProtocol) >= statelessProtocol {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
 func (g *Gateway) newHandler() http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
@@ -32,7 +45,15 @@ func (g *Gateway) newHandler() http.Handler {
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	mux.Handle("/mcp", g.sampleAware(g.leanMCP(mcpHandler), mcpHandler))
+	// The sessionless protocol (2026-07-28 and later) needs the SDK's
+	// stateless handler; both serve the same server.
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Logger:                       g.log.With("component", "mcp-http"),
+		Stateless:                    true,
+		MaxRequestBodyBytes:          g.cfg.maxBody(),
+		PropagateRequestCancellation: true,
+	})
+	mux.Handle("/mcp", byProtocol(stateless, g.sampleAware(g.leanMCP(mcpHandler), mcpHandler)))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
