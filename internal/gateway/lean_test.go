@@ -22,10 +22,11 @@ import (
 )
 
 // TestMCPOverHTTP drives reach's /mcp over Streamable HTTP with the go-sdk
-// client: plain calls are answered by the lean path, calls with a progress
-// token and everything else by the SDK; both must behave the same.
+// client: with a session, plain calls are answered by the lean path, calls
+// with a progress token and everything else by the SDK; on the sessionless
+// protocol by the SDK's stateless handler; all must behave the same.
 func TestMCPOverHTTP(t *testing.T) {
-	for _, protocol := range []string{"", leanProtocol} {
+	for _, protocol := range []string{statelessProtocol, leanProtocol} {
 		t.Run("protocol="+protocol, func(t *testing.T) {
 			g, p, srv := upstreamGateway(t, probeConfig)
 			var progress atomic.Int32
@@ -38,8 +39,11 @@ func TestMCPOverHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			if cs.ID() == "" {
-				t.Fatalf("no session (protocol %s)", cs.InitializeResult().ProtocolVersion)
+			if got := cs.InitializeResult().ProtocolVersion; got != protocol {
+				t.Fatalf("negotiated protocol %s, want %s", got, protocol)
+			}
+			if (cs.ID() == "") != (protocol == statelessProtocol) {
+				t.Fatalf("session id %q on protocol %s", cs.ID(), protocol)
 			}
 
 			r1, text := callText(t, cs, "up__echo", map[string]any{"text": "one"}, nil)
@@ -93,7 +97,7 @@ func TestMCPOverHTTP(t *testing.T) {
 			if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after"}, nil); text != "echo: after" {
 				t.Errorf("after cancel: %q", text)
 			}
-			if g.leanHits.Load() == 0 {
+			if protocol == leanProtocol && g.leanHits.Load() == 0 {
 				t.Errorf("no call took the lean path")
 			}
 		})
