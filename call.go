@@ -557,7 +557,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		rec, claimed, err := rt.idem.Claim(ctx, c.key)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, asError(contextCause(ctx))
+				return nil, asError(contextCause(ctx, "idempotency"))
 			}
 			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
 				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
@@ -610,13 +610,13 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		cancel()
 		if c.req.isolated() {
 			// Isolation refuses results that arrive late.
-			return nil, contextCause(c.req.ctx)
+			return nil, contextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, contextCause(ctx)
+			return nil, contextCause(ctx, "execute")
 		}
 		var te *ToolError
 		transient := timedOut
@@ -627,7 +627,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
 		}
 		if err := sleep(ctx, backoff(t.retry, n)); err != nil {
-			return nil, contextCause(ctx)
+			return nil, contextCause(ctx, "execute")
 		}
 	}
 }

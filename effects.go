@@ -201,7 +201,7 @@ func (es *entities) lock(ctx context.Context, root *Request, names []string) (fu
 				delete(es.waitsFor, root)
 				es.mu.Unlock()
 				release(false)
-				return nil, asError(contextCause(ctx))
+				return nil, asError(contextCause(ctx, "state"))
 			}
 			es.mu.Lock()
 			delete(es.waitsFor, root)

@@ -652,7 +652,7 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 			Suggestion: "Begin a new request for new work."}
 	}
 	if ctx.Err() != nil {
-		return asError(contextCause(ctx))
+		return asError(contextCause(ctx, "admit"))
 	}
 	if e := req.overSpent(); e != nil {
 		return e
@@ -666,13 +666,14 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 	return nil
 }
 
-// contextCause returns the cause a context ended with, as a reach error.
-func contextCause(ctx context.Context) error {
+// contextCause returns the cause a context ended with, as a reach error
+// of the stage (guard) that saw it end.
+func contextCause(ctx context.Context, guard string) error {
 	cause := context.Cause(ctx)
 	if _, ok := cause.(*StopError); ok {
 		return cause
 	}
-	return &Error{Guard: "admit", Type: TypeStopped, Code: "cancelled", cancelled: true,
+	return &Error{Guard: guard, Type: TypeStopped, Code: "cancelled", cancelled: true,
 		Message:    "The call was cancelled: " + cause.Error() + ".",
 		Suggestion: "Do not retry unless the user asks again."}
 }

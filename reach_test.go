@@ -991,3 +991,32 @@ func TestRateLimitPriority(t *testing.T) {
 		}
 	})
 }
+
+// A call whose caller gives up while the tool runs is cancelled by the
+// execute stage (not refused at admission), with the caller's cause.
+func TestCancelledWhileRunningNamesExecute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(nil)
+		started := make(chan struct{})
+		rt.MustRegister(reach.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+		rctx, _ := begin(t, rt, nil)
+		ctx, cancel := context.WithCancelCause(rctx)
+		go func() {
+			<-started
+			cancel(errors.New("the client went away"))
+		}()
+		res := call(rt, ctx, "wait", `{}`)
+		if res.Error == nil || res.Error.Guard != "execute" || res.Error.Code != "cancelled" || !strings.Contains(res.Error.Message, "the client went away") {
+			t.Fatalf("cancelled while running = %+v", res.Error)
+		}
+		// Cancelled before it starts: refused at admission.
+		res = call(rt, ctx, "wait", `{}`)
+		if res.Error == nil || res.Error.Guard != "admit" {
+			t.Fatalf("called with an ended context = %+v", res.Error)
+		}
+	})
+}
