@@ -115,7 +115,7 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			}
 			if json.Unmarshal(msg.Params, &p) == nil {
 				if v, ok := g.inflight.Load(sid + "\x00" + string(p.RequestID)); ok {
-					v.(context.CancelCauseFunc)(fmt.Errorf("the client cancelled the call: %s", p.Reason))
+					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, p.Reason))
 					w.WriteHeader(http.StatusAccepted)
 					return
 				}
@@ -124,6 +124,9 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 		g.passOn(sdk, w, r, body)
 	})
 }
+
+// errClientCancelled is the cause of a lean call the client cancelled.
+var errClientCancelled = errors.New("the client cancelled the call")
 
 // passOn gives a request whose body was read to the SDK.
 func (g *Gateway) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
@@ -169,6 +172,12 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 		agent = ip.ClientInfo.Name
 	}
 	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, nil)
+	if errors.Is(context.Cause(ctx), errClientCancelled) {
+		// A cancelled request gets no response: its stream ends empty.
+		w.Header()["Content-Type"] = contentTypeSSE
+		w.WriteHeader(http.StatusOK)
+		return true
+	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		writeRPC(w, msg.ID, nil, we)
@@ -182,7 +191,10 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 	return true
 }
 
-var contentTypeJSON = []string{"application/json"}
+var (
+	contentTypeJSON = []string{"application/json"}
+	contentTypeSSE  = []string{"text/event-stream"}
+)
 
 // writeRPC writes a JSON-RPC response as an application/json answer.
 func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {

@@ -128,3 +128,36 @@ func TestUpstreamNotificationsInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledCallGetsNoResponse: a tools/call the client cancels with
+// notifications/cancelled is cancelled upstream, and its answer stream
+// ends without a response (the spec: a cancelled request is not answered).
+func TestCancelledCallGetsNoResponse(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig)
+	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{}`)
+	got := make(chan []map[string]any, 1)
+	go func() {
+		msgs, _ := c.post(`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"up__slow","arguments":{"text":"s"}}}`)
+		got <- msgs
+	}()
+	waitFor(t, p.started, "the slow call to start")
+	c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"changed my mind"}}`)
+	waitFor(t, p.cancelled, "the upstream call to be cancelled")
+	if msgs := <-got; len(msgs) != 0 {
+		t.Errorf("the cancelled call was answered: %v", msgs)
+	}
+	var found bool
+	for _, req := range g.rt.Requests() {
+		for _, f := range req.Frames() {
+			if f.Name == "up__slow" {
+				found = true
+				if e := f.Err(); e == nil || !strings.Contains(e.Message, "changed my mind") {
+					t.Errorf("the cancelled frame's error = %+v, want the client's reason", e)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no up__slow frame")
+	}
+}
