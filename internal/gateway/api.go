@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/graph"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -81,30 +82,13 @@ func (g *Gateway) newHandler() http.Handler {
 }
 
 // apiError is the body of every error answer: {"error": {...}}.
-type apiError struct {
-	Code       string `json:"code"`
-	Message    string `json:"message"`
-	Suggestion string `json:"suggestion,omitempty"`
-}
+type apiError = httpjson.Error
 
 func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
-	writeJSON(w, status, map[string]apiError{"error": {Code: code, Message: msg, Suggestion: suggestion}})
+	httpjson.WriteError(w, status, code, msg, suggestion)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
 // limitBody answers 413 (as JSON) for a body larger than n, whether its
 // length is declared or not.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
 )
 
 // HandlerOptions configure the HTTP handler. A nil *HandlerOptions means
@@ -76,7 +77,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	switch st {
 	case "", Pending, Approved, Used, Denied, Expired:
 	default:
-		writeError(w, http.StatusBadRequest, "bad_status", fmt.Sprintf("There is no status %q.", st),
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_status", fmt.Sprintf("There is no status %q.", st),
 			"Use pending, approved, used, denied or expired.")
 		return
 	}
@@ -87,7 +88,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 			out = append(out, view(a))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	httpjson.Write(w, http.StatusOK, map[string]any{"approvals": out})
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +97,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r.PathValue("id"))
 		return
 	}
-	writeJSON(w, http.StatusOK, view(a))
+	httpjson.Write(w, http.StatusOK, view(a))
 }
 
 func (h *handler) decide(approve bool) http.HandlerFunc {
@@ -111,7 +112,7 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 			err = dec.Decode(&body)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "bad_body", "The body must be a JSON object like {\"reason\": \"...\"}: "+err.Error()+".", "")
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "The body must be a JSON object like {\"reason\": \"...\"}: "+err.Error()+".", "")
 			return
 		}
 		id, by := r.PathValue("id"), h.actor(r)
@@ -127,17 +128,17 @@ func (h *handler) decide(approve bool) http.HandlerFunc {
 		}
 		switch {
 		case err == nil:
-			writeJSON(w, http.StatusOK, view(a))
+			httpjson.Write(w, http.StatusOK, view(a))
 		case errors.Is(err, ErrNotFound):
 			notFound(w, id)
 		case errors.Is(err, ErrNotAllowed):
-			writeError(w, http.StatusForbidden, "not_allowed", upper(err.Error())+".", "Ask the user who made the request, or a reviewer.")
+			httpjson.WriteError(w, http.StatusForbidden, "not_allowed", upper(err.Error())+".", "Ask the user who made the request, or a reviewer.")
 		case errors.Is(err, ErrAlreadyVoted):
-			writeError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
+			httpjson.WriteError(w, http.StatusConflict, "already_approved", upper(err.Error())+".", "")
 		case errors.Is(err, ErrDecided):
-			writeError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", "")
+			httpjson.WriteError(w, http.StatusConflict, "already_decided", upper(err.Error())+".", "")
 		default:
-			writeError(w, http.StatusInternalServerError, "internal", upper(err.Error())+".", "")
+			httpjson.WriteError(w, http.StatusInternalServerError, "internal", upper(err.Error())+".", "")
 		}
 	}
 }
@@ -154,29 +155,6 @@ func upper(s string) string {
 }
 
 func notFound(w http.ResponseWriter, id string) {
-	writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is no approval %s that you may see.", id),
+	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is no approval %s that you may see.", id),
 		"List the approvals with GET /v1/approvals.")
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
-	e := map[string]string{"code": code, "message": msg}
-	if suggestion != "" {
-		e["suggestion"] = suggestion
-	}
-	writeJSON(w, status, map[string]any{"error": e})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
 }

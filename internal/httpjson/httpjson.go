@@ -1,0 +1,40 @@
+// Package httpjson writes the JSON answers of reach's HTTP APIs (the
+// gateway's and the approval queue's): a value, or an error as
+// {"error": {"code": ..., "message": ..., "suggestion": ...}}.
+package httpjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+)
+
+// Error is the body of every error answer, under "error".
+type Error struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// WriteError answers status with the error {"error": {code, message,
+// suggestion}}; an empty suggestion is left out.
+func WriteError(w http.ResponseWriter, status int, code, msg, suggestion string) {
+	Write(w, status, map[string]Error{"error": {Code: code, Message: msg, Suggestion: suggestion}})
+}
+
+// Write answers status with v as JSON (without HTML escaping). If v cannot
+// be encoded, the answer is a 500 with the error code "internal".
+func Write(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
