@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentreach/reach/internal/auth/atomicfile"
+	"github.com/agentreach/reach/internal/atomicfile"
 )
 
 // KeyPrefix starts every API key, so that keys are recognizable in a
@@ -86,25 +85,14 @@ func OpenKeys(path string) (*Keys, error) {
 	return k, nil
 }
 
-func fileStamp(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
-}
-
 // load reads the file; k.mu is held or k is new.
 func (k *Keys) load() error {
-	stamp, err := fileStamp(k.path)
+	stamp, err := atomicfile.Stamp(k.path)
 	if err != nil {
 		return fmt.Errorf("reading keys: %w", err)
 	}
 	var f keysFile
-	if stamp != "" {
+	if stamp != atomicfile.NoFile {
 		b, err := os.ReadFile(k.path)
 		if err != nil {
 			return fmt.Errorf("reading keys: %w", err)
@@ -134,7 +122,7 @@ func (k *Keys) refresh(force bool) error {
 	if !force && time.Since(k.checked) < every {
 		return nil
 	}
-	stamp, err := fileStamp(k.path)
+	stamp, err := atomicfile.Stamp(k.path)
 	if err != nil {
 		return err
 	}

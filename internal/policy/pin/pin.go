@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentreach/reach/internal/auth/atomicfile"
+	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/agentreach/reach/internal/callgraph"
 )
 
@@ -132,20 +131,9 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-func stampOf(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "-", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
-}
-
 // refresh reloads the file if it changed; s.mu is held.
 func (s *Store) refresh() error {
-	stamp, err := stampOf(s.path)
+	stamp, err := atomicfile.Stamp(s.path)
 	if err != nil {
 		return fmt.Errorf("reading pins: %w", err)
 	}
@@ -153,7 +141,7 @@ func (s *Store) refresh() error {
 		return nil
 	}
 	pins := map[string]*Pin{}
-	if stamp != "-" {
+	if stamp != atomicfile.NoFile {
 		b, err := os.ReadFile(s.path)
 		if err != nil {
 			return fmt.Errorf("reading pins: %w", err)
@@ -183,7 +171,7 @@ func (s *Store) save() error {
 	if err := atomicfile.Write(s.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("writing pins: %w", err)
 	}
-	s.stamp, _ = stampOf(s.path)
+	s.stamp, _ = atomicfile.Stamp(s.path)
 	return nil
 }
 

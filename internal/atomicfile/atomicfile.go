@@ -1,10 +1,32 @@
-// Package atomicfile writes files that readers see whole or not at all.
+// Package atomicfile writes files that readers see whole or not at all, and
+// tells whether such a file changed since it was last read.
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
+
+// NoFile is the Stamp of a path where there is no file. No stamp is "", so
+// "" can stand for "not read yet".
+const NoFile = "-"
+
+// Stamp returns a string that changes when the file at path is written (its
+// size and modification time), or NoFile if there is no file, so that a
+// store kept in the file can tell cheaply whether to read it again.
+func Stamp(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return NoFile, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
+}
 
 // Write writes data to a temporary file in path's folder (made with mode
 // 0700 if missing) with mode perm, syncs it, and renames it over path, so
