@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// FuzzHTTPBodies sends arbitrary bodies to the MCP endpoint (as JSON-RPC)
-// and to the calls API: every answer is a clear client error or a result,
-// never a crash (a recovered panic would be a 500) or a hang.
+// FuzzHTTPBodies sends arbitrary bodies to the MCP endpoint (as JSON-RPC,
+// with sessions and as a sessionless tools/call, which the lean path
+// reads) and to the calls API: every answer is a clear client error or a
+// result, never a crash (a recovered panic would be a 500) or a hang.
 func FuzzHTTPBodies(f *testing.F) {
 	seeds := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`,
@@ -20,19 +21,22 @@ func FuzzHTTPBodies(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":null}`,
 		`{"jsonrpc":"1.0","id":{},"method":7}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1001"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"f","version":"1"}}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":7}}}`,
 		`{"tool_calls":[{"call_id":"a","tool":"get_order","arguments":{"order_id":"1001"}}]}`,
 		`{"request_id":"r","tool_calls":[{"call_id":"a","tool":"refund_order","arguments":{"order_id":"1001","amount":1e308,"reason":"xyz"}},{"call_id":"b","tool":"get_order","arguments":{"$ref":"a.order_id"}}]}`,
 		`{"tool_calls":[{"call_id":"a","tool":"format_answer","arguments":{"text":"\u0000\ud800"}}]}`,
 		`{`, `[]`, `null`, "\xff\xfe", strings.Repeat("[", 10000),
 	}
 	for _, s := range seeds {
-		f.Add([]byte(s), true)
-		f.Add([]byte(s), false)
+		for mode := range uint8(3) {
+			f.Add([]byte(s), mode)
+		}
 	}
 	g := newTestGateway(f, &Config{MaxBodyBytes: 64 << 10})
 	h := g.Handler()
-	f.Fuzz(func(t *testing.T, body []byte, toMCP bool) {
-		target := "/v1/calls"
+	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
+		target, toMCP := "/v1/calls", mode%3 != 0
 		if toMCP {
 			target = "/mcp"
 		}
@@ -41,6 +45,10 @@ func FuzzHTTPBodies(f *testing.F) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		if mode%3 == 2 { // the sessionless protocol
+			req.Header.Set("MCP-Protocol-Version", statelessProtocol)
+			req.Header.Set("Mcp-Method", "tools/call")
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 {

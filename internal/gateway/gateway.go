@@ -122,11 +122,12 @@ type Gateway struct {
 	audit     *audit.Log    // nil without a data folder
 	ui        http.Handler
 
-	sessions sync.Map     // *mcp.ServerSession or client key -> *session
-	byID     sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
-	levels   sync.Map     // *mcp.ServerSession -> mcp.LoggingLevel its client asked for
-	leanHits atomic.Int64 // calls answered by the lean path
-	inflight sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
+	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
+	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
+	levels     sync.Map            // *mcp.ServerSession -> mcp.LoggingLevel its client asked for
+	serverInfo *mcp.Implementation // as the MCP server introduces itself
+	leanHits   atomic.Int64        // calls answered by the lean path
+	inflight   sync.Map            // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
 
 	mu        sync.Mutex
 	upstreams []*upstream

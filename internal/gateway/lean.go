@@ -84,16 +84,8 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			return
 		}
 		buf := bufPool.Get().(*bytes.Buffer)
-		buf.Reset()
 		defer bufPool.Put(buf)
-		if _, err := buf.ReadFrom(r.Body); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-					fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit), "Send a smaller message.")
-				return
-			}
-			writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed.", "Send it again.")
+		if !readLeanBody(w, r, buf) {
 			return
 		}
 		body := buf.Bytes()
@@ -122,6 +114,83 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			}
 		}
 		g.passOn(sdk, w, r, body)
+	})
+}
+
+// readLeanBody reads a request's body into buf, or answers the error and
+// reports false.
+func readLeanBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) bool {
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit), "Send a smaller message.")
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed.", "Send it again.")
+		return false
+	}
+	return true
+}
+
+// Keys of the sessionless protocol's per-request _meta (SEP-2575).
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+)
+
+// leanStateless wraps the SDK's stateless handler with the lean tools/call
+// path for the sessionless protocol: a POST holding a single tools/call
+// request (no progress token), whose _meta names the same protocol version
+// as its header, is answered with JSON here; everything else goes to the
+// SDK. The client's calls share a request as the SDK path's do (keyed by
+// principal and clientInfo).
+func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
+			r.Header.Get("Mcp-Method") != "tools/call" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		if a := r.Header.Get("Accept"); !strings.Contains(a, "application/json") || !strings.Contains(a, "text/event-stream") {
+			sdk.ServeHTTP(w, r) // the SDK answers what is missing
+			return
+		}
+		buf := bufPool.Get().(*bytes.Buffer)
+		defer bufPool.Put(buf)
+		if !readLeanBody(w, r, buf) {
+			return
+		}
+		body := buf.Bytes()
+		var msg rpcMessage
+		var p callParams
+		if !json.Valid(body) || !parseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || len(msg.ID) == 0 ||
+			parseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
+			p.Meta[metaProtocolVersion] != r.Header.Get(headerProtocol) {
+			g.passOn(sdk, w, r, body)
+			return
+		}
+		id := bytes.Clone(msg.ID)
+		var ci struct{ Name, Version string }
+		if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
+			ci.Name, _ = m["name"].(string)
+			ci.Version, _ = m["version"].(string)
+		}
+		g.leanHits.Add(1)
+		ctx := r.Context()
+		res, err := g.dispatch(ctx, g.clientSession(g.identityOf(ctx, r.Header), ci.Name, ci.Version), nil, ci.Name, p.Name, p.Arguments, p.Meta, nil)
+		var we *jsonrpc.Error
+		switch {
+		case errors.As(err, &we):
+			writeRPC(w, id, nil, we)
+		case err != nil:
+			writeRPC(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		default:
+			res.Meta[metaServerInfo] = g.serverInfo
+			writeRPC(w, id, res, nil)
+		}
 	})
 }
 

@@ -49,7 +49,8 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = g.subscribe, g.unsubscribe
 		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}, opts)
+	g.serverInfo = &mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}
+	s := mcp.NewServer(g.serverInfo, opts)
 	s.AddReceivingMiddleware(g.mcpCalls)
 	return s
 }
@@ -95,17 +96,28 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 		return &session{}
 	}
 	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
-		key := "client:"
-		if id := g.identityOf(context.Background(), req.Extra.Header); id != nil {
-			key += id.Principal + ":"
-		}
+		var name, version string
 		if ci := req.ClientInfo(); ci != nil {
-			key += ci.Name + "@" + ci.Version
+			name, version = ci.Name, ci.Version
 		}
-		v, _ := g.sessions.LoadOrStore(key, &session{})
-		return v.(*session)
+		return g.clientSession(g.identityOf(context.Background(), req.Extra.Header), name, version)
 	}
 	return g.sessionFor(ss)
+}
+
+// clientSession returns the state of a sessionless client: its principal
+// and clientInfo name and version.
+func (g *Gateway) clientSession(id *auth.Identity, name, version string) *session {
+	key := "client:"
+	if id != nil {
+		key += id.Principal + ":"
+	}
+	key += name + "@" + version
+	if v, ok := g.sessions.Load(key); ok {
+		return v.(*session)
+	}
+	v, _ := g.sessions.LoadOrStore(key, &session{})
+	return v.(*session)
 }
 
 // sessionFor returns the state of a long-lived session, made on first use;

@@ -12,7 +12,7 @@ import (
 // TestStatelessProtocol: a client on the sessionless protocol (2026-07-28)
 // lists and calls tools through reach over Streamable HTTP; its calls are
 // guarded like any other (a refusal is an isError result), share one
-// request per client, and reach upstream through the lean client.
+// request per client, and take the lean path on both sides.
 func TestStatelessProtocol(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
 	url := serveTest(t, g).URL + "/mcp"
@@ -45,11 +45,17 @@ func TestStatelessProtocol(t *testing.T) {
 		if res.IsError || got != "echo: "+text {
 			t.Fatalf("call %d: %q", i, got)
 		}
+		if si, _ := res.Meta[metaServerInfo].(map[string]any); si["name"] != "reach" {
+			t.Errorf("result _meta %v, want the server's info", res.Meta)
+		}
 		id, _ := res.Meta[MetaRequest].(string)
 		reqs = append(reqs, id)
 		if m := p.lastMeta(); m[MetaParent] == nil || m[MetaRequest] != id {
 			t.Errorf("the upstream got _meta %v, want the call's frame and request %s", m, id)
 		}
+	}
+	if g.leanHits.Load() != 2 {
+		t.Errorf("%d of 2 calls took the lean path", g.leanHits.Load())
 	}
 	if reqs[0] == "" || reqs[0] != reqs[1] {
 		t.Errorf("requests of one sessionless client = %v, want one", reqs)
