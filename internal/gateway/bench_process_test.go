@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -62,7 +63,8 @@ func runBenchRole(role string) error {
 		}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 128
-		h = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, Transport: tr, FlushInterval: -1}
+		h = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, Transport: tr, FlushInterval: -1,
+			ErrorLog: log.New(io.Discard, "", 0)}
 	case "gateway":
 		g, err := New(ctx, &Config{
 			Upstreams: []Upstream{{Name: "up", URL: target}},

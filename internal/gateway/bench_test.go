@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -73,6 +75,7 @@ func benchProxy(b *testing.B, target string) *httptest.Server {
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(u) },
 		Transport:     tr,
 		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0), // clients closing idle connections at the end
 	}
 	return serveLabeled(b, "proxy", p)
 }
@@ -142,7 +145,9 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, i int) time.Dur
 // ratios of the medians to the direct one (the quality bar for reach: at
 // most 1.3). Every call has new arguments, so the loop guard has nothing to
 // refuse; the request's budget is unlimited. The clients are the go-sdk's
-// with its defaults (they negotiate a session, protocol 2025-11-25).
+// on protocol 2025-11-25 (sessions: the upstream has them, so a direct
+// client could not use the sessionless protocol); a fourth client calls
+// through reach on the sessionless protocol (reach-sessionless-µs).
 //
 //	go test -run '^$' -bench GatewayToolsCall -benchtime 3000x ./internal/gateway/
 func BenchmarkGatewayToolsCall(b *testing.B) { benchToolsCall(b, newBenchPaths(b)) }
@@ -155,29 +160,32 @@ func BenchmarkGatewayToolsCall(b *testing.B) { benchToolsCall(b, newBenchPaths(b
 func BenchmarkGatewayToolsCallProcesses(b *testing.B) { benchToolsCall(b, newProcessPaths(b)) }
 
 func benchToolsCall(b *testing.B, p *benchPaths) {
-	direct := benchClient(b, p.direct, "")
-	viaReach := benchClient(b, p.reach, "")
-	viaProxy := benchClient(b, p.prox, "")
-	for i := range 50 { // warm up connections and caches
+	direct := benchClient(b, p.direct, leanProtocol)
+	viaReach := benchClient(b, p.reach, leanProtocol)
+	viaProxy := benchClient(b, p.prox, leanProtocol)
+	sessionless := benchClient(b, p.reach, statelessProtocol) // reach only: the upstream has sessions
+	for i := range 50 {                                       // warm up connections and caches
 		benchCall(b, direct, "echo", i)
 		benchCall(b, viaReach, "up__echo", i)
 		benchCall(b, viaProxy, "echo", i)
+		benchCall(b, sessionless, "up__echo", i)
 	}
 	var hits int64
 	if p.g != nil {
 		hits = p.g.leanHits.Load()
 	}
-	var ds, rs, ps []time.Duration
+	var ds, rs, ps, ss []time.Duration
 	i := 0
 	for b.Loop() {
 		ds = append(ds, benchCall(b, direct, "echo", i))
 		rs = append(rs, benchCall(b, viaReach, "up__echo", i))
 		ps = append(ps, benchCall(b, viaProxy, "echo", i))
+		ss = append(ss, benchCall(b, sessionless, "up__echo", i))
 		i++
 	}
-	if n := int64(i); p.g != nil && p.g.leanHits.Load()-hits != n {
+	if n := int64(2 * i); p.g != nil && p.g.leanHits.Load()-hits != n {
 		n = p.g.leanHits.Load() - hits
-		b.Errorf("%d of %d calls took the lean path", n, i)
+		b.Errorf("%d of %d calls through reach took the lean path", n, 2*i)
 	}
 	md, mr, mp := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5)
 	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
@@ -186,6 +194,7 @@ func benchToolsCall(b *testing.B, p *benchPaths) {
 	b.ReportMetric(float64(quantile(ds, 0.99).Microseconds()), "direct-p99-µs")
 	b.ReportMetric(float64(quantile(rs, 0.99).Microseconds()), "reach-p99-µs")
 	b.ReportMetric(float64(quantile(ps, 0.99).Microseconds()), "proxy-p99-µs")
+	b.ReportMetric(float64(quantile(ss, 0.5).Microseconds()), "reach-sessionless-µs")
 	b.ReportMetric(float64(mr)/float64(md), "ratio")
 	b.ReportMetric(float64(mp)/float64(md), "proxy-ratio")
 }
@@ -223,7 +232,7 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	for _, pt := range paths {
 		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox}[pt.name]
 		for range clients {
-			pt.sessions = append(pt.sessions, benchClient(b, u, ""))
+			pt.sessions = append(pt.sessions, benchClient(b, u, leanProtocol))
 		}
 	}
 	var seq atomic.Int64 // new arguments for every call, across rounds
