@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,6 +27,29 @@ func Stamp(path string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
+// ReadJSON decodes the JSON file at path into v and returns the file's
+// Stamp, taken before it is read. Where there is no file, v is left as it
+// is and the stamp is NoFile. what names the file's contents in errors:
+// "reading what: ...", or "reading what from path: ..." for a file that
+// does not decode.
+func ReadJSON(path, what string, v any) (string, error) {
+	stamp, err := Stamp(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	if stamp == NoFile {
+		return stamp, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return "", fmt.Errorf("reading %s from %s: %w", what, path, err)
+	}
+	return stamp, nil
 }
 
 // Write writes data to a temporary file in path's folder (made with mode

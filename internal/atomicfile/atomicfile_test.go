@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/atomicfile"
@@ -38,5 +39,35 @@ func TestWriteAndStamp(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(filepath.Dir(path)); len(es) != 1 {
 		t.Errorf("the folder holds %d files, want 1 (no temporary file left)", len(es))
+	}
+}
+
+func TestReadJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "things.json")
+	v := map[string]int{"kept": 1}
+	if st, err := atomicfile.ReadJSON(path, "things", &v); err != nil || st != atomicfile.NoFile || v["kept"] != 1 {
+		t.Fatalf("ReadJSON of a missing file = %q, %v, %v", st, err, v)
+	}
+	if err := atomicfile.Write(path, []byte(`{"a":2}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v = nil
+	st, err := atomicfile.ReadJSON(path, "things", &v)
+	if err != nil || v["a"] != 2 {
+		t.Fatalf("ReadJSON = %v, %v", v, err)
+	}
+	if want, _ := atomicfile.Stamp(path); st != want {
+		t.Errorf("stamp %q, want %q", st, want)
+	}
+	if err := atomicfile.Write(path, []byte(`{"a":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = atomicfile.ReadJSON(path, "things", &v)
+	if want := "reading things from " + path + ": unexpected end of JSON input"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, err := atomicfile.ReadJSON(dir, "things", &v); err == nil || !strings.HasPrefix(err.Error(), "reading things: ") {
+		t.Errorf("reading a folder: error %v", err)
 	}
 }

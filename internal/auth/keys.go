@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -87,19 +86,10 @@ func OpenKeys(path string) (*Keys, error) {
 
 // load reads the file; k.mu is held or k is new.
 func (k *Keys) load() error {
-	stamp, err := atomicfile.Stamp(k.path)
-	if err != nil {
-		return fmt.Errorf("reading keys: %w", err)
-	}
 	var f keysFile
-	if stamp != atomicfile.NoFile {
-		b, err := os.ReadFile(k.path)
-		if err != nil {
-			return fmt.Errorf("reading keys: %w", err)
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("reading keys from %s: %w", k.path, err)
-		}
+	stamp, err := atomicfile.ReadJSON(k.path, "keys", &f)
+	if err != nil {
+		return err
 	}
 	byHash := make(map[[32]byte]int, len(f.Keys))
 	for i, key := range f.Keys {

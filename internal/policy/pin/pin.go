@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,19 +139,13 @@ func (s *Store) refresh() error {
 	if stamp == s.stamp && s.pins != nil {
 		return nil
 	}
+	var f pinFile
+	if stamp, err = atomicfile.ReadJSON(s.path, "pins", &f); err != nil {
+		return err
+	}
 	pins := map[string]*Pin{}
-	if stamp != atomicfile.NoFile {
-		b, err := os.ReadFile(s.path)
-		if err != nil {
-			return fmt.Errorf("reading pins: %w", err)
-		}
-		var f pinFile
-		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("reading pins from %s: %w", s.path, err)
-		}
-		for _, p := range f.Pins {
-			pins[p.Tool] = p
-		}
+	for _, p := range f.Pins {
+		pins[p.Tool] = p
 	}
 	s.pins, s.stamp = pins, stamp
 	return nil
