@@ -52,6 +52,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -112,7 +113,7 @@ func appendData(dst []byte, e *Event) []byte {
 		if f.v != "" {
 			key(f.k)
 			dst = append(dst, '"')
-			dst = appendEscaped(dst, f.v)
+			dst = jsonscan.AppendEscaped(dst, f.v)
 			dst = append(dst, '"')
 		}
 	}
@@ -123,7 +124,7 @@ func appendData(dst []byte, e *Event) []byte {
 	if e.Result != "" {
 		key("result")
 		dst = append(dst, '"')
-		dst = appendEscaped(dst, e.Result)
+		dst = jsonscan.AppendEscaped(dst, e.Result)
 		dst = append(dst, '"')
 	}
 	if e.Tokens != 0 {

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Mask replaces every redacted value.
@@ -97,7 +98,7 @@ func (r *Redactor) AddSecret(value string) error {
 		return fmt.Errorf("a secret must have at least %d bytes to be redacted; got %d", MinSecretLen, len(value))
 	}
 	s := secret{raw: []byte(value), str: value}
-	if esc := appendEscaped(nil, value); !bytes.Equal(esc, s.raw) {
+	if esc := jsonscan.AppendEscaped(nil, value); !bytes.Equal(esc, s.raw) {
 		s.esc, s.escStr = esc, string(esc)
 	}
 	r.mu.Lock()
@@ -206,8 +207,8 @@ func (r *Redactor) JSON(b []byte) []byte {
 		c := b[i]
 		switch {
 		case c == '"':
-			j := stringEnd(b, i)
-			k := skipSpace(b, j)
+			j := jsonscan.SkipString(b, i)
+			k := jsonscan.SkipSpace(b, j)
 			if k < n && b[k] == ':' {
 				// A member name.
 				key := unquote(b[i:j])
@@ -216,8 +217,8 @@ func (r *Redactor) JSON(b []byte) []byte {
 				}
 				i = k + 1
 				if secret, count := r.secretKey(key); secret {
-					v := skipSpace(b, i)
-					end := valueEnd(b, v)
+					v := jsonscan.SkipSpace(b, i)
+					end := jsonscan.SkipValue(b, v)
 					if !(count && isNumber(b[v:end])) {
 						w.replace(v, end, []byte(`"`+Mask+`"`))
 					}
@@ -230,10 +231,7 @@ func (r *Redactor) JSON(b []byte) []byte {
 			}
 			i = j
 		case c == '-' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
-			j := i + 1
-			for j < n && !isDelim(b[j]) {
-				j++
-			}
+			j := jsonscan.SkipValue(b, i) // a number, literal or bare word
 			hit := false
 			for _, s := range secs {
 				if bytes.Contains(b[i:j], s.raw) {
@@ -282,69 +280,9 @@ func (w *rewriter) result() []byte {
 	return append(w.out, w.src[w.pos:]...)
 }
 
-func isDelim(c byte) bool {
-	switch c {
-	case ',', ']', '}', ':', ' ', '\t', '\r', '\n', '"', '[', '{':
-		return true
-	}
-	return false
-}
-
 func isNumber(b []byte) bool {
 	var f float64
 	return len(b) > 0 && (b[0] == '-' || ('0' <= b[0] && b[0] <= '9')) && json.Unmarshal(b, &f) == nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index past the string starting at b[i] == '"',
-// or len(b) if it is not terminated.
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd returns the index past the JSON value starting at b[i], or
-// len(b) if it is cut short.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	for i < len(b) && !isDelim(b[i]) {
-		i++
-	}
-	return i
 }
 
 // unquote returns the contents of the JSON string token q (quotes
@@ -367,48 +305,8 @@ func unquote(q []byte) []byte {
 // appendQuoted appends s as a JSON string.
 func appendQuoted(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	dst = appendEscaped(dst, string(s))
+	dst = jsonscan.AppendEscaped(dst, string(s))
 	return append(dst, '"')
-}
-
-// appendEscaped appends s escaped for the inside of a JSON string:
-// quotes, backslashes and control characters escaped, invalid UTF-8 as
-// U+FFFD, nothing else (no HTML escaping).
-func appendEscaped(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	run := 0 // s[run:i] needs no escaping
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-		}
-		dst = append(dst, s[run:i]...)
-		switch {
-		case c >= utf8.RuneSelf:
-			dst = append(dst, `\ufffd`...)
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-		i++
-		run = i
-	}
-	return append(dst, s[run:]...)
 }
 
 // text redacts b (see Text) and reports whether anything changed. b is
@@ -520,7 +418,7 @@ func textValueEnd(b []byte, v int) int {
 	}
 	e := bareEnd(b, v)
 	if scheme := strings.ToLower(string(b[v:e])); scheme == "bearer" || scheme == "basic" || scheme == "token" || scheme == "digest" {
-		if n := skipSpace(b, e); n > e && n < len(b) {
+		if n := jsonscan.SkipSpace(b, e); n > e && n < len(b) {
 			e = bareEnd(b, n)
 		}
 	}
@@ -567,7 +465,7 @@ func bearer(b []byte) ([]byte, bool) {
 			!bytes.EqualFold(b[i:i+len(word)], []byte(word)) || (b[i+len(word)] != ' ' && b[i+len(word)] != '\t') {
 			continue
 		}
-		v := skipSpace(b, i+len(word))
+		v := jsonscan.SkipSpace(b, i+len(word))
 		e := bareEnd(b, v)
 		if e > v && v >= w.pos && string(b[v:e]) != Mask {
 			w.replace(v, e, []byte(Mask))

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects Normalize accepts.
@@ -358,27 +360,6 @@ func appendCanonicalString(dst, tok []byte) []byte {
 		return append(dst, tok...) // cannot happen for a token str accepted
 	}
 	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c < 0x20:
-			const hex = "0123456789abcdef"
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		default:
-			dst = append(dst, c)
-		}
-	}
+	dst = jsonscan.AppendEscapedShort(dst, s)
 	return append(dst, '"')
 }

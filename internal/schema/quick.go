@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Quick is a compiled schema of the supported subset. Immutable and safe
@@ -228,7 +228,7 @@ func (q *Quick) check(b []byte, i int) (int, bool) {
 		}
 		return q.array(b, i)
 	case c == '"':
-		end := callgraph.SkipString(b, i)
+		end := jsonscan.SkipString(b, i)
 		if !q.allows(tStr) {
 			return end, false
 		}
@@ -271,7 +271,7 @@ func (q *Quick) object(b []byte, i int) (int, bool) {
 	start := i
 	i++ // '{'
 	for i < len(b) && b[i] != '}' {
-		keyEnd := callgraph.SkipString(b, i)
+		keyEnd := jsonscan.SkipString(b, i)
 		key := b[i+1 : keyEnd-1]
 		for _, c := range key {
 			if c == '\\' {
@@ -308,11 +308,11 @@ var anyValue = &Quick{maxLen: -1, maxItems: -1}
 func hasKey(obj []byte, name string) bool {
 	i := 1
 	for i < len(obj) && obj[i] == '"' {
-		keyEnd := callgraph.SkipString(obj, i)
+		keyEnd := jsonscan.SkipString(obj, i)
 		if string(obj[i+1:keyEnd-1]) == name {
 			return true
 		}
-		i = callgraph.SkipValue(obj, keyEnd+1) + 1
+		i = jsonscan.SkipValue(obj, keyEnd+1) + 1
 	}
 	return false
 }

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Options configure a Redactor. A nil *Options means all defaults.
@@ -300,54 +301,54 @@ func (r *Redactor) redactText(s *secretSet, str string) string {
 // json copies the valid JSON value at b[i:] to dst with secrets masked and
 // returns dst and the index past the value.
 func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
-	i = skipSpace(b, i)
+	i = jsonscan.SkipSpace(b, i)
 	switch b[i] {
 	case '{':
 		dst = append(dst, '{')
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		for first := true; b[i] != '}'; first = false {
 			if !first {
 				dst = append(dst, ',')
 			}
 			ks := i
-			i = endString(b, i)
+			i = jsonscan.SkipString(b, i)
 			key := b[ks:i]
 			dst = r.str(s, dst, key)
-			i = skipSpace(b, i) + 1 // ':'
+			i = jsonscan.SkipSpace(b, i) + 1 // ':'
 			dst = append(dst, ':')
 			if name, ok := unquote(key); ok && r.sensitive(name) {
-				i = skipValue(b, skipSpace(b, i))
+				i = jsonscan.SkipValue(b, jsonscan.SkipSpace(b, i))
 				dst = strconv.AppendQuote(dst, r.mask)
 			} else {
 				dst, i = r.json(s, dst, b, i)
 			}
-			i = skipSpace(b, i)
+			i = jsonscan.SkipSpace(b, i)
 			if b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			}
 		}
 		return append(dst, '}'), i + 1
 	case '[':
 		dst = append(dst, '[')
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		for first := true; b[i] != ']'; first = false {
 			if !first {
 				dst = append(dst, ',')
 			}
 			dst, i = r.json(s, dst, b, i)
-			i = skipSpace(b, i)
+			i = jsonscan.SkipSpace(b, i)
 			if b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			}
 		}
 		return append(dst, ']'), i + 1
 	case '"':
 		start := i
-		i = endString(b, i)
+		i = jsonscan.SkipString(b, i)
 		return r.str(s, dst, b[start:i]), i
 	default: // number or literal
 		start := i
-		i = skipValue(b, i)
+		i = jsonscan.SkipValue(b, i)
 		lit := b[start:i]
 		if len(s.vals) > 0 && s.rep.Replace(string(lit)) != string(lit) {
 			return strconv.AppendQuote(dst, r.mask), i
@@ -395,58 +396,4 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	enc.Encode(s)
 	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// endString returns the index past the string starting at b[i] == '"'.
-func endString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index past the valid JSON value at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return endString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = endString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
 }

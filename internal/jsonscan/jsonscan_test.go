@@ -1,0 +1,61 @@
+package jsonscan_test
+
+import (
+	"testing"
+
+	"github.com/agentreach/reach/internal/jsonscan"
+)
+
+func TestSkip(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		i        int
+		str, val int // -1: do not check SkipString
+	}{
+		{`"ab\"c" ,`, 0, 7, 7},
+		{`"ab\"c`, 0, 6, 6}, // unterminated
+		{`"ab\`, 0, 4, 4},   // cut after a backslash
+		{`{"a":[1,"]}"],"b":{}} x`, 0, -1, 21},
+		{`[1, [2, {"c": "}"}], 3`, 0, -1, 22}, // cut short
+		{`123 , 4`, 0, -1, 3},
+		{`-1.5e3}`, 0, -1, 6},
+		{`true]`, 0, -1, 4},
+		{`null"x"`, 0, -1, 4},
+		{`abc:def`, 0, -1, 3}, // a bare word, as in key=value text
+		{`{"a":1}`, 5, -1, 6},
+		{`1`, 1, -1, 1}, // at the end
+		{`1`, 5, -1, 1}, // past the end
+	} {
+		if c.str >= 0 {
+			if got := jsonscan.SkipString([]byte(c.in), c.i); got != c.str {
+				t.Errorf("SkipString(%q, %d) = %d, want %d", c.in, c.i, got, c.str)
+			}
+		}
+		if got := jsonscan.SkipValue([]byte(c.in), c.i); got != c.val {
+			t.Errorf("SkipValue(%q, %d) = %d, want %d", c.in, c.i, got, c.val)
+		}
+	}
+	if got := jsonscan.SkipSpace([]byte(" \t\r\n x"), 0); got != 5 {
+		t.Errorf("SkipSpace = %d, want 5", got)
+	}
+	if got := jsonscan.SkipSpace([]byte("  "), 1); got != 2 {
+		t.Errorf("SkipSpace at the end = %d, want 2", got)
+	}
+}
+
+func TestAppendEscaped(t *testing.T) {
+	for _, c := range []struct{ in, want, short string }{
+		{`plain <&> é`, `plain <&> é`, `plain <&> é`},
+		{"q\"b\\n\nr\rt\t", `q\"b\\n\nr\rt\t`, `q\"b\\n\nr\rt\t`},
+		{"b\bf\fz\x00\x1f\x7f", `b\u0008f\u000cz\u0000\u001f` + "\x7f", `b\bf\fz\u0000\u001f` + "\x7f"},
+		{"bad\xff\xfeend \uFFFD", `bad\ufffd\ufffdend ` + "\uFFFD", `bad\ufffd\ufffdend ` + "\uFFFD"},
+		{"\u2028", "\u2028", "\u2028"},
+	} {
+		if got := string(jsonscan.AppendEscaped([]byte("x"), c.in)); got != "x"+c.want {
+			t.Errorf("AppendEscaped(%q) = %q, want %q", c.in, got, "x"+c.want)
+		}
+		if got := string(jsonscan.AppendEscapedShort(nil, c.in)); got != c.short {
+			t.Errorf("AppendEscapedShort(%q) = %q, want %q", c.in, got, c.short)
+		}
+	}
+}
