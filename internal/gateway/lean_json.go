@@ -11,6 +11,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,71 +154,31 @@ func appendJSONString(b []byte, s string) []byte {
 // written (quotes and escapes included) and its value raw. It reports
 // false when js is not an object. js must be valid JSON (json.Valid).
 func scanObject(js []byte, f func(key, value []byte)) bool {
-	i := skipSpace(js, 0)
+	i := jsonscan.SkipSpace(js, 0)
 	if i >= len(js) || js[i] != '{' {
 		return false
 	}
-	i = skipSpace(js, i+1)
+	i = jsonscan.SkipSpace(js, i+1)
 	if i < len(js) && js[i] == '}' {
 		return true
 	}
 	for i < len(js) {
-		ke := skipValue(js, i) // the key, a string
+		ke := jsonscan.SkipValue(js, i) // the key, a string
 		key := js[i:ke]
-		i = skipSpace(js, ke)
+		i = jsonscan.SkipSpace(js, ke)
 		if i >= len(js) || js[i] != ':' {
 			return false
 		}
-		vs := skipSpace(js, i+1)
-		ve := skipValue(js, vs)
+		vs := jsonscan.SkipSpace(js, i+1)
+		ve := jsonscan.SkipValue(js, vs)
 		f(key, js[vs:ve])
-		i = skipSpace(js, ve)
+		i = jsonscan.SkipSpace(js, ve)
 		if i >= len(js) || js[i] != ',' {
 			return i < len(js) && js[i] == '}'
 		}
-		i = skipSpace(js, i+1)
+		i = jsonscan.SkipSpace(js, i+1)
 	}
 	return false
-}
-
-func skipSpace(js []byte, i int) int {
-	for i < len(js) && (js[i] == ' ' || js[i] == '\t' || js[i] == '\n' || js[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value that starts at i.
-func skipValue(js []byte, i int) int {
-	depth := 0
-	for ; i < len(js); i++ {
-		switch c := js[i]; c {
-		case '"':
-			for i++; i < len(js) && js[i] != '"'; i++ {
-				if js[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-			if depth < 0 {
-				return i
-			}
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return i
 }
 
 // jsonToken decodes a JSON string token; ok is false for anything else.
@@ -372,12 +333,12 @@ func (r *leanResult) parse(js []byte) error {
 				err = errNotObject
 				return
 			}
-			for i := skipSpace(value, 1); i < len(value) && value[i] != ']'; {
-				e := skipValue(value, i)
+			for i := jsonscan.SkipSpace(value, 1); i < len(value) && value[i] != ']'; {
+				e := jsonscan.SkipValue(value, i)
 				r.Content = append(r.Content, json.RawMessage(value[i:e]))
-				i = skipSpace(value, e)
+				i = jsonscan.SkipSpace(value, e)
 				if i < len(value) && value[i] == ',' {
-					i = skipSpace(value, i+1)
+					i = jsonscan.SkipSpace(value, i+1)
 				}
 			}
 		case `"structuredContent"`:
