@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// FuzzLeanJSON checks the lean path's hand-written JSON readers against
+// encoding/json on the same bytes: the upstream answer (parseAnswer), the
+// tool result (leanResult.parse) and a content's type and text
+// (leanContentText) read what json.Unmarshal reads, wherever both accept
+// the input and no key is spelled in another case (which encoding/json
+// would also take and the lean readers leave to the SDK).
+func FuzzLeanJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"a\u00e9\n"}],"structuredContent":{"a":[1,2]},"isError":true}`,
+		`{"content":null,"isError":null}`, `{"type":"text","text":null}`, `{"id":null,"method":null,"result":null,"error":null}`,
+		`null`, `[]`, `{"content":[ ]}`, `{ "type" : "text" , "text" : "\"q\"" }`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || caseVariantKey(data) {
+			return
+		}
+		// parseAnswer vs an rpcMessage.
+		var lean, std rpcMessage
+		if parseAnswer(data, &lean) && json.Unmarshal(data, &std) == nil {
+			if lean.JSONRPC != std.JSONRPC || lean.Method != std.Method ||
+				!sameRaw(lean.ID, std.ID) || !sameRaw(lean.Params, std.Params) || !sameRaw(lean.Result, std.Result) ||
+				(lean.Error == nil) != (std.Error == nil) || (lean.Error != nil && (lean.Error.Code != std.Error.Code ||
+				lean.Error.Message != std.Error.Message || !sameRaw(lean.Error.Data, std.Error.Data))) {
+				t.Fatalf("parseAnswer(%s) = %+v, encoding/json %+v", data, lean, std)
+			}
+		}
+		// leanResult.parse vs a leanResult.
+		var lr, sr leanResult
+		if lr.parse(data) == nil && json.Unmarshal(data, &sr) == nil {
+			if lr.IsError != sr.IsError || !sameRaw(lr.StructuredContent, sr.StructuredContent) || len(lr.Content) != len(sr.Content) {
+				t.Fatalf("leanResult.parse(%s) = %+v, encoding/json %+v", data, lr, sr)
+			}
+			for i := range lr.Content {
+				if !sameRaw(lr.Content[i], sr.Content[i]) {
+					t.Fatalf("content %d of %s: %s vs %s", i, data, lr.Content[i], sr.Content[i])
+				}
+			}
+		}
+		// leanContentText vs a struct of two strings.
+		var c struct{ Type, Text string }
+		typ, text, ok := leanContentText(data)
+		if err := json.Unmarshal(data, &c); ok != (err == nil) && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) || ok && err == nil && (typ != c.Type || text != c.Text) {
+			t.Fatalf("leanContentText(%s) = %q %q %v, encoding/json %q %q %v", data, typ, text, ok, c.Type, c.Text, err)
+		}
+	})
+}
+
+// sameRaw compares two raw JSON values as encoding/json keeps them (a
+// missing value and null are both empty or "null").
+func sameRaw(a, b []byte) bool {
+	norm := func(x []byte) string {
+		if s := strings.TrimSpace(string(x)); s != "null" {
+			return s
+		}
+		return ""
+	}
+	return norm(a) == norm(b)
+}
+
+var jsonKeyRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:`)
+
+// caseVariantKey reports whether data has a key that equals one of the
+// fields the readers know only when case is ignored, or has escapes in a
+// key (which encoding/json decodes and the lean readers compare as written).
+func caseVariantKey(data []byte) bool {
+	for _, m := range jsonKeyRE.FindAllSubmatch(data, -1) {
+		k := string(m[1])
+		if strings.Contains(k, `\`) {
+			return true
+		}
+		for _, known := range []string{"jsonrpc", "id", "method", "params", "result", "error", "content", "structuredContent", "isError", "type", "text", "code", "message", "data"} {
+			if k != known && strings.EqualFold(k, known) {
+				return true
+			}
+		}
+	}
+	return false
+}
