@@ -72,7 +72,7 @@ func BenchmarkGatewayLeanPath(b *testing.B) {
 	gw := serveLabeled(b, "gateway", g.Handler())
 	for _, tc := range []struct{ name, url, tool string }{{"direct", up, "echo"}, {"reach", gw.URL + "/mcp", "up__echo"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			cs := benchClient(b, tc.url, "")
+			cs := benchClient(b, tc.url, leanProtocol) // a session, on both
 			i := 0
 			post := func() {
 				i++
