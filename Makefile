@@ -2,9 +2,9 @@
 GO ?= go
 export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
-.PHONY: test check fmt vet unit race bench fuzz loops
+.PHONY: test check fmt vet unit race bench bench-smoke fuzz loops
 
-test: check loops race
+test: check loops race bench-smoke
 
 check: fmt vet
 
@@ -30,9 +30,21 @@ loops:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Every benchmark once, so that a broken one fails the test run (the
+# figures come from `make bench` and the commands in docs/BENCHMARKS.md).
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# Every fuzzer for FUZZTIME each (a developer's target; CI runs their seeds
+# as tests).
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s ./internal/callgraph
-	$(GO) test -run '^$$' -fuzz FuzzDecodeEnvelope -fuzztime 30s .
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 # The gateway's npm interoperability tests (internal/gateway TestNPM*) run
 # real MCP servers, the TypeScript SDK client and the MCP Inspector from npm;
@@ -51,13 +63,6 @@ browser-deps:
 	@bash scripts/browser-deps.sh
 unit: browser-deps
 race: browser-deps
-
-# The gateway's fuzzers (configuration decoder; JSON-RPC and API bodies).
-.PHONY: fuzz-gateway
-fuzz: fuzz-gateway
-fuzz-gateway:
-	$(GO) test -run '^$$' -fuzz FuzzParseConfig -fuzztime 30s ./internal/gateway
-	$(GO) test -run '^$$' -fuzz FuzzHTTPBodies -fuzztime 30s ./internal/gateway
 
 # The gateway's MCP conformance test (internal/gateway TestConformance) runs
 # the official conformance suite, which needs Node 22; install both (into
