@@ -54,7 +54,8 @@ func (g *Gateway) newHandler() http.Handler {
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.sampleAware(g.leanMCP(mcpHandler), mcpHandler)))
+	stateful := g.withCancelReasons(mcpHandler)
+	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.sampleAware(g.leanMCP(stateful), stateful)))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)

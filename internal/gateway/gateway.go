@@ -128,6 +128,7 @@ type Gateway struct {
 	serverInfo *mcp.Implementation // as the MCP server introduces itself
 	leanHits   atomic.Int64        // calls answered by the lean path
 	inflight   sync.Map            // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
+	sdkCalls   sync.Map            // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
 
 	mu        sync.Mutex
 	upstreams []*upstream

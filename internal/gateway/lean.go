@@ -194,8 +194,78 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 	})
 }
 
-// errClientCancelled is the cause of a lean call the client cancelled.
+// errClientCancelled is the cause of a call the client cancelled.
 var errClientCancelled = errors.New("the client cancelled the call")
+
+// headerRPCID carries a tools/call's JSON-RPC id from the HTTP front to the
+// SDK's handler (RequestExtra.Header), so that a cancellation's reason can
+// be matched to the call.
+const headerRPCID = "Reach-Internal-Rpc-Id"
+
+// withCancelReasons wraps the SDK's stateful handler: it marks each
+// tools/call with its id (headerRPCID) and keeps the reason of a client's
+// notifications/cancelled for a call in flight through the SDK (whose own
+// cancellation carries none), for cancelReason.
+func (g *Gateway) withCancelReasons(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerRPCID)
+		sid := r.Header.Get(headerSession)
+		if r.Method != http.MethodPost || sid == "" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		buf := bufPool.Get().(*bytes.Buffer)
+		defer bufPool.Put(buf)
+		if !readLeanBody(w, r, buf) {
+			return
+		}
+		body := buf.Bytes()
+		var msg rpcMessage
+		if json.Valid(body) && parseEnvelope(body, &msg) {
+			switch {
+			case msg.Method == "tools/call" && len(msg.ID) > 0:
+				r.Header.Set(headerRPCID, string(msg.ID))
+			case msg.Method == "notifications/cancelled":
+				var p struct {
+					RequestID json.RawMessage `json:"requestId"`
+					Reason    string          `json:"reason"`
+				}
+				if json.Unmarshal(msg.Params, &p) == nil {
+					key := sid + "\x00" + string(p.RequestID)
+					if _, ok := g.sdkCalls.Load(key); ok {
+						g.sdkCalls.Store(key, p.Reason)
+					}
+				}
+			}
+		}
+		g.passOn(sdk, w, r, body)
+	})
+}
+
+// cancelReason gives a call through the SDK a context whose cause, when
+// the client cancels it, says so with the client's reason.
+func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h http.Header) (context.Context, func()) {
+	id := h.Get(headerRPCID)
+	if ss == nil || ss.ID() == "" || id == "" {
+		return ctx, func() {}
+	}
+	key := ss.ID() + "\x00" + id
+	g.sdkCalls.Store(key, "")
+	// Not a child of ctx: it ends when ctx does, with the reason as cause.
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if v, _ := g.sdkCalls.Load(key); v != nil && v.(string) != "" {
+			cancel(fmt.Errorf("%w: %s", errClientCancelled, v.(string)))
+			return
+		}
+		cancel(context.Cause(ctx))
+	})
+	return cctx, func() {
+		stop()
+		cancel(nil)
+		g.sdkCalls.Delete(key)
+	}
+}
 
 // passOn gives a request whose body was read to the SDK.
 func (g *Gateway) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {

@@ -162,6 +162,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if ci := req.ClientInfo(); ci != nil {
 		agent = ci.Name
 	}
+	ctx, done := g.cancelReason(ctx, req.Session, h)
+	defer done()
 	return g.dispatch(ctx, g.sessionOf(req), req.Session, agent, p.Name, p.Arguments, p.Meta, p.GetProgressToken())
 }
 

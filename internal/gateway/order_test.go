@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rawMCP is a bare Streamable HTTP client session: it shows the messages
@@ -159,5 +160,40 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 	}
 	if !found {
 		t.Error("no up__slow frame")
+	}
+}
+
+// TestCancelReasonThroughSDK: a call that goes through the SDK's front (the
+// client can sample) and is cancelled by the client ends with the client's
+// reason on its frame, as a lean call does.
+func TestCancelReasonThroughSDK(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig)
+	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{"sampling":{}}`)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.post(`{"jsonrpc":"2.0","id":"slow-2","method":"tools/call","params":{"name":"up__slow","arguments":{"text":"s"}}}`)
+	}()
+	waitFor(t, p.started, "the slow call to start")
+	c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-2","reason":"the user pressed stop"}}`)
+	waitFor(t, p.cancelled, "the upstream call to be cancelled")
+	<-done
+	var msg string
+	deadline := time.Now().Add(5 * time.Second)
+	for msg == "" && time.Now().Before(deadline) {
+		for _, req := range g.rt.Requests() {
+			for _, f := range req.Frames() {
+				if e := f.Err(); f.Name == "up__slow" && e != nil {
+					msg = e.Message
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(msg, "the user pressed stop") {
+		t.Errorf("the cancelled frame's error = %q, want the client's reason", msg)
+	}
+	if g.leanHits.Load() != 0 {
+		t.Errorf("the call took the lean front; the test needs the SDK's")
 	}
 }
