@@ -40,7 +40,8 @@ bench-smoke:
 FUZZTIME ?= 30s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+		fs=$$($(GO) test -list '^Fuzz' $$pkg) || exit 1; \
+		for f in $$(echo "$$fs" | grep '^Fuzz'); do \
 			echo "fuzz $$pkg $$f"; \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; \

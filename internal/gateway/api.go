@@ -30,6 +30,7 @@ const (
 // and the rest to stateful.
 func byProtocol(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerRPCID) // the gateway's own, never a client's
 		if r.Header.Get(headerSession) == "" && r.Header.Get(headerProtocol) >= statelessProtocol {
 			stateless.ServeHTTP(w, r)
 			return

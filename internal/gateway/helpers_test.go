@@ -160,7 +160,8 @@ func newUpstreamProbe() *upstreamProbe {
 			return nil, nil, fmt.Errorf("the disk is full")
 		})
 	type ticksIn struct {
-		N int `json:"n"`
+		N   int `json:"n"`
+		Pad int `json:"pad,omitempty"` // bytes of message in each progress notification
 	}
 	// ticks reports progress (when asked) and logs a message n times, the
 	// last right before its result, with no pause between them.
@@ -170,11 +171,41 @@ func newUpstreamProbe() *upstreamProbe {
 			tok := req.Params.GetProgressToken()
 			for i := range in.N {
 				if tok != nil {
-					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.N)})
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.N),
+						Message: strings.Repeat("x", in.Pad)})
 				}
 				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "probe", Data: fmt.Sprintf("tick %d", i+1)})
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil, nil
+		})
+	// sample_detached asks for a completion outside the call's stream (a
+	// context not the call's: the session's standalone stream), as servers
+	// that do not relate their requests do.
+	mcp.AddTool(s, &mcp.Tool{Name: "sample_detached", Description: "Sample on the standalone stream.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := req.Session.CreateMessage(sctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+			}
+			text := ""
+			if tc, ok := res.Content.(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + text}}}, nil, nil
+		})
+	// chatty logs "<tag>-1", waits ms milliseconds, logs "<tag>-2".
+	mcp.AddTool(s, &mcp.Tool{Name: "chatty", Description: "Log twice, a while apart.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Tag string `json:"tag"`
+			Ms  int    `json:"ms"`
+		}) (*mcp.CallToolResult, any, error) {
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Tag + "-1"})
+			time.Sleep(time.Duration(in.Ms) * time.Millisecond)
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Tag + "-2"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done " + in.Tag}}}, nil, nil
 		})
 	// callback calls back into the gateway's API as a tool's implementation
 	// in another process would: it forwards its reach/parent so that its

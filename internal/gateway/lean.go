@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -107,7 +108,7 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			}
 			if json.Unmarshal(msg.Params, &p) == nil {
 				if v, ok := g.inflight.Load(sid + "\x00" + string(p.RequestID)); ok {
-					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, p.Reason))
+					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, clip(p.Reason, maxCancelReason)))
 					w.WriteHeader(http.StatusAccepted)
 					return
 				}
@@ -136,10 +137,22 @@ func readLeanBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) boo
 
 // Keys of the sessionless protocol's per-request _meta (SEP-2575).
 const (
-	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo      = "io.modelcontextprotocol/clientInfo"
-	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 )
+
+// hasParamHeaders reports whether a request carries Mcp-Param-* headers
+// (arguments mirrored into headers), which the SDK checks against the body.
+func hasParamHeaders(h http.Header) bool {
+	for k := range h {
+		if len(k) > len("Mcp-Param-") && strings.EqualFold(k[:len("Mcp-Param-")], "Mcp-Param-") {
+			return true
+		}
+	}
+	return false
+}
 
 // leanStateless wraps the SDK's stateless handler with the lean tools/call
 // path for the sessionless protocol: a POST holding a single tools/call
@@ -166,9 +179,17 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		body := buf.Bytes()
 		var msg rpcMessage
 		var p callParams
+		// Anything the SDK checks beyond this (headers that must match the
+		// body, versions, capabilities, a malformed reach _meta) is the
+		// SDK's to answer.
 		if !json.Valid(body) || !parseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || len(msg.ID) == 0 ||
 			parseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
-			p.Meta[metaProtocolVersion] != r.Header.Get(headerProtocol) {
+			r.Header.Get(headerProtocol) != statelessProtocol || p.Meta[metaProtocolVersion] != statelessProtocol ||
+			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
+			g.passOn(sdk, w, r, body)
+			return
+		}
+		if _, err := parseCallMeta(p.Meta); err != nil {
 			g.passOn(sdk, w, r, body)
 			return
 		}
@@ -231,9 +252,9 @@ func (g *Gateway) withCancelReasons(sdk http.Handler) http.Handler {
 					Reason    string          `json:"reason"`
 				}
 				if json.Unmarshal(msg.Params, &p) == nil {
-					key := sid + "\x00" + string(p.RequestID)
-					if _, ok := g.sdkCalls.Load(key); ok {
-						g.sdkCalls.Store(key, p.Reason)
+					if v, ok := g.sdkCalls.Load(sid + "\x00" + string(p.RequestID)); ok {
+						reason := clip(p.Reason, maxCancelReason)
+						v.(*cancelNote).reason.Store(&reason)
 					}
 				}
 			}
@@ -250,12 +271,18 @@ func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h htt
 		return ctx, func() {}
 	}
 	key := ss.ID() + "\x00" + id
-	g.sdkCalls.Store(key, "")
+	note := &cancelNote{}
+	g.sdkCalls.Store(key, note)
 	// Not a child of ctx: it ends when ctx does, with the reason as cause.
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	parent := context.WithoutCancel(ctx)
+	stopDeadline := func() {}
+	if d, ok := ctx.Deadline(); ok {
+		parent, stopDeadline = context.WithDeadline(parent, d)
+	}
+	cctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(ctx, func() {
-		if v, _ := g.sdkCalls.Load(key); v != nil && v.(string) != "" {
-			cancel(fmt.Errorf("%w: %s", errClientCancelled, v.(string)))
+		if r := note.reason.Load(); r != nil {
+			cancel(fmt.Errorf("%w: %s", errClientCancelled, *r))
 			return
 		}
 		cancel(context.Cause(ctx))
@@ -263,9 +290,16 @@ func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h htt
 	return cctx, func() {
 		stop()
 		cancel(nil)
-		g.sdkCalls.Delete(key)
+		stopDeadline()
+		g.sdkCalls.CompareAndDelete(key, note)
 	}
 }
+
+// cancelNote holds a client's reason for cancelling a call through the SDK.
+type cancelNote struct{ reason atomic.Pointer[string] }
+
+// maxCancelReason bounds the reason a client gives, as kept on the frame.
+const maxCancelReason = 500
 
 // passOn gives a request whose body was read to the SDK.
 func (g *Gateway) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
@@ -609,12 +643,16 @@ func (u *upstream) answerLean(ctx context.Context, ls *leanSession, method strin
 	switch method {
 	case "sampling/createMessage":
 		var p mcp.CreateMessageParams
-		if err = json.Unmarshal(params, &p); err == nil {
+		if err = json.Unmarshal(params, &p); err != nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "reach could not read the sampling request: " + err.Error()}
+		} else {
 			res, err = u.sample(ctx, ctx, down, &p)
 		}
 	case "elicitation/create":
 		var p mcp.ElicitParams
-		if err = json.Unmarshal(params, &p); err == nil {
+		if err = json.Unmarshal(params, &p); err != nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "reach could not read the elicitation request: " + err.Error()}
+		} else {
 			res, err = u.elicit(ctx, ctx, down, &p)
 		}
 	}

@@ -64,6 +64,12 @@ func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 				return g.callTool(ctx, r)
 			}
 		}
+		if method == "logging/setLevel" {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && r.Params != nil && !slices.Contains(logLevels, r.Params.Level) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("unknown logging level %q; use one of %v", r.Params.Level, logLevels)}
+			}
+		}
 		res, err := next(ctx, method, req)
 		if method == "tools/list" && err == nil {
 			res = g.filterList(ctx, req, res)
@@ -108,11 +114,13 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 // clientSession returns the state of a sessionless client: its principal
 // and clientInfo name and version.
 func (g *Gateway) clientSession(id *auth.Identity, name, version string) *session {
-	key := "client:"
+	// NUL-separated and bounded: the parts cannot run into each other, and
+	// a huge clientInfo is not kept.
+	key := "client\x00"
 	if id != nil {
-		key += id.Principal + ":"
+		key += id.Principal
 	}
-	key += name + "@" + version
+	key += "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
 	if v, ok := g.sessions.Load(key); ok {
 		return v.(*session)
 	}

@@ -2,14 +2,19 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawMCP is a bare Streamable HTTP client session: it shows the messages
@@ -195,5 +200,153 @@ func TestCancelReasonThroughSDK(t *testing.T) {
 	}
 	if g.leanHits.Load() != 0 {
 		t.Errorf("the call took the lean front; the test needs the SDK's")
+	}
+}
+
+// stdioGateway is a gateway in front of the probe served over stdio (the
+// test binary again), as "up".
+func stdioGateway(t *testing.T) *Gateway {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
+}
+
+// logsOf lists the log messages of an answer.
+func logsOf(msgs []map[string]any) []string {
+	var out []string
+	for _, m := range msgs {
+		if m["method"] == "notifications/message" {
+			out = append(out, fmt.Sprint(path(m, "params", "data")))
+		}
+	}
+	return out
+}
+
+// TestSharedSessionLogsStayWithTheirClient: on the one session of a stdio
+// upstream, a log message that does not name its call while two clients
+// have calls in flight goes to neither, never to the other client.
+func TestSharedSessionLogsStayWithTheirClient(t *testing.T) {
+	g := stdioGateway(t)
+	url := serveTest(t, g).URL + "/mcp"
+	a, b := newRawMCP(t, url, `{}`), newRawMCP(t, url, `{}`)
+	for _, c := range []*rawMCP{a, b} {
+		c.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`)
+	}
+	// Alone, a client gets its call's messages.
+	if got := logsOf(first(b.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__chatty","arguments":{"tag":"solo","ms":0},"_meta":{"progressToken":"p"}}}`))); strings.Join(got, ",") != "solo-1,solo-2" {
+		t.Fatalf("a client alone got logs %v", got)
+	}
+	gotA := make(chan []string, 1)
+	go func() {
+		gotA <- logsOf(first(a.post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"up__chatty","arguments":{"tag":"A","ms":400},"_meta":{"progressToken":"p"}}}`)))
+	}()
+	time.Sleep(100 * time.Millisecond) // A is in its wait; B still waits when A logs again
+	gotB := logsOf(first(b.post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"up__chatty","arguments":{"tag":"B","ms":600},"_meta":{"progressToken":"p"}}}`)))
+	la := <-gotA
+	for _, m := range gotB {
+		if strings.HasPrefix(m, "A-") {
+			t.Errorf("client B got client A's log message %q (B's: %v)", m, gotB)
+		}
+	}
+	for _, m := range la {
+		if strings.HasPrefix(m, "B-") {
+			t.Errorf("client A got client B's log message %q (A's: %v)", m, la)
+		}
+	}
+}
+
+func first(msgs []map[string]any, _ http.Header) []map[string]any { return msgs }
+
+// TestSlowClientDoesNotBlockStdioUpstream: a client that stops reading its
+// call's stream while the upstream floods it with progress holds up its
+// own call only; another client's call through the same stdio upstream
+// still gets its answer.
+func TestSlowClientDoesNotBlockStdioUpstream(t *testing.T) {
+	g := stdioGateway(t)
+	srv := serveTest(t, g)
+	a := newRawMCP(t, srv.URL+"/mcp", `{}`)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__ticks","arguments":{"n":4000,"pad":8000},"_meta":{"progressToken":"flood"}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+		headerSession, a.sid, headerProtocol, len(body), body)
+	// This client never reads; give the flood time to fill the buffers.
+	time.Sleep(time.Second)
+	b := newRawMCP(t, srv.URL+"/mcp", `{}`)
+	answered := make(chan []map[string]any, 1)
+	go func() {
+		answered <- first(b.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"still here"}}}`))
+	}()
+	select {
+	case msgs := <-answered:
+		if len(msgs) != 1 || !strings.Contains(fmt.Sprint(msgs[0]), "echo: still here") {
+			t.Errorf("the other client's call answered %v", msgs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a client that does not read its stream blocked another client's call through the stdio upstream")
+	}
+}
+
+// TestLogLevelAfterReconnect: a client's logging level still holds after
+// the upstream's shared session is replaced (a restart, a 404); an unknown
+// level is refused, not passed upstream.
+func TestLogLevelAfterReconnect(t *testing.T) {
+	g, _, _ := upstreamGateway(t, probeConfig)
+	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{}`)
+	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"bogus"}}`); len(msgs) != 1 || path(msgs[0], "error", "code") != float64(-32602) {
+		t.Errorf("an unknown level answered %v, want invalid params", msgs)
+	}
+	c.post(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}`)
+	call := func(tag string) []string {
+		return logsOf(first(c.post(`{"jsonrpc":"2.0","id":"` + tag + `","method":"tools/call","params":{"name":"up__chatty","arguments":{"tag":"` + tag + `","ms":0}}}`)))
+	}
+	if got := call("before"); len(got) != 2 {
+		t.Fatalf("logs before the reconnect: %v", got)
+	}
+	u := g.upstreams[0]
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	u.drop(cs, nil)
+	if got := call("after"); strings.Join(got, ",") != "after-1,after-2" {
+		t.Errorf("logs after the upstream session was replaced: %v, want after-1 and after-2", got)
+	}
+}
+
+// TestSamplingOnStandaloneStream: a sampling request an upstream sends
+// outside the call's stream (its standalone GET stream) on the session of
+// a client's own still reaches that client, as a model frame of the call.
+func TestSamplingOnStandaloneStream(t *testing.T) {
+	g, _, _ := upstreamGateway(t, probeConfig)
+	c := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from the client"}}, nil
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveTest(t, g).URL + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, text := callText(t, cs, "up__sample_detached", map[string]any{}, mcp.Meta{MetaRequest: "detached"})
+	if res.IsError || text != "sampled: from the client" {
+		t.Fatalf("up__sample_detached = %q", text)
+	}
+	r, _ := g.rt.Lookup("detached")
+	var model *reach.Frame
+	for _, f := range r.Frames() {
+		if f.Kind == reach.ModelFrame {
+			model = f
+		}
+	}
+	if model == nil || model.Parent == nil || model.Parent.Name != "up__sample_detached" {
+		t.Errorf("model frame %+v, want one under the tool call", model)
 	}
 }

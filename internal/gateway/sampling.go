@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,7 +84,7 @@ func canSample(ss *mcp.ServerSession) bool {
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
 	if fl == nil {
-		return nil, errors.New("reach: an elicitation request needs a tool call in flight from a client that can answer it; none is")
+		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
 	}
 	return u.elicit(fl.ctx, ctx, fl.ss, req.Params)
 }
@@ -121,11 +122,75 @@ func (g *Gateway) streams(ss *mcp.ServerSession) bool {
 	return ss != nil && (canSample(ss) || g.logs(ss))
 }
 
-// flight is one upstream tool call in flight through the SDK.
+// flight is one upstream tool call in flight through the SDK (or, for a
+// client's own session, the lean client).
 type flight struct {
 	ctx   context.Context // the tool call's context: its frame, its request
 	frame *reach.Frame
 	ss    *mcp.ServerSession // the downstream session that made the call, if any
+	relay *relay             // passes the call's notifications on, in order
+}
+
+// relay passes the notifications of one call on to its client in the order
+// they came, on a goroutine of its own, so that a client that reads slowly
+// holds up only its own call, never the upstream connection's reader. It
+// keeps at most relayMax waiting; more are dropped.
+type relay struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+	idle    chan struct{} // closed when the queue is empty and nothing runs; nil then
+}
+
+const relayMax = 256
+
+// push queues f.
+func (r *relay) push(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) >= relayMax {
+		return
+	}
+	r.queue = append(r.queue, f)
+	if !r.running {
+		r.running = true
+		r.idle = make(chan struct{})
+		go r.run()
+	}
+}
+
+func (r *relay) run() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.running = false
+			close(r.idle)
+			r.idle = nil
+			r.mu.Unlock()
+			return
+		}
+		f := r.queue[0]
+		r.queue = r.queue[1:]
+		r.mu.Unlock()
+		f()
+	}
+}
+
+// flush waits until what was pushed has been passed on, for at most d, so
+// that a call's notifications go out before its result.
+func (r *relay) flush(d time.Duration) {
+	r.mu.Lock()
+	idle := r.idle
+	r.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 // flights are the calls in flight per upstream client session.
@@ -161,8 +226,10 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 }
 
 // find returns the call a request or notification on cs belongs to: the
-// one whose frame its _meta names, else the newest whose downstream
-// session passes ok.
+// one whose frame its _meta names; else, when every call in flight on cs
+// comes from one downstream session that passes ok, the newest of them;
+// else none (a message that could be for either of two clients goes to
+// neither).
 func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *flight {
 	var named reach.FrameID
 	if s, isStr := meta[MetaParent].(string); isStr {
@@ -180,12 +247,21 @@ func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.Serve
 			}
 		}
 	}
-	for i := len(l) - 1; i >= 0; i-- {
-		if ok(l[i].ss) {
-			return l[i]
+	// Not named: the call is a guess, made only when it cannot be another
+	// client's (every call in flight on cs is from one downstream session).
+	var found *flight
+	for _, fl := range l {
+		if found != nil && fl.ss != found.ss {
+			return nil
+		}
+		if found == nil || ok(fl.ss) {
+			found = fl
 		}
 	}
-	return nil
+	if found == nil || !ok(found.ss) {
+		return nil
+	}
+	return found
 }
 
 // hasSession reports whether a call has a downstream session.
@@ -197,7 +273,7 @@ func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
 func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
 	if fl == nil {
-		return nil, errors.New("reach: a sampling request needs a tool call in flight from a client that can sample; none is")
+		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
 	}
 	return u.sample(fl.ctx, ctx, fl.ss, req.Params)
 }
@@ -338,9 +414,11 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	if fl == nil {
 		return
 	}
-	if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
-		u.log.Debug("passing a log message on failed", "err", err)
-	}
+	fl.relay.push(func() {
+		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
+			u.log.Debug("passing a log message on failed", "err", err)
+		}
+	})
 }
 
 // logLevels orders MCP logging levels from the most verbose.
@@ -359,13 +437,7 @@ func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, 
 			g.levels.Delete(down)
 		}()
 	}
-	shared := params.Level
-	g.levels.Range(func(_, v any) bool {
-		if slices.Index(logLevels, v.(mcp.LoggingLevel)) < slices.Index(logLevels, shared) {
-			shared = v.(mcp.LoggingLevel)
-		}
-		return true
-	})
+	shared := g.sharedLevel()
 	for _, u := range g.upstreams {
 		if v, ok := u.own.Load(down); ok {
 			u.passLevel(ctx, v.(*mcp.ClientSession), params.Level)
@@ -382,6 +454,19 @@ func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, 
 			u.passLevel(ctx, cs, shared)
 		}
 	}
+}
+
+// sharedLevel is the most verbose level a client asked for ("" when none
+// did): what shared upstream sessions are set to.
+func (g *Gateway) sharedLevel() mcp.LoggingLevel {
+	var shared mcp.LoggingLevel
+	g.levels.Range(func(_, v any) bool {
+		if lv := v.(mcp.LoggingLevel); shared == "" || slices.Index(logLevels, lv) < slices.Index(logLevels, shared) {
+			shared = lv
+		}
+		return true
+	})
+	return shared
 }
 
 // passLevel sets the logging level of an upstream session, when the

@@ -65,3 +65,41 @@ func TestStatelessProtocol(t *testing.T) {
 		t.Errorf("a forbidden tool = %q (isError %v), want a refusal", text, res.IsError)
 	}
 }
+
+// TestStatelessLeanDefersToSDK: a sessionless tools/call whose Mcp-Name
+// header names another tool than its body, or that lacks the client's
+// capabilities, is not run by the lean path; the SDK refuses it (400).
+func TestStatelessLeanDefersToSDK(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig)
+	url := serveTest(t, g).URL + "/mcp"
+	post := func(header, meta string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"},"_meta":{` + meta + `}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	good := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
+	if code := post("up__echo", good); code != http.StatusOK || g.leanHits.Load() != 1 {
+		t.Fatalf("a well-formed sessionless call: status %d, lean hits %d", code, g.leanHits.Load())
+	}
+	ran := len(p.metas)
+	if code := post("up__slow", good); code != http.StatusBadRequest {
+		t.Errorf("Mcp-Name up__slow for a call of up__echo: status %d, want 400", code)
+	}
+	noCaps := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`
+	if code := post("up__echo", noCaps); code != http.StatusBadRequest {
+		t.Errorf("no client capabilities: status %d, want 400", code)
+	}
+	if len(p.metas) != ran || g.leanHits.Load() != 1 {
+		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.leanHits.Load())
+	}
+}

@@ -267,6 +267,11 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	u.mu.Unlock()
 	cs, err := u.connect(ctx)
+	if err == nil {
+		if lvl := u.g.sharedLevel(); lvl != "" { // a new session logs nothing until told
+			u.passLevel(ctx, cs, lvl)
+		}
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if err != nil {
@@ -479,7 +484,14 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 			}
 		}
+		f, _ := reach.FrameFrom(ctx)
 		if ls := u.leanOf(cs); ls != nil {
+			if own {
+				// What the upstream sends outside the call's stream (its
+				// standalone GET stream) reaches onCreateMessage, onElicit or
+				// onLog; on this client's own session it is this call's.
+				defer u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
+			}
 			res, err := u.callLean(ctx, ls, name, args, meta, sink)
 			if errors.Is(err, errSessionGone) {
 				u.drop(cs, down)
@@ -509,16 +521,17 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			return res.data(), nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
+		rl := &relay{}
 		if sink != nil {
 			tok := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
-			u.progress.Store(tok, &progressRoute{sink: sink, ctx: ctx})
+			u.progress.Store(tok, &progressRoute{sink: sink, ctx: ctx, relay: rl})
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
-		f, _ := reach.FrameFrom(ctx)
-		landed := u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down})
+		landed := u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down, relay: rl})
 		res, err := cs.CallTool(ctx, params)
 		landed()
+		rl.flush(relayFlush)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
@@ -616,9 +629,14 @@ func contentText(cs []mcp.Content) string {
 // progressRoute is where an upstream progress token's notifications go:
 // the downstream client's sink, on the stream of its call (ctx).
 type progressRoute struct {
-	sink *progressSink
-	ctx  context.Context
+	sink  *progressSink
+	ctx   context.Context
+	relay *relay
 }
+
+// relayFlush bounds how long a call's result waits for its notifications
+// to be passed on to a client that reads slowly.
+const relayFlush = 2 * time.Second
 
 // onProgress passes an upstream's progress that came through the SDK
 // client on to the downstream client that asked for it.
@@ -640,16 +658,20 @@ func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
 	p := *params
 	p.ProgressToken = r.sink.token
 	p.Meta = nil
-	if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
-		u.log.Debug("passing progress on failed", "err", err)
-	}
+	r.relay.push(func() {
+		if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
+			u.log.Debug("passing progress on failed", "err", err)
+		}
+	})
 }
 
 // inOrder wraps a stdio upstream's transport so that its progress and log
-// notifications are passed on as they are read, before the result that
-// follows them. (The SDK queues notifications for a handler goroutine but
-// hands a response to its caller at once, so a notification sent just
-// before a result would reach the handler after the call is over.)
+// notifications are queued for their call's client as they are read, and
+// the call's result waits for them. (The SDK queues notifications for a
+// handler goroutine but hands a response to its caller at once, so a
+// notification sent just before a result would reach the handler after
+// the call is over.) Each call's relay writes to its client, so a client
+// that reads slowly never holds up the reader.
 type inOrder struct {
 	mcp.Transport
 	u  *upstream
