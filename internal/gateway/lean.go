@@ -102,13 +102,9 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 				return
 			}
 		case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
-			var p struct {
-				RequestID json.RawMessage `json:"requestId"`
-				Reason    string          `json:"reason"`
-			}
-			if json.Unmarshal(msg.Params, &p) == nil {
-				if v, ok := g.inflight.Load(sid + "\x00" + string(p.RequestID)); ok {
-					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, clip(p.Reason, maxCancelReason)))
+			if key, reason, ok := cancelled(sid, &msg); ok {
+				if v, ok := g.inflight.Load(key); ok {
+					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
 					w.WriteHeader(http.StatusAccepted)
 					return
 				}
@@ -247,13 +243,8 @@ func (g *Gateway) withCancelReasons(sdk http.Handler) http.Handler {
 			case msg.Method == "tools/call" && len(msg.ID) > 0:
 				r.Header.Set(headerRPCID, string(msg.ID))
 			case msg.Method == "notifications/cancelled":
-				var p struct {
-					RequestID json.RawMessage `json:"requestId"`
-					Reason    string          `json:"reason"`
-				}
-				if json.Unmarshal(msg.Params, &p) == nil {
-					if v, ok := g.sdkCalls.Load(sid + "\x00" + string(p.RequestID)); ok {
-						reason := clip(p.Reason, maxCancelReason)
+				if key, reason, ok := cancelled(sid, &msg); ok {
+					if v, ok := g.sdkCalls.Load(key); ok {
 						v.(*cancelNote).reason.Store(&reason)
 					}
 				}
@@ -293,6 +284,19 @@ func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h htt
 		stopDeadline()
 		g.sdkCalls.CompareAndDelete(key, note)
 	}
+}
+
+// cancelled reads a notifications/cancelled on session sid: the key of the
+// call it cancels (sid, NUL, its JSON-RPC id) and the reason, bounded.
+func cancelled(sid string, msg *rpcMessage) (key, reason string, ok bool) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return "", "", false
+	}
+	return sid + "\x00" + string(p.RequestID), clip(p.Reason, maxCancelReason), true
 }
 
 // cancelNote holds a client's reason for cancelling a call through the SDK.
