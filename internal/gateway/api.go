@@ -55,8 +55,7 @@ func (g *Gateway) newHandler() http.Handler {
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	stateful := g.withCancelReasons(mcpHandler)
-	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.sampleAware(g.leanMCP(stateful), stateful)))
+	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)

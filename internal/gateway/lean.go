@@ -3,17 +3,20 @@ package gateway
 // The lean tools/call path. The go-sdk decodes every message with a JSON
 // decoder that allocates a large buffer per call; through a gateway that
 // cost is paid twice more per call (as server and as client) than on a
-// direct call. For the one message that matters, tools/call on an
-// established Streamable HTTP session, the gateway reads only the fields
-// the guards need and writes the answer itself, on both sides:
+// direct call. For the one message that matters, tools/call over
+// Streamable HTTP, the gateway reads only the fields the guards need and
+// writes the answer itself, on both sides:
 //
 //   - downstream, leanMCP answers a POST /mcp that holds a single tools/call
 //     request on a session the SDK made (Mcp-Session-Id, protocol versions
-//     before 2026-07-28) with a JSON response; everything else — initialize,
-//     lists, notifications, batches, calls that ask for progress, the
-//     sessionless 2026-07-28 protocol — goes to the SDK;
+//     before 2026-07-28), from a client whose answers need not be streams,
+//     with a JSON response, and leanStateless does the same for the
+//     sessionless protocol; everything else — initialize, lists,
+//     notifications, batches, calls that ask for progress, clients that
+//     sample, elicit or log — goes to the SDK;
 //   - upstream, callLean posts tools/call on the SDK client session's id and
-//     reads the JSON or SSE answer, passing progress on and answering pings.
+//     reads the JSON or SSE answer, relaying progress, log messages,
+//     sampling and elicitation in order and answering pings.
 //
 // Both speak the same protocol as the SDK and fall back to it on anything
 // they do not handle.
@@ -71,7 +74,12 @@ type callParams struct {
 	Meta      mcp.Meta        `json:"_meta,omitempty"`
 }
 
-// leanMCP wraps the SDK's /mcp handler with the lean tools/call path.
+// leanMCP wraps the SDK's stateful /mcp handler. It reads each POST on a
+// session once: a single tools/call from a client whose answers need not
+// be streams (see streams) is answered by the lean path; a client's
+// notifications/cancelled cancels its lean call, or keeps its reason for
+// a call through the SDK (cancelReason); everything else goes to the SDK,
+// a tools/call marked with its id (headerRPCID).
 func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(headerSession)
@@ -79,28 +87,25 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			sdk.ServeHTTP(w, r)
 			return
 		}
-		ss := g.sessionByID(sid)
-		if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().ProtocolVersion >= statelessProtocol {
-			sdk.ServeHTTP(w, r)
-			return
-		}
 		buf := bufPool.Get().(*bytes.Buffer)
 		defer bufPool.Put(buf)
-		if !readLeanBody(w, r, buf) {
-			return
+		body, msg, ok := readMessage(w, r, buf)
+		if body == nil {
+			return // answered
 		}
-		body := buf.Bytes()
-		var msg rpcMessage
-		if !json.Valid(body) || !parseEnvelope(body, &msg) || msg.JSONRPC != "2.0" {
+		if !ok {
 			g.passOn(sdk, w, r, body)
 			return
 		}
-		msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
+		ss := g.sessionByID(sid)
+		lean := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < statelessProtocol && !g.streams(ss)
 		switch {
 		case msg.Method == "tools/call" && len(msg.ID) > 0:
-			if g.leanCall(w, r, ss, sid, &msg) {
+			msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
+			if lean && g.leanCall(w, r, ss, sid, &msg) {
 				return
 			}
+			r.Header.Set(headerRPCID, string(msg.ID))
 		case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
 			if key, reason, ok := cancelled(sid, &msg); ok {
 				if v, ok := g.inflight.Load(key); ok {
@@ -108,10 +113,26 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 					w.WriteHeader(http.StatusAccepted)
 					return
 				}
+				if v, ok := g.sdkCalls.Load(key); ok {
+					v.(*cancelNote).reason.Store(&reason)
+				}
 			}
 		}
 		g.passOn(sdk, w, r, body)
 	})
+}
+
+// readMessage reads a request's body into buf and its JSON-RPC envelope.
+// body is nil when reading failed (the error is answered); ok is false for
+// a body the lean readers do not take (invalid JSON, a batch, not JSON-RPC
+// 2.0), which goes to the SDK as it is.
+func readMessage(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (body []byte, msg rpcMessage, ok bool) {
+	if !readLeanBody(w, r, buf) {
+		return nil, msg, false
+	}
+	body = buf.Bytes()
+	ok = json.Valid(body) && parseEnvelope(body, &msg) && msg.JSONRPC == "2.0"
+	return body, msg, ok
 }
 
 // readLeanBody reads a request's body into buf, or answers the error and
@@ -169,16 +190,15 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		}
 		buf := bufPool.Get().(*bytes.Buffer)
 		defer bufPool.Put(buf)
-		if !readLeanBody(w, r, buf) {
-			return
+		body, msg, ok := readMessage(w, r, buf)
+		if body == nil {
+			return // answered
 		}
-		body := buf.Bytes()
-		var msg rpcMessage
 		var p callParams
 		// Anything the SDK checks beyond this (headers that must match the
 		// body, versions, capabilities, a malformed reach _meta) is the
 		// SDK's to answer.
-		if !json.Valid(body) || !parseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || len(msg.ID) == 0 ||
+		if !ok || msg.Method != "tools/call" || len(msg.ID) == 0 ||
 			parseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
 			r.Header.Get(headerProtocol) != statelessProtocol || p.Meta[metaProtocolVersion] != statelessProtocol ||
 			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
@@ -214,45 +234,10 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 // errClientCancelled is the cause of a call the client cancelled.
 var errClientCancelled = errors.New("the client cancelled the call")
 
-// headerRPCID carries a tools/call's JSON-RPC id from the HTTP front to the
-// SDK's handler (RequestExtra.Header), so that a cancellation's reason can
-// be matched to the call.
+// headerRPCID carries a tools/call's JSON-RPC id from leanMCP to the SDK's
+// handler (RequestExtra.Header), so that a cancellation's reason can be
+// matched to the call.
 const headerRPCID = "Reach-Internal-Rpc-Id"
-
-// withCancelReasons wraps the SDK's stateful handler: it marks each
-// tools/call with its id (headerRPCID) and keeps the reason of a client's
-// notifications/cancelled for a call in flight through the SDK (whose own
-// cancellation carries none), for cancelReason.
-func (g *Gateway) withCancelReasons(sdk http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Del(headerRPCID)
-		sid := r.Header.Get(headerSession)
-		if r.Method != http.MethodPost || sid == "" {
-			sdk.ServeHTTP(w, r)
-			return
-		}
-		buf := bufPool.Get().(*bytes.Buffer)
-		defer bufPool.Put(buf)
-		if !readLeanBody(w, r, buf) {
-			return
-		}
-		body := buf.Bytes()
-		var msg rpcMessage
-		if json.Valid(body) && parseEnvelope(body, &msg) {
-			switch {
-			case msg.Method == "tools/call" && len(msg.ID) > 0:
-				r.Header.Set(headerRPCID, string(msg.ID))
-			case msg.Method == "notifications/cancelled":
-				if key, reason, ok := cancelled(sid, &msg); ok {
-					if v, ok := g.sdkCalls.Load(key); ok {
-						v.(*cancelNote).reason.Store(&reason)
-					}
-				}
-			}
-		}
-		g.passOn(sdk, w, r, body)
-	})
-}
 
 // cancelReason gives a call through the SDK a context whose cause, when
 // the client cancels it, says so with the client's reason.

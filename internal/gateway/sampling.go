@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -98,22 +97,6 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
 	return down.Elicit(ectx, params)
-}
-
-// sampleAware routes the MCP posts of clients that can sample or asked for
-// log messages to the SDK (whose answers are streams that can carry the
-// gateway's own requests and notifications), and everything else to the
-// lean front.
-func (g *Gateway) sampleAware(lean, sdk http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && g.streams(g.sessionByID(sid)) {
-				sdk.ServeHTTP(w, r)
-				return
-			}
-		}
-		lean.ServeHTTP(w, r)
-	})
 }
 
 // streams reports whether a client's calls need answers that are streams:
