@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -44,6 +45,7 @@ const maxIdleLean = 128
 type leanConn struct {
 	nc net.Conn
 	br *bufio.Reader
+	rc syscall.RawConn // nc's, for the liveness probe; nil if it has none
 }
 
 var leanPools sync.Map // *upstream -> *leanConns
@@ -135,20 +137,23 @@ func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &leanConn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}, nil
+	c := &leanConn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.rc, _ = sc.SyscallConn()
+	}
+	return c, nil
 }
 
-// alive reports whether an idle connection is still open (the server has
-// not closed it), without blocking.
+// alive reports whether an idle connection is still open: nothing is
+// buffered and the socket has neither data (nothing was asked, so that
+// would be a close notice or garbage) nor an end of stream. It looks
+// without blocking, in one non-blocking peek (peekIdle); a read with a
+// past deadline would not do, as Go fails it before reading.
 func (c *leanConn) alive() bool {
 	if c.br.Buffered() > 0 {
-		return false // nothing was asked; anything here is a close notice or garbage
+		return false
 	}
-	c.nc.SetReadDeadline(time.Unix(1, 0))
-	_, err := c.br.Peek(1)
-	c.nc.SetReadDeadline(time.Time{})
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return c.rc == nil || peekIdle(c.rc)
 }
 
 func (p *leanConns) put(c *leanConn) {

@@ -333,7 +333,8 @@ func TestParseAnswer(t *testing.T) {
 
 // TestLeanConnections: lean calls to an HTTP upstream reuse their
 // connections, and a connection the upstream closed while idle is not
-// used again: the next call dials and succeeds.
+// used again: the next call dials and succeeds at its first attempt (the
+// tool has no retries, so a call on the closed connection would fail).
 func TestLeanConnections(t *testing.T) {
 	p := newUpstreamProbe()
 	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, nil))
@@ -345,7 +346,8 @@ func TestLeanConnections(t *testing.T) {
 	}
 	up.Start()
 	t.Cleanup(up.Close)
-	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}}})
+	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}},
+		Tools: map[string]ToolOverride{"up__echo": {Retry: &RetryConfig{Attempts: 1}}}})
 	cs := connectMCP(t, g, nil)
 	callText(t, cs, "up__echo", map[string]any{"text": "warm"}, nil)
 	before := conns.Load()
@@ -358,9 +360,62 @@ func TestLeanConnections(t *testing.T) {
 		t.Errorf("50 sequential calls opened %d connections to the upstream", n)
 	}
 	up.CloseClientConnections()
+	time.Sleep(50 * time.Millisecond) // the close reaches the idle connections
 	for i := range 3 {
 		if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after " + strconv.Itoa(i)}, nil); text != "echo: after "+strconv.Itoa(i) {
 			t.Errorf("call %d after the upstream closed its connections: %q", i, text)
 		}
+	}
+}
+
+// TestLeanConnAlive: the liveness probe of an idle connection tells an
+// open one from one the server closed or wrote to unasked, without
+// blocking.
+func TestLeanConnAlive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	p := &leanConns{addr: ln.Addr().String()}
+	dial := func() (*leanConn, net.Conn) {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.nc.Close() })
+		return c, <-accepted
+	}
+	waitFor := func(c *leanConn, want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); c.alive() != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("alive() stayed %v", !want)
+			}
+		}
+	}
+	open, _ := dial()
+	if !open.alive() {
+		t.Error("an open idle connection counts as closed")
+	}
+	closed, sc := dial()
+	sc.Close()
+	waitFor(closed, false)
+	chatty, sc := dial()
+	defer sc.Close()
+	sc.Write([]byte("HTTP/1.1 408 Request Timeout\r\n\r\n"))
+	waitFor(chatty, false)
+	if !open.alive() {
+		t.Error("an open idle connection counts as closed after the others")
 	}
 }
