@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +44,16 @@ func runBenchRole(role string) error {
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
+	if dir := os.Getenv("REACH_BENCH_PROFILE"); dir != "" { // a CPU profile of this child, for pprof
+		f, err := os.Create(filepath.Join(dir, role+".prof"))
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	base := "http://" + ln.Addr().String()
 	target := os.Getenv("REACH_BENCH_TARGET")
 	var h http.Handler
@@ -65,6 +77,15 @@ func runBenchRole(role string) error {
 		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 128
 		h = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, Transport: tr, FlushInterval: -1,
 			ErrorLog: log.New(io.Discard, "", 0)}
+	case "relay":
+		u, err := url.Parse(target)
+		if err != nil {
+			return err
+		}
+		go func() { <-ctx.Done(); ln.Close() }()
+		fmt.Println(base + u.Path)
+		tcpRelay(ln, u.Host)
+		return nil
 	case "gateway":
 		g, err := New(ctx, &Config{
 			Upstreams: []Upstream{{Name: "up", URL: target}},
@@ -155,5 +176,7 @@ func newProcessPaths(b *testing.B) *benchPaths {
 	up := startBenchChild(b, "upstream", "")
 	gw := startBenchChild(b, "gateway", up.url)
 	px := startBenchChild(b, "proxy", up.url)
-	return &benchPaths{direct: up.url, reach: gw.url, prox: px.url, pids: map[string]int{"direct": up.pid, "reach": gw.pid, "proxy": px.pid}}
+	rl := startBenchChild(b, "relay", up.url)
+	return &benchPaths{direct: up.url, reach: gw.url, prox: px.url, relay: rl.url,
+		pids: map[string]int{"direct": up.pid, "reach": gw.pid, "proxy": px.pid, "relay": rl.pid}}
 }

@@ -80,6 +80,44 @@ func benchProxy(b *testing.B, target string) *httptest.Server {
 	return serveLabeled(b, "proxy", p)
 }
 
+// tcpRelay serves ln by pairing each connection with one of its own to
+// target (host:port) and copying bytes both ways: the floor of any second
+// hop, with nothing parsed, not even HTTP.
+func tcpRelay(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		benchConns.Add(1)
+		go func() {
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			go func() { io.Copy(u, c); u.Close() }()
+			io.Copy(c, u)
+			c.Close()
+		}()
+	}
+}
+
+// benchRelay serves a TCP relay to target's host on loopback.
+func benchRelay(b *testing.B, target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	pprof.Do(context.Background(), pprof.Labels("party", "relay"), func(context.Context) { go tcpRelay(ln, u.Host) })
+	return "http://" + ln.Addr().String() + u.Path
+}
+
 // benchConns counts the connections the benchmarks' servers accepted.
 var benchConns atomic.Int64
 
@@ -103,12 +141,11 @@ func benchClient(b *testing.B, url, protocol string) *mcp.ClientSession {
 	return cs
 }
 
-// benchPaths are the three servers a benchmark calls, with the tool name
-// on each.
+// benchPaths are the servers a benchmark calls.
 type benchPaths struct {
-	g                   *Gateway       // nil when the gateway runs in a process of its own
-	direct, reach, prox string         // URLs
-	pids                map[string]int // the processes of the upstream (direct), gateway (reach) and proxy, when they are children
+	g                          *Gateway       // nil when the gateway runs in a process of its own
+	direct, reach, prox, relay string         // URLs
+	pids                       map[string]int // the processes of the upstream (direct), gateway (reach), proxy and relay, when they are children
 }
 
 func newBenchPaths(b *testing.B) *benchPaths {
@@ -123,7 +160,7 @@ func newBenchPaths(b *testing.B) *benchPaths {
 	}
 	b.Cleanup(func() { g.Close() })
 	gw := serveLabeled(b, "gateway", g.Handler())
-	return &benchPaths{g: g, direct: up.URL, reach: gw.URL + "/mcp", prox: benchProxy(b, up.URL).URL}
+	return &benchPaths{g: g, direct: up.URL, reach: gw.URL + "/mcp", prox: benchProxy(b, up.URL).URL, relay: benchRelay(b, up.URL)}
 }
 
 // benchCall makes one tools/call with new arguments and returns its latency.
@@ -163,23 +200,26 @@ func benchToolsCall(b *testing.B, p *benchPaths) {
 	direct := benchClient(b, p.direct, leanProtocol)
 	viaReach := benchClient(b, p.reach, leanProtocol)
 	viaProxy := benchClient(b, p.prox, leanProtocol)
+	viaRelay := benchClient(b, p.relay, leanProtocol)
 	sessionless := benchClient(b, p.reach, statelessProtocol) // reach only: the upstream has sessions
 	for i := range 50 {                                       // warm up connections and caches
 		benchCall(b, direct, "echo", i)
 		benchCall(b, viaReach, "up__echo", i)
 		benchCall(b, viaProxy, "echo", i)
+		benchCall(b, viaRelay, "echo", i)
 		benchCall(b, sessionless, "up__echo", i)
 	}
 	var hits int64
 	if p.g != nil {
 		hits = p.g.leanHits.Load()
 	}
-	var ds, rs, ps, ss []time.Duration
+	var ds, rs, ps, ls, ss []time.Duration
 	i := 0
 	for b.Loop() {
 		ds = append(ds, benchCall(b, direct, "echo", i))
 		rs = append(rs, benchCall(b, viaReach, "up__echo", i))
 		ps = append(ps, benchCall(b, viaProxy, "echo", i))
+		ls = append(ls, benchCall(b, viaRelay, "echo", i))
 		ss = append(ss, benchCall(b, sessionless, "up__echo", i))
 		i++
 	}
@@ -187,16 +227,18 @@ func benchToolsCall(b *testing.B, p *benchPaths) {
 		n = p.g.leanHits.Load() - hits
 		b.Errorf("%d of %d calls through reach took the lean path", n, 2*i)
 	}
-	md, mr, mp := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5)
+	md, mr, mp, ml := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5), quantile(ls, 0.5)
 	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
 	b.ReportMetric(float64(mr.Microseconds()), "reach-µs")
 	b.ReportMetric(float64(mp.Microseconds()), "proxy-µs")
+	b.ReportMetric(float64(ml.Microseconds()), "relay-µs")
 	b.ReportMetric(float64(quantile(ds, 0.99).Microseconds()), "direct-p99-µs")
 	b.ReportMetric(float64(quantile(rs, 0.99).Microseconds()), "reach-p99-µs")
 	b.ReportMetric(float64(quantile(ps, 0.99).Microseconds()), "proxy-p99-µs")
 	b.ReportMetric(float64(quantile(ss, 0.5).Microseconds()), "reach-sessionless-µs")
 	b.ReportMetric(float64(mr)/float64(md), "ratio")
 	b.ReportMetric(float64(mp)/float64(md), "proxy-ratio")
+	b.ReportMetric(float64(ml)/float64(md), "relay-ratio")
 }
 
 // BenchmarkGatewayThroughput measures calls per second with 64 concurrent
@@ -228,9 +270,9 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 		rates    []float64
 		cpu      []float64
 	}
-	paths := []*path{{name: "direct", tool: "echo"}, {name: "reach", tool: "up__echo"}, {name: "proxy", tool: "echo"}}
+	paths := []*path{{name: "direct", tool: "echo"}, {name: "reach", tool: "up__echo"}, {name: "proxy", tool: "echo"}, {name: "relay", tool: "echo"}}
 	for _, pt := range paths {
-		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox}[pt.name]
+		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox, "relay": p.relay}[pt.name]
 		for range clients {
 			pt.sessions = append(pt.sessions, benchClient(b, u, leanProtocol))
 		}
@@ -265,7 +307,7 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	}
 	conns, calls := benchConns.Load(), 0
 	for b.Loop() {
-		calls += 3 * clients * perClient
+		calls += len(paths) * clients * perClient
 		for _, pt := range paths {
 			r, c := round(pt)
 			pt.rates = append(pt.rates, r)
@@ -273,15 +315,18 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 		}
 	}
 	med := func(xs []float64) float64 { s := slices.Clone(xs); slices.Sort(s); return s[len(s)/2] }
-	d, r, x := paths[0], paths[1], paths[2]
+	d, r, x, l := paths[0], paths[1], paths[2], paths[3]
 	b.ReportMetric(med(d.rates), "direct-calls/s")
 	b.ReportMetric(med(r.rates), "reach-calls/s")
 	b.ReportMetric(med(x.rates), "proxy-calls/s")
+	b.ReportMetric(med(l.rates), "relay-calls/s")
 	b.ReportMetric(med(r.rates)/med(d.rates), "ratio")
 	b.ReportMetric(med(x.rates)/med(d.rates), "proxy-ratio")
+	b.ReportMetric(med(l.rates)/med(d.rates), "relay-ratio")
 	b.ReportMetric(med(d.cpu), "direct-cpu-µs/call")
 	b.ReportMetric(med(r.cpu), "reach-cpu-µs/call")
 	b.ReportMetric(med(x.cpu), "proxy-cpu-µs/call")
+	b.ReportMetric(med(l.cpu), "relay-cpu-µs/call")
 	// Connections opened after the warm-up, on all servers: 0 when every
 	// client, the proxy and the gateway reuse theirs.
 	b.ReportMetric(float64(benchConns.Load()-conns)/float64(calls), "dials/call")
