@@ -493,7 +493,11 @@ func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, 
 	var msg *rpcMessage
 	var err error
 	if strings.HasPrefix(ct, "text/event-stream") {
-		msg, err = u.readSSE(ctx, ls, body, id, token, sink)
+		var cur sseCursor
+		msg, err = u.readSSE(ctx, ls, body, id, token, sink, &cur)
+		if errors.Is(err, errStreamClosed) {
+			msg, err = u.resumeSSE(ctx, ls, &cur, id, token, sink)
+		}
 	} else {
 		msg, err = readJSONAnswer(body)
 	}
@@ -539,7 +543,11 @@ func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 // on to sink and log messages to the calling client, in the order they
 // come, and answering the upstream's requests: pings here, sampling and
 // elicitation through the calling client, others refused.
-func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink) (*rpcMessage, error) {
+//
+// cur follows the stream's event ids and the reconnection delay the
+// upstream asks for; a stream that ends before the response, after an
+// event with an id, ends with errStreamClosed, and resumeSSE picks it up.
+func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink, cur *sseCursor) (*rpcMessage, error) {
 	br := sseReaders.Get().(*bufio.Reader)
 	br.Reset(io.LimitReader(body, maxUpstreamResult))
 	data := bufPool.Get().(*bytes.Buffer)
@@ -564,6 +572,9 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
+				if cur.lastID != "" {
+					err = errStreamClosed
+				}
 			}
 			return nil, err
 		}
@@ -574,6 +585,8 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 					data.WriteByte('\n')
 				}
 				data.Write(bytes.TrimPrefix(v, []byte(" ")))
+			} else {
+				cur.field(line)
 			}
 			if err == io.EOF {
 				return nil, io.ErrUnexpectedEOF
@@ -620,6 +633,84 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			}
 		}
 	}
+}
+
+// sseCursor is how far a call's SSE answer got: the id of the last event
+// and the reconnection delay the upstream asked for (the SSE "id" and
+// "retry" fields), to resume the stream when the upstream closes it before
+// answering (SEP-1699).
+type sseCursor struct {
+	lastID string
+	retry  time.Duration
+}
+
+// field takes in a line of an event that is not data.
+func (c *sseCursor) field(line []byte) {
+	if v, ok := bytes.CutPrefix(line, []byte("id:")); ok {
+		v = bytes.TrimPrefix(v, []byte(" "))
+		if bytes.IndexByte(v, 0) < 0 && len(v) <= maxEventID {
+			c.lastID = string(v) // an empty id resets it, as in a browser
+		}
+		return
+	}
+	if v, ok := bytes.CutPrefix(line, []byte("retry:")); ok {
+		if ms, err := strconv.ParseUint(string(bytes.TrimPrefix(v, []byte(" "))), 10, 32); err == nil {
+			c.retry = time.Duration(ms) * time.Millisecond
+		}
+	}
+}
+
+// errStreamClosed ends an SSE answer the upstream closed, after an event
+// with an id, without the response: it can be resumed.
+var errStreamClosed = errors.New("the upstream closed the stream before answering")
+
+const (
+	maxEventID     = 1024                  // a longer event id is ignored
+	maxResumes     = 100                   // reconnections of one call's stream
+	minResumeDelay = 50 * time.Millisecond // between two reconnections, whatever the upstream asks
+	maxResumeDelay = 30 * time.Second      // and at most
+)
+
+// resumeSSE reconnects to a call's SSE stream that the upstream closed
+// before answering (SEP-1699 polling): a GET with the Last-Event-ID after
+// the delay the upstream asked for, as often as it closes the stream,
+// until the response comes, the call ends, or maxResumes reconnections.
+// A session that is gone by then is an error, not a new session: the call
+// was received, and a new session would run it twice.
+func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *sseCursor, id, token string, sink *progressSink) (*rpcMessage, error) {
+	for range maxResumes {
+		t := time.NewTimer(min(max(cur.retry, minResumeDelay), maxResumeDelay))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.cfg.URL, nil)
+		if err != nil {
+			return nil, err
+		}
+		u.leanHeaders(req, ls)
+		req.Header.Del("Content-Type")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", cur.lastID)
+		resp, err := u.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		ct := resp.Header.Get("Content-Type")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			return nil, fmt.Errorf("the upstream closed the call's stream, and resuming it (GET with Last-Event-ID) was answered %s %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		msg, err := u.readSSE(ctx, ls, resp.Body, id, token, sink, cur)
+		resp.Body.Close()
+		if !errors.Is(err, errStreamClosed) {
+			return msg, err
+		}
+	}
+	return nil, fmt.Errorf("the upstream closed the call's stream %d times without answering", maxResumes+1)
 }
 
 // answerLean answers an upstream's sampling or elicitation request, made

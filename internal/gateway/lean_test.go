@@ -419,3 +419,43 @@ func TestLeanConnAlive(t *testing.T) {
 		t.Error("an open idle connection counts as closed after the others")
 	}
 }
+
+// TestLeanResumesClosedStream: an upstream that closes a call's SSE stream
+// before it answers (SEP-1699 polling) is asked again with the
+// Last-Event-ID, and the call gets its result; the tool, a write without
+// retries, ran once per call.
+func TestLeanResumesClosedStream(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "polling", Version: "1"}, nil)
+	var runs atomic.Int32
+	no := false
+	type in struct {
+		Closes int `json:"closes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "poll", Description: "Close the stream, then answer.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}},
+		func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			n := runs.Add(1)
+			for range a.Closes {
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+				time.Sleep(150 * time.Millisecond)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done " + strconv.Itoa(int(n))}}}, nil, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	t.Cleanup(up.Close)
+	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}}})
+	cs := connectMCP(t, g, nil)
+	calls := []struct {
+		closes int
+		meta   mcp.Meta
+	}{{1, nil}, {2, nil}, {0, nil}, {1, mcp.Meta{"progressToken": "p"}}} // the last with progress
+	for i, c := range calls {
+		res, text := callText(t, cs, "up__poll", map[string]any{"closes": c.closes}, c.meta)
+		if want := "done " + strconv.Itoa(i+1); res.IsError || text != want {
+			t.Errorf("call %d (stream closed %d times): %q, want %q", i+1, c.closes, text, want)
+		}
+	}
+	if n := runs.Load(); n != int32(len(calls)) {
+		t.Errorf("the tool ran %d times for %d calls", n, len(calls))
+	}
+}
