@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,4 +92,37 @@ func caseVariantKey(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// FuzzReadSSE feeds the lean client's SSE reader any stream as a call's
+// answer: it never panics; what it returns is the response to the call
+// (and nothing else); a stream it calls resumable had an event id; the id
+// it would resume from is bounded and has no NUL.
+func FuzzReadSSE(f *testing.F) {
+	for _, s := range []string{
+		"event: message\nid: s1_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[]}}\n\n",
+		"id: s1_0\nretry: 500\ndata:\n\n",
+		"id: s1_0\ndata:\n\nid:\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"error\":{\"code\":1,\"message\":\"m\"}}\r\n\r\n",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n\n: comment\nretry: x\n",
+		"data: {\"jsonrpc\":\n" + "data: \"2.0\",\"id\":\"reach-1\",\"result\":{}}\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	g := newTestGateway(f, &Config{Upstreams: []Upstream{{Name: "up", URL: serveUpstream(f, newUpstreamProbe()).URL}}})
+	u := g.upstreams[0]
+	ls := &leanSession{id: "s", protocol: leanProtocol}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cur sseCursor
+		msg, err := u.readSSE(context.Background(), ls, bytes.NewReader(data), `"reach-1"`, "", nil, &cur)
+		switch {
+		case err == nil && (msg == nil || msg.Method != "" || string(msg.ID) != `"reach-1"`):
+			t.Fatalf("readSSE returned %+v for another message", msg)
+		case errors.Is(err, errStreamClosed) && cur.lastID == "":
+			t.Fatal("a stream without an event id counts as resumable")
+		}
+		if len(cur.lastID) > maxEventID || strings.IndexByte(cur.lastID, 0) >= 0 || cur.retry < 0 {
+			t.Fatalf("cursor %q retry %v", cur.lastID, cur.retry)
+		}
+	})
 }
