@@ -159,6 +159,32 @@ func (g *Gateway) listTools(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkOwner refuses a call into a request of another principal.
+// operatorRole is the role whose principals see and stop every request and
+// handle dead letters, when the gateway authenticates; everyone else sees
+// and stops their own requests only.
+const operatorRole = "operator"
+
+// isOperator reports whether the HTTP request r comes from an operator: any
+// caller when the gateway authenticates nobody (it serves loopback only),
+// else a principal with operatorRole.
+func (g *Gateway) isOperator(r *http.Request) bool {
+	if g.authn == nil {
+		return true
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	return ok && id.HasRole(operatorRole)
+}
+
+// sees reports whether the HTTP request r may see and stop req: an
+// operator, or the principal of req's root request.
+func (g *Gateway) sees(r *http.Request, req *reach.Request) bool {
+	if g.isOperator(r) {
+		return true
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	return ok && checkOwner(id, req) == nil
+}
+
 func checkOwner(id *auth.Identity, r *reach.Request) error {
 	want := localPrincipal
 	if id != nil {

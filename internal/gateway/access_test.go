@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http"
 	"os"
@@ -64,7 +65,8 @@ forbid (principal in Reach::Role::"intern", action, resource == Reach::Tool::"ge
 `
 
 // authGateway serves a gateway with API keys and a policy file; it returns
-// keys for alice (intern), bob (reviewer) and a revoked one.
+// keys for alice (intern), bob (reviewer), dave (operator) and a revoked
+// one (carol).
 func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, keys map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -75,7 +77,7 @@ func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, k
 		t.Fatal(err)
 	}
 	keys = map[string]string{}
-	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil} {
+	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil, "dave": {operatorRole}} {
 		secret, _, err := ks.Create(auth.KeySpec{Principal: name, Roles: roles})
 		if err != nil {
 			t.Fatal(err)
@@ -339,5 +341,74 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	res, text = callText(t, cs, "refund_order", args, nil)
 	if res.Meta[MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
 		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[MetaStatus], text)
+	}
+}
+
+// TestRequestsArePrivate: with auth on, a principal lists, reads, draws,
+// stops and ends its own requests only, in the API and the UI; an
+// operator sees and stops all of them, and the stop names who made it;
+// dead letters are for operators.
+func TestRequestsArePrivate(t *testing.T) {
+	_, url, _, keys := authGateway(t, "")
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	status, out := do(t, "POST", url+"/v1/calls", `{"request_id":"alice-1","tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"alice's private question"}}]}`, as("alice"))
+	if status != 200 {
+		t.Fatalf("alice's call = %d %v", status, out)
+	}
+	listed := func(who string) bool {
+		_, out := do(t, "GET", url+"/v1/requests", "", as(who))
+		b, _ := json.Marshal(out)
+		return strings.Contains(string(b), `"alice-1"`)
+	}
+	if !listed("alice") || listed("bob") || !listed("dave") {
+		t.Errorf("alice-1 listed for alice %v, bob %v, dave %v; want true, false, true", listed("alice"), listed("bob"), listed("dave"))
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/requests/alice-1", ""},
+		{"GET", "/v1/requests/alice-1/graph?format=json", ""},
+		{"GET", "/v1/requests/alice-1/graph?format=svg", ""},
+		{"POST", "/v1/requests/alice-1/cancel", `{"mode":"isolate","reason":"bob was here"}`},
+		{"POST", "/v1/requests/alice-1/end", ""},
+	} {
+		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+keys["bob"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), "private question") {
+			t.Errorf("bob %s %s = %d %s, want 403 without alice's arguments", c.method, c.path, resp.StatusCode, body)
+		}
+	}
+	for _, path := range []string{"/ui/requests", "/ui/requests/alice-1", "/ui/requests/alice-1/graph.svg"} {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+keys["bob"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "alice-1") && path == "/ui/requests" || path != "/ui/requests" && resp.StatusCode != http.StatusNotFound {
+			t.Errorf("bob GET %s = %d, shows alice-1: %v", path, resp.StatusCode, strings.Contains(string(body), "alice-1"))
+		}
+	}
+	if status, out := do(t, "GET", url+"/v1/requests/alice-1", "", as("alice")); status != 200 || out["state"] == "stopped_isolate" {
+		t.Errorf("alice reading alice-1 = %d, state %v (bob's stop must not have applied)", status, out["state"])
+	}
+	if status, out := do(t, "GET", url+"/v1/deadletters", "", as("bob")); status != http.StatusForbidden {
+		t.Errorf("bob listing dead letters = %d %v, want 403", status, out)
+	}
+	if status, _ := do(t, "GET", url+"/v1/deadletters", "", as("dave")); status != 200 {
+		t.Errorf("dave (operator) listing dead letters = %d", status)
+	}
+	if status, out := do(t, "POST", url+"/v1/requests/alice-1/cancel", `{"mode":"cancel","reason":"runaway"}`, as("dave")); status != 200 {
+		t.Fatalf("dave (operator) cancelling alice-1 = %d %v", status, out)
+	}
+	_, out = do(t, "GET", url+"/v1/requests/alice-1", "", as("alice"))
+	if stop, _ := out["stop"].(map[string]any); stop["by"] != "dave" {
+		t.Errorf("the stop = %v, want it made by dave", out["stop"])
 	}
 }

@@ -280,11 +280,13 @@ func summarize(r *reach.Request) requestSummary {
 	return s
 }
 
-func (g *Gateway) listRequests(w http.ResponseWriter, _ *http.Request) {
+func (g *Gateway) listRequests(w http.ResponseWriter, hr *http.Request) {
 	rs := g.rt.Requests()
 	out := make([]requestSummary, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, summarize(r))
+		if g.sees(hr, r) {
+			out = append(out, summarize(r))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
 }
@@ -322,6 +324,11 @@ func (g *Gateway) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request
 	if !ok {
 		writeError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
 			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+		return nil, false
+	}
+	if !g.sees(r, req) {
+		writeError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
 		return nil, false
 	}
 	return req, true
@@ -426,7 +433,11 @@ func (g *Gateway) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	if len(in.Reason) > 500 {
 		in.Reason = in.Reason[:500]
 	}
-	req.Stop(mode, "api", in.Reason)
+	by := "api"
+	if g.authn != nil {
+		by = principalOf(r)
+	}
+	req.Stop(mode, by, in.Reason)
 	g.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)
 	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State(), "stop": req.StopCause()})
 }

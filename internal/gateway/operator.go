@@ -79,7 +79,8 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 // mountOperators adds the UI, /metrics and the approvals API to mux.
 func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	ua := &uiApprovals{q: g.approvals}
-	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor, Logger: g.log.With("component", "ui")}
+	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor, Visible: g.sees, Operator: g.isOperator,
+		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
 		uo.Audit = auditView{g.store}
 	}

@@ -116,6 +116,11 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 
 // listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
 func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+	if !g.isOperator(r) {
+		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
+			"Ask a principal with the role "+operatorRole+" to look at them.")
+		return
+	}
 	if g.store == nil {
 		writeJSON(w, http.StatusOK, map[string]any{"deadletters": g.rt.DeadLetters()})
 		return
@@ -140,6 +145,11 @@ func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 // retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
 // under its idempotency key; on success the dead letter is settled.
 func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
+	if !g.isOperator(r) {
+		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
+			"Ask a principal with the role "+operatorRole+" to look at them.")
+		return
+	}
 	if g.store == nil {
 		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no dead letters (no data folder).", "Start it with --data.")
 		return

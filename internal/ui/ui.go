@@ -63,8 +63,14 @@ type Options struct {
 	Approvals Approvals        // nil: no inbox
 	Audit     Audit            // nil: no audit view
 	// Actor names who acts from a request (for stops and approvals); if nil, "operator".
-	Actor  func(*http.Request) string
-	Logger *slog.Logger
+	Actor func(*http.Request) string
+	// Visible reports whether the one who makes an HTTP request may see
+	// and stop a request; if nil, every request is visible. Operator
+	// reports whether they see the whole audit log (else only the rows of
+	// the principal Actor names); if nil, everyone does.
+	Visible  func(*http.Request, *reach.Request) bool
+	Operator func(*http.Request) bool
+	Logger   *slog.Logger
 }
 
 // UI serves the web UI. Mount it at /ui/.
@@ -190,10 +196,27 @@ func viewRequest(r *reach.Request) requestView {
 	return v
 }
 
+// visible reports whether r may see and stop q.
+func (u *UI) visible(r *http.Request, q *reach.Request) bool {
+	return u.o.Visible == nil || u.o.Visible(r, q)
+}
+
+// lookup finds the request id that r may see, or answers 404.
+func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.Request, bool) {
+	q, ok := u.o.Runtime.Lookup(id)
+	if !ok || !u.visible(r, q) {
+		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
+		return nil, false
+	}
+	return q, true
+}
+
 func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 	var vs []requestView
 	for _, q := range u.o.Runtime.Requests() {
-		vs = append(vs, viewRequest(q))
+		if u.visible(r, q) {
+			vs = append(vs, viewRequest(q))
+		}
 	}
 	u.render(w, r, "requests", struct {
 		page
@@ -212,9 +235,8 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		u.graphSVG(w, r, strings.TrimSuffix(id, "/graph.svg"))
 		return
 	}
-	q, ok := u.o.Runtime.Lookup(id)
+	q, ok := u.lookup(w, r, id)
 	if !ok {
-		http.Error(w, fmt.Sprintf("no request %q (it may have ended and been forgotten)", id), http.StatusNotFound)
 		return
 	}
 	var frames []frameView
@@ -249,9 +271,8 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
-	q, ok := u.o.Runtime.Lookup(id)
+	q, ok := u.lookup(w, r, id)
 	if !ok {
-		http.Error(w, "no such request", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
@@ -260,9 +281,8 @@ func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
 
 func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	q, ok := u.o.Runtime.Lookup(id)
+	q, ok := u.lookup(w, r, id)
 	if !ok {
-		http.Error(w, "no such request", http.StatusNotFound)
 		return
 	}
 	mode, err := reach.ParseStopMode(r.FormValue("mode"))
@@ -316,6 +336,9 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	q := AuditQuery{Request: r.FormValue("request"), Tool: r.FormValue("tool"), Principal: r.FormValue("principal")}
+	if u.o.Operator != nil && !u.o.Operator(r) {
+		q.Principal = u.actor(r) // only one's own rows
+	}
 	data := struct {
 		page
 		Enabled, Verified bool
