@@ -444,6 +444,9 @@ func (rt *Runtime) Lookup(id string) (*Request, bool) {
 	return r, ok
 }
 
+// DefaultBudget is the budget of a request begun without one.
+func (rt *Runtime) DefaultBudget() Budget { return *rt.opts.DefaultBudget }
+
 // Requests lists the known requests, newest first.
 func (rt *Runtime) Requests() []*Request {
 	rt.reqMu.Lock()

@@ -220,3 +220,47 @@ func TestParseTraceparent(t *testing.T) {
 		t.Errorf("baggage not read")
 	}
 }
+
+// TestClientBudgetNeverWidens: a budget a client asks for in
+// _meta["reach/budget"] narrows the default budget and never widens it:
+// each amount is capped at the configured default's, or at the runtime's
+// when none is configured, and negative amounts are refused.
+func TestClientBudgetNeverWidens(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		def  map[string]BudgetConfig
+		ask  map[string]any
+		want reach.Budget // the fields checked: turns, depth, tool calls, wall
+		err  string
+	}{
+		{"narrower", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
+		{"wider", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
+		{"no default configured", nil, map[string]any{"turns": 1000, "wall": "24h"}, reach.Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, ""},
+		{"negative", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
+		{"negative wall", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newTestGateway(t, &Config{Examples: true, Budgets: tc.def})
+			cs := connectMCP(t, g, nil)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "refund"},
+				Meta: mcp.Meta{MetaRequest: "r-" + strings.ReplaceAll(tc.name, " ", "-"), MetaBudget: tc.ask}})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("asking for %v: %v %v, want an error saying %q", tc.ask, err, res, tc.err)
+				}
+				return
+			}
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			r, ok := g.rt.Lookup("r-" + strings.ReplaceAll(tc.name, " ", "-"))
+			if !ok {
+				t.Fatal("no request")
+			}
+			b := r.Budget()
+			if b.Turns != tc.want.Turns || b.ToolCalls != tc.want.ToolCalls || (tc.want.Depth != 0 && b.Depth != tc.want.Depth) || (tc.want.Wall != 0 && b.Wall != tc.want.Wall) {
+				t.Errorf("asking for %v under %v gave %+v, want %+v", tc.ask, tc.def, b, tc.want)
+			}
+		})
+	}
+}

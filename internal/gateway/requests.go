@@ -83,6 +83,9 @@ func parseBudgetSpec(v any) (*budgetSpec, error) {
 			}
 			rb.Wall = d
 		}
+		if rb.Turns < 0 || rb.Depth < 0 || rb.ToolCalls < 0 || rb.Tokens < 0 || rb.Cost < 0 || rb.Wall < 0 {
+			return nil, errors.New("reach/budget: amounts must not be negative; leave one out (or 0) for the default's, or send a smaller positive one")
+		}
 		return &budgetSpec{Budget: &rb}, nil
 	}
 	return nil, fmt.Errorf("reach/budget: want a budget name or an object, got %T", v)
@@ -108,25 +111,29 @@ func (q *requests) budget(s *budgetSpec) (*reach.Budget, error) {
 		return &b, nil
 	}
 	b := *s.Budget
-	if d := q.def; d != nil {
-		b.Turns = capInt(b.Turns, d.Turns)
-		b.Depth = capInt(b.Depth, d.Depth)
-		b.ToolCalls = capInt(b.ToolCalls, d.ToolCalls)
-		b.Tokens = int64(capInt(int(b.Tokens), int(d.Tokens)))
-		b.Wall = time.Duration(capInt(int(b.Wall), int(d.Wall)))
-		if d.Cost > 0 && (b.Cost == 0 || b.Cost > d.Cost) {
-			b.Cost = d.Cost
-		}
+	d := q.def
+	if d == nil { // no default configured: the runtime's caps
+		rd := q.rt.DefaultBudget()
+		d = &rd
+	}
+	b.Turns = capInt(b.Turns, d.Turns)
+	b.Depth = capInt(b.Depth, d.Depth)
+	b.ToolCalls = capInt(b.ToolCalls, d.ToolCalls)
+	b.Tokens = int64(capInt(int(b.Tokens), int(d.Tokens)))
+	b.Wall = time.Duration(capInt(int(b.Wall), int(d.Wall)))
+	if d.Cost > 0 && (b.Cost == 0 || b.Cost > d.Cost) {
+		b.Cost = d.Cost
 	}
 	return &b, nil
 }
 
-// capInt caps v at limit, where zero means unlimited for both.
+// capInt caps v at limit, where zero means unlimited for both (a
+// negative v, refused before, counts as unlimited too).
 func capInt(v, limit int) int {
 	if limit == 0 {
 		return v
 	}
-	if v == 0 || v > limit {
+	if v <= 0 || v > limit {
 		return limit
 	}
 	return v
