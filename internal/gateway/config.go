@@ -90,6 +90,7 @@ type Config struct {
 	Policy *PolicyConfig `yaml:"policy"`
 
 	secretVals map[string]string // from Secrets.File
+	varVals    []string          // the values ${VAR} references were replaced with
 	dir        string            // the configuration file's folder, for relative paths
 	root       *yaml.Node        // the parsed document, for line numbers
 }
@@ -250,6 +251,9 @@ func (c *Config) secretValues() []string {
 	for _, v := range c.secretVals {
 		out = append(out, v)
 	}
+	// A variable's value on its own: a value may hold it among other text
+	// (postgres://app:${DB_PASS}@db/app), and an error may quote it alone.
+	out = append(out, c.varVals...)
 	for _, u := range c.Upstreams {
 		for _, v := range u.Headers {
 			out = append(out, v.Reveal())
@@ -482,7 +486,7 @@ var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // expandSecret replaces each ${VAR} by the variable's value. An unset
 // variable is an error; "$${" writes a literal "${".
-func expandSecret(s Secret, lookup func(string) (string, bool)) (Secret, error) {
+func expandSecret(s Secret, lookup func(string) (string, bool), record func(string)) (Secret, error) {
 	v := string(s)
 	if !strings.Contains(v, "${") {
 		return s, nil
@@ -501,6 +505,7 @@ func expandSecret(s Secret, lookup func(string) (string, bool)) (Secret, error) 
 			bad = fmt.Errorf("${%s} is not set in the environment; set it, or remove the reference", name)
 			return ""
 		}
+		record(val)
 		return val
 	})
 	if bad != nil {
@@ -513,17 +518,18 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
 	}
+	record := func(v string) { c.varVals = append(c.varVals, v) }
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
 		for k, v := range u.Headers {
-			x, err := expandSecret(v, lookup)
+			x, err := expandSecret(v, lookup, record)
 			if err != nil {
 				return c.errorf([]any{"upstreams", i, "headers", k}, "upstream %s, header %s: %v", u.Name, k, err)
 			}
 			u.Headers[k] = x
 		}
 		for k, v := range u.Env {
-			x, err := expandSecret(v, lookup)
+			x, err := expandSecret(v, lookup, record)
 			if err != nil {
 				return c.errorf([]any{"upstreams", i, "env", k}, "upstream %s, env %s: %v", u.Name, k, err)
 			}
@@ -531,7 +537,7 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 		}
 	}
 	if c.Model != nil {
-		x, err := expandSecret(c.Model.APIKey, lookup)
+		x, err := expandSecret(c.Model.APIKey, lookup, record)
 		if err != nil {
 			return c.errorf([]any{"model", "api_key"}, "model api_key: %v", err)
 		}

@@ -94,3 +94,33 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 		t.Errorf("the log line was not masked:\n%s", logs.String())
 	}
 }
+
+// TestVariableInsideAValueIsMasked: a ${VAR} among other text in a header
+// or env value is a secret on its own too, as an upstream's error may quote
+// it alone.
+func TestVariableInsideAValueIsMasked(t *testing.T) {
+	env := map[string]string{"DB_PASS": "hunter2-Pa55word", "TOK": "tok-0123456789", "MODEL_KEY": "sk-model-9876"}
+	cfg, err := ParseConfig([]byte(`upstreams:
+  - name: db
+    url: http://127.0.0.1:9/mcp
+    headers: {X-Dsn: "postgres://app:${DB_PASS}@db:5432/app", X-Key: "key=${TOK}"}
+model: {base_url: "http://127.0.0.1:9/v1", api_key: "${MODEL_KEY}"}
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRedactor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"FATAL: password authentication failed (password hunter2-Pa55word)",
+		"upstream said: invalid key tok-0123456789",
+		"dial postgres://app:hunter2-Pa55word@db:5432/app failed",
+		"401 for sk-model-9876",
+	} {
+		if got := r.RedactString(s); strings.Contains(got, "hunter2") || strings.Contains(got, "tok-0123") || strings.Contains(got, "sk-model") {
+			t.Errorf("%q -> %q, want the secret masked", s, got)
+		}
+	}
+}
