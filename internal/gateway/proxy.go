@@ -191,8 +191,18 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := g.proxyClient().Do(ureq)
 	if err != nil {
-		mf.FailModel(err)
-		proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
+		switch {
+		case r.Context().Err() != nil: // the client left: nobody to answer
+			mf.FailModel(context.Cause(r.Context()))
+		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
+			cause := context.Cause(mctx)
+			mf.FailModel(cause)
+			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
+				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+		default:
+			mf.FailModel(err)
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
+		}
 		return
 	}
 	defer resp.Body.Close()

@@ -325,3 +325,36 @@ func TestNestedLoopAcrossProcesses(t *testing.T) {
 		t.Errorf("DOT lacks the cycle edge %q:\n%s", want, dot)
 	}
 }
+
+// TestModelProxyStoppedInFlight: a request stopped while its model call is
+// in flight gets the OpenAI-style 429 (which SDKs do not retry), not a 502,
+// and the model frame ends with the stop's cause.
+func TestModelProxyStoppedInFlight(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so that the server notices the client going
+		asked <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hang.Close)
+	cfg, err := ParseConfig([]byte("model: {base_url: "+hang.URL+"/v1, api_key: sk-fake, name: fake}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	srv := serveTest(t, g)
+	go func() {
+		<-asked
+		do(t, "POST", srv.URL+"/v1/requests/stopme/cancel", `{"mode":"cancel","reason":"operator"}`, nil)
+	}()
+	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "stopme"})
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	if resp.StatusCode != 429 || path(out, "error", "type") != "budget_exceeded" || !strings.Contains(string(b), "stopped") {
+		t.Errorf("stopped in flight = %d %s, want 429 budget_exceeded saying the request was stopped", resp.StatusCode, b)
+	}
+	_, d := do(t, "GET", srv.URL+"/v1/requests/stopme/graph", "", nil)
+	if f := path(d, "frames", 0); path(f, "kind") != "model" || !strings.Contains(fmt.Sprint(path(f, "error")), "operator") {
+		t.Errorf("model frame = %v, want it ended with the stop's cause", f)
+	}
+}
