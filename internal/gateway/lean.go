@@ -529,8 +529,8 @@ func readJSONAnswer(body io.Reader) (*rpcMessage, error) {
 	return msg, nil
 }
 
-// maxUpstreamResult bounds one upstream answer.
-const maxUpstreamResult = 64 << 20
+// maxUpstreamResult bounds one upstream answer (a variable for tests).
+var maxUpstreamResult int64 = 64 << 20
 
 func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 	req.Header.Set("Content-Type", "application/json")
@@ -549,7 +549,8 @@ func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 // event with an id, ends with errStreamClosed, and resumeSSE picks it up.
 func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink, cur *sseCursor) (*rpcMessage, error) {
 	br := sseReaders.Get().(*bufio.Reader)
-	br.Reset(io.LimitReader(body, maxUpstreamResult))
+	limited := &io.LimitedReader{R: body, N: maxUpstreamResult}
+	br.Reset(limited)
 	data := bufPool.Get().(*bytes.Buffer)
 	data.Reset()
 	defer func() {
@@ -569,12 +570,17 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			line = long
 			long = long[:0]
 		}
-		if err != nil && (err != io.EOF || len(line) == 0) {
-			if err == io.EOF {
+		if err != nil {
+			// The end, in an event or between two: what the event had so far
+			// is dropped, as a browser drops it.
+			switch {
+			case err != io.EOF:
+			case limited.N <= 0:
+				err = fmt.Errorf("the answer is larger than %d bytes", maxUpstreamResult)
+			case cur.lastID != "":
+				err = errStreamClosed
+			default:
 				err = io.ErrUnexpectedEOF
-				if cur.lastID != "" {
-					err = errStreamClosed
-				}
 			}
 			return nil, err
 		}
@@ -588,11 +594,9 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			} else {
 				cur.field(line)
 			}
-			if err == io.EOF {
-				return nil, io.ErrUnexpectedEOF
-			}
 			continue
 		}
+		cur.lastID = cur.idBuf // the event is complete: its id counts
 		if data.Len() == 0 {
 			continue
 		}
@@ -640,22 +644,29 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 // "retry" fields), to resume the stream when the upstream closes it before
 // answering (SEP-1699).
 type sseCursor struct {
-	lastID string
+	lastID string // of the last complete event: where to resume
+	idBuf  string // the id field last read; it counts once its event is complete
 	retry  time.Duration
 }
 
-// field takes in a line of an event that is not data.
+// field takes in a line of an event that is not data, as a browser does:
+// "id" sets the id (an empty one resets it; one with a NUL is ignored),
+// "retry" with only digits sets the delay.
 func (c *sseCursor) field(line []byte) {
-	if v, ok := bytes.CutPrefix(line, []byte("id:")); ok {
-		v = bytes.TrimPrefix(v, []byte(" "))
+	name, v, _ := bytes.Cut(line, []byte(":"))
+	v = bytes.TrimPrefix(v, []byte(" "))
+	switch string(name) {
+	case "id":
 		if bytes.IndexByte(v, 0) < 0 && len(v) <= maxEventID {
-			c.lastID = string(v) // an empty id resets it, as in a browser
+			c.idBuf = string(v)
 		}
-		return
-	}
-	if v, ok := bytes.CutPrefix(line, []byte("retry:")); ok {
-		if ms, err := strconv.ParseUint(string(bytes.TrimPrefix(v, []byte(" "))), 10, 32); err == nil {
-			c.retry = time.Duration(ms) * time.Millisecond
+	case "retry":
+		ms, err := strconv.ParseUint(string(v), 10, 64)
+		switch {
+		case err == nil:
+			c.retry = time.Duration(min(ms, uint64(maxResumeDelay/time.Millisecond))) * time.Millisecond
+		case errors.Is(err, strconv.ErrRange):
+			c.retry = maxResumeDelay
 		}
 	}
 }
@@ -696,7 +707,7 @@ func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *sseCurso
 		req.Header.Set("Last-Event-ID", cur.lastID)
 		resp, err := u.http.Do(req)
 		if err != nil {
-			return nil, err
+			return nil, errors.New(redactURL(err.Error(), u.cfg.URL))
 		}
 		ct := resp.Header.Get("Content-Type")
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {

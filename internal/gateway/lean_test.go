@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -457,5 +458,42 @@ func TestLeanResumesClosedStream(t *testing.T) {
 	}
 	if n := runs.Load(); n != int32(len(calls)) {
 		t.Errorf("the tool ran %d times for %d calls", n, len(calls))
+	}
+}
+
+// TestSSECursor: the lean client resumes an SSE answer from the id of its
+// last complete event (an event cut off by the stream's end does not
+// count, as in a browser), takes any all-digit retry (capped), and treats
+// reaching its size limit as an error, not as the upstream closing.
+func TestSSECursor(t *testing.T) {
+	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: serveUpstream(t, newUpstreamProbe()).URL}}})
+	u := g.upstreams[0]
+	ls := &leanSession{id: "s", protocol: leanProtocol}
+	for _, tc := range []struct {
+		name, stream string
+		lastID       string
+		retry        time.Duration
+		closed       bool // errStreamClosed: resumable
+	}{
+		{"cut after the id of the response", "id: s_1\ndata:\n\nid: s_2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{}}\n", "s_1", 0, true},
+		{"cut inside a line", "id: s_1\ndata:\n\nid: s_2\ndata: {\"jsonrpc\"", "s_1", 0, true},
+		{"priming event only", "id: s_0\nretry: 500\ndata:\n\n", "s_0", 500 * time.Millisecond, true},
+		{"huge retry", "id: s_0\nretry: 99999999999999999999\n\n", "s_0", maxResumeDelay, true},
+		{"retry not digits", "id: s_0\nretry: -5\nretry: 1e3\n\n", "s_0", 0, true},
+		{"id reset by a bare id field", "id: s_0\n\nid\n\n", "", 0, false},
+		{"no id", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n", "", 0, false},
+	} {
+		var cur sseCursor
+		_, err := u.readSSE(context.Background(), ls, strings.NewReader(tc.stream), `"reach-1"`, "", nil, &cur)
+		if cur.lastID != tc.lastID || cur.retry != tc.retry || errors.Is(err, errStreamClosed) != tc.closed {
+			t.Errorf("%s: lastID %q retry %v err %v; want %q, %v, resumable %v", tc.name, cur.lastID, cur.retry, err, tc.lastID, tc.retry, tc.closed)
+		}
+	}
+	defer func(n int64) { maxUpstreamResult = n }(maxUpstreamResult)
+	maxUpstreamResult = 40
+	var cur sseCursor
+	_, err := u.readSSE(context.Background(), ls, strings.NewReader("id: s_1\ndata:\n\n"+strings.Repeat(": padding\n", 10)), `"reach-1"`, "", nil, &cur)
+	if err == nil || errors.Is(err, errStreamClosed) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("an answer over the limit: %v, want an error saying it is too large", err)
 	}
 }
