@@ -676,6 +676,8 @@ func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, 
 	case transient:
 		e.Type = TypeTransient
 		e.Suggestion = "It may work if you try again later."
+	case te != nil && te.Type == "forbidden":
+		e.Suggestion = "The tool refused this call, whatever its arguments; try another approach, or hand this to a human if the tool is needed."
 	default:
 		e.Suggestion = "Check the arguments against the tool's description, or try another approach."
 	}

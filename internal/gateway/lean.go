@@ -437,14 +437,23 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 		buf.Write(appendMeta(buf.AvailableBuffer(), meta))
 	}
 	buf.WriteString(`}}`)
-	if p := u.leanConnsOf(); p != nil {
+	if p := u.leanConnsOf(); p != nil && !p.redirected.Load() {
 		c, resp, stop, err := p.roundTrip(ctx, ls, buf.Bytes())
 		if err != nil {
 			return nil, u.leanFailed(ctx, ls, id, "calling", err)
 		}
-		res, err := u.leanAnswer(ctx, ls, resp.status, resp.statusText, resp.contentType, &resp.body, id, token, sink)
+		if !isRedirect(resp.status) {
+			res, err := u.leanAnswer(ctx, ls, resp.status, resp.statusText, resp.contentType, &resp.body, id, token, sink)
+			p.release(c, resp, stop, ctx.Err() != nil)
+			return res, err
+		}
+		// The endpoint moved (…/mcp to …/mcp/, say): nothing ran. This
+		// upstream's calls go through net/http from now on, which follows.
+		io.Copy(io.Discard, io.LimitReader(&resp.body, 64<<10))
 		p.release(c, resp, stop, ctx.Err() != nil)
-		return res, err
+		if p.redirected.CompareAndSwap(false, true) {
+			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", resp.status)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))
 	if err != nil {
@@ -457,6 +466,15 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 	}
 	defer resp.Body.Close()
 	return u.leanAnswer(ctx, ls, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body, id, token, sink)
+}
+
+// isRedirect reports whether an HTTP status sends the request elsewhere.
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
 }
 
 // leanFailed is the error of a call whose exchange failed: the cause of
@@ -482,8 +500,11 @@ func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, 
 	case status != http.StatusOK:
 		b, _ := io.ReadAll(io.LimitReader(body, 512))
 		typ := "upstream_error"
-		if status >= 500 || status == http.StatusTooManyRequests {
+		switch {
+		case status >= 500 || status == http.StatusTooManyRequests:
 			typ = "unavailable"
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+			typ = "forbidden" // reach's credentials, not the call's arguments
 		}
 		if len(statusText) < 3 || statusText[:3] != strconv.Itoa(status) {
 			statusText = strconv.Itoa(status) + " " + statusText

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -36,6 +37,8 @@ type leanConns struct {
 	mu     sync.Mutex
 	idle   []*leanConn
 	closed bool
+
+	redirected atomic.Bool // the endpoint answered a redirect: calls go through net/http
 }
 
 // maxIdleLean bounds the idle connections kept per upstream: enough for

@@ -497,3 +497,38 @@ func TestSSECursor(t *testing.T) {
 		t.Errorf("an answer over the limit: %v, want an error saying it is too large", err)
 	}
 }
+
+// TestLeanFollowsRedirect: an upstream whose endpoint redirects (…/mcp to
+// …/mcp/, as some servers do) is called through the redirect; nothing runs
+// twice.
+func TestLeanFollowsRedirect(t *testing.T) {
+	p := newUpstreamProbe()
+	var echoes atomic.Int32
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/mcp/", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"name":"echo"`)) {
+			echoes.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sdk.ServeHTTP(w, r)
+	})
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL + "/mcp"}},
+		Tools: map[string]ToolOverride{"up__echo": {Retry: &RetryConfig{Attempts: 1}}}})
+	cs := connectMCP(t, g, nil)
+	for i := range 3 {
+		want := "echo: " + strconv.Itoa(i)
+		if res, text := callText(t, cs, "up__echo", map[string]any{"text": strconv.Itoa(i)}, nil); res.IsError || text != want {
+			t.Errorf("call %d through a redirecting endpoint: %q, want %q", i, text, want)
+		}
+	}
+	if n := echoes.Load(); n != 3 {
+		t.Errorf("the upstream ran echo %d times for 3 calls", n)
+	}
+}
