@@ -178,9 +178,13 @@ func (r *relay) flush(d time.Duration) {
 
 // flights are the calls in flight per upstream client session.
 type flights struct {
-	mu sync.Mutex
-	m  map[*mcp.ClientSession][]*flight
+	mu    sync.Mutex
+	m     map[*mcp.ClientSession][]*flight
+	ended map[reach.FrameID]struct{} // frames of calls no longer in flight (the last maxEnded)
 }
+
+// maxEnded bounds the frames of ended calls flights remember.
+const maxEnded = 4096
 
 // add records a call in flight on cs; call the returned func when it is over.
 func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
@@ -194,6 +198,12 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 		fs.mu.Lock()
 		defer fs.mu.Unlock()
 		l := fs.m[cs]
+		if fl.frame != nil {
+			if fs.ended == nil || len(fs.ended) >= maxEnded {
+				fs.ended = map[reach.FrameID]struct{}{}
+			}
+			fs.ended[fl.frame.ID] = struct{}{}
+		}
 		for i, x := range l {
 			if x == fl {
 				l = append(l[:i:i], l[i+1:]...)
@@ -209,14 +219,17 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 }
 
 // find returns the call a request or notification on cs belongs to: the
-// one whose frame its _meta names; else, when every call in flight on cs
-// comes from one downstream session that passes ok, the newest of them;
-// else none (a message that could be for either of two clients goes to
-// neither).
+// one whose frame its _meta names; none when it names one that is no
+// longer in flight (reach/parent, or a traceparent with the span of a call
+// that ended); else, when every call in flight on cs comes from one
+// downstream session that passes ok, the newest of them; else none (a
+// message that could be for either of two clients goes to neither).
 func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *flight {
 	var named reach.FrameID
+	strict := false // the name is reach's own, not another tracer's span
 	if s, isStr := meta[MetaParent].(string); isStr {
 		named, _ = parseFrameID(s)
+		strict = true
 	} else if s, isStr := meta[MetaTraceparent].(string); isStr {
 		named, _ = parseTraceparent(s)
 	}
@@ -228,6 +241,9 @@ func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.Serve
 			if fl.frame != nil && fl.frame.ID == named {
 				return fl
 			}
+		}
+		if _, gone := fs.ended[named]; gone || strict {
+			return nil // for a call that is over: its client must not get it, nor another
 		}
 	}
 	// Not named: the call is a guess, made only when it cannot be another
