@@ -100,7 +100,7 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 		ss := g.sessionByID(sid)
 		lean := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < statelessProtocol && !g.streams(ss)
 		switch {
-		case msg.Method == "tools/call" && len(msg.ID) > 0:
+		case msg.Method == "tools/call" && requestID(msg.ID):
 			msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
 			if lean && g.leanCall(w, r, ss, sid, &msg) {
 				return
@@ -198,7 +198,7 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		// Anything the SDK checks beyond this (headers that must match the
 		// body, versions, capabilities, a malformed reach _meta) is the
 		// SDK's to answer.
-		if !ok || msg.Method != "tools/call" || len(msg.ID) == 0 ||
+		if !ok || msg.Method != "tools/call" || !requestID(msg.ID) ||
 			parseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
 			r.Header.Get(headerProtocol) != statelessProtocol || p.Meta[metaProtocolVersion] != statelessProtocol ||
 			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
@@ -317,7 +317,11 @@ func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
 func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
 	var p callParams
 	if err := parseCallParams(msg.Params, &p); err != nil || p.Name == "" {
-		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call params must be an object with a tool name"})
+		m := "tools/call params must be an object with a tool name"
+		if errors.Is(err, errBadMeta) {
+			m = "tools/call params._meta must be an object"
+		}
+		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
 		return true
 	}
 	if p.Meta["progressToken"] != nil {
@@ -466,6 +470,31 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 	}
 	defer resp.Body.Close()
 	return u.leanAnswer(ctx, ls, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body, id, token, sink)
+}
+
+// requestID reports whether id (valid JSON) is a JSON-RPC request id the
+// SDK takes: a string or an integer. The lean path leaves anything else
+// (null, a fraction, an object) to the SDK, which refuses it.
+func requestID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return true
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 { // an int64
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isRedirect reports whether an HTTP status sends the request elsewhere.

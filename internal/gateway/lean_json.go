@@ -222,6 +222,7 @@ func parseEnvelope(body []byte, msg *rpcMessage) bool {
 // parseCallParams reads tools/call params: the name, the arguments (a
 // copy), and _meta. It reports false for params that are not an object.
 func parseCallParams(params []byte, p *callParams) error {
+	badMeta := false
 	if !scanObject(params, func(key, value []byte) {
 		switch string(key) {
 		case `"name"`:
@@ -230,19 +231,25 @@ func parseCallParams(params []byte, p *callParams) error {
 			p.Arguments = bytes.Clone(value)
 		case `"_meta"`:
 			p.Meta = nil
+			badMeta = false
 			if string(value) != "null" && string(value) != "{}" {
 				p.Meta = mcp.Meta{} // decoded below
 				if err := json.Unmarshal(value, &p.Meta); err != nil {
 					p.Meta = nil
-					p.Name = "" // refused below
+					badMeta = true // refused, whatever the keys' order
 				}
 			}
 		}
 	}) {
 		return errNotObject
 	}
+	if badMeta {
+		return errBadMeta
+	}
 	return nil
 }
+
+var errBadMeta = errors.New("_meta is not an object")
 
 var errNotObject = errors.New("not an object")
 

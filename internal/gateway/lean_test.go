@@ -240,6 +240,7 @@ func TestParseEnvelope(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":null}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":3}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":[1]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":[1],"name":"a"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":null,"_meta":{}}}`,
 		`{}`,
 	} {

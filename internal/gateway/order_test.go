@@ -350,3 +350,35 @@ func TestSamplingOnStandaloneStream(t *testing.T) {
 		t.Errorf("model frame %+v, want one under the tool call", model)
 	}
 }
+
+// TestOddRequestIDsAreRefused: a tools/call whose id the SDK refuses (null,
+// an object, true, an array) is refused on the lean path too, and runs
+// nothing.
+func TestOddRequestIDsAreRefused(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig)
+	url := serveTest(t, g).URL + "/mcp"
+	c := newRawMCP(t, url, `{}`)
+	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`); len(msgs) != 1 || msgs[0]["result"] == nil {
+		t.Fatalf("a call with a string id: %v", msgs)
+	}
+	ran, hits := len(p.metas), g.leanHits.Load()
+	for _, id := range []string{`null`, `{"a":1}`, `true`, `[1]`} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerSession, c.sid)
+		req.Header.Set(headerProtocol, "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "echo: x") {
+			t.Errorf("id %s: the call ran: %d %s", id, resp.StatusCode, body)
+		}
+	}
+	if len(p.metas) != ran || g.leanHits.Load() != hits {
+		t.Errorf("calls with odd ids ran (upstream calls %d -> %d, lean hits %d -> %d)", ran, len(p.metas), hits, g.leanHits.Load())
+	}
+}
