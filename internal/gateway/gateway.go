@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	}
 	g.syncMCPTools()
 	g.handler = g.newHandler()
-	go g.reqs.janitor()
+	go g.reqs.janitor(g.sweepClients)
 	close(g.ready)
 	return g, nil
 }

@@ -87,7 +87,8 @@ var mcpCallSeq atomic.Uint64
 
 // session is the state the gateway keeps per MCP session.
 type session struct {
-	request string // the session's current request; guarded by requests.mu
+	request string    // the session's current request; guarded by requests.mu
+	made    time.Time // for a sessionless client's: when it was made
 }
 
 // sessionOf returns the gateway's state for the session a call came in.
@@ -124,8 +125,24 @@ func (g *Gateway) clientSession(id *auth.Identity, name, version string) *sessio
 	if v, ok := g.sessions.Load(key); ok {
 		return v.(*session)
 	}
-	v, _ := g.sessions.LoadOrStore(key, &session{})
+	v, _ := g.sessions.LoadOrStore(key, &session{made: time.Now()})
 	return v.(*session)
+}
+
+// sweepClients forgets the sessionless clients whose request has ended (or
+// that never got one within the idle gap), so that a client inventing a
+// new clientInfo for every call does not grow the gateway's memory.
+func (g *Gateway) sweepClients() {
+	g.sessions.Range(func(k, v any) bool {
+		if _, isClient := k.(string); !isClient {
+			return true
+		}
+		st := v.(*session)
+		if !g.reqs.current(&st.request, st.made) {
+			g.sessions.CompareAndDelete(k, v)
+		}
+		return true
+	})
 }
 
 // sessionFor returns the state of a long-lived session, made on first use;

@@ -269,8 +269,21 @@ func (q *requests) sweep() {
 	}
 }
 
-// janitor sweeps until the gateway closes.
-func (q *requests) janitor() {
+// current reports whether a session's request (*cur) is still one the
+// gateway owns, or, for a session without one yet, whether it was made
+// within the idle gap.
+func (q *requests) current(cur *string, made time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if *cur == "" {
+		return q.now().Sub(made) < q.gap
+	}
+	_, ok := q.owned[*cur]
+	return ok
+}
+
+// janitor sweeps until the gateway closes, calling after after each sweep.
+func (q *requests) janitor(after func()) {
 	every := min(max(q.gap/10, 10*time.Millisecond), 30*time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -280,6 +293,7 @@ func (q *requests) janitor() {
 			return
 		case <-t.C:
 			q.sweep()
+			after()
 		}
 	}
 }

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -101,5 +103,50 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 	}
 	if len(p.metas) != ran || g.leanHits.Load() != 1 {
 		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.leanHits.Load())
+	}
+}
+
+// TestSessionlessClientsAreForgotten: the state kept per sessionless
+// client (principal and clientInfo) goes when its request ends, so a
+// client that names itself anew for every call does not grow the
+// gateway's memory.
+func TestSessionlessClientsAreForgotten(t *testing.T) {
+	g, _, _ := upstreamGateway(t, probeConfig+"idle_gap: 30ms\n")
+	url := serveTest(t, g).URL + "/mcp"
+	clients := func() int {
+		n := 0
+		g.sessions.Range(func(k, _ any) bool {
+			if _, ok := k.(string); ok {
+				n++
+			}
+			return true
+		})
+		return n
+	}
+	for i := range 50 {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"},"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"client-` + strconv.Itoa(i) + `","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "up__echo")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: status %d", i, resp.StatusCode)
+		}
+	}
+	if n := clients(); n == 0 {
+		t.Fatal("no sessionless client was kept at all")
+	}
+	for deadline := time.Now().Add(5 * time.Second); clients() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessionless clients still kept after their requests ended", clients())
+		}
 	}
 }
