@@ -358,3 +358,18 @@ func TestModelProxyStoppedInFlight(t *testing.T) {
 		t.Errorf("model frame = %v, want it ended with the stop's cause", f)
 	}
 }
+
+// TestModelProxyBoundsRequestIDs: the model proxy refuses a request id
+// over 128 characters, as /v1/calls and MCP do, and begins no request.
+func TestModelProxyBoundsRequestIDs(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
+	g, srv := proxyGateway(t, fake, "")
+	long := strings.Repeat("r", 20000)
+	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: long})
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "bad_request_id") {
+		t.Errorf("a %d-character request id = %d %s, want 400 bad_request_id", len(long), resp.StatusCode, b)
+	}
+	if _, ok := g.rt.Lookup(long); ok || fake.n.Load() != 0 {
+		t.Errorf("the request was begun (%v) or the model asked (%d times)", ok, fake.n.Load())
+	}
+}

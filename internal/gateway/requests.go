@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -369,6 +370,10 @@ func (e *linkError) Error() string { return e.Message + " " + e.Suggestion }
 // request or ctx does. Call done when the call is over.
 func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request, func(), error)) (context.Context, *reach.Request, func(), error) {
 	who, _ := auth.IdentityFrom(ctx)
+	if len(l.Request) > maxRequestID { // however it came: _meta, a header, baggage
+		return nil, nil, nil, &linkError{Status: http.StatusBadRequest, Code: "bad_request_id",
+			Message: fmt.Sprintf("The request id is longer than %d characters.", maxRequestID), Suggestion: "Use a shorter id."}
+	}
 	if id := l.Parent; id != 0 || l.Trace != 0 {
 		if id == 0 {
 			id = l.Trace
@@ -462,6 +467,9 @@ func (g *Gateway) findFrame(reqID string, id reach.FrameID) *reach.Frame {
 	}
 	return nil
 }
+
+// maxRequestID bounds a request id a client names.
+const maxRequestID = 128
 
 // mergeCancel returns a context with vals' values that ends when either
 // vals or cancelOn ends (with that one's cause). Call stop when done.
