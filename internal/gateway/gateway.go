@@ -47,10 +47,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -369,6 +371,15 @@ func (g *Gateway) Warnings() []string {
 		if t.Verify != nil {
 			if _, ok := g.rt.Tool(t.Verify.Tool); !ok {
 				out = append(out, fmt.Sprintf("tool %s: its verify names %s, which is not a tool here", t.Name, t.Verify.Tool))
+			}
+		}
+	}
+	if mc := g.cfg.Model; mc != nil && mc.Name != "" {
+		if _, priced := mc.Prices[mc.Name]; !priced {
+			for _, name := range slices.Sorted(maps.Keys(g.cfg.Budgets)) {
+				if g.cfg.Budgets[name].Cost > 0 {
+					out = append(out, fmt.Sprintf("budget %s has a cost, and the model %s has no price: the example tools' model calls cost nothing against it, and the model proxy refuses that model for requests with a cost budget (add model.prices.%s)", name, mc.Name, mc.Name))
+				}
 			}
 		}
 	}

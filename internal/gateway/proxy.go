@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,16 @@ func (c *chosenCalls) get(id string) *reach.Frame {
 	return c.m[id]
 }
 
+// costBudgeted reports whether r or a request above it has a cost budget.
+func costBudgeted(r *reach.Request) bool {
+	for ; r != nil; r = r.Parent() {
+		if r.Budget().Cost > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // proxyError is an OpenAI-style error body.
 func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
@@ -148,6 +159,18 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
+	if _, priced := mc.Prices[model]; !priced && costBudgeted(req) {
+		names := make([]string, 0, len(mc.Prices))
+		for n := range mc.Prices {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		w.Header().Set(HeaderRequest, req.ID())
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "unpriced_model",
+			fmt.Sprintf("Request %s has a cost budget, and model %q has no price (model.prices), so its cost could not be counted. Use a priced model (%s), or ask the operator to price this one.",
+				req.ID(), model, strings.Join(names, ", ")))
+		return
+	}
 	mctx, mf, err := g.rt.BeginModel(ctx, model)
 	if err != nil {
 		code := "refused"

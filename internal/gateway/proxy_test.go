@@ -373,3 +373,49 @@ func TestModelProxyBoundsRequestIDs(t *testing.T) {
 		t.Errorf("the request was begun (%v) or the model asked (%d times)", ok, fake.n.Load())
 	}
 }
+
+// TestModelProxyRefusesUnpricedModelUnderCostBudget: under a cost budget a
+// model without a price would cost nothing, so the budget would never run
+// out: the proxy refuses it, saying which models are priced; a priced
+// model goes through.
+func TestModelProxyRefusesUnpricedModelUnderCostBudget(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
+	_, srv := proxyGateway(t, fake, "budgets:\n  default: {cost: 0.5}\n")
+	h := map[string]string{HeaderRequest: "c1"}
+	resp, b := postChat(t, srv.URL, `{"model":"fake-2","messages":[]}`, h)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "unpriced_model") || !strings.Contains(string(b), "fake") {
+		t.Errorf("an unpriced model under a cost budget = %d %s, want 400 unpriced_model naming the priced ones", resp.StatusCode, b)
+	}
+	if fake.n.Load() != 0 {
+		t.Errorf("the model was asked %d times", fake.n.Load())
+	}
+	if resp, b := postChat(t, srv.URL, `{"model":"fake","messages":[]}`, h); resp.StatusCode != 200 {
+		t.Errorf("a priced model = %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestWarnsOfUnpricedModelUnderCostBudget: reach validate warns when a
+// budget has a cost and the configured model has no price.
+func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
+	for _, tc := range []struct {
+		extra string
+		warn  bool
+	}{
+		{"budgets:\n  default: {cost: 0.5}\n", false}, // fake is priced
+		{"budgets:\n  default: {tokens: 100}\n", false},
+	} {
+		g, _ := proxyGateway(t, fake, tc.extra)
+		if got := strings.Contains(strings.Join(g.Warnings(), "\n"), "has no price"); got != tc.warn {
+			t.Errorf("%q: warned %v, want %v: %v", tc.extra, got, tc.warn, g.Warnings())
+		}
+	}
+	cfg, err := ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1, name: unpriced}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "budget default has a cost, and the model unpriced has no price") {
+		t.Errorf("warnings = %s, want one about the unpriced model", w)
+	}
+}
