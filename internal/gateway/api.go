@@ -101,6 +101,23 @@ func limitBody(n int64, next http.Handler) http.Handler {
 				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
 			return
 		}
+		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+			// A body of no declared length (chunked): read it here, so that
+			// every route answers its excess alike.
+			data, err := io.ReadAll(io.LimitReader(r.Body, n+1))
+			switch {
+			case err != nil:
+				writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
+				return
+			case int64(len(data)) > n:
+				writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+					fmt.Sprintf("The request body is larger than %d bytes.", n),
+					"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(data))
+			r.ContentLength = int64(len(data))
+		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, n)
 		}

@@ -245,21 +245,32 @@ func TestAPIErrors(t *testing.T) {
 	}
 }
 
-// TestAPIBodyLimitChunked: a body without a declared length is cut at the limit.
+// TestAPIBodyLimitChunked: a body without a declared length is cut at the
+// limit, with the same JSON 413 on every route; one under the limit works.
 func TestAPIBodyLimitChunked(t *testing.T) {
-	g := newTestGateway(t, &Config{MaxBodyBytes: 100})
+	g := newTestGateway(t, &Config{MaxBodyBytes: 200})
 	srv := serveTest(t, g)
-	body := io.MultiReader(strings.NewReader(`{"tool_calls":[{"call_id":"a","tool":"x","arguments":{"q":"`), strings.NewReader(strings.Repeat("y", 500)), strings.NewReader(`"}}]}`))
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/calls", io.NopCloser(body))
-	req.ContentLength = -1
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	post := func(path, body string) (int, []byte) {
+		req, _ := http.NewRequest("POST", srv.URL+path, io.NopCloser(strings.NewReader(body)))
+		req.ContentLength = -1
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, data
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 413 || !bytes.Contains(data, []byte(`"body_too_large"`)) {
-		t.Errorf("got %d %s, want 413 body_too_large", resp.StatusCode, data)
+	big := `{"tool_calls":[{"call_id":"a","tool":"x","arguments":{"q":"` + strings.Repeat("y", 500) + `"}}]}`
+	for _, path := range []string{"/v1/calls", "/mcp", "/v1/approvals/1/approve", "/v1/chat/completions"} {
+		if status, data := post(path, big); status != 413 || !bytes.Contains(data, []byte(`"body_too_large"`)) {
+			t.Errorf("%s: got %d %s, want a JSON 413 body_too_large", path, status, data)
+		}
+	}
+	if status, data := post("/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`); status != 200 {
+		t.Errorf("a small chunked body: %d %s", status, data)
 	}
 }
 
