@@ -41,8 +41,8 @@ Ctrl-C shuts it down gracefully.`,
 				return err
 			}
 			if listen != "" {
-				if err := gateway.CheckLoopback(listen); err != nil && !cfg.Authenticates() {
-					return fmt.Errorf("%w; configure auth (keys or jwt) to serve other addresses", err)
+				if err := gateway.CheckListen(listen, cfg.Authenticates()); err != nil {
+					return err
 				}
 				cfg.Listen = listen
 			}

@@ -551,8 +551,8 @@ var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // check validates values that decoding cannot: each error names its line.
 func (c *Config) check() error {
 	if c.Listen != "" {
-		if err := CheckLoopback(c.Listen); err != nil && !c.Authenticates() {
-			return c.errorf([]any{"listen"}, "%v; configure auth (keys or jwt) to serve other addresses", err)
+		if err := CheckListen(c.Listen, c.Authenticates()); err != nil {
+			return c.errorf([]any{"listen"}, "%v", err)
 		}
 	}
 	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
@@ -642,8 +642,13 @@ func (c *Config) check() error {
 var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
 
 // CheckLoopback returns an error unless addr (host:port) is a loopback
-// address: reach has no authentication yet, so it serves this machine only.
-func CheckLoopback(addr string) error {
+// address: what a gateway without authentication may serve.
+func CheckLoopback(addr string) error { return CheckListen(addr, false) }
+
+// CheckListen checks a listen address: host:port with a port from 0 to
+// 65535, and, unless the gateway authenticates, a loopback host
+// (127.0.0.1, [::1] or localhost).
+func CheckListen(addr string, authenticated bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: want host:port, e.g. %s", addr, DefaultListen)
@@ -651,14 +656,14 @@ func CheckLoopback(addr string) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
 	}
-	if host == "localhost" {
+	if authenticated || host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("refusing to listen on %q: reach has no authentication yet, so it serves loopback addresses only "+
-		"(127.0.0.1, [::1] or localhost); use e.g. --listen %s", addr, DefaultListen)
+	return fmt.Errorf("refusing to listen on %q without authentication: reach then serves loopback addresses only "+
+		"(127.0.0.1, [::1] or localhost); use e.g. --listen %s, or configure auth (keys or jwt) to serve other addresses", addr, DefaultListen)
 }
 
 // ListenAddr returns the listen address in force.

@@ -164,6 +164,23 @@ func TestCheckLoopback(t *testing.T) {
 			t.Errorf("CheckLoopback(%q) = %v, want ok=%v", addr, err, ok)
 		}
 	}
+	// With authentication any host will do, but the address must still be
+	// host:port with a real port.
+	for addr, ok := range map[string]bool{"0.0.0.0:7400": true, "[::]:1": true, "nonsense": false, "0.0.0.0:99999": false, "127.0.0.1": false} {
+		if err := CheckListen(addr, true); (err == nil) != ok {
+			t.Errorf("CheckListen(%q, authenticated) = %v, want ok=%v", addr, err, ok)
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"listen: nonsense\nauth: {keys: true}\n", "want host:port"},
+		{"listen: 0.0.0.0:99999\nauth: {keys: true}\n", "not a number from 0 to 65535"},
+		{"listen: 0.0.0.0:7400\n", "without authentication"},
+	} {
+		_, err := ParseConfig([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%q: %v, want an error on line 1 saying %q", tc.yaml, err, tc.want)
+		}
+	}
 }
 
 func FuzzParseConfig(f *testing.F) {
@@ -180,8 +197,8 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			return
 		}
-		if c.Listen != "" && CheckLoopback(c.Listen) != nil {
-			t.Fatalf("accepted a non-loopback listen address %q", c.Listen)
+		if c.Listen != "" && CheckListen(c.Listen, c.Authenticates()) != nil {
+			t.Fatalf("accepted listen address %q (authenticates: %v)", c.Listen, c.Authenticates())
 		}
 	})
 }

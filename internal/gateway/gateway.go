@@ -414,10 +414,8 @@ func (g *Gateway) Upstreams() []UpstreamStatus {
 // Serve serves the handler on ln until ctx ends, then shuts down
 // gracefully: in-flight HTTP requests get up to 5 seconds to finish.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	if g.authn == nil {
-		if err := CheckLoopback(ln.Addr().String()); err != nil {
-			return fmt.Errorf("%w; configure auth (keys or jwt) to serve other addresses", err)
-		}
+	if err := CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
+		return err
 	}
 	srv := &http.Server{
 		Handler:           g.handler,
