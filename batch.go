@@ -268,42 +268,52 @@ func resolveRef(ref string, result func(string) (*Result, bool)) (any, *Error) {
 	return v, nil
 }
 
-// findDepCycle returns the calls on a dependency cycle, or nil.
+// findDepCycle returns every call on a dependency cycle (each strongly
+// connected component of more than one call, by Tarjan's algorithm), or
+// nil. All of them must be refused: a call left on any cycle would wait
+// for the others forever.
 func findDepCycle(deps [][]int) []int {
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := make([]int, len(deps))
-	var stack []int
-	var cyc []int
-	var visit func(int) bool
-	visit = func(i int) bool {
-		color[i] = grey
+	n := len(deps)
+	index := make([]int, n) // 0: not visited; else visit order + 1
+	low := make([]int, n)
+	on := make([]bool, n)
+	var stack, cyc []int
+	next := 1
+	var visit func(int)
+	visit = func(i int) {
+		index[i], low[i] = next, next
+		next++
 		stack = append(stack, i)
+		on[i] = true
 		for _, j := range deps[i] {
-			if color[j] == grey {
-				for k := len(stack) - 1; k >= 0; k-- {
-					cyc = append(cyc, stack[k])
-					if stack[k] == j {
-						break
-					}
-				}
-				return true
-			}
-			if color[j] == white && visit(j) {
-				return true
+			switch {
+			case index[j] == 0:
+				visit(j)
+				low[i] = min(low[i], low[j])
+			case on[j]:
+				low[i] = min(low[i], index[j])
 			}
 		}
-		stack = stack[:len(stack)-1]
-		color[i] = black
-		return false
+		if low[i] != index[i] {
+			return
+		}
+		k := len(stack) - 1
+		for stack[k] != i {
+			k--
+		}
+		comp := stack[k:]
+		stack = stack[:k]
+		for _, c := range comp {
+			on[c] = false
+		}
+		if len(comp) > 1 {
+			cyc = append(cyc, comp...)
+		}
 	}
 	for i := range deps {
-		if color[i] == white && visit(i) {
-			return cyc
+		if index[i] == 0 {
+			visit(i)
 		}
 	}
-	return nil
+	return cyc
 }

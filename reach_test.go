@@ -809,6 +809,46 @@ func TestShaping(t *testing.T) {
 
 // The envelope: independent calls run concurrently, $ref waits for its
 // source, results come back in order.
+// TestBatchRefCycles: every call on a $ref cycle is refused, however many
+// cycles the batch has, and the batch returns; a call that uses a refused
+// call's result is refused too; an independent call runs.
+func TestBatchRefCycles(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "echo", Reentrancy: reach.Reentrant, Func: echo})
+	ctx, _ := begin(t, rt, nil)
+	env, err := reach.DecodeEnvelope([]byte(`{"request_id":"r","tool_calls":[
+		{"call_id":"a","tool":"echo","arguments":{"x":{"$ref":"b.x"}}},
+		{"call_id":"b","tool":"echo","arguments":{"x":{"$ref":"a.x"}}},
+		{"call_id":"c","tool":"echo","arguments":{"x":{"$ref":"d.x"}}},
+		{"call_id":"d","tool":"echo","arguments":{"x":{"$ref":"e.x"}}},
+		{"call_id":"e","tool":"echo","arguments":{"x":{"$ref":"c.x"}}},
+		{"call_id":"f","tool":"echo","arguments":{"x":{"$ref":"a.x"}}},
+		{"call_id":"g","tool":"echo","arguments":{"x":1}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *reach.Response, 1)
+	go func() { done <- rt.Batch(ctx, env) }()
+	var resp *reach.Response
+	select {
+	case resp = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch did not return: a $ref cycle was left waiting")
+	}
+	for _, r := range resp.Results {
+		want := reach.StatusRefused
+		if r.CallID == "g" {
+			want = reach.StatusSuccess
+		}
+		if r.Status != want {
+			t.Errorf("%s: %s %+v, want %s", r.CallID, r.Status, r.Error, want)
+		}
+		if strings.Contains("abcde", r.CallID) && (r.Error == nil || r.Error.Code != "ref_cycle") {
+			t.Errorf("%s: %+v, want ref_cycle", r.CallID, r.Error)
+		}
+	}
+}
+
 func TestBatch(t *testing.T) {
 	rt := reach.New(nil)
 	started := make(chan string, 4)
