@@ -605,7 +605,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	}
 	for n := 1; ; n++ {
 		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
-		out, err := t.Func(actx, c.args)
+		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		cancel()
 		if c.req.isolated() {
@@ -630,6 +630,17 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
+}
+
+// runTool runs a tool's Func; a panic in it fails the call (permanently)
+// instead of taking the process down.
+func runTool(fn ToolFunc, ctx context.Context, args json.RawMessage) (out json.RawMessage, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, &ToolError{Type: "internal", Message: fmt.Sprintf("the tool's implementation panicked: %v", v)}
+		}
+	}()
+	return fn(ctx, args)
 }
 
 func backoff(p RetryPolicy, n int) time.Duration {

@@ -1060,3 +1060,23 @@ func TestCancelledWhileRunningNamesExecute(t *testing.T) {
 		}
 	})
 }
+
+// TestToolPanicFailsTheCall: a tool whose implementation panics fails its
+// call with a clear error, in a batch too, and the process lives on.
+func TestToolPanicFailsTheCall(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "boom", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		panic("nil map")
+	}})
+	ctx, _ := begin(t, rt, nil)
+	res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "boom", Arguments: json.RawMessage(`{}`)})
+	if res.Status != reach.StatusError || res.Error == nil || !strings.Contains(res.Error.Message, "panicked: nil map") {
+		t.Errorf("a panicking tool = %s %+v, want an error saying it panicked", res.Status, res.Error)
+	}
+	env, _ := reach.DecodeEnvelope([]byte(`{"tool_calls":[{"call_id":"a","tool":"boom","arguments":{}},{"call_id":"b","tool":"boom","arguments":{"x":1}}]}`))
+	for _, r := range rt.Batch(ctx, env).Results {
+		if r.Status != reach.StatusError {
+			t.Errorf("batch %s = %s, want error", r.CallID, r.Status)
+		}
+	}
+}
