@@ -427,7 +427,9 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				c.frame.setState(Authorizing)
 				// An approved call runs once: the approval's id is its
 				// idempotency key, so a retry returns the recorded result.
-				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok && c.IdempotencyKey == "" {
+				// The caller's own key gives way: with a new key for every
+				// retry, one approval would let any number of runs through.
+				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok {
 					if id := k.ApprovalKey(c); id != "" {
 						c.IdempotencyKey = "approval:" + id
 					}
@@ -554,7 +556,12 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 					"Give this call its own call id or idempotency key.")
 			}
 		}
-		rec, claimed, err := rt.idem.Claim(ctx, c.key)
+		// The record is scoped to the root request's principal and tenant:
+		// one principal's key (or a reused request id) never replays
+		// another's result.
+		root := c.req.root
+		skey := root.principal + "\x00" + root.tenant + "\x00" + c.key
+		rec, claimed, err := rt.idem.Claim(ctx, skey)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, asError(contextCause(ctx, "idempotency"))
@@ -578,9 +585,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		if err == nil && (res.Status == StatusSuccess || once) {
 			rec := *res // the caller's copy is settled further up; the record must not change
 			rec.Notes = slices.Clone(res.Notes)
-			rt.idem.Complete(c.key, &rec)
+			rt.idem.Complete(skey, &rec)
 		} else {
-			rt.idem.Complete(c.key, nil)
+			rt.idem.Complete(skey, nil)
 		}
 		return res, err
 	}

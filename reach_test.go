@@ -1080,3 +1080,27 @@ func TestToolPanicFailsTheCall(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyKeysArePerPrincipal: the same idempotency key from two
+// principals runs twice; neither gets the other's recorded result.
+func TestIdempotencyKeysArePerPrincipal(t *testing.T) {
+	rt := reach.New(nil)
+	var runs atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(fmt.Sprintf(`{"run":%d}`, runs.Add(1))), nil
+	}})
+	for i, who := range []string{"alice", "bob", "alice"} {
+		ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "same-id", Principal: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{}`), IdempotencyKey: "k1"})
+		req.End()
+		if want := i == 2; res.Replayed != want {
+			t.Errorf("%s's call %d: replayed %v, want %v (data %s)", who, i, res.Replayed, want, res.Data)
+		}
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("pay ran %d times, want 2 (once per principal)", n)
+	}
+}

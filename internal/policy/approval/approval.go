@@ -343,10 +343,12 @@ func (q *Queue) requires(ctx context.Context, c *reach.Call) string {
 	return User
 }
 
-// callKey identifies a call across retries: root request, tool, canonical
-// arguments.
+// callKey identifies a call across retries: the root request (its
+// principal and tenant too, so that another principal reusing the id of an
+// ended request never meets its approvals), tool, canonical arguments.
 func callKey(c *reach.Call) string {
-	return rootOf(c.Request()).ID() + "\x00" + c.Tool + "\x00" + string(c.Args())
+	root := rootOf(c.Request())
+	return root.Principal() + "\x00" + root.Tenant() + "\x00" + root.ID() + "\x00" + c.Tool + "\x00" + string(c.Args())
 }
 
 func rootOf(r *reach.Request) *reach.Request {

@@ -477,3 +477,59 @@ func TestConcurrentIdenticalCalls(t *testing.T) {
 		t.Errorf("%d approvals, want 1", n)
 	}
 }
+
+// TestApprovalRunsOnceWhateverTheKeys: a caller that sends a new
+// idempotency key with every retry of an approved call still gets one run.
+func TestApprovalRunsOnceWhateverTheKeys(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := f.begin(t, "alice", "")
+	call := func(key string) *reach.Result {
+		return f.rt.Call(ctx, &reach.Call{ID: "k-" + key, Tool: "refund", Arguments: json.RawMessage(`{"order_id":"A9","amount":5}`), IdempotencyKey: key})
+	}
+	if res := call("k0"); res.Status != reach.StatusPending {
+		t.Fatalf("first call: %s", res.Status)
+	}
+	a := f.q.List(Pending)[0]
+	if _, err := f.q.Approve(a.ID, alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if res := call(k); res.Status != reach.StatusSuccess {
+			t.Errorf("call with key %s: %s %+v", k, res.Status, res.Error)
+		}
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Errorf("the approved refund ran %d times; one approval lets one run through", n)
+	}
+}
+
+// TestReusedRequestIDMeetsNoOnesApproval: after alice's request ended,
+// mallory beginning a request with the same id and making the same call
+// neither uses alice's approval nor gets its recorded result.
+func TestReusedRequestIDMeetsNoOnesApproval(t *testing.T) {
+	f := newFixture(t, nil)
+	begin := func(principal string) (context.Context, *reach.Request) {
+		ctx, req, err := f.rt.Begin(t.Context(), &reach.RequestOptions{ID: "shared-id", Principal: principal, Budget: &reach.Budget{Turns: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctx, req
+	}
+	call := func(ctx context.Context) *reach.Result {
+		return f.rt.Call(ctx, &reach.Call{ID: "c1", Tool: "refund", Arguments: json.RawMessage(`{"order_id":"A7","amount":5}`)})
+	}
+	ctx, req := begin("alice")
+	call(ctx)
+	if _, err := f.q.Approve(f.q.List(Pending)[0].ID, alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(ctx); res.Status != reach.StatusSuccess || f.runs.Load() != 1 {
+		t.Fatalf("alice's approved call: %s, runs %d", res.Status, f.runs.Load())
+	}
+	req.End()
+	ctx, req = begin("mallory")
+	defer req.End()
+	if res := call(ctx); res.Status != reach.StatusPending || res.Replayed || f.runs.Load() != 1 {
+		t.Errorf("mallory's call under alice's old request id: %s replayed=%v, runs %d; want it pending its own approval", res.Status, res.Replayed, f.runs.Load())
+	}
+}
