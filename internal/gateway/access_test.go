@@ -239,6 +239,21 @@ func TestApprovalNeedsTwoPrincipals(t *testing.T) {
 	if id == "" {
 		t.Fatal("no pending approval")
 	}
+	// The UI's inbox shows it to those who may decide it (alice, who asked;
+	// bob, a reviewer), as the API does, and to no one else.
+	for who, want := range map[string]bool{"alice": true, "bob": true, "dave": false} {
+		req, _ := http.NewRequest("GET", url+"/ui/approvals", nil)
+		req.Header.Set("Authorization", "Bearer "+keys[who])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.Contains(string(page), id); got != want {
+			t.Errorf("%s's UI inbox shows the approval: %v, want %v", who, got, want)
+		}
+	}
 	if status, out := do(t, "POST", url+"/v1/approvals/"+id+"/approve", `{}`, alice); status != 200 {
 		t.Fatalf("alice approves = %d %v", status, out)
 	}

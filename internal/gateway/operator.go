@@ -142,10 +142,14 @@ func (a *uiApprovals) who(by string) approval.Actor {
 	return approval.Actor{Principal: by}
 }
 
-func (a *uiApprovals) List() []ui.Approval {
+func (a *uiApprovals) List(by string) []ui.Approval {
 	all := a.q.List("")
+	actor := a.who(by)
 	out := make([]ui.Approval, 0, len(all))
 	for _, x := range all {
+		if !a.q.CanDecide(&x, actor) {
+			continue // another principal's (or tenant's): as in GET /v1/approvals
+		}
 		out = append(out, ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
 			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires})
 	}

@@ -22,7 +22,7 @@ type heldApprovals struct {
 	released chan struct{}
 }
 
-func (h *heldApprovals) List() []Approval {
+func (h *heldApprovals) List(string) []Approval {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Approval(nil), h.items...)
@@ -109,7 +109,7 @@ func TestBrowser(t *testing.T) {
 	go func() {
 		refund <- rt.Call(rctx, &reach.Call{ID: "r1", Tool: "refund_order", Arguments: json.RawMessage(`{"order":7}`)})
 	}()
-	for len(held.List()) == 0 || len(busy.Frames()) < 4 {
+	for len(held.List("")) == 0 || len(busy.Frames()) < 4 {
 		time.Sleep(5 * time.Millisecond) // wait for both to be in flight
 	}
 	srv := httptest.NewServer(New(Options{Runtime: rt, Approvals: held}))

@@ -35,7 +35,7 @@ type Approval struct {
 
 // Approvals is the approval queue the inbox shows and acts on.
 type Approvals interface {
-	List() []Approval
+	List(by string) []Approval // the approvals by (an Actor's name) may see and decide
 	Approve(id, by, reason string) error
 	Deny(id, by, reason string) error
 }
@@ -302,7 +302,7 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	var list []Approval
 	if u.o.Approvals != nil {
-		list = u.o.Approvals.List()
+		list = u.o.Approvals.List(u.actor(r))
 	}
 	u.render(w, r, "approvals", struct {
 		page
@@ -416,7 +416,7 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if v := u.version(); v != last {
+		if v := u.version(r); v != last {
 			last = v
 			fmt.Fprintf(w, "data: %s\n\n", v)
 			fl.Flush()
@@ -429,15 +429,18 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// version summarizes what the pages show, to notice changes.
-func (u *UI) version() string {
+// version summarizes what the pages show to r, to notice changes.
+func (u *UI) version(r *http.Request) string {
 	var b strings.Builder
 	for _, q := range u.o.Runtime.Requests() {
+		if !u.visible(r, q) {
+			continue
+		}
 		us := q.Usage()
 		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
 	}
 	if u.o.Approvals != nil {
-		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List()))
+		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List(u.actor(r))))
 	}
 	return fmt.Sprintf("%x", hash(b.String()))
 }

@@ -16,7 +16,7 @@ import (
 
 type fakeApprovals struct{ items []Approval }
 
-func (f *fakeApprovals) List() []Approval { return f.items }
+func (f *fakeApprovals) List(string) []Approval { return f.items }
 func (f *fakeApprovals) Approve(id, by, reason string) error {
 	for i := range f.items {
 		if f.items[i].ID == id {
