@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -606,12 +607,25 @@ func (f *Frame) EndModel(u TokenUsage) {
 		return
 	}
 	req := f.Request
-	tokens := u.Input + u.Output
+	// What a model endpoint or a client reports is not trusted to be sane:
+	// negative counts would refund the budget, and huge ones overflow.
+	in, out := max(u.Input, 0), max(u.Output, 0)
+	tokens := in + out
+	if tokens < in { // overflowed
+		tokens = math.MaxInt64
+	}
 	cost := u.Cost
+	if math.IsNaN(cost) || cost < 0 {
+		cost = 0
+	}
 	if cost == 0 {
 		if p, ok := req.rt.opts.Prices[f.Name]; ok {
-			cost = (float64(u.Input)*p.Input + float64(u.Output)*p.Output) / 1e6
+			cost = (float64(in)*p.Input + float64(out)*p.Output) / 1e6
 		}
+	}
+	costNano := int64(math.MaxInt64)
+	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
+		costNano = int64(cost * 1e9)
 	}
 	f.mu.Lock()
 	f.tokens = tokens
@@ -620,7 +634,7 @@ func (f *Frame) EndModel(u TokenUsage) {
 		f.summary = oneLine(u.Text, 120)
 	}
 	f.mu.Unlock()
-	req.spend(tokens, int64(cost*1e9))
+	req.spend(tokens, costNano)
 	req.rt.loopFrameDone(f, u.Text, false)
 	f.finish(Completed, nil, "")
 	req.rt.record(context.Background(), f)

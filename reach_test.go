@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1102,5 +1103,52 @@ func TestIdempotencyKeysArePerPrincipal(t *testing.T) {
 	}
 	if n := runs.Load(); n != 2 {
 		t.Errorf("pay ran %d times, want 2 (once per principal)", n)
+	}
+}
+
+// TestModelUsageCannotRefundTheBudget: negative, overflowing, infinite or
+// NaN usage reports neither refund a token or cost budget nor wrap it
+// around; a report too big to count spends it all.
+func TestModelUsageCannotRefundTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		use   reach.TokenUsage
+		spent bool // the request is stopped by its budget after it
+	}{
+		{"negative tokens", reach.TokenUsage{Input: -999_999, Output: 100}, false},
+		{"overflowing tokens", reach.TokenUsage{Input: math.MaxInt64, Output: math.MaxInt64}, true},
+		{"negative cost", reach.TokenUsage{Input: 10, Cost: -5}, false},
+		{"NaN cost", reach.TokenUsage{Input: 10, Cost: math.NaN()}, false},
+		{"infinite cost", reach.TokenUsage{Input: 10, Cost: math.Inf(1)}, true},
+		{"huge cost", reach.TokenUsage{Input: 10, Cost: 1e12}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := reach.New(nil)
+			ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{Tokens: 1000, Cost: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer req.End()
+			_, f, err := rt.BeginModel(ctx, "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.EndModel(tc.use)
+			u := req.Usage()
+			if u.Tokens < 0 || u.Cost < 0 || math.IsNaN(u.Cost) {
+				t.Errorf("usage after %+v: %+v, want nothing negative", tc.use, u)
+			}
+			if stopped := req.StopCause() != nil; stopped != tc.spent {
+				t.Errorf("stopped by the budget: %v, want %v (usage %+v)", stopped, tc.spent, u)
+			}
+			if !tc.spent {
+				// The budget is still whole: 900 more tokens fit, 1,100 do not.
+				_, f, _ := rt.BeginModel(ctx, "m")
+				f.EndModel(reach.TokenUsage{Input: 1100})
+				if req.StopCause() == nil {
+					t.Errorf("1,100 tokens after %+v did not exhaust a 1,000-token budget (usage %+v)", tc.use, req.Usage())
+				}
+			}
+		})
 	}
 }

@@ -429,8 +429,8 @@ func toolCallsOf(q *Request) (*atomic.Int64, int) { return &q.toolCalls, q.limit
 // cancel) each one whose budget that exhausts.
 func (r *Request) spend(tokens int64, costNano int64) {
 	for q := r; q != nil; q = q.parent {
-		t := q.tokens.Add(tokens)
-		c := q.costNano.Add(costNano)
+		t := saturatingAdd(&q.tokens, tokens)
+		c := saturatingAdd(&q.costNano, costNano)
 		switch {
 		case q.limit.Tokens > 0 && t > q.limit.Tokens:
 			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "tokens", At: time.Now(), Request: q.id,
@@ -438,6 +438,20 @@ func (r *Request) spend(tokens int64, costNano int64) {
 		case q.limit.Cost > 0 && float64(c)/1e9 > q.limit.Cost:
 			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "cost", At: time.Now(), Request: q.id,
 				Reason: fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, q.limit.Cost)})
+		}
+	}
+}
+
+// saturatingAdd adds d (not negative) to v, stopping at math.MaxInt64.
+func saturatingAdd(v *atomic.Int64, d int64) int64 {
+	for {
+		old := v.Load()
+		n := old + d
+		if n < old {
+			n = math.MaxInt64
+		}
+		if v.CompareAndSwap(old, n) {
+			return n
 		}
 	}
 }
