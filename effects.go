@@ -286,7 +286,11 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	var release func(bool)
 	if len(writes) > 0 {
 		var e *Error
-		if release, e = rt.entities.lock(ctx, root, writes); e != nil {
+		owner := root
+		if root.lockAs != nil {
+			owner = root.lockAs
+		}
+		if release, e = rt.entities.lock(ctx, owner, writes); e != nil {
 			return nil, e
 		}
 	}
@@ -503,6 +507,7 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string) []
 	if err != nil {
 		return nil
 	}
+	creq.lockAs = r.root
 	defer creq.End()
 	rt.log.Info("compensating", "request", r.id, "reason", reason, "undos", len(steps))
 	var out []Compensation

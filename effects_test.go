@@ -446,3 +446,46 @@ func TestIdempotencyStoreFailure(t *testing.T) {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
 }
+
+// TestUndoWritesTheEntityItsCallHolds: a write whose check fails is undone
+// by an undo that writes the same entity, while the failing call still
+// holds it: the undo runs (it writes as the request it undoes) instead of
+// waiting for the lock forever, and the entity is free afterwards.
+func TestUndoWritesTheEntityItsCallHolds(t *testing.T) {
+	rt := reach.New(nil)
+	var undone atomic.Int32
+	rt.MustRegister(
+		reach.Tool{Name: "refund", Access: reach.Write, Writes: []string{"order:{order_id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"refund_id":"R1","ok":false}`), nil
+		},
+			Undo:   &reach.Followup{Tool: "cancel_refund", Args: `{"order_id": "{args.order_id}"}`},
+			Verify: &reach.Verify{Followup: reach.Followup{Tool: "get_refund", Args: `{}`}, Condition: `result.ok == true`}},
+		reach.Tool{Name: "get_refund", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"ok":false}`), nil
+		}},
+		reach.Tool{Name: "cancel_refund", Access: reach.Write, Writes: []string{"order:{order_id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			undone.Add(1)
+			return json.RawMessage(`"cancelled"`), nil
+		}},
+	)
+	ctx, _ := begin(t, rt, nil)
+	done := make(chan *reach.Result, 1)
+	go func() {
+		done <- rt.Call(ctx, &reach.Call{ID: "c1", Tool: "refund", Arguments: json.RawMessage(`{"order_id":"O1"}`)})
+	}()
+	select {
+	case res := <-done:
+		if res.Status != reach.StatusError || res.Error.Code != "verify_failed" || undone.Load() != 1 {
+			t.Errorf("refund = %s %+v, undone %d times; want verify_failed and one undo", res.Status, res.Error, undone.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call hangs: its undo waits for the entity the call holds")
+	}
+	// The entity is free: another request writes it at once.
+	ctx2, _ := begin(t, rt, nil)
+	cctx, cancel := context.WithTimeout(ctx2, 5*time.Second)
+	defer cancel()
+	if res := rt.Call(cctx, &reach.Call{ID: "c2", Tool: "cancel_refund", Arguments: json.RawMessage(`{"order_id":"O1"}`)}); res.IsError() {
+		t.Errorf("writing order O1 afterwards: %s", res.ModelText())
+	}
+}

@@ -175,6 +175,10 @@ type Request struct {
 	loops loopState    // used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
 	saga  saga         // this request's registered undos
+	// lockAs, on a compensation's request, is the root request whose writes
+	// it undoes: it writes the entities that request holds as that request
+	// (the failing call still holds them while its undos run).
+	lockAs *Request
 }
 
 // ID returns the request id.
