@@ -425,6 +425,14 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: fx.undo.tool, args: args,
 						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
+					if StopMode(c.req.mode.Load()) >= Cancel {
+						// The request was cancelled while this write ran (the
+						// tool did not stop): the stop's compensation ran
+						// without it, so it is undone now.
+						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran"); len(done) > 0 {
+							res.Notes = append(res.Notes, compensationNote(done))
+						}
+					}
 				} else {
 					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
 				}

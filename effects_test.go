@@ -489,3 +489,51 @@ func TestUndoWritesTheEntityItsCallHolds(t *testing.T) {
 		t.Errorf("writing order O1 afterwards: %s", res.ModelText())
 	}
 }
+
+// TestWriteFinishingAfterCancelIsUndone: a write whose tool ignores the
+// cancellation and succeeds after its request was cancelled is undone too,
+// not only the writes that finished before the stop.
+func TestWriteFinishingAfterCancelIsUndone(t *testing.T) {
+	rt := reach.New(nil)
+	var mu sync.Mutex
+	var log []string
+	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	started := make(chan struct{})
+	rt.MustRegister(
+		reach.Tool{Name: "reserve", Access: reach.Write, Reentrancy: reach.Reentrant, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			var in struct{ Seat string }
+			json.Unmarshal(a, &in)
+			if in.Seat == "slow" {
+				close(started)
+				time.Sleep(200 * time.Millisecond) // ignores the cancellation
+			}
+			note("reserve " + in.Seat)
+			return json.RawMessage(`{"seat":"` + in.Seat + `"}`), nil
+		}, Undo: &reach.Followup{Tool: "release", Args: `{"seat": "{result.seat}"}`}},
+		reach.Tool{Name: "release", Access: reach.Write, Reentrancy: reach.Reentrant, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			var in struct{ Seat string }
+			json.Unmarshal(a, &in)
+			note("release " + in.Seat)
+			return json.RawMessage(`"ok"`), nil
+		}},
+	)
+	ctx, req := begin(t, rt, nil)
+	rt.Call(ctx, &reach.Call{ID: "c1", Tool: "reserve", Arguments: json.RawMessage(`{"seat":"fast"}`)})
+	go func() { <-started; req.Stop(reach.Cancel, "test", "user left") }()
+	rt.Call(ctx, &reach.Call{ID: "c2", Tool: "reserve", Arguments: json.RawMessage(`{"seat":"slow"}`)})
+	want := map[string]bool{"release fast": true, "release slow": true}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		got := map[string]bool{}
+		for _, s := range log {
+			got[s] = true
+		}
+		mu.Unlock()
+		if got["release fast"] && got["release slow"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("side effects %v, want both reservations released (%v)", log, want)
+		}
+	}
+}
