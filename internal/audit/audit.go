@@ -16,7 +16,9 @@
 // (see [Hash]). Editing, deleting, reordering or inserting a row breaks the
 // chain at that row, and [Verify] names it. Every CheckpointEvery events,
 // and when the log is closed, the head hash is also written to the
-// checkpoints table, so that deleting the newest events is caught too.
+// checkpoints table, so that deleting the newest events back past a
+// checkpoint is caught too (deleting only events after the last one is
+// not: see docs/AUDIT.md).
 //
 // # Group commit
 //

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"time"
 
 	"github.com/agentreach/reach/internal/store"
@@ -134,6 +135,13 @@ func Verify(ctx context.Context, src store.AuditLog) (*Report, error) {
 		next = int64(1)               // the seq the next event must have
 		sum  []byte
 	)
+	// Seqs start at 1: a row at 0 or below was put there by hand.
+	if low, err := src.ScanAudit(ctx, math.MinInt64, 1); err != nil {
+		return nil, err
+	} else if len(low) > 0 && low[0].Seq < 1 {
+		return nil, &ChainError{Seq: low[0].Seq, Problem: Inserted,
+			Detail: fmt.Sprintf("an event with seq %d, before the first one the log writes (seq 1): inserted", low[0].Seq)}
+	}
 	for {
 		page, err := src.ScanAudit(ctx, next-1, verifyPage)
 		if err != nil {

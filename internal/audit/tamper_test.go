@@ -98,6 +98,8 @@ UPDATE audit SET event = (SELECT event FROM t WHERE t.seq = 21 - audit.seq) WHER
 		sql: `DELETE FROM audit WHERE seq = 20;
 UPDATE audit SET seq = -(seq - 1) WHERE seq > 20;
 UPDATE audit SET seq = -seq WHERE seq < 0;`},
+	{name: "insert a row before the first", seq: 0, problem: audit.Inserted,
+		sql: `INSERT INTO audit (seq, time, request, event, prev_hash, hash) SELECT 0, time, request, replace(event, '"to":"bob"', '"to":"mallory"'), prev_hash, hash FROM audit WHERE seq = 1;`},
 	{name: "delete the newest rows", seq: 46, problem: audit.Truncated,
 		sql: `DELETE FROM audit WHERE seq > 45;`},
 	{name: "delete the last row", seq: 50, problem: audit.Truncated,
