@@ -373,6 +373,15 @@ func (q *Queue) ApprovalKey(c *reach.Call) string {
 	return ""
 }
 
+// redactString masks the secrets in s (the entities filled from the
+// arguments, the agent's reason), as the arguments are.
+func (q *Queue) redactString(s string) string {
+	if q.o.Redactor == nil || s == "" {
+		return s
+	}
+	return q.o.Redactor.RedactString(s)
+}
+
 // create records a new pending approval; q.mu is held.
 func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
 	r := c.Request()
@@ -386,7 +395,7 @@ func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
 		ID: "apr_" + hex.EncodeToString(idb[:]), Status: Pending, Requires: reqs,
 		Operation: "call " + c.Tool, Tool: c.Tool, Arguments: args, Access: c.Access(),
 		Principal: r.Principal(), Tenant: r.Tenant(), Scene: r.Scene(), Agent: r.Agent(),
-		Request: r.ID(), RootRequest: rootOf(r).ID(), Why: c.Why,
+		Request: r.ID(), RootRequest: rootOf(r).ID(), Why: q.redactString(c.Why),
 		Created: now, Expires: now.Add(q.o.TTL),
 	}}
 	if q.o.Tool != nil {
@@ -395,7 +404,7 @@ func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
 				rec.Operation = d
 			}
 			for _, w := range t.Writes {
-				rec.Writes = append(rec.Writes, fill(w, c.Args()))
+				rec.Writes = append(rec.Writes, q.redactString(fill(w, c.Args())))
 			}
 			if t.Undo != nil {
 				rec.Undo = t.Undo.Tool

@@ -450,8 +450,13 @@ func TestRedactedArguments(t *testing.T) {
 	f := newFixture(t, &Options{Redactor: redactAll{}})
 	ctx := f.begin(t, "alice", "")
 	f.call(ctx, "refund", `{"order_id":"A1"}`)
-	if a := f.q.List("")[0]; string(a.Arguments) != `{"redacted":true}` {
+	a := f.q.List("")[0]
+	if string(a.Arguments) != `{"redacted":true}` {
 		t.Errorf("arguments %s", a.Arguments)
+	}
+	// What is filled from the arguments, and the agent's reason, too.
+	if !cmp.Equal(a.Writes, []string{"[redacted]"}) || a.Why != "[redacted]" {
+		t.Errorf("writes %q, why %q: want them redacted", a.Writes, a.Why)
 	}
 }
 

@@ -213,7 +213,7 @@ func (r *Redactor) sensitive(name string) bool {
 // stems are lower-case pieces of which every sensitive name has one; a text
 // with none of them (and no secret) is returned as it is.
 var stems = []string{"pass", "pwd", "secret", "key", "token", "cookie", "credential", "auth", "session",
-	"pin", "otp", "bearer", "signature", "dsn", "connection"}
+	"pin", "otp", "bearer", "basic", "signature", "dsn", "connection"}
 
 func mayHaveKey(b []byte) bool {
 	for i := 0; i < len(b); i++ {

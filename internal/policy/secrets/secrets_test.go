@@ -59,6 +59,7 @@ func TestRedactText(t *testing.T) {
 		{"query", "GET /x?user=bob&password=pw1&api_key=zz", "GET /x?user=bob&password=[redacted]&api_key=[redacted]"},
 		{"header", "Authorization: Bearer abcdefghijkl", "Authorization: [redacted] [redacted]"},
 		{"bearer alone", "sent bearer abcdefghijkl.mn", "sent bearer [redacted]"},
+		{"basic credentials alone", "upstream rejected Basic YWxhZGRpbjpvcGVuc2VzYW1l", "upstream rejected Basic [redacted]"},
 		{"partial JSON", `{"user":"bob","token":"abc","more":`, `{"user":"bob","token":"[redacted]","more":`},
 		{"nothing to hide", "the order A1 was refunded", "the order A1 was refunded"},
 		{"harmless key word", "the key: idea", "the key: idea"},
