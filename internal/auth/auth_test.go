@@ -515,3 +515,26 @@ func TestJWTCacheExpires(t *testing.T) {
 		}
 	})
 }
+
+// TestJWTCachedTokenOutlivesNoKey: a token verified and cached while its
+// key was in the JWKS is refused once the key has left the set and MaxAge
+// has passed, even if only cached tokens arrive meanwhile.
+func TestJWTCachedTokenOutlivesNoKey(t *testing.T) {
+	k1, k2 := newRSA(t, "k1", 2048), newRSA(t, "k2", 2048)
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "jwks.json")
+		writeJWKS(t, path, k1, k2)
+		v, _ := NewVerifier(&JWTOptions{JWKS: path, Issuer: issuer, MaxAge: time.Hour, MinRefresh: time.Second})
+		tok := k1.token(t, nil, map[string]any{"iss": issuer, "sub": "alice", "exp": time.Now().Unix() + 6*3600})
+		if _, err := v.Verify(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+		writeJWKS(t, path, k2) // k1 withdrawn
+		for range 3 {
+			time.Sleep(time.Hour)
+			if _, err := v.Verify(t.Context(), tok); err == nil {
+				t.Fatal("an hour after k1 left the JWKS (MaxAge 1h), a cached token signed by k1 still verifies")
+			}
+		}
+	})
+}

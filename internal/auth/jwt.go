@@ -80,11 +80,13 @@ type Verifier struct {
 	// the same token with every call, and a signature check costs 50-80 µs.
 	cacheMu sync.Mutex
 	cache   map[[32]byte]cachedToken
+	gen     uint64 // of the key set: bumped when the JWKS is read again
 }
 
 type cachedToken struct {
 	id      *Identity
 	expires time.Time
+	stored  time.Time // a token is verified again, against keys read again, after MaxAge
 }
 
 // maxCachedTokens bounds the verified-token cache.
@@ -142,6 +144,7 @@ func (v *Verifier) fetch(ctx context.Context) error {
 	v.keys, v.fetched, v.lastErr = keys, time.Now(), nil
 	v.cacheMu.Lock()
 	v.cache = nil // a key may have been withdrawn
+	v.gen++       // and a verification under way must not store its token
 	v.cacheMu.Unlock()
 	return nil
 }
@@ -284,7 +287,7 @@ func (v *Verifier) keysFor(ctx context.Context, kid, alg string) ([]jwkKey, erro
 		}
 		return out
 	}
-	stale := v.fetched.IsZero() || time.Since(v.fetched) > v.o.MaxAge
+	stale := v.fetched.IsZero() || time.Since(v.fetched) >= v.o.MaxAge
 	ks := match()
 	if (stale || len(ks) == 0) && (v.lastTry.IsZero() || time.Since(v.lastTry) >= v.o.MinRefresh) {
 		// On error, the keys read before stay in use.
@@ -308,8 +311,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	sum := sha256.Sum256([]byte(token))
 	v.cacheMu.Lock()
 	c, ok := v.cache[sum]
+	gen := v.gen
 	v.cacheMu.Unlock()
-	if ok && time.Now().Before(c.expires) {
+	now := time.Now()
+	if ok && now.Before(c.expires) && now.Sub(c.stored) < v.o.MaxAge {
 		return cloneIdentity(c.id), nil
 	}
 	id, exp, err := v.verify(ctx, token)
@@ -317,10 +322,12 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 		return nil, err
 	}
 	v.cacheMu.Lock()
-	if v.cache == nil || len(v.cache) >= maxCachedTokens {
-		v.cache = map[[32]byte]cachedToken{}
+	if v.gen == gen { // else the keys were read again meanwhile: verified against the old ones
+		if v.cache == nil || len(v.cache) >= maxCachedTokens {
+			v.cache = map[[32]byte]cachedToken{}
+		}
+		v.cache[sum] = cachedToken{id: cloneIdentity(id), expires: exp, stored: now}
 	}
-	v.cache[sum] = cachedToken{id: cloneIdentity(id), expires: exp}
 	v.cacheMu.Unlock()
 	return id, nil
 }
