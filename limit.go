@@ -51,31 +51,64 @@ func newLimiter(o *RateLimit) *limiter {
 // global tokens reserved for higher priorities.
 func (l *limiter) allow(principal string, priority int) (time.Duration, string) {
 	now := time.Now()
+	var mine *rate.Reservation // the principal's token, given back if the global bucket refuses
 	if l.per > 0 {
 		l.mu.Lock()
 		pl, ok := l.principals[principal]
 		if !ok {
 			if len(l.principals) >= l.maxN {
-				clear(l.principals) // forget idle principals; their buckets refill anyway
+				if soonest := l.evict(now); len(l.principals) >= l.maxN {
+					l.mu.Unlock()
+					return soonest, "per-principal (as many principals as are tracked are being throttled)"
+				}
 			}
 			pl = rate.NewLimiter(l.per, l.burst)
 			l.principals[principal] = pl
 		}
 		l.mu.Unlock()
-		if !pl.AllowN(now, 1) {
+		mine = pl.ReserveN(now, 1)
+		if !mine.OK() || mine.DelayFrom(now) > 0 {
+			mine.CancelAt(now)
 			return wait(pl, now), "per-principal"
 		}
 	}
 	if l.global != nil {
 		if priority <= 0 && l.reserve > 0 && l.global.TokensAt(now)-1 < l.reserve {
+			if mine != nil {
+				mine.CancelAt(now)
+			}
 			missing := l.reserve + 1 - l.global.TokensAt(now)
 			return max(time.Duration(missing/float64(l.global.Limit())*float64(time.Second)), time.Millisecond), "global (capacity reserved for priority requests)"
 		}
 		if !l.global.AllowN(now, 1) {
+			if mine != nil {
+				mine.CancelAt(now)
+			}
 			return wait(l.global, now), "global"
 		}
 	}
 	return 0, ""
+}
+
+// evict makes room in the full principals table by forgetting the idle
+// principals (their buckets are full, so forgetting them changes nothing).
+// A principal being throttled is never forgotten, so that others filling
+// the table cannot reset its bucket; when every one is, the table stays
+// full and evict returns how long until the first of them is idle. l.mu is
+// held.
+func (l *limiter) evict(now time.Time) time.Duration {
+	soonest := time.Duration(-1)
+	for p, pl := range l.principals {
+		missing := float64(l.burst) - pl.TokensAt(now)
+		if missing <= 0 {
+			delete(l.principals, p)
+			continue
+		}
+		if d := time.Duration(missing / float64(l.per) * float64(time.Second)); soonest < 0 || d < soonest {
+			soonest = d
+		}
+	}
+	return max(soonest, time.Millisecond)
 }
 
 func wait(l *rate.Limiter, now time.Time) time.Duration {

@@ -88,7 +88,7 @@ type RateLimit struct {
 	Burst              int     // if zero, max(1, PerSecond)
 	PerPrincipal       float64 // calls per second for each principal
 	PerPrincipalBurst  int     // if zero, max(1, PerPrincipal)
-	MaxPrincipalsKnown int     // principals tracked before the oldest are dropped; if zero, 10000
+	MaxPrincipalsKnown int     // principals tracked; past it idle ones are dropped, and while all are throttled a new one waits; if zero, 10000
 	// Reserved is the fraction of the global burst that only requests of
 	// priority above 0 may use, so that an urgent request still gets through
 	// when the bulk of traffic has drained the bucket; if zero, none.

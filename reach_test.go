@@ -1152,3 +1152,50 @@ func TestModelUsageCannotRefundTheBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimitNotResetByOthers: a throttled principal stays throttled when
+// others fill the table of principals, and a global refusal does not spend
+// the principal's own token.
+func TestRateLimitNotResetByOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerPrincipal: 0.01, PerPrincipalBurst: 1, MaxPrincipalsKnown: 3}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		ctxOf := func(who string) context.Context {
+			ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: who, Budget: &reach.Budget{}})
+			return ctx
+		}
+		alice := ctxOf("alice")
+		if res := call(rt, alice, "ping", `{"i":0}`); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+		through := 0
+		for i := range 10 {
+			call(rt, ctxOf(fmt.Sprintf("throwaway-%d", i)), "ping", `{}`)
+			if res := call(rt, alice, "ping", fmt.Sprintf(`{"i":%d}`, i+1)); !res.IsError() {
+				through++
+			}
+		}
+		if through > 0 {
+			t.Errorf("alice (0.01 calls/s, burst 1) got %d more calls through while others filled the table", through)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerSecond: 1, Burst: 1, PerPrincipal: 1, PerPrincipalBurst: 3}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: "alice", Budget: &reach.Budget{}})
+		var got []string
+		for i := range 4 {
+			res := call(rt, ctx, "ping", fmt.Sprintf(`{"i":%d}`, i))
+			if res.Error != nil {
+				got = append(got, res.Error.Message)
+			} else {
+				got = append(got, "ok")
+			}
+		}
+		for i, g := range got[1:] {
+			if strings.Contains(g, "per-principal") {
+				t.Errorf("call %d: %q — global refusals spent alice's own tokens (%q)", i+2, g, got)
+			}
+		}
+	})
+}
