@@ -155,14 +155,19 @@ func (es *entities) current(name string) uint64 {
 
 // lock takes the write locks of names (sorted) for root, waiting while
 // another request holds one, unless waiting would close a cycle.
-func (es *entities) lock(ctx context.Context, root *Request, names []string) (func(bump bool), *Error) {
+func (es *entities) lock(ctx context.Context, root *Request, names []string) (func(bump bool) map[string]uint64, *Error) {
 	var held []string
-	release := func(bump bool) {
+	// release lets go of the locks and returns the versions the entities
+	// had as it did (bumped for a write that took effect), read before
+	// another request can write them.
+	release := func(bump bool) map[string]uint64 {
 		es.mu.Lock()
+		vers := make(map[string]uint64, len(held))
 		for _, n := range held {
 			if bump {
 				es.version[n]++
 			}
+			vers[n] = es.version[n]
 			if es.depth[n]--; es.depth[n] == 0 {
 				delete(es.owner, n)
 				delete(es.depth, n)
@@ -171,6 +176,7 @@ func (es *entities) lock(ctx context.Context, root *Request, names []string) (fu
 		close(es.changed)
 		es.changed = make(chan struct{})
 		es.mu.Unlock()
+		return vers
 	}
 	for _, n := range names {
 		for {
@@ -283,7 +289,7 @@ func (rt *Runtime) state(next Handler) Handler {
 func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
 	root := c.req.root
 	rv := &root.reads
-	var release func(bool)
+	var release func(bool) map[string]uint64
 	if len(writes) > 0 {
 		var e *Error
 		owner := root
@@ -325,15 +331,16 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	}
 	res, err := next(ctx, c)
 	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
+	var vers map[string]uint64
 	if release != nil {
-		release(ok)
+		vers = release(ok)
 	}
 	if ok {
 		for i, n := range reads {
 			rv.set(n, readAt[i])
 		}
 		for _, n := range writes {
-			rv.set(n, rt.entities.current(n))
+			rv.set(n, vers[n]) // this write's version, not one another request wrote since
 		}
 	}
 	return res, err
