@@ -33,6 +33,7 @@ type Call struct {
 	tool    *tool
 	args    []byte // canonical arguments
 	key     string // idempotency key in force
+	idemRec string // the key of its idempotency record (scoped to the root's principal and tenant)
 	started time.Time
 	step    any // the loop guard's record of this call
 }
@@ -561,6 +562,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		// another's result.
 		root := c.req.root
 		skey := root.principal + "\x00" + root.tenant + "\x00" + c.key
+		c.idemRec = skey
 		rec, claimed, err := rt.idem.Claim(ctx, skey)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -19,8 +19,8 @@ type Checkpoint struct {
 	Parent         FrameID
 	Tool           string
 	CallID         string
-	IdempotencyKey string
-	State          State // Executing, then the final state
+	IdempotencyKey string // the key of the call's idempotency record, if it has one
+	State          State  // Executing, then the final state
 	Args           json.RawMessage
 	// Undo is the compensation registered by a completed write: the undo
 	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
@@ -66,7 +66,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			return next(ctx, c)
 		}
 		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
-			IdempotencyKey: c.key, State: Executing, Args: c.args, Started: c.frame.Started}
+			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started}
 		if c.parent != nil {
 			rec.Parent = c.parent.ID
 		}

@@ -138,6 +138,30 @@ type Report struct {
 	Compensated map[string][]reach.Compensation
 }
 
+// settleInterrupted completes the claim a call that was running when the
+// gateway stopped left on its idempotency key (its owner, the old process,
+// is gone, so the claim would hold for ever and a retry would wait for
+// it): a retry with that key gets an answer saying the call may have run.
+func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) error {
+	now := time.Now()
+	owner := "recover"
+	rec, claimed, err := ir.ClaimKey(ctx, key, owner, now, time.Time{})
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		if rec.State != store.IdemClaimed {
+			return nil // completed after all
+		}
+		owner = rec.Owner
+	}
+	result, _ := json.Marshal(map[string]any{"status": reach.StatusError, "error": &reach.Error{
+		Guard: "idempotency", Type: reach.TypeTransient, Code: "interrupted",
+		Message:    "The gateway stopped while this call ran, so it may have taken effect.",
+		Suggestion: "Check whether it did (read what it changes) before you call it again with a new idempotency key."}})
+	return ir.CompleteKey(ctx, key, owner, result, now.Add(24*time.Hour))
+}
+
 // Recover resolves what a stopped gateway left behind. Call it once at
 // start, after the tools are registered and before serving.
 func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) {
@@ -152,6 +176,11 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 			"message": "the gateway stopped while this call ran: it may have run"})
 		if err := st.PutFrame(ctx, f); err != nil {
 			return nil, fmt.Errorf("marking checkpoint %s: %w", f.Frame, err)
+		}
+		if ir, ok := st.(store.IdemRecords); ok && f.IdemKey != "" {
+			if err := settleInterrupted(ctx, ir, f.IdemKey); err != nil {
+				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", f.Frame, err)
+			}
 		}
 		rep.MayHaveRun = append(rep.MayHaveRun, f)
 	}

@@ -1,0 +1,71 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// TestRecoverSettlesInterruptedClaim: a write that was running when the
+// gateway stopped leaves its idempotency key claimed by a process that is
+// gone; recovery settles it, so that the client's retry with the same key
+// is told the call may have run, at once, instead of waiting for ever.
+func TestRecoverSettlesInterruptedClaim(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	started, never := make(chan struct{}), make(chan struct{})
+	defer close(never)
+	newRuntime := func(run reach.ToolFunc) *reach.Runtime {
+		cp := New(st, nil, nil)
+		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
+		rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Idempotent: true, Func: run})
+		return rt
+	}
+	call := func(rt *reach.Runtime, ctx context.Context) *reach.Result {
+		rctx, req, err := rt.Begin(ctx, &reach.RequestOptions{Principal: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer req.End()
+		return rt.Call(rctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{"order":"42"}`), IdempotencyKey: "pay:order-42"})
+	}
+	// The old process: its call never finishes (the process dies).
+	old := newRuntime(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-never
+		return nil, nil
+	})
+	go func() {
+		rctx, req, err := old.Begin(context.Background(), &reach.RequestOptions{Principal: "alice"})
+		if err != nil {
+			return
+		}
+		defer req.End()
+		old.Call(rctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{"order":"42"}`), IdempotencyKey: "pay:order-42"})
+	}()
+	<-started
+	// The new process recovers, then the client retries.
+	rt := newRuntime(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		t.Error("the retry ran the write again")
+		return json.RawMessage(`{}`), nil
+	})
+	rep, err := Recover(ctx, st, rt)
+	if err != nil || len(rep.MayHaveRun) != 1 {
+		t.Fatalf("recover: %+v %v, want one call that may have run", rep, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res := call(rt, cctx)
+	if res.Error == nil || res.Error.Code != "interrupted" || !strings.Contains(res.Error.Suggestion, "Check whether") {
+		t.Errorf("the retry after recovery = %s %+v, want the recorded 'interrupted: may have run' answer", res.Status, res.Error)
+	}
+}
