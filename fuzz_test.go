@@ -1,6 +1,7 @@
 package reach_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -34,6 +35,34 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 				t.Fatalf("accepted invalid arguments %q", c.Arguments)
 			}
+		}
+	})
+}
+
+// FuzzTruncate: any result a tool returns, cut to MaxBytes, is valid JSON
+// of at most MaxBytes.
+func FuzzTruncate(f *testing.F) {
+	f.Add([]byte(`{"a":"<b>\"x\"</b>"}`), 40)
+	f.Add([]byte("\"\xff\xfe\x01\""), 10)
+	f.Add([]byte(`[1,2,3,{"a":[4,5]}]`), 8)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if max < 8 || max > 1<<16 || len(data) == 0 {
+			return
+		}
+		rt := reach.New(nil)
+		rt.MustRegister(reach.Tool{Name: "dump", Reentrancy: reach.Reentrant, Shape: &reach.Shape{MaxBytes: max},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return data, nil }})
+		ctx, req, err := rt.Begin(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer req.End()
+		res := rt.Call(ctx, &reach.Call{ID: "c", Tool: "dump", Arguments: json.RawMessage(`{}`)})
+		if res.IsError() {
+			return
+		}
+		if len(res.Data) > max && len(res.Notes) > 0 || !json.Valid(res.Data) {
+			t.Fatalf("shaped to %d bytes (max %d), valid %v: %q", len(res.Data), max, json.Valid(res.Data), res.Data)
 		}
 	})
 }

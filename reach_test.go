@@ -1199,3 +1199,24 @@ func TestRateLimitNotResetByOthers(t *testing.T) {
 		}
 	})
 }
+
+// TestTruncateStaysWithinMax: a result cut to text stays within MaxBytes
+// whatever its escaping costs (quotes, HTML, control characters, invalid
+// UTF-8), is valid JSON, and the note says how much was kept.
+func TestTruncateStaysWithinMax(t *testing.T) {
+	big := `{"html":"` + strings.Repeat(`<a href=\"x\">&amp;</a>\n`, 400) + `","bad":"` + strings.Repeat("é", 100) + "\xff\xfe" + `"}`
+	for _, data := range []string{big, `"` + strings.Repeat(`\"`, 3000) + `"`, strings.Repeat("\x01", 5000)} {
+		rt := reach.New(nil)
+		rt.MustRegister(reach.Tool{Name: "dump", Shape: &reach.Shape{MaxBytes: 1000}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(data), nil
+		}})
+		ctx, _ := begin(t, rt, nil)
+		res := call(rt, ctx, "dump", `{}`)
+		if len(res.Data) > 1000 || !json.Valid(res.Data) {
+			t.Errorf("a %d-byte result cut to %d bytes (valid JSON: %v), want at most 1000", len(data), len(res.Data), json.Valid(res.Data))
+		}
+		if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "only the first") || strings.Contains(res.Notes[0], "only the first 0 ") {
+			t.Errorf("notes %v, want how much was kept", res.Notes)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // shapeStage (13) shapes a successful result for the model on its way back
@@ -149,20 +150,49 @@ func truncate(data []byte, max int) ([]byte, string) {
 		return b.Bytes(), fmt.Sprintf("the result had %d items (%d bytes); only the first %d are shown. "+
 			"Narrow your query (a filter, a smaller limit, fewer fields) to see the rest.", len(items), len(data), kept)
 	}
-	cut := max - 32
-	if cut < 0 {
-		cut = 0
+	// Escaped as it is kept, so that the JSON string with its quotes and
+	// ellipsis stays within max however much escaping the text needs.
+	out := make([]byte, 0, min(max, 2*len(data)+8))
+	out = append(out, '"')
+	const ellipsis = "…\""
+	kept := 0
+	var esc []byte
+	for kept < len(data) {
+		r, size := utf8.DecodeRune(data[kept:])
+		esc = appendJSONRune(esc[:0], r, size)
+		if len(out)+len(esc)+len(ellipsis) > max {
+			break
+		}
+		out = append(out, esc...)
+		kept += size
 	}
-	s := string(data[:cut])
-	for len(s) > 0 && !utf8ValidTail(s) {
-		s = s[:len(s)-1]
-	}
-	return jsonString(s + "…"), fmt.Sprintf("the result was %d bytes; only the first %d are shown, as text. "+
-		"Narrow your query (a filter, a smaller limit, fewer fields) to get a complete answer.", len(data), cut)
+	out = append(out, ellipsis...)
+	return out, fmt.Sprintf("the result was %d bytes; only the first %d are shown, as text. "+
+		"Narrow your query (a filter, a smaller limit, fewer fields) to get a complete answer.", len(data), kept)
 }
 
-func utf8ValidTail(s string) bool {
-	return strings.ToValidUTF8(s, "\uFFFD") == s
+// appendJSONRune appends r as it goes in a JSON string, escaped as
+// encoding/json escapes it (but not <, > and &); an invalid byte (r is
+// RuneError of size 1) becomes U+FFFD.
+func appendJSONRune(b []byte, r rune, size int) []byte {
+	const hex = "0123456789abcdef"
+	switch {
+	case r == '"' || r == '\\':
+		return append(b, '\\', byte(r))
+	case r == '\n':
+		return append(b, '\\', 'n')
+	case r == '\r':
+		return append(b, '\\', 'r')
+	case r == '\t':
+		return append(b, '\\', 't')
+	case r < 0x20:
+		return append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+	case r == '\u2028' || r == '\u2029':
+		return append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+	case r == utf8.RuneError && size == 1:
+		return append(b, `\ufffd`...)
+	}
+	return utf8.AppendRune(b, r)
 }
 
 // summarize returns a one-line summary of a JSON result.
