@@ -532,6 +532,9 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
+	if rr, ok := rt.opts.Checkpoints.(RequestRecorder); ok {
+		rr.RequestBegan(ctx, child) // so that recovery finds its writes too
+	}
 	// The delegate frame ends with the sub-request: at once on End, or when
 	// a stop or deadline ends its context.
 	context.AfterFunc(child.ctx, child.endDelegate)

@@ -311,7 +311,7 @@ func (r *Request) End() {
 	}
 	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
-	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok && r.parent == nil {
+	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok {
 		rr.RequestEnded(context.Background(), r)
 	}
 }

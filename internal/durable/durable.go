@@ -94,17 +94,25 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 // RequestBegan implements reach.RequestRecorder.
 func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) {
 	b, _ := json.Marshal(r.Budget())
-	if err := c.st.PutRequest(context.WithoutCancel(ctx), &store.Request{ID: r.ID(), Principal: r.Principal(), Scene: r.Scene(),
+	if err := c.st.PutRequest(context.WithoutCancel(ctx), &store.Request{ID: r.ID(), Parent: parentID(r), Principal: r.Principal(), Scene: r.Scene(),
 		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}); err != nil {
 		c.log.Error("request not recorded", "request", r.ID(), "err", err)
 	}
+}
+
+// parentID is the id of r's parent request, "" for a root.
+func parentID(r *reach.Request) string {
+	if p := r.Parent(); p != nil {
+		return p.ID()
+	}
+	return ""
 }
 
 // RequestEnded implements reach.RequestRecorder.
 func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	b, _ := json.Marshal(r.Budget())
 	u, _ := json.Marshal(r.Usage())
-	rec := &store.Request{ID: r.ID(), Principal: r.Principal(), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
+	rec := &store.Request{ID: r.ID(), Parent: parentID(r), Principal: r.Principal(), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
 		Budget: b, Usage: u, Started: r.Started(), Ended: time.Now()}
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
@@ -136,6 +144,22 @@ type Report struct {
 	Interrupted []string
 	// Compensated are the undos run for them, per request.
 	Compensated map[string][]reach.Compensation
+}
+
+// rootRunning reports whether the root of the stored sub-request r was
+// still running (or already found interrupted) when the gateway stopped.
+func rootRunning(ctx context.Context, st Store, r *store.Request) bool {
+	for range 64 { // delegation depth, bounded against a loop in bad records
+		if r.Parent == "" {
+			return r.State == "running" || r.State == "interrupted"
+		}
+		p, err := st.GetRequest(ctx, r.Parent)
+		if err != nil {
+			return false
+		}
+		r = p
+	}
+	return false
 }
 
 // settleInterrupted completes the claim a call that was running when the
@@ -189,6 +213,15 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 		return nil, fmt.Errorf("listing running requests: %w", err)
 	}
 	for _, r := range running {
+		if r.Parent != "" && !rootRunning(ctx, st, r) {
+			// A sub-request whose root ended: its work was part of a
+			// request that finished, so nothing of it is undone.
+			r.State, r.Ended = "ended", time.Now()
+			if err := st.PutRequest(ctx, r); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		frames, err := st.RequestFrames(ctx, r.ID)
 		if err != nil {
 			return nil, err

@@ -69,3 +69,58 @@ func TestRecoverSettlesInterruptedClaim(t *testing.T) {
 		t.Errorf("the retry after recovery = %s %+v, want the recorded 'interrupted: may have run' answer", res.Status, res.Error)
 	}
 }
+
+// TestRecoverUndoesDelegatedWrites: after a crash, the completed writes a
+// delegated sub-request made are undone with the rest of its interrupted
+// request; the writes of a sub-request whose root had finished are not.
+func TestRecoverUndoesDelegatedWrites(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var undone []string
+	newRuntime := func() *reach.Runtime {
+		cp := New(st, nil, nil)
+		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
+		rt.MustRegister(
+			reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
+				Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
+			reach.Tool{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+					var in struct{ Ref string }
+					json.Unmarshal(a, &in)
+					undone = append(undone, in.Ref)
+					return json.RawMessage(`"ok"`), nil
+				}},
+		)
+		return rt
+	}
+	old := newRuntime()
+	book := func(root string, end bool) {
+		rctx, req, err := old.Begin(ctx, &reach.RequestOptions{ID: root, Principal: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, _, err := old.Delegate(rctx, &reach.Delegation{Agent: "booker", Task: "book it"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := old.Call(sctx, &reach.Call{ID: "b1", Tool: "book", Arguments: json.RawMessage(`{"ref":"` + root + `"}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+		if end {
+			req.End() // the sub-request itself is never ended
+		}
+	}
+	book("finished", true)
+	book("crashed", false) // the gateway dies here
+	if _, err := Recover(ctx, st, newRuntime()); err != nil {
+		t.Fatal(err)
+	}
+	if len(undone) != 1 || undone[0] != "crashed" {
+		t.Errorf("undone after the crash: %q, want the crashed request's delegated booking only", undone)
+	}
+}
