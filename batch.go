@@ -73,7 +73,8 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 
 // Batch runs the envelope's calls in the request carried by ctx: calls that
 // are independent run concurrently; a call that references another's result
-// waits for it, and writes to the same tool run in envelope order (R4).
+// waits for it, and writes to the same tool or the same entity run in
+// envelope order (R4).
 // Results come back in envelope order.
 func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 	n := len(env.ToolCalls)
@@ -97,10 +98,31 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 			deps[i] = append(deps[i], j)
 		}
 		if t := rt.lookup(c.Tool); t != nil && (t.Access == Write || t.Access == HighRisk) {
-			if j, ok := lastWrite[c.Tool]; ok {
-				deps[i] = append(deps[i], j)
+			// Writes to one tool, or to one entity, run in envelope order.
+			keys := []string{"tool\x00" + c.Tool}
+			if fx := t.fx; fx != nil && len(fx.writes) > 0 {
+				if len(refsIn(c.Arguments)) > 0 {
+					keys = append(keys, "any-entity") // not known before its $ref: after every earlier entity write
+					for k, j := range lastWrite {
+						if strings.HasPrefix(k, "entity\x00") {
+							deps[i] = append(deps[i], j)
+						}
+					}
+				} else if names, err := entityNames(fx.writes, newScope(c.Arguments, nil)); err == nil {
+					for _, n := range names {
+						keys = append(keys, "entity\x00"+n)
+					}
+					if j, ok := lastWrite["any-entity"]; ok {
+						deps[i] = append(deps[i], j)
+					}
+				}
 			}
-			lastWrite[c.Tool] = i
+			for _, k := range keys {
+				if j, ok := lastWrite[k]; ok {
+					deps[i] = append(deps[i], j)
+				}
+				lastWrite[k] = i
+			}
 		}
 	}
 	if cyc := findDepCycle(deps); cyc != nil {

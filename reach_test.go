@@ -1220,3 +1220,54 @@ func TestTruncateStaysWithinMax(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchOrdersWritesToOneEntity: two different write tools that write
+// the same entity run one after the other in envelope order; a write to
+// another entity does not wait for them.
+func TestBatchOrdersWritesToOneEntity(t *testing.T) {
+	rt := reach.New(nil)
+	var mu sync.Mutex
+	var log []string
+	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	holdStarted := make(chan struct{})
+	var sawHold atomic.Bool
+	rt.MustRegister(
+		reach.Tool{Name: "refund", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			note("refund start")
+			select { // the write to the other order runs meanwhile
+			case <-holdStarted:
+				sawHold.Store(true)
+			case <-time.After(5 * time.Second):
+			}
+			note("refund end")
+			return json.RawMessage(`"ok"`), nil
+		}},
+		reach.Tool{Name: "cancel", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			note("cancel start")
+			return json.RawMessage(`"ok"`), nil
+		}},
+		reach.Tool{Name: "hold", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			close(holdStarted)
+			return json.RawMessage(`"ok"`), nil
+		}},
+	)
+	ctx, _ := begin(t, rt, nil)
+	env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[
+		{"call_id":"w1","tool":"refund","arguments":{"id":"O1"}},
+		{"call_id":"w2","tool":"cancel","arguments":{"id":"O1"}},
+		{"call_id":"w3","tool":"hold","arguments":{"id":"O2"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rt.Batch(ctx, env).Results {
+		if r.IsError() {
+			t.Fatalf("%s: %s", r.CallID, r.ModelText())
+		}
+	}
+	if got := strings.Join(log, ", "); got != "refund start, refund end, cancel start" {
+		t.Errorf("writes to order O1: %s, want refund's before cancel's", got)
+	}
+	if !sawHold.Load() {
+		t.Error("the write to order O2 waited for the writes to order O1")
+	}
+}
