@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -323,9 +324,26 @@ func keyHash(t *tool, args []byte) callgraph.Hash {
 	h := callgraph.HashString(t.Name).Sep()
 	for _, k := range t.Key {
 		v, _ := callgraph.Field(args, k)
-		h = h.AddString(k).Sep().Add(v).Sep()
+		h = h.AddString(k).Sep().Add(keyValue(v)).Sep()
 	}
 	return h
+}
+
+// keyValue is a key field's value as keyed reentrancy compares it: a
+// number by its value (7, 7.0, 7e0 and 70e-1 are one key; a schema that
+// says integer takes them all), anything else as normalized.
+func keyValue(v []byte) []byte {
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return v
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return v
+	}
+	if f == 0 {
+		f = 0 // -0 too
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64)
 }
 
 // checkStack walks the ancestors only when the stack's filter says a match
@@ -367,7 +385,7 @@ func sameKey(t *tool, a, b []byte) bool {
 	for _, k := range t.Key {
 		va, _ := callgraph.Field(a, k)
 		vb, _ := callgraph.Field(b, k)
-		if !bytes.Equal(va, vb) {
+		if !bytes.Equal(keyValue(va), keyValue(vb)) {
 			return false
 		}
 	}

@@ -216,6 +216,34 @@ func TestKeyedReentry(t *testing.T) {
 	}
 }
 
+// TestKeyedReentryByValue: a numeric key is one key however it is spelled:
+// re-entering a keyed tool with 7.0 or 7e0 for 7 is refused; 8 is not.
+func TestKeyedReentryByValue(t *testing.T) {
+	for _, tc := range []struct {
+		inner   string
+		refused bool
+	}{{"7.0", true}, {"7e0", true}, {"70e-1", true}, {"8", false}} {
+		t.Run(tc.inner, func(t *testing.T) {
+			rt := reach.New(nil)
+			var inner *reach.Result
+			depth := 0
+			rt.MustRegister(reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"id"},
+				Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+					if depth++; depth > 1 {
+						return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
+					}
+					inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "update_order", Arguments: json.RawMessage(`{"id":` + tc.inner + `,"note":"b"}`)})
+					return inner
+				})})
+			ctx, _ := begin(t, rt, nil)
+			turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "update_order", `{"id":7,"note":"a"}`) })
+			if got := inner.Status == reach.StatusRefused; got != tc.refused {
+				t.Fatalf("id %s under id 7: refused = %v, want %v (%s)", tc.inner, got, tc.refused, inner.ModelText())
+			}
+		})
+	}
+}
+
 // A legitimate recursive decomposition: a reentrant planner calls itself on
 // distinct sub-tasks down to depth 4; nothing is refused.
 func TestLegitRecursion(t *testing.T) {
