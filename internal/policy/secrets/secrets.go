@@ -284,6 +284,12 @@ func (r *Redactor) redactText(s *secretSet, str string) string {
 	if s.rep != nil {
 		str = s.rep.Replace(str)
 	}
+	return r.textRules(str)
+}
+
+// textRules masks what the text rules find in str: a bearer or basic
+// token, the value of a sensitive key=value or key: value pair.
+func (r *Redactor) textRules(str string) string {
 	str = bearerRE.ReplaceAllString(str, "${1}${2}"+r.mask)
 	return pairRE.ReplaceAllStringFunc(str, func(m string) string {
 		sub := pairRE.FindStringSubmatch(m)
@@ -357,13 +363,16 @@ func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
 	}
 }
 
-// str appends the JSON string raw (quotes included) with secrets masked.
+// str appends the JSON string raw (quotes included) with secrets masked:
+// registered values, and in text (a tool's output as a string value, an
+// error message) what the text rules find, password=... or Bearer ....
 func (r *Redactor) str(s *secretSet, dst, raw []byte) []byte {
-	if len(s.vals) == 0 {
+	inner := raw[1 : len(raw)-1]
+	text := mayHaveKey(inner) // a pair or a bearer token may be in it
+	if len(s.vals) == 0 && !text {
 		return append(dst, raw...)
 	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && !text {
 		if !s.hasSecret(inner) {
 			return append(dst, raw...)
 		}
@@ -373,7 +382,14 @@ func (r *Redactor) str(s *secretSet, dst, raw []byte) []byte {
 	if !ok {
 		return append(dst, raw...)
 	}
-	if m := s.rep.Replace(v); m != v {
+	m := v
+	if len(s.vals) > 0 {
+		m = s.rep.Replace(m)
+	}
+	if text || mayHaveKey([]byte(m)) {
+		m = r.textRules(m)
+	}
+	if m != v {
 		return appendJSONString(dst, m)
 	}
 	return append(dst, raw...)

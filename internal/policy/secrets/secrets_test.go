@@ -34,6 +34,10 @@ func TestRedactJSON(t *testing.T) {
 		{"value in a name", `{"` + token + `":1}`, `{"[redacted]":1}`},
 		{"spacing kept valid", "{ \"a\" : [ 1 , \"hunter22\" ] ,\n \"pwd\" : null }", `{"a":[1,"[redacted]"],"pwd":"[redacted]"}`},
 		{"top-level string", `"hunter22"`, `"[redacted]"`},
+		{"a pair in a text value", `{"content":[{"type":"text","text":"connect with password=pw12345 now"}]}`,
+			`{"content":[{"type":"text","text":"connect with password=[redacted] now"}]}`},
+		{"a bearer token in a text value", `{"text":"Authorization: Bearer abcdefghijklmnop"}`, `{"text":"Authorization: [redacted] [redacted]"}`},
+		{"JSON in a text value", `{"text":"{\"password\":\"pw12345\"}"}`, `{"text":"{\"password\":\"[redacted]\"}"}`},
 		{"empty", `{}`, `{}`},
 	}
 	for _, tt := range tests {
