@@ -34,7 +34,9 @@ type Call struct {
 	tool    *tool
 	args    []byte // canonical arguments
 	key     string // idempotency key in force
-	idemRec string // the key of its idempotency record (scoped to the root's principal and tenant)
+	idemRec string // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
+	sysKey  bool   // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	fwdKey  string // the caller's key, passed on to the tool when an approval's key replaced it
 	started time.Time
 	step    any // the loop guard's record of this call
 }
@@ -121,7 +123,7 @@ func (r *Result) ModelText() string {
 // never nil. The call nests under the frame in ctx (a model call, or the tool
 // call whose Func is running); ctx must carry a request (see Begin).
 func (rt *Runtime) Call(ctx context.Context, in *Call) *Result {
-	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why}
+	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why, sysKey: in.sysKey}
 	c.req, c.parent = position(ctx)
 	c.started = time.Now()
 	if c.req == nil {
@@ -450,7 +452,10 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				// retry, one approval would let any number of runs through.
 				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok {
 					if id := k.ApprovalKey(c); id != "" {
-						c.IdempotencyKey = "approval:" + id
+						if c.IdempotencyKey != "" && !c.sysKey {
+							c.fwdKey = c.IdempotencyKey // the tool still sees the caller's key
+						}
+						c.IdempotencyKey, c.sysKey = "approval:"+id, true // approval ids are unique
 					}
 				}
 				return next(ctx, c)
@@ -579,7 +584,10 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		// one principal's key (or a reused request id) never replays
 		// another's result.
 		root := c.req.root
-		skey := root.principal + "\x00" + root.tenant + "\x00" + c.key
+		skey := c.key
+		if !c.sysKey {
+			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
+		}
 		c.idemRec = skey
 		rec, claimed, err := rt.idem.Claim(ctx, skey)
 		if err != nil {
@@ -622,7 +630,9 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f, t := c.frame, c.tool
 	f.setState(Executing)
 	hctx := withFrame(ctx, f)
-	if c.key != "" {
+	if c.fwdKey != "" {
+		hctx = context.WithValue(hctx, idemKey{}, c.Tool+":"+c.fwdKey)
+	} else if c.key != "" {
 		hctx = context.WithValue(hctx, idemKey{}, c.key)
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)

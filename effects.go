@@ -528,7 +528,7 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string) []
 	var out []Compensation
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		res := rt.Call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key})
+		res := rt.Call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key, sysKey: true})
 		comp := Compensation{Tool: s.tool, Undoes: s.origin, OK: !res.IsError()}
 		if res.IsError() {
 			dl := rt.deadLetter(r, s, res)
@@ -584,7 +584,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		return nil, err
 	}
 	defer creq.End()
-	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key})
+	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key, sysKey: true})
 	if res.IsError() {
 		dl.Attempts++
 		dl.Error = res.Error

@@ -124,3 +124,50 @@ func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 		t.Errorf("undone after the crash: %q, want the crashed request's delegated booking only", undone)
 	}
 }
+
+// TestUndoNotRerunAfterRestart: an undo that ran in process (a later write
+// of the request failed) is not run again by recovery after a crash, though
+// recovery runs undos as reach, not as the request's principal: the
+// runtime's own keys are not scoped to a principal.
+func TestUndoNotRerunAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	undos := 0
+	newRuntime := func() *reach.Runtime {
+		cp := New(st, nil, nil)
+		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
+		rt.MustRegister(
+			reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
+				Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
+			reach.Tool{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+					undos++
+					return json.RawMessage(`"ok"`), nil
+				}},
+		)
+		return rt
+	}
+	old := newRuntime()
+	rctx, req, err := old.Begin(ctx, &reach.RequestOptions{ID: "r1", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := old.Call(rctx, &reach.Call{ID: "b1", Tool: "book", Arguments: json.RawMessage(`{"ref":"x"}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if done := req.Compensate(rctx, "a later write failed"); len(done) != 1 || !done[0].OK {
+		t.Fatalf("compensate: %+v", done)
+	}
+	// The gateway dies here, r1 still running.
+	if _, err := Recover(ctx, st, newRuntime()); err != nil {
+		t.Fatal(err)
+	}
+	if undos != 1 {
+		t.Errorf("unbook ran %d times for one booking (in process, then again by recovery)", undos)
+	}
+}
