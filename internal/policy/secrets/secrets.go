@@ -284,17 +284,30 @@ func (r *Redactor) redactText(s *secretSet, str string) string {
 	if s.rep != nil {
 		str = s.rep.Replace(str)
 	}
-	return r.textRules(str)
+	return r.textRules(str, false)
 }
 
-// textRules masks what the text rules find in str: a bearer or basic
-// token, the value of a sensitive key=value or key: value pair.
-func (r *Redactor) textRules(str string) string {
-	str = bearerRE.ReplaceAllString(str, "${1}${2}"+r.mask)
+// textRules masks what the text rules find in str: the token after
+// "Bearer" (after "Basic" or "token" only when it looks like a credential,
+// not a word: "basic subscription", "one token whenever"), and the value of
+// a sensitive key=value or key: value pair. In prose (a JSON string value:
+// a tool's output, a message) only key=value and "key": value count, not
+// "Session: Introduction".
+func (r *Redactor) textRules(str string, prose bool) string {
+	str = bearerRE.ReplaceAllStringFunc(str, func(m string) string {
+		sub := bearerRE.FindStringSubmatch(m)
+		if !strings.EqualFold(sub[1], "bearer") && !credentialLike(m[len(sub[1])+len(sub[2]):]) {
+			return m
+		}
+		return sub[1] + sub[2] + r.mask
+	})
 	return pairRE.ReplaceAllStringFunc(str, func(m string) string {
 		sub := pairRE.FindStringSubmatch(m)
 		if !r.sensitive(sub[2]) || sub[4] == r.mask || sub[4] == `"`+r.mask+`"` {
 			return m
+		}
+		if prose && sub[1] == "" && !strings.Contains(sub[3], "=") {
+			return m // key: value in running text
 		}
 		val := r.mask
 		if strings.HasPrefix(sub[4], `"`) {
@@ -302,6 +315,25 @@ func (r *Redactor) textRules(str string) string {
 		}
 		return sub[1] + sub[2] + sub[3] + val
 	})
+}
+
+// credentialLike reports whether a token looks like a credential rather
+// than a word: it has a digit or one of -._~+/=, or capitals past its first
+// letter along with small letters (base64).
+func credentialLike(tok string) bool {
+	upper, lower := false, false
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case c >= '0' && c <= '9', strings.IndexByte("-._~+/=", c) >= 0:
+			return true
+		case c >= 'A' && c <= 'Z':
+			upper = upper || i > 0
+		case c >= 'a' && c <= 'z':
+			lower = true
+		}
+	}
+	return upper && lower
 }
 
 // json copies the valid JSON value at b[i:] to dst with secrets masked and
@@ -387,7 +419,7 @@ func (r *Redactor) str(s *secretSet, dst, raw []byte) []byte {
 		m = s.rep.Replace(m)
 	}
 	if text || mayHaveKey([]byte(m)) {
-		m = r.textRules(m)
+		m = r.textRules(m, true)
 	}
 	if m != v {
 		return appendJSONString(dst, m)

@@ -36,7 +36,9 @@ func TestRedactJSON(t *testing.T) {
 		{"top-level string", `"hunter22"`, `"[redacted]"`},
 		{"a pair in a text value", `{"content":[{"type":"text","text":"connect with password=pw12345 now"}]}`,
 			`{"content":[{"type":"text","text":"connect with password=[redacted] now"}]}`},
-		{"a bearer token in a text value", `{"text":"Authorization: Bearer abcdefghijklmnop"}`, `{"text":"Authorization: [redacted] [redacted]"}`},
+		{"a bearer token in a text value", `{"text":"Authorization: Bearer abcdefghijklmnop"}`, `{"text":"Authorization: Bearer [redacted]"}`},
+		{"prose in a text value", `{"text":"Our basic subscription costs $10; each call spends one token whenever it runs. Session: Introduction to the product"}`,
+			`{"text":"Our basic subscription costs $10; each call spends one token whenever it runs. Session: Introduction to the product"}`},
 		{"JSON in a text value", `{"text":"{\"password\":\"pw12345\"}"}`, `{"text":"{\"password\":\"[redacted]\"}"}`},
 		{"empty", `{}`, `{}`},
 	}
@@ -64,6 +66,7 @@ func TestRedactText(t *testing.T) {
 		{"header", "Authorization: Bearer abcdefghijkl", "Authorization: [redacted] [redacted]"},
 		{"bearer alone", "sent bearer abcdefghijkl.mn", "sent bearer [redacted]"},
 		{"basic credentials alone", "upstream rejected Basic YWxhZGRpbjpvcGVuc2VzYW1l", "upstream rejected Basic [redacted]"},
+		{"basic and token as words", "our basic subscription spends one token whenever", "our basic subscription spends one token whenever"},
 		{"partial JSON", `{"user":"bob","token":"abc","more":`, `{"user":"bob","token":"[redacted]","more":`},
 		{"nothing to hide", "the order A1 was refunded", "the order A1 was refunded"},
 		{"harmless key word", "the key: idea", "the key: idea"},
