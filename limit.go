@@ -90,23 +90,32 @@ func (l *limiter) allow(principal string, priority int) (time.Duration, string) 
 	return 0, ""
 }
 
-// evict makes room in the full principals table by forgetting the idle
-// principals (their buckets are full, so forgetting them changes nothing).
-// A principal being throttled is never forgotten, so that others filling
-// the table cannot reset its bucket; when every one is, the table stays
-// full and evict returns how long until the first of them is idle. l.mu is
-// held.
+// evict makes room in the full principals table: it forgets the idle
+// principals (their buckets are full, so forgetting them changes nothing),
+// or else the one with the most tokens left, if it has at least one. A
+// principal being throttled (less than a token left) is never forgotten,
+// so that others filling the table cannot reset its bucket; when every one
+// is, the table stays full and evict returns how long until the first of
+// them has a token again. l.mu is held.
 func (l *limiter) evict(now time.Time) time.Duration {
+	var fullest string
+	most := -1.0
 	soonest := time.Duration(-1)
 	for p, pl := range l.principals {
-		missing := float64(l.burst) - pl.TokensAt(now)
-		if missing <= 0 {
+		tk := pl.TokensAt(now)
+		if tk >= float64(l.burst) {
 			delete(l.principals, p)
 			continue
 		}
-		if d := time.Duration(missing / float64(l.per) * float64(time.Second)); soonest < 0 || d < soonest {
+		if tk > most {
+			fullest, most = p, tk
+		}
+		if d := time.Duration((1 - tk) / float64(l.per) * float64(time.Second)); tk < 1 && (soonest < 0 || d < soonest) {
 			soonest = d
 		}
+	}
+	if len(l.principals) >= l.maxN && most >= 1 {
+		delete(l.principals, fullest)
 	}
 	return max(soonest, time.Millisecond)
 }

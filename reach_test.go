@@ -1208,6 +1208,18 @@ func TestRateLimitNotResetByOthers(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
+		// A full table of principals that still have tokens does not keep a
+		// new principal out.
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerPrincipal: 1, PerPrincipalBurst: 5, MaxPrincipalsKnown: 3}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		for i := range 4 {
+			ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: fmt.Sprintf("p%d", i), Budget: &reach.Budget{}})
+			if res := call(rt, ctx, "ping", `{}`); res.IsError() {
+				t.Errorf("principal p%d's first call: %s", i, res.ModelText())
+			}
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
 		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerSecond: 1, Burst: 1, PerPrincipal: 1, PerPrincipalBurst: 3}})
 		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
 		ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: "alice", Budget: &reach.Budget{}})
