@@ -436,7 +436,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 						// The request was cancelled while this write ran (the
 						// tool did not stop): the stop's compensation ran
 						// without it, so it is undone now.
-						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran"); len(done) > 0 {
+						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", true); len(done) > 0 {
 							res.Notes = append(res.Notes, compensationNote(done))
 						}
 					}
@@ -451,7 +451,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			}
 		}
 		if res.Status == StatusError {
-			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed"); len(done) > 0 {
+			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", true); len(done) > 0 {
 				res.Notes = append(res.Notes, compensationNote(done))
 			}
 		}
@@ -504,10 +504,14 @@ func compensationNote(done []Compensation) string {
 // becomes a dead letter. It returns what ran. Compensate runs even when the
 // request is stopped.
 func (r *Request) Compensate(ctx context.Context, reason string) []Compensation {
-	return r.rt.compensate(ctx, r, reason)
+	return r.rt.compensate(ctx, r, reason, false)
 }
 
-func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string) []Compensation {
+// compensate runs r's registered undos, newest first. asOrigin is set when
+// it runs inside one of r's calls, which holds its entity locks: the undos
+// then write as r (else they would wait for those locks forever); a
+// compensation from outside (a stop) waits for r's writes in flight.
+func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, asOrigin bool) []Compensation {
 	r.saga.mu.Lock()
 	steps := r.saga.steps
 	r.saga.steps = nil
@@ -522,7 +526,9 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string) []
 	if err != nil {
 		return nil
 	}
-	creq.lockAs = r.root
+	if asOrigin {
+		creq.lockAs = r.root
+	}
 	defer creq.End()
 	rt.log.Info("compensating", "request", r.id, "reason", reason, "undos", len(steps))
 	var out []Compensation

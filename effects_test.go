@@ -537,3 +537,49 @@ func TestWriteFinishingAfterCancelIsUndone(t *testing.T) {
 		}
 	}
 }
+
+// TestStopUndoWaitsForInFlightWrite: a stop's compensation does not undo a
+// write to an entity while the request's next write to it is still
+// running; it waits, and the undos run newest first.
+func TestStopUndoWaitsForInFlightWrite(t *testing.T) {
+	rt := reach.New(nil)
+	var mu sync.Mutex
+	var log []string
+	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	started := make(chan struct{})
+	rt.MustRegister(
+		reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			var in struct{ ID, V string }
+			json.Unmarshal(a, &in)
+			if in.V == "slow" {
+				close(started)
+				note("slow write start")
+				time.Sleep(100 * time.Millisecond) // ignores the cancellation
+				note("slow write end")
+			}
+			return json.RawMessage(`{"v":"` + in.V + `"}`), nil
+		}, Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "{result.v}"}`}},
+		reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			var in struct{ V string }
+			json.Unmarshal(a, &in)
+			note("undo " + in.V)
+			return json.RawMessage(`"ok"`), nil
+		}},
+	)
+	ctx, req := begin(t, rt, nil)
+	rt.Call(ctx, &reach.Call{ID: "w1", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"first"}`)})
+	go func() { <-started; req.Stop(reach.Cancel, "test", "user left") }()
+	rt.Call(ctx, &reach.Call{ID: "w2", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"slow"}`)})
+	want := "slow write start, slow write end, undo slow, undo first"
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		got := strings.Join(log, ", ")
+		mu.Unlock()
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) || strings.Count(got, "undo") >= 2 {
+			t.Fatalf("order: %s, want %s", got, want)
+		}
+	}
+}

@@ -358,7 +358,7 @@ func (r *Request) stop(c Cause) {
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})
 		if r.saga.pending() {
-			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason)
+			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, false)
 		}
 	}
 	r.rt.recordStop(r, c)
