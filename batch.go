@@ -87,7 +87,6 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 		index[c.ID] = i
 	}
 	deps := make([][]int, n)
-	lastWrite := map[string]int{}
 	for i, c := range env.ToolCalls {
 		for _, ref := range refsIn(c.Arguments) {
 			id, _, _ := strings.Cut(ref, ".")
@@ -97,32 +96,45 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 			}
 			deps[i] = append(deps[i], j)
 		}
-		if t := rt.lookup(c.Tool); t != nil && (t.Access == Write || t.Access == HighRisk) {
-			// Writes to one tool, or to one entity, run in envelope order.
-			keys := []string{"tool\x00" + c.Tool}
-			if fx := t.fx; fx != nil && len(fx.writes) > 0 {
-				if len(refsIn(c.Arguments)) > 0 {
-					keys = append(keys, "any-entity") // not known before its $ref: after every earlier entity write
-					for k, j := range lastWrite {
-						if strings.HasPrefix(k, "entity\x00") {
-							deps[i] = append(deps[i], j)
-						}
-					}
-				} else if names, err := entityNames(fx.writes, newScope(c.Arguments, nil)); err == nil {
-					for _, n := range names {
-						keys = append(keys, "entity\x00"+n)
-					}
-					if j, ok := lastWrite["any-entity"]; ok {
-						deps[i] = append(deps[i], j)
+	}
+	// Writes to one tool, or to one entity, run in envelope order: i after
+	// the earlier write j, unless j already waits for i through $refs (a
+	// forward reference orders them the other way, and an ordering edge
+	// would make a false cycle).
+	order := func(i, j int) {
+		if !reaches(deps, j, i) {
+			deps[i] = append(deps[i], j)
+		}
+	}
+	lastWrite := map[string]int{}
+	for i, c := range env.ToolCalls {
+		t := rt.lookup(c.Tool)
+		if t == nil || (t.Access != Write && t.Access != HighRisk) {
+			continue
+		}
+		keys := []string{"tool\x00" + c.Tool}
+		if fx := t.fx; fx != nil && len(fx.writes) > 0 {
+			if len(refsIn(c.Arguments)) > 0 {
+				keys = append(keys, "any-entity") // not known before its $ref: after every earlier entity write
+				for k, j := range lastWrite {
+					if strings.HasPrefix(k, "entity\x00") {
+						order(i, j)
 					}
 				}
-			}
-			for _, k := range keys {
-				if j, ok := lastWrite[k]; ok {
-					deps[i] = append(deps[i], j)
+			} else if names, err := entityNames(fx.writes, newScope(c.Arguments, nil)); err == nil {
+				for _, n := range names {
+					keys = append(keys, "entity\x00"+n)
 				}
-				lastWrite[k] = i
+				if j, ok := lastWrite["any-entity"]; ok {
+					order(i, j)
+				}
 			}
+		}
+		for _, k := range keys {
+			if j, ok := lastWrite[k]; ok {
+				order(i, j)
+			}
+			lastWrite[k] = i
 		}
 	}
 	if cyc := findDepCycle(deps); cyc != nil {
@@ -288,6 +300,25 @@ func resolveRef(ref string, result func(string) (*Result, bool)) (any, *Error) {
 		}
 	}
 	return v, nil
+}
+
+// reaches reports whether call from depends on call to, directly or not.
+func reaches(deps [][]int, from, to int) bool {
+	seen := make([]bool, len(deps))
+	stack := []int{from}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i == to {
+			return true
+		}
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
+		stack = append(stack, deps[i]...)
+	}
+	return false
 }
 
 // findDepCycle returns every call on a dependency cycle (each strongly
