@@ -338,14 +338,16 @@ func keyValue(v []byte) []byte {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 		return v
 	}
+	if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return strconv.AppendInt(nil, i, 10) // -0 is 0
+	}
+	// 7.0, 7e0: the integer they are, when float64 holds it exactly;
+	// anything else (a fraction, a huge number) as written.
 	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsInf(f, 0) {
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return v
 	}
-	if f == 0 {
-		f = 0 // -0 too
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64)
+	return strconv.AppendInt(nil, int64(f), 10)
 }
 
 // checkStack walks the ancestors only when the stack's filter says a match

@@ -222,7 +222,7 @@ func TestKeyedReentryByValue(t *testing.T) {
 	for _, tc := range []struct {
 		inner   string
 		refused bool
-	}{{"7.0", true}, {"7e0", true}, {"70e-1", true}, {"8", false}} {
+	}{{"7.0", true}, {"7e0", true}, {"70e-1", true}, {"8", false}, {"7.5", false}} {
 		t.Run(tc.inner, func(t *testing.T) {
 			rt := reach.New(nil)
 			var inner *reach.Result
@@ -241,6 +241,27 @@ func TestKeyedReentryByValue(t *testing.T) {
 				t.Fatalf("id %s under id 7: refused = %v, want %v (%s)", tc.inner, got, tc.refused, inner.ModelText())
 			}
 		})
+	}
+}
+
+// TestKeyedReentryLargeIDs: two different 64-bit ids that float64 cannot
+// tell apart are still two keys.
+func TestKeyedReentryLargeIDs(t *testing.T) {
+	rt := reach.New(nil)
+	var inner *reach.Result
+	depth := 0
+	rt.MustRegister(reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"id"},
+		Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			if depth++; depth > 1 {
+				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
+			}
+			inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "update_order", Arguments: json.RawMessage(`{"id":1234567890123456790}`)})
+			return inner
+		})})
+	ctx, _ := begin(t, rt, nil)
+	turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "update_order", `{"id":1234567890123456789}`) })
+	if inner.Status == reach.StatusRefused {
+		t.Errorf("a different 64-bit id was refused as the same key: %s", inner.ModelText())
 	}
 }
 
