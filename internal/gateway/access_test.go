@@ -397,7 +397,7 @@ func TestRequestsArePrivate(t *testing.T) {
 			t.Errorf("bob %s %s = %d %s, want 403 without alice's arguments", c.method, c.path, resp.StatusCode, body)
 		}
 	}
-	for _, path := range []string{"/ui/requests", "/ui/requests/alice-1", "/ui/requests/alice-1/graph.svg"} {
+	for _, path := range []string{"/ui/", "/ui/requests/alice-1", "/ui/requests/alice-1/graph.svg"} {
 		req, _ := http.NewRequest("GET", url+path, nil)
 		req.Header.Set("Authorization", "Bearer "+keys["bob"])
 		resp, err := http.DefaultClient.Do(req)
@@ -406,8 +406,20 @@ func TestRequestsArePrivate(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(body), "alice-1") && path == "/ui/requests" || path != "/ui/requests" && resp.StatusCode != http.StatusNotFound {
+		if path == "/ui/" && strings.Contains(string(body), "alice-1") || path != "/ui/" && (resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "private question")) {
 			t.Errorf("bob GET %s = %d, shows alice-1: %v", path, resp.StatusCode, strings.Contains(string(body), "alice-1"))
+		}
+	}
+	if req, _ := http.NewRequest("GET", url+"/ui/", nil); true {
+		req.Header.Set("Authorization", "Bearer "+keys["alice"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "alice-1") {
+			t.Errorf("alice's UI list does not show her request alice-1 (%d)", resp.StatusCode)
 		}
 	}
 	if status, out := do(t, "GET", url+"/v1/requests/alice-1", "", as("alice")); status != 200 || out["state"] == "stopped_isolate" {

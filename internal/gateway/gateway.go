@@ -43,6 +43,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -374,11 +375,12 @@ func (g *Gateway) Warnings() []string {
 			}
 		}
 	}
-	if mc := g.cfg.Model; mc != nil && mc.Name != "" {
-		if _, priced := mc.Prices[mc.Name]; !priced {
-			for _, name := range slices.Sorted(maps.Keys(g.cfg.Budgets)) {
-				if g.cfg.Budgets[name].Cost > 0 {
-					out = append(out, fmt.Sprintf("budget %s has a cost, and the model %s has no price: the example tools' model calls cost nothing against it, and the model proxy refuses that model for requests with a cost budget (add model.prices.%s)", name, mc.Name, mc.Name))
+	if mc := g.cfg.Model; mc != nil && mc.BaseURL != "" {
+		name := cmp.Or(mc.Name, defaultModel) // what the proxy asks for when a client names none
+		if _, priced := mc.Prices[name]; !priced {
+			for _, b := range slices.Sorted(maps.Keys(g.cfg.Budgets)) {
+				if g.cfg.Budgets[b].Cost > 0 {
+					out = append(out, fmt.Sprintf("budget %s has a cost, and the model %s has no price: the example tools' model calls cost nothing against it, and the model proxy refuses that model for requests with a cost budget (add model.prices.%s)", b, name, name))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,6 +85,10 @@ func (c *chosenCalls) get(id string) *reach.Frame {
 	return c.m[id]
 }
 
+// defaultModel is the model the proxy asks for when neither the client
+// nor the configuration names one.
+const defaultModel = "gpt-4o-mini"
+
 // costBudgeted reports whether r or a request above it has a cost budget.
 func costBudgeted(r *reach.Request) bool {
 	for ; r != nil; r = r.Parent() {
@@ -121,10 +126,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(body["model"], &model)
 	json.Unmarshal(body["stream"], &stream)
 	if model == "" {
-		model = mc.Name
-		if model == "" {
-			model = "gpt-4o-mini"
-		}
+		model = cmp.Or(mc.Name, defaultModel)
 		body["model"], _ = json.Marshal(model)
 	}
 	clientUsage := true

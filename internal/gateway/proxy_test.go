@@ -418,4 +418,13 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "budget default has a cost, and the model unpriced has no price") {
 		t.Errorf("warnings = %s, want one about the unpriced model", w)
 	}
+	// No model name: the proxy's default model is the one to price.
+	cfg, err = ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = newTestGateway(t, cfg)
+	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "the model "+defaultModel+" has no price") {
+		t.Errorf("warnings = %s, want one about the default model", w)
+	}
 }
