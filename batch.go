@@ -106,7 +106,9 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 			deps[i] = append(deps[i], j)
 		}
 	}
-	lastWrite := map[string]int{}
+	// Every earlier writer, not only the last: a skipped edge leaves the
+	// last writer ordered after this one, not before.
+	writers := map[string][]int{}
 	for i, c := range env.ToolCalls {
 		t := rt.lookup(c.Tool)
 		if t == nil || (t.Access != Write && t.Access != HighRisk) {
@@ -116,25 +118,27 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 		if fx := t.fx; fx != nil && len(fx.writes) > 0 {
 			if len(refsIn(c.Arguments)) > 0 {
 				keys = append(keys, "any-entity") // not known before its $ref: after every earlier entity write
-				for k, j := range lastWrite {
+				for k, js := range writers {
 					if strings.HasPrefix(k, "entity\x00") {
-						order(i, j)
+						for _, j := range js {
+							order(i, j)
+						}
 					}
 				}
 			} else if names, err := entityNames(fx.writes, newScope(c.Arguments, nil)); err == nil {
 				for _, n := range names {
 					keys = append(keys, "entity\x00"+n)
 				}
-				if j, ok := lastWrite["any-entity"]; ok {
+				for _, j := range writers["any-entity"] {
 					order(i, j)
 				}
 			}
 		}
 		for _, k := range keys {
-			if j, ok := lastWrite[k]; ok {
+			for _, j := range writers[k] {
 				order(i, j)
 			}
-			lastWrite[k] = i
+			writers[k] = append(writers[k], i)
 		}
 	}
 	if cyc := findDepCycle(deps); cyc != nil {

@@ -122,8 +122,13 @@ func (r *Result) ModelText() string {
 // Call dispatches one tool call through the chain and returns its result,
 // never nil. The call nests under the frame in ctx (a model call, or the tool
 // call whose Func is running); ctx must carry a request (see Begin).
-func (rt *Runtime) Call(ctx context.Context, in *Call) *Result {
-	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why, sysKey: in.sysKey}
+func (rt *Runtime) Call(ctx context.Context, in *Call) *Result { return rt.call(ctx, in, false) }
+
+// call is Call; sys says that in.IdempotencyKey is the runtime's own (an
+// undo's, a dead letter's), which only the runtime can say: a copied *Call
+// does not carry it.
+func (rt *Runtime) call(ctx context.Context, in *Call, sys bool) *Result {
+	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why, sysKey: sys}
 	c.req, c.parent = position(ctx)
 	c.started = time.Now()
 	if c.req == nil {

@@ -504,7 +504,13 @@ func compensationNote(done []Compensation) string {
 // becomes a dead letter. It returns what ran. Compensate runs even when the
 // request is stopped.
 func (r *Request) Compensate(ctx context.Context, reason string) []Compensation {
-	return r.rt.compensate(ctx, r, reason, false)
+	// Called from inside one of the request's calls (a tool that decides to
+	// undo), the undos write as the request: that call holds its entities.
+	inside := false
+	if f, ok := FrameFrom(ctx); ok && f.Request != nil && f.Request.root == r.root {
+		inside = true
+	}
+	return r.rt.compensate(ctx, r, reason, inside)
 }
 
 // compensate runs r's registered undos, newest first. asOrigin is set when
@@ -534,7 +540,7 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, as
 	var out []Compensation
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		res := rt.Call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key, sysKey: true})
+		res := rt.call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key}, true)
 		comp := Compensation{Tool: s.tool, Undoes: s.origin, OK: !res.IsError()}
 		if res.IsError() {
 			dl := rt.deadLetter(r, s, res)
@@ -590,7 +596,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		return nil, err
 	}
 	defer creq.End()
-	res := rt.Call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key, sysKey: true})
+	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
 	if res.IsError() {
 		dl.Attempts++
 		dl.Error = res.Error

@@ -583,3 +583,36 @@ func TestStopUndoWaitsForInFlightWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestCompensateFromInsideACall: a tool that undoes its request's earlier
+// writes itself (Request.Compensate from inside its call, which holds the
+// entity) does not wait for its own lock.
+func TestCompensateFromInsideACall(t *testing.T) {
+	rt := reach.New(nil)
+	var undone atomic.Int32
+	rt.MustRegister(
+		reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil },
+			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { undone.Add(1); return json.RawMessage(`"ok"`), nil }},
+		reach.Tool{Name: "finalize", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+				req, _ := reach.RequestFrom(ctx)
+				req.Compensate(ctx, "the order cannot be finalized")
+				return json.RawMessage(`"undone"`), nil
+			}},
+	)
+	ctx, _ := begin(t, rt, nil)
+	rt.Call(ctx, &reach.Call{ID: "s", Tool: "set", Arguments: json.RawMessage(`{"id":"O1"}`)})
+	done := make(chan *reach.Result, 1)
+	go func() { done <- rt.Call(ctx, &reach.Call{ID: "f", Tool: "finalize", Arguments: json.RawMessage(`{"id":"O1"}`)}) }()
+	select {
+	case res := <-done:
+		if res.IsError() || undone.Load() != 1 {
+			t.Errorf("finalize = %s, undone %d times", res.ModelText(), undone.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Compensate from inside a call that holds the entity hangs")
+	}
+}

@@ -1352,3 +1352,49 @@ func TestBatchOrdersWritesToOneEntity(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchSkippedOrderKeepsEntityWritesApart: when a $ref orders two
+// entity writes against the envelope, a later write to the entity still
+// waits for both of them.
+func TestBatchSkippedOrderKeepsEntityWritesApart(t *testing.T) {
+	rt := reach.New(nil)
+	lastStarted := make(chan struct{})
+	var overlapped atomic.Bool
+	write := func(name string, f reach.ToolFunc) reach.Tool {
+		return reach.Tool{Name: name, Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: f}
+	}
+	ok := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"id":"O1"}`), nil }
+	rt.MustRegister(
+		write("hold", ok),
+		write("set1", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			select { // the last write to O1 must not start meanwhile
+			case <-lastStarted:
+				overlapped.Store(true)
+			case <-time.After(300 * time.Millisecond):
+			}
+			return json.RawMessage(`"ok"`), nil
+		}),
+		write("set2", ok),
+		write("set3", func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			close(lastStarted)
+			return json.RawMessage(`"ok"`), nil
+		}),
+	)
+	ctx, _ := begin(t, rt, nil)
+	env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[
+		{"call_id":"a","tool":"hold","arguments":{"id":{"$ref":"c.id"}}},
+		{"call_id":"b","tool":"set1","arguments":{"id":"O1"}},
+		{"call_id":"c","tool":"set2","arguments":{"id":"O1"}},
+		{"call_id":"d","tool":"set3","arguments":{"id":"O1"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rt.Batch(ctx, env).Results {
+		if r.IsError() {
+			t.Errorf("%s: %s", r.CallID, r.ModelText())
+		}
+	}
+	if overlapped.Load() {
+		t.Error("two writes to order O1 ran at once")
+	}
+}
