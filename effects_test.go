@@ -595,7 +595,10 @@ func TestCompensateFromInsideACall(t *testing.T) {
 			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil },
 			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}"}`}},
 		reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
-			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { undone.Add(1); return json.RawMessage(`"ok"`), nil }},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				undone.Add(1)
+				return json.RawMessage(`"ok"`), nil
+			}},
 		reach.Tool{Name: "finalize", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
 			Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 				req, _ := reach.RequestFrom(ctx)
@@ -606,7 +609,9 @@ func TestCompensateFromInsideACall(t *testing.T) {
 	ctx, _ := begin(t, rt, nil)
 	rt.Call(ctx, &reach.Call{ID: "s", Tool: "set", Arguments: json.RawMessage(`{"id":"O1"}`)})
 	done := make(chan *reach.Result, 1)
-	go func() { done <- rt.Call(ctx, &reach.Call{ID: "f", Tool: "finalize", Arguments: json.RawMessage(`{"id":"O1"}`)}) }()
+	go func() {
+		done <- rt.Call(ctx, &reach.Call{ID: "f", Tool: "finalize", Arguments: json.RawMessage(`{"id":"O1"}`)})
+	}()
 	select {
 	case res := <-done:
 		if res.IsError() || undone.Load() != 1 {

@@ -1363,7 +1363,9 @@ func TestBatchSkippedOrderKeepsEntityWritesApart(t *testing.T) {
 	write := func(name string, f reach.ToolFunc) reach.Tool {
 		return reach.Tool{Name: name, Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: f}
 	}
-	ok := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"id":"O1"}`), nil }
+	ok := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"id":"O1"}`), nil
+	}
 	rt.MustRegister(
 		write("hold", ok),
 		write("set1", func(context.Context, json.RawMessage) (json.RawMessage, error) {
