@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"math/big"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -346,13 +346,25 @@ func keyValue(v []byte) []byte {
 	if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 		return strconv.AppendInt(nil, i, 10) // -0 is 0
 	}
-	// 7.0, 7e0: the integer they are, when float64 holds it exactly;
-	// anything else (a fraction, a huge number) as written.
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+	// Exactly, as a rational: 7.0 and 7e0 are 7, 7.5 and 7.50 one key, and
+	// two large numbers differ however close they are. A huge exponent is
+	// kept as written rather than expanded.
+	if len(v) > 64 {
 		return v
 	}
-	return strconv.AppendInt(nil, int64(f), 10)
+	if i := bytes.IndexAny(v, "eE"); i >= 0 {
+		if e, err := strconv.Atoi(string(v[i+1:])); err != nil || e < -400 || e > 400 {
+			return v
+		}
+	}
+	var q big.Rat
+	if _, ok := q.SetString(string(v)); !ok {
+		return v
+	}
+	if q.IsInt() {
+		return q.Num().Append(nil, 10)
+	}
+	return []byte(q.RatString())
 }
 
 // checkStack walks the ancestors only when the stack's filter says a match

@@ -222,7 +222,7 @@ func TestKeyedReentryByValue(t *testing.T) {
 	for _, tc := range []struct {
 		inner   string
 		refused bool
-	}{{"7.0", true}, {"7e0", true}, {"70e-1", true}, {"8", false}, {"7.5", false}} {
+	}{{"7.0", true}, {"7e0", true}, {"70e-1", true}, {"7.00000000000000000001", false}, {"8", false}, {"7.5", false}} {
 		t.Run(tc.inner, func(t *testing.T) {
 			rt := reach.New(nil)
 			var inner *reach.Result
@@ -244,24 +244,35 @@ func TestKeyedReentryByValue(t *testing.T) {
 	}
 }
 
-// TestKeyedReentryLargeIDs: two different 64-bit ids that float64 cannot
-// tell apart are still two keys.
+// TestKeyedReentryLargeIDs: numeric keys compare exactly: two 64-bit ids
+// float64 cannot tell apart are two keys, 7.5 and 7.50 are one, and so are
+// a large integer and its exponent spelling.
 func TestKeyedReentryLargeIDs(t *testing.T) {
-	rt := reach.New(nil)
-	var inner *reach.Result
-	depth := 0
-	rt.MustRegister(reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"id"},
-		Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
-			if depth++; depth > 1 {
-				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
-			}
-			inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "update_order", Arguments: json.RawMessage(`{"id":1234567890123456790}`)})
-			return inner
-		})})
-	ctx, _ := begin(t, rt, nil)
-	turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "update_order", `{"id":1234567890123456789}`) })
-	if inner.Status == reach.StatusRefused {
-		t.Errorf("a different 64-bit id was refused as the same key: %s", inner.ModelText())
+	for _, tc := range []struct {
+		outer, inner string
+		refused      bool
+	}{
+		{"1234567890123456789", "1234567890123456790", false},
+		{"9007199254740993", "9007199254740992.0", false},
+		{"7.5", "7.50", true},
+		{"18446744073709551615", "1.8446744073709551615e19", true},
+	} {
+		rt := reach.New(nil)
+		var inner *reach.Result
+		depth := 0
+		rt.MustRegister(reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"id"},
+			Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+				if depth++; depth > 1 {
+					return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
+				}
+				inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "update_order", Arguments: json.RawMessage(`{"id":` + tc.inner + `}`)})
+				return inner
+			})})
+		ctx, _ := begin(t, rt, nil)
+		turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "update_order", `{"id":`+tc.outer+`}`) })
+		if got := inner.Status == reach.StatusRefused; got != tc.refused {
+			t.Errorf("id %s under id %s: refused %v, want %v", tc.inner, tc.outer, got, tc.refused)
+		}
 	}
 }
 
