@@ -288,16 +288,17 @@ func (r *Redactor) redactText(s *secretSet, str string) string {
 }
 
 // textRules masks what the text rules find in str: the token after
-// "Bearer" (after "Basic" or "token" only when it looks like a credential,
-// not a word: "basic subscription", "one token whenever"), and the value of
-// a sensitive key=value or key: value pair. In prose (a JSON string value:
-// a tool's output, a message) only key=value and "key": value count, not
+// "Bearer", "Basic" or "token", and the value of a sensitive key=value or
+// key: value pair. In prose (a JSON string value: a tool's output, a
+// message) the rules are narrower, so that words stay: after "Basic" or
+// "token" only what looks like a credential ("basic subscription", "one
+// token whenever" stay), and only key=value and "key": value pairs, not
 // "Session: Introduction".
 func (r *Redactor) textRules(str string, prose bool) string {
 	str = bearerRE.ReplaceAllStringFunc(str, func(m string) string {
 		sub := bearerRE.FindStringSubmatch(m)
-		if !strings.EqualFold(sub[1], "bearer") && !credentialLike(m[len(sub[1])+len(sub[2]):]) {
-			return m
+		if prose && !strings.EqualFold(sub[1], "bearer") && !credentialLike(m[len(sub[1])+len(sub[2]):]) {
+			return m // "basic subscription", "one token whenever" in a tool's text
 		}
 		return sub[1] + sub[2] + r.mask
 	})
