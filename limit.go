@@ -57,9 +57,9 @@ func (l *limiter) allow(principal string, priority int) (time.Duration, string) 
 		pl, ok := l.principals[principal]
 		if !ok {
 			if len(l.principals) >= l.maxN {
-				if soonest := l.evict(now); len(l.principals) >= l.maxN {
+				if wait := l.evict(now); len(l.principals) >= l.maxN {
 					l.mu.Unlock()
-					return soonest, "per-principal (as many principals as are tracked are being throttled)"
+					return wait, "per-principal (as many principals as are tracked are using their limits)"
 				}
 			}
 			pl = rate.NewLimiter(l.per, l.burst)
@@ -92,15 +92,14 @@ func (l *limiter) allow(principal string, priority int) (time.Duration, string) 
 
 // evict makes room in the full principals table: it forgets the idle
 // principals (their buckets are full, so forgetting them changes nothing),
-// or else the one with the most tokens left, if it has at least one. A
-// principal being throttled (less than a token left) is never forgotten,
-// so that others filling the table cannot reset its bucket; when every one
-// is, the table stays full and evict returns how long until the first of
-// them has a token again. l.mu is held.
+// or else the one closest to full if it lacks at most a token (forgetting
+// it gives it at most one call back) and has some left. A principal further from full
+// is never forgotten, so that others filling the table cannot reset its
+// bucket; when every one is, the table stays full and evict returns how
+// long until the closest is within a token of full. l.mu is held.
 func (l *limiter) evict(now time.Time) time.Duration {
 	var fullest string
 	most := -1.0
-	soonest := time.Duration(-1)
 	for p, pl := range l.principals {
 		tk := pl.TokensAt(now)
 		if tk >= float64(l.burst) {
@@ -110,14 +109,17 @@ func (l *limiter) evict(now time.Time) time.Duration {
 		if tk > most {
 			fullest, most = p, tk
 		}
-		if d := time.Duration((1 - tk) / float64(l.per) * float64(time.Second)); tk < 1 && (soonest < 0 || d < soonest) {
-			soonest = d
-		}
 	}
-	if len(l.principals) >= l.maxN && most >= 1 {
-		delete(l.principals, fullest)
+	if len(l.principals) < l.maxN {
+		return 0
 	}
-	return max(soonest, time.Millisecond)
+	// Within a token of full, and not empty (with a burst of one, an empty
+	// bucket is a throttled principal).
+	if need := max(float64(l.burst)-1, 1e-9) - most; need > 0 {
+		return max(time.Duration(need/float64(l.per)*float64(time.Second)), time.Millisecond)
+	}
+	delete(l.principals, fullest)
+	return 0
 }
 
 func wait(l *rate.Limiter, now time.Time) time.Duration {

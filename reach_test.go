@@ -1240,6 +1240,35 @@ func TestRateLimitNotResetByOthers(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
+		// A partly used bucket is not forgiven by others filling the table:
+		// a, with burst 5, gets 5 calls in all.
+		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerPrincipal: 0.01, PerPrincipalBurst: 5, MaxPrincipalsKnown: 2}})
+		rt.MustRegister(reach.Tool{Name: "ping", Reentrancy: reach.Reentrant, Func: echo})
+		ctxOf := func(who string) context.Context {
+			ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: who, Budget: &reach.Budget{}})
+			return ctx
+		}
+		a, b := ctxOf("a"), ctxOf("b")
+		okCalls := 0
+		for i := range 3 {
+			if !call(rt, a, "ping", fmt.Sprintf(`{"i":%d}`, i)).IsError() {
+				okCalls++
+			}
+		}
+		for i := range 4 {
+			call(rt, b, "ping", fmt.Sprintf(`{"i":%d}`, i))
+		}
+		call(rt, ctxOf("c"), "ping", `{}`)
+		for i := range 5 {
+			if !call(rt, a, "ping", fmt.Sprintf(`{"j":%d}`, i)).IsError() {
+				okCalls++
+			}
+		}
+		if okCalls != 5 {
+			t.Errorf("a (burst 5, 0.01 calls/s) made %d calls while another principal filled the table, want 5", okCalls)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
 		// A full table of principals that still have tokens does not keep a
 		// new principal out.
 		rt := reach.New(&reach.Options{RateLimit: &reach.RateLimit{PerPrincipal: 1, PerPrincipalBurst: 5, MaxPrincipalsKnown: 3}})
