@@ -302,9 +302,24 @@ func (r *Redactor) textRules(str string, prose bool) string {
 		}
 		return sub[1] + sub[2] + r.mask
 	})
+	return r.pairs(str, prose, 2)
+}
+
+// pairs masks the values of sensitive pairs in str; the value of another
+// pair is looked into too (depth levels), as in https://host/x?api_key=...,
+// where "https" and its value are the outer pair.
+func (r *Redactor) pairs(str string, prose bool, depth int) string {
 	return pairRE.ReplaceAllStringFunc(str, func(m string) string {
 		sub := pairRE.FindStringSubmatch(m)
-		if !r.sensitive(sub[2]) || sub[4] == r.mask || sub[4] == `"`+r.mask+`"` {
+		if !r.sensitive(sub[2]) {
+			if depth > 0 && strings.ContainsAny(sub[4], "=:") {
+				if v := r.pairs(sub[4], prose, depth-1); v != sub[4] {
+					return sub[1] + sub[2] + sub[3] + v
+				}
+			}
+			return m
+		}
+		if sub[4] == r.mask || sub[4] == `"`+r.mask+`"` {
 			return m
 		}
 		if prose && sub[1] == "" && !strings.Contains(sub[3], "=") {

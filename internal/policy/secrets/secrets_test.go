@@ -67,6 +67,7 @@ func TestRedactText(t *testing.T) {
 		{"bearer alone", "sent bearer abcdefghijkl.mn", "sent bearer [redacted]"},
 		{"basic credentials alone", "upstream rejected Basic YWxhZGRpbjpvcGVuc2VzYW1l", "upstream rejected Basic [redacted]"},
 		{"token scheme", "Authorization: token abcdefghijklmnop", "Authorization: [redacted] [redacted]"},
+		{"key in a URL", "GET https://api.example.com/v1?api_key=abc123&user=bob", "GET https://api.example.com/v1?api_key=[redacted]&user=bob"},
 		{"token in text", "sent token abcdefghijklmnop to the server", "sent token [redacted] to the server"},
 		{"partial JSON", `{"user":"bob","token":"abc","more":`, `{"user":"bob","token":"[redacted]","more":`},
 		{"nothing to hide", "the order A1 was refunded", "the order A1 was refunded"},
