@@ -25,10 +25,7 @@ func TestRecoverSettlesInterruptedClaim(t *testing.T) {
 	started, never := make(chan struct{}), make(chan struct{})
 	defer close(never)
 	newRuntime := func(run reach.ToolFunc) *reach.Runtime {
-		cp := New(st, nil, nil)
-		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
-		rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Idempotent: true, Func: run})
-		return rt
+		return durableRuntime(st, reach.Tool{Name: "pay", Access: reach.Write, Idempotent: true, Func: run})
 	}
 	call := func(rt *reach.Runtime, ctx context.Context) *reach.Result {
 		rctx, req, err := rt.Begin(ctx, &reach.RequestOptions{Principal: "alice"})
@@ -82,21 +79,7 @@ func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 	defer st.Close()
 	var undone []string
 	newRuntime := func() *reach.Runtime {
-		cp := New(st, nil, nil)
-		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
-		rt.MustRegister(
-			reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
-				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
-				Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
-			reach.Tool{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
-				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
-					var in struct{ Ref string }
-					json.Unmarshal(a, &in)
-					undone = append(undone, in.Ref)
-					return json.RawMessage(`"ok"`), nil
-				}},
-		)
-		return rt
+		return durableRuntime(st, bookTools(func(ref string) { undone = append(undone, ref) })...)
 	}
 	old := newRuntime()
 	book := func(root string, end bool) {
@@ -138,19 +121,7 @@ func TestUndoNotRerunAfterRestart(t *testing.T) {
 	defer st.Close()
 	undos := 0
 	newRuntime := func() *reach.Runtime {
-		cp := New(st, nil, nil)
-		rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
-		rt.MustRegister(
-			reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
-				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
-				Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
-			reach.Tool{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
-				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-					undos++
-					return json.RawMessage(`"ok"`), nil
-				}},
-		)
-		return rt
+		return durableRuntime(st, bookTools(func(string) { undos++ })...)
 	}
 	old := newRuntime()
 	rctx, req, err := old.Begin(ctx, &reach.RequestOptions{ID: "r1", Principal: "alice"})
@@ -169,5 +140,30 @@ func TestUndoNotRerunAfterRestart(t *testing.T) {
 	}
 	if undos != 1 {
 		t.Errorf("unbook ran %d times for one booking (in process, then again by recovery)", undos)
+	}
+}
+
+// durableRuntime is a runtime over st with its checkpoints, dead letters
+// and idempotency records there, and tools.
+func durableRuntime(st *store.SQLite, tools ...reach.Tool) *reach.Runtime {
+	cp := New(st, nil, nil)
+	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
+	rt.MustRegister(tools...)
+	return rt
+}
+
+// bookTools are a booking write and its undo, which calls undone.
+func bookTools(undone func(ref string)) []reach.Tool {
+	return []reach.Tool{
+		{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
+			Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
+		{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				var in struct{ Ref string }
+				json.Unmarshal(a, &in)
+				undone(in.Ref)
+				return json.RawMessage(`"ok"`), nil
+			}},
 	}
 }

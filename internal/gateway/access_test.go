@@ -242,15 +242,8 @@ func TestApprovalNeedsTwoPrincipals(t *testing.T) {
 	// The UI's inbox shows it to those who may decide it (alice, who asked;
 	// bob, a reviewer), as the API does, and to no one else.
 	for who, want := range map[string]bool{"alice": true, "bob": true, "dave": false} {
-		req, _ := http.NewRequest("GET", url+"/ui/approvals", nil)
-		req.Header.Set("Authorization", "Bearer "+keys[who])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if got := strings.Contains(string(page), id); got != want {
+		_, page := rawAs(t, keys[who], "GET", url+"/ui/approvals", "")
+		if got := strings.Contains(page, id); got != want {
 			t.Errorf("%s's UI inbox shows the approval: %v, want %v", who, got, want)
 		}
 	}
@@ -385,42 +378,19 @@ func TestRequestsArePrivate(t *testing.T) {
 		{"POST", "/v1/requests/alice-1/cancel", `{"mode":"isolate","reason":"bob was here"}`},
 		{"POST", "/v1/requests/alice-1/end", ""},
 	} {
-		req, _ := http.NewRequest(c.method, url+c.path, strings.NewReader(c.body))
-		req.Header.Set("Authorization", "Bearer "+keys["bob"])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), "private question") {
-			t.Errorf("bob %s %s = %d %s, want 403 without alice's arguments", c.method, c.path, resp.StatusCode, body)
+		status, body := rawAs(t, keys["bob"], c.method, url+c.path, c.body)
+		if status != http.StatusForbidden || strings.Contains(body, "private question") {
+			t.Errorf("bob %s %s = %d %s, want 403 without alice's arguments", c.method, c.path, status, body)
 		}
 	}
 	for _, path := range []string{"/ui/", "/ui/requests/alice-1", "/ui/requests/alice-1/graph.svg"} {
-		req, _ := http.NewRequest("GET", url+path, nil)
-		req.Header.Set("Authorization", "Bearer "+keys["bob"])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if path == "/ui/" && strings.Contains(string(body), "alice-1") || path != "/ui/" && (resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "private question")) {
-			t.Errorf("bob GET %s = %d, shows alice-1: %v", path, resp.StatusCode, strings.Contains(string(body), "alice-1"))
+		status, body := rawAs(t, keys["bob"], "GET", url+path, "")
+		if path == "/ui/" && strings.Contains(body, "alice-1") || path != "/ui/" && (status != http.StatusNotFound || strings.Contains(body, "private question")) {
+			t.Errorf("bob GET %s = %d, shows alice-1: %v", path, status, strings.Contains(body, "alice-1"))
 		}
 	}
-	if req, _ := http.NewRequest("GET", url+"/ui/", nil); true {
-		req.Header.Set("Authorization", "Bearer "+keys["alice"])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(body), "alice-1") {
-			t.Errorf("alice's UI list does not show her request alice-1 (%d)", resp.StatusCode)
-		}
+	if status, body := rawAs(t, keys["alice"], "GET", url+"/ui/", ""); !strings.Contains(body, "alice-1") {
+		t.Errorf("alice's UI list does not show her request alice-1 (%d)", status)
 	}
 	if status, out := do(t, "GET", url+"/v1/requests/alice-1", "", as("alice")); status != 200 || out["state"] == "stopped_isolate" {
 		t.Errorf("alice reading alice-1 = %d, state %v (bob's stop must not have applied)", status, out["state"])
@@ -438,4 +408,19 @@ func TestRequestsArePrivate(t *testing.T) {
 	if stop, _ := out["stop"].(map[string]any); stop["by"] != "dave" {
 		t.Errorf("the stop = %v, want it made by dave", out["stop"])
 	}
+}
+
+// rawAs sends a request with who's key and returns the status and body as
+// they are (the UI's HTML, an SVG).
+func rawAs(t *testing.T, key, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
