@@ -1337,18 +1337,10 @@ func TestBatchOrdersWritesToOneEntity(t *testing.T) {
 		}},
 	)
 	ctx, _ := begin(t, rt, nil)
-	env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[
+	runBatchOK(t, rt, ctx, "", `{"tool_calls":[
 		{"call_id":"w1","tool":"refund","arguments":{"id":"O1"}},
 		{"call_id":"w2","tool":"cancel","arguments":{"id":"O1"}},
-		{"call_id":"w3","tool":"hold","arguments":{"id":"O2"}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rt.Batch(ctx, env).Results {
-		if r.IsError() {
-			t.Errorf("%s: %s", r.CallID, r.ModelText())
-		}
-	}
+		{"call_id":"w3","tool":"hold","arguments":{"id":"O2"}}]}`)
 	if overlapped.Load() {
 		t.Error("two writes to order O1 ran at once")
 	}
@@ -1356,17 +1348,9 @@ func TestBatchOrdersWritesToOneEntity(t *testing.T) {
 		t.Error("the write to order O2 waited for the writes to order O1")
 	}
 	// A forward reference: the first write needs the second's result.
-	env, err = reach.DecodeEnvelope([]byte(`{"tool_calls":[
+	runBatchOK(t, rt, ctx, "forward $ref, ", `{"tool_calls":[
 		{"call_id":"a","tool":"hold","arguments":{"id":{"$ref":"b.id"}}},
-		{"call_id":"b","tool":"refund","arguments":{"id":"O5"}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rt.Batch(ctx, env).Results {
-		if r.IsError() {
-			t.Errorf("forward $ref, %s: %s", r.CallID, r.ModelText())
-		}
-	}
+		{"call_id":"b","tool":"refund","arguments":{"id":"O5"}}]}`)
 }
 
 // TestBatchSkippedOrderKeepsEntityWritesApart: when a $ref orders two
@@ -1399,20 +1383,26 @@ func TestBatchSkippedOrderKeepsEntityWritesApart(t *testing.T) {
 		}),
 	)
 	ctx, _ := begin(t, rt, nil)
-	env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[
+	runBatchOK(t, rt, ctx, "", `{"tool_calls":[
 		{"call_id":"a","tool":"hold","arguments":{"id":{"$ref":"c.id"}}},
 		{"call_id":"b","tool":"set1","arguments":{"id":"O1"}},
 		{"call_id":"c","tool":"set2","arguments":{"id":"O1"}},
-		{"call_id":"d","tool":"set3","arguments":{"id":"O1"}}]}`))
+		{"call_id":"d","tool":"set3","arguments":{"id":"O1"}}]}`)
+	if overlapped.Load() {
+		t.Error("two writes to order O1 ran at once")
+	}
+}
+
+// runBatchOK runs the envelope and reports every call that did not succeed.
+func runBatchOK(t *testing.T, rt *reach.Runtime, ctx context.Context, label, envelope string) {
+	t.Helper()
+	env, err := reach.DecodeEnvelope([]byte(envelope))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rt.Batch(ctx, env).Results {
 		if r.IsError() {
-			t.Errorf("%s: %s", r.CallID, r.ModelText())
+			t.Errorf("%s%s: %s", label, r.CallID, r.ModelText())
 		}
-	}
-	if overlapped.Load() {
-		t.Error("two writes to order O1 ran at once")
 	}
 }
