@@ -237,11 +237,7 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 		}
 		l.Request = env.RequestID
 	}
-	if len(l.Request) > 128 {
-		writeError(w, http.StatusBadRequest, "bad_request_id", "The request id is longer than 128 characters.", "Use a shorter id.")
-		return
-	}
-	l.Agent = "api"
+	l.Agent = "api" // place bounds the request id
 	for _, c := range env.ToolCalls {
 		if f := g.chosen.get(c.ID); f != nil {
 			l.Chosen = f

@@ -287,8 +287,8 @@ func parseCallMeta(meta mcp.Meta) (callMeta, error) {
 	if m.link.Request == "" {
 		m.link.Request = baggageRequest(bg)
 	}
-	if len(m.link.Request) > 128 {
-		return m, fmt.Errorf("_meta[%q] is longer than 128 characters", MetaRequest)
+	if len(m.link.Request) > maxRequestID { // as place would, naming where it came from
+		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, maxRequestID)
 	}
 	return m, nil
 }

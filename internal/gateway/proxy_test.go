@@ -372,6 +372,15 @@ func TestModelProxyBoundsRequestIDs(t *testing.T) {
 	if _, ok := g.rt.Lookup(long); ok || fake.n.Load() != 0 {
 		t.Errorf("the request was begun (%v) or the model asked (%d times)", ok, fake.n.Load())
 	}
+	// The call API, from the envelope and from a header alike.
+	status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"`+long+`","tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}}]}`, nil)
+	if status != 400 || path(out, "error", "code") != "bad_request_id" {
+		t.Errorf("/v1/calls with a long request id = %d %v", status, out)
+	}
+	status, out = do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}}]}`, map[string]string{HeaderRequest: long})
+	if status != 400 || path(out, "error", "code") != "bad_request_id" {
+		t.Errorf("/v1/calls with a long Reach-Request header = %d %v", status, out)
+	}
 }
 
 // TestModelProxyRefusesUnpricedModelUnderCostBudget: under a cost budget a
