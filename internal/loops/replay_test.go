@@ -362,3 +362,23 @@ func TestPublicTraces(t *testing.T) {
 	}
 	runSuite(t, loadTraces(t, dir), 0.95)
 }
+
+// TestHashSetGrowsBeforeForgetting: a full bucket in a set below its size
+// bound makes the set grow; nothing added is forgotten, whatever bucket the
+// process's hash seed puts it in.
+func TestHashSetGrowsBeforeForgetting(t *testing.T) {
+	var h hashSet
+	h.init(1 << 12)
+	var xs []uint64
+	for i := range 6 { // six values in one bucket of the smallest table, apart in larger ones
+		xs = append(xs, uint64(i)<<11|5<<7|1)
+	}
+	for _, x := range xs {
+		h.add(x)
+	}
+	for _, x := range xs {
+		if h.add(x) {
+			t.Errorf("%#x was forgotten: the set held %d of 6 in one bucket", x, h.len())
+		}
+	}
+}

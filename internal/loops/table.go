@@ -144,7 +144,15 @@ func (h *hashSet) add(x uint64) bool {
 			return true
 		}
 	}
-	b[x>>62] = x // full bucket: replace one
+	if len(h.slots) < h.max {
+		// A full bucket while there is room to grow: grow rather than
+		// forget a piece (which bucket fills first depends on the
+		// process's hash seed, so forgetting early made detection vary
+		// from run to run).
+		h.grow()
+		return h.add(x)
+	}
+	b[x>>62] = x // full bucket at the size bound: replace one
 	return true
 }
 
