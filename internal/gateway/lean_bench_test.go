@@ -55,7 +55,8 @@ func cannedUpstream(b *testing.B) string {
 // SSE answer): "direct" is the client and the upstream alone, "reach" puts
 // the gateway between them; the difference in time, bytes and allocations
 // per call is the gateway's (its HTTP server, the guards, its upstream
-// exchange).
+// exchange). "relay" puts a raw TCP relay there instead (tcpRelay): what
+// any second hop costs before it reads a byte.
 //
 //	go test -run '^$' -bench GatewayLeanPath -benchmem ./internal/gateway/
 func BenchmarkGatewayLeanPath(b *testing.B) {
@@ -70,7 +71,8 @@ func BenchmarkGatewayLeanPath(b *testing.B) {
 	}
 	b.Cleanup(func() { g.Close() })
 	gw := serveLabeled(b, "gateway", g.Handler())
-	for _, tc := range []struct{ name, url, tool string }{{"direct", up, "echo"}, {"reach", gw.URL + "/mcp", "up__echo"}} {
+	relay := benchRelay(b, up)
+	for _, tc := range []struct{ name, url, tool string }{{"direct", up, "echo"}, {"reach", gw.URL + "/mcp", "up__echo"}, {"relay", relay, "echo"}} {
 		b.Run(tc.name, func(b *testing.B) {
 			cs := benchClient(b, tc.url, leanProtocol) // a session, on both
 			i := 0
