@@ -137,5 +137,5 @@ func (rt *Runtime) CompensateRecorded(ctx context.Context, request string, undos
 	for _, u := range undos {
 		r.saga.steps = append([]sagaStep{{tool: u.Tool, args: u.Args, key: u.Key, origin: u.Undoes}}, r.saga.steps...)
 	}
-	return rt.compensate(ctx, r, "restart", false)
+	return rt.compensate(ctx, r, "restart", nil)
 }

@@ -131,20 +131,61 @@ func entityNames(ts []*template, s scope) ([]string, error) {
 }
 
 // entities holds the version of every entity written through reach (S3),
-// and serializes writes to one entity, with a wait-for graph between
-// requests to break deadlocks.
+// and serializes writes to one entity, with a wait-for graph between the
+// calls that hold and wait for entities to break deadlocks.
 type entities struct {
-	mu       sync.Mutex
-	version  map[string]uint64
-	owner    map[string]*Request // root request holding the entity's write lock
-	depth    map[string]int      // re-entrant holds by the owner
-	waitsFor map[*Request]string // root request -> entity it waits for
-	changed  chan struct{}       // closed and replaced when a lock is released
+	mu      sync.Mutex
+	version map[string]uint64
+	holders map[string][]*holder // the calls holding each entity's write lock, all of one root request
+	waiting map[*holder]struct{} // calls waiting for an entity
+	changed chan struct{}        // closed and replaced when a lock is released
+}
+
+// holder is one call that takes entity write locks: the locks belong to its
+// root request, so the request's calls share them (a write nested in a
+// write of the same entity takes it again), except for an undo that writes
+// as the request it compensates.
+type holder struct {
+	root  *Request // the root request it writes as
+	frame *Frame   // the call's frame
+	// origin, for an undo that writes as the request it compensates, is the
+	// frame of the call it runs for (the failing call, or the one that
+	// called Request.Compensate). The undo shares the locks of that call
+	// and of its callers, which wait for it, and waits for the request's
+	// other calls that hold the entity: they may be writing it right now.
+	origin *Frame
+	waits  string // the entity it waits for, while it waits
+}
+
+// on reports whether f is on h's stack: h's frame or one of its callers,
+// or, for an undo, the call it runs for or one of that call's callers.
+func (h *holder) on(f *Frame) bool {
+	for _, s := range [2]*Frame{h.frame, h.origin} {
+		for a := s; a != nil; a = a.Parent {
+			if a == f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// blockedBy reports whether o, which holds an entity, keeps h from taking
+// it: o belongs to another root request, or one of them is an undo and o
+// is not on h's stack.
+func (h *holder) blockedBy(o *holder) bool {
+	if o.root != h.root {
+		return true
+	}
+	if h.origin == nil && o.origin == nil {
+		return false
+	}
+	return !h.on(o.frame)
 }
 
 func newEntities() *entities {
-	return &entities{version: map[string]uint64{}, owner: map[string]*Request{}, depth: map[string]int{},
-		waitsFor: map[*Request]string{}, changed: make(chan struct{})}
+	return &entities{version: map[string]uint64{}, holders: map[string][]*holder{},
+		waiting: map[*holder]struct{}{}, changed: make(chan struct{})}
 }
 
 func (es *entities) current(name string) uint64 {
@@ -153,9 +194,10 @@ func (es *entities) current(name string) uint64 {
 	return es.version[name]
 }
 
-// lock takes the write locks of names (sorted) for root, waiting while
-// another request holds one, unless waiting would close a cycle.
-func (es *entities) lock(ctx context.Context, root *Request, names []string) (func(bump bool) map[string]uint64, *Error) {
+// lock takes the write locks of names (sorted) for h, waiting while another
+// call holds one that blocks h (see holder.blockedBy), unless waiting would
+// close a cycle.
+func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(bump bool) map[string]uint64, *Error) {
 	var held []string
 	// release lets go of the locks and returns the versions the entities
 	// had as it did (bumped for a write that took effect), read before
@@ -168,9 +210,11 @@ func (es *entities) lock(ctx context.Context, root *Request, names []string) (fu
 				es.version[n]++
 			}
 			vers[n] = es.version[n]
-			if es.depth[n]--; es.depth[n] == 0 {
-				delete(es.owner, n)
-				delete(es.depth, n)
+			hs := slices.DeleteFunc(es.holders[n], func(o *holder) bool { return o == h })
+			if len(hs) == 0 {
+				delete(es.holders, n)
+			} else {
+				es.holders[n] = hs
 			}
 		}
 		close(es.changed)
@@ -181,61 +225,92 @@ func (es *entities) lock(ctx context.Context, root *Request, names []string) (fu
 	for _, n := range names {
 		for {
 			es.mu.Lock()
-			o, taken := es.owner[n]
-			if !taken || o == root {
-				es.owner[n] = root
-				es.depth[n]++
+			if !slices.ContainsFunc(es.holders[n], h.blockedBy) {
+				es.holders[n] = append(es.holders[n], h)
 				held = append(held, n)
 				es.mu.Unlock()
 				break
 			}
-			if cyc := es.cycle(root, o); cyc != nil {
+			h.waits = n
+			es.waiting[h] = struct{}{}
+			if o, w := es.deadlock(h); o != nil {
+				msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
+					entityWords(n), o.root.id, entityWords(w.waits))
+				if o.root == h.root {
+					msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
+						entityWords(n), o.frame.Name, o.root.id, entityWords(w.waits))
+				}
+				delete(es.waiting, h)
 				es.mu.Unlock()
 				release(false)
-				return nil, &Error{Guard: "state", Type: TypeState, Code: "deadlock",
-					Message: fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
-						entityWords(n), o.id, entityWords(cyc[0])),
+				return nil, &Error{Guard: "state", Type: TypeState, Code: "deadlock", Message: msg,
 					Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
 			}
-			es.waitsFor[root] = n
 			ch := es.changed
 			es.mu.Unlock()
 			select {
 			case <-ch:
 			case <-ctx.Done():
 				es.mu.Lock()
-				delete(es.waitsFor, root)
+				delete(es.waiting, h)
 				es.mu.Unlock()
 				release(false)
 				return nil, asError(contextCause(ctx, "state"))
 			}
 			es.mu.Lock()
-			delete(es.waitsFor, root)
+			delete(es.waiting, h)
 			es.mu.Unlock()
 		}
 	}
 	return release, nil
 }
 
-// cycle reports whether owner (transitively) waits for something root
-// holds; it returns the entities on that path.
-func (es *entities) cycle(root, owner *Request) []string {
-	var path []string
-	seen := map[*Request]bool{}
-	for r := owner; r != nil && !seen[r]; {
-		seen[r] = true
-		n, waiting := es.waitsFor[r]
-		if !waiting {
-			return nil
+// deadlock reports whether h, about to wait, closes a cycle of calls that
+// wait for each other; it returns the first holder h would wait for and
+// the call that holder waits for. A holder waits for a waiting call that
+// runs beneath it (on its stack, see holder.on), and, as a whole request,
+// for a call of its root request that waits for another request's entity:
+// a request that waits may be holding up any of its calls.
+func (es *entities) deadlock(h *holder) (*holder, *holder) {
+	type hop struct{ w, o1, w1 *holder } // a waiter, and the first holder and waiter on the path to it
+	seen := map[*holder]bool{h: true}
+	stack := []hop{{w: h}}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, o := range es.holders[cur.w.waits] {
+			if !cur.w.blockedBy(o) {
+				continue
+			}
+			for w := range es.waiting {
+				if !es.holdsUp(w, o) {
+					continue
+				}
+				next := hop{w, cur.o1, cur.w1}
+				if cur.w == h {
+					next.o1, next.w1 = o, w
+				}
+				if w == h {
+					return next.o1, next.w1
+				}
+				if !seen[w] {
+					seen[w] = true
+					stack = append(stack, next)
+				}
+			}
 		}
-		path = append(path, n)
-		next := es.owner[n]
-		if next == root {
-			return path
-		}
-		r = next
 	}
-	return nil
+	return nil, nil
+}
+
+// holdsUp reports whether waiting call w keeps holder o from finishing: w
+// runs beneath o, or w's request waits for another request's entity.
+func (es *entities) holdsUp(w, o *holder) bool {
+	if w.on(o.frame) {
+		return true
+	}
+	hs := es.holders[w.waits]
+	return w.root == o.root && len(hs) > 0 && hs[0].root != w.root
 }
 
 func entityWords(n string) string { return strings.Replace(n, ":", " ", 1) }
@@ -292,11 +367,11 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	var release func(bool) map[string]uint64
 	if len(writes) > 0 {
 		var e *Error
-		owner := root
+		h := &holder{root: root, frame: c.frame}
 		if root.lockAs != nil {
-			owner = root.lockAs
+			h.root, h.origin = root.lockAs, root.lockFor
 		}
-		if release, e = rt.entities.lock(ctx, owner, writes); e != nil {
+		if release, e = rt.entities.lock(ctx, h, writes); e != nil {
 			return nil, e
 		}
 	}
@@ -436,7 +511,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 						// The request was cancelled while this write ran (the
 						// tool did not stop): the stop's compensation ran
 						// without it, so it is undone now.
-						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", true); len(done) > 0 {
+						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 {
 							res.Notes = append(res.Notes, compensationNote(done))
 						}
 					}
@@ -451,7 +526,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			}
 		}
 		if res.Status == StatusError {
-			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", true); len(done) > 0 {
+			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", c.frame); len(done) > 0 {
 				res.Notes = append(res.Notes, compensationNote(done))
 			}
 		}
@@ -506,18 +581,21 @@ func compensationNote(done []Compensation) string {
 func (r *Request) Compensate(ctx context.Context, reason string) []Compensation {
 	// Called from inside one of the request's calls (a tool that decides to
 	// undo), the undos write as the request: that call holds its entities.
-	inside := false
+	var origin *Frame
 	if f, ok := FrameFrom(ctx); ok && f.Request != nil && f.Request.root == r.root {
-		inside = true
+		origin = f
 	}
-	return r.rt.compensate(ctx, r, reason, inside)
+	return r.rt.compensate(ctx, r, reason, origin)
 }
 
-// compensate runs r's registered undos, newest first. asOrigin is set when
-// it runs inside one of r's calls, which holds its entity locks: the undos
-// then write as r (else they would wait for those locks forever); a
-// compensation from outside (a stop) waits for r's writes in flight.
-func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, asOrigin bool) []Compensation {
+// compensate runs r's registered undos, newest first. origin is set when it
+// runs inside one of r's calls (that call's frame), which holds its entity
+// locks: the undos then write as r, sharing the locks of origin and its
+// callers (else they would wait for those locks forever), and wait for r's
+// other calls that hold the entities, which may be writing them. A
+// compensation from outside (a stop, origin nil) waits for all of r's
+// writes in flight.
+func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
 	r.saga.mu.Lock()
 	steps := r.saga.steps
 	r.saga.steps = nil
@@ -532,8 +610,8 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, as
 	if err != nil {
 		return nil
 	}
-	if asOrigin {
-		creq.lockAs = r.root
+	if origin != nil {
+		creq.lockAs, creq.lockFor = r.root, origin
 	}
 	defer creq.End()
 	rt.log.Info("compensating", "request", r.id, "reason", reason, "undos", len(steps))

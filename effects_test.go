@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -620,4 +621,171 @@ func TestCompensateFromInsideACall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Compensate from inside a call that holds the entity hangs")
 	}
+}
+
+// TestUndoWaitsForSiblingWrite: when one call of a batch fails, the undo of
+// the request's earlier write to an entity waits for another call of the
+// batch that is writing that entity right now, instead of sharing the
+// request's lock with it; if that call fails too, its own undo runs first
+// (newest first), and if its undo needs what the failing call holds, the
+// wait is a deadlock, broken with a dead letter instead of a hang.
+func TestUndoWaitsForSiblingWrite(t *testing.T) {
+	tests := []struct {
+		name     string
+		sibling  string // the call that writes order O1 while charge fails
+		want     string // side effects, in order
+		wantDead string // the tool of the dead letter, if any, and its error code
+	}{{
+		name:    "sibling succeeds",
+		sibling: `{"call_id":"x","tool":"set","arguments":{"id":"O1","v":"slow","slow":true}}`,
+		want:    "set first, set slow, unset first",
+	}, {
+		name:    "sibling fails and undoes its write",
+		sibling: `{"call_id":"x","tool":"set","arguments":{"id":"O1","v":"slow","slow":true,"bad":true}}`,
+		want:    "set first, set slow, unset slow, unset first",
+	}, {
+		name:     "sibling's undo needs the failing call's entity",
+		sibling:  `{"call_id":"x","tool":"set_refund","arguments":{"id":"O1","v":"slow","slow":true,"bad":true,"pay":"P1"}}`,
+		want:     "set first, set slow, unset first",
+		wantDead: "refund deadlock",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var log []string
+				note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+				got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+				inWrite, release := make(chan struct{}), make(chan struct{})
+				set := func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+					var in struct {
+						V         string
+						Slow, Bad bool
+					}
+					json.Unmarshal(a, &in)
+					if in.Slow {
+						close(inWrite)
+						<-release // the write is in flight until the test lets it go
+					}
+					note("set " + in.V)
+					return json.Marshal(map[string]any{"v": in.V, "ok": !in.Bad})
+				}
+				undo := func(name string) reach.ToolFunc {
+					return func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+						var in struct{ V string }
+						json.Unmarshal(a, &in)
+						note(name + " " + in.V)
+						return json.RawMessage(`"ok"`), nil
+					}
+				}
+				check := &reach.Verify{Followup: reach.Followup{Tool: "check"}, Condition: "output.ok"}
+				rt := reach.New(nil)
+				rt.MustRegister(
+					reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: set,
+						Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "{result.v}"}`}, Verify: check},
+					reach.Tool{Name: "set_refund", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: set,
+						Undo: &reach.Followup{Tool: "refund", Args: `{"pay": "{args.pay}", "v": "{result.v}"}`}, Verify: check},
+					reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: undo("unset")},
+					reach.Tool{Name: "refund", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"}, Func: undo("refund")},
+					reach.Tool{Name: "check", Reentrancy: reach.Reentrant, Func: echo},
+					reach.Tool{Name: "charge", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+						Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+							<-inWrite // fails while the sibling writes order O1
+							return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+						}},
+				)
+				ctx, _ := begin(t, rt, nil)
+				if res := call(rt, ctx, "set", `{"id":"O1","v":"first"}`); res.IsError() {
+					t.Fatal(res.ModelText())
+				}
+				env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[` + tt.sibling + `,
+					{"call_id":"y","tool":"charge","arguments":{"pay":"P1"}}]}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan *reach.Response)
+				go func() { done <- rt.Batch(ctx, env) }()
+				<-inWrite
+				synctest.Wait() // charge has failed and its compensation has run as far as it can
+				if strings.Contains(got(), "unset first") {
+					t.Errorf("side effects %s: order O1 was undone while another call of the request was writing it", got())
+				}
+				close(release)
+				resp := <-done
+				if y := resp.Results[1]; y.Status != reach.StatusError || len(y.Notes) == 0 || !strings.Contains(y.Notes[len(y.Notes)-1], "unset (undoing set") {
+					t.Errorf("charge = %s %s, want it failed and its request's write undone", y.Status, y.ModelText())
+				}
+				if g := got(); g != tt.want {
+					t.Errorf("side effects:\n got %s\nwant %s", g, tt.want)
+				}
+				var dead []string
+				for _, d := range rt.DeadLetters() {
+					dead = append(dead, d.Tool+" "+d.Error.Code)
+				}
+				if g := strings.Join(dead, "; "); g != tt.wantDead {
+					t.Errorf("dead letters = %q, want %q", g, tt.wantDead)
+				}
+			})
+		})
+	}
+}
+
+// TestSiblingWriteWaitsForUndo: a call that starts writing an entity while
+// an undo of its request (for another, failing call) writes it waits for
+// the undo, instead of sharing the request's lock with it.
+func TestSiblingWriteWaitsForUndo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var log []string
+		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+		got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+		inUndo, release := make(chan struct{}), make(chan struct{})
+		rt := reach.New(nil)
+		rt.MustRegister(
+			reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+					var in struct{ V string }
+					json.Unmarshal(a, &in)
+					note("set " + in.V)
+					return a, nil
+				},
+				Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "{args.v}"}`}},
+			reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+					close(inUndo)
+					<-release // the undo is in flight until the test lets it go
+					note("unset")
+					return json.RawMessage(`"ok"`), nil
+				}},
+			reach.Tool{Name: "charge", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+					return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+				}},
+		)
+		ctx, _ := begin(t, rt, nil)
+		if res := call(rt, ctx, "set", `{"id":"O1","v":"first"}`); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { call(rt, ctx, "charge", `{"pay":"P1"}`) })
+		<-inUndo
+		second := make(chan *reach.Result, 1)
+		go func() {
+			second <- rt.Call(ctx, &reach.Call{ID: "second", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"second"}`)})
+		}()
+		synctest.Wait() // the second write has started as far as it can
+		if strings.Contains(got(), "set second") {
+			t.Errorf("side effects %s: order O1 was written while an undo of the request was writing it", got())
+		}
+		close(release)
+		wg.Wait()
+		// The undo changed order O1 since the request wrote it: the second
+		// write, based on what the request last saw, is stale.
+		if res := <-second; res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+			t.Errorf("second write = %s %s, want it refused as a stale read after the undo", res.Status, res.ModelText())
+		}
+		if g, want := got(), "set first, unset"; g != want {
+			t.Errorf("side effects:\n got %s\nwant %s", g, want)
+		}
+	})
 }

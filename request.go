@@ -177,8 +177,11 @@ type Request struct {
 	saga  saga         // this request's registered undos
 	// lockAs, on a compensation's request, is the root request whose writes
 	// it undoes: it writes the entities that request holds as that request
-	// (the failing call still holds them while its undos run).
-	lockAs *Request
+	// (the failing call still holds them while its undos run). lockFor is
+	// the call it runs for: only that call's and its callers' locks are
+	// shared; the request's other calls writing the entity are waited for.
+	lockAs  *Request
+	lockFor *Frame
 }
 
 // ID returns the request id.
@@ -358,7 +361,7 @@ func (r *Request) stop(c Cause) {
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})
 		if r.saga.pending() {
-			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, false)
+			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
 		}
 	}
 	r.rt.recordStop(r, c)
