@@ -1,9 +1,11 @@
 package reach
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -130,12 +132,39 @@ func entityNames(ts []*template, s scope) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
+// maxExactVersions is how many entities (the most recently written)
+// entities keeps an exact version of. A variable so that tests can make it
+// small.
+var maxExactVersions = 1 << 16
+
+// versionSlots is the number of hashed slots that hold the versions of the
+// entities written longer ago.
+const versionSlots = 1 << 12
+
 // entities holds the version of every entity written through reach (S3),
 // and serializes writes to one entity, with a wait-for graph between the
 // calls that hold and wait for entities to break deadlocks.
+//
+// Versions come from one counter for all entities, so a write always gives
+// its entity a version higher than any version handed out before. The
+// exact version of the maxExactVersions entities written most recently is
+// kept; an older one (never one that is locked) is evicted, and its
+// version folded into a slot, chosen by a hash of its name, that keeps the
+// highest version of all the entities evicted into it. An entity that is
+// not kept exactly is at its slot's version. So memory stays bounded in a
+// gateway that runs for months, and a stale read is never missed: a write
+// since a read raised the entity's version above what was read, and a
+// slot's version only grows. Two entities in one slot may only make a read
+// look stale when it is not (the write is refused or refreshed, the safe
+// side): the eviction of another entity into the slot raises its version.
 type entities struct {
 	mu      sync.Mutex
-	version map[string]uint64
+	seq     uint64                   // the last version handed out
+	version map[string]*list.Element // exact versions (*versioned), of the entities in recent
+	recent  list.List                // *versioned, least recently written first
+	max     int                      // the most entities in version
+	seed    maphash.Seed
+	slots   [versionSlots]uint64 // the highest version of the entities evicted into each slot
 	holders map[string][]*holder // the calls holding each entity's write lock, all of one root request
 	waiting map[*holder]struct{} // calls waiting for an entity
 	changed chan struct{}        // closed and replaced when a lock is released
@@ -183,15 +212,59 @@ func (h *holder) blockedBy(o *holder) bool {
 	return !h.on(o.frame)
 }
 
+// versioned is an entity's exact version.
+type versioned struct {
+	name string
+	v    uint64
+}
+
 func newEntities() *entities {
-	return &entities{version: map[string]uint64{}, holders: map[string][]*holder{},
-		waiting: map[*holder]struct{}{}, changed: make(chan struct{})}
+	return &entities{version: map[string]*list.Element{}, max: max(maxExactVersions, 1), seed: maphash.MakeSeed(),
+		holders: map[string][]*holder{}, waiting: map[*holder]struct{}{}, changed: make(chan struct{})}
 }
 
 func (es *entities) current(name string) uint64 {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	return es.version[name]
+	return es.versionOf(name)
+}
+
+// versionOf returns the entity's version: exact, or its slot's (es.mu held).
+func (es *entities) versionOf(name string) uint64 {
+	if e, ok := es.version[name]; ok {
+		return e.Value.(*versioned).v
+	}
+	return es.slots[es.slot(name)]
+}
+
+func (es *entities) slot(name string) int {
+	return int(maphash.String(es.seed, name) % versionSlots)
+}
+
+// bump gives the entity a new version, kept exactly (es.mu held).
+func (es *entities) bump(name string) {
+	es.seq++
+	if e, ok := es.version[name]; ok {
+		e.Value.(*versioned).v = es.seq
+		es.recent.MoveToBack(e)
+		return
+	}
+	es.version[name] = es.recent.PushBack(&versioned{name, es.seq})
+}
+
+// evict folds the least recently written entities that are not locked
+// into their slots while more than es.max are kept exactly (es.mu held).
+func (es *entities) evict() {
+	for e := es.recent.Front(); e != nil && len(es.version) > es.max; {
+		next := e.Next()
+		if v := e.Value.(*versioned); len(es.holders[v.name]) == 0 {
+			s := &es.slots[es.slot(v.name)]
+			*s = max(*s, v.v)
+			delete(es.version, v.name)
+			es.recent.Remove(e)
+		}
+		e = next
+	}
 }
 
 // lock takes the write locks of names (sorted) for h, waiting while another
@@ -207,15 +280,18 @@ func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(b
 		vers := make(map[string]uint64, len(held))
 		for _, n := range held {
 			if bump {
-				es.version[n]++
+				es.bump(n)
 			}
-			vers[n] = es.version[n]
+			vers[n] = es.versionOf(n)
 			hs := slices.DeleteFunc(es.holders[n], func(o *holder) bool { return o == h })
 			if len(hs) == 0 {
 				delete(es.holders, n)
 			} else {
 				es.holders[n] = hs
 			}
+		}
+		if bump {
+			es.evict()
 		}
 		close(es.changed)
 		es.changed = make(chan struct{})
