@@ -738,8 +738,10 @@ func (rt *Runtime) DeadLetters() []DeadLetter {
 	return out
 }
 
-// RetryDeadLetter runs a dead-lettered undo again (by an operator). On
-// success it leaves the queue.
+// RetryDeadLetter runs a dead-lettered undo again (by an operator), under
+// its idempotency key. On success it leaves the queue; on failure it stays,
+// with the new error and one more attempt. A DeadLetters sink that
+// implements DeadLetterSettler is told the outcome.
 func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, error) {
 	dl := rt.takeDeadLetter(id)
 	if dl == nil {
@@ -747,6 +749,9 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	}
 	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{}})
 	if err != nil {
+		rt.dead.mu.Lock()
+		rt.dead.items = append(rt.dead.items, dl)
+		rt.dead.mu.Unlock()
 		return nil, err
 	}
 	defer creq.End()
@@ -754,18 +759,29 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	if res.IsError() {
 		dl.Attempts++
 		dl.Error = res.Error
+	}
+	d := *dl // the sink's copy: the queue's may change under another retry
+	if res.IsError() {
 		rt.dead.mu.Lock()
 		rt.dead.items = append(rt.dead.items, dl)
 		rt.dead.mu.Unlock()
+	}
+	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
+		s.DeadLetterRetried(context.WithoutCancel(ctx), &d, by, !res.IsError())
 	}
 	rt.log.Info("dead letter retried", "dead_letter", id, "by", by, "ok", !res.IsError())
 	return res, nil
 }
 
-// DismissDeadLetter removes a dead letter an operator has dealt with.
+// DismissDeadLetter removes a dead letter an operator has dealt with. A
+// DeadLetters sink that implements DeadLetterSettler is told.
 func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
-	if rt.takeDeadLetter(id) == nil {
+	dl := rt.takeDeadLetter(id)
+	if dl == nil {
 		return fmt.Errorf("no dead letter %s", id)
+	}
+	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
+		s.DeadLetterDismissed(context.Background(), dl, by, reason)
 	}
 	rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "reason", reason)
 	return nil

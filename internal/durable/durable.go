@@ -10,7 +10,13 @@
 // when it ends (with the undo it registered); requests are recorded when
 // they begin and end. Recover marks what was in flight, and runs the undos
 // of every request that had not ended, newest first, each once under its
-// own idempotency key; an undo that fails is dead-lettered.
+// own idempotency key; an undo that fails is dead-lettered. An undo that
+// was dead-lettered before the stop is left to the operator: it is not run
+// again, nor dead-lettered twice.
+//
+// Checkpoints is also the runtime's dead letter sink: an operator's
+// Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
+// stored dead letter (retried, or resolved).
 package durable
 
 import (
@@ -33,8 +39,9 @@ type Store interface {
 	store.DeadLetters
 }
 
-// Checkpoints implements reach.Checkpointer, reach.RequestRecorder and
-// reach.DeadLetterSink over a store. Safe for concurrent use.
+// Checkpoints implements reach.Checkpointer, reach.RequestRecorder,
+// reach.DeadLetterSink and reach.DeadLetterSettler over a store. Safe for
+// concurrent use.
 type Checkpoints struct {
 	st     Store
 	redact func([]byte) []byte
@@ -42,9 +49,10 @@ type Checkpoints struct {
 }
 
 var (
-	_ reach.Checkpointer    = (*Checkpoints)(nil)
-	_ reach.RequestRecorder = (*Checkpoints)(nil)
-	_ reach.DeadLetterSink  = (*Checkpoints)(nil)
+	_ reach.Checkpointer      = (*Checkpoints)(nil)
+	_ reach.RequestRecorder   = (*Checkpoints)(nil)
+	_ reach.DeadLetterSink    = (*Checkpoints)(nil)
+	_ reach.DeadLetterSettler = (*Checkpoints)(nil)
 )
 
 // New returns Checkpoints over st. redact, if not nil, cleans arguments
@@ -129,9 +137,60 @@ func (c *Checkpoints) AddDeadLetter(ctx context.Context, d *reach.DeadLetter) {
 	if d.Error != nil {
 		msg = d.Error.Message
 	}
-	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Frame: strings.TrimPrefix(d.Key, "undo:"),
+	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key),
 		Tool: d.Tool, Args: c.clean(d.Args), Error: msg, Attempts: d.Attempts}); err != nil {
 		c.log.Error("dead letter not stored", "request", d.Request, "tool", d.Tool, "err", err)
+	}
+}
+
+// undoFrame is the frame an undo's idempotency key ("undo:<frame id>")
+// undoes: a stored dead letter's Frame.
+func undoFrame(key string) string { return strings.TrimPrefix(key, "undo:") }
+
+// DeadLetterRetried implements reach.DeadLetterSettler: the stored dead
+// letter of d's undo counts the attempt, and is retried if it succeeded,
+// or keeps the new error.
+func (c *Checkpoints) DeadLetterRetried(ctx context.Context, d *reach.DeadLetter, by string, ok bool) {
+	c.settle(ctx, d, func(s *store.DeadLetter) {
+		s.Attempts++
+		if ok {
+			s.State, s.Note = store.DeadRetried, "retried by "+by
+		} else if d.Error != nil {
+			s.Error = d.Error.Message
+		}
+	})
+}
+
+// DeadLetterDismissed implements reach.DeadLetterSettler: the stored dead
+// letter of d's undo is resolved, with who dismissed it and why.
+func (c *Checkpoints) DeadLetterDismissed(ctx context.Context, d *reach.DeadLetter, by, reason string) {
+	c.settle(ctx, d, func(s *store.DeadLetter) {
+		s.State, s.Note = store.DeadResolved, "dismissed by "+by+": "+reason
+	})
+}
+
+// settle applies change to the open stored dead letters of d's undo. The
+// runtime's dead letter ids are not the store's: the two meet on the
+// request and the undone frame.
+func (c *Checkpoints) settle(ctx context.Context, d *reach.DeadLetter, change func(*store.DeadLetter)) {
+	open, err := c.st.ListDeadLetters(ctx, store.DeadOpen)
+	if err != nil {
+		c.log.Error("dead letter not updated", "request", d.Request, "tool", d.Tool, "err", err)
+		return
+	}
+	found := false
+	for _, s := range open {
+		if s.Request != d.Request || s.Frame != undoFrame(d.Key) {
+			continue
+		}
+		found = true
+		change(s)
+		if err := c.st.UpdateDeadLetter(ctx, s); err != nil {
+			c.log.Error("dead letter not updated", "request", d.Request, "tool", d.Tool, "id", s.ID, "err", err)
+		}
+	}
+	if !found {
+		c.log.Warn("no open stored dead letter to update", "request", d.Request, "tool", d.Tool, "key", d.Key)
 	}
 }
 
@@ -187,7 +246,9 @@ func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) er
 }
 
 // Recover resolves what a stopped gateway left behind. Call it once at
-// start, after the tools are registered and before serving.
+// start, after the tools are registered and before serving. The undos of
+// an interrupted request run, except those that already have a stored
+// dead letter (open, retried or resolved): an operator has them.
 func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) {
 	rep := &Report{Compensated: map[string][]reach.Compensation{}}
 	open, err := st.OpenFrames(ctx)
@@ -211,6 +272,16 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
 	if err != nil {
 		return nil, fmt.Errorf("listing running requests: %w", err)
+	}
+	dead := map[[2]string]bool{} // request and frame of every stored dead letter
+	if len(running) > 0 {
+		ds, err := st.ListDeadLetters(ctx, "")
+		if err != nil {
+			return nil, fmt.Errorf("listing dead letters: %w", err)
+		}
+		for _, d := range ds {
+			dead[[2]string{d.Request, d.Frame}] = true
+		}
 	}
 	for _, r := range running {
 		if r.Parent != "" && !rootRunning(ctx, st, r) {
@@ -236,7 +307,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 				Arguments json.RawMessage `json:"arguments"`
 				Key       string          `json:"key"`
 			}
-			if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" {
+			if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" || dead[[2]string{r.ID, undoFrame(u.Key)}] {
 				continue
 			}
 			undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,

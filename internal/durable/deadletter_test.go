@@ -1,0 +1,158 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// failingUndo is a booking write whose undo fails until fixed.
+type failingUndo struct {
+	fixed bool
+	runs  int // runs of the undo, failed or not
+}
+
+func (u *failingUndo) tools() []reach.Tool {
+	return []reach.Tool{
+		{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
+			Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
+		{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				u.runs++
+				if !u.fixed {
+					return nil, &reach.ToolError{Type: "conflict", Message: "the booking system refused"}
+				}
+				return json.RawMessage(`"ok"`), nil
+			}},
+	}
+}
+
+// bookAndFail begins request id, books refs and compensates: every undo
+// fails and is dead-lettered. The request is left running.
+func bookAndFail(t *testing.T, rt *reach.Runtime, id string, refs ...string) {
+	t.Helper()
+	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: id, Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ref := range refs {
+		if res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint("b", i), Tool: "book", Arguments: json.RawMessage(`{"ref":"` + ref + `"}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+	}
+	for _, c := range req.Compensate(ctx, "a later write failed") {
+		if c.OK {
+			t.Fatalf("the undo of %s succeeded, want it dead-lettered", c.Undoes)
+		}
+	}
+}
+
+// storedDeadLetters lists the store's dead letters as "tool state attempts note".
+func storedDeadLetters(t *testing.T, st store.DeadLetters) string {
+	t.Helper()
+	ds, err := st.ListDeadLetters(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range ds {
+		out = append(out, fmt.Sprintf("%s %s %d %q", d.Tool, d.State, d.Attempts, d.Note))
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestDeadLetterRetryAndDismissAreStored: a library user's retry or
+// dismissal of a dead letter (Runtime.RetryDeadLetter,
+// Runtime.DismissDeadLetter) is recorded on the stored dead letter, which
+// otherwise stays open for ever.
+func TestDeadLetterRetryAndDismissAreStored(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u := &failingUndo{}
+	rt := durableRuntime(st, u.tools()...)
+	bookAndFail(t, rt, "r1", "x", "y")
+	dls := rt.DeadLetters() // newest first: the undo of y, then of x
+	if len(dls) != 2 {
+		t.Fatalf("dead letters in memory: %+v, want 2", dls)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want string
+	}{{
+		name: "added",
+		do:   func() error { return nil },
+		want: `unbook open 1 ""; unbook open 1 ""`,
+	}, {
+		name: "a retry that fails again",
+		do: func() error {
+			_, err := rt.RetryDeadLetter(ctx, dls[0].ID, "ops")
+			return err
+		},
+		want: `unbook open 2 ""; unbook open 1 ""`,
+	}, {
+		name: "a retry that succeeds",
+		do: func() error {
+			u.fixed = true
+			res, err := rt.RetryDeadLetter(ctx, dls[0].ID, "ops")
+			if err == nil && res.IsError() {
+				err = res.Err()
+			}
+			return err
+		},
+		want: `unbook retried 3 "retried by ops"; unbook open 1 ""`,
+	}, {
+		name: "a dismissal",
+		do:   func() error { return rt.DismissDeadLetter(dls[1].ID, "ops", "released by hand") },
+		want: `unbook retried 3 "retried by ops"; unbook resolved 1 "dismissed by ops: released by hand"`,
+	}}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := storedDeadLetters(t, st); got != s.want {
+			t.Errorf("after %s, stored dead letters:\n got %s\nwant %s", s.name, got, s.want)
+		}
+	}
+	if n := len(rt.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters left in memory, want none", n)
+	}
+}
+
+// TestRecoverLeavesDeadLettersToTheOperator: an undo that was
+// dead-lettered before the gateway stopped (its request still running) is
+// not run again by recovery, and not dead-lettered a second time.
+func TestRecoverLeavesDeadLettersToTheOperator(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u := &failingUndo{}
+	bookAndFail(t, durableRuntime(st, u.tools()...), "r1", "x")
+	// The gateway dies here, r1 still running; the new one recovers.
+	rep, err := Recover(ctx, st, durableRuntime(st, u.tools()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storedDeadLetters(t, st), `unbook open 1 ""`; got != want {
+		t.Errorf("stored dead letters after recovery:\n got %s\nwant %s", got, want)
+	}
+	if u.runs != 1 || len(rep.Compensated["r1"]) != 0 {
+		t.Errorf("the undo ran %d times (recovery ran %+v), want once, before the stop", u.runs, rep.Compensated["r1"])
+	}
+	if len(rep.Interrupted) != 1 {
+		t.Errorf("interrupted = %v, want r1", rep.Interrupted)
+	}
+}
