@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -373,6 +375,10 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 	if len(l.Request) > maxRequestID { // however it came: _meta, a header, baggage
 		return nil, nil, nil, &linkError{Status: http.StatusBadRequest, Code: "bad_request_id",
 			Message: fmt.Sprintf("The request id is longer than %d characters.", maxRequestID), Suggestion: "Use a shorter id."}
+	}
+	if !utf8.ValidString(l.Request) || strings.ContainsFunc(l.Request, unicode.IsControl) { // it is shown to operators
+		return nil, nil, nil, &linkError{Status: http.StatusBadRequest, Code: "bad_request_id",
+			Message: "The request id has a control character or is not UTF-8.", Suggestion: "Use printable characters only."}
 	}
 	if id := l.Parent; id != 0 || l.Trace != 0 {
 		if id == 0 {
