@@ -605,7 +605,15 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 // EndModel closes a model frame with what it consumed, charging the tokens
 // and cost to its request and every ancestor request; a request whose token
 // or cost budget this exhausts is stopped (cancel) with a budget cause.
-func (f *Frame) EndModel(u TokenUsage) {
+func (f *Frame) EndModel(u TokenUsage) { f.endModel(u, nil) }
+
+// FailModelSpent closes a model frame whose call failed after the model
+// had already used tokens (a stream cut after its usage, an answer too
+// large to pass on): u, reported or estimated, is charged to the budget,
+// and the frame ends failed with err.
+func (f *Frame) FailModelSpent(err error, u TokenUsage) { f.endModel(u, err) }
+
+func (f *Frame) endModel(u TokenUsage, failed error) {
 	if f.Kind != ModelFrame || f.State().Done() {
 		return
 	}
@@ -638,8 +646,13 @@ func (f *Frame) EndModel(u TokenUsage) {
 	}
 	f.mu.Unlock()
 	req.spend(tokens, costNano)
-	req.rt.loopFrameDone(f, u.Text, false)
-	f.finish(Completed, nil, "")
+	if failed != nil {
+		req.rt.loopFrameDone(f, "", true)
+		f.finish(Failed, asError(failed), "")
+	} else {
+		req.rt.loopFrameDone(f, u.Text, false)
+		f.finish(Completed, nil, "")
+	}
 	req.rt.record(context.Background(), f)
 }
 

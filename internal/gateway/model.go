@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -108,7 +109,7 @@ func (m *openAIModel) Name() string {
 
 func (m *openAIModel) Complete(ctx context.Context, msgs []Message, _ []string) (*Reply, error) {
 	body, _ := json.Marshal(map[string]any{"model": m.Name(), "messages": msgs})
-	url := strings.TrimSuffix(m.cfg.BaseURL, "/") + "/chat/completions"
+	url := chatURL(m.cfg.BaseURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -152,6 +153,16 @@ func (m *openAIModel) Complete(ctx context.Context, msgs []Message, _ []string) 
 }
 
 // redactURL keeps a transport error from echoing the endpoint's query.
+// chatURL is the chat completions endpoint under an OpenAI-compatible base
+// URL, which may carry a query (api-version=…): the path goes before it.
+func chatURL(base string) string {
+	u, err := neturl.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(base, "/") + "/chat/completions" // refused when the request is made
+	}
+	return u.JoinPath("chat/completions").String()
+}
+
 func redactURL(msg, url string) string {
 	if i := strings.IndexByte(url, '?'); i >= 0 {
 		msg = strings.ReplaceAll(msg, url[i:], "?…")

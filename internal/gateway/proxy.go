@@ -32,7 +32,13 @@ import (
 //   - The tokens of the answer's usage (the final chunk of a stream; reach
 //     asks for it with stream_options.include_usage, and passes it on only
 //     to a client that asked for it too) are charged to the request, with
-//     their cost from the price table.
+//     their cost from the price table. An answer without usage (an endpoint
+//     that ignores include_usage) is charged an estimate, about four bytes
+//     a token of the request and of the answer's text and tool arguments,
+//     so that a token or cost budget still runs out; so is a stream cut
+//     before its usage. A stream cut after it is charged what it reported.
+//   - Secrets (the model's key among them) are masked in what goes back to
+//     the client, error answers included.
 //   - The tool calls the model chose are remembered by their id: when the
 //     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
 //     it becomes the model frame's child.
@@ -46,7 +52,10 @@ const (
 )
 
 // chosenCalls maps the ids of the tool calls models chose to their model
-// frames, keeping the newest max.
+// frames, keeping the newest max. Model endpoints do not promise ids unique
+// across conversations ("call_0" each time, say): an id two requests' models
+// chose links to neither, so that one agent's call never runs in another's
+// request. Within one request the newest turn wins.
 type chosenCalls struct {
 	mu    sync.Mutex
 	max   int
@@ -66,10 +75,17 @@ func (c *chosenCalls) put(id string, f *reach.Frame) {
 			c.max = 10000
 		}
 	}
-	if _, ok := c.m[id]; !ok {
+	old, ok := c.m[id]
+	switch {
+	case !ok:
 		c.order = append(c.order, id)
+		c.m[id] = f
+	case old == nil: // ambiguous already
+	case old.Request != f.Request:
+		c.m[id] = nil
+	default:
+		c.m[id] = f
 	}
-	c.m[id] = f
 	for len(c.order) > c.max {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
@@ -117,8 +133,12 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body map[string]json.RawMessage
-	if err := json.Unmarshal(data, &body); err != nil {
-		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_body", "The body is not a JSON object: "+err.Error())
+	if err := json.Unmarshal(data, &body); err != nil || body == nil {
+		msg := "The body is not a JSON object"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_body", msg+".")
 		return
 	}
 	var model string
@@ -133,8 +153,11 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		// Ask for the usage chunk, keeping any other stream option; a
 		// client that did not ask for it does not get it.
-		so := map[string]any{}
+		var so map[string]any
 		json.Unmarshal(body["stream_options"], &so)
+		if so == nil { // absent, null, or not an object
+			so = map[string]any{}
+		}
 		clientUsage = so["include_usage"] == true
 		so["include_usage"] = true
 		body["stream_options"], _ = json.Marshal(so)
@@ -198,7 +221,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	uctx, cancel := context.WithTimeout(mctx, timeout)
 	defer cancel()
-	url := strings.TrimSuffix(mc.BaseURL, "/") + "/chat/completions"
+	url := chatURL(mc.BaseURL)
 	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
 	if err != nil {
 		mf.FailModel(err)
@@ -236,24 +259,36 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		copyHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
-		w.Write(b)
+		w.Write(g.redact(b)) // an endpoint may echo the key it was given
 		return
 	}
-	var use reach.TokenUsage
-	var ids []string
+	var a answer
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		use, ids, err = g.passStream(w, resp, !clientUsage)
+		err = g.passStream(w, resp, !clientUsage, &a)
 	} else {
-		use, ids, err = passWhole(w, resp)
+		err = g.passWhole(w, resp, &a)
+	}
+	use := a.usage(len(out))
+	if !a.reported {
+		g.log.Warn("the model endpoint reported no usage; an estimate was charged", "request", req.ID(), "model", model,
+			"tokens", use.Input+use.Output)
 	}
 	if err != nil {
-		mf.FailModel(err)
+		mf.FailModelSpent(err, use)
 		return
 	}
 	mf.EndModel(use)
-	for _, id := range ids {
+	for _, id := range a.ids {
 		g.chosen.put(id, mf)
 	}
+}
+
+// redact masks the configured secrets in b.
+func (g *Gateway) redact(b []byte) []byte {
+	if g.redactor == nil {
+		return b
+	}
+	return g.redactor.Redact(b)
 }
 
 // authConfigured reports whether the gateway authenticates its clients (the
@@ -275,16 +310,12 @@ func copyHeader(dst, src http.Header) {
 type completion struct {
 	Choices []struct {
 		Message *struct {
-			Content   string `json:"content"`
-			ToolCalls []struct {
-				ID string `json:"id"`
-			} `json:"tool_calls"`
+			Content   string     `json:"content"`
+			ToolCalls []toolCall `json:"tool_calls"`
 		} `json:"message"`
 		Delta *struct {
-			Content   string `json:"content"`
-			ToolCalls []struct {
-				ID string `json:"id"`
-			} `json:"tool_calls"`
+			Content   string     `json:"content"`
+			ToolCalls []toolCall `json:"tool_calls"`
 		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
@@ -293,56 +324,98 @@ type completion struct {
 	} `json:"usage"`
 }
 
-func (c *completion) note(use *reach.TokenUsage, ids *[]string, text *strings.Builder) {
+type toolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// answer is what the proxy learns from a model's answer on the way back.
+type answer struct {
+	use      reach.TokenUsage
+	reported bool // the answer carried its usage
+	ids      []string
+	text     strings.Builder
+	args     int // bytes of tool call arguments
+	raw      int // bytes of the answer, when it could not be read as one
+}
+
+func (a *answer) note(c *completion) {
 	if c.Usage != nil {
-		use.Input, use.Output = c.Usage.Prompt, c.Usage.Completion
+		a.use.Input, a.use.Output = c.Usage.Prompt, c.Usage.Completion
+		a.reported = true
 	}
 	for _, ch := range c.Choices {
 		if m := ch.Message; m != nil {
-			text.WriteString(m.Content)
+			a.text.WriteString(m.Content)
 			for _, tc := range m.ToolCalls {
-				*ids = append(*ids, tc.ID)
+				a.ids = append(a.ids, tc.ID)
+				a.args += len(tc.Function.Arguments)
 			}
 		}
 		if d := ch.Delta; d != nil {
-			text.WriteString(d.Content)
+			a.text.WriteString(d.Content)
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" {
-					*ids = append(*ids, tc.ID)
+					a.ids = append(a.ids, tc.ID)
 				}
+				a.args += len(tc.Function.Arguments)
 			}
 		}
 	}
 }
 
+// bytesPerToken is the estimate's rate: about four bytes of English text
+// (and fewer of code or other scripts) make a token.
+const bytesPerToken = 4
+
+// usage is the answer's usage as reported, or else estimated from the
+// request's size (prompt bytes) and the answer's text and arguments.
+func (a *answer) usage(prompt int) reach.TokenUsage {
+	u := a.use
+	u.Text = a.text.String()
+	if !a.reported {
+		out := max(len(u.Text)+a.args, a.raw)
+		u.Input = int64((prompt + bytesPerToken - 1) / bytesPerToken)
+		u.Output = int64((out + bytesPerToken - 1) / bytesPerToken)
+	}
+	return u
+}
+
+// maxAnswer bounds a whole (not streamed) answer the proxy passes on.
+const maxAnswer = 16 << 20
+
 // passWhole copies a JSON answer and reads its usage and tool call ids.
-func passWhole(w http.ResponseWriter, resp *http.Response) (reach.TokenUsage, []string, error) {
-	var use reach.TokenUsage
-	var ids []string
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+func (g *Gateway) passWhole(w http.ResponseWriter, resp *http.Response, a *answer) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
+		a.raw = len(b)
 		proxyError(w, http.StatusBadGateway, "server_error", "model_read", "Reading the model's answer failed.")
-		return use, nil, fmt.Errorf("reading the model's answer: %w", err)
+		return fmt.Errorf("reading the model's answer: %w", err)
+	}
+	if len(b) > maxAnswer {
+		a.raw = len(b)
+		proxyError(w, http.StatusBadGateway, "server_error", "model_answer_too_large",
+			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", maxAnswer>>20))
+		return fmt.Errorf("the model's answer is larger than %d MiB", maxAnswer>>20)
 	}
 	var c completion
-	var text strings.Builder
 	if json.Unmarshal(b, &c) == nil {
-		c.note(&use, &ids, &text)
+		a.note(&c)
+	} else {
+		a.raw = len(b)
 	}
-	use.Text = text.String()
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(b)
-	return use, ids, nil
+	w.Write(g.redact(b))
+	return nil
 }
 
 // passStream copies an SSE answer event by event, flushing each, and reads
 // the usage (final chunk) and tool call ids on the way.
-func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool) (reach.TokenUsage, []string, error) {
-	var use reach.TokenUsage
-	var ids []string
-	var text strings.Builder
+func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -356,24 +429,28 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 			if !bytes.Equal(d, []byte("[DONE]")) {
 				var c completion
 				if json.Unmarshal(d, &c) == nil {
-					c.note(&use, &ids, &text)
+					a.note(&c)
 					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
 						continue // the usage chunk reach asked for
 					}
+				} else {
+					a.raw += len(d)
+				}
+				if r := g.redact(d); !bytes.Equal(r, d) {
+					line = append([]byte("data: "), r...)
 				}
 			}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
-			return use, ids, fmt.Errorf("the client went away: %w", err)
+			return fmt.Errorf("the client went away: %w", err)
 		}
 		if len(line) == 0 {
 			rc.Flush()
 		}
 	}
 	rc.Flush()
-	use.Text = text.String()
 	if err := sc.Err(); err != nil {
-		return use, ids, fmt.Errorf("reading the model's stream: %w", err)
+		return fmt.Errorf("reading the model's stream: %w", err)
 	}
-	return use, ids, nil
+	return nil
 }

@@ -437,3 +437,185 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 		t.Errorf("warnings = %s, want one about the default model", w)
 	}
 }
+
+// modelGateway serves a gateway whose model is the handler h.
+func modelGateway(t *testing.T, h http.HandlerFunc, extra string) (*Gateway, string) {
+	t.Helper()
+	up := httptest.NewServer(h)
+	t.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-live-SECRET-9f8e7d, name: fake}\n"+extra), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	return g, serveTest(t, g).URL
+}
+
+func requestTokens(t *testing.T, g *Gateway, id string) int64 {
+	t.Helper()
+	r, _ := g.rt.Lookup(id)
+	if r == nil {
+		t.Fatalf("no request %s", id)
+	}
+	return r.Usage().Tokens
+}
+
+// TestModelProxyEstimatesMissingUsage: an endpoint that reports no usage
+// (it ignores include_usage) is charged an estimate, so a token budget
+// still runs out; a whole answer without usage is charged too.
+func TestModelProxyEstimatesMissingUsage(t *testing.T) {
+	var asked atomic.Int32
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if !body.Stream {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q}}]}`, strings.Repeat("word ", 100))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", strings.Repeat("word ", 500))
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}, "budgets:\n  default: {tokens: 50}\n")
+	for range 10 {
+		postChat(t, url, `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderRequest: "nousage"})
+	}
+	if n := asked.Load(); n > 1 {
+		t.Errorf("a 50-token budget let %d streamed answers without usage through (charged %d tokens)", n, requestTokens(t, g, "nousage"))
+	}
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderRequest: "whole"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("whole answer: %d %s", resp.StatusCode, b)
+	}
+	// 500 bytes of text: about 125 tokens, plus the prompt's.
+	if got := requestTokens(t, g, "whole"); got < 125 {
+		t.Errorf("a whole answer without usage was charged %d tokens, want an estimate of at least 125", got)
+	}
+}
+
+// TestModelProxyStreamCutChargesUsage: a stream that breaks after its
+// usage chunk is charged what it reported, and its frame fails.
+func TestModelProxyStreamCutChargesUsage(t *testing.T) {
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":7}}\n\n")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // the connection breaks before [DONE]
+	}, "")
+	postChat(t, url, `{"stream":true,"messages":[]}`, map[string]string{HeaderRequest: "cut"})
+	if got := requestTokens(t, g, "cut"); got != 47 {
+		t.Errorf("a stream cut after its usage was charged %d tokens, want 47", got)
+	}
+	r, _ := g.rt.Lookup("cut")
+	for _, f := range r.Frames() {
+		if f.Kind == reach.ModelFrame && f.State() != reach.Failed {
+			t.Errorf("the cut stream's model frame is %v, want failed", f.State())
+		}
+	}
+}
+
+// TestModelProxyNullBodies: a body of null is a 400, and stream_options
+// null (as clients that serialize None send it) is no options.
+func TestModelProxyNullBodies(t *testing.T) {
+	_, srv := proxyGateway(t, &fakeOpenAI{toolName: "search_kb", args: `{}`}, "")
+	if resp, b := postChat(t, srv.URL, `null`, nil); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "bad_body") {
+		t.Errorf("a null body: %d %s, want 400 bad_body", resp.StatusCode, b)
+	}
+	if resp, b := postChat(t, srv.URL, `{"stream":true,"stream_options":null,"messages":[]}`, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("stream_options null: %d %s, want 200", resp.StatusCode, b)
+	}
+}
+
+// TestModelProxyMasksTheKey: an endpoint that echoes the key it was given
+// in an error (or an answer) does not hand it to the client.
+func TestModelProxyMasksTheKey(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusOK} {
+		_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "Incorrect API key provided: " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")}})
+		}, "")
+		for _, body := range []string{`{"messages":[]}`, `{"stream":true,"messages":[]}`} {
+			if _, b := postChat(t, url, body, nil); strings.Contains(string(b), "sk-live-SECRET-9f8e7d") {
+				t.Errorf("status %d, %s: the model's key reached the client: %s", status, body, b)
+			}
+		}
+	}
+}
+
+// TestModelProxyAmbiguousToolCallIDs: an endpoint that gives two requests'
+// tool calls the same id links a call with that id to neither request;
+// within one request, an id the model chose again links to that request.
+func TestModelProxyAmbiguousToolCallIDs(t *testing.T) {
+	_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		id := body.Messages[0].Content // the test names the id the model picks
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant",
+			"tool_calls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "search_kb", "arguments": "{}"}}}}}},
+			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
+	}, "examples: true\n")
+	turn := func(request, id string) {
+		postChat(t, url, `{"messages":[{"role":"user","content":"`+id+`"}]}`, map[string]string{HeaderRequest: request})
+	}
+	call := func(id string) any {
+		_, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"`+id+`","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)
+		return path(out, "request_id")
+	}
+	turn("A", "call_0")
+	turn("B", "call_0")
+	if got := call("call_0"); got == "A" || got == "B" {
+		t.Errorf("a call whose id two requests' models chose ran in request %v", got)
+	}
+	turn("C", "call_c")
+	turn("C", "call_c")
+	if got := call("call_c"); got != "C" {
+		t.Errorf("a call whose id one request's model chose twice ran in request %v, want C", got)
+	}
+}
+
+// TestModelProxyBaseURLWithQuery: a base_url with a query (Azure's
+// api-version) keeps it, after the chat completions path.
+func TestModelProxyBaseURLWithQuery(t *testing.T) {
+	var gotPath, gotQuery string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotPath, gotQuery = r.URL.Path, r.URL.RawQuery
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
+	}))
+	t.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/openai/v1?api-version=2024-06-01', name: fake}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	postChat(t, serveTest(t, g).URL, `{"messages":[]}`, nil)
+	if gotPath != "/openai/v1/chat/completions" || gotQuery != "api-version=2024-06-01" {
+		t.Errorf("the model was asked at path %q, query %q", gotPath, gotQuery)
+	}
+	if got := chatURL("http://m.test/v1/"); got != "http://m.test/v1/chat/completions" {
+		t.Errorf("chatURL = %q", got)
+	}
+}
+
+// TestModelProxyAnswerTooLarge: a whole answer over the limit is an error,
+// not a cut answer with status 200, and what the model produced is
+// charged.
+func TestModelProxyAnswerTooLarge(t *testing.T) {
+	big := strings.Repeat("x", maxAnswer+1)
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"%s"}}],"usage":{"prompt_tokens":1,"completion_tokens":5000000}}`, big)
+	}, "")
+	resp, b := postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "big"})
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "model_answer_too_large") {
+		t.Errorf("an answer over %d bytes: %d, %d bytes (%.100s)", maxAnswer, resp.StatusCode, len(b), b)
+	}
+	if got := requestTokens(t, g, "big"); got < maxAnswer/bytesPerToken {
+		t.Errorf("the oversized answer was charged %d tokens", got)
+	}
+}
