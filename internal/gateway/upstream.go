@@ -158,6 +158,7 @@ func (u *upstream) transport() mcp.Transport {
 	} else if !filepath.IsAbs(cmd.Dir) && u.g.cfg.Dir() != "" {
 		cmd.Dir = filepath.Join(u.g.cfg.Dir(), cmd.Dir)
 	}
+	cmd.Env = []string{} // not nil: a nil Env would pass on the gateway's whole environment
 	for _, k := range safeEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
