@@ -84,7 +84,7 @@ func (d *Detector) widens(prev, args []byte) bool {
 		if p[i].val == a[i].val {
 			continue
 		}
-		if !d.grows(p[i].kind, p[i].raw, a[i].raw) {
+		if !d.grows(p[i].kind, p[i].id, p[i].raw, a[i].raw) {
 			return false
 		}
 		grew = true
@@ -92,8 +92,12 @@ func (d *Detector) widens(prev, args []byte) bool {
 	return grew
 }
 
-// grows reports whether value y grew from x.
-func (d *Detector) grows(kind uint8, x, y []byte) bool {
+// grows reports whether value y grew from x. An identifier or a
+// position (identKey) that changed is another call, never a wider one.
+func (d *Detector) grows(kind uint8, id bool, x, y []byte) bool {
+	if id {
+		return false
+	}
 	switch kind {
 	case leafNumber:
 		fx, err1 := strconv.ParseFloat(string(x), 64)

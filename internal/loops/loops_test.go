@@ -346,6 +346,10 @@ func TestAmplification(t *testing.T) {
 		return call("search_logs", fmt.Sprintf(`{"limit":%d,"query":"error"}`, limit),
 			fmt.Sprintf(`{"matches":%d,"note":"results truncated","top":["auth ERROR connection reset by peer"]}`, matches))
 	}
+	logsAt := func(offset int) op {
+		return call("search_logs", fmt.Sprintf(`{"offset":%d,"query":"error"}`, offset),
+			`{"note":"results truncated","top":["auth ERROR connection reset by peer"]}`)
+	}
 	runCases(t, []testCase{
 		{"limit doubling, same answer", nil, []op{logs(20, 20), logs(40, 40), logs(80, 80), refused(logs(160, 160), "amplification")}},
 		{"count that is not an echo", nil, []op{logs(20, 17), logs(40, 31), logs(80, 44), refused(logs(160, 52), "amplification")}},
@@ -371,6 +375,27 @@ func TestAmplification(t *testing.T) {
 			call("get_order", `{"id":1002}`, `{"status":"SHIPPED to the customer address"}`),
 			call("get_order", `{"id":1003}`, `{"status":"SHIPPED to the customer address"}`),
 			call("get_order", `{"id":1004}`, `{"status":"SHIPPED to the customer address"}`),
+		}},
+		{"small numeric ids that the result echoes are not widening", nil, []op{
+			// 1, 2, 3, 5: each at least 1.5 times the last, and the result
+			// names the id asked for, the rest of it alike.
+			call("get_user", `{"id":1}`, `{"active":true,"id":1,"plan":"pro","role":"member"}`),
+			call("get_user", `{"id":2}`, `{"active":true,"id":2,"plan":"pro","role":"member"}`),
+			call("get_user", `{"id":3}`, `{"active":true,"id":3,"plan":"pro","role":"member"}`),
+			call("get_user", `{"id":5}`, `{"active":true,"id":5,"plan":"pro","role":"member"}`),
+			call("get_user", `{"user_id":8}`, `{"active":true,"id":8,"plan":"pro","role":"member"}`),
+			call("get_user", `{"user_id":13}`, `{"active":true,"id":13,"plan":"pro","role":"member"}`),
+			call("get_user", `{"user_id":21}`, `{"active":true,"id":21,"plan":"pro","role":"member"}`),
+			call("get_user", `{"user_id":34}`, `{"active":true,"id":34,"plan":"pro","role":"member"}`),
+		}},
+		{"ids as strings that contain the last one are not widening", nil, []op{
+			call("get_doc", `{"docId":"A1"}`, `{"title":"Quarterly report draft"}`),
+			call("get_doc", `{"docId":"A12"}`, `{"title":"Quarterly report draft"}`),
+			call("get_doc", `{"docId":"A123"}`, `{"title":"Quarterly report draft"}`),
+			call("get_doc", `{"docId":"A1234"}`, `{"title":"Quarterly report draft"}`),
+		}},
+		{"offsets that grow are not widening", nil, []op{
+			logsAt(10), logsAt(20), logsAt(40), logsAt(80),
 		}},
 		{"page numbers are not widening", nil, []op{
 			call("list", `{"page":1}`, `{"rows":[1,2,3]}`), call("list", `{"page":2}`, `{"rows":[4,5,6]}`),

@@ -26,6 +26,7 @@ type leaf struct {
 	val  uint64 // hash of the value alone
 	kind uint8
 	arr  bool   // an element of a list
+	id   bool   // under a key that names an identifier or a position (identKey)
 	raw  []byte // the value as written (strings without their quotes); points into the input
 }
 
@@ -67,11 +68,11 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 		s.add(leaf{path: 0, val: s.sig, kind: leafString})
 		return s
 	}
-	if !s.value(0, 0, false) || s.ws() < len(b) {
+	if !s.value(0, 0, false, false) || s.ws() < len(b) {
 		// Not JSON: one plain text.
 		s.out, s.text, s.cut = s.out[:0], 0, false
 		s.sig = hashBytes(b)
-		s.str(0, b, false)
+		s.str(0, b, false, false)
 	}
 	return s
 }
@@ -105,7 +106,7 @@ func (s *scan) eat(c byte) bool {
 	return false
 }
 
-func (s *scan) value(path uint64, depth int, arr bool) bool {
+func (s *scan) value(path uint64, depth int, arr, id bool) bool {
 	if depth > maxScanDepth || s.ws() >= len(s.b) {
 		return false
 	}
@@ -125,7 +126,7 @@ func (s *scan) value(path uint64, depth int, arr bool) bool {
 			}
 			kp := mix(path, hashBytes(k))
 			s.sig = mix(s.sig, kp)
-			if !s.value(kp, depth+1, false) {
+			if !s.value(kp, depth+1, false, identKey(k)) {
 				return false
 			}
 			if s.eat(',') {
@@ -146,7 +147,7 @@ func (s *scan) value(path uint64, depth int, arr bool) bool {
 		}
 		ep := mix(path, sigArray)
 		for {
-			if !s.value(ep, depth+1, true) {
+			if !s.value(ep, depth+1, true, id) {
 				return false
 			}
 			if s.eat(',') {
@@ -164,7 +165,7 @@ func (s *scan) value(path uint64, depth int, arr bool) bool {
 			return false
 		}
 		s.sig = mix(s.sig, hashBytes(raw))
-		s.str(path, raw, arr)
+		s.str(path, raw, arr, id)
 		return true
 	case c == '-' || (c >= '0' && c <= '9'):
 		j := s.i
@@ -178,7 +179,7 @@ func (s *scan) value(path uint64, depth int, arr bool) bool {
 		}
 		raw := s.b[j:s.i]
 		s.sig = mix(s.sig, sigNumber)
-		s.add(leaf{path: path, val: hashBytes(raw), kind: leafNumber, arr: arr, raw: raw})
+		s.add(leaf{path: path, val: hashBytes(raw), kind: leafNumber, arr: arr, id: id, raw: raw})
 		return true
 	default:
 		for _, lit := range [...]string{"true", "false", "null"} {
@@ -222,11 +223,11 @@ func (s *scan) quoted() ([]byte, bool) {
 
 // str adds a string's leaves: the whole string, or with lines set each
 // non-blank line of it (a line ends at a written "\n" escape or a raw newline).
-func (s *scan) str(path uint64, raw []byte, arr bool) {
+func (s *scan) str(path uint64, raw []byte, arr, id bool) {
 	if !s.lines {
 		s.text += len(raw)
 		if len(raw) > 0 {
-			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, raw: raw})
+			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, id: id, raw: raw})
 		}
 		return
 	}
@@ -234,7 +235,7 @@ func (s *scan) str(path uint64, raw []byte, arr bool) {
 		end, next := lineEnd(raw)
 		if line := trim(raw[:end]); len(line) > 0 {
 			s.text += len(line)
-			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, raw: line})
+			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, id: id, raw: line})
 		}
 		raw = raw[next:]
 	}
@@ -275,4 +276,39 @@ func trim(b []byte) []byte {
 			return b
 		}
 	}
+}
+
+// identKey reports whether an object key names an identifier or a
+// position rather than an amount: id, ids, user_id, orderId, page, offset,
+// cursor. A value under such a key that changes names another thing or
+// another place; it never widens a call.
+func identKey(k []byte) bool {
+	n := len(k)
+	if n >= 2 && k[n-2] == 'I' && (k[n-1] == 'd' || k[n-1] == 'D') { // orderId, orderID
+		return true
+	}
+	if n >= 3 && k[n-3] == 'I' && (k[n-2] == 'd' || k[n-2] == 'D') && (k[n-1] == 's' || k[n-1] == 'S') { // orderIds
+		return true
+	}
+	var low [32]byte
+	if n > len(low) {
+		return false
+	}
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	l := string(low[:n]) // no allocation: compared, not kept
+	switch l {
+	case "id", "ids", "uid", "uuid", "key", "page", "offset", "cursor", "index", "skip":
+		return true
+	}
+	for _, suf := range [...]string{"_id", "-id", "_ids", "-ids", "_key", "_page", "_offset", "_index"} {
+		if len(l) > len(suf) && l[len(l)-len(suf):] == suf {
+			return true
+		}
+	}
+	return false
 }
