@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -78,8 +77,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 
 // mountOperators adds the UI, /metrics and the approvals API to mux.
 func (g *Gateway) mountOperators(mux *http.ServeMux) {
-	ua := &uiApprovals{q: g.approvals}
-	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: ua, Actor: ua.actor, Visible: g.sees, Operator: g.isOperator,
+	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: uiApprovals{g.approvals}, Actor: principalOf, Visible: g.sees, Operator: g.isOperator,
 		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
 		uo.Audit = auditView{g.store}
@@ -111,40 +109,16 @@ func approvalActor(r *http.Request) approval.Actor {
 	return approval.Actor{Principal: localPrincipal}
 }
 
-// uiApprovals shows the approval queue in the UI's inbox. The UI names who
-// acts by principal only; the adapter remembers the identity it saw for
-// that principal (its roles: a reviewer approves as a reviewer).
-type uiApprovals struct {
-	q     *approval.Queue
-	mu    sync.Mutex
-	roles map[string]approval.Actor // principal -> the last identity seen, bounded
-}
+// uiApprovals shows the approval queue in the UI's inbox. It acts as the
+// identity that makes each HTTP request (approvalActor), with the roles and
+// tenant it authenticated with, as the API does.
+type uiApprovals struct{ q *approval.Queue }
 
-var _ ui.Approvals = (*uiApprovals)(nil)
+var _ ui.Approvals = uiApprovals{}
 
-func (a *uiApprovals) actor(r *http.Request) string {
-	act := approvalActor(r)
-	a.mu.Lock()
-	if a.roles == nil || len(a.roles) > 10000 {
-		a.roles = map[string]approval.Actor{}
-	}
-	a.roles[act.Principal] = act
-	a.mu.Unlock()
-	return act.Principal
-}
-
-func (a *uiApprovals) who(by string) approval.Actor {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if act, ok := a.roles[by]; ok {
-		return act
-	}
-	return approval.Actor{Principal: by}
-}
-
-func (a *uiApprovals) List(by string) []ui.Approval {
+func (a uiApprovals) List(r *http.Request) []ui.Approval {
 	all := a.q.List("")
-	actor := a.who(by)
+	actor := approvalActor(r)
 	out := make([]ui.Approval, 0, len(all))
 	for _, x := range all {
 		if !a.q.CanDecide(&x, actor) {
@@ -156,13 +130,13 @@ func (a *uiApprovals) List(by string) []ui.Approval {
 	return out
 }
 
-func (a *uiApprovals) Approve(id, by, reason string) error {
-	_, err := a.q.Approve(id, a.who(by), reason)
+func (a uiApprovals) Approve(r *http.Request, id, reason string) error {
+	_, err := a.q.Approve(id, approvalActor(r), reason)
 	return err
 }
 
-func (a *uiApprovals) Deny(id, by, reason string) error {
-	_, err := a.q.Deny(id, a.who(by), reason)
+func (a uiApprovals) Deny(r *http.Request, id, reason string) error {
+	_, err := a.q.Deny(id, approvalActor(r), reason)
 	return err
 }
 

@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-	"net/http/httptest"
 )
 
 // heldApprovals holds a call until the UI approves it.
@@ -22,12 +23,12 @@ type heldApprovals struct {
 	released chan struct{}
 }
 
-func (h *heldApprovals) List(string) []Approval {
+func (h *heldApprovals) List(*http.Request) []Approval {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Approval(nil), h.items...)
 }
-func (h *heldApprovals) Approve(id, by, reason string) error {
+func (h *heldApprovals) Approve(_ *http.Request, id, reason string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range h.items {
@@ -38,7 +39,7 @@ func (h *heldApprovals) Approve(id, by, reason string) error {
 	}
 	return nil
 }
-func (h *heldApprovals) Deny(id, by, reason string) error { return nil }
+func (h *heldApprovals) Deny(_ *http.Request, id, reason string) error { return nil }
 
 // Approve implements reach.Approver: it files the approval and holds the
 // call until the UI approves it.
@@ -109,7 +110,7 @@ func TestBrowser(t *testing.T) {
 	go func() {
 		refund <- rt.Call(rctx, &reach.Call{ID: "r1", Tool: "refund_order", Arguments: json.RawMessage(`{"order":7}`)})
 	}()
-	for len(held.List("")) == 0 || len(busy.Frames()) < 4 {
+	for len(held.List(nil)) == 0 || len(busy.Frames()) < 4 {
 		time.Sleep(5 * time.Millisecond) // wait for both to be in flight
 	}
 	srv := httptest.NewServer(New(Options{Runtime: rt, Approvals: held}))

@@ -33,11 +33,13 @@ type Approval struct {
 	Expires                                                 time.Time
 }
 
-// Approvals is the approval queue the inbox shows and acts on.
+// Approvals is the approval queue the inbox shows and acts on. Each method
+// is given the HTTP request it serves and acts as the one who makes it,
+// with the roles and tenant they authenticated with.
 type Approvals interface {
-	List(by string) []Approval // the approvals by (an Actor's name) may see and decide
-	Approve(id, by, reason string) error
-	Deny(id, by, reason string) error
+	List(r *http.Request) []Approval // the approvals r's sender may see and decide
+	Approve(r *http.Request, id, reason string) error
+	Deny(r *http.Request, id, reason string) error
 }
 
 // AuditQuery filters the audit view.
@@ -62,7 +64,7 @@ type Options struct {
 	Stats     *telemetry.Stats // per-tool statistics; nil shows zeros
 	Approvals Approvals        // nil: no inbox
 	Audit     Audit            // nil: no audit view
-	// Actor names who acts from a request (for stops and approvals); if nil, "operator".
+	// Actor names who acts from a request (for stops, and in messages); if nil, "operator".
 	Actor func(*http.Request) string
 	// Visible reports whether the one who makes an HTTP request may see
 	// and stop a request; if nil, every request is visible. Operator
@@ -302,7 +304,7 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	var list []Approval
 	if u.o.Approvals != nil {
-		list = u.o.Approvals.List(u.actor(r))
+		list = u.o.Approvals.List(r)
 	}
 	u.render(w, r, "approvals", struct {
 		page
@@ -316,18 +318,18 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no approval queue is configured", http.StatusNotFound)
 		return
 	}
-	id, action, by, reason := r.PathValue("id"), r.PathValue("action"), u.actor(r), r.FormValue("reason")
+	id, action, reason := r.PathValue("id"), r.PathValue("action"), r.FormValue("reason")
 	var err error
 	switch action {
 	case "approve":
-		err = u.o.Approvals.Approve(id, by, reason)
+		err = u.o.Approvals.Approve(r, id, reason)
 	case "deny":
-		err = u.o.Approvals.Deny(id, by, reason)
+		err = u.o.Approvals.Deny(r, id, reason)
 	default:
 		http.Error(w, "action must be approve or deny", http.StatusBadRequest)
 		return
 	}
-	flash := fmt.Sprintf("%s: %sd by %s", id, action, by)
+	flash := fmt.Sprintf("%s: %sd by %s", id, action, u.actor(r))
 	if err != nil {
 		flash = fmt.Sprintf("%s: %v", id, err)
 	}
@@ -440,7 +442,7 @@ func (u *UI) version(r *http.Request) string {
 		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
 	}
 	if u.o.Approvals != nil {
-		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List(u.actor(r))))
+		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List(r)))
 	}
 	return fmt.Sprintf("%x", hash(b.String()))
 }

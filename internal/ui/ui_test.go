@@ -16,17 +16,17 @@ import (
 
 type fakeApprovals struct{ items []Approval }
 
-func (f *fakeApprovals) List(string) []Approval { return f.items }
-func (f *fakeApprovals) Approve(id, by, reason string) error {
+func (f *fakeApprovals) List(*http.Request) []Approval { return f.items }
+func (f *fakeApprovals) Approve(_ *http.Request, id, reason string) error {
 	for i := range f.items {
 		if f.items[i].ID == id {
-			f.items[i].Status = "approved by " + by
+			f.items[i].Status = "approved"
 			return nil
 		}
 	}
 	return io.EOF
 }
-func (f *fakeApprovals) Deny(id, by, reason string) error { return nil }
+func (f *fakeApprovals) Deny(_ *http.Request, id, reason string) error { return nil }
 
 func setup(t *testing.T) (*httptest.Server, *reach.Runtime, *reach.Request, *fakeApprovals) {
 	stats := telemetry.NewStats(0)
