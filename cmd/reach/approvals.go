@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
 
@@ -47,7 +49,7 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				_, err := w.Write(raw)
+				_, err := w.Write(printableJSON(raw))
 				return err
 			}
 			if len(out.Approvals) == 0 {
@@ -58,7 +60,7 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 				if i > 0 {
 					fmt.Fprintln(w)
 				}
-				fmt.Fprint(w, a.Prompt)
+				fmt.Fprint(w, prompt(a))
 			}
 			return nil
 		},
@@ -78,7 +80,7 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 				if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/approvals/"+url.PathEscape(args[0])+"/"+verb, body, &a); err != nil {
 					return err
 				}
-				fmt.Fprint(cmd.OutOrStdout(), a.Prompt)
+				fmt.Fprint(cmd.OutOrStdout(), prompt(a))
 				return nil
 			},
 		}
@@ -92,6 +94,39 @@ These commands talk to the gateway's API (GET /v1/approvals, POST
 	deny.MarkFlagRequired("reason")
 	cmd.AddCommand(list, approve, deny)
 	return cmd
+}
+
+// prompt renders an approval for the terminal. The gateway's prompt is
+// not printed as it is: it is laid out again here from the approval's
+// fields, each escaped, so that no field (the agent's why, the arguments,
+// a request id) can add a line, rewrite one, or move the cursor to change
+// what the human approves.
+func prompt(v approval.View) string {
+	a := v.Approval
+	for _, s := range []*string{&a.ID, &a.Requires, &a.Operation, &a.Tool, &a.Undo, &a.Principal,
+		&a.Tenant, &a.Scene, &a.Agent, &a.Request, &a.RootRequest, &a.Why, &a.Note} {
+		*s = printable(*s)
+	}
+	a.Status = approval.Status(printable(string(a.Status)))
+	a.Access = reach.Access(printable(string(a.Access)))
+	a.Arguments = json.RawMessage(printable(string(a.Arguments)))
+	a.Writes = slices.Clone(a.Writes)
+	for i := range a.Writes {
+		a.Writes[i] = printable(a.Writes[i])
+	}
+	vote := func(v approval.Vote) approval.Vote {
+		v.By, v.As, v.Reason = printable(v.By), printable(v.As), printable(v.Reason)
+		return v
+	}
+	a.Votes = slices.Clone(a.Votes)
+	for i := range a.Votes {
+		a.Votes[i] = vote(a.Votes[i])
+	}
+	if a.Denial != nil {
+		d := vote(*a.Denial)
+		a.Denial = &d
+	}
+	return printableLines(a.Prompt()) // and a field added later, less its newlines
 }
 
 // apiClient calls the gateway's JSON API.
@@ -132,13 +167,13 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 			Error struct{ Code, Message, Suggestion string } `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-			msg := e.Error.Message
+			msg := printable(e.Error.Message)
 			if e.Error.Suggestion != "" {
-				msg += " " + e.Error.Suggestion
+				msg += " " + printable(e.Error.Suggestion)
 			}
-			return nil, fmt.Errorf("%s (%s)", msg, resp.Status)
+			return nil, fmt.Errorf("%s (%s)", msg, printable(resp.Status))
 		}
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return nil, fmt.Errorf("%s %s: %s", method, path, printable(resp.Status))
 	}
 	if out == nil {
 		return raw, nil

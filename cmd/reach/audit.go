@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,7 +118,7 @@ label, before scoring.`,
 			}
 			b = append(b, '\n')
 			if outFile == "" || outFile == "-" {
-				_, err = cmd.OutOrStdout().Write(b)
+				_, err = cmd.OutOrStdout().Write(printableJSON(b))
 				return err
 			}
 			return os.WriteFile(outFile, b, 0o644)
@@ -165,9 +166,9 @@ guard change. Exits 0 whether or not anything differs.`,
 				if name == "" {
 					name = e.Type
 				}
-				fmt.Fprintf(out, "%s %s %s: recorded %s, now %s", d.ID, name, strings.TrimSpace(string(e.Args)), was, now)
+				fmt.Fprintf(out, "%s %s %s: recorded %s, now %s", printable(d.ID), printable(name), printable(strings.TrimSpace(string(e.Args))), was, now)
 				if d.Reason != "" {
-					fmt.Fprintf(out, " (%s)", firstLine(d.Reason))
+					fmt.Fprintf(out, " (%s)", printable(firstLine(d.Reason)))
 				}
 				fmt.Fprintln(out)
 			}
@@ -268,8 +269,8 @@ func writeEvents(w io.Writer, evs []*audit.Event) error {
 			why = e.Guard + "/" + why
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			e.Seq, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), orDash(e.Frame), orDash(e.Parent), orDash(e.Kind),
-			orDash(e.Name), orDash(e.Decision), orDash(auditPreview(string(e.Args), 48)), orDash(auditPreview(e.Result, 40)),
+			e.Seq, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), orDash(e.Frame), orDash(e.Parent), orDash(printable(e.Kind)),
+			orDash(printable(e.Name)), orDash(printable(e.Decision)), orDash(auditPreview(string(e.Args), 48)), orDash(auditPreview(e.Result, 40)),
 			tokens, latency, auditPreview(why, 80))
 	}
 	return tw.Flush()
@@ -282,9 +283,10 @@ func orDash(s string) string {
 	return s
 }
 
-// auditPreview puts s on one line and cuts it to n runes.
+// auditPreview puts s on one line, escapes what is left of its control
+// characters ([printable]) and cuts it to n runes.
 func auditPreview(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -293,9 +295,11 @@ func auditPreview(s string, n int) string {
 }
 
 // writeEventsJSON prints one JSON object per event: its fields, and where
-// it sits in the chain (seq, time, request, prev_hash, hash).
+// it sits in the chain (seq, time, request, prev_hash, hash); control
+// characters as JSON escapes ([printableJSON]).
 func writeEventsJSON(w io.Writer, evs []*audit.Event) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for _, e := range evs {
 		data, _ := e.MarshalJSON()
@@ -307,7 +311,11 @@ func writeEventsJSON(w io.Writer, evs []*audit.Event) error {
 			"prev_hash": audit.FormatHash(e.PrevHash), "hash": audit.FormatHash(e.Hash)} {
 			obj[k], _ = json.Marshal(v)
 		}
+		buf.Reset()
 		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+		if _, err := w.Write(printableJSON(buf.Bytes())); err != nil {
 			return err
 		}
 	}

@@ -89,7 +89,7 @@ that it was settled by hand. Every action is written to the audit log.`,
 		if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/deadletters/"+url.PathEscape(args[0])+"/retry", nil, &body); err != nil {
 			return fmt.Errorf("retry refused: %w", err)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s retried: %v\n", args[0], body["status"])
+		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s retried: %s\n", printable(args[0]), printable(fmt.Sprint(body["status"])))
 		return nil
 	}
 
@@ -131,7 +131,7 @@ func listDeadLetters(cmd *cobra.Command, data, state string) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
 	for _, d := range ds {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.State, d.Request, d.Tool, d.Args, d.Attempts, d.Error, d.Created.Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, printable(d.State), printable(d.Request), printable(d.Tool), printable(string(d.Args)), d.Attempts, printable(d.Error), d.Created.Format("2006-01-02 15:04:05"))
 	}
 	return tw.Flush()
 }

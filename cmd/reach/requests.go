@@ -55,6 +55,11 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 			return err
 		}
 		if out == "" || out == "-" {
+			if format == "json" {
+				b = printableJSON(b)
+			} else {
+				b = []byte(printableLines(string(b)))
+			}
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
 		}
@@ -90,7 +95,7 @@ func newRequests() *cobra.Command {
 		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tTURNS\tTOKENS")
 		for _, r := range out.Requests {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", r.ID, r.State, r.Principal, r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Turns, r.Tokens)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(r.ID), printable(r.State), printable(r.Principal), r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Turns, r.Tokens)
 		}
 		return tw.Flush()
 	}
@@ -102,7 +107,7 @@ func newRequests() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = cmd.OutOrStdout().Write(b)
+			_, err = cmd.OutOrStdout().Write(printableJSON(b))
 			return err
 		}})
 	var mode, reason string
@@ -113,7 +118,7 @@ func newRequests() *cobra.Command {
 			if _, err := client().do(cmd.Context(), http.MethodPost, "/v1/requests/"+url.PathEscape(args[0])+"/cancel", body, &out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "request %s: %v\n", args[0], out["state"])
+			fmt.Fprintf(cmd.OutOrStdout(), "request %s: %s\n", printable(args[0]), printable(fmt.Sprint(out["state"])))
 			return nil
 		}}
 	cancel.Flags().StringVar(&mode, "mode", "cancel", "soft, cancel or isolate")

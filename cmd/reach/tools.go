@@ -54,7 +54,7 @@ running gateway sees the approval at once.`,
 				if p.Pending != nil {
 					status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Tool, p.Hash[:12], p.Pinned.Format("2006-01-02 15:04"), dash(p.ApprovedBy), status)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), printable(p.Hash[:12]), p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
 			}
 			return tw.Flush()
 		},
@@ -95,7 +95,7 @@ running gateway sees the approval at once.`,
 				if i > 0 {
 					fmt.Fprintln(cmd.OutOrStdout())
 				}
-				fmt.Fprint(cmd.OutOrStdout(), d)
+				fmt.Fprint(cmd.OutOrStdout(), printableLines(d)) // the upstream's text, as the reviewer must see it
 			}
 			return nil
 		},
