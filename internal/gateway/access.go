@@ -158,7 +158,6 @@ func (g *Gateway) listTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
 }
 
-// checkOwner refuses a call into a request of another principal.
 // operatorRole is the role whose principals see and stop every request and
 // handle dead letters, when the gateway authenticates; everyone else sees
 // and stops their own requests only.
@@ -176,7 +175,7 @@ func (g *Gateway) isOperator(r *http.Request) bool {
 }
 
 // sees reports whether the HTTP request r may see and stop req: an
-// operator, or the principal of req's root request.
+// operator, or the owner of req's root request (checkOwner).
 func (g *Gateway) sees(r *http.Request, req *reach.Request) bool {
 	if g.isOperator(r) {
 		return true
@@ -185,12 +184,16 @@ func (g *Gateway) sees(r *http.Request, req *reach.Request) bool {
 	return ok && checkOwner(id, req) == nil
 }
 
+// checkOwner refuses a call into, or a look at, a request of another
+// owner: a request is owned by the principal and tenant of its root request
+// (a principal of the same name in another tenant is someone else); id nil
+// is the local user, of no tenant.
 func checkOwner(id *auth.Identity, r *reach.Request) error {
-	want := localPrincipal
+	principal, tenant := localPrincipal, ""
 	if id != nil {
-		want = id.Principal
+		principal, tenant = id.Principal, id.Tenant
 	}
-	if got := r.Root().Principal(); got != want {
+	if root := r.Root(); root.Principal() != principal || root.Tenant() != tenant {
 		return &linkError{Status: http.StatusForbidden, Code: "not_your_request",
 			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
 			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}

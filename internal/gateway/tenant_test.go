@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -124,5 +125,53 @@ func TestUIApprovalTenant(t *testing.T) {
 	}
 	if a, _ := g.Approvals().Get(id); len(a.Votes) != 1 || a.Votes[0].By != "bob" || a.Votes[0].As != "reviewer" {
 		t.Errorf("after bob@acme's approval from the UI: votes %+v, want bob's as a reviewer", a.Votes)
+	}
+}
+
+// TestRequestTenantOwnership: a request belongs to its principal in its
+// tenant. alice@globex may not read, stop or join alice@acme's request,
+// in the UI or the API; alice@acme may.
+func TestRequestTenantOwnership(t *testing.T) {
+	_, srvURL, keys := tenantGateway(t)
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	if status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-1","tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"acme confidential"}}]}`, as("alice@acme")); status != 200 {
+		t.Fatalf("alice@acme's call = %d %v", status, out)
+	}
+	for _, path := range []string{"/ui/", "/ui/requests/acme-1", "/ui/requests/acme-1/graph.svg"} {
+		status, body := rawAs(t, keys["alice@globex"], "GET", srvURL+path, "")
+		if path == "/ui/" && strings.Contains(body, "acme-1") || path != "/ui/" && status != http.StatusNotFound || strings.Contains(body, "acme confidential") {
+			t.Errorf("alice@globex GET %s = %d, shows alice@acme's request", path, status)
+		}
+	}
+	status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-1","tool_calls":[{"call_id":"c2","tool":"search_kb","arguments":{"query":"globex joins"}}]}`, as("alice@globex"))
+	if status != http.StatusForbidden || path(out, "error", "code") != "not_your_request" {
+		t.Errorf("alice@globex joining acme-1 = %d %v, want 403 not_your_request", status, out)
+	}
+	stillRunning := func(after string) {
+		t.Helper()
+		if status, out := do(t, "GET", srvURL+"/v1/requests/acme-1", "", as("alice@acme")); status != 200 || out["state"] != "running" {
+			t.Errorf("after %s, alice@acme reads acme-1 = %d, state %v; want it running", after, status, out["state"])
+		}
+	}
+	postForm(t, keys["alice@globex"], srvURL+"/ui/stop/acme-1", url.Values{"mode": {"isolate"}, "reason": {"globex"}})
+	stillRunning("alice@globex's stop from the UI")
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/requests/acme-1", ""},
+		{"GET", "/v1/requests/acme-1/graph?format=json", ""},
+		{"POST", "/v1/requests/acme-1/cancel", `{"mode":"isolate","reason":"globex"}`},
+	} {
+		if status, body := rawAs(t, keys["alice@globex"], c.method, srvURL+c.path, c.body); status != http.StatusForbidden || strings.Contains(body, "acme confidential") {
+			t.Errorf("alice@globex %s %s = %d %s, want 403", c.method, c.path, status, body)
+		}
+	}
+	if _, out := do(t, "GET", srvURL+"/v1/requests", "", as("alice@globex")); strings.Contains(fmt.Sprint(out), "acme-1") {
+		t.Errorf("alice@globex's GET /v1/requests lists acme-1: %v", out)
+	}
+	stillRunning("alice@globex's cancel through the API")
+	if _, out := do(t, "GET", srvURL+"/v1/requests/acme-1", "", as("alice@acme")); strings.Contains(fmt.Sprint(out), "globex joins") {
+		t.Errorf("acme-1 holds alice@globex's call: %v", out)
+	}
+	if _, page := rawAs(t, keys["alice@acme"], "GET", srvURL+"/ui/requests/acme-1", ""); !strings.Contains(page, "acme confidential") {
+		t.Errorf("alice@acme's UI does not show her own request")
 	}
 }
