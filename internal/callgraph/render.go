@@ -237,13 +237,43 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes s for SVG text and attributes: markup as entities, a
+// carriage return as &#13; (a parser would read a raw one as a newline),
+// and what [scrub] replaces as U+FFFD, so that the document is well-formed
+// XML whatever a name holds.
+func esc(s string) string {
+	return strings.ReplaceAll(html.EscapeString(scrub(s)), "\r", "&#13;")
+}
+
+// scrub replaces with U+FFFD what a document must not hold: a byte that is
+// not UTF-8, a control character but tab, newline and carriage return
+// (C0 ones are not allowed in XML; DEL and C1 ones are discouraged, and
+// terminals act on them), and U+FFFE and U+FFFF (not allowed in XML).
+func scrub(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unwanted) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s { // a byte that is not UTF-8 comes as U+FFFD
+		if unwanted(r) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unwanted(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || 0x7f <= r && r <= 0x9f || r == 0xfffe || r == 0xffff
+}
 
 func dotID(id string) string { return "\"f" + strings.ReplaceAll(id, "\"", "") + "\"" }
 
+// dotString quotes s as a DOT string: a line break (\n, \r\n or \r) as
+// DOT's \n, and what [scrub] replaces as U+FFFD.
 func dotString(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, `"`, `\"`)
-	s = strings.ReplaceAll(s, "\n", `\n`)
-	return `"` + s + `"`
+	return `"` + dotEscaper.Replace(scrub(s)) + `"`
 }
+
+var dotEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r\n", `\n`, "\r", `\n`, "\n", `\n`)
