@@ -268,7 +268,8 @@ func unwanted(r rune) bool {
 	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || 0x7f <= r && r <= 0x9f || r == 0xfffe || r == 0xffff
 }
 
-func dotID(id string) string { return "\"f" + strings.ReplaceAll(id, "\"", "") + "\"" }
+// dotID names a frame's node: "f" and its id, as a DOT string.
+func dotID(id string) string { return dotString("f" + id) }
 
 // dotString quotes s as a DOT string: a line break (\n, \r\n or \r) as
 // DOT's \n, and what [scrub] replaces as U+FFFD.

@@ -62,3 +62,18 @@ func checkNoControls(t *testing.T, what, doc string) {
 		t.Errorf("%s has a control character or is not UTF-8: %q", what, doc)
 	}
 }
+
+// TestDOTIDQuoted: a frame id is quoted as a DOT string, so a trailing
+// backslash or a quote cannot end it early.
+func TestDOTIDQuoted(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"0000000000000001", `"f0000000000000001"`},
+		{`a\`, `"fa\\"`},
+		{`a"b`, `"fa\"b"`},
+	} {
+		dot := string(DOT([]Node{{ID: tc.id, Kind: "tool", Name: "t", Status: "completed"}, {ID: "c", Parent: tc.id, Kind: "tool", Name: "u", Status: "completed"}}))
+		if !strings.Contains(dot, "\n  "+tc.want+" [label=") || !strings.Contains(dot, "\n  "+tc.want+` -> "fc";`) {
+			t.Errorf("DOT with frame id %q:\n%s\nwant a node and an edge named %s", tc.id, dot, tc.want)
+		}
+	}
+}
