@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -120,7 +121,7 @@ func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "  UI        %s/ui/\n", base)
 	fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
 	if g.Config().Model != nil {
-		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, g.Config().Model.BaseURL)
+		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
 	fmt.Fprintf(w, "  data      %s\n\n", dataDir)
 	fmt.Fprintf(w, "Connect an MCP client:\n")
@@ -138,6 +139,26 @@ func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "Every path but /healthz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create).\n")
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
+}
+
+// bannerURL is how a configured URL is shown: its user information as
+// "xxxxx" (as [url.URL.Redacted] shows a password; a user name alone can be
+// a key too), its query, which may hold a key (?api-key=...), as "?…", and
+// no fragment.
+func bannerURL(s string) string {
+	p, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if p.User != nil {
+		p.User = url.User("xxxxx")
+	}
+	query := ""
+	if p.RawQuery != "" || p.ForceQuery {
+		query = "?…"
+	}
+	p.RawQuery, p.ForceQuery, p.Fragment, p.RawFragment = "", false, "", ""
+	return printable(p.String()) + query
 }
 
 func newValidate() *cobra.Command {

@@ -581,11 +581,11 @@ func (c *Config) check() error {
 		seen[u.Name] = true
 		if u.URL != "" {
 			p, err := url.Parse(u.URL)
+			if err == nil && p.User != nil { // before the message that quotes the url
+				return c.errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
+			}
 			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 				return c.errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
-			}
-			if p.User != nil {
-				return c.errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
 			}
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
@@ -632,6 +632,9 @@ func (c *Config) check() error {
 	}
 	if m := c.Model; m != nil {
 		p, err := url.Parse(m.BaseURL)
+		if err == nil && p.User != nil { // before the message that quotes the url
+			return c.errorf([]any{"model", "base_url"}, "model: put credentials in api_key with ${VAR}, not in the base_url")
+		}
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return c.errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}

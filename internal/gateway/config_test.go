@@ -80,6 +80,8 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 		{"duplicate upstream", "upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp'}\n  - {name: a, url: 'http://127.0.0.1:1/mcp'}\n", []string{"line 3", "used twice"}},
 		{"bad upstream name", "upstreams:\n  - {name: 'a b', url: 'http://127.0.0.1:1/mcp'}\n", []string{"line 2", "upstream name"}},
 		{"credentials in url", "upstreams:\n  - {name: a, url: 'http://u:p@127.0.0.1:1/mcp'}\n", []string{"line 2", "headers with ${VAR}"}},
+		{"credentials in model url", "model:\n  name: m\n  base_url: 'https://u:p@api.example.com/v1'\n", []string{"line 3", "api_key with ${VAR}"}},
+		{"only a key in model url", "model:\n  base_url: 'https://sk-only@api.example.com/v1'\n", []string{"line 2", "not in the base_url"}},
 		{"bad access", "tools:\n  x:\n    access: admin\n", []string{"line 3", "want read, write, high_risk or forbidden"}},
 		{"keyed without key", "tools:\n  x: {reentrancy: keyed}\n", []string{"line 2", "needs key"}},
 		{"bad model url", "model: {base_url: 'localhost:8000'}\n", []string{"line 1", "base_url"}},
@@ -201,4 +203,19 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted listen address %q (authenticates: %v)", c.Listen, c.Authenticates())
 		}
 	})
+}
+
+// TestConfigURLCredentialsNotQuoted: a url with credentials is refused
+// without quoting them, whatever else is wrong with it.
+func TestConfigURLCredentialsNotQuoted(t *testing.T) {
+	for _, in := range []string{
+		"model: {base_url: 'https://user:sk-secret@api.example.com/v1'}\n",
+		"model: {base_url: 'ftp://user:sk-secret@api.example.com/v1'}\n",
+		"upstreams:\n  - {name: a, url: 'ftp://user:sk-secret@127.0.0.1:1/mcp'}\n",
+	} {
+		_, err := ParseConfig([]byte(in), nil)
+		if err == nil || !strings.Contains(err.Error(), "not in the") || strings.Contains(err.Error(), "sk-secret") {
+			t.Errorf("ParseConfig(%q) = %v, want an error about credentials that does not quote them", in, err)
+		}
+	}
 }
