@@ -135,6 +135,7 @@ type Event struct {
 	Root      string    // the root request of the tree
 	Request   string
 	Principal string
+	Tenant    string // the principal's tenant
 	Frame     FrameID
 	Parent    FrameID // zero for a root frame
 	Kind      FrameKind
@@ -714,7 +715,7 @@ func contextCause(ctx context.Context, guard string) error {
 func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
-		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Request: r.id, Principal: r.principal,
+		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Request: r.id, Principal: r.principal, Tenant: r.tenant,
 			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
@@ -724,7 +725,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		return
 	}
 	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Request: f.Request.id,
-		Principal: f.Request.principal, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
+		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
 	if f.Parent != nil {
 		e.Parent = f.Parent.ID

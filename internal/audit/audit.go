@@ -70,8 +70,9 @@ type Event struct {
 	Parent    string          `json:"parent,omitempty"` // the parent frame, or ""
 	Agent     string          `json:"agent,omitempty"`
 	Principal string          `json:"principal,omitempty"`
-	Kind      string          `json:"kind,omitempty"` // tool, model, delegate, stop, approval, ...
-	Name      string          `json:"name,omitempty"` // tool name, model name, receiving agent
+	Tenant    string          `json:"tenant,omitempty"` // the principal's tenant
+	Kind      string          `json:"kind,omitempty"`   // tool, model, delegate, stop, approval, ...
+	Name      string          `json:"name,omitempty"`   // tool name, model name, receiving agent
 	CallID    string          `json:"call_id,omitempty"`
 	Why       string          `json:"why,omitempty"`      // the caller's reason for the call
 	Decision  string          `json:"decision,omitempty"` // the final state: completed, refused, failed, ...
@@ -109,7 +110,7 @@ func appendData(dst []byte, e *Event) []byte {
 		dst = append(dst, '"', ':')
 	}
 	for _, f := range [...]struct{ k, v string }{{"root", e.Root}, {"frame", e.Frame}, {"parent", e.Parent},
-		{"agent", e.Agent}, {"principal", e.Principal}, {"kind", e.Kind}, {"name", e.Name}, {"call_id", e.CallID},
+		{"agent", e.Agent}, {"principal", e.Principal}, {"tenant", e.Tenant}, {"kind", e.Kind}, {"name", e.Name}, {"call_id", e.CallID},
 		{"why", e.Why}, {"decision", e.Decision}, {"guard", e.Guard}, {"reason", e.Reason}, {"code", e.Code},
 		{"message", e.Message}} {
 		if f.v != "" {
@@ -544,7 +545,7 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 		c.Time = time.Now()
 	}
 	r := l.red
-	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Kind,
+	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Tenant, &c.Kind,
 		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code} {
 		*f = clean(r.Text(*f))
 	}
@@ -628,7 +629,7 @@ func truncatedArgs(a []byte, n int) []byte {
 // The result preview is the start of the data returned to the model, or
 // the summary when there is none.
 func FromReach(e *reach.Event) *Event {
-	ev := &Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal,
+	ev := &Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal, Tenant: e.Tenant,
 		Kind: e.Kind.String(), Name: e.Name, CallID: e.CallID, Why: e.Why, Decision: e.State.String(),
 		Args: e.Args, Result: e.Summary, Tokens: e.Tokens, Latency: e.Latency}
 	if e.Root != e.Request {

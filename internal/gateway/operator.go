@@ -77,7 +77,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 
 // mountOperators adds the UI, /metrics and the approvals API to mux.
 func (g *Gateway) mountOperators(mux *http.ServeMux) {
-	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: uiApprovals{g.approvals}, Actor: principalOf, Visible: g.sees, Operator: g.isOperator,
+	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: uiApprovals{g.approvals}, Actor: uiActor, Visible: g.sees, Operator: g.isOperator,
 		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
 		uo.Audit = auditView{g.store}
@@ -100,6 +100,15 @@ func principalOf(r *http.Request) string {
 		return id.Principal
 	}
 	return localPrincipal
+}
+
+// uiActor is who makes an HTTP request to the UI: the authenticated
+// principal and its tenant, or the local user.
+func uiActor(r *http.Request) ui.Actor {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return ui.Actor{Principal: id.Principal, Tenant: id.Tenant}
+	}
+	return ui.Actor{Principal: localPrincipal}
 }
 
 func approvalActor(r *http.Request) approval.Actor {

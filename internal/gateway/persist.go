@@ -98,7 +98,8 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 	}
 	var rows []ui.AuditRow
 	for _, e := range evs {
-		if (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) {
+		if (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
+			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant)) {
 			continue
 		}
 		reason := e.Message

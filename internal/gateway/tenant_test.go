@@ -175,3 +175,30 @@ func TestRequestTenantOwnership(t *testing.T) {
 		t.Errorf("alice@acme's UI does not show her own request")
 	}
 }
+
+// TestAuditViewTenant: the UI's audit view shows a principal who is not
+// an operator the rows of its own requests in its own tenant only.
+func TestAuditViewTenant(t *testing.T) {
+	g, srvURL, keys := tenantGateway(t)
+	for who, id := range map[string]string{"alice@acme": "acme-1", "alice@globex": "globex-1"} {
+		body := `{"request_id":"` + id + `","tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"q"}}]}`
+		if status, out := do(t, "POST", srvURL+"/v1/calls", body, map[string]string{"Authorization": "Bearer " + keys[who]}); status != 200 {
+			t.Fatalf("%s's call = %d %v", who, status, out)
+		}
+	}
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for who, want := range map[string]string{"alice@acme": "acme-1", "alice@globex": "globex-1"} {
+		other := map[string]string{"acme-1": "globex-1", "globex-1": "acme-1"}[want]
+		for _, q := range []string{"", "?request=" + other, "?principal=alice"} {
+			_, page := rawAs(t, keys[who], "GET", srvURL+"/ui/audit"+q, "")
+			if strings.Contains(page, `>`+other+`<`) {
+				t.Errorf("%s's audit view%s shows the rows of %s", who, q, other)
+			}
+			if q != "?request="+other && !strings.Contains(page, `>`+want+`<`) {
+				t.Errorf("%s's audit view%s lacks the rows of its own %s", who, q, want)
+			}
+		}
+	}
+}

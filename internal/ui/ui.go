@@ -43,7 +43,16 @@ type Approvals interface {
 }
 
 // AuditQuery filters the audit view.
-type AuditQuery struct{ Request, Tool, Principal string }
+type AuditQuery struct {
+	Request, Tool, Principal string
+	// Owner, if set, keeps only the rows of its principal in its tenant:
+	// the view of one who is not an operator.
+	Owner *Actor
+}
+
+// Actor is who makes an HTTP request: a principal, and its tenant ("" for
+// none).
+type Actor struct{ Principal, Tenant string }
 
 // AuditRow is one audit event.
 type AuditRow struct {
@@ -64,12 +73,14 @@ type Options struct {
 	Stats     *telemetry.Stats // per-tool statistics; nil shows zeros
 	Approvals Approvals        // nil: no inbox
 	Audit     Audit            // nil: no audit view
-	// Actor names who acts from a request (for stops, and in messages); if nil, "operator".
-	Actor func(*http.Request) string
+	// Actor says who makes an HTTP request (who stops, whose audit rows
+	// one who is not an operator sees); if nil, or its Principal is
+	// empty, the principal "operator" of no tenant.
+	Actor func(*http.Request) Actor
 	// Visible reports whether the one who makes an HTTP request may see
 	// and stop a request; if nil, every request is visible. Operator
 	// reports whether they see the whole audit log (else only the rows of
-	// the principal Actor names); if nil, everyone does.
+	// the principal and tenant Actor names); if nil, everyone does.
 	Visible  func(*http.Request, *reach.Request) bool
 	Operator func(*http.Request) bool
 	Logger   *slog.Logger
@@ -134,13 +145,13 @@ func sameOrigin(r *http.Request) bool {
 	return true // not a browser: authentication guards it
 }
 
-func (u *UI) actor(r *http.Request) string {
+func (u *UI) actor(r *http.Request) Actor {
 	if u.o.Actor != nil {
-		if a := u.o.Actor(r); a != "" {
+		if a := u.o.Actor(r); a.Principal != "" {
 			return a
 		}
 	}
-	return "operator"
+	return Actor{Principal: "operator"}
 }
 
 type page struct {
@@ -296,8 +307,9 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	if reason == "" {
 		reason = "stopped from the UI"
 	}
-	q.Stop(mode, u.actor(r), reason)
-	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", u.actor(r))
+	by := u.actor(r).Principal
+	q.Stop(mode, by, reason)
+	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", by)
 	http.Redirect(w, r, "/ui/requests/"+id+"?flash="+url.QueryEscape("Stopped ("+mode.String()+"): "+reason), http.StatusSeeOther)
 }
 
@@ -329,7 +341,7 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "action must be approve or deny", http.StatusBadRequest)
 		return
 	}
-	flash := fmt.Sprintf("%s: %sd by %s", id, action, u.actor(r))
+	flash := fmt.Sprintf("%s: %sd by %s", id, action, u.actor(r).Principal)
 	if err != nil {
 		flash = fmt.Sprintf("%s: %v", id, err)
 	}
@@ -339,7 +351,8 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	q := AuditQuery{Request: r.FormValue("request"), Tool: r.FormValue("tool"), Principal: r.FormValue("principal")}
 	if u.o.Operator != nil && !u.o.Operator(r) {
-		q.Principal = u.actor(r) // only one's own rows
+		a := u.actor(r) // only one's own rows, of one's own tenant
+		q.Principal, q.Owner = a.Principal, &a
 	}
 	data := struct {
 		page
