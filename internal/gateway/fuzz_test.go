@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -62,6 +63,49 @@ func FuzzHTTPBodies(f *testing.F) {
 			if w.Code != http.StatusOK && out["error"] == nil {
 				t.Fatalf("POST /v1/calls %q: %d without an error object: %s", body, w.Code, w.Body.String())
 			}
+		}
+	})
+}
+
+// FuzzModelProxy sends arbitrary chat completion bodies through the model
+// proxy to a model endpoint that answers arbitrary bytes, as JSON or as an
+// SSE stream: the proxy never fails as itself (a 500; a model's bad answer
+// is the model's, a 502). Each call is a request of its own, so that every
+// one reaches the model (a shared one would soon be over budget).
+func FuzzModelProxy(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"messages":[{"role":"user","content":"hi"}]}`, `{"choices":[{"index":0,"message":{"role":"assistant","content":"yes","tool_calls":[{"id":"c1","function":{"name":"f","arguments":"{}"}}]}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`},
+		{`{"stream":true,"stream_options":null,"messages":[]}`, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":1e300}}\n\ndata: [DONE]\n\n"},
+		{`null`, `null`}, {`[]`, `[]`}, {`{"model":7,"stream":"yes"}`, `{"usage":null}`},
+		{`{"stream":true,"stream_options":{"include_usage":"x"}}`, "data:\ndata: [DONE]\n"},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]), false)
+		f.Add([]byte(s[0]), []byte(s[1]), true)
+	}
+	var answer atomic.Pointer[[]byte]
+	var sse atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sse.Load() {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		w.Write(*answer.Load())
+	}))
+	f.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newTestGateway(f, cfg).Handler()
+	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
+		answer.Store(&ans)
+		sse.Store(stream)
+		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
 		}
 	})
 }
