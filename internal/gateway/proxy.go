@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -270,7 +271,11 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	use := a.usage(len(out))
 	if !a.reported {
-		g.log.Warn("the model endpoint reported no usage; an estimate was charged", "request", req.ID(), "model", model,
+		log := g.log.Debug
+		if noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
+			log = g.log.Warn
+		}
+		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
 			"tokens", use.Input+use.Output)
 	}
 	if err != nil {
@@ -282,6 +287,10 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		g.chosen.put(id, mf)
 	}
 }
+
+// noUsageWarned is set once the proxy has warned of a model endpoint that
+// reports no usage.
+var noUsageWarned atomic.Bool
 
 // redact masks the configured secrets in b.
 func (g *Gateway) redact(b []byte) []byte {
