@@ -351,9 +351,10 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig decodes and checks a configuration strictly: an unknown field,
-// a duplicate key, a value of the wrong type, an unset ${VAR} or a bad value
-// is an error that names its line. lookup reads the environment (os.LookupEnv);
-// ${VAR} is expanded in header, env and api_key values only. Relative paths
+// a duplicate key, a value of the wrong type, an unset or unclosed ${VAR} or
+// a bad value is an error that names its line. lookup reads the environment
+// (os.LookupEnv); ${VAR} is expanded in header, env and api_key values only,
+// where $${ writes a literal ${. Relative paths
 // are relative to the current folder (LoadConfig makes them relative to the
 // file's).
 func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
@@ -485,7 +486,8 @@ var varRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // expandSecret replaces each ${VAR} by the variable's value. An unset
-// variable is an error; "$${" writes a literal "${".
+// variable, or a "${" without its "}", is an error; "$${" writes a literal
+// "${".
 func expandSecret(s Secret, lookup func(string) (string, bool), record func(string)) (Secret, error) {
 	v := string(s)
 	if !strings.Contains(v, "${") {
@@ -493,6 +495,9 @@ func expandSecret(s Secret, lookup func(string) (string, bool), record func(stri
 	}
 	const esc = "\x00dollar\x00"
 	v = strings.ReplaceAll(v, "$${", esc)
+	if strings.Contains(varRE.ReplaceAllString(v, ""), "${") { // in what was written, not in a value
+		return "", errors.New("a ${ is not closed; write ${NAME}, or $${ for a literal ${")
+	}
 	var bad error
 	v = varRE.ReplaceAllStringFunc(v, func(m string) string {
 		name := m[2 : len(m)-1]

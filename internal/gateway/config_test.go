@@ -74,6 +74,9 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 		{"duplicate key", "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"line 2", "already defined"}},
 		{"unset variable", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: \"Bearer ${NOPE}\"}\n", []string{"line 4", "${NOPE} is not set"}},
 		{"bad variable name", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: ${1X}\n", []string{"line 3", "not a variable name"}},
+		{"unclosed variable in a header", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers: {A: \"Bearer ${TOK\"}\n", []string{"line 4", "header A", "not closed", "$${"}},
+		{"unclosed variable after a good one", "upstreams:\n  - name: a\n    command: [x]\n    env:\n      A: '${T}-${T'\n", []string{"line 5", "env A", "not closed"}},
+		{"unclosed variable in api_key", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: ${T\n", []string{"line 3", "api_key", "not closed"}},
 		{"non-loopback listen", "\n\nlisten: 0.0.0.0:7400\n", []string{"line 3", "loopback"}},
 		{"url and command", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    command: [x]\n", []string{"line 2", "both url and command"}},
 		{"neither url nor command", "upstreams:\n  - name: a\n", []string{"line 2", "needs url"}},
@@ -216,6 +219,21 @@ func TestConfigURLCredentialsNotQuoted(t *testing.T) {
 		_, err := ParseConfig([]byte(in), nil)
 		if err == nil || !strings.Contains(err.Error(), "not in the") || strings.Contains(err.Error(), "sk-secret") {
 			t.Errorf("ParseConfig(%q) = %v, want an error about credentials that does not quote them", in, err)
+		}
+	}
+}
+
+// TestExpandClosedAndLiteral: "$${" stays a literal "${" without its "}",
+// and a value that holds "${" is not taken for an unclosed reference.
+func TestExpandClosedAndLiteral(t *testing.T) {
+	in := "upstreams:\n  - name: a\n    command: [x]\n    env: {A: 'x-$${Y', B: '${V}', C: '$${V}'}\n"
+	c, err := ParseConfig([]byte(in), env(map[string]string{"V": "p${q"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"A": "x-${Y", "B": "p${q", "C": "${V}"} {
+		if got := c.Upstreams[0].Env[k].Reveal(); got != want {
+			t.Errorf("env %s = %q, want %q", k, got, want)
 		}
 	}
 }
