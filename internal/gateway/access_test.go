@@ -424,3 +424,23 @@ func rawAs(t *testing.T, key, method, url, body string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestUIToolsFollowPolicy: the UI's tool page shows a principal the tools
+// GET /v1/tools does (policies, access: forbidden), no more.
+func TestUIToolsFollowPolicy(t *testing.T) {
+	g, url, _, keys := authGateway(t, "tools:\n  format_answer: {access: forbidden}\n")
+	_, out := do(t, "GET", url+"/v1/tools", "", map[string]string{"Authorization": "Bearer " + keys["alice"]})
+	listed := map[string]bool{}
+	for _, v := range out["tools"].([]any) {
+		listed[v.(map[string]any)["name"].(string)] = true
+	}
+	if listed["get_order"] || listed["format_answer"] || !listed["search_kb"] {
+		t.Fatalf("GET /v1/tools for alice = %v; want search_kb without get_order and format_answer", listed)
+	}
+	_, page := rawAs(t, keys["alice"], "GET", url+"/ui/tools", "")
+	for _, tool := range g.rt.Tools() {
+		if shown := strings.Contains(page, "<b>"+tool.Name+"</b>"); shown != listed[tool.Name] {
+			t.Errorf("alice's /ui/tools shows %s: %v; GET /v1/tools lists it: %v", tool.Name, shown, listed[tool.Name])
+		}
+	}
+}

@@ -78,6 +78,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 // mountOperators adds the UI, /metrics and the approvals API to mux.
 func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: uiApprovals{g.approvals}, Actor: uiActor, Visible: g.sees, Operator: g.isOperator,
+		Tools:  func(r *http.Request) []reach.Tool { return g.visibleTools(g.identityOf(r.Context(), nil)) },
 		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
 		uo.Audit = auditView{g.store}

@@ -83,7 +83,10 @@ type Options struct {
 	// the principal and tenant Actor names); if nil, everyone does.
 	Visible  func(*http.Request, *reach.Request) bool
 	Operator func(*http.Request) bool
-	Logger   *slog.Logger
+	// Tools returns the tools the one who makes an HTTP request may see
+	// (those policies let them call, say); if nil, every tool of Runtime.
+	Tools  func(*http.Request) []reach.Tool
+	Logger *slog.Logger
 }
 
 // UI serves the web UI. Mount it at /ui/.
@@ -384,8 +387,14 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 			stats[s.Tool] = s
 		}
 	}
+	var tools []reach.Tool
+	if u.o.Tools != nil {
+		tools = u.o.Tools(r)
+	} else {
+		tools = u.o.Runtime.Tools()
+	}
 	var vs []toolView
-	for _, t := range u.o.Runtime.Tools() {
+	for _, t := range tools {
 		s := stats[t.Name]
 		v := toolView{Name: t.Name, Description: clip(t.Description, 100), Access: string(t.Access), Reentrancy: string(t.Reentrancy),
 			Calls: s.Calls, Failures: counts(s.Failures), Refusals: counts(s.RefusedBy)}

@@ -129,3 +129,22 @@ func TestLiveStream(t *testing.T) {
 		t.Fatalf("live stream starts with %q", buf[:n])
 	}
 }
+
+// TestToolsOption: the tools page lists what Options.Tools returns for the
+// request, not every tool of the runtime.
+func TestToolsOption(t *testing.T) {
+	rt := reach.New(nil)
+	for _, name := range []string{"search_kb", "refund_order"} {
+		rt.MustRegister(reach.Tool{Name: name, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }})
+	}
+	only := func(*http.Request) []reach.Tool {
+		t, _ := rt.Tool("search_kb")
+		return []reach.Tool{t}
+	}
+	srv := httptest.NewServer(New(Options{Runtime: rt, Tools: only}))
+	defer srv.Close()
+	page := get(t, srv.URL+"/ui/tools")
+	if !strings.Contains(page, "<b>search_kb</b>") || strings.Contains(page, "refund_order") {
+		t.Errorf("tools page with Options.Tools returning search_kb only:\n%s", page)
+	}
+}
