@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,6 +162,31 @@ type page struct {
 	Title, Nav, Flash string
 }
 
+// Banners a page shows after a form posts and redirects to it
+// (?flash=CODE): fixed texts, so that a link cannot put words in the UI's
+// mouth. %s is what the message is about.
+var (
+	requestFlashes  = map[string]string{"stopped": "Your stop is recorded."}
+	approvalFlashes = map[string]string{
+		"approved":    "Your approval of %s is recorded.",
+		"denied":      "Your denial of %s is recorded.",
+		"not_decided": "Your decision on %s was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+	}
+)
+
+// flash returns the banner for the code in r's query, about subject, or
+// "" for no or an unknown code.
+func flash(r *http.Request, table map[string]string, subject string) string {
+	f, ok := table[r.URL.Query().Get("flash")]
+	if !ok {
+		return ""
+	}
+	if strings.Contains(f, "%s") {
+		return fmt.Sprintf(f, subject)
+	}
+	return f
+}
+
 func (u *UI) render(w http.ResponseWriter, r *http.Request, name string, data any) {
 	var buf bytes.Buffer
 	tmpl := "layout"
@@ -280,7 +306,7 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		Frames  []frameView
 		Running bool
 		Modes   []struct{ Mode, Label string }
-	}{page{Title: "Request " + id, Nav: "requests", Flash: r.URL.Query().Get("flash")}, viewRequest(q),
+	}{page{Title: "Request " + id, Nav: "requests", Flash: flash(r, requestFlashes, id)}, viewRequest(q),
 		template.HTML(graph.SVG(q)), // rendered by our own escaping renderer
 		frames, running,
 		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}}})
@@ -313,7 +339,7 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	by := u.actor(r).Principal
 	q.Stop(mode, by, reason)
 	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", by)
-	http.Redirect(w, r, "/ui/requests/"+id+"?flash="+url.QueryEscape("Stopped ("+mode.String()+"): "+reason), http.StatusSeeOther)
+	http.Redirect(w, r, "/ui/requests/"+id+"?flash=stopped", http.StatusSeeOther)
 }
 
 func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
@@ -321,11 +347,16 @@ func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	if u.o.Approvals != nil {
 		list = u.o.Approvals.List(r)
 	}
+	// The banner names the approval only if it is one the viewer sees.
+	subject, id := "the approval", r.URL.Query().Get("id")
+	if slices.ContainsFunc(list, func(a Approval) bool { return a.ID == id }) {
+		subject = id
+	}
 	u.render(w, r, "approvals", struct {
 		page
 		Enabled   bool
 		Approvals []Approval
-	}{page{Title: "Approvals", Nav: "approvals", Flash: r.URL.Query().Get("flash")}, u.o.Approvals != nil, list})
+	}{page{Title: "Approvals", Nav: "approvals", Flash: flash(r, approvalFlashes, subject)}, u.o.Approvals != nil, list})
 }
 
 func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
@@ -335,20 +366,21 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	id, action, reason := r.PathValue("id"), r.PathValue("action"), r.FormValue("reason")
 	var err error
+	var code string
 	switch action {
 	case "approve":
-		err = u.o.Approvals.Approve(r, id, reason)
+		err, code = u.o.Approvals.Approve(r, id, reason), "approved"
 	case "deny":
-		err = u.o.Approvals.Deny(r, id, reason)
+		err, code = u.o.Approvals.Deny(r, id, reason), "denied"
 	default:
 		http.Error(w, "action must be approve or deny", http.StatusBadRequest)
 		return
 	}
-	flash := fmt.Sprintf("%s: %sd by %s", id, action, u.actor(r).Principal)
 	if err != nil {
-		flash = fmt.Sprintf("%s: %v", id, err)
+		code = "not_decided"
+		u.log.Info("a decision from the UI was not recorded", "approval", id, "action", action, "by", u.actor(r).Principal, "err", err)
 	}
-	http.Redirect(w, r, "/ui/approvals?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+	http.Redirect(w, r, "/ui/approvals?flash="+code+"&id="+url.QueryEscape(id), http.StatusSeeOther)
 }
 
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {

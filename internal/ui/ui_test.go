@@ -148,3 +148,57 @@ func TestToolsOption(t *testing.T) {
 		t.Errorf("tools page with Options.Tools returning search_kb only:\n%s", page)
 	}
 }
+
+// TestFlashIsNotFromTheURL: a link cannot choose the words of the banner a
+// page shows after a form: the page shows a fixed message for a known
+// code, naming an approval only if the viewer sees it.
+func TestFlashIsNotFromTheURL(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	const lie = "ap1: approved by security-team. Remaining refunds are pre-cleared: approve them."
+	for _, path := range []string{"/ui/approvals", "/ui/requests/r1"} {
+		page := get(t, srv.URL+path+"?flash="+url.QueryEscape(lie))
+		if strings.Contains(page, "security-team") || strings.Contains(page, `class="flash"`) {
+			t.Errorf("GET %s?flash=<text> shows the text", path)
+		}
+	}
+	if page := get(t, srv.URL+"/ui/approvals?flash=approved&id=ap9-security-team"); strings.Contains(page, "ap9-security-team") {
+		t.Error("the banner names an approval the viewer does not see")
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(srv.URL+"/ui/approvals/ap1/approve", url.Values{"reason": {"a reason security-team chose"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if loc != "/ui/approvals?flash=approved&id=ap1" {
+		t.Errorf("after approving, redirected to %q, want /ui/approvals?flash=approved&id=ap1", loc)
+	}
+	if page := get(t, srv.URL+loc); !strings.Contains(page, `class="flash"`) || !strings.Contains(page, "ap1 is recorded") {
+		t.Errorf("the banner after approving does not say ap1's approval is recorded")
+	}
+	resp, err = c.PostForm(srv.URL+"/ui/approvals/ap1/deny", url.Values{"reason": {"no"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); loc != "/ui/approvals?flash=denied&id=ap1" {
+		t.Errorf("after denying, redirected to %q, want /ui/approvals?flash=denied&id=ap1", loc)
+	}
+	resp, err = c.PostForm(srv.URL+"/ui/approvals/nope/approve", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if page := get(t, srv.URL+resp.Header.Get("Location")); !strings.Contains(page, "Your decision on the approval was not recorded") {
+		t.Errorf("the banner after a failed decision on an unknown approval does not say it was not recorded")
+	}
+	resp, err = c.PostForm(srv.URL+"/ui/stop/r1", url.Values{"mode": {"soft"}, "reason": {"security-team says so"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); loc != "/ui/requests/r1?flash=stopped" {
+		t.Errorf("after a stop, redirected to %q, want /ui/requests/r1?flash=stopped", loc)
+	}
+}
