@@ -126,7 +126,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool) bool {
 			}
 			kp := mix(path, hashBytes(k))
 			s.sig = mix(s.sig, kp)
-			if !s.value(kp, depth+1, false, identKey(k)) {
+			if !s.value(kp, depth+1, false, !s.lines && identKey(k)) { // only arguments widen
 				return false
 			}
 			if s.eat(',') {
