@@ -153,6 +153,7 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
+	run := &batchRun{calls: n}
 	var wg sync.WaitGroup
 	for i := range env.ToolCalls {
 		if resp.Results[i] != nil {
@@ -177,11 +178,50 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 				return
 			}
 			c.Arguments = args
-			resp.Results[i] = rt.Call(ctx, &c)
+			resp.Results[i] = rt.Call(context.WithValue(ctx, batchKey{}, &batchCall{run: run, index: i, outer: batchOf(ctx)}), &c)
 		})
 	}
 	wg.Wait()
 	return resp
+}
+
+// batchRun is one run of Batch.
+type batchRun struct{ calls int } // not empty: distinct runs have distinct addresses
+
+// batchCall marks, in the context, a call that Batch runs and every call
+// nested under it through its Func's context: the call at index of run,
+// under outer when that Batch ran inside a call of another one.
+//
+// Two calls under different calls of one run are independent: neither
+// waits for the other (a call that uses another's result starts only once
+// that one has ended), which an undo of one relies on to wait for the
+// other's write (see holder.blockedBy). A call made with a context that
+// does not come from its caller's, such as its request's, carries no mark,
+// so nothing is known of what waits for it.
+type batchCall struct {
+	run   *batchRun
+	index int
+	outer *batchCall
+}
+
+type batchKey struct{}
+
+func batchOf(ctx context.Context) *batchCall {
+	b, _ := ctx.Value(batchKey{}).(*batchCall)
+	return b
+}
+
+// independent reports whether the calls marked b and o run under
+// different calls of one Batch run (see batchCall).
+func (b *batchCall) independent(o *batchCall) bool {
+	for x := b; x != nil; x = x.outer {
+		for y := o; y != nil; y = y.outer {
+			if x.run == y.run && x.index != y.index {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refsIn lists the "$ref" strings anywhere in args.

@@ -175,14 +175,21 @@ type entities struct {
 // write of the same entity takes it again), except for an undo that writes
 // as the request it compensates.
 type holder struct {
-	root  *Request // the root request it writes as
-	frame *Frame   // the call's frame
+	root  *Request   // the root request it writes as
+	frame *Frame     // the call's frame
+	batch *batchCall // the Batch call it runs under, if any
 	// origin, for an undo that writes as the request it compensates, is the
 	// frame of the call it runs for (the failing call, or the one that
-	// called Request.Compensate). The undo shares the locks of that call
-	// and of its callers, which wait for it, and waits for the request's
-	// other calls that hold the entity: they may be writing it right now.
+	// called Request.Compensate), and batch is that call's. The undo shares
+	// the locks of that call and of its callers, which wait for it, and of
+	// every other call of the request that may be waiting for it; it waits
+	// for the request's calls that hold the entity and provably do not wait
+	// for it: they may be writing it right now.
 	origin *Frame
+	// undoes, for such an undo, is the request it compensates if that was
+	// running when the compensation began: once it is stopped (cancel or
+	// isolate), the undo waits no longer.
+	undoes *Request
 	waits  string // the entity it waits for, while it waits
 }
 
@@ -200,16 +207,28 @@ func (h *holder) on(f *Frame) bool {
 }
 
 // blockedBy reports whether o, which holds an entity, keeps h from taking
-// it: o belongs to another root request, or one of them is an undo and o
-// is not on h's stack.
+// it: o belongs to another root request; or h is an undo and o another
+// call of its request that is not on h's stack and provably independent
+// of the call the undo runs for (see batchCall); or o is an undo and h is
+// not on its stack.
+//
+// Independence must be proven: a call that holds the entity may be
+// waiting for the call the undo runs for, which waits for its undo (a
+// tool's Func that makes a call with its request's context rather than its
+// own, say), and an undo that waited for it would wait for ever. So an
+// undo shares the lock of every call of its request it cannot prove
+// independent. A call that waits for an undo never has that problem: it
+// has not started, so nothing it runs can be what the undo waits for.
 func (h *holder) blockedBy(o *holder) bool {
-	if o.root != h.root {
+	switch {
+	case o.root != h.root:
 		return true
-	}
-	if h.origin == nil && o.origin == nil {
+	case h.origin == nil && o.origin == nil, h.on(o.frame):
 		return false
+	case o.origin == nil:
+		return h.batch.independent(o.batch)
 	}
-	return !h.on(o.frame)
+	return true
 }
 
 // versioned is an entity's exact version.
@@ -324,6 +343,10 @@ func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(b
 			}
 			ch := es.changed
 			es.mu.Unlock()
+			var halt <-chan struct{}
+			if h.undoes != nil {
+				halt = h.undoes.halt
+			}
 			select {
 			case <-ch:
 			case <-ctx.Done():
@@ -332,6 +355,12 @@ func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(b
 				es.mu.Unlock()
 				release(false)
 				return nil, asError(contextCause(ctx, "state"))
+			case <-halt:
+				es.mu.Lock()
+				delete(es.waiting, h)
+				es.mu.Unlock()
+				release(false)
+				return nil, (&StopError{Cause: *h.undoes.StopCause()}).asError()
 			}
 			es.mu.Lock()
 			delete(es.waiting, h)
@@ -443,9 +472,9 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	var release func(bool) map[string]uint64
 	if len(writes) > 0 {
 		var e *Error
-		h := &holder{root: root, frame: c.frame}
-		if root.lockAs != nil {
-			h.root, h.origin = root.lockAs, root.lockFor
+		h := &holder{root: root, frame: c.frame, batch: batchOf(ctx)}
+		if as := root.lockAs; as != nil {
+			h.root, h.origin, h.batch, h.undoes = as.root, as.origin, as.batch, as.undoes
 		}
 		if release, e = rt.entities.lock(ctx, h, writes); e != nil {
 			return nil, e
@@ -667,10 +696,15 @@ func (r *Request) Compensate(ctx context.Context, reason string) []Compensation 
 // compensate runs r's registered undos, newest first. origin is set when it
 // runs inside one of r's calls (that call's frame), which holds its entity
 // locks: the undos then write as r, sharing the locks of origin and its
-// callers (else they would wait for those locks forever), and wait for r's
-// other calls that hold the entities, which may be writing them. A
-// compensation from outside (a stop, origin nil) waits for all of r's
-// writes in flight.
+// callers (else they would wait for those locks forever) and of r's other
+// calls that may be waiting for origin, and wait for r's other calls that
+// hold the entities and provably do not, which may be writing them (see
+// holder.blockedBy). If r is stopped (cancel or isolate) after such a
+// compensation began, its undos no longer wait for an entity: one that
+// waits, or would, fails with the stop and is dead-lettered for an
+// operator, while the others still run. A compensation from outside (a
+// stop, origin nil), or one that begins once r is stopped, waits for all
+// of r's writes in flight.
 func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
 	r.saga.mu.Lock()
 	steps := r.saga.steps
@@ -687,7 +721,10 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 		return nil
 	}
 	if origin != nil {
-		creq.lockAs, creq.lockFor = r.root, origin
+		creq.lockAs = &holder{root: r.root, origin: origin, batch: batchOf(ctx)}
+		if StopMode(r.mode.Load()) < Cancel {
+			creq.lockAs.undoes = r
+		}
 	}
 	defer creq.End()
 	rt.log.Info("compensating", "request", r.id, "reason", reason, "undos", len(steps))

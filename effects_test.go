@@ -789,3 +789,136 @@ func TestSiblingWriteWaitsForUndo(t *testing.T) {
 		}
 	})
 }
+
+// undoTools are the tools of the undo tests: set and unset write an order,
+// each the other's undo; charge writes a payment and fails; a note of each
+// side effect goes to note.
+func undoTools(note func(string)) []reach.Tool {
+	write := func(name string) reach.ToolFunc {
+		return func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+			var in struct{ ID, V string }
+			json.Unmarshal(a, &in)
+			note(name + " " + in.ID + "=" + in.V)
+			return a, nil
+		}
+	}
+	return []reach.Tool{
+		{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: write("set"),
+			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "{args.v}"}`}},
+		{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: write("unset"),
+			Undo: &reach.Followup{Tool: "set", Args: `{"id": "{args.id}", "v": "{args.v}"}`}},
+		{Name: "charge", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				note("FAIL charge")
+				return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+			}},
+	}
+}
+
+// TestUndoOfUnlinkedCallDoesNotHang: a tool whose Func makes a call with
+// its request's context (not nested under its own frame) still holds the
+// entity when that call fails: the undo of the request's earlier write to
+// the entity cannot wait for it (it waits for the failing call), so it
+// writes as the request, sharing the lock, instead of hanging for ever.
+func TestUndoOfUnlinkedCallDoesNotHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var log []string
+		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+		rt := reach.New(nil)
+		rt.MustRegister(undoTools(note)...)
+		rt.MustRegister(reach.Tool{Name: "outer", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+				req, _ := reach.RequestFrom(ctx)
+				res := rt.Call(req.Context(), &reach.Call{ID: "C1", Tool: "charge", Arguments: json.RawMessage(`{"pay":"C1"}`)})
+				return json.Marshal(res.Status)
+			}})
+		ctx, _ := begin(t, rt, nil)
+		if res := rt.Call(ctx, &reach.Call{ID: "s", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"a"}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+		done := make(chan *reach.Result, 1)
+		go func() {
+			done <- rt.Call(ctx, &reach.Call{ID: "o", Tool: "outer", Arguments: json.RawMessage(`{"id":"O1"}`)})
+		}()
+		synctest.Wait()
+		select {
+		case res := <-done:
+			if res.IsError() || string(res.Data) != `"error"` {
+				t.Errorf("outer = %s %s, want it to see charge fail", res.Status, res.ModelText())
+			}
+		default:
+			t.Fatal("outer hangs: the undo of the request's write waits for outer, which waits for the failing call")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got, want := strings.Join(log, ", "), "set O1=a, FAIL charge, unset O1=a"; got != want {
+			t.Errorf("side effects:\n got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// TestStopEndsUndoWait: an undo that waits for another call of its request
+// writing the entity stops waiting when the request is stopped (cancel):
+// it is dead-lettered for an operator, with the stop as its error, and the
+// failing call returns; the undo of the write that finishes after the stop
+// still runs.
+func TestStopEndsUndoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var log []string
+		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+		got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+		inWrite, release := make(chan struct{}), make(chan struct{})
+		rt := reach.New(nil)
+		rt.MustRegister(undoTools(note)...)
+		rt.MustRegister(reach.Tool{Name: "slow_set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				close(inWrite)
+				<-release // ignores the cancellation
+				note("set O1=slow")
+				return a, nil
+			},
+			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "slow"}`}},
+			reach.Tool{Name: "late_charge", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+					<-inWrite // fails while slow_set writes order O1
+					note("FAIL charge")
+					return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+				}})
+		ctx, req := begin(t, rt, nil)
+		if res := rt.Call(ctx, &reach.Call{ID: "s", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"first"}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+		env, err := reach.DecodeEnvelope([]byte(`{"tool_calls":[{"call_id":"x","tool":"slow_set","arguments":{"id":"O1"}},
+			{"call_id":"y","tool":"late_charge","arguments":{"pay":"P1"}}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch sync.WaitGroup
+		resp := make(chan *reach.Response, 1)
+		batch.Go(func() { resp <- rt.Batch(ctx, env) })
+		<-inWrite
+		synctest.Wait() // charge failed; the undo of set O1=first waits for slow_set
+		if g := got(); g != "set O1=first, FAIL charge" {
+			t.Fatalf("side effects before the stop: %s", g)
+		}
+		req.Stop(reach.Cancel, "test", "user left")
+		synctest.Wait()
+		var dead []string
+		for _, d := range rt.DeadLetters() {
+			dead = append(dead, d.Tool+" "+d.Error.Code)
+		}
+		if g, want := strings.Join(dead, "; "), "unset stopped_cancel"; g != want {
+			t.Errorf("dead letters after the stop = %q, want %q", g, want)
+		}
+		close(release)
+		batch.Wait()
+		if g, want := got(), "set O1=first, FAIL charge, set O1=slow, unset O1=slow"; g != want {
+			t.Errorf("side effects:\n got %s\nwant %s", g, want)
+		}
+		if y := (<-resp).Results[1]; y.Status != reach.StatusError || !strings.Contains(strings.Join(y.Notes, " "), "dead letter") {
+			t.Errorf("charge = %s %s, want it failed, its undo dead-lettered", y.Status, y.ModelText())
+		}
+	})
+}

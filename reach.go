@@ -392,7 +392,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
-		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b}
+		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b, halt: make(chan struct{})}
 	r.root = r
 	if parent != nil {
 		r.root = parent.root

@@ -175,13 +175,14 @@ type Request struct {
 	loops loopState    // used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
 	saga  saga         // this request's registered undos
-	// lockAs, on a compensation's request, is the root request whose writes
-	// it undoes: it writes the entities that request holds as that request
-	// (the failing call still holds them while its undos run). lockFor is
-	// the call it runs for: only that call's and its callers' locks are
-	// shared; the request's other calls writing the entity are waited for.
-	lockAs  *Request
-	lockFor *Frame
+	// lockAs, on a compensation's request that runs inside a call of the
+	// request it compensates, is the holder its calls take entity locks
+	// as, each with its own frame: they write as the root request whose
+	// writes they undo, for the call they run for (the failing call still
+	// holds the entities while its undos run). See compensate.
+	lockAs *holder
+	// halt is closed when the request is stopped with cancel or isolate.
+	halt chan struct{}
 }
 
 // ID returns the request id.
@@ -347,8 +348,9 @@ func (r *Request) Stop(mode StopMode, by, reason string) {
 }
 
 func (r *Request) stop(c Cause) {
+	var old StopMode
 	for {
-		old := StopMode(r.mode.Load())
+		old = StopMode(r.mode.Load())
 		if c.Mode <= old {
 			return
 		}
@@ -360,6 +362,9 @@ func (r *Request) stop(c Cause) {
 	r.cause.Store(&cc)
 	if c.Mode >= Cancel {
 		r.cancel(&StopError{Cause: c})
+		if old < Cancel && r.halt != nil {
+			close(r.halt)
+		}
 		if r.saga.pending() {
 			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
 		}
