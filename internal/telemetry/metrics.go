@@ -24,6 +24,7 @@ type Metrics struct {
 	stops     map[string]int64    // mode
 	tokens    int64
 	latency   map[string]*histogram // tool
+	tools     map[string]bool       // the tool labels in use (toolLabel)
 	pending   func() int            // approvals pending, if known
 	spanDrops func() int64
 }
@@ -39,8 +40,45 @@ type histogram struct {
 // NewMetrics returns an empty Metrics.
 func NewMetrics() *Metrics {
 	return &Metrics{calls: map[[2]string]int64{}, refusals: map[[2]string]int64{}, budgets: map[string]int64{},
-		stops: map[string]int64{}, latency: map[string]*histogram{}}
+		stops: map[string]int64{}, latency: map[string]*histogram{}, tools: map[string]bool{}}
 }
+
+// maxToolLabels bounds the tool names that get series of their own: a tool
+// frame's name is what the caller asked for, registered or not.
+const maxToolLabels = 1000
+
+// Labels for the tools beyond maxToolLabels, and for names no tool has.
+const (
+	otherTool   = "(other)"
+	unknownTool = "(unknown)"
+)
+
+// toolLabel is the label of e's tool: its name, "(unknown)" for a name no
+// tool has, "(other)" once maxToolLabels names are in use.
+func toolLabel(e *reach.Event, inUse map[string]bool) string {
+	if e.Error != nil && e.Error.Code == "unknown_tool" {
+		return unknownTool
+	}
+	if !inUse[e.Name] {
+		if len(inUse) >= maxToolLabels {
+			return otherTool
+		}
+		inUse[e.Name] = true
+	}
+	return e.Name
+}
+
+// promLabel escapes a label value as the Prometheus text format wants it:
+// backslash, double quote and line feed only; invalid UTF-8 becomes U+FFFD.
+func promLabel(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	if !strings.ContainsAny(v, "\\\"\n") {
+		return v
+	}
+	return labelEscaper.Replace(v)
+}
+
+var labelEscaper = strings.NewReplacer("\\", "\\\\", "\"", "\\\"", "\n", "\\n")
 
 // WithSpanDrops reports a Tracer's dropped spans with the metrics.
 func (m *Metrics) WithSpanDrops(t *Tracer) *Metrics { m.spanDrops = t.Dropped; return m }
@@ -70,12 +108,13 @@ func (m *Metrics) Record(_ context.Context, e *reach.Event) {
 	case reach.ModelFrame:
 		m.tokens += e.Tokens
 	case reach.ToolFrame:
-		m.calls[[2]string{e.Name, e.State.String()}]++
+		tool := toolLabel(e, m.tools)
+		m.calls[[2]string{tool, e.State.String()}]++
 		if e.State == reach.Completed || e.State == reach.Failed {
-			h := m.latency[e.Name]
+			h := m.latency[tool]
 			if h == nil {
 				h = &histogram{counts: make([]int64, len(buckets))}
-				m.latency[e.Name] = h
+				m.latency[tool] = h
 			}
 			s := e.Latency.Seconds()
 			for i, b := range buckets {
@@ -103,31 +142,31 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	family := func(name, typ, help string) { fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ) }
 	family("reach_tool_calls_total", "counter", "Tool calls by final state.")
 	for _, k := range sortedKeys2(m.calls) {
-		fmt.Fprintf(&b, "reach_tool_calls_total{tool=%q,state=%q} %d\n", k[0], k[1], m.calls[k])
+		fmt.Fprintf(&b, "reach_tool_calls_total{tool=\"%s\",state=\"%s\"} %d\n", promLabel(k[0]), promLabel(k[1]), m.calls[k])
 	}
 	family("reach_refusals_total", "counter", "Calls refused or cancelled, by guard and reason code.")
 	for _, k := range sortedKeys2(m.refusals) {
-		fmt.Fprintf(&b, "reach_refusals_total{guard=%q,code=%q} %d\n", k[0], k[1], m.refusals[k])
+		fmt.Fprintf(&b, "reach_refusals_total{guard=\"%s\",code=\"%s\"} %d\n", promLabel(k[0]), promLabel(k[1]), m.refusals[k])
 	}
 	family("reach_budgets_exhausted_total", "counter", "Budgets exhausted, by dimension.")
 	for _, k := range sortedKeys(m.budgets) {
-		fmt.Fprintf(&b, "reach_budgets_exhausted_total{budget=%q} %d\n", k, m.budgets[k])
+		fmt.Fprintf(&b, "reach_budgets_exhausted_total{budget=\"%s\"} %d\n", promLabel(k), m.budgets[k])
 	}
 	family("reach_stops_total", "counter", "Requests stopped by an operator or the runtime, by mode.")
 	for _, k := range sortedKeys(m.stops) {
-		fmt.Fprintf(&b, "reach_stops_total{mode=%q} %d\n", k, m.stops[k])
+		fmt.Fprintf(&b, "reach_stops_total{mode=\"%s\"} %d\n", promLabel(k), m.stops[k])
 	}
 	family("reach_model_tokens_total", "counter", "Model tokens charged to requests.")
 	fmt.Fprintf(&b, "reach_model_tokens_total %d\n", m.tokens)
 	family("reach_tool_call_duration_seconds", "histogram", "Latency of tool calls that ran.")
-	for _, tool := range sortedKeys(m.latency) {
-		h := m.latency[tool]
+	for _, name := range sortedKeys(m.latency) {
+		h, tool := m.latency[name], promLabel(name)
 		for i, bound := range buckets {
-			fmt.Fprintf(&b, "reach_tool_call_duration_seconds_bucket{tool=%q,le=%q} %d\n", tool, formatBound(bound), h.counts[i])
+			fmt.Fprintf(&b, "reach_tool_call_duration_seconds_bucket{tool=\"%s\",le=\"%s\"} %d\n", tool, formatBound(bound), h.counts[i])
 		}
-		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_bucket{tool=%q,le=\"+Inf\"} %d\n", tool, h.n)
-		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_sum{tool=%q} %g\n", tool, h.sum)
-		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_count{tool=%q} %d\n", tool, h.n)
+		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_bucket{tool=\"%s\",le=\"+Inf\"} %d\n", tool, h.n)
+		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_sum{tool=\"%s\"} %g\n", tool, h.sum)
+		fmt.Fprintf(&b, "reach_tool_call_duration_seconds_count{tool=\"%s\"} %d\n", tool, h.n)
 	}
 	if m.pending != nil {
 		family("reach_approvals_pending", "gauge", "Approvals waiting for a decision.")

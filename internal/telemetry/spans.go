@@ -73,6 +73,8 @@ type Tracer struct {
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
 	queue   chan *reach.Event
+	mu      sync.RWMutex // held to send on queue, and (exclusively) to close it
+	closed  bool
 	dropped atomic.Int64
 	pending atomic.Int64 // queued or being turned into a span
 	done    chan struct{}
@@ -104,9 +106,17 @@ func NewTracer(exp sdktrace.SpanExporter, o *TracerOptions) *Tracer {
 }
 
 // Record implements reach.Recorder: it queues the event without blocking.
+// After Shutdown (a call may end after its gateway closed) the event is
+// dropped and counted.
 func (t *Tracer) Record(_ context.Context, e *reach.Event) {
 	if e.Frame == 0 {
 		return // a stop, not a frame
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		t.dropped.Add(1)
+		return
 	}
 	t.pending.Add(1)
 	select {
@@ -118,12 +128,17 @@ func (t *Tracer) Record(_ context.Context, e *reach.Event) {
 }
 
 // Dropped returns how many frames were not turned into spans because the
-// queue was full.
+// queue was full or the Tracer was shut down.
 func (t *Tracer) Dropped() int64 { return t.dropped.Load() }
 
 // Shutdown flushes the queue and the exporter.
 func (t *Tracer) Shutdown(ctx context.Context) error {
-	t.once.Do(func() { close(t.queue) })
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		close(t.queue)
+		t.mu.Unlock()
+	})
 	select {
 	case <-t.done:
 	case <-ctx.Done():

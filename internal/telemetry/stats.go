@@ -30,6 +30,7 @@ type Stats struct {
 	mu     sync.Mutex
 	window int
 	tools  map[string]*toolStats
+	names  map[string]bool // the tool names in use (toolLabel)
 }
 
 type toolStats struct {
@@ -43,7 +44,7 @@ func NewStats(window int) *Stats {
 	if window <= 0 {
 		window = 1024
 	}
-	return &Stats{window: window, tools: map[string]*toolStats{}}
+	return &Stats{window: window, tools: map[string]*toolStats{}, names: map[string]bool{}}
 }
 
 // Record implements reach.Recorder.
@@ -53,10 +54,11 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.tools[e.Name]
+	name := toolLabel(e, s.names) // bounded, as the metrics are
+	t := s.tools[name]
 	if t == nil {
-		t = &toolStats{ToolStats: ToolStats{Tool: e.Name, Failures: map[string]int64{}, RefusedBy: map[string]int64{}}}
-		s.tools[e.Name] = t
+		t = &toolStats{ToolStats: ToolStats{Tool: name, Failures: map[string]int64{}, RefusedBy: map[string]int64{}}}
+		s.tools[name] = t
 	}
 	t.Calls++
 	switch e.State {

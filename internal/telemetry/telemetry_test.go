@@ -3,11 +3,15 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -135,5 +139,80 @@ func TestStats(t *testing.T) {
 	}
 	if got.P50 != 5*time.Millisecond || got.P95 != 6*time.Millisecond || got.SuccessRate != 6.0/7 {
 		t.Errorf("p50 %s p95 %s rate %v", got.P50, got.P95, got.SuccessRate)
+	}
+}
+
+// TestRecordAfterShutdown: a frame that ends after the Tracer was shut
+// down (a call outliving its gateway) is dropped and counted, not a panic,
+// also while Shutdown runs.
+func TestRecordAfterShutdown(t *testing.T) {
+	tr := NewTracer(tracetest.NewInMemoryExporter(), nil)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for j := range 1000 {
+				tr.Record(context.Background(), &reach.Event{Frame: reach.FrameID(i*1000 + j + 1), Root: "r", Kind: reach.ToolFrame, Name: "t"})
+			}
+		})
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	before := tr.Dropped()
+	tr.Record(context.Background(), &reach.Event{Frame: 99999, Root: "r", Kind: reach.ToolFrame, Name: "t"})
+	if got := tr.Dropped(); got != before+1 {
+		t.Errorf("a frame recorded after Shutdown: dropped %d, want %d", got, before+1)
+	}
+}
+
+// TestMetricsExposition: whatever names callers choose, /metrics stays
+// valid for Prometheus's own parser, and the names make a bounded number
+// of series.
+func TestMetricsExposition(t *testing.T) {
+	m := NewMetrics()
+	names := []string{"x\ty", "z\u2028", "bad\xffutf8", `q"b\c`, "new\nline", "get"}
+	for i, n := range names {
+		m.Record(context.Background(), &reach.Event{Frame: reach.FrameID(i + 1), Kind: reach.ToolFrame, Name: n, State: reach.Completed, Latency: time.Millisecond})
+	}
+	m.Record(context.Background(), &reach.Event{Frame: 100, Kind: reach.ToolFrame, Name: "ghost\x1b", State: reach.Refused,
+		Error: &reach.Error{Guard: "resolve\x00", Code: "unknown_tool"}})
+	var b strings.Builder
+	m.WriteTo(&b)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("Prometheus cannot parse the exposition: %v\n%s", err, b.String())
+	}
+	tools := map[string]bool{}
+	for _, mf := range fams["reach_tool_calls_total"].GetMetric() {
+		for _, l := range mf.GetLabel() {
+			if l.GetName() == "tool" {
+				tools[l.GetValue()] = true
+			}
+		}
+	}
+	for _, want := range []string{"x\ty", `q"b\c`, "new\nline", "bad\uFFFDutf8", unknownTool} {
+		if !tools[want] {
+			t.Errorf("no series for tool %q; have %v", want, tools)
+		}
+	}
+	if tools["ghost\x1b"] {
+		t.Error("a name no tool has got a series of its own")
+	}
+
+	m = NewMetrics()
+	s := NewStats(4)
+	for i := range maxToolLabels + 500 {
+		e := &reach.Event{Frame: reach.FrameID(i + 1), Kind: reach.ToolFrame, Name: fmt.Sprintf("t%d", i), State: reach.Refused,
+			Error: &reach.Error{Guard: "admit", Code: "budget_tool_calls"}}
+		m.Record(context.Background(), e)
+		s.Record(context.Background(), e)
+	}
+	if n := len(m.calls); n > maxToolLabels+1 {
+		t.Errorf("%d distinct tool names made %d series, want at most %d", maxToolLabels+500, n, maxToolLabels+1)
+	}
+	if n := len(s.Snapshot()); n > maxToolLabels+1 {
+		t.Errorf("%d distinct tool names made %d stats entries, want at most %d", maxToolLabels+500, n, maxToolLabels+1)
 	}
 }
