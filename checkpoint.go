@@ -24,6 +24,8 @@ type Checkpoint struct {
 	Args           json.RawMessage
 	// Undo is the compensation registered by a completed write: the undo
 	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
+	// The calls of a request that runs undos (a compensation's, or a dead
+	// letter's retry) register none: an undo is not undone.
 	Undo json.RawMessage
 	// ResultDigest is the SHA-256 of a completed call's result data.
 	ResultDigest string

@@ -1,6 +1,7 @@
 package reach
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -595,7 +596,10 @@ type Compensation struct {
 
 // effectsStage (12): on the way back from execute, a successful write is
 // verified (S2) and its undo registered (S1); a failed or unverified write
-// compensates the request's earlier writes in reverse order.
+// compensates the request's earlier writes in reverse order. The calls of a
+// request that runs undos (a compensation, a dead letter's retry) are
+// verified, but neither register undos nor compensate: an undo is not
+// undone, and one that fails is dead-lettered by what runs it.
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
@@ -604,8 +608,9 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		if err != nil || res == nil || res.Replayed || !write {
 			return res, err
 		}
+		undoing := c.req.root.undoing
 		if res.Status == StatusSuccess && fx != nil {
-			if fx.undo != nil {
+			if fx.undo != nil && !undoing {
 				args, terr := fx.undo.args.json(newScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
@@ -630,7 +635,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 				}
 			}
 		}
-		if res.Status == StatusError {
+		if res.Status == StatusError && !undoing {
 			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", c.frame); len(done) > 0 {
 				res.Notes = append(res.Notes, compensationNote(done))
 			}
@@ -714,13 +719,21 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 		return nil
 	}
 	// Undos run in a request of their own: the stopped or failing request
-	// may refuse new work, but its compensation must still run.
+	// may refuse new work, but its compensation must still run. Its id
+	// ("<request>/compensate/<n>") and agent ("reach") are how a durable
+	// store knows it again after a restart: see undoing.
 	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
 		Principal: r.principal, Agent: "reach", Budget: &Budget{}})
 	if err != nil {
 		return nil
 	}
-	if origin != nil {
+	creq.undoing = true
+	switch as := r.root.lockAs; {
+	case as != nil:
+		// r itself writes as another request (it runs undos, which register
+		// none, so only its own Compensate gets here): so do these undos.
+		creq.lockAs = &holder{root: as.root, origin: cmp.Or(origin, as.origin), batch: as.batch, undoes: as.undoes}
+	case origin != nil:
 		creq.lockAs = &holder{root: r.root, origin: origin, batch: batchOf(ctx)}
 		if StopMode(r.mode.Load()) < Cancel {
 			creq.lockAs.undoes = r
@@ -784,6 +797,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	if dl == nil {
 		return nil, fmt.Errorf("no dead letter %s", id)
 	}
+	// The retry's request runs an undo (see compensate for its id and agent).
 	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{}})
 	if err != nil {
 		rt.dead.mu.Lock()
@@ -791,6 +805,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		rt.dead.mu.Unlock()
 		return nil, err
 	}
+	creq.undoing = true
 	defer creq.End()
 	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
 	if res.IsError() {

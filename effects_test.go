@@ -791,18 +791,36 @@ func TestSiblingWriteWaitsForUndo(t *testing.T) {
 }
 
 // undoTools are the tools of the undo tests: set and unset write an order,
-// each the other's undo; charge writes a payment and fails; a note of each
-// side effect goes to note.
+// each the other's undo, and fail for the value "bad"; charge writes a
+// payment and fails; pay writes one, and its undo refund always fails. A
+// note of each side effect goes to note.
 func undoTools(note func(string)) []reach.Tool {
 	write := func(name string) reach.ToolFunc {
 		return func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
 			var in struct{ ID, V string }
 			json.Unmarshal(a, &in)
+			if in.V == "bad" {
+				note("FAIL " + name + " " + in.ID + "=" + in.V)
+				return nil, &reach.ToolError{Type: "conflict", Message: "bad value"}
+			}
 			note(name + " " + in.ID + "=" + in.V)
 			return a, nil
 		}
 	}
 	return []reach.Tool{
+		{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				var in struct{ Pay string }
+				json.Unmarshal(a, &in)
+				note("pay " + in.Pay)
+				return a, nil
+			},
+			Undo: &reach.Followup{Tool: "refund", Args: `{"pay": "{args.pay}"}`}},
+		{Name: "refund", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"payment:{pay}"},
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				note("FAIL refund")
+				return nil, &reach.ToolError{Type: "conflict", Message: "refunds are closed"}
+			}},
 		{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: write("set"),
 			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}", "v": "{args.v}"}`}},
 		{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: write("unset"),
@@ -921,4 +939,129 @@ func TestStopEndsUndoWait(t *testing.T) {
 			t.Errorf("charge = %s %s, want it failed, its undo dead-lettered", y.Status, y.ModelText())
 		}
 	})
+}
+
+// TestUndoIsNotUndone: an undo that succeeds registers no undo of its own,
+// and a failed undo does not compensate the undos before it: with tools
+// that undo each other (set, unset), the compensation of a failure does
+// not write back what it undid when a later undo fails, nor hang waiting
+// for the failing call; the failed undo is dead-lettered.
+func TestUndoIsNotUndone(t *testing.T) {
+	tests := []struct {
+		name string
+		fail string // the failing call's tool and arguments
+		want string
+	}{{
+		name: "another call fails",
+		fail: `charge {"pay":"C1"}`,
+		want: "pay P1, set O1=a, FAIL charge, unset O1=a, FAIL refund",
+	}, {
+		name: "a write of the entity fails",
+		fail: `set {"id":"O1","v":"bad"}`,
+		want: "pay P1, set O1=a, FAIL set O1=bad, unset O1=a, FAIL refund",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var log []string
+				note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+				rt := reach.New(nil)
+				rt.MustRegister(undoTools(note)...)
+				ctx, _ := begin(t, rt, nil)
+				for i, c := range []string{`pay {"pay":"P1"}`, `set {"id":"O1","v":"a"}`} {
+					tool, args, _ := strings.Cut(c, " ")
+					if res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint("w", i), Tool: tool, Arguments: json.RawMessage(args)}); res.IsError() {
+						t.Fatal(res.ModelText())
+					}
+				}
+				tool, args, _ := strings.Cut(tt.fail, " ")
+				done := make(chan *reach.Result, 1)
+				go func() { done <- rt.Call(ctx, &reach.Call{ID: "f", Tool: tool, Arguments: json.RawMessage(args)}) }()
+				synctest.Wait()
+				select {
+				case res := <-done:
+					if res.Status != reach.StatusError {
+						t.Errorf("%s = %s %s, want it failed", tool, res.Status, res.ModelText())
+					}
+				default:
+					t.Fatal("the failing call hangs: an undo of an undo waits for it")
+				}
+				mu.Lock()
+				got := strings.Join(log, ", ")
+				mu.Unlock()
+				if got != tt.want {
+					t.Errorf("side effects:\n got %s\nwant %s", got, tt.want)
+				}
+				var dead []string
+				for _, d := range rt.DeadLetters() {
+					dead = append(dead, d.Tool)
+				}
+				if g := strings.Join(dead, ", "); g != "refund" {
+					t.Errorf("dead letters = %q, want refund", g)
+				}
+			})
+		})
+	}
+}
+
+// undoCheckpoints records, per ended checkpoint, its tool and whether it
+// carries an undo.
+type undoCheckpoints struct {
+	mu    sync.Mutex
+	ended []string
+}
+
+func (u *undoCheckpoints) Executing(context.Context, *reach.Checkpoint) error { return nil }
+
+func (u *undoCheckpoints) Ended(_ context.Context, c *reach.Checkpoint) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := c.Tool
+	if len(c.Undo) > 0 {
+		s += " (undo recorded)"
+	}
+	u.ended = append(u.ended, s)
+}
+
+// TestUndoCheckpointsRecordNoUndo: the checkpoint of an undo, run by a
+// compensation or by an operator's retry of its dead letter, records no
+// undo of its own, so that a restart never undoes an undo.
+func TestUndoCheckpointsRecordNoUndo(t *testing.T) {
+	cp := &undoCheckpoints{}
+	var broken atomic.Bool // the undo of order O2 fails until the operator retries it
+	broken.Store(true)
+	rt := reach.New(&reach.Options{Checkpoints: cp})
+	rt.MustRegister(
+		reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: echo,
+			Undo: &reach.Followup{Tool: "unset", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "unset", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
+			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
+				if string(a) == `{"id":"O2"}` && broken.Load() {
+					return nil, &reach.ToolError{Type: "conflict", Message: "try later"}
+				}
+				return a, nil
+			},
+			Undo: &reach.Followup{Tool: "set", Args: `{"id": "{args.id}"}`}},
+	)
+	ctx, req := begin(t, rt, nil)
+	for _, id := range []string{"O1", "O2"} {
+		if res := rt.Call(ctx, &reach.Call{ID: id, Tool: "set", Arguments: json.RawMessage(`{"id":"` + id + `"}`)}); res.IsError() {
+			t.Fatal(res.ModelText())
+		}
+	}
+	req.Compensate(ctx, "test") // unset O2 fails, unset O1 succeeds
+	dls := rt.DeadLetters()
+	if len(dls) != 1 {
+		t.Fatalf("dead letters = %+v, want the undo of O2", dls)
+	}
+	broken.Store(false)
+	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if got, want := strings.Join(cp.ended, ", "), "set (undo recorded), set (undo recorded), unset, unset, unset"; got != want {
+		t.Errorf("checkpoints:\n got %s\nwant %s", got, want)
+	}
 }

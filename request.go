@@ -175,6 +175,11 @@ type Request struct {
 	loops loopState    // used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
 	saga  saga         // this request's registered undos
+	// undoing marks a request the runtime begins to run undos: a
+	// compensation's, or an operator's retry of a dead letter. Its calls
+	// register no undos, and one that fails compensates nothing: a failed
+	// undo is dead-lettered, and an undo is never undone.
+	undoing bool
 	// lockAs, on a compensation's request that runs inside a call of the
 	// request it compensates, is the holder its calls take entity locks
 	// as, each with its own frame: they write as the root request whose

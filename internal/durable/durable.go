@@ -12,7 +12,9 @@
 // of every request that had not ended, newest first, each once under its
 // own idempotency key; an undo that fails is dead-lettered. An undo that
 // was dead-lettered before the stop is left to the operator: it is not run
-// again, nor dead-lettered twice.
+// again, nor dead-lettered twice. The requests that ran undos (a
+// compensation, a dead letter's retry) are marked, but their undos are
+// never undone.
 //
 // Checkpoints is also the runtime's dead letter sink: an operator's
 // Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
@@ -245,10 +247,29 @@ func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) er
 	return ir.CompleteKey(ctx, key, owner, result, now.Add(24*time.Hour))
 }
 
+// undoRequest reports whether r is a request the runtime began to run
+// undos: a compensation ("<request>/compensate/<n>", agent "reach") or an
+// operator's retry of a dead letter ("<request>/retry/<n>", agent
+// "operator"). The store keeps no flag for it, so the id and agent the
+// runtime gives them say it.
+func undoRequest(r *store.Request) bool {
+	for _, k := range [...]struct{ infix, agent string }{{"/compensate/", "reach"}, {"/retry/", "operator"}} {
+		i := strings.LastIndex(r.ID, k.infix)
+		if i > 0 && r.Parent == "" && r.Agent == k.agent && !strings.Contains(r.ID[i+len(k.infix):], "/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Recover resolves what a stopped gateway left behind. Call it once at
 // start, after the tools are registered and before serving. The undos of
 // an interrupted request run, except those that already have a stored
-// dead letter (open, retried or resolved): an operator has them.
+// dead letter (open, retried or resolved): an operator has them. An
+// interrupted request that ran undos (a compensation, a dead letter's
+// retry) is not compensated: an undo is never undone; the request it
+// compensated, if interrupted too, runs its undos again, each under its
+// idempotency key, so one that ran before the stop does not run twice.
 func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) {
 	rep := &Report{Compensated: map[string][]reach.Compensation{}}
 	open, err := st.OpenFrames(ctx)
@@ -293,9 +314,11 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 			}
 			continue
 		}
-		frames, err := st.RequestFrames(ctx, r.ID)
-		if err != nil {
-			return nil, err
+		var frames []*store.Frame
+		if !undoRequest(r) {
+			if frames, err = st.RequestFrames(ctx, r.ID); err != nil {
+				return nil, err
+			}
 		}
 		var undos []reach.RecordedUndo
 		for _, f := range slices.Backward(frames) { // newest first
