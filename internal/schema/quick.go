@@ -53,9 +53,12 @@ const (
 var typeBits = map[string]uint8{"null": tNull, "boolean": tBool, "integer": tInt, "number": tNum | tInt,
 	"string": tStr, "array": tArr, "object": tObj}
 
-// annotations are keywords that never affect validity.
+// annotations are keywords that never affect validity. "format" is not one:
+// the full validator asserts it under drafts before 2019-09 (a $schema of
+// draft-04, -06 or -07, common in MCP tools) and whenever its compiler is
+// told to, so a schema with a format is left to it.
 var annotations = map[string]bool{"$schema": true, "$id": true, "title": true, "description": true, "default": true,
-	"examples": true, "format": true, "$comment": true, "readOnly": true, "writeOnly": true, "deprecated": true}
+	"examples": true, "$comment": true, "readOnly": true, "writeOnly": true, "deprecated": true}
 
 // CompileQuick compiles raw if it stays within the subset, else returns nil.
 func CompileQuick(raw []byte) *Quick {

@@ -72,6 +72,39 @@ func TestQuickAgreesWithFull(t *testing.T) {
 	}
 }
 
+// leftToFull checks, for each row, that the full validator refuses the input
+// and the quick path does not call it valid.
+func leftToFull(t *testing.T, rows []struct{ schema, in string }) {
+	t.Helper()
+	for _, tc := range rows {
+		canon, err := callgraph.Normalize(nil, []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(canon))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full(t, tc.schema).Validate(v) == nil {
+			t.Fatalf("test case wrong: full validator accepts %s for %s", tc.in, tc.schema)
+		}
+		if q := CompileQuick([]byte(tc.schema)); q != nil && q.Valid(canon) {
+			t.Errorf("%s: quick accepts %s, which the full validator refuses", tc.schema, canon)
+		}
+	}
+}
+
+// A format is asserted by the full validator under draft-04, -06 and -07.
+func TestQuickLeavesFormatToFull(t *testing.T) {
+	leftToFull(t, []struct{ schema, in string }{
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"email":{"type":"string","format":"email"}},"required":["email"]}`, `{"email":"not an email"}`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"u":{"type":"string","format":"uri"}}}`, `{"u":"::nope"}`},
+		{`{"$schema":"http://json-schema.org/draft-06/schema#","type":"object","properties":{"d":{"type":"string","format":"date-time"}}}`, `{"d":"yesterday"}`},
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"id":{"type":"string","format":"ipv4"}}}`, `{"id":"300.1.1.1"}`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"l":{"type":"array","items":{"type":"string","format":"uuid"}}}}`, `{"l":["nope"]}`},
+	})
+}
+
 func TestQuickRefusesUnsupported(t *testing.T) {
 	for _, s := range []string{`{"oneOf":[{"type":"string"}]}`, `{"$ref":"#/x"}`, `{"properties":{"a":{"allOf":[]}}}`, `{"enum":[1,2]}`, `{"additionalProperties":{"type":"string"}}`} {
 		if CompileQuick([]byte(s)) != nil {
