@@ -148,21 +148,24 @@ const versionSlots = 1 << 12
 //
 // Versions come from one counter for all entities, so a write always gives
 // its entity a version higher than any version handed out before. The
-// exact version of the maxExactVersions entities written most recently is
-// kept; an older one (never one that is locked) is evicted, and its
-// version folded into a slot, chosen by a hash of its name, that keeps the
-// highest version of all the entities evicted into it. An entity that is
-// not kept exactly is at its slot's version. So memory stays bounded in a
-// gateway that runs for months, and a stale read is never missed: a write
-// since a read raised the entity's version above what was read, and a
-// slot's version only grows. Two entities in one slot may only make a read
+// exact version of the maxExactVersions entities written or read most
+// recently is kept (a read keeps an entity exactly from then on, at the
+// version it is at); an older one (never one that is locked) is evicted,
+// and its version folded into a slot, chosen by a hash of its name, that
+// keeps the highest version of all the entities evicted into it. An
+// entity that is not kept exactly is at its slot's version. So memory
+// stays bounded in a gateway that runs for months, and a stale read is
+// never missed: a write since a read raised the entity's version above
+// what was read, and a slot's version only grows, as does an entity's when
+// it is kept exactly again. Two entities in one slot may only make a read
 // look stale when it is not (the write is refused or refreshed, the safe
-// side): the eviction of another entity into the slot raises its version.
+// side), when the entity itself was evicted between the read and the
+// write: the eviction of another entity into the slot raises its version.
 type entities struct {
 	mu      sync.Mutex
 	seq     uint64                   // the last version handed out
 	version map[string]*list.Element // exact versions (*versioned), of the entities in recent
-	recent  list.List                // *versioned, least recently written first
+	recent  list.List                // *versioned, least recently written or read first
 	max     int                      // the most entities in version
 	seed    maphash.Seed
 	slots   [versionSlots]uint64 // the highest version of the entities evicted into each slot
@@ -249,6 +252,26 @@ func (es *entities) current(name string) uint64 {
 	return es.versionOf(name)
 }
 
+// observe returns the entity's version as a request records it when it
+// reads the entity, and keeps it exactly, as the most recently used, from
+// now on: an entity not kept exactly gets an exact version at its slot's,
+// which is all a write since the read has to be above, so later evictions
+// into the slot do not make the request's write look stale. The entity is
+// evicted again, like any other, once es.max more recently used ones are
+// kept.
+func (es *entities) observe(name string) uint64 {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if e, ok := es.version[name]; ok {
+		es.recent.MoveToBack(e)
+		return e.Value.(*versioned).v
+	}
+	v := es.slots[es.slot(name)]
+	es.version[name] = es.recent.PushBack(&versioned{name, v})
+	es.evict()
+	return v
+}
+
 // versionOf returns the entity's version: exact, or its slot's (es.mu held).
 func (es *entities) versionOf(name string) uint64 {
 	if e, ok := es.version[name]; ok {
@@ -272,7 +295,7 @@ func (es *entities) bump(name string) {
 	es.version[name] = es.recent.PushBack(&versioned{name, es.seq})
 }
 
-// evict folds the least recently written entities that are not locked
+// evict folds the least recently used entities that are not locked
 // into their slots while more than es.max are kept exactly (es.mu held).
 func (es *entities) evict() {
 	for e := es.recent.Front(); e != nil && len(es.version) > es.max; {
@@ -483,7 +506,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	}
 	for _, n := range writes {
 		seen, ok := rv.get(n)
-		now := rt.entities.current(n)
+		now := rt.entities.observe(n) // a refresh reads it at this version
 		if !ok || seen == now {
 			continue
 		}
@@ -508,7 +531,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
-		readAt[i] = rt.entities.current(n)
+		readAt[i] = rt.entities.observe(n)
 	}
 	res, err := next(ctx, c)
 	ok := err == nil && res.Status == StatusSuccess && !res.Replayed

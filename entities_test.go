@@ -88,3 +88,92 @@ func TestEntityVersionsStayBounded(t *testing.T) {
 		t.Errorf("after the write, fresh is at version %d (exact: %v), want above %d", now, exact("fresh"), before)
 	}
 }
+
+// TestReadEntityStaysExact: an entity read by a request is kept exactly
+// (and counts as recent) from the read on, so that other entities evicted
+// into its slot before the request writes it do not make the write look
+// stale; a write by another request since the read still does.
+func TestReadEntityStaysExact(t *testing.T) {
+	old := maxExactVersions
+	maxExactVersions = 4
+	t.Cleanup(func() { maxExactVersions = old })
+	tests := []struct {
+		name    string
+		written bool // the target was written before the others (else never)
+		changed bool // another request writes the target after the read
+	}{
+		{name: "never written"},
+		{name: "written before the others", written: true},
+		{name: "never written, then changed", changed: true},
+		{name: "written before the others, then changed", written: true, changed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := New(nil)
+			ok := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil }
+			rt.MustRegister(
+				Tool{Name: "get", Reentrancy: Reentrant, Reads: []string{"item:{id}"}, Func: ok},
+				Tool{Name: "put", Access: Write, Reentrancy: Reentrant, Writes: []string{"item:{id}"}, Func: ok},
+			)
+			begin := func() context.Context {
+				ctx, r, err := rt.Begin(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(r.End)
+				return ctx
+			}
+			n := 0
+			call := func(ctx context.Context, tool, id string) *Result {
+				n++
+				return rt.Call(ctx, &Call{ID: fmt.Sprint("c", n), Tool: tool, Arguments: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))})
+			}
+			// Other entities in the target's slot, so that every eviction
+			// raises the slot's version.
+			var others []string
+			for i := 0; len(others) < 6; i++ {
+				if id := fmt.Sprint("other-", i); rt.entities.slot("item:"+id) == rt.entities.slot("item:target") {
+					others = append(others, id)
+				}
+			}
+			reader, writer := begin(), begin()
+			mustPut := func(id string) {
+				if res := call(writer, "put", id); res.IsError() {
+					t.Fatal(res.ModelText())
+				}
+			}
+			if tt.written {
+				mustPut("target")
+			}
+			for _, id := range others[:3] {
+				mustPut(id) // the exact versions are full once the target or a fourth is written
+			}
+			if !tt.written {
+				mustPut(others[3])
+			}
+			if res := call(reader, "get", "target"); res.IsError() {
+				t.Fatal(res.ModelText())
+			}
+			if tt.changed {
+				mustPut("target")
+			}
+			for _, id := range others[4:] {
+				mustPut(id) // each evicts the least recently written or read entity
+			}
+			res := call(reader, "put", "target")
+			if tt.changed {
+				if res.Status != StatusRefused || res.Error.Code != "stale_read" {
+					t.Errorf("writing an entity changed since it was read = %s %s, want a stale read", res.Status, res.ModelText())
+				}
+			} else if res.IsError() {
+				t.Errorf("writing an entity unchanged since it was read = %s %s, want it written", res.Status, res.ModelText())
+			}
+			rt.entities.mu.Lock()
+			kept := len(rt.entities.version)
+			rt.entities.mu.Unlock()
+			if kept > maxExactVersions {
+				t.Errorf("%d exact versions, want at most %d", kept, maxExactVersions)
+			}
+		})
+	}
+}
