@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -355,21 +356,7 @@ func baggageRequest(s string) string {
 // traceparent renders a W3C traceparent whose parent span id is frame f,
 // in a trace derived from the root request id.
 func traceparent(r *reach.Request, f reach.FrameID) string {
-	return "00-" + traceID(r.Root().ID()) + "-" + f.String() + "-01"
-}
-
-// traceID derives a 32-hex-digit trace id from a request id (FNV-1a, 128 bits).
-func traceID(id string) string {
-	var h1, h2 uint64 = 0xcbf29ce484222325, 0x84222325cbf29ce4
-	for i := 0; i < len(id); i++ {
-		h1 = (h1 ^ uint64(id[i])) * 0x100000001b3
-		h2 = (h2 ^ uint64(id[i])) * 0x100000001b3
-		h2 ^= h1 >> 29
-	}
-	if h1 == 0 && h2 == 0 {
-		h1 = 1
-	}
-	return fmt.Sprintf("%016x%016x", h1, h2)
+	return "00-" + telemetry.TraceID(r.Root().ID()).String() + "-" + f.String() + "-01"
 }
 
 // mcpResult renders a reach result as an MCP tool result.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -212,7 +213,7 @@ func TestParseTraceparent(t *testing.T) {
 		}
 	}
 	f := reach.FrameID(0x1234)
-	tp := "00-" + traceID("req") + "-" + f.String() + "-01"
+	tp := "00-" + telemetry.TraceID("req").String() + "-" + f.String() + "-01"
 	if got, ok := parseTraceparent(tp); !ok || got != f {
 		t.Errorf("round trip of %q = %v", tp, got)
 	}

@@ -11,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"encoding/hex"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+	"sync"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -173,4 +178,49 @@ func TestApprovalWaitSendsProgress(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not complete")
 	}
+}
+
+// TestForwardedTraceparentJoinsTheTrace: the traceparent reach hands an
+// upstream names the trace reach exports the call's span in, with the
+// call's frame as the parent span, so the upstream's own spans join it.
+func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
+	var mu sync.Mutex
+	var spans []*tracev1.Span
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req coltracev1.ExportTraceServiceRequest
+		if proto.Unmarshal(b, &req) == nil {
+			mu.Lock()
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					spans = append(spans, ss.Spans...)
+				}
+			}
+			mu.Unlock()
+		}
+		w.WriteHeader(200)
+	}))
+	defer collector.Close()
+	g, p, _ := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
+	cs := connectMCP(t, g, nil)
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
+	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || parts[2] != res.Meta[MetaFrame] {
+		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[MetaFrame])
+	}
+	if err := g.Close(); err != nil { // flushes the spans
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, sp := range spans {
+		if hex.EncodeToString(sp.SpanId) == parts[2] {
+			if got := hex.EncodeToString(sp.TraceId); got != parts[1] {
+				t.Errorf("the call's span is in trace %s, the upstream was told %s", got, parts[1])
+			}
+			return
+		}
+	}
+	t.Errorf("no span for frame %s among %d exported", parts[2], len(spans))
 }
