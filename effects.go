@@ -316,8 +316,8 @@ func (es *entities) evict() {
 func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(bump bool) map[string]uint64, *Error) {
 	var held []string
 	// release lets go of the locks and returns the versions the entities
-	// had as it did (bumped for a write that took effect), read before
-	// another request can write them.
+	// had as it did (bumped for a write that may have taken effect), read
+	// before another request can write them.
 	release := func(bump bool) map[string]uint64 {
 		es.mu.Lock()
 		vers := make(map[string]uint64, len(held))
@@ -537,7 +537,11 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
 	var vers map[string]uint64
 	if release != nil {
-		vers = release(ok)
+		// A write that reached its tool may have taken effect, however it
+		// ended (failed, timed out, cancelled, its result refused): its
+		// entities change version, so a write based on an earlier read is
+		// refused, not lost. One refused before, or replayed, did not run.
+		vers = release(c.frame.State() == Executing)
 	}
 	if ok {
 		for i, n := range reads {

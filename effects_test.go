@@ -1065,3 +1065,102 @@ func TestUndoCheckpointsRecordNoUndo(t *testing.T) {
 		t.Errorf("checkpoints:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestWriteThatMayHaveRunChangesTheEntity: a write that reached its tool
+// changes the entity's version however it ended (it failed after writing,
+// timed out, was cancelled, or was isolated after the tool finished), so a
+// write based on an earlier read is refused as stale instead of silently
+// overwriting it; a write that did not run again (a replay) changes
+// nothing.
+func TestWriteThatMayHaveRunChangesTheEntity(t *testing.T) {
+	tests := []struct {
+		name      string
+		how       string // how put ends: fail, wait (for its context), or finish (ignoring it)
+		stop      reach.StopMode
+		replay    bool // B's write is a replay of one made before A's read
+		wantStale bool
+	}{
+		{name: "fails after writing", how: "fail", wantStale: true},
+		{name: "times out", how: "wait", wantStale: true},
+		{name: "cancelled", how: "wait", stop: reach.Cancel, wantStale: true},
+		{name: "isolated after the tool finished", how: "finish", stop: reach.Isolate, wantStale: true},
+		{name: "replayed", how: "finish", replay: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				value := map[string]string{}
+				inWrite, finish := make(chan struct{}, 1), make(chan struct{})
+				rt := reach.New(nil)
+				rt.MustRegister(
+					reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"item:{id}"}, Func: echo},
+					reach.Tool{Name: "put", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"item:{id}"}, Timeout: 50 * time.Millisecond,
+						Func: func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+							var in struct{ ID, V, How string }
+							json.Unmarshal(a, &in)
+							mu.Lock()
+							value[in.ID] = in.V
+							mu.Unlock()
+							switch in.How {
+							case "fail":
+								return nil, &reach.ToolError{Type: "conflict", Message: "failed after writing"}
+							case "wait":
+								inWrite <- struct{}{}
+								<-ctx.Done()
+								return nil, ctx.Err()
+							case "finish":
+								inWrite <- struct{}{}
+								<-finish
+							}
+							return a, nil
+						}},
+				)
+				a, _ := begin(t, rt, nil)
+				b, breq := begin(t, rt, nil)
+				put := func(ctx context.Context, v, how string) *reach.Result {
+					return rt.Call(ctx, &reach.Call{ID: "put-" + v, Tool: "put", IdempotencyKey: "put-" + v,
+						Arguments: json.RawMessage(`{"id":"X","v":"` + v + `","how":"` + how + `"}`)})
+				}
+				if tt.replay {
+					go func() { <-inWrite; close(finish) }()
+					if res := put(b, "fromB", tt.how); res.IsError() {
+						t.Fatal(res.ModelText())
+					}
+				}
+				if res := rt.Call(a, &reach.Call{ID: "get", Tool: "get", Arguments: json.RawMessage(`{"id":"X"}`)}); res.IsError() {
+					t.Fatal(res.ModelText())
+				}
+				if !tt.replay {
+					go func() {
+						if tt.how == "fail" {
+							return
+						}
+						<-inWrite
+						if tt.stop != reach.Running {
+							breq.Stop(tt.stop, "test", "stopped")
+						}
+						if tt.how == "finish" {
+							close(finish)
+						}
+					}()
+				}
+				if res := put(b, "fromB", tt.how); !tt.replay && !res.IsError() {
+					t.Fatalf("B's write = %s, want it failed or refused", res.ModelText())
+				} else if tt.replay && !res.Replayed {
+					t.Fatalf("B's write = %s, want a replay", res.ModelText())
+				}
+				mu.Lock()
+				x := value["X"]
+				mu.Unlock()
+				res := put(a, "fromA", "")
+				switch {
+				case tt.wantStale && (res.Status != reach.StatusRefused || res.Error.Code != "stale_read"):
+					t.Errorf("A's write after B's (X was %s) = %s %s, want a stale read", x, res.Status, res.ModelText())
+				case !tt.wantStale && res.IsError():
+					t.Errorf("A's write after B's replay = %s %s, want it written", res.Status, res.ModelText())
+				}
+			})
+		})
+	}
+}
