@@ -10,10 +10,13 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
@@ -63,7 +66,12 @@ var annotations = map[string]bool{"$schema": true, "$id": true, "title": true, "
 // CompileQuick compiles raw if it stays within the subset, else returns nil.
 func CompileQuick(raw []byte) *Quick {
 	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber() // bounds keep their text: see exactFloat
+	if d.Decode(&m) != nil {
+		return nil
+	}
+	if _, err := d.Token(); err != io.EOF {
 		return nil
 	}
 	q, ok := compile(m)
@@ -160,7 +168,11 @@ func compile(m map[string]any) (*Quick, bool) {
 				q.enum = append(q.enum, b)
 			}
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-			f, ok := v.(float64)
+			n, ok := v.(json.Number)
+			if !ok {
+				return nil, false
+			}
+			f, ok := exactFloat(string(n))
 			if !ok {
 				return nil, false
 			}
@@ -176,19 +188,25 @@ func compile(m map[string]any) (*Quick, bool) {
 				q.exMax = &f
 			}
 		case "minLength", "maxLength", "minItems", "maxItems":
-			f, ok := v.(float64)
-			if !ok || f < 0 || f != math.Trunc(f) {
+			n, ok := v.(json.Number)
+			if !ok {
+				return nil, false
+			}
+			// Plain digits only (2.0 and 1e1 are left to the full validator),
+			// and no more than any argument could reach.
+			u, err := strconv.ParseUint(string(n), 10, 64)
+			if err != nil || u > maxLimit {
 				return nil, false
 			}
 			switch k {
 			case "minLength":
-				q.minLen, q.hasStrRule = int(f), true
+				q.minLen, q.hasStrRule = int(u), true
 			case "maxLength":
-				q.maxLen, q.hasStrRule = int(f), true
+				q.maxLen, q.hasStrRule = int(u), true
 			case "minItems":
-				q.minItems = int(f)
+				q.minItems = int(u)
 			default:
-				q.maxItems = int(f)
+				q.maxItems = int(u)
 			}
 		case "pattern":
 			s, ok := v.(string)
@@ -383,12 +401,9 @@ func (q *Quick) number(tok []byte) bool {
 	if !q.hasBounds {
 		return true
 	}
-	if len(tok) > 15 {
+	f, ok := exactFloat(string(tok))
+	if !ok {
 		return false // beyond float precision: let the full validator compare
-	}
-	f, err := strconv.ParseFloat(string(tok), 64)
-	if err != nil {
-		return false
 	}
 	switch {
 	case q.min != nil && f < *q.min, q.max != nil && f > *q.max,
@@ -396,4 +411,48 @@ func (q *Quick) number(tok []byte) bool {
 		return false
 	}
 	return true
+}
+
+// maxLimit is the largest minLength, maxLength, minItems or maxItems the
+// quick path takes; a larger one is left to the full validator.
+const maxLimit = math.MaxInt32
+
+// exactFloat parses the JSON number s when float64 orders it exactly against
+// any other number it accepts: at most 15 significant digits (so distinct
+// decimals stay distinct floats, and rounding keeps their order) and, unless
+// zero, a magnitude well inside the normal range (no underflow to 0, no
+// overflow to Inf). Otherwise ok is false, and the full validator, which
+// compares decimals exactly, decides.
+func exactFloat(s string) (f float64, ok bool) {
+	mant := s
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+	}
+	sig := 0 // significant digits: from the first nonzero digit to the last
+	first, last := -1, -1
+	for i := 0; i < len(mant); i++ {
+		if c := mant[i]; c >= '1' && c <= '9' {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		_, err := strconv.ParseFloat(s, 64)
+		return 0, err == nil // a zero, however written
+	}
+	for i := first; i <= last; i++ {
+		if mant[i] != '.' {
+			sig++
+		}
+	}
+	if sig > 15 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if a := math.Abs(f); err != nil || a < 1e-300 || a > 1e300 {
+		return 0, false
+	}
+	return f, true
 }

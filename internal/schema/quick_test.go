@@ -2,6 +2,9 @@ package schema
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/callgraph"
@@ -105,6 +108,47 @@ func TestQuickLeavesFormatToFull(t *testing.T) {
 	})
 }
 
+// Numbers float64 cannot hold exactly, in the schema or the arguments.
+func TestQuickLeavesInexactNumbersToFull(t *testing.T) {
+	leftToFull(t, []struct{ schema, in string }{
+		{`{"type":"object","properties":{"x":{"type":"number","minimum":0}}}`, `{"x":-1e-400}`},
+		{`{"type":"object","properties":{"x":{"type":"number","maximum":0}}}`, `{"x":1e-400}`},
+		{`{"type":"object","properties":{"x":{"type":"number","maximum":1}}}`, `{"x":1.00000000000000001}`},
+		{`{"type":"object","properties":{"x":{"type":"number","maximum":1e308}}}`, `{"x":1e309}`},
+		{`{"type":"object","properties":{"x":{"type":"integer","minimum":1.00000000000000001}}}`, `{"x":1}`},
+		{`{"type":"object","properties":{"x":{"type":"number","exclusiveMinimum":1e-400}}}`, `{"x":0}`},
+		{`{"type":"object","properties":{"x":{"type":"integer","maximum":9007199254740992}}}`, `{"x":9007199254740993}`},
+		{`{"type":"object","properties":{"s":{"type":"string","minLength":18446744073709551621}}}`, `{"s":"ab"}`},
+		{`{"type":"object","properties":{"s":{"type":"string","minLength":4294967299}}}`, `{"s":"ab"}`},
+		{`{"type":"object","properties":{"a":{"type":"array","minItems":4294967297}}}`, `{"a":[1]}`},
+	})
+}
+
+// Declining what float64 cannot hold keeps the common bounds quick.
+func TestQuickKeepsExactBounds(t *testing.T) {
+	for _, tc := range []struct{ schema, in string }{
+		{`{"type":"object","properties":{"x":{"type":"number","minimum":0.1,"maximum":1e3}}}`, `{"x":0.1}`},
+		{`{"type":"object","properties":{"x":{"type":"number","exclusiveMinimum":-2.5}}}`, `{"x":-2.4999}`},
+		{`{"type":"object","properties":{"x":{"type":"integer","minimum":1,"maximum":100}}}`, `{"x":100}`},
+		{`{"type":"object","properties":{"x":{"type":"number","minimum":0}}}`, `{"x":123456789012345}`},
+		{`{"type":"object","properties":{"x":{"type":"number","maximum":0}}}`, `{"x":-0}`},
+		{`{"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":2147483647}}}`, `{"s":"ab"}`},
+	} {
+		q := CompileQuick([]byte(tc.schema))
+		if q == nil {
+			t.Errorf("%s not compiled", tc.schema)
+			continue
+		}
+		canon, err := callgraph.Normalize(nil, []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !q.Valid(canon) {
+			t.Errorf("%s: quick = false for %s, want true", tc.schema, canon)
+		}
+	}
+}
+
 func TestQuickRefusesUnsupported(t *testing.T) {
 	for _, s := range []string{`{"oneOf":[{"type":"string"}]}`, `{"$ref":"#/x"}`, `{"properties":{"a":{"allOf":[]}}}`, `{"enum":[1,2]}`, `{"additionalProperties":{"type":"string"}}`} {
 		if CompileQuick([]byte(s)) != nil {
@@ -113,18 +157,38 @@ func TestQuickRefusesUnsupported(t *testing.T) {
 	}
 }
 
-// FuzzQuick: the quick path never calls valid what the full validator refuses.
+// boundSchemas are property schemas FuzzQuick fills with a fuzzed bound.
+var boundSchemas = []string{
+	`{"type":"number","minimum":%s}`, `{"type":"number","maximum":%s}`,
+	`{"type":"number","exclusiveMinimum":%s}`, `{"type":"number","exclusiveMaximum":%s}`,
+	`{"type":"integer","minimum":%s}`, `{"type":"integer","maximum":%s}`,
+	`{"type":"integer","exclusiveMinimum":%s}`, `{"type":"integer","exclusiveMaximum":%s}`,
+	`{"type":"string","minLength":%s}`, `{"type":"string","maxLength":%s}`,
+	`{"type":"array","minItems":%s}`, `{"type":"array","maxItems":%s}`,
+}
+
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// FuzzQuick: the quick path never calls valid what the full validator
+// refuses, for the fixed schemas and for a property x whose bound (one of
+// boundSchemas, picked by kind) is fuzzed too.
 func FuzzQuick(f *testing.F) {
 	for _, s := range []string{`{"order_id":"1","limit":3,"tags":["a"]}`, `{"q":"ab","nested":{"x":false}}`, `{"order_id":"\u0031"}`, `{"limit":1e1,"order_id":"9"}`} {
-		f.Add(s)
+		f.Add(s, "1", uint8(0))
 	}
+	f.Add(`{"x":-1e-400}`, "0", uint8(0))
+	f.Add(`{"x":1e-400}`, "0", uint8(1))
+	f.Add(`{"x":1}`, "1.00000000000000001", uint8(4))
+	f.Add(`{"x":0}`, "-1e-400", uint8(2))
+	f.Add(`{"x":"ab"}`, "18446744073709551621", uint8(8))
+	f.Add(`{"x":[1,2]}`, "18446744073709551617", uint8(11))
 	var fulls []*jsonschema.Schema
 	var quicks []*Quick
 	for _, s := range schemas {
 		fulls = append(fulls, full(f, s))
 		quicks = append(quicks, CompileQuick([]byte(s)))
 	}
-	f.Fuzz(func(t *testing.T, in string) {
+	f.Fuzz(func(t *testing.T, in, bound string, kind uint8) {
 		canon, err := callgraph.Normalize(nil, []byte(in))
 		if err != nil {
 			return
@@ -137,6 +201,29 @@ func FuzzQuick(f *testing.F) {
 			if q.Valid(canon) && fulls[i].Validate(v) != nil {
 				t.Fatalf("schema %d: quick accepts %s, full refuses: %v", i, canon, fulls[i].Validate(v))
 			}
+		}
+		if !jsonNumber.MatchString(bound) {
+			return
+		}
+		s := `{"type":"object","properties":{"x":` + fmt.Sprintf(boundSchemas[int(kind)%len(boundSchemas)], bound) + `}}`
+		q := CompileQuick([]byte(s))
+		if q == nil || !q.Valid(canon) {
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if c.AddResource("s.json", doc) != nil {
+			return
+		}
+		sch, err := c.Compile("s.json")
+		if err != nil {
+			return
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Fatalf("%s: quick accepts %s, full refuses: %v", s, canon, err)
 		}
 	})
 }

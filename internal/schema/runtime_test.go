@@ -13,6 +13,7 @@ import (
 func TestRuntimeRefusesWhatFullRefuses(t *testing.T) {
 	for _, tc := range []struct{ schema, args string }{
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"email":{"type":"string","format":"email"}},"required":["email"]}`, `{"email":"not an email"}`},
+		{`{"type":"object","properties":{"amount":{"type":"number","minimum":0}},"required":["amount"]}`, `{"amount":-1e-400}`},
 	} {
 		ran := false
 		rt := reach.New(nil)
