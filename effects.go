@@ -804,6 +804,31 @@ func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 	return dl
 }
 
+// RestoreDeadLetter puts back in the queue a dead letter kept durably
+// before a restart, so that DeadLetters, RetryDeadLetter and
+// DismissDeadLetter reach it; the DeadLetters sink, which keeps it
+// already, is not told, but is told what an operator then does with it
+// (see DeadLetterSettler). It is for recovery (internal/durable restores
+// the open ones it stored), before serving. d.Request and d.Key (the
+// undo's idempotency key, "undo:<frame id>") identify the undo: if the
+// queue holds a dead letter of that undo already, it stays and d is
+// dropped. If d.ID is empty, d gets a new one. RestoreDeadLetter returns
+// the ID of the dead letter queued for the undo.
+func (rt *Runtime) RestoreDeadLetter(d DeadLetter) string {
+	rt.dead.mu.Lock()
+	defer rt.dead.mu.Unlock()
+	for _, q := range rt.dead.items {
+		if q.Request == d.Request && q.Key == d.Key {
+			return q.ID
+		}
+	}
+	if d.ID == "" {
+		d.ID = "dl_" + newID()[4:]
+	}
+	rt.dead.items = append(rt.dead.items, &d)
+	return d.ID
+}
+
 // DeadLetters lists the compensations waiting for an operator.
 func (rt *Runtime) DeadLetters() []DeadLetter {
 	rt.dead.mu.Lock()

@@ -156,3 +156,66 @@ func TestRecoverLeavesDeadLettersToTheOperator(t *testing.T) {
 		t.Errorf("interrupted = %v, want r1", rep.Interrupted)
 	}
 }
+
+// TestRecoverRestoresDeadLetters: after a restart, the open dead letters
+// stored before it are in the runtime's queue again (once, beside those
+// recovery adds), so that a library user's Runtime.RetryDeadLetter and
+// Runtime.DismissDeadLetter reach them and the store follows; settled ones
+// are not restored.
+func TestRecoverRestoresDeadLetters(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u := &failingUndo{}
+	old := durableRuntime(st, u.tools()...)
+	bookAndFail(t, old, "r1", "x", "y")
+	for _, d := range old.DeadLetters() {
+		if strings.Contains(d.Undoes, `"x"`) {
+			if err := old.DismissDeadLetter(d.ID, "ops", "released by hand"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rctx, _, err := old.Begin(ctx, &reach.RequestOptions{ID: "r2", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := old.Call(rctx, &reach.Call{ID: "b", Tool: "book", Arguments: json.RawMessage(`{"ref":"z"}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	// The gateway dies here, r1 and r2 running; the new one recovers, and
+	// the undo of z fails again.
+	rt := durableRuntime(st, u.tools()...)
+	for range 2 { // a second recovery restores nothing twice
+		if _, err := Recover(ctx, st, rt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	byUndone := map[string]string{}
+	for _, d := range rt.DeadLetters() {
+		got = append(got, fmt.Sprintf("%s %s %s", d.Request, d.Tool, d.Undoes))
+		byUndone[d.Undoes] = d.ID
+	}
+	if g, want := strings.Join(got, "; "), `r1 unbook book {"ref":"y"}; r2 unbook book {"ref":"z"}`; g != want {
+		t.Fatalf("dead letters in memory after recovery:\n got %s\nwant %s", g, want)
+	}
+	u.fixed = true
+	if res, err := rt.RetryDeadLetter(ctx, byUndone[`book {"ref":"y"}`], "ops"); err != nil || res.IsError() {
+		t.Fatalf("retrying the restored dead letter: %v %+v", err, res)
+	}
+	if err := rt.DismissDeadLetter(byUndone[`book {"ref":"z"}`], "ops", "done by hand"); err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first: the undo of y (dead-lettered first, newest first), of x, of z.
+	want := `unbook retried 2 "retried by ops"; unbook resolved 1 "dismissed by ops: released by hand"; unbook resolved 1 "dismissed by ops: done by hand"`
+	if got := storedDeadLetters(t, st); got != want {
+		t.Errorf("stored dead letters:\n got %s\nwant %s", got, want)
+	}
+	if n := len(rt.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters left in memory, want none", n)
+	}
+}

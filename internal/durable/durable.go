@@ -18,7 +18,9 @@
 //
 // Checkpoints is also the runtime's dead letter sink: an operator's
 // Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
-// stored dead letter (retried, or resolved).
+// stored dead letter (retried, or resolved). Recover puts the open stored
+// dead letters back in the runtime's queue, so that this works after a
+// restart too.
 package durable
 
 import (
@@ -247,6 +249,38 @@ func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) er
 	return ir.CompleteKey(ctx, key, owner, result, now.Add(24*time.Hour))
 }
 
+// restoreDeadLetters puts the open dead letters of ds back in rt's queue
+// (see reach.Runtime.RestoreDeadLetter), with the call each undoes as its
+// checkpoint names it, so that an operator's retry or dismissal through
+// the runtime reaches them, and the store follows (DeadLetterSettler).
+func restoreDeadLetters(ctx context.Context, st Store, rt *reach.Runtime, ds []*store.DeadLetter) error {
+	frames := map[string]map[string]*store.Frame{} // by request, then frame id
+	for _, d := range ds {
+		if d.State != store.DeadOpen {
+			continue
+		}
+		fs, ok := frames[d.Request]
+		if !ok {
+			list, err := st.RequestFrames(ctx, d.Request)
+			if err != nil {
+				return fmt.Errorf("reading the checkpoints of dead letter %d: %w", d.ID, err)
+			}
+			fs = map[string]*store.Frame{}
+			for _, f := range list {
+				fs[f.Frame] = f
+			}
+			frames[d.Request] = fs
+		}
+		undoes := ""
+		if f := fs[d.Frame]; f != nil {
+			undoes = f.Name + " " + string(f.Args)
+		}
+		rt.RestoreDeadLetter(reach.DeadLetter{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args,
+			Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame})
+	}
+	return nil
+}
+
 // undoRequest reports whether r is a request the runtime began to run
 // undos: a compensation ("<request>/compensate/<n>", agent "reach") or an
 // operator's retry of a dead letter ("<request>/retry/<n>", agent
@@ -263,9 +297,11 @@ func undoRequest(r *store.Request) bool {
 }
 
 // Recover resolves what a stopped gateway left behind. Call it once at
-// start, after the tools are registered and before serving. The undos of
-// an interrupted request run, except those that already have a stored
-// dead letter (open, retried or resolved): an operator has them. An
+// start, after the tools are registered and before serving. The open
+// stored dead letters are put back in rt's queue (Runtime.DeadLetters),
+// with the store's ids ("dl-<n>"). The undos of an interrupted request
+// run, except those that already have a stored dead letter (open, retried
+// or resolved): an operator has them. An
 // interrupted request that ran undos (a compensation, a dead letter's
 // retry) is not compensated: an undo is never undone; the request it
 // compensated, if interrupted too, runs its undos again, each under its
@@ -290,19 +326,20 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 		}
 		rep.MayHaveRun = append(rep.MayHaveRun, f)
 	}
+	ds, err := st.ListDeadLetters(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing dead letters: %w", err)
+	}
+	dead := map[[2]string]bool{} // request and frame of every stored dead letter
+	for _, d := range ds {
+		dead[[2]string{d.Request, d.Frame}] = true
+	}
+	if err := restoreDeadLetters(ctx, st, rt, ds); err != nil {
+		return nil, err
+	}
 	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
 	if err != nil {
 		return nil, fmt.Errorf("listing running requests: %w", err)
-	}
-	dead := map[[2]string]bool{} // request and frame of every stored dead letter
-	if len(running) > 0 {
-		ds, err := st.ListDeadLetters(ctx, "")
-		if err != nil {
-			return nil, fmt.Errorf("listing dead letters: %w", err)
-		}
-		for _, d := range ds {
-			dead[[2]string{d.Request, d.Frame}] = true
-		}
 	}
 	for _, r := range running {
 		if r.Parent != "" && !rootRunning(ctx, st, r) {
