@@ -257,6 +257,19 @@ func TestAuditLog(t *testing.T) {
 		if err := s.AppendAudit(ctx, bad, nil); !errors.Is(err, ErrConflict) {
 			t.Fatalf("AppendAudit with a taken seq = %v, want ErrConflict", err)
 		}
+		// Nor does one that leaves a gap, after the head or inside itself:
+		// that is no lost race, so not ErrConflict.
+		for _, gap := range [][]*AuditRecord{
+			{auditRecord(305, "r")},
+			{auditRecord(301, "r"), auditRecord(303, "r")},
+		} {
+			if err := s.AppendAudit(ctx, gap, nil); err == nil || errors.Is(err, ErrConflict) {
+				t.Fatalf("AppendAudit of %d after 300 with a gap = %v, want an error other than ErrConflict", len(gap), err)
+			}
+		}
+		if seq, _, err := s.AuditHead(ctx); err != nil || seq != 300 {
+			t.Fatalf("AuditHead after refused batches = %d, %v; want 300", seq, err)
+		}
 		if err := s.AppendAudit(ctx, all[300:], []AuditCheckpoint{{Seq: 96, Hash: all[95].Hash, Time: t0}, {Seq: 32, Hash: []byte("dup"), Time: t0}}); err != nil {
 			t.Fatal(err)
 		}

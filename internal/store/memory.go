@@ -290,14 +290,8 @@ func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []A
 		return err
 	}
 	defer m.mu.Unlock()
-	next := int64(len(m.audit)) + 1
-	for i, e := range events {
-		if e.Seq != next+int64(i) {
-			if e.Seq < next+int64(i) {
-				return fmt.Errorf("appending audit event %d: sequence number taken: %w", e.Seq, ErrConflict)
-			}
-			return fmt.Errorf("appending audit event %d: the log ends at %d", e.Seq, next+int64(i)-1)
-		}
+	if err := follows(events, int64(len(m.audit))); err != nil {
+		return err
 	}
 	for _, e := range events {
 		m.audit = append(m.audit, copyAudit(e))

@@ -549,6 +549,16 @@ func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []Aud
 		return fmt.Errorf("appending audit records: %w", err)
 	}
 	defer tx.Rollback()
+	if len(recs) > 0 {
+		// The seq column alone would accept a gap.
+		var head int64
+		if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(seq), 0) FROM audit`).Scan(&head); err != nil {
+			return fmt.Errorf("appending audit records: %w", err)
+		}
+		if err := follows(recs, head); err != nil {
+			return err
+		}
+	}
 	args := make([]any, 0, auditChunks[0]*auditColumnCount)
 	rest := recs
 	for i, n := range auditChunks {

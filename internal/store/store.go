@@ -43,6 +43,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -217,6 +218,23 @@ type AuditLog interface {
 	RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error)
 	// AuditCheckpoints returns every checkpoint in Seq order.
 	AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error)
+}
+
+// follows checks that recs number on from head, the log's last Seq, without
+// a gap, as AppendAudit requires. A Seq already taken (by the log or earlier
+// in recs) is ErrConflict: the writer lost a race and may go on from the new
+// head. A Seq past the next free one is an error of its own.
+func follows(recs []*AuditRecord, head int64) error {
+	for i, r := range recs {
+		next := head + 1 + int64(i)
+		switch {
+		case r.Seq < next:
+			return fmt.Errorf("appending audit event %d: sequence number taken: %w", r.Seq, ErrConflict)
+		case r.Seq > next:
+			return fmt.Errorf("appending audit event %d: the log ends at %d", r.Seq, next-1)
+		}
+	}
+	return nil
 }
 
 // Dead letter states.
