@@ -355,11 +355,36 @@ func TestClosed(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.GetRequest(context.Background(), "x"); err == nil {
-			t.Error("GetRequest after Close succeeded")
+		ctx := context.Background()
+		calls := map[string]func() error{
+			"PutRequest":    func() error { return s.PutRequest(ctx, &Request{ID: "x"}) },
+			"GetRequest":    func() error { _, err := s.GetRequest(ctx, "x"); return err },
+			"ListRequests":  func() error { _, err := s.ListRequests(ctx, RequestFilter{}); return err },
+			"PutFrame":      func() error { return s.PutFrame(ctx, &Frame{Request: "x", Frame: "01"}) },
+			"RequestFrames": func() error { _, err := s.RequestFrames(ctx, "x"); return err },
+			"OpenFrames":    func() error { _, err := s.OpenFrames(ctx); return err },
+			"ClaimKey":      func() error { _, _, err := s.ClaimKey(ctx, "k", "a", t0, t0.Add(time.Hour)); return err },
+			"CompleteKey":   func() error { return s.CompleteKey(ctx, "k", "a", nil, t0) },
+			"ReleaseKey":    func() error { return s.ReleaseKey(ctx, "k", "a") },
+			"SweepKeys":     func() error { _, err := s.SweepKeys(ctx, t0); return err },
+			"AppendAudit": func() error {
+				return s.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "x")}, nil)
+			},
+			"AuditHead":        func() error { _, _, err := s.AuditHead(ctx); return err },
+			"ScanAudit":        func() error { _, err := s.ScanAudit(ctx, 0, 10); return err },
+			"RequestAudit":     func() error { _, err := s.RequestAudit(ctx, "x"); return err },
+			"AuditCheckpoints": func() error { _, err := s.AuditCheckpoints(ctx); return err },
+			"AddDeadLetter":    func() error { _, err := s.AddDeadLetter(ctx, &DeadLetter{Request: "x"}); return err },
+			"ListDeadLetters":  func() error { _, err := s.ListDeadLetters(ctx, ""); return err },
+			"UpdateDeadLetter": func() error { return s.UpdateDeadLetter(ctx, &DeadLetter{ID: 1, State: DeadResolved}) },
 		}
-		if _, _, err := s.AuditHead(context.Background()); err == nil {
-			t.Error("AuditHead after Close succeeded")
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, ErrClosed) {
+				t.Errorf("%s after Close = %v, want ErrClosed", name, err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("a second Close = %v, want nil", err)
 		}
 	})
 }

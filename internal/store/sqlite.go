@@ -68,6 +68,7 @@ type SQLite struct {
 	ckDone   chan struct{} // closed when the checkpointer returns
 	unsynced atomic.Int64  // rows written since the checkpointer was last woken
 	close    sync.Once
+	closed   atomic.Bool // set by Close: later calls fail with ErrClosed
 }
 
 // checkpointEvery is how many rows are written between two wake-ups of
@@ -192,10 +193,12 @@ func (s *SQLite) checkpointer() {
 }
 
 // Close closes the store's connections. SQLite checkpoints the WAL into the
-// database file when the last connection closes.
+// database file when the last connection closes. Later calls fail with
+// ErrClosed.
 func (s *SQLite) Close() error {
 	var errs []error
 	s.close.Do(func() {
+		s.closed.Store(true)
 		if s.ck != nil {
 			close(s.ckStop)
 			<-s.ckDone
@@ -216,6 +219,9 @@ func (s *SQLite) Close() error {
 
 // SchemaVersion returns the newest migration applied to the database.
 func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
 	var v int
 	err := s.w.QueryRowContext(ctx, `SELECT ifnull(max(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
@@ -334,6 +340,9 @@ func bytesOf(s sql.NullString) []byte {
 
 // PutRequest implements Requests.
 func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	now := time.Now()
 	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO requests
 	(id, parent, principal, scene, agent, state, budget, usage, cause, started, ended, updated)
@@ -365,6 +374,9 @@ func scanRequest(sc interface{ Scan(...any) error }) (*Request, error) {
 
 // GetRequest implements Requests.
 func (s *SQLite) GetRequest(ctx context.Context, id string) (*Request, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	r, err := scanRequest(s.r.QueryRowContext(ctx, `SELECT `+requestColumns+` FROM requests WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("request %s: %w", id, ErrNotFound)
@@ -377,6 +389,9 @@ func (s *SQLite) GetRequest(ctx context.Context, id string) (*Request, error) {
 
 // ListRequests implements Requests.
 func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -411,6 +426,9 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 
 // PutFrame implements Frames.
 func (s *SQLite) PutFrame(ctx context.Context, f *Frame) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	now := time.Now()
 	_, err := s.w.ExecContext(ctx, `INSERT INTO frames
 	(request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
@@ -454,16 +472,25 @@ func (s *SQLite) queryFrames(ctx context.Context, where string, args ...any) ([]
 
 // RequestFrames implements Frames.
 func (s *SQLite) RequestFrames(ctx context.Context, request string) ([]*Frame, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	return s.queryFrames(ctx, `request = ?`, request)
 }
 
 // OpenFrames implements Frames.
 func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	return s.queryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
 
 // ClaimKey implements IdemRecords.
 func (s *SQLite) ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (rec *IdemRecord, claimed bool, err error) {
+	if s.closed.Load() {
+		return nil, false, ErrClosed
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", key, err)
@@ -498,6 +525,9 @@ func (s *SQLite) ClaimKey(ctx context.Context, key, owner string, now, lease tim
 
 // CompleteKey implements IdemRecords.
 func (s *SQLite) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	res, err := s.w.ExecContext(ctx, `UPDATE idempotency SET state = 'done', result = ?, expires = ?
 	WHERE key = ? AND owner = ? AND state = 'claimed'`, result, unixNano(expires), key, owner)
 	if err != nil {
@@ -512,6 +542,9 @@ func (s *SQLite) CompleteKey(ctx context.Context, key, owner string, result []by
 
 // ReleaseKey implements IdemRecords.
 func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	_, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND state = 'claimed'`, key, owner)
 	if err != nil {
 		return fmt.Errorf("releasing idempotency key %q: %w", key, err)
@@ -522,6 +555,9 @@ func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
 
 // SweepKeys implements IdemRecords.
 func (s *SQLite) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
 	res, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE expires != 0 AND expires <= ?`, now.UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("sweeping idempotency keys: %w", err)
@@ -539,6 +575,9 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 // AppendAudit implements AuditLog: one IMMEDIATE transaction, with
 // multi-row INSERTs.
 func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if len(recs) == 0 && len(cps) == 0 {
 		return nil
 	}
@@ -702,6 +741,9 @@ type reqSeq struct {
 
 // AuditHead implements AuditLog.
 func (s *SQLite) AuditHead(ctx context.Context) (int64, []byte, error) {
+	if s.closed.Load() {
+		return 0, nil, ErrClosed
+	}
 	var seq int64
 	var hash []byte
 	err := s.r.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&seq, &hash)
@@ -746,6 +788,9 @@ func queryAudit(ctx context.Context, db querier, q string, args ...any) ([]*Audi
 
 // ScanAudit implements AuditLog.
 func (s *SQLite) ScanAudit(ctx context.Context, after int64, limit int) ([]*AuditRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	if limit <= 0 {
 		limit = -1
 	}
@@ -756,6 +801,9 @@ func (s *SQLite) ScanAudit(ctx context.Context, after int64, limit int) ([]*Audi
 // the index, then a scan of the records no pass covers yet, in one read
 // transaction (one snapshot).
 func (s *SQLite) RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
@@ -813,6 +861,9 @@ func (s *SQLite) RequestAudit(ctx context.Context, request string) ([]*AuditReco
 
 // AuditCheckpoints implements AuditLog.
 func (s *SQLite) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT seq, ifnull(cast(hash AS BLOB), x''), ifnull(cast(time AS INTEGER), 0)
 	FROM checkpoints ORDER BY seq`)
 	if err != nil {
@@ -834,6 +885,9 @@ func (s *SQLite) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error
 
 // AddDeadLetter implements DeadLetters.
 func (s *SQLite) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
 	now := time.Now()
 	res, err := s.w.ExecContext(ctx, `INSERT INTO dead_letters
 	(request, frame, tool, args, error, attempts, state, note, created, updated)
@@ -853,6 +907,9 @@ func (s *SQLite) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error
 
 // ListDeadLetters implements DeadLetters.
 func (s *SQLite) ListDeadLetters(ctx context.Context, state string) ([]*DeadLetter, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	q := `SELECT id, request, frame, tool, args, error, attempts, state, note, created, updated FROM dead_letters`
 	var args []any
 	if state != "" {
@@ -881,6 +938,9 @@ func (s *SQLite) ListDeadLetters(ctx context.Context, state string) ([]*DeadLett
 
 // UpdateDeadLetter implements DeadLetters.
 func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	now := time.Now()
 	res, err := s.w.ExecContext(ctx, `UPDATE dead_letters SET state = ?, note = ?, error = ?, attempts = ?, updated = ?
 	WHERE id = ?`, d.State, d.Note, d.Error, d.Attempts, now.UnixNano(), d.ID)

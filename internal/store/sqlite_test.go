@@ -189,3 +189,11 @@ func TestSQLiteIndexAfterReopen(t *testing.T) {
 		}
 	}
 }
+
+func TestSQLiteSchemaVersionClosed(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	s.Close()
+	if _, err := s.SchemaVersion(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Errorf("SchemaVersion after Close = %v, want ErrClosed", err)
+	}
+}
