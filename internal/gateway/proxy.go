@@ -38,8 +38,11 @@ import (
 //     a token of the request and of the answer's text and tool arguments,
 //     so that a token or cost budget still runs out; so is a stream cut
 //     before its usage. A stream cut after it is charged what it reported.
-//   - Secrets (the model's key among them) are masked in what goes back to
-//     the client, error answers included.
+//   - The configured secret values (the model's key among them) are masked
+//     in what goes back to the client, error answers included: in a stream,
+//     chunk by chunk, so a value the model spells across two chunks passes
+//     (the frame's text, which the audit log keeps, is masked whole). Only
+//     the values: member names such as logprobs' "token" are the model's.
 //   - The tool calls the model chose are remembered by their id: when the
 //     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
 //     it becomes the model frame's child.
@@ -292,12 +295,12 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // reports no usage.
 var noUsageWarned atomic.Bool
 
-// redact masks the configured secrets in b.
+// redact masks the configured secret values in b, a model's answer.
 func (g *Gateway) redact(b []byte) []byte {
 	if g.redactor == nil {
 		return b
 	}
-	return g.redactor.Redact(b)
+	return g.redactor.RedactValues(b)
 }
 
 // authConfigured reports whether the gateway authenticates its clients (the

@@ -619,3 +619,23 @@ func TestModelProxyAnswerTooLarge(t *testing.T) {
 		t.Errorf("the oversized answer was charged %d tokens", got)
 	}
 }
+
+// TestModelProxyKeepsTheModelsWords: masking the key in a model's answer
+// leaves the answer's own members alone, such as logprobs' "token".
+func TestModelProxyKeepsTheModelsWords(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+			lp := `"logprobs":{"content":[{"token":"Hello","logprob":-0.1}]}`
+			if stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello password=hunter2\"},%s}]}\n\ndata: [DONE]\n\n", lp)
+				return
+			}
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello password=hunter2"},%s}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`, lp)
+		}, "")
+		_, b := postChat(t, url, fmt.Sprintf(`{"stream":%v,"messages":[]}`, stream), nil)
+		if !strings.Contains(string(b), `"token":"Hello"`) || !strings.Contains(string(b), "password=hunter2") {
+			t.Errorf("stream %v: the model's answer was changed: %s", stream, b)
+		}
+	}
+}

@@ -256,7 +256,24 @@ func (r *Redactor) Redact(b []byte) []byte {
 	if !json.Valid(b) {
 		return []byte(r.redactText(s, string(b)))
 	}
-	out, _ := r.json(s, make([]byte, 0, len(b)), b, 0)
+	out, _ := r.json(s, make([]byte, 0, len(b)), b, 0, true)
+	return out
+}
+
+// RedactValues masks only the registered secret values in b, in JSON
+// string values (escaped forms included) or in text: not members with
+// sensitive names, nor what the text rules find. For data whose member
+// names are not the caller's, such as a model's answer, in which "token"
+// is a word (logprobs) and key=value a program's text.
+func (r *Redactor) RedactValues(b []byte) []byte {
+	s := r.secrets.Load()
+	if !s.hasSecret(b) {
+		return b
+	}
+	if !json.Valid(b) {
+		return []byte(s.rep.Replace(string(b)))
+	}
+	out, _ := r.json(s, make([]byte, 0, len(b)), b, 0, false)
 	return out
 }
 
@@ -269,7 +286,7 @@ func (r *Redactor) RedactString(str string) string {
 		return str
 	}
 	if t := strings.TrimSpace(str); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(str)) {
-		out, _ := r.json(s, make([]byte, 0, len(str)), []byte(str), 0)
+		out, _ := r.json(s, make([]byte, 0, len(str)), []byte(str), 0, true)
 		return string(out)
 	}
 	return r.redactText(s, str)
@@ -353,8 +370,9 @@ func credentialLike(tok string) bool {
 }
 
 // json copies the valid JSON value at b[i:] to dst with secrets masked and
-// returns dst and the index past the value.
-func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
+// returns dst and the index past the value. Without rules only registered
+// values are masked.
+func (r *Redactor) json(s *secretSet, dst, b []byte, i int, rules bool) ([]byte, int) {
 	i = jsonscan.SkipSpace(b, i)
 	switch b[i] {
 	case '{':
@@ -367,14 +385,14 @@ func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
 			ks := i
 			i = jsonscan.SkipString(b, i)
 			key := b[ks:i]
-			dst = r.str(s, dst, key)
+			dst = r.str(s, dst, key, rules)
 			i = jsonscan.SkipSpace(b, i) + 1 // ':'
 			dst = append(dst, ':')
-			if name, ok := unquote(key); ok && r.sensitive(name) {
+			if name, ok := unquote(key); ok && rules && r.sensitive(name) {
 				i = jsonscan.SkipValue(b, jsonscan.SkipSpace(b, i))
 				dst = strconv.AppendQuote(dst, r.mask)
 			} else {
-				dst, i = r.json(s, dst, b, i)
+				dst, i = r.json(s, dst, b, i, rules)
 			}
 			i = jsonscan.SkipSpace(b, i)
 			if b[i] == ',' {
@@ -389,7 +407,7 @@ func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
 			if !first {
 				dst = append(dst, ',')
 			}
-			dst, i = r.json(s, dst, b, i)
+			dst, i = r.json(s, dst, b, i, rules)
 			i = jsonscan.SkipSpace(b, i)
 			if b[i] == ',' {
 				i = jsonscan.SkipSpace(b, i+1)
@@ -399,7 +417,7 @@ func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
 	case '"':
 		start := i
 		i = jsonscan.SkipString(b, i)
-		return r.str(s, dst, b[start:i]), i
+		return r.str(s, dst, b[start:i], rules), i
 	default: // number or literal
 		start := i
 		i = jsonscan.SkipValue(b, i)
@@ -412,11 +430,12 @@ func (r *Redactor) json(s *secretSet, dst, b []byte, i int) ([]byte, int) {
 }
 
 // str appends the JSON string raw (quotes included) with secrets masked:
-// registered values, and in text (a tool's output as a string value, an
-// error message) what the text rules find, password=... or Bearer ....
-func (r *Redactor) str(s *secretSet, dst, raw []byte) []byte {
+// registered values, and with rules, in text (a tool's output as a string
+// value, an error message) what the text rules find, password=... or
+// Bearer ....
+func (r *Redactor) str(s *secretSet, dst, raw []byte, rules bool) []byte {
 	inner := raw[1 : len(raw)-1]
-	text := mayHaveKey(inner) // a pair or a bearer token may be in it
+	text := rules && mayHaveKey(inner) // a pair or a bearer token may be in it
 	if len(s.vals) == 0 && !text {
 		return append(dst, raw...)
 	}
@@ -434,7 +453,7 @@ func (r *Redactor) str(s *secretSet, dst, raw []byte) []byte {
 	if len(s.vals) > 0 {
 		m = s.rep.Replace(m)
 	}
-	if text || mayHaveKey([]byte(m)) {
+	if rules && (text || mayHaveKey([]byte(m))) {
 		m = r.textRules(m, true)
 	}
 	if m != v {

@@ -195,3 +195,22 @@ func FuzzRedact(f *testing.F) {
 		walk(v)
 	})
 }
+
+// TestRedactValues: only the registered values are masked, also when a
+// JSON string escapes them; sensitive member names and text rules are left.
+func TestRedactValues(t *testing.T) {
+	r := New(nil)
+	if err := r.Add("sk/live-42abc"); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"token":"Hello","text":"key is sk\/live-42abc"}`: `{"token":"Hello","text":"key is [redacted]"}`,
+		`{"password":"x","n":1}`:                           `{"password":"x","n":1}`,
+		`plain sk/live-42abc and password=hunter2`:         `plain [redacted] and password=hunter2`,
+		`{"a":"nothing here"}`:                             `{"a":"nothing here"}`,
+	} {
+		if got := string(r.RedactValues([]byte(in))); got != want {
+			t.Errorf("RedactValues(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
