@@ -239,7 +239,7 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	l.Agent = "api" // place bounds the request id
 	for _, c := range env.ToolCalls {
-		if f := g.chosen.get(c.ID); f != nil {
+		if f := g.chosen.get(c.ID, l.Request); f != nil {
 			l.Chosen = f
 			break
 		}

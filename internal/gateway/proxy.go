@@ -56,16 +56,21 @@ const (
 )
 
 // chosenCalls maps the ids of the tool calls models chose to their model
-// frames, keeping the newest max. Model endpoints do not promise ids unique
-// across conversations ("call_0" each time, say): an id two requests' models
-// chose links to neither, so that one agent's call never runs in another's
-// request. Within one request the newest turn wins.
+// frames, keeping the newest max ids. Model endpoints do not promise ids
+// unique across conversations ("call_0" each time, say), so an id keeps
+// the newest frame of each request whose model chose it (a few at most):
+// a call that names its request links within it; one that names none
+// links only if one running request's model chose that id, so that one
+// agent's call never runs in another's request.
 type chosenCalls struct {
 	mu    sync.Mutex
 	max   int
-	m     map[string]*reach.Frame
+	m     map[string][]*reach.Frame
 	order []string
 }
+
+// maxChosenPerID bounds the requests remembered for one tool call id.
+const maxChosenPerID = 8
 
 func (c *chosenCalls) put(id string, f *reach.Frame) {
 	if id == "" {
@@ -74,35 +79,53 @@ func (c *chosenCalls) put(id string, f *reach.Frame) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[string]*reach.Frame{}
+		c.m = map[string][]*reach.Frame{}
 		if c.max == 0 {
 			c.max = 10000
 		}
 	}
-	old, ok := c.m[id]
-	switch {
-	case !ok:
+	fs, ok := c.m[id]
+	if !ok {
 		c.order = append(c.order, id)
-		c.m[id] = f
-	case old == nil: // ambiguous already
-	case old.Request != f.Request:
-		c.m[id] = nil
-	default:
-		c.m[id] = f
 	}
+	fs = slices.DeleteFunc(fs, func(o *reach.Frame) bool { return o.Request == f.Request || o.Request.Root().State() != "running" })
+	if len(fs) >= maxChosenPerID {
+		fs = fs[1:]
+	}
+	c.m[id] = append(fs, f)
 	for len(c.order) > c.max {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
 	}
 }
 
-func (c *chosenCalls) get(id string) *reach.Frame {
+// get returns the model frame that chose call id: within the request
+// named (or one under it), else the one running request's.
+func (c *chosenCalls) get(id, request string) *reach.Frame {
 	if id == "" {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[id]
+	fs := c.m[id]
+	var found *reach.Frame
+	for i := len(fs) - 1; i >= 0; i-- {
+		f := fs[i]
+		if request != "" {
+			if (link{Request: request, Chosen: f}).chosen() != nil {
+				return f
+			}
+			continue
+		}
+		if f.Request.Root().State() != "running" {
+			continue
+		}
+		if found != nil {
+			return nil // two running requests' models chose it
+		}
+		found = f
+	}
+	return found
 }
 
 // defaultModel is the model the proxy asks for when neither the client

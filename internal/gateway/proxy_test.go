@@ -578,6 +578,38 @@ func TestModelProxyAmbiguousToolCallIDs(t *testing.T) {
 	if got := call("call_c"); got != "C" {
 		t.Errorf("a call whose id one request's model chose twice ran in request %v, want C", got)
 	}
+	// A call that names its request links to that request's turn, whatever
+	// other requests' models chose.
+	_, out := do(t, "POST", url+"/v1/calls", `{"request_id":"A","tool_calls":[{"call_id":"call_0","tool":"search_kb","arguments":{"query":"y"}}]}`, nil)
+	if !nestedUnderModel(t, url, "A", path(out, "results", 0, "frame")) {
+		t.Error("a call naming request A with A's model's call id is not nested under A's model turn")
+	}
+	// Once A and B are over, the id is D's alone.
+	for _, r := range []string{"A", "B"} {
+		do(t, "POST", url+"/v1/requests/"+r+"/cancel", `{"mode":"cancel","reason":"done"}`, nil)
+	}
+	turn("D", "call_0")
+	if got := call("call_0"); got != "D" {
+		t.Errorf("after A and B ended, a call with D's model's id ran in request %v, want D", got)
+	}
+}
+
+// nestedUnderModel reports whether frame (an id) of request id has a
+// model frame as its parent in the request's graph.
+func nestedUnderModel(t *testing.T, url, id string, frame any) bool {
+	t.Helper()
+	_, g := do(t, "GET", url+"/v1/requests/"+id+"/graph", "", nil)
+	kinds := map[any]any{}
+	frames, _ := g["frames"].([]any)
+	for _, f := range frames {
+		kinds[path(f, "id")] = path(f, "kind")
+	}
+	for _, f := range frames {
+		if path(f, "id") == frame {
+			return kinds[path(f, "parent")] == "model"
+		}
+	}
+	return false
 }
 
 // TestModelProxyBaseURLWithQuery: a base_url with a query (Azure's
