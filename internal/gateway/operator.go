@@ -27,8 +27,15 @@ const localPrincipal = "local"
 
 // operators builds the recorders and the approval queue into ro.
 func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
-	g.stats = telemetry.NewStats(0)
-	g.metrics = telemetry.NewMetrics()
+	known := func(name string) bool { // read when a frame ends: g.rt exists by then
+		if g.rt == nil {
+			return false
+		}
+		_, ok := g.rt.Tool(name)
+		return ok
+	}
+	g.stats = telemetry.NewStats(0).WithTools(known)
+	g.metrics = telemetry.NewMetrics().WithTools(known)
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {

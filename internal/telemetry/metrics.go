@@ -25,6 +25,7 @@ type Metrics struct {
 	tokens    int64
 	latency   map[string]*histogram // tool
 	tools     map[string]bool       // the tool labels in use (toolLabel)
+	known     func(string) bool     // whether a tool of that name is registered, if known
 	pending   func() int            // approvals pending, if known
 	spanDrops func() int64
 }
@@ -54,9 +55,10 @@ const (
 )
 
 // toolLabel is the label of e's tool: its name, "(unknown)" for a name no
-// tool has, "(other)" once maxToolLabels names are in use.
-func toolLabel(e *reach.Event, inUse map[string]bool) string {
-	if e.Error != nil && e.Error.Code == "unknown_tool" {
+// tool has (known says, when set; a call refused before its tool was looked
+// up may name anything), "(other)" once maxToolLabels names are in use.
+func toolLabel(e *reach.Event, inUse map[string]bool, known func(string) bool) string {
+	if e.Error != nil && e.Error.Code == "unknown_tool" || known != nil && !known(e.Name) {
 		return unknownTool
 	}
 	if !inUse[e.Name] {
@@ -79,6 +81,10 @@ func promLabel(v string) string {
 }
 
 var labelEscaper = strings.NewReplacer("\\", "\\\\", "\"", "\\\"", "\n", "\\n")
+
+// WithTools makes the metrics count calls to names no tool has, as
+// known(name) says, under the tool label "(unknown)".
+func (m *Metrics) WithTools(known func(name string) bool) *Metrics { m.known = known; return m }
 
 // WithSpanDrops reports a Tracer's dropped spans with the metrics.
 func (m *Metrics) WithSpanDrops(t *Tracer) *Metrics { m.spanDrops = t.Dropped; return m }
@@ -108,7 +114,7 @@ func (m *Metrics) Record(_ context.Context, e *reach.Event) {
 	case reach.ModelFrame:
 		m.tokens += e.Tokens
 	case reach.ToolFrame:
-		tool := toolLabel(e, m.tools)
+		tool := toolLabel(e, m.tools, m.known)
 		m.calls[[2]string{tool, e.State.String()}]++
 		if e.State == reach.Completed || e.State == reach.Failed {
 			h := m.latency[tool]

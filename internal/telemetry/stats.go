@@ -31,7 +31,12 @@ type Stats struct {
 	window int
 	tools  map[string]*toolStats
 	names  map[string]bool // the tool names in use (toolLabel)
+	known  func(string) bool
 }
+
+// WithTools makes the statistics count calls to names no tool has, as
+// known(name) says, under "(unknown)".
+func (s *Stats) WithTools(known func(name string) bool) *Stats { s.known = known; return s }
 
 type toolStats struct {
 	ToolStats
@@ -54,7 +59,7 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := toolLabel(e, s.names) // bounded, as the metrics are
+	name := toolLabel(e, s.names, s.known) // bounded, as the metrics are
 	t := s.tools[name]
 	if t == nil {
 		t = &toolStats{ToolStats: ToolStats{Tool: name, Failures: map[string]int64{}, RefusedBy: map[string]int64{}}}

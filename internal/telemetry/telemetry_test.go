@@ -216,3 +216,29 @@ func TestMetricsExposition(t *testing.T) {
 		t.Errorf("%d distinct tool names made %d stats entries, want at most %d", maxToolLabels+500, n, maxToolLabels+1)
 	}
 }
+
+// TestUnregisteredNamesShareOneLabel: with the registry known, calls to
+// names no tool has count under "(unknown)" however they were refused, so
+// a client cannot use up the tool labels of the real tools.
+func TestUnregisteredNamesShareOneLabel(t *testing.T) {
+	known := func(name string) bool { return name == "get" }
+	m := NewMetrics().WithTools(known)
+	s := NewStats(4).WithTools(known)
+	rec := func(e *reach.Event) { m.Record(context.Background(), e); s.Record(context.Background(), e) }
+	for i := range maxToolLabels + 10 {
+		rec(&reach.Event{Frame: reach.FrameID(i + 1), Kind: reach.ToolFrame, Name: fmt.Sprintf("nope_%d", i), State: reach.Refused,
+			Error: &reach.Error{Guard: "admit", Code: "stopped_soft"}})
+	}
+	rec(&reach.Event{Frame: 99999, Kind: reach.ToolFrame, Name: "get", State: reach.Completed, Latency: time.Millisecond})
+	var b strings.Builder
+	m.WriteTo(&b)
+	for _, want := range []string{`reach_tool_calls_total{tool="get",state="completed"} 1`,
+		fmt.Sprintf(`reach_tool_calls_total{tool="(unknown)",state="refused"} %d`, maxToolLabels+10)} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if got := s.Snapshot(); len(got) != 2 {
+		t.Errorf("stats have %d entries, want get and (unknown)", len(got))
+	}
+}
