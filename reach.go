@@ -133,6 +133,7 @@ type Event struct {
 	Time      time.Time // when the frame ended (or the stop happened)
 	Started   time.Time // when the frame started
 	Root      string    // the root request of the tree
+	Trace     [16]byte  // the tree's trace id (Request.Trace)
 	Request   string
 	Principal string
 	Tenant    string // the principal's tenant
@@ -396,6 +397,8 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 	r.root = r
 	if parent != nil {
 		r.root = parent.root
+	} else {
+		rand.Read(r.trace[:]) // never fails
 	}
 	var cctx context.Context
 	cctx, r.cancel = context.WithCancelCause(ctx)
@@ -715,7 +718,7 @@ func contextCause(ctx context.Context, guard string) error {
 func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
-		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Request: r.id, Principal: r.principal, Tenant: r.tenant,
+		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Trace: r.root.trace, Request: r.id, Principal: r.principal, Tenant: r.tenant,
 			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
@@ -724,7 +727,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if rt.opts.Recorder == nil {
 		return
 	}
-	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Request: f.Request.id,
+	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Trace: f.Request.root.trace, Request: f.Request.id,
 		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
 	if f.Parent != nil {

@@ -151,6 +151,7 @@ type Request struct {
 	rt        *Runtime
 	started   time.Time
 	limit     Budget
+	trace     [16]byte // the W3C trace id of the tree's frames (a root's; see Trace)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -293,6 +294,12 @@ func (r *Request) State() string {
 	}
 	return "running"
 }
+
+// Trace returns the W3C trace id the request tree's frames belong to:
+// drawn at random for each root request, so that two requests with the same
+// id (one after the other, or of two principals) are two traces; a
+// sub-request is in its root's.
+func (r *Request) Trace() [16]byte { return r.root.trace }
 
 // StopCause returns why the request was stopped, or nil.
 func (r *Request) StopCause() *Cause { return r.cause.Load() }

@@ -16,9 +16,9 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Keys the gateway reads from and writes to MCP _meta.
@@ -354,9 +354,9 @@ func baggageRequest(s string) string {
 }
 
 // traceparent renders a W3C traceparent whose parent span id is frame f,
-// in a trace derived from the root request id.
+// in the request tree's trace (the one its spans are exported in).
 func traceparent(r *reach.Request, f reach.FrameID) string {
-	return "00-" + telemetry.TraceID(r.Root().ID()).String() + "-" + f.String() + "-01"
+	return "00-" + trace.TraceID(r.Trace()).String() + "-" + f.String() + "-01"
 }
 
 // mcpResult renders a reach result as an MCP tool result.

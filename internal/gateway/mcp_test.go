@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -213,7 +212,7 @@ func TestParseTraceparent(t *testing.T) {
 		}
 	}
 	f := reach.FrameID(0x1234)
-	tp := "00-" + telemetry.TraceID("req").String() + "-" + f.String() + "-01"
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-" + f.String() + "-01"
 	if got, ok := parseTraceparent(tp); !ok || got != f {
 		t.Errorf("round trip of %q = %v", tp, got)
 	}

@@ -3,7 +3,7 @@
 // reach.Recorders.
 //
 // Spans: one per frame, whose span id is the frame id and whose trace id is
-// derived from the root request, so a nested model call is the child of the
+// the root request's (random per root request), so a nested model call is the child of the
 // tool call that made it, across sub-agents, with GenAI and MCP attributes.
 package telemetry
 
@@ -21,8 +21,17 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TraceID returns the trace id of a root request.
-func TraceID(root string) trace.TraceID {
+// TraceID returns the trace id of an event: the request tree's
+// (reach.Request.Trace), or for an event that carries none, one derived
+// from the root request's id.
+func TraceID(e *reach.Event) trace.TraceID {
+	if e.Trace != ([16]byte{}) {
+		return e.Trace
+	}
+	return rootTraceID(e.Root)
+}
+
+func rootTraceID(root string) trace.TraceID {
 	sum := sha256.Sum256([]byte("reach/trace/" + root))
 	var id trace.TraceID
 	copy(id[:], sum[:16])
@@ -170,7 +179,7 @@ func (t *Tracer) loop() {
 
 // span makes the span of one frame.
 func (t *Tracer) span(e *reach.Event) {
-	tid := TraceID(e.Root)
+	tid := TraceID(e)
 	ctx := context.WithValue(context.Background(), idsKey{}, ids{trace: tid, span: SpanID(e.Frame)})
 	if e.Parent != 0 {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A nested model call is the child span of the tool call that made it, a
@@ -48,7 +49,7 @@ func TestSpanParents(t *testing.T) {
 	byID := map[string]tracetest.SpanStub{}
 	for _, s := range spans {
 		byID[s.SpanContext.SpanID().String()] = s
-		if s.SpanContext.TraceID() != TraceID("r1") {
+		if s.SpanContext.TraceID() != trace.TraceID(req.Trace()) {
 			t.Errorf("span %s is in trace %s, want the root request's", s.Name, s.SpanContext.TraceID())
 		}
 	}
@@ -240,5 +241,42 @@ func TestUnregisteredNamesShareOneLabel(t *testing.T) {
 	}
 	if got := s.Snapshot(); len(got) != 2 {
 		t.Errorf("stats have %d entries, want get and (unknown)", len(got))
+	}
+}
+
+// TestTraceIsPerRootRequest: two requests with the same id, one after the
+// other or of two principals, are two traces; a sub-request is in its
+// root's.
+func TestTraceIsPerRootRequest(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tr := NewTracer(exp, &TracerOptions{Sync: true})
+	rt := reach.New(&reach.Options{Recorder: tr})
+	var traces []trace.TraceID
+	for _, who := range []string{"alice", "bob"} {
+		ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "1", Principal: who})
+		_, mf, _ := rt.BeginModel(ctx, "m")
+		mf.EndModel(reach.TokenUsage{Input: 1})
+		sctx, sub, _ := rt.Delegate(ctx, &reach.Delegation{Agent: "helper", Task: "t"})
+		if sub.Trace() != req.Trace() {
+			t.Error("a sub-request is not in its root's trace")
+		}
+		_, sm, _ := rt.BeginModel(sctx, "m")
+		sm.EndModel(reach.TokenUsage{Input: 1})
+		sub.End()
+		req.End()
+		traces = append(traces, trace.TraceID(req.Trace()))
+	}
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if traces[0] == traces[1] || !traces[0].IsValid() {
+		t.Fatalf("two requests named 1 share trace %s", traces[0])
+	}
+	per := map[trace.TraceID]int{}
+	for _, s := range exp.GetSpans() {
+		per[s.SpanContext.TraceID()]++
+	}
+	if per[traces[0]] != 3 || per[traces[1]] != 3 {
+		t.Errorf("spans per trace = %v, want 3 in each of %s and %s", per, traces[0], traces[1])
 	}
 }
