@@ -748,9 +748,12 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	// Undos run in a request of their own: the stopped or failing request
 	// may refuse new work, but its compensation must still run. Its id
 	// ("<request>/compensate/<n>") and agent ("reach") are how a durable
-	// store knows it again after a restart: see undoing.
+	// store knows it again after a restart: see undoing. It acts for r's
+	// principal as r does (tenant, roles and attributes too, as a
+	// delegation does), so that r's owner sees it, its events carry the
+	// tenant, and policies judge the undos as they judged the writes.
 	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
-		Principal: r.principal, Agent: "reach", Budget: &Budget{}})
+		Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{}})
 	if err != nil {
 		return nil
 	}

@@ -1164,3 +1164,57 @@ func TestWriteThatMayHaveRunChangesTheEntity(t *testing.T) {
 		})
 	}
 }
+
+// A compensation acts for the principal of the request it compensates, in
+// its tenant, with its roles and attributes: its events carry them (so the
+// owner's audit view shows them) and a policy sees them on the undo.
+func TestCompensationActsForThePrincipal(t *testing.T) {
+	rec := &memRecorder{}
+	rt := reach.New(&reach.Options{Recorder: rec})
+	var undoneBy *reach.Request
+	rt.MustRegister(
+		reach.Tool{Name: "reserve", Access: reach.Write, Func: echo, Undo: &reach.Followup{Tool: "release", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "release", Access: reach.Write, Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			undoneBy, _ = reach.RequestFrom(ctx)
+			return args, nil
+		}},
+		reach.Tool{Name: "charge", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+		}},
+	)
+	ctx, _ := begin(t, rt, &reach.RequestOptions{ID: "r1", Principal: "alice", Tenant: "acme",
+		Roles: []string{"buyer"}, Attributes: map[string]string{"department": "sales"}})
+	if res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "reserve", Arguments: json.RawMessage(`{"id":"seat-4"}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if res := rt.Call(ctx, &reach.Call{ID: "c2", Tool: "charge", Arguments: json.RawMessage(`{"id":"seat-4"}`)}); !res.IsError() {
+		t.Fatalf("charge = %s, want an error", res.Status)
+	}
+	if undoneBy == nil {
+		t.Fatal("the undo did not run")
+	}
+	type who struct {
+		Principal, Tenant string
+		Roles             []string
+		Attributes        map[string]string
+	}
+	want := who{"alice", "acme", []string{"buyer"}, map[string]string{"department": "sales"}}
+	if got := (who{undoneBy.Principal(), undoneBy.Tenant(), undoneBy.Roles(), undoneBy.Attributes()}); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the undo's request acts for %+v, want %+v", got, want)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	found := false
+	for _, e := range rec.events {
+		if e.Name != "release" {
+			continue
+		}
+		found = true
+		if !strings.HasPrefix(e.Request, "r1/compensate/") || e.Principal != "alice" || e.Tenant != "acme" {
+			t.Errorf("the undo's event: request %s, principal %q, tenant %q; want r1/compensate/…, alice, acme", e.Request, e.Principal, e.Tenant)
+		}
+	}
+	if !found {
+		t.Error("no event for the undo")
+	}
+}

@@ -1,15 +1,19 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
@@ -200,5 +204,80 @@ func TestAuditViewTenant(t *testing.T) {
 				t.Errorf("%s's audit view%s lacks the rows of its own %s", who, q, want)
 			}
 		}
+	}
+}
+
+// TestCompensationTenant: the compensation of alice@acme's request acts
+// for alice in tenant acme: a policy that permits tenant acme's writes
+// permits its undo (nothing is dead-lettered), alice@acme may read it,
+// alice@globex may not, and its audit rows are in alice@acme's view.
+func TestCompensationTenant(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.cedar")
+	os.WriteFile(pol, []byte(`
+@id("acme-trips")
+permit (principal, action == Reach::Action::"call", resource)
+when { principal.authenticated && principal.tenant == "acme" && ["reserve", "release", "charge"].contains(resource.name) };
+`), 0o600)
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for name, spec := range map[string]auth.KeySpec{
+		"alice@acme":   {Principal: "alice", Tenant: "acme"},
+		"alice@globex": {Principal: "alice", Tenant: "globex"},
+	} {
+		if keys[name], _, err = ks.Create(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := ParseConfig([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	echoArgs := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+	g.rt.MustRegister(
+		reach.Tool{Name: "reserve", Access: reach.Write, Func: echoArgs, Undo: &reach.Followup{Tool: "release", Args: `{"seat": "{args.seat}"}`}},
+		reach.Tool{Name: "release", Access: reach.Write, Func: echoArgs},
+		reach.Tool{Name: "charge", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "conflict", Message: "card declined"}
+		}},
+	)
+	srvURL := serveTest(t, g).URL
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	status, out := do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-trip","tool_calls":[{"call_id":"c1","tool":"reserve","arguments":{"seat":"4A"}}]}`, as("alice@acme"))
+	if status != 200 || path(out, "results", 0, "status") != "success" {
+		t.Fatalf("alice@acme's reservation = %d %v", status, out)
+	}
+	status, out = do(t, "POST", srvURL+"/v1/calls", `{"request_id":"acme-trip","tool_calls":[{"call_id":"c2","tool":"charge","arguments":{"seat":"4A"}}]}`, as("alice@acme"))
+	if status != 200 || path(out, "results", 0, "status") != "error" {
+		t.Fatalf("alice@acme's charge = %d %v", status, out)
+	}
+	if dls := g.rt.DeadLetters(); len(dls) != 0 {
+		t.Errorf("the undo was dead-lettered: %+v", dls)
+	}
+	var comp string
+	for _, r := range g.rt.Requests() {
+		if strings.HasPrefix(r.ID(), "acme-trip/compensate/") {
+			comp = r.ID()
+		}
+	}
+	if comp == "" {
+		t.Fatalf("no compensation request after %v", out)
+	}
+	u := srvURL + "/v1/requests/" + url.PathEscape(comp)
+	if status, out := do(t, "GET", u, "", as("alice@acme")); status != 200 {
+		t.Errorf("alice@acme reading her compensation %s = %d %v, want 200", comp, status, out)
+	}
+	if status, _ := do(t, "GET", u, "", as("alice@globex")); status != http.StatusForbidden {
+		t.Errorf("alice@globex reading alice@acme's compensation %s = %d, want 403", comp, status)
+	}
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := rawAs(t, keys["alice@acme"], "GET", srvURL+"/ui/audit?request="+url.QueryEscape(comp), ""); !strings.Contains(page, ">"+comp+"<") {
+		t.Errorf("alice@acme's audit view lacks the rows of her compensation %s", comp)
 	}
 }
