@@ -7,16 +7,10 @@ import (
 	"testing"
 )
 
-// TestEntityVersionsStayBounded: a runtime that writes ever more distinct
-// entities keeps the exact versions of only the most recent ones; a stale
-// read of an entity whose version was folded into its slot is still
-// refused, and a read that is not stale is not, when no entity evicted into
-// the same slot was written later.
-func TestEntityVersionsStayBounded(t *testing.T) {
-	old := maxExactVersions
-	maxExactVersions = 4
-	t.Cleanup(func() { maxExactVersions = old })
-
+// itemRig is a runtime with a read (get) and a write (put) of the entity
+// item:{id}, a function that begins a request (ended with the test), and
+// one that calls a tool on an item in a request.
+func itemRig(t *testing.T) (*Runtime, func() context.Context, func(context.Context, string, string) *Result) {
 	rt := New(nil)
 	ok := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil }
 	rt.MustRegister(
@@ -36,6 +30,20 @@ func TestEntityVersionsStayBounded(t *testing.T) {
 		n++
 		return rt.Call(ctx, &Call{ID: fmt.Sprint("c", n), Tool: tool, Arguments: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))})
 	}
+	return rt, begin, call
+}
+
+// TestEntityVersionsStayBounded: a runtime that writes ever more distinct
+// entities keeps the exact versions of only the most recent ones; a stale
+// read of an entity whose version was folded into its slot is still
+// refused, and a read that is not stale is not, when no entity evicted into
+// the same slot was written later.
+func TestEntityVersionsStayBounded(t *testing.T) {
+	old := maxExactVersions
+	maxExactVersions = 4
+	t.Cleanup(func() { maxExactVersions = old })
+
+	rt, begin, call := itemRig(t)
 	es := rt.entities
 	exact := func(id string) bool {
 		es.mu.Lock()
@@ -109,25 +117,7 @@ func TestReadEntityStaysExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := New(nil)
-			ok := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"ok"`), nil }
-			rt.MustRegister(
-				Tool{Name: "get", Reentrancy: Reentrant, Reads: []string{"item:{id}"}, Func: ok},
-				Tool{Name: "put", Access: Write, Reentrancy: Reentrant, Writes: []string{"item:{id}"}, Func: ok},
-			)
-			begin := func() context.Context {
-				ctx, r, err := rt.Begin(t.Context(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(r.End)
-				return ctx
-			}
-			n := 0
-			call := func(ctx context.Context, tool, id string) *Result {
-				n++
-				return rt.Call(ctx, &Call{ID: fmt.Sprint("c", n), Tool: tool, Arguments: json.RawMessage(fmt.Sprintf(`{"id":%q}`, id))})
-			}
+			rt, begin, call := itemRig(t)
 			// Other entities in the target's slot, so that every eviction
 			// raises the slot's version.
 			var others []string
