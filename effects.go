@@ -788,6 +788,10 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 type deadLetters struct {
 	mu    sync.Mutex
 	items []*DeadLetter
+	// retrying are the dead letters taken out of items while a retry runs
+	// them: they still count as queued for RestoreDeadLetter, so that one
+	// undo is not put back and retried twice at once.
+	retrying []*DeadLetter
 }
 
 func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
@@ -812,15 +816,17 @@ func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 // DismissDeadLetter reach it; the DeadLetters sink, which keeps it
 // already, is not told, but is told what an operator then does with it
 // (see DeadLetterSettler). It is for recovery (internal/durable restores
-// the open ones it stored), before serving. d.Request and d.Key (the
-// undo's idempotency key, "undo:<frame id>") identify the undo: if the
-// queue holds a dead letter of that undo already, it stays and d is
-// dropped. If d.ID is empty, d gets a new one. RestoreDeadLetter returns
-// the ID of the dead letter queued for the undo.
+// the open ones it stored), before serving, and for a gateway that
+// retries a stored dead letter through the runtime. d.Request and d.Key
+// (the undo's idempotency key, "undo:<frame id>") identify the undo: if
+// the queue holds a dead letter of that undo already, or one of it is
+// being retried, it stays and d is dropped. If d.ID is empty, d gets a new
+// one. RestoreDeadLetter returns the ID of the dead letter queued for the
+// undo.
 func (rt *Runtime) RestoreDeadLetter(d DeadLetter) string {
 	rt.dead.mu.Lock()
 	defer rt.dead.mu.Unlock()
-	for _, q := range rt.dead.items {
+	for _, q := range slices.Concat(rt.dead.items, rt.dead.retrying) {
 		if q.Request == d.Request && q.Key == d.Key {
 			return q.ID
 		}
@@ -846,18 +852,18 @@ func (rt *Runtime) DeadLetters() []DeadLetter {
 // RetryDeadLetter runs a dead-lettered undo again (by an operator), under
 // its idempotency key. On success it leaves the queue; on failure it stays,
 // with the new error and one more attempt. A DeadLetters sink that
-// implements DeadLetterSettler is told the outcome.
+// implements DeadLetterSettler is told the outcome. A dead letter that is
+// being retried is not retried again until that retry ends: its ID is an
+// error meanwhile.
 func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, error) {
-	dl := rt.takeDeadLetter(id)
-	if dl == nil {
-		return nil, fmt.Errorf("no dead letter %s", id)
+	dl, err := rt.takeDeadLetter(id, true)
+	if err != nil {
+		return nil, err
 	}
 	// The retry's request runs an undo (see compensate for its id and agent).
 	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{}})
 	if err != nil {
-		rt.dead.mu.Lock()
-		rt.dead.items = append(rt.dead.items, dl)
-		rt.dead.mu.Unlock()
+		rt.retried(dl, true)
 		return nil, err
 	}
 	creq.undoing = true
@@ -868,11 +874,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		dl.Error = res.Error
 	}
 	d := *dl // the sink's copy: the queue's may change under another retry
-	if res.IsError() {
-		rt.dead.mu.Lock()
-		rt.dead.items = append(rt.dead.items, dl)
-		rt.dead.mu.Unlock()
-	}
+	rt.retried(dl, res.IsError())
 	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
 		s.DeadLetterRetried(context.WithoutCancel(ctx), &d, by, !res.IsError())
 	}
@@ -883,9 +885,9 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 // DismissDeadLetter removes a dead letter an operator has dealt with. A
 // DeadLetters sink that implements DeadLetterSettler is told.
 func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
-	dl := rt.takeDeadLetter(id)
-	if dl == nil {
-		return fmt.Errorf("no dead letter %s", id)
+	dl, err := rt.takeDeadLetter(id, false)
+	if err != nil {
+		return err
 	}
 	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
 		s.DeadLetterDismissed(context.Background(), dl, by, reason)
@@ -894,14 +896,32 @@ func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
 	return nil
 }
 
-func (rt *Runtime) takeDeadLetter(id string) *DeadLetter {
+// takeDeadLetter takes the dead letter id out of the queue; for a retry,
+// it is held as being retried until retried is called.
+func (rt *Runtime) takeDeadLetter(id string, retry bool) (*DeadLetter, error) {
 	rt.dead.mu.Lock()
 	defer rt.dead.mu.Unlock()
 	for i, d := range rt.dead.items {
 		if d.ID == id {
 			rt.dead.items = slices.Delete(rt.dead.items, i, i+1)
-			return d
+			if retry {
+				rt.dead.retrying = append(rt.dead.retrying, d)
+			}
+			return d, nil
 		}
 	}
-	return nil
+	if slices.ContainsFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d.ID == id }) {
+		return nil, fmt.Errorf("dead letter %s is being retried", id)
+	}
+	return nil, fmt.Errorf("no dead letter %s", id)
+}
+
+// retried ends the retry of dl, which goes back in the queue if requeue.
+func (rt *Runtime) retried(dl *DeadLetter, requeue bool) {
+	rt.dead.mu.Lock()
+	defer rt.dead.mu.Unlock()
+	rt.dead.retrying = slices.DeleteFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d == dl })
+	if requeue {
+		rt.dead.items = append(rt.dead.items, dl)
+	}
 }

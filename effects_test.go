@@ -1218,3 +1218,35 @@ func TestCompensationActsForThePrincipal(t *testing.T) {
 		t.Error("no event for the undo")
 	}
 }
+
+// While a dead letter's retry runs, it counts as queued: restoring its undo
+// again queues nothing and returns its ID, and it can be neither retried
+// nor dismissed until the retry ends.
+func TestDeadLetterBeingRetried(t *testing.T) {
+	rt := reach.New(nil)
+	var during []string
+	var id string
+	rt.MustRegister(reach.Tool{Name: "reopen", Access: reach.Write, Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		if again := rt.RestoreDeadLetter(reach.DeadLetter{Request: "r1", Tool: "reopen", Key: "undo:1"}); again != id || len(rt.DeadLetters()) != 0 {
+			during = append(during, fmt.Sprintf("restoring the undo during its retry gave %s and queues %+v; want %s and nothing", again, rt.DeadLetters(), id))
+			return args, nil // a retry of the copy would wait for this one for ever
+		}
+		if _, err := rt.RetryDeadLetter(context.Background(), id, "ops"); err == nil || !strings.Contains(err.Error(), "being retried") {
+			during = append(during, fmt.Sprintf("a retry during the retry: %v, want it refused as being retried", err))
+		}
+		if err := rt.DismissDeadLetter(id, "ops", "done"); err == nil {
+			during = append(during, "a dismissal during the retry succeeded")
+		}
+		return args, nil
+	}})
+	id = rt.RestoreDeadLetter(reach.DeadLetter{Request: "r1", Tool: "reopen", Args: json.RawMessage(`{"ticket":7}`), Key: "undo:1"})
+	if res, err := rt.RetryDeadLetter(t.Context(), id, "ops"); err != nil || res.IsError() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	for _, e := range during {
+		t.Error(e)
+	}
+	if q := rt.DeadLetters(); len(q) != 0 {
+		t.Errorf("after the retry the queue holds %+v", q)
+	}
+}

@@ -20,7 +20,8 @@
 // Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
 // stored dead letter (retried, or resolved). Recover puts the open stored
 // dead letters back in the runtime's queue, so that this works after a
-// restart too.
+// restart too, and RestoreDeadLetter finds (or puts back) the queue's
+// dead letter of one stored dead letter, for a gateway that retries it.
 package durable
 
 import (
@@ -271,14 +272,49 @@ func restoreDeadLetters(ctx context.Context, st Store, rt *reach.Runtime, ds []*
 			}
 			frames[d.Request] = fs
 		}
-		undoes := ""
-		if f := fs[d.Frame]; f != nil {
-			undoes = f.Name + " " + string(f.Args)
-		}
-		rt.RestoreDeadLetter(reach.DeadLetter{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args,
-			Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame})
+		restore(rt, d, fs[d.Frame])
 	}
 	return nil
+}
+
+// RestoreDeadLetter finds the dead letter of the undo of the stored dead
+// letter d in rt's queue (the two meet on the request and the undo's
+// idempotency key, "undo:<frame>"), putting d there first, with the store's
+// id ("dl-<n>"), if the queue holds none (see
+// reach.Runtime.RestoreDeadLetter), and returns the queue's id for it. A
+// gateway calls it to retry or dismiss a stored dead letter through the
+// runtime (Runtime.RetryDeadLetter, Runtime.DismissDeadLetter), so that
+// the queue and the store follow.
+func RestoreDeadLetter(ctx context.Context, st Store, rt *reach.Runtime, d *store.DeadLetter) (string, error) {
+	key := "undo:" + d.Frame
+	for _, q := range rt.DeadLetters() {
+		if q.Request == d.Request && q.Key == key {
+			return q.ID, nil
+		}
+	}
+	fs, err := st.RequestFrames(ctx, d.Request)
+	if err != nil {
+		return "", fmt.Errorf("reading the checkpoints of dead letter %d: %w", d.ID, err)
+	}
+	var undone *store.Frame
+	for _, f := range fs {
+		if f.Frame == d.Frame {
+			undone = f
+		}
+	}
+	return restore(rt, d, undone), nil
+}
+
+// restore puts the stored dead letter d in rt's queue, with undone, the
+// checkpoint of the call it undoes (nil if unknown), and returns the
+// queue's id for its undo.
+func restore(rt *reach.Runtime, d *store.DeadLetter, undone *store.Frame) string {
+	undoes := ""
+	if undone != nil {
+		undoes = undone.Name + " " + string(undone.Args)
+	}
+	return rt.RestoreDeadLetter(reach.DeadLetter{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args,
+		Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame})
 }
 
 // undoRequest reports whether r is a request the runtime began to run

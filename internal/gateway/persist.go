@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -144,7 +143,12 @@ func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 }
 
 // retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
-// under its idempotency key; on success the dead letter is settled.
+// through the runtime's dead letter queue (Runtime.RetryDeadLetter), under
+// its idempotency key and as an undo, which registers no undo of its own;
+// the stored dead letter is put in the queue first if it is not there
+// (durable.RestoreDeadLetter). The store's sink settles it (one more
+// attempt; retried on success), and the answer carries it as stored after
+// the retry.
 func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !g.isOperator(r) {
 		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
@@ -160,37 +164,42 @@ func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_id", "The dead letter id is a number.", "Use an id from GET /v1/deadletters.")
 		return
 	}
-	all, err := g.store.ListDeadLetters(r.Context(), "")
+	d, err := g.storedDeadLetter(r.Context(), id)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
-	}
-	var d *store.DeadLetter
-	for _, x := range all {
-		if x.ID == id {
-			d = x
-		}
 	}
 	if d == nil || d.State != store.DeadOpen {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
 		return
 	}
-	ctx, req, err := g.rt.Begin(r.Context(), &reach.RequestOptions{ID: fmt.Sprintf("%s/retry/%d", d.Request, id), Principal: principalOf(r), Agent: "operator", Budget: &reach.Budget{}})
+	queued, err := durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	res, err := g.rt.RetryDeadLetter(r.Context(), queued, principalOf(r))
 	if err != nil {
 		writeError(w, http.StatusConflict, "busy", err.Error(), "Try again when the earlier retry finished.")
 		return
 	}
-	defer req.End()
-	res := g.rt.Call(ctx, &reach.Call{ID: "retry", Tool: d.Tool, Arguments: json.RawMessage(d.Args), IdempotencyKey: "undo:" + d.Frame})
-	d.Attempts++
-	if res.IsError() {
-		d.Error = res.Error.Message
-	} else {
-		d.State, d.Note = store.DeadRetried, "retried by "+principalOf(r)
-	}
-	if err := g.store.UpdateDeadLetter(r.Context(), d); err != nil {
-		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+	if d, err = g.storedDeadLetter(r.Context(), id); err != nil || d == nil {
+		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was retried but could not be read again: %v.", id, err), "Look at the gateway's log.")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": d})
+}
+
+// storedDeadLetter returns the stored dead letter id, nil if there is none.
+func (g *Gateway) storedDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
+	all, err := g.store.ListDeadLetters(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if d.ID == id {
+			return d, nil
+		}
+	}
+	return nil, nil
 }

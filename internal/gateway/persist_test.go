@@ -2,9 +2,18 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach"
+
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -56,5 +65,194 @@ func TestPersistence(t *testing.T) {
 	}
 	if refund == nil || refund.IdemKey == "" || !store.FrameDone(refund.State) {
 		t.Fatalf("refund checkpoint = %+v", refund)
+	}
+}
+
+// ticketTools registers close and reopen, writes that undo each other, and
+// escalate, a write that fails. reopen fails while *failing is set, and
+// calls hook, if set, as it runs.
+func ticketTools(t *testing.T, g *Gateway, failing *atomic.Bool, hook func()) {
+	t.Helper()
+	g.rt.MustRegister(
+		reach.Tool{Name: "close", Access: reach.Write, Undo: &reach.Followup{Tool: "reopen", Args: `{"ticket": "{args.ticket}"}`},
+			Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }},
+		reach.Tool{Name: "reopen", Access: reach.Write, Undo: &reach.Followup{Tool: "close", Args: `{"ticket": "{args.ticket}"}`},
+			Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+				if hook != nil {
+					hook()
+				}
+				if failing.Load() {
+					return nil, &reach.ToolError{Type: "conflict", Message: "the ticket system is down"}
+				}
+				return args, nil
+			}},
+		reach.Tool{Name: "escalate", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "conflict", Message: "no one to escalate to"}
+		}},
+	)
+}
+
+// retryFrames returns the checkpoints of the calls the retries of request's
+// dead letters made.
+func retryFrames(t *testing.T, st store.Store, request string) []*store.Frame {
+	t.Helper()
+	rs, err := st.ListRequests(t.Context(), store.RequestFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*store.Frame
+	for _, r := range rs {
+		if strings.HasPrefix(r.ID, request+"/retry/") {
+			fs, err := st.RequestFrames(t.Context(), r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fs...)
+		}
+	}
+	return out
+}
+
+// TestDeadLetterRetryThroughRuntime: POST /v1/deadletters/{id}/retry runs
+// the undo through the runtime's queue, as an undo: the retry registers no
+// undo of its own, the stored attempts go up by one per retry, and a
+// successful retry leaves neither the store's open dead letters nor the
+// runtime's queue holding it. A dead letter only the store holds (put
+// there by an earlier process) is retried the same way.
+func TestDeadLetterRetryThroughRuntime(t *testing.T) {
+	g := newTestGateway(t, &Config{Data: t.TempDir()})
+	var failing atomic.Bool
+	ticketTools(t, g, &failing, nil)
+	srv := serveTest(t, g)
+	failing.Store(true)
+	for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
+		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil); status != 200 {
+			t.Fatalf("calls: %d %v", status, out)
+		}
+	}
+	open, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	if err != nil || len(open) != 1 || open[0].Tool != "reopen" || len(g.rt.DeadLetters()) != 1 {
+		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", open, err, g.rt.DeadLetters())
+	}
+	// A dead letter of another request that only the store holds.
+	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
+		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	open, _ = g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	for _, d := range open {
+		retry := func(wantStatus reach.Status) map[string]any {
+			t.Helper()
+			status, out := do(t, "POST", fmt.Sprintf("%s/v1/deadletters/dl-%d/retry", srv.URL, d.ID), "", nil)
+			if status != 200 || out["status"] != string(wantStatus) {
+				t.Fatalf("retrying %d = %d %v, want 200 and %s", d.ID, status, out, wantStatus)
+			}
+			return out["deadletter"].(map[string]any)
+		}
+		failing.Store(true)
+		got := retry(reach.StatusError)
+		if got["Attempts"] != float64(d.Attempts+1) || got["State"] != store.DeadOpen {
+			t.Errorf("after a failed retry of %s's dead letter: %v, want %d attempts, open", d.Request, got, d.Attempts+1)
+		}
+		if q := queued(g, d); len(q) != 1 {
+			t.Errorf("after a failed retry of %s's dead letter, the runtime queues %d of it, want 1: %+v", d.Request, len(q), q)
+		}
+		failing.Store(false)
+		got = retry(reach.StatusSuccess)
+		if got["Attempts"] != float64(d.Attempts+2) || got["State"] != store.DeadRetried {
+			t.Errorf("after a successful retry of %s's dead letter: %v, want %d attempts, retried", d.Request, got, d.Attempts+2)
+		}
+		if q := queued(g, d); len(q) != 0 {
+			t.Errorf("after a successful retry of %s's dead letter, the runtime still queues it: %+v", d.Request, q)
+		}
+		frames := retryFrames(t, g.store, d.Request)
+		done := 0
+		for _, f := range frames {
+			if f.Name == "reopen" && f.State == "completed" {
+				done++
+			}
+			if len(f.Undo) != 0 {
+				t.Errorf("the retry of %s's dead letter registered an undo: %s %s", d.Request, f.Name, f.Undo)
+			}
+		}
+		if done != 1 {
+			t.Errorf("the retries of %s's dead letter: %d completed reopen calls, want 1 (%d checkpoints)", d.Request, done, len(frames))
+		}
+		if status, out := do(t, "POST", fmt.Sprintf("%s/v1/deadletters/%d/retry", srv.URL, d.ID), "", nil); status != http.StatusNotFound {
+			t.Errorf("retrying the retried dead letter %d = %d %v, want 404", d.ID, status, out)
+		}
+	}
+}
+
+// queued returns the runtime's dead letters of the stored dead letter d's undo.
+func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
+	var out []reach.DeadLetter
+	for _, q := range g.rt.DeadLetters() {
+		if q.Request == d.Request && q.Key == "undo:"+d.Frame {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// TestDeadLetterRetryBusy: while a retry of a dead letter runs, the
+// runtime does not queue the dead letter again when the store's copy is
+// looked up, and a second retry through the API is refused with 409 and
+// counts no attempt.
+func TestDeadLetterRetryBusy(t *testing.T) {
+	g := newTestGateway(t, &Config{Data: t.TempDir()})
+	srv := serveTest(t, g)
+	d := &store.DeadLetter{Request: "t3", Frame: "00000000000000cd", Tool: "reopen",
+		Args: []byte(`{"ticket":9}`), Error: "the ticket system is down", Attempts: 1}
+	id, err := g.store.AddDeadLetter(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fmt.Sprintf("%s/v1/deadletters/%d/retry", srv.URL, id)
+	var mu sync.Mutex
+	var during []string // what went wrong during the first retry
+	fail := func(msg string) { mu.Lock(); during = append(during, msg); mu.Unlock() }
+	var runs atomic.Int32
+	var failing atomic.Bool
+	ticketTools(t, g, &failing, func() {
+		if runs.Add(1) != 1 {
+			return
+		}
+		// The first retry runs: the API's lookup must not queue the dead
+		// letter again (a second retry of it would then run at once).
+		if _, err := durable.RestoreDeadLetter(context.Background(), g.store, g.rt, d); err != nil {
+			fail(err.Error())
+		}
+		if q := queued(g, d); len(q) != 0 {
+			fail(fmt.Sprintf("the dead letter is queued again during its retry: %+v", q))
+			return // a second retry would wait for this one for ever
+		}
+		// Not do: this runs in the tool's goroutine, where t.Fatal must not be called.
+		resp, err := http.Post(u, "application/json", nil)
+		if err != nil {
+			fail(err.Error())
+			return
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != http.StatusConflict || path(out, "error", "code") != "busy" {
+			fail(fmt.Sprintf("a retry during a retry = %d %v, want 409 busy", resp.StatusCode, out))
+		}
+	})
+	if status, out := do(t, "POST", u, "", nil); status != 200 || out["status"] != string(reach.StatusSuccess) {
+		t.Errorf("the first retry = %d %v, want 200 and success", status, out)
+	}
+	mu.Lock()
+	for _, e := range during {
+		t.Error(e)
+	}
+	mu.Unlock()
+	if n := runs.Load(); n != 1 {
+		t.Errorf("reopen ran %d times, want 1", n)
+	}
+	ds, _ := g.store.ListDeadLetters(t.Context(), "")
+	if len(ds) != 1 || ds[0].Attempts != 2 || ds[0].State != store.DeadRetried {
+		t.Errorf("stored dead letters = %+v, want one retried after 2 attempts", ds)
 	}
 }
