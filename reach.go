@@ -397,7 +397,7 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 	r.root = r
 	if parent != nil {
 		r.root = parent.root
-	} else {
+	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
 	var cctx context.Context

@@ -130,6 +130,10 @@ type RequestOptions struct {
 	Attributes map[string]string
 	// Priority above 0 may use the rate limit's reserved capacity (R8).
 	Priority int
+	// Trace is the W3C trace id of a root request that continues a
+	// caller's trace (its traceparent's); if zero, a random one. A
+	// sub-request is in its root's trace.
+	Trace [16]byte
 }
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a

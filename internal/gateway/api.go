@@ -199,7 +199,7 @@ func linkFromHeaders(h http.Header) (link, error) {
 		}
 		l.Parent = id
 	}
-	l.Trace, _ = parseTraceparent(h.Get(HeaderTraceparent))
+	l.Trace, l.TraceID, _ = parseTraceparent(h.Get(HeaderTraceparent))
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		l.Request = id
 	}
@@ -246,7 +246,7 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
 		who, _ := auth.IdentityFrom(r.Context())
-		return g.reqs.fresh(l.Agent, nil, who)
+		return g.reqs.fresh(l.Agent, nil, who, l.TraceID)
 	})
 	if err != nil {
 		var le *linkError

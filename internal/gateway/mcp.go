@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,7 +207,7 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 	m.link.Chosen = g.chosen.get(m.callID, m.link.Request)
 	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
 		who, _ := auth.IdentityFrom(ctx)
-		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget, who)
+		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget, who, m.link.TraceID)
 	})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -280,7 +281,7 @@ func parseCallMeta(meta mcp.Meta) (callMeta, error) {
 	if err != nil {
 		return m, err
 	}
-	m.link.Trace, _ = parseTraceparent(tp) // a malformed traceparent is ignored, as W3C says
+	m.link.Trace, m.link.TraceID, _ = parseTraceparent(tp) // a malformed traceparent is ignored, as W3C says
 	bg, err := str(MetaBaggage)
 	if err != nil {
 		return m, err
@@ -306,24 +307,26 @@ func parseFrameID(s string) (reach.FrameID, error) {
 	return id, nil
 }
 
-// parseTraceparent returns the parent span id of a W3C traceparent
-// ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>").
-func parseTraceparent(s string) (reach.FrameID, bool) {
+// parseTraceparent returns the parent span id and the trace id of a W3C
+// traceparent ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>").
+func parseTraceparent(s string) (reach.FrameID, [16]byte, bool) {
+	var trace [16]byte
 	s = strings.TrimSpace(s)
 	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" {
-		return 0, false
+		return 0, trace, false
 	}
 	if !isHex(s[:2]) || !isHex(s[3:35]) || !isHex(s[53:55]) || strings.Trim(s[3:35], "0") == "" {
-		return 0, false
+		return 0, trace, false
 	}
 	if s[:2] == "00" && len(s) != 55 {
-		return 0, false
+		return 0, trace, false
 	}
 	id, err := parseFrameID(s[36:52])
 	if err != nil {
-		return 0, false
+		return 0, trace, false
 	}
-	return id, true
+	hex.Decode(trace[:], []byte(s[3:35])) // checked above
+	return id, trace, true
 }
 
 func isHex(s string) bool {

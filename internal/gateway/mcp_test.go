@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -206,14 +207,14 @@ func TestParseTraceparent(t *testing.T) {
 		"": 0, "00-xyz": 0,
 	}
 	for in, want := range cases {
-		got, ok := parseTraceparent(in)
+		got, _, ok := parseTraceparent(in)
 		if got != want || ok != (want != 0) {
 			t.Errorf("parseTraceparent(%q) = %v, %v; want %v", in, got, ok, want)
 		}
 	}
 	f := reach.FrameID(0x1234)
 	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-" + f.String() + "-01"
-	if got, ok := parseTraceparent(tp); !ok || got != f {
+	if got, trace, ok := parseTraceparent(tp); !ok || got != f || hex.EncodeToString(trace[:]) != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Errorf("round trip of %q = %v", tp, got)
 	}
 	if baggageRequest("a=b, reach.request=r%201;p=1 ,c=d") != "r 1" {

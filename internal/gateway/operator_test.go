@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -223,4 +224,27 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 		}
 	}
 	t.Errorf("no span for frame %s among %d exported", parts[2], len(spans))
+}
+
+// TestForeignTraceparentIsContinued: a call whose traceparent is another
+// tracer's (its parent span is no frame of ours) begins its request in that
+// trace, so the agent's trace goes on through reach to the upstream.
+func TestForeignTraceparentIsContinued(t *testing.T) {
+	const foreign = "0af7651916cd43dd8448eb211c80319c"
+	g, p, srv := upstreamGateway(t, probeConfig)
+	cs := connectMCP(t, g, nil)
+	callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
+	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != foreign {
+		t.Errorf("the upstream was told traceparent %q, want it in trace %s", tp, foreign)
+	}
+	h := map[string]string{"traceparent": "00-" + foreign + "-b7ad6b7169203332-01"}
+	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"up__echo","arguments":{"text":"x"}}]}`, h)
+	r, ok := g.rt.Lookup(fmt.Sprint(path(out, "request_id")))
+	if !ok {
+		t.Fatalf("no request in %v", out)
+	}
+	if got := r.Trace(); hex.EncodeToString(got[:]) != foreign {
+		t.Errorf("a request begun for a call with another tracer's traceparent is in trace %x, want %s", got, foreign)
+	}
 }

@@ -143,8 +143,9 @@ func capInt(v, limit int) int {
 }
 
 // begin starts a request the gateway owns and tracks it (inflight 1).
-func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity) (*reach.Request, error) {
-	o := &reach.RequestOptions{ID: id, Principal: localPrincipal, Agent: agent, Budget: b}
+// It continues the caller's trace when one is given.
+func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity, trace [16]byte) (*reach.Request, error) {
+	o := &reach.RequestOptions{ID: id, Principal: localPrincipal, Agent: agent, Budget: b, Trace: trace}
 	if who != nil {
 		who.Apply(o)
 	}
@@ -159,7 +160,7 @@ func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity) 
 // named returns the request named id for one call (release it when the
 // call is done): a running or stopped request of that id, or a new one
 // with budget spec s when there is none or it has completed.
-func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
+func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if r, ok := q.rt.Lookup(id); ok {
@@ -174,7 +175,7 @@ func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(id, agent, b, who)
+	r, err := q.begin(id, agent, b, who, trace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,14 +183,14 @@ func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity) (*
 }
 
 // fresh begins a new request with a random id for one call.
-func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
+func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
 	b, err := q.budget(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r, err := q.begin(newRequestID(), agent, b, who)
+	r, err := q.begin(newRequestID(), agent, b, who, trace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,7 +200,7 @@ func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity) (*reac
 // session returns the request of an MCP session for one call: the
 // session's current request while it is running or stopped and has been
 // idle less than the gap, otherwise a new one, recorded in *cur.
-func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.Identity) (*reach.Request, func(), error) {
+func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if *cur != "" {
@@ -214,7 +215,7 @@ func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.I
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(newRequestID(), agent, b, who)
+	r, err := q.begin(newRequestID(), agent, b, who, trace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -327,6 +328,7 @@ type link struct {
 	Request string        // a named request
 	Parent  reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
 	Trace   reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
+	TraceID [16]byte      // the traceparent's trace, which a request begun for the call continues
 	Chosen  *reach.Frame  // the model frame that chose this call (by its tool_call id), if known
 	Budget  *budgetSpec   // for a new request
 	Agent   string
@@ -423,7 +425,7 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 	var release func()
 	var err error
 	if l.Request != "" {
-		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget, who)
+		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget, who, l.TraceID)
 	} else {
 		r, release, err = def()
 	}

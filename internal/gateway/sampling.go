@@ -231,7 +231,7 @@ func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.Serve
 		named, _ = parseFrameID(s)
 		strict = true
 	} else if s, isStr := meta[MetaTraceparent].(string); isStr {
-		named, _ = parseTraceparent(s)
+		named, _, _ = parseTraceparent(s)
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
