@@ -27,6 +27,13 @@ func (l *ledger) note(s string) {
 	l.mu.Unlock()
 }
 
+// String is the side effects so far, in order, separated by commas.
+func (l *ledger) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.log, ", ")
+}
+
 func (l *ledger) tool(name string, f func(args map[string]any) (any, error)) reach.ToolFunc {
 	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var args map[string]any
@@ -496,9 +503,8 @@ func TestUndoWritesTheEntityItsCallHolds(t *testing.T) {
 // not only the writes that finished before the stop.
 func TestWriteFinishingAfterCancelIsUndone(t *testing.T) {
 	rt := reach.New(nil)
-	var mu sync.Mutex
-	var log []string
-	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	side := &ledger{}
+	note := side.note
 	started := make(chan struct{})
 	rt.MustRegister(
 		reach.Tool{Name: "reserve", Access: reach.Write, Reentrancy: reach.Reentrant, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
@@ -524,17 +530,15 @@ func TestWriteFinishingAfterCancelIsUndone(t *testing.T) {
 	rt.Call(ctx, &reach.Call{ID: "c2", Tool: "reserve", Arguments: json.RawMessage(`{"seat":"slow"}`)})
 	want := map[string]bool{"release fast": true, "release slow": true}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
 		got := map[string]bool{}
-		for _, s := range log {
+		for _, s := range strings.Split(side.String(), ", ") {
 			got[s] = true
 		}
-		mu.Unlock()
 		if got["release fast"] && got["release slow"] {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("side effects %v, want both reservations released (%v)", log, want)
+			t.Fatalf("side effects %s, want both reservations released (%v)", side.String(), want)
 		}
 	}
 }
@@ -544,9 +548,8 @@ func TestWriteFinishingAfterCancelIsUndone(t *testing.T) {
 // running; it waits, and the undos run newest first.
 func TestStopUndoWaitsForInFlightWrite(t *testing.T) {
 	rt := reach.New(nil)
-	var mu sync.Mutex
-	var log []string
-	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+	side := &ledger{}
+	note := side.note
 	started := make(chan struct{})
 	rt.MustRegister(
 		reach.Tool{Name: "set", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"}, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
@@ -573,9 +576,7 @@ func TestStopUndoWaitsForInFlightWrite(t *testing.T) {
 	rt.Call(ctx, &reach.Call{ID: "w2", Tool: "set", Arguments: json.RawMessage(`{"id":"O1","v":"slow"}`)})
 	want := "slow write start, slow write end, undo slow, undo first"
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		got := strings.Join(log, ", ")
-		mu.Unlock()
+		got := side.String()
 		if got == want {
 			return
 		}
@@ -652,10 +653,8 @@ func TestUndoWaitsForSiblingWrite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				var log []string
-				note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
-				got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+				side := &ledger{}
+				note, got := side.note, side.String
 				inWrite, release := make(chan struct{}), make(chan struct{})
 				set := func(_ context.Context, a json.RawMessage) (json.RawMessage, error) {
 					var in struct {
@@ -735,10 +734,8 @@ func TestUndoWaitsForSiblingWrite(t *testing.T) {
 // the undo, instead of sharing the request's lock with it.
 func TestSiblingWriteWaitsForUndo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var log []string
-		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
-		got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+		side := &ledger{}
+		note, got := side.note, side.String
 		inUndo, release := make(chan struct{}), make(chan struct{})
 		rt := reach.New(nil)
 		rt.MustRegister(
@@ -840,9 +837,8 @@ func undoTools(note func(string)) []reach.Tool {
 // writes as the request, sharing the lock, instead of hanging for ever.
 func TestUndoOfUnlinkedCallDoesNotHang(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var log []string
-		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+		side := &ledger{}
+		note := side.note
 		rt := reach.New(nil)
 		rt.MustRegister(undoTools(note)...)
 		rt.MustRegister(reach.Tool{Name: "outer", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"order:{id}"},
@@ -868,9 +864,7 @@ func TestUndoOfUnlinkedCallDoesNotHang(t *testing.T) {
 		default:
 			t.Fatal("outer hangs: the undo of the request's write waits for outer, which waits for the failing call")
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if got, want := strings.Join(log, ", "), "set O1=a, FAIL charge, unset O1=a"; got != want {
+		if got, want := side.String(), "set O1=a, FAIL charge, unset O1=a"; got != want {
 			t.Errorf("side effects:\n got %s\nwant %s", got, want)
 		}
 	})
@@ -883,10 +877,8 @@ func TestUndoOfUnlinkedCallDoesNotHang(t *testing.T) {
 // still runs.
 func TestStopEndsUndoWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var log []string
-		note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
-		got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(log, ", ") }
+		side := &ledger{}
+		note, got := side.note, side.String
 		inWrite, release := make(chan struct{}), make(chan struct{})
 		rt := reach.New(nil)
 		rt.MustRegister(undoTools(note)...)
@@ -963,9 +955,8 @@ func TestUndoIsNotUndone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				var log []string
-				note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
+				side := &ledger{}
+				note := side.note
 				rt := reach.New(nil)
 				rt.MustRegister(undoTools(note)...)
 				ctx, _ := begin(t, rt, nil)
@@ -987,9 +978,7 @@ func TestUndoIsNotUndone(t *testing.T) {
 				default:
 					t.Fatal("the failing call hangs: an undo of an undo waits for it")
 				}
-				mu.Lock()
-				got := strings.Join(log, ", ")
-				mu.Unlock()
+				got := side.String()
 				if got != tt.want {
 					t.Errorf("side effects:\n got %s\nwant %s", got, tt.want)
 				}
