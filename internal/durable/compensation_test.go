@@ -56,11 +56,7 @@ func (o *orderLog) String() string {
 // had undone), though the tools undo each other.
 func TestRecoverDoesNotRedoUndos(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	o := &orderLog{hung: make(chan struct{}), never: make(chan struct{})}
 	defer close(o.never)
 	old := durableRuntime(st, o.tools()...)
@@ -90,11 +86,7 @@ func TestRecoverDoesNotRedoUndos(t *testing.T) {
 // undo of an undo did).
 func TestRecoverSkipsCompensationRequests(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	for _, id := range []string{"r1/compensate/0a1b2c3d", "r1/retry/4"} {
 		agent := "reach"
 		if strings.Contains(id, "/retry/") {

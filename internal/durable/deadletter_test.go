@@ -73,11 +73,7 @@ func storedDeadLetters(t *testing.T, st store.DeadLetters) string {
 // otherwise stays open for ever.
 func TestDeadLetterRetryAndDismissAreStored(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	u := &failingUndo{}
 	rt := durableRuntime(st, u.tools()...)
 	bookAndFail(t, rt, "r1", "x", "y")
@@ -134,11 +130,7 @@ func TestDeadLetterRetryAndDismissAreStored(t *testing.T) {
 // not run again by recovery, and not dead-lettered a second time.
 func TestRecoverLeavesDeadLettersToTheOperator(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	u := &failingUndo{}
 	bookAndFail(t, durableRuntime(st, u.tools()...), "r1", "x")
 	// The gateway dies here, r1 still running; the new one recovers.
@@ -164,11 +156,7 @@ func TestRecoverLeavesDeadLettersToTheOperator(t *testing.T) {
 // are not restored.
 func TestRecoverRestoresDeadLetters(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	u := &failingUndo{}
 	old := durableRuntime(st, u.tools()...)
 	bookAndFail(t, old, "r1", "x", "y")

@@ -17,11 +17,7 @@ import (
 // is told the call may have run, at once, instead of waiting for ever.
 func TestRecoverSettlesInterruptedClaim(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	started, never := make(chan struct{}), make(chan struct{})
 	defer close(never)
 	newRuntime := func(run reach.ToolFunc) *reach.Runtime {
@@ -72,11 +68,7 @@ func TestRecoverSettlesInterruptedClaim(t *testing.T) {
 // request; the writes of a sub-request whose root had finished are not.
 func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	var undone []string
 	newRuntime := func() *reach.Runtime {
 		return durableRuntime(st, bookTools(func(ref string) { undone = append(undone, ref) })...)
@@ -114,11 +106,7 @@ func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 // runtime's own keys are not scoped to a principal.
 func TestUndoNotRerunAfterRestart(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	undos := 0
 	newRuntime := func() *reach.Runtime {
 		return durableRuntime(st, bookTools(func(string) { undos++ })...)
@@ -166,4 +154,16 @@ func bookTools(undone func(ref string)) []reach.Tool {
 				return json.RawMessage(`"ok"`), nil
 			}},
 	}
+}
+
+// tempStore opens a SQLite store in a folder of the test's own; it is
+// closed when the test and its cleanups are done.
+func tempStore(t *testing.T) *store.SQLite {
+	t.Helper()
+	st, err := store.Open(context.Background(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
