@@ -751,9 +751,11 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	// store knows it again after a restart: see undoing. It acts for r's
 	// principal as r does (tenant, roles and attributes too, as a
 	// delegation does), so that r's owner sees it, its events carry the
-	// tenant, and policies judge the undos as they judged the writes.
+	// tenant, and policies judge the undos as they judged the writes. Its
+	// frames are in r's trace, beside the writes they undo.
 	cctx, creq, err := rt.Begin(context.WithoutCancel(ctx), &RequestOptions{ID: r.id + "/compensate/" + newID()[4:],
-		Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{}})
+		Principal: r.principal, Tenant: r.tenant, Roles: r.roles, Attributes: r.attrs, Agent: "reach", Budget: &Budget{},
+		Trace: r.Trace()})
 	if err != nil {
 		return nil
 	}

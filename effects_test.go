@@ -1156,7 +1156,8 @@ func TestWriteThatMayHaveRunChangesTheEntity(t *testing.T) {
 
 // A compensation acts for the principal of the request it compensates, in
 // its tenant, with its roles and attributes: its events carry them (so the
-// owner's audit view shows them) and a policy sees them on the undo.
+// owner's audit view shows them) and a policy sees them on the undo; its
+// frames are in the same trace.
 func TestCompensationActsForThePrincipal(t *testing.T) {
 	rec := &memRecorder{}
 	rt := reach.New(&reach.Options{Recorder: rec})
@@ -1190,6 +1191,9 @@ func TestCompensationActsForThePrincipal(t *testing.T) {
 	want := who{"alice", "acme", []string{"buyer"}, map[string]string{"department": "sales"}}
 	if got := (who{undoneBy.Principal(), undoneBy.Tenant(), undoneBy.Roles(), undoneBy.Attributes()}); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the undo's request acts for %+v, want %+v", got, want)
+	}
+	if r, _ := reach.RequestFrom(ctx); undoneBy.Trace() != r.Trace() {
+		t.Error("the undo's request is not in the trace of the request it compensates")
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
