@@ -238,8 +238,9 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 		l.Request = env.RequestID
 	}
 	l.Agent = "api" // place bounds the request id
+	caller, _ := auth.IdentityFrom(r.Context())
 	for _, c := range env.ToolCalls {
-		if f := g.chosen.get(c.ID, l.Request); f != nil {
+		if f := g.chosen.get(c.ID, l.Request, caller); f != nil {
 			l.Chosen = f
 			break
 		}

@@ -204,9 +204,9 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	m.link.Agent = agent
-	m.link.Chosen = g.chosen.get(m.callID, m.link.Request)
+	who, _ := auth.IdentityFrom(ctx)
+	m.link.Chosen = g.chosen.get(m.callID, m.link.Request, who)
 	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
-		who, _ := auth.IdentityFrom(ctx)
 		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget, who, m.link.TraceID)
 	})
 	if err != nil {

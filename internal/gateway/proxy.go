@@ -99,9 +99,10 @@ func (c *chosenCalls) put(id string, f *reach.Frame) {
 	}
 }
 
-// get returns the model frame that chose call id: within the request
-// named (or one under it), else the one running request's.
-func (c *chosenCalls) get(id, request string) *reach.Frame {
+// get returns the model frame that chose call id for a caller who: within
+// the running request named (or one under it), else the one running
+// request's; only a request who owns counts (checkOwner).
+func (c *chosenCalls) get(id, request string, who *auth.Identity) *reach.Frame {
 	if id == "" {
 		return nil
 	}
@@ -111,13 +112,13 @@ func (c *chosenCalls) get(id, request string) *reach.Frame {
 	var found *reach.Frame
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
+		if f.Request.Root().State() != "running" || checkOwner(who, f.Request) != nil {
+			continue
+		}
 		if request != "" {
 			if (link{Request: request, Chosen: f}).chosen() != nil {
 				return f
 			}
-			continue
-		}
-		if f.Request.Root().State() != "running" {
 			continue
 		}
 		if found != nil {
@@ -266,15 +267,23 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := g.proxyClient().Do(ureq)
 	if err != nil {
+		// The model may have read the prompt, and the provider bills it: a
+		// call that ends before the answer (the client left, the request
+		// was stopped, the model timed out) is charged the prompt's
+		// estimate, so that leaving early cannot get around a budget.
+		prompt := (&answer{}).usage(len(out))
 		switch {
 		case r.Context().Err() != nil: // the client left: nobody to answer
-			mf.FailModel(context.Cause(r.Context()))
+			mf.FailModelSpent(context.Cause(r.Context()), prompt)
 		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
 			cause := context.Cause(mctx)
-			mf.FailModel(cause)
+			mf.FailModelSpent(cause, prompt)
 			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
 				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
-		default:
+		case uctx.Err() != nil: // the model took longer than its timeout
+			mf.FailModelSpent(err, prompt)
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
+		default: // it could not be reached: nothing was read
 			mf.FailModel(err)
 			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
 		}
@@ -289,7 +298,9 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		w.Write(g.redact(b)) // an endpoint may echo the key it was given
 		return
 	}
-	var a answer
+	// A tool call links to this turn as soon as its id has passed: an agent
+	// may run it while the answer still streams.
+	a := answer{chose: func(id string) { g.chosen.put(id, mf) }}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = g.passStream(w, resp, !clientUsage, &a)
 	} else {
@@ -309,9 +320,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mf.EndModel(use)
-	for _, id := range a.ids {
-		g.chosen.put(id, mf)
-	}
 }
 
 // noUsageWarned is set once the proxy has warned of a model endpoint that
@@ -372,8 +380,16 @@ type answer struct {
 	reported bool // the answer carried its usage
 	ids      []string
 	text     strings.Builder
-	args     int // bytes of tool call arguments
-	raw      int // bytes of the answer, when it could not be read as one
+	args     int             // bytes of tool call arguments
+	raw      int             // bytes of the answer, when it could not be read as one
+	chose    func(id string) // told each tool call id as it is read, if set
+}
+
+func (a *answer) id(id string) {
+	a.ids = append(a.ids, id)
+	if a.chose != nil {
+		a.chose(id)
+	}
 }
 
 func (a *answer) note(c *completion) {
@@ -385,7 +401,7 @@ func (a *answer) note(c *completion) {
 		if m := ch.Message; m != nil {
 			a.text.WriteString(m.Content)
 			for _, tc := range m.ToolCalls {
-				a.ids = append(a.ids, tc.ID)
+				a.id(tc.ID)
 				a.args += len(tc.Function.Arguments)
 			}
 		}
@@ -393,7 +409,7 @@ func (a *answer) note(c *completion) {
 			a.text.WriteString(d.Content)
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" {
-					a.ids = append(a.ids, tc.ID)
+					a.id(tc.ID)
 				}
 				a.args += len(tc.Function.Arguments)
 			}

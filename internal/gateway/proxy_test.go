@@ -14,8 +14,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -668,6 +670,115 @@ func TestModelProxyKeepsTheModelsWords(t *testing.T) {
 		_, b := postChat(t, url, fmt.Sprintf(`{"stream":%v,"messages":[]}`, stream), nil)
 		if !strings.Contains(string(b), `"token":"Hello"`) || !strings.Contains(string(b), "password=hunter2") {
 			t.Errorf("stream %v: the model's answer was changed: %s", stream, b)
+		}
+	}
+}
+
+// TestModelProxyChargesAnAbandonedCall: a client that leaves before the
+// model answers is still charged the prompt, which the model read, so that
+// leaving early cannot get around a token budget.
+func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
+	var asked atomic.Int32
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		io.ReadAll(r.Body)   // (net/http notices a closed connection once the body is read)
+		<-r.Context().Done() // answers only after the caller is gone
+	}, "budgets:\n  default: {tokens: 50}\n")
+	prompt := `{"messages":[{"role":"user","content":"` + strings.Repeat("long prompt ", 100) + `"}]}`
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(prompt))
+	req.Header.Set(HeaderRequest, "gone")
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the model answered")
+	}
+	for deadline := time.Now().Add(10 * time.Second); requestTokens(t, g, "gone") == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a call whose client left before the answer was charged nothing")
+		}
+	}
+	resp, b := postChat(t, url, prompt, map[string]string{HeaderRequest: "gone"})
+	if resp.StatusCode != http.StatusTooManyRequests || asked.Load() != 1 {
+		t.Errorf("after the abandoned call: %d %s, the model asked %d times; want a budget refusal without asking", resp.StatusCode, b, asked.Load())
+	}
+}
+
+// TestModelProxyLinksToolCallsAsTheyStream: a tool call links to its model
+// turn as soon as its chunk has passed, while the answer still streams.
+func TestModelProxyLinksToolCallsAsTheyStream(t *testing.T) {
+	release := make(chan struct{})
+	_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_eager\",\"type\":\"function\",\"function\":{\"name\":\"search_kb\",\"arguments\":\"{}\"}}]}}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}, "examples: true\n")
+	defer close(release)
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"stream":true,"messages":[]}`))
+	req.Header.Set(HeaderRequest, "eager")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "call_eager") {
+	}
+	_, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"call_eager","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)
+	if got := path(out, "request_id"); got != "eager" {
+		t.Errorf("a tool call sent while its answer streams ran in request %v, want eager", got)
+	}
+}
+
+// TestModelProxyToolCallIDsOfAnEndedRequest: a call that names a request
+// id again after that request ended runs in a new request of that id, not
+// in the ended one whose model chose its call id.
+func TestModelProxyToolCallIDsOfAnEndedRequest(t *testing.T) {
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant",
+			"tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "search_kb", "arguments": "{}"}}}}}},
+			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
+	}, "examples: true\n")
+	postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "A"})
+	g.reqs.end("A")
+	_, out := do(t, "POST", url+"/v1/calls", `{"request_id":"A","tool_calls":[{"call_id":"call_1","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)
+	if st := path(out, "results", 0, "status"); st != "success" {
+		t.Errorf("a call naming ended request A = %v %v, want it run in a new A", st, path(out, "results", 0, "error"))
+	}
+}
+
+// TestModelProxyToolCallIDsStayWithTheirOwner: a tool call id another
+// tenant's model chose neither links a call to that tenant's request nor
+// refuses the call (naming that request): with or without a traceparent,
+// the call runs in a request of the caller's own.
+func TestModelProxyToolCallIDsStayWithTheirOwner(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant",
+			"tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "search_kb", "arguments": "{}"}}}}}},
+			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _, _ := ks.Create(auth.KeySpec{Principal: "alice", Tenant: "acme"})
+	bob, _, _ := ks.Create(auth.KeySpec{Principal: "bob", Tenant: "globex"})
+	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\nmodel: {base_url: '"+up.URL+"/v1', name: fake}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveTest(t, newTestGateway(t, cfg)).URL
+	postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "alice-private", "Authorization": "Bearer " + alice})
+	for _, h := range []map[string]string{
+		{"Authorization": "Bearer " + bob},
+		{"Authorization": "Bearer " + bob, "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+	} {
+		code, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"call_1","tool":"search_kb","arguments":{"query":"x"}}]}`, h)
+		if code != http.StatusOK || path(out, "request_id") == "alice-private" || strings.Contains(fmt.Sprint(out), "alice-private") {
+			t.Errorf("bob's call with alice's model's call id (traceparent %q): %d %v", h["traceparent"], code, out)
 		}
 	}
 }

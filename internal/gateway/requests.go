@@ -404,7 +404,11 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 				Suggestion: "Send the id of a frame (GET /v1/requests/{id}/graph lists them), or omit the parent."}
 		}
 		if f == nil {
-			f = l.chosen()
+			// Not a frame of ours: the call is linked as if it named none
+			// (below), by the model turn that chose it, if its caller's.
+			if c := l.chosen(); c != nil && checkOwner(who, c.Request) == nil {
+				f = c
+			}
 		}
 		if f != nil {
 			if err := checkOwner(who, f.Request); err != nil {
