@@ -100,7 +100,12 @@ func serve(ctx context.Context, cfg *gateway.Config, stdout, stderr io.Writer) e
 	return err
 }
 
-func printBanner(w io.Writer, g *gateway.Gateway, addr, dataDir string) {
+// printBanner writes the banner in one write, so that whoever reads the
+// output (a terminal, a supervisor, a test) sees all of it or none.
+func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
+	var b strings.Builder
+	defer func() { io.WriteString(out, b.String()) }()
+	w := &b
 	base := "http://" + addr
 	tools := g.Runtime().Tools()
 	names := make([]string, 0, len(tools))
