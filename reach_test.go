@@ -193,19 +193,7 @@ func TestKeyedReentry(t *testing.T) {
 		refused   bool
 	}{{"/tmp/a.txt", true}, {"/tmp/b.txt", false}} {
 		t.Run(tc.innerPath, func(t *testing.T) {
-			rt := reach.New(nil)
-			var inner *reach.Result
-			depth := 0
-			rt.MustRegister(reach.Tool{Name: "write_file", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"path"},
-				Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
-					if depth++; depth > 1 {
-						return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
-					}
-					inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "write_file", Arguments: json.RawMessage(`{"content":"other","path":"` + tc.innerPath + `"}`)})
-					return inner
-				})})
-			ctx, _ := begin(t, rt, nil)
-			turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "write_file", `{"path":"/tmp/a.txt","content":"x"}`) })
+			inner := reenterKeyed(t, "write_file", "path", `{"path":"/tmp/a.txt","content":"x"}`, `{"content":"other","path":"`+tc.innerPath+`"}`)
 			if got := inner.Status == reach.StatusRefused; got != tc.refused {
 				t.Fatalf("refused = %v, want %v (%s)", got, tc.refused, inner.ModelText())
 			}
@@ -214,6 +202,27 @@ func TestKeyedReentry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reenterKeyed calls tool (keyed on key) with outer in a model turn; the
+// tool calls itself once, with inner, and the result of that inner call is
+// returned.
+func reenterKeyed(t *testing.T, tool, key, outer, inner string) *reach.Result {
+	t.Helper()
+	rt := reach.New(nil)
+	var res *reach.Result
+	depth := 0
+	rt.MustRegister(reach.Tool{Name: tool, Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{key},
+		Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
+			if depth++; depth > 1 {
+				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
+			}
+			res = rt.Call(ctx, &reach.Call{ID: "inner", Tool: tool, Arguments: json.RawMessage(inner)})
+			return res
+		})})
+	ctx, _ := begin(t, rt, nil)
+	turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, tool, outer) })
+	return res
 }
 
 // TestKeyedReentryNumbers: a numeric key is one key however it is spelled,
@@ -233,19 +242,7 @@ func TestKeyedReentryNumbers(t *testing.T) {
 		{"7.5", "7.50", true},
 		{"18446744073709551615", "1.8446744073709551615e19", true},
 	} {
-		rt := reach.New(nil)
-		var inner *reach.Result
-		depth := 0
-		rt.MustRegister(reach.Tool{Name: "update_order", Access: reach.Write, Reentrancy: reach.Keyed, Key: []string{"id"},
-			Func: nested(rt, func(ctx context.Context, _ json.RawMessage) *reach.Result {
-				if depth++; depth > 1 {
-					return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`"ok"`)}
-				}
-				inner = rt.Call(ctx, &reach.Call{ID: "inner", Tool: "update_order", Arguments: json.RawMessage(`{"id":` + tc.inner + `}`)})
-				return inner
-			})})
-		ctx, _ := begin(t, rt, nil)
-		turn(t, rt, ctx, func(ctx context.Context) { call(rt, ctx, "update_order", `{"id":`+tc.outer+`}`) })
+		inner := reenterKeyed(t, "update_order", "id", `{"id":`+tc.outer+`}`, `{"id":`+tc.inner+`}`)
 		if got := inner.Status == reach.StatusRefused; got != tc.refused {
 			t.Errorf("id %s under id %s: refused %v, want %v", tc.inner, tc.outer, got, tc.refused)
 		}
