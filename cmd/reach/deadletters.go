@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/agentreach/reach/internal/audit"
@@ -37,46 +40,39 @@ that it was settled by hand. Every action is written to the audit log.`,
 	dismiss := &cobra.Command{
 		Use:   "dismiss ID",
 		Short: "Record that a dead letter was settled by hand",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
-			if err != nil {
-				return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
-			}
-			if strings.TrimSpace(note) == "" {
-				return fmt.Errorf("say how it was settled: --note \"refunded by hand in the billing console\"")
-			}
-			st, err := store.Open(cmd.Context(), data, &store.SQLiteOptions{NoCreate: true})
-			if err != nil {
-				return fmt.Errorf("opening the store in %s: %w", data, err)
-			}
-			defer st.Close()
-			d, err := findDeadLetter(cmd.Context(), st, id)
-			if err != nil {
-				return err
-			}
-			if d.State != store.DeadOpen {
-				return fmt.Errorf("dead letter %d is already %s", id, d.State)
-			}
-			d.State, d.Note = store.DeadResolved, note
-			if err := st.UpdateDeadLetter(cmd.Context(), d); err != nil {
-				return err
-			}
-			log, err := audit.New(cmd.Context(), st, nil)
-			if err != nil {
-				return err
-			}
-			defer log.Close()
-			if _, err := log.Append(cmd.Context(), &audit.Event{Request: d.Request, Kind: "dead_letter", Name: d.Tool,
-				Decision: "dismissed", Principal: by, Message: note}); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by %s\n", id, by)
+		Long: `Records that a dead letter was settled by hand. The running gateway (--api)
+takes it out of its queue and records the dismissal as the authenticated
+principal. When no gateway answers there, the dismissal is written to the data
+folder's store (--data) as --by; a gateway started later does not queue it.`,
+		Args: cobra.ExactArgs(1),
+	}
+	dismissClient := apiFlags(dismiss)
+	dismiss.RunE = func(cmd *cobra.Command, args []string) error {
+		id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
+		}
+		if strings.TrimSpace(note) == "" {
+			return fmt.Errorf("say how it was settled: --note \"refunded by hand in the billing console\"")
+		}
+		c := dismissClient()
+		payload, _ := json.Marshal(map[string]string{"note": note})
+		_, err = c.do(cmd.Context(), http.MethodPost, fmt.Sprintf("/v1/deadletters/%d/dismiss", id), payload, nil)
+		switch {
+		case err == nil:
+			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by the gateway at %s\n", id, printable(c.base))
 			return nil
-		},
+		case !errors.Is(err, syscall.ECONNREFUSED):
+			return fmt.Errorf("dismiss refused: %w", err)
+		}
+		if err := dismissStored(cmd.Context(), data, id, note, by); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by %s in %s (no gateway answers at %s)\n", id, printable(by), printable(data), printable(c.base))
+		return nil
 	}
 	dismiss.Flags().StringVar(&note, "note", "", "how it was settled (required)")
-	dismiss.Flags().StringVar(&by, "by", "operator", "who settled it")
+	dismiss.Flags().StringVar(&by, "by", "operator", "who settled it, when no gateway runs (the gateway records its authenticated principal)")
 
 	retry := &cobra.Command{
 		Use:   "retry ID",
@@ -95,6 +91,35 @@ that it was settled by hand. Every action is written to the audit log.`,
 
 	cmd.AddCommand(list, dismiss, retry)
 	return cmd
+}
+
+// dismissStored records in the data folder's store that dead letter id was
+// settled by hand, for when no gateway runs, and audits it.
+func dismissStored(ctx context.Context, data string, id int64, note, by string) error {
+	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+	if err != nil {
+		return fmt.Errorf("opening the store in %s: %w", data, err)
+	}
+	defer st.Close()
+	d, err := findDeadLetter(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	if d.State != store.DeadOpen {
+		return fmt.Errorf("dead letter %d is already %s", id, d.State)
+	}
+	d.State, d.Note = store.DeadResolved, "dismissed by "+by+": "+note
+	if err := st.UpdateDeadLetter(ctx, d); err != nil {
+		return err
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	_, err = log.Append(ctx, &audit.Event{Request: d.Request, Kind: "dead_letter", Name: d.Tool,
+		Decision: "dismissed", Principal: by, Message: note})
+	return err
 }
 
 func findDeadLetter(ctx context.Context, st store.DeadLetters, id int64) (*store.DeadLetter, error) {

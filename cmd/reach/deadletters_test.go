@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -22,10 +26,12 @@ func TestDeadLettersCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "cancel_hotel") || !strings.Contains(out, "hotel API down") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
-	if _, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir); err == nil || !strings.Contains(err.Error(), "--note") {
+	// No gateway answers at --api: the dismissal is written to the store.
+	down := closedAddr(t)
+	if _, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--api", down); err == nil || !strings.Contains(err.Error(), "--note") {
 		t.Fatalf("dismiss without a note: %v", err)
 	}
-	if out, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--note", "cancelled by phone", "--by", "ops"); err != nil || !strings.Contains(out, "dismissed by ops") {
+	if out, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--note", "cancelled by phone", "--by", "ops", "--api", down); err != nil || !strings.Contains(out, "dismissed by ops") {
 		t.Fatalf("dismiss: %v %s", err, out)
 	}
 	if out, _ := runCLI(t, "deadletters", "list", "--data", dir); !strings.Contains(out, "no dead letters") {
@@ -45,4 +51,67 @@ func TestDeadLettersCLI(t *testing.T) {
 		t.Error(err)
 	}
 	_ = id
+}
+
+// closedAddr is the URL of a loopback port where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// TestDeadLetterDismissCLIThroughGateway: with a gateway running, dismiss
+// goes through it (so its queue lets go of the dead letter too) and does
+// not fall back to the store when the gateway refuses.
+func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(t.Context(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "r1", Frame: "00000000000000ab", Tool: "cancel_hotel",
+		Args: []byte(`{"ref":"R1"}`), Error: "hotel API down", Attempts: 3})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gateway.ParseConfig([]byte("data: "+dir+"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(t.Context(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	if st, err = store.Open(t.Context(), dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ids := strconv.FormatInt(id, 10)
+	if _, _, err := runCmd(t, newDeadLetters, "dismiss", ids, "--data", dir, "--api", srv.URL); err == nil || !strings.Contains(err.Error(), "--note") {
+		t.Fatalf("dismiss without a note: %v", err)
+	}
+	out, _, err := runCmd(t, newDeadLetters, "dismiss", ids, "--data", dir, "--api", srv.URL, "--note", "cancelled by phone")
+	if err != nil || !strings.Contains(out, "by the gateway") {
+		t.Fatalf("dismiss through the gateway: %v %s", err, out)
+	}
+	ds, err := st.ListDeadLetters(t.Context(), "")
+	if err != nil || len(ds) != 1 || ds[0].State != store.DeadResolved || !strings.Contains(ds[0].Note, "cancelled by phone") {
+		t.Fatalf("stored after the dismissal: %+v (%v)", ds, err)
+	}
+	// The gateway refuses a second dismissal: the CLI says so and writes nothing.
+	if _, _, err := runCmd(t, newDeadLetters, "dismiss", ids, "--data", dir, "--api", srv.URL, "--note", "again", "--by", "mallory"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("second dismissal: %v, want the gateway's 404", err)
+	}
+	if ds, _ := st.ListDeadLetters(t.Context(), ""); len(ds) != 1 || strings.Contains(ds[0].Note, "mallory") {
+		t.Errorf("the refused dismissal changed the store: %+v", ds)
+	}
 }

@@ -99,6 +99,7 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	mux.Handle("/v1/approvals/", ah)
 	mux.HandleFunc("GET /v1/deadletters", g.listDeadLetters)
 	mux.HandleFunc("POST /v1/deadletters/{id}/retry", g.retryDeadLetter)
+	mux.HandleFunc("POST /v1/deadletters/{id}/dismiss", g.dismissDeadLetter)
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

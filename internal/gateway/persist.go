@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -150,29 +152,11 @@ func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 // attempt; retried on success), and the answer carries it as stored after
 // the retry.
 func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
-	if !g.isOperator(r) {
-		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
-			"Ask a principal with the role "+operatorRole+" to look at them.")
+	d, ok := g.openDeadLetter(w, r)
+	if !ok {
 		return
 	}
-	if g.store == nil {
-		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no dead letters (no data folder).", "Start it with --data.")
-		return
-	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(r.PathValue("id"), "dl-"), 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_id", "The dead letter id is a number.", "Use an id from GET /v1/deadletters.")
-		return
-	}
-	d, err := g.storedDeadLetter(r.Context(), id)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
-		return
-	}
-	if d == nil || d.State != store.DeadOpen {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
-		return
-	}
+	id := d.ID
 	queued, err := durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
@@ -188,6 +172,86 @@ func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": d})
+}
+
+// dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
+// {"note": "how it was settled"}: an operator settled the undo by hand. It
+// leaves the runtime's queue and the store marks it resolved, with who and
+// the note (through the store's DeadLetterSettler), and the audit log
+// records the dismissal. A dead letter being retried is refused with 409.
+func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
+	d, ok := g.openDeadLetter(w, r)
+	if !ok {
+		return
+	}
+	data, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Note string `json:"note"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || strings.TrimSpace(in.Note) == "" {
+		writeError(w, http.StatusBadRequest, "bad_body", "A dismissal says how the dead letter was settled.",
+			`Send {"note": "refunded by hand in the billing console"}.`)
+		return
+	}
+	if len(in.Note) > 500 {
+		in.Note = in.Note[:500]
+	}
+	by := principalOf(r)
+	queued, err := durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	if err := g.rt.DismissDeadLetter(queued, by, in.Note); err != nil {
+		writeError(w, http.StatusConflict, "busy", upperFirst(err.Error())+".", "Try again when the retry finished.")
+		return
+	}
+	if g.audit != nil {
+		if _, err := g.audit.Append(context.WithoutCancel(r.Context()), &audit.Event{Request: d.Request, Kind: "dead_letter",
+			Name: d.Tool, Decision: "dismissed", Principal: by, Message: in.Note}); err != nil {
+			g.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
+		}
+	}
+	id := d.ID
+	if d, err = g.storedDeadLetter(r.Context(), id); err != nil || d == nil {
+		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed but could not be read again: %v.", id, err), "Look at the gateway's log.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deadletter": d})
+}
+
+// openDeadLetter returns the open stored dead letter that r's path names,
+// for an operator; otherwise it answers r and returns false.
+func (g *Gateway) openDeadLetter(w http.ResponseWriter, r *http.Request) (*store.DeadLetter, bool) {
+	if !g.isOperator(r) {
+		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
+			"Ask a principal with the role "+operatorRole+" to look at them.")
+		return nil, false
+	}
+	if g.store == nil {
+		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no dead letters (no data folder).", "Start it with --data.")
+		return nil, false
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(r.PathValue("id"), "dl-"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_id", "The dead letter id is a number.", "Use an id from GET /v1/deadletters.")
+		return nil, false
+	}
+	d, err := g.storedDeadLetter(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return nil, false
+	}
+	if d == nil || d.State != store.DeadOpen {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
+		return nil, false
+	}
+	return d, true
 }
 
 // storedDeadLetter returns the stored dead letter id, nil if there is none.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -254,5 +255,70 @@ func TestDeadLetterRetryBusy(t *testing.T) {
 	ds, _ := g.store.ListDeadLetters(t.Context(), "")
 	if len(ds) != 1 || ds[0].Attempts != 2 || ds[0].State != store.DeadRetried {
 		t.Errorf("stored dead letters = %+v, want one retried after 2 attempts", ds)
+	}
+}
+
+// TestDeadLetterDismissThroughAPI: POST /v1/deadletters/{id}/dismiss takes
+// the dead letter out of the running gateway's queue (so a dismissed undo
+// is not retried later), marks the stored one resolved with who and how,
+// and records the dismissal in the audit log. A dismissal needs a note; a
+// settled dead letter cannot be dismissed or retried again; a dead letter
+// only the store holds is dismissed the same way.
+func TestDeadLetterDismissThroughAPI(t *testing.T) {
+	g := newTestGateway(t, &Config{Data: t.TempDir()})
+	var failing atomic.Bool
+	ticketTools(t, g, &failing, nil)
+	srv := serveTest(t, g)
+	failing.Store(true)
+	for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
+		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil); status != 200 {
+			t.Fatalf("calls: %d %v", status, out)
+		}
+	}
+	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
+		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	if err != nil || len(open) != 2 {
+		t.Fatalf("open dead letters: %+v (%v), want t1's and t2's", open, err)
+	}
+	for _, d := range open {
+		url := fmt.Sprintf("%s/v1/deadletters/%d/dismiss", srv.URL, d.ID)
+		for _, body := range []string{``, `{}`, `{"note":"  "}`, `{"note":"x","by":"someone else"}`} {
+			if status, out := do(t, "POST", url, body, nil); status != http.StatusBadRequest || out["error"] == nil {
+				t.Errorf("dismissing %d with %q = %d %v, want 400", d.ID, body, status, out)
+			}
+		}
+		status, out := do(t, "POST", url, `{"note":"reopened by hand"}`, nil)
+		if status != 200 {
+			t.Fatalf("dismissing %d = %d %v", d.ID, status, out)
+		}
+		got := out["deadletter"].(map[string]any)
+		if got["State"] != store.DeadResolved || !strings.Contains(fmt.Sprint(got["Note"]), "reopened by hand") {
+			t.Errorf("dismissed dead letter %d: %v, want resolved with the note", d.ID, got)
+		}
+		if q := queued(g, d); len(q) != 0 {
+			t.Errorf("after dismissing %s's dead letter the runtime still queues it: %+v", d.Request, q)
+		}
+		if status, out := do(t, "POST", url, `{"note":"again"}`, nil); status != http.StatusNotFound {
+			t.Errorf("dismissing %d twice = %d %v, want 404", d.ID, status, out)
+		}
+		if status, out := do(t, "POST", fmt.Sprintf("%s/v1/deadletters/%d/retry", srv.URL, d.ID), "", nil); status != http.StatusNotFound {
+			t.Errorf("retrying the dismissed %d = %d %v, want 404", d.ID, status, out)
+		}
+		g.audit.Flush(t.Context())
+		evs, err := audit.Show(t.Context(), g.store, d.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(evs, func(e *audit.Event) bool {
+			return e.Kind == "dead_letter" && e.Decision == "dismissed" && e.Message == "reopened by hand"
+		}) {
+			t.Errorf("the audit log of %s has no dismissal: %+v", d.Request, evs)
+		}
+	}
+	if n := len(g.rt.DeadLetters()); n != 0 {
+		t.Errorf("the runtime queues %d dead letters after both were dismissed", n)
 	}
 }
