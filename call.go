@@ -144,7 +144,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	f := c.frame
 	if f == nil {
 		// Refused before the graph stage: still a frame in the graph.
-		f = rt.newToolFrame(c)
+		f = rt.newToolFrame(ctx, c)
 		c.req.addFrame(f)
 	}
 	st := Completed
@@ -204,7 +204,7 @@ func (rt *Runtime) redactResult(res *Result) {
 	}
 }
 
-func (rt *Runtime) newToolFrame(c *Call) *Frame {
+func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	f := &Frame{ID: newFrameID(), Kind: ToolFrame, Name: c.Tool, Args: c.args, CallID: c.ID,
 		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: c.Why}
 	if f.Args == nil && json.Valid(c.Arguments) {
@@ -213,6 +213,8 @@ func (rt *Runtime) newToolFrame(c *Call) *Frame {
 	if c.parent != nil {
 		f.Depth = c.parent.Depth + 1
 		f.filter = c.parent.filter
+	} else {
+		f.remote = remoteParent(ctx, c.req)
 	}
 	return f
 }
@@ -296,7 +298,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 func (rt *Runtime) graph(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		t := c.tool
-		f := rt.newToolFrame(c)
+		f := rt.newToolFrame(ctx, c)
 		f.hash = callgraph.HashString(t.Name).Sep().Add(c.args)
 		if t.Reentrancy == Keyed {
 			f.keyed = keyHash(t, c.args)

@@ -138,7 +138,8 @@ type Frame struct {
 	text    string          // model frames: what the model said
 	result  json.RawMessage // tool frames: the data returned to the model
 	warn    []string
-	cycleTo *Frame // the ancestor a refused cycle or re-entry would have re-entered
+	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
+	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
 }
 
 // State returns the frame's state.
@@ -237,6 +238,32 @@ func RequestFrom(ctx context.Context) (*Request, bool) {
 // ctx should carry f's request context (or one derived from it), so that
 // stopping the request reaches the new call.
 func WithParent(ctx context.Context, f *Frame) context.Context { return withFrame(ctx, f) }
+
+type remoteKey struct{}
+
+type remoteSpan struct {
+	trace [16]byte
+	span  [8]byte
+}
+
+// WithRemoteParent returns ctx with the W3C trace and span ids of the
+// caller's span in another process (another tracer's traceparent, not a
+// frame of ours): a frame made with it at the top of its request, when
+// the request is in that trace (see RequestOptions.Trace), is that span's
+// child in the trace (Event.RemoteParent). A frame with a parent frame, or
+// of a request in another trace, ignores it.
+func WithRemoteParent(ctx context.Context, trace [16]byte, span [8]byte) context.Context {
+	return context.WithValue(ctx, remoteKey{}, remoteSpan{trace, span})
+}
+
+// remoteParent returns the remote parent span that ctx names for a top
+// frame of r, or zero.
+func remoteParent(ctx context.Context, r *Request) [8]byte {
+	if v, ok := ctx.Value(remoteKey{}).(remoteSpan); ok && v.trace == r.root.trace {
+		return v.span
+	}
+	return [8]byte{}
+}
 
 func withFrame(ctx context.Context, f *Frame) context.Context {
 	return context.WithValue(ctx, posKey{}, f)

@@ -139,19 +139,22 @@ type Event struct {
 	Tenant    string // the principal's tenant
 	Frame     FrameID
 	Parent    FrameID // zero for a root frame
-	Kind      FrameKind
-	Name      string
-	CallID    string
-	Agent     string
-	Args      []byte
-	State     State
-	Error     *Error
-	Summary   string
-	Result    []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
-	Why       string // the caller's reason for the call
-	Tokens    int64
-	Latency   time.Duration
-	Remaining Budget
+	// RemoteParent is the span in another process that a root frame is
+	// the child of in the trace (WithRemoteParent), or zero.
+	RemoteParent [8]byte
+	Kind         FrameKind
+	Name         string
+	CallID       string
+	Agent        string
+	Args         []byte
+	State        State
+	Error        *Error
+	Summary      string
+	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
+	Why          string // the caller's reason for the call
+	Tokens       int64
+	Latency      time.Duration
+	Remaining    Budget
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *Cause
 }
@@ -582,6 +585,8 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	if pf != nil {
 		f.Depth = pf.Depth
 		f.filter = pf.filter
+	} else {
+		f.remote = remoteParent(ctx, req)
 	}
 	req.addFrame(f)
 	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
@@ -732,6 +737,8 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
 	if f.Parent != nil {
 		e.Parent = f.Parent.ID
+	} else {
+		e.RemoteParent = f.remote
 	}
 	if end := f.Ended(); !end.IsZero() {
 		e.Latency = end.Sub(f.Started)

@@ -181,9 +181,12 @@ func (t *Tracer) loop() {
 func (t *Tracer) span(e *reach.Event) {
 	tid := TraceID(e)
 	ctx := context.WithValue(context.Background(), idsKey{}, ids{trace: tid, span: SpanID(e.Frame)})
-	if e.Parent != 0 {
+	if parent := SpanID(e.Parent); e.Parent != 0 || e.RemoteParent != ([8]byte{}) {
+		if e.Parent == 0 { // a top frame whose caller's span is in another process
+			parent = e.RemoteParent
+		}
 		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID: tid, SpanID: SpanID(e.Parent), TraceFlags: trace.FlagsSampled}))
+			TraceID: tid, SpanID: parent, TraceFlags: trace.FlagsSampled}))
 	}
 	op, name := "execute_tool", "execute_tool "+e.Name
 	attrs := []attribute.KeyValue{

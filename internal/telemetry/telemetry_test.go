@@ -280,3 +280,72 @@ func TestTraceIsPerRootRequest(t *testing.T) {
 		t.Errorf("spans per trace = %v, want 3 in each of %s and %s", per, traces[0], traces[1])
 	}
 }
+
+// TestRemoteParentSpan: in a request that continues another tracer's
+// trace, a top frame made with reach.WithRemoteParent is the child span of
+// the caller's span; a nested frame stays its parent frame's child; and a
+// remote parent from another trace than the request's is ignored (the span
+// would hang from a span no trace holds).
+func TestRemoteParentSpan(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tr := NewTracer(exp, &TracerOptions{Sync: true})
+	rt := reach.New(&reach.Options{Recorder: tr})
+	rt.MustRegister(reach.Tool{Name: "lookup", Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		_, mf, err := rt.BeginModel(ctx, "inner")
+		if err != nil {
+			return nil, err
+		}
+		mf.EndModel(reach.TokenUsage{Input: 1})
+		return args, nil
+	}})
+	foreign := [16]byte{0x0a, 0xf7, 0x65, 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	other := [16]byte{0xbb, 1}
+	callerA, callerB, stranger := [8]byte{0xb7, 1}, [8]byte{0xb7, 2}, [8]byte{0xcc, 3}
+	ctx, req, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1", Trace: foreign})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Call(reach.WithRemoteParent(ctx, foreign, callerA), &reach.Call{ID: "a", Tool: "lookup", Arguments: json.RawMessage(`{"q":1}`)})
+	rt.Call(reach.WithRemoteParent(ctx, foreign, callerB), &reach.Call{ID: "b", Tool: "lookup", Arguments: json.RawMessage(`{"q":2}`)})
+	rt.Call(reach.WithRemoteParent(ctx, other, stranger), &reach.Call{ID: "c", Tool: "lookup", Arguments: json.RawMessage(`{"q":3}`)})
+	_, turn, _ := rt.BeginModel(reach.WithRemoteParent(ctx, foreign, callerB), "outer")
+	turn.EndModel(reach.TokenUsage{Input: 1})
+	req.End()
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	parents := map[string]string{}
+	for _, s := range exp.GetSpans() {
+		if s.SpanContext.TraceID() != trace.TraceID(foreign) {
+			t.Errorf("span %s is in trace %s, want %x", s.Name, s.SpanContext.TraceID(), foreign)
+		}
+		key := s.Name
+		for _, a := range s.Attributes {
+			if a.Key == "gen_ai.tool.call.id" {
+				key += " " + a.Value.AsString()
+			}
+		}
+		parent := ""
+		if s.Parent.IsValid() {
+			parent = s.Parent.SpanID().String()
+		}
+		if s.Name == "chat inner" {
+			if parent == "" || parent == trace.SpanID(callerA).String() || parent == trace.SpanID(callerB).String() {
+				t.Errorf("a nested model call's parent is %q, want its tool call's frame", parent)
+			}
+			continue
+		}
+		parents[key] = parent
+	}
+	want := map[string]string{
+		"execute_tool lookup a": trace.SpanID(callerA).String(),
+		"execute_tool lookup b": trace.SpanID(callerB).String(),
+		"execute_tool lookup c": "",
+		"chat outer":            trace.SpanID(callerB).String(),
+	}
+	for k, w := range want {
+		if parents[k] != w {
+			t.Errorf("span %q has parent %q, want %q", k, parents[k], w)
+		}
+	}
+}
