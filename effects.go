@@ -611,6 +611,10 @@ type DeadLetter struct {
 	// Key is the undo's idempotency key ("undo:<frame id>"): a retry runs
 	// under it, so the undo takes effect at most once.
 	Key string `json:"key"`
+	// Trace is the W3C trace id of the request whose write it undoes: a
+	// retry's frames are in that trace. Zero when unknown (a dead letter
+	// restored from a store that keeps none); a retry then starts a trace.
+	Trace [16]byte `json:"-"`
 }
 
 // Compensation reports one undo that ran.
@@ -802,7 +806,7 @@ func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
 	}
 	dl := &DeadLetter{ID: "dl_" + newID()[4:], Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key}
+		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key, Trace: r.Trace()}
 	rt.dead.mu.Lock()
 	rt.dead.items = append(rt.dead.items, dl)
 	rt.dead.mu.Unlock()
@@ -863,7 +867,8 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		return nil, err
 	}
 	// The retry's request runs an undo (see compensate for its id and agent).
-	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{}})
+	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
+		Trace: dl.Trace})
 	if err != nil {
 		rt.retried(dl, true)
 		return nil, err

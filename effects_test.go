@@ -1243,3 +1243,40 @@ func TestDeadLetterBeingRetried(t *testing.T) {
 		t.Errorf("after the retry the queue holds %+v", q)
 	}
 }
+
+// TestDeadLetterRetryIsInItsRequestsTrace: the retry of a dead letter the
+// runtime queued runs in the trace of the request whose write it undoes,
+// so the trace shows the write, its failed undo and the operator's retry.
+func TestDeadLetterRetryIsInItsRequestsTrace(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	var retriedIn [16]byte
+	rt := reach.New(nil)
+	rt.MustRegister(
+		reach.Tool{Name: "reserve", Access: reach.Write, Func: echo, Undo: &reach.Followup{Tool: "release", Args: `{"id": "{args.id}"}`}},
+		reach.Tool{Name: "release", Access: reach.Write, Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if broken.Load() {
+				return nil, &reach.ToolError{Type: "conflict", Message: "try later"}
+			}
+			r, _ := reach.RequestFrom(ctx)
+			retriedIn = r.Trace()
+			return args, nil
+		}},
+	)
+	ctx, req := begin(t, rt, nil)
+	if res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "reserve", Arguments: json.RawMessage(`{"id":"seat-4"}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	req.Compensate(ctx, "test")
+	dls := rt.DeadLetters()
+	if len(dls) != 1 {
+		t.Fatalf("dead letters = %+v, want the undo of reserve", dls)
+	}
+	broken.Store(false)
+	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+		t.Fatalf("retry: %v %+v", err, res)
+	}
+	if retriedIn != req.Trace() {
+		t.Errorf("the retry ran in trace %x, want its request's %x", retriedIn, req.Trace())
+	}
+}
