@@ -1,6 +1,7 @@
 package reach
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -148,9 +149,14 @@ type RecordedUndo struct {
 // CompensateRecorded runs undos recorded before a restart, in the order
 // given (pass them newest first), each once under its idempotency key; an
 // undo that fails becomes a dead letter. It is how a restarted gateway
-// resolves the sagas of requests that were in flight when it stopped.
-func (rt *Runtime) CompensateRecorded(ctx context.Context, request string, undos []RecordedUndo) []Compensation {
-	r := &Request{id: request, principal: "reach", rt: rt}
+// resolves the sagas of requests that were in flight when it stopped. o
+// describes the interrupted request as it was begun: its ID, and the
+// principal (with tenant, roles and attributes) the undos act for, as a
+// compensation in the running process does, and the trace its frames go
+// in. An empty principal is "reach" (a store that kept none).
+func (rt *Runtime) CompensateRecorded(ctx context.Context, o *RequestOptions, undos []RecordedUndo) []Compensation {
+	r := &Request{id: o.ID, principal: cmp.Or(o.Principal, "reach"), tenant: o.Tenant, roles: o.Roles, attrs: o.Attributes,
+		trace: o.Trace, rt: rt}
 	r.root = r
 	for _, u := range undos {
 		r.saga.steps = append([]sagaStep{{tool: u.Tool, args: u.Args, key: u.Key, origin: u.Undoes}}, r.saga.steps...)

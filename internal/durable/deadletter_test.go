@@ -13,8 +13,9 @@ import (
 
 // failingUndo is a booking write whose undo fails until fixed.
 type failingUndo struct {
-	fixed bool
-	runs  int // runs of the undo, failed or not
+	fixed  bool
+	runs   int        // runs of the undo, failed or not
+	traces [][16]byte // the trace of each run
 }
 
 func (u *failingUndo) tools() []reach.Tool {
@@ -23,8 +24,10 @@ func (u *failingUndo) tools() []reach.Tool {
 			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil },
 			Undo: &reach.Followup{Tool: "unbook", Args: `{"ref": "{args.ref}"}`}},
 		{Name: "unbook", Access: reach.Write, Reentrancy: reach.Reentrant, Idempotent: true,
-			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 				u.runs++
+				r, _ := reach.RequestFrom(ctx)
+				u.traces = append(u.traces, r.Trace())
 				if !u.fixed {
 					return nil, &reach.ToolError{Type: "conflict", Message: "the booking system refused"}
 				}
@@ -35,7 +38,7 @@ func (u *failingUndo) tools() []reach.Tool {
 
 // bookAndFail begins request id, books refs and compensates: every undo
 // fails and is dead-lettered. The request is left running.
-func bookAndFail(t *testing.T, rt *reach.Runtime, id string, refs ...string) {
+func bookAndFail(t *testing.T, rt *reach.Runtime, id string, refs ...string) *reach.Request {
 	t.Helper()
 	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: id, Principal: "alice"})
 	if err != nil {
@@ -51,6 +54,7 @@ func bookAndFail(t *testing.T, rt *reach.Runtime, id string, refs ...string) {
 			t.Fatalf("the undo of %s succeeded, want it dead-lettered", c.Undoes)
 		}
 	}
+	return req
 }
 
 // storedDeadLetters lists the store's dead letters as "tool state attempts note".
@@ -159,7 +163,7 @@ func TestRecoverRestoresDeadLetters(t *testing.T) {
 	st := tempStore(t)
 	u := &failingUndo{}
 	old := durableRuntime(st, u.tools()...)
-	bookAndFail(t, old, "r1", "x", "y")
+	r1 := bookAndFail(t, old, "r1", "x", "y")
 	for _, d := range old.DeadLetters() {
 		if strings.Contains(d.Undoes, `"x"`) {
 			if err := old.DismissDeadLetter(d.ID, "ops", "released by hand"); err != nil {
@@ -167,7 +171,7 @@ func TestRecoverRestoresDeadLetters(t *testing.T) {
 			}
 		}
 	}
-	rctx, _, err := old.Begin(ctx, &reach.RequestOptions{ID: "r2", Principal: "alice"})
+	rctx, r2, err := old.Begin(ctx, &reach.RequestOptions{ID: "r2", Principal: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +186,9 @@ func TestRecoverRestoresDeadLetters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if len(u.traces) == 0 || u.traces[len(u.traces)-1] != r2.Trace() {
+		t.Errorf("recovery's undo of z ran in traces %x, the last one want r2's %x", u.traces, r2.Trace())
+	}
 	var got []string
 	byUndone := map[string]string{}
 	for _, d := range rt.DeadLetters() {
@@ -194,6 +201,9 @@ func TestRecoverRestoresDeadLetters(t *testing.T) {
 	u.fixed = true
 	if res, err := rt.RetryDeadLetter(ctx, byUndone[`book {"ref":"y"}`], "ops"); err != nil || res.IsError() {
 		t.Fatalf("retrying the restored dead letter: %v %+v", err, res)
+	}
+	if last := u.traces[len(u.traces)-1]; last != r1.Trace() {
+		t.Errorf("the retry of r1's restored dead letter ran in trace %x, want r1's %x", last, r1.Trace())
 	}
 	if err := rt.DismissDeadLetter(byUndone[`book {"ref":"z"}`], "ops", "done by hand"); err != nil {
 		t.Fatal(err)

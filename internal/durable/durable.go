@@ -26,7 +26,9 @@ package durable
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -107,10 +109,28 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 // RequestBegan implements reach.RequestRecorder.
 func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) {
 	b, _ := json.Marshal(r.Budget())
-	if err := c.st.PutRequest(context.WithoutCancel(ctx), &store.Request{ID: r.ID(), Parent: parentID(r), Principal: r.Principal(), Scene: r.Scene(),
-		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}); err != nil {
+	if err := c.st.PutRequest(context.WithoutCancel(ctx), withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
+		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r)); err != nil {
 		c.log.Error("request not recorded", "request", r.ID(), "err", err)
 	}
+}
+
+// withIdentity sets on rec who r acts for and r's trace.
+func withIdentity(rec *store.Request, r *reach.Request) *store.Request {
+	rec.Principal, rec.Tenant, rec.Roles, rec.Attrs = r.Principal(), r.Tenant(), r.Roles(), r.Attributes()
+	if t := r.Trace(); t != ([16]byte{}) {
+		rec.Trace = hex.EncodeToString(t[:])
+	}
+	return rec
+}
+
+// requestOptions describes the stored request rec as it was begun.
+func requestOptions(rec *store.Request) *reach.RequestOptions {
+	o := &reach.RequestOptions{ID: rec.ID, Principal: rec.Principal, Tenant: rec.Tenant, Roles: rec.Roles, Attributes: rec.Attrs}
+	if t, err := hex.DecodeString(rec.Trace); err == nil && len(t) == len(o.Trace) {
+		copy(o.Trace[:], t) // else a new trace
+	}
+	return o
 }
 
 // parentID is the id of r's parent request, "" for a root.
@@ -125,8 +145,8 @@ func parentID(r *reach.Request) string {
 func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	b, _ := json.Marshal(r.Budget())
 	u, _ := json.Marshal(r.Usage())
-	rec := &store.Request{ID: r.ID(), Parent: parentID(r), Principal: r.Principal(), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
-		Budget: b, Usage: u, Started: r.Started(), Ended: time.Now()}
+	rec := withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
+		Budget: b, Usage: u, Started: r.Started(), Ended: time.Now()}, r)
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
 		rec.Cause, _ = json.Marshal(cause)
@@ -255,26 +275,49 @@ func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) er
 // checkpoint names it, so that an operator's retry or dismissal through
 // the runtime reaches them, and the store follows (DeadLetterSettler).
 func restoreDeadLetters(ctx context.Context, st Store, rt *reach.Runtime, ds []*store.DeadLetter) error {
-	frames := map[string]map[string]*store.Frame{} // by request, then frame id
+	seen := map[string]*undoneIn{} // by request
 	for _, d := range ds {
 		if d.State != store.DeadOpen {
 			continue
 		}
-		fs, ok := frames[d.Request]
+		in, ok := seen[d.Request]
 		if !ok {
-			list, err := st.RequestFrames(ctx, d.Request)
-			if err != nil {
-				return fmt.Errorf("reading the checkpoints of dead letter %d: %w", d.ID, err)
+			var err error
+			if in, err = readUndone(ctx, st, d); err != nil {
+				return err
 			}
-			fs = map[string]*store.Frame{}
-			for _, f := range list {
-				fs[f.Frame] = f
-			}
-			frames[d.Request] = fs
+			seen[d.Request] = in
 		}
-		restore(rt, d, fs[d.Frame])
+		restore(rt, d, in)
 	}
 	return nil
+}
+
+// undoneIn is what the store keeps of the request a dead letter's undo
+// belongs to: the checkpoints of its calls, by frame id, and its trace.
+type undoneIn struct {
+	frames map[string]*store.Frame
+	trace  [16]byte
+}
+
+// readUndone reads the request of the stored dead letter d.
+func readUndone(ctx context.Context, st Store, d *store.DeadLetter) (*undoneIn, error) {
+	list, err := st.RequestFrames(ctx, d.Request)
+	if err != nil {
+		return nil, fmt.Errorf("reading the checkpoints of dead letter %d: %w", d.ID, err)
+	}
+	in := &undoneIn{frames: map[string]*store.Frame{}}
+	for _, f := range list {
+		in.frames[f.Frame] = f
+	}
+	r, err := st.GetRequest(ctx, d.Request)
+	switch {
+	case err == nil:
+		in.trace = requestOptions(r).Trace
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("reading the request of dead letter %d: %w", d.ID, err)
+	}
+	return in, nil
 }
 
 // RestoreDeadLetter finds the dead letter of the undo of the stored dead
@@ -292,29 +335,23 @@ func RestoreDeadLetter(ctx context.Context, st Store, rt *reach.Runtime, d *stor
 			return q.ID, nil
 		}
 	}
-	fs, err := st.RequestFrames(ctx, d.Request)
+	in, err := readUndone(ctx, st, d)
 	if err != nil {
-		return "", fmt.Errorf("reading the checkpoints of dead letter %d: %w", d.ID, err)
+		return "", err
 	}
-	var undone *store.Frame
-	for _, f := range fs {
-		if f.Frame == d.Frame {
-			undone = f
-		}
-	}
-	return restore(rt, d, undone), nil
+	return restore(rt, d, in), nil
 }
 
-// restore puts the stored dead letter d in rt's queue, with undone, the
-// checkpoint of the call it undoes (nil if unknown), and returns the
-// queue's id for its undo.
-func restore(rt *reach.Runtime, d *store.DeadLetter, undone *store.Frame) string {
+// restore puts the stored dead letter d in rt's queue, with what the
+// store keeps of its request, and returns the queue's id for its undo.
+func restore(rt *reach.Runtime, d *store.DeadLetter, in *undoneIn) string {
 	undoes := ""
-	if undone != nil {
+	if undone := in.frames[d.Frame]; undone != nil {
 		undoes = undone.Name + " " + string(undone.Args)
 	}
 	return rt.RestoreDeadLetter(reach.DeadLetter{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args,
-		Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame})
+		Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame,
+		Trace: in.trace})
 }
 
 // undoRequest reports whether r is a request the runtime began to run
@@ -410,7 +447,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 				Undoes: f.Name + " " + string(f.Args)})
 		}
 		if len(undos) > 0 {
-			rep.Compensated[r.ID] = rt.CompensateRecorded(ctx, r.ID, undos)
+			rep.Compensated[r.ID] = rt.CompensateRecorded(ctx, requestOptions(r), undos)
 		}
 		r.State, r.Ended = "interrupted", time.Now()
 		r.Cause, _ = json.Marshal(map[string]string{"by": "reach", "reason": "the gateway restarted while the request ran"})

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +102,8 @@ func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 }
 
 // TestUndoNotRerunAfterRestart: an undo that ran in process (a later write
-// of the request failed) is not run again by recovery after a crash, though
-// recovery runs undos as reach, not as the request's principal: the
-// runtime's own keys are not scoped to a principal.
+// of the request failed) is not run again by recovery after a crash: the
+// runtime's own idempotency keys are not scoped to a principal.
 func TestUndoNotRerunAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	st := tempStore(t)
@@ -128,6 +128,45 @@ func TestUndoNotRerunAfterRestart(t *testing.T) {
 	}
 	if undos != 1 {
 		t.Errorf("unbook ran %d times for one booking (in process, then again by recovery)", undos)
+	}
+}
+
+// TestRecoveryCompensatesAsThePrincipal: after a crash, the undos of an
+// interrupted request act for its principal, in its tenant, with its roles
+// and attributes (so a policy judges them as it judged the writes, and the
+// owner sees them), and their frames are in the request's trace.
+func TestRecoveryCompensatesAsThePrincipal(t *testing.T) {
+	ctx := context.Background()
+	st := tempStore(t)
+	var undoneBy *reach.Request
+	tools := bookTools(func(string) {})
+	tools[1].Func = func(ctx context.Context, a json.RawMessage) (json.RawMessage, error) {
+		undoneBy, _ = reach.RequestFrom(ctx)
+		return a, nil
+	}
+	old := durableRuntime(st, tools...)
+	rctx, req, err := old.Begin(ctx, &reach.RequestOptions{ID: "r1", Principal: "alice", Tenant: "acme",
+		Roles: []string{"buyer"}, Attributes: map[string]string{"department": "sales"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := old.Call(rctx, &reach.Call{ID: "b1", Tool: "book", Arguments: json.RawMessage(`{"ref":"x"}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	// The gateway dies here, r1 still running.
+	rep, err := Recover(ctx, st, durableRuntime(st, tools...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if undoneBy == nil {
+		t.Fatalf("recovery did not undo the booking: %+v", rep)
+	}
+	got := fmt.Sprint(undoneBy.Principal(), undoneBy.Tenant(), undoneBy.Roles(), undoneBy.Attributes())
+	if want := fmt.Sprint("alice", "acme", []string{"buyer"}, map[string]string{"department": "sales"}); got != want {
+		t.Errorf("recovery's undo acts for %s, want %s", got, want)
+	}
+	if undoneBy.Trace() != req.Trace() {
+		t.Errorf("recovery's undo is in trace %x, want the request's %x", undoneBy.Trace(), req.Trace())
 	}
 }
 

@@ -56,6 +56,8 @@ func TestRequests(t *testing.T) {
 				Budget: []byte(`{"turns":3}`), Started: t0.Add(time.Duration(i) * time.Second)}
 			if i == 3 {
 				r.Parent, r.Scene, r.Usage, r.Cause, r.Ended = "req_1", "chitchat", []byte(`{"turns":1}`), []byte(`{"by":"op"}`), t0.Add(time.Hour)
+				r.Tenant, r.Roles, r.Attrs = "acme", []string{"buyer", "operator"}, map[string]string{"department": "sales"}
+				r.Trace = "0af7651916cd43dd8448eb211c80319c"
 			}
 			if err := s.PutRequest(ctx, r); err != nil {
 				t.Fatal(err)

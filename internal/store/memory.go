@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -78,8 +79,7 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 	}
 	defer m.mu.Unlock()
 	r.Updated = round(time.Now())
-	c := *r
-	c.Budget, c.Usage, c.Cause = clone(r.Budget), clone(r.Usage), clone(r.Cause)
+	c := *copyRequest(r)
 	c.Started, c.Ended = round(r.Started), round(r.Ended)
 	m.requests[r.ID] = &c
 	return nil
@@ -101,6 +101,7 @@ func (m *Memory) GetRequest(ctx context.Context, id string) (*Request, error) {
 func copyRequest(r *Request) *Request {
 	c := *r
 	c.Budget, c.Usage, c.Cause = clone(r.Budget), clone(r.Usage), clone(r.Cause)
+	c.Roles, c.Attrs = slices.Clone(r.Roles), maps.Clone(r.Attrs)
 	return &c
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -344,11 +345,18 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 		return ErrClosed
 	}
 	now := time.Now()
+	var roles, attrs []byte
+	if len(r.Roles) > 0 {
+		roles, _ = json.Marshal(r.Roles)
+	}
+	if len(r.Attrs) > 0 {
+		attrs, _ = json.Marshal(r.Attrs)
+	}
 	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO requests
-	(id, parent, principal, scene, agent, state, budget, usage, cause, started, ended, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Parent, r.Principal, r.Scene, r.Agent, r.State, nullBytes(r.Budget), nullBytes(r.Usage),
-		nullBytes(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano())
+	(id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace, r.Scene, r.Agent, r.State,
+		nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
 	}
@@ -357,15 +365,25 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	return nil
 }
 
-const requestColumns = `id, parent, principal, scene, agent, state, budget, usage, cause, started, ended, updated`
+const requestColumns = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
 
 func scanRequest(sc interface{ Scan(...any) error }) (*Request, error) {
 	var r Request
-	var budget, usage, cause sql.NullString
+	var roles, attrs, budget, usage, cause sql.NullString
 	var started, ended, updated int64
-	if err := sc.Scan(&r.ID, &r.Parent, &r.Principal, &r.Scene, &r.Agent, &r.State, &budget, &usage, &cause,
-		&started, &ended, &updated); err != nil {
+	if err := sc.Scan(&r.ID, &r.Parent, &r.Principal, &r.Tenant, &roles, &attrs, &r.Trace, &r.Scene, &r.Agent, &r.State,
+		&budget, &usage, &cause, &started, &ended, &updated); err != nil {
 		return nil, err
+	}
+	if roles.Valid {
+		if err := json.Unmarshal([]byte(roles.String), &r.Roles); err != nil {
+			return nil, fmt.Errorf("request %s: its roles: %w", r.ID, err)
+		}
+	}
+	if attrs.Valid {
+		if err := json.Unmarshal([]byte(attrs.String), &r.Attrs); err != nil {
+			return nil, fmt.Errorf("request %s: its attributes: %w", r.ID, err)
+		}
 	}
 	r.Budget, r.Usage, r.Cause = bytesOf(budget), bytesOf(usage), bytesOf(cause)
 	r.Started, r.Ended, r.Updated = fromUnixNano(started), fromUnixNano(ended), fromUnixNano(updated)

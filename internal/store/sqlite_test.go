@@ -197,3 +197,39 @@ func TestSQLiteSchemaVersionClosed(t *testing.T) {
 		t.Errorf("SchemaVersion after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestSQLiteMigratesRequestIdentity: a database of schema 1 (requests
+// without tenant, roles, attributes and trace) is migrated when a newer
+// binary opens it: its requests read with those empty, and new requests
+// keep them.
+func TestSQLiteMigratesRequestIdentity(t *testing.T) {
+	dir := t.TempDir()
+	all := migrations
+	migrations = all[:1]
+	s, err := Open(t.Context(), dir, nil)
+	migrations = all
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec(`INSERT INTO requests (id, principal, agent, state, started, updated) VALUES ('old', 'alice', 'main', 'running', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openSQLite(t, dir, nil)
+	if v, err := s.SchemaVersion(t.Context()); err != nil || v != all[len(all)-1].version {
+		t.Fatalf("SchemaVersion after reopening = %d, %v; want %d", v, err, all[len(all)-1].version)
+	}
+	old, err := s.GetRequest(t.Context(), "old")
+	if err != nil || old.Principal != "alice" || old.Tenant != "" || old.Roles != nil || old.Attrs != nil || old.Trace != "" {
+		t.Fatalf("the request of schema 1 reads as %+v (%v)", old, err)
+	}
+	r := &Request{ID: "new", Principal: "bob", Tenant: "globex", Roles: []string{"operator"}, Attrs: map[string]string{"team": "ops"},
+		Trace: "0af7651916cd43dd8448eb211c80319c", State: "running", Started: t0}
+	if err := s.PutRequest(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetRequest(t.Context(), "new")
+	if err != nil || got.Tenant != "globex" || fmt.Sprint(got.Roles) != "[operator]" || got.Attrs["team"] != "ops" || got.Trace != r.Trace {
+		t.Errorf("a new request reads as %+v (%v)", got, err)
+	}
+}

@@ -75,6 +75,10 @@ type Request struct {
 	ID        string
 	Parent    string // the parent request, for a delegation
 	Principal string
+	Tenant    string            // the principal's tenant
+	Roles     []string          // the principal's roles
+	Attrs     map[string]string // the principal's attributes
+	Trace     string            // the W3C trace id of its tree, 32 hex digits ("" if unknown)
 	Scene     string
 	Agent     string
 	State     string    // running, ended, stopped
