@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -121,26 +122,7 @@ func retryFrames(t *testing.T, st store.Store, request string) []*store.Frame {
 // runtime's queue holding it. A dead letter only the store holds (put
 // there by an earlier process) is retried the same way.
 func TestDeadLetterRetryThroughRuntime(t *testing.T) {
-	g := newTestGateway(t, &Config{Data: t.TempDir()})
-	var failing atomic.Bool
-	ticketTools(t, g, &failing, nil)
-	srv := serveTest(t, g)
-	failing.Store(true)
-	for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
-		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil); status != 200 {
-			t.Fatalf("calls: %d %v", status, out)
-		}
-	}
-	open, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
-	if err != nil || len(open) != 1 || open[0].Tool != "reopen" || len(g.rt.DeadLetters()) != 1 {
-		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", open, err, g.rt.DeadLetters())
-	}
-	// A dead letter of another request that only the store holds.
-	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
-		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
-		t.Fatal(err)
-	}
-	open, _ = g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	g, srv, failing, open := deadLetterRig(t)
 	for _, d := range open {
 		retry := func(wantStatus reach.Status) map[string]any {
 			t.Helper()
@@ -183,6 +165,36 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 			t.Errorf("retrying the retried dead letter %d = %d %v, want 404", d.ID, status, out)
 		}
 	}
+}
+
+// deadLetterRig is a gateway with a data folder and two open dead letters
+// of reopen: t1's, which the runtime queued when t1's compensation failed
+// (failing is still set), and t2's, which only the store holds (put there
+// by an earlier process). open lists them as stored.
+func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *atomic.Bool, open []*store.DeadLetter) {
+	t.Helper()
+	g = newTestGateway(t, &Config{Data: t.TempDir()})
+	failing = &atomic.Bool{}
+	ticketTools(t, g, failing, nil)
+	srv = serveTest(t, g)
+	failing.Store(true)
+	for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
+		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil); status != 200 {
+			t.Fatalf("calls: %d %v", status, out)
+		}
+	}
+	stored, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	if err != nil || len(stored) != 1 || stored[0].Tool != "reopen" || len(g.rt.DeadLetters()) != 1 {
+		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", stored, err, g.rt.DeadLetters())
+	}
+	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
+		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if open, err = g.store.ListDeadLetters(t.Context(), store.DeadOpen); err != nil || len(open) != 2 {
+		t.Fatalf("open dead letters: %+v (%v), want t1's and t2's", open, err)
+	}
+	return g, srv, failing, open
 }
 
 // queued returns the runtime's dead letters of the stored dead letter d's undo.
@@ -265,24 +277,7 @@ func TestDeadLetterRetryBusy(t *testing.T) {
 // settled dead letter cannot be dismissed or retried again; a dead letter
 // only the store holds is dismissed the same way.
 func TestDeadLetterDismissThroughAPI(t *testing.T) {
-	g := newTestGateway(t, &Config{Data: t.TempDir()})
-	var failing atomic.Bool
-	ticketTools(t, g, &failing, nil)
-	srv := serveTest(t, g)
-	failing.Store(true)
-	for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
-		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil); status != 200 {
-			t.Fatalf("calls: %d %v", status, out)
-		}
-	}
-	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
-		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
-		t.Fatal(err)
-	}
-	open, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
-	if err != nil || len(open) != 2 {
-		t.Fatalf("open dead letters: %+v (%v), want t1's and t2's", open, err)
-	}
+	g, srv, _, open := deadLetterRig(t)
 	for _, d := range open {
 		url := fmt.Sprintf("%s/v1/deadletters/%d/dismiss", srv.URL, d.ID)
 		for _, body := range []string{``, `{}`, `{"note":"  "}`, `{"note":"x","by":"someone else"}`} {
