@@ -39,9 +39,12 @@ consecutive_3, name_stack). With --json, prints one line per trace:
 			report := loopbench.Run(traces, opts)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return report.WriteJSONLines(out, "reach")
+				if err := report.WriteJSONLines(out, "reach"); err != nil {
+					return err
+				}
+			} else {
+				report.WriteTable(out)
 			}
-			report.WriteTable(out)
 			if strict {
 				return checkStrict(out, report)
 			}

@@ -55,13 +55,14 @@ their URLs; Ctrl-C stops it.`,
 			if err := gateway.CheckLoopback(cfg.ListenAddr()); err != nil {
 				return err
 			}
-			if data != "" {
-				abs, err := filepath.Abs(data)
-				if err != nil {
-					return err
-				}
-				cfg.Data = abs
+			if data == "" {
+				data = gateway.DefaultData // as serve without a configuration: the state is kept in ./.reach
 			}
+			abs, err := filepath.Abs(data)
+			if err != nil {
+				return err
+			}
+			cfg.Data = abs
 			fmt.Fprintln(w)
 			return serve(cmd.Context(), cfg, w, cmd.ErrOrStderr())
 		},

@@ -8,15 +8,27 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "reach:", err)
+		printError(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// stopSignals end the command gracefully (serve shuts down, finishing what
+// is in flight).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// printError prints the error that ends the command. An error may quote an
+// upstream or the gateway (a tool server's answer, an API message), so it
+// is escaped ([printableLines]) like everything else they send.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "reach:", printableLines(err.Error()))
 }
 
 // run executes the CLI with args, writing to stdout and stderr.

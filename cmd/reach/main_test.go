@@ -12,11 +12,11 @@ import (
 func TestMain(m *testing.M) {
 	// The crash test starts this binary as a real `reach serve` process.
 	if os.Getenv("REACH_AS_CLI") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 		err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
 		if err != nil {
-			os.Stderr.WriteString("reach: " + err.Error() + "\n")
+			printError(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"reach": func() {
 			if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-				os.Stderr.WriteString("reach: " + err.Error() + "\n")
+				printError(os.Stderr, err)
 				os.Exit(1)
 			}
 		},

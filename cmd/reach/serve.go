@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,12 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -34,7 +39,7 @@ endpoint but /healthz needs credentials, and any address may be served.
 It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
 approvals API (/v1/approvals) and, with a model configured, an
 OpenAI-compatible model proxy (/v1/chat/completions).
-Ctrl-C shuts it down gracefully.`,
+Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
@@ -85,6 +90,10 @@ func serve(ctx context.Context, cfg *gateway.Config, stdout, stderr io.Writer) e
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listening on %s: the address is in use (by another reach?): stop that, or serve on another address with --listen, e.g. --listen 127.0.0.1:0 for a free port: %w",
+			cfg.ListenAddr(), err)
+	}
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
@@ -107,7 +116,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	defer func() { io.WriteString(out, b.String()) }()
 	w := &b
 	base := "http://" + addr
-	tools := g.Runtime().Tools()
+	tools := servedTools(g)
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -134,7 +143,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
 	if len(names) > 0 {
 		ex := `{"tool_calls":[{"call_id":"c1","tool":"get_order","arguments":{"order_id":"1001"}}]}`
-		if _, ok := g.Runtime().Tool("get_order"); !ok {
+		if !slices.Contains(names, "get_order") {
 			ex = fmt.Sprintf(`{"tool_calls":[{"call_id":"c1","tool":%q,"arguments":{}}]}`, names[0])
 		}
 		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
@@ -144,6 +153,12 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "Every path but /healthz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create).\n")
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
+}
+
+// servedTools returns the gateway's tools less the forbidden ones, which
+// are never listed nor run.
+func servedTools(g *gateway.Gateway) []reach.Tool {
+	return slices.DeleteFunc(g.Runtime().Tools(), func(t reach.Tool) bool { return t.Access == reach.Forbidden })
 }
 
 // bannerURL is how a configured URL is shown: its user information as
@@ -184,12 +199,18 @@ problem with its line, or how many tools it would serve.`,
 			if err != nil {
 				return err
 			}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: slog.New(slog.DiscardHandler), Version: version})
+			// The log is shown only when the check fails: it holds what an
+			// upstream that would not start wrote to stderr (secrets masked).
+			logs := &lockedBuffer{}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: newLogger(logs), Version: version})
 			if err != nil {
+				if l := logs.String(); l != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "the gateway's log while checking:\n%s", printableLines(l))
+				}
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
 			defer g.Close()
-			n := len(g.Runtime().Tools())
+			n := len(servedTools(g))
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
 			if offline {
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
@@ -204,6 +225,24 @@ problem with its line, or how many tools it would serve.`,
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams")
 	return cmd
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newStdio() *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"text/tabwriter"
 
@@ -26,7 +27,16 @@ with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve
 running gateway sees the approval at once.`,
 	}
 	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
-	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
+	open := func() (*pin.Store, error) {
+		// A missing pin file is most often a wrong folder: the gateway keeps
+		// its data next to its configuration. Say so, as the audit commands
+		// do, rather than answer that nothing is pinned or held.
+		if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no pinned tools in %s: %s does not exist (use --data to name the gateway's data folder)",
+				data, pin.Path(data))
+		}
+		return pin.Open(pin.Path(data))
+	}
 
 	var held bool
 	list := &cobra.Command{

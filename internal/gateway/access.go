@@ -43,13 +43,22 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 	}
 	if j := a.JWT; j != nil {
 		jwks := j.JWKS
-		if !strings.HasPrefix(jwks, "http://") && !strings.HasPrefix(jwks, "https://") {
+		remote := strings.HasPrefix(jwks, "http://") || strings.HasPrefix(jwks, "https://")
+		if !remote {
 			jwks = g.cfg.path(jwks)
 		}
 		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
 			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
 		if err != nil {
 			return nil, g.cfg.errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+		}
+		// Read the key set now: a missing or broken one fails here, with
+		// its line, not as a 401 for every token (offline, a URL is not
+		// fetched).
+		if !remote || !g.opts.Offline {
+			if err := v.Refresh(g.ctx); err != nil {
+				return nil, g.cfg.errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
+			}
 		}
 		opts.JWT = v
 	}

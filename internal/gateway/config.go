@@ -2,14 +2,18 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -370,6 +374,9 @@ func parseConfig(data []byte, lookup func(string) (string, bool), dir string) (*
 	if len(bytes.TrimSpace(data)) > 0 {
 		var root yaml.Node
 		if err := yaml.Unmarshal(data, &root); err != nil {
+			if ln := tabIndented(data); ln > 0 {
+				return nil, fmt.Errorf("%v; line %d is indented with a tab: YAML indents with spaces only", cleanYAMLError(err), ln)
+			}
 			return nil, cleanYAMLError(err)
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -380,6 +387,9 @@ func parseConfig(data []byte, lookup func(string) (string, bool), dir string) (*
 		var extra yaml.Node
 		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 			return nil, errors.New("the configuration holds more than one YAML document; keep one")
+		}
+		if err := checkWholeNumbers(&root, reflect.TypeFor[Config]()); err != nil {
+			return nil, err
 		}
 		c.root = &root
 	}
@@ -427,6 +437,112 @@ func cleanYAMLError(err error) error {
 	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkWholeNumbers refuses a number with a fraction where the field of t
+// that n is decoded into wants a whole number: the YAML library cuts 2.5
+// to 2 (and depth: 0.5 to 0, no limit) without a word.
+func checkWholeNumbers(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) { // reads its own values (Duration)
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkWholeNumbers(c, t); err != nil {
+				return err
+			}
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			return checkWholeNumbers(n.Alias, t)
+		}
+	case yaml.ScalarNode:
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if n.ShortTag() != "!!float" {
+				return nil
+			}
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f != math.Trunc(f) {
+				return fmt.Errorf("line %d: %s is not a whole number; write one without a fraction", n.Line, n.Value)
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				if err := checkWholeNumbers(c, t.Elem()); err != nil {
+					return err
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			var ft reflect.Type
+			switch t.Kind() {
+			case reflect.Map:
+				ft = t.Elem()
+			case reflect.Struct:
+				f, ok := yamlField(t, n.Content[i].Value)
+				if !ok {
+					continue
+				}
+				ft = f.Type
+			default:
+				return nil
+			}
+			if err := checkWholeNumbers(n.Content[i+1], ft); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlField returns the field of the struct type t that the YAML key name
+// decodes into, looking into inlined structs.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			if g, ok := yamlField(f.Type, name); ok {
+				return g, true
+			}
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		if tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// tabIndented returns the number of the first line indented with a tab,
+// or 0: the YAML library only says it "found character that cannot start
+// any token".
+func tabIndented(data []byte) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 && len(bytes.TrimSpace(l)) > 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(gateway|reach)\.\w+`)
 
 // yamlWords turns the YAML library's type names into words.
@@ -471,6 +587,14 @@ func (c *Config) line(path ...any) int {
 		}
 	}
 	return ln
+}
+
+// inFileOrder sorts the keys of the mapping at path as the file has them,
+// so that of several problems the first in the file is reported.
+func (c *Config) inFileOrder(keys []string, path ...any) []string {
+	at := func(k string) int { return c.line(append(slices.Clip(path), k)...) }
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(at(a), at(b)) })
+	return keys
 }
 
 // errorf makes an error that names the line of path.
@@ -605,7 +729,8 @@ func (c *Config) check() error {
 			return c.errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
 		}
 	}
-	for name, o := range c.Tools {
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Tools)), "tools") {
+		o := c.Tools[name]
 		at := []any{"tools", name}
 		switch o.Access {
 		case "", reach.Read, reach.Write, reach.HighRisk, reach.Forbidden:
@@ -630,7 +755,8 @@ func (c *Config) check() error {
 			return c.errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
 		}
 	}
-	for name, b := range c.Budgets {
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
+		b := c.Budgets[name]
 		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
 			return c.errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
 		}
