@@ -754,6 +754,11 @@ func (c *Config) check() error {
 		if o.Retry != nil && o.Retry.Attempts < 0 {
 			return c.errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
 		}
+		for _, tag := range o.Tags {
+			if strings.HasPrefix(tag, "upstream:") {
+				return c.errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
+			}
+		}
 	}
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
 		b := c.Budgets[name]

@@ -86,6 +86,7 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 		{"credentials in model url", "model:\n  name: m\n  base_url: 'https://u:p@api.example.com/v1'\n", []string{"line 3", "api_key with ${VAR}"}},
 		{"only a key in model url", "model:\n  base_url: 'https://sk-only@api.example.com/v1'\n", []string{"line 2", "not in the base_url"}},
 		{"bad access", "tools:\n  x:\n    access: admin\n", []string{"line 3", "want read, write, high_risk or forbidden"}},
+		{"reserved tag", "tools:\n  x:\n    tags: [public, 'upstream:other']\n", []string{"line 3", "upstream:other", "gateway's own"}},
 		{"keyed without key", "tools:\n  x: {reentrancy: keyed}\n", []string{"line 2", "needs key"}},
 		{"bad model url", "model: {base_url: 'localhost:8000'}\n", []string{"line 1", "base_url"}},
 		{"two documents", "listen: 127.0.0.1:1\n---\nlisten: 127.0.0.1:2\n", []string{"more than one YAML document"}},

@@ -327,7 +327,10 @@ func applyOverride(t *reach.Tool, o ToolOverride) {
 		t.Retryable = *o.Retryable
 	}
 	if len(o.Tags) > 0 {
-		t.Tags = o.Tags
+		// The upstream's own tag stays: it is how the gateway knows which
+		// upstream serves the tool (its refresh and pinning look for it).
+		own := slices.DeleteFunc(slices.Clone(t.Tags), func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") })
+		t.Tags = append(own, o.Tags...)
 	}
 	if o.Description != nil {
 		t.Description = *o.Description

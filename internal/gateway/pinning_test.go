@@ -15,10 +15,19 @@ import (
 // callable, until the change is approved (reach tools approve), which
 // applies without a restart.
 func TestChangedToolIsHeldUntilApproved(t *testing.T) {
+	t.Run("as served", func(t *testing.T) { changedToolIsHeld(t, probeConfig) })
+	// Tags set in the configuration add to the upstream's own tag: a
+	// tool whose tags are overridden is still pinned.
+	t.Run("tags overridden", func(t *testing.T) {
+		changedToolIsHeld(t, probeConfig+"tools:\n  up__echo: {tags: [public]}\n")
+	})
+}
+
+func changedToolIsHeld(t *testing.T, cfg string) {
 	old := pinRecheck
 	pinRecheck = 50 * time.Millisecond
 	t.Cleanup(func() { pinRecheck = old })
-	g, p, _ := upstreamGateway(t, probeConfig)
+	g, p, _ := upstreamGateway(t, cfg)
 	cs := connectMCP(t, g, nil)
 	if res, text := callText(t, cs, "up__echo", map[string]any{"text": "a"}, nil); res.IsError {
 		t.Fatalf("up__echo before the change: %s", text)
