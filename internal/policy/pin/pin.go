@@ -281,8 +281,13 @@ func (s *Store) Diff(tool string) (string, error) {
 // render lays a definition out as lines a human can compare.
 func render(d Definition) []string {
 	var out []string
+	// Every line of the upstream's text is indented under its heading, so
+	// that no line of it reads as a line of the diff (a "+ " or "- ").
 	if d.Title != "" {
-		out = append(out, "title: "+d.Title)
+		out = append(out, "title:")
+		for _, l := range strings.Split(d.Title, "\n") {
+			out = append(out, "  "+l)
+		}
 	}
 	out = append(out, "description:")
 	for _, l := range strings.Split(d.Description, "\n") {
