@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 )
@@ -158,20 +159,21 @@ func summarize(ex []Message) string {
 				res = m.Content
 			}
 		}
-		res = strings.Join(strings.Fields(res), " ")
-		if len(res) > 80 {
-			res = res[:80] + "…"
-		}
+		res = clip(strings.Join(strings.Fields(res), " "), 80)
 		parts = append(parts, fmt.Sprintf("%s(%s) -> %s", tc.Function.Name, clip(tc.Function.Arguments, 60), res))
 	}
 	return strings.Join(parts, "; ")
 }
 
+// clip cuts s to at most n bytes, on a character boundary, marking the cut.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (h *history) messages() []Message {

@@ -551,14 +551,16 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 	}
 	c.Why = clip(clean(r.Text(c.Why)), l.o.MaxMessage)
 	c.Message = clip(clean(r.Text(c.Message)), l.o.MaxMessage)
-	if strings.HasPrefix(c.Result, "{") || strings.HasPrefix(c.Result, "[") {
-		c.Result = string(r.JSON([]byte(c.Result)))
+	if strings.HasPrefix(c.Result, "{") || strings.HasPrefix(c.Result, "[") || strings.HasPrefix(c.Result, `"`) {
+		// JSON (a JSON string too: Text would read its escaped quotes as
+		// the end of a value), or text that starts like it.
+		c.Result = string(redactJSON(r, []byte(c.Result)))
 	} else {
 		c.Result = r.Text(c.Result)
 	}
 	c.Result = clip(clean(c.Result), l.o.MaxResult)
 	if len(c.Args) > 0 {
-		a := r.JSON(c.Args)
+		a := redactJSON(r, c.Args)
 		if len(a) > l.o.MaxArgs {
 			a = truncatedArgs(a, l.o.MaxArgs)
 		}
@@ -572,6 +574,17 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 		data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
 	return &store.AuditRecord{Time: time.Unix(0, c.Time.UnixNano()), Request: c.Request, Data: data}
+}
+
+// redactJSON redacts b as JSON and, unless the result is valid JSON (b
+// was cut short, or is text that starts like JSON), as text too: the
+// "key: value" pairs and Bearer tokens of text are found only by Text.
+func redactJSON(r *Redactor, b []byte) []byte {
+	out := r.JSON(b)
+	if compactValid(out) || json.Valid(out) {
+		return out
+	}
+	return []byte(r.Text(string(out)))
 }
 
 // compactJSON returns b compacted if it is JSON, or else b as a JSON

@@ -170,7 +170,8 @@ func mayHide(s string, secs []secret) bool {
 			return true
 		}
 		// A value cut at the end of s.
-		if len(s) >= MinSecretLen && strings.Contains(sec.str, s[len(s)-MinSecretLen:]) {
+		if len(s) >= MinSecretLen && (strings.Contains(sec.str, s[len(s)-MinSecretLen:]) ||
+			sec.escStr != "" && strings.Contains(sec.escStr, s[len(s)-MinSecretLen:])) {
 			return true
 		}
 	}
@@ -320,12 +321,15 @@ func (r *Redactor) text(b []byte, secs []secret) ([]byte, bool) {
 				changed = true
 			}
 		}
-		// A preview cut in the middle of a secret.
-		for l := len(s.raw) - 1; l >= MinSecretLen; l-- {
-			if bytes.HasSuffix(b, s.raw[:l]) {
-				b = append(b[:len(b)-l:len(b)-l], Mask...)
-				changed = true
-				break
+		// A preview cut in the middle of a secret (or of its escaped form).
+	cut:
+		for _, v := range [2][]byte{s.raw, s.esc} {
+			for l := len(v) - 1; l >= MinSecretLen; l-- {
+				if bytes.HasSuffix(b, v[:l]) {
+					b = append(b[:len(b)-l:len(b)-l], Mask...)
+					changed = true
+					break cut
+				}
 			}
 		}
 	}
@@ -339,6 +343,10 @@ func (r *Redactor) text(b []byte, secs []secret) ([]byte, bool) {
 	}
 	return b, changed
 }
+
+// escaped reports whether b[i] is the letter of an escape such as \n in
+// text that holds a JSON string: it ends a word rather than starts one.
+func escaped(b []byte, i int) bool { return i > 0 && b[i-1] == '\\' }
 
 func isWordByte(c byte) bool {
 	return c == '_' || c == '-' || c == '.' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
@@ -360,6 +368,9 @@ func (r *Redactor) pairs(b []byte) ([]byte, bool) {
 		}
 		if k > 0 && (b[k-1] == '"' || b[k-1] == '\'') {
 			k--
+			if k > 0 && b[k-1] == '\\' && b[k] == '"' { // quoted inside a JSON string: \"key\"
+				k--
+			}
 		}
 		end := k
 		for k > 0 && isWordByte(b[k-1]) {
@@ -369,6 +380,9 @@ func (r *Redactor) pairs(b []byte) ([]byte, bool) {
 			continue
 		}
 		secret, count := r.secretKey(b[k:end])
+		if !secret && escaped(b, k) && k+1 < end {
+			secret, count = r.secretKey(b[k+1 : end]) // after an escape such as \n
+		}
 		if !secret {
 			continue
 		}
@@ -380,14 +394,14 @@ func (r *Redactor) pairs(b []byte) ([]byte, bool) {
 			continue
 		}
 		ve := textValueEnd(b, v)
-		if v < len(b) && (b[v] == '"' || b[v] == '\'') {
+		if q := openQuote(b, v); q != nil {
 			// Keep the quotes, mask what is between them.
 			in := ve
-			if in > v+1 && b[in-1] == b[v] {
-				in--
+			if in >= v+2*len(q) && bytes.Equal(b[in-len(q):in], q) {
+				in -= len(q)
 			}
-			if in > v+1 {
-				w.replace(v+1, in, []byte(Mask))
+			if in > v+len(q) {
+				w.replace(v+len(q), in, []byte(Mask))
 			}
 		} else if ve > v && !(count && isNumber(b[v:ve])) {
 			w.replace(v, ve, []byte(Mask))
@@ -400,10 +414,33 @@ func (r *Redactor) pairs(b []byte) ([]byte, bool) {
 	return w.result(), true
 }
 
+// openQuote returns the quote that opens the text value at b[v]: " or ',
+// or \" for a value quoted inside a JSON string; nil if it is not quoted.
+func openQuote(b []byte, v int) []byte {
+	switch {
+	case v < len(b) && (b[v] == '"' || b[v] == '\''):
+		return b[v : v+1]
+	case v+1 < len(b) && b[v] == '\\' && b[v+1] == '"':
+		return b[v : v+2]
+	}
+	return nil
+}
+
 // textValueEnd returns the end of the text value starting at b[v].
 func textValueEnd(b []byte, v int) int {
 	if v >= len(b) {
 		return v
+	}
+	if q := openQuote(b, v); len(q) == 2 {
+		for i := v + 2; i < len(b); i++ {
+			if b[i] == '\\' {
+				if i+1 < len(b) && b[i+1] == '"' {
+					return i + 2
+				}
+				i++
+			}
+		}
+		return len(b)
 	}
 	if q := b[v]; q == '"' || q == '\'' {
 		for i := v + 1; i < len(b); i++ {
@@ -461,7 +498,7 @@ func bearer(b []byte) ([]byte, bool) {
 	}
 	w := rewriter{src: b}
 	for i := 0; i+len(word)+1 < len(b); i++ {
-		if b[i]|0x20 != 'b' || (i > 0 && isWordByte(b[i-1])) ||
+		if b[i]|0x20 != 'b' || (i > 0 && isWordByte(b[i-1]) && !escaped(b, i-1)) ||
 			!bytes.EqualFold(b[i:i+len(word)], []byte(word)) || (b[i+len(word)] != ' ' && b[i+len(word)] != '\t') {
 			continue
 		}

@@ -42,8 +42,9 @@ func statusColor(s string) (fill, stroke string) {
 
 // layout places nodes as a tidy tree: each leaf takes the next column, a
 // parent sits centred over its children, each depth is a row. Nodes whose
-// parent is unknown are roots. The result is deterministic for a given
-// input order.
+// parent is unknown are roots, and so, in input order, are the nodes no
+// root reaches (their parent links run in a cycle). The result is
+// deterministic for a given input order.
 type placed struct {
 	n    *Node
 	x, y float64
@@ -95,6 +96,13 @@ func layout(nodes []Node) ([]placed, map[string]int, float64, float64) {
 	}
 	for _, r := range roots {
 		place(r, 0)
+	}
+	// Parent links that run in a cycle reach no root: draw the first node
+	// of each such group as one.
+	for i := range nodes {
+		if !visited[i] {
+			place(i, 0)
+		}
 	}
 	width := margin*2 + max(col, 1)*(boxW+gapX) - gapX
 	height := margin*2 + float64(maxDepth+1)*(boxH+gapY) - gapY

@@ -32,6 +32,31 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 		}
 	}
 	slices.SortStableFunc(fs, func(a, b frame) int { return a.start.Compare(b.start) })
+	// The start is an estimate that runs late by the work done between a
+	// frame's end and its record: a tool call that returned a large result
+	// often seems to start after a model call nested in it. A parent still
+	// goes before its children.
+	at := make(map[string]int, len(fs))
+	for i, f := range fs {
+		at[f.e.Frame] = i
+	}
+	placed := make([]bool, len(fs))
+	ordered := make([]frame, 0, len(fs))
+	var place func(i int)
+	place = func(i int) {
+		if placed[i] {
+			return
+		}
+		placed[i] = true
+		if p, ok := at[fs[i].e.Parent]; ok {
+			place(p)
+		}
+		ordered = append(ordered, fs[i])
+	}
+	for i := range fs {
+		place(i)
+	}
+	fs = ordered
 	ids := map[string]string{}
 	for i, f := range fs {
 		ids[f.e.Frame] = "e" + strconv.Itoa(i+1)

@@ -92,6 +92,9 @@ func Decisions(t *Trace, newRuntime func() *reach.Runtime) []Decision {
 }
 
 func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out []Decision) {
+	if len(t.Events) == 0 {
+		return nil // nothing to decide
+	}
 	var rt *reach.Runtime
 	if newRuntime != nil {
 		rt = newRuntime()
