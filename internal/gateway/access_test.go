@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -326,7 +328,7 @@ func signJWT(k *rsa.PrivateKey, kid string, claims map[string]any) string {
 // until its user approves it; the retry then runs, once: the same call
 // after it never refunds twice.
 func TestWriteApprovalRunsOnce(t *testing.T) {
-	_, url, _, keys := authGateway(t, "")
+	g, url, _, keys := authGateway(t, "")
 	cs, err := mcpAs(t, url, keys["bob"])
 	if err != nil {
 		t.Fatal(err)
@@ -349,6 +351,24 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	res, text = callText(t, cs, "refund_order", args, nil)
 	if res.Meta[MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
 		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[MetaStatus], text)
+	}
+	// The audit log has the approval's story: asked, approved by bob with
+	// his reason, used.
+	_, a := do(t, "GET", url+"/v1/approvals/"+id, "", bob)
+	evs, err := audit.Show(t.Context(), g.store, fmt.Sprint(path(a, "request")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var story []string
+	for _, e := range evs {
+		if e.Kind == "approval" {
+			story = append(story, e.Decision+" "+e.Name+" "+e.Principal+" "+e.Message)
+		}
+	}
+	want := []string{"requested refund_order bob approval " + id + " (user)", "approved refund_order bob approval " + id + " (user) by bob: customer called",
+		"used refund_order bob approval " + id + " (user)"}
+	if strings.Join(story, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the audit log's approval events:\n%s\nwant\n%s", strings.Join(story, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/telemetry"
@@ -76,10 +77,36 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if a := g.cfg.Approvals; a != nil {
 		ao.TTL, ao.Wait = time.Duration(a.TTL), time.Duration(a.Wait)
 	}
+	if g.audit != nil {
+		ao.Audit = g.auditApproval
+	}
 	g.approvals = approval.New(ao)
 	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
 	ro.Approver = g.approvals.Approver()
 	return nil
+}
+
+// auditApproval records an approval's action in the audit log (A1): who
+// asked for what, and each vote, denial, expiry and use, with who acted.
+func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
+	a := e.Approval
+	msg := "approval " + a.ID + " (" + a.Requires + ")"
+	if e.By != "" {
+		msg += " by " + e.By
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	// The event is the request's, as its other events are: its principal
+	// is the one the request acts for; who acted is in the message.
+	ev := &audit.Event{Request: a.Request, Kind: "approval", Name: a.Tool, Agent: a.Agent, Decision: e.Action,
+		Principal: a.Principal, Tenant: a.Tenant, Why: a.Why, Message: msg, Args: a.Arguments}
+	if a.RootRequest != a.Request {
+		ev.Root = a.RootRequest
+	}
+	if _, err := g.audit.Append(ctx, ev); err != nil {
+		g.log.Error("approval not audited", "approval", a.ID, "action", e.Action, "err", err)
+	}
 }
 
 // mountOperators adds the UI, /metrics and the approvals API to mux.
