@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
@@ -124,7 +125,16 @@ func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.store == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"deadletters": g.rt.DeadLetters()})
+		out := []deadLetterJSON{}
+		for _, d := range g.rt.DeadLetters() {
+			j := deadLetterJSON{ID: d.ID, Request: d.Request, Tool: d.Tool, Args: d.Args,
+				Attempts: d.Attempts, State: store.DeadOpen, Created: d.At, Updated: d.At}
+			if d.Error != nil {
+				j.Error = d.Error.Message
+			}
+			out = append(out, j)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"deadletters": out})
 		return
 	}
 	state := r.URL.Query().Get("state")
@@ -138,10 +148,36 @@ func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
 	}
-	if ds == nil {
-		ds = []*store.DeadLetter{}
+	out := make([]deadLetterJSON, len(ds))
+	for i, d := range ds {
+		out[i] = storedJSON(d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deadletters": ds})
+	writeJSON(w, http.StatusOK, map[string]any{"deadletters": out})
+}
+
+// deadLetterJSON is a dead letter as the API shows it, whether the store
+// or (without a data folder) only the runtime keeps it.
+type deadLetterJSON struct {
+	ID       string          `json:"id"` // "dl-N" for a stored one
+	Request  string          `json:"request"`
+	Frame    string          `json:"frame,omitempty"` // the frame of the call it undoes
+	Tool     string          `json:"tool"`            // the undo
+	Args     json.RawMessage `json:"arguments"`
+	Error    string          `json:"error"` // the last failure
+	Attempts int             `json:"attempts"`
+	State    string          `json:"state"` // open, retried or resolved
+	Note     string          `json:"note,omitempty"`
+	Created  time.Time       `json:"created"`
+	Updated  time.Time       `json:"updated"`
+}
+
+func storedJSON(d *store.DeadLetter) deadLetterJSON {
+	args := json.RawMessage(d.Args)
+	if !json.Valid(args) {
+		args, _ = json.Marshal(string(d.Args))
+	}
+	return deadLetterJSON{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Frame: d.Frame, Tool: d.Tool, Args: args,
+		Error: d.Error, Attempts: d.Attempts, State: d.State, Note: d.Note, Created: d.Created, Updated: d.Updated}
 }
 
 // retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
@@ -171,7 +207,7 @@ func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was retried but could not be read again: %v.", id, err), "Look at the gateway's log.")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": d})
+	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": storedJSON(d)})
 }
 
 // dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
@@ -222,7 +258,7 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed but could not be read again: %v.", id, err), "Look at the gateway's log.")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deadletter": d})
+	writeJSON(w, http.StatusOK, map[string]any{"deadletter": storedJSON(d)})
 }
 
 // openDeadLetter returns the open stored dead letter that r's path names,

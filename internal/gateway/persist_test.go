@@ -134,7 +134,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		}
 		failing.Store(true)
 		got := retry(reach.StatusError)
-		if got["Attempts"] != float64(d.Attempts+1) || got["State"] != store.DeadOpen {
+		if got["attempts"] != float64(d.Attempts+1) || got["state"] != store.DeadOpen {
 			t.Errorf("after a failed retry of %s's dead letter: %v, want %d attempts, open", d.Request, got, d.Attempts+1)
 		}
 		if q := queued(g, d); len(q) != 1 {
@@ -142,7 +142,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		}
 		failing.Store(false)
 		got = retry(reach.StatusSuccess)
-		if got["Attempts"] != float64(d.Attempts+2) || got["State"] != store.DeadRetried {
+		if got["attempts"] != float64(d.Attempts+2) || got["state"] != store.DeadRetried {
 			t.Errorf("after a successful retry of %s's dead letter: %v, want %d attempts, retried", d.Request, got, d.Attempts+2)
 		}
 		if q := queued(g, d); len(q) != 0 {
@@ -290,7 +290,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 			t.Fatalf("dismissing %d = %d %v", d.ID, status, out)
 		}
 		got := out["deadletter"].(map[string]any)
-		if got["State"] != store.DeadResolved || !strings.Contains(fmt.Sprint(got["Note"]), "reopened by hand") {
+		if got["state"] != store.DeadResolved || !strings.Contains(fmt.Sprint(got["note"]), "reopened by hand") {
 			t.Errorf("dismissed dead letter %d: %v, want resolved with the note", d.ID, got)
 		}
 		if q := queued(g, d); len(q) != 0 {
@@ -315,5 +315,36 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 	}
 	if n := len(g.rt.DeadLetters()); n != 0 {
 		t.Errorf("the runtime queues %d dead letters after both were dismissed", n)
+	}
+}
+
+// TestDeadLetterListShape: GET /v1/deadletters answers the same shape
+// whether the store keeps the dead letters or, without a data folder, only
+// the runtime: snake_case keys, the arguments as JSON.
+func TestDeadLetterListShape(t *testing.T) {
+	for _, data := range []bool{true, false} {
+		cfg := &Config{}
+		if data {
+			cfg.Data = t.TempDir()
+		}
+		g := newTestGateway(t, cfg)
+		var failing atomic.Bool
+		ticketTools(t, g, &failing, nil)
+		srv := serveTest(t, g)
+		failing.Store(true)
+		for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
+			do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"t1","tool_calls":[`+c+`]}`, nil)
+		}
+		status, out := do(t, "GET", srv.URL+"/v1/deadletters", "", nil)
+		list, _ := out["deadletters"].([]any)
+		if status != 200 || len(list) != 1 {
+			t.Fatalf("with a data folder %v: GET /v1/deadletters = %d %v, want one dead letter", data, status, out)
+		}
+		d := list[0].(map[string]any)
+		args, _ := d["arguments"].(map[string]any)
+		if d["request"] != "t1" || d["tool"] != "reopen" || d["state"] != "open" || d["attempts"] == nil ||
+			args["ticket"] != float64(7) || d["error"] == "" || !strings.HasPrefix(fmt.Sprint(d["id"]), "dl") {
+			t.Errorf("with a data folder %v: dead letter %v", data, d)
+		}
 	}
 }
