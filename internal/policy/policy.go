@@ -653,6 +653,9 @@ func (s *Set) interpret(dec cedar.Decision, diag *cedar.Diagnostic) (reach.Decis
 				return reach.Deny, "", e.reason
 			}
 		}
+		if len(diag.Reasons) > 0 { // a forbid without @reason decided it
+			return reach.Deny, "", "a policy forbids it"
+		}
 		return reach.Deny, "", ""
 	}
 	approval := ""

@@ -293,6 +293,7 @@ func TestAuthorizeThroughRuntime(t *testing.T) {
 	eng := New(&Options{Policies: mustParse(t, string(DefaultSource()), argumentRule, sceneRule, `
 @id("no-exports") @reason("exports are off") forbid (principal, action, resource == Reach::Tool::"export_orders");
 @id("broken") forbid (principal, action, resource == Reach::Tool::"broken") when { context.arguments.x.y == 1 };
+forbid (principal, action, resource == Reach::Tool::"purge_orders");
 `), Tools: func() []reach.Tool { return rt.Tools() }})
 	rt = reach.New(&reach.Options{Authorizer: eng})
 	rt.MustRegister(
@@ -300,6 +301,7 @@ func TestAuthorizeThroughRuntime(t *testing.T) {
 		reach.Tool{Name: "search_orders", Tags: []string{"orders"}, Func: noop},
 		reach.Tool{Name: "export_orders", Tags: []string{"orders"}, Func: noop},
 		reach.Tool{Name: "delete_orders", Tags: []string{"orders"}, Access: reach.Forbidden, Func: noop},
+		reach.Tool{Name: "purge_orders", Tags: []string{"orders"}, Func: noop},
 		reach.Tool{Name: "refund", Access: reach.Write, Tags: []string{"payments"}, Func: noop},
 		reach.Tool{Name: "broken", Func: noop},
 	)
@@ -328,6 +330,8 @@ func TestAuthorizeThroughRuntime(t *testing.T) {
 		{"forbid with reason", support, "export_orders", `{}`, reach.StatusRefused, "denied", []string{"search_orders", "get_order"},
 			"You may not call export_orders: exports are off."},
 		{"anonymous", nil, "search_orders", `{}`, reach.StatusRefused, "denied", nil, "You may not call search_orders: no policy permits it."},
+		{"forbid without reason", support, "purge_orders", `{}`, reach.StatusRefused, "denied", []string{"search_orders", "get_order"},
+			"You may not call purge_orders: a policy forbids it."},
 		{"write, no approver", support, "refund", `{}`, reach.StatusRefused, "approval_required", nil, ""},
 		{"write in chitchat", &reach.RequestOptions{Principal: "alice", Scene: "chitchat"}, "refund", `{}`, reach.StatusRefused, "denied", nil,
 			"You may not call refund: no write or high-risk tools in small talk."},
