@@ -153,14 +153,14 @@ guard change. Exits 0 whether or not anything differs.`,
 				if d.ID == "" {
 					return errors.New(d.Reason)
 				}
-				if d.Refused == recorded[d.ID] {
+				was, now := recorded[d.ID], loopbench.VerdictOf(d)
+				if was == loopbench.Held && policyPath == "" {
+					was = loopbench.Allowed // no policy to judge it by: the approval is not asked again
+				}
+				if was == now {
 					continue
 				}
 				diffs++
-				was, now := "allowed", "refused"
-				if recorded[d.ID] {
-					was, now = "refused", "allowed"
-				}
 				e := t.Events[t.Index(d.ID)]
 				name := e.Tool
 				if name == "" {
@@ -184,7 +184,7 @@ guard change. Exits 0 whether or not anything differs.`,
 }
 
 // exportTrace reads a request's events and turns them into a trace.
-func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, map[string]bool, error) {
+func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, map[string]loopbench.Verdict, error) {
 	st, err := openAuditStore(cmd, data)
 	if err != nil {
 		return nil, nil, err

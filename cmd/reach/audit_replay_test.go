@@ -12,6 +12,8 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/loopbench"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -84,4 +86,62 @@ forbid(principal, action, resource == Reach::Tool::"get_order");`), 0o644)
 	if _, err := runCLI(t, "audit", "export", "nobody", "--data", dir); err == nil || !strings.Contains(err.Error(), "no recorded frames for request nobody") {
 		t.Errorf("unknown request: %v", err)
 	}
+}
+
+// TestAuditReplayHeldCall: a call that was held for approval replays as
+// held under the same policy (nothing differs), is not shown as differing
+// without a policy (the approval is not asked again), and shows as
+// "recorded held for approval, now refused" under a policy that forbids it.
+func TestAuditReplayHeldCall(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := filepath.Join(t.TempDir(), "held.cedar")
+	os.WriteFile(held, []byte(`@approval("user") permit(principal, action, resource);`), 0o644)
+	set, err := policy.Load(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := approval.New(nil)
+	rt := reach.New(&reach.Options{Recorder: log, Authorizer: policy.New(&policy.Options{Policies: set}), Approver: q.Approver()})
+	rt.MustRegister(reach.Tool{Name: "refund", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	}})
+	rctx, req, _ := rt.Begin(ctx, &reach.RequestOptions{ID: "held", Principal: "alice"})
+	if res := rt.Call(rctx, &reach.Call{ID: "c1", Tool: "refund", Arguments: json.RawMessage(`{"order":"7"}`)}); res.Status != reach.StatusPending {
+		t.Fatalf("the refund = %s, want pending", res.Status)
+	}
+	req.End()
+	log.Close()
+	st.Close()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"same policy", []string{"--policy", held}, "0 of 1 events"},
+		{"no policy", nil, "0 of 1 events"},
+		{"forbidding policy", []string{"--policy", writePolicy(t, `forbid(principal, action, resource);`)}, "recorded held for approval, now refused"},
+	} {
+		out, err := runCLI(t, append([]string{"audit", "replay", "held", "--data", dir}, tc.args...)...)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: replay = %v\n%s\nwant %q", tc.name, err, out, tc.want)
+		}
+	}
+}
+
+func writePolicy(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "p.cedar")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -15,9 +15,9 @@ import (
 // or failed call is an event with status "error" and its code as the error
 // type. Tool contracts are not in the audit log: tools default to
 // read/reentrant unless contracts names them. The label is left for a
-// person to fill in. It also returns, per event id, whether the runtime
-// refused it when it was recorded.
-func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolContract) (*Trace, map[string]bool) {
+// person to fill in. It also returns, per event id, what the runtime
+// decided when it was recorded: Allowed, Refused, or Held (for approval).
+func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolContract) (*Trace, map[string]Verdict) {
 	type frame struct {
 		e     *audit.Event
 		start time.Time
@@ -62,7 +62,7 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 		ids[f.e.Frame] = "e" + strconv.Itoa(i+1)
 	}
 	t := &Trace{ID: request, Description: "exported from the audit log", Tools: map[string]ToolContract{}, Label: Label{Kind: "unlabelled"}}
-	refused := map[string]bool{}
+	recorded := map[string]Verdict{}
 	for _, f := range fs {
 		e := f.e
 		ev := Event{ID: ids[e.Frame], Agent: e.Agent}
@@ -98,7 +98,14 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 				t.Tools[e.Name] = c
 			}
 		}
-		refused[ev.ID] = e.Decision == "refused" || e.Decision == "cancelled"
+		switch e.Decision {
+		case "refused", "cancelled":
+			recorded[ev.ID] = Refused
+		case "awaiting_approval":
+			recorded[ev.ID] = Held
+		default:
+			recorded[ev.ID] = Allowed
+		}
 		t.Events = append(t.Events, ev)
 	}
 	if len(t.Events) > 0 && t.check() != nil {
@@ -113,5 +120,25 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 		}
 		t.check()
 	}
-	return t, refused
+	return t, recorded
+}
+
+// Verdict is what the runtime decided on a call.
+type Verdict string
+
+const (
+	Allowed Verdict = "allowed"
+	Refused Verdict = "refused"
+	Held    Verdict = "held for approval"
+)
+
+// VerdictOf is the outcome of a replayed decision.
+func VerdictOf(d Decision) Verdict {
+	switch {
+	case !d.Refused:
+		return Allowed
+	case d.Code == "approval_required":
+		return Held
+	}
+	return Refused
 }

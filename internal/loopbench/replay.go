@@ -80,6 +80,7 @@ type Decision struct {
 	ID      string `json:"id"`
 	Refused bool   `json:"refused"`
 	Reason  string `json:"reason,omitempty"`
+	Code    string `json:"code,omitempty"` // the refusal's code (approval_required: held for a human)
 }
 
 // Decisions replays the whole trace and returns the runtime's decision on
@@ -174,8 +175,8 @@ func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out [
 		}
 	}()
 	refused := map[string]bool{}
-	decide := func(i int, reason string) bool {
-		out = append(out, Decision{ID: t.Events[i].ID, Refused: reason != "", Reason: reason})
+	decide := func(i int, reason, code string) bool {
+		out = append(out, Decision{ID: t.Events[i].ID, Refused: reason != "", Reason: reason, Code: code})
 		if reason != "" {
 			refused[t.Events[i].ID] = true
 		}
@@ -205,25 +206,25 @@ func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out [
 		case "model":
 			mctx, m, err := rt.BeginModel(parent, "model")
 			if err != nil {
-				if decide(i, refusalText(err)) {
+				if decide(i, refusalText(err), codeOf(err)) {
 					return out
 				}
 				continue
 			}
 			m.EndModel(reach.TokenUsage{Input: e.Tokens, Text: e.Text})
 			ctxOf[e.ID] = mctx
-			decide(i, "")
+			decide(i, "", "")
 		case "delegate":
 			sctx, sub, err := rt.Delegate(parent, &reach.Delegation{Agent: e.To, Task: e.Task, ID: t.ID + "/" + e.ID})
 			if err != nil {
-				if decide(i, refusalText(err)) {
+				if decide(i, refusalText(err), codeOf(err)) {
 					return out
 				}
 				continue
 			}
 			ctxOf[e.ID] = sctx
 			stack = append(stack, &open{index: i, ctx: sctx, sub: sub})
-			decide(i, "")
+			decide(i, "", "")
 		case "tool_call":
 			o := &open{index: i, release: make(chan struct{}), done: make(chan *reach.Result, 1)}
 			mu.Lock()
@@ -241,10 +242,14 @@ func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out [
 				o.ctx = hctx
 				ctxOf[e.ID] = hctx
 				stack = append(stack, o)
-				decide(i, "")
+				decide(i, "", "")
 			case res := <-o.done:
 				// Returned without running its Func: the runtime refused it.
-				if decide(i, res.ModelText()) {
+				code := ""
+				if res.Error != nil {
+					code = res.Error.Code
+				}
+				if decide(i, res.ModelText(), code) {
 					return out
 				}
 			}
@@ -264,6 +269,13 @@ func refusalText(err error) string {
 		return e.ModelText()
 	}
 	return err.Error()
+}
+
+func codeOf(err error) string {
+	if e, ok := err.(*reach.Error); ok {
+		return e.Code
+	}
+	return ""
 }
 
 func resultText(r json.RawMessage) string {
