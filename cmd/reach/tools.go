@@ -24,7 +24,7 @@ func newToolsCmd() *cobra.Command {
 annotations) the first time it sees it. When an upstream changes a definition,
 the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
-running gateway sees the approval at once.`,
+running gateway sees the approval within seconds, without a restart.`,
 	}
 	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
 	open := func() (*pin.Store, error) {
