@@ -115,7 +115,7 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 		Tools:  func(r *http.Request) []reach.Tool { return g.visibleTools(g.identityOf(r.Context(), nil)) },
 		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
-		uo.Audit = auditView{g.store}
+		uo.Audit = newAuditView(g.store)
 	}
 	g.ui = ui.New(uo)
 	mux.Handle("/ui/", g.ui)

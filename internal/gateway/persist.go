@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -77,14 +78,54 @@ func (g *Gateway) closeStore() error {
 }
 
 // auditView adapts the audit log to the UI's audit page.
-type auditView struct{ st *store.SQLite }
+type auditView struct {
+	st *store.SQLite
+	vc *verifyCache
+}
 
-func (a auditView) Verify(ctx context.Context) (bool, string) {
-	rep, err := audit.Verify(ctx, a.st)
-	if err != nil {
-		return false, err.Error()
+func newAuditView(st *store.SQLite) auditView {
+	return auditView{st: st, vc: &verifyCache{verify: func(ctx context.Context) (*audit.Report, error) { return audit.Verify(ctx, st) }}}
+}
+
+func (a auditView) Verify(ctx context.Context) (bool, string) { return a.vc.get(ctx) }
+
+// verifyCache keeps the last verification of the whole chain for
+// verifyFor: walking a large log on every load of the audit page would
+// let any viewer keep the store busy. One verification runs at a time;
+// the others wait for it and share its result.
+type verifyCache struct {
+	verify func(context.Context) (*audit.Report, error)
+	now    func() time.Time // time.Now if nil
+
+	mu  sync.Mutex
+	at  time.Time
+	ok  bool
+	msg string
+}
+
+const verifyFor = 30 * time.Second
+
+func (c *verifyCache) get(ctx context.Context) (bool, string) {
+	now := time.Now
+	if c.now != nil {
+		now = c.now
 	}
-	return true, fmt.Sprintf("%d events, head %s", rep.Events, audit.FormatHash(rep.Head))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && now().Sub(c.at) < verifyFor {
+		return c.ok, c.msg + fmt.Sprintf(" (checked %s ago)", now().Sub(c.at).Round(time.Second))
+	}
+	rep, err := c.verify(ctx)
+	if ctx.Err() != nil { // the viewer left: keep nothing of a cut walk
+		return false, "not checked: " + ctx.Err().Error()
+	}
+	c.at = now()
+	if err != nil {
+		c.ok, c.msg = false, err.Error()
+	} else {
+		c.ok, c.msg = true, fmt.Sprintf("%d events, head %s", rep.Events, audit.FormatHash(rep.Head))
+	}
+	return c.ok, c.msg
 }
 
 func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, error) {
