@@ -464,3 +464,61 @@ func TestUIToolsFollowPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditAndStatsAPI: GET /v1/audit shows a principal its own events
+// only, an operator everyone's, and one request's on ?request=;
+// /v1/audit/verify checks the chain; /v1/stats is for operators.
+func TestAuditAndStatsAPI(t *testing.T) {
+	g, url, _, keys := authGateway(t, "")
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	for _, who := range []string{"bob", "dave"} {
+		body := `{"request_id":"` + who + `-r","tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"refund"}}]}`
+		if status, out := do(t, "POST", url+"/v1/calls", body, as(who)); status != 200 {
+			t.Fatalf("%s's call = %d %v", who, status, out)
+		}
+	}
+	g.audit.Flush(t.Context())
+	principals := func(who, query string) map[string]int {
+		t.Helper()
+		status, out := do(t, "GET", url+"/v1/audit"+query, "", as(who))
+		if status != 200 {
+			t.Fatalf("%s: GET /v1/audit%s = %d %v", who, query, status, out)
+		}
+		seen := map[string]int{}
+		for _, e := range out["events"].([]any) {
+			seen[fmt.Sprint(path(e, "event", "principal"))+" "+fmt.Sprint(path(e, "request"))]++
+		}
+		return seen
+	}
+	if got := principals("bob", ""); got["bob bob-r"] == 0 || got["dave dave-r"] != 0 {
+		t.Errorf("bob sees %v, want his own events only", got)
+	}
+	if got := principals("dave", ""); got["bob bob-r"] == 0 || got["dave dave-r"] == 0 {
+		t.Errorf("the operator sees %v, want everyone's", got)
+	}
+	if got := principals("bob", "?request=dave-r"); len(got) != 0 {
+		t.Errorf("bob sees %v of dave's request", got)
+	}
+	if got := principals("dave", "?request=bob-r&limit=1"); len(got) != 1 || got["bob bob-r"] != 1 {
+		t.Errorf("one event of bob's request: %v", got)
+	}
+	if status, _ := do(t, "GET", url+"/v1/audit?limit=0", "", as("bob")); status != 400 {
+		t.Errorf("limit=0 = %d, want 400", status)
+	}
+	if status, out := do(t, "GET", url+"/v1/audit/verify", "", as("bob")); status != 200 || out["ok"] != true {
+		t.Errorf("verify = %d %v", status, out)
+	}
+	if status, _ := do(t, "GET", url+"/v1/stats", "", as("bob")); status != 403 {
+		t.Errorf("bob's stats = %d, want 403", status)
+	}
+	status, out := do(t, "GET", url+"/v1/stats", "", as("dave"))
+	calls := 0.0
+	for _, s := range out["tools"].([]any) {
+		if path(s, "tool") == "search_kb" {
+			calls, _ = path(s, "calls").(float64)
+		}
+	}
+	if status != 200 || calls != 2 {
+		t.Errorf("the operator's stats = %d, search_kb calls %v; want 2: %v", status, calls, out)
+	}
+}

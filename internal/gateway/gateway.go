@@ -123,6 +123,7 @@ type Gateway struct {
 	redactor  *secrets.Redactor
 	store     *store.SQLite // nil without a data folder
 	audit     *audit.Log    // nil without a data folder
+	auditV    auditView     // the audit log's reader (its st nil without a data folder)
 	ui        http.Handler
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session

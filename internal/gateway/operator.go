@@ -115,7 +115,8 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 		Tools:  func(r *http.Request) []reach.Tool { return g.visibleTools(g.identityOf(r.Context(), nil)) },
 		Logger: g.log.With("component", "ui")}
 	if g.store != nil {
-		uo.Audit = newAuditView(g.store)
+		g.auditV = newAuditView(g.store)
+		uo.Audit = g.auditV
 	}
 	g.ui = ui.New(uo)
 	mux.Handle("/ui/", g.ui)
@@ -127,6 +128,9 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/deadletters", g.listDeadLetters)
 	mux.HandleFunc("POST /v1/deadletters/{id}/retry", g.retryDeadLetter)
 	mux.HandleFunc("POST /v1/deadletters/{id}/dismiss", g.dismissDeadLetter)
+	mux.HandleFunc("GET /v1/audit", g.auditEvents)
+	mux.HandleFunc("GET /v1/audit/verify", g.auditVerify)
+	mux.HandleFunc("GET /v1/stats", g.toolStats)
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,22 +130,12 @@ func (c *verifyCache) get(ctx context.Context) (bool, string) {
 }
 
 func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, error) {
-	var evs []*audit.Event
-	var err error
-	if q.Request != "" {
-		evs, err = audit.Show(ctx, a.st, q.Request)
-	} else {
-		evs, err = audit.Recent(ctx, a.st, limit)
-	}
+	evs, err := a.events(ctx, q, limit)
 	if err != nil {
 		return nil, err
 	}
-	var rows []ui.AuditRow
+	rows := make([]ui.AuditRow, 0, len(evs))
 	for _, e := range evs {
-		if (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
-			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant)) {
-			continue
-		}
 		reason := e.Message
 		if e.Code != "" {
 			reason = e.Code + ": " + reason
@@ -152,10 +143,100 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
 			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
 	}
-	if len(rows) > limit {
-		rows = rows[len(rows)-limit:]
-	}
 	return rows, nil
+}
+
+// events returns the newest limit events that q selects: a request's, or
+// the most recent ones, filtered by tool, principal and owner.
+func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
+	var evs []*audit.Event
+	var err error
+	if q.Request != "" {
+		evs, err = audit.Show(ctx, a.st, q.Request)
+	} else {
+		fetch := limit
+		if q.Owner != nil || q.Tool != "" || q.Principal != "" {
+			fetch = min(limit*10, 10000) // the filter keeps some of them
+		}
+		evs, err = audit.Recent(ctx, a.st, fetch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool {
+		return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
+			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
+	})
+	if len(evs) > limit {
+		evs = evs[len(evs)-limit:]
+	}
+	return evs, nil
+}
+
+// auditEvents is GET /v1/audit[?request=ID][&tool=NAME][&principal=P][&limit=N]:
+// the newest N (default 100, at most 1000) events of one request, or of
+// the newest events of the log (ten times N when filtered), oldest first.
+// A principal who is not an operator sees only its own events, in its
+// tenant.
+func (g *Gateway) auditEvents(w http.ResponseWriter, r *http.Request) {
+	if g.store == nil {
+		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
+		return
+	}
+	limit := 100
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "bad_limit", "The limit is a number from 1 to 1000.", "Send ?limit=100, or leave it out.")
+			return
+		}
+		limit = n
+	}
+	q := ui.AuditQuery{Request: r.URL.Query().Get("request"), Tool: r.URL.Query().Get("tool"), Principal: r.URL.Query().Get("principal")}
+	if !g.isOperator(r) {
+		a := uiActor(r)
+		q.Principal, q.Owner = a.Principal, &a
+	}
+	evs, err := g.auditV.events(r.Context(), q, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	type eventJSON struct {
+		Seq     int64        `json:"seq"`
+		Time    time.Time    `json:"time"`
+		Request string       `json:"request"`
+		Event   *audit.Event `json:"event"` // as the log stores it (redacted)
+	}
+	out := make([]eventJSON, len(evs))
+	for i, e := range evs {
+		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: e.Request, Event: e}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+}
+
+// auditVerify is GET /v1/audit/verify: whether the hash chain of the whole
+// log holds (checked at most every verifyFor, see verifyCache).
+func (g *Gateway) auditVerify(w http.ResponseWriter, r *http.Request) {
+	if g.store == nil {
+		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
+		return
+	}
+	ok, msg := g.auditV.Verify(r.Context())
+	writeJSON(w, http.StatusOK, map[string]any{"ok": ok, "message": msg})
+}
+
+// toolStats is GET /v1/stats: per tool, its calls by outcome, its success
+// rate, latency percentiles (p50, p95, in nanoseconds), failures by code
+// and refusals by guard. With auth, for operators: the figures are of
+// every principal's calls.
+func (g *Gateway) toolStats(w http.ResponseWriter, r *http.Request) {
+	if !g.isOperator(r) {
+		writeError(w, http.StatusForbidden, "operators_only", "Statistics are for operators: they count every principal's calls.",
+			"Ask a principal with the role "+operatorRole+" to look at them.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": g.stats.Snapshot()})
 }
 
 // listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
