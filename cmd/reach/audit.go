@@ -194,6 +194,22 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 	if err != nil {
 		return nil, nil, err
 	}
+	// The delegated agents' frames, in sub-requests of their own, nest
+	// under the delegate frames: their events are part of the trace.
+	for queue := []string{request}; len(queue) > 0; queue = queue[1:] {
+		subs, err := st.ListRequests(cmd.Context(), store.RequestFilter{Parent: queue[0], Limit: 100000})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, sub := range subs {
+			more, err := audit.Show(cmd.Context(), st, sub.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			evs = append(evs, more...)
+			queue = append(queue, sub.ID)
+		}
+	}
 	t, recorded := loopbench.FromAudit(request, evs, nil)
 	if len(t.Events) == 0 {
 		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.Path())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
@@ -144,4 +145,58 @@ func writePolicy(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestAuditExportIncludesSubAgents: the export of a request holds its
+// delegated agents' frames (kept in sub-requests of their own) under the
+// delegation, so a replay decides them too.
+func TestAuditExportIncludesSubAgents(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := reach.New(&reach.Options{Recorder: log, Checkpoints: durable.New(st, nil, nil)})
+	rt.MustRegister(reach.Tool{Name: "search", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"hits":1}`), nil
+	}})
+	rctx, req, _ := rt.Begin(ctx, &reach.RequestOptions{ID: "lead"})
+	sctx, sub, err := rt.Delegate(rctx, &reach.Delegation{Agent: "researcher", Task: "find it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, m, _ := rt.BeginModel(sctx, "m")
+	rt.Call(mctx, &reach.Call{ID: "s1", Tool: "search", Arguments: json.RawMessage(`{"q":"x"}`)})
+	m.EndModel(reach.TokenUsage{Input: 10})
+	sub.End()
+	req.End()
+	log.Close()
+	st.Close()
+	out, err := runCLI(t, "audit", "export", "lead", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := loopbench.Decode([]byte(out))
+	if err != nil {
+		t.Fatalf("export is not a trace: %v\n%s", err, out)
+	}
+	var kinds []string
+	for _, e := range tr.Events {
+		k := e.Type
+		if p := e.ParentID(); p != "" {
+			k += " under " + tr.Events[tr.Index(p)].Type
+		}
+		kinds = append(kinds, k)
+	}
+	if got, want := strings.Join(kinds, ", "), "delegate, model under delegate, tool_call under model"; got != want {
+		t.Errorf("exported events: %s, want %s", got, want)
+	}
+	if out, err := runCLI(t, "audit", "replay", "lead", "--data", dir); err != nil || !strings.Contains(out, "0 of 3 events") {
+		t.Errorf("replay: %v\n%s", err, out)
+	}
 }

@@ -84,6 +84,7 @@ func TestRequests(t *testing.T) {
 			{"limit", RequestFilter{Limit: 2}, want[:2]},
 			{"before", RequestFilter{Before: t0.Add(3 * time.Second)}, want[2:]},
 			{"before and state", RequestFilter{Before: t0.Add(3 * time.Second), State: "ended"}, []*Request{want[3]}},
+			{"sub-requests", RequestFilter{Parent: "req_1"}, []*Request{want[1]}},
 		}
 		for _, tt := range tests {
 			got, err := s.ListRequests(ctx, tt.f)

@@ -120,6 +120,9 @@ func (m *Memory) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		if f.State != "" && r.State != f.State {
 			continue
 		}
+		if f.Parent != "" && r.Parent != f.Parent {
+			continue
+		}
 		if !f.Before.IsZero() && !r.Started.Before(f.Before) {
 			continue
 		}

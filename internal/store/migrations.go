@@ -114,7 +114,7 @@ CREATE TABLE dead_letters (
 );
 CREATE INDEX dead_letters_state ON dead_letters (state, id);
 `},
-	{2, "request identity and trace", `
+	{2, "request identity, trace, sub-requests", `
 -- Who a request acts for and its trace, so that a restarted gateway
 -- compensates an interrupted request as its principal (in its tenant, with
 -- its roles and attributes) and in its trace.
@@ -122,5 +122,7 @@ ALTER TABLE requests ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN roles TEXT;      -- JSON array
 ALTER TABLE requests ADD COLUMN attributes TEXT; -- JSON object
 ALTER TABLE requests ADD COLUMN trace TEXT NOT NULL DEFAULT '';
+-- A request's sub-requests (RequestFilter.Parent).
+CREATE INDEX requests_parent ON requests (parent, started DESC) WHERE parent != '';
 `},
 }

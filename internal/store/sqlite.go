@@ -420,6 +420,10 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		q += ` AND state = ?`
 		args = append(args, f.State)
 	}
+	if f.Parent != "" {
+		q += ` AND parent = ?`
+		args = append(args, f.Parent)
+	}
 	if !f.Before.IsZero() {
 		q += ` AND started < ?`
 		args = append(args, f.Before.UnixNano())

@@ -94,6 +94,7 @@ type Request struct {
 // the newest 100 requests in any state.
 type RequestFilter struct {
 	State  string    // if not empty, only requests in this state
+	Parent string    // if not empty, only the sub-requests of this request
 	Before time.Time // if not zero, only requests started before it (paging)
 	Limit  int       // if zero, 100
 }
