@@ -464,11 +464,8 @@ func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, er
 func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
 	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.InputSchema)}
 	var orig *mcp.Tool
-	for _, u := range g.upstreams {
-		if o := u.original(t.Name); o != nil {
-			orig = o
-			break
-		}
+	if u := g.upstreamOf(t); u != nil {
+		orig = u.original(t.Name)
 	}
 	ann := &mcp.ToolAnnotations{
 		ReadOnlyHint:   t.Access == reach.Read,

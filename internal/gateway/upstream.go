@@ -42,9 +42,13 @@ type upstream struct {
 	orig    map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone    map[string]bool      // exposed names the upstream no longer lists
 	closed  bool
+	dialing *dial                                  // the reconnection under way, if any
+	subs    map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream
 
 	progress sync.Map // upstream progress token -> *progressRoute
 	flights  flights  // SDK calls in flight, for sampling requests
+	mirrorMu sync.Mutex
+	mirrored mirrored // what mirror put on the gateway's server; guarded by mirrorMu
 	own      sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens   atomic.Uint64
 }
@@ -114,6 +118,15 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go u.refresh()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			go u.resourceUpdated(req.Params)
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			go u.remirror()
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			go u.remirror()
 		},
 	})
 	if c.URL != "" {
@@ -255,7 +268,18 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 	}
 }
 
-// session returns the open session, reconnecting when there is none.
+// dial is one reconnection; the calls that find no session wait for the
+// same one.
+type dial struct {
+	done chan struct{} // closed when cs and err are set
+	cs   *mcp.ClientSession
+	err  error
+}
+
+// session returns the open session, reconnecting when there is none. Calls
+// that come in while a reconnection is under way wait for it rather than
+// start one each (for stdio, a process each); a call that ends meanwhile
+// stops waiting, and the reconnection goes on for the others.
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	if u.closed {
@@ -266,7 +290,25 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		u.mu.Unlock()
 		return cs, nil
 	}
+	d := u.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		u.dialing = d
+		go u.redial(d)
+	}
 	u.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.cs, d.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// redial reconnects for the calls waiting on d, then lists the tools,
+// resources and prompts again.
+func (u *upstream) redial(d *dial) {
+	ctx := u.g.ctx
 	cs, err := u.connect(ctx)
 	if err == nil {
 		if lvl := u.g.sharedLevel(); lvl != "" { // a new session logs nothing until told
@@ -274,21 +316,26 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if err != nil {
+	u.dialing = nil
+	switch {
+	case err != nil:
 		u.lastErr = err
-		return nil, err
-	}
-	if u.cs != nil { // another call reconnected first
+	case u.closed:
 		go cs.Close()
-		return u.cs, nil
+		cs, err = nil, errors.New("the gateway is shutting down")
+	default:
+		u.cs = cs
 	}
-	if u.closed {
-		go cs.Close()
-		return nil, errors.New("the gateway is shutting down")
+	d.cs, d.err = cs, err
+	u.mu.Unlock()
+	close(d.done)
+	if err == nil {
+		// The upstream may have restarted with other tools, resources or
+		// prompts, and a new session owes no list_changed for what an old
+		// one listed.
+		go u.refresh()
+		go u.remirror()
 	}
-	u.cs = cs
-	return cs, nil
 }
 
 func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
@@ -408,6 +455,19 @@ func accessFrom(a *mcp.ToolAnnotations) reach.Access {
 	return reach.Write
 }
 
+// resourceUpdated passes an upstream's notifications/resources/updated on
+// to the gateway's clients that subscribed to the resource.
+func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams) {
+	select { // the server is made once the upstreams are connected
+	case <-u.g.ready:
+	case <-u.g.ctx.Done():
+		return
+	}
+	if err := u.g.server.ResourceUpdated(u.g.ctx, params); err != nil {
+		u.log.Debug("passing a resource update on failed", "err", err)
+	}
+}
+
 // refresh re-lists the tools after the upstream said its list changed.
 func (u *upstream) refresh() {
 	ctx := u.g.ctx
@@ -435,7 +495,13 @@ func (u *upstream) refresh() {
 	// A dropped tool leaves the runtime: later calls get "unknown tool"
 	// with the names that remain, calls in flight finish.
 	var prepared []reach.Tool
-	all := u.tools()
+	all := slices.DeleteFunc(u.tools(), func(t reach.Tool) bool {
+		if u.exposedElsewhere(t.Name) {
+			u.log.Warn("tool skipped: another source already exposes its name; give one upstream a prefix", "tool", t.Name)
+			return true
+		}
+		return false
+	})
 	for _, t := range u.g.pinned(slices.Clone(all)) {
 		prepared = append(prepared, u.g.prepare(t))
 	}
@@ -452,6 +518,25 @@ func (u *upstream) refresh() {
 	u.log.Info("upstream tools re-listed", "tools", len(prepared))
 }
 
+// exposedElsewhere reports whether the exposed name is another source's:
+// registered for another upstream or a tool that is no upstream's, or held
+// (pinning) while another upstream lists it. A tool an upstream lists later
+// under that name must not take it over.
+func (u *upstream) exposedElsewhere(name string) bool {
+	if t, ok := u.g.rt.Tool(name); ok {
+		return !slices.Contains(t.Tags, "upstream:"+u.cfg.Name)
+	}
+	if !u.g.held(name) {
+		return false
+	}
+	for _, o := range u.g.upstreams {
+		if o != u && o.original(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // forward returns the Func of an upstream tool: it calls the tool on the
 // upstream with the call's arguments, and in _meta its frame (traceparent,
 // reach/parent), its request and its idempotency key, and a progress token
@@ -464,6 +549,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		cs, err := u.session(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
 			return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 		}
 		meta := mcp.Meta{}
@@ -537,6 +625,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			if ctx.Err() != nil {
 				return nil, context.Cause(ctx)
 			}
+			u.failed(cs, err)
 			return nil, u.callError(err)
 		}
 		if res.IsError {
@@ -560,6 +649,22 @@ func (u *upstream) drop(cs *mcp.ClientSession, down *mcp.ServerSession) {
 	go cs.Close()
 }
 
+// failed forgets the session cs when a call on it failed because its
+// connection closed, so that the next call reconnects. Only cs: a newer
+// session that another call made meanwhile stays.
+func (u *upstream) failed(cs *mcp.ClientSession, err error) {
+	if !errors.Is(err, mcp.ErrConnectionClosed) {
+		return
+	}
+	u.mu.Lock()
+	if u.cs == cs {
+		u.cs = nil
+		u.lastErr = err
+	}
+	u.mu.Unlock()
+	go cs.Close()
+}
+
 // callError classifies a failed upstream call: protocol errors the upstream
 // answered are permanent; transport failures are transient.
 func (u *upstream) callError(err error) error {
@@ -573,12 +678,6 @@ func (u *upstream) callError(err error) error {
 			typ = "not_found"
 		}
 		return &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered: %s", u.cfg.Name, we.Message)}
-	}
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		u.mu.Lock()
-		u.cs = nil
-		u.lastErr = err
-		u.mu.Unlock()
 	}
 	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
 }

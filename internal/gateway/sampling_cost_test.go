@@ -1,0 +1,52 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestSamplingIsChargedAtTheModelThatAnswered: an upstream's model hint is
+// a preference; the client answers with the model it chose and says which.
+// The tokens are charged at that model's price, so that a hint naming a
+// cheap (or unpriced) model does not make a dear one's answer cheap.
+func TestSamplingIsChargedAtTheModelThatAnswered(t *testing.T) {
+	up := samplingUpstream(t) // hints "client-model"
+	yaml := "upstreams:\n  - name: s\n    url: " + up.URL + "\n" +
+		"model:\n  base_url: http://127.0.0.1:9/v1\n  prices:\n    client-model: {input: 0, output: 0}\n    dear-model: {input: 1000, output: 2000}\n"
+	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "dear-model", Role: "assistant", Content: &mcp.TextContent{Text: "30 days"},
+				Meta: mcp.Meta{"usage": map[string]any{"input_tokens": 1000, "output_tokens": 500}}}, nil
+		},
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.MCPServer().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if res, text := callText(t, cs, "s__ask", map[string]any{"q": "refunds?"}, mcp.Meta{MetaRequest: "priced"}); res.IsError {
+		t.Fatalf("s__ask: %s", text)
+	}
+	r, ok := g.rt.Lookup("priced")
+	if !ok {
+		t.Fatal("request is not kept")
+	}
+	// 1000 input tokens at $1000/M and 500 output at $2000/M.
+	if got, want := r.Usage().Cost, 2.0; got != want {
+		t.Errorf("request cost = %v, want %v (dear-model's price)", got, want)
+	}
+}
