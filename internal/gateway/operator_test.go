@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,23 +186,7 @@ func TestApprovalWaitSendsProgress(t *testing.T) {
 // upstream names the trace reach exports the call's span in, with the
 // call's frame as the parent span, so the upstream's own spans join it.
 func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
-	var mu sync.Mutex
-	var spans []*tracev1.Span
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req coltracev1.ExportTraceServiceRequest
-		if proto.Unmarshal(b, &req) == nil {
-			mu.Lock()
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					spans = append(spans, ss.Spans...)
-				}
-			}
-			mu.Unlock()
-		}
-		w.WriteHeader(200)
-	}))
-	defer collector.Close()
+	collector, exported := otlpCollector(t)
 	g, p, _ := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
 	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
@@ -213,8 +198,7 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	spans := exported()
 	for _, sp := range spans {
 		if hex.EncodeToString(sp.SpanId) == parts[2] {
 			if got := hex.EncodeToString(sp.TraceId); got != parts[1] {
@@ -231,9 +215,10 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 // trace, so the agent's trace goes on through reach to the upstream.
 func TestForeignTraceparentIsContinued(t *testing.T) {
 	const foreign = "0af7651916cd43dd8448eb211c80319c"
-	g, p, srv := upstreamGateway(t, probeConfig)
+	collector, exported := otlpCollector(t)
+	g, p, srv := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
-	callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
 	tp, _ := p.lastMeta()[MetaTraceparent].(string)
 	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != foreign {
 		t.Errorf("the upstream was told traceparent %q, want it in trace %s", tp, foreign)
@@ -246,5 +231,48 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	}
 	if got := r.Trace(); hex.EncodeToString(got[:]) != foreign {
 		t.Errorf("a request begun for a call with another tracer's traceparent is in trace %x, want %s", got, foreign)
+	}
+	// Each call's span is the child of the caller's span that sent it.
+	want := map[string]string{fmt.Sprint(res.Meta[MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
+	if err := g.Close(); err != nil { // flushes the spans
+		t.Fatal(err)
+	}
+	for _, sp := range exported() {
+		if parent, ok := want[hex.EncodeToString(sp.SpanId)]; ok {
+			if got := hex.EncodeToString(sp.ParentSpanId); got != parent || hex.EncodeToString(sp.TraceId) != foreign {
+				t.Errorf("span %s: trace %x, parent %s; want trace %s, parent %s", sp.Name, sp.TraceId, got, foreign, parent)
+			}
+			delete(want, hex.EncodeToString(sp.SpanId))
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no span exported for frames %v", want)
+	}
+}
+
+// otlpCollector is an OTLP/HTTP trace collector; exported returns the
+// spans it received.
+func otlpCollector(t *testing.T) (*httptest.Server, func() []*tracev1.Span) {
+	var mu sync.Mutex
+	var spans []*tracev1.Span
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req coltracev1.ExportTraceServiceRequest
+		if proto.Unmarshal(b, &req) == nil {
+			mu.Lock()
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					spans = append(spans, ss.Spans...)
+				}
+			}
+			mu.Unlock()
+		}
+		w.WriteHeader(200)
+	}))
+	t.Cleanup(collector.Close)
+	return collector, func() []*tracev1.Span {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(spans)
 	}
 }

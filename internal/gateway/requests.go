@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -442,6 +443,13 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 			Suggestion: "Fix the request id or budget, or leave them out."}
 	}
 	cctx, stop := mergeCancel(r.Context(), ctx)
+	if l.Trace != 0 && l.TraceID != ([16]byte{}) {
+		// Another tracer's span called: in its trace, the call's span is
+		// that span's child (the runtime checks the request is in it).
+		var span [8]byte
+		binary.BigEndian.PutUint64(span[:], uint64(l.Trace))
+		cctx = reach.WithRemoteParent(cctx, l.TraceID, span)
+	}
 	return cctx, r, func() { stop(); release() }, nil
 }
 
