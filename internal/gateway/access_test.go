@@ -522,3 +522,42 @@ func TestAuditAndStatsAPI(t *testing.T) {
 		t.Errorf("the operator's stats = %d, search_kb calls %v; want 2: %v", status, calls, out)
 	}
 }
+
+// TestClientSetsTheScene: a client names the conversation's scene for the
+// request it begins (Reach-Scene on HTTP, _meta "reach/scene" over MCP),
+// and policies over context.scene apply to it; a malformed scene is
+// refused.
+func TestClientSetsTheScene(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "p.cedar")
+	os.WriteFile(pol, []byte(`permit (principal, action, resource);
+@id("chitchat-read-only") @reason("no write or high-risk tools in small talk")
+forbid (principal, action, resource) when { context.scene == "chitchat" && resource.access != "read" };
+`), 0o600)
+	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\npolicy: {path: "+pol+"}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	srv := serveTest(t, g)
+	refund := `{"tool_calls":[{"call_id":"c1","tool":"refund_order","arguments":{"order_id":"1001","amount":5,"reason":"broken"}}]}`
+	_, out := do(t, "POST", srv.URL+"/v1/calls", refund, map[string]string{"Reach-Scene": "chitchat"})
+	if path(out, "results", 0, "error", "code") != "denied" || !strings.Contains(fmt.Sprint(path(out, "results", 0, "error", "message")), "small talk") {
+		t.Errorf("a refund in chitchat = %v, want denied by the scene rule", out)
+	}
+	r, _ := g.rt.Lookup(fmt.Sprint(path(out, "request_id")))
+	if r == nil || r.Scene() != "chitchat" {
+		t.Errorf("the request's scene = %v", r)
+	}
+	if _, out := do(t, "POST", srv.URL+"/v1/calls", refund, nil); path(out, "results", 0, "error", "code") == "denied" {
+		t.Errorf("a refund with no scene = %v, want it not denied", out)
+	}
+	if status, out := do(t, "POST", srv.URL+"/v1/calls", refund, map[string]string{"Reach-Scene": "small talk"}); status != 400 {
+		t.Errorf("a scene with a space = %d %v, want 400", status, out)
+	}
+	cs := connectMCP(t, g, nil)
+	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{MetaScene: "chitchat"})
+	if !res.IsError || !strings.Contains(text, "small talk") {
+		t.Errorf("a refund over MCP in chitchat = %q, want denied by the scene rule", text)
+	}
+}

@@ -21,6 +21,7 @@ import (
 // Headers that link an API call to a frame (see the package doc).
 const (
 	HeaderParent      = "Reach-Parent"
+	HeaderScene       = "Reach-Scene" // the conversation's scene, for a new request
 	HeaderTraceparent = "Traceparent"
 	HeaderBaggage     = "Baggage"
 )
@@ -200,6 +201,10 @@ func linkFromHeaders(h http.Header) (link, error) {
 		l.Parent = id
 	}
 	l.Trace, l.TraceID, _ = parseTraceparent(h.Get(HeaderTraceparent))
+	l.Scene = strings.TrimSpace(h.Get(HeaderScene))
+	if err := checkScene(l.Scene); err != nil {
+		return l, fmt.Errorf("%s: %v", HeaderScene, err)
+	}
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		l.Request = id
 	}
@@ -247,7 +252,7 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
 		who, _ := auth.IdentityFrom(r.Context())
-		return g.reqs.fresh(l.Agent, nil, who, l.TraceID)
+		return g.reqs.fresh(l, who)
 	})
 	if err != nil {
 		var le *linkError

@@ -26,6 +26,7 @@ import (
 const (
 	MetaRequest        = "reach/request"         // the request a call belongs to
 	MetaBudget         = "reach/budget"          // a budget name or amounts, for a new request
+	MetaScene          = "reach/scene"           // the conversation's scene (e.g. chitchat), for a new request
 	MetaWhy            = "reach/why"             // the caller's reason, recorded as Call.Why
 	MetaParent         = "reach/parent"          // the parent frame id (16 hex digits)
 	MetaCallID         = "reach/call_id"         // the caller's call id
@@ -207,7 +208,7 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 	who, _ := auth.IdentityFrom(ctx)
 	m.link.Chosen = g.chosen.get(m.callID, m.link.Request, who)
 	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
-		return g.reqs.session(&st.request, m.link.Agent, m.link.Budget, who, m.link.TraceID)
+		return g.reqs.session(&st.request, m.link, who)
 	})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -267,6 +268,12 @@ func parseCallMeta(meta mcp.Meta) (callMeta, error) {
 	}
 	if m.link.Budget, err = parseBudgetSpec(meta[MetaBudget]); err != nil {
 		return m, err
+	}
+	if m.link.Scene, err = str(MetaScene); err != nil {
+		return m, err
+	}
+	if err := checkScene(m.link.Scene); err != nil {
+		return m, fmt.Errorf("_meta[%q]: %v", MetaScene, err)
 	}
 	parent, err := str(MetaParent)
 	if err != nil {

@@ -324,11 +324,14 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 // the runtime: snake_case keys, the arguments as JSON.
 func TestDeadLetterListShape(t *testing.T) {
 	for _, data := range []bool{true, false} {
-		cfg := &Config{}
-		if data {
-			cfg.Data = t.TempDir()
+		g, err := New(t.Context(), &Config{Data: t.TempDir()}, &Options{Ephemeral: !data})
+		if err != nil {
+			t.Fatal(err)
 		}
-		g := newTestGateway(t, cfg)
+		t.Cleanup(func() { g.Close() })
+		if (g.store != nil) != data {
+			t.Fatalf("with a data folder %v, the gateway has a store: %v", data, g.store != nil)
+		}
 		var failing atomic.Bool
 		ticketTools(t, g, &failing, nil)
 		srv := serveTest(t, g)

@@ -200,7 +200,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	l.Agent = "model-proxy"
 	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
 		who, _ := auth.IdentityFrom(r.Context())
-		return g.reqs.fresh(l.Agent, nil, who, l.TraceID)
+		return g.reqs.fresh(l, who)
 	})
 	if err != nil {
 		var le *linkError

@@ -143,10 +143,11 @@ func capInt(v, limit int) int {
 	return v
 }
 
-// begin starts a request the gateway owns and tracks it (inflight 1).
-// It continues the caller's trace when one is given.
-func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity, trace [16]byte) (*reach.Request, error) {
-	o := &reach.RequestOptions{ID: id, Principal: localPrincipal, Agent: agent, Budget: b, Trace: trace}
+// begin starts a request the gateway owns for a call linked by l, and
+// tracks it (inflight 1): l's agent and scene, the caller's trace when l
+// has one.
+func (q *requests) begin(id string, l link, b *reach.Budget, who *auth.Identity) (*reach.Request, error) {
+	o := &reach.RequestOptions{ID: id, Principal: localPrincipal, Agent: l.Agent, Scene: l.Scene, Budget: b, Trace: l.TraceID}
 	if who != nil {
 		who.Apply(o)
 	}
@@ -158,10 +159,11 @@ func (q *requests) begin(id, agent string, b *reach.Budget, who *auth.Identity, 
 	return r, nil
 }
 
-// named returns the request named id for one call (release it when the
+// named returns the request l names for one call (release it when the
 // call is done): a running or stopped request of that id, or a new one
-// with budget spec s when there is none or it has completed.
-func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
+// with l's budget spec when there is none or it has completed.
+func (q *requests) named(l link, who *auth.Identity) (*reach.Request, func(), error) {
+	id := l.Request
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if r, ok := q.rt.Lookup(id); ok {
@@ -172,11 +174,11 @@ func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity, tr
 			return r, q.holdLocked(r), nil
 		}
 	}
-	b, err := q.budget(s)
+	b, err := q.budget(l.Budget)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(id, agent, b, who, trace)
+	r, err := q.begin(id, l, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,14 +186,14 @@ func (q *requests) named(id, agent string, s *budgetSpec, who *auth.Identity, tr
 }
 
 // fresh begins a new request with a random id for one call.
-func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
-	b, err := q.budget(s)
+func (q *requests) fresh(l link, who *auth.Identity) (*reach.Request, func(), error) {
+	b, err := q.budget(l.Budget)
 	if err != nil {
 		return nil, nil, err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r, err := q.begin(newRequestID(), agent, b, who, trace)
+	r, err := q.begin(newRequestID(), l, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +203,7 @@ func (q *requests) fresh(agent string, s *budgetSpec, who *auth.Identity, trace 
 // session returns the request of an MCP session for one call: the
 // session's current request while it is running or stopped and has been
 // idle less than the gap, otherwise a new one, recorded in *cur.
-func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.Identity, trace [16]byte) (*reach.Request, func(), error) {
+func (q *requests) session(cur *string, l link, who *auth.Identity) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if *cur != "" {
@@ -212,11 +214,11 @@ func (q *requests) session(cur *string, agent string, s *budgetSpec, who *auth.I
 			return o.req, q.holdLocked(o.req), nil
 		}
 	}
-	b, err := q.budget(s)
+	b, err := q.budget(l.Budget)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.begin(newRequestID(), agent, b, who, trace)
+	r, err := q.begin(newRequestID(), l, b, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,7 +334,22 @@ type link struct {
 	TraceID [16]byte      // the traceparent's trace, which a request begun for the call continues
 	Chosen  *reach.Frame  // the model frame that chose this call (by its tool_call id), if known
 	Budget  *budgetSpec   // for a new request
+	Scene   string        // for a new request: the conversation's scene
 	Agent   string
+}
+
+// checkScene checks a scene a client names: a short word, as policies
+// compare it (context.scene == "chitchat").
+func checkScene(s string) error {
+	if len(s) > 64 {
+		return errors.New("a scene is at most 64 characters")
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("scene %q: use letters, digits, '_', '-' or '.'", s)
+		}
+	}
+	return nil
 }
 
 // chosen returns the model frame that chose the call, when it belongs to
@@ -430,7 +447,7 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 	var release func()
 	var err error
 	if l.Request != "" {
-		r, release, err = g.reqs.named(l.Request, l.Agent, l.Budget, who, l.TraceID)
+		r, release, err = g.reqs.named(l, who)
 	} else {
 		r, release, err = def()
 	}
