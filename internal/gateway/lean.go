@@ -513,6 +513,7 @@ func (u *upstream) leanFailed(ctx context.Context, ls *leanSession, id, doing st
 		u.cancelLean(ls, id, ctx)
 		return context.Cause(ctx)
 	}
+	u.reached(err)
 	if doing == "calling" {
 		return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
 	}

@@ -45,6 +45,11 @@ type upstream struct {
 	dialing *dial                                  // the reconnection under way, if any
 	subs    map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream
 
+	// unreachable says why the last call could not reach the upstream
+	// (its connection failed), nil once a call did: a session can look
+	// open while the upstream is down.
+	unreachable atomic.Pointer[string]
+
 	progress sync.Map // upstream progress token -> *progressRoute
 	flights  flights  // SDK calls in flight, for sampling requests
 	mirrorMu sync.Mutex
@@ -72,7 +77,23 @@ func (u *upstream) status() UpstreamStatus {
 	if u.lastErr != nil && u.cs == nil {
 		s.Error = u.lastErr.Error()
 	}
+	if why := u.unreachable.Load(); why != nil {
+		s.Connected, s.Error = false, *why
+	}
 	return s
+}
+
+// reached records whether a call reached the upstream: err is the
+// transport failure of one that did not, nil for one that did.
+func (u *upstream) reached(err error) {
+	if err == nil {
+		if u.unreachable.Load() != nil {
+			u.unreachable.Store(nil)
+		}
+		return
+	}
+	msg := err.Error()
+	u.unreachable.Store(&msg)
 }
 
 func (u *upstream) prefix() string {
@@ -603,6 +624,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			if err != nil {
 				return nil, err
 			}
+			u.reached(nil)
 			if res.IsError {
 				t, _ := res.text()
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
@@ -626,8 +648,12 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, context.Cause(ctx)
 			}
 			u.failed(cs, err)
+			if _, answered := errors.AsType[*jsonrpc.Error](err); !answered {
+				u.reached(err)
+			}
 			return nil, u.callError(err)
 		}
+		u.reached(nil)
 		if res.IsError {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content))}
 		}
