@@ -78,6 +78,7 @@ func FuzzModelProxy(f *testing.F) {
 		{`{"stream":true,"stream_options":null,"messages":[]}`, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":1e300}}\n\ndata: [DONE]\n\n"},
 		{`null`, `null`}, {`[]`, `[]`}, {`{"model":7,"stream":"yes"}`, `{"usage":null}`},
 		{`{"stream":true,"stream_options":{"include_usage":"x"}}`, "data:\ndata: [DONE]\n"},
+		{`{"stream":true}`, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"sk-fuzz\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"-key-123456\"},\"finish_reason\":\"stop\"}]}\n\n"},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
 		f.Add([]byte(s[0]), []byte(s[1]), true)
@@ -106,6 +107,9 @@ func FuzzModelProxy(f *testing.F) {
 		h.ServeHTTP(w, req)
 		if w.Code == http.StatusInternalServerError {
 			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
+		}
+		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
+			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
 		}
 	})
 }

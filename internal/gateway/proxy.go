@@ -39,10 +39,11 @@ import (
 //     so that a token or cost budget still runs out; so is a stream cut
 //     before its usage. A stream cut after it is charged what it reported.
 //   - The configured secret values (the model's key among them) are masked
-//     in what goes back to the client, error answers included: in a stream,
-//     chunk by chunk, so a value the model spells across two chunks passes
-//     (the frame's text, which the audit log keeps, is masked whole). Only
-//     the values: member names such as logprobs' "token" are the model's.
+//     in what goes back to the client, error answers included. In a stream,
+//     a value the model spells across chunks (of its text or of a tool
+//     call's arguments) is masked too: the end of a chunk that may begin a
+//     secret is held back until the next one (see streamMask). Only the
+//     values: member names such as logprobs' "token" are the model's.
 //   - The tool calls the model chose are remembered by their id: when the
 //     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
 //     it becomes the model frame's child.
@@ -473,6 +474,18 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 	rc := http.NewResponseController(w)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	mask := newStreamMask(g.redactor) // a secret split across chunks
+	rest := func() error { // what mask still holds, as a chunk of its own
+		if mask == nil {
+			return nil
+		}
+		if b := mask.rest(); b != nil {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return fmt.Errorf("the client went away: %w", err)
+			}
+		}
+		return nil
+	}
 	for sc.Scan() {
 		line := sc.Bytes()
 		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
@@ -487,9 +500,15 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 				} else {
 					a.raw += len(d)
 				}
-				if r := g.redact(d); !bytes.Equal(r, d) {
+				r := d
+				if mask != nil {
+					r = mask.chunk(d)
+				}
+				if r = g.redact(r); !bytes.Equal(r, d) {
 					line = append([]byte("data: "), r...)
 				}
+			} else if err := rest(); err != nil {
+				return err
 			}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
@@ -498,6 +517,9 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 		if len(line) == 0 {
 			rc.Flush()
 		}
+	}
+	if err := rest(); err != nil { // a stream that ended without [DONE]
+		return err
 	}
 	rc.Flush()
 	if err := sc.Err(); err != nil {

@@ -782,3 +782,70 @@ func TestModelProxyToolCallIDsStayWithTheirOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestModelProxyMasksAKeySplitAcrossChunks: a model that spells the key
+// across several chunks of a stream, in its text and in a tool call's
+// arguments, does not hand it to the client, whose reassembled answer has
+// the mask in its place and every other word; a stream that ends with the
+// start of the key (no finish_reason) still ends masked.
+func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	chunk := func(delta map[string]any, finish any) string {
+		b, _ := json.Marshal(map[string]any{"object": "chat.completion.chunk",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		return "data: " + string(b) + "\n\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		events []string
+		text   string // the reassembled content
+		args   string // the reassembled arguments
+	}{
+		{"text", []string{chunk(map[string]any{"content": "your key is sk-li"}, nil), chunk(map[string]any{"content": "ve-SEC"}, nil),
+			chunk(map[string]any{"content": "RET-9f8e7d, keep it"}, nil), chunk(map[string]any{}, "stop")}, "your key is [redacted], keep it", ""},
+		{"arguments", []string{chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function",
+			"function": map[string]any{"name": "search_kb", "arguments": `{"q":"sk-live-`}}}}, nil),
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `SECRET-9f8e7d"}`}}}}, nil),
+			chunk(map[string]any{}, "tool_calls")}, "", `{"q":"[redacted]"}`},
+		{"cut", []string{chunk(map[string]any{"content": "the key: sk-live-SECR"}, nil)}, "the key: [redacted]", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, e := range tc.events {
+					io.WriteString(w, e)
+					w.(http.Flusher).Flush()
+				}
+				if tc.name != "cut" {
+					io.WriteString(w, "data: [DONE]\n\n")
+				}
+			}, "")
+			_, b := postChat(t, url, `{"stream":true,"messages":[]}`, nil)
+			if bytes.Contains(b, []byte("9f8e7d")) || bytes.Contains(b, []byte("SECRET")) {
+				t.Errorf("a part of the key reached the client:\n%s", b)
+			}
+			var text, args strings.Builder
+			for _, line := range strings.Split(string(b), "\n") {
+				d, ok := strings.CutPrefix(line, "data: ")
+				if !ok || d == "[DONE]" {
+					continue
+				}
+				var c completion
+				if err := json.Unmarshal([]byte(d), &c); err != nil {
+					t.Fatalf("a chunk is not JSON: %q", d)
+				}
+				for _, ch := range c.Choices {
+					if ch.Delta != nil {
+						text.WriteString(ch.Delta.Content)
+						for _, tcall := range ch.Delta.ToolCalls {
+							args.WriteString(tcall.Function.Arguments)
+						}
+					}
+				}
+			}
+			if text.String() != tc.text || args.String() != tc.args {
+				t.Errorf("the client reassembled %q and arguments %q, want %q and %q", text.String(), args.String(), tc.text, tc.args)
+			}
+		})
+	}
+}

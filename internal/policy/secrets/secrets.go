@@ -480,3 +480,52 @@ func appendJSONString(dst []byte, s string) []byte {
 	enc.Encode(s)
 	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
 }
+
+// Stream masks the registered secret values in a text that arrives in
+// pieces, such as a streamed answer, where a secret may be split across
+// two pieces. Not safe for concurrent use.
+type Stream struct {
+	r    *Redactor
+	held string
+}
+
+// Stream returns a Stream over r's secrets.
+func (r *Redactor) Stream() *Stream { return &Stream{r: r} }
+
+// Next returns what of the text may be passed on once piece has arrived:
+// the secrets it completes masked, and without the end of it that may
+// begin a secret, which is held for the next piece (or Flush).
+func (s *Stream) Next(piece string) string {
+	set := s.r.secrets.Load()
+	text := s.held + piece
+	s.held = ""
+	if len(set.vals) == 0 {
+		return text
+	}
+	text = set.rep.Replace(text)
+	k := 0
+	for _, v := range set.vals {
+		for n := min(len(v)-1, len(text)); n > k; n-- {
+			if strings.HasSuffix(text, v[:n]) {
+				k = n
+				break
+			}
+		}
+	}
+	s.held = text[len(text)-k:]
+	return text[:len(text)-k]
+}
+
+// Flush returns the text held back at the end: the start of a secret that
+// never came whole, masked when it is at least MinLength long.
+func (s *Stream) Flush() string {
+	h := s.held
+	s.held = ""
+	if len(h) >= s.r.minLen {
+		return s.r.mask
+	}
+	return h
+}
+
+// Holding reports whether text is held back.
+func (s *Stream) Holding() bool { return s.held != "" }

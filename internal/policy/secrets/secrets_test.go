@@ -214,3 +214,40 @@ func TestRedactValues(t *testing.T) {
 		}
 	}
 }
+
+// TestStream: a secret split across the pieces of a streamed text is
+// masked; text that only looks like a secret's start is passed on whole,
+// a piece later; the start of a secret that never comes whole is masked
+// when it is long enough to give part of it away.
+func TestStream(t *testing.T) {
+	r := New(nil)
+	if err := r.Add("sk-live-0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{"the key is sk-li", "ve-0123", "456789, use it"}, "the key is [redacted], use it"},
+		{[]string{"s", "k-live-0123456789"}, "[redacted]"},
+		{[]string{"ask", "-me later: sk", "y"}, "ask-me later: sky"},
+		{[]string{"whole sk-live-0123456789 in one"}, "whole [redacted] in one"},
+		{[]string{"cut at the end: sk-live-01"}, "cut at the end: [redacted]"},
+		{[]string{"short start: sk"}, "short start: sk"},
+	}
+	for _, tt := range tests {
+		s := r.Stream()
+		var out strings.Builder
+		for _, p := range tt.pieces {
+			got := s.Next(p)
+			if strings.Contains(got, "0123456789") || strings.Contains(out.String()+got, "sk-live-0123456789") {
+				t.Errorf("%q: a piece gave away the secret: %q", tt.pieces, got)
+			}
+			out.WriteString(got)
+		}
+		out.WriteString(s.Flush())
+		if out.String() != tt.want {
+			t.Errorf("%q: streamed %q, want %q", tt.pieces, out.String(), tt.want)
+		}
+	}
+}
