@@ -475,7 +475,8 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	mask := newStreamMask(g.redactor) // a secret split across chunks
-	rest := func() error { // what mask still holds, as a chunk of its own
+	// rest writes what mask still holds, as a chunk of its own.
+	rest := func() error {
 		if mask == nil {
 			return nil
 		}
