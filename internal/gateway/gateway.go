@@ -124,7 +124,10 @@ type Gateway struct {
 	store     *store.SQLite // nil without a data folder
 	audit     *audit.Log    // nil without a data folder
 	auditV    auditView     // the audit log's reader (its st nil without a data folder)
-	ui        http.Handler
+	// noUsageWarned is set once the model proxy has warned of an endpoint
+	// that reports no usage.
+	noUsageWarned atomic.Bool
+	ui            http.Handler
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
 	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path

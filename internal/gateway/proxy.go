@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -310,7 +309,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	use := a.usage(len(out))
 	if !a.reported {
 		log := g.log.Debug
-		if noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
+		if g.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
 			log = g.log.Warn
 		}
 		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
@@ -323,9 +322,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	mf.EndModel(use)
 }
 
-// noUsageWarned is set once the proxy has warned of a model endpoint that
-// reports no usage.
-var noUsageWarned atomic.Bool
 
 // redact masks the configured secret values in b, a model's answer.
 func (g *Gateway) redact(b []byte) []byte {
