@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -44,8 +45,10 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // returns the extended buffer: object members sorted by key (bytewise, as
 // canonical bytes), insignificant white space removed, strings in one
 // canonical spelling (escapes decoded, only quotes, backslashes and control
-// characters escaped), numbers as written. Two argument objects that differ
-// only in key order, spacing or string escapes normalize to the same bytes. Duplicate keys are an error (their meaning is
+// characters escaped), numbers in one spelling of their exact decimal value
+// (1.0, 1e0 and 1 are 1; 1.50 is 1.5; 1e-7 and 0.0000001 are 1e-7; -0 is
+// 0). Two argument objects that differ only in key order, spacing, string
+// escapes or number spelling normalize to the same bytes. Duplicate keys are an error (their meaning is
 // ambiguous). Empty input normalizes to "null". Normalize is safe for
 // concurrent use.
 func Normalize(dst, src []byte) ([]byte, error) {
@@ -226,7 +229,89 @@ func (n *normalizer) number(dst []byte) ([]byte, error) {
 			return dst, n.errorf("invalid number: no digits in exponent")
 		}
 	}
-	return append(dst, n.src[start:n.pos]...), nil
+	return appendNumber(dst, n.src[start:n.pos]), nil
+}
+
+// appendNumber appends the canonical spelling of the valid JSON number
+// num: its exact decimal value with no leading or trailing zeros, as an
+// integer when it is one of at most maxIntDigits digits (a 128-bit id
+// stays an integer; 1e1000 does not become a thousand digits), as a
+// decimal fraction when its point is at most 6 places before the first
+// digit, else as d.ddde±N.
+const maxIntDigits = 40
+
+func appendNumber(dst, num []byte) []byte {
+	if bytes.IndexAny(num, ".eE") < 0 && len(num) <= maxIntDigits && !(len(num) == 2 && num[0] == '-' && num[1] == '0') {
+		return append(dst, num...) // an integer as JSON writes one: already canonical
+	}
+	neg := num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	mant, expPart := num, []byte(nil)
+	if i := bytes.IndexAny(num, "eE"); i >= 0 {
+		mant, expPart = num[:i], num[i+1:]
+	}
+	exp := 0
+	if len(expPart) > 0 {
+		sign := 1
+		switch expPart[0] {
+		case '-':
+			sign, expPart = -1, expPart[1:]
+		case '+':
+			expPart = expPart[1:]
+		}
+		expPart = bytes.TrimLeft(expPart, "0")
+		if len(expPart) > 9 { // beyond any float: keep it as written
+			if neg {
+				dst = append(dst, '-')
+			}
+			return append(dst, num...)
+		}
+		for _, c := range expPart {
+			exp = exp*10 + int(c-'0')
+		}
+		exp *= sign
+	}
+	intPart, frac := mant, []byte(nil)
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	// The value is 0.digits × 10^point.
+	digits := append(append(make([]byte, 0, len(intPart)+len(frac)), intPart...), frac...)
+	point := len(intPart) + exp
+	lead := len(digits) - len(bytes.TrimLeft(digits, "0"))
+	digits, point = digits[lead:], point-lead
+	digits = bytes.TrimRight(digits, "0")
+	if len(digits) == 0 {
+		return append(dst, '0')
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	switch {
+	case point >= len(digits) && point <= maxIntDigits:
+		dst = append(dst, digits...)
+		for range point - len(digits) {
+			dst = append(dst, '0')
+		}
+	case point > 0 && point < len(digits):
+		dst = append(append(append(dst, digits[:point]...), '.'), digits[point:]...)
+	case point <= 0 && point > -6:
+		dst = append(dst, '0', '.')
+		for range -point {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if len(digits) > 1 {
+			dst = append(append(dst, '.'), digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		dst = strconv.AppendInt(dst, int64(point-1), 10)
+	}
+	return dst
 }
 
 func (n *normalizer) array(dst []byte, depth int) ([]byte, error) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -20,7 +22,17 @@ func TestNormalize(t *testing.T) {
 		{`{"acc\u006funt":1}`, `{"account":1}`},
 		{`"\/\"\\\u0001"`, `"/\"\\\u0001"`},
 		{`[{"b":1,"a":2},{"d":3,"c":4}]`, `[{"a":2,"b":1},{"c":4,"d":3}]`},
-		{`-0.5e+10`, `-0.5e+10`},
+		{`-0.5e+10`, `-5000000000`},
+		// Numbers: one spelling of their exact decimal value.
+		{`[1.0, 1e0, 10e-1, 0.1e1, 1]`, `[1,1,1,1,1]`},
+		{`[1.50, 15e-1, 150E-2]`, `[1.5,1.5,1.5]`},
+		{`[-0, -0.0, 0e5, 0.000]`, `[0,0,0,0]`},
+		{`[1e-7, 0.0000001, 0.000001, 1e-6]`, `[1e-7,1e-7,0.000001,0.000001]`},
+		{`[1e21, 123e20, 1e39, 1e40, 10000000000000000000000000000000000000000]`,
+			`[1000000000000000000000,12300000000000000000000,1000000000000000000000000000000000000000,1e40,1e40]`},
+		{`[12345678901234567890123, 9007199254740993]`, `[12345678901234567890123,9007199254740993]`},
+		{`[-12.340e1, 1E+2, 1e400, 1e-400]`, `[-123.4,100,1e400,1e-400]`},
+		{`1e1000000000000`, `1e1000000000000`},
 		{`{}`, `{}`},
 	}
 	for _, tt := range tests {
@@ -95,15 +107,41 @@ func FuzzNormalize(f *testing.F) {
 		}
 		var a, b any
 		if len(in) > 0 {
-			if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil {
-				ja, _ := json.Marshal(a)
-				jb, _ := json.Marshal(b)
-				if string(ja) != string(jb) {
-					t.Fatalf("meaning changed: %q -> %q", in, out)
-				}
+			if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil && !sameJSON(a, b) {
+				t.Fatalf("meaning changed: %q -> %q", in, out)
 			}
 		}
 	})
+}
+
+// sameJSON reports whether two decoded JSON values are equal (numbers as
+// float64, so -0 is 0).
+func sameJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !sameJSON(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
 }
 
 func TestField(t *testing.T) {
@@ -122,4 +160,42 @@ func TestField(t *testing.T) {
 	if got, ok := Field(obj, "missing"); ok {
 		t.Errorf("Field(missing) = %s, want absent", got)
 	}
+}
+
+// FuzzNumber: a number normalizes to a spelling of its exact value, and
+// two numbers of the same value to the same spelling.
+func FuzzNumber(f *testing.F) {
+	for _, s := range [][2]string{{"1.0", "1"}, {"15e-1", "1.50"}, {"-0", "0e7"}, {"1e-7", "0.0000001"}, {"1e40", "10e39"}, {"123.456e2", "12345.6"}} {
+		f.Add(s[0], s[1])
+	}
+	exact := func(s string) (*big.Rat, bool) {
+		if !json.Valid([]byte(s)) || strings.ContainsAny(s, "[{\" tfn") {
+			return nil, false
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 && len(strings.TrimLeft(s[i+1:], "+-0")) > 3 {
+			return nil, false // big.Rat would hold 10^huge
+		}
+		r, ok := new(big.Rat).SetString(s)
+		return r, ok
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ra, ok := exact(a)
+		if !ok {
+			return
+		}
+		na, err := Normalize(nil, []byte(a))
+		if err != nil {
+			t.Fatalf("Normalize(%q): %v", a, err)
+		}
+		if rn, ok := new(big.Rat).SetString(string(na)); !ok || rn.Cmp(ra) != 0 {
+			t.Fatalf("Normalize(%q) = %s, another value", a, na)
+		}
+		rb, ok := exact(b)
+		if !ok || rb.Cmp(ra) != 0 {
+			return
+		}
+		if nb, _ := Normalize(nil, []byte(b)); string(nb) != string(na) {
+			t.Fatalf("%q and %q are the same number, normalized %s and %s", a, b, na, nb)
+		}
+	})
 }

@@ -184,6 +184,14 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	}
 	p := s.pins[tool]
 	now := time.Now().UTC().Truncate(time.Second)
+	if p != nil && p.Hash != h {
+		if again, err := p.Definition.Hash(); err == nil && again == h {
+			// The pin was hashed under an older canonical form (a number
+			// spelled another way, say): the definition has not changed.
+			p.Hash, p.Definition, p.Pending = h, c, nil
+			return Unchanged, s.save()
+		}
+	}
 	switch {
 	case p == nil:
 		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now}

@@ -1,6 +1,8 @@
 package pin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -133,5 +135,36 @@ func TestDiffKeepsUpstreamTextIndented(t *testing.T) {
 		if text != "title:" && text != "description:" && !strings.HasPrefix(text, "  ") {
 			t.Errorf("line %q: the upstream's text is not indented under its heading", l)
 		}
+	}
+}
+
+// TestPinOfAnOlderCanonicalForm: a pin whose hash was taken under an older
+// canonical form (numbers as written) is not a change when the definition
+// is the same: upgrading reach holds no tool.
+func TestPinOfAnOlderCanonicalForm(t *testing.T) {
+	path := Path(t.TempDir())
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Definition{Description: "Sum.", InputSchema: json.RawMessage(`{"type":"number","maximum":1.0e2}`)}
+	if got, _ := s.Check("sum", d); got != New {
+		t.Fatalf("first sight: %s", got)
+	}
+	// As an older reach stored it: the schema as written, hashed so.
+	old := d
+	b, _ := json.Marshal(old)
+	sum := sha256.Sum256(b)
+	s.mu.Lock()
+	s.pins["sum"].Hash, s.pins["sum"].Definition = hex.EncodeToString(sum[:]), old
+	s.save()
+	s.mu.Unlock()
+	if got, err := s.Check("sum", d); got != Unchanged || err != nil {
+		t.Errorf("the same definition after an upgrade: %s %v, want unchanged", got, err)
+	}
+	changed := d
+	changed.InputSchema = json.RawMessage(`{"type":"number","maximum":1e3}`)
+	if got, _ := s.Check("sum", changed); got != Held {
+		t.Errorf("a real change after the upgrade: %s, want held", got)
 	}
 }
