@@ -1403,3 +1403,30 @@ func runBatchOK(t *testing.T, rt *reach.Runtime, ctx context.Context, label, env
 		}
 	}
 }
+
+// TestNumberSpellingIsTheSameCall: the loop guard sees the same call
+// however the model spells a number: the third lookup of order 7, spelled
+// 7, 7.0 and 7e0, is refused as a repeat.
+func TestNumberSpellingIsTheSameCall(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "get_order", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"status":"SHIPPED"}`), nil
+	}})
+	ctx, req, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	var last *reach.Result
+	for i, id := range []string{`7`, `7.0`, `7e0`} {
+		mctx, m, err := rt.BeginModel(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rt.Call(mctx, &reach.Call{ID: fmt.Sprint(i), Tool: "get_order", Arguments: json.RawMessage(`{"id":` + id + `}`)})
+		m.EndModel(reach.TokenUsage{Input: 10})
+	}
+	if last.Status != reach.StatusRefused || last.Error.Code != "loop_repeat" {
+		t.Errorf("the third lookup of order 7 = %s %+v, want refused as loop_repeat", last.Status, last.Error)
+	}
+}
