@@ -87,7 +87,7 @@ type Step struct {
 
 	// Tool calls:
 	Tool      string
-	Args      []byte // canonical JSON of the arguments: object keys sorted, no insignificant white space, strings as written
+	Args      []byte // canonical JSON of the arguments: object keys sorted, no insignificant white space, one spelling per string and number
 	Access    string // "read", "write", "high_risk" or "forbidden"
 	Retryable bool   // the tool may be called again with the same args after a transient error
 
