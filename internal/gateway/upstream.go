@@ -531,7 +531,12 @@ func (u *upstream) refresh() {
 			gone = append(gone, t.Name) // a changed definition waits for approval
 		}
 	}
-	u.g.rt.Unregister(gone...)
+	// Only this upstream's own tools leave: a name it stopped listing may
+	// be another source's (skipped above when this one listed it).
+	u.g.rt.Unregister(slices.DeleteFunc(gone, func(name string) bool {
+		t, ok := u.g.rt.Tool(name)
+		return ok && !slices.Contains(t.Tags, "upstream:"+u.cfg.Name)
+	})...)
 	if err := u.g.rt.Replace(prepared...); err != nil {
 		u.log.Warn("registering re-listed tools failed", "err", err)
 	}

@@ -63,6 +63,12 @@ func TestListChangedDoesNotTakeAnotherUpstreamsTool(t *testing.T) {
 	if !strings.Contains(toolNames(t, cs), "echo") {
 		t.Errorf("tools/list lost echo: %s", toolNames(t, cs))
 	}
+	// b drops both: its fresh goes, a's echo stays.
+	b.RemoveTools("echo", "fresh")
+	waitUntil(t, "b's dropped tool to leave", func() bool { _, ok := g.rt.Tool("fresh"); return !ok })
+	if _, text := callText(t, connectMCP(t, g, nil), "echo", map[string]any{}, nil); text != "a: echo" {
+		t.Errorf("echo after b dropped its own = %q, want a's", text)
+	}
 }
 
 // TestRestartedUpstreamIsReListed: an HTTP upstream that restarts (a new
