@@ -124,6 +124,14 @@ type Gateway struct {
 	store     *store.SQLite // nil without a data folder
 	audit     *audit.Log    // nil without a data folder
 	auditV    auditView     // the audit log's reader (its st nil without a data folder)
+	// subMu serializes resource subscriptions (see subscribe); it guards
+	// every upstream's subs and subWatched, the clients whose leaving is
+	// watched.
+	subMu sync.Mutex
+	// mirrorMu guards every upstream's mirrored: what it put on the
+	// server of its resources and prompts.
+	mirrorMu   sync.Mutex
+	subWatched map[*mcp.ServerSession]bool
 	// noUsageWarned is set once the model proxy has warned of an endpoint
 	// that reports no usage.
 	noUsageWarned atomic.Bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,18 +22,23 @@ func (g *Gateway) mirror(ctx context.Context) {
 	}
 }
 
-// mirrored is what an upstream's mirror put on the gateway's server.
+// mirrored is what an upstream's mirror put on the gateway's server, by
+// URI, URI template and exposed prompt name.
 type mirrored struct {
-	resources, templates, prompts map[string]bool // URIs, URI templates, exposed names
+	resources map[string]*mcp.Resource
+	templates map[string]*mcp.ResourceTemplate
+	prompts   map[string]*mcp.Prompt // as exposed (under the upstream's prefix)
 }
 
 // mirror puts the upstream's resources, resource templates and prompts on
 // the gateway's server, and takes off those it put there before that the
-// upstream no longer lists. A list that fails keeps what it had.
+// upstream no longer lists (unless another upstream lists them: they are
+// then that one's). A list that fails, or takes longer than the
+// upstream's timeout, keeps what it had.
 func (u *upstream) mirror(ctx context.Context) {
-	u.mirrorMu.Lock()
-	defer u.mirrorMu.Unlock()
-	cs, err := u.session(ctx)
+	lctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	cs, err := u.session(lctx)
 	if err != nil {
 		return
 	}
@@ -40,70 +46,115 @@ func (u *upstream) mirror(ctx context.Context) {
 	if caps == nil {
 		return
 	}
-	g, old := u.g, u.mirrored
-	now := mirrored{resources: map[string]bool{}, templates: map[string]bool{}, prompts: map[string]bool{}}
+	g := u.g
+	g.mirrorMu.Lock()
+	old := u.mirrored
+	g.mirrorMu.Unlock()
+	now := mirrored{resources: old.resources, templates: old.templates, prompts: old.prompts}
 	if caps.Resources != nil {
-		if res, err := cs.ListResources(ctx, nil); err == nil {
+		if res, err := cs.ListResources(lctx, nil); err == nil {
+			now.resources = map[string]*mcp.Resource{}
 			for _, r := range res.Resources {
-				g.server.AddResource(r, u.readResource)
-				now.resources[r.URI] = true
+				now.resources[r.URI] = r
 			}
-		} else {
-			now.resources = old.resources
 		}
-		if res, err := cs.ListResourceTemplates(ctx, nil); err == nil {
+		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil {
+			now.templates = map[string]*mcp.ResourceTemplate{}
 			for _, t := range res.ResourceTemplates {
-				g.server.AddResourceTemplate(t, u.readResource)
-				now.templates[t.URITemplate] = true
+				now.templates[t.URITemplate] = t
 			}
-		} else {
-			now.templates = old.templates
 		}
 	}
 	if caps.Prompts != nil {
-		if res, err := cs.ListPrompts(ctx, nil); err == nil {
+		if res, err := cs.ListPrompts(lctx, nil); err == nil {
+			now.prompts = map[string]*mcp.Prompt{}
 			for _, p := range res.Prompts {
 				exposed := *p
 				exposed.Name = u.prefix() + p.Name
-				g.server.AddPrompt(&exposed, u.getPrompt(p.Name))
-				now.prompts[exposed.Name] = true
+				now.prompts[exposed.Name] = &exposed
 			}
-		} else {
-			now.prompts = old.prompts
 		}
 	}
-	if gone := dropped(old.resources, now.resources); len(gone) > 0 {
-		g.server.RemoveResources(gone...)
+	g.mirrorMu.Lock()
+	defer g.mirrorMu.Unlock()
+	for _, r := range now.resources {
+		g.server.AddResource(r, u.readResource)
 	}
-	if gone := dropped(old.templates, now.templates); len(gone) > 0 {
-		g.server.RemoveResourceTemplates(gone...)
+	for _, t := range now.templates {
+		g.server.AddResourceTemplate(t, u.readResource)
 	}
-	if gone := dropped(old.prompts, now.prompts); len(gone) > 0 {
-		g.server.RemovePrompts(gone...)
+	for name, p := range now.prompts {
+		g.server.AddPrompt(p, u.getPrompt(strings.TrimPrefix(name, u.prefix())))
+	}
+	for uri := range old.resources {
+		if now.resources[uri] == nil {
+			if o := g.otherMirror(u, func(m mirrored) bool { return m.resources[uri] != nil }); o != nil {
+				g.server.AddResource(o.mirrored.resources[uri], o.readResource)
+			} else {
+				g.server.RemoveResources(uri)
+			}
+		}
+	}
+	for tmpl := range old.templates {
+		if now.templates[tmpl] == nil {
+			if o := g.otherMirror(u, func(m mirrored) bool { return m.templates[tmpl] != nil }); o != nil {
+				g.server.AddResourceTemplate(o.mirrored.templates[tmpl], o.readResource)
+			} else {
+				g.server.RemoveResourceTemplates(tmpl)
+			}
+		}
+	}
+	for name := range old.prompts {
+		if now.prompts[name] == nil {
+			if o := g.otherMirror(u, func(m mirrored) bool { return m.prompts[name] != nil }); o != nil {
+				g.server.AddPrompt(o.mirrored.prompts[name], o.getPrompt(strings.TrimPrefix(name, o.prefix())))
+			} else {
+				g.server.RemovePrompts(name)
+			}
+		}
 	}
 	u.mirrored = now
 }
 
-// dropped returns the keys of old that now lacks.
-func dropped(old, now map[string]bool) []string {
-	var out []string
-	for k := range old {
-		if !now[k] {
-			out = append(out, k)
+// otherMirror returns an upstream other than u whose mirror has what has
+// says, or nil; g.mirrorMu is held.
+func (g *Gateway) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
+	for _, o := range g.upstreams {
+		if o != u && has(o.mirrored) {
+			return o
 		}
 	}
-	return out
+	return nil
 }
 
 // remirror mirrors the upstream again after it said its resources or
-// prompts changed.
+// prompts changed. Changes announced while a mirror runs are folded into
+// one more.
 func (u *upstream) remirror() {
 	select { // a change announced while the gateway is being built is seen by the build
 	case <-u.g.ready:
 	case <-u.g.ctx.Done():
 		return
 	}
-	u.mirror(u.g.ctx)
+	u.mu.Lock()
+	if u.mirroring {
+		u.mirrorAgain = true
+		u.mu.Unlock()
+		return
+	}
+	u.mirroring = true
+	u.mu.Unlock()
+	for {
+		u.mirror(u.g.ctx)
+		u.mu.Lock()
+		if !u.mirrorAgain {
+			u.mirroring = false
+			u.mu.Unlock()
+			return
+		}
+		u.mirrorAgain = false
+		u.mu.Unlock()
+	}
 }
 
 func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -195,11 +246,16 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 // subscribe subscribes the upstream to a resource for a client. The
 // upstream's session is shared: it is subscribed when the first client
 // subscribes, and unsubscribed when the last one unsubscribes or leaves.
+// Subscriptions change one at a time (g.subMu, held across the upstream's
+// answer), so that an unsubscribe on its way never ends one that a
+// subscribe just counted on.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
 	uri, ss := req.Params.URI, req.Session
 	for _, u := range g.upstreams {
-		if u.subscribers(uri) > 0 {
-			u.subscribe(uri, ss)
+		if len(u.subs[uri]) > 0 {
+			u.addSub(uri, ss)
 			return nil // the upstream sends this resource's updates already
 		}
 	}
@@ -207,7 +263,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
 			return err
 		}
-		u.subscribe(uri, ss)
+		u.addSub(uri, ss)
 		return nil
 	})
 }
@@ -215,65 +271,80 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // unsubscribe ends a client's subscription, and the upstream's when no
 // other client has one.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	return g.unsubscribeLocked(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+}
+
+func (g *Gateway) unsubscribeLocked(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
 	for _, u := range g.upstreams {
-		had, left := u.unsubscribe(req.Params.URI, req.Session)
-		if !had {
+		if !u.subs[uri][ss] {
 			continue
 		}
-		if left > 0 {
+		delete(u.subs[uri], ss)
+		if len(u.subs[uri]) > 0 {
 			return nil // other clients still want its updates
 		}
+		delete(u.subs, uri)
 		cs, err := u.session(ctx)
 		if err != nil {
 			return err
 		}
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: req.Params.URI})
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{Meta: meta, URI: uri})
 	}
 	return nil // it had no subscription to end; other clients' stay
 }
 
-// subscribers counts the clients subscribed to uri through u.
-func (u *upstream) subscribers(uri string) int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.subs[uri])
-}
-
-// subscribe records that ss subscribed to uri through u; the record goes
-// when ss ends.
-func (u *upstream) subscribe(uri string, ss *mcp.ServerSession) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
+// addSub records that ss subscribed to uri through u; g.subMu is held.
+// The first subscription of a client starts the one watcher that ends its
+// subscriptions when it leaves.
+func (u *upstream) addSub(uri string, ss *mcp.ServerSession) {
+	g := u.g
 	if u.subs == nil {
 		u.subs = map[string]map[*mcp.ServerSession]bool{}
 	}
 	if u.subs[uri] == nil {
 		u.subs[uri] = map[*mcp.ServerSession]bool{}
 	}
-	if u.subs[uri][ss] {
+	u.subs[uri][ss] = true
+	if g.subWatched == nil {
+		g.subWatched = map[*mcp.ServerSession]bool{}
+	}
+	if g.subWatched[ss] {
 		return
 	}
-	u.subs[uri][ss] = true
+	g.subWatched[ss] = true
 	go func() {
 		ss.Wait()
-		u.g.unsubscribe(u.g.ctx, &mcp.UnsubscribeRequest{Session: ss, Params: &mcp.UnsubscribeParams{URI: uri}})
+		g.subMu.Lock()
+		defer g.subMu.Unlock()
+		delete(g.subWatched, ss)
+		ctx, cancel := context.WithTimeout(g.ctx, 10*time.Second)
+		defer cancel()
+		for _, u := range g.upstreams {
+			for uri, by := range u.subs {
+				if by[ss] {
+					g.unsubscribeLocked(ctx, uri, ss, nil)
+				}
+			}
+		}
 	}()
 }
 
-// unsubscribe forgets that ss subscribed to uri through u: whether it had,
-// and how many clients still have.
-func (u *upstream) unsubscribe(uri string, ss *mcp.ServerSession) (had bool, left int) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if !u.subs[uri][ss] {
-		return false, len(u.subs[uri])
+// resubscribe subscribes a new session of the upstream (after a restart)
+// to the resources its clients are subscribed to: the old session's
+// subscriptions went with it.
+func (u *upstream) resubscribe(cs *mcp.ClientSession) {
+	g := u.g
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	for uri := range u.subs {
+		ctx, cancel := context.WithTimeout(g.ctx, u.timeout())
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			u.log.Warn("subscribing the new session again failed; its clients get no updates of the resource", "uri", uri, "err", err)
+		}
+		cancel()
 	}
-	delete(u.subs[uri], ss)
-	left = len(u.subs[uri])
-	if left == 0 {
-		delete(u.subs, uri)
-	}
-	return true, left
 }
 
 // eachSubscribable tries f on every upstream that takes resource

@@ -2,18 +2,22 @@ package gateway
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// review1ResourceUpstream serves one subscribable resource.
-func review1ResourceUpstream(t *testing.T, uri string) *mcp.Server {
+// resourceUpstream serves one subscribable resource.
+func resourceUpstream(t *testing.T, uri string) *mcp.Server {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
@@ -25,9 +29,9 @@ func review1ResourceUpstream(t *testing.T, uri string) *mcp.Server {
 	return s
 }
 
-// review1Subscriber connects a client on a protocol with resources/subscribe
+// resourceSubscriber connects a client on a protocol with resources/subscribe
 // (which the gateway passes upstream); updates go to the channel.
-func review1Subscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.ClientSession {
+func resourceSubscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := g.MCPServer().Connect(context.Background(), st, nil)
@@ -52,7 +56,7 @@ func review1Subscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.Cli
 // unsubscribes, the other still hears of updates.
 func TestUnsubscribeLeavesOtherSubscribers(t *testing.T) {
 	const uri = "file:///notes.txt"
-	s := review1ResourceUpstream(t, uri)
+	s := resourceUpstream(t, uri)
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
 	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
@@ -61,7 +65,7 @@ func TestUnsubscribeLeavesOtherSubscribers(t *testing.T) {
 	}
 	g := newTestGateway(t, cfg)
 	updatesA, updatesB := make(chan string, 4), make(chan string, 4)
-	a, b := review1Subscriber(t, g, updatesA), review1Subscriber(t, g, updatesB)
+	a, b := resourceSubscriber(t, g, updatesA), resourceSubscriber(t, g, updatesB)
 	for _, cs := range []*mcp.ClientSession{a, b} {
 		if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatalf("Subscribe: %v", err)
@@ -152,7 +156,7 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 // list_changed) are listed, or no longer, by the gateway.
 func TestUpstreamResourceAndPromptListsFollowChanges(t *testing.T) {
 	const uri = "file:///notes.txt"
-	s := review1ResourceUpstream(t, uri)
+	s := resourceUpstream(t, uri)
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
 	})
@@ -212,7 +216,7 @@ func TestUpstreamResourceAndPromptListsFollowChanges(t *testing.T) {
 // the upstream is on another protocol.
 func TestResourcesAndPromptsFromNewProtocolClient(t *testing.T) {
 	const uri = "file:///notes.txt"
-	s := review1ResourceUpstream(t, uri)
+	s := resourceUpstream(t, uri)
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
 	})
@@ -286,5 +290,185 @@ func TestNewProtocolClientSubscribes(t *testing.T) {
 		default:
 			return false
 		}
+	})
+}
+
+// TestSubscriptionsSurviveAnUpstreamRestart: when reach reconnects to an
+// upstream that restarted (its subscriptions gone with the old session),
+// it subscribes the new session again, so the client that subscribed
+// before, and one that subscribes after, hear of updates.
+func TestSubscriptionsSurviveAnUpstreamRestart(t *testing.T) {
+	const uri = "file:///notes.txt"
+	serve := func(s *mcp.Server, ln net.Listener) *http.Server {
+		srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+		go srv.Serve(ln)
+		return srv
+	}
+	s1 := resourceUpstream(t, uri)
+	addTaggedTool(s1, "v1", "echo")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv1 := serve(s1, ln)
+	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	updates := make(chan string, 8)
+	a := resourceSubscriber(t, g, updates)
+	if err := a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	srv1.Close() // the upstream restarts
+	s2 := resourceUpstream(t, uri)
+	addTaggedTool(s2, "v2", "echo")
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("the address was taken meanwhile: %v", err)
+	}
+	srv2 := serve(s2, ln)
+	t.Cleanup(func() { srv2.Close() })
+	if _, text := callText(t, connectMCP(t, g, nil), "res__echo", map[string]any{}, nil); text != "v2: echo" {
+		t.Fatalf("the call after the restart = %q", text)
+	}
+	b := resourceSubscriber(t, g, updates)
+	if err := b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	// The new session is subscribed again in the background: update until
+	// both clients have heard.
+	heard := 0
+	deadline := time.After(10 * time.Second)
+	for heard < 2 {
+		s2.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		select {
+		case <-updates:
+			heard++
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("%d of the 2 subscribed clients heard of the restarted upstream's update", heard)
+		}
+	}
+}
+
+// TestSubscriptionWatchersDoNotPileUp: a client that subscribes and
+// unsubscribes again and again leaves no goroutine behind each time.
+func TestSubscriptionWatchersDoNotPileUp(t *testing.T) {
+	const uri = "file:///notes.txt"
+	s := resourceUpstream(t, uri)
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	cs := resourceSubscriber(t, g, make(chan string, 1))
+	cycle := func() {
+		if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cycle()
+	before := runtime.NumGoroutine()
+	for range 100 {
+		cycle()
+	}
+	if after := runtime.NumGoroutine(); after > before+20 {
+		t.Errorf("100 subscribe/unsubscribe cycles took the goroutines from %d to %d", before, after)
+	}
+}
+
+// TestResourceOfTwoUpstreamsStays: a resource two upstreams list stays
+// listed when one of them drops it, and is read from the other.
+func TestResourceOfTwoUpstreamsStays(t *testing.T) {
+	const uri = "file:///shared.txt"
+	serve := func(text string) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: text, Version: "1"}, nil)
+		s.AddResource(&mcp.Resource{URI: uri, Name: "shared"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: text}}}, nil
+		})
+		up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		t.Cleanup(up.Close)
+		t.Setenv("UP_"+strings.ToUpper(text), up.URL)
+		return s
+	}
+	a := serve("a")
+	serve("b")
+	// b first: a mirrors last, so the resource is read from a until a
+	// drops it.
+	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: b, url: '"+os.Getenv("UP_B")+"'}\n  - {name: a, url: '"+os.Getenv("UP_A")+"'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	cs := connectMCP(t, g, nil)
+	read := func() string {
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) == 0 {
+			return fmt.Sprint("error: ", err)
+		}
+		return res.Contents[0].Text
+	}
+	if got := read(); got != "a" {
+		t.Fatalf("the resource before a dropped it reads %q, want a's", got)
+	}
+	a.RemoveResources(uri)
+	waitUntil(t, "the resource to be read from b", func() bool { return read() == "b" })
+	list, err := cs.ListResources(t.Context(), nil)
+	if err != nil || len(list.Resources) != 1 {
+		t.Errorf("resources after a dropped its copy: %v %v, want b's", list, err)
+	}
+}
+
+// TestHungResourceListDoesNotStopMirroring: an upstream whose
+// resources/list never answers once holds the mirror only for the
+// upstream's timeout: a later change is still mirrored.
+func TestHungResourceListDoesNotStopMirroring(t *testing.T) {
+	var lists atomic.Int32
+	hang := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/list" && lists.Add(1) == 2 {
+				<-hang // the second list never answers
+			}
+			return next(ctx, method, req)
+		}
+	})
+	add := func(uri string) {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: uri}}}, nil
+		})
+	}
+	add("file:///a")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { close(hang) }) // before the upstream closes: it waits for its handlers
+	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 300ms}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	cs := connectMCP(t, g, nil)
+	add("file:///b") // its list hangs
+	waitUntil(t, "the hung list", func() bool { return lists.Load() >= 2 })
+	add("file:///c")
+	waitUntil(t, "file:///c to be mirrored", func() bool {
+		res, err := cs.ListResources(t.Context(), nil)
+		if err != nil {
+			return false
+		}
+		for _, r := range res.Resources {
+			if r.URI == "file:///c" {
+				return true
+			}
+		}
+		return false
 	})
 }

@@ -322,7 +322,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	mf.EndModel(use)
 }
 
-
 // redact masks the configured secret values in b, a model's answer.
 func (g *Gateway) redact(b []byte) []byte {
 	if g.redactor == nil {

@@ -43,19 +43,20 @@ type upstream struct {
 	gone    map[string]bool      // exposed names the upstream no longer lists
 	closed  bool
 	dialing *dial                                  // the reconnection under way, if any
-	subs    map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream
+	subs    map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by g.subMu
 
 	// unreachable says why the last call could not reach the upstream
 	// (its connection failed), nil once a call did: a session can look
 	// open while the upstream is down.
 	unreachable atomic.Pointer[string]
 
-	progress sync.Map // upstream progress token -> *progressRoute
-	flights  flights  // SDK calls in flight, for sampling requests
-	mirrorMu sync.Mutex
-	mirrored mirrored // what mirror put on the gateway's server; guarded by mirrorMu
-	own      sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
-	tokens   atomic.Uint64
+	progress    sync.Map // upstream progress token -> *progressRoute
+	flights     flights  // SDK calls in flight, for sampling requests
+	mirrored    mirrored // what mirror put on the gateway's server; guarded by g.mirrorMu
+	mirroring   bool     // a remirror runs; guarded by mu
+	mirrorAgain bool     // and another was asked for meanwhile
+	own         sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
+	tokens      atomic.Uint64
 }
 
 // UpstreamStatus describes an upstream for /healthz and the banner.
@@ -333,7 +334,9 @@ func (u *upstream) redial(d *dial) {
 	cs, err := u.connect(ctx)
 	if err == nil {
 		if lvl := u.g.sharedLevel(); lvl != "" { // a new session logs nothing until told
-			u.passLevel(ctx, cs, lvl)
+			lctx, cancel := context.WithTimeout(ctx, u.timeout()) // an upstream that never answers must not hold every call
+			u.passLevel(lctx, cs, lvl)
+			cancel()
 		}
 	}
 	u.mu.Lock()
@@ -356,6 +359,7 @@ func (u *upstream) redial(d *dial) {
 		// one listed.
 		go u.refresh()
 		go u.remirror()
+		go u.resubscribe(cs)
 	}
 }
 

@@ -12,19 +12,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// review1Server serves an MCP server whose tools answer "<tag>: <tool>".
-func review1Server(t *testing.T, tag string, tools ...string) (*mcp.Server, *httptest.Server) {
+// taggedToolServer serves an MCP server whose tools answer "<tag>: <tool>".
+func taggedToolServer(t *testing.T, tag string, tools ...string) (*mcp.Server, *httptest.Server) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: tag, Version: "1"}, nil)
 	for _, name := range tools {
-		review1AddTool(s, tag, name)
+		addTaggedTool(s, tag, name)
 	}
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return s, srv
 }
 
-func review1AddTool(s *mcp.Server, tag, name string) {
+func addTaggedTool(s *mcp.Server, tag, name string) {
 	s.AddTool(&mcp.Tool{Name: name, Description: "Answer " + tag + ".", InputSchema: &jsonObject,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -39,8 +39,8 @@ var jsonObject = map[string]any{"type": "object"}
 // exposes (both without a prefix) does not take that name over: calls to
 // it still reach the upstream that had it.
 func TestListChangedDoesNotTakeAnotherUpstreamsTool(t *testing.T) {
-	_, a := review1Server(t, "a", "echo")
-	b, bsrv := review1Server(t, "b", "other")
+	_, a := taggedToolServer(t, "a", "echo")
+	b, bsrv := taggedToolServer(t, "b", "other")
 	yaml := "upstreams:\n  - name: a\n    url: " + a.URL + "\n    prefix: \"\"\n  - name: b\n    url: " + bsrv.URL + "\n    prefix: \"\"\n"
 	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
 	if err != nil {
@@ -51,8 +51,8 @@ func TestListChangedDoesNotTakeAnotherUpstreamsTool(t *testing.T) {
 	if _, text := callText(t, cs, "echo", map[string]any{}, nil); text != "a: echo" {
 		t.Fatalf("echo before the change = %q", text)
 	}
-	review1AddTool(b, "b", "echo")
-	review1AddTool(b, "b", "fresh")
+	addTaggedTool(b, "b", "echo")
+	addTaggedTool(b, "b", "fresh")
 	waitUntil(t, "b's new tool to be registered", func() bool { _, ok := g.rt.Tool("fresh"); return ok })
 	if _, text := callText(t, cs, "echo", map[string]any{}, nil); text != "a: echo" {
 		t.Errorf("echo after b listed one too = %q, want a's (a exposed it first)", text)
@@ -76,7 +76,7 @@ func TestListChangedDoesNotTakeAnotherUpstreamsTool(t *testing.T) {
 // another tool list gets its tools re-listed when reach reconnects: a new
 // session owes no list_changed for what it had before.
 func TestRestartedUpstreamIsReListed(t *testing.T) {
-	s1, _ := review1Server(t, "v1", "echo")
+	s1, _ := taggedToolServer(t, "v1", "echo")
 	srv1 := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s1 }, nil))
 	addr := srv1.Listener.Addr().String()
 	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+srv1.URL+"\n"), os.LookupEnv)
@@ -90,7 +90,7 @@ func TestRestartedUpstreamIsReListed(t *testing.T) {
 	}
 	srv1.Config.Close() // the process ends: its listener and connections close
 
-	s2, _ := review1Server(t, "v2", "echo", "fresh")
+	s2, _ := taggedToolServer(t, "v2", "echo", "fresh")
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("the address is taken again: %v", err)
