@@ -390,6 +390,31 @@ func scanRequest(sc interface{ Scan(...any) error }) (*Request, error) {
 	return &r, nil
 }
 
+// requestsQuery is the query of ListRequests(f) and its arguments.
+func requestsQuery(f RequestFilter) (string, []any) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + requestColumns + ` FROM requests WHERE 1`
+	var args []any
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, f.State)
+	}
+	if f.Parent != "" {
+		q += ` AND parent = ? AND parent != ''` // the second lets SQLite use the partial index requests_parent
+		args = append(args, f.Parent)
+	}
+	if !f.Before.IsZero() {
+		q += ` AND started < ?`
+		args = append(args, f.Before.UnixNano())
+	}
+	q += ` ORDER BY started DESC, id DESC LIMIT ?`
+	args = append(args, limit)
+	return q, args
+}
+
 // GetRequest implements Requests.
 func (s *SQLite) GetRequest(ctx context.Context, id string) (*Request, error) {
 	if s.closed.Load() {
@@ -410,26 +435,7 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	q := `SELECT ` + requestColumns + ` FROM requests WHERE 1`
-	var args []any
-	if f.State != "" {
-		q += ` AND state = ?`
-		args = append(args, f.State)
-	}
-	if f.Parent != "" {
-		q += ` AND parent = ?`
-		args = append(args, f.Parent)
-	}
-	if !f.Before.IsZero() {
-		q += ` AND started < ?`
-		args = append(args, f.Before.UnixNano())
-	}
-	q += ` ORDER BY started DESC, id DESC LIMIT ?`
-	args = append(args, limit)
+	q, args := requestsQuery(f)
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing requests: %w", err)

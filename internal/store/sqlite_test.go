@@ -233,3 +233,27 @@ func TestSQLiteMigratesRequestIdentity(t *testing.T) {
 		t.Errorf("a new request reads as %+v (%v)", got, err)
 	}
 }
+
+// TestSQLiteSubRequestsUseTheirIndex: listing a request's sub-requests
+// searches the requests_parent index rather than scanning every request.
+func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	var detail []string
+	q, args := requestsQuery(RequestFilter{Parent: "r1"})
+	rows, err := s.r.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, notused int
+		var d string
+		if err := rows.Scan(&id, &parent, &notused, &d); err != nil {
+			t.Fatal(err)
+		}
+		detail = append(detail, d)
+	}
+	if plan := strings.Join(detail, "; "); !strings.Contains(plan, "requests_parent") {
+		t.Errorf("the query plan is %q, want it to use requests_parent", plan)
+	}
+}
