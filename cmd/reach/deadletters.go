@@ -48,22 +48,22 @@ folder's store (--data) as --by; a gateway started later does not queue it.`,
 	}
 	dismissClient := apiFlags(dismiss)
 	dismiss.RunE = func(cmd *cobra.Command, args []string) error {
-		id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
-		if err != nil {
-			return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
-		}
 		if strings.TrimSpace(note) == "" {
 			return fmt.Errorf("say how it was settled: --note \"refunded by hand in the billing console\"")
 		}
 		c := dismissClient()
 		payload, _ := json.Marshal(map[string]string{"note": note})
-		_, err = c.do(cmd.Context(), http.MethodPost, fmt.Sprintf("/v1/deadletters/%d/dismiss", id), payload, nil)
+		_, err := c.do(cmd.Context(), http.MethodPost, "/v1/deadletters/"+url.PathEscape(args[0])+"/dismiss", payload, nil)
 		switch {
 		case err == nil:
-			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by the gateway at %s\n", id, printable(c.base))
+			fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s dismissed by the gateway at %s\n", printable(args[0]), printable(c.base))
 			return nil
 		case !errors.Is(err, syscall.ECONNREFUSED):
 			return fmt.Errorf("dismiss refused: %w", err)
+		}
+		id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
 		}
 		if err := dismissStored(cmd.Context(), data, id, note, by); err != nil {
 			return err

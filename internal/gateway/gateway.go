@@ -132,6 +132,10 @@ type Gateway struct {
 	// server of its resources and prompts.
 	mirrorMu   sync.Mutex
 	subWatched map[*mcp.ServerSession]bool
+	// deadBusy holds the dead letters an operator's retry or dismissal is
+	// acting on (by the id in its path).
+	deadMu   sync.Mutex
+	deadBusy map[string]bool
 	// noUsageWarned is set once the model proxy has warned of an endpoint
 	// that reports no usage.
 	noUsageWarned atomic.Bool

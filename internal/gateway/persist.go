@@ -308,40 +308,37 @@ func storedJSON(d *store.DeadLetter) deadLetterJSON {
 // the stored dead letter is put in the queue first if it is not there
 // (durable.RestoreDeadLetter). The store's sink settles it (one more
 // attempt; retried on success), and the answer carries it as stored after
-// the retry.
+// the retry. Without a data folder, the id is the runtime queue's.
 func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
-	d, ok := g.openDeadLetter(w, r)
+	t, ok := g.claimDeadLetter(w, r)
 	if !ok {
 		return
 	}
-	id := d.ID
-	queued, err := durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d)
+	defer t.release()
+	res, err := g.rt.RetryDeadLetter(r.Context(), t.queued, principalOf(r))
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		writeError(w, http.StatusConflict, "busy", upperFirst(err.Error())+".", "Try again when the earlier retry finished.")
 		return
 	}
-	res, err := g.rt.RetryDeadLetter(r.Context(), queued, principalOf(r))
-	if err != nil {
-		writeError(w, http.StatusConflict, "busy", err.Error(), "Try again when the earlier retry finished.")
-		return
+	out := map[string]any{"status": res.Status, "result": res}
+	if t.stored != nil {
+		d, err := g.storedDeadLetter(r.Context(), t.stored.ID)
+		if err != nil || d == nil {
+			writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was retried but could not be read again: %v.", t.stored.ID, err), "Look at the gateway's log.")
+			return
+		}
+		out["deadletter"] = storedJSON(d)
 	}
-	if d, err = g.storedDeadLetter(r.Context(), id); err != nil || d == nil {
-		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was retried but could not be read again: %v.", id, err), "Look at the gateway's log.")
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": storedJSON(d)})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
 // {"note": "how it was settled"}: an operator settled the undo by hand. It
 // leaves the runtime's queue and the store marks it resolved, with who and
 // the note (through the store's DeadLetterSettler), and the audit log
-// records the dismissal. A dead letter being retried is refused with 409.
+// records the dismissal. A dead letter being retried or dismissed is
+// refused with 409.
 func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
-	d, ok := g.openDeadLetter(w, r)
-	if !ok {
-		return
-	}
 	data, ok := readBody(w, r)
 	if !ok {
 		return
@@ -357,16 +354,26 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(in.Note) > 500 {
-		in.Note = in.Note[:500]
+		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
-	by := principalOf(r)
-	queued, err := durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+	t, ok := g.claimDeadLetter(w, r)
+	if !ok {
 		return
 	}
-	if err := g.rt.DismissDeadLetter(queued, by, in.Note); err != nil {
+	defer t.release()
+	by := principalOf(r)
+	if err := g.rt.DismissDeadLetter(t.queued, by, in.Note); err != nil {
 		writeError(w, http.StatusConflict, "busy", upperFirst(err.Error())+".", "Try again when the retry finished.")
+		return
+	}
+	if t.stored == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"deadletter": map[string]any{"id": t.queued, "state": store.DeadResolved, "note": in.Note}})
+		return
+	}
+	d, err := g.storedDeadLetter(r.Context(), t.stored.ID)
+	if err != nil || d == nil || d.State != store.DeadResolved {
+		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed but the store did not record it (%v).", t.stored.ID, err),
+			"Look at the gateway's log, then dismiss it again.")
 		return
 	}
 	if g.audit != nil {
@@ -375,41 +382,79 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 			g.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
 		}
 	}
-	id := d.ID
-	if d, err = g.storedDeadLetter(r.Context(), id); err != nil || d == nil {
-		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed but could not be read again: %v.", id, err), "Look at the gateway's log.")
-		return
-	}
 	writeJSON(w, http.StatusOK, map[string]any{"deadletter": storedJSON(d)})
 }
 
-// openDeadLetter returns the open stored dead letter that r's path names,
-// for an operator; otherwise it answers r and returns false.
-func (g *Gateway) openDeadLetter(w http.ResponseWriter, r *http.Request) (*store.DeadLetter, bool) {
+// deadLetterClaim is an open dead letter an operator's action holds, so
+// that a second action on it (a retry and a dismissal at once, say) is
+// refused rather than run on a settled one.
+type deadLetterClaim struct {
+	stored  *store.DeadLetter // nil without a data folder
+	queued  string            // its id in the runtime's queue
+	release func()
+}
+
+// claimDeadLetter claims the open dead letter that r's path names, for an
+// operator: a stored one (id "dl-N" or N), put in the runtime's queue if
+// it is not there, or without a data folder one of the runtime's queue.
+// Otherwise it answers r and returns false.
+func (g *Gateway) claimDeadLetter(w http.ResponseWriter, r *http.Request) (*deadLetterClaim, bool) {
 	if !g.isOperator(r) {
 		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
 			"Ask a principal with the role "+operatorRole+" to look at them.")
 		return nil, false
 	}
-	if g.store == nil {
-		writeError(w, http.StatusNotFound, "no_store", "This gateway keeps no dead letters (no data folder).", "Start it with --data.")
+	key, id := r.PathValue("id"), int64(0)
+	if g.store != nil { // one key per dead letter, however the path spells it
+		var err error
+		if id, err = strconv.ParseInt(strings.TrimPrefix(key, "dl-"), 10, 64); err != nil {
+			writeError(w, http.StatusBadRequest, "bad_id", "A dead letter id is dl-N (or N).", "Use an id from GET /v1/deadletters.")
+			return nil, false
+		}
+		key = fmt.Sprint("dl-", id)
+	}
+	g.deadMu.Lock()
+	if g.deadBusy[key] {
+		g.deadMu.Unlock()
+		writeError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", key), "Try again when that is done.")
 		return nil, false
 	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(r.PathValue("id"), "dl-"), 10, 64)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_id", "The dead letter id is a number.", "Use an id from GET /v1/deadletters.")
+	if g.deadBusy == nil {
+		g.deadBusy = map[string]bool{}
+	}
+	g.deadBusy[key] = true
+	g.deadMu.Unlock()
+	t := &deadLetterClaim{release: func() {
+		g.deadMu.Lock()
+		delete(g.deadBusy, key)
+		g.deadMu.Unlock()
+	}}
+	fail := func(status int, code, msg, suggestion string) (*deadLetterClaim, bool) {
+		t.release()
+		writeError(w, status, code, msg, suggestion)
 		return nil, false
+	}
+	if g.store == nil {
+		for _, d := range g.rt.DeadLetters() {
+			if d.ID == key {
+				t.queued = key
+				return t, true
+			}
+		}
+		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", key), "List them with GET /v1/deadletters.")
 	}
 	d, err := g.storedDeadLetter(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
-		return nil, false
+		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 	}
 	if d == nil || d.State != store.DeadOpen {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
-		return nil, false
+		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
 	}
-	return d, true
+	if t.queued, err = durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d); err != nil {
+		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+	}
+	t.stored = d
+	return t, true
 }
 
 // storedDeadLetter returns the stored dead letter id, nil if there is none.

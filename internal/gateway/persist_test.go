@@ -385,3 +385,83 @@ func TestAuditPageVerifiesAtMostEvery30s(t *testing.T) {
 		t.Errorf("%d walks after the result grew old, want 2", n)
 	}
 }
+
+// TestDeadLetterActionsDoNotOverlap: of concurrent actions on one dead
+// letter, one acts and the others are refused: eight dismissals settle it
+// once (one audit event), and a retry and a dismissal at once never both
+// succeed.
+func TestDeadLetterActionsDoNotOverlap(t *testing.T) {
+	g, srv, failing, open := deadLetterRig(t)
+	failing.Store(false)
+	statuses := func(reqs ...string) []int {
+		out := make([]int, len(reqs))
+		var wg sync.WaitGroup
+		for i, r := range reqs {
+			wg.Go(func() {
+				action, body, _ := strings.Cut(r, " ")
+				out[i], _ = do(t, "POST", fmt.Sprintf("%s/v1/deadletters/%d/%s", srv.URL, open[0].ID, action), body, nil)
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	dismiss := `dismiss {"note":"by hand"}`
+	ok := 0
+	for _, st := range statuses(dismiss, dismiss, dismiss, dismiss, dismiss, dismiss, dismiss, dismiss) {
+		if st == 200 {
+			ok++
+		} else if st != http.StatusConflict && st != http.StatusNotFound {
+			t.Errorf("a concurrent dismissal answered %d", st)
+		}
+	}
+	g.audit.Flush(t.Context())
+	evs, _ := audit.Show(t.Context(), g.store, open[0].Request)
+	dismissals := 0
+	for _, e := range evs {
+		if e.Kind == "dead_letter" && e.Decision == "dismissed" {
+			dismissals++
+		}
+	}
+	if ok != 1 || dismissals != 1 {
+		t.Errorf("8 concurrent dismissals: %d succeeded, %d audited; want 1 and 1", ok, dismissals)
+	}
+	// The other one: a retry and a dismissal at once.
+	open = open[1:]
+	if st := statuses("retry ", dismiss); st[0] == 200 && st[1] == 200 {
+		t.Errorf("a retry and a dismissal of one dead letter both succeeded")
+	}
+}
+
+// TestDeadLettersWithoutAStore: a gateway without a data folder lists the
+// runtime's dead letters and retries and dismisses them by those ids.
+func TestDeadLettersWithoutAStore(t *testing.T) {
+	g, err := New(t.Context(), &Config{}, &Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	var failing atomic.Bool
+	ticketTools(t, g, &failing, nil)
+	srv := serveTest(t, g)
+	failing.Store(true)
+	for _, r := range []string{"t1", "t2"} {
+		for _, c := range []string{`{"call_id":"c1","tool":"close","arguments":{"ticket":7}}`, `{"call_id":"c2","tool":"escalate","arguments":{"ticket":7}}`} {
+			do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"`+r+`","tool_calls":[`+c+`]}`, nil)
+		}
+	}
+	_, out := do(t, "GET", srv.URL+"/v1/deadletters", "", nil)
+	ids := []string{fmt.Sprint(path(out, "deadletters", 0, "id")), fmt.Sprint(path(out, "deadletters", 1, "id"))}
+	failing.Store(false)
+	if status, out := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[0]+"/retry", "", nil); status != 200 || out["status"] != "success" {
+		t.Errorf("retrying %s = %d %v", ids[0], status, out)
+	}
+	if status, out := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"by hand"}`, nil); status != 200 {
+		t.Errorf("dismissing %s = %d %v", ids[1], status, out)
+	}
+	if n := len(g.rt.DeadLetters()); n != 0 {
+		t.Errorf("%d dead letters left", n)
+	}
+	if status, _ := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"again"}`, nil); status != http.StatusNotFound {
+		t.Errorf("dismissing %s again = %d, want 404", ids[1], status)
+	}
+}
