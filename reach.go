@@ -566,6 +566,10 @@ type TokenUsage struct {
 	Input, Output int64
 	// Cost, if not zero, is used as is; otherwise it comes from Options.Prices.
 	Cost float64
+	// Model is the model that answered, when it is not the one the frame
+	// names (a client may answer a sampling request with another): its
+	// price applies if Options.Prices has one, else the frame's model's.
+	Model string
 	// Text is what the model said, when known (for the record and loop guards).
 	Text string
 }
@@ -639,7 +643,11 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		cost = 0
 	}
 	if cost == 0 {
-		if p, ok := req.rt.opts.Prices[f.Name]; ok {
+		p, ok := req.rt.opts.Prices[u.Model]
+		if !ok {
+			p, ok = req.rt.opts.Prices[f.Name]
+		}
+		if ok {
 			cost = (float64(in)*p.Input + float64(out)*p.Output) / 1e6
 		}
 	}

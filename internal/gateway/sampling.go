@@ -308,12 +308,10 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 		return nil, err
 	}
 	use := usageFromMeta(res.Meta)
-	if mc := u.g.cfg.Model; mc != nil && res.Model != "" && res.Model != model {
+	if res.Model != "" && res.Model != model {
 		// The hint was a preference: the answer is charged at the price of
 		// the model the client says gave it.
-		if p, ok := mc.Prices[res.Model]; ok {
-			use.Cost = (float64(max(use.Input, 0))*p.Input + float64(max(use.Output, 0))*p.Output) / 1e6
-		}
+		use.Model = res.Model
 	}
 	if tc, ok := res.Content.(*mcp.TextContent); ok {
 		use.Text = tc.Text

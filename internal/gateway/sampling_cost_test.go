@@ -13,9 +13,23 @@ import (
 // The tokens are charged at that model's price, so that a hint naming a
 // cheap (or unpriced) model does not make a dear one's answer cheap.
 func TestSamplingIsChargedAtTheModelThatAnswered(t *testing.T) {
+	// The upstream hints client-model; 1000 input tokens and 500 output.
+	for _, tc := range []struct {
+		name, prices, answered string
+		want                   float64
+	}{
+		{"a dear model for a cheap hint", "client-model: {input: 0, output: 0}, dear-model: {input: 1000, output: 2000}", "dear-model", 2},
+		{"a free model for a dear hint", "client-model: {input: 1000, output: 2000}, local-model: {input: 0, output: 0}", "local-model", 0},
+		{"an unpriced model: the hint's price", "client-model: {input: 1000, output: 2000}", "mystery-model", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) { samplingCharged(t, tc.prices, tc.answered, tc.want) })
+	}
+}
+
+func samplingCharged(t *testing.T, prices, answered string, want float64) {
 	up := samplingUpstream(t) // hints "client-model"
 	yaml := "upstreams:\n  - name: s\n    url: " + up.URL + "\n" +
-		"model:\n  base_url: http://127.0.0.1:9/v1\n  prices:\n    client-model: {input: 0, output: 0}\n    dear-model: {input: 1000, output: 2000}\n"
+		"model:\n  base_url: http://127.0.0.1:9/v1\n  prices: {" + prices + "}\n"
 	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +37,7 @@ func TestSamplingIsChargedAtTheModelThatAnswered(t *testing.T) {
 	g := newTestGateway(t, cfg)
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Model: "dear-model", Role: "assistant", Content: &mcp.TextContent{Text: "30 days"},
+			return &mcp.CreateMessageResult{Model: answered, Role: "assistant", Content: &mcp.TextContent{Text: "30 days"},
 				Meta: mcp.Meta{"usage": map[string]any{"input_tokens": 1000, "output_tokens": 500}}}, nil
 		},
 	})
@@ -45,8 +59,7 @@ func TestSamplingIsChargedAtTheModelThatAnswered(t *testing.T) {
 	if !ok {
 		t.Fatal("request is not kept")
 	}
-	// 1000 input tokens at $1000/M and 500 output at $2000/M.
-	if got, want := r.Usage().Cost, 2.0; got != want {
-		t.Errorf("request cost = %v, want %v (dear-model's price)", got, want)
+	if got := r.Usage().Cost; got != want {
+		t.Errorf("request cost = %v, want %v", got, want)
 	}
 }
