@@ -552,8 +552,8 @@ forbid (principal, action, resource) when { context.scene == "chitchat" && resou
 	if _, out := do(t, "POST", srv.URL+"/v1/calls", refund, nil); path(out, "results", 0, "error", "code") == "denied" {
 		t.Errorf("a refund with no scene = %v, want it not denied", out)
 	}
-	if status, out := do(t, "POST", srv.URL+"/v1/calls", refund, map[string]string{"Reach-Scene": "small talk"}); status != 400 {
-		t.Errorf("a scene with a space = %d %v, want 400", status, out)
+	if status, out := do(t, "POST", srv.URL+"/v1/calls", refund, map[string]string{"Reach-Scene": "small talk"}); status != 400 || path(out, "error", "code") != "bad_scene" {
+		t.Errorf("a scene with a space = %d %v, want 400 bad_scene", status, out)
 	}
 	cs := connectMCP(t, g, nil)
 	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{MetaScene: "chitchat"})

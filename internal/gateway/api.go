@@ -190,20 +190,23 @@ func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups})
 }
 
-// linkFromHeaders reads Reach-Parent, traceparent and baggage.
+// linkFromHeaders reads Reach-Parent, Reach-Scene, traceparent and
+// baggage. A header it refuses is a *linkError that says which.
 func linkFromHeaders(h http.Header) (link, error) {
 	var l link
 	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
 		id, err := parseFrameID(p)
 		if err != nil {
-			return l, fmt.Errorf("%s: %v", HeaderParent, err)
+			return l, &linkError{Status: http.StatusBadRequest, Code: "bad_parent", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderParent, err)),
+				Suggestion: "Send the 16-hex-digit id of a frame, or omit the header."}
 		}
 		l.Parent = id
 	}
 	l.Trace, l.TraceID, _ = parseTraceparent(h.Get(HeaderTraceparent))
 	l.Scene = strings.TrimSpace(h.Get(HeaderScene))
 	if err := checkScene(l.Scene); err != nil {
-		return l, fmt.Errorf("%s: %v", HeaderScene, err)
+		return l, &linkError{Status: http.StatusBadRequest, Code: "bad_scene", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
+			Suggestion: "Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header."}
 	}
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		l.Request = id
@@ -229,8 +232,8 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l, err := linkFromHeaders(r.Header)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_parent", upperFirst(err.Error())+".", "Send the 16-hex-digit id of a frame, or omit the header.")
+	if le := (*linkError)(nil); errors.As(err, &le) {
+		writeError(w, le.Status, le.Code, le.Message, le.Suggestion)
 		return
 	}
 	if env.RequestID != "" {

@@ -513,8 +513,8 @@ func (u *upstream) leanFailed(ctx context.Context, ls *leanSession, id, doing st
 		u.cancelLean(ls, id, ctx)
 		return context.Cause(ctx)
 	}
-	u.reached(err)
 	if doing == "calling" {
+		u.reached(err) // the exchange failed: the upstream is not reachable
 		return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
 	}
 	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("reading upstream %s's answer failed: %v", u.cfg.Name, err)}

@@ -193,8 +193,8 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	out, _ := json.Marshal(body)
 
 	l, err := linkFromHeaders(r.Header)
-	if err != nil {
-		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_parent", err.Error())
+	if le := (*linkError)(nil); errors.As(err, &le) {
+		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
 		return
 	}
 	l.Agent = "model-proxy"
