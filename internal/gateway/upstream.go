@@ -36,14 +36,15 @@ type upstream struct {
 	client *mcp.Client
 	http   *http.Client // nil for stdio
 
-	mu      sync.Mutex
-	cs      *mcp.ClientSession // nil when disconnected
-	lastErr error
-	orig    map[string]*mcp.Tool // exposed name -> the upstream's definition
-	gone    map[string]bool      // exposed names the upstream no longer lists
-	closed  bool
-	dialing *dial                                  // the reconnection under way, if any
-	subs    map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by g.subMu
+	mu       sync.Mutex
+	cs       *mcp.ClientSession // nil when disconnected
+	lastErr  error
+	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
+	gone     map[string]bool      // exposed names the upstream no longer lists
+	closed   bool
+	dialing  *dial                                  // the reconnection under way, if any
+	lastDial time.Time                              // when the last reconnection began
+	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by g.subMu
 
 	// unreachable says why the last call could not reach the upstream
 	// (its connection failed), nil once a call did: a session can look
@@ -331,6 +332,20 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 // resources and prompts again.
 func (u *upstream) redial(d *dial) {
 	ctx := u.g.ctx
+	// An upstream that dies as soon as it is up (a stdio server that
+	// crashes after its handshake) is dialled at most once a second.
+	u.mu.Lock()
+	wait := time.Until(u.lastDial.Add(time.Second))
+	u.mu.Unlock()
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+	u.mu.Lock()
+	u.lastDial = time.Now()
+	u.mu.Unlock()
 	cs, err := u.connect(ctx)
 	if err == nil {
 		if lvl := u.g.sharedLevel(); lvl != "" { // a new session logs nothing until told
