@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1428,5 +1429,29 @@ func TestNumberSpellingIsTheSameCall(t *testing.T) {
 	}
 	if last.Status != reach.StatusRefused || last.Error.Code != "loop_repeat" {
 		t.Errorf("the third lookup of order 7 = %s %+v, want refused as loop_repeat", last.Status, last.Error)
+	}
+}
+
+// TestLongIntegerReachesTheTool: an integer longer than any machine word
+// (a 256-bit amount) reaches its tool as the integer it is.
+func TestLongIntegerReachesTheTool(t *testing.T) {
+	const amount = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+	rt := reach.New(nil)
+	var got string
+	rt.MustRegister(reach.Tool{Name: "transfer", Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var in struct{ Amount *big.Int }
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, err
+		}
+		got = in.Amount.String()
+		return json.RawMessage(`{"ok":true}`), nil
+	}})
+	ctx, req := begin(t, rt, nil)
+	defer req.End()
+	if res := rt.Call(ctx, &reach.Call{ID: "c", Tool: "transfer", Arguments: json.RawMessage(`{"amount":` + amount + `}`)}); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if got != amount {
+		t.Errorf("the tool got amount %s, want %s", got, amount)
 	}
 }

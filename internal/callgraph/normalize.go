@@ -233,16 +233,19 @@ func (n *normalizer) number(dst []byte) ([]byte, error) {
 }
 
 // appendNumber appends the canonical spelling of the valid JSON number
-// num: its exact decimal value with no leading or trailing zeros, as an
-// integer when it is one of at most maxIntDigits digits (a 128-bit id
-// stays an integer; 1e1000 does not become a thousand digits), as a
-// decimal fraction when its point is at most 6 places before the first
-// digit, else as d.ddde±N.
+// num: its exact decimal value with no leading or trailing zeros. An
+// integer literal is kept as written; another spelling of an integer is
+// written as one when it has at most maxIntDigits digits (1e1000 does not
+// become a thousand digits); a fraction is written as a decimal fraction
+// when its point is at most 6 places before the first digit, else as
+// d.ddde±N.
 const maxIntDigits = 40
 
 func appendNumber(dst, num []byte) []byte {
-	if bytes.IndexAny(num, ".eE") < 0 && len(num) <= maxIntDigits && !(len(num) == 2 && num[0] == '-' && num[1] == '0') {
-		return append(dst, num...) // an integer as JSON writes one: already canonical
+	if bytes.IndexAny(num, ".eE") < 0 && !(len(num) == 2 && num[0] == '-' && num[1] == '0') {
+		// An integer as JSON writes one stays so, however long (a
+		// 256-bit amount must reach its tool as an integer).
+		return append(dst, num...)
 	}
 	neg := num[0] == '-'
 	if neg {

@@ -124,14 +124,15 @@ type Gateway struct {
 	store     *store.SQLite // nil without a data folder
 	audit     *audit.Log    // nil without a data folder
 	auditV    auditView     // the audit log's reader (its st nil without a data folder)
-	// subMu serializes resource subscriptions (see subscribe); it guards
-	// every upstream's subs and subWatched, the clients whose leaving is
-	// watched.
-	subMu sync.Mutex
+	// subMu guards every upstream's subs (the clients subscribed to its
+	// resources), subWatched (the clients whose leaving is watched) and
+	// uriLocks (a resource's subscription changes, one at a time: lockURI).
+	subMu      sync.Mutex
+	subWatched map[*mcp.ServerSession]bool
+	uriLocks   map[string]*uriLock
 	// mirrorMu guards every upstream's mirrored: what it put on the
 	// server of its resources and prompts.
-	mirrorMu   sync.Mutex
-	subWatched map[*mcp.ServerSession]bool
+	mirrorMu sync.Mutex
 	// deadBusy holds the dead letters an operator's retry or dismissal is
 	// acting on (by the id in its path).
 	deadMu   sync.Mutex

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,14 +46,15 @@ func (u *upstream) mirror(ctx context.Context) {
 	}
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
-		return
+		caps = &mcp.ServerCapabilities{} // it offers nothing (any more)
 	}
 	g := u.g
 	g.mirrorMu.Lock()
 	old := u.mirrored
 	g.mirrorMu.Unlock()
-	now := mirrored{resources: old.resources, templates: old.templates, prompts: old.prompts}
+	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
 	if caps.Resources != nil {
+		now.resources, now.templates = old.resources, old.templates
 		if res, err := cs.ListResources(lctx, nil); err == nil {
 			now.resources = map[string]*mcp.Resource{}
 			for _, r := range res.Resources {
@@ -66,6 +69,7 @@ func (u *upstream) mirror(ctx context.Context) {
 		}
 	}
 	if caps.Prompts != nil {
+		now.prompts = old.prompts
 		if res, err := cs.ListPrompts(lctx, nil); err == nil {
 			now.prompts = map[string]*mcp.Prompt{}
 			for _, p := range res.Prompts {
@@ -246,24 +250,31 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 // subscribe subscribes the upstream to a resource for a client. The
 // upstream's session is shared: it is subscribed when the first client
 // subscribes, and unsubscribed when the last one unsubscribes or leaves.
-// Subscriptions change one at a time (g.subMu, held across the upstream's
-// answer), so that an unsubscribe on its way never ends one that a
-// subscribe just counted on.
+// The changes of one resource's subscriptions happen one at a time
+// (lockURI, held across the upstream's answer, which the upstream's
+// timeout bounds), so that an unsubscribe on its way never ends one that
+// a subscribe just counted on; other resources' do not wait.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	g.subMu.Lock()
-	defer g.subMu.Unlock()
 	uri, ss := req.Params.URI, req.Session
+	defer g.lockURI(uri)()
+	g.subMu.Lock()
 	for _, u := range g.upstreams {
 		if len(u.subs[uri]) > 0 {
-			u.addSub(uri, ss)
+			u.addSubLocked(uri, ss)
+			g.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
 		}
 	}
+	g.subMu.Unlock()
 	return g.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
+		sctx, cancel := context.WithTimeout(ctx, u.timeout())
+		defer cancel()
+		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
 			return err
 		}
-		u.addSub(uri, ss)
+		g.subMu.Lock()
+		u.addSubLocked(uri, ss)
+		g.subMu.Unlock()
 		return nil
 	})
 }
@@ -271,34 +282,72 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // unsubscribe ends a client's subscription, and the upstream's when no
 // other client has one.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	g.subMu.Lock()
-	defer g.subMu.Unlock()
-	return g.unsubscribeLocked(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+	defer g.lockURI(req.Params.URI)()
+	return g.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
 }
 
-func (g *Gateway) unsubscribeLocked(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
+// unsubscribeURI ends ss's subscription to uri; its lockURI is held.
+func (g *Gateway) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
+	g.subMu.Lock()
+	var last *upstream
 	for _, u := range g.upstreams {
 		if !u.subs[uri][ss] {
 			continue
 		}
 		delete(u.subs[uri], ss)
-		if len(u.subs[uri]) > 0 {
-			return nil // other clients still want its updates
+		if len(u.subs[uri]) == 0 {
+			delete(u.subs, uri)
+			last = u
 		}
-		delete(u.subs, uri)
-		cs, err := u.session(ctx)
-		if err != nil {
-			return err
-		}
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{Meta: meta, URI: uri})
+		break
 	}
-	return nil // it had no subscription to end; other clients' stay
+	g.subMu.Unlock()
+	if last == nil {
+		return nil // it had no subscription to end, or other clients' stay
+	}
+	cs, err := last.session(ctx)
+	if err != nil {
+		return err
+	}
+	uctx, cancel := context.WithTimeout(ctx, last.timeout())
+	defer cancel()
+	return cs.Unsubscribe(uctx, &mcp.UnsubscribeParams{Meta: meta, URI: uri})
 }
 
-// addSub records that ss subscribed to uri through u; g.subMu is held.
-// The first subscription of a client starts the one watcher that ends its
-// subscriptions when it leaves.
-func (u *upstream) addSub(uri string, ss *mcp.ServerSession) {
+// lockURI serializes the subscription changes of one resource: it waits
+// for the others' to end and returns the unlock.
+func (g *Gateway) lockURI(uri string) func() {
+	g.subMu.Lock()
+	l := g.uriLocks[uri]
+	if l == nil {
+		if g.uriLocks == nil {
+			g.uriLocks = map[string]*uriLock{}
+		}
+		l = &uriLock{}
+		g.uriLocks[uri] = l
+	}
+	l.refs++
+	g.subMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		g.subMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(g.uriLocks, uri)
+		}
+		g.subMu.Unlock()
+	}
+}
+
+type uriLock struct {
+	mu   sync.Mutex
+	refs int // holders and waiters; guarded by g.subMu
+}
+
+// addSubLocked records that ss subscribed to uri through u; g.subMu is
+// held. The first subscription of a client starts the one watcher that
+// ends its subscriptions when it leaves.
+func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
 	g := u.g
 	if u.subs == nil {
 		u.subs = map[string]map[*mcp.ServerSession]bool{}
@@ -317,16 +366,20 @@ func (u *upstream) addSub(uri string, ss *mcp.ServerSession) {
 	go func() {
 		ss.Wait()
 		g.subMu.Lock()
-		defer g.subMu.Unlock()
 		delete(g.subWatched, ss)
-		ctx, cancel := context.WithTimeout(g.ctx, 10*time.Second)
-		defer cancel()
+		var uris []string
 		for _, u := range g.upstreams {
 			for uri, by := range u.subs {
 				if by[ss] {
-					g.unsubscribeLocked(ctx, uri, ss, nil)
+					uris = append(uris, uri)
 				}
 			}
+		}
+		g.subMu.Unlock()
+		for _, uri := range uris {
+			unlock := g.lockURI(uri)
+			g.unsubscribeURI(g.ctx, uri, ss, nil)
+			unlock()
 		}
 	}()
 }
@@ -337,13 +390,21 @@ func (u *upstream) addSub(uri string, ss *mcp.ServerSession) {
 func (u *upstream) resubscribe(cs *mcp.ClientSession) {
 	g := u.g
 	g.subMu.Lock()
-	defer g.subMu.Unlock()
-	for uri := range u.subs {
-		ctx, cancel := context.WithTimeout(g.ctx, u.timeout())
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			u.log.Warn("subscribing the new session again failed; its clients get no updates of the resource", "uri", uri, "err", err)
+	uris := slices.Collect(maps.Keys(u.subs))
+	g.subMu.Unlock()
+	for _, uri := range uris {
+		unlock := g.lockURI(uri)
+		g.subMu.Lock()
+		still := len(u.subs[uri]) > 0
+		g.subMu.Unlock()
+		if still {
+			ctx, cancel := context.WithTimeout(g.ctx, u.timeout())
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				u.log.Warn("subscribing the new session again failed; its clients get no updates of the resource", "uri", uri, "err", err)
+			}
+			cancel()
 		}
-		cancel()
+		unlock()
 	}
 }
 

@@ -472,3 +472,90 @@ func TestHungResourceListDoesNotStopMirroring(t *testing.T) {
 		return false
 	})
 }
+
+// TestRestartedUpstreamWithoutResources: an upstream that comes back
+// without the resources capability has its resources taken off the
+// gateway, not left listed with reads that fail.
+func TestRestartedUpstreamWithoutResources(t *testing.T) {
+	const uri = "file:///notes.txt"
+	serve := func(s *mcp.Server, ln net.Listener) *http.Server {
+		srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+		go srv.Serve(ln)
+		return srv
+	}
+	s1 := resourceUpstream(t, uri)
+	addTaggedTool(s1, "v1", "echo")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv1 := serve(s1, ln)
+	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	cs := connectMCP(t, g, nil)
+	if list, err := cs.ListResources(t.Context(), nil); err != nil || len(list.Resources) != 1 {
+		t.Fatalf("resources before the restart: %v %v", list, err)
+	}
+	srv1.Close()
+	s2 := mcp.NewServer(&mcp.Implementation{Name: "tools-only", Version: "2"}, nil)
+	addTaggedTool(s2, "v2", "echo")
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("the address was taken meanwhile: %v", err)
+	}
+	srv2 := serve(s2, ln)
+	t.Cleanup(func() { srv2.Close() })
+	if _, text := callText(t, cs, "res__echo", map[string]any{}, nil); text != "v2: echo" {
+		t.Fatalf("the call after the restart = %q", text)
+	}
+	waitUntil(t, "the gone resource to leave", func() bool {
+		list, err := cs.ListResources(t.Context(), nil)
+		return err == nil && len(list.Resources) == 0
+	})
+}
+
+// TestSlowSubscribeHoldsOnlyItsResource: while an upstream takes its time
+// to answer one resource's subscribe, another resource's subscribe is
+// answered.
+func TestSlowSubscribeHoldsOnlyItsResource(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
+	defer close(release) // before the cleanups: the gateway and the upstream wait for the slow answer
+	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			if req.Params.URI == "file:///slow" {
+				entered <- struct{}{}
+				<-release
+			}
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	for _, uri := range []string{"file:///slow", "file:///notes.txt"} {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hi"}}}, nil
+		})
+	}
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 30s}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	a := resourceSubscriber(t, g, make(chan string, 1))
+	b := resourceSubscriber(t, g, make(chan string, 1))
+	slow := make(chan error, 1)
+	go func() { slow <- a.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "file:///slow"}) }()
+	<-entered // a's subscribe is at the upstream
+	if err := b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "file:///notes.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-slow:
+		t.Errorf("the slow subscribe ended (%v) before the other was answered: the other waited for it", err)
+	default:
+	}
+}

@@ -2,42 +2,67 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/agentreach/reach/internal/policy/secrets"
 )
 
 // streamMask masks the configured secret values in a streamed answer,
 // where the model may spell a secret across several chunks: per choice,
-// the content and each tool call's arguments go through a secrets.Stream,
-// which holds back the end of a chunk that may begin a secret until the
-// next chunk of the same text. A chunk it changes is written anew (its
-// members in another order); what is held when a choice finishes goes out
-// with that chunk, or in a chunk of its own before [DONE].
+// each text of its delta (content, refusal, reasoning, a function call's
+// or each tool call's arguments) goes through a secrets.Stream, which
+// holds back the end of a chunk that may begin a secret until the next
+// chunk of the same text. A chunk it changes is written anew (its members
+// in another order); what is held when a choice finishes goes out with
+// that chunk, or in a chunk of its own before [DONE].
 type streamMask struct {
 	red     *secrets.Redactor
-	streams map[string]*secrets.Stream // "<choice>" for content, "<choice>/<tool call index>" for arguments
+	streams map[streamKey]*secrets.Stream
+}
+
+// streamKey names one text of a choice: a delta member ("content",
+// "refusal", "function_call" for its arguments), or a tool call's
+// arguments (tool >= 0).
+type streamKey struct {
+	choice int
+	field  string
+	tool   int
 }
 
 func newStreamMask(red *secrets.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
 		return nil
 	}
-	return &streamMask{red: red, streams: map[string]*secrets.Stream{}}
+	return &streamMask{red: red, streams: map[streamKey]*secrets.Stream{}}
 }
 
-func (m *streamMask) stream(key string) *secrets.Stream {
+// next passes text of key through its stream, flushing it at the end.
+func (m *streamMask) next(key streamKey, text string, end bool) string {
 	s, ok := m.streams[key]
 	if !ok {
 		s = m.red.Stream()
 		m.streams[key] = s
 	}
-	return s
+	out := s.Next(text)
+	if end {
+		out += s.Flush()
+	}
+	return out
+}
+
+// held returns the keys of choice's texts that end with held text.
+func (m *streamMask) held(choice int) []streamKey {
+	var keys []streamKey
+	for k, s := range m.streams {
+		if k.choice == choice && s.Holding() {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b streamKey) int { return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.tool, b.tool)) })
+	return keys
 }
 
 // chunk returns the data of one event with its texts masked, or d itself
@@ -51,58 +76,78 @@ func (m *streamMask) chunk(d []byte) []byte {
 	}
 	choices, _ := c["choices"].([]any)
 	changed := false
-	for _, ch := range choices {
+	seen := map[streamKey]bool{}
+	ended := map[int]map[string]any{} // the deltas of the choices that finish here
+	for pos, ch := range choices {
 		choice, _ := ch.(map[string]any)
 		if choice == nil {
 			continue
 		}
-		idx := fmt.Sprint(choice["index"])
+		idx := pos
+		if n, ok := choice["index"].(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				idx = int(i)
+			}
+		}
+		end := choice["finish_reason"] != nil
 		delta, _ := choice["delta"].(map[string]any)
-		finished := choice["finish_reason"] != nil
 		if delta == nil {
-			if !finished || !m.holding(idx) {
+			if !end || len(m.held(idx)) == 0 {
 				continue
 			}
 			delta = map[string]any{}
 			choice["delta"] = delta
 		}
-		if text, ok := delta["content"].(string); ok || finished {
-			s := m.stream(idx)
-			out := s.Next(text)
-			if finished {
-				out += s.Flush()
-			}
-			if out != text {
-				delta["content"], changed = out, true
-			}
+		if end {
+			ended[idx] = delta
 		}
-		calls, _ := delta["tool_calls"].([]any)
-		seen := map[string]bool{}
-		for _, tc := range calls {
-			call, _ := tc.(map[string]any)
-			fn, _ := call["function"].(map[string]any)
-			if fn == nil {
-				continue
-			}
-			ti := fmt.Sprint(call["index"])
-			seen[ti] = true
-			args, _ := fn["arguments"].(string)
-			s := m.stream(idx + "/" + ti)
-			out := s.Next(args)
-			if finished {
-				out += s.Flush()
-			}
-			if out != args {
-				fn["arguments"], changed = out, true
-			}
-		}
-		if finished { // tool calls whose arguments end with held text
-			for _, key := range m.heldArgs(idx) {
-				if ti := key[len(idx)+1:]; !seen[ti] {
-					n, _ := strconv.Atoi(ti)
-					calls = append(calls, map[string]any{"index": n, "function": map[string]any{"arguments": m.streams[key].Flush()}})
-					delta["tool_calls"], changed = calls, true
+		for field, v := range delta {
+			switch v := v.(type) {
+			case string:
+				if field == "role" {
+					continue
 				}
+				key := streamKey{idx, field, -1}
+				seen[key] = true
+				if out := m.next(key, v, end); out != v {
+					delta[field], changed = out, true
+				}
+			case map[string]any: // function_call
+				if args, ok := v["arguments"].(string); ok {
+					key := streamKey{idx, field, -1}
+					seen[key] = true
+					if out := m.next(key, args, end); out != args {
+						v["arguments"], changed = out, true
+					}
+				}
+			case []any: // tool_calls
+				for pos, tc := range v {
+					call, _ := tc.(map[string]any)
+					fn, _ := call["function"].(map[string]any)
+					args, ok := fn["arguments"].(string)
+					if !ok {
+						continue
+					}
+					ti := pos
+					if n, ok := call["index"].(json.Number); ok {
+						if i, err := n.Int64(); err == nil {
+							ti = int(i)
+						}
+					}
+					key := streamKey{idx, field, ti}
+					seen[key] = true
+					if out := m.next(key, args, end); out != args {
+						fn["arguments"], changed = out, true
+					}
+				}
+			}
+		}
+	}
+	for idx, delta := range ended { // texts of a finished choice that end with held text, absent here
+		for _, key := range m.held(idx) {
+			if !seen[key] {
+				m.put(delta, key, m.next(key, "", true))
+				changed = true
 			}
 		}
 	}
@@ -118,58 +163,39 @@ func (m *streamMask) chunk(d []byte) []byte {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-// holding reports whether any text of choice idx is held back.
-func (m *streamMask) holding(idx string) bool {
-	if s := m.streams[idx]; s != nil && s.Holding() {
-		return true
+// put adds text to the member of delta that key names.
+func (m *streamMask) put(delta map[string]any, key streamKey, text string) {
+	switch {
+	case key.tool >= 0:
+		calls, _ := delta[key.field].([]any)
+		delta[key.field] = append(calls, map[string]any{"index": key.tool, "function": map[string]any{"arguments": text}})
+	case key.field == "function_call":
+		delta[key.field] = map[string]any{"arguments": text}
+	default:
+		delta[key.field] = text
 	}
-	return len(m.heldArgs(idx)) > 0
-}
-
-// heldArgs returns the keys of choice idx's tool calls whose arguments
-// end with held text, in order.
-func (m *streamMask) heldArgs(idx string) []string {
-	var keys []string
-	for k, s := range m.streams {
-		if strings.HasPrefix(k, idx+"/") && s.Holding() {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // rest returns the data of a chunk with what is still held (a stream that
 // ended with no finish_reason), or nil.
 func (m *streamMask) rest() []byte {
-	var choices []any
-	idxs := map[string]bool{}
-	for k := range m.streams {
-		idx, _, _ := strings.Cut(k, "/")
-		idxs[idx] = true
+	choices := map[int]bool{}
+	for k, s := range m.streams {
+		if s.Holding() {
+			choices[k.choice] = true
+		}
 	}
-	for _, idx := range slices.Sorted(maps.Keys(idxs)) {
-		if !m.holding(idx) {
-			continue
-		}
-		delta := map[string]any{}
-		if s := m.streams[idx]; s != nil && s.Holding() {
-			delta["content"] = s.Flush()
-		}
-		var calls []any
-		for _, key := range m.heldArgs(idx) {
-			n, _ := strconv.Atoi(key[len(idx)+1:])
-			calls = append(calls, map[string]any{"index": n, "function": map[string]any{"arguments": m.streams[key].Flush()}})
-		}
-		if calls != nil {
-			delta["tool_calls"] = calls
-		}
-		n, _ := strconv.Atoi(idx)
-		choices = append(choices, map[string]any{"index": n, "delta": delta})
-	}
-	if choices == nil {
+	if len(choices) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(map[string]any{"object": "chat.completion.chunk", "choices": choices})
+	var out []any
+	for _, idx := range slices.Sorted(maps.Keys(choices)) {
+		delta := map[string]any{}
+		for _, key := range m.held(idx) {
+			m.put(delta, key, m.next(key, "", true))
+		}
+		out = append(out, map[string]any{"index": idx, "delta": delta})
+	}
+	b, _ := json.Marshal(map[string]any{"object": "chat.completion.chunk", "choices": out})
 	return b
 }

@@ -849,3 +849,83 @@ func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestModelProxyMasksAKeySplitInAnyText: the key spelled across chunks is
+// masked in every text of a delta (refusal, reasoning, a legacy function
+// call's arguments) and in each of two choices; every other word reaches
+// the client.
+func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
+	texts := func(field string, choice int, text string) map[string]any {
+		delta := map[string]any{field: text}
+		if field == "function_call" {
+			delta = map[string]any{field: map[string]any{"arguments": text}}
+		}
+		return map[string]any{"index": choice, "delta": delta}
+	}
+	var events []string
+	for i, part := range []string{"the key sk-live-SEC", "RET-9f8e7d done"} {
+		var choices []any
+		for _, field := range []string{"refusal", "reasoning_content", "function_call"} {
+			for choice := range 2 {
+				text := part
+				if i == 0 {
+					text = fmt.Sprintf("%d:", choice) + part
+				}
+				choices = append(choices, texts(field, choice, text))
+			}
+		}
+		if i == 1 {
+			for _, ch := range choices {
+				ch.(map[string]any)["finish_reason"] = "stop"
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"choices": choices})
+		events = append(events, "data: "+string(b)+"\n\n")
+	}
+	_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}, "")
+	_, b := postChat(t, url, `{"stream":true,"messages":[]}`, nil)
+	if bytes.Contains(b, []byte("9f8e7d")) {
+		t.Errorf("a part of the key reached the client:\n%s", b)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		d, ok := strings.CutPrefix(line, "data: ")
+		if !ok || d == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Index int            `json:"index"`
+				Delta map[string]any `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(d), &c); err != nil {
+			t.Fatalf("a chunk is not JSON: %q", d)
+		}
+		for _, ch := range c.Choices {
+			for field, v := range ch.Delta {
+				if fc, ok := v.(map[string]any); ok {
+					v = fc["arguments"]
+				}
+				got[fmt.Sprint(ch.Index, field)] += fmt.Sprint(v)
+			}
+		}
+	}
+	for _, field := range []string{"refusal", "reasoning_content", "function_call"} {
+		for choice := range 2 {
+			if k, want := fmt.Sprint(choice, field), fmt.Sprintf("%d:the key [redacted] done", choice); got[k] != want {
+				t.Errorf("choice %d's %s reassembled as %q, want %q", choice, field, got[k], want)
+			}
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("the client got texts %v, want 3 fields of 2 choices", got)
+	}
+}

@@ -494,7 +494,9 @@ func (r *Redactor) Stream() *Stream { return &Stream{r: r} }
 
 // Next returns what of the text may be passed on once piece has arrived:
 // the secrets it completes masked, and without the end of it that may
-// begin a secret, which is held for the next piece (or Flush).
+// begin a secret (or a longer one that a shorter ends), which is held for
+// the next piece (or Flush). A secret that begins before that end is held
+// whole.
 func (s *Stream) Next(piece string) string {
 	set := s.r.secrets.Load()
 	text := s.held + piece
@@ -502,29 +504,44 @@ func (s *Stream) Next(piece string) string {
 	if len(set.vals) == 0 {
 		return text
 	}
-	text = set.rep.Replace(text)
-	k := 0
-	for _, v := range set.vals {
-		for n := min(len(v)-1, len(text)); n > k; n-- {
+	cut := len(text)
+	for _, v := range set.vals { // the longest end of text that a secret begins with
+		for n := min(len(v)-1, len(text)); n > len(text)-cut; n-- {
 			if strings.HasSuffix(text, v[:n]) {
-				k = n
+				cut = len(text) - n
 				break
 			}
 		}
 	}
-	s.held = text[len(text)-k:]
-	return text[:len(text)-k]
+	for moved := true; moved; { // no secret straddles the cut
+		moved = false
+		for _, v := range set.vals {
+			for i := max(0, cut-len(v)+1); i < cut; i++ {
+				if strings.HasPrefix(text[i:], v) && i+len(v) > cut {
+					cut, moved = i, true
+					break
+				}
+			}
+		}
+	}
+	s.held = text[cut:]
+	return set.rep.Replace(text[:cut])
 }
 
-// Flush returns the text held back at the end: the start of a secret that
-// never came whole, masked when it is at least MinLength long.
+// Flush returns the text held back at the end, its secrets masked, and
+// masked whole if it is the start of a secret that never came whole and
+// at least MinLength long.
 func (s *Stream) Flush() string {
 	h := s.held
 	s.held = ""
-	if len(h) >= s.r.minLen {
-		return s.r.mask
+	set := s.r.secrets.Load()
+	if set.rep == nil {
+		return h
 	}
-	return h
+	if m := set.rep.Replace(h); m != h || len(h) < s.r.minLen {
+		return m
+	}
+	return s.r.mask
 }
 
 // Holding reports whether text is held back.

@@ -238,6 +238,9 @@ func TestStream(t *testing.T) {
 	for _, tt := range tests {
 		s := r.Stream()
 		var out strings.Builder
+		if whole := r.RedactString(strings.Join(tt.pieces, "")); !strings.HasSuffix(tt.want, "[redacted]") && whole != tt.want {
+			t.Errorf("%q: masked whole %q, want %q", tt.pieces, whole, tt.want)
+		}
 		for _, p := range tt.pieces {
 			got := s.Next(p)
 			if strings.Contains(got, "0123456789") || strings.Contains(out.String()+got, "sk-live-0123456789") {
@@ -248,6 +251,27 @@ func TestStream(t *testing.T) {
 		out.WriteString(s.Flush())
 		if out.String() != tt.want {
 			t.Errorf("%q: streamed %q, want %q", tt.pieces, out.String(), tt.want)
+		}
+	}
+}
+
+// TestStreamOverlappingSecrets: with a secret that begins another, a
+// stream masks as masking the whole text does, wherever it is cut.
+func TestStreamOverlappingSecrets(t *testing.T) {
+	r := New(nil)
+	if err := r.Add("abcd1234", "abcd1234efgh5678", "zz-key-99"); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"x abcd1234efgh5678 y", "x abcd1234 y", "a zz-key-99abcd1234efgh5678!", "abcd1234abcd1234efgh"} {
+		want := r.RedactString(text)
+		for cut1 := 0; cut1 <= len(text); cut1++ {
+			for cut2 := cut1; cut2 <= len(text); cut2++ {
+				s := r.Stream()
+				got := s.Next(text[:cut1]) + s.Next(text[cut1:cut2]) + s.Next(text[cut2:]) + s.Flush()
+				if got != want {
+					t.Fatalf("%q cut at %d and %d: streamed %q, masked whole %q", text, cut1, cut2, got, want)
+				}
+			}
 		}
 	}
 }
