@@ -18,21 +18,29 @@ import (
 	"github.com/agentreach/reach/internal/store"
 )
 
+// auditedStore opens a store in a folder of the test's own, with an audit
+// log over it.
+func auditedStore(t *testing.T) (string, *store.SQLite, *audit.Log) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(t.Context(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.New(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st, log
+}
+
 // recordLoop runs a request whose third identical lookup the loop guard
 // refuses, with the audit log as the runtime's recorder.
 func recordLoop(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, log := auditedStore(t)
 	defer st.Close()
-	log, err := audit.New(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rt := reach.New(&reach.Options{Recorder: log})
 	rt.MustRegister(reach.Tool{Name: "get_order", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"status":"SHIPPED"}`), nil
@@ -95,15 +103,7 @@ forbid(principal, action, resource == Reach::Tool::"get_order");`), 0o644)
 // "recorded held for approval, now refused" under a policy that forbids it.
 func TestAuditReplayHeldCall(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.New(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, log := auditedStore(t)
 	held := filepath.Join(t.TempDir(), "held.cedar")
 	os.WriteFile(held, []byte(`@approval("user") permit(principal, action, resource);`), 0o644)
 	set, err := policy.Load(held)
@@ -152,15 +152,7 @@ func writePolicy(t *testing.T, src string) string {
 // delegation, so a replay decides them too.
 func TestAuditExportIncludesSubAgents(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := audit.New(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, log := auditedStore(t)
 	rt := reach.New(&reach.Options{Recorder: log, Checkpoints: durable.New(st, nil, nil)})
 	rt.MustRegister(reach.Tool{Name: "search", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"hits":1}`), nil

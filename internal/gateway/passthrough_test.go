@@ -299,40 +299,17 @@ func TestNewProtocolClientSubscribes(t *testing.T) {
 // before, and one that subscribes after, hear of updates.
 func TestSubscriptionsSurviveAnUpstreamRestart(t *testing.T) {
 	const uri = "file:///notes.txt"
-	serve := func(s *mcp.Server, ln net.Listener) *http.Server {
-		srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
-		go srv.Serve(ln)
-		return srv
-	}
 	s1 := resourceUpstream(t, uri)
 	addTaggedTool(s1, "v1", "echo")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	srv1 := serve(s1, ln)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g, restart := restartableUpstream(t, s1)
 	updates := make(chan string, 8)
 	a := resourceSubscriber(t, g, updates)
 	if err := a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	srv1.Close() // the upstream restarts
 	s2 := resourceUpstream(t, uri)
 	addTaggedTool(s2, "v2", "echo")
-	if ln, err = net.Listen("tcp", addr); err != nil {
-		t.Skipf("the address was taken meanwhile: %v", err)
-	}
-	srv2 := serve(s2, ln)
-	t.Cleanup(func() { srv2.Close() })
-	if _, text := callText(t, connectMCP(t, g, nil), "res__echo", map[string]any{}, nil); text != "v2: echo" {
-		t.Fatalf("the call after the restart = %q", text)
-	}
+	restart(s2, connectMCP(t, g, nil))
 	b := resourceSubscriber(t, g, updates)
 	if err := b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
@@ -478,39 +455,16 @@ func TestHungResourceListDoesNotStopMirroring(t *testing.T) {
 // gateway, not left listed with reads that fail.
 func TestRestartedUpstreamWithoutResources(t *testing.T) {
 	const uri = "file:///notes.txt"
-	serve := func(s *mcp.Server, ln net.Listener) *http.Server {
-		srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
-		go srv.Serve(ln)
-		return srv
-	}
 	s1 := resourceUpstream(t, uri)
 	addTaggedTool(s1, "v1", "echo")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	srv1 := serve(s1, ln)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g, restart := restartableUpstream(t, s1)
 	cs := connectMCP(t, g, nil)
 	if list, err := cs.ListResources(t.Context(), nil); err != nil || len(list.Resources) != 1 {
 		t.Fatalf("resources before the restart: %v %v", list, err)
 	}
-	srv1.Close()
 	s2 := mcp.NewServer(&mcp.Implementation{Name: "tools-only", Version: "2"}, nil)
 	addTaggedTool(s2, "v2", "echo")
-	if ln, err = net.Listen("tcp", addr); err != nil {
-		t.Skipf("the address was taken meanwhile: %v", err)
-	}
-	srv2 := serve(s2, ln)
-	t.Cleanup(func() { srv2.Close() })
-	if _, text := callText(t, cs, "res__echo", map[string]any{}, nil); text != "v2: echo" {
-		t.Fatalf("the call after the restart = %q", text)
-	}
+	restart(s2, cs)
 	waitUntil(t, "the gone resource to leave", func() bool {
 		list, err := cs.ListResources(t.Context(), nil)
 		return err == nil && len(list.Resources) == 0
@@ -557,5 +511,42 @@ func TestSlowSubscribeHoldsOnlyItsResource(t *testing.T) {
 	case err := <-slow:
 		t.Errorf("the slow subscribe ended (%v) before the other was answered: the other waited for it", err)
 	default:
+	}
+}
+
+// restartableUpstream serves s as the upstream "res" (on an address of its
+// own) of a new gateway. restart stops it, serves s2 on the same address
+// (its tool echo answers "v2: echo"), and makes a call through cs, which
+// reconnects the gateway to it.
+func restartableUpstream(t *testing.T, s *mcp.Server) (*Gateway, func(s2 *mcp.Server, cs *mcp.ClientSession)) {
+	t.Helper()
+	serve := func(s *mcp.Server, ln net.Listener) *http.Server {
+		srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		return srv
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv := serve(s, ln)
+	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	return g, func(s2 *mcp.Server, cs *mcp.ClientSession) {
+		t.Helper()
+		srv.Close()
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("the address was taken meanwhile: %v", err)
+		}
+		serve(s2, ln)
+		if _, text := callText(t, cs, "res__echo", map[string]any{}, nil); text != "v2: echo" {
+			t.Fatalf("the call after the restart = %q", text)
+		}
 	}
 }
