@@ -57,13 +57,7 @@ func resourceSubscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.Cl
 func TestUnsubscribeLeavesOtherSubscribers(t *testing.T) {
 	const uri = "file:///notes.txt"
 	s := resourceUpstream(t, uri)
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	updatesA, updatesB := make(chan string, 4), make(chan string, 4)
 	a, b := resourceSubscriber(t, g, updatesA), resourceSubscriber(t, g, updatesB)
 	for _, cs := range []*mcp.ClientSession{a, b} {
@@ -108,30 +102,9 @@ func TestResourceUpdatesReachSubscribers(t *testing.T) {
 	s.AddResource(&mcp.Resource{URI: uri, Name: "notes"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hi"}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	updated := make(chan string, 4)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := g.MCPServer().Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			updated <- req.Params.URI
-		}})
-	// A protocol with resources/subscribe, which the gateway passes upstream.
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := resourceSubscriber(t, g, updated)
 	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatalf("Subscribe: %v", err)
 	}
@@ -160,13 +133,7 @@ func TestUpstreamResourceAndPromptListsFollowChanges(t *testing.T) {
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	cs := connectMCP(t, g, nil)
 	resources := func() string {
 		res, err := cs.ListResources(context.Background(), nil)
@@ -220,13 +187,7 @@ func TestResourcesAndPromptsFromNewProtocolClient(t *testing.T) {
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	cs := connectMCP(t, g, nil)
 	if v := cs.InitializeResult().ProtocolVersion; v < statelessProtocol {
 		t.Fatalf("the client speaks %s, want %s or later", v, statelessProtocol)
@@ -257,13 +218,7 @@ func TestNewProtocolClientSubscribes(t *testing.T) {
 	s.AddResource(&mcp.Resource{URI: uri, Name: "notes"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hi"}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	updated := make(chan string, 64)
 	cs := connectMCP(t, g, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		updated <- req.Params.URI
@@ -335,13 +290,7 @@ func TestSubscriptionsSurviveAnUpstreamRestart(t *testing.T) {
 func TestSubscriptionWatchersDoNotPileUp(t *testing.T) {
 	const uri = "file:///notes.txt"
 	s := resourceUpstream(t, uri)
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: "+up.URL+"\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "")
 	cs := resourceSubscriber(t, g, make(chan string, 1))
 	cycle := func() {
 		if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
@@ -492,13 +441,7 @@ func TestSlowSubscribeHoldsOnlyItsResource(t *testing.T) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "hi"}}}, nil
 		})
 	}
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 30s}\n"), os.LookupEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newTestGateway(t, cfg)
+	g := gatewayOver(t, s, "30s")
 	a := resourceSubscriber(t, g, make(chan string, 1))
 	b := resourceSubscriber(t, g, make(chan string, 1))
 	slow := make(chan error, 1)
@@ -549,4 +492,21 @@ func restartableUpstream(t *testing.T, s *mcp.Server) (*Gateway, func(s2 *mcp.Se
 			t.Fatalf("the call after the restart = %q", text)
 		}
 	}
+}
+
+// gatewayOver is a gateway with s as its upstream "res" (over Streamable
+// HTTP), with the upstream timeout given, if any ("300ms").
+func gatewayOver(t *testing.T, s *mcp.Server, timeout string) *Gateway {
+	t.Helper()
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	entry := "{name: res, url: '" + up.URL + "'}"
+	if timeout != "" {
+		entry = "{name: res, url: '" + up.URL + "', timeout: " + timeout + "}"
+	}
+	cfg, err := ParseConfig([]byte("upstreams:\n  - "+entry+"\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestGateway(t, cfg)
 }
