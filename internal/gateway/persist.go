@@ -371,8 +371,13 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := g.storedDeadLetter(r.Context(), t.stored.ID)
-	if err != nil || d == nil || d.State != store.DeadResolved {
-		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed but the store did not record it (%v).", t.stored.ID, err),
+	switch {
+	case err != nil || d == nil:
+		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed, but could not be read back (%v).", t.stored.ID, err),
+			"List it with GET /v1/deadletters?state=all to see its state.")
+		return
+	case d.State != store.DeadResolved:
+		writeError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed, but the store did not record it.", t.stored.ID),
 			"Look at the gateway's log, then dismiss it again.")
 		return
 	}
