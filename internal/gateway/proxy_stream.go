@@ -2,67 +2,79 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/agentreach/reach/internal/policy/secrets"
 )
 
 // streamMask masks the configured secret values in a streamed answer,
 // where the model may spell a secret across several chunks: per choice,
-// each text of its delta (content, refusal, reasoning, a function call's
-// or each tool call's arguments) goes through a secrets.Stream, which
-// holds back the end of a chunk that may begin a secret until the next
-// chunk of the same text. A chunk it changes is written anew (its members
-// in another order); what is held when a choice finishes goes out with
-// that chunk, or in a chunk of its own before [DONE].
+// each text of its delta (content, refusal, reasoning, a transcript, a
+// content part's or a tool call's arguments: every string but those that
+// name or identify) goes through a secrets.Stream, which holds back the
+// end of a chunk that may begin a secret until the next chunk of the same
+// text. A chunk it changes is written anew (its members in another
+// order); what is held when a choice finishes goes out with that chunk,
+// or in a chunk of its own before [DONE].
 type streamMask struct {
 	red     *secrets.Redactor
-	streams map[streamKey]*secrets.Stream
+	streams map[streamKey]*heldText
 }
 
-// streamKey names one text of a choice: a delta member ("content",
-// "refusal", "function_call" for its arguments), or a tool call's
-// arguments (tool >= 0).
+// streamKey names one text of a choice by its path in the delta:
+// "content", "tool_calls[2].function.arguments" (an array element by its
+// index member, else its position).
 type streamKey struct {
 	choice int
-	field  string
-	tool   int
+	path   string
 }
+
+// heldText is a text's stream and how to put more of it in a delta: the
+// path's steps, each a member name or an array element with the members
+// that identify it (index, type).
+type heldText struct {
+	s     *secrets.Stream
+	steps []step
+}
+
+type step struct {
+	member string
+	elem   map[string]any // for an array element: its index and type members
+}
+
+// identifying members name or identify a text rather than carry it.
+var identifying = map[string]bool{"role": true, "id": true, "type": true, "name": true, "index": true, "finish_reason": true}
 
 func newStreamMask(red *secrets.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
 		return nil
 	}
-	return &streamMask{red: red, streams: map[streamKey]*secrets.Stream{}}
-}
-
-// next passes text of key through its stream, flushing it at the end.
-func (m *streamMask) next(key streamKey, text string, end bool) string {
-	s, ok := m.streams[key]
-	if !ok {
-		s = m.red.Stream()
-		m.streams[key] = s
-	}
-	out := s.Next(text)
-	if end {
-		out += s.Flush()
-	}
-	return out
+	return &streamMask{red: red, streams: map[streamKey]*heldText{}}
 }
 
 // held returns the keys of choice's texts that end with held text.
 func (m *streamMask) held(choice int) []streamKey {
 	var keys []streamKey
-	for k, s := range m.streams {
-		if k.choice == choice && s.Holding() {
+	for k, h := range m.streams {
+		if k.choice == choice && h.s.Holding() {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b streamKey) int { return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.tool, b.tool)) })
+	slices.SortFunc(keys, func(a, b streamKey) int { return cmpString(a.path, b.path) })
 	return keys
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // chunk returns the data of one event with its texts masked, or d itself
@@ -83,13 +95,10 @@ func (m *streamMask) chunk(d []byte) []byte {
 		if choice == nil {
 			continue
 		}
-		idx := pos
-		if n, ok := choice["index"].(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				idx = int(i)
-			}
-		}
-		end := choice["finish_reason"] != nil
+		idx := indexOf(choice, pos)
+		// Some servers send "finish_reason": "" (or null) until the end.
+		fr, _ := choice["finish_reason"].(string)
+		end := fr != ""
 		delta, _ := choice["delta"].(map[string]any)
 		if delta == nil {
 			if !end || len(m.held(idx)) == 0 {
@@ -101,52 +110,17 @@ func (m *streamMask) chunk(d []byte) []byte {
 		if end {
 			ended[idx] = delta
 		}
-		for field, v := range delta {
-			switch v := v.(type) {
-			case string:
-				if field == "role" {
-					continue
-				}
-				key := streamKey{idx, field, -1}
-				seen[key] = true
-				if out := m.next(key, v, end); out != v {
-					delta[field], changed = out, true
-				}
-			case map[string]any: // function_call
-				if args, ok := v["arguments"].(string); ok {
-					key := streamKey{idx, field, -1}
-					seen[key] = true
-					if out := m.next(key, args, end); out != args {
-						v["arguments"], changed = out, true
-					}
-				}
-			case []any: // tool_calls
-				for pos, tc := range v {
-					call, _ := tc.(map[string]any)
-					fn, _ := call["function"].(map[string]any)
-					args, ok := fn["arguments"].(string)
-					if !ok {
-						continue
-					}
-					ti := pos
-					if n, ok := call["index"].(json.Number); ok {
-						if i, err := n.Int64(); err == nil {
-							ti = int(i)
-						}
-					}
-					key := streamKey{idx, field, ti}
-					seen[key] = true
-					if out := m.next(key, args, end); out != args {
-						fn["arguments"], changed = out, true
-					}
-				}
+		for member := range delta {
+			if m.walk(idx, delta, member, "", nil, end, seen) {
+				changed = true
 			}
 		}
 	}
 	for idx, delta := range ended { // texts of a finished choice that end with held text, absent here
 		for _, key := range m.held(idx) {
 			if !seen[key] {
-				m.put(delta, key, m.next(key, "", true))
+				h := m.streams[key]
+				put(delta, h.steps, h.s.Flush())
 				changed = true
 			}
 		}
@@ -163,16 +137,102 @@ func (m *streamMask) chunk(d []byte) []byte {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-// put adds text to the member of delta that key names.
-func (m *streamMask) put(delta map[string]any, key streamKey, text string) {
-	switch {
-	case key.tool >= 0:
-		calls, _ := delta[key.field].([]any)
-		delta[key.field] = append(calls, map[string]any{"index": key.tool, "function": map[string]any{"arguments": text}})
-	case key.field == "function_call":
-		delta[key.field] = map[string]any{"arguments": text}
-	default:
-		delta[key.field] = text
+// walk masks the texts under parent[member] (a map's member, or with
+// member "" the slice element at elem), and reports whether it changed
+// any. path and steps lead to parent.
+func (m *streamMask) walk(choice int, parent map[string]any, member, path string, steps []step, end bool, seen map[streamKey]bool) bool {
+	if identifying[member] {
+		return false
+	}
+	path += "." + member
+	steps = append(slices.Clip(steps), step{member: member})
+	switch v := parent[member].(type) {
+	case string:
+		key := streamKey{choice, path}
+		seen[key] = true
+		h, ok := m.streams[key]
+		if !ok {
+			h = &heldText{s: m.red.Stream(), steps: steps}
+			m.streams[key] = h
+		}
+		out := h.s.Next(v)
+		if end {
+			out += h.s.Flush()
+		}
+		if out != v {
+			parent[member] = out
+			return true
+		}
+	case map[string]any:
+		changed := false
+		for k := range v {
+			if m.walk(choice, v, k, path, steps, end, seen) {
+				changed = true
+			}
+		}
+		return changed
+	case []any:
+		changed := false
+		for pos, e := range v {
+			el, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			id := map[string]any{}
+			for _, k := range []string{"index", "type"} {
+				if x, ok := el[k]; ok {
+					id[k] = x
+				}
+			}
+			epath := path + "[" + strconv.Itoa(indexOf(el, pos)) + "]"
+			esteps := append(slices.Clip(steps), step{elem: id})
+			for k := range el {
+				if m.walk(choice, el, k, epath, esteps, end, seen) {
+					changed = true
+				}
+			}
+		}
+		return changed
+	}
+	return false
+}
+
+// indexOf returns an element's index member, else its position.
+func indexOf(el map[string]any, pos int) int {
+	if n, ok := el["index"].(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return int(i)
+		}
+	}
+	return pos
+}
+
+// put adds text to delta at the path steps lead to, adding the maps and
+// array elements on the way.
+func put(delta map[string]any, steps []step, text string) {
+	parent := delta
+	for i, st := range steps {
+		last := i == len(steps)-1
+		if st.member == "" {
+			continue // an element step follows the member of its array
+		}
+		if last {
+			parent[st.member] = text
+			return
+		}
+		if next := steps[i+1]; next.member == "" { // an array: a new element
+			el := maps.Clone(next.elem)
+			arr, _ := parent[st.member].([]any)
+			parent[st.member] = append(arr, el)
+			parent = el
+			continue
+		}
+		child, ok := parent[st.member].(map[string]any)
+		if !ok {
+			child = map[string]any{}
+			parent[st.member] = child
+		}
+		parent = child
 	}
 }
 
@@ -180,8 +240,8 @@ func (m *streamMask) put(delta map[string]any, key streamKey, text string) {
 // ended with no finish_reason), or nil.
 func (m *streamMask) rest() []byte {
 	choices := map[int]bool{}
-	for k, s := range m.streams {
-		if s.Holding() {
+	for k, h := range m.streams {
+		if h.s.Holding() {
 			choices[k.choice] = true
 		}
 	}
@@ -192,7 +252,8 @@ func (m *streamMask) rest() []byte {
 	for _, idx := range slices.Sorted(maps.Keys(choices)) {
 		delta := map[string]any{}
 		for _, key := range m.held(idx) {
-			m.put(delta, key, m.next(key, "", true))
+			h := m.streams[key]
+			put(delta, h.steps, h.s.Flush())
 		}
 		out = append(out, map[string]any{"index": idx, "delta": delta})
 	}

@@ -528,9 +528,10 @@ func (s *Stream) Next(piece string) string {
 	return set.rep.Replace(text[:cut])
 }
 
-// Flush returns the text held back at the end, its secrets masked, and
-// masked whole if it is the start of a secret that never came whole and
-// at least MinLength long.
+// Flush returns the text held back at the end, its secrets masked. A held
+// end that is the start of a secret that never came whole is masked when
+// it gives away a good part of it (at least half, and 8 bytes): a shorter
+// one is more likely a word that happens to begin a secret.
 func (s *Stream) Flush() string {
 	h := s.held
 	s.held = ""
@@ -538,10 +539,15 @@ func (s *Stream) Flush() string {
 	if set.rep == nil {
 		return h
 	}
-	if m := set.rep.Replace(h); m != h || len(h) < s.r.minLen {
+	if m := set.rep.Replace(h); m != h {
 		return m
 	}
-	return s.r.mask
+	for _, v := range set.vals {
+		if len(h) >= 8 && 2*len(h) >= len(v) && strings.HasPrefix(v, h) {
+			return s.r.mask
+		}
+	}
+	return h
 }
 
 // Holding reports whether text is held back.

@@ -275,3 +275,22 @@ func TestStreamOverlappingSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamFlushKeepsWords: a text that ends with a word that merely
+// begins a secret ends as it is; the start of a secret that gives away
+// half of it is masked.
+func TestStreamFlushKeepsWords(t *testing.T) {
+	r := New(nil)
+	if err := r.Add("test-api-key-123"); err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]string{
+		"upgrade to the latest": "upgrade to the latest",
+		"the key: test-api-k":   "the key: [redacted]",
+	} {
+		s := r.Stream()
+		if got := s.Next(text) + s.Flush(); got != want {
+			t.Errorf("%q streamed as %q, want %q", text, got, want)
+		}
+	}
+}
