@@ -137,6 +137,7 @@ type Gateway struct {
 	// acting on (by the id in its path).
 	deadMu   sync.Mutex
 	deadBusy map[string]bool
+	bg       sync.WaitGroup // background goroutines (see background)
 	// noUsageWarned is set once the model proxy has warned of an endpoint
 	// that reports no usage.
 	noUsageWarned atomic.Bool
@@ -501,6 +502,7 @@ func (g *Gateway) Close() error {
 	}
 	g.reqs.endAll()
 	g.cancel()
+	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {
 		errs = append(errs, err)
@@ -514,6 +516,24 @@ func (g *Gateway) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// background runs f in a goroutine that Close waits for (f should return
+// soon after g.ctx ends). Once Close began it runs nothing and reports
+// false.
+func (g *Gateway) background(f func()) bool {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return false
+	}
+	g.bg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.bg.Done()
+		f()
+	}()
+	return true
 }
 
 // version reports the module version for MCP's serverInfo.

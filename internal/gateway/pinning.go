@@ -37,7 +37,7 @@ func (g *Gateway) openPins() error {
 		return err
 	}
 	g.pins = ps
-	go g.recheckPins(pinRecheck)
+	g.background(func() { g.recheckPins(pinRecheck) })
 	return nil
 }
 

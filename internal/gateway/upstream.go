@@ -140,16 +140,16 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 		ElicitationHandler:          u.onElicit,
 		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			go u.refresh()
+			u.g.background(u.refresh)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			go u.resourceUpdated(req.Params)
+			u.g.background(func() { u.resourceUpdated(req.Params) })
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			go u.remirror()
+			u.g.background(u.remirror)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			go u.remirror()
+			u.g.background(u.remirror)
 		},
 	})
 	if c.URL != "" {
@@ -317,7 +317,11 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if d == nil {
 		d = &dial{done: make(chan struct{})}
 		u.dialing = d
-		go u.redial(d)
+		if !u.g.background(func() { u.redial(d) }) {
+			u.dialing = nil
+			u.mu.Unlock()
+			return nil, errors.New("the gateway is shutting down")
+		}
 	}
 	u.mu.Unlock()
 	select {
@@ -372,9 +376,9 @@ func (u *upstream) redial(d *dial) {
 		// The upstream may have restarted with other tools, resources or
 		// prompts, and a new session owes no list_changed for what an old
 		// one listed.
-		go u.refresh()
-		go u.remirror()
-		go u.resubscribe(cs)
+		u.g.background(u.refresh)
+		u.g.background(u.remirror)
+		u.g.background(func() { u.resubscribe(cs) })
 	}
 }
 
