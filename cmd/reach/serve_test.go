@@ -19,19 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // testUpstream is a Go MCP server with a read tool, a slow tool and a
 // destructive tool, served over Streamable HTTP on loopback.
 func testUpstream(t *testing.T) (url string, started, cancelled chan struct{}) {
@@ -70,16 +57,16 @@ func testUpstream(t *testing.T) (url string, started, cancelled chan struct{}) {
 var servingRE = regexp.MustCompile(`reach is serving (\d+) tools on (\S+)\n`)
 
 // startServe runs `reach serve` in process and returns its base URL.
-func startServe(t *testing.T, args ...string) (base string, stop func() error, stdout *syncBuffer) {
+func startServe(t *testing.T, args ...string) (base string, stop func() error, stdout *lockedBuffer) {
 	t.Helper()
 	return startCmd(t, append([]string{"serve"}, args...)...)
 }
 
 // startCmd runs a command that serves, and waits for its banner.
-func startCmd(t *testing.T, args ...string) (base string, stop func() error, stdout *syncBuffer) {
+func startCmd(t *testing.T, args ...string) (base string, stop func() error, stdout *lockedBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	errc := make(chan error, 1)
 	go func() { errc <- run(ctx, args, stdout, stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
