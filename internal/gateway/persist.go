@@ -231,19 +231,25 @@ func (g *Gateway) auditVerify(w http.ResponseWriter, r *http.Request) {
 // and refusals by guard. With auth, for operators: the figures are of
 // every principal's calls.
 func (g *Gateway) toolStats(w http.ResponseWriter, r *http.Request) {
-	if !g.isOperator(r) {
-		writeError(w, http.StatusForbidden, "operators_only", "Statistics are for operators: they count every principal's calls.",
-			"Ask a principal with the role "+operatorRole+" to look at them.")
+	if !g.operatorOnly(w, r, "Statistics are for operators: they count every principal's calls.") {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": g.stats.Snapshot()})
 }
 
+// operatorOnly reports whether r is an operator's; otherwise it answers
+// 403 with why.
+func (g *Gateway) operatorOnly(w http.ResponseWriter, r *http.Request, why string) bool {
+	if g.isOperator(r) {
+		return true
+	}
+	writeError(w, http.StatusForbidden, "operators_only", why, "Ask a principal with the role "+operatorRole+" to look at them.")
+	return false
+}
+
 // listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
 func (g *Gateway) listDeadLetters(w http.ResponseWriter, r *http.Request) {
-	if !g.isOperator(r) {
-		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
-			"Ask a principal with the role "+operatorRole+" to look at them.")
+	if !g.operatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
 	if g.store == nil {
@@ -404,9 +410,7 @@ type deadLetterClaim struct {
 // it is not there, or without a data folder one of the runtime's queue.
 // Otherwise it answers r and returns false.
 func (g *Gateway) claimDeadLetter(w http.ResponseWriter, r *http.Request) (*deadLetterClaim, bool) {
-	if !g.isOperator(r) {
-		writeError(w, http.StatusForbidden, "operators_only", "Dead letters are for operators.",
-			"Ask a principal with the role "+operatorRole+" to look at them.")
+	if !g.operatorOnly(w, r, "Dead letters are for operators.") {
 		return nil, false
 	}
 	key, id := r.PathValue("id"), int64(0)

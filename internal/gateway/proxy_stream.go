@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentreach/reach/internal/policy/secrets"
 )
@@ -46,7 +47,7 @@ type step struct {
 }
 
 // identifying members name or identify a text rather than carry it.
-var identifying = map[string]bool{"role": true, "id": true, "type": true, "name": true, "index": true, "finish_reason": true}
+var identifying = map[string]bool{"role": true, "id": true, "type": true, "name": true, "index": true}
 
 func newStreamMask(red *secrets.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
@@ -63,18 +64,8 @@ func (m *streamMask) held(choice int) []streamKey {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b streamKey) int { return cmpString(a.path, b.path) })
+	slices.SortFunc(keys, func(a, b streamKey) int { return strings.Compare(a.path, b.path) })
 	return keys
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // chunk returns the data of one event with its texts masked, or d itself

@@ -999,7 +999,7 @@ func collectStrings(v any, b *strings.Builder) {
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if !identifying[k] && k != "object" {
+			if !identifying[k] && k != "object" && k != "finish_reason" {
 				collectStrings(v[k], b)
 			}
 		}

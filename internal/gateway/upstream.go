@@ -694,26 +694,24 @@ func (u *upstream) drop(cs *mcp.ClientSession, down *mcp.ServerSession) {
 	if down != nil {
 		u.own.CompareAndDelete(down, cs)
 	}
-	u.mu.Lock()
-	if u.cs == cs {
-		u.cs = nil
-		u.lastErr = errSessionGone
-	}
-	u.mu.Unlock()
-	go cs.Close()
+	u.forget(cs, errSessionGone)
 }
 
 // failed forgets the session cs when a call on it failed because its
-// connection closed, so that the next call reconnects. Only cs: a newer
-// session that another call made meanwhile stays.
+// connection closed, so that the next call reconnects.
 func (u *upstream) failed(cs *mcp.ClientSession, err error) {
-	if !errors.Is(err, mcp.ErrConnectionClosed) {
-		return
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		u.forget(cs, err)
 	}
+}
+
+// forget closes cs and, if it is still the upstream's session, drops it
+// for why. Only cs: a newer session that another call made meanwhile stays.
+func (u *upstream) forget(cs *mcp.ClientSession, why error) {
 	u.mu.Lock()
 	if u.cs == cs {
 		u.cs = nil
-		u.lastErr = err
+		u.lastErr = why
 	}
 	u.mu.Unlock()
 	go cs.Close()
