@@ -220,6 +220,10 @@ func (r *Request) Agent() string { return r.agent }
 // Parent returns the request this one was delegated from, or nil.
 func (r *Request) Parent() *Request { return r.parent }
 
+// DelegateFrame returns the delegate frame in the parent request that
+// started r, or nil for a root request.
+func (r *Request) DelegateFrame() *Frame { return r.delegate }
+
 // Root returns the request at the top of r's tree (r itself for a root).
 func (r *Request) Root() *Request { return r.root }
 
