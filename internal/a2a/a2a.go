@@ -139,7 +139,7 @@ type TaskEvent struct {
 	Agent   string
 	Task    string
 	Context string
-	Request string        // the hand-off's sub-request ("" for a refusal)
+	Request string        // the hand-off's sub-request (for a refusal, the caller's request if known)
 	Root    string        // the root of its tree
 	Frame   reach.FrameID // the hand-off's delegate frame (0 for a refusal)
 	Owner   Owner
@@ -171,6 +171,9 @@ type Options struct {
 	// MaxTasks is how many ended tasks are kept for GetTask and
 	// ListTasks; if zero, 10000.
 	MaxTasks int
+	// Offline fetches no card until a request needs one (for checking a
+	// configuration).
+	Offline bool
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -229,8 +232,9 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	g.tasks = newRegistry(op.MaxTasks)
 	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, name := range g.names {
-		a := g.agents[name]
-		g.background(func() { a.resolve(g.base) })
+		if a := g.agents[name]; !op.Offline {
+			g.background(func() { a.resolve(g.base) })
+		}
 	}
 	return g, nil
 }

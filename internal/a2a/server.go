@@ -124,14 +124,14 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	}
 	client, card, err := e.a.ready(ctx)
 	if err != nil {
-		return e.refuse(owner, req, a2a.TaskStateFailed, nil,
+		return e.refuse(owner, req, nil, a2a.TaskStateFailed, nil,
 			fmt.Sprintf("reach could not hand this message to agent %s: %v. Try again later, or do this step another way.", e.a.cfg.Name, err)), 0, nil
 	}
 	text := textOf(m.Parts)
 	l := e.link(ctx, req, owner)
 	pctx, release, err := e.g.opts.Link.Place(ctx, l)
 	if err != nil {
-		return e.refuse(owner, req, a2a.TaskStateRejected, err, "reach refused this message to agent "+e.a.cfg.Name+": "+errText(err)), 0, nil
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, err, "reach refused this message to agent "+e.a.cfg.Name+": "+errText(err)), 0, nil
 	}
 	dctx, unhook := detach(pctx)
 	cfg := &e.a.cfg
@@ -139,8 +139,9 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 		Reentrancy: cfg.Reentrancy, Key: cfg.Key, OnViolation: cfg.OnViolation, Metadata: metadataJSON(m.Metadata)})
 	if err != nil {
 		unhook()
-		release()
-		return e.refuse(owner, req, a2a.TaskStateRejected, err, "reach refused to hand this task to agent "+cfg.Name+": "+errText(err)), 0, nil
+		defer release()
+		caller, _ := reach.RequestFrom(pctx)
+		return e.refuse(owner, req, caller, a2a.TaskStateRejected, err, "reach refused to hand this task to agent "+cfg.Name+": "+errText(err)), 0, nil
 	}
 	t := newTask(e.g, e.a, owner)
 	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
@@ -276,8 +277,9 @@ func detach(placed context.Context) (context.Context, func()) {
 // refuse makes a task reach answers itself: rejected (a guard refused the
 // hand-off) or failed (the agent could not be reached), with a status
 // message that says what happened and what to do next.
-func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, st a2a.TaskState, err error, text string) *task {
+func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reach.Request, st a2a.TaskState, err error, text string) *task {
 	t := newTask(e.g, e.a, owner)
+	t.caller = caller
 	t.id = newTaskID()
 	t.ctxID = req.Message.ContextID
 	if t.ctxID == "" {

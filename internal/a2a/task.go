@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ type task struct {
 	owner   Owner
 	req     *reach.Request // the hand-off's sub-request; nil for a refusal
 	frame   *reach.Frame   // the hand-off's delegate frame; nil for a refusal
+	caller  *reach.Request // a refusal's: the request the hand-off was refused in, if known
 	created time.Time
 	release func() // the caller's hold on its request, until the task ends
 	unhook  func() // stops the parent's cancel reaching the hand-off's context
@@ -538,8 +540,8 @@ func (t *task) audit(kind string, st a2a.TaskState, msg string) {
 	e := &TaskEvent{Time: time.Now(), Kind: kind, Agent: t.a.cfg.Name, Task: string(t.id), Context: t.ctxID,
 		Owner: t.owner, State: string(st), Message: msg}
 	t.mu.Unlock()
-	if t.req != nil {
-		e.Request, e.Root = t.req.ID(), t.req.Root().ID()
+	if r := cmp.Or(t.req, t.caller); r != nil {
+		e.Request, e.Root = r.ID(), r.Root().ID()
 	}
 	if t.frame != nil {
 		e.Frame = t.frame.ID

@@ -58,7 +58,9 @@ func (a *toolAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 }
 
 func (a *toolAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil) }
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
 }
 
 // call calls get_order through reach's /mcp with headers h.
