@@ -169,6 +169,11 @@ func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
 // Summary returns a one-line summary of the frame's result.
 func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
 
+// SetSummary replaces the frame's one-line summary: what the graph and the
+// UI show of it (an A2A hand-off's task and its state, say). Frames that
+// end later set their own.
+func (f *Frame) SetSummary(s string) { f.mu.Lock(); f.summary = oneLine(s, 160); f.mu.Unlock() }
+
 // Text returns what the model said, for a model frame that recorded it.
 func (f *Frame) Text() string { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
 

@@ -43,7 +43,8 @@ func TestSendIsADelegation(t *testing.T) {
 	}
 	// The frame: a delegate frame for the agent, completed with its verdict,
 	// its sub-request ended, in a request of alice's.
-	if fr.Kind != reach.DelegateFrame || fr.Name != "executor" || fr.State() != reach.Completed || fr.Summary() != "done: ship order 1001" {
+	if fr.Kind != reach.DelegateFrame || fr.Name != "executor" || fr.State() != reach.Completed ||
+		fr.Summary() != "task "+string(tk.ID)+" completed: done: ship order 1001" {
 		t.Errorf("frame %s %s %s %q", fr.Kind, fr.Name, fr.State(), fr.Summary())
 	}
 	if sub.State() != "completed" || fr.Request.Principal() != "alice" || sub.Agent() != "executor" {

@@ -208,7 +208,7 @@ func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessag
 // headers if it passed them on, else a live task reach forwarded that the
 // message names by referenceTaskIds or contextId.
 func (e *endpoint) link(ctx context.Context, req *a2a.SendMessageRequest, owner Owner) *Link {
-	l := &Link{Agent: "a2a"}
+	l := &Link{Agent: "a2a-client"}
 	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
 		l.Header = headerOf(cc.ServiceParams())
 	}

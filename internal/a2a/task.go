@@ -364,10 +364,27 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 		t.state = s.State
 		*after = append(*after, t.auditFn("state", s.State, textOfMessage(s.Message)))
 		if s.State.Terminal() {
-			*after = append(*after, t.finish(verdict(s.State, s.Message, t.snap)))
+			v := verdict(s.State, s.Message, t.snap)
+			*after = append(*after, t.finish(v))
+			t.note(v)
+		} else {
+			t.note("")
 		}
 	}
 	return t.state, true
+}
+
+// note shows the task and its state on the hand-off's delegate frame, for
+// the graph and the UI (t.mu held).
+func (t *task) note(verdict string) {
+	if t.frame == nil || t.id == "" {
+		return
+	}
+	s := fmt.Sprintf("task %s %s", t.id, strings.ToLower(strings.TrimPrefix(string(t.state), "TASK_STATE_")))
+	if verdict != "" {
+		s += ": " + verdict
+	}
+	t.frame.SetSummary(s)
 }
 
 // finish ends the hand-off with the agent's verdict (t.mu held), so that
