@@ -190,6 +190,11 @@ type Gateway struct {
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc
 	bg     sync.WaitGroup
+
+	auditQ      chan *TaskEvent // to the Auditor, in order, off the call path
+	auditDone   chan struct{}
+	auditMu     sync.RWMutex // guards closing auditQ
+	auditClosed bool
 }
 
 var _ http.Handler = (*Gateway)(nil)
@@ -231,6 +236,15 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	slices.Sort(g.names)
 	g.tasks = newRegistry(op.MaxTasks)
 	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if op.Audit != nil {
+		g.auditQ, g.auditDone = make(chan *TaskEvent, 4096), make(chan struct{})
+		go func() {
+			defer close(g.auditDone)
+			for e := range g.auditQ {
+				op.Audit.AuditTask(context.Background(), e)
+			}
+		}()
+	}
 	for _, name := range g.names {
 		if a := g.agents[name]; !op.Offline {
 			g.background(func() { a.resolve(g.base) })
@@ -277,12 +291,33 @@ func CheckAgent(a *Agent) error {
 	return nil
 }
 
-// Close stops following the tasks in flight (they are not canceled) and
-// waits for the gateway's background work.
+// Close stops following the tasks in flight (they are not canceled),
+// waits for the gateway's background work, and hands the last task events
+// to the Auditor.
 func (g *Gateway) Close() error {
 	g.cancel()
 	g.bg.Wait()
+	g.auditMu.Lock()
+	if g.auditQ != nil && !g.auditClosed {
+		g.auditClosed = true
+		close(g.auditQ)
+	}
+	g.auditMu.Unlock()
+	if g.auditDone != nil {
+		<-g.auditDone
+	}
 	return nil
+}
+
+// record hands a task event to the Auditor, in order and without waiting
+// for it (unless a burst fills the queue).
+func (g *Gateway) record(e *TaskEvent) {
+	g.auditMu.RLock()
+	defer g.auditMu.RUnlock()
+	if g.auditQ == nil || g.auditClosed {
+		return
+	}
+	g.auditQ <- e
 }
 
 // background runs f in a goroutine that Close waits for.

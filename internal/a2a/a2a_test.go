@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -50,9 +51,8 @@ func TestSendIsADelegation(t *testing.T) {
 	if sub.State() != "completed" || fr.Request.Principal() != "alice" || sub.Agent() != "executor" {
 		t.Errorf("sub-request %s state %s, principal %s", sub.ID(), sub.State(), fr.Request.Principal())
 	}
-	if got := h.audit.kinds(tk.ID); !slices.Equal(got, []string{"state:TASK_STATE_SUBMITTED", "state:TASK_STATE_WORKING", "state:TASK_STATE_COMPLETED"}) {
-		t.Errorf("audit = %v", got)
-	}
+	want := []string{"state:TASK_STATE_SUBMITTED", "state:TASK_STATE_WORKING", "state:TASK_STATE_COMPLETED"}
+	eventually(t, "the task's states in the audit", func() bool { return slices.Equal(h.audit.kinds(tk.ID), want) })
 }
 
 // Streaming passes the agent's events on, and a 0.3 client is served
@@ -275,9 +275,7 @@ func TestReentryRefused(t *testing.T) {
 	if _, err := h.client("planner", "alice", false).CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: tk.ID}); err == nil {
 		t.Error("a refusal was cancelable")
 	}
-	if got := h.audit.kinds(tk.ID); !slices.Equal(got, []string{"refused:TASK_STATE_REJECTED"}) {
-		t.Errorf("audit of the refusal = %v", got)
-	}
+	eventually(t, "the refusal in the audit", func() bool { return slices.Equal(h.audit.kinds(tk.ID), []string{"refused:TASK_STATE_REJECTED"}) })
 }
 
 // An agent that does not pass reach's context on is linked where the
@@ -470,5 +468,27 @@ func TestNonStreamingAgent(t *testing.T) {
 	tk := h.send("poller", "alice", "echo polled", nil)
 	if tk.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state %s %q", tk.Status.State, statusText(tk))
+	}
+}
+
+// Past MaxTasks the oldest ended tasks are forgotten (GetTask then says
+// not found); live ones are kept.
+func TestTasksAreForgottenPastTheLimit(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	h.g.tasks.max = 4
+	live := h.sendMsg("executor", "alice", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), true)
+	h.working("executor")
+	var ids []a2a.TaskID
+	for i := range 12 {
+		ids = append(ids, h.send("executor", "alice", fmt.Sprintf("echo %d", i), nil).ID)
+	}
+	if _, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: ids[0]}); err == nil {
+		t.Error("the oldest ended task is still kept")
+	}
+	if st := h.state("executor", "alice", ids[11]); st != a2a.TaskStateCompleted {
+		t.Errorf("the newest: %s", st)
+	}
+	if st := h.state("executor", "alice", live.ID); st != a2a.TaskStateWorking {
+		t.Errorf("the live task: %s", st)
 	}
 }

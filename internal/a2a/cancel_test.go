@@ -116,6 +116,7 @@ func TestUnansweredCancelIsolates(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the executor's hand-off to be isolated", func() bool { return ts[1].req.State() == "stopped_isolate" })
+	eventually(t, "the isolation in the audit", func() bool { return len(h.audit.find("isolate")) > 0 })
 	ev := h.audit.find("isolate")
 	if len(ev) != 1 || ev[0].Agent != "executor" || !strings.Contains(ev[0].Message, "did not confirm the cancel") {
 		t.Fatalf("isolate events = %+v", ev)

@@ -290,6 +290,7 @@ func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reac
 		msg.SetMeta(MetaRefusal, map[string]any{"guard": re.Guard, "type": re.Type, "code": re.Code})
 	}
 	t.state = st
+	t.final.Store(true)
 	t.ended = true
 	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: []*a2a.Message{req.Message},
 		Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}

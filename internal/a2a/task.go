@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -38,6 +39,7 @@ type task struct {
 
 	pctx    context.Context // the upstream stream's lifetime
 	pcancel context.CancelFunc
+	final   atomic.Bool // state is terminal: read without t.mu (the registry's lock comes after it)
 
 	mu       sync.Mutex
 	id       a2a.TaskID
@@ -362,6 +364,7 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 	}
 	if s.State != t.state {
 		t.state = s.State
+		t.final.Store(s.State.Terminal())
 		*after = append(*after, t.auditFn("state", s.State, textOfMessage(s.Message)))
 		if s.State.Terminal() {
 			v := verdict(s.State, s.Message, t.snap)
@@ -549,8 +552,7 @@ func (t *task) auditFn(kind string, st a2a.TaskState, msg string) func() {
 }
 
 func (t *task) audit(kind string, st a2a.TaskState, msg string) {
-	au := t.g.opts.Audit
-	if au == nil {
+	if t.g.opts.Audit == nil {
 		return
 	}
 	t.mu.Lock()
@@ -563,7 +565,7 @@ func (t *task) audit(kind string, st a2a.TaskState, msg string) {
 	if t.frame != nil {
 		e.Frame = t.frame.ID
 	}
-	au.AuditTask(context.Background(), e)
+	t.g.record(e)
 }
 
 // causeText says why a context ended, for a task's status message.
@@ -740,11 +742,7 @@ func (r *registry) forget(t *task) {
 	}
 }
 
-func (t *task) done() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.state.Terminal()
-}
+func (t *task) done() bool { return t.final.Load() }
 
 // get returns agent's task id if owner owns it.
 func (r *registry) get(agent string, id a2a.TaskID, owner Owner) *task {

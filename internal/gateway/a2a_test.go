@@ -94,7 +94,7 @@ func (h addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // a2aGateway serves a gateway with the example tools and one agent,
 // executor, run by exec, plus extra YAML.
-func a2aGateway(t *testing.T, exec a2asrv.AgentExecutor, extra string) (*Gateway, string) {
+func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway, string) {
 	t.Helper()
 	mux := http.NewServeMux()
 	up := httptest.NewServer(mux)
