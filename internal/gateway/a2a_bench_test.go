@@ -26,7 +26,9 @@ func (echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 }
 
 func (echoAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil) }
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
 }
 
 // BenchmarkA2ADelegation: what a delegation through reach costs against a
