@@ -229,11 +229,14 @@ func (e *endpoint) link(ctx context.Context, req *a2a.SendMessageRequest, owner 
 	return l
 }
 
-// linked reports whether headers carry reach's context.
+// linked reports whether headers carry reach's own context: a baggage
+// reach.request, Reach-Request or Reach-Parent. A traceparent alone may be
+// another tracer's; it is passed on either way, and names a frame if it
+// is one of reach's.
 func linked(h map[string][]string) bool {
 	for k, vs := range h {
 		switch strings.ToLower(k) {
-		case "traceparent", "reach-request", "reach-parent":
+		case "reach-request", "reach-parent":
 			return len(vs) > 0
 		case "baggage":
 			for _, v := range vs {

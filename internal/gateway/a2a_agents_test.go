@@ -305,6 +305,8 @@ func TestA2AAgentsIncident(t *testing.T) {
 		if tk.Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("the planner's task ended %s: %q", tk.Status.State, textOf(tk))
 		}
+		// What the agents wrote before the planner finished has been read.
+		awaitAgents(t, "the planner's last line", func() bool { return len(c.agents["planner"].all("done")) == 1 })
 		return figures{len(c.agents["planner"].all("round")), len(c.agents["executor"].all("tool")), int(c.model.tokens.Load())}, tk, c
 	}
 	without, tk, _ := run(t, true)
@@ -407,12 +409,17 @@ func TestA2AAgentsBudget(t *testing.T) {
 		!strings.Contains(text, "tokens budget") || !strings.HasSuffix(text, "finished myself: true") {
 		t.Fatalf("planner: %s %q", tk.Status.State, text)
 	}
-	ms := c.agents["executor"].all("model")
-	if len(ms) < 3 || ms[0]["ok"] != true || ms[2]["ok"] != true {
+	// The executor's third model turn spent its budget: reach stopped its
+	// hand-off and sent it CancelTask; a further turn is refused.
+	ex := c.agents["executor"]
+	awaitAgents(t, "the executor's CancelTask", func() bool { return len(ex.all("cancel")) == 1 })
+	awaitAgents(t, "the executor's third model turn", func() bool { return len(ex.all("model")) >= 3 })
+	ms := ex.all("model")
+	if ms[0]["ok"] != true || ms[1]["ok"] != true || ms[2]["ok"] != true {
 		t.Fatalf("the executor's model calls: %v", ms)
 	}
-	if len(c.agents["executor"].all("cancel")) != 1 {
-		t.Errorf("the executor saw %d CancelTasks", len(c.agents["executor"].all("cancel")))
+	if len(ms) > 3 && (ms[3]["ok"] != false || ms[3]["status"] != float64(429)) {
+		t.Errorf("the executor's fourth model call: %v", ms[3])
 	}
 }
 
