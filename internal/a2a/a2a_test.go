@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentreach/reach"
 )
@@ -303,10 +304,16 @@ func TestLinkWithoutMetadata(t *testing.T) {
 			if etask.req.Parent() != ptask.req {
 				t.Fatalf("not linked by %s", by)
 			}
-			// executor -> planner with the planner's own task: a cycle.
+			// executor -> planner with the planner's own task: a cycle, with
+			// another tracer's traceparent on the call.
 			back := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow"))
 			back.ReferenceTasks = []a2a.TaskID{exec.ID}
-			tk := h.sendMsg("planner", "alice", back, false)
+			ctx := a2aclient.AttachServiceParams(t.Context(), a2aclient.ServiceParams{"traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}})
+			res, err := h.client("planner", "alice", false).SendMessage(ctx, &a2a.SendMessageRequest{Message: back, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk := res.(*a2a.Task)
 			if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), "cycle") {
 				t.Fatalf("cycle: %s %q", tk.Status.State, statusText(tk))
 			}
