@@ -36,10 +36,15 @@ func (echoAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 // blocking message directly and one through reach (a delegation frame in
 // a new request, forwarded as a stream, its events followed to the end,
 // the task audited), alternately, so both see the same machine. Reported:
-// the median of each, and their ratio.
+// the median of each, and their ratio; as served (the store on: the
+// requests are recorded durably) and without a data folder.
 func BenchmarkA2ADelegation(b *testing.B) {
-	g, base := a2aGateway(b, echoAgent{}, "")
-	_ = g
+	b.Run("store", func(b *testing.B) { benchDelegation(b, true) })
+	b.Run("no-store", func(b *testing.B) { benchDelegation(b, false) })
+}
+
+func benchDelegation(b *testing.B, stored bool) {
+	g, base := a2aGatewayStore(b, echoAgent{}, "", stored)
 	card := g.agents.Agents(b.Context())[0]
 	if !card.Card {
 		b.Fatalf("the agent's card: %s", card.Error)

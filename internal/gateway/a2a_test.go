@@ -95,6 +95,11 @@ func (h addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 // a2aGateway serves a gateway with the example tools and one agent,
 // executor, run by exec, plus extra YAML.
 func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway, string) {
+	return a2aGatewayStore(t, exec, extra, true)
+}
+
+// a2aGatewayStore is a2aGateway with a data folder (store on) or without.
+func a2aGatewayStore(t testing.TB, exec a2asrv.AgentExecutor, extra string, stored bool) (*Gateway, string) {
 	t.Helper()
 	mux := http.NewServeMux()
 	up := httptest.NewServer(mux)
@@ -108,6 +113,14 @@ func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway
 	cfg, err := ParseConfig([]byte("examples: true\nbudgets:\n  small: {tool_calls: 5}\nagents:\n  - {name: executor, url: "+up.URL+", budget: small}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !stored {
+		g, err := New(context.Background(), cfg, &Options{Ephemeral: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g, serveTest(t, g).URL
 	}
 	g := newTestGateway(t, cfg)
 	return g, serveTest(t, g).URL
