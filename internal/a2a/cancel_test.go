@@ -18,6 +18,9 @@ func chainOf(t *testing.T, h *harness, words ...string) []*task {
 	var out []*task
 	meta := map[string]any{}
 	for i, name := range []string{"planner", "executor", "verifier"} {
+		if h.agents[name] == nil {
+			break
+		}
 		w := "slow"
 		if i < len(words) {
 			w = words[i]
@@ -183,5 +186,23 @@ func TestStreamEndsCanceled(t *testing.T) {
 	}
 	if last != a2a.TaskStateCanceled {
 		t.Errorf("the stream ended with %s", last)
+	}
+}
+
+// A hand-off whose caller's hand-off ends while it still runs is canceled:
+// an orphan does not go on spending.
+func TestOrphanIsCanceled(t *testing.T) {
+	h := newHarness(t, nil, "planner", "executor")
+	ts := chainOf(t, h, "ignore", "slow")[:2]
+	close(h.agents["planner"].release) // the planner finishes, leaving its executor running
+	eventually(t, "the executor to see CancelTask", func() bool { return slices.Contains(h.agents["executor"].canceled(), ts[1].id) })
+	if st := h.state("executor", "alice", ts[1].id); st != a2a.TaskStateCanceled {
+		t.Errorf("executor: %s", st)
+	}
+	if st := h.state("planner", "alice", ts[0].id); st != a2a.TaskStateCompleted {
+		t.Errorf("planner: %s", st)
+	}
+	if v := ts[1].snapshot(); !strings.Contains(statusText(v), "request ended") {
+		t.Errorf("the executor's status %q", statusText(v))
 	}
 }
