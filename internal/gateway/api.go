@@ -43,7 +43,7 @@ func byProtocol(stateless, stateful http.Handler) http.Handler {
 func (g *Gateway) newHandler() http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		SessionTimeout:               g.cfg.idleGap() + time.Minute,
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
@@ -51,12 +51,12 @@ func (g *Gateway) newHandler() http.Handler {
 	// The sessionless protocol (2026-07-28 and later) needs the SDK's
 	// stateless handler; both serve the same server.
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		Stateless:                    true,
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)))
+	mux.Handle("/mcp", g.bindSessions(byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
