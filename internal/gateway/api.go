@@ -15,6 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/ui"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -79,8 +80,26 @@ func (g *Gateway) newHandler() http.Handler {
 	if g.authn == nil {
 		h = localOnly(h)
 	}
-	h = http.NewCrossOriginProtection().Handler(h)
-	return recoverPanics(g, h)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusForbidden, "cross_origin",
+			fmt.Sprintf("A cross-origin %s from a browser is refused.", r.Method),
+			"Call the gateway from a program, or use the UI at /ui/ on the gateway's own address.")
+	}))
+	h = cop.Handler(h)
+	return recoverPanics(g, uiHeaders(h))
+}
+
+// uiHeaders gives every answer under /ui the UI's headers (no framing,
+// its CSP) before anything else answers: a 401, a cross-origin 403, the
+// redirect of /ui.
+func uiHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			ui.SetHeaders(w.Header())
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiError is the body of every error answer: {"error": {...}}.
