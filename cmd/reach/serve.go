@@ -133,7 +133,11 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
 	fmt.Fprintf(w, "  API       %s/v1/   (calls, requests, graph, cancel, approvals; %s/healthz)\n", base, base)
 	fmt.Fprintf(w, "  UI        %s/ui/\n", base)
-	fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
+	if g.Config().Authenticates() {
+		fmt.Fprintf(w, "  metrics   %s/metrics   (with an operator's key)\n", base)
+	} else {
+		fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
+	}
 	if g.Config().Model != nil {
 		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
