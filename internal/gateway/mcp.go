@@ -488,15 +488,18 @@ func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
 		ann.DestructiveHint = &d
 	}
 	if orig != nil {
-		mt.Title = orig.Title
-		mt.Icons = orig.Icons
+		// Within the bounds of what is forwarded (upstream.go, toolLimits).
+		mt.Title = clipText(orig.Title, MaxToolTitle, "title")
+		if b, err := json.Marshal(orig.Icons); err == nil && len(b) <= MaxToolSchema {
+			mt.Icons = orig.Icons
+		}
 		if orig.InputSchema != nil && t.InputSchema == nil {
-			if b, err := json.Marshal(orig.InputSchema); err == nil {
+			if b, err := json.Marshal(orig.InputSchema); err == nil && len(b) <= MaxToolSchema {
 				mt.InputSchema = objectSchema(b)
 			}
 		}
 		if a := orig.Annotations; a != nil {
-			ann.Title = a.Title
+			ann.Title = clipText(a.Title, MaxToolTitle, "title")
 			ann.OpenWorldHint = a.OpenWorldHint
 			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
 		}
