@@ -255,32 +255,27 @@ func newStdio() *cobra.Command {
 		Use:   "stdio",
 		Short: "Serve MCP over stdin and stdout",
 		Long: `Serves the gateway's tools as an MCP server on stdin and stdout, for clients
-that start their servers as processes. Logs go to stderr.`,
+that start their servers as processes, one JSON-RPC message per line. A line
+that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
+-32600 when it is not a message) and skipped. Logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
 			if err != nil {
 				return err
 			}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: newLogger(cmd.ErrOrStderr()), Version: version})
+			log := newLogger(cmd.ErrOrStderr())
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: version})
 			if err != nil {
 				return err
 			}
 			defer g.Close()
-			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: stdinOf(cmd), Writer: nopCloser{cmd.OutOrStdout()}})
+			// A malformed line is answered with a JSON-RPC error and
+			// skipped (stdio.go), not the end of the session.
+			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
+			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
 	return cmd
 }
-
-func stdinOf(cmd *cobra.Command) io.ReadCloser {
-	if r, ok := cmd.InOrStdin().(io.ReadCloser); ok {
-		return r
-	}
-	return io.NopCloser(cmd.InOrStdin())
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
