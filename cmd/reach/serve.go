@@ -126,6 +126,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
 	fmt.Fprintf(w, "reach is serving %d tools on %s\n", len(tools), addr)
+	if warn := unusedKeys(g.Config(), dataDir); warn != "" {
+		fmt.Fprint(w, warn)
+	}
 	fmt.Fprintf(w, "  tools     %s\n", list)
 	for _, u := range g.Upstreams() {
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
