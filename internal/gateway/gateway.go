@@ -197,6 +197,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log}
+	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
 	if g.redactor != nil {
 		ro.Redactor = g.redactor
 	}
