@@ -80,8 +80,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		write := c.tool.Access == Write || c.tool.Access == HighRisk
-		if !write && !rt.opts.CheckpointReads {
+		if !rt.checkpointed(c.tool) {
 			return next(ctx, c)
 		}
 		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
@@ -116,6 +115,11 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		cp.Ended(context.WithoutCancel(ctx), &end)
 		return res, err
 	}
+}
+
+// checkpointed reports whether the calls of t are checkpointed.
+func (rt *Runtime) checkpointed(t *tool) bool {
+	return rt.opts.Checkpoints != nil && (t.Access == Write || t.Access == HighRisk || rt.opts.CheckpointReads)
 }
 
 func (s *saga) len() int {

@@ -34,6 +34,7 @@ const (
 	TypeRateLimit   = "rate_limit"        // too many calls; retry after
 	TypeState       = "state"             // stale read or deadlock on an entity
 	TypeTransient   = "transient"         // timeout, unavailable: may work later
+	TypeInterrupted = "interrupted"       // a restart cut the call or its request short
 	TypeTool        = "tool"              // the tool ran and reported a failure
 )
 

@@ -33,7 +33,7 @@
 //  6. authorize: the access level and the Authorizer allow it
 //  7. state: entity versions: stale reads refused, writes serialized, deadlocks broken
 //  8. limit: rate limits
-//  9. idempotency: a recorded result for this key is returned as is
+//  9. idempotency: a recorded result for this key is returned as is; a key used for other arguments is refused
 //  10. checkpoint: a durable "executing" record (with Options.Checkpoints)
 //  11. execute: timeout, retries with backoff for transient failures
 //  12. verify and saga: verify after write; register the undo, or compensate
