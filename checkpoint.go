@@ -44,9 +44,12 @@ type Checkpointer interface {
 
 // RequestRecorder is an optional interface of a Checkpointer: it is told
 // when a request begins and ends, so that a restart knows which requests
-// were still running.
+// were still running. RequestBegan may refuse the request: Begin (or
+// Delegate) then fails with its error, and an *InterruptedError becomes a
+// structured refusal. A store refuses the id of a request that a restart
+// interrupted, so that no new work runs under it.
 type RequestRecorder interface {
-	RequestBegan(ctx context.Context, r *Request)
+	RequestBegan(ctx context.Context, r *Request) error
 	RequestEnded(ctx context.Context, r *Request)
 }
 

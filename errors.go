@@ -141,6 +141,9 @@ func asError(err error) *Error {
 	if se, ok := errors.AsType[*StopError](err); ok {
 		return se.asError()
 	}
+	if ie, ok := errors.AsType[*InterruptedError](err); ok {
+		return ie.asError()
+	}
 	return &Error{Type: TypeTool, Code: "tool_error", Message: err.Error(),
 		Suggestion: "Check the arguments or try another approach."}
 }

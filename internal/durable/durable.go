@@ -12,9 +12,10 @@
 // they begin and end. Recover settles the idempotency claims the stopped
 // process left, by what their checkpoints say (a call that never started
 // runs again on retry; one that started answers its retry with an error
-// saying what happened), marks what was in flight, and runs the undos of
-// every request that had not ended, newest first, each once under its own
-// idempotency key; an undo that fails is dead-lettered. An undo that
+// saying what happened), marks what was in flight, and interrupts every
+// request that had not ended, for good: it runs their undos, newest first,
+// each once under its own idempotency key (an undo that fails is
+// dead-lettered), and refuses any later work under their ids. An undo that
 // was dead-lettered before the stop is left to the operator: it is not run
 // again, nor dead-lettered twice. The requests that ran undos (a
 // compensation, a dead letter's retry) are marked, but their undos are
@@ -110,13 +111,28 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	}
 }
 
-// RequestBegan implements reach.RequestRecorder.
-func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) {
+// RequestBegan implements reach.RequestRecorder. It refuses the id of a
+// request that a restart interrupted (the store keeps it so) with a
+// *reach.InterruptedError that carries the cause recorded then. A request
+// that cannot be recorded otherwise runs, and the failure is logged.
+func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error {
+	ctx = context.WithoutCancel(ctx)
 	b, _ := json.Marshal(r.Budget())
-	if err := c.st.PutRequest(context.WithoutCancel(ctx), withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
-		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r)); err != nil {
-		c.log.Error("request not recorded", "request", r.ID(), "err", err)
+	err := c.st.PutRequest(ctx, withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
+		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrConflict):
+		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
+		if old, gerr := c.st.GetRequest(ctx, r.ID()); gerr == nil && len(old.Cause) > 0 {
+			json.Unmarshal(old.Cause, &cause)
+		}
+		cause.Request = r.ID()
+		return &reach.InterruptedError{Cause: cause}
 	}
+	c.log.Error("request not recorded", "request", r.ID(), "err", err)
+	return nil
 }
 
 // withIdentity sets on rec who r acts for and r's trace.
@@ -381,7 +397,10 @@ func undoRequest(r *store.Request) bool {
 //     retried or resolved: an operator has them), and an undo that fails is
 //     dead-lettered. The idempotency key of each call that was undone then
 //     answers a retry with an error (code "undone") instead of the call's
-//     old result. The request is stored as interrupted.
+//     old result. The request is stored as interrupted, with its cause, for
+//     good (store.Requests.PutRequest), and kept in rt as such
+//     (Runtime.RestoreInterrupted): every call made in it, and every Begin
+//     of its id, is refused with code request_interrupted.
 //
 // An interrupted request that ran undos (a compensation, a dead letter's
 // retry) is not compensated: an undo is never undone; the request it
@@ -470,22 +489,44 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
 			rep.Compensated[r.ID] = comps
 		}
+		failed := 0
 		for i, c := range comps {
-			if !c.OK || i >= len(undone) || undone[i].IdemKey == "" || idem == nil {
+			if !c.OK {
+				failed++
+				continue
+			}
+			if i >= len(undone) || undone[i].IdemKey == "" || idem == nil {
 				continue
 			}
 			if err := idem.Settle(ctx, undone[i].IdemKey, undoneError(r.ID, c.Tool)); err != nil {
 				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
 			}
 		}
-		r.State, r.Ended = "interrupted", time.Now()
-		r.Cause, _ = json.Marshal(map[string]string{"by": "reach", "reason": "the gateway restarted while the request ran"})
+		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
+		r.State, r.Ended = "interrupted", cause.At
+		r.Cause, _ = json.Marshal(cause)
 		if err := st.PutRequest(ctx, r); err != nil {
 			return nil, err
 		}
+		o := requestOptions(r)
+		o.Agent, o.Scene = r.Agent, r.Scene
+		rt.RestoreInterrupted(o, cause) // fails only for a request running here: none is, before serving
 		rep.Interrupted = append(rep.Interrupted, r.ID)
 	}
 	return rep, nil
+}
+
+// interruptedReason is the recorded reason of an interrupted request whose
+// restart undid ok of its writes and failed to undo failed of them.
+func interruptedReason(ok, failed int) string {
+	reason := "the gateway restarted while it ran"
+	if ok > 0 {
+		reason += fmt.Sprintf("; %d of its completed writes were undone", ok)
+	}
+	if failed > 0 {
+		reason += fmt.Sprintf("; %d undos failed and wait for an operator (dead letters)", failed)
+	}
+	return reason
 }
 
 // undoneError answers a retry of a call that completed in request, and

@@ -337,6 +337,29 @@ func TestIdemSettleClaim(t *testing.T) {
 	})
 }
 
+// An interrupted request is final: PutRequest does not replace it.
+func TestRequestInterruptedIsFinal(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		r := &Request{ID: "r1", Principal: "alice", State: "running", Started: t0}
+		if err := s.PutRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		cut := &Request{ID: "r1", Principal: "alice", State: "interrupted", Cause: []byte(`{"by":"reach"}`), Started: t0, Ended: t0.Add(time.Hour)}
+		if err := s.PutRequest(ctx, cut); err != nil {
+			t.Fatalf("marking a running request interrupted: %v", err)
+		}
+		again := &Request{ID: "r1", Principal: "alice", State: "running", Started: t0.Add(2 * time.Hour)}
+		if err := s.PutRequest(ctx, again); !errors.Is(err, ErrConflict) {
+			t.Fatalf("PutRequest over an interrupted request = %v, want ErrConflict", err)
+		}
+		got, err := s.GetRequest(ctx, "r1")
+		if err != nil || got.State != "interrupted" || string(got.Cause) != `{"by":"reach"}` || !got.Started.Equal(t0) {
+			t.Errorf("the interrupted request reads as %+v (%v), want it unchanged", got, err)
+		}
+	})
+}
+
 func auditRecord(seq int64, request string) *AuditRecord {
 	return &AuditRecord{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Millisecond), Request: request,
 		Data:     []byte(fmt.Sprintf(`{"kind":"tool","name":"search","n":%d}`, seq)),

@@ -79,6 +79,9 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
+	if old, ok := m.requests[r.ID]; ok && old.State == "interrupted" {
+		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
+	}
 	r.Updated = round(time.Now())
 	c := *copyRequest(r)
 	c.Started, c.Ended = round(r.Started), round(r.Ended)

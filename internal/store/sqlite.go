@@ -356,13 +356,21 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	if len(r.Attrs) > 0 {
 		attrs, _ = json.Marshal(r.Attrs)
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO requests
+	res, err := s.w.ExecContext(ctx, `INSERT INTO requests
 	(id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
+		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
+		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
+		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
+	WHERE requests.state != 'interrupted'`,
 		r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace, r.Scene, r.Agent, r.State,
 		nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
 	}
 	s.wrote(1)
 	r.Updated = round(now)

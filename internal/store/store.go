@@ -81,7 +81,7 @@ type Request struct {
 	Trace     string            // the W3C trace id of its tree, 32 hex digits ("" if unknown)
 	Scene     string
 	Agent     string
-	State     string    // running, ended, stopped
+	State     string    // running, ended, stopped, interrupted (final: see PutRequest)
 	Budget    []byte    // JSON: the request's limits
 	Usage     []byte    // JSON: what it has spent
 	Cause     []byte    // JSON: why it stopped, if it did
@@ -101,7 +101,10 @@ type RequestFilter struct {
 
 // Requests stores the request registry.
 type Requests interface {
-	// PutRequest inserts or replaces the request with r.ID and sets r.Updated.
+	// PutRequest inserts or replaces the request with r.ID and sets
+	// r.Updated. A request stored in state "interrupted" (a restart cut it
+	// off) is final: PutRequest does not replace it, and returns an error
+	// matching ErrConflict, so that no new work runs under its id.
 	PutRequest(ctx context.Context, r *Request) error
 	// GetRequest returns the request, or an error matching ErrNotFound.
 	GetRequest(ctx context.Context, id string) (*Request, error)
