@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -99,7 +100,11 @@ func frameOf(cp *reach.Checkpoint) *store.Frame {
 func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
-	return c.st.PutFrame(context.WithoutCancel(ctx), f)
+	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
+		return err
+	}
+	crashpoint.Reached("executing")
+	return nil
 }
 
 // Ended implements reach.Checkpointer.
@@ -108,7 +113,9 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f.Args = c.clean(f.Args)
 	if err := c.st.PutFrame(ctx, f); err != nil {
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
+		return
 	}
+	crashpoint.Reached("ended")
 }
 
 // RequestBegan implements reach.RequestRecorder. It refuses the id of a

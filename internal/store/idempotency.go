@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 )
 
 // IdempotencyOptions configure NewIdempotency. A nil *IdempotencyOptions
@@ -164,6 +165,7 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		}
 		if claimed {
 			done()
+			crashpoint.Reached("claimed")
 			return nil, true, nil
 		}
 		if rec.Args != "" && c.Args != "" && rec.Args != c.Args {
