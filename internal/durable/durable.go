@@ -19,7 +19,8 @@
 // was dead-lettered before the stop is left to the operator: it is not run
 // again, nor dead-lettered twice. The requests that ran undos (a
 // compensation, a dead letter's retry) are marked, but their undos are
-// never undone.
+// never undone. docs/STATE.md says what is durable at each point of a
+// call, and what a crash there leaves.
 //
 // Checkpoints is also the runtime's dead letter sink: an operator's
 // Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
