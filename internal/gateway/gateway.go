@@ -121,9 +121,10 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *secrets.Redactor
-	store     *store.SQLite // nil without a data folder
-	audit     *audit.Log    // nil without a data folder
-	auditV    auditView     // the audit log's reader (its st nil without a data folder)
+	store     *store.SQLite      // nil without a data folder
+	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	audit     *audit.Log         // nil without a data folder
+	auditV    auditView          // the audit log's reader (its st nil without a data folder)
 	// subMu guards every upstream's subs (the clients subscribed to its
 	// resources), subWatched (the clients whose leaving is watched) and
 	// uriLocks (a resource's subscription changes, one at a time: lockURI).
