@@ -89,7 +89,11 @@ type Step struct {
 	Tool      string
 	Args      []byte // canonical JSON of the arguments: object keys sorted, no insignificant white space, one spelling per string and number
 	Access    string // "read", "write", "high_risk" or "forbidden"
-	Retryable bool   // the tool may be called again with the same args after a transient error
+	Retryable bool   // the tool may be called again with the same args after a transient error: its failures that are not known to be permanent count as transient
+	// Key names the argument fields that identify the entity a write
+	// changes (a keyed tool's key). If empty, arguments named like
+	// identifiers (id, order_id, orderId) do.
+	Key []string
 
 	// Model calls:
 	Tokens int64
@@ -98,11 +102,19 @@ type Step struct {
 	// Delegations:
 	To   string // receiving agent
 	Task string // sub-task text
+	// Chain names the agents of the hand-offs this one descends from: the
+	// agent that made the first of them, then each receiver, down to the
+	// agent making this one. Empty for a hand-off made by the agent at the
+	// root of the request tree.
+	Chain []string
 
 	seq   uint64 // dispatch number, set by Check; 0 means not dispatched (or already done)
 	key   uint64 // tool calls: hash of tool and args; delegations: hash of receiver and task
 	epoch uint64 // successful writes completed when the step was dispatched
 	widen bool   // tool calls: this call widens the previous call of its tool
+	// tool calls: the question the call asks, free text left out; 0 when
+	// its arguments hold no free text
+	question uint64
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState
@@ -193,6 +205,29 @@ type Options struct {
 	// If zero, 2: the third hand-off is refused.
 	DelegationMax int
 
+	// ErrorStreak is how many calls of one tool in a row, whatever their
+	// arguments, may fail with the same non-transient error (one class among
+	// invalid_args, forbidden, conflict, and one message once the argument
+	// values it echoes, its numbers and its random tokens are masked) before
+	// the agent's next call of that tool is refused ("same_error"). A success
+	// of the tool or a successful write starts over; not_found never counts.
+	// If zero, 3.
+	ErrorStreak int
+
+	// StaleWriteMax is how many times a write with one version precondition
+	// (an argument named like expected_version, base_revision,
+	// resource_version, if_match, etag) on one entity may fail with a
+	// conflict, with no read of that entity and no successful write in
+	// between, before the next write with that precondition is refused
+	// ("stale_write"), whatever its payload. If zero, 2.
+	StaleWriteMax int
+
+	// RephraseMax is how many answers in a row to rewordings of one question
+	// (read calls whose arguments are the same except for free text, such
+	// as a search query, whatever the tool) may bring the agent nothing new
+	// before its next rewording is refused ("rephrase"). If zero, 2.
+	RephraseMax int
+
 	// AmplifyMax is how many widenings of a call in a row may bring no new answer
 	// before the next widening is refused ("amplification"). If zero, 2.
 	AmplifyMax int
@@ -225,6 +260,9 @@ const (
 	defStaleSteps        = 4
 	defStaleMinBytes     = 24
 	defDelegationMax     = 2
+	defErrorStreak       = 3
+	defStaleWriteMax     = 2
+	defRephraseMax       = 2
 	defAmplifyMax        = 2
 	defWidenFactor       = 1.5
 	defMaxKeys           = 4096
@@ -243,6 +281,7 @@ type config struct {
 	cyclePeriod, cycleRepeats, writeCycleRepeats int
 	staleSteps, staleMinBytes                    int
 	delegationMax, amplifyMax                    int
+	errorStreak, staleWriteMax, rephraseMax      int
 	widenFactor                                  float64
 	maxKeys, maxUnits, maxAgents                 int
 }
@@ -272,6 +311,9 @@ func resolve(o *Options) config {
 		staleMinBytes:     pick(o.StaleMinBytes, defStaleMinBytes),
 		delegationMax:     pick(o.DelegationMax, defDelegationMax),
 		amplifyMax:        pick(o.AmplifyMax, defAmplifyMax),
+		errorStreak:       pick(o.ErrorStreak, defErrorStreak),
+		staleWriteMax:     pick(o.StaleWriteMax, defStaleWriteMax),
+		rephraseMax:       pick(o.RephraseMax, defRephraseMax),
 		widenFactor:       o.WidenFactor,
 		maxKeys:           max(pick(o.MaxKeys, defMaxKeys), 16),
 		maxUnits:          max(pick(o.MaxUnits, defMaxUnits), 64),
@@ -306,6 +348,11 @@ type Detector struct {
 	tasks  bounded[uint64, *taskState]  // per receiver and sub-task
 	seen   hashSet                      // result pieces seen, per agent
 
+	questions bounded[uint64, *questionState] // "rephrase": per agent and question
+	rounds    bounded[uint64, *rounds]        // "delegation": per delegator and receiver
+	verdicts  uint64                          // delegation verdicts received
+	conflicts []conflict                      // "stale_write": write preconditions that conflicted
+
 	units []leaf // scratch for one result
 	args  []leaf // scratch for one argument list
 	prev  []leaf // scratch for the previous argument list
@@ -319,6 +366,8 @@ func New(opts *Options) *Detector {
 	d.calls.init(c.maxKeys)
 	d.tools.init(max(c.maxKeys/8, 16))
 	d.tasks.init(max(c.maxKeys/8, 16))
+	d.questions.init(max(c.maxKeys/8, 16))
+	d.rounds.init(max(c.maxKeys/8, 16))
 	d.agents.init(c.maxAgents)
 	d.seen.init(c.maxUnits)
 	return d
@@ -377,7 +426,7 @@ func (d *Detector) Done(s *Step, o Outcome) {
 func (d *Detector) retained() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len()
+	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len() + d.questions.len() + d.rounds.len() + len(d.conflicts)
 	for _, a := range d.agents.cur {
 		n += len(a.ring)
 	}
@@ -390,7 +439,7 @@ func (d *Detector) retained() int {
 // retainedBound is the largest value Retained can take under d's options.
 func (d *Detector) retainedBound() int {
 	c := d.cfg
-	return c.maxKeys + 2*max(c.maxKeys/8, 16) + c.maxAgents*(1+ringSize(c)) + c.maxUnits + maxInflight
+	return c.maxKeys + 4*max(c.maxKeys/8, 16) + c.maxAgents*(1+ringSize(c)) + c.maxUnits + maxInflight + maxConflicts
 }
 
 func (d *Detector) agent(name string) *agentState {

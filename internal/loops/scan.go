@@ -28,6 +28,7 @@ type leaf struct {
 	arr  bool   // an element of a list
 	id   bool   // under a key that names an identifier or a position (identKey)
 	raw  []byte // the value as written (strings without their quotes); points into the input
+	key  []byte // the object key it is under ("" in a list at the top); points into the input
 }
 
 // unit is a leaf's identity: its path and value together.
@@ -42,42 +43,57 @@ type scan struct {
 	lines bool // cut strings into lines
 	cut   bool // leaves were dropped (limit reached or input too large)
 
-	text int    // bytes of string content seen
-	sig  uint64 // the document's shape with every number masked
+	text   int    // bytes of string content seen (outside metadata)
+	digest uint64 // the document's substance (see value)
+	skip   int    // > 0 while inside fetch metadata (a result's volatile key)
 }
 
 const (
 	sigObject = 0x6f626a
 	sigArray  = 0x617272
-	sigEnd    = 0x656e64
-	sigNumber = 0x6e756d
 	sigEmpty  = 0x656d70
 )
 
-// leaves scans b into out (reset first) and returns the scan with its result.
+// scanLeaves scans b into out (reset first) and returns the scan with its
+// result. With lines set, b is a result: its strings are cut into lines,
+// and fetch metadata (what is under a volatileKey, date-times and random
+// tokens inside strings) is left out of its leaves and its digest.
 func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 	s := scan{b: b, out: out[:0], limit: limit, lines: lines}
 	if len(b) == 0 {
-		s.sig = sigEmpty
+		s.digest = sigEmpty
 		return s
 	}
 	if len(b) > maxScanBytes {
 		s.cut = true
 		s.text = len(b)
-		s.sig = hashBytes(b)
-		s.add(leaf{path: 0, val: s.sig, kind: leafString})
+		s.digest = hashBytes(b)
+		s.add(leaf{path: 0, val: s.digest, kind: leafString})
 		return s
 	}
-	if !s.value(0, 0, false, false) || s.ws() < len(b) {
+	d, ok := s.value(0, 0, false, false, nil)
+	if !ok || s.ws() < len(b) {
 		// Not JSON: one plain text.
-		s.out, s.text, s.cut = s.out[:0], 0, false
-		s.sig = hashBytes(b)
-		s.str(0, b, false, false)
+		s.out, s.text, s.cut, s.skip = s.out[:0], 0, false, 0
+		d = s.strHash(b)
+		s.str(0, b, false, false, nil)
 	}
+	s.digest = d
 	return s
 }
 
+// strHash hashes a string's content: masked in a result.
+func (s *scan) strHash(raw []byte) uint64 {
+	if s.lines {
+		return maskedHash(raw)
+	}
+	return hashBytes(raw)
+}
+
 func (s *scan) add(l leaf) {
+	if s.skip > 0 {
+		return // metadata: not a piece of the answer
+	}
 	if len(s.out) >= s.limit {
 		s.cut = true
 		return
@@ -106,67 +122,78 @@ func (s *scan) eat(c byte) bool {
 	return false
 }
 
-func (s *scan) value(path uint64, depth int, arr, id bool) bool {
+// value scans the value at s.i, adds its leaves, and returns its digest:
+// a hash of its substance in which the members of an object and the
+// elements of a list are summed, so that neither key order nor list order
+// matter, and in which a result's metadata counts for nothing.
+func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, bool) {
 	if depth > maxScanDepth || s.ws() >= len(s.b) {
-		return false
+		return 0, false
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
 		s.i++
-		s.sig = mix(s.sig, sigObject)
+		sum := uint64(sigObject)
 		if s.eat('}') {
-			s.sig = mix(s.sig, sigEnd)
-			return true
+			return mix(sum, 0), true
 		}
 		for {
 			s.ws()
 			k, ok := s.quoted()
 			if !ok || !s.eat(':') {
-				return false
+				return 0, false
 			}
-			kp := mix(path, hashBytes(k))
-			s.sig = mix(s.sig, kp)
-			if !s.value(kp, depth+1, false, !s.lines && identKey(k)) { // only arguments widen
-				return false
+			kh := hashBytes(k)
+			kp := mix(path, kh)
+			meta := s.lines && volatileKey(k)
+			if meta {
+				s.skip++
+			}
+			d, ok := s.value(kp, depth+1, false, !s.lines && identKey(k), k) // only arguments widen
+			if meta {
+				s.skip--
+			} else {
+				sum += mix(kh, d)
+			}
+			if !ok {
+				return 0, false
 			}
 			if s.eat(',') {
 				continue
 			}
 			if s.eat('}') {
-				s.sig = mix(s.sig, sigEnd)
-				return true
+				return mix(sum, sigObject), true
 			}
-			return false
+			return 0, false
 		}
 	case c == '[':
 		s.i++
-		s.sig = mix(s.sig, sigArray)
+		sum := uint64(sigArray)
 		if s.eat(']') {
-			s.sig = mix(s.sig, sigEnd)
-			return true
+			return mix(sum, 0), true
 		}
 		ep := mix(path, sigArray)
 		for {
-			if !s.value(ep, depth+1, true, id) {
-				return false
+			d, ok := s.value(ep, depth+1, true, id, key)
+			if !ok {
+				return 0, false
 			}
+			sum += mix(d, sigArray)
 			if s.eat(',') {
 				continue
 			}
 			if s.eat(']') {
-				s.sig = mix(s.sig, sigEnd)
-				return true
+				return mix(sum, sigArray), true
 			}
-			return false
+			return 0, false
 		}
 	case c == '"':
 		raw, ok := s.quoted()
 		if !ok {
-			return false
+			return 0, false
 		}
-		s.sig = mix(s.sig, hashBytes(raw))
-		s.str(path, raw, arr, id)
-		return true
+		s.str(path, raw, arr, id, key)
+		return s.strHash(raw), true
 	case c == '-' || (c >= '0' && c <= '9'):
 		j := s.i
 		for s.i < len(s.b) {
@@ -178,21 +205,20 @@ func (s *scan) value(path uint64, depth int, arr, id bool) bool {
 			break
 		}
 		raw := s.b[j:s.i]
-		s.sig = mix(s.sig, sigNumber)
-		s.add(leaf{path: path, val: hashBytes(raw), kind: leafNumber, arr: arr, id: id, raw: raw})
-		return true
+		v := hashBytes(raw)
+		s.add(leaf{path: path, val: v, kind: leafNumber, arr: arr, id: id, raw: raw, key: key})
+		return v, true
 	default:
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
 				raw := s.b[s.i : s.i+len(lit)]
 				s.i += len(lit)
 				v := hashBytes(raw)
-				s.sig = mix(s.sig, v)
-				s.add(leaf{path: path, val: v, kind: leafLiteral, arr: arr, raw: raw})
-				return true
+				s.add(leaf{path: path, val: v, kind: leafLiteral, arr: arr, raw: raw, key: key})
+				return v, true
 			}
 		}
-		return false
+		return 0, false
 	}
 }
 
@@ -223,11 +249,14 @@ func (s *scan) quoted() ([]byte, bool) {
 
 // str adds a string's leaves: the whole string, or with lines set each
 // non-blank line of it (a line ends at a written "\n" escape or a raw newline).
-func (s *scan) str(path uint64, raw []byte, arr, id bool) {
+func (s *scan) str(path uint64, raw []byte, arr, id bool, key []byte) {
+	if s.skip > 0 {
+		return
+	}
 	if !s.lines {
 		s.text += len(raw)
 		if len(raw) > 0 {
-			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, id: id, raw: raw})
+			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, id: id, raw: raw, key: key})
 		}
 		return
 	}
@@ -235,7 +264,7 @@ func (s *scan) str(path uint64, raw []byte, arr, id bool) {
 		end, next := lineEnd(raw)
 		if line := trim(raw[:end]); len(line) > 0 {
 			s.text += len(line)
-			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, id: id, raw: line})
+			s.add(leaf{path: path, val: maskedHash(line), kind: leafString, arr: arr, id: id, raw: line, key: key})
 		}
 		raw = raw[next:]
 	}
