@@ -24,6 +24,7 @@ type agentState struct {
 	nstale     int
 
 	writes uint64 // successful writes and high-risk calls it made
+	reads  uint64 // successful calls of other tools it made
 
 	verdict verdict // the last delegation verdict it received
 }

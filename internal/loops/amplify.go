@@ -30,7 +30,7 @@ func (d *Detector) echoes(args []byte) echoes {
 		case l.kind == leafNumber && e.nn < len(e.nums):
 			e.nums[e.nn] = l.val
 			e.nn++
-		case l.kind == leafString && e.nt < len(e.text) && (bytes.IndexByte(l.raw, ' ') >= 0 || isProse(l.raw)):
+		case l.kind == leafString && e.nt < len(e.text) && (bytes.IndexByte(l.raw, ' ') >= 0 || proseArg(l.key, l.raw)):
 			e.text[e.nt] = maskedHash(l.raw) // as the result's strings are hashed
 			e.nt++
 		}

@@ -110,6 +110,7 @@ type errorStreak struct {
 	tmpl  uint64
 	agent uint64
 	epoch uint64
+	reads uint64 // the agent's successful reads at the last error
 	last  string // the last message, quoted in a Message
 }
 
@@ -118,6 +119,9 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 	e := &t.errs
 	if c.errorStreak == 0 || e.count < c.errorStreak || e.agent != a.id || e.epoch != d.epoch {
 		return nil
+	}
+	if e.class == "conflict" && e.reads != a.reads {
+		return nil // a conflict is resolved by reading the new state, which the agent did
 	}
 	return &Verdict{
 		Detector: "same_error",
@@ -138,10 +142,11 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		return
 	}
 	tmpl := mix(hashString(o.ErrorType), d.template(o.Result, s.Args))
-	if e.count > 0 && e.class == o.ErrorType && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch && e.epoch == d.epoch {
+	if e.count > 0 && e.class == o.ErrorType && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
+		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
 		e.count++
 	} else {
-		*e = errorStreak{count: 1, class: o.ErrorType, tmpl: tmpl, agent: a.id, epoch: d.epoch}
+		*e = errorStreak{count: 1, class: o.ErrorType, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
 	}
 	e.last = preview(o.Result)
 }
@@ -206,7 +211,7 @@ func (d *Detector) precondition(s *Step, ents []uint64) (key uint64, version str
 				named = named || string(l.key) == k
 			}
 		} else {
-			named = identKey(l.key) && !isProse(l.raw)
+			named = identKey(l.key) && !proseArg(l.key, l.raw)
 		}
 		if named {
 			ents = append(ents, l.val)
@@ -327,7 +332,7 @@ func (d *Detector) question(s *Step) uint64 {
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
-		if l.kind == leafString && isProse(l.raw) {
+		if l.kind == leafString && proseArg(l.key, l.raw) {
 			v, prose = 0x70726f7365, true
 		}
 		q = mix(q, mix(l.path, v))
@@ -350,10 +355,11 @@ func mayHoldProse(args []byte) bool {
 }
 
 // questionState is what "rephrase" remembers about one agent's question:
-// its rewordings in a row that brought nothing new.
+// its rewordings in a row that brought nothing new, each the same answer.
 type questionState struct {
-	stale int
-	epoch uint64
+	stale  int
+	epoch  uint64
+	answer uint64 // the last answer's pieces
 	asked [3]string // the last rewordings (tool and arguments), oldest first
 	n     int
 }
@@ -378,8 +384,12 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 }
 
 // doneRephrase records whether the answer to question s brought the agent
-// anything new (fresh pieces), or nothing (stale), or cannot tell.
-func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool) {
+// anything new (fresh pieces), or nothing (stale), or cannot tell. Stale
+// answers count in a row only while each is the answer before it again
+// (the same documents, in any order): answers that are different parts of
+// what the agent knows (a code search for one term, then another) are
+// not a rewording going round.
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
 		return
 	}
@@ -396,6 +406,9 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool) {
 	case fresh:
 		qs.stale, qs.n = 0, 0
 	case judged:
+		if answer != qs.answer {
+			qs.stale, qs.n = 0, 0
+		}
 		qs.stale++
 		if qs.n == len(qs.asked) {
 			copy(qs.asked[:], qs.asked[1:])
@@ -403,6 +416,9 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool) {
 		}
 		qs.asked[qs.n] = s.Tool + " " + preview(s.Args)
 		qs.n++
+	}
+	if judged {
+		qs.answer = answer
 	}
 }
 

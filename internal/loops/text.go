@@ -24,23 +24,74 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
-// isProse reports whether an argument value (a JSON string's content as
-// written) is natural-language text, such as a search query, rather than
-// an identifier, a path, a command or code: two words or more (or a run of
-// CJK characters), mostly letters, and none of the characters or shapes
-// of code (slashes, operators, brackets, underscores, "a.b", "-flag").
-// When unsure it says no: a value that is not prose is compared exactly.
-func isProse(b []byte) bool {
-	if len(b) < 4 || len(b) > 512 {
+// proseArg reports whether an argument value (a JSON string's content as
+// written) under key is natural-language text, such as a search query,
+// rather than an identifier, a name, a path, a command or code. The value
+// must be mostly letters, with none of the characters or shapes of code
+// (slashes, operators, brackets, underscores, "a.b", "-flag"), and not
+// under a key that names code (command, sql, path, url, pattern, ...).
+// Under a key that names a query (query, q, question, keywords, ...), two
+// words or two CJK characters are prose; under any other key it takes
+// three words or five CJK characters (a city, a person's name or a title is
+// not a question). When unsure it says no: a value that is not prose is
+// compared exactly.
+func proseArg(key, b []byte) bool {
+	kind := keyKind(key)
+	if kind == codeKey {
 		return false
 	}
-	words, letters, other, run, cjkRun := 0, 0, 0, 0, 0
+	words, cjk, ok := proseShape(b)
+	if !ok {
+		return false
+	}
+	if kind == queryKey {
+		return words >= 2 || cjk >= 2
+	}
+	return words >= 3 || cjk >= 5
+}
+
+const (
+	otherKey = iota
+	queryKey
+	codeKey
+)
+
+// keyKind says whether an argument's key names a query, code, or neither.
+func keyKind(k []byte) int {
+	if len(k) == 0 || len(k) > 64 {
+		return otherKey
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	kind := otherKey
+	for i := range n {
+		switch string(low[span[i][0]:span[i][1]]) {
+		case "command", "cmd", "script", "code", "sql", "shell", "exec", "args", "argv", "path", "file",
+			"filename", "url", "uri", "pattern", "regex", "regexp", "expr", "expression", "selector",
+			"filter", "jq", "xpath", "glob", "program", "source", "patch", "diff":
+			return codeKey
+		case "query", "q", "question", "search", "keywords", "keyword", "terms", "term", "topic",
+			"prompt", "ask", "phrase", "utterance":
+			kind = queryKey
+		}
+	}
+	return kind
+}
+
+// proseShape counts the words (with a letter) and the longest run of CJK
+// characters of a value, and says whether its shape is that of text.
+func proseShape(b []byte) (words, cjkRun int, ok bool) {
+	if len(b) < 2 || len(b) > 512 {
+		return 0, 0, false
+	}
+	letters, other, run := 0, 0, 0
 	inWord, wordHasLetter := false, false
 	var prev rune
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n <= 1 {
-			return false
+			return 0, 0, false
 		}
 		next := rune(0)
 		if i+n < len(b) {
@@ -52,7 +103,7 @@ func isProse(b []byte) bool {
 			// An escape: a written quote or new line is fine in a query;
 			// anything else (a path, a regular expression) is not.
 			if next != '"' && next != 'n' {
-				return false
+				return 0, 0, false
 			}
 		case r == ' ' || r == '\t':
 			if inWord && wordHasLetter {
@@ -61,11 +112,11 @@ func isProse(b []byte) bool {
 			inWord, wordHasLetter, run, prev = false, false, 0, r
 			continue
 		case r < 0x80 && isCodeByte(byte(r)):
-			return false
+			return 0, 0, false
 		case r == '-' && !inWord:
-			return false // a command-line flag
+			return 0, 0, false // a command-line flag
 		case (r == '.' || r == ':') && isAlnum(prev) && isAlnum(next):
-			return false // file.ext, os.path, http:, a:b
+			return 0, 0, false // file.ext, os.path, http:, a:b
 		}
 		if unicode.IsLetter(r) {
 			letters++
@@ -86,10 +137,7 @@ func isProse(b []byte) bool {
 	if inWord && wordHasLetter {
 		words++
 	}
-	if words < 2 && cjkRun < 2 {
-		return false
-	}
-	return letters*5 >= (letters+other)*3 // at least 60% letters
+	return words, cjkRun, letters*5 >= (letters+other)*3 // at least 60% letters
 }
 
 func isCodeByte(c byte) bool {

@@ -209,6 +209,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	if write {
 		d.doneStaleWrite(s, o)
 	} else if !o.Error {
+		a.reads++
 		d.readSeen(s)
 	}
 	d.doneSameError(a, t, s, o)
@@ -251,16 +252,19 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	// no_progress and rephrase: did the result bring anything new?
 	if (c.staleSteps > 0 || s.question != 0) && !write {
 		fresh := 0
+		var answer uint64 // the pieces as a set, in any order
 		for i := range sc.out {
 			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
 				continue // the agent's own words
 			}
-			if d.seen.add(mix(a.id, sc.out[i].unit())) {
+			u := sc.out[i].unit()
+			answer += mix(u, 0x616e73)
+			if d.seen.add(mix(a.id, u)) {
 				fresh++
 			}
 		}
 		judged := !(sc.cut || sc.text < c.staleMinBytes)
-		d.doneRephrase(a, s, fresh > 0, judged)
+		d.doneRephrase(a, s, fresh > 0, judged, answer)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:

@@ -120,8 +120,11 @@ func splitKey(k []byte, low *[64]byte, span *[8][2]uint8) int {
 	return n
 }
 
-// maskedHash hashes the text of a result string (as written) with its
-// date-times and random tokens replaced by a placeholder.
+// maskedHash hashes the text of a result string (as written) with the
+// date-times and random tokens inside it replaced by a placeholder. A
+// string that is nothing but one date-time or one token is hashed as is:
+// it is the value of a field (a commit, an id, a creation time), and
+// metadata fields are known by their keys.
 func maskedHash(b []byte) uint64 {
 	digit := -1
 	for i, c := range b {
@@ -130,8 +133,10 @@ func maskedHash(b []byte) uint64 {
 			break
 		}
 	}
-	if digit < 0 {
-		return hashBytes(b) // neither a date-time nor a token without a digit
+	if digit < 0 || dateTimeLen(b) == len(b) || allToken(b) {
+		// No date-time nor token without a digit; and a value that is
+		// nothing but one is what it names (a commit, an id, a time).
+		return hashBytes(b)
 	}
 	var h maphash.Hash
 	h.SetSeed(seed)
@@ -167,6 +172,15 @@ func maskedHash(b []byte) uint64 {
 	}
 	h.Write(b[last:])
 	return h.Sum64()
+}
+
+func allToken(b []byte) bool {
+	for _, c := range b {
+		if !isTokenByte(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func isTokenByte(c byte) bool {
