@@ -359,9 +359,9 @@ func mayHoldProse(args []byte) bool {
 type questionState struct {
 	stale  int
 	epoch  uint64
-	answer uint64 // the last answer's pieces
-	asked [3]string // the last rewordings (tool and arguments), oldest first
-	n     int
+	answer uint64    // the last answer's pieces
+	asked  [3]string // the last rewordings (tool and arguments), oldest first
+	n      int
 }
 
 func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
