@@ -37,7 +37,7 @@ type verdict struct {
 	norm  uint64 // the text, case, spaces and punctuation ignored
 	items int    // points it lists
 	neg   bool   // it reads as a rejection
-	words []uint64
+	words [][]uint64 // content words of each point it lists (negations left out)
 	from  string // who gave it
 	text  string // quoted in a Message
 }
@@ -49,7 +49,7 @@ type verdict struct {
 type rounds struct {
 	count  int
 	words  []uint64 // content words of the chain's tasks
-	nums   uint64   // the numbers its tasks name
+	nums   []uint64 // the numbers its tasks name
 	at     uint64   // Detector.verdicts at the last hand-off
 	others uint64   // successful writes by agents other than the receiver then
 	ends   []verdict
@@ -58,7 +58,7 @@ type rounds struct {
 	next struct {
 		linked bool
 		words  []uint64
-		nums   uint64
+		nums   []uint64
 		at     uint64
 		others uint64
 		end    verdict
@@ -78,7 +78,7 @@ func (d *Detector) received(from, to string, result []byte) {
 	a := d.agent(from)
 	d.verdicts++
 	a.verdict = verdict{at: d.verdicts, norm: taskKey("", trimPunct(text)), items: items(text),
-		neg: rejection(text), words: words(text, a.verdict.words), from: to, text: quote(text)}
+		neg: rejection(text), words: pointWords(text), from: to, text: quote(text)}
 }
 
 // checkRounds refuses a hand-off from from to to of a task that rewords the
@@ -95,19 +95,18 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	}
 	n := &rs.next
 	n.words = words(task, n.words)
-	n.nums = numbersOf(task)
+	n.nums = numbers(task, n.nums)
 	n.at, n.others = d.verdicts, others
 	n.end = verdict{}
-	// A rewording names the same numbers and shares a word with the
-	// chain's tasks; a task that names a new number ("attempt 3",
+	// A rewording names no number the chain's tasks did not and shares a
+	// word with them; a task that names a new number ("attempt 3",
 	// "section 4") is a new task.
-	n.linked = rs.count > 0 && n.nums == rs.nums && rs.others == others && shared(n.words, rs.words) > 0
+	n.linked = rs.count > 0 && shared(n.nums, rs.nums) == len(n.nums) && rs.others == others && shared(n.words, rs.words) > 0
 	if !n.linked {
 		return rs, nil
 	}
 	if v := &d.agent(from).verdict; v.at > rs.at {
 		n.end = *v
-		n.end.words = slices.Clone(v.words)
 	}
 	max := d.cfg.delegationMax
 	if len(rs.ends)+1 < max || n.end.at == 0 {
@@ -139,6 +138,7 @@ func (rs *rounds) commit() {
 	if !n.linked {
 		rs.count, rs.ends = 0, rs.ends[:0]
 		rs.words = append(rs.words[:0], n.words...)
+		rs.nums = append(rs.nums[:0], n.nums...)
 	} else {
 		if len(rs.ends) == maxRounds {
 			rs.ends = append(rs.ends[:0], rs.ends[1:]...)
@@ -147,7 +147,7 @@ func (rs *rounds) commit() {
 		rs.words = mergeWords(rs.words, n.words)
 	}
 	rs.count++
-	rs.nums, rs.at, rs.others = n.nums, n.at, n.others
+	rs.at, rs.others = n.at, n.others
 }
 
 // mergeWords returns the union of two sorted word lists, at most
@@ -164,8 +164,9 @@ func mergeWords(a, b []uint64) []uint64 {
 
 // sameRejection reports whether verdict b repeats rejection a: both read as
 // rejections, and b says the same thing, or lists as many points as a (two
-// or more) sharing at least a third of their words. A verdict listing fewer
-// points is progress.
+// or more) of which as many as a has each share a word with one of a's
+// points: the same defects are still open. A verdict that lists fewer
+// points, or other ones, is progress.
 func sameRejection(a, b *verdict) bool {
 	if a.at == 0 || b.at == 0 || !a.neg || !b.neg {
 		return false
@@ -176,5 +177,51 @@ func sameRejection(a, b *verdict) bool {
 	if a.items < 2 || b.items < a.items {
 		return false
 	}
-	return 3*shared(a.words, b.words) >= min(len(a.words), len(b.words))
+	open := 0
+	for _, p := range b.words {
+		for _, q := range a.words {
+			if shared(p, q) > 0 {
+				open++
+				break
+			}
+		}
+	}
+	return open >= a.items
 }
+
+const maxPoints = 8 // points of a verdict compared
+
+// pointWords returns the content words of each point a verdict lists,
+// leaving out the words that only say no.
+func pointWords(s string) [][]uint64 {
+	_, body := heading(s)
+	var out [][]uint64
+	start := 0
+	cut := func(end int) {
+		if len(out) < maxPoints {
+			ws := words(body[start:end], nil)
+			ws = slices.DeleteFunc(ws, func(h uint64) bool { return negationWords[h] })
+			if len(ws) > 0 {
+				out = append(out, ws)
+			}
+		}
+	}
+	for i, r := range body {
+		switch r {
+		case ';', '；', '\n', '•':
+			cut(i)
+			start = i + len(string(r))
+		}
+	}
+	cut(len(body))
+	return out
+}
+
+// negationWords are the hashes of the negations as words() makes them.
+var negationWords = func() map[uint64]bool {
+	m := map[uint64]bool{}
+	for w := range negations {
+		m[hashString(stem(w))] = true
+	}
+	return m
+}()

@@ -247,22 +247,20 @@ func shared(a, b []uint64) int {
 	return n
 }
 
-// numbersOf returns a hash of the set of numbers written in s (runs of
-// decimal digits, leading zeros ignored), 0 when it has none: "attempt 2"
-// and "attempt 3" name different things, "Q3 ... 200 words" and "(<200
-// words) ... Q3" the same ones.
-func numbersOf(s string) uint64 {
-	var nums [8]uint64
-	n := 0
+// numbers appends to dst the hashes of the numbers written in s (runs of
+// decimal digits, leading zeros ignored), at most 8, sorted and without
+// duplicates: "attempt 2" and "attempt 3" name different things, "Q3 ...
+// 200 words" and "(<200 words) ... Q3" the same ones.
+func numbers(s string, dst []uint64) []uint64 {
+	dst = dst[:0]
 	var buf [24]byte
 	d := buf[:0]
 	flush := func() {
 		for len(d) > 1 && d[0] == '0' {
 			d = d[1:]
 		}
-		if len(d) > 0 && n < len(nums) {
-			nums[n] = hashBytes(d)
-			n++
+		if len(d) > 0 && len(dst) < 8 {
+			dst = append(dst, hashBytes(d))
 		}
 		d = buf[:0]
 	}
@@ -281,13 +279,8 @@ func numbersOf(s string) uint64 {
 		}
 	}
 	flush()
-	set := nums[:n]
-	slices.Sort(set)
-	var h uint64
-	for _, x := range slices.Compact(set) {
-		h = mix(h, x)
-	}
-	return h
+	slices.Sort(dst)
+	return slices.Compact(dst)
 }
 
 // negations are words that mark a verdict as a refusal or a list of
