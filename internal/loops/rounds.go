@@ -33,13 +33,13 @@ const maxRounds = 8 // round verdicts remembered per delegator and receiver
 
 // verdict is a delegation's final answer as the delegator received it.
 type verdict struct {
-	at    uint64 // when it was received (Detector.verdicts); 0 for none
-	norm  uint64 // the text, case, spaces and punctuation ignored
-	items int    // points it lists
-	neg   bool   // it reads as a rejection
+	at    uint64     // when it was received (Detector.verdicts); 0 for none
+	norm  uint64     // the text, case, spaces and punctuation ignored
+	items int        // points it lists
+	neg   bool       // it reads as a rejection
 	words [][]uint64 // content words of each point it lists (negations left out)
-	from  string // who gave it
-	text  string // quoted in a Message
+	from  string     // who gave it
+	text  string     // quoted in a Message
 }
 
 // rounds is what "delegation" remembers about one delegator's hand-offs to
