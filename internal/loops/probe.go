@@ -40,8 +40,9 @@ const (
 	maxEcho     = 32   // argument values masked out of an error message
 )
 
-// template hashes an error message with the argument values it echoes, its
-// numbers and its random tokens masked: "date '09-10-2025' is invalid" and
+// template hashes an error message with the argument values it echoes and
+// every word that holds a digit (a number, an id, a version, a request id)
+// masked: "date '09-10-2025' is invalid" and
 // "date '10/09/2025' is invalid" have one template, and so do "total is
 // 564, paid 474" and "total is 564, paid 504".
 func (d *Detector) template(msg, args []byte) uint64 {
@@ -68,35 +69,30 @@ func (d *Detector) template(msg, args []byte) uint64 {
 				matched = len(e)
 			}
 		}
-		switch {
-		case matched > 0:
+		if matched > 0 {
 			h.Write(msg[last:i])
 			h.WriteString("\x00E")
 			i += matched
 			last = i
-		case isDigit(msg[i]):
-			h.Write(msg[last:i])
-			h.WriteString("\x00N")
-			for i < len(msg) && (isDigit(msg[i]) || msg[i] == '.' && i+1 < len(msg) && isDigit(msg[i+1])) {
-				i++
-			}
-			last = i
-		case isTokenByte(msg[i]) && (i == 0 || !isTokenByte(msg[i-1])):
-			j := i
+			continue
+		}
+		if isTokenByte(msg[i]) && (i == 0 || !isTokenByte(msg[i-1])) {
+			j, digit := i, false
 			for j < len(msg) && isTokenByte(msg[j]) {
+				digit = digit || isDigit(msg[j])
 				j++
 			}
-			if randomToken(msg[i:j]) {
+			if digit {
+				// A word with a digit is a value: an amount, an id, a
+				// version, a request id.
 				h.Write(msg[last:i])
-				h.WriteString("\x00R")
+				h.WriteString("\x00V")
 				last = j
-				i = j
-			} else {
-				i++
 			}
-		default:
-			i++
+			i = j
+			continue
 		}
+		i++
 	}
 	h.Write(msg[last:])
 	return h.Sum64()
