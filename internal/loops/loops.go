@@ -350,6 +350,7 @@ type Detector struct {
 
 	questions bounded[uint64, *questionState] // "rephrase": per agent and question
 	rounds    bounded[uint64, *rounds]        // "delegation": per delegator and receiver
+	volatile  keyCache                        // result keys known to name metadata
 	verdicts  uint64                          // delegation verdicts received
 	conflicts []conflict                      // "stale_write": write preconditions that conflicted
 

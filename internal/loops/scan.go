@@ -43,14 +43,16 @@ type scan struct {
 	lines bool // cut strings into lines
 	cut   bool // leaves were dropped (limit reached or input too large)
 
-	text   int    // bytes of string content seen (outside metadata)
-	digest uint64 // the document's substance (see value)
-	skip   int    // > 0 while inside fetch metadata (a result's volatile key)
+	text   int       // bytes of string content seen (outside metadata)
+	digest uint64    // the document's substance (see value)
+	skip   int       // > 0 while inside fetch metadata (a result's volatile key)
+	vol    *keyCache // keys known to name metadata, or nil
 }
 
 const (
 	sigObject = 0x6f626a
 	sigArray  = 0x617272
+	sigString = 0x737472
 	sigEmpty  = 0x656d70
 )
 
@@ -71,23 +73,52 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 		s.add(leaf{path: 0, val: s.digest, kind: leafString})
 		return s
 	}
-	d, ok := s.value(0, 0, false, false, nil)
-	if !ok || s.ws() < len(b) {
-		// Not JSON: one plain text.
-		s.out, s.text, s.cut, s.skip = s.out[:0], 0, false, 0
-		d = s.strHash(b)
-		s.str(0, b, false, false, nil)
-	}
-	s.digest = d
+	s.scanAll()
 	return s
 }
 
-// strHash hashes a string's content: masked in a result.
-func (s *scan) strHash(raw []byte) uint64 {
-	if s.lines {
-		return maskedHash(raw)
+// scanResult scans a result as scanLeaves does with lines set, knowing
+// the keys of fetch metadata from the cache volatile.
+func scanResult(b []byte, out []leaf, limit int, volatile *keyCache) scan {
+	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile}
+	if len(b) == 0 || len(b) > maxScanBytes {
+		return scanLeaves(b, out, limit, true)
 	}
-	return hashBytes(raw)
+	s.scanAll()
+	return s
+}
+
+func (s *scan) scanAll() {
+	d, ok := s.value(0, 0, false, false, nil)
+	if !ok || s.ws() < len(s.b) {
+		// Not JSON: one plain text.
+		s.out, s.text, s.cut, s.skip, s.i = s.out[:0], 0, false, 0, len(s.b)
+		d = s.str(0, s.b, false, false, nil)
+	}
+	s.digest = d
+}
+
+// volatile reports whether a result's key (with hash kh) names metadata.
+func (s *scan) volatile(k []byte, kh uint64) bool {
+	if s.vol == nil {
+		return volatileKey(k)
+	}
+	return s.vol.is(k, kh)
+}
+
+// keyCache remembers which keys name metadata, at most 1024 of them.
+type keyCache map[uint64]bool
+
+func (c *keyCache) is(k []byte, kh uint64) bool {
+	if v, ok := (*c)[kh]; ok {
+		return v
+	}
+	if *c == nil || len(*c) >= 1024 {
+		*c = make(keyCache, 64)
+	}
+	v := volatileKey(k)
+	(*c)[kh] = v
+	return v
 }
 
 func (s *scan) add(l leaf) {
@@ -145,7 +176,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			}
 			kh := hashBytes(k)
 			kp := mix(path, kh)
-			meta := s.lines && volatileKey(k)
+			meta := s.lines && s.volatile(k, kh)
 			if meta {
 				s.skip++
 			}
@@ -192,8 +223,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		if !ok {
 			return 0, false
 		}
-		s.str(path, raw, arr, id, key)
-		return s.strHash(raw), true
+		return s.str(path, raw, arr, id, key), true
 	case c == '-' || (c >= '0' && c <= '9'):
 		j := s.i
 		for s.i < len(s.b) {
@@ -247,27 +277,34 @@ func (s *scan) quoted() ([]byte, bool) {
 	return nil, false
 }
 
-// str adds a string's leaves: the whole string, or with lines set each
-// non-blank line of it (a line ends at a written "\n" escape or a raw newline).
-func (s *scan) str(path uint64, raw []byte, arr, id bool, key []byte) {
-	if s.skip > 0 {
-		return
-	}
+// str adds a string's leaves, and returns its digest: in a result, each
+// non-blank line of it (a line ends at a written "\n" escape or a raw
+// newline) is a leaf, hashed with its date-times and random tokens masked,
+// and the digest is that of its lines in order.
+func (s *scan) str(path uint64, raw []byte, arr, id bool, key []byte) uint64 {
 	if !s.lines {
 		s.text += len(raw)
+		h := hashBytes(raw)
 		if len(raw) > 0 {
-			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, id: id, raw: raw, key: key})
+			s.add(leaf{path: path, val: h, kind: leafString, arr: arr, id: id, raw: raw, key: key})
 		}
-		return
+		return h
 	}
+	if s.skip > 0 {
+		return 0
+	}
+	d := uint64(sigString)
 	for len(raw) > 0 {
 		end, next := lineEnd(raw)
 		if line := trim(raw[:end]); len(line) > 0 {
 			s.text += len(line)
-			s.add(leaf{path: path, val: maskedHash(line), kind: leafString, arr: arr, id: id, raw: line, key: key})
+			v := maskedHash(line)
+			d = mix(d, v)
+			s.add(leaf{path: path, val: v, kind: leafString, arr: arr, id: id, raw: line, key: key})
 		}
 		raw = raw[next:]
 	}
+	return d
 }
 
 // lineEnd returns where the first line of raw ends, and where the next begins.

@@ -20,8 +20,19 @@ const maxWords = 48 // words kept of one text
 // isCJK reports whether r belongs to a script written without spaces
 // between words.
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo: Latin, Greek, Cyrillic, ...
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// isLetter is unicode.IsLetter with a fast path for ASCII.
+func isLetter(r rune) bool {
+	if r < 0x80 {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r)
 }
 
 // proseArg reports whether an argument value (a JSON string's content as
@@ -118,7 +129,7 @@ func proseShape(b []byte) (words, cjkRun int, ok bool) {
 		case (r == '.' || r == ':') && isAlnum(prev) && isAlnum(next):
 			return 0, 0, false // file.ext, os.path, http:, a:b
 		}
-		if unicode.IsLetter(r) {
+		if isLetter(r) {
 			letters++
 			wordHasLetter = true
 			if isCJK(r) {
@@ -148,7 +159,9 @@ func isCodeByte(c byte) bool {
 	return false
 }
 
-func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func isAlnum(r rune) bool {
+	return isLetter(r) || '0' <= r && r <= '9' || r >= 0x80 && unicode.IsDigit(r)
+}
 
 // stop are English function words, dropped from the words of a text.
 var stop = map[string]bool{
@@ -205,7 +218,7 @@ func words(s string, dst []uint64) []uint64 {
 			}
 			prevCJK = r
 			continue
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		case isAlnum(r):
 			if len(w)+utf8.UTFMax <= cap(w) {
 				w = utf8.AppendRune(w, unicode.ToLower(r))
 			}

@@ -126,29 +126,14 @@ func splitKey(k []byte, low *[64]byte, span *[8][2]uint8) int {
 // it is the value of a field (a commit, an id, a creation time), and
 // metadata fields are known by their keys.
 func maskedHash(b []byte) uint64 {
-	digit := -1
-	for i, c := range b {
-		if c >= '0' && c <= '9' {
-			digit = i
-			break
-		}
-	}
-	if digit < 0 || dateTimeLen(b) == len(b) || allToken(b) {
-		// No date-time nor token without a digit; and a value that is
-		// nothing but one is what it names (a commit, an id, a time).
+	if !needsMask(b) {
 		return hashBytes(b)
 	}
 	var h maphash.Hash
 	h.SetSeed(seed)
-	// Start at the beginning of the word that holds the first digit.
-	i := digit
-	for i > 0 && isTokenByte(b[i-1]) {
-		i--
-	}
-	h.Write(b[:i])
-	last := i // b[last:i] is not written yet
-	for i < len(b) {
-		if !isTokenByte(b[i]) {
+	last := 0 // b[last:i] is not written yet
+	for i := 0; i < len(b); {
+		if !tokenByte[b[i]] || i > 0 && tokenByte[b[i-1]] {
 			i++
 			continue
 		}
@@ -160,7 +145,7 @@ func maskedHash(b []byte) uint64 {
 			continue
 		}
 		j := i
-		for j < len(b) && isTokenByte(b[j]) {
+		for j < len(b) && tokenByte[b[j]] {
 			j++
 		}
 		if randomToken(b[i:j]) {
@@ -174,18 +159,42 @@ func maskedHash(b []byte) uint64 {
 	return h.Sum64()
 }
 
-func allToken(b []byte) bool {
-	for _, c := range b {
-		if !isTokenByte(c) {
-			return false
+// needsMask reports whether b holds a date-time or a random token, and
+// is not just that: one pass that looks closer only at words of eight
+// bytes or more with a digit in them.
+func needsMask(b []byte) bool {
+	for i := 0; i < len(b); {
+		if !tokenByte[b[i]] {
+			i++
+			continue
 		}
+		j, digit := i, false
+		for j < len(b) && tokenByte[b[j]] {
+			digit = digit || b[j] >= '0' && b[j] <= '9'
+			j++
+		}
+		if digit && j-i >= 8 {
+			if n := dateTimeLen(b[i:]); n > 0 {
+				return !(i == 0 && n == len(b))
+			}
+			if !(i == 0 && j == len(b)) && randomToken(b[i:j]) {
+				return true
+			}
+		}
+		i = j
 	}
-	return true
+	return false
 }
 
-func isTokenByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
-}
+// tokenByte marks the bytes of a word: letters, digits, '_' and '-'.
+var tokenByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+func isTokenByte(c byte) bool { return tokenByte[c] }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
