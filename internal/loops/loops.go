@@ -25,29 +25,50 @@
 //   - "repeat" (L1): the third call of the same tool with the same arguments, when
 //     the two before it returned the same non-transient result (or the same
 //     non-transient error) and no write or high-risk call succeeded in between.
-//     Polling whose result changes, a re-read after a write, and a single re-read
-//     are allowed; so is an agent's first call that other agents already made.
+//     Results are compared on their substance: fetch metadata (request and
+//     trace ids, timestamps, latencies, cache flags, scores, and date-times or
+//     random tokens inside longer text) is masked, and key and list order do
+//     not matter. Polling whose result changes, a re-read after a write, and a
+//     single re-read are allowed; so is an agent's first call that other
+//     agents already made.
 //   - "retry_budget" (L1): a call that has already failed with transient errors
-//     (timeout, unavailable, rate_limited) on [Options.RetryBudget] attempts in a
-//     row, or a tool that failed transiently [Options.ToolRetryBudget] times in a
-//     row whatever its arguments.
+//     (timeout, unavailable, rate_limited, or any failure of a tool declared
+//     [Step.Retryable] that is not typed permanent) on [Options.RetryBudget]
+//     attempts in a row, or a tool that failed transiently
+//     [Options.ToolRetryBudget] times in a row whatever its arguments.
+//   - "same_error" (L1): an agent's call of a tool whose last
+//     [Options.ErrorStreak] calls, whatever their arguments, failed with one
+//     error class (invalid_args, forbidden, conflict) and one message once its
+//     echoed argument values and words with digits are masked.
+//   - "stale_write" (L1): a write whose version precondition on one entity
+//     already conflicted [Options.StaleWriteMax] times, with no read of the
+//     entity in between, whatever its payload.
 //   - "short_cycle" (L2): an agent's recent calls form a cycle (A, B, A, B) in
 //     which every call returned, each round, what it had returned the round
 //     before; a cycle that contains a write must go round once more.
 //   - "amplification" (L3): a call that widens the previous call of the same tool
 //     (a number grown by [Options.WidenFactor], a string or list extended) after
 //     the earlier widenings brought no new answer.
+//   - "rephrase" (L3): a rewording of a question (a read whose arguments are
+//     the same but for free text, such as a query) after the last
+//     [Options.RephraseMax] rewordings brought the agent nothing new, the same
+//     answer each time.
 //   - "no_progress" (L3): an agent whose recent results brought nothing it had
 //     not already seen (a hidden loop: different tools and arguments, known
 //     answers); see [Options.StaleSteps].
-//   - "delegation" (L3): the third hand-off of the same sub-task to the same agent.
+//   - "delegation_cycle" (L3): a hand-off to an agent already on the
+//     delegation stack ([Step.Chain]).
+//   - "delegation" (L3): the third hand-off of the same sub-task to the same
+//     agent, or of a rewording of it after two rounds that ended in the same
+//     rejection.
 //
-// docs/LOOPS.md describes what counts as new information, the defaults, the
-// figures on the loop benchmark and the known blind spots.
+// docs/LOOPS.md describes what counts as new information and as metadata, the
+// text normalizer, the defaults, the figures on the loop benchmark and the
+// known blind spots.
 //
-// [Step.Depth], [Step.Retryable], [Step.Tokens] and [Step.Text] are accepted
-// but not used by the current detectors: call-stack cycles and reentrancy are
-// the call graph's to refuse, and retry policy is the executor's.
+// [Step.Depth], [Step.Tokens] and [Step.Text] are accepted but not used by the
+// current detectors: call-stack cycles and reentrancy are the call graph's to
+// refuse, and a model's turns are the budget's.
 //
 // # Memory and cost
 //
@@ -55,10 +76,10 @@
 // [Options.MaxUnits], [Options.MaxAgents]): when a table is full its older
 // entries are forgotten, which can only make the detectors more lenient. With
 // the defaults a Detector holds at most a few megabytes, usually a few tens of
-// kilobytes. Arguments and results are scanned and hashed once, without
-// copying; a typical Check plus Done (a result of about 150 bytes) takes about
-// 1.5 µs on one core and allocates only when a new call, tool or agent is first
-// seen. Results are read up to 512 pieces (lines or values) each.
+// kilobytes. Results are scanned and hashed once, without copying; a typical
+// Check plus Done (a result of about 150 bytes) takes a few microseconds on one
+// core (docs/LOOPS.md, Cost) and allocates only when a new call, tool or agent
+// is first seen. Results are read up to 512 pieces (lines or values) each.
 package loops
 
 import (
@@ -135,7 +156,7 @@ type Outcome struct {
 // many times, what the earlier results were); Suggestion says what to do
 // instead. [Detector.Check] returns a new Verdict each time; the caller owns it.
 type Verdict struct {
-	Detector   string // short stable id: "repeat", "retry_budget", "short_cycle", "no_progress", "delegation", "amplification"
+	Detector   string // short stable id: "repeat", "retry_budget", "same_error", "stale_write", "short_cycle", "amplification", "rephrase", "no_progress", "delegation_cycle", "delegation"
 	Message    string
 	Suggestion string
 }
