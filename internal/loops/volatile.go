@@ -163,28 +163,52 @@ func maskedHash(b []byte) uint64 {
 // is not just that: one pass that looks closer only at words of eight
 // bytes or more with a digit in them.
 func needsMask(b []byte) bool {
-	for i := 0; i < len(b); {
-		if !tokenByte[b[i]] {
-			i++
-			continue
-		}
-		j, digit := i, false
-		for j < len(b) && tokenByte[b[j]] {
-			digit = digit || b[j] >= '0' && b[j] <= '9'
-			j++
-		}
-		if digit && j-i >= 8 {
-			if n := dateTimeLen(b[i:]); n > 0 {
-				return !(i == 0 && n == len(b))
+	start, digit := -1, false
+	for i, c := range b {
+		switch byteClass[c] {
+		case 0:
+			if start >= 0 {
+				if digit && i-start >= 8 && maskable(b, start, i) {
+					return true
+				}
+				start = -1
 			}
-			if !(i == 0 && j == len(b)) && randomToken(b[i:j]) {
-				return true
+		case 2:
+			digit = digit || start >= 0
+			if start < 0 {
+				start, digit = i, true
+			}
+		default:
+			if start < 0 {
+				start, digit = i, false
 			}
 		}
-		i = j
 	}
-	return false
+	return start >= 0 && digit && len(b)-start >= 8 && maskable(b, start, len(b))
 }
+
+// maskable reports whether the word b[i:j] starts a date-time or is a
+// random token, and b is more than that.
+func maskable(b []byte, i, j int) bool {
+	if n := dateTimeLen(b[i:]); n > 0 {
+		return !(i == 0 && n == len(b))
+	}
+	return !(i == 0 && j == len(b)) && randomToken(b[i:j])
+}
+
+// byteClass is 0 for a byte outside words, 2 for a digit, 1 for the other
+// bytes of a word (letters, '_' and '-').
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = 2
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-':
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // tokenByte marks the bytes of a word: letters, digits, '_' and '-'.
 var tokenByte = func() (t [256]bool) {
