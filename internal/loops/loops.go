@@ -221,9 +221,12 @@ type Options struct {
 	StaleMinBytes int
 
 	// DelegationMax is how many times the same sub-task (normalized text) may be
-	// handed to the same agent before the next hand-off is refused ("delegation").
-	// A successful write by another agent in between starts the count over.
-	// If zero, 2: the third hand-off is refused.
+	// handed to the same agent before the next hand-off is refused ("delegation");
+	// and how many rounds of handing an agent rewordings of one task may end in
+	// the same rejection before the next rewording is refused (at most 8 are
+	// remembered). A successful write by another agent than the receiver in
+	// between starts the count over. If zero, 2: the third hand-off is refused.
+	// A negative value also turns "delegation_cycle" off.
 	DelegationMax int
 
 	// ErrorStreak is how many calls of one tool in a row, whatever their

@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -31,15 +32,29 @@ func checkCycle(s *Step, to string) *Verdict {
 
 const maxRounds = 8 // round verdicts remembered per delegator and receiver
 
-// verdict is a delegation's final answer as the delegator received it.
+// verdict is a delegation's final answer as the delegator received it. What
+// it says (whether it rejects, its points) is read only when it is compared.
 type verdict struct {
-	at    uint64     // when it was received (Detector.verdicts); 0 for none
-	norm  uint64     // the text, case, spaces and punctuation ignored
-	items int        // points it lists
-	neg   bool       // it reads as a rejection
-	words [][]uint64 // content words of each point it lists (negations left out)
-	from  string     // who gave it
-	text  string     // quoted in a Message
+	at   uint64 // when it was received (Detector.verdicts); 0 for none
+	full string // the text, at most maxVerdict bytes
+	from string // who gave it
+	text string // quoted in a Message
+
+	parsed bool
+	norm   uint64     // the text, case, spaces and punctuation ignored
+	items  int        // points it lists
+	neg    bool       // it reads as a rejection
+	words  [][]uint64 // content words of each point it lists (negations left out)
+}
+
+const maxVerdict = 2048 // bytes of a verdict read
+
+func (v *verdict) parse() {
+	if v.parsed {
+		return
+	}
+	v.parsed = true
+	v.norm, v.items, v.neg, v.words = taskKey("", trimPunct(v.full)), items(v.full), rejection(v.full), pointWords(v.full)
 }
 
 // rounds is what "delegation" remembers about one delegator's hand-offs to
@@ -68,17 +83,21 @@ type rounds struct {
 // received records the verdict that agent from got back from to.
 func (d *Detector) received(from, to string, result []byte) {
 	var text string
-	if json.Unmarshal(result, &text) != nil {
+	if n := len(result); n >= 2 && result[0] == '"' && result[n-1] == '"' && bytes.IndexByte(result, '\\') < 0 {
+		text = string(result[1 : n-1]) // a JSON string without escapes
+	} else if json.Unmarshal(result, &text) != nil {
 		text = string(result)
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
 	}
+	if len(text) > maxVerdict {
+		text = text[:maxVerdict]
+	}
 	a := d.agent(from)
 	d.verdicts++
-	a.verdict = verdict{at: d.verdicts, norm: taskKey("", trimPunct(text)), items: items(text),
-		neg: rejection(text), words: pointWords(text), from: to, text: quote(text)}
+	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
 }
 
 // checkRounds refuses a hand-off from from to to of a task that rewords the
@@ -112,9 +131,14 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	if len(rs.ends)+1 < max || n.end.at == 0 {
 		return rs, nil
 	}
-	prev := append(rs.ends[len(rs.ends)-(max-1):], n.end)
+	var buf [maxRounds + 1]*verdict
+	prev := buf[:0]
+	for i := len(rs.ends) - (max - 1); i < len(rs.ends); i++ {
+		prev = append(prev, &rs.ends[i])
+	}
+	prev = append(prev, &n.end)
 	for i := 1; i < len(prev); i++ {
-		if !sameRejection(&prev[i-1], &prev[i]) {
+		if !sameRejection(prev[i-1], prev[i]) {
 			return rs, nil
 		}
 	}
@@ -168,7 +192,12 @@ func mergeWords(a, b []uint64) []uint64 {
 // points: the same defects are still open. A verdict that lists fewer
 // points, or other ones, is progress.
 func sameRejection(a, b *verdict) bool {
-	if a.at == 0 || b.at == 0 || !a.neg || !b.neg {
+	if a.at == 0 || b.at == 0 {
+		return false
+	}
+	a.parse()
+	b.parse()
+	if !a.neg || !b.neg {
 		return false
 	}
 	if a.norm == b.norm {
