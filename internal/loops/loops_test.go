@@ -696,6 +696,9 @@ func TestStaleWrite(t *testing.T) {
 		{"a read of another entity does not count", nil, []op{
 			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`), call("get_contact", `{"contact_id":"C-2"}`, `{"version":4}`), refused(upd(`{"phone":"3"}`), "stale_write"),
 		}},
+		{"another agent's first write", nil, []op{
+			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`), by("sub", upd(`{"phone":"3"}`)),
+		}},
 		{"a new version is a new precondition", nil, []op{
 			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`),
 			{tool: "update_contact", access: "write", args: `{"changes":{"phone":"3"},"contact_id":"C-1","expected_version":13}`, res: `{"version":14}`},

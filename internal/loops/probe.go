@@ -159,8 +159,12 @@ func versionKey(k []byte) bool {
 	n := splitKey(k, &low, &span)
 	for i := range n {
 		switch string(low[span[i][0]:span[i][1]]) {
-		case "version", "revision", "rev", "etag", "generation", "sha", "seq", "match", "ifmatch", "vsn":
+		case "version", "revision", "rev", "etag", "generation", "sha", "ifmatch", "vsn":
 			return true
+		case "match", "seq": // if_match, if_seq_no; not match_id
+			if i > 0 && string(low[span[i-1][0]:span[i-1][1]]) == "if" {
+				return true
+			}
 		}
 	}
 	return false
@@ -175,6 +179,7 @@ type conflict struct {
 	ents    []uint64 // hashes of the entity's key values (none: the tool's only entity)
 	count   int      // conflicts in a row with this precondition
 	epoch   uint64   // write epoch of the last conflict
+	agent   uint64   // the agent that made the last conflicting write
 	version string   // the version, quoted in a Message
 	last    string   // the last conflict's message
 }
@@ -237,7 +242,7 @@ func (d *Detector) checkStaleWrite(s *Step) *Verdict {
 		return nil
 	}
 	cf := d.findConflict(key)
-	if cf == nil || cf.count < c.staleWriteMax || cf.epoch != d.epoch {
+	if cf == nil || cf.count < c.staleWriteMax || cf.epoch != d.epoch || cf.agent != d.agent(s.Agent).id {
 		return nil
 	}
 	return &Verdict{
@@ -279,11 +284,12 @@ func (d *Detector) doneStaleWrite(s *Step, o *Outcome) {
 		d.conflicts = append(d.conflicts, conflict{key: key, ents: append([]uint64(nil), ents...), version: version})
 		cf = &d.conflicts[len(d.conflicts)-1]
 	}
-	if cf.epoch != d.epoch {
+	a := d.agent(s.Agent).id
+	if cf.epoch != d.epoch || cf.agent != a {
 		cf.count = 0
 	}
 	cf.count++
-	cf.epoch = d.epoch
+	cf.epoch, cf.agent = d.epoch, a
 	cf.last = preview(o.Result)
 }
 
