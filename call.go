@@ -182,8 +182,8 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	return res
 }
 
-// redactResult masks secrets in everything the model will read, and the
-// frame keep: the data, the summary, the notes and the error.
+// redactResult masks secrets in everything the model will read and the
+// frame keeps: the data, the summary, the notes and the error.
 func (rt *Runtime) redactResult(res *Result) {
 	rd := rt.opts.Redactor
 	if res.Data != nil {

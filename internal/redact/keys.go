@@ -25,7 +25,9 @@ type keyRules struct {
 	parts   []string
 	byFirst [256][]string // parts by their first byte
 	exact   []string
-	stems   [256][]string // stems by their first byte
+	stems   [256][]string  // stems by their first byte
+	first   [256]bool      // the first bytes of the stems, in either case
+	pairs   [256][4]uint64 // the first two bytes of the stems, as a set
 }
 
 func newKeyRules(extra []string) keyRules {
@@ -42,6 +44,20 @@ func newKeyRules(extra []string) keyRules {
 	}
 	for _, s := range stems {
 		k.stems[s[0]] = append(k.stems[s[0]], s)
+		for c := range 256 {
+			if lowerOf[c] == s[0] {
+				k.first[c] = true
+			}
+		}
+		second := byte(0) // a one-byte stem matches whatever follows
+		if len(s) > 1 {
+			second = s[1]
+		}
+		for c := range 256 {
+			if len(s) == 1 || byte(c) == second || isSep(byte(c)) { // a separator may come between
+				k.pairs[s[0]][c>>6] |= 1 << (c & 63)
+			}
+		}
 	}
 	return k
 }
@@ -93,10 +109,16 @@ func (k *keyRules) match(name []byte) (secret, count bool) {
 // mayHold reports whether b may hold a secret name or a scheme's
 // credential: it holds a stem, in any case, with separators anywhere in it.
 func (k *keyRules) mayHold(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	if len(b) == 0 {
+		return false
+	}
+	for i, c := range b[:len(b)-1] {
+		if !k.first[c] {
+			continue
+		}
+		c, d := lowerOf[c], lowerOf[b[i+1]]
+		if k.pairs[c][d>>6]&(1<<(d&63)) == 0 {
+			continue // no stem begins here
 		}
 		for _, s := range k.stems[c] {
 			if stemAt(b, i, s) {
@@ -106,6 +128,17 @@ func (k *keyRules) mayHold(b []byte) bool {
 	}
 	return false
 }
+
+// lowerOf maps a byte to its lower case.
+var lowerOf = func() (t [256]byte) {
+	for c := range 256 {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] = byte(c + 'a' - 'A')
+		}
+	}
+	return t
+}()
 
 // stemAt reports whether the stem s (lower-case) begins at b[i], in any
 // case, with separators between its letters.
