@@ -31,7 +31,8 @@
 //     or a whole array or object ("password":["..."]).
 //   - The credential after "Bearer", and after "Basic" or "token" when it
 //     looks like one (a digit, one of -._~+/=, or mixed case).
-//   - Text that is an escaped JSON string is read unescaped, at any depth.
+//   - Text that is an escaped JSON string is read unescaped (up to 16
+//     levels deep), and JSON documents inside text are read as JSON.
 //
 // Valid JSON stays valid JSON, in its layout; input with nothing to mask is
 // returned as it is, without a copy or an allocation.
