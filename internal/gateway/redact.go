@@ -54,8 +54,16 @@ func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 
 func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
-	if v.Kind() != slog.KindGroup && h.r.SecretKey(a.Key) {
-		return slog.String(a.Key, redact.Mask)
+	switch v.Kind() {
+	case slog.KindGroup:
+	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
+		if h.r.SecretKey(a.Key) && !h.r.CountKey(a.Key) {
+			return slog.String(a.Key, redact.Mask)
+		}
+	default:
+		if h.r.SecretKey(a.Key) {
+			return slog.String(a.Key, redact.Mask)
+		}
 	}
 	switch v.Kind() {
 	case slog.KindString:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -273,5 +274,27 @@ func TestSamplingRequestMasked(t *testing.T) {
 		if !strings.Contains(s, redact.Mask) {
 			t.Errorf("nothing was masked in %s", s)
 		}
+	}
+}
+
+// TestLogMasksSecretNames: a log attribute with a secret name is masked
+// whole, save a count of tokens; the texts of the others are masked too.
+func TestLogMasksSecretNames(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-log-0123456789"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf lockedBuffer
+	log := slog.New(redactHandler{slog.NewTextHandler(&buf, nil), red})
+	log.Info("called with sk-log-0123456789", "session_id", "sess-4455", "password", 123456, "tokens", 812,
+		"note", "password=hunter2", slog.Group("g", "api_key", "k-778899"))
+	out := buf.String()
+	for _, leak := range []string{"sk-log-0123456789", "sess-4455", "123456", "hunter2", "k-778899"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the log shows %q: %s", leak, out)
+		}
+	}
+	if !strings.Contains(out, "tokens=812") {
+		t.Errorf("a count of tokens was masked: %s", out)
 	}
 }

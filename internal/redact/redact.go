@@ -166,6 +166,13 @@ func (r *Redactor) SecretKey(name string) bool {
 	return secret
 }
 
+// CountKey reports whether a number under this secret name is a count of
+// tokens, which is kept (max_tokens, input_tokens, token_count).
+func (r *Redactor) CountKey(name string) bool {
+	_, count := r.keys.match([]byte(name))
+	return count
+}
+
 // Redact returns b with its secrets masked: as JSON when b is valid JSON
 // (which it stays), else as text (see RedactString). b is returned as it
 // is when nothing was masked.

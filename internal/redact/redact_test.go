@@ -181,6 +181,12 @@ func TestSecretKey(t *testing.T) {
 			t.Errorf("%s is secret", k)
 		}
 	}
+	for k, want := range map[string]bool{"max_tokens": true, "input_tokens": true, "token_count": true, "tokens": true,
+		"access_token": false, "secret_tokens": false, "token": false} {
+		if got := r.CountKey(k); got != want {
+			t.Errorf("CountKey(%s) = %v, want %v", k, got, want)
+		}
+	}
 }
 
 // TestValues: only the registered values are masked, also when a JSON
