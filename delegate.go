@@ -62,6 +62,11 @@ func compileAgent(d *Delegation) (*agentContract, error) {
 	return a, nil
 }
 
+// leavesReentry reports whether the agent's contract leaves a re-entry to
+// the defaults (non_reentrant, refused): then the loop guard may judge the
+// delegation stack too.
+func (a *agentContract) leavesReentry() bool { return a.re == NonReentrant && a.on == Refuse }
+
 // hashes sets the delegate frame's hashes: the agent with its normalized
 // task (a cycle), and the agent with its key values (a keyed agent).
 func (a *agentContract) hashes(f *Frame) {
@@ -92,7 +97,7 @@ func (a *agentContract) checkStack(f *Frame) *Error {
 	f.mu.Lock()
 	f.cycleTo = hit
 	if a.on == Warn {
-		f.warn = append(f.warn, "warning: "+e.Message)
+		f.warn = append(f.warn, f.Request.rt.opts.Redactor.RedactString("warning: "+e.Message))
 		e = nil
 	}
 	f.mu.Unlock()

@@ -348,7 +348,7 @@ func TestThirdRoundRefused(t *testing.T) {
 	}
 	tk := h.send("verifier", "alice", "say REJECTED: no tracking number", meta)
 	if tk.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(tk), "REJECTED: no tracking number") ||
-		!strings.Contains(statusText(tk), "Do not hand the same sub-task over again") {
+		!strings.Contains(statusText(tk), "accept the last result") {
 		t.Fatalf("third round: %s %q", tk.Status.State, statusText(tk))
 	}
 	if n := len(h.agents["verifier"].seen()); n != 2 {

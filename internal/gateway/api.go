@@ -15,6 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/ui"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,7 +44,7 @@ func byProtocol(stateless, stateful http.Handler) http.Handler {
 func (g *Gateway) newHandler() http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		SessionTimeout:               g.cfg.idleGap() + time.Minute,
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
@@ -51,12 +52,12 @@ func (g *Gateway) newHandler() http.Handler {
 	// The sessionless protocol (2026-07-28 and later) needs the SDK's
 	// stateless handler; both serve the same server.
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		Stateless:                    true,
 		MaxRequestBodyBytes:          g.cfg.maxBody(),
 		PropagateRequestCancellation: true,
 	})
-	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)))
+	mux.Handle("/mcp", g.bindSessions(byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
@@ -83,8 +84,26 @@ func (g *Gateway) newHandler() http.Handler {
 	if g.authn == nil {
 		h = localOnly(h)
 	}
-	h = http.NewCrossOriginProtection().Handler(h)
-	return recoverPanics(g, h)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusForbidden, "cross_origin",
+			fmt.Sprintf("A cross-origin %s from a browser is refused.", r.Method),
+			"Call the gateway from a program, or use the UI at /ui/ on the gateway's own address.")
+	}))
+	h = cop.Handler(h)
+	return recoverPanics(g, uiHeaders(h))
+}
+
+// uiHeaders gives every answer under /ui the UI's headers (no framing,
+// its CSP) before anything else answers: a 401, a cross-origin 403, the
+// redirect of /ui.
+func uiHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			ui.SetHeaders(w.Header())
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiError is the body of every error answer: {"error": {...}}.

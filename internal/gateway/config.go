@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentreach/reach/internal/a2a"
@@ -740,6 +741,14 @@ func (c *Config) check() error {
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
 		}
+		for _, k := range c.inFileOrder(slices.Sorted(maps.Keys(u.Headers)), "upstreams", i, "headers") {
+			if !httpguts.ValidHeaderFieldName(k) {
+				return c.errorf(append(at, "headers", k), "upstream %s: %q is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~, no spaces or colons); write e.g. X-Api-Key", u.Name, k)
+			}
+			if !httpguts.ValidHeaderFieldValue(u.Headers[k].Reveal()) { // the value is a secret: not quoted
+				return c.errorf(append(at, "headers", k), "upstream %s, header %s: the value holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)", u.Name, k)
+			}
+		}
 		for k := range u.Env {
 			if !varNameRE.MatchString(k) {
 				return c.errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
@@ -773,6 +782,10 @@ func (c *Config) check() error {
 		}
 		if o.Retry != nil && o.Retry.Attempts < 0 {
 			return c.errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
+		}
+		if o.Retry != nil && o.Retry.Attempts > MaxRetryAttempts {
+			return c.errorf(append(at, "retry", "attempts"), "tool %s: retry attempts %d is more than %d; write attempts: %d or fewer (the first included: more would hold a failing call for minutes)",
+				name, o.Retry.Attempts, MaxRetryAttempts, MaxRetryAttempts)
 		}
 		for _, tag := range o.Tags {
 			if strings.HasPrefix(tag, "upstream:") {
@@ -811,8 +824,103 @@ func (c *Config) check() error {
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return c.errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}
+		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
+			return c.errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
+		}
 	}
-	return nil
+	return c.checkNumbers()
+}
+
+// MaxRetryAttempts bounds a tool's retry.attempts.
+const MaxRetryAttempts = 10
+
+// checkNumbers refuses a number anywhere in the configuration that is not
+// finite (.nan, .inf, 1e999) or is negative: no amount, price, size or
+// count means anything below zero. Of several, the first in the file is
+// reported.
+func (c *Config) checkNumbers() error {
+	var first error
+	firstLine := 0
+	walkNumbers(reflect.ValueOf(c).Elem(), nil, func(path []any, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			return
+		}
+		what := "is negative"
+		switch {
+		case math.IsNaN(v):
+			what = "is not a number (NaN)"
+		case math.IsInf(v, 0):
+			what = "is infinite"
+		}
+		ln := c.line(path...)
+		if first == nil || ln < firstLine {
+			first = c.errorf(path, "%s %s; write a number of 0 or more", dotted(path), what)
+			firstLine = ln
+		}
+	})
+	return first
+}
+
+// walkNumbers calls f with the path (YAML keys and list indexes) and value
+// of every number in v, a decoded configuration.
+func walkNumbers(v reflect.Value, path []any, f func([]any, float64)) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkNumbers(v.Elem(), path, f)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			tag, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+			switch {
+			case tag == "-":
+				continue
+			case strings.Contains(opts, "inline"):
+				walkNumbers(v.Field(i), path, f)
+				continue
+			case tag == "":
+				tag = strings.ToLower(sf.Name)
+			}
+			walkNumbers(v.Field(i), append(slices.Clip(path), tag), f)
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			walkNumbers(v.MapIndex(k), append(slices.Clip(path), k.String()), f)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			walkNumbers(v.Index(i), append(slices.Clip(path), i), f)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f(path, float64(v.Int()))
+	case reflect.Float32, reflect.Float64:
+		f(path, v.Float())
+	}
+}
+
+// dotted writes a configuration path as the file nests it: budgets.default.cost.
+func dotted(path []any) string {
+	var b strings.Builder
+	for i, p := range path {
+		switch p := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, p)
+		}
+	}
+	return b.String()
 }
 
 var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)

@@ -3,10 +3,12 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -43,7 +45,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       g.log.With("component", "mcp"),
+		Logger:       g.sdkLogger("mcp"),
 	}
 	if g.upstreamsComplete() {
 		opts.CompletionHandler = g.complete
@@ -62,6 +64,9 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 // method goes to the SDK.
 func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			g.bindSession(req)
+		}
 		if method == "tools/call" {
 			if r, ok := req.(*mcp.CallToolRequest); ok {
 				return g.callTool(ctx, r)
@@ -92,6 +97,9 @@ var mcpCallSeq atomic.Uint64
 type session struct {
 	request string    // the session's current request; guarded by requests.mu
 	made    time.Time // for a sessionless client's: when it was made
+	// owner is the sessionOwner of who opened a Streamable HTTP session
+	// when the gateway authenticates (set at initialize); nil otherwise.
+	owner atomic.Pointer[string]
 }
 
 // sessionOf returns the gateway's state for the session a call came in.
@@ -116,15 +124,12 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 }
 
 // clientSession returns the state of a sessionless client: its principal
-// and clientInfo name and version.
+// in its tenant (sessionOwner: alice of one tenant never shares alice of
+// another's request) and clientInfo name and version.
 func (g *Gateway) clientSession(id *auth.Identity, name, version string) *session {
 	// NUL-separated and bounded: the parts cannot run into each other, and
 	// a huge clientInfo is not kept.
-	key := "client\x00"
-	if id != nil {
-		key += id.Principal
-	}
-	key += "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
+	key := "client\x00" + sessionOwner(id) + "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
 	if v, ok := g.sessions.Load(key); ok {
 		return v.(*session)
 	}
@@ -491,15 +496,18 @@ func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
 		ann.DestructiveHint = &d
 	}
 	if orig != nil {
-		mt.Title = orig.Title
-		mt.Icons = orig.Icons
+		// Within the bounds of what is forwarded (upstream.go, toolLimits).
+		mt.Title = clipText(orig.Title, MaxToolTitle, "title")
+		if b, err := json.Marshal(orig.Icons); err == nil && len(b) <= MaxToolSchema {
+			mt.Icons = orig.Icons
+		}
 		if orig.InputSchema != nil && t.InputSchema == nil {
-			if b, err := json.Marshal(orig.InputSchema); err == nil {
+			if b, err := json.Marshal(orig.InputSchema); err == nil && len(b) <= MaxToolSchema {
 				mt.InputSchema = objectSchema(b)
 			}
 		}
 		if a := orig.Annotations; a != nil {
-			ann.Title = a.Title
+			ann.Title = clipText(a.Title, MaxToolTitle, "title")
 			ann.OpenWorldHint = a.OpenWorldHint
 			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
 		}
@@ -582,4 +590,60 @@ func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id str
 		}
 	}()
 	return cancel
+}
+
+// sdkLogger is the logger of a part of the SDK (its server, its HTTP
+// handlers): the gateway's, with session ids hidden (hideSessionIDs).
+func (g *Gateway) sdkLogger(component string) *slog.Logger {
+	return slog.New(hideSessionIDs{g.log.Handler()}).With("component", component)
+}
+
+// hideSessionIDs replaces the value of every session_id attribute (the SDK
+// logs one when a session connects, subscribes, ...) by a short hash of it:
+// an Mcp-Session-Id is all a client on loopback needs to take a session
+// over, and the hash still tells sessions apart in the log.
+type hideSessionIDs struct{ h slog.Handler }
+
+func (h hideSessionIDs) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h hideSessionIDs) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, rec.Message, rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(hideSessionID(a))
+		return true
+	})
+	return h.h.Handle(ctx, out)
+}
+
+func (h hideSessionIDs) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = hideSessionID(a)
+	}
+	return hideSessionIDs{h.h.WithAttrs(out)}
+}
+
+func (h hideSessionIDs) WithGroup(name string) slog.Handler {
+	return hideSessionIDs{h.h.WithGroup(name)}
+}
+
+func hideSessionID(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch {
+	case v.Kind() == slog.KindGroup:
+		as := v.Group()
+		out := make([]any, len(as))
+		for i, x := range as {
+			out[i] = hideSessionID(x)
+		}
+		return slog.Group(a.Key, out...)
+	case strings.EqualFold(strings.NewReplacer("_", "", "-", "").Replace(a.Key), "sessionid"):
+		s := v.String()
+		if s == "" {
+			return a
+		}
+		sum := sha256.Sum256([]byte(s))
+		return slog.String(a.Key, "#"+hex.EncodeToString(sum[:6]))
+	}
+	return a
 }

@@ -63,10 +63,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	ro.Recorder = reach.Recorders(recs...)
 
 	ao := &approval.Options{Tool: func(name string) (reach.Tool, bool) { return g.rt.Tool(name) },
-		Logger: g.log.With("component", "approvals")}
-	if g.redactor != nil {
-		ao.Redactor = g.redactor
-	}
+		Logger: g.log.With("component", "approvals"), Redactor: g.redactor}
 	switch {
 	case g.policy != nil:
 		ao.Requires = g.policy.Requirement
@@ -121,16 +118,30 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 	g.ui = ui.New(uo)
 	mux.Handle("/ui/", g.ui)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	mux.Handle("GET /metrics", g.metrics)
+	// Operators' routes check who asks before anything else (a body, an
+	// id): whoever is not an operator learns nothing but that.
+	const dead = "Dead letters are for operators."
+	mux.Handle("GET /metrics", g.operatorsOnly("Metrics are for operators: they count every principal's calls.", g.metrics.ServeHTTP))
 	ah := g.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
 	mux.Handle("/v1/approvals", ah)
 	mux.Handle("/v1/approvals/", ah)
-	mux.HandleFunc("GET /v1/deadletters", g.listDeadLetters)
-	mux.HandleFunc("POST /v1/deadletters/{id}/retry", g.retryDeadLetter)
-	mux.HandleFunc("POST /v1/deadletters/{id}/dismiss", g.dismissDeadLetter)
+	mux.Handle("GET /v1/deadletters", g.operatorsOnly(dead, g.listDeadLetters))
+	mux.Handle("POST /v1/deadletters/{id}/retry", g.operatorsOnly(dead, g.retryDeadLetter))
+	mux.Handle("POST /v1/deadletters/{id}/dismiss", g.operatorsOnly(dead, g.dismissDeadLetter))
 	mux.HandleFunc("GET /v1/audit", g.auditEvents)
 	mux.HandleFunc("GET /v1/audit/verify", g.auditVerify)
-	mux.HandleFunc("GET /v1/stats", g.toolStats)
+	mux.Handle("GET /v1/stats", g.operatorsOnly("Statistics are for operators: they count every principal's calls.", g.toolStats))
+}
+
+// operatorsOnly serves h to operators (everyone when the gateway
+// authenticates nobody) and answers anyone else 403 with why, before h
+// reads anything of the request.
+func (g *Gateway) operatorsOnly(why string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.operatorOnly(w, r, why) {
+			h(w, r)
+		}
+	})
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

@@ -20,8 +20,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,6 +43,7 @@ type upstream struct {
 	lastErr  error
 	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone     map[string]bool      // exposed names the upstream no longer lists
+	oversize map[string]bool      // exposed names whose definition was cut (toolLimits), warned once
 	closed   bool
 	dialing  *dial                                  // the reconnection under way, if any
 	lastDial time.Time                              // when the last reconnection began
@@ -132,7 +135,7 @@ func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
 
 func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 	u := &upstream{g: g, cfg: c, index: i, log: g.log.With("upstream", c.Name),
-		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}}
+		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}, oversize: map[string]bool{}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: g.version()}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: u.onProgress,
@@ -457,7 +460,7 @@ func (u *upstream) tools() []reach.Tool {
 func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 	rt := reach.Tool{
 		Name:        name,
-		Description: t.Description,
+		Description: clipText(t.Description, MaxToolDescription, "description"),
 		Access:      accessFrom(t.Annotations),
 		Tags:        []string{"upstream:" + u.cfg.Name},
 		Func:        u.forward(name, t.Name),
@@ -475,11 +478,86 @@ func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 			rt.OutputSchema = b
 		}
 	}
+	if n := len(rt.InputSchema); n > MaxToolSchema {
+		rt.InputSchema = nil
+		rt.Description += fmt.Sprintf("\n[reach: the input schema (%d bytes) is larger than %d bytes and is not forwarded; the upstream checks the arguments]", n, MaxToolSchema)
+	}
+	if len(rt.OutputSchema) > MaxToolSchema {
+		rt.OutputSchema = nil
+	}
+	u.warnOversize(name, t)
 	if len(rt.InputSchema) > 0 && !schemaCompiles(rt) {
 		u.log.Warn("tool's input schema does not compile; its arguments are not validated here", "tool", t.Name)
 		rt.InputSchema = nil
 	}
 	return rt
+}
+
+// Bounds on what an upstream's tool definition puts before every client's
+// model, on every tools/list and GET /v1/tools: a longer description or
+// title is cut, with a note saying so; a larger input or output schema, or
+// icons, are not forwarded (the upstream still checks the arguments). The
+// pinned definition is the whole one: a change past the cut is held too.
+const (
+	MaxToolDescription = 8 << 10  // bytes of a description
+	MaxToolTitle       = 256      // bytes of a title (the tool's or its annotations')
+	MaxToolSchema      = 64 << 10 // bytes of JSON of a schema, and of the icons
+)
+
+// clipText cuts s to max bytes, at a rune boundary, with a note of what
+// was cut (a title gets an ellipsis only).
+func clipText(s string, max int, what string) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	cut := s[:i]
+	if what == "title" {
+		return cut + "…"
+	}
+	return fmt.Sprintf("%s…\n[reach: this %s was cut from %d to %d bytes]", cut, what, len(s), max)
+}
+
+// warnOversize logs, once per tool, that its definition is over the
+// bounds above. Called with u.mu held.
+func (u *upstream) warnOversize(name string, t *mcp.Tool) {
+	var over []any
+	size := func(v any) int {
+		if v == nil {
+			return 0
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	if n := len(t.Description); n > MaxToolDescription {
+		over = append(over, "description_bytes", n)
+	}
+	if n := len(t.Title); n > MaxToolTitle {
+		over = append(over, "title_bytes", n)
+	}
+	if a := t.Annotations; a != nil && len(a.Title) > MaxToolTitle {
+		over = append(over, "annotations_title_bytes", len(a.Title))
+	}
+	if n := size(t.InputSchema); n > MaxToolSchema {
+		over = append(over, "input_schema_bytes", n)
+	}
+	if n := size(t.OutputSchema); n > MaxToolSchema {
+		over = append(over, "output_schema_bytes", n)
+	}
+	if len(t.Icons) > 0 {
+		if n := size(t.Icons); n > MaxToolSchema {
+			over = append(over, "icons_bytes", n)
+		}
+	}
+	if len(over) == 0 || u.oversize[name] {
+		return
+	}
+	u.oversize[name] = true
+	u.log.Warn(fmt.Sprintf("an upstream tool's definition is larger than reach forwards: descriptions are cut to %d bytes and titles to %d, larger schemas and icons (%d bytes) are left out",
+		MaxToolDescription, MaxToolTitle, MaxToolSchema), append([]any{"tool", name}, over...)...)
 }
 
 // schemaCompiles reports whether the runtime accepts t's input schema.
@@ -654,10 +732,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			}
 			u.reached(nil)
 			if res.IsError {
-				t, _ := res.text()
+				t, _ := res.text(u.g.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.data(), nil
+			return res.data(u.g.redactor), nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -683,9 +761,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		u.reached(nil)
 		if res.IsError {
-			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content))}
+			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.g.redactor))}
 		}
-		return resultData(res), nil
+		return resultData(res, u.g.redactor), nil
 	}
 }
 
@@ -735,9 +813,9 @@ func (u *upstream) callError(err error) error {
 }
 
 // resultData turns an upstream result into the call's data: the structured
-// content when there is some, the text when every content is text, else the
-// content list as JSON.
-func resultData(res *mcp.CallToolResult) json.RawMessage {
+// content when there is some, the text when every content is text (masked
+// across its blocks by red, see joinTexts), else the content list as JSON.
+func resultData(res *mcp.CallToolResult, red *redact.Redactor) json.RawMessage {
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			return b
@@ -751,7 +829,7 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 		}
 	}
 	if allText {
-		t := contentText(res.Content)
+		t := contentText(res.Content, red)
 		if b := bytes.TrimSpace([]byte(t)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
 			return b
 		}
@@ -765,17 +843,34 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 	return b
 }
 
-func contentText(cs []mcp.Content) string {
-	var b strings.Builder
+// contentText joins the texts of cs (see joinTexts).
+func contentText(cs []mcp.Content, red *redact.Redactor) string {
+	var texts []string
+	lead := false
 	for i, c := range cs {
 		if t, ok := c.(*mcp.TextContent); ok {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(t.Text)
+			lead = lead || (i > 0 && len(texts) == 0)
+			texts = append(texts, t.Text)
 		}
 	}
-	return b.String()
+	return joinTexts(texts, lead, red)
+}
+
+// joinTexts joins the texts of one result's content blocks, each on a line
+// of its own (after a line break if lead, when the first content was not
+// text). red, if not nil, masks them first as their concatenation would be
+// masked (D7): a secret that one block ends and the next begins is
+// masked, which the joined text, with a line break inside the secret, no
+// longer shows a redactor.
+func joinTexts(texts []string, lead bool, red *redact.Redactor) string {
+	if red != nil {
+		texts = red.Blocks(texts)
+	}
+	s := strings.Join(texts, "\n")
+	if lead && len(texts) > 0 {
+		s = "\n" + s
+	}
+	return s
 }
 
 // progressRoute is where an upstream progress token's notifications go:
@@ -810,6 +905,7 @@ func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
 	p := *params
 	p.ProgressToken = r.sink.token
 	p.Meta = nil
+	u.g.maskProgress(&p)
 	r.relay.push(func() {
 		if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
 			u.log.Debug("passing progress on failed", "err", err)
