@@ -130,11 +130,11 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	resp, err := a.g.opts.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("agent %s does not answer at %s: %w", a.cfg.Name, u, errors.Unwrap(err))
+		return nil, &unreachable{fmt.Errorf("agent %s does not answer at %s: %w", a.cfg.Name, u, errors.Unwrap(err))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("agent %s: GET %s answered %s", a.cfg.Name, u, resp.Status)
+		return nil, &unreachable{fmt.Errorf("agent %s: GET %s answered %s", a.cfg.Name, u, resp.Status)}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
 	if err != nil {
@@ -155,16 +155,22 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	return card, nil
 }
 
+// unreachable is a card that could not be fetched: the agent did not answer,
+// or not with 200. It may be up later.
+type unreachable struct{ err error }
+
+func (e *unreachable) Error() string { return e.err.Error() }
+func (e *unreachable) Unwrap() error { return e.err }
+
 // check fetches and checks the card for `reach validate`.
 func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	card, err := a.fetchCard(ctx)
+	if _, ok := errors.AsType[*unreachable](err); ok {
+		return []string{err.Error() + " (reach asks again when a message needs it)"}, nil
+	}
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) || strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), "answered") {
-			return []string{err.Error() + " (reach asks again when a message needs it)"}, nil
-		}
 		return nil, err
 	}
 	if _, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(a.g.opts.HTTPClient),
