@@ -44,6 +44,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -158,7 +159,8 @@ type Options struct {
 	// cards; if empty, the scheme and Host of each card request.
 	PublicURL string
 	// HTTPClient talks to the agents; if nil, one without a timeout (a
-	// task's stream may last long; each call has its own deadline).
+	// task's stream may last long; each call has its own deadline) that
+	// reads at most 64 MiB of any one answer or stream.
 	HTTPClient *http.Client
 	// MaxBodyBytes bounds a request body; if zero, 4 MiB.
 	MaxBodyBytes int64
@@ -213,7 +215,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.Late = cmp.Or(op.Late, 30*time.Second)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
 	if op.HTTPClient == nil {
-		op.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
 	}
 	if op.PublicURL != "" {
 		u, err := url.Parse(op.PublicURL)
@@ -251,6 +253,41 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 		}
 	}
 	return g, nil
+}
+
+// maxAnswerBytes bounds what the gateway reads of one answer of an agent
+// (a whole task stream included): the SDK's readers do not.
+const maxAnswerBytes = 64 << 20
+
+// capped is a RoundTripper whose answers' bodies fail past max bytes.
+type capped struct {
+	rt  http.RoundTripper
+	max int64
+}
+
+func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: c.max}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the agent's answer is larger than %d MiB, more than reach reads", maxAnswerBytes>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // CheckAgent checks an agent's configuration: a name usable in a path, an

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -497,5 +498,21 @@ func TestTasksAreForgottenPastTheLimit(t *testing.T) {
 	}
 	if st := h.state("executor", "alice", live.ID); st != a2a.TaskStateWorking {
 		t.Errorf("the live task: %s", st)
+	}
+}
+
+// What the gateway reads of one answer of an agent is bounded.
+func TestAnswerIsCapped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(make([]byte, 100)) }))
+	defer srv.Close()
+	c := &http.Client{Transport: capped{http.DefaultTransport, 64}}
+	resp, err := c.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if len(b) != 64 || err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("read %d bytes, err %v; want 64 and an error", len(b), err)
 	}
 }
