@@ -191,8 +191,9 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			}
 			return yield(a2a.NewStatusUpdateEvent(info, st, msg), nil)
 		}
-		if m.TaskID != "" { // the input it asked for
-			if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}, nil) {
+		if m.TaskID != "" { // the input it asked for: the task as it stands, then work
+			if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}, nil) ||
+				!status(a2a.TaskStateWorking, "") {
 				return
 			}
 			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))

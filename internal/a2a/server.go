@@ -146,7 +146,6 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	t := newTask(e.g, e.a, owner)
 	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
 	t.history = []*a2a.Message{m}
-	t.needTask = true
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)
 	out := e.forward(req, t)
@@ -168,7 +167,6 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 	}
 	from := t.base + len(t.feed)
 	t.pumps++
-	t.needTask = true
 	t.mu.Unlock()
 	client, card, err := e.a.ready(ctx)
 	if err != nil {

@@ -55,7 +55,6 @@ type task struct {
 	pumps    int            // upstream streams being read
 	failed   error          // the stream broke before a task came
 	history  []*a2a.Message // the first message, for a task reach makes itself
-	needTask bool           // a new stream began: pass its first task on
 	late     map[a2a.TaskState]bool
 	wantStop string // a cancel came before the task's id: its reason
 	stopSent bool   // CancelTask was sent to the agent
@@ -307,11 +306,14 @@ func (t *task) apply(ev a2a.Event) {
 		if !fresh {
 			break
 		}
+		// The task is passed on when it is new or its state changed: the
+		// task a further message's stream begins with repeats what the
+		// caller knows (input required), and would end its send at once.
+		first := t.snap == nil
 		c := *e
 		c.Status.State = st
 		t.snap = &c
-		if prev != st || t.needTask {
-			t.needTask = false
+		if first || prev != st {
 			t.push(t.view())
 		}
 	case *a2a.TaskStatusUpdateEvent:
