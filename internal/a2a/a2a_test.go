@@ -431,11 +431,25 @@ func TestMessageAndInput(t *testing.T) {
 	if rec.req.State() != "running" {
 		t.Errorf("the hand-off ended while the task waits for input: %s", rec.req.State())
 	}
+	// The stream of the answer goes on until the task moves past the
+	// input it asked for.
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("blue"))
 	m.TaskID, m.ContextID = tk.ID, tk.ContextID
-	tk2 := h.sendMsg("executor", "alice", m, false)
-	if tk2.Status.State != a2a.TaskStateCompleted || statusText(tk2) != "thanks for blue" {
-		t.Fatalf("after the input: %s %q", tk2.Status.State, statusText(tk2))
+	var last a2a.TaskState
+	var text string
+	for ev, err := range h.client("executor", "alice", false).SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: m}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			last, text = e.Status.State, textOfMessage(e.Status.Message)
+		case *a2a.TaskStatusUpdateEvent:
+			last, text = e.Status.State, textOfMessage(e.Status.Message)
+		}
+	}
+	if last != a2a.TaskStateCompleted || text != "thanks for blue" {
+		t.Fatalf("after the input: %s %q", last, text)
 	}
 	if rec.req.State() != "completed" || rec.frame.State() != reach.Completed {
 		t.Errorf("hand-off %s frame %s", rec.req.State(), rec.frame.State())
