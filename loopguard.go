@@ -69,7 +69,7 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 		o.Error = true
 		if res.Error != nil {
 			o.ErrorType = res.Error.Code
-			if res.Error.Type == TypeTransient && !loops.Transient(o.ErrorType) {
+			if (res.Error.Type == TypeTransient || res.Error.Type == TypeUnavailable) && !loops.Transient(o.ErrorType) {
 				// A failure the executor found transient (a retryable
 				// tool's, or one whose message says so) under the tool's
 				// own code: a retry of it is not a repeat.
