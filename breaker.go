@@ -197,11 +197,11 @@ type Pass struct {
 
 // Breaker returns the runtime's breaker of that kind and name, made with
 // policy p (over Options.Breaker) when it is first asked for; a later p
-// replaces its policy. The runtime keeps the breakers of its tools
-// (kind "tool") and upstreams ("upstream") itself; other parts use other
-// kinds, such as "model".
+// that is not nil replaces its policy. The runtime keeps the breakers of
+// its tools (kind "tool") and upstreams ("upstream") itself; other parts
+// use other kinds, such as "model".
 func (rt *Runtime) Breaker(kind, name string, p *BreakerPolicy) *Breaker {
-	return rt.breakerOf(kind, name, p, true)
+	return rt.breakerOf(kind, name, p, p != nil)
 }
 
 // breakerOf returns the breaker of kind and name, made if missing; set

@@ -553,3 +553,27 @@ func TestBreakerForOtherParts(t *testing.T) {
 		}
 	})
 }
+
+// TestBreakerFailFastIsNotARetry: calls that an open breaker fails ran
+// nothing: in one request the model may ask again and again, and each
+// gets the breaker's error (with when to try again and what to use), not
+// the loop guard's retry budget, which counts the failures that ran.
+func TestBreakerFailFastIsNotARetry(t *testing.T) {
+	rt := reach.New(nil)
+	kb := &switchable{}
+	kb.set(errDown)
+	rt.MustRegister(reach.Tool{Name: "kb_search", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 1}, Func: kb.fn})
+	ctx, _ := begin(t, rt, nil)
+	var res *reach.Result
+	for i := range 12 {
+		turn(t, rt, ctx, func(ctx context.Context) {
+			res = rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i), Tool: "kb_search", Arguments: json.RawMessage(fmt.Sprintf(`{"q":"refunds %d"}`, i))})
+		})
+		if i >= 5 && (res.Error == nil || res.Error.Code != "breaker_open") {
+			t.Fatalf("call %d: %+v, want the breaker's error", i+1, res.Error)
+		}
+	}
+	if kb.runs.Load() != 5 {
+		t.Errorf("the tool ran %d times, want 5 (the default breaker opens after 5)", kb.runs.Load())
+	}
+}

@@ -65,6 +65,11 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 		// An idempotent replay ran nothing and observed nothing new: it is a
 		// client's retry of one call, not a decision to call again.
 		o.Refused = true
+	case res.Error != nil && res.Error.Type == TypeUnavailable && res.Error.Retry == "":
+		// An open circuit breaker failed it at once: nothing ran, nothing
+		// was observed, as with a refusal (the breaker, not the retry
+		// budget, bounds what a dead tool costs).
+		o.Refused = true
 	case res.Status == StatusError:
 		o.Error = true
 		if res.Error != nil {

@@ -210,7 +210,23 @@ func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 			status = "degraded"
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups})
+	// The breakers of the upstreams and model endpoints, and those of the
+	// tools that are not closed: what is down, since when, when it is
+	// tried again.
+	breakers := []reach.BreakerStatus{}
+	for _, b := range g.rt.Breakers() {
+		if b.Kind == reach.BreakerTool && b.State == reach.BreakerClosed {
+			continue
+		}
+		if b.State != reach.BreakerClosed {
+			status = "degraded"
+		}
+		if g.authConfigured() {
+			b.LastError = "" // /healthz answers anyone: what a tool said stays with those who may see it
+		}
+		breakers = append(breakers, b)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups, "breakers": breakers})
 }
 
 // linkFromHeaders reads Reach-Parent, Reach-Scene, traceparent and

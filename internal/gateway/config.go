@@ -89,6 +89,10 @@ type Config struct {
 	// results, errors, logs, the audit and the graph (P6).
 	Secrets *SecretsConfig `yaml:"secrets"`
 
+	// Breaker is the default circuit breaker of every tool, upstream and
+	// model endpoint; absent, the defaults of reach.BreakerPolicy.
+	Breaker *BreakerConfig `yaml:"breaker"`
+
 	// Auth makes every endpoint but /healthz need an API key or a bearer
 	// JWT; with it the gateway may serve a non-loopback address.
 	Auth *AuthConfig `yaml:"auth"`
@@ -126,6 +130,9 @@ type Upstream struct {
 	Prefix *string `yaml:"prefix"`
 	// Timeout bounds connecting and listing tools; if zero, 30s.
 	Timeout Duration `yaml:"timeout"`
+	// Breaker configures the upstream's circuit breaker, shared by its
+	// tools; absent, the top-level breaker.
+	Breaker *BreakerConfig `yaml:"breaker"`
 }
 
 // AgentConfig is one A2A agent.
@@ -167,6 +174,68 @@ type ToolOverride struct {
 	Undo    *FollowupConfig `yaml:"undo"`
 	Refresh *FollowupConfig `yaml:"refresh"`
 	Verify  *VerifyConfig   `yaml:"verify"`
+	// Breaker configures the tool's circuit breaker; absent, the
+	// top-level breaker.
+	Breaker *BreakerConfig `yaml:"breaker"`
+	// Fallback, for a read, lists the reads that answer in its place when
+	// its breaker (or its upstream's) is open or a transient failure
+	// exhausted its retries: a tool's name (called with the same
+	// arguments), or {tool, args} with args a JSON template over the
+	// call's arguments.
+	Fallback []FallbackConfig `yaml:"fallback"`
+}
+
+// FallbackConfig is one fallback of a read: a tool's exposed name, or
+// {tool, args} with args a JSON template over the call's arguments,
+// e.g. {"query": "{args.q}"}.
+type FallbackConfig struct {
+	Tool string `yaml:"tool"`
+	Args string `yaml:"args"`
+}
+
+// UnmarshalYAML reads a tool's name, or {tool, args}.
+func (f *FallbackConfig) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Decode(&f.Tool)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			var dst *string
+			switch k := n.Content[i].Value; k {
+			case "tool":
+				dst = &f.Tool
+			case "args":
+				dst = &f.Args
+			default:
+				return fmt.Errorf("line %d: a fallback has no key %q; write a tool's name, or {tool: NAME, args: '{...}'}", n.Content[i].Line, k)
+			}
+			if err := n.Content[i+1].Decode(dst); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("line %d: a fallback is a tool's name, or {tool: NAME, args: '{...}'}", n.Line)
+}
+
+// BreakerConfig is a reach.BreakerPolicy in YAML; an absent key takes the
+// top-level breaker's, then the default.
+type BreakerConfig struct {
+	Failures int      `yaml:"failures"`  // transient failures in a row that open it; default 5
+	Rate     float64  `yaml:"rate"`      // failure rate over window that opens it; default 0.5
+	Window   Duration `yaml:"window"`    // default 1m
+	MinCalls int      `yaml:"min_calls"` // attempts in window before the rate counts; default 20
+	OpenFor  Duration `yaml:"open_for"`  // the probe interval; default 10s
+	Disabled bool     `yaml:"disabled"`
+}
+
+// Policy returns b as a reach.BreakerPolicy (nil for nil).
+func (b *BreakerConfig) Policy() *reach.BreakerPolicy {
+	if b == nil {
+		return nil
+	}
+	return &reach.BreakerPolicy{Failures: b.Failures, Rate: b.Rate, Window: time.Duration(b.Window), MinCalls: b.MinCalls,
+		OpenFor: time.Duration(b.OpenFor), Disabled: b.Disabled}
 }
 
 // FollowupConfig is a call reach makes on a tool's behalf: the tool's
@@ -221,6 +290,21 @@ type ModelConfig struct {
 	// Prices per model name, in dollars per million tokens, for the cost
 	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
 	Prices map[string]reach.Price `yaml:"prices"`
+	// Fallbacks are the endpoints the model proxy asks, in order, when
+	// this one's breaker is open or it answers 5xx or 429 (or not at all);
+	// the spending is charged at the price of the model that answered.
+	Fallbacks []ModelFallback `yaml:"fallbacks"`
+	// Breaker configures the breakers of the endpoints; absent, the
+	// top-level breaker.
+	Breaker *BreakerConfig `yaml:"breaker"`
+}
+
+// ModelFallback is an OpenAI-compatible endpoint the model proxy falls
+// back to, and the model it asks for there (if empty, the one asked for).
+type ModelFallback struct {
+	BaseURL string `yaml:"base_url"`
+	Model   string `yaml:"model"`
+	APIKey  Secret `yaml:"api_key"`
 }
 
 // AuthConfig says how clients authenticate.
@@ -293,6 +377,13 @@ func (c *Config) secretValues() []string {
 	}
 	if c.Model != nil && c.Model.APIKey != "" {
 		out = append(out, c.Model.APIKey.Reveal())
+	}
+	if c.Model != nil {
+		for _, f := range c.Model.Fallbacks {
+			if f.APIKey != "" {
+				out = append(out, f.APIKey.Reveal())
+			}
+		}
 	}
 	return out
 }
@@ -692,6 +783,14 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 			return c.errorf([]any{"model", "api_key"}, "model api_key: %v", err)
 		}
 		c.Model.APIKey = x
+		for i := range c.Model.Fallbacks {
+			f := &c.Model.Fallbacks[i]
+			x, err := expandSecret(f.APIKey, lookup, record)
+			if err != nil {
+				return c.errorf([]any{"model", "fallbacks", i, "api_key"}, "model fallback %d, api_key: %v", i+1, err)
+			}
+			f.APIKey = x
+		}
 	}
 	return nil
 }
@@ -740,6 +839,9 @@ func (c *Config) check() error {
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
+		}
+		if err := u.Breaker.Policy().Check(); err != nil {
+			return c.errorf(append(at, "breaker"), "upstream %s: %v", u.Name, err)
 		}
 		for _, k := range c.inFileOrder(slices.Sorted(maps.Keys(u.Headers)), "upstreams", i, "headers") {
 			if !httpguts.ValidHeaderFieldName(k) {
@@ -792,6 +894,23 @@ func (c *Config) check() error {
 				return c.errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
 			}
 		}
+		if err := o.Breaker.Policy().Check(); err != nil {
+			return c.errorf(append(at, "breaker"), "tool %s: %v", name, err)
+		}
+		if len(o.Fallback) > 0 && (o.Access == reach.Write || o.Access == reach.HighRisk || o.Access == reach.Forbidden) {
+			return c.errorf(append(at, "fallback"), "tool %s: fallback is for reads, and this is a %s tool: a write's failure goes to the model and the saga, never silently elsewhere; remove the fallback", name, o.Access)
+		}
+		for i, f := range o.Fallback {
+			switch {
+			case f.Tool == "":
+				return c.errorf(append(at, "fallback", i), "tool %s: fallback %d names no tool; write a tool's name, or {tool: NAME, args: '{...}'}", name, i+1)
+			case f.Tool == name:
+				return c.errorf(append(at, "fallback", i), "tool %s: fallback %d is the tool itself; name another read", name, i+1)
+			}
+		}
+	}
+	if err := c.Breaker.Policy().Check(); err != nil {
+		return c.errorf([]any{"breaker"}, "%v", err)
 	}
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
 		b := c.Budgets[name]
@@ -826,6 +945,22 @@ func (c *Config) check() error {
 		}
 		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
 			return c.errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
+		}
+		if err := m.Breaker.Policy().Check(); err != nil {
+			return c.errorf([]any{"model", "breaker"}, "model: %v", err)
+		}
+		for i, f := range m.Fallbacks {
+			at := []any{"model", "fallbacks", i}
+			p, err := url.Parse(f.BaseURL)
+			if err == nil && p.User != nil {
+				return c.errorf(append(at, "base_url"), "model fallback %d: put credentials in api_key with ${VAR}, not in the base_url", i+1)
+			}
+			if f.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return c.errorf(append(at, "base_url"), "model fallback %d: base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8001/v1", i+1, f.BaseURL)
+			}
+			if !httpguts.ValidHeaderFieldValue(f.APIKey.Reveal()) {
+				return c.errorf(append(at, "api_key"), "model fallback %d: api_key holds a line break or another control character; write it on one line", i+1)
+			}
 		}
 	}
 	return c.checkNumbers()

@@ -113,6 +113,7 @@ type Gateway struct {
 
 	chosen    chosenCalls         // tool_call ids the model proxy saw -> their model frame
 	proxyHTTP *http.Client        // the model proxy's client
+	modelEPs  []*modelEndpoint    // where the model proxy sends chat completions: the model, then its fallbacks
 	authn     *auth.Authenticator // non-nil when clients must authenticate
 	policy    *policy.Engine      // nil: decisions by access level
 	heldTools sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
@@ -206,11 +207,22 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	if cfg.Model != nil {
 		ro.Prices = cfg.Model.Prices
 	}
+	ro.Breaker = cfg.Breaker.Policy()
+	for _, u := range cfg.Upstreams {
+		if u.Breaker != nil {
+			if ro.UpstreamBreakers == nil {
+				ro.UpstreamBreakers = map[string]*reach.BreakerPolicy{}
+			}
+			ro.UpstreamBreakers[u.Name] = u.Breaker.Policy()
+		}
+	}
 	if err := g.operators(ctx, ro); err != nil {
 		g.cancel()
 		return nil, err
 	}
 	g.rt = reach.New(ro)
+	g.metrics.WithBreakers(g.rt.Breakers)
+	g.modelEPs = g.modelEndpoints()
 	g.reqs = newRequests(g.ctx, g.rt, cfg)
 
 	var tools []reach.Tool
@@ -374,6 +386,15 @@ func applyOverride(t *reach.Tool, o ToolOverride) {
 	if o.Verify != nil {
 		t.Verify = &reach.Verify{Followup: reach.Followup{Tool: o.Verify.Tool, Args: o.Verify.Args}, Condition: o.Verify.Condition}
 	}
+	if o.Breaker != nil {
+		t.Breaker = o.Breaker.Policy()
+	}
+	if len(o.Fallback) > 0 {
+		t.Fallback = make([]reach.Followup, len(o.Fallback))
+		for i, f := range o.Fallback {
+			t.Fallback[i] = reach.Followup{Tool: f.Tool, Args: f.Args}
+		}
+	}
 }
 
 // Warnings are what `reach validate` reports without failing: every write
@@ -396,6 +417,13 @@ func (g *Gateway) Warnings() []string {
 		if t.Verify != nil {
 			if _, ok := g.rt.Tool(t.Verify.Tool); !ok {
 				out = append(out, fmt.Sprintf("tool %s: its verify names %s, which is not a tool here", t.Name, t.Verify.Tool))
+			}
+		}
+		for _, f := range t.Fallback {
+			if ft, ok := g.rt.Tool(f.Tool); !ok {
+				out = append(out, fmt.Sprintf("tool %s: its fallback names %s, which is not a tool here", t.Name, f.Tool))
+			} else if ft.Access != reach.Read {
+				out = append(out, fmt.Sprintf("tool %s: its fallback %s is a %s tool; reach calls only reads in a read's place, and skips it", t.Name, f.Tool, ft.Access))
 			}
 		}
 	}

@@ -36,6 +36,7 @@ const (
 	MetaFrame          = "reach/frame"           // in results: the call's frame id
 	MetaStatus         = "reach/status"          // in results: success, error, refused, ...
 	MetaError          = "reach/error"           // in results: the structured error
+	MetaFallback       = "reach/fallback"        // in results: the tool that answered in place of the one called
 	MetaTraceparent    = "traceparent"
 	MetaBaggage        = "baggage"
 )
@@ -394,6 +395,9 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 			out.Meta[MetaError] = res.Error
 		}
 		return out
+	}
+	if res.Fallback != "" {
+		out.Meta[MetaFallback] = res.Fallback
 	}
 	if d := bytes.TrimSpace(res.Data); len(d) > 0 && d[0] == '{' {
 		out.StructuredContent = json.RawMessage(d)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +189,6 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		so["include_usage"] = true
 		body["stream_options"], _ = json.Marshal(so)
 	}
-	out, _ := json.Marshal(body)
 
 	l, err := linkFromHeaders(r.Header)
 	if le := (*linkError)(nil); errors.As(err, &le) {
@@ -247,49 +245,15 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	uctx, cancel := context.WithTimeout(mctx, timeout)
-	defer cancel()
-	url := chatURL(mc.BaseURL)
-	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
-	if err != nil {
-		mf.FailModel(err)
-		proxyError(w, http.StatusBadGateway, "server_error", "bad_upstream", "The model URL is not usable.")
+	resp, ep, spent, ok := g.sendModel(w, r, mctx, mf, req, body, model, timeout)
+	if !ok {
 		return
 	}
-	ureq.Header.Set("Content-Type", "application/json")
-	if k := mc.APIKey.Reveal(); k != "" {
-		ureq.Header.Set("Authorization", "Bearer "+k)
-	} else if a := r.Header.Get("Authorization"); a != "" && !g.authConfigured() {
-		ureq.Header.Set("Authorization", a)
-	}
-	if stream {
-		ureq.Header.Set("Accept", "text/event-stream")
-	}
-	resp, err := g.proxyClient().Do(ureq)
-	if err != nil {
-		// The model may have read the prompt, and the provider bills it: a
-		// call that ends before the answer (the client left, the request
-		// was stopped, the model timed out) is charged the prompt's
-		// estimate, so that leaving early cannot get around a budget.
-		prompt := (&answer{}).usage(len(out))
-		switch {
-		case r.Context().Err() != nil: // the client left: nobody to answer
-			mf.FailModelSpent(context.Cause(r.Context()), prompt)
-		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
-			cause := context.Cause(mctx)
-			mf.FailModelSpent(cause, prompt)
-			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
-				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
-		case uctx.Err() != nil: // the model took longer than its timeout
-			mf.FailModelSpent(err, prompt)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
-		default: // it could not be reached: nothing was read
-			mf.FailModel(err)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
-		}
-		return
-	}
+	defer ep.cancel()
 	defer resp.Body.Close()
+	if ep.fallback {
+		w.Header().Set(HeaderFallback, ep.name)
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
@@ -298,6 +262,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		w.Write(g.redact(b)) // an endpoint may echo the key it was given
 		return
 	}
+	out := ep.body
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
 	a := answer{chose: func(id string) { g.chosen.put(id, mf) }}
@@ -307,6 +272,10 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		err = g.passWhole(w, resp, &a)
 	}
 	use := a.usage(len(out))
+	use.Input += spent // the prompts of endpoints that timed out before this one answered
+	if ep.fallback {
+		use.Model = ep.asked // charged at the price of the model that answered
+	}
 	if !a.reported {
 		log := g.log.Debug
 		if g.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log

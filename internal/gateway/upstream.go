@@ -463,6 +463,7 @@ func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 		Description: clipText(t.Description, MaxToolDescription, "description"),
 		Access:      accessFrom(t.Annotations),
 		Tags:        []string{"upstream:" + u.cfg.Name},
+		Upstream:    u.cfg.Name, // its calls share the upstream's circuit breaker
 		Func:        u.forward(name, t.Name),
 	}
 	if a := t.Annotations; a != nil && !a.ReadOnlyHint {

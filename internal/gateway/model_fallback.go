@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// HeaderFallback, on a model proxy answer, names the endpoint that
+// answered in place of the configured model (model.fallbacks).
+const HeaderFallback = "Reach-Model-Fallback"
+
+// modelEndpoint is where the model proxy sends a chat completion: the
+// configured model's endpoint, or one of its fallbacks. Each has a
+// circuit breaker (kind "model").
+type modelEndpoint struct {
+	name     string // the URL without its query, and the fallback's model: the breaker's name
+	url      string // of chat completions
+	model    string // the model asked for there; "" keeps the one the client asked for
+	key      Secret
+	fallback bool
+	breaker  *reach.Breaker
+}
+
+// modelEndpoints returns the model proxy's endpoints, the configured one
+// first.
+func (g *Gateway) modelEndpoints() []*modelEndpoint {
+	mc := g.cfg.Model
+	if mc == nil || mc.BaseURL == "" {
+		return nil
+	}
+	pol := mc.Breaker.Policy()
+	eps := []*modelEndpoint{{name: endpointName(mc.BaseURL, ""), url: chatURL(mc.BaseURL), key: mc.APIKey}}
+	for _, f := range mc.Fallbacks {
+		eps = append(eps, &modelEndpoint{name: endpointName(f.BaseURL, f.Model), url: chatURL(f.BaseURL), model: f.Model, key: f.APIKey, fallback: true})
+	}
+	for _, ep := range eps {
+		ep.breaker = g.rt.Breaker("model", ep.name, pol)
+	}
+	return eps
+}
+
+// endpointName names an endpoint by its URL without a query (which may
+// hold a key) and, for a fallback, the model asked for there.
+func endpointName(base, model string) string {
+	name := base
+	if u, err := neturl.Parse(base); err == nil {
+		name = u.Scheme + "://" + u.Host + u.Path
+	}
+	if model != "" {
+		name += " " + model
+	}
+	return name
+}
+
+// modelAttempt is the endpoint that answered, the body it was sent, and
+// what ends its context (after its answer has been read).
+type modelAttempt struct {
+	*modelEndpoint
+	asked  string // the model it was asked for
+	body   []byte
+	cancel context.CancelFunc
+}
+
+// sendModel sends the chat completion to the configured endpoint, and
+// while its breaker is open, or it answers 5xx or 429 or not at all (a
+// connection failure, a timeout), to each fallback in turn. It returns
+// the first other answer (a success, or a 4xx to pass on as is), the
+// endpoint that gave it, and the prompt tokens estimated for endpoints
+// that timed out before it (the provider may bill them). When none
+// answered, it writes the error to w, ends the frame, and returns false.
+func (g *Gateway) sendModel(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
+	body map[string]json.RawMessage, model string, timeout time.Duration) (*http.Response, *modelAttempt, int64, bool) {
+	var (
+		spent    int64
+		tried    []string
+		lastErr  error
+		lastResp struct {
+			status int
+			header http.Header
+			body   []byte
+		}
+		open   *reach.Error
+		stream = bytes.Equal(bytes.TrimSpace(body["stream"]), []byte("true"))
+	)
+	costly := costBudgeted(req)
+	for _, ep := range g.modelEPs {
+		m := model
+		if ep.model != "" {
+			m = ep.model
+		}
+		if _, priced := g.cfg.Model.Prices[m]; ep.fallback && costly && !priced {
+			tried = append(tried, ep.name+" (no price for "+m+", and the request has a cost budget)")
+			continue
+		}
+		pass, e := ep.breaker.Admit(mctx)
+		if e != nil {
+			open = e
+			tried = append(tried, ep.name+" (its circuit breaker is open)")
+			continue
+		}
+		body["model"], _ = json.Marshal(m)
+		out, _ := json.Marshal(body)
+		actx, cancel := context.WithTimeout(mctx, timeout)
+		ureq, err := http.NewRequestWithContext(actx, http.MethodPost, ep.url, bytes.NewReader(out))
+		if err != nil {
+			cancel()
+			pass.Abandoned()
+			lastErr = errors.New("the model URL is not usable")
+			tried = append(tried, ep.name+" (its URL is not usable)")
+			continue
+		}
+		ureq.Header.Set("Content-Type", "application/json")
+		if k := ep.key.Reveal(); k != "" {
+			ureq.Header.Set("Authorization", "Bearer "+k)
+		} else if a := r.Header.Get("Authorization"); a != "" && !ep.fallback && !g.authConfigured() {
+			// The client's own key goes to the configured endpoint only,
+			// never to a fallback's host.
+			ureq.Header.Set("Authorization", a)
+		}
+		if stream {
+			ureq.Header.Set("Accept", "text/event-stream")
+		}
+		resp, err := g.proxyClient().Do(ureq)
+		if err != nil {
+			cancel()
+			// The model may have read the prompt, and the provider bills
+			// it: a call that ends before the answer (the client left, the
+			// request was stopped, the model timed out) is charged the
+			// prompt's estimate, so that leaving early cannot get around a
+			// budget.
+			prompt := (&answer{}).usage(len(out))
+			prompt.Input += spent
+			switch {
+			case r.Context().Err() != nil: // the client left: nobody to answer
+				pass.Abandoned()
+				mf.FailModelSpent(context.Cause(r.Context()), prompt)
+				return nil, nil, 0, false
+			case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
+				pass.Abandoned()
+				cause := context.Cause(mctx)
+				mf.FailModelSpent(cause, prompt)
+				proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
+					"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+				return nil, nil, 0, false
+			case actx.Err() != nil: // the model took longer than its timeout
+				spent = prompt.Input
+				err = fmt.Errorf("no answer within %s", timeout)
+			}
+			pass.Failed(err)
+			lastErr = errors.New(redactURL(err.Error(), ep.url))
+			tried = append(tried, ep.name+" ("+lastErr.Error()+")")
+			continue
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			cancel()
+			pass.Failed(fmt.Errorf("the model endpoint answered %s", resp.Status))
+			lastResp.status, lastResp.header, lastResp.body = resp.StatusCode, resp.Header, b
+			lastErr = nil
+			tried = append(tried, ep.name+" (answered "+resp.Status+")")
+			continue
+		}
+		pass.Succeeded() // a 4xx is an answer too: the endpoint is up
+		return resp, &modelAttempt{modelEndpoint: ep, asked: m, body: out, cancel: cancel}, spent, true
+	}
+	// None answered.
+	spend := func(err error) {
+		if spent > 0 {
+			mf.FailModelSpent(err, reach.TokenUsage{Input: spent})
+		} else {
+			mf.FailModel(err)
+		}
+	}
+	also := ""
+	if len(g.modelEPs) > 1 {
+		also = " Tried: " + strings.Join(tried, "; ") + "."
+	}
+	switch {
+	case lastErr != nil:
+		spend(lastErr)
+		proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+lastErr.Error()+"."+also)
+	case lastResp.status != 0:
+		spend(fmt.Errorf("the model endpoint answered %d", lastResp.status))
+		copyHeader(w.Header(), lastResp.header)
+		w.WriteHeader(lastResp.status)
+		w.Write(g.redact(lastResp.body)) // an endpoint may echo the key it was given
+	case open != nil:
+		mf.FailModel(open)
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(open.RetryAfter.Round(time.Second), time.Second)/time.Second)))
+		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", open.Message+also)
+	default:
+		err := errors.New("no model endpoint could be asked")
+		mf.FailModel(err)
+		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", "No model endpoint could be asked."+also)
+	}
+	return nil, nil, 0, false
+}
