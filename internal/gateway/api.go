@@ -15,6 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +33,7 @@ const (
 func byProtocol(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerRPCID) // the gateway's own, never a client's
-		if r.Header.Get(headerSession) == "" && r.Header.Get(headerProtocol) >= statelessProtocol {
+		if r.Header.Get(mcpwire.HeaderSession) == "" && r.Header.Get(mcpwire.HeaderProtocol) >= mcpwire.StatelessProtocol {
 			stateless.ServeHTTP(w, r)
 			return
 		}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -197,12 +198,12 @@ func BenchmarkGatewayToolsCall(b *testing.B) { benchToolsCall(b, newBenchPaths(b
 func BenchmarkGatewayToolsCallProcesses(b *testing.B) { benchToolsCall(b, newProcessPaths(b)) }
 
 func benchToolsCall(b *testing.B, p *benchPaths) {
-	direct := benchClient(b, p.direct, leanProtocol)
-	viaReach := benchClient(b, p.reach, leanProtocol)
-	viaProxy := benchClient(b, p.prox, leanProtocol)
-	viaRelay := benchClient(b, p.relay, leanProtocol)
-	sessionless := benchClient(b, p.reach, statelessProtocol) // reach only: the upstream has sessions
-	for i := range 50 {                                       // warm up connections and caches
+	direct := benchClient(b, p.direct, mcpwire.SessionProtocol)
+	viaReach := benchClient(b, p.reach, mcpwire.SessionProtocol)
+	viaProxy := benchClient(b, p.prox, mcpwire.SessionProtocol)
+	viaRelay := benchClient(b, p.relay, mcpwire.SessionProtocol)
+	sessionless := benchClient(b, p.reach, mcpwire.StatelessProtocol) // reach only: the upstream has sessions
+	for i := range 50 {                                               // warm up connections and caches
 		benchCall(b, direct, "echo", i)
 		benchCall(b, viaReach, "up__echo", i)
 		benchCall(b, viaProxy, "echo", i)
@@ -274,7 +275,7 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	for _, pt := range paths {
 		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox, "relay": p.relay}[pt.name]
 		for range clients {
-			pt.sessions = append(pt.sessions, benchClient(b, u, leanProtocol))
+			pt.sessions = append(pt.sessions, benchClient(b, u, mcpwire.SessionProtocol))
 		}
 	}
 	var seq atomic.Int64 // new arguments for every call, across rounds

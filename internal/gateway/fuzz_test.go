@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentreach/reach/internal/mcpwire"
 )
 
 // FuzzHTTPBodies sends arbitrary bodies to the MCP endpoint (as JSON-RPC,
@@ -47,7 +49,7 @@ func FuzzHTTPBodies(f *testing.F) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 		if mode%3 == 2 { // the sessionless protocol
-			req.Header.Set("MCP-Protocol-Version", statelessProtocol)
+			req.Header.Set("MCP-Protocol-Version", mcpwire.StatelessProtocol)
 			req.Header.Set("Mcp-Method", "tools/call")
 		}
 		w := httptest.NewRecorder()

@@ -22,7 +22,6 @@ package gateway
 // they do not handle.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -32,47 +31,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-const (
-	headerSession  = "Mcp-Session-Id"
-	headerProtocol = "Mcp-Protocol-Version"
-	// statelessProtocol is the first protocol version without sessions.
-	statelessProtocol = "2026-07-28"
-	// leanProtocol is the version upstream HTTP sessions ask for, so that
-	// the lean client can use them.
-	leanProtocol = "2025-11-25"
-)
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// sseReaders holds the readers of upstreams' SSE answers.
-var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
-
-// rpcMessage is the part of a JSON-RPC message the lean paths read.
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *jsonrpc.Error  `json:"error,omitempty"`
-}
-
-// callParams is the part of tools/call params the gateway reads; the
-// arguments stay raw until the runtime validates them.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Meta      mcp.Meta        `json:"_meta,omitempty"`
-}
 
 // leanMCP wraps the SDK's stateful /mcp handler. It reads each POST on a
 // session once: a single tools/call from a client whose answers need not
@@ -82,14 +49,14 @@ type callParams struct {
 // a tools/call marked with its id (headerRPCID).
 func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sid := r.Header.Get(headerSession)
+		sid := r.Header.Get(mcpwire.HeaderSession)
 		if r.Method != http.MethodPost || sid == "" {
 			sdk.ServeHTTP(w, r)
 			return
 		}
-		buf := bufPool.Get().(*bytes.Buffer)
-		defer bufPool.Put(buf)
-		body, msg, ok := readMessage(w, r, buf)
+		buf := mcpwire.GetBuffer()
+		defer mcpwire.PutBuffer(buf)
+		body, msg, ok := mcpwire.ReadMessage(w, r, buf)
 		if body == nil {
 			return // answered
 		}
@@ -98,9 +65,9 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			return
 		}
 		ss := g.sessionByID(sid)
-		lean := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < statelessProtocol && !g.streams(ss)
+		lean := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !g.streams(ss)
 		switch {
-		case msg.Method == "tools/call" && requestID(msg.ID):
+		case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 			msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
 			if lean && g.leanCall(w, r, ss, sid, &msg) {
 				return
@@ -120,36 +87,6 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 		}
 		g.passOn(sdk, w, r, body)
 	})
-}
-
-// readMessage reads a request's body into buf and its JSON-RPC envelope.
-// body is nil when reading failed (the error is answered); ok is false for
-// a body the lean readers do not take (invalid JSON, a batch, not JSON-RPC
-// 2.0), which goes to the SDK as it is.
-func readMessage(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (body []byte, msg rpcMessage, ok bool) {
-	if !readLeanBody(w, r, buf) {
-		return nil, msg, false
-	}
-	body = buf.Bytes()
-	ok = json.Valid(body) && parseEnvelope(body, &msg) && msg.JSONRPC == "2.0"
-	return body, msg, ok
-}
-
-// readLeanBody reads a request's body into buf, or answers the error and
-// reports false.
-func readLeanBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) bool {
-	buf.Reset()
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit), "Send a smaller message.")
-			return false
-		}
-		writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed.", "Send it again.")
-		return false
-	}
-	return true
 }
 
 // Keys of the sessionless protocol's per-request _meta (SEP-2575).
@@ -188,19 +125,19 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 			sdk.ServeHTTP(w, r) // the SDK answers what is missing
 			return
 		}
-		buf := bufPool.Get().(*bytes.Buffer)
-		defer bufPool.Put(buf)
-		body, msg, ok := readMessage(w, r, buf)
+		buf := mcpwire.GetBuffer()
+		defer mcpwire.PutBuffer(buf)
+		body, msg, ok := mcpwire.ReadMessage(w, r, buf)
 		if body == nil {
 			return // answered
 		}
-		var p callParams
+		var p mcpwire.CallParams
 		// Anything the SDK checks beyond this (headers that must match the
 		// body, versions, capabilities, a malformed reach _meta) is the
 		// SDK's to answer.
-		if !ok || msg.Method != "tools/call" || !requestID(msg.ID) ||
-			parseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
-			r.Header.Get(headerProtocol) != statelessProtocol || p.Meta[metaProtocolVersion] != statelessProtocol ||
+		if !ok || msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
+			mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
+			r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
 			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
 			g.passOn(sdk, w, r, body)
 			return
@@ -221,12 +158,12 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		var we *jsonrpc.Error
 		switch {
 		case errors.As(err, &we):
-			writeRPC(w, id, nil, we)
+			mcpwire.WriteResponse(w, id, nil, we)
 		case err != nil:
-			writeRPC(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+			mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 		default:
 			res.Meta[metaServerInfo] = g.serverInfo
-			writeRPC(w, id, res, nil)
+			mcpwire.WriteResponse(w, id, res, nil)
 		}
 	})
 }
@@ -273,7 +210,7 @@ func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h htt
 
 // cancelled reads a notifications/cancelled on session sid: the key of the
 // call it cancels (sid, NUL, its JSON-RPC id) and the reason, bounded.
-func cancelled(sid string, msg *rpcMessage) (key, reason string, ok bool) {
+func cancelled(sid string, msg *mcpwire.Message) (key, reason string, ok bool) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 		Reason    string          `json:"reason"`
@@ -314,14 +251,14 @@ func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
 
 // leanCall answers a tools/call. It reports false, having written nothing,
 // for calls the SDK must handle (progress).
-func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
-	var p callParams
-	if err := parseCallParams(msg.Params, &p); err != nil || p.Name == "" {
+func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *mcpwire.Message) bool {
+	var p mcpwire.CallParams
+	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
 		m := "tools/call params must be an object with a tool name"
-		if errors.Is(err, errBadMeta) {
+		if errors.Is(err, mcpwire.ErrBadMeta) {
 			m = "tools/call params._meta must be an object"
 		}
-		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
 		return true
 	}
 	if p.Meta["progressToken"] != nil {
@@ -339,63 +276,26 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 	}
 	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, nil)
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
-		// A cancelled request gets no response: its stream ends empty.
-		w.Header()["Content-Type"] = contentTypeSSE
-		w.WriteHeader(http.StatusOK)
+		mcpwire.WriteEmptyStream(w) // a cancelled request gets no response
 		return true
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		writeRPC(w, msg.ID, nil, we)
+		mcpwire.WriteResponse(w, msg.ID, nil, we)
 		return true
 	}
 	if err != nil {
-		writeRPC(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 		return true
 	}
-	writeRPC(w, msg.ID, res, nil)
+	mcpwire.WriteResponse(w, msg.ID, res, nil)
 	return true
-}
-
-var (
-	contentTypeJSON = []string{"application/json"}
-	contentTypeSSE  = []string{"text/event-stream"}
-)
-
-// writeRPC writes a JSON-RPC response as an application/json answer.
-func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.Write(id)
-	if rpcErr != nil {
-		buf.WriteString(`,"error":`)
-		b, _ := json.Marshal(rpcErr)
-		buf.Write(b)
-	} else {
-		buf.WriteString(`,"result":`)
-		if tr, ok := result.(*mcp.CallToolResult); !ok || !appendToolResult(buf, tr) {
-			b, err := json.Marshal(result)
-			if err != nil {
-				b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)
-			}
-			buf.Write(b)
-		}
-	}
-	buf.WriteString("}\n")
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON // shared: net/http copies it when it writes the head
-	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
 }
 
 // leanSession is what the lean client needs of an upstream SDK session.
 type leanSession struct {
-	cs       *mcp.ClientSession
-	id       string
-	protocol string
+	cs *mcp.ClientSession
+	mcpwire.Session
 }
 
 // leanOf returns the lean view of cs, or nil when cs cannot be used
@@ -405,10 +305,10 @@ func (u *upstream) leanOf(cs *mcp.ClientSession) *leanSession {
 		return nil
 	}
 	v := cs.InitializeResult().ProtocolVersion
-	if v >= statelessProtocol {
+	if v >= mcpwire.StatelessProtocol {
 		return nil
 	}
-	return &leanSession{cs: cs, id: cs.ID(), protocol: v}
+	return &leanSession{cs: cs, Session: mcpwire.Session{ID: cs.ID(), Protocol: v}}
 }
 
 // errSessionGone says the upstream no longer knows the session (HTTP 404).
@@ -418,45 +318,32 @@ var errSessionGone = errors.New("the upstream ended the session")
 // posts tools/call on the session and reads a JSON or SSE answer. When
 // ctx ends it drops the HTTP request and tells the upstream with
 // notifications/cancelled.
-func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, args json.RawMessage, meta mcp.Meta, sink *progressSink) (*leanResult, error) {
+func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, args json.RawMessage, meta mcp.Meta, sink *progressSink) (*mcpwire.Result, error) {
 	id := `"reach-` + strconv.FormatUint(u.tokens.Add(1), 10) + `"`
 	var token string
 	if sink != nil {
 		token = u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
 		meta["progressToken"] = token
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.WriteString(id)
-	buf.WriteString(`,"method":"tools/call","params":{"name":`)
-	buf.Write(appendJSONString(buf.AvailableBuffer(), name))
-	if len(args) > 0 {
-		buf.WriteString(`,"arguments":`)
-		buf.Write(args)
-	}
-	if len(meta) > 0 {
-		buf.WriteString(`,"_meta":`)
-		buf.Write(appendMeta(buf.AvailableBuffer(), meta))
-	}
-	buf.WriteString(`}}`)
-	if p := u.leanConnsOf(); p != nil && !p.redirected.Load() {
-		c, resp, stop, err := p.roundTrip(ctx, ls, buf.Bytes())
+	buf := mcpwire.GetBuffer()
+	defer mcpwire.PutBuffer(buf)
+	buf.Write(mcpwire.AppendCall(buf.AvailableBuffer(), id, name, args, meta))
+	if p := u.wire; p != nil && !p.Redirected() {
+		x, err := p.RoundTrip(ctx, ls.Session, buf.Bytes())
 		if err != nil {
 			return nil, u.leanFailed(ctx, ls, id, "calling", err)
 		}
-		if !isRedirect(resp.status) {
-			res, err := u.leanAnswer(ctx, ls, resp.status, resp.statusText, resp.contentType, &resp.body, id, token, sink)
-			p.release(c, resp, stop, ctx.Err() != nil)
+		if !isRedirect(x.Status) {
+			res, err := u.leanAnswer(ctx, ls, x.Status, x.StatusText, x.ContentType, &x.Body, id, token, sink)
+			x.Release(ctx.Err() != nil)
 			return res, err
 		}
 		// The endpoint moved (…/mcp to …/mcp/, say): nothing ran. This
 		// upstream's calls go through net/http from now on, which follows.
-		io.Copy(io.Discard, io.LimitReader(&resp.body, 64<<10))
-		p.release(c, resp, stop, ctx.Err() != nil)
-		if p.redirected.CompareAndSwap(false, true) {
-			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", resp.status)
+		io.Copy(io.Discard, io.LimitReader(&x.Body, 64<<10))
+		x.Release(ctx.Err() != nil)
+		if p.MarkRedirected() {
+			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", x.Status)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))
@@ -470,31 +357,6 @@ func (u *upstream) callLean(ctx context.Context, ls *leanSession, name string, a
 	}
 	defer resp.Body.Close()
 	return u.leanAnswer(ctx, ls, resp.StatusCode, resp.Status, resp.Header.Get("Content-Type"), resp.Body, id, token, sink)
-}
-
-// requestID reports whether id (valid JSON) is a JSON-RPC request id the
-// SDK takes: a string or an integer. The lean path leaves anything else
-// (null, a fraction, an object) to the SDK, which refuses it.
-func requestID(id []byte) bool {
-	if len(id) == 0 {
-		return false
-	}
-	if id[0] == '"' {
-		return true
-	}
-	digits := id
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || len(digits) > 18 { // an int64
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // isRedirect reports whether an HTTP status sends the request elsewhere.
@@ -522,7 +384,7 @@ func (u *upstream) leanFailed(ctx context.Context, ls *leanSession, id, doing st
 
 // leanAnswer reads an upstream's answer to tools/call id: a JSON or SSE
 // body with its response, or an HTTP error.
-func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, statusText, ct string, body io.Reader, id, token string, sink *progressSink) (*leanResult, error) {
+func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, statusText, ct string, body io.Reader, id, token string, sink *progressSink) (*mcpwire.Result, error) {
 	switch {
 	case status == http.StatusNotFound:
 		io.Copy(io.Discard, io.LimitReader(body, 4096))
@@ -541,16 +403,16 @@ func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, 
 		}
 		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, statusText, strings.TrimSpace(string(b)))}
 	}
-	var msg *rpcMessage
+	var msg *mcpwire.Message
 	var err error
 	if strings.HasPrefix(ct, "text/event-stream") {
-		var cur sseCursor
+		var cur mcpwire.SSECursor
 		msg, err = u.readSSE(ctx, ls, body, id, token, sink, &cur)
-		if errors.Is(err, errStreamClosed) {
+		if errors.Is(err, mcpwire.ErrStreamClosed) {
 			msg, err = u.resumeSSE(ctx, ls, &cur, id, token, sink)
 		}
 	} else {
-		msg, err = readJSONAnswer(body)
+		msg, err = mcpwire.ReadJSONAnswer(body)
 	}
 	if err != nil {
 		return nil, u.leanFailed(ctx, ls, id, "reading", err)
@@ -558,108 +420,31 @@ func (u *upstream) leanAnswer(ctx context.Context, ls *leanSession, status int, 
 	if msg.Error != nil {
 		return nil, u.callError(msg.Error)
 	}
-	var res leanResult
-	if err := res.parse(msg.Result); err != nil {
+	var res mcpwire.Result
+	if err := res.Parse(msg.Result); err != nil {
 		return nil, &reach.ToolError{Type: "upstream_error", Message: fmt.Sprintf("upstream %s answered tools/call with something else than a tool result", u.cfg.Name)}
 	}
 	return &res, nil
 }
 
-// readJSONAnswer reads an application/json answer.
-func readJSONAnswer(body io.Reader) (*rpcMessage, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	if _, err := buf.ReadFrom(io.LimitReader(body, maxUpstreamResult)); err != nil {
-		return nil, err
-	}
-	msg := &rpcMessage{}
-	if !parseAnswer(buf.Bytes(), msg) {
-		return nil, errors.New("the answer is not a JSON-RPC message")
-	}
-	return msg, nil
-}
-
-// maxUpstreamResult bounds one upstream answer (a variable for tests).
-var maxUpstreamResult int64 = 64 << 20
-
 func (u *upstream) leanHeaders(req *http.Request, ls *leanSession) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(headerSession, ls.id)
-	req.Header.Set(headerProtocol, ls.protocol)
+	req.Header.Set(mcpwire.HeaderSession, ls.ID)
+	req.Header.Set(mcpwire.HeaderProtocol, ls.Protocol)
 }
 
 // readSSE reads an SSE answer until the response to id, passing progress
 // on to sink and log messages to the calling client, in the order they
 // come, and answering the upstream's requests: pings here, sampling and
-// elicitation through the calling client, others refused.
-//
-// cur follows the stream's event ids and the reconnection delay the
-// upstream asks for; a stream that ends before the response, after an
-// event with an id, ends with errStreamClosed, and resumeSSE picks it up.
-func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink, cur *sseCursor) (*rpcMessage, error) {
-	br := sseReaders.Get().(*bufio.Reader)
-	limited := &io.LimitedReader{R: body, N: maxUpstreamResult}
-	br.Reset(limited)
-	data := bufPool.Get().(*bytes.Buffer)
-	data.Reset()
-	defer func() {
-		br.Reset(nil)
-		sseReaders.Put(br)
-		bufPool.Put(data)
-	}()
-	var long []byte // a line longer than br's buffer
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long, line...)
-			continue
-		}
-		if len(long) > 0 {
-			long = append(long, line...)
-			line = long
-			long = long[:0]
-		}
-		if err != nil {
-			// The end, in an event or between two: what the event had so far
-			// is dropped, as a browser drops it.
-			switch {
-			case err != io.EOF:
-			case limited.N <= 0:
-				err = fmt.Errorf("the answer is larger than %d bytes", maxUpstreamResult)
-			case cur.lastID != "":
-				err = errStreamClosed
-			default:
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) > 0 {
-			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.Write(bytes.TrimPrefix(v, []byte(" ")))
-			} else {
-				cur.field(line)
-			}
-			continue
-		}
-		cur.lastID = cur.idBuf // the event is complete: its id counts
-		if data.Len() == 0 {
-			continue
-		}
-		var msg rpcMessage
-		ok := parseAnswer(data.Bytes(), &msg)
-		data.Reset()
-		if !ok {
-			continue
-		}
+// elicitation through the calling client, others refused. cur follows the
+// stream (see mcpwire.ReadSSE); resumeSSE picks up a stream the upstream
+// closed.
+func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader, id, token string, sink *progressSink, cur *mcpwire.SSECursor) (*mcpwire.Message, error) {
+	return mcpwire.ReadSSE(body, cur, func(msg *mcpwire.Message) bool {
 		switch {
 		case msg.Method == "" && string(msg.ID) == id:
-			return &msg, nil
+			return true
 		case msg.Method == "notifications/progress" && sink != nil:
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(msg.Params, &p) == nil && p.ProgressToken == token {
@@ -684,64 +469,24 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			case "sampling/createMessage", "elicitation/create":
 				go u.answerLean(ctx, ls, msg.Method, bytes.Clone(msg.ID), bytes.Clone(msg.Params))
 			default:
-				u.postLean(ls, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"reach does not handle `+jsonEscape(msg.Method)+` from upstreams"}}`))
+				out := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":`, msg.ID)
+				out = jsonscan.AppendQuoted(out, "reach does not handle "+msg.Method+" from upstreams")
+				u.postLean(ls, append(out, "}}"...))
 			}
 		}
-	}
+		return false
+	})
 }
-
-// sseCursor is how far a call's SSE answer got: the id of the last event
-// and the reconnection delay the upstream asked for (the SSE "id" and
-// "retry" fields), to resume the stream when the upstream closes it before
-// answering (SEP-1699).
-type sseCursor struct {
-	lastID string // of the last complete event: where to resume
-	idBuf  string // the id field last read; it counts once its event is complete
-	retry  time.Duration
-}
-
-// field takes in a line of an event that is not data, as a browser does:
-// "id" sets the id (an empty one resets it; one with a NUL is ignored),
-// "retry" with only digits sets the delay.
-func (c *sseCursor) field(line []byte) {
-	name, v, _ := bytes.Cut(line, []byte(":"))
-	v = bytes.TrimPrefix(v, []byte(" "))
-	switch string(name) {
-	case "id":
-		if bytes.IndexByte(v, 0) < 0 && len(v) <= maxEventID {
-			c.idBuf = string(v)
-		}
-	case "retry":
-		ms, err := strconv.ParseUint(string(v), 10, 64)
-		switch {
-		case err == nil:
-			c.retry = time.Duration(min(ms, uint64(maxResumeDelay/time.Millisecond))) * time.Millisecond
-		case errors.Is(err, strconv.ErrRange):
-			c.retry = maxResumeDelay
-		}
-	}
-}
-
-// errStreamClosed ends an SSE answer the upstream closed, after an event
-// with an id, without the response: it can be resumed.
-var errStreamClosed = errors.New("the upstream closed the stream before answering")
-
-const (
-	maxEventID     = 1024                  // a longer event id is ignored
-	maxResumes     = 100                   // reconnections of one call's stream
-	minResumeDelay = 50 * time.Millisecond // between two reconnections, whatever the upstream asks
-	maxResumeDelay = 30 * time.Second      // and at most
-)
 
 // resumeSSE reconnects to a call's SSE stream that the upstream closed
 // before answering (SEP-1699 polling): a GET with the Last-Event-ID after
 // the delay the upstream asked for, as often as it closes the stream,
-// until the response comes, the call ends, or maxResumes reconnections.
+// until the response comes, the call ends, or mcpwire.MaxResumes reconnections.
 // A session that is gone by then is an error, not a new session: the call
 // was received, and a new session would run it twice.
-func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *sseCursor, id, token string, sink *progressSink) (*rpcMessage, error) {
-	for range maxResumes {
-		t := time.NewTimer(min(max(cur.retry, minResumeDelay), maxResumeDelay))
+func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *mcpwire.SSECursor, id, token string, sink *progressSink) (*mcpwire.Message, error) {
+	for range mcpwire.MaxResumes {
+		t := time.NewTimer(cur.ResumeDelay())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -755,7 +500,7 @@ func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *sseCurso
 		u.leanHeaders(req, ls)
 		req.Header.Del("Content-Type")
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Last-Event-ID", cur.lastID)
+		req.Header.Set("Last-Event-ID", cur.LastID)
 		resp, err := u.http.Do(req)
 		if err != nil {
 			return nil, errors.New(redactURL(err.Error(), u.cfg.URL))
@@ -768,11 +513,11 @@ func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *sseCurso
 		}
 		msg, err := u.readSSE(ctx, ls, resp.Body, id, token, sink, cur)
 		resp.Body.Close()
-		if !errors.Is(err, errStreamClosed) {
+		if !errors.Is(err, mcpwire.ErrStreamClosed) {
 			return msg, err
 		}
 	}
-	return nil, fmt.Errorf("the upstream closed the call's stream %d times without answering", maxResumes+1)
+	return nil, fmt.Errorf("the upstream closed the call's stream %d times without answering", mcpwire.MaxResumes+1)
 }
 
 // answerLean answers an upstream's sampling or elicitation request, made
@@ -814,11 +559,6 @@ func (u *upstream) answerLean(ctx context.Context, ls *leanSession, method strin
 	u.postLean(ls, out)
 }
 
-func jsonEscape(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
-}
-
 // cancelLean tells the upstream that the call id is cancelled.
 func (u *upstream) cancelLean(ls *leanSession, id string, ctx context.Context) {
 	reason, _ := json.Marshal(context.Cause(ctx).Error())
@@ -840,47 +580,4 @@ func (u *upstream) postLean(ls *leanSession, body []byte) {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
-}
-
-// leanResult is a tool result as the lean client reads it.
-type leanResult struct {
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-	IsError           bool              `json:"isError,omitempty"`
-}
-
-// data turns the result into the call's data, as resultData does for the
-// SDK's results: the structured content, else the text, else the content.
-func (r *leanResult) data() json.RawMessage {
-	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
-		return r.StructuredContent
-	}
-	text, allText := r.text()
-	if allText {
-		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
-			return b
-		}
-		s, _ := json.Marshal(text)
-		return s
-	}
-	b, _ := json.Marshal(r.Content)
-	return b
-}
-
-// text joins the text contents and reports whether every content is text.
-func (r *leanResult) text() (string, bool) {
-	var b strings.Builder
-	all := true
-	for i, c := range r.Content {
-		typ, text, ok := leanContentText(c)
-		if !ok || typ != "text" {
-			all = false
-			continue
-		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(text)
-	}
-	return b.String(), all
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ func newRawMCP(t *testing.T, url, capabilities string) *rawMCP {
 	if len(msgs) != 1 || msgs[0]["result"] == nil {
 		t.Fatalf("initialize answered %v", msgs)
 	}
-	c.sid = h.Get(headerSession)
+	c.sid = h.Get(mcpwire.HeaderSession)
 	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
@@ -48,8 +49,8 @@ func (c *rawMCP) post(body string) ([]map[string]any, http.Header) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.sid != "" {
-		req.Header.Set(headerSession, c.sid)
-		req.Header.Set(headerProtocol, "2025-11-25")
+		req.Header.Set(mcpwire.HeaderSession, c.sid)
+		req.Header.Set(mcpwire.HeaderProtocol, "2025-11-25")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -275,7 +276,7 @@ func TestSlowClientDoesNotBlockStdioUpstream(t *testing.T) {
 	defer conn.Close()
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__ticks","arguments":{"n":4000,"pad":8000},"_meta":{"progressToken":"flood"}}}`
 	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-		headerSession, a.sid, headerProtocol, len(body), body)
+		mcpwire.HeaderSession, a.sid, mcpwire.HeaderProtocol, len(body), body)
 	// This client never reads; give the flood time to fill the buffers.
 	time.Sleep(time.Second)
 	b := newRawMCP(t, srv.URL+"/mcp", `{}`)
@@ -330,7 +331,7 @@ func TestSamplingOnStandaloneStream(t *testing.T) {
 		},
 	})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveTest(t, g).URL + "/mcp"},
-		&mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,8 +367,8 @@ func TestOddRequestIDsAreRefused(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerSession, c.sid)
-		req.Header.Set(headerProtocol, "2025-11-25")
+		req.Header.Set(mcpwire.HeaderSession, c.sid)
+		req.Header.Set(mcpwire.HeaderProtocol, "2025-11-25")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

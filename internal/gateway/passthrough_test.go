@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,7 +44,7 @@ func resourceSubscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.Cl
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		}})
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +190,8 @@ func TestResourcesAndPromptsFromNewProtocolClient(t *testing.T) {
 	})
 	g := gatewayOver(t, s, "")
 	cs := connectMCP(t, g, nil)
-	if v := cs.InitializeResult().ProtocolVersion; v < statelessProtocol {
-		t.Fatalf("the client speaks %s, want %s or later", v, statelessProtocol)
+	if v := cs.InitializeResult().ProtocolVersion; v < mcpwire.StatelessProtocol {
+		t.Fatalf("the client speaks %s, want %s or later", v, mcpwire.StatelessProtocol)
 	}
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "hi" {

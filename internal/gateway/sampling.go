@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,7 +75,7 @@ func canSample(ss *mcp.ServerSession) bool {
 	}
 	ip := ss.InitializeParams()
 	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.Sampling != nil || ip.Capabilities.Elicitation != nil) &&
-		ip.ProtocolVersion < statelessProtocol
+		ip.ProtocolVersion < mcpwire.StatelessProtocol
 }
 
 // onElicit relays an upstream's elicitation request that came through the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,13 +21,13 @@ func TestStatelessProtocol(t *testing.T) {
 	url := serveTest(t, g).URL + "/mcp"
 	c := mcp.NewClient(&mcp.Implementation{Name: "stateless-client", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient},
-		&mcp.ClientSessionOptions{ProtocolVersion: statelessProtocol})
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.StatelessProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != statelessProtocol {
-		t.Fatalf("negotiated %q, want %q", v, statelessProtocol)
+	if v := cs.InitializeResult().ProtocolVersion; v != mcpwire.StatelessProtocol {
+		t.Fatalf("negotiated %q, want %q", v, mcpwire.StatelessProtocol)
 	}
 	if cs.ID() != "" {
 		t.Errorf("the sessionless protocol got a session id %q", cs.ID())
@@ -79,7 +80,7 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", header)
 		resp, err := http.DefaultClient.Do(req)
@@ -129,7 +130,7 @@ func TestSessionlessClientsAreForgotten(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "up__echo")
 		resp, err := http.DefaultClient.Do(req)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,7 +35,8 @@ type upstream struct {
 	index  int // in Config.Upstreams, for line numbers
 	log    *slog.Logger
 	client *mcp.Client
-	http   *http.Client // nil for stdio
+	http   *http.Client   // nil for stdio
+	wire   *mcpwire.Conns // nil but for a plain-HTTP upstream the wire client can reach
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession // nil when disconnected
@@ -161,6 +163,11 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 			rt = &headerTransport{base: tr, headers: c.Headers}
 		}
 		u.http = &http.Client{Transport: rt}
+		headers := make(map[string]string, len(c.Headers))
+		for k, v := range c.Headers {
+			headers[k] = v.Reveal()
+		}
+		u.wire = mcpwire.NewConns(c.URL, headers)
 	}
 	return u
 }
@@ -248,7 +255,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		// The last protocol with sessions: the lean client uses HTTP
 		// sessions, and on it logging/setLevel, sampling and elicitation
 		// work as the gateway relays them.
-		opts := &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol}
+		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
 		tr := u.transport()
 		cs, err := u.client.Connect(u.g.ctx, tr, opts)
 		if t, ok := tr.(*inOrder); ok && cs != nil {
@@ -654,10 +661,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			}
 			u.reached(nil)
 			if res.IsError {
-				t, _ := res.text()
+				t, _ := res.Text()
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.data(), nil
+			return res.Data(), nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -883,6 +890,9 @@ func (u *upstream) close() error {
 	u.cs = nil
 	u.mu.Unlock()
 	u.closeOwn()
+	if u.wire != nil {
+		u.wire.Close()
+	}
 	if cs == nil {
 		return nil
 	}

@@ -1,7 +1,8 @@
 // Package jsonscan finds its way through JSON bytes in place, and escapes
 // strings for them: the small pieces that argument normalization
-// (internal/callgraph) and the two redactors (internal/audit,
-// internal/policy/secrets) share.
+// (internal/callgraph), the redactors and the MCP wire (internal/mcpwire)
+// share. AppendEscaped, AppendEscapedShort and AppendQuoted are the one
+// JSON string escaper, at three strengths.
 //
 // The Skip functions never fail and never return an index past len(b): on
 // input that is not JSON, or is cut short, they give an answer that is
@@ -81,32 +82,77 @@ func isDelim(c byte) bool {
 // '\\' behind a backslash, \n, \r and \t as such, the other control
 // characters as \u00XX, and each byte of invalid UTF-8 as \ufffd; nothing
 // else (no HTML escaping).
-func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, false) }
+func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s, minimal) }
 
 // AppendEscapedShort is AppendEscaped with \b and \f also written short
 // (as encoding/json writes them), not as \u0008 and \u000c.
-func AppendEscapedShort(dst []byte, s string) []byte { return appendEscaped(dst, s, true) }
+func AppendEscapedShort(dst []byte, s string) []byte { return appendEscaped(dst, s, short) }
 
-func appendEscaped(dst []byte, s string, short bool) []byte {
+// AppendQuoted appends s as a JSON string, quotes included, byte for byte
+// as encoding/json writes it: AppendEscapedShort, and HTML-safe (<, > and &
+// as \u003c, \u003e and \u0026) with U+2028 and U+2029 escaped.
+func AppendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, asEncodingJSON)
+	return append(dst, '"')
+}
+
+// escaping is how much appendEscaped escapes beyond what JSON requires.
+type escaping uint8
+
+const (
+	minimal        escaping = iota // what JSON requires
+	short                          // and \b and \f written short
+	asEncodingJSON                 // short, HTML-safe, U+2028 and U+2029 escaped
+)
+
+// plain[c] is true for the ASCII bytes that need no escaping (HTML-safe:
+// plainHTML).
+var plain, plainHTML = func() (p, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		p[c] = c != '"' && c != '\\'
+		h[c] = p[c] && c != '<' && c != '>' && c != '&'
+	}
+	return p, h
+}()
+
+// appendEscaped is the one JSON string escaper; esc says how much it
+// escapes.
+func appendEscaped(dst []byte, s string, esc escaping) []byte {
 	const hex = "0123456789abcdef"
+	safe := &plain
+	if esc == asEncodingJSON {
+		safe = &plainHTML
+	}
 	run := 0 // s[run:i] needs no escaping
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
+		if c < utf8.RuneSelf {
+			if safe[c] {
+				i++
 				continue
 			}
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[run:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				run = i
+				continue
+			}
+			if esc == asEncodingJSON && (r == '\u2028' || r == '\u2029') {
+				dst = append(dst, s[run:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+				i += size
+				run = i
+				continue
+			}
+			i += size
+			continue
 		}
 		dst = append(dst, s[run:i]...)
 		switch {
-		case c >= utf8.RuneSelf:
-			dst = append(dst, `\ufffd`...)
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
 		case c == '\n':
@@ -115,9 +161,9 @@ func appendEscaped(dst []byte, s string, short bool) []byte {
 			dst = append(dst, '\\', 'r')
 		case c == '\t':
 			dst = append(dst, '\\', 't')
-		case short && c == '\b':
+		case esc != minimal && c == '\b':
 			dst = append(dst, '\\', 'b')
-		case short && c == '\f':
+		case esc != minimal && c == '\f':
 			dst = append(dst, '\\', 'f')
 		default:
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])

@@ -1,6 +1,7 @@
 package jsonscan_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/agentreach/reach/internal/jsonscan"
@@ -58,4 +59,29 @@ func TestAppendEscaped(t *testing.T) {
 			t.Errorf("AppendEscapedShort(%q) = %q, want %q", c.in, got, c.short)
 		}
 	}
+}
+
+// TestAppendQuoted: AppendQuoted writes what encoding/json writes, byte
+// for byte.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " back \ slash`, "ctl \x00\x01\x1f\n\r\t\b\f", "<a href=x>&amp;</a>",
+		"ünïcødé ✓ 😀", "bad \xff\xfe utf8", "line\u2028para\u2029end"} {
+		want, _ := json.Marshal(s)
+		if got := jsonscan.AppendQuoted(nil, s); string(got) != string(want) {
+			t.Errorf("AppendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// FuzzAppendQuoted: for any string, AppendQuoted and encoding/json agree.
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "a<b>&c", "\u2028\xff\x00\"\\", "ü\b\f\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := jsonscan.AppendQuoted(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendQuoted(%q) = %s, encoding/json %s", s, got, want)
+		}
+	})
 }

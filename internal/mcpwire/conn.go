@@ -1,6 +1,6 @@
-package gateway
+package mcpwire
 
-// The lean client's HTTP/1.1 exchange with a plain-HTTP upstream. net/http's
+// The wire client's HTTP/1.1 exchange with a plain-HTTP upstream. net/http's
 // client hands every request to two goroutines per connection (one writes,
 // one reads and passes the response back), builds header maps both ways,
 // and closes a connection whose body was not read to the end — which an SSE
@@ -28,53 +28,43 @@ import (
 	"time"
 )
 
-// leanConns is a pool of keep-alive connections to one plain-HTTP upstream.
-type leanConns struct {
+// Conns is a pool of keep-alive connections to one plain-HTTP MCP
+// endpoint. Make one with NewConns; its methods are safe for concurrent
+// use.
+type Conns struct {
 	addr   string // host:port to dial
 	header []byte // the request head after the request line, up to the session headers
 	path   string // the request target
 
 	mu     sync.Mutex
-	idle   []*leanConn
+	idle   []*conn
 	closed bool
 
 	redirected atomic.Bool // the endpoint answered a redirect: calls go through net/http
 }
 
-// maxIdleLean bounds the idle connections kept per upstream: enough for
-// 64 concurrent clients with room to spare.
-const maxIdleLean = 128
+// maxIdle bounds the idle connections kept per endpoint: enough for 64
+// concurrent clients with room to spare.
+const maxIdle = 128
 
-type leanConn struct {
+type conn struct {
 	nc net.Conn
 	br *bufio.Reader
 	rc syscall.RawConn // nc's, for the liveness probe; nil if it has none
 }
 
-var leanPools sync.Map // *upstream -> *leanConns
-
-// leanConnsOf returns the connection pool of u, or nil when u is not a
-// plain-HTTP upstream. The pool closes when the gateway does.
-func (u *upstream) leanConnsOf() *leanConns {
-	if v, ok := leanPools.Load(u); ok {
-		return v.(*leanConns)
-	}
-	p := newLeanConns(u)
-	v, loaded := leanPools.LoadOrStore(u, p)
-	if !loaded {
-		context.AfterFunc(u.g.ctx, func() {
-			leanPools.Delete(u)
-			if p != nil {
-				p.close()
-			}
-		})
-	}
-	lc, _ := v.(*leanConns)
-	return lc
+// Session is the MCP session a request is sent on: its id and protocol
+// version, sent as headers.
+type Session struct {
+	ID, Protocol string
 }
 
-func newLeanConns(u *upstream) *leanConns {
-	pu, err := url.Parse(u.cfg.URL)
+// NewConns returns a pool for the endpoint rawURL with headers sent on
+// every request, or nil when the endpoint is not one the wire client
+// takes: not plain http, reached through a proxy, or with headers that
+// net/http's client would refuse or override. Close it when done.
+func NewConns(rawURL string, headers map[string]string) *Conns {
+	pu, err := url.Parse(rawURL)
 	if err != nil || pu.Scheme != "http" || pu.User != nil || pu.Host == "" {
 		return nil
 	}
@@ -88,19 +78,27 @@ func newLeanConns(u *upstream) *leanConns {
 	var h bytes.Buffer
 	h.WriteString("Host: " + pu.Host + "\r\n")
 	h.WriteString("User-Agent: reach\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
-	for k, v := range u.cfg.Headers {
-		s := v.Reveal()
-		if k == "" || strings.ContainsAny(k, " \t:") || !validHeader(k) || !validHeader(s) || leanOwnHeader[strings.ToLower(k)] {
+	for k, s := range headers {
+		if k == "" || strings.ContainsAny(k, " \t:") || !validHeader(k) || !validHeader(s) || ownHeader[strings.ToLower(k)] {
 			return nil // net/http's client refuses or overrides these: let it
 		}
 		h.WriteString(k + ": " + s + "\r\n")
 	}
-	return &leanConns{addr: addr, header: h.Bytes(), path: pu.RequestURI()}
+	return &Conns{addr: addr, header: h.Bytes(), path: pu.RequestURI()}
 }
 
-// leanOwnHeader are the headers the lean client writes itself (or must
-// not send twice).
-var leanOwnHeader = map[string]bool{
+// Redirected reports whether the endpoint answered a redirect (see
+// MarkRedirected).
+func (p *Conns) Redirected() bool { return p.redirected.Load() }
+
+// MarkRedirected records that the endpoint answered a redirect: its calls
+// then go through net/http, which follows it. It reports whether it was
+// the first to.
+func (p *Conns) MarkRedirected() bool { return p.redirected.CompareAndSwap(false, true) }
+
+// ownHeader are the headers the wire client writes itself (or must not
+// send twice).
+var ownHeader = map[string]bool{
 	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
 	"content-type": true, "accept": true, "user-agent": true,
 	"mcp-session-id": true, "mcp-protocol-version": true,
@@ -118,7 +116,7 @@ func validHeader(s string) bool {
 // get returns an idle connection the server has not closed (checked
 // without blocking, as net/http's client notices such a close and dials
 // again), or a new one.
-func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
+func (p *Conns) get(ctx context.Context) (*conn, error) {
 	for {
 		p.mu.Lock()
 		n := len(p.idle)
@@ -140,7 +138,7 @@ func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &leanConn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
+	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.rc, _ = sc.SyscallConn()
 	}
@@ -152,16 +150,16 @@ func (p *leanConns) get(ctx context.Context) (*leanConn, error) {
 // would be a close notice or garbage) nor an end of stream. It looks
 // without blocking, in one non-blocking peek (peekIdle); a read with a
 // past deadline would not do, as Go fails it before reading.
-func (c *leanConn) alive() bool {
+func (c *conn) alive() bool {
 	if c.br.Buffered() > 0 {
 		return false
 	}
 	return c.rc == nil || peekIdle(c.rc)
 }
 
-func (p *leanConns) put(c *leanConn) {
+func (p *Conns) put(c *conn) {
 	p.mu.Lock()
-	if p.closed || len(p.idle) >= maxIdleLean {
+	if p.closed || len(p.idle) >= maxIdle {
 		p.mu.Unlock()
 		c.nc.Close()
 		return
@@ -170,7 +168,8 @@ func (p *leanConns) put(c *leanConn) {
 	p.mu.Unlock()
 }
 
-func (p *leanConns) close() {
+// Close closes the idle connections; those in use close when released.
+func (p *Conns) Close() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle = nil
@@ -181,76 +180,81 @@ func (p *leanConns) close() {
 	}
 }
 
-// leanResponse is an upstream's answer on a lean connection.
-type leanResponse struct {
-	status      int
-	statusText  string
-	contentType string
+// Exchange is one request and the head of its answer on a pooled
+// connection: read Body, then Release it.
+type Exchange struct {
+	Status      int
+	StatusText  string
+	ContentType string
+	Body        Body
 	close       bool // the server closes the connection after it
-	body        leanBody
+
+	pool *Conns
+	c    *conn
+	stop func() bool // reports false once the call's context ended (see RoundTrip)
 }
 
-// roundTrip writes one POST of body with the session's headers and reads
-// the head of the answer. The caller reads resp.body and then calls
-// p.release(c, resp, stop, failed). When ctx ends, the connection's
-// deadline passes and the exchange fails; stop reports false once that
-// happened (the connection is then closed, not reused).
-func (p *leanConns) roundTrip(ctx context.Context, ls *leanSession, body []byte) (*leanConn, *leanResponse, func() bool, error) {
+// RoundTrip writes one POST of body on session s and reads the head of the
+// answer. When ctx ends, the connection's deadline passes and the exchange
+// fails; the connection is then closed, not reused.
+func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchange, error) {
 	c, err := p.get(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		nc := c.nc
 		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	}
-	head := bufPool.Get().(*bytes.Buffer)
-	head.Reset()
+	head := GetBuffer()
 	head.WriteString("POST ")
 	head.WriteString(p.path)
 	head.WriteString(" HTTP/1.1\r\n")
 	head.Write(p.header)
-	head.WriteString(headerSession + ": " + ls.id + "\r\n")
-	head.WriteString(headerProtocol + ": " + ls.protocol + "\r\n")
+	head.WriteString(HeaderSession + ": " + s.ID + "\r\n")
+	head.WriteString(HeaderProtocol + ": " + s.Protocol + "\r\n")
 	head.WriteString("Content-Length: ")
 	head.WriteString(strconv.Itoa(len(body)))
 	head.WriteString("\r\n\r\n")
 	head.Write(body)
 	_, err = c.nc.Write(head.Bytes())
-	bufPool.Put(head)
+	PutBuffer(head)
 	if err != nil {
 		stop()
 		c.nc.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
-	resp, err := readLeanHead(c.br)
-	if err != nil {
+	x := &Exchange{pool: p, c: c, stop: stop}
+	if err := readHead(c.br, x); err != nil {
 		stop()
 		c.nc.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return c, resp, stop, nil
+	return x, nil
 }
 
-// release returns c to the pool when its answer was read to the end, or
-// can be without waiting; else it finishes reading in the background (an
-// SSE stream usually ends right after the response event; one kept open
-// is dropped after 5 s), or closes c.
-func (p *leanConns) release(c *leanConn, resp *leanResponse, stop func() bool, failed bool) {
-	if !stop() || failed || resp.close {
+// Release returns the connection to the pool when its answer was read to
+// the end, or can be without waiting; else it finishes reading in the
+// background (an SSE stream usually ends right after the response event;
+// one kept open is dropped after 5 s), or closes it. failed closes it.
+func (x *Exchange) Release(failed bool) { x.pool.release(x, failed) }
+
+func (p *Conns) release(resp *Exchange, failed bool) {
+	c := resp.c
+	if !resp.stop() || failed || resp.close {
 		c.nc.Close()
 		return
 	}
-	switch resp.body.drainBuffered() {
+	switch resp.Body.drainBuffered() {
 	case drainDone:
 		p.put(c)
 	case drainMore:
 		go func() {
 			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-			_, err := io.Copy(io.Discard, io.LimitReader(&resp.body, 1<<20))
+			_, err := io.Copy(io.Discard, io.LimitReader(&resp.Body, 1<<20))
 			c.nc.SetReadDeadline(time.Time{})
-			if err == nil && resp.body.eof {
+			if err == nil && resp.Body.eof {
 				p.put(c)
 				return
 			}
@@ -261,24 +265,25 @@ func (p *leanConns) release(c *leanConn, resp *leanResponse, stop func() bool, f
 	}
 }
 
-var errLeanHead = errors.New("malformed HTTP answer")
+var errHead = errors.New("malformed HTTP answer")
 
-// readLeanHead reads the status line and the headers the lean client uses.
-func readLeanHead(br *bufio.Reader) (*leanResponse, error) {
+// readHead reads the status line and the headers the wire client uses
+// into r.
+func readHead(br *bufio.Reader, r *Exchange) error {
 	for {
 		line, err := readLine(br)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// HTTP/1.x NNN text
 		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return nil, errLeanHead
+			return errHead
 		}
 		status, err := strconv.Atoi(string(line[9:12]))
 		if err != nil || status < 100 {
-			return nil, errLeanHead
+			return errHead
 		}
-		r := &leanResponse{status: status, statusText: string(bytes.TrimSpace(line[9:]))}
+		r.Status, r.StatusText, r.ContentType, r.close = status, string(bytes.TrimSpace(line[9:])), "", false
 		if bytes.HasPrefix(line, []byte("HTTP/1.0")) {
 			r.close = true
 		}
@@ -286,28 +291,28 @@ func readLeanHead(br *bufio.Reader) (*leanResponse, error) {
 		for {
 			line, err := readLine(br)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if len(line) == 0 {
 				break
 			}
 			k, v, ok := bytes.Cut(line, []byte(":"))
 			if !ok {
-				return nil, errLeanHead
+				return errHead
 			}
 			v = bytes.TrimSpace(v)
 			switch {
 			case asciiEqualFold(k, "content-type"):
-				r.contentType = string(v)
+				r.ContentType = string(v)
 			case asciiEqualFold(k, "content-length"):
 				n, err := strconv.ParseInt(string(v), 10, 64)
 				if err != nil || n < 0 {
-					return nil, errLeanHead
+					return errHead
 				}
 				length = n
 			case asciiEqualFold(k, "transfer-encoding"):
 				if !asciiEqualFold(v, "chunked") {
-					return nil, errLeanHead // no other coding was asked for
+					return errHead // no other coding was asked for
 				}
 				chunked = true
 			case asciiEqualFold(k, "connection"):
@@ -319,20 +324,20 @@ func readLeanHead(br *bufio.Reader) (*leanResponse, error) {
 		if status >= 100 && status < 200 {
 			continue // 100 Continue and other interim answers
 		}
-		r.body.br = br
+		r.Body = Body{br: br}
 		switch {
 		case status == 204 || status == 304:
-			r.body.eof = true
+			r.Body.eof = true
 		case chunked:
-			r.body.chunked = true
+			r.Body.chunked = true
 		case length >= 0:
-			r.body.left = length
-			r.body.eof = length == 0
+			r.Body.left = length
+			r.Body.eof = length == 0
 		default:
-			r.body.left = -1 // to the close
+			r.Body.left = -1 // to the close
 			r.close = true
 		}
-		return r, nil
+		return nil
 	}
 }
 
@@ -368,8 +373,8 @@ func asciiEqualFold(b []byte, s string) bool {
 	return true
 }
 
-// leanBody reads a body with a length, chunked, or to the close.
-type leanBody struct {
+// Body reads an answer's body with a length, chunked, or to the close.
+type Body struct {
 	br      *bufio.Reader
 	chunked bool
 	left    int64 // bytes left in the body (not chunked; -1: to the close) or in the chunk
@@ -377,7 +382,7 @@ type leanBody struct {
 	eof     bool
 }
 
-func (b *leanBody) Read(p []byte) (int, error) {
+func (b *Body) Read(p []byte) (int, error) {
 	if b.eof {
 		return 0, io.EOF
 	}
@@ -426,7 +431,7 @@ func (b *leanBody) Read(p []byte) (int, error) {
 
 // nextChunk reads the CRLF after the last chunk's data, the next chunk's
 // size line, and at the last chunk the trailer.
-func (b *leanBody) nextChunk() error {
+func (b *Body) nextChunk() error {
 	if b.inChunk {
 		line, err := readLine(b.br)
 		if err != nil {
@@ -492,7 +497,7 @@ const (
 
 // drainBuffered reads what is left of the body from what has already
 // arrived, without blocking.
-func (b *leanBody) drainBuffered() int {
+func (b *Body) drainBuffered() int {
 	for n := 0; !b.eof; n++ {
 		if !b.chunked && b.left < 0 {
 			return drainNo

@@ -1,8 +1,7 @@
-package gateway
+package mcpwire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -10,13 +9,13 @@ import (
 	"testing"
 )
 
-// FuzzLeanJSON checks the lean path's hand-written JSON readers against
-// encoding/json on the same bytes: the upstream answer (parseAnswer), the
-// tool result (leanResult.parse) and a content's type and text
-// (leanContentText) read what json.Unmarshal reads, wherever both accept
-// the input and no key is spelled in another case (which encoding/json
-// would also take and the lean readers leave to the SDK).
-func FuzzLeanJSON(f *testing.F) {
+// FuzzJSON checks the hand-written JSON readers against encoding/json on
+// the same bytes: the upstream answer (ParseAnswer), the tool result
+// (Result.Parse) and a content's type and text (ContentText) read what
+// json.Unmarshal reads, wherever both accept the input and no key is
+// spelled in another case (which encoding/json would also take and the
+// wire readers leave to the SDK).
+func FuzzJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false}}`,
 		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}`,
@@ -31,21 +30,21 @@ func FuzzLeanJSON(f *testing.F) {
 		if !json.Valid(data) || caseVariantKey(data) {
 			return
 		}
-		// parseAnswer vs an rpcMessage.
-		var lean, std rpcMessage
-		if parseAnswer(data, &lean) && json.Unmarshal(data, &std) == nil {
+		// ParseAnswer vs a Message.
+		var lean, std Message
+		if ParseAnswer(data, &lean) && json.Unmarshal(data, &std) == nil {
 			if lean.JSONRPC != std.JSONRPC || lean.Method != std.Method ||
 				!sameRaw(lean.ID, std.ID) || !sameRaw(lean.Params, std.Params) || !sameRaw(lean.Result, std.Result) ||
 				(lean.Error == nil) != (std.Error == nil) || (lean.Error != nil && (lean.Error.Code != std.Error.Code ||
 				lean.Error.Message != std.Error.Message || !sameRaw(lean.Error.Data, std.Error.Data))) {
-				t.Fatalf("parseAnswer(%s) = %+v, encoding/json %+v", data, lean, std)
+				t.Fatalf("ParseAnswer(%s) = %+v, encoding/json %+v", data, lean, std)
 			}
 		}
-		// leanResult.parse vs a leanResult.
-		var lr, sr leanResult
-		if lr.parse(data) == nil && json.Unmarshal(data, &sr) == nil {
+		// Result.Parse vs a Result.
+		var lr, sr Result
+		if lr.Parse(data) == nil && json.Unmarshal(data, &sr) == nil {
 			if lr.IsError != sr.IsError || !sameRaw(lr.StructuredContent, sr.StructuredContent) || len(lr.Content) != len(sr.Content) {
-				t.Fatalf("leanResult.parse(%s) = %+v, encoding/json %+v", data, lr, sr)
+				t.Fatalf("Result.Parse(%s) = %+v, encoding/json %+v", data, lr, sr)
 			}
 			for i := range lr.Content {
 				if !sameRaw(lr.Content[i], sr.Content[i]) {
@@ -53,11 +52,11 @@ func FuzzLeanJSON(f *testing.F) {
 				}
 			}
 		}
-		// leanContentText vs a struct of two strings.
+		// ContentText vs a struct of two strings.
 		var c struct{ Type, Text string }
-		typ, text, ok := leanContentText(data)
+		typ, text, ok := ContentText(data)
 		if err := json.Unmarshal(data, &c); ok != (err == nil) && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) || ok && err == nil && (typ != c.Type || text != c.Text) {
-			t.Fatalf("leanContentText(%s) = %q %q %v, encoding/json %q %q %v", data, typ, text, ok, c.Type, c.Text, err)
+			t.Fatalf("ContentText(%s) = %q %q %v, encoding/json %q %q %v", data, typ, text, ok, c.Type, c.Text, err)
 		}
 	})
 }
@@ -94,10 +93,10 @@ func caseVariantKey(data []byte) bool {
 	return false
 }
 
-// FuzzReadSSE feeds the lean client's SSE reader any stream as a call's
-// answer: it never panics; what it returns is the response to the call
-// (and nothing else); a stream it calls resumable had an event id; the id
-// it would resume from is bounded and has no NUL.
+// FuzzReadSSE feeds the SSE reader any stream as a call's answer: it never
+// panics; what it returns is the message it was asked for (and nothing
+// else); a stream it calls resumable had an event id; the id it would
+// resume from is bounded and has no NUL.
 func FuzzReadSSE(f *testing.F) {
 	for _, s := range []string{
 		"event: message\nid: s1_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[]}}\n\n",
@@ -109,20 +108,17 @@ func FuzzReadSSE(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	g := newTestGateway(f, &Config{Upstreams: []Upstream{{Name: "up", URL: serveUpstream(f, newUpstreamProbe()).URL}}})
-	u := g.upstreams[0]
-	ls := &leanSession{id: "s", protocol: leanProtocol}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var cur sseCursor
-		msg, err := u.readSSE(context.Background(), ls, bytes.NewReader(data), `"reach-1"`, "", nil, &cur)
+		var cur SSECursor
+		msg, err := ReadSSE(bytes.NewReader(data), &cur, func(m *Message) bool { return m.Method == "" && string(m.ID) == `"reach-1"` })
 		switch {
 		case err == nil && (msg == nil || msg.Method != "" || string(msg.ID) != `"reach-1"`):
-			t.Fatalf("readSSE returned %+v for another message", msg)
-		case errors.Is(err, errStreamClosed) && cur.lastID == "":
+			t.Fatalf("ReadSSE returned %+v for another message", msg)
+		case errors.Is(err, ErrStreamClosed) && cur.LastID == "":
 			t.Fatal("a stream without an event id counts as resumable")
 		}
-		if len(cur.lastID) > maxEventID || strings.IndexByte(cur.lastID, 0) >= 0 || cur.retry < 0 {
-			t.Fatalf("cursor %q retry %v", cur.lastID, cur.retry)
+		if len(cur.LastID) > MaxEventID || strings.IndexByte(cur.LastID, 0) >= 0 || cur.Retry < 0 {
+			t.Fatalf("cursor %q retry %v", cur.LastID, cur.Retry)
 		}
 	})
 }

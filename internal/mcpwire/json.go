@@ -1,8 +1,10 @@
-package gateway
+package mcpwire
 
-// JSON the lean path writes by hand: the tool result of a tools/call, in
-// the shape mcpResult makes (one text content, string _meta values, raw
-// structured content). Anything else goes through encoding/json.
+// The JSON of tools/call, read and written by hand: the envelope and params
+// of a request, an upstream's answer and its tool result, and the tool
+// result the gateway answers with, in the shape the front door makes (one
+// text content, string _meta values, raw structured content). Anything
+// else goes through encoding/json.
 
 import (
 	"bytes"
@@ -16,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// appendToolResult appends res as JSON and reports whether it could; on
+// AppendToolResult appends res as JSON and reports whether it could; on
 // false buf is as it was.
-func appendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
+func AppendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
 	if res == nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
 		return false
 	}
@@ -37,10 +39,9 @@ func appendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
 	default:
 		return false
 	}
-	mark := buf.Len()
 	b := buf.AvailableBuffer()
 	b = append(b, `{"content":[{"type":"text","text":`...)
-	b = appendJSONString(b, t.Text)
+	b = jsonscan.AppendQuoted(b, t.Text)
 	b = append(b, "}]"...)
 	if len(structured) > 0 {
 		b = append(b, `,"structuredContent":`...)
@@ -50,32 +51,11 @@ func appendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
 		b = append(b, `,"isError":true`...)
 	}
 	if len(res.Meta) > 0 {
-		b = append(b, `,"_meta":{`...)
-		var keys [8]string
-		ks := keys[:0]
-		for k := range res.Meta {
-			ks = append(ks, k)
+		b = append(b, `,"_meta":`...)
+		var ok bool
+		if b, ok = appendMeta(b, res.Meta); !ok {
+			return false // buf is as it was: b was not written to it
 		}
-		slices.Sort(ks)
-		for i, k := range ks {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			switch v := res.Meta[k].(type) {
-			case string:
-				b = appendJSONString(b, v)
-			default:
-				vb, err := json.Marshal(v)
-				if err != nil {
-					buf.Truncate(mark)
-					return false
-				}
-				b = append(b, vb...)
-			}
-		}
-		b = append(b, '}')
 	}
 	b = append(b, '}')
 	buf.Write(b)
@@ -93,61 +73,6 @@ func appendCompact(b, js []byte) []byte {
 		return append(b, js...)
 	}
 	return append(b, c.Bytes()...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string the way encoding/json does
-// (HTML-safe, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped).
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // scanObject calls f with each member of the JSON object js, its key as
@@ -196,32 +121,16 @@ func jsonToken(tok []byte) (string, bool) {
 	return s, true
 }
 
-// parseEnvelope reads a JSON-RPC message's envelope from a valid JSON
+// ParseEnvelope reads a JSON-RPC message's envelope from a valid JSON
 // body. Keys must be spelled exactly (encoding/json would also take other
 // cases); a message it does not read goes to the SDK. id and params are
 // slices of body.
-func parseEnvelope(body []byte, msg *rpcMessage) bool {
-	ok := true
-	if !scanObject(body, func(key, value []byte) {
-		switch string(key) {
-		case `"jsonrpc"`:
-			msg.JSONRPC, _ = jsonToken(value)
-		case `"id"`:
-			msg.ID = value
-		case `"method"`:
-			msg.Method, ok = jsonToken(value)
-		case `"params"`:
-			msg.Params = value
-		}
-	}) {
-		return false
-	}
-	return ok
-}
+func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false) }
 
-// parseCallParams reads tools/call params: the name, the arguments (a
-// copy), and _meta. It reports false for params that are not an object.
-func parseCallParams(params []byte, p *callParams) error {
+// ParseCallParams reads tools/call params: the name, the arguments (a
+// copy), and _meta. It fails with ErrNotObject for params that are not an
+// object, and ErrBadMeta for a _meta that is not one.
+func ParseCallParams(params []byte, p *CallParams) error {
 	badMeta := false
 	if !scanObject(params, func(key, value []byte) {
 		switch string(key) {
@@ -241,21 +150,26 @@ func parseCallParams(params []byte, p *callParams) error {
 			}
 		}
 	}) {
-		return errNotObject
+		return ErrNotObject
 	}
 	if badMeta {
-		return errBadMeta
+		return ErrBadMeta
 	}
 	return nil
 }
 
-var errBadMeta = errors.New("_meta is not an object")
+// ErrBadMeta is ParseCallParams's error for a _meta that is not an object.
+var ErrBadMeta = errors.New("_meta is not an object")
 
-var errNotObject = errors.New("not an object")
+// ErrNotObject is the error of a reader given something else than an
+// object.
+var ErrNotObject = errors.New("not an object")
 
 // appendMeta appends a _meta object, its keys sorted as encoding/json
-// sorts them.
-func appendMeta(b []byte, meta mcp.Meta) []byte {
+// sorts them. A value it cannot encode is written as null, and it reports
+// false.
+func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
+	ok := true
 	var keys [8]string
 	ks := keys[:0]
 	for k := range meta {
@@ -267,28 +181,32 @@ func appendMeta(b []byte, meta mcp.Meta) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonscan.AppendQuoted(b, k)
 		b = append(b, ':')
 		if s, ok := meta[k].(string); ok {
-			b = appendJSONString(b, s)
+			b = jsonscan.AppendQuoted(b, s)
 			continue
 		}
 		vb, err := json.Marshal(meta[k])
 		if err != nil {
-			vb = []byte("null")
+			vb, ok = []byte("null"), false
 		}
 		b = append(b, vb...)
 	}
-	return append(b, '}')
+	return append(b, '}'), ok
 }
 
-// parseAnswer reads a JSON-RPC message from an upstream: what
-// json.Unmarshal into an rpcMessage reads, for keys spelled exactly. Its
+// ParseAnswer reads a JSON-RPC message from an upstream: what
+// json.Unmarshal into a Message reads, for keys spelled exactly. Its
 // Result is a copy; ID and Params are slices of js.
-func parseAnswer(js []byte, msg *rpcMessage) bool {
-	if !json.Valid(js) {
-		return false
-	}
+func ParseAnswer(js []byte, msg *Message) bool {
+	return json.Valid(js) && parseMessage(js, msg, true)
+}
+
+// parseMessage reads a JSON-RPC message: its envelope (jsonrpc, id,
+// method, params), and for an answer its result (a copy) and error, where
+// a null method is no method.
+func parseMessage(js []byte, msg *Message, answer bool) bool {
 	ok := true
 	if !scanObject(js, func(key, value []byte) {
 		switch string(key) {
@@ -297,19 +215,23 @@ func parseAnswer(js []byte, msg *rpcMessage) bool {
 		case `"id"`:
 			msg.ID = value
 		case `"method"`:
-			if string(value) != "null" {
+			if !answer || string(value) != "null" {
 				msg.Method, ok = jsonToken(value)
 			}
 		case `"params"`:
 			msg.Params = value
 		case `"result"`:
-			msg.Result = bytes.Clone(value)
+			if answer {
+				msg.Result = bytes.Clone(value)
+			}
 		case `"error"`:
-			msg.Error = nil
-			if string(value) != "null" {
-				msg.Error = new(jsonrpc.Error)
-				if json.Unmarshal(value, msg.Error) != nil {
-					ok = false
+			if answer {
+				msg.Error = nil
+				if string(value) != "null" {
+					msg.Error = new(jsonrpc.Error)
+					if json.Unmarshal(value, msg.Error) != nil {
+						ok = false
+					}
 				}
 			}
 		}
@@ -319,10 +241,10 @@ func parseAnswer(js []byte, msg *rpcMessage) bool {
 	return ok
 }
 
-// parse reads a tool result as json.Unmarshal would into r.
-func (r *leanResult) parse(js []byte) error {
+// Parse reads a tool result as json.Unmarshal would into r.
+func (r *Result) Parse(js []byte) error {
 	if !json.Valid(js) {
-		return errNotObject
+		return ErrNotObject
 	}
 	if string(bytes.TrimSpace(js)) == "null" {
 		return nil
@@ -337,7 +259,7 @@ func (r *leanResult) parse(js []byte) error {
 				return
 			}
 			if value[0] != '[' {
-				err = errNotObject
+				err = ErrNotObject
 				return
 			}
 			for i := jsonscan.SkipSpace(value, 1); i < len(value) && value[i] != ']'; {
@@ -357,18 +279,18 @@ func (r *leanResult) parse(js []byte) error {
 			case "false", "null":
 				r.IsError = false
 			default:
-				err = errNotObject
+				err = ErrNotObject
 			}
 		}
 	}) {
-		return errNotObject
+		return ErrNotObject
 	}
 	return err
 }
 
-// leanContentText reads a content's type and text, as json.Unmarshal
-// into a struct of two strings would; ok is false where it would fail.
-func leanContentText(c []byte) (typ, text string, ok bool) {
+// ContentText reads a content's type and text, as json.Unmarshal into a
+// struct of two strings would; ok is false where it would fail.
+func ContentText(c []byte) (typ, text string, ok bool) {
 	ok = true
 	if string(c) == "null" {
 		return "", "", true
