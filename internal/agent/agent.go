@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // Agent is a ReAct loop whose tool calls go through a reach runtime.
@@ -70,7 +71,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 			return out, nil
 		}
 		out.Turns++
-		resp, err := a.Model.Complete(mctx, &Request{Model: name, Messages: h.messages(), Tools: tools})
+		resp, err := a.Model.Complete(mctx, &openai.Request{Model: name, Messages: h.messages(), Tools: tools})
 		if err != nil {
 			frame.FailModel(err)
 			return out, fmt.Errorf("turn %d: %w", out.Turns, err)
@@ -87,7 +88,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 			if res.Status == reach.StatusRefused || res.Status == reach.StatusCancelled {
 				out.Refusals = append(out.Refusals, res.ModelText())
 			}
-			h.add(Message{Role: "tool", ToolCallID: tc.ID, Content: res.ModelText()})
+			h.add(openai.Message{Role: "tool", ToolCallID: tc.ID, Content: res.ModelText()})
 		}
 	}
 	out.Stopped = fmt.Sprintf("the agent took %d turns without answering", out.Turns)
@@ -102,13 +103,13 @@ func refusalText(err error) string {
 	return err.Error()
 }
 
-func (a *Agent) toolDefs() []ToolDef {
-	var defs []ToolDef
+func (a *Agent) toolDefs() []openai.ToolDef {
+	var defs []openai.ToolDef
 	for _, t := range a.Runtime.Tools() {
 		if a.Tools != nil && !contains(a.Tools, t.Name) {
 			continue
 		}
-		var d ToolDef
+		var d openai.ToolDef
 		d.Type = "function"
 		d.Function.Name, d.Function.Description = t.Name, t.Description
 		d.Function.Parameters = t.InputSchema
@@ -133,13 +134,13 @@ func contains(s []string, v string) bool {
 type history struct {
 	system, task string
 	keep         int
-	exchanges    [][]Message // each: an assistant message and its tool results
-	folded       []string    // one line per folded exchange
+	exchanges    [][]openai.Message // each: an assistant message and its tool results
+	folded       []string           // one line per folded exchange
 }
 
-func (h *history) add(m Message) {
+func (h *history) add(m openai.Message) {
 	if m.Role == "assistant" {
-		h.exchanges = append(h.exchanges, []Message{m})
+		h.exchanges = append(h.exchanges, []openai.Message{m})
 	} else if n := len(h.exchanges); n > 0 {
 		h.exchanges[n-1] = append(h.exchanges[n-1], m)
 	}
@@ -150,7 +151,7 @@ func (h *history) add(m Message) {
 }
 
 // summarize folds one exchange into a line: the calls and a short result.
-func summarize(ex []Message) string {
+func summarize(ex []openai.Message) string {
 	var parts []string
 	for _, tc := range ex[0].ToolCalls {
 		res := ""
@@ -176,10 +177,10 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func (h *history) messages() []Message {
-	msgs := []Message{{Role: "system", Content: h.system}, {Role: "user", Content: h.task}}
+func (h *history) messages() []openai.Message {
+	msgs := []openai.Message{{Role: "system", Content: h.system}, {Role: "user", Content: h.task}}
 	if len(h.folded) > 0 {
-		msgs = append(msgs, Message{Role: "user", Content: "Notes on earlier steps (folded to save context):\n- " + strings.Join(h.folded, "\n- ")})
+		msgs = append(msgs, openai.Message{Role: "user", Content: "Notes on earlier steps (folded to save context):\n- " + strings.Join(h.folded, "\n- ")})
 	}
 	for _, ex := range h.exchanges {
 		msgs = append(msgs, ex...)

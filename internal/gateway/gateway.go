@@ -63,7 +63,9 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
@@ -80,7 +82,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Model answers the model calls of built-in tools; if nil, the Config's
 	// model, or a scripted stand-in when it has none.
-	Model Model
+	Model builtin.Model
 	// Offline builds the gateway without connecting to upstreams (their
 	// tools are then missing), for checking a configuration.
 	Offline bool
@@ -101,7 +103,7 @@ type Gateway struct {
 	opts    Options
 	rt      *reach.Runtime
 	log     *slog.Logger
-	model   Model
+	model   builtin.Model
 	reqs    *requests
 	server  *mcp.Server
 	handler http.Handler
@@ -185,9 +187,10 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	g.model = g.opts.Model
 	if g.model == nil {
 		if cfg.Model != nil {
-			g.model = newOpenAIModel(cfg.Model)
+			mc := cfg.Model
+			g.model = builtin.NewOpenAI(mc.BaseURL, mc.APIKey.Reveal(), mc.Name, time.Duration(mc.Timeout))
 		} else {
-			g.model = ScriptedModel{}
+			g.model = builtin.Scripted{}
 		}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -216,7 +219,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 
 	var tools []reach.Tool
 	if cfg.Examples || len(cfg.Upstreams) == 0 {
-		tools = append(tools, exampleTools(g)...)
+		tools = append(tools, builtin.Tools(g.rt, g.model)...)
 	}
 	if !g.opts.Offline {
 		ups, err := g.connectUpstreams(ctx)
@@ -397,7 +400,7 @@ func (g *Gateway) Warnings() []string {
 		}
 	}
 	if mc := g.cfg.Model; mc != nil && mc.BaseURL != "" {
-		name := cmp.Or(mc.Name, defaultModel) // what the proxy asks for when a client names none
+		name := cmp.Or(mc.Name, openai.DefaultModel) // what the proxy asks for when a client names none
 		if _, priced := mc.Prices[name]; !priced {
 			for _, b := range slices.Sorted(maps.Keys(g.cfg.Budgets)) {
 				if g.cfg.Budgets[b].Cost > 0 {

@@ -503,7 +503,7 @@ func (u *upstream) resumeSSE(ctx context.Context, ls *leanSession, cur *mcpwire.
 		req.Header.Set("Last-Event-ID", cur.LastID)
 		resp, err := u.http.Do(req)
 		if err != nil {
-			return nil, errors.New(redactURL(err.Error(), u.cfg.URL))
+			return nil, errors.New(withoutQuery(err.Error(), u.cfg.URL))
 		}
 		ct := resp.Header.Get("Content-Type")
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
@@ -580,4 +580,13 @@ func (u *upstream) postLean(ls *leanSession, body []byte) {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
+}
+
+// withoutQuery keeps a transport error's message from echoing the query of
+// the upstream's URL (which may carry a key).
+func withoutQuery(msg, url string) string {
+	if i := strings.IndexByte(url, '?'); i >= 0 {
+		msg = strings.ReplaceAll(msg, url[i:], "?…")
+	}
+	return msg
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // The model proxy (E3): POST /v1/chat/completions is forwarded to the
@@ -129,10 +130,6 @@ func (c *chosenCalls) get(id, request string, who *auth.Identity) *reach.Frame {
 	return found
 }
 
-// defaultModel is the model the proxy asks for when neither the client
-// nor the configuration names one.
-const defaultModel = "gpt-4o-mini"
-
 // costBudgeted reports whether r or a request above it has a cost budget.
 func costBudgeted(r *reach.Request) bool {
 	for ; r != nil; r = r.Parent() {
@@ -174,7 +171,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(body["model"], &model)
 	json.Unmarshal(body["stream"], &stream)
 	if model == "" {
-		model = cmp.Or(mc.Name, defaultModel)
+		model = cmp.Or(mc.Name, openai.DefaultModel)
 		body["model"], _ = json.Marshal(model)
 	}
 	clientUsage := true
@@ -249,7 +246,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	uctx, cancel := context.WithTimeout(mctx, timeout)
 	defer cancel()
-	url := chatURL(mc.BaseURL)
+	url := openai.ChatURL(mc.BaseURL)
 	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
 	if err != nil {
 		mf.FailModel(err)
@@ -282,10 +279,10 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
 		case uctx.Err() != nil: // the model took longer than its timeout
 			mf.FailModelSpent(err, prompt)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
 		default: // it could not be reached: nothing was read
 			mf.FailModel(err)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+redactURL(err.Error(), url))
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
 		}
 		return
 	}
@@ -344,32 +341,6 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// completion is the part of a chat completion (or a chunk of one) the
-// proxy reads.
-type completion struct {
-	Choices []struct {
-		Message *struct {
-			Content   string     `json:"content"`
-			ToolCalls []toolCall `json:"tool_calls"`
-		} `json:"message"`
-		Delta *struct {
-			Content   string     `json:"content"`
-			ToolCalls []toolCall `json:"tool_calls"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		Prompt     int64 `json:"prompt_tokens"`
-		Completion int64 `json:"completion_tokens"`
-	} `json:"usage"`
-}
-
-type toolCall struct {
-	ID       string `json:"id"`
-	Function struct {
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
 // answer is what the proxy learns from a model's answer on the way back.
 type answer struct {
 	use      reach.TokenUsage
@@ -388,9 +359,9 @@ func (a *answer) id(id string) {
 	}
 }
 
-func (a *answer) note(c *completion) {
+func (a *answer) note(c *openai.Completion) {
 	if c.Usage != nil {
-		a.use.Input, a.use.Output = c.Usage.Prompt, c.Usage.Completion
+		a.use.Input, a.use.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
 		a.reported = true
 	}
 	for _, ch := range c.Choices {
@@ -447,7 +418,7 @@ func (g *Gateway) passWhole(w http.ResponseWriter, resp *http.Response, a *answe
 			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", maxAnswer>>20))
 		return fmt.Errorf("the model's answer is larger than %d MiB", maxAnswer>>20)
 	}
-	var c completion
+	var c openai.Completion
 	if json.Unmarshal(b, &c) == nil {
 		a.note(&c)
 	} else {
@@ -487,7 +458,7 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 			d = bytes.TrimSpace(d)
 			if !bytes.Equal(d, []byte("[DONE]")) {
-				var c completion
+				var c openai.Completion
 				if json.Unmarshal(d, &c) == nil {
 					a.note(&c)
 					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {

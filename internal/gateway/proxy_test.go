@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -438,7 +439,7 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	g = newTestGateway(t, cfg)
-	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "the model "+defaultModel+" has no price") {
+	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "the model "+openai.DefaultModel+" has no price") {
 		t.Errorf("warnings = %s, want one about the default model", w)
 	}
 }
@@ -635,9 +636,6 @@ func TestModelProxyBaseURLWithQuery(t *testing.T) {
 	if gotPath != "/openai/v1/chat/completions" || gotQuery != "api-version=2024-06-01" {
 		t.Errorf("the model was asked at path %q, query %q", gotPath, gotQuery)
 	}
-	if got := chatURL("http://m.test/v1/"); got != "http://m.test/v1/chat/completions" {
-		t.Errorf("chatURL = %q", got)
-	}
 }
 
 // TestModelProxyAnswerTooLarge: a whole answer over the limit is an error,
@@ -833,7 +831,7 @@ func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
 				if !ok || d == "[DONE]" {
 					continue
 				}
-				var c completion
+				var c openai.Completion
 				if err := json.Unmarshal([]byte(d), &c); err != nil {
 					t.Fatalf("a chunk is not JSON: %q", d)
 				}

@@ -1,4 +1,8 @@
-package gateway
+// Package builtin is the gateway's built-in example tools: a small shop's
+// support desk. They let a bare `reach serve` show reads, a write under an
+// idempotency key, and a tool whose implementation calls the model (which
+// calls another tool).
+package builtin
 
 import (
 	"context"
@@ -8,11 +12,8 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/openai"
 )
-
-// The built-in example tools: a small shop's support desk. They let a bare
-// `reach serve` show reads, a write under an idempotency key, and a tool
-// whose implementation calls the model (which calls another tool).
 
 type order struct {
 	ID       string   `json:"order_id"`
@@ -57,7 +58,8 @@ func newShop() *shop {
 	return s
 }
 
-func exampleTools(g *Gateway) []reach.Tool {
+// Tools returns a new shop's tools; format_answer asks m, through rt.
+func Tools(rt Runtime, m Model) []reach.Tool {
 	s := newShop()
 	return []reach.Tool{
 		{
@@ -107,11 +109,11 @@ func exampleTools(g *Gateway) []reach.Tool {
 			Func: reach.Func(func(ctx context.Context, in struct {
 				Text string `json:"text"`
 			}) (map[string]string, error) {
-				msgs := []Message{
+				msgs := []openai.Message{
 					{Role: "system", Content: "Format the user's text as a short, friendly markdown answer for a customer. Cite the knowledge base where it helps."},
 					{Role: "user", Content: in.Text},
 				}
-				text, err := runModel(ctx, g.rt, g.model, msgs, []string{"search_kb"}, 3)
+				text, err := runModel(ctx, rt, m, msgs, []string{"search_kb"}, 3)
 				if err != nil {
 					return nil, err
 				}
