@@ -1,0 +1,542 @@
+package servebench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/valyala/fasthttp"
+)
+
+// The benchmarks here run every party in a process of its own, as deployed:
+// the go-sdk clients in the benchmark's process; the upstream, the relay and
+// the pass-through in children (this test binary again, with roleEnv set);
+// reach as the binary `go build ./cmd/reach` makes, run as `reach serve
+// --config` with a data folder; and an outside gateway, when
+// REACH_BENCH_OUTSIDE names one (see outsideGateway).
+
+const (
+	roleEnv   = "REACH_SERVEBENCH_ROLE"
+	targetEnv = "REACH_SERVEBENCH_TARGET"
+
+	sessionProtocol     = "2025-11-25" // what the direct upstream speaks
+	sessionlessProtocol = "2026-07-28"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := runRole(role, os.Getenv(targetEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "servebench:", role+":", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runRole serves role (upstream; relay or pass in front of target) on a
+// loopback port, prints its URL, and serves until standard input closes.
+func runRole(role, target string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { // the parent closed stdin, or died
+		io.Copy(io.Discard, os.Stdin)
+		ln.Close()
+		os.Exit(0)
+	}()
+	base := "http://" + ln.Addr().String()
+	switch role {
+	case "upstream":
+		fmt.Println(base)
+		srv := &http.Server{Handler: upstreamHandler(), ReadHeaderTimeout: 10 * time.Second}
+		return srv.Serve(ln)
+	case "relay":
+		u, err := url.Parse(target)
+		if err != nil {
+			return err
+		}
+		fmt.Println(base + u.Path)
+		relay(ln, u.Host)
+		return nil
+	case "pass":
+		u, err := url.Parse(target)
+		if err != nil {
+			return err
+		}
+		fmt.Println(base + u.Path)
+		return pass(ln, u.Host)
+	}
+	return fmt.Errorf("unknown role %q", role)
+}
+
+// upstreamHandler is a go-sdk MCP server with two tools that echo their
+// text: echo, without annotations (so reach treats it as a write, as it
+// does most MCP tools), and echo_read, declared read-only.
+func upstreamHandler() http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench-upstream", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	echo := func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text."}, echo)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo_read", Description: "Echoes its text.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, echo)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+}
+
+// relay pairs every connection with one to target and copies bytes both
+// ways: no HTTP at all, the least any second hop costs.
+func relay(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			go func() { io.Copy(u, c); u.Close() }()
+			io.Copy(c, u)
+			c.Close()
+		}()
+	}
+}
+
+// pass is an HTTP pass-through on fasthttp: it parses each request and
+// sends it on to target over pooled connections, checking nothing. A GET
+// (the client's optional standalone SSE stream) is answered 405, which MCP
+// allows a server that offers no such stream.
+func pass(ln net.Listener, target string) error {
+	hc := &fasthttp.HostClient{Addr: target, MaxConns: 1024, ReadTimeout: 30 * time.Second}
+	s := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if ctx.IsGet() {
+			ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+			return
+		}
+		ctx.Request.SetHost(target)
+		if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+		}
+	}}
+	return s.Serve(ln)
+}
+
+// child is a process of the benchmark's.
+type child struct {
+	url string
+	pid int
+}
+
+// startRole starts this test binary as role in front of target.
+func startRole(b *testing.B, role, target string) child {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"="+role, targetEnv+"="+target)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		waitOrKill(cmd)
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("%s did not start: %v", role, err)
+	}
+	return child{url: strings.TrimSpace(line), pid: cmd.Process.Pid}
+}
+
+func waitOrKill(cmd *exec.Cmd) {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// reachBinary builds cmd/reach once per test binary run.
+var reachBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "servebench-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "reach")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/reach")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building reach: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startReach runs `reach serve` as a user would, with a configuration that
+// names the upstream and a data folder (so the store, the audit log and the
+// checkpoints are on). Its budget is unlimited, since 64 clients make
+// thousands of calls each; everything else is as configured by default.
+func startReach(b *testing.B, upstream string) child {
+	b.Helper()
+	bin, err := reachBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	addr := freeAddr(b)
+	cfg := fmt.Sprintf("listen: %s\ndata: ./data\nupstreams:\n  - name: up\n    url: %s\nbudgets:\n  default: {}\n", addr, upstream)
+	if err := os.WriteFile(filepath.Join(dir, "reach.yaml"), []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "reach.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--config", filepath.Join(dir, "reach.yaml"))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		waitOrKill(cmd)
+		logf.Close()
+	})
+	base := "http://" + addr
+	waitHealthy(b, base+"/healthz", func() string { out, _ := os.ReadFile(logf.Name()); return string(out) })
+	return child{url: base + "/mcp", pid: cmd.Process.Pid}
+}
+
+// outsideGateway starts the gateway REACH_BENCH_OUTSIDE names, a shell
+// command in which {upstream} is the upstream's URL and {listen} a free
+// loopback host:port, e.g. for TBXark/mcp-proxy built from source:
+//
+//	REACH_BENCH_OUTSIDE='sed "s#{U}#{upstream}#; s#{L}#{listen}#" proxy.json.in > proxy.json && exec ./mcp-proxy --config proxy.json'
+//	REACH_BENCH_OUTSIDE_URL='http://{listen}/up/mcp'
+//
+// (exec, so that the process measured is the gateway, not the shell). The
+// client URL is REACH_BENCH_OUTSIDE_URL (default http://{listen}/mcp), the
+// tool REACH_BENCH_OUTSIDE_TOOL (default echo). ok is false when none is
+// named.
+func outsideGateway(b *testing.B, upstream string) (c child, tool string, ok bool) {
+	b.Helper()
+	tmpl := os.Getenv("REACH_BENCH_OUTSIDE")
+	if tmpl == "" {
+		return child{}, "", false
+	}
+	addr := freeAddr(b)
+	subst := strings.NewReplacer("{upstream}", upstream, "{listen}", addr)
+	cmd := exec.Command("sh", "-c", subst.Replace(tmpl))
+	cmd.Dir = b.TempDir()
+	var log strings.Builder
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return log.Write(p) })
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		waitOrKill(cmd)
+	})
+	u := subst.Replace(cmp(os.Getenv("REACH_BENCH_OUTSIDE_URL"), "http://{listen}/mcp"))
+	waitDialable(b, addr, func() string { mu.Lock(); defer mu.Unlock(); return log.String() })
+	return child{url: u, pid: cmd.Process.Pid}, cmp(os.Getenv("REACH_BENCH_OUTSIDE_TOOL"), "echo"), true
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func waitHealthy(b *testing.B, u string, logs func() string) {
+	b.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatalf("%s did not answer 200 within a minute; its log:\n%s", u, logs())
+}
+
+func waitDialable(b *testing.B, addr string, logs func() string) {
+	b.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatalf("the outside gateway did not listen on %s within a minute; its output:\n%s", addr, logs())
+}
+
+// httpClient is the clients' HTTP client: idle connections enough for 64
+// concurrent sessions per path.
+var httpClient = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 2048
+	tr.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: tr}
+}()
+
+func connect(b *testing.B, u, protocol string) *mcp.ClientSession {
+	b.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, HTTPClient: httpClient},
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		b.Fatalf("connecting to %s: %v", u, err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// seq gives every call new arguments, so that no guard has a repeat to
+// refuse.
+var seq atomic.Int64
+
+func call(b *testing.B, cs *mcp.ClientSession, tool string) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool,
+		Arguments: map[string]any{"text": "call " + strconv.FormatInt(seq.Add(1), 10)}})
+	d := time.Since(start)
+	if err != nil {
+		b.Errorf("%s: %v", tool, err)
+	} else if res.IsError {
+		b.Errorf("%s: an error result: %+v", tool, res.Content)
+	}
+	return d
+}
+
+// path is one way of reaching the upstream's tool.
+type path struct {
+	name     string
+	url      string
+	tool     string
+	protocol string
+	pid      int // the process in the middle (the upstream's for direct)
+}
+
+// setup starts every party and returns the paths, direct first.
+func setup(b *testing.B) []*path {
+	up := startRole(b, "upstream", "")
+	rl := startRole(b, "relay", up.url)
+	ps := startRole(b, "pass", up.url)
+	rc := startReach(b, up.url)
+	paths := []*path{
+		{name: "direct", url: up.url, tool: "echo", protocol: sessionProtocol, pid: up.pid},
+		{name: "relay", url: rl.url, tool: "echo", protocol: sessionProtocol, pid: rl.pid},
+		{name: "pass", url: ps.url, tool: "echo", protocol: sessionProtocol, pid: ps.pid},
+		{name: "reach-write", url: rc.url, tool: "up__echo", protocol: sessionProtocol, pid: rc.pid},
+		{name: "reach-read", url: rc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: rc.pid},
+		{name: "reach-write-sessionless", url: rc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: rc.pid},
+		{name: "reach-read-sessionless", url: rc.url, tool: "up__echo_read", protocol: sessionlessProtocol, pid: rc.pid},
+	}
+	if oc, tool, ok := outsideGateway(b, up.url); ok {
+		paths = append(paths, &path{name: "outside", url: oc.url, tool: tool, protocol: sessionProtocol, pid: oc.pid})
+	}
+	return paths
+}
+
+// BenchmarkServedLatency makes one call at a time on each path in turn (one
+// client per path) and reports each path's median and p99 latency and the
+// medians' ratios to the direct call's.
+//
+//	go test -run '^$' -bench ServedLatency -benchtime 2000x -count 3 ./internal/servebench/
+func BenchmarkServedLatency(b *testing.B) {
+	paths := setup(b)
+	sessions := make([]*mcp.ClientSession, len(paths))
+	for i, p := range paths {
+		sessions[i] = connect(b, p.url, p.protocol)
+	}
+	for range 50 { // warm up connections, caches and the upstream session
+		for i, p := range paths {
+			call(b, sessions[i], p.tool)
+		}
+	}
+	times := make([][]time.Duration, len(paths))
+	for b.Loop() {
+		for i, p := range paths {
+			times[i] = append(times[i], call(b, sessions[i], p.tool))
+		}
+	}
+	direct := quantile(times[0], 0.5)
+	for i, p := range paths {
+		m := quantile(times[i], 0.5)
+		b.ReportMetric(float64(m.Microseconds()), p.name+"-µs")
+		b.ReportMetric(float64(quantile(times[i], 0.99).Microseconds()), p.name+"-p99-µs")
+		if i > 0 {
+			b.ReportMetric(float64(m)/float64(direct), p.name+"-x")
+		}
+	}
+}
+
+// BenchmarkServedThroughput runs 64 client sessions per path, each calling
+// in a loop, in interleaved rounds (one round of 64×32 calls per path per
+// iteration), and reports each path's median calls/s and its ratio to the
+// direct path's, the CPU per call of the process in the middle (for
+// direct, the upstream's), and the largest resident set size the process
+// in the middle had at the end of a round.
+//
+//	go test -run '^$' -bench ServedThroughput -benchtime 5x -count 3 ./internal/servebench/
+func BenchmarkServedThroughput(b *testing.B) {
+	const clients, perClient = 64, 32
+	paths := setup(b)
+	sessions := make([][]*mcp.ClientSession, len(paths))
+	for i, p := range paths {
+		for range clients {
+			sessions[i] = append(sessions[i], connect(b, p.url, p.protocol))
+		}
+	}
+	round := func(i int) (rate, cpuPerCall float64) {
+		p := paths[i]
+		total := int64(clients * perClient)
+		var next atomic.Int64
+		cpu0 := processCPU(p.pid)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for _, cs := range sessions[i] {
+			wg.Go(func() {
+				for n := next.Add(1); n <= total; n = next.Add(1) {
+					call(b, cs, p.tool)
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		cpu := processCPU(p.pid) - cpu0
+		return float64(total) / elapsed.Seconds(), float64(cpu.Microseconds()) / float64(total)
+	}
+	for i := range paths { // warm up
+		round(i)
+	}
+	rates := make([][]float64, len(paths))
+	cpus := make([][]float64, len(paths))
+	rss := make([]int64, len(paths))
+	for b.Loop() {
+		for i := range paths {
+			r, c := round(i)
+			rates[i] = append(rates[i], r)
+			cpus[i] = append(cpus[i], c)
+			rss[i] = max(rss[i], residentKB(paths[i].pid))
+		}
+	}
+	direct := median(rates[0])
+	for i, p := range paths {
+		b.ReportMetric(median(rates[i]), p.name+"-calls/s")
+		if i > 0 {
+			b.ReportMetric(median(rates[i])/direct, p.name+"-ratio")
+		}
+		b.ReportMetric(median(cpus[i]), p.name+"-cpu-µs/call")
+		b.ReportMetric(float64(rss[i])/1024, p.name+"-rss-MB")
+	}
+}
+
+// processCPU is the user and system CPU time process pid has used (Linux).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // the fields from the third on
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// residentKB is process pid's resident set size in KiB (Linux).
+func residentKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
