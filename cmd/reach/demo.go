@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentreach/reach/internal/demo"
 	"github.com/agentreach/reach/internal/gateway"
-	"github.com/agentreach/reach/internal/graph"
+	"github.com/agentreach/reach/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +40,7 @@ their URLs; Ctrl-C stops it.`,
 				if !s.OK {
 					failed++
 				}
-				if err := os.WriteFile(filepath.Join(out, demo.Slug(s)+".svg"), graph.SVG(s.Request), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(out, demo.Slug(s)+".svg"), render.SVG(render.Frames(s.Request)), 0o644); err != nil {
 					return err
 				}
 			}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/render"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -365,13 +365,13 @@ func (g *Gateway) getRequest(w http.ResponseWriter, r *http.Request) {
 	u := req.Usage()
 	out := struct {
 		requestSummary
-		Scene    string       `json:"scene,omitempty"`
-		Budget   budgetJSON   `json:"budget"`
-		Used     usageJSON    `json:"used"`
-		Left     budgetJSON   `json:"left"`
-		Stop     *reach.Cause `json:"stop,omitempty"`
-		Children []string     `json:"children,omitempty"`
-		Frames   []frameJSON  `json:"frames"`
+		Scene    string         `json:"scene,omitempty"`
+		Budget   budgetJSON     `json:"budget"`
+		Used     usageJSON      `json:"used"`
+		Left     budgetJSON     `json:"left"`
+		Stop     *reach.Cause   `json:"stop,omitempty"`
+		Children []string       `json:"children,omitempty"`
+		Frames   []render.Frame `json:"frames"`
 	}{
 		requestSummary: summarize(req),
 		Scene:          req.Scene(),
@@ -380,7 +380,7 @@ func (g *Gateway) getRequest(w http.ResponseWriter, r *http.Request) {
 			Wall: u.Wall.Round(time.Millisecond).String(), MaxDepth: u.MaxDepth},
 		Left:   budgetOf(req.Remaining()),
 		Stop:   req.StopCause(),
-		Frames: graphFrames(req),
+		Frames: render.Frames(req),
 	}
 	for _, c := range req.Children() {
 		out.Children = append(out.Children, c.ID())
@@ -395,13 +395,13 @@ func (g *Gateway) getGraph(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "json":
-		writeJSON(w, http.StatusOK, graphOf(req))
+		writeJSON(w, http.StatusOK, render.GraphOf(req))
 	case "dot":
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		w.Write(graph.DOT(req))
+		w.Write(render.DOT(render.Frames(req)))
 	case "svg":
 		w.Header().Set("Content-Type", "image/svg+xml")
-		w.Write(graph.SVG(req))
+		w.Write(render.SVG(render.Frames(req)))
 	default:
 		writeError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json, format=dot or format=svg.")
 	}

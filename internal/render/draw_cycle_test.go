@@ -1,21 +1,23 @@
-package callgraph
+package render
 
 import (
 	"encoding/xml"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach"
 )
 
 // TestSVGParentCycle: nodes whose parent links form a cycle (so
 // none of them is a root), and a node below them, are still drawn, each
 // once and at a place of its own, instead of crashing the renderer.
 func TestSVGParentCycle(t *testing.T) {
-	nodes := []Node{
-		{ID: "r", Kind: "model", Name: "m", Status: "completed"},
-		{ID: "a", Parent: "b", Kind: "tool", Name: "x", Status: "completed"},
-		{ID: "b", Parent: "a", Kind: "tool", Name: "y", Status: "completed"},
-		{ID: "c", Parent: "b", Kind: "tool", Name: "z", Status: "failed"},
+	nodes := []Frame{
+		{ID: 1, Kind: "model", Name: "m", Status: "completed"},
+		{ID: 2, Parent: id(3), Kind: "tool", Name: "x", Status: "completed"},
+		{ID: 3, Parent: id(2), Kind: "tool", Name: "y", Status: "completed"},
+		{ID: 4, Parent: id(3), Kind: "tool", Name: "z", Status: "failed"},
 	}
 	var svg string
 	func() {
@@ -37,9 +39,9 @@ func TestSVGParentCycle(t *testing.T) {
 		}
 		at[m[1]] = m[2] + "," + m[3]
 	}
-	seen := map[string]string{}
+	seen := map[string]reach.FrameID{}
 	for _, n := range nodes {
-		p, ok := at[n.ID]
+		p, ok := at[n.ID.String()]
 		if !ok {
 			t.Errorf("frame %s is not drawn:\n%s", n.ID, svg)
 			continue

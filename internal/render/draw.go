@@ -1,4 +1,4 @@
-package callgraph
+package render
 
 import (
 	"bytes"
@@ -7,21 +7,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// Node is one frame of a request's call graph, as the renderers draw it.
-type Node struct {
-	ID      string        `json:"id"`
-	Parent  string        `json:"parent,omitempty"` // "" for a root
-	Kind    string        `json:"kind"`             // model, tool, delegate
-	Name    string        `json:"name"`
-	Args    string        `json:"arguments,omitempty"`
-	Status  string        `json:"status"` // completed, failed, refused, awaiting_approval, cancelled, executing, ...
-	Error   string        `json:"error,omitempty"`
-	Tokens  int64         `json:"tokens,omitempty"`
-	Latency time.Duration `json:"latency,omitempty"`
-	CycleTo string        `json:"cycle_to,omitempty"` // the frame a refused call would have re-entered
-}
+	"github.com/agentreach/reach"
+)
 
 // statusColor maps a status to fill and stroke colours.
 func statusColor(s string) (fill, stroke string) {
@@ -46,7 +34,7 @@ func statusColor(s string) (fill, stroke string) {
 // root reaches (their parent links run in a cycle). The result is
 // deterministic for a given input order.
 type placed struct {
-	n    *Node
+	n    *Frame
 	x, y float64
 }
 
@@ -56,19 +44,23 @@ const (
 	margin     = 20.0
 )
 
-func layout(nodes []Node) ([]placed, map[string]int, float64, float64) {
-	index := make(map[string]int, len(nodes))
+func layout(nodes []Frame) ([]placed, map[reach.FrameID]int, float64, float64) {
+	index := make(map[reach.FrameID]int, len(nodes))
 	for i := range nodes {
 		index[nodes[i].ID] = i
 	}
-	children := make(map[string][]int)
+	children := make(map[reach.FrameID][]int)
 	var roots []int
 	for i, n := range nodes {
-		if _, ok := index[n.Parent]; n.Parent == "" || !ok || n.Parent == n.ID {
+		if n.Parent == nil {
 			roots = append(roots, i)
 			continue
 		}
-		children[n.Parent] = append(children[n.Parent], i)
+		if _, ok := index[*n.Parent]; !ok || *n.Parent == n.ID {
+			roots = append(roots, i)
+			continue
+		}
+		children[*n.Parent] = append(children[*n.Parent], i)
 	}
 	pos := make([]placed, len(nodes))
 	col := 0.0
@@ -109,14 +101,14 @@ func layout(nodes []Node) ([]placed, map[string]int, float64, float64) {
 	return pos, index, width, height
 }
 
-// SVG renders the nodes as a standalone SVG document: a tidy tree, boxes
+// SVG renders the frames as a standalone SVG document: a tidy tree, boxes
 // coloured by status, per-frame tokens and latency, and a dashed red edge
 // from each refused call back to the frame it would have re-entered. It
 // needs no external program and no network.
-func SVG(nodes []Node) []byte {
+func SVG(nodes []Frame) []byte {
 	pos, index, w, h := layout(nodes)
 	for _, n := range nodes {
-		if _, ok := index[n.CycleTo]; ok && n.CycleTo != "" {
+		if _, ok := at(index, n.CycleTo); ok {
 			w += 80 // room for the re-entry edges, which bend out to the right
 			break
 		}
@@ -127,7 +119,7 @@ func SVG(nodes []Node) []byte {
 	b.WriteString(`<rect width="100%" height="100%" fill="#ffffff"/>` + "\n")
 	// Tree edges first, so boxes cover their ends.
 	for _, p := range pos {
-		if i, ok := index[p.n.Parent]; ok && p.n.Parent != "" && p.n.Parent != p.n.ID {
+		if i, ok := at(index, p.n.Parent); ok && *p.n.Parent != p.n.ID {
 			q := pos[i]
 			fmt.Fprintf(&b, `<path d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="none" stroke="#90a4ae" stroke-width="1.5"/>`+"\n",
 				q.x+boxW/2, q.y+boxH, q.x+boxW/2, q.y+boxH+gapY/2, p.x+boxW/2, p.y-gapY/2, p.x+boxW/2, p.y)
@@ -143,21 +135,21 @@ func SVG(nodes []Node) []byte {
 		if p.n.Kind == "delegate" {
 			rx = 18
 		}
-		fmt.Fprintf(&b, `<g class="frame %s %s" id="f-%s">`, esc(p.n.Kind), esc(p.n.Status), esc(p.n.ID))
+		fmt.Fprintf(&b, `<g class="frame %s %s" id="f-%s">`, esc(p.n.Kind), esc(p.n.Status), p.n.ID)
 		fmt.Fprintf(&b, `<title>%s</title>`, esc(tooltip(p.n)))
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" rx="%d" fill="%s" stroke="%s" stroke-width="1.5"%s/>`,
 			p.x, p.y, boxW, boxH, rx, fill, stroke, dash)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-weight="bold">%s</text>`, p.x+8, p.y+17, esc(clip(kindMark(p.n.Kind)+" "+p.n.Name, 28)))
-		if p.n.Args != "" {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#37474f">%s</text>`, p.x+8, p.y+33, esc(clip(p.n.Args, 30)))
+		if args := p.n.ArgumentsText(); args != "" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#37474f">%s</text>`, p.x+8, p.y+33, esc(clip(args, 30)))
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`, p.x+8, p.y+49, stroke, esc(clip(statusLine(p.n), 32)))
 		b.WriteString("</g>\n")
 	}
 	// Refused calls: an edge back to the ancestor they would have re-entered.
 	for _, p := range pos {
-		i, ok := index[p.n.CycleTo]
-		if !ok || p.n.CycleTo == "" {
+		i, ok := at(index, p.n.CycleTo)
+		if !ok {
 			continue
 		}
 		q := pos[i]
@@ -171,32 +163,32 @@ func SVG(nodes []Node) []byte {
 	return b.Bytes()
 }
 
-// DOT renders the nodes for Graphviz: the same colours, and dashed red
+// DOT renders the frames for Graphviz: the same colours, and dashed red
 // edges for refused re-entries.
-func DOT(nodes []Node) []byte {
+func DOT(nodes []Frame) []byte {
 	var b bytes.Buffer
 	b.WriteString("digraph reach {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"sans-serif\", fontsize=10];\n")
-	ids := map[string]bool{}
+	ids := map[reach.FrameID]bool{}
 	for _, n := range nodes {
 		ids[n.ID] = true
 	}
 	for _, n := range nodes {
 		fill, stroke := statusColor(n.Status)
 		label := kindMark(n.Kind) + " " + n.Name
-		if n.Args != "" {
-			label += "\n" + clip(n.Args, 40)
+		if args := n.ArgumentsText(); args != "" {
+			label += "\n" + clip(args, 40)
 		}
 		label += "\n" + statusLine(&n)
 		fmt.Fprintf(&b, "  %s [label=%s, fillcolor=%q, color=%q];\n", dotID(n.ID), dotString(label), fill, stroke)
 	}
 	for _, n := range nodes {
-		if n.Parent != "" && ids[n.Parent] {
-			fmt.Fprintf(&b, "  %s -> %s;\n", dotID(n.Parent), dotID(n.ID))
+		if n.Parent != nil && ids[*n.Parent] {
+			fmt.Fprintf(&b, "  %s -> %s;\n", dotID(*n.Parent), dotID(n.ID))
 		}
 	}
 	for _, n := range nodes {
-		if n.CycleTo != "" && ids[n.CycleTo] {
-			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=\"#c62828\", constraint=false, label=\"re-entry refused\"];\n", dotID(n.ID), dotID(n.CycleTo))
+		if n.CycleTo != nil && ids[*n.CycleTo] {
+			fmt.Fprintf(&b, "  %s -> %s [style=dashed, color=\"#c62828\", constraint=false, label=\"re-entry refused\"];\n", dotID(n.ID), dotID(*n.CycleTo))
 		}
 	}
 	b.WriteString("}\n")
@@ -213,25 +205,34 @@ func kindMark(k string) string {
 	return "▸"
 }
 
-func statusLine(n *Node) string {
+// at returns the index of frame id, if it is drawn.
+func at(index map[reach.FrameID]int, id *reach.FrameID) (int, bool) {
+	if id == nil {
+		return 0, false
+	}
+	i, ok := index[*id]
+	return i, ok
+}
+
+func statusLine(n *Frame) string {
 	parts := []string{n.Status}
 	if n.Tokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d tok", n.Tokens))
 	}
-	if l := n.Latency.Round(time.Millisecond / 10); l > 0 {
+	if l := n.Latency().Round(time.Millisecond / 10); l > 0 {
 		parts = append(parts, l.String())
 	}
 	return strings.Join(parts, " · ")
 }
 
-func tooltip(n *Node) string {
+func tooltip(n *Frame) string {
 	s := n.Kind + " " + n.Name
-	if n.Args != "" {
-		s += " " + n.Args
+	if args := n.ArgumentsText(); args != "" {
+		s += " " + args
 	}
 	s += "\n" + statusLine(n)
-	if n.Error != "" {
-		s += "\n" + n.Error
+	if e := n.ErrorText(); e != "" {
+		s += "\n" + e
 	}
 	return s
 }
@@ -277,7 +278,7 @@ func unwanted(r rune) bool {
 }
 
 // dotID names a frame's node: "f" and its id, as a DOT string.
-func dotID(id string) string { return dotString("f" + id) }
+func dotID(id reach.FrameID) string { return dotString("f" + id.String()) }
 
 // dotString quotes s as a DOT string: a line break (\n, \r\n or \r) as
 // DOT's \n, and what [scrub] replaces as U+FFFD.

@@ -1,4 +1,4 @@
-package callgraph
+package render
 
 import (
 	"encoding/xml"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach"
 )
 
 // controlNames are names a client can give a model (the model proxy takes
@@ -18,11 +20,11 @@ var controlNames = []string{"gpt\x01", "x\x1b[31m", "x\uFFFE", "x\uFFFF", "x\x0c
 // drawn with U+FFFD, and the SVG still parses, to its end.
 func TestSVGWellFormedWithControlCharacters(t *testing.T) {
 	for _, name := range controlNames {
-		for _, n := range []Node{
-			{ID: "0000000000000001", Kind: "model", Name: name, Status: "completed"},
-			{ID: "0000000000000001", Kind: "tool", Name: "t", Args: `{"q":"` + name + `"}`, Status: "failed", Error: name},
+		for _, n := range []Frame{
+			{ID: 1, Kind: "model", Name: name, Status: "completed"},
+			{ID: 1, Kind: "tool", Name: "t", Arguments: []byte(`{"q":"` + name + `"}`), Status: "failed", Error: &reach.Error{Message: name}},
 		} {
-			svg := SVG([]Node{n})
+			svg := SVG([]Frame{n})
 			d := xml.NewDecoder(strings.NewReader(string(svg)))
 			for {
 				_, err := d.Token()
@@ -42,14 +44,14 @@ func TestSVGWellFormedWithControlCharacters(t *testing.T) {
 // the document's own newlines and tabs) and are UTF-8.
 func TestDOTControlCharacters(t *testing.T) {
 	for _, name := range controlNames {
-		dot := string(DOT([]Node{{ID: "0000000000000001", Kind: "model", Name: name, Status: "completed"}}))
+		dot := string(DOT([]Frame{{ID: 1, Kind: "model", Name: name, Status: "completed"}}))
 		checkNoControls(t, "DOT", dot)
 		if !strings.Contains(dot, `"f0000000000000001" [label="◆ `) {
 			t.Errorf("DOT of %q:\n%s", name, dot)
 		}
 	}
 	// A line break of any kind is DOT's \n.
-	if dot := string(DOT([]Node{{ID: "1", Name: "a\r\nb\rc\nd"}})); !strings.Contains(dot, `a\nb\nc\nd`) {
+	if dot := string(DOT([]Frame{{ID: 1, Name: "a\r\nb\rc\nd"}})); !strings.Contains(dot, `a\nb\nc\nd`) {
 		t.Errorf("line breaks in DOT:\n%s", dot)
 	}
 }
@@ -63,17 +65,20 @@ func checkNoControls(t *testing.T, what, doc string) {
 	}
 }
 
-// TestDOTIDQuoted: a frame id is quoted as a DOT string, so a trailing
-// backslash or a quote cannot end it early.
+// TestDOTIDQuoted: a frame's node is named by a DOT string, so a trailing
+// backslash or a quote cannot end it early; an edge names both ends so.
 func TestDOTIDQuoted(t *testing.T) {
-	for _, tc := range []struct{ id, want string }{
-		{"0000000000000001", `"f0000000000000001"`},
-		{`a\`, `"fa\\"`},
-		{`a"b`, `"fa\"b"`},
+	for _, tc := range []struct{ s, want string }{
+		{"f0000000000000001", `"f0000000000000001"`},
+		{`a\`, `"a\\"`},
+		{`a"b`, `"a\"b"`},
 	} {
-		dot := string(DOT([]Node{{ID: tc.id, Kind: "tool", Name: "t", Status: "completed"}, {ID: "c", Parent: tc.id, Kind: "tool", Name: "u", Status: "completed"}}))
-		if !strings.Contains(dot, "\n  "+tc.want+" [label=") || !strings.Contains(dot, "\n  "+tc.want+` -> "fc";`) {
-			t.Errorf("DOT with frame id %q:\n%s\nwant a node and an edge named %s", tc.id, dot, tc.want)
+		if got := dotString(tc.s); got != tc.want {
+			t.Errorf("dotString(%q) = %s, want %s", tc.s, got, tc.want)
 		}
+	}
+	dot := string(DOT([]Frame{{ID: 1, Kind: "tool", Name: "t", Status: "completed"}, {ID: 0xc, Parent: id(1), Kind: "tool", Name: "u", Status: "completed"}}))
+	if !strings.Contains(dot, "\n  \"f0000000000000001\" [label=") || !strings.Contains(dot, "\n  \"f0000000000000001\" -> \"f000000000000000c\";") {
+		t.Errorf("DOT:\n%s\nwant a node and an edge named \"f0000000000000001\"", dot)
 	}
 }

@@ -1,4 +1,4 @@
-package callgraph
+package render
 
 import (
 	"encoding/json"
@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected sections of testdata/*.txtar")
 
-// TestRenderGolden renders each testdata/render-*.txtar's nodes.json as SVG
-// and DOT and compares with the archive's expected sections.
+// TestRenderGolden renders each testdata/render-*.txtar's frames.json as
+// SVG and DOT and compares with the archive's expected sections.
 func TestRenderGolden(t *testing.T) {
 	files, _ := filepath.Glob("testdata/render-*.txtar")
 	if len(files) == 0 {
@@ -28,9 +29,9 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var nodes []Node
+			var nodes []Frame
 			for _, f := range ar.Files {
-				if f.Name == "nodes.json" {
+				if f.Name == "frames.json" {
 					if err := json.Unmarshal(f.Data, &nodes); err != nil {
 						t.Fatal(err)
 					}
@@ -85,21 +86,24 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // The refused re-entry is drawn as a dashed edge to the right ancestor, and
 // hostile names are escaped.
 func TestSVGCycleEdgeAndEscaping(t *testing.T) {
-	nodes := []Node{
-		{ID: "a", Kind: "model", Name: "gpt", Status: "completed"},
-		{ID: "b", Parent: "a", Kind: "tool", Name: "format_answer", Args: `{"x":"<script>"}`, Status: "executing"},
-		{ID: "c", Parent: "b", Kind: "model", Name: "gpt", Status: "completed"},
-		{ID: "d", Parent: "c", Kind: "tool", Name: "format_answer", Args: `{"x":"<script>"}`, Status: "refused", CycleTo: "b"},
+	nodes := []Frame{
+		{ID: 0xa, Kind: "model", Name: "gpt", Status: "completed"},
+		{ID: 0xb, Parent: id(0xa), Kind: "tool", Name: "format_answer", Arguments: []byte(`{"x":"<script>"}`), Status: "executing"},
+		{ID: 0xc, Parent: id(0xb), Kind: "model", Name: "gpt", Status: "completed"},
+		{ID: 0xd, Parent: id(0xc), Kind: "tool", Name: "format_answer", Arguments: []byte(`{"x":"<script>"}`), Status: "refused", CycleTo: id(0xb)},
 	}
 	svg := string(SVG(nodes))
 	if strings.Contains(svg, "<script>") {
 		t.Fatal("unescaped argument in SVG")
 	}
-	if strings.Count(svg, `class="cycle"`) != 1 || !strings.Contains(svg, `class="frame tool refused" id="f-d"`) {
+	if strings.Count(svg, `class="cycle"`) != 1 || !strings.Contains(svg, `class="frame tool refused" id="f-000000000000000d"`) {
 		t.Errorf("SVG lacks the refused frame or its cycle edge:\n%s", svg)
 	}
 	dot := string(DOT(nodes))
-	if !strings.Contains(dot, `"fd" -> "fb" [style=dashed`) {
+	if !strings.Contains(dot, `"f000000000000000d" -> "f000000000000000b" [style=dashed`) {
 		t.Errorf("DOT lacks the re-entry edge:\n%s", dot)
 	}
 }
+
+// id returns a pointer to a frame id, for a Frame's links.
+func id(n reach.FrameID) *reach.FrameID { return &n }
