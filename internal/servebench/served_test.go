@@ -190,8 +190,13 @@ func waitOrKill(cmd *exec.Cmd) {
 	}
 }
 
-// reachBinary builds cmd/reach once per test binary run.
+// reachBinary builds cmd/reach once per test binary run, unless
+// REACH_BENCH_BINARY names a reach binary to measure instead (another
+// build, to compare two side by side).
 var reachBinary = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("REACH_BENCH_BINARY"); bin != "" {
+		return bin, nil
+	}
 	dir, err := os.MkdirTemp("", "servebench-")
 	if err != nil {
 		return "", err
