@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 )
 
@@ -19,7 +20,7 @@ func TestBannerRedactsModelURL(t *testing.T) {
 	} {
 		// Built directly, not parsed: the banner does not rely on the
 		// configuration check refusing credentials.
-		cfg := &gateway.Config{Data: t.TempDir(), Model: &gateway.ModelConfig{BaseURL: tc.url, Name: "m"}}
+		cfg := &config.Config{Data: t.TempDir(), Model: &config.ModelConfig{BaseURL: tc.url, Name: "m"}}
 		g, err := gateway.New(t.Context(), cfg, &gateway.Options{Offline: true, Ephemeral: true})
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -80,7 +81,7 @@ func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := gateway.ParseConfig([]byte("data: "+dir+"\n"), nil)
+	cfg, err := config.Parse([]byte("data: "+dir+"\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

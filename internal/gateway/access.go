@@ -37,7 +37,7 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		}
 		keys, err := auth.OpenKeys(auth.KeysPath(dir))
 		if err != nil {
-			return nil, g.cfg.errorf([]any{"auth", "keys"}, "auth: %v", err)
+			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth: %v", err)
 		}
 		opts.Keys = keys
 	}
@@ -45,19 +45,19 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		jwks := j.JWKS
 		remote := strings.HasPrefix(jwks, "http://") || strings.HasPrefix(jwks, "https://")
 		if !remote {
-			jwks = g.cfg.path(jwks)
+			jwks = g.cfg.Path(jwks)
 		}
 		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
 			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
 		if err != nil {
-			return nil, g.cfg.errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
 		}
 		// Read the key set now: a missing or broken one fails here, with
 		// its line, not as a 401 for every token (offline, a URL is not
 		// fetched).
 		if !remote || !g.opts.Offline {
 			if err := v.Refresh(g.ctx); err != nil {
-				return nil, g.cfg.errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
+				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
 			}
 		}
 		opts.JWT = v
@@ -73,13 +73,13 @@ func (g *Gateway) authorizer(ro *reach.Options) error {
 	}
 	g.policy = policy.New(&policy.Options{Tools: func() []reach.Tool { return g.rt.Tools() }, Logger: g.log.With("component", "policy")})
 	if p := g.cfg.Policy; p != nil && p.Path != "" {
-		w, err := policy.NewWatcher(g.policy, g.cfg.path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
+		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
 			OnError: func(err error) { g.log.Warn("policies not reloaded; the previous ones stay in force", "err", err) },
 			OnReload: func(s *policy.Set) {
 				g.log.Info("policies reloaded", "policies", s.Len())
 			}})
 		if err != nil {
-			return g.cfg.errorf([]any{"policy", "path"}, "policy: %v", err)
+			return g.cfg.Errorf([]any{"policy", "path"}, "policy: %v", err)
 		}
 		go w.Run(g.ctx)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -92,7 +93,7 @@ func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, k
 			ks.Revoke(k.ID)
 		}
 	}
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\npolicy: {path: "+polFile+"}\n"+extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\npolicy: {path: "+polFile+"}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestJWT(t *testing.T) {
 		"n": b64(good.N.Bytes()), "e": b64(big.NewInt(int64(good.E)).Bytes())}}}
 	jb, _ := json.Marshal(jwk)
 	os.WriteFile(filepath.Join(dir, "jwks.json"), jb, 0o600)
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, "jwks.json")+
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, "jwks.json")+
 		"\n    issuer: https://idp.example\n    audience: reach\n    claims: {principal: email, roles: groups}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -534,7 +535,7 @@ func TestClientSetsTheScene(t *testing.T) {
 @id("chitchat-read-only") @reason("no write or high-risk tools in small talk")
 forbid (principal, action, resource) when { context.scene == "chitchat" && resource.access != "read" };
 `), 0o600)
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\npolicy: {path: "+pol+"}\n"), nil)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\npolicy: {path: "+pol+"}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@ func (g *Gateway) newHandler() http.Handler {
 	mux := http.NewServeMux()
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		Logger:                       g.log.With("component", "mcp-http"),
-		SessionTimeout:               g.cfg.idleGap() + time.Minute,
-		MaxRequestBodyBytes:          g.cfg.maxBody(),
+		SessionTimeout:               g.cfg.IdleAfter() + time.Minute,
+		MaxRequestBodyBytes:          g.cfg.BodyLimit(),
 		PropagateRequestCancellation: true,
 	})
 	// The sessionless protocol (2026-07-28 and later) needs the SDK's
@@ -54,7 +54,7 @@ func (g *Gateway) newHandler() http.Handler {
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		Logger:                       g.log.With("component", "mcp-http"),
 		Stateless:                    true,
-		MaxRequestBodyBytes:          g.cfg.maxBody(),
+		MaxRequestBodyBytes:          g.cfg.BodyLimit(),
 		PropagateRequestCancellation: true,
 	})
 	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)))
@@ -76,7 +76,7 @@ func (g *Gateway) newHandler() http.Handler {
 	if g.authn != nil {
 		h = g.authn.Middleware(h) // every path but /healthz
 	}
-	h = limitBody(g.cfg.maxBody(), h)
+	h = limitBody(g.cfg.BodyLimit(), h)
 	if g.authn == nil {
 		h = localOnly(h)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 )
 
 func TestAPICallsEnvelope(t *testing.T) {
@@ -79,7 +80,7 @@ func TestAPIRequestsNewestFirst(t *testing.T) {
 }
 
 func TestAPIRequestDetailAndGraph(t *testing.T) {
-	g := newTestGateway(t, &Config{Budgets: map[string]BudgetConfig{"default": {ToolCalls: 50, Depth: 4, Wall: Duration(time.Minute)}}})
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.BudgetConfig{"default": {ToolCalls: 50, Depth: 4, Wall: config.Duration(time.Minute)}}})
 	srv := serveTest(t, g)
 	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"r","tool_calls":[{"call_id":"f","tool":"format_answer","arguments":{"text":"refunds take 30 days"}}]}`, nil)
 	if got := path(out, "results", 0, "data", "markdown"); got == nil || !strings.Contains(got.(string), "Refund policy") {
@@ -183,7 +184,7 @@ func TestAPIGraphDOTShowsCycles(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
-	g := newTestGateway(t, &Config{MaxBodyBytes: 200})
+	g := newTestGateway(t, &config.Config{MaxBodyBytes: 200})
 	srv := serveTest(t, g)
 	big := `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"` + strings.Repeat("x", 300) + `"}}]}`
 	cases := []struct {
@@ -248,7 +249,7 @@ func TestAPIErrors(t *testing.T) {
 // TestAPIBodyLimitChunked: a body without a declared length is cut at the
 // limit, with the same JSON 413 on every route; one under the limit works.
 func TestAPIBodyLimitChunked(t *testing.T) {
-	g := newTestGateway(t, &Config{MaxBodyBytes: 200})
+	g := newTestGateway(t, &config.Config{MaxBodyBytes: 200})
 	srv := serveTest(t, g)
 	post := func(path, body string) (int, []byte) {
 		req, _ := http.NewRequest("POST", srv.URL+path, io.NopCloser(strings.NewReader(body)))

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -151,9 +152,9 @@ type benchPaths struct {
 
 func newBenchPaths(b *testing.B) *benchPaths {
 	up := benchUpstream(b)
-	cfg := &Config{
-		Upstreams: []Upstream{{Name: "up", URL: up.URL}},
-		Budgets:   map[string]BudgetConfig{"default": {}},
+	cfg := &config.Config{
+		Upstreams: []config.Upstream{{Name: "up", URL: up.URL}},
+		Budgets:   map[string]config.BudgetConfig{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {

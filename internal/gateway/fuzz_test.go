@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 )
 
@@ -36,7 +37,7 @@ func FuzzHTTPBodies(f *testing.F) {
 			f.Add([]byte(s), mode)
 		}
 	}
-	g := newTestGateway(f, &Config{MaxBodyBytes: 64 << 10})
+	g := newTestGateway(f, &config.Config{MaxBodyBytes: 64 << 10})
 	h := g.Handler()
 	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
 		target, toMCP := "/v1/calls", mode%3 != 0
@@ -94,7 +95,7 @@ func FuzzModelProxy(f *testing.F) {
 		w.Write(*answer.Load())
 	}))
 	f.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // stdio) and an HTTP API in front of the runtime, whose tools come from
 // upstream MCP servers and built-in examples.
 //
-//	cfg, _ := gateway.LoadConfig("reach.yaml")
+//	cfg, _ := config.Load("reach.yaml")
 //	g, err := gateway.New(ctx, cfg, nil) // connects upstreams, registers their tools
 //	if err != nil { ... }
 //	defer g.Close()
@@ -14,7 +14,7 @@
 // Every tool call belongs to a reach request (budgets, cancel, the call
 // graph). A client names one with the envelope's request_id, the
 // "reach/request" _meta key or "baggage: reach.request=<id>"; otherwise each
-// MCP session is one request until it has been idle for Config.IdleGap, and
+// MCP session is one request until it has been idle for config.Config.IdleGap, and
 // each unnamed API envelope begins a new one. Requests the gateway begins
 // end after the idle gap.
 //
@@ -51,7 +51,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -64,6 +63,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
@@ -75,12 +75,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Options configure a Gateway beyond its Config. A nil *Options means all
+// Options configure a Gateway beyond its config.Config. A nil *Options means all
 // defaults.
 type Options struct {
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
-	// Model answers the model calls of built-in tools; if nil, the Config's
+	// Model answers the model calls of built-in tools; if nil, the config.Config's
 	// model, or a scripted stand-in when it has none.
 	Model builtin.Model
 	// Offline builds the gateway without connecting to upstreams (their
@@ -99,7 +99,7 @@ type Options struct {
 // Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
 // its methods are safe for concurrent use.
 type Gateway struct {
-	cfg     *Config
+	cfg     *config.Config
 	opts    Options
 	rt      *reach.Runtime
 	log     *slog.Logger
@@ -164,9 +164,9 @@ type Gateway struct {
 // overrides, the MCP server and the HTTP handler. It fails, with the line
 // of the configuration at fault where there is one, on anything that would
 // not work; Close it when done.
-func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
+func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, error) {
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
 	g := &Gateway{cfg: cfg, listed: map[string]bool{}, ready: make(chan struct{})}
 	if opts != nil {
@@ -199,7 +199,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		g.cancel()
 		return nil, err
 	}
-	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log}
+	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Logger: g.log}
 	if g.redactor != nil {
 		ro.Redactor = g.redactor
 	}
@@ -267,15 +267,15 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		}
 		byName[t.Name] = i
 	}
-	for _, name := range g.cfg.sortedToolNames() {
+	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
 		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.held(name) {
-			return g.cfg.errorf(g.cfg.toolLine(name), "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
+			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
 		}
 	}
 	for _, t := range tools {
 		if err := g.rt.Register(g.prepare(t)); err != nil {
 			if _, ok := g.cfg.Tools[t.Name]; ok {
-				return g.cfg.errorf(g.cfg.toolLine(t.Name), "%v", err)
+				return g.cfg.Errorf([]any{"tools", t.Name}, "%v", err)
 			}
 			return err
 		}
@@ -322,7 +322,7 @@ func suggestTool(name string, tools []reach.Tool) string {
 }
 
 // applyOverride changes t's contract as o says.
-func applyOverride(t *reach.Tool, o ToolOverride) {
+func applyOverride(t *reach.Tool, o config.ToolOverride) {
 	if o.Access != "" {
 		t.Access = o.Access
 	}
@@ -421,8 +421,8 @@ func (g *Gateway) Handler() http.Handler { return g.handler }
 // MCPServer returns the MCP server, for transports other than HTTP (stdio).
 func (g *Gateway) MCPServer() *mcp.Server { return g.server }
 
-// Config returns the configuration the gateway was built from.
-func (g *Gateway) Config() *Config { return g.cfg }
+// config.Config returns the configuration the gateway was built from.
+func (g *Gateway) Config() *config.Config { return g.cfg }
 
 // Upstreams returns the names of the connected upstreams and their tool
 // counts, sorted by name.
@@ -440,7 +440,7 @@ func (g *Gateway) Upstreams() []UpstreamStatus {
 // Serve serves the handler on ln until ctx ends, then shuts down
 // gracefully: in-flight HTTP requests get up to 5 seconds to finish.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	if err := CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
+	if err := config.CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
 		return err
 	}
 	srv := &http.Server{
@@ -548,13 +548,4 @@ func (g *Gateway) version() string {
 		return bi.Main.Version
 	}
 	return "devel"
-}
-
-// EnsureDataDir creates the data folder (mode 0700) and returns its path.
-func (c *Config) EnsureDataDir() (string, error) {
-	d := c.DataDir()
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", fmt.Errorf("creating the data folder: %w", err)
-	}
-	return d, nil
 }

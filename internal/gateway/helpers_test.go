@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentreach/reach"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,15 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newTestGateway builds a gateway from cfg (nil: the built-in examples)
 // and closes it when the test ends.
-func newTestGateway(t testing.TB, cfg *Config) *Gateway {
+func newTestGateway(t testing.TB, cfg *config.Config) *Gateway {
 	t.Helper()
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
 	if cfg.Data == "" {
 		cfg.Data = t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 )
 
@@ -63,9 +64,9 @@ func cannedUpstream(b *testing.B) string {
 //	go test -run '^$' -bench GatewayLeanPath -benchmem ./internal/gateway/
 func BenchmarkGatewayLeanPath(b *testing.B) {
 	up := cannedUpstream(b)
-	cfg := &Config{
-		Upstreams: []Upstream{{Name: "up", URL: up}},
-		Budgets:   map[string]BudgetConfig{"default": {}},
+	cfg := &config.Config{
+		Upstreams: []config.Upstream{{Name: "up", URL: up}},
+		Budgets:   map[string]config.BudgetConfig{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {

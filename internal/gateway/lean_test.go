@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -144,8 +145,8 @@ func TestLeanConnections(t *testing.T) {
 	}
 	up.Start()
 	t.Cleanup(up.Close)
-	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}},
-		Tools: map[string]ToolOverride{"up__echo": {Retry: &RetryConfig{Attempts: 1}}}})
+	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: up.URL}},
+		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &config.RetryConfig{Attempts: 1}}}})
 	cs := connectMCP(t, g, nil)
 	callText(t, cs, "up__echo", map[string]any{"text": "warm"}, nil)
 	before := conns.Load()
@@ -189,7 +190,7 @@ func TestLeanResumesClosedStream(t *testing.T) {
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
 	t.Cleanup(up.Close)
-	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL}}})
+	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: up.URL}}})
 	cs := connectMCP(t, g, nil)
 	calls := []struct {
 		closes int
@@ -227,8 +228,8 @@ func TestLeanFollowsRedirect(t *testing.T) {
 	})
 	up := httptest.NewServer(mux)
 	t.Cleanup(up.Close)
-	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", URL: up.URL + "/mcp"}},
-		Tools: map[string]ToolOverride{"up__echo": {Retry: &RetryConfig{Attempts: 1}}}})
+	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: up.URL + "/mcp"}},
+		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &config.RetryConfig{Attempts: 1}}}})
 	cs := connectMCP(t, g, nil)
 	for i := range 3 {
 		want := "echo: " + strconv.Itoa(i)

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMCPListTools(t *testing.T) {
-	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	g := newTestGateway(t, &config.Config{Tools: map[string]config.ToolOverride{"refund_order": {Access: reach.HighRisk}}})
 	cs := connectMCP(t, g, nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -45,7 +46,7 @@ func TestMCPListTools(t *testing.T) {
 }
 
 func TestMCPCall(t *testing.T) {
-	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	g := newTestGateway(t, &config.Config{Tools: map[string]config.ToolOverride{"refund_order": {Access: reach.HighRisk}}})
 	cs := connectMCP(t, g, nil)
 
 	t.Run("success", func(t *testing.T) {
@@ -115,7 +116,7 @@ func TestMCPSessionIsOneRequest(t *testing.T) {
 	}
 	// After the idle gap, the session's next call begins a new request.
 	g.reqs.mu.Lock()
-	g.reqs.now = func() time.Time { return time.Now().Add(DefaultIdleGap + time.Second) }
+	g.reqs.now = func() time.Time { return time.Now().Add(config.DefaultIdleGap + time.Second) }
 	g.reqs.mu.Unlock()
 	r4, _ := callText(t, cs, "search_kb", map[string]any{"query": "y"}, nil)
 	if r4.Meta[MetaRequest] == id {
@@ -143,7 +144,7 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 }
 
 func TestMCPBudgetMeta(t *testing.T) {
-	g := newTestGateway(t, &Config{Budgets: map[string]BudgetConfig{
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.BudgetConfig{
 		"default": {ToolCalls: 10},
 		"tiny":    {ToolCalls: 1},
 	}})
@@ -229,19 +230,19 @@ func TestParseTraceparent(t *testing.T) {
 func TestClientBudgetNeverWidens(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		def  map[string]BudgetConfig
+		def  map[string]config.BudgetConfig
 		ask  map[string]any
 		want reach.Budget // the fields checked: turns, depth, tool calls, wall
 		err  string
 	}{
-		{"narrower", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
-		{"wider", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
+		{"narrower", map[string]config.BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
+		{"wider", map[string]config.BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
 		{"no default configured", nil, map[string]any{"turns": 1000, "wall": "24h"}, reach.Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, ""},
-		{"negative", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
-		{"negative wall", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
+		{"negative", map[string]config.BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
+		{"negative wall", map[string]config.BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newTestGateway(t, &Config{Examples: true, Budgets: tc.def})
+			g := newTestGateway(t, &config.Config{Examples: true, Budgets: tc.def})
 			cs := connectMCP(t, g, nil)
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "refund"},
 				Meta: mcp.Meta{MetaRequest: "r-" + strings.ReplaceAll(tc.name, " ", "-"), MetaBudget: tc.ask}})

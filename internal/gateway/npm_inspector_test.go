@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +23,7 @@ import (
 // returns its base URL.
 func serveNPM(t *testing.T, cfgText string) string {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(cfgText), os.LookupEnv)
+	cfg, err := config.Parse([]byte(cfgText), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

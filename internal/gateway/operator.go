@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/ui"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 )
 
 // Operators' surfaces: the web UI at /ui/, Prometheus metrics at /metrics,
@@ -40,11 +39,11 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
-			return g.cfg.errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: otlp_endpoint %q is not an http(s) URL such as http://127.0.0.1:4318", t.OTLPEndpoint)
+			return g.cfg.Errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: otlp_endpoint %q is not an http(s) URL such as http://127.0.0.1:4318", t.OTLPEndpoint)
 		}
 		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimSuffix(t.OTLPEndpoint, "/")+"/v1/traces"))
 		if err != nil {
-			return g.cfg.errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
+			return g.cfg.Errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
 		}
 		g.tracer = telemetry.NewTracer(exp, nil)
 		g.metrics.WithSpanDrops(g.tracer)

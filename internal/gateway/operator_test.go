@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,16 +10,16 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"encoding/hex"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-	"sync"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -67,7 +68,7 @@ func TestOTLPTraces(t *testing.T) {
 		w.WriteHeader(200)
 	}))
 	defer collector.Close()
-	cfg, err := ParseConfig([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func TestOTLPTraces(t *testing.T) {
 	if posts.Load() == 0 {
 		t.Error("no spans reached the collector")
 	}
-	if _, err := ParseConfig([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
-		if _, err := New(context.Background(), &Config{Telemetry: &TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
+	if _, err := config.Parse([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
+		if _, err := New(context.Background(), &config.Config{Telemetry: &config.TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
 			t.Error("an endpoint without a scheme was accepted")
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,7 +97,7 @@ func TestUpstreamNotificationsInOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var g *Gateway
 			if tc.upstream == "stdio" {
-				g = newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
+				g = newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
 			} else {
 				g, _, _ = upstreamGateway(t, probeConfig)
 			}
@@ -212,7 +213,7 @@ func stdioGateway(t *testing.T) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
+	return newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
 }
 
 // logsOf lists the log messages of an answer.

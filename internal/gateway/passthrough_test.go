@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -329,7 +330,7 @@ func TestResourceOfTwoUpstreamsStays(t *testing.T) {
 	serve("b")
 	// b first: a mirrors last, so the resource is read from a until a
 	// drops it.
-	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: b, url: '"+os.Getenv("UP_B")+"'}\n  - {name: a, url: '"+os.Getenv("UP_A")+"'}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - {name: b, url: '"+os.Getenv("UP_B")+"'}\n  - {name: a, url: '"+os.Getenv("UP_A")+"'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestHungResourceListDoesNotStopMirroring(t *testing.T) {
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
 	t.Cleanup(func() { close(hang) }) // before the upstream closes: it waits for its handlers
-	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 300ms}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 300ms}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +477,7 @@ func restartableUpstream(t *testing.T, s *mcp.Server) (*Gateway, func(s2 *mcp.Se
 	}
 	addr := ln.Addr().String()
 	srv := serve(s, ln)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +506,7 @@ func gatewayOver(t *testing.T, s *mcp.Server, timeout string) *Gateway {
 	if timeout != "" {
 		entry = "{name: res, url: '" + up.URL + "', timeout: " + timeout + "}"
 	}
-	cfg, err := ParseConfig([]byte("upstreams:\n  - "+entry+"\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - "+entry+"\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 // write is checkpointed, idempotency records and dead letters are durable.
 // It returns the audit log, or nil without a data folder.
 func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Log, error) {
-	if g.opts.Ephemeral || (g.cfg.Data == "" && g.cfg.dir == "") {
+	if g.opts.Ephemeral || !g.cfg.HasDataDir() {
 		return nil, nil
 	}
 	dir, err := g.cfg.EnsureDataDir()

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -25,7 +25,7 @@ import (
 // restart.
 func TestPersistence(t *testing.T) {
 	dir := t.TempDir()
-	g := newTestGateway(t, &Config{Data: dir})
+	g := newTestGateway(t, &config.Config{Data: dir})
 	srv := serveTest(t, g)
 	status, body := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"p1","tool_calls":[
 		{"call_id":"c1","tool":"get_order","arguments":{"order_id":"1001"}},
@@ -174,7 +174,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 // by an earlier process). open lists them as stored.
 func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *atomic.Bool, open []*store.DeadLetter) {
 	t.Helper()
-	g = newTestGateway(t, &Config{Data: t.TempDir()})
+	g = newTestGateway(t, &config.Config{Data: t.TempDir()})
 	failing = &atomic.Bool{}
 	ticketTools(t, g, failing, nil)
 	srv = serveTest(t, g)
@@ -214,7 +214,7 @@ func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
 // looked up, and a second retry through the API is refused with 409 and
 // counts no attempt.
 func TestDeadLetterRetryBusy(t *testing.T) {
-	g := newTestGateway(t, &Config{Data: t.TempDir()})
+	g := newTestGateway(t, &config.Config{Data: t.TempDir()})
 	srv := serveTest(t, g)
 	d := &store.DeadLetter{Request: "t3", Frame: "00000000000000cd", Tool: "reopen",
 		Args: []byte(`{"ticket":9}`), Error: "the ticket system is down", Attempts: 1}
@@ -324,7 +324,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 // the runtime: snake_case keys, the arguments as JSON.
 func TestDeadLetterListShape(t *testing.T) {
 	for _, data := range []bool{true, false} {
-		g, err := New(t.Context(), &Config{Data: t.TempDir()}, &Options{Ephemeral: !data})
+		g, err := New(t.Context(), &config.Config{Data: t.TempDir()}, &Options{Ephemeral: !data})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestDeadLetterActionsDoNotOverlap(t *testing.T) {
 // TestDeadLettersWithoutAStore: a gateway without a data folder lists the
 // runtime's dead letters and retries and dismisses them by those ids.
 func TestDeadLettersWithoutAStore(t *testing.T) {
-	g, err := New(t.Context(), &Config{}, &Options{Ephemeral: true})
+	g, err := New(t.Context(), &config.Config{}, &Options{Ephemeral: true})
 	if err != nil {
 		t.Fatal(err)
 	}

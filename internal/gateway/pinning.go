@@ -22,10 +22,10 @@ var pinRecheck = 2 * time.Second
 
 // openPins opens the pin store when there are upstream tools to pin and a
 // data folder to keep it in: a configuration loaded from a file, or one
-// naming its data folder (a Config built in memory without one, as in
+// naming its data folder (a config.Config built in memory without one, as in
 // tests and benchmarks, pins nothing).
 func (g *Gateway) openPins() error {
-	if len(g.upstreams) == 0 || g.opts.Ephemeral || (g.cfg.Data == "" && g.cfg.dir == "") {
+	if len(g.upstreams) == 0 || g.opts.Ephemeral || !g.cfg.HasDataDir() {
 		return nil
 	}
 	dir, err := g.cfg.EnsureDataDir()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,7 +79,7 @@ func proxyGateway(t *testing.T, fake *fakeOpenAI, extra string) (*Gateway, *http
 	t.Helper()
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model:\n  base_url: "+up.URL+"/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n"+extra),
+	cfg, err := config.Parse([]byte("model:\n  base_url: "+up.URL+"/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n"+extra),
 		os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +344,7 @@ func TestModelProxyStoppedInFlight(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(hang.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: "+hang.URL+"/v1, api_key: sk-fake, name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: "+hang.URL+"/v1, api_key: sk-fake, name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 			t.Errorf("%q: warned %v, want %v: %v", tc.extra, got, tc.warn, g.Warnings())
 		}
 	}
-	cfg, err := ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1, name: unpriced}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1, name: unpriced}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 		t.Errorf("warnings = %s, want one about the unpriced model", w)
 	}
 	// No model name: the proxy's default model is the one to price.
-	cfg, err = ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	cfg, err = config.Parse([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func modelGateway(t *testing.T, h http.HandlerFunc, extra string) (*Gateway, str
 	t.Helper()
 	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-live-SECRET-9f8e7d, name: fake}\n"+extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-live-SECRET-9f8e7d, name: fake}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +628,7 @@ func TestModelProxyBaseURLWithQuery(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/openai/v1?api-version=2024-06-01', name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/openai/v1?api-version=2024-06-01', name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -767,7 +768,7 @@ func TestModelProxyToolCallIDsStayWithTheirOwner(t *testing.T) {
 	}
 	alice, _, _ := ks.Create(auth.KeySpec{Principal: "alice", Tenant: "acme"})
 	bob, _, _ := ks.Create(auth.KeySpec{Principal: "bob", Tenant: "globex"})
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\nmodel: {base_url: '"+up.URL+"/v1', name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\nmodel: {base_url: '"+up.URL+"/v1', name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

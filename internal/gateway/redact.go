@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/policy/secrets"
 )
 
@@ -13,10 +14,10 @@ import (
 // model's key. The runtime cleans results, errors, recorded arguments and
 // events with it, the approval queue what it shows, and the log handler
 // every line.
-func newRedactor(c *Config) (*secrets.Redactor, error) {
+func newRedactor(c *config.Config) (*secrets.Redactor, error) {
 	r := secrets.New(nil)
 	var vals []string
-	for _, v := range c.secretValues() {
+	for _, v := range c.SecretValues() {
 		if len(v) >= 4 {
 			vals = append(vals, v)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
 )
 
 // requests begins, finds and ends the reach requests that the gateway's
@@ -40,8 +41,8 @@ type owned struct {
 	inflight int
 }
 
-func newRequests(base context.Context, rt *reach.Runtime, cfg *Config) *requests {
-	q := &requests{rt: rt, base: base, gap: cfg.idleGap(), def: cfg.defaultBudget(),
+func newRequests(base context.Context, rt *reach.Runtime, cfg *config.Config) *requests {
+	q := &requests{rt: rt, base: base, gap: cfg.IdleAfter(), def: cfg.DefaultBudget(),
 		budgets: map[string]reach.Budget{}, now: time.Now, owned: map[string]*owned{}}
 	for name, b := range cfg.Budgets {
 		q.budgets[name] = b.Budget()

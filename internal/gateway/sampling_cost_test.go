@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,7 +32,7 @@ func samplingCharged(t *testing.T, prices, answered string, want float64) {
 	up := samplingUpstream(t) // hints "client-model"
 	yaml := "upstreams:\n  - name: s\n    url: " + up.URL + "\n" +
 		"model:\n  base_url: http://127.0.0.1:9/v1\n  prices: {" + prices + "}\n"
-	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
+	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

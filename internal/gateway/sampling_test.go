@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +47,7 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 	for _, front := range []string{"in-memory", "http"} {
 		t.Run(front, func(t *testing.T) {
 			up := samplingUpstream(t)
-			cfg, err := ParseConfig([]byte("examples: true\nupstreams:\n  - name: s\n    url: "+up.URL+"\n"), os.LookupEnv)
+			cfg, err := config.Parse([]byte("examples: true\nupstreams:\n  - name: s\n    url: "+up.URL+"\n"), os.LookupEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +161,7 @@ func TestSamplingGoesToTheCallingClient(t *testing.T) {
 		})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: s\n    url: "+up.URL+"\n    prefix: ''\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: s\n    url: "+up.URL+"\n    prefix: ''\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

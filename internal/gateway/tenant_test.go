@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
 
@@ -41,7 +42,7 @@ func tenantGateway(t *testing.T) (g *Gateway, srvURL string, keys map[string]str
 		}
 		keys[name] = secret
 	}
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\ntools:\n  refund_order: {access: high_risk}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\ntools:\n  refund_order: {access: high_risk}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ when { principal.authenticated && principal.tenant == "acme" && ["reserve", "rel
 			t.Fatal(err)
 		}
 	}
-	cfg, err := ParseConfig([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\npolicy: {path: "+pol+"}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

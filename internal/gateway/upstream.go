@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,8 +32,8 @@ import (
 // in the runtime as <prefix><tool> with a Func that forwards the call.
 type upstream struct {
 	g      *Gateway
-	cfg    Upstream
-	index  int // in Config.Upstreams, for line numbers
+	cfg    config.Upstream
+	index  int // in config.Config.Upstreams, for line numbers
 	log    *slog.Logger
 	client *mcp.Client
 	http   *http.Client   // nil for stdio
@@ -118,7 +119,7 @@ func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
 		ups[i] = u
 		wg.Go(func() {
 			if err := u.start(ctx); err != nil {
-				errs[i] = g.cfg.errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+				errs[i] = g.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
 			}
 		})
 	}
@@ -132,7 +133,7 @@ func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
 	return ups, nil
 }
 
-func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
+func (g *Gateway) newUpstream(i int, c config.Upstream) *upstream {
 	u := &upstream{g: g, cfg: c, index: i, log: g.log.With("upstream", c.Name),
 		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: g.version()}, &mcp.ClientOptions{
@@ -175,7 +176,7 @@ func (g *Gateway) newUpstream(i int, c Upstream) *upstream {
 // headerTransport adds the configured headers (secrets) to every request.
 type headerTransport struct {
 	base    http.RoundTripper
-	headers map[string]Secret
+	headers map[string]config.Secret
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -15,20 +15,21 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stdioWithPIDs configures a stdio upstream (the probe) that appends the
 // id of each process of it to a file, and returns the file.
-func stdioWithPIDs(t *testing.T) (*Config, string) {
+func stdioWithPIDs(t *testing.T) (*config.Config, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
-	return &Config{Upstreams: []Upstream{{Name: "io", Command: []string{"sh", "-c", `echo $$ >> "$PIDFILE"; exec "$0"`, exe},
-		Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1", "PIDFILE": Secret(pids)}}}}, pids
+	return &config.Config{Upstreams: []config.Upstream{{Name: "io", Command: []string{"sh", "-c", `echo $$ >> "$PIDFILE"; exec "$0"`, exe},
+		Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1", "PIDFILE": config.Secret(pids)}}}}, pids
 }
 
 func readPIDs(t *testing.T, file string) []int {
@@ -147,7 +148,7 @@ func TestHealthzSaysWhenAnUpstreamIsDown(t *testing.T) {
 	addr := ln.Addr().String()
 	up := &http.Server{Handler: h}
 	go up.Serve(ln)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: http://"+addr+"/mcp\n"), nil)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: http://"+addr+"/mcp\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

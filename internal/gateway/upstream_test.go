@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,7 +46,7 @@ func upstreamGateway(t *testing.T, cfgYAML string) (*Gateway, *upstreamProbe, *h
 	t.Helper()
 	p := newUpstreamProbe()
 	up := serveUpstream(t, p)
-	cfg, err := ParseConfig([]byte(strings.ReplaceAll(cfgYAML, "UPSTREAM_URL", up.URL)), os.LookupEnv)
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(cfgYAML, "UPSTREAM_URL", up.URL)), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestUpstreamStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Upstreams: []Upstream{{Name: "io", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}}
+	cfg := &config.Config{Upstreams: []config.Upstream{{Name: "io", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}}
 	g := newTestGateway(t, cfg)
 	if ups := g.Upstreams(); len(ups) != 1 || ups[0].Transport != "stdio" || !ups[0].Connected {
 		t.Fatalf("upstream status = %+v", ups)
@@ -308,7 +309,7 @@ func TestUpstreamConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(strings.ReplaceAll(tc.yaml, "URL", up.URL)), nil)
+			cfg, err := config.Parse([]byte(strings.ReplaceAll(tc.yaml, "URL", up.URL)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +340,7 @@ func TestUpstreamSecretsStayHidden(t *testing.T) {
 	}))
 	defer up.Close()
 	t.Setenv("PROBE_TOKEN", secret)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${PROBE_TOKEN}'}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${PROBE_TOKEN}'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,9 +382,9 @@ func TestStdioUpstreamEnvironmentIsItsOwn(t *testing.T) {
 		os.Unsetenv(k)
 	}
 	t.Setenv("REACH_TEST_GATEWAY_SECRET", "sk-stays-here")
-	g := newTestGateway(t, &Config{})
-	for _, env := range []map[string]Secret{nil, {"OWN": "yes"}} {
-		u := g.newUpstream(0, Upstream{Name: "x", Command: []string{"env"}, Env: env})
+	g := newTestGateway(t, &config.Config{})
+	for _, env := range []map[string]config.Secret{nil, {"OWN": "yes"}} {
+		u := g.newUpstream(0, config.Upstream{Name: "x", Command: []string{"env"}, Env: env})
 		cmd := u.transport().(*inOrder).Transport.(*mcp.CommandTransport).Command
 		if cmd.Env == nil { // exec would pass on the gateway's whole environment
 			t.Errorf("env %v: the upstream inherits the gateway's environment", env)

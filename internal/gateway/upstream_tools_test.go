@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,7 +44,7 @@ func TestListChangedDoesNotTakeAnotherUpstreamsTool(t *testing.T) {
 	_, a := taggedToolServer(t, "a", "echo")
 	b, bsrv := taggedToolServer(t, "b", "other")
 	yaml := "upstreams:\n  - name: a\n    url: " + a.URL + "\n    prefix: \"\"\n  - name: b\n    url: " + bsrv.URL + "\n    prefix: \"\"\n"
-	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
+	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestRestartedUpstreamIsReListed(t *testing.T) {
 	s1, _ := taggedToolServer(t, "v1", "echo")
 	srv1 := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s1 }, nil))
 	addr := srv1.Listener.Addr().String()
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+srv1.URL+"\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+srv1.URL+"\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

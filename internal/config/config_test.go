@@ -1,4 +1,4 @@
-package gateway
+package config
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ model:
 `
 
 func TestParseConfigIssueExample(t *testing.T) {
-	c, err := ParseConfig([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-123", "OPENAI_API_KEY": "sk-secret"}))
+	c, err := Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-123", "OPENAI_API_KEY": "sk-secret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestParseConfigIssueExample(t *testing.T) {
 	if got := time.Duration(c.Tools["everything__trigger-long-running-operation"].Timeout); got != 30*time.Second {
 		t.Errorf("timeout = %v, want 30s", got)
 	}
-	if got, want := *c.defaultBudget(), (reach.Budget{Turns: 30, Depth: 5, ToolCalls: 200, Tokens: 200000, Wall: 10 * time.Minute}); got != want {
+	if got, want := *c.DefaultBudget(), (reach.Budget{Turns: 30, Depth: 5, ToolCalls: 200, Tokens: 200000, Wall: 10 * time.Minute}); got != want {
 		t.Errorf("budget = %+v, want %+v", got, want)
 	}
 	if c.Tools["memory__delete_entities"].Access != reach.HighRisk {
@@ -94,7 +94,7 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tc.yaml), vars)
+			_, err := Parse([]byte(tc.yaml), vars)
 			if err == nil {
 				t.Fatalf("ParseConfig succeeded, want an error containing %q", tc.want)
 			}
@@ -112,9 +112,9 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 
 func TestParseConfigEmptyIsValid(t *testing.T) {
 	for _, in := range []string{"", "\n", "# nothing\n", "{}"} {
-		c, err := ParseConfig([]byte(in), nil)
+		c, err := Parse([]byte(in), nil)
 		if err != nil {
-			t.Fatalf("ParseConfig(%q): %v", in, err)
+			t.Fatalf("Parse(%q): %v", in, err)
 		}
 		if c.ListenAddr() != DefaultListen {
 			t.Errorf("listen = %q, want %q", c.ListenAddr(), DefaultListen)
@@ -125,7 +125,7 @@ func TestParseConfigEmptyIsValid(t *testing.T) {
 func TestExpandOnlyInSecrets(t *testing.T) {
 	// ${VAR} stays literal outside headers, env and api_key, and $${ escapes.
 	in := "data: ./${HOME}\nupstreams:\n  - name: a\n    command: [echo, '${X}']\n    env: {A: '${X}-$${X}'}\n"
-	c, err := ParseConfig([]byte(in), env(map[string]string{"X": "val", "HOME": "/home"}))
+	c, err := Parse([]byte(in), env(map[string]string{"X": "val", "HOME": "/home"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestExpandOnlyInSecrets(t *testing.T) {
 }
 
 func TestSecretsAreNeverPrinted(t *testing.T) {
-	c, err := ParseConfig([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET", "OPENAI_API_KEY": "sk-SECRET"}))
+	c, err := Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET", "OPENAI_API_KEY": "sk-SECRET"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSecretsAreNeverPrinted(t *testing.T) {
 		t.Errorf("no redaction marker in %s", printed)
 	}
 	// An unset variable's error names the variable, not a value.
-	_, err = ParseConfig([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET"}))
+	_, err = Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET"}))
 	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("error = %v, want it to name OPENAI_API_KEY and show no value", err)
 	}
@@ -182,7 +182,7 @@ func TestCheckLoopback(t *testing.T) {
 		{"listen: 0.0.0.0:99999\nauth: {keys: true}\n", "not a number from 0 to 65535"},
 		{"listen: 0.0.0.0:7400\n", "without authentication"},
 	} {
-		_, err := ParseConfig([]byte(tc.yaml), nil)
+		_, err := Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("%q: %v, want an error on line 1 saying %q", tc.yaml, err, tc.want)
 		}
@@ -196,7 +196,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("{\"listen\": \"127.0.0.1:1\", \"budgets\": {\"default\": {\"wall\": \"1m\"}}}"))
 	f.Add([]byte("&a [*a]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := ParseConfig(data, env(map[string]string{"X": "1"}))
+		c, err := Parse(data, env(map[string]string{"X": "1"}))
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error message")
@@ -217,9 +217,9 @@ func TestConfigURLCredentialsNotQuoted(t *testing.T) {
 		"model: {base_url: 'ftp://user:sk-secret@api.example.com/v1'}\n",
 		"upstreams:\n  - {name: a, url: 'ftp://user:sk-secret@127.0.0.1:1/mcp'}\n",
 	} {
-		_, err := ParseConfig([]byte(in), nil)
+		_, err := Parse([]byte(in), nil)
 		if err == nil || !strings.Contains(err.Error(), "not in the") || strings.Contains(err.Error(), "sk-secret") {
-			t.Errorf("ParseConfig(%q) = %v, want an error about credentials that does not quote them", in, err)
+			t.Errorf("Parse(%q) = %v, want an error about credentials that does not quote them", in, err)
 		}
 	}
 }
@@ -228,7 +228,7 @@ func TestConfigURLCredentialsNotQuoted(t *testing.T) {
 // and a value that holds "${" is not taken for an unclosed reference.
 func TestExpandClosedAndLiteral(t *testing.T) {
 	in := "upstreams:\n  - name: a\n    command: [x]\n    env: {A: 'x-$${Y', B: '${V}', C: '$${V}'}\n"
-	c, err := ParseConfig([]byte(in), env(map[string]string{"V": "p${q"}))
+	c, err := Parse([]byte(in), env(map[string]string{"V": "p${q"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package config
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ func TestConfigRefusesFractionsForWholeNumbers(t *testing.T) {
 		{"tools:\n  get_order:\n    retry: {attempts: 1.5}\n", "line 3"},
 		{"tools:\n  get_order:\n    shape:\n      max_bytes: 100.25\n", "line 4"},
 	} {
-		c, err := ParseConfig([]byte(tc.config), nil)
+		c, err := Parse([]byte(tc.config), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.line) || !strings.Contains(err.Error(), "whole number") {
 			got := ""
 			if c != nil {
@@ -30,7 +30,7 @@ func TestConfigRefusesFractionsForWholeNumbers(t *testing.T) {
 		"max_body_bytes: 1048576\nbudgets:\n  default: {turns: 30, tokens: 2e5, cost: 1.5, wall: 10m}\n",
 		"model: {base_url: 'http://127.0.0.1:8000/v1', prices: {m: {input: 0.15, output: 0.6}}}\n",
 	} {
-		if _, err := ParseConfig([]byte(ok), nil); err != nil {
+		if _, err := Parse([]byte(ok), nil); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestConfigTabIndentSaysSo(t *testing.T) {
 		"upstreams:\n\t- name: a\n\t  url: http://127.0.0.1:1/mcp\n",
 		"listen: 127.0.0.1:7400\nbudgets:\n  default:\n\tturns: 3\n",
 	} {
-		_, err := ParseConfig([]byte(config), nil)
+		_, err := Parse([]byte(config), nil)
 		if err == nil {
 			t.Fatalf("%q parsed", config)
 		}
@@ -68,14 +68,14 @@ func TestConfigReportsFirstBadOverride(t *testing.T) {
 		b.WriteString("  " + n + ": {turns: -1}\n")
 	}
 	for range 50 {
-		_, err := ParseConfig([]byte(b.String()), nil)
+		_, err := Parse([]byte(b.String()), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "line 2: tool m_tool:") {
 			t.Fatalf("%v, want the first bad override, line 2: tool m_tool", err)
 		}
 	}
 	bud := "budgets:\n  m: {turns: -1}\n  c: {turns: -1}\n  x: {turns: -1}\n  a: {turns: -1}\n"
 	for range 50 {
-		_, err := ParseConfig([]byte(bud), nil)
+		_, err := Parse([]byte(bud), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "line 2: budget m:") {
 			t.Fatalf("%v, want the first bad budget, line 2: budget m", err)
 		}

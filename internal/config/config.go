@@ -1,4 +1,9 @@
-package gateway
+// Package config is the gateway's configuration: one YAML file (JSON is
+// valid YAML), decoded strictly, every error naming its line.
+//
+//	cfg, err := config.Load("reach.yaml")
+//	g, err := gateway.New(ctx, cfg, nil)
+package config
 
 import (
 	"bytes"
@@ -34,11 +39,11 @@ const (
 	DefaultIdleGap      = 5 * time.Minute
 )
 
-// MaxConfigBytes bounds a configuration file.
-const MaxConfigBytes = 1 << 20
+// MaxFileBytes bounds a configuration file.
+const MaxFileBytes = 1 << 20
 
 // Config is the gateway's configuration: one YAML file (JSON is valid YAML),
-// decoded strictly by [ParseConfig]. The zero Config is valid: it serves the
+// decoded strictly by [Parse]. The zero Config is valid: it serves the
 // built-in example tools on [DefaultListen].
 //
 //	listen: 127.0.0.1:7400
@@ -241,16 +246,18 @@ type SecretsConfig struct {
 	File string `yaml:"file"` // relative to the configuration file's folder
 }
 
-// path resolves p against the configuration file's folder.
-func (c *Config) path(p string) string {
+// Path resolves p against the configuration file's folder.
+func (c *Config) Path(p string) string {
 	if p == "" || filepath.IsAbs(p) || c.dir == "" {
 		return p
 	}
 	return filepath.Join(c.dir, p)
 }
 
-// secretValues returns every secret value the configuration holds.
-func (c *Config) secretValues() []string {
+// SecretValues returns every secret value the configuration holds: the
+// secrets file's values, every ${VAR} value, upstream header and env value
+// (and a bearer header's token alone), and the model's key.
+func (c *Config) SecretValues() []string {
 	var out []string
 	for _, v := range c.secretVals {
 		out = append(out, v)
@@ -332,14 +339,14 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil
 // MarshalYAML redacts the value.
 func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
 
-// LoadConfig reads and parses the configuration file at path.
-func LoadConfig(path string) (*Config, error) {
+// Load reads and parses the configuration file at path.
+func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
@@ -347,28 +354,28 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := parseConfig(data, os.LookupEnv, filepath.Dir(abs))
+	c, err := parse(data, os.LookupEnv, filepath.Dir(abs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParseConfig decodes and checks a configuration strictly: an unknown field,
+// Parse decodes and checks a configuration strictly: an unknown field,
 // a duplicate key, a value of the wrong type, an unset or unclosed ${VAR} or
 // a bad value is an error that names its line. lookup reads the environment
 // (os.LookupEnv); ${VAR} is expanded in header, env and api_key values only,
 // where $${ writes a literal ${. Relative paths
-// are relative to the current folder (LoadConfig makes them relative to the
+// are relative to the current folder (Load makes them relative to the
 // file's).
-func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
-	return parseConfig(data, lookup, "")
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(data, lookup, "")
 }
 
-// parseConfig is ParseConfig for a file in dir ("" for the current folder).
-func parseConfig(data []byte, lookup func(string) (string, bool), dir string) (*Config, error) {
-	if len(data) > MaxConfigBytes {
-		return nil, fmt.Errorf("the configuration is larger than %d bytes", MaxConfigBytes)
+// parse is Parse for a file in dir ("" for the current folder).
+func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("the configuration is larger than %d bytes", MaxFileBytes)
 	}
 	c := &Config{}
 	if len(bytes.TrimSpace(data)) > 0 {
@@ -395,9 +402,9 @@ func parseConfig(data []byte, lookup func(string) (string, bool), dir string) (*
 	}
 	c.dir = dir
 	if sc := c.Secrets; sc != nil && sc.File != "" {
-		vals, err := secrets.ReadFile(c.path(sc.File))
+		vals, err := secrets.ReadFile(c.Path(sc.File))
 		if err != nil {
-			return nil, c.errorf([]any{"secrets", "file"}, "secrets: %v", err)
+			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v", err)
 		}
 		c.secretVals = vals
 		env := lookup
@@ -543,18 +550,18 @@ func tabIndented(data []byte) int {
 	return 0
 }
 
-var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(gateway|reach)\.\w+`)
+var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)
 
 // yamlWords turns the YAML library's type names into words.
 var yamlWords = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
 	"!!float", "the number", "!!bool", "the boolean", "!!null", "null",
 	"into int64", "into a whole number", "into int", "into a whole number", "into float64", "into a number",
 	"into bool", "into true or false", "into []string", "into a list of strings", "into string", "into a string",
-	"into map[string]gateway.Secret", "into a mapping")
+	"into map[string]config.Secret", "into a mapping")
 
-// line returns the line of the node at path (mapping keys as strings,
+// Line returns the line of the node at path (mapping keys as strings,
 // sequence indexes as ints) in the parsed document, or 0.
-func (c *Config) line(path ...any) int {
+func (c *Config) Line(path ...any) int {
 	if c.root == nil || len(c.root.Content) == 0 {
 		return 0
 	}
@@ -592,15 +599,17 @@ func (c *Config) line(path ...any) int {
 // inFileOrder sorts the keys of the mapping at path as the file has them,
 // so that of several problems the first in the file is reported.
 func (c *Config) inFileOrder(keys []string, path ...any) []string {
-	at := func(k string) int { return c.line(append(slices.Clip(path), k)...) }
+	at := func(k string) int { return c.Line(append(slices.Clip(path), k)...) }
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(at(a), at(b)) })
 	return keys
 }
 
-// errorf makes an error that names the line of path.
-func (c *Config) errorf(path []any, format string, args ...any) error {
+// Errorf makes an error that names the line of path (mapping keys as
+// strings, sequence indexes as ints), as every error about the
+// configuration does.
+func (c *Config) Errorf(path []any, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	if ln := c.line(path...); ln > 0 {
+	if ln := c.Line(path...); ln > 0 {
 		return fmt.Errorf("line %d: %s", ln, msg)
 	}
 	return errors.New(msg)
@@ -653,14 +662,14 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 		for k, v := range u.Headers {
 			x, err := expandSecret(v, lookup, record)
 			if err != nil {
-				return c.errorf([]any{"upstreams", i, "headers", k}, "upstream %s, header %s: %v", u.Name, k, err)
+				return c.Errorf([]any{"upstreams", i, "headers", k}, "upstream %s, header %s: %v", u.Name, k, err)
 			}
 			u.Headers[k] = x
 		}
 		for k, v := range u.Env {
 			x, err := expandSecret(v, lookup, record)
 			if err != nil {
-				return c.errorf([]any{"upstreams", i, "env", k}, "upstream %s, env %s: %v", u.Name, k, err)
+				return c.Errorf([]any{"upstreams", i, "env", k}, "upstream %s, env %s: %v", u.Name, k, err)
 			}
 			u.Env[k] = x
 		}
@@ -668,7 +677,7 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 	if c.Model != nil {
 		x, err := expandSecret(c.Model.APIKey, lookup, record)
 		if err != nil {
-			return c.errorf([]any{"model", "api_key"}, "model api_key: %v", err)
+			return c.Errorf([]any{"model", "api_key"}, "model api_key: %v", err)
 		}
 		c.Model.APIKey = x
 	}
@@ -681,52 +690,52 @@ var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 func (c *Config) check() error {
 	if c.Listen != "" {
 		if err := CheckListen(c.Listen, c.Authenticates()); err != nil {
-			return c.errorf([]any{"listen"}, "%v", err)
+			return c.Errorf([]any{"listen"}, "%v", err)
 		}
 	}
 	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
-		return c.errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
+		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
 	}
 	if c.MaxBodyBytes < 0 {
-		return c.errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
 	}
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {
 		at := []any{"upstreams", i}
 		switch {
 		case !upstreamNameRE.MatchString(u.Name):
-			return c.errorf(append(at, "name"), "upstream name %q: use 1-64 letters, digits, '_' or '-', starting with a letter or digit", u.Name)
+			return c.Errorf(append(at, "name"), "upstream name %q: use 1-64 letters, digits, '_' or '-', starting with a letter or digit", u.Name)
 		case seen[u.Name]:
-			return c.errorf(append(at, "name"), "upstream name %q is used twice", u.Name)
+			return c.Errorf(append(at, "name"), "upstream name %q is used twice", u.Name)
 		case u.URL == "" && len(u.Command) == 0:
-			return c.errorf(at, "upstream %s needs url (Streamable HTTP) or command (stdio)", u.Name)
+			return c.Errorf(at, "upstream %s needs url (Streamable HTTP) or command (stdio)", u.Name)
 		case u.URL != "" && len(u.Command) > 0:
-			return c.errorf(at, "upstream %s has both url and command; keep one", u.Name)
+			return c.Errorf(at, "upstream %s has both url and command; keep one", u.Name)
 		case u.URL == "" && len(u.Headers) > 0:
-			return c.errorf(append(at, "headers"), "upstream %s: headers apply to url upstreams only", u.Name)
+			return c.Errorf(append(at, "headers"), "upstream %s: headers apply to url upstreams only", u.Name)
 		case u.URL != "" && (len(u.Env) > 0 || u.Dir != ""):
-			return c.errorf(at, "upstream %s: env and dir apply to command upstreams only", u.Name)
+			return c.Errorf(at, "upstream %s: env and dir apply to command upstreams only", u.Name)
 		}
 		seen[u.Name] = true
 		if u.URL != "" {
 			p, err := url.Parse(u.URL)
 			if err == nil && p.User != nil { // before the message that quotes the url
-				return c.errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
+				return c.Errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
 			}
 			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-				return c.errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
+				return c.Errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
 			}
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
-			return c.errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
+			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
 		}
 		for k := range u.Env {
 			if !varNameRE.MatchString(k) {
-				return c.errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
+				return c.Errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
 			}
 		}
 		if u.Prefix != nil && *u.Prefix != "" && !toolPrefixRE.MatchString(*u.Prefix) {
-			return c.errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
+			return c.Errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
 		}
 	}
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Tools)), "tools") {
@@ -735,44 +744,44 @@ func (c *Config) check() error {
 		switch o.Access {
 		case "", reach.Read, reach.Write, reach.HighRisk, reach.Forbidden:
 		default:
-			return c.errorf(append(at, "access"), "tool %s: access %q: want read, write, high_risk or forbidden", name, o.Access)
+			return c.Errorf(append(at, "access"), "tool %s: access %q: want read, write, high_risk or forbidden", name, o.Access)
 		}
 		switch o.Reentrancy {
 		case "", reach.NonReentrant, reach.Reentrant:
 		case reach.Keyed:
 			if len(o.Key) == 0 {
-				return c.errorf(append(at, "reentrancy"), "tool %s: a keyed tool needs key: [the argument fields that key it]", name)
+				return c.Errorf(append(at, "reentrancy"), "tool %s: a keyed tool needs key: [the argument fields that key it]", name)
 			}
 		default:
-			return c.errorf(append(at, "reentrancy"), "tool %s: reentrancy %q: want non_reentrant, reentrant or keyed", name, o.Reentrancy)
+			return c.Errorf(append(at, "reentrancy"), "tool %s: reentrancy %q: want non_reentrant, reentrant or keyed", name, o.Reentrancy)
 		}
 		switch o.OnViolation {
 		case "", reach.Refuse, reach.Warn, reach.Allow:
 		default:
-			return c.errorf(append(at, "on_violation"), "tool %s: on_violation %q: want refuse, warn or allow", name, o.OnViolation)
+			return c.Errorf(append(at, "on_violation"), "tool %s: on_violation %q: want refuse, warn or allow", name, o.OnViolation)
 		}
 		if o.Retry != nil && o.Retry.Attempts < 0 {
-			return c.errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
+			return c.Errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
 		}
 		for _, tag := range o.Tags {
 			if strings.HasPrefix(tag, "upstream:") {
-				return c.errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
+				return c.Errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
 			}
 		}
 	}
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
 		b := c.Budgets[name]
 		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
-			return c.errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
+			return c.Errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
 		}
 	}
 	if m := c.Model; m != nil {
 		p, err := url.Parse(m.BaseURL)
 		if err == nil && p.User != nil { // before the message that quotes the url
-			return c.errorf([]any{"model", "base_url"}, "model: put credentials in api_key with ${VAR}, not in the base_url")
+			return c.Errorf([]any{"model", "base_url"}, "model: put credentials in api_key with ${VAR}, not in the base_url")
 		}
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return c.errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
+			return c.Errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}
 	}
 	return nil
@@ -833,23 +842,26 @@ func (c *Config) Dir() string { return c.dir }
 // SetDir sets the folder relative paths are resolved against.
 func (c *Config) SetDir(dir string) { c.dir = dir }
 
-func (c *Config) maxBody() int64 {
+// BodyLimit returns the request body limit in force.
+func (c *Config) BodyLimit() int64 {
 	if c.MaxBodyBytes == 0 {
 		return DefaultMaxBodyBytes
 	}
 	return c.MaxBodyBytes
 }
 
-func (c *Config) idleGap() time.Duration {
+// IdleAfter returns the idle gap in force: how long a request the gateway
+// began lives without calls.
+func (c *Config) IdleAfter() time.Duration {
 	if c.IdleGap == 0 {
 		return DefaultIdleGap
 	}
 	return time.Duration(c.IdleGap)
 }
 
-// defaultBudget returns the budget for requests that name none, or nil for
+// DefaultBudget returns the budget for requests that name none, or nil for
 // the runtime's default.
-func (c *Config) defaultBudget() *reach.Budget {
+func (c *Config) DefaultBudget() *reach.Budget {
 	if b, ok := c.Budgets["default"]; ok {
 		rb := b.Budget()
 		return &rb
@@ -857,15 +869,16 @@ func (c *Config) defaultBudget() *reach.Budget {
 	return nil
 }
 
-// toolLine names where a tool override is, for errors found after building.
-func (c *Config) toolLine(name string) []any { return []any{"tools", name} }
+// HasDataDir reports whether the gateway keeps state in a data folder: the
+// configuration came from a file, or names its data folder (one built in
+// memory without it, as in tests, keeps none).
+func (c *Config) HasDataDir() bool { return c.Data != "" || c.dir != "" }
 
-// sortedToolNames returns the names of the overrides, sorted.
-func (c *Config) sortedToolNames() []string {
-	names := make([]string, 0, len(c.Tools))
-	for n := range c.Tools {
-		names = append(names, n)
+// EnsureDataDir creates the data folder (mode 0700) and returns its path.
+func (c *Config) EnsureDataDir() (string, error) {
+	d := c.DataDir()
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("creating the data folder: %w", err)
 	}
-	slices.Sort(names)
-	return names
+	return d, nil
 }
