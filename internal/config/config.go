@@ -74,7 +74,7 @@ type Config struct {
 	Tools map[string]ToolOverride `yaml:"tools"`
 	// Budgets are named request budgets; "default" applies to requests that
 	// name none.
-	Budgets map[string]BudgetConfig `yaml:"budgets"`
+	Budgets map[string]Budget `yaml:"budgets"`
 	// Model is an OpenAI-compatible endpoint for tools that call the model;
 	// if nil, a scripted stand-in answers.
 	Model *ModelConfig `yaml:"model"`
@@ -127,73 +127,206 @@ type Upstream struct {
 	Timeout Duration `yaml:"timeout"`
 }
 
-// ToolOverride changes a tool's contract. Absent fields keep what the tool
-// (or, for upstream tools, its annotations) says.
+// ToolOverride is a patch of a reach.Tool, in the tool's own types: each
+// field it sets replaces the tool's (Apply); absent fields keep what the
+// tool (or, for upstream tools, its annotations) says. In YAML:
+//
+//	tools:
+//	  shop__refund:
+//	    access: high_risk
+//	    timeout: 10s
+//	    retry: {attempts: 2, base: 200ms, max: 2s}
+//	    shape: {fields: [id, status], flatten: true, max_bytes: 4096}
+//	    writes: ["order:{order_id}"]
+//	    undo: {tool: shop__refund_cancel, args: '{"refund_id": "{result.refund_id}"}'}
+//	    verify: {tool: shop__get_refund, args: '{"id": "{result.refund_id}"}', condition: 'output.status == "done"'}
 type ToolOverride struct {
-	Access      reach.Access     `yaml:"access"`
-	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
-	Key         []string         `yaml:"key"`
-	OnViolation reach.Mode       `yaml:"on_violation"`
-	Timeout     Duration         `yaml:"timeout"`
-	Retry       *RetryConfig     `yaml:"retry"`
-	Idempotent  *bool            `yaml:"idempotent"`
-	Retryable   *bool            `yaml:"retryable"`
-	Tags        []string         `yaml:"tags"`
-	Description *string          `yaml:"description"`
-	Shape       *ShapeConfig     `yaml:"shape"`
+	Access      reach.Access
+	Reentrancy  reach.Reentrancy
+	Key         []string
+	OnViolation reach.Mode
+	Timeout     time.Duration
+	Retry       *reach.RetryPolicy
+	Idempotent  *bool
+	Retryable   *bool
+	Tags        []string
+	Description *string
+	Shape       *reach.Shape
 	// Reads and Writes name the entities the tool reads and writes, as
 	// templates over its arguments: order:{order_id} (S3).
-	Reads  []string `yaml:"reads"`
-	Writes []string `yaml:"writes"`
+	Reads  []string
+	Writes []string
 	// Undo compensates a successful write (S1); Refresh re-reads an entity
 	// that changed before a write instead of refusing it; Verify checks a
-	// write (S2).
-	Undo    *FollowupConfig `yaml:"undo"`
-	Refresh *FollowupConfig `yaml:"refresh"`
-	Verify  *VerifyConfig   `yaml:"verify"`
+	// write (S2). Each is a call reach makes on the tool's behalf: a tool's
+	// exposed name and a JSON template of its arguments over the call's
+	// arguments and result, e.g. {"refund_id": "{result.refund_id}"}; a
+	// verify adds its CEL condition.
+	Undo    *reach.Followup
+	Refresh *reach.Followup
+	Verify  *reach.Verify
 }
 
-// FollowupConfig is a call reach makes on a tool's behalf: the tool's
-// exposed name and a JSON template of its arguments over the call's
-// arguments and result, e.g. {"refund_id": "{result.refund_id}"}.
-type FollowupConfig struct {
-	Tool string `yaml:"tool"`
-	Args string `yaml:"args"`
+// UnmarshalYAML decodes an override's YAML keys straight into the fields
+// of the reach types they set.
+func (o *ToolOverride) UnmarshalYAML(n *yaml.Node) error {
+	followup := func(f *reach.Followup) fields { return fields{"tool": &f.Tool, "args": &f.Args} }
+	return decodeFields(n, fields{
+		"access":       &o.Access,
+		"reentrancy":   &o.Reentrancy,
+		"key":          &o.Key,
+		"on_violation": &o.OnViolation,
+		"timeout":      (*Duration)(&o.Timeout),
+		"retry": &part[reach.RetryPolicy]{&o.Retry, func(r *reach.RetryPolicy) fields {
+			return fields{"attempts": &r.Attempts, "base": (*Duration)(&r.Base), "max": (*Duration)(&r.Max)}
+		}},
+		"idempotent":  &o.Idempotent,
+		"retryable":   &o.Retryable,
+		"tags":        &o.Tags,
+		"description": &o.Description,
+		"shape": &part[reach.Shape]{&o.Shape, func(s *reach.Shape) fields {
+			return fields{"fields": &s.Fields, "flatten": &s.Flatten, "max_bytes": &s.MaxBytes}
+		}},
+		"reads":   &o.Reads,
+		"writes":  &o.Writes,
+		"undo":    &part[reach.Followup]{&o.Undo, followup},
+		"refresh": &part[reach.Followup]{&o.Refresh, followup},
+		"verify": &part[reach.Verify]{&o.Verify, func(v *reach.Verify) fields {
+			fs := followup(&v.Followup)
+			fs["condition"] = &v.Condition
+			return fs
+		}},
+	})
 }
 
-// VerifyConfig is a check after a write and its CEL condition.
-type VerifyConfig struct {
-	FollowupConfig `yaml:",inline"`
-	Condition      string `yaml:"condition"`
+// Apply changes t's contract as o says.
+func (o *ToolOverride) Apply(t *reach.Tool) {
+	set(&t.Access, o.Access)
+	set(&t.Reentrancy, o.Reentrancy)
+	set(&t.OnViolation, o.OnViolation)
+	set(&t.Timeout, o.Timeout)
+	if len(o.Key) > 0 {
+		t.Key = o.Key
+	}
+	if o.Retry != nil {
+		t.Retry = new(*o.Retry)
+	}
+	setFrom(&t.Idempotent, o.Idempotent)
+	setFrom(&t.Retryable, o.Retryable)
+	if len(o.Tags) > 0 {
+		// The upstream's own tag stays: it is how the gateway knows which
+		// upstream serves the tool (its refresh and pinning look for it).
+		own := slices.DeleteFunc(slices.Clone(t.Tags), func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") })
+		t.Tags = append(own, o.Tags...)
+	}
+	setFrom(&t.Description, o.Description)
+	if o.Shape != nil {
+		t.Shape = new(*o.Shape)
+	}
+	if len(o.Reads) > 0 {
+		t.Reads = o.Reads
+	}
+	if len(o.Writes) > 0 {
+		t.Writes = o.Writes
+	}
+	if o.Undo != nil {
+		t.Undo = new(*o.Undo)
+	}
+	if o.Refresh != nil {
+		t.Refresh = new(*o.Refresh)
+	}
+	if o.Verify != nil {
+		t.Verify = new(*o.Verify)
+	}
 }
 
-// RetryConfig is a reach.RetryPolicy in YAML.
-type RetryConfig struct {
-	Attempts int      `yaml:"attempts"`
-	Base     Duration `yaml:"base"`
-	Max      Duration `yaml:"max"`
+// set sets *dst to v unless v is its type's zero value.
+func set[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
-// ShapeConfig is a reach.Shape in YAML.
-type ShapeConfig struct {
-	Fields   []string `yaml:"fields"`
-	Flatten  bool     `yaml:"flatten"`
-	MaxBytes int      `yaml:"max_bytes"`
+// setFrom sets *dst to *v when v is not nil.
+func setFrom[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
-// BudgetConfig is a reach.Budget in YAML. A zero field is unlimited.
-type BudgetConfig struct {
-	Turns     int      `yaml:"turns"`
-	Depth     int      `yaml:"depth"`
-	ToolCalls int      `yaml:"tool_calls"`
-	Tokens    int64    `yaml:"tokens"`
-	Cost      float64  `yaml:"cost"`
-	Wall      Duration `yaml:"wall"`
+// fields maps the YAML keys of a mapping to where their values go.
+type fields map[string]any
+
+// part is a pointer field of a patch, made and decoded (through the fields
+// of) only when its key is present.
+type part[T any] struct {
+	dst    **T
+	fields func(*T) fields
 }
 
-// Budget returns b as a reach.Budget.
-func (b BudgetConfig) Budget() reach.Budget {
-	return reach.Budget{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost, Wall: time.Duration(b.Wall)}
+func (p *part[T]) UnmarshalYAML(n *yaml.Node) error {
+	v := new(T)
+	if err := decodeFields(n, p.fields(v)); err != nil {
+		return err
+	}
+	*p.dst = v
+	return nil
+}
+
+// decodeFields decodes the mapping n into fs as the strict decoder
+// decodes a struct: an unknown or repeated key, a value of the wrong type
+// or a fraction for a whole number is an error that names its line.
+func decodeFields(n *yaml.Node, fs fields) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here", n.Line, n.ShortTag())}}
+	}
+	var errs []string
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if at, dup := seen[k.Value]; dup {
+			errs = append(errs, fmt.Sprintf("line %d: mapping key %q already defined at line %d", k.Line, k.Value, at))
+			continue
+		}
+		seen[k.Value] = k.Line
+		dst, ok := fs[k.Value]
+		if !ok {
+			errs = append(errs, fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value))
+			continue
+		}
+		if err := checkWholeNumbers(v, reflect.TypeOf(dst).Elem()); err != nil {
+			return err
+		}
+		if err := v.Decode(dst); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+			errs = append(errs, te.Errors...)
+		}
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
+}
+
+// Budget is a reach.Budget, read from YAML as turns, depth, tool_calls,
+// tokens, cost and wall ("10m"). A zero field is unlimited; reach.Budget(b)
+// is the runtime's.
+type Budget reach.Budget
+
+// UnmarshalYAML decodes a budget's keys straight into its fields.
+func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
+	return decodeFields(n, fields{"turns": &b.Turns, "depth": &b.Depth, "tool_calls": &b.ToolCalls,
+		"tokens": &b.Tokens, "cost": &b.Cost, "wall": (*Duration)(&b.Wall)})
 }
 
 // ModelConfig is an OpenAI-compatible chat completions endpoint.
@@ -863,8 +996,7 @@ func (c *Config) IdleAfter() time.Duration {
 // the runtime's default.
 func (c *Config) DefaultBudget() *reach.Budget {
 	if b, ok := c.Budgets["default"]; ok {
-		rb := b.Budget()
-		return &rb
+		return new(reach.Budget(b))
 	}
 	return nil
 }

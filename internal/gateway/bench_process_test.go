@@ -90,7 +90,7 @@ func runBenchRole(role string) error {
 	case "gateway":
 		g, err := New(ctx, &config.Config{
 			Upstreams: []config.Upstream{{Name: "up", URL: target}},
-			Budgets:   map[string]config.BudgetConfig{"default": {}},
+			Budgets:   map[string]config.Budget{"default": {}},
 		}, nil)
 		if err != nil {
 			return err

@@ -154,7 +154,7 @@ func newBenchPaths(b *testing.B) *benchPaths {
 	up := benchUpstream(b)
 	cfg := &config.Config{
 		Upstreams: []config.Upstream{{Name: "up", URL: up.URL}},
-		Budgets:   map[string]config.BudgetConfig{"default": {}},
+		Budgets:   map[string]config.Budget{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {

@@ -286,7 +286,7 @@ func (g *Gateway) register(tools []reach.Tool) error {
 // prepare applies the configured override to t.
 func (g *Gateway) prepare(t reach.Tool) reach.Tool {
 	if o, ok := g.cfg.Tools[t.Name]; ok {
-		applyOverride(&t, o)
+		o.Apply(&t)
 	}
 	return t
 }
@@ -319,61 +319,6 @@ func suggestTool(name string, tools []reach.Tool) string {
 		return " (no tools were found)"
 	}
 	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
-}
-
-// applyOverride changes t's contract as o says.
-func applyOverride(t *reach.Tool, o config.ToolOverride) {
-	if o.Access != "" {
-		t.Access = o.Access
-	}
-	if o.Reentrancy != "" {
-		t.Reentrancy = o.Reentrancy
-	}
-	if len(o.Key) > 0 {
-		t.Key = o.Key
-	}
-	if o.OnViolation != "" {
-		t.OnViolation = o.OnViolation
-	}
-	if o.Timeout > 0 {
-		t.Timeout = time.Duration(o.Timeout)
-	}
-	if o.Retry != nil {
-		t.Retry = &reach.RetryPolicy{Attempts: o.Retry.Attempts, Base: time.Duration(o.Retry.Base), Max: time.Duration(o.Retry.Max)}
-	}
-	if o.Idempotent != nil {
-		t.Idempotent = *o.Idempotent
-	}
-	if o.Retryable != nil {
-		t.Retryable = *o.Retryable
-	}
-	if len(o.Tags) > 0 {
-		// The upstream's own tag stays: it is how the gateway knows which
-		// upstream serves the tool (its refresh and pinning look for it).
-		own := slices.DeleteFunc(slices.Clone(t.Tags), func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") })
-		t.Tags = append(own, o.Tags...)
-	}
-	if o.Description != nil {
-		t.Description = *o.Description
-	}
-	if o.Shape != nil {
-		t.Shape = &reach.Shape{Fields: o.Shape.Fields, Flatten: o.Shape.Flatten, MaxBytes: o.Shape.MaxBytes}
-	}
-	if len(o.Reads) > 0 {
-		t.Reads = o.Reads
-	}
-	if len(o.Writes) > 0 {
-		t.Writes = o.Writes
-	}
-	if o.Undo != nil {
-		t.Undo = &reach.Followup{Tool: o.Undo.Tool, Args: o.Undo.Args}
-	}
-	if o.Refresh != nil {
-		t.Refresh = &reach.Followup{Tool: o.Refresh.Tool, Args: o.Refresh.Args}
-	}
-	if o.Verify != nil {
-		t.Verify = &reach.Verify{Followup: reach.Followup{Tool: o.Verify.Tool, Args: o.Verify.Args}, Condition: o.Verify.Condition}
-	}
 }
 
 // Warnings are what `reach validate` reports without failing: every write

@@ -66,7 +66,7 @@ func BenchmarkGatewayLeanPath(b *testing.B) {
 	up := cannedUpstream(b)
 	cfg := &config.Config{
 		Upstreams: []config.Upstream{{Name: "up", URL: up}},
-		Budgets:   map[string]config.BudgetConfig{"default": {}},
+		Budgets:   map[string]config.Budget{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {

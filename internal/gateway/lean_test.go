@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -146,7 +147,7 @@ func TestLeanConnections(t *testing.T) {
 	up.Start()
 	t.Cleanup(up.Close)
 	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: up.URL}},
-		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &config.RetryConfig{Attempts: 1}}}})
+		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &reach.RetryPolicy{Attempts: 1}}}})
 	cs := connectMCP(t, g, nil)
 	callText(t, cs, "up__echo", map[string]any{"text": "warm"}, nil)
 	before := conns.Load()
@@ -229,7 +230,7 @@ func TestLeanFollowsRedirect(t *testing.T) {
 	up := httptest.NewServer(mux)
 	t.Cleanup(up.Close)
 	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: up.URL + "/mcp"}},
-		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &config.RetryConfig{Attempts: 1}}}})
+		Tools: map[string]config.ToolOverride{"up__echo": {Retry: &reach.RetryPolicy{Attempts: 1}}}})
 	cs := connectMCP(t, g, nil)
 	for i := range 3 {
 		want := "echo: " + strconv.Itoa(i)

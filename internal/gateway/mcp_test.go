@@ -144,7 +144,7 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 }
 
 func TestMCPBudgetMeta(t *testing.T) {
-	g := newTestGateway(t, &config.Config{Budgets: map[string]config.BudgetConfig{
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{
 		"default": {ToolCalls: 10},
 		"tiny":    {ToolCalls: 1},
 	}})
@@ -230,16 +230,16 @@ func TestParseTraceparent(t *testing.T) {
 func TestClientBudgetNeverWidens(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		def  map[string]config.BudgetConfig
+		def  map[string]config.Budget
 		ask  map[string]any
 		want reach.Budget // the fields checked: turns, depth, tool calls, wall
 		err  string
 	}{
-		{"narrower", map[string]config.BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
-		{"wider", map[string]config.BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
+		{"narrower", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
+		{"wider", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
 		{"no default configured", nil, map[string]any{"turns": 1000, "wall": "24h"}, reach.Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, ""},
-		{"negative", map[string]config.BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
-		{"negative wall", map[string]config.BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
+		{"negative", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
+		{"negative wall", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newTestGateway(t, &config.Config{Examples: true, Budgets: tc.def})

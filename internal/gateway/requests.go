@@ -45,7 +45,7 @@ func newRequests(base context.Context, rt *reach.Runtime, cfg *config.Config) *r
 	q := &requests{rt: rt, base: base, gap: cfg.IdleAfter(), def: cfg.DefaultBudget(),
 		budgets: map[string]reach.Budget{}, now: time.Now, owned: map[string]*owned{}}
 	for name, b := range cfg.Budgets {
-		q.budgets[name] = b.Budget()
+		q.budgets[name] = reach.Budget(b)
 	}
 	return q
 }
