@@ -3,13 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -107,7 +107,7 @@ func (g *Gateway) identityOf(ctx context.Context, h http.Header) *auth.Identity 
 // principal is the policies' view of a caller (the local user without auth).
 func principalFor(id *auth.Identity) policy.Principal {
 	if id == nil {
-		return policy.Principal{ID: localPrincipal}
+		return policy.Principal{ID: link.LocalPrincipal}
 	}
 	return policy.Principal{ID: id.Principal, Roles: id.Roles, Tenant: id.Tenant, Attributes: id.Attributes}
 }
@@ -184,30 +184,13 @@ func (g *Gateway) isOperator(r *http.Request) bool {
 }
 
 // sees reports whether the HTTP request r may see and stop req: an
-// operator, or the owner of req's root request (checkOwner).
+// operator, or the owner of req's root request (link.CheckOwner).
 func (g *Gateway) sees(r *http.Request, req *reach.Request) bool {
 	if g.isOperator(r) {
 		return true
 	}
 	id, ok := auth.IdentityFrom(r.Context())
-	return ok && checkOwner(id, req) == nil
-}
-
-// checkOwner refuses a call into, or a look at, a request of another
-// owner: a request is owned by the principal and tenant of its root request
-// (a principal of the same name in another tenant is someone else); id nil
-// is the local user, of no tenant.
-func checkOwner(id *auth.Identity, r *reach.Request) error {
-	principal, tenant := localPrincipal, ""
-	if id != nil {
-		principal, tenant = id.Principal, id.Tenant
-	}
-	if root := r.Root(); root.Principal() != principal || root.Tenant() != tenant {
-		return &linkError{Status: http.StatusForbidden, Code: "not_your_request",
-			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
-			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
-	}
-	return nil
+	return ok && link.CheckOwner(id, req) == nil
 }
 
 // held reports whether a tool's changed definition waits for approval.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -336,8 +337,8 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	}
 	args := map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"}
 	res, text := callText(t, cs, "refund_order", args, nil)
-	if !res.IsError || res.Meta[MetaStatus] != "pending" {
-		t.Fatalf("first call = %q (%v), want pending", text, res.Meta[MetaStatus])
+	if !res.IsError || res.Meta[link.MetaStatus] != "pending" {
+		t.Fatalf("first call = %q (%v), want pending", text, res.Meta[link.MetaStatus])
 	}
 	bob := map[string]string{"Authorization": "Bearer " + keys["bob"]}
 	_, out := do(t, "GET", url+"/v1/approvals?status=pending", "", bob)
@@ -350,8 +351,8 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	}
 	// The refund ran once: the same call again never refunds twice.
 	res, text = callText(t, cs, "refund_order", args, nil)
-	if res.Meta[MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
-		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[MetaStatus], text)
+	if res.Meta[link.MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
+		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[link.MetaStatus], text)
 	}
 	// The audit log has the approval's story: asked, approved by bob with
 	// his reason, used.
@@ -557,7 +558,7 @@ forbid (principal, action, resource) when { context.scene == "chitchat" && resou
 		t.Errorf("a scene with a space = %d %v, want 400 bad_scene", status, out)
 	}
 	cs := connectMCP(t, g, nil)
-	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{MetaScene: "chitchat"})
+	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{link.MetaScene: "chitchat"})
 	if !res.IsError || !strings.Contains(text, "small talk") {
 		t.Errorf("a refund over MCP in chitchat = %q, want denied by the scene rule", text)
 	}

@@ -14,17 +14,10 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/render"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// Headers that link an API call to a frame (see the package doc).
-const (
-	HeaderParent      = "Reach-Parent"
-	HeaderScene       = "Reach-Scene" // the conversation's scene, for a new request
-	HeaderTraceparent = "Traceparent"
-	HeaderBaggage     = "Baggage"
 )
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
@@ -191,35 +184,6 @@ func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups})
 }
 
-// linkFromHeaders reads Reach-Parent, Reach-Scene, traceparent and
-// baggage. A header it refuses is a *linkError that says which.
-func linkFromHeaders(h http.Header) (link, error) {
-	var l link
-	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
-		id, err := parseFrameID(p)
-		if err != nil {
-			return l, &linkError{Status: http.StatusBadRequest, Code: "bad_parent", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderParent, err)),
-				Suggestion: "Send the 16-hex-digit id of a frame, or omit the header."}
-		}
-		l.Parent = id
-	}
-	l.Trace, l.TraceID, _ = parseTraceparent(h.Get(HeaderTraceparent))
-	l.Scene = strings.TrimSpace(h.Get(HeaderScene))
-	if err := checkScene(l.Scene); err != nil {
-		return l, &linkError{Status: http.StatusBadRequest, Code: "bad_scene", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
-			Suggestion: "Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header."}
-	}
-	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
-		l.Request = id
-	}
-	for _, b := range h.Values(HeaderBaggage) {
-		if id := baggageRequest(b); id != "" {
-			l.Request = id
-		}
-	}
-	return l, nil
-}
-
 // postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
 func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 	data, ok := readBody(w, r)
@@ -232,8 +196,8 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 			`Send {"request_id": "optional", "tool_calls": [{"call_id": "c1", "tool": "<name>", "arguments": {...}}]}.`)
 		return
 	}
-	l, err := linkFromHeaders(r.Header)
-	if le := (*linkError)(nil); errors.As(err, &le) {
+	l, err := link.FromHeaders(r.Header)
+	if le := (*link.Error)(nil); errors.As(err, &le) {
 		writeError(w, le.Status, le.Code, le.Message, le.Suggestion)
 		return
 	}
@@ -249,17 +213,14 @@ func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
 	l.Agent = "api" // place bounds the request id
 	caller, _ := auth.IdentityFrom(r.Context())
 	for _, c := range env.ToolCalls {
-		if f := g.chosen.get(c.ID, l.Request, caller); f != nil {
+		if f := g.chosen.Get(c.ID, l.Request, caller); f != nil {
 			l.Chosen = f
 			break
 		}
 	}
-	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
-		who, _ := auth.IdentityFrom(r.Context())
-		return g.reqs.fresh(l, who)
-	})
+	ctx, req, done, err := g.owned.Place(r.Context(), l, nil)
 	if err != nil {
-		var le *linkError
+		var le *link.Error
 		if errors.As(err, &le) {
 			writeError(w, le.Status, le.Code, le.Message, le.Suggestion)
 			return
@@ -414,7 +375,7 @@ func (g *Gateway) endRequest(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g.reqs.end(req.ID())
+	g.owned.End(req.ID())
 	req.End()
 	writeJSON(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State()})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 )
 
 func TestAPICallsEnvelope(t *testing.T) {
@@ -327,7 +328,7 @@ func TestAPIReachParentLinksAcrossProcesses(t *testing.T) {
 					f, _ := reach.FrameFrom(ctx)
 					h := map[string]string{"Reach-Parent": f.ID.String()}
 					if header == "traceparent" {
-						h = map[string]string{"traceparent": traceparent(f.Request, f.ID)}
+						h = map[string]string{"traceparent": link.Traceparent(f.Request, f.ID)}
 					}
 					for _, call := range []string{
 						`{"call_id":"n1","tool":"get_order","arguments":{"order_id":"1002"}}`,

@@ -64,6 +64,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
@@ -104,7 +105,7 @@ type Gateway struct {
 	rt      *reach.Runtime
 	log     *slog.Logger
 	model   builtin.Model
-	reqs    *requests
+	owned   *link.Owned // the requests the gateway begins for its clients
 	server  *mcp.Server
 	handler http.Handler
 
@@ -112,7 +113,7 @@ type Gateway struct {
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
 
-	chosen    chosenCalls         // tool_call ids the model proxy saw -> their model frame
+	chosen    link.Chosen         // tool_call ids the model proxy saw -> their model frame
 	proxyHTTP *http.Client        // the model proxy's client
 	authn     *auth.Authenticator // non-nil when clients must authenticate
 	policy    *policy.Engine      // nil: decisions by access level
@@ -215,7 +216,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	g.rt = reach.New(ro)
-	g.reqs = newRequests(g.ctx, g.rt, cfg)
+	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})
 
 	var tools []reach.Tool
 	if cfg.Examples || len(cfg.Upstreams) == 0 {
@@ -252,7 +253,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	}
 	g.syncMCPTools()
 	g.handler = g.newHandler()
-	go g.reqs.janitor(g.sweepClients)
+	g.background(func() { g.owned.Run(g.ctx, g.sweepClients) })
 	close(g.ready)
 	return g, nil
 }
@@ -281,6 +282,15 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		}
 	}
 	return nil
+}
+
+// budgets returns the configured budgets as the runtime's.
+func budgets(cfg *config.Config) map[string]reach.Budget {
+	out := make(map[string]reach.Budget, len(cfg.Budgets))
+	for name, b := range cfg.Budgets {
+		out[name] = reach.Budget(b)
+	}
+	return out
 }
 
 // prepare applies the configured override to t.
@@ -448,7 +458,7 @@ func (g *Gateway) Close() error {
 	if g.server != nil {
 		g.closeSessions()
 	}
-	g.reqs.endAll()
+	g.owned.EndAll()
 	g.cancel()
 	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
 	var errs []error

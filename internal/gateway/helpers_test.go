@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -219,7 +220,7 @@ func newUpstreamProbe() *upstreamProbe {
 			p.record(req.Params.Meta)
 			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
 			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
-			if tp, ok := req.Params.Meta[MetaTraceparent].(string); ok {
+			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
 				hreq.Header.Set("traceparent", tp)
 			}
 			resp, err := http.DefaultClient.Do(hreq)

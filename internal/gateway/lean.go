@@ -36,6 +36,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -142,7 +143,7 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 			g.passOn(sdk, w, r, body)
 			return
 		}
-		if _, err := parseCallMeta(p.Meta); err != nil {
+		if _, err := link.FromMeta(p.Meta); err != nil {
 			g.passOn(sdk, w, r, body)
 			return
 		}

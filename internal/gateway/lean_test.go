@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,8 +54,8 @@ func TestMCPOverHTTP(t *testing.T) {
 			if sc, _ := r2.StructuredContent.(map[string]any); sc["sum"] != 3.0 {
 				t.Errorf("up__add structured = %v", r2.StructuredContent)
 			}
-			if r1.Meta[MetaRequest] != r2.Meta[MetaRequest] {
-				t.Errorf("one client's calls ran in requests %v and %v", r1.Meta[MetaRequest], r2.Meta[MetaRequest])
+			if r1.Meta[link.MetaRequest] != r2.Meta[link.MetaRequest] {
+				t.Errorf("one client's calls ran in requests %v and %v", r1.Meta[link.MetaRequest], r2.Meta[link.MetaRequest])
 			}
 			r3, text := callText(t, cs, "up__delete_all", map[string]any{}, nil)
 			if !r3.IsError || !strings.Contains(text, "approval") {
@@ -65,7 +66,7 @@ func TestMCPOverHTTP(t *testing.T) {
 				t.Errorf("unknown tool = %q", text)
 			}
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"},
-				Meta: mcp.Meta{MetaParent: "bad"}}); err == nil || !strings.Contains(err.Error(), "frame id") {
+				Meta: mcp.Meta{link.MetaParent: "bad"}}); err == nil || !strings.Contains(err.Error(), "frame id") {
 				t.Errorf("malformed reach/parent: err = %v", err)
 			}
 

@@ -3,40 +3,21 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/trace"
-)
-
-// Keys the gateway reads from and writes to MCP _meta.
-const (
-	MetaRequest        = "reach/request"         // the request a call belongs to
-	MetaBudget         = "reach/budget"          // a budget name or amounts, for a new request
-	MetaScene          = "reach/scene"           // the conversation's scene (e.g. chitchat), for a new request
-	MetaWhy            = "reach/why"             // the caller's reason, recorded as Call.Why
-	MetaParent         = "reach/parent"          // the parent frame id (16 hex digits)
-	MetaCallID         = "reach/call_id"         // the caller's call id
-	MetaIdempotencyKey = "reach/idempotency_key" // an idempotency key for the call
-	MetaFrame          = "reach/frame"           // in results: the call's frame id
-	MetaStatus         = "reach/status"          // in results: success, error, refused, ...
-	MetaError          = "reach/error"           // in results: the structured error
-	MetaTraceparent    = "traceparent"
-	MetaBaggage        = "baggage"
 )
 
 func (g *Gateway) newMCPServer() *mcp.Server {
@@ -89,22 +70,16 @@ func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 var mcpCallSeq atomic.Uint64
 
-// session is the state the gateway keeps per MCP session.
-type session struct {
-	request string    // the session's current request; guarded by requests.mu
-	made    time.Time // for a sessionless client's: when it was made
-}
-
 // sessionOf returns the gateway's state for the session a call came in.
 // A long-lived session (stdio, in-memory, or Streamable HTTP with a session
 // id) is keyed by itself, and its request ends when it closes. Sessionless
 // HTTP clients (protocol 2026-07-28 and later, where every POST has a
 // session of its own) are keyed by their clientInfo name and version, so that
 // one client's calls share a request until it has been idle for the gap.
-func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
+func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *link.Session {
 	ss := req.Session
 	if ss == nil {
-		return &session{}
+		return &link.Session{}
 	}
 	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
 		var name, version string
@@ -118,7 +93,7 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 
 // clientSession returns the state of a sessionless client: its principal
 // and clientInfo name and version.
-func (g *Gateway) clientSession(id *auth.Identity, name, version string) *session {
+func (g *Gateway) clientSession(id *auth.Identity, name, version string) *link.Session {
 	// NUL-separated and bounded: the parts cannot run into each other, and
 	// a huge clientInfo is not kept.
 	key := "client\x00"
@@ -127,10 +102,10 @@ func (g *Gateway) clientSession(id *auth.Identity, name, version string) *sessio
 	}
 	key += "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
 	if v, ok := g.sessions.Load(key); ok {
-		return v.(*session)
+		return v.(*link.Session)
 	}
-	v, _ := g.sessions.LoadOrStore(key, &session{made: time.Now()})
-	return v.(*session)
+	v, _ := g.sessions.LoadOrStore(key, g.owned.NewSession())
+	return v.(*link.Session)
 }
 
 // sweepClients forgets the sessionless clients whose request has ended (or
@@ -141,8 +116,7 @@ func (g *Gateway) sweepClients() {
 		if _, isClient := k.(string); !isClient {
 			return true
 		}
-		st := v.(*session)
-		if !g.reqs.current(&st.request, st.made) {
+		if !g.owned.Current(v.(*link.Session)) {
 			g.sessions.CompareAndDelete(k, v)
 		}
 		return true
@@ -151,14 +125,14 @@ func (g *Gateway) sweepClients() {
 
 // sessionFor returns the state of a long-lived session, made on first use;
 // its request ends when the session closes.
-func (g *Gateway) sessionFor(ss *mcp.ServerSession) *session {
+func (g *Gateway) sessionFor(ss *mcp.ServerSession) *link.Session {
 	if v, ok := g.sessions.Load(ss); ok {
-		return v.(*session)
+		return v.(*link.Session)
 	}
-	st := &session{}
+	st := &link.Session{}
 	v, loaded := g.sessions.LoadOrStore(ss, st)
 	if loaded {
-		return v.(*session)
+		return v.(*link.Session)
 	}
 	go func() {
 		ss.Wait()
@@ -166,12 +140,7 @@ func (g *Gateway) sessionFor(ss *mcp.ServerSession) *session {
 		if id := ss.ID(); id != "" {
 			g.byID.Delete(id)
 		}
-		g.reqs.mu.Lock()
-		id := st.request
-		g.reqs.mu.Unlock()
-		if id != "" {
-			g.reqs.end(id)
-		}
+		g.owned.EndSession(st)
 	}()
 	return st
 }
@@ -200,17 +169,15 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // failure is a result with isError and the text the model should read;
 // only a malformed _meta is a protocol error. Progress goes to ss under
 // token, when both are set.
-func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
-	m, err := parseCallMeta(meta)
+func (g *Gateway) dispatch(ctx context.Context, st *link.Session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
+	m, err := link.FromMeta(meta)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	m.link.Agent = agent
+	m.Agent = agent
 	who, _ := auth.IdentityFrom(ctx)
-	m.link.Chosen = g.chosen.get(m.callID, m.link.Request, who)
-	cctx, r, done, err := g.place(ctx, m.link, func() (*reach.Request, func(), error) {
-		return g.reqs.session(&st.request, m.link, who)
-	})
+	m.Chosen = g.chosen.Get(m.CallID, m.Request, who)
+	cctx, r, done, err := g.owned.Place(ctx, m.Target, st)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -219,167 +186,27 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 	if token != nil && ss != nil {
 		cctx = context.WithValue(cctx, progressKey{}, &progressSink{ss: ss, token: token})
 	}
-	id := m.callID
+	id := m.CallID
 	if id == "" {
 		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
 	}
 	if token != nil && ss != nil {
 		defer g.approvalProgress(cctx, r, id, &progressSink{ss: ss, token: token})()
 	}
-	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.why, IdempotencyKey: m.key})
+	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
 	return mcpResult(res, r.ID()), nil
-}
-
-// callMeta is what a tools/call's _meta says to the gateway.
-type callMeta struct {
-	link   link
-	why    string
-	key    string
-	callID string
-}
-
-func parseCallMeta(meta mcp.Meta) (callMeta, error) {
-	var m callMeta
-	if len(meta) == 0 {
-		return m, nil
-	}
-	str := func(k string) (string, error) {
-		v, ok := meta[k]
-		if !ok || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("_meta[%q] must be a string", k)
-		}
-		return s, nil
-	}
-	var err error
-	if m.link.Request, err = str(MetaRequest); err != nil {
-		return m, err
-	}
-	if m.why, err = str(MetaWhy); err != nil {
-		return m, err
-	}
-	if m.key, err = str(MetaIdempotencyKey); err != nil {
-		return m, err
-	}
-	if m.callID, err = str(MetaCallID); err != nil {
-		return m, err
-	}
-	if m.link.Budget, err = parseBudgetSpec(meta[MetaBudget]); err != nil {
-		return m, err
-	}
-	if m.link.Scene, err = str(MetaScene); err != nil {
-		return m, err
-	}
-	if err := checkScene(m.link.Scene); err != nil {
-		return m, fmt.Errorf("_meta[%q]: %v", MetaScene, err)
-	}
-	parent, err := str(MetaParent)
-	if err != nil {
-		return m, err
-	}
-	if parent != "" {
-		if m.link.Parent, err = parseFrameID(parent); err != nil {
-			return m, fmt.Errorf("_meta[%q]: %v", MetaParent, err)
-		}
-	}
-	tp, err := str(MetaTraceparent)
-	if err != nil {
-		return m, err
-	}
-	m.link.Trace, m.link.TraceID, _ = parseTraceparent(tp) // a malformed traceparent is ignored, as W3C says
-	bg, err := str(MetaBaggage)
-	if err != nil {
-		return m, err
-	}
-	if m.link.Request == "" {
-		m.link.Request = baggageRequest(bg)
-	}
-	if len(m.link.Request) > maxRequestID { // as place would, naming where it came from
-		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, maxRequestID)
-	}
-	return m, nil
-}
-
-// parseFrameID reads 16 hex digits, not all zero.
-func parseFrameID(s string) (reach.FrameID, error) {
-	if len(s) != 16 {
-		return 0, fmt.Errorf("%q is not a frame id (16 hex digits)", s)
-	}
-	id, err := reach.ParseFrameID(s)
-	if err != nil || id == 0 {
-		return 0, fmt.Errorf("%q is not a frame id (16 hex digits, not all zero)", s)
-	}
-	return id, nil
-}
-
-// parseTraceparent returns the parent span id and the trace id of a W3C
-// traceparent ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>").
-func parseTraceparent(s string) (reach.FrameID, [16]byte, bool) {
-	var trace [16]byte
-	s = strings.TrimSpace(s)
-	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" {
-		return 0, trace, false
-	}
-	if !isHex(s[:2]) || !isHex(s[3:35]) || !isHex(s[53:55]) || strings.Trim(s[3:35], "0") == "" {
-		return 0, trace, false
-	}
-	if s[:2] == "00" && len(s) != 55 {
-		return 0, trace, false
-	}
-	id, err := parseFrameID(s[36:52])
-	if err != nil {
-		return 0, trace, false
-	}
-	hex.Decode(trace[:], []byte(s[3:35])) // checked above
-	return id, trace, true
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// baggageRequest returns the reach.request entry of a W3C baggage header.
-func baggageRequest(s string) string {
-	for _, member := range strings.Split(s, ",") {
-		kv, _, _ := strings.Cut(member, ";")
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) != "reach.request" {
-			continue
-		}
-		v, err := url.PathUnescape(strings.TrimSpace(v))
-		if err != nil {
-			return ""
-		}
-		return v
-	}
-	return ""
-}
-
-// traceparent renders a W3C traceparent whose parent span id is frame f,
-// in the request tree's trace (the one its spans are exported in).
-func traceparent(r *reach.Request, f reach.FrameID) string {
-	return "00-" + trace.TraceID(r.Trace()).String() + "-" + f.String() + "-01"
 }
 
 // mcpResult renders a reach result as an MCP tool result.
 func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    mcp.Meta{MetaRequest: request, MetaFrame: res.Frame.String(), MetaStatus: string(res.Status)},
+		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)},
 	}
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true
 		if res.Error != nil {
-			out.Meta[MetaError] = res.Error
+			out.Meta[link.MetaError] = res.Error
 		}
 		return out
 	}

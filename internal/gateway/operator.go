@@ -10,6 +10,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/ui"
@@ -20,10 +21,6 @@ import (
 // OTLP traces when telemetry.otlp_endpoint is set, and the approvals API at
 // /v1/approvals. Every frame's event goes to the per-tool statistics, the
 // metrics, the tracer and Options.Recorder, in that order.
-
-// localPrincipal is who works with a gateway that authenticates nobody:
-// the requests it begins and the approvals given at its API and UI.
-const localPrincipal = "local"
 
 // operators builds the recorders and the approval queue into ro.
 func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
@@ -138,7 +135,7 @@ func principalOf(r *http.Request) string {
 	if id, ok := auth.IdentityFrom(r.Context()); ok {
 		return id.Principal
 	}
-	return localPrincipal
+	return link.LocalPrincipal
 }
 
 // uiActor is who makes an HTTP request to the UI: the authenticated
@@ -147,14 +144,14 @@ func uiActor(r *http.Request) ui.Actor {
 	if id, ok := auth.IdentityFrom(r.Context()); ok {
 		return ui.Actor{Principal: id.Principal, Tenant: id.Tenant}
 	}
-	return ui.Actor{Principal: localPrincipal}
+	return ui.Actor{Principal: link.LocalPrincipal}
 }
 
 func approvalActor(r *http.Request) approval.Actor {
 	if id, ok := auth.IdentityFrom(r.Context()); ok {
 		return approval.Actor{Principal: id.Principal, Roles: id.Roles, Tenant: id.Tenant}
 	}
-	return approval.Actor{Principal: localPrincipal}
+	return approval.Actor{Principal: link.LocalPrincipal}
 }
 
 // uiApprovals shows the approval queue in the UI's inbox. It acts as the

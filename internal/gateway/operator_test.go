@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -191,10 +192,10 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
 	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	parts := strings.Split(tp, "-")
-	if len(parts) != 4 || parts[2] != res.Meta[MetaFrame] {
-		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[MetaFrame])
+	if len(parts) != 4 || parts[2] != res.Meta[link.MetaFrame] {
+		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[link.MetaFrame])
 	}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
@@ -219,8 +220,8 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	collector, exported := otlpCollector(t)
 	g, p, srv := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
-	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{link.MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != foreign {
 		t.Errorf("the upstream was told traceparent %q, want it in trace %s", tp, foreign)
 	}
@@ -234,7 +235,7 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 		t.Errorf("a request begun for a call with another tracer's traceparent is in trace %x, want %s", got, foreign)
 	}
 	// Each call's span is the child of the caller's span that sent it.
-	want := map[string]string{fmt.Sprint(res.Meta[MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
+	want := map[string]string{fmt.Sprint(res.Meta[link.MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -337,7 +338,7 @@ func TestSamplingOnStandaloneStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, text := callText(t, cs, "up__sample_detached", map[string]any{}, mcp.Meta{MetaRequest: "detached"})
+	res, text := callText(t, cs, "up__sample_detached", map[string]any{}, mcp.Meta{link.MetaRequest: "detached"})
 	if res.IsError || text != "sampled: from the client" {
 		t.Fatalf("up__sample_detached = %q", text)
 	}

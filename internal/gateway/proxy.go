@@ -12,11 +12,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
 )
 
@@ -49,86 +48,6 @@ import (
 //     it becomes the model frame's child.
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
-
-// HeaderRequest names the request of a model proxy call or an API call.
-const (
-	HeaderRequest = "Reach-Request"
-	HeaderFrame   = "Reach-Frame"
-)
-
-// chosenCalls maps the ids of the tool calls models chose to their model
-// frames, keeping the newest max ids. Model endpoints do not promise ids
-// unique across conversations ("call_0" each time, say), so an id keeps
-// the newest frame of each request whose model chose it (a few at most):
-// a call that names its request links within it; one that names none
-// links only if one running request's model chose that id, so that one
-// agent's call never runs in another's request.
-type chosenCalls struct {
-	mu    sync.Mutex
-	max   int
-	m     map[string][]*reach.Frame
-	order []string
-}
-
-// maxChosenPerID bounds the requests remembered for one tool call id.
-const maxChosenPerID = 8
-
-func (c *chosenCalls) put(id string, f *reach.Frame) {
-	if id == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string][]*reach.Frame{}
-		if c.max == 0 {
-			c.max = 10000
-		}
-	}
-	fs, ok := c.m[id]
-	if !ok {
-		c.order = append(c.order, id)
-	}
-	fs = slices.DeleteFunc(fs, func(o *reach.Frame) bool { return o.Request == f.Request || o.Request.Root().State() != "running" })
-	if len(fs) >= maxChosenPerID {
-		fs = fs[1:]
-	}
-	c.m[id] = append(fs, f)
-	for len(c.order) > c.max {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-}
-
-// get returns the model frame that chose call id for a caller who: within
-// the running request named (or one under it), else the one running
-// request's; only a request who owns counts (checkOwner).
-func (c *chosenCalls) get(id, request string, who *auth.Identity) *reach.Frame {
-	if id == "" {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fs := c.m[id]
-	var found *reach.Frame
-	for i := len(fs) - 1; i >= 0; i-- {
-		f := fs[i]
-		if f.Request.Root().State() != "running" || checkOwner(who, f.Request) != nil {
-			continue
-		}
-		if request != "" {
-			if (link{Request: request, Chosen: f}).chosen() != nil {
-				return f
-			}
-			continue
-		}
-		if found != nil {
-			return nil // two running requests' models chose it
-		}
-		found = f
-	}
-	return found
-}
 
 // costBudgeted reports whether r or a request above it has a cost budget.
 func costBudgeted(r *reach.Request) bool {
@@ -189,18 +108,15 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	out, _ := json.Marshal(body)
 
-	l, err := linkFromHeaders(r.Header)
-	if le := (*linkError)(nil); errors.As(err, &le) {
+	l, err := link.FromHeaders(r.Header)
+	if le := (*link.Error)(nil); errors.As(err, &le) {
 		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
 		return
 	}
 	l.Agent = "model-proxy"
-	ctx, req, done, err := g.place(r.Context(), l, func() (*reach.Request, func(), error) {
-		who, _ := auth.IdentityFrom(r.Context())
-		return g.reqs.fresh(l, who)
-	})
+	ctx, req, done, err := g.owned.Place(r.Context(), l, nil)
 	if err != nil {
-		var le *linkError
+		var le *link.Error
 		if errors.As(err, &le) {
 			proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
 			return
@@ -215,7 +131,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		w.Header().Set(HeaderRequest, req.ID())
+		w.Header().Set(link.HeaderRequest, req.ID())
 		proxyError(w, http.StatusBadRequest, "invalid_request_error", "unpriced_model",
 			fmt.Sprintf("Request %s has a cost budget, and model %q has no price (model.prices), so its cost could not be counted. Use a priced model (%s), or ask the operator to price this one.",
 				req.ID(), model, strings.Join(names, ", ")))
@@ -230,12 +146,12 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			code = re.Code
 			msg = strings.TrimSpace(re.Message + " " + re.Suggestion)
 		}
-		w.Header().Set(HeaderRequest, req.ID())
+		w.Header().Set(link.HeaderRequest, req.ID())
 		proxyError(w, http.StatusTooManyRequests, "budget_exceeded", code, msg)
 		return
 	}
-	w.Header().Set(HeaderRequest, req.ID())
-	w.Header().Set(HeaderFrame, mf.ID.String())
+	w.Header().Set(link.HeaderRequest, req.ID())
+	w.Header().Set(link.HeaderFrame, mf.ID.String())
 
 	timeout := time.Duration(mc.Timeout)
 	if timeout == 0 {
@@ -297,7 +213,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
-	a := answer{chose: func(id string) { g.chosen.put(id, mf) }}
+	a := answer{chose: func(id string) { g.chosen.Put(id, mf) }}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = g.passStream(w, resp, !clientUsage, &a)
 	} else {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -228,11 +230,11 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *flight {
 	var named reach.FrameID
 	strict := false // the name is reach's own, not another tracer's span
-	if s, isStr := meta[MetaParent].(string); isStr {
-		named, _ = parseFrameID(s)
+	if s, isStr := meta[link.MetaParent].(string); isStr {
+		named, _ = link.ParseFrameID(s)
 		strict = true
-	} else if s, isStr := meta[MetaTraceparent].(string); isStr {
-		named, _, _ = parseTraceparent(s)
+	} else if s, isStr := meta[link.MetaTraceparent].(string); isStr {
+		named, _, _ = link.ParseTraceparent(s)
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -294,13 +296,7 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 		return nil, fmt.Errorf("reach refused the model call: %w", err)
 	}
 	p := *params
-	p.Meta = mcp.Meta{}
-	for k, v := range params.Meta {
-		p.Meta[k] = v
-	}
-	p.Meta[MetaParent] = mf.ID.String()
-	p.Meta[MetaTraceparent] = traceparent(mf.Request, mf.ID)
-	p.Meta[MetaRequest] = mf.Request.ID()
+	p.Meta = link.FrameMeta(maps.Clone(params.Meta), mf)
 	sctx, stop := onStream(callCtx, mctx, reqCtx)
 	defer stop()
 	res, err := down.CreateMessage(sctx, &p)
@@ -324,11 +320,11 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 // onStream returns a context for a request the gateway sends during the
 // call of callCtx: on that call's stream, ended when either end does.
 func onStream(callCtx, end1, end2 context.Context) (context.Context, func()) {
-	c1, stop1 := mergeCancel(routeOf(callCtx), end1)
+	c1, stop1 := link.MergeCancel(routeOf(callCtx), end1)
 	if end2 == end1 {
 		return c1, stop1
 	}
-	c2, stop2 := mergeCancel(c1, end2)
+	c2, stop2 := link.MergeCancel(c1, end2)
 	return c2, func() { stop2(); stop1() }
 }
 

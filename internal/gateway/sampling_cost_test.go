@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,7 +55,7 @@ func samplingCharged(t *testing.T, prices, answered string, want float64) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if res, text := callText(t, cs, "s__ask", map[string]any{"q": "refunds?"}, mcp.Meta{MetaRequest: "priced"}); res.IsError {
+	if res, text := callText(t, cs, "s__ask", map[string]any{"q": "refunds?"}, mcp.Meta{link.MetaRequest: "priced"}); res.IsError {
 		t.Fatalf("s__ask: %s", text)
 	}
 	r, ok := g.rt.Lookup("priced")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,10 +57,10 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 			var sawParent string
 			client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
 				CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					sawParent, _ = req.Params.Meta[MetaParent].(string)
+					sawParent, _ = req.Params.Meta[link.MetaParent].(string)
 					// The model picks a tool: the agent runs it through reach, naming the model frame.
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "refund"},
-						Meta: mcp.Meta{MetaParent: sawParent}})
+						Meta: mcp.Meta{link.MetaParent: sawParent}})
 					if err != nil || res.IsError {
 						t.Errorf("nested search_kb: %v %v", err, res)
 					}
@@ -87,7 +88,7 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 			}
 			t.Cleanup(func() { cs.Close() })
 
-			res, text := callText(t, cs, "s__ask", map[string]any{"q": "how long do refunds take?"}, mcp.Meta{MetaRequest: "sampling"})
+			res, text := callText(t, cs, "s__ask", map[string]any{"q": "how long do refunds take?"}, mcp.Meta{link.MetaRequest: "sampling"})
 			if res.IsError || text != "model said: 30 days" {
 				t.Fatalf("s__ask = %q (error %v)", text, res.IsError)
 			}
@@ -216,11 +217,11 @@ func TestFindIgnoresEndedCalls(t *testing.T) {
 		meta mcp.Meta
 		want *flight
 	}{
-		{"reach/parent of the ended call", mcp.Meta{MetaParent: a.frame.ID.String()}, nil},
-		{"traceparent of the ended call", mcp.Meta{MetaTraceparent: tp(a.frame.ID)}, nil},
-		{"reach/parent of no call", mcp.Meta{MetaParent: reach.FrameID(0xc1).String()}, nil},
-		{"reach/parent of the call in flight", mcp.Meta{MetaParent: b.frame.ID.String()}, b},
-		{"traceparent of another tracer", mcp.Meta{MetaTraceparent: tp(0xd1)}, b},
+		{"reach/parent of the ended call", mcp.Meta{link.MetaParent: a.frame.ID.String()}, nil},
+		{"traceparent of the ended call", mcp.Meta{link.MetaTraceparent: tp(a.frame.ID)}, nil},
+		{"reach/parent of no call", mcp.Meta{link.MetaParent: reach.FrameID(0xc1).String()}, nil},
+		{"reach/parent of the call in flight", mcp.Meta{link.MetaParent: b.frame.ID.String()}, b},
+		{"traceparent of another tracer", mcp.Meta{link.MetaTraceparent: tp(0xd1)}, b},
 		{"no name", mcp.Meta{}, b},
 	} {
 		if got := fs.find(cs, tc.meta, hasSession); got != tc.want {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +68,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 	cs := connectMCP(t, g, nil)
 	var seen []string
 	for _, tool := range []string{"leaky__whoami", "leaky__leak_err"} {
-		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{MetaRequest: "sec"})
+		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{link.MetaRequest: "sec"})
 		seen = append(seen, text)
 		if tool == "leaky__whoami" && (res.IsError || !strings.Contains(text, "[redacted]")) {
 			t.Errorf("%s = %q, want the token masked", tool, text)

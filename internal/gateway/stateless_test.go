@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,9 +52,9 @@ func TestStatelessProtocol(t *testing.T) {
 		if si, _ := res.Meta[metaServerInfo].(map[string]any); si["name"] != "reach" {
 			t.Errorf("result _meta %v, want the server's info", res.Meta)
 		}
-		id, _ := res.Meta[MetaRequest].(string)
+		id, _ := res.Meta[link.MetaRequest].(string)
 		reqs = append(reqs, id)
-		if m := p.lastMeta(); m[MetaParent] == nil || m[MetaRequest] != id {
+		if m := p.lastMeta(); m[link.MetaParent] == nil || m[link.MetaRequest] != id {
 			t.Errorf("the upstream got _meta %v, want the call's frame and request %s", m, id)
 		}
 	}

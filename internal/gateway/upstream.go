@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -613,12 +614,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		meta := mcp.Meta{}
 		if f, ok := reach.FrameFrom(ctx); ok {
-			meta[MetaTraceparent] = traceparent(f.Request, f.ID)
-			meta[MetaParent] = f.ID.String()
-			meta[MetaRequest] = f.Request.ID()
+			link.FrameMeta(meta, f)
 		}
 		if k, ok := reach.IdempotencyKey(ctx); ok {
-			meta[MetaIdempotencyKey] = k
+			meta[link.MetaIdempotencyKey] = k
 		}
 		sink := progressFrom(ctx)
 		down := downstreamFrom(ctx)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,11 +94,11 @@ func TestUpstreamCallsThroughMCP(t *testing.T) {
 	}
 	// The upstream got the call's frame and request in _meta.
 	m := p.lastMeta()
-	frame := res.Meta[MetaFrame].(string)
-	if m[MetaParent] != frame || m[MetaRequest] != res.Meta[MetaRequest] {
+	frame := res.Meta[link.MetaFrame].(string)
+	if m[link.MetaParent] != frame || m[link.MetaRequest] != res.Meta[link.MetaRequest] {
 		t.Errorf("upstream _meta = %v, want reach/parent %s and the request", m, frame)
 	}
-	if tp, _ := m[MetaTraceparent].(string); !strings.Contains(tp, "-"+frame+"-") {
+	if tp, _ := m[link.MetaTraceparent].(string); !strings.Contains(tp, "-"+frame+"-") {
 		t.Errorf("traceparent %q does not carry the frame %s", tp, frame)
 	}
 
@@ -130,13 +131,13 @@ func TestUpstreamCallsThroughMCP(t *testing.T) {
 func TestUpstreamWriteForwardsIdempotencyKey(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"tools:\n  up__echo: {access: write}\n")
 	cs := connectMCP(t, g, nil)
-	callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{MetaCallID: "c7", MetaRequest: "r7"})
-	if k, _ := p.lastMeta()[MetaIdempotencyKey].(string); k != "up__echo:r7/c7" {
+	callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{link.MetaCallID: "c7", link.MetaRequest: "r7"})
+	if k, _ := p.lastMeta()[link.MetaIdempotencyKey].(string); k != "up__echo:r7/c7" {
 		t.Errorf("idempotency key upstream = %q, want up__echo:r7/c7", k)
 	}
 	// The same key again returns the recorded result without calling the upstream.
 	before := len(p.metas)
-	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{MetaCallID: "c7", MetaRequest: "r7"})
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{link.MetaCallID: "c7", link.MetaRequest: "r7"})
 	if res.IsError || len(p.metas) != before {
 		t.Errorf("a repeated key reached the upstream again")
 	}
@@ -162,7 +163,7 @@ func TestUpstreamCancelPropagates(t *testing.T) {
 		cs := connectMCP(t, g, nil)
 		done := make(chan string, 1)
 		go func() {
-			_, text := callText(t, cs, "up__slow", map[string]any{"text": "b"}, mcp.Meta{MetaRequest: "job"})
+			_, text := callText(t, cs, "up__slow", map[string]any{"text": "b"}, mcp.Meta{link.MetaRequest: "job"})
 			done <- text
 		}()
 		waitFor(t, p.started, "the upstream call to start")
@@ -239,7 +240,7 @@ func TestUpstreamCallbackNesting(t *testing.T) {
 	t.Run("reentrant", func(t *testing.T) {
 		g, _, _ := upstreamGateway(t, probeConfig+"tools:\n  up__callback: {reentrancy: reentrant}\n")
 		cs := connectMCP(t, g, nil)
-		res, text := callText(t, cs, "up__callback", args, mcp.Meta{MetaRequest: "cb"})
+		res, text := callText(t, cs, "up__callback", args, mcp.Meta{link.MetaRequest: "cb"})
 		if res.IsError {
 			t.Fatalf("outer callback: %s", text)
 		}
@@ -265,7 +266,7 @@ func TestUpstreamCallbackNesting(t *testing.T) {
 	t.Run("non-reentrant", func(t *testing.T) {
 		g, p, _ := upstreamGateway(t, probeConfig)
 		cs := connectMCP(t, g, nil)
-		_, text := callText(t, cs, "up__callback", args, mcp.Meta{MetaRequest: "cb"})
+		_, text := callText(t, cs, "up__callback", args, mcp.Meta{link.MetaRequest: "cb"})
 		if !strings.Contains(text, `"code":"reentrancy"`) {
 			t.Errorf("re-entering up__callback from its upstream = %s, want a reentrancy refusal", text)
 		}
