@@ -53,7 +53,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,6 +72,7 @@ import (
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,15 +127,6 @@ type Gateway struct {
 	store     *store.SQLite // nil without a data folder
 	audit     *audit.Log    // nil without a data folder
 	auditV    auditView     // the audit log's reader (its st nil without a data folder)
-	// subMu guards every upstream's subs (the clients subscribed to its
-	// resources), subWatched (the clients whose leaving is watched) and
-	// uriLocks (a resource's subscription changes, one at a time: lockURI).
-	subMu      sync.Mutex
-	subWatched map[*mcp.ServerSession]bool
-	uriLocks   map[string]*uriLock
-	// mirrorMu guards every upstream's mirrored: what it put on the
-	// server of its resources and prompts.
-	mirrorMu sync.Mutex
 	// deadBusy holds the dead letters an operator's retry or dismissal is
 	// acting on (by the id in its path).
 	deadMu   sync.Mutex
@@ -154,10 +145,11 @@ type Gateway struct {
 	inflight   sync.Map            // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
 	sdkCalls   sync.Map            // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
 
-	mu        sync.Mutex
-	upstreams []*upstream
-	listed    map[string]bool // tool names listed over MCP
-	closed    bool
+	pool *upstream.Pool // nil offline
+
+	mu     sync.Mutex
+	listed map[string]bool // tool names listed over MCP
+	closed bool
 }
 
 // New builds a gateway from cfg: the runtime, the built-in tools, the
@@ -223,21 +215,18 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		tools = append(tools, builtin.Tools(g.rt, g.model)...)
 	}
 	if !g.opts.Offline {
-		ups, err := g.connectUpstreams(ctx)
+		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: g, Models: g.rt,
+			Version: g.version(), Logger: g.log})
 		if err != nil {
 			g.Close()
 			return nil, err
 		}
-		g.upstreams = ups
+		g.pool = pool
 		if err := g.openPins(); err != nil {
 			g.Close()
 			return nil, err
 		}
-		var upTools []reach.Tool
-		for _, u := range ups {
-			upTools = append(upTools, u.tools()...)
-		}
-		tools = append(tools, g.pinned(upTools)...)
+		tools = append(tools, g.pinned(pool.Tools())...)
 	}
 	if err := g.register(tools); err != nil {
 		g.Close()
@@ -248,12 +237,12 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	g.server = g.newMCPServer()
-	if !g.opts.Offline {
-		g.mirror(ctx)
+	if g.pool != nil {
+		g.pool.Serve(ctx, g.server)
 	}
 	g.syncMCPTools()
 	g.handler = g.newHandler()
-	g.background(func() { g.owned.Run(g.ctx, g.sweepClients) })
+	g.Go(func() { g.owned.Run(g.ctx, g.sweepClients) })
 	close(g.ready)
 	return g, nil
 }
@@ -381,15 +370,11 @@ func (g *Gateway) Config() *config.Config { return g.cfg }
 
 // Upstreams returns the names of the connected upstreams and their tool
 // counts, sorted by name.
-func (g *Gateway) Upstreams() []UpstreamStatus {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]UpstreamStatus, 0, len(g.upstreams))
-	for _, u := range g.upstreams {
-		out = append(out, u.status())
+func (g *Gateway) Upstreams() []upstream.Status {
+	if g.pool == nil {
+		return []upstream.Status{}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return g.pool.Statuses()
 }
 
 // Serve serves the handler on ln until ctx ends, then shuts down
@@ -453,7 +438,6 @@ func (g *Gateway) Close() error {
 		return nil
 	}
 	g.closed = true
-	ups := g.upstreams
 	g.mu.Unlock()
 	if g.server != nil {
 		g.closeSessions()
@@ -468,18 +452,15 @@ func (g *Gateway) Close() error {
 	if err := g.closeStore(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, u := range ups {
-		if err := u.close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing upstream %s: %w", u.cfg.Name, err))
-		}
+	if g.pool != nil {
+		errs = append(errs, g.pool.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// background runs f in a goroutine that Close waits for (f should return
-// soon after g.ctx ends). Once Close began it runs nothing and reports
-// false.
-func (g *Gateway) background(f func()) bool {
+// Go runs f in a goroutine that Close waits for (f should return soon
+// after g.ctx ends). Once Close began it runs nothing and reports false.
+func (g *Gateway) Go(f func()) bool {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()

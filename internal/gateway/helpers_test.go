@@ -283,3 +283,36 @@ func callText(t testing.TB, cs *mcp.ClientSession, name string, args any, meta m
 
 // dotID is how the DOT renderer names a frame's node.
 func dotID(id reach.FrameID) string { return `"f` + id.String() + `"` }
+
+// endUpstreamSessions ends every session of an upstream's server, as a
+// restart does: the gateway's next request on its session is answered 404.
+// The returned func reports whether the server has a session again.
+func endUpstreamSessions(s *mcp.Server) (reopened func() bool) {
+	ended := map[*mcp.ServerSession]bool{}
+	for ss := range s.Sessions() {
+		ss.Close()
+		ended[ss] = true
+	}
+	return func() bool {
+		for ss := range s.Sessions() {
+			if !ended[ss] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// contentText joins the text contents of a tool result.
+func contentText(cs []mcp.Content) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}

@@ -107,22 +107,16 @@ func TestMCPOverHTTP(t *testing.T) {
 // TestLeanUpstreamReconnects: when the upstream forgets the session (a
 // restart answers 404), the next call opens a new session and succeeds.
 func TestLeanUpstreamReconnects(t *testing.T) {
-	g, _, _ := upstreamGateway(t, probeConfig)
+	g, probe, _ := upstreamGateway(t, probeConfig)
 	cs := connectMCP(t, g, nil)
 	if _, text := callText(t, cs, "up__echo", map[string]any{"text": "a"}, nil); text != "echo: a" {
 		t.Fatalf("first call: %q", text)
 	}
-	u := g.upstreams[0]
-	u.mu.Lock()
-	old := u.cs
-	u.mu.Unlock()
-	// Simulate the upstream losing the session: end it on the upstream side
-	// by deleting it the way a client would.
-	old.Close()
+	reopened := endUpstreamSessions(probe.server) // the upstream loses the session
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, text := callText(t, cs, "up__echo", map[string]any{"text": "b"}, nil)
-		if text == "echo: b" {
+		if text == "echo: b" && reopened() {
 			break
 		}
 		if time.Now().After(deadline) {

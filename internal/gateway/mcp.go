@@ -16,6 +16,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,11 +28,11 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       g.log.With("component", "mcp"),
 	}
-	if g.upstreamsComplete() {
-		opts.CompletionHandler = g.complete
+	if g.pool != nil && g.pool.Completes() {
+		opts.CompletionHandler = g.pool.Complete
 	}
-	if g.upstreamsSubscribe() {
-		opts.SubscribeHandler, opts.UnsubscribeHandler = g.subscribe, g.unsubscribe
+	if g.pool != nil && g.pool.Subscribes() {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = g.pool.Subscribe, g.pool.Unsubscribe
 		opts.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
 	}
 	g.serverInfo = &mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: g.version()}
@@ -182,16 +183,17 @@ func (g *Gateway) dispatch(ctx context.Context, st *link.Session, ss *mcp.Server
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
-	cctx = withDownstream(cctx, ctx, ss)
-	if token != nil && ss != nil {
-		cctx = context.WithValue(cctx, progressKey{}, &progressSink{ss: ss, token: token})
+	var caller *upstream.Caller
+	if ss != nil {
+		caller = &upstream.Caller{Session: ss, Route: ctx, Progress: token}
+		cctx = upstream.WithCaller(cctx, caller)
 	}
 	id := m.CallID
 	if id == "" {
 		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
 	}
-	if token != nil && ss != nil {
-		defer g.approvalProgress(cctx, r, id, &progressSink{ss: ss, token: token})()
+	if caller != nil && token != nil {
+		defer g.approvalProgress(cctx, r, id, caller)()
 	}
 	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
 	return mcpResult(res, r.ID()), nil
@@ -299,8 +301,8 @@ func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, er
 func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
 	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.InputSchema)}
 	var orig *mcp.Tool
-	if u := g.upstreamOf(t); u != nil {
-		orig = u.original(t.Name)
+	if g.pool != nil {
+		orig = g.pool.Original(t)
 	}
 	ann := &mcp.ToolAnnotations{
 		ReadOnlyHint:   t.Access == reach.Read,
@@ -347,20 +349,6 @@ func objectSchema(s json.RawMessage) json.RawMessage {
 	return s
 }
 
-// progressSink is where progress of a call goes: the downstream session and
-// the token its client gave.
-type progressSink struct {
-	ss    *mcp.ServerSession
-	token any
-}
-
-type progressKey struct{}
-
-func progressFrom(ctx context.Context) *progressSink {
-	p, _ := ctx.Value(progressKey{}).(*progressSink)
-	return p
-}
-
 // approvalEvery is how often a client that asked for progress hears that
 // its call still waits for approval.
 var approvalEvery = 2 * time.Second
@@ -368,7 +356,7 @@ var approvalEvery = 2 * time.Second
 // approvalProgress tells the client, with progress notifications, while its
 // call (id, in r) waits for approval (approvals: wait). Call the returned
 // func when the call is over.
-func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id string, sink *progressSink) func() {
+func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id string, c *upstream.Caller) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	every := approvalEvery
 	go func() {
@@ -398,7 +386,7 @@ func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id str
 			if e := waiting.Err(); e != nil && e.Message != "" {
 				msg = e.Message
 			}
-			sink.ss.NotifyProgress(routeOf(ctx), &mcp.ProgressNotificationParams{ProgressToken: sink.token, Progress: float64(n), Message: msg})
+			c.Session.NotifyProgress(c.Route, &mcp.ProgressNotificationParams{ProgressToken: c.Progress, Progress: float64(n), Message: msg})
 		}
 	}()
 	return cancel
@@ -413,4 +401,59 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// streams reports whether a client's calls need answers that are streams:
+// it can sample or elicit, or asked for log messages.
+func (g *Gateway) streams(ss *mcp.ServerSession) bool {
+	return ss != nil && (upstream.CanSample(ss) || g.logs(ss))
+}
+
+// logLevels orders MCP logging levels from the most verbose.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// setLoggingLevel records a client's logging/setLevel and passes it on to
+// the upstream sessions its calls use, so that upstreams send their log
+// messages: the client's own sessions get its level (a session made later
+// gets it when it is made), shared sessions the most verbose level any
+// client asked for. Each client then gets the messages its level lets
+// through.
+func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, params *mcp.SetLoggingLevelParams) {
+	if _, had := g.levels.Swap(down, params.Level); !had {
+		go func() {
+			down.Wait()
+			g.levels.Delete(down)
+		}()
+	}
+	if g.pool != nil {
+		g.pool.SetLevel(ctx, down, params.Level, g.SharedLevel())
+	}
+}
+
+// Level is the logging level the client of down asked for, if it did.
+func (g *Gateway) Level(down *mcp.ServerSession) (mcp.LoggingLevel, bool) {
+	v, ok := g.levels.Load(down)
+	if !ok {
+		return "", false
+	}
+	return v.(mcp.LoggingLevel), true
+}
+
+// SharedLevel is the most verbose level a client asked for ("" when none
+// did): what shared upstream sessions are set to.
+func (g *Gateway) SharedLevel() mcp.LoggingLevel {
+	var shared mcp.LoggingLevel
+	g.levels.Range(func(_, v any) bool {
+		if lv := v.(mcp.LoggingLevel); shared == "" || slices.Index(logLevels, lv) < slices.Index(logLevels, shared) {
+			shared = lv
+		}
+		return true
+	})
+	return shared
+}
+
+// logs reports whether a client asked for log messages.
+func (g *Gateway) logs(ss *mcp.ServerSession) bool {
+	_, ok := g.levels.Load(ss)
+	return ok
 }

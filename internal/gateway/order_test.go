@@ -300,7 +300,7 @@ func TestSlowClientDoesNotBlockStdioUpstream(t *testing.T) {
 // the upstream's shared session is replaced (a restart, a 404); an unknown
 // level is refused, not passed upstream.
 func TestLogLevelAfterReconnect(t *testing.T) {
-	g, _, _ := upstreamGateway(t, probeConfig)
+	g, probe, _ := upstreamGateway(t, probeConfig)
 	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{}`)
 	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"bogus"}}`); len(msgs) != 1 || path(msgs[0], "error", "code") != float64(-32602) {
 		t.Errorf("an unknown level answered %v, want invalid params", msgs)
@@ -312,13 +312,12 @@ func TestLogLevelAfterReconnect(t *testing.T) {
 	if got := call("before"); len(got) != 2 {
 		t.Fatalf("logs before the reconnect: %v", got)
 	}
-	u := g.upstreams[0]
-	u.mu.Lock()
-	cs := u.cs
-	u.mu.Unlock()
-	u.drop(cs, nil)
+	reopened := endUpstreamSessions(probe.server) // the next call gets a 404 and a new session
 	if got := call("after"); strings.Join(got, ",") != "after-1,after-2" {
 		t.Errorf("logs after the upstream session was replaced: %v, want after-1 and after-2", got)
+	}
+	if !reopened() {
+		t.Error("the gateway made no new session with the upstream")
 	}
 }
 

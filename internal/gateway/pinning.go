@@ -3,11 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +25,7 @@ var pinRecheck = 2 * time.Second
 // naming its data folder (a config.Config built in memory without one, as in
 // tests and benchmarks, pins nothing).
 func (g *Gateway) openPins() error {
-	if len(g.upstreams) == 0 || g.opts.Ephemeral || !g.cfg.HasDataDir() {
+	if g.pool == nil || g.pool.Len() == 0 || g.opts.Ephemeral || !g.cfg.HasDataDir() {
 		return nil
 	}
 	dir, err := g.cfg.EnsureDataDir()
@@ -37,21 +37,7 @@ func (g *Gateway) openPins() error {
 		return err
 	}
 	g.pins = ps
-	g.background(func() { g.recheckPins(pinRecheck) })
-	return nil
-}
-
-// upstreamOf returns the upstream serving an exposed tool name.
-func (g *Gateway) upstreamOf(t reach.Tool) *upstream {
-	for _, tag := range t.Tags {
-		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
-			for _, u := range g.upstreams {
-				if u.cfg.Name == name {
-					return u
-				}
-			}
-		}
-	}
+	g.Go(func() { g.recheckPins(pinRecheck) })
 	return nil
 }
 
@@ -76,11 +62,7 @@ func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
 		return tools
 	}
 	return slices.DeleteFunc(tools, func(t reach.Tool) bool {
-		u := g.upstreamOf(t)
-		if u == nil {
-			return false
-		}
-		orig := u.original(t.Name)
+		orig := g.pool.Original(t)
 		if orig == nil {
 			return false
 		}
@@ -113,14 +95,12 @@ func (g *Gateway) recheckPins(every time.Duration) {
 			continue
 		}
 		var back []reach.Tool
-		for _, u := range g.upstreams {
-			for _, tool := range u.tools() {
-				if !g.held(tool.Name) {
-					continue
-				}
-				if ok := g.pinned([]reach.Tool{tool}); len(ok) == 1 {
-					back = append(back, g.prepare(tool))
-				}
+		for _, tool := range g.pool.Tools() {
+			if !g.held(tool.Name) {
+				continue
+			}
+			if ok := g.pinned([]reach.Tool{tool}); len(ok) == 1 {
+				back = append(back, g.prepare(tool))
 			}
 		}
 		if len(back) == 0 {
@@ -135,4 +115,51 @@ func (g *Gateway) recheckPins(every time.Duration) {
 			g.log.Info("an approved tool definition is in force", "tool", tool.Name)
 		}
 	}
+}
+
+// Relisted registers the tools an upstream lists again (upstream.Catalog):
+// new and changed ones with their overrides, unless pinning holds them; a
+// tool it dropped, or one now held, leaves the runtime (later calls get
+// "unknown tool" with the names that remain, calls in flight finish). A
+// name another source exposes is not taken over.
+func (g *Gateway) Relisted(up string, tools []reach.Tool, gone []string) {
+	log := g.log.With("upstream", up)
+	all := slices.DeleteFunc(tools, func(t reach.Tool) bool {
+		if g.exposedElsewhere(t.Name, up) {
+			log.Warn("tool skipped: another source already exposes its name; give one upstream a prefix", "tool", t.Name)
+			return true
+		}
+		return false
+	})
+	var prepared []reach.Tool
+	for _, t := range g.pinned(slices.Clone(all)) {
+		prepared = append(prepared, g.prepare(t))
+	}
+	for _, t := range all {
+		if g.held(t.Name) {
+			gone = append(gone, t.Name) // a changed definition waits for approval
+		}
+	}
+	// Only this upstream's own tools leave: a name it stopped listing may
+	// be another source's (skipped above when this one listed it).
+	g.rt.Unregister(slices.DeleteFunc(gone, func(name string) bool {
+		t, ok := g.rt.Tool(name)
+		return ok && !slices.Contains(t.Tags, upstream.Tag+up)
+	})...)
+	if err := g.rt.Replace(prepared...); err != nil {
+		log.Warn("registering re-listed tools failed", "err", err)
+	}
+	g.syncMCPTools()
+	log.Info("upstream tools re-listed", "tools", len(prepared))
+}
+
+// exposedElsewhere reports whether the exposed name is another source's
+// than upstream up: registered for another upstream or a tool that is no
+// upstream's, or held (pinning) while another upstream lists it. A tool an
+// upstream lists later under that name must not take it over.
+func (g *Gateway) exposedElsewhere(name, up string) bool {
+	if t, ok := g.rt.Tool(name); ok {
+		return !slices.Contains(t.Tags, upstream.Tag+up)
+	}
+	return g.held(name) && g.pool.ListedElsewhere(name, up)
 }

@@ -197,35 +197,3 @@ func TestSamplingGoesToTheCallingClient(t *testing.T) {
 		t.Errorf("answers = %v, want each client to answer its own call's sampling", got)
 	}
 }
-
-// TestFindIgnoresEndedCalls: a message from an upstream that names a call
-// no longer in flight (reach/parent, or a traceparent with that call's
-// span) goes to no client, not to the one whose call is in flight; a
-// traceparent from another tracer, or no name, still lets the only client
-// with calls in flight have it.
-func TestFindIgnoresEndedCalls(t *testing.T) {
-	var fs flights
-	cs := &mcp.ClientSession{}
-	a := &flight{frame: &reach.Frame{ID: 0xa1}, ss: &mcp.ServerSession{}}
-	b := &flight{frame: &reach.Frame{ID: 0xb1}, ss: &mcp.ServerSession{}}
-	doneA := fs.add(cs, a)
-	defer fs.add(cs, b)()
-	doneA()
-	tp := func(id reach.FrameID) string { return "00-0af7651916cd43dd8448eb211c80319c-" + id.String() + "-01" }
-	for _, tc := range []struct {
-		name string
-		meta mcp.Meta
-		want *flight
-	}{
-		{"reach/parent of the ended call", mcp.Meta{link.MetaParent: a.frame.ID.String()}, nil},
-		{"traceparent of the ended call", mcp.Meta{link.MetaTraceparent: tp(a.frame.ID)}, nil},
-		{"reach/parent of no call", mcp.Meta{link.MetaParent: reach.FrameID(0xc1).String()}, nil},
-		{"reach/parent of the call in flight", mcp.Meta{link.MetaParent: b.frame.ID.String()}, b},
-		{"traceparent of another tracer", mcp.Meta{link.MetaTraceparent: tp(0xd1)}, b},
-		{"no name", mcp.Meta{}, b},
-	} {
-		if got := fs.find(cs, tc.meta, hasSession); got != tc.want {
-			t.Errorf("%s: found %p, want %p (b is %p)", tc.name, got, tc.want, b)
-		}
-	}
-}

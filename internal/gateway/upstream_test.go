@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -371,32 +370,5 @@ func TestUpstreamSecretsStayHidden(t *testing.T) {
 	everything.Write(logs.Bytes())
 	if strings.Contains(everything.String(), secret) {
 		t.Errorf("the secret leaked:\n%s", everything.String())
-	}
-}
-
-// TestStdioUpstreamEnvironmentIsItsOwn: a stdio upstream gets the safe
-// variables and its own env, nothing else of the gateway's environment,
-// even when none of the safe variables is set.
-func TestStdioUpstreamEnvironmentIsItsOwn(t *testing.T) {
-	for _, k := range safeEnv {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("REACH_TEST_GATEWAY_SECRET", "sk-stays-here")
-	g := newTestGateway(t, &config.Config{})
-	for _, env := range []map[string]config.Secret{nil, {"OWN": "yes"}} {
-		u := g.newUpstream(0, config.Upstream{Name: "x", Command: []string{"env"}, Env: env})
-		cmd := u.transport().(*inOrder).Transport.(*mcp.CommandTransport).Command
-		if cmd.Env == nil { // exec would pass on the gateway's whole environment
-			t.Errorf("env %v: the upstream inherits the gateway's environment", env)
-		}
-		for _, kv := range cmd.Env {
-			if strings.HasPrefix(kv, "REACH_TEST_GATEWAY_SECRET=") {
-				t.Errorf("env %v: the upstream gets the gateway's %s", env, kv)
-			}
-		}
-		if env != nil && !slices.Contains(cmd.Env, "OWN=yes") {
-			t.Errorf("the upstream's env = %q, want its own OWN=yes", cmd.Env)
-		}
 	}
 }

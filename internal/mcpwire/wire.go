@@ -175,7 +175,7 @@ func WriteEmptyStream(w http.ResponseWriter) {
 
 // AppendCall appends the tools/call request id (a JSON value) of the tool
 // name with args (raw JSON, or nothing) and meta (string values).
-func AppendCall(b []byte, id, name string, args json.RawMessage, meta map[string]any) []byte {
+func AppendCall(b, id []byte, name string, args json.RawMessage, meta map[string]any) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"method":"tools/call","params":{"name":`...)

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"context"
@@ -15,14 +15,6 @@ import (
 // completions of the upstreams are passed through as they are: listed by the
 // gateway's MCP server (prompts under the upstream's prefix, like tools),
 // their reads and gets forwarded to the upstream that has them.
-
-// mirror adds every connected upstream's resources, resource templates and
-// prompts to the gateway's MCP server.
-func (g *Gateway) mirror(ctx context.Context) {
-	for _, u := range g.upstreams {
-		u.mirror(ctx)
-	}
-}
 
 // mirrored is what an upstream's mirror put on the gateway's server, by
 // URI, URI template and exposed prompt name.
@@ -48,10 +40,10 @@ func (u *upstream) mirror(ctx context.Context) {
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{} // it offers nothing (any more)
 	}
-	g := u.g
-	g.mirrorMu.Lock()
+	p := u.p
+	p.mirrorMu.Lock()
 	old := u.mirrored
-	g.mirrorMu.Unlock()
+	p.mirrorMu.Unlock()
 	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
 	if caps.Resources != nil {
 		now.resources, now.templates = old.resources, old.templates
@@ -72,48 +64,48 @@ func (u *upstream) mirror(ctx context.Context) {
 		now.prompts = old.prompts
 		if res, err := cs.ListPrompts(lctx, nil); err == nil {
 			now.prompts = map[string]*mcp.Prompt{}
-			for _, p := range res.Prompts {
-				exposed := *p
-				exposed.Name = u.prefix() + p.Name
+			for _, pr := range res.Prompts {
+				exposed := *pr
+				exposed.Name = u.prefix() + pr.Name
 				now.prompts[exposed.Name] = &exposed
 			}
 		}
 	}
-	g.mirrorMu.Lock()
-	defer g.mirrorMu.Unlock()
+	p.mirrorMu.Lock()
+	defer p.mirrorMu.Unlock()
 	for _, r := range now.resources {
-		g.server.AddResource(r, u.readResource)
+		p.server.AddResource(r, u.readResource)
 	}
 	for _, t := range now.templates {
-		g.server.AddResourceTemplate(t, u.readResource)
+		p.server.AddResourceTemplate(t, u.readResource)
 	}
-	for name, p := range now.prompts {
-		g.server.AddPrompt(p, u.getPrompt(strings.TrimPrefix(name, u.prefix())))
+	for name, pr := range now.prompts {
+		p.server.AddPrompt(pr, u.getPrompt(strings.TrimPrefix(name, u.prefix())))
 	}
 	for uri := range old.resources {
 		if now.resources[uri] == nil {
-			if o := g.otherMirror(u, func(m mirrored) bool { return m.resources[uri] != nil }); o != nil {
-				g.server.AddResource(o.mirrored.resources[uri], o.readResource)
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.resources[uri] != nil }); o != nil {
+				p.server.AddResource(o.mirrored.resources[uri], o.readResource)
 			} else {
-				g.server.RemoveResources(uri)
+				p.server.RemoveResources(uri)
 			}
 		}
 	}
 	for tmpl := range old.templates {
 		if now.templates[tmpl] == nil {
-			if o := g.otherMirror(u, func(m mirrored) bool { return m.templates[tmpl] != nil }); o != nil {
-				g.server.AddResourceTemplate(o.mirrored.templates[tmpl], o.readResource)
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.templates[tmpl] != nil }); o != nil {
+				p.server.AddResourceTemplate(o.mirrored.templates[tmpl], o.readResource)
 			} else {
-				g.server.RemoveResourceTemplates(tmpl)
+				p.server.RemoveResourceTemplates(tmpl)
 			}
 		}
 	}
 	for name := range old.prompts {
 		if now.prompts[name] == nil {
-			if o := g.otherMirror(u, func(m mirrored) bool { return m.prompts[name] != nil }); o != nil {
-				g.server.AddPrompt(o.mirrored.prompts[name], o.getPrompt(strings.TrimPrefix(name, o.prefix())))
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.prompts[name] != nil }); o != nil {
+				p.server.AddPrompt(o.mirrored.prompts[name], o.getPrompt(strings.TrimPrefix(name, o.prefix())))
 			} else {
-				g.server.RemovePrompts(name)
+				p.server.RemovePrompts(name)
 			}
 		}
 	}
@@ -121,9 +113,9 @@ func (u *upstream) mirror(ctx context.Context) {
 }
 
 // otherMirror returns an upstream other than u whose mirror has what has
-// says, or nil; g.mirrorMu is held.
-func (g *Gateway) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
-	for _, o := range g.upstreams {
+// says, or nil; p.mirrorMu is held.
+func (p *Pool) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
+	for _, o := range p.ups {
 		if o != u && has(o.mirrored) {
 			return o
 		}
@@ -136,8 +128,8 @@ func (g *Gateway) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
 // one more.
 func (u *upstream) remirror() {
 	select { // a change announced while the gateway is being built is seen by the build
-	case <-u.g.ready:
-	case <-u.g.ctx.Done():
+	case <-u.p.ready:
+	case <-u.p.life.Done():
 		return
 	}
 	u.mu.Lock()
@@ -149,7 +141,7 @@ func (u *upstream) remirror() {
 	u.mirroring = true
 	u.mu.Unlock()
 	for {
-		u.mirror(u.g.ctx)
+		u.mirror(u.p.life)
 		u.mu.Lock()
 		if !u.mirrorAgain {
 			u.mirroring = false
@@ -202,11 +194,11 @@ func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 	}
 }
 
-// upstreamFor finds the upstream a completion or subscription is about: by
-// a prompt's prefixed name, or by trying each upstream for a resource.
-func (g *Gateway) upstreamsFor(prompt string) []*upstream {
+// upstreamsFor finds the upstreams a completion or subscription may be
+// about: by a prompt's prefixed name, or every one for a resource.
+func (p *Pool) upstreamsFor(prompt string) []*upstream {
 	var out []*upstream
-	for _, u := range g.upstreams {
+	for _, u := range p.ups {
 		if prompt == "" || strings.HasPrefix(prompt, u.prefix()) {
 			out = append(out, u)
 		}
@@ -214,16 +206,17 @@ func (g *Gateway) upstreamsFor(prompt string) []*upstream {
 	return out
 }
 
-// complete forwards completion/complete to the upstream of the reference.
-func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	p := *req.Params
-	p.Meta = upstreamMeta(p.Meta)
+// Complete forwards completion/complete to the upstream of the reference:
+// the gateway's server's CompletionHandler.
+func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	params := *req.Params
+	params.Meta = upstreamMeta(params.Meta)
 	prompt := ""
-	if p.Ref != nil && p.Ref.Type == "ref/prompt" {
-		prompt = p.Ref.Name
+	if params.Ref != nil && params.Ref.Type == "ref/prompt" {
+		prompt = params.Ref.Name
 	}
 	var last error = errors.New("no upstream completes this reference")
-	for _, u := range g.upstreamsFor(prompt) {
+	for _, u := range p.upstreamsFor(prompt) {
 		cs, err := u.session(ctx)
 		if err != nil {
 			last = err
@@ -232,9 +225,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		if c := cs.InitializeResult().Capabilities; c == nil || c.Completions == nil {
 			continue
 		}
-		q := p
+		q := params
 		if prompt != "" {
-			ref := *p.Ref
+			ref := *params.Ref
 			ref.Name = strings.TrimPrefix(prompt, u.prefix())
 			q.Ref = &ref
 		}
@@ -247,50 +240,50 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return nil, last
 }
 
-// subscribe subscribes the upstream to a resource for a client. The
-// upstream's session is shared: it is subscribed when the first client
+// Subscribe subscribes the upstream to a resource for a client: the
+// gateway's server's SubscribeHandler. The upstream's session is shared: it is subscribed when the first client
 // subscribes, and unsubscribed when the last one unsubscribes or leaves.
 // The changes of one resource's subscriptions happen one at a time
 // (lockURI, held across the upstream's answer, which the upstream's
 // timeout bounds), so that an unsubscribe on its way never ends one that
 // a subscribe just counted on; other resources' do not wait.
-func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri, ss := req.Params.URI, req.Session
-	defer g.lockURI(uri)()
-	g.subMu.Lock()
-	for _, u := range g.upstreams {
+	defer p.lockURI(uri)()
+	p.subMu.Lock()
+	for _, u := range p.ups {
 		if len(u.subs[uri]) > 0 {
 			u.addSubLocked(uri, ss)
-			g.subMu.Unlock()
+			p.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
 		}
 	}
-	g.subMu.Unlock()
-	return g.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
+	p.subMu.Unlock()
+	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
 		sctx, cancel := context.WithTimeout(ctx, u.timeout())
 		defer cancel()
 		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
 			return err
 		}
-		g.subMu.Lock()
+		p.subMu.Lock()
 		u.addSubLocked(uri, ss)
-		g.subMu.Unlock()
+		p.subMu.Unlock()
 		return nil
 	})
 }
 
-// unsubscribe ends a client's subscription, and the upstream's when no
-// other client has one.
-func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	defer g.lockURI(req.Params.URI)()
-	return g.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+// Unsubscribe ends a client's subscription, and the upstream's when no
+// other client has one: the gateway's server's UnsubscribeHandler.
+func (p *Pool) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	defer p.lockURI(req.Params.URI)()
+	return p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
 }
 
 // unsubscribeURI ends ss's subscription to uri; its lockURI is held.
-func (g *Gateway) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
-	g.subMu.Lock()
+func (p *Pool) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
+	p.subMu.Lock()
 	var last *upstream
-	for _, u := range g.upstreams {
+	for _, u := range p.ups {
 		if !u.subs[uri][ss] {
 			continue
 		}
@@ -301,7 +294,7 @@ func (g *Gateway) unsubscribeURI(ctx context.Context, uri string, ss *mcp.Server
 		}
 		break
 	}
-	g.subMu.Unlock()
+	p.subMu.Unlock()
 	if last == nil {
 		return nil // it had no subscription to end, or other clients' stay
 	}
@@ -316,39 +309,39 @@ func (g *Gateway) unsubscribeURI(ctx context.Context, uri string, ss *mcp.Server
 
 // lockURI serializes the subscription changes of one resource: it waits
 // for the others' to end and returns the unlock.
-func (g *Gateway) lockURI(uri string) func() {
-	g.subMu.Lock()
-	l := g.uriLocks[uri]
+func (p *Pool) lockURI(uri string) func() {
+	p.subMu.Lock()
+	l := p.uriLocks[uri]
 	if l == nil {
-		if g.uriLocks == nil {
-			g.uriLocks = map[string]*uriLock{}
+		if p.uriLocks == nil {
+			p.uriLocks = map[string]*uriLock{}
 		}
 		l = &uriLock{}
-		g.uriLocks[uri] = l
+		p.uriLocks[uri] = l
 	}
 	l.refs++
-	g.subMu.Unlock()
+	p.subMu.Unlock()
 	l.mu.Lock()
 	return func() {
 		l.mu.Unlock()
-		g.subMu.Lock()
+		p.subMu.Lock()
 		if l.refs--; l.refs == 0 {
-			delete(g.uriLocks, uri)
+			delete(p.uriLocks, uri)
 		}
-		g.subMu.Unlock()
+		p.subMu.Unlock()
 	}
 }
 
 type uriLock struct {
 	mu   sync.Mutex
-	refs int // holders and waiters; guarded by g.subMu
+	refs int // holders and waiters; guarded by p.subMu
 }
 
-// addSubLocked records that ss subscribed to uri through u; g.subMu is
+// addSubLocked records that ss subscribed to uri through u; p.subMu is
 // held. The first subscription of a client starts the one watcher that
 // ends its subscriptions when it leaves.
 func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
-	g := u.g
+	p := u.p
 	if u.subs == nil {
 		u.subs = map[string]map[*mcp.ServerSession]bool{}
 	}
@@ -356,29 +349,29 @@ func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
 		u.subs[uri] = map[*mcp.ServerSession]bool{}
 	}
 	u.subs[uri][ss] = true
-	if g.subWatched == nil {
-		g.subWatched = map[*mcp.ServerSession]bool{}
+	if p.subWatched == nil {
+		p.subWatched = map[*mcp.ServerSession]bool{}
 	}
-	if g.subWatched[ss] {
+	if p.subWatched[ss] {
 		return
 	}
-	g.subWatched[ss] = true
+	p.subWatched[ss] = true
 	go func() {
 		ss.Wait()
-		g.subMu.Lock()
-		delete(g.subWatched, ss)
+		p.subMu.Lock()
+		delete(p.subWatched, ss)
 		var uris []string
-		for _, u := range g.upstreams {
+		for _, u := range p.ups {
 			for uri, by := range u.subs {
 				if by[ss] {
 					uris = append(uris, uri)
 				}
 			}
 		}
-		g.subMu.Unlock()
+		p.subMu.Unlock()
 		for _, uri := range uris {
-			unlock := g.lockURI(uri)
-			g.unsubscribeURI(g.ctx, uri, ss, nil)
+			unlock := p.lockURI(uri)
+			p.unsubscribeURI(p.life, uri, ss, nil)
 			unlock()
 		}
 	}()
@@ -388,17 +381,17 @@ func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
 // to the resources its clients are subscribed to: the old session's
 // subscriptions went with it.
 func (u *upstream) resubscribe(cs *mcp.ClientSession) {
-	g := u.g
-	g.subMu.Lock()
+	p := u.p
+	p.subMu.Lock()
 	uris := slices.Collect(maps.Keys(u.subs))
-	g.subMu.Unlock()
+	p.subMu.Unlock()
 	for _, uri := range uris {
-		unlock := g.lockURI(uri)
-		g.subMu.Lock()
+		unlock := p.lockURI(uri)
+		p.subMu.Lock()
 		still := len(u.subs[uri]) > 0
-		g.subMu.Unlock()
+		p.subMu.Unlock()
 		if still {
-			ctx, cancel := context.WithTimeout(g.ctx, u.timeout())
+			ctx, cancel := context.WithTimeout(p.life, u.timeout())
 			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 				u.log.Warn("subscribing the new session again failed; its clients get no updates of the resource", "uri", uri, "err", err)
 			}
@@ -410,9 +403,9 @@ func (u *upstream) resubscribe(cs *mcp.ClientSession) {
 
 // eachSubscribable tries f on every upstream that takes resource
 // subscriptions until one succeeds.
-func (g *Gateway) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.ClientSession) error) error {
+func (p *Pool) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.ClientSession) error) error {
 	var last error = errors.New("no upstream serves this resource")
-	for _, u := range g.upstreams {
+	for _, u := range p.ups {
 		cs, err := u.session(ctx)
 		if err != nil {
 			last = err
@@ -426,26 +419,6 @@ func (g *Gateway) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.C
 		}
 	}
 	return last
-}
-
-// upstreamsComplete reports whether some upstream answers completions.
-func (g *Gateway) upstreamsComplete() bool {
-	for _, u := range g.upstreams {
-		if c := u.capabilities(); c != nil && c.Completions != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// upstreamsSubscribe reports whether some upstream takes resource subscriptions.
-func (g *Gateway) upstreamsSubscribe() bool {
-	for _, u := range g.upstreams {
-		if c := u.capabilities(); c != nil && c.Resources != nil && c.Resources.Subscribe {
-			return true
-		}
-	}
-	return false
 }
 
 // capabilities returns what the upstream declared, if it is connected.

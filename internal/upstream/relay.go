@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -36,42 +35,44 @@ import (
 // it with the call) decides, otherwise the newest call in flight whose
 // client can sample.
 
-// downstreamKey carries the downstream MCP session a call came in on, and
-// the context of the SDK's handler of that call: its values route the
-// messages the gateway sends during the call (progress, log messages,
-// sampling and elicitation requests) onto the call's own answer stream.
-type downstreamKey struct{}
-
-type downstream struct {
-	ss    *mcp.ServerSession
-	route context.Context
+// Caller is the downstream MCP client a tool call came from: its
+// session, the context of the SDK's handler of the call, whose values route
+// the messages the gateway sends during the call (progress, log messages,
+// sampling and elicitation requests) onto the call's own answer stream,
+// and the progress token it gave, if it asked for progress.
+type Caller struct {
+	Session  *mcp.ServerSession // not nil
+	Route    context.Context
+	Progress any // the client's progress token; nil when it asked for none
 }
 
-func withDownstream(ctx, route context.Context, ss *mcp.ServerSession) context.Context {
-	if ss == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, downstreamKey{}, downstream{ss, route})
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the downstream client of its call, for
+// the tools the call reaches.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
 }
 
-func downstreamFrom(ctx context.Context) *mcp.ServerSession {
-	d, _ := ctx.Value(downstreamKey{}).(downstream)
-	return d.ss
+// CallerFrom returns the downstream client of ctx's call, or nil.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
 }
 
 // routeOf returns the context whose values send a message on the stream of
 // the call of ctx; ctx itself when the call came in otherwise.
 func routeOf(ctx context.Context) context.Context {
-	if d, ok := ctx.Value(downstreamKey{}).(downstream); ok && d.route != nil {
-		return d.route
+	if c := CallerFrom(ctx); c != nil && c.Route != nil {
+		return c.Route
 	}
 	return ctx
 }
 
-// canSample reports whether a downstream client accepts sampling requests
-// from the gateway: it declared the capability, on a protocol that still
-// has server-initiated requests.
-func canSample(ss *mcp.ServerSession) bool {
+// CanSample reports whether a downstream client accepts sampling (or
+// elicitation) requests from the gateway: it declared the capability, on a
+// protocol that still has server-initiated requests.
+func CanSample(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
@@ -84,7 +85,7 @@ func canSample(ss *mcp.ServerSession) bool {
 // SDK client (a stdio upstream), made while one of its tool calls is in
 // flight, to the client that made that call.
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
+	fl := u.flights.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
 		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
 	}
@@ -94,18 +95,12 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 // elicit relays an elicitation request to down, the client of the tool
 // call whose context is callCtx; it ends when either context does.
 func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if down == nil || !canSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
+	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
 		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
 	return down.Elicit(ectx, params)
-}
-
-// streams reports whether a client's calls need answers that are streams:
-// it can sample or elicit, or asked for log messages.
-func (g *Gateway) streams(ss *mcp.ServerSession) bool {
-	return ss != nil && (canSample(ss) || g.logs(ss))
 }
 
 // flight is one upstream tool call in flight through the SDK (or, for a
@@ -273,7 +268,7 @@ func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
 // through the SDK client (a stdio upstream) through the downstream client
 // of the tool call it belongs to.
 func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta, canSample)
+	fl := u.flights.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
 		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
 	}
@@ -284,14 +279,14 @@ func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 // call whose context is callCtx, as a model frame under that call; it ends
 // when either context does.
 func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	if down == nil || !canSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
+	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
 		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
 	}
 	model := "sampling"
 	if mp := params.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0].Name != "" {
 		model = mp.Hints[0].Name
 	}
-	mctx, mf, err := u.g.rt.BeginModel(callCtx, model)
+	mctx, mf, err := u.p.models.BeginModel(callCtx, model)
 	if err != nil {
 		return nil, fmt.Errorf("reach refused the model call: %w", err)
 	}
@@ -372,8 +367,8 @@ func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mc
 	if err != nil {
 		return nil, err
 	}
-	if lvl, ok := u.g.levels.Load(down); ok {
-		u.passLevel(ctx, cs, lvl.(mcp.LoggingLevel))
+	if lvl, ok := u.p.levels.Level(down); ok {
+		u.passLevel(ctx, cs, lvl)
 	}
 	if v, loaded := u.own.LoadOrStore(down, cs); loaded {
 		go cs.Close()
@@ -422,54 +417,6 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	})
 }
 
-// logLevels orders MCP logging levels from the most verbose.
-var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// setLoggingLevel records a client's logging/setLevel and passes it on to
-// the upstream sessions its calls use, so that upstreams send their log
-// messages: the client's own sessions get its level (a session made later
-// gets it when it is made), shared sessions the most verbose level any
-// client asked for. Each client then gets the messages its level lets
-// through.
-func (g *Gateway) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, params *mcp.SetLoggingLevelParams) {
-	if _, had := g.levels.Swap(down, params.Level); !had {
-		go func() {
-			down.Wait()
-			g.levels.Delete(down)
-		}()
-	}
-	shared := g.sharedLevel()
-	for _, u := range g.upstreams {
-		if v, ok := u.own.Load(down); ok {
-			u.passLevel(ctx, v.(*mcp.ClientSession), params.Level)
-		}
-		if u.cfg.URL != "" && canSample(down) {
-			continue // its calls use a session of their own
-		}
-		// Only a session that exists: making one here would race the
-		// client's next call, which makes it with the level.
-		u.mu.Lock()
-		cs := u.cs
-		u.mu.Unlock()
-		if cs != nil {
-			u.passLevel(ctx, cs, shared)
-		}
-	}
-}
-
-// sharedLevel is the most verbose level a client asked for ("" when none
-// did): what shared upstream sessions are set to.
-func (g *Gateway) sharedLevel() mcp.LoggingLevel {
-	var shared mcp.LoggingLevel
-	g.levels.Range(func(_, v any) bool {
-		if lv := v.(mcp.LoggingLevel); shared == "" || slices.Index(logLevels, lv) < slices.Index(logLevels, shared) {
-			shared = lv
-		}
-		return true
-	})
-	return shared
-}
-
 // passLevel sets the logging level of an upstream session, when the
 // upstream logs.
 func (u *upstream) passLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) {
@@ -479,10 +426,4 @@ func (u *upstream) passLevel(ctx context.Context, cs *mcp.ClientSession, level m
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 		u.log.Debug("logging level not passed upstream", "err", err)
 	}
-}
-
-// logs reports whether a client asked for log messages.
-func (g *Gateway) logs(ss *mcp.ServerSession) bool {
-	_, ok := g.levels.Load(ss)
-	return ok
 }

@@ -1,4 +1,4 @@
-package gateway
+package upstream
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +31,7 @@ import (
 // upstream is a client of one upstream MCP server. Its tools are registered
 // in the runtime as <prefix><tool> with a Func that forwards the call.
 type upstream struct {
-	g      *Gateway
+	p      *Pool
 	cfg    config.Upstream
 	index  int // in config.Config.Upstreams, for line numbers
 	log    *slog.Logger
@@ -48,7 +47,7 @@ type upstream struct {
 	closed   bool
 	dialing  *dial                                  // the reconnection under way, if any
 	lastDial time.Time                              // when the last reconnection began
-	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by g.subMu
+	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
 
 	// unreachable says why the last call could not reach the upstream
 	// (its connection failed), nil once a call did: a session can look
@@ -57,26 +56,17 @@ type upstream struct {
 
 	progress    sync.Map // upstream progress token -> *progressRoute
 	flights     flights  // SDK calls in flight, for sampling requests
-	mirrored    mirrored // what mirror put on the gateway's server; guarded by g.mirrorMu
+	mirrored    mirrored // what mirror put on the gateway's server; guarded by p.mirrorMu
 	mirroring   bool     // a remirror runs; guarded by mu
 	mirrorAgain bool     // and another was asked for meanwhile
 	own         sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens      atomic.Uint64
 }
 
-// UpstreamStatus describes an upstream for /healthz and the banner.
-type UpstreamStatus struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"` // "http" or "stdio"
-	Connected bool   `json:"connected"`
-	Tools     int    `json:"tools"`
-	Error     string `json:"error,omitempty"`
-}
-
-func (u *upstream) status() UpstreamStatus {
+func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := UpstreamStatus{Name: u.cfg.Name, Transport: "stdio", Connected: u.cs != nil, Tools: len(u.orig) - len(u.gone)}
+	s := Status{Name: u.cfg.Name, Transport: "stdio", Connected: u.cs != nil, Tools: len(u.orig) - len(u.gone)}
 	if u.cfg.URL != "" {
 		s.Transport = "http"
 	}
@@ -109,51 +99,26 @@ func (u *upstream) prefix() string {
 	return u.cfg.Name + "__"
 }
 
-// connectUpstreams connects every configured upstream concurrently and
-// lists its tools. Any failure fails all, naming the upstream and its line.
-func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
-	ups := make([]*upstream, len(g.cfg.Upstreams))
-	errs := make([]error, len(ups))
-	var wg sync.WaitGroup
-	for i, c := range g.cfg.Upstreams {
-		u := g.newUpstream(i, c)
-		ups[i] = u
-		wg.Go(func() {
-			if err := u.start(ctx); err != nil {
-				errs[i] = g.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, u := range ups {
-			u.close()
-		}
-		return nil, err
-	}
-	return ups, nil
-}
-
-func (g *Gateway) newUpstream(i int, c config.Upstream) *upstream {
-	u := &upstream{g: g, cfg: c, index: i, log: g.log.With("upstream", c.Name),
+func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
+	u := &upstream{p: p, cfg: c, index: i, log: p.log.With("upstream", c.Name),
 		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}}
-	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: g.version()}, &mcp.ClientOptions{
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: p.version}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: u.onProgress,
 		CreateMessageHandler:        u.onCreateMessage,
 		ElicitationHandler:          u.onElicit,
 		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.g.background(u.refresh)
+			u.p.run.Go(u.refresh)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			u.g.background(func() { u.resourceUpdated(req.Params) })
+			u.p.run.Go(func() { u.resourceUpdated(req.Params) })
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			u.g.background(u.remirror)
+			u.p.run.Go(u.remirror)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			u.g.background(u.remirror)
+			u.p.run.Go(u.remirror)
 		},
 	})
 	if c.URL != "" {
@@ -199,9 +164,9 @@ func (u *upstream) transport() mcp.Transport {
 	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 	cmd.Dir = u.cfg.Dir
 	if cmd.Dir == "" {
-		cmd.Dir = u.g.cfg.Dir()
-	} else if !filepath.IsAbs(cmd.Dir) && u.g.cfg.Dir() != "" {
-		cmd.Dir = filepath.Join(u.g.cfg.Dir(), cmd.Dir)
+		cmd.Dir = u.p.cfg.Dir()
+	} else if !filepath.IsAbs(cmd.Dir) && u.p.cfg.Dir() != "" {
+		cmd.Dir = filepath.Join(u.p.cfg.Dir(), cmd.Dir)
 	}
 	cmd.Env = []string{} // not nil: a nil Env would pass on the gateway's whole environment
 	for _, k := range safeEnv {
@@ -259,7 +224,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		// work as the gateway relays them.
 		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
 		tr := u.transport()
-		cs, err := u.client.Connect(u.g.ctx, tr, opts)
+		cs, err := u.client.Connect(u.p.life, tr, opts)
 		if t, ok := tr.(*inOrder); ok && cs != nil {
 			t.cs.Store(cs)
 		}
@@ -326,7 +291,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if d == nil {
 		d = &dial{done: make(chan struct{})}
 		u.dialing = d
-		if !u.g.background(func() { u.redial(d) }) {
+		if !u.p.run.Go(func() { u.redial(d) }) {
 			u.dialing = nil
 			u.mu.Unlock()
 			return nil, errors.New("the gateway is shutting down")
@@ -344,7 +309,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 // redial reconnects for the calls waiting on d, then lists the tools,
 // resources and prompts again.
 func (u *upstream) redial(d *dial) {
-	ctx := u.g.ctx
+	ctx := u.p.life
 	// An upstream that dies as soon as it is up (a stdio server that
 	// crashes after its handshake) is dialled at most once a second.
 	u.mu.Lock()
@@ -361,7 +326,7 @@ func (u *upstream) redial(d *dial) {
 	u.mu.Unlock()
 	cs, err := u.connect(ctx)
 	if err == nil {
-		if lvl := u.g.sharedLevel(); lvl != "" { // a new session logs nothing until told
+		if lvl := u.p.levels.SharedLevel(); lvl != "" { // a new session logs nothing until told
 			lctx, cancel := context.WithTimeout(ctx, u.timeout()) // an upstream that never answers must not hold every call
 			u.passLevel(lctx, cs, lvl)
 			cancel()
@@ -385,9 +350,9 @@ func (u *upstream) redial(d *dial) {
 		// The upstream may have restarted with other tools, resources or
 		// prompts, and a new session owes no list_changed for what an old
 		// one listed.
-		u.g.background(u.refresh)
-		u.g.background(u.remirror)
-		u.g.background(func() { u.resubscribe(cs) })
+		u.p.run.Go(u.refresh)
+		u.p.run.Go(u.remirror)
+		u.p.run.Go(func() { u.resubscribe(cs) })
 	}
 }
 
@@ -468,7 +433,7 @@ func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 		Name:        name,
 		Description: t.Description,
 		Access:      accessFrom(t.Annotations),
-		Tags:        []string{"upstream:" + u.cfg.Name},
+		Tags:        []string{Tag + u.cfg.Name},
 		Func:        u.forward(name, t.Name),
 	}
 	if a := t.Annotations; a != nil && !a.ReadOnlyHint {
@@ -512,20 +477,21 @@ func accessFrom(a *mcp.ToolAnnotations) reach.Access {
 // to the gateway's clients that subscribed to the resource.
 func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams) {
 	select { // the server is made once the upstreams are connected
-	case <-u.g.ready:
-	case <-u.g.ctx.Done():
+	case <-u.p.ready:
+	case <-u.p.life.Done():
 		return
 	}
-	if err := u.g.server.ResourceUpdated(u.g.ctx, params); err != nil {
+	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
 		u.log.Debug("passing a resource update on failed", "err", err)
 	}
 }
 
-// refresh re-lists the tools after the upstream said its list changed.
+// refresh re-lists the tools after the upstream said its list changed,
+// and hands them to the catalog.
 func (u *upstream) refresh() {
-	ctx := u.g.ctx
+	ctx := u.p.life
 	select { // a change announced while the gateway is being built is seen by the build
-	case <-u.g.ready:
+	case <-u.p.ready:
 	case <-ctx.Done():
 		return
 	}
@@ -545,54 +511,7 @@ func (u *upstream) refresh() {
 		gone = append(gone, name)
 	}
 	u.mu.Unlock()
-	// A dropped tool leaves the runtime: later calls get "unknown tool"
-	// with the names that remain, calls in flight finish.
-	var prepared []reach.Tool
-	all := slices.DeleteFunc(u.tools(), func(t reach.Tool) bool {
-		if u.exposedElsewhere(t.Name) {
-			u.log.Warn("tool skipped: another source already exposes its name; give one upstream a prefix", "tool", t.Name)
-			return true
-		}
-		return false
-	})
-	for _, t := range u.g.pinned(slices.Clone(all)) {
-		prepared = append(prepared, u.g.prepare(t))
-	}
-	for _, t := range all {
-		if u.g.held(t.Name) {
-			gone = append(gone, t.Name) // a changed definition waits for approval
-		}
-	}
-	// Only this upstream's own tools leave: a name it stopped listing may
-	// be another source's (skipped above when this one listed it).
-	u.g.rt.Unregister(slices.DeleteFunc(gone, func(name string) bool {
-		t, ok := u.g.rt.Tool(name)
-		return ok && !slices.Contains(t.Tags, "upstream:"+u.cfg.Name)
-	})...)
-	if err := u.g.rt.Replace(prepared...); err != nil {
-		u.log.Warn("registering re-listed tools failed", "err", err)
-	}
-	u.g.syncMCPTools()
-	u.log.Info("upstream tools re-listed", "tools", len(prepared))
-}
-
-// exposedElsewhere reports whether the exposed name is another source's:
-// registered for another upstream or a tool that is no upstream's, or held
-// (pinning) while another upstream lists it. A tool an upstream lists later
-// under that name must not take it over.
-func (u *upstream) exposedElsewhere(name string) bool {
-	if t, ok := u.g.rt.Tool(name); ok {
-		return !slices.Contains(t.Tags, "upstream:"+u.cfg.Name)
-	}
-	if !u.g.held(name) {
-		return false
-	}
-	for _, o := range u.g.upstreams {
-		if o != u && o.original(name) != nil {
-			return true
-		}
-	}
-	return false
+	u.p.catalog.Relisted(u.cfg.Name, u.tools(), gone)
 }
 
 // forward returns the Func of an upstream tool: it calls the tool on the
@@ -619,25 +538,28 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		if k, ok := reach.IdempotencyKey(ctx); ok {
 			meta[link.MetaIdempotencyKey] = k
 		}
-		sink := progressFrom(ctx)
-		down := downstreamFrom(ctx)
+		caller := CallerFrom(ctx)
+		var down *mcp.ServerSession
+		if caller != nil {
+			down = caller.Session
+		}
 		// A client that can sample or elicit gets a session of its own on
 		// an HTTP upstream, so the upstream's requests on it are for it.
-		own := canSample(down) && u.cfg.URL != ""
+		own := CanSample(down) && u.cfg.URL != ""
 		if own {
 			if cs, err = u.sessionFor(ctx, down); err != nil {
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 			}
 		}
 		f, _ := reach.FrameFrom(ctx)
-		if ls := u.leanOf(cs); ls != nil {
+		if ws := u.wireOf(cs); ws != nil {
 			if own {
 				// What the upstream sends outside the call's stream (its
 				// standalone GET stream) reaches onCreateMessage, onElicit or
 				// onLog; on this client's own session it is this call's.
 				defer u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
 			}
-			res, err := u.callLean(ctx, ls, name, args, meta, sink)
+			res, err := u.callWire(ctx, ws, name, args, meta, caller)
 			if errors.Is(err, errSessionGone) {
 				u.drop(cs, down)
 				if own {
@@ -648,8 +570,8 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				if err != nil {
 					return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 				}
-				if ls = u.leanOf(cs); ls != nil {
-					res, err = u.callLean(ctx, ls, name, args, meta, sink)
+				if ws = u.wireOf(cs); ws != nil {
+					res, err = u.callWire(ctx, ws, name, args, meta, caller)
 				}
 			}
 			if errors.Is(err, errSessionGone) {
@@ -668,9 +590,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
-		if sink != nil {
+		if caller != nil && caller.Progress != nil {
 			tok := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
-			u.progress.Store(tok, &progressRoute{sink: sink, ctx: ctx, relay: rl})
+			u.progress.Store(tok, &progressRoute{caller: caller, relay: rl})
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
@@ -786,11 +708,11 @@ func contentText(cs []mcp.Content) string {
 }
 
 // progressRoute is where an upstream progress token's notifications go:
-// the downstream client's sink, on the stream of its call (ctx).
+// the downstream client that asked for progress, on the stream of its
+// call, in order with the call's other notifications.
 type progressRoute struct {
-	sink  *progressSink
-	ctx   context.Context
-	relay *relay
+	caller *Caller
+	relay  *relay
 }
 
 // relayFlush bounds how long a call's result waits for its notifications
@@ -815,10 +737,10 @@ func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
 	}
 	r := v.(*progressRoute)
 	p := *params
-	p.ProgressToken = r.sink.token
+	p.ProgressToken = r.caller.Progress
 	p.Meta = nil
 	r.relay.push(func() {
-		if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
+		if err := r.caller.Session.NotifyProgress(r.caller.Route, &p); err != nil {
 			u.log.Debug("passing progress on failed", "err", err)
 		}
 	})
