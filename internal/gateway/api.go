@@ -16,6 +16,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/modelproxy"
 	"github.com/agentreach/reach/internal/render"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,7 +54,8 @@ func (g *Gateway) newHandler() http.Handler {
 	mux.Handle("/mcp", byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
-	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
+	mux.Handle("POST /v1/chat/completions", modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Chosen: &g.chosen,
+		Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}))
 	mux.HandleFunc("GET /v1/tools", g.listTools)
 	mux.HandleFunc("GET /v1/requests", g.listRequests)
 	mux.HandleFunc("GET /v1/requests/{id}", g.getRequest)
@@ -120,23 +122,6 @@ func limitBody(n int64, next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads a limited body, answering 413 or 400 itself on failure.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit),
-				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
-			return nil, false
-		}
-		writeError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
-		return nil, false
-	}
-	return data, true
-}
-
 // localOnly refuses requests whose Host is not a loopback name, so that a
 // web page cannot reach the gateway through DNS rebinding.
 func localOnly(next http.Handler) http.Handler {
@@ -186,7 +171,7 @@ func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
 func (g *Gateway) postCalls(w http.ResponseWriter, r *http.Request) {
-	data, ok := readBody(w, r)
+	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -385,7 +370,7 @@ func (g *Gateway) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data, ok := readBody(w, r)
+	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

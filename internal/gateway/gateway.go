@@ -114,7 +114,6 @@ type Gateway struct {
 	ready  chan struct{} // closed when New has built everything
 
 	chosen    link.Chosen         // tool_call ids the model proxy saw -> their model frame
-	proxyHTTP *http.Client        // the model proxy's client
 	authn     *auth.Authenticator // non-nil when clients must authenticate
 	policy    *policy.Engine      // nil: decisions by access level
 	heldTools sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
@@ -132,10 +131,7 @@ type Gateway struct {
 	deadMu   sync.Mutex
 	deadBusy map[string]bool
 	bg       sync.WaitGroup // background goroutines (see background)
-	// noUsageWarned is set once the model proxy has warned of an endpoint
-	// that reports no usage.
-	noUsageWarned atomic.Bool
-	ui            http.Handler
+	ui       http.Handler
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
 	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
@@ -187,7 +183,6 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	g.proxyHTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	if g.authn, err = g.authenticator(); err != nil {
 		g.cancel()
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/ui"
 )
@@ -345,7 +346,7 @@ func (g *Gateway) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 // records the dismissal. A dead letter being retried or dismissed is
 // refused with 409.
 func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
-	data, ok := readBody(w, r)
+	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}

@@ -1,26 +1,6 @@
-package gateway
-
-import (
-	"bufio"
-	"bytes"
-	"cmp"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"slices"
-	"strings"
-	"time"
-
-	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/link"
-	"github.com/agentreach/reach/internal/openai"
-)
-
-// The model proxy (E3): POST /v1/chat/completions is forwarded to the
-// configured model's base_url, as a model frame of the caller's request.
+// Package modelproxy is the model proxy (E3): POST /v1/chat/completions is
+// forwarded to the configured model's base_url, as a model frame of the
+// caller's request.
 //
 //   - The request is the one named by "baggage: reach.request=<id>" or the
 //     Reach-Request header, or a new one; the frame nests under the frame
@@ -48,6 +28,34 @@ import (
 //     it becomes the model frame's child.
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
+//
+//	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Chosen: chosen, Models: rt})
+//	mux.Handle("POST /v1/chat/completions", p)
+package modelproxy
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
+	"github.com/agentreach/reach/internal/policy/secrets"
+)
 
 // costBudgeted reports whether r or a request above it has a cost budget.
 func costBudgeted(r *reach.Request) bool {
@@ -59,20 +67,63 @@ func costBudgeted(r *reach.Request) bool {
 	return false
 }
 
-// proxyError is an OpenAI-style error body.
-func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+// Options configure a Proxy. Model, Owned, Chosen and Models are required.
+type Options struct {
+	Model  *config.ModelConfig // the endpoint; a nil one or one without base_url answers 404
+	Owned  *link.Owned         // the requests calls are placed in
+	Chosen *link.Chosen        // where the tool call ids a model chose are remembered
+	Models Models              // begins the model frames
+	// Redactor masks the configured secrets in what goes back to the
+	// client; nil when there are none.
+	Redactor *secrets.Redactor
+	// Authenticates says the gateway authenticates its clients: their
+	// Authorization header is then reach's, never passed to the model.
+	Authenticates bool
+	Client        *http.Client // if nil, one with a clone of the default transport
+	Logger        *slog.Logger // if nil, logs are discarded
 }
 
-// chatCompletions is POST /v1/chat/completions.
-func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	mc := g.cfg.Model
+// Models begins a model frame under the frame of ctx: a *reach.Runtime.
+type Models interface {
+	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
+}
+
+// Proxy serves POST /v1/chat/completions. Make one with New; it is safe
+// for concurrent use.
+type Proxy struct {
+	opts Options
+	log  *slog.Logger
+	// noUsageWarned is set once the proxy has warned of an endpoint that
+	// reports no usage.
+	noUsageWarned atomic.Bool
+}
+
+// New returns a proxy.
+func New(opts *Options) *Proxy {
+	p := &Proxy{opts: *opts, log: opts.Logger}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.opts.Client == nil {
+		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	return p
+}
+
+// proxyError is an OpenAI-style error body.
+func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
+	httpjson.Write(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+}
+
+// ServeHTTP answers POST /v1/chat/completions.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mc := p.opts.Model
 	if mc == nil || mc.BaseURL == "" {
 		proxyError(w, http.StatusNotFound, "invalid_request_error", "no_model",
 			"No model is configured: set model.base_url in the configuration to use the model proxy.")
 		return
 	}
-	data, ok := readBody(w, r)
+	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -114,7 +165,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Agent = "model-proxy"
-	ctx, req, done, err := g.owned.Place(r.Context(), l, nil)
+	ctx, req, done, err := p.opts.Owned.Place(r.Context(), l, nil)
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {
@@ -137,7 +188,7 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 				req.ID(), model, strings.Join(names, ", ")))
 		return
 	}
-	mctx, mf, err := g.rt.BeginModel(ctx, model)
+	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
 	if err != nil {
 		code := "refused"
 		msg := err.Error()
@@ -172,13 +223,13 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	ureq.Header.Set("Content-Type", "application/json")
 	if k := mc.APIKey.Reveal(); k != "" {
 		ureq.Header.Set("Authorization", "Bearer "+k)
-	} else if a := r.Header.Get("Authorization"); a != "" && !g.authConfigured() {
+	} else if a := r.Header.Get("Authorization"); a != "" && !p.opts.Authenticates {
 		ureq.Header.Set("Authorization", a)
 	}
 	if stream {
 		ureq.Header.Set("Accept", "text/event-stream")
 	}
-	resp, err := g.proxyClient().Do(ureq)
+	resp, err := p.opts.Client.Do(ureq)
 	if err != nil {
 		// The model may have read the prompt, and the provider bills it: a
 		// call that ends before the answer (the client left, the request
@@ -208,22 +259,22 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
 		copyHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
-		w.Write(g.redact(b)) // an endpoint may echo the key it was given
+		w.Write(p.redact(b)) // an endpoint may echo the key it was given
 		return
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
-	a := answer{chose: func(id string) { g.chosen.Put(id, mf) }}
+	a := answer{chose: func(id string) { p.opts.Chosen.Put(id, mf) }}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		err = g.passStream(w, resp, !clientUsage, &a)
+		err = p.passStream(w, resp, !clientUsage, &a)
 	} else {
-		err = g.passWhole(w, resp, &a)
+		err = p.passWhole(w, resp, &a)
 	}
 	use := a.usage(len(out))
 	if !a.reported {
-		log := g.log.Debug
-		if g.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
-			log = g.log.Warn
+		log := p.log.Debug
+		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
+			log = p.log.Warn
 		}
 		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
 			"tokens", use.Input+use.Output)
@@ -236,18 +287,12 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 // redact masks the configured secret values in b, a model's answer.
-func (g *Gateway) redact(b []byte) []byte {
-	if g.redactor == nil {
+func (p *Proxy) redact(b []byte) []byte {
+	if p.opts.Redactor == nil {
 		return b
 	}
-	return g.redactor.RedactValues(b)
+	return p.opts.Redactor.RedactValues(b)
 }
-
-// authConfigured reports whether the gateway authenticates its clients (the
-// client's Authorization header is then reach's, not the model's).
-func (g *Gateway) authConfigured() bool { return g.authn != nil }
-
-func (g *Gateway) proxyClient() *http.Client { return g.proxyHTTP }
 
 func copyHeader(dst, src http.Header) {
 	for _, k := range []string{"Content-Type", "X-Request-Id", "Openai-Processing-Ms", "Retry-After"} {
@@ -300,9 +345,9 @@ func (a *answer) note(c *openai.Completion) {
 	}
 }
 
-// bytesPerToken is the estimate's rate: about four bytes of English text
+// BytesPerToken is the estimate's rate: about four bytes of English text
 // (and fewer of code or other scripts) make a token.
-const bytesPerToken = 4
+const BytesPerToken = 4
 
 // usage is the answer's usage as reported, or else estimated from the
 // request's size (prompt bytes) and the answer's text and arguments.
@@ -311,28 +356,28 @@ func (a *answer) usage(prompt int) reach.TokenUsage {
 	u.Text = a.text.String()
 	if !a.reported {
 		out := max(len(u.Text)+a.args, a.raw)
-		u.Input = int64((prompt + bytesPerToken - 1) / bytesPerToken)
-		u.Output = int64((out + bytesPerToken - 1) / bytesPerToken)
+		u.Input = int64((prompt + BytesPerToken - 1) / BytesPerToken)
+		u.Output = int64((out + BytesPerToken - 1) / BytesPerToken)
 	}
 	return u
 }
 
-// maxAnswer bounds a whole (not streamed) answer the proxy passes on.
-const maxAnswer = 16 << 20
+// MaxAnswer bounds a whole (not streamed) answer the proxy passes on.
+const MaxAnswer = 16 << 20
 
 // passWhole copies a JSON answer and reads its usage and tool call ids.
-func (g *Gateway) passWhole(w http.ResponseWriter, resp *http.Response, a *answer) error {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
 		a.raw = len(b)
 		proxyError(w, http.StatusBadGateway, "server_error", "model_read", "Reading the model's answer failed.")
 		return fmt.Errorf("reading the model's answer: %w", err)
 	}
-	if len(b) > maxAnswer {
+	if len(b) > MaxAnswer {
 		a.raw = len(b)
 		proxyError(w, http.StatusBadGateway, "server_error", "model_answer_too_large",
-			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", maxAnswer>>20))
-		return fmt.Errorf("the model's answer is larger than %d MiB", maxAnswer>>20)
+			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", MaxAnswer>>20))
+		return fmt.Errorf("the model's answer is larger than %d MiB", MaxAnswer>>20)
 	}
 	var c openai.Completion
 	if json.Unmarshal(b, &c) == nil {
@@ -343,20 +388,20 @@ func (g *Gateway) passWhole(w http.ResponseWriter, resp *http.Response, a *answe
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(g.redact(b))
+	w.Write(p.redact(b))
 	return nil
 }
 
 // passStream copies an SSE answer event by event, flushing each, and reads
 // the usage (final chunk) and tool call ids on the way.
-func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
+func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	mask := newStreamMask(g.redactor) // a secret split across chunks
+	mask := newStreamMask(p.opts.Redactor) // a secret split across chunks
 	// rest writes what mask still holds, as a chunk of its own.
 	rest := func() error {
 		if mask == nil {
@@ -387,7 +432,7 @@ func (g *Gateway) passStream(w http.ResponseWriter, resp *http.Response, dropUsa
 				if mask != nil {
 					r = mask.chunk(d)
 				}
-				if r = g.redact(r); !bytes.Equal(r, d) {
+				if r = p.redact(r); !bytes.Equal(r, d) {
 					line = append([]byte("data: "), r...)
 				}
 			} else if err := rest(); err != nil {
