@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -112,9 +111,9 @@ func principalFor(id *auth.Identity) policy.Principal {
 	return policy.Principal{ID: id.Principal, Roles: id.Roles, Tenant: id.Tenant, Attributes: id.Attributes}
 }
 
-// visibleTools returns the tools the caller could call, at most 50, or
-// every listed tool without policies.
-func (g *Gateway) visibleTools(id *auth.Identity) []reach.Tool {
+// Visible returns the tools the caller id could call, at most 50, or every
+// listed tool without policies.
+func (g *Gateway) Visible(id *auth.Identity) []reach.Tool {
 	tools := g.rt.Tools()
 	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.held(t.Name) })
 	if g.policy == nil {
@@ -134,63 +133,12 @@ func (g *Gateway) filterList(ctx context.Context, req mcp.Request, res mcp.Resul
 		h = ex.Header
 	}
 	vis := map[string]bool{}
-	for _, t := range g.visibleTools(g.identityOf(ctx, h)) {
+	for _, t := range g.Visible(g.identityOf(ctx, h)) {
 		vis[t.Name] = true
 	}
 	out := *lr
 	out.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !vis[t.Name] })
 	return &out
-}
-
-// toolView is a tool in GET /v1/tools.
-type toolView struct {
-	Name        string       `json:"name"`
-	Description string       `json:"description,omitempty"`
-	Access      reach.Access `json:"access"`
-	InputSchema any          `json:"input_schema,omitempty"`
-}
-
-// listTools is GET /v1/tools: the tools the caller may call, at most 50.
-func (g *Gateway) listTools(w http.ResponseWriter, r *http.Request) {
-	tools := g.visibleTools(g.identityOf(r.Context(), nil))
-	if len(tools) > 50 {
-		tools = tools[:50]
-	}
-	out := make([]toolView, 0, len(tools))
-	for _, t := range tools {
-		v := toolView{Name: t.Name, Description: t.Description, Access: t.Access}
-		if len(t.InputSchema) > 0 {
-			v.InputSchema = json.RawMessage(t.InputSchema)
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": out})
-}
-
-// operatorRole is the role whose principals see and stop every request and
-// handle dead letters, when the gateway authenticates; everyone else sees
-// and stops their own requests only.
-const operatorRole = "operator"
-
-// isOperator reports whether the HTTP request r comes from an operator: any
-// caller when the gateway authenticates nobody (it serves loopback only),
-// else a principal with operatorRole.
-func (g *Gateway) isOperator(r *http.Request) bool {
-	if g.authn == nil {
-		return true
-	}
-	id, ok := auth.IdentityFrom(r.Context())
-	return ok && id.HasRole(operatorRole)
-}
-
-// sees reports whether the HTTP request r may see and stop req: an
-// operator, or the owner of req's root request (link.CheckOwner).
-func (g *Gateway) sees(r *http.Request, req *reach.Request) bool {
-	if g.isOperator(r) {
-		return true
-	}
-	id, ok := auth.IdentityFrom(r.Context())
-	return ok && link.CheckOwner(id, req) == nil
 }
 
 // held reports whether a tool's changed definition waits for approval.

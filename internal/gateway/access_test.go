@@ -81,7 +81,7 @@ func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, k
 		t.Fatal(err)
 	}
 	keys = map[string]string{}
-	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil, "dave": {operatorRole}} {
+	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil, "dave": {"operator"}} {
 		secret, _, err := ks.Create(auth.KeySpec{Principal: name, Roles: roles})
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 )
 
@@ -226,7 +227,7 @@ func TestAPIErrors(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			var out struct {
-				Error apiError `json:"error"`
+				Error httpjson.Error `json:"error"`
 			}
 			data, _ := io.ReadAll(resp.Body)
 			if err := json.Unmarshal(data, &out); err != nil {

@@ -123,15 +123,9 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *secrets.Redactor
-	store     *store.SQLite // nil without a data folder
-	audit     *audit.Log    // nil without a data folder
-	auditV    auditView     // the audit log's reader (its st nil without a data folder)
-	// deadBusy holds the dead letters an operator's retry or dismissal is
-	// acting on (by the id in its path).
-	deadMu   sync.Mutex
-	deadBusy map[string]bool
-	bg       sync.WaitGroup // background goroutines (see background)
-	ui       http.Handler
+	store     *store.SQLite  // nil without a data folder
+	audit     *audit.Log     // nil without a data folder
+	bg        sync.WaitGroup // background goroutines (see background)
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
 	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path

@@ -3,17 +3,13 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/telemetry"
-	"github.com/agentreach/reach/internal/ui"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 )
 
@@ -103,86 +99,6 @@ func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
 	if _, err := g.audit.Append(ctx, ev); err != nil {
 		g.log.Error("approval not audited", "approval", a.ID, "action", e.Action, "err", err)
 	}
-}
-
-// mountOperators adds the UI, /metrics and the approvals API to mux.
-func (g *Gateway) mountOperators(mux *http.ServeMux) {
-	uo := ui.Options{Runtime: g.rt, Stats: g.stats, Approvals: uiApprovals{g.approvals}, Actor: uiActor, Visible: g.sees, Operator: g.isOperator,
-		Tools:  func(r *http.Request) []reach.Tool { return g.visibleTools(g.identityOf(r.Context(), nil)) },
-		Logger: g.log.With("component", "ui")}
-	if g.store != nil {
-		g.auditV = newAuditView(g.store)
-		uo.Audit = g.auditV
-	}
-	g.ui = ui.New(uo)
-	mux.Handle("/ui/", g.ui)
-	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	mux.Handle("GET /metrics", g.metrics)
-	ah := g.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
-	mux.Handle("/v1/approvals", ah)
-	mux.Handle("/v1/approvals/", ah)
-	mux.HandleFunc("GET /v1/deadletters", g.listDeadLetters)
-	mux.HandleFunc("POST /v1/deadletters/{id}/retry", g.retryDeadLetter)
-	mux.HandleFunc("POST /v1/deadletters/{id}/dismiss", g.dismissDeadLetter)
-	mux.HandleFunc("GET /v1/audit", g.auditEvents)
-	mux.HandleFunc("GET /v1/audit/verify", g.auditVerify)
-	mux.HandleFunc("GET /v1/stats", g.toolStats)
-}
-
-// principalOf names who makes an HTTP request: the authenticated principal,
-// or the local user when the gateway authenticates nobody.
-func principalOf(r *http.Request) string {
-	if id, ok := auth.IdentityFrom(r.Context()); ok {
-		return id.Principal
-	}
-	return link.LocalPrincipal
-}
-
-// uiActor is who makes an HTTP request to the UI: the authenticated
-// principal and its tenant, or the local user.
-func uiActor(r *http.Request) ui.Actor {
-	if id, ok := auth.IdentityFrom(r.Context()); ok {
-		return ui.Actor{Principal: id.Principal, Tenant: id.Tenant}
-	}
-	return ui.Actor{Principal: link.LocalPrincipal}
-}
-
-func approvalActor(r *http.Request) approval.Actor {
-	if id, ok := auth.IdentityFrom(r.Context()); ok {
-		return approval.Actor{Principal: id.Principal, Roles: id.Roles, Tenant: id.Tenant}
-	}
-	return approval.Actor{Principal: link.LocalPrincipal}
-}
-
-// uiApprovals shows the approval queue in the UI's inbox. It acts as the
-// identity that makes each HTTP request (approvalActor), with the roles and
-// tenant it authenticated with, as the API does.
-type uiApprovals struct{ q *approval.Queue }
-
-var _ ui.Approvals = uiApprovals{}
-
-func (a uiApprovals) List(r *http.Request) []ui.Approval {
-	all := a.q.List("")
-	actor := approvalActor(r)
-	out := make([]ui.Approval, 0, len(all))
-	for _, x := range all {
-		if !a.q.CanDecide(&x, actor) {
-			continue // another principal's (or tenant's): as in GET /v1/approvals
-		}
-		out = append(out, ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
-			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires})
-	}
-	return out
-}
-
-func (a uiApprovals) Approve(r *http.Request, id, reason string) error {
-	_, err := a.q.Approve(id, approvalActor(r), reason)
-	return err
-}
-
-func (a uiApprovals) Deny(r *http.Request, id, reason string) error {
-	_, err := a.q.Deny(id, approvalActor(r), reason)
-	return err
 }
 
 // Approvals returns the gateway's approval queue.

@@ -81,12 +81,14 @@ func (b *hookBody) Read(p []byte) (int, error) {
 }
 
 // uiRequest makes an HTTP request for the UI's handler as id.
-func uiRequest(method, target string, body io.Reader, id *auth.Identity) *http.Request {
+func uiRequest(method, target string, body io.Reader, size int, key string) *http.Request {
 	r := httptest.NewRequest(method, target, body)
 	if body != nil {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.ContentLength = int64(size) // read by the UI's handler, not ahead of it
 	}
-	return r.WithContext(auth.WithIdentity(r.Context(), id))
+	r.Header.Set("Authorization", "Bearer "+key)
+	return r
 }
 
 // TestUIApprovalTenant: the UI's inbox acts as the identity that signs
@@ -109,8 +111,6 @@ func TestUIApprovalTenant(t *testing.T) {
 	if _, page := rawAs(t, keys["bob@globex"], "GET", srvURL+"/ui/approvals", ""); strings.Contains(page, id) {
 		t.Errorf("bob@globex's inbox shows tenant acme's approval %s", id)
 	}
-	bobAcme := &auth.Identity{Principal: "bob", Tenant: "acme", Roles: []string{"reviewer"}}
-	bobGlobex := &auth.Identity{Principal: "bob", Tenant: "globex"}
 	for _, action := range []string{"approve", "deny"} {
 		postForm(t, keys["bob@globex"], srvURL+"/ui/approvals/"+id+"/"+action, url.Values{"reason": {"globex"}})
 		// The same while bob@acme's inbox refreshes (as /ui/live makes it
@@ -118,9 +118,9 @@ func TestUIApprovalTenant(t *testing.T) {
 		// when the UI reads the form (the UI's own handler, which reads
 		// the body itself).
 		body := &hookBody{r: strings.NewReader("reason=globex"), before: func() {
-			g.ui.ServeHTTP(httptest.NewRecorder(), uiRequest("GET", "/ui/approvals", nil, bobAcme))
+			g.Handler().ServeHTTP(httptest.NewRecorder(), uiRequest("GET", "/ui/approvals", nil, 0, keys["bob@acme"]))
 		}}
-		g.ui.ServeHTTP(httptest.NewRecorder(), uiRequest("POST", "/ui/approvals/"+id+"/"+action, body, bobGlobex))
+		g.Handler().ServeHTTP(httptest.NewRecorder(), uiRequest("POST", "/ui/approvals/"+id+"/"+action, body, len("reason=globex"), keys["bob@globex"]))
 		if a, _ := g.Approvals().Get(id); a.Status != approval.Pending || len(a.Votes) != 0 {
 			t.Fatalf("after bob@globex's %s from the UI: %s with votes %+v, want pending without votes", action, a.Status, a.Votes)
 		}
