@@ -260,6 +260,12 @@ func (rt *Runtime) resolve(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		c.tool = rt.lookup(c.Tool)
 		if c.tool == nil {
+			if f := rt.opts.Missing; f != nil {
+				if e := f(c.Tool); e != nil {
+					e.Guard = "resolve"
+					return nil, e
+				}
+			}
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")

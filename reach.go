@@ -218,6 +218,10 @@ type Options struct {
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
 	Middleware []Middleware
+	// Missing, if not nil, explains a call of a tool that is not
+	// registered: the refusal it returns (a tool held for review, say)
+	// replaces unknown_tool; nil keeps unknown_tool.
+	Missing func(name string) *Error
 	// Loops tune the loop detectors; nil means the defaults.
 	Loops *LoopOptions
 	// DisableLoopGuard turns the loop detectors (stage 5) off.

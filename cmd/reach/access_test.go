@@ -5,17 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/spf13/cobra"
 )
 
 // runCmd runs a command built by newCmd with args.
@@ -63,6 +63,37 @@ func TestKeysCommand(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, newKeys, "revoke", "--data", data, "key_nope"); err == nil {
 		t.Error("revoked an unknown key")
+	}
+}
+
+// TestKeysCreateSaysWhetherKeysAreChecked: keys create says that a gateway
+// checks keys only with auth: {keys: true}; given the configuration, it
+// puts the key in its data folder and warns when it lacks auth.
+func TestKeysCreateSaysWhetherKeysAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	_, msg, err := runCmd(t, newKeys, "create", "--data", dir, "--principal", "alice")
+	if err != nil || !strings.Contains(msg, "only when its configuration has auth: {keys: true}") {
+		t.Errorf("create without --config: %v, %q; want a note on auth", err, msg)
+	}
+	for _, tc := range []struct {
+		config string
+		warn   bool
+	}{{"examples: true\n", true}, {"auth: {jwt: null}\n", true}, {"auth: {keys: true}\n", false}} {
+		data := filepath.Join(t.TempDir(), "data")
+		cfgPath := filepath.Join(t.TempDir(), "reach.yaml")
+		os.WriteFile(cfgPath, []byte("data: "+data+"\n"+tc.config), 0o600)
+		out, msg, err := runCmd(t, newKeys, "create", "--config", cfgPath, "--principal", "alice")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.config, err)
+		}
+		warned := strings.Contains(msg, "warning: "+cfgPath+" has no auth: {keys: true}") && strings.Contains(msg, "auth:\n    keys: true")
+		if warned != tc.warn || strings.Contains(msg, "note:") {
+			t.Errorf("%q: stderr %q; want a warning %v", tc.config, msg, tc.warn)
+		}
+		keys, _ := auth.OpenKeys(auth.KeysPath(data))
+		if _, ok := keys.Authenticate(strings.TrimSpace(out)); !ok {
+			t.Errorf("%q: the key is not in the configuration's data folder %s", tc.config, data)
+		}
 	}
 }
 

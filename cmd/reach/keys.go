@@ -6,9 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/cobra"
-
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/spf13/cobra"
 )
 
 // newKeys is `reach keys create|list|revoke`: API keys, stored hashed in
@@ -27,14 +27,30 @@ gateway sees new and revoked keys within a second.`,
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
 	var spec auth.KeySpec
+	var configPath string
 	create := &cobra.Command{
-		Use:   "create --principal NAME [--roles a,b] [--tenant T] [--attr department=sales]",
+		Use:   "create --principal NAME [--roles a,b] [--tenant T] [--attr department=sales] [--config FILE]",
 		Short: "Create a key and print it once",
 		Long: `Creates a key for a principal and prints it on stdout, alone, once: store it
-now. Roles, tenant and attributes are what policies see of the principal.`,
+now. Roles, tenant and attributes are what policies see of the principal.
+
+A gateway checks keys only when its configuration has "auth: {keys: true}";
+without it, it asks no client for credentials. With --config, the key goes
+to that configuration's data folder and the configuration is checked for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keys, err := open()
+			dir := data
+			var cfg *config.Config
+			if configPath != "" {
+				var err error
+				if cfg, err = config.Load(configPath); err != nil {
+					return err
+				}
+				if !cmd.Flag("data").Changed {
+					dir = cfg.DataDir()
+				}
+			}
+			keys, err := auth.OpenKeys(auth.KeysPath(dir))
 			if err != nil {
 				return err
 			}
@@ -43,11 +59,19 @@ now. Roles, tenant and attributes are what policies see of the principal.`,
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			fmt.Fprintf(cmd.ErrOrStderr(), "created %s for %s in %s; the key above is shown once: store it now.\n",
-				key.ID, key.Principal, auth.KeysPath(data))
+			errOut := cmd.ErrOrStderr()
+			fmt.Fprintf(errOut, "created %s for %s in %s; the key above is shown once: store it now.\n",
+				key.ID, key.Principal, auth.KeysPath(dir))
+			switch {
+			case cfg == nil:
+				fmt.Fprintf(errOut, "note: a gateway checks keys only when its configuration has auth: {keys: true}; without it, it asks no client for credentials. Check yours with --config FILE.\n")
+			case cfg.Auth == nil || !cfg.Auth.Keys:
+				fmt.Fprintf(errOut, "warning: %s has no auth: {keys: true}: a gateway serving it asks no client for a key, and this one is never checked. Add to it:\n%s", configPath, keysAuthYAML)
+			}
 			return nil
 		},
 	}
+	create.Flags().StringVar(&configPath, "config", "", "the gateway's configuration: the key goes to its data folder, and it is checked to ask for keys")
 	create.Flags().StringVar(&spec.Principal, "principal", "", "who the key acts for (required)")
 	create.Flags().StringSliceVar(&spec.Roles, "roles", nil, "the principal's roles, comma-separated")
 	create.Flags().StringVar(&spec.Tenant, "tenant", "", "the principal's tenant")
@@ -121,4 +145,26 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// keysAuthYAML is what a configuration needs for its gateway to ask for
+// keys.
+const keysAuthYAML = "  auth:\n    keys: true\n"
+
+// unusedKeys says, for the banner, when the data folder holds keys that
+// the configuration does not ask for (no auth:, or auth without keys), or
+// "" when there are none or they are checked.
+func unusedKeys(cfg *config.Config, dataDir string) string {
+	if cfg.Auth != nil && cfg.Auth.Keys {
+		return ""
+	}
+	keys, err := auth.OpenKeys(auth.KeysPath(dataDir))
+	if err != nil || keys.Len() == 0 {
+		return ""
+	}
+	if cfg.Authenticates() {
+		return fmt.Sprintf("warning: %s holds %d API keys, but auth has no keys: true: they are not accepted. Add keys: true under auth:.\n", auth.KeysPath(dataDir), keys.Len())
+	}
+	return fmt.Sprintf("warning: %s holds %d API keys, but the configuration has no auth: this gateway asks no client for credentials and checks no key. To require them, add to the configuration:\n%s",
+		auth.KeysPath(dataDir), keys.Len(), keysAuthYAML)
 }

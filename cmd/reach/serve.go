@@ -127,6 +127,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
 	fmt.Fprintf(w, "reach is serving %d tools on %s\n", len(tools), addr)
+	if warn := unusedKeys(g.Config(), dataDir); warn != "" {
+		fmt.Fprint(w, warn)
+	}
 	fmt.Fprintf(w, "  tools     %s\n", list)
 	for _, u := range g.Upstreams() {
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
@@ -134,7 +137,11 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
 	fmt.Fprintf(w, "  API       %s/v1/   (calls, requests, graph, cancel, approvals; %s/healthz)\n", base, base)
 	fmt.Fprintf(w, "  UI        %s/ui/\n", base)
-	fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
+	if g.Config().Authenticates() {
+		fmt.Fprintf(w, "  metrics   %s/metrics   (with an operator's key)\n", base)
+	} else {
+		fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
+	}
 	if g.Config().Model != nil {
 		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
@@ -252,32 +259,27 @@ func newStdio() *cobra.Command {
 		Use:   "stdio",
 		Short: "Serve MCP over stdin and stdout",
 		Long: `Serves the gateway's tools as an MCP server on stdin and stdout, for clients
-that start their servers as processes. Logs go to stderr.`,
+that start their servers as processes, one JSON-RPC message per line. A line
+that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
+-32600 when it is not a message) and skipped. Logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
 			if err != nil {
 				return err
 			}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: newLogger(cmd.ErrOrStderr()), Version: version})
+			log := newLogger(cmd.ErrOrStderr())
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: version})
 			if err != nil {
 				return err
 			}
 			defer g.Close()
-			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: stdinOf(cmd), Writer: nopCloser{cmd.OutOrStdout()}})
+			// A malformed line is answered with a JSON-RPC error and
+			// skipped (stdio.go), not the end of the session.
+			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
+			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
 	return cmd
 }
-
-func stdinOf(cmd *cobra.Command) io.ReadCloser {
-	if r, ok := cmd.InOrStdin().(io.ReadCloser); ok {
-		return r
-	}
-	return io.NopCloser(cmd.InOrStdin())
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }

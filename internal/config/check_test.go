@@ -81,3 +81,47 @@ func TestConfigReportsFirstBadOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigRefusesBadNumbersAndHeaders: a number that is not finite or
+// is negative, anywhere in the configuration, a header name that is not
+// one, a header value or model key with a line break (from the file or a
+// variable), and more retry attempts than MaxRetryAttempts are errors
+// that name the line and say what to write; a secret value is not quoted.
+func TestConfigRefusesBadNumbersAndHeaders(t *testing.T) {
+	env := map[string]string{"TOKEN": "Bearer sk-top-secret\n"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	const model = "model:\n  base_url: http://127.0.0.1:8000/v1\n"
+	for _, tc := range []struct{ config, line, want string }{
+		{"budgets:\n  default:\n    cost: .nan\n", "line 3", "budgets.default.cost is not a number"},
+		{"budgets:\n  default:\n    cost: .inf\n", "line 3", "budgets.default.cost is infinite"},
+		{"budgets:\n  a: {turns: 3}\n  b:\n    tokens: -1\n", "line 3", "budget b: amounts must not be negative"},
+		{model + "  prices:\n    m: {input: 1, output: -.inf}\n", "line 4", "model.prices.m.output is infinite"},
+		{model + "  prices:\n    m: {input: -0.5, output: 1}\n", "line 4", "model.prices.m.input is negative"},
+		{model + "  prices:\n    m:\n      input: 1\n      output: .nan\n", "line 6", "model.prices.m.output is not a number"},
+		{"tools:\n  get_order:\n    shape: {max_bytes: -10}\n", "line 3", "tools.get_order.shape.max_bytes is negative"},
+		{"tools:\n  get_order:\n    retry:\n      attempts: 1000000\n", "line 4", "attempts: 10 or fewer"},
+		{"max_body_bytes: -5\n", "line 1", "negative"},
+		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Ok: fine\n      X Api Key: v\n", "line 6", "write e.g. X-Api-Key"},
+		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      'X-Key:': v\n", "line 5", "not an HTTP header name"},
+		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Key: \"sk-top-secret\\r\\nX-Evil: 1\"\n", "line 5", "write it on one line"},
+		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      Authorization: ${TOKEN}\n", "line 5", "trim the variable"},
+		{model + "  api_key: ${TOKEN}\n", "line 3", "api_key holds a line break"},
+	} {
+		_, err := Parse([]byte(tc.config), lookup)
+		if err == nil || !strings.Contains(err.Error(), tc.line+":") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n  err %v\n  want %s and %q", tc.config, err, tc.line, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "sk-top-secret") {
+			t.Errorf("%q: the error quotes the secret: %v", tc.config, err)
+		}
+	}
+	for _, ok := range []string{
+		"tools:\n  get_order:\n    retry: {attempts: 10}\n",
+		"budgets:\n  default: {cost: 0, tokens: 0}\n",
+		"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Api-Key: \"tab\\tinside is fine\"\n",
+	} {
+		if _, err := Parse([]byte(ok), lookup); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentreach/reach/internal/policy/secrets"
@@ -169,9 +170,12 @@ type ToolOverride struct {
 
 // UnmarshalYAML decodes an override's YAML keys straight into the fields
 // of the reach types they set.
-func (o *ToolOverride) UnmarshalYAML(n *yaml.Node) error {
+func (o *ToolOverride) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, o.fields()) }
+
+// fields maps an override's YAML keys to the fields they set.
+func (o *ToolOverride) fields() fields {
 	followup := func(f *reach.Followup) fields { return fields{"tool": &f.Tool, "args": &f.Args} }
-	return decodeFields(n, fields{
+	return fields{
 		"access":       &o.Access,
 		"reentrancy":   &o.Reentrancy,
 		"key":          &o.Key,
@@ -196,7 +200,7 @@ func (o *ToolOverride) UnmarshalYAML(n *yaml.Node) error {
 			fs["condition"] = &v.Condition
 			return fs
 		}},
-	})
+	}
 }
 
 // Apply changes t's contract as o says.
@@ -258,11 +262,23 @@ func setFrom[T any](dst *T, v *T) {
 // fields maps the YAML keys of a mapping to where their values go.
 type fields map[string]any
 
+// patch is a type decoded through its fields (ToolOverride, Budget), whose
+// numbers walkNumbers finds by them too.
+type patch interface{ fields() fields }
+
 // part is a pointer field of a patch, made and decoded (through the fields
 // of) only when its key is present.
 type part[T any] struct {
 	dst    **T
 	fields func(*T) fields
+}
+
+// present returns the fields of the part when it was set.
+func (p *part[T]) present() (fields, bool) {
+	if *p.dst == nil {
+		return nil, false
+	}
+	return p.fields(*p.dst), true
 }
 
 func (p *part[T]) UnmarshalYAML(n *yaml.Node) error {
@@ -324,9 +340,11 @@ func decodeFields(n *yaml.Node, fs fields) error {
 type Budget reach.Budget
 
 // UnmarshalYAML decodes a budget's keys straight into its fields.
-func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
-	return decodeFields(n, fields{"turns": &b.Turns, "depth": &b.Depth, "tool_calls": &b.ToolCalls,
-		"tokens": &b.Tokens, "cost": &b.Cost, "wall": (*Duration)(&b.Wall)})
+func (b *Budget) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, b.fields()) }
+
+func (b *Budget) fields() fields {
+	return fields{"turns": &b.Turns, "depth": &b.Depth, "tool_calls": &b.ToolCalls,
+		"tokens": &b.Tokens, "cost": &b.Cost, "wall": (*Duration)(&b.Wall)}
 }
 
 // ModelConfig is an OpenAI-compatible chat completions endpoint.
@@ -862,6 +880,14 @@ func (c *Config) check() error {
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
 		}
+		for _, k := range c.inFileOrder(slices.Sorted(maps.Keys(u.Headers)), "upstreams", i, "headers") {
+			if !httpguts.ValidHeaderFieldName(k) {
+				return c.Errorf(append(at, "headers", k), "upstream %s: %q is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~, no spaces or colons); write e.g. X-Api-Key", u.Name, k)
+			}
+			if !httpguts.ValidHeaderFieldValue(u.Headers[k].Reveal()) { // the value is a secret: not quoted
+				return c.Errorf(append(at, "headers", k), "upstream %s, header %s: the value holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)", u.Name, k)
+			}
+		}
 		for k := range u.Env {
 			if !varNameRE.MatchString(k) {
 				return c.Errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
@@ -896,6 +922,10 @@ func (c *Config) check() error {
 		if o.Retry != nil && o.Retry.Attempts < 0 {
 			return c.Errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
 		}
+		if o.Retry != nil && o.Retry.Attempts > MaxRetryAttempts {
+			return c.Errorf(append(at, "retry", "attempts"), "tool %s: retry attempts %d is more than %d; write attempts: %d or fewer (the first included: more would hold a failing call for minutes)",
+				name, o.Retry.Attempts, MaxRetryAttempts, MaxRetryAttempts)
+		}
 		for _, tag := range o.Tags {
 			if strings.HasPrefix(tag, "upstream:") {
 				return c.Errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
@@ -916,8 +946,128 @@ func (c *Config) check() error {
 		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return c.Errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
 		}
+		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
+			return c.Errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
+		}
 	}
-	return nil
+	return c.checkNumbers()
+}
+
+// MaxRetryAttempts bounds a tool's retry.attempts.
+const MaxRetryAttempts = 10
+
+// checkNumbers refuses a number anywhere in the configuration that is not
+// finite (.nan, .inf, 1e999) or is negative: no amount, price, size or
+// count means anything below zero. Of several, the first in the file is
+// reported.
+func (c *Config) checkNumbers() error {
+	var first error
+	firstLine := 0
+	walkNumbers(reflect.ValueOf(c).Elem(), nil, func(path []any, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			return
+		}
+		what := "is negative"
+		switch {
+		case math.IsNaN(v):
+			what = "is not a number (NaN)"
+		case math.IsInf(v, 0):
+			what = "is infinite"
+		}
+		ln := c.Line(path...)
+		if first == nil || ln < firstLine {
+			first = c.Errorf(path, "%s %s; write a number of 0 or more", dotted(path), what)
+			firstLine = ln
+		}
+	})
+	return first
+}
+
+// walkNumbers calls f with the path (YAML keys and list indexes) and value
+// of every number in v, a decoded configuration.
+func walkNumbers(v reflect.Value, path []any, f func([]any, float64)) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkNumbers(v.Elem(), path, f)
+		}
+	case reflect.Struct:
+		if !v.CanAddr() { // a map's value
+			pv := reflect.New(v.Type())
+			pv.Elem().Set(v)
+			v = pv.Elem()
+		}
+		if p, ok := v.Addr().Interface().(patch); ok {
+			for k, dst := range p.fields() {
+				walkField(dst, append(slices.Clip(path), k), f)
+			}
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			tag, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+			switch {
+			case tag == "-":
+				continue
+			case strings.Contains(opts, "inline"):
+				walkNumbers(v.Field(i), path, f)
+				continue
+			case tag == "":
+				tag = strings.ToLower(sf.Name)
+			}
+			walkNumbers(v.Field(i), append(slices.Clip(path), tag), f)
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			walkNumbers(v.MapIndex(k), append(slices.Clip(path), k.String()), f)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			walkNumbers(v.Index(i), append(slices.Clip(path), i), f)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f(path, float64(v.Int()))
+	case reflect.Float32, reflect.Float64:
+		f(path, v.Float())
+	}
+}
+
+// walkField walks the numbers of a patch's field (see fields): a part
+// when it was set, else the value dst points to.
+func walkField(dst any, path []any, f func([]any, float64)) {
+	if p, ok := dst.(interface{ present() (fields, bool) }); ok {
+		if fs, ok := p.present(); ok {
+			for k, d := range fs {
+				walkField(d, append(slices.Clip(path), k), f)
+			}
+		}
+		return
+	}
+	walkNumbers(reflect.ValueOf(dst).Elem(), path, f)
+}
+
+// dotted writes a configuration path as the file nests it: budgets.default.cost.
+func dotted(path []any) string {
+	var b strings.Builder
+	for i, p := range path {
+		switch p := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, p)
+		}
+	}
+	return b.String()
 }
 
 var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)

@@ -26,7 +26,7 @@ func byProtocol(stateless, stateful http.Handler) http.Handler {
 
 func (g *Gateway) newHandler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		SessionTimeout:               g.cfg.IdleAfter() + time.Minute,
 		MaxRequestBodyBytes:          g.cfg.BodyLimit(),
 		PropagateRequestCancellation: true,
@@ -34,13 +34,13 @@ func (g *Gateway) newHandler() http.Handler {
 	// The sessionless protocol (2026-07-28 and later) needs the SDK's
 	// stateless handler; both serve the same server.
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
-		Logger:                       g.log.With("component", "mcp-http"),
+		Logger:                       g.sdkLogger("mcp-http"),
 		Stateless:                    true,
 		MaxRequestBodyBytes:          g.cfg.BodyLimit(),
 		PropagateRequestCancellation: true,
 	})
 	return httpapi.New(&httpapi.Options{
-		MCP: byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler)),
+		MCP: g.bindSessions(byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler))),
 		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Chosen: &g.chosen,
 			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Chosen: &g.chosen, Authn: g.authn, Tools: g, Upstreams: g,

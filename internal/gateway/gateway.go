@@ -182,6 +182,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Logger: g.log}
+	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
 	if g.redactor != nil {
 		ro.Redactor = g.redactor
 	}

@@ -48,6 +48,16 @@ import (
 func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpwire.HeaderSession)
+		if sid != "" && g.authn != nil {
+			// Every method on a session (POST, the GET of its stream, the
+			// DELETE that ends it) is its owner's alone. The SDK checks it
+			// too (bindSessions); this answers first, in the API's shape,
+			// and covers what the gateway answers itself.
+			if ss := g.sessionByID(sid); ss != nil && !g.ownsSession(r, ss) {
+				notYourSession(w)
+				return
+			}
+		}
 		if r.Method != http.MethodPost || sid == "" {
 			sdk.ServeHTTP(w, r)
 			return

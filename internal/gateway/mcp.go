@@ -3,12 +3,16 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -26,7 +30,7 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       g.log.With("component", "mcp"),
+		Logger:       g.sdkLogger("mcp"),
 	}
 	if g.pool != nil && g.pool.Completes() {
 		opts.CompletionHandler = g.pool.Complete
@@ -45,6 +49,9 @@ func (g *Gateway) newMCPServer() *mcp.Server {
 // method goes to the SDK.
 func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			g.bindSession(req)
+		}
 		if method == "tools/call" {
 			if r, ok := req.(*mcp.CallToolRequest); ok {
 				return g.callTool(ctx, r)
@@ -71,16 +78,25 @@ func (g *Gateway) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 var mcpCallSeq atomic.Uint64
 
+// session is the state the gateway keeps per MCP session (or sessionless
+// client).
+type session struct {
+	link.Session // the request its calls run in
+	// owner is the sessionOwner of who opened a Streamable HTTP session
+	// when the gateway authenticates (set at initialize); nil otherwise.
+	owner atomic.Pointer[string]
+}
+
 // sessionOf returns the gateway's state for the session a call came in.
 // A long-lived session (stdio, in-memory, or Streamable HTTP with a session
 // id) is keyed by itself, and its request ends when it closes. Sessionless
 // HTTP clients (protocol 2026-07-28 and later, where every POST has a
 // session of its own) are keyed by their clientInfo name and version, so that
 // one client's calls share a request until it has been idle for the gap.
-func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *link.Session {
+func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *session {
 	ss := req.Session
 	if ss == nil {
-		return &link.Session{}
+		return &session{}
 	}
 	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
 		var name, version string
@@ -93,20 +109,17 @@ func (g *Gateway) sessionOf(req *mcp.CallToolRequest) *link.Session {
 }
 
 // clientSession returns the state of a sessionless client: its principal
-// and clientInfo name and version.
-func (g *Gateway) clientSession(id *auth.Identity, name, version string) *link.Session {
+// in its tenant (sessionOwner: alice of one tenant never shares alice of
+// another's request) and clientInfo name and version.
+func (g *Gateway) clientSession(id *auth.Identity, name, version string) *session {
 	// NUL-separated and bounded: the parts cannot run into each other, and
 	// a huge clientInfo is not kept.
-	key := "client\x00"
-	if id != nil {
-		key += id.Principal
-	}
-	key += "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
+	key := "client\x00" + sessionOwner(id) + "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
 	if v, ok := g.sessions.Load(key); ok {
-		return v.(*link.Session)
+		return v.(*session)
 	}
-	v, _ := g.sessions.LoadOrStore(key, g.owned.NewSession())
-	return v.(*link.Session)
+	v, _ := g.sessions.LoadOrStore(key, &session{Session: *g.owned.NewSession()})
+	return v.(*session)
 }
 
 // sweepClients forgets the sessionless clients whose request has ended (or
@@ -117,7 +130,7 @@ func (g *Gateway) sweepClients() {
 		if _, isClient := k.(string); !isClient {
 			return true
 		}
-		if !g.owned.Current(v.(*link.Session)) {
+		if !g.owned.Current(&v.(*session).Session) {
 			g.sessions.CompareAndDelete(k, v)
 		}
 		return true
@@ -126,14 +139,14 @@ func (g *Gateway) sweepClients() {
 
 // sessionFor returns the state of a long-lived session, made on first use;
 // its request ends when the session closes.
-func (g *Gateway) sessionFor(ss *mcp.ServerSession) *link.Session {
+func (g *Gateway) sessionFor(ss *mcp.ServerSession) *session {
 	if v, ok := g.sessions.Load(ss); ok {
-		return v.(*link.Session)
+		return v.(*session)
 	}
-	st := &link.Session{}
+	st := &session{}
 	v, loaded := g.sessions.LoadOrStore(ss, st)
 	if loaded {
-		return v.(*link.Session)
+		return v.(*session)
 	}
 	go func() {
 		ss.Wait()
@@ -141,7 +154,7 @@ func (g *Gateway) sessionFor(ss *mcp.ServerSession) *link.Session {
 		if id := ss.ID(); id != "" {
 			g.byID.Delete(id)
 		}
-		g.owned.EndSession(st)
+		g.owned.EndSession(&st.Session)
 	}()
 	return st
 }
@@ -170,7 +183,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // failure is a result with isError and the text the model should read;
 // only a malformed _meta is a protocol error. Progress goes to ss under
 // token, when both are set.
-func (g *Gateway) dispatch(ctx context.Context, st *link.Session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
+func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
 	m, err := link.FromMeta(meta)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -178,7 +191,7 @@ func (g *Gateway) dispatch(ctx context.Context, st *link.Session, ss *mcp.Server
 	m.Agent = agent
 	who, _ := auth.IdentityFrom(ctx)
 	m.Chosen = g.chosen.Get(m.CallID, m.Request, who)
-	cctx, r, done, err := g.owned.Place(ctx, m.Target, st)
+	cctx, r, done, err := g.owned.Place(ctx, m.Target, &st.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -313,15 +326,18 @@ func (g *Gateway) mcpTool(t reach.Tool) *mcp.Tool {
 		ann.DestructiveHint = &d
 	}
 	if orig != nil {
-		mt.Title = orig.Title
-		mt.Icons = orig.Icons
+		// Within the bounds of what is forwarded (upstream.MaxToolTitle, ...).
+		mt.Title = upstream.ClipText(orig.Title, upstream.MaxToolTitle, "title")
+		if b, err := json.Marshal(orig.Icons); err == nil && len(b) <= upstream.MaxToolSchema {
+			mt.Icons = orig.Icons
+		}
 		if orig.InputSchema != nil && t.InputSchema == nil {
-			if b, err := json.Marshal(orig.InputSchema); err == nil {
+			if b, err := json.Marshal(orig.InputSchema); err == nil && len(b) <= upstream.MaxToolSchema {
 				mt.InputSchema = objectSchema(b)
 			}
 		}
 		if a := orig.Annotations; a != nil {
-			ann.Title = a.Title
+			ann.Title = upstream.ClipText(a.Title, upstream.MaxToolTitle, "title")
 			ann.OpenWorldHint = a.OpenWorldHint
 			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
 		}
@@ -456,4 +472,60 @@ func (g *Gateway) SharedLevel() mcp.LoggingLevel {
 func (g *Gateway) logs(ss *mcp.ServerSession) bool {
 	_, ok := g.levels.Load(ss)
 	return ok
+}
+
+// sdkLogger is the logger of a part of the SDK (its server, its HTTP
+// handlers): the gateway's, with session ids hidden (hideSessionIDs).
+func (g *Gateway) sdkLogger(component string) *slog.Logger {
+	return slog.New(hideSessionIDs{g.log.Handler()}).With("component", component)
+}
+
+// hideSessionIDs replaces the value of every session_id attribute (the SDK
+// logs one when a session connects, subscribes, ...) by a short hash of it:
+// an Mcp-Session-Id is all a client on loopback needs to take a session
+// over, and the hash still tells sessions apart in the log.
+type hideSessionIDs struct{ h slog.Handler }
+
+func (h hideSessionIDs) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h hideSessionIDs) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, rec.Message, rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(hideSessionID(a))
+		return true
+	})
+	return h.h.Handle(ctx, out)
+}
+
+func (h hideSessionIDs) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = hideSessionID(a)
+	}
+	return hideSessionIDs{h.h.WithAttrs(out)}
+}
+
+func (h hideSessionIDs) WithGroup(name string) slog.Handler {
+	return hideSessionIDs{h.h.WithGroup(name)}
+}
+
+func hideSessionID(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch {
+	case v.Kind() == slog.KindGroup:
+		as := v.Group()
+		out := make([]any, len(as))
+		for i, x := range as {
+			out[i] = hideSessionID(x)
+		}
+		return slog.Group(a.Key, out...)
+	case strings.EqualFold(strings.NewReplacer("_", "", "-", "").Replace(a.Key), "sessionid"):
+		s := v.String()
+		if s == "" {
+			return a
+		}
+		sum := sha256.Sum256([]byte(s))
+		return slog.String(a.Key, "#"+hex.EncodeToString(sum[:6]))
+	}
+	return a
 }

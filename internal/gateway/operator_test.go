@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -276,5 +278,43 @@ func otlpCollector(t *testing.T) (*httptest.Server, func() []*tracev1.Span) {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(spans)
+	}
+}
+
+// TestOperatorRoutesAuthorizeFirst: with auth, every operators' route
+// answers whoever is not an operator 403 operators_only before it reads
+// the request (a malformed body or id is not reported to them), and
+// /metrics, whose per-tool counts are every principal's, is one of them.
+func TestOperatorRoutesAuthorizeFirst(t *testing.T) {
+	_, url, _, keys := authGateway(t, "")
+	as := func(who string) map[string]string { return map[string]string{"Authorization": "Bearer " + keys[who]} }
+	if status, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"q"}}]}`, as("alice")); status != 200 {
+		t.Fatalf("alice's call = %d %v", status, out)
+	}
+	for _, c := range []struct {
+		method, path, body string
+		operator           int // what an operator gets
+	}{
+		{"POST", "/v1/deadletters/x/dismiss", `{}`, http.StatusBadRequest},
+		{"POST", "/v1/deadletters/x/dismiss", `not json`, http.StatusBadRequest},
+		{"POST", "/v1/deadletters/x/retry", ``, http.StatusBadRequest},
+		{"POST", "/v1/deadletters/dl-999/retry", ``, http.StatusNotFound},
+		{"GET", "/v1/deadletters?state=all", ``, http.StatusOK},
+		{"GET", "/v1/stats", ``, http.StatusOK},
+		{"GET", "/metrics", ``, http.StatusOK},
+	} {
+		for _, who := range []string{"alice", "bob"} {
+			status, body := rawAs(t, keys[who], c.method, url+c.path, c.body)
+			var e struct{ Error httpjson.Error }
+			if status != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Error.Code != "operators_only" {
+				t.Errorf("%s: %s %s %s = %d %s, want 403 operators_only", who, c.method, c.path, c.body, status, body)
+			}
+		}
+		if status, body := rawAs(t, keys["dave"], c.method, url+c.path, c.body); status != c.operator {
+			t.Errorf("operator: %s %s %s = %d %s, want %d", c.method, c.path, c.body, status, body, c.operator)
+		}
+	}
+	if _, body := rawAs(t, keys["dave"], "GET", url+"/metrics", ""); !strings.Contains(body, "search_kb") {
+		t.Errorf("an operator's /metrics lacks the calls made:\n%.500s", body)
 	}
 }

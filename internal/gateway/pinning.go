@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -162,4 +163,16 @@ func (g *Gateway) exposedElsewhere(name, up string) bool {
 		return !slices.Contains(t.Tags, upstream.Tag+up)
 	}
 	return g.held(name) && g.pool.ListedElsewhere(name, up)
+}
+
+// missingTool explains a call of a tool that is not registered because its
+// changed definition is held (reach.Options.Missing): the caller learns it
+// is held, not that it does not exist, and who can let it through.
+func (g *Gateway) missingTool(name string) *reach.Error {
+	if !g.held(name) {
+		return nil
+	}
+	return &reach.Error{Type: reach.TypeNotFound, Code: "tool_held",
+		Message:    fmt.Sprintf("Tool %s is held: its definition changed upstream since it was approved, and it is not called until an operator reviews the change.", name),
+		Suggestion: fmt.Sprintf("Use another tool for now. An operator lets it through with `reach tools diff %s`, then `reach tools approve %s`.", name, name)}
 }

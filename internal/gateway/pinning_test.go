@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,8 +45,16 @@ func changedToolIsHeld(t *testing.T, cfg string) {
 	if got := toolNames(t, cs); !strings.Contains(got, "up__add") {
 		t.Errorf("tools/list while held = %s", got)
 	}
-	if _, text := callText(t, cs, "up__echo", map[string]any{"text": "b"}, nil); !strings.Contains(text, "no tool named") {
-		t.Errorf("calling the held tool = %q, want it unknown", text)
+	// A call of it is refused as held, not as unknown: what changed and
+	// who can let it through.
+	res, text := callText(t, cs, "up__echo", map[string]any{"text": "b"}, nil)
+	if e, _ := res.Meta[link.MetaError].(map[string]any); !res.IsError || e["code"] != "tool_held" ||
+		!strings.Contains(text, "definition changed") || !strings.Contains(text, "reach tools approve up__echo") {
+		t.Errorf("calling the held tool over MCP = %q (error %v), want tool_held saying an operator must approve it", text, res.Meta[link.MetaError])
+	}
+	_, out := do(t, "POST", serveTest(t, g).URL+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"up__echo","arguments":{"text":"b"}}]}`, nil)
+	if path(out, "results", 0, "status") != "refused" || path(out, "results", 0, "error", "code") != "tool_held" {
+		t.Errorf("calling the held tool over the API = %v, want refused tool_held", out)
 	}
 	ps, err := pin.Open(pin.Path(g.Config().DataDir()))
 	if err != nil {

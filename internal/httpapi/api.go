@@ -29,6 +29,7 @@ import (
 	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
+	"github.com/agentreach/reach/internal/ui"
 	"github.com/agentreach/reach/internal/upstream"
 )
 
@@ -122,8 +123,26 @@ func New(opts *Options) http.Handler {
 	if a.authn == nil {
 		h = localOnly(h)
 	}
-	h = http.NewCrossOriginProtection().Handler(h)
-	return recoverPanics(a.log, h)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpjson.WriteError(w, http.StatusForbidden, "cross_origin",
+			fmt.Sprintf("A cross-origin %s from a browser is refused.", r.Method),
+			"Call the gateway from a program, or use the UI at /ui/ on the gateway's own address.")
+	}))
+	h = cop.Handler(h)
+	return recoverPanics(a.log, uiHeaders(h))
+}
+
+// uiHeaders gives every answer under /ui the UI's headers (no framing,
+// its CSP) before anything else answers: a 401, a cross-origin 403, the
+// redirect of /ui.
+func uiHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			ui.SetHeaders(w.Header())
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // identity is who makes an HTTP request, as the auth middleware found

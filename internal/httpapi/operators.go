@@ -24,16 +24,30 @@ func (a *API) mountOperators(mux *http.ServeMux) {
 	}
 	mux.Handle("/ui/", ui.New(uo))
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	mux.Handle("GET /metrics", a.metrics)
+	// Operators' routes check who asks before anything else (a body, an
+	// id): whoever is not an operator learns nothing but that.
+	const dead = "Dead letters are for operators."
+	mux.Handle("GET /metrics", a.operatorsOnly("Metrics are for operators: they count every principal's calls.", a.metrics.ServeHTTP))
 	ah := a.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
 	mux.Handle("/v1/approvals", ah)
 	mux.Handle("/v1/approvals/", ah)
-	mux.HandleFunc("GET /v1/deadletters", a.listDeadLetters)
-	mux.HandleFunc("POST /v1/deadletters/{id}/retry", a.retryDeadLetter)
-	mux.HandleFunc("POST /v1/deadletters/{id}/dismiss", a.dismissDeadLetter)
+	mux.Handle("GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters))
+	mux.Handle("POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter))
+	mux.Handle("POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter))
 	mux.HandleFunc("GET /v1/audit", a.auditEvents)
 	mux.HandleFunc("GET /v1/audit/verify", a.auditVerify)
-	mux.HandleFunc("GET /v1/stats", a.toolStats)
+	mux.Handle("GET /v1/stats", a.operatorsOnly("Statistics are for operators: they count every principal's calls.", a.toolStats))
+}
+
+// operatorsOnly serves h to operators (everyone when the gateway
+// authenticates nobody) and answers anyone else 403 with why, before h
+// reads anything of the request.
+func (a *API) operatorsOnly(why string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.operatorOnly(w, r, why) {
+			h(w, r)
+		}
+	})
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

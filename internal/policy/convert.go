@@ -16,7 +16,8 @@ import (
 //
 //   - an object becomes a record (a null member is left out, so `has` is false);
 //   - an array becomes a set (order and duplicates are lost; nulls are left out);
-//   - a string stays a string, true and false stay booleans;
+//   - a string stays a string (a path with "." or ".." segments or doubled
+//     slashes cleaned: see pathView), true and false stay booleans;
 //   - a number whose value is a whole number within int64 becomes a Long
 //     (2, 2.0 and 2e0 alike, as JSON Schema's "integer");
 //   - another number with at most four decimal places within the decimal range
@@ -103,7 +104,7 @@ func (p *argParser) value(depth int) (types.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return types.String(s), nil
+		return types.String(pathView(s)), nil
 	case c == 't':
 		return types.True, p.literal("true")
 	case c == 'f':

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/telemetry"
 )
@@ -127,15 +128,31 @@ func New(o Options) *UI {
 }
 
 // ServeHTTP implements http.Handler. State-changing requests must come from
-// the UI's own pages (same origin).
+// the UI's own pages (same origin). No other site may frame a page (its
+// Approve and Stop buttons would be one click away from a hidden frame):
+// every answer, a refusal or a redirect too, says so (SetHeaders).
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	SetHeaders(w.Header())
 	if r.Method == http.MethodPost && !sameOrigin(r) {
-		http.Error(w, "cross-site form posts are refused: use the reach UI itself", http.StatusForbidden)
+		httpjson.WriteError(w, http.StatusForbidden, "cross_origin", "Cross-site form posts are refused.",
+			"Use the reach UI itself, at /ui/ on the gateway's own address.")
 		return
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	u.mux.ServeHTTP(w, r)
+}
+
+// CSP is the UI's Content-Security-Policy: its own scripts, styles and
+// images only, and no framing by any page (frame-ancestors 'none').
+const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'"
+
+// SetHeaders sets the headers of every answer under /ui: the CSP,
+// X-Frame-Options: DENY (for browsers without frame-ancestors) and nosniff.
+// The gateway sets them too on what it answers for /ui before the UI does
+// (a 401, the redirect of /ui).
+func SetHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 func sameOrigin(r *http.Request) bool {

@@ -202,3 +202,62 @@ func TestFlashIsNotFromTheURL(t *testing.T) {
 		t.Errorf("after a stop, redirected to %q, want /ui/requests/r1?flash=stopped", loc)
 	}
 }
+
+// TestNoFraming: every answer of the UI — its pages, assets, live
+// stream, a 404, the redirect after a form and the refusal of a
+// cross-site post — forbids framing by other sites (CSP frame-ancestors
+// 'none' and X-Frame-Options: DENY), so that its Approve and Stop buttons
+// cannot be clickjacked; the refusal is the API's JSON error.
+func TestNoFraming(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		method, path, form, site string
+		status                   int
+	}{
+		{"GET", "/ui/", "", "", 200},
+		{"GET", "/ui/requests/r1", "", "", 200},
+		{"GET", "/ui/requests/r1/graph.svg", "", "", 200},
+		{"GET", "/ui/requests/nope", "", "", 404},
+		{"GET", "/ui/approvals", "", "", 200},
+		{"GET", "/ui/audit", "", "", 200},
+		{"GET", "/ui/tools", "", "", 200},
+		{"GET", "/ui/static/style.css", "", "", 200},
+		{"GET", "/ui/live", "", "", 200},
+		{"GET", "/ui/nothing-here", "", "", 404},
+		{"POST", "/ui/approvals/ap1/approve", "reason=fine", "same-origin", 303},
+		{"POST", "/ui/stop/r1", "mode=cancel&reason=x", "cross-site", 403},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		r, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, strings.NewReader(tc.form))
+		if tc.form != "" {
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if tc.site != "" {
+			r.Header.Set("Sec-Fetch-Site", tc.site)
+		}
+		resp, err := c.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body []byte
+		if tc.path != "/ui/live" {
+			body, _ = io.ReadAll(resp.Body)
+		}
+		resp.Body.Close()
+		cancel()
+		h := resp.Header
+		if resp.StatusCode != tc.status || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") || h.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s %s = %d, CSP %q, X-Frame-Options %q; want %d, frame-ancestors 'none' and DENY",
+				tc.method, tc.path, resp.StatusCode, h.Get("Content-Security-Policy"), h.Get("X-Frame-Options"), tc.status)
+		}
+		if tc.status == 403 {
+			var e struct {
+				Error struct{ Code, Message, Suggestion string }
+			}
+			if json.Unmarshal(body, &e) != nil || e.Error.Code != "cross_origin" || e.Error.Suggestion == "" || h.Get("Content-Type") != "application/json" {
+				t.Errorf("the cross-site refusal = %s %q, want the JSON error cross_origin", h.Get("Content-Type"), body)
+			}
+		}
+	}
+}

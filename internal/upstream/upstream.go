@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
@@ -44,6 +45,7 @@ type upstream struct {
 	lastErr  error
 	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
 	gone     map[string]bool      // exposed names the upstream no longer lists
+	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
 	closed   bool
 	dialing  *dial                                  // the reconnection under way, if any
 	lastDial time.Time                              // when the last reconnection began
@@ -101,7 +103,7 @@ func (u *upstream) prefix() string {
 
 func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 	u := &upstream{p: p, cfg: c, index: i, log: p.log.With("upstream", c.Name),
-		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}}
+		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}, oversize: map[string]bool{}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: p.version}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: u.onProgress,
@@ -431,7 +433,7 @@ func (u *upstream) tools() []reach.Tool {
 func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 	rt := reach.Tool{
 		Name:        name,
-		Description: t.Description,
+		Description: ClipText(t.Description, MaxToolDescription, "description"),
 		Access:      accessFrom(t.Annotations),
 		Tags:        []string{Tag + u.cfg.Name},
 		Func:        u.forward(name, t.Name),
@@ -449,11 +451,86 @@ func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 			rt.OutputSchema = b
 		}
 	}
+	if n := len(rt.InputSchema); n > MaxToolSchema {
+		rt.InputSchema = nil
+		rt.Description += fmt.Sprintf("\n[reach: the input schema (%d bytes) is larger than %d bytes and is not forwarded; the upstream checks the arguments]", n, MaxToolSchema)
+	}
+	if len(rt.OutputSchema) > MaxToolSchema {
+		rt.OutputSchema = nil
+	}
+	u.warnOversize(name, t)
 	if len(rt.InputSchema) > 0 && !schemaCompiles(rt) {
 		u.log.Warn("tool's input schema does not compile; its arguments are not validated here", "tool", t.Name)
 		rt.InputSchema = nil
 	}
 	return rt
+}
+
+// Bounds on what an upstream's tool definition puts before every client's
+// model, on every tools/list and GET /v1/tools: a longer description or
+// title is cut, with a note saying so; a larger input or output schema, or
+// icons, are not forwarded (the upstream still checks the arguments). The
+// pinned definition is the whole one: a change past the cut is held too.
+const (
+	MaxToolDescription = 8 << 10  // bytes of a description
+	MaxToolTitle       = 256      // bytes of a title (the tool's or its annotations')
+	MaxToolSchema      = 64 << 10 // bytes of JSON of a schema, and of the icons
+)
+
+// ClipText cuts s to max bytes, at a rune boundary, with a note of what
+// was cut (a title gets an ellipsis only).
+func ClipText(s string, max int, what string) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	cut := s[:i]
+	if what == "title" {
+		return cut + "…"
+	}
+	return fmt.Sprintf("%s…\n[reach: this %s was cut from %d to %d bytes]", cut, what, len(s), max)
+}
+
+// warnOversize logs, once per tool, that its definition is over the
+// bounds above. Called with u.mu held.
+func (u *upstream) warnOversize(name string, t *mcp.Tool) {
+	var over []any
+	size := func(v any) int {
+		if v == nil {
+			return 0
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	if n := len(t.Description); n > MaxToolDescription {
+		over = append(over, "description_bytes", n)
+	}
+	if n := len(t.Title); n > MaxToolTitle {
+		over = append(over, "title_bytes", n)
+	}
+	if a := t.Annotations; a != nil && len(a.Title) > MaxToolTitle {
+		over = append(over, "annotations_title_bytes", len(a.Title))
+	}
+	if n := size(t.InputSchema); n > MaxToolSchema {
+		over = append(over, "input_schema_bytes", n)
+	}
+	if n := size(t.OutputSchema); n > MaxToolSchema {
+		over = append(over, "output_schema_bytes", n)
+	}
+	if len(t.Icons) > 0 {
+		if n := size(t.Icons); n > MaxToolSchema {
+			over = append(over, "icons_bytes", n)
+		}
+	}
+	if len(over) == 0 || u.oversize[name] {
+		return
+	}
+	u.oversize[name] = true
+	u.log.Warn(fmt.Sprintf("an upstream tool's definition is larger than reach forwards: descriptions are cut to %d bytes and titles to %d, larger schemas and icons (%d bytes) are left out",
+		MaxToolDescription, MaxToolTitle, MaxToolSchema), append([]any{"tool", name}, over...)...)
 }
 
 // schemaCompiles reports whether the runtime accepts t's input schema.

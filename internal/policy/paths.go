@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Paths in arguments. A rule such as
+//
+//	permit (...) when { context.arguments.path like "/safe/*" };
+//
+// would let /safe/../etc/passwd through, and a forbid of "/etc/*" would
+// miss //etc/passwd or /./etc/passwd. So a string argument that is a path
+// with "." or ".." segments or doubled slashes reaches the policies
+// cleaned (pathView); the tool still gets the string as it was sent.
+
+// pathView returns how policies see a string argument: a path with "." or
+// ".." segments or doubled slashes (after decoding percent-escapes, so that
+// %2e%2e is ..) cleaned lexically, as path.Clean does but keeping a
+// trailing slash (/safe/../etc/passwd is /etc/passwd, /safe/./a/ is
+// /safe/a/); in a URL (scheme://host/path?query), its path alone. Any other
+// string is unchanged. Cleaning is lexical: a symbolic link inside an
+// allowed folder still leads out of it, which only the tool can see.
+// Backslashes are not separators here.
+func pathView(s string) string {
+	if strings.IndexByte(s, '/') < 0 {
+		return s
+	}
+	if m := urlPrefixRE.FindString(s); m != "" {
+		rest := s[len(m):]
+		slash := strings.IndexByte(rest, '/')
+		if slash < 0 {
+			return s
+		}
+		end := len(rest)
+		if i := strings.IndexAny(rest[slash:], "?#"); i >= 0 {
+			end = slash + i
+		}
+		p, changed := cleanPath(rest[slash:end])
+		if !changed {
+			return s
+		}
+		return m + rest[:slash] + p + rest[end:]
+	}
+	if p, changed := cleanPath(s); changed {
+		return p
+	}
+	return s
+}
+
+// urlPrefixRE matches the scheme and "//" of a URL.
+var urlPrefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
+
+// cleanPath cleans p (see pathView) and reports whether that changed it.
+func cleanPath(p string) (string, bool) {
+	if strings.IndexByte(p, '%') >= 0 {
+		if u, err := url.PathUnescape(p); err == nil {
+			p = u
+		}
+	}
+	if !needsCleaning(p) {
+		return p, false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c, true
+}
+
+// needsCleaning reports whether p has a "." or ".." segment or an empty
+// segment inside (a doubled slash).
+func needsCleaning(p string) bool {
+	for i, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "." || seg == "..":
+			return true
+		case seg == "" && i > 0 && i < strings.Count(p, "/"):
+			return true
+		}
+	}
+	return false
+}
