@@ -55,7 +55,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -63,6 +62,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/openai"
@@ -105,8 +105,8 @@ type Gateway struct {
 	rt      *reach.Runtime
 	log     *slog.Logger
 	model   builtin.Model
-	owned   *link.Owned // the requests the gateway begins for its clients
-	server  *mcp.Server
+	owned   *link.Owned   // the requests the gateway begins for its clients
+	front   *front.Server // the MCP server
 	handler http.Handler
 
 	ctx    context.Context // the gateway's lifetime
@@ -127,18 +127,10 @@ type Gateway struct {
 	audit     *audit.Log     // nil without a data folder
 	bg        sync.WaitGroup // background goroutines (see background)
 
-	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
-	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
-	levels     sync.Map            // *mcp.ServerSession -> mcp.LoggingLevel its client asked for
-	serverInfo *mcp.Implementation // as the MCP server introduces itself
-	leanHits   atomic.Int64        // calls answered by the lean path
-	inflight   sync.Map            // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
-	sdkCalls   sync.Map            // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
-
-	pool *upstream.Pool // nil offline
+	levels front.Levels   // the logging levels the MCP clients asked for
+	pool   *upstream.Pool // nil offline
 
 	mu     sync.Mutex
-	listed map[string]bool // tool names listed over MCP
 	closed bool
 }
 
@@ -151,7 +143,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	g := &Gateway{cfg: cfg, listed: map[string]bool{}, ready: make(chan struct{})}
+	g := &Gateway{cfg: cfg, ready: make(chan struct{})}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -205,7 +197,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		tools = append(tools, builtin.Tools(g.rt, g.model)...)
 	}
 	if !g.opts.Offline {
-		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: g, Models: g.rt,
+		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: &g.levels, Models: g.rt,
 			Version: g.version(), Logger: g.log})
 		if err != nil {
 			g.Close()
@@ -226,13 +218,18 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.Close()
 		return nil, err
 	}
-	g.server = g.newMCPServer()
+	fo := &front.Options{Runtime: g.rt, Owned: g.owned, Chosen: &g.chosen, Authn: g.authn, Tools: g, Levels: &g.levels,
+		Version: g.version(), BodyLimit: cfg.BodyLimit(), IdleAfter: cfg.IdleAfter(), Logger: g.log}
 	if g.pool != nil {
-		g.pool.Serve(ctx, g.server)
+		fo.Upstreams = g.pool
 	}
-	g.syncMCPTools()
+	g.front = front.New(fo)
+	if g.pool != nil {
+		g.pool.Serve(ctx, g.front.MCP())
+	}
+	g.front.SyncTools()
 	g.handler = g.newHandler()
-	g.Go(func() { g.owned.Run(g.ctx, g.sweepClients) })
+	g.Go(func() { g.owned.Run(g.ctx, g.front.SweepClients) })
 	close(g.ready)
 	return g, nil
 }
@@ -353,7 +350,7 @@ func (g *Gateway) Runtime() *reach.Runtime { return g.rt }
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // MCPServer returns the MCP server, for transports other than HTTP (stdio).
-func (g *Gateway) MCPServer() *mcp.Server { return g.server }
+func (g *Gateway) MCPServer() *mcp.Server { return g.front.MCP() }
 
 // config.Config returns the configuration the gateway was built from.
 func (g *Gateway) Config() *config.Config { return g.cfg }
@@ -392,7 +389,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	// Streams (SSE GETs) never finish by themselves: end the sessions first.
-	g.closeSessions()
+	g.front.Close()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = srv.Close()
@@ -406,17 +403,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio serves MCP on t (mcp.StdioTransport for stdin and stdout)
 // until the client disconnects or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	err := g.server.Run(ctx, t)
+	err := g.front.MCP().Run(ctx, t)
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
-}
-
-func (g *Gateway) closeSessions() {
-	for ss := range g.server.Sessions() {
-		ss.Close()
-	}
 }
 
 // Close disconnects the upstreams and ends the requests the gateway began.
@@ -429,8 +420,8 @@ func (g *Gateway) Close() error {
 	}
 	g.closed = true
 	g.mu.Unlock()
-	if g.server != nil {
-		g.closeSessions()
+	if g.front != nil {
+		g.front.Close()
 	}
 	g.owned.EndAll()
 	g.cancel()

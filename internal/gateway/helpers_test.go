@@ -316,3 +316,11 @@ func contentText(cs []mcp.Content) string {
 	}
 	return b.String()
 }
+
+// clip cuts s to at most n bytes, for a test's message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -97,7 +97,7 @@ func TestMCPOverHTTP(t *testing.T) {
 			if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after"}, nil); text != "echo: after" {
 				t.Errorf("after cancel: %q", text)
 			}
-			if g.leanHits.Load() == 0 {
+			if g.front.FastCalls() == 0 {
 				t.Errorf("no call took the lean path")
 			}
 		})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,9 +146,9 @@ func TestApprovalHeldCallCompletes(t *testing.T) {
 // TestApprovalWaitSendsProgress: a client that asked for progress hears
 // that its held call waits for approval, until it is approved.
 func TestApprovalWaitSendsProgress(t *testing.T) {
-	old := approvalEvery
-	approvalEvery = 20 * time.Millisecond
-	t.Cleanup(func() { approvalEvery = old })
+	old := front.ApprovalEvery
+	front.ApprovalEvery = 20 * time.Millisecond
+	t.Cleanup(func() { front.ApprovalEvery = old })
 	g, _, srv := upstreamGateway(t, probeConfig+"approvals: {wait: 10s}\n")
 	heard := make(chan string, 100)
 	cs := connectMCP(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

@@ -201,7 +201,7 @@ func TestCancelReasonThroughSDK(t *testing.T) {
 	if !strings.Contains(msg, "the user pressed stop") {
 		t.Errorf("the cancelled frame's error = %q, want the client's reason", msg)
 	}
-	if g.leanHits.Load() != 0 {
+	if g.front.FastCalls() != 0 {
 		t.Errorf("the call took the lean front; the test needs the SDK's")
 	}
 }
@@ -363,7 +363,7 @@ func TestOddRequestIDsAreRefused(t *testing.T) {
 	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`); len(msgs) != 1 || msgs[0]["result"] == nil {
 		t.Fatalf("a call with a string id: %v", msgs)
 	}
-	ran, hits := len(p.metas), g.leanHits.Load()
+	ran, hits := len(p.metas), g.front.FastCalls()
 	for _, id := range []string{`null`, `{"a":1}`, `true`, `[1]`} {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -380,7 +380,7 @@ func TestOddRequestIDsAreRefused(t *testing.T) {
 			t.Errorf("id %s: the call ran: %d %s", id, resp.StatusCode, body)
 		}
 	}
-	if len(p.metas) != ran || g.leanHits.Load() != hits {
-		t.Errorf("calls with odd ids ran (upstream calls %d -> %d, lean hits %d -> %d)", ran, len(p.metas), hits, g.leanHits.Load())
+	if len(p.metas) != ran || g.front.FastCalls() != hits {
+		t.Errorf("calls with odd ids ran (upstream calls %d -> %d, lean hits %d -> %d)", ran, len(p.metas), hits, g.front.FastCalls())
 	}
 }

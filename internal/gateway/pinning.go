@@ -84,6 +84,11 @@ func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
 
 // recheckPins registers held tools once their change is approved.
 func (g *Gateway) recheckPins(every time.Duration) {
+	select { // the MCP server is made once the tools are registered
+	case <-g.ready:
+	case <-g.ctx.Done():
+		return
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -111,7 +116,7 @@ func (g *Gateway) recheckPins(every time.Duration) {
 			g.log.Warn("registering approved tools failed", "err", err)
 			continue
 		}
-		g.syncMCPTools()
+		g.front.SyncTools()
 		for _, tool := range back {
 			g.log.Info("an approved tool definition is in force", "tool", tool.Name)
 		}
@@ -150,7 +155,7 @@ func (g *Gateway) Relisted(up string, tools []reach.Tool, gone []string) {
 	if err := g.rt.Replace(prepared...); err != nil {
 		log.Warn("registering re-listed tools failed", "err", err)
 	}
-	g.syncMCPTools()
+	g.front.SyncTools()
 	log.Info("upstream tools re-listed", "tools", len(prepared))
 }
 

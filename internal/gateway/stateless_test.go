@@ -49,7 +49,7 @@ func TestStatelessProtocol(t *testing.T) {
 		if res.IsError || got != "echo: "+text {
 			t.Fatalf("call %d: %q", i, got)
 		}
-		if si, _ := res.Meta[metaServerInfo].(map[string]any); si["name"] != "reach" {
+		if si, _ := res.Meta["io.modelcontextprotocol/serverInfo"].(map[string]any); si["name"] != "reach" {
 			t.Errorf("result _meta %v, want the server's info", res.Meta)
 		}
 		id, _ := res.Meta[link.MetaRequest].(string)
@@ -58,8 +58,8 @@ func TestStatelessProtocol(t *testing.T) {
 			t.Errorf("the upstream got _meta %v, want the call's frame and request %s", m, id)
 		}
 	}
-	if g.leanHits.Load() != 2 {
-		t.Errorf("%d of 2 calls took the lean path", g.leanHits.Load())
+	if g.front.FastCalls() != 2 {
+		t.Errorf("%d of 2 calls took the lean path", g.front.FastCalls())
 	}
 	if reqs[0] == "" || reqs[0] != reqs[1] {
 		t.Errorf("requests of one sessionless client = %v, want one", reqs)
@@ -92,8 +92,8 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 		return resp.StatusCode
 	}
 	good := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
-	if code := post("up__echo", good); code != http.StatusOK || g.leanHits.Load() != 1 {
-		t.Fatalf("a well-formed sessionless call: status %d, lean hits %d", code, g.leanHits.Load())
+	if code := post("up__echo", good); code != http.StatusOK || g.front.FastCalls() != 1 {
+		t.Fatalf("a well-formed sessionless call: status %d, lean hits %d", code, g.front.FastCalls())
 	}
 	ran := len(p.metas)
 	if code := post("up__slow", good); code != http.StatusBadRequest {
@@ -103,8 +103,8 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 	if code := post("up__echo", noCaps); code != http.StatusBadRequest {
 		t.Errorf("no client capabilities: status %d, want 400", code)
 	}
-	if len(p.metas) != ran || g.leanHits.Load() != 1 {
-		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.leanHits.Load())
+	if len(p.metas) != ran || g.front.FastCalls() != 1 {
+		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.front.FastCalls())
 	}
 }
 
@@ -115,16 +115,7 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 func TestSessionlessClientsAreForgotten(t *testing.T) {
 	g, _, _ := upstreamGateway(t, probeConfig+"idle_gap: 30ms\n")
 	url := serveTest(t, g).URL + "/mcp"
-	clients := func() int {
-		n := 0
-		g.sessions.Range(func(k, _ any) bool {
-			if _, ok := k.(string); ok {
-				n++
-			}
-			return true
-		})
-		return n
-	}
+	clients := g.front.Clients
 	for i := range 50 {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"},"_meta":{` +
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"client-` + strconv.Itoa(i) + `","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`

@@ -1,16 +1,16 @@
-package gateway
+package front
 
-// The lean tools/call path. The go-sdk decodes every message with a JSON
+// The fast tools/call path. The go-sdk decodes every message with a JSON
 // decoder that allocates a large buffer per call; through a gateway that
 // cost is paid twice more per call (as server and as client) than on a
 // direct call. For the one message that matters, tools/call over
 // Streamable HTTP, the gateway reads only the fields the guards need and
 // writes the answer itself, on both sides:
 //
-//   - downstream, leanMCP answers a POST /mcp that holds a single tools/call
+//   - downstream, fastPath answers a POST /mcp that holds a single tools/call
 //     request on a session the SDK made (Mcp-Session-Id, protocol versions
 //     before 2026-07-28), from a client whose answers need not be streams,
-//     with a JSON response, and leanStateless does the same for the
+//     with a JSON response, and fastStateless does the same for the
 //     sessionless protocol; everything else — initialize, lists,
 //     notifications, batches, calls that ask for progress, clients that
 //     sample, elicit or log — goes to the SDK;
@@ -39,21 +39,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// leanMCP wraps the SDK's stateful /mcp handler. It reads each POST on a
+// fastPath wraps the SDK's stateful /mcp handler. It reads each POST on a
 // session once: a single tools/call from a client whose answers need not
-// be streams (see streams) is answered by the lean path; a client's
-// notifications/cancelled cancels its lean call, or keeps its reason for
+// be streams (see streams) is answered by the fast path; a client's
+// notifications/cancelled cancels its fast call, or keeps its reason for
 // a call through the SDK (cancelReason); everything else goes to the SDK,
 // a tools/call marked with its id (headerRPCID).
-func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
+func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpwire.HeaderSession)
-		if sid != "" && g.authn != nil {
+		if sid != "" && s.authn != nil {
 			// Every method on a session (POST, the GET of its stream, the
 			// DELETE that ends it) is its owner's alone. The SDK checks it
 			// too (bindSessions); this answers first, in the API's shape,
 			// and covers what the gateway answers itself.
-			if ss := g.sessionByID(sid); ss != nil && !g.ownsSession(r, ss) {
+			if ss := s.sessionByID(sid); ss != nil && !s.ownsSession(r, ss) {
 				notYourSession(w)
 				return
 			}
@@ -69,31 +69,31 @@ func (g *Gateway) leanMCP(sdk http.Handler) http.Handler {
 			return // answered
 		}
 		if !ok {
-			g.passOn(sdk, w, r, body)
+			s.passOn(sdk, w, r, body)
 			return
 		}
-		ss := g.sessionByID(sid)
-		lean := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !g.streams(ss)
+		ss := s.sessionByID(sid)
+		fast := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
 		switch {
 		case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 			msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
-			if lean && g.leanCall(w, r, ss, sid, &msg) {
+			if fast && s.fastCall(w, r, ss, sid, &msg) {
 				return
 			}
 			r.Header.Set(headerRPCID, string(msg.ID))
 		case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
 			if key, reason, ok := cancelled(sid, &msg); ok {
-				if v, ok := g.inflight.Load(key); ok {
+				if v, ok := s.inflight.Load(key); ok {
 					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
 					w.WriteHeader(http.StatusAccepted)
 					return
 				}
-				if v, ok := g.sdkCalls.Load(key); ok {
+				if v, ok := s.sdkCalls.Load(key); ok {
 					v.(*cancelNote).reason.Store(&reason)
 				}
 			}
 		}
-		g.passOn(sdk, w, r, body)
+		s.passOn(sdk, w, r, body)
 	})
 }
 
@@ -116,13 +116,13 @@ func hasParamHeaders(h http.Header) bool {
 	return false
 }
 
-// leanStateless wraps the SDK's stateless handler with the lean tools/call
+// fastStateless wraps the SDK's stateless handler with the fast tools/call
 // path for the sessionless protocol: a POST holding a single tools/call
 // request (no progress token), whose _meta names the same protocol version
 // as its header, is answered with JSON here; everything else goes to the
 // SDK. The client's calls share a request as the SDK path's do (keyed by
 // principal and clientInfo).
-func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
+func (s *Server) fastStateless(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
 			r.Header.Get("Mcp-Method") != "tools/call" {
@@ -147,11 +147,11 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 			mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
 			r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
 			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
-			g.passOn(sdk, w, r, body)
+			s.passOn(sdk, w, r, body)
 			return
 		}
 		if _, err := link.FromMeta(p.Meta); err != nil {
-			g.passOn(sdk, w, r, body)
+			s.passOn(sdk, w, r, body)
 			return
 		}
 		id := bytes.Clone(msg.ID)
@@ -160,9 +160,9 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 			ci.Name, _ = m["name"].(string)
 			ci.Version, _ = m["version"].(string)
 		}
-		g.leanHits.Add(1)
+		s.fastCalls.Add(1)
 		ctx := r.Context()
-		res, err := g.dispatch(ctx, g.clientSession(g.identityOf(ctx, r.Header), ci.Name, ci.Version), nil, ci.Name, p.Name, p.Arguments, p.Meta, nil)
+		res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p})
 		var we *jsonrpc.Error
 		switch {
 		case errors.As(err, &we):
@@ -170,7 +170,7 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		case err != nil:
 			mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 		default:
-			res.Meta[metaServerInfo] = g.serverInfo
+			res.Meta[metaServerInfo] = s.serverInfo
 			mcpwire.WriteResponse(w, id, res, nil)
 		}
 	})
@@ -179,21 +179,21 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 // errClientCancelled is the cause of a call the client cancelled.
 var errClientCancelled = errors.New("the client cancelled the call")
 
-// headerRPCID carries a tools/call's JSON-RPC id from leanMCP to the SDK's
+// headerRPCID carries a tools/call's JSON-RPC id from fastPath to the SDK's
 // handler (RequestExtra.Header), so that a cancellation's reason can be
 // matched to the call.
 const headerRPCID = "Reach-Internal-Rpc-Id"
 
 // cancelReason gives a call through the SDK a context whose cause, when
 // the client cancels it, says so with the client's reason.
-func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h http.Header) (context.Context, func()) {
+func (s *Server) cancelReason(ctx context.Context, ss *mcp.ServerSession, h http.Header) (context.Context, func()) {
 	id := h.Get(headerRPCID)
 	if ss == nil || ss.ID() == "" || id == "" {
 		return ctx, func() {}
 	}
 	key := ss.ID() + "\x00" + id
 	note := &cancelNote{}
-	g.sdkCalls.Store(key, note)
+	s.sdkCalls.Store(key, note)
 	// Not a child of ctx: it ends when ctx does, with the reason as cause.
 	parent := context.WithoutCancel(ctx)
 	stopDeadline := func() {}
@@ -212,7 +212,7 @@ func (g *Gateway) cancelReason(ctx context.Context, ss *mcp.ServerSession, h htt
 		stop()
 		cancel(nil)
 		stopDeadline()
-		g.sdkCalls.CompareAndDelete(key, note)
+		s.sdkCalls.CompareAndDelete(key, note)
 	}
 }
 
@@ -236,30 +236,30 @@ type cancelNote struct{ reason atomic.Pointer[string] }
 const maxCancelReason = 500
 
 // passOn gives a request whose body was read to the SDK.
-func (g *Gateway) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
 	r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
 	r.ContentLength = int64(len(body))
 	sdk.ServeHTTP(w, r)
 }
 
 // sessionByID finds the SDK's session of an Mcp-Session-Id.
-func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
-	if v, ok := g.byID.Load(id); ok {
+func (s *Server) sessionByID(id string) *mcp.ServerSession {
+	if v, ok := s.byID.Load(id); ok {
 		return v.(*mcp.ServerSession)
 	}
-	for ss := range g.server.Sessions() {
+	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
-			g.byID.Store(id, ss)
-			g.sessionFor(ss) // forgets the id when the session ends
+			s.byID.Store(id, ss)
+			s.sessionFor(ss) // forgets the id when the session ends
 			return ss
 		}
 	}
 	return nil
 }
 
-// leanCall answers a tools/call. It reports false, having written nothing,
+// fastCall answers a tools/call. It reports false, having written nothing,
 // for calls the SDK must handle (progress).
-func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *mcpwire.Message) bool {
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *mcpwire.Message) bool {
 	var p mcpwire.CallParams
 	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
 		m := "tools/call params must be an object with a tool name"
@@ -272,17 +272,17 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 	if p.Meta["progressToken"] != nil {
 		return false // progress flows on an SSE answer: the SDK's
 	}
-	g.leanHits.Add(1)
+	s.fastCalls.Add(1)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := sid + "\x00" + string(msg.ID)
-	g.inflight.Store(key, cancel)
-	defer g.inflight.Delete(key)
+	s.inflight.Store(key, cancel)
+	defer s.inflight.Delete(key)
 	agent := ""
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, nil)
+	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p})
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
 		mcpwire.WriteEmptyStream(w) // a cancelled request gets no response
 		return true
