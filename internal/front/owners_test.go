@@ -44,7 +44,7 @@ func authServer(t *testing.T) (*Server, *auth.Authenticator, map[string]string) 
 	t.Cleanup(cancel)
 	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{})
 	t.Cleanup(owned.EndAll)
-	s := New(&Options{Runtime: rt, Owned: owned, Chosen: &link.Chosen{}, Authn: authn, Tools: allTools{rt}, Levels: &Levels{}})
+	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Authn: authn, Tools: allTools{rt}, Levels: &Levels{}})
 	s.SyncTools()
 	t.Cleanup(s.Close)
 	return s, authn, keys

@@ -6,7 +6,7 @@
 // upstreams' progress, log messages, sampling and elicitation to the
 // client a call came from, which dispatch names (upstream.WithCaller).
 //
-//	s := front.New(&front.Options{Runtime: rt, Owned: owned, Chosen: chosen, Tools: catalog, Levels: levels})
+//	s := front.New(&front.Options{Runtime: rt, Owned: owned, Choices: choices, Tools: catalog, Levels: levels})
 //	s.SyncTools()
 //	mux.Handle("/mcp", s.Handler())
 package front
@@ -35,12 +35,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Options configure a Server. Runtime, Owned, Chosen, Tools and Levels are
+// Options configure a Server. Runtime, Owned, Choices, Tools and Levels are
 // required.
 type Options struct {
 	Runtime *reach.Runtime
-	Owned   *link.Owned  // the requests the clients' calls are placed in
-	Chosen  *link.Chosen // the tool call ids the model proxy saw
+	Owned   *link.Owned        // the requests the clients' calls are placed in
+	Choices *link.ModelChoices // the tool call ids the model proxy saw
 	// Authn authenticates the clients of the sessions the SDK answers, and
 	// binds each Streamable HTTP session to who opened it; nil when nobody
 	// authenticates.
@@ -85,7 +85,7 @@ type Upstreams interface {
 type Server struct {
 	rt         *reach.Runtime
 	owned      *link.Owned
-	chosen     *link.Chosen
+	choices    *link.ModelChoices
 	authn      *auth.Authenticator
 	tools      Tools
 	ups        Upstreams
@@ -108,7 +108,7 @@ type Server struct {
 
 // New returns the server; its tools are the runtime's once SyncTools ran.
 func New(opts *Options) *Server {
-	s := &Server{rt: opts.Runtime, owned: opts.Owned, chosen: opts.Chosen, authn: opts.Authn, tools: opts.Tools,
+	s := &Server{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools,
 		ups: opts.Upstreams, levels: opts.Levels, log: opts.Logger, bodyLimit: opts.BodyLimit, idleAfter: opts.IdleAfter,
 		listed: map[string]bool{}}
 	if s.log == nil {
@@ -337,8 +337,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	m.Agent = c.agent
 	who, _ := auth.IdentityFrom(ctx)
-	m.Chosen = s.chosen.Get(m.CallID, m.Request, who)
-	cctx, r, done, err := s.owned.Place(ctx, m.Target, &c.session.Session)
+	m.ModelTurn = s.choices.Turn(m.CallID, m.Request, who)
+	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}

@@ -95,7 +95,7 @@ func principalFor(id *auth.Identity) policy.Principal {
 // listed tool without policies.
 func (g *Gateway) Visible(id *auth.Identity) []reach.Tool {
 	tools := g.rt.Tools()
-	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.held(t.Name) })
+	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.awaitingApproval(t.Name) })
 	if g.policy == nil {
 		return tools
 	}
@@ -104,17 +104,18 @@ func (g *Gateway) Visible(id *auth.Identity) []reach.Tool {
 
 // Narrows reports whether Visible may leave out tools the MCP server
 // lists: policies decide who sees what, or a tool is held.
-func (g *Gateway) Narrows() bool { return g.policy != nil || g.anyHeld() }
+func (g *Gateway) Narrows() bool { return g.policy != nil || g.anyAwaitingApproval() }
 
-// held reports whether a tool's changed definition waits for approval.
-func (g *Gateway) held(name string) bool {
-	_, ok := g.heldTools.Load(name)
+// awaitingApproval reports whether a tool is held: its changed definition
+// waits for approval (pinning).
+func (g *Gateway) awaitingApproval(name string) bool {
+	_, ok := g.awaiting.Load(name)
 	return ok
 }
 
-// anyHeld reports whether any tool is held.
-func (g *Gateway) anyHeld() bool {
+// anyAwaitingApproval reports whether any tool is held.
+func (g *Gateway) anyAwaitingApproval() bool {
 	found := false
-	g.heldTools.Range(func(_, _ any) bool { found = true; return false })
+	g.awaiting.Range(func(_, _ any) bool { found = true; return false })
 	return found
 }

@@ -113,10 +113,10 @@ type Gateway struct {
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
 
-	chosen    link.Chosen         // tool_call ids the model proxy saw -> their model frame
+	choices   link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
 	authn     *auth.Authenticator // non-nil when clients must authenticate
 	policy    *policy.Engine      // nil: decisions by access level
-	heldTools sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
+	awaiting  sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
 	pins      *pin.Store          // nil without upstreams
 	stats     *telemetry.Stats
 	metrics   *telemetry.Metrics
@@ -218,7 +218,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.Close()
 		return nil, err
 	}
-	fo := &front.Options{Runtime: g.rt, Owned: g.owned, Chosen: &g.chosen, Authn: g.authn, Tools: g, Levels: &g.levels,
+	fo := &front.Options{Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Levels: &g.levels,
 		Version: g.version(), BodyLimit: cfg.BodyLimit(), IdleAfter: cfg.IdleAfter(), Logger: g.log}
 	if g.pool != nil {
 		fo.Upstreams = g.pool
@@ -245,7 +245,7 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		byName[t.Name] = i
 	}
 	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
-		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.held(name) {
+		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.awaitingApproval(name) {
 			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
 		}
 	}

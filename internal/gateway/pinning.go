@@ -72,12 +72,12 @@ func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
 			g.log.Warn("checking a tool's pin failed; the tool is held", "tool", t.Name, "err", err)
 		}
 		if st == pin.Held {
-			if _, was := g.heldTools.Swap(t.Name, struct{}{}); !was {
+			if _, was := g.awaiting.Swap(t.Name, struct{}{}); !was {
 				g.log.Warn("an upstream tool's definition changed: it is held until approved (reach tools diff/approve)", "tool", t.Name)
 			}
 			return true
 		}
-		g.heldTools.Delete(t.Name)
+		g.awaiting.Delete(t.Name)
 		return false
 	})
 }
@@ -97,12 +97,12 @@ func (g *Gateway) recheckPins(every time.Duration) {
 			return
 		case <-t.C:
 		}
-		if !g.anyHeld() {
+		if !g.anyAwaitingApproval() {
 			continue
 		}
 		var back []reach.Tool
 		for _, tool := range g.pool.Tools() {
-			if !g.held(tool.Name) {
+			if !g.awaitingApproval(tool.Name) {
 				continue
 			}
 			if ok := g.pinned([]reach.Tool{tool}); len(ok) == 1 {
@@ -142,7 +142,7 @@ func (g *Gateway) Relisted(up string, tools []reach.Tool, gone []string) {
 		prepared = append(prepared, g.prepare(t))
 	}
 	for _, t := range all {
-		if g.held(t.Name) {
+		if g.awaitingApproval(t.Name) {
 			gone = append(gone, t.Name) // a changed definition waits for approval
 		}
 	}
@@ -167,14 +167,14 @@ func (g *Gateway) exposedElsewhere(name, up string) bool {
 	if t, ok := g.rt.Tool(name); ok {
 		return !slices.Contains(t.Tags, upstream.Tag+up)
 	}
-	return g.held(name) && g.pool.ListedElsewhere(name, up)
+	return g.awaitingApproval(name) && g.pool.ListedElsewhere(name, up)
 }
 
 // missingTool explains a call of a tool that is not registered because its
 // changed definition is held (reach.Options.Missing): the caller learns it
 // is held, not that it does not exist, and who can let it through.
 func (g *Gateway) missingTool(name string) *reach.Error {
-	if !g.held(name) {
+	if !g.awaitingApproval(name) {
 		return nil
 	}
 	return &reach.Error{Type: reach.TypeNotFound, Code: "tool_held",

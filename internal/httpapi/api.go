@@ -33,14 +33,14 @@ import (
 	"github.com/agentreach/reach/internal/upstream"
 )
 
-// Options are what the HTTP API serves. Runtime, Owned, Chosen, Tools,
+// Options are what the HTTP API serves. Runtime, Owned, Choices, Tools,
 // Upstreams, Stats, Metrics and Approvals are required.
 type Options struct {
 	MCP     http.Handler // /mcp
 	Model   http.Handler // POST /v1/chat/completions
 	Runtime *reach.Runtime
-	Owned   *link.Owned  // the requests the calls API places calls in
-	Chosen  *link.Chosen // the tool call ids the model proxy saw
+	Owned   *link.Owned        // the requests the calls API places calls in
+	Choices *link.ModelChoices // the tool call ids the model proxy saw
 	// Authn authenticates every path but /healthz; nil when nobody
 	// authenticates (the API then serves loopback hosts only, and every
 	// caller is an operator).
@@ -72,7 +72,7 @@ type Upstreams interface {
 type API struct {
 	rt        *reach.Runtime
 	owned     *link.Owned
-	chosen    *link.Chosen
+	choices   *link.ModelChoices
 	authn     *auth.Authenticator
 	tools     Tools
 	upstreams Upstreams
@@ -94,7 +94,7 @@ type API struct {
 // authentication (when configured), a body limit, a loopback-host check
 // (when not), cross-origin protection and a recovery from panics.
 func New(opts *Options) http.Handler {
-	a := &API{rt: opts.Runtime, owned: opts.Owned, chosen: opts.Chosen, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
+	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -262,12 +262,12 @@ func (a *API) postCalls(w http.ResponseWriter, r *http.Request) {
 	l.Agent = "api" // place bounds the request id
 	caller, _ := auth.IdentityFrom(r.Context())
 	for _, c := range env.ToolCalls {
-		if f := a.chosen.Get(c.ID, l.Request, caller); f != nil {
-			l.Chosen = f
+		if f := a.choices.Turn(c.ID, l.Request, caller); f != nil {
+			l.ModelTurn = f
 			break
 		}
 	}
-	ctx, req, done, err := a.owned.Place(r.Context(), l, nil)
+	ctx, req, done, err := a.owned.CallContext(r.Context(), l, nil)
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {

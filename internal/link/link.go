@@ -6,7 +6,7 @@
 // are Owned, and end after an idle gap.
 //
 //	t, err := link.FromHeaders(r.Header)
-//	ctx, req, done, err := owned.Place(r.Context(), t, nil)
+//	ctx, req, done, err := owned.CallContext(r.Context(), t, nil)
 //	defer done()
 //	res := rt.Call(ctx, call)
 package link
@@ -53,20 +53,20 @@ const (
 // Target says where a call from a client goes: which request, under which
 // frame. The zero Target means "the caller's default request, at its top".
 type Target struct {
-	Request string        // a named request
-	Parent  reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
-	Trace   reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
-	TraceID [16]byte      // the traceparent's trace, which a request begun for the call continues
-	Chosen  *reach.Frame  // the model frame that chose this call (by its tool_call id), if known
-	Budget  *BudgetSpec   // for a new request
-	Scene   string        // for a new request: the conversation's scene
-	Agent   string        // for a new request: who calls (the MCP client's name, "api", "model-proxy")
+	Request   string        // a named request
+	Parent    reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
+	Trace     reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
+	TraceID   [16]byte      // the traceparent's trace, which a request begun for the call continues
+	ModelTurn *reach.Frame  // the model turn that chose this call (by its tool_call id), if known
+	Budget    *BudgetSpec   // for a new request
+	Scene     string        // for a new request: the conversation's scene
+	Agent     string        // for a new request: who calls (the MCP client's name, "api", "model-proxy")
 }
 
-// chosen returns the model frame that chose the call, when it belongs to
+// modelTurn returns the model turn that chose the call, when it belongs to
 // the request the target names (or it names none).
-func (t Target) chosen() *reach.Frame {
-	f := t.Chosen
+func (t Target) modelTurn() *reach.Frame {
+	f := t.ModelTurn
 	if f == nil {
 		return nil
 	}
@@ -164,7 +164,7 @@ func FromMeta(meta map[string]any) (Meta, error) {
 	if m.Request == "" {
 		m.Request = BaggageRequest(bg)
 	}
-	if len(m.Request) > MaxRequestID { // as Place would, naming where it came from
+	if len(m.Request) > MaxRequestID { // as CallContext would, naming where it came from
 		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, MaxRequestID)
 	}
 	return m, nil

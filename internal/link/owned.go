@@ -369,7 +369,7 @@ func newRequestID() string {
 // MaxRequestID bounds a request id a client names.
 const MaxRequestID = 128
 
-// Place returns the context a call from a client runs in: under the frame
+// CallContext returns the context a call from a client runs in: under the frame
 // t names (Reach-Parent, reach/parent, or the parent span of a traceparent
 // when that is one of ours), found with [reach.Request.Frame] and entered
 // with [reach.WithParent], so that any frame of a kept request can be a
@@ -378,7 +378,7 @@ const MaxRequestID = 128
 // client session's (s), else a new one (s nil). The returned context ends
 // when the parent's request or ctx does. Call done when the call is over.
 // A client's mistake is an *Error.
-func (q *Owned) Place(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, done func(), _ error) {
+func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, done func(), _ error) {
 	who, _ := auth.IdentityFrom(ctx)
 	if len(t.Request) > MaxRequestID { // however it came: _meta, a header, baggage
 		return nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
@@ -412,7 +412,7 @@ func (q *Owned) Place(ctx context.Context, t Target, s *Session) (_ context.Cont
 		if f == nil {
 			// Not a frame of ours: the call is linked as if it named none
 			// (below), by the model turn that chose it, if its caller's.
-			if c := t.chosen(); c != nil && CheckOwner(who, c.Request) == nil {
+			if c := t.modelTurn(); c != nil && CheckOwner(who, c.Request) == nil {
 				f = c
 			}
 		}
@@ -424,7 +424,7 @@ func (q *Owned) Place(ctx context.Context, t Target, s *Session) (_ context.Cont
 		}
 		// A traceparent from another tracer: not a frame of ours.
 	}
-	if f := t.chosen(); f != nil && CheckOwner(who, f.Request) == nil {
+	if f := t.modelTurn(); f != nil && CheckOwner(who, f.Request) == nil {
 		return q.under(ctx, f)
 	}
 	var r *reach.Request

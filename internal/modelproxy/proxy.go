@@ -29,7 +29,7 @@
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
 //
-//	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Chosen: chosen, Models: rt})
+//	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Choices: choices, Models: rt})
 //	mux.Handle("POST /v1/chat/completions", p)
 package modelproxy
 
@@ -67,12 +67,12 @@ func costBudgeted(r *reach.Request) bool {
 	return false
 }
 
-// Options configure a Proxy. Model, Owned, Chosen and Models are required.
+// Options configure a Proxy. Model, Owned, Choices and Models are required.
 type Options struct {
-	Model  *config.ModelConfig // the endpoint; a nil one or one without base_url answers 404
-	Owned  *link.Owned         // the requests calls are placed in
-	Chosen *link.Chosen        // where the tool call ids a model chose are remembered
-	Models Models              // begins the model frames
+	Model   *config.ModelConfig // the endpoint; a nil one or one without base_url answers 404
+	Owned   *link.Owned         // the requests calls are placed in
+	Choices *link.ModelChoices  // where the tool call ids a model chose are remembered
+	Models  Models              // begins the model frames
 	// Redactor masks the configured secrets in what goes back to the
 	// client; nil when there are none.
 	Redactor *secrets.Redactor
@@ -165,7 +165,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Agent = "model-proxy"
-	ctx, req, done, err := p.opts.Owned.Place(r.Context(), l, nil)
+	ctx, req, done, err := p.opts.Owned.CallContext(r.Context(), l, nil)
 	if err != nil {
 		var le *link.Error
 		if errors.As(err, &le) {
@@ -264,7 +264,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
-	a := answer{chose: func(id string) { p.opts.Chosen.Put(id, mf) }}
+	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) }}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = p.passStream(w, resp, !clientUsage, &a)
 	} else {

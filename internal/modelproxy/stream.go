@@ -102,7 +102,7 @@ func (m *streamMask) chunk(d []byte) []byte {
 			ended[idx] = delta
 		}
 		for member := range delta {
-			if m.walk(idx, delta, member, "", nil, end, seen) {
+			if m.walk(&chunkWalk{choice: idx, end: end, seen: seen}, delta, member, position{}) {
 				changed = true
 			}
 		}
@@ -128,26 +128,40 @@ func (m *streamMask) chunk(d []byte) []byte {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-// walk masks the texts under parent[member] (a map's member, or with
-// member "" the slice element at elem), and reports whether it changed
-// any. path and steps lead to parent.
-func (m *streamMask) walk(choice int, parent map[string]any, member, path string, steps []step, end bool, seen map[streamKey]bool) bool {
+// chunkWalk is one choice's walk through a chunk's delta: the choice, its
+// finishing here (end), and the texts seen.
+type chunkWalk struct {
+	choice int
+	end    bool
+	seen   map[streamKey]bool
+}
+
+// position is where a walk is in a delta: its path and the steps that lead
+// there.
+type position struct {
+	path  string
+	steps []step
+}
+
+// walk masks the texts under parent[member], and reports whether it
+// changed any. at leads to parent.
+func (m *streamMask) walk(w *chunkWalk, parent map[string]any, member string, at position) bool {
 	if identifying[member] {
 		return false
 	}
-	path += "." + member
-	steps = append(slices.Clip(steps), step{member: member})
+	path := at.path + "." + member
+	steps := append(slices.Clip(at.steps), step{member: member})
 	switch v := parent[member].(type) {
 	case string:
-		key := streamKey{choice, path}
-		seen[key] = true
+		key := streamKey{w.choice, path}
+		w.seen[key] = true
 		h, ok := m.streams[key]
 		if !ok {
 			h = &heldText{s: m.red.Stream(), steps: steps}
 			m.streams[key] = h
 		}
 		out := h.s.Next(v)
-		if end {
+		if w.end {
 			out += h.s.Flush()
 		}
 		if out != v {
@@ -157,7 +171,7 @@ func (m *streamMask) walk(choice int, parent map[string]any, member, path string
 	case map[string]any:
 		changed := false
 		for k := range v {
-			if m.walk(choice, v, k, path, steps, end, seen) {
+			if m.walk(w, v, k, position{path, steps}) {
 				changed = true
 			}
 		}
@@ -178,7 +192,7 @@ func (m *streamMask) walk(choice int, parent map[string]any, member, path string
 			epath := path + "[" + strconv.Itoa(indexOf(el, pos)) + "]"
 			esteps := append(slices.Clip(steps), step{elem: id})
 			for k := range el {
-				if m.walk(choice, el, k, epath, esteps, end, seen) {
+				if m.walk(w, el, k, position{epath, esteps}) {
 					changed = true
 				}
 			}

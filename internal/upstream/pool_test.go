@@ -186,10 +186,10 @@ func TestStdioUpstreamEnvironmentIsItsOwn(t *testing.T) {
 // traceparent from another tracer, or no name, still lets the only client
 // with calls in flight have it.
 func TestFindIgnoresEndedCalls(t *testing.T) {
-	var fs flights
+	var fs openCalls
 	cs := &mcp.ClientSession{}
-	a := &flight{frame: &reach.Frame{ID: 0xa1}, ss: &mcp.ServerSession{}}
-	b := &flight{frame: &reach.Frame{ID: 0xb1}, ss: &mcp.ServerSession{}}
+	a := &openCall{frame: &reach.Frame{ID: 0xa1}, ss: &mcp.ServerSession{}}
+	b := &openCall{frame: &reach.Frame{ID: 0xb1}, ss: &mcp.ServerSession{}}
 	doneA := fs.add(cs, a)
 	defer fs.add(cs, b)()
 	doneA()
@@ -197,7 +197,7 @@ func TestFindIgnoresEndedCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		meta mcp.Meta
-		want *flight
+		want *openCall
 	}{
 		{"reach/parent of the ended call", mcp.Meta{link.MetaParent: a.frame.ID.String()}, nil},
 		{"traceparent of the ended call", mcp.Meta{link.MetaTraceparent: tp(a.frame.ID)}, nil},

@@ -85,7 +85,7 @@ func CanSample(ss *mcp.ServerSession) bool {
 // SDK client (a stdio upstream), made while one of its tool calls is in
 // flight, to the client that made that call.
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta, CanSample)
+	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
 		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
 	}
@@ -103,9 +103,9 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	return down.Elicit(ectx, params)
 }
 
-// flight is one upstream tool call in flight through the SDK (or, for a
+// openCall is one upstream tool call in flight through the SDK (or, for a
 // client's own session, the lean client).
-type flight struct {
+type openCall struct {
 	ctx   context.Context // the tool call's context: its frame, its request
 	frame *reach.Frame
 	ss    *mcp.ServerSession // the downstream session that made the call, if any
@@ -174,21 +174,21 @@ func (r *relay) flush(d time.Duration) {
 	}
 }
 
-// flights are the calls in flight per upstream client session.
-type flights struct {
+// openCalls are the calls in flight per upstream client session.
+type openCalls struct {
 	mu    sync.Mutex
-	m     map[*mcp.ClientSession][]*flight
+	m     map[*mcp.ClientSession][]*openCall
 	ended map[reach.FrameID]struct{} // frames of calls no longer in flight (the last maxEnded)
 }
 
-// maxEnded bounds the frames of ended calls flights remember.
+// maxEnded bounds the frames of ended calls openCalls remember.
 const maxEnded = 4096
 
 // add records a call in flight on cs; call the returned func when it is over.
-func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
+func (fs *openCalls) add(cs *mcp.ClientSession, fl *openCall) func() {
 	fs.mu.Lock()
 	if fs.m == nil {
-		fs.m = map[*mcp.ClientSession][]*flight{}
+		fs.m = map[*mcp.ClientSession][]*openCall{}
 	}
 	fs.m[cs] = append(fs.m[cs], fl)
 	fs.mu.Unlock()
@@ -222,7 +222,7 @@ func (fs *flights) add(cs *mcp.ClientSession, fl *flight) func() {
 // that ended); else, when every call in flight on cs comes from one
 // downstream session that passes ok, the newest of them; else none (a
 // message that could be for either of two clients goes to neither).
-func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *flight {
+func (fs *openCalls) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *openCall {
 	var named reach.FrameID
 	strict := false // the name is reach's own, not another tracer's span
 	if s, isStr := meta[link.MetaParent].(string); isStr {
@@ -246,7 +246,7 @@ func (fs *flights) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.Serve
 	}
 	// Not named: the call is a guess, made only when it cannot be another
 	// client's (every call in flight on cs is from one downstream session).
-	var found *flight
+	var found *openCall
 	for _, fl := range l {
 		if found != nil && fl.ss != found.ss {
 			return nil
@@ -268,7 +268,7 @@ func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
 // through the SDK client (a stdio upstream) through the downstream client
 // of the tool call it belongs to.
 func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	fl := u.flights.find(req.Session, req.Params.Meta, CanSample)
+	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
 	if fl == nil {
 		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
 	}
@@ -406,7 +406,7 @@ func (u *upstream) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
 // of the call it belongs to, on that call's stream; the client's own
 // logging level decides whether it is sent.
 func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
-	fl := u.flights.find(cs, p.Meta, hasSession)
+	fl := u.open.find(cs, p.Meta, hasSession)
 	if fl == nil {
 		return
 	}

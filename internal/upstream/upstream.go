@@ -56,12 +56,12 @@ type upstream struct {
 	// open while the upstream is down.
 	unreachable atomic.Pointer[string]
 
-	progress    sync.Map // upstream progress token -> *progressRoute
-	flights     flights  // SDK calls in flight, for sampling requests
-	mirrored    mirrored // what mirror put on the gateway's server; guarded by p.mirrorMu
-	mirroring   bool     // a remirror runs; guarded by mu
-	mirrorAgain bool     // and another was asked for meanwhile
-	own         sync.Map // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
+	progress    sync.Map  // upstream progress token -> *progressRoute
+	open        openCalls // calls in flight, for the sampling, elicitation and log messages that belong to them
+	mirrored    mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
+	mirroring   bool      // a remirror runs; guarded by mu
+	mirrorAgain bool      // and another was asked for meanwhile
+	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens      atomic.Uint64
 }
 
@@ -634,7 +634,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				// What the upstream sends outside the call's stream (its
 				// standalone GET stream) reaches onCreateMessage, onElicit or
 				// onLog; on this client's own session it is this call's.
-				defer u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
+				defer u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
 			}
 			res, err := u.callWire(ctx, ws, name, args, meta, caller)
 			if errors.Is(err, errSessionGone) {
@@ -673,7 +673,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			defer u.progress.Delete(tok)
 			params.SetProgressToken(tok)
 		}
-		landed := u.flights.add(cs, &flight{ctx: ctx, frame: f, ss: down, relay: rl})
+		landed := u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: rl})
 		res, err := cs.CallTool(ctx, params)
 		landed()
 		rl.flush(relayFlush)

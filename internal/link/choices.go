@@ -8,7 +8,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 )
 
-// Chosen maps the ids of the tool calls models chose (through the model
+// ModelChoices maps the ids of the tool calls models chose (through the model
 // proxy) to their model frames, keeping the newest 10,000 ids, so that a
 // call the agent then sends with that id (call_id, or "reach/call_id"
 // _meta) becomes the model frame's child. Model endpoints do not promise
@@ -16,9 +16,9 @@ import (
 // keeps the newest frame of each request whose model chose it (a few at
 // most): a call that names its request links within it; one that names
 // none links only if one running request's model chose that id, so that
-// one agent's call never runs in another's request. The zero Chosen is
+// one agent's call never runs in another's request. The zero ModelChoices is
 // ready; its methods are safe for concurrent use.
-type Chosen struct {
+type ModelChoices struct {
 	mu    sync.Mutex
 	max   int
 	m     map[string][]*reach.Frame
@@ -28,8 +28,8 @@ type Chosen struct {
 // maxChosenPerID bounds the requests remembered for one tool call id.
 const maxChosenPerID = 8
 
-// Put records that the model turn f chose the tool call id.
-func (c *Chosen) Put(id string, f *reach.Frame) {
+// Record records that the model turn f chose the tool call id.
+func (c *ModelChoices) Record(id string, f *reach.Frame) {
 	if id == "" {
 		return
 	}
@@ -56,10 +56,10 @@ func (c *Chosen) Put(id string, f *reach.Frame) {
 	}
 }
 
-// Get returns the model frame that chose call id for a caller who: within
+// Turn returns the model turn that chose call id for a caller who: within
 // the running request named (or one under it), else the one running
 // request's; only a request who owns counts (CheckOwner).
-func (c *Chosen) Get(id, request string, who *auth.Identity) *reach.Frame {
+func (c *ModelChoices) Turn(id, request string, who *auth.Identity) *reach.Frame {
 	if id == "" {
 		return nil
 	}
@@ -73,7 +73,7 @@ func (c *Chosen) Get(id, request string, who *auth.Identity) *reach.Frame {
 			continue
 		}
 		if request != "" {
-			if (Target{Request: request, Chosen: f}).chosen() != nil {
+			if (Target{Request: request, ModelTurn: f}).modelTurn() != nil {
 				return f
 			}
 			continue
