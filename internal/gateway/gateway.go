@@ -1,6 +1,21 @@
-// Package gateway is reach's server: an MCP server (Streamable HTTP and
-// stdio) and an HTTP API in front of the runtime, whose tools come from
-// upstream MCP servers and built-in examples.
+// Package gateway is reach's server, put together: the composition root
+// that builds, from a configuration, the runtime and the parts around it,
+// and serves them until closed. Each part is a room of its own:
+//
+//	internal/config      the configuration (one YAML file)
+//	internal/link        where a client's call goes: its request, its parent frame
+//	internal/front       the MCP server (Streamable HTTP and stdio)
+//	internal/mcpwire     the fast tools/call reader and writer, HTTP/1.1, SSE
+//	internal/upstream    the MCP client pool (the upstream servers' tools)
+//	internal/modelproxy  POST /v1/chat/completions
+//	internal/httpapi     the HTTP API, the UI's data, /metrics, /healthz
+//	internal/builtin     the built-in example tools
+//
+// New builds them in this order: config -> the parts the runtime is built
+// with (parts.go: authenticator, policies, recorders, approvals, store) ->
+// the runtime -> the upstream pool -> the catalog of tools (catalog.go) ->
+// the MCP server and the HTTP handler. Serve serves them; Close ends what
+// runs in the background (one goroutine group, Go) and closes them.
 //
 //	cfg, _ := config.Load("reach.yaml")
 //	g, err := gateway.New(ctx, cfg, nil) // connects upstreams, registers their tools
@@ -9,37 +24,12 @@
 //	ln, _ := net.Listen("tcp", "127.0.0.1:7400")
 //	g.Serve(ctx, ln) // /mcp, /v1/..., /healthz until ctx ends
 //
-// # Requests
-//
 // Every tool call belongs to a reach request (budgets, cancel, the call
-// graph). A client names one with the envelope's request_id, the
-// "reach/request" _meta key or "baggage: reach.request=<id>"; otherwise each
-// MCP session is one request until it has been idle for config.Config.IdleGap, and
-// each unnamed API envelope begins a new one. Requests the gateway begins
-// end after the idle gap.
-//
-// # Linking calls to frames
-//
-// A call made by a tool's implementation in another process nests under the
-// frame whose id it carries, found with [reach.Request.Frame] and entered
-// with [reach.WithParent]: the Reach-Parent header or "reach/parent" _meta
-// key (16 hex digits), or the parent span id of a W3C traceparent. Any frame
-// of a kept request can be a parent: a running tool call, a model turn. Calls
-// to upstream tools carry both, so an upstream that calls back through reach
-// is linked without configuration. A tool call that a model chose through
-// the model proxy (POST /v1/chat/completions) nests under that model turn
-// when it is sent with the same id (call_id, or "reach/call_id" _meta); an
-// upstream's sampling request during a tool call is a model frame under the
-// call, answered by the client that made it (see sampling.go).
-//
-// # Operators and permissions
-//
-// The handler also serves the web UI (/ui/), Prometheus metrics (/metrics),
-// the approvals API (/v1/approvals) and the visible tools (/v1/tools); OTLP
-// traces go to telemetry.otlp_endpoint. With auth configured every path
-// but /healthz needs an API key or a JWT, Cedar policies decide calls and
-// listings, and upstream tool definitions are pinned (see access.go,
-// pinning.go and docs/PERMISSIONS.md).
+// graph): internal/link says how a client names one and the frame its call
+// nests under. With auth configured every path but /healthz needs an API
+// key or a JWT, Cedar policies decide calls and listings, and upstream tool
+// definitions are pinned (docs/PERMISSIONS.md). docs/ARCHITECTURE.md follows
+// one tools/call through the rooms.
 package gateway
 
 import (
@@ -53,7 +43,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,8 +52,9 @@ import (
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/front"
+	"github.com/agentreach/reach/internal/httpapi"
 	"github.com/agentreach/reach/internal/link"
-	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/modelproxy"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
@@ -234,79 +224,6 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	return g, nil
 }
 
-// register applies the overrides to tools, wraps their Funcs and registers
-// them; an override naming no tool is an error (unless offline).
-func (g *Gateway) register(tools []reach.Tool) error {
-	byName := map[string]int{}
-	for i, t := range tools {
-		if j, dup := byName[t.Name]; dup {
-			return fmt.Errorf("two tools are exposed as %s (%s); give one upstream a prefix", t.Name, describeOrigin(tools[j], t))
-		}
-		byName[t.Name] = i
-	}
-	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
-		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.awaitingApproval(name) {
-			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
-		}
-	}
-	for _, t := range tools {
-		if err := g.rt.Register(g.prepare(t)); err != nil {
-			if _, ok := g.cfg.Tools[t.Name]; ok {
-				return g.cfg.Errorf([]any{"tools", t.Name}, "%v", err)
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// budgets returns the configured budgets as the runtime's.
-func budgets(cfg *config.Config) map[string]reach.Budget {
-	out := make(map[string]reach.Budget, len(cfg.Budgets))
-	for name, b := range cfg.Budgets {
-		out[name] = reach.Budget(b)
-	}
-	return out
-}
-
-// prepare applies the configured override to t.
-func (g *Gateway) prepare(t reach.Tool) reach.Tool {
-	if o, ok := g.cfg.Tools[t.Name]; ok {
-		o.Apply(&t)
-	}
-	return t
-}
-
-func describeOrigin(a, b reach.Tool) string {
-	return origin(a) + " and " + origin(b)
-}
-
-func origin(t reach.Tool) string {
-	for _, tag := range t.Tags {
-		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
-			return "upstream " + name
-		}
-	}
-	return "the built-in examples"
-}
-
-func suggestTool(name string, tools []reach.Tool) string {
-	var best string
-	bestD := 1 << 30
-	for _, t := range tools {
-		if d := names.Distance(name, t.Name); d < bestD {
-			best, bestD = t.Name, d
-		}
-	}
-	if best != "" && bestD <= max(3, len(name)/3) {
-		return fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	if len(tools) == 0 {
-		return " (no tools were found)"
-	}
-	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
-}
-
 // Warnings are what `reach validate` reports without failing: every write
 // or high-risk tool that declares neither an undo nor an idempotent
 // upstream ("every new write tool gets its undo first"), and follow-ups
@@ -465,4 +382,21 @@ func (g *Gateway) version() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// Approvals returns the gateway's approval queue.
+func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
+
+// Stats returns the per-tool statistics.
+func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
+
+func (g *Gateway) newHandler() http.Handler {
+	return httpapi.New(&httpapi.Options{
+		MCP: g.front.Handler(),
+		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
+			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
+		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
+		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
+		MaxBody: g.cfg.BodyLimit(), Logger: g.log,
+	})
 }

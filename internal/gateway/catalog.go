@@ -3,21 +3,133 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// The catalog: the tools the gateway serves, from the built-in examples and
+// the upstreams, with the configured overrides applied (config.ToolOverride),
+// registered in the runtime, listed by the MCP server (front.Server.SyncTools)
+// and shown to each caller as its policies let it see them.
+//
 // Tool pinning (P7): the first definition seen of an upstream tool (title,
 // description, schemas, annotations) is pinned in the data folder's
 // pins.json; a later, different definition is held, the tool neither listed
 // nor callable, until `reach tools approve NAME` pins it. The gateway looks
 // at the held tools again every pinRecheck, so an approval applies within
 // seconds without a restart.
+
+// register applies the overrides to tools, wraps their Funcs and registers
+// them; an override naming no tool is an error (unless offline).
+func (g *Gateway) register(tools []reach.Tool) error {
+	byName := map[string]int{}
+	for i, t := range tools {
+		if j, dup := byName[t.Name]; dup {
+			return fmt.Errorf("two tools are exposed as %s (%s); give one upstream a prefix", t.Name, describeOrigin(tools[j], t))
+		}
+		byName[t.Name] = i
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
+		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.awaitingApproval(name) {
+			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
+		}
+	}
+	for _, t := range tools {
+		if err := g.rt.Register(g.prepare(t)); err != nil {
+			if _, ok := g.cfg.Tools[t.Name]; ok {
+				return g.cfg.Errorf([]any{"tools", t.Name}, "%v", err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// budgets returns the configured budgets as the runtime's.
+func budgets(cfg *config.Config) map[string]reach.Budget {
+	out := make(map[string]reach.Budget, len(cfg.Budgets))
+	for name, b := range cfg.Budgets {
+		out[name] = reach.Budget(b)
+	}
+	return out
+}
+
+// prepare applies the configured override to t.
+func (g *Gateway) prepare(t reach.Tool) reach.Tool {
+	if o, ok := g.cfg.Tools[t.Name]; ok {
+		o.Apply(&t)
+	}
+	return t
+}
+
+func describeOrigin(a, b reach.Tool) string {
+	return origin(a) + " and " + origin(b)
+}
+
+func origin(t reach.Tool) string {
+	for _, tag := range t.Tags {
+		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
+			return "upstream " + name
+		}
+	}
+	return "the built-in examples"
+}
+
+func suggestTool(name string, tools []reach.Tool) string {
+	var best string
+	bestD := 1 << 30
+	for _, t := range tools {
+		if d := names.Distance(name, t.Name); d < bestD {
+			best, bestD = t.Name, d
+		}
+	}
+	if best != "" && bestD <= max(3, len(name)/3) {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if len(tools) == 0 {
+		return " (no tools were found)"
+	}
+	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
+}
+
+// Visible returns the tools the caller id could call, at most 50, or every
+// listed tool without policies.
+func (g *Gateway) Visible(id *auth.Identity) []reach.Tool {
+	tools := g.rt.Tools()
+	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.awaitingApproval(t.Name) })
+	if g.policy == nil {
+		return tools
+	}
+	return g.policy.Filter(principalFor(id), "", tools, nil)
+}
+
+// Narrows reports whether Visible may leave out tools the MCP server
+// lists: policies decide who sees what, or a tool is held.
+func (g *Gateway) Narrows() bool { return g.policy != nil || g.anyAwaitingApproval() }
+
+// awaitingApproval reports whether a tool is held: its changed definition
+// waits for approval (pinning).
+func (g *Gateway) awaitingApproval(name string) bool {
+	_, ok := g.awaiting.Load(name)
+	return ok
+}
+
+// anyAwaitingApproval reports whether any tool is held.
+func (g *Gateway) anyAwaitingApproval() bool {
+	found := false
+	g.awaiting.Range(func(_, _ any) bool { found = true; return false })
+	return found
+}
 
 var pinRecheck = 2 * time.Second
 
