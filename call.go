@@ -3,6 +3,8 @@ package reach
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -616,10 +618,17 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
 		}
 		c.idemRec = skey
-		rec, claimed, err := rt.idem.Claim(ctx, skey)
+		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.lease()}
+		if rt.checkpointed(c.tool) {
+			claim.Request, claim.Frame = c.req.id, c.frame.ID
+		}
+		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, asError(contextCause(ctx, "idempotency"))
+			}
+			if errors.Is(err, ErrIdempotencyKeyReused) {
+				return nil, keyReused(c, key)
 			}
 			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
 				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
@@ -646,6 +655,39 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		return res, err
 	}
+}
+
+// argsDigest identifies a call's normalized arguments in its idempotency
+// record: a key is not reused for other arguments.
+func argsDigest(args []byte) string {
+	sum := sha256.Sum256(args)
+	return hex.EncodeToString(sum[:16])
+}
+
+// lease is the longest a call of t can hold its idempotency key: every
+// attempt it may make under the key (see execute) with its timeout and the
+// longest backoff, and a minute for the stages around it.
+func (t *tool) lease() time.Duration {
+	n := 1
+	if t.Access == Read || t.Idempotent {
+		n = max(t.retry.Attempts, 1)
+	}
+	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
+}
+
+// keyReused refuses a call whose idempotency key (key, the caller's or
+// derived from the request and call id) was used for other arguments:
+// replaying the first call's result would answer a call that never ran.
+func keyReused(c *Call, key string) *Error {
+	if c.IdempotencyKey == "" {
+		return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
+			fmt.Sprintf("Call id %q was already used in request %s for a %s call with other arguments, so its idempotency key (%s) is taken.",
+				c.ID, c.req.root.id, c.Tool, key),
+			"Give each call its own call id, or send the first call's arguments again to get its result.")
+	}
+	return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
+		fmt.Sprintf("The idempotency key %q was already used for a %s call with other arguments.", c.IdempotencyKey, c.Tool),
+		"Use a new idempotency key for a different call, or send the first call's arguments again to get its result.")
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")

@@ -113,9 +113,10 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *secrets.Redactor
-	store     *store.SQLite  // nil without a data folder
-	audit     *audit.Log     // nil without a data folder
-	bg        sync.WaitGroup // background goroutines (see background)
+	store     *store.SQLite      // nil without a data folder
+	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	audit     *audit.Log         // nil without a data folder
+	bg        sync.WaitGroup     // background goroutines (see background)
 
 	levels front.Levels   // the logging levels the MCP clients asked for
 	pool   *upstream.Pool // nil offline
