@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store"
@@ -148,13 +147,10 @@ func listDeadLetters(cmd *cobra.Command, data, state string) error {
 	if err != nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
-	if len(ds) == 0 {
-		fmt.Fprintln(out, "no dead letters")
+	tw := table(cmd.OutOrStdout(), len(ds), "no dead letters", "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
+	if tw == nil {
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
 	for _, d := range ds {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, printable(d.State), printable(d.Request), printable(d.Tool), printable(string(d.Args)), d.Attempts, printable(d.Error), d.Created.Format("2006-01-02 15:04:05"))
 	}

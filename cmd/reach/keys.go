@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
@@ -101,12 +100,11 @@ to that configuration's data folder and the configuration is checked for it.`,
 				}
 				return enc.Encode(ks)
 			}
-			if len(ks) == 0 {
-				fmt.Fprintf(out, "no keys in %s; create one with `reach keys create --principal NAME`\n", auth.KeysPath(data))
+			tw := table(out, len(ks), fmt.Sprintf("no keys in %s; create one with `reach keys create --principal NAME`", auth.KeysPath(data)),
+				"ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
+			if tw == nil {
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
 			for _, k := range ks {
 				status := "active"
 				if k.Revoked != nil {

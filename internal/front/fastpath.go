@@ -35,6 +35,7 @@ import (
 
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,39 +63,48 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			sdk.ServeHTTP(w, r)
 			return
 		}
-		buf := mcpwire.GetBuffer()
-		defer mcpwire.PutBuffer(buf)
-		body, msg, ok := mcpwire.ReadMessage(w, r, buf)
-		if body == nil {
-			return // answered
-		}
-		if !ok {
-			s.passOn(sdk, w, r, body)
-			return
-		}
-		ss := s.sessionByID(sid)
-		fast := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
-		switch {
-		case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
-			msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
-			if fast && s.fastCall(w, r, ss, sid, &msg) {
-				return
-			}
-			r.Header.Set(headerRPCID, string(msg.ID))
-		case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
-			if key, reason, ok := cancelled(sid, &msg); ok {
-				if v, ok := s.inflight.Load(key); ok {
-					v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
-					w.WriteHeader(http.StatusAccepted)
+		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
+			ss := s.sessionByID(sid)
+			fast := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
+			switch {
+			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
+				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
+				if fast && s.fastCall(w, r, ss, sid, &msg) {
 					return
 				}
-				if v, ok := s.sdkCalls.Load(key); ok {
-					v.(*cancelNote).reason.Store(&reason)
+				r.Header.Set(headerRPCID, string(msg.ID))
+			case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
+				if key, reason, ok := cancelled(sid, &msg); ok {
+					if v, ok := s.inflight.Load(key); ok {
+						v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
+						w.WriteHeader(http.StatusAccepted)
+						return
+					}
+					if v, ok := s.sdkCalls.Load(key); ok {
+						v.(*cancelNote).reason.Store(&reason)
+					}
 				}
 			}
-		}
-		s.passOn(sdk, w, r, body)
+			s.passOn(sdk, w, r, body)
+		})
 	})
+}
+
+// withMessage reads a POST's JSON-RPC message into a pooled buffer and
+// calls f with it (the buffer goes back to the pool when f returns): a
+// body that could not be read is answered, one the fast path does not
+// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is.
+func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Request, f func(body []byte, msg mcpwire.Message)) {
+	buf := mcpwire.GetBuffer()
+	defer mcpwire.PutBuffer(buf)
+	body, msg, ok := mcpwire.ReadMessage(w, r, buf)
+	switch {
+	case body == nil: // answered
+	case !ok:
+		s.passOn(sdk, w, r, body)
+	default:
+		f(body, msg)
+	}
 }
 
 // Keys of the sessionless protocol's per-request _meta (SEP-2575).
@@ -133,47 +143,48 @@ func (s *Server) fastStateless(sdk http.Handler) http.Handler {
 			sdk.ServeHTTP(w, r) // the SDK answers what is missing
 			return
 		}
-		buf := mcpwire.GetBuffer()
-		defer mcpwire.PutBuffer(buf)
-		body, msg, ok := mcpwire.ReadMessage(w, r, buf)
-		if body == nil {
-			return // answered
-		}
-		var p mcpwire.CallParams
-		// Anything the SDK checks beyond this (headers that must match the
-		// body, versions, capabilities, a malformed reach _meta) is the
-		// SDK's to answer.
-		if !ok || msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
-			mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
-			r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
-			r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
-			s.passOn(sdk, w, r, body)
-			return
-		}
-		if _, err := link.FromMeta(p.Meta); err != nil {
-			s.passOn(sdk, w, r, body)
-			return
-		}
-		id := bytes.Clone(msg.ID)
-		var ci struct{ Name, Version string }
-		if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
-			ci.Name, _ = m["name"].(string)
-			ci.Version, _ = m["version"].(string)
-		}
-		s.fastCalls.Add(1)
-		ctx := r.Context()
-		res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p})
-		var we *jsonrpc.Error
-		switch {
-		case errors.As(err, &we):
-			mcpwire.WriteResponse(w, id, nil, we)
-		case err != nil:
-			mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
-		default:
-			res.Meta[metaServerInfo] = s.serverInfo
-			mcpwire.WriteResponse(w, id, res, nil)
-		}
+		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
+			var p mcpwire.CallParams
+			// Anything the SDK checks beyond this (headers that must match
+			// the body, versions, capabilities, a malformed reach _meta) is
+			// the SDK's to answer.
+			if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
+				mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
+				r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
+				r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
+				s.passOn(sdk, w, r, body)
+				return
+			}
+			if _, err := link.FromMeta(p.Meta); err != nil {
+				s.passOn(sdk, w, r, body)
+				return
+			}
+			s.answerStateless(w, r, bytes.Clone(msg.ID), p)
+		})
 	})
+}
+
+// answerStateless answers a sessionless client's tools/call id with JSON.
+// The client's calls share a request (keyed by principal and clientInfo).
+func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []byte, p mcpwire.CallParams) {
+	var ci struct{ Name, Version string }
+	if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
+		ci.Name, _ = m["name"].(string)
+		ci.Version, _ = m["version"].(string)
+	}
+	s.fastCalls.Add(1)
+	ctx := r.Context()
+	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p})
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we):
+		mcpwire.WriteResponse(w, id, nil, we)
+	case err != nil:
+		mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+	default:
+		res.Meta[metaServerInfo] = s.serverInfo
+		mcpwire.WriteResponse(w, id, res, nil)
+	}
 }
 
 // errClientCancelled is the cause of a call the client cancelled.
@@ -226,7 +237,7 @@ func cancelled(sid string, msg *mcpwire.Message) (key, reason string, ok bool) {
 	if json.Unmarshal(msg.Params, &p) != nil {
 		return "", "", false
 	}
-	return sid + "\x00" + string(p.RequestID), clip(p.Reason, maxCancelReason), true
+	return sid + "\x00" + string(p.RequestID), upstream.ClipText(p.Reason, maxCancelReason, ""), true
 }
 
 // cancelNote holds a client's reason for cancelling a call through the SDK.

@@ -24,7 +24,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -250,7 +249,7 @@ func (s *Server) sessionOf(req *mcp.CallToolRequest) *session {
 func (s *Server) clientSession(id *auth.Identity, name, version string) *session {
 	// NUL-separated and bounded: the parts cannot run into each other, and
 	// a huge clientInfo is not kept.
-	key := "client\x00" + sessionOwner(id) + "\x00" + clip(name, 128) + "\x00" + clip(version, 64)
+	key := "client\x00" + sessionOwner(id) + "\x00" + upstream.ClipText(name, 128, "") + "\x00" + upstream.ClipText(version, 64, "")
 	if v, ok := s.sessions.Load(key); ok {
 		return v.(*session)
 	}
@@ -474,7 +473,7 @@ func (s *Server) mcpTool(t reach.Tool) *mcp.Tool {
 	}
 	if orig != nil {
 		// Within the bounds of what is forwarded (upstream.MaxToolTitle, ...).
-		mt.Title = upstream.ClipText(orig.Title, upstream.MaxToolTitle, "title")
+		mt.Title = upstream.ClipText(orig.Title, upstream.MaxToolTitle, "")
 		if b, err := json.Marshal(orig.Icons); err == nil && len(b) <= upstream.MaxToolSchema {
 			mt.Icons = orig.Icons
 		}
@@ -484,7 +483,7 @@ func (s *Server) mcpTool(t reach.Tool) *mcp.Tool {
 			}
 		}
 		if a := orig.Annotations; a != nil {
-			ann.Title = upstream.ClipText(a.Title, upstream.MaxToolTitle, "title")
+			ann.Title = upstream.ClipText(a.Title, upstream.MaxToolTitle, "")
 			ann.OpenWorldHint = a.OpenWorldHint
 			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
 		}
@@ -553,17 +552,6 @@ func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id stri
 		}
 	}()
 	return cancel
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // streams reports whether a client's calls need answers that are streams:

@@ -320,16 +320,14 @@ func (q *Owned) Sweep() {
 // calling after after each sweep.
 func (q *Owned) Run(ctx context.Context, after func()) {
 	every := min(max(q.gap/10, 10*time.Millisecond), 30*time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			q.Sweep()
-			after()
+		case <-time.After(every):
 		}
+		q.Sweep()
+		after()
 	}
 }
 

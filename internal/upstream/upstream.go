@@ -478,7 +478,7 @@ const (
 )
 
 // ClipText cuts s to max bytes, at a rune boundary, with a note of what
-// was cut (a title gets an ellipsis only).
+// was cut; with what "" (a title, a name) an ellipsis only.
 func ClipText(s string, max int, what string) string {
 	if len(s) <= max {
 		return s
@@ -488,7 +488,7 @@ func ClipText(s string, max int, what string) string {
 		i--
 	}
 	cut := s[:i]
-	if what == "title" {
+	if what == "" {
 		return cut + "…"
 	}
 	return fmt.Sprintf("%s…\n[reach: this %s was cut from %d to %d bytes]", cut, what, len(s), max)
