@@ -428,7 +428,7 @@ func TestTokenBudgetStopsTree(t *testing.T) {
 		t.Fatalf("parent tokens = %d", parent.Usage().Tokens)
 	}
 	for _, r := range []*reach.Request{parent, sub} {
-		if !strings.HasPrefix(r.State(), "stopped_cancel") {
+		if r.State() != reach.RequestStoppedCancel {
 			t.Errorf("%s state = %s, want stopped", r.ID(), r.State())
 		}
 	}
@@ -1453,5 +1453,27 @@ func TestLongIntegerReachesTheTool(t *testing.T) {
 	}
 	if got != amount {
 		t.Errorf("the tool got amount %s, want %s", got, amount)
+	}
+}
+
+// TestRequestState: a request's state names where it is in its life, and
+// Stopped tells every stopped state from the others.
+func TestRequestState(t *testing.T) {
+	rt := reach.New(nil)
+	_, a, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b, _ := rt.Begin(context.Background(), &reach.RequestOptions{ID: "b"})
+	if a.State() != reach.RequestRunning || a.State().Stopped() {
+		t.Errorf("a new request is %s", a.State())
+	}
+	a.Stop(reach.Isolate, "op", "test")
+	if a.State() != reach.RequestStoppedIsolate || !a.State().Stopped() {
+		t.Errorf("an isolated request is %s (stopped %v)", a.State(), a.State().Stopped())
+	}
+	b.End()
+	if b.State() != reach.RequestCompleted || b.State().Stopped() {
+		t.Errorf("an ended request is %s", b.State())
 	}
 }

@@ -402,7 +402,7 @@ func cascadingCancel(ctx context.Context) *Scenario {
 	children := req.Children()
 	allStopped := len(children) == agents
 	for _, c := range children {
-		allStopped = allStopped && strings.HasPrefix(c.State(), "stopped_cancel")
+		allStopped = allStopped && c.State() == reach.RequestStoppedCancel
 	}
 	s.TokensWith, s.TokensWithout, s.Request = tokens(req), tokens(req), req
 	s.Without = "the sub-agents keep crawling after the user cancels"

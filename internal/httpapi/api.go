@@ -292,15 +292,15 @@ func upperFirst(s string) string {
 
 // requestSummary is a request in GET /v1/requests.
 type requestSummary struct {
-	ID        string    `json:"id"`
-	State     string    `json:"state"`
-	Principal string    `json:"principal"`
-	Agent     string    `json:"agent"`
-	Parent    string    `json:"parent,omitempty"`
-	Started   time.Time `json:"started"`
-	ToolCalls int       `json:"tool_calls"`
-	Turns     int       `json:"turns"`
-	Tokens    int64     `json:"tokens"`
+	ID        string             `json:"id"`
+	State     reach.RequestState `json:"state"`
+	Principal string             `json:"principal"`
+	Agent     string             `json:"agent"`
+	Parent    string             `json:"parent,omitempty"`
+	Started   time.Time          `json:"started"`
+	ToolCalls int                `json:"tool_calls"`
+	Turns     int                `json:"turns"`
+	Tokens    int64              `json:"tokens"`
 }
 
 func summarize(r *reach.Request) requestSummary {

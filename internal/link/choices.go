@@ -45,7 +45,9 @@ func (c *ModelChoices) Record(id string, f *reach.Frame) {
 	if !ok {
 		c.order = append(c.order, id)
 	}
-	fs = slices.DeleteFunc(fs, func(o *reach.Frame) bool { return o.Request == f.Request || o.Request.Root().State() != "running" })
+	fs = slices.DeleteFunc(fs, func(o *reach.Frame) bool {
+		return o.Request == f.Request || o.Request.Root().State() != reach.RequestRunning
+	})
 	if len(fs) >= maxChosenPerID {
 		fs = fs[1:]
 	}
@@ -69,7 +71,7 @@ func (c *ModelChoices) Turn(id, request string, who *auth.Identity) *reach.Frame
 	var found *reach.Frame
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
-		if f.Request.Root().State() != "running" || CheckOwner(who, f.Request) != nil {
+		if f.Request.Root().State() != reach.RequestRunning || CheckOwner(who, f.Request) != nil {
 			continue
 		}
 		if request != "" {

@@ -175,7 +175,7 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), err
 		if err := CheckOwner(who, r); err != nil {
 			return nil, nil, err
 		}
-		if r.State() != "completed" {
+		if r.State() != reach.RequestCompleted {
 			return r, q.holdLocked(r), nil
 		}
 	}
@@ -224,7 +224,7 @@ func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Req
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if s.request != "" {
-		if o, ok := q.owned[s.request]; ok && o.req.State() != "completed" && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+		if o, ok := q.owned[s.request]; ok && o.req.State() != reach.RequestCompleted && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
 			if err := CheckOwner(who, o.req); err != nil {
 				return nil, nil, err
 			}

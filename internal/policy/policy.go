@@ -723,7 +723,7 @@ func (e *Engine) principal(r *reach.Request) *types.Entity {
 		// Forget the requests that are over, or everything if none is.
 		n := int32(0)
 		e.principals.Range(func(k, _ any) bool {
-			if k.(*reach.Request).State() != "running" {
+			if k.(*reach.Request).State() != reach.RequestRunning {
 				e.principals.Delete(k)
 			} else {
 				n++

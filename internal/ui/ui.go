@@ -242,7 +242,7 @@ type requestView struct {
 
 func viewRequest(r *reach.Request) requestView {
 	u, b := r.Usage(), r.Budget()
-	v := requestView{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
+	v := requestView{ID: r.ID(), State: string(r.State()), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
 		Started: r.Started().Format("15:04:05.000"), Wall: u.Wall.Round(time.Millisecond).String(),
 		ToolCalls: newMeter(int64(u.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(u.Turns), int64(b.Turns)),
 		Tokens: newMeter(u.Tokens, b.Tokens), MaxDepth: u.MaxDepth, DepthLimit: b.Depth, Cause: r.StopCause()}
@@ -309,7 +309,8 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		}
 		frames = append(frames, fv)
 	}
-	running := !strings.HasPrefix(q.State(), "stopped_isolate") && q.State() != "completed"
+	st := q.State()
+	running := st != reach.RequestStoppedIsolate && st != reach.RequestCompleted
 	u.render(w, r, "request", struct {
 		page
 		R       requestView
