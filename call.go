@@ -479,8 +479,8 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				// idempotency key, so a retry returns the recorded result.
 				// The caller's own key gives way: with a new key for every
 				// retry, one approval would let any number of runs through.
-				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok {
-					if id := k.ApprovalKey(c); id != "" {
+				if key := rt.opts.ApprovalKey; key != nil {
+					if id := key(c); id != "" {
 						if c.IdempotencyKey != "" && !c.sysKey {
 							c.fwdKey = c.IdempotencyKey // the tool still sees the caller's key
 						}

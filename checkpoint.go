@@ -42,9 +42,8 @@ type Checkpointer interface {
 	Ended(ctx context.Context, c *Checkpoint)
 }
 
-// RequestRecorder is an optional interface of a Checkpointer: it is told
-// when a request begins and ends, so that a restart knows which requests
-// were still running. RequestBegan may refuse the request: Begin (or
+// RequestRecorder (Options.Requests) is told when a request begins and
+// ends, so that a restart knows which requests were still running. RequestBegan may refuse the request: Begin (or
 // Delegate) then fails with its error, and an *InterruptedError becomes a
 // structured refusal. A store refuses the id of a request that a restart
 // interrupted, so that no new work runs under it.

@@ -403,16 +403,12 @@ func TestApprover(t *testing.T) {
 	}
 }
 
-type keyedApprover struct{ approverFunc }
-
-func (keyedApprover) ApprovalKey(*reach.Call) string { return "ap-42" }
-
 // An approved call runs once under the approval's key: a retry gets the
 // first run's result, a failure included.
 func TestApprovedCallRunsOnce(t *testing.T) {
-	rt := reach.New(&reach.Options{Approver: keyedApprover{func(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
+	rt := reach.New(&reach.Options{Approver: approverFunc(func(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
 		return reach.Permit, nil
-	}}})
+	}), ApprovalKey: func(*reach.Call) string { return "ap-42" }})
 	var runs atomic.Int32
 	rt.MustRegister(reach.Tool{Name: "wire", Access: reach.HighRisk, Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		runs.Add(1)

@@ -204,6 +204,11 @@ type Options struct {
 	Authorizer Authorizer
 	// Approver, if not nil, decides calls that need approval; if nil they are refused.
 	Approver Approver
+	// ApprovalKey, if not nil, names the approval that let an approved call
+	// through (the approval queue's ApprovalKey): the call runs under it as
+	// its idempotency key, so that one approval runs a call once, however
+	// often it is retried. It needs an Approver.
+	ApprovalKey func(c *Call) string
 	// Redactor, if not nil, cleans results, errors and recorded arguments.
 	Redactor Redactor
 	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
@@ -214,6 +219,10 @@ type Options struct {
 	// CheckpointReads, every call) durably before it runs (C5).
 	Checkpoints     Checkpointer
 	CheckpointReads bool
+	// Requests, if not nil, is told when a request begins and ends, and
+	// may refuse one (see RequestRecorder): a store that keeps the
+	// requests (internal/durable).
+	Requests RequestRecorder
 	// DeadLetters, if not nil, keeps failed compensations durably.
 	DeadLetters DeadLetterSink
 	// Recorder, if not nil, is told about every frame.
@@ -230,6 +239,31 @@ type Options struct {
 	DisableLoopGuard bool
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
+}
+
+// Check returns an error naming the first option that contradicts
+// another or is out of range: ApprovalKey without an Approver,
+// CheckpointReads without Checkpoints, IdempotencyTTL with an Idempotency
+// store (the TTL is the in-memory store's), Loops with DisableLoopGuard,
+// or a negative amount. A nil *Options is fine.
+func (o *Options) Check() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.ApprovalKey != nil && o.Approver == nil:
+		return errors.New("Options.ApprovalKey names approvals, but there is no Approver to give any")
+	case o.CheckpointReads && o.Checkpoints == nil:
+		return errors.New("Options.CheckpointReads asks to checkpoint reads, but there is no Checkpoints to record them")
+	case o.IdempotencyTTL != 0 && o.Idempotency != nil:
+		return errors.New("Options.IdempotencyTTL is the in-memory idempotency store's; the Idempotency store given keeps its own")
+	case o.Loops != nil && o.DisableLoopGuard:
+		return errors.New("Options.Loops tunes the loop detectors, and DisableLoopGuard turns them off: keep one")
+	case o.DefaultTimeout < 0, o.MaxResultBytes < 0, o.MaxFrames < 0, o.MaxRequests < 0, o.IdempotencyTTL < 0:
+		return errors.New("Options: DefaultTimeout, MaxResultBytes, MaxFrames, MaxRequests and IdempotencyTTL must not be negative (zero means the default)")
+	case o.LowContext < 0 || o.LowContext > 1:
+		return fmt.Errorf("Options.LowContext is a fraction of the token budget, from 0 to 1; got %v", o.LowContext)
+	}
+	return nil
 }
 
 // Runtime registers tools, runs requests and dispatches calls through the
@@ -251,8 +285,13 @@ type Runtime struct {
 	order    []*Request // begin order, for listing
 }
 
-// New returns a Runtime with the options (nil for defaults).
+// New returns a Runtime with the options (nil for defaults). It panics on
+// options that contradict each other or are out of range (see
+// Options.Check), which are a programmer's error.
 func New(opts *Options) *Runtime {
+	if err := opts.Check(); err != nil {
+		panic("reach.New: " + err.Error())
+	}
 	rt := &Runtime{requests: map[string]*Request{}, entities: newEntities()}
 	if opts != nil {
 		rt.opts = *opts
@@ -402,11 +441,10 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 // began tells the RequestRecorder that r began; if it refuses r, r is
 // forgotten and the refusal returned (an InterruptedError as an *Error).
 func (rt *Runtime) began(ctx context.Context, r *Request) error {
-	rr, ok := rt.opts.Checkpoints.(RequestRecorder)
-	if !ok {
+	if rt.opts.Requests == nil {
 		return nil
 	}
-	err := rr.RequestBegan(ctx, r)
+	err := rt.opts.Requests.RequestBegan(ctx, r)
 	if err == nil {
 		return nil
 	}

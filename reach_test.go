@@ -1477,3 +1477,37 @@ func TestRequestState(t *testing.T) {
 		t.Errorf("an ended request is %s", b.State())
 	}
 }
+
+// TestOptionsContradictions: reach.New refuses options that contradict
+// each other or are out of range, naming the option, and takes the rest.
+func TestOptionsContradictions(t *testing.T) {
+	for _, tc := range []struct {
+		o    reach.Options
+		says string
+	}{
+		{reach.Options{ApprovalKey: func(*reach.Call) string { return "" }}, "ApprovalKey"},
+		{reach.Options{CheckpointReads: true}, "CheckpointReads"},
+		{reach.Options{IdempotencyTTL: time.Hour, Idempotency: reach.NewMemoryIdempotency(time.Minute)}, "IdempotencyTTL"},
+		{reach.Options{Loops: &reach.LoopOptions{}, DisableLoopGuard: true}, "DisableLoopGuard"},
+		{reach.Options{MaxFrames: -1}, "negative"},
+		{reach.Options{LowContext: 1.5}, "LowContext"},
+	} {
+		err := tc.o.Check()
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Check(%+v) = %v, want an error naming %s", tc.o, err, tc.says)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), tc.says) {
+					t.Errorf("New(%+v) did not panic naming %s: %v", tc.o, tc.says, p)
+				}
+			}()
+			reach.New(&tc.o)
+		}()
+	}
+	for _, o := range []*reach.Options{nil, {}, {IdempotencyTTL: time.Hour}, {Loops: &reach.LoopOptions{}}, {LowContext: 1}} {
+		if err := o.Check(); err != nil {
+			t.Errorf("Check(%+v) = %v, want nil", o, err)
+		}
+	}
+}

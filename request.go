@@ -391,7 +391,7 @@ func (r *Request) End() {
 	}
 	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
-	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok {
+	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestEnded(context.Background(), r)
 	}
 }

@@ -4,7 +4,7 @@
 //
 //	cp := durable.New(st, redact, log)              // st: store.Store
 //	idem := store.NewIdempotency(st, nil)           // claims with a lease and this process's owner
-//	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: idem, ...})
+//	rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Idempotency: idem, ...})
 //	report, err := durable.Recover(ctx, st, rt, &durable.RecoverOptions{Idempotency: idem}) // at start, after registering the tools
 //
 // Every write is checkpointed before it runs (with its idempotency key) and
@@ -54,7 +54,8 @@ type Store interface {
 }
 
 // Checkpoints implements reach.Checkpointer, reach.RequestRecorder,
-// reach.DeadLetterSink and reach.DeadLetterSettler over a store. Safe for
+// reach.DeadLetterSink and reach.DeadLetterSettler over a store: give it
+// to the runtime as Options.Checkpoints, Requests and DeadLetters. Safe for
 // concurrent use.
 type Checkpoints struct {
 	st     Store

@@ -138,6 +138,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if opts != nil {
 		g.opts = *opts
 	}
+	if g.opts.Model != nil && cfg.Model != nil {
+		return nil, errors.New("gateway.New: Options.Model and the configuration's model both name the built-in tools' model; give one")
+	}
 	red, err := newRedactor(cfg)
 	if err != nil {
 		return nil, err
@@ -179,6 +182,11 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if err := g.operators(ctx, ro); err != nil {
 		g.cancel()
 		return nil, err
+	}
+	if err := ro.Check(); err != nil { // what reach.New would panic on
+		g.cancel()
+		g.closeStore()
+		return nil, fmt.Errorf("gateway.New: %w", err)
 	}
 	g.rt = reach.New(ro)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})

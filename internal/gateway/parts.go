@@ -165,7 +165,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	}
 	g.approvals = approval.New(ao)
 	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
-	ro.Approver = g.approvals.Approver()
+	ro.Approver, ro.ApprovalKey = g.approvals.Approver(), g.approvals.ApprovalKey
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		return nil, fmt.Errorf("opening the audit log in %s: %w", dir, err)
 	}
 	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
-	ro.Checkpoints, ro.DeadLetters = cp, cp
+	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
 	// Claims carry a lease and an owner of this process's life, so that
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/link"
@@ -514,4 +515,18 @@ func TestInterruptedRequestThroughGateway(t *testing.T) {
 	if len(frames) != 0 {
 		t.Errorf("calls ran in the interrupted request: %d checkpoints", len(frames))
 	}
+}
+
+// TestNewRefusesTwoModels: a built-in tools' model given both in Options
+// and in the configuration is refused, not one of them silently dropped.
+func TestNewRefusesTwoModels(t *testing.T) {
+	cfg := &config.Config{Model: &config.ModelConfig{BaseURL: "http://127.0.0.1:1/v1"}}
+	if _, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true, Model: builtin.Scripted{}}); err == nil || !strings.Contains(err.Error(), "Options.Model") {
+		t.Errorf("New with two models = %v, want an error naming Options.Model", err)
+	}
+	g, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
 }

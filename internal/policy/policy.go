@@ -3,7 +3,7 @@
 // expressed as annotations on permits.
 //
 //	eng := policy.New(&policy.Options{Tools: rt.Tools}) // the shipped default policies
-//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: queue})
+//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: queue.Approver(), ApprovalKey: queue.ApprovalKey})
 //	w, err := policy.NewWatcher(eng, "policies/", nil) // hot reload (P5)
 //	go w.Run(ctx)
 //
