@@ -535,7 +535,7 @@ func (rt *Runtime) alternatives(c *Call) []string {
 		return nil
 	}
 	var out []string
-	for name, t := range *rt.tools.Load() {
+	for name, t := range *rt.tools.m.Load() {
 		if name == c.Tool || t.Access != Read {
 			continue
 		}
@@ -911,7 +911,7 @@ func (rt *Runtime) similarNames(name string, n int) []string {
 		d    int
 	}
 	var cs []cand
-	for other := range *rt.tools.Load() {
+	for other := range *rt.tools.m.Load() {
 		d := names.Distance(strings.ToLower(name), strings.ToLower(other))
 		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
 			cs = append(cs, cand{other, d})

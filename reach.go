@@ -237,6 +237,11 @@ type Options struct {
 	Loops *LoopOptions
 	// DisableLoopGuard turns the loop detectors (stage 5) off.
 	DisableLoopGuard bool
+	// Catalog is where the runtime registers its tools; if nil, a new one.
+	// Make it first (NewCatalog) to give the parts built before the runtime
+	// (an Authorizer, an Approver, a Recorder) the tools to look up. A
+	// catalog belongs to one runtime.
+	Catalog *Catalog
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -270,8 +275,7 @@ func (o *Options) Check() error {
 // chain. Safe for concurrent use. Make one with New.
 type Runtime struct {
 	opts   Options
-	tools  atomic.Pointer[map[string]*tool]
-	regMu  sync.Mutex
+	tools  *Catalog
 	chain  Handler
 	limits *limiter
 	idem   IdempotencyStore
@@ -330,8 +334,13 @@ func New(opts *Options) *Runtime {
 		rt.log = slog.New(slog.DiscardHandler)
 	}
 	rt.limits = newLimiter(o.RateLimit)
-	empty := map[string]*tool{}
-	rt.tools.Store(&empty)
+	rt.tools = o.Catalog
+	if rt.tools == nil {
+		rt.tools = NewCatalog()
+	}
+	if !rt.tools.owned.CompareAndSwap(false, true) {
+		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
+	}
 	rt.chain = rt.buildChain()
 	return rt
 }
@@ -352,9 +361,10 @@ func (rt *Runtime) Replace(tools ...Tool) error { return rt.register(true, tools
 
 // register compiles tools and swaps in a new catalog with them, all or none.
 func (rt *Runtime) register(replace bool, tools []Tool) error {
-	rt.regMu.Lock()
-	defer rt.regMu.Unlock()
-	next := maps.Clone(*rt.tools.Load())
+	c := rt.tools
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := maps.Clone(*c.m.Load())
 	for _, t := range tools {
 		ct, err := compileTool(t, &rt.opts)
 		if err != nil {
@@ -365,7 +375,7 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 		}
 		next[t.Name] = ct
 	}
-	rt.tools.Store(&next)
+	c.m.Store(&next)
 	return nil
 }
 
@@ -373,18 +383,46 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 // in flight finish; later calls get "unknown tool". Unknown names are
 // ignored.
 func (rt *Runtime) Unregister(names ...string) {
-	rt.regMu.Lock()
-	defer rt.regMu.Unlock()
-	next := maps.Clone(*rt.tools.Load())
+	c := rt.tools
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := maps.Clone(*c.m.Load())
 	for _, n := range names {
 		delete(next, n)
 	}
-	rt.tools.Store(&next)
+	c.m.Store(&next)
 }
 
 // Tools returns the registered tools sorted by name (their Func included).
-func (rt *Runtime) Tools() []Tool {
-	m := *rt.tools.Load()
+func (rt *Runtime) Tools() []Tool { return rt.tools.Tools() }
+
+// Tool returns the registered tool of that name.
+func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
+
+func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.m.Load())[name] }
+
+// Catalog is a runtime's registered tools (Options.Catalog). Made before
+// the runtime, it is what the parts built around the runtime look tools
+// up in — policies, approvals, telemetry — so that they need no runtime
+// to be built; the runtime registers tools into it (Runtime.Register). The
+// zero Catalog is not usable: make one with NewCatalog. Its methods are
+// safe for concurrent use.
+type Catalog struct {
+	m     atomic.Pointer[map[string]*tool] // swapped whole on registration: lookups take no lock
+	mu    sync.Mutex                       // registrations, one at a time
+	owned atomic.Bool                      // a runtime uses it
+}
+
+// NewCatalog returns an empty catalog, for one runtime.
+func NewCatalog() *Catalog {
+	c := &Catalog{}
+	c.m.Store(&map[string]*tool{})
+	return c
+}
+
+// Tools returns the tools sorted by name (their Func included).
+func (c *Catalog) Tools() []Tool {
+	m := *c.m.Load()
 	out := make([]Tool, 0, len(m))
 	for _, t := range m {
 		out = append(out, t.Tool)
@@ -393,16 +431,20 @@ func (rt *Runtime) Tools() []Tool {
 	return out
 }
 
-// Tool returns the registered tool of that name.
-func (rt *Runtime) Tool(name string) (Tool, bool) {
-	t, ok := (*rt.tools.Load())[name]
+// Tool returns the tool of that name.
+func (c *Catalog) Tool(name string) (Tool, bool) {
+	t, ok := (*c.m.Load())[name]
 	if !ok {
 		return Tool{}, false
 	}
 	return t.Tool, true
 }
 
-func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.Load())[name] }
+// Has reports whether a tool of that name is registered.
+func (c *Catalog) Has(name string) bool {
+	_, ok := (*c.m.Load())[name]
+	return ok
+}
 
 // Begin starts a request. The returned context carries it: pass it (or
 // contexts derived from it) to BeginModel, Call and Delegate. It ends when

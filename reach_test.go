@@ -1511,3 +1511,33 @@ func TestOptionsContradictions(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogBeforeRuntime: a catalog made before its runtime shows the
+// parts built with it (here a recorder) the tools the runtime registers
+// later; a catalog serves one runtime.
+func TestCatalogBeforeRuntime(t *testing.T) {
+	cat := reach.NewCatalog()
+	var known []bool
+	rec := recorderFunc(func(_ context.Context, e *reach.Event) { known = append(known, cat.Has(e.Name)) })
+	rt := reach.New(&reach.Options{Catalog: cat, Recorder: rec})
+	rt.MustRegister(reach.Tool{Name: "echo", Reentrancy: reach.Reentrant, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }})
+	if _, ok := cat.Tool("echo"); !ok || len(cat.Tools()) != 1 {
+		t.Fatalf("the catalog does not show the registered tool: %v", cat.Tools())
+	}
+	ctx, req, _ := rt.Begin(context.Background(), nil)
+	rt.Call(ctx, &reach.Call{ID: "c", Tool: "echo", Arguments: json.RawMessage(`{}`)})
+	req.End()
+	if len(known) == 0 || !known[0] {
+		t.Errorf("the recorder built before the runtime saw the tool as unknown: %v", known)
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "Catalog") {
+			t.Errorf("a second runtime on the same catalog: %v, want a panic naming the Catalog", p)
+		}
+	}()
+	reach.New(&reach.Options{Catalog: cat})
+}
+
+type recorderFunc func(context.Context, *reach.Event)
+
+func (f recorderFunc) Record(ctx context.Context, e *reach.Event) { f(ctx, e) }

@@ -11,10 +11,12 @@
 //	internal/httpapi     the HTTP API, the UI's data, /metrics, /healthz
 //	internal/builtin     the built-in example tools
 //
-// New builds them in this order: config -> the parts the runtime is built
+// New builds them in this order: config -> the runtime's reach.Catalog
+// (empty: the parts look tools up in it) -> the parts the runtime is built
 // with (parts.go: authenticator, policies, recorders, approvals, store) ->
-// the runtime -> the upstream pool -> the catalog of tools (catalog.go) ->
-// the MCP server and the HTTP handler. Serve serves them; Close ends what
+// the runtime -> the upstream pool -> the tools served (catalog.go:
+// overrides, pinning, registered in the catalog) -> the MCP server and the
+// HTTP handler. Serve serves them; Close ends what
 // runs in the background (one goroutine group, Go) and closes them.
 //
 //	cfg, _ := config.Load("reach.yaml")
@@ -93,6 +95,7 @@ type Gateway struct {
 	cfg     *config.Config
 	opts    Options
 	rt      *reach.Runtime
+	catalog *reach.Catalog // the runtime's tools, made first: the policies, approvals and telemetry look tools up in it
 	log     *slog.Logger
 	model   builtin.Model
 	owned   *link.Owned   // the requests the gateway begins for its clients
@@ -167,7 +170,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.cancel()
 		return nil, err
 	}
-	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Logger: g.log}
+	g.catalog = reach.NewCatalog()
+	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Catalog: g.catalog, Logger: g.log}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
 	if g.redactor != nil {
 		ro.Redactor = g.redactor

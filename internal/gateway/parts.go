@@ -85,7 +85,7 @@ func (g *Gateway) authorizer(ro *reach.Options) error {
 	if g.cfg.Policy == nil && g.authn == nil {
 		return nil
 	}
-	g.policy = policy.New(&policy.Options{Tools: func() []reach.Tool { return g.rt.Tools() }, Logger: g.log.With("component", "policy")})
+	g.policy = policy.New(&policy.Options{Tools: g.catalog.Tools, Logger: g.log.With("component", "policy")})
 	if p := g.cfg.Policy; p != nil && p.Path != "" {
 		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
 			OnError: func(err error) { g.log.Warn("policies not reloaded; the previous ones stay in force", "err", err) },
@@ -111,15 +111,8 @@ func principalFor(id *auth.Identity) policy.Principal {
 
 // operators builds the recorders and the approval queue into ro.
 func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
-	known := func(name string) bool { // read when a frame ends: g.rt exists by then
-		if g.rt == nil {
-			return false
-		}
-		_, ok := g.rt.Tool(name)
-		return ok
-	}
-	g.stats = telemetry.NewStats(0).WithTools(known)
-	g.metrics = telemetry.NewMetrics().WithTools(known)
+	g.stats = telemetry.NewStats(0).WithTools(g.catalog.Has)
+	g.metrics = telemetry.NewMetrics().WithTools(g.catalog.Has)
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
@@ -145,7 +138,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	}
 	ro.Recorder = reach.Recorders(recs...)
 
-	ao := &approval.Options{Tool: func(name string) (reach.Tool, bool) { return g.rt.Tool(name) },
+	ao := &approval.Options{Tool: g.catalog.Tool,
 		Logger: g.log.With("component", "approvals")}
 	if g.redactor != nil {
 		ao.Redactor = g.redactor
