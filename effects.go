@@ -471,15 +471,15 @@ func (rv *readVersions) set(n string, v uint64) {
 // writes to one entity are serialized; deadlocks are broken (S3).
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		fx := c.tool.fx
-		if fx == nil || (len(fx.reads) == 0 && len(fx.writes) == 0) {
+		eff := c.tool.effects
+		if eff == nil || (len(eff.reads) == 0 && len(eff.writes) == 0) {
 			return next(ctx, c)
 		}
 		s := newScope(c.args, nil)
-		reads, err := entityNames(fx.reads, s)
+		reads, err := entityNames(eff.reads, s)
 		if err == nil {
 			var writes []string
-			writes, err = entityNames(fx.writes, s)
+			writes, err = entityNames(eff.writes, s)
 			if err == nil {
 				return rt.withEntities(ctx, c, next, reads, writes)
 			}
@@ -510,9 +510,9 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		if !ok || seen == now {
 			continue
 		}
-		if fx := c.tool.fx; fx.refresh != nil {
+		if eff := c.tool.effects; eff.refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
-			before, err := rt.followup(ctx, c, fx.refresh, nil, "refresh")
+			before, err := rt.followup(ctx, c, eff.refresh, nil, "refresh")
 			if err != nil {
 				release(false)
 				return nil, err
@@ -634,18 +634,18 @@ type Compensation struct {
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		fx := c.tool.fx
+		eff := c.tool.effects
 		write := c.tool.Access == Write || c.tool.Access == HighRisk
 		if err != nil || res == nil || res.Replayed || !write {
 			return res, err
 		}
 		undoing := c.req.root.undoing
-		if res.Status == StatusSuccess && fx != nil {
-			if fx.undo != nil && !undoing {
-				args, terr := fx.undo.args.json(newScope(c.args, res.Data))
+		if res.Status == StatusSuccess && eff != nil {
+			if eff.undo != nil && !undoing {
+				args, terr := eff.undo.args.json(newScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: fx.undo.tool, args: args,
+					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.undo.tool, args: args,
 						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
 					if StopMode(c.req.mode.Load()) >= Cancel {
@@ -660,7 +660,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
 				}
 			}
-			if fx.verify != nil {
+			if eff.verify != nil {
 				if e := rt.verify(ctx, c, res.Data); e != nil {
 					res = &Result{Status: StatusError, Error: e}
 				}
@@ -676,18 +676,18 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 }
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
-	fx := c.tool.fx
-	data, e := rt.followup(ctx, c, fx.verify, output, "verify")
+	eff := c.tool.effects
+	data, e := rt.followup(ctx, c, eff.verify, output, "verify")
 	if e != nil {
 		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, fx.verify.tool, e.Message),
+			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.verify.tool, e.Message),
 			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 	}
 	var result, args, out any
 	json.Unmarshal(data, &result)
 	json.Unmarshal(c.args, &args)
 	json.Unmarshal(output, &out)
-	v, _, err := fx.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
+	v, _, err := eff.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
 	if err == nil {
 		if b, ok := v.Value().(bool); ok && b {
 			return nil
@@ -699,7 +699,7 @@ func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	}
 	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
 		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, fx.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
+			c.Tool, eff.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
 		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 }
 

@@ -170,7 +170,7 @@ type tool struct {
 	schema   *jsonschema.Schema
 	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
 	nameHash callgraph.Hash // for non-reentrant ancestry checks
-	fx       *effects
+	effects  *effects       // its entities, undo, refresh and verify, compiled
 	retry    RetryPolicy
 	timeout  time.Duration
 	shape    Shape
@@ -219,11 +219,11 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 		ct.schema = s
 		ct.quick = schema.CompileQuick(t.InputSchema)
 	}
-	fx, err := compileEffects(&ct.Tool)
+	eff, err := compileEffects(&ct.Tool)
 	if err != nil {
 		return nil, err
 	}
-	ct.fx = fx
+	ct.effects = eff
 	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	if t.Retry != nil {
 		if t.Retry.Attempts > 0 {
