@@ -615,6 +615,13 @@ type DeadLetter struct {
 	// retry's frames are in that trace. Zero when unknown (a dead letter
 	// restored from a store that keeps none); a retry then starts a trace.
 	Trace [16]byte `json:"-"`
+	// State is where it is: open (waiting), taken (an operator's action
+	// holds it), retried (its undo ran again and succeeded) or resolved
+	// (an operator dismissed it).
+	State DeadLetterState `json:"state"`
+	// Note says how it was settled ("retried by ...", "dismissed by ...: ...").
+	Note    string    `json:"note,omitempty"`
+	Updated time.Time `json:"updated"`
 }
 
 // Compensation reports one undo that ran.
@@ -791,144 +798,84 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
-type deadLetters struct {
-	mu    sync.Mutex
-	items []*DeadLetter
-	// retrying are the dead letters taken out of items while a retry runs
-	// them: they still count as queued for RestoreDeadLetter, so that one
-	// undo is not put back and retried twice at once.
-	retrying []*DeadLetter
-}
-
 func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 	attempts := 1
 	if res.Error != nil && res.Error.Retry != "" {
 		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
 	}
-	dl := &DeadLetter{ID: "dl_" + newID()[4:], Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
+	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
 		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key, Trace: r.Trace()}
-	rt.dead.mu.Lock()
-	rt.dead.items = append(rt.dead.items, dl)
-	rt.dead.mu.Unlock()
-	if rt.opts.DeadLetters != nil {
-		rt.opts.DeadLetters.AddDeadLetter(context.Background(), dl)
+	if err := rt.dead.Add(context.Background(), dl); err != nil {
+		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
+		return dl
 	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
 	return dl
 }
 
-// RestoreDeadLetter puts back in the queue a dead letter kept durably
-// before a restart, so that DeadLetters, RetryDeadLetter and
-// DismissDeadLetter reach it; the DeadLetters sink, which keeps it
-// already, is not told, but is told what an operator then does with it
-// (see DeadLetterSettler). It is for recovery (internal/durable restores
-// the open ones it stored), before serving, and for a gateway that
-// retries a stored dead letter through the runtime. d.Request and d.Key
-// (the undo's idempotency key, "undo:<frame id>") identify the undo: if
-// the queue holds a dead letter of that undo already, or one of it is
-// being retried, it stays and d is dropped. If d.ID is empty, d gets a new
-// one. RestoreDeadLetter returns the ID of the dead letter queued for the
-// undo.
-func (rt *Runtime) RestoreDeadLetter(d DeadLetter) string {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	for _, q := range slices.Concat(rt.dead.items, rt.dead.retrying) {
-		if q.Request == d.Request && q.Key == d.Key {
-			return q.ID
-		}
-	}
-	if d.ID == "" {
-		d.ID = "dl_" + newID()[4:]
-	}
-	rt.dead.items = append(rt.dead.items, &d)
-	return d.ID
-}
-
-// DeadLetters lists the compensations waiting for an operator.
-func (rt *Runtime) DeadLetters() []DeadLetter {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	out := make([]DeadLetter, len(rt.dead.items))
-	for i, d := range rt.dead.items {
-		out[i] = *d
-	}
-	return out
+// DeadLetters lists the dead letters in state (all if ""), oldest first.
+func (rt *Runtime) DeadLetters(ctx context.Context, state DeadLetterState) ([]DeadLetter, error) {
+	return rt.dead.List(ctx, state)
 }
 
 // RetryDeadLetter runs a dead-lettered undo again (by an operator), under
-// its idempotency key. On success it leaves the queue; on failure it stays,
-// with the new error and one more attempt. A DeadLetters sink that
-// implements DeadLetterSettler is told the outcome. A dead letter that is
-// being retried is not retried again until that retry ends: its ID is an
-// error meanwhile.
-func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, error) {
-	dl, err := rt.takeDeadLetter(id, true)
+// its idempotency key, and settles the dead letter: retried on success;
+// open again on failure, with the new error and one more attempt. It
+// returns the retry's result and the dead letter as settled. The dead
+// letter is taken from the queue for the retry (DeadLetterQueue.Take): a
+// second action on it meanwhile fails with ErrDeadLetterBusy.
+func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, *DeadLetter, error) {
+	dl, err := rt.dead.Take(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The retry's request runs an undo (see compensate for its id and agent).
 	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
 		Trace: dl.Trace})
 	if err != nil {
-		rt.retried(dl, true)
-		return nil, err
+		dl.State = DeadLetterOpen
+		if serr := rt.dead.Settle(context.WithoutCancel(ctx), dl); serr != nil {
+			rt.log.Error("dead letter not released", "dead_letter", id, "err", serr)
+		}
+		return nil, nil, err
 	}
 	creq.undoing = true
 	defer creq.End()
 	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
 	if res.IsError() {
-		dl.Attempts++
-		dl.Error = res.Error
+		dl.State, dl.Attempts, dl.Error = DeadLetterOpen, dl.Attempts+1, res.Error
+	} else {
+		dl.State, dl.Attempts, dl.Note = DeadLetterRetried, dl.Attempts+1, "retried by "+by
 	}
-	d := *dl // the sink's copy: the queue's may change under another retry
-	rt.retried(dl, res.IsError())
-	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
-		s.DeadLetterRetried(context.WithoutCancel(ctx), &d, by, !res.IsError())
+	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
+		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)
 	}
 	rt.log.Info("dead letter retried", "dead_letter", id, "by", by, "ok", !res.IsError())
-	return res, nil
+	return res, dl, nil
 }
 
-// DismissDeadLetter removes a dead letter an operator has dealt with. A
-// DeadLetters sink that implements DeadLetterSettler is told.
-func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
-	dl, err := rt.takeDeadLetter(id, false)
+// DismissDeadLetter settles a dead letter an operator has dealt with by
+// hand: it is resolved, with who dismissed it and the note. It fails with
+// ErrDeadLetterBusy while another action holds it.
+func (rt *Runtime) DismissDeadLetter(ctx context.Context, id, by, note string) (*DeadLetter, error) {
+	dl, err := DismissDeadLetter(ctx, rt.dead, id, by, note)
+	if err == nil {
+		rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "note", note)
+	}
+	return dl, err
+}
+
+// DismissDeadLetter resolves the dead letter id of q, as
+// Runtime.DismissDeadLetter does, for when no runtime runs (the CLI on a
+// data folder).
+func DismissDeadLetter(ctx context.Context, q DeadLetterQueue, id, by, note string) (*DeadLetter, error) {
+	dl, err := q.Take(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
-		s.DeadLetterDismissed(context.Background(), dl, by, reason)
+	dl.State, dl.Note = DeadLetterResolved, "dismissed by "+by+": "+note
+	if err := q.Settle(context.WithoutCancel(ctx), dl); err != nil {
+		return nil, fmt.Errorf("dead letter %s was dismissed, but settling it failed: %w", id, err)
 	}
-	rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "reason", reason)
-	return nil
-}
-
-// takeDeadLetter takes the dead letter id out of the queue; for a retry,
-// it is held as being retried until retried is called.
-func (rt *Runtime) takeDeadLetter(id string, retry bool) (*DeadLetter, error) {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	for i, d := range rt.dead.items {
-		if d.ID == id {
-			rt.dead.items = slices.Delete(rt.dead.items, i, i+1)
-			if retry {
-				rt.dead.retrying = append(rt.dead.retrying, d)
-			}
-			return d, nil
-		}
-	}
-	if slices.ContainsFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d.ID == id }) {
-		return nil, fmt.Errorf("dead letter %s is being retried", id)
-	}
-	return nil, fmt.Errorf("no dead letter %s", id)
-}
-
-// retried ends the retry of dl, which goes back in the queue if requeue.
-func (rt *Runtime) retried(dl *DeadLetter, requeue bool) {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	rt.dead.retrying = slices.DeleteFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d == dl })
-	if requeue {
-		rt.dead.items = append(rt.dead.items, dl)
-	}
+	return dl, nil
 }

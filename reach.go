@@ -223,8 +223,9 @@ type Options struct {
 	// may refuse one (see RequestRecorder): a store that keeps the
 	// requests (internal/durable).
 	Requests RequestRecorder
-	// DeadLetters, if not nil, keeps failed compensations durably.
-	DeadLetters DeadLetterSink
+	// DeadLetters keeps the compensations that failed after their
+	// retries; if nil, in memory (see DeadLetterQueue).
+	DeadLetters DeadLetterQueue
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
@@ -282,7 +283,7 @@ type Runtime struct {
 	log    *slog.Logger
 
 	entities *entities
-	dead     deadLetters
+	dead     DeadLetterQueue
 
 	reqMu    sync.Mutex
 	requests map[string]*Request
@@ -332,6 +333,10 @@ func New(opts *Options) *Runtime {
 	rt.log = o.Logger
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
+	}
+	rt.dead = o.DeadLetters
+	if rt.dead == nil {
+		rt.dead = &memoryDeadLetters{}
 	}
 	rt.limits = newLimiter(o.RateLimit)
 	rt.tools = o.Catalog

@@ -35,6 +35,9 @@ func TestDeadLettersCLI(t *testing.T) {
 	if out, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--note", "cancelled by phone", "--by", "ops", "--api", down); err != nil || !strings.Contains(out, "dismissed by ops") {
 		t.Fatalf("dismiss: %v %s", err, out)
 	}
+	if _, err := runCLI(t, "deadletters", "dismiss", "dl-1", "--data", dir, "--note", "again", "--api", down); err == nil || !strings.Contains(err.Error(), "no open dead letter") {
+		t.Errorf("dismissing it again: %v, want no open dead letter", err)
+	}
 	if out, _ := runCLI(t, "deadletters", "list", "--data", dir); !strings.Contains(out, "no dead letters") {
 		t.Errorf("open list after dismiss: %s", out)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
-	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,7 +140,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		if got["attempts"] != float64(d.Attempts+1) || got["state"] != store.DeadOpen {
 			t.Errorf("after a failed retry of %s's dead letter: %v, want %d attempts, open", d.Request, got, d.Attempts+1)
 		}
-		if q := queued(g, d); len(q) != 1 {
+		if q := queued(t, g, d); len(q) != 1 {
 			t.Errorf("after a failed retry of %s's dead letter, the runtime queues %d of it, want 1: %+v", d.Request, len(q), q)
 		}
 		failing.Store(false)
@@ -149,7 +148,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		if got["attempts"] != float64(d.Attempts+2) || got["state"] != store.DeadRetried {
 			t.Errorf("after a successful retry of %s's dead letter: %v, want %d attempts, retried", d.Request, got, d.Attempts+2)
 		}
-		if q := queued(g, d); len(q) != 0 {
+		if q := queued(t, g, d); len(q) != 0 {
 			t.Errorf("after a successful retry of %s's dead letter, the runtime still queues it: %+v", d.Request, q)
 		}
 		frames := retryFrames(t, g.store, d.Request)
@@ -188,8 +187,8 @@ func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *ato
 		}
 	}
 	stored, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
-	if err != nil || len(stored) != 1 || stored[0].Tool != "reopen" || len(g.rt.DeadLetters()) != 1 {
-		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", stored, err, g.rt.DeadLetters())
+	if q := openDeadLetters(t, g); err != nil || len(stored) != 1 || stored[0].Tool != "reopen" || len(q) != 1 {
+		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", stored, err, q)
 	}
 	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
 		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
@@ -201,10 +200,21 @@ func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *ato
 	return g, srv, failing, open
 }
 
-// queued returns the runtime's dead letters of the stored dead letter d's undo.
-func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
+// openDeadLetters returns the runtime's open dead letters.
+func openDeadLetters(t *testing.T, g *Gateway) []reach.DeadLetter {
+	t.Helper()
+	q, err := g.rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// queued returns the runtime's open dead letters of the stored dead letter
+// d's undo.
+func queued(t *testing.T, g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
 	var out []reach.DeadLetter
-	for _, q := range g.rt.DeadLetters() {
+	for _, q := range openDeadLetters(t, g) {
 		if q.Request == d.Request && q.Key == "undo:"+d.Frame {
 			out = append(out, q)
 		}
@@ -212,10 +222,9 @@ func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
 	return out
 }
 
-// TestDeadLetterRetryBusy: while a retry of a dead letter runs, the
-// runtime does not queue the dead letter again when the store's copy is
-// looked up, and a second retry through the API is refused with 409 and
-// counts no attempt.
+// TestDeadLetterRetryBusy: while a retry of a dead letter runs, the queue
+// holds it once, taken, and a second retry through the API is refused
+// with 409 and counts no attempt.
 func TestDeadLetterRetryBusy(t *testing.T) {
 	g := newTestGateway(t, &config.Config{Data: t.TempDir()})
 	srv := serveTest(t, g)
@@ -235,14 +244,11 @@ func TestDeadLetterRetryBusy(t *testing.T) {
 		if runs.Add(1) != 1 {
 			return
 		}
-		// The first retry runs: the API's lookup must not queue the dead
-		// letter again (a second retry of it would then run at once).
-		if _, err := durable.RestoreDeadLetter(context.Background(), g.store, g.rt, d); err != nil {
-			fail(err.Error())
-		}
-		if q := queued(g, d); len(q) != 0 {
-			fail(fmt.Sprintf("the dead letter is queued again during its retry: %+v", q))
-			return // a second retry would wait for this one for ever
+		// The first retry runs: the queue lists the dead letter once,
+		// taken by it.
+		q, err := g.rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+		if err != nil || len(q) != 1 || q[0].State != reach.DeadLetterTaken {
+			fail(fmt.Sprintf("the queue during the retry: %+v (%v), want the dead letter once, taken", q, err))
 		}
 		// Not do: this runs in the tool's goroutine, where t.Fatal must not be called.
 		resp, err := http.Post(u, "application/json", nil)
@@ -297,7 +303,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 		if got["state"] != store.DeadResolved || !strings.Contains(fmt.Sprint(got["note"]), "reopened by hand") {
 			t.Errorf("dismissed dead letter %d: %v, want resolved with the note", d.ID, got)
 		}
-		if q := queued(g, d); len(q) != 0 {
+		if q := queued(t, g, d); len(q) != 0 {
 			t.Errorf("after dismissing %s's dead letter the runtime still queues it: %+v", d.Request, q)
 		}
 		if status, out := do(t, "POST", url, `{"note":"again"}`, nil); status != http.StatusNotFound {
@@ -317,7 +323,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 			t.Errorf("the audit log of %s has no dismissal: %+v", d.Request, evs)
 		}
 	}
-	if n := len(g.rt.DeadLetters()); n != 0 {
+	if n := len(openDeadLetters(t, g)); n != 0 {
 		t.Errorf("the runtime queues %d dead letters after both were dismissed", n)
 	}
 }
@@ -428,7 +434,7 @@ func TestDeadLettersWithoutAStore(t *testing.T) {
 	if status, out := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"by hand"}`, nil); status != 200 {
 		t.Errorf("dismissing %s = %d %v", ids[1], status, out)
 	}
-	if n := len(g.rt.DeadLetters()); n != 0 {
+	if n := len(openDeadLetters(t, g)); n != 0 {
 		t.Errorf("%d dead letters left", n)
 	}
 	if status, _ := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"again"}`, nil); status != http.StatusNotFound {

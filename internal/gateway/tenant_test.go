@@ -256,7 +256,7 @@ when { principal.authenticated && principal.tenant == "acme" && ["reserve", "rel
 	if status != 200 || path(out, "results", 0, "status") != "error" {
 		t.Fatalf("alice@acme's charge = %d %v", status, out)
 	}
-	if dls := g.rt.DeadLetters(); len(dls) != 0 {
+	if dls := openDeadLetters(t, g); len(dls) != 0 {
 		t.Errorf("the undo was dead-lettered: %+v", dls)
 	}
 	var comp string

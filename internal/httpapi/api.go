@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -83,11 +82,6 @@ type API struct {
 	audit     *audit.Log
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
 	log       *slog.Logger
-
-	// deadBusy holds the dead letters an operator's retry or dismissal is
-	// acting on (by the id in its path).
-	deadMu   sync.Mutex
-	deadBusy map[string]bool
 }
 
 // New returns the HTTP handler of the whole gateway: opts' routes behind

@@ -4,115 +4,95 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/httpjson"
-	"github.com/agentreach/reach/internal/store"
 )
+
+// The dead letters are the runtime's queue (reach.DeadLetterQueue): the
+// store's with a data folder, the runtime's memory without one. The API
+// lists it, and retries and dismisses through the runtime, which takes a
+// dead letter for the action and settles it, so that of two actions at
+// once (here, or the CLI's) one acts and the other is refused.
 
 // listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
 func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
-	if a.store == nil {
-		out := []deadLetterJSON{}
-		for _, d := range a.rt.DeadLetters() {
-			j := deadLetterJSON{ID: d.ID, Request: d.Request, Tool: d.Tool, Args: d.Args,
-				Attempts: d.Attempts, State: store.DeadOpen, Created: d.At, Updated: d.At}
-			if d.Error != nil {
-				j.Error = d.Error.Message
-			}
-			out = append(out, j)
-		}
-		httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
-		return
-	}
-	state := r.URL.Query().Get("state")
-	if state == "" {
-		state = store.DeadOpen
-	} else if state == "all" {
+	state := reach.DeadLetterState(r.URL.Query().Get("state"))
+	switch state {
+	case "":
+		state = reach.DeadLetterOpen
+	case "all":
 		state = ""
 	}
-	ds, err := a.store.ListDeadLetters(r.Context(), state)
+	ds, err := a.rt.DeadLetters(r.Context(), state)
 	if err != nil {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
 	}
 	out := make([]deadLetterJSON, len(ds))
-	for i, d := range ds {
-		out[i] = storedJSON(d)
+	for i := range ds {
+		out[i] = deadLetterOf(&ds[i])
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
 }
 
-// deadLetterJSON is a dead letter as the API shows it, whether the store
-// or (without a data folder) only the runtime keeps it.
+// deadLetterJSON is a dead letter as the API shows it.
 type deadLetterJSON struct {
-	ID       string          `json:"id"` // "dl-N" for a stored one
-	Request  string          `json:"request"`
-	Frame    string          `json:"frame,omitempty"` // the frame of the call it undoes
-	Tool     string          `json:"tool"`            // the undo
-	Args     json.RawMessage `json:"arguments"`
-	Error    string          `json:"error"` // the last failure
-	Attempts int             `json:"attempts"`
-	State    string          `json:"state"` // open, retried or resolved
-	Note     string          `json:"note,omitempty"`
-	Created  time.Time       `json:"created"`
-	Updated  time.Time       `json:"updated"`
+	ID       string                `json:"id"` // "dl-N" for a stored one
+	Request  string                `json:"request"`
+	Frame    string                `json:"frame,omitempty"` // the frame of the call it undoes
+	Tool     string                `json:"tool"`            // the undo
+	Args     json.RawMessage       `json:"arguments"`
+	Error    string                `json:"error"` // the last failure
+	Attempts int                   `json:"attempts"`
+	State    reach.DeadLetterState `json:"state"` // open, taken, retried or resolved
+	Note     string                `json:"note,omitempty"`
+	Created  time.Time             `json:"created"`
+	Updated  time.Time             `json:"updated"`
 }
 
-func storedJSON(d *store.DeadLetter) deadLetterJSON {
+func deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
 	args := json.RawMessage(d.Args)
 	if !json.Valid(args) {
 		args, _ = json.Marshal(string(d.Args))
 	}
-	return deadLetterJSON{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Frame: d.Frame, Tool: d.Tool, Args: args,
-		Error: d.Error, Attempts: d.Attempts, State: d.State, Note: d.Note, Created: d.Created, Updated: d.Updated}
+	j := deadLetterJSON{ID: d.ID, Request: d.Request, Frame: strings.TrimPrefix(d.Key, "undo:"), Tool: d.Tool, Args: args,
+		Attempts: d.Attempts, State: d.State, Note: d.Note, Created: d.At, Updated: d.Updated}
+	if d.Error != nil {
+		j.Error = d.Error.Message
+	}
+	return j
 }
 
 // retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
-// through the runtime's dead letter queue (Runtime.RetryDeadLetter), under
-// its idempotency key and as an undo, which registers no undo of its own;
-// the stored dead letter is put in the queue first if it is not there
-// (durable.RestoreDeadLetter). The store's sink settles it (one more
-// attempt; retried on success), and the answer carries it as stored after
-// the retry. Without a data folder, the id is the runtime queue's.
+// through the runtime (Runtime.RetryDeadLetter), under its idempotency key
+// and as an undo, which registers no undo of its own. The dead letter is
+// settled (one more attempt; retried on success), and the answer carries
+// it so.
 func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
-	t, ok := a.claimDeadLetter(w, r)
-	if !ok {
+	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
 		return
 	}
-	defer t.release()
-	res, err := a.rt.RetryDeadLetter(r.Context(), t.queued, principalOf(r))
-	if err != nil {
-		httpjson.WriteError(w, http.StatusConflict, "busy", upperFirst(err.Error())+".", "Try again when the earlier retry finished.")
+	res, d, err := a.rt.RetryDeadLetter(r.Context(), r.PathValue("id"), principalOf(r))
+	if deadLetterError(w, r, err) {
 		return
 	}
-	out := map[string]any{"status": res.Status, "result": res}
-	if t.stored != nil {
-		d, err := a.storedDeadLetter(r.Context(), t.stored.ID)
-		if err != nil || d == nil {
-			httpjson.WriteError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was retried but could not be read again: %v.", t.stored.ID, err), "Look at the gateway's log.")
-			return
-		}
-		out["deadletter"] = storedJSON(d)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": deadLetterOf(d)})
 }
 
 // dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
-// {"note": "how it was settled"}: an operator settled the undo by hand. It
-// leaves the runtime's queue and the store marks it resolved, with who and
-// the note (through the store's DeadLetterSettler), and the audit log
-// records the dismissal. A dead letter being retried or dismissed is
-// refused with 409.
+// {"note": "how it was settled"}: an operator settled the undo by hand. The
+// dead letter is resolved, with who and the note
+// (Runtime.DismissDeadLetter), and the audit log records the dismissal.
 func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
@@ -131,29 +111,9 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
-	t, ok := a.claimDeadLetter(w, r)
-	if !ok {
-		return
-	}
-	defer t.release()
 	by := principalOf(r)
-	if err := a.rt.DismissDeadLetter(t.queued, by, in.Note); err != nil {
-		httpjson.WriteError(w, http.StatusConflict, "busy", upperFirst(err.Error())+".", "Try again when the retry finished.")
-		return
-	}
-	if t.stored == nil {
-		httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": map[string]any{"id": t.queued, "state": store.DeadResolved, "note": in.Note}})
-		return
-	}
-	d, err := a.storedDeadLetter(r.Context(), t.stored.ID)
-	switch {
-	case err != nil || d == nil:
-		httpjson.WriteError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed, but could not be read back (%v).", t.stored.ID, err),
-			"List it with GET /v1/deadletters?state=all to see its state.")
-		return
-	case d.State != store.DeadResolved:
-		httpjson.WriteError(w, http.StatusInternalServerError, "store", fmt.Sprintf("Dead letter %d was dismissed, but the store did not record it.", t.stored.ID),
-			"Look at the gateway's log, then dismiss it again.")
+	d, err := a.rt.DismissDeadLetter(r.Context(), r.PathValue("id"), by, in.Note)
+	if deadLetterError(w, r, err) {
 		return
 	}
 	if a.audit != nil {
@@ -162,89 +122,24 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 			a.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
 		}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": storedJSON(d)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": deadLetterOf(d)})
 }
 
-// deadLetterClaim is an open dead letter an operator's action holds, so
-// that a second action on it (a retry and a dismissal at once, say) is
-// refused rather than run on a settled one.
-type deadLetterClaim struct {
-	stored  *store.DeadLetter // nil without a data folder
-	queued  string            // its id in the runtime's queue
-	release func()
-}
-
-// claimDeadLetter claims the open dead letter that r's path names, for an
-// operator: a stored one (id "dl-N" or N), put in the runtime's queue if
-// it is not there, or without a data folder one of the runtime's queue.
-// Otherwise it answers r and returns false.
-func (a *API) claimDeadLetter(w http.ResponseWriter, r *http.Request) (*deadLetterClaim, bool) {
-	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
-		return nil, false
+// deadLetterError answers the error of an action on a dead letter, and
+// reports whether there was one.
+func deadLetterError(w http.ResponseWriter, r *http.Request, err error) bool {
+	id := r.PathValue("id")
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, reach.ErrDeadLetterBusy):
+		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", id), "Try again when that is done.")
+	case errors.Is(err, reach.ErrNoDeadLetter):
+		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with GET /v1/deadletters.")
+	case errors.Is(err, reach.ErrDeadLetterID):
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_id", upperFirst(err.Error())+".", "Use an id from GET /v1/deadletters.")
+	default:
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with GET /v1/deadletters?state=all.")
 	}
-	key, id := r.PathValue("id"), int64(0)
-	if a.store != nil { // one key per dead letter, however the path spells it
-		var err error
-		if id, err = strconv.ParseInt(strings.TrimPrefix(key, "dl-"), 10, 64); err != nil {
-			httpjson.WriteError(w, http.StatusBadRequest, "bad_id", "A dead letter id is dl-N (or N).", "Use an id from GET /v1/deadletters.")
-			return nil, false
-		}
-		key = fmt.Sprint("dl-", id)
-	}
-	a.deadMu.Lock()
-	if a.deadBusy[key] {
-		a.deadMu.Unlock()
-		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", key), "Try again when that is done.")
-		return nil, false
-	}
-	if a.deadBusy == nil {
-		a.deadBusy = map[string]bool{}
-	}
-	a.deadBusy[key] = true
-	a.deadMu.Unlock()
-	t := &deadLetterClaim{release: func() {
-		a.deadMu.Lock()
-		delete(a.deadBusy, key)
-		a.deadMu.Unlock()
-	}}
-	fail := func(status int, code, msg, suggestion string) (*deadLetterClaim, bool) {
-		t.release()
-		httpjson.WriteError(w, status, code, msg, suggestion)
-		return nil, false
-	}
-	if a.store == nil {
-		for _, d := range a.rt.DeadLetters() {
-			if d.ID == key {
-				t.queued = key
-				return t, true
-			}
-		}
-		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", key), "List them with GET /v1/deadletters.")
-	}
-	d, err := a.storedDeadLetter(r.Context(), id)
-	if err != nil {
-		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
-	}
-	if d == nil || d.State != store.DeadOpen {
-		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
-	}
-	if t.queued, err = durable.RestoreDeadLetter(r.Context(), a.store, a.rt, d); err != nil {
-		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
-	}
-	t.stored = d
-	return t, true
-}
-
-// storedDeadLetter returns the stored dead letter id, nil if there is none.
-func (a *API) storedDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
-	all, err := a.store.ListDeadLetters(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range all {
-		if d.ID == id {
-			return d, nil
-		}
-	}
-	return nil, nil
+	return true
 }
