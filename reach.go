@@ -123,8 +123,11 @@ type Approver interface {
 	Approve(ctx context.Context, c *Call) (Decision, *Error)
 }
 
-// Redactor removes secrets from what the model, logs and records see (P6).
-// It must be safe for concurrent use.
+// Redactor removes secrets from what the model, logs and records see (P6):
+// Redact masks JSON (keeping it JSON) or text, RedactString masks text.
+// Both return their input when there is nothing to mask. It must be safe
+// for concurrent use. The runtime's default, and the gateway's, is the one
+// redactor of internal/redact.
 type Redactor interface {
 	Redact(b []byte) []byte
 	RedactString(s string) string
@@ -209,7 +212,12 @@ type Options struct {
 	// its idempotency key, so that one approval runs a call once, however
 	// often it is retried. It needs an Approver.
 	ApprovalKey func(c *Call) string
-	// Redactor, if not nil, cleans results, errors and recorded arguments.
+	// Redactor masks secrets in every text that leaves the runtime, once,
+	// where it is made: results and errors for the model, and what frames
+	// keep and events carry for views and records (summaries, what a model
+	// said, errors, reasons, arguments as shown). If nil, the one redactor
+	// of internal/redact with its default names and no registered values
+	// (a value under a secret name, such as "password", is masked).
 	Redactor Redactor
 	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
 	Idempotency IdempotencyStore
@@ -307,6 +315,9 @@ func New(opts *Options) *Runtime {
 	}
 	if o.DefaultTimeout == 0 {
 		o.DefaultTimeout = 30 * time.Second
+	}
+	if o.Redactor == nil {
+		o.Redactor = defaultRedactor
 	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 32 << 10
@@ -663,14 +674,10 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	}
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if err := rt.loopDelegate(f, d.Task); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
 	id := d.ID
@@ -744,21 +751,15 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	}
 	req.addFrame(f)
 	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if e := rt.loopModel(f); e != nil {
-		f.finish(Refused, e, "")
-		rt.record(ctx, f)
-		return nil, nil, e
+		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
 	if isTurn(pf) {
 		if q, ok := req.admitCount("turns", turnsOf); !ok {
 			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
-			f.finish(Refused, e, "")
-			rt.record(ctx, f)
-			return nil, nil, e
+			return nil, nil, rt.refuseFrame(ctx, f, e)
 		}
 	}
 	f.setState(Executing)
@@ -805,11 +806,13 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
 		costNano = int64(cost * 1e9)
 	}
+	// What the model said is kept masked (D1): a model may echo a key.
+	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
 	f.tokens = tokens
-	if u.Text != "" {
-		f.text = u.Text
-		f.summary = oneLine(u.Text, 120)
+	if text != "" {
+		f.text = text
+		f.summary = oneLine(text, 120)
 	}
 	f.mu.Unlock()
 	req.spend(tokens, costNano)
@@ -817,7 +820,7 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		req.rt.loopFrameDone(f, "", true)
 		f.finish(Failed, asError(failed), "")
 	} else {
-		req.rt.loopFrameDone(f, u.Text, false)
+		req.rt.loopFrameDone(f, text, false)
 		f.finish(Completed, nil, "")
 	}
 	req.rt.record(context.Background(), f)
@@ -906,17 +909,15 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	}
 	e.Why = f.Why()
 	if r := f.Result(); len(r) > 0 {
-		e.Result = r[:min(len(r), 1024)]
+		e.Result = r[:min(len(r), 1024)] // cut after it was masked
 	}
-	if rd := rt.opts.Redactor; rd != nil {
-		e.Args = rd.Redact(e.Args)
-		e.Summary = rd.RedactString(e.Summary)
-		e.Why = rd.RedactString(e.Why)
-		if e.Error != nil {
-			ec := *e.Error
-			ec.Message = rd.RedactString(ec.Message)
-			e.Error = &ec
-		}
+	// What the frame keeps is masked already (summary, why, error, result);
+	// the arguments are masked as views show them, and the names for good
+	// measure.
+	e.Args = f.ShownArgs()
+	rd := rt.opts.Redactor
+	for _, s := range [...]*string{&e.Name, &e.Principal, &e.Tenant, &e.Agent, &e.CallID} {
+		*s = rd.RedactString(*s)
 	}
 	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
 }

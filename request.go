@@ -420,7 +420,7 @@ func (r *Request) endDelegate() {
 // returns once every context it cancels has been cancelled: handlers see
 // ctx.Done() with context.Cause(ctx) a *StopError.
 func (r *Request) Stop(mode StopMode, by, reason string) {
-	r.stop(Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: r.id})
+	r.stop(Cause{Mode: mode, By: by, Reason: r.rt.opts.Redactor.RedactString(reason), At: time.Now(), Request: r.id})
 }
 
 func (r *Request) stop(c Cause) {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -93,8 +94,13 @@ folder's store (--data) as --by; a gateway started later does not queue it.`,
 // dismissStored settles dead letter id in the data folder's store as
 // dismissed by hand, through the same queue a gateway's runtime uses (so a
 // gateway retrying it meanwhile refuses one of the two), for when no
-// gateway runs, and audits it.
+// gateway runs, and audits it. The note is kept masked, as a gateway keeps
+// it (by the rules alone: the secrets of a configuration are not known
+// here).
 func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadLetter, error) {
+	if red, err := redact.New(nil); err == nil {
+		note = red.RedactString(note)
+	}
 	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s: %w", data, err)

@@ -14,6 +14,10 @@ func (s *Server) sdkLogger(component string) *slog.Logger {
 	return slog.New(hideSessionIDs{s.log.Handler()}).With("component", component)
 }
 
+// SessionRef is a session id's short hash in the log: no secret, so the
+// log's redactor (the gateway's) leaves it as it is.
+type SessionRef string
+
 // hideSessionIDs replaces the value of every session_id attribute (the SDK
 // logs one when a session connects, subscribes, ...) by a short hash of it:
 // an Mcp-Session-Id is all a client on loopback needs to take a session
@@ -59,7 +63,7 @@ func hideSessionID(a slog.Attr) slog.Attr {
 			return a
 		}
 		sum := sha256.Sum256([]byte(s))
-		return slog.String(a.Key, "#"+hex.EncodeToString(sum[:6]))
+		return slog.Any(a.Key, SessionRef("#"+hex.EncodeToString(sum[:6])))
 	}
 	return a
 }

@@ -61,7 +61,7 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/upstream"
@@ -115,7 +115,7 @@ type Gateway struct {
 	metrics   *telemetry.Metrics
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
-	redactor  *secrets.Redactor
+	redactor  *redact.Redactor
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
@@ -152,10 +152,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	if red.Len() > 0 { // with no secrets configured, nothing to mask and no cost per call
-		g.redactor = red
-		g.log = slog.New(redactHandler{g.log.Handler(), red})
-	}
+	g.redactor = red
+	g.log = slog.New(redactHandler{g.log.Handler(), red})
 	g.model = g.opts.Model
 	if g.model == nil {
 		if cfg.Model != nil {
@@ -171,11 +169,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	g.catalog = reach.NewCatalog()
-	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Catalog: g.catalog, Logger: g.log}
+	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Catalog: g.catalog, Logger: g.log, Redactor: g.redactor}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
-	if g.redactor != nil {
-		ro.Redactor = g.redactor
-	}
 	if err := g.authorizer(ro); err != nil {
 		g.cancel()
 		return nil, err
@@ -201,7 +196,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	}
 	if !g.opts.Offline {
 		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: &g.levels, Models: g.rt,
-			Version: g.version(), Logger: g.log})
+			Redactor: g.redactor, Version: g.version(), Logger: g.log})
 		if err != nil {
 			g.Close()
 			return nil, err
@@ -410,6 +405,6 @@ func (g *Gateway) newHandler() http.Handler {
 			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		MaxBody: g.cfg.BodyLimit(), Logger: g.log,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log,
 	})
 }

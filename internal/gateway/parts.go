@@ -138,11 +138,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	}
 	ro.Recorder = reach.Recorders(recs...)
 
-	ao := &approval.Options{Tool: g.catalog.Tool,
-		Logger: g.log.With("component", "approvals")}
-	if g.redactor != nil {
-		ao.Redactor = g.redactor
-	}
+	ao := &approval.Options{Tool: g.catalog.Tool, Logger: g.log.With("component", "approvals"), Redactor: g.redactor}
 	switch {
 	case g.policy != nil:
 		ao.Requires = g.policy.Requirement

@@ -803,12 +803,12 @@ func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
 		args   string // the reassembled arguments
 	}{
 		{"text", []string{chunk(map[string]any{"content": "your key is sk-li"}, nil), chunk(map[string]any{"content": "ve-SEC"}, nil),
-			chunk(map[string]any{"content": "RET-9f8e7d, keep it"}, nil), chunk(map[string]any{}, "stop")}, "your key is [redacted], keep it", ""},
+			chunk(map[string]any{"content": "RET-9f8e7d, keep it"}, nil), chunk(map[string]any{}, "stop")}, "your key is [REDACTED], keep it", ""},
 		{"arguments", []string{chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function",
 			"function": map[string]any{"name": "search_kb", "arguments": `{"q":"sk-live-`}}}}, nil),
 			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `SECRET-9f8e7d"}`}}}}, nil),
-			chunk(map[string]any{}, "tool_calls")}, "", `{"q":"[redacted]"}`},
-		{"cut", []string{chunk(map[string]any{"content": "the key: sk-live-SECR"}, nil)}, "the key: [redacted]", ""},
+			chunk(map[string]any{}, "tool_calls")}, "", `{"q":"[REDACTED]"}`},
+		{"cut", []string{chunk(map[string]any{"content": "the key: sk-live-SECR"}, nil)}, "the key: [REDACTED]", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
@@ -921,7 +921,7 @@ func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
 	}
 	for _, field := range []string{"refusal", "reasoning_content", "function_call"} {
 		for choice := range 2 {
-			if k, want := fmt.Sprint(choice, field), fmt.Sprintf("%d:the key [redacted] done", choice); got[k] != want {
+			if k, want := fmt.Sprint(choice, field), fmt.Sprintf("%d:the key [REDACTED] done", choice); got[k] != want {
 				t.Errorf("choice %d's %s reassembled as %q, want %q", choice, field, got[k], want)
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
@@ -51,8 +52,11 @@ type Options struct {
 	Approvals *approval.Queue
 	Store     *store.SQLite // nil without a data folder: no audit log, dead letters are the runtime's
 	Audit     *audit.Log    // nil without a data folder
-	MaxBody   int64         // bounds a request body
-	Logger    *slog.Logger  // if nil, logs are discarded
+	// Redactor masks the notes of dismissals, which are kept, shown and
+	// audited (P6); if nil, the one redactor's rules alone.
+	Redactor *redact.Redactor
+	MaxBody  int64        // bounds a request body
+	Logger   *slog.Logger // if nil, logs are discarded
 }
 
 // Tools are the tools a caller may see and call.
@@ -80,6 +84,7 @@ type API struct {
 	approvals *approval.Queue
 	store     *store.SQLite
 	audit     *audit.Log
+	redactor  *redact.Redactor
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
 	log       *slog.Logger
 }
@@ -89,9 +94,12 @@ type API struct {
 // (when not), cross-origin protection and a recovery from panics.
 func New(opts *Options) http.Handler {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
-		stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, log: opts.Logger}
+		stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.redactor == nil {
+		a.redactor, _ = redact.New(nil) // fails only on a rule set given to it
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", opts.MCP)

@@ -111,6 +111,7 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
+	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
 	by := principalOf(r)
 	d, err := a.rt.DismissDeadLetter(r.Context(), r.PathValue("id"), by, in.Note)
 	if deadLetterError(w, r, err) {

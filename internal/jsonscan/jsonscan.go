@@ -1,8 +1,8 @@
 // Package jsonscan finds its way through JSON bytes in place, and escapes
 // strings for them: the small pieces that argument normalization
-// (internal/callgraph), the redactors and the MCP wire (internal/mcpwire)
-// share. AppendEscaped, AppendEscapedShort and AppendQuoted are the one
-// JSON string escaper, at three strengths.
+// (internal/callgraph), the redactor (internal/redact) and the MCP wire
+// (internal/mcpwire) share. AppendEscaped, AppendEscapedShort and
+// AppendQuoted are the one JSON string escaper, at three strengths.
 //
 // The Skip functions never fail and never return an index past len(b): on
 // input that is not JSON, or is cut short, they give an answer that is

@@ -31,6 +31,7 @@ import (
 
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -200,37 +201,59 @@ type Result struct {
 
 // Data turns the result into the call's data, as the upstream client does
 // for the SDK's results: the structured content, else the text when every
-// content is text, else the content.
-func (r *Result) Data() json.RawMessage {
+// content is text (see TextData), else the content. red, if not nil,
+// masks the text (see JoinTexts).
+func (r *Result) Data(red *redact.Redactor) json.RawMessage {
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		return r.StructuredContent
 	}
-	text, allText := r.Text()
-	if allText {
-		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
-			return b
-		}
-		s, _ := json.Marshal(text)
-		return s
+	if text, allText := r.Text(red); allText {
+		return TextData(text)
 	}
 	b, _ := json.Marshal(r.Content)
 	return b
 }
 
-// Text joins the text contents and reports whether every content is text.
-func (r *Result) Text() (string, bool) {
-	var b strings.Builder
-	all := true
+// Text joins the text contents as JoinTexts does, and reports whether
+// every content is text.
+func (r *Result) Text(red *redact.Redactor) (string, bool) {
+	var texts []string
+	all, lead := true, false
 	for i, c := range r.Content {
 		typ, text, ok := ContentText(c)
 		if !ok || typ != "text" {
 			all = false
 			continue
 		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(text)
+		lead = lead || (i > 0 && len(texts) == 0)
+		texts = append(texts, text)
 	}
-	return b.String(), all
+	return JoinTexts(texts, lead, red), all
+}
+
+// TextData is a result's text as the call's data: the JSON it holds when
+// it is a JSON object or array, else a JSON string.
+func TextData(text string) json.RawMessage {
+	if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(text)
+	return s
+}
+
+// JoinTexts joins the texts of one result's content blocks, each on a line
+// of its own (after a line break if lead, when the first content was not
+// text). red, if not nil, masks them first as their concatenation would be
+// masked (D7): a secret that one block ends and the next begins is
+// masked, which the joined text, with a line break inside the secret, no
+// longer shows a redactor.
+func JoinTexts(texts []string, lead bool, red *redact.Redactor) string {
+	if red != nil {
+		texts = red.Blocks(texts)
+	}
+	s := strings.Join(texts, "\n")
+	if lead && len(texts) > 0 {
+		s = "\n" + s
+	}
+	return s
 }

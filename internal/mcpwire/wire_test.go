@@ -196,8 +196,8 @@ func TestParseAnswer(t *testing.T) {
 			t.Errorf("parse(%s): %v", got.Result, err)
 			continue
 		}
-		if string(wr.Data()) != string(gr.Data()) || wr.IsError != gr.IsError {
-			t.Errorf("result %s: data %s isError %v, want %s %v", got.Result, gr.Data(), gr.IsError, wr.Data(), wr.IsError)
+		if string(wr.Data(nil)) != string(gr.Data(nil)) || wr.IsError != gr.IsError {
+			t.Errorf("result %s: data %s isError %v, want %s %v", got.Result, gr.Data(nil), gr.IsError, wr.Data(nil), wr.IsError)
 		}
 	}
 	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"error":"x"}`, `{"jsonrpc":"2.0",`, `[1]`, `{"method":1}`} {

@@ -54,7 +54,7 @@ import (
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // costBudgeted reports whether r or a request above it has a cost budget.
@@ -73,9 +73,9 @@ type Options struct {
 	Owned   *link.Owned         // the requests calls are placed in
 	Choices *link.ModelChoices  // where the tool call ids a model chose are remembered
 	Models  Models              // begins the model frames
-	// Redactor masks the configured secrets in what goes back to the
-	// client; nil when there are none.
-	Redactor *secrets.Redactor
+	// Redactor masks the configured secret values in what goes back to
+	// the client; if nil, nothing is masked.
+	Redactor *redact.Redactor
 	// Authenticates says the gateway authenticates its clients: their
 	// Authorization header is then reach's, never passed to the model.
 	Authenticates bool
@@ -286,12 +286,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mf.EndModel(use)
 }
 
-// redact masks the configured secret values in b, a model's answer.
+// redact masks the configured secret values in b, a model's answer: only
+// them, as a model's answer has names that are not the caller's ("token"
+// in logprobs) and text that is a program's (key=value).
 func (p *Proxy) redact(b []byte) []byte {
 	if p.opts.Redactor == nil {
 		return b
 	}
-	return p.opts.Redactor.RedactValues(b)
+	return p.opts.Redactor.Values(b)
 }
 
 func copyHeader(dst, src http.Header) {

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // TestStreamMaskShapes: a key spelled across two chunks is masked in the
 // texts of other delta shapes (an audio transcript, content parts, reasoning
 // details) and when a server sends "finish_reason": "" until the end.
 func TestStreamMaskShapes(t *testing.T) {
-	red := secrets.New(nil)
-	if err := red.Add("sk-live-SECRET-9f8e7d"); err != nil {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	shape := map[string]func(text string) map[string]any{
@@ -58,7 +58,7 @@ func TestStreamMaskShapes(t *testing.T) {
 				}
 				collectStrings(v, &text)
 			}
-			if !strings.Contains(text.String(), "the key is [redacted] ok") {
+			if !strings.Contains(text.String(), "the key is [REDACTED] ok") {
 				t.Errorf("the texts reassembled as %q", text.String())
 			}
 		})

@@ -30,6 +30,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,22 +75,27 @@ type Options struct {
 	Catalog Catalog
 	Levels  Levels
 	Models  Models
-	Version string       // reported to upstreams as the client's version
-	Logger  *slog.Logger // if nil, logs are discarded
+	// Redactor masks what an upstream sends on: results, and the texts of
+	// sampling requests, elicitations, logs and progress (P6). If nil,
+	// the one redactor's rules alone.
+	Redactor *redact.Redactor
+	Version  string       // reported to upstreams as the client's version
+	Logger   *slog.Logger // if nil, logs are discarded
 }
 
 // Pool is the clients of the configured upstreams. Make one with Connect;
 // its methods are safe for concurrent use.
 type Pool struct {
-	life    context.Context // the pool's lifetime: sessions and background work end with it
-	cfg     *config.Config
-	run     Runner
-	catalog Catalog
-	levels  Levels
-	models  Models
-	version string
-	log     *slog.Logger
-	ups     []*upstream // as configured; fixed once connected
+	life     context.Context // the pool's lifetime: sessions and background work end with it
+	cfg      *config.Config
+	run      Runner
+	catalog  Catalog
+	levels   Levels
+	models   Models
+	redactor *redact.Redactor
+	version  string
+	log      *slog.Logger
+	ups      []*upstream // as configured; fixed once connected
 
 	ready  chan struct{} // closed by Serve: server is set
 	server *mcp.Server
@@ -110,9 +116,15 @@ type Pool struct {
 // fails all, naming the upstream and its line.
 func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 	p := &Pool{life: life, cfg: opts.Config, run: opts.Runner, catalog: opts.Catalog, levels: opts.Levels, models: opts.Models,
-		version: opts.Version, log: opts.Logger, ready: make(chan struct{})}
+		redactor: opts.Redactor, version: opts.Version, log: opts.Logger, ready: make(chan struct{})}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.redactor == nil {
+		var err error
+		if p.redactor, err = redact.New(nil); err != nil {
+			return nil, err
+		}
 	}
 	p.ups = make([]*upstream, len(p.cfg.Upstreams))
 	errs := make([]error, len(p.ups))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,7 +101,67 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
+	if m := u.p.redactor.RedactString(params.Message); m != params.Message {
+		p := *params
+		p.Message = m
+		params = &p
+	}
 	return down.Elicit(ectx, params)
+}
+
+// maskSampling masks what an upstream's sampling request would show the
+// client's model (P6): the texts of its messages, as the blocks of one
+// text (a secret may be split across two), and its system prompt. p is a
+// copy of the request; a message it masks is replaced, not changed.
+func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
+	var texts []string
+	var at []int
+	for i, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		if t, ok := m.Content.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+			at = append(at, i)
+		}
+	}
+	masked := pl.redactor.Blocks(texts)
+	cloned := false
+	for j, i := range at {
+		if masked[j] == texts[j] {
+			continue
+		}
+		if !cloned {
+			p.Messages, cloned = slices.Clone(p.Messages), true
+		}
+		m := *p.Messages[i]
+		t := *m.Content.(*mcp.TextContent)
+		t.Text = masked[j]
+		m.Content = &t
+		p.Messages[i] = &m
+	}
+	p.SystemPrompt = pl.redactor.RedactString(p.SystemPrompt)
+}
+
+// maskLog returns an upstream's log message as the client may see it,
+// its data masked (P6): p itself when there is nothing to mask.
+func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
+	b, err := json.Marshal(p.Data)
+	if err != nil {
+		return p
+	}
+	m := pl.redactor.Redact(b)
+	if &m[0] == &b[0] {
+		return p
+	}
+	c := *p
+	c.Data = json.RawMessage(m)
+	return &c
+}
+
+// maskProgress masks the message of an upstream's progress notification.
+func (pl *Pool) maskProgress(p *mcp.ProgressNotificationParams) {
+	p.Message = pl.redactor.RedactString(p.Message)
 }
 
 // openCall is one upstream tool call in flight through the SDK (or, for a
@@ -292,6 +353,7 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	p := *params
 	p.Meta = link.FrameMeta(maps.Clone(params.Meta), mf)
+	u.p.maskSampling(&p)
 	sctx, stop := onStream(callCtx, mctx, reqCtx)
 	defer stop()
 	res, err := down.CreateMessage(sctx, &p)
@@ -410,6 +472,7 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	if fl == nil {
 		return
 	}
+	p = u.p.maskLog(p)
 	fl.relay.push(func() {
 		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
 			u.log.Debug("passing a log message on failed", "err", err)

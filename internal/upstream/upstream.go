@@ -25,6 +25,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -660,10 +661,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			}
 			u.reached(nil)
 			if res.IsError {
-				t, _ := res.Text()
+				t, _ := res.Text(u.p.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.Data(), nil
+			return res.Data(u.p.redactor), nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -689,9 +690,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		u.reached(nil)
 		if res.IsError {
-			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content))}
+			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}
-		return resultData(res), nil
+		return resultData(res, u.p.redactor), nil
 	}
 }
 
@@ -741,9 +742,9 @@ func (u *upstream) callError(err error) error {
 }
 
 // resultData turns an upstream result into the call's data: the structured
-// content when there is some, the text when every content is text, else the
-// content list as JSON.
-func resultData(res *mcp.CallToolResult) json.RawMessage {
+// content when there is some, the text when every content is text (masked
+// across its blocks by red, see mcpwire.JoinTexts), else the content list as JSON.
+func resultData(res *mcp.CallToolResult, red *redact.Redactor) json.RawMessage {
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			return b
@@ -757,12 +758,7 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 		}
 	}
 	if allText {
-		t := contentText(res.Content)
-		if b := bytes.TrimSpace([]byte(t)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
-			return b
-		}
-		s, _ := json.Marshal(t)
-		return s
+		return mcpwire.TextData(contentText(res.Content, red))
 	}
 	b, err := json.Marshal(res.Content)
 	if err != nil {
@@ -771,17 +767,17 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 	return b
 }
 
-func contentText(cs []mcp.Content) string {
-	var b strings.Builder
+// contentText joins the texts of cs (see mcpwire.JoinTexts).
+func contentText(cs []mcp.Content, red *redact.Redactor) string {
+	var texts []string
+	lead := false
 	for i, c := range cs {
 		if t, ok := c.(*mcp.TextContent); ok {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(t.Text)
+			lead = lead || (i > 0 && len(texts) == 0)
+			texts = append(texts, t.Text)
 		}
 	}
-	return b.String()
+	return mcpwire.JoinTexts(texts, lead, red)
 }
 
 // progressRoute is where an upstream progress token's notifications go:
@@ -816,6 +812,7 @@ func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
 	p := *params
 	p.ProgressToken = r.caller.Progress
 	p.Meta = nil
+	u.p.maskProgress(&p)
 	r.relay.push(func() {
 		if err := r.caller.Session.NotifyProgress(r.caller.Route, &p); err != nil {
 			u.log.Debug("passing progress on failed", "err", err)

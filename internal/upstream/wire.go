@@ -216,13 +216,14 @@ func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur
 			if json.Unmarshal(msg.Params, &p) == nil && p.ProgressToken == c.token {
 				p.ProgressToken = c.caller.Progress
 				p.Meta = nil
+				u.p.maskProgress(&p)
 				c.caller.Session.NotifyProgress(c.caller.Route, &p)
 			}
 		case msg.Method == "notifications/message":
 			if c.caller != nil {
 				var p mcp.LoggingMessageParams
 				if json.Unmarshal(msg.Params, &p) == nil {
-					c.caller.Session.Log(c.caller.Route, &p) // on the call's stream, if the client's level lets it through
+					c.caller.Session.Log(c.caller.Route, u.p.maskLog(&p)) // on the call's stream, if the client's level lets it through
 				}
 			}
 		case msg.Method != "" && len(msg.ID) > 0:
