@@ -25,10 +25,10 @@ import (
 // "reach/request"), and the calls the client makes with that _meta nest
 // under the model frame.
 //
-// Which call a sampling request belongs to: on an HTTP upstream the lean
+// Which call a sampling request belongs to: on an HTTP upstream the wire
 // client reads each call's answer stream itself, so a request on it is for
 // that call, and it is relayed in order with the call's progress and log
-// messages (answerLean). Calls from a client that can sample or elicit use
+// messages (answerWire). Calls from a client that can sample or elicit use
 // an upstream session of their own, one per downstream session, so that
 // the upstream's per-session state stays that client's. On the one shared
 // session of a stdio upstream (and on the SDK's path for sessionless
@@ -165,7 +165,7 @@ func (pl *Pool) maskProgress(p *mcp.ProgressNotificationParams) {
 }
 
 // openCall is one upstream tool call in flight through the SDK (or, for a
-// client's own session, the lean client).
+// client's own session, the wire client).
 type openCall struct {
 	ctx   context.Context // the tool call's context: its frame, its request
 	frame *reach.Frame

@@ -222,7 +222,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	// The SDK ties nothing but the handshake to the context it is given;
 	// give it the gateway's, and bound the wait with hctx.
 	go func() {
-		// The last protocol with sessions: the lean client uses HTTP
+		// The last protocol with sessions: the wire client uses HTTP
 		// sessions, and on it logging/setLevel, sampling and elicitation
 		// work as the gateway relays them.
 		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
