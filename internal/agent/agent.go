@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,22 +46,9 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 	if _, ok := reach.RequestFrom(ctx); !ok {
 		return nil, errors.New("agent: ctx carries no reach request")
 	}
-	name := a.ModelName
-	if name == "" {
-		name = "model"
-	}
-	sys := a.System
-	if sys == "" {
-		sys = "You are a careful assistant. Use the tools when they help; when a tool call is refused, read why and change your approach."
-	}
-	maxTurns := a.MaxTurns
-	if maxTurns == 0 {
-		maxTurns = 50
-	}
-	fold := a.FoldAfter
-	if fold == 0 {
-		fold = 8
-	}
+	name := cmp.Or(a.ModelName, "model")
+	sys := cmp.Or(a.System, "You are a careful assistant. Use the tools when they help; when a tool call is refused, read why and change your approach.")
+	maxTurns, fold := cmp.Or(a.MaxTurns, 50), cmp.Or(a.FoldAfter, 8)
 	tools := a.toolDefs()
 	h := &history{system: sys, task: task, keep: fold}
 	out := &Outcome{}

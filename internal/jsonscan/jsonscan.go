@@ -2,14 +2,18 @@
 // strings for them: the small pieces that argument normalization
 // (internal/callgraph), the redactor (internal/redact) and the MCP wire
 // (internal/mcpwire) share. AppendEscaped, AppendEscapedShort and
-// AppendQuoted are the one JSON string escaper, at three strengths.
+// AppendQuoted are the one JSON string escaper, at three strengths, and
+// AppendUnescape the one unescaper.
 //
 // The Skip functions never fail and never return an index past len(b): on
 // input that is not JSON, or is cut short, they give an answer that is
 // unspecified but safe to slice with.
 package jsonscan
 
-import "unicode/utf8"
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // SkipSpace returns the index of the first byte at or after b[i] that is
 // not JSON white space, or len(b).
@@ -172,4 +176,73 @@ func appendEscaped(dst []byte, s string, esc escaping) []byte {
 		run = i
 	}
 	return append(dst, s[run:]...)
+}
+
+// AppendUnescape decodes the escape at b[i] (a backslash) of a JSON string,
+// appends what it stands for to dst and returns the index after it: a \u
+// escape of a UTF-16 surrogate pair takes the second escape with it, and a
+// surrogate that is not half of a pair stands for U+FFFD, as encoding/json
+// decodes them. ok is false if b[i:] is no escape (an unknown one, bad hex
+// digits, nothing after the backslash); dst is then as given. It is the
+// one JSON string unescaper: the redactor and the policy engine's argument
+// reader decode escapes with it.
+func AppendUnescape(dst, b []byte, i int) (out []byte, next int, ok bool) {
+	if i+1 >= len(b) || b[i] != '\\' {
+		return dst, i, false
+	}
+	switch c := b[i+1]; c {
+	case '"', '\\', '/':
+		return append(dst, c), i + 2, true
+	case 'b':
+		return append(dst, '\b'), i + 2, true
+	case 'f':
+		return append(dst, '\f'), i + 2, true
+	case 'n':
+		return append(dst, '\n'), i + 2, true
+	case 'r':
+		return append(dst, '\r'), i + 2, true
+	case 't':
+		return append(dst, '\t'), i + 2, true
+	case 'u':
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return dst, i, false
+		}
+		next = i + 6
+		if utf16.IsSurrogate(r) {
+			r2, ok := rune(0), false
+			if next+6 <= len(b) && b[next] == '\\' && b[next+1] == 'u' {
+				r2, ok = hex4(b, next+2)
+			}
+			if r = utf16.DecodeRune(r, r2); ok && r != utf8.RuneError {
+				next += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		return utf8.AppendRune(dst, r), next, true
+	}
+	return dst, i, false
+}
+
+// hex4 reads the 4 hex digits at b[i].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
