@@ -174,7 +174,8 @@ func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []by
 	}
 	s.fastCalls.Add(1)
 	ctx := r.Context()
-	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p})
+	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
+		header: r.Header})
 	var we *jsonrpc.Error
 	switch {
 	case errors.As(err, &we):
@@ -293,7 +294,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *mcp.Server
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p})
+	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: r.Header})
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
 		mcpwire.WriteEmptyStream(w) // a cancelled request gets no response
 		return true

@@ -306,7 +306,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = auth.WithIdentity(ctx, id)
 	}
 	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
-		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}}
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h}
 	if ci := req.ClientInfo(); ci != nil {
 		c.agent = ci.Name
 	}
@@ -322,17 +322,26 @@ type toolCall struct {
 	ss       *mcp.ServerSession // the MCP session; nil for a sessionless client's call on the fast path
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
+	header   http.Header        // the HTTP request's headers, which link a call whose _meta does not
 	progress any                // the client's progress token; nil when it asked for none
 }
 
 // dispatch runs one tools/call through the runtime. A refusal or a tool
 // failure is a result with isError and the text the model should read;
-// only a malformed _meta is a protocol error. Progress goes to the
-// client's session under its token, when both are set.
+// only a malformed _meta is a protocol error. A call whose _meta names no
+// request or frame is linked by its HTTP headers (baggage, Reach-Request,
+// Reach-Parent, traceparent), as an agent that passes on what reach gave
+// it with an A2A message sends them. Progress goes to the client's session
+// under its token, when both are set.
 func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult, error) {
 	m, err := link.FromMeta(c.params.Meta)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if c.header != nil && m.Request == "" && m.Parent == 0 && m.Trace == 0 {
+		if hl, err := link.FromHeaders(c.header); err == nil {
+			m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+		}
 	}
 	m.Agent = c.agent
 	who, _ := auth.IdentityFrom(ctx)

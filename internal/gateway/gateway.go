@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
@@ -120,6 +121,7 @@ type Gateway struct {
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
 	bg        sync.WaitGroup     // background goroutines (see background)
+	agents    *a2a.Gateway       // the A2A agents; nil without any
 
 	levels front.Levels   // the logging levels the MCP clients asked for
 	pool   *upstream.Pool // nil offline
@@ -213,6 +215,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	if err := g.recover(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if g.agents, err = g.newAgents(); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -350,6 +356,9 @@ func (g *Gateway) Close() error {
 	}
 	g.owned.EndAll()
 	g.cancel()
+	if g.agents != nil {
+		g.agents.Close()
+	}
 	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {
@@ -399,12 +408,16 @@ func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
 func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
 
 func (g *Gateway) newHandler() http.Handler {
-	return httpapi.New(&httpapi.Options{
+	o := &httpapi.Options{
 		MCP: g.front.Handler(),
 		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
 			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
 		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log,
-	})
+	}
+	if g.agents != nil {
+		o.A2A, o.Agents = g.agents, g.agents
+	}
+	return httpapi.New(o)
 }

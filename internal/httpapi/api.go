@@ -9,6 +9,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
@@ -36,8 +38,12 @@ import (
 // Options are what the HTTP API serves. Runtime, Owned, Choices, Tools,
 // Upstreams, Stats, Metrics and Approvals are required.
 type Options struct {
-	MCP     http.Handler // /mcp
-	Model   http.Handler // POST /v1/chat/completions
+	MCP   http.Handler // /mcp
+	Model http.Handler // POST /v1/chat/completions
+	// A2A serves the A2A agents at /a2a/NAME, and Agents lists them for
+	// GET /v1/agents; both nil without agents.
+	A2A     http.Handler
+	Agents  Agents
 	Runtime *reach.Runtime
 	Owned   *link.Owned        // the requests the calls API places calls in
 	Choices *link.ModelChoices // the tool call ids the model proxy saw
@@ -64,6 +70,11 @@ type Tools interface {
 	Visible(id *auth.Identity) []reach.Tool
 }
 
+// Agents describes the A2A agents for GET /v1/agents.
+type Agents interface {
+	Agents(ctx context.Context) []a2a.Status
+}
+
 // Upstreams describes the upstreams for /healthz.
 type Upstreams interface {
 	Upstreams() []upstream.Status
@@ -79,6 +90,7 @@ type API struct {
 	authn     *auth.Authenticator
 	tools     Tools
 	upstreams Upstreams
+	agents    Agents
 	stats     *telemetry.Stats
 	metrics   http.Handler
 	approvals *approval.Queue
@@ -94,7 +106,7 @@ type API struct {
 // (when not), cross-origin protection and a recovery from panics.
 func New(opts *Options) http.Handler {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
-		stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor, log: opts.Logger}
+		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -112,10 +124,14 @@ func New(opts *Options) http.Handler {
 	mux.HandleFunc("GET /v1/requests/{id}/graph", a.getGraph)
 	mux.HandleFunc("POST /v1/requests/{id}/cancel", a.cancelRequest)
 	mux.HandleFunc("POST /v1/requests/{id}/end", a.endRequest)
+	mux.HandleFunc("GET /v1/agents", a.listAgents)
+	if opts.A2A != nil {
+		mux.Handle("/a2a/", opts.A2A)
+	}
 	a.mountOperators(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
 	})
 	var h http.Handler = mux
 	if a.authn != nil {

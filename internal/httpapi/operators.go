@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
@@ -112,6 +113,15 @@ type toolView struct {
 	Description string       `json:"description,omitempty"`
 	Access      reach.Access `json:"access"`
 	InputSchema any          `json:"input_schema,omitempty"`
+}
+
+// listAgents is GET /v1/agents.
+func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
+	out := []a2a.Status{}
+	if a.agents != nil {
+		out = a.agents.Agents(r.Context())
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"agents": out})
 }
 
 // listTools is GET /v1/tools: the tools the caller may call, at most 50.

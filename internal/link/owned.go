@@ -460,11 +460,16 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	return cctx, r, func() { stop(); release() }, nil
 }
 
-// under places a call under frame f, holding its request tree.
+// under places a call under frame f, in its request (a delegation's: the
+// sub-request the agent works in), holding its request tree.
 func (q *Owned) under(ctx context.Context, f *reach.Frame) (context.Context, *reach.Request, func(), error) {
+	in := f.Request
+	if s := f.SubRequest(); s != nil { // a delegation: the agent's work is its sub-request's
+		in = s
+	}
 	release := q.hold(f.Request.Root())
-	cctx, stop := MergeCancel(f.Request.Context(), ctx)
-	return reach.WithParent(cctx, f), f.Request, func() { stop(); release() }, nil
+	cctx, stop := MergeCancel(in.Context(), ctx)
+	return reach.WithParent(cctx, f), in, func() { stop(); release() }, nil
 }
 
 // findFrame looks a frame up by id in request reqID (its whole tree), or
