@@ -442,16 +442,22 @@ func reentryError(f, a *Frame) *Error {
 }
 
 func keyedError(t *tool, f, a *Frame) *Error {
-	var kv []string
-	for _, k := range t.Key {
-		v, _ := callgraph.Field(f.Args, k)
-		kv = append(kv, k+"="+string(v))
-	}
-	keys := strings.Join(kv, ", ")
+	keys := keyValues(f.Args, t.Key)
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
 		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
 			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
 		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
+}
+
+// keyValues shows the fields keys of the JSON object b as "k=v, k2=v2",
+// each value as its JSON.
+func keyValues(b []byte, keys []string) string {
+	kv := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, _ := callgraph.Field(b, k)
+		kv = append(kv, k+"="+string(v))
+	}
+	return strings.Join(kv, ", ")
 }
 
 // authorize (6): the Authorizer decides.
