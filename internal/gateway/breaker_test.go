@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -142,7 +144,7 @@ func (k *kbServer) ran(t testing.TB) []string {
 // openFor; kb__lookup falls back to mirror__lookup.
 func breakerGateway(t testing.TB, kb, mirror *kbServer, openFor time.Duration) *Gateway {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`upstreams:
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`upstreams:
   - {name: kb, url: %s, breaker: {failures: 3, open_for: %s}}
   - {name: mirror, url: %s}
 tools:
@@ -172,7 +174,7 @@ func mcpCall(t testing.TB, cs *mcp.ClientSession, tool, id string) (*mcp.CallToo
 		}
 	}
 	var e *reach.Error
-	if raw, ok := res.Meta[MetaError]; ok {
+	if raw, ok := res.Meta[link.MetaError]; ok {
 		b, _ := json.Marshal(raw)
 		json.Unmarshal(b, &e)
 	}
@@ -239,12 +241,12 @@ func TestBreakerAgainstAKilledUpstream(t *testing.T) {
 		}
 	}
 	// A write fails at once too, and never falls back.
-	if res, text, e := mcpCall(t, cs, "kb__record", "open2"); !res.IsError || e == nil || e.Code != "breaker_open" || res.Meta[MetaFallback] != nil {
+	if res, text, e := mcpCall(t, cs, "kb__record", "open2"); !res.IsError || e == nil || e.Code != "breaker_open" || res.Meta[link.MetaFallback] != nil {
 		t.Errorf("kb__record while open: %s %+v", text, e)
 	}
 	// A read with a fallback is answered by it, and says so.
 	res, text, _ = mcpCall(t, cs, "kb__lookup", "open3")
-	if res.IsError || res.Meta[MetaFallback] != "mirror__lookup" || !strings.Contains(text, `"from":"mirror"`) ||
+	if res.IsError || res.Meta[link.MetaFallback] != "mirror__lookup" || !strings.Contains(text, `"from":"mirror"`) ||
 		!strings.Contains(text, "this result comes from its fallback mirror__lookup, not from kb__lookup") {
 		t.Errorf("kb__lookup while open: %v %s", res.Meta, text)
 	}
@@ -273,7 +275,7 @@ func TestBreakerAgainstAKilledUpstream(t *testing.T) {
 	}
 	for _, tool := range []string{"lookup", "record"} {
 		res, text, _ := mcpCall(t, cs, "kb__"+tool, "back")
-		if res.IsError || res.Meta[MetaFallback] != nil || !strings.Contains(text, `"from":"kb"`) {
+		if res.IsError || res.Meta[link.MetaFallback] != nil || !strings.Contains(text, `"from":"kb"`) {
 			t.Errorf("kb__%s after recovery: %v %s", tool, res.Meta, text)
 		}
 		want = append(want, tool+"_back")
@@ -317,7 +319,7 @@ func BenchmarkBreakerKilledUpstream(b *testing.B) {
 			if off {
 				breaker, all = "{disabled: true}", "{disabled: true}"
 			}
-			cfg, err := ParseConfig([]byte(fmt.Sprintf(`breaker: %s
+			cfg, err := config.Parse([]byte(fmt.Sprintf(`breaker: %s
 upstreams:
   - {name: kb, url: %s, breaker: %s}
   - {name: mirror, url: %s}
@@ -344,7 +346,7 @@ budgets:
 			call := func(i int) *mcp.CallToolResult {
 				p := &mcp.CallToolParams{Name: bc.tool, Arguments: map[string]any{"id": fmt.Sprint(i)}}
 				if off {
-					p.Meta = mcp.Meta{MetaRequest: fmt.Sprintf("b%d", i)}
+					p.Meta = mcp.Meta{link.MetaRequest: fmt.Sprintf("b%d", i)}
 				}
 				res, err := cs.CallTool(context.Background(), p)
 				if err != nil {
@@ -354,10 +356,10 @@ budgets:
 			}
 			check := func(res *mcp.CallToolResult) {
 				got := ""
-				if e, ok := res.Meta[MetaError].(map[string]any); ok {
+				if e, ok := res.Meta[link.MetaError].(map[string]any); ok {
 					got, _ = e["code"].(string)
 				}
-				if f, ok := res.Meta[MetaFallback].(string); ok {
+				if f, ok := res.Meta[link.MetaFallback].(string); ok {
 					got = f
 				}
 				if got != bc.want {
@@ -385,7 +387,7 @@ budgets:
 // fallback that names no tool, or a tool that is not a read (skipped when
 // its read fails).
 func TestWarnsOfFallbacksThatCannotAnswer(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`examples: true
+	cfg, err := config.Parse([]byte(`examples: true
 tools:
   search_kb: {fallback: [no_such_tool, refund_order]}
 `), os.LookupEnv)

@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/modelproxy"
 )
 
 // failingModel answers every chat completion with status, and counts them.
@@ -34,7 +37,7 @@ func fallbackGateway(t *testing.T, primary http.Handler, fake *fakeOpenAI, extra
 	t.Cleanup(p.Close)
 	f := httptest.NewServer(fake)
 	t.Cleanup(f.Close)
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`model:
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`model:
   base_url: %s/v1
   api_key: sk-primary
   name: main
@@ -66,14 +69,14 @@ func TestModelProxyFallsBack(t *testing.T) {
 			for i := range 3 {
 				id := fmt.Sprintf("f%d", i)
 				resp, b := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"hi"}]}`,
-					map[string]string{HeaderRequest: id, "Authorization": "Bearer client-key"})
+					map[string]string{link.HeaderRequest: id, "Authorization": "Bearer client-key"})
 				if resp.StatusCode != 200 {
 					t.Fatalf("call %d: status %d: %s", i+1, resp.StatusCode, b)
 				}
 				var out map[string]any
 				json.Unmarshal(b, &out)
-				if out["model"] != "backup" || !strings.HasSuffix(resp.Header.Get(HeaderFallback), " backup") {
-					t.Errorf("call %d: answered by %v, %s %q; want the fallback's model backup", i+1, out["model"], HeaderFallback, resp.Header.Get(HeaderFallback))
+				if out["model"] != "backup" || !strings.HasSuffix(resp.Header.Get(modelproxy.HeaderFallback), " backup") {
+					t.Errorf("call %d: answered by %v, %s %q; want the fallback's model backup", i+1, out["model"], modelproxy.HeaderFallback, resp.Header.Get(modelproxy.HeaderFallback))
 				}
 				r, _ := g.rt.Lookup(id)
 				// 40 input and 7 output tokens at backup's price: 0.004 + 0.0014.
@@ -139,7 +142,7 @@ func TestModelProxyAllDown(t *testing.T) {
 	defer p.Close()
 	f := httptest.NewServer(backup)
 	defer f.Close()
-	cfg, err := ParseConfig([]byte(fmt.Sprintf("model:\n  base_url: %s/v1\n  breaker: {failures: 1, open_for: 1h}\n  fallbacks: [{base_url: %s/v1, model: backup}]\n", p.URL, f.URL)), os.LookupEnv)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("model:\n  base_url: %s/v1\n  breaker: {failures: 1, open_for: 1h}\n  fallbacks: [{base_url: %s/v1, model: backup}]\n", p.URL, f.URL)), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,7 +52,7 @@ func serveFlakyUpstream(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // this is the loop guard's test.)
 func TestRetryableUpstreamErrorIsNotALoop(t *testing.T) {
 	up, calls := serveFlakyUpstream(t)
-	cfg, err := ParseConfig([]byte("breaker: {disabled: true}\nupstreams:\n  - name: up\n    url: "+up.URL+"\n"+
+	cfg, err := config.Parse([]byte("breaker: {disabled: true}\nupstreams:\n  - name: up\n    url: "+up.URL+"\n"+
 		"tools:\n  up__quote: {retryable: true, retry: {attempts: 2, base: 1ms, max: 1ms}}\n  up__stock: {retry: {attempts: 1}}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
