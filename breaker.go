@@ -380,11 +380,19 @@ func (b *Breaker) setLocked(st BreakerState, now time.Time, reason string) *Brea
 // breaker answered (a permanent failure is an answer too). A probe's
 // success closes the breaker.
 func (p Pass) Succeeded() {
+	if p.b != nil {
+		p.succeededAt(time.Now())
+	}
+}
+
+// succeededAt is Succeeded at a time the caller read already (the
+// runtime's calls: when the call began, which places it in the window
+// closely enough, and spares a clock read on every call).
+func (p Pass) succeededAt(now time.Time) {
 	b := p.b
 	if b == nil {
 		return
 	}
-	now := time.Now()
 	b.mu.Lock()
 	var ch *BreakerChange
 	switch {
@@ -394,7 +402,9 @@ func (p Pass) Succeeded() {
 		}
 	case BreakerState(b.state.Load()) == BreakerClosed:
 		b.win.add(now, b.pol.Window, false)
-		b.streak, b.failing = 0, time.Time{}
+		if b.streak > 0 {
+			b.streak, b.failing = 0, time.Time{}
+		}
 	}
 	b.mu.Unlock()
 	b.changed(p.req, ch)

@@ -736,8 +736,8 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
-			ps.tool.Succeeded()
-			ps.up.Succeeded()
+			ps.tool.succeededAt(c.started)
+			ps.up.succeededAt(c.started)
 			ps = passes{}
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
@@ -782,12 +782,12 @@ func (ps *passes) report(err error, te *ToolError, transient, timedOut bool) {
 	if transient {
 		ps.tool.Failed(err)
 	} else {
-		ps.tool.Succeeded()
+		ps.tool.Succeeded() // the tool answered
 	}
 	if timedOut || (te != nil && te.Type == "unavailable") {
 		ps.up.Failed(err)
 	} else {
-		ps.up.Succeeded()
+		ps.up.Succeeded() // the upstream answered
 	}
 	*ps = passes{}
 }

@@ -294,3 +294,47 @@ func TestExpandClosedAndLiteral(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseBreakersAndFallbacks: whatever YAML the breaker and fallback
+// keys hold, Parse does not panic, and what it accepts is usable: every
+// breaker policy is in range and every fallback names a tool.
+func FuzzParseBreakersAndFallbacks(f *testing.F) {
+	for _, seed := range []string{
+		"breaker: {failures: 3, rate: 0.2, window: 30s, min_calls: 5, open_for: 1s, disabled: false}\n",
+		"tools:\n  x:\n    fallback: [a, {tool: b, args: '{\"q\": \"{args.q}\"}'}]\n    breaker: {failures: 2}\n",
+		"tools:\n  x: {fallback: a}\n",
+		"tools:\n  x: {fallback: [[a]]}\n",
+		"tools:\n  x: {fallback: [{tool: [a]}]}\n",
+		"model: {base_url: 'http://127.0.0.1:1/v1', fallbacks: [{base_url: 'http://127.0.0.1:2/v1', model: m}], breaker: {open_for: 2m}}\n",
+		"upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp', breaker: {rate: 1.0000001}}\n",
+		"breaker: &b {failures: 1}\nupstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp', breaker: *b}\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := Parse([]byte(in), nil)
+		if err != nil {
+			return
+		}
+		check := func(where string, p *reach.BreakerPolicy) {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: Parse accepted %+v: %v", where, p, err)
+			}
+		}
+		check("breaker", c.Breaker.Policy())
+		for _, u := range c.Upstreams {
+			check("upstream "+u.Name, u.Breaker.Policy())
+		}
+		if c.Model != nil {
+			check("model", c.Model.Breaker.Policy())
+		}
+		for name, o := range c.Tools {
+			check("tool "+name, o.Breaker)
+			for _, fb := range o.Fallback {
+				if fb.Tool == "" {
+					t.Errorf("tool %s: Parse accepted a fallback without a tool: %q", name, in)
+				}
+			}
+		}
+	})
+}
