@@ -31,6 +31,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -108,10 +109,19 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 	return nil
 }
 
-// Ended implements reach.Checkpointer.
+// Ended implements reach.Checkpointer. The end of a call that registered
+// an undo is durable when Ended returns: a restart compensates the request
+// by it. Any other end is queued (store.Frames.QueueFrame): it is durable
+// with the store's next commit, and a crash before that leaves the call
+// "executing", which recovery answers as "may have run" (docs/STATE.md).
 func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
+	if len(f.Undo) == 0 {
+		f.Args = bytes.Clone(f.Args) // the runtime's buffer; the store keeps it until it is written
+		c.st.QueueFrame(f)           // no crash point: nothing is durable here yet
+		return
+	}
 	if err := c.st.PutFrame(ctx, f); err != nil {
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
 		return

@@ -79,8 +79,12 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if old, ok := m.requests[r.ID]; ok && old.State == "interrupted" {
-		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
+	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped") {
+		state := "interrupted by a restart"
+		if old.State == "stopped" {
+			state = "stopped"
+		}
+		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}
 	r.Updated = round(time.Now())
 	c := *copyRequest(r)
@@ -173,6 +177,9 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 	m.frameSeq[&c] = seq
 	return nil
 }
+
+// QueueFrame implements Frames: a Memory writes it at once.
+func (m *Memory) QueueFrame(f *Frame) { m.PutFrame(context.Background(), f) }
 
 func (m *Memory) sortFrames(fs []*Frame) []*Frame {
 	slices.SortFunc(fs, func(a, b *Frame) int {
@@ -269,6 +276,14 @@ func (m *Memory) ReleaseKey(ctx context.Context, key, owner string) error {
 	}
 	return nil
 }
+
+// QueueCompleteKey implements IdemRecords: a Memory completes at once.
+func (m *Memory) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+	m.CompleteKey(context.Background(), key, owner, result, expires)
+}
+
+// QueueReleaseKey implements IdemRecords: a Memory releases at once.
+func (m *Memory) QueueReleaseKey(key, owner string) { m.ReleaseKey(context.Background(), key, owner) }
 
 // SettleClaim implements IdemRecords.
 func (m *Memory) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {

@@ -102,9 +102,12 @@ type RequestFilter struct {
 // Requests stores the request registry.
 type Requests interface {
 	// PutRequest inserts or replaces the request with r.ID and sets
-	// r.Updated. A request stored in state "interrupted" (a restart cut it
-	// off) is final: PutRequest does not replace it, and returns an error
-	// matching ErrConflict, so that no new work runs under its id.
+	// r.Updated; it is durable when PutRequest returns. Two states are
+	// final for an id, so that no new work runs under it: a request stored
+	// as "interrupted" (a restart cut it off) is never replaced, and one
+	// stored as "stopped" only by a "stopped" one (its own end, or its
+	// recovery, with its cause). PutRequest returns an error matching
+	// ErrConflict for them.
 	PutRequest(ctx context.Context, r *Request) error
 	// GetRequest returns the request, or an error matching ErrNotFound.
 	GetRequest(ctx context.Context, id string) (*Request, error)
@@ -144,8 +147,13 @@ func FrameDone(state string) bool {
 // Frames stores frame checkpoints.
 type Frames interface {
 	// PutFrame inserts or replaces the checkpoint of (f.Request, f.Frame)
-	// and sets f.Updated.
+	// and sets f.Updated. It is durable when PutFrame returns.
 	PutFrame(ctx context.Context, f *Frame) error
+	// QueueFrame is PutFrame for a checkpoint that need not be durable
+	// when it returns: it is written after every write made or queued
+	// before it, and is durable with a later commit. A failure is logged
+	// by the store. f and its slices must not be modified afterwards.
+	QueueFrame(f *Frame)
 	// RequestFrames returns a request's frames in the order they started.
 	RequestFrames(ctx context.Context, request string) ([]*Frame, error)
 	// OpenFrames returns the frames of every request whose state is not
@@ -198,6 +206,12 @@ type IdemRecords interface {
 	// ReleaseKey deletes owner's claim on key so that a later call runs
 	// again. Releasing a claim that owner does not hold does nothing.
 	ReleaseKey(ctx context.Context, key, owner string) error
+	// QueueCompleteKey and QueueReleaseKey are CompleteKey and ReleaseKey
+	// queued, as QueueFrame is PutFrame: they return at once, take effect
+	// after every write made or queued before them (a ClaimKey after them
+	// sees their effect), and their failure is logged by the store.
+	QueueCompleteKey(key, owner string, result []byte, expires time.Time)
+	QueueReleaseKey(key, owner string)
 	// SettleClaim settles the claim c, whose owner will never complete it:
 	// it records result in its place (to expire at expires), or, if result
 	// is nil, deletes it so that the key is free. It returns an error
