@@ -63,6 +63,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
@@ -123,6 +124,7 @@ type Gateway struct {
 	redactor  *secrets.Redactor
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	history   *durable.History   // the requests of earlier runs; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
 	auditV    auditView          // the audit log's reader (its st nil without a data folder)
 	// subMu guards every upstream's subs (the clients subscribed to its

@@ -32,7 +32,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, dir, nil)
+	st, err := store.Open(ctx, dir, &store.SQLiteOptions{Logger: g.log.With("component", "store")})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
 	}
@@ -47,6 +47,10 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})
 	ro.Idempotency = g.idem
+	// The requests of earlier runs come back from the store: listed,
+	// looked up, their graphs rebuilt from their audit events.
+	g.history = durable.NewHistory(st, g.log.With("component", "history"))
+	ro.History = g.history.Past
 	g.store, g.audit = st, log
 	return log, nil
 }
@@ -57,9 +61,12 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.store == nil {
 		return nil
 	}
-	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem})
+	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem, History: g.history})
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
+	}
+	if err := g.history.Restore(ctx, g.rt, pastRequests); err != nil {
+		return fmt.Errorf("reading the requests of earlier runs: %w", err)
 	}
 	for _, c := range rep.Claims {
 		g.log.Warn("an idempotency key was claimed when the gateway stopped: settled", "key", c.Claim.Key, "outcome", c.Outcome)
@@ -72,6 +79,10 @@ func (g *Gateway) recover(ctx context.Context) error {
 	}
 	return nil
 }
+
+// pastRequests is how many requests of earlier runs the request list
+// shows after a restart (any other is found by its id).
+const pastRequests = 1000
 
 func (g *Gateway) closeStore() error {
 	var errs []error

@@ -128,7 +128,7 @@ func (m *Memory) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		if f.State != "" && r.State != f.State {
 			continue
 		}
-		if f.Parent != "" && r.Parent != f.Parent {
+		if f.Parent != "" && r.Parent != f.Parent || f.Roots && r.Parent != "" {
 			continue
 		}
 		if !f.Before.IsZero() && !r.Started.Before(f.Before) {

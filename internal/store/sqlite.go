@@ -417,6 +417,9 @@ func requestsQuery(f RequestFilter) (string, []any) {
 		q += ` AND parent = ? AND parent != ''` // the second lets SQLite use the partial index requests_parent
 		args = append(args, f.Parent)
 	}
+	if f.Roots {
+		q += ` AND parent = ''`
+	}
 	if !f.Before.IsZero() {
 		q += ` AND started < ?`
 		args = append(args, f.Before.UnixNano())

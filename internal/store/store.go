@@ -95,6 +95,7 @@ type Request struct {
 type RequestFilter struct {
 	State  string    // if not empty, only requests in this state
 	Parent string    // if not empty, only the sub-requests of this request
+	Roots  bool      // only root requests (no sub-requests)
 	Before time.Time // if not zero, only requests started before it (paging)
 	Limit  int       // if zero, 100
 }
