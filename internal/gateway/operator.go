@@ -80,7 +80,13 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if g.audit != nil {
 		ao.Audit = g.auditApproval
 	}
+	if g.store != nil {
+		ao.Store = g.store // pending approvals survive a restart
+	}
 	g.approvals = approval.New(ao)
+	if err := g.approvals.Load(ctx); err != nil {
+		return err
+	}
 	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
 	ro.Approver = g.approvals.Approver()
 	return nil

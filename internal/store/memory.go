@@ -29,6 +29,10 @@ type Memory struct {
 	audit    []*AuditRecord // audit[i].Seq == i+1
 	cps      []AuditCheckpoint
 	dead     []*DeadLetter
+	ledger   map[string]Spend
+	apprs    map[string]*ApprovalRecord
+	entities map[string]uint64
+	entityV  uint64
 }
 
 var _ Store = (*Memory)(nil)
@@ -40,6 +44,9 @@ func NewMemory() *Memory {
 		frames:   map[string]map[string]*Frame{},
 		frameSeq: map[*Frame]int64{},
 		idem:     map[string]*IdemRecord{},
+		ledger:   map[string]Spend{},
+		apprs:    map[string]*ApprovalRecord{},
+		entities: map[string]uint64{},
 	}
 }
 
@@ -488,4 +495,120 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	o.Updated = round(time.Now())
 	d.Updated = o.Updated
 	return nil
+}
+
+// Debit implements Ledger.
+func (m *Memory) Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return Spend{}, false, err
+	}
+	defer m.mu.Unlock()
+	after := m.ledger[request].plus(d)
+	if !after.within(limit) {
+		return m.ledger[request], false, nil
+	}
+	m.ledger[request] = after
+	return after, true, nil
+}
+
+// Spent implements Ledger.
+func (m *Memory) Spent(ctx context.Context, request string) (Spend, error) {
+	if err := m.lock(ctx); err != nil {
+		return Spend{}, err
+	}
+	defer m.mu.Unlock()
+	return m.ledger[request], nil
+}
+
+func copyApproval(a *ApprovalRecord) *ApprovalRecord {
+	c := *a
+	c.Data = clone(a.Data)
+	return &c
+}
+
+// PutApproval implements Approvals.
+func (m *Memory) PutApproval(ctx context.Context, a *ApprovalRecord) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	old, ok := m.apprs[a.ID]
+	switch {
+	case a.Version == 0 && ok:
+		return fmt.Errorf("storing approval %s: it exists already: %w", a.ID, ErrConflict)
+	case a.Version != 0 && (!ok || old.Version != a.Version):
+		return fmt.Errorf("storing approval %s: it changed since version %d: %w", a.ID, a.Version, ErrConflict)
+	}
+	a.Version++
+	a.Updated = round(time.Now())
+	c := copyApproval(a)
+	c.Created, c.Expires = round(a.Created), round(a.Expires)
+	m.apprs[a.ID] = c
+	return nil
+}
+
+// GetApproval implements Approvals.
+func (m *Memory) GetApproval(ctx context.Context, id string) (*ApprovalRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	a, ok := m.apprs[id]
+	if !ok {
+		return nil, fmt.Errorf("approval %s: %w", id, ErrNotFound)
+	}
+	return copyApproval(a), nil
+}
+
+// ListApprovals implements Approvals.
+func (m *Memory) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*ApprovalRecord
+	for _, a := range m.apprs {
+		if !f.Live || a.Status == ApprovalPending || a.Status == ApprovalApproved {
+			out = append(out, copyApproval(a))
+		}
+	}
+	slices.SortFunc(out, func(a, b *ApprovalRecord) int {
+		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
+	})
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// BumpEntities implements Entities.
+func (m *Memory) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	m.entityV++
+	for _, n := range names {
+		m.entities[n] = m.entityV
+	}
+	return m.entityV, nil
+}
+
+// EntityVersions implements Entities.
+func (m *Memory) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	out := map[string]uint64{}
+	for _, n := range names {
+		if v, ok := m.entities[n]; ok {
+			out[n] = v
+		}
+	}
+	return out, nil
 }

@@ -63,8 +63,11 @@ var (
 // NewMemory return, and what a PostgreSQL store will implement.
 type Store interface {
 	Requests
+	Ledger
 	Frames
 	IdemRecords
+	Approvals
+	Entities
 	AuditLog
 	DeadLetters
 	Close() error
@@ -288,6 +291,94 @@ func follows(recs []*AuditRecord, head int64) error {
 		}
 	}
 	return nil
+}
+
+// Spend is an amount of a request's budget: what it has spent, what a
+// step costs, or a cap.
+type Spend struct {
+	Turns     int64
+	ToolCalls int64
+	Tokens    int64
+	CostNano  int64 // cost in billionths of the price unit
+}
+
+// Ledger keeps what each request has spent: one ledger a request, debited
+// by an atomic conditional update, so that several writers sharing the
+// store (the instances of issue 17) never pass a budget together.
+type Ledger interface {
+	// Debit adds d to what request has spent if every sum stays within
+	// its cap in limit (a zero cap is no cap), in one atomic update, and
+	// returns what it has spent after, and true. If a sum would pass its
+	// cap, nothing is debited, and Debit returns what it has spent, and
+	// false. A request never debited has spent nothing. Durable when it
+	// returns.
+	Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error)
+	// Spent returns what request has spent.
+	Spent(ctx context.Context, request string) (Spend, error)
+}
+
+// within reports whether s is within every non-zero cap of limit.
+func (s Spend) within(limit Spend) bool {
+	ok := func(v, cap int64) bool { return cap == 0 || v <= cap }
+	return ok(s.Turns, limit.Turns) && ok(s.ToolCalls, limit.ToolCalls) && ok(s.Tokens, limit.Tokens) && ok(s.CostNano, limit.CostNano)
+}
+
+func (s Spend) plus(d Spend) Spend {
+	return Spend{s.Turns + d.Turns, s.ToolCalls + d.ToolCalls, s.Tokens + d.Tokens, s.CostNano + d.CostNano}
+}
+
+// Approval statuses a store keeps live (package approval defines them all).
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+)
+
+// ApprovalRecord is one approval (P4) as the store keeps it: the columns
+// it selects by, and the approval itself as a JSON document that package
+// approval writes and reads (the store never looks inside it).
+type ApprovalRecord struct {
+	ID      string
+	Key     string // the call it approves, across retries
+	Status  string // pending, approved, used, denied, expired
+	Version int64  // the number of its last write: see PutApproval
+	Created time.Time
+	Expires time.Time
+	Updated time.Time // set by PutApproval
+	Data    []byte    // the approval, JSON
+}
+
+// ApprovalFilter selects approvals for ListApprovals. The zero value
+// selects the newest 1000 in any status.
+type ApprovalFilter struct {
+	Live  bool // only pending and approved ones
+	Limit int  // if zero, 1000
+}
+
+// Approvals stores approvals: a pending one survives a restart with its
+// votes and expiry.
+type Approvals interface {
+	// PutApproval stores a, durably when it returns, and sets a.Version
+	// and a.Updated. A new approval has Version 0 and must not exist; an
+	// existing one is replaced only if its stored version is a.Version.
+	// Otherwise PutApproval writes nothing and returns an error matching
+	// ErrConflict: someone else changed it meanwhile (read it again).
+	PutApproval(ctx context.Context, a *ApprovalRecord) error
+	// GetApproval returns an approval, or an error matching ErrNotFound.
+	GetApproval(ctx context.Context, id string) (*ApprovalRecord, error)
+	// ListApprovals returns the approvals that match f, newest first.
+	ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error)
+}
+
+// Entities keeps entity versions (S3), for runtimes that share the store:
+// one counter for all entities, so that a write always gives its entities
+// a version greater than any seen before.
+type Entities interface {
+	// BumpEntities gives every entity of names a new version, greater
+	// than any stored, and returns it. Durable when it returns.
+	BumpEntities(ctx context.Context, names []string) (uint64, error)
+	// EntityVersions returns the version of each entity of names; an
+	// entity never written has none (0, and no entry).
+	EntityVersions(ctx context.Context, names []string) (map[string]uint64, error)
 }
 
 // Dead letter states.

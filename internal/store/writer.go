@@ -328,6 +328,12 @@ const (
 	stAuditScanFrom
 	stDeadAdd
 	stDeadUpdate
+	stLedgerDebit
+	stLedgerGet
+	stApprovalInsert
+	stApprovalUpdate
+	stEntityCounter
+	stEntitySet
 	numStmts
 )
 
@@ -391,6 +397,22 @@ func statements() [numStmts]string {
 	(request, frame, tool, args, error, attempts, state, note, created, updated)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	q[stDeadUpdate] = `UPDATE dead_letters SET state = ?, note = ?, error = ?, attempts = ?, updated = ? WHERE id = ?`
+	// One conditional update: the caps (?6 to ?9, zero for none) are
+	// compared with the sums in the same statement that writes them. A
+	// first debit is checked against them by the caller.
+	q[stLedgerDebit] = `INSERT INTO ledger (request, turns, tool_calls, tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5)
+	ON CONFLICT (request) DO UPDATE SET turns = turns + excluded.turns, tool_calls = tool_calls + excluded.tool_calls,
+		tokens = tokens + excluded.tokens, cost = cost + excluded.cost
+	WHERE (?6 = 0 OR turns + excluded.turns <= ?6) AND (?7 = 0 OR tool_calls + excluded.tool_calls <= ?7)
+		AND (?8 = 0 OR tokens + excluded.tokens <= ?8) AND (?9 = 0 OR cost + excluded.cost <= ?9)
+	RETURNING turns, tool_calls, tokens, cost`
+	q[stLedgerGet] = `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = ?`
+	q[stApprovalInsert] = `INSERT INTO approvals (id, key, status, version, created, expires, updated, data)
+	VALUES (?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	q[stApprovalUpdate] = `UPDATE approvals SET key = ?, status = ?, version = version + 1, created = ?, expires = ?, updated = ?, data = ?
+	WHERE id = ? AND version = ?`
+	q[stEntityCounter] = `UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value`
+	q[stEntitySet] = `INSERT INTO entities (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`
 	return q
 }
 
