@@ -488,7 +488,21 @@ func (s *SQLite) QueueFrame(f *Frame) {
 func (s *SQLite) frameWrite(f *Frame) *write {
 	now := time.Now()
 	f.Updated = round(now)
-	return &write{run: func(b *batch) error {
+	key := frameKey(f.Request, f.Frame)
+	return &write{pairs: key, run: func(b *batch) error {
+		if s.lost[key] {
+			delete(s.lost, key)
+			return fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", ErrConflict)
+		}
+		if f.State != "executing" {
+			// The end of a checkpoint written before: an update finds it
+			// without trying an insert first.
+			n, err := b.affected(stUpdateFrame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State, nullBytes(f.Args),
+				nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
+			if err != nil || n == 1 {
+				return err
+			}
+		}
 		_, err := b.affected(stPutFrame, f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State,
 			nullBytes(f.Args), nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano())
 		return err
@@ -534,34 +548,58 @@ func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
 	return s.queryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
 
-// ClaimKey implements IdemRecords: the claim is durable when it returns.
+// ClaimKey implements IdemRecords. The claim of a call that is not
+// checkpointed (c.Frame empty) is durable when ClaimKey returns. The claim
+// of a checkpointed call is answered as soon as it is decided, and is
+// committed with the call's "executing" checkpoint, which the writer waits
+// for (briefly) before it commits: that PutFrame returns once both are
+// durable, or fails if the claim could not be committed.
 func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, claimed bool, err error) {
 	if s.closed.Load() {
 		return nil, false, ErrClosed
 	}
-	err = s.do(ctx, &write{run: func(b *batch) error {
+	w := &write{}
+	var found *IdemRecord // what the writer found, in its latest run
+	w.run = func(b *batch) error {
+		w.claimed, found = false, nil
+		n, err := b.affected(stIdemClaim, c.Key, c.Owner, c.Args, c.Request, c.Frame, unixNano(c.Claimed), unixNano(c.Expires))
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			w.claimed = true
+			return nil
+		}
 		r, err := scanIdem(b.queryRow(stIdemGet, c.Key))
-		switch err = scanErr(err); {
-		case err == nil:
-			if r.State != IdemDone || live(r, c.Claimed) {
-				rec, claimed = r, false
-				return nil
-			}
-		case !errors.Is(err, sql.ErrNoRows):
+		if err = scanErr(err); err != nil {
 			return err
 		}
-		if _, err := b.affected(stIdemClaim, c.Key, c.Owner, c.Args, c.Request, c.Frame,
-			unixNano(c.Claimed), unixNano(c.Expires)); err != nil {
-			return err
-		}
-		rec, claimed = nil, true
+		found = r
 		return nil
-	}})
+	}
+	if c.Frame != "" && c.Request != "" {
+		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
+		w.answer = func(e error) { rec, claimed, err = found, w.claimed && e == nil, e }
+		if err := s.send(w); err != nil {
+			return nil, false, err
+		}
+		select {
+		case <-w.decided:
+		case <-ctx.Done():
+			return nil, false, context.Cause(ctx)
+		}
+	} else {
+		err = s.do(ctx, w)
+		rec, claimed = found, w.claimed
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
 	return rec, claimed, nil
 }
+
+// frameKey names a checkpoint for the writer's pairing of claims.
+func frameKey(request, frame string) string { return request + "\x00" + frame }
 
 const idemColumns = `key, owner, state, args, request, frame, result, claimed, expires`
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // The SQLite store writes through one goroutine, the writer: every write
@@ -37,6 +38,19 @@ type write struct {
 	done chan error
 	what string // what a queued write was, for the log
 	err  error
+
+	// A claim of a checkpointed call (ClaimKey with a Frame) is answered
+	// as soon as it has run (decided is closed), and its checkpoint
+	// follows: pair names the checkpoint, and the writer holds the batch
+	// open a little for it, so that the claim and the "executing"
+	// checkpoint commit together (see commitBatch). claimed is what it
+	// decided. A checkpoint names its pair in pairs.
+	decided chan struct{}
+	answer  func(err error) // takes what the claim decided, before decided is closed
+	pair    string
+	claimed bool // what its latest run decided
+	told    bool // what its caller was told: claimed
+	pairs   string
 }
 
 // dbError is an error of the database itself while a write ran: the batch
@@ -115,6 +129,7 @@ const writerYields = 4
 // startWriter starts the writer goroutine.
 func (s *SQLite) startWriter() {
 	s.q = make(chan *write, writerQueue)
+	s.lost = map[string]bool{}
 	s.wDone = make(chan struct{})
 	go s.writer()
 }
@@ -186,7 +201,7 @@ func (s *SQLite) writer() {
 		}
 		return n
 	}
-	for open {
+	for open && !s.qDrained {
 		w, ok := <-s.q
 		if !ok {
 			break
@@ -202,36 +217,84 @@ func (s *SQLite) writer() {
 				break
 			}
 		}
-		s.commitBatch(ws)
+		ws = s.commitBatch(ws)
 		clear(ws)
 	}
 }
 
-// commitBatch runs ws in one transaction and commits it. A database error
-// in one write rolls the batch back; that write fails, and the others run
-// again once, without it. A second database error, or a failed commit,
-// fails them all.
-func (s *SQLite) commitBatch(ws []*write) {
-	failed := make([]bool, len(ws))
+// linger bounds how long the writer holds a batch open for the
+// checkpoints of the claims it decided (see write.pair).
+const linger = 500 * time.Microsecond
+
+// commitBatch runs ws in one transaction and commits it, and returns ws
+// with the writes that joined it. While a claim of the batch waits for its
+// checkpoint, the batch stays open (at most linger): the writes queued
+// meanwhile join it. A database error in one
+// write rolls the batch back; that write fails, and the others run again
+// once, without it. A second database error, or a failed commit, fails
+// them all.
+func (s *SQLite) commitBatch(ws []*write) []*write {
+	var failed []bool
 	for attempt := 1; ; attempt++ {
 		b := &batch{s: s}
 		tx, err := s.w.BeginTx(bg, nil)
 		if err != nil {
+			failed = grow(failed, len(ws))
 			s.finishAll(ws, failed, fmt.Errorf("beginning a write: %w", err))
-			return
+			return ws
 		}
 		b.tx = tx
 		at := -1
 		var fatal error
-		for i, w := range ws {
-			if failed[i] {
-				continue
-			}
+		waiting := map[string]bool{} // pairs of claims decided in this batch, not yet arrived
+		run := func(i int, w *write) bool {
 			w.err = w.run(b)
 			if de := (*dbError)(nil); errors.As(w.err, &de) {
 				at, fatal = i, w.err
+				return false
+			}
+			if w.pair != "" && w.claimed && w.err == nil {
+				waiting[w.pair] = true
+			}
+			if w.pairs != "" {
+				delete(waiting, w.pairs)
+			}
+			if w.decided != nil && attempt == 1 {
+				w.told = w.claimed && w.err == nil
+				w.answer(w.err)
+				close(w.decided)
+			}
+			return true
+		}
+		for i := 0; i < len(ws); i++ {
+			failed = grow(failed, len(ws))
+			if failed[i] {
+				continue
+			}
+			if !run(i, ws[i]) {
 				break
 			}
+		}
+		if fatal == nil && attempt == 1 && len(waiting) > 0 {
+			t := time.NewTimer(linger)
+		hold:
+			for len(waiting) > 0 && len(ws) < maxBatch {
+				select {
+				case w, ok := <-s.q:
+					if !ok {
+						s.qDrained = true
+						break hold
+					}
+					ws = append(ws, w)
+					failed = grow(failed, len(ws))
+					if !run(len(ws)-1, w) {
+						break hold
+					}
+				case <-t.C:
+					break hold
+				}
+			}
+			t.Stop()
 		}
 		if fatal == nil {
 			if err := tx.Commit(); err != nil {
@@ -244,18 +307,26 @@ func (s *SQLite) commitBatch(ws []*write) {
 						s.finish(w, true)
 					}
 				}
-				return
+				return ws
 			}
 		}
 		tx.Rollback()
 		s.rolledBack()
 		if at < 0 || attempt == 2 {
 			s.finishAll(ws, failed, fatal)
-			return
+			return ws
 		}
 		failed[at] = true
 		s.finish(ws[at], false)
 	}
+}
+
+// grow extends failed to n entries.
+func grow(failed []bool, n int) []bool {
+	for len(failed) < n {
+		failed = append(failed, false)
+	}
+	return failed
 }
 
 // finishAll fails every write of ws not failed yet with err.
@@ -272,6 +343,26 @@ func (s *SQLite) finishAll(ws []*write, failed []bool, err error) {
 func (s *SQLite) finish(w *write, committed bool) {
 	if w.after != nil {
 		w.after(committed)
+	}
+	if w.decided != nil {
+		if w.err == nil && !committed {
+			w.err = errors.New("its batch was not committed")
+		}
+		select {
+		case <-w.decided:
+		default: // not answered yet (it first ran in a second attempt): now it is known
+			w.answer(w.err)
+			close(w.decided)
+		}
+		if w.err != nil && w.told {
+			// Its caller went on with the claim: its checkpoint, unless it
+			// failed with it in this batch, must not be written alone.
+			s.lost[w.pair] = true
+		}
+		return
+	}
+	if w.pairs != "" && !committed {
+		delete(s.lost, w.pairs) // failed with its claim
 	}
 	if w.done != nil {
 		w.done <- w.err
@@ -308,6 +399,7 @@ type stmtID int
 const (
 	stPutRequest stmtID = iota
 	stPutFrame
+	stUpdateFrame
 	stIdemGet
 	stIdemClaim
 	stIdemComplete
@@ -367,9 +459,17 @@ func statements() [numStmts]string {
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated`
+	q[stUpdateFrame] = `UPDATE frames SET parent = ?, kind = ?, name = ?, call_id = ?, idem_key = ?, state = ?, args = ?, undo = ?,
+		error = ?, started = ?, updated = ? WHERE request = ? AND frame = ?`
 	q[stIdemGet] = `SELECT ` + idemColumns + ` FROM idempotency WHERE key = ?`
-	q[stIdemClaim] = `INSERT OR REPLACE INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
-	VALUES (?, ?, 'claimed', ?, ?, ?, NULL, ?, ?)`
+	// A claim in one statement: a key with no record, or whose result has
+	// expired (as of the claim), is claimed; any other record stays, and
+	// is read (stIdemGet).
+	q[stIdemClaim] = `INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
+	VALUES (?1, ?2, 'claimed', ?3, ?4, ?5, NULL, ?6, ?7)
+	ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, state = 'claimed', args = excluded.args,
+		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
+	WHERE idempotency.state = 'done' AND idempotency.expires != 0 AND idempotency.expires <= excluded.claimed`
 	q[stIdemComplete] = `UPDATE idempotency SET state = 'done', result = ?, expires = ? WHERE key = ? AND owner = ? AND state = 'claimed'`
 	q[stIdemRelease] = `DELETE FROM idempotency WHERE key = ? AND owner = ? AND state = 'claimed'`
 	q[stIdemSettleDelete] = `DELETE FROM idempotency WHERE key = ? AND owner = ? AND claimed = ? AND state = 'claimed'`
@@ -427,6 +527,9 @@ func repeat(s string, n int) string {
 // prepareWriter prepares the writer's statements on the write connection.
 func (s *SQLite) prepareWriter(ctx context.Context) error {
 	for id, q := range statements() {
+		if q == "" {
+			return fmt.Errorf("statement %d has no SQL", id)
+		}
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("preparing statement %d: %w", id, err)
@@ -458,4 +561,8 @@ type writerFields struct {
 	// indexedCommitted is the 'indexed' mark as of the last committed
 	// batch, to go back to when one is rolled back.
 	indexedCommitted int64
+	// lost are the checkpoints whose claims were answered and then not
+	// committed: such a checkpoint fails (its call must not run).
+	lost     map[string]bool
+	qDrained bool // the queue closed while a batch was held open
 }

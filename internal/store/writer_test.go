@@ -171,3 +171,66 @@ func TestWriterCloseCommitsQueued(t *testing.T) {
 		t.Fatalf("after Close and a reopen: %d frames, %v; want the 100 queued", len(frames), err)
 	}
 }
+
+// TestWriterCommitsClaimWithCheckpoint: the claim of a checkpointed call
+// is answered once decided, and committed with the call's "executing"
+// checkpoint, in one commit.
+func TestWriterCommitsClaimWithCheckpoint(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	now := time.Now()
+	for i := range 5 {
+		before := s.WriterStats().Batches
+		frame := fmt.Sprintf("%016x", i+1)
+		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k" + frame, Owner: "a/1", Request: "r", Frame: frame, Claimed: now}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := s.PutFrame(ctx, &Frame{Request: "r", Frame: frame, IdemKey: "k" + frame, State: "executing", Started: now}); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.WriterStats().Batches - before; n != 1 {
+			t.Errorf("call %d: the claim and its checkpoint took %d commits, want 1", i, n)
+		}
+	}
+	claims, err := s.ClaimedKeys(ctx)
+	if err != nil || len(claims) != 5 {
+		t.Errorf("ClaimedKeys = %d, %v; want the 5 claims durable", len(claims), err)
+	}
+}
+
+// TestWriterLostClaimFailsItsCheckpoint: a claim that was answered but
+// whose batch could not be committed takes its call's checkpoint down
+// with it: the checkpoint fails, so the call never runs without a claim.
+func TestWriterLostClaimFailsItsCheckpoint(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	release := hold(t, s)
+	var claimed bool
+	var claimErr error
+	decided := make(chan struct{})
+	go func() {
+		defer close(decided)
+		_, claimed, claimErr = s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: time.Now()})
+	}()
+	waitQueued(t, s, 1)
+	for _, name := range []string{"x", "y"} { // each fails the batch once: no commit
+		s.queue(&write{what: name, run: func(*batch) error { return &dbError{errors.New(name + " failed")} }})
+	}
+	waitQueued(t, s, 3)
+	release()
+	<-decided
+	if claimErr != nil || !claimed {
+		t.Fatalf("ClaimKey = %v, %v; want it claimed (decided before the batch failed)", claimed, claimErr)
+	}
+	err := s.PutFrame(ctx, &Frame{Request: "r", Frame: "0000000000000001", State: "executing", Started: t0})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("the checkpoint of a call whose claim was lost: %v; want ErrConflict", err)
+	}
+	if frames, _ := s.RequestFrames(ctx, "r"); len(frames) != 0 {
+		t.Errorf("the checkpoint was written: %+v", frames)
+	}
+	// The key was never claimed: a retry claims it.
+	if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Claimed: time.Now()}); err != nil || !ok {
+		t.Errorf("a retry's claim = %v, %v", ok, err)
+	}
+}
