@@ -170,9 +170,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
-	if rt.opts.Redactor != nil {
-		rt.redactResult(res)
-	}
+	rt.redactResult(res)
 	if st == Completed {
 		f.mu.Lock()
 		f.result = res.Data
@@ -186,7 +184,8 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	return res
 }
 
-// redactResult removes secrets from everything the model will read.
+// redactResult masks secrets in everything the model will read and the
+// frame keeps: the data, the summary, the notes and the error.
 func (rt *Runtime) redactResult(res *Result) {
 	rd := rt.opts.Redactor
 	if res.Data != nil {
@@ -196,19 +195,12 @@ func (rt *Runtime) redactResult(res *Result) {
 	for i, n := range res.Notes {
 		res.Notes[i] = rd.RedactString(n)
 	}
-	if res.Error != nil {
-		e := *res.Error
-		e.Message, e.Suggestion = rd.RedactString(e.Message), rd.RedactString(e.Suggestion)
-		for i := range e.Fields {
-			e.Fields[i].Problem = rd.RedactString(e.Fields[i].Problem)
-		}
-		res.Error = &e
-	}
+	res.Error = rt.redactError(res.Error)
 }
 
 func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	f := &Frame{ID: newFrameID(), Kind: ToolFrame, Name: c.Tool, Args: c.args, CallID: c.ID,
-		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: c.Why}
+		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: rt.opts.Redactor.RedactString(c.Why)}
 	if f.Args == nil && json.Valid(c.Arguments) {
 		f.Args = c.Arguments
 	}
@@ -322,8 +314,9 @@ func (rt *Runtime) graph(next Handler) Handler {
 				if t.OnViolation == Refuse {
 					return nil, e
 				}
+				w := rt.opts.Redactor.RedactString("warning: " + e.Message)
 				f.mu.Lock()
-				f.warn = append(f.warn, "warning: "+e.Message)
+				f.warn = append(f.warn, w)
 				f.mu.Unlock()
 			}
 		}

@@ -113,7 +113,7 @@ type Frame struct {
 	ID      FrameID
 	Kind    FrameKind
 	Name    string          // tool name, model name, or receiving agent
-	Args    json.RawMessage // tool calls: canonical arguments; delegations: the task as a JSON string
+	Args    json.RawMessage // tool calls: canonical arguments; delegations: the task as a JSON string; unmasked: views show ShownArgs
 	CallID  string          // the caller's id for the call, if any
 	Agent   string
 	Parent  *Frame
@@ -140,7 +140,14 @@ type Frame struct {
 	warn    []string
 	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
+
+	meta []byte                  // delegate frames of a keyed agent: the normalized metadata
+	sub  atomic.Pointer[Request] // delegate frames: the sub-request they started
 }
+
+// SubRequest returns the sub-request a delegate frame started, or nil (a
+// tool or model frame, or a refused hand-off).
+func (f *Frame) SubRequest() *Request { return f.sub.Load() }
 
 // State returns the frame's state.
 func (f *Frame) State() State { return State(f.state.Load()) }
@@ -150,25 +157,38 @@ func (f *Frame) setState(s State) { f.state.Store(int32(s)) }
 // Ended returns when the frame ended, or the zero time.
 func (f *Frame) Ended() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.ended }
 
-// Err returns the frame's refusal or failure, or nil.
+// Err returns the frame's refusal or failure, its texts masked, or nil.
 func (f *Frame) Err() *Error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
 
 // Tokens returns a model frame's tokens.
 func (f *Frame) Tokens() int64 { f.mu.Lock(); defer f.mu.Unlock(); return f.tokens }
 
-// Why returns the reason the caller gave for the call, if any.
+// Why returns the reason the caller gave for the call, masked, if any.
 func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
 
-// Summary returns a one-line summary of the frame's result.
+// Summary returns a one-line summary of the frame's result, masked.
 func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
 
-// Text returns what the model said, for a model frame that recorded it.
+// SetSummary replaces the frame's one-line summary, masked: what the graph
+// and the UI show of it (an A2A hand-off's task and its state, say). Frames
+// that end later set their own.
+func (f *Frame) SetSummary(s string) {
+	if f.Request != nil {
+		s = f.Request.rt.opts.Redactor.RedactString(s)
+	}
+	f.mu.Lock()
+	f.summary = oneLine(s, 160)
+	f.mu.Unlock()
+}
+
+// Text returns what the model said, masked, for a model frame that
+// recorded it.
 func (f *Frame) Text() string { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
 
 // Result returns the data a successful tool call returned to the model.
 func (f *Frame) Result() json.RawMessage { f.mu.Lock(); defer f.mu.Unlock(); return f.result }
 
-// Warnings returns violations that were let through in warn mode.
+// Warnings returns violations that were let through in warn mode, masked.
 func (f *Frame) Warnings() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -178,7 +198,12 @@ func (f *Frame) Warnings() []string {
 // CycleTo returns the ancestor that a refused cycle or re-entry targeted.
 func (f *Frame) CycleTo() *Frame { f.mu.Lock(); defer f.mu.Unlock(); return f.cycleTo }
 
+// finish ends the frame in state s with the error e, which it keeps
+// masked, and the summary, which must be masked already.
 func (f *Frame) finish(s State, e *Error, summary string) {
+	if e != nil && f.Request != nil {
+		e = f.Request.rt.redactError(e)
+	}
 	f.mu.Lock()
 	f.ended = time.Now()
 	f.err = e
@@ -235,9 +260,17 @@ func RequestFrom(ctx context.Context) (*Request, bool) {
 // made with it becomes f's child. It is how a call that arrives from
 // another process (with the frame id in a Reach-Parent header, a W3C
 // traceparent or MCP _meta) joins the stack of the call that caused it.
-// ctx should carry f's request context (or one derived from it), so that
-// stopping the request reaches the new call.
-func WithParent(ctx context.Context, f *Frame) context.Context { return withFrame(ctx, f) }
+// Under a delegate frame, the new frames belong to the sub-request it
+// started (see [Frame.SubRequest]): the delegated agent's work, counted
+// against its carved budget. ctx should carry the context of the request
+// the frames belong to (or one derived from it), so that stopping the
+// request reaches the new call.
+func WithParent(ctx context.Context, f *Frame) context.Context {
+	if s := f.sub.Load(); s != nil {
+		return context.WithValue(ctx, posKey{}, s)
+	}
+	return withFrame(ctx, f)
+}
 
 type remoteKey struct{}
 

@@ -49,6 +49,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,8 +124,11 @@ type Approver interface {
 	Approve(ctx context.Context, c *Call) (Decision, *Error)
 }
 
-// Redactor removes secrets from what the model, logs and records see (P6).
-// It must be safe for concurrent use.
+// Redactor removes secrets from what the model, logs and records see (P6):
+// Redact masks JSON (keeping it JSON) or text, RedactString masks text.
+// Both return their input when there is nothing to mask. It must be safe
+// for concurrent use. The runtime's default, and the gateway's, is the one
+// redactor of internal/redact.
 type Redactor interface {
 	Redact(b []byte) []byte
 	RedactString(s string) string
@@ -204,7 +208,12 @@ type Options struct {
 	Authorizer Authorizer
 	// Approver, if not nil, decides calls that need approval; if nil they are refused.
 	Approver Approver
-	// Redactor, if not nil, cleans results, errors and recorded arguments.
+	// Redactor masks secrets in every text that leaves the runtime, once,
+	// where it is made: results and errors for the model, and what frames
+	// keep and events carry for views and records (summaries, what a model
+	// said, errors, reasons, arguments as shown). If nil, the one redactor
+	// of internal/redact with its default names and no registered values
+	// (a value under a secret name, such as "password", is masked).
 	Redactor Redactor
 	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
 	Idempotency IdempotencyStore
@@ -267,6 +276,9 @@ func New(opts *Options) *Runtime {
 	}
 	if o.DefaultTimeout == 0 {
 		o.DefaultTimeout = 30 * time.Second
+	}
+	if o.Redactor == nil {
+		o.Redactor = defaultRedactor
 	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 32 << 10
@@ -574,13 +586,34 @@ type Delegation struct {
 	// Fraction of the parent's remaining budget for every dimension Budget
 	// does not give; if zero, 1 (all that remains; spend still counts for both).
 	Fraction float64
+	// Reentrancy is the receiving agent's contract (G2) for a hand-off
+	// while the agent is already on the delegation stack (it is the agent
+	// of the request or of a delegation the hand-off nests in); if empty,
+	// NonReentrant, as for tools. Whatever the contract, a hand-off of the
+	// same normalized task to an agent already working on it up the stack
+	// is a cycle.
+	Reentrancy Reentrancy
+	// Key names the fields of Metadata that key a Keyed agent: it may be
+	// re-entered with other values of them only.
+	Key []string
+	// Metadata is a JSON object describing the hand-off (an A2A message's
+	// metadata), read for Key.
+	Metadata json.RawMessage
+	// OnViolation is what a cycle or broken contract does; if empty, Refuse.
+	OnViolation Mode
 }
 
 // Delegate hands a sub-task to another agent: it records a delegate frame
 // under the frame in ctx and starts a sub-request whose budget is carved
-// from the parent's remaining budget (never a fresh default). The returned
-// context carries the sub-request; its model turns nest under the delegate
-// frame. End the sub-request when the sub-agent is done.
+// from the parent's remaining budget (never a fresh default). Before that,
+// as the call path's graph stage does for tools, it refuses a hand-off that
+// would re-enter an agent already on the stack against its contract, or
+// hand the same normalized task to an agent already working on it (a
+// cycle: A -> B -> A); then the admit checks (stopped, budgets, depth) and
+// the loop guard (the same sub-task handed over again with the same
+// verdict). A refusal is an *Error and leaves a refused delegate frame. The
+// returned context carries the sub-request; its model turns nest under the
+// delegate frame. End the sub-request when the sub-agent is done.
 func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context, *Request, error) {
 	parent, pf := position(ctx)
 	if parent == nil {
@@ -589,22 +622,31 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
 	}
+	ag, err := compileAgent(d)
+	if err != nil {
+		return nil, nil, err
+	}
 	f := &Frame{ID: newFrameID(), Kind: DelegateFrame, Name: d.Agent, Agent: parent.agent,
 		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
 	if pf != nil {
 		f.Depth = pf.Depth
 		f.filter = pf.filter
 	}
+	ag.hashes(f)
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
-	if err := rt.loopDelegate(f, d.Task); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+	if e := ag.checkStack(f); e != nil {
+		return nil, nil, rt.refuseFrame(ctx, f, e)
+	}
+	f.filter.Add(f.hash)
+	f.filter.Add(ag.nameHash)
+	if f.keyed != 0 {
+		f.filter.Add(f.keyed)
+	}
+	if err := rt.loopDelegate(f, d.Task, ag.leavesReentry()); err != nil {
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
 	id := d.ID
@@ -623,6 +665,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		rt.record(ctx, f)
 		return nil, nil, err
 	}
+	f.sub.Store(child)
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
@@ -678,21 +721,15 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	}
 	req.addFrame(f)
 	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if e := rt.loopModel(f); e != nil {
-		f.finish(Refused, e, "")
-		rt.record(ctx, f)
-		return nil, nil, e
+		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
 	if isTurn(pf) {
 		if q, ok := req.admitCount("turns", turnsOf); !ok {
 			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
-			f.finish(Refused, e, "")
-			rt.record(ctx, f)
-			return nil, nil, e
+			return nil, nil, rt.refuseFrame(ctx, f, e)
 		}
 	}
 	f.setState(Executing)
@@ -739,11 +776,13 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
 		costNano = int64(cost * 1e9)
 	}
+	// What the model said is kept masked (D1): a model may echo a key.
+	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
 	f.tokens = tokens
-	if u.Text != "" {
-		f.text = u.Text
-		f.summary = oneLine(u.Text, 120)
+	if text != "" {
+		f.text = text
+		f.summary = oneLine(text, 120)
 	}
 	f.mu.Unlock()
 	req.spend(tokens, costNano)
@@ -751,7 +790,7 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		req.rt.loopFrameDone(f, "", true)
 		f.finish(Failed, asError(failed), "")
 	} else {
-		req.rt.loopFrameDone(f, u.Text, false)
+		req.rt.loopFrameDone(f, text, false)
 		f.finish(Completed, nil, "")
 	}
 	req.rt.record(context.Background(), f)
@@ -840,17 +879,15 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	}
 	e.Why = f.Why()
 	if r := f.Result(); len(r) > 0 {
-		e.Result = r[:min(len(r), 1024)]
+		e.Result = r[:min(len(r), 1024)] // cut after it was masked
 	}
-	if rd := rt.opts.Redactor; rd != nil {
-		e.Args = rd.Redact(e.Args)
-		e.Summary = rd.RedactString(e.Summary)
-		e.Why = rd.RedactString(e.Why)
-		if e.Error != nil {
-			ec := *e.Error
-			ec.Message = rd.RedactString(ec.Message)
-			e.Error = &ec
-		}
+	// What the frame keeps is masked already (summary, why, error, result);
+	// the arguments are masked as views show them, and the names for good
+	// measure.
+	e.Args = f.ShownArgs()
+	rd := rt.opts.Redactor
+	for _, s := range [...]*string{&e.Name, &e.Principal, &e.Tenant, &e.Agent, &e.CallID} {
+		*s = rd.RedactString(*s)
 	}
 	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
 }

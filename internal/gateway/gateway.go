@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/durable"
@@ -68,7 +69,7 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,7 +122,7 @@ type Gateway struct {
 	metrics   *telemetry.Metrics
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
-	redactor  *secrets.Redactor
+	redactor  *redact.Redactor
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	history   *durable.History   // the requests of earlier runs; nil without a data folder
@@ -145,6 +146,7 @@ type Gateway struct {
 	// that reports no usage.
 	noUsageWarned atomic.Bool
 	ui            http.Handler
+	agents        *a2a.Gateway // nil without agents
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
 	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
@@ -181,10 +183,8 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	if red.Len() > 0 { // with no secrets configured, nothing to mask and no cost per call
-		g.redactor = red
-		g.log = slog.New(redactHandler{g.log.Handler(), red})
-	}
+	g.redactor = red
+	g.log = slog.New(redactHandler{g.log.Handler(), red})
 	g.model = g.opts.Model
 	if g.model == nil {
 		if cfg.Model != nil {
@@ -199,11 +199,8 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		g.cancel()
 		return nil, err
 	}
-	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log}
+	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log, Redactor: g.redactor}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
-	if g.redactor != nil {
-		ro.Redactor = g.redactor
-	}
 	if err := g.authorizer(ro); err != nil {
 		g.cancel()
 		return nil, err
@@ -244,6 +241,10 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	if err := g.recover(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if g.agents, err = g.newAgents(); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -506,6 +507,9 @@ func (g *Gateway) Close() error {
 	}
 	g.reqs.endAll()
 	g.cancel()
+	if g.agents != nil {
+		g.agents.Close()
+	}
 	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {

@@ -379,6 +379,7 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
+	in.Note = g.redactor.RedactString(in.Note) // kept, shown and audited
 	t, ok := g.claimDeadLetter(w, r)
 	if !ok {
 		return
