@@ -206,3 +206,65 @@ func (s *SQLite) EntityVersions(ctx context.Context, names []string) (map[string
 	}
 	return out, nil
 }
+
+// PutPin implements Pins.
+func (s *SQLite) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	now := time.Now()
+	var v int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		if _, err := b.affected(stPinPut, tool, unsafeString(data), now.UnixNano()); err != nil {
+			return err
+		}
+		return scanErr(b.queryRow(stPinsVersion).Scan(&v))
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("storing the pin of %s: %w", tool, err)
+	}
+	return v, nil
+}
+
+// ListPins implements Pins: the pins and their version, in one read
+// transaction.
+func (s *SQLite) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+	if s.closed.Load() {
+		return nil, 0, ErrClosed
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	defer tx.Rollback()
+	var v int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT tool, data FROM pins`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var tool, data string
+		if err := rows.Scan(&tool, &data); err != nil {
+			return nil, 0, fmt.Errorf("reading pins: %w", err)
+		}
+		out[tool] = []byte(data)
+	}
+	return out, v, rows.Err()
+}
+
+// PinsVersion implements Pins.
+func (s *SQLite) PinsVersion(ctx context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	var v int64
+	if err := s.r.QueryRowContext(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the pins' version: %w", err)
+	}
+	return v, nil
+}

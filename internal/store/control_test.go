@@ -156,3 +156,30 @@ func TestStoppedRequestIsFinal(t *testing.T) {
 		}
 	})
 }
+
+func TestPins(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		pins, v0, err := s.ListPins(ctx)
+		if err != nil || len(pins) != 0 {
+			t.Fatalf("ListPins of an empty store = %v, %v", pins, err)
+		}
+		v1, err := s.PutPin(ctx, "kb__search", []byte(`{"tool":"kb__search","sha256":"a"}`))
+		if err != nil || v1 <= v0 {
+			t.Fatalf("PutPin = %d, %v; want a version after %d", v1, err, v0)
+		}
+		if v2, err := s.PutPin(ctx, "kb__search", []byte(`{"tool":"kb__search","sha256":"b"}`)); err != nil || v2 <= v1 {
+			t.Fatalf("PutPin = %d, %v; want a version after %d", v2, err, v1)
+		}
+		if _, err := s.PutPin(ctx, "fs__read", []byte(`{"tool":"fs__read"}`)); err != nil {
+			t.Fatal(err)
+		}
+		pins, v, err := s.ListPins(ctx)
+		if err != nil || len(pins) != 2 || string(pins["kb__search"]) != `{"tool":"kb__search","sha256":"b"}` || v == v0 {
+			t.Fatalf("ListPins = %q, version %d (was %d), %v", pins, v, v0, err)
+		}
+		if got, err := s.PinsVersion(ctx); err != nil || got != v {
+			t.Errorf("PinsVersion = %d, %v; want %d", got, err, v)
+		}
+	})
+}

@@ -33,6 +33,8 @@ type Memory struct {
 	apprs    map[string]*ApprovalRecord
 	entities map[string]uint64
 	entityV  uint64
+	pins     map[string][]byte
+	pinsV    int64
 }
 
 var _ Store = (*Memory)(nil)
@@ -47,6 +49,7 @@ func NewMemory() *Memory {
 		ledger:   map[string]Spend{},
 		apprs:    map[string]*ApprovalRecord{},
 		entities: map[string]uint64{},
+		pins:     map[string][]byte{},
 	}
 }
 
@@ -611,4 +614,37 @@ func (m *Memory) EntityVersions(ctx context.Context, names []string) (map[string
 		}
 	}
 	return out, nil
+}
+
+// PutPin implements Pins.
+func (m *Memory) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	m.pins[tool] = clone(data)
+	m.pinsV++
+	return m.pinsV, nil
+}
+
+// ListPins implements Pins.
+func (m *Memory) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, 0, err
+	}
+	defer m.mu.Unlock()
+	out := make(map[string][]byte, len(m.pins))
+	for t, d := range m.pins {
+		out[t] = clone(d)
+	}
+	return out, m.pinsV, nil
+}
+
+// PinsVersion implements Pins.
+func (m *Memory) PinsVersion(ctx context.Context) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	return m.pinsV, nil
 }

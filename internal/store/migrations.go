@@ -141,7 +141,7 @@ CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed'
 DROP INDEX idempotency_expires;
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 `},
-	{4, "approvals, budget ledgers, entity versions", `
+	{4, "approvals, budget ledgers, entity versions, pins", `
 -- Approvals (package approval): a pending one survives a restart with its
 -- votes and expiry, and a decided one answers the retries of its call.
 -- data is the approval as package approval writes it; version is the
@@ -180,5 +180,15 @@ CREATE TABLE store_meta (
 	value INTEGER NOT NULL
 );
 INSERT INTO store_meta (key, value) VALUES ('entity_version', 0);
+
+-- Pinned tool definitions (P7; package pin writes data). pins_version
+-- moves on with every write, so that a reader (a gateway while
+-- reach tools approve writes) reads them again only when they changed.
+CREATE TABLE pins (
+	tool    TEXT PRIMARY KEY,
+	data    TEXT NOT NULL,
+	updated INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO store_meta (key, value) VALUES ('pins_version', 0);
 `},
 }

@@ -68,6 +68,7 @@ type Store interface {
 	IdemRecords
 	Approvals
 	Entities
+	Pins
 	AuditLog
 	DeadLetters
 	Close() error
@@ -379,6 +380,19 @@ type Entities interface {
 	// EntityVersions returns the version of each entity of names; an
 	// entity never written has none (0, and no entry).
 	EntityVersions(ctx context.Context, names []string) (map[string]uint64, error)
+}
+
+// Pins keeps the pinned definitions of upstream tools (P7), each as a
+// JSON document package pin writes and reads.
+type Pins interface {
+	// PutPin stores the pin of tool, durably when it returns, moves the
+	// pins' version on, and returns it.
+	PutPin(ctx context.Context, tool string, data []byte) (int64, error)
+	// ListPins returns every pin, by tool, and the pins' version.
+	ListPins(ctx context.Context) (map[string][]byte, int64, error)
+	// PinsVersion returns the pins' version: it changes with every
+	// PutPin, so that a reader knows when to read them again.
+	PinsVersion(ctx context.Context) (int64, error)
 }
 
 // Dead letter states.

@@ -426,6 +426,8 @@ const (
 	stApprovalUpdate
 	stEntityCounter
 	stEntitySet
+	stPinPut
+	stPinsVersion
 	numStmts
 )
 
@@ -513,6 +515,9 @@ func statements() [numStmts]string {
 	WHERE id = ? AND version = ?`
 	q[stEntityCounter] = `UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value`
 	q[stEntitySet] = `INSERT INTO entities (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`
+	q[stPinPut] = `INSERT INTO pins (tool, data, updated) VALUES (?, ?, ?)
+	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
+	q[stPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`
 	return q
 }
 
