@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,9 +22,10 @@ type PastRequest struct {
 	Agent      string
 	Scene      string
 	Trace      [16]byte
-	// State is how it ended: "completed", "stopped" (Cause says how and
-	// why) or "interrupted" (a restart cut it off; Cause says when).
-	State   string
+	// State is how it ended: RequestCompleted, a stopped state (Cause
+	// says who stopped it and why) or RequestInterrupted (a restart cut it
+	// off; Cause says when).
+	State   RequestState
 	Cause   *Cause
 	Budget  Budget
 	Usage   Usage // Wall is what it took
@@ -92,16 +94,18 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	r.maxDepth.Store(int64(p.Usage.MaxDepth))
 	c := p.Cause
 	if c == nil {
-		c = &Cause{By: "reach", Reason: p.State}
+		c = &Cause{By: "reach", Reason: string(p.State)}
 	}
 	cc := *c
 	cc.Request = p.ID
-	switch p.State {
-	case "interrupted":
+	switch mode, stopped := strings.CutPrefix(string(p.State), "stopped_"); {
+	case p.State == RequestInterrupted:
 		r.interrupted = &cc
 		r.cancel(&InterruptedError{Cause: cc})
-	case "stopped":
-		if cc.Mode == Running {
+	case stopped:
+		if m, err := ParseStopMode(mode); err == nil {
+			cc.Mode = m
+		} else if cc.Mode == Running {
 			cc.Mode = Cancel
 		}
 		r.mode.Store(int32(cc.Mode))

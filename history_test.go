@@ -15,7 +15,7 @@ import (
 // frame of its parent), and nothing runs in it, whatever its state.
 func TestRestorePast(t *testing.T) {
 	t0 := time.Now().Add(-time.Hour)
-	sub := &reach.PastRequest{ID: "trip/sub", Principal: "alice", Agent: "booker", State: "completed", Started: t0, Ended: t0.Add(time.Second),
+	sub := &reach.PastRequest{ID: "trip/sub", Principal: "alice", Agent: "booker", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Second),
 		Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
 			return []reach.PastFrame{{ID: 3, Parent: 2, Kind: reach.ToolFrame, Name: "book", Depth: 1, State: reach.Completed, Started: t0}}, nil
 		}}
@@ -23,7 +23,7 @@ func TestRestorePast(t *testing.T) {
 	rt := reach.New(&reach.Options{History: func(id string) (*reach.PastRequest, bool) {
 		switch id {
 		case "trip":
-			return &reach.PastRequest{ID: "trip", Principal: "alice", State: "completed", Started: t0, Ended: t0.Add(time.Minute),
+			return &reach.PastRequest{ID: "trip", Principal: "alice", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Minute),
 				Usage: reach.Usage{ToolCalls: 2, Wall: time.Minute},
 				Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
 					loads++
@@ -33,7 +33,7 @@ func TestRestorePast(t *testing.T) {
 					}, []*reach.PastRequest{sub}
 				}}, true
 		case "cut":
-			return &reach.PastRequest{ID: "cut", State: "interrupted", Cause: &reach.Cause{By: "reach", Reason: "the gateway restarted"}}, true
+			return &reach.PastRequest{ID: "cut", State: reach.RequestInterrupted, Cause: &reach.Cause{By: "reach", Reason: "the gateway restarted"}}, true
 		}
 		return nil, false
 	}})

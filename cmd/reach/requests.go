@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,12 +87,10 @@ func newRequests() *cobra.Command {
 		if _, err := client().do(cmd.Context(), http.MethodGet, "/v1/requests", nil, &out); err != nil {
 			return err
 		}
-		if len(out.Requests) == 0 {
-			fmt.Fprintln(cmd.OutOrStdout(), "no requests")
+		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tTURNS\tTOKENS")
+		if tw == nil {
 			return nil
 		}
-		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tTURNS\tTOKENS")
 		for _, r := range out.Requests {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(r.ID), printable(r.State), printable(r.Principal), r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Turns, r.Tokens)
 		}

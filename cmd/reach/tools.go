@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -72,13 +71,10 @@ running gateway sees the approval within seconds, without a restart.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if len(pins) == 0 {
-				fmt.Fprintln(out, "no tools")
+			tw := table(cmd.OutOrStdout(), len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+			if tw == nil {
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 			for _, p := range pins {
 				status := "pinned"
 				if p.Pending != nil {

@@ -92,11 +92,16 @@ func (h *History) past(rec *store.Request) *reach.PastRequest {
 		Agent: rec.Agent, Scene: rec.Scene, Started: rec.Started, Ended: rec.Ended}
 	switch rec.State {
 	case "ended":
-		p.State = "completed"
-	case "stopped", "interrupted":
-		p.State = rec.State
+		p.State = reach.RequestCompleted
+	case "stopped":
 		c := decodeCause(rec.Cause)
-		p.Cause = &c
+		if c.Mode == reach.Running {
+			c.Mode = reach.Cancel
+		}
+		p.State, p.Cause = reach.RequestState("stopped_"+c.Mode.String()), &c
+	case "interrupted":
+		c := decodeCause(rec.Cause)
+		p.State, p.Cause = reach.RequestInterrupted, &c
 	default:
 		return nil
 	}

@@ -105,7 +105,7 @@ func TestHistoryRebuildsRequests(t *testing.T) {
 		{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant, InputSchema: json.RawMessage(`{"type":"object","required":["ref"]}`),
 			Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }},
 	}
-	old := reach.New(&reach.Options{Checkpoints: cp, Recorder: log, DefaultBudget: &reach.Budget{}})
+	old := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, Recorder: log, DefaultBudget: &reach.Budget{}})
 	old.MustRegister(tools...)
 	rctx, req, err := old.Begin(ctx, &reach.RequestOptions{ID: "trip", Principal: "alice", Scene: "travel"})
 	if err != nil {
@@ -142,14 +142,15 @@ func TestHistoryRebuildsRequests(t *testing.T) {
 		}
 		return p, ok
 	}
-	rt := reach.New(&reach.Options{Checkpoints: New(st, nil, nil), History: past, DefaultBudget: &reach.Budget{}})
+	cp2 := New(st, nil, nil)
+	rt := reach.New(&reach.Options{Checkpoints: cp2, Requests: cp2, History: past, DefaultBudget: &reach.Budget{}})
 	rt.MustRegister(tools...)
 	if err := h.Restore(ctx, rt, 100); err != nil {
 		t.Fatal(err)
 	}
 	var listed []string
 	for _, r := range rt.Requests() {
-		listed = append(listed, r.ID()+" "+r.State())
+		listed = append(listed, r.ID()+" "+string(r.State()))
 	}
 	if fmt.Sprint(listed) != "[halted stopped_cancel trip completed]" {
 		t.Errorf("the request list after a restart: %v", listed)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 )
 
 // An example policy in front of the real server-filesystem refuses path
@@ -40,7 +41,7 @@ when {
   (context.arguments.path like "*..*" || !(context.arguments.path like "%s/*"))
 };
 `, sandbox)), 0o644)
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`upstreams:
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`upstreams:
   - name: fs
     command: [node, %s, %s]
 policy: {path: %s}

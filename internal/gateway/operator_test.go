@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,16 +11,19 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"encoding/hex"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-	"sync"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -68,7 +72,7 @@ func TestOTLPTraces(t *testing.T) {
 		w.WriteHeader(200)
 	}))
 	defer collector.Close()
-	cfg, err := ParseConfig([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +88,8 @@ func TestOTLPTraces(t *testing.T) {
 	if posts.Load() == 0 {
 		t.Error("no spans reached the collector")
 	}
-	if _, err := ParseConfig([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
-		if _, err := New(context.Background(), &Config{Telemetry: &TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
+	if _, err := config.Parse([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
+		if _, err := New(context.Background(), &config.Config{Telemetry: &config.TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
 			t.Error("an endpoint without a scheme was accepted")
 		}
 	}
@@ -142,9 +146,9 @@ func TestApprovalHeldCallCompletes(t *testing.T) {
 // TestApprovalWaitSendsProgress: a client that asked for progress hears
 // that its held call waits for approval, until it is approved.
 func TestApprovalWaitSendsProgress(t *testing.T) {
-	old := approvalEvery
-	approvalEvery = 20 * time.Millisecond
-	t.Cleanup(func() { approvalEvery = old })
+	old := front.ApprovalEvery
+	front.ApprovalEvery = 20 * time.Millisecond
+	t.Cleanup(func() { front.ApprovalEvery = old })
 	g, _, srv := upstreamGateway(t, probeConfig+"approvals: {wait: 10s}\n")
 	heard := make(chan string, 100)
 	cs := connectMCP(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -191,10 +195,10 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
 	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	parts := strings.Split(tp, "-")
-	if len(parts) != 4 || parts[2] != res.Meta[MetaFrame] {
-		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[MetaFrame])
+	if len(parts) != 4 || parts[2] != res.Meta[link.MetaFrame] {
+		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[link.MetaFrame])
 	}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
@@ -219,8 +223,8 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	collector, exported := otlpCollector(t)
 	g, p, srv := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
-	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{link.MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != foreign {
 		t.Errorf("the upstream was told traceparent %q, want it in trace %s", tp, foreign)
 	}
@@ -234,7 +238,7 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 		t.Errorf("a request begun for a call with another tracer's traceparent is in trace %x, want %s", got, foreign)
 	}
 	// Each call's span is the child of the caller's span that sent it.
-	want := map[string]string{fmt.Sprint(res.Meta[MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
+	want := map[string]string{fmt.Sprint(res.Meta[link.MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
@@ -302,7 +306,7 @@ func TestOperatorRoutesAuthorizeFirst(t *testing.T) {
 	} {
 		for _, who := range []string{"alice", "bob"} {
 			status, body := rawAs(t, keys[who], c.method, url+c.path, c.body)
-			var e struct{ Error apiError }
+			var e struct{ Error httpjson.Error }
 			if status != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Error.Code != "operators_only" {
 				t.Errorf("%s: %s %s %s = %d %s, want 403 operators_only", who, c.method, c.path, c.body, status, body)
 			}

@@ -1120,3 +1120,42 @@ func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	d.Updated = round(now)
 	return nil
 }
+
+// TakeDeadLetter implements DeadLetters: the update and the read are one
+// write of the writer's batch.
+func (s *SQLite) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	now := time.Now()
+	var d DeadLetter
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		n, err := b.affected(stDeadTake, DeadTaken, now.UnixNano(), id, DeadOpen)
+		if err != nil {
+			return err
+		}
+		var a sql.NullString
+		var created, updated int64
+		err = scanErr(b.queryRow(stDeadGet, id).Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &a, &d.Error, &d.Attempts,
+			&d.State, &d.Note, &created, &updated))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+		case err != nil:
+			return err
+		case n == 0 && d.State == DeadTaken:
+			return fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+		case n == 0:
+			return fmt.Errorf("dead letter %d is %s: %w", id, d.State, ErrNotFound)
+		}
+		d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
+		return nil
+	}})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
+	}
+	return &d, nil
+}

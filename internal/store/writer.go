@@ -420,6 +420,8 @@ const (
 	stAuditScanFrom
 	stDeadAdd
 	stDeadUpdate
+	stDeadTake
+	stDeadGet
 	stLedgerDebit
 	stLedgerGet
 	stApprovalInsert
@@ -499,6 +501,8 @@ func statements() [numStmts]string {
 	(request, frame, tool, args, error, attempts, state, note, created, updated)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	q[stDeadUpdate] = `UPDATE dead_letters SET state = ?, note = ?, error = ?, attempts = ?, updated = ? WHERE id = ?`
+	q[stDeadTake] = `UPDATE dead_letters SET state = ?, updated = ? WHERE id = ? AND state = ?`
+	q[stDeadGet] = `SELECT id, request, frame, tool, args, error, attempts, state, note, created, updated FROM dead_letters WHERE id = ?`
 	// One conditional update: the caps (?6 to ?9, zero for none) are
 	// compared with the sums in the same statement that writes them. A
 	// first debit is checked against them by the caller.

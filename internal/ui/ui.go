@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/telemetry"
 )
 
@@ -242,7 +242,7 @@ type requestView struct {
 
 func viewRequest(r *reach.Request) requestView {
 	u, b := r.Usage(), r.Budget()
-	v := requestView{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
+	v := requestView{ID: r.ID(), State: string(r.State()), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
 		Started: r.Started().Format("15:04:05.000"), Wall: u.Wall.Round(time.Millisecond).String(),
 		ToolCalls: newMeter(int64(u.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(u.Turns), int64(b.Turns)),
 		Tokens: newMeter(u.Tokens, b.Tokens), MaxDepth: u.MaxDepth, DepthLimit: b.Depth, Cause: r.StopCause()}
@@ -298,24 +298,19 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var frames []frameView
-	var walk func(*reach.Request)
-	walk = func(q *reach.Request) {
-		for _, f := range q.Frames() {
-			n := graph.Node(f)
-			fv := frameView{ID: n.ID, Kind: n.Kind, Name: n.Name, Args: clip(n.Args, 160), Status: n.Status, Error: n.Error,
-				Summary: clip(f.Summary(), 120), Started: f.Started.Format("15:04:05.000"), Tokens: n.Tokens}
-			if l := n.Latency.Round(time.Microsecond * 100); l > 0 {
-				fv.Latency = l.String()
-			}
-			frames = append(frames, fv)
+	all := render.Frames(q)
+	frames := make([]frameView, 0, len(all))
+	for i := range all {
+		f := &all[i]
+		fv := frameView{ID: f.ID.String(), Kind: f.Kind, Name: f.Name, Args: clip(f.ArgumentsText(), 160), Status: f.Status, Error: f.ErrorText(),
+			Summary: clip(f.Summary, 120), Started: f.Started.Local().Format("15:04:05.000"), Tokens: f.Tokens}
+		if l := f.Latency().Round(time.Microsecond * 100); l > 0 {
+			fv.Latency = l.String()
 		}
-		for _, c := range q.Children() {
-			walk(c)
-		}
+		frames = append(frames, fv)
 	}
-	walk(q)
-	running := !strings.HasPrefix(q.State(), "stopped_isolate") && q.State() != "completed"
+	st := q.State()
+	running := st != reach.RequestStoppedIsolate && st != reach.RequestCompleted
 	u.render(w, r, "request", struct {
 		page
 		R       requestView
@@ -324,7 +319,7 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		Running bool
 		Modes   []struct{ Mode, Label string }
 	}{page{Title: "Request " + id, Nav: "requests", Flash: flash(r, requestFlashes, id)}, viewRequest(q),
-		template.HTML(graph.SVG(q)), // rendered by our own escaping renderer
+		template.HTML(render.SVG(all)), // rendered by our own escaping renderer
 		frames, running,
 		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}}})
 }
@@ -335,7 +330,7 @@ func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Write(graph.SVG(q))
+	w.Write(render.SVG(render.Frames(q)))
 }
 
 func (u *UI) stop(w http.ResponseWriter, r *http.Request) {

@@ -35,7 +35,7 @@ func newLife(t *testing.T, st *store.SQLite, runs *atomic.Int32, o *Options) *li
 	if err := l.q.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	l.rt = reach.New(&reach.Options{Authorizer: eng, Approver: l.q.Approver(), Idempotency: store.NewIdempotency(st, nil)})
+	l.rt = reach.New(&reach.Options{Authorizer: eng, Approver: l.q.Approver(), ApprovalKey: l.q.ApprovalKey, Idempotency: store.NewIdempotency(st, nil)})
 	run := func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		runs.Add(1)
 		return json.RawMessage(`{"ok":true}`), nil
