@@ -402,3 +402,22 @@ tools:
 		}
 	}
 }
+
+// TestFallbackOfAWriteIsRefusedWithItsLine: a fallback on a tool that
+// is a write by its own contract (here a built-in example's) is refused
+// when the gateway is built, naming the configuration's line.
+func TestFallbackOfAWriteIsRefusedWithItsLine(t *testing.T) {
+	cfg, err := config.Parse([]byte("examples: true\ntools:\n  refund_order:\n    fallback: [search_kb]\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data = t.TempDir()
+	g, err := New(context.Background(), cfg, nil)
+	if err == nil {
+		g.Close()
+		t.Fatal("New accepted a fallback on a write")
+	}
+	if !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "fallback is for reads") {
+		t.Errorf("New: %v, want the line and why", err)
+	}
+}
