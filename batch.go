@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentreach/reach/internal/template"
 )
 
 // Envelope is a batch of tool calls for one request (R3):
@@ -125,7 +127,7 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 						}
 					}
 				}
-			} else if names, err := entityNames(eff.writes, newScope(c.Arguments, nil)); err == nil {
+			} else if names, err := entityNames(eff.writes, template.NewScope(c.Arguments, nil)); err == nil {
 				for _, n := range names {
 					keys = append(keys, "entity\x00"+n)
 				}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/template"
 )
 
 // BreakerPolicy configures a circuit breaker: a tool's, an upstream's, or
@@ -732,7 +734,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		}
 		args := c.args
 		if f.args != nil {
-			a, err := f.args.json(newScope(c.args, nil))
+			a, err := f.args.JSON(template.NewScope(c.args, nil))
 			if err != nil {
 				tried = append(tried, fmt.Sprintf("%s (its arguments could not be built: %v)", f.tool, err))
 				continue
@@ -793,14 +795,12 @@ func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
 		}
 		cf := &compiledFollowup{tool: f.Tool}
 		if f.Args != "" {
-			tt, err := compileTemplate(f.Args, true)
+			tt, err := template.Compile(f.Args)
 			if err != nil {
 				return nil, fmt.Errorf("tool %s: fallback %s: %w", t.Name, f.Tool, err)
 			}
-			for _, m := range placeholderRE.FindAllStringSubmatch(f.Args, -1) {
-				if strings.HasPrefix(m[1], "result.") || m[1] == "result" {
-					return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, m[0])
-				}
+			if ph, ok := tt.ReadsResult(); ok {
+				return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, ph)
 			}
 			cf.args = tt
 		}

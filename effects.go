@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+
+	"github.com/agentreach/reach/internal/template"
 )
 
 // Followup is a call reach makes on a tool's behalf: its undo, its verify
@@ -36,7 +38,7 @@ type Verify struct {
 
 // effects is a tool's compiled side-effect contract.
 type effects struct {
-	reads, writes []*template
+	reads, writes []*template.Template
 	undo          *compiledFollowup
 	refresh       *compiledFollowup
 	verify        *compiledFollowup
@@ -45,7 +47,7 @@ type effects struct {
 
 type compiledFollowup struct {
 	tool string
-	args *template
+	args *template.Template
 }
 
 var celEnv = func() *cel.Env {
@@ -67,7 +69,7 @@ func compileFollowup(name, what string, f *Followup) (*compiledFollowup, error) 
 	if args == "" {
 		args = "{}"
 	}
-	t, err := compileTemplate(args, true)
+	t, err := template.Compile(args)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %s: %w", name, what, err)
 	}
@@ -81,10 +83,10 @@ func compileEffects(t *Tool) (*effects, error) {
 	e := &effects{}
 	for _, list := range []struct {
 		src []string
-		dst *[]*template
+		dst *[]*template.Template
 	}{{t.Reads, &e.reads}, {t.Writes, &e.writes}} {
 		for _, s := range list.src {
-			tt, err := compileTemplate(s, false)
+			tt, err := template.CompileText(s)
 			if err != nil {
 				return nil, fmt.Errorf("tool %s: entity %w", t.Name, err)
 			}
@@ -120,12 +122,12 @@ func compileEffects(t *Tool) (*effects, error) {
 }
 
 // entityNames renders the entity templates for one call.
-func entityNames(ts []*template, s scope) ([]string, error) {
+func entityNames(ts []*template.Template, s template.Scope) ([]string, error) {
 	var out []string
 	for _, t := range ts {
-		n, err := t.text(s)
+		n, err := t.Text(s)
 		if err != nil {
-			return nil, fmt.Errorf("entity %s: %w", t.raw, err)
+			return nil, fmt.Errorf("entity %s: %w", t, err)
 		}
 		out = append(out, n)
 	}
@@ -475,7 +477,7 @@ func (rt *Runtime) state(next Handler) Handler {
 		if eff == nil || (len(eff.reads) == 0 && len(eff.writes) == 0) {
 			return next(ctx, c)
 		}
-		s := newScope(c.args, nil)
+		s := template.NewScope(c.args, nil)
 		reads, err := entityNames(eff.reads, s)
 		if err == nil {
 			var writes []string
@@ -565,7 +567,7 @@ func capitalize(s string) string {
 // followup runs an undo, verify or refresh call in the request, under the
 // frame of c, and returns its data.
 func (rt *Runtime) followup(ctx context.Context, c *Call, f *compiledFollowup, result []byte, what string) (json.RawMessage, *Error) {
-	args, err := f.args.json(newScope(c.args, result))
+	args, err := f.args.JSON(template.NewScope(c.args, result))
 	if err != nil {
 		return nil, &Error{Guard: what, Type: TypeTool, Code: what + "_failed",
 			Message: fmt.Sprintf("Could not build the %s call of %s: %v.", what, c.Tool, err)}
@@ -650,7 +652,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		undoing := c.req.root.undoing
 		if res.Status == StatusSuccess && eff != nil {
 			if eff.undo != nil && !undoing {
-				args, terr := eff.undo.args.json(newScope(c.args, res.Data))
+				args, terr := eff.undo.args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
 					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.undo.tool, args: args,
