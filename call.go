@@ -983,11 +983,3 @@ func preview(b []byte, n int) string {
 	}
 	return string(b[:n]) + "…"
 }
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
