@@ -14,6 +14,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 
+	"github.com/agentreach/reach/internal/batch"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -181,9 +182,9 @@ type entities struct {
 // write of the same entity takes it again), except for an undo that writes
 // as the request it compensates.
 type holder struct {
-	root  *Request   // the root request it writes as
-	frame *Frame     // the call's frame
-	batch *batchCall // the Batch call it runs under, if any
+	root  *Request    // the root request it writes as
+	frame *Frame      // the call's frame
+	batch *batch.Mark // the Batch call it runs under, if any
 	// origin, for an undo that writes as the request it compensates, is the
 	// frame of the call it runs for (the failing call, or the one that
 	// called Request.Compensate), and batch is that call's. The undo shares
@@ -215,7 +216,7 @@ func (h *holder) on(f *Frame) bool {
 // blockedBy reports whether o, which holds an entity, keeps h from taking
 // it: o belongs to another root request; or h is an undo and o another
 // call of its request that is not on h's stack and provably independent
-// of the call the undo runs for (see batchCall); or o is an undo and h is
+// of the call the undo runs for (see batch.Mark); or o is an undo and h is
 // not on its stack.
 //
 // Independence must be proven: a call that holds the entity may be
@@ -232,7 +233,7 @@ func (h *holder) blockedBy(o *holder) bool {
 	case h.origin == nil && o.origin == nil, h.on(o.frame):
 		return false
 	case o.origin == nil:
-		return h.batch.independent(o.batch)
+		return h.batch.Independent(o.batch)
 	}
 	return true
 }
@@ -498,7 +499,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	var release func(bool) map[string]uint64
 	if len(writes) > 0 {
 		var e *Error
-		h := &holder{root: root, frame: c.frame, batch: batchOf(ctx)}
+		h := &holder{root: root, frame: c.frame, batch: batch.From(ctx)}
 		if as := root.lockAs; as != nil {
 			h.root, h.origin, h.batch, h.undoes = as.root, as.origin, as.batch, as.undoes
 		}
@@ -780,7 +781,7 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 		// none, so only its own Compensate gets here): so do these undos.
 		creq.lockAs = &holder{root: as.root, origin: cmp.Or(origin, as.origin), batch: as.batch, undoes: as.undoes}
 	case origin != nil:
-		creq.lockAs = &holder{root: r.root, origin: origin, batch: batchOf(ctx)}
+		creq.lockAs = &holder{root: r.root, origin: origin, batch: batch.From(ctx)}
 		if StopMode(r.mode.Load()) < Cancel {
 			creq.lockAs.undoes = r
 		}
