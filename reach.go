@@ -339,7 +339,7 @@ type Runtime struct {
 	idem   IdempotencyStore
 	log    *slog.Logger
 
-	entities *entities
+	entities *entityTable
 	dead     DeadLetterQueue
 
 	reqMu    sync.Mutex
