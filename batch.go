@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -89,10 +90,10 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 		bc := batch.Call{ID: c.ID, Args: c.Arguments, Tool: c.Tool}
 		if t := rt.lookup(c.Tool); t != nil && (t.Access == Write || t.Access == HighRisk) {
 			bc.Write = true
-			if eff := t.effects; eff != nil && len(eff.writes) > 0 {
+			if eff := t.effects; eff != nil && len(eff.Writes) > 0 {
 				if len(batch.Refs(c.Arguments)) > 0 {
 					bc.AnyEntity = true
-				} else if names, err := entityNames(eff.writes, template.NewScope(c.Arguments, nil)); err == nil {
+				} else if names, err := effects.Names(eff.Writes, template.NewScope(c.Arguments, nil)); err == nil {
 					bc.Entities = names
 				}
 			}

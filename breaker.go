@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -663,8 +664,8 @@ func (t *tool) healthy(now time.Time) bool {
 func (rt *Runtime) healthyAlternatives(c *Call, now time.Time) []string {
 	var out []string
 	for _, f := range c.tool.fallback {
-		if ft := rt.lookup(f.tool); ft != nil && ft.Access == Read && ft.healthy(now) {
-			out = append(out, f.tool)
+		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.healthy(now) {
+			out = append(out, f.Tool)
 		}
 	}
 	for _, name := range rt.alternatives(c) {
@@ -720,33 +721,33 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 	var tried []string
 	fctx := withFrame(ctx, c.frame)
 	for i, f := range c.tool.fallback {
-		ft := rt.lookup(f.tool)
+		ft := rt.lookup(f.Tool)
 		switch {
 		case ft == nil:
-			tried = append(tried, f.tool+" (no such tool)")
+			tried = append(tried, f.Tool+" (no such tool)")
 			continue
 		case ft.Access != Read:
-			tried = append(tried, f.tool+" (not a read)")
+			tried = append(tried, f.Tool+" (not a read)")
 			continue
 		case !ft.healthy(time.Now()):
-			tried = append(tried, f.tool+" (unavailable too)")
+			tried = append(tried, f.Tool+" (unavailable too)")
 			continue
 		}
 		args := c.args
-		if f.args != nil {
-			a, err := f.args.JSON(template.NewScope(c.args, nil))
+		if f.Args != nil {
+			a, err := f.Args.JSON(template.NewScope(c.args, nil))
 			if err != nil {
-				tried = append(tried, fmt.Sprintf("%s (its arguments could not be built: %v)", f.tool, err))
+				tried = append(tried, fmt.Sprintf("%s (its arguments could not be built: %v)", f.Tool, err))
 				continue
 			}
 			args = a
 		}
-		res := rt.Call(fctx, &Call{ID: fmt.Sprintf("%s/fallback/%d", c.ID, i+1), Tool: f.tool, Arguments: args, Why: "fallback of " + c.Tool})
+		res := rt.Call(fctx, &Call{ID: fmt.Sprintf("%s/fallback/%d", c.ID, i+1), Tool: f.Tool, Arguments: args, Why: "fallback of " + c.Tool})
 		if res.Status == StatusSuccess {
-			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.tool,
-				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.tool)}
+			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.Tool,
+				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.Tool)}
 			out.Notes = append(out.Notes, fmt.Sprintf("%s failed (%s); this result comes from its fallback %s, not from %s.",
-				c.Tool, shortReason(failed.Error), f.tool, c.Tool))
+				c.Tool, shortReason(failed.Error), f.Tool, c.Tool))
 			out.Notes = append(out.Notes, res.Notes...)
 			return out
 		}
@@ -757,7 +758,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		if res.Error != nil {
 			why = res.Error.Code
 		}
-		tried = append(tried, f.tool+" ("+why+")")
+		tried = append(tried, f.Tool+" ("+why+")")
 	}
 	failed.Notes = append(failed.Notes, "its fallbacks did not answer either: "+strings.Join(tried, ", "))
 	return failed
@@ -778,14 +779,14 @@ func shortReason(e *Error) string {
 
 // compileFallbacks compiles a read tool's fallbacks: a fallback's Args is
 // a template over the call's arguments; empty passes them on as they are.
-func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
+func compileFallbacks(t *Tool) ([]*effects.Followup, error) {
 	if len(t.Fallback) == 0 {
 		return nil, nil
 	}
 	if t.Access != Read {
 		return nil, fmt.Errorf("tool %s: fallback is for reads; a %s tool's failure goes to the model and the saga, never silently elsewhere", t.Name, t.Access)
 	}
-	out := make([]*compiledFollowup, 0, len(t.Fallback))
+	out := make([]*effects.Followup, 0, len(t.Fallback))
 	for i, f := range t.Fallback {
 		if f.Tool == "" {
 			return nil, fmt.Errorf("tool %s: fallback %d needs a tool", t.Name, i+1)
@@ -793,7 +794,7 @@ func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
 		if f.Tool == t.Name {
 			return nil, fmt.Errorf("tool %s: fallback %d is the tool itself", t.Name, i+1)
 		}
-		cf := &compiledFollowup{tool: f.Tool}
+		cf := &effects.Followup{Tool: f.Tool}
 		if f.Args != "" {
 			tt, err := template.Compile(f.Args)
 			if err != nil {
@@ -802,7 +803,7 @@ func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
 			if ph, ok := tt.ReadsResult(); ok {
 				return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, ph)
 			}
-			cf.args = tt
+			cf.Args = tt
 		}
 		out = append(out, cf)
 	}

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"cel.dev/cel-go/cel"
-
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/template"
 )
@@ -37,103 +35,20 @@ type Verify struct {
 	Condition string
 }
 
-// effects is a tool's compiled side-effect contract.
-type effects struct {
-	reads, writes []*template.Template
-	undo          *compiledFollowup
-	refresh       *compiledFollowup
-	verify        *compiledFollowup
-	cond          cel.Program
-}
-
-type compiledFollowup struct {
-	tool string
-	args *template.Template
-}
-
-var celEnv = func() *cel.Env {
-	env, err := cel.NewEnv(cel.Variable("result", cel.DynType), cel.Variable("args", cel.DynType), cel.Variable("output", cel.DynType))
-	if err != nil {
-		panic(err)
-	}
-	return env
-}()
-
-func compileFollowup(name, what string, f *Followup) (*compiledFollowup, error) {
-	if f == nil {
-		return nil, nil
-	}
-	if f.Tool == "" {
-		return nil, fmt.Errorf("tool %s: %s needs a tool", name, what)
-	}
-	args := f.Args
-	if args == "" {
-		args = "{}"
-	}
-	t, err := template.Compile(args)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %s: %w", name, what, err)
-	}
-	return &compiledFollowup{tool: f.Tool, args: t}, nil
-}
-
-func compileEffects(t *Tool) (*effects, error) {
-	if len(t.Reads) == 0 && len(t.Writes) == 0 && t.Undo == nil && t.Verify == nil && t.Refresh == nil {
-		return nil, nil
-	}
-	e := &effects{}
-	for _, list := range []struct {
-		src []string
-		dst *[]*template.Template
-	}{{t.Reads, &e.reads}, {t.Writes, &e.writes}} {
-		for _, s := range list.src {
-			tt, err := template.CompileText(s)
-			if err != nil {
-				return nil, fmt.Errorf("tool %s: entity %w", t.Name, err)
-			}
-			*list.dst = append(*list.dst, tt)
-		}
-	}
-	var err error
-	if e.undo, err = compileFollowup(t.Name, "undo", t.Undo); err != nil {
-		return nil, err
-	}
-	if e.refresh, err = compileFollowup(t.Name, "refresh", t.Refresh); err != nil {
-		return nil, err
-	}
-	if t.Refresh != nil && len(t.Writes) == 0 {
-		return nil, fmt.Errorf("tool %s: refresh needs the entities the tool writes (Writes)", t.Name)
-	}
+// compileEffects compiles t's side-effect contract (internal/effects).
+func compileEffects(t *Tool) (*effects.Contract, error) {
+	s := effects.Spec{Reads: t.Reads, Writes: t.Writes, Undo: effectsCall(t.Undo), Refresh: effectsCall(t.Refresh)}
 	if t.Verify != nil {
-		if e.verify, err = compileFollowup(t.Name, "verify", &t.Verify.Followup); err != nil {
-			return nil, err
-		}
-		ast, iss := celEnv.Compile(t.Verify.Condition)
-		if iss != nil && iss.Err() != nil {
-			return nil, fmt.Errorf("tool %s: verify condition %q: %v", t.Name, t.Verify.Condition, iss.Err())
-		}
-		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
-			return nil, fmt.Errorf("tool %s: verify condition %q must be true or false, not %s", t.Name, t.Verify.Condition, ast.OutputType())
-		}
-		if e.cond, err = celEnv.Program(ast); err != nil {
-			return nil, fmt.Errorf("tool %s: verify condition: %w", t.Name, err)
-		}
+		s.Verify, s.Condition = effectsCall(&t.Verify.Followup), t.Verify.Condition
 	}
-	return e, nil
+	return effects.Compile(t.Name, s)
 }
 
-// entityNames renders the entity templates for one call.
-func entityNames(ts []*template.Template, s template.Scope) ([]string, error) {
-	var out []string
-	for _, t := range ts {
-		n, err := t.Text(s)
-		if err != nil {
-			return nil, fmt.Errorf("entity %s: %w", t, err)
-		}
-		out = append(out, n)
+func effectsCall(f *Followup) *effects.Call {
+	if f == nil {
+		return nil
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return &effects.Call{Tool: f.Tool, Args: f.Args}
 }
 
 // entityTable is the runtime's table of entity versions and write locks
@@ -158,14 +73,14 @@ func newEntities() *entityTable {
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		eff := c.tool.effects
-		if eff == nil || (len(eff.reads) == 0 && len(eff.writes) == 0) {
+		if eff == nil || (len(eff.Reads) == 0 && len(eff.Writes) == 0) {
 			return next(ctx, c)
 		}
 		s := template.NewScope(c.args, nil)
-		reads, err := entityNames(eff.reads, s)
+		reads, err := effects.Names(eff.Reads, s)
 		if err == nil {
 			var writes []string
-			writes, err = entityNames(eff.writes, s)
+			writes, err = effects.Names(eff.Writes, s)
 			if err == nil {
 				return rt.withEntities(ctx, c, next, reads, writes)
 			}
@@ -196,9 +111,9 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		if !ok || seen == now {
 			continue
 		}
-		if eff := c.tool.effects; eff.refresh != nil {
+		if eff := c.tool.effects; eff.Refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
-			before, err := rt.followup(ctx, c, eff.refresh, nil, "refresh")
+			before, err := rt.followup(ctx, c, eff.Refresh, nil, "refresh")
 			if err != nil {
 				release(false)
 				return nil, err
@@ -270,13 +185,13 @@ func capitalize(s string) string {
 
 // followup runs an undo, verify or refresh call in the request, under the
 // frame of c, and returns its data.
-func (rt *Runtime) followup(ctx context.Context, c *Call, f *compiledFollowup, result []byte, what string) (json.RawMessage, *Error) {
-	args, err := f.args.JSON(template.NewScope(c.args, result))
+func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, result []byte, what string) (json.RawMessage, *Error) {
+	args, err := f.Args.JSON(template.NewScope(c.args, result))
 	if err != nil {
 		return nil, &Error{Guard: what, Type: TypeTool, Code: what + "_failed",
 			Message: fmt.Sprintf("Could not build the %s call of %s: %v.", what, c.Tool, err)}
 	}
-	res := rt.Call(withFrame(ctx, c.frame), &Call{ID: c.ID + "/" + what, Tool: f.tool, Arguments: args})
+	res := rt.Call(withFrame(ctx, c.frame), &Call{ID: c.ID + "/" + what, Tool: f.Tool, Arguments: args})
 	if res.IsError() {
 		return nil, res.Error
 	}
@@ -355,11 +270,11 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		}
 		undoing := c.req.root.undoing
 		if res.Status == StatusSuccess && eff != nil {
-			if eff.undo != nil && !undoing {
-				args, terr := eff.undo.args.JSON(template.NewScope(c.args, res.Data))
+			if eff.Undo != nil && !undoing {
+				args, terr := eff.Undo.Args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.undo.tool, args: args,
+					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.Undo.Tool, args: args,
 						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
 					if StopMode(c.req.mode.Load()) >= Cancel {
@@ -374,7 +289,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
 				}
 			}
-			if eff.verify != nil {
+			if eff.Verify != nil {
 				if e := rt.verify(ctx, c, res.Data); e != nil {
 					res = &Result{Status: StatusError, Error: e}
 				}
@@ -391,29 +306,19 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	eff := c.tool.effects
-	data, e := rt.followup(ctx, c, eff.verify, output, "verify")
+	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
 		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.verify.tool, e.Message),
+			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.Verify.Tool, e.Message),
 			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 	}
-	var result, args, out any
-	json.Unmarshal(data, &result)
-	json.Unmarshal(c.args, &args)
-	json.Unmarshal(output, &out)
-	v, _, err := eff.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
-	if err == nil {
-		if b, ok := v.Value().(bool); ok && b {
-			return nil
-		}
-	}
-	why := "it evaluated to false"
-	if err != nil {
-		why = err.Error()
+	why := eff.Confirms(data, c.args, output)
+	if why == "" {
+		return nil
 	}
 	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
 		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, eff.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
+			c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200)),
 		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -186,10 +187,10 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 type tool struct {
 	Tool
 	schema   *jsonschema.Schema
-	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
-	nameHash callgraph.Hash // for non-reentrant ancestry checks
-	effects  *effects       // its entities, undo, refresh and verify, compiled
-	fallback []*compiledFollowup
+	quick    *schema.Quick     // fast path for common schemas; nil if the schema is beyond it
+	nameHash callgraph.Hash    // for non-reentrant ancestry checks
+	effects  *effects.Contract // its entities, undo, refresh and verify, compiled
+	fallback []*effects.Followup
 	// breaker and upBreaker are the tool's circuit breaker and its
 	// upstream's (nil without an upstream), set at registration: they
 	// outlive a re-registration of the tool.
