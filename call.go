@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	mrand "math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/retry"
 )
 
 // Call is one tool call. Callers set the exported fields; the runtime sets
@@ -749,7 +749,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
 		}
-		if err := sleep(ctx, backoff(t.retry, n)); err != nil {
+		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
@@ -803,36 +803,13 @@ func runTool(fn ToolFunc, ctx context.Context, args json.RawMessage) (out json.R
 	return fn(ctx, args)
 }
 
-func backoff(p RetryPolicy, n int) time.Duration {
-	d := p.Base << (n - 1)
-	if d > p.Max || d <= 0 {
-		d = p.Max
-	}
-	return d/2 + time.Duration(mrand.Int64N(int64(d/2)+1))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// permanentTypes are the tool error types that say trying again as is
-// cannot help.
-var permanentTypes = map[string]bool{"invalid_args": true, "not_found": true, "forbidden": true, "conflict": true, "internal": true}
-
 // transientFailure reports whether a failure that its tool did not type as
 // transient (timeout, unavailable, rate_limited) is one all the same, as
 // an upstream's error result or a JSON-RPC error often is: a failure of a
 // tool declared Retryable, or one whose message says it is temporary (see
-// transientText), unless its type says it is permanent.
+// retry.Classify), unless its type says it is permanent.
 func transientFailure(t *tool, te *ToolError, err error) bool {
-	if te != nil && permanentTypes[te.Type] {
+	if te != nil && retry.Permanent(te.Type) {
 		return false
 	}
 	if t.Retryable {
@@ -842,68 +819,7 @@ func transientFailure(t *tool, te *ToolError, err error) bool {
 	if te != nil {
 		msg = te.Message
 	}
-	return transientText(msg) != ""
-}
-
-// transientPhrases are what a message says when its failure is temporary,
-// and the transient type each one means.
-var transientPhrases = []struct{ phrase, typ string }{
-	{"too many requests", "rate_limited"}, {"rate limit", "rate_limited"}, {"rate-limit", "rate_limited"},
-	{"ratelimit", "rate_limited"}, {"throttl", "rate_limited"}, {"quota exceeded", "rate_limited"},
-	{"timed out", "timeout"}, {"timeout", "timeout"}, {"deadline exceeded", "timeout"},
-	{"temporarily", "unavailable"}, {"temporary failure", "unavailable"}, {"overloaded", "unavailable"},
-	{"over capacity", "unavailable"}, {"service unavailable", "unavailable"}, {"bad gateway", "unavailable"},
-	{"try again later", "unavailable"}, {"try again in", "unavailable"}, {"retry later", "unavailable"},
-	{"retry in ", "unavailable"}, {"retry after", "unavailable"}, {"connection reset", "unavailable"},
-	{"connection refused", "unavailable"}, {"econnreset", "unavailable"}, {"econnrefused", "unavailable"},
-	{"server is busy", "unavailable"}, {"please retry", "unavailable"},
-}
-
-// transientText returns the transient type that a failure's message names
-// ("rate_limited", "timeout" or "unavailable"), or "": an HTTP status 408,
-// 425, 429, 502, 503 or 504 at its start or after "HTTP", "status" or
-// "code", or a phrase such as "timed out", "temporarily", "overloaded",
-// "too many requests", "try again later". It reads the first 512 bytes.
-func transientText(msg string) string {
-	if len(msg) > 512 {
-		msg = msg[:512]
-	}
-	low := strings.ToLower(msg)
-	for _, p := range transientPhrases {
-		if strings.Contains(low, p.phrase) {
-			return p.typ
-		}
-	}
-	for i := 0; i+3 <= len(low); i++ {
-		if !isStatusAt(low, i) {
-			continue
-		}
-		before := strings.TrimRight(low[:i], " :=#([")
-		if before != "" && !strings.HasSuffix(before, "http") && !strings.HasSuffix(before, "status") &&
-			!strings.HasSuffix(before, "code") && !strings.HasSuffix(before, "error") && !strings.HasSuffix(before, "http/1.1") && !strings.HasSuffix(before, "http/2") {
-			continue
-		}
-		switch low[i : i+3] {
-		case "429":
-			return "rate_limited"
-		case "408", "504":
-			return "timeout"
-		}
-		return "unavailable"
-	}
-	return ""
-}
-
-// isStatusAt reports whether s holds, at i, a transient HTTP status as a
-// number of its own.
-func isStatusAt(s string, i int) bool {
-	switch s[i : i+3] {
-	case "408", "425", "429", "502", "503", "504":
-	default:
-		return false
-	}
-	digit := func(j int) bool { return j >= 0 && j < len(s) && s[j] >= '0' && s[j] <= '9' }
-	return !digit(i-1) && !digit(i+3)
+	return retry.Classify(msg) != ""
 }
 
 func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
