@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -336,44 +335,10 @@ func (rt *Runtime) graph(next Handler) Handler {
 	}
 }
 
+// keyHash is the hash of a call of the keyed tool t: its name and the
+// values of its key fields.
 func keyHash(t *tool, args []byte) callgraph.Hash {
-	h := callgraph.HashString(t.Name).Sep()
-	for _, k := range t.Key {
-		v, _ := callgraph.Field(args, k)
-		h = h.AddString(k).Sep().Add(keyValue(v)).Sep()
-	}
-	return h
-}
-
-// keyValue is a key field's value as keyed reentrancy compares it: a
-// number by its value (7, 7.0, 7e0 and 70e-1 are one key; a schema that
-// says integer takes them all), anything else as normalized.
-func keyValue(v []byte) []byte {
-	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
-		return v
-	}
-	if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-		return strconv.AppendInt(nil, i, 10) // -0 is 0
-	}
-	// Exactly, as a rational: 7.0 and 7e0 are 7, 7.5 and 7.50 one key, and
-	// two large numbers differ however close they are. A huge exponent is
-	// kept as written rather than expanded.
-	if len(v) > 64 {
-		return v
-	}
-	if i := bytes.IndexAny(v, "eE"); i >= 0 {
-		if e, err := strconv.Atoi(string(v[i+1:])); err != nil || e < -400 || e > 400 {
-			return v
-		}
-	}
-	var q big.Rat
-	if _, ok := q.SetString(string(v)); !ok {
-		return v
-	}
-	if q.IsInt() {
-		return q.Num().Append(nil, 10)
-	}
-	return []byte(q.RatString())
+	return callgraph.KeyHash(callgraph.HashString(t.Name).Sep(), t.Key, args)
 }
 
 // checkStack walks the ancestors only when the stack's filter says a match
@@ -395,7 +360,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	case Keyed:
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && sameKey(t, a.Args, f.Args) {
+				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && callgraph.SameKey(t.Key, a.Args, f.Args) {
 					return a, keyedError(t, f, a)
 				}
 			}
@@ -409,17 +374,6 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		}
 	}
 	return nil, nil
-}
-
-func sameKey(t *tool, a, b []byte) bool {
-	for _, k := range t.Key {
-		va, _ := callgraph.Field(a, k)
-		vb, _ := callgraph.Field(b, k)
-		if !bytes.Equal(keyValue(va), keyValue(vb)) {
-			return false
-		}
-	}
-	return true
 }
 
 // calledBy names what called frame a: the nearest tool call above it, or the agent.
@@ -448,22 +402,11 @@ func reentryError(f, a *Frame) *Error {
 }
 
 func keyedError(t *tool, f, a *Frame) *Error {
-	keys := keyValues(f.Args, t.Key)
+	keys := callgraph.KeyValues(f.Args, t.Key)
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
 		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
 			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
 		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
-}
-
-// keyValues shows the fields keys of the JSON object b as "k=v, k2=v2",
-// each value as its JSON.
-func keyValues(b []byte, keys []string) string {
-	kv := make([]string, 0, len(keys))
-	for _, k := range keys {
-		v, _ := callgraph.Field(b, k)
-		kv = append(kv, k+"="+string(v))
-	}
-	return strings.Join(kv, ", ")
 }
 
 // authorize (6): the Authorizer decides.
