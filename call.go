@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -268,7 +269,7 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = rt.similarNames(c.Tool, 3)
+			e.Alternatives = names.Closest(c.Tool, maps.Keys(*rt.tools.m.Load()), 3)
 			return nil, e
 		}
 		return next(ctx, c)
@@ -812,27 +813,6 @@ func asJSON(out []byte) json.RawMessage {
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// similarNames returns up to n registered names closest to name.
-func (rt *Runtime) similarNames(name string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for other := range *rt.tools.m.Load() {
-		d := names.Distance(strings.ToLower(name), strings.ToLower(other))
-		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
-			cs = append(cs, cand{other, d})
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].d < cs[j].d || (cs[i].d == cs[j].d && cs[i].name < cs[j].name) })
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
 }
 
 // preview renders JSON for a message, cut to n bytes.
