@@ -75,7 +75,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 // Batch runs the envelope's calls in the request carried by ctx: calls that
 // are independent run concurrently; a call that references another's result
 // waits for it, and writes to the same tool or the same entity run in
-// envelope order (R4; internal/batch orders and runs them).
+// envelope order (R4).
 // Results come back in envelope order.
 func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 	n := len(env.ToolCalls)
