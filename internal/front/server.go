@@ -296,7 +296,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 
 // callTool runs one MCP tools/call (that came through the SDK) through the
 // runtime.
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	p := req.Params
 	var h http.Header
 	if req.Extra != nil {
@@ -306,13 +306,32 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = auth.WithIdentity(ctx, id)
 	}
 	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
-		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h}
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h, typed: typedResults(req)}
 	if ci := req.ClientInfo(); ci != nil {
 		c.agent = ci.Name
 	}
 	ctx, done := s.cancelReason(ctx, req.Session, h)
 	defer done()
-	return s.dispatch(ctx, &c)
+	res, err := s.dispatch(ctx, &c)
+	if err != nil || !c.typed {
+		return res, err
+	}
+	return mcpwire.CompleteResult{CallToolResult: res}, nil
+}
+
+// typedResults reports whether a call's client speaks a protocol that types
+// every result (2026-07-28 and later: "resultType"), by the version its
+// _meta names (the sessionless protocol) or its session began with.
+func typedResults(req *mcp.CallToolRequest) bool {
+	if v, ok := req.Params.Meta[metaProtocolVersion].(string); ok {
+		return v >= mcpwire.StatelessProtocol
+	}
+	if req.Session != nil {
+		if ip := req.Session.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion >= mcpwire.StatelessProtocol
+		}
+	}
+	return false
 }
 
 // toolCall is one tools/call as it came in, through the SDK or the fast
@@ -323,6 +342,7 @@ type toolCall struct {
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
 	header   http.Header        // the HTTP request's headers, which link a call whose _meta does not
+	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
 }
 
