@@ -220,6 +220,38 @@ type session struct {
 	// owner is the sessionOwner of who opened a Streamable HTTP session
 	// when the gateway authenticates (set at initialize); nil otherwise.
 	owner atomic.Pointer[string]
+
+	// The request the session's calls were linked to by the model turns
+	// that chose them (link.ModelChoices.Match), which wins when turns of
+	// several requests chose the same call; none once they were linked to
+	// two requests (several runs share the session) or for a sessionless
+	// client.
+	linkMu sync.Mutex
+	linked string
+	mixed  bool
+}
+
+// preferred is the request a call of the session that several requests'
+// model turns chose is linked to: the one its calls were linked to, if
+// that is one request.
+func (s *session) preferred() string {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if s.mixed {
+		return ""
+	}
+	return s.linked
+}
+
+// wasLinked records that a call of the session was linked to request id
+// by its model turn.
+func (s *session) wasLinked(id string) {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if s.linked != "" && s.linked != id {
+		s.mixed = true
+	}
+	s.linked = id
 }
 
 // sessionOf returns the gateway's state for the session a call came in.
@@ -253,7 +285,7 @@ func (s *Server) clientSession(id *auth.Identity, name, version string) *session
 	if v, ok := s.sessions.Load(key); ok {
 		return v.(*session)
 	}
-	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewSession()})
+	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewClient()})
 	return v.(*session)
 }
 
@@ -361,11 +393,26 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if c.header != nil && m.Request == "" && m.Parent == 0 && m.Trace == 0 {
 		if hl, err := link.FromHeaders(c.header); err == nil {
 			m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+			if m.Budget == nil {
+				m.Budget = hl.Budget
+			}
 		}
 	}
 	m.Agent = c.agent
 	who, _ := auth.IdentityFrom(ctx)
 	m.ModelTurn = s.choices.Turn(m.CallID, m.Request, who)
+	if m.ModelTurn == nil && m.Request == "" && m.Parent == 0 && m.CallID == "" {
+		// No word of where the call belongs (a framework's MCP client): the
+		// model turn that chose this very call, if one did.
+		prefer := ""
+		if !c.session.IsClient() { // a sessionless client's calls may be many runs'
+			prefer = c.session.preferred()
+		}
+		if f := s.choices.Match(c.params.Name, c.params.Arguments, who, prefer); f != nil {
+			m.ModelTurn = f
+			c.session.wasLinked(f.Request.Root().ID())
+		}
+	}
 	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
@@ -165,6 +166,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Agent = "model-proxy"
+	if l.Request == "" && l.Parent == 0 {
+		// A conversation that goes on: the turn whose tool calls its
+		// history holds is this one's predecessor, and this turn joins it
+		// (beside it, under the same parent).
+		who, _ := auth.IdentityFrom(r.Context())
+		if f := p.opts.Choices.Continued(historyIDs(body["messages"]), who); f != nil {
+			l.Request = f.Request.ID()
+			if f.Parent != nil {
+				l.Parent = f.Parent.ID
+			}
+		}
+	}
 	ctx, req, done, err := p.opts.Owned.CallContext(r.Context(), l, nil)
 	if err != nil {
 		var le *link.Error
@@ -190,16 +203,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
 	if err != nil {
-		code := "refused"
-		msg := err.Error()
-		var re *reach.Error
-		if errors.As(err, &re) {
-			code = re.Code
-			msg = strings.TrimSpace(re.Message + " " + re.Suggestion)
-		}
-		w.Header().Set(link.HeaderRequest, req.ID())
-		proxyError(w, http.StatusTooManyRequests, "budget_exceeded", code, msg)
+		refuse(w, req, err)
 		return
+	}
+	if left, limited := tokensLeft(req); limited {
+		prompt := promptTokens(len(out))
+		if prompt >= left {
+			e := promptTooLarge(req, prompt, left)
+			mf.FailModel(e)
+			refuse(w, req, e)
+			return
+		}
+		if capTokens(body, left-prompt) {
+			withNote(body, finishNote(left-prompt))
+		}
+		out, _ = json.Marshal(body)
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
@@ -242,8 +260,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
 			cause := context.Cause(mctx)
 			mf.FailModelSpent(cause, prompt)
-			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
-				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+			refuse(w, req, cause)
 		case uctx.Err() != nil: // the model took longer than its timeout
 			mf.FailModelSpent(err, prompt)
 			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
@@ -264,7 +281,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
-	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) }}
+	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
+		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, args) }}}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = p.passStream(w, resp, !clientUsage, &a)
 	} else {
@@ -313,6 +331,7 @@ type answer struct {
 	args     int             // bytes of tool call arguments
 	raw      int             // bytes of the answer, when it could not be read as one
 	chose    func(id string) // told each tool call id as it is read, if set
+	tools    toolCalls       // the tool calls, told once complete
 }
 
 func (a *answer) id(id string) {
@@ -384,6 +403,8 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 	var c openai.Completion
 	if json.Unmarshal(b, &c) == nil {
 		a.note(&c)
+		a.tools.add(b)
+		a.tools.end()
 	} else {
 		a.raw = len(b)
 	}
@@ -424,6 +445,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				var c openai.Completion
 				if json.Unmarshal(d, &c) == nil {
 					a.note(&c)
+					a.tools.add(d)
 					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
 						continue // the usage chunk reach asked for
 					}
@@ -437,8 +459,11 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				if r = p.redact(r); !bytes.Equal(r, d) {
 					line = append([]byte("data: "), r...)
 				}
-			} else if err := rest(); err != nil {
-				return err
+			} else {
+				a.tools.end()
+				if err := rest(); err != nil {
+					return err
+				}
 			}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
@@ -448,6 +473,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			rc.Flush()
 		}
 	}
+	a.tools.end()
 	if err := rest(); err != nil { // a stream that ended without [DONE]
 		return err
 	}
@@ -456,4 +482,31 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		return fmt.Errorf("reading the model's stream: %w", err)
 	}
 	return nil
+}
+
+// historyIDs returns the tool call ids a chat request's messages hold, in
+// their order: those of the assistant's tool calls and of the tool
+// messages that answer them.
+func historyIDs(messages json.RawMessage) []string {
+	var msgs []struct {
+		ToolCalls []struct {
+			ID string `json:"id"`
+		} `json:"tool_calls"`
+		ToolCallID string `json:"tool_call_id"`
+	}
+	if json.Unmarshal(messages, &msgs) != nil {
+		return nil
+	}
+	var ids []string
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.ID != "" {
+				ids = append(ids, tc.ID)
+			}
+		}
+		if m.ToolCallID != "" {
+			ids = append(ids, m.ToolCallID)
+		}
+	}
+	return ids
 }
