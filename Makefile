@@ -78,6 +78,17 @@ a2a-deps:
 unit: a2a-deps
 race: a2a-deps
 
+# The gateway's agent framework tests (internal/gateway TestFrameworks*)
+# run OpenAI Agents, LangGraph and the AI SDK from npm against reach; install
+# them and the Node 22 they need (into .cache/frameworks) before the tests.
+# Without node and npm the script says so and the tests skip (and fail under
+# make test, where REACH_CI is set).
+.PHONY: frameworks-deps
+frameworks-deps:
+	@bash scripts/frameworks-deps.sh
+unit: frameworks-deps
+race: frameworks-deps
+
 # The web UI's browser test (internal/ui TestBrowser) drives Debian's
 # chromium with playwright-core; install them before the tests.
 .PHONY: browser-deps

@@ -28,6 +28,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
 	// after this long without calls; if zero, DefaultIdleGap.
 	IdleGap Duration `yaml:"idle_gap"`
+	// MCPProtocols are the MCP protocol versions reach offers its clients;
+	// if empty, every version it speaks. A list without 2026-07-28 makes
+	// reach answer as a server of the session era, so that a client that
+	// tries the sessionless protocol first falls back to a session.
+	MCPProtocols []string `yaml:"mcp_protocols"`
 	// Examples adds the built-in example tools. A Config with no upstreams
 	// always has them, so that a bare `reach serve` has something to call.
 	Examples bool `yaml:"examples"`
@@ -867,6 +873,12 @@ func (c *Config) check() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	for i, v := range c.MCPProtocols {
+		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			return c.Errorf([]any{"mcp_protocols", i}, "mcp_protocols: reach does not speak MCP %q; use some of %s", v,
+				strings.Join(mcp.SupportedProtocolVersions(), ", "))
+		}
 	}
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {

@@ -50,6 +50,11 @@ type Options struct {
 	Version   string    // reported to clients
 	BodyLimit int64     // bounds a request body over HTTP
 	IdleAfter time.Duration
+	// Protocols are the MCP protocol versions offered to clients; if
+	// empty, every version the SDK speaks. Without the sessionless
+	// protocol, a request of it is answered as a server of the session
+	// era answers it (it needs a session).
+	Protocols []string
 	Logger    *slog.Logger // if nil, logs are discarded
 }
 
@@ -94,6 +99,8 @@ type Server struct {
 	idleAfter  time.Duration
 	mcp        *mcp.Server
 	serverInfo *mcp.Implementation // as the server introduces itself
+	// sessionless: the sessionless protocol (2026-07-28) is offered.
+	sessionless bool
 
 	sessions  sync.Map     // *mcp.ServerSession or client key -> *session
 	byID      sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the fast tools/call path
@@ -116,9 +123,11 @@ func New(opts *Options) *Server {
 	mo := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       s.sdkLogger("mcp"),
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:                    s.sdkLogger("mcp"),
+		SupportedProtocolVersions: opts.Protocols,
 	}
+	s.sessionless = len(opts.Protocols) == 0 || slices.Contains(opts.Protocols, mcpwire.StatelessProtocol)
 	if s.ups != nil && s.ups.Completes() {
 		mo.CompletionHandler = s.ups.Complete
 	}
@@ -156,16 +165,30 @@ func (s *Server) Handler() http.Handler {
 		MaxRequestBodyBytes:          s.bodyLimit,
 		PropagateRequestCancellation: true,
 	})
-	return s.bindSessions(byProtocol(s.fastStateless(stateless), s.fastPath(stateful)))
+	var sl http.Handler
+	if s.sessionless {
+		sl = s.fastStateless(stateless)
+	}
+	return s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
 }
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
 // version in the Mcp-Protocol-Version header, no session id) to stateless
-// and the rest to stateful.
+// and the rest to stateful (all of them when stateless is nil: the
+// sessionless protocol is not offered).
 func byProtocol(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerRPCID) // the gateway's own, never a client's
 		if r.Header.Get(mcpwire.HeaderSession) == "" && r.Header.Get(mcpwire.HeaderProtocol) >= mcpwire.StatelessProtocol {
+			if stateless == nil {
+				// As a server of the session era answers a request without a
+				// session: a client that tried the sessionless protocol first
+				// falls back to initialize.
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: this server needs a session; send initialize first (it does not offer MCP ` + mcpwire.StatelessProtocol + `)"}}` + "\n"))
+				return
+			}
 			stateless.ServeHTTP(w, r)
 			return
 		}
