@@ -227,9 +227,9 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(results) > 0 {
 		last = results[len(results)-1]
 	}
-	toolName := func(want string) string {
+	toolName := func(want string) string { // up__lookup through reach, lookup from the upstream itself
 		for _, t := range body.Tools {
-			if link.NameMatches(t.Function.Name, want) {
+			if link.NameMatches(t.Function.Name, want) || link.NameMatches(t.Function.Name, strings.TrimPrefix(want, "up__")) {
 				return t.Function.Name
 			}
 		}
@@ -294,9 +294,6 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"function": map[string]any{"name": toolName(call), "arguments": callArgs}}
 		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}
 		finish = "tool_calls"
-	}
-	if os.Getenv("DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "MODEL %s\n  -> call %s %s say %q\n", clip(string(raw), 1500), call, callArgs, say)
 	}
 	if !body.Stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -403,11 +400,13 @@ func (s *statusWriter) Flush() {
 
 // shop is one gateway in front of the shop upstream and the scripted model.
 type shop struct {
-	g     *Gateway
-	url   string
-	up    *shopUpstream
-	model *shopModel
-	wire  *wire
+	g        *Gateway
+	url      string
+	up       *shopUpstream
+	upURL    string // the upstream itself
+	model    *shopModel
+	modelURL string // the model itself
+	wire     *wire
 }
 
 func newShop(t *testing.T, extra string) *shop {
@@ -425,7 +424,7 @@ func newShop(t *testing.T, extra string) *shop {
 	w := &wire{protocols: map[string]int{}}
 	srv := httptest.NewServer(w.wrap(g.Handler()))
 	t.Cleanup(srv.Close)
-	return &shop{g: g, url: srv.URL, up: up, model: m, wire: w}
+	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
 }
 
 // agentRun is what agent.mjs reported.
@@ -526,6 +525,15 @@ func TestFrameworks(t *testing.T) {
 				t.Logf("loop through reach: %d lookups ran, %d model turns, %d tokens; the model read: %s",
 					s.up.called("lookup"), s.model.turns.Load(), s.model.tokens.Load(), clip(r.Text, 300))
 				checkProtocol(s)
+				// The same run without reach, for comparison: the framework's
+				// step limit (50) is all that ends it.
+				direct := newShop(t, fc.config)
+				d := runAgent(t, dir, node, fc.fw, fc.mcpClient, direct.upURL, direct.modelURL+"/v1", "loop", nil)
+				t.Logf("loop without reach: %d lookups ran, %d model turns, %d tokens (%s)", direct.up.called("lookup"),
+					direct.model.turns.Load(), direct.model.tokens.Load(), clip(d.Error+d.Text, 120))
+				if direct.up.called("lookup") <= 3*s.up.called("lookup") {
+					t.Errorf("without reach the loop ran %d calls, with reach %d: want it far longer without", direct.up.called("lookup"), s.up.called("lookup"))
+				}
 			})
 
 			t.Run("legit", func(t *testing.T) {

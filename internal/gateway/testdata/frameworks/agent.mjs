@@ -78,7 +78,6 @@ async function langgraph() {
     const llm = new ChatOpenAI({ model: 'scripted', apiKey: 'sk-test', configuration: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
     const agent = createReactAgent({ llm, tools });
     const state = await agent.invoke({ messages: [{ role: 'user', content: TASK }] }, { recursionLimit: 2 * MAX_STEPS + 1 });
-    if (process.env.DEBUG) for (const m of state.messages) console.error(m.constructor.name, JSON.stringify(m).slice(0, 400));
     const last = state.messages[state.messages.length - 1];
     return { ok: true, text: String(last?.content ?? '') };
   } finally {
