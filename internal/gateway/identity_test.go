@@ -107,12 +107,23 @@ type slResult struct {
 
 func (c *slClient) call(t *testing.T, tool string, args map[string]any) slResult {
 	t.Helper()
+	return c.callMeta(t, tool, args, nil)
+}
+
+// callMeta calls tool with more _meta (a progress token sends the call
+// through the SDK).
+func (c *slClient) callMeta(t *testing.T, tool string, args, more map[string]any) slResult {
+	t.Helper()
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    mcpwire.StatelessProtocol,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": c.name, "version": "1.0.0"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	for k, v := range more {
+		meta[k] = v
+	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
-		"name": tool, "arguments": args, "_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    mcpwire.StatelessProtocol,
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": c.name, "version": "1.0.0"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}}})
+		"name": tool, "arguments": args, "_meta": meta}})
 	req, _ := http.NewRequest(http.MethodPost, c.url+"/mcp", strings.NewReader(string(body)))
 	for k, v := range c.header {
 		req.Header[k] = v
@@ -129,6 +140,15 @@ func (c *slClient) call(t *testing.T, tool string, args map[string]any) slResult
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") { // the SDK's answer: the last data line
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if d, ok := strings.CutPrefix(lines[i], "data:"); ok && strings.Contains(d, `"result"`) {
+				b = []byte(d)
+				break
+			}
+		}
+	}
 	return readCallResult(t, b)
 }
 
@@ -419,5 +439,66 @@ func TestModelTurnStopReachesItsToolCalls(t *testing.T) {
 	resp2, out := chat(t, url, `up__wait {"q":"long"}`, turn, nil)
 	if resp2.StatusCode != http.StatusForbidden || resp2.Header.Get("X-Should-Retry") != "false" {
 		t.Errorf("the run's next turn: %d %v, want 403 not to be retried", resp2.StatusCode, out)
+	}
+}
+
+// headerTransport adds headers to every request.
+type headerTransport struct{ h http.Header }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPHeadersNameTheRequest: a client that cannot send _meta names its
+// request with the baggage or Reach-Request header on /mcp (and its
+// budget with Reach-Budget), with a session and without, on the fast path
+// and through the SDK (a call with a progress token).
+func TestMCPHeadersNameTheRequest(t *testing.T) {
+	g, url := linkGateway(t, 1, "budgets:\n  two: {tool_calls: 2}\n")
+	for _, header := range []string{"baggage", "reach-request"} {
+		for _, sessionless := range []bool{false, true} {
+			for _, sdk := range []bool{false, true} {
+				name := fmt.Sprintf("%s/sessionless=%v/sdk=%v", header, sessionless, sdk)
+				t.Run(name, func(t *testing.T) {
+					id := strings.NewReplacer("/", "-", "=", "-").Replace(name)
+					h := http.Header{"Reach-Budget": {"two"}}
+					if header == "baggage" {
+						h.Set("Baggage", "other=1, reach.request="+id)
+					} else {
+						h.Set(link.HeaderRequest, id)
+					}
+					var meta map[string]any
+					if sdk {
+						meta = map[string]any{"progressToken": "p1"}
+					}
+					var got slResult
+					if sessionless {
+						c := &slClient{url: url, name: "app", header: h}
+						got = c.callMeta(t, "up__lookup", map[string]any{"q": name}, meta)
+					} else {
+						c := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1"}, nil)
+						cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
+							HTTPClient: &http.Client{Transport: headerTransport{h}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer cs.Close()
+						res, text := callText(t, cs, "up__lookup", map[string]any{"q": name}, meta)
+						got = slResult{IsError: res.IsError, Text: text}
+						got.Request, _ = res.Meta[link.MetaRequest].(string)
+					}
+					if got.IsError || got.Request != id {
+						t.Fatalf("the call = %+v, want it in request %s", got, id)
+					}
+					if r, _ := g.rt.Lookup(id); r == nil || r.Budget().ToolCalls != 2 {
+						t.Errorf("request %s: budget %+v, want the named budget two", id, r.Budget())
+					}
+				})
+			}
+		}
 	}
 }
