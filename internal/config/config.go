@@ -380,6 +380,19 @@ type ModelConfig struct {
 	// Prices per model name, in dollars per million tokens, for the cost
 	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
 	Prices map[string]reach.Price `yaml:"prices"`
+	// Context folds the history of long conversations through the model
+	// proxy; nil (or all zero) leaves them as they are.
+	Context *ModelContext `yaml:"context"`
+}
+
+// ModelContext is the model proxy's context watermark: a conversation
+// longer than FoldAfterTurns model turns, or whose prompt passes Window
+// tokens (estimated), has its older tool results replaced by their one-line
+// summaries, the last KeepLast turns kept whole.
+type ModelContext struct {
+	Window         int64 `yaml:"window"`           // tokens; 0: no watermark
+	FoldAfterTurns int   `yaml:"fold_after_turns"` // 0: no turn limit
+	KeepLast       int   `yaml:"keep_last"`        // turns kept whole; if zero, 2
 }
 
 // AuthConfig says how clients authenticate.

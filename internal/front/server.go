@@ -431,8 +431,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		if !c.session.IsClient() { // a sessionless client's calls may be many runs'
 			prefer = c.session.preferred()
 		}
-		if f := s.choices.Match(c.params.Name, c.params.Arguments, who, prefer); f != nil {
-			m.ModelTurn = f
+		if f, id := s.choices.Match(c.params.Name, c.params.Arguments, who, prefer); f != nil {
+			m.ModelTurn, m.CallID = f, id // the call goes by the id the model gave it
 			c.session.wasLinked(f.Request.Root().ID())
 		}
 	}

@@ -181,9 +181,18 @@ func readCallResult(t *testing.T, b []byte) slResult {
 // conversation whose last message is the user's ("TOOL ARGS"), it answers
 // with a call of TOOL with the JSON ARGS under a new random id; after a
 // tool's answer it says "done".
-func toolChoosingModel(t *testing.T) string {
+func toolChoosingModel(t *testing.T) string { return recordingModel(t, nil) }
+
+// recordingModel is toolChoosingModel, sending each request's body to seen
+// (if not nil).
+func recordingModel(t *testing.T, seen chan<- []byte) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		if seen != nil {
+			seen <- raw
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(raw)))
 		var body struct {
 			Messages []struct {
 				Role    string `json:"role"`
@@ -500,5 +509,84 @@ func TestMCPHeadersNameTheRequest(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestModelProxyFoldsHistory: with model.context, a conversation past
+// fold_after_turns turns has its older tool results replaced by their
+// one-line summaries (reach's, of the calls it ran), the last keep_last
+// turns whole; a system note says what was folded and how to get it back,
+// and the turn's audit event records it.
+func TestModelProxyFoldsHistory(t *testing.T) {
+	seen := make(chan []byte, 16)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted, context: {fold_after_turns: 2, keep_last: 1}}\n",
+		newGateUpstream(t, 1), recordingModel(t, seen))), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	url := serveTest(t, g).URL
+	c := &slClient{url: url, name: "app"}
+	var msgs []any
+	var ids []string
+	var reqID string
+	for k := range 3 {
+		q := fmt.Sprintf("topic %d %s", k, strings.Repeat("detail ", 60))
+		msgs = append(msgs, map[string]any{"role": "user", "content": `up__lookup {"q":"` + q + `"}`})
+		body, _ := json.Marshal(map[string]any{"model": "scripted", "messages": msgs})
+		resp, b := postChat(t, url, string(body), nil)
+		<-seen
+		var out map[string]any
+		json.Unmarshal(b, &out)
+		tc := path(out, "choices", 0, "message", "tool_calls", 0).(map[string]any)
+		reqID = resp.Header.Get(link.HeaderRequest)
+		got := c.call(t, "up__lookup", map[string]any{"q": q})
+		if got.IsError || got.Request != reqID {
+			t.Fatalf("round %d: %+v, want it in %s", k, got, reqID)
+		}
+		ids = append(ids, tc["id"].(string))
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}},
+			map[string]any{"role": "tool", "tool_call_id": tc["id"], "content": got.Text})
+	}
+	body, _ := json.Marshal(map[string]any{"model": "scripted", "messages": msgs})
+	if resp, b := postChat(t, url, string(body), nil); resp.StatusCode != 200 || resp.Header.Get(link.HeaderRequest) != reqID {
+		t.Fatalf("the fourth turn: %d %s (request %s, want %s)", resp.StatusCode, b, resp.Header.Get(link.HeaderRequest), reqID)
+	}
+	var sent struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			Content    string `json:"content"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(<-seen, &sent)
+	r, _ := g.rt.Lookup(reqID)
+	summary := map[string]string{}
+	for _, f := range r.Frames() {
+		if f.Kind == reach.ToolFrame {
+			summary[f.CallID] = f.Summary()
+		}
+	}
+	note := ""
+	for _, m := range sent.Messages {
+		switch {
+		case m.Role == "tool" && m.ToolCallID == ids[2]:
+			if strings.HasPrefix(m.Content, "[folded") || !strings.Contains(m.Content, "detail detail") {
+				t.Errorf("the last turn's result was folded: %q", m.Content)
+			}
+		case m.Role == "tool":
+			if want := "[folded by Agent-Reach] " + summary[m.ToolCallID]; m.Content != want || summary[m.ToolCallID] == "" {
+				t.Errorf("tool result %s = %q, want %q", m.ToolCallID, m.Content, want)
+			}
+		case m.Role == "system":
+			note = m.Content
+		}
+	}
+	if !strings.Contains(note, ids[0]) || !strings.Contains(note, ids[1]) || strings.Contains(note, ids[2]) || !strings.Contains(note, "call its tool again") {
+		t.Errorf("the system note %q, want it to name %s and %s and say how to get them back", note, ids[0], ids[1])
+	}
+	_, audit := do(t, "GET", url+"/v1/audit?request="+reqID, "", nil)
+	if !strings.Contains(fmt.Sprint(audit), "folded 2 tool results") || !strings.Contains(fmt.Sprint(audit), ids[0]) {
+		t.Errorf("the audit log lacks what was folded: %v", clip(fmt.Sprint(audit), 2000))
 	}
 }

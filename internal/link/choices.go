@@ -112,6 +112,7 @@ const maxChoices = 10000
 // choice is one tool call a model turn chose.
 type choice struct {
 	f    *reach.Frame
+	id   string // the tool call's id
 	name string // the function name the model called
 	at   time.Time
 	used bool // an MCP call matched it
@@ -138,7 +139,7 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 	if len(cs) == 0 && old == nil {
 		c.argOrder = append(c.argOrder, key)
 	}
-	c.byArgs[key] = append(cs, &choice{f: f, name: name, at: now})
+	c.byArgs[key] = append(cs, &choice{f: f, id: id, name: name, at: now})
 	c.choices++
 	for c.choices > maxChoices && len(c.argOrder) > 0 {
 		c.choices -= len(c.byArgs[c.argOrder[0]])
@@ -157,11 +158,12 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 // caller's earlier calls were linked to) wins, and without it none does.
 // Each choice matches one call (the oldest unmatched first); a call made
 // again (a framework's retry) matches a choice already matched when no
-// other request's turn chose it.
-func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefer string) *reach.Frame {
+// other request's turn chose it. It returns the turn and the tool call's
+// id, which the call then goes by.
+func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefer string) (*reach.Frame, string) {
 	key, ok := ArgsKey(args)
 	if !ok || tool == "" {
-		return nil
+		return nil, ""
 	}
 	now := time.Now()
 	c.mu.Lock()
@@ -182,11 +184,11 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 	if len(roots) > 1 {
 		cands = slices.DeleteFunc(cands, func(ch *choice) bool { return prefer == "" || ch.f.Request.Root().ID() != prefer })
 		if len(cands) == 0 {
-			return nil
+			return nil, ""
 		}
 	}
 	if len(cands) == 0 {
-		return nil
+		return nil, ""
 	}
 	pick := cands[0]
 	for _, ch := range cands {
@@ -196,7 +198,7 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 		}
 	}
 	pick.used = true
-	return pick.f
+	return pick.f, pick.id
 }
 
 // NameMatches reports whether a model's function name chosen names the MCP

@@ -206,6 +206,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, req, err)
 		return
 	}
+	if fs := fold(body, mc.Context, req); len(fs) > 0 {
+		mf.SetWhy(foldWhy(fs))
+		out, _ = json.Marshal(body)
+	}
 	if left, limited := tokensLeft(req); limited {
 		prompt := promptTokens(len(out))
 		if prompt >= left {
