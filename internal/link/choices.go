@@ -161,6 +161,9 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 // other request's turn chose it. It returns the turn and the tool call's
 // id, which the call then goes by.
 func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefer string) (*reach.Frame, string) {
+	if c.none() {
+		return nil, "" // no model turn chose a call: nothing to compute
+	}
 	key, ok := ArgsKey(args)
 	if !ok || tool == "" {
 		return nil, ""
@@ -201,6 +204,13 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 	return pick.f, pick.id
 }
 
+// none reports whether no tool call is remembered by its arguments.
+func (c *ModelChoices) none() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byArgs) == 0
+}
+
 // NameMatches reports whether a model's function name chosen names the MCP
 // tool: the same name, or the name behind a prefix that ends in a
 // separator ("reach__", "mcp.", "server-").
@@ -226,6 +236,16 @@ func ArgsKey(args []byte) (string, bool) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		return "{}", true
+	}
+	if len(args) < 2 || args[0] != '{' {
+		return "", false
+	}
+	if !bytes.Contains(args, []byte("null")) { // nothing to leave out
+		canon, err := callgraph.Normalize(nil, args)
+		if err != nil {
+			return "", false
+		}
+		return string(canon), true
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil || m == nil {
