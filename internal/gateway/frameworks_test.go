@@ -694,3 +694,56 @@ func pendingApproval(t *testing.T, url string, done chan agentRun) string {
 	t.Fatal("no approval was asked for")
 	return ""
 }
+
+// TestTypeScriptClientSessionless: the MCP TypeScript client of the
+// sessionless protocol (@modelcontextprotocol/client), on its default
+// negotiation, speaks 2026-07-28 to reach and accepts every answer — it
+// checks them against the protocol's schema — a success, structured
+// content, a tool's error and reach's refusals alike.
+func TestTypeScriptClientSessionless(t *testing.T) {
+	dir, node := frameworksCache(t)
+	src, err := os.ReadFile("testdata/frameworks/ts-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-ts-client.mjs")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, srv.URL+"/mcp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ts-client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("ts-client printed %s", out)
+	}
+	if got["error"] != nil || got["protocol"] != mcpwire.StatelessProtocol {
+		t.Fatalf("ts-client: protocol %v, error %v", got["protocol"], got["error"])
+	}
+	if !slices.Contains(toStrings(got["tools"]), "up__echo") || slices.Contains(toStrings(got["tools"]), "up__slow") {
+		t.Errorf("tools = %v", got["tools"])
+	}
+	for key, isError := range map[string]bool{"echo": false, "add": false, "fail": true, "forbidden": true, "badArgs": true} {
+		r, _ := got[key].(map[string]any)
+		if r == nil || r["thrown"] != nil || (r["isError"] == true) != isError || path(r, "content", 0, "text") == nil {
+			t.Errorf("%s = %v, want a result with isError %v", key, got[key], isError)
+		}
+	}
+	if path(got, "add", "structuredContent", "sum") != float64(5) {
+		t.Errorf("add = %v, want structured content {sum: 5}", got["add"])
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
