@@ -6,9 +6,16 @@
 //     Reach-Request header, or a new one; the frame nests under the frame
 //     named by Reach-Parent or a traceparent's parent span (a tool's
 //     implementation calling the model forwards the headers reach gave it).
-//   - Before forwarding, the frame passes admit and budgets: a spent budget
-//     or a stopped request is an OpenAI-style error with HTTP 429 and type
-//     "budget_exceeded", which agent frameworks surface as is.
+//   - A request that names nothing continues the run whose tool calls its
+//     history holds (link.ModelChoices.Continued); a new one may name its
+//     budget (Reach-Budget, or baggage reach.budget).
+//   - Before forwarding, the frame passes admit and budgets, the answer is
+//     capped at the tokens left once the prompt is counted, and a prompt
+//     that alone needs more is refused (budget.go); a spent budget is an
+//     OpenAI-style error with HTTP 402 and type "budget_exceeded", a stopped
+//     request 403 "request_stopped", both with x-should-retry: false, which
+//     agent frameworks surface as is and do not retry. With model.context, a
+//     long history's older tool results are folded (fold.go).
 //   - The tokens of the answer's usage (the final chunk of a stream; reach
 //     asks for it with stream_options.include_usage, and passes it on only
 //     to a client that asked for it too) are charged to the request, with
@@ -23,9 +30,10 @@
 //     call's arguments) is masked too: the end of a chunk that may begin a
 //     secret is held back until the next one (see streamMask). Only the
 //     values: member names such as logprobs' "token" are the model's.
-//   - The tool calls the model chose are remembered by their id: when the
-//     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
-//     it becomes the model frame's child.
+//   - The tool calls the model chose are remembered by their id, tool and
+//     arguments (choices.go): when the agent sends one to /v1/calls
+//     (call_id) or MCP (_meta "reach/call_id", or nothing but the tool and
+//     its arguments), it becomes the model frame's child.
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
 //
@@ -82,6 +90,14 @@ type Options struct {
 	Authenticates bool
 	Client        *http.Client // if nil, one with a clone of the default transport
 	Logger        *slog.Logger // if nil, logs are discarded
+	// Breakers give each endpoint (the model's, its fallbacks') a circuit
+	// breaker of kind "model": a *reach.Runtime. If nil, none has one.
+	Breakers Breakers
+}
+
+// Breakers make circuit breakers: a *reach.Runtime.
+type Breakers interface {
+	Breaker(kind, name string, p *reach.BreakerPolicy) *reach.Breaker
 }
 
 // Models begins a model frame under the frame of ctx: a *reach.Runtime.
@@ -97,6 +113,9 @@ type Proxy struct {
 	// noUsageWarned is set once the proxy has warned of an endpoint that
 	// reports no usage.
 	noUsageWarned atomic.Bool
+	// eps are where chat completions go: the model's endpoint, then its
+	// fallbacks.
+	eps []*endpoint
 }
 
 // New returns a proxy.
@@ -108,6 +127,7 @@ func New(opts *Options) *Proxy {
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	p.eps = p.endpoints()
 	return p
 }
 
@@ -158,7 +178,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		so["include_usage"] = true
 		body["stream_options"], _ = json.Marshal(so)
 	}
-	out, _ := json.Marshal(body)
 
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
@@ -208,9 +227,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if fs := fold(body, mc.Context, req); len(fs) > 0 {
 		mf.SetWhy(foldWhy(fs))
-		out, _ = json.Marshal(body)
 	}
 	if left, limited := tokensLeft(req); limited {
+		out, _ := json.Marshal(body)
 		prompt := promptTokens(len(out))
 		if prompt >= left {
 			e := promptTooLarge(req, prompt, left)
@@ -221,7 +240,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if capTokens(body, left-prompt) {
 			withNote(body, finishNote(left-prompt))
 		}
-		out, _ = json.Marshal(body)
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
@@ -233,48 +251,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	uctx, cancel := context.WithTimeout(mctx, timeout)
-	defer cancel()
-	url := openai.ChatURL(mc.BaseURL)
-	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
-	if err != nil {
-		mf.FailModel(err)
-		proxyError(w, http.StatusBadGateway, "server_error", "bad_upstream", "The model URL is not usable.")
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, body, model, timeout)
+	if !ok {
 		return
 	}
-	ureq.Header.Set("Content-Type", "application/json")
-	if k := mc.APIKey.Reveal(); k != "" {
-		ureq.Header.Set("Authorization", "Bearer "+k)
-	} else if a := r.Header.Get("Authorization"); a != "" && !p.opts.Authenticates {
-		ureq.Header.Set("Authorization", a)
-	}
-	if stream {
-		ureq.Header.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.opts.Client.Do(ureq)
-	if err != nil {
-		// The model may have read the prompt, and the provider bills it: a
-		// call that ends before the answer (the client left, the request
-		// was stopped, the model timed out) is charged the prompt's
-		// estimate, so that leaving early cannot get around a budget.
-		prompt := (&answer{}).usage(len(out))
-		switch {
-		case r.Context().Err() != nil: // the client left: nobody to answer
-			mf.FailModelSpent(context.Cause(r.Context()), prompt)
-		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
-			cause := context.Cause(mctx)
-			mf.FailModelSpent(cause, prompt)
-			refuse(w, req, cause)
-		case uctx.Err() != nil: // the model took longer than its timeout
-			mf.FailModelSpent(err, prompt)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
-		default: // it could not be reached: nothing was read
-			mf.FailModel(err)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
-		}
-		return
-	}
+	defer ep.cancel()
 	defer resp.Body.Close()
+	if ep.fallback {
+		w.Header().Set(HeaderFallback, ep.name)
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
@@ -292,7 +277,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = p.passWhole(w, resp, &a)
 	}
+	out := ep.body
 	use := a.usage(len(out))
+	use.Input += spent // the prompts of endpoints that timed out before this one answered
+	if ep.fallback {
+		use.Model = ep.asked // charged at the price of the model that answered
+	}
 	if !a.reported {
 		log := p.log.Debug
 		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
