@@ -19,11 +19,16 @@ fmt:
 vet:
 	$(GO) vet ./...
 
+# The gateway's package runs real agent frameworks, MCP servers and A2A
+# agents from npm: under -race on two cores it takes longer than go test's
+# default 10 minutes.
+TESTTIMEOUT ?= 30m
+
 unit:
-	$(GO) test ./...
+	$(GO) test -timeout $(TESTTIMEOUT) ./...
 
 race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
 
 # The loop benchmark on both public sets, when the shared folder is beside
 # the clone: no false kill, and a detection of at least 0.95 on the first
