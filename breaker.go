@@ -270,11 +270,16 @@ func (b *Breaker) admit(req *Request) (Pass, *breaker.Status) {
 	if b == nil {
 		return Pass{}, nil
 	}
+	if b.m.State() == breaker.Closed {
+		return Pass{b: b, req: req}, nil // the common case, without a call
+	}
 	t, s, ch := b.m.Admit(time.Now)
 	if s != nil {
 		return Pass{}, s
 	}
-	b.changed(req, ch)
+	if ch != nil {
+		b.changed(req, ch)
+	}
 	return Pass{b: b, t: t, req: req}, nil
 }
 
@@ -294,8 +299,11 @@ func (p Pass) Succeeded() {
 // runtime's calls: when the call began, which places it in the window
 // closely enough, and spares a clock read on every call).
 func (p Pass) succeededAt(now time.Time) {
-	if p.b != nil {
-		p.b.changed(p.req, p.b.m.Succeeded(p.t, now))
+	if p.b == nil {
+		return
+	}
+	if ch := p.b.m.Succeeded(p.t, now); ch != nil {
+		p.b.changed(p.req, ch)
 	}
 }
 

@@ -195,11 +195,11 @@ func (b *Breaker) setLocked(st State, now time.Time, reason string) *Change {
 // probe's success closes the breaker; it returns the change, if any.
 func (b *Breaker) Succeeded(t Ticket, now time.Time) *Change {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	var ch *Change
 	switch {
 	case t.probe:
 		if State(b.state.Load()) == HalfOpen && b.gen == t.gen {
-			return b.setLocked(Closed, now, "its probe succeeded")
+			ch = b.setLocked(Closed, now, "its probe succeeded")
 		}
 	case State(b.state.Load()) == Closed:
 		b.win.add(now, b.pol.Window, false)
@@ -207,7 +207,8 @@ func (b *Breaker) Succeeded(t Ticket, now time.Time) *Change {
 			b.streak, b.failing = 0, time.Time{}
 		}
 	}
-	return nil
+	b.mu.Unlock()
+	return ch
 }
 
 // Failed reports a transient failure of the call of t at now, msg saying
