@@ -76,7 +76,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -84,6 +83,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/ratelimit"
 )
 
@@ -104,10 +104,7 @@ func Chain(h Handler, mw ...Middleware) Handler {
 }
 
 // Price is the cost of a model's tokens, per million.
-type Price struct {
-	Input  float64 `json:"input"`
-	Output float64 `json:"output"`
-}
+type Price = budget.Price
 
 // RateLimit configures token buckets (R8). A zero rate means no limit.
 type RateLimit struct {
@@ -792,7 +789,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if id == "" {
 		id = newID()
 	}
-	b := carve(parent, d.Budget, d.Fraction)
+	b := budget.Carve(parent.limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
 	if err := rt.track(child); err != nil {
@@ -891,30 +888,12 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		return
 	}
 	req := f.Request
-	// What a model endpoint or a client reports is not trusted to be sane:
-	// negative counts would refund the budget, and huge ones overflow.
-	in, out := max(u.Input, 0), max(u.Output, 0)
-	tokens := in + out
-	if tokens < in { // overflowed
-		tokens = math.MaxInt64
+	price, priced := req.rt.opts.Prices[u.Model]
+	if !priced {
+		price, priced = req.rt.opts.Prices[f.Name]
 	}
-	cost := u.Cost
-	if math.IsNaN(cost) || cost < 0 {
-		cost = 0
-	}
-	if cost == 0 {
-		p, ok := req.rt.opts.Prices[u.Model]
-		if !ok {
-			p, ok = req.rt.opts.Prices[f.Name]
-		}
-		if ok {
-			cost = (float64(in)*p.Input + float64(out)*p.Output) / 1e6
-		}
-	}
-	costNano := int64(math.MaxInt64)
-	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
-		costNano = int64(cost * 1e9)
-	}
+	// budget.Charge does not trust what an endpoint or a client reports.
+	tokens, costNano := budget.Charge(u.Input, u.Output, u.Cost, price, priced)
 	// What the model said is kept masked (D1): a model may echo a key.
 	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
