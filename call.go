@@ -157,7 +157,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if err != nil {
 		e := asError(err)
 		st, res = Refused, &Result{Status: StatusRefused, Error: e}
-		if e.cancelled {
+		if e.Is(ErrCancelled) {
 			st, res.Status = Cancelled, StatusCancelled
 		}
 	} else {

@@ -84,7 +84,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		switch {
 		case err != nil:
 			end.State, end.Error = Cancelled, asError(err)
-			if !end.Error.cancelled {
+			if !end.Error.Is(ErrCancelled) {
 				end.State = Refused
 			}
 		case res.Status == StatusSuccess:

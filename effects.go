@@ -171,7 +171,7 @@ func lockError(ctx context.Context, h *holder, err error) *Error {
 			Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
 	}
 	if errors.Is(err, entities.ErrHalted) {
-		return (&StopError{Cause: *h.Undoes.StopCause()}).asError()
+		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
 	return asError(contextCause(ctx, "state"))
 }

@@ -84,6 +84,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
 )
 
@@ -567,12 +568,12 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 	if ie, ok := errors.AsType[*InterruptedError](err); ok {
 		c := ie.Cause
 		c.Request = cmp.Or(c.Request, r.id)
-		return (&InterruptedError{Cause: c}).asError()
+		return (&InterruptedError{Cause: c}).Refusal()
 	}
 	if se, ok := errors.AsType[*StopError](err); ok {
 		c := se.Cause
 		c.Request = cmp.Or(c.Request, r.id)
-		return (&StopError{Cause: c}).asError()
+		return (&StopError{Cause: c}).Refusal()
 	}
 	return err
 }
@@ -626,9 +627,9 @@ func (rt *Runtime) track(r *Request) error {
 	rt.reqMu.Lock()
 	defer rt.reqMu.Unlock()
 	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
-		return (&InterruptedError{Cause: *old.interrupted}).asError()
+		return (&InterruptedError{Cause: *old.interrupted}).Refusal()
 	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
-		return (&StopError{Cause: *c}).asError() // a stopped request of an earlier run stays stopped
+		return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
 	} else if ok && !old.ended.Load() {
 		return fmt.Errorf("request %s is already running", r.id)
 	}
@@ -935,15 +936,15 @@ func errNoRequest() *Error {
 // spent, the depth budget not exceeded.
 func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Error {
 	if c := req.root.interrupted; c != nil {
-		return (&InterruptedError{Cause: *c}).asError()
+		return (&InterruptedError{Cause: *c}).Refusal()
 	}
 	if c := req.stopped(); c != nil {
-		return (&StopError{Cause: *c}).asError()
+		return (&StopError{Cause: *c}).Refusal()
 	}
 	if req.ended.Load() {
-		return &Error{Guard: "admit", Type: TypeStopped, Code: "request_ended", cancelled: true,
+		return fault.Cancelled(&Error{Guard: "admit", Type: TypeStopped, Code: "request_ended",
 			Message:    fmt.Sprintf("Request %s has ended.", req.id),
-			Suggestion: "Begin a new request for new work."}
+			Suggestion: "Begin a new request for new work."})
 	}
 	if ctx.Err() != nil {
 		return asError(contextCause(ctx, "admit"))
@@ -967,16 +968,16 @@ func contextCause(ctx context.Context, guard string) error {
 	if _, ok := cause.(*StopError); ok {
 		return cause
 	}
-	return &Error{Guard: guard, Type: TypeStopped, Code: "cancelled", cancelled: true,
+	return fault.Cancelled(&Error{Guard: guard, Type: TypeStopped, Code: "cancelled",
 		Message:    "The call was cancelled: " + cause.Error() + ".",
-		Suggestion: "Do not retry unless the user asks again."}
+		Suggestion: "Do not retry unless the user asks again."})
 }
 
 func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
 		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Trace: r.root.trace, Request: r.id, Principal: r.principal, Tenant: r.tenant,
-			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
+			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).Refusal(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
 

@@ -1,15 +1,14 @@
 package reach
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/fault"
 )
 
 // Budget bounds one request (C2); see internal/budget. A zero field means
@@ -20,108 +19,29 @@ type Budget = budget.Budget
 type Usage = budget.Usage
 
 // StopMode is how a request is stopped (C4).
-type StopMode int32
+type StopMode = fault.StopMode
 
-// Stop modes, in increasing force.
+// Stop modes, in increasing force (see internal/fault).
 const (
-	Running StopMode = iota
-	// Soft starts nothing new; calls in flight finish and their results are kept.
-	Soft
-	// Cancel cancels the contexts of calls in flight and starts nothing new.
-	Cancel
-	// Isolate is Cancel, and every later call or late result is refused at once.
-	Isolate
+	Running = fault.Running
+	Soft    = fault.Soft    // starts nothing new; calls in flight finish and their results are kept
+	Cancel  = fault.Cancel  // cancels the contexts of calls in flight and starts nothing new
+	Isolate = fault.Isolate // Cancel, and every later call or late result is refused at once
 )
 
-func (m StopMode) String() string {
-	switch m {
-	case Soft:
-		return "soft"
-	case Cancel:
-		return "cancel"
-	case Isolate:
-		return "isolate"
-	}
-	return "running"
-}
-
 // ParseStopMode reads "soft", "cancel" or "isolate".
-func ParseStopMode(s string) (StopMode, error) {
-	switch s {
-	case "soft":
-		return Soft, nil
-	case "cancel":
-		return Cancel, nil
-	case "isolate":
-		return Isolate, nil
-	}
-	return Running, fmt.Errorf("unknown stop mode %q (want soft, cancel or isolate)", s)
-}
+func ParseStopMode(s string) (StopMode, error) { return fault.ParseStopMode(s) }
 
 // Cause records why a request was stopped: who, why and when (C3).
-type Cause struct {
-	Mode   StopMode  `json:"-"`
-	By     string    `json:"by"`
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
-	// Budget names the exhausted budget when the stop was a budget's.
-	Budget string `json:"budget,omitempty"`
-	// Request is the request that was stopped, which may be an ancestor.
-	Request string `json:"request"`
-}
+type Cause = fault.Cause
 
 // StopError is the context cause of a stopped request: handlers that see
 // ctx.Done() find it with context.Cause.
-type StopError struct{ Cause Cause }
-
-func (e *StopError) Error() string {
-	return fmt.Sprintf("request %s stopped (%s) by %s: %s", e.Cause.Request, e.Cause.Mode, e.Cause.By, e.Cause.Reason)
-}
-
-// Is makes a StopError match ErrCancelled, and ErrBudget for budget stops.
-func (e *StopError) Is(target error) bool {
-	return target == ErrCancelled || (target == ErrBudget && e.Cause.Budget != "")
-}
-
-func (e *StopError) asError() *Error {
-	c := e.Cause
-	if c.Budget != "" {
-		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + c.Budget, cancelled: true,
-			Message:    fmt.Sprintf("The %s budget of request %s is spent: %s.", budget.Word(c.Budget), c.Request, c.Reason),
-			Suggestion: "Stop calling tools and answer with what you have."}
-	}
-	return &Error{Guard: "admit", Type: TypeStopped, Code: "stopped_" + c.Mode.String(), cancelled: true,
-		Message:    fmt.Sprintf("Request %s was stopped (%s) by %s: %s.", c.Request, c.Mode, c.By, c.Reason),
-		Suggestion: "Do not start new work; report what you have done so far."}
-}
+type StopError = fault.StopError
 
 // InterruptedError refuses work under the id of a request that a restart
-// interrupted: that request stays interrupted, with the cause recorded
-// then, and is never continued (see Runtime.RestoreInterrupted). A
-// RequestRecorder returns it to refuse a Begin; the runtime turns it into
-// an *Error with code request_interrupted, which matches ErrRefused.
-type InterruptedError struct{ Cause Cause }
-
-func (e *InterruptedError) Error() string {
-	return fmt.Sprintf("request %s was interrupted: %s", e.Cause.Request, e.Cause.Reason)
-}
-
-// Is makes an InterruptedError match ErrRefused.
-func (e *InterruptedError) Is(target error) bool { return target == ErrRefused }
-
-func (e *InterruptedError) asError() *Error {
-	c := e.Cause
-	reason := cmp.Or(c.Reason, "the gateway restarted while it ran")
-	when := ""
-	if !c.At.IsZero() {
-		when = " at " + c.At.UTC().Format(time.RFC3339)
-	}
-	return &Error{Guard: "admit", Type: TypeInterrupted, Code: "request_interrupted",
-		Message: fmt.Sprintf("Request %s was interrupted%s: %s. It stays interrupted and cannot be continued.",
-			c.Request, when, strings.TrimSuffix(reason, ".")),
-		Suggestion: "Start a new request for this work: omit the request id, or use a new one. " +
-			"Check first what the interrupted request changed, so that you redo only what is missing."}
-}
+// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
+type InterruptedError = fault.InterruptedError
 
 // RequestOptions describe a new request. Every zero field has a default.
 type RequestOptions struct {
@@ -388,7 +308,7 @@ func (r *Request) endDelegate() {
 		st := Completed
 		var e *Error
 		if c := r.StopCause(); c != nil {
-			st, e = Cancelled, (&StopError{Cause: *c}).asError()
+			st, e = Cancelled, (&StopError{Cause: *c}).Refusal()
 		}
 		text := lastText(r)
 		if v := r.verdict.Load(); v != nil {
