@@ -84,6 +84,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
 )
@@ -397,7 +398,7 @@ func New(opts *Options) *Runtime {
 	}
 	rt.dead = o.DeadLetters
 	if rt.dead == nil {
-		rt.dead = &memoryDeadLetters{}
+		rt.dead = deadletter.NewMemory()
 	}
 	rt.limits = newLimiter(o.RateLimit)
 	rt.tools = o.Catalog
