@@ -87,6 +87,7 @@ import (
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // Handler handles one call: it is the signature of the chain and of every
@@ -157,40 +158,9 @@ type Redactor interface {
 	RedactString(s string) string
 }
 
-// Event is what the Recorder is told about a frame when it ends.
-type Event struct {
-	Time      time.Time // when the frame ended (or the stop happened)
-	Started   time.Time // when the frame started
-	Root      string    // the root request of the tree
-	Trace     [16]byte  // the tree's trace id (Request.Trace)
-	Request   string
-	Principal string
-	Tenant    string // the principal's tenant
-	Frame     FrameID
-	Parent    FrameID // zero for a root frame
-	// RemoteParent is the span in another process that a root frame is
-	// the child of in the trace (WithRemoteParent), or zero.
-	RemoteParent [8]byte
-	Kind         FrameKind
-	Name         string
-	CallID       string
-	Agent        string
-	Args         []byte
-	State        State
-	Error        *Error
-	Summary      string
-	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
-	Why          string // the caller's reason for the call
-	Tokens       int64
-	Latency      time.Duration
-	Remaining    Budget
-	// Stop is set on the event of a request being stopped (no frame).
-	Stop *Cause
-	// Breaker is set on the event of a circuit breaker changing state (no
-	// frame; Name is "kind:name", and the request fields are those of the
-	// call that moved it, if one did).
-	Breaker *BreakerChange
-}
+// Event is what the Recorder is told about a frame when it ends, or of a
+// stop or a breaker's change (see internal/records).
+type Event = records.Event
 
 // Recorder receives an Event for every frame that ends, and stops. It must
 // be safe for concurrent use and fast (queue, don't block).

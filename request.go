@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // Budget bounds one request (C2); see internal/budget. A zero field means
@@ -212,22 +213,17 @@ func (r *Request) Remaining() Budget { return budget.Remaining(r.limit, r.Usage(
 
 // RequestState is where a request is in its life (Request.State). Its
 // values are stable names, as the API, the UI and the audit log show them.
-type RequestState string
+type RequestState = records.RequestState
 
 // The states of a request.
 const (
-	RequestRunning        RequestState = "running"
-	RequestStoppedSoft    RequestState = "stopped_soft"    // stopped: what is in flight finishes
-	RequestStoppedCancel  RequestState = "stopped_cancel"  // stopped: what is in flight is cancelled
-	RequestStoppedIsolate RequestState = "stopped_isolate" // stopped: late results are refused too
-	RequestCompleted      RequestState = "completed"       // ended
-	RequestInterrupted    RequestState = "interrupted"     // a restart cut it off (see RestoreInterrupted)
+	RequestRunning        = records.RequestRunning
+	RequestStoppedSoft    = records.RequestStoppedSoft    // stopped: what is in flight finishes
+	RequestStoppedCancel  = records.RequestStoppedCancel  // stopped: what is in flight is cancelled
+	RequestStoppedIsolate = records.RequestStoppedIsolate // stopped: late results are refused too
+	RequestCompleted      = records.RequestCompleted      // ended
+	RequestInterrupted    = records.RequestInterrupted    // a restart cut it off (see RestoreInterrupted)
 )
-
-// Stopped reports whether the request was stopped, in any mode.
-func (s RequestState) Stopped() bool {
-	return s == RequestStoppedSoft || s == RequestStoppedCancel || s == RequestStoppedIsolate
-}
 
 // State returns where the request is: running, stopped in a mode,
 // completed once ended, or interrupted by a restart.
