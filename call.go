@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
 )
 
@@ -73,57 +74,19 @@ func (c *Call) Tags() []string {
 func (c *Call) Args() json.RawMessage { return c.args }
 
 // Status is the outcome of a call in the envelope (R3).
-type Status string
+type Status = records.Status
 
 // Statuses.
 const (
-	StatusSuccess   Status = "success"
-	StatusError     Status = "error"     // the tool ran and failed
-	StatusPending   Status = "pending"   // waiting for approval
-	StatusRefused   Status = "refused"   // a guard refused it
-	StatusCancelled Status = "cancelled" // stopped, cancelled or out of time
+	StatusSuccess   = records.StatusSuccess
+	StatusError     = records.StatusError     // the tool ran and failed
+	StatusPending   = records.StatusPending   // waiting for approval
+	StatusRefused   = records.StatusRefused   // a guard refused it
+	StatusCancelled = records.StatusCancelled // stopped, cancelled or out of time
 )
 
-// Result is the outcome of one call (R3).
-type Result struct {
-	CallID   string          `json:"call_id"`
-	Status   Status          `json:"status"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	Error    *Error          `json:"error,omitempty"`
-	Summary  string          `json:"summary,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`    // for the model: truncation, low budget, warnings
-	Replayed bool            `json:"replayed,omitempty"` // returned from the idempotency record
-	// Fallback names the tool that answered in place of the one called
-	// (Tool.Fallback), when one did.
-	Fallback string  `json:"fallback,omitempty"`
-	Frame    FrameID `json:"frame,omitzero"`
-}
-
-// IsError reports whether the call did not succeed.
-func (r *Result) IsError() bool { return r.Status != StatusSuccess }
-
-// Err returns the result's error as an error value, or nil.
-func (r *Result) Err() error {
-	if r.Error == nil {
-		return nil
-	}
-	return r.Error
-}
-
-// ModelText renders the result as the text a model reads.
-func (r *Result) ModelText() string {
-	var b strings.Builder
-	if r.Error != nil {
-		b.WriteString(r.Error.ModelText())
-	} else {
-		b.Write(r.Data)
-	}
-	for _, n := range r.Notes {
-		b.WriteString("\n[reach] ")
-		b.WriteString(n)
-	}
-	return b.String()
-}
+// Result is the outcome of one call (R3); see internal/records.
+type Result = records.Result
 
 // Call dispatches one tool call through the chain and returns its result,
 // never nil. The call nests under the frame in ctx (a model call, or the tool

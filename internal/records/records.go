@@ -1,13 +1,16 @@
 // Package records holds what the runtime writes down for others to keep:
-// the Event of a frame that ended (or of a stop, or a breaker's change),
-// the Checkpoint of a tool call, and a request of an earlier run as a
-// store kept it (PastRequest, PastFrame), with the states of a request.
+// the Result of a call (as the caller, the model and an idempotency
+// record see it), the Event of a frame that ended (or of a stop, or a
+// breaker's change), the Checkpoint of a tool call, and a request of an
+// earlier run as a store kept it (PastRequest, PastFrame), with the
+// states of a request.
 // Package reach re-exports them; the recorders, the store and the audit
 // log read them. This room only describes.
 package records
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/agentreach/reach/internal/breaker"
@@ -138,4 +141,57 @@ type PastFrame struct {
 	Tokens  int64
 	Started time.Time
 	Ended   time.Time
+}
+
+// Status is the outcome of a call in the envelope (R3).
+type Status string
+
+// Statuses.
+const (
+	StatusSuccess   Status = "success"
+	StatusError     Status = "error"     // the tool ran and failed
+	StatusPending   Status = "pending"   // waiting for approval
+	StatusRefused   Status = "refused"   // a guard refused it
+	StatusCancelled Status = "cancelled" // stopped, cancelled or out of time
+)
+
+// Result is the outcome of one call (R3).
+type Result struct {
+	CallID   string          `json:"call_id"`
+	Status   Status          `json:"status"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Error    *fault.Error    `json:"error,omitempty"`
+	Summary  string          `json:"summary,omitempty"`
+	Notes    []string        `json:"notes,omitempty"`    // for the model: truncation, low budget, warnings
+	Replayed bool            `json:"replayed,omitempty"` // returned from the idempotency record
+	// Fallback names the tool that answered in place of the one called
+	// (reach.Tool.Fallback), when one did.
+	Fallback string    `json:"fallback,omitempty"`
+	Frame    frames.ID `json:"frame,omitzero"`
+}
+
+// IsError reports whether the call did not succeed.
+func (r *Result) IsError() bool { return r.Status != StatusSuccess }
+
+// Err returns the result's error as an error value, or nil.
+func (r *Result) Err() error {
+	if r.Error == nil {
+		return nil
+	}
+	return r.Error
+}
+
+// ModelText renders the result as the text a model reads.
+func (r *Result) ModelText() string {
+	var b strings.Builder
+	if r.Error != nil {
+		b.WriteString(r.Error.ModelText())
+	} else {
+		b.Write(r.Data)
+	}
+	for _, n := range r.Notes {
+		b.WriteString("\n[reach] ")
+		b.WriteString(n)
+	}
+	return b.String()
 }
