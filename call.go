@@ -651,33 +651,16 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, contextCause(ctx, "execute")
 		}
-		te, transient := t.transient(err, timedOut)
+		te, transient := retry.Transient(err, timedOut, t.Retryable)
 		ps.report(err, te, transient, timedOut)
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
+			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
+				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry})}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
-}
-
-// transient is the runtime's one classification of a failure of t (R6):
-// it is transient — a retry may succeed, and the circuit breakers count it
-// — when the attempt timed out, its ToolError's type says so (timeout,
-// unavailable, rate_limited), or transientFailure says so (a Retryable
-// tool's failure, a message that says HTTP 429 or 5xx, "temporarily").
-// It returns the failure's ToolError, if it is one.
-func (t *tool) transient(err error, timedOut bool) (*ToolError, bool) {
-	var te *ToolError
-	transient := timedOut
-	if errors.As(err, &te) {
-		transient = transient || te.Transient()
-	}
-	if !transient {
-		transient = transientFailure(t, te, err)
-	}
-	return te, transient
 }
 
 // report tells the breakers how an attempt that failed went, and spends
@@ -708,58 +691,6 @@ func runTool(fn ToolFunc, ctx context.Context, args json.RawMessage) (out json.R
 		}
 	}()
 	return fn(ctx, args)
-}
-
-// transientFailure reports whether a failure that its tool did not type as
-// transient (timeout, unavailable, rate_limited) is one all the same, as
-// an upstream's error result or a JSON-RPC error often is: a failure of a
-// tool declared Retryable, or one whose message says it is temporary (see
-// retry.Classify), unless its type says it is permanent.
-func transientFailure(t *tool, te *ToolError, err error) bool {
-	if te != nil && retry.Permanent(te.Type) {
-		return false
-	}
-	if t.Retryable {
-		return true
-	}
-	msg := err.Error()
-	if te != nil {
-		msg = te.Message
-	}
-	return retry.Classify(msg) != ""
-}
-
-func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
-	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err)}
-	if transient {
-		e.Retry = strconv.Itoa(n) + "/" + strconv.Itoa(attempts)
-	}
-	var te *ToolError
-	if errors.As(err, &te) {
-		e.Code = te.Type
-		e.Message = fmt.Sprintf("%s failed (%s): %s.", c.Tool, te.Type, strings.TrimSuffix(te.Message, "."))
-	}
-	if timedOut {
-		e.Code = "timeout"
-		e.Message = fmt.Sprintf("%s did not answer within %s.", c.Tool, c.tool.timeout)
-	}
-	switch {
-	case transient && attempts > 1:
-		e.Type = TypeTransient
-		e.Suggestion = fmt.Sprintf("It failed %d times in a row; hand this to a human or try a different approach.", n)
-	case transient && !canRetry:
-		e.Type = TypeTransient
-		e.Suggestion = "This write was not retried automatically because it has no idempotency key the tool honours; " +
-			"check whether it took effect before you call it again."
-	case transient:
-		e.Type = TypeTransient
-		e.Suggestion = "It may work if you try again later."
-	case te != nil && te.Type == "forbidden":
-		e.Suggestion = "The tool refused this call, whatever its arguments; try another approach, or hand this to a human if the tool is needed."
-	default:
-		e.Suggestion = "Check the arguments against the tool's description, or try another approach."
-	}
-	return e
 }
 
 // asJSON returns out if it is valid JSON, else out as a JSON string.

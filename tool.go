@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/effects"
+	"github.com/agentreach/reach/internal/retry"
 	"github.com/agentreach/reach/internal/schema"
 )
 
@@ -75,24 +76,14 @@ func Func[In, Out any](f func(ctx context.Context, in In) (Out, error)) ToolFunc
 	}
 }
 
-// ToolError is a failure reported by a tool. Type is one of "timeout",
-// "unavailable", "rate_limited" (transient: a retry may succeed) or
-// "invalid_args", "not_found", "forbidden", "conflict" or any other word
-// (permanent).
-type ToolError struct {
-	Type    string
-	Message string
-}
-
-func (e *ToolError) Error() string { return e.Type + ": " + e.Message }
-
-// Transient reports whether the failure may go away on retry.
-func (e *ToolError) Transient() bool { return TransientType(e.Type) }
+// ToolError is a failure reported by a tool (see internal/retry). Type is
+// one of "timeout", "unavailable", "rate_limited" (transient: a retry may
+// succeed) or "invalid_args", "not_found", "forbidden", "conflict" or any
+// other word (permanent).
+type ToolError = retry.ToolError
 
 // TransientType reports whether a tool error type is transient.
-func TransientType(t string) bool {
-	return t == "timeout" || t == "unavailable" || t == "rate_limited"
-}
+func TransientType(t string) bool { return retry.TransientType(t) }
 
 // RetryPolicy says how a tool's transient failures are retried (R6).
 type RetryPolicy struct {
