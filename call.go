@@ -317,7 +317,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		if p.filter.MayHave(t.nameHash) {
 			for a := p; a != nil; a = a.Parent {
 				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
-					return a, reentryError(f, a)
+					return a, callgraph.ReentryError(f.Name, a.Depth, calledBy(a))
 				}
 			}
 		}
@@ -325,7 +325,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
 				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && callgraph.SameKey(t.Key, a.Args, f.Args) {
-					return a, keyedError(t, f, a)
+					return a, callgraph.KeyedError(f.Name, t.Key, f.Args, a.Depth, calledBy(a))
 				}
 			}
 		}
@@ -333,7 +333,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	if p.filter.MayHave(f.hash) {
 		for a := p; a != nil; a = a.Parent {
 			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && bytes.Equal(a.Args, f.Args) {
-				return a, cycleError(f, a)
+				return a, callgraph.CycleError(f.Name, preview(f.Args, 120), a.Depth, calledBy(a))
 			}
 		}
 	}
@@ -348,29 +348,6 @@ func calledBy(a *Frame) string {
 		}
 	}
 	return "the " + a.Agent + " agent"
-}
-
-func cycleError(f, a *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeCycle, Code: "cycle",
-		Message: fmt.Sprintf("This would create a cycle: %s %s is already on your call stack at depth %d (called by %s).",
-			f.Name, preview(f.Args, 120), a.Depth, calledBy(a)),
-		Suggestion: "Choose a different approach or answer with what you have."}
-}
-
-func reentryError(f, a *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "reentrancy",
-		Message: fmt.Sprintf("%s is already running on your call stack at depth %d (called by %s) and is not reentrant: "+
-			"it may hold state such as an open transaction or a cursor, and may not be entered again until that call finishes.",
-			f.Name, a.Depth, calledBy(a)),
-		Suggestion: fmt.Sprintf("Finish this step without calling %s again, or return to the running %s call and let it complete.", f.Name, f.Name)}
-}
-
-func keyedError(t *tool, f, a *Frame) *Error {
-	keys := callgraph.KeyValues(f.Args, t.Key)
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
-		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
-			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
-		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
 }
 
 // authorize (6): the Authorizer decides.

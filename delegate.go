@@ -27,7 +27,7 @@ const agentSalt = "\x00agent\x00"
 
 func compileAgent(d *Delegation) (*agentContract, error) {
 	a := &agentContract{name: d.Agent, re: d.Reentrancy, key: d.Key, on: d.OnViolation}
-	if err := checkContract("delegate to "+d.Agent, &a.re, &a.on, len(a.key) > 0,
+	if err := callgraph.CheckContract("delegate to "+d.Agent, &a.re, &a.on, len(a.key) > 0,
 		"a keyed agent needs the metadata fields that key it (Delegation.Key)"); err != nil {
 		return nil, err
 	}
