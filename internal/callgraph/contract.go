@@ -88,3 +88,33 @@ func KeyedError(name string, key []string, args []byte, depth int, by string) *f
 			"it may be re-entered only with a different %s.", name, KeyValues(args, key), depth, by, strings.Join(key, ", ")),
 		Suggestion: "Use a different " + strings.Join(key, ", ") + ", or let the running call finish first."}
 }
+
+// AgentCycleError is the refusal of a hand-off of task (a preview) to
+// agent, which is already working on the same task up the delegation
+// stack, handed to it by the agent by.
+func AgentCycleError(agent, task, by string) *fault.Error {
+	return &fault.Error{Guard: "graph", Type: fault.TypeCycle, Code: "delegation_cycle",
+		Message: fmt.Sprintf("This would create a cycle: agent %s is already working on %s up the delegation stack (handed to it by the %s agent); handing it the same task again goes round in a circle.",
+			agent, task, by),
+		Suggestion: "Do this part yourself, change the task (say what must be different), or answer with what you have."}
+}
+
+// AgentReentryError is the refusal of a hand-off to a non-reentrant agent
+// that is on the delegation stack already (where says how).
+func AgentReentryError(agent, where string) *fault.Error {
+	return &fault.Error{Guard: "graph", Type: fault.TypeReentrancy, Code: "agent_reentrancy",
+		Message: fmt.Sprintf("Agent %s is already on the delegation stack (%s) and is not reentrant: it may not be handed a task until that one is done.",
+			agent, where),
+		Suggestion: fmt.Sprintf("Finish this step without handing work back to %s, or return your answer and let %s continue.", agent, agent)}
+}
+
+// AgentKeyedError is the refusal of a hand-off to a keyed agent whose key
+// fields in meta equal those of its task up the delegation stack (where
+// says how it is there).
+func AgentKeyedError(agent string, key []string, meta []byte, where string) *fault.Error {
+	keys := strings.Join(key, ", ")
+	return &fault.Error{Guard: "graph", Type: fault.TypeReentrancy, Code: "agent_keyed_reentrancy",
+		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
+			agent, KeyValues(meta, key), where, keys),
+		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
+}

@@ -46,3 +46,20 @@ func TestGraphRefusals(t *testing.T) {
 		t.Fatalf("keyed: %+v", e)
 	}
 }
+
+func TestAgentRefusals(t *testing.T) {
+	e := AgentCycleError("billing", `"refund 7"`, "main")
+	if e.Code != "delegation_cycle" || e.Type != fault.TypeCycle ||
+		!strings.Contains(e.Message, `agent billing is already working on "refund 7" up the delegation stack (handed to it by the main agent)`) {
+		t.Fatalf("cycle: %+v", e)
+	}
+	e = AgentReentryError("billing", "it made the request this hand-off belongs to")
+	if e.Code != "agent_reentrancy" || !strings.Contains(e.Message, "(it made the request this hand-off belongs to) and is not reentrant") ||
+		!strings.Contains(e.Suggestion, "let billing continue") {
+		t.Fatalf("reentry: %+v", e)
+	}
+	e = AgentKeyedError("billing", []string{"account"}, []byte(`{"account":"a1"}`), "where")
+	if e.Code != "agent_keyed_reentrancy" || !strings.Contains(e.Message, `working with account="a1"`) || !strings.Contains(e.Message, "a different account.") {
+		t.Fatalf("keyed: %+v", e)
+	}
+}
