@@ -144,6 +144,33 @@ func (e *Error) ModelText() string {
 	return b.String()
 }
 
+// Masked returns e with its texts (message, suggestion, and each field's
+// problem and fix) passed through mask: e itself when mask changes
+// nothing, else a copy, so that an error kept elsewhere is never changed.
+func Masked(e *Error, mask func(string) string) *Error {
+	msg, sug := mask(e.Message), mask(e.Suggestion)
+	changed := msg != e.Message || sug != e.Suggestion
+	var fields []FieldError
+	for i, f := range e.Fields {
+		p, fix := mask(f.Problem), mask(f.Fix)
+		if p != f.Problem || fix != f.Fix {
+			if fields == nil {
+				fields = append([]FieldError(nil), e.Fields...)
+			}
+			fields[i].Problem, fields[i].Fix = p, fix
+		}
+	}
+	if !changed && fields == nil {
+		return e
+	}
+	c := *e
+	c.Message, c.Suggestion = msg, sug
+	if fields != nil {
+		c.Fields = fields
+	}
+	return &c
+}
+
 // Cancelled marks e as a call cut short (a stop, a cancel, a deadline):
 // it then matches ErrCancelled, not ErrRefused. It returns e.
 func Cancelled(e *Error) *Error {

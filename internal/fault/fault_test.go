@@ -84,3 +84,21 @@ func TestStopMode(t *testing.T) {
 		t.Fatal("a StopError matches ErrBudget only for a budget's stop")
 	}
 }
+
+func TestMasked(t *testing.T) {
+	mask := func(s string) string { return strings.ReplaceAll(s, "sk-123", "[redacted]") }
+	clean := &Error{Message: "fine", Fields: []FieldError{{Problem: "p"}}}
+	if Masked(clean, mask) != clean {
+		t.Fatal("an error with nothing to mask was copied")
+	}
+	e := Cancelled(&Error{Message: "key sk-123 refused", Suggestion: "ok",
+		Fields: []FieldError{{Path: "/a", Problem: "fine"}, {Path: "/k", Problem: "sk-123 is wrong", Fix: "not sk-123"}}})
+	m := Masked(e, mask)
+	if m == e || m.Message != "key [redacted] refused" || m.Fields[1].Problem != "[redacted] is wrong" || m.Fields[1].Fix != "not [redacted]" ||
+		m.Fields[0].Problem != "fine" || !errors.Is(m, ErrCancelled) {
+		t.Fatalf("Masked = %+v", m)
+	}
+	if e.Message != "key sk-123 refused" || e.Fields[1].Problem != "sk-123 is wrong" {
+		t.Fatalf("Masked changed the original: %+v", e)
+	}
+}
