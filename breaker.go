@@ -292,28 +292,8 @@ func (rt *Runtime) unavailableCall(c *Call, b *Breaker, s *breaker.Status) *Erro
 	now := time.Now()
 	e := unavailable(s, c.Tool, what, now)
 	e.Alternatives = rt.healthyAlternatives(c, now)
-	retry := "it may work again"
-	if s.State == breaker.Open {
-		retry += " after " + breaker.Stamp(s.RetryAt)
-	} else {
-		retry += " in a moment"
-	}
-	if len(e.Alternatives) > 0 {
-		e.Suggestion = fmt.Sprintf("Use %s instead, or go on without %s; %s.", orList(e.Alternatives), c.Tool, retry)
-	} else {
-		e.Suggestion = fmt.Sprintf("Go on without %s, or tell the user that it is down; %s.", c.Tool, retry)
-	}
+	e.Suggestion = s.Suggest(c.Tool, e.Alternatives)
 	return e
-}
-
-func orList(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // healthy reports whether a call of t would get through its breakers now.

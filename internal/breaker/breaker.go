@@ -397,6 +397,33 @@ func (s *Status) Explain(subject, what string, now time.Time) (code, message str
 	return "breaker_probing", b.String(), time.Second
 }
 
+// Suggest is what the model should do about a call of tool that the
+// breaker in status s fails at once: use one of alternatives (if any), or
+// go on without it, and when it may work again.
+func (s *Status) Suggest(tool string, alternatives []string) string {
+	retry := "it may work again"
+	if s.State == Open {
+		retry += " after " + Stamp(s.RetryAt)
+	} else {
+		retry += " in a moment"
+	}
+	if len(alternatives) > 0 {
+		return fmt.Sprintf("Use %s instead, or go on without %s; %s.", orList(alternatives), tool, retry)
+	}
+	return fmt.Sprintf("Go on without %s, or tell the user that it is down; %s.", tool, retry)
+}
+
+// orList joins s as "a, b or c".
+func orList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
 // Stamp writes a time for a model: UTC, RFC 3339.
 func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

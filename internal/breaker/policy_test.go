@@ -61,3 +61,17 @@ func TestPolicyCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	open := &Status{State: Open, RetryAt: time.Date(2026, 12, 1, 10, 0, 10, 0, time.UTC)}
+	if got := open.Suggest("kb", []string{"a", "b", "c"}); got != "Use a, b or c instead, or go on without kb; it may work again after 2026-12-01T10:00:10Z." {
+		t.Fatalf("open, with alternatives: %q", got)
+	}
+	probing := &Status{State: HalfOpen}
+	if got := probing.Suggest("kb", nil); got != "Go on without kb, or tell the user that it is down; it may work again in a moment." {
+		t.Fatalf("probing, none: %q", got)
+	}
+	if got := probing.Suggest("kb", []string{"a"}); got != "Use a instead, or go on without kb; it may work again in a moment." {
+		t.Fatalf("probing, one: %q", got)
+	}
+}
