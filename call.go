@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
@@ -493,9 +494,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		for a := c.parent; a != nil; a = a.Parent {
 			if a.Kind == ToolFrame && a.idem == c.key {
 				// Waiting for our own ancestor would never end.
-				return nil, refuse("idempotency", TypeInvalidArgs, "idempotency_key_in_use",
-					fmt.Sprintf("The idempotency key of this call is already used by the %s call running on your call stack at depth %d.", a.Name, a.Depth),
-					"Give this call its own call id or idempotency key.")
+				return nil, idempotency.InUse(a.Name, a.Depth)
 			}
 		}
 		// The record is scoped to the root request's principal and tenant:
@@ -517,11 +516,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				return nil, asError(contextCause(ctx, "idempotency"))
 			}
 			if errors.Is(err, ErrIdempotencyKeyReused) {
-				return nil, keyReused(c, key)
+				return nil, idempotency.Reused(&idempotency.Call{ID: c.ID, Root: c.req.root.id, Tool: c.Tool, Key: key, Own: c.IdempotencyKey != ""})
 			}
-			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
-				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
-				Suggestion: "Nothing ran. Try again in a moment."}
+			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {
 			out := *rec
@@ -562,21 +559,6 @@ func (t *tool) lease() time.Duration {
 		n = max(t.retry.Attempts, 1)
 	}
 	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
-}
-
-// keyReused refuses a call whose idempotency key (key, the caller's or
-// derived from the request and call id) was used for other arguments:
-// replaying the first call's result would answer a call that never ran.
-func keyReused(c *Call, key string) *Error {
-	if c.IdempotencyKey == "" {
-		return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
-			fmt.Sprintf("Call id %q was already used in request %s for a %s call with other arguments, so its idempotency key (%s) is taken.",
-				c.ID, c.req.root.id, c.Tool, key),
-			"Give each call its own call id, or send the first call's arguments again to get its result.")
-	}
-	return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
-		fmt.Sprintf("The idempotency key %q was already used for a %s call with other arguments.", c.IdempotencyKey, c.Tool),
-		"Use a new idempotency key for a different call, or send the first call's arguments again to get its result.")
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")
