@@ -461,11 +461,5 @@ func (r *Request) overSpent() *Error {
 }
 
 func budgetError(dim string, q *Request, detail string) *Error {
-	who := "this request"
-	if q.parent != nil {
-		who = "this sub-agent"
-	}
-	return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + dim,
-		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s.", budget.Word(dim), who, q.id, detail),
-		Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
+	return fault.BudgetSpent(dim, q.parent != nil, q.id, detail)
 }

@@ -171,6 +171,19 @@ func Masked(e *Error, mask func(string) string) *Error {
 	return &c
 }
 
+// BudgetSpent refuses new work because the budget dim (turns, tool_calls,
+// tokens, ...) of request id is spent (detail: how much of what); sub
+// says it is a sub-agent's.
+func BudgetSpent(dim string, sub bool, id, detail string) *Error {
+	who := "this request"
+	if sub {
+		who = "this sub-agent"
+	}
+	return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + dim,
+		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s.", budget.Word(dim), who, id, detail),
+		Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
+}
+
 // Cancelled marks e as a call cut short (a stop, a cancel, a deadline):
 // it then matches ErrCancelled, not ErrRefused. It returns e.
 func Cancelled(e *Error) *Error {

@@ -102,3 +102,14 @@ func TestMasked(t *testing.T) {
 		t.Fatalf("Masked changed the original: %+v", e)
 	}
 }
+
+func TestBudgetSpent(t *testing.T) {
+	e := BudgetSpent("tool_calls", true, "r1/sub", "9 of 9")
+	if e.Code != "budget_tool_calls" || e.Message != "The tool-call budget of this sub-agent (r1/sub) is spent: 9 of 9." ||
+		!errors.Is(e, ErrBudget) || !errors.Is(e, ErrRefused) {
+		t.Fatalf("a sub-agent's: %+v", e)
+	}
+	if e := BudgetSpent("tokens", false, "r1", "x"); !strings.Contains(e.Message, "tokens budget of this request (r1)") {
+		t.Fatalf("a request's: %+v", e)
+	}
+}
