@@ -3,6 +3,8 @@ package reach
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,9 +170,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
-	if rt.opts.Redactor != nil {
-		rt.redactResult(res)
-	}
+	rt.redactResult(res)
 	if st == Completed {
 		f.mu.Lock()
 		f.result = res.Data
@@ -184,7 +184,8 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	return res
 }
 
-// redactResult removes secrets from everything the model will read.
+// redactResult masks secrets in everything the model will read and the
+// frame keeps: the data, the summary, the notes and the error.
 func (rt *Runtime) redactResult(res *Result) {
 	rd := rt.opts.Redactor
 	if res.Data != nil {
@@ -194,19 +195,12 @@ func (rt *Runtime) redactResult(res *Result) {
 	for i, n := range res.Notes {
 		res.Notes[i] = rd.RedactString(n)
 	}
-	if res.Error != nil {
-		e := *res.Error
-		e.Message, e.Suggestion = rd.RedactString(e.Message), rd.RedactString(e.Suggestion)
-		for i := range e.Fields {
-			e.Fields[i].Problem = rd.RedactString(e.Fields[i].Problem)
-		}
-		res.Error = &e
-	}
+	res.Error = rt.redactError(res.Error)
 }
 
 func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	f := &Frame{ID: newFrameID(), Kind: ToolFrame, Name: c.Tool, Args: c.args, CallID: c.ID,
-		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: c.Why}
+		Agent: c.req.agent, Parent: c.parent, Request: c.req, Depth: 1, Started: c.started, why: rt.opts.Redactor.RedactString(c.Why)}
 	if f.Args == nil && json.Valid(c.Arguments) {
 		f.Args = c.Arguments
 	}
@@ -320,8 +314,9 @@ func (rt *Runtime) graph(next Handler) Handler {
 				if t.OnViolation == Refuse {
 					return nil, e
 				}
+				w := rt.opts.Redactor.RedactString("warning: " + e.Message)
 				f.mu.Lock()
-				f.warn = append(f.warn, "warning: "+e.Message)
+				f.warn = append(f.warn, w)
 				f.mu.Unlock()
 			}
 		}
@@ -616,10 +611,17 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
 		}
 		c.idemRec = skey
-		rec, claimed, err := rt.idem.Claim(ctx, skey)
+		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.lease()}
+		if rt.checkpointed(c.tool) {
+			claim.Request, claim.Frame = c.req.id, c.frame.ID
+		}
+		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, asError(contextCause(ctx, "idempotency"))
+			}
+			if errors.Is(err, ErrIdempotencyKeyReused) {
+				return nil, keyReused(c, key)
 			}
 			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
 				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
@@ -646,6 +648,39 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		return res, err
 	}
+}
+
+// argsDigest identifies a call's normalized arguments in its idempotency
+// record: a key is not reused for other arguments.
+func argsDigest(args []byte) string {
+	sum := sha256.Sum256(args)
+	return hex.EncodeToString(sum[:16])
+}
+
+// lease is the longest a call of t can hold its idempotency key: every
+// attempt it may make under the key (see execute) with its timeout and the
+// longest backoff, and a minute for the stages around it.
+func (t *tool) lease() time.Duration {
+	n := 1
+	if t.Access == Read || t.Idempotent {
+		n = max(t.retry.Attempts, 1)
+	}
+	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
+}
+
+// keyReused refuses a call whose idempotency key (key, the caller's or
+// derived from the request and call id) was used for other arguments:
+// replaying the first call's result would answer a call that never ran.
+func keyReused(c *Call, key string) *Error {
+	if c.IdempotencyKey == "" {
+		return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
+			fmt.Sprintf("Call id %q was already used in request %s for a %s call with other arguments, so its idempotency key (%s) is taken.",
+				c.ID, c.req.root.id, c.Tool, key),
+			"Give each call its own call id, or send the first call's arguments again to get its result.")
+	}
+	return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
+		fmt.Sprintf("The idempotency key %q was already used for a %s call with other arguments.", c.IdempotencyKey, c.Tool),
+		"Use a new idempotency key for a different call, or send the first call's arguments again to get its result.")
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")
@@ -687,6 +722,9 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if errors.As(err, &te) {
 			transient = transient || te.Transient()
 		}
+		if !transient {
+			transient = transientFailure(t, te, err)
+		}
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
 		}
@@ -724,6 +762,90 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// permanentTypes are the tool error types that say trying again as is
+// cannot help.
+var permanentTypes = map[string]bool{"invalid_args": true, "not_found": true, "forbidden": true, "conflict": true, "internal": true}
+
+// transientFailure reports whether a failure that its tool did not type as
+// transient (timeout, unavailable, rate_limited) is one all the same, as
+// an upstream's error result or a JSON-RPC error often is: a failure of a
+// tool declared Retryable, or one whose message says it is temporary (see
+// transientText), unless its type says it is permanent.
+func transientFailure(t *tool, te *ToolError, err error) bool {
+	if te != nil && permanentTypes[te.Type] {
+		return false
+	}
+	if t.Retryable {
+		return true
+	}
+	msg := err.Error()
+	if te != nil {
+		msg = te.Message
+	}
+	return transientText(msg) != ""
+}
+
+// transientPhrases are what a message says when its failure is temporary,
+// and the transient type each one means.
+var transientPhrases = []struct{ phrase, typ string }{
+	{"too many requests", "rate_limited"}, {"rate limit", "rate_limited"}, {"rate-limit", "rate_limited"},
+	{"ratelimit", "rate_limited"}, {"throttl", "rate_limited"}, {"quota exceeded", "rate_limited"},
+	{"timed out", "timeout"}, {"timeout", "timeout"}, {"deadline exceeded", "timeout"},
+	{"temporarily", "unavailable"}, {"temporary failure", "unavailable"}, {"overloaded", "unavailable"},
+	{"over capacity", "unavailable"}, {"service unavailable", "unavailable"}, {"bad gateway", "unavailable"},
+	{"try again later", "unavailable"}, {"try again in", "unavailable"}, {"retry later", "unavailable"},
+	{"retry in ", "unavailable"}, {"retry after", "unavailable"}, {"connection reset", "unavailable"},
+	{"connection refused", "unavailable"}, {"econnreset", "unavailable"}, {"econnrefused", "unavailable"},
+	{"server is busy", "unavailable"}, {"please retry", "unavailable"},
+}
+
+// transientText returns the transient type that a failure's message names
+// ("rate_limited", "timeout" or "unavailable"), or "": an HTTP status 408,
+// 425, 429, 502, 503 or 504 at its start or after "HTTP", "status" or
+// "code", or a phrase such as "timed out", "temporarily", "overloaded",
+// "too many requests", "try again later". It reads the first 512 bytes.
+func transientText(msg string) string {
+	if len(msg) > 512 {
+		msg = msg[:512]
+	}
+	low := strings.ToLower(msg)
+	for _, p := range transientPhrases {
+		if strings.Contains(low, p.phrase) {
+			return p.typ
+		}
+	}
+	for i := 0; i+3 <= len(low); i++ {
+		if !isStatusAt(low, i) {
+			continue
+		}
+		before := strings.TrimRight(low[:i], " :=#([")
+		if before != "" && !strings.HasSuffix(before, "http") && !strings.HasSuffix(before, "status") &&
+			!strings.HasSuffix(before, "code") && !strings.HasSuffix(before, "error") && !strings.HasSuffix(before, "http/1.1") && !strings.HasSuffix(before, "http/2") {
+			continue
+		}
+		switch low[i : i+3] {
+		case "429":
+			return "rate_limited"
+		case "408", "504":
+			return "timeout"
+		}
+		return "unavailable"
+	}
+	return ""
+}
+
+// isStatusAt reports whether s holds, at i, a transient HTTP status as a
+// number of its own.
+func isStatusAt(s string, i int) bool {
+	switch s[i : i+3] {
+	case "408", "425", "429", "502", "503", "504":
+	default:
+		return false
+	}
+	digit := func(j int) bool { return j >= 0 && j < len(s) && s[j] >= '0' && s[j] <= '9' }
+	return !digit(i-1) && !digit(i+3)
 }
 
 func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {

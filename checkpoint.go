@@ -44,9 +44,12 @@ type Checkpointer interface {
 
 // RequestRecorder is an optional interface of a Checkpointer: it is told
 // when a request begins and ends, so that a restart knows which requests
-// were still running.
+// were still running. RequestBegan may refuse the request: Begin (or
+// Delegate) then fails with its error, and an *InterruptedError becomes a
+// structured refusal. A store refuses the id of a request that a restart
+// interrupted, so that no new work runs under it.
 type RequestRecorder interface {
-	RequestBegan(ctx context.Context, r *Request)
+	RequestBegan(ctx context.Context, r *Request) error
 	RequestEnded(ctx context.Context, r *Request)
 }
 
@@ -80,8 +83,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		return next
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		write := c.tool.Access == Write || c.tool.Access == HighRisk
-		if !write && !rt.opts.CheckpointReads {
+		if !rt.checkpointed(c.tool) {
 			return next(ctx, c)
 		}
 		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
@@ -116,6 +118,11 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		cp.Ended(context.WithoutCancel(ctx), &end)
 		return res, err
 	}
+}
+
+// checkpointed reports whether the calls of t are checkpointed.
+func (rt *Runtime) checkpointed(t *tool) bool {
+	return rt.opts.Checkpoints != nil && (t.Access == Write || t.Access == HighRisk || rt.opts.CheckpointReads)
 }
 
 func (s *saga) len() int {

@@ -518,9 +518,10 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 				return nil, err
 			}
 			rv.set(n, now)
-			c.frame.mu.Lock()
-			c.frame.warn = append(c.frame.warn, fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
+			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
 				entityWords(n), seen, now, preview(before, 200)))
+			c.frame.mu.Lock()
+			c.frame.warn = append(c.frame.warn, w)
 			c.frame.mu.Unlock()
 			continue
 		}

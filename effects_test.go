@@ -428,7 +428,7 @@ func TestApprovedCallRunsOnce(t *testing.T) {
 
 type brokenStore struct{}
 
-func (brokenStore) Claim(context.Context, string) (*reach.Result, bool, error) {
+func (brokenStore) Claim(context.Context, *reach.IdemClaim) (*reach.Result, bool, error) {
 	return nil, false, fmt.Errorf("disk I/O error")
 }
 func (brokenStore) Complete(string, *reach.Result) {}

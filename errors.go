@@ -34,6 +34,7 @@ const (
 	TypeRateLimit   = "rate_limit"        // too many calls; retry after
 	TypeState       = "state"             // stale read or deadlock on an entity
 	TypeTransient   = "transient"         // timeout, unavailable: may work later
+	TypeInterrupted = "interrupted"       // a restart cut the call or its request short
 	TypeTool        = "tool"              // the tool ran and reported a failure
 )
 
@@ -139,6 +140,9 @@ func asError(err error) *Error {
 	}
 	if se, ok := errors.AsType[*StopError](err); ok {
 		return se.asError()
+	}
+	if ie, ok := errors.AsType[*InterruptedError](err); ok {
+		return ie.asError()
 	}
 	return &Error{Type: TypeTool, Code: "tool_error", Message: err.Error(),
 		Suggestion: "Check the arguments or try another approach."}

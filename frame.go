@@ -113,7 +113,7 @@ type Frame struct {
 	ID      FrameID
 	Kind    FrameKind
 	Name    string          // tool name, model name, or receiving agent
-	Args    json.RawMessage // tool calls: canonical arguments; delegations: the task as a JSON string
+	Args    json.RawMessage // tool calls: canonical arguments; delegations: the task as a JSON string; unmasked: views show ShownArgs
 	CallID  string          // the caller's id for the call, if any
 	Agent   string
 	Parent  *Frame
@@ -150,25 +150,26 @@ func (f *Frame) setState(s State) { f.state.Store(int32(s)) }
 // Ended returns when the frame ended, or the zero time.
 func (f *Frame) Ended() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.ended }
 
-// Err returns the frame's refusal or failure, or nil.
+// Err returns the frame's refusal or failure, its texts masked, or nil.
 func (f *Frame) Err() *Error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
 
 // Tokens returns a model frame's tokens.
 func (f *Frame) Tokens() int64 { f.mu.Lock(); defer f.mu.Unlock(); return f.tokens }
 
-// Why returns the reason the caller gave for the call, if any.
+// Why returns the reason the caller gave for the call, masked, if any.
 func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
 
-// Summary returns a one-line summary of the frame's result.
+// Summary returns a one-line summary of the frame's result, masked.
 func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
 
-// Text returns what the model said, for a model frame that recorded it.
+// Text returns what the model said, masked, for a model frame that
+// recorded it.
 func (f *Frame) Text() string { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
 
 // Result returns the data a successful tool call returned to the model.
 func (f *Frame) Result() json.RawMessage { f.mu.Lock(); defer f.mu.Unlock(); return f.result }
 
-// Warnings returns violations that were let through in warn mode.
+// Warnings returns violations that were let through in warn mode, masked.
 func (f *Frame) Warnings() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -178,7 +179,12 @@ func (f *Frame) Warnings() []string {
 // CycleTo returns the ancestor that a refused cycle or re-entry targeted.
 func (f *Frame) CycleTo() *Frame { f.mu.Lock(); defer f.mu.Unlock(); return f.cycleTo }
 
+// finish ends the frame in state s with the error e, which it keeps
+// masked, and the summary, which must be masked already.
 func (f *Frame) finish(s State, e *Error, summary string) {
+	if e != nil && f.Request != nil {
+		e = f.Request.rt.redactError(e)
+	}
 	f.mu.Lock()
 	f.ended = time.Now()
 	f.err = e

@@ -2,6 +2,7 @@ package reach
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -9,14 +10,40 @@ import (
 // IdempotencyStore records call results by idempotency key (R7). The
 // runtime claims a key before a call runs and completes it after.
 type IdempotencyStore interface {
-	// Claim returns the recorded result for key (claimed false), or claims
-	// the key for the caller (claimed true). While another caller holds the
-	// claim, Claim waits for it to complete or for ctx to end (then err).
-	Claim(ctx context.Context, key string) (rec *Result, claimed bool, err error)
+	// Claim returns the recorded result for c.Key (claimed false), or
+	// claims the key for the call c describes (claimed true). While another
+	// caller holds the claim, Claim waits for it to complete or for ctx to
+	// end (then err). A key recorded or held for other arguments (both
+	// Args set, and different) is an error matching ErrIdempotencyKeyReused,
+	// at once.
+	Claim(ctx context.Context, c *IdemClaim) (rec *Result, claimed bool, err error)
 	// Complete records res for a claimed key; a nil res releases the claim
 	// so that a later call runs again.
 	Complete(key string, res *Result)
 }
+
+// IdemClaim describes the call that claims an idempotency key.
+type IdemClaim struct {
+	Key string // the record's key
+	// Args identifies what the call does: a digest of its normalized
+	// arguments (the tool is part of Key).
+	Args string
+	// Request and Frame name the call's checkpoint (Checkpoint.Request and
+	// Checkpoint.Frame) when the call is checkpointed, and are zero when it
+	// is not. A durable store settles a claim left by a crash by what that
+	// checkpoint says: none, and the call never started.
+	Request string
+	Frame   FrameID
+	// Lease is the longest the call can hold the key: its attempts with
+	// their timeouts and backoffs, and a margin. A durable store shared by
+	// several instances settles the claim of another instance once its
+	// lease has ended.
+	Lease time.Duration
+}
+
+// ErrIdempotencyKeyReused is returned by IdempotencyStore.Claim for a key
+// that was used for a call with other arguments.
+var ErrIdempotencyKeyReused = errors.New("idempotency key used for other arguments")
 
 // MemoryIdempotency is an in-memory IdempotencyStore whose records expire
 // after a TTL. Safe for concurrent use.
@@ -29,6 +56,7 @@ type MemoryIdempotency struct {
 
 type idemEntry struct {
 	done    chan struct{} // closed when completed or released
+	args    string
 	res     *Result
 	expires time.Time
 }
@@ -39,18 +67,22 @@ func NewMemoryIdempotency(ttl time.Duration) *MemoryIdempotency {
 }
 
 // Claim implements IdempotencyStore.
-func (s *MemoryIdempotency) Claim(ctx context.Context, key string) (*Result, bool, error) {
+func (s *MemoryIdempotency) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
 	for {
 		s.mu.Lock()
-		e, ok := s.m[key]
+		e, ok := s.m[c.Key]
 		if ok && e.res != nil && time.Now().After(e.expires) {
-			delete(s.m, key)
+			delete(s.m, c.Key)
 			ok = false
 		}
 		if !ok {
-			s.m[key] = &idemEntry{done: make(chan struct{})}
+			s.m[c.Key] = &idemEntry{done: make(chan struct{}), args: c.Args}
 			s.mu.Unlock()
 			return nil, true, nil
+		}
+		if e.args != "" && c.Args != "" && e.args != c.Args {
+			s.mu.Unlock()
+			return nil, false, ErrIdempotencyKeyReused
 		}
 		if e.res != nil {
 			s.mu.Unlock()

@@ -2,6 +2,7 @@ package reach
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/agentreach/reach/internal/callgraph"
@@ -40,7 +41,7 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		d := rt.detector(c.req)
 		s := &loops.Step{Kind: loops.ToolCall, Agent: c.req.agent, Depth: c.frame.Depth - 1, Tool: c.Tool,
-			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable}
+			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable, Key: c.tool.Key}
 		if v := d.Check(s); v != nil {
 			return nil, loopError(v)
 		}
@@ -68,6 +69,12 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 		o.Error = true
 		if res.Error != nil {
 			o.ErrorType = res.Error.Code
+			if res.Error.Type == TypeTransient && !loops.Transient(o.ErrorType) {
+				// A failure the executor found transient (a retryable
+				// tool's, or one whose message says so) under the tool's
+				// own code: a retry of it is not a repeat.
+				o.ErrorType = "unavailable"
+			}
 			o.Result = jsonString(res.Error.Message)
 		}
 	default:
@@ -103,12 +110,34 @@ func (rt *Runtime) loopDelegate(f *Frame, task string) *Error {
 	if d == nil {
 		return nil
 	}
-	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task}
+	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task, Chain: chainOf(f.Request)}
 	if v := d.Check(s); v != nil {
 		return loopError(v)
 	}
 	f.step = s
 	return nil
+}
+
+// chainOf returns the agents on r's delegation stack, outermost first: the
+// root request's agent and each sub-request's down to r, or nil for a root
+// request.
+func chainOf(r *Request) []string {
+	if r == nil || r.parent == nil {
+		return nil
+	}
+	var out []string
+	for q := r; q != nil; q = q.parent {
+		out = append(out, agentOrMain(q.agent))
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func agentOrMain(a string) string {
+	if a == "" {
+		return "main"
+	}
+	return a
 }
 
 // loopFrameDone reports a model frame's text, or a delegation's verdict.

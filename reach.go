@@ -25,7 +25,7 @@
 //
 // [Runtime.Call] runs these stages in order; the first refusal ends the call:
 //
-//  1. admit: the request is running, within its tool-call, token, cost and wall budgets
+//  1. admit: the request is running (not stopped, ended or interrupted), within its tool-call, token, cost and wall budgets
 //  2. resolve: the tool exists
 //  3. validate: the arguments match the tool's schema (and are normalized)
 //  4. graph: no cycle, no broken reentrancy contract, within the depth budget
@@ -33,7 +33,7 @@
 //  6. authorize: the access level and the Authorizer allow it
 //  7. state: entity versions: stale reads refused, writes serialized, deadlocks broken
 //  8. limit: rate limits
-//  9. idempotency: a recorded result for this key is returned as is
+//  9. idempotency: a recorded result for this key is returned as is; a key used for other arguments is refused
 //  10. checkpoint: a durable "executing" record (with Options.Checkpoints)
 //  11. execute: timeout, retries with backoff for transient failures
 //  12. verify and saga: verify after write; register the undo, or compensate
@@ -45,9 +45,11 @@
 package reach
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -121,8 +123,11 @@ type Approver interface {
 	Approve(ctx context.Context, c *Call) (Decision, *Error)
 }
 
-// Redactor removes secrets from what the model, logs and records see (P6).
-// It must be safe for concurrent use.
+// Redactor removes secrets from what the model, logs and records see (P6):
+// Redact masks JSON (keeping it JSON) or text, RedactString masks text.
+// Both return their input when there is nothing to mask. It must be safe
+// for concurrent use. The runtime's default, and the gateway's, is the one
+// redactor of internal/redact.
 type Redactor interface {
 	Redact(b []byte) []byte
 	RedactString(s string) string
@@ -202,7 +207,12 @@ type Options struct {
 	Authorizer Authorizer
 	// Approver, if not nil, decides calls that need approval; if nil they are refused.
 	Approver Approver
-	// Redactor, if not nil, cleans results, errors and recorded arguments.
+	// Redactor masks secrets in every text that leaves the runtime, once,
+	// where it is made: results and errors for the model, and what frames
+	// keep and events carry for views and records (summaries, what a model
+	// said, errors, reasons, arguments as shown). If nil, the one redactor
+	// of internal/redact with its default names and no registered values
+	// (a value under a secret name, such as "password", is masked).
 	Redactor Redactor
 	// Idempotency stores results by key; if nil, in memory for IdempotencyTTL.
 	Idempotency IdempotencyStore
@@ -261,6 +271,9 @@ func New(opts *Options) *Runtime {
 	}
 	if o.DefaultTimeout == 0 {
 		o.DefaultTimeout = 30 * time.Second
+	}
+	if o.Redactor == nil {
+		o.Redactor = defaultRedactor
 	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 32 << 10
@@ -391,10 +404,53 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 		r.cancel(nil)
 		return nil, nil, err
 	}
-	if rr, ok := rt.opts.Checkpoints.(RequestRecorder); ok {
-		rr.RequestBegan(ctx, r)
+	if err := rt.began(ctx, r); err != nil {
+		return nil, nil, err
 	}
 	return r.ctx, r, nil
+}
+
+// began tells the RequestRecorder that r began; if it refuses r, r is
+// forgotten and the refusal returned (an InterruptedError as an *Error).
+func (rt *Runtime) began(ctx context.Context, r *Request) error {
+	rr, ok := rt.opts.Checkpoints.(RequestRecorder)
+	if !ok {
+		return nil
+	}
+	err := rr.RequestBegan(ctx, r)
+	if err == nil {
+		return nil
+	}
+	rt.untrack(r)
+	r.cancel(err)
+	if ie, ok := errors.AsType[*InterruptedError](err); ok {
+		c := ie.Cause
+		c.Request = cmp.Or(c.Request, r.id)
+		return (&InterruptedError{Cause: c}).asError()
+	}
+	return err
+}
+
+// RestoreInterrupted keeps among the requests (Lookup, Requests) one that
+// a restart interrupted, as recovery found it: o as it was begun (its ID,
+// principal, tenant, roles, attributes, agent and scene), and c, why it
+// stopped. It is ended, its State is "interrupted", and every call made in
+// it, like a Begin of its id, is refused with a structured error (code
+// request_interrupted), so that no new work runs under its id. Ending or
+// stopping it changes nothing, and records nothing. It fails if a request
+// of that id is running.
+func (rt *Runtime) RestoreInterrupted(o *RequestOptions, c Cause) (*Request, error) {
+	opts := *o
+	opts.Principal, opts.Agent = cmp.Or(opts.Principal, "anonymous"), cmp.Or(opts.Agent, "main")
+	c.Request = opts.ID
+	r := rt.newRequest(context.Background(), opts, Budget{}, nil, nil)
+	r.interrupted = &c
+	r.ended.Store(true)
+	r.cancel(&InterruptedError{Cause: c})
+	if err := rt.track(r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
@@ -423,7 +479,9 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 func (rt *Runtime) track(r *Request) error {
 	rt.reqMu.Lock()
 	defer rt.reqMu.Unlock()
-	if old, ok := rt.requests[r.id]; ok && !old.ended.Load() {
+	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
+		return (&InterruptedError{Cause: *old.interrupted}).asError()
+	} else if ok && !old.ended.Load() {
 		return fmt.Errorf("request %s is already running", r.id)
 	}
 	rt.requests[r.id] = r
@@ -446,6 +504,18 @@ func (rt *Runtime) track(r *Request) error {
 		rt.order = keep
 	}
 	return nil
+}
+
+// untrack forgets r, which began but was refused.
+func (rt *Runtime) untrack(r *Request) {
+	rt.reqMu.Lock()
+	defer rt.reqMu.Unlock()
+	if rt.requests[r.id] == r {
+		delete(rt.requests, r.id)
+	}
+	if i := slices.Index(rt.order, r); i >= 0 {
+		rt.order = slices.Delete(rt.order, i, i+1)
+	}
 }
 
 // Lookup returns a request by id (running, or ended and still kept).
@@ -519,14 +589,10 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	}
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if err := rt.loopDelegate(f, d.Task); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
 	id := d.ID
@@ -540,12 +606,14 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		f.finish(Failed, asError(err), "")
 		return nil, nil, err
 	}
+	if err := rt.began(ctx, child); err != nil { // so that recovery finds its writes too
+		f.finish(Refused, asError(err), "")
+		rt.record(ctx, f)
+		return nil, nil, err
+	}
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()
-	if rr, ok := rt.opts.Checkpoints.(RequestRecorder); ok {
-		rr.RequestBegan(ctx, child) // so that recovery finds its writes too
-	}
 	// The delegate frame ends with the sub-request: at once on End, or when
 	// a stop or deadline ends its context.
 	context.AfterFunc(child.ctx, child.endDelegate)
@@ -598,21 +666,15 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 	}
 	req.addFrame(f)
 	if err := rt.admitFrame(ctx, req, f.Depth); err != nil {
-		f.finish(Refused, err, "")
-		rt.record(ctx, f)
-		return nil, nil, err
+		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	if e := rt.loopModel(f); e != nil {
-		f.finish(Refused, e, "")
-		rt.record(ctx, f)
-		return nil, nil, e
+		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
 	if isTurn(pf) {
 		if q, ok := req.admitCount("turns", turnsOf); !ok {
 			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
-			f.finish(Refused, e, "")
-			rt.record(ctx, f)
-			return nil, nil, e
+			return nil, nil, rt.refuseFrame(ctx, f, e)
 		}
 	}
 	f.setState(Executing)
@@ -659,11 +721,13 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
 		costNano = int64(cost * 1e9)
 	}
+	// What the model said is kept masked (D1): a model may echo a key.
+	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
 	f.tokens = tokens
-	if u.Text != "" {
-		f.text = u.Text
-		f.summary = oneLine(u.Text, 120)
+	if text != "" {
+		f.text = text
+		f.summary = oneLine(text, 120)
 	}
 	f.mu.Unlock()
 	req.spend(tokens, costNano)
@@ -671,7 +735,7 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		req.rt.loopFrameDone(f, "", true)
 		f.finish(Failed, asError(failed), "")
 	} else {
-		req.rt.loopFrameDone(f, u.Text, false)
+		req.rt.loopFrameDone(f, text, false)
 		f.finish(Completed, nil, "")
 	}
 	req.rt.record(context.Background(), f)
@@ -697,6 +761,9 @@ func errNoRequest() *Error {
 // (and its ancestors) still running, the context alive, tokens and cost not
 // spent, the depth budget not exceeded.
 func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Error {
+	if c := req.root.interrupted; c != nil {
+		return (&InterruptedError{Cause: *c}).asError()
+	}
 	if c := req.stopped(); c != nil {
 		return (&StopError{Cause: *c}).asError()
 	}
@@ -757,17 +824,15 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	}
 	e.Why = f.Why()
 	if r := f.Result(); len(r) > 0 {
-		e.Result = r[:min(len(r), 1024)]
+		e.Result = r[:min(len(r), 1024)] // cut after it was masked
 	}
-	if rd := rt.opts.Redactor; rd != nil {
-		e.Args = rd.Redact(e.Args)
-		e.Summary = rd.RedactString(e.Summary)
-		e.Why = rd.RedactString(e.Why)
-		if e.Error != nil {
-			ec := *e.Error
-			ec.Message = rd.RedactString(ec.Message)
-			e.Error = &ec
-		}
+	// What the frame keeps is masked already (summary, why, error, result);
+	// the arguments are masked as views show them, and the names for good
+	// measure.
+	e.Args = f.ShownArgs()
+	rd := rt.opts.Redactor
+	for _, s := range [...]*string{&e.Name, &e.Principal, &e.Tenant, &e.Agent, &e.CallID} {
+		*s = rd.RedactString(*s)
 	}
 	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
 }

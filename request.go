@@ -1,9 +1,11 @@
 package reach
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,6 +119,34 @@ func budgetWord(b string) string {
 	return b
 }
 
+// InterruptedError refuses work under the id of a request that a restart
+// interrupted: that request stays interrupted, with the cause recorded
+// then, and is never continued (see Runtime.RestoreInterrupted). A
+// RequestRecorder returns it to refuse a Begin; the runtime turns it into
+// an *Error with code request_interrupted, which matches ErrRefused.
+type InterruptedError struct{ Cause Cause }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("request %s was interrupted: %s", e.Cause.Request, e.Cause.Reason)
+}
+
+// Is makes an InterruptedError match ErrRefused.
+func (e *InterruptedError) Is(target error) bool { return target == ErrRefused }
+
+func (e *InterruptedError) asError() *Error {
+	c := e.Cause
+	reason := cmp.Or(c.Reason, "the gateway restarted while it ran")
+	when := ""
+	if !c.At.IsZero() {
+		when = " at " + c.At.UTC().Format(time.RFC3339)
+	}
+	return &Error{Guard: "admit", Type: TypeInterrupted, Code: "request_interrupted",
+		Message: fmt.Sprintf("Request %s was interrupted%s: %s. It stays interrupted and cannot be continued.",
+			c.Request, when, strings.TrimSuffix(reason, ".")),
+		Suggestion: "Start a new request for this work: omit the request id, or use a new one. " +
+			"Check first what the interrupted request changed, so that you redo only what is missing."}
+}
+
 // RequestOptions describe a new request. Every zero field has a default.
 type RequestOptions struct {
 	ID        string  // if empty, a new random id
@@ -193,6 +223,9 @@ type Request struct {
 	lockAs *holder
 	// halt is closed when the request is stopped with cancel or isolate.
 	halt chan struct{}
+	// interrupted, set on a request restored by RestoreInterrupted, is why
+	// a restart cut it off.
+	interrupted *Cause
 }
 
 // ID returns the request id.
@@ -287,9 +320,13 @@ func (r *Request) Remaining() Budget {
 	return b
 }
 
-// State returns "running", "soft", "cancel", "isolate" (stopped in that
-// mode), or "completed" once ended.
+// State returns "running", "stopped_soft", "stopped_cancel",
+// "stopped_isolate" (stopped in that mode), "completed" once ended, or
+// "interrupted" for a request a restart cut off (see RestoreInterrupted).
 func (r *Request) State() string {
+	if r.interrupted != nil {
+		return "interrupted"
+	}
 	if m := StopMode(r.mode.Load()); m != Running {
 		return "stopped_" + m.String()
 	}
@@ -305,8 +342,13 @@ func (r *Request) State() string {
 // sub-request is in its root's.
 func (r *Request) Trace() [16]byte { return r.root.trace }
 
-// StopCause returns why the request was stopped, or nil.
-func (r *Request) StopCause() *Cause { return r.cause.Load() }
+// StopCause returns why the request was stopped (or interrupted), or nil.
+func (r *Request) StopCause() *Cause {
+	if r.interrupted != nil {
+		return r.interrupted
+	}
+	return r.cause.Load()
+}
 
 // Children returns the sub-requests delegated from this request.
 func (r *Request) Children() []*Request {
@@ -360,10 +402,13 @@ func (r *Request) endDelegate() {
 // returns once every context it cancels has been cancelled: handlers see
 // ctx.Done() with context.Cause(ctx) a *StopError.
 func (r *Request) Stop(mode StopMode, by, reason string) {
-	r.stop(Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: r.id})
+	r.stop(Cause{Mode: mode, By: by, Reason: r.rt.opts.Redactor.RedactString(reason), At: time.Now(), Request: r.id})
 }
 
 func (r *Request) stop(c Cause) {
+	if r.interrupted != nil {
+		return // over already, and kept as it was found
+	}
 	var old StopMode
 	for {
 		old = StopMode(r.mode.Load())

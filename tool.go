@@ -139,8 +139,12 @@ type Tool struct {
 	// (IdempotencyKey(ctx)), so a write may be retried under it.
 	Idempotent bool
 	// Retryable marks a tool that may be called again with the same
-	// arguments after a transient error (the loop guard counts such retries
-	// against the retry budget instead of treating them as repetition).
+	// arguments after a failure: every failure of it that is not typed
+	// permanent (invalid_args, not_found, forbidden, conflict) is
+	// transient, like a failure whose message says so (an HTTP 429 or 5xx,
+	// a timeout, "temporarily overloaded"). The executor retries such
+	// failures by the tool's Retry policy, and the loop guard counts them
+	// against its retry budget instead of treating them as repetition.
 	Retryable bool
 	Shape     *Shape
 	Tags      []string

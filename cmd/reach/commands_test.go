@@ -48,6 +48,46 @@ func TestBenchLoopsStrictWithJSON(t *testing.T) {
 	}
 }
 
+// TestBenchLoopsMinDetection: --min-detection moves the bar of --strict:
+// a set with one loop of two detected passes at 0.5 and fails at the
+// default (0.95); a false kill fails at any bar.
+func TestBenchLoopsMinDetection(t *testing.T) {
+	dir := t.TempDir()
+	missed := `{"id": "missed", "tools": {"job_status": {"access": "read", "reentrancy": "reentrant"}},
+ "events": [
+  {"id": "e1", "parent": null, "type": "model", "tokens": 100},
+  {"id": "e2", "parent": "e1", "type": "tool_call", "tool": "job_status", "args": {"job": "j"}, "status": "ok", "result": {"progress": 10}}
+ ],
+ "label": {"loop": true, "kind": "consecutive_repeat", "earliest": "e2", "onset": "e2"}}`
+	var events []string
+	for i := 1; i <= 3; i++ {
+		events = append(events, `{"id": "m`+string(rune('0'+i))+`", "parent": null, "type": "model", "tokens": 100}`,
+			`{"id": "c`+string(rune('0'+i))+`", "parent": "m`+string(rune('0'+i))+`", "type": "tool_call", "tool": "get_order", "args": {"id": "7"}, "status": "ok", "result": {"state": "open"}}`)
+	}
+	caught := `{"id": "caught", "tools": {"get_order": {"access": "read", "reentrancy": "reentrant"}}, "events": [` +
+		strings.Join(events, ",") + `], "label": {"loop": true, "kind": "consecutive_repeat", "earliest": "c3", "onset": "c3"}}`
+	for name, trace := range map[string]string{"missed.json": missed, "caught.json": caught} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(trace), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(context.Background(), []string{"bench", "loops", "--strict", dir}, io.Discard, io.Discard); err == nil {
+		t.Error("detection 0.50 passed --strict at the default bar")
+	}
+	if err := run(context.Background(), []string{"bench", "loops", "--strict", "--min-detection", "0.5", dir}, io.Discard, io.Discard); err != nil {
+		t.Errorf("detection 0.50 failed --strict --min-detection 0.5: %v", err)
+	}
+	// The same trace labelled legit: its refusal is a false kill, which
+	// fails whatever the bar.
+	legit := strings.Replace(caught, `"label": {"loop": true, "kind": "consecutive_repeat", "earliest": "c3", "onset": "c3"}`, `"label": {"loop": false, "kind": "polling"}`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "caught.json"), []byte(legit), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"bench", "loops", "--strict", "--min-detection", "0", dir}, io.Discard, io.Discard); err == nil {
+		t.Error("a false kill passed --strict --min-detection 0")
+	}
+}
+
 // TestDemoServeKeepsState: `reach demo --serve` without --data keeps its
 // state (store, audit log) in ./.reach, as its --data help and its banner
 // say, like `reach serve` without a configuration.

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -94,8 +95,13 @@ folder's store (--data) as --by; a gateway started later does not queue it.`,
 }
 
 // dismissStored records in the data folder's store that dead letter id was
-// settled by hand, for when no gateway runs, and audits it.
+// settled by hand, for when no gateway runs, and audits it. The note is
+// kept masked, as a gateway keeps it (by the rules alone: the secrets of a
+// configuration are not known here).
 func dismissStored(ctx context.Context, data string, id int64, note, by string) error {
+	if red, err := redact.New(nil); err == nil {
+		note = red.RedactString(note)
+	}
 	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
 	if err != nil {
 		return fmt.Errorf("opening the store in %s: %w", data, err)

@@ -31,9 +31,12 @@
 //
 // # Redaction
 //
-// Every text field, the arguments and the result preview go through a
-// [Redactor] before they are hashed and stored: nothing it removes is ever
-// written.
+// The log stores what it is given: it masks nothing itself. The runtime
+// masks an event's texts where it makes them, with the one redactor
+// (internal/redact), before they reach [Log.Record]; whoever calls
+// [Log.Append] gives an event masked the same way. The log only makes what
+// it stores storable: valid UTF-8 without NUL, texts and the result
+// preview capped, arguments compacted (and cut when large).
 package audit
 
 import (
@@ -80,8 +83,8 @@ type Event struct {
 	Reason    string          `json:"reason,omitempty"`   // the class of a refusal or failure (an error type)
 	Code      string          `json:"code,omitempty"`
 	Message   string          `json:"message,omitempty"`
-	Args      json.RawMessage `json:"args,omitempty"`   // redacted arguments
-	Result    string          `json:"result,omitempty"` // redacted, capped preview of the result
+	Args      json.RawMessage `json:"args,omitempty"`   // the arguments, masked
+	Result    string          `json:"result,omitempty"` // a masked, capped preview of the result
 	Tokens    int64           `json:"tokens,omitempty"`
 	Latency   time.Duration   `json:"latency,omitempty"` // nanoseconds
 	Budget    json.RawMessage `json:"budget,omitempty"`  // the budget left, as JSON
@@ -161,9 +164,6 @@ var ErrClosed = errors.New("audit log closed")
 // Options configure a Log. A nil *Options means all defaults; every zero
 // field has the default its comment states.
 type Options struct {
-	// Redactor cleans every event; if nil, one with the default key names
-	// and no registered values.
-	Redactor *Redactor
 	// QueueSize bounds the events waiting for the writer; if zero, 65536.
 	// Append waits for room; Record drops.
 	QueueSize int
@@ -189,7 +189,6 @@ type Options struct {
 type Log struct {
 	st  store.AuditLog
 	o   Options
-	red *Redactor
 	log *slog.Logger
 
 	mu     sync.RWMutex // held (read) while sending on q; Close takes it to close q
@@ -245,10 +244,6 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 	if o.MaxArgs == 0 {
 		o.MaxArgs = 16 << 10
 	}
-	l.red = o.Redactor
-	if l.red == nil {
-		l.red, _ = NewRedactor(nil)
-	}
 	l.log = o.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -275,10 +270,7 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 	return l, nil
 }
 
-// Redactor returns the log's redactor, to register secrets with.
-func (l *Log) Redactor() *Redactor { return l.red }
-
-// Append redacts e, appends it and returns its sequence number once the
+// Append appends e (masked already: see the package doc) and returns its sequence number once the
 // transaction that holds it has committed: from then on it survives a crash
 // of the process (and, with synchronous FULL, of the machine). e itself is
 // not modified; its Seq, PrevHash and Hash are ignored. If ctx ends first,
@@ -316,7 +308,7 @@ func (l *Log) send(ctx context.Context, it item) error {
 }
 
 // Record implements reach.Recorder: it enqueues e and returns at once. The
-// writer converts and redacts it. When the queue is full, or the log is
+// writer converts it. When the queue is full, or the log is
 // closed, the event is dropped and counted (see Stats).
 func (l *Log) Record(_ context.Context, e *reach.Event) {
 	l.mu.RLock()
@@ -538,53 +530,35 @@ func (l *Log) chain() (int64, []byte, []store.AuditCheckpoint) {
 	return seq, prev, cps
 }
 
-// prepare redacts and caps a copy of e and encodes it as a record.
+// prepare caps a copy of e and encodes it as a record. e's texts are
+// masked already (see the package doc).
 func (l *Log) prepare(e *Event) *store.AuditRecord {
 	c := *e
 	if c.Time.IsZero() {
 		c.Time = time.Now()
 	}
-	r := l.red
 	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Tenant, &c.Kind,
 		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code} {
-		*f = clean(r.Text(*f))
+		*f = clean(*f)
 	}
-	c.Why = clip(clean(r.Text(c.Why)), l.o.MaxMessage)
-	c.Message = clip(clean(r.Text(c.Message)), l.o.MaxMessage)
-	if strings.HasPrefix(c.Result, "{") || strings.HasPrefix(c.Result, "[") || strings.HasPrefix(c.Result, `"`) {
-		// JSON (a JSON string too: Text would read its escaped quotes as
-		// the end of a value), or text that starts like it.
-		c.Result = string(redactJSON(r, []byte(c.Result)))
-	} else {
-		c.Result = r.Text(c.Result)
-	}
+	c.Why = clip(clean(c.Why), l.o.MaxMessage)
+	c.Message = clip(clean(c.Message), l.o.MaxMessage)
 	c.Result = clip(clean(c.Result), l.o.MaxResult)
 	if len(c.Args) > 0 {
-		a := redactJSON(r, c.Args)
+		a := []byte(c.Args)
 		if len(a) > l.o.MaxArgs {
 			a = truncatedArgs(a, l.o.MaxArgs)
 		}
 		c.Args = compactJSON(a)
 	}
 	if len(c.Budget) > 0 {
-		c.Budget = compactJSON(r.JSON(c.Budget))
+		c.Budget = compactJSON(c.Budget)
 	}
 	data := appendData(make([]byte, 0, 256+len(c.Args)+len(c.Result)+len(c.Message)+len(c.Budget)), &c)
 	if !utf8.Valid(data) {
 		data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
 	}
 	return &store.AuditRecord{Time: time.Unix(0, c.Time.UnixNano()), Request: c.Request, Data: data}
-}
-
-// redactJSON redacts b as JSON and, unless the result is valid JSON (b
-// was cut short, or is text that starts like JSON), as text too: the
-// "key: value" pairs and Bearer tokens of text are found only by Text.
-func redactJSON(r *Redactor, b []byte) []byte {
-	out := r.JSON(b)
-	if compactValid(out) || json.Valid(out) {
-		return out
-	}
-	return []byte(r.Text(string(out)))
 }
 
 // compactJSON returns b compacted if it is JSON, or else b as a JSON
@@ -638,7 +612,8 @@ func truncatedArgs(a []byte, n int) []byte {
 	return out
 }
 
-// FromReach converts a reach.Event into an audit Event (not yet redacted).
+// FromReach converts a reach.Event (masked by the runtime) into an audit
+// Event.
 // The result preview is the start of the data returned to the model, or
 // the summary when there is none.
 func FromReach(e *reach.Event) *Event {
@@ -705,4 +680,11 @@ func Recent(ctx context.Context, src store.AuditLog, limit int) ([]*Event, error
 		}
 	}
 	return out, nil
+}
+
+// appendQuoted appends s as a JSON string.
+func appendQuoted(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	dst = jsonscan.AppendEscaped(dst, string(s))
+	return append(dst, '"')
 }

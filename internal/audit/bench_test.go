@@ -130,7 +130,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkRecord measures what the call path pays to record an event:
-// Record enqueues and returns; the writer converts, redacts and commits.
+// Record enqueues and returns; the writer converts and commits.
 // The loop records far faster than any disk keeps up, so most events are
 // dropped (and counted); stored-events/s is what the writer kept up with.
 func BenchmarkRecord(b *testing.B) {

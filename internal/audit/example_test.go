@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -13,10 +14,11 @@ func ExampleLog() {
 	ctx := context.Background()
 	st := store.NewMemory() // store.Open(ctx, ".reach", nil) for the durable log
 	log, _ := audit.New(ctx, st, nil)
-	log.Redactor().AddSecret("sk-live-0123456789")
 
+	// The log stores what it is given: give it masked (the runtime does).
+	red, _ := redact.New(&redact.Options{Secrets: []string{"sk-live-0123456789"}})
 	seq, _ := log.Append(ctx, &audit.Event{Request: "req_1", Kind: "tool", Name: "charge",
-		Decision: "completed", Args: []byte(`{"amount":12,"api_key":"sk-live-0123456789"}`)})
+		Decision: "completed", Args: red.Redact([]byte(`{"amount":12,"api_key":"sk-live-0123456789"}`))})
 	log.Close()
 
 	evs, _ := audit.Show(ctx, st, "req_1")
@@ -49,13 +51,4 @@ func ExampleVerify() {
 	}
 	// Output:
 	// 2 edited
-}
-
-func ExampleRedactor() {
-	r, _ := audit.NewRedactor(&audit.RedactorOptions{Secrets: []string{"ghp_Q8wLm2Vb7Ks"}})
-	fmt.Println(string(r.JSON([]byte(`{"user":"bob","Password":"hunter2","note":"token ghp_Q8wLm2Vb7Ks"}`))))
-	fmt.Println(r.Text("Authorization: Bearer abc.def, max_tokens=100"))
-	// Output:
-	// {"user":"bob","Password":"[REDACTED]","note":"token [REDACTED]"}
-	// Authorization: [REDACTED], max_tokens=100
 }

@@ -72,7 +72,7 @@ func TestRecoverDoesNotRedoUndos(t *testing.T) {
 	go req.Compensate(rctx, "a later write failed") // unset O2=b runs, then unset O1=hang never returns
 	<-o.hung
 	// The gateway dies here, in the compensation; the new one recovers.
-	if _, err := Recover(ctx, st, durableRuntime(st, o.tools()...)); err != nil {
+	if _, err := Recover(ctx, st, durableRuntime(st, o.tools()...), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := o.String(), "set O1=hang, set O2=b, unset O2=b"; got != want {
@@ -102,7 +102,7 @@ func TestRecoverSkipsCompensationRequests(t *testing.T) {
 		}
 	}
 	o := &orderLog{}
-	rep, err := Recover(ctx, st, durableRuntime(st, o.tools()...))
+	rep, err := Recover(ctx, st, durableRuntime(st, o.tools()...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

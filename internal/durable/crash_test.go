@@ -125,12 +125,12 @@ func TestCrashRecovery(t *testing.T) {
 
 		u := upstreamFile(t, filepath.Join(dir, "upstream.log"))
 		rt, st, log := open(t, dir, u)
-		rep, err := Recover(context.Background(), st, rt)
+		rep, err := Recover(context.Background(), st, rt, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A second restart finds nothing left to do and repeats nothing.
-		rep2, err := Recover(context.Background(), st, rt)
+		rep2, err := Recover(context.Background(), st, rt, nil)
 		if err != nil || len(rep2.Interrupted) != 0 || len(rep2.MayHaveRun) != 0 {
 			t.Fatalf("second recovery did something: %+v %v", rep2, err)
 		}

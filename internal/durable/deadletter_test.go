@@ -138,7 +138,7 @@ func TestRecoverLeavesDeadLettersToTheOperator(t *testing.T) {
 	u := &failingUndo{}
 	bookAndFail(t, durableRuntime(st, u.tools()...), "r1", "x")
 	// The gateway dies here, r1 still running; the new one recovers.
-	rep, err := Recover(ctx, st, durableRuntime(st, u.tools()...))
+	rep, err := Recover(ctx, st, durableRuntime(st, u.tools()...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestRecoverRestoresDeadLetters(t *testing.T) {
 	// the undo of z fails again.
 	rt := durableRuntime(st, u.tools()...)
 	for range 2 { // a second recovery restores nothing twice
-		if _, err := Recover(ctx, st, rt); err != nil {
+		if _, err := Recover(ctx, st, rt, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,19 +2,25 @@
 // killed at any instant restarts knowing what ran, what may have run and
 // what must be undone (C5, S1):
 //
-//	cp := durable.New(st, redact)                 // st: store.Store
-//	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), ...})
-//	report, err := durable.Recover(ctx, st, rt)   // at start, after registering the tools
+//	cp := durable.New(st, redact, log)              // st: store.Store
+//	idem := store.NewIdempotency(st, nil)           // claims with a lease and this process's owner
+//	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: idem, ...})
+//	report, err := durable.Recover(ctx, st, rt, &durable.RecoverOptions{Idempotency: idem}) // at start, after registering the tools
 //
 // Every write is checkpointed before it runs (with its idempotency key) and
 // when it ends (with the undo it registered); requests are recorded when
-// they begin and end. Recover marks what was in flight, and runs the undos
-// of every request that had not ended, newest first, each once under its
-// own idempotency key; an undo that fails is dead-lettered. An undo that
+// they begin and end. Recover settles the idempotency claims the stopped
+// process left, by what their checkpoints say (a call that never started
+// runs again on retry; one that started answers its retry with an error
+// saying what happened), marks what was in flight, and interrupts every
+// request that had not ended, for good: it runs their undos, newest first,
+// each once under its own idempotency key (an undo that fails is
+// dead-lettered), and refuses any later work under their ids. An undo that
 // was dead-lettered before the stop is left to the operator: it is not run
 // again, nor dead-lettered twice. The requests that ran undos (a
 // compensation, a dead letter's retry) are marked, but their undos are
-// never undone.
+// never undone. docs/STATE.md says what is durable at each point of a
+// call, and what a crash there leaves.
 //
 // Checkpoints is also the runtime's dead letter sink: an operator's
 // Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
@@ -36,6 +42,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -94,7 +101,11 @@ func frameOf(cp *reach.Checkpoint) *store.Frame {
 func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
-	return c.st.PutFrame(context.WithoutCancel(ctx), f)
+	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
+		return err
+	}
+	crashpoint.Reached("executing")
+	return nil
 }
 
 // Ended implements reach.Checkpointer.
@@ -103,16 +114,33 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f.Args = c.clean(f.Args)
 	if err := c.st.PutFrame(ctx, f); err != nil {
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
+		return
 	}
+	crashpoint.Reached("ended")
 }
 
-// RequestBegan implements reach.RequestRecorder.
-func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) {
+// RequestBegan implements reach.RequestRecorder. It refuses the id of a
+// request that a restart interrupted (the store keeps it so) with a
+// *reach.InterruptedError that carries the cause recorded then. A request
+// that cannot be recorded otherwise runs, and the failure is logged.
+func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error {
+	ctx = context.WithoutCancel(ctx)
 	b, _ := json.Marshal(r.Budget())
-	if err := c.st.PutRequest(context.WithoutCancel(ctx), withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
-		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r)); err != nil {
-		c.log.Error("request not recorded", "request", r.ID(), "err", err)
+	err := c.st.PutRequest(ctx, withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
+		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrConflict):
+		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
+		if old, gerr := c.st.GetRequest(ctx, r.ID()); gerr == nil && len(old.Cause) > 0 {
+			json.Unmarshal(old.Cause, &cause)
+		}
+		cause.Request = r.ID()
+		return &reach.InterruptedError{Cause: cause}
 	}
+	c.log.Error("request not recorded", "request", r.ID(), "err", err)
+	return nil
 }
 
 // withIdentity sets on rec who r acts for and r's trace.
@@ -221,6 +249,9 @@ func (c *Checkpoints) settle(ctx context.Context, d *reach.DeadLetter, change fu
 
 // Report is what Recover found and did.
 type Report struct {
+	// Claims are the idempotency claims that the stopped gateway left, and
+	// what settling each did (see store.Idempotency.Recover).
+	Claims []store.Settled
 	// MayHaveRun are the calls that were executing when the gateway
 	// stopped: each may or may not have taken effect.
 	MayHaveRun []*store.Frame
@@ -228,6 +259,17 @@ type Report struct {
 	Interrupted []string
 	// Compensated are the undos run for them, per request.
 	Compensated map[string][]reach.Compensation
+}
+
+// RecoverOptions configure Recover. A nil *RecoverOptions means all
+// defaults.
+type RecoverOptions struct {
+	// Idempotency is the runtime's idempotency store
+	// (reach.Options.Idempotency) over st's records. If nil, and st keeps
+	// idempotency records, one over st with the default options: its
+	// instance's claims then count as an earlier life's, as they are at
+	// start.
+	Idempotency *store.Idempotency
 }
 
 // rootRunning reports whether the root of the stored sub-request r was
@@ -244,30 +286,6 @@ func rootRunning(ctx context.Context, st Store, r *store.Request) bool {
 		r = p
 	}
 	return false
-}
-
-// settleInterrupted completes the claim a call that was running when the
-// gateway stopped left on its idempotency key (its owner, the old process,
-// is gone, so the claim would hold for ever and a retry would wait for
-// it): a retry with that key gets an answer saying the call may have run.
-func settleInterrupted(ctx context.Context, ir store.IdemRecords, key string) error {
-	now := time.Now()
-	owner := "recover"
-	rec, claimed, err := ir.ClaimKey(ctx, key, owner, now, time.Time{})
-	if err != nil {
-		return err
-	}
-	if !claimed {
-		if rec.State != store.IdemClaimed {
-			return nil // completed after all
-		}
-		owner = rec.Owner
-	}
-	result, _ := json.Marshal(map[string]any{"status": reach.StatusError, "error": &reach.Error{
-		Guard: "idempotency", Type: reach.TypeTransient, Code: "interrupted",
-		Message:    "The gateway stopped while this call ran, so it may have taken effect.",
-		Suggestion: "Check whether it did (read what it changes) before you call it again with a new idempotency key."}})
-	return ir.CompleteKey(ctx, key, owner, result, now.Add(24*time.Hour))
 }
 
 // restoreDeadLetters puts the open dead letters of ds back in rt's queue
@@ -370,17 +388,48 @@ func undoRequest(r *store.Request) bool {
 }
 
 // Recover resolves what a stopped gateway left behind. Call it once at
-// start, after the tools are registered and before serving. The open
-// stored dead letters are put back in rt's queue (Runtime.DeadLetters),
-// with the store's ids ("dl-<n>"). The undos of an interrupted request
-// run, except those that already have a stored dead letter (open, retried
-// or resolved): an operator has them. An
-// interrupted request that ran undos (a compensation, a dead letter's
+// start, after the tools are registered and before serving. In order:
+//
+//   - The idempotency claims that no call of this process holds are settled
+//     by their calls' checkpoints (store.Idempotency.Recover): a claim whose
+//     call never started is released, so that a retry runs it; one whose
+//     call started answers every retry with an error saying what happened.
+//     No retry waits for a claim of the stopped gateway.
+//   - The checkpoints still open are marked cancelled: those calls may have
+//     run (Report.MayHaveRun).
+//   - The open stored dead letters are put back in rt's queue
+//     (Runtime.DeadLetters), with the store's ids ("dl-<n>").
+//   - Each request that had not ended is interrupted: the undos of its
+//     completed writes run, newest first, each once under its idempotency
+//     key, except those that already have a stored dead letter (open,
+//     retried or resolved: an operator has them), and an undo that fails is
+//     dead-lettered. The idempotency key of each call that was undone then
+//     answers a retry with an error (code "undone") instead of the call's
+//     old result. The request is stored as interrupted, with its cause, for
+//     good (store.Requests.PutRequest), and kept in rt as such
+//     (Runtime.RestoreInterrupted): every call made in it, and every Begin
+//     of its id, is refused with code request_interrupted.
+//
+// An interrupted request that ran undos (a compensation, a dead letter's
 // retry) is not compensated: an undo is never undone; the request it
 // compensated, if interrupted too, runs its undos again, each under its
 // idempotency key, so one that ran before the stop does not run twice.
-func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) {
+func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOptions) (*Report, error) {
 	rep := &Report{Compensated: map[string][]reach.Compensation{}}
+	var idem *store.Idempotency
+	if opts != nil {
+		idem = opts.Idempotency
+	}
+	if ir, ok := st.(store.IdemRecords); ok && idem == nil {
+		idem = store.NewIdempotency(ir, nil)
+	}
+	if idem != nil {
+		settled, err := idem.Recover(ctx)
+		rep.Claims = settled
+		if err != nil {
+			return nil, fmt.Errorf("settling the idempotency claims of the previous run: %w", err)
+		}
+	}
 	open, err := st.OpenFrames(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading open checkpoints: %w", err)
@@ -391,11 +440,6 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 			"message": "the gateway stopped while this call ran: it may have run"})
 		if err := st.PutFrame(ctx, f); err != nil {
 			return nil, fmt.Errorf("marking checkpoint %s: %w", f.Frame, err)
-		}
-		if ir, ok := st.(store.IdemRecords); ok && f.IdemKey != "" {
-			if err := settleInterrupted(ctx, ir, f.IdemKey); err != nil {
-				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", f.Frame, err)
-			}
 		}
 		rep.MayHaveRun = append(rep.MayHaveRun, f)
 	}
@@ -431,7 +475,8 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 			}
 		}
 		var undos []reach.RecordedUndo
-		for _, f := range slices.Backward(frames) { // newest first
+		var undone []*store.Frame // the call each undo undoes, newest first
+		for _, f := range slices.Backward(frames) {
 			if f.State != "completed" || len(f.Undo) == 0 {
 				continue
 			}
@@ -445,16 +490,58 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime) (*Report, error) 
 			}
 			undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,
 				Undoes: f.Name + " " + string(f.Args)})
+			undone = append(undone, f)
 		}
+		var comps []reach.Compensation
 		if len(undos) > 0 {
-			rep.Compensated[r.ID] = rt.CompensateRecorded(ctx, requestOptions(r), undos)
+			comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
+			rep.Compensated[r.ID] = comps
 		}
-		r.State, r.Ended = "interrupted", time.Now()
-		r.Cause, _ = json.Marshal(map[string]string{"by": "reach", "reason": "the gateway restarted while the request ran"})
+		failed := 0
+		for i, c := range comps {
+			if !c.OK {
+				failed++
+				continue
+			}
+			if i >= len(undone) || undone[i].IdemKey == "" || idem == nil {
+				continue
+			}
+			if err := idem.Settle(ctx, undone[i].IdemKey, undoneError(r.ID, c.Tool)); err != nil {
+				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
+			}
+		}
+		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
+		r.State, r.Ended = "interrupted", cause.At
+		r.Cause, _ = json.Marshal(cause)
 		if err := st.PutRequest(ctx, r); err != nil {
 			return nil, err
 		}
+		o := requestOptions(r)
+		o.Agent, o.Scene = r.Agent, r.Scene
+		rt.RestoreInterrupted(o, cause) // fails only for a request running here: none is, before serving
 		rep.Interrupted = append(rep.Interrupted, r.ID)
 	}
 	return rep, nil
+}
+
+// interruptedReason is the recorded reason of an interrupted request whose
+// restart undid ok of its writes and failed to undo failed of them.
+func interruptedReason(ok, failed int) string {
+	reason := "the gateway restarted while it ran"
+	if ok > 0 {
+		reason += fmt.Sprintf("; %d of its completed writes were undone", ok)
+	}
+	if failed > 0 {
+		reason += fmt.Sprintf("; %d undos failed and wait for an operator (dead letters)", failed)
+	}
+	return reason
+}
+
+// undoneError answers a retry of a call that completed in request, and
+// that recovery undid with the tool undo.
+func undoneError(request, undo string) *reach.Error {
+	return &reach.Error{Guard: "idempotency", Type: reach.TypeInterrupted, Code: "undone",
+		Message: fmt.Sprintf("This call completed, but the gateway restarted before its request (%s) ended, and the restart undid it (%s).",
+			request, undo),
+		Suggestion: "If it must still happen, call it again with a new idempotency key, in a new request."}
 }

@@ -52,7 +52,7 @@ func TestRecoverSettlesInterruptedClaim(t *testing.T) {
 		t.Error("the retry ran the write again")
 		return json.RawMessage(`{}`), nil
 	})
-	rep, err := Recover(ctx, st, rt)
+	rep, err := Recover(ctx, st, rt, nil)
 	if err != nil || len(rep.MayHaveRun) != 1 {
 		t.Fatalf("recover: %+v %v, want one call that may have run", rep, err)
 	}
@@ -93,7 +93,7 @@ func TestRecoverUndoesDelegatedWrites(t *testing.T) {
 	}
 	book("finished", true)
 	book("crashed", false) // the gateway dies here
-	if _, err := Recover(ctx, st, newRuntime()); err != nil {
+	if _, err := Recover(ctx, st, newRuntime(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(undone) != 1 || undone[0] != "crashed" {
@@ -123,7 +123,7 @@ func TestUndoNotRerunAfterRestart(t *testing.T) {
 		t.Fatalf("compensate: %+v", done)
 	}
 	// The gateway dies here, r1 still running.
-	if _, err := Recover(ctx, st, newRuntime()); err != nil {
+	if _, err := Recover(ctx, st, newRuntime(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if undos != 1 {
@@ -154,7 +154,7 @@ func TestRecoveryCompensatesAsThePrincipal(t *testing.T) {
 		t.Fatal(res.ModelText())
 	}
 	// The gateway dies here, r1 still running.
-	rep, err := Recover(ctx, st, durableRuntime(st, tools...))
+	rep, err := Recover(ctx, st, durableRuntime(st, tools...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,10 +120,11 @@ type Gateway struct {
 	metrics   *telemetry.Metrics
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
-	redactor  *secrets.Redactor
-	store     *store.SQLite // nil without a data folder
-	audit     *audit.Log    // nil without a data folder
-	auditV    auditView     // the audit log's reader (its st nil without a data folder)
+	redactor  *redact.Redactor
+	store     *store.SQLite      // nil without a data folder
+	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	audit     *audit.Log         // nil without a data folder
+	auditV    auditView          // the audit log's reader (its st nil without a data folder)
 	// subMu guards every upstream's subs (the clients subscribed to its
 	// resources), subWatched (the clients whose leaving is watched) and
 	// uriLocks (a resource's subscription changes, one at a time: lockURI).
@@ -178,10 +179,8 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	if red.Len() > 0 { // with no secrets configured, nothing to mask and no cost per call
-		g.redactor = red
-		g.log = slog.New(redactHandler{g.log.Handler(), red})
-	}
+	g.redactor = red
+	g.log = slog.New(redactHandler{g.log.Handler(), red})
 	g.model = g.opts.Model
 	if g.model == nil {
 		if cfg.Model != nil {
@@ -196,11 +195,8 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		g.cancel()
 		return nil, err
 	}
-	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log}
+	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log, Redactor: g.redactor}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
-	if g.redactor != nil {
-		ro.Redactor = g.redactor
-	}
 	if err := g.authorizer(ro); err != nil {
 		g.cancel()
 		return nil, err

@@ -60,8 +60,8 @@ func frameOf(f *reach.Frame) frameJSON {
 	j := frameJSON{ID: f.ID, Request: f.Request.ID(), Kind: f.Kind.String(), Name: f.Name, CallID: f.CallID,
 		Agent: f.Agent, Depth: f.Depth, Status: f.State().String(), Error: f.Err(), Why: f.Why(),
 		Summary: f.Summary(), Started: f.Started.UTC(), Tokens: f.Tokens()}
-	if len(f.Args) > 0 && json.Valid(f.Args) {
-		j.Arguments = f.Args
+	if a := f.ShownArgs(); len(a) > 0 && json.Valid(a) {
+		j.Arguments = a
 	}
 	if f.Parent != nil {
 		id := f.Parent.ID

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -675,13 +676,14 @@ func (u *upstream) readSSE(ctx context.Context, ls *leanSession, body io.Reader,
 			if json.Unmarshal(msg.Params, &p) == nil && p.ProgressToken == token {
 				p.ProgressToken = sink.token
 				p.Meta = nil
+				u.g.maskProgress(&p)
 				sink.ss.NotifyProgress(routeOf(ctx), &p)
 			}
 		case msg.Method == "notifications/message":
 			if down := downstreamFrom(ctx); down != nil {
 				var p mcp.LoggingMessageParams
 				if json.Unmarshal(msg.Params, &p) == nil {
-					down.Log(routeOf(ctx), &p) // on the call's stream, if the client's level lets it through
+					down.Log(routeOf(ctx), u.g.maskLog(&p)) // on the call's stream, if the client's level lets it through
 				}
 			}
 		case msg.Method != "" && len(msg.ID) > 0:
@@ -861,11 +863,11 @@ type leanResult struct {
 
 // data turns the result into the call's data, as resultData does for the
 // SDK's results: the structured content, else the text, else the content.
-func (r *leanResult) data() json.RawMessage {
+func (r *leanResult) data(red *redact.Redactor) json.RawMessage {
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		return r.StructuredContent
 	}
-	text, allText := r.text()
+	text, allText := r.text(red)
 	if allText {
 		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
 			return b
@@ -877,20 +879,19 @@ func (r *leanResult) data() json.RawMessage {
 	return b
 }
 
-// text joins the text contents and reports whether every content is text.
-func (r *leanResult) text() (string, bool) {
-	var b strings.Builder
-	all := true
+// text joins the text contents as contentText does, and reports whether
+// every content is text.
+func (r *leanResult) text(red *redact.Redactor) (string, bool) {
+	var texts []string
+	all, lead := true, false
 	for i, c := range r.Content {
 		typ, text, ok := leanContentText(c)
 		if !ok || typ != "text" {
 			all = false
 			continue
 		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(text)
+		lead = lead || (i > 0 && len(texts) == 0)
+		texts = append(texts, text)
 	}
-	return b.String(), all
+	return joinTexts(texts, lead, red), all
 }

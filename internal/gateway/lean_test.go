@@ -315,8 +315,8 @@ func TestParseAnswer(t *testing.T) {
 			t.Errorf("parse(%s): %v", got.Result, err)
 			continue
 		}
-		if string(wr.data()) != string(gr.data()) || wr.IsError != gr.IsError {
-			t.Errorf("result %s: data %s isError %v, want %s %v", got.Result, gr.data(), gr.IsError, wr.data(), wr.IsError)
+		if string(wr.data(nil)) != string(gr.data(nil)) || wr.IsError != gr.IsError {
+			t.Errorf("result %s: data %s isError %v, want %s %v", got.Result, gr.data(nil), gr.IsError, wr.data(nil), wr.IsError)
 		}
 	}
 	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"error":"x"}`, `{"jsonrpc":"2.0",`, `[1]`, `{"method":1}`} {

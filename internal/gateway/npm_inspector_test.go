@@ -278,8 +278,8 @@ tools:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.IsError || !strings.Contains(contentText(res.Content), "You may not call everything__get-env") {
-			t.Errorf("everything__get-env (forbidden) called directly: isError %v, %q, want reach's refusal", res.IsError, contentText(res.Content))
+		if !res.IsError || !strings.Contains(contentText(res.Content, nil), "You may not call everything__get-env") {
+			t.Errorf("everything__get-env (forbidden) called directly: isError %v, %q, want reach's refusal", res.IsError, contentText(res.Content, nil))
 		}
 		if path(map[string]any(res.Meta), "reach/status") != "refused" {
 			t.Errorf("everything__get-env (forbidden): _meta %v, want reach/status refused", res.Meta)

@@ -63,10 +63,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	ro.Recorder = reach.Recorders(recs...)
 
 	ao := &approval.Options{Tool: func(name string) (reach.Tool, bool) { return g.rt.Tool(name) },
-		Logger: g.log.With("component", "approvals")}
-	if g.redactor != nil {
-		ao.Redactor = g.redactor
-	}
+		Logger: g.log.With("component", "approvals"), Redactor: g.redactor}
 	switch {
 	case g.policy != nil:
 		ao.Requires = g.policy.Requirement

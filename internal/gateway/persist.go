@@ -43,7 +43,10 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	}
 	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
 	ro.Checkpoints, ro.DeadLetters = cp, cp
-	ro.Idempotency = store.NewIdempotency(st, nil)
+	// Claims carry a lease and an owner of this process's life, so that
+	// recover settles the claims a crashed run left (see durable.Recover).
+	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})
+	ro.Idempotency = g.idem
 	g.store, g.audit = st, log
 	return log, nil
 }
@@ -54,9 +57,12 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.store == nil {
 		return nil
 	}
-	rep, err := durable.Recover(ctx, g.store, g.rt)
+	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem})
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
+	}
+	for _, c := range rep.Claims {
+		g.log.Warn("an idempotency key was claimed when the gateway stopped: settled", "key", c.Claim.Key, "outcome", c.Outcome)
 	}
 	for _, f := range rep.MayHaveRun {
 		g.log.Warn("a call was running when the gateway stopped: it may have run", "request", f.Request, "tool", f.Name, "idempotency_key", f.IdemKey)
@@ -362,6 +368,7 @@ func (g *Gateway) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if len(in.Note) > 500 {
 		in.Note = strings.ToValidUTF8(in.Note[:500], "")
 	}
+	in.Note = g.redactor.RedactString(in.Note) // kept, shown and audited
 	t, ok := g.claimDeadLetter(w, r)
 	if !ok {
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // With a data folder every decision reaches the audit log, writes are
@@ -463,5 +464,86 @@ func TestDeadLettersWithoutAStore(t *testing.T) {
 	}
 	if status, _ := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"again"}`, nil); status != http.StatusNotFound {
 		t.Errorf("dismissing %s again = %d, want 404", ids[1], status)
+	}
+}
+
+// A request a restart interrupted stays so, whether the gateway keeps it
+// (the restart that interrupted it) or only the store does (a later one):
+// a call naming it, through the API or MCP, is refused with
+// request_interrupted and a suggestion, nothing runs, ending it never
+// answers "completed", and its stored state and cause are kept.
+func TestInterruptedRequestThroughGateway(t *testing.T) {
+	dir := t.TempDir()
+	// The gateway that crashed left "trip" running.
+	st, err := store.Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutRequest(context.Background(), &store.Request{ID: "trip", Principal: localPrincipal, Agent: "api",
+		State: "running", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, restart := range []string{"interrupting", "later"} {
+		g := newTestGateway(t, &Config{Data: dir})
+		srv := serveTest(t, g)
+		status, body := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"trip","tool_calls":[
+			{"call_id":"c1","tool":"refund_order","arguments":{"order_id":"1001","amount":5,"reason":"damaged box"}}]}`, nil)
+		var code, suggestion string
+		switch restart {
+		case "interrupting": // kept by the gateway: the call is refused
+			res, _ := body["results"].([]any)
+			if status == 200 && len(res) == 1 {
+				r, _ := res[0].(map[string]any)
+				e, _ := r["error"].(map[string]any)
+				if r["status"] == "refused" {
+					code, _ = e["code"].(string)
+					suggestion, _ = e["suggestion"].(string)
+				}
+			}
+		case "later": // known to the store only: the request id is refused
+			if status == http.StatusConflict {
+				e, _ := body["error"].(map[string]any)
+				code, _ = e["code"].(string)
+				suggestion, _ = e["suggestion"].(string)
+			}
+		}
+		if code != "request_interrupted" || !strings.Contains(suggestion, "new request") {
+			t.Errorf("%s restart: a call in trip answered %d %v; want request_interrupted with a suggestion", restart, status, body)
+		}
+		cs := connectMCP(t, g, nil)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"},
+			Meta: mcp.Meta{MetaRequest: "trip"}})
+		text := ""
+		if err != nil {
+			text = err.Error()
+		} else if len(res.Content) == 1 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok && res.IsError {
+				text = tc.Text
+			}
+		}
+		if !strings.Contains(text, "Request trip was interrupted") {
+			t.Errorf("%s restart: an MCP call in trip got %v, %v; want it refused as interrupted", restart, res, err)
+		}
+		status, body = do(t, "POST", srv.URL+"/v1/requests/trip/end", "", nil)
+		if body["state"] == "completed" || (status == 200 && body["state"] != "interrupted") {
+			t.Errorf("%s restart: ending trip answered %d %v", restart, status, body)
+		}
+		srv.Close()
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err = store.Open(context.Background(), dir, &store.SQLiteOptions{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if r, err := st.GetRequest(context.Background(), "trip"); err != nil || r.State != "interrupted" || !strings.Contains(string(r.Cause), "restarted") {
+		t.Errorf("the stored request: %+v, %v", r, err)
+	}
+	frames, _ := st.RequestFrames(context.Background(), "trip")
+	if len(frames) != 0 {
+		t.Errorf("calls ran in the interrupted request: %d checkpoints", len(frames))
 	}
 }

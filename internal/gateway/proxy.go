@@ -322,13 +322,10 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	mf.EndModel(use)
 }
 
-// redact masks the configured secret values in b, a model's answer.
-func (g *Gateway) redact(b []byte) []byte {
-	if g.redactor == nil {
-		return b
-	}
-	return g.redactor.RedactValues(b)
-}
+// redact masks the configured secret values in b, a model's answer: only
+// them, as a model's answer has names that are not the caller's ("token"
+// in logprobs) and text that is a program's (key=value).
+func (g *Gateway) redact(b []byte) []byte { return g.redactor.Values(b) }
 
 // authConfigured reports whether the gateway authenticates its clients (the
 // client's Authorization header is then reach's, not the model's).

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // streamMask masks the configured secret values in a streamed answer,
@@ -21,7 +21,7 @@ import (
 // order); what is held when a choice finishes goes out with that chunk,
 // or in a chunk of its own before [DONE].
 type streamMask struct {
-	red     *secrets.Redactor
+	red     *redact.Redactor
 	streams map[streamKey]*heldText
 }
 
@@ -37,7 +37,7 @@ type streamKey struct {
 // path's steps, each a member name or an array element with the members
 // that identify it (index, type).
 type heldText struct {
-	s     *secrets.Stream
+	s     *redact.Stream
 	steps []step
 }
 
@@ -49,7 +49,7 @@ type step struct {
 // identifying members name or identify a text rather than carry it.
 var identifying = map[string]bool{"role": true, "id": true, "type": true, "name": true, "index": true}
 
-func newStreamMask(red *secrets.Redactor) *streamMask {
+func newStreamMask(red *redact.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
 		return nil
 	}

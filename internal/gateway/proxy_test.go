@@ -20,7 +20,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -805,12 +805,12 @@ func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
 		args   string // the reassembled arguments
 	}{
 		{"text", []string{chunk(map[string]any{"content": "your key is sk-li"}, nil), chunk(map[string]any{"content": "ve-SEC"}, nil),
-			chunk(map[string]any{"content": "RET-9f8e7d, keep it"}, nil), chunk(map[string]any{}, "stop")}, "your key is [redacted], keep it", ""},
+			chunk(map[string]any{"content": "RET-9f8e7d, keep it"}, nil), chunk(map[string]any{}, "stop")}, "your key is [REDACTED], keep it", ""},
 		{"arguments", []string{chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "type": "function",
 			"function": map[string]any{"name": "search_kb", "arguments": `{"q":"sk-live-`}}}}, nil),
 			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `SECRET-9f8e7d"}`}}}}, nil),
-			chunk(map[string]any{}, "tool_calls")}, "", `{"q":"[redacted]"}`},
-		{"cut", []string{chunk(map[string]any{"content": "the key: sk-live-SECR"}, nil)}, "the key: [redacted]", ""},
+			chunk(map[string]any{}, "tool_calls")}, "", `{"q":"[REDACTED]"}`},
+		{"cut", []string{chunk(map[string]any{"content": "the key: sk-live-SECR"}, nil)}, "the key: [REDACTED]", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
@@ -923,7 +923,7 @@ func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
 	}
 	for _, field := range []string{"refusal", "reasoning_content", "function_call"} {
 		for choice := range 2 {
-			if k, want := fmt.Sprint(choice, field), fmt.Sprintf("%d:the key [redacted] done", choice); got[k] != want {
+			if k, want := fmt.Sprint(choice, field), fmt.Sprintf("%d:the key [REDACTED] done", choice); got[k] != want {
 				t.Errorf("choice %d's %s reassembled as %q, want %q", choice, field, got[k], want)
 			}
 		}
@@ -937,8 +937,8 @@ func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
 // texts of other delta shapes (an audio transcript, content parts, reasoning
 // details) and when a server sends "finish_reason": "" until the end.
 func TestStreamMaskShapes(t *testing.T) {
-	red := secrets.New(nil)
-	if err := red.Add("sk-live-SECRET-9f8e7d"); err != nil {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	shape := map[string]func(text string) map[string]any{
@@ -980,7 +980,7 @@ func TestStreamMaskShapes(t *testing.T) {
 				}
 				collectStrings(v, &text)
 			}
-			if !strings.Contains(text.String(), "the key is [redacted] ok") {
+			if !strings.Contains(text.String(), "the key is [REDACTED] ok") {
 				t.Errorf("the texts reassembled as %q", text.String())
 			}
 		})

@@ -5,19 +5,26 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/redact"
 )
 
-// newRedactor registers every secret of the configuration (P6): the
-// secrets file's values and every upstream header and env value and the
-// model's key. The runtime cleans results, errors, recorded arguments and
-// events with it, the approval queue what it shows, and the log handler
-// every line.
-func newRedactor(c *Config) (*secrets.Redactor, error) {
-	r := secrets.New(nil)
+// newRedactor makes the gateway's one redactor (P6), with every secret of
+// the configuration registered: the secrets file's values and every
+// upstream header and env value and the model's key. The runtime masks
+// with it what it lets out (results and errors for the model, what frames
+// keep and events carry, for the API, the graph, the UI and the audit
+// log), the approval queue what it shows, the model proxy the answers it
+// passes on, the relays what an upstream sends the client, and the log
+// handler every line. With no secret configured it still masks values
+// under secret names, so that the model and the audit log see the same.
+func newRedactor(c *Config) (*redact.Redactor, error) {
+	r, err := redact.New(nil)
+	if err != nil {
+		return nil, err
+	}
 	var vals []string
 	for _, v := range c.secretValues() {
-		if len(v) >= 4 {
+		if len(v) >= redact.MinSecretLen {
 			vals = append(vals, v)
 		}
 	}
@@ -27,10 +34,11 @@ func newRedactor(c *Config) (*secrets.Redactor, error) {
 	return r, nil
 }
 
-// redactHandler masks secrets in a log record's message and attributes.
+// redactHandler masks secrets in a log record's message and attributes:
+// the value of an attribute with a secret name whole, and every text.
 type redactHandler struct {
 	h slog.Handler
-	r *secrets.Redactor
+	r *redact.Redactor
 }
 
 func (h redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
@@ -46,6 +54,17 @@ func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 
 func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindGroup:
+	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
+		if h.r.SecretKey(a.Key) && !h.r.CountKey(a.Key) {
+			return slog.String(a.Key, redact.Mask)
+		}
+	default:
+		if h.r.SecretKey(a.Key) {
+			return slog.String(a.Key, redact.Mask)
+		}
+	}
 	switch v.Kind() {
 	case slog.KindString:
 		return slog.String(a.Key, h.r.RedactString(v.String()))

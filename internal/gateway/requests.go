@@ -455,6 +455,11 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 	if errors.As(err, &le) {
 		return nil, nil, nil, err
 	}
+	if re, ok := errors.AsType[*reach.Error](err); ok {
+		// A refusal of the id (an interrupted request's, kept by the store
+		// only): as structured as a call's.
+		return nil, nil, nil, &linkError{Status: http.StatusConflict, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
+	}
 	if err != nil {
 		return nil, nil, nil, &linkError{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
 			Suggestion: "Fix the request id or budget, or leave them out."}

@@ -96,7 +96,67 @@ func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	}
 	ectx, stop := onStream(callCtx, callCtx, reqCtx)
 	defer stop()
+	if m := u.g.redactor.RedactString(params.Message); m != params.Message {
+		p := *params
+		p.Message = m
+		params = &p
+	}
 	return down.Elicit(ectx, params)
+}
+
+// maskSampling masks what an upstream's sampling request would show the
+// client's model (P6): the texts of its messages, as the blocks of one
+// text (a secret may be split across two), and its system prompt. p is a
+// copy of the request; a message it masks is replaced, not changed.
+func (g *Gateway) maskSampling(p *mcp.CreateMessageParams) {
+	var texts []string
+	var at []int
+	for i, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		if t, ok := m.Content.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+			at = append(at, i)
+		}
+	}
+	masked := g.redactor.Blocks(texts)
+	cloned := false
+	for j, i := range at {
+		if masked[j] == texts[j] {
+			continue
+		}
+		if !cloned {
+			p.Messages, cloned = slices.Clone(p.Messages), true
+		}
+		m := *p.Messages[i]
+		t := *m.Content.(*mcp.TextContent)
+		t.Text = masked[j]
+		m.Content = &t
+		p.Messages[i] = &m
+	}
+	p.SystemPrompt = g.redactor.RedactString(p.SystemPrompt)
+}
+
+// maskLog returns an upstream's log message as the client may see it,
+// its data masked (P6): p itself when there is nothing to mask.
+func (g *Gateway) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
+	b, err := json.Marshal(p.Data)
+	if err != nil {
+		return p
+	}
+	m := g.redactor.Redact(b)
+	if &m[0] == &b[0] {
+		return p
+	}
+	c := *p
+	c.Data = json.RawMessage(m)
+	return &c
+}
+
+// maskProgress masks the message of an upstream's progress notification.
+func (g *Gateway) maskProgress(p *mcp.ProgressNotificationParams) {
+	p.Message = g.redactor.RedactString(p.Message)
 }
 
 // streams reports whether a client's calls need answers that are streams:
@@ -300,6 +360,7 @@ func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSessi
 	p.Meta[MetaParent] = mf.ID.String()
 	p.Meta[MetaTraceparent] = traceparent(mf.Request, mf.ID)
 	p.Meta[MetaRequest] = mf.Request.ID()
+	u.g.maskSampling(&p)
 	sctx, stop := onStream(callCtx, mctx, reqCtx)
 	defer stop()
 	res, err := down.CreateMessage(sctx, &p)
@@ -418,6 +479,7 @@ func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) 
 	if fl == nil {
 		return
 	}
+	p = u.g.maskLog(p)
 	fl.relay.push(func() {
 		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
 			u.log.Debug("passing a log message on failed", "err", err)

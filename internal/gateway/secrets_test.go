@@ -68,7 +68,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 	for _, tool := range []string{"leaky__whoami", "leaky__leak_err"} {
 		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{MetaRequest: "sec"})
 		seen = append(seen, text)
-		if tool == "leaky__whoami" && (res.IsError || !strings.Contains(text, "[redacted]")) {
+		if tool == "leaky__whoami" && (res.IsError || !strings.Contains(text, "[REDACTED]")) {
 			t.Errorf("%s = %q, want the token masked", tool, text)
 		}
 	}
@@ -90,7 +90,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 			t.Errorf("surface %d shows the secret:\n%s", i, s)
 		}
 	}
-	if !strings.Contains(logs.String(), "[redacted]") {
+	if !strings.Contains(logs.String(), "[REDACTED]") {
 		t.Errorf("the log line was not masked:\n%s", logs.String())
 	}
 }

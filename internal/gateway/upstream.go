@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -731,10 +732,10 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			}
 			u.reached(nil)
 			if res.IsError {
-				t, _ := res.text()
+				t, _ := res.text(u.g.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.data(), nil
+			return res.data(u.g.redactor), nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -760,9 +761,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		}
 		u.reached(nil)
 		if res.IsError {
-			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content))}
+			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.g.redactor))}
 		}
-		return resultData(res), nil
+		return resultData(res, u.g.redactor), nil
 	}
 }
 
@@ -812,9 +813,9 @@ func (u *upstream) callError(err error) error {
 }
 
 // resultData turns an upstream result into the call's data: the structured
-// content when there is some, the text when every content is text, else the
-// content list as JSON.
-func resultData(res *mcp.CallToolResult) json.RawMessage {
+// content when there is some, the text when every content is text (masked
+// across its blocks by red, see joinTexts), else the content list as JSON.
+func resultData(res *mcp.CallToolResult, red *redact.Redactor) json.RawMessage {
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			return b
@@ -828,7 +829,7 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 		}
 	}
 	if allText {
-		t := contentText(res.Content)
+		t := contentText(res.Content, red)
 		if b := bytes.TrimSpace([]byte(t)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
 			return b
 		}
@@ -842,17 +843,34 @@ func resultData(res *mcp.CallToolResult) json.RawMessage {
 	return b
 }
 
-func contentText(cs []mcp.Content) string {
-	var b strings.Builder
+// contentText joins the texts of cs (see joinTexts).
+func contentText(cs []mcp.Content, red *redact.Redactor) string {
+	var texts []string
+	lead := false
 	for i, c := range cs {
 		if t, ok := c.(*mcp.TextContent); ok {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(t.Text)
+			lead = lead || (i > 0 && len(texts) == 0)
+			texts = append(texts, t.Text)
 		}
 	}
-	return b.String()
+	return joinTexts(texts, lead, red)
+}
+
+// joinTexts joins the texts of one result's content blocks, each on a line
+// of its own (after a line break if lead, when the first content was not
+// text). red, if not nil, masks them first as their concatenation would be
+// masked (D7): a secret that one block ends and the next begins is
+// masked, which the joined text, with a line break inside the secret, no
+// longer shows a redactor.
+func joinTexts(texts []string, lead bool, red *redact.Redactor) string {
+	if red != nil {
+		texts = red.Blocks(texts)
+	}
+	s := strings.Join(texts, "\n")
+	if lead && len(texts) > 0 {
+		s = "\n" + s
+	}
+	return s
 }
 
 // progressRoute is where an upstream progress token's notifications go:
@@ -887,6 +905,7 @@ func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
 	p := *params
 	p.ProgressToken = r.sink.token
 	p.Meta = nil
+	u.g.maskProgress(&p)
 	r.relay.push(func() {
 		if err := r.sink.ss.NotifyProgress(routeOf(r.ctx), &p); err != nil {
 			u.log.Debug("passing progress on failed", "err", err)

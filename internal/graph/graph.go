@@ -35,9 +35,9 @@ func Node(f *reach.Frame) callgraph.Node {
 	}
 	switch f.Kind {
 	case reach.ToolFrame:
-		n.Args = string(f.Args)
+		n.Args = string(f.ShownArgs())
 	case reach.DelegateFrame:
-		json.Unmarshal(f.Args, &n.Args) // the task
+		json.Unmarshal(f.ShownArgs(), &n.Args) // the task
 	}
 	if e := f.Err(); e != nil {
 		n.Error = e.Message

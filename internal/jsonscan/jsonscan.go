@@ -1,7 +1,6 @@
 // Package jsonscan finds its way through JSON bytes in place, and escapes
 // strings for them: the small pieces that argument normalization
-// (internal/callgraph) and the two redactors (internal/audit,
-// internal/policy/secrets) share.
+// (internal/callgraph) and the redactor (internal/redact) share.
 //
 // The Skip functions never fail and never return an index past len(b): on
 // input that is not JSON, or is cut short, they give an answer that is

@@ -24,6 +24,9 @@ type agentState struct {
 	nstale     int
 
 	writes uint64 // successful writes and high-risk calls it made
+	reads  uint64 // successful calls of other tools it made
+
+	verdict verdict // the last delegation verdict it received
 }
 
 // entry is one dispatched tool call in an agent's ring.

@@ -12,7 +12,7 @@ const (
 
 // echoes are the argument values that a result may merely repeat: numbers
 // (a count equal to the limit asked for) and free text (a query, which has a
-// space in it). Identifiers (strings without a space) are not echoes: a result
+// space in it, or is written in a script without spaces). Identifiers (strings without a space) are not echoes: a result
 // that names a new entity tells something new about it.
 type echoes struct {
 	nums [maxArgLeaves]uint64
@@ -30,8 +30,8 @@ func (d *Detector) echoes(args []byte) echoes {
 		case l.kind == leafNumber && e.nn < len(e.nums):
 			e.nums[e.nn] = l.val
 			e.nn++
-		case l.kind == leafString && e.nt < len(e.text) && bytes.IndexByte(l.raw, ' ') >= 0:
-			e.text[e.nt] = l.val
+		case l.kind == leafString && e.nt < len(e.text) && (bytes.IndexByte(l.raw, ' ') >= 0 || proseArg(l.key, l.raw)):
+			e.text[e.nt] = maskedHash(l.raw) // as the result's strings are hashed
 			e.nt++
 		}
 	}

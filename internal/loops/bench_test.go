@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -73,11 +74,13 @@ func BenchmarkCheckDoneRepeat(b *testing.B) {
 func BenchmarkCheckDoneLargeText(b *testing.B) {
 	var sb strings.Builder
 	sb.WriteByte('"')
+	sb.WriteString("run 00000000 of the file\\n") // its number changes: the rest of the text is known
 	for i := range 200 {
 		fmt.Fprintf(&sb, "line %d of the file: some source code here\\n", i)
 	}
 	sb.WriteByte('"')
 	res := []byte(sb.String())
+	at := bytes.Index(res, []byte("00000000"))
 	steps, _ := benchSteps(1024)
 	d := New(nil)
 	b.SetBytes(int64(len(res)))
@@ -86,8 +89,7 @@ func BenchmarkCheckDoneLargeText(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		s := &steps[i%len(steps)]
-		// A different first line each time: the rest of the text is known.
-		copy(res[1:], fmt.Appendf(nil, "%08d", i))
+		putDigits(res, at, i)
 		if d.Check(s) != nil {
 			refused++
 		} else {
@@ -109,5 +111,103 @@ func BenchmarkModelCall(b *testing.B) {
 	for b.Loop() {
 		d.Check(s)
 		d.Done(s, o)
+	}
+}
+
+// putDigits writes n as 8 decimal digits at b[at:], in place.
+func putDigits(b []byte, at, n int) {
+	for k := at + 7; k >= at; k-- {
+		b[k] = byte('0' + n%10)
+		n /= 10
+	}
+}
+
+// BenchmarkCheckDoneSearch measures a search with a free-text query (a new
+// one each time) whose result echoes the query and carries volatile metadata
+// (a request id, a latency, scores) around three documents, one of them new:
+// the path of paraphrased searches.
+func BenchmarkCheckDoneSearch(b *testing.B) {
+	const q = "how to change the billing address on plan 00000000"
+	args := fmt.Appendf(nil, `{"limit":5,"query":%q}`, q)
+	res := fmt.Appendf(nil,
+		`{"hits":[{"id":"KB-00000000","score":0.93,"title":"Billing settings"},{"id":"KB-1","score":0.71,"title":"Invoices"},{"id":"KB-2","score":0.52,"title":"Plans and prices"}],"query":%q,"request_id":"req_00000000","took_ms":131}`, q)
+	qa := bytes.Index(args, []byte("00000000"))
+	qr := bytes.Index(res, []byte("plan 00000000")) + len("plan ")
+	id := bytes.Index(res, []byte("KB-00000000")) + len("KB-")
+	rq := bytes.Index(res, []byte("req_00000000")) + len("req_")
+	d := New(nil)
+	refused := 0
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		putDigits(args, qa, i)
+		putDigits(res, qr, i)
+		putDigits(res, id, i)
+		putDigits(res, rq, i*7919)
+		s := &Step{Tool: "search_kb", Args: args, Access: "read"}
+		if d.Check(s) != nil {
+			refused++
+		} else {
+			d.Done(s, Outcome{Result: res})
+		}
+		i++
+	}
+	if refused > 0 {
+		b.Fatalf("%d of %d calls refused", refused, i)
+	}
+}
+
+// BenchmarkCheckDoneError measures a call that fails with a non-transient
+// error naming its arguments (new arguments each time); every second call
+// of the tool succeeds, so that no streak of errors forms.
+func BenchmarkCheckDoneError(b *testing.B) {
+	args := []byte(`{"date":"00000000","destination":"PEK","origin":"PVG"}`)
+	msg := []byte(`"date '00000000' is not in the format YYYY-MM-DD"`)
+	ok := []byte(`{"flights":[{"flight":"MU00000000","price":412}]}`)
+	da := bytes.Index(args, []byte("00000000"))
+	dm := bytes.Index(msg, []byte("00000000"))
+	fo := bytes.Index(ok, []byte("00000000"))
+	d := New(nil)
+	refused := 0
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		putDigits(args, da, i)
+		s := &Step{Tool: "search_flights", Args: args, Access: "read"}
+		if d.Check(s) != nil {
+			refused++
+		} else if i%2 == 0 {
+			putDigits(msg, dm, i)
+			d.Done(s, Outcome{Error: true, ErrorType: "invalid_args", Result: msg})
+		} else {
+			putDigits(ok, fo, i)
+			d.Done(s, Outcome{Result: ok})
+		}
+		i++
+	}
+	if refused > 0 {
+		b.Fatalf("%d of %d calls refused", refused, i)
+	}
+}
+
+// BenchmarkDelegation measures a hand-off of one of 256 distinct sub-tasks
+// to one of 8 agents, and its verdict.
+func BenchmarkDelegation(b *testing.B) {
+	const n = 256
+	steps := make([]Step, n)
+	for i := range steps {
+		steps[i] = Step{Kind: Delegation, Agent: "lead", To: fmt.Sprintf("worker-%d", i%8),
+			Task: fmt.Sprintf("Summarize section %d of the quarterly report for the board", i)}
+	}
+	o := Outcome{Result: []byte(`"Done: the summary is in the shared folder."`)}
+	d := New(nil)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s := &steps[i%n]
+		if d.Check(s) == nil {
+			d.Done(s, o)
+		}
+		i++
 	}
 }

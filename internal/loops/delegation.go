@@ -52,8 +52,19 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	if to == "" {
 		to = "main"
 	}
+	from := s.Agent
+	if from == "" {
+		from = "main"
+	}
+	if v := checkCycle(s, to); v != nil {
+		return v
+	}
 	s.key = taskKey(to, trimPunct(s.Task))
 	others := d.epoch - d.agent(to).writes
+	rs, rv := d.checkRounds(from, to, s.Task, others)
+	if rv != nil {
+		return rv
+	}
 	ts, ok := d.tasks.get(s.key)
 	if !ok {
 		ts = &taskState{}
@@ -83,6 +94,7 @@ func (d *Detector) checkDelegation(s *Step) *Verdict {
 	ts.others = others
 	d.seq++
 	s.seq = d.seq
+	rs.commit()
 	return nil
 }
 
@@ -99,6 +111,7 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 	}
 	ts.verdicts[0] = ts.verdicts[1]
 	ts.verdicts[1] = preview(o.Result)
+	d.received(s.Agent, s.To, o.Result)
 }
 
 func trimPunct(s string) string {

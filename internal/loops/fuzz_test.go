@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func FuzzDetector(f *testing.F) {
 		tools := []string{"a", "b", "c"}
 		agents := []string{"", "main", "sub", "other", "x"}
 		accesses := []string{"read", "write", "high_risk", "forbidden", ""}
-		errs := []string{"", "", "timeout", "unavailable", "rate_limited", "invalid_args", "not_found", "conflict", "weird"}
+		errs := []string{"", "", "timeout", "unavailable", "rate_limited", "invalid_args", "not_found", "conflict", "forbidden", "weird"}
 		var open []*Step
 		for i, c := range prog {
 			s := &Step{Kind: Kind(c % 4), Agent: agents[int(c>>2)%len(agents)], Depth: int(c >> 5)}
@@ -35,6 +36,12 @@ func FuzzDetector(f *testing.F) {
 			case Delegation:
 				s.To = agents[int(c>>3)%len(agents)]
 				s.Task = string(args)
+				if c&1 == 1 {
+					s.Chain = agents[:int(c>>5)%len(agents)]
+				}
+			}
+			if s.Kind == ToolCall && c&8 == 8 {
+				s.Key = []string{"id", "a"}
 			}
 			if d.Check(s) == nil {
 				open = append(open, s)
@@ -77,5 +84,49 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("%d leaves, limit 16", len(sc.out))
 			}
 		}
+	})
+}
+
+// FuzzText checks that the text normalizer and the metadata masks never
+// panic, stay within their bounds and give the same answer twice.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{
+		"change the billing address", "如何修改订阅的账单地址", "ssh -p 2222 deploy@bastion-eu uptime", "requestId",
+		"x-request-id", "Rejected: the root cause is not stated; add timestamps\nand owners", "审核仍未通过：控制在200字以内；引用第三季度营收数字",
+		"<<<CONTENT id=\"6718e99530189f0d\">>> 2025-01-07T22:32:47Z", "\xff\xfe", "attempt 3 of 10", "",
+	} {
+		f.Add(s, []byte(`{"q":"`+s+`"}`))
+	}
+	f.Fuzz(func(t *testing.T, s string, args []byte) {
+		b := []byte(s)
+		if proseArg([]byte("query"), b) != proseArg([]byte("query"), b) || volatileKey(b) != volatileKey(b) {
+			t.Fatal("not deterministic")
+		}
+		versionKey(b)
+		keyKind(b)
+		if ws := words(s, nil); len(ws) > maxWords || !slices.IsSorted(ws) {
+			t.Fatalf("words: %d, sorted %v", len(ws), slices.IsSorted(ws))
+		}
+		if ns := numbers(s, nil); len(ns) > 8 {
+			t.Fatalf("numbers: %d", len(ns))
+		}
+		if ps := pointWords(s); len(ps) > maxPoints {
+			t.Fatalf("points: %d", len(ps))
+		}
+		items(s)
+		negative(s)
+		rejection(s)
+		if maskedHash(b) != maskedHash(b) {
+			t.Fatal("maskedHash not deterministic")
+		}
+		d := New(nil)
+		if d.template(b, args) != d.template(b, args) {
+			t.Fatal("template not deterministic")
+		}
+		st := &Step{Tool: "t", Args: args, Access: "write"}
+		var buf [4]uint64
+		d.precondition(st, buf[:0])
+		st.Access = "read"
+		d.question(st)
 	})
 }

@@ -25,29 +25,50 @@
 //   - "repeat" (L1): the third call of the same tool with the same arguments, when
 //     the two before it returned the same non-transient result (or the same
 //     non-transient error) and no write or high-risk call succeeded in between.
-//     Polling whose result changes, a re-read after a write, and a single re-read
-//     are allowed; so is an agent's first call that other agents already made.
+//     Results are compared on their substance: fetch metadata (request and
+//     trace ids, timestamps, latencies, cache flags, scores, and date-times or
+//     random tokens inside longer text) is masked, and key and list order do
+//     not matter. Polling whose result changes, a re-read after a write, and a
+//     single re-read are allowed; so is an agent's first call that other
+//     agents already made.
 //   - "retry_budget" (L1): a call that has already failed with transient errors
-//     (timeout, unavailable, rate_limited) on [Options.RetryBudget] attempts in a
-//     row, or a tool that failed transiently [Options.ToolRetryBudget] times in a
-//     row whatever its arguments.
+//     (timeout, unavailable, rate_limited, or any failure of a tool declared
+//     [Step.Retryable] that is not typed permanent) on [Options.RetryBudget]
+//     attempts in a row, or a tool that failed transiently
+//     [Options.ToolRetryBudget] times in a row whatever its arguments.
+//   - "same_error" (L1): an agent's call of a tool whose last
+//     [Options.ErrorStreak] calls, whatever their arguments, failed with one
+//     error class (invalid_args, forbidden, conflict) and one message once its
+//     echoed argument values and words with digits are masked.
+//   - "stale_write" (L1): a write whose version precondition on one entity
+//     already conflicted [Options.StaleWriteMax] times, with no read of the
+//     entity in between, whatever its payload.
 //   - "short_cycle" (L2): an agent's recent calls form a cycle (A, B, A, B) in
 //     which every call returned, each round, what it had returned the round
 //     before; a cycle that contains a write must go round once more.
 //   - "amplification" (L3): a call that widens the previous call of the same tool
 //     (a number grown by [Options.WidenFactor], a string or list extended) after
 //     the earlier widenings brought no new answer.
+//   - "rephrase" (L3): a rewording of a question (a read whose arguments are
+//     the same but for free text, such as a query) after the last
+//     [Options.RephraseMax] rewordings brought the agent nothing new, the same
+//     answer each time.
 //   - "no_progress" (L3): an agent whose recent results brought nothing it had
 //     not already seen (a hidden loop: different tools and arguments, known
 //     answers); see [Options.StaleSteps].
-//   - "delegation" (L3): the third hand-off of the same sub-task to the same agent.
+//   - "delegation_cycle" (L3): a hand-off to an agent already on the
+//     delegation stack ([Step.Chain]).
+//   - "delegation" (L3): the third hand-off of the same sub-task to the same
+//     agent, or of a rewording of it after two rounds that ended in the same
+//     rejection.
 //
-// docs/LOOPS.md describes what counts as new information, the defaults, the
-// figures on the loop benchmark and the known blind spots.
+// docs/LOOPS.md describes what counts as new information and as metadata, the
+// text normalizer, the defaults, the figures on the loop benchmark and the
+// known blind spots.
 //
-// [Step.Depth], [Step.Retryable], [Step.Tokens] and [Step.Text] are accepted
-// but not used by the current detectors: call-stack cycles and reentrancy are
-// the call graph's to refuse, and retry policy is the executor's.
+// [Step.Depth], [Step.Tokens] and [Step.Text] are accepted but not used by the
+// current detectors: call-stack cycles and reentrancy are the call graph's to
+// refuse, and a model's turns are the budget's.
 //
 // # Memory and cost
 //
@@ -55,10 +76,10 @@
 // [Options.MaxUnits], [Options.MaxAgents]): when a table is full its older
 // entries are forgotten, which can only make the detectors more lenient. With
 // the defaults a Detector holds at most a few megabytes, usually a few tens of
-// kilobytes. Arguments and results are scanned and hashed once, without
-// copying; a typical Check plus Done (a result of about 150 bytes) takes about
-// 1.5 µs on one core and allocates only when a new call, tool or agent is first
-// seen. Results are read up to 512 pieces (lines or values) each.
+// kilobytes. Results are scanned and hashed once, without copying; a typical
+// Check plus Done (a result of about 150 bytes) takes a few microseconds on one
+// core (docs/LOOPS.md, Cost) and allocates only when a new call, tool or agent
+// is first seen. Results are read up to 512 pieces (lines or values) each.
 package loops
 
 import (
@@ -89,7 +110,11 @@ type Step struct {
 	Tool      string
 	Args      []byte // canonical JSON of the arguments: object keys sorted, no insignificant white space, one spelling per string and number
 	Access    string // "read", "write", "high_risk" or "forbidden"
-	Retryable bool   // the tool may be called again with the same args after a transient error
+	Retryable bool   // the tool may be called again with the same args after a transient error: its failures that are not known to be permanent count as transient
+	// Key names the argument fields that identify the entity a write
+	// changes (a keyed tool's key). If empty, arguments named like
+	// identifiers (id, order_id, orderId) do.
+	Key []string
 
 	// Model calls:
 	Tokens int64
@@ -98,11 +123,19 @@ type Step struct {
 	// Delegations:
 	To   string // receiving agent
 	Task string // sub-task text
+	// Chain names the agents of the hand-offs this one descends from: the
+	// agent that made the first of them, then each receiver, down to the
+	// agent making this one. Empty for a hand-off made by the agent at the
+	// root of the request tree.
+	Chain []string
 
 	seq   uint64 // dispatch number, set by Check; 0 means not dispatched (or already done)
 	key   uint64 // tool calls: hash of tool and args; delegations: hash of receiver and task
 	epoch uint64 // successful writes completed when the step was dispatched
 	widen bool   // tool calls: this call widens the previous call of its tool
+	// tool calls: the question the call asks, free text left out; 0 when
+	// its arguments hold no free text
+	question uint64
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState
@@ -123,7 +156,7 @@ type Outcome struct {
 // many times, what the earlier results were); Suggestion says what to do
 // instead. [Detector.Check] returns a new Verdict each time; the caller owns it.
 type Verdict struct {
-	Detector   string // short stable id: "repeat", "retry_budget", "short_cycle", "no_progress", "delegation", "amplification"
+	Detector   string // short stable id: "repeat", "retry_budget", "same_error", "stale_write", "short_cycle", "amplification", "rephrase", "no_progress", "delegation_cycle", "delegation"
 	Message    string
 	Suggestion string
 }
@@ -188,10 +221,36 @@ type Options struct {
 	StaleMinBytes int
 
 	// DelegationMax is how many times the same sub-task (normalized text) may be
-	// handed to the same agent before the next hand-off is refused ("delegation").
-	// A successful write by another agent in between starts the count over.
-	// If zero, 2: the third hand-off is refused.
+	// handed to the same agent before the next hand-off is refused ("delegation");
+	// and how many rounds of handing an agent rewordings of one task may end in
+	// the same rejection before the next rewording is refused (at most 8 are
+	// remembered). A successful write by another agent than the receiver in
+	// between starts the count over. If zero, 2: the third hand-off is refused.
+	// A negative value also turns "delegation_cycle" off.
 	DelegationMax int
+
+	// ErrorStreak is how many calls of one tool in a row, whatever their
+	// arguments, may fail with the same non-transient error (one class among
+	// invalid_args, forbidden, conflict, and one message once the argument
+	// values it echoes, its numbers and its random tokens are masked) before
+	// the agent's next call of that tool is refused ("same_error"). A success
+	// of the tool or a successful write starts over; not_found never counts.
+	// If zero, 3.
+	ErrorStreak int
+
+	// StaleWriteMax is how many times a write with one version precondition
+	// (an argument named like expected_version, base_revision,
+	// resource_version, if_match, etag) on one entity may fail with a
+	// conflict, with no read of that entity and no successful write in
+	// between, before the next write with that precondition is refused
+	// ("stale_write"), whatever its payload. If zero, 2.
+	StaleWriteMax int
+
+	// RephraseMax is how many answers in a row to rewordings of one question
+	// (read calls whose arguments are the same except for free text, such
+	// as a search query, whatever the tool) may bring the agent nothing new
+	// before its next rewording is refused ("rephrase"). If zero, 2.
+	RephraseMax int
 
 	// AmplifyMax is how many widenings of a call in a row may bring no new answer
 	// before the next widening is refused ("amplification"). If zero, 2.
@@ -225,6 +284,9 @@ const (
 	defStaleSteps        = 4
 	defStaleMinBytes     = 24
 	defDelegationMax     = 2
+	defErrorStreak       = 3
+	defStaleWriteMax     = 2
+	defRephraseMax       = 2
 	defAmplifyMax        = 2
 	defWidenFactor       = 1.5
 	defMaxKeys           = 4096
@@ -243,6 +305,7 @@ type config struct {
 	cyclePeriod, cycleRepeats, writeCycleRepeats int
 	staleSteps, staleMinBytes                    int
 	delegationMax, amplifyMax                    int
+	errorStreak, staleWriteMax, rephraseMax      int
 	widenFactor                                  float64
 	maxKeys, maxUnits, maxAgents                 int
 }
@@ -272,6 +335,9 @@ func resolve(o *Options) config {
 		staleMinBytes:     pick(o.StaleMinBytes, defStaleMinBytes),
 		delegationMax:     pick(o.DelegationMax, defDelegationMax),
 		amplifyMax:        pick(o.AmplifyMax, defAmplifyMax),
+		errorStreak:       pick(o.ErrorStreak, defErrorStreak),
+		staleWriteMax:     pick(o.StaleWriteMax, defStaleWriteMax),
+		rephraseMax:       pick(o.RephraseMax, defRephraseMax),
 		widenFactor:       o.WidenFactor,
 		maxKeys:           max(pick(o.MaxKeys, defMaxKeys), 16),
 		maxUnits:          max(pick(o.MaxUnits, defMaxUnits), 64),
@@ -306,6 +372,12 @@ type Detector struct {
 	tasks  bounded[uint64, *taskState]  // per receiver and sub-task
 	seen   hashSet                      // result pieces seen, per agent
 
+	questions bounded[uint64, *questionState] // "rephrase": per agent and question
+	rounds    bounded[uint64, *rounds]        // "delegation": per delegator and receiver
+	volatile  keyCache                        // result keys known to name metadata
+	verdicts  uint64                          // delegation verdicts received
+	conflicts []conflict                      // "stale_write": write preconditions that conflicted
+
 	units []leaf // scratch for one result
 	args  []leaf // scratch for one argument list
 	prev  []leaf // scratch for the previous argument list
@@ -319,6 +391,8 @@ func New(opts *Options) *Detector {
 	d.calls.init(c.maxKeys)
 	d.tools.init(max(c.maxKeys/8, 16))
 	d.tasks.init(max(c.maxKeys/8, 16))
+	d.questions.init(max(c.maxKeys/8, 16))
+	d.rounds.init(max(c.maxKeys/8, 16))
 	d.agents.init(c.maxAgents)
 	d.seen.init(c.maxUnits)
 	return d
@@ -377,7 +451,7 @@ func (d *Detector) Done(s *Step, o Outcome) {
 func (d *Detector) retained() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len()
+	n := d.calls.len() + d.tools.len() + d.agents.len() + d.tasks.len() + d.seen.len() + d.questions.len() + d.rounds.len() + len(d.conflicts)
 	for _, a := range d.agents.cur {
 		n += len(a.ring)
 	}
@@ -390,7 +464,7 @@ func (d *Detector) retained() int {
 // retainedBound is the largest value Retained can take under d's options.
 func (d *Detector) retainedBound() int {
 	c := d.cfg
-	return c.maxKeys + 2*max(c.maxKeys/8, 16) + c.maxAgents*(1+ringSize(c)) + c.maxUnits + maxInflight
+	return c.maxKeys + 4*max(c.maxKeys/8, 16) + c.maxAgents*(1+ringSize(c)) + c.maxUnits + maxInflight + maxConflicts
 }
 
 func (d *Detector) agent(name string) *agentState {

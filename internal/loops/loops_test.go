@@ -10,15 +10,17 @@ import (
 // (to set) or a model call (neither). The step's outcome is reported right
 // after an allowed Check.
 type op struct {
-	agent  string
-	tool   string
-	args   string
-	access string // "" means read
-	res    string // result (canonical JSON)
-	err    string // error type; "" means success
-	to     string
-	task   string
-	want   string // the detector expected to refuse this step; "" to allow it
+	agent     string
+	tool      string
+	args      string
+	access    string // "" means read
+	res       string // result (canonical JSON)
+	err       string // error type; "" means success
+	to        string
+	task      string
+	chain     []string // delegations: the agents on the delegation stack
+	retryable bool
+	want      string // the detector expected to refuse this step; "" to allow it
 }
 
 func call(tool, args, res string) op { return op{tool: tool, args: args, res: res} }
@@ -27,11 +29,17 @@ func failing(tool, args, errType string) op {
 }
 func write(tool, args, res string) op { return op{tool: tool, args: args, access: "write", res: res} }
 func hand(to, task string) op         { return op{to: to, task: task, res: `"done"`} }
+func verdictOf(o op, text string) op  { o.res = marshalString(text); return o }
+func within(chain ...string) func(op) op {
+	return func(o op) op { o.chain = chain; return o }
+}
 func refused(o op, detector string) op {
 	o.want = detector
 	return o
 }
 func by(agent string, o op) op { o.agent = agent; return o }
+
+func marshalString(s string) string { return string(marshal(s)) }
 
 func (o op) step() *Step {
 	switch {
@@ -40,9 +48,9 @@ func (o op) step() *Step {
 		if access == "" {
 			access = "read"
 		}
-		return &Step{Kind: ToolCall, Agent: o.agent, Tool: o.tool, Args: []byte(o.args), Access: access}
+		return &Step{Kind: ToolCall, Agent: o.agent, Tool: o.tool, Args: []byte(o.args), Access: access, Retryable: o.retryable}
 	case o.to != "":
-		return &Step{Kind: Delegation, Agent: o.agent, To: o.to, Task: o.task}
+		return &Step{Kind: Delegation, Agent: o.agent, To: o.to, Task: o.task, Chain: o.chain}
 	}
 	return &Step{Kind: ModelCall, Agent: o.agent, Tokens: 100}
 }
@@ -280,7 +288,9 @@ func TestNoProgress(t *testing.T) {
 	}
 	article := call("get_article", `{"id":"K1"}`, `{"body":"K1 full text: reset the second factor from the admin console","id":"K1"}`)
 	runCases(t, []testCase{
-		{"paraphrased searches returning known documents", nil, []op{
+		// RephraseMax off: these rewordings are "rephrase"'s to refuse first
+		// (TestRephrase); no_progress must catch them too.
+		{"paraphrased searches returning known documents", &Options{RephraseMax: -1}, []op{
 			hits("reset 2fa", "K1", "K2", "K3"), article,
 			hits("recover account", "K2", "K1", "K3"), hits("lost authenticator", "K3", "K2", "K1"),
 			article, hits("disable mfa", "K1", "K3", "K2"),
@@ -309,7 +319,7 @@ func TestNoProgress(t *testing.T) {
 			failing("get", `{"p":3}`, "not_found"), failing("get", `{"p":4}`, "not_found"), failing("get", `{"p":5}`, "not_found"),
 			failing("get", `{"p":6}`, "not_found"),
 		}},
-		{"results that echo the query bring nothing", nil, []op{
+		{"results that echo the query bring nothing", &Options{RephraseMax: -1}, []op{
 			call("s", `{"q":"refund rules abroad"}`, `{"hits":["K1 refund policy text"],"query":"refund rules abroad"}`),
 			call("s", `{"q":"refunds for foreign orders"}`, `{"hits":["K1 refund policy text"],"query":"refunds for foreign orders"}`),
 			call("s", `{"q":"international refund"}`, `{"hits":["K1 refund policy text"],"query":"international refund"}`),
@@ -577,4 +587,266 @@ func TestConcurrent(t *testing.T) {
 	for range 8 {
 		<-done
 	}
+}
+
+func TestNoisyRepeat(t *testing.T) {
+	order := func(meta string) op {
+		return call("get_order", `{"id":"W1"}`, `{"id":"W1","items":[{"sku":"A","qty":1},{"sku":"B","qty":2}],"status":"PROCESSING",`+meta+`}`)
+	}
+	runCases(t, []testCase{
+		{"request ids, timestamps and latencies change, nothing else", nil, []op{
+			order(`"request_id":"req_1a2b3c4d","fetched_at":"2025-01-07T22:32:47Z","latency_ms":518`),
+			order(`"request_id":"req_9f8e7d6c","fetched_at":"2025-01-07T22:33:18Z","latency_ms":90`),
+			refused(order(`"request_id":"req_55aa44bb","fetched_at":"2025-01-07T22:34:02Z","latency_ms":77`), "repeat"),
+		}},
+		{"camelCase and nested metadata, a list in another order", nil, []op{
+			order(`"meta":{"traceId":"af29d115ef24bd62","servedBy":"api-3","cache":"HIT"}`),
+			call("get_order", `{"id":"W1"}`, `{"id":"W1","items":[{"qty":2,"sku":"B"},{"qty":1,"sku":"A"}],"meta":{"cache":"MISS","servedBy":"api-9","traceId":"440e2b4fda9c025a"},"status":"PROCESSING"}`),
+			refused(order(`"meta":{"traceId":"babb7fbb0a76c196","servedBy":"api-1","cache":"HIT"}`), "repeat"),
+		}},
+		{"a nonce wrapped around a text", nil, []op{
+			call("fetch", `{"url":"u"}`, `"<<<CONTENT id=\"6718e99530189f0d\">>>\nstatus: unpaid\n<<<END id=\"6718e99530189f0d\">>>"`),
+			call("fetch", `{"url":"u"}`, `"<<<CONTENT id=\"d0cc8d5263d60044\">>>\nstatus: unpaid\n<<<END id=\"d0cc8d5263d60044\">>>"`),
+			refused(call("fetch", `{"url":"u"}`, `"<<<CONTENT id=\"00c70d2659a92c2a\">>>\nstatus: unpaid\n<<<END id=\"00c70d2659a92c2a\">>>"`), "repeat"),
+		}},
+		{"the substance moves: polling", nil, []op{
+			call("job", `{"id":"j"}`, `{"progress":31,"request_id":"req_1","state":"running"}`),
+			call("job", `{"id":"j"}`, `{"progress":32,"request_id":"req_2","state":"running"}`),
+			call("job", `{"id":"j"}`, `{"progress":36,"request_id":"req_3","state":"running"}`),
+			call("job", `{"id":"j"}`, `{"progress":51,"request_id":"req_4","state":"running"}`),
+		}},
+		{"values swapped between list elements are a change", nil, []op{
+			call("stages", `{"run":1}`, `{"stages":[{"name":"build","status":"passed"},{"name":"test","status":"queued"}]}`),
+			call("stages", `{"run":1}`, `{"stages":[{"name":"build","status":"queued"},{"name":"test","status":"passed"}]}`),
+			call("stages", `{"run":1}`, `{"stages":[{"name":"build","status":"passed"},{"name":"test","status":"queued"}]}`),
+		}},
+		{"a value that is only an id or a time is what it names", nil, []op{
+			call("head", `{"repo":"r"}`, `{"sha":"3f2a9c1d7e","updated_at":"2025-01-07T22:32:47Z"}`),
+			call("head", `{"repo":"r"}`, `{"sha":"9b8c7d6e5f","updated_at":"2025-01-07T22:40:00Z"}`),
+			call("head", `{"repo":"r"}`, `{"sha":"0a1b2c3d4e","updated_at":"2025-01-07T22:51:00Z"}`),
+		}},
+	})
+}
+
+func TestSameError(t *testing.T) {
+	date := func(d string) op {
+		return failingWith("search_flights", `{"date":"`+d+`","from":"PVG"}`, "invalid_args", "date '"+d+"' is not in the format YYYY-MM-DD")
+	}
+	pay := func(paid int) op {
+		return failingWith("book", fmt.Sprintf(`{"amount":%d,"user":"u1"}`, paid), "invalid_args",
+			fmt.Sprintf("payment amount does not add up, total price is 564, but paid %d [req %08x]", paid, paid*7919))
+	}
+	runCases(t, []testCase{
+		{"new values, the same complaint echoing them", nil, []op{
+			date("09-10-2025"), date("10/09/2025"), call("rate", `{"q":"KRW"}`, `{"rate":1345.3}`), date("2025-10-09T00:00"),
+			refused(date("2025年10月9日"), "same_error"),
+		}},
+		{"numbers and request ids in the message are masked", nil, []op{
+			pay(474), call("think", `{"t":"recompute"}`, `""`), pay(504), pay(524), refused(pay(406), "same_error"),
+		}},
+		{"a fix on the third try", nil, []op{
+			date("09-10-2025"), date("10/09/2025"), call("search_flights", `{"date":"2025-10-09","from":"PVG"}`, `{"flights":[]}`),
+			date("11/09/2025"), date("12/09/2025"), date("13/09/2025"),
+		}},
+		{"different complaints", nil, []op{
+			failingWith("book", `{"a":1}`, "invalid_args", "flight HAT265 has no seats left"),
+			failingWith("book", `{"a":2}`, "invalid_args", "payment amount does not add up"),
+			failingWith("book", `{"a":3}`, "invalid_args", "date of birth does not match the profile"),
+			failingWith("book", `{"a":4}`, "invalid_args", "the cabin class is not offered"),
+		}},
+		{"not_found rules a candidate out", nil, []op{
+			failingWith("find", `{"email":"a@x.io"}`, "not_found", "no user with email a@x.io"),
+			failingWith("find", `{"email":"b@x.io"}`, "not_found", "no user with email b@x.io"),
+			failingWith("find", `{"email":"c@x.io"}`, "not_found", "no user with email c@x.io"),
+			failingWith("find", `{"email":"d@x.io"}`, "not_found", "no user with email d@x.io"),
+		}},
+		{"a successful write starts over", nil, []op{
+			date("a1"), date("b2"), date("c3"), write("set_locale", `{"l":"zh"}`, `{"ok":true}`), date("d4"), date("e5"), date("f6"),
+		}},
+		{"a conflict streak ends when the agent reads", nil, []op{
+			failingWith("put", `{"v":1}`, "conflict", "version 1 is stale"), call("get", `{"k":"x"}`, `{"v":3}`),
+			failingWith("put", `{"v":3}`, "conflict", "version 3 is stale"), call("get", `{"k":"x"}`, `{"v":5}`),
+			failingWith("put", `{"v":5}`, "conflict", "version 5 is stale"), call("get", `{"k":"x"}`, `{"v":7}`),
+			failingWith("put", `{"v":7}`, "conflict", "version 7 is stale"),
+		}},
+		{"another agent's first call", nil, []op{
+			date("a1"), date("b2"), date("c3"), by("sub", date("d4")),
+		}},
+		{"disabled", &Options{ErrorStreak: -1}, []op{date("a1"), date("b2"), date("c3"), date("d4"), date("e5")}},
+	})
+}
+
+func failingWith(tool, args, errType, msg string) op {
+	return op{tool: tool, args: args, err: errType, res: marshalString(msg)}
+}
+
+func TestStaleWrite(t *testing.T) {
+	upd := func(changes string) op {
+		o := failingWith("update_contact", `{"changes":`+changes+`,"contact_id":"C-1","expected_version":10}`, "conflict", "version mismatch (expected 10, current 13)")
+		o.access = "write"
+		return o
+	}
+	runCases(t, []testCase{
+		{"the same version after two conflicts, the payload tweaked", nil, []op{
+			upd(`{"phone":"+1 415 555 0187"}`), upd(`{"phone":"+14155550187"}`), refused(upd(`{"title":"VP Sales"}`), "stale_write"),
+		}},
+		{"a read of the entity in between", nil, []op{
+			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`), call("get_contact", `{"contact_id":"C-1"}`, `{"version":13}`), upd(`{"phone":"3"}`),
+		}},
+		{"a read of another entity does not count", nil, []op{
+			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`), call("get_contact", `{"contact_id":"C-2"}`, `{"version":4}`), refused(upd(`{"phone":"3"}`), "stale_write"),
+		}},
+		{"another agent's first write", nil, []op{
+			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`), by("sub", upd(`{"phone":"3"}`)),
+		}},
+		{"a new version is a new precondition", nil, []op{
+			upd(`{"phone":"1"}`), upd(`{"phone":"2"}`),
+			{tool: "update_contact", access: "write", args: `{"changes":{"phone":"3"},"contact_id":"C-1","expected_version":13}`, res: `{"version":14}`},
+		}},
+		{"disabled", &Options{StaleWriteMax: -1, ErrorStreak: -1}, []op{upd(`{"a":1}`), upd(`{"a":2}`), upd(`{"a":3}`), upd(`{"a":4}`)}},
+	})
+}
+
+func TestRephrase(t *testing.T) {
+	search := func(q string, ids ...string) op {
+		var hits []string
+		for i, id := range ids {
+			hits = append(hits, fmt.Sprintf(`{"id":%q,"score":0.%d,"title":"Billing settings %s"}`, id, 9-i, id))
+		}
+		return call("search_kb", fmt.Sprintf(`{"limit":5,"query":%q}`, q),
+			fmt.Sprintf(`{"hits":[%s],"query":%q,"search_id":"%x"}`, strings.Join(hits, ","), q, len(q)*7919))
+	}
+	runCases(t, []testCase{
+		{"rewordings that bring back the same documents", nil, []op{
+			search("change the billing address", "K1", "K2", "K3"), search("modify the payment address", "K3", "K1", "K2"),
+			search("update billing address on a plan", "K2", "K3", "K1"), refused(search("where to edit the invoice address", "K1", "K2", "K3"), "rephrase"),
+		}},
+		{"in Chinese, the query echoed without a space", nil, []op{
+			search("如何修改订阅的账单地址", "K1", "K2"), search("发票上的地址在哪里修改", "K2", "K1"), search("修改发票地址", "K1", "K2"),
+			refused(search("订阅账单地址怎么改", "K1", "K2"), "rephrase"),
+		}},
+		{"unrelated fresh lookups in between do not hide it", nil, []op{
+			search("change the billing address", "K1", "K2"), call("get_weather", `{"city":"Oslo"}`, `{"city":"Oslo","temp_c":3}`),
+			search("modify the payment address", "K2", "K1"), call("get_weather", `{"city":"Lima"}`, `{"city":"Lima","temp_c":21}`),
+			search("update billing address on a plan", "K1", "K2"), refused(search("edit the invoice address", "K1", "K2"), "rephrase"),
+		}},
+		{"each rewording brings a new document", nil, []op{
+			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K3"),
+			search("update billing address on a plan", "K3", "K4"), search("edit the invoice address", "K4", "K5"),
+			search("billing address for recurring payments", "K5", "K6"),
+		}},
+		{"known documents, but a different set each time", nil, []op{
+			search("retry backoff", "K1", "K2", "K3"), search("backoff jitter", "K2"), search("max retries", "K1"),
+			search("retry cap", "K3"), search("sleep between retries", "K1", "K3"),
+		}},
+		{"identifiers are not rewordings", nil, []op{
+			call("get_user", `{"name":"Ana Sousa"}`, `{"plan":"pro","seats":3,"status":"active"}`),
+			call("get_user", `{"name":"Ana Sousa"}`, `{"plan":"pro","seats":3,"status":"active"}`),
+			call("read_file", `{"path":"src/a b.py"}`, `"print(1)\nprint(2)\nprint(3)\nprint(4)"`),
+			call("bash", `{"command":"git status"}`, `"On branch main, nothing to commit, working tree clean"`),
+			call("bash", `{"command":"git diff"}`, `"On branch main, nothing to commit, working tree clean"`),
+			call("bash", `{"command":"git log"}`, `"On branch main, nothing to commit, working tree clean"`),
+		}},
+		{"a write starts over", nil, []op{
+			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K1"),
+			search("update billing address on a plan", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),
+			search("edit the invoice address", "K1", "K2"),
+		}},
+		{"disabled", &Options{RephraseMax: -1, StaleSteps: -1}, []op{
+			search("change the billing address", "K1"), search("modify the payment address", "K1"),
+			search("update billing address on a plan", "K1"), search("edit the invoice address", "K1"),
+		}},
+	})
+}
+
+func TestDelegationCycle(t *testing.T) {
+	runCases(t, []testCase{
+		{"back to the agent that handed it out", nil, []op{
+			hand("travel_agent", "Book the Berlin offsite"),
+			refused(by("travel_agent", within("orchestrator", "travel_agent")(hand("orchestrator", "Book the Berlin offsite"))), "delegation_cycle"),
+		}},
+		{"three agents round", nil, []op{
+			by("research_lead", within("orchestrator", "research_lead")(hand("analyst", "Price table for the board"))),
+			refused(by("analyst", within("orchestrator", "research_lead", "analyst")(hand("orchestrator", "Board deck pricing"))), "delegation_cycle"),
+		}},
+		{"to itself, below the root", nil, []op{
+			refused(by("analyst", within("lead", "analyst")(hand("analyst", "a sub-topic"))), "delegation_cycle"),
+		}},
+		{"the same agent on other branches", nil, []op{
+			by("desk_na", within("lead", "market", "desk_na")(hand("source_finder", "news on North America"))),
+			by("desk_jp", within("lead", "market", "desk_jp")(hand("source_finder", "news on Japan"))),
+			by("desk_eu", within("lead", "players", "desk_eu")(hand("source_finder", "reports on Europe"))),
+		}},
+		{"the root handing to itself first", nil, []op{hand("main", "plan the trip")}},
+	})
+}
+
+func TestRewordedDelegation(t *testing.T) {
+	n := 0
+	round := func(task, verdict string) []op {
+		n++ // the verifier's task differs each round (the same one a third time is "delegation"'s exact repeat)
+		return []op{
+			by("planner", hand("executor", task)),
+			by("planner", verdictOf(hand("verifier", fmt.Sprintf("Check draft %d", n)), verdict)),
+		}
+	}
+	const reject = "The draft does not pass: include a timeline with timestamps; quantify customer impact"
+	runCases(t, []testCase{
+		{"reworded tasks, the same rejection", nil, cat(
+			round("Write the postmortem for the checkout outage", reject),
+			round("Compose the outage retrospective for the checkout service", reject),
+			[]op{refused(by("planner", hand("executor", "Draft the incident review for the checkout downtime")), "delegation")},
+		)},
+		{"the same points, paraphrased", nil, cat(
+			round("Write a summary of the Q3 report, under 200 words", "Still failing review: no margin comparison with Q2; the main cost driver is not named"),
+			round("Give me a tight Q3 financials summary, no more than 200 words", "REJECT: compare the margin with Q2; say what drove costs"),
+			[]op{refused(by("planner", hand("executor", "Prepare the Q3 report summary; keep it brief")), "delegation")},
+		)},
+		{"fewer points each round", nil, cat(
+			round("Document the checkout outage", "Rejected. Please fix: the root cause is not stated; the timeline has no timestamps; follow-ups have no owners"),
+			round("Revise the checkout outage postmortem: state the root cause; add timestamps", "Rejected. Please fix: the root cause is not stated; add timestamps to the timeline"),
+			round("Revise the checkout outage postmortem: state the root cause", "Rejected. Please fix: name the root cause"),
+			round("Revise the checkout outage postmortem once more", "ACCEPT: all criteria met"),
+		)},
+		{"new points each round", nil, cat(
+			round("Write the onboarding guide", "Rejected: the escalation matrix is missing; several links are broken"),
+			round("Revise the onboarding guide", "Rejected: the tooling section is too long; there is no glossary"),
+			round("Revise the onboarding guide again", "Rejected: refund limits are not spelled out; screenshots are missing"),
+			round("Revise the onboarding guide one last time", "Accepted"),
+		)},
+		{"a task naming a new number is a new task", nil, cat(
+			round("Fix the failing test, attempt 1", reject), round("Fix the failing test, attempt 2", reject),
+			round("Fix the failing test, attempt 3", reject),
+		)},
+		{"reports that say no are not rejections", nil, cat(
+			round("Review module auth for security issues", "no issues found"),
+			round("Review module billing for security issues", "no issues found"),
+			round("Review module search for security issues", "no issues found"),
+		)},
+		{"a write by another agent in between starts over", nil, cat(
+			round("Write the postmortem for the checkout outage", reject),
+			[]op{by("coder", write("save", `{"v":1}`, `{"ok":true}`))},
+			round("Compose the outage retrospective for the checkout service", reject),
+			[]op{by("coder", write("save", `{"v":2}`, `{"ok":true}`))},
+			round("Draft the incident review for the checkout downtime", reject),
+		)},
+	})
+}
+
+func TestRetryableFailuresAreTransient(t *testing.T) {
+	flaky := func(errType string) op {
+		return op{tool: "get_quote", args: `{"sku":"A"}`, err: errType, res: `"503 temporarily overloaded, retry in a moment"`}
+	}
+	retryable := func(o op) op { o.retryable = true; return o }
+	runCases(t, []testCase{
+		{"a retryable tool's untyped failures count against the retry budget", nil, cat(
+			repeatN(4, retryable(flaky("tool_error"))), []op{refused(retryable(flaky("tool_error")), "retry_budget")},
+		)},
+		{"the same failures of another tool are a repeat", nil, cat(
+			repeatN(2, flaky("tool_error")), []op{refused(flaky("tool_error"), "repeat")},
+		)},
+		{"a retryable tool's permanent failures are a repeat", nil, cat(
+			repeatN(2, retryable(flaky("invalid_args"))), []op{refused(retryable(flaky("invalid_args")), "repeat")},
+		)},
+	})
 }

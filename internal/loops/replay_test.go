@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/callgraph"
 )
 
 // A trace in the loop benchmark's format (../../../shared/loopbench/FORMAT.md).
@@ -89,19 +91,18 @@ func loadTraces(t testing.TB, dir string) []*trace {
 	return out
 }
 
-// canonical returns the canonical JSON of raw: object keys sorted, no
-// insignificant white space, strings as written (no HTML escaping).
+// canonical returns the canonical JSON of raw, as the runtime makes it:
+// object keys sorted, no insignificant white space, one spelling per string
+// and number (7.0 is 7).
 func canonical(raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	c, err := callgraph.Normalize(nil, raw)
+	if err != nil {
 		return raw
 	}
-	return marshal(v)
+	return c
 }
 
 func marshal(v any) []byte {
@@ -199,6 +200,7 @@ func replay(d *Detector, tr *trace) replayed {
 			}
 		case "delegate":
 			s.Kind, s.To, s.Task = Delegation, e.To, e.Task
+			s.Chain = chainOf(tr, parent, i)
 		}
 		if v := d.Check(s); v != nil {
 			return replayed{flag: i, verdict: v}
@@ -214,6 +216,36 @@ func replay(d *Detector, tr *trace) replayed {
 		closeOne(stack[k], len(tr.Events))
 	}
 	return replayed{flag: -1}
+}
+
+// chainOf returns the agents on the delegation stack of event i: the agent
+// of the first hand-off among its ancestors, then each receiver down to
+// event i's agent; nil when no hand-off is among them.
+func chainOf(tr *trace, parent func(int) int, i int) []string {
+	var rev []string
+	for j := parent(i); j >= 0; j = parent(j) {
+		if e := tr.Events[j]; e.Type == "delegate" {
+			rev = append(rev, agentName(e.To), agentName(e.Agent))
+		}
+	}
+	if len(rev) == 0 {
+		return nil
+	}
+	// rev holds, innermost first, each hand-off's receiver and sender.
+	var out []string
+	for k := len(rev) - 1; k >= 0; k-- {
+		if len(out) == 0 || out[len(out)-1] != rev[k] {
+			out = append(out, rev[k])
+		}
+	}
+	return out
+}
+
+func agentName(a string) string {
+	if a == "" {
+		return "main"
+	}
+	return a
 }
 
 // score is one trace's result against its label.
@@ -361,6 +393,16 @@ func TestPublicTraces(t *testing.T) {
 		t.Skipf("no public traces: %v", err)
 	}
 	runSuite(t, loadTraces(t, dir), 0.95)
+}
+
+// TestPublicTracesV2 replays the loop benchmark's second public set (harder
+// kinds, each with a legit twin) when it is present next to the repository.
+func TestPublicTracesV2(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "loopbench", "traces-v2")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no public traces: %v", err)
+	}
+	runSuite(t, loadTraces(t, dir), 0.85)
 }
 
 // TestHashSetGrowsBeforeForgetting: a full bucket in a set below its size

@@ -28,6 +28,7 @@ type leaf struct {
 	arr  bool   // an element of a list
 	id   bool   // under a key that names an identifier or a position (identKey)
 	raw  []byte // the value as written (strings without their quotes); points into the input
+	key  []byte // the object key it is under ("" in a list at the top); points into the input
 }
 
 // unit is a leaf's identity: its path and value together.
@@ -42,42 +43,88 @@ type scan struct {
 	lines bool // cut strings into lines
 	cut   bool // leaves were dropped (limit reached or input too large)
 
-	text int    // bytes of string content seen
-	sig  uint64 // the document's shape with every number masked
+	text   int       // bytes of string content seen (outside metadata)
+	digest uint64    // the document's substance (see value)
+	skip   int       // > 0 while inside fetch metadata (a result's volatile key)
+	vol    *keyCache // keys known to name metadata, or nil
 }
 
 const (
 	sigObject = 0x6f626a
 	sigArray  = 0x617272
-	sigEnd    = 0x656e64
-	sigNumber = 0x6e756d
+	sigString = 0x737472
 	sigEmpty  = 0x656d70
 )
 
-// leaves scans b into out (reset first) and returns the scan with its result.
+// scanLeaves scans b into out (reset first) and returns the scan with its
+// result. With lines set, b is a result: its strings are cut into lines,
+// and fetch metadata (what is under a volatileKey, date-times and random
+// tokens inside strings) is left out of its leaves and its digest.
 func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 	s := scan{b: b, out: out[:0], limit: limit, lines: lines}
 	if len(b) == 0 {
-		s.sig = sigEmpty
+		s.digest = sigEmpty
 		return s
 	}
 	if len(b) > maxScanBytes {
 		s.cut = true
 		s.text = len(b)
-		s.sig = hashBytes(b)
-		s.add(leaf{path: 0, val: s.sig, kind: leafString})
+		s.digest = hashBytes(b)
+		s.add(leaf{path: 0, val: s.digest, kind: leafString})
 		return s
 	}
-	if !s.value(0, 0, false, false) || s.ws() < len(b) {
-		// Not JSON: one plain text.
-		s.out, s.text, s.cut = s.out[:0], 0, false
-		s.sig = hashBytes(b)
-		s.str(0, b, false, false)
-	}
+	s.scanAll()
 	return s
 }
 
+// scanResult scans a result as scanLeaves does with lines set, knowing
+// the keys of fetch metadata from the cache volatile.
+func scanResult(b []byte, out []leaf, limit int, volatile *keyCache) scan {
+	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile}
+	if len(b) == 0 || len(b) > maxScanBytes {
+		return scanLeaves(b, out, limit, true)
+	}
+	s.scanAll()
+	return s
+}
+
+func (s *scan) scanAll() {
+	d, ok := s.value(0, 0, false, false, nil)
+	if !ok || s.ws() < len(s.b) {
+		// Not JSON: one plain text.
+		s.out, s.text, s.cut, s.skip, s.i = s.out[:0], 0, false, 0, len(s.b)
+		d = s.str(0, s.b, false, false, nil)
+	}
+	s.digest = d
+}
+
+// volatile reports whether a result's key (with hash kh) names metadata.
+func (s *scan) volatile(k []byte, kh uint64) bool {
+	if s.vol == nil {
+		return volatileKey(k)
+	}
+	return s.vol.is(k, kh)
+}
+
+// keyCache remembers which keys name metadata, at most 1024 of them.
+type keyCache map[uint64]bool
+
+func (c *keyCache) is(k []byte, kh uint64) bool {
+	if v, ok := (*c)[kh]; ok {
+		return v
+	}
+	if *c == nil || len(*c) >= 1024 {
+		*c = make(keyCache, 64)
+	}
+	v := volatileKey(k)
+	(*c)[kh] = v
+	return v
+}
+
 func (s *scan) add(l leaf) {
+	if s.skip > 0 {
+		return // metadata: not a piece of the answer
+	}
 	if len(s.out) >= s.limit {
 		s.cut = true
 		return
@@ -106,67 +153,77 @@ func (s *scan) eat(c byte) bool {
 	return false
 }
 
-func (s *scan) value(path uint64, depth int, arr, id bool) bool {
+// value scans the value at s.i, adds its leaves, and returns its digest:
+// a hash of its substance in which the members of an object and the
+// elements of a list are summed, so that neither key order nor list order
+// matter, and in which a result's metadata counts for nothing.
+func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, bool) {
 	if depth > maxScanDepth || s.ws() >= len(s.b) {
-		return false
+		return 0, false
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
 		s.i++
-		s.sig = mix(s.sig, sigObject)
+		sum := uint64(sigObject)
 		if s.eat('}') {
-			s.sig = mix(s.sig, sigEnd)
-			return true
+			return mix(sum, 0), true
 		}
 		for {
 			s.ws()
 			k, ok := s.quoted()
 			if !ok || !s.eat(':') {
-				return false
+				return 0, false
 			}
-			kp := mix(path, hashBytes(k))
-			s.sig = mix(s.sig, kp)
-			if !s.value(kp, depth+1, false, !s.lines && identKey(k)) { // only arguments widen
-				return false
+			kh := hashBytes(k)
+			kp := mix(path, kh)
+			meta := s.lines && s.volatile(k, kh)
+			if meta {
+				s.skip++
+			}
+			d, ok := s.value(kp, depth+1, false, !s.lines && identKey(k), k) // only arguments widen
+			if meta {
+				s.skip--
+			} else {
+				sum += mix(kh, d)
+			}
+			if !ok {
+				return 0, false
 			}
 			if s.eat(',') {
 				continue
 			}
 			if s.eat('}') {
-				s.sig = mix(s.sig, sigEnd)
-				return true
+				return mix(sum, sigObject), true
 			}
-			return false
+			return 0, false
 		}
 	case c == '[':
 		s.i++
-		s.sig = mix(s.sig, sigArray)
+		sum := uint64(sigArray)
 		if s.eat(']') {
-			s.sig = mix(s.sig, sigEnd)
-			return true
+			return mix(sum, 0), true
 		}
 		ep := mix(path, sigArray)
 		for {
-			if !s.value(ep, depth+1, true, id) {
-				return false
+			d, ok := s.value(ep, depth+1, true, id, key)
+			if !ok {
+				return 0, false
 			}
+			sum += mix(d, sigArray)
 			if s.eat(',') {
 				continue
 			}
 			if s.eat(']') {
-				s.sig = mix(s.sig, sigEnd)
-				return true
+				return mix(sum, sigArray), true
 			}
-			return false
+			return 0, false
 		}
 	case c == '"':
 		raw, ok := s.quoted()
 		if !ok {
-			return false
+			return 0, false
 		}
-		s.sig = mix(s.sig, hashBytes(raw))
-		s.str(path, raw, arr, id)
-		return true
+		return s.str(path, raw, arr, id, key), true
 	case c == '-' || (c >= '0' && c <= '9'):
 		j := s.i
 		for s.i < len(s.b) {
@@ -178,21 +235,20 @@ func (s *scan) value(path uint64, depth int, arr, id bool) bool {
 			break
 		}
 		raw := s.b[j:s.i]
-		s.sig = mix(s.sig, sigNumber)
-		s.add(leaf{path: path, val: hashBytes(raw), kind: leafNumber, arr: arr, id: id, raw: raw})
-		return true
+		v := hashBytes(raw)
+		s.add(leaf{path: path, val: v, kind: leafNumber, arr: arr, id: id, raw: raw, key: key})
+		return v, true
 	default:
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
 				raw := s.b[s.i : s.i+len(lit)]
 				s.i += len(lit)
 				v := hashBytes(raw)
-				s.sig = mix(s.sig, v)
-				s.add(leaf{path: path, val: v, kind: leafLiteral, arr: arr, raw: raw})
-				return true
+				s.add(leaf{path: path, val: v, kind: leafLiteral, arr: arr, raw: raw, key: key})
+				return v, true
 			}
 		}
-		return false
+		return 0, false
 	}
 }
 
@@ -221,24 +277,34 @@ func (s *scan) quoted() ([]byte, bool) {
 	return nil, false
 }
 
-// str adds a string's leaves: the whole string, or with lines set each
-// non-blank line of it (a line ends at a written "\n" escape or a raw newline).
-func (s *scan) str(path uint64, raw []byte, arr, id bool) {
+// str adds a string's leaves, and returns its digest: in a result, each
+// non-blank line of it (a line ends at a written "\n" escape or a raw
+// newline) is a leaf, hashed with its date-times and random tokens masked,
+// and the digest is that of its lines in order.
+func (s *scan) str(path uint64, raw []byte, arr, id bool, key []byte) uint64 {
 	if !s.lines {
 		s.text += len(raw)
+		h := hashBytes(raw)
 		if len(raw) > 0 {
-			s.add(leaf{path: path, val: hashBytes(raw), kind: leafString, arr: arr, id: id, raw: raw})
+			s.add(leaf{path: path, val: h, kind: leafString, arr: arr, id: id, raw: raw, key: key})
 		}
-		return
+		return h
 	}
+	if s.skip > 0 {
+		return 0
+	}
+	d := uint64(sigString)
 	for len(raw) > 0 {
 		end, next := lineEnd(raw)
 		if line := trim(raw[:end]); len(line) > 0 {
 			s.text += len(line)
-			s.add(leaf{path: path, val: hashBytes(line), kind: leafString, arr: arr, id: id, raw: line})
+			v := maskedHash(line)
+			d = mix(d, v)
+			s.add(leaf{path: path, val: v, kind: leafString, arr: arr, id: id, raw: line, key: key})
 		}
 		raw = raw[next:]
 	}
+	return d
 }
 
 // lineEnd returns where the first line of raw ends, and where the next begins.

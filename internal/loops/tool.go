@@ -1,7 +1,5 @@
 package loops
 
-import "bytes"
-
 // callState is what "repeat" and "retry_budget" remember about one call
 // (a tool and its normalized arguments).
 type callState struct {
@@ -35,6 +33,8 @@ type toolState struct {
 	epoch   uint64 // write epoch of the chain
 	first   []byte // arguments of the chain's first stale widening, quoted in a Message
 	last    string // the last result, quoted in a Message
+
+	errs errorStreak // "same_error"
 }
 
 const maxChainArgs = 4096 // longer arguments are not compared for widening
@@ -92,6 +92,16 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		}
 	}
 
+	// stale_write
+	if v := d.checkStaleWrite(s); v != nil {
+		return v
+	}
+
+	// same_error
+	if v := d.checkSameError(a, t, s); v != nil {
+		return v
+	}
+
 	// amplification
 	widen := c.amplifyMax > 0 && t.args != nil && len(s.Args) <= maxChainArgs && d.widens(t.args, s.Args)
 	if widen && t.hasBase && t.stale >= c.amplifyMax && t.epoch == d.epoch {
@@ -102,6 +112,14 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 				"); widening it again to " + preview(s.Args) + " only grows the context.",
 			Suggestion: "Stop widening the query: use the answer you have, or narrow the query to what you still need.",
 		}
+	}
+
+	// rephrase
+	if c.rephraseMax > 0 {
+		s.question = d.question(s)
+	}
+	if v := d.checkRephrase(a, s); v != nil {
+		return v
 	}
 
 	// no_progress
@@ -167,12 +185,18 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	}
 	t, cs := s.tool, s.call
 
-	transient := o.Error && Transient(o.ErrorType)
+	// A tool declared retryable may fail in ways it does not name; every
+	// failure of it that is not known to be permanent is worth a retry.
+	transient := o.Error && (Transient(o.ErrorType) || s.Retryable && !permanent(o.ErrorType))
 	if transient {
+		errType := o.ErrorType
+		if !Transient(errType) {
+			errType = "unavailable (" + errType + ")"
+		}
 		cs.transient++
-		cs.errType = o.ErrorType
+		cs.errType = errType
 		t.transient++
-		t.errType = o.ErrorType
+		t.errType = errType
 		t.hasBase, t.stale = false, 0
 		if e != nil {
 			e.done, e.transient = true, true
@@ -182,8 +206,19 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	cs.transient = 0
 	t.transient = 0
 
-	// repeat
-	r := hashBytes(o.Result)
+	if write {
+		d.doneStaleWrite(s, o)
+	} else if !o.Error {
+		a.reads++
+		d.readSeen(s)
+	}
+	d.doneSameError(a, t, s, o)
+
+	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile)
+	d.units = sc.out[:0]
+
+	// repeat: the same substance, whatever the metadata around it.
+	r := sc.digest
 	if o.Error {
 		r = mix(hashString(o.ErrorType), r)
 	}
@@ -205,35 +240,40 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		return
 	}
 	var ec echoes
-	if s.widen || bytes.IndexByte(s.Args, ' ') >= 0 {
+	if s.widen || mayHoldProse(s.Args) {
 		ec = d.echoes(s.Args) // only widenings and free text can be echoed
 	}
-	sc := scanLeaves(o.Result, d.units[:0], unitsPerStep, true)
-	d.units = sc.out[:0]
 
 	// amplification
 	if c.amplifyMax > 0 {
 		d.chain(t, s, o, &sc, &ec)
 	}
 
-	// no_progress
-	if c.staleSteps > 0 && !write {
+	// no_progress and rephrase: did the result bring anything new?
+	if (c.staleSteps > 0 || s.question != 0) && !write {
 		fresh := 0
+		var answer uint64 // the pieces as a set, in any order
 		for i := range sc.out {
 			if sc.out[i].kind == leafString && ec.isText(sc.out[i].val) {
 				continue // the agent's own words
 			}
-			if d.seen.add(mix(a.id, sc.out[i].unit())) {
+			u := sc.out[i].unit()
+			answer += mix(u, 0x616e73)
+			if d.seen.add(mix(a.id, u)) {
 				fresh++
 			}
 		}
-		switch {
-		case fresh > 0:
-			a.judge(false, s.Tool, d.epoch)
-		case sc.cut || sc.text < c.staleMinBytes:
-			// Too little (or too much) to judge: neutral.
-		default:
-			a.judge(true, s.Tool, d.epoch)
+		judged := !(sc.cut || sc.text < c.staleMinBytes)
+		d.doneRephrase(a, s, fresh > 0, judged, answer)
+		if c.staleSteps > 0 {
+			switch {
+			case fresh > 0:
+				a.judge(false, s.Tool, d.epoch)
+			case !judged:
+				// Too little (or too much) to judge: neutral.
+			default:
+				a.judge(true, s.Tool, d.epoch)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,7 +166,7 @@ func TestIdemRecords(t *testing.T) {
 		now := t0
 		claim := func(key, owner string, lease time.Time) (*IdemRecord, bool) {
 			t.Helper()
-			r, ok, err := s.ClaimKey(ctx, key, owner, now, lease)
+			r, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: key, Owner: owner, Claimed: now, Expires: lease})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,19 +203,20 @@ func TestIdemRecords(t *testing.T) {
 		if _, ok := claim("rel", "b", time.Time{}); !ok {
 			t.Fatal("a released key could not be claimed")
 		}
-		// A claim's lease.
+		// A claim whose lease ended is returned, not taken over: its call
+		// may have run, and only its settlement (as its owner) frees it.
 		claim("lease", "a", now.Add(time.Minute))
-		if _, ok := claim("lease", "b", time.Time{}); ok {
-			t.Fatal("a leased claim was taken before its lease ended")
+		now = now.Add(time.Hour)
+		r, ok = claim("lease", "b", time.Time{})
+		if ok || r.Owner != "a" || r.State != IdemClaimed || !r.Expires.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("claim of a key whose claim's lease ended = %+v, %v; want a's claim, to settle", r, ok)
 		}
-		now = now.Add(time.Minute)
-		if _, ok := claim("lease", "b", time.Time{}); !ok {
-			t.Fatal("a claim whose lease ended could not be taken over")
-		}
-		if err := s.CompleteKey(ctx, "lease", "a", []byte(`{}`), now.Add(time.Hour)); !errors.Is(err, ErrConflict) {
-			t.Fatalf("CompleteKey by the owner of a lost lease = %v, want ErrConflict", err)
+		if err := s.CompleteKey(ctx, "lease", "a", []byte(`{"status":"error"}`), now.Add(time.Hour)); err != nil {
+			t.Fatalf("settling the stale claim as its owner: %v", err)
 		}
 		// Expiry: k is done until t0+1h; at that moment it is free again.
+		// Claims are never swept, however old their lease.
+		claim("stale", "a", t0.Add(time.Second))
 		now = t0.Add(time.Hour)
 		n, err := s.SweepKeys(ctx, now)
 		if err != nil {
@@ -225,6 +227,135 @@ func TestIdemRecords(t *testing.T) {
 		}
 		if _, ok := claim("k", "c", time.Time{}); !ok {
 			t.Fatal("an expired key could not be claimed")
+		}
+		if r, ok := claim("stale", "c", time.Time{}); ok || r.Owner != "a" {
+			t.Fatalf("a stale claim was swept: claim = %+v, %v", r, ok)
+		}
+	})
+}
+
+// A claim keeps what it was made for: the call's arguments and checkpoint.
+// ClaimedKeys lists the claims, oldest first, and no result.
+func TestIdemClaims(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		want := []*IdemRecord{
+			{Key: "pay:r1/c1", Owner: "reach/aa", State: IdemClaimed, Args: "d1", Request: "r1", Frame: "00000000000000f1",
+				Claimed: t0, Expires: t0.Add(time.Minute)},
+			{Key: "pay:r1/c2", Owner: "reach/bb", State: IdemClaimed, Args: "d2", Claimed: t0.Add(time.Second)},
+		}
+		for _, r := range slices.Backward(want) {
+			if _, ok, err := s.ClaimKey(ctx, r); err != nil || !ok {
+				t.Fatalf("ClaimKey(%s) = %v, %v", r.Key, ok, err)
+			}
+		}
+		if _, ok, _ := s.ClaimKey(ctx, &IdemRecord{Key: "done", Owner: "x", Claimed: t0}); !ok {
+			t.Fatal("claim of done failed")
+		}
+		if err := s.CompleteKey(ctx, "done", "x", []byte(`{}`), t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ClaimedKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ClaimedKeys (-want +got):\n%s", diff)
+		}
+		held, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "pay:r1/c1", Owner: "reach/cc", Args: "other", Claimed: t0})
+		if err != nil || ok {
+			t.Fatalf("ClaimKey of a held key = %v, %v", ok, err)
+		}
+		if diff := cmp.Diff(want[0], held); diff != "" {
+			t.Errorf("the record ClaimKey returns for a held key (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// SettleKey puts a result in place of a claim of any owner, of another
+// result, or of nothing; the record keeps what it was claimed for.
+func TestIdemSettle(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		exp := t0.Add(time.Hour)
+		s.ClaimKey(ctx, &IdemRecord{Key: "held", Owner: "reach/dead", Args: "d1", Request: "r1", Frame: "01", Claimed: t0})
+		s.ClaimKey(ctx, &IdemRecord{Key: "done", Owner: "reach/a", Args: "d2", Claimed: t0})
+		s.CompleteKey(ctx, "done", "reach/a", []byte(`{"status":"success"}`), t0.Add(time.Minute))
+		for _, key := range []string{"held", "done", "new"} {
+			if err := s.SettleKey(ctx, key, []byte(`{"status":"error"}`), exp); err != nil {
+				t.Fatalf("SettleKey(%s): %v", key, err)
+			}
+			r, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: key, Owner: "reach/b", Claimed: t0})
+			if err != nil || ok || r.State != IdemDone || string(r.Result) != `{"status":"error"}` || !r.Expires.Equal(exp) {
+				t.Errorf("after SettleKey(%s), ClaimKey = %+v, %v, %v; want the settled result", key, r, ok, err)
+			}
+			if key == "held" && (r.Args != "d1" || r.Request != "r1" || r.Frame != "01") {
+				t.Errorf("the settled claim forgot what it was made for: %+v", r)
+			}
+		}
+		if got, _ := s.ClaimedKeys(ctx); len(got) != 0 {
+			t.Errorf("claims left after settling: %+v", got)
+		}
+	})
+}
+
+// SettleClaim settles that very claim, and nothing else: not a claim made
+// since by the same owner, not a result.
+func TestIdemSettleClaim(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		old := &IdemRecord{Key: "k", Owner: "reach/a", Claimed: t0}
+		s.ClaimKey(ctx, old)
+		s.ReleaseKey(ctx, "k", "reach/a")
+		s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "reach/a", Claimed: t0.Add(time.Second)}) // claimed again since
+		for _, result := range [][]byte{nil, []byte(`{"status":"error"}`)} {
+			if err := s.SettleClaim(ctx, old, result, t0.Add(time.Hour)); !errors.Is(err, ErrConflict) {
+				t.Errorf("SettleClaim of a claim that is gone (result %s) = %v, want ErrConflict", result, err)
+			}
+		}
+		now, _, _ := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "reach/b", Claimed: t0})
+		if now == nil || !now.Claimed.Equal(t0.Add(time.Second)) {
+			t.Fatalf("the new claim was touched: %+v", now)
+		}
+		if err := s.SettleClaim(ctx, now, []byte(`{"status":"error"}`), t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if r, ok, _ := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "reach/b", Claimed: t0}); ok || r.State != IdemDone || string(r.Result) != `{"status":"error"}` {
+			t.Errorf("after SettleClaim with a result: %+v, %v", r, ok)
+		}
+		if err := s.SettleClaim(ctx, now, nil, time.Time{}); !errors.Is(err, ErrConflict) {
+			t.Errorf("SettleClaim of a settled claim = %v, want ErrConflict", err)
+		}
+		free := &IdemRecord{Key: "free", Owner: "reach/a", Claimed: t0}
+		s.ClaimKey(ctx, free)
+		if err := s.SettleClaim(ctx, free, nil, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.ClaimKey(ctx, &IdemRecord{Key: "free", Owner: "reach/b", Claimed: t0}); !ok {
+			t.Error("a claim settled without a result did not free its key")
+		}
+	})
+}
+
+// An interrupted request is final: PutRequest does not replace it.
+func TestRequestInterruptedIsFinal(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		r := &Request{ID: "r1", Principal: "alice", State: "running", Started: t0}
+		if err := s.PutRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		cut := &Request{ID: "r1", Principal: "alice", State: "interrupted", Cause: []byte(`{"by":"reach"}`), Started: t0, Ended: t0.Add(time.Hour)}
+		if err := s.PutRequest(ctx, cut); err != nil {
+			t.Fatalf("marking a running request interrupted: %v", err)
+		}
+		again := &Request{ID: "r1", Principal: "alice", State: "running", Started: t0.Add(2 * time.Hour)}
+		if err := s.PutRequest(ctx, again); !errors.Is(err, ErrConflict) {
+			t.Fatalf("PutRequest over an interrupted request = %v, want ErrConflict", err)
+		}
+		got, err := s.GetRequest(ctx, "r1")
+		if err != nil || got.State != "interrupted" || string(got.Cause) != `{"by":"reach"}` || !got.Started.Equal(t0) {
+			t.Errorf("the interrupted request reads as %+v (%v), want it unchanged", got, err)
 		}
 	})
 }
@@ -366,7 +497,10 @@ func TestClosed(t *testing.T) {
 			"PutFrame":      func() error { return s.PutFrame(ctx, &Frame{Request: "x", Frame: "01"}) },
 			"RequestFrames": func() error { _, err := s.RequestFrames(ctx, "x"); return err },
 			"OpenFrames":    func() error { _, err := s.OpenFrames(ctx); return err },
-			"ClaimKey":      func() error { _, _, err := s.ClaimKey(ctx, "k", "a", t0, t0.Add(time.Hour)); return err },
+			"ClaimKey":      func() error { _, _, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a", Claimed: t0}); return err },
+			"SettleKey":     func() error { return s.SettleKey(ctx, "k", nil, t0) },
+			"SettleClaim":   func() error { return s.SettleClaim(ctx, &IdemRecord{Key: "k"}, nil, t0) },
+			"ClaimedKeys":   func() error { _, err := s.ClaimedKeys(ctx); return err },
 			"CompleteKey":   func() error { return s.CompleteKey(ctx, "k", "a", nil, t0) },
 			"ReleaseKey":    func() error { return s.ReleaseKey(ctx, "k", "a") },
 			"SweepKeys":     func() error { _, err := s.SweepKeys(ctx, t0); return err },

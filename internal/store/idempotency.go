@@ -5,13 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 )
 
 // IdempotencyOptions configure NewIdempotency. A nil *IdempotencyOptions
@@ -19,17 +22,20 @@ import (
 type IdempotencyOptions struct {
 	// TTL is how long a recorded result answers a repeated key; if zero, 24h.
 	TTL time.Duration
-	// Lease bounds how long a claim that is never completed keeps its key:
-	// after it, another caller may claim the key and run the call again.
-	// If zero, a claim holds until it is completed or released (a claim
-	// left by a process that crashed must then be released by recovery).
+	// Lease is the lease of a claim whose caller gives none
+	// (reach.IdemClaim.Lease); if zero, 1h. Once a claim's lease has ended,
+	// whoever waits for it settles it (see Claim).
 	Lease time.Duration
 	// Poll is how often a waiting Claim re-reads a key held by a claim it
 	// is not told about (another process's); if zero, 50ms. Claims of the
 	// same Idempotency wake their waiters at once.
 	Poll time.Duration
-	// Owner names the claims of this instance; if empty, a random name.
-	Owner string
+	// Instance names this instance among those that share the records; if
+	// empty, "reach". Claims are owned by "<Instance>/<life>", where life is
+	// drawn at random by NewIdempotency, once per process: Recover knows
+	// the claims of this instance's earlier lives for those of a process
+	// that is gone.
+	Instance string
 	// SweepEvery is how many completions pass between sweeps of expired
 	// records; if zero, 1024.
 	SweepEvery int
@@ -40,15 +46,21 @@ type IdempotencyOptions struct {
 
 // Idempotency is a reach.IdempotencyStore over durable records (R7): a
 // repeated key returns the recorded result, concurrent claims of one key run
-// once, a released key runs again, and records expire after a TTL. Safe for
-// concurrent use. Make one with NewIdempotency.
+// once, a released key runs again, a key is not reused for other
+// arguments, and records expire after a TTL. A claim whose owner cannot be
+// running its call any more (its lease ended, or its process is gone) is
+// settled by what the call's checkpoint says, never simply taken over:
+// see Claim. Safe for concurrent use. Make one with NewIdempotency.
 type Idempotency struct {
-	recs IdemRecords
-	o    IdempotencyOptions
-	log  *slog.Logger
+	recs   IdemRecords
+	frames Frames // the checkpoints, when recs keeps them too
+	o      IdempotencyOptions
+	owner  string
+	log    *slog.Logger
 
 	mu    sync.Mutex
 	waits map[string]*waiters
+	held  map[string]int // keys this instance claims, or is claiming, and has not completed
 
 	completes atomic.Int64
 }
@@ -60,23 +72,31 @@ type waiters struct {
 	n  int
 }
 
-// NewIdempotency returns an Idempotency over recs (a Store, or its IdemRecords).
+// NewIdempotency returns an Idempotency over recs (a Store, or its
+// IdemRecords). When recs keeps the calls' checkpoints too (it is a
+// Frames, as a Store is), a stale claim whose call has no checkpoint is
+// released; otherwise every stale claim is answered as "may have run".
 func NewIdempotency(recs IdemRecords, opts *IdempotencyOptions) *Idempotency {
-	s := &Idempotency{recs: recs, waits: map[string]*waiters{}}
+	s := &Idempotency{recs: recs, waits: map[string]*waiters{}, held: map[string]int{}}
+	s.frames, _ = recs.(Frames)
 	if opts != nil {
 		s.o = *opts
 	}
 	if s.o.TTL == 0 {
 		s.o.TTL = 24 * time.Hour
 	}
+	if s.o.Lease == 0 {
+		s.o.Lease = time.Hour
+	}
 	if s.o.Poll == 0 {
 		s.o.Poll = 50 * time.Millisecond
 	}
-	if s.o.Owner == "" {
-		var b [8]byte
-		rand.Read(b[:])
-		s.o.Owner = "idem-" + hex.EncodeToString(b[:])
+	if s.o.Instance == "" {
+		s.o.Instance = "reach"
 	}
+	var b [8]byte
+	rand.Read(b[:])
+	s.owner = s.o.Instance + "/" + hex.EncodeToString(b[:])
 	if s.o.SweepEvery == 0 {
 		s.o.SweepEvery = 1024
 	}
@@ -87,8 +107,9 @@ func NewIdempotency(recs IdemRecords, opts *IdempotencyOptions) *Idempotency {
 	return s
 }
 
-// Owner returns the name this instance claims keys under.
-func (s *Idempotency) Owner() string { return s.o.Owner }
+// Owner returns the name this instance claims keys under in this life:
+// "<instance>/<life>".
+func (s *Idempotency) Owner() string { return s.owner }
 
 // idemResult is the stored form of a recorded result. It is the package's
 // own type so that the records stay readable whatever reach.Result becomes.
@@ -101,17 +122,40 @@ type idemResult struct {
 	CallID  string          `json:"call_id,omitempty"`
 }
 
-// Claim implements reach.IdempotencyStore. It returns an error that is not
-// the context's only when the records cannot be read.
-func (s *Idempotency) Claim(ctx context.Context, key string) (*reach.Result, bool, error) {
+// Claim implements reach.IdempotencyStore. A key held by a claim that
+// cannot be running its call any more is settled before it is claimed
+// again: a claim of this Idempotency that it no longer holds (its result
+// could not be written), or anyone's whose lease has ended. A claim is
+// settled by what its call's checkpoint says (c.Request, c.Frame):
+//
+//   - no checkpoint: the call never started; the key is released, and
+//     this call runs;
+//   - a checkpoint: the call started; the key records an error that says
+//     what happened ("interrupted": it may have run, or "result_lost": it
+//     completed but its result was not recorded), and every later call
+//     with the key gets it. Nothing runs again.
+//
+// A call that is not checkpointed (no c.Frame) counts as started. Claim
+// returns an error that is not the context's only when the records cannot
+// be read or settled, or (matching reach.ErrIdempotencyKeyReused) when
+// the key was claimed for other arguments.
+func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Result, bool, error) {
+	lease := c.Lease
+	if lease <= 0 {
+		lease = s.o.Lease
+	}
 	for {
-		ch, done := s.subscribe(key)
+		ch, done := s.subscribe(c.Key)
 		now := time.Now()
-		var lease time.Time
-		if s.o.Lease > 0 {
-			lease = now.Add(s.o.Lease)
+		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease)}
+		if c.Frame != 0 {
+			want.Frame = c.Frame.String()
 		}
-		rec, claimed, err := s.recs.ClaimKey(ctx, key, s.o.Owner, now, lease)
+		s.hold(c.Key, 1) // before the claim is visible: a waiter here must not find it stale
+		rec, claimed, err := s.recs.ClaimKey(ctx, want)
+		if err != nil || !claimed {
+			s.hold(c.Key, -1)
+		}
 		if err != nil {
 			done()
 			if ctx.Err() != nil {
@@ -121,16 +165,26 @@ func (s *Idempotency) Claim(ctx context.Context, key string) (*reach.Result, boo
 		}
 		if claimed {
 			done()
+			crashpoint.Reached("claimed")
 			return nil, true, nil
+		}
+		if rec.Args != "" && c.Args != "" && rec.Args != c.Args {
+			done()
+			return nil, false, fmt.Errorf("idempotency key %q: %w", c.Key, reach.ErrIdempotencyKeyReused)
 		}
 		if rec.State == IdemDone {
 			done()
-			var r idemResult
-			if err := json.Unmarshal(rec.Result, &r); err != nil {
-				return nil, false, fmt.Errorf("reading the result recorded for idempotency key %q: %w", key, err)
+			return decodeResult(rec)
+		}
+		if s.stale(rec, now) {
+			done()
+			if _, err := s.settle(ctx, rec); err != nil {
+				if ctx.Err() != nil {
+					return nil, false, context.Cause(ctx)
+				}
+				return nil, false, err
 			}
-			return &reach.Result{CallID: r.CallID, Status: r.Status, Data: r.Data, Error: r.Error,
-				Summary: r.Summary, Notes: r.Notes}, false, nil
+			continue
 		}
 		wait := s.o.Poll
 		if !rec.Expires.IsZero() {
@@ -148,6 +202,145 @@ func (s *Idempotency) Claim(ctx context.Context, key string) (*reach.Result, boo
 			return nil, false, context.Cause(ctx)
 		}
 	}
+}
+
+// decodeResult reads the result a done record keeps.
+func decodeResult(rec *IdemRecord) (*reach.Result, bool, error) {
+	var r idemResult
+	if err := json.Unmarshal(rec.Result, &r); err != nil {
+		return nil, false, fmt.Errorf("reading the result recorded for idempotency key %q: %w", rec.Key, err)
+	}
+	return &reach.Result{CallID: r.CallID, Status: r.Status, Data: r.Data, Error: r.Error,
+		Summary: r.Summary, Notes: r.Notes}, false, nil
+}
+
+// hold counts one more (d = 1) or one fewer (d = -1) claim of key by this
+// instance in flight.
+func (s *Idempotency) hold(key string, d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.held[key] + d; n > 0 {
+		s.held[key] = n
+	} else {
+		delete(s.held, key)
+	}
+}
+
+// stale reports whether the claim r cannot be running its call any more,
+// as a waiter sees it: a claim of this life that this instance does not
+// hold, or any claim whose lease has ended.
+func (s *Idempotency) stale(r *IdemRecord, now time.Time) bool {
+	if r.Owner == s.owner {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.held[r.Key] == 0
+	}
+	return !r.Expires.IsZero() && !now.Before(r.Expires)
+}
+
+// Outcomes of a settled claim (Settled.Outcome).
+const (
+	// SettledReleased: the call never started (it has no checkpoint); the
+	// key is free, and a retry runs the call.
+	SettledReleased = "released"
+	// SettledInterrupted: the call started and did not complete; a retry
+	// gets an error saying it may have run.
+	SettledInterrupted = "interrupted"
+	// SettledResultLost: the call completed, but its result was not
+	// recorded; a retry gets an error saying so.
+	SettledResultLost = "result_lost"
+)
+
+// Settled is a claim that could not be in flight any more, and what
+// settling it did.
+type Settled struct {
+	Claim   *IdemRecord
+	Outcome string // SettledReleased, SettledInterrupted or SettledResultLost
+}
+
+// settle settles the stale claim r, by what its call's checkpoint says
+// (see Claim), and returns the outcome. A claim settled, completed or
+// released by someone else meanwhile is left as it is, and so is the key.
+func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error) {
+	state := "" // the checkpoint's state; "" for none
+	if r.Frame == "" || r.Request == "" || s.frames == nil {
+		state = "unknown"
+	} else {
+		frames, err := s.frames.RequestFrames(ctx, r.Request)
+		if err != nil {
+			return "", fmt.Errorf("settling idempotency key %q: %w", r.Key, err)
+		}
+		for _, f := range frames {
+			if f.Frame == r.Frame {
+				state = f.State
+			}
+		}
+	}
+	defer s.notify(r.Key)
+	if state == "" {
+		if err := s.recs.SettleClaim(ctx, r, nil, time.Time{}); err != nil && !errors.Is(err, ErrConflict) {
+			return "", err
+		}
+		return SettledReleased, nil
+	}
+	outcome, e := SettledInterrupted, &reach.Error{Guard: "idempotency", Type: reach.TypeInterrupted, Code: "interrupted",
+		Message:    "The gateway stopped while this call ran, so it may have taken effect.",
+		Suggestion: "Check whether it did (read what it changes) before you call it again with a new idempotency key."}
+	switch state {
+	case "completed":
+		outcome = SettledResultLost
+		e = &reach.Error{Guard: "idempotency", Type: reach.TypeInterrupted, Code: "result_lost",
+			Message:    "This call completed before the gateway stopped, but its result was not recorded, so it is not run again under this key.",
+			Suggestion: "Read what it changed to learn its outcome; call it with a new idempotency key only if it must run again."}
+	case "failed", "refused", "cancelled":
+		e.Message = fmt.Sprintf("This call ended (%s) as the gateway stopped, before its outcome was recorded, so it may have taken effect.", state)
+	}
+	b, _ := json.Marshal(idemResult{Status: reach.StatusError, Error: e})
+	if err := s.recs.SettleClaim(ctx, r, b, time.Now().Add(s.o.TTL)); err != nil && !errors.Is(err, ErrConflict) {
+		return "", err
+	}
+	return outcome, nil
+}
+
+// Recover settles the claims that cannot be in flight any more: every
+// claim of this instance's earlier lives (a process that stopped, or
+// crashed, left them) and every other instance's claim whose lease has
+// ended, each as Claim settles a stale claim. Call it once at start,
+// before serving, while no other process of this instance runs.
+func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
+	claims, err := s.recs.ClaimedKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []Settled
+	for _, r := range claims {
+		i := strings.LastIndexByte(r.Owner, '/')
+		// An owner without a life is a record of an older binary: this instance's.
+		earlier := r.Owner != s.owner && (i < 0 || r.Owner[:i] == s.o.Instance)
+		if !earlier && !s.stale(r, now) {
+			continue
+		}
+		outcome, err := s.settle(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Settled{Claim: r, Outcome: outcome})
+	}
+	return out, nil
+}
+
+// Settle records e as the answer to key, in place of whatever its record
+// holds (a claim, or a result), for as long as a result would be kept:
+// every later call with the key gets e, and nothing runs. Recovery uses it
+// for a call it undid.
+func (s *Idempotency) Settle(ctx context.Context, key string, e *reach.Error) error {
+	b, err := json.Marshal(idemResult{Status: reach.StatusError, Error: e})
+	if err != nil {
+		return err
+	}
+	defer s.notify(key)
+	return s.recs.SettleKey(ctx, key, b, time.Now().Add(s.o.TTL))
 }
 
 // subscribe returns a channel closed when this instance completes or
@@ -184,8 +377,9 @@ func (s *Idempotency) notify(key string) {
 func (s *Idempotency) Complete(key string, res *reach.Result) {
 	ctx := context.Background()
 	defer s.notify(key)
+	defer s.hold(key, -1)
 	if res == nil {
-		if err := s.recs.ReleaseKey(ctx, key, s.o.Owner); err != nil {
+		if err := s.recs.ReleaseKey(ctx, key, s.owner); err != nil {
 			s.log.Error("idempotency: releasing a key", "key", key, "err", err)
 		}
 		return
@@ -193,11 +387,11 @@ func (s *Idempotency) Complete(key string, res *reach.Result) {
 	b, err := json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
 		Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
 	if err == nil {
-		err = s.recs.CompleteKey(ctx, key, s.o.Owner, b, time.Now().Add(s.o.TTL))
+		err = s.recs.CompleteKey(ctx, key, s.owner, b, time.Now().Add(s.o.TTL))
 	}
 	if err != nil {
 		s.log.Error("idempotency: recording a result; the key is released", "key", key, "err", err)
-		if err := s.recs.ReleaseKey(ctx, key, s.o.Owner); err != nil {
+		if err := s.recs.ReleaseKey(ctx, key, s.owner); err != nil {
 			s.log.Error("idempotency: releasing a key", "key", key, "err", err)
 		}
 		return

@@ -26,7 +26,7 @@ func idemContract(t *testing.T, f func(t *testing.T, s Store)) {
 
 // once runs work under key the way the runtime's idempotency stage does.
 func once(ctx context.Context, s *Idempotency, key string, work func() *reach.Result) (*reach.Result, bool, error) {
-	rec, claimed, err := s.Claim(ctx, key)
+	rec, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: key})
 	if err != nil || !claimed {
 		return rec, false, err
 	}
@@ -142,13 +142,13 @@ func TestIdempotencyExpiry(t *testing.T) {
 func TestIdempotencyWaitEndsWithContext(t *testing.T) {
 	idemContract(t, func(t *testing.T, st Store) {
 		s := NewIdempotency(st, nil)
-		if _, claimed, _ := s.Claim(t.Context(), "k"); !claimed {
+		if _, claimed, _ := s.Claim(t.Context(), &reach.IdemClaim{Key: "k"}); !claimed {
 			t.Fatal("first claim failed")
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, claimed, err := s.Claim(ctx, "k")
+		_, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k"})
 		if claimed || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Claim of a held key = %v, %v; want DeadlineExceeded", claimed, err)
 		}
@@ -164,7 +164,7 @@ func TestIdempotencyOtherOwner(t *testing.T) {
 		a := NewIdempotency(st, &IdempotencyOptions{Poll: 100 * time.Millisecond})
 		b := NewIdempotency(st, &IdempotencyOptions{Poll: 100 * time.Millisecond})
 		ctx := t.Context()
-		if _, claimed, _ := a.Claim(ctx, "k"); !claimed {
+		if _, claimed, _ := a.Claim(ctx, &reach.IdemClaim{Key: "k"}); !claimed {
 			t.Fatal("a could not claim")
 		}
 		go func() {
@@ -172,7 +172,7 @@ func TestIdempotencyOtherOwner(t *testing.T) {
 			a.Complete("k", &reach.Result{Status: reach.StatusSuccess, Summary: "from a"})
 		}()
 		start := time.Now()
-		res, claimed, err := b.Claim(ctx, "k")
+		res, claimed, err := b.Claim(ctx, &reach.IdemClaim{Key: "k"})
 		if err != nil || claimed || res.Summary != "from a" {
 			t.Fatalf("b.Claim = %+v, %v, %v; want a's result", res, claimed, err)
 		}
@@ -182,22 +182,173 @@ func TestIdempotencyOtherOwner(t *testing.T) {
 	})
 }
 
-// A claim never completed (its process died) frees the key after the lease.
+// A claim never completed (its process died) is settled after its lease
+// by whoever waits for it, by what its call's checkpoint says: released
+// (the waiter runs the call) if the call never started, answered with an
+// error if it started. Nothing runs twice.
 func TestIdempotencyLease(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		checkpoint string // the state of the dead call's checkpoint; "" for none, "-" for a call not checkpointed
+		code       string // the error the waiter gets; "" when it claims the key
+	}{
+		{"not checkpointed", "-", "interrupted"},
+		{"never started", "", ""},
+		{"executing", "executing", "interrupted"},
+		{"failed", "failed", "interrupted"},
+		{"completed", "completed", "result_lost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idemContract(t, func(t *testing.T, st Store) {
+				dead := NewIdempotency(st, nil)
+				live := NewIdempotency(st, nil)
+				ctx := t.Context()
+				c := &reach.IdemClaim{Key: "k", Args: "d1", Request: "r1", Frame: 0xf1, Lease: time.Minute}
+				if tc.checkpoint == "-" {
+					c.Request, c.Frame = "", 0
+				}
+				if _, claimed, _ := dead.Claim(ctx, c); !claimed {
+					t.Fatal("first claim failed")
+				}
+				if tc.checkpoint != "" && tc.checkpoint != "-" {
+					if err := st.PutFrame(ctx, &Frame{Request: "r1", Frame: c.Frame.String(), Kind: "tool", Name: "pay",
+						IdemKey: "k", State: tc.checkpoint, Started: time.Now()}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				start := time.Now()
+				res, claimed, err := live.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "d1", Lease: time.Minute})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(start); d != time.Minute {
+					t.Errorf("the claim was settled after %v, want 1m (its lease)", d)
+				}
+				switch {
+				case tc.code == "" && !claimed:
+					t.Fatalf("the waiter got %+v; want it to claim the key of a call that never started", res)
+				case tc.code != "" && (claimed || res.Status != reach.StatusError || res.Error == nil || res.Error.Code != tc.code):
+					t.Fatalf("the waiter got %+v (claimed %v); want an error %s", res, claimed, tc.code)
+				}
+				if tc.code != "" && res.Error.Suggestion == "" {
+					t.Errorf("the error %s says nothing of what to do", tc.code)
+				}
+				// A third caller gets the same, at once.
+				if tc.code != "" {
+					again, claimed, err := NewIdempotency(st, nil).Claim(ctx, &reach.IdemClaim{Key: "k", Args: "d1"})
+					if err != nil || claimed || again.Error == nil || again.Error.Code != tc.code {
+						t.Errorf("a later caller got %+v, %v, %v", again, claimed, err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A claim of this instance's own life that it no longer holds (its result
+// could not be written) does not keep a waiter: it is settled at once.
+func TestIdempotencyOwnLostClaim(t *testing.T) {
 	idemContract(t, func(t *testing.T, st Store) {
-		opts := &IdempotencyOptions{Lease: time.Minute}
-		dead := NewIdempotency(st, opts)
-		live := NewIdempotency(st, opts)
+		s := NewIdempotency(st, nil)
 		ctx := t.Context()
-		if _, claimed, _ := dead.Claim(ctx, "k"); !claimed {
+		if _, ok, err := st.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: s.Owner(), Claimed: time.Now(), Expires: time.Now().Add(time.Hour)}); !ok || err != nil {
+			t.Fatalf("ClaimKey = %v, %v", ok, err)
+		}
+		start := time.Now()
+		res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k"})
+		if err != nil || claimed || res.Error == nil || res.Error.Code != "interrupted" {
+			t.Fatalf("Claim = %+v, %v, %v; want the lost claim settled as interrupted", res, claimed, err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the waiter waited %v for a claim nobody holds", d)
+		}
+	})
+}
+
+// A key is not reused for other arguments, whether its call is done or
+// still running: the caller learns it at once.
+func TestIdempotencyArgsReused(t *testing.T) {
+	idemContract(t, func(t *testing.T, st Store) {
+		s := NewIdempotency(st, nil)
+		ctx := t.Context()
+		if _, claimed, _ := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "a"}); !claimed {
 			t.Fatal("first claim failed")
 		}
 		start := time.Now()
-		if _, claimed, err := live.Claim(ctx, "k"); err != nil || !claimed {
-			t.Fatalf("Claim after the lease = %v, %v; want claimed", claimed, err)
+		if _, _, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "b"}); !errors.Is(err, reach.ErrIdempotencyKeyReused) {
+			t.Fatalf("Claim of a held key with other arguments = %v, want ErrIdempotencyKeyReused", err)
 		}
-		if d := time.Since(start); d != time.Minute {
-			t.Errorf("the key was taken over after %v, want 1m", d)
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the refusal waited %v", d)
+		}
+		s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
+		if _, _, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "b"}); !errors.Is(err, reach.ErrIdempotencyKeyReused) {
+			t.Fatalf("Claim of a done key with other arguments = %v, want ErrIdempotencyKeyReused", err)
+		}
+		res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "a"})
+		if err != nil || claimed || string(res.Data) != "1" {
+			t.Fatalf("Claim with the same arguments = %+v, %v, %v; want the recorded result", res, claimed, err)
+		}
+	})
+}
+
+// Recover settles the claims of this instance's earlier lives, whatever
+// their lease, and other instances' claims whose lease has ended, each by
+// its checkpoint; it leaves the claims that may still be running.
+func TestIdempotencyRecover(t *testing.T) {
+	idemContract(t, func(t *testing.T, st Store) {
+		ctx := t.Context()
+		now := time.Now()
+		claims := []struct {
+			owner, frame, checkpoint string
+			lease                    time.Duration
+			want                     string // outcome; "" for left alone
+		}{
+			{"reach/dead", "01", "", time.Hour, SettledReleased},
+			{"reach/dead", "02", "executing", time.Hour, SettledInterrupted},
+			{"reach/dead", "03", "completed", time.Hour, SettledResultLost},
+			{"idem-0123456789abcdef", "04", "", 0, SettledReleased}, // an older binary's, no lease
+			{"other/alive", "05", "executing", time.Hour, ""},
+			{"other/dead", "06", "executing", -time.Second, SettledInterrupted},
+		}
+		for _, c := range claims {
+			key := "k" + c.frame
+			if _, ok, err := st.ClaimKey(ctx, &IdemRecord{Key: key, Owner: c.owner, Request: "r1", Frame: c.frame,
+				Claimed: now, Expires: now.Add(c.lease)}); !ok || err != nil {
+				t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+			}
+			if c.checkpoint != "" {
+				st.PutFrame(ctx, &Frame{Request: "r1", Frame: c.frame, State: c.checkpoint, IdemKey: key, Started: now})
+			}
+		}
+		s := NewIdempotency(st, nil)
+		settled, err := s.Recover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, x := range settled {
+			got[x.Claim.Key] = x.Outcome
+		}
+		want := map[string]string{}
+		for _, c := range claims {
+			if c.want != "" {
+				want["k"+c.frame] = c.want
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Recover settled (-want +got):\n%s", diff)
+		}
+		left, _ := st.ClaimedKeys(ctx)
+		if len(left) != 1 || left[0].Key != "k05" {
+			t.Errorf("claims left after Recover: %+v; want only the live instance's k05", left)
+		}
+		// The released keys run again; the others answer with an error.
+		for _, c := range claims[:4] {
+			res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k" + c.frame})
+			if err != nil || claimed != (c.want == SettledReleased) || (!claimed && res.Error.Code != c.want) {
+				t.Errorf("Claim(k%s) after Recover = %+v, %v, %v; want outcome %s", c.frame, res, claimed, err, c.want)
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -78,6 +79,9 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
+	if old, ok := m.requests[r.ID]; ok && old.State == "interrupted" {
+		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
+	}
 	r.Updated = round(time.Now())
 	c := *copyRequest(r)
 	c.Started, c.Ended = round(r.Started), round(r.Ended)
@@ -227,15 +231,16 @@ func live(r *IdemRecord, now time.Time) bool {
 }
 
 // ClaimKey implements IdemRecords.
-func (m *Memory) ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (*IdemRecord, bool, error) {
+func (m *Memory) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, false, err
 	}
 	defer m.mu.Unlock()
-	if r, ok := m.idem[key]; ok && live(r, now) {
+	if r, ok := m.idem[c.Key]; ok && (r.State != IdemDone || live(r, c.Claimed)) {
 		return copyIdem(r), false, nil
 	}
-	m.idem[key] = &IdemRecord{Key: key, Owner: owner, State: IdemClaimed, Claimed: round(now), Expires: round(lease)}
+	m.idem[c.Key] = &IdemRecord{Key: c.Key, Owner: c.Owner, State: IdemClaimed, Args: c.Args, Request: c.Request, Frame: c.Frame,
+		Claimed: round(c.Claimed), Expires: round(c.Expires)}
 	return nil, true, nil
 }
 
@@ -265,6 +270,57 @@ func (m *Memory) ReleaseKey(ctx context.Context, key, owner string) error {
 	return nil
 }
 
+// SettleClaim implements IdemRecords.
+func (m *Memory) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	r, ok := m.idem[c.Key]
+	if !ok || r.State != IdemClaimed || r.Owner != c.Owner || !r.Claimed.Equal(round(c.Claimed)) {
+		return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
+	}
+	if result == nil {
+		delete(m.idem, c.Key)
+		return nil
+	}
+	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	return nil
+}
+
+// SettleKey implements IdemRecords.
+func (m *Memory) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	r, ok := m.idem[key]
+	if !ok {
+		r = &IdemRecord{Key: key, Claimed: round(time.Now())}
+		m.idem[key] = r
+	}
+	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	return nil
+}
+
+// ClaimedKeys implements IdemRecords.
+func (m *Memory) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*IdemRecord
+	for _, r := range m.idem {
+		if r.State == IdemClaimed {
+			out = append(out, copyIdem(r))
+		}
+	}
+	slices.SortFunc(out, func(a, b *IdemRecord) int {
+		return cmp.Or(a.Claimed.Compare(b.Claimed), strings.Compare(a.Key, b.Key))
+	})
+	return out, nil
+}
+
 // SweepKeys implements IdemRecords.
 func (m *Memory) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	if err := m.lock(ctx); err != nil {
@@ -273,7 +329,7 @@ func (m *Memory) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	defer m.mu.Unlock()
 	n := 0
 	for k, r := range m.idem {
-		if !live(r, now) {
+		if r.State == IdemDone && !live(r, now) {
 			delete(m.idem, k)
 			n++
 		}

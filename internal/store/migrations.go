@@ -125,4 +125,20 @@ ALTER TABLE requests ADD COLUMN trace TEXT NOT NULL DEFAULT '';
 -- A request's sub-requests (RequestFilter.Parent).
 CREATE INDEX requests_parent ON requests (parent, started DESC) WHERE parent != '';
 `},
+	{3, "idempotency claims name their call", `
+-- What a claim was made for: the call's arguments (a digest), so that a key
+-- reused for other arguments is refused, and the call's checkpoint
+-- (request, frame), so that a claim left by a crash is settled by what the
+-- checkpoint says: released if the call never started, answered with
+-- "may have run" (or "completed") if it did.
+ALTER TABLE idempotency ADD COLUMN args TEXT NOT NULL DEFAULT '';
+ALTER TABLE idempotency ADD COLUMN request TEXT NOT NULL DEFAULT '';
+ALTER TABLE idempotency ADD COLUMN frame TEXT NOT NULL DEFAULT '';
+-- The claims, for recovery: only the calls in flight, so it stays small.
+-- A claim's lease (expires) is not in the index of expiring results: only
+-- results are swept, and a claim's lease is read with its record.
+CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed';
+DROP INDEX idempotency_expires;
+CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
+`},
 }

@@ -57,6 +57,7 @@ type SQLite struct {
 	insAudit [len(auditChunks)]*sql.Stmt
 	insCp    *sql.Stmt
 	insIdx   *sql.Stmt
+	idem     idemStmts    // the idempotency records' statements, on the call path
 	indexed  atomic.Int64 // the 'indexed' mark as last seen
 	idxMu    sync.Mutex   // serializes AppendAudit, for recent
 	recent   []reqSeq     // records appended here after the mark, by seq
@@ -205,7 +206,7 @@ func (s *SQLite) Close() error {
 			<-s.ckDone
 			errs = append(errs, s.ck.Close())
 		}
-		for _, st := range append(s.insAudit[:], s.insCp, s.insIdx) {
+		for _, st := range append(s.insAudit[:], s.insCp, s.insIdx, s.idem.get, s.idem.claim, s.idem.complete, s.idem.release) {
 			if st != nil {
 				errs = append(errs, st.Close())
 			}
@@ -309,6 +310,9 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	if s.insIdx, err = s.w.PrepareContext(ctx, `INSERT INTO audit_requests (pass, request, seqs) VALUES (?, ?, ?)`); err != nil {
 		return err
 	}
+	if err := s.idem.prepare(ctx, s.w); err != nil {
+		return err
+	}
 	var indexed int64
 	if err := s.w.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
 		return err
@@ -352,13 +356,21 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	if len(r.Attrs) > 0 {
 		attrs, _ = json.Marshal(r.Attrs)
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT OR REPLACE INTO requests
+	res, err := s.w.ExecContext(ctx, `INSERT INTO requests
 	(id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
+		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
+		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
+		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
+	WHERE requests.state != 'interrupted'`,
 		r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace, r.Scene, r.Agent, r.State,
 		nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
 	}
 	s.wrote(1)
 	r.Updated = round(now)
@@ -515,40 +527,74 @@ func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
 }
 
 // ClaimKey implements IdemRecords.
-func (s *SQLite) ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (rec *IdemRecord, claimed bool, err error) {
+func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, claimed bool, err error) {
 	if s.closed.Load() {
 		return nil, false, ErrClosed
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", key, err)
+		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
 	defer tx.Rollback()
-	var r IdemRecord
-	var claimedAt, expires int64
-	err = tx.QueryRowContext(ctx, `SELECT owner, state, result, claimed, expires FROM idempotency WHERE key = ?`, key).
-		Scan(&r.Owner, &r.State, &r.Result, &claimedAt, &expires)
+	r, err := scanIdem(tx.StmtContext(ctx, s.idem.get).QueryRowContext(ctx, c.Key))
 	switch {
 	case err == nil:
-		r.Key, r.Claimed, r.Expires = key, fromUnixNano(claimedAt), fromUnixNano(expires)
-		if live(&r, now) {
-			if len(r.Result) == 0 {
-				r.Result = nil
-			}
-			return &r, false, nil
+		if r.State != IdemDone || live(r, c.Claimed) {
+			return r, false, nil
 		}
 	case !errors.Is(err, sql.ErrNoRows):
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", key, err)
+		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency (key, owner, state, result, claimed, expires)
-	VALUES (?, ?, 'claimed', NULL, ?, ?)`, key, owner, unixNano(now), unixNano(lease)); err != nil {
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", key, err)
+	if _, err := tx.StmtContext(ctx, s.idem.claim).ExecContext(ctx, c.Key, c.Owner, c.Args, c.Request, c.Frame,
+		unixNano(c.Claimed), unixNano(c.Expires)); err != nil {
+		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", key, err)
+		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
 	s.wrote(1)
 	return nil, true, nil
+}
+
+const idemColumns = `key, owner, state, args, request, frame, result, claimed, expires`
+
+// idemStmts are the prepared statements of the idempotency records that
+// every write call runs: parsing them anew each time would cost more than
+// running them.
+type idemStmts struct {
+	get, claim, complete, release *sql.Stmt
+}
+
+func (st *idemStmts) prepare(ctx context.Context, w *sql.DB) error {
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&st.get, `SELECT ` + idemColumns + ` FROM idempotency WHERE key = ?`},
+		{&st.claim, `INSERT OR REPLACE INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
+	VALUES (?, ?, 'claimed', ?, ?, ?, NULL, ?, ?)`},
+		{&st.complete, `UPDATE idempotency SET state = 'done', result = ?, expires = ? WHERE key = ? AND owner = ? AND state = 'claimed'`},
+		{&st.release, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND state = 'claimed'`},
+	} {
+		var err error
+		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
+	var r IdemRecord
+	var claimed, expires int64
+	if err := sc.Scan(&r.Key, &r.Owner, &r.State, &r.Args, &r.Request, &r.Frame, &r.Result, &claimed, &expires); err != nil {
+		return nil, err
+	}
+	r.Claimed, r.Expires = fromUnixNano(claimed), fromUnixNano(expires)
+	if len(r.Result) == 0 {
+		r.Result = nil
+	}
+	return &r, nil
 }
 
 // CompleteKey implements IdemRecords.
@@ -556,8 +602,7 @@ func (s *SQLite) CompleteKey(ctx context.Context, key, owner string, result []by
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE idempotency SET state = 'done', result = ?, expires = ?
-	WHERE key = ? AND owner = ? AND state = 'claimed'`, result, unixNano(expires), key, owner)
+	res, err := s.idem.complete.ExecContext(ctx, result, unixNano(expires), key, owner)
 	if err != nil {
 		return fmt.Errorf("completing idempotency key %q: %w", key, err)
 	}
@@ -573,7 +618,7 @@ func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	_, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND state = 'claimed'`, key, owner)
+	_, err := s.idem.release.ExecContext(ctx, key, owner)
 	if err != nil {
 		return fmt.Errorf("releasing idempotency key %q: %w", key, err)
 	}
@@ -581,12 +626,74 @@ func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
 	return nil
 }
 
+// SettleClaim implements IdemRecords.
+func (s *SQLite) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	var res sql.Result
+	var err error
+	if result == nil {
+		res, err = s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND claimed = ? AND state = 'claimed'`,
+			c.Key, c.Owner, unixNano(c.Claimed))
+	} else {
+		res, err = s.w.ExecContext(ctx, `UPDATE idempotency SET state = 'done', result = ?, expires = ?
+		WHERE key = ? AND owner = ? AND claimed = ? AND state = 'claimed'`, result, unixNano(expires), c.Key, c.Owner, unixNano(c.Claimed))
+	}
+	if err != nil {
+		return fmt.Errorf("settling idempotency key %q: %w", c.Key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
+	}
+	s.wrote(1)
+	return nil
+}
+
+// SettleKey implements IdemRecords. The record keeps the arguments and
+// checkpoint it was claimed with, if it had any.
+func (s *SQLite) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO idempotency (key, owner, state, result, claimed, expires)
+	VALUES (?, '', 'done', ?, ?, ?)
+	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires`,
+		key, result, time.Now().UnixNano(), unixNano(expires))
+	if err != nil {
+		return fmt.Errorf("settling idempotency key %q: %w", key, err)
+	}
+	s.wrote(1)
+	return nil
+}
+
+// ClaimedKeys implements IdemRecords.
+func (s *SQLite) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
+	if err != nil {
+		return nil, fmt.Errorf("listing idempotency claims: %w", err)
+	}
+	defer rows.Close()
+	var out []*IdemRecord
+	for rows.Next() {
+		r, err := scanIdem(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing idempotency claims: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // SweepKeys implements IdemRecords.
 func (s *SQLite) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	res, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE expires != 0 AND expires <= ?`, now.UnixNano())
+	res, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE state = 'done' AND expires <= ? AND expires != 0`, now.UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("sweeping idempotency keys: %w", err)
 	}

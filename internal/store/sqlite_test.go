@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSQLiteSettings(t *testing.T) {
@@ -205,17 +208,12 @@ func TestSQLiteSchemaVersionClosed(t *testing.T) {
 func TestSQLiteMigratesRequestIdentity(t *testing.T) {
 	dir := t.TempDir()
 	all := migrations
-	migrations = all[:1]
-	s, err := Open(t.Context(), dir, nil)
-	migrations = all
-	if err != nil {
+	w := oldDatabase(t, dir, 1)
+	if _, err := w.Exec(`INSERT INTO requests (id, principal, agent, state, started, updated) VALUES ('old', 'alice', 'main', 'running', 1, 1)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.Exec(`INSERT INTO requests (id, principal, agent, state, started, updated) VALUES ('old', 'alice', 'main', 'running', 1, 1)`); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s = openSQLite(t, dir, nil)
+	w.Close()
+	s := openSQLite(t, dir, nil)
 	if v, err := s.SchemaVersion(t.Context()); err != nil || v != all[len(all)-1].version {
 		t.Fatalf("SchemaVersion after reopening = %d, %v; want %d", v, err, all[len(all)-1].version)
 	}
@@ -256,4 +254,52 @@ func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
 	if plan := strings.Join(detail, "; "); !strings.Contains(plan, "requests_parent") {
 		t.Errorf("the query plan is %q, want it to use requests_parent", plan)
 	}
+}
+
+// TestSQLiteMigratesIdemClaims: a database of schema 2 (claims without
+// arguments or checkpoint) is migrated when a newer binary opens it: its
+// claims read with those empty, so that recovery settles them as calls that
+// may have run, and the claims index is used to list them.
+func TestSQLiteMigratesIdemClaims(t *testing.T) {
+	dir := t.TempDir()
+	w := oldDatabase(t, dir, 2)
+	if _, err := w.Exec(`INSERT INTO idempotency (key, owner, state, claimed, expires) VALUES ('pay:r1/c1', 'idem-0011223344556677', 'claimed', 5, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s := openSQLite(t, dir, nil)
+	claims, err := s.ClaimedKeys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*IdemRecord{{Key: "pay:r1/c1", Owner: "idem-0011223344556677", State: IdemClaimed, Claimed: time.Unix(0, 5)}}
+	if diff := cmp.Diff(want, claims); diff != "" {
+		t.Errorf("the claim of schema 2 reads as (-want +got):\n%s", diff)
+	}
+	var plan string
+	if err := s.r.QueryRow(`EXPLAIN QUERY PLAN SELECT `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`).
+		Scan(new(int), new(int), new(int), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "idempotency_claims") {
+		t.Errorf("listing the claims plans %q, want it to use idempotency_claims", plan)
+	}
+}
+
+// oldDatabase makes in dir the database of a binary that knew only the
+// first n migrations, and returns a connection to it.
+func oldDatabase(t *testing.T, dir string, n int) *sql.DB {
+	t.Helper()
+	w, err := sql.Open("sqlite", filepath.Join(dir, DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetMaxOpenConns(1)
+	all := migrations
+	migrations = all[:n]
+	defer func() { migrations = all }()
+	if err := (&SQLite{w: w}).migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

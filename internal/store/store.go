@@ -81,7 +81,7 @@ type Request struct {
 	Trace     string            // the W3C trace id of its tree, 32 hex digits ("" if unknown)
 	Scene     string
 	Agent     string
-	State     string    // running, ended, stopped
+	State     string    // running, ended, stopped, interrupted (final: see PutRequest)
 	Budget    []byte    // JSON: the request's limits
 	Usage     []byte    // JSON: what it has spent
 	Cause     []byte    // JSON: why it stopped, if it did
@@ -101,7 +101,10 @@ type RequestFilter struct {
 
 // Requests stores the request registry.
 type Requests interface {
-	// PutRequest inserts or replaces the request with r.ID and sets r.Updated.
+	// PutRequest inserts or replaces the request with r.ID and sets
+	// r.Updated. A request stored in state "interrupted" (a restart cut it
+	// off) is final: PutRequest does not replace it, and returns an error
+	// matching ErrConflict, so that no new work runs under its id.
 	PutRequest(ctx context.Context, r *Request) error
 	// GetRequest returns the request, or an error matching ErrNotFound.
 	GetRequest(ctx context.Context, id string) (*Request, error)
@@ -158,9 +161,17 @@ const (
 
 // IdemRecord is the record of one idempotency key (R7).
 type IdemRecord struct {
-	Key     string
-	Owner   string // who claimed it: one value per process or store instance
-	State   string // IdemClaimed or IdemDone
+	Key   string
+	Owner string // who claimed it: one value per process life or store instance
+	State string // IdemClaimed or IdemDone
+	// Args identifies the call the key was claimed for (a digest of its
+	// arguments); "" if unknown. A key is not reused for other arguments.
+	Args string
+	// Request and Frame name the checkpoint of the call that claimed the
+	// key (a Frame of Frames), when the call is checkpointed: a claim left
+	// by a dead owner whose call has no checkpoint never started.
+	Request string
+	Frame   string
 	Result  []byte // the recorded result (JSON), when done
 	Claimed time.Time
 	// Expires is when the record stops counting: for a done record, its
@@ -171,18 +182,40 @@ type IdemRecord struct {
 // IdemRecords stores idempotency records. [NewIdempotency] builds a
 // reach.IdempotencyStore on top of it.
 type IdemRecords interface {
-	// ClaimKey claims key for owner when it has no record, or its record
-	// has expired (as of now), and returns (nil, true). Otherwise it
-	// returns the record that holds the key and false.
-	ClaimKey(ctx context.Context, key, owner string, now, lease time.Time) (*IdemRecord, bool, error)
+	// ClaimKey claims c.Key for c.Owner, with c's Args, Request, Frame,
+	// Claimed (now) and Expires (the lease; zero for none), when the key
+	// has no record or its result has expired (as of c.Claimed), and
+	// returns (nil, true). Otherwise it returns the record that holds the
+	// key and false: a result, or a claim, even one whose lease has
+	// ended. A claim is never taken over here: its call may have run, so
+	// whoever finds it stale settles it (SettleClaim), knowing what its
+	// checkpoint says.
+	ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool, error)
 	// CompleteKey records result for a key that owner claimed, to expire
 	// at expires. It returns an error matching ErrConflict if owner does
-	// not hold the claim (it expired and was taken over, or never was).
+	// not hold the claim (it was settled by another, or never was).
 	CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error
 	// ReleaseKey deletes owner's claim on key so that a later call runs
 	// again. Releasing a claim that owner does not hold does nothing.
 	ReleaseKey(ctx context.Context, key, owner string) error
-	// SweepKeys deletes records that expired before now and returns how many.
+	// SettleClaim settles the claim c, whose owner will never complete it:
+	// it records result in its place (to expire at expires), or, if result
+	// is nil, deletes it so that the key is free. It returns an error
+	// matching ErrConflict if the key no longer holds that very claim (the
+	// same owner, claimed at the same time): it was completed, released or
+	// settled meanwhile, and may have been claimed again.
+	SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error
+	// SettleKey records result for key, to expire at expires, in place of
+	// whatever its record holds (a claim of any owner, or another result),
+	// or as a new record. It is for recovery, which knows better than the
+	// record: a call it undid must not answer a retry with its old result.
+	SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error
+	// ClaimedKeys returns every claim (records in state IdemClaimed),
+	// oldest first: after a crash, the keys whose calls may be in flight.
+	ClaimedKeys(ctx context.Context) ([]*IdemRecord, error)
+	// SweepKeys deletes the results that expired before now and returns
+	// how many. Claims are never swept, whatever their lease: they are
+	// settled.
 	SweepKeys(ctx context.Context, now time.Time) (int, error)
 }
 

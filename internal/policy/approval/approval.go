@@ -200,7 +200,9 @@ type Options struct {
 	Wait time.Duration
 	// ReviewerRole is the role of reviewers; if empty, "reviewer".
 	ReviewerRole string
-	// Redactor, if not nil, cleans the arguments shown and recorded.
+	// Redactor, if not nil, masks what the queue shows and records: the
+	// arguments, the caller's reason, the entities written, and the reasons
+	// given with votes and denials.
 	Redactor reach.Redactor
 	// Audit, if not nil, is told about every action. It is called without
 	// locks held and must not block for long.
@@ -374,7 +376,7 @@ func (q *Queue) ApprovalKey(c *reach.Call) string {
 }
 
 // redactString masks the secrets in s (the entities filled from the
-// arguments, the agent's reason), as the arguments are.
+// arguments, the agent's reason, a voter's reason), as the arguments are.
 func (q *Queue) redactString(s string) string {
 	if q.o.Redactor == nil || s == "" {
 		return s
@@ -584,6 +586,7 @@ func (q *Queue) Deny(id string, by Actor, reason string) (Approval, error) {
 }
 
 func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approval, error) {
+	reason = q.redactString(reason) // shown in the queue, the denial and the audit log
 	q.mu.Lock()
 	now := time.Now()
 	events := q.expire(now, nil)

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// TestCrashAtDurablePoints kills a real `reach serve` (kill -9) at each
+// durable point of a write, exactly there (crashpoint), and restarts it over
+// the same data. The request "trip" books leg 1 (key k1), then dies during
+// leg 2 (key k2): between its idempotency claim and its "executing"
+// checkpoint, between the "executing" and "ended" checkpoints, or between
+// the "ended" checkpoint and the claim's completion. After the restart:
+//
+//   - no claim blocks a retry: a retry of leg 2 (same key, same arguments,
+//     a new request) answers, and the store keeps no claim;
+//   - no completed write is repeated: leg 2 runs again only if it never
+//     started; otherwise the retry gets an error saying what happened;
+//   - the interrupted request is not continued nor reported completed: a
+//     call naming it is refused (request_interrupted), and ending it
+//     answers "interrupted";
+//   - leg 1, undone by the restart, answers its retry with "undone";
+//   - the audit chain verifies.
+func TestCrashAtDurablePoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	for _, tc := range []struct {
+		point  string // where the gateway dies, during leg 2
+		retry  string // the error code a retry of leg 2 gets; "" if it runs
+		booked int    // how many times leg 2 ran, in all
+		undone int    // how many times leg 2 was undone
+	}{
+		{"claimed#2", "", 1, 0},              // it never started: the retry runs it
+		{"executing#2", "interrupted", 0, 0}, // it may have run: nothing runs it again
+		{"ended#2", "undone", 1, 1},          // it ran, and the restart undid it with its request
+	} {
+		t.Run(strings.TrimSuffix(tc.point, "#2"), func(t *testing.T) {
+			l := &ledger{booked: map[string]int{}, steps: map[string]bool{}, undone: map[string]int{}}
+			up := crashUpstream(t, l)
+			cfg := writeConfig(t, `upstreams:
+  - {name: travel, url: '`+up+`'}
+tools:
+  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
+  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
+`)
+			data, addr := t.TempDir(), freePort(t)
+			base := "http://" + addr
+			book := func(request, key string, step int) string {
+				rid := ""
+				if request != "" {
+					rid = `"request_id":"` + request + `",`
+				}
+				return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"leg%d","tool":"travel__book","idempotency_key":"%s","arguments":{"chain":1,"step":%d}}]}`,
+					rid, step, key, step)
+			}
+
+			cmd, reached := startReachAt(t, cfg, addr, data, tc.point)
+			if res := call(t, base, book("trip", "k1", 1)); res.Status != "success" {
+				t.Fatalf("leg 1: %+v", res)
+			}
+			go http.Post(base+"/v1/calls", "application/json", strings.NewReader(book("trip", "k2", 2))) // cut off by the kill
+			select {
+			case <-reached:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the gateway never reached crash point %s", tc.point)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+
+			cmd = startReach(t, cfg, addr, data)
+			defer func() {
+				cmd.Process.Signal(os.Interrupt)
+				cmd.Wait()
+			}()
+			// The interrupted request stays so.
+			if res := call(t, base, book("trip", "k3", 3)); res.Status != "refused" || res.Error.Code != "request_interrupted" ||
+				!strings.Contains(res.Error.Suggestion, "new request") {
+				t.Errorf("a call in the interrupted request got %+v; want it refused as request_interrupted", res)
+			}
+			if end := getJSON(t, "POST", base+"/v1/requests/trip/end", ""); end["state"] != "interrupted" {
+				t.Errorf("ending the interrupted request answers %v; want state interrupted", end)
+			}
+			// No claim blocks a retry; no completed write runs again.
+			res := call(t, base, book("", "k2", 2))
+			switch {
+			case tc.retry == "" && (res.Status != "success" || res.Replayed):
+				t.Errorf("the retry of leg 2 got %+v; want it to run (it never started)", res)
+			case tc.retry != "" && (res.Error == nil || res.Error.Code != tc.retry || res.Error.Suggestion == ""):
+				t.Errorf("the retry of leg 2 got %+v; want the error %s, with a suggestion", res, tc.retry)
+			}
+			if res := call(t, base, book("", "k1", 1)); res.Error == nil || res.Error.Code != "undone" {
+				t.Errorf("the retry of leg 1 got %+v; want the error undone (the restart undid it)", res)
+			}
+			if res := call(t, base, strings.Replace(book("", "k1", 1), `"step":1`, `"step":5`, 1)); res.Error == nil ||
+				res.Error.Code != "idempotency_key_reused" {
+				t.Errorf("key k1 with other arguments got %+v; want idempotency_key_reused", res)
+			}
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for key, n := range l.booked {
+				if n > 1 {
+					t.Errorf("booking under key %s ran %d times", key, n)
+				}
+			}
+			if n := l.booked["travel__book:k2"]; n != tc.booked {
+				t.Errorf("leg 2 ran %d times, want %d", n, tc.booked)
+			}
+			if l.booked["travel__book:k1"] != 1 || l.undone["1/1"] != 1 {
+				t.Errorf("leg 1 ran %d times and was undone %d times, want 1 and 1", l.booked["travel__book:k1"], l.undone["1/1"])
+			}
+			if l.undone["1/2"] != tc.undone || l.steps["1/3"] {
+				t.Errorf("leg 2 undone %d times (want %d); leg 3 booked: %v (want false)", l.undone["1/2"], tc.undone, l.steps["1/3"])
+			}
+			ctx := context.Background()
+			st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
+				t.Errorf("claims left in the store: %v (%v)", claims, err)
+			}
+			if r, err := st.GetRequest(ctx, "trip"); err != nil || r.State != "interrupted" || !strings.Contains(string(r.Cause), "restarted") {
+				t.Errorf("the stored request: %+v (%v); want it interrupted, with its cause", r, err)
+			}
+			if _, err := audit.Verify(ctx, st); err != nil {
+				t.Errorf("audit chain: %v", err)
+			}
+		})
+	}
+}
+
+// startReachAt is startReach with the crash point armed; the channel is
+// closed when the gateway stops there.
+func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-chan struct{}) {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "serve", "--config", cfg, "--listen", addr, "--data", data)
+	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1", crashpoint.Env+"="+point)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan struct{})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	go func() {
+		var seen strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := stderr.Read(buf)
+			seen.Write(buf[:n])
+			if strings.Contains(seen.String(), "reach: crash point "+point) {
+				close(reached)
+				io.Copy(io.Discard, stderr)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for range 500 {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			return cmd, reached
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("reach serve did not start")
+	return nil, nil
+}
+
+// callResult is one result of POST /v1/calls.
+type callResult struct {
+	Status   string `json:"status"`
+	Replayed bool   `json:"replayed"`
+	Error    *struct {
+		Code       string `json:"code"`
+		Message    string `json:"message"`
+		Suggestion string `json:"suggestion"`
+	} `json:"error"`
+}
+
+// call posts an envelope of one call and returns its result. A gateway
+// that does not answer within a minute is waiting for something that
+// will not come (a claim nobody holds): the test fails.
+func call(t *testing.T, base, envelope string) callResult {
+	t.Helper()
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Post(base+"/v1/calls", "application/json", strings.NewReader(envelope))
+	if err != nil {
+		t.Fatalf("POST /v1/calls %s: %v", envelope, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Results []callResult `json:"results"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil || len(out.Results) != 1 {
+		t.Fatalf("POST /v1/calls %s: %d %s", envelope, resp.StatusCode, data)
+	}
+	return out.Results[0]
+}

@@ -1,0 +1,50 @@
+// Package crashpoint stops the process at a named durable point, for the
+// crash tests that kill it there:
+//
+//	crashpoint.Reached("executing") // after the "executing" checkpoint is durable
+//
+// Only the environment variable REACH_TEST_CRASH_AT, which the tests set,
+// arms it: "NAME" stops at the first time the point NAME is reached,
+// "NAME#N" at the Nth. Then Reached writes "reach: crash point NAME#N" to
+// stderr and stops the whole process (SIGSTOP, where there is one), so
+// that the test kills it (kill -9) with nothing run after the point.
+// Unarmed, as always in production, Reached compares a string and returns.
+package crashpoint
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Env is the environment variable that arms a crash point.
+const Env = "REACH_TEST_CRASH_AT"
+
+var (
+	point, nth = parse(os.Getenv(Env))
+	seen       atomic.Int64
+)
+
+func parse(v string) (string, int64) {
+	name, n, ok := strings.Cut(v, "#")
+	if !ok {
+		return name, 1
+	}
+	i, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || i < 1 {
+		return name, 1
+	}
+	return name, i
+}
+
+// Reached marks the point name: when it is the armed point, reached for
+// the armed time, the process stops there.
+func Reached(name string) {
+	if point == "" || name != point || seen.Add(1) != nth {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "reach: crash point %s#%d\n", name, nth)
+	stop()
+}

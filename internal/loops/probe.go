@@ -1,0 +1,436 @@
+package loops
+
+import (
+	"bytes"
+	"hash/maphash"
+)
+
+// This file holds the detectors of loops whose arguments change from call to
+// call, so that no two calls are the same: "same_error" (probing with new
+// values for the same complaint), "stale_write" (a write retried with a
+// precondition already refused) and "rephrase" (reworded questions that
+// bring back what the agent already has).
+
+// streakClass reports whether an error type is one whose repetition, with
+// whatever arguments, shows that the calls are not getting anywhere: the
+// arguments are wrong in the same way, the call is not allowed, or it
+// conflicts with the state. not_found is not one: a lookup that fails for
+// a new id rules that id out.
+func streakClass(errType string) bool {
+	switch errType {
+	case "invalid_args", "invalid_arguments", "forbidden", "conflict":
+		return true
+	}
+	return false
+}
+
+// permanent reports whether an error type says that trying again as is
+// cannot help (for a tool declared retryable, every other error counts as
+// transient).
+func permanent(errType string) bool {
+	switch errType {
+	case "invalid_args", "invalid_arguments", "not_found", "forbidden", "conflict", "internal":
+		return true
+	}
+	return false
+}
+
+const (
+	maxTemplate = 1024 // bytes of an error message compared as a template
+	maxEcho     = 32   // argument values masked out of an error message
+)
+
+// template hashes an error message with the argument values it echoes and
+// every word that holds a digit (a number, an id, a version, a request id)
+// masked: "date '09-10-2025' is invalid" and
+// "date '10/09/2025' is invalid" have one template, and so do "total is
+// 564, paid 474" and "total is 564, paid 504".
+func (d *Detector) template(msg, args []byte) uint64 {
+	if len(msg) > maxTemplate {
+		msg = msg[:maxTemplate]
+	}
+	var echo [maxEcho][]byte
+	n := 0
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	for _, l := range as.out {
+		if l.kind == leafString && len(l.raw) >= 3 && n < len(echo) {
+			echo[n] = l.raw
+			n++
+		}
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	last := 0
+	for i := 0; i < len(msg); {
+		matched := 0
+		for _, e := range echo[:n] {
+			if len(e) > matched && bytes.HasPrefix(msg[i:], e) {
+				matched = len(e)
+			}
+		}
+		if matched > 0 {
+			h.Write(msg[last:i])
+			h.WriteString("\x00E")
+			i += matched
+			last = i
+			continue
+		}
+		if isTokenByte(msg[i]) && (i == 0 || !isTokenByte(msg[i-1])) {
+			j, digit := i, false
+			for j < len(msg) && isTokenByte(msg[j]) {
+				digit = digit || isDigit(msg[j])
+				j++
+			}
+			if digit {
+				// A word with a digit is a value: an amount, an id, a
+				// version, a request id.
+				h.Write(msg[last:i])
+				h.WriteString("\x00V")
+				last = j
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	h.Write(msg[last:])
+	return h.Sum64()
+}
+
+// errorStreak is what "same_error" remembers about a tool: its last errors
+// in a row, of one class and one template, by one agent.
+type errorStreak struct {
+	count int
+	class string
+	tmpl  uint64
+	agent uint64
+	epoch uint64
+	reads uint64 // the agent's successful reads at the last error
+	last  string // the last message, quoted in a Message
+}
+
+func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict {
+	c := &d.cfg
+	e := &t.errs
+	if c.errorStreak == 0 || e.count < c.errorStreak || e.agent != a.id || e.epoch != d.epoch {
+		return nil
+	}
+	if e.class == "conflict" && e.reads != a.reads {
+		return nil // a conflict is resolved by reading the new state, which the agent did
+	}
+	return &Verdict{
+		Detector: "same_error",
+		Message: s.Tool + " failed " + plural(e.count, "time", "times") + " in a row with the same " + e.class +
+			" error, with different arguments each time (last: " + e.last + "); calling it again with " +
+			preview(s.Args) + " only tries one more value for the same complaint.",
+		Suggestion: "Stop guessing: read what the error asks for and fix exactly that (the format, the amount, " +
+			"the permission), check the tool's description, or ask the user for the value; if it cannot be " +
+			"done, say so.",
+	}
+}
+
+// doneSameError records an outcome of t's call s in t's error streak.
+func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
+	e := &t.errs
+	if !o.Error || !streakClass(o.ErrorType) {
+		e.count = 0
+		return
+	}
+	tmpl := mix(hashString(o.ErrorType), d.template(o.Result, s.Args))
+	if e.count > 0 && e.class == o.ErrorType && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
+		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
+		e.count++
+	} else {
+		*e = errorStreak{count: 1, class: o.ErrorType, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
+	}
+	e.last = preview(o.Result)
+}
+
+// versionKey reports whether an argument's key names a version
+// precondition: expected_version, base_revision, resourceVersion, if_match,
+// etag, sha, if_seq_no.
+func versionKey(k []byte) bool {
+	if len(k) == 0 || len(k) > 64 {
+		return false
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	for i := range n {
+		switch string(low[span[i][0]:span[i][1]]) {
+		case "version", "revision", "rev", "etag", "generation", "sha", "ifmatch", "vsn":
+			return true
+		case "match", "seq": // if_match, if_seq_no; not match_id
+			if i > 0 && string(low[span[i-1][0]:span[i-1][1]]) == "if" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const maxConflicts = 16 // write preconditions remembered for "stale_write"
+
+// conflict is what "stale_write" remembers about one write precondition: a
+// tool, the entity it writes (its key values) and the version it expects.
+type conflict struct {
+	key     uint64   // tool, entity and version together
+	ents    []uint64 // hashes of the entity's key values (none: the tool's only entity)
+	count   int      // conflicts in a row with this precondition
+	epoch   uint64   // write epoch of the last conflict
+	agent   uint64   // the agent that made the last conflicting write
+	version string   // the version, quoted in a Message
+	last    string   // the last conflict's message
+}
+
+// precondition returns the identity of write s's precondition, and its
+// entity's key values (hashes, into ents), or 0 when s has no argument that
+// names a version.
+func (d *Detector) precondition(s *Step, ents []uint64) (key uint64, version string, out []uint64) {
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	var ver *leaf
+	for i := range as.out {
+		l := &as.out[i]
+		if ver == nil && (l.kind == leafString || l.kind == leafNumber) && versionKey(l.key) {
+			ver = l
+		}
+	}
+	if ver == nil {
+		return 0, "", ents
+	}
+	key = mix(hashString(s.Tool), mix(ver.val, 0x766572))
+	for i := range as.out {
+		l := &as.out[i]
+		if l == ver || l.kind == leafLiteral || len(ents) == cap(ents) {
+			continue
+		}
+		named := false
+		if len(s.Key) > 0 {
+			for _, k := range s.Key {
+				named = named || string(l.key) == k
+			}
+		} else {
+			named = identKey(l.key) && !proseArg(l.key, l.raw)
+		}
+		if named {
+			ents = append(ents, l.val)
+			key = mix(key, l.val)
+		}
+	}
+	return key, string(ver.raw), ents
+}
+
+func (d *Detector) findConflict(key uint64) *conflict {
+	for i := range d.conflicts {
+		if d.conflicts[i].key == key {
+			return &d.conflicts[i]
+		}
+	}
+	return nil
+}
+
+func (d *Detector) checkStaleWrite(s *Step) *Verdict {
+	c := &d.cfg
+	if c.staleWriteMax == 0 || !isWrite(s.Access) || len(d.conflicts) == 0 {
+		return nil
+	}
+	var buf [4]uint64
+	key, version, _ := d.precondition(s, buf[:0])
+	if key == 0 {
+		return nil
+	}
+	cf := d.findConflict(key)
+	if cf == nil || cf.count < c.staleWriteMax || cf.epoch != d.epoch || cf.agent != d.agent(s.Agent).id {
+		return nil
+	}
+	return &Verdict{
+		Detector: "stale_write",
+		Message: s.Tool + " was refused " + plural(cf.count, "time", "times") + " with a conflict (" + cf.last +
+			") while expecting version " + version + ", and nothing was read since; writing again with the same version " +
+			preview(s.Args) + " will conflict again, whatever else changed.",
+		Suggestion: "Read the current version of what you are changing first, apply your change to it, and write " +
+			"with the new version; if it keeps changing under you, tell the user.",
+	}
+}
+
+// doneStaleWrite records the outcome of write s.
+func (d *Detector) doneStaleWrite(s *Step, o *Outcome) {
+	if d.cfg.staleWriteMax == 0 {
+		return
+	}
+	conflicted := o.Error && o.ErrorType == "conflict"
+	if !conflicted && len(d.conflicts) == 0 {
+		return
+	}
+	var buf [4]uint64
+	key, version, ents := d.precondition(s, buf[:0])
+	if key == 0 {
+		return
+	}
+	cf := d.findConflict(key)
+	if !conflicted {
+		if cf != nil && !o.Error {
+			cf.count = 0 // the precondition held after all
+		}
+		return
+	}
+	if cf == nil {
+		if len(d.conflicts) == maxConflicts {
+			copy(d.conflicts, d.conflicts[1:])
+			d.conflicts = d.conflicts[:maxConflicts-1]
+		}
+		d.conflicts = append(d.conflicts, conflict{key: key, ents: append([]uint64(nil), ents...), version: version})
+		cf = &d.conflicts[len(d.conflicts)-1]
+	}
+	a := d.agent(s.Agent).id
+	if cf.epoch != d.epoch || cf.agent != a {
+		cf.count = 0
+	}
+	cf.count++
+	cf.epoch, cf.agent = d.epoch, a
+	cf.last = preview(o.Result)
+}
+
+// readSeen tells "stale_write" that a read of s succeeded: a conflict on an
+// entity whose key values the read names (or on any entity, when its write
+// names none) may have been resolved.
+func (d *Detector) readSeen(s *Step) {
+	if len(d.conflicts) == 0 {
+		return
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	for i := range d.conflicts {
+		cf := &d.conflicts[i]
+		all := true
+		for _, e := range cf.ents {
+			found := false
+			for _, l := range as.out {
+				found = found || l.val == e
+			}
+			all = all && found
+		}
+		if all {
+			cf.count = 0
+		}
+	}
+}
+
+// question returns the identity of a question that read call s asks, with
+// its free text left out (so that rewordings of it are one question), or 0
+// when its arguments hold no free text.
+func (d *Detector) question(s *Step) uint64 {
+	if isWrite(s.Access) || !mayHoldProse(s.Args) {
+		return 0
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return 0
+	}
+	q, prose := uint64(0x717565), false
+	for i := range as.out {
+		l := &as.out[i]
+		v := l.val
+		if l.kind == leafString && proseArg(l.key, l.raw) {
+			v, prose = 0x70726f7365, true
+		}
+		q = mix(q, mix(l.path, v))
+	}
+	if !prose {
+		return 0
+	}
+	return q
+}
+
+// mayHoldProse is a quick look: free text has a space, or is written in a
+// script without spaces (bytes above ASCII).
+func mayHoldProse(args []byte) bool {
+	for _, c := range args {
+		if c == ' ' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// questionState is what "rephrase" remembers about one agent's question:
+// its rewordings in a row that brought nothing new, each the same answer.
+type questionState struct {
+	stale  int
+	epoch  uint64
+	answer uint64    // the last answer's pieces
+	asked  [3]string // the last rewordings (tool and arguments), oldest first
+	n      int
+}
+
+func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
+	c := &d.cfg
+	if c.rephraseMax == 0 || s.question == 0 {
+		return nil
+	}
+	qs, ok := d.questions.get(mix(a.id, s.question))
+	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch {
+		return nil
+	}
+	return &Verdict{
+		Detector: "rephrase",
+		Message: "the last " + plural(qs.stale, "rewording", "rewordings") + " of the same question (" + qs.list() +
+			") brought nothing that " + a.name + " had not seen already, and nothing was written since; " +
+			s.Tool + " " + preview(s.Args) + " asks it once more in other words.",
+		Suggestion: "Rewording the query does not find anything new: work with the documents you already have, " +
+			"open one of them, search for something else, or tell the user what you found and what is missing.",
+	}
+}
+
+// doneRephrase records whether the answer to question s brought the agent
+// anything new (fresh pieces), or nothing (stale), or cannot tell. Stale
+// answers count in a row only while each is the answer before it again
+// (the same documents, in any order): answers that are different parts of
+// what the agent knows (a code search for one term, then another) are
+// not a rewording going round.
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64) {
+	if d.cfg.rephraseMax == 0 || s.question == 0 {
+		return
+	}
+	k := mix(a.id, s.question)
+	qs, ok := d.questions.get(k)
+	if !ok {
+		qs = &questionState{}
+		d.questions.put(k, qs)
+	}
+	if qs.epoch != d.epoch {
+		qs.stale, qs.n, qs.epoch = 0, 0, d.epoch
+	}
+	switch {
+	case fresh:
+		qs.stale, qs.n = 0, 0
+	case judged:
+		if answer != qs.answer {
+			qs.stale, qs.n = 0, 0
+		}
+		qs.stale++
+		if qs.n == len(qs.asked) {
+			copy(qs.asked[:], qs.asked[1:])
+			qs.n--
+		}
+		qs.asked[qs.n] = s.Tool + " " + preview(s.Args)
+		qs.n++
+	}
+	if judged {
+		qs.answer = answer
+	}
+}
+
+func (qs *questionState) list() string {
+	var b []byte
+	for i, q := range qs.asked[:qs.n] {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = append(b, q...)
+	}
+	return string(b)
+}

@@ -1,0 +1,256 @@
+package loops
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// This file holds the delegation detectors beyond the exact repeat of a
+// sub-task: a hand-off back to an agent that is waiting for this very work
+// ("delegation_cycle"), and rounds of reworded hand-offs that end in the
+// same rejection each time ("delegation").
+
+// checkCycle refuses a hand-off to an agent that is already on the
+// delegation stack: it sent or received one of the hand-offs this one
+// descends from, and is waiting for their result.
+func checkCycle(s *Step, to string) *Verdict {
+	at := slices.Index(s.Chain, to)
+	if at < 0 {
+		return nil
+	}
+	path := strings.Join(s.Chain, " -> ") + " -> " + to
+	return &Verdict{
+		Detector: "delegation_cycle",
+		Message: "handing " + quote(s.Task) + " to " + to + " closes a cycle (" + path + "): " + to +
+			" is already on the delegation stack, waiting for the work that was handed on from it; the task would go round again.",
+		Suggestion: "Do the sub-task yourself with what you have, report back to " + s.Chain[len(s.Chain)-1] +
+			"'s caller what is missing (a budget, a card, a decision), or ask the user; do not hand it back up.",
+	}
+}
+
+const maxRounds = 8 // round verdicts remembered per delegator and receiver
+
+// verdict is a delegation's final answer as the delegator received it. What
+// it says (whether it rejects, its points) is read only when it is compared.
+type verdict struct {
+	at   uint64 // when it was received (Detector.verdicts); 0 for none
+	full string // the text, at most maxVerdict bytes
+	from string // who gave it
+	text string // quoted in a Message
+
+	parsed bool
+	norm   uint64     // the text, case, spaces and punctuation ignored
+	items  int        // points it lists
+	neg    bool       // it reads as a rejection
+	words  [][]uint64 // content words of each point it lists (negations left out)
+}
+
+const maxVerdict = 2048 // bytes of a verdict read
+
+func (v *verdict) parse() {
+	if v.parsed {
+		return
+	}
+	v.parsed = true
+	v.norm, v.items, v.neg, v.words = taskKey("", trimPunct(v.full)), items(v.full), rejection(v.full), pointWords(v.full)
+}
+
+// rounds is what "delegation" remembers about one delegator's hand-offs to
+// one receiver whose tasks are rewordings of each other: the verdict that
+// ended each round (the last one the delegator received before handing the
+// task over again).
+type rounds struct {
+	count  int
+	words  []uint64 // content words of the chain's tasks
+	nums   []uint64 // the numbers its tasks name
+	at     uint64   // Detector.verdicts at the last hand-off
+	others uint64   // successful writes by agents other than the receiver then
+	ends   []verdict
+
+	// The hand-off being checked, applied by commit once it is allowed.
+	next struct {
+		linked bool
+		words  []uint64
+		nums   []uint64
+		at     uint64
+		others uint64
+		end    verdict
+	}
+}
+
+// received records the verdict that agent from got back from to.
+func (d *Detector) received(from, to string, result []byte) {
+	var text string
+	if n := len(result); n >= 2 && result[0] == '"' && result[n-1] == '"' && bytes.IndexByte(result, '\\') < 0 {
+		text = string(result[1 : n-1]) // a JSON string without escapes
+	} else if json.Unmarshal(result, &text) != nil {
+		text = string(result)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	if len(text) > maxVerdict {
+		text = text[:maxVerdict]
+	}
+	a := d.agent(from)
+	d.verdicts++
+	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
+}
+
+// checkRounds refuses a hand-off from from to to of a task that rewords the
+// tasks of the last rounds, when those rounds ended in the same rejection
+// (or a paraphrase of it: as many points or more, sharing their words),
+// with no successful write by another agent than the receiver in between.
+// It returns the state to commit if the hand-off is allowed.
+func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *Verdict) {
+	k := mix(hashString(from), hashString(to))
+	rs, ok := d.rounds.get(k)
+	if !ok {
+		rs = &rounds{}
+		d.rounds.put(k, rs)
+	}
+	n := &rs.next
+	n.words = words(task, n.words)
+	n.nums = numbers(task, n.nums)
+	n.at, n.others = d.verdicts, others
+	n.end = verdict{}
+	// A rewording names no number the chain's tasks did not and shares a
+	// word with them; a task that names a new number ("attempt 3",
+	// "section 4") is a new task.
+	n.linked = rs.count > 0 && shared(n.nums, rs.nums) == len(n.nums) && rs.others == others && shared(n.words, rs.words) > 0
+	if !n.linked {
+		return rs, nil
+	}
+	if v := &d.agent(from).verdict; v.at > rs.at {
+		n.end = *v
+	}
+	max := d.cfg.delegationMax
+	if len(rs.ends)+1 < max || n.end.at == 0 {
+		return rs, nil
+	}
+	var buf [maxRounds + 1]*verdict
+	prev := buf[:0]
+	for i := len(rs.ends) - (max - 1); i < len(rs.ends); i++ {
+		prev = append(prev, &rs.ends[i])
+	}
+	prev = append(prev, &n.end)
+	for i := 1; i < len(prev); i++ {
+		if !sameRejection(prev[i-1], prev[i]) {
+			return rs, nil
+		}
+	}
+	return rs, &Verdict{
+		Detector: "delegation",
+		Message: "the last " + plural(max, "round", "rounds") + " of handing this task to " + to +
+			" ended in the same rejection (" + prev[len(prev)-2].text + "; then " + prev[len(prev)-1].text +
+			"), and " + quote(task) + " is one more rewording of the same task; nothing was written by anyone else in between, so a " +
+			ordinal(rs.count+1) + " round would end the same way.",
+		Suggestion: "Do not reword the task and hand it over again: address the points of the rejection in the task " +
+			"(say what must be different this time), accept the last result, or report to the user why it cannot be completed.",
+	}
+}
+
+// commit applies the hand-off that checkRounds allowed.
+func (rs *rounds) commit() {
+	if rs == nil {
+		return
+	}
+	n := &rs.next
+	if !n.linked {
+		rs.count, rs.ends = 0, rs.ends[:0]
+		rs.words = append(rs.words[:0], n.words...)
+		rs.nums = append(rs.nums[:0], n.nums...)
+	} else {
+		if len(rs.ends) == maxRounds {
+			rs.ends = append(rs.ends[:0], rs.ends[1:]...)
+		}
+		rs.ends = append(rs.ends, n.end)
+		rs.words = mergeWords(rs.words, n.words)
+	}
+	rs.count++
+	rs.at, rs.others = n.at, n.others
+}
+
+// mergeWords returns the union of two sorted word lists, at most
+// 2*maxWords of them.
+func mergeWords(a, b []uint64) []uint64 {
+	a = append(a, b...)
+	slices.Sort(a)
+	a = slices.Compact(a)
+	if len(a) > 2*maxWords {
+		a = a[:2*maxWords]
+	}
+	return a
+}
+
+// sameRejection reports whether verdict b repeats rejection a: both read as
+// rejections, and b says the same thing, or lists as many points as a (two
+// or more) of which as many as a has each share a word with one of a's
+// points: the same defects are still open. A verdict that lists fewer
+// points, or other ones, is progress.
+func sameRejection(a, b *verdict) bool {
+	if a.at == 0 || b.at == 0 {
+		return false
+	}
+	a.parse()
+	b.parse()
+	if !a.neg || !b.neg {
+		return false
+	}
+	if a.norm == b.norm {
+		return true
+	}
+	if a.items < 2 || b.items < a.items {
+		return false
+	}
+	open := 0
+	for _, p := range b.words {
+		for _, q := range a.words {
+			if shared(p, q) > 0 {
+				open++
+				break
+			}
+		}
+	}
+	return open >= a.items
+}
+
+const maxPoints = 8 // points of a verdict compared
+
+// pointWords returns the content words of each point a verdict lists,
+// leaving out the words that only say no.
+func pointWords(s string) [][]uint64 {
+	_, body := heading(s)
+	var out [][]uint64
+	start := 0
+	cut := func(end int) {
+		if len(out) < maxPoints {
+			ws := words(body[start:end], nil)
+			ws = slices.DeleteFunc(ws, func(h uint64) bool { return negationWords[h] })
+			if len(ws) > 0 {
+				out = append(out, ws)
+			}
+		}
+	}
+	for i, r := range body {
+		switch r {
+		case ';', '；', '\n', '•':
+			cut(i)
+			start = i + len(string(r))
+		}
+	}
+	cut(len(body))
+	return out
+}
+
+// negationWords are the hashes of the negations as words() makes them.
+var negationWords = func() map[uint64]bool {
+	m := map[uint64]bool{}
+	for w := range negations {
+		m[hashString(stem(w))] = true
+	}
+	return m
+}()

@@ -1,0 +1,396 @@
+package loops
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file is the package's text normalizer: it tells free text (a query, a
+// task, a verdict) from code and identifiers, cuts it into content words, and
+// compares two texts by the words they share. It is deterministic and small:
+// words are runs of letters and digits, lower-cased, with a few English
+// suffixes stripped; text in a script written without spaces (Chinese,
+// Japanese, Korean) is cut into overlapping pairs of characters; a short
+// list of English function words is dropped. It knows no synonyms: a
+// rewording that shares no word with the original is not recognized.
+
+const maxWords = 48 // words kept of one text
+
+// isCJK reports whether r belongs to a script written without spaces
+// between words.
+func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo: Latin, Greek, Cyrillic, ...
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// isLetter is unicode.IsLetter with a fast path for ASCII.
+func isLetter(r rune) bool {
+	if r < 0x80 {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r)
+}
+
+// proseArg reports whether an argument value (a JSON string's content as
+// written) under key is natural-language text, such as a search query,
+// rather than an identifier, a name, a path, a command or code. The value
+// must be mostly letters, with none of the characters or shapes of code
+// (slashes, operators, brackets, underscores, "a.b", "-flag"), and not
+// under a key that names code (command, sql, path, url, pattern, ...).
+// Under a key that names a query (query, q, question, keywords, ...), two
+// words or two CJK characters are prose; under any other key it takes
+// three words or five CJK characters (a city, a person's name or a title is
+// not a question). When unsure it says no: a value that is not prose is
+// compared exactly.
+func proseArg(key, b []byte) bool {
+	kind := keyKind(key)
+	if kind == codeKey {
+		return false
+	}
+	words, cjk, ok := proseShape(b)
+	if !ok {
+		return false
+	}
+	if kind == queryKey {
+		return words >= 2 || cjk >= 2
+	}
+	return words >= 3 || cjk >= 5
+}
+
+const (
+	otherKey = iota
+	queryKey
+	codeKey
+)
+
+// keyKind says whether an argument's key names a query, code, or neither.
+func keyKind(k []byte) int {
+	if len(k) == 0 || len(k) > 64 {
+		return otherKey
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	kind := otherKey
+	for i := range n {
+		switch string(low[span[i][0]:span[i][1]]) {
+		case "command", "cmd", "script", "code", "sql", "shell", "exec", "args", "argv", "path", "file",
+			"filename", "url", "uri", "pattern", "regex", "regexp", "expr", "expression", "selector",
+			"filter", "jq", "xpath", "glob", "program", "source", "patch", "diff":
+			return codeKey
+		case "query", "q", "question", "search", "keywords", "keyword", "terms", "term", "topic",
+			"prompt", "ask", "phrase", "utterance":
+			kind = queryKey
+		}
+	}
+	return kind
+}
+
+// proseShape counts the words (with a letter) and the longest run of CJK
+// characters of a value, and says whether its shape is that of text.
+func proseShape(b []byte) (words, cjkRun int, ok bool) {
+	if len(b) < 2 || len(b) > 512 {
+		return 0, 0, false
+	}
+	letters, other, run := 0, 0, 0
+	inWord, wordHasLetter := false, false
+	var prev rune
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return 0, 0, false
+		}
+		next := rune(0)
+		if i+n < len(b) {
+			next, _ = utf8.DecodeRune(b[i+n:])
+		}
+		i += n
+		switch {
+		case r == '\\':
+			// An escape: a written quote or new line is fine in a query;
+			// anything else (a path, a regular expression) is not.
+			if next != '"' && next != 'n' {
+				return 0, 0, false
+			}
+		case r == ' ' || r == '\t':
+			if inWord && wordHasLetter {
+				words++
+			}
+			inWord, wordHasLetter, run, prev = false, false, 0, r
+			continue
+		case r < 0x80 && isCodeByte(byte(r)):
+			return 0, 0, false
+		case r == '-' && !inWord:
+			return 0, 0, false // a command-line flag
+		case (r == '.' || r == ':') && isAlnum(prev) && isAlnum(next):
+			return 0, 0, false // file.ext, os.path, http:, a:b
+		}
+		if isLetter(r) {
+			letters++
+			wordHasLetter = true
+			if isCJK(r) {
+				run++
+				cjkRun = max(cjkRun, run)
+			}
+		} else {
+			other++
+		}
+		if !isCJK(r) {
+			run = 0
+		}
+		inWord = true
+		prev = r
+	}
+	if inWord && wordHasLetter {
+		words++
+	}
+	return words, cjkRun, letters*5 >= (letters+other)*3 // at least 60% letters
+}
+
+func isCodeByte(c byte) bool {
+	switch c {
+	case '/', '|', '=', '<', '>', '{', '}', '[', ']', '$', '`', '@', '#', '~', '^', '*', '_', '%', '&', '+':
+		return true
+	}
+	return false
+}
+
+func isAlnum(r rune) bool {
+	return isLetter(r) || '0' <= r && r <= '9' || r >= 0x80 && unicode.IsDigit(r)
+}
+
+// stop are English function words, dropped from the words of a text.
+var stop = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true,
+	"on": true, "for": true, "with": true, "by": true, "at": true, "from": true, "as": true, "is": true,
+	"are": true, "be": true, "it": true, "its": true, "this": true, "that": true, "these": true,
+	"those": true, "me": true, "my": true, "we": true, "our": true, "you": true, "your": true, "i": true,
+	"please": true, "can": true, "could": true, "would": true, "should": true, "do": true, "does": true,
+	"how": true, "what": true, "where": true, "when": true, "which": true, "into": true, "about": true,
+	"up": true, "so": true, "if": true, "then": true, "than": true, "there": true, "has": true,
+	"have": true, "had": true, "was": true, "were": true, "will": true, "all": true, "any": true,
+	"some": true, "s": true, "t": true,
+}
+
+// stem strips a few English suffixes from a lower-case word, so that
+// "costs" and "cost", "comparison" and "compare" meet.
+func stem(w string) string {
+	for _, suf := range [...]string{"ations", "ation", "isons", "ison", "ings", "ing", "ies", "ied", "es", "ed", "s", "e"} {
+		if len(w) > len(suf)+2 && w[len(w)-len(suf):] == suf {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
+}
+
+// words appends to dst the hashes of the content words of s (see the file
+// comment), at most maxWords of them, sorted and without duplicates.
+func words(s string, dst []uint64) []uint64 {
+	dst = dst[:0]
+	var buf [64]byte
+	w := buf[:0]
+	flush := func() {
+		if len(w) == 0 {
+			return
+		}
+		t := string(w) // no allocation: only hashed and looked up
+		if !stop[t] {
+			dst = append(dst, hashString(stem(t)))
+		}
+		w = w[:0]
+	}
+	var prevCJK rune
+	for _, r := range s {
+		if len(dst) >= maxWords {
+			break
+		}
+		switch {
+		case isCJK(r):
+			flush()
+			if prevCJK != 0 {
+				var pair [2 * utf8.UTFMax]byte
+				p := utf8.AppendRune(utf8.AppendRune(pair[:0], prevCJK), r)
+				dst = append(dst, hashBytes(p))
+			}
+			prevCJK = r
+			continue
+		case isAlnum(r):
+			if len(w)+utf8.UTFMax <= cap(w) {
+				w = utf8.AppendRune(w, unicode.ToLower(r))
+			}
+		case r == '\'' || r == '’':
+			// "yesterday's": the possessive goes, the word stays.
+			flush()
+		default:
+			flush()
+		}
+		if prevCJK != 0 {
+			// A lone CJK character between non-CJK text is a word.
+			dst = append(dst, hashString(string(prevCJK)))
+			prevCJK = 0
+		}
+	}
+	flush()
+	if prevCJK != 0 {
+		dst = append(dst, hashString(string(prevCJK)))
+	}
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// shared returns how many of two sorted word lists' words they share.
+func shared(a, b []uint64) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return n
+}
+
+// numbers appends to dst the hashes of the numbers written in s (runs of
+// decimal digits, leading zeros ignored), at most 8, sorted and without
+// duplicates: "attempt 2" and "attempt 3" name different things, "Q3 ...
+// 200 words" and "(<200 words) ... Q3" the same ones.
+func numbers(s string, dst []uint64) []uint64 {
+	dst = dst[:0]
+	var buf [24]byte
+	d := buf[:0]
+	flush := func() {
+		for len(d) > 1 && d[0] == '0' {
+			d = d[1:]
+		}
+		if len(d) > 0 && len(dst) < 8 {
+			dst = append(dst, hashBytes(d))
+		}
+		d = buf[:0]
+	}
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			if len(d) < cap(d) {
+				d = append(d, byte(r))
+			}
+		case r >= '０' && r <= '９':
+			if len(d) < cap(d) {
+				d = append(d, byte('0'+r-'０'))
+			}
+		default:
+			flush()
+		}
+	}
+	flush()
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// negations are words that mark a verdict as a refusal or a list of
+// defects, in the languages the normalizer reads.
+var negations = map[string]bool{
+	"not": true, "no": true, "never": true, "nor": true, "fail": true, "fails": true, "failed": true,
+	"failing": true, "failure": true, "reject": true, "rejected": true, "rejects": true, "missing": true,
+	"lacks": true, "lacking": true, "lack": true, "wrong": true, "incorrect": true, "insufficient": true,
+	"cannot": true, "doesn": true, "don": true, "isn": true, "aren": true, "won": true, "denied": true,
+	"unresolved": true, "fix": true, "revise": true, "redo": true, "needs": true, "requested": true,
+	"unacceptable": true, "blocked": true, "blocking": true,
+}
+
+// negatedCJK are characters that mark a refusal or a defect in CJK text.
+const negatedCJK = "未不没缺驳拒否"
+
+// negative reports whether a verdict reads as a refusal or a list of
+// defects: it has a negation word (or character).
+func negative(s string) bool {
+	var buf [32]byte
+	w := buf[:0]
+	check := func() bool {
+		ok := len(w) > 0 && negations[string(w)]
+		w = w[:0]
+		return ok
+	}
+	for _, r := range s {
+		switch {
+		case isCJK(r):
+			if check() {
+				return true
+			}
+			for _, c := range negatedCJK {
+				if r == c {
+					return true
+				}
+			}
+		case unicode.IsLetter(r):
+			if len(w)+utf8.UTFMax <= cap(w) {
+				w = utf8.AppendRune(w, unicode.ToLower(r))
+			}
+		default:
+			if check() {
+				return true
+			}
+		}
+	}
+	return check()
+}
+
+// heading returns what comes before the first colon of a verdict, when the
+// colon is close to its start ("REJECT: ...", "The draft does not pass:
+// ...", "审核未通过：..."), and the rest.
+func heading(s string) (head, body string) {
+	for i, r := range s {
+		if i > 80 {
+			break
+		}
+		if r == ':' || r == '：' {
+			return s[:i], s[i+utf8.RuneLen(r):]
+		}
+	}
+	return "", s
+}
+
+// rejection reports whether a verdict reads as a rejection: its heading is
+// negative ("REJECT:", "Not approved:"), or it lists two points or more and
+// says no. A verdict without a heading that lists one point ("no issues
+// found", "1 failure") is a report, not a rejection.
+func rejection(s string) bool {
+	head, _ := heading(s)
+	if head != "" {
+		return negative(head)
+	}
+	return items(s) >= 2 && negative(s)
+}
+
+// items counts the points a verdict lists: the parts, after its heading,
+// separated by semicolons or new lines.
+func items(s string) int {
+	_, body := heading(s)
+	n, cur := 0, false
+	for _, r := range body {
+		switch r {
+		case ';', '；', '\n', '•':
+			if cur {
+				n++
+			}
+			cur = false
+		default:
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				cur = true
+			}
+		}
+	}
+	if cur {
+		n++
+	}
+	return n
+}

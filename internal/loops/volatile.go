@@ -1,0 +1,319 @@
+package loops
+
+import (
+	"hash/maphash"
+)
+
+// This file tells the substance of a result from its fetch metadata: the
+// request and trace ids, timestamps, latencies, cache flags and nonces that
+// change from one answer to the next although the answer does not. Two
+// answers that differ only in those are the same answer. Metadata is known
+// by name (the key it is under) and by shape (inside any string: a
+// date-time, or a random token such as a hex nonce or a UUID).
+
+// volatileWords are the words of a key that name fetch metadata whatever
+// else the key says: "latency_ms", "x_cache", "took", "_score".
+var volatileWords = map[string]bool{
+	"latency": true, "took": true, "elapsed": true, "nonce": true, "timestamp": true, "ts": true,
+	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
+	"uptime": true, "expires": true, "expiry": true, "signature": true,
+}
+
+// volatileIDWords are the words that, before "id" (request_id, traceId,
+// x-request-id, search_id), name an id of the exchange rather than of a
+// thing.
+var volatileIDWords = map[string]bool{
+	"request": true, "req": true, "trace": true, "span": true, "correlation": true, "search": true,
+	"query": true, "response": true, "resp": true, "rpc": true, "invocation": true, "nonce": true,
+}
+
+// volatileStamps are the words that, before "at", "on", "of", "time", "ts"
+// or "date" (fetched_at, as_of, server_time), name when the answer was
+// made, not when something happened.
+var volatileStamps = map[string]bool{
+	"fetched": true, "retrieved": true, "generated": true, "served": true, "received": true,
+	"responded": true, "sent": true, "queried": true, "requested": true, "computed": true,
+	"checked": true, "polled": true, "response": true, "request": true, "server": true, "current": true,
+	"as": true, "cached": true,
+}
+
+// volatileAlone are keys that are metadata on their own: which machine
+// answered, and ids of the exchange written as one word.
+var volatileAlone = map[string]bool{
+	"server": true, "host": true, "hostname": true, "node": true, "pod": true, "instance": true,
+	"backend": true, "now": true, "rid": true, "reqid": true, "requestid": true, "traceid": true,
+	"spanid": true,
+}
+
+// volatileKey reports whether a result's key names fetch metadata.
+func volatileKey(k []byte) bool {
+	if len(k) == 0 || len(k) > 64 {
+		return false
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	if n == 0 {
+		return false
+	}
+	word := func(i int) string { return string(low[span[i][0]:span[i][1]]) } // compared, never kept
+	if n == 1 && volatileAlone[word(0)] {
+		return true
+	}
+	for i := range n {
+		if volatileWords[word(i)] {
+			return true
+		}
+	}
+	var in map[string]bool
+	switch word(n - 1) {
+	case "ms", "msec", "millis", "us", "ns":
+		return true // a measured duration
+	case "id", "ids", "uuid", "guid":
+		in = volatileIDWords
+	case "at", "on", "of", "time", "ts", "date":
+		in = volatileStamps
+	case "by":
+		return n == 2 && (word(0) == "served" || word(0) == "handled")
+	default:
+		return false
+	}
+	for i := range n - 1 {
+		if in[word(i)] {
+			return true
+		}
+	}
+	return false
+}
+
+// splitKey writes k lower-cased into low and cuts it into words at '_',
+// '-', '.', spaces and camelCase humps ("x-requestId" is x, request, id;
+// "traceID" is trace, id); it returns how many, their bounds in span.
+func splitKey(k []byte, low *[64]byte, span *[8][2]uint8) int {
+	n, start := 0, 0
+	cut := func(end int) {
+		if end > start && n < len(span) {
+			span[n] = [2]uint8{uint8(start), uint8(end)}
+			n++
+		}
+		start = end
+	}
+	for i, c := range k {
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ' || c == '$' || c == '@':
+			cut(i)
+			start = i + 1
+			low[i] = ' '
+			continue
+		case 'A' <= c && c <= 'Z':
+			// A hump starts a word; in a run of capitals ("URLPath"), the
+			// last one starts the next word when a lower-case letter follows.
+			prevUpper := i > 0 && 'A' <= k[i-1] && k[i-1] <= 'Z'
+			if i > 0 && (!prevUpper || i+1 < len(k) && 'a' <= k[i+1] && k[i+1] <= 'z') {
+				cut(i)
+			}
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	cut(len(k))
+	return n
+}
+
+// maskedHash hashes the text of a result string (as written) with the
+// date-times and random tokens inside it replaced by a placeholder. A
+// string that is nothing but one date-time or one token is hashed as is:
+// it is the value of a field (a commit, an id, a creation time), and
+// metadata fields are known by their keys.
+func maskedHash(b []byte) uint64 {
+	if !needsMask(b) {
+		return hashBytes(b)
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	last := 0 // b[last:i] is not written yet
+	for i := 0; i < len(b); {
+		if !tokenByte[b[i]] || i > 0 && tokenByte[b[i-1]] {
+			i++
+			continue
+		}
+		if n := dateTimeLen(b[i:]); n > 0 {
+			h.Write(b[last:i])
+			h.WriteString("\x00T")
+			i += n
+			last = i
+			continue
+		}
+		j := i
+		for j < len(b) && tokenByte[b[j]] {
+			j++
+		}
+		if randomToken(b[i:j]) {
+			h.Write(b[last:i])
+			h.WriteString("\x00R")
+			last = j
+		}
+		i = j
+	}
+	h.Write(b[last:])
+	return h.Sum64()
+}
+
+// needsMask reports whether b holds a date-time or a random token, and
+// is not just that: one pass that looks closer only at words of eight
+// bytes or more with a digit in them.
+func needsMask(b []byte) bool {
+	start, digit := -1, false
+	for i, c := range b {
+		switch byteClass[c] {
+		case 0:
+			if start >= 0 {
+				if digit && i-start >= 8 && maskable(b, start, i) {
+					return true
+				}
+				start = -1
+			}
+		case 2:
+			digit = digit || start >= 0
+			if start < 0 {
+				start, digit = i, true
+			}
+		default:
+			if start < 0 {
+				start, digit = i, false
+			}
+		}
+	}
+	return start >= 0 && digit && len(b)-start >= 8 && maskable(b, start, len(b))
+}
+
+// maskable reports whether the word b[i:j] starts a date-time or is a
+// random token, and b is more than that.
+func maskable(b []byte, i, j int) bool {
+	if n := dateTimeLen(b[i:]); n > 0 {
+		return !(i == 0 && n == len(b))
+	}
+	return !(i == 0 && j == len(b)) && randomToken(b[i:j])
+}
+
+// byteClass is 0 for a byte outside words, 2 for a digit, 1 for the other
+// bytes of a word (letters, '_' and '-').
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = 2
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-':
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// tokenByte marks the bytes of a word: letters, digits, '_' and '-'.
+var tokenByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+func isTokenByte(c byte) bool { return tokenByte[c] }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// dateTimeLen returns the length of the ISO 8601 date-time at the start of b
+// (2025-01-07T22:32:47Z, 2025-01-07 22:32, with seconds, fractions and a
+// zone), or 0. A date alone is not a date-time: it is often what the answer
+// is about (a due date, an ETA).
+func dateTimeLen(b []byte) int {
+	if len(b) < 16 {
+		return 0
+	}
+	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15} {
+		if !isDigit(b[k]) {
+			return 0
+		}
+	}
+	if b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != ' ') || b[13] != ':' {
+		return 0
+	}
+	i := 16
+	if i+2 < len(b) && b[i] == ':' && isDigit(b[i+1]) && isDigit(b[i+2]) {
+		i += 3
+		if i < len(b) && (b[i] == '.' || b[i] == ',') {
+			i++
+			for i < len(b) && isDigit(b[i]) {
+				i++
+			}
+		}
+	}
+	switch {
+	case i < len(b) && b[i] == 'Z':
+		i++
+	case i+2 < len(b) && (b[i] == '+' || b[i] == '-') && isDigit(b[i+1]) && isDigit(b[i+2]):
+		i += 3
+		if i < len(b) && b[i] == ':' {
+			i++
+		}
+		for k := 0; k < 2 && i < len(b) && isDigit(b[i]); k++ {
+			i++
+		}
+	}
+	return i
+}
+
+// randomToken reports whether a word (letters, digits, '_' and '-') holds a
+// part that looks generated rather than chosen: at least eight hex digits
+// mixing digits and letters ("af3f617b", the parts of a UUID, the tail of
+// "req_cdbd64be8049"), or twenty characters or more mixing upper and lower
+// case letters and digits (a base64 nonce). Words of digits alone (order
+// numbers, amounts) and words of letters alone are never tokens.
+func randomToken(w []byte) bool {
+	if len(w) < 8 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(w); i++ {
+		if i < len(w) && w[i] != '_' && w[i] != '-' {
+			continue
+		}
+		if randomPart(w[start:i]) {
+			return true
+		}
+		start = i + 1
+	}
+	return false
+}
+
+func randomPart(p []byte) bool {
+	if len(p) < 8 {
+		return false
+	}
+	digits, hexLetters, lower, upper, other := 0, 0, 0, 0, 0
+	for _, c := range p {
+		switch {
+		case isDigit(c):
+			digits++
+		case c >= 'a' && c <= 'f':
+			hexLetters++
+			lower++
+		case c >= 'A' && c <= 'F':
+			hexLetters++
+			upper++
+		case c >= 'a' && c <= 'z':
+			lower++
+			other++
+		case c >= 'A' && c <= 'Z':
+			upper++
+			other++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if other == 0 && hexLetters > 0 && (lower == 0 || upper == 0) {
+		return true // hex in one case, with digits and letters
+	}
+	return len(p) >= 20 && lower > 0 && upper > 0
+}

@@ -1,0 +1,223 @@
+// Package pgtest starts a throwaway PostgreSQL cluster for tests: initdb
+// and pg_ctl (as the postgres user when the tests run as root, since
+// PostgreSQL refuses to run as root) in a temporary folder, listening on a
+// free loopback port only. One cluster serves a test binary; each caller
+// of [Database] gets a database of its own in it.
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+//	func TestX(t *testing.T) {
+//		url := pgtest.Database(t) // postgres://reach@127.0.0.1:PORT/t_N?sslmode=disable
+//		...
+//	}
+//
+// Without PostgreSQL's binaries a test skips, saying why, unless REACH_CI
+// is set (as `make test` does): there a missing cluster fails the test, so
+// that CI never passes by skipping.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cluster is a running throwaway cluster.
+type Cluster struct {
+	dir  string // its data folder (and socket folder)
+	bin  string // the folder of initdb and pg_ctl
+	port int
+	cred *syscall.Credential // the postgres user's, when running as root
+}
+
+// Addr is the cluster's host:port on loopback.
+func (c *Cluster) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)) }
+
+// URL is a connection URL for database db as the superuser reach.
+func (c *Cluster) URL(db string) string {
+	return "postgres://reach@" + c.Addr() + "/" + db + "?sslmode=disable"
+}
+
+var (
+	once     sync.Once
+	shared   *Cluster
+	startErr error
+	dbSeq    atomic.Int64
+)
+
+// Main runs the tests of a package that uses Database and stops the
+// cluster afterwards, if one was started. Call it from TestMain.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	return code
+}
+
+// Shared returns the test binary's cluster, starting it on first use. It
+// skips t (or fails it under REACH_CI) when no cluster can be started.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	once.Do(func() { shared, startErr = Start() })
+	if startErr != nil {
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf("PostgreSQL is needed and could not be started: %v", startErr)
+		}
+		t.Skipf("PostgreSQL could not be started (%v); install PostgreSQL 15 (apt-get install postgresql) to run this test", startErr)
+	}
+	return shared
+}
+
+// Database creates a fresh database in the shared cluster and returns its
+// URL; it is dropped when t ends.
+func Database(t testing.TB) string {
+	t.Helper()
+	c := Shared(t)
+	name := "t_" + strconv.FormatInt(dbSeq.Add(1), 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatalf("connecting to the test cluster: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return c.URL(name)
+}
+
+// Start initializes and starts a new cluster in a temporary folder.
+func Start() (*Cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{bin: bin}
+	c.dir, err = os.MkdirTemp("", "reach-pg-")
+	if err != nil {
+		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(c.dir)
+			return nil, fmt.Errorf("running as root, and there is no postgres user to run PostgreSQL as: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(c.dir, uid, gid); err != nil {
+			os.RemoveAll(c.dir)
+			return nil, err
+		}
+	}
+	data := filepath.Join(c.dir, "data")
+	if out, err := c.run("initdb", "-D", data, "-U", "reach", "--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"); err != nil {
+		os.RemoveAll(c.dir)
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	for range 5 { // a port free a moment ago may be taken by the time the server binds it
+		c.port, err = freePort()
+		if err != nil {
+			break
+		}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", c.port, c.dir)
+		var out []byte
+		out, err = c.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start")
+		if err == nil {
+			return c, nil
+		}
+		err = fmt.Errorf("pg_ctl start: %v: %s", err, out)
+	}
+	logs, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+	os.RemoveAll(c.dir)
+	return nil, fmt.Errorf("%w; its log:\n%s", err, logs)
+}
+
+// Stop stops the cluster at once and removes its folder.
+func (c *Cluster) Stop() {
+	c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "stop")
+	os.RemoveAll(c.dir)
+}
+
+// Restart stops the cluster at once (as a crash would) and starts it again
+// on the same port, for tests of what survives a database restart.
+func (c *Cluster) Restart() error {
+	data := filepath.Join(c.dir, "data")
+	if out, err := c.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", c.port, c.dir)
+	if out, err := c.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %v: %s", err, out)
+	}
+	return nil
+}
+
+func (c *Cluster) run(tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(c.bin, tool), args...)
+	cmd.Dir = c.dir
+	cmd.Env = []string{"PATH=" + c.bin + ":/usr/bin:/bin", "LC_ALL=C"}
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// binDir finds initdb and pg_ctl: on PATH, or in Debian's
+// /usr/lib/postgresql/VERSION/bin (the newest version).
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := exec.LookPath("pg_ctl"); err == nil {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("initdb and pg_ctl were not found on PATH or in /usr/lib/postgresql/*/bin")
+}
+
+func version(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,41 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+// TestDatabase starts the cluster, writes to a database of its own, and
+// reads it back after a restart: the cluster is a real, durable server.
+func TestDatabase(t *testing.T) {
+	ctx := t.Context()
+	url := Database(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k text PRIMARY KEY, v text); INSERT INTO kv VALUES ('a', 'b')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := Shared(t).Restart(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err = pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT v FROM kv WHERE k = 'a'").Scan(&v); err != nil || v != "b" {
+		t.Fatalf("after a restart: %q, %v; want \"b\"", v, err)
+	}
+	if other := Database(t); other == url {
+		t.Fatalf("two databases share the URL %s", url)
+	}
+}

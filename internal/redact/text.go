@@ -1,0 +1,511 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/jsonscan"
+)
+
+// maxDepth bounds how many times text that is an escaped JSON string is
+// read unescaped inside itself.
+const maxDepth = 16
+
+// mayMask is a quick test: could the rules change b? Only if it holds the
+// start of a registered value, a backslash (an escaped form of one), or
+// (with full rules) the stem of a secret name.
+func (r *Redactor) mayMask(b []byte, set *secretSet, full bool) bool {
+	if len(set.secs) > 0 || full {
+		if bytes.IndexByte(b, '\\') >= 0 {
+			return true
+		}
+	}
+	for _, s := range set.secs {
+		for _, f := range s.forms {
+			if bytes.Contains(b, f[:MinSecretLen]) {
+				return true
+			}
+		}
+	}
+	return full && r.keys.mayHold(b)
+}
+
+// text appends b with its secrets masked to dst and reports whether
+// anything was masked; if not, it returns b itself.
+func (r *Redactor) text(dst, b []byte, set *secretSet, full bool, depth int) ([]byte, bool) {
+	eds := r.textEdits(nil, b, set, full, depth)
+	if len(eds) == 0 {
+		return b, false
+	}
+	return apply(dst, b, merge(eds)), true
+}
+
+// textEdits appends the edits that mask the secrets of the text b.
+func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, depth int) []edit {
+	if len(b) == 0 {
+		return eds
+	}
+	if full && depth < maxDepth && bytes.IndexByte(b, '\\') >= 0 {
+		// Text that is an escaped JSON string ({\"password\":[\"...\"]})
+		// is masked as the text it stands for.
+		if u, ok := appendUnescaped(nil, b); ok {
+			if out, changed := r.text(nil, u, set, full, depth+1); changed {
+				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, unsafeString(out))})
+			}
+		}
+	}
+	var docs [][2]int
+	if full { // first: where a value is masked as JSON and by another rule, JSON's mask is kept
+		eds, docs = r.embeddedJSON(eds, b, set, depth)
+	}
+	eds = valueEdits(eds, b, set, true)
+	if full && (r.keys.mayHold(b) || bytes.IndexByte(b, '\\') >= 0) {
+		eds = r.pairEdits(eds, b, docs)
+		eds = schemeEdits(eds, b)
+	}
+	return eds
+}
+
+// maxEmbedded bounds how many places that may begin a JSON document one
+// text is tried at, so that a text of many brackets costs linear time.
+const maxEmbedded = 32
+
+// embeddedJSON masks the JSON documents inside the text b (an object or
+// array whose first member is a string, or an object), as JSON, and
+// returns where they are.
+func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, depth int) ([]edit, [][2]int) {
+	var docs [][2]int
+	tries := 0
+	for i := 0; i < len(b) && tries < maxEmbedded; i++ {
+		if n := bytes.IndexAny(b[i:], "{["); n < 0 {
+			break
+		} else {
+			i += n
+		}
+		if k := jsonscan.SkipSpace(b, i+1); k >= len(b) || (b[k] != '"' && (b[i] != '[' || (b[k] != '{' && b[k] != '['))) {
+			continue
+		}
+		tries++
+		j := jsonscan.SkipValue(b, i)
+		if !json.Valid(b[i:j]) {
+			continue
+		}
+		eds = r.jsonEdits(eds, b[i:j], i, set, true, depth+1)
+		docs = append(docs, [2]int{i, j})
+		i = j - 1
+	}
+	return eds, docs
+}
+
+// valueEdits masks the registered values in b, in every form, and, if b
+// is the end of its text, a start of one at the very end of b (a text cut
+// in the middle of a secret) when it gives away enough of it: at least 8
+// bytes, or half.
+func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
+	for _, s := range set.secs {
+		for _, f := range s.forms {
+			for off := 0; ; {
+				i := bytes.Index(b[off:], f)
+				if i < 0 {
+					break
+				}
+				eds = append(eds, edit{from: off + i, to: off + i + len(f)})
+				off += i + len(f)
+			}
+		}
+	}
+	if !end || len(b) < MinSecretLen {
+		return eds
+	}
+	last := b[len(b)-1]
+	for _, s := range set.secs {
+	forms:
+		for _, f := range s.forms {
+			for l := len(f) - 1; l >= MinSecretLen; l-- {
+				if f[l-1] == last && cutGives(l, len(s.raw)) && bytes.HasSuffix(b, f[:l]) {
+					eds = append(eds, edit{from: len(b) - l, to: len(b)})
+					break forms
+				}
+			}
+		}
+	}
+	return eds
+}
+
+// cutGives reports whether the first n bytes of a secret of size bytes
+// give away enough of it to be masked where a text ends with them.
+func cutGives(n, size int) bool { return n >= MinSecretLen && (n >= 8 || 2*n >= size) }
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// escaped reports whether b[i] is the letter of an escape such as \n in
+// text that holds a JSON string: it ends a word rather than starts one.
+func escaped(b []byte, i int) bool { return i > 0 && b[i-1] == '\\' }
+
+// pairEdits masks the values of "name: value" and "name=value" pairs whose
+// name is secret. The name may be quoted, and escaped (\"name\"); the value
+// is a quoted string (quoted as the name is, or not), an array or object
+// (masked whole, as one string), or a word, up to a space or one of
+// ,;&)]}"' ("Bearer x", "Basic x" taken whole).
+func (r *Redactor) pairEdits(eds []edit, b []byte, docs [][2]int) []edit {
+	for i := 0; i < len(b); i++ {
+		if len(docs) > 0 && i >= docs[0][0] {
+			i = docs[0][1] - 1 // masked as JSON
+			docs = docs[1:]
+			continue
+		}
+		if b[i] != ':' && b[i] != '=' {
+			continue
+		}
+		// The name: a word before the separator, maybe spaced, maybe quoted.
+		k := i
+		for k > 0 && (b[k-1] == ' ' || b[k-1] == '\t') {
+			k--
+		}
+		qe := k
+		for k > 0 && (b[k-1] == '"' || b[k-1] == '\'' || b[k-1] == '\\') {
+			k--
+		}
+		quote := quoteOf(b[k:qe])
+		end := k
+		for k > 0 && isWordByte(b[k-1]) {
+			k--
+		}
+		if k == end {
+			continue
+		}
+		secret, count := r.keys.match(b[k:end])
+		if !secret && escaped(b, k) && k+1 < end {
+			secret, count = r.keys.match(b[k+1 : end]) // after an escape such as \n
+		}
+		if !secret {
+			continue
+		}
+		v := i + 1
+		for v < len(b) && (b[v] == ' ' || b[v] == '\t') {
+			v++
+		}
+		if v >= len(b) || b[v] == '=' { // nothing, or "==" / ":="
+			continue
+		}
+		var ve int
+		eds, ve = valueEdit(eds, b, v, quote, count)
+		i = max(i, ve-1)
+	}
+	return eds
+}
+
+// quoteOf returns the quote of a name from the run of quotes and
+// backslashes that closes it: `"`, `'`, or `\"` (`\\\"`, ...) for a name
+// quoted inside a JSON string; nil if it is not quoted.
+func quoteOf(run []byte) []byte {
+	for i, c := range run {
+		if c == '"' || c == '\'' {
+			n := 0 // the backslashes before it
+			for j := i - 1; j >= 0 && run[j] == '\\'; j-- {
+				n++
+			}
+			return run[i-n : i+1]
+		}
+	}
+	return nil
+}
+
+// valueEdit masks the value of a secret pair that starts at b[v] and
+// returns the index past it.
+func valueEdit(eds []edit, b []byte, v int, quote []byte, count bool) ([]edit, int) {
+	// A quoted value: a run of backslashes, then " or '.
+	q := v
+	for q < len(b) && b[q] == '\\' {
+		q++
+	}
+	if q < len(b) && (b[q] == '"' || b[q] == '\'') {
+		nb := q - v
+		in := q + 1
+		end := closingQuote(b, in, b[q], nb)
+		ie := max(end-nb, in) // the value ends before the closing quote's backslashes
+		if end == len(b) {
+			ie = len(b) // not closed: mask to the end
+		}
+		if ie > in && string(b[in:ie]) != Mask {
+			eds = append(eds, edit{from: in, to: ie})
+		}
+		return eds, min(end+1, len(b))
+	}
+	if b[v] == '[' || b[v] == '{' {
+		nb := -1
+		if quote != nil {
+			nb = len(quote) - 1
+		}
+		end := closingBracket(b, v, max(nb, 0))
+		if string(b[v:end]) == Mask {
+			return eds, end
+		}
+		var with []byte
+		if quote != nil {
+			with = make([]byte, 0, 2*len(quote)+len(Mask))
+			with = append(append(append(with, quote...), Mask...), quote...)
+		}
+		return append(eds, edit{from: v, to: end, with: with}), end
+	}
+	e := bareEnd(b, v)
+	if scheme := b[v:e]; equalFold(scheme, "bearer") || equalFold(scheme, "basic") || equalFold(scheme, "token") || equalFold(scheme, "digest") {
+		if n := jsonscan.SkipSpace(b, e); n > e && n < len(b) {
+			e = bareEnd(b, n)
+		}
+	}
+	if e > v && !(count && isNumber(b[v:e])) && string(b[v:e]) != Mask {
+		eds = append(eds, edit{from: v, to: e})
+	}
+	return eds, e
+}
+
+// closingQuote returns the index of the quote q that closes a string
+// quoted with nb backslashes before it, starting the search at b[i]: the
+// next q with exactly nb backslashes before it; len(b) if there is none.
+func closingQuote(b []byte, i int, q byte, nb int) int {
+	for ; i < len(b); i++ {
+		if b[i] == q && backslashesBefore(b, i) == nb {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func backslashesBefore(b []byte, i int) int {
+	n := 0
+	for i > 0 && b[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n
+}
+
+// closingBracket returns the index past the array or object that starts
+// at b[v], its strings quoted with nb backslashes; len(b) if it does not
+// close.
+func closingBracket(b []byte, v, nb int) int {
+	depth := 0
+	in := false
+	for i := v; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			if backslashesBefore(b, i) == nb {
+				in = !in
+			}
+		case in:
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(b)
+}
+
+func bareEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n', ',', ';', '&', ')', ']', '}', '"', '\'':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// equalFold reports whether b is word in any case (word is lower-case).
+func equalFold(b []byte, word string) bool {
+	if len(b) != len(word) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// schemeEdits masks the credential after "Bearer", and after "Basic" or
+// "token" when it looks like one (a word is left: "basic plan", "one token
+// each").
+func schemeEdits(eds []edit, b []byte) []edit {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != 'b' && c != 'B' && c != 't' && c != 'T' {
+			continue
+		}
+		if i > 0 && isWordByte(b[i-1]) && !escaped(b, i-1) {
+			continue
+		}
+		var n int
+		switch {
+		case i+6 <= len(b) && equalFold(b[i:i+6], "bearer"):
+			n = 6
+		case i+5 <= len(b) && (equalFold(b[i:i+5], "basic") || equalFold(b[i:i+5], "token")):
+			n = 5
+		default:
+			continue
+		}
+		if i+n >= len(b) || (b[i+n] != ' ' && b[i+n] != '\t') {
+			continue
+		}
+		v := jsonscan.SkipSpace(b, i+n)
+		e := bareEnd(b, v)
+		if tok := b[v:e]; e > v && string(tok) != Mask && (n == 6 || (len(tok) >= 8 && credentialLike(tok))) {
+			eds = append(eds, edit{from: v, to: e})
+		}
+		i = max(i, e-1)
+	}
+	return eds
+}
+
+// credentialLike reports whether a word looks like a credential rather
+// than a word: it has a digit or one of -._~+/=, or capitals past its
+// first letter along with small letters (base64).
+func credentialLike(tok []byte) bool {
+	upper, lower := false, false
+	for i, c := range tok {
+		switch {
+		case '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '+', c == '/', c == '=':
+			return true
+		case 'A' <= c && c <= 'Z':
+			upper = upper || i > 0
+		case 'a' <= c && c <= 'z':
+			lower = true
+		}
+	}
+	return upper && lower
+}
+
+// isNumber reports whether b is a JSON number.
+func isNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if digits() == 0 {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// appendUnescaped reads b as the inside of a JSON string (raw control
+// characters allowed) and appends what it stands for to out; false if b is
+// not one (a quote that is not escaped, an unknown escape).
+func appendUnescaped(out, b []byte) ([]byte, bool) {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == '"' {
+			return nil, false
+		}
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(b) {
+			return nil, false
+		}
+		i++
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := readRune(b, i+1)
+			if n == 0 {
+				return nil, false
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// readRune reads the 4 hex digits of a \u escape at b[i] (and the low half
+// of a surrogate pair after it) and returns the rune and how many bytes
+// after i-1 it took; 0 if they are not hex.
+func readRune(b []byte, i int) (rune, int) {
+	r1, ok := hex4(b, i)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r1) {
+		if i+10 <= len(b) && b[i+4] == '\\' && b[i+5] == 'u' {
+			if r2, ok := hex4(b, i+6); ok {
+				if r := utf16.DecodeRune(r1, r2); r != utf8.RuneError {
+					return r, 10
+				}
+			}
+		}
+		return utf8.RuneError, 4
+	}
+	return r1, 4
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
