@@ -68,6 +68,7 @@ func (g *Gateway) newHandler() http.Handler {
 	mux.HandleFunc("POST /v1/requests/{id}/cancel", g.cancelRequest)
 	mux.HandleFunc("POST /v1/requests/{id}/end", g.endRequest)
 	g.mountOperators(mux)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
 			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
@@ -75,6 +76,7 @@ func (g *Gateway) newHandler() http.Handler {
 	var h http.Handler = mux
 	if g.authn != nil {
 		h = g.authn.Middleware(h) // every path but /healthz
+		h = uiSignsIn(g.ui, h)
 	}
 	h = limitBody(g.cfg.maxBody(), h)
 	if g.authn == nil {
@@ -88,6 +90,19 @@ func (g *Gateway) newHandler() http.Handler {
 	}))
 	h = cop.Handler(h)
 	return recoverPanics(g, uiHeaders(h))
+}
+
+// uiSignsIn sends /ui and /ui/... to the UI, which authenticates them
+// itself (a session cookie from its login page, or credentials in the
+// headers), and everything else to next.
+func uiSignsIn(u http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			u.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // uiHeaders gives every answer under /ui the UI's headers (no framing,

@@ -115,6 +115,9 @@ func (g *Gateway) mountOperators(mux *http.ServeMux) {
 		g.auditV = newAuditView(g.store)
 		uo.Audit = g.auditV
 	}
+	if g.authn != nil { // the UI signs browsers in itself (newHandler)
+		uo.Login = &ui.Login{Header: g.authn.Authenticate, Credential: g.authn.Credential, Valid: g.authn.Valid}
+	}
 	g.ui = ui.New(uo)
 	mux.Handle("/ui/", g.ui)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
@@ -184,8 +187,16 @@ func (a uiApprovals) List(r *http.Request) []ui.Approval {
 		if !a.q.CanDecide(&x, actor) {
 			continue // another principal's (or tenant's): as in GET /v1/approvals
 		}
-		out = append(out, ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
-			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires})
+		v := ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
+			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires,
+			Operation: x.Operation, Why: x.Why, Agent: x.Agent, Scene: x.Scene, Note: x.Note, Created: x.Created}
+		for _, vote := range x.Votes {
+			v.Votes = append(v.Votes, ui.Vote{By: vote.By, As: vote.As, Reason: vote.Reason, At: vote.At})
+		}
+		if d := x.Denial; d != nil {
+			v.Denial = &ui.Vote{By: d.By, As: d.As, Reason: d.Reason, At: d.At}
+		}
+		out = append(out, v)
 	}
 	return out
 }
