@@ -376,6 +376,9 @@ func (r *Request) End() {
 	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok {
 		rr.RequestEnded(context.Background(), r)
 	}
+	if o, ok := r.rt.opts.Recorder.(RequestObserver); ok {
+		o.RequestEnded(context.Background(), r)
+	}
 }
 
 // endDelegate closes a sub-request's delegate frame in its parent, once.

@@ -115,6 +115,9 @@ func (m *openAIModel) Complete(ctx context.Context, msgs []Message, _ []string) 
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if f, ok := reach.FrameFrom(ctx); ok { // the model's spans join the trace, under this call's
+		req.Header.Set(HeaderTraceparent, traceparent(f.Request, f.ID))
+	}
 	if k := m.cfg.APIKey.Reveal(); k != "" {
 		req.Header.Set("Authorization", "Bearer "+k)
 	}
@@ -135,6 +138,7 @@ func (m *openAIModel) Complete(ctx context.Context, msgs []Message, _ []string) 
 		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("the model endpoint answered %s", resp.Status)}
 	}
 	var out struct {
+		Model   string `json:"model"`
 		Choices []struct {
 			Message struct {
 				Content string `json:"content"`
@@ -149,7 +153,7 @@ func (m *openAIModel) Complete(ctx context.Context, msgs []Message, _ []string) 
 		return nil, &reach.ToolError{Type: "model_error", Message: "the model's answer is not a chat completion"}
 	}
 	text := out.Choices[0].Message.Content
-	return &Reply{Text: text, Usage: reach.TokenUsage{Input: out.Usage.Prompt, Output: out.Usage.Completion, Text: text}}, nil
+	return &Reply{Text: text, Usage: reach.TokenUsage{Input: out.Usage.Prompt, Output: out.Usage.Completion, Model: out.Model, Text: text}}, nil
 }
 
 // redactURL keeps a transport error from echoing the endpoint's query.

@@ -36,7 +36,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 		return ok
 	}
 	g.stats = telemetry.NewStats(0).WithTools(known)
-	g.metrics = telemetry.NewMetrics().WithTools(known)
+	g.metrics = telemetry.NewMetrics().WithTools(known).WithUpstreams(g.upstreamsUp, g.upstreamName).WithRequests(g.activeRequests)
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
@@ -46,7 +46,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 		if err != nil {
 			return g.cfg.errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
 		}
-		g.tracer = telemetry.NewTracer(exp, nil)
+		g.tracer = telemetry.NewTracer(exp, &telemetry.TracerOptions{Served: true, Version: g.opts.Version, Peer: g.peer})
 		g.metrics.WithSpanDrops(g.tracer)
 		recs = append(recs, g.tracer)
 	}

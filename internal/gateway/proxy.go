@@ -257,6 +257,8 @@ func (g *Gateway) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ureq.Header.Set("Content-Type", "application/json")
+	// The model endpoint's spans join the trace, under this turn's span.
+	ureq.Header.Set(HeaderTraceparent, traceparent(req, mf.ID))
 	if k := mc.APIKey.Reveal(); k != "" {
 		ureq.Header.Set("Authorization", "Bearer "+k)
 	} else if a := r.Header.Get("Authorization"); a != "" && !g.authConfigured() {
@@ -344,6 +346,7 @@ func copyHeader(dst, src http.Header) {
 // completion is the part of a chat completion (or a chunk of one) the
 // proxy reads.
 type completion struct {
+	Model   string `json:"model"` // the model that answered
 	Choices []struct {
 		Message *struct {
 			Content   string     `json:"content"`
@@ -386,6 +389,9 @@ func (a *answer) id(id string) {
 }
 
 func (a *answer) note(c *completion) {
+	if c.Model != "" {
+		a.use.Model = c.Model
+	}
 	if c.Usage != nil {
 		a.use.Input, a.use.Output = c.Usage.Prompt, c.Usage.Completion
 		a.reported = true

@@ -350,7 +350,7 @@ type requestView struct {
 	Started                                                 when
 	Duration, Cost, CostLimit                               string
 	ToolCalls, Turns, Tokens                                meter
-	Refusals, Failures, InFlight, Waiting, Frames           int
+	Refusals, Failures, InFlight, Waiting, Held, Frames     int
 	MaxDepth, DepthLimit                                    int
 	Cause                                                   *reach.Cause
 	Approval                                                string // a pending approval of it, if any
@@ -373,48 +373,22 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 	if p := q.Parent(); p != nil {
 		v.Parent = p.ID()
 	}
-	last := q.Started()
-	var walk func(*reach.Request)
-	walk = func(q *reach.Request) {
-		for _, f := range q.Frames() {
-			v.Frames++
-			switch f.State() {
-			case reach.Refused:
-				v.Refusals++
-			case reach.Failed:
-				v.Failures++
-			case reach.AwaitingApproval:
-				v.Waiting++
-			case reach.Completed, reach.Cancelled:
-			default:
-				v.InFlight++
-			}
-			if e := f.Ended(); e.After(last) {
-				last = e
-			}
-		}
-		for _, c := range q.Children() {
-			walk(c)
-		}
-	}
-	walk(q)
-	raw := v.Raw
-	live := false
-	switch {
-	case strings.HasPrefix(raw, "stopped_"):
-		v.State, v.Class, v.Mode = stateStopped, "stopped", strings.TrimPrefix(raw, "stopped_")
-	case raw == "completed":
-		v.State, v.Class = stateDone, "done"
-	case v.Waiting > 0:
-		v.State, v.Class, live = stateWaiting, classWaiting, true
-	case v.InFlight > 0:
-		v.State, v.Class, live = stateRunning, "running", true
+	a := telemetry.RequestActivity(q, now)
+	v.Frames, v.Refusals, v.Failures, v.InFlight, v.Waiting, v.Held = a.Frames, a.Refused, a.Failed, a.InFlight, a.Waiting, a.Held
+	v.Mode, v.Class = a.Mode, a.State
+	switch a.State {
+	case telemetry.StateWaiting:
+		v.State, v.Class = stateWaiting, classWaiting
+	case telemetry.StateRunning:
+		v.State = stateRunning
+	case telemetry.StateIdle:
+		v.State = stateIdle
+	case telemetry.StateStopped:
+		v.State = stateStopped
 	default:
-		v.State, v.Class, live = stateIdle, "idle", true
+		v.State = stateDone
 	}
-	if live || v.InFlight > 0 || v.Waiting > 0 {
-		last = now
-	}
+	last := a.Last
 	v.Duration = span(last.Sub(q.Started()))
 	if b.Wall > 0 {
 		v.Duration += " of " + span(b.Wall)
@@ -505,6 +479,11 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 		}
 		v := viewRequest(q, now)
 		v.Approval = pending[v.ID]
+		if v.State == stateWaiting && v.Approval == "" && v.Held == 0 && u.o.Approvals != nil {
+			// Its calls were answered "pending", and no approval of it
+			// waits any more (decided, expired): nothing waits.
+			v.State, v.Class = stateIdle, "idle"
+		}
 		counts[v.State]++
 		total++
 		if f.State != filterAll && v.State != f.State {
