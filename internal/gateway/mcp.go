@@ -590,6 +590,10 @@ func (g *Gateway) sdkLogger(component string) *slog.Logger {
 	return slog.New(hideSessionIDs{g.log.Handler()}).With("component", component)
 }
 
+// sessionRef is a session id's short hash in the log: no secret, so the
+// log's redactor (redactHandler) leaves it as it is.
+type sessionRef string
+
 // hideSessionIDs replaces the value of every session_id attribute (the SDK
 // logs one when a session connects, subscribes, ...) by a short hash of it:
 // an Mcp-Session-Id is all a client on loopback needs to take a session
@@ -635,7 +639,7 @@ func hideSessionID(a slog.Attr) slog.Attr {
 			return a
 		}
 		sum := sha256.Sum256([]byte(s))
-		return slog.String(a.Key, "#"+hex.EncodeToString(sum[:6]))
+		return slog.Any(a.Key, sessionRef("#"+hex.EncodeToString(sum[:6])))
 	}
 	return a
 }

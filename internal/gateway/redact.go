@@ -54,6 +54,9 @@ func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 
 func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
+	if ref, ok := v.Any().(sessionRef); ok && v.Kind() == slog.KindAny { // a hash, made to be shown
+		return slog.String(a.Key, string(ref))
+	}
 	switch v.Kind() {
 	case slog.KindGroup:
 	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
