@@ -63,8 +63,12 @@ their URLs; Ctrl-C stops it.`,
 				return err
 			}
 			cfg.Data = abs
+			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintln(w)
-			return serve(cmd.Context(), cfg, w, cmd.ErrOrStderr())
+			return serve(cmd.Context(), cfg, log, w)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "reach-demo", "folder for the SVG graphs")

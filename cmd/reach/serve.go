@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -62,7 +63,11 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 				}
 				cfg.Data = abs
 			}
-			return serve(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, log, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
@@ -78,13 +83,9 @@ func loadConfig(path string) (*gateway.Config, error) {
 	return gateway.LoadConfig(path)
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
 // serve builds the gateway, listens, prints how to connect, and serves
 // until ctx ends.
-func serve(ctx context.Context, cfg *gateway.Config, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, cfg *gateway.Config, log *slog.Logger, stdout io.Writer) error {
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func serve(ctx context.Context, cfg *gateway.Config, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
-	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: newLogger(stderr), Version: version})
+	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 	if err != nil {
 		ln.Close()
 		return err
@@ -209,7 +210,11 @@ problem with its line, or how many tools it would serve.`,
 			// The log is shown only when the check fails: it holds what an
 			// upstream that would not start wrote to stderr (secrets masked).
 			logs := &lockedBuffer{}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: newLogger(logs), Version: version})
+			log, err := newLogger(cmd, logs, cfg)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
 				if l := logs.String(); l != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "the gateway's log while checking:\n%s", printableLines(l))
@@ -267,8 +272,11 @@ that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 			if err != nil {
 				return err
 			}
-			log := newLogger(cmd.ErrOrStderr())
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: version})
+			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
 				return err
 			}
