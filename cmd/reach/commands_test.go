@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -107,16 +110,75 @@ func TestDemoServeKeepsState(t *testing.T) {
 }
 
 // TestToolsCommandNamesMissingPins: the tools commands pointed at a folder
-// with no pin file (a wrong --data: the gateway's data folder is next to
-// its configuration) say so and how to fix it, instead of answering that
-// no tool is pinned or held.
+// with no pin file (a wrong --data, or a gateway without upstreams) say so
+// and how to fix it. Listing is no failure (a gateway without upstreams
+// pins nothing): it says where it looked; diff and approve fail.
 func TestToolsCommandNamesMissingPins(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "not-the-data-folder")
-	for _, args := range [][]string{{"list"}, {"list", "--held"}, {"diff"}, {"approve", "kb__search"}} {
+	for _, args := range [][]string{{"list"}, {"list", "--held"}} {
+		out, _, err := runCmd(t, newToolsCmd, append(args, "--data", data)...)
+		if err != nil || !strings.Contains(out, data) || !strings.Contains(out, "--data") {
+			t.Errorf("tools %s with no pins.json: err %v, out %q; want no error and a line naming %s and --data", strings.Join(args, " "), err, out, data)
+		}
+	}
+	if out, _, err := runCmd(t, newToolsCmd, "list", "--json", "--data", data); err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("tools list --json with no pins.json: %v %q, want []", err, out)
+	}
+	for _, args := range [][]string{{"diff"}, {"approve", "kb__search"}} {
 		out, _, err := runCmd(t, newToolsCmd, append(args, "--data", data)...)
 		if err == nil || !strings.Contains(err.Error(), data) || !strings.Contains(err.Error(), "--data") {
 			t.Errorf("tools %s with no pins.json: err %v, out %q; want an error naming %s and --data", strings.Join(args, " "), err, out, data)
 		}
+	}
+}
+
+// TestRequestsListFilters: requests list takes --state, --limit and
+// --json, against a running gateway; the table shows the live state,
+// refusals and cost.
+func TestRequestsListFilters(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	for i := range 3 {
+		getJSON(t, "POST", base+"/v1/calls", fmt.Sprintf(`{"request_id":"r%d","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q%d"}}]}`, i, i))
+	}
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"r9","tool_calls":[{"call_id":"c","tool":"nope","arguments":{}}]}`)
+	getJSON(t, "POST", base+"/v1/requests/r0/end", `{}`)
+	out, _, err := runCmd(t, newRequests, "list", "--api", base)
+	if err != nil || !strings.Contains(out, "REFUSED") || !regexp.MustCompile(`(?m)^r9\s+idle\s+local\s+\S+\s+1\s+1\s`).MatchString(out) {
+		t.Errorf("requests list: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newRequests, "list", "--api", base, "--state", "done", "--json")
+	var got struct {
+		Requests []struct{ ID, Activity string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Requests) != 1 || got.Requests[0].ID != "r0" || got.Requests[0].Activity != "done" {
+		t.Errorf("requests list --state done --json: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newRequests, "--api", base, "--state", "idle", "--limit", "2", "--json")
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Requests) != 2 {
+		t.Errorf("requests --state idle --limit 2: %v\n%s", err, out)
+	}
+	if _, _, err := runCmd(t, newRequests, "list", "--api", base, "--state", "sleeping"); err == nil || !strings.Contains(err.Error(), "waiting_for_approval") {
+		t.Errorf("an unknown state: %v, want the states named", err)
+	}
+}
+
+// TestGraphNotToTerminal: reach graph does not write an SVG to a terminal
+// without -o; it says how to get it, and -o - writes it anyway.
+func TestGraphNotToTerminal(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"g1","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q"}}]}`)
+	old := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = old }()
+	out, _, err := runCmd(t, newGraph, "g1", "--api", base)
+	if err == nil || !strings.Contains(err.Error(), "-o g1.svg") || out != "" {
+		t.Errorf("graph to a terminal: %v, %d bytes written", err, len(out))
+	}
+	if out, _, err := runCmd(t, newGraph, "g1", "--api", base, "--format", "dot"); err != nil || !strings.HasPrefix(out, "digraph") {
+		t.Errorf("graph --format dot to a terminal: %v %q", err, out)
+	}
+	if out, _, err := runCmd(t, newGraph, "g1", "--api", base, "-o", "-"); err != nil || !strings.HasPrefix(out, "<svg") {
+		t.Errorf("graph -o - to a terminal: %v %.40q", err, out)
 	}
 }
 

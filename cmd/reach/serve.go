@@ -156,9 +156,13 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		}
 		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
 	}
-	fmt.Fprintf(w, "  curl -s %s/v1/requests\n", base)
+	api := ""
+	if addr != "127.0.0.1:7400" {
+		api = " --api " + base
+	}
+	fmt.Fprintf(w, "Watch and steer it:\n  reach requests list%s       reach approvals list%s       reach graph REQUEST%s -o graph.svg\n", api, api, api)
 	if g.Config().Authenticates() {
-		fmt.Fprintf(w, "Every path but /healthz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create).\n")
+		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
 }

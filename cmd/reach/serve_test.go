@@ -219,7 +219,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if out, err := runCLI(t, "graph", "e2e", "--format", "dot", "--api", base); err != nil || !strings.HasPrefix(out, "digraph") {
 		t.Errorf("reach graph --format dot: %v\n%.300s", err, out)
 	}
-	if out, err := runCLI(t, "requests", "--api", base); err != nil || !strings.Contains(out, "e2e") || !strings.Contains(out, "stopped_cancel") {
+	if out, err := runCLI(t, "requests", "--api", base); err != nil || !strings.Contains(out, "e2e") || !strings.Contains(out, "stopped (cancel)") {
 		t.Errorf("reach requests: %v\n%s", err, out)
 	}
 	if _, err := runCLI(t, "graph", "nobody", "--api", base); err == nil {

@@ -38,12 +38,22 @@ running gateway sees the approval within seconds, without a restart.`,
 		return pin.Open(pin.Path(data))
 	}
 
-	var held bool
+	var held, asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the pinned tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
+				// Nothing pinned yet is no failure: a gateway without
+				// upstreams pins nothing. Say where it looked.
+				if asJSON {
+					return writeJSON(out, []pin.Pin{})
+				}
+				fmt.Fprintf(out, "no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them; a gateway of another data folder: --data)\n", data)
+				return nil
+			}
 			s, err := open()
 			if err != nil {
 				return err
@@ -52,7 +62,12 @@ running gateway sees the approval within seconds, without a restart.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
+			if asJSON {
+				if pins == nil {
+					pins = []pin.Pin{}
+				}
+				return writeJSON(out, pins)
+			}
 			if len(pins) == 0 {
 				fmt.Fprintln(out, "no tools")
 				return nil
@@ -70,6 +85,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		},
 	}
 	list.Flags().BoolVar(&held, "held", false, "only tools with a change waiting")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
 	diff := &cobra.Command{
 		Use:   "diff [TOOL]",

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/ui"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -315,8 +318,11 @@ func upperFirst(s string) string {
 
 // requestSummary is a request in GET /v1/requests.
 type requestSummary struct {
-	ID        string    `json:"id"`
-	State     string    `json:"state"`
+	ID    string `json:"id"`
+	State string `json:"state"`
+	// Activity is what it is doing now: running, waiting_for_approval,
+	// idle, stopped or done (telemetry.RequestActivity).
+	Activity  string    `json:"activity"`
 	Principal string    `json:"principal"`
 	Agent     string    `json:"agent"`
 	Parent    string    `json:"parent,omitempty"`
@@ -324,25 +330,54 @@ type requestSummary struct {
 	ToolCalls int       `json:"tool_calls"`
 	Turns     int       `json:"turns"`
 	Tokens    int64     `json:"tokens"`
+	Cost      float64   `json:"cost"`
+	Refusals  int       `json:"refusals"`
 }
 
-func summarize(r *reach.Request) requestSummary {
+func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
 	u := r.Usage()
-	s := requestSummary{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(),
-		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens}
+	s := requestSummary{ID: r.ID(), State: r.State(), Activity: a.State, Principal: r.Principal(), Agent: r.Agent(),
+		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens, Cost: u.Cost, Refusals: a.Refused}
 	if p := r.Parent(); p != nil {
 		s.Parent = p.ID()
 	}
 	return s
 }
 
+// listRequests is GET /v1/requests[?state=running|waiting_for_approval|
+// idle|stopped|done&limit=N]: the requests the caller sees, newest first.
 func (g *Gateway) listRequests(w http.ResponseWriter, hr *http.Request) {
+	q := hr.URL.Query()
+	state := q.Get("state")
+	if state != "" && state != telemetry.StateDone && !slices.Contains(telemetry.LiveStates, state) {
+		writeError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no request state %q.", state),
+			"Use running, waiting_for_approval, idle, stopped or done.")
+		return
+	}
+	limit := -1
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "bad_limit", fmt.Sprintf("limit=%q is not a number of requests.", l), "Use a whole number, e.g. limit=20.")
+			return
+		}
+		limit = n
+	}
 	rs := g.rt.Requests()
 	out := make([]requestSummary, 0, len(rs))
+	now := time.Now()
 	for _, r := range rs {
-		if g.sees(hr, r) {
-			out = append(out, summarize(r))
+		if limit >= 0 && len(out) >= limit {
+			break
 		}
+		if !g.sees(hr, r) {
+			continue
+		}
+		a := telemetry.RequestActivity(r, now)
+		if state != "" && a.State != state {
+			continue
+		}
+		out = append(out, summarize(r, a))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
 }
@@ -406,7 +441,7 @@ func (g *Gateway) getRequest(w http.ResponseWriter, r *http.Request) {
 		Children []string     `json:"children,omitempty"`
 		Frames   []frameJSON  `json:"frames"`
 	}{
-		requestSummary: summarize(req),
+		requestSummary: summarize(req, telemetry.RequestActivity(req, time.Now())),
 		Scene:          req.Scene(),
 		Budget:         budgetOf(req.Budget()),
 		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,

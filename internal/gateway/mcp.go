@@ -574,7 +574,7 @@ func (g *Gateway) approvalProgress(ctx context.Context, r *reach.Request, id str
 				continue
 			}
 			n++
-			msg := fmt.Sprintf("%s waits for approval (GET /v1/approvals)", waiting.Name)
+			msg := fmt.Sprintf("%s waits for approval (reach approvals list, or the UI's approvals)", waiting.Name)
 			if e := waiting.Err(); e != nil && e.Message != "" {
 				msg = e.Message
 			}

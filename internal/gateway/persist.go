@@ -424,7 +424,7 @@ func (g *Gateway) claimDeadLetter(w http.ResponseWriter, r *http.Request) (*dead
 	if g.store != nil { // one key per dead letter, however the path spells it
 		var err error
 		if id, err = strconv.ParseInt(strings.TrimPrefix(key, "dl-"), 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, "bad_id", "A dead letter id is dl-N (or N).", "Use an id from GET /v1/deadletters.")
+			writeError(w, http.StatusBadRequest, "bad_id", "A dead letter id is dl-N (or N).", "Use an id that reach deadletters list (GET /v1/deadletters) shows.")
 			return nil, false
 		}
 		key = fmt.Sprint("dl-", id)
@@ -457,14 +457,14 @@ func (g *Gateway) claimDeadLetter(w http.ResponseWriter, r *http.Request) (*dead
 				return t, true
 			}
 		}
-		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", key), "List them with GET /v1/deadletters.")
+		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", key), "List them with reach deadletters list (GET /v1/deadletters).")
 	}
 	d, err := g.storedDeadLetter(r.Context(), id)
 	if err != nil {
 		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 	}
 	if d == nil || d.State != store.DeadOpen {
-		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with GET /v1/deadletters.")
+		return fail(http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %d.", id), "List them with reach deadletters list (GET /v1/deadletters).")
 	}
 	if t.queued, err = durable.RestoreDeadLetter(r.Context(), g.store, g.rt, d); err != nil {
 		return fail(http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
