@@ -21,7 +21,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.Version = buildinfo.Read().String() // reach --version
 	root.SetVersionTemplate("{{.Version}}\n")
 	addLogFlags(root)
-	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests())
+	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
 	return root
 }
 

@@ -62,6 +62,8 @@ func (g *Gateway) newHandler() http.Handler {
 	})
 	mux.Handle("/mcp", g.bindSessions(byProtocol(g.leanStateless(stateless), g.leanMCP(mcpHandler))))
 	mux.HandleFunc("GET /healthz", g.healthz)
+	mux.HandleFunc("GET /livez", g.livez)
+	mux.HandleFunc("GET /readyz", g.readyz)
 	mux.HandleFunc("POST /v1/calls", g.postCalls)
 	mux.HandleFunc("POST /v1/chat/completions", g.chatCompletions)
 	mux.HandleFunc("GET /v1/tools", g.listTools)
@@ -214,17 +216,6 @@ func recoverPanics(g *Gateway, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
-}
-
-func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
-	ups := g.Upstreams()
-	status := "ok"
-	for _, u := range ups {
-		if !u.Connected {
-			status = "degraded"
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status, "tools": len(g.rt.Tools()), "upstreams": ups})
 }
 
 // linkFromHeaders reads Reach-Parent, Reach-Scene, traceparent and

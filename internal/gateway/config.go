@@ -126,6 +126,11 @@ type Upstream struct {
 	Prefix *string `yaml:"prefix"`
 	// Timeout bounds connecting and listing tools; if zero, 30s.
 	Timeout Duration `yaml:"timeout"`
+	// Required makes the gateway refuse to start while the upstream cannot
+	// be reached, and /readyz answer 503 while it is not connected; an
+	// upstream that is not required and cannot be reached at start is
+	// retried in the background (the gateway starts degraded).
+	Required bool `yaml:"required"`
 }
 
 // ToolOverride changes a tool's contract. Absent fields keep what the tool

@@ -156,6 +156,7 @@ type Gateway struct {
 	upstreams []*upstream
 	listed    map[string]bool // tool names listed over MCP
 	closed    bool
+	draining  atomic.Bool // Serve is shutting down: /readyz answers 503
 }
 
 // New builds a gateway from cfg: the runtime, the built-in tools, the
@@ -453,6 +454,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	g.log.Info("shutting down")
+	g.draining.Store(true) // /readyz: no more traffic
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	// Streams (SSE GETs) never finish by themselves: end the sessions first.

@@ -372,3 +372,48 @@ func TestMetricsScrape(t *testing.T) {
 		}
 	}
 }
+
+// TestProbes: /livez is 200 while the gateway serves; /readyz is 503 while
+// a required upstream is down and while the gateway shuts down, 200 with
+// only an optional one down; /healthz reports degraded with 200; none needs
+// credentials.
+func TestProbes(t *testing.T) {
+	g, _, srv := upstreamGateway(t, probeConfig)
+	for _, p := range []string{"/livez", "/readyz", "/healthz"} {
+		if code, body := get(t, srv.URL+p); code != 200 {
+			t.Errorf("GET %s = %d %s, want 200", p, code, body)
+		}
+	}
+	// The upstream was not required: down, the gateway is degraded but ready.
+	g.cfg.Upstreams[0].Required = false
+	g.upstreams[0].mu.Lock()
+	cs := g.upstreams[0].cs
+	g.upstreams[0].cs = nil
+	g.upstreams[0].mu.Unlock()
+	if code, body := get(t, srv.URL+"/readyz"); code != 200 {
+		t.Errorf("/readyz with an optional upstream down = %d %s, want 200", code, body)
+	}
+	if code, body := get(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(body, `"status":"degraded"`) || !strings.Contains(body, `"ready":true`) {
+		t.Errorf("/healthz with an upstream down = %d %s, want 200, degraded and ready", code, body)
+	}
+	g.cfg.Upstreams[0].Required = true
+	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "required upstream up is not connected") {
+		t.Errorf("/readyz with a required upstream down = %d %s, want 503 naming it", code, body)
+	}
+	g.upstreams[0].mu.Lock()
+	g.upstreams[0].cs = cs
+	g.upstreams[0].mu.Unlock()
+	g.draining.Store(true)
+	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+		t.Errorf("/readyz while shutting down = %d %s", code, body)
+	}
+	if code, _ := get(t, srv.URL+"/livez"); code != 200 {
+		t.Errorf("/livez while shutting down = %d, want 200", code)
+	}
+	_, url, _, _ := authGateway(t, "")
+	for _, p := range []string{"/livez", "/readyz", "/healthz"} {
+		if code, body := get(t, url+p); code != 200 {
+			t.Errorf("with auth, GET %s without credentials = %d %s, want 200", p, code, body)
+		}
+	}
+}
