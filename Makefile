@@ -68,6 +68,16 @@ npm-deps:
 unit: npm-deps
 race: npm-deps
 
+# The gateway's A2A agent tests (internal/gateway TestA2AAgents*) run a
+# planner, an executor and a verifier written with the A2A JS SDK; install
+# the SDKs (into .cache/a2a) before the tests. Without node and npm the
+# script says so and the tests skip.
+.PHONY: a2a-deps
+a2a-deps:
+	@bash scripts/a2a-deps.sh
+unit: a2a-deps
+race: a2a-deps
+
 # The web UI's browser test (internal/ui TestBrowser) drives Debian's
 # chromium with playwright-core; install them before the tests.
 .PHONY: browser-deps

@@ -141,7 +141,14 @@ type Frame struct {
 	warn    []string
 	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
+
+	meta []byte                  // delegate frames of a keyed agent: the normalized metadata
+	sub  atomic.Pointer[Request] // delegate frames: the sub-request they started
 }
+
+// SubRequest returns the sub-request a delegate frame started, or nil (a
+// tool or model frame, or a refused hand-off).
+func (f *Frame) SubRequest() *Request { return f.sub.Load() }
 
 // State returns the frame's state.
 func (f *Frame) State() State { return State(f.state.Load()) }
@@ -167,6 +174,18 @@ func (f *Frame) Why() string { f.mu.Lock(); defer f.mu.Unlock(); return f.why }
 
 // Summary returns a one-line summary of the frame's result, masked.
 func (f *Frame) Summary() string { f.mu.Lock(); defer f.mu.Unlock(); return f.summary }
+
+// SetSummary replaces the frame's one-line summary, masked: what the graph
+// and the UI show of it (an A2A hand-off's task and its state, say). Frames
+// that end later set their own.
+func (f *Frame) SetSummary(s string) {
+	if f.Request != nil {
+		s = f.Request.rt.opts.Redactor.RedactString(s)
+	}
+	f.mu.Lock()
+	f.summary = oneLine(s, 160)
+	f.mu.Unlock()
+}
 
 // Text returns what the model said, masked, for a model frame that
 // recorded it.
@@ -247,9 +266,17 @@ func RequestFrom(ctx context.Context) (*Request, bool) {
 // made with it becomes f's child. It is how a call that arrives from
 // another process (with the frame id in a Reach-Parent header, a W3C
 // traceparent or MCP _meta) joins the stack of the call that caused it.
-// ctx should carry f's request context (or one derived from it), so that
-// stopping the request reaches the new call.
-func WithParent(ctx context.Context, f *Frame) context.Context { return withFrame(ctx, f) }
+// Under a delegate frame, the new frames belong to the sub-request it
+// started (see [Frame.SubRequest]): the delegated agent's work, counted
+// against its carved budget. ctx should carry the context of the request
+// the frames belong to (or one derived from it), so that stopping the
+// request reaches the new call.
+func WithParent(ctx context.Context, f *Frame) context.Context {
+	if s := f.sub.Load(); s != nil {
+		return context.WithValue(ctx, posKey{}, s)
+	}
+	return withFrame(ctx, f)
+}
 
 type remoteKey struct{}
 

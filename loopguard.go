@@ -104,13 +104,20 @@ func (rt *Runtime) loopModel(f *Frame) *Error {
 	return nil
 }
 
-// loopDelegate checks a hand-off before the sub-request starts.
-func (rt *Runtime) loopDelegate(f *Frame, task string) *Error {
+// loopDelegate checks a hand-off before the sub-request starts. With
+// stack, the loop guard also sees the delegation stack ("delegation_cycle");
+// without, the graph stage has judged a re-entry under the agent's own
+// contract (reentrant, keyed, warn or allow), which the loop guard must
+// not overrule.
+func (rt *Runtime) loopDelegate(f *Frame, task string, stack bool) *Error {
 	d := rt.detector(f.Request)
 	if d == nil {
 		return nil
 	}
-	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task, Chain: chainOf(f.Request)}
+	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task}
+	if stack {
+		s.Chain = chainOf(f.Request)
+	}
 	if v := d.Check(s); v != nil {
 		return loopError(v)
 	}

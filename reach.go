@@ -49,6 +49,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -605,13 +606,34 @@ type Delegation struct {
 	// Fraction of the parent's remaining budget for every dimension Budget
 	// does not give; if zero, 1 (all that remains; spend still counts for both).
 	Fraction float64
+	// Reentrancy is the receiving agent's contract (G2) for a hand-off
+	// while the agent is already on the delegation stack (it is the agent
+	// of the request or of a delegation the hand-off nests in); if empty,
+	// NonReentrant, as for tools. Whatever the contract, a hand-off of the
+	// same normalized task to an agent already working on it up the stack
+	// is a cycle.
+	Reentrancy Reentrancy
+	// Key names the fields of Metadata that key a Keyed agent: it may be
+	// re-entered with other values of them only.
+	Key []string
+	// Metadata is a JSON object describing the hand-off (an A2A message's
+	// metadata), read for Key.
+	Metadata json.RawMessage
+	// OnViolation is what a cycle or broken contract does; if empty, Refuse.
+	OnViolation Mode
 }
 
 // Delegate hands a sub-task to another agent: it records a delegate frame
 // under the frame in ctx and starts a sub-request whose budget is carved
-// from the parent's remaining budget (never a fresh default). The returned
-// context carries the sub-request; its model turns nest under the delegate
-// frame. End the sub-request when the sub-agent is done.
+// from the parent's remaining budget (never a fresh default). Before that,
+// as the call path's graph stage does for tools, it refuses a hand-off that
+// would re-enter an agent already on the stack against its contract, or
+// hand the same normalized task to an agent already working on it (a
+// cycle: A -> B -> A); then the admit checks (stopped, budgets, depth) and
+// the loop guard (the same sub-task handed over again with the same
+// verdict). A refusal is an *Error and leaves a refused delegate frame. The
+// returned context carries the sub-request; its model turns nest under the
+// delegate frame. End the sub-request when the sub-agent is done.
 func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context, *Request, error) {
 	parent, pf := position(ctx)
 	if parent == nil {
@@ -620,17 +642,30 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
 	}
+	ag, err := compileAgent(d)
+	if err != nil {
+		return nil, nil, err
+	}
 	f := &Frame{ID: newFrameID(), Kind: DelegateFrame, Name: d.Agent, Agent: parent.agent,
 		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
 	if pf != nil {
 		f.Depth = pf.Depth
 		f.filter = pf.filter
 	}
+	ag.hashes(f)
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
-	if err := rt.loopDelegate(f, d.Task); err != nil {
+	if e := ag.checkStack(f); e != nil {
+		return nil, nil, rt.refuseFrame(ctx, f, e)
+	}
+	f.filter.Add(f.hash)
+	f.filter.Add(ag.nameHash)
+	if f.keyed != 0 {
+		f.filter.Add(f.keyed)
+	}
+	if err := rt.loopDelegate(f, d.Task, ag.leavesReentry()); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
@@ -650,6 +685,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		rt.record(ctx, f)
 		return nil, nil, err
 	}
+	f.sub.Store(child)
 	parent.mu.Lock()
 	parent.children = append(parent.children, child)
 	parent.mu.Unlock()

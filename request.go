@@ -195,6 +195,7 @@ type Request struct {
 	ended atomic.Bool
 
 	delegateOnce sync.Once
+	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
 
 	turns     atomic.Int64
 	toolCalls atomic.Int64
@@ -251,6 +252,10 @@ func (r *Request) Agent() string { return r.agent }
 
 // Parent returns the request this one was delegated from, or nil.
 func (r *Request) Parent() *Request { return r.parent }
+
+// DelegateFrame returns the delegate frame in the parent request that
+// started r, or nil for a root request.
+func (r *Request) DelegateFrame() *Frame { return r.delegate }
 
 // Root returns the request at the top of r's tree (r itself for a root).
 func (r *Request) Root() *Request { return r.root }
@@ -381,6 +386,16 @@ func (r *Request) End() {
 	}
 }
 
+// EndWith ends the request as End does; for a sub-request, verdict is what
+// the sub-agent answered (an A2A task's final message), which its delegate
+// frame records and the loop guard compares between hand-offs of the same
+// sub-task. Without it, the delegate frame takes what the sub-request's
+// last model turn said.
+func (r *Request) EndWith(verdict string) {
+	r.verdict.CompareAndSwap(nil, &verdict)
+	r.End()
+}
+
 // endDelegate closes a sub-request's delegate frame in its parent, once.
 func (r *Request) endDelegate() {
 	f := r.delegate
@@ -393,8 +408,12 @@ func (r *Request) endDelegate() {
 		if c := r.StopCause(); c != nil {
 			st, e = Cancelled, (&StopError{Cause: *c}).asError()
 		}
-		r.rt.loopFrameDone(f, lastText(r), e != nil)
-		f.finish(st, e, "")
+		text := lastText(r)
+		if v := r.verdict.Load(); v != nil {
+			text = *v
+		}
+		r.rt.loopFrameDone(f, text, e != nil)
+		f.finish(st, e, oneLine(r.rt.opts.Redactor.RedactString(text), 120))
 		r.rt.record(context.Background(), f)
 	})
 }

@@ -200,8 +200,9 @@ func newValidate() *cobra.Command {
 		Use:   "validate",
 		Short: "Check a configuration without serving",
 		Long: `Builds everything serve would build from the configuration (connecting to each
-upstream and listing its tools, unless --offline) and reports the first
-problem with its line, or how many tools it would serve.`,
+upstream and listing its tools, and fetching each A2A agent's card, unless
+--offline) and reports the first problem with its line, or how many tools it
+would serve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
@@ -226,20 +227,29 @@ problem with its line, or how many tools it would serve.`,
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
 			defer g.Close()
+			var agentWarnings []string
+			if !offline {
+				if agentWarnings, err = g.CheckAgents(cmd.Context()); err != nil {
+					return fmt.Errorf("%s: %w", configPath, err)
+				}
+			}
 			n := len(servedTools(g))
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
+			if len(cfg.Agents) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
+			}
 			if offline {
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
-			for _, w := range g.Warnings() {
+			for _, w := range append(g.Warnings(), agentWarnings...) {
 				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
-	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams")
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams or agents")
 	return cmd
 }
 

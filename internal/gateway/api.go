@@ -72,11 +72,15 @@ func (g *Gateway) newHandler() http.Handler {
 	mux.HandleFunc("GET /v1/requests/{id}/graph", g.getGraph)
 	mux.HandleFunc("POST /v1/requests/{id}/cancel", g.cancelRequest)
 	mux.HandleFunc("POST /v1/requests/{id}/end", g.endRequest)
+	mux.HandleFunc("GET /v1/agents", g.listAgents)
+	if g.agents != nil {
+		mux.Handle("/a2a/", g.agents)
+	}
 	g.mountOperators(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
 	})
 	var h http.Handler = mux
 	if g.authn != nil {

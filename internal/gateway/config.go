@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
 )
@@ -73,6 +74,9 @@ type Config struct {
 	// Budgets are named request budgets; "default" applies to requests that
 	// name none.
 	Budgets map[string]BudgetConfig `yaml:"budgets"`
+	// Agents are A2A agents reach serves at /a2a/NAME, each message to
+	// one a delegation of the caller's request (C6).
+	Agents []AgentConfig `yaml:"agents"`
 	// Model is an OpenAI-compatible endpoint for tools that call the model;
 	// if nil, a scripted stand-in answers.
 	Model *ModelConfig `yaml:"model"`
@@ -131,6 +135,21 @@ type Upstream struct {
 	// upstream that is not required and cannot be reached at start is
 	// retried in the background (the gateway starts degraded).
 	Required bool `yaml:"required"`
+}
+
+// AgentConfig is one A2A agent.
+type AgentConfig struct {
+	Name string `yaml:"name"`
+	// URL is the agent's base URL; its card is at URL/.well-known/agent-card.json.
+	URL string `yaml:"url"`
+	// Budget names the budget a hand-off to the agent gets, carved from the
+	// caller's; if empty, what the caller has left.
+	Budget string `yaml:"budget"`
+	// Reentrancy is the agent's contract while it is on the delegation
+	// stack, as for tools; Key names message metadata fields.
+	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
+	Key         []string         `yaml:"key"`
+	OnViolation reach.Mode       `yaml:"on_violation"`
 }
 
 // ToolOverride changes a tool's contract. Absent fields keep what the tool
@@ -878,6 +897,23 @@ func (c *Config) check() error {
 		b := c.Budgets[name]
 		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
 			return c.errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
+		}
+	}
+	agents := map[string]bool{}
+	for i, ac := range c.Agents {
+		at := []any{"agents", i}
+		if agents[ac.Name] {
+			return c.errorf(append(at, "name"), "agent name %q is used twice", ac.Name)
+		}
+		agents[ac.Name] = true
+		if p, err := url.Parse(ac.URL); err == nil && p.User != nil { // before the message that quotes the url
+			return c.errorf(append(at, "url"), "agent %s: the url carries credentials; reach sends none to agents", ac.Name)
+		}
+		if err := a2a.CheckAgent(&a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}); err != nil {
+			return c.errorf(at, "%v", err)
+		}
+		if _, ok := c.Budgets[ac.Budget]; ac.Budget != "" && !ok {
+			return c.errorf(append(at, "budget"), "agent %s: there is no budget named %q (budgets: in the configuration)", ac.Name, ac.Budget)
 		}
 	}
 	if m := c.Model; m != nil {

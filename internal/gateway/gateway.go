@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/names"
@@ -143,6 +144,7 @@ type Gateway struct {
 	// that reports no usage.
 	noUsageWarned atomic.Bool
 	ui            http.Handler
+	agents        *a2a.Gateway // nil without agents
 
 	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
 	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
@@ -238,6 +240,10 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	if err := g.recover(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if g.agents, err = g.newAgents(); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -501,6 +507,9 @@ func (g *Gateway) Close() error {
 	}
 	g.reqs.endAll()
 	g.cancel()
+	if g.agents != nil {
+		g.agents.Close()
+	}
 	g.bg.Wait() // what runs in the background (a re-listing writing pins, say) is over
 	var errs []error
 	if err := g.shutdownTracer(); err != nil {

@@ -228,7 +228,7 @@ func (g *Gateway) leanStateless(sdk http.Handler) http.Handler {
 		}
 		g.leanHits.Add(1)
 		ctx := r.Context()
-		res, err := g.dispatch(ctx, g.clientSession(g.identityOf(ctx, r.Header), ci.Name, ci.Version), nil, ci.Name, p.Name, p.Arguments, p.Meta, nil)
+		res, err := g.dispatch(ctx, g.clientSession(g.identityOf(ctx, r.Header), ci.Name, ci.Version), nil, ci.Name, p.Name, p.Arguments, p.Meta, r.Header, nil)
 		var we *jsonrpc.Error
 		switch {
 		case errors.As(err, &we):
@@ -348,7 +348,7 @@ func (g *Gateway) leanCall(w http.ResponseWriter, r *http.Request, ss *mcp.Serve
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, nil)
+	res, err := g.dispatch(ctx, g.sessionFor(ss), ss, agent, p.Name, p.Arguments, p.Meta, r.Header, nil)
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
 		// A cancelled request gets no response: its stream ends empty.
 		w.Header()["Content-Type"] = contentTypeSSE

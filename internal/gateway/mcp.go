@@ -197,17 +197,25 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx, done := g.cancelReason(ctx, req.Session, h)
 	defer done()
-	return g.dispatch(ctx, g.sessionOf(req), req.Session, agent, p.Name, p.Arguments, p.Meta, p.GetProgressToken())
+	return g.dispatch(ctx, g.sessionOf(req), req.Session, agent, p.Name, p.Arguments, p.Meta, h, p.GetProgressToken())
 }
 
 // dispatch runs one tools/call through the runtime. A refusal or a tool
 // failure is a result with isError and the text the model should read;
-// only a malformed _meta is a protocol error. Progress goes to ss under
-// token, when both are set.
-func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, token any) (*mcp.CallToolResult, error) {
+// only a malformed _meta is a protocol error. A call whose _meta names no
+// request or frame is linked by the HTTP headers h (baggage, Reach-Request,
+// Reach-Parent, traceparent), as an agent that passes on what reach gave
+// it with an A2A message sends them. Progress goes to ss under token, when
+// both are set.
+func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSession, agent, name string, args json.RawMessage, meta mcp.Meta, h http.Header, token any) (*mcp.CallToolResult, error) {
 	m, err := parseCallMeta(meta)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if h != nil && m.link.Request == "" && m.link.Parent == 0 && m.link.Trace == 0 {
+		if hl, err := linkFromHeaders(h); err == nil {
+			m.link.Request, m.link.Parent, m.link.Trace, m.link.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+		}
 	}
 	m.link.Agent = agent
 	who, _ := auth.IdentityFrom(ctx)

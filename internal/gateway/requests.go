@@ -432,9 +432,13 @@ func (g *Gateway) place(ctx context.Context, l link, def func() (*reach.Request,
 			if err := checkOwner(who, f.Request); err != nil {
 				return nil, nil, nil, err
 			}
+			in := f.Request
+			if s := f.SubRequest(); s != nil { // a delegation: the agent's work is its sub-request's
+				in = s
+			}
 			release := g.reqs.hold(f.Request.Root())
-			cctx, stop := mergeCancel(f.Request.Context(), ctx)
-			return reach.WithParent(cctx, f), f.Request, func() { stop(); release() }, nil
+			cctx, stop := mergeCancel(in.Context(), ctx)
+			return reach.WithParent(cctx, f), in, func() { stop(); release() }, nil
 		}
 		// A traceparent from another tracer: not a frame of ours.
 	}

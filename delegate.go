@@ -1,0 +1,213 @@
+package reach
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/callgraph"
+)
+
+// agentContract is a Delegation's receiving agent as the graph check sees
+// it: its contract and the hashes its delegate frames carry in the stack's
+// filter.
+type agentContract struct {
+	name     string
+	re       Reentrancy
+	key      []string
+	on       Mode
+	meta     []byte // the normalized metadata, for a keyed agent
+	nameHash callgraph.Hash
+}
+
+// agentSalt keeps an agent's hashes apart from a tool's of the same name
+// in the filter they share (the walk compares kinds anyway).
+const agentSalt = "\x00agent\x00"
+
+func compileAgent(d *Delegation) (*agentContract, error) {
+	a := &agentContract{name: d.Agent, re: d.Reentrancy, key: d.Key, on: d.OnViolation}
+	switch a.re {
+	case "":
+		a.re = NonReentrant
+	case NonReentrant, Reentrant:
+	case Keyed:
+		if len(a.key) == 0 {
+			return nil, fmt.Errorf("delegate to %s: a keyed agent needs the metadata fields that key it (Delegation.Key)", d.Agent)
+		}
+	default:
+		return nil, fmt.Errorf("delegate to %s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", d.Agent, d.Reentrancy)
+	}
+	switch a.on {
+	case "":
+		a.on = Refuse
+	case Refuse, Warn, Allow:
+	default:
+		return nil, fmt.Errorf("delegate to %s: unknown mode %q (want refuse, warn or allow)", d.Agent, d.OnViolation)
+	}
+	if a.re == Keyed {
+		raw := bytes.TrimSpace(d.Metadata)
+		if len(raw) == 0 {
+			raw = []byte("{}")
+		}
+		m, err := callgraph.Normalize(nil, raw)
+		if err != nil || m[0] != '{' {
+			return nil, fmt.Errorf("delegate to %s: the metadata is not a JSON object", d.Agent)
+		}
+		a.meta = m
+	}
+	a.nameHash = callgraph.HashString(agentSalt + a.name).Sep().Sep()
+	return a, nil
+}
+
+// leavesReentry reports whether the agent's contract leaves a re-entry to
+// the defaults (non_reentrant, refused): then the loop guard may judge the
+// delegation stack too.
+func (a *agentContract) leavesReentry() bool { return a.re == NonReentrant && a.on == Refuse }
+
+// hashes sets the delegate frame's hashes: the agent with its normalized
+// task (a cycle), and the agent with its key values (a keyed agent).
+func (a *agentContract) hashes(f *Frame) {
+	f.hash = callgraph.HashString(agentSalt + a.name).Sep().AddString(normTask(taskOf(f)))
+	if a.re == Keyed {
+		f.meta = a.meta
+		h := callgraph.HashString(agentSalt + a.name).Sep()
+		for _, k := range a.key {
+			v, _ := callgraph.Field(a.meta, k)
+			h = h.AddString(k).Sep().Add(keyValue(v)).Sep()
+		}
+		f.keyed = h
+	}
+}
+
+// checkStack is the graph check of a hand-off (G2, G3): the delegate frames
+// above f, and the agent of the request at the top of the tree. It walks
+// only when the stack's filter says a match is possible. In warn mode the
+// violation is noted on the frame and the hand-off goes on.
+func (a *agentContract) checkStack(f *Frame) *Error {
+	if a.on == Allow {
+		return nil
+	}
+	hit, e := a.walk(f)
+	if e == nil {
+		return nil
+	}
+	f.mu.Lock()
+	f.cycleTo = hit
+	if a.on == Warn {
+		f.warn = append(f.warn, f.Request.rt.opts.Redactor.RedactString("warning: "+e.Message))
+		e = nil
+	}
+	f.mu.Unlock()
+	return e
+}
+
+func (a *agentContract) walk(f *Frame) (*Frame, *Error) {
+	if p := f.Parent; p != nil && (p.filter.MayHave(a.nameHash) || p.filter.MayHave(f.hash)) {
+		task := normTask(taskOf(f))
+		for d := p; d != nil; d = d.Parent {
+			if d.Kind != DelegateFrame || d.Name != a.name || d.State() == Refused {
+				continue
+			}
+			if normTask(taskOf(d)) == task {
+				return d, agentCycleError(f, d)
+			}
+			switch a.re {
+			case NonReentrant:
+				return d, agentReentryError(f, d)
+			case Keyed:
+				if a.sameKey(d) {
+					return d, agentKeyedError(a, f, d)
+				}
+			}
+		}
+	}
+	// The agent at the top of the tree is on the stack too: it made the
+	// request, and no delegate frame stands for it.
+	if root := f.Request.root; root.agent == a.name && a.re == NonReentrant {
+		return nil, agentReentryError(f, nil)
+	}
+	return nil, nil
+}
+
+func (a *agentContract) sameKey(d *Frame) bool {
+	for _, k := range a.key {
+		va, _ := callgraph.Field(a.meta, k)
+		vb, _ := callgraph.Field(d.meta, k)
+		if !bytes.Equal(keyValue(va), keyValue(vb)) {
+			return false
+		}
+	}
+	return true
+}
+
+// taskOf is the task a delegate frame hands over.
+func taskOf(f *Frame) string {
+	var s string
+	if json.Unmarshal(f.Args, &s) != nil {
+		return string(f.Args)
+	}
+	return s
+}
+
+// normTask is a task as the cycle check compares it: lower case, white
+// space collapsed to one space, punctuation and space at either end
+// dropped. "Verify the order." and " verify  the ORDER" are one task.
+func normTask(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// onStack says where an agent is on the stack: the delegate frame that
+// handed it its task, or the top of the request.
+func onStack(d *Frame) string {
+	if d == nil {
+		return "it made the request this hand-off belongs to"
+	}
+	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", preview(d.Args, 120), d.Agent)
+}
+
+func agentCycleError(f, d *Frame) *Error {
+	return &Error{Guard: "graph", Type: TypeCycle, Code: "delegation_cycle",
+		Message: fmt.Sprintf("This would create a cycle: agent %s is already working on %s up the delegation stack (handed to it by the %s agent); handing it the same task again goes round in a circle.",
+			f.Name, preview(f.Args, 120), d.Agent),
+		Suggestion: "Do this part yourself, change the task (say what must be different), or answer with what you have."}
+}
+
+func agentReentryError(f, d *Frame) *Error {
+	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_reentrancy",
+		Message: fmt.Sprintf("Agent %s is already on the delegation stack (%s) and is not reentrant: it may not be handed a task until that one is done.",
+			f.Name, onStack(d)),
+		Suggestion: fmt.Sprintf("Finish this step without handing work back to %s, or return your answer and let %s continue.", f.Name, f.Name)}
+}
+
+func agentKeyedError(a *agentContract, f, d *Frame) *Error {
+	var kv []string
+	for _, k := range a.key {
+		v, _ := callgraph.Field(a.meta, k)
+		kv = append(kv, k+"="+string(v))
+	}
+	keys := strings.Join(a.key, ", ")
+	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_keyed_reentrancy",
+		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
+			f.Name, strings.Join(kv, ", "), onStack(d), keys),
+		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
+}

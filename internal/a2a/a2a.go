@@ -1,0 +1,463 @@
+// Package a2a is reach's A2A gateway (C6): it serves each configured agent
+// at /a2a/NAME with the JSON-RPC binding (A2A 1.0, and 0.3 through the
+// SDK's compatibility layer), and turns every message it forwards into a
+// delegation of reach's runtime.
+//
+//	g, err := a2a.New(ctx, &a2a.Options{
+//		Agents:  []a2a.Agent{{Name: "executor", URL: "http://127.0.0.1:9002"}},
+//		Runtime: rt,     // reach.Runtime's Delegate
+//		Link:    linker, // places a message in its caller's request
+//	})
+//	mux.Handle("/a2a/", g) // POST /a2a/executor, GET /a2a/executor/.well-known/agent-card.json
+//	defer g.Close()
+//
+// # Delegation frames
+//
+// A message that starts a task is a hand-off: the gateway finds where its
+// caller stands in reach's call graph (see [Link]), and calls
+// [reach.Runtime.Delegate] there, which refuses it when the receiving agent
+// is already on the delegation stack against its contract, when it would
+// close a cycle of agents with the same task, when the same sub-task comes
+// back with the same verdict a third time, or when a budget is spent. A
+// refusal reaches the caller as a task in state TASK_STATE_REJECTED whose
+// status message says what happened and what to do next. An accepted
+// hand-off runs in a sub-request whose budget is carved from the caller's;
+// the receiving agent's tool calls and model turns count against it when
+// they carry reach's context, which the gateway adds to every message it
+// forwards: "reach/request" and "reach/parent" in the message metadata, and
+// the HTTP headers traceparent and "baggage: reach.request=ID".
+//
+// # Tasks
+//
+// Every send goes to the agent as SendStreamingMessage, so that the gateway
+// learns the task's id at once and follows it to its end, whoever listens.
+// The gateway's record of a task is what every reader sees: a terminal
+// state is final (a late COMPLETED after CANCELED is recorded in the audit,
+// and the task stays canceled). Stopping a task's sub-request (a CancelTask
+// from the caller, a stop of any request above it, a spent budget) marks
+// the task canceled and sends CancelTask to the agent; an agent that does
+// not confirm within Options.CancelTimeout has its subtree isolated.
+package a2a
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/names"
+)
+
+// Extension is the URI of reach's linking extension, announced in every
+// card the gateway serves. See docs/A2A.md.
+const Extension = "https://github.com/agentreach/reach/blob/main/docs/A2A.md#linking-v1"
+
+// Metadata keys of the linking extension.
+const (
+	// MetaRequest is the request a message's work belongs to: on a message
+	// the gateway forwards, the sub-request of the hand-off.
+	MetaRequest = "reach/request"
+	// MetaParent is the frame the work nests under: on a message the
+	// gateway forwards, the hand-off's delegate frame.
+	MetaParent = "reach/parent"
+	// MetaFrame, on a task returned to a caller that activated the
+	// extension, is the hand-off's delegate frame.
+	MetaFrame = "reach/frame"
+	// MetaRefusal, on the status message of a refused task, says which
+	// guard refused it: {"guard", "type", "code"}.
+	MetaRefusal = "reach/refusal"
+)
+
+// Agent is one upstream A2A agent.
+type Agent struct {
+	// Name is the agent's name in reach: its path /a2a/NAME and the
+	// receiving agent of its delegation frames.
+	Name string
+	// URL is the agent's base URL; its card is at URL/.well-known/agent-card.json.
+	URL string
+	// Budget, if not nil, is what a hand-off to the agent gets, each amount
+	// capped at what the caller has left; if nil, what the caller has left.
+	Budget *reach.Budget
+	// Reentrancy, Key and OnViolation are the agent's contract (see
+	// reach.Delegation); Key names fields of the message metadata.
+	Reentrancy  reach.Reentrancy
+	Key         []string
+	OnViolation reach.Mode
+}
+
+// Owner is who a task belongs to: the caller that sent its first message.
+type Owner struct{ Principal, Tenant string }
+
+// Identity tells the gateway who is calling.
+type Identity interface {
+	Caller(ctx context.Context) Owner
+}
+
+// Link is what a message says about where its caller stands in reach's
+// call graph, gathered from the message's metadata and the HTTP request.
+type Link struct {
+	Request string      // a request id: metadata reach/request (or the task named below)
+	Parent  string      // a frame id (16 hex digits): metadata reach/parent
+	Header  http.Header // the caller's headers: traceparent, baggage, Reach-Request, Reach-Parent
+	Agent   string      // the calling agent, for a request begun for the message
+}
+
+// Linker places a message in its caller's request: under the frame the
+// link names, at the top of the request it names, or at the top of a new
+// request (with the caller's identity and the default budget) when it
+// names none. It checks that the caller may work in that request. It
+// returns the context a hand-off from there starts with, and release,
+// called when the hand-off is over.
+type Linker interface {
+	Place(ctx context.Context, l *Link) (ctx2 context.Context, release func(), err error)
+}
+
+// Delegator starts hand-offs: reach.Runtime.
+type Delegator interface {
+	Delegate(ctx context.Context, d *reach.Delegation) (context.Context, *reach.Request, error)
+}
+
+// Auditor records what happens to tasks: their states, late states after
+// a final one, cancels sent to agents and their answers, isolations and
+// refusals. It must be safe for concurrent use and fast.
+type Auditor interface {
+	AuditTask(ctx context.Context, e *TaskEvent)
+}
+
+// TaskEvent is one audited change of a task.
+type TaskEvent struct {
+	Time    time.Time
+	Kind    string // state, late, cancel, isolate, refused
+	Agent   string
+	Task    string
+	Context string
+	Request string        // the hand-off's sub-request (for a refusal, the caller's request if known)
+	Root    string        // the root of its tree
+	Frame   reach.FrameID // the hand-off's delegate frame (0 for a refusal)
+	Owner   Owner
+	State   string // the task's state at reach after the event
+	Message string
+}
+
+// Options configure a Gateway. Agents, Runtime and Link are required.
+type Options struct {
+	Agents   []Agent
+	Runtime  Delegator
+	Link     Linker
+	Identity Identity // if nil, every caller is the same owner
+	Audit    Auditor  // if nil, nothing is recorded
+	// PublicURL is the base URL callers reach the gateway at, for the
+	// cards; if empty, the scheme and Host of each card request.
+	PublicURL string
+	// HTTPClient talks to the agents; if nil, one without a timeout (a
+	// task's stream may last long; each call has its own deadline) that
+	// reads at most 64 MiB of any one answer or stream.
+	HTTPClient *http.Client
+	// MaxBodyBytes bounds a request body; if zero, 4 MiB.
+	MaxBodyBytes int64
+	// CancelTimeout is how long an agent has to confirm a CancelTask
+	// before its subtree is isolated; if zero, 3s.
+	CancelTimeout time.Duration
+	// Late is how long the gateway goes on reading a canceled task's
+	// stream, to record a late state; if zero, 30s.
+	Late time.Duration
+	// MaxTasks is how many ended tasks are kept for GetTask and
+	// ListTasks; if zero, 10000.
+	MaxTasks int
+	// Offline fetches no card until a request needs one (for checking a
+	// configuration).
+	Offline bool
+	// Logger; if nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Gateway serves the agents. Make one with New; it is safe for concurrent
+// use and implements http.Handler for the paths under /a2a/.
+type Gateway struct {
+	opts   Options
+	log    *slog.Logger
+	agents map[string]*agent
+	names  []string
+	tasks  *registry
+
+	base   context.Context // the gateway's lifetime
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	auditQ      chan *TaskEvent // to the Auditor, in order, off the call path
+	auditDone   chan struct{}
+	auditMu     sync.RWMutex // guards closing auditQ
+	auditClosed bool
+}
+
+var _ http.Handler = (*Gateway)(nil)
+
+// New checks the agents and returns a gateway; it fetches their cards in
+// the background (an agent that is not up yet is asked again when a
+// message or card request needs it). Close it when done.
+func New(ctx context.Context, o *Options) (*Gateway, error) {
+	if o == nil || o.Runtime == nil || o.Link == nil {
+		return nil, errors.New("a2a: the runtime and the linker are required")
+	}
+	g := &Gateway{opts: *o, agents: map[string]*agent{}}
+	op := &g.opts
+	op.MaxBodyBytes = cmp.Or(op.MaxBodyBytes, 4<<20)
+	op.CancelTimeout = cmp.Or(op.CancelTimeout, 3*time.Second)
+	op.Late = cmp.Or(op.Late, 30*time.Second)
+	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
+	if op.HTTPClient == nil {
+		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
+	}
+	if op.PublicURL != "" {
+		u, err := url.Parse(op.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("a2a: public URL %q: want http(s)://host[:port][/path]", op.PublicURL)
+		}
+		op.PublicURL = strings.TrimSuffix(op.PublicURL, "/")
+	}
+	g.log = cmp.Or(op.Logger, slog.New(slog.DiscardHandler))
+	for i, a := range op.Agents {
+		if err := CheckAgent(&a); err != nil {
+			return nil, fmt.Errorf("agents[%d]: %w", i, err)
+		}
+		if _, dup := g.agents[a.Name]; dup {
+			return nil, fmt.Errorf("agents[%d]: two agents are named %s", i, a.Name)
+		}
+		g.agents[a.Name] = newAgent(g, a)
+		g.names = append(g.names, a.Name)
+	}
+	slices.Sort(g.names)
+	g.tasks = newRegistry(op.MaxTasks)
+	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if op.Audit != nil {
+		g.auditQ, g.auditDone = make(chan *TaskEvent, 4096), make(chan struct{})
+		go func() {
+			defer close(g.auditDone)
+			for e := range g.auditQ {
+				op.Audit.AuditTask(context.Background(), e)
+			}
+		}()
+	}
+	for _, name := range g.names {
+		if a := g.agents[name]; !op.Offline {
+			g.background(func() { a.resolve(g.base) })
+		}
+	}
+	return g, nil
+}
+
+// maxAnswerBytes bounds what the gateway reads of one answer of an agent
+// (a whole task stream included): the SDK's readers do not.
+const maxAnswerBytes = 64 << 20
+
+// capped is a RoundTripper whose answers' bodies fail past max bytes.
+type capped struct {
+	rt  http.RoundTripper
+	max int64
+}
+
+func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: c.max}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the agent's answer is larger than %d MiB, more than reach reads", maxAnswerBytes>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// CheckAgent checks an agent's configuration: a name usable in a path, an
+// http(s) URL, a known contract.
+func CheckAgent(a *Agent) error {
+	if a.Name == "" {
+		return errors.New("an agent needs a name")
+	}
+	for _, c := range a.Name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("agent name %q: use letters, digits, '_', '-' or '.' (it is a path: /a2a/NAME)", a.Name)
+		}
+	}
+	if len(a.Name) > 64 {
+		return fmt.Errorf("agent name %q is longer than 64 characters", a.Name)
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("agent %s: url %q: want the agent's base URL, http(s)://host:port (its card is at URL/.well-known/agent-card.json)", a.Name, a.URL)
+	}
+	if u.User != nil {
+		return fmt.Errorf("agent %s: url %q carries credentials; they would be sent in the clear to anyone who reads the logs", a.Name, a.URL)
+	}
+	switch a.Reentrancy {
+	case "", reach.NonReentrant, reach.Reentrant:
+	case reach.Keyed:
+		if len(a.Key) == 0 {
+			return fmt.Errorf("agent %s: reentrancy keyed needs key: [the message metadata fields that key it]", a.Name)
+		}
+	default:
+		return fmt.Errorf("agent %s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", a.Name, a.Reentrancy)
+	}
+	switch a.OnViolation {
+	case "", reach.Refuse, reach.Warn, reach.Allow:
+	default:
+		return fmt.Errorf("agent %s: unknown on_violation %q (want refuse, warn or allow)", a.Name, a.OnViolation)
+	}
+	return nil
+}
+
+// Close stops following the tasks in flight (they are not canceled),
+// waits for the gateway's background work, and hands the last task events
+// to the Auditor.
+func (g *Gateway) Close() error {
+	g.cancel()
+	g.bg.Wait()
+	g.auditMu.Lock()
+	if g.auditQ != nil && !g.auditClosed {
+		g.auditClosed = true
+		close(g.auditQ)
+	}
+	g.auditMu.Unlock()
+	if g.auditDone != nil {
+		<-g.auditDone
+	}
+	return nil
+}
+
+// record hands a task event to the Auditor, in order and without waiting
+// for it (unless a burst fills the queue).
+func (g *Gateway) record(e *TaskEvent) {
+	g.auditMu.RLock()
+	defer g.auditMu.RUnlock()
+	if g.auditQ == nil || g.auditClosed {
+		return
+	}
+	g.auditQ <- e
+}
+
+// background runs f in a goroutine that Close waits for.
+func (g *Gateway) background(f func()) {
+	g.bg.Go(f)
+}
+
+// ServeHTTP serves /a2a/NAME (JSON-RPC, with or without a trailing slash)
+// and /a2a/NAME/.well-known/agent-card.json.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	name, sub, _ := strings.Cut(rest, "/")
+	a := g.agents[name]
+	if a == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "unknown_agent",
+			"message":    fmt.Sprintf("There is no agent named %q here.%s", name, g.suggest(name)),
+			"suggestion": "Send to /a2a/NAME with one of the agents GET /v1/agents lists."}})
+		return
+	}
+	switch sub {
+	case "":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": map[string]string{"code": "method_not_allowed",
+				"message":    "The A2A endpoint takes JSON-RPC requests by POST.",
+				"suggestion": fmt.Sprintf("POST to /a2a/%s, or GET /a2a/%s/.well-known/agent-card.json for the card.", name, name)}})
+			return
+		}
+		a.serveRPC(w, r)
+	case ".well-known/agent-card.json":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		a.serveCard(w, r)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found",
+			"message":    fmt.Sprintf("/a2a/%s/%s is not an A2A path.", name, sub),
+			"suggestion": fmt.Sprintf("POST JSON-RPC to /a2a/%s, or GET /a2a/%s/.well-known/agent-card.json.", name, name)}})
+	}
+}
+
+func (g *Gateway) suggest(name string) string {
+	if len(g.names) == 0 {
+		return " No agents are configured (agents: in the configuration)."
+	}
+	best, bestD := "", 1<<30
+	for _, n := range g.names {
+		if d := names.Distance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD <= max(2, len(name)/3) {
+		return fmt.Sprintf(" Did you mean %s?", best)
+	}
+	return " Agents: " + strings.Join(g.names, ", ") + "."
+}
+
+// Status is what GET /v1/agents shows of an agent.
+type Status struct {
+	Name        string        `json:"name"`
+	URL         string        `json:"url"`
+	Path        string        `json:"path"`
+	Reentrancy  string        `json:"reentrancy"`
+	Key         []string      `json:"key,omitempty"`
+	Budget      *reach.Budget `json:"budget,omitempty"`
+	Card        bool          `json:"card"` // its card was fetched
+	CardName    string        `json:"card_name,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Skills      []string      `json:"skills,omitempty"`
+	Streaming   bool          `json:"streaming"`
+	Protocol    string        `json:"protocol,omitempty"` // the protocol version reach speaks to it
+	Error       string        `json:"error,omitempty"`    // why its card could not be fetched
+	LiveTasks   int           `json:"live_tasks"`
+}
+
+// Agents lists the agents, sorted by name. It asks an agent whose card
+// has not been fetched again (at most once a second each).
+func (g *Gateway) Agents(ctx context.Context) []Status {
+	out := make([]Status, 0, len(g.names))
+	for _, n := range g.names {
+		out = append(out, g.agents[n].status(ctx))
+	}
+	return out
+}
+
+// Check fetches every agent's card and checks it, for `reach validate`:
+// a card that cannot be used (no JSON-RPC interface, not a card) is an
+// error; an agent that does not answer, or a card whose interface is not
+// at the configured origin, is a warning.
+func (g *Gateway) Check(ctx context.Context) (warnings []string, err error) {
+	var errs []error
+	for _, n := range g.names {
+		w, e := g.agents[n].check(ctx)
+		warnings = append(warnings, w...)
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return warnings, errors.Join(errs...)
+}

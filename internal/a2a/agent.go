@@ -1,0 +1,367 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// maxCardBytes bounds an agent card the gateway reads.
+const maxCardBytes = 1 << 20
+
+// agent is one upstream agent: its card, a client for it, and the JSON-RPC
+// handlers that serve it at /a2a/NAME.
+type agent struct {
+	g   *Gateway
+	cfg Agent
+	rpc http.Handler // version dispatch over the 1.0 and 0.3 handlers
+
+	mu     sync.Mutex
+	card   *a2a.AgentCard // the agent's own card
+	client *a2aclient.Client
+	proto  a2a.ProtocolVersion // what the client speaks to it
+	err    error               // the last failure to fetch or use the card
+	tried  time.Time           // when the card was last asked for
+}
+
+func newAgent(g *Gateway, cfg Agent) *agent {
+	a := &agent{g: g, cfg: cfg}
+	ep := &endpoint{g: g, a: a}
+	opts := []a2asrv.TransportOption{
+		a2asrv.WithTransportKeepAlive(15 * time.Second),
+		a2asrv.WithTransportPanicHandler(func(p any) error {
+			g.log.Error("a2a: panic serving a request", "agent", cfg.Name, "panic", p)
+			return a2a.ErrInternalError
+		}),
+	}
+	a.rpc = byVersion(a2asrv.NewJSONRPCHandler(ep, opts...), a2av0.NewJSONRPCHandler(ep, opts...))
+	return a
+}
+
+// ready returns the client for the agent, fetching its card first if it
+// has not been (at most once a second while it fails).
+func (a *agent) ready(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard, error) {
+	a.mu.Lock()
+	c, card, err, tried := a.client, a.card, a.err, a.tried
+	a.mu.Unlock()
+	if c != nil {
+		return c, card, nil
+	}
+	if err != nil && time.Since(tried) < time.Second {
+		return nil, nil, err
+	}
+	if err := a.resolve(ctx); err != nil {
+		return nil, nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.client, a.card, nil
+}
+
+// resolve fetches the agent's card and makes a client for it.
+func (a *agent) resolve(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	card, err := a.fetchCard(ctx)
+	var c *a2aclient.Client
+	var proto a2a.ProtocolVersion
+	if err == nil {
+		hc := a.g.opts.HTTPClient
+		c, err = a2aclient.NewFromCard(ctx, card,
+			a2aclient.WithJSONRPCTransport(hc),
+			a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}))
+		if err != nil {
+			err = fmt.Errorf("agent %s: its card offers no interface reach can use (JSON-RPC, A2A 1.0 or 0.3): %w", a.cfg.Name, err)
+		} else {
+			proto = pickVersion(card)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tried = time.Now()
+	if err != nil {
+		a.err = err
+		a.g.log.Warn("a2a: agent card not available", "agent", a.cfg.Name, "err", err)
+		return err
+	}
+	if a.client != nil {
+		c.Destroy()
+		return nil
+	}
+	a.card, a.client, a.proto, a.err = card, c, proto, nil
+	return nil
+}
+
+// pickVersion is the protocol version the SDK's client chooses from a card:
+// the newest JSON-RPC one.
+func pickVersion(card *a2a.AgentCard) a2a.ProtocolVersion {
+	v := a2a.ProtocolVersion("")
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolBinding == a2a.TransportProtocolJSONRPC && (v == "" || i.ProtocolVersion == a2a.Version) {
+			v = i.ProtocolVersion
+		}
+	}
+	return v
+}
+
+// fetchCard reads the agent's card (1.0 or 0.3), at most maxCardBytes.
+func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
+	u, err := url.JoinPath(a.cfg.URL, a2asrv.WellKnownAgentCardPath)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.cfg.Name, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.cfg.Name, err)
+	}
+	resp, err := a.g.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, &unreachable{fmt.Errorf("agent %s does not answer at %s: %w", a.cfg.Name, u, errors.Unwrap(err))}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &unreachable{fmt.Errorf("agent %s: GET %s answered %s", a.cfg.Name, u, resp.Status)}
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: reading its card: %w", a.cfg.Name, err)
+	}
+	if len(b) > maxCardBytes {
+		return nil, fmt.Errorf("agent %s: its card is larger than %d bytes", a.cfg.Name, maxCardBytes)
+	}
+	card, err := a2av0.NewAgentCardParser()(b)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %s is not an agent card: %w", a.cfg.Name, u, err)
+	}
+	if !slices.ContainsFunc(card.SupportedInterfaces, func(i *a2a.AgentInterface) bool {
+		return i != nil && i.ProtocolBinding == a2a.TransportProtocolJSONRPC
+	}) {
+		return nil, fmt.Errorf("agent %s: its card offers no JSON-RPC interface (reach speaks A2A over JSON-RPC)", a.cfg.Name)
+	}
+	return card, nil
+}
+
+// unreachable is a card that could not be fetched: the agent did not answer,
+// or not with 200. It may be up later.
+type unreachable struct{ err error }
+
+func (e *unreachable) Error() string { return e.err.Error() }
+func (e *unreachable) Unwrap() error { return e.err }
+
+// check fetches and checks the card for `reach validate`.
+func (a *agent) check(ctx context.Context) (warnings []string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	card, err := a.fetchCard(ctx)
+	if _, ok := errors.AsType[*unreachable](err); ok {
+		return []string{err.Error() + " (reach asks again when a message needs it)"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(a.g.opts.HTTPClient),
+		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: a.g.opts.HTTPClient})); err != nil {
+		return nil, fmt.Errorf("agent %s: its card offers no interface reach can use: %w", a.cfg.Name, err)
+	}
+	base, _ := url.Parse(a.cfg.URL)
+	for _, i := range card.SupportedInterfaces {
+		if i == nil || i.ProtocolBinding != a2a.TransportProtocolJSONRPC {
+			continue
+		}
+		if u, err := url.Parse(i.URL); err == nil && (u.Scheme != base.Scheme || u.Host != base.Host) {
+			warnings = append(warnings, fmt.Sprintf("agent %s: its card sends JSON-RPC to %s, not to the configured %s; reach follows the card", a.cfg.Name, i.URL, a.cfg.URL))
+		}
+	}
+	if !card.Capabilities.Streaming {
+		warnings = append(warnings, fmt.Sprintf("agent %s: its card says it does not stream; reach polls its tasks, so a cancel reaches it only once it has answered the first message", a.cfg.Name))
+	}
+	return warnings, nil
+}
+
+func (a *agent) status(ctx context.Context) Status {
+	s := Status{Name: a.cfg.Name, URL: a.cfg.URL, Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
+		Key: a.cfg.Key, Budget: a.cfg.Budget, LiveTasks: a.g.tasks.live(a.cfg.Name)}
+	if s.Reentrancy == "" {
+		s.Reentrancy = "non_reentrant"
+	}
+	_, card, err := a.ready(ctx)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.Card, s.CardName, s.Description, s.Streaming = true, card.Name, card.Description, card.Capabilities.Streaming
+	for _, sk := range card.Skills {
+		s.Skills = append(s.Skills, sk.Name)
+	}
+	a.mu.Lock()
+	s.Protocol = string(a.proto)
+	a.mu.Unlock()
+	return s
+}
+
+// serveCard serves the agent's card with its interfaces rewritten to the
+// gateway's URL, in the 1.0 and 0.3 shapes at once.
+func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
+	_, card, err := a.ready(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusBadGateway, map[string]any{"error": map[string]string{"code": "agent_unreachable",
+			"message": err.Error() + ".", "suggestion": "Start the agent, or check agents[].url; reach asks again on the next request."}})
+		return
+	}
+	out := rewriteCard(card, a.public(r))
+	b, err := a2av0.NewStaticAgentCardProducer(out).(a2asrv.AgentCardJSONProducer).CardJSON(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "bad_card", "message": err.Error()}})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// public is the URL a caller reaches the agent at through the gateway.
+func (a *agent) public(r *http.Request) string {
+	base := a.g.opts.PublicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return base + "/a2a/" + a.cfg.Name
+}
+
+// rewriteCard is the agent's card as the gateway serves it: JSON-RPC 1.0
+// and 0.3 at public, no push notifications or extended card (the gateway
+// does not relay them), no signatures (the card is no longer the agent's
+// own words), the agent's own security schemes dropped (the caller
+// authenticates to reach, which holds the connection to the agent), and
+// reach's linking extension added.
+func rewriteCard(up *a2a.AgentCard, public string) *a2a.AgentCard {
+	c := *up
+	c.SupportedInterfaces = []*a2a.AgentInterface{
+		{URL: public, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+		{URL: public, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+	}
+	c.Capabilities.PushNotifications = false
+	c.Capabilities.ExtendedAgentCard = false
+	c.Capabilities.Extensions = append(slices.DeleteFunc(slices.Clone(up.Capabilities.Extensions), func(e a2a.AgentExtension) bool {
+		return e.URI == Extension
+	}), a2a.AgentExtension{URI: Extension, Required: false,
+		Description: "reach links delegations across agents: it adds reach/request and reach/parent to the metadata of every message it forwards, and the headers traceparent and baggage (reach.request); an agent that passes either on with its own messages, tool calls and model calls is linked exactly. Activate it to get reach/request and reach/frame back in the task's metadata.",
+		Params: map[string]any{"metadata": []any{MetaRequest, MetaParent}, "headers": []any{"traceparent", "baggage"}, "baggage_key": "reach.request",
+			"task_metadata": []any{MetaRequest, MetaFrame}}})
+	c.Signatures = nil
+	c.SecuritySchemes = nil
+	c.SecurityRequirements = nil
+	return &c
+}
+
+// serveRPC bounds the body and passes the request to the handler of its
+// protocol version.
+func (a *agent) serveRPC(w http.ResponseWriter, r *http.Request) {
+	limit := a.g.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeRPCError(w, nil, -32600, fmt.Sprintf("The request body is %d bytes; reach takes at most %d. Send a smaller message (files by URL).", r.ContentLength, limit))
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	r.Body.Close()
+	if err != nil {
+		writeRPCError(w, nil, -32700, "The request body could not be read: "+err.Error()+".")
+		return
+	}
+	if int64(len(b)) > limit {
+		writeRPCError(w, nil, -32600, fmt.Sprintf("The request body is larger than %d bytes. Send a smaller message (files by URL).", limit))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	// The caller's credentials are for reach: drop them before the SDK
+	// sees the headers, so no path can pass them to an agent.
+	r.Header.Del("Authorization")
+	r.Header.Del("Cookie")
+	if requested(r.Header, Extension) {
+		if version(r, b) == string(a2av0.Version) {
+			w.Header().Set("X-A2A-Extensions", Extension)
+		} else {
+			w.Header().Set(a2a.SvcParamExtensions, Extension)
+		}
+	}
+	r.Header.Set(a2a.SvcParamVersion, version(r, b))
+	a.rpc.ServeHTTP(w, r)
+}
+
+// requested reports whether the caller activated the extension uri.
+func requested(h http.Header, uri string) bool {
+	for _, k := range []string{a2a.SvcParamExtensions, "X-A2A-Extensions"} {
+		for _, v := range h.Values(k) {
+			for u := range strings.SplitSeq(v, ",") {
+				if strings.TrimSpace(u) == uri {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// version is the request's A2A protocol version: the A2A-Version header
+// or query parameter; without either, 0.3 as the spec says, unless the
+// method is a 1.0 name (no '/'), which a 0.3 handler would not know.
+func version(r *http.Request, body []byte) string {
+	v := r.Header.Get(a2a.SvcParamVersion)
+	if v == "" {
+		v = r.URL.Query().Get(a2a.SvcParamVersion)
+	}
+	if v != "" {
+		return v
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &m) == nil && m.Method != "" && !strings.Contains(m.Method, "/") {
+		return string(a2a.Version)
+	}
+	return string(a2av0.Version)
+}
+
+// byVersion dispatches on the A2A-Version header (set by serveRPC).
+func byVersion(v1, v03 http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch v := r.Header.Get(a2a.SvcParamVersion); v {
+		case string(a2a.Version), "1":
+			v1.ServeHTTP(w, r)
+		case string(a2av0.Version):
+			v03.ServeHTTP(w, r)
+		default:
+			writeRPCError(w, nil, -32009, fmt.Sprintf("A2A-Version %q is not supported here; send A2A-Version: 1.0 (or 0.3).", v))
+		}
+	})
+}
+
+func writeRPCError(w http.ResponseWriter, id any, code int, msg string) {
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}

@@ -1,0 +1,533 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach"
+)
+
+// fakeAgent is an upstream A2A agent whose behaviour the first word of a
+// message picks:
+//
+//	echo TEXT      completes with "done: TEXT"
+//	say TEXT       completes with the status message TEXT
+//	slow           works until it is canceled (then CANCELED)
+//	ignore         works until released; CancelTask is never answered
+//	late           CancelTask answers CANCELED, and the stream then says COMPLETED
+//	message TEXT   answers with a message, no task
+//	input          asks for input; the next message completes it
+//	fail           the stream breaks after WORKING
+type fakeAgent struct {
+	name    string
+	srv     *httptest.Server
+	release chan struct{}
+
+	mu      sync.Mutex
+	sends   []seen
+	cancels []a2a.TaskID
+	stop    map[a2a.TaskID]chan struct{}
+	words   map[a2a.TaskID]string
+	tasks   map[a2a.TaskID]*a2a.Task
+	working chan a2a.TaskID // each task that reached WORKING
+}
+
+// seen is what the agent got with a message.
+type seen struct {
+	text        string
+	meta        map[string]any
+	traceparent string
+	baggage     string
+	auth        string
+	version     string
+	task        a2a.TaskID
+}
+
+func newFakeAgent(t *testing.T, name string, streaming bool) *fakeAgent {
+	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64)}
+	mux := http.NewServeMux()
+	f.srv = httptest.NewServer(mux)
+	card := &a2a.AgentCard{Name: name, Description: "fake " + name, Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{{URL: f.srv.URL + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version}},
+		Capabilities:        a2a.AgentCapabilities{Streaming: streaming, PushNotifications: true},
+		DefaultInputModes:   []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills:          []a2a.AgentSkill{{ID: "s", Name: "skill-" + name, Description: "d", Tags: []string{"t"}}},
+		SecuritySchemes: a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{Name: "X-Key", Location: a2a.APIKeySecuritySchemeLocationHeader}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(f))
+	t.Cleanup(func() {
+		f.mu.Lock()
+		select {
+		case <-f.release:
+		default:
+			close(f.release)
+		}
+		f.mu.Unlock()
+		f.srv.Close()
+	})
+	return f
+}
+
+var _ a2asrv.RequestHandler = (*fakeAgent)(nil)
+
+func (f *fakeAgent) record(ctx context.Context, m *a2a.Message) {
+	s := seen{text: textOf(m.Parts), meta: m.Metadata, task: m.TaskID}
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
+		get := func(k string) string {
+			v, _ := cc.ServiceParams().Get(k)
+			return strings.Join(v, ",")
+		}
+		s.traceparent, s.baggage, s.auth, s.version = get("traceparent"), get("baggage"), get("authorization"), get(a2a.SvcParamVersion)
+	}
+	f.mu.Lock()
+	f.sends = append(f.sends, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeAgent) seen() []seen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seen(nil), f.sends...)
+}
+
+func (f *fakeAgent) canceled() []a2a.TaskID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]a2a.TaskID(nil), f.cancels...)
+}
+
+func (f *fakeAgent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	first := make(chan a2a.SendMessageResult, 1)
+	done := make(chan error, 1)
+	go func() { // the task goes on after an immediate answer, as an agent's would
+		var err error
+		for ev, e := range f.SendStreamingMessage(context.WithoutCancel(ctx), req) {
+			if e != nil {
+				err = e
+				break
+			}
+			switch x := ev.(type) {
+			case *a2a.Message:
+				first <- x
+			case *a2a.Task:
+				first <- x
+			}
+		}
+		done <- err
+	}()
+	r := <-first
+	if _, ok := r.(*a2a.Message); ok || (req.Config != nil && req.Config.ReturnImmediately) {
+		return r, nil
+	}
+	if err := <-done; err != nil {
+		return nil, err
+	}
+	return f.GetTask(ctx, &a2a.GetTaskRequest{ID: r.(*a2a.Task).ID})
+}
+
+// keep records the task's latest state for GetTask.
+func (f *fakeAgent) keep(ev a2a.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch e := ev.(type) {
+	case *a2a.Task:
+		c := *e
+		f.tasks[e.ID] = &c
+	case *a2a.TaskStatusUpdateEvent:
+		if t := f.tasks[e.TaskID]; t != nil {
+			t.Status = e.Status
+		}
+	}
+}
+
+func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield0 func(a2a.Event, error) bool) {
+		yield := func(ev a2a.Event, err error) bool {
+			if ev != nil {
+				f.keep(ev)
+			}
+			return yield0(ev, err)
+		}
+		m := req.Message
+		f.record(ctx, m)
+		word, rest, _ := strings.Cut(textOf(m.Parts), " ")
+		if word == "message" {
+			yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("reply: "+rest)), nil)
+			return
+		}
+		id, ctxID := m.TaskID, m.ContextID
+		if id == "" {
+			id = a2a.NewTaskID()
+		}
+		if ctxID == "" {
+			ctxID = "ctx-" + string(id)
+		}
+		info := a2a.TaskInfo{TaskID: id, ContextID: ctxID}
+		stop := make(chan struct{})
+		f.mu.Lock()
+		if m.TaskID == "" {
+			f.stop[id], f.words[id] = stop, word
+		} else {
+			stop = f.stop[id]
+		}
+		f.mu.Unlock()
+		status := func(st a2a.TaskState, text string) bool {
+			var msg *a2a.Message
+			if text != "" {
+				msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.NewTextPart(text))
+			}
+			return yield(a2a.NewStatusUpdateEvent(info, st, msg), nil)
+		}
+		if m.TaskID != "" { // the input it asked for: the task as it stands, then work
+			if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}, nil) ||
+				!status(a2a.TaskStateWorking, "") {
+				return
+			}
+			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))
+			return
+		}
+		if !yield(&a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}, History: []*a2a.Message{m}}, nil) {
+			return
+		}
+		if !status(a2a.TaskStateWorking, "") {
+			return
+		}
+		f.working <- id
+		switch word {
+		case "echo":
+			if !yield(a2a.NewArtifactEvent(info, a2a.NewTextPart("echo: "+rest)), nil) {
+				return
+			}
+			status(a2a.TaskStateCompleted, "done: "+rest)
+		case "say":
+			status(a2a.TaskStateCompleted, rest)
+		case "slow":
+			select {
+			case <-stop:
+				status(a2a.TaskStateCanceled, "canceled")
+			case <-ctx.Done():
+			}
+		case "ignore":
+			select {
+			case <-f.release:
+				status(a2a.TaskStateCompleted, "finished anyway")
+			case <-ctx.Done():
+			}
+		case "late":
+			select {
+			case <-stop:
+				time.Sleep(10 * time.Millisecond)
+				status(a2a.TaskStateCompleted, "finished late")
+			case <-ctx.Done():
+			}
+		case "input":
+			status(a2a.TaskStateInputRequired, "which colour?")
+		case "fail":
+			yield(nil, errors.New("boom"))
+		default:
+			status(a2a.TaskStateFailed, "unknown word "+word)
+		}
+	}
+}
+
+func (f *fakeAgent) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	f.mu.Lock()
+	f.cancels = append(f.cancels, req.ID)
+	stop, word := f.stop[req.ID], f.words[req.ID]
+	f.mu.Unlock()
+	if stop == nil {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if word == "ignore" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	select {
+	case <-stop:
+	default:
+		close(stop)
+	}
+	return &a2a.Task{ID: req.ID, ContextID: "ctx-" + string(req.ID), Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}}, nil
+}
+
+func (f *fakeAgent) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.tasks[req.ID]
+	if t == nil {
+		return nil, a2a.ErrTaskNotFound
+	}
+	c := *t
+	return &c, nil
+}
+
+func (f *fakeAgent) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return nil, a2a.ErrUnsupportedOperation
+}
+
+func (f *fakeAgent) SubscribeToTask(context.Context, *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
+}
+
+func (f *fakeAgent) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (f *fakeAgent) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (f *fakeAgent) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (f *fakeAgent) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+func (f *fakeAgent) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrExtendedCardNotConfigured
+}
+
+// harness is a gateway over fake agents, with a runtime, a linker that
+// places messages as the real gateway does, and an audit that keeps what
+// it is told.
+type harness struct {
+	t      *testing.T
+	rt     *reach.Runtime
+	g      *Gateway
+	srv    *httptest.Server
+	agents map[string]*fakeAgent
+	audit  *memAudit
+}
+
+// whoKey carries the test's caller (the X-Who header) in a context.
+type whoKey struct{}
+
+type testIdentity struct{}
+
+func (testIdentity) Caller(ctx context.Context) Owner {
+	who, _ := ctx.Value(whoKey{}).(string)
+	return Owner{Principal: who}
+}
+
+type memAudit struct {
+	mu sync.Mutex
+	ev []TaskEvent
+}
+
+func (m *memAudit) AuditTask(_ context.Context, e *TaskEvent) {
+	m.mu.Lock()
+	m.ev = append(m.ev, *e)
+	m.mu.Unlock()
+}
+
+func (m *memAudit) kinds(task a2a.TaskID) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, e := range m.ev {
+		if e.Task == string(task) {
+			out = append(out, e.Kind+":"+e.State)
+		}
+	}
+	return out
+}
+
+func (m *memAudit) find(kind string) []TaskEvent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []TaskEvent
+	for _, e := range m.ev {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// testLinker places a message as the gateway's linker does: under the
+// frame reach/parent or a traceparent names, in the request reach/request
+// or baggage names, or in a new request of the caller's.
+type testLinker struct{ rt *reach.Runtime }
+
+func (l testLinker) Place(ctx context.Context, k *Link) (context.Context, func(), error) {
+	who := testIdentity{}.Caller(ctx).Principal
+	id := k.Request
+	for _, b := range k.Header["Baggage"] {
+		if _, v, ok := strings.Cut(b, "reach.request="); ok && id == "" {
+			id = v
+		}
+	}
+	span := k.Parent
+	if tp := k.Header["Traceparent"]; span == "" && len(tp) > 0 {
+		if parts := strings.Split(tp[0], "-"); len(parts) == 4 {
+			span = parts[2]
+		}
+	}
+	if span != "" {
+		fid, err := reach.ParseFrameID(span)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bad parent %q", span)
+		}
+		for _, r := range l.rt.Requests() {
+			if f, ok := r.Frame(fid); ok {
+				if r.Root().Principal() != who {
+					return nil, nil, errors.New("not your request")
+				}
+				in := f.Request
+				if s := f.SubRequest(); s != nil {
+					in = s
+				}
+				return reach.WithParent(in.Context(), f), func() {}, nil
+			}
+		}
+	}
+	if id != "" {
+		r, ok := l.rt.Lookup(id)
+		if !ok {
+			return nil, nil, fmt.Errorf("no request %s", id)
+		}
+		if r.Root().Principal() != who {
+			return nil, nil, errors.New("not your request")
+		}
+		return r.Context(), func() {}, nil
+	}
+	ctx, r, err := l.rt.Begin(context.Background(), &reach.RequestOptions{Agent: k.Agent, Principal: who})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ctx, r.End, nil
+}
+
+// newHarness serves agents (by name, each a fake) through a gateway; cfg
+// adjusts each agent's configuration.
+func newHarness(t *testing.T, cfg func(*Agent), names ...string) *harness {
+	h := &harness{t: t, rt: reach.New(nil), agents: map[string]*fakeAgent{}, audit: &memAudit{}}
+	var agents []Agent
+	for _, n := range names {
+		f := newFakeAgent(t, n, n != "poller")
+		h.agents[n] = f
+		a := Agent{Name: n, URL: f.srv.URL}
+		if cfg != nil {
+			cfg(&a)
+		}
+		agents = append(agents, a)
+	}
+	g, err := New(t.Context(), &Options{Agents: agents, Runtime: h.rt, Link: testLinker{h.rt}, Identity: testIdentity{},
+		Audit: h.audit, CancelTimeout: 300 * time.Millisecond, Late: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.g = g
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), whoKey{}, r.Header.Get("X-Who"))
+		h.g.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(func() {
+		h.srv.Close()
+		h.g.Close()
+	})
+	return h
+}
+
+// client is an A2A client of agent name through the gateway, for caller
+// who; v03 speaks A2A 0.3.
+func (h *harness) client(name, who string, v03 bool) *a2aclient.Client {
+	h.t.Helper()
+	hc := &http.Client{Transport: whoTransport{who}}
+	url := h.srv.URL + "/a2a/" + name
+	opts := []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(hc)}
+	version := a2a.Version
+	if v03 {
+		opts = []a2aclient.FactoryOption{a2aclient.WithDefaultsDisabled(), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})}
+		version = a2av0.Version
+	}
+	c, err := a2aclient.NewFromEndpoints(h.t.Context(), []*a2a.AgentInterface{{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: version}}, opts...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+type whoTransport struct{ who string }
+
+func (w whoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Who", w.who)
+	r.Header.Set("Authorization", "Bearer secret-of-"+w.who)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// send sends text to agent name as who and waits for the answer.
+func (h *harness) send(name, who, text string, meta map[string]any) *a2a.Task {
+	h.t.Helper()
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	m.Metadata = meta
+	return h.sendMsg(name, who, m, false)
+}
+
+func (h *harness) sendMsg(name, who string, m *a2a.Message, immediate bool) *a2a.Task {
+	h.t.Helper()
+	req := &a2a.SendMessageRequest{Message: m}
+	if immediate {
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	}
+	res, err := h.client(name, who, false).SendMessage(h.t.Context(), req)
+	if err != nil {
+		h.t.Fatalf("send %q to %s: %v", textOf(m.Parts), name, err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		h.t.Fatalf("send %q to %s: got %T, want a task", textOf(m.Parts), name, res)
+	}
+	return tk
+}
+
+// working waits until agent name's next task works.
+func (h *harness) working(name string) a2a.TaskID {
+	h.t.Helper()
+	select {
+	case id := <-h.agents[name].working:
+		return id
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("agent %s never started working", name)
+	}
+	return ""
+}
+
+// eventually waits for cond, failing with what after 10 seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// state is the task's state at reach, as GetTask tells who.
+func (h *harness) state(name, who string, id a2a.TaskID) a2a.TaskState {
+	h.t.Helper()
+	tk, err := h.client(name, who, false).GetTask(h.t.Context(), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		h.t.Fatalf("GetTask %s: %v", id, err)
+	}
+	return tk.Status.State
+}
+
+func statusText(tk *a2a.Task) string { return textOfMessage(tk.Status.Message) }

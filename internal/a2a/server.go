@@ -1,0 +1,507 @@
+package a2a
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach"
+)
+
+// endpoint is the A2A request handler of one agent at /a2a/NAME. The SDK's
+// JSON-RPC handlers (1.0 and 0.3) decode each call into it.
+type endpoint struct {
+	g *Gateway
+	a *agent
+}
+
+var _ a2asrv.RequestHandler = (*endpoint)(nil)
+
+func (e *endpoint) owner(ctx context.Context) Owner {
+	if id := e.g.opts.Identity; id != nil {
+		return id.Caller(ctx)
+	}
+	return Owner{}
+}
+
+// SendMessage answers once the task stops (terminal, or waiting for
+// input), or at once with Config.ReturnImmediately.
+func (e *endpoint) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	t, from, err := e.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.wait(ctx, from, req.Config != nil && req.Config.ReturnImmediately)
+	if err != nil {
+		return nil, err
+	}
+	return e.tag(ctx, t, res), nil
+}
+
+// SendStreamingMessage passes the task's events on until it stops.
+func (e *endpoint) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t, from, err := e.start(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		n := 0
+		for ev := range t.events(ctx, from) {
+			if tk, ok := ev.(*a2a.Task); ok {
+				ev = e.tag(ctx, t, tk)
+			}
+			n++
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		if n == 0 && ctx.Err() == nil {
+			// Nothing came for this send (a continuation that changed
+			// nothing): the task as it stands.
+			if v := t.snapshot(); v != nil {
+				yield(e.tag(ctx, t, v), nil)
+			}
+		}
+	}
+}
+
+// tag adds reach's ids to a task for a caller that activated the linking
+// extension.
+func (e *endpoint) tag(ctx context.Context, t *task, res a2a.SendMessageResult) a2a.SendMessageResult {
+	tk, ok := res.(*a2a.Task)
+	if !ok || t.req == nil {
+		return res
+	}
+	cc, ok := a2asrv.CallContextFrom(ctx)
+	if !ok || !requestedURI(cc, Extension) {
+		return res
+	}
+	c := *tk
+	c.Metadata = maps.Clone(tk.Metadata)
+	if c.Metadata == nil {
+		c.Metadata = map[string]any{}
+	}
+	c.Metadata[MetaRequest] = t.req.ID()
+	c.Metadata[MetaFrame] = t.frame.ID.String()
+	return &c
+}
+
+func requestedURI(cc *a2asrv.CallContext, uri string) bool {
+	for _, v := range cc.Extensions().RequestedURIs() {
+		for u := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(u) == uri {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// start begins a send: a continuation of a task reach follows, or a new
+// hand-off. It returns the task and the feed index the send's events
+// begin at. A refusal is a task too, already final.
+func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*task, int, error) {
+	m := req.Message
+	if m == nil || len(m.Parts) == 0 {
+		return nil, 0, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "The message is missing or has no parts; send a message with at least one part."}
+	}
+	owner := e.owner(ctx)
+	if m.TaskID != "" {
+		return e.resume(ctx, req, owner)
+	}
+	client, card, err := e.a.ready(ctx)
+	if err != nil {
+		return e.refuse(owner, req, nil, a2a.TaskStateFailed, nil,
+			fmt.Sprintf("reach could not hand this message to agent %s: %v. Try again later, or do this step another way.", e.a.cfg.Name, err)), 0, nil
+	}
+	text := textOf(m.Parts)
+	l := e.link(ctx, req, owner)
+	pctx, release, err := e.g.opts.Link.Place(ctx, l)
+	if err != nil {
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, err, "reach refused this message to agent "+e.a.cfg.Name+": "+errText(err)), 0, nil
+	}
+	dctx, unhook := detach(pctx)
+	cfg := &e.a.cfg
+	_, sub, err := e.g.opts.Runtime.Delegate(dctx, &reach.Delegation{Agent: cfg.Name, Task: text, Budget: cfg.Budget,
+		Reentrancy: cfg.Reentrancy, Key: cfg.Key, OnViolation: cfg.OnViolation, Metadata: metadataJSON(m.Metadata)})
+	if err != nil {
+		unhook()
+		defer release()
+		caller, _ := reach.RequestFrom(pctx)
+		return e.refuse(owner, req, caller, a2a.TaskStateRejected, err, "reach refused to hand this task to agent "+cfg.Name+": "+errText(err)), 0, nil
+	}
+	t := newTask(e.g, e.a, owner)
+	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
+	t.history = []*a2a.Message{m}
+	t.pumps = 1
+	context.AfterFunc(sub.Context(), t.stopped)
+	out := e.forward(req, t)
+	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out) })
+	return t, 0, nil
+}
+
+// resume passes a further message of a task on, in the task's hand-off.
+func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owner Owner) (*task, int, error) {
+	t := e.g.tasks.get(e.a.cfg.Name, req.Message.TaskID, owner)
+	if t == nil {
+		return nil, 0, &a2a.Error{Err: a2a.ErrTaskNotFound, Message: fmt.Sprintf("Agent %s has no task %s of yours here; send without taskId to start one.", e.a.cfg.Name, req.Message.TaskID)}
+	}
+	t.mu.Lock()
+	if t.state.Terminal() || t.req == nil || t.ended || t.req.StopCause() != nil {
+		st := t.state
+		t.mu.Unlock()
+		return nil, 0, &a2a.Error{Err: a2a.ErrUnsupportedOperation, Message: fmt.Sprintf("Task %s is %s at reach and takes no more messages; start a new task.", req.Message.TaskID, st)}
+	}
+	from := t.base + len(t.feed)
+	t.pumps++
+	t.mu.Unlock()
+	client, card, err := e.a.ready(ctx)
+	if err != nil {
+		t.mu.Lock()
+		t.pumps--
+		t.mu.Unlock()
+		return nil, 0, &a2a.Error{Err: a2a.ErrInternalError, Message: err.Error()}
+	}
+	out := e.forward(req, t)
+	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out) })
+	return t, from, nil
+}
+
+// forward is the request sent to the agent: the caller's, with reach's
+// linking metadata in the message (any the caller sent is replaced), and
+// without the caller's push configuration (reach does not relay it).
+func (e *endpoint) forward(req *a2a.SendMessageRequest, t *task) *a2a.SendMessageRequest {
+	out := *req
+	m := *req.Message
+	m.Metadata = maps.Clone(m.Metadata)
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	m.Metadata[MetaRequest] = t.req.ID()
+	m.Metadata[MetaParent] = t.frame.ID.String()
+	out.Message = &m
+	if req.Config != nil {
+		c := *req.Config
+		c.PushConfig = nil
+		c.ReturnImmediately = false
+		out.Config = &c
+	}
+	return &out
+}
+
+// link gathers what the message says of its caller: reach's metadata and
+// headers if it passed them on, else a live task reach forwarded that the
+// message names by referenceTaskIds or contextId.
+func (e *endpoint) link(ctx context.Context, req *a2a.SendMessageRequest, owner Owner) *Link {
+	l := &Link{Agent: "a2a-client"}
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok {
+		l.Header = headerOf(cc.ServiceParams())
+	}
+	for _, md := range []map[string]any{req.Metadata, req.Message.Metadata} {
+		if s, ok := md[MetaRequest].(string); ok && s != "" {
+			l.Request = s
+		}
+		if s, ok := md[MetaParent].(string); ok && s != "" {
+			l.Parent = s
+		}
+	}
+	if l.Request != "" || l.Parent != "" || linked(l.Header) {
+		return l
+	}
+	if t := e.g.tasks.caller(owner, e.a.cfg.Name, req.Message.ReferenceTasks, req.Message.ContextID); t != nil {
+		l.Request, l.Parent = t.req.ID(), ""
+	}
+	return l
+}
+
+// linked reports whether headers carry reach's own context: a baggage
+// reach.request, Reach-Request or Reach-Parent. A traceparent alone may be
+// another tracer's; it is passed on either way, and names a frame if it
+// is one of reach's.
+func linked(h map[string][]string) bool {
+	for k, vs := range h {
+		switch strings.ToLower(k) {
+		case "reach-request", "reach-parent":
+			return len(vs) > 0
+		case "baggage":
+			for _, v := range vs {
+				if strings.Contains(v, "reach.request=") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// headerOf copies the linking headers from the SDK's service parameters.
+func headerOf(sp *a2asrv.ServiceParams) map[string][]string {
+	h := map[string][]string{}
+	if sp == nil {
+		return h
+	}
+	for _, k := range []string{"Traceparent", "Baggage", "Reach-Request", "Reach-Parent", "Reach-Scene"} {
+		if v, ok := sp.Get(k); ok {
+			h[k] = slices.Clone(v)
+		}
+	}
+	return h
+}
+
+// detach is the context a hand-off starts from: the values of the placed
+// context (its request and frame), ended by its request's end, not by the
+// caller's HTTP call (a task goes on after the call that started it).
+func detach(placed context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(placed))
+	r, ok := reach.RequestFrom(placed)
+	if !ok {
+		return ctx, func() { cancel(nil) }
+	}
+	rc := r.Context()
+	stop := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+// refuse makes a task reach answers itself: rejected (a guard refused the
+// hand-off) or failed (the agent could not be reached), with a status
+// message that says what happened and what to do next.
+func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reach.Request, st a2a.TaskState, err error, text string) *task {
+	t := newTask(e.g, e.a, owner)
+	t.caller = caller
+	t.id = newTaskID()
+	t.ctxID = req.Message.ContextID
+	if t.ctxID == "" {
+		t.ctxID = a2a.NewContextID()
+	}
+	msg := agentText(t.id, t.ctxID, text)
+	if re, ok := errors.AsType[*reach.Error](err); ok {
+		msg.SetMeta(MetaRefusal, map[string]any{"guard": re.Guard, "type": re.Type, "code": re.Code})
+	}
+	t.state = st
+	t.final.Store(true)
+	t.ended = true
+	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: []*a2a.Message{req.Message},
+		Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}
+	t.push(t.view())
+	t.pcancel()
+	e.g.tasks.add(t)
+	t.audit("refused", st, text)
+	return t
+}
+
+func errText(err error) string {
+	if re, ok := errors.AsType[*reach.Error](err); ok {
+		return strings.TrimSpace(re.Message + " " + re.Suggestion)
+	}
+	return err.Error()
+}
+
+func newTaskID() a2a.TaskID {
+	var b [12]byte
+	rand.Read(b[:])
+	return a2a.TaskID("reach-" + hex.EncodeToString(b[:]))
+}
+
+// metadataJSON is a message's metadata as a JSON object, for keyed
+// agents, without reach's own keys.
+func metadataJSON(md map[string]any) json.RawMessage {
+	if len(md) == 0 {
+		return nil
+	}
+	c := maps.Clone(md)
+	for k := range c {
+		if strings.HasPrefix(k, "reach/") {
+			delete(c, k)
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// GetTask answers with the agent's view of the task (its history and
+// artifacts) and reach's state; from reach's record when the agent does not
+// answer.
+func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	t := e.g.tasks.get(e.a.cfg.Name, req.ID, e.owner(ctx))
+	if t == nil {
+		return nil, notFound(e.a.cfg.Name, req.ID)
+	}
+	if t.req != nil {
+		if c, _, err := e.a.ready(ctx); err == nil {
+			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			up, err := c.GetTask(t.out(gctx), &a2a.GetTaskRequest{ID: req.ID, HistoryLength: req.HistoryLength})
+			cancel()
+			if err == nil && up.ID == req.ID {
+				// The agent's history and artifacts; reach's state once
+				// it is final (a different final state the agent reports
+				// is recorded as late). Before that, the stream the
+				// gateway reads brings the state.
+				var after []func()
+				t.mu.Lock()
+				if t.state.Terminal() {
+					t.upFinal = t.upFinal || up.Status.State.Terminal()
+					t.settle(up.Status, &after)
+					up.Status = t.snap.Status
+					up.Status.State = t.state
+				}
+				t.mu.Unlock()
+				for _, f := range after {
+					f()
+				}
+				return e.tag(ctx, t, up).(*a2a.Task), nil
+			}
+		}
+	}
+	v := t.snapshot()
+	if v == nil {
+		return nil, notFound(e.a.cfg.Name, req.ID)
+	}
+	trimHistory(v, req.HistoryLength)
+	return e.tag(ctx, t, v).(*a2a.Task), nil
+}
+
+func trimHistory(t *a2a.Task, n *int) {
+	if n != nil && *n >= 0 && len(t.History) > *n {
+		t.History = t.History[len(t.History)-*n:]
+	}
+}
+
+func notFound(agent string, id a2a.TaskID) error {
+	return &a2a.Error{Err: a2a.ErrTaskNotFound, Message: fmt.Sprintf("Agent %s has no task %s of yours here.", agent, id)}
+}
+
+// ListTasks lists the caller's tasks at this agent from reach's records:
+// the agent would list other callers' tasks, and 0.3 agents cannot list.
+func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	size := req.PageSize
+	if size == 0 {
+		size = 50
+	}
+	if size < 1 || size > 100 {
+		return nil, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "pageSize must be between 1 and 100."}
+	}
+	off := 0
+	if req.PageToken != "" {
+		n, err := strconv.Atoi(req.PageToken)
+		if err != nil || n < 0 {
+			return nil, &a2a.Error{Err: a2a.ErrInvalidParams, Message: "pageToken is not one reach gave; send the nextPageToken of the previous page."}
+		}
+		off = n
+	}
+	var all []*a2a.Task
+	for _, t := range e.g.tasks.list(e.a.cfg.Name, e.owner(ctx)) {
+		v := t.snapshot()
+		if v == nil || (req.ContextID != "" && v.ContextID != req.ContextID) || (req.Status != "" && v.Status.State != req.Status) {
+			continue
+		}
+		if req.StatusTimestampAfter != nil && (v.Status.Timestamp == nil || !v.Status.Timestamp.After(*req.StatusTimestampAfter)) {
+			continue
+		}
+		if !req.IncludeArtifacts {
+			v.Artifacts = nil
+		}
+		trimHistory(v, req.HistoryLength)
+		all = append(all, v)
+	}
+	res := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: len(all), PageSize: size}
+	if off < len(all) {
+		end := min(off+size, len(all))
+		res.Tasks = all[off:end]
+		if end < len(all) {
+			res.NextPageToken = strconv.Itoa(end)
+		}
+	}
+	return res, nil
+}
+
+// CancelTask cancels the task at reach at once, and through its
+// sub-request everything it delegated, at every agent; the agents are told
+// in the background, and one that does not confirm is isolated.
+func (e *endpoint) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	owner := e.owner(ctx)
+	t := e.g.tasks.get(e.a.cfg.Name, req.ID, owner)
+	if t == nil {
+		return nil, notFound(e.a.cfg.Name, req.ID)
+	}
+	t.mu.Lock()
+	st := t.state
+	t.mu.Unlock()
+	switch {
+	case st == a2a.TaskStateCanceled:
+		return t.snapshot(), nil
+	case st.Terminal() || t.req == nil:
+		return nil, &a2a.Error{Err: a2a.ErrTaskNotCancelable, Message: fmt.Sprintf("Task %s is already %s at reach.", req.ID, st)}
+	}
+	who := owner.Principal
+	if who == "" {
+		who = "the caller"
+	}
+	reason := "CancelTask from " + who
+	t.req.Stop(reach.Cancel, "a2a", reason)
+	t.markCanceled(causeText(&reach.StopError{Cause: reach.Cause{Mode: reach.Cancel, By: "a2a", Reason: reason, Request: t.req.ID()}}))
+	return t.snapshot(), nil
+}
+
+// SubscribeToTask passes on the task as it stands, then its events until
+// it stops.
+func (e *endpoint) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t := e.g.tasks.get(e.a.cfg.Name, req.ID, e.owner(ctx))
+		if t == nil {
+			yield(nil, notFound(e.a.cfg.Name, req.ID))
+			return
+		}
+		from := t.position()
+		v := t.snapshot()
+		if v == nil {
+			yield(nil, notFound(e.a.cfg.Name, req.ID))
+			return
+		}
+		if !yield(e.tag(ctx, t, v), nil) || final(v) {
+			return
+		}
+		for ev := range t.events(ctx, from) {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Push notifications and the extended card are not relayed.
+
+func (e *endpoint) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (e *endpoint) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (e *endpoint) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (e *endpoint) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+func (e *endpoint) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrExtendedCardNotConfigured
+}

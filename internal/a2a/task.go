@@ -1,0 +1,828 @@
+package a2a
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/agentreach/reach"
+)
+
+// maxFeed bounds the events a task keeps for its listeners; one that falls
+// further behind gets the task as it stands and goes on from there.
+const maxFeed = 512
+
+// task is the gateway's record of one task: who owns it, the hand-off it
+// runs in, its state at reach (final once terminal), the latest view of it,
+// and the events its listeners follow.
+type task struct {
+	g       *Gateway
+	a       *agent
+	owner   Owner
+	req     *reach.Request // the hand-off's sub-request; nil for a refusal
+	frame   *reach.Frame   // the hand-off's delegate frame; nil for a refusal
+	caller  *reach.Request // a refusal's: the request the hand-off was refused in, if known
+	created time.Time
+	release func() // the caller's hold on its request, until the task ends
+	unhook  func() // stops the parent's cancel reaching the hand-off's context
+
+	pctx    context.Context // the upstream stream's lifetime
+	pcancel context.CancelFunc
+	final   atomic.Bool // state is terminal: read without t.mu (the registry's lock comes after it)
+
+	mu       sync.Mutex
+	id       a2a.TaskID
+	ctxID    string
+	state    a2a.TaskState // at reach: once terminal, final
+	upFinal  bool          // the agent reported a terminal state
+	ended    bool          // the hand-off is over (its sub-request ended)
+	snap     *a2a.Task     // the latest view, reach's state in it
+	msg      *a2a.Message  // the agent answered with a message, not a task
+	feed     []a2a.Event
+	base     int            // the feed index of feed[0]
+	wake     chan struct{}  // closed and replaced when the feed grows
+	pumps    int            // upstream streams being read
+	failed   error          // the stream broke before a task came
+	history  []*a2a.Message // the first message, for a task reach makes itself
+	late     map[a2a.TaskState]bool
+	wantStop string // a cancel came before the task's id: its reason
+	stopSent bool   // CancelTask was sent to the agent
+	updated  time.Time
+}
+
+func newTask(g *Gateway, a *agent, owner Owner) *task {
+	t := &task{g: g, a: a, owner: owner, created: time.Now(), wake: make(chan struct{}), updated: time.Now()}
+	t.pctx, t.pcancel = context.WithCancel(g.base)
+	return t
+}
+
+// events is the feed from index from: it yields what has been appended and
+// waits for more, until the feed ends (the task is final, or interrupted
+// and no stream is read) or ctx ends.
+func (t *task) events(ctx context.Context, from int) iter.Seq[a2a.Event] {
+	return func(yield func(a2a.Event) bool) {
+		for {
+			t.mu.Lock()
+			if from < t.base { // fell behind: the task as it stands
+				from = t.base + len(t.feed)
+				if t.snap != nil {
+					snap := t.view()
+					t.mu.Unlock()
+					if !yield(snap) {
+						return
+					}
+					continue
+				}
+			}
+			batch := slices.Clone(t.feed[from-t.base:])
+			from += len(batch)
+			over := t.over()
+			wake := t.wake
+			t.mu.Unlock()
+			for _, ev := range batch {
+				if !yield(ev) {
+					return
+				}
+				if final(ev) {
+					return
+				}
+			}
+			if over {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			}
+		}
+	}
+}
+
+// final reports whether ev ends a listener's stream: a message answer, a
+// terminal or interrupted state.
+func final(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.Message:
+		return true
+	case *a2a.Task:
+		return stops(e.Status.State)
+	case *a2a.TaskStatusUpdateEvent:
+		return stops(e.Status.State)
+	}
+	return false
+}
+
+// stops reports whether a state ends a send: terminal, or waiting for the
+// caller.
+func stops(s a2a.TaskState) bool {
+	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// over reports whether the feed will not grow for a listener (t.mu held).
+func (t *task) over() bool {
+	return t.msg != nil || t.state.Terminal() || (t.pumps == 0 && (t.failed != nil || stops(t.state)))
+}
+
+// push appends an event to the feed and wakes the listeners (t.mu held).
+func (t *task) push(ev a2a.Event) {
+	t.feed = append(t.feed, ev)
+	if len(t.feed) > maxFeed {
+		n := len(t.feed) - maxFeed
+		clear(t.feed[:n])
+		t.feed = t.feed[n:]
+		t.base += n
+	}
+	t.updated = time.Now()
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+// position is where a new listener starts: the end of the feed.
+func (t *task) position() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.base + len(t.feed)
+}
+
+// view is a copy of the task as reach shows it (t.mu held).
+func (t *task) view() *a2a.Task {
+	if t.snap == nil {
+		return nil
+	}
+	c := *t.snap
+	c.Status.State = t.state
+	c.History = slices.Clone(c.History)
+	c.Artifacts = slices.Clone(c.Artifacts)
+	return &c
+}
+
+// snapshot is view under the lock.
+func (t *task) snapshot() *a2a.Task {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.view()
+}
+
+// wait blocks until the send started at feed index from has an answer:
+// the task once it stops (or, with immediate, once it exists), or the
+// agent's message.
+func (t *task) wait(ctx context.Context, from int, immediate bool) (a2a.SendMessageResult, error) {
+	for ev := range t.events(ctx, from) {
+		if m, ok := ev.(*a2a.Message); ok {
+			return m, nil
+		}
+		if _, ok := ev.(*a2a.Task); ok && immediate {
+			break
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.msg != nil {
+		return t.msg, nil
+	}
+	if v := t.view(); v != nil {
+		return v, nil
+	}
+	return nil, context.Cause(ctx)
+}
+
+// pump reads one upstream stream into the task. It runs in the
+// background, detached from the caller: a task goes on whether or not
+// anyone listens, and reach follows it to keep its state and the budgets
+// right.
+func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageRequest, out func(context.Context) context.Context) {
+	defer func() {
+		t.mu.Lock()
+		t.pumps--
+		t.wakeLocked()
+		t.mu.Unlock()
+	}()
+	ctx := out(t.pctx)
+	if !streaming {
+		t.poll(ctx, c, req, out)
+		return
+	}
+	for ev, err := range c.SendStreamingMessage(ctx, req) {
+		if err != nil {
+			t.broken(err)
+			return
+		}
+		t.apply(ev)
+	}
+	t.mu.Lock()
+	open := t.snap != nil && !t.state.Terminal() && !stops(t.state)
+	t.mu.Unlock()
+	if open { // the stream ended with the task still working
+		t.broken(errors.New("the agent ended its stream while the task was still working"))
+	}
+}
+
+// poll follows an agent that does not stream: the send returns at once,
+// and GetTask until the task stops.
+func (t *task) poll(ctx context.Context, c *a2aclient.Client, req *a2a.SendMessageRequest, out func(context.Context) context.Context) {
+	r := *req
+	cfg := a2a.SendMessageConfig{}
+	if req.Config != nil {
+		cfg = *req.Config
+	}
+	cfg.ReturnImmediately = true
+	r.Config = &cfg
+	res, err := c.SendMessage(ctx, &r)
+	if err != nil {
+		t.broken(err)
+		return
+	}
+	t.apply(res)
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		return
+	}
+	for delay := 100 * time.Millisecond; ; delay = min(delay*2, 2*time.Second) {
+		t.mu.Lock()
+		done := stops(t.state) && t.upFinal || t.state.Terminal()
+		t.mu.Unlock()
+		if done || stops(tk.Status.State) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		tk, err = c.GetTask(gctx, &a2a.GetTaskRequest{ID: tk.ID})
+		cancel()
+		if err != nil {
+			t.broken(err)
+			return
+		}
+		t.apply(tk)
+	}
+}
+
+func (t *task) wakeLocked() {
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+// apply folds one upstream event into the task.
+func (t *task) apply(ev a2a.Event) {
+	var after []func()
+	t.mu.Lock()
+	switch e := ev.(type) {
+	case *a2a.Message:
+		if t.id == "" && t.msg == nil {
+			t.msg = e
+			t.push(e)
+			after = append(after, t.finish(textOf(e.Parts)))
+		}
+	case *a2a.Task:
+		if t.id == "" {
+			t.id, t.ctxID = e.ID, e.ContextID
+			t.g.tasks.add(t)
+			if t.wantStop != "" {
+				reason := t.wantStop
+				after = append(after, func() { t.cancel(reason) })
+			}
+		}
+		if e.ID != t.id {
+			break
+		}
+		prev := t.state
+		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		st, fresh := t.settle(e.Status, &after)
+		if !fresh {
+			break
+		}
+		// The task is passed on when it is new or its state changed: the
+		// task a further message's stream begins with repeats what the
+		// caller knows (input required), and would end its send at once.
+		first := t.snap == nil
+		c := *e
+		c.Status.State = st
+		t.snap = &c
+		if first || prev != st {
+			t.push(t.view())
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		if t.snap == nil || e.TaskID != t.id {
+			break
+		}
+		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		st, fresh := t.settle(e.Status, &after)
+		if !fresh {
+			break
+		}
+		if m := t.snap.Status.Message; m != nil && e.Status.Message != nil && m != e.Status.Message {
+			t.snap.History = append(t.snap.History, m)
+		}
+		t.snap.Status = e.Status
+		t.snap.Status.State = st
+		c := *e
+		c.Status.State = st
+		t.push(&c)
+	case *a2a.TaskArtifactUpdateEvent:
+		if t.snap == nil || e.TaskID != t.id || t.state.Terminal() || e.Artifact == nil {
+			break
+		}
+		addArtifact(t.snap, e)
+		t.push(e)
+	}
+	t.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
+
+// settle takes a state the agent reports, or reach decides (t.mu held). Before reach's state
+// is terminal it becomes reach's state; after, it is only recorded as late
+// (once per state), and fresh is false: the event is not passed on.
+func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fresh bool) {
+	if t.state.Terminal() {
+		if s.State != t.state && s.State.Terminal() && !t.late[s.State] {
+			if t.late == nil {
+				t.late = map[a2a.TaskState]bool{}
+			}
+			t.late[s.State] = true
+			msg := fmt.Sprintf("the agent reported %s after reach had settled the task as %s; it stays %s", s.State, t.state, t.state)
+			*after = append(*after, t.auditFn("late", t.state, msg))
+		}
+		return t.state, false
+	}
+	if s.State == a2a.TaskStateUnspecified {
+		return t.state, true
+	}
+	if s.State != t.state {
+		t.state = s.State
+		t.final.Store(s.State.Terminal())
+		*after = append(*after, t.auditFn("state", s.State, textOfMessage(s.Message)))
+		if s.State.Terminal() {
+			v := verdict(s.State, s.Message, t.snap)
+			*after = append(*after, t.finish(v))
+			t.note(v)
+		} else {
+			t.note("")
+		}
+	}
+	return t.state, true
+}
+
+// note shows the task and its state on the hand-off's delegate frame, for
+// the graph and the UI (t.mu held).
+func (t *task) note(verdict string) {
+	if t.frame == nil || t.id == "" {
+		return
+	}
+	s := fmt.Sprintf("task %s %s", t.id, strings.ToLower(strings.TrimPrefix(string(t.state), "TASK_STATE_")))
+	if verdict != "" {
+		s += ": " + verdict
+	}
+	t.frame.SetSummary(s)
+}
+
+// finish ends the hand-off with the agent's verdict (t.mu held), so that
+// whoever sees the task final sees its hand-off over; it returns what must
+// run after the lock is released.
+func (t *task) finish(verdict string) func() {
+	if t.ended {
+		return func() {}
+	}
+	t.ended = true
+	if t.req != nil {
+		t.req.EndWith(verdict)
+	}
+	if t.unhook != nil {
+		t.unhook()
+	}
+	release := t.release
+	t.release, t.unhook = nil, nil
+	return func() {
+		if release != nil {
+			release()
+		}
+		// Late states are read for a while, then the stream is let go.
+		time.AfterFunc(t.g.opts.Late, t.pcancel)
+	}
+}
+
+// broken records a stream that failed: before the first event the send
+// fails; after, the task fails at reach unless it had stopped already.
+func (t *task) broken(err error) {
+	var after []func()
+	t.mu.Lock()
+	switch {
+	case t.pctx.Err() != nil: // let go on purpose
+	case t.snap == nil && t.msg == nil:
+		// No task came: reach answers with a failed task of its own, so
+		// that the caller gets a task it can read, as for a refusal.
+		t.failed = err
+		t.id = newTaskID()
+		if t.ctxID = t.history[0].ContextID; t.ctxID == "" {
+			t.ctxID = a2a.NewContextID()
+		}
+		msg := fmt.Sprintf("reach could not hand this message to agent %s: %v. Try again later, or do this step another way.", t.a.cfg.Name, err)
+		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(t.id, t.ctxID, msg)}, &after)
+		t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: t.history,
+			Status: a2a.TaskStatus{State: st, Message: agentText(t.id, t.ctxID, msg), Timestamp: now()}}
+		t.g.tasks.add(t)
+		t.push(t.view())
+	case !stops(t.state):
+		msg := fmt.Sprintf("reach lost agent %s's task: %v. The agent may still be working on it; reach canceled it and counts nothing more of it.", t.a.cfg.Name, err)
+		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(t.id, t.ctxID, msg)}, &after)
+		t.snap.Status = a2a.TaskStatus{State: st, Message: agentText(t.id, t.ctxID, msg), Timestamp: now()}
+		t.push(statusEvent(t.id, t.ctxID, st, t.snap.Status.Message))
+		id := t.id
+		if id != "" && !t.stopSent {
+			after = append(after, func() { t.cancelUpstream("reach lost the task's stream") })
+		}
+	}
+	t.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
+
+// stopped runs when the hand-off's sub-request ends. A stop (a cancel, a
+// stop of a request above it, a spent budget, its wall clock) cancels the
+// task at reach and at the agent; an ending reach made itself does nothing.
+func (t *task) stopped() {
+	cause := context.Cause(t.req.Context())
+	reason := causeText(cause)
+	t.cancel(reason)
+}
+
+// cancel settles the task as canceled at reach, then asks the agent to
+// cancel it too.
+func (t *task) cancel(reason string) {
+	if t.markCanceled(reason) {
+		t.cancelUpstream(reason)
+	}
+}
+
+// markCanceled settles the task as canceled at reach, unless it ended
+// otherwise, and reports whether the agent must still be told. A task
+// whose id has not come yet is told as soon as it comes.
+func (t *task) markCanceled(reason string) bool {
+	var after []func()
+	defer func() {
+		for _, f := range after {
+			f()
+		}
+	}()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.upFinal || t.msg != nil || t.failed != nil {
+		return false
+	}
+	if t.id == "" {
+		t.wantStop = reason
+		return false
+	}
+	if !t.state.Terminal() {
+		msg := agentText(t.id, t.ctxID, "reach canceled this task: "+reason+".")
+		st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg}, &after)
+		if t.snap != nil {
+			t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
+			t.push(statusEvent(t.id, t.ctxID, st, msg))
+		}
+	}
+	return !t.stopSent
+}
+
+// cancelUpstream sends CancelTask to the agent, once. An agent that does
+// not confirm in time, or does not honour it, has the hand-off's subtree
+// isolated at reach: every later message, tool call and model turn of it
+// is refused, and its stream is let go.
+func (t *task) cancelUpstream(reason string) {
+	t.mu.Lock()
+	if t.stopSent || t.id == "" {
+		t.mu.Unlock()
+		return
+	}
+	t.stopSent = true
+	id := t.id
+	t.mu.Unlock()
+	c, _, err := t.a.ready(t.g.base)
+	var res *a2a.Task
+	if err == nil {
+		ctx, cancel := context.WithTimeout(t.g.base, t.g.opts.CancelTimeout)
+		res, err = c.CancelTask(t.out(ctx), &a2a.CancelTaskRequest{ID: id})
+		cancel()
+	}
+	switch {
+	case err == nil && res.Status.State == a2a.TaskStateCanceled:
+		t.audit("cancel", a2a.TaskStateCanceled, fmt.Sprintf("agent %s confirmed the cancel (%s)", t.a.cfg.Name, reason))
+		return
+	case err == nil:
+		err = fmt.Errorf("it answered %s", res.Status.State)
+	case t.g.base.Err() != nil:
+		return // the gateway is closing
+	}
+	msg := fmt.Sprintf("agent %s did not confirm the cancel of task %s (%v); reach isolated its subtree", t.a.cfg.Name, id, err)
+	if t.req != nil {
+		t.req.Stop(reach.Isolate, "a2a", msg)
+	}
+	t.audit("isolate", a2a.TaskStateCanceled, msg)
+	t.pcancel()
+}
+
+// out adds reach's context to an outgoing call: traceparent and baggage.
+func (t *task) out(ctx context.Context) context.Context {
+	if t.req == nil {
+		return ctx
+	}
+	return a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{
+		"traceparent": {traceparent(t.req, t.frame)},
+		"baggage":     {"reach.request=" + t.req.ID()},
+	})
+}
+
+func (t *task) auditFn(kind string, st a2a.TaskState, msg string) func() {
+	return func() { t.audit(kind, st, msg) }
+}
+
+func (t *task) audit(kind string, st a2a.TaskState, msg string) {
+	if t.g.opts.Audit == nil {
+		return
+	}
+	t.mu.Lock()
+	e := &TaskEvent{Time: time.Now(), Kind: kind, Agent: t.a.cfg.Name, Task: string(t.id), Context: t.ctxID,
+		Owner: t.owner, State: string(st), Message: msg}
+	t.mu.Unlock()
+	if r := cmp.Or(t.req, t.caller); r != nil {
+		e.Request, e.Root = r.ID(), r.Root().ID()
+	}
+	if t.frame != nil {
+		e.Frame = t.frame.ID
+	}
+	t.g.record(e)
+}
+
+// causeText says why a context ended, for a task's status message.
+func causeText(err error) string {
+	if se, ok := errors.AsType[*reach.StopError](err); ok {
+		c := se.Cause
+		if c.Budget != "" {
+			return fmt.Sprintf("the %s budget of request %s is spent (%s)", c.Budget, c.Request, c.Reason)
+		}
+		return fmt.Sprintf("request %s was stopped (%s) by %s: %s", c.Request, c.Mode, c.By, c.Reason)
+	}
+	if err == nil {
+		return "its request ended"
+	}
+	return err.Error()
+}
+
+// verdict is what a task came to, for the loop guard: its final message,
+// or its last artifact's text, or its state.
+func verdict(st a2a.TaskState, m *a2a.Message, snap *a2a.Task) string {
+	if s := textOfMessage(m); s != "" {
+		return s
+	}
+	if snap != nil && len(snap.Artifacts) > 0 {
+		if s := textOf(snap.Artifacts[len(snap.Artifacts)-1].Parts); s != "" {
+			return s
+		}
+	}
+	return string(st)
+}
+
+func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) {
+	for i, a := range t.Artifacts {
+		if a.ID == e.Artifact.ID {
+			if e.Append {
+				c := *a
+				c.Parts = append(slices.Clone(a.Parts), e.Artifact.Parts...)
+				t.Artifacts[i] = &c
+			} else {
+				t.Artifacts[i] = e.Artifact
+			}
+			return
+		}
+	}
+	t.Artifacts = append(t.Artifacts, e.Artifact)
+}
+
+func textOfMessage(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	return textOf(m.Parts)
+}
+
+// textOf is the text of parts: text as is, data as JSON, files by name.
+func textOf(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			b.WriteString(string(c))
+		case a2a.Data:
+			j, _ := json.Marshal(c.Value)
+			b.Write(j)
+		case a2a.URL:
+			b.WriteString("[file " + string(c) + "]")
+		case a2a.Raw:
+			fmt.Fprintf(&b, "[file %s, %d bytes]", p.Filename, len(c))
+		}
+	}
+	return b.String()
+}
+
+func agentText(id a2a.TaskID, ctxID, s string) *a2a.Message {
+	m := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(s))
+	m.TaskID, m.ContextID = id, ctxID
+	return m
+}
+
+func statusEvent(id a2a.TaskID, ctxID string, st a2a.TaskState, m *a2a.Message) *a2a.TaskStatusUpdateEvent {
+	return &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: st, Message: m, Timestamp: now()}}
+}
+
+func now() *time.Time {
+	t := time.Now().UTC()
+	return &t
+}
+
+// traceparent is the W3C traceparent of a hand-off: the tree's trace, the
+// delegate frame as the parent span.
+func traceparent(r *reach.Request, f *reach.Frame) string {
+	tr := r.Trace()
+	var span reach.FrameID
+	if f != nil {
+		span = f.ID
+	}
+	return fmt.Sprintf("00-%x-%s-01", tr[:], span)
+}
+
+// registry keeps the tasks by agent and id, by context id, and by
+// delegate frame.
+type registry struct {
+	mu      sync.Mutex
+	max     int
+	byID    map[taskKey]*task
+	byTask  map[a2a.TaskID][]*task // by id alone, for ids another agent names
+	byCtx   map[string][]*task
+	byFrame map[reach.FrameID]*task
+	order   []*task
+}
+
+type taskKey struct {
+	agent string
+	id    a2a.TaskID
+}
+
+func newRegistry(max int) *registry {
+	return &registry{max: max, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
+		byFrame: map[reach.FrameID]*task{}}
+}
+
+// add registers t once its id is known; past max it forgets the oldest
+// tasks that have ended.
+func (r *registry) add(t *task) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byID[taskKey{t.a.cfg.Name, t.id}] = t
+	r.byTask[t.id] = append(r.byTask[t.id], t)
+	if t.ctxID != "" {
+		r.byCtx[t.ctxID] = append(r.byCtx[t.ctxID], t)
+	}
+	if t.frame != nil {
+		r.byFrame[t.frame.ID] = t
+	}
+	r.order = append(r.order, t)
+	if len(r.order) <= r.max+r.max/4 {
+		return
+	}
+	excess := len(r.order) - r.max
+	keep := r.order[:0]
+	for _, q := range r.order {
+		if excess > 0 && q.done() {
+			excess--
+			r.forget(q)
+			continue
+		}
+		keep = append(keep, q)
+	}
+	clear(r.order[len(keep):])
+	r.order = keep
+}
+
+func (r *registry) forget(t *task) {
+	delete(r.byID, taskKey{t.a.cfg.Name, t.id})
+	drop := func(q *task) bool { return q == t }
+	if l := slices.DeleteFunc(r.byTask[t.id], drop); len(l) > 0 {
+		r.byTask[t.id] = l
+	} else {
+		delete(r.byTask, t.id)
+	}
+	if l := slices.DeleteFunc(r.byCtx[t.ctxID], drop); len(l) > 0 {
+		r.byCtx[t.ctxID] = l
+	} else {
+		delete(r.byCtx, t.ctxID)
+	}
+	if t.frame != nil && r.byFrame[t.frame.ID] == t {
+		delete(r.byFrame, t.frame.ID)
+	}
+}
+
+func (t *task) done() bool { return t.final.Load() }
+
+// get returns agent's task id if owner owns it.
+func (r *registry) get(agent string, id a2a.TaskID, owner Owner) *task {
+	r.mu.Lock()
+	t := r.byID[taskKey{agent, id}]
+	r.mu.Unlock()
+	if t == nil || t.owner != owner {
+		return nil
+	}
+	return t
+}
+
+// list returns agent's tasks that owner owns, newest first.
+func (r *registry) list(agent string, owner Owner) []*task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*task
+	for _, t := range slices.Backward(r.order) {
+		if t.a.cfg.Name == agent && t.owner == owner {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// live counts agent's tasks not yet final.
+func (r *registry) live(agent string) int {
+	r.mu.Lock()
+	ts := slices.Clone(r.order)
+	r.mu.Unlock()
+	n := 0
+	for _, t := range ts {
+		if t.a.cfg.Name == agent && !t.done() {
+			n++
+		}
+	}
+	return n
+}
+
+// caller finds the running hand-off a message comes from, without the
+// caller's help: a live task of owner, of another agent than to, named by
+// referenceTaskIds (if only one such task matches) or else by the context
+// id (if all its matches are one hand-off).
+func (r *registry) caller(owner Owner, to string, ids []a2a.TaskID, ctxID string) *task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	usable := func(t *task) bool {
+		return t.owner == owner && t.a.cfg.Name != to && t.req != nil && t.req.State() == "running"
+	}
+	one := func(ts []*task) *task {
+		var found *task
+		for _, t := range ts {
+			if !usable(t) {
+				continue
+			}
+			if found != nil && found.req != t.req {
+				return nil
+			}
+			found = t
+		}
+		return found
+	}
+	var named []*task
+	for _, id := range ids {
+		named = append(named, r.byTask[id]...)
+	}
+	if t := one(named); t != nil {
+		return t
+	}
+	if ctxID == "" {
+		return nil
+	}
+	return one(r.byCtx[ctxID])
+}
+
+// byFrame returns the task a delegate frame started.
+func (r *registry) frame(id reach.FrameID) *task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byFrame[id]
+}

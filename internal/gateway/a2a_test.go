@@ -1,0 +1,258 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentreach/reach"
+)
+
+// toolAgent is an A2A agent (the SDK's own server) that calls one of
+// reach's tools over MCP for each task, passing on what reach gave it as
+// the message says: "baggage" (the header), "traceparent" (the header
+// only), "meta" (reach/request in the call's _meta) or "none".
+type toolAgent struct {
+	reach string // reach's base URL
+	mu    sync.Mutex
+	got   []string // each tool result's text
+	reqs  []string // the request each tool result says it ran in
+}
+
+func (a *toolAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		how := ec.Message.Parts[0].Text()
+		h := http.Header{}
+		var meta mcp.Meta
+		switch how {
+		case "baggage":
+			v, _ := ec.ServiceParams.Get("baggage")
+			h.Set("Baggage", v[0])
+		case "traceparent":
+			v, _ := ec.ServiceParams.Get("traceparent")
+			h.Set("Traceparent", v[0])
+		case "meta":
+			meta = mcp.Meta{"reach/request": ec.Message.Metadata["reach/request"]}
+		}
+		text := a.call(ctx, h, meta)
+		a.mu.Lock()
+		a.got = append(a.got, text)
+		a.mu.Unlock()
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(text))), nil)
+	}
+}
+
+func (a *toolAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// call calls get_order through reach's /mcp with headers h.
+func (a *toolAgent) call(ctx context.Context, h http.Header, meta mcp.Meta) string {
+	c := mcp.NewClient(&mcp.Implementation{Name: "tool-agent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.reach + "/mcp", HTTPClient: &http.Client{Transport: addHeaders(h)}}, nil)
+	if err != nil {
+		return "connect: " + err.Error()
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"}, Meta: meta})
+	if err != nil {
+		return "call: " + err.Error()
+	}
+	a.mu.Lock()
+	a.reqs = append(a.reqs, fmt.Sprint(res.Meta[MetaRequest]))
+	a.mu.Unlock()
+	b, _ := json.Marshal(res.Content)
+	return string(b)
+}
+
+type addHeaders http.Header
+
+func (h addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// a2aGateway serves a gateway with the example tools and one agent,
+// executor, run by exec, plus extra YAML.
+func a2aGateway(t testing.TB, exec a2asrv.AgentExecutor, extra string) (*Gateway, string) {
+	return a2aGatewayStore(t, exec, extra, true)
+}
+
+// a2aGatewayStore is a2aGateway with a data folder (store on) or without.
+func a2aGatewayStore(t testing.TB, exec a2asrv.AgentExecutor, extra string, stored bool) (*Gateway, string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "executor", Description: "runs tools", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec)))
+	cfg, err := ParseConfig([]byte("examples: true\nbudgets:\n  small: {tool_calls: 5}\nagents:\n  - {name: executor, url: "+up.URL+", budget: small}\n"+extra), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stored {
+		g, err := New(context.Background(), cfg, &Options{Ephemeral: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g, serveTest(t, g).URL
+	}
+	g := newTestGateway(t, cfg)
+	return g, serveTest(t, g).URL
+}
+
+func a2aSend(t *testing.T, base, agent, text string) *a2a.Task {
+	t.Helper()
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/"+agent, a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("got %T", res)
+	}
+	return tk
+}
+
+// An agent's tool call through reach, carrying any one of what reach gave
+// it with the message, nests under the delegation and counts against the
+// agent's carved budget.
+func TestA2AToolCallsNestUnderTheDelegation(t *testing.T) {
+	for _, how := range []string{"baggage", "traceparent", "meta"} {
+		t.Run(how, func(t *testing.T) {
+			ag := &toolAgent{}
+			g, base := a2aGateway(t, ag, "")
+			ag.reach = base
+			tk := a2aSend(t, base, "executor", how)
+			if tk.Status.State != a2a.TaskStateCompleted || !strings.Contains(textOf(tk), "1001") {
+				t.Fatalf("task %s %q", tk.Status.State, textOf(tk))
+			}
+			var df *reach.Frame
+			for _, r := range g.rt.Requests() {
+				for _, f := range r.Frames() {
+					if f.Kind == reach.DelegateFrame && f.Name == "executor" {
+						df = f
+					}
+				}
+			}
+			if df == nil {
+				t.Fatal("no delegate frame")
+			}
+			sub := df.SubRequest()
+			fs := sub.Frames()
+			if len(fs) != 1 || fs[0].Name != "get_order" || fs[0].Parent != df || fs[0].Request != sub {
+				t.Fatalf("the sub-request's frames: %v", fs)
+			}
+			if u := sub.Usage(); u.ToolCalls != 1 || sub.Budget().ToolCalls != 5 {
+				t.Errorf("sub-request usage %+v budget %+v", u, sub.Budget())
+			}
+			if ag.reqs[0] != sub.ID() {
+				t.Errorf("the call says it ran in %s, want the sub-request %s", ag.reqs[0], sub.ID())
+			}
+		})
+	}
+}
+
+// GET /v1/agents lists the agents with what their cards say.
+func TestA2AListAgents(t *testing.T) {
+	_, base := a2aGateway(t, &toolAgent{}, "")
+	code, out := do(t, "GET", base+"/v1/agents", "", nil)
+	if code != 200 || path(out, "agents", 0, "name") != "executor" || path(out, "agents", 0, "card") != true ||
+		path(out, "agents", 0, "path") != "/a2a/executor" || path(out, "agents", 0, "budget", "tool_calls") != float64(5) {
+		t.Fatalf("%d %v", code, out)
+	}
+	code, out = do(t, "GET", base+"/a2a/executor/.well-known/agent-card.json", "", nil)
+	if code != 200 || out["url"] != base+"/a2a/executor" {
+		t.Errorf("card %d %v", code, out)
+	}
+}
+
+// The agents: key is checked with the line of each mistake.
+func TestA2AConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"agents:\n  - {name: a, url: http://h:1}\n  - {name: a, url: http://h:2}\n", `line 3: agent name "a" is used twice`},
+		{"agents:\n  - {name: a, url: ftp://h}\n", "line 2: agent a: url"},
+		{"agents:\n  - {name: 'a b', url: http://h}\n", "use letters, digits"},
+		{"agents:\n  - {name: a, url: http://h, budget: tiny}\n", `line 2: agent a: there is no budget named "tiny"`},
+		{"agents:\n  - {name: a, url: http://h, reentrancy: keyed}\n", "keyed needs key"},
+		{"agents:\n  - {name: a, url: http://u:p@h}\n", "carries credentials"},
+		{"agents:\n  - {name: a, url: http://h, colour: red}\n", "unknown field"},
+	} {
+		_, err := ParseConfig([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// With auth, the A2A endpoints need a key like every other path, and a
+// caller's tasks are its own.
+func TestA2AAuth(t *testing.T) {
+	_, url, _, keys := authGateway(t, "agents:\n  - {name: executor, url: http://127.0.0.1:1}\n")
+	code, _ := do(t, "GET", url+"/a2a/executor/.well-known/agent-card.json", "", nil)
+	if code != http.StatusUnauthorized {
+		t.Errorf("card without a key: %d", code)
+	}
+	send := func(who string) map[string]any {
+		_, out := do(t, "POST", url+"/a2a/executor", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`,
+			map[string]string{"Authorization": "Bearer " + keys[who], "A2A-Version": "1.0", "Content-Type": "application/json"})
+		return out
+	}
+	out := send("alice")
+	id, _ := path(out, "result", "task", "id").(string)
+	if path(out, "result", "task", "status", "state") != "TASK_STATE_FAILED" || id == "" {
+		t.Fatalf("alice's send: %v", out)
+	}
+	get := func(who string) map[string]any {
+		_, out := do(t, "POST", url+"/a2a/executor", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":%q}}`, id),
+			map[string]string{"Authorization": "Bearer " + keys[who], "A2A-Version": "1.0", "Content-Type": "application/json"})
+		return out
+	}
+	if out := get("alice"); path(out, "result", "id") != id {
+		t.Errorf("alice's GetTask: %v", out)
+	}
+	if out := get("bob"); path(out, "error", "code") != float64(-32001) {
+		t.Errorf("bob's GetTask of alice's task: %v", out)
+	}
+}
+
+func textOf(tk *a2a.Task) string {
+	if tk.Status.Message == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range tk.Status.Message.Parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
+}

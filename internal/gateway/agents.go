@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/auth"
+)
+
+// newAgents builds the A2A gateway of the configured agents (nil without
+// any): the runtime delegates, the gateway's linking places each message
+// in its caller's request, and task events go to the audit log.
+func (g *Gateway) newAgents() (*a2a.Gateway, error) {
+	if len(g.cfg.Agents) == 0 {
+		return nil, nil
+	}
+	agents := make([]a2a.Agent, 0, len(g.cfg.Agents))
+	for _, ac := range g.cfg.Agents {
+		a := a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}
+		if ac.Budget != "" {
+			b := g.cfg.Budgets[ac.Budget].Budget() // checked to exist
+			a.Budget = &b
+		}
+		agents = append(agents, a)
+	}
+	o := &a2a.Options{Agents: agents, Runtime: g.rt, Link: a2aLinker{g}, Identity: a2aIdentity{},
+		MaxBodyBytes: g.cfg.maxBody(), Offline: g.opts.Offline, Logger: g.log.With("component", "a2a")}
+	if g.audit != nil {
+		o.Audit = a2aAudit{g}
+	}
+	return a2a.New(g.ctx, o)
+}
+
+// a2aLinker places an A2A message as the gateway places any call: the
+// request and frame its metadata or headers name (reach/request beats
+// baggage), or a new request of the caller's.
+type a2aLinker struct{ g *Gateway }
+
+func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, func(), error) {
+	l, err := linkFromHeaders(in.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Request != "" {
+		l.Request = in.Request
+	}
+	if in.Parent != "" {
+		id, err := parseFrameID(in.Parent)
+		if err != nil {
+			return nil, nil, &linkError{Status: http.StatusBadRequest, Code: "bad_parent", Message: "reach/parent: " + err.Error() + ".",
+				Suggestion: "Pass on the reach/parent reach gave you, or leave it out."}
+		}
+		l.Parent = id
+	}
+	l.Agent = in.Agent
+	ctx, _, done, err := k.g.place(ctx, l, func() (*reach.Request, func(), error) {
+		who, _ := auth.IdentityFrom(ctx)
+		return k.g.reqs.fresh(l, who)
+	})
+	return ctx, done, err
+}
+
+// a2aIdentity is the caller as the gateway authenticated it; without auth,
+// the local user.
+type a2aIdentity struct{}
+
+func (a2aIdentity) Caller(ctx context.Context) a2a.Owner {
+	if id, ok := auth.IdentityFrom(ctx); ok && id != nil {
+		return a2a.Owner{Principal: id.Principal, Tenant: id.Tenant}
+	}
+	return a2a.Owner{Principal: localPrincipal}
+}
+
+// a2aAudit writes task events to the audit log, kind "task": the state
+// (decision), what happened (reason: state, late, cancel, isolate,
+// refused), the task id (call_id).
+type a2aAudit struct{ g *Gateway }
+
+func (a a2aAudit) AuditTask(ctx context.Context, e *a2a.TaskEvent) {
+	ev := &audit.Event{Request: e.Request, Kind: "task", Name: e.Agent, Agent: e.Agent, CallID: e.Task, Principal: e.Owner.Principal,
+		Tenant: e.Owner.Tenant, Decision: strings.ToLower(strings.TrimPrefix(e.State, "TASK_STATE_")), Reason: e.Kind, Message: e.Message}
+	if e.Frame != 0 {
+		ev.Frame = e.Frame.String()
+	}
+	if e.Root != e.Request {
+		ev.Root = e.Root
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := a.g.audit.Append(ctx, ev); err != nil {
+		a.g.log.Error("task event not audited", "agent", e.Agent, "task", e.Task, "kind", e.Kind, "err", err)
+	}
+}
+
+// listAgents is GET /v1/agents.
+func (g *Gateway) listAgents(w http.ResponseWriter, r *http.Request) {
+	out := []a2a.Status{}
+	if g.agents != nil {
+		out = g.agents.Agents(r.Context())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// CheckAgents fetches the agents' cards and checks them, for `reach
+// validate`: an unusable card is an error, an agent that does not answer
+// a warning.
+func (g *Gateway) CheckAgents(ctx context.Context) (warnings []string, err error) {
+	if g.agents == nil {
+		return nil, nil
+	}
+	return g.agents.Check(ctx)
+}
