@@ -132,6 +132,10 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	}
 	fmt.Fprintf(w, "  tools     %s\n", list)
 	for _, u := range g.Upstreams() {
+		if !u.Connected {
+			fmt.Fprintf(w, "  upstream  %s (%s): NOT REACHABLE, dialling it again in the background: %s\n", u.Name, u.Transport, printable(u.Error))
+			continue
+		}
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
 	}
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
@@ -219,7 +223,7 @@ would serve.`,
 			if err != nil {
 				return err
 			}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: log, Version: buildinfo.Read().Version})
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, RequireUpstreams: true, Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
 				if l := logs.String(); l != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "the gateway's log while checking:\n%s", printableLines(l))

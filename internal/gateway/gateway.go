@@ -90,6 +90,9 @@ type Options struct {
 	// Ephemeral keeps no state in the data folder (no store, audit log or
 	// checkpoints), for checking a configuration.
 	Ephemeral bool
+	// RequireUpstreams treats every upstream as required: one that cannot
+	// be reached fails New, for checking a configuration (reach validate).
+	RequireUpstreams bool
 	// Recorder, if not nil, is told about every frame too (after the
 	// statistics, metrics and tracer), e.g. an audit log.
 	Recorder reach.Recorder

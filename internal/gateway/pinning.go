@@ -142,10 +142,37 @@ func (g *Gateway) recheckPins(every time.Duration) {
 // changed definition is held (reach.Options.Missing): the caller learns it
 // is held, not that it does not exist, and who can let it through.
 func (g *Gateway) missingTool(name string) *reach.Error {
+	if e := g.unreachedTool(name); e != nil {
+		return e
+	}
 	if !g.held(name) {
 		return nil
 	}
 	return &reach.Error{Type: reach.TypeNotFound, Code: "tool_held",
 		Message:    fmt.Sprintf("Tool %s is held: its definition changed upstream since it was approved, and it is not called until an operator reviews the change.", name),
 		Suggestion: fmt.Sprintf("Use another tool for now. An operator lets it through with `reach tools diff %s`, then `reach tools approve %s`.", name, name)}
+}
+
+// unreachedTool explains a name with the prefix of an upstream that has not
+// been reached since the gateway started: its tools are not known yet.
+func (g *Gateway) unreachedTool(name string) *reach.Error {
+	for _, u := range g.upstreams {
+		p := u.prefix()
+		if p == "" || !strings.HasPrefix(name, p) {
+			continue
+		}
+		never, err := u.neverListed()
+		if !never {
+			continue
+		}
+		why := ""
+		if err != nil {
+			why = " (" + g.redactor.RedactString(err.Error()) + ")"
+		}
+		return &reach.Error{Type: reach.TypeTransient, Code: "upstream_unavailable",
+			Message: fmt.Sprintf("Tool %s would come from upstream %s, which has not been reachable since the gateway started%s; "+
+				"the gateway dials it again in the background.", name, u.cfg.Name, why),
+			Suggestion: "Try again in a minute, or do without this tool."}
+	}
+	return nil
 }

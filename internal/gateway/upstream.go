@@ -109,7 +109,10 @@ func (u *upstream) prefix() string {
 }
 
 // connectUpstreams connects every configured upstream concurrently and
-// lists its tools. Any failure fails all, naming the upstream and its line.
+// lists its tools. A required upstream that fails fails all, naming the
+// upstream and its line; another is kept disconnected and dialled again in
+// the background until it answers (the gateway starts degraded, and its
+// tools come when it does).
 func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
 	ups := make([]*upstream, len(g.cfg.Upstreams))
 	errs := make([]error, len(ups))
@@ -118,8 +121,17 @@ func (g *Gateway) connectUpstreams(ctx context.Context) ([]*upstream, error) {
 		u := g.newUpstream(i, c)
 		ups[i] = u
 		wg.Go(func() {
-			if err := u.start(ctx); err != nil {
+			err := u.start(ctx)
+			switch {
+			case err == nil:
+			case c.Required || g.opts.RequireUpstreams || ctx.Err() != nil:
 				errs[i] = g.cfg.errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+			default:
+				u.mu.Lock()
+				u.lastErr = err
+				u.mu.Unlock()
+				u.log.Warn("upstream not reachable at start; the gateway starts without its tools and dials it again in the background (required: true refuses to start instead)", "err", err)
+				g.background(u.keepDialing)
 			}
 		})
 	}
@@ -333,6 +345,41 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// keepDialing dials an upstream that could not be reached at start until it
+// answers: then redial lists its tools, which join the gateway's. The waits
+// grow from 1 s to 30 s.
+func (u *upstream) keepDialing() {
+	ctx := u.g.ctx
+	select { // the gateway's tools are registered first
+	case <-u.g.ready:
+	case <-ctx.Done():
+		return
+	}
+	delay := time.Second
+	for tries := 1; ; tries++ {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		if _, err := u.session(ctx); err == nil {
+			u.log.Info("upstream reached; its tools join the gateway's", "tries", tries)
+			return
+		} else if tries%10 == 0 {
+			u.log.Warn("upstream still not reachable; dialling it again", "tries", tries, "err", err)
+		}
+		delay = min(delay*2, 30*time.Second)
+	}
+}
+
+// neverListed reports whether the upstream has not listed its tools yet
+// (not reached since the gateway started), and why not.
+func (u *upstream) neverListed() (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.orig) == 0 && u.cs == nil, u.lastErr
 }
 
 // redial reconnects for the calls waiting on d, then lists the tools,
