@@ -31,9 +31,9 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 	if !g.cfg.Authenticates() {
 		return nil, nil
 	}
-	// Open without credentials: health and probes, and the redirect of /
-	// to the UI (which signs browsers in itself).
-	opts := &auth.Options{Logger: g.log.With("component", "auth"), Open: []string{"/", "/healthz", "/livez", "/readyz"}}
+	// Open without credentials: health and the probes (the UI, and the
+	// redirect of GET / to it, are served before this: uiSignsIn).
+	opts := &auth.Options{Logger: g.log.With("component", "auth"), Open: []string{"/healthz", "/livez", "/readyz"}}
 	if a.Keys {
 		dir, err := g.cfg.EnsureDataDir()
 		if err != nil {

@@ -103,14 +103,17 @@ func (g *Gateway) newHandler() http.Handler {
 
 // uiSignsIn sends /ui and /ui/... to the UI, which authenticates them
 // itself (a session cookie from its login page, or credentials in the
-// headers), and everything else to next.
+// headers), redirects GET / to it, and sends everything else to next.
 func uiSignsIn(u http.Handler, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+		switch p := r.URL.Path; {
+		case p == "/ui" || strings.HasPrefix(p, "/ui/"):
 			u.ServeHTTP(w, r)
-			return
+		case p == "/" && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" && r.Header.Get("X-Reach-Key") == "":
+			http.Redirect(w, r, "/ui/", http.StatusFound) // a browser's first visit
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

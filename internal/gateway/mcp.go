@@ -238,7 +238,11 @@ func (g *Gateway) dispatch(ctx context.Context, st *session, ss *mcp.ServerSessi
 	if token != nil && ss != nil {
 		defer g.approvalProgress(cctx, r, id, &progressSink{ss: ss, token: token})()
 	}
+	cctx, kept := withSent(cctx)
 	res := g.rt.Call(cctx, &reach.Call{ID: id, Tool: name, Arguments: args, Why: m.why, IdempotencyKey: m.key})
+	if out := kept.keptResult(res, r.ID()); out != nil && !g.shaped(name) {
+		return out, nil // what the upstream sent (keep.go)
+	}
 	return mcpResult(res, r.ID()), nil
 }
 

@@ -782,7 +782,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				t, _ := res.text(u.g.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.data(u.g.redactor), nil
+			data := res.data(u.g.redactor)
+			keepSent(ctx, res.Content, res.StructuredContent, data, u.g.redactor)
+			return data, nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -810,7 +812,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		if res.IsError {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.g.redactor))}
 		}
-		return resultData(res, u.g.redactor), nil
+		data := resultData(res, u.g.redactor)
+		keepSent(ctx, res.Content, res.StructuredContent, data, u.g.redactor)
+		return data, nil
 	}
 }
 
