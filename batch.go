@@ -115,7 +115,7 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 			continue
 		}
 		keys := []string{"tool\x00" + c.Tool}
-		if fx := t.fx; fx != nil && len(fx.writes) > 0 {
+		if eff := t.effects; eff != nil && len(eff.writes) > 0 {
 			if len(refsIn(c.Arguments)) > 0 {
 				keys = append(keys, "any-entity") // not known before its $ref: after every earlier entity write
 				for k, js := range writers {
@@ -125,7 +125,7 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 						}
 					}
 				}
-			} else if names, err := entityNames(fx.writes, newScope(c.Arguments, nil)); err == nil {
+			} else if names, err := entityNames(eff.writes, newScope(c.Arguments, nil)); err == nil {
 				for _, n := range names {
 					keys = append(keys, "entity\x00"+n)
 				}

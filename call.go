@@ -442,16 +442,22 @@ func reentryError(f, a *Frame) *Error {
 }
 
 func keyedError(t *tool, f, a *Frame) *Error {
-	var kv []string
-	for _, k := range t.Key {
-		v, _ := callgraph.Field(f.Args, k)
-		kv = append(kv, k+"="+string(v))
-	}
-	keys := strings.Join(kv, ", ")
+	keys := keyValues(f.Args, t.Key)
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
 		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
 			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
 		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
+}
+
+// keyValues shows the fields keys of the JSON object b as "k=v, k2=v2",
+// each value as its JSON.
+func keyValues(b []byte, keys []string) string {
+	kv := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, _ := callgraph.Field(b, k)
+		kv = append(kv, k+"="+string(v))
+	}
+	return strings.Join(kv, ", ")
 }
 
 // authorize (6): the Authorizer decides.
@@ -472,8 +478,8 @@ func (rt *Runtime) authorize(next Handler) Handler {
 				// idempotency key, so a retry returns the recorded result.
 				// The caller's own key gives way: with a new key for every
 				// retry, one approval would let any number of runs through.
-				if k, ok := rt.opts.Approver.(interface{ ApprovalKey(*Call) string }); ok {
-					if id := k.ApprovalKey(c); id != "" {
+				if key := rt.opts.ApprovalKey; key != nil {
+					if id := key(c); id != "" {
 						if c.IdempotencyKey != "" && !c.sysKey {
 							c.fwdKey = c.IdempotencyKey // the tool still sees the caller's key
 						}
@@ -528,7 +534,7 @@ func (rt *Runtime) alternatives(c *Call) []string {
 		return nil
 	}
 	var out []string
-	for name, t := range *rt.tools.Load() {
+	for name, t := range *rt.tools.m.Load() {
 		if name == c.Tool || t.Access != Read {
 			continue
 		}
@@ -904,7 +910,7 @@ func (rt *Runtime) similarNames(name string, n int) []string {
 		d    int
 	}
 	var cs []cand
-	for other := range *rt.tools.Load() {
+	for other := range *rt.tools.m.Load() {
 		d := names.Distance(strings.ToLower(name), strings.ToLower(other))
 		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
 			cs = append(cs, cand{other, d})

@@ -42,37 +42,14 @@ type Checkpointer interface {
 	Ended(ctx context.Context, c *Checkpoint)
 }
 
-// RequestRecorder is an optional interface of a Checkpointer: it is told
-// when a request begins and ends, so that a restart knows which requests
-// were still running. RequestBegan may refuse the request: Begin (or
+// RequestRecorder (Options.Requests) is told when a request begins and
+// ends, so that a restart knows which requests were still running. RequestBegan may refuse the request: Begin (or
 // Delegate) then fails with its error, and an *InterruptedError becomes a
 // structured refusal. A store refuses the id of a request that a restart
 // interrupted, so that no new work runs under it.
 type RequestRecorder interface {
 	RequestBegan(ctx context.Context, r *Request) error
 	RequestEnded(ctx context.Context, r *Request)
-}
-
-// DeadLetterSink keeps dead letters durably (S1); the runtime also keeps
-// them in memory for DeadLetters. A sink that also implements
-// DeadLetterSettler is told what operators do with them.
-type DeadLetterSink interface {
-	AddDeadLetter(ctx context.Context, d *DeadLetter)
-}
-
-// DeadLetterSettler is an optional interface of a DeadLetterSink: it is
-// told when an operator retries or dismisses a dead letter through
-// Runtime.RetryDeadLetter or Runtime.DismissDeadLetter, so that the durable
-// copy follows the runtime's queue. The DeadLetter is the one the sink was
-// given by AddDeadLetter (same Request and Key; its ID is the runtime's),
-// after the retry: Attempts and Error hold the new failure if it failed
-// again.
-type DeadLetterSettler interface {
-	// DeadLetterRetried is told that d's undo ran again for by; ok reports
-	// whether it succeeded (then d has left the queue).
-	DeadLetterRetried(ctx context.Context, d *DeadLetter, by string, ok bool)
-	// DeadLetterDismissed is told that by dismissed d, for reason.
-	DeadLetterDismissed(ctx context.Context, d *DeadLetter, by, reason string)
 }
 
 // checkpoint (10): a durable "executing" record before the call runs, and

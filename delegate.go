@@ -29,23 +29,9 @@ const agentSalt = "\x00agent\x00"
 
 func compileAgent(d *Delegation) (*agentContract, error) {
 	a := &agentContract{name: d.Agent, re: d.Reentrancy, key: d.Key, on: d.OnViolation}
-	switch a.re {
-	case "":
-		a.re = NonReentrant
-	case NonReentrant, Reentrant:
-	case Keyed:
-		if len(a.key) == 0 {
-			return nil, fmt.Errorf("delegate to %s: a keyed agent needs the metadata fields that key it (Delegation.Key)", d.Agent)
-		}
-	default:
-		return nil, fmt.Errorf("delegate to %s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", d.Agent, d.Reentrancy)
-	}
-	switch a.on {
-	case "":
-		a.on = Refuse
-	case Refuse, Warn, Allow:
-	default:
-		return nil, fmt.Errorf("delegate to %s: unknown mode %q (want refuse, warn or allow)", d.Agent, d.OnViolation)
+	if err := checkContract("delegate to "+d.Agent, &a.re, &a.on, len(a.key) > 0,
+		"a keyed agent needs the metadata fields that key it (Delegation.Key)"); err != nil {
+		return nil, err
 	}
 	if a.re == Keyed {
 		raw := bytes.TrimSpace(d.Metadata)
@@ -200,14 +186,9 @@ func agentReentryError(f, d *Frame) *Error {
 }
 
 func agentKeyedError(a *agentContract, f, d *Frame) *Error {
-	var kv []string
-	for _, k := range a.key {
-		v, _ := callgraph.Field(a.meta, k)
-		kv = append(kv, k+"="+string(v))
-	}
 	keys := strings.Join(a.key, ", ")
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_keyed_reentrancy",
 		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
-			f.Name, strings.Join(kv, ", "), onStack(d), keys),
+			f.Name, keyValues(a.meta, a.key), onStack(d), keys),
 		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
 }

@@ -126,19 +126,46 @@ func TestDelegationSiblings(t *testing.T) {
 	}
 }
 
-// A bad contract is an error, not a refusal.
+// A bad contract is an error, not a refusal, and says what is wrong with
+// whose contract; a tool's is checked alike.
 func TestDelegationContractErrors(t *testing.T) {
 	rt := reach.New(nil)
 	ctx, _ := begin(t, rt, nil)
-	for _, d := range []reach.Delegation{
-		{Agent: "a", Reentrancy: "sometimes"},
-		{Agent: "a", Reentrancy: reach.Keyed},
-		{Agent: "a", Reentrancy: reach.Keyed, Key: []string{"k"}, Metadata: json.RawMessage(`[1]`)},
-		{Agent: "a", OnViolation: "shrug"},
+	for _, tc := range []struct {
+		d    reach.Delegation
+		want string
+	}{
+		{reach.Delegation{Agent: "a", Reentrancy: "sometimes"}, `delegate to a: unknown reentrancy "sometimes"`},
+		{reach.Delegation{Agent: "a", Reentrancy: reach.Keyed}, "delegate to a: a keyed agent needs the metadata fields that key it"},
+		{reach.Delegation{Agent: "a", Reentrancy: reach.Keyed, Key: []string{"k"}, Metadata: json.RawMessage(`[1]`)}, "delegate to a: the metadata is not a JSON object"},
+		{reach.Delegation{Agent: "a", OnViolation: "shrug"}, `delegate to a: unknown mode "shrug"`},
 	} {
-		if _, _, err := rt.Delegate(ctx, &d); err == nil || codeOf(err) != "" {
-			t.Errorf("%+v: err = %v, want a plain error", d, err)
+		if _, _, err := rt.Delegate(ctx, &tc.d); err == nil || codeOf(err) != "" || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want a plain error saying %q", tc.d, err, tc.want)
 		}
+	}
+	for _, tc := range []struct {
+		tool reach.Tool
+		want string
+	}{
+		{reach.Tool{Name: "t", Func: echo, Reentrancy: "sometimes"}, `tool t: unknown reentrancy "sometimes"`},
+		{reach.Tool{Name: "t", Func: echo, Reentrancy: reach.Keyed}, "tool t: a keyed tool needs Key"},
+		{reach.Tool{Name: "t", Func: echo, OnViolation: "shrug"}, `tool t: unknown mode "shrug"`},
+	} {
+		if err := rt.Register(tc.tool); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("registering %+v: err = %v, want %q", tc.tool, err, tc.want)
+		}
+	}
+}
+
+// A keyed agent's refusal names the key's values it clashed on.
+func TestDelegationKeyedRefusalSaysTheKey(t *testing.T) {
+	rt := reach.New(nil)
+	ctx, _ := begin(t, rt, nil)
+	_, err := chain(t, rt, ctx, hop{agent: "A", task: "one", re: reach.Keyed, key: []string{"order"}, meta: `{"order":7}`},
+		hop{agent: "A", task: "two", re: reach.Keyed, key: []string{"order"}, meta: `{"order":7}`})
+	if e, ok := errors.AsType[*reach.Error](err); !ok || e.Code != "agent_keyed_reentrancy" || !strings.Contains(e.Message, "with order=7 up the delegation stack") {
+		t.Fatalf("err = %v, want agent_keyed_reentrancy naming order=7", err)
 	}
 }
 

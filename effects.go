@@ -471,15 +471,15 @@ func (rv *readVersions) set(n string, v uint64) {
 // writes to one entity are serialized; deadlocks are broken (S3).
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		fx := c.tool.fx
-		if fx == nil || (len(fx.reads) == 0 && len(fx.writes) == 0) {
+		eff := c.tool.effects
+		if eff == nil || (len(eff.reads) == 0 && len(eff.writes) == 0) {
 			return next(ctx, c)
 		}
 		s := newScope(c.args, nil)
-		reads, err := entityNames(fx.reads, s)
+		reads, err := entityNames(eff.reads, s)
 		if err == nil {
 			var writes []string
-			writes, err = entityNames(fx.writes, s)
+			writes, err = entityNames(eff.writes, s)
 			if err == nil {
 				return rt.withEntities(ctx, c, next, reads, writes)
 			}
@@ -510,9 +510,9 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		if !ok || seen == now {
 			continue
 		}
-		if fx := c.tool.fx; fx.refresh != nil {
+		if eff := c.tool.effects; eff.refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
-			before, err := rt.followup(ctx, c, fx.refresh, nil, "refresh")
+			before, err := rt.followup(ctx, c, eff.refresh, nil, "refresh")
 			if err != nil {
 				release(false)
 				return nil, err
@@ -616,6 +616,13 @@ type DeadLetter struct {
 	// retry's frames are in that trace. Zero when unknown (a dead letter
 	// restored from a store that keeps none); a retry then starts a trace.
 	Trace [16]byte `json:"-"`
+	// State is where it is: open (waiting), taken (an operator's action
+	// holds it), retried (its undo ran again and succeeded) or resolved
+	// (an operator dismissed it).
+	State DeadLetterState `json:"state"`
+	// Note says how it was settled ("retried by ...", "dismissed by ...: ...").
+	Note    string    `json:"note,omitempty"`
+	Updated time.Time `json:"updated"`
 }
 
 // Compensation reports one undo that ran.
@@ -635,18 +642,18 @@ type Compensation struct {
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		fx := c.tool.fx
+		eff := c.tool.effects
 		write := c.tool.Access == Write || c.tool.Access == HighRisk
 		if err != nil || res == nil || res.Replayed || !write {
 			return res, err
 		}
 		undoing := c.req.root.undoing
-		if res.Status == StatusSuccess && fx != nil {
-			if fx.undo != nil && !undoing {
-				args, terr := fx.undo.args.json(newScope(c.args, res.Data))
+		if res.Status == StatusSuccess && eff != nil {
+			if eff.undo != nil && !undoing {
+				args, terr := eff.undo.args.json(newScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: fx.undo.tool, args: args,
+					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.undo.tool, args: args,
 						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
 					if StopMode(c.req.mode.Load()) >= Cancel {
@@ -661,7 +668,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
 				}
 			}
-			if fx.verify != nil {
+			if eff.verify != nil {
 				if e := rt.verify(ctx, c, res.Data); e != nil {
 					res = &Result{Status: StatusError, Error: e}
 				}
@@ -677,18 +684,18 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 }
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
-	fx := c.tool.fx
-	data, e := rt.followup(ctx, c, fx.verify, output, "verify")
+	eff := c.tool.effects
+	data, e := rt.followup(ctx, c, eff.verify, output, "verify")
 	if e != nil {
 		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, fx.verify.tool, e.Message),
+			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.verify.tool, e.Message),
 			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 	}
 	var result, args, out any
 	json.Unmarshal(data, &result)
 	json.Unmarshal(c.args, &args)
 	json.Unmarshal(output, &out)
-	v, _, err := fx.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
+	v, _, err := eff.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
 	if err == nil {
 		if b, ok := v.Value().(bool); ok && b {
 			return nil
@@ -700,7 +707,7 @@ func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	}
 	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
 		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, fx.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
+			c.Tool, eff.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
 		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 }
 
@@ -792,144 +799,84 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
-type deadLetters struct {
-	mu    sync.Mutex
-	items []*DeadLetter
-	// retrying are the dead letters taken out of items while a retry runs
-	// them: they still count as queued for RestoreDeadLetter, so that one
-	// undo is not put back and retried twice at once.
-	retrying []*DeadLetter
-}
-
 func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
 	attempts := 1
 	if res.Error != nil && res.Error.Retry != "" {
 		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
 	}
-	dl := &DeadLetter{ID: "dl_" + newID()[4:], Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
+	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
 		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key, Trace: r.Trace()}
-	rt.dead.mu.Lock()
-	rt.dead.items = append(rt.dead.items, dl)
-	rt.dead.mu.Unlock()
-	if rt.opts.DeadLetters != nil {
-		rt.opts.DeadLetters.AddDeadLetter(context.Background(), dl)
+	if err := rt.dead.Add(context.Background(), dl); err != nil {
+		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
+		return dl
 	}
 	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
 	return dl
 }
 
-// RestoreDeadLetter puts back in the queue a dead letter kept durably
-// before a restart, so that DeadLetters, RetryDeadLetter and
-// DismissDeadLetter reach it; the DeadLetters sink, which keeps it
-// already, is not told, but is told what an operator then does with it
-// (see DeadLetterSettler). It is for recovery (internal/durable restores
-// the open ones it stored), before serving, and for a gateway that
-// retries a stored dead letter through the runtime. d.Request and d.Key
-// (the undo's idempotency key, "undo:<frame id>") identify the undo: if
-// the queue holds a dead letter of that undo already, or one of it is
-// being retried, it stays and d is dropped. If d.ID is empty, d gets a new
-// one. RestoreDeadLetter returns the ID of the dead letter queued for the
-// undo.
-func (rt *Runtime) RestoreDeadLetter(d DeadLetter) string {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	for _, q := range slices.Concat(rt.dead.items, rt.dead.retrying) {
-		if q.Request == d.Request && q.Key == d.Key {
-			return q.ID
-		}
-	}
-	if d.ID == "" {
-		d.ID = "dl_" + newID()[4:]
-	}
-	rt.dead.items = append(rt.dead.items, &d)
-	return d.ID
-}
-
-// DeadLetters lists the compensations waiting for an operator.
-func (rt *Runtime) DeadLetters() []DeadLetter {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	out := make([]DeadLetter, len(rt.dead.items))
-	for i, d := range rt.dead.items {
-		out[i] = *d
-	}
-	return out
+// DeadLetters lists the dead letters in state (all if ""), oldest first.
+func (rt *Runtime) DeadLetters(ctx context.Context, state DeadLetterState) ([]DeadLetter, error) {
+	return rt.dead.List(ctx, state)
 }
 
 // RetryDeadLetter runs a dead-lettered undo again (by an operator), under
-// its idempotency key. On success it leaves the queue; on failure it stays,
-// with the new error and one more attempt. A DeadLetters sink that
-// implements DeadLetterSettler is told the outcome. A dead letter that is
-// being retried is not retried again until that retry ends: its ID is an
-// error meanwhile.
-func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, error) {
-	dl, err := rt.takeDeadLetter(id, true)
+// its idempotency key, and settles the dead letter: retried on success;
+// open again on failure, with the new error and one more attempt. It
+// returns the retry's result and the dead letter as settled. The dead
+// letter is taken from the queue for the retry (DeadLetterQueue.Take): a
+// second action on it meanwhile fails with ErrDeadLetterBusy.
+func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result, *DeadLetter, error) {
+	dl, err := rt.dead.Take(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The retry's request runs an undo (see compensate for its id and agent).
 	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
 		Trace: dl.Trace})
 	if err != nil {
-		rt.retried(dl, true)
-		return nil, err
+		dl.State = DeadLetterOpen
+		if serr := rt.dead.Settle(context.WithoutCancel(ctx), dl); serr != nil {
+			rt.log.Error("dead letter not released", "dead_letter", id, "err", serr)
+		}
+		return nil, nil, err
 	}
 	creq.undoing = true
 	defer creq.End()
 	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
 	if res.IsError() {
-		dl.Attempts++
-		dl.Error = res.Error
+		dl.State, dl.Attempts, dl.Error = DeadLetterOpen, dl.Attempts+1, res.Error
+	} else {
+		dl.State, dl.Attempts, dl.Note = DeadLetterRetried, dl.Attempts+1, "retried by "+by
 	}
-	d := *dl // the sink's copy: the queue's may change under another retry
-	rt.retried(dl, res.IsError())
-	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
-		s.DeadLetterRetried(context.WithoutCancel(ctx), &d, by, !res.IsError())
+	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
+		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)
 	}
 	rt.log.Info("dead letter retried", "dead_letter", id, "by", by, "ok", !res.IsError())
-	return res, nil
+	return res, dl, nil
 }
 
-// DismissDeadLetter removes a dead letter an operator has dealt with. A
-// DeadLetters sink that implements DeadLetterSettler is told.
-func (rt *Runtime) DismissDeadLetter(id, by, reason string) error {
-	dl, err := rt.takeDeadLetter(id, false)
+// DismissDeadLetter settles a dead letter an operator has dealt with by
+// hand: it is resolved, with who dismissed it and the note. It fails with
+// ErrDeadLetterBusy while another action holds it.
+func (rt *Runtime) DismissDeadLetter(ctx context.Context, id, by, note string) (*DeadLetter, error) {
+	dl, err := DismissDeadLetter(ctx, rt.dead, id, by, note)
+	if err == nil {
+		rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "note", note)
+	}
+	return dl, err
+}
+
+// DismissDeadLetter resolves the dead letter id of q, as
+// Runtime.DismissDeadLetter does, for when no runtime runs (the CLI on a
+// data folder).
+func DismissDeadLetter(ctx context.Context, q DeadLetterQueue, id, by, note string) (*DeadLetter, error) {
+	dl, err := q.Take(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if s, ok := rt.opts.DeadLetters.(DeadLetterSettler); ok {
-		s.DeadLetterDismissed(context.Background(), dl, by, reason)
+	dl.State, dl.Note = DeadLetterResolved, "dismissed by "+by+": "+note
+	if err := q.Settle(context.WithoutCancel(ctx), dl); err != nil {
+		return nil, fmt.Errorf("dead letter %s was dismissed, but settling it failed: %w", id, err)
 	}
-	rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "reason", reason)
-	return nil
-}
-
-// takeDeadLetter takes the dead letter id out of the queue; for a retry,
-// it is held as being retried until retried is called.
-func (rt *Runtime) takeDeadLetter(id string, retry bool) (*DeadLetter, error) {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	for i, d := range rt.dead.items {
-		if d.ID == id {
-			rt.dead.items = slices.Delete(rt.dead.items, i, i+1)
-			if retry {
-				rt.dead.retrying = append(rt.dead.retrying, d)
-			}
-			return d, nil
-		}
-	}
-	if slices.ContainsFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d.ID == id }) {
-		return nil, fmt.Errorf("dead letter %s is being retried", id)
-	}
-	return nil, fmt.Errorf("no dead letter %s", id)
-}
-
-// retried ends the retry of dl, which goes back in the queue if requeue.
-func (rt *Runtime) retried(dl *DeadLetter, requeue bool) {
-	rt.dead.mu.Lock()
-	defer rt.dead.mu.Unlock()
-	rt.dead.retrying = slices.DeleteFunc(rt.dead.retrying, func(d *DeadLetter) bool { return d == dl })
-	if requeue {
-		rt.dead.items = append(rt.dead.items, dl)
-	}
+	return dl, nil
 }

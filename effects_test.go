@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -91,7 +92,7 @@ func TestSagaCompensatesInReverse(t *testing.T) {
 	if n := res.Notes; len(n) == 0 || !strings.Contains(n[len(n)-1], "cancel_hotel (undoing book_hotel") || !strings.Contains(n[len(n)-1], "dead letter") {
 		t.Errorf("notes = %v, want the compensation reported to the model", n)
 	}
-	dls := rt.DeadLetters()
+	dls := queued(t, rt)
 	if len(dls) != 1 || dls[0].Tool != "cancel_hotel" || string(dls[0].Args) != `{"id":7,"ref":"R-7"}` {
 		t.Fatalf("dead letters = %+v", dls)
 	}
@@ -99,13 +100,13 @@ func TestSagaCompensatesInReverse(t *testing.T) {
 	l.mu.Lock()
 	l.failing["cancel_hotel"] = false
 	l.mu.Unlock()
-	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+	if res, _, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
 		t.Fatalf("retry: %v %+v", err, res)
 	}
-	if len(rt.DeadLetters()) != 0 || l.log[len(l.log)-1] != "cancel_hotel 7" {
-		t.Fatalf("after retry: queue %v, log %v", rt.DeadLetters(), l.log)
+	if len(queued(t, rt)) != 0 || l.log[len(l.log)-1] != "cancel_hotel 7" {
+		t.Fatalf("after retry: queue %v, log %v", queued(t, rt), l.log)
 	}
-	if err := rt.DismissDeadLetter(dls[0].ID, "ops", "done"); err == nil {
+	if _, err := rt.DismissDeadLetter(t.Context(), dls[0].ID, "ops", "done"); err == nil {
 		t.Error("dismissed a dead letter that is gone")
 	}
 }
@@ -403,16 +404,12 @@ func TestApprover(t *testing.T) {
 	}
 }
 
-type keyedApprover struct{ approverFunc }
-
-func (keyedApprover) ApprovalKey(*reach.Call) string { return "ap-42" }
-
 // An approved call runs once under the approval's key: a retry gets the
 // first run's result, a failure included.
 func TestApprovedCallRunsOnce(t *testing.T) {
-	rt := reach.New(&reach.Options{Approver: keyedApprover{func(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
+	rt := reach.New(&reach.Options{Approver: approverFunc(func(context.Context, *reach.Call) (reach.Decision, *reach.Error) {
 		return reach.Permit, nil
-	}}})
+	}), ApprovalKey: func(*reach.Call) string { return "ap-42" }})
 	var runs atomic.Int32
 	rt.MustRegister(reach.Tool{Name: "wire", Access: reach.HighRisk, Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		runs.Add(1)
@@ -718,7 +715,7 @@ func TestUndoWaitsForSiblingWrite(t *testing.T) {
 					t.Errorf("side effects:\n got %s\nwant %s", g, tt.want)
 				}
 				var dead []string
-				for _, d := range rt.DeadLetters() {
+				for _, d := range queued(t, rt) {
 					dead = append(dead, d.Tool+" "+d.Error.Code)
 				}
 				if g := strings.Join(dead, "; "); g != tt.wantDead {
@@ -916,7 +913,7 @@ func TestStopEndsUndoWait(t *testing.T) {
 		req.Stop(reach.Cancel, "test", "user left")
 		synctest.Wait()
 		var dead []string
-		for _, d := range rt.DeadLetters() {
+		for _, d := range queued(t, rt) {
 			dead = append(dead, d.Tool+" "+d.Error.Code)
 		}
 		if g, want := strings.Join(dead, "; "), "unset stopped_cancel"; g != want {
@@ -983,7 +980,7 @@ func TestUndoIsNotUndone(t *testing.T) {
 					t.Errorf("side effects:\n got %s\nwant %s", got, tt.want)
 				}
 				var dead []string
-				for _, d := range rt.DeadLetters() {
+				for _, d := range queued(t, rt) {
 					dead = append(dead, d.Tool)
 				}
 				if g := strings.Join(dead, ", "); g != "refund" {
@@ -1040,12 +1037,12 @@ func TestUndoCheckpointsRecordNoUndo(t *testing.T) {
 		}
 	}
 	req.Compensate(ctx, "test") // unset O2 fails, unset O1 succeeds
-	dls := rt.DeadLetters()
+	dls := queued(t, rt)
 	if len(dls) != 1 {
 		t.Fatalf("dead letters = %+v, want the undo of O2", dls)
 	}
 	broken.Store(false)
-	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+	if res, _, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
 		t.Fatalf("retry: %v %+v", err, res)
 	}
 	cp.mu.Lock()
@@ -1212,36 +1209,53 @@ func TestCompensationActsForThePrincipal(t *testing.T) {
 	}
 }
 
-// While a dead letter's retry runs, it counts as queued: restoring its undo
-// again queues nothing and returns its ID, and it can be neither retried
-// nor dismissed until the retry ends.
+// While a dead letter's retry runs, it stays in the queue, taken: it is
+// listed, and it can be neither retried nor dismissed until the retry
+// ends, when it leaves.
 func TestDeadLetterBeingRetried(t *testing.T) {
-	rt := reach.New(nil)
+	q := reach.NewMemoryDeadLetters()
+	d := &reach.DeadLetter{Request: "r1", Tool: "reopen", Args: json.RawMessage(`{"ticket":7}`), Key: "undo:1"}
+	if err := q.Add(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	id := d.ID
+	rt := reach.New(&reach.Options{DeadLetters: q})
 	var during []string
-	var id string
 	rt.MustRegister(reach.Tool{Name: "reopen", Access: reach.Write, Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
-		if again := rt.RestoreDeadLetter(reach.DeadLetter{Request: "r1", Tool: "reopen", Key: "undo:1"}); again != id || len(rt.DeadLetters()) != 0 {
-			during = append(during, fmt.Sprintf("restoring the undo during its retry gave %s and queues %+v; want %s and nothing", again, rt.DeadLetters(), id))
-			return args, nil // a retry of the copy would wait for this one for ever
+		if l := queued(t, rt); len(l) != 1 || l[0].ID != id || l[0].State != reach.DeadLetterTaken {
+			during = append(during, fmt.Sprintf("the queue during the retry holds %+v; want %s, taken", l, id))
 		}
-		if _, err := rt.RetryDeadLetter(context.Background(), id, "ops"); err == nil || !strings.Contains(err.Error(), "being retried") {
-			during = append(during, fmt.Sprintf("a retry during the retry: %v, want it refused as being retried", err))
+		if _, _, err := rt.RetryDeadLetter(context.Background(), id, "ops"); !errors.Is(err, reach.ErrDeadLetterBusy) {
+			during = append(during, fmt.Sprintf("a retry during the retry: %v, want it refused as busy", err))
 		}
-		if err := rt.DismissDeadLetter(id, "ops", "done"); err == nil {
-			during = append(during, "a dismissal during the retry succeeded")
+		if _, err := rt.DismissDeadLetter(context.Background(), id, "ops", "done"); !errors.Is(err, reach.ErrDeadLetterBusy) {
+			during = append(during, fmt.Sprintf("a dismissal during the retry: %v, want it refused as busy", err))
 		}
 		return args, nil
 	}})
-	id = rt.RestoreDeadLetter(reach.DeadLetter{Request: "r1", Tool: "reopen", Args: json.RawMessage(`{"ticket":7}`), Key: "undo:1"})
-	if res, err := rt.RetryDeadLetter(t.Context(), id, "ops"); err != nil || res.IsError() {
-		t.Fatalf("retry: %v %+v", err, res)
+	res, settled, err := rt.RetryDeadLetter(t.Context(), id, "ops")
+	if err != nil || res.IsError() || settled.State != reach.DeadLetterRetried || settled.Attempts != 1 {
+		t.Fatalf("retry: %v %+v, settled %+v", err, res, settled)
 	}
 	for _, e := range during {
 		t.Error(e)
 	}
-	if q := rt.DeadLetters(); len(q) != 0 {
-		t.Errorf("after the retry the queue holds %+v", q)
+	if l := queued(t, rt); len(l) != 0 {
+		t.Errorf("after the retry the queue holds %+v", l)
 	}
+	if _, _, err := rt.RetryDeadLetter(t.Context(), id, "ops"); !errors.Is(err, reach.ErrNoDeadLetter) {
+		t.Errorf("retrying a settled dead letter: %v, want ErrNoDeadLetter", err)
+	}
+}
+
+// queued returns the runtime's open dead letters.
+func queued(t *testing.T, rt *reach.Runtime) []reach.DeadLetter {
+	t.Helper()
+	l, err := rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // TestDeadLetterRetryIsInItsRequestsTrace: the retry of a dead letter the
@@ -1268,12 +1282,12 @@ func TestDeadLetterRetryIsInItsRequestsTrace(t *testing.T) {
 		t.Fatal(res.ModelText())
 	}
 	req.Compensate(ctx, "test")
-	dls := rt.DeadLetters()
+	dls := queued(t, rt)
 	if len(dls) != 1 {
 		t.Fatalf("dead letters = %+v, want the undo of reserve", dls)
 	}
 	broken.Store(false)
-	if res, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
+	if res, _, err := rt.RetryDeadLetter(t.Context(), dls[0].ID, "ops"); err != nil || res.IsError() {
 		t.Fatalf("retry: %v %+v", err, res)
 	}
 	if retriedIn != req.Trace() {

@@ -39,7 +39,7 @@ func TestInterruptedRequestStaysInterrupted(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran; 1 of its completed writes were undone", At: at}
 	rec := &recorder{refuse: map[string]reach.Cause{"old": cause}}
-	rt := reach.New(&reach.Options{Checkpoints: rec})
+	rt := reach.New(&reach.Options{Checkpoints: rec, Requests: rec})
 	var runs atomic.Int32
 	rt.MustRegister(reach.Tool{Name: "book", Access: reach.Write, Reentrancy: reach.Reentrant,
 		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
@@ -92,7 +92,7 @@ func TestInterruptedRequestStaysInterrupted(t *testing.T) {
 // says why.
 func TestDelegationToInterruptedID(t *testing.T) {
 	rec := &recorder{refuse: map[string]reach.Cause{"sub": {By: "reach", Reason: "the gateway restarted while it ran"}}}
-	rt := reach.New(&reach.Options{Checkpoints: rec})
+	rt := reach.New(&reach.Options{Checkpoints: rec, Requests: rec})
 	ctx, req := begin(t, rt, nil)
 	_, _, err := rt.Delegate(ctx, &reach.Delegation{Agent: "helper", Task: "t", ID: "sub"})
 	if e, ok := errors.AsType[*reach.Error](err); !ok || e.Code != "request_interrupted" {

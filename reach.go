@@ -239,6 +239,11 @@ type Options struct {
 	Authorizer Authorizer
 	// Approver, if not nil, decides calls that need approval; if nil they are refused.
 	Approver Approver
+	// ApprovalKey, if not nil, names the approval that let an approved call
+	// through (the approval queue's ApprovalKey): the call runs under it as
+	// its idempotency key, so that one approval runs a call once, however
+	// often it is retried. It needs an Approver.
+	ApprovalKey func(c *Call) string
 	// Redactor masks secrets in every text that leaves the runtime, once,
 	// where it is made: results and errors for the model, and what frames
 	// keep and events carry for views and records (summaries, what a model
@@ -254,8 +259,13 @@ type Options struct {
 	// CheckpointReads, every call) durably before it runs (C5).
 	Checkpoints     Checkpointer
 	CheckpointReads bool
-	// DeadLetters, if not nil, keeps failed compensations durably.
-	DeadLetters DeadLetterSink
+	// Requests, if not nil, is told when a request begins and ends, and
+	// may refuse one (see RequestRecorder): a store that keeps the
+	// requests (internal/durable).
+	Requests RequestRecorder
+	// DeadLetters keeps the compensations that failed after their
+	// retries; if nil, in memory (see DeadLetterQueue).
+	DeadLetters DeadLetterQueue
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
@@ -268,31 +278,65 @@ type Options struct {
 	Loops *LoopOptions
 	// DisableLoopGuard turns the loop detectors (stage 5) off.
 	DisableLoopGuard bool
+	// Catalog is where the runtime registers its tools; if nil, a new one.
+	// Make it first (NewCatalog) to give the parts built before the runtime
+	// (an Authorizer, an Approver, a Recorder) the tools to look up. A
+	// catalog belongs to one runtime.
+	Catalog *Catalog
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
+}
+
+// Check returns an error naming the first option that contradicts
+// another or is out of range: ApprovalKey without an Approver,
+// CheckpointReads without Checkpoints, IdempotencyTTL with an Idempotency
+// store (the TTL is the in-memory store's), Loops with DisableLoopGuard,
+// or a negative amount. A nil *Options is fine.
+func (o *Options) Check() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.ApprovalKey != nil && o.Approver == nil:
+		return errors.New("Options.ApprovalKey names approvals, but there is no Approver to give any")
+	case o.CheckpointReads && o.Checkpoints == nil:
+		return errors.New("Options.CheckpointReads asks to checkpoint reads, but there is no Checkpoints to record them")
+	case o.IdempotencyTTL != 0 && o.Idempotency != nil:
+		return errors.New("Options.IdempotencyTTL is the in-memory idempotency store's; the Idempotency store given keeps its own")
+	case o.Loops != nil && o.DisableLoopGuard:
+		return errors.New("Options.Loops tunes the loop detectors, and DisableLoopGuard turns them off: keep one")
+	case o.DefaultTimeout < 0, o.MaxResultBytes < 0, o.MaxFrames < 0, o.MaxRequests < 0, o.IdempotencyTTL < 0:
+		return errors.New("Options: DefaultTimeout, MaxResultBytes, MaxFrames, MaxRequests and IdempotencyTTL must not be negative (zero means the default)")
+	case o.LowContext < 0 || o.LowContext > 1:
+		return fmt.Errorf("Options.LowContext is a fraction of the token budget, from 0 to 1; got %v", o.LowContext)
+	}
+	return nil
 }
 
 // Runtime registers tools, runs requests and dispatches calls through the
 // chain. Safe for concurrent use. Make one with New.
 type Runtime struct {
 	opts   Options
-	tools  atomic.Pointer[map[string]*tool]
-	regMu  sync.Mutex
+	tools  *Catalog
 	chain  Handler
 	limits *limiter
 	idem   IdempotencyStore
 	log    *slog.Logger
 
 	entities *entities
-	dead     deadLetters
+	dead     DeadLetterQueue
 
 	reqMu    sync.Mutex
 	requests map[string]*Request
 	order    []*Request // begin order, for listing
 }
 
-// New returns a Runtime with the options (nil for defaults).
+// New returns a Runtime with the options (nil for defaults). It panics on
+// options that contradict each other or are out of range (see
+// Options.Check), which are a programmer's error.
 func New(opts *Options) *Runtime {
+	if err := opts.Check(); err != nil {
+		panic("reach.New: " + err.Error())
+	}
 	rt := &Runtime{requests: map[string]*Request{}, entities: newEntities()}
 	if opts != nil {
 		rt.opts = *opts
@@ -333,9 +377,18 @@ func New(opts *Options) *Runtime {
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
 	}
+	rt.dead = o.DeadLetters
+	if rt.dead == nil {
+		rt.dead = &memoryDeadLetters{}
+	}
 	rt.limits = newLimiter(o.RateLimit)
-	empty := map[string]*tool{}
-	rt.tools.Store(&empty)
+	rt.tools = o.Catalog
+	if rt.tools == nil {
+		rt.tools = NewCatalog()
+	}
+	if !rt.tools.owned.CompareAndSwap(false, true) {
+		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
+	}
 	rt.chain = rt.buildChain()
 	return rt
 }
@@ -356,9 +409,10 @@ func (rt *Runtime) Replace(tools ...Tool) error { return rt.register(true, tools
 
 // register compiles tools and swaps in a new catalog with them, all or none.
 func (rt *Runtime) register(replace bool, tools []Tool) error {
-	rt.regMu.Lock()
-	defer rt.regMu.Unlock()
-	next := maps.Clone(*rt.tools.Load())
+	c := rt.tools
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := maps.Clone(*c.m.Load())
 	for _, t := range tools {
 		ct, err := compileTool(t, &rt.opts)
 		if err != nil {
@@ -369,7 +423,7 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 		}
 		next[t.Name] = ct
 	}
-	rt.tools.Store(&next)
+	c.m.Store(&next)
 	return nil
 }
 
@@ -377,18 +431,46 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 // in flight finish; later calls get "unknown tool". Unknown names are
 // ignored.
 func (rt *Runtime) Unregister(names ...string) {
-	rt.regMu.Lock()
-	defer rt.regMu.Unlock()
-	next := maps.Clone(*rt.tools.Load())
+	c := rt.tools
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := maps.Clone(*c.m.Load())
 	for _, n := range names {
 		delete(next, n)
 	}
-	rt.tools.Store(&next)
+	c.m.Store(&next)
 }
 
 // Tools returns the registered tools sorted by name (their Func included).
-func (rt *Runtime) Tools() []Tool {
-	m := *rt.tools.Load()
+func (rt *Runtime) Tools() []Tool { return rt.tools.Tools() }
+
+// Tool returns the registered tool of that name.
+func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
+
+func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.m.Load())[name] }
+
+// Catalog is a runtime's registered tools (Options.Catalog). Made before
+// the runtime, it is what the parts built around the runtime look tools
+// up in — policies, approvals, telemetry — so that they need no runtime
+// to be built; the runtime registers tools into it (Runtime.Register). The
+// zero Catalog is not usable: make one with NewCatalog. Its methods are
+// safe for concurrent use.
+type Catalog struct {
+	m     atomic.Pointer[map[string]*tool] // swapped whole on registration: lookups take no lock
+	mu    sync.Mutex                       // registrations, one at a time
+	owned atomic.Bool                      // a runtime uses it
+}
+
+// NewCatalog returns an empty catalog, for one runtime.
+func NewCatalog() *Catalog {
+	c := &Catalog{}
+	c.m.Store(&map[string]*tool{})
+	return c
+}
+
+// Tools returns the tools sorted by name (their Func included).
+func (c *Catalog) Tools() []Tool {
+	m := *c.m.Load()
 	out := make([]Tool, 0, len(m))
 	for _, t := range m {
 		out = append(out, t.Tool)
@@ -397,16 +479,20 @@ func (rt *Runtime) Tools() []Tool {
 	return out
 }
 
-// Tool returns the registered tool of that name.
-func (rt *Runtime) Tool(name string) (Tool, bool) {
-	t, ok := (*rt.tools.Load())[name]
+// Tool returns the tool of that name.
+func (c *Catalog) Tool(name string) (Tool, bool) {
+	t, ok := (*c.m.Load())[name]
 	if !ok {
 		return Tool{}, false
 	}
 	return t.Tool, true
 }
 
-func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.Load())[name] }
+// Has reports whether a tool of that name is registered.
+func (c *Catalog) Has(name string) bool {
+	_, ok := (*c.m.Load())[name]
+	return ok
+}
 
 // Begin starts a request. The returned context carries it: pass it (or
 // contexts derived from it) to BeginModel, Call and Delegate. It ends when
@@ -445,12 +531,11 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 // began tells the RequestRecorder that r began; if it refuses r, r is
 // forgotten and the refusal returned (an InterruptedError as an *Error).
 func (rt *Runtime) began(ctx context.Context, r *Request) error {
-	rr, ok := rt.opts.Checkpoints.(RequestRecorder)
-	if !ok {
+	if rt.opts.Requests == nil {
 		rt.observeBegan(r)
 		return nil
 	}
-	err := rr.RequestBegan(ctx, r)
+	err := rt.opts.Requests.RequestBegan(ctx, r)
 	if err == nil {
 		rt.observeBegan(r)
 		return nil

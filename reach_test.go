@@ -428,7 +428,7 @@ func TestTokenBudgetStopsTree(t *testing.T) {
 		t.Fatalf("parent tokens = %d", parent.Usage().Tokens)
 	}
 	for _, r := range []*reach.Request{parent, sub} {
-		if !strings.HasPrefix(r.State(), "stopped_cancel") {
+		if r.State() != reach.RequestStoppedCancel {
 			t.Errorf("%s state = %s, want stopped", r.ID(), r.State())
 		}
 	}
@@ -1455,3 +1455,89 @@ func TestLongIntegerReachesTheTool(t *testing.T) {
 		t.Errorf("the tool got amount %s, want %s", got, amount)
 	}
 }
+
+// TestRequestState: a request's state names where it is in its life, and
+// Stopped tells every stopped state from the others.
+func TestRequestState(t *testing.T) {
+	rt := reach.New(nil)
+	_, a, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b, _ := rt.Begin(context.Background(), &reach.RequestOptions{ID: "b"})
+	if a.State() != reach.RequestRunning || a.State().Stopped() {
+		t.Errorf("a new request is %s", a.State())
+	}
+	a.Stop(reach.Isolate, "op", "test")
+	if a.State() != reach.RequestStoppedIsolate || !a.State().Stopped() {
+		t.Errorf("an isolated request is %s (stopped %v)", a.State(), a.State().Stopped())
+	}
+	b.End()
+	if b.State() != reach.RequestCompleted || b.State().Stopped() {
+		t.Errorf("an ended request is %s", b.State())
+	}
+}
+
+// TestOptionsContradictions: reach.New refuses options that contradict
+// each other or are out of range, naming the option, and takes the rest.
+func TestOptionsContradictions(t *testing.T) {
+	for _, tc := range []struct {
+		o    reach.Options
+		says string
+	}{
+		{reach.Options{ApprovalKey: func(*reach.Call) string { return "" }}, "ApprovalKey"},
+		{reach.Options{CheckpointReads: true}, "CheckpointReads"},
+		{reach.Options{IdempotencyTTL: time.Hour, Idempotency: reach.NewMemoryIdempotency(time.Minute)}, "IdempotencyTTL"},
+		{reach.Options{Loops: &reach.LoopOptions{}, DisableLoopGuard: true}, "DisableLoopGuard"},
+		{reach.Options{MaxFrames: -1}, "negative"},
+		{reach.Options{LowContext: 1.5}, "LowContext"},
+	} {
+		err := tc.o.Check()
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Check(%+v) = %v, want an error naming %s", tc.o, err, tc.says)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), tc.says) {
+					t.Errorf("New(%+v) did not panic naming %s: %v", tc.o, tc.says, p)
+				}
+			}()
+			reach.New(&tc.o)
+		}()
+	}
+	for _, o := range []*reach.Options{nil, {}, {IdempotencyTTL: time.Hour}, {Loops: &reach.LoopOptions{}}, {LowContext: 1}} {
+		if err := o.Check(); err != nil {
+			t.Errorf("Check(%+v) = %v, want nil", o, err)
+		}
+	}
+}
+
+// TestCatalogBeforeRuntime: a catalog made before its runtime shows the
+// parts built with it (here a recorder) the tools the runtime registers
+// later; a catalog serves one runtime.
+func TestCatalogBeforeRuntime(t *testing.T) {
+	cat := reach.NewCatalog()
+	var known []bool
+	rec := recorderFunc(func(_ context.Context, e *reach.Event) { known = append(known, cat.Has(e.Name)) })
+	rt := reach.New(&reach.Options{Catalog: cat, Recorder: rec})
+	rt.MustRegister(reach.Tool{Name: "echo", Reentrancy: reach.Reentrant, Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }})
+	if _, ok := cat.Tool("echo"); !ok || len(cat.Tools()) != 1 {
+		t.Fatalf("the catalog does not show the registered tool: %v", cat.Tools())
+	}
+	ctx, req, _ := rt.Begin(context.Background(), nil)
+	rt.Call(ctx, &reach.Call{ID: "c", Tool: "echo", Arguments: json.RawMessage(`{}`)})
+	req.End()
+	if len(known) == 0 || !known[0] {
+		t.Errorf("the recorder built before the runtime saw the tool as unknown: %v", known)
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "Catalog") {
+			t.Errorf("a second runtime on the same catalog: %v, want a panic naming the Catalog", p)
+		}
+	}()
+	reach.New(&reach.Options{Catalog: cat})
+}
+
+type recorderFunc func(context.Context, *reach.Event)
+
+func (f recorderFunc) Record(ctx context.Context, e *reach.Event) { f(ctx, e) }

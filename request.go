@@ -325,20 +325,38 @@ func (r *Request) Remaining() Budget {
 	return b
 }
 
-// State returns "running", "stopped_soft", "stopped_cancel",
-// "stopped_isolate" (stopped in that mode), "completed" once ended, or
-// "interrupted" for a request a restart cut off (see RestoreInterrupted).
-func (r *Request) State() string {
+// RequestState is where a request is in its life (Request.State). Its
+// values are stable names, as the API, the UI and the audit log show them.
+type RequestState string
+
+// The states of a request.
+const (
+	RequestRunning        RequestState = "running"
+	RequestStoppedSoft    RequestState = "stopped_soft"    // stopped: what is in flight finishes
+	RequestStoppedCancel  RequestState = "stopped_cancel"  // stopped: what is in flight is cancelled
+	RequestStoppedIsolate RequestState = "stopped_isolate" // stopped: late results are refused too
+	RequestCompleted      RequestState = "completed"       // ended
+	RequestInterrupted    RequestState = "interrupted"     // a restart cut it off (see RestoreInterrupted)
+)
+
+// Stopped reports whether the request was stopped, in any mode.
+func (s RequestState) Stopped() bool {
+	return s == RequestStoppedSoft || s == RequestStoppedCancel || s == RequestStoppedIsolate
+}
+
+// State returns where the request is: running, stopped in a mode,
+// completed once ended, or interrupted by a restart.
+func (r *Request) State() RequestState {
 	if r.interrupted != nil {
-		return "interrupted"
+		return RequestInterrupted
 	}
 	if m := StopMode(r.mode.Load()); m != Running {
-		return "stopped_" + m.String()
+		return RequestState("stopped_" + m.String())
 	}
 	if r.ended.Load() {
-		return "completed"
+		return RequestCompleted
 	}
-	return "running"
+	return RequestRunning
 }
 
 // Trace returns the W3C trace id the request tree's frames belong to:
@@ -378,7 +396,7 @@ func (r *Request) End() {
 	}
 	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
-	if rr, ok := r.rt.opts.Checkpoints.(RequestRecorder); ok {
+	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestEnded(context.Background(), r)
 	}
 	if o, ok := r.rt.opts.Recorder.(RequestObserver); ok {

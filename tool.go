@@ -170,7 +170,7 @@ type tool struct {
 	schema   *jsonschema.Schema
 	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
 	nameHash callgraph.Hash // for non-reentrant ancestry checks
-	fx       *effects
+	effects  *effects       // its entities, undo, refresh and verify, compiled
 	retry    RetryPolicy
 	timeout  time.Duration
 	shape    Shape
@@ -190,23 +190,9 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 	default:
 		return nil, fmt.Errorf("tool %s: unknown access level %q (want read, write, high_risk or forbidden)", t.Name, t.Access)
 	}
-	switch t.Reentrancy {
-	case "":
-		t.Reentrancy = NonReentrant
-	case NonReentrant, Reentrant:
-	case Keyed:
-		if len(t.Key) == 0 {
-			return nil, fmt.Errorf("tool %s: a keyed tool needs Key (the argument fields that key it)", t.Name)
-		}
-	default:
-		return nil, fmt.Errorf("tool %s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", t.Name, t.Reentrancy)
-	}
-	switch t.OnViolation {
-	case "":
-		t.OnViolation = Refuse
-	case Refuse, Warn, Allow:
-	default:
-		return nil, fmt.Errorf("tool %s: unknown mode %q (want refuse, warn or allow)", t.Name, t.OnViolation)
+	if err := checkContract("tool "+t.Name, &t.Reentrancy, &t.OnViolation, len(t.Key) > 0,
+		"a keyed tool needs Key (the argument fields that key it)"); err != nil {
+		return nil, err
 	}
 	ct := &tool{Tool: t, nameHash: callgraph.HashString(t.Name).Sep().Sep()}
 	ct.Tags = append([]string(nil), t.Tags...)
@@ -219,11 +205,11 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 		ct.schema = s
 		ct.quick = schema.CompileQuick(t.InputSchema)
 	}
-	fx, err := compileEffects(&ct.Tool)
+	eff, err := compileEffects(&ct.Tool)
 	if err != nil {
 		return nil, err
 	}
-	ct.fx = fx
+	ct.effects = eff
 	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	if t.Retry != nil {
 		if t.Retry.Attempts > 0 {
@@ -345,4 +331,30 @@ func fixFor(v *jsonschema.ValidationError, s *jsonschema.Schema) string {
 		return "change the string to match"
 	}
 	return ""
+}
+
+// checkContract defaults and checks a reentrancy contract, a tool's or an
+// agent's: an empty reentrancy is non_reentrant and an empty mode refuse;
+// a keyed one needs its key (hasKey; needKey says what it is). Errors
+// begin with who ("tool x", "delegate to x").
+func checkContract(who string, re *Reentrancy, on *Mode, hasKey bool, needKey string) error {
+	switch *re {
+	case "":
+		*re = NonReentrant
+	case NonReentrant, Reentrant:
+	case Keyed:
+		if !hasKey {
+			return fmt.Errorf("%s: %s", who, needKey)
+		}
+	default:
+		return fmt.Errorf("%s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", who, *re)
+	}
+	switch *on {
+	case "":
+		*on = Refuse
+	case Refuse, Warn, Allow:
+	default:
+		return fmt.Errorf("%s: unknown mode %q (want refuse, warn or allow)", who, *on)
+	}
+	return nil
 }

@@ -10,13 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/spf13/cobra"
 )
 
 // runCmd runs a command built by newCmd with args.
@@ -133,7 +132,7 @@ func TestApprovalsCommand(t *testing.T) {
 	eng := policy.New(nil)
 	var rt *reach.Runtime
 	q := approval.New(&approval.Options{Requires: eng.Requirement, Tool: func(n string) (reach.Tool, bool) { return rt.Tool(n) }})
-	rt = reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver()})
+	rt = reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver(), ApprovalKey: q.ApprovalKey})
 	rt.MustRegister(reach.Tool{Name: "refund", Description: "Refund an order.", Access: reach.Write,
 		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
 	srv := httptest.NewServer(auth.New(&auth.Options{Keys: keys}).Middleware(q.Handler(nil)))

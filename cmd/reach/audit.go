@@ -281,6 +281,19 @@ func openAuditStore(cmd *cobra.Command, dir string) (*store.SQLite, error) {
 	return st, err
 }
 
+// table starts a table of rows on out under header (its columns separated
+// by tabs), to be flushed when its rows are written; with no rows it says
+// none and returns nil.
+func table(out io.Writer, rows int, none, header string) *tabwriter.Writer {
+	if rows == 0 {
+		fmt.Fprintln(out, none)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
+}
+
 // writeEvents prints events as a table, one row per step.
 func writeEvents(w io.Writer, evs []*audit.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -111,7 +111,7 @@ func TestAuditReplayHeldCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := approval.New(nil)
-	rt := reach.New(&reach.Options{Recorder: log, Authorizer: policy.New(&policy.Options{Policies: set}), Approver: q.Approver()})
+	rt := reach.New(&reach.Options{Recorder: log, Authorizer: policy.New(&policy.Options{Policies: set}), Approver: q.Approver(), ApprovalKey: q.ApprovalKey})
 	rt.MustRegister(reach.Tool{Name: "refund", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"ok":true}`), nil
 	}})
@@ -153,7 +153,8 @@ func writePolicy(t *testing.T, src string) string {
 func TestAuditExportIncludesSubAgents(t *testing.T) {
 	ctx := context.Background()
 	dir, st, log := auditedStore(t)
-	rt := reach.New(&reach.Options{Recorder: log, Checkpoints: durable.New(st, nil, nil)})
+	cp := durable.New(st, nil, nil)
+	rt := reach.New(&reach.Options{Recorder: log, Checkpoints: cp, Requests: cp})
 	rt.MustRegister(reach.Tool{Name: "search", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"hits":1}`), nil
 	}})

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -186,8 +187,8 @@ func TestGraphNotToTerminal(t *testing.T) {
 // is neither listed nor callable; the banner and validate do not count it
 // as served, nor offer it as the example call.
 func TestBannerAndValidateLeaveOutForbiddenTools(t *testing.T) {
-	config := "tools:\n  get_order: {access: forbidden}\n  refund_order: {access: forbidden}\n"
-	cfg, err := gateway.ParseConfig([]byte(config), nil)
+	yaml := "tools:\n  get_order: {access: forbidden}\n  refund_order: {access: forbidden}\n"
+	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestBannerAndValidateLeaveOutForbiddenTools(t *testing.T) {
 	}
 
 	var vout strings.Builder
-	if err := run(context.Background(), []string{"validate", "--offline", "--config", writeConfig(t, config)}, &vout, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", writeConfig(t, yaml)}, &vout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(vout.String(), "ok, 2 tools") {

@@ -8,13 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
+	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/spf13/cobra"
@@ -67,14 +67,11 @@ folder's store (--data) as --by; a gateway started later does not queue it.`,
 		case !errors.Is(err, syscall.ECONNREFUSED):
 			return fmt.Errorf("dismiss refused: %w", err)
 		}
-		id, err := strconv.ParseInt(strings.TrimPrefix(args[0], "dl-"), 10, 64)
+		d, err := dismissStored(cmd.Context(), data, args[0], note, by)
 		if err != nil {
-			return fmt.Errorf("dead letter id %q: want the number shown by reach deadletters", args[0])
-		}
-		if err := dismissStored(cmd.Context(), data, id, note, by); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %d dismissed by %s in %s (no gateway answers at %s)\n", id, printable(by), printable(data), printable(c.base))
+		fmt.Fprintf(cmd.OutOrStdout(), "dead letter %s dismissed by %s in %s (no gateway answers at %s)\n", printable(d.ID), printable(by), printable(data), printable(c.base))
 		return nil
 	}
 	dismiss.Flags().StringVar(&note, "note", "", "how it was settled (required)")
@@ -99,51 +96,38 @@ folder's store (--data) as --by; a gateway started later does not queue it.`,
 	return cmd
 }
 
-// dismissStored records in the data folder's store that dead letter id was
-// settled by hand, for when no gateway runs, and audits it. The note is
-// kept masked, as a gateway keeps it (by the rules alone: the secrets of a
-// configuration are not known here).
-func dismissStored(ctx context.Context, data string, id int64, note, by string) error {
+// dismissStored settles dead letter id in the data folder's store as
+// dismissed by hand, through the same queue a gateway's runtime uses (so a
+// gateway retrying it meanwhile refuses one of the two), for when no
+// gateway runs, and audits it. The note is kept masked, as a gateway keeps
+// it (by the rules alone: the secrets of a configuration are not known
+// here).
+func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadLetter, error) {
 	if red, err := redact.New(nil); err == nil {
 		note = red.RedactString(note)
 	}
 	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
 	if err != nil {
-		return fmt.Errorf("opening the store in %s: %w", data, err)
+		return nil, fmt.Errorf("opening the store in %s: %w", data, err)
 	}
 	defer st.Close()
-	d, err := findDeadLetter(ctx, st, id)
-	if err != nil {
-		return err
-	}
-	if d.State != store.DeadOpen {
-		return fmt.Errorf("dead letter %d is already %s", id, d.State)
-	}
-	d.State, d.Note = store.DeadResolved, "dismissed by "+by+": "+note
-	if err := st.UpdateDeadLetter(ctx, d); err != nil {
-		return err
+	d, err := reach.DismissDeadLetter(ctx, durable.New(st, nil, nil), id, by, note)
+	switch {
+	case errors.Is(err, reach.ErrDeadLetterID):
+		return nil, fmt.Errorf("dead letter id %q: want the id shown by reach deadletters", id)
+	case errors.Is(err, reach.ErrNoDeadLetter):
+		return nil, fmt.Errorf("no open dead letter %s", id)
+	case err != nil:
+		return nil, err
 	}
 	log, err := audit.New(ctx, st, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer log.Close()
 	_, err = log.Append(ctx, &audit.Event{Request: d.Request, Kind: "dead_letter", Name: d.Tool,
 		Decision: "dismissed", Principal: by, Message: note})
-	return err
-}
-
-func findDeadLetter(ctx context.Context, st store.DeadLetters, id int64) (*store.DeadLetter, error) {
-	all, err := st.ListDeadLetters(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range all {
-		if d.ID == id {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("no dead letter %d", id)
+	return d, err
 }
 
 func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
@@ -190,12 +174,10 @@ func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error 
 		_, err := io.WriteString(out, string(printableJSON([]byte(b.String()))))
 		return err
 	}
-	if len(ds) == 0 {
-		fmt.Fprintln(out, "no dead letters")
+	tw := table(out, len(ds), "no dead letters", "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
+	if tw == nil {
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
 	for _, d := range ds {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, printable(d.State), printable(d.Request), printable(d.Tool), printable(string(d.Args)), d.Attempts, printable(d.Error), d.Created.Format("2006-01-02 15:04:05"))
 	}

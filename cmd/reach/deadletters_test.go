@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -33,6 +34,9 @@ func TestDeadLettersCLI(t *testing.T) {
 	}
 	if out, err := runCLI(t, "deadletters", "dismiss", "1", "--data", dir, "--note", "cancelled by phone", "--by", "ops", "--api", down); err != nil || !strings.Contains(out, "dismissed by ops") {
 		t.Fatalf("dismiss: %v %s", err, out)
+	}
+	if _, err := runCLI(t, "deadletters", "dismiss", "dl-1", "--data", dir, "--note", "again", "--api", down); err == nil || !strings.Contains(err.Error(), "no open dead letter") {
+		t.Errorf("dismissing it again: %v, want no open dead letter", err)
 	}
 	if out, _ := runCLI(t, "deadletters", "list", "--data", dir); !strings.Contains(out, "no dead letters") {
 		t.Errorf("open list after dismiss: %s", out)
@@ -80,7 +84,7 @@ func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := gateway.ParseConfig([]byte("data: "+dir+"\n"), nil)
+	cfg, err := config.Parse([]byte("data: "+dir+"\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

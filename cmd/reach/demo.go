@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/demo"
-	"github.com/agentreach/reach/internal/gateway"
-	"github.com/agentreach/reach/internal/graph"
+	"github.com/agentreach/reach/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +40,7 @@ their URLs; Ctrl-C stops it.`,
 				if !s.OK {
 					failed++
 				}
-				if err := os.WriteFile(filepath.Join(out, demo.Slug(s)+".svg"), graph.SVG(s.Request), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(out, demo.Slug(s)+".svg"), render.SVG(render.Frames(s.Request)), 0o644); err != nil {
 					return err
 				}
 			}
@@ -51,12 +51,12 @@ their URLs; Ctrl-C stops it.`,
 			if !serveUI {
 				return nil
 			}
-			cfg := &gateway.Config{Examples: true, Listen: listen}
-			if err := gateway.CheckLoopback(cfg.ListenAddr()); err != nil {
+			cfg := &config.Config{Examples: true, Listen: listen}
+			if err := config.CheckLoopback(cfg.ListenAddr()); err != nil {
 				return err
 			}
 			if data == "" {
-				data = gateway.DefaultData // as serve without a configuration: the state is kept in ./.reach
+				data = config.DefaultData // as serve without a configuration: the state is kept in ./.reach
 			}
 			abs, err := filepath.Abs(data)
 			if err != nil {
@@ -73,7 +73,7 @@ their URLs; Ctrl-C stops it.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "reach-demo", "folder for the SVG graphs")
 	cmd.Flags().BoolVar(&serveUI, "serve", false, "then serve a gateway with the example tools and the web UI")
-	cmd.Flags().StringVar(&listen, "listen", "", "with --serve, the loopback address (default "+gateway.DefaultListen+")")
-	cmd.Flags().StringVar(&data, "data", "", "with --serve, the folder for the gateway's state (default "+gateway.DefaultData+")")
+	cmd.Flags().StringVar(&listen, "listen", "", "with --serve, the loopback address (default "+config.DefaultListen+")")
+	cmd.Flags().StringVar(&data, "data", "", "with --serve, the folder for the gateway's state (default "+config.DefaultData+")")
 	return cmd
 }

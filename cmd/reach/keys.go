@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
-
-	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/spf13/cobra"
 )
 
 // newKeys is `reach keys create|list|revoke`: API keys, stored hashed in
@@ -41,10 +39,10 @@ to that configuration's data folder and the configuration is checked for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir := data
-			var cfg *gateway.Config
+			var cfg *config.Config
 			if configPath != "" {
 				var err error
-				if cfg, err = gateway.LoadConfig(configPath); err != nil {
+				if cfg, err = config.Load(configPath); err != nil {
 					return err
 				}
 				if !cmd.Flag("data").Changed {
@@ -102,12 +100,11 @@ to that configuration's data folder and the configuration is checked for it.`,
 				}
 				return enc.Encode(ks)
 			}
-			if len(ks) == 0 {
-				fmt.Fprintf(out, "no keys in %s; create one with `reach keys create --principal NAME`\n", auth.KeysPath(data))
+			tw := table(out, len(ks), fmt.Sprintf("no keys in %s; create one with `reach keys create --principal NAME`", auth.KeysPath(data)),
+				"ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
+			if tw == nil {
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")
 			for _, k := range ks {
 				status := "active"
 				if k.Revoked != nil {
@@ -155,7 +152,7 @@ const keysAuthYAML = "  auth:\n    keys: true\n"
 // unusedKeys says, for the banner, when the data folder holds keys that
 // the configuration does not ask for (no auth:, or auth without keys), or
 // "" when there are none or they are checked.
-func unusedKeys(cfg *gateway.Config, dataDir string) string {
+func unusedKeys(cfg *config.Config, dataDir string) string {
 	if cfg.Auth != nil && cfg.Auth.Keys {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/spf13/cobra"
 )
 
@@ -20,16 +20,16 @@ func addLogFlags(root *cobra.Command) {
 // newLogger returns the logger of a command writing to w: the format and
 // level of its flags, else of the configuration's log section, else text
 // at info.
-func newLogger(cmd *cobra.Command, w io.Writer, cfg *gateway.Config) (*slog.Logger, error) {
+func newLogger(cmd *cobra.Command, w io.Writer, cfg *config.Config) (*slog.Logger, error) {
 	format, _ := cmd.Flags().GetString("log-format")
 	level, _ := cmd.Flags().GetString("log-level")
 	if cfg != nil && cfg.Log != nil {
 		format, level = cmp.Or(format, cfg.Log.Format), cmp.Or(level, cfg.Log.Level)
 	}
-	if err := gateway.CheckLogFormat(format); err != nil {
+	if err := config.CheckLogFormat(format); err != nil {
 		return nil, fmt.Errorf("--log-format: %w", err)
 	}
-	lvl, err := gateway.ParseLogLevel(level)
+	lvl, err := config.ParseLogLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}

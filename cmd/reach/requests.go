@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,12 +123,10 @@ func newRequests() *cobra.Command {
 		if _, err := client().do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
 			return err
 		}
-		if len(out.Requests) == 0 {
-			fmt.Fprintln(cmd.OutOrStdout(), "no requests")
+		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
+		if tw == nil {
 			return nil
 		}
-		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
 		for _, r := range out.Requests {
 			st := cmp.Or(r.Activity, r.State)
 			if strings.HasPrefix(r.State, "stopped_") {

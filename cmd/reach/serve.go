@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/buildinfo"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ func newServe() *cobra.Command {
 (/v1/calls, /v1/tools, /v1/requests, /healthz) in front of the tools of the upstream MCP
 servers in the configuration, every call going through reach's guards.
 
-With no configuration it starts at once on ` + gateway.DefaultListen + ` with built-in
+With no configuration it starts at once on ` + config.DefaultListen + ` with built-in
 example tools (get_order, search_kb, format_answer, refund_order).
 
 Without authentication it serves loopback addresses only. With auth in the
@@ -48,13 +49,13 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 				return err
 			}
 			if listen != "" {
-				if err := gateway.CheckListen(listen, cfg.Authenticates()); err != nil {
+				if err := config.CheckListen(listen, cfg.Authenticates()); err != nil {
 					return err
 				}
 				cfg.Listen = listen
 			}
 			if data == "" && cfg.Data == "" && configPath == "" {
-				data = gateway.DefaultData // zero configuration keeps its state in ./.reach
+				data = config.DefaultData // zero configuration keeps its state in ./.reach
 			}
 			if data != "" {
 				abs, err := filepath.Abs(data)
@@ -71,21 +72,21 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
-	cmd.Flags().StringVar(&listen, "listen", "", "the loopback address to serve on (default "+gateway.DefaultListen+")")
-	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+gateway.DefaultData+")")
+	cmd.Flags().StringVar(&listen, "listen", "", "the loopback address to serve on (default "+config.DefaultListen+")")
+	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+config.DefaultData+")")
 	return cmd
 }
 
-func loadConfig(path string) (*gateway.Config, error) {
+func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		return &gateway.Config{}, nil
+		return &config.Config{}, nil
 	}
-	return gateway.LoadConfig(path)
+	return config.Load(path)
 }
 
 // serve builds the gateway, listens, prints how to connect, and serves
 // until ctx ends.
-func serve(ctx context.Context, cfg *gateway.Config, log *slog.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
 		return err
@@ -212,7 +213,7 @@ would serve.`,
 			if configPath == "" {
 				return errors.New("validate: --config FILE is required")
 			}
-			cfg, err := gateway.LoadConfig(configPath)
+			cfg, err := config.Load(configPath)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/store"
@@ -172,7 +173,7 @@ func TestDeadLettersEscaped(t *testing.T) {
 // arguments with terminal escapes and newlines reach the approval prompt
 // only escaped, so the human approves what the call does.
 func TestApprovalPromptFromAgentEscaped(t *testing.T) {
-	cfg, err := gateway.ParseConfig([]byte("data: "+t.TempDir()+"\nexamples: true\ntools:\n  refund_order: {access: high_risk}\n"), nil)
+	cfg, err := config.Parse([]byte("data: "+t.TempDir()+"\nexamples: true\ntools:\n  refund_order: {access: high_risk}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -68,12 +67,10 @@ running gateway sees the approval within seconds, without a restart.`,
 				}
 				return writeJSON(out, pins)
 			}
-			if len(pins) == 0 {
-				fmt.Fprintln(out, "no tools")
+			tw := table(out, len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+			if tw == nil {
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 			for _, p := range pins {
 				status := "pinned"
 				if p.Pending != nil {

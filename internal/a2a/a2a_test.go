@@ -428,7 +428,7 @@ func TestMessageAndInput(t *testing.T) {
 		t.Fatalf("input: %s", tk.Status.State)
 	}
 	rec := h.g.tasks.get("executor", tk.ID, Owner{"alice", ""})
-	if rec.req.State() != "running" {
+	if rec.req.State() != reach.RequestRunning {
 		t.Errorf("the hand-off ended while the task waits for input: %s", rec.req.State())
 	}
 	// The stream of the answer goes on until the task moves past the

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-
 	"github.com/agentreach/reach"
 )
 
@@ -53,7 +52,7 @@ func TestCancelTaskCascades(t *testing.T) {
 		if st := h.state(name, "alice", rec.id); st != a2a.TaskStateCanceled {
 			t.Errorf("%s: %s", name, st)
 		}
-		if !strings.HasPrefix(rec.req.State(), "stopped_cancel") || rec.frame.State() != reach.Cancelled {
+		if rec.req.State() != reach.RequestStoppedCancel || rec.frame.State() != reach.Cancelled {
 			t.Errorf("%s hand-off %s, frame %s", name, rec.req.State(), rec.frame.State())
 		}
 		eventually(t, name+"'s cancel in the audit", func() bool { return slices.Contains(h.audit.kinds(rec.id), "cancel:TASK_STATE_CANCELED") })

@@ -792,7 +792,7 @@ func (r *registry) caller(owner Owner, to string, ids []a2a.TaskID, ctxID string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	usable := func(t *task) bool {
-		return t.owner == owner && t.a.cfg.Name != to && t.req != nil && t.req.State() == "running"
+		return t.owner == owner && t.a.cfg.Name != to && t.req != nil && t.req.State() == reach.RequestRunning
 	}
 	one := func(ts []*task) *task {
 		var found *task

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // Agent is a ReAct loop whose tool calls go through a reach runtime.
@@ -44,22 +46,9 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 	if _, ok := reach.RequestFrom(ctx); !ok {
 		return nil, errors.New("agent: ctx carries no reach request")
 	}
-	name := a.ModelName
-	if name == "" {
-		name = "model"
-	}
-	sys := a.System
-	if sys == "" {
-		sys = "You are a careful assistant. Use the tools when they help; when a tool call is refused, read why and change your approach."
-	}
-	maxTurns := a.MaxTurns
-	if maxTurns == 0 {
-		maxTurns = 50
-	}
-	fold := a.FoldAfter
-	if fold == 0 {
-		fold = 8
-	}
+	name := cmp.Or(a.ModelName, "model")
+	sys := cmp.Or(a.System, "You are a careful assistant. Use the tools when they help; when a tool call is refused, read why and change your approach.")
+	maxTurns, fold := cmp.Or(a.MaxTurns, 50), cmp.Or(a.FoldAfter, 8)
 	tools := a.toolDefs()
 	h := &history{system: sys, task: task, keep: fold}
 	out := &Outcome{}
@@ -70,7 +59,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 			return out, nil
 		}
 		out.Turns++
-		resp, err := a.Model.Complete(mctx, &Request{Model: name, Messages: h.messages(), Tools: tools})
+		resp, err := a.Model.Complete(mctx, &openai.Request{Model: name, Messages: h.messages(), Tools: tools})
 		if err != nil {
 			frame.FailModel(err)
 			return out, fmt.Errorf("turn %d: %w", out.Turns, err)
@@ -87,7 +76,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Outcome, error) {
 			if res.Status == reach.StatusRefused || res.Status == reach.StatusCancelled {
 				out.Refusals = append(out.Refusals, res.ModelText())
 			}
-			h.add(Message{Role: "tool", ToolCallID: tc.ID, Content: res.ModelText()})
+			h.add(openai.Message{Role: "tool", ToolCallID: tc.ID, Content: res.ModelText()})
 		}
 	}
 	out.Stopped = fmt.Sprintf("the agent took %d turns without answering", out.Turns)
@@ -102,13 +91,13 @@ func refusalText(err error) string {
 	return err.Error()
 }
 
-func (a *Agent) toolDefs() []ToolDef {
-	var defs []ToolDef
+func (a *Agent) toolDefs() []openai.ToolDef {
+	var defs []openai.ToolDef
 	for _, t := range a.Runtime.Tools() {
 		if a.Tools != nil && !contains(a.Tools, t.Name) {
 			continue
 		}
-		var d ToolDef
+		var d openai.ToolDef
 		d.Type = "function"
 		d.Function.Name, d.Function.Description = t.Name, t.Description
 		d.Function.Parameters = t.InputSchema
@@ -133,13 +122,13 @@ func contains(s []string, v string) bool {
 type history struct {
 	system, task string
 	keep         int
-	exchanges    [][]Message // each: an assistant message and its tool results
-	folded       []string    // one line per folded exchange
+	exchanges    [][]openai.Message // each: an assistant message and its tool results
+	folded       []string           // one line per folded exchange
 }
 
-func (h *history) add(m Message) {
+func (h *history) add(m openai.Message) {
 	if m.Role == "assistant" {
-		h.exchanges = append(h.exchanges, []Message{m})
+		h.exchanges = append(h.exchanges, []openai.Message{m})
 	} else if n := len(h.exchanges); n > 0 {
 		h.exchanges[n-1] = append(h.exchanges[n-1], m)
 	}
@@ -150,7 +139,7 @@ func (h *history) add(m Message) {
 }
 
 // summarize folds one exchange into a line: the calls and a short result.
-func summarize(ex []Message) string {
+func summarize(ex []openai.Message) string {
 	var parts []string
 	for _, tc := range ex[0].ToolCalls {
 		res := ""
@@ -176,10 +165,10 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func (h *history) messages() []Message {
-	msgs := []Message{{Role: "system", Content: h.system}, {Role: "user", Content: h.task}}
+func (h *history) messages() []openai.Message {
+	msgs := []openai.Message{{Role: "system", Content: h.system}, {Role: "user", Content: h.task}}
 	if len(h.folded) > 0 {
-		msgs = append(msgs, Message{Role: "user", Content: "Notes on earlier steps (folded to save context):\n- " + strings.Join(h.folded, "\n- ")})
+		msgs = append(msgs, openai.Message{Role: "user", Content: "Notes on earlier steps (folded to save context):\n- " + strings.Join(h.folded, "\n- ")})
 	}
 	for _, ex := range h.exchanges {
 		msgs = append(msgs, ex...)

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 func begin(t *testing.T, rt *reach.Runtime, b *reach.Budget) (context.Context, *reach.Request) {
@@ -70,10 +68,10 @@ func TestAgentStopsAtBudget(t *testing.T) {
 func TestHistoryFolding(t *testing.T) {
 	h := &history{system: "s", task: "t", keep: 2}
 	for i := range 5 {
-		tc := ToolCall{ID: fmt.Sprint(i), Type: "function"}
+		tc := openai.ToolCall{ID: fmt.Sprint(i), Type: "function"}
 		tc.Function.Name, tc.Function.Arguments = "read", fmt.Sprintf(`{"page":%d}`, i)
-		h.add(Message{Role: "assistant", ToolCalls: []ToolCall{tc}})
-		h.add(Message{Role: "tool", ToolCallID: tc.ID, Content: fmt.Sprintf("page %d text", i)})
+		h.add(openai.Message{Role: "assistant", ToolCalls: []openai.ToolCall{tc}})
+		h.add(openai.Message{Role: "tool", ToolCallID: tc.ID, Content: fmt.Sprintf("page %d text", i)})
 	}
 	msgs := h.messages()
 	if len(msgs) != 3+4 {
@@ -87,35 +85,5 @@ func TestHistoryFolding(t *testing.T) {
 	}
 	if msgs[3].ToolCalls[0].ID != "3" || msgs[6].Content != "page 4 text" {
 		t.Errorf("recent exchanges = %+v", msgs[3:])
-	}
-}
-
-// The OpenAI client speaks the chat completions wire format.
-func TestOpenAIClient(t *testing.T) {
-	var got Request
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer k" {
-			http.Error(w, "bad request line", 400)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		json.Unmarshal(body, &got)
-		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_order","arguments":"{\"id\":\"7\"}"}}]}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}`)
-	}))
-	defer srv.Close()
-	m := &OpenAI{BaseURL: srv.URL + "/v1", APIKey: "k"}
-	resp, err := m.Complete(t.Context(), &Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Model != "m" || got.Messages[0].Content != "hi" {
-		t.Errorf("request = %+v", got)
-	}
-	if tc := resp.Message.ToolCalls; len(tc) != 1 || tc[0].Function.Name != "get_order" || resp.Usage.PromptTokens != 12 {
-		t.Errorf("response = %+v", resp)
-	}
-	bad := &OpenAI{BaseURL: srv.URL + "/v1", APIKey: "wrong"}
-	if _, err := bad.Complete(t.Context(), &Request{Model: "m"}); err == nil || !strings.Contains(err.Error(), "400") {
-		t.Errorf("error = %v", err)
 	}
 }

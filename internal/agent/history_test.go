@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // TestFoldedNoteValidUTF8: folding cuts long arguments and results
@@ -12,11 +14,11 @@ import (
 func TestFoldedNoteValidUTF8(t *testing.T) {
 	h := &history{system: "s", task: "t", keep: 1}
 	for i := range 2 {
-		tc := ToolCall{ID: "c" + string(rune('0'+i)), Type: "function"}
+		tc := openai.ToolCall{ID: "c" + string(rune('0'+i)), Type: "function"}
 		tc.Function.Name = "search"
 		tc.Function.Arguments = `{"q":"x` + strings.Repeat("日本語", 10) + `"}` // cut at byte 60: inside a character
-		h.add(Message{Role: "assistant", ToolCalls: []ToolCall{tc}})
-		h.add(Message{Role: "tool", ToolCallID: tc.ID, Content: "a" + strings.Repeat("ü", 60)}) // byte 80 is inside a character
+		h.add(openai.Message{Role: "assistant", ToolCalls: []openai.ToolCall{tc}})
+		h.add(openai.Message{Role: "tool", ToolCallID: tc.ID, Content: "a" + strings.Repeat("ü", 60)}) // byte 80 is inside a character
 	}
 	msgs := h.messages()
 	if len(msgs) < 3 || !strings.HasPrefix(msgs[2].Content, "Notes on earlier steps") {

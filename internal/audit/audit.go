@@ -385,8 +385,14 @@ func Show(ctx context.Context, src store.AuditLog, request string) ([]*Event, er
 	if err != nil {
 		return nil, err
 	}
+	return decodeAll(recs)
+}
+
+// decodeAll decodes stored records into events.
+func decodeAll(recs []*store.AuditRecord) ([]*Event, error) {
 	out := make([]*Event, len(recs))
 	for i, r := range recs {
+		var err error
 		if out[i], err = decode(r); err != nil {
 			return nil, err
 		}
@@ -673,13 +679,7 @@ func Recent(ctx context.Context, src store.AuditLog, limit int) ([]*Event, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Event, len(recs))
-	for i, r := range recs {
-		if out[i], err = decode(r); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return decodeAll(recs)
 }
 
 // appendQuoted appends s as a JSON string.

@@ -1,7 +1,7 @@
 // Package callgraph holds what the runtime needs to reason about call stacks:
-// canonical arguments, their hashes, an ancestry filter that answers "is this
-// already on the stack?" without walking the stack, and renderers for a
-// request's frames (JSON, DOT, SVG).
+// canonical arguments, their hashes, and an ancestry filter that answers "is
+// this already on the stack?" without walking the stack. (Drawing a
+// request's frames is internal/render's.)
 //
 //	canon, err := callgraph.Normalize(nil, []byte(`{ "b":1, "a":[true, null] }`))
 //	// canon == `{"a":[true,null],"b":1}`

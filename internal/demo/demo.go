@@ -303,7 +303,8 @@ func saga(ctx context.Context) *Scenario {
 	s.TokensWith, s.TokensWithout, s.Request = tokens(req), tokens(req), req
 	s.Without = "flight and hotel stay booked after the card fails"
 	s.Reach = "undid the hotel, then the flight; the failed hotel undo went to the dead-letter queue"
-	s.OK = got == "book_flight, book_hotel, charge_card FAILED, cancel_hotel FAILED, cancel_flight" && len(rt.DeadLetters()) == 1 && out.Answer != ""
+	dead, _ := rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+	s.OK = got == "book_flight, book_hotel, charge_card FAILED, cancel_hotel FAILED, cancel_flight" && len(dead) == 1 && out.Answer != ""
 	return s
 }
 
@@ -402,7 +403,7 @@ func cascadingCancel(ctx context.Context) *Scenario {
 	children := req.Children()
 	allStopped := len(children) == agents
 	for _, c := range children {
-		allStopped = allStopped && strings.HasPrefix(c.State(), "stopped_cancel")
+		allStopped = allStopped && c.State() == reach.RequestStoppedCancel
 	}
 	s.TokensWith, s.TokensWithout, s.Request = tokens(req), tokens(req), req
 	s.Without = "the sub-agents keep crawling after the user cancels"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentreach/reach/internal/graph"
+	"github.com/agentreach/reach/internal/render"
 )
 
 // Every scenario does what its row says, and reach never spends more than
@@ -22,7 +22,7 @@ func TestScenarios(t *testing.T) {
 		if s.Saved() < 0 {
 			t.Errorf("%s: reach spent %d more tokens than the step counter", s.Name, -s.Saved())
 		}
-		if svg := graph.SVG(s.Request); !strings.Contains(string(svg), "<svg") {
+		if svg := render.SVG(render.Frames(s.Request)); !strings.Contains(string(svg), "<svg") {
 			t.Errorf("%s: no graph", s.Name)
 		}
 	}

@@ -61,7 +61,7 @@ func open(t testing.TB, dir string, u *upstream) (*reach.Runtime, *store.SQLite,
 		t.Fatal(err)
 	}
 	cp := New(st, nil, nil)
-	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Recorder: log,
+	rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Recorder: log,
 		Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
 	rt.MustRegister(tools(u)...)
 	return rt, st, log

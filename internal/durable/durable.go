@@ -4,7 +4,7 @@
 //
 //	cp := durable.New(st, redact, log)              // st: store.Store
 //	idem := store.NewIdempotency(st, nil)           // claims with a lease and this process's owner
-//	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: idem, ...})
+//	rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Idempotency: idem, ...})
 //	report, err := durable.Recover(ctx, st, rt, &durable.RecoverOptions{Idempotency: idem}) // at start, after registering the tools
 //
 // Every write is checkpointed before it runs (with its idempotency key) and
@@ -22,12 +22,13 @@
 // never undone. docs/STATE.md says what is durable at each point of a
 // call, and what a crash there leaves.
 //
-// Checkpoints is also the runtime's dead letter sink: an operator's
-// Runtime.RetryDeadLetter or Runtime.DismissDeadLetter is recorded on the
-// stored dead letter (retried, or resolved). Recover puts the open stored
-// dead letters back in the runtime's queue, so that this works after a
-// restart too, and RestoreDeadLetter finds (or puts back) the queue's
-// dead letter of one stored dead letter, for a gateway that retries it.
+// Checkpoints is also the runtime's dead letter queue
+// (reach.DeadLetterQueue), kept in the store: the undos that failed wait
+// there, across restarts, and an operator's Runtime.RetryDeadLetter or
+// Runtime.DismissDeadLetter takes and settles the stored dead letter
+// itself (retried, or resolved), whichever process asks: the gateway or
+// the CLI. Recover puts back in the queue a dead letter that a crash left
+// taken.
 package durable
 
 import (
@@ -38,6 +39,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,8 +55,9 @@ type Store interface {
 	store.DeadLetters
 }
 
-// Checkpoints implements reach.Checkpointer, reach.RequestRecorder,
-// reach.DeadLetterSink and reach.DeadLetterSettler over a store. Safe for
+// Checkpoints implements reach.Checkpointer, reach.RequestRecorder and
+// reach.DeadLetterQueue over a store: give it to the runtime as
+// Options.Checkpoints, Requests and DeadLetters. Safe for
 // concurrent use.
 type Checkpoints struct {
 	st     Store
@@ -63,10 +66,9 @@ type Checkpoints struct {
 }
 
 var (
-	_ reach.Checkpointer      = (*Checkpoints)(nil)
-	_ reach.RequestRecorder   = (*Checkpoints)(nil)
-	_ reach.DeadLetterSink    = (*Checkpoints)(nil)
-	_ reach.DeadLetterSettler = (*Checkpoints)(nil)
+	_ reach.Checkpointer    = (*Checkpoints)(nil)
+	_ reach.RequestRecorder = (*Checkpoints)(nil)
+	_ reach.DeadLetterQueue = (*Checkpoints)(nil)
 )
 
 // New returns Checkpoints over st. redact, if not nil, cleans arguments
@@ -184,67 +186,119 @@ func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	}
 }
 
-// AddDeadLetter implements reach.DeadLetterSink.
-func (c *Checkpoints) AddDeadLetter(ctx context.Context, d *reach.DeadLetter) {
+// Add implements reach.DeadLetterQueue: d is stored open, its ID "dl-<n>".
+func (c *Checkpoints) Add(ctx context.Context, d *reach.DeadLetter) error {
 	msg := ""
 	if d.Error != nil {
 		msg = d.Error.Message
 	}
-	if _, err := c.st.AddDeadLetter(ctx, &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key),
-		Tool: d.Tool, Args: c.clean(d.Args), Error: msg, Attempts: d.Attempts}); err != nil {
-		c.log.Error("dead letter not stored", "request", d.Request, "tool", d.Tool, "err", err)
+	s := &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key), Tool: d.Tool, Args: c.clean(d.Args), Error: msg, Attempts: d.Attempts}
+	if _, err := c.st.AddDeadLetter(ctx, s); err != nil {
+		return err
 	}
+	d.ID, d.State, d.Updated = deadLetterID(s.ID), reach.DeadLetterOpen, s.Updated
+	return nil
 }
 
 // undoFrame is the frame an undo's idempotency key ("undo:<frame id>")
 // undoes: a stored dead letter's Frame.
 func undoFrame(key string) string { return strings.TrimPrefix(key, "undo:") }
 
-// DeadLetterRetried implements reach.DeadLetterSettler: the stored dead
-// letter of d's undo counts the attempt, and is retried if it succeeded,
-// or keeps the new error.
-func (c *Checkpoints) DeadLetterRetried(ctx context.Context, d *reach.DeadLetter, by string, ok bool) {
-	c.settle(ctx, d, func(s *store.DeadLetter) {
-		s.Attempts++
-		if ok {
-			s.State, s.Note = store.DeadRetried, "retried by "+by
-		} else if d.Error != nil {
-			s.Error = d.Error.Message
-		}
-	})
+// deadLetterID is the queue's id of the stored dead letter n.
+func deadLetterID(n int64) string { return fmt.Sprint("dl-", n) }
+
+// storedID reads a queue's dead letter id: "dl-<n>", or n.
+func storedID(id string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimPrefix(id, "dl-"), 10, 64)
+	return n, err == nil && n > 0
 }
 
-// DeadLetterDismissed implements reach.DeadLetterSettler: the stored dead
-// letter of d's undo is resolved, with who dismissed it and why.
-func (c *Checkpoints) DeadLetterDismissed(ctx context.Context, d *reach.DeadLetter, by, reason string) {
-	c.settle(ctx, d, func(s *store.DeadLetter) {
-		s.State, s.Note = store.DeadResolved, "dismissed by "+by+": "+reason
-	})
-}
-
-// settle applies change to the open stored dead letters of d's undo. The
-// runtime's dead letter ids are not the store's: the two meet on the
-// request and the undone frame.
-func (c *Checkpoints) settle(ctx context.Context, d *reach.DeadLetter, change func(*store.DeadLetter)) {
-	open, err := c.st.ListDeadLetters(ctx, store.DeadOpen)
+// List implements reach.DeadLetterQueue: the stored dead letters in state
+// (the open ones with those taken), each with the call it undoes as its
+// checkpoint names it.
+func (c *Checkpoints) List(ctx context.Context, state reach.DeadLetterState) ([]reach.DeadLetter, error) {
+	ds, err := c.st.ListDeadLetters(ctx, "")
 	if err != nil {
-		c.log.Error("dead letter not updated", "request", d.Request, "tool", d.Tool, "err", err)
-		return
+		return nil, err
 	}
-	found := false
-	for _, s := range open {
-		if s.Request != d.Request || s.Frame != undoFrame(d.Key) {
+	out := []reach.DeadLetter{}
+	undone := map[string]*undoneIn{} // by request
+	for _, d := range ds {
+		s := reach.DeadLetterState(d.State)
+		if state != "" && s != state && !(state == reach.DeadLetterOpen && s == reach.DeadLetterTaken) {
 			continue
 		}
-		found = true
-		change(s)
-		if err := c.st.UpdateDeadLetter(ctx, s); err != nil {
-			c.log.Error("dead letter not updated", "request", d.Request, "tool", d.Tool, "id", s.ID, "err", err)
+		in, ok := undone[d.Request]
+		if !ok {
+			if in, err = readUndone(ctx, c.st, d); err != nil {
+				return nil, err
+			}
+			undone[d.Request] = in
 		}
+		out = append(out, *queued(d, in))
 	}
-	if !found {
-		c.log.Warn("no open stored dead letter to update", "request", d.Request, "tool", d.Tool, "key", d.Key)
+	return out, nil
+}
+
+// Take implements reach.DeadLetterQueue: it takes the stored dead letter
+// id, in one step of the store, so that one action of any process holds
+// it.
+func (c *Checkpoints) Take(ctx context.Context, id string) (*reach.DeadLetter, error) {
+	n, ok := storedID(id)
+	if !ok {
+		return nil, fmt.Errorf("dead letter %q: %w: its ids are dl-<n>, or n", id, reach.ErrDeadLetterID)
 	}
+	d, err := c.st.TakeDeadLetter(ctx, n)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return nil, fmt.Errorf("dead letter %s: %w", id, reach.ErrDeadLetterBusy)
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("dead letter %s: %w", id, reach.ErrNoDeadLetter)
+	case err != nil:
+		return nil, err
+	}
+	in, err := readUndone(ctx, c.st, d)
+	if err != nil {
+		d.State = store.DeadOpen // give it back: nothing was done
+		c.st.UpdateDeadLetter(context.WithoutCancel(ctx), d)
+		return nil, err
+	}
+	return queued(d, in), nil
+}
+
+// Settle implements reach.DeadLetterQueue: the stored dead letter takes
+// d's state, note, attempts and last error.
+func (c *Checkpoints) Settle(ctx context.Context, d *reach.DeadLetter) error {
+	n, ok := storedID(d.ID)
+	if !ok {
+		return fmt.Errorf("dead letter %s: %w", d.ID, reach.ErrNoDeadLetter)
+	}
+	msg := ""
+	if d.Error != nil {
+		msg = d.Error.Message
+	}
+	s := &store.DeadLetter{ID: n, State: string(d.State), Note: d.Note, Error: msg, Attempts: d.Attempts}
+	if err := c.st.UpdateDeadLetter(ctx, s); err != nil {
+		return err
+	}
+	d.Updated = s.Updated
+	return nil
+}
+
+// queued is the stored dead letter d as the queue shows it, with what the
+// store keeps of its request (in).
+func queued(d *store.DeadLetter, in *undoneIn) *reach.DeadLetter {
+	undoes := ""
+	if undone := in.frames[d.Frame]; undone != nil {
+		undoes = undone.Name + " " + string(undone.Args)
+	}
+	var e *reach.Error
+	if d.Error != "" {
+		e = &reach.Error{Message: d.Error}
+	}
+	return &reach.DeadLetter{ID: deadLetterID(d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args, Undoes: undoes, Error: e,
+		At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame, Trace: in.trace, State: reach.DeadLetterState(d.State),
+		Note: d.Note, Updated: d.Updated}
 }
 
 // Report is what Recover found and did.
@@ -288,29 +342,6 @@ func rootRunning(ctx context.Context, st Store, r *store.Request) bool {
 	return false
 }
 
-// restoreDeadLetters puts the open dead letters of ds back in rt's queue
-// (see reach.Runtime.RestoreDeadLetter), with the call each undoes as its
-// checkpoint names it, so that an operator's retry or dismissal through
-// the runtime reaches them, and the store follows (DeadLetterSettler).
-func restoreDeadLetters(ctx context.Context, st Store, rt *reach.Runtime, ds []*store.DeadLetter) error {
-	seen := map[string]*undoneIn{} // by request
-	for _, d := range ds {
-		if d.State != store.DeadOpen {
-			continue
-		}
-		in, ok := seen[d.Request]
-		if !ok {
-			var err error
-			if in, err = readUndone(ctx, st, d); err != nil {
-				return err
-			}
-			seen[d.Request] = in
-		}
-		restore(rt, d, in)
-	}
-	return nil
-}
-
 // undoneIn is what the store keeps of the request a dead letter's undo
 // belongs to: the checkpoints of its calls, by frame id, and its trace.
 type undoneIn struct {
@@ -336,40 +367,6 @@ func readUndone(ctx context.Context, st Store, d *store.DeadLetter) (*undoneIn, 
 		return nil, fmt.Errorf("reading the request of dead letter %d: %w", d.ID, err)
 	}
 	return in, nil
-}
-
-// RestoreDeadLetter finds the dead letter of the undo of the stored dead
-// letter d in rt's queue (the two meet on the request and the undo's
-// idempotency key, "undo:<frame>"), putting d there first, with the store's
-// id ("dl-<n>"), if the queue holds none (see
-// reach.Runtime.RestoreDeadLetter), and returns the queue's id for it. A
-// gateway calls it to retry or dismiss a stored dead letter through the
-// runtime (Runtime.RetryDeadLetter, Runtime.DismissDeadLetter), so that
-// the queue and the store follow.
-func RestoreDeadLetter(ctx context.Context, st Store, rt *reach.Runtime, d *store.DeadLetter) (string, error) {
-	key := "undo:" + d.Frame
-	for _, q := range rt.DeadLetters() {
-		if q.Request == d.Request && q.Key == key {
-			return q.ID, nil
-		}
-	}
-	in, err := readUndone(ctx, st, d)
-	if err != nil {
-		return "", err
-	}
-	return restore(rt, d, in), nil
-}
-
-// restore puts the stored dead letter d in rt's queue, with what the
-// store keeps of its request, and returns the queue's id for its undo.
-func restore(rt *reach.Runtime, d *store.DeadLetter, in *undoneIn) string {
-	undoes := ""
-	if undone := in.frames[d.Frame]; undone != nil {
-		undoes = undone.Name + " " + string(undone.Args)
-	}
-	return rt.RestoreDeadLetter(reach.DeadLetter{ID: fmt.Sprint("dl-", d.ID), Request: d.Request, Tool: d.Tool, Args: d.Args,
-		Undoes: undoes, Error: &reach.Error{Message: d.Error}, At: d.Created, Attempts: d.Attempts, Key: "undo:" + d.Frame,
-		Trace: in.trace})
 }
 
 // undoRequest reports whether r is a request the runtime began to run
@@ -451,8 +448,13 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 	for _, d := range ds {
 		dead[[2]string{d.Request, d.Frame}] = true
 	}
-	if err := restoreDeadLetters(ctx, st, rt, ds); err != nil {
-		return nil, err
+	for _, d := range ds { // taken by an action that a crash cut short: nothing settled it
+		if d.State == store.DeadTaken {
+			d.State = store.DeadOpen
+			if err := st.UpdateDeadLetter(ctx, d); err != nil {
+				return nil, fmt.Errorf("putting back dead letter %d: %w", d.ID, err)
+			}
+		}
 	}
 	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
 	if err != nil {

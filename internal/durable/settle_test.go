@@ -174,7 +174,7 @@ func TestRecoveryCompensatesAsThePrincipal(t *testing.T) {
 // and idempotency records there, and tools.
 func durableRuntime(st *store.SQLite, tools ...reach.Tool) *reach.Runtime {
 	cp := New(st, nil, nil)
-	rt := reach.New(&reach.Options{Checkpoints: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
+	rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
 	rt.MustRegister(tools...)
 	return rt
 }

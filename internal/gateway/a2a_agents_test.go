@@ -21,8 +21,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -252,7 +252,7 @@ func startCast(t *testing.T, o castOptions) *cast {
 		}
 		yaml += fmt.Sprintf("  - {name: %s, url: %q%s}\n", role, strings.TrimSuffix(c.agents[role].url, "/"), more)
 	}
-	cfg, err := ParseConfig([]byte(yaml+o.extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte(yaml+o.extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolAgent is an A2A agent (the SDK's own server) that calls one of
@@ -76,7 +77,7 @@ func (a *toolAgent) call(ctx context.Context, h http.Header, meta mcp.Meta) stri
 		return "call: " + err.Error()
 	}
 	a.mu.Lock()
-	a.reqs = append(a.reqs, fmt.Sprint(res.Meta[MetaRequest]))
+	a.reqs = append(a.reqs, fmt.Sprint(res.Meta[link.MetaRequest]))
 	a.mu.Unlock()
 	b, _ := json.Marshal(res.Content)
 	return string(b)
@@ -110,7 +111,7 @@ func a2aGatewayStore(t testing.TB, exec a2asrv.AgentExecutor, extra string, stor
 		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
 	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec)))
-	cfg, err := ParseConfig([]byte("examples: true\nbudgets:\n  small: {tool_calls: 5}\nagents:\n  - {name: executor, url: "+up.URL+", budget: small}\n"+extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\nbudgets:\n  small: {tool_calls: 5}\nagents:\n  - {name: executor, url: "+up.URL+", budget: small}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestA2AConfigErrors(t *testing.T) {
 		{"agents:\n  - {name: a, url: http://u:p@h}\n", "carries credentials"},
 		{"agents:\n  - {name: a, url: http://h, colour: red}\n", "unknown field"},
 	} {
-		_, err := ParseConfig([]byte(tc.yaml), nil)
+		_, err := config.Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
 		}

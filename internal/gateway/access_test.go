@@ -20,6 +20,8 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,7 +81,7 @@ func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, k
 		t.Fatal(err)
 	}
 	keys = map[string]string{}
-	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil, "dave": {operatorRole}} {
+	for name, roles := range map[string][]string{"alice": {"intern"}, "bob": {"reviewer"}, "carol": nil, "dave": {"operator"}} {
 		secret, _, err := ks.Create(auth.KeySpec{Principal: name, Roles: roles})
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +94,7 @@ func authGateway(t *testing.T, extra string) (g *Gateway, url, polFile string, k
 			ks.Revoke(k.ID)
 		}
 	}
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\npolicy: {path: "+polFile+"}\n"+extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\npolicy: {path: "+polFile+"}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func TestJWT(t *testing.T) {
 		"n": b64(good.N.Bytes()), "e": b64(big.NewInt(int64(good.E)).Bytes())}}}
 	jb, _ := json.Marshal(jwk)
 	os.WriteFile(filepath.Join(dir, "jwks.json"), jb, 0o600)
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, "jwks.json")+
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, "jwks.json")+
 		"\n    issuer: https://idp.example\n    audience: reach\n    claims: {principal: email, roles: groups}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -339,8 +341,8 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	}
 	args := map[string]any{"order_id": "1001", "amount": 5, "reason": "broken"}
 	res, text := callText(t, cs, "refund_order", args, nil)
-	if !res.IsError || res.Meta[MetaStatus] != "pending" {
-		t.Fatalf("first call = %q (%v), want pending", text, res.Meta[MetaStatus])
+	if !res.IsError || res.Meta[link.MetaStatus] != "pending" {
+		t.Fatalf("first call = %q (%v), want pending", text, res.Meta[link.MetaStatus])
 	}
 	bob := map[string]string{"Authorization": "Bearer " + keys["bob"]}
 	_, out := do(t, "GET", url+"/v1/approvals?status=pending", "", bob)
@@ -353,8 +355,8 @@ func TestWriteApprovalRunsOnce(t *testing.T) {
 	}
 	// The refund ran once: the same call again never refunds twice.
 	res, text = callText(t, cs, "refund_order", args, nil)
-	if res.Meta[MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
-		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[MetaStatus], text)
+	if res.Meta[link.MetaStatus] != "pending" && !strings.Contains(text, `"total_refunded":5`) {
+		t.Errorf("the same call after the approved one ran = %v %q, want pending or the first run's result", res.Meta[link.MetaStatus], text)
 	}
 	// The audit log has the approval's story: asked, approved by bob with
 	// his reason, used.
@@ -538,7 +540,7 @@ func TestClientSetsTheScene(t *testing.T) {
 @id("chitchat-read-only") @reason("no write or high-risk tools in small talk")
 forbid (principal, action, resource) when { context.scene == "chitchat" && resource.access != "read" };
 `), 0o600)
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\npolicy: {path: "+pol+"}\n"), nil)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\npolicy: {path: "+pol+"}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +562,7 @@ forbid (principal, action, resource) when { context.scene == "chitchat" && resou
 		t.Errorf("a scene with a space = %d %v, want 400 bad_scene", status, out)
 	}
 	cs := connectMCP(t, g, nil)
-	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{MetaScene: "chitchat"})
+	res, text := callText(t, cs, "refund_order", map[string]any{"order_id": "1002", "amount": 5, "reason": "broken"}, mcp.Meta{link.MetaScene: "chitchat"})
 	if !res.IsError || !strings.Contains(text, "small talk") {
 		t.Errorf("a refund over MCP in chitchat = %q, want denied by the scene rule", text)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
 )
 
 // newAgents builds the A2A gateway of the configured agents (nil without
@@ -23,15 +25,15 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 	for _, ac := range g.cfg.Agents {
 		a := a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}
 		if ac.Budget != "" {
-			b := g.cfg.Budgets[ac.Budget].Budget() // checked to exist
+			b := reach.Budget(g.cfg.Budgets[ac.Budget]) // checked to exist
 			a.Budget = &b
 		}
 		agents = append(agents, a)
 	}
-	o := &a2a.Options{Agents: agents, Runtime: g.rt, Link: a2aLinker{g}, Identity: a2aIdentity{},
-		MaxBodyBytes: g.cfg.maxBody(), Offline: g.opts.Offline, Logger: g.log.With("component", "a2a")}
+	o := &a2a.Options{Agents: agents, Runtime: g.rt, Link: a2aLinker{g.owned}, Identity: a2aIdentity{},
+		MaxBodyBytes: g.cfg.BodyLimit(), Offline: g.opts.Offline, Logger: g.log.With("component", "a2a")}
 	if g.audit != nil {
-		o.Audit = a2aAudit{g}
+		o.Audit = a2aAudit{g.audit, g.log}
 	}
 	return a2a.New(g.ctx, o)
 }
@@ -39,29 +41,26 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 // a2aLinker places an A2A message as the gateway places any call: the
 // request and frame its metadata or headers name (reach/request beats
 // baggage), or a new request of the caller's.
-type a2aLinker struct{ g *Gateway }
+type a2aLinker struct{ owned *link.Owned }
 
 func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, func(), error) {
-	l, err := linkFromHeaders(in.Header)
+	t, err := link.FromHeaders(in.Header)
 	if err != nil {
 		return nil, nil, err
 	}
 	if in.Request != "" {
-		l.Request = in.Request
+		t.Request = in.Request
 	}
 	if in.Parent != "" {
-		id, err := parseFrameID(in.Parent)
+		id, err := link.ParseFrameID(in.Parent)
 		if err != nil {
-			return nil, nil, &linkError{Status: http.StatusBadRequest, Code: "bad_parent", Message: "reach/parent: " + err.Error() + ".",
+			return nil, nil, &link.Error{Status: http.StatusBadRequest, Code: "bad_parent", Message: "reach/parent: " + err.Error() + ".",
 				Suggestion: "Pass on the reach/parent reach gave you, or leave it out."}
 		}
-		l.Parent = id
+		t.Parent = id
 	}
-	l.Agent = in.Agent
-	ctx, _, done, err := k.g.place(ctx, l, func() (*reach.Request, func(), error) {
-		who, _ := auth.IdentityFrom(ctx)
-		return k.g.reqs.fresh(l, who)
-	})
+	t.Agent = in.Agent
+	ctx, _, done, err := k.owned.CallContext(ctx, t, nil)
 	return ctx, done, err
 }
 
@@ -73,13 +72,16 @@ func (a2aIdentity) Caller(ctx context.Context) a2a.Owner {
 	if id, ok := auth.IdentityFrom(ctx); ok && id != nil {
 		return a2a.Owner{Principal: id.Principal, Tenant: id.Tenant}
 	}
-	return a2a.Owner{Principal: localPrincipal}
+	return a2a.Owner{Principal: link.LocalPrincipal}
 }
 
 // a2aAudit writes task events to the audit log, kind "task": the state
 // (decision), what happened (reason: state, late, cancel, isolate,
 // refused), the task id (call_id).
-type a2aAudit struct{ g *Gateway }
+type a2aAudit struct {
+	log    *audit.Log
+	logger *slog.Logger
+}
 
 func (a a2aAudit) AuditTask(ctx context.Context, e *a2a.TaskEvent) {
 	ev := &audit.Event{Request: e.Request, Kind: "task", Name: e.Agent, Agent: e.Agent, CallID: e.Task, Principal: e.Owner.Principal,
@@ -92,18 +94,9 @@ func (a a2aAudit) AuditTask(ctx context.Context, e *a2a.TaskEvent) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if _, err := a.g.audit.Append(ctx, ev); err != nil {
-		a.g.log.Error("task event not audited", "agent", e.Agent, "task", e.Task, "kind", e.Kind, "err", err)
+	if _, err := a.log.Append(ctx, ev); err != nil {
+		a.logger.Error("task event not audited", "agent", e.Agent, "task", e.Task, "kind", e.Kind, "err", err)
 	}
-}
-
-// listAgents is GET /v1/agents.
-func (g *Gateway) listAgents(w http.ResponseWriter, r *http.Request) {
-	out := []a2a.Status{}
-	if g.agents != nil {
-		out = g.agents.Agents(r.Context())
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
 
 // CheckAgents fetches the agents' cards and checks them, for `reach

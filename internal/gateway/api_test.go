@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
 )
 
 func TestAPICallsEnvelope(t *testing.T) {
@@ -79,7 +82,7 @@ func TestAPIRequestsNewestFirst(t *testing.T) {
 }
 
 func TestAPIRequestDetailAndGraph(t *testing.T) {
-	g := newTestGateway(t, &Config{Budgets: map[string]BudgetConfig{"default": {ToolCalls: 50, Depth: 4, Wall: Duration(time.Minute)}}})
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{"default": {ToolCalls: 50, Depth: 4, Wall: time.Minute}}})
 	srv := serveTest(t, g)
 	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"r","tool_calls":[{"call_id":"f","tool":"format_answer","arguments":{"text":"refunds take 30 days"}}]}`, nil)
 	if got := path(out, "results", 0, "data", "markdown"); got == nil || !strings.Contains(got.(string), "Refund policy") {
@@ -183,7 +186,7 @@ func TestAPIGraphDOTShowsCycles(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
-	g := newTestGateway(t, &Config{MaxBodyBytes: 200})
+	g := newTestGateway(t, &config.Config{MaxBodyBytes: 200})
 	srv := serveTest(t, g)
 	big := `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"` + strings.Repeat("x", 300) + `"}}]}`
 	cases := []struct {
@@ -224,7 +227,7 @@ func TestAPIErrors(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			var out struct {
-				Error apiError `json:"error"`
+				Error httpjson.Error `json:"error"`
 			}
 			data, _ := io.ReadAll(resp.Body)
 			if err := json.Unmarshal(data, &out); err != nil {
@@ -248,7 +251,7 @@ func TestAPIErrors(t *testing.T) {
 // TestAPIBodyLimitChunked: a body without a declared length is cut at the
 // limit, with the same JSON 413 on every route; one under the limit works.
 func TestAPIBodyLimitChunked(t *testing.T) {
-	g := newTestGateway(t, &Config{MaxBodyBytes: 200})
+	g := newTestGateway(t, &config.Config{MaxBodyBytes: 200})
 	srv := serveTest(t, g)
 	post := func(path, body string) (int, []byte) {
 		req, _ := http.NewRequest("POST", srv.URL+path, io.NopCloser(strings.NewReader(body)))
@@ -326,7 +329,7 @@ func TestAPIReachParentLinksAcrossProcesses(t *testing.T) {
 					f, _ := reach.FrameFrom(ctx)
 					h := map[string]string{"Reach-Parent": f.ID.String()}
 					if header == "traceparent" {
-						h = map[string]string{"traceparent": traceparent(f.Request, f.ID)}
+						h = map[string]string{"traceparent": link.Traceparent(f.Request, f.ID)}
 					}
 					for _, call := range []string{
 						`{"call_id":"n1","tool":"get_order","arguments":{"order_id":"1002"}}`,

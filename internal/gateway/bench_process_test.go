@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -87,9 +88,9 @@ func runBenchRole(role string) error {
 		tcpRelay(ln, u.Host)
 		return nil
 	case "gateway":
-		g, err := New(ctx, &Config{
-			Upstreams: []Upstream{{Name: "up", URL: target}},
-			Budgets:   map[string]BudgetConfig{"default": {}},
+		g, err := New(ctx, &config.Config{
+			Upstreams: []config.Upstream{{Name: "up", URL: target}},
+			Budgets:   map[string]config.Budget{"default": {}},
 		}, nil)
 		if err != nil {
 			return err

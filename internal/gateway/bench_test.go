@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -150,9 +152,9 @@ type benchPaths struct {
 
 func newBenchPaths(b *testing.B) *benchPaths {
 	up := benchUpstream(b)
-	cfg := &Config{
-		Upstreams: []Upstream{{Name: "up", URL: up.URL}},
-		Budgets:   map[string]BudgetConfig{"default": {}},
+	cfg := &config.Config{
+		Upstreams: []config.Upstream{{Name: "up", URL: up.URL}},
+		Budgets:   map[string]config.Budget{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {
@@ -197,12 +199,12 @@ func BenchmarkGatewayToolsCall(b *testing.B) { benchToolsCall(b, newBenchPaths(b
 func BenchmarkGatewayToolsCallProcesses(b *testing.B) { benchToolsCall(b, newProcessPaths(b)) }
 
 func benchToolsCall(b *testing.B, p *benchPaths) {
-	direct := benchClient(b, p.direct, leanProtocol)
-	viaReach := benchClient(b, p.reach, leanProtocol)
-	viaProxy := benchClient(b, p.prox, leanProtocol)
-	viaRelay := benchClient(b, p.relay, leanProtocol)
-	sessionless := benchClient(b, p.reach, statelessProtocol) // reach only: the upstream has sessions
-	for i := range 50 {                                       // warm up connections and caches
+	direct := benchClient(b, p.direct, mcpwire.SessionProtocol)
+	viaReach := benchClient(b, p.reach, mcpwire.SessionProtocol)
+	viaProxy := benchClient(b, p.prox, mcpwire.SessionProtocol)
+	viaRelay := benchClient(b, p.relay, mcpwire.SessionProtocol)
+	sessionless := benchClient(b, p.reach, mcpwire.StatelessProtocol) // reach only: the upstream has sessions
+	for i := range 50 {                                               // warm up connections and caches
 		benchCall(b, direct, "echo", i)
 		benchCall(b, viaReach, "up__echo", i)
 		benchCall(b, viaProxy, "echo", i)
@@ -211,7 +213,7 @@ func benchToolsCall(b *testing.B, p *benchPaths) {
 	}
 	var hits int64
 	if p.g != nil {
-		hits = p.g.leanHits.Load()
+		hits = p.g.front.FastCalls()
 	}
 	var ds, rs, ps, ls, ss []time.Duration
 	i := 0
@@ -223,8 +225,8 @@ func benchToolsCall(b *testing.B, p *benchPaths) {
 		ss = append(ss, benchCall(b, sessionless, "up__echo", i))
 		i++
 	}
-	if n := int64(2 * i); p.g != nil && p.g.leanHits.Load()-hits != n {
-		n = p.g.leanHits.Load() - hits
+	if n := int64(2 * i); p.g != nil && p.g.front.FastCalls()-hits != n {
+		n = p.g.front.FastCalls() - hits
 		b.Errorf("%d of %d calls through reach took the lean path", n, 2*i)
 	}
 	md, mr, mp, ml := quantile(ds, 0.5), quantile(rs, 0.5), quantile(ps, 0.5), quantile(ls, 0.5)
@@ -274,7 +276,7 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	for _, pt := range paths {
 		u := map[string]string{"direct": p.direct, "reach": p.reach, "proxy": p.prox, "relay": p.relay}[pt.name]
 		for range clients {
-			pt.sessions = append(pt.sessions, benchClient(b, u, leanProtocol))
+			pt.sessions = append(pt.sessions, benchClient(b, u, mcpwire.SessionProtocol))
 		}
 	}
 	var seq atomic.Int64 // new arguments for every call, across rounds

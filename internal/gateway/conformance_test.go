@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,7 +66,7 @@ func TestConformance(t *testing.T) {
 
 	// The same server behind the gateway, its names unprefixed.
 	bare := ""
-	g := newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "conformance", URL: direct, Prefix: &bare}}})
+	g := newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "conformance", URL: direct, Prefix: &bare}}})
 	viaReach := serveTest(t, g).URL + "/mcp"
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/agentreach/reach/internal/config"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,7 @@ func freeAddr(t *testing.T) string {
 // naming it and its line.
 func TestStartsDegraded(t *testing.T) {
 	addr := freeAddr(t)
-	cfg, err := ParseConfig([]byte("examples: true\nupstreams:\n  - name: up\n    url: http://"+addr+"/mcp\n    timeout: 2s\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\nupstreams:\n  - name: up\n    url: http://"+addr+"/mcp\n    timeout: 2s\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestStartsDegraded(t *testing.T) {
 	}
 
 	// Required: the start fails.
-	cfg, err = ParseConfig([]byte("upstreams:\n  - name: up\n    url: http://"+freeAddr(t)+"/mcp\n    timeout: 2s\n    required: true\n"), os.LookupEnv)
+	cfg, err = config.Parse([]byte("upstreams:\n  - name: up\n    url: http://"+freeAddr(t)+"/mcp\n    timeout: 2s\n    required: true\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

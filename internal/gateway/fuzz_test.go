@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
 )
 
 // FuzzHTTPBodies sends arbitrary bodies to the MCP endpoint (as JSON-RPC,
@@ -34,7 +37,7 @@ func FuzzHTTPBodies(f *testing.F) {
 			f.Add([]byte(s), mode)
 		}
 	}
-	g := newTestGateway(f, &Config{MaxBodyBytes: 64 << 10})
+	g := newTestGateway(f, &config.Config{MaxBodyBytes: 64 << 10})
 	h := g.Handler()
 	f.Fuzz(func(t *testing.T, body []byte, mode uint8) {
 		target, toMCP := "/v1/calls", mode%3 != 0
@@ -47,7 +50,7 @@ func FuzzHTTPBodies(f *testing.F) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 		if mode%3 == 2 { // the sessionless protocol
-			req.Header.Set("MCP-Protocol-Version", statelessProtocol)
+			req.Header.Set("MCP-Protocol-Version", mcpwire.StatelessProtocol)
 			req.Header.Set("Mcp-Method", "tools/call")
 		}
 		w := httptest.NewRecorder()
@@ -92,7 +95,7 @@ func FuzzModelProxy(f *testing.F) {
 		w.Write(*answer.Load())
 	}))
 	f.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

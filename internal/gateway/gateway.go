@@ -1,45 +1,37 @@
-// Package gateway is reach's server: an MCP server (Streamable HTTP and
-// stdio) and an HTTP API in front of the runtime, whose tools come from
-// upstream MCP servers and built-in examples.
+// Package gateway is reach's server, put together: the composition root
+// that builds, from a configuration, the runtime and the parts around it,
+// and serves them until closed. Each part is a room of its own:
 //
-//	cfg, _ := gateway.LoadConfig("reach.yaml")
+//	internal/config      the configuration (one YAML file)
+//	internal/link        where a client's call goes: its request, its parent frame
+//	internal/front       the MCP server (Streamable HTTP and stdio)
+//	internal/mcpwire     the fast tools/call reader and writer, HTTP/1.1, SSE
+//	internal/upstream    the MCP client pool (the upstream servers' tools)
+//	internal/modelproxy  POST /v1/chat/completions
+//	internal/httpapi     the HTTP API, the UI's data, /metrics, /healthz
+//	internal/builtin     the built-in example tools
+//
+// New builds them in this order: config -> the runtime's reach.Catalog
+// (empty: the parts look tools up in it) -> the parts the runtime is built
+// with (parts.go: authenticator, policies, recorders, approvals, store) ->
+// the runtime -> the upstream pool -> the tools served (catalog.go:
+// overrides, pinning, registered in the catalog) -> the MCP server and the
+// HTTP handler. Serve serves them; Close ends what
+// runs in the background (one goroutine group, Go) and closes them.
+//
+//	cfg, _ := config.Load("reach.yaml")
 //	g, err := gateway.New(ctx, cfg, nil) // connects upstreams, registers their tools
 //	if err != nil { ... }
 //	defer g.Close()
 //	ln, _ := net.Listen("tcp", "127.0.0.1:7400")
 //	g.Serve(ctx, ln) // /mcp, /v1/..., /healthz until ctx ends
 //
-// # Requests
-//
 // Every tool call belongs to a reach request (budgets, cancel, the call
-// graph). A client names one with the envelope's request_id, the
-// "reach/request" _meta key or "baggage: reach.request=<id>"; otherwise each
-// MCP session is one request until it has been idle for Config.IdleGap, and
-// each unnamed API envelope begins a new one. Requests the gateway begins
-// end after the idle gap.
-//
-// # Linking calls to frames
-//
-// A call made by a tool's implementation in another process nests under the
-// frame whose id it carries, found with [reach.Request.Frame] and entered
-// with [reach.WithParent]: the Reach-Parent header or "reach/parent" _meta
-// key (16 hex digits), or the parent span id of a W3C traceparent. Any frame
-// of a kept request can be a parent: a running tool call, a model turn. Calls
-// to upstream tools carry both, so an upstream that calls back through reach
-// is linked without configuration. A tool call that a model chose through
-// the model proxy (POST /v1/chat/completions) nests under that model turn
-// when it is sent with the same id (call_id, or "reach/call_id" _meta); an
-// upstream's sampling request during a tool call is a model frame under the
-// call, answered by the client that made it (see sampling.go).
-//
-// # Operators and permissions
-//
-// The handler also serves the web UI (/ui/), Prometheus metrics (/metrics),
-// the approvals API (/v1/approvals) and the visible tools (/v1/tools); OTLP
-// traces go to telemetry.otlp_endpoint. With auth configured every path
-// but /healthz needs an API key or a JWT, Cedar policies decide calls and
-// listings, and upstream tool definitions are pinned (see access.go,
-// pinning.go and docs/PERMISSIONS.md).
+// graph): internal/link says how a client names one and the frame its call
+// nests under. With auth configured every path but /healthz needs an API
+// key or a JWT, Cedar policies decide calls and listings, and upstream tool
+// definitions are pinned (docs/PERMISSIONS.md). docs/ARCHITECTURE.md follows
+// one tools/call through the rooms.
 package gateway
 
 import (
@@ -51,11 +43,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,24 +53,31 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/builtin"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
+	"github.com/agentreach/reach/internal/httpapi"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/modelproxy"
+	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/telemetry"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Options configure a Gateway beyond its Config. A nil *Options means all
+// Options configure a Gateway beyond its config.Config. A nil *Options means all
 // defaults.
 type Options struct {
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
-	// Model answers the model calls of built-in tools; if nil, the Config's
+	// Model answers the model calls of built-in tools; if nil, the config.Config's
 	// model, or a scripted stand-in when it has none.
-	Model Model
+	Model builtin.Model
 	// Offline builds the gateway without connecting to upstreams (their
 	// tools are then missing), for checking a configuration.
 	Offline bool
@@ -101,24 +97,24 @@ type Options struct {
 // Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
 // its methods are safe for concurrent use.
 type Gateway struct {
-	cfg     *Config
+	cfg     *config.Config
 	opts    Options
 	rt      *reach.Runtime
+	catalog *reach.Catalog // the runtime's tools, made first: the policies, approvals and telemetry look tools up in it
 	log     *slog.Logger
-	model   Model
-	reqs    *requests
-	server  *mcp.Server
+	model   builtin.Model
+	owned   *link.Owned   // the requests the gateway begins for its clients
+	front   *front.Server // the MCP server
 	handler http.Handler
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
 
-	chosen    chosenCalls         // tool_call ids the model proxy saw -> their model frame
-	proxyHTTP *http.Client        // the model proxy's client
+	choices   link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
 	authn     *auth.Authenticator // non-nil when clients must authenticate
 	policy    *policy.Engine      // nil: decisions by access level
-	heldTools sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
+	awaiting  sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
 	pins      *pin.Store          // nil without upstreams
 	stats     *telemetry.Stats
 	metrics   *telemetry.Metrics
@@ -128,40 +124,15 @@ type Gateway struct {
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
-	auditV    auditView          // the audit log's reader (its st nil without a data folder)
-	// subMu guards every upstream's subs (the clients subscribed to its
-	// resources), subWatched (the clients whose leaving is watched) and
-	// uriLocks (a resource's subscription changes, one at a time: lockURI).
-	subMu      sync.Mutex
-	subWatched map[*mcp.ServerSession]bool
-	uriLocks   map[string]*uriLock
-	// mirrorMu guards every upstream's mirrored: what it put on the
-	// server of its resources and prompts.
-	mirrorMu sync.Mutex
-	// deadBusy holds the dead letters an operator's retry or dismissal is
-	// acting on (by the id in its path).
-	deadMu   sync.Mutex
-	deadBusy map[string]bool
-	bg       sync.WaitGroup // background goroutines (see background)
-	// noUsageWarned is set once the model proxy has warned of an endpoint
-	// that reports no usage.
-	noUsageWarned atomic.Bool
-	ui            http.Handler
-	agents        *a2a.Gateway // nil without agents
+	bg        sync.WaitGroup     // background goroutines (see background)
+	agents    *a2a.Gateway       // the A2A agents; nil without any
 
-	sessions   sync.Map            // *mcp.ServerSession or client key -> *session
-	byID       sync.Map            // Mcp-Session-Id -> *mcp.ServerSession, for the lean tools/call path
-	levels     sync.Map            // *mcp.ServerSession -> mcp.LoggingLevel its client asked for
-	serverInfo *mcp.Implementation // as the MCP server introduces itself
-	leanHits   atomic.Int64        // calls answered by the lean path
-	inflight   sync.Map            // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, lean calls
-	sdkCalls   sync.Map            // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
+	levels front.Levels   // the logging levels the MCP clients asked for
+	pool   *upstream.Pool // nil offline
 
-	mu        sync.Mutex
-	upstreams []*upstream
-	listed    map[string]bool // tool names listed over MCP
-	closed    bool
-	draining  atomic.Bool // Serve is shutting down: /readyz answers 503
+	mu       sync.Mutex
+	closed   bool
+	draining atomic.Bool // Serve is shutting down: /readyz answers 503
 }
 
 // New builds a gateway from cfg: the runtime, the built-in tools, the
@@ -169,13 +140,16 @@ type Gateway struct {
 // overrides, the MCP server and the HTTP handler. It fails, with the line
 // of the configuration at fault where there is one, on anything that would
 // not work; Close it when done.
-func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
+func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, error) {
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
-	g := &Gateway{cfg: cfg, listed: map[string]bool{}, ready: make(chan struct{})}
+	g := &Gateway{cfg: cfg, ready: make(chan struct{})}
 	if opts != nil {
 		g.opts = *opts
+	}
+	if g.opts.Model != nil && cfg.Model != nil {
+		return nil, errors.New("gateway.New: Options.Model and the configuration's model both name the built-in tools' model; give one")
 	}
 	red, err := newRedactor(cfg)
 	if err != nil {
@@ -190,18 +164,19 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 	g.model = g.opts.Model
 	if g.model == nil {
 		if cfg.Model != nil {
-			g.model = newOpenAIModel(cfg.Model)
+			mc := cfg.Model
+			g.model = builtin.NewOpenAI(mc.BaseURL, mc.APIKey.Reveal(), mc.Name, time.Duration(mc.Timeout))
 		} else {
-			g.model = ScriptedModel{}
+			g.model = builtin.Scripted{}
 		}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	g.proxyHTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	if g.authn, err = g.authenticator(); err != nil {
 		g.cancel()
 		return nil, err
 	}
-	ro := &reach.Options{DefaultBudget: cfg.defaultBudget(), Logger: g.log, Redactor: g.redactor}
+	g.catalog = reach.NewCatalog()
+	ro := &reach.Options{DefaultBudget: cfg.DefaultBudget(), Catalog: g.catalog, Logger: g.log, Redactor: g.redactor}
 	ro.Missing = g.missingTool // a held tool is refused as held (pinning.go)
 	if err := g.authorizer(ro); err != nil {
 		g.cancel()
@@ -214,29 +189,31 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		g.cancel()
 		return nil, err
 	}
+	if err := ro.Check(); err != nil { // what reach.New would panic on
+		g.cancel()
+		g.closeStore()
+		return nil, fmt.Errorf("gateway.New: %w", err)
+	}
 	g.rt = reach.New(ro)
-	g.reqs = newRequests(g.ctx, g.rt, cfg)
+	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})
 
 	var tools []reach.Tool
 	if cfg.Examples || len(cfg.Upstreams) == 0 {
-		tools = append(tools, exampleTools(g)...)
+		tools = append(tools, builtin.Tools(g.rt, g.model)...)
 	}
 	if !g.opts.Offline {
-		ups, err := g.connectUpstreams(ctx)
+		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: &g.levels, Models: g.rt,
+			Redactor: g.redactor, Version: g.version(), Logger: g.log, RequireAll: g.opts.RequireUpstreams})
 		if err != nil {
 			g.Close()
 			return nil, err
 		}
-		g.upstreams = ups
+		g.pool = pool
 		if err := g.openPins(); err != nil {
 			g.Close()
 			return nil, err
 		}
-		var upTools []reach.Tool
-		for _, u := range ups {
-			upTools = append(upTools, u.tools()...)
-		}
-		tools = append(tools, g.pinned(upTools)...)
+		tools = append(tools, g.pinned(pool.Tools())...)
 	}
 	if err := g.register(tools); err != nil {
 		g.Close()
@@ -250,134 +227,20 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
-	g.server = g.newMCPServer()
-	if !g.opts.Offline {
-		g.mirror(ctx)
+	fo := &front.Options{Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Levels: &g.levels,
+		Version: g.version(), BodyLimit: cfg.BodyLimit(), IdleAfter: cfg.IdleAfter(), Logger: g.log}
+	if g.pool != nil {
+		fo.Upstreams = g.pool
 	}
-	g.syncMCPTools()
+	g.front = front.New(fo)
+	if g.pool != nil {
+		g.pool.Serve(ctx, g.front.MCP())
+	}
+	g.front.SyncTools()
 	g.handler = g.newHandler()
-	go g.reqs.janitor(g.sweepClients)
+	g.Go(func() { g.owned.Run(g.ctx, g.front.SweepClients) })
 	close(g.ready)
 	return g, nil
-}
-
-// register applies the overrides to tools, wraps their Funcs and registers
-// them; an override naming no tool is an error (unless offline).
-func (g *Gateway) register(tools []reach.Tool) error {
-	byName := map[string]int{}
-	for i, t := range tools {
-		if j, dup := byName[t.Name]; dup {
-			return fmt.Errorf("two tools are exposed as %s (%s); give one upstream a prefix", t.Name, describeOrigin(tools[j], t))
-		}
-		byName[t.Name] = i
-	}
-	for _, name := range g.cfg.sortedToolNames() {
-		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.held(name) {
-			return g.cfg.errorf(g.cfg.toolLine(name), "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
-		}
-	}
-	for _, t := range tools {
-		if err := g.rt.Register(g.prepare(t)); err != nil {
-			if _, ok := g.cfg.Tools[t.Name]; ok {
-				return g.cfg.errorf(g.cfg.toolLine(t.Name), "%v", err)
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// prepare applies the configured override to t.
-func (g *Gateway) prepare(t reach.Tool) reach.Tool {
-	if o, ok := g.cfg.Tools[t.Name]; ok {
-		applyOverride(&t, o)
-	}
-	return t
-}
-
-func describeOrigin(a, b reach.Tool) string {
-	return origin(a) + " and " + origin(b)
-}
-
-func origin(t reach.Tool) string {
-	for _, tag := range t.Tags {
-		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
-			return "upstream " + name
-		}
-	}
-	return "the built-in examples"
-}
-
-func suggestTool(name string, tools []reach.Tool) string {
-	var best string
-	bestD := 1 << 30
-	for _, t := range tools {
-		if d := names.Distance(name, t.Name); d < bestD {
-			best, bestD = t.Name, d
-		}
-	}
-	if best != "" && bestD <= max(3, len(name)/3) {
-		return fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	if len(tools) == 0 {
-		return " (no tools were found)"
-	}
-	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
-}
-
-// applyOverride changes t's contract as o says.
-func applyOverride(t *reach.Tool, o ToolOverride) {
-	if o.Access != "" {
-		t.Access = o.Access
-	}
-	if o.Reentrancy != "" {
-		t.Reentrancy = o.Reentrancy
-	}
-	if len(o.Key) > 0 {
-		t.Key = o.Key
-	}
-	if o.OnViolation != "" {
-		t.OnViolation = o.OnViolation
-	}
-	if o.Timeout > 0 {
-		t.Timeout = time.Duration(o.Timeout)
-	}
-	if o.Retry != nil {
-		t.Retry = &reach.RetryPolicy{Attempts: o.Retry.Attempts, Base: time.Duration(o.Retry.Base), Max: time.Duration(o.Retry.Max)}
-	}
-	if o.Idempotent != nil {
-		t.Idempotent = *o.Idempotent
-	}
-	if o.Retryable != nil {
-		t.Retryable = *o.Retryable
-	}
-	if len(o.Tags) > 0 {
-		// The upstream's own tag stays: it is how the gateway knows which
-		// upstream serves the tool (its refresh and pinning look for it).
-		own := slices.DeleteFunc(slices.Clone(t.Tags), func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") })
-		t.Tags = append(own, o.Tags...)
-	}
-	if o.Description != nil {
-		t.Description = *o.Description
-	}
-	if o.Shape != nil {
-		t.Shape = &reach.Shape{Fields: o.Shape.Fields, Flatten: o.Shape.Flatten, MaxBytes: o.Shape.MaxBytes}
-	}
-	if len(o.Reads) > 0 {
-		t.Reads = o.Reads
-	}
-	if len(o.Writes) > 0 {
-		t.Writes = o.Writes
-	}
-	if o.Undo != nil {
-		t.Undo = &reach.Followup{Tool: o.Undo.Tool, Args: o.Undo.Args}
-	}
-	if o.Refresh != nil {
-		t.Refresh = &reach.Followup{Tool: o.Refresh.Tool, Args: o.Refresh.Args}
-	}
-	if o.Verify != nil {
-		t.Verify = &reach.Verify{Followup: reach.Followup{Tool: o.Verify.Tool, Args: o.Verify.Args}, Condition: o.Verify.Condition}
-	}
 }
 
 // Warnings are what `reach validate` reports without failing: every write
@@ -404,7 +267,7 @@ func (g *Gateway) Warnings() []string {
 		}
 	}
 	if mc := g.cfg.Model; mc != nil && mc.BaseURL != "" {
-		name := cmp.Or(mc.Name, defaultModel) // what the proxy asks for when a client names none
+		name := cmp.Or(mc.Name, openai.DefaultModel) // what the proxy asks for when a client names none
 		if _, priced := mc.Prices[name]; !priced {
 			for _, b := range slices.Sorted(maps.Keys(g.cfg.Budgets)) {
 				if g.cfg.Budgets[b].Cost > 0 {
@@ -423,28 +286,24 @@ func (g *Gateway) Runtime() *reach.Runtime { return g.rt }
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // MCPServer returns the MCP server, for transports other than HTTP (stdio).
-func (g *Gateway) MCPServer() *mcp.Server { return g.server }
+func (g *Gateway) MCPServer() *mcp.Server { return g.front.MCP() }
 
-// Config returns the configuration the gateway was built from.
-func (g *Gateway) Config() *Config { return g.cfg }
+// config.Config returns the configuration the gateway was built from.
+func (g *Gateway) Config() *config.Config { return g.cfg }
 
 // Upstreams returns the names of the connected upstreams and their tool
 // counts, sorted by name.
-func (g *Gateway) Upstreams() []UpstreamStatus {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]UpstreamStatus, 0, len(g.upstreams))
-	for _, u := range g.upstreams {
-		out = append(out, u.status())
+func (g *Gateway) Upstreams() []upstream.Status {
+	if g.pool == nil {
+		return []upstream.Status{}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return g.pool.Statuses()
 }
 
 // Serve serves the handler on ln until ctx ends, then shuts down
 // gracefully: in-flight HTTP requests get up to 5 seconds to finish.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	if err := CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
+	if err := config.CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
 		return err
 	}
 	srv := &http.Server{
@@ -467,7 +326,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	// Streams (SSE GETs) never finish by themselves: end the sessions first.
-	g.closeSessions()
+	g.front.Close()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = srv.Close()
@@ -481,17 +340,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio serves MCP on t (mcp.StdioTransport for stdin and stdout)
 // until the client disconnects or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
-	err := g.server.Run(ctx, t)
+	err := g.front.MCP().Run(ctx, t)
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
-}
-
-func (g *Gateway) closeSessions() {
-	for ss := range g.server.Sessions() {
-		ss.Close()
-	}
 }
 
 // Close disconnects the upstreams and ends the requests the gateway began.
@@ -503,12 +356,11 @@ func (g *Gateway) Close() error {
 		return nil
 	}
 	g.closed = true
-	ups := g.upstreams
 	g.mu.Unlock()
-	if g.server != nil {
-		g.closeSessions()
+	if g.front != nil {
+		g.front.Close()
 	}
-	g.reqs.endAll()
+	g.owned.EndAll()
 	g.cancel()
 	if g.agents != nil {
 		g.agents.Close()
@@ -521,18 +373,15 @@ func (g *Gateway) Close() error {
 	if err := g.closeStore(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, u := range ups {
-		if err := u.close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing upstream %s: %w", u.cfg.Name, err))
-		}
+	if g.pool != nil {
+		errs = append(errs, g.pool.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// background runs f in a goroutine that Close waits for (f should return
-// soon after g.ctx ends). Once Close began it runs nothing and reports
-// false.
-func (g *Gateway) background(f func()) bool {
+// Go runs f in a goroutine that Close waits for (f should return soon
+// after g.ctx ends). Once Close began it runs nothing and reports false.
+func (g *Gateway) Go(f func()) bool {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -558,11 +407,23 @@ func (g *Gateway) version() string {
 	return "devel"
 }
 
-// EnsureDataDir creates the data folder (mode 0700) and returns its path.
-func (c *Config) EnsureDataDir() (string, error) {
-	d := c.DataDir()
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", fmt.Errorf("creating the data folder: %w", err)
+// Approvals returns the gateway's approval queue.
+func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
+
+// Stats returns the per-tool statistics.
+func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
+
+func (g *Gateway) newHandler() http.Handler {
+	o := &httpapi.Options{
+		MCP: g.front.Handler(),
+		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
+			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
+		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
+		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady,
 	}
-	return d, nil
+	if g.agents != nil {
+		o.A2A, o.Agents = g.agents, g.agents
+	}
+	return httpapi.New(o)
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/httpjson"
 )
 
 // TestUIAnswersForbidFraming: whatever answers under /ui — the UI, the
@@ -61,7 +63,7 @@ func TestCrossOriginRefusalIsJSON(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var e struct{ Error apiError }
+		var e struct{ Error httpjson.Error }
 		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Content-Type") != "application/json" ||
 			json.Unmarshal(body, &e) != nil || e.Error.Code != "cross_origin" || e.Error.Message == "" || e.Error.Suggestion == "" {
 			t.Errorf("cross-origin POST %s = %d %s %q, want 403 and the JSON error cross_origin", p, resp.StatusCode, resp.Header.Get("Content-Type"), body)

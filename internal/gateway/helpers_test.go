@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentreach/reach"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,15 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newTestGateway builds a gateway from cfg (nil: the built-in examples)
 // and closes it when the test ends.
-func newTestGateway(t testing.TB, cfg *Config) *Gateway {
+func newTestGateway(t testing.TB, cfg *config.Config) *Gateway {
 	t.Helper()
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
 	if cfg.Data == "" {
 		cfg.Data = t.TempDir()
@@ -218,7 +220,7 @@ func newUpstreamProbe() *upstreamProbe {
 			p.record(req.Params.Meta)
 			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
 			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
-			if tp, ok := req.Params.Meta[MetaTraceparent].(string); ok {
+			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
 				hreq.Header.Set("traceparent", tp)
 			}
 			resp, err := http.DefaultClient.Do(hreq)
@@ -281,3 +283,44 @@ func callText(t testing.TB, cs *mcp.ClientSession, name string, args any, meta m
 
 // dotID is how the DOT renderer names a frame's node.
 func dotID(id reach.FrameID) string { return `"f` + id.String() + `"` }
+
+// endUpstreamSessions ends every session of an upstream's server, as a
+// restart does: the gateway's next request on its session is answered 404.
+// The returned func reports whether the server has a session again.
+func endUpstreamSessions(s *mcp.Server) (reopened func() bool) {
+	ended := map[*mcp.ServerSession]bool{}
+	for ss := range s.Sessions() {
+		ss.Close()
+		ended[ss] = true
+	}
+	return func() bool {
+		for ss := range s.Sessions() {
+			if !ended[ss] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// contentText joins the text contents of a tool result.
+func contentText(cs []mcp.Content) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// clip cuts s to at most n bytes, for a test's message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

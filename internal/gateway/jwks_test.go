@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/config"
 )
 
 // TestBadJWKSFailsAtStart: a JWKS file that is missing or not a key set
@@ -15,7 +17,7 @@ func TestBadJWKSFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "garbage.json"), []byte("<html>not a key set</html>"), 0o600)
 	for _, jwks := range []string{"missing.json", "garbage.json"} {
-		cfg, err := ParseConfig([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n"), nil)
+		cfg, err := config.Parse([]byte("examples: true\nauth:\n  jwt:\n    jwks: "+filepath.Join(dir, jwks)+"\n    issuer: https://idp.example\n"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
 )
 
 // cannedUpstream is the bench upstream with tools/call answered by hand,
@@ -18,8 +21,8 @@ func cannedUpstream(b *testing.B) string {
 	sdk := benchUpstream(b)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var msg rpcMessage
-		if r.Method != http.MethodPost || r.Header.Get(headerSession) == "" || json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		var msg mcpwire.Message
+		if r.Method != http.MethodPost || r.Header.Get(mcpwire.HeaderSession) == "" || json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
 			req, _ := http.NewRequestWithContext(r.Context(), r.Method, sdk.URL, bytes.NewReader(body))
 			req.Header = r.Header.Clone()
 			resp, err := http.DefaultClient.Do(req)
@@ -61,9 +64,9 @@ func cannedUpstream(b *testing.B) string {
 //	go test -run '^$' -bench GatewayLeanPath -benchmem ./internal/gateway/
 func BenchmarkGatewayLeanPath(b *testing.B) {
 	up := cannedUpstream(b)
-	cfg := &Config{
-		Upstreams: []Upstream{{Name: "up", URL: up}},
-		Budgets:   map[string]BudgetConfig{"default": {}},
+	cfg := &config.Config{
+		Upstreams: []config.Upstream{{Name: "up", URL: up}},
+		Budgets:   map[string]config.Budget{"default": {}},
 	}
 	g, err := New(context.Background(), cfg, nil)
 	if err != nil {
@@ -74,7 +77,7 @@ func BenchmarkGatewayLeanPath(b *testing.B) {
 	relay := benchRelay(b, up)
 	for _, tc := range []struct{ name, url, tool string }{{"direct", up, "echo"}, {"reach", gw.URL + "/mcp", "up__echo"}, {"relay", relay, "echo"}} {
 		b.Run(tc.name, func(b *testing.B) {
-			cs := benchClient(b, tc.url, leanProtocol) // a session, on both
+			cs := benchClient(b, tc.url, mcpwire.SessionProtocol) // a session, on both
 			i := 0
 			post := func() {
 				i++
@@ -82,8 +85,8 @@ func BenchmarkGatewayLeanPath(b *testing.B) {
 				req, _ := http.NewRequest(http.MethodPost, tc.url, bytes.NewReader([]byte(body)))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set(headerSession, cs.ID())
-				req.Header.Set(headerProtocol, cs.InitializeResult().ProtocolVersion)
+				req.Header.Set(mcpwire.HeaderSession, cs.ID())
+				req.Header.Set(mcpwire.HeaderProtocol, cs.InitializeResult().ProtocolVersion)
 				resp, err := benchHTTPClient.Do(req)
 				if err != nil {
 					b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +35,7 @@ func TestLinkUnderAnyFrame(t *testing.T) {
 		t.Fatalf("linked call = %d %v, want request r", status, out)
 	}
 	cs := connectMCP(t, g, nil)
-	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "mcp"}, mcp.Meta{MetaParent: model.ID.String()}); res.IsError {
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "mcp"}, mcp.Meta{link.MetaParent: model.ID.String()}); res.IsError {
 		t.Fatalf("MCP linked call: %s", text)
 	}
 	var n int

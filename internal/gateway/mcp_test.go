@@ -2,18 +2,19 @@ package gateway
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMCPListTools(t *testing.T) {
-	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	g := newTestGateway(t, &config.Config{Tools: map[string]config.ToolOverride{"refund_order": {Access: reach.HighRisk}}})
 	cs := connectMCP(t, g, nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -45,7 +46,7 @@ func TestMCPListTools(t *testing.T) {
 }
 
 func TestMCPCall(t *testing.T) {
-	g := newTestGateway(t, &Config{Tools: map[string]ToolOverride{"refund_order": {Access: reach.HighRisk}}})
+	g := newTestGateway(t, &config.Config{Tools: map[string]config.ToolOverride{"refund_order": {Access: reach.HighRisk}}})
 	cs := connectMCP(t, g, nil)
 
 	t.Run("success", func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestMCPCall(t *testing.T) {
 		if sc["customer"] != "Linus" || !strings.Contains(text, `"Linus"`) {
 			t.Errorf("structured %v, text %q", res.StructuredContent, text)
 		}
-		if res.Meta[MetaStatus] != "success" || res.Meta[MetaRequest] == "" || len(res.Meta[MetaFrame].(string)) != 16 {
+		if res.Meta[link.MetaStatus] != "success" || res.Meta[link.MetaRequest] == "" || len(res.Meta[link.MetaFrame].(string)) != 16 {
 			t.Errorf("result _meta = %v", res.Meta)
 		}
 	})
@@ -84,7 +85,7 @@ func TestMCPCall(t *testing.T) {
 					t.Errorf("text %q lacks %q", text, w)
 				}
 			}
-			if res.Meta[MetaError] == nil {
+			if res.Meta[link.MetaError] == nil {
 				t.Errorf("no structured error in _meta: %v", res.Meta)
 			}
 		})
@@ -94,11 +95,11 @@ func TestMCPCall(t *testing.T) {
 func TestMCPSessionIsOneRequest(t *testing.T) {
 	g := newTestGateway(t, nil)
 	cs := connectMCP(t, g, nil)
-	r1, _ := callText(t, cs, "search_kb", map[string]any{"query": "refund"}, mcp.Meta{MetaWhy: "the user asked about refunds"})
+	r1, _ := callText(t, cs, "search_kb", map[string]any{"query": "refund"}, mcp.Meta{link.MetaWhy: "the user asked about refunds"})
 	r2, _ := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil)
-	id := r1.Meta[MetaRequest].(string)
-	if r2.Meta[MetaRequest] != id {
-		t.Fatalf("calls of one session ran in requests %v and %v", id, r2.Meta[MetaRequest])
+	id := r1.Meta[link.MetaRequest].(string)
+	if r2.Meta[link.MetaRequest] != id {
+		t.Fatalf("calls of one session ran in requests %v and %v", id, r2.Meta[link.MetaRequest])
 	}
 	req, _ := g.rt.Lookup(id)
 	if req.Agent() != "test-client" {
@@ -109,19 +110,17 @@ func TestMCPSessionIsOneRequest(t *testing.T) {
 		t.Errorf("frames %d, why %q", len(fs), fs[0].Why())
 	}
 	// A named request wins over the session's.
-	r3, _ := callText(t, cs, "search_kb", map[string]any{"query": "x"}, mcp.Meta{MetaRequest: "ticket-42"})
-	if r3.Meta[MetaRequest] != "ticket-42" {
-		t.Errorf("named request ran in %v", r3.Meta[MetaRequest])
+	r3, _ := callText(t, cs, "search_kb", map[string]any{"query": "x"}, mcp.Meta{link.MetaRequest: "ticket-42"})
+	if r3.Meta[link.MetaRequest] != "ticket-42" {
+		t.Errorf("named request ran in %v", r3.Meta[link.MetaRequest])
 	}
 	// After the idle gap, the session's next call begins a new request.
-	g.reqs.mu.Lock()
-	g.reqs.now = func() time.Time { return time.Now().Add(DefaultIdleGap + time.Second) }
-	g.reqs.mu.Unlock()
+	g.owned.SetClock(func() time.Time { return time.Now().Add(config.DefaultIdleGap + time.Second) })
 	r4, _ := callText(t, cs, "search_kb", map[string]any{"query": "y"}, nil)
-	if r4.Meta[MetaRequest] == id {
+	if r4.Meta[link.MetaRequest] == id {
 		t.Errorf("after the idle gap the session still uses request %s", id)
 	}
-	g.reqs.sweep()
+	g.owned.Sweep()
 	if old, _ := g.rt.Lookup(id); old.State() != "completed" {
 		t.Errorf("the idle request is %s, want completed", old.State())
 	}
@@ -132,7 +131,7 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 	cs := connectMCP(t, g, nil)
 	res, _ := callText(t, cs, "search_kb", map[string]any{"query": "x"}, nil)
 	cs.Close()
-	req, _ := g.rt.Lookup(res.Meta[MetaRequest].(string))
+	req, _ := g.rt.Lookup(res.Meta[link.MetaRequest].(string))
 	deadline := time.Now().Add(5 * time.Second)
 	for req.State() != "completed" {
 		if time.Now().After(deadline) {
@@ -143,14 +142,14 @@ func TestMCPSessionCloseEndsItsRequest(t *testing.T) {
 }
 
 func TestMCPBudgetMeta(t *testing.T) {
-	g := newTestGateway(t, &Config{Budgets: map[string]BudgetConfig{
+	g := newTestGateway(t, &config.Config{Budgets: map[string]config.Budget{
 		"default": {ToolCalls: 10},
 		"tiny":    {ToolCalls: 1},
 	}})
 	cs := connectMCP(t, g, nil)
 	for _, b := range []any{"tiny", map[string]any{"tool_calls": 1}} {
 		name := "b" + strings.ReplaceAll(strings.ReplaceAll(strings.Trim(strings.ReplaceAll(marshalString(b), `"`, ""), "{}"), ":", "-"), " ", "")
-		meta := mcp.Meta{MetaRequest: name, MetaBudget: b}
+		meta := mcp.Meta{link.MetaRequest: name, link.MetaBudget: b}
 		if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, meta); res.IsError {
 			t.Fatalf("first call refused: %s", text)
 		}
@@ -160,13 +159,13 @@ func TestMCPBudgetMeta(t *testing.T) {
 		}
 	}
 	// A client cannot widen its budget beyond the default.
-	callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{MetaRequest: "wide", MetaBudget: map[string]any{"tool_calls": 1000}})
+	callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{link.MetaRequest: "wide", link.MetaBudget: map[string]any{"tool_calls": 1000}})
 	if r, _ := g.rt.Lookup("wide"); r.Budget().ToolCalls != 10 {
 		t.Errorf("widened budget = %d tool calls, want the default's 10", r.Budget().ToolCalls)
 	}
 	// An unknown budget name is the client's error.
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "a"},
-		Meta: mcp.Meta{MetaRequest: "x", MetaBudget: "huge"}}); err == nil || !strings.Contains(err.Error(), "tiny") {
+		Meta: mcp.Meta{link.MetaRequest: "x", link.MetaBudget: "huge"}}); err == nil || !strings.Contains(err.Error(), "tiny") {
 		t.Errorf("unknown budget: err = %v, want one listing the configured budgets", err)
 	}
 }
@@ -177,11 +176,11 @@ func TestMCPMalformedMeta(t *testing.T) {
 	g := newTestGateway(t, nil)
 	cs := connectMCP(t, g, nil)
 	for _, meta := range []mcp.Meta{
-		{MetaParent: "not-a-frame"},
-		{MetaRequest: 42},
-		{MetaBudget: []any{1}},
-		{MetaBudget: map[string]any{"turnz": 1}},
-		{MetaParent: "00000000000000aa"}, // well-formed, but no such frame
+		{link.MetaParent: "not-a-frame"},
+		{link.MetaRequest: 42},
+		{link.MetaBudget: []any{1}},
+		{link.MetaBudget: map[string]any{"turnz": 1}},
+		{link.MetaParent: "00000000000000aa"}, // well-formed, but no such frame
 	} {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "a"}, Meta: meta})
 		if err == nil {
@@ -189,36 +188,8 @@ func TestMCPMalformedMeta(t *testing.T) {
 		}
 	}
 	// A malformed traceparent is ignored, as W3C trace context says.
-	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{MetaTraceparent: "garbage"}); res.IsError {
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "a"}, mcp.Meta{link.MetaTraceparent: "garbage"}); res.IsError {
 		t.Errorf("malformed traceparent: %s", text)
-	}
-}
-
-func TestParseTraceparent(t *testing.T) {
-	cases := map[string]reach.FrameID{
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":       0x00f067aa0ba902b7,
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00":       0x00f067aa0ba902b7,
-		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra": 0x00f067aa0ba902b7,
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":       0,
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01":       0,
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":       0,
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":       0,
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x":     0,
-		"": 0, "00-xyz": 0,
-	}
-	for in, want := range cases {
-		got, _, ok := parseTraceparent(in)
-		if got != want || ok != (want != 0) {
-			t.Errorf("parseTraceparent(%q) = %v, %v; want %v", in, got, ok, want)
-		}
-	}
-	f := reach.FrameID(0x1234)
-	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-" + f.String() + "-01"
-	if got, trace, ok := parseTraceparent(tp); !ok || got != f || hex.EncodeToString(trace[:]) != "4bf92f3577b34da6a3ce929d0e0e4736" {
-		t.Errorf("round trip of %q = %v", tp, got)
-	}
-	if baggageRequest("a=b, reach.request=r%201;p=1 ,c=d") != "r 1" {
-		t.Errorf("baggage not read")
 	}
 }
 
@@ -229,22 +200,22 @@ func TestParseTraceparent(t *testing.T) {
 func TestClientBudgetNeverWidens(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		def  map[string]BudgetConfig
+		def  map[string]config.Budget
 		ask  map[string]any
 		want reach.Budget // the fields checked: turns, depth, tool calls, wall
 		err  string
 	}{
-		{"narrower", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
-		{"wider", map[string]BudgetConfig{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
+		{"narrower", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 1}, reach.Budget{ToolCalls: 1, Turns: 10}, ""},
+		{"wider", map[string]config.Budget{"default": {ToolCalls: 2, Turns: 10}}, map[string]any{"tool_calls": 5, "turns": 1000}, reach.Budget{ToolCalls: 2, Turns: 10}, ""},
 		{"no default configured", nil, map[string]any{"turns": 1000, "wall": "24h"}, reach.Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}, ""},
-		{"negative", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
-		{"negative wall", map[string]BudgetConfig{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
+		{"negative", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"tool_calls": -1}, reach.Budget{}, "must not be negative"},
+		{"negative wall", map[string]config.Budget{"default": {ToolCalls: 2}}, map[string]any{"wall": "-1h"}, reach.Budget{}, "must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newTestGateway(t, &Config{Examples: true, Budgets: tc.def})
+			g := newTestGateway(t, &config.Config{Examples: true, Budgets: tc.def})
 			cs := connectMCP(t, g, nil)
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "refund"},
-				Meta: mcp.Meta{MetaRequest: "r-" + strings.ReplaceAll(tc.name, " ", "-"), MetaBudget: tc.ask}})
+				Meta: mcp.Meta{link.MetaRequest: "r-" + strings.ReplaceAll(tc.name, " ", "-"), link.MetaBudget: tc.ask}})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("asking for %v: %v %v, want an error saying %q", tc.ask, err, res, tc.err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentreach/reach/internal/config"
 )
 
 // TestConfiguredModel: with a model configured, format_answer asks it over
@@ -29,7 +31,7 @@ func TestConfiguredModel(t *testing.T) {
 	}))
 	defer stub.Close()
 	t.Setenv("STUB_KEY", "sk-stub")
-	cfg, err := ParseConfig([]byte("model:\n  base_url: "+stub.URL+"/v1\n  api_key: ${STUB_KEY}\n  name: stub-model\n"), func(k string) (string, bool) {
+	cfg, err := config.Parse([]byte("model:\n  base_url: "+stub.URL+"/v1\n  api_key: ${STUB_KEY}\n  name: stub-model\n"), func(k string) (string, bool) {
 		return map[string]string{"STUB_KEY": "sk-stub"}[k], k == "STUB_KEY"
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentreach/reach/internal/link"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,7 +44,7 @@ when {
   (context.arguments.path like "*..*" || !(context.arguments.path like "%s/*"))
 };
 `, sandbox)), 0o644)
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`upstreams:
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`upstreams:
   - name: fs
     command: [node, %s, %s]
 policy: {path: %s}
@@ -118,7 +120,7 @@ func TestFilesystemPassthrough(t *testing.T) {
 			if shaped {
 				extra = "tools:\n  fs__read_text_file: {shape: {max_bytes: 8}}\n"
 			}
-			cfg, err := ParseConfig([]byte(fmt.Sprintf("upstreams:\n  - name: fs\n    command: [node, %s, %s]\n%s", fsServer, sandbox, extra)), os.LookupEnv)
+			cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: fs\n    command: [node, %s, %s]\n%s", fsServer, sandbox, extra)), os.LookupEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +138,7 @@ func TestFilesystemPassthrough(t *testing.T) {
 				if string(gotContent) != string(wantContent) || string(gotSC) != string(wantSC) {
 					t.Errorf("the client got content %s, structuredContent %s; the server sent %s and %s", gotContent, gotSC, wantContent, wantSC)
 				}
-				if got.Meta[MetaRequest] == nil || got.Meta[MetaFrame] == nil {
+				if got.Meta[link.MetaRequest] == nil || got.Meta[link.MetaFrame] == nil {
 					t.Errorf("the result lacks reach's _meta: %v", got.Meta)
 				}
 				return

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +23,7 @@ import (
 // returns its base URL.
 func serveNPM(t *testing.T, cfgText string) string {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(cfgText), os.LookupEnv)
+	cfg, err := config.Parse([]byte(cfgText), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +279,8 @@ tools:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.IsError || !strings.Contains(contentText(res.Content, nil), "You may not call everything__get-env") {
-			t.Errorf("everything__get-env (forbidden) called directly: isError %v, %q, want reach's refusal", res.IsError, contentText(res.Content, nil))
+		if !res.IsError || !strings.Contains(contentText(res.Content), "You may not call everything__get-env") {
+			t.Errorf("everything__get-env (forbidden) called directly: isError %v, %q, want reach's refusal", res.IsError, contentText(res.Content))
 		}
 		if path(map[string]any(res.Meta), "reach/status") != "refused" {
 			t.Errorf("everything__get-env (forbidden): _meta %v, want reach/status refused", res.Meta)

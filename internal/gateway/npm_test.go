@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/config"
 )
 
 // npmCache finds the folder scripts/npm-deps.sh installs into, or skips.
@@ -110,7 +112,7 @@ tools:
   memory__delete_entities: {access: high_risk}
   everything__trigger-long-running-operation: {timeout: 30s}
 `, everything, memory, filepath.Join(t.TempDir(), "memory.jsonl"))
-	cfg, err := ParseConfig([]byte(cfgText), os.LookupEnv)
+	cfg, err := config.Parse([]byte(cfgText), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

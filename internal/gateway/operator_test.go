@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"github.com/prometheus/common/expfmt"
@@ -12,16 +13,19 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"encoding/hex"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-	"sync"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -70,7 +74,7 @@ func TestOTLPTraces(t *testing.T) {
 		w.WriteHeader(200)
 	}))
 	defer collector.Close()
-	cfg, err := ParseConfig([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("telemetry: {otlp_endpoint: "+collector.URL+"}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +90,8 @@ func TestOTLPTraces(t *testing.T) {
 	if posts.Load() == 0 {
 		t.Error("no spans reached the collector")
 	}
-	if _, err := ParseConfig([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
-		if _, err := New(context.Background(), &Config{Telemetry: &TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
+	if _, err := config.Parse([]byte("telemetry: {otlp_endpoint: 127.0.0.1:4318}\n"), os.LookupEnv); err == nil {
+		if _, err := New(context.Background(), &config.Config{Telemetry: &config.TelemetryConfig{OTLPEndpoint: "127.0.0.1:4318"}}, &Options{Offline: true}); err == nil {
 			t.Error("an endpoint without a scheme was accepted")
 		}
 	}
@@ -144,9 +148,9 @@ func TestApprovalHeldCallCompletes(t *testing.T) {
 // TestApprovalWaitSendsProgress: a client that asked for progress hears
 // that its held call waits for approval, until it is approved.
 func TestApprovalWaitSendsProgress(t *testing.T) {
-	old := approvalEvery
-	approvalEvery = 20 * time.Millisecond
-	t.Cleanup(func() { approvalEvery = old })
+	old := front.ApprovalEvery
+	front.ApprovalEvery = 20 * time.Millisecond
+	t.Cleanup(func() { front.ApprovalEvery = old })
 	g, _, srv := upstreamGateway(t, probeConfig+"approvals: {wait: 10s}\n")
 	heard := make(chan string, 100)
 	cs := connectMCP(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -193,10 +197,10 @@ func TestForwardedTraceparentJoinsTheTrace(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
 	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	parts := strings.Split(tp, "-")
-	if len(parts) != 4 || parts[2] != res.Meta[MetaFrame] {
-		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[MetaFrame])
+	if len(parts) != 4 || parts[2] != res.Meta[link.MetaFrame] {
+		t.Fatalf("traceparent %q, frame %v", tp, res.Meta[link.MetaFrame])
 	}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
@@ -221,8 +225,8 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	collector, exported := otlpCollector(t)
 	g, p, srv := upstreamGateway(t, probeConfig+"telemetry: {otlp_endpoint: "+collector.URL+"}\n")
 	cs := connectMCP(t, g, nil)
-	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
-	tp, _ := p.lastMeta()[MetaTraceparent].(string)
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "hi"}, mcp.Meta{link.MetaTraceparent: "00-" + foreign + "-b7ad6b7169203331-01"})
+	tp, _ := p.lastMeta()[link.MetaTraceparent].(string)
 	if parts := strings.Split(tp, "-"); len(parts) != 4 || parts[1] != foreign {
 		t.Errorf("the upstream was told traceparent %q, want it in trace %s", tp, foreign)
 	}
@@ -238,7 +242,7 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	// Each call's SERVER span is the child of the caller's span that sent
 	// it, and the CLIENT span of the call to the upstream (the frame's, whose
 	// id the upstream was told) its child.
-	want := map[string]string{fmt.Sprint(res.Meta[MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
+	want := map[string]string{fmt.Sprint(res.Meta[link.MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
@@ -313,7 +317,7 @@ func TestOperatorRoutesAuthorizeFirst(t *testing.T) {
 	} {
 		for _, who := range []string{"alice", "bob"} {
 			status, body := rawAs(t, keys[who], c.method, url+c.path, c.body)
-			var e struct{ Error apiError }
+			var e struct{ Error httpjson.Error }
 			if status != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Error.Code != "operators_only" {
 				t.Errorf("%s: %s %s %s = %d %s, want 403 operators_only", who, c.method, c.path, c.body, status, body)
 			}
@@ -378,37 +382,44 @@ func TestMetricsScrape(t *testing.T) {
 // only an optional one down; /healthz reports degraded with 200; none needs
 // credentials.
 func TestProbes(t *testing.T) {
-	g, _, srv := upstreamGateway(t, probeConfig)
-	for _, p := range []string{"/livez", "/readyz", "/healthz"} {
-		if code, body := get(t, srv.URL+p); code != 200 {
-			t.Errorf("GET %s = %d %s, want 200", p, code, body)
-		}
-	}
-	// The upstream was not required: down, the gateway is degraded but ready.
-	g.cfg.Upstreams[0].Required = false
-	g.upstreams[0].mu.Lock()
-	cs := g.upstreams[0].cs
-	g.upstreams[0].cs = nil
-	g.upstreams[0].mu.Unlock()
-	if code, body := get(t, srv.URL+"/readyz"); code != 200 {
-		t.Errorf("/readyz with an optional upstream down = %d %s, want 200", code, body)
-	}
-	if code, body := get(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(body, `"status":"degraded"`) || !strings.Contains(body, `"ready":true`) {
-		t.Errorf("/healthz with an upstream down = %d %s, want 200, degraded and ready", code, body)
-	}
-	g.cfg.Upstreams[0].Required = true
-	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "required upstream up is not connected") {
-		t.Errorf("/readyz with a required upstream down = %d %s, want 503 naming it", code, body)
-	}
-	g.upstreams[0].mu.Lock()
-	g.upstreams[0].cs = cs
-	g.upstreams[0].mu.Unlock()
-	g.draining.Store(true)
-	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
-		t.Errorf("/readyz while shutting down = %d %s", code, body)
-	}
-	if code, _ := get(t, srv.URL+"/livez"); code != 200 {
-		t.Errorf("/livez while shutting down = %d, want 200", code)
+	for _, required := range []bool{false, true} {
+		t.Run(fmt.Sprint("required=", required), func(t *testing.T) {
+			p := newUpstreamProbe()
+			up := serveUpstream(t, p)
+			cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\n    required: %v\n", up.URL, required)), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := newTestGateway(t, cfg)
+			srv := serveTest(t, g)
+			for _, path := range []string{"/livez", "/readyz", "/healthz"} {
+				if code, body := get(t, srv.URL+path); code != 200 {
+					t.Errorf("GET %s = %d %s, want 200", path, code, body)
+				}
+			}
+			// The upstream goes away: a call finds it unreachable.
+			up.CloseClientConnections()
+			up.Close()
+			cs := connectMCP(t, g, nil)
+			cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+			if code, body := get(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(body, `"status":"degraded"`) || !strings.Contains(body, fmt.Sprintf(`"ready":%v`, !required)) {
+				t.Errorf("/healthz with the upstream down = %d %s, want 200, degraded, ready %v", code, body, !required)
+			}
+			code, body := get(t, srv.URL+"/readyz")
+			if required && (code != http.StatusServiceUnavailable || !strings.Contains(body, "required upstream up is not connected")) {
+				t.Errorf("/readyz with a required upstream down = %d %s, want 503 naming it", code, body)
+			}
+			if !required && code != 200 {
+				t.Errorf("/readyz with an optional upstream down = %d %s, want 200", code, body)
+			}
+			if code, _ := get(t, srv.URL+"/livez"); code != 200 {
+				t.Errorf("/livez with the upstream down = %d, want 200", code)
+			}
+			g.draining.Store(true)
+			if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+				t.Errorf("/readyz while shutting down = %d %s", code, body)
+			}
+		})
 	}
 	_, url, _, _ := authGateway(t, "")
 	for _, p := range []string{"/livez", "/readyz", "/healthz"} {

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +36,7 @@ func newRawMCP(t *testing.T, url, capabilities string) *rawMCP {
 	if len(msgs) != 1 || msgs[0]["result"] == nil {
 		t.Fatalf("initialize answered %v", msgs)
 	}
-	c.sid = h.Get(headerSession)
+	c.sid = h.Get(mcpwire.HeaderSession)
 	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
@@ -48,8 +51,8 @@ func (c *rawMCP) post(body string) ([]map[string]any, http.Header) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.sid != "" {
-		req.Header.Set(headerSession, c.sid)
-		req.Header.Set(headerProtocol, "2025-11-25")
+		req.Header.Set(mcpwire.HeaderSession, c.sid)
+		req.Header.Set(mcpwire.HeaderProtocol, "2025-11-25")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -95,7 +98,7 @@ func TestUpstreamNotificationsInOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var g *Gateway
 			if tc.upstream == "stdio" {
-				g = newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
+				g = newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
 			} else {
 				g, _, _ = upstreamGateway(t, probeConfig)
 			}
@@ -198,7 +201,7 @@ func TestCancelReasonThroughSDK(t *testing.T) {
 	if !strings.Contains(msg, "the user pressed stop") {
 		t.Errorf("the cancelled frame's error = %q, want the client's reason", msg)
 	}
-	if g.leanHits.Load() != 0 {
+	if g.front.FastCalls() != 0 {
 		t.Errorf("the call took the lean front; the test needs the SDK's")
 	}
 }
@@ -211,7 +214,7 @@ func stdioGateway(t *testing.T) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestGateway(t, &Config{Upstreams: []Upstream{{Name: "up", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
+	return newTestGateway(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}})
 }
 
 // logsOf lists the log messages of an answer.
@@ -275,7 +278,7 @@ func TestSlowClientDoesNotBlockStdioUpstream(t *testing.T) {
 	defer conn.Close()
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__ticks","arguments":{"n":4000,"pad":8000},"_meta":{"progressToken":"flood"}}}`
 	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
-		headerSession, a.sid, headerProtocol, len(body), body)
+		mcpwire.HeaderSession, a.sid, mcpwire.HeaderProtocol, len(body), body)
 	// This client never reads; give the flood time to fill the buffers.
 	time.Sleep(time.Second)
 	b := newRawMCP(t, srv.URL+"/mcp", `{}`)
@@ -297,7 +300,7 @@ func TestSlowClientDoesNotBlockStdioUpstream(t *testing.T) {
 // the upstream's shared session is replaced (a restart, a 404); an unknown
 // level is refused, not passed upstream.
 func TestLogLevelAfterReconnect(t *testing.T) {
-	g, _, _ := upstreamGateway(t, probeConfig)
+	g, probe, _ := upstreamGateway(t, probeConfig)
 	c := newRawMCP(t, serveTest(t, g).URL+"/mcp", `{}`)
 	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"bogus"}}`); len(msgs) != 1 || path(msgs[0], "error", "code") != float64(-32602) {
 		t.Errorf("an unknown level answered %v, want invalid params", msgs)
@@ -309,13 +312,12 @@ func TestLogLevelAfterReconnect(t *testing.T) {
 	if got := call("before"); len(got) != 2 {
 		t.Fatalf("logs before the reconnect: %v", got)
 	}
-	u := g.upstreams[0]
-	u.mu.Lock()
-	cs := u.cs
-	u.mu.Unlock()
-	u.drop(cs, nil)
+	reopened := endUpstreamSessions(probe.server) // the next call gets a 404 and a new session
 	if got := call("after"); strings.Join(got, ",") != "after-1,after-2" {
 		t.Errorf("logs after the upstream session was replaced: %v, want after-1 and after-2", got)
+	}
+	if !reopened() {
+		t.Error("the gateway made no new session with the upstream")
 	}
 }
 
@@ -330,12 +332,12 @@ func TestSamplingOnStandaloneStream(t *testing.T) {
 		},
 	})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveTest(t, g).URL + "/mcp"},
-		&mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, text := callText(t, cs, "up__sample_detached", map[string]any{}, mcp.Meta{MetaRequest: "detached"})
+	res, text := callText(t, cs, "up__sample_detached", map[string]any{}, mcp.Meta{link.MetaRequest: "detached"})
 	if res.IsError || text != "sampled: from the client" {
 		t.Fatalf("up__sample_detached = %q", text)
 	}
@@ -361,13 +363,13 @@ func TestOddRequestIDsAreRefused(t *testing.T) {
 	if msgs, _ := c.post(`{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`); len(msgs) != 1 || msgs[0]["result"] == nil {
 		t.Fatalf("a call with a string id: %v", msgs)
 	}
-	ran, hits := len(p.metas), g.leanHits.Load()
+	ran, hits := len(p.metas), g.front.FastCalls()
 	for _, id := range []string{`null`, `{"a":1}`, `true`, `[1]`} {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerSession, c.sid)
-		req.Header.Set(headerProtocol, "2025-11-25")
+		req.Header.Set(mcpwire.HeaderSession, c.sid)
+		req.Header.Set(mcpwire.HeaderProtocol, "2025-11-25")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -378,7 +380,7 @@ func TestOddRequestIDsAreRefused(t *testing.T) {
 			t.Errorf("id %s: the call ran: %d %s", id, resp.StatusCode, body)
 		}
 	}
-	if len(p.metas) != ran || g.leanHits.Load() != hits {
-		t.Errorf("calls with odd ids ran (upstream calls %d -> %d, lean hits %d -> %d)", ran, len(p.metas), hits, g.leanHits.Load())
+	if len(p.metas) != ran || g.front.FastCalls() != hits {
+		t.Errorf("calls with odd ids ran (upstream calls %d -> %d, lean hits %d -> %d)", ran, len(p.metas), hits, g.front.FastCalls())
 	}
 }

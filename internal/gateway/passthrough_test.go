@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,7 +45,7 @@ func resourceSubscriber(t *testing.T, g *Gateway, updated chan<- string) *mcp.Cl
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		}})
-	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +191,8 @@ func TestResourcesAndPromptsFromNewProtocolClient(t *testing.T) {
 	})
 	g := gatewayOver(t, s, "")
 	cs := connectMCP(t, g, nil)
-	if v := cs.InitializeResult().ProtocolVersion; v < statelessProtocol {
-		t.Fatalf("the client speaks %s, want %s or later", v, statelessProtocol)
+	if v := cs.InitializeResult().ProtocolVersion; v < mcpwire.StatelessProtocol {
+		t.Fatalf("the client speaks %s, want %s or later", v, mcpwire.StatelessProtocol)
 	}
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "hi" {
@@ -328,7 +330,7 @@ func TestResourceOfTwoUpstreamsStays(t *testing.T) {
 	serve("b")
 	// b first: a mirrors last, so the resource is read from a until a
 	// drops it.
-	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: b, url: '"+os.Getenv("UP_B")+"'}\n  - {name: a, url: '"+os.Getenv("UP_A")+"'}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - {name: b, url: '"+os.Getenv("UP_B")+"'}\n  - {name: a, url: '"+os.Getenv("UP_A")+"'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +378,7 @@ func TestHungResourceListDoesNotStopMirroring(t *testing.T) {
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
 	t.Cleanup(func() { close(hang) }) // before the upstream closes: it waits for its handlers
-	cfg, err := ParseConfig([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 300ms}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - {name: res, url: '"+up.URL+"', timeout: 300ms}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +477,7 @@ func restartableUpstream(t *testing.T, s *mcp.Server) (*Gateway, func(s2 *mcp.Se
 	}
 	addr := ln.Addr().String()
 	srv := serve(s, ln)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: res\n    url: http://"+addr+"\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +506,7 @@ func gatewayOver(t *testing.T, s *mcp.Server, timeout string) *Gateway {
 	if timeout != "" {
 		entry = "{name: res, url: '" + up.URL + "', timeout: " + timeout + "}"
 	}
-	cfg, err := ParseConfig([]byte("upstreams:\n  - "+entry+"\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - "+entry+"\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

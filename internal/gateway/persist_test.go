@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/builtin"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,7 @@ import (
 // restart.
 func TestPersistence(t *testing.T) {
 	dir := t.TempDir()
-	g := newTestGateway(t, &Config{Data: dir})
+	g := newTestGateway(t, &config.Config{Data: dir})
 	srv := serveTest(t, g)
 	status, body := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"p1","tool_calls":[
 		{"call_id":"c1","tool":"get_order","arguments":{"order_id":"1001"}},
@@ -139,7 +140,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		if got["attempts"] != float64(d.Attempts+1) || got["state"] != store.DeadOpen {
 			t.Errorf("after a failed retry of %s's dead letter: %v, want %d attempts, open", d.Request, got, d.Attempts+1)
 		}
-		if q := queued(g, d); len(q) != 1 {
+		if q := queued(t, g, d); len(q) != 1 {
 			t.Errorf("after a failed retry of %s's dead letter, the runtime queues %d of it, want 1: %+v", d.Request, len(q), q)
 		}
 		failing.Store(false)
@@ -147,7 +148,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 		if got["attempts"] != float64(d.Attempts+2) || got["state"] != store.DeadRetried {
 			t.Errorf("after a successful retry of %s's dead letter: %v, want %d attempts, retried", d.Request, got, d.Attempts+2)
 		}
-		if q := queued(g, d); len(q) != 0 {
+		if q := queued(t, g, d); len(q) != 0 {
 			t.Errorf("after a successful retry of %s's dead letter, the runtime still queues it: %+v", d.Request, q)
 		}
 		frames := retryFrames(t, g.store, d.Request)
@@ -175,7 +176,7 @@ func TestDeadLetterRetryThroughRuntime(t *testing.T) {
 // by an earlier process). open lists them as stored.
 func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *atomic.Bool, open []*store.DeadLetter) {
 	t.Helper()
-	g = newTestGateway(t, &Config{Data: t.TempDir()})
+	g = newTestGateway(t, &config.Config{Data: t.TempDir()})
 	failing = &atomic.Bool{}
 	ticketTools(t, g, failing, nil)
 	srv = serveTest(t, g)
@@ -186,8 +187,8 @@ func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *ato
 		}
 	}
 	stored, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
-	if err != nil || len(stored) != 1 || stored[0].Tool != "reopen" || len(g.rt.DeadLetters()) != 1 {
-		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", stored, err, g.rt.DeadLetters())
+	if q := openDeadLetters(t, g); err != nil || len(stored) != 1 || stored[0].Tool != "reopen" || len(q) != 1 {
+		t.Fatalf("after the failed compensation: stored %+v (%v), queued %+v; want reopen's dead letter in both", stored, err, q)
 	}
 	if _, err := g.store.AddDeadLetter(t.Context(), &store.DeadLetter{Request: "t2", Frame: "00000000000000ab", Tool: "reopen",
 		Args: []byte(`{"ticket":8}`), Error: "the ticket system is down", Attempts: 1}); err != nil {
@@ -199,10 +200,21 @@ func deadLetterRig(t *testing.T) (g *Gateway, srv *httptest.Server, failing *ato
 	return g, srv, failing, open
 }
 
-// queued returns the runtime's dead letters of the stored dead letter d's undo.
-func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
+// openDeadLetters returns the runtime's open dead letters.
+func openDeadLetters(t *testing.T, g *Gateway) []reach.DeadLetter {
+	t.Helper()
+	q, err := g.rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// queued returns the runtime's open dead letters of the stored dead letter
+// d's undo.
+func queued(t *testing.T, g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
 	var out []reach.DeadLetter
-	for _, q := range g.rt.DeadLetters() {
+	for _, q := range openDeadLetters(t, g) {
 		if q.Request == d.Request && q.Key == "undo:"+d.Frame {
 			out = append(out, q)
 		}
@@ -210,12 +222,11 @@ func queued(g *Gateway, d *store.DeadLetter) []reach.DeadLetter {
 	return out
 }
 
-// TestDeadLetterRetryBusy: while a retry of a dead letter runs, the
-// runtime does not queue the dead letter again when the store's copy is
-// looked up, and a second retry through the API is refused with 409 and
-// counts no attempt.
+// TestDeadLetterRetryBusy: while a retry of a dead letter runs, the queue
+// holds it once, taken, and a second retry through the API is refused
+// with 409 and counts no attempt.
 func TestDeadLetterRetryBusy(t *testing.T) {
-	g := newTestGateway(t, &Config{Data: t.TempDir()})
+	g := newTestGateway(t, &config.Config{Data: t.TempDir()})
 	srv := serveTest(t, g)
 	d := &store.DeadLetter{Request: "t3", Frame: "00000000000000cd", Tool: "reopen",
 		Args: []byte(`{"ticket":9}`), Error: "the ticket system is down", Attempts: 1}
@@ -233,14 +244,11 @@ func TestDeadLetterRetryBusy(t *testing.T) {
 		if runs.Add(1) != 1 {
 			return
 		}
-		// The first retry runs: the API's lookup must not queue the dead
-		// letter again (a second retry of it would then run at once).
-		if _, err := durable.RestoreDeadLetter(context.Background(), g.store, g.rt, d); err != nil {
-			fail(err.Error())
-		}
-		if q := queued(g, d); len(q) != 0 {
-			fail(fmt.Sprintf("the dead letter is queued again during its retry: %+v", q))
-			return // a second retry would wait for this one for ever
+		// The first retry runs: the queue lists the dead letter once,
+		// taken by it.
+		q, err := g.rt.DeadLetters(context.Background(), reach.DeadLetterOpen)
+		if err != nil || len(q) != 1 || q[0].State != reach.DeadLetterTaken {
+			fail(fmt.Sprintf("the queue during the retry: %+v (%v), want the dead letter once, taken", q, err))
 		}
 		// Not do: this runs in the tool's goroutine, where t.Fatal must not be called.
 		resp, err := http.Post(u, "application/json", nil)
@@ -295,7 +303,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 		if got["state"] != store.DeadResolved || !strings.Contains(fmt.Sprint(got["note"]), "reopened by hand") {
 			t.Errorf("dismissed dead letter %d: %v, want resolved with the note", d.ID, got)
 		}
-		if q := queued(g, d); len(q) != 0 {
+		if q := queued(t, g, d); len(q) != 0 {
 			t.Errorf("after dismissing %s's dead letter the runtime still queues it: %+v", d.Request, q)
 		}
 		if status, out := do(t, "POST", url, `{"note":"again"}`, nil); status != http.StatusNotFound {
@@ -315,7 +323,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 			t.Errorf("the audit log of %s has no dismissal: %+v", d.Request, evs)
 		}
 	}
-	if n := len(g.rt.DeadLetters()); n != 0 {
+	if n := len(openDeadLetters(t, g)); n != 0 {
 		t.Errorf("the runtime queues %d dead letters after both were dismissed", n)
 	}
 }
@@ -325,7 +333,7 @@ func TestDeadLetterDismissThroughAPI(t *testing.T) {
 // the runtime: snake_case keys, the arguments as JSON.
 func TestDeadLetterListShape(t *testing.T) {
 	for _, data := range []bool{true, false} {
-		g, err := New(t.Context(), &Config{Data: t.TempDir()}, &Options{Ephemeral: !data})
+		g, err := New(t.Context(), &config.Config{Data: t.TempDir()}, &Options{Ephemeral: !data})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,39 +359,6 @@ func TestDeadLetterListShape(t *testing.T) {
 			args["ticket"] != float64(7) || d["error"] == "" || !strings.HasPrefix(fmt.Sprint(d["id"]), "dl") {
 			t.Errorf("with a data folder %v: dead letter %v", data, d)
 		}
-	}
-}
-
-// TestAuditPageVerifiesAtMostEvery30s: the audit page's check of the whole
-// chain runs once however many load it at once or soon after, says how old
-// it is, and runs again when it is older than verifyFor.
-func TestAuditPageVerifiesAtMostEvery30s(t *testing.T) {
-	var walks atomic.Int32
-	clock := time.Unix(1_700_000_000, 0)
-	c := &verifyCache{now: func() time.Time { return clock }, verify: func(context.Context) (*audit.Report, error) {
-		walks.Add(1)
-		return &audit.Report{Events: 42}, nil
-	}}
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Go(func() {
-			if ok, msg := c.get(t.Context()); !ok || !strings.Contains(msg, "42 events") {
-				t.Errorf("get = %v %q", ok, msg)
-			}
-		})
-	}
-	wg.Wait()
-	clock = clock.Add(10 * time.Second)
-	if ok, msg := c.get(t.Context()); !ok || !strings.Contains(msg, "checked 10s ago") {
-		t.Errorf("10s later: %v %q, want the cached result and its age", ok, msg)
-	}
-	if n := walks.Load(); n != 1 {
-		t.Errorf("%d walks of the chain for 11 loads within 30s, want 1", n)
-	}
-	clock = clock.Add(verifyFor)
-	c.get(t.Context())
-	if n := walks.Load(); n != 2 {
-		t.Errorf("%d walks after the result grew old, want 2", n)
 	}
 }
 
@@ -436,7 +411,7 @@ func TestDeadLetterActionsDoNotOverlap(t *testing.T) {
 // TestDeadLettersWithoutAStore: a gateway without a data folder lists the
 // runtime's dead letters and retries and dismisses them by those ids.
 func TestDeadLettersWithoutAStore(t *testing.T) {
-	g, err := New(t.Context(), &Config{}, &Options{Ephemeral: true})
+	g, err := New(t.Context(), &config.Config{}, &Options{Ephemeral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +434,7 @@ func TestDeadLettersWithoutAStore(t *testing.T) {
 	if status, out := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"by hand"}`, nil); status != 200 {
 		t.Errorf("dismissing %s = %d %v", ids[1], status, out)
 	}
-	if n := len(g.rt.DeadLetters()); n != 0 {
+	if n := len(openDeadLetters(t, g)); n != 0 {
 		t.Errorf("%d dead letters left", n)
 	}
 	if status, _ := do(t, "POST", srv.URL+"/v1/deadletters/"+ids[1]+"/dismiss", `{"note":"again"}`, nil); status != http.StatusNotFound {
@@ -479,13 +454,13 @@ func TestInterruptedRequestThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutRequest(context.Background(), &store.Request{ID: "trip", Principal: localPrincipal, Agent: "api",
+	if err := st.PutRequest(context.Background(), &store.Request{ID: "trip", Principal: link.LocalPrincipal, Agent: "api",
 		State: "running", Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
 	for _, restart := range []string{"interrupting", "later"} {
-		g := newTestGateway(t, &Config{Data: dir})
+		g := newTestGateway(t, &config.Config{Data: dir})
 		srv := serveTest(t, g)
 		status, body := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"trip","tool_calls":[
 			{"call_id":"c1","tool":"refund_order","arguments":{"order_id":"1001","amount":5,"reason":"damaged box"}}]}`, nil)
@@ -513,7 +488,7 @@ func TestInterruptedRequestThroughGateway(t *testing.T) {
 		}
 		cs := connectMCP(t, g, nil)
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": "1001"},
-			Meta: mcp.Meta{MetaRequest: "trip"}})
+			Meta: mcp.Meta{link.MetaRequest: "trip"}})
 		text := ""
 		if err != nil {
 			text = err.Error()
@@ -546,4 +521,18 @@ func TestInterruptedRequestThroughGateway(t *testing.T) {
 	if len(frames) != 0 {
 		t.Errorf("calls ran in the interrupted request: %d checkpoints", len(frames))
 	}
+}
+
+// TestNewRefusesTwoModels: a built-in tools' model given both in Options
+// and in the configuration is refused, not one of them silently dropped.
+func TestNewRefusesTwoModels(t *testing.T) {
+	cfg := &config.Config{Model: &config.ModelConfig{BaseURL: "http://127.0.0.1:1/v1"}}
+	if _, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true, Model: builtin.Scripted{}}); err == nil || !strings.Contains(err.Error(), "Options.Model") {
+		t.Errorf("New with two models = %v, want an error naming Options.Model", err)
+	}
+	g, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,9 +48,9 @@ func changedToolIsHeld(t *testing.T, cfg string) {
 	// A call of it is refused as held, not as unknown: what changed and
 	// who can let it through.
 	res, text := callText(t, cs, "up__echo", map[string]any{"text": "b"}, nil)
-	if e, _ := res.Meta[MetaError].(map[string]any); !res.IsError || e["code"] != "tool_held" ||
+	if e, _ := res.Meta[link.MetaError].(map[string]any); !res.IsError || e["code"] != "tool_held" ||
 		!strings.Contains(text, "definition changed") || !strings.Contains(text, "reach tools approve up__echo") {
-		t.Errorf("calling the held tool over MCP = %q (error %v), want tool_held saying an operator must approve it", text, res.Meta[MetaError])
+		t.Errorf("calling the held tool over MCP = %q (error %v), want tool_held saying an operator must approve it", text, res.Meta[link.MetaError])
 	}
 	_, out := do(t, "POST", serveTest(t, g).URL+"/v1/calls", `{"tool_calls":[{"call_id":"c1","tool":"up__echo","arguments":{"text":"b"}}]}`, nil)
 	if path(out, "results", 0, "status") != "refused" || path(out, "results", 0, "error", "code") != "tool_held" {

@@ -8,11 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +19,10 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/modelproxy"
+	"github.com/agentreach/reach/internal/openai"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -80,7 +81,7 @@ func proxyGateway(t *testing.T, fake *fakeOpenAI, extra string) (*Gateway, *http
 	t.Helper()
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model:\n  base_url: "+up.URL+"/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n"+extra),
+	cfg, err := config.Parse([]byte("model:\n  base_url: "+up.URL+"/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n"+extra),
 		os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +123,8 @@ func TestModelProxy(t *testing.T) {
 	if path(out, "choices", 0, "message", "tool_calls", 0, "id") != "call_1" {
 		t.Fatalf("answer = %s", b)
 	}
-	if resp.Header.Get(HeaderRequest) != "p1" || resp.Header.Get(HeaderFrame) == "" {
-		t.Errorf("headers: %s=%q %s=%q", HeaderRequest, resp.Header.Get(HeaderRequest), HeaderFrame, resp.Header.Get(HeaderFrame))
+	if resp.Header.Get(link.HeaderRequest) != "p1" || resp.Header.Get(link.HeaderFrame) == "" {
+		t.Errorf("headers: %s=%q %s=%q", link.HeaderRequest, resp.Header.Get(link.HeaderRequest), link.HeaderFrame, resp.Header.Get(link.HeaderFrame))
 	}
 	r, ok := g.rt.Lookup("p1")
 	if !ok {
@@ -145,7 +146,7 @@ func TestModelProxy(t *testing.T) {
 			kb = f
 		}
 	}
-	if model == nil || model.Name != "fake" || model.ID.String() != resp.Header.Get(HeaderFrame) {
+	if model == nil || model.Name != "fake" || model.ID.String() != resp.Header.Get(link.HeaderFrame) {
 		t.Fatalf("model frame = %+v", model)
 	}
 	if kb == nil || kb.Parent != model {
@@ -161,7 +162,7 @@ func TestModelProxyStream(t *testing.T) {
 	g, srv := proxyGateway(t, fake, "examples: true\n")
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"fake","stream":true,"messages":[{"role":"user","content":"refunds?"}]}`))
-	req.Header.Set(HeaderRequest, "s1")
+	req.Header.Set(link.HeaderRequest, "s1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -192,12 +193,12 @@ func TestModelProxyStream(t *testing.T) {
 		t.Fatalf("request s1 = %v", r)
 	}
 	// A client that asks for the usage chunk gets it.
-	_, b := postChat(t, srv.URL, `{"stream":true,"stream_options":{"include_usage":true},"messages":[]}`, map[string]string{HeaderRequest: "s2"})
+	_, b := postChat(t, srv.URL, `{"stream":true,"stream_options":{"include_usage":true},"messages":[]}`, map[string]string{link.HeaderRequest: "s2"})
 	if !strings.Contains(string(b), `"total_tokens":47`) {
 		t.Errorf("a stream with include_usage lacks the usage chunk:\n%s", b)
 	}
 	cs := connectMCP(t, g, nil)
-	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "refunds"}, mcp.Meta{MetaCallID: "call_1"}); res.IsError {
+	if res, text := callText(t, cs, "search_kb", map[string]any{"query": "refunds"}, mcp.Meta{link.MetaCallID: "call_1"}); res.IsError {
 		t.Fatalf("search_kb: %s", text)
 	}
 	for _, f := range r.Frames() {
@@ -232,9 +233,9 @@ func TestModelProxyRefusesOverBudget(t *testing.T) {
 		t.Errorf("the model was asked %d times, want 2", n)
 	}
 	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
-	postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "b2"})
+	postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "b2"})
 	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
-	resp, b = postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "b2"})
+	resp, b = postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "b2"})
 	if resp.StatusCode != 429 || !strings.Contains(string(b), "budget_exceeded") {
 		t.Errorf("stopped request = %d %s, want 429", resp.StatusCode, b)
 	}
@@ -255,8 +256,8 @@ func TestNestedLoopAcrossProcesses(t *testing.T) {
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 			Topic string `json:"topic"`
 		}) (*mcp.CallToolResult, any, error) {
-			tp, _ := req.Params.Meta[MetaTraceparent].(string)
-			rid, _ := req.Params.Meta[MetaRequest].(string)
+			tp, _ := req.Params.Meta[link.MetaTraceparent].(string)
+			rid, _ := req.Params.Meta[link.MetaRequest].(string)
 			h := map[string]string{"traceparent": tp, "baggage": "reach.request=" + rid}
 			// The tool's own model call, with the propagated headers.
 			hreq, _ := http.NewRequestWithContext(ctx, "POST", gatewayURL+"/v1/chat/completions",
@@ -294,7 +295,7 @@ func TestNestedLoopAcrossProcesses(t *testing.T) {
 	gatewayURL = srv.URL
 
 	// The agent's turn: the model picks svc__research.
-	resp, b := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"why refunds?"}]}`, map[string]string{HeaderRequest: "loop"})
+	resp, b := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"why refunds?"}]}`, map[string]string{link.HeaderRequest: "loop"})
 	if resp.StatusCode != 200 {
 		t.Fatalf("agent turn: %d %s", resp.StatusCode, b)
 	}
@@ -345,7 +346,7 @@ func TestModelProxyStoppedInFlight(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(hang.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: "+hang.URL+"/v1, api_key: sk-fake, name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: "+hang.URL+"/v1, api_key: sk-fake, name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestModelProxyStoppedInFlight(t *testing.T) {
 		<-asked
 		do(t, "POST", srv.URL+"/v1/requests/stopme/cancel", `{"mode":"cancel","reason":"operator"}`, nil)
 	}()
-	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: "stopme"})
+	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "stopme"})
 	var out map[string]any
 	json.Unmarshal(b, &out)
 	if resp.StatusCode != 429 || path(out, "error", "type") != "budget_exceeded" || !strings.Contains(string(b), "stopped") {
@@ -373,7 +374,7 @@ func TestModelProxyBoundsRequestIDs(t *testing.T) {
 	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
 	g, srv := proxyGateway(t, fake, "")
 	long := strings.Repeat("r", 20000)
-	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{HeaderRequest: long})
+	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: long})
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "bad_request_id") {
 		t.Errorf("a %d-character request id = %d %s, want 400 bad_request_id", len(long), resp.StatusCode, b)
 	}
@@ -385,7 +386,7 @@ func TestModelProxyBoundsRequestIDs(t *testing.T) {
 	if status != 400 || path(out, "error", "code") != "bad_request_id" {
 		t.Errorf("/v1/calls with a long request id = %d %v", status, out)
 	}
-	status, out = do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}}]}`, map[string]string{HeaderRequest: long})
+	status, out = do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}}]}`, map[string]string{link.HeaderRequest: long})
 	if status != 400 || path(out, "error", "code") != "bad_request_id" {
 		t.Errorf("/v1/calls with a long Reach-Request header = %d %v", status, out)
 	}
@@ -398,7 +399,7 @@ func TestModelProxyBoundsRequestIDs(t *testing.T) {
 func TestModelProxyRefusesUnpricedModelUnderCostBudget(t *testing.T) {
 	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
 	_, srv := proxyGateway(t, fake, "budgets:\n  default: {cost: 0.5}\n")
-	h := map[string]string{HeaderRequest: "c1"}
+	h := map[string]string{link.HeaderRequest: "c1"}
 	resp, b := postChat(t, srv.URL, `{"model":"fake-2","messages":[]}`, h)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "unpriced_model") || !strings.Contains(string(b), "fake") {
 		t.Errorf("an unpriced model under a cost budget = %d %s, want 400 unpriced_model naming the priced ones", resp.StatusCode, b)
@@ -427,7 +428,7 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 			t.Errorf("%q: warned %v, want %v: %v", tc.extra, got, tc.warn, g.Warnings())
 		}
 	}
-	cfg, err := ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1, name: unpriced}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1, name: unpriced}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,12 +437,12 @@ func TestWarnsOfUnpricedModelUnderCostBudget(t *testing.T) {
 		t.Errorf("warnings = %s, want one about the unpriced model", w)
 	}
 	// No model name: the proxy's default model is the one to price.
-	cfg, err = ParseConfig([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
+	cfg, err = config.Parse([]byte("examples: true\nmodel: {base_url: http://127.0.0.1:9/v1}\nbudgets:\n  default: {cost: 0.5}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g = newTestGateway(t, cfg)
-	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "the model "+defaultModel+" has no price") {
+	if w := strings.Join(g.Warnings(), "\n"); !strings.Contains(w, "the model "+openai.DefaultModel+" has no price") {
 		t.Errorf("warnings = %s, want one about the default model", w)
 	}
 }
@@ -451,7 +452,7 @@ func modelGateway(t *testing.T, h http.HandlerFunc, extra string) (*Gateway, str
 	t.Helper()
 	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-live-SECRET-9f8e7d, name: fake}\n"+extra), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-live-SECRET-9f8e7d, name: fake}\n"+extra), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,12 +489,12 @@ func TestModelProxyEstimatesMissingUsage(t *testing.T) {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}, "budgets:\n  default: {tokens: 50}\n")
 	for range 10 {
-		postChat(t, url, `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderRequest: "nousage"})
+		postChat(t, url, `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{link.HeaderRequest: "nousage"})
 	}
 	if n := asked.Load(); n > 1 {
 		t.Errorf("a 50-token budget let %d streamed answers without usage through (charged %d tokens)", n, requestTokens(t, g, "nousage"))
 	}
-	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderRequest: "whole"})
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{link.HeaderRequest: "whole"})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("whole answer: %d %s", resp.StatusCode, b)
 	}
@@ -513,7 +514,7 @@ func TestModelProxyStreamCutChargesUsage(t *testing.T) {
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the connection breaks before [DONE]
 	}, "")
-	postChat(t, url, `{"stream":true,"messages":[]}`, map[string]string{HeaderRequest: "cut"})
+	postChat(t, url, `{"stream":true,"messages":[]}`, map[string]string{link.HeaderRequest: "cut"})
 	if got := requestTokens(t, g, "cut"); got != 47 {
 		t.Errorf("a stream cut after its usage was charged %d tokens, want 47", got)
 	}
@@ -570,7 +571,7 @@ func TestModelProxyAmbiguousToolCallIDs(t *testing.T) {
 			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
 	}, "examples: true\n")
 	turn := func(request, id string) {
-		postChat(t, url, `{"messages":[{"role":"user","content":"`+id+`"}]}`, map[string]string{HeaderRequest: request})
+		postChat(t, url, `{"messages":[{"role":"user","content":"`+id+`"}]}`, map[string]string{link.HeaderRequest: request})
 	}
 	call := func(id string) any {
 		_, out := do(t, "POST", url+"/v1/calls", `{"tool_calls":[{"call_id":"`+id+`","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)
@@ -629,7 +630,7 @@ func TestModelProxyBaseURLWithQuery(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("model: {base_url: '"+up.URL+"/openai/v1?api-version=2024-06-01', name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/openai/v1?api-version=2024-06-01', name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,24 +639,21 @@ func TestModelProxyBaseURLWithQuery(t *testing.T) {
 	if gotPath != "/openai/v1/chat/completions" || gotQuery != "api-version=2024-06-01" {
 		t.Errorf("the model was asked at path %q, query %q", gotPath, gotQuery)
 	}
-	if got := chatURL("http://m.test/v1/"); got != "http://m.test/v1/chat/completions" {
-		t.Errorf("chatURL = %q", got)
-	}
 }
 
 // TestModelProxyAnswerTooLarge: a whole answer over the limit is an error,
 // not a cut answer with status 200, and what the model produced is
 // charged.
 func TestModelProxyAnswerTooLarge(t *testing.T) {
-	big := strings.Repeat("x", maxAnswer+1)
+	big := strings.Repeat("x", modelproxy.MaxAnswer+1)
 	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"%s"}}],"usage":{"prompt_tokens":1,"completion_tokens":5000000}}`, big)
 	}, "")
-	resp, b := postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "big"})
+	resp, b := postChat(t, url, `{"messages":[]}`, map[string]string{link.HeaderRequest: "big"})
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "model_answer_too_large") {
-		t.Errorf("an answer over %d bytes: %d, %d bytes (%.100s)", maxAnswer, resp.StatusCode, len(b), b)
+		t.Errorf("an answer over %d bytes: %d, %d bytes (%.100s)", modelproxy.MaxAnswer, resp.StatusCode, len(b), b)
 	}
-	if got := requestTokens(t, g, "big"); got < maxAnswer/bytesPerToken {
+	if got := requestTokens(t, g, "big"); got < modelproxy.MaxAnswer/modelproxy.BytesPerToken {
 		t.Errorf("the oversized answer was charged %d tokens", got)
 	}
 }
@@ -693,7 +691,7 @@ func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
 	prompt := `{"messages":[{"role":"user","content":"` + strings.Repeat("long prompt ", 100) + `"}]}`
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(prompt))
-	req.Header.Set(HeaderRequest, "gone")
+	req.Header.Set(link.HeaderRequest, "gone")
 	if resp, err := client.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("the model answered")
@@ -703,7 +701,7 @@ func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
 			t.Fatal("a call whose client left before the answer was charged nothing")
 		}
 	}
-	resp, b := postChat(t, url, prompt, map[string]string{HeaderRequest: "gone"})
+	resp, b := postChat(t, url, prompt, map[string]string{link.HeaderRequest: "gone"})
 	if resp.StatusCode != http.StatusTooManyRequests || asked.Load() != 1 {
 		t.Errorf("after the abandoned call: %d %s, the model asked %d times; want a budget refusal without asking", resp.StatusCode, b, asked.Load())
 	}
@@ -722,7 +720,7 @@ func TestModelProxyLinksToolCallsAsTheyStream(t *testing.T) {
 	}, "examples: true\n")
 	defer close(release)
 	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"stream":true,"messages":[]}`))
-	req.Header.Set(HeaderRequest, "eager")
+	req.Header.Set(link.HeaderRequest, "eager")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -746,8 +744,8 @@ func TestModelProxyToolCallIDsOfAnEndedRequest(t *testing.T) {
 			"tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "search_kb", "arguments": "{}"}}}}}},
 			"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 1}})
 	}, "examples: true\n")
-	postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "A"})
-	g.reqs.end("A")
+	postChat(t, url, `{"messages":[]}`, map[string]string{link.HeaderRequest: "A"})
+	g.owned.End("A")
 	_, out := do(t, "POST", url+"/v1/calls", `{"request_id":"A","tool_calls":[{"call_id":"call_1","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)
 	if st := path(out, "results", 0, "status"); st != "success" {
 		t.Errorf("a call naming ended request A = %v %v, want it run in a new A", st, path(out, "results", 0, "error"))
@@ -772,12 +770,12 @@ func TestModelProxyToolCallIDsStayWithTheirOwner(t *testing.T) {
 	}
 	alice, _, _ := ks.Create(auth.KeySpec{Principal: "alice", Tenant: "acme"})
 	bob, _, _ := ks.Create(auth.KeySpec{Principal: "bob", Tenant: "globex"})
-	cfg, err := ParseConfig([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\nmodel: {base_url: '"+up.URL+"/v1', name: fake}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("examples: true\ndata: "+dir+"\nauth: {keys: true}\nmodel: {base_url: '"+up.URL+"/v1', name: fake}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := serveTest(t, newTestGateway(t, cfg)).URL
-	postChat(t, url, `{"messages":[]}`, map[string]string{HeaderRequest: "alice-private", "Authorization": "Bearer " + alice})
+	postChat(t, url, `{"messages":[]}`, map[string]string{link.HeaderRequest: "alice-private", "Authorization": "Bearer " + alice})
 	for _, h := range []map[string]string{
 		{"Authorization": "Bearer " + bob},
 		{"Authorization": "Bearer " + bob, "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
@@ -836,7 +834,7 @@ func TestModelProxyMasksAKeySplitAcrossChunks(t *testing.T) {
 				if !ok || d == "[DONE]" {
 					continue
 				}
-				var c completion
+				var c openai.Completion
 				if err := json.Unmarshal([]byte(d), &c); err != nil {
 					t.Fatalf("a chunk is not JSON: %q", d)
 				}
@@ -936,79 +934,6 @@ func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
 	}
 }
 
-// TestStreamMaskShapes: a key spelled across two chunks is masked in the
-// texts of other delta shapes (an audio transcript, content parts, reasoning
-// details) and when a server sends "finish_reason": "" until the end.
-func TestStreamMaskShapes(t *testing.T) {
-	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shape := map[string]func(text string) map[string]any{
-		"transcript": func(text string) map[string]any { return map[string]any{"audio": map[string]any{"transcript": text}} },
-		"content parts": func(text string) map[string]any {
-			return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
-		},
-		"reasoning details": func(text string) map[string]any {
-			return map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "index": 0, "text": text}}}
-		},
-		"empty finish_reason": func(text string) map[string]any { return map[string]any{"content": text} },
-	}
-	for name, delta := range shape {
-		t.Run(name, func(t *testing.T) {
-			m := newStreamMask(red)
-			var out []byte
-			for i, part := range []string{"the key is sk-live-SEC", "RET-9f8e7d ok"} {
-				var finish any = ""
-				if name != "empty finish_reason" {
-					finish = nil
-				}
-				if i == 1 && name != "empty finish_reason" {
-					finish = "stop"
-				}
-				b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta(part), "finish_reason": finish}}})
-				out = append(append(out, m.chunk(b)...), '\n')
-			}
-			if rest := m.rest(); rest != nil {
-				out = append(append(out, rest...), '\n')
-			}
-			if bytes.Contains(out, []byte("9f8e7d")) {
-				t.Errorf("a part of the key got through:\n%s", out)
-			}
-			var text strings.Builder
-			for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-				var v any
-				if err := json.Unmarshal(line, &v); err != nil {
-					t.Fatalf("a chunk is not JSON: %s", line)
-				}
-				collectStrings(v, &text)
-			}
-			if !strings.Contains(text.String(), "the key is [REDACTED] ok") {
-				t.Errorf("the texts reassembled as %q", text.String())
-			}
-		})
-	}
-}
-
-// collectStrings appends the strings of v that carry text, in document
-// order of the members that carry text.
-func collectStrings(v any, b *strings.Builder) {
-	switch v := v.(type) {
-	case string:
-		b.WriteString(v)
-	case []any:
-		for _, e := range v {
-			collectStrings(e, b)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if !identifying[k] && k != "object" && k != "finish_reason" {
-				collectStrings(v[k], b)
-			}
-		}
-	}
-}
-
 // TestModelProxyForwardsTraceparent: the model endpoint is told the
 // traceparent of the turn's frame, in the request's trace, so that its
 // spans join the trace under the turn's CLIENT span.
@@ -1019,7 +944,7 @@ func TestModelProxyForwardsTraceparent(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	frame, id := resp.Header.Get(HeaderFrame), resp.Header.Get(HeaderRequest)
+	frame, id := resp.Header.Get(link.HeaderFrame), resp.Header.Get(link.HeaderRequest)
 	r, ok := g.rt.Lookup(id)
 	if !ok || frame == "" {
 		t.Fatalf("no request %q or frame %q", id, frame)

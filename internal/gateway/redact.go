@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -17,13 +19,13 @@ import (
 // passes on, the relays what an upstream sends the client, and the log
 // handler every line. With no secret configured it still masks values
 // under secret names, so that the model and the audit log see the same.
-func newRedactor(c *Config) (*redact.Redactor, error) {
+func newRedactor(c *config.Config) (*redact.Redactor, error) {
 	r, err := redact.New(nil)
 	if err != nil {
 		return nil, err
 	}
 	var vals []string
-	for _, v := range c.secretValues() {
+	for _, v := range c.SecretValues() {
 		if len(v) >= redact.MinSecretLen {
 			vals = append(vals, v)
 		}
@@ -54,7 +56,7 @@ func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 
 func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
-	if ref, ok := v.Any().(sessionRef); ok && v.Kind() == slog.KindAny { // a hash, made to be shown
+	if ref, ok := v.Any().(front.SessionRef); ok && v.Kind() == slog.KindAny { // a hash, made to be shown
 		return slog.String(a.Key, string(ref))
 	}
 	switch v.Kind() {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -98,7 +100,7 @@ func TestSecretMaskedAlikeEverywhere(t *testing.T) {
 	os.WriteFile(cfgPath, []byte("secrets: {file: secrets.env}\ndata: data\n"+
 		"model: {base_url: '"+model.URL+"/v1', api_key: '${MODEL_KEY}', name: fake}\n"+
 		"upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${UP_TOKEN}'}\n"), 0o600)
-	cfg, err := LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestSecretMaskedAlikeEverywhere(t *testing.T) {
 	srv := serveTest(t, g)
 
 	// The model, through the proxy.
-	resp, answer := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{HeaderRequest: "alike"})
+	resp, answer := postChat(t, srv.URL, `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{link.HeaderRequest: "alike"})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the proxy answered %d %s", resp.StatusCode, answer)
 	}
@@ -119,11 +121,11 @@ func TestSecretMaskedAlikeEverywhere(t *testing.T) {
 	cs := connectMCP(t, g, nil)
 	surfaces := map[string]string{"model proxy answer": string(answer)}
 	for _, name := range names {
-		res, text := callText(t, cs, "up__creds", map[string]any{name: tok}, mcp.Meta{MetaRequest: "alike"})
+		res, text := callText(t, cs, "up__creds", map[string]any{name: tok}, mcp.Meta{link.MetaRequest: "alike"})
 		b, _ := json.Marshal(res)
 		surfaces["MCP result for "+name] = string(b) + text
 	}
-	res, split := callText(t, cs, "up__split", map[string]any{}, mcp.Meta{MetaRequest: "alike"})
+	res, split := callText(t, cs, "up__split", map[string]any{}, mcp.Meta{link.MetaRequest: "alike"})
 	// The header's value is a secret whole, as is its token: the first
 	// block begins it, so the first block holds the mask (the client gets
 	// the upstream's two blocks, the second emptied: keep.go).
@@ -230,7 +232,7 @@ func TestSamplingRequestMasked(t *testing.T) {
 		})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer "+tok+"'}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer "+tok+"'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,12 +34,12 @@ func TestRequestIDRefusesControlCharacters(t *testing.T) {
 				}
 				cs := connectMCP(t, g, nil)
 				_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_kb",
-					Arguments: map[string]any{"query": "a"}, Meta: mcp.Meta{MetaRequest: tc.id}})
+					Arguments: map[string]any{"query": "a"}, Meta: mcp.Meta{link.MetaRequest: tc.id}})
 				if err == nil || !strings.Contains(err.Error(), "control character") {
 					t.Errorf("MCP with request id %q: error %v, want one saying it has a control character", tc.id, err)
 				}
 			}
-			baggage := map[string]string{HeaderBaggage: "reach.request=" + tc.baggage}
+			baggage := map[string]string{link.HeaderBaggage: "reach.request=" + tc.baggage}
 			status, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}}]}`, baggage)
 			if status != 400 || path(out, "error", "code") != "bad_request_id" {
 				t.Errorf("/v1/calls with baggage request id %q = %d %v, want 400 bad_request_id", tc.id, status, out)

@@ -5,6 +5,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,7 +33,7 @@ func samplingCharged(t *testing.T, prices, answered string, want float64) {
 	up := samplingUpstream(t) // hints "client-model"
 	yaml := "upstreams:\n  - name: s\n    url: " + up.URL + "\n" +
 		"model:\n  base_url: http://127.0.0.1:9/v1\n  prices: {" + prices + "}\n"
-	cfg, err := ParseConfig([]byte(yaml), os.LookupEnv)
+	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +50,12 @@ func samplingCharged(t *testing.T, prices, answered string, want float64) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: leanProtocol})
+	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if res, text := callText(t, cs, "s__ask", map[string]any{"q": "refunds?"}, mcp.Meta{MetaRequest: "priced"}); res.IsError {
+	if res, text := callText(t, cs, "s__ask", map[string]any{"q": "refunds?"}, mcp.Meta{link.MetaRequest: "priced"}); res.IsError {
 		t.Fatalf("s__ask: %s", text)
 	}
 	r, ok := g.rt.Lookup("priced")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +48,7 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 	for _, front := range []string{"in-memory", "http"} {
 		t.Run(front, func(t *testing.T) {
 			up := samplingUpstream(t)
-			cfg, err := ParseConfig([]byte("examples: true\nupstreams:\n  - name: s\n    url: "+up.URL+"\n"), os.LookupEnv)
+			cfg, err := config.Parse([]byte("examples: true\nupstreams:\n  - name: s\n    url: "+up.URL+"\n"), os.LookupEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,10 +57,10 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 			var sawParent string
 			client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
 				CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-					sawParent, _ = req.Params.Meta[MetaParent].(string)
+					sawParent, _ = req.Params.Meta[link.MetaParent].(string)
 					// The model picks a tool: the agent runs it through reach, naming the model frame.
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_kb", Arguments: map[string]any{"query": "refund"},
-						Meta: mcp.Meta{MetaParent: sawParent}})
+						Meta: mcp.Meta{link.MetaParent: sawParent}})
 					if err != nil || res.IsError {
 						t.Errorf("nested search_kb: %v %v", err, res)
 					}
@@ -86,7 +88,7 @@ func TestSamplingIsAModelFrameUnderTheCall(t *testing.T) {
 			}
 			t.Cleanup(func() { cs.Close() })
 
-			res, text := callText(t, cs, "s__ask", map[string]any{"q": "how long do refunds take?"}, mcp.Meta{MetaRequest: "sampling"})
+			res, text := callText(t, cs, "s__ask", map[string]any{"q": "how long do refunds take?"}, mcp.Meta{link.MetaRequest: "sampling"})
 			if res.IsError || text != "model said: 30 days" {
 				t.Fatalf("s__ask = %q (error %v)", text, res.IsError)
 			}
@@ -160,7 +162,7 @@ func TestSamplingGoesToTheCallingClient(t *testing.T) {
 		})
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(up.Close)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: s\n    url: "+up.URL+"\n    prefix: ''\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: s\n    url: "+up.URL+"\n    prefix: ''\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,37 +195,5 @@ func TestSamplingGoesToTheCallingClient(t *testing.T) {
 	}
 	if !got["A=A"] || !got["B=B"] {
 		t.Errorf("answers = %v, want each client to answer its own call's sampling", got)
-	}
-}
-
-// TestFindIgnoresEndedCalls: a message from an upstream that names a call
-// no longer in flight (reach/parent, or a traceparent with that call's
-// span) goes to no client, not to the one whose call is in flight; a
-// traceparent from another tracer, or no name, still lets the only client
-// with calls in flight have it.
-func TestFindIgnoresEndedCalls(t *testing.T) {
-	var fs flights
-	cs := &mcp.ClientSession{}
-	a := &flight{frame: &reach.Frame{ID: 0xa1}, ss: &mcp.ServerSession{}}
-	b := &flight{frame: &reach.Frame{ID: 0xb1}, ss: &mcp.ServerSession{}}
-	doneA := fs.add(cs, a)
-	defer fs.add(cs, b)()
-	doneA()
-	tp := func(id reach.FrameID) string { return "00-0af7651916cd43dd8448eb211c80319c-" + id.String() + "-01" }
-	for _, tc := range []struct {
-		name string
-		meta mcp.Meta
-		want *flight
-	}{
-		{"reach/parent of the ended call", mcp.Meta{MetaParent: a.frame.ID.String()}, nil},
-		{"traceparent of the ended call", mcp.Meta{MetaTraceparent: tp(a.frame.ID)}, nil},
-		{"reach/parent of no call", mcp.Meta{MetaParent: reach.FrameID(0xc1).String()}, nil},
-		{"reach/parent of the call in flight", mcp.Meta{MetaParent: b.frame.ID.String()}, b},
-		{"traceparent of another tracer", mcp.Meta{MetaTraceparent: tp(0xd1)}, b},
-		{"no name", mcp.Meta{}, b},
-	} {
-		if got := fs.find(cs, tc.meta, hasSession); got != tc.want {
-			t.Errorf("%s: found %p, want %p (b is %p)", tc.name, got, tc.want, b)
-		}
 	}
 }

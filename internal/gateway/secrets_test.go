@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +54,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("LEAKY_TOKEN="+secret+"\n"), 0o600)
 	cfgPath := filepath.Join(dir, "reach.yaml")
 	os.WriteFile(cfgPath, []byte("secrets: {file: secrets.env}\nupstreams:\n  - name: leaky\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${LEAKY_TOKEN}'}\n"), 0o600)
-	cfg, err := LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 	cs := connectMCP(t, g, nil)
 	var seen []string
 	for _, tool := range []string{"leaky__whoami", "leaky__leak_err"} {
-		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{MetaRequest: "sec"})
+		res, text := callText(t, cs, tool, map[string]any{}, mcp.Meta{link.MetaRequest: "sec"})
 		seen = append(seen, text)
 		if tool == "leaky__whoami" && (res.IsError || !strings.Contains(text, "[REDACTED]")) {
 			t.Errorf("%s = %q, want the token masked", tool, text)
@@ -100,7 +102,7 @@ func TestUpstreamSecretNeverShows(t *testing.T) {
 // it alone.
 func TestVariableInsideAValueIsMasked(t *testing.T) {
 	env := map[string]string{"DB_PASS": "hunter2-Pa55word", "TOK": "tok-0123456789", "MODEL_KEY": "sk-model-9876"}
-	cfg, err := ParseConfig([]byte(`upstreams:
+	cfg, err := config.Parse([]byte(`upstreams:
   - name: db
     url: http://127.0.0.1:9/mcp
     headers: {X-Dsn: "postgres://app:${DB_PASS}@db:5432/app", X-Key: "key=${TOK}"}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,13 +22,13 @@ func TestStatelessProtocol(t *testing.T) {
 	url := serveTest(t, g).URL + "/mcp"
 	c := mcp.NewClient(&mcp.Implementation{Name: "stateless-client", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient},
-		&mcp.ClientSessionOptions{ProtocolVersion: statelessProtocol})
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.StatelessProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != statelessProtocol {
-		t.Fatalf("negotiated %q, want %q", v, statelessProtocol)
+	if v := cs.InitializeResult().ProtocolVersion; v != mcpwire.StatelessProtocol {
+		t.Fatalf("negotiated %q, want %q", v, mcpwire.StatelessProtocol)
 	}
 	if cs.ID() != "" {
 		t.Errorf("the sessionless protocol got a session id %q", cs.ID())
@@ -47,17 +49,17 @@ func TestStatelessProtocol(t *testing.T) {
 		if res.IsError || got != "echo: "+text {
 			t.Fatalf("call %d: %q", i, got)
 		}
-		if si, _ := res.Meta[metaServerInfo].(map[string]any); si["name"] != "reach" {
+		if si, _ := res.Meta["io.modelcontextprotocol/serverInfo"].(map[string]any); si["name"] != "reach" {
 			t.Errorf("result _meta %v, want the server's info", res.Meta)
 		}
-		id, _ := res.Meta[MetaRequest].(string)
+		id, _ := res.Meta[link.MetaRequest].(string)
 		reqs = append(reqs, id)
-		if m := p.lastMeta(); m[MetaParent] == nil || m[MetaRequest] != id {
+		if m := p.lastMeta(); m[link.MetaParent] == nil || m[link.MetaRequest] != id {
 			t.Errorf("the upstream got _meta %v, want the call's frame and request %s", m, id)
 		}
 	}
-	if g.leanHits.Load() != 2 {
-		t.Errorf("%d of 2 calls took the lean path", g.leanHits.Load())
+	if g.front.FastCalls() != 2 {
+		t.Errorf("%d of 2 calls took the lean path", g.front.FastCalls())
 	}
 	if reqs[0] == "" || reqs[0] != reqs[1] {
 		t.Errorf("requests of one sessionless client = %v, want one", reqs)
@@ -79,7 +81,7 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", header)
 		resp, err := http.DefaultClient.Do(req)
@@ -90,8 +92,8 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 		return resp.StatusCode
 	}
 	good := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
-	if code := post("up__echo", good); code != http.StatusOK || g.leanHits.Load() != 1 {
-		t.Fatalf("a well-formed sessionless call: status %d, lean hits %d", code, g.leanHits.Load())
+	if code := post("up__echo", good); code != http.StatusOK || g.front.FastCalls() != 1 {
+		t.Fatalf("a well-formed sessionless call: status %d, lean hits %d", code, g.front.FastCalls())
 	}
 	ran := len(p.metas)
 	if code := post("up__slow", good); code != http.StatusBadRequest {
@@ -101,8 +103,8 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 	if code := post("up__echo", noCaps); code != http.StatusBadRequest {
 		t.Errorf("no client capabilities: status %d, want 400", code)
 	}
-	if len(p.metas) != ran || g.leanHits.Load() != 1 {
-		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.leanHits.Load())
+	if len(p.metas) != ran || g.front.FastCalls() != 1 {
+		t.Errorf("a refused call ran (upstream calls %d -> %d, lean hits %d)", ran, len(p.metas), g.front.FastCalls())
 	}
 }
 
@@ -113,23 +115,14 @@ func TestStatelessLeanDefersToSDK(t *testing.T) {
 func TestSessionlessClientsAreForgotten(t *testing.T) {
 	g, _, _ := upstreamGateway(t, probeConfig+"idle_gap: 30ms\n")
 	url := serveTest(t, g).URL + "/mcp"
-	clients := func() int {
-		n := 0
-		g.sessions.Range(func(k, _ any) bool {
-			if _, ok := k.(string); ok {
-				n++
-			}
-			return true
-		})
-		return n
-	}
+	clients := g.front.Clients
 	for i := range 50 {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"},"_meta":{` +
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"client-` + strconv.Itoa(i) + `","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerProtocol, statelessProtocol)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "up__echo")
 		resp, err := http.DefaultClient.Do(req)

@@ -14,25 +14,24 @@ import (
 // which upstream serves a tool, where the model is, which upstreams are
 // up, and what the requests are doing.
 
-// upstreamServing returns the upstream that serves the tool of that name,
-// or nil.
-func (g *Gateway) upstreamServing(name string) *upstream {
-	if g.rt == nil {
-		return nil
+// serving returns the name and URL ("" for stdio) of the upstream that
+// serves the tool of that name, or ok false. The catalog exists before the
+// runtime and the pool: before the pool, no tool is an upstream's.
+func (g *Gateway) serving(name string) (up, url string, ok bool) {
+	if g.pool == nil {
+		return "", "", false
 	}
-	t, ok := g.rt.Tool(name)
-	if !ok {
-		return nil
+	t, found := g.catalog.Tool(name)
+	if !found {
+		return "", "", false
 	}
-	return g.upstreamOf(t)
+	return g.pool.Serving(t)
 }
 
 // upstreamName returns the name of the upstream that serves the tool, or "".
 func (g *Gateway) upstreamName(tool string) string {
-	if u := g.upstreamServing(tool); u != nil {
-		return u.cfg.Name
-	}
-	return ""
+	up, _, _ := g.serving(tool)
+	return up
 }
 
 // upstreamsUp says which upstreams are connected.
@@ -80,19 +79,19 @@ func hostPort(raw string) (string, int) {
 func (g *Gateway) peer(e *reach.Event) telemetry.Peer {
 	switch e.Kind {
 	case reach.ToolFrame:
-		u := g.upstreamServing(e.Name)
-		if u == nil {
+		_, url, ok := g.serving(e.Name)
+		if !ok {
 			return telemetry.Peer{}
 		}
-		if u.cfg.URL == "" {
+		if url == "" {
 			return telemetry.Peer{Remote: true, Transport: "pipe"}
 		}
-		host, port := hostPort(u.cfg.URL)
+		host, port := hostPort(url)
 		return telemetry.Peer{Remote: true, Address: host, Port: port}
 	case reach.ModelFrame:
 		if e.Parent != 0 && g.rt != nil {
 			if r, ok := g.rt.Lookup(e.Request); ok {
-				if p, ok := r.Frame(e.Parent); ok && p.Kind == reach.ToolFrame && g.upstreamServing(p.Name) != nil {
+				if p, ok := r.Frame(e.Parent); ok && p.Kind == reach.ToolFrame && g.upstreamName(p.Name) != "" {
 					return telemetry.Peer{} // a sampling request, answered by the client
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,7 +50,7 @@ func serveFlakyUpstream(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // nothing of the kind, the third identical try is refused as a repeat.
 func TestRetryableUpstreamErrorIsNotALoop(t *testing.T) {
 	up, calls := serveFlakyUpstream(t)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n"+
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n"+
 		"tools:\n  up__quote: {retryable: true, retry: {attempts: 2, base: 1ms, max: 1ms}}\n  up__stock: {retry: {attempts: 1}}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)

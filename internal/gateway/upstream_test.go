@@ -9,13 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,7 +46,7 @@ func upstreamGateway(t *testing.T, cfgYAML string) (*Gateway, *upstreamProbe, *h
 	t.Helper()
 	p := newUpstreamProbe()
 	up := serveUpstream(t, p)
-	cfg, err := ParseConfig([]byte(strings.ReplaceAll(cfgYAML, "UPSTREAM_URL", up.URL)), os.LookupEnv)
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(cfgYAML, "UPSTREAM_URL", up.URL)), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +93,11 @@ func TestUpstreamCallsThroughMCP(t *testing.T) {
 	}
 	// The upstream got the call's frame and request in _meta.
 	m := p.lastMeta()
-	frame := res.Meta[MetaFrame].(string)
-	if m[MetaParent] != frame || m[MetaRequest] != res.Meta[MetaRequest] {
+	frame := res.Meta[link.MetaFrame].(string)
+	if m[link.MetaParent] != frame || m[link.MetaRequest] != res.Meta[link.MetaRequest] {
 		t.Errorf("upstream _meta = %v, want reach/parent %s and the request", m, frame)
 	}
-	if tp, _ := m[MetaTraceparent].(string); !strings.Contains(tp, "-"+frame+"-") {
+	if tp, _ := m[link.MetaTraceparent].(string); !strings.Contains(tp, "-"+frame+"-") {
 		t.Errorf("traceparent %q does not carry the frame %s", tp, frame)
 	}
 
@@ -129,13 +130,13 @@ func TestUpstreamCallsThroughMCP(t *testing.T) {
 func TestUpstreamWriteForwardsIdempotencyKey(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"tools:\n  up__echo: {access: write}\n")
 	cs := connectMCP(t, g, nil)
-	callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{MetaCallID: "c7", MetaRequest: "r7"})
-	if k, _ := p.lastMeta()[MetaIdempotencyKey].(string); k != "up__echo:r7/c7" {
+	callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{link.MetaCallID: "c7", link.MetaRequest: "r7"})
+	if k, _ := p.lastMeta()[link.MetaIdempotencyKey].(string); k != "up__echo:r7/c7" {
 		t.Errorf("idempotency key upstream = %q, want up__echo:r7/c7", k)
 	}
 	// The same key again returns the recorded result without calling the upstream.
 	before := len(p.metas)
-	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{MetaCallID: "c7", MetaRequest: "r7"})
+	res, _ := callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{link.MetaCallID: "c7", link.MetaRequest: "r7"})
 	if res.IsError || len(p.metas) != before {
 		t.Errorf("a repeated key reached the upstream again")
 	}
@@ -161,7 +162,7 @@ func TestUpstreamCancelPropagates(t *testing.T) {
 		cs := connectMCP(t, g, nil)
 		done := make(chan string, 1)
 		go func() {
-			_, text := callText(t, cs, "up__slow", map[string]any{"text": "b"}, mcp.Meta{MetaRequest: "job"})
+			_, text := callText(t, cs, "up__slow", map[string]any{"text": "b"}, mcp.Meta{link.MetaRequest: "job"})
 			done <- text
 		}()
 		waitFor(t, p.started, "the upstream call to start")
@@ -238,7 +239,7 @@ func TestUpstreamCallbackNesting(t *testing.T) {
 	t.Run("reentrant", func(t *testing.T) {
 		g, _, _ := upstreamGateway(t, probeConfig+"tools:\n  up__callback: {reentrancy: reentrant}\n")
 		cs := connectMCP(t, g, nil)
-		res, text := callText(t, cs, "up__callback", args, mcp.Meta{MetaRequest: "cb"})
+		res, text := callText(t, cs, "up__callback", args, mcp.Meta{link.MetaRequest: "cb"})
 		if res.IsError {
 			t.Fatalf("outer callback: %s", text)
 		}
@@ -264,7 +265,7 @@ func TestUpstreamCallbackNesting(t *testing.T) {
 	t.Run("non-reentrant", func(t *testing.T) {
 		g, p, _ := upstreamGateway(t, probeConfig)
 		cs := connectMCP(t, g, nil)
-		_, text := callText(t, cs, "up__callback", args, mcp.Meta{MetaRequest: "cb"})
+		_, text := callText(t, cs, "up__callback", args, mcp.Meta{link.MetaRequest: "cb"})
 		if !strings.Contains(text, `"code":"reentrancy"`) {
 			t.Errorf("re-entering up__callback from its upstream = %s, want a reentrancy refusal", text)
 		}
@@ -279,7 +280,7 @@ func TestUpstreamStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Upstreams: []Upstream{{Name: "io", Command: []string{exe}, Env: map[string]Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}}
+	cfg := &config.Config{Upstreams: []config.Upstream{{Name: "io", Command: []string{exe}, Env: map[string]config.Secret{"REACH_TEST_STDIO_UPSTREAM": "1"}}}}
 	g := newTestGateway(t, cfg)
 	if ups := g.Upstreams(); len(ups) != 1 || ups[0].Transport != "stdio" || !ups[0].Connected {
 		t.Fatalf("upstream status = %+v", ups)
@@ -310,7 +311,7 @@ func TestUpstreamConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(strings.ReplaceAll(tc.yaml, "URL", up.URL)), nil)
+			cfg, err := config.Parse([]byte(strings.ReplaceAll(tc.yaml, "URL", up.URL)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,7 +342,7 @@ func TestUpstreamSecretsStayHidden(t *testing.T) {
 	}))
 	defer up.Close()
 	t.Setenv("PROBE_TOKEN", secret)
-	cfg, err := ParseConfig([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${PROBE_TOKEN}'}\n"), os.LookupEnv)
+	cfg, err := config.Parse([]byte("upstreams:\n  - name: up\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${PROBE_TOKEN}'}\n"), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,32 +372,5 @@ func TestUpstreamSecretsStayHidden(t *testing.T) {
 	everything.Write(logs.Bytes())
 	if strings.Contains(everything.String(), secret) {
 		t.Errorf("the secret leaked:\n%s", everything.String())
-	}
-}
-
-// TestStdioUpstreamEnvironmentIsItsOwn: a stdio upstream gets the safe
-// variables and its own env, nothing else of the gateway's environment,
-// even when none of the safe variables is set.
-func TestStdioUpstreamEnvironmentIsItsOwn(t *testing.T) {
-	for _, k := range safeEnv {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("REACH_TEST_GATEWAY_SECRET", "sk-stays-here")
-	g := newTestGateway(t, &Config{})
-	for _, env := range []map[string]Secret{nil, {"OWN": "yes"}} {
-		u := g.newUpstream(0, Upstream{Name: "x", Command: []string{"env"}, Env: env})
-		cmd := u.transport().(*inOrder).Transport.(*mcp.CommandTransport).Command
-		if cmd.Env == nil { // exec would pass on the gateway's whole environment
-			t.Errorf("env %v: the upstream inherits the gateway's environment", env)
-		}
-		for _, kv := range cmd.Env {
-			if strings.HasPrefix(kv, "REACH_TEST_GATEWAY_SECRET=") {
-				t.Errorf("env %v: the upstream gets the gateway's %s", env, kv)
-			}
-		}
-		if env != nil && !slices.Contains(cmd.Env, "OWN=yes") {
-			t.Errorf("the upstream's env = %q, want its own OWN=yes", cmd.Env)
-		}
 	}
 }

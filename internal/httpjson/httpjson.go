@@ -6,6 +6,9 @@ package httpjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 )
 
@@ -37,4 +40,22 @@ func Write(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// ReadBody reads a request's body (limited by the server, see
+// http.MaxBytesReader), answering 413 or 400 itself on failure.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit),
+				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			return nil, false
+		}
+		WriteError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
+		return nil, false
+	}
+	return data, true
 }

@@ -1,7 +1,10 @@
 package jsonscan_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
 )
@@ -58,4 +61,88 @@ func TestAppendEscaped(t *testing.T) {
 			t.Errorf("AppendEscapedShort(%q) = %q, want %q", c.in, got, c.short)
 		}
 	}
+}
+
+// TestAppendQuoted: AppendQuoted writes what encoding/json writes, byte
+// for byte.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " back \ slash`, "ctl \x00\x01\x1f\n\r\t\b\f", "<a href=x>&amp;</a>",
+		"ünïcødé ✓ 😀", "bad \xff\xfe utf8", "line\u2028para\u2029end"} {
+		want, _ := json.Marshal(s)
+		if got := jsonscan.AppendQuoted(nil, s); string(got) != string(want) {
+			t.Errorf("AppendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// FuzzAppendQuoted: for any string, AppendQuoted and encoding/json agree.
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "a<b>&c", "\u2028\xff\x00\"\\", "ü\b\f\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := jsonscan.AppendQuoted(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendQuoted(%q) = %s, encoding/json %s", s, got, want)
+		}
+	})
+}
+
+// unquote decodes the inside of a JSON string with AppendUnescape; false
+// on a bad escape or an unescaped quote.
+func unquote(in string) (string, bool) {
+	b := []byte(in)
+	var out []byte
+	for i := 0; i < len(b); {
+		switch b[i] {
+		case '"':
+			return "", false
+		case '\\':
+			var ok bool
+			if out, i, ok = jsonscan.AppendUnescape(out, b, i); !ok {
+				return "", false
+			}
+		default:
+			out = append(out, b[i])
+			i++
+		}
+	}
+	return string(out), true
+}
+
+// checkUnescape holds that AppendUnescape decodes the inside of a JSON
+// string as encoding/json does, when that is valid UTF-8 without control
+// characters (which encoding/json refuses or replaces itself).
+func checkUnescape(t *testing.T, in string) {
+	t.Helper()
+	if !utf8.ValidString(in) || strings.ContainsFunc(in, func(r rune) bool { return r < 0x20 }) {
+		return
+	}
+	var want string
+	werr := json.Unmarshal([]byte(`"`+in+`"`), &want)
+	got, ok := unquote(in)
+	if ok != (werr == nil) || ok && got != want {
+		t.Errorf("unescaping %q = %q, %v; encoding/json %q, %v", in, got, ok, want, werr)
+	}
+}
+
+// TestAppendUnescape: every escape, surrogate pairs and lone halves, and
+// bad escapes decode as encoding/json decodes them.
+func TestAppendUnescape(t *testing.T) {
+	for _, in := range []string{``, `plain`, `\"\\\/\b\f\n\r\t`, `\u00e9\u00E9`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ude00\ud83d`,
+		`\ud83d\u0041`, `\ud83d\uzzzz`, `\ud83d\ud83d\ude00`, `\u12`, `\u12g4`, `\x`, `\`, `a"b`, `ü\u2028`} {
+		checkUnescape(t, in)
+	}
+	if out, next, ok := jsonscan.AppendUnescape([]byte("keep"), []byte(`\q`), 0); ok || next != 0 || string(out) != "keep" {
+		t.Errorf("a bad escape: %q, %d, %v; want dst as given, 0, false", out, next, ok)
+	}
+}
+
+// FuzzAppendUnescape: for any string inside quotes, AppendUnescape and
+// encoding/json agree.
+func FuzzAppendUnescape(f *testing.F) {
+	for _, s := range []string{`\ud83d\ude00`, `\u00e9\n`, `\ud800\udbff`, `\/\b`} {
+		f.Add(s)
+	}
+	f.Fuzz(checkUnescape)
 }

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/cedar-policy/cedar-go/types"
 )
 
@@ -255,72 +255,17 @@ func (p *argParser) strSlow(start int) (string, error) {
 		if p.i+1 >= len(p.b) {
 			break
 		}
-		e := p.b[p.i+1]
-		p.i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
+		var ok bool
+		if out, p.i, ok = jsonscan.AppendUnescape(out, p.b, p.i); !ok {
+			e := p.b[p.i+1]
+			p.i += 2
+			if e == 'u' {
 				return "", p.errorf("invalid \\u escape")
 			}
-			if utf16Surrogate(r) {
-				// A high surrogate followed by \uDC00-\uDFFF is one rune;
-				// anything else is the replacement character.
-				if r < 0xdc00 && p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-					save := p.i
-					p.i += 2
-					if r2, ok := p.hex4(); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-						r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
-					} else {
-						p.i = save
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
 			return "", p.errorf("invalid escape \\%c", e)
 		}
 	}
 	return "", p.errorf("unterminated string")
-}
-
-func utf16Surrogate(r rune) bool { return r >= 0xd800 && r <= 0xdfff }
-
-func (p *argParser) hex4() (rune, bool) {
-	if len(p.b)-p.i < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.b[p.i : p.i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	p.i += 4
-	return r, true
 }
 
 // number scans a JSON number and converts it (see the package's rules).

@@ -3,7 +3,7 @@
 // expressed as annotations on permits.
 //
 //	eng := policy.New(&policy.Options{Tools: rt.Tools}) // the shipped default policies
-//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: queue})
+//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: queue.Approver(), ApprovalKey: queue.ApprovalKey})
 //	w, err := policy.NewWatcher(eng, "policies/", nil) // hot reload (P5)
 //	go w.Run(ctx)
 //
@@ -723,7 +723,7 @@ func (e *Engine) principal(r *reach.Request) *types.Entity {
 		// Forget the requests that are over, or everything if none is.
 		n := int32(0)
 		e.principals.Range(func(k, _ any) bool {
-			if k.(*reach.Request).State() != "running" {
+			if k.(*reach.Request).State() != reach.RequestRunning {
 				e.principals.Delete(k)
 			} else {
 				n++

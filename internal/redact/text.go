@@ -3,8 +3,6 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
 )
@@ -428,84 +426,19 @@ func isNumber(b []byte) bool {
 // characters allowed) and appends what it stands for to out; false if b is
 // not one (a quote that is not escaped, an unknown escape).
 func appendUnescaped(out, b []byte) ([]byte, bool) {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c == '"' {
-			return nil, false
-		}
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i+1 >= len(b) {
-			return nil, false
-		}
-		i++
+	for i := 0; i < len(b); {
 		switch b[i] {
-		case '"', '\\', '/':
-			out = append(out, b[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, n := readRune(b, i+1)
-			if n == 0 {
+		case '"':
+			return nil, false
+		case '\\':
+			var ok bool
+			if out, i, ok = jsonscan.AppendUnescape(out, b, i); !ok {
 				return nil, false
 			}
-			out = utf8.AppendRune(out, r)
-			i += n
 		default:
-			return nil, false
+			out = append(out, b[i])
+			i++
 		}
 	}
 	return out, true
-}
-
-// readRune reads the 4 hex digits of a \u escape at b[i] (and the low half
-// of a surrogate pair after it) and returns the rune and how many bytes
-// after i-1 it took; 0 if they are not hex.
-func readRune(b []byte, i int) (rune, int) {
-	r1, ok := hex4(b, i)
-	if !ok {
-		return 0, 0
-	}
-	if utf16.IsSurrogate(r1) {
-		if i+10 <= len(b) && b[i+4] == '\\' && b[i+5] == 'u' {
-			if r2, ok := hex4(b, i+6); ok {
-				if r := utf16.DecodeRune(r1, r2); r != utf8.RuneError {
-					return r, 10
-				}
-			}
-		}
-		return utf8.RuneError, 4
-	}
-	return r1, 4
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

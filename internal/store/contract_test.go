@@ -484,6 +484,43 @@ func TestDeadLetters(t *testing.T) {
 	})
 }
 
+// TestTakeDeadLetter: one action takes an open dead letter; a second one
+// meanwhile gets ErrConflict, one on a settled or missing dead letter
+// ErrNotFound; settled back open, it can be taken again.
+func TestTakeDeadLetter(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		d := &DeadLetter{Request: "r1", Frame: "01", Tool: "refund", Args: []byte(`{"id":1}`), Error: "timeout", Attempts: 3}
+		if _, err := s.AddDeadLetter(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.TakeDeadLetter(ctx, d.ID)
+		if err != nil || got.State != DeadTaken || got.Tool != "refund" || string(got.Args) != `{"id":1}` || got.Attempts != 3 {
+			t.Fatalf("TakeDeadLetter = %+v, %v", got, err)
+		}
+		if _, err := s.TakeDeadLetter(ctx, d.ID); !errors.Is(err, ErrConflict) {
+			t.Errorf("a second take = %v, want ErrConflict", err)
+		}
+		if _, err := s.TakeDeadLetter(ctx, 99); !errors.Is(err, ErrNotFound) {
+			t.Errorf("taking a missing one = %v, want ErrNotFound", err)
+		}
+		got.State = DeadOpen
+		if err := s.UpdateDeadLetter(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.TakeDeadLetter(ctx, d.ID); err != nil || again.State != DeadTaken {
+			t.Fatalf("taking it again once open = %+v, %v", again, err)
+		}
+		got.State = DeadResolved
+		if err := s.UpdateDeadLetter(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TakeDeadLetter(ctx, d.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("taking a resolved one = %v, want ErrNotFound", err)
+		}
+	})
+}
+
 func TestClosed(t *testing.T) {
 	contract(t, func(t *testing.T, s Store) {
 		if err := s.Close(); err != nil {
@@ -491,19 +528,20 @@ func TestClosed(t *testing.T) {
 		}
 		ctx := context.Background()
 		calls := map[string]func() error{
-			"PutRequest":    func() error { return s.PutRequest(ctx, &Request{ID: "x"}) },
-			"GetRequest":    func() error { _, err := s.GetRequest(ctx, "x"); return err },
-			"ListRequests":  func() error { _, err := s.ListRequests(ctx, RequestFilter{}); return err },
-			"PutFrame":      func() error { return s.PutFrame(ctx, &Frame{Request: "x", Frame: "01"}) },
-			"RequestFrames": func() error { _, err := s.RequestFrames(ctx, "x"); return err },
-			"OpenFrames":    func() error { _, err := s.OpenFrames(ctx); return err },
-			"ClaimKey":      func() error { _, _, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a", Claimed: t0}); return err },
-			"SettleKey":     func() error { return s.SettleKey(ctx, "k", nil, t0) },
-			"SettleClaim":   func() error { return s.SettleClaim(ctx, &IdemRecord{Key: "k"}, nil, t0) },
-			"ClaimedKeys":   func() error { _, err := s.ClaimedKeys(ctx); return err },
-			"CompleteKey":   func() error { return s.CompleteKey(ctx, "k", "a", nil, t0) },
-			"ReleaseKey":    func() error { return s.ReleaseKey(ctx, "k", "a") },
-			"SweepKeys":     func() error { _, err := s.SweepKeys(ctx, t0); return err },
+			"PutRequest":     func() error { return s.PutRequest(ctx, &Request{ID: "x"}) },
+			"GetRequest":     func() error { _, err := s.GetRequest(ctx, "x"); return err },
+			"TakeDeadLetter": func() error { _, err := s.TakeDeadLetter(ctx, 1); return err },
+			"ListRequests":   func() error { _, err := s.ListRequests(ctx, RequestFilter{}); return err },
+			"PutFrame":       func() error { return s.PutFrame(ctx, &Frame{Request: "x", Frame: "01"}) },
+			"RequestFrames":  func() error { _, err := s.RequestFrames(ctx, "x"); return err },
+			"OpenFrames":     func() error { _, err := s.OpenFrames(ctx); return err },
+			"ClaimKey":       func() error { _, _, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a", Claimed: t0}); return err },
+			"SettleKey":      func() error { return s.SettleKey(ctx, "k", nil, t0) },
+			"SettleClaim":    func() error { return s.SettleClaim(ctx, &IdemRecord{Key: "k"}, nil, t0) },
+			"ClaimedKeys":    func() error { _, err := s.ClaimedKeys(ctx); return err },
+			"CompleteKey":    func() error { return s.CompleteKey(ctx, "k", "a", nil, t0) },
+			"ReleaseKey":     func() error { return s.ReleaseKey(ctx, "k", "a") },
+			"SweepKeys":      func() error { _, err := s.SweepKeys(ctx, t0); return err },
 			"AppendAudit": func() error {
 				return s.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "x")}, nil)
 			},

@@ -474,3 +474,26 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	d.Updated = o.Updated
 	return nil
 }
+
+// TakeDeadLetter implements DeadLetters.
+func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	if id < 1 || id > int64(len(m.dead)) {
+		return nil, fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+	}
+	o := m.dead[id-1]
+	switch o.State {
+	case DeadTaken:
+		return nil, fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+	case DeadOpen:
+	default:
+		return nil, fmt.Errorf("dead letter %d is %s: %w", id, o.State, ErrNotFound)
+	}
+	o.State, o.Updated = DeadTaken, round(time.Now())
+	c := *o
+	c.Args = clone(o.Args)
+	return &c, nil
+}

@@ -1089,3 +1089,39 @@ func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	d.Updated = round(now)
 	return nil
 }
+
+// TakeDeadLetter implements DeadLetters.
+func (s *SQLite) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	now := time.Now()
+	res, err := s.w.ExecContext(ctx, `UPDATE dead_letters SET state = ?, updated = ? WHERE id = ? AND state = ?`,
+		DeadTaken, now.UnixNano(), id, DeadOpen)
+	if err != nil {
+		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
+	}
+	var d DeadLetter
+	var a sql.NullString
+	var created, updated int64
+	err = s.w.QueryRowContext(ctx, `SELECT id, request, frame, tool, args, error, attempts, state, note, created, updated
+	FROM dead_letters WHERE id = ?`, id).Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &a, &d.Error, &d.Attempts, &d.State, &d.Note,
+		&created, &updated)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
+	case n == 0 && d.State == DeadTaken:
+		return nil, fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+	case n == 0:
+		return nil, fmt.Errorf("dead letter %d is %s: %w", id, d.State, ErrNotFound)
+	}
+	s.wrote(1)
+	d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
+	return &d, nil
+}

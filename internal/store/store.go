@@ -278,6 +278,7 @@ func follows(recs []*AuditRecord, head int64) error {
 // Dead letter states.
 const (
 	DeadOpen     = "open"     // waiting for an operator
+	DeadTaken    = "taken"    // an operator's action (a retry, a dismissal) holds it
 	DeadRetried  = "retried"  // the compensation ran again and succeeded
 	DeadResolved = "resolved" // an operator settled it by hand
 )
@@ -291,7 +292,7 @@ type DeadLetter struct {
 	Args     []byte // its redacted JSON arguments
 	Error    string // the last failure
 	Attempts int
-	State    string // DeadOpen, DeadRetried, DeadResolved
+	State    string // DeadOpen, DeadTaken, DeadRetried, DeadResolved
 	Note     string // the operator's note when it was settled
 	Created  time.Time
 	Updated  time.Time
@@ -307,6 +308,12 @@ type DeadLetters interface {
 	// UpdateDeadLetter sets the state, note, last error and attempts of the
 	// dead letter d.ID; it returns an error matching ErrNotFound if there is none.
 	UpdateDeadLetter(ctx context.Context, d *DeadLetter) error
+	// TakeDeadLetter claims the open dead letter id for one operator's
+	// action: it moves it to DeadTaken and returns it, in one step, so
+	// that of two actions (in two processes, say) one takes it and the
+	// other gets an error matching ErrConflict. A dead letter that is not
+	// open, or none, is an error matching ErrNotFound.
+	TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error)
 }
 
 func unixNano(t time.Time) int64 {

@@ -73,11 +73,11 @@ func RequestActivity(r *reach.Request, now time.Time) Activity {
 	}
 	walk(r)
 	switch st := r.State(); {
-	case st == "interrupted":
+	case st == reach.RequestInterrupted:
 		a.State, a.Mode = StateStopped, "interrupted"
-	case strings.HasPrefix(st, "stopped_"):
-		a.State, a.Mode = StateStopped, strings.TrimPrefix(st, "stopped_")
-	case st == "completed":
+	case st.Stopped():
+		a.State, a.Mode = StateStopped, strings.TrimPrefix(string(st), "stopped_")
+	case st == reach.RequestCompleted:
 		a.State = StateDone
 	case a.Waiting > 0:
 		a.State = StateWaiting

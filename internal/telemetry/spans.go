@@ -310,7 +310,7 @@ func (t *Tracer) loop() {
 		case it.e != nil:
 			t.span(it.e)
 		case it.ended:
-			t.endRequest(it.req.Trace(), it.req.ID(), it.req.State(), time.Now())
+			t.endRequest(it.req.Trace(), it.req.ID(), string(it.req.State()), time.Now())
 		default:
 			t.beginRequest(it.req)
 		}

@@ -24,9 +24,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-	"github.com/agentreach/reach/internal/callgraph"
-	"github.com/agentreach/reach/internal/graph"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/render"
 	"github.com/agentreach/reach/internal/telemetry"
 )
 
@@ -359,7 +358,7 @@ type requestView struct {
 // viewRequest summarizes q and its sub-requests at now.
 func viewRequest(q *reach.Request, now time.Time) requestView {
 	us, b := q.Usage(), q.Budget()
-	v := requestView{ID: q.ID(), Raw: q.State(), Principal: q.Principal(), Agent: q.Agent(), Scene: q.Scene(),
+	v := requestView{ID: q.ID(), Raw: string(q.State()), Principal: q.Principal(), Agent: q.Agent(), Scene: q.Scene(),
 		Started:   newWhen(q.Started(), now),
 		ToolCalls: newMeter(int64(us.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(us.Turns), int64(b.Turns)),
 		Tokens: newMeter(us.Tokens, b.Tokens), MaxDepth: us.MaxDepth, DepthLimit: b.Depth, Cause: q.StopCause(),
@@ -546,24 +545,18 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	var frames []frameView
-	var walk func(*reach.Request)
-	walk = func(q *reach.Request) {
-		for _, f := range q.Frames() {
-			n := graph.Node(f)
-			fv := frameView{ID: n.ID, Kind: n.Kind, Name: n.Name, Args: clip(n.Args, 300), Status: n.Status, Error: n.Error,
-				Summary: clip(f.Summary(), 200), Why: clip(f.Why(), 200), Tokens: n.Tokens, Started: newWhen(f.Started, now),
-				Offset: "+" + cmp.Or(span(f.Started.Sub(q.Started())), "0 ms")}
-			if l := n.Latency; l > 0 {
-				fv.Latency = span(l)
-			}
-			frames = append(frames, fv)
+	all := render.Frames(q)
+	frames := make([]frameView, 0, len(all))
+	for i := range all {
+		f := &all[i]
+		fv := frameView{ID: f.ID.String(), Kind: f.Kind, Name: f.Name, Args: clip(f.ArgumentsText(), 300), Status: f.Status, Error: f.ErrorText(),
+			Summary: clip(f.Summary, 200), Why: clip(f.Why, 200), Tokens: f.Tokens, Started: newWhen(f.Started, now),
+			Offset: "+" + cmp.Or(span(f.Started.Sub(q.Started())), "0 ms")}
+		if l := f.Latency(); l > 0 {
+			fv.Latency = span(l)
 		}
-		for _, c := range q.Children() {
-			walk(c)
-		}
+		frames = append(frames, fv)
 	}
-	walk(q)
 	v := viewRequest(q, now)
 	// The approvals of this request and its sub-requests that the viewer
 	// may decide, pending first.
@@ -603,11 +596,11 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 }
 
 // foldParam reads the frames a viewer folded (?fold=ID,ID).
-func foldParam(r *http.Request) map[string]bool {
-	m := map[string]bool{}
+func foldParam(r *http.Request) map[reach.FrameID]bool {
+	m := map[reach.FrameID]bool{}
 	for _, id := range strings.Split(r.URL.Query().Get("fold"), ",") {
-		if id = strings.TrimSpace(id); id != "" && len(m) < maxFoldParams {
-			m[id] = true
+		if f, err := reach.ParseFrameID(strings.TrimSpace(id)); err == nil && f != 0 && len(m) < maxFoldParams {
+			m[f] = true
 		}
 	}
 	return m
@@ -615,22 +608,26 @@ func foldParam(r *http.Request) map[string]bool {
 
 // graphOf draws q's graph with the folded frames folded, each box a link
 // that folds or unfolds it.
-func (u *UI) graphOf(q *reach.Request, folded map[string]bool, id string) []byte {
-	nodes := callgraph.Fold(graph.Nodes(q), folded)
-	link := func(frame string) string {
+func (u *UI) graphOf(q *reach.Request, folded map[reach.FrameID]bool, id string) []byte {
+	nodes := render.Fold(render.Frames(q), folded)
+	link := func(frame reach.FrameID) string {
 		next := maps.Clone(folded)
 		if next[frame] {
 			delete(next, frame)
 		} else {
 			next[frame] = true
 		}
-		ids := slices.Sorted(maps.Keys(next))
+		var ids []string
+		for f := range next {
+			ids = append(ids, f.String())
+		}
+		slices.Sort(ids)
 		if len(ids) == 0 {
 			return "/ui/requests/" + id + "#graph"
 		}
 		return "/ui/requests/" + id + "?fold=" + url.QueryEscape(strings.Join(ids, ",")) + "#graph"
 	}
-	return callgraph.SVGWith(nodes, &callgraph.SVGOptions{Link: link})
+	return render.SVGWith(nodes, &render.SVGOptions{Link: link})
 }
 
 func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
@@ -639,7 +636,7 @@ func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Write(callgraph.SVG(callgraph.Fold(graph.Nodes(q), foldParam(r))))
+	w.Write(render.SVG(render.Fold(render.Frames(q), foldParam(r))))
 }
 
 func (u *UI) stop(w http.ResponseWriter, r *http.Request) {

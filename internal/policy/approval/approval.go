@@ -3,7 +3,7 @@
 // high-risk calls, a reviewer) approves them.
 //
 //	q := approval.New(&approval.Options{Tool: rt.Tool, Requires: eng.Requirement})
-//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver()})
+//	rt := reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver(), ApprovalKey: q.ApprovalKey})
 //	mux.Handle("/v1/approvals", q.Handler(nil)) // and /v1/approvals/...
 //
 // # How a call is approved
@@ -244,14 +244,12 @@ func New(opts *Options) *Queue {
 	return q
 }
 
-// Approver returns the queue as the runtime's reach.Approver.
+// Approver returns the queue as the runtime's reach.Approver. Give the
+// runtime ApprovalKey too (reach.Options.ApprovalKey), so that an approved
+// call runs once under its approval and a retry gets its result.
 func (q *Queue) Approver() reach.Approver { return gate{q} }
 
 type gate struct{ q *Queue }
-
-// ApprovalKey lets the runtime run an approved call under the approval's
-// idempotency key, so that it runs once and a retry gets its result.
-func (g gate) ApprovalKey(c *reach.Call) string { return g.q.ApprovalKey(c) }
 
 // Approve implements reach.Approver: Permit for an approved call (once),
 // Deny for a denied one, NeedsApproval (pending) otherwise.

@@ -44,7 +44,7 @@ func newFixture(t *testing.T, o *Options) *fixture {
 	}
 	o.Tool = func(name string) (reach.Tool, bool) { return f.rt.Tool(name) } // f.rt is made below
 	f.q = New(o)
-	f.rt = reach.New(&reach.Options{Authorizer: eng, Approver: f.q.Approver(),
+	f.rt = reach.New(&reach.Options{Authorizer: eng, Approver: f.q.Approver(), ApprovalKey: f.q.ApprovalKey,
 		Middleware: []reach.Middleware{func(next reach.Handler) reach.Handler {
 			return func(ctx context.Context, c *reach.Call) (*reach.Result, error) {
 				f.mu.Lock()

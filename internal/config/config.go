@@ -1,0 +1,1302 @@
+// Package config is the gateway's configuration: one YAML file (JSON is
+// valid YAML), decoded strictly, every error naming its line.
+//
+//	cfg, err := config.Load("reach.yaml")
+//	g, err := gateway.New(ctx, cfg, nil)
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/policy/secrets"
+	"golang.org/x/net/http/httpguts"
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults of a Config; each applies where the field is zero.
+const (
+	DefaultListen       = "127.0.0.1:7400"
+	DefaultData         = ".reach"
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultIdleGap      = 5 * time.Minute
+)
+
+// MaxFileBytes bounds a configuration file.
+const MaxFileBytes = 1 << 20
+
+// Config is the gateway's configuration: one YAML file (JSON is valid YAML),
+// decoded strictly by [Parse]. The zero Config is valid: it serves the
+// built-in example tools on [DefaultListen].
+//
+//	listen: 127.0.0.1:7400
+//	upstreams:
+//	  - name: memory
+//	    command: [node, ./node_modules/@modelcontextprotocol/server-memory/dist/index.js]
+//	tools:
+//	  memory__delete_entities: {access: high_risk}
+//	budgets:
+//	  default: {turns: 30, depth: 5, tool_calls: 200, tokens: 200000, wall: 10m}
+type Config struct {
+	// Listen is the loopback address to serve on; if empty, DefaultListen.
+	Listen string `yaml:"listen"`
+	// Data is the folder for the gateway's state; if empty, DefaultData.
+	// A relative path is relative to the configuration file's folder.
+	Data string `yaml:"data"`
+	// MaxBodyBytes bounds a request body; if zero, DefaultMaxBodyBytes.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// IdleGap ends a gateway-begun request (and so an MCP session's request)
+	// after this long without calls; if zero, DefaultIdleGap.
+	IdleGap Duration `yaml:"idle_gap"`
+	// Examples adds the built-in example tools. A Config with no upstreams
+	// always has them, so that a bare `reach serve` has something to call.
+	Examples bool `yaml:"examples"`
+	// Upstreams are the MCP servers whose tools the gateway serves.
+	Upstreams []Upstream `yaml:"upstreams"`
+	// Tools override the contract of tools, by exposed name.
+	Tools map[string]ToolOverride `yaml:"tools"`
+	// Budgets are named request budgets; "default" applies to requests that
+	// name none.
+	Budgets map[string]Budget `yaml:"budgets"`
+	// Agents are A2A agents reach serves at /a2a/NAME, each message to
+	// one a delegation of the caller's request (C6).
+	Agents []AgentConfig `yaml:"agents"`
+	// Model is an OpenAI-compatible endpoint for tools that call the model;
+	// if nil, a scripted stand-in answers.
+	Model *ModelConfig `yaml:"model"`
+	// Telemetry configures traces; /metrics is always served.
+	Telemetry *TelemetryConfig `yaml:"telemetry"`
+	// Log sets the format and level of the gateway's log (the command
+	// line's --log-format and --log-level win).
+	Log *LogConfig `yaml:"log"`
+	// Approvals configure the confirmation queue (P4).
+	Approvals *ApprovalsConfig `yaml:"approvals"`
+	// Secrets name a file of secret values (NAME=VALUE lines or a JSON
+	// object) that ${NAME} in headers, env and api_key may use; every one
+	// of them, like every header, env and api_key value, is masked in
+	// results, errors, logs, the audit and the graph (P6).
+	Secrets *SecretsConfig `yaml:"secrets"`
+
+	// Auth makes every endpoint but /healthz need an API key or a bearer
+	// JWT; with it the gateway may serve a non-loopback address.
+	Auth *AuthConfig `yaml:"auth"`
+	// Policy is a Cedar file or folder of *.cedar files, reloaded within
+	// seconds of a change. Absent, the gateway decides by access level
+	// (read and write run, high_risk needs approval, forbidden never runs)
+	// when nobody authenticates, and by the shipped Cedar defaults when
+	// auth is configured.
+	Policy *PolicyConfig `yaml:"policy"`
+
+	secretVals map[string]string // from Secrets.File
+	varVals    []string          // the values ${VAR} references were replaced with
+	dir        string            // the configuration file's folder, for relative paths
+	root       *yaml.Node        // the parsed document, for line numbers
+}
+
+// Upstream is one MCP server: Streamable HTTP (URL) or stdio (Command).
+type Upstream struct {
+	Name string `yaml:"name"`
+	// URL of a Streamable HTTP endpoint.
+	URL string `yaml:"url"`
+	// Headers sent with every HTTP request; values may use ${VAR}.
+	Headers map[string]Secret `yaml:"headers"`
+	// Command and arguments of a stdio server. It runs in Dir with a small
+	// safe environment (PATH, HOME, ...) plus Env; nothing else of the
+	// gateway's environment is passed on.
+	Command []string `yaml:"command"`
+	// Env adds to the command's environment; values may use ${VAR}.
+	Env map[string]Secret `yaml:"env"`
+	// Dir is the command's working folder; if empty, the configuration
+	// file's folder.
+	Dir string `yaml:"dir"`
+	// Prefix replaces "<name>__" in front of the upstream's tool names; ""
+	// exposes them bare. If absent, "<name>__".
+	Prefix *string `yaml:"prefix"`
+	// Timeout bounds connecting and listing tools; if zero, 30s.
+	Timeout Duration `yaml:"timeout"`
+	// Required makes the gateway refuse to start while the upstream cannot
+	// be reached, and /readyz answer 503 while it is not connected; an
+	// upstream that is not required and cannot be reached at start is
+	// retried in the background (the gateway starts degraded).
+	Required bool `yaml:"required"`
+}
+
+// AgentConfig is one A2A agent.
+type AgentConfig struct {
+	Name string `yaml:"name"`
+	// URL is the agent's base URL; its card is at URL/.well-known/agent-card.json.
+	URL string `yaml:"url"`
+	// Budget names the budget a hand-off to the agent gets, carved from the
+	// caller's; if empty, what the caller has left.
+	Budget string `yaml:"budget"`
+	// Reentrancy is the agent's contract while it is on the delegation
+	// stack, as for tools; Key names message metadata fields.
+	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
+	Key         []string         `yaml:"key"`
+	OnViolation reach.Mode       `yaml:"on_violation"`
+}
+
+// ToolOverride is a patch of a reach.Tool, in the tool's own types: each
+// field it sets replaces the tool's (Apply); absent fields keep what the
+// tool (or, for upstream tools, its annotations) says. In YAML:
+//
+//	tools:
+//	  shop__refund:
+//	    access: high_risk
+//	    timeout: 10s
+//	    retry: {attempts: 2, base: 200ms, max: 2s}
+//	    shape: {fields: [id, status], flatten: true, max_bytes: 4096}
+//	    writes: ["order:{order_id}"]
+//	    undo: {tool: shop__refund_cancel, args: '{"refund_id": "{result.refund_id}"}'}
+//	    verify: {tool: shop__get_refund, args: '{"id": "{result.refund_id}"}', condition: 'output.status == "done"'}
+type ToolOverride struct {
+	Access      reach.Access
+	Reentrancy  reach.Reentrancy
+	Key         []string
+	OnViolation reach.Mode
+	Timeout     time.Duration
+	Retry       *reach.RetryPolicy
+	Idempotent  *bool
+	Retryable   *bool
+	Tags        []string
+	Description *string
+	Shape       *reach.Shape
+	// Reads and Writes name the entities the tool reads and writes, as
+	// templates over its arguments: order:{order_id} (S3).
+	Reads  []string
+	Writes []string
+	// Undo compensates a successful write (S1); Refresh re-reads an entity
+	// that changed before a write instead of refusing it; Verify checks a
+	// write (S2). Each is a call reach makes on the tool's behalf: a tool's
+	// exposed name and a JSON template of its arguments over the call's
+	// arguments and result, e.g. {"refund_id": "{result.refund_id}"}; a
+	// verify adds its CEL condition.
+	Undo    *reach.Followup
+	Refresh *reach.Followup
+	Verify  *reach.Verify
+}
+
+// UnmarshalYAML decodes an override's YAML keys straight into the fields
+// of the reach types they set.
+func (o *ToolOverride) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, o.fields()) }
+
+// fields maps an override's YAML keys to the fields they set.
+func (o *ToolOverride) fields() fields {
+	followup := func(f *reach.Followup) fields { return fields{"tool": &f.Tool, "args": &f.Args} }
+	return fields{
+		"access":       &o.Access,
+		"reentrancy":   &o.Reentrancy,
+		"key":          &o.Key,
+		"on_violation": &o.OnViolation,
+		"timeout":      (*Duration)(&o.Timeout),
+		"retry": &part[reach.RetryPolicy]{&o.Retry, func(r *reach.RetryPolicy) fields {
+			return fields{"attempts": &r.Attempts, "base": (*Duration)(&r.Base), "max": (*Duration)(&r.Max)}
+		}},
+		"idempotent":  &o.Idempotent,
+		"retryable":   &o.Retryable,
+		"tags":        &o.Tags,
+		"description": &o.Description,
+		"shape": &part[reach.Shape]{&o.Shape, func(s *reach.Shape) fields {
+			return fields{"fields": &s.Fields, "flatten": &s.Flatten, "max_bytes": &s.MaxBytes}
+		}},
+		"reads":   &o.Reads,
+		"writes":  &o.Writes,
+		"undo":    &part[reach.Followup]{&o.Undo, followup},
+		"refresh": &part[reach.Followup]{&o.Refresh, followup},
+		"verify": &part[reach.Verify]{&o.Verify, func(v *reach.Verify) fields {
+			fs := followup(&v.Followup)
+			fs["condition"] = &v.Condition
+			return fs
+		}},
+	}
+}
+
+// Apply changes t's contract as o says.
+func (o *ToolOverride) Apply(t *reach.Tool) {
+	set(&t.Access, o.Access)
+	set(&t.Reentrancy, o.Reentrancy)
+	set(&t.OnViolation, o.OnViolation)
+	set(&t.Timeout, o.Timeout)
+	if len(o.Key) > 0 {
+		t.Key = o.Key
+	}
+	if o.Retry != nil {
+		t.Retry = new(*o.Retry)
+	}
+	setFrom(&t.Idempotent, o.Idempotent)
+	setFrom(&t.Retryable, o.Retryable)
+	if len(o.Tags) > 0 {
+		// The upstream's own tag stays: it is how the gateway knows which
+		// upstream serves the tool (its refresh and pinning look for it).
+		own := slices.DeleteFunc(slices.Clone(t.Tags), func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") })
+		t.Tags = append(own, o.Tags...)
+	}
+	setFrom(&t.Description, o.Description)
+	if o.Shape != nil {
+		t.Shape = new(*o.Shape)
+	}
+	if len(o.Reads) > 0 {
+		t.Reads = o.Reads
+	}
+	if len(o.Writes) > 0 {
+		t.Writes = o.Writes
+	}
+	if o.Undo != nil {
+		t.Undo = new(*o.Undo)
+	}
+	if o.Refresh != nil {
+		t.Refresh = new(*o.Refresh)
+	}
+	if o.Verify != nil {
+		t.Verify = new(*o.Verify)
+	}
+}
+
+// set sets *dst to v unless v is its type's zero value.
+func set[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}
+
+// setFrom sets *dst to *v when v is not nil.
+func setFrom[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// fields maps the YAML keys of a mapping to where their values go.
+type fields map[string]any
+
+// patch is a type decoded through its fields (ToolOverride, Budget), whose
+// numbers walkNumbers finds by them too.
+type patch interface{ fields() fields }
+
+// part is a pointer field of a patch, made and decoded (through the fields
+// of) only when its key is present.
+type part[T any] struct {
+	dst    **T
+	fields func(*T) fields
+}
+
+// present returns the fields of the part when it was set.
+func (p *part[T]) present() (fields, bool) {
+	if *p.dst == nil {
+		return nil, false
+	}
+	return p.fields(*p.dst), true
+}
+
+func (p *part[T]) UnmarshalYAML(n *yaml.Node) error {
+	v := new(T)
+	if err := decodeFields(n, p.fields(v)); err != nil {
+		return err
+	}
+	*p.dst = v
+	return nil
+}
+
+// decodeFields decodes the mapping n into fs as the strict decoder
+// decodes a struct: an unknown or repeated key, a value of the wrong type
+// or a fraction for a whole number is an error that names its line.
+func decodeFields(n *yaml.Node, fs fields) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here", n.Line, n.ShortTag())}}
+	}
+	var errs []string
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if at, dup := seen[k.Value]; dup {
+			errs = append(errs, fmt.Sprintf("line %d: mapping key %q already defined at line %d", k.Line, k.Value, at))
+			continue
+		}
+		seen[k.Value] = k.Line
+		dst, ok := fs[k.Value]
+		if !ok {
+			errs = append(errs, fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value))
+			continue
+		}
+		if err := checkWholeNumbers(v, reflect.TypeOf(dst).Elem()); err != nil {
+			return err
+		}
+		if err := v.Decode(dst); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+			errs = append(errs, te.Errors...)
+		}
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
+}
+
+// Budget is a reach.Budget, read from YAML as turns, depth, tool_calls,
+// tokens, cost and wall ("10m"). A zero field is unlimited; reach.Budget(b)
+// is the runtime's.
+type Budget reach.Budget
+
+// UnmarshalYAML decodes a budget's keys straight into its fields.
+func (b *Budget) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, b.fields()) }
+
+func (b *Budget) fields() fields {
+	return fields{"turns": &b.Turns, "depth": &b.Depth, "tool_calls": &b.ToolCalls,
+		"tokens": &b.Tokens, "cost": &b.Cost, "wall": (*Duration)(&b.Wall)}
+}
+
+// ModelConfig is an OpenAI-compatible chat completions endpoint.
+type ModelConfig struct {
+	BaseURL string   `yaml:"base_url"`
+	APIKey  Secret   `yaml:"api_key"`
+	Name    string   `yaml:"name"`    // the model to ask for; if empty, "gpt-4o-mini"
+	Timeout Duration `yaml:"timeout"` // per model call; if zero, 60s
+	// Prices per model name, in dollars per million tokens, for the cost
+	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
+	Prices map[string]reach.Price `yaml:"prices"`
+}
+
+// AuthConfig says how clients authenticate.
+type AuthConfig struct {
+	// Keys accepts the API keys of the data folder's keys.json (reach keys create).
+	Keys bool `yaml:"keys"`
+	// JWT accepts bearer JWTs.
+	JWT *JWTConfig `yaml:"jwt"`
+}
+
+// JWTConfig says which JWTs are accepted and what their claims mean.
+type JWTConfig struct {
+	JWKS     string    `yaml:"jwks"` // a file (relative to the configuration's folder) or an http(s) URL
+	Issuer   string    `yaml:"issuer"`
+	Audience string    `yaml:"audience"`
+	Claims   JWTClaims `yaml:"claims"`
+}
+
+// JWTClaims name the claims of the principal, roles, tenant and department.
+type JWTClaims struct {
+	Principal  string `yaml:"principal"`
+	Roles      string `yaml:"roles"`
+	Tenant     string `yaml:"tenant"`
+	Department string `yaml:"department"`
+}
+
+// PolicyConfig names the policies.
+type PolicyConfig struct {
+	Path string `yaml:"path"`
+}
+
+// Authenticates reports whether the configuration makes clients authenticate.
+func (c *Config) Authenticates() bool {
+	return c.Auth != nil && (c.Auth.Keys || c.Auth.JWT != nil)
+}
+
+// SecretsConfig names the secrets file.
+type SecretsConfig struct {
+	File string `yaml:"file"` // relative to the configuration file's folder
+}
+
+// Path resolves p against the configuration file's folder.
+func (c *Config) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// SecretValues returns every secret value the configuration holds: the
+// secrets file's values, every ${VAR} value, upstream header and env value
+// (and a bearer header's token alone), and the model's key.
+func (c *Config) SecretValues() []string {
+	var out []string
+	for _, v := range c.secretVals {
+		out = append(out, v)
+	}
+	// A variable's value on its own: a value may hold it among other text
+	// (postgres://app:${DB_PASS}@db/app), and an error may quote it alone.
+	out = append(out, c.varVals...)
+	for _, u := range c.Upstreams {
+		for _, v := range u.Headers {
+			out = append(out, v.Reveal())
+			// A bearer header's token alone is a secret too.
+			if _, tok, ok := strings.Cut(v.Reveal(), " "); ok {
+				out = append(out, tok)
+			}
+		}
+		for _, v := range u.Env {
+			out = append(out, v.Reveal())
+		}
+	}
+	if c.Model != nil && c.Model.APIKey != "" {
+		out = append(out, c.Model.APIKey.Reveal())
+	}
+	return out
+}
+
+// TelemetryConfig says where traces go.
+type TelemetryConfig struct {
+	// OTLPEndpoint is an OTLP/HTTP collector, e.g. http://127.0.0.1:4318;
+	// if empty, no spans are exported.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+}
+
+// LogConfig is the format and level of the gateway's log.
+type LogConfig struct {
+	// Format is "text" (the default, logfmt) or "json".
+	Format string `yaml:"format"`
+	// Level is "debug", "info" (the default), "warn" or "error".
+	Level string `yaml:"level"`
+}
+
+// ParseLogLevel reads a log level: debug, info, warn or error.
+func ParseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("%q is not a log level: write debug, info, warn or error", s)
+}
+
+// CheckLogFormat checks a log format: text or json.
+func CheckLogFormat(s string) error {
+	if s == "" || s == "text" || s == "json" {
+		return nil
+	}
+	return fmt.Errorf("%q is not a log format: write text or json", s)
+}
+
+// ApprovalsConfig configures the confirmation queue.
+type ApprovalsConfig struct {
+	// TTL is how long an approval waits for a decision; if zero, 15m.
+	TTL Duration `yaml:"ttl"`
+	// Wait holds a call that needs approval this long for a decision
+	// before answering pending; zero answers pending at once.
+	Wait Duration `yaml:"wait"`
+}
+
+// Duration is a time.Duration written as "300ms", "30s" or "10m".
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as \"300ms\", \"30s\" or \"10m\"", n.Line)}}
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration; write e.g. \"300ms\", \"30s\" or \"10m\"", n.Line, n.Value)}}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Secret is a configuration value that may hold a credential (a header, an
+// environment variable, an API key). It is expanded from the environment
+// and never printed: String, GoString, LogValue and marshaling redact it.
+// Use Reveal where the value is sent.
+type Secret string
+
+// Reveal returns the value, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+func (s Secret) String() string   { return "[redacted]" }
+func (s Secret) GoString() string { return `"[redacted]"` }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalText redacts the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// MarshalYAML redacts the value.
+func (s Secret) MarshalYAML() (any, error) { return "[redacted]", nil }
+
+// Load reads and parses the configuration file at path.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := parse(data, os.LookupEnv, filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and checks a configuration strictly: an unknown field,
+// a duplicate key, a value of the wrong type, an unset or unclosed ${VAR} or
+// a bad value is an error that names its line. lookup reads the environment
+// (os.LookupEnv); ${VAR} is expanded in header, env and api_key values only,
+// where $${ writes a literal ${. Relative paths
+// are relative to the current folder (Load makes them relative to the
+// file's).
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(data, lookup, "")
+}
+
+// parse is Parse for a file in dir ("" for the current folder).
+func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("the configuration is larger than %d bytes", MaxFileBytes)
+	}
+	c := &Config{}
+	if len(bytes.TrimSpace(data)) > 0 {
+		var root yaml.Node
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			if ln := tabIndented(data); ln > 0 {
+				return nil, fmt.Errorf("%v; line %d is indented with a tab: YAML indents with spaces only", cleanYAMLError(err), ln)
+			}
+			return nil, cleanYAMLError(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, cleanYAMLError(err)
+		}
+		var extra yaml.Node
+		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+			return nil, errors.New("the configuration holds more than one YAML document; keep one")
+		}
+		if err := checkWholeNumbers(&root, reflect.TypeFor[Config]()); err != nil {
+			return nil, err
+		}
+		c.root = &root
+	}
+	c.dir = dir
+	if sc := c.Secrets; sc != nil && sc.File != "" {
+		vals, err := secrets.ReadFile(c.Path(sc.File))
+		if err != nil {
+			return nil, c.Errorf([]any{"secrets", "file"}, "secrets: %v", err)
+		}
+		c.secretVals = vals
+		env := lookup
+		lookup = func(name string) (string, bool) {
+			if v, ok := vals[name]; ok {
+				return v, true
+			}
+			if env == nil {
+				return "", false
+			}
+			return env(name)
+		}
+	}
+	if err := c.expand(lookup); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cleanYAMLError drops the library's prefix and Go type names, keeping the
+// line numbers.
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			hint := didYouMean(m)
+			m = typeNameRE.ReplaceAllString(m, " here")
+			if hint != "" {
+				m += " (did you mean " + hint + "?)"
+			}
+			m = strings.Replace(m, "field ", "unknown field ", 1)
+			m = strings.Replace(m, " not found here", "", 1)
+			msgs[i] = yamlWords.Replace(m)
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkWholeNumbers refuses a number with a fraction where the field of t
+// that n is decoded into wants a whole number: the YAML library cuts 2.5
+// to 2 (and depth: 0.5 to 0, no limit) without a word.
+func checkWholeNumbers(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) { // reads its own values (Duration)
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkWholeNumbers(c, t); err != nil {
+				return err
+			}
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			return checkWholeNumbers(n.Alias, t)
+		}
+	case yaml.ScalarNode:
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if n.ShortTag() != "!!float" {
+				return nil
+			}
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f != math.Trunc(f) {
+				return fmt.Errorf("line %d: %s is not a whole number; write one without a fraction", n.Line, n.Value)
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				if err := checkWholeNumbers(c, t.Elem()); err != nil {
+					return err
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			var ft reflect.Type
+			switch t.Kind() {
+			case reflect.Map:
+				ft = t.Elem()
+			case reflect.Struct:
+				f, ok := yamlField(t, n.Content[i].Value)
+				if !ok {
+					continue
+				}
+				ft = f.Type
+			default:
+				return nil
+			}
+			if err := checkWholeNumbers(n.Content[i+1], ft); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlField returns the field of the struct type t that the YAML key name
+// decodes into, looking into inlined structs.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			if g, ok := yamlField(f.Type, name); ok {
+				return g, true
+			}
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		if tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// tabIndented returns the number of the first line indented with a tab,
+// or 0: the YAML library only says it "found character that cannot start
+// any token".
+func tabIndented(data []byte) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 && len(bytes.TrimSpace(l)) > 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// unknownFieldRE reads the YAML library's "field X not found in type T".
+var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type [\w.\[\]*]*\.(\w+)`)
+
+// didYouMean names the known key closest to an unknown one in the
+// library's message, or "" if none is close.
+func didYouMean(msg string) string {
+	m := unknownFieldRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	best, bestD := "", 1<<30
+	for _, k := range configKeys()[m[2]] {
+		if d := names.Distance(strings.ToLower(m[1]), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD > max(2, len(m[1])/3) {
+		return ""
+	}
+	return best
+}
+
+// configKeys maps the name of each struct type of a Config to its YAML
+// keys.
+var configKeys = sync.OnceValue(func() map[string][]string {
+	keys := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || keys[t.Name()] != nil {
+			return
+		}
+		keys[t.Name()] = []string{}
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			keys[t.Name()] = append(keys[t.Name()], tag)
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return keys
+})
+
+var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)
+
+// yamlWords turns the YAML library's type names into words.
+var yamlWords = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
+	"!!float", "the number", "!!bool", "the boolean", "!!null", "null",
+	"into int64", "into a whole number", "into int", "into a whole number", "into float64", "into a number",
+	"into bool", "into true or false", "into []string", "into a list of strings", "into string", "into a string",
+	"into map[string]config.Secret", "into a mapping")
+
+// Line returns the line of the node at path (mapping keys as strings,
+// sequence indexes as ints) in the parsed document, or 0.
+func (c *Config) Line(path ...any) int {
+	if c.root == nil || len(c.root.Content) == 0 {
+		return 0
+	}
+	n := c.root.Content[0]
+	ln := n.Line
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return ln
+			}
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					ln = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				return ln
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return ln
+			}
+			n = n.Content[k]
+			ln = n.Line
+		}
+	}
+	return ln
+}
+
+// inFileOrder sorts the keys of the mapping at path as the file has them,
+// so that of several problems the first in the file is reported.
+func (c *Config) inFileOrder(keys []string, path ...any) []string {
+	at := func(k string) int { return c.Line(append(slices.Clip(path), k)...) }
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(at(a), at(b)) })
+	return keys
+}
+
+// Errorf makes an error that names the line of path (mapping keys as
+// strings, sequence indexes as ints), as every error about the
+// configuration does.
+func (c *Config) Errorf(path []any, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if ln := c.Line(path...); ln > 0 {
+		return fmt.Errorf("line %d: %s", ln, msg)
+	}
+	return errors.New(msg)
+}
+
+var varRE = regexp.MustCompile(`\$\{([^}]*)\}`)
+var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expandSecret replaces each ${VAR} by the variable's value. An unset
+// variable, or a "${" without its "}", is an error; "$${" writes a literal
+// "${".
+func expandSecret(s Secret, lookup func(string) (string, bool), record func(string)) (Secret, error) {
+	v := string(s)
+	if !strings.Contains(v, "${") {
+		return s, nil
+	}
+	const esc = "\x00dollar\x00"
+	v = strings.ReplaceAll(v, "$${", esc)
+	if strings.Contains(varRE.ReplaceAllString(v, ""), "${") { // in what was written, not in a value
+		return "", errors.New("a ${ is not closed; write ${NAME}, or $${ for a literal ${")
+	}
+	var bad error
+	v = varRE.ReplaceAllStringFunc(v, func(m string) string {
+		name := m[2 : len(m)-1]
+		if !varNameRE.MatchString(name) {
+			bad = fmt.Errorf("%q is not a variable name (use ${NAME} with letters, digits and _)", name)
+			return ""
+		}
+		val, ok := lookup(name)
+		if !ok {
+			bad = fmt.Errorf("${%s} is not set in the environment; set it, or remove the reference", name)
+			return ""
+		}
+		record(val)
+		return val
+	})
+	if bad != nil {
+		return "", bad
+	}
+	return Secret(strings.ReplaceAll(v, esc, "${")), nil
+}
+
+func (c *Config) expand(lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	record := func(v string) { c.varVals = append(c.varVals, v) }
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		for k, v := range u.Headers {
+			x, err := expandSecret(v, lookup, record)
+			if err != nil {
+				return c.Errorf([]any{"upstreams", i, "headers", k}, "upstream %s, header %s: %v", u.Name, k, err)
+			}
+			u.Headers[k] = x
+		}
+		for k, v := range u.Env {
+			x, err := expandSecret(v, lookup, record)
+			if err != nil {
+				return c.Errorf([]any{"upstreams", i, "env", k}, "upstream %s, env %s: %v", u.Name, k, err)
+			}
+			u.Env[k] = x
+		}
+	}
+	if c.Model != nil {
+		x, err := expandSecret(c.Model.APIKey, lookup, record)
+		if err != nil {
+			return c.Errorf([]any{"model", "api_key"}, "model api_key: %v", err)
+		}
+		c.Model.APIKey = x
+	}
+	return nil
+}
+
+var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// check validates values that decoding cannot: each error names its line.
+func (c *Config) check() error {
+	if l := c.Log; l != nil {
+		if err := CheckLogFormat(l.Format); err != nil {
+			return c.Errorf([]any{"log", "format"}, "log: %v", err)
+		}
+		if _, err := ParseLogLevel(l.Level); err != nil {
+			return c.Errorf([]any{"log", "level"}, "log: %v", err)
+		}
+	}
+	if c.Listen != "" {
+		if err := CheckListen(c.Listen, c.Authenticates()); err != nil {
+			return c.Errorf([]any{"listen"}, "%v", err)
+		}
+	}
+	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
+		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
+	}
+	if c.MaxBodyBytes < 0 {
+		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	seen := map[string]bool{}
+	for i, u := range c.Upstreams {
+		at := []any{"upstreams", i}
+		switch {
+		case !upstreamNameRE.MatchString(u.Name):
+			return c.Errorf(append(at, "name"), "upstream name %q: use 1-64 letters, digits, '_' or '-', starting with a letter or digit", u.Name)
+		case seen[u.Name]:
+			return c.Errorf(append(at, "name"), "upstream name %q is used twice", u.Name)
+		case u.URL == "" && len(u.Command) == 0:
+			return c.Errorf(at, "upstream %s needs url (Streamable HTTP) or command (stdio)", u.Name)
+		case u.URL != "" && len(u.Command) > 0:
+			return c.Errorf(at, "upstream %s has both url and command; keep one", u.Name)
+		case u.URL == "" && len(u.Headers) > 0:
+			return c.Errorf(append(at, "headers"), "upstream %s: headers apply to url upstreams only", u.Name)
+		case u.URL != "" && (len(u.Env) > 0 || u.Dir != ""):
+			return c.Errorf(at, "upstream %s: env and dir apply to command upstreams only", u.Name)
+		}
+		seen[u.Name] = true
+		if u.URL != "" {
+			p, err := url.Parse(u.URL)
+			if err == nil && p.User != nil { // before the message that quotes the url
+				return c.Errorf(append(at, "url"), "upstream %s: put credentials in headers with ${VAR}, not in the url", u.Name)
+			}
+			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return c.Errorf(append(at, "url"), "upstream %s: url %q must be an http:// or https:// URL", u.Name, u.URL)
+			}
+		}
+		if len(u.Command) > 0 && u.Command[0] == "" {
+			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
+		}
+		for _, k := range c.inFileOrder(slices.Sorted(maps.Keys(u.Headers)), "upstreams", i, "headers") {
+			if !httpguts.ValidHeaderFieldName(k) {
+				return c.Errorf(append(at, "headers", k), "upstream %s: %q is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~, no spaces or colons); write e.g. X-Api-Key", u.Name, k)
+			}
+			if !httpguts.ValidHeaderFieldValue(u.Headers[k].Reveal()) { // the value is a secret: not quoted
+				return c.Errorf(append(at, "headers", k), "upstream %s, header %s: the value holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)", u.Name, k)
+			}
+		}
+		for k := range u.Env {
+			if !varNameRE.MatchString(k) {
+				return c.Errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
+			}
+		}
+		if u.Prefix != nil && *u.Prefix != "" && !toolPrefixRE.MatchString(*u.Prefix) {
+			return c.Errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
+		}
+	}
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Tools)), "tools") {
+		o := c.Tools[name]
+		at := []any{"tools", name}
+		switch o.Access {
+		case "", reach.Read, reach.Write, reach.HighRisk, reach.Forbidden:
+		default:
+			return c.Errorf(append(at, "access"), "tool %s: access %q: want read, write, high_risk or forbidden", name, o.Access)
+		}
+		switch o.Reentrancy {
+		case "", reach.NonReentrant, reach.Reentrant:
+		case reach.Keyed:
+			if len(o.Key) == 0 {
+				return c.Errorf(append(at, "reentrancy"), "tool %s: a keyed tool needs key: [the argument fields that key it]", name)
+			}
+		default:
+			return c.Errorf(append(at, "reentrancy"), "tool %s: reentrancy %q: want non_reentrant, reentrant or keyed", name, o.Reentrancy)
+		}
+		switch o.OnViolation {
+		case "", reach.Refuse, reach.Warn, reach.Allow:
+		default:
+			return c.Errorf(append(at, "on_violation"), "tool %s: on_violation %q: want refuse, warn or allow", name, o.OnViolation)
+		}
+		if o.Retry != nil && o.Retry.Attempts < 0 {
+			return c.Errorf(append(at, "retry"), "tool %s: retry attempts must not be negative", name)
+		}
+		if o.Retry != nil && o.Retry.Attempts > MaxRetryAttempts {
+			return c.Errorf(append(at, "retry", "attempts"), "tool %s: retry attempts %d is more than %d; write attempts: %d or fewer (the first included: more would hold a failing call for minutes)",
+				name, o.Retry.Attempts, MaxRetryAttempts, MaxRetryAttempts)
+		}
+		for _, tag := range o.Tags {
+			if strings.HasPrefix(tag, "upstream:") {
+				return c.Errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
+			}
+		}
+	}
+	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
+		b := c.Budgets[name]
+		if b.Turns < 0 || b.Depth < 0 || b.ToolCalls < 0 || b.Tokens < 0 || b.Cost < 0 {
+			return c.Errorf([]any{"budgets", name}, "budget %s: amounts must not be negative (zero means unlimited)", name)
+		}
+	}
+	agents := map[string]bool{}
+	for i, ac := range c.Agents {
+		at := []any{"agents", i}
+		if agents[ac.Name] {
+			return c.Errorf(append(at, "name"), "agent name %q is used twice", ac.Name)
+		}
+		agents[ac.Name] = true
+		if p, err := url.Parse(ac.URL); err == nil && p.User != nil { // before the message that quotes the url
+			return c.Errorf(append(at, "url"), "agent %s: the url carries credentials; reach sends none to agents", ac.Name)
+		}
+		if err := a2a.CheckAgent(&a2a.Agent{Name: ac.Name, URL: ac.URL, Reentrancy: ac.Reentrancy, Key: ac.Key, OnViolation: ac.OnViolation}); err != nil {
+			return c.Errorf(at, "%v", err)
+		}
+		if _, ok := c.Budgets[ac.Budget]; ac.Budget != "" && !ok {
+			return c.Errorf(append(at, "budget"), "agent %s: there is no budget named %q (budgets: in the configuration)", ac.Name, ac.Budget)
+		}
+	}
+	if m := c.Model; m != nil {
+		p, err := url.Parse(m.BaseURL)
+		if err == nil && p.User != nil { // before the message that quotes the url
+			return c.Errorf([]any{"model", "base_url"}, "model: put credentials in api_key with ${VAR}, not in the base_url")
+		}
+		if m.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return c.Errorf([]any{"model", "base_url"}, "model base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8000/v1", m.BaseURL)
+		}
+		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
+			return c.Errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
+		}
+	}
+	return c.checkNumbers()
+}
+
+// MaxRetryAttempts bounds a tool's retry.attempts.
+const MaxRetryAttempts = 10
+
+// checkNumbers refuses a number anywhere in the configuration that is not
+// finite (.nan, .inf, 1e999) or is negative: no amount, price, size or
+// count means anything below zero. Of several, the first in the file is
+// reported.
+func (c *Config) checkNumbers() error {
+	var first error
+	firstLine := 0
+	walkNumbers(reflect.ValueOf(c).Elem(), nil, func(path []any, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			return
+		}
+		what := "is negative"
+		switch {
+		case math.IsNaN(v):
+			what = "is not a number (NaN)"
+		case math.IsInf(v, 0):
+			what = "is infinite"
+		}
+		ln := c.Line(path...)
+		if first == nil || ln < firstLine {
+			first = c.Errorf(path, "%s %s; write a number of 0 or more", dotted(path), what)
+			firstLine = ln
+		}
+	})
+	return first
+}
+
+// walkNumbers calls f with the path (YAML keys and list indexes) and value
+// of every number in v, a decoded configuration.
+func walkNumbers(v reflect.Value, path []any, f func([]any, float64)) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkNumbers(v.Elem(), path, f)
+		}
+	case reflect.Struct:
+		if !v.CanAddr() { // a map's value
+			pv := reflect.New(v.Type())
+			pv.Elem().Set(v)
+			v = pv.Elem()
+		}
+		if p, ok := v.Addr().Interface().(patch); ok {
+			for k, dst := range p.fields() {
+				walkField(dst, append(slices.Clip(path), k), f)
+			}
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			tag, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+			switch {
+			case tag == "-":
+				continue
+			case strings.Contains(opts, "inline"):
+				walkNumbers(v.Field(i), path, f)
+				continue
+			case tag == "":
+				tag = strings.ToLower(sf.Name)
+			}
+			walkNumbers(v.Field(i), append(slices.Clip(path), tag), f)
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			walkNumbers(v.MapIndex(k), append(slices.Clip(path), k.String()), f)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			walkNumbers(v.Index(i), append(slices.Clip(path), i), f)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f(path, float64(v.Int()))
+	case reflect.Float32, reflect.Float64:
+		f(path, v.Float())
+	}
+}
+
+// walkField walks the numbers of a patch's field (see fields): a part
+// when it was set, else the value dst points to.
+func walkField(dst any, path []any, f func([]any, float64)) {
+	if p, ok := dst.(interface{ present() (fields, bool) }); ok {
+		if fs, ok := p.present(); ok {
+			for k, d := range fs {
+				walkField(d, append(slices.Clip(path), k), f)
+			}
+		}
+		return
+	}
+	walkNumbers(reflect.ValueOf(dst).Elem(), path, f)
+}
+
+// dotted writes a configuration path as the file nests it: budgets.default.cost.
+func dotted(path []any) string {
+	var b strings.Builder
+	for i, p := range path {
+		switch p := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, p)
+		}
+	}
+	return b.String()
+}
+
+var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+
+// CheckLoopback returns an error unless addr (host:port) is a loopback
+// address: what a gateway without authentication may serve.
+func CheckLoopback(addr string) error { return CheckListen(addr, false) }
+
+// CheckListen checks a listen address: host:port with a port from 0 to
+// 65535, and, unless the gateway authenticates, a loopback host
+// (127.0.0.1, [::1] or localhost).
+func CheckListen(addr string, authenticated bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: want host:port, e.g. %s", addr, DefaultListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if authenticated || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %q without authentication: reach then serves loopback addresses only "+
+		"(127.0.0.1, [::1] or localhost); use e.g. --listen %s, or configure auth (keys or jwt) to serve other addresses", addr, DefaultListen)
+}
+
+// ListenAddr returns the listen address in force.
+func (c *Config) ListenAddr() string {
+	if c.Listen == "" {
+		return DefaultListen
+	}
+	return c.Listen
+}
+
+// DataDir returns the data folder in force, absolute when the
+// configuration came from a file.
+func (c *Config) DataDir() string {
+	d := c.Data
+	if d == "" {
+		d = DefaultData
+	}
+	if !filepath.IsAbs(d) && c.dir != "" {
+		d = filepath.Join(c.dir, d)
+	}
+	return d
+}
+
+// Dir returns the folder relative paths are resolved against ("" for the
+// current folder).
+func (c *Config) Dir() string { return c.dir }
+
+// SetDir sets the folder relative paths are resolved against.
+func (c *Config) SetDir(dir string) { c.dir = dir }
+
+// BodyLimit returns the request body limit in force.
+func (c *Config) BodyLimit() int64 {
+	if c.MaxBodyBytes == 0 {
+		return DefaultMaxBodyBytes
+	}
+	return c.MaxBodyBytes
+}
+
+// IdleAfter returns the idle gap in force: how long a request the gateway
+// began lives without calls.
+func (c *Config) IdleAfter() time.Duration {
+	if c.IdleGap == 0 {
+		return DefaultIdleGap
+	}
+	return time.Duration(c.IdleGap)
+}
+
+// DefaultBudget returns the budget for requests that name none, or nil for
+// the runtime's default.
+func (c *Config) DefaultBudget() *reach.Budget {
+	if b, ok := c.Budgets["default"]; ok {
+		return new(reach.Budget(b))
+	}
+	return nil
+}
+
+// HasDataDir reports whether the gateway keeps state in a data folder: the
+// configuration came from a file, or names its data folder (one built in
+// memory without it, as in tests, keeps none).
+func (c *Config) HasDataDir() bool { return c.Data != "" || c.dir != "" }
+
+// EnsureDataDir creates the data folder (mode 0700) and returns its path.
+func (c *Config) EnsureDataDir() (string, error) {
+	d := c.DataDir()
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("creating the data folder: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,244 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// issueExample is the configuration from issue #4.
+const issueExample = `listen: 127.0.0.1:7400
+data: ./.reach
+upstreams:
+  - name: everything                      # Streamable HTTP upstream
+    url: http://127.0.0.1:3001/mcp
+    headers: {Authorization: "Bearer ${EVERYTHING_TOKEN}"}
+  - name: memory                          # stdio upstream
+    command: [node, ./node_modules/@modelcontextprotocol/server-memory/dist/index.js]
+    env: {MEMORY_FILE_PATH: ./memory.jsonl}
+tools:                                    # per-tool contract overrides, by exposed name
+  memory__delete_entities: {access: high_risk}
+  everything__trigger-long-running-operation: {timeout: 30s}
+budgets:
+  default: {turns: 30, depth: 5, tool_calls: 200, tokens: 200000, wall: 10m}
+model:
+  base_url: http://127.0.0.1:8000/v1
+  api_key: ${OPENAI_API_KEY}
+`
+
+func TestParseConfigIssueExample(t *testing.T) {
+	c, err := Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-123", "OPENAI_API_KEY": "sk-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Upstreams[0].Headers["Authorization"].Reveal(); got != "Bearer tok-123" {
+		t.Errorf("header = %q, want the token expanded", got)
+	}
+	if got := c.Model.APIKey.Reveal(); got != "sk-secret" {
+		t.Errorf("api_key = %q", got)
+	}
+	if got := c.Upstreams[1].Env["MEMORY_FILE_PATH"].Reveal(); got != "./memory.jsonl" {
+		t.Errorf("env = %q", got)
+	}
+	if got := time.Duration(c.Tools["everything__trigger-long-running-operation"].Timeout); got != 30*time.Second {
+		t.Errorf("timeout = %v, want 30s", got)
+	}
+	if got, want := *c.DefaultBudget(), (reach.Budget{Turns: 30, Depth: 5, ToolCalls: 200, Tokens: 200000, Wall: 10 * time.Minute}); got != want {
+		t.Errorf("budget = %+v, want %+v", got, want)
+	}
+	if c.Tools["memory__delete_entities"].Access != reach.HighRisk {
+		t.Errorf("override access = %q", c.Tools["memory__delete_entities"].Access)
+	}
+}
+
+func TestParseConfigErrorsNameTheLine(t *testing.T) {
+	vars := env(map[string]string{"T": "x"})
+	cases := []struct {
+		name, yaml string
+		want       []string // substrings of the error
+	}{
+		{"unknown top-level field", "listen: 127.0.0.1:1\nlisten_on: x\n", []string{"line 2", "unknown field listen_on"}},
+		{"unknown nested field", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    header: {}\n", []string{"line 4", "header (did you mean headers?)"}},
+		{"misspelled key", "upstrems:\n  - name: a\n", []string{"line 1", "unknown field upstrems (did you mean upstreams?)"}},
+		{"misspelled deep key", "telemetry: {otlp_endpont: http://x}\n", []string{"line 1", "(did you mean otlp_endpoint?)"}},
+		{"bad log format", "log: {format: xml}\n", []string{"line 1", `"xml" is not a log format`}},
+		{"bad log level", "log:\n  level: loud\n", []string{"line 2", `"loud" is not a log level`}},
+		{"bad duration", "tools:\n  a: {timeout: soon}\n", []string{"line 2", `"soon" is not a duration`}},
+		{"negative duration", "idle_gap: -1s\n", []string{"line 1", "not a duration"}},
+		{"wrong type", "max_body_bytes: lots\n", []string{"line 1", "lots"}},
+		{"duplicate key", "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"line 2", "already defined"}},
+		{"unset variable", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: \"Bearer ${NOPE}\"}\n", []string{"line 4", "${NOPE} is not set"}},
+		{"bad variable name", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: ${1X}\n", []string{"line 3", "not a variable name"}},
+		{"unclosed variable in a header", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers: {A: \"Bearer ${TOK\"}\n", []string{"line 4", "header A", "not closed", "$${"}},
+		{"unclosed variable after a good one", "upstreams:\n  - name: a\n    command: [x]\n    env:\n      A: '${T}-${T'\n", []string{"line 5", "env A", "not closed"}},
+		{"unclosed variable in api_key", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: ${T\n", []string{"line 3", "api_key", "not closed"}},
+		{"non-loopback listen", "\n\nlisten: 0.0.0.0:7400\n", []string{"line 3", "loopback"}},
+		{"url and command", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    command: [x]\n", []string{"line 2", "both url and command"}},
+		{"neither url nor command", "upstreams:\n  - name: a\n", []string{"line 2", "needs url"}},
+		{"duplicate upstream", "upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp'}\n  - {name: a, url: 'http://127.0.0.1:1/mcp'}\n", []string{"line 3", "used twice"}},
+		{"bad upstream name", "upstreams:\n  - {name: 'a b', url: 'http://127.0.0.1:1/mcp'}\n", []string{"line 2", "upstream name"}},
+		{"credentials in url", "upstreams:\n  - {name: a, url: 'http://u:p@127.0.0.1:1/mcp'}\n", []string{"line 2", "headers with ${VAR}"}},
+		{"credentials in model url", "model:\n  name: m\n  base_url: 'https://u:p@api.example.com/v1'\n", []string{"line 3", "api_key with ${VAR}"}},
+		{"only a key in model url", "model:\n  base_url: 'https://sk-only@api.example.com/v1'\n", []string{"line 2", "not in the base_url"}},
+		{"bad access", "tools:\n  x:\n    access: admin\n", []string{"line 3", "want read, write, high_risk or forbidden"}},
+		{"reserved tag", "tools:\n  x:\n    tags: [public, 'upstream:other']\n", []string{"line 3", "upstream:other", "gateway's own"}},
+		{"keyed without key", "tools:\n  x: {reentrancy: keyed}\n", []string{"line 2", "needs key"}},
+		{"bad model url", "model: {base_url: 'localhost:8000'}\n", []string{"line 1", "base_url"}},
+		{"two documents", "listen: 127.0.0.1:1\n---\nlisten: 127.0.0.1:2\n", []string{"more than one YAML document"}},
+		{"not a mapping", "- a\n- b\n", []string{"line 1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), vars)
+			if err == nil {
+				t.Fatalf("ParseConfig succeeded, want an error containing %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "gateway.") {
+				t.Errorf("error %q shows a Go type name", err)
+			}
+		})
+	}
+}
+
+func TestParseConfigEmptyIsValid(t *testing.T) {
+	for _, in := range []string{"", "\n", "# nothing\n", "{}"} {
+		c, err := Parse([]byte(in), nil)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if c.ListenAddr() != DefaultListen {
+			t.Errorf("listen = %q, want %q", c.ListenAddr(), DefaultListen)
+		}
+	}
+}
+
+func TestExpandOnlyInSecrets(t *testing.T) {
+	// ${VAR} stays literal outside headers, env and api_key, and $${ escapes.
+	in := "data: ./${HOME}\nupstreams:\n  - name: a\n    command: [echo, '${X}']\n    env: {A: '${X}-$${X}'}\n"
+	c, err := Parse([]byte(in), env(map[string]string{"X": "val", "HOME": "/home"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Data != "./${HOME}" || c.Upstreams[0].Command[1] != "${X}" {
+		t.Errorf("expanded outside secrets: data %q, command %q", c.Data, c.Upstreams[0].Command)
+	}
+	if got := c.Upstreams[0].Env["A"].Reveal(); got != "val-${X}" {
+		t.Errorf("env A = %q, want %q", got, "val-${X}")
+	}
+}
+
+func TestSecretsAreNeverPrinted(t *testing.T) {
+	c, err := Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET", "OPENAI_API_KEY": "sk-SECRET"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	log.Info("config", "upstream", c.Upstreams[0].Headers, "key", c.Model.APIKey, "model", c.Model)
+	printed := fmt.Sprintf("%v %+v %#v %s", c.Upstreams, c.Model, c.Upstreams[0].Headers, c.Model.APIKey) + logs.String()
+	if strings.Contains(printed, "SECRET") {
+		t.Errorf("a secret was printed: %s", printed)
+	}
+	if !strings.Contains(printed, "[redacted]") {
+		t.Errorf("no redaction marker in %s", printed)
+	}
+	// An unset variable's error names the variable, not a value.
+	_, err = Parse([]byte(issueExample), env(map[string]string{"EVERYTHING_TOKEN": "tok-SECRET"}))
+	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("error = %v, want it to name OPENAI_API_KEY and show no value", err)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:7400": true, "localhost:1": true, "[::1]:80": true, "127.1.2.3:0": true,
+		"0.0.0.0:7400": false, ":7400": false, "[::]:1": false, "10.0.0.1:80": false, "example.com:80": false,
+		"127.0.0.1": false, "127.0.0.1:99999": false,
+	} {
+		err := CheckLoopback(addr)
+		if (err == nil) != ok {
+			t.Errorf("CheckLoopback(%q) = %v, want ok=%v", addr, err, ok)
+		}
+	}
+	// With authentication any host will do, but the address must still be
+	// host:port with a real port.
+	for addr, ok := range map[string]bool{"0.0.0.0:7400": true, "[::]:1": true, "nonsense": false, "0.0.0.0:99999": false, "127.0.0.1": false} {
+		if err := CheckListen(addr, true); (err == nil) != ok {
+			t.Errorf("CheckListen(%q, authenticated) = %v, want ok=%v", addr, err, ok)
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"listen: nonsense\nauth: {keys: true}\n", "want host:port"},
+		{"listen: 0.0.0.0:99999\nauth: {keys: true}\n", "not a number from 0 to 65535"},
+		{"listen: 0.0.0.0:7400\n", "without authentication"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%q: %v, want an error on line 1 saying %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(issueExample))
+	f.Add([]byte("listen: 127.0.0.1:1\ntools:\n  a: {timeout: 1s, retry: {attempts: 2, base: 1ms}}\n"))
+	f.Add([]byte("upstreams: [{name: a, url: 'http://127.0.0.1:1/mcp', headers: {A: '${X}'}}]"))
+	f.Add([]byte("{\"listen\": \"127.0.0.1:1\", \"budgets\": {\"default\": {\"wall\": \"1m\"}}}"))
+	f.Add([]byte("&a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, env(map[string]string{"X": "1"}))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		if c.Listen != "" && CheckListen(c.Listen, c.Authenticates()) != nil {
+			t.Fatalf("accepted listen address %q (authenticates: %v)", c.Listen, c.Authenticates())
+		}
+	})
+}
+
+// TestConfigURLCredentialsNotQuoted: a url with credentials is refused
+// without quoting them, whatever else is wrong with it.
+func TestConfigURLCredentialsNotQuoted(t *testing.T) {
+	for _, in := range []string{
+		"model: {base_url: 'https://user:sk-secret@api.example.com/v1'}\n",
+		"model: {base_url: 'ftp://user:sk-secret@api.example.com/v1'}\n",
+		"upstreams:\n  - {name: a, url: 'ftp://user:sk-secret@127.0.0.1:1/mcp'}\n",
+	} {
+		_, err := Parse([]byte(in), nil)
+		if err == nil || !strings.Contains(err.Error(), "not in the") || strings.Contains(err.Error(), "sk-secret") {
+			t.Errorf("Parse(%q) = %v, want an error about credentials that does not quote them", in, err)
+		}
+	}
+}
+
+// TestExpandClosedAndLiteral: "$${" stays a literal "${" without its "}",
+// and a value that holds "${" is not taken for an unclosed reference.
+func TestExpandClosedAndLiteral(t *testing.T) {
+	in := "upstreams:\n  - name: a\n    command: [x]\n    env: {A: 'x-$${Y', B: '${V}', C: '$${V}'}\n"
+	c, err := Parse([]byte(in), env(map[string]string{"V": "p${q"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"A": "x-${Y", "B": "p${q", "C": "${V}"} {
+		if got := c.Upstreams[0].Env[k].Reveal(); got != want {
+			t.Errorf("env %s = %q, want %q", k, got, want)
+		}
+	}
+}

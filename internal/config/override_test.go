@@ -1,0 +1,66 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestToolOverrideDecodesIntoReachTypes: an override's YAML lands in the
+// reach types it patches, and Apply sets what it names and nothing else.
+func TestToolOverrideDecodesIntoReachTypes(t *testing.T) {
+	cfg, err := Parse([]byte(`tools:
+  refund:
+    access: high_risk
+    timeout: 10s
+    retry: {attempts: 2, base: 200ms, max: 2s}
+    idempotent: true
+    shape: {fields: [id, status], flatten: true, max_bytes: 4096}
+    tags: [money]
+    writes: ["order:{order_id}"]
+    undo: {tool: cancel, args: '{"id": "{result.id}"}'}
+    verify: {tool: get, args: '{"id": "{result.id}"}', condition: 'output.ok'}
+    refresh: null
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := reach.Tool{Name: "refund", Description: "kept", Access: reach.Write, Tags: []string{"upstream:shop", "old"}, Retryable: true}
+	o := cfg.Tools["refund"]
+	o.Apply(&tool)
+	want := reach.Tool{Name: "refund", Description: "kept", Access: reach.HighRisk, Timeout: 10 * time.Second,
+		Retry:      &reach.RetryPolicy{Attempts: 2, Base: 200 * time.Millisecond, Max: 2 * time.Second},
+		Idempotent: true, Retryable: true,
+		Shape: &reach.Shape{Fields: []string{"id", "status"}, Flatten: true, MaxBytes: 4096},
+		Tags:  []string{"upstream:shop", "money"}, Writes: []string{"order:{order_id}"},
+		Undo:   &reach.Followup{Tool: "cancel", Args: `{"id": "{result.id}"}`},
+		Verify: &reach.Verify{Followup: reach.Followup{Tool: "get", Args: `{"id": "{result.id}"}`}, Condition: "output.ok"}}
+	if diff := cmp.Diff(want, tool, cmpopts.IgnoreFields(reach.Tool{}, "Func")); diff != "" {
+		t.Errorf("the patched tool (-want +got):\n%s", diff)
+	}
+	if o.Retry == tool.Retry || o.Shape == tool.Shape {
+		t.Errorf("Apply shares the override's values with the tool")
+	}
+}
+
+// TestToolOverrideErrorsNameTheLine: within an override as anywhere, an
+// unknown or repeated key and a value of the wrong type name their line.
+func TestToolOverrideErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown key", "tools:\n  x:\n    acess: read\n", "line 3: unknown field acess"},
+		{"unknown nested key", "tools:\n  x:\n    retry:\n      tries: 2\n", "line 4: unknown field tries"},
+		{"repeated key", "tools:\n  x:\n    access: read\n    access: write\n", `line 4: mapping key "access" already defined at line 3`},
+		{"list for a mapping", "tools:\n  x:\n    shape: [a]\n", "line 3: cannot unmarshal a list here"},
+		{"string for a number", "tools:\n  x:\n    retry: {attempts: many}\n", "line 3: cannot unmarshal the string `many` into a whole number"},
+		{"negative duration", "tools:\n  x:\n    retry: {base: -1s}\n", `line 3: "-1s" is not a duration`},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+package front
+
+// The fast tools/call path. The go-sdk decodes every message with a JSON
+// decoder that allocates a large buffer per call; through a gateway that
+// cost is paid twice more per call (as server and as client) than on a
+// direct call. For the one message that matters, tools/call over
+// Streamable HTTP, the gateway reads only the fields the guards need and
+// writes the answer itself, on both sides:
+//
+//   - downstream, fastPath answers a POST /mcp that holds a single tools/call
+//     request on a session the SDK made (Mcp-Session-Id, protocol versions
+//     before 2026-07-28), from a client whose answers need not be streams,
+//     with a JSON response, and fastStateless does the same for the
+//     sessionless protocol; everything else — initialize, lists,
+//     notifications, batches, calls that ask for progress, clients that
+//     sample, elicit or log — goes to the SDK;
+//   - upstream, the wire client (internal/upstream) posts tools/call on the
+//     SDK client session's id and reads the JSON or SSE answer, relaying
+//     progress, log messages, sampling and elicitation in order and
+//     answering pings.
+//
+// Both speak the same protocol as the SDK and fall back to it on anything
+// they do not handle.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/upstream"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fastPath wraps the SDK's stateful /mcp handler. It reads each POST on a
+// session once: a single tools/call from a client whose answers need not
+// be streams (see streams) is answered by the fast path; a client's
+// notifications/cancelled cancels its fast call, or keeps its reason for
+// a call through the SDK (cancelReason); everything else goes to the SDK,
+// a tools/call marked with its id (headerRPCID).
+func (s *Server) fastPath(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid := r.Header.Get(mcpwire.HeaderSession)
+		if sid != "" && s.authn != nil {
+			// Every method on a session (POST, the GET of its stream, the
+			// DELETE that ends it) is its owner's alone. The SDK checks it
+			// too (bindSessions); this answers first, in the API's shape,
+			// and covers what the gateway answers itself.
+			if ss := s.sessionByID(sid); ss != nil && !s.ownsSession(r, ss) {
+				notYourSession(w)
+				return
+			}
+		}
+		if r.Method != http.MethodPost || sid == "" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
+			ss := s.sessionByID(sid)
+			fast := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
+			switch {
+			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
+				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
+				if fast && s.fastCall(w, r, ss, sid, &msg) {
+					return
+				}
+				r.Header.Set(headerRPCID, string(msg.ID))
+			case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
+				if key, reason, ok := cancelled(sid, &msg); ok {
+					if v, ok := s.inflight.Load(key); ok {
+						v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
+						w.WriteHeader(http.StatusAccepted)
+						return
+					}
+					if v, ok := s.sdkCalls.Load(key); ok {
+						v.(*cancelNote).reason.Store(&reason)
+					}
+				}
+			}
+			s.passOn(sdk, w, r, body)
+		})
+	})
+}
+
+// withMessage reads a POST's JSON-RPC message into a pooled buffer and
+// calls f with it (the buffer goes back to the pool when f returns): a
+// body that could not be read is answered, one the fast path does not
+// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is.
+func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Request, f func(body []byte, msg mcpwire.Message)) {
+	buf := mcpwire.GetBuffer()
+	defer mcpwire.PutBuffer(buf)
+	body, msg, ok := mcpwire.ReadMessage(w, r, buf)
+	switch {
+	case body == nil: // answered
+	case !ok:
+		s.passOn(sdk, w, r, body)
+	default:
+		f(body, msg)
+	}
+}
+
+// Keys of the sessionless protocol's per-request _meta (SEP-2575).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// hasParamHeaders reports whether a request carries Mcp-Param-* headers
+// (arguments mirrored into headers), which the SDK checks against the body.
+func hasParamHeaders(h http.Header) bool {
+	for k := range h {
+		if len(k) > len("Mcp-Param-") && strings.EqualFold(k[:len("Mcp-Param-")], "Mcp-Param-") {
+			return true
+		}
+	}
+	return false
+}
+
+// fastStateless wraps the SDK's stateless handler with the fast tools/call
+// path for the sessionless protocol: a POST holding a single tools/call
+// request (no progress token), whose _meta names the same protocol version
+// as its header, is answered with JSON here; everything else goes to the
+// SDK. The client's calls share a request as the SDK path's do (keyed by
+// principal and clientInfo).
+func (s *Server) fastStateless(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
+			r.Header.Get("Mcp-Method") != "tools/call" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		if a := r.Header.Get("Accept"); !strings.Contains(a, "application/json") || !strings.Contains(a, "text/event-stream") {
+			sdk.ServeHTTP(w, r) // the SDK answers what is missing
+			return
+		}
+		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
+			var p mcpwire.CallParams
+			// Anything the SDK checks beyond this (headers that must match
+			// the body, versions, capabilities, a malformed reach _meta) is
+			// the SDK's to answer.
+			if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
+				mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
+				r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
+				r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
+				s.passOn(sdk, w, r, body)
+				return
+			}
+			if _, err := link.FromMeta(p.Meta); err != nil {
+				s.passOn(sdk, w, r, body)
+				return
+			}
+			s.answerStateless(w, r, bytes.Clone(msg.ID), p)
+		})
+	})
+}
+
+// answerStateless answers a sessionless client's tools/call id with JSON.
+// The client's calls share a request (keyed by principal and clientInfo).
+func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []byte, p mcpwire.CallParams) {
+	var ci struct{ Name, Version string }
+	if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
+		ci.Name, _ = m["name"].(string)
+		ci.Version, _ = m["version"].(string)
+	}
+	s.fastCalls.Add(1)
+	ctx := r.Context()
+	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
+		header: r.Header})
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we):
+		mcpwire.WriteResponse(w, id, nil, we)
+	case err != nil:
+		mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+	default:
+		res.Meta[metaServerInfo] = s.serverInfo
+		mcpwire.WriteResponse(w, id, res, nil)
+	}
+}
+
+// errClientCancelled is the cause of a call the client cancelled.
+var errClientCancelled = errors.New("the client cancelled the call")
+
+// headerRPCID carries a tools/call's JSON-RPC id from fastPath to the SDK's
+// handler (RequestExtra.Header), so that a cancellation's reason can be
+// matched to the call.
+const headerRPCID = "Reach-Internal-Rpc-Id"
+
+// cancelReason gives a call through the SDK a context whose cause, when
+// the client cancels it, says so with the client's reason.
+func (s *Server) cancelReason(ctx context.Context, ss *mcp.ServerSession, h http.Header) (context.Context, func()) {
+	id := h.Get(headerRPCID)
+	if ss == nil || ss.ID() == "" || id == "" {
+		return ctx, func() {}
+	}
+	key := ss.ID() + "\x00" + id
+	note := &cancelNote{}
+	s.sdkCalls.Store(key, note)
+	// Not a child of ctx: it ends when ctx does, with the reason as cause.
+	parent := context.WithoutCancel(ctx)
+	stopDeadline := func() {}
+	if d, ok := ctx.Deadline(); ok {
+		parent, stopDeadline = context.WithDeadline(parent, d)
+	}
+	cctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(ctx, func() {
+		if r := note.reason.Load(); r != nil {
+			cancel(fmt.Errorf("%w: %s", errClientCancelled, *r))
+			return
+		}
+		cancel(context.Cause(ctx))
+	})
+	return cctx, func() {
+		stop()
+		cancel(nil)
+		stopDeadline()
+		s.sdkCalls.CompareAndDelete(key, note)
+	}
+}
+
+// cancelled reads a notifications/cancelled on session sid: the key of the
+// call it cancels (sid, NUL, its JSON-RPC id) and the reason, bounded.
+func cancelled(sid string, msg *mcpwire.Message) (key, reason string, ok bool) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return "", "", false
+	}
+	return sid + "\x00" + string(p.RequestID), upstream.ClipText(p.Reason, maxCancelReason, ""), true
+}
+
+// cancelNote holds a client's reason for cancelling a call through the SDK.
+type cancelNote struct{ reason atomic.Pointer[string] }
+
+// maxCancelReason bounds the reason a client gives, as kept on the frame.
+const maxCancelReason = 500
+
+// passOn gives a request whose body was read to the SDK.
+func (s *Server) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(body)))
+	r.ContentLength = int64(len(body))
+	sdk.ServeHTTP(w, r)
+}
+
+// sessionByID finds the SDK's session of an Mcp-Session-Id.
+func (s *Server) sessionByID(id string) *mcp.ServerSession {
+	if v, ok := s.byID.Load(id); ok {
+		return v.(*mcp.ServerSession)
+	}
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			s.byID.Store(id, ss)
+			s.sessionFor(ss) // forgets the id when the session ends
+			return ss
+		}
+	}
+	return nil
+}
+
+// fastCall answers a tools/call. It reports false, having written nothing,
+// for calls the SDK must handle (progress).
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *mcpwire.Message) bool {
+	var p mcpwire.CallParams
+	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
+		m := "tools/call params must be an object with a tool name"
+		if errors.Is(err, mcpwire.ErrBadMeta) {
+			m = "tools/call params._meta must be an object"
+		}
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
+		return true
+	}
+	if p.Meta["progressToken"] != nil {
+		return false // progress flows on an SSE answer: the SDK's
+	}
+	s.fastCalls.Add(1)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	key := sid + "\x00" + string(msg.ID)
+	s.inflight.Store(key, cancel)
+	defer s.inflight.Delete(key)
+	agent := ""
+	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+		agent = ip.ClientInfo.Name
+	}
+	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: r.Header})
+	if errors.Is(context.Cause(ctx), errClientCancelled) {
+		mcpwire.WriteEmptyStream(w) // a cancelled request gets no response
+		return true
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		mcpwire.WriteResponse(w, msg.ID, nil, we)
+		return true
+	}
+	if err != nil {
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		return true
+	}
+	mcpwire.WriteResponse(w, msg.ID, res, nil)
+	return true
+}

@@ -1,0 +1,665 @@
+// Package front is the gateway's MCP server: the sessions and sessionless
+// clients of its downstream MCP clients and the requests their calls run
+// in, tools/call dispatched to the runtime through the SDK or on the fast
+// path (internal/mcpwire), tools/list filtered per caller, logging levels,
+// approval progress, and who owns a session. The upstream pool relays
+// upstreams' progress, log messages, sampling and elicitation to the
+// client a call came from, which dispatch names (upstream.WithCaller).
+//
+//	s := front.New(&front.Options{Runtime: rt, Owned: owned, Choices: choices, Tools: catalog, Levels: levels})
+//	s.SyncTools()
+//	mux.Handle("/mcp", s.Handler())
+package front
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/upstream"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Server. Runtime, Owned, Choices, Tools and Levels are
+// required.
+type Options struct {
+	Runtime *reach.Runtime
+	Owned   *link.Owned        // the requests the clients' calls are placed in
+	Choices *link.ModelChoices // the tool call ids the model proxy saw
+	// Authn authenticates the clients of the sessions the SDK answers, and
+	// binds each Streamable HTTP session to who opened it; nil when nobody
+	// authenticates.
+	Authn     *auth.Authenticator
+	Tools     Tools
+	Upstreams Upstreams // nil without upstreams (offline)
+	Levels    *Levels   // the logging levels the clients ask for, shared with the upstream pool
+	Version   string    // reported to clients
+	BodyLimit int64     // bounds a request body over HTTP
+	IdleAfter time.Duration
+	Logger    *slog.Logger // if nil, logs are discarded
+}
+
+// Tools are the tools a client may see in tools/list.
+type Tools interface {
+	// Visible returns the tools the caller id could call.
+	Visible(id *auth.Identity) []reach.Tool
+	// Narrows reports whether Visible may leave out tools the server lists
+	// (policies decide, or a tool is held): tools/list is then filtered
+	// per caller.
+	Narrows() bool
+}
+
+// Upstreams are what the server passes through to the upstream servers: an
+// *upstream.Pool.
+type Upstreams interface {
+	// Original is the upstream's definition of an exposed tool, nil for
+	// one that is no upstream's.
+	Original(t reach.Tool) *mcp.Tool
+	// SetLevel passes a client's logging level on to the upstream sessions
+	// its calls use.
+	SetLevel(ctx context.Context, down *mcp.ServerSession, level, shared mcp.LoggingLevel)
+	Completes() bool
+	Subscribes() bool
+	Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
+	Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error
+}
+
+// Server is the gateway's MCP server. Make one with New; its methods are
+// safe for concurrent use.
+type Server struct {
+	rt         *reach.Runtime
+	owned      *link.Owned
+	choices    *link.ModelChoices
+	authn      *auth.Authenticator
+	tools      Tools
+	ups        Upstreams
+	levels     *Levels
+	log        *slog.Logger
+	bodyLimit  int64
+	idleAfter  time.Duration
+	mcp        *mcp.Server
+	serverInfo *mcp.Implementation // as the server introduces itself
+
+	sessions  sync.Map     // *mcp.ServerSession or client key -> *session
+	byID      sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the fast tools/call path
+	fastCalls atomic.Int64 // calls answered by the fast path
+	inflight  sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, fast calls
+	sdkCalls  sync.Map     // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
+
+	mu     sync.Mutex
+	listed map[string]bool // tool names listed
+}
+
+// New returns the server; its tools are the runtime's once SyncTools ran.
+func New(opts *Options) *Server {
+	s := &Server{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools,
+		ups: opts.Upstreams, levels: opts.Levels, log: opts.Logger, bodyLimit: opts.BodyLimit, idleAfter: opts.IdleAfter,
+		listed: map[string]bool{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	mo := &mcp.ServerOptions{
+		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
+			"follow its suggestion rather than retrying the same call.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:       s.sdkLogger("mcp"),
+	}
+	if s.ups != nil && s.ups.Completes() {
+		mo.CompletionHandler = s.ups.Complete
+	}
+	if s.ups != nil && s.ups.Subscribes() {
+		mo.SubscribeHandler, mo.UnsubscribeHandler = s.ups.Subscribe, s.ups.Unsubscribe
+		mo.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
+	}
+	s.serverInfo = &mcp.Implementation{Name: "reach", Title: "Agent-Reach", Version: opts.Version}
+	s.mcp = mcp.NewServer(s.serverInfo, mo)
+	s.mcp.AddReceivingMiddleware(s.mcpCalls)
+	return s
+}
+
+// MCP returns the SDK's server, for transports other than HTTP (stdio) and
+// for the upstreams' resources and prompts.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// FastCalls returns how many calls the fast path answered.
+func (s *Server) FastCalls() int64 { return s.fastCalls.Load() }
+
+// Handler returns the handler of /mcp: Streamable HTTP, with and without
+// sessions, tools/call on the fast path where it can be.
+func (s *Server) Handler() http.Handler {
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:                       s.sdkLogger("mcp-http"),
+		SessionTimeout:               s.idleAfter + time.Minute,
+		MaxRequestBodyBytes:          s.bodyLimit,
+		PropagateRequestCancellation: true,
+	})
+	// The sessionless protocol (2026-07-28 and later) needs the SDK's
+	// stateless handler; both serve the same server.
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:                       s.sdkLogger("mcp-http"),
+		Stateless:                    true,
+		MaxRequestBodyBytes:          s.bodyLimit,
+		PropagateRequestCancellation: true,
+	})
+	return s.bindSessions(byProtocol(s.fastStateless(stateless), s.fastPath(stateful)))
+}
+
+// byProtocol sends the MCP requests of the sessionless protocol (its
+// version in the Mcp-Protocol-Version header, no session id) to stateless
+// and the rest to stateful.
+func byProtocol(stateless, stateful http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(headerRPCID) // the gateway's own, never a client's
+		if r.Header.Get(mcpwire.HeaderSession) == "" && r.Header.Get(mcpwire.HeaderProtocol) >= mcpwire.StatelessProtocol {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// Close ends every session.
+func (s *Server) Close() {
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
+}
+
+// mcpCalls answers tools/call itself, through the runtime; every other
+// method goes to the SDK.
+func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			s.bindSession(req)
+		}
+		if method == "tools/call" {
+			if r, ok := req.(*mcp.CallToolRequest); ok {
+				return s.callTool(ctx, r)
+			}
+		}
+		if method == "logging/setLevel" {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && r.Params != nil && !slices.Contains(logLevels, r.Params.Level) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("unknown logging level %q; use one of %v", r.Params.Level, logLevels)}
+			}
+		}
+		res, err := next(ctx, method, req)
+		if method == "tools/list" && err == nil {
+			res = s.filterList(ctx, req, res)
+		}
+		if method == "logging/setLevel" && err == nil {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok {
+				s.setLoggingLevel(ctx, r.Session, r.Params)
+			}
+		}
+		return res, err
+	}
+}
+
+var mcpCallSeq atomic.Uint64
+
+// session is the state the server keeps per MCP session (or sessionless
+// client).
+type session struct {
+	link.Session // the request its calls run in
+	// owner is the sessionOwner of who opened a Streamable HTTP session
+	// when the gateway authenticates (set at initialize); nil otherwise.
+	owner atomic.Pointer[string]
+}
+
+// sessionOf returns the gateway's state for the session a call came in.
+// A long-lived session (stdio, in-memory, or Streamable HTTP with a session
+// id) is keyed by itself, and its request ends when it closes. Sessionless
+// HTTP clients (protocol 2026-07-28 and later, where every POST has a
+// session of its own) are keyed by their clientInfo name and version, so that
+// one client's calls share a request until it has been idle for the gap.
+func (s *Server) sessionOf(req *mcp.CallToolRequest) *session {
+	ss := req.Session
+	if ss == nil {
+		return &session{}
+	}
+	if ss.ID() == "" && req.Extra != nil && req.Extra.Header != nil {
+		var name, version string
+		if ci := req.ClientInfo(); ci != nil {
+			name, version = ci.Name, ci.Version
+		}
+		return s.clientSession(s.identityOf(context.Background(), req.Extra.Header), name, version)
+	}
+	return s.sessionFor(ss)
+}
+
+// clientSession returns the state of a sessionless client: its principal
+// in its tenant (sessionOwner: alice of one tenant never shares alice of
+// another's request) and clientInfo name and version.
+func (s *Server) clientSession(id *auth.Identity, name, version string) *session {
+	// NUL-separated and bounded: the parts cannot run into each other, and
+	// a huge clientInfo is not kept.
+	key := "client\x00" + sessionOwner(id) + "\x00" + upstream.ClipText(name, 128, "") + "\x00" + upstream.ClipText(version, 64, "")
+	if v, ok := s.sessions.Load(key); ok {
+		return v.(*session)
+	}
+	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewSession()})
+	return v.(*session)
+}
+
+// SweepClients forgets the sessionless clients whose request has ended (or
+// that never got one within the idle gap), so that a client inventing a
+// new clientInfo for every call does not grow the gateway's memory.
+func (s *Server) SweepClients() {
+	s.sessions.Range(func(k, v any) bool {
+		if _, isClient := k.(string); !isClient {
+			return true
+		}
+		if !s.owned.Current(&v.(*session).Session) {
+			s.sessions.CompareAndDelete(k, v)
+		}
+		return true
+	})
+}
+
+// sessionFor returns the state of a long-lived session, made on first use;
+// its request ends when the session closes.
+func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
+	if v, ok := s.sessions.Load(ss); ok {
+		return v.(*session)
+	}
+	st := &session{}
+	v, loaded := s.sessions.LoadOrStore(ss, st)
+	if loaded {
+		return v.(*session)
+	}
+	go func() {
+		ss.Wait()
+		s.sessions.Delete(ss)
+		if id := ss.ID(); id != "" {
+			s.byID.Delete(id)
+		}
+		s.owned.EndSession(&st.Session)
+	}()
+	return st
+}
+
+// callTool runs one MCP tools/call (that came through the SDK) through the
+// runtime.
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	var h http.Header
+	if req.Extra != nil {
+		h = req.Extra.Header
+	}
+	if id := s.identityOf(ctx, h); id != nil {
+		ctx = auth.WithIdentity(ctx, id)
+	}
+	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h}
+	if ci := req.ClientInfo(); ci != nil {
+		c.agent = ci.Name
+	}
+	ctx, done := s.cancelReason(ctx, req.Session, h)
+	defer done()
+	return s.dispatch(ctx, &c)
+}
+
+// toolCall is one tools/call as it came in, through the SDK or the fast
+// path.
+type toolCall struct {
+	session  *session           // the client's session (or sessionless client)
+	ss       *mcp.ServerSession // the MCP session; nil for a sessionless client's call on the fast path
+	agent    string             // the client's name
+	params   mcpwire.CallParams // the tool, its arguments and _meta
+	header   http.Header        // the HTTP request's headers, which link a call whose _meta does not
+	progress any                // the client's progress token; nil when it asked for none
+}
+
+// dispatch runs one tools/call through the runtime. A refusal or a tool
+// failure is a result with isError and the text the model should read;
+// only a malformed _meta is a protocol error. A call whose _meta names no
+// request or frame is linked by its HTTP headers (baggage, Reach-Request,
+// Reach-Parent, traceparent), as an agent that passes on what reach gave
+// it with an A2A message sends them. Progress goes to the client's session
+// under its token, when both are set.
+func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult, error) {
+	m, err := link.FromMeta(c.params.Meta)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if c.header != nil && m.Request == "" && m.Parent == 0 && m.Trace == 0 {
+		if hl, err := link.FromHeaders(c.header); err == nil {
+			m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+		}
+	}
+	m.Agent = c.agent
+	who, _ := auth.IdentityFrom(ctx)
+	m.ModelTurn = s.choices.Turn(m.CallID, m.Request, who)
+	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	defer done()
+	var caller *upstream.Caller
+	if c.ss != nil {
+		caller = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
+		cctx = upstream.WithCaller(cctx, caller)
+	}
+	id := m.CallID
+	if id == "" {
+		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+	}
+	if caller != nil && c.progress != nil {
+		defer s.approvalProgress(cctx, r, id, caller)()
+	}
+	cctx, kept := upstream.Keep(cctx)
+	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
+	if !s.shaped(c.params.Name) {
+		// An upstream's tool: what it sent, when reach changed nothing.
+		if out := kept.Result(res, resultMeta(res, r.ID())); out != nil {
+			return out, nil
+		}
+	}
+	return mcpResult(res, r.ID()), nil
+}
+
+// shaped reports whether the tool's results are shaped for the model (its
+// shape: in the configuration, or its own): then the client gets reach's
+// rendering of the shaped data, not the upstream's blocks.
+func (s *Server) shaped(name string) bool {
+	t, ok := s.rt.Tool(name)
+	return ok && t.Shape != nil
+}
+
+// resultMeta is the _meta of a result: its request, frame and status.
+func resultMeta(res *reach.Result, request string) mcp.Meta {
+	return mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)}
+}
+
+// mcpResult renders a reach result as an MCP tool result.
+func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
+		Meta:    resultMeta(res, request),
+	}
+	if res.Status != reach.StatusSuccess {
+		out.IsError = true
+		if res.Error != nil {
+			out.Meta[link.MetaError] = res.Error
+		}
+		return out
+	}
+	if d := bytes.TrimSpace(res.Data); len(d) > 0 && d[0] == '{' {
+		out.StructuredContent = json.RawMessage(d)
+	}
+	if cs := mcpContent(res.Data); cs != nil {
+		out.Content = cs
+	}
+	return out
+}
+
+// mcpContent returns an upstream's content items when data is one (a JSON
+// array of typed content objects with at least one that is not text, as
+// resultData keeps images, audio and resources), so that they reach an MCP
+// client as they left the upstream; otherwise nil.
+func mcpContent(data json.RawMessage) []mcp.Content {
+	d := bytes.TrimSpace(data)
+	if len(d) < 2 || d[0] != '[' || !bytes.Contains(d, []byte(`"type"`)) {
+		return nil
+	}
+	var probe []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(d, &probe) != nil || len(probe) == 0 {
+		return nil
+	}
+	nonText := false
+	for _, p := range probe {
+		switch p.Type {
+		case "text":
+		case "image", "audio", "resource", "resource_link":
+			nonText = true
+		default:
+			return nil
+		}
+	}
+	if !nonText {
+		return nil
+	}
+	var res mcp.CallToolResult
+	if json.Unmarshal(append(append([]byte(`{"content":`), d...), '}'), &res) != nil || len(res.Content) != len(probe) {
+		return nil
+	}
+	return res.Content
+}
+
+// modelText is Result.ModelText with a JSON string's data shown unquoted.
+func modelText(res *reach.Result) string {
+	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
+		var s string
+		if json.Unmarshal(res.Data, &s) == nil {
+			cp := *res
+			cp.Data = nil
+			return s + cp.ModelText()
+		}
+	}
+	return res.ModelText()
+}
+
+// SyncTools makes the server's tool list match the runtime's tools.
+func (s *Server) SyncTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := map[string]bool{}
+	for _, t := range s.rt.Tools() {
+		if t.Access == reach.Forbidden {
+			continue
+		}
+		now[t.Name] = true
+		s.mcp.AddTool(s.mcpTool(t), unreachable)
+	}
+	var gone []string
+	for name := range s.listed {
+		if !now[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	s.listed = now
+}
+
+func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errors.New("reach: tools/call reached the SDK's handler")
+}
+
+// mcpTool describes a runtime tool for tools/list. Called with s.mu held.
+func (s *Server) mcpTool(t reach.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.InputSchema)}
+	var orig *mcp.Tool
+	if s.ups != nil {
+		orig = s.ups.Original(t)
+	}
+	ann := &mcp.ToolAnnotations{
+		ReadOnlyHint:   t.Access == reach.Read,
+		IdempotentHint: t.Idempotent,
+	}
+	if t.Access != reach.Read {
+		d := t.Access == reach.HighRisk
+		ann.DestructiveHint = &d
+	}
+	if orig != nil {
+		// Within the bounds of what is forwarded (upstream.MaxToolTitle, ...).
+		mt.Title = upstream.ClipText(orig.Title, upstream.MaxToolTitle, "")
+		if b, err := json.Marshal(orig.Icons); err == nil && len(b) <= upstream.MaxToolSchema {
+			mt.Icons = orig.Icons
+		}
+		if orig.InputSchema != nil && t.InputSchema == nil {
+			if b, err := json.Marshal(orig.InputSchema); err == nil && len(b) <= upstream.MaxToolSchema {
+				mt.InputSchema = objectSchema(b)
+			}
+		}
+		if a := orig.Annotations; a != nil {
+			ann.Title = upstream.ClipText(a.Title, upstream.MaxToolTitle, "")
+			ann.OpenWorldHint = a.OpenWorldHint
+			ann.IdempotentHint = ann.IdempotentHint || a.IdempotentHint
+		}
+	}
+	mt.Annotations = ann
+	if len(t.OutputSchema) > 0 && json.Valid(t.OutputSchema) {
+		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
+	return mt
+}
+
+var anyObject = json.RawMessage(`{"type":"object"}`)
+
+// objectSchema returns s if it is a JSON Schema of an object, else {"type":"object"}.
+func objectSchema(s json.RawMessage) json.RawMessage {
+	if len(s) == 0 {
+		return anyObject
+	}
+	var probe struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(s, &probe) != nil || probe.Type != "object" {
+		return anyObject
+	}
+	return s
+}
+
+// ApprovalEvery is how often a client that asked for progress hears that
+// its call still waits for approval (a variable for tests).
+var ApprovalEvery = 2 * time.Second
+
+// approvalProgress tells the client, with progress notifications, while its
+// call (id, in r) waits for approval (approvals: wait). Call the returned
+// func when the call is over.
+func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id string, c *upstream.Caller) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	every := ApprovalEvery
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		n := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var waiting *reach.Frame
+			for _, f := range slices.Backward(r.Frames()) {
+				if f.CallID == id {
+					if f.State() == reach.AwaitingApproval {
+						waiting = f
+					}
+					break
+				}
+			}
+			if waiting == nil {
+				continue
+			}
+			n++
+			msg := fmt.Sprintf("%s waits for approval (reach approvals list, or the UI's approvals)", waiting.Name)
+			if e := waiting.Err(); e != nil && e.Message != "" {
+				msg = e.Message
+			}
+			c.Session.NotifyProgress(c.Route, &mcp.ProgressNotificationParams{ProgressToken: c.Progress, Progress: float64(n), Message: msg})
+		}
+	}()
+	return cancel
+}
+
+// streams reports whether a client's calls need answers that are streams:
+// it can sample or elicit, or asked for log messages.
+func (s *Server) streams(ss *mcp.ServerSession) bool {
+	return ss != nil && (upstream.CanSample(ss) || s.levels.has(ss))
+}
+
+// logLevels orders MCP logging levels from the most verbose.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// setLoggingLevel records a client's logging/setLevel and passes it on to
+// the upstream sessions its calls use, so that upstreams send their log
+// messages: the client's own sessions get its level (a session made later
+// gets it when it is made), shared sessions the most verbose level any
+// client asked for. Each client then gets the messages its level lets
+// through.
+func (s *Server) setLoggingLevel(ctx context.Context, down *mcp.ServerSession, params *mcp.SetLoggingLevelParams) {
+	s.levels.set(down, params.Level)
+	if s.ups != nil {
+		s.ups.SetLevel(ctx, down, params.Level, s.levels.SharedLevel())
+	}
+}
+
+// Levels are the logging levels the server's clients asked for
+// (logging/setLevel), each forgotten when its session ends. The upstream
+// pool reads them (upstream.Levels) to pass them on. The zero Levels is
+// ready; its methods are safe for concurrent use.
+type Levels struct {
+	m sync.Map // *mcp.ServerSession -> mcp.LoggingLevel
+}
+
+// set records the level of down's client.
+func (l *Levels) set(down *mcp.ServerSession, lvl mcp.LoggingLevel) {
+	if _, had := l.m.Swap(down, lvl); !had {
+		go func() {
+			down.Wait()
+			l.m.Delete(down)
+		}()
+	}
+}
+
+// Level is the logging level the client of down asked for, if it did.
+func (l *Levels) Level(down *mcp.ServerSession) (mcp.LoggingLevel, bool) {
+	v, ok := l.m.Load(down)
+	if !ok {
+		return "", false
+	}
+	return v.(mcp.LoggingLevel), true
+}
+
+// has reports whether the client of ss asked for log messages.
+func (l *Levels) has(ss *mcp.ServerSession) bool {
+	_, ok := l.m.Load(ss)
+	return ok
+}
+
+// SharedLevel is the most verbose level a client asked for ("" when none
+// did): what shared upstream sessions are set to.
+func (l *Levels) SharedLevel() mcp.LoggingLevel {
+	var shared mcp.LoggingLevel
+	l.m.Range(func(_, v any) bool {
+		if lv := v.(mcp.LoggingLevel); shared == "" || slices.Index(logLevels, lv) < slices.Index(logLevels, shared) {
+			shared = lv
+		}
+		return true
+	})
+	return shared
+}
+
+// Clients returns how many sessionless clients the server keeps (see
+// SweepClients).
+func (s *Server) Clients() int {
+	n := 0
+	s.sessions.Range(func(k, _ any) bool {
+		if _, ok := k.(string); ok {
+			n++
+		}
+		return true
+	})
+	return n
+}

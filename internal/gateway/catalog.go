@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/upstream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The catalog: the tools the gateway serves, from the built-in examples and
+// the upstreams, with the configured overrides applied (config.ToolOverride),
+// registered in the runtime, listed by the MCP server (front.Server.SyncTools)
+// and shown to each caller as its policies let it see them.
+//
+// Tool pinning (P7): the first definition seen of an upstream tool (title,
+// description, schemas, annotations) is pinned in the data folder's
+// pins.json; a later, different definition is held, the tool neither listed
+// nor callable, until `reach tools approve NAME` pins it. The gateway looks
+// at the held tools again every pinRecheck, so an approval applies within
+// seconds without a restart.
+
+// register applies the overrides to tools, wraps their Funcs and registers
+// them; an override naming no tool is an error (unless offline).
+func (g *Gateway) register(tools []reach.Tool) error {
+	byName := map[string]int{}
+	for i, t := range tools {
+		if j, dup := byName[t.Name]; dup {
+			return fmt.Errorf("two tools are exposed as %s (%s); give one upstream a prefix", t.Name, describeOrigin(tools[j], t))
+		}
+		byName[t.Name] = i
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
+		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.awaitingApproval(name) {
+			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
+		}
+	}
+	for _, t := range tools {
+		if err := g.rt.Register(g.prepare(t)); err != nil {
+			if _, ok := g.cfg.Tools[t.Name]; ok {
+				return g.cfg.Errorf([]any{"tools", t.Name}, "%v", err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// budgets returns the configured budgets as the runtime's.
+func budgets(cfg *config.Config) map[string]reach.Budget {
+	out := make(map[string]reach.Budget, len(cfg.Budgets))
+	for name, b := range cfg.Budgets {
+		out[name] = reach.Budget(b)
+	}
+	return out
+}
+
+// prepare applies the configured override to t.
+func (g *Gateway) prepare(t reach.Tool) reach.Tool {
+	if o, ok := g.cfg.Tools[t.Name]; ok {
+		o.Apply(&t)
+	}
+	return t
+}
+
+func describeOrigin(a, b reach.Tool) string {
+	return origin(a) + " and " + origin(b)
+}
+
+func origin(t reach.Tool) string {
+	for _, tag := range t.Tags {
+		if name, ok := strings.CutPrefix(tag, "upstream:"); ok {
+			return "upstream " + name
+		}
+	}
+	return "the built-in examples"
+}
+
+func suggestTool(name string, tools []reach.Tool) string {
+	var best string
+	bestD := 1 << 30
+	for _, t := range tools {
+		if d := names.Distance(name, t.Name); d < bestD {
+			best, bestD = t.Name, d
+		}
+	}
+	if best != "" && bestD <= max(3, len(name)/3) {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if len(tools) == 0 {
+		return " (no tools were found)"
+	}
+	return "; exposed names are <upstream>__<tool> unless the upstream sets prefix"
+}
+
+// Visible returns the tools the caller id could call, at most 50, or every
+// listed tool without policies.
+func (g *Gateway) Visible(id *auth.Identity) []reach.Tool {
+	tools := g.rt.Tools()
+	tools = slices.DeleteFunc(tools, func(t reach.Tool) bool { return t.Access == reach.Forbidden || g.awaitingApproval(t.Name) })
+	if g.policy == nil {
+		return tools
+	}
+	return g.policy.Filter(principalFor(id), "", tools, nil)
+}
+
+// Narrows reports whether Visible may leave out tools the MCP server
+// lists: policies decide who sees what, or a tool is held.
+func (g *Gateway) Narrows() bool { return g.policy != nil || g.anyAwaitingApproval() }
+
+// awaitingApproval reports whether a tool is held: its changed definition
+// waits for approval (pinning).
+func (g *Gateway) awaitingApproval(name string) bool {
+	_, ok := g.awaiting.Load(name)
+	return ok
+}
+
+// anyAwaitingApproval reports whether any tool is held.
+func (g *Gateway) anyAwaitingApproval() bool {
+	found := false
+	g.awaiting.Range(func(_, _ any) bool { found = true; return false })
+	return found
+}
+
+var pinRecheck = 2 * time.Second
+
+// openPins opens the pin store when there are upstream tools to pin and a
+// data folder to keep it in: a configuration loaded from a file, or one
+// naming its data folder (a config.Config built in memory without one, as in
+// tests and benchmarks, pins nothing).
+func (g *Gateway) openPins() error {
+	if g.pool == nil || g.pool.Len() == 0 || g.opts.Ephemeral || !g.cfg.HasDataDir() {
+		return nil
+	}
+	dir, err := g.cfg.EnsureDataDir()
+	if err != nil {
+		return err
+	}
+	ps, err := pin.Open(pin.Path(dir))
+	if err != nil {
+		return err
+	}
+	g.pins = ps
+	g.Go(func() { g.recheckPins(pinRecheck) })
+	return nil
+}
+
+func pinDefinition(t *mcp.Tool) pin.Definition {
+	d := pin.Definition{Title: t.Title, Description: t.Description}
+	if t.InputSchema != nil {
+		d.InputSchema, _ = json.Marshal(t.InputSchema)
+	}
+	if t.OutputSchema != nil {
+		d.OutputSchema, _ = json.Marshal(t.OutputSchema)
+	}
+	if t.Annotations != nil {
+		d.Annotations, _ = json.Marshal(t.Annotations)
+	}
+	return d
+}
+
+// pinned returns the tools whose definitions are pinned (new or unchanged),
+// marking the others held; tools not from upstreams pass.
+func (g *Gateway) pinned(tools []reach.Tool) []reach.Tool {
+	if g.pins == nil {
+		return tools
+	}
+	return slices.DeleteFunc(tools, func(t reach.Tool) bool {
+		orig := g.pool.Original(t)
+		if orig == nil {
+			return false
+		}
+		st, err := g.pins.Check(t.Name, pinDefinition(orig))
+		if err != nil {
+			g.log.Warn("checking a tool's pin failed; the tool is held", "tool", t.Name, "err", err)
+		}
+		if st == pin.Held {
+			if _, was := g.awaiting.Swap(t.Name, struct{}{}); !was {
+				g.log.Warn("an upstream tool's definition changed: it is held until approved (reach tools diff/approve)", "tool", t.Name)
+			}
+			return true
+		}
+		g.awaiting.Delete(t.Name)
+		return false
+	})
+}
+
+// recheckPins registers held tools once their change is approved.
+func (g *Gateway) recheckPins(every time.Duration) {
+	select { // the MCP server is made once the tools are registered
+	case <-g.ready:
+	case <-g.ctx.Done():
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !g.anyAwaitingApproval() {
+			continue
+		}
+		var back []reach.Tool
+		for _, tool := range g.pool.Tools() {
+			if !g.awaitingApproval(tool.Name) {
+				continue
+			}
+			if ok := g.pinned([]reach.Tool{tool}); len(ok) == 1 {
+				back = append(back, g.prepare(tool))
+			}
+		}
+		if len(back) == 0 {
+			continue
+		}
+		if err := g.rt.Replace(back...); err != nil {
+			g.log.Warn("registering approved tools failed", "err", err)
+			continue
+		}
+		g.front.SyncTools()
+		for _, tool := range back {
+			g.log.Info("an approved tool definition is in force", "tool", tool.Name)
+		}
+	}
+}
+
+// Relisted registers the tools an upstream lists again (upstream.Catalog):
+// new and changed ones with their overrides, unless pinning holds them; a
+// tool it dropped, or one now held, leaves the runtime (later calls get
+// "unknown tool" with the names that remain, calls in flight finish). A
+// name another source exposes is not taken over.
+func (g *Gateway) Relisted(up string, tools []reach.Tool, gone []string) {
+	log := g.log.With("upstream", up)
+	all := slices.DeleteFunc(tools, func(t reach.Tool) bool {
+		if g.exposedElsewhere(t.Name, up) {
+			log.Warn("tool skipped: another source already exposes its name; give one upstream a prefix", "tool", t.Name)
+			return true
+		}
+		return false
+	})
+	var prepared []reach.Tool
+	for _, t := range g.pinned(slices.Clone(all)) {
+		prepared = append(prepared, g.prepare(t))
+	}
+	for _, t := range all {
+		if g.awaitingApproval(t.Name) {
+			gone = append(gone, t.Name) // a changed definition waits for approval
+		}
+	}
+	// Only this upstream's own tools leave: a name it stopped listing may
+	// be another source's (skipped above when this one listed it).
+	g.rt.Unregister(slices.DeleteFunc(gone, func(name string) bool {
+		t, ok := g.rt.Tool(name)
+		return ok && !slices.Contains(t.Tags, upstream.Tag+up)
+	})...)
+	if err := g.rt.Replace(prepared...); err != nil {
+		log.Warn("registering re-listed tools failed", "err", err)
+	}
+	g.front.SyncTools()
+	log.Info("upstream tools re-listed", "tools", len(prepared))
+}
+
+// exposedElsewhere reports whether the exposed name is another source's
+// than upstream up: registered for another upstream or a tool that is no
+// upstream's, or held (pinning) while another upstream lists it. A tool an
+// upstream lists later under that name must not take it over.
+func (g *Gateway) exposedElsewhere(name, up string) bool {
+	if t, ok := g.rt.Tool(name); ok {
+		return !slices.Contains(t.Tags, upstream.Tag+up)
+	}
+	return g.awaitingApproval(name) && g.pool.ListedElsewhere(name, up)
+}
+
+// missingTool explains a call of a tool that is not registered because its
+// upstream has not been reached yet, or because its changed definition is
+// held (reach.Options.Missing): the caller learns which, not that it does
+// not exist, and what to do.
+func (g *Gateway) missingTool(name string) *reach.Error {
+	if g.pool != nil {
+		if e := g.pool.Unreached(name); e != nil { // an upstream not reached since the start: its tools are not known yet
+			return e
+		}
+	}
+	if !g.awaitingApproval(name) {
+		return nil
+	}
+	return &reach.Error{Type: reach.TypeNotFound, Code: "tool_held",
+		Message:    fmt.Sprintf("Tool %s is held: its definition changed upstream since it was approved, and it is not called until an operator reviews the change.", name),
+		Suggestion: fmt.Sprintf("Use another tool for now. An operator lets it through with `reach tools diff %s`, then `reach tools approve %s`.", name, name)}
+}

@@ -1,0 +1,261 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/telemetry"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+)
+
+// The parts the runtime is built with, from the configuration: the
+// authenticator, the policy engine, the recorders (statistics, metrics,
+// traces, the audit log), the approval queue and the store.
+//
+// Permissions (P1-P3, P5). With auth configured, every endpoint but
+// /healthz needs an API key (keys.json in the data folder) or a bearer JWT;
+// the requests a client works in carry its principal, roles, tenant and
+// department, and nobody may join another principal's request. The Cedar
+// policies (policy.path, or the shipped defaults when auth is on) decide
+// every call, and a principal is shown only the tools it could call, at
+// most 50 (tools/list and GET /v1/tools).
+//
+// Operators' surfaces: the web UI at /ui/, Prometheus metrics at /metrics,
+// OTLP traces when telemetry.otlp_endpoint is set, and the approvals API at
+// /v1/approvals. Every frame's event goes to the per-tool statistics, the
+// metrics, the tracer and Options.Recorder, in that order.
+
+// authenticator builds the authenticator the configuration asks for, or
+// nil.
+func (g *Gateway) authenticator() (*auth.Authenticator, error) {
+	a := g.cfg.Auth
+	if !g.cfg.Authenticates() {
+		return nil, nil
+	}
+	// Open without credentials: health and the probes (the UI, and the
+	// redirect of a browser's GET / to it, are served before: httpapi).
+	opts := &auth.Options{Logger: g.log.With("component", "auth"), Open: []string{"/healthz", "/livez", "/readyz"}}
+	if a.Keys {
+		dir, err := g.cfg.EnsureDataDir()
+		if err != nil {
+			return nil, err
+		}
+		keys, err := auth.OpenKeys(auth.KeysPath(dir))
+		if err != nil {
+			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth: %v", err)
+		}
+		opts.Keys = keys
+	}
+	if j := a.JWT; j != nil {
+		jwks := j.JWKS
+		remote := strings.HasPrefix(jwks, "http://") || strings.HasPrefix(jwks, "https://")
+		if !remote {
+			jwks = g.cfg.Path(jwks)
+		}
+		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
+			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
+		if err != nil {
+			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+		}
+		// Read the key set now: a missing or broken one fails here, with
+		// its line, not as a 401 for every token (offline, a URL is not
+		// fetched).
+		if !remote || !g.opts.Offline {
+			if err := v.Refresh(g.ctx); err != nil {
+				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
+			}
+		}
+		opts.JWT = v
+	}
+	return auth.New(opts), nil
+}
+
+// authorizer sets up the policy engine when policies are configured or
+// clients authenticate (otherwise the runtime decides by access level).
+func (g *Gateway) authorizer(ro *reach.Options) error {
+	if g.cfg.Policy == nil && g.authn == nil {
+		return nil
+	}
+	g.policy = policy.New(&policy.Options{Tools: g.catalog.Tools, Logger: g.log.With("component", "policy")})
+	if p := g.cfg.Policy; p != nil && p.Path != "" {
+		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
+			OnError: func(err error) { g.log.Warn("policies not reloaded; the previous ones stay in force", "err", err) },
+			OnReload: func(s *policy.Set) {
+				g.log.Info("policies reloaded", "policies", s.Len())
+			}})
+		if err != nil {
+			return g.cfg.Errorf([]any{"policy", "path"}, "policy: %v", err)
+		}
+		go w.Run(g.ctx)
+	}
+	ro.Authorizer = g.policy
+	return nil
+}
+
+// principal is the policies' view of a caller (the local user without auth).
+func principalFor(id *auth.Identity) policy.Principal {
+	if id == nil {
+		return policy.Principal{ID: link.LocalPrincipal}
+	}
+	return policy.Principal{ID: id.Principal, Roles: id.Roles, Tenant: id.Tenant, Attributes: id.Attributes}
+}
+
+// operators builds the recorders and the approval queue into ro.
+func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
+	g.stats = telemetry.NewStats(0).WithTools(g.catalog.Has)
+	g.metrics = telemetry.NewMetrics().WithTools(g.catalog.Has).WithUpstreams(g.upstreamsUp, g.upstreamName).WithRequests(g.activeRequests)
+	recs := []reach.Recorder{g.stats, g.metrics}
+	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
+		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
+			return g.cfg.Errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: otlp_endpoint %q is not an http(s) URL such as http://127.0.0.1:4318", t.OTLPEndpoint)
+		}
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimSuffix(t.OTLPEndpoint, "/")+"/v1/traces"))
+		if err != nil {
+			return g.cfg.Errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
+		}
+		g.tracer = telemetry.NewTracer(exp, &telemetry.TracerOptions{Served: true, Version: g.opts.Version, Peer: g.peer})
+		g.metrics.WithSpanDrops(g.tracer)
+		recs = append(recs, g.tracer)
+	}
+	log, err := g.persistence(ctx, ro)
+	if err != nil {
+		return err
+	}
+	if log != nil {
+		recs = append(recs, log)
+	}
+	if g.opts.Recorder != nil {
+		recs = append(recs, g.opts.Recorder)
+	}
+	ro.Recorder = reach.Recorders(recs...)
+
+	ao := &approval.Options{Tool: g.catalog.Tool, Logger: g.log.With("component", "approvals"), Redactor: g.redactor}
+	switch {
+	case g.policy != nil:
+		ao.Requires = g.policy.Requirement
+	case g.authn == nil:
+		// One local user and no reviewers: the user approves alone.
+		ao.Requires = func(context.Context, *reach.Call) string { return approval.User }
+	}
+	if a := g.cfg.Approvals; a != nil {
+		ao.TTL, ao.Wait = time.Duration(a.TTL), time.Duration(a.Wait)
+	}
+	if g.audit != nil {
+		ao.Audit = g.auditApproval
+	}
+	g.approvals = approval.New(ao)
+	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
+	ro.Approver, ro.ApprovalKey = g.approvals.Approver(), g.approvals.ApprovalKey
+	return nil
+}
+
+// auditApproval records an approval's action in the audit log (A1): who
+// asked for what, and each vote, denial, expiry and use, with who acted.
+func (g *Gateway) auditApproval(ctx context.Context, e approval.Event) {
+	a := e.Approval
+	msg := "approval " + a.ID + " (" + a.Requires + ")"
+	if e.By != "" {
+		msg += " by " + e.By
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	// The event is the request's, as its other events are: its principal
+	// is the one the request acts for; who acted is in the message.
+	ev := &audit.Event{Request: a.Request, Kind: "approval", Name: a.Tool, Agent: a.Agent, Decision: e.Action,
+		Principal: a.Principal, Tenant: a.Tenant, Why: a.Why, Message: msg, Args: a.Arguments}
+	if a.RootRequest != a.Request {
+		ev.Root = a.RootRequest
+	}
+	if _, err := g.audit.Append(ctx, ev); err != nil {
+		g.log.Error("approval not audited", "approval", a.ID, "action", e.Action, "err", err)
+	}
+}
+
+// shutdownTracer flushes the spans not yet exported.
+func (g *Gateway) shutdownTracer() error {
+	if g.tracer == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.tracer.Shutdown(ctx); err != nil {
+		return fmt.Errorf("flushing traces: %w", err)
+	}
+	return nil
+}
+
+// persistence opens the store in the data folder (when the configuration
+// names one, or came from a file): the audit log becomes a recorder, every
+// write is checkpointed, idempotency records and dead letters are durable.
+// It returns the audit log, or nil without a data folder.
+func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Log, error) {
+	if g.opts.Ephemeral || !g.cfg.HasDataDir() {
+		return nil, nil
+	}
+	dir, err := g.cfg.EnsureDataDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("opening the audit log in %s: %w", dir, err)
+	}
+	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
+	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
+	// Claims carry a lease and an owner of this process's life, so that
+	// recover settles the claims a crashed run left (see durable.Recover).
+	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})
+	ro.Idempotency = g.idem
+	g.store, g.audit = st, log
+	return log, nil
+}
+
+// recover resolves what a previous run left in flight; call it once the
+// tools are registered.
+func (g *Gateway) recover(ctx context.Context) error {
+	if g.store == nil {
+		return nil
+	}
+	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem})
+	if err != nil {
+		return fmt.Errorf("recovering from the previous run: %w", err)
+	}
+	for _, c := range rep.Claims {
+		g.log.Warn("an idempotency key was claimed when the gateway stopped: settled", "key", c.Claim.Key, "outcome", c.Outcome)
+	}
+	for _, f := range rep.MayHaveRun {
+		g.log.Warn("a call was running when the gateway stopped: it may have run", "request", f.Request, "tool", f.Name, "idempotency_key", f.IdemKey)
+	}
+	for _, id := range rep.Interrupted {
+		g.log.Warn("request interrupted by a restart", "request", id, "compensations", len(rep.Compensated[id]))
+	}
+	return nil
+}
+
+func (g *Gateway) closeStore() error {
+	var errs []error
+	if g.audit != nil {
+		errs = append(errs, g.audit.Close())
+	}
+	if g.store != nil {
+		errs = append(errs, g.store.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,590 @@
+// Package httpapi is reach's HTTP surface: the calls API (POST /v1/calls),
+// the requests (GET /v1/requests[/{id}[/graph]], their cancel and end), the
+// visible tools, the operators' routes (approvals, dead letters, audit,
+// statistics), the web UI's data, /metrics and /healthz, in front of which it
+// puts authentication, the body limit, the loopback check and cross-origin
+// protection; it routes /mcp and the model proxy to their own rooms
+// (internal/front, internal/modelproxy).
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/render"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/telemetry"
+	"github.com/agentreach/reach/internal/ui"
+	"github.com/agentreach/reach/internal/upstream"
+)
+
+// Options are what the HTTP API serves. Runtime, Owned, Choices, Tools,
+// Upstreams, Stats, Metrics and Approvals are required.
+type Options struct {
+	MCP   http.Handler // /mcp
+	Model http.Handler // POST /v1/chat/completions
+	// A2A serves the A2A agents at /a2a/NAME, and Agents lists them for
+	// GET /v1/agents; both nil without agents.
+	A2A     http.Handler
+	Agents  Agents
+	Runtime *reach.Runtime
+	Owned   *link.Owned        // the requests the calls API places calls in
+	Choices *link.ModelChoices // the tool call ids the model proxy saw
+	// Authn authenticates every path but /healthz; nil when nobody
+	// authenticates (the API then serves loopback hosts only, and every
+	// caller is an operator).
+	Authn     *auth.Authenticator
+	Tools     Tools
+	Upstreams Upstreams
+	Stats     *telemetry.Stats
+	Metrics   http.Handler // /metrics
+	Approvals *approval.Queue
+	Store     *store.SQLite // nil without a data folder: no audit log, dead letters are the runtime's
+	Audit     *audit.Log    // nil without a data folder
+	// Redactor masks the notes of dismissals, which are kept, shown and
+	// audited (P6); if nil, the one redactor's rules alone.
+	Redactor *redact.Redactor
+	MaxBody  int64        // bounds a request body
+	Logger   *slog.Logger // if nil, logs are discarded
+	// NotReady says why the gateway should get no traffic now (it shuts
+	// down, a required upstream is down), for /readyz; nil: always ready.
+	NotReady func() []string
+}
+
+// Tools are the tools a caller may see and call.
+type Tools interface {
+	Visible(id *auth.Identity) []reach.Tool
+}
+
+// Agents describes the A2A agents for GET /v1/agents.
+type Agents interface {
+	Agents(ctx context.Context) []a2a.Status
+}
+
+// Upstreams describes the upstreams for /healthz.
+type Upstreams interface {
+	Upstreams() []upstream.Status
+}
+
+// API is reach's HTTP surface but MCP and the model proxy, which it routes
+// to: /v1/calls, /v1/requests[/...], /v1/tools, the operators' routes, the
+// web UI, /metrics and /healthz. Make one with New.
+type API struct {
+	rt        *reach.Runtime
+	owned     *link.Owned
+	choices   *link.ModelChoices
+	authn     *auth.Authenticator
+	tools     Tools
+	upstreams Upstreams
+	agents    Agents
+	stats     *telemetry.Stats
+	metrics   http.Handler
+	approvals *approval.Queue
+	store     *store.SQLite
+	audit     *audit.Log
+	redactor  *redact.Redactor
+	auditV    auditView // the audit log's reader (its st nil without a data folder)
+	ui        *ui.UI
+	notReady  func() []string
+	log       *slog.Logger
+}
+
+// New returns the HTTP handler of the whole gateway: opts' routes behind
+// authentication (when configured), a body limit, a loopback-host check
+// (when not), cross-origin protection and a recovery from panics.
+func New(opts *Options) http.Handler {
+	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
+		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor,
+		notReady: opts.NotReady, log: opts.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.redactor == nil {
+		a.redactor, _ = redact.New(nil) // fails only on a rule set given to it
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", opts.MCP)
+	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /livez", a.livez)
+	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("POST /v1/calls", a.postCalls)
+	mux.Handle("POST /v1/chat/completions", opts.Model)
+	mux.HandleFunc("GET /v1/tools", a.listTools)
+	mux.HandleFunc("GET /v1/requests", a.listRequests)
+	mux.HandleFunc("GET /v1/requests/{id}", a.getRequest)
+	mux.HandleFunc("GET /v1/requests/{id}/graph", a.getGraph)
+	mux.HandleFunc("POST /v1/requests/{id}/cancel", a.cancelRequest)
+	mux.HandleFunc("POST /v1/requests/{id}/end", a.endRequest)
+	mux.HandleFunc("GET /v1/agents", a.listAgents)
+	if opts.A2A != nil {
+		mux.Handle("/a2a/", opts.A2A)
+	}
+	a.mountOperators(mux)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
+	})
+	var h http.Handler = mux
+	if a.authn != nil {
+		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
+		h = uiSignsIn(a.ui, h)
+	}
+	h = limitBody(opts.MaxBody, h)
+	if a.authn == nil {
+		h = localOnly(h)
+	}
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpjson.WriteError(w, http.StatusForbidden, "cross_origin",
+			fmt.Sprintf("A cross-origin %s from a browser is refused.", r.Method),
+			"Call the gateway from a program, or use the UI at /ui/ on the gateway's own address.")
+	}))
+	h = cop.Handler(h)
+	return recoverPanics(a.log, uiHeaders(h))
+}
+
+// uiSignsIn sends /ui and /ui/... to the UI, which authenticates them
+// itself (a session cookie from its login page, or credentials in the
+// headers), redirects a browser's GET / to it, and sends everything else
+// to next.
+func uiSignsIn(u http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/ui" || strings.HasPrefix(p, "/ui/"):
+			u.ServeHTTP(w, r)
+		case p == "/" && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" && r.Header.Get("X-Reach-Key") == "":
+			http.Redirect(w, r, "/ui/", http.StatusFound) // a browser's first visit
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// uiHeaders gives every answer under /ui the UI's headers (no framing,
+// its CSP) before anything else answers: a 401, a cross-origin 403, the
+// redirect of /ui.
+func uiHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			ui.SetHeaders(w.Header())
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// identity is who makes an HTTP request, as the auth middleware found
+// (nil when nobody authenticates).
+func identity(r *http.Request) *auth.Identity {
+	id, _ := auth.IdentityFrom(r.Context())
+	return id
+}
+
+// limitBody answers 413 (as JSON) for a body larger than n, whether its
+// length is declared or not.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is %d bytes; the limit is %d.", r.ContentLength, n),
+				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			return
+		}
+		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+			// A body of no declared length (chunked): read it here, so that
+			// every route answers its excess alike.
+			data, err := io.ReadAll(io.LimitReader(r.Body, n+1))
+			switch {
+			case err != nil:
+				httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
+				return
+			case int64(len(data)) > n:
+				httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+					fmt.Sprintf("The request body is larger than %d bytes.", n),
+					"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(data))
+			r.ContentLength = int64(len(data))
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, n)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// localOnly refuses requests whose Host is not a loopback name, so that a
+// web page cannot reach the gateway through DNS rebinding.
+func localOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			httpjson.WriteError(w, http.StatusForbidden, "not_local",
+				fmt.Sprintf("Host %q is not a loopback name; reach serves this machine only.", r.Host),
+				"Connect to 127.0.0.1, [::1] or localhost.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				httpjson.WriteError(w, http.StatusInternalServerError, "internal", "The gateway failed while serving this request.",
+					"Retry; if it persists, report it with the gateway's log.")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// The probes, with the meanings Kubernetes gives them:
+//
+//   - GET /livez: the process serves HTTP. Always 200 while it does; a
+//     restart would not fix a down upstream, so nothing else counts here.
+//   - GET /readyz: send this instance traffic. 503 while Options.NotReady
+//     says why not (it shuts down, an upstream marked required: true is not
+//     connected); 200 otherwise, also when an optional upstream is down
+//     (its tools are refused with a structured error; the rest work).
+//   - GET /healthz: the report, for people and monitors: {"status": "ok" |
+//     "degraded" (an upstream is not connected), "ready", "tools",
+//     "upstreams": [...]}, always 200 while the process serves, like /livez:
+//     decide on traffic with /readyz, not on this.
+//
+// None of them needs credentials, and none tells more than names, counts
+// and connection states.
+
+func (a *API) livez(w http.ResponseWriter, _ *http.Request) {
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+func (a *API) whyNotReady() []string {
+	if a.notReady == nil {
+		return nil
+	}
+	return a.notReady()
+}
+
+func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
+	if why := a.whyNotReady(); len(why) > 0 {
+		httpjson.Write(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "reasons": why})
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ready"})
+}
+
+func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
+	ups := a.upstreams.Upstreams()
+	status := "ok"
+	for _, u := range ups {
+		if !u.Connected {
+			status = "degraded"
+		}
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "ready": len(a.whyNotReady()) == 0, "tools": len(a.rt.Tools()), "upstreams": ups})
+}
+
+// postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
+func (a *API) postCalls(w http.ResponseWriter, r *http.Request) {
+	data, ok := httpjson.ReadBody(w, r)
+	if !ok {
+		return
+	}
+	env, err := reach.DecodeEnvelope(data)
+	if err != nil {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_envelope", upperFirst(err.Error())+".",
+			`Send {"request_id": "optional", "tool_calls": [{"call_id": "c1", "tool": "<name>", "arguments": {...}}]}.`)
+		return
+	}
+	l, err := link.FromHeaders(r.Header)
+	if le := (*link.Error)(nil); errors.As(err, &le) {
+		httpjson.WriteError(w, le.Status, le.Code, le.Message, le.Suggestion)
+		return
+	}
+	if env.RequestID != "" {
+		if l.Request != "" && l.Request != env.RequestID {
+			httpjson.WriteError(w, http.StatusConflict, "request_mismatch",
+				fmt.Sprintf("The envelope names request %s but the baggage header names %s.", env.RequestID, l.Request),
+				"Name one request.")
+			return
+		}
+		l.Request = env.RequestID
+	}
+	l.Agent = "api" // place bounds the request id
+	caller, _ := auth.IdentityFrom(r.Context())
+	for _, c := range env.ToolCalls {
+		if f := a.choices.Turn(c.ID, l.Request, caller); f != nil {
+			l.ModelTurn = f
+			break
+		}
+	}
+	ctx, req, done, err := a.owned.CallContext(r.Context(), l, nil)
+	if err != nil {
+		var le *link.Error
+		if errors.As(err, &le) {
+			httpjson.WriteError(w, le.Status, le.Code, le.Message, le.Suggestion)
+			return
+		}
+		httpjson.WriteError(w, http.StatusInternalServerError, "internal", err.Error(), "")
+		return
+	}
+	defer done()
+	resp := a.rt.Batch(ctx, env)
+	resp.RequestID = req.ID()
+	httpjson.Write(w, http.StatusOK, resp)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// requestSummary is a request in GET /v1/requests.
+type requestSummary struct {
+	ID    string             `json:"id"`
+	State reach.RequestState `json:"state"`
+	// Activity is what it is doing now: running, waiting_for_approval,
+	// idle, stopped or done (telemetry.RequestActivity).
+	Activity  string    `json:"activity"`
+	Principal string    `json:"principal"`
+	Agent     string    `json:"agent"`
+	Parent    string    `json:"parent,omitempty"`
+	Started   time.Time `json:"started"`
+	ToolCalls int       `json:"tool_calls"`
+	Turns     int       `json:"turns"`
+	Tokens    int64     `json:"tokens"`
+	Cost      float64   `json:"cost"`
+	Refusals  int       `json:"refusals"`
+}
+
+func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
+	u := r.Usage()
+	s := requestSummary{ID: r.ID(), State: r.State(), Activity: a.State, Principal: r.Principal(), Agent: r.Agent(),
+		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens, Cost: u.Cost, Refusals: a.Refused}
+	if p := r.Parent(); p != nil {
+		s.Parent = p.ID()
+	}
+	return s
+}
+
+// listRequests is GET /v1/requests[?state=running|waiting_for_approval|
+// idle|stopped|done&limit=N]: the requests the caller sees, newest first.
+func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
+	q := hr.URL.Query()
+	state := q.Get("state")
+	if state != "" && state != telemetry.StateDone && !slices.Contains(telemetry.LiveStates, state) {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no request state %q.", state),
+			"Use running, waiting_for_approval, idle, stopped or done.")
+		return
+	}
+	limit := -1
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_limit", fmt.Sprintf("limit=%q is not a number of requests.", l), "Use a whole number, e.g. limit=20.")
+			return
+		}
+		limit = n
+	}
+	rs := a.rt.Requests()
+	out := make([]requestSummary, 0, len(rs))
+	now := time.Now()
+	for _, r := range rs {
+		if limit >= 0 && len(out) >= limit {
+			break
+		}
+		if !a.sees(hr, r) {
+			continue
+		}
+		act := telemetry.RequestActivity(r, now)
+		if state != "" && act.State != state {
+			continue
+		}
+		out = append(out, summarize(r, act))
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"requests": out})
+}
+
+// budgetJSON is a budget with the wall clock as a duration string.
+type budgetJSON struct {
+	Turns     int     `json:"turns,omitempty"`
+	Depth     int     `json:"depth,omitempty"`
+	ToolCalls int     `json:"tool_calls,omitempty"`
+	Tokens    int64   `json:"tokens,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+	Wall      string  `json:"wall,omitempty"`
+}
+
+func budgetOf(b reach.Budget) budgetJSON {
+	j := budgetJSON{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost}
+	if b.Wall > 0 {
+		j.Wall = b.Wall.Round(time.Millisecond).String()
+	}
+	return j
+}
+
+type usageJSON struct {
+	Turns     int     `json:"turns"`
+	ToolCalls int     `json:"tool_calls"`
+	Tokens    int64   `json:"tokens"`
+	Cost      float64 `json:"cost"`
+	Wall      string  `json:"wall"`
+	MaxDepth  int     `json:"max_depth"`
+}
+
+func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bool) {
+	id := r.PathValue("id")
+	req, ok := a.rt.Lookup(id)
+	if !ok {
+		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
+			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+		return nil, false
+	}
+	if !a.sees(r, req) {
+		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+		return nil, false
+	}
+	return req, true
+}
+
+func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := a.lookup(w, r)
+	if !ok {
+		return
+	}
+	u := req.Usage()
+	out := struct {
+		requestSummary
+		Scene    string         `json:"scene,omitempty"`
+		Budget   budgetJSON     `json:"budget"`
+		Used     usageJSON      `json:"used"`
+		Left     budgetJSON     `json:"left"`
+		Stop     *reach.Cause   `json:"stop,omitempty"`
+		Children []string       `json:"children,omitempty"`
+		Frames   []render.Frame `json:"frames"`
+	}{
+		requestSummary: summarize(req, telemetry.RequestActivity(req, time.Now())),
+		Scene:          req.Scene(),
+		Budget:         budgetOf(req.Budget()),
+		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,
+			Wall: u.Wall.Round(time.Millisecond).String(), MaxDepth: u.MaxDepth},
+		Left:   budgetOf(req.Remaining()),
+		Stop:   req.StopCause(),
+		Frames: render.Frames(req),
+	}
+	for _, c := range req.Children() {
+		out.Children = append(out.Children, c.ID())
+	}
+	httpjson.Write(w, http.StatusOK, out)
+}
+
+func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
+	req, ok := a.lookup(w, r)
+	if !ok {
+		return
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "json":
+		httpjson.Write(w, http.StatusOK, render.GraphOf(req))
+	case "dot":
+		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		w.Write(render.DOT(render.Frames(req)))
+	case "svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(render.SVG(render.Frames(req)))
+	default:
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_format", fmt.Sprintf("Unknown graph format %q.", f), "Use format=json, format=dot or format=svg.")
+	}
+}
+
+// endRequest is POST /v1/requests/{id}/end: the agent's work on the request
+// is done; its sagas are settled (nothing to undo after a restart).
+func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := a.lookup(w, r)
+	if !ok {
+		return
+	}
+	a.owned.End(req.ID())
+	req.End()
+	httpjson.Write(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State()})
+}
+
+func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
+	req, ok := a.lookup(w, r)
+	if !ok {
+		return
+	}
+	data, ok := httpjson.ReadBody(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Mode   string `json:"mode"`
+		Reason string `json:"reason"`
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "The body is not a cancel order: "+err.Error()+".",
+				`Send {"mode": "soft" | "cancel" | "isolate", "reason": "why"}.`)
+			return
+		}
+	}
+	if in.Mode == "" {
+		in.Mode = "cancel"
+	}
+	mode, err := reach.ParseStopMode(in.Mode)
+	if err != nil {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_mode", upperFirst(err.Error())+".",
+			"soft finishes what is in flight, cancel cancels it, isolate also refuses late results.")
+		return
+	}
+	if in.Reason == "" {
+		in.Reason = "cancelled through the API"
+	}
+	if len(in.Reason) > 500 {
+		in.Reason = in.Reason[:500]
+	}
+	by := "api"
+	if a.authn != nil {
+		by = principalOf(r)
+	}
+	req.Stop(mode, by, in.Reason)
+	a.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)
+	httpjson.Write(w, http.StatusOK, map[string]any{"id": req.ID(), "state": req.State(), "stop": req.StopCause()})
+}

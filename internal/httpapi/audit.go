@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// auditView adapts the audit log to the UI's audit page.
+type auditView struct {
+	st *store.SQLite
+	vc *verifyCache
+}
+
+func newAuditView(st *store.SQLite) auditView {
+	return auditView{st: st, vc: &verifyCache{verify: func(ctx context.Context) (*audit.Report, error) { return audit.Verify(ctx, st) }}}
+}
+
+func (a auditView) Verify(ctx context.Context) (bool, string) { return a.vc.get(ctx) }
+
+// verifyCache keeps the last verification of the whole chain for
+// verifyFor: walking a large log on every load of the audit page would
+// let any viewer keep the store busy. One verification runs at a time;
+// the others wait for it and share its result.
+type verifyCache struct {
+	verify func(context.Context) (*audit.Report, error)
+	now    func() time.Time // time.Now if nil
+
+	mu  sync.Mutex
+	at  time.Time
+	ok  bool
+	msg string
+}
+
+const verifyFor = 30 * time.Second
+
+func (c *verifyCache) get(ctx context.Context) (bool, string) {
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && now().Sub(c.at) < verifyFor {
+		return c.ok, c.msg + fmt.Sprintf(" (checked %s ago)", now().Sub(c.at).Round(time.Second))
+	}
+	rep, err := c.verify(ctx)
+	if ctx.Err() != nil { // the viewer left: keep nothing of a cut walk
+		return false, "not checked: " + ctx.Err().Error()
+	}
+	c.at = now()
+	if err != nil {
+		c.ok, c.msg = false, err.Error()
+	} else {
+		c.ok, c.msg = true, fmt.Sprintf("%d events, head %s", rep.Events, audit.FormatHash(rep.Head))
+	}
+	return c.ok, c.msg
+}
+
+func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui.AuditRow, error) {
+	evs, err := a.events(ctx, q, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]ui.AuditRow, 0, len(evs))
+	for _, e := range evs {
+		reason := e.Message
+		if e.Code != "" {
+			reason = e.Code + ": " + reason
+		}
+		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
+			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
+	}
+	return rows, nil
+}
+
+// events returns the newest limit events that q selects: a request's, or
+// the most recent ones, filtered by tool, principal and owner.
+func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
+	var evs []*audit.Event
+	var err error
+	if q.Request != "" {
+		evs, err = audit.Show(ctx, a.st, q.Request)
+	} else {
+		fetch := limit
+		if q.Owner != nil || q.Tool != "" || q.Principal != "" {
+			fetch = min(limit*10, 10000) // the filter keeps some of them
+		}
+		evs, err = audit.Recent(ctx, a.st, fetch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	evs = slices.DeleteFunc(evs, func(e *audit.Event) bool {
+		return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
+			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
+	})
+	if len(evs) > limit {
+		evs = evs[len(evs)-limit:]
+	}
+	return evs, nil
+}
+
+// auditEvents is GET /v1/audit[?request=ID][&tool=NAME][&principal=P][&limit=N]:
+// the newest N (default 100, at most 1000) events of one request, or of
+// the newest events of the log (ten times N when filtered), oldest first.
+// A principal who is not an operator sees only its own events, in its
+// tenant.
+func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
+	if a.store == nil {
+		httpjson.WriteError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
+		return
+	}
+	limit := 100
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_limit", "The limit is a number from 1 to 1000.", "Send ?limit=100, or leave it out.")
+			return
+		}
+		limit = n
+	}
+	q := ui.AuditQuery{Request: r.URL.Query().Get("request"), Tool: r.URL.Query().Get("tool"), Principal: r.URL.Query().Get("principal")}
+	if !a.isOperator(r) {
+		a := uiActor(r)
+		q.Principal, q.Owner = a.Principal, &a
+	}
+	evs, err := a.auditV.events(r.Context(), q, limit)
+	if err != nil {
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	type eventJSON struct {
+		Seq     int64        `json:"seq"`
+		Time    time.Time    `json:"time"`
+		Request string       `json:"request"`
+		Event   *audit.Event `json:"event"` // as the log stores it (redacted)
+	}
+	out := make([]eventJSON, len(evs))
+	for i, e := range evs {
+		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: e.Request, Event: e}
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"events": out})
+}
+
+// auditVerify is GET /v1/audit/verify: whether the hash chain of the whole
+// log holds (checked at most every verifyFor, see verifyCache).
+func (a *API) auditVerify(w http.ResponseWriter, r *http.Request) {
+	if a.store == nil {
+		httpjson.WriteError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
+		return
+	}
+	ok, msg := a.auditV.Verify(r.Context())
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": ok, "message": msg})
+}

@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/httpjson"
+)
+
+// The dead letters are the runtime's queue (reach.DeadLetterQueue): the
+// store's with a data folder, the runtime's memory without one. The API
+// lists it, and retries and dismisses through the runtime, which takes a
+// dead letter for the action and settles it, so that of two actions at
+// once (here, or the CLI's) one acts and the other is refused.
+
+// listDeadLetters is GET /v1/deadletters[?state=open|retried|resolved|all].
+func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
+		return
+	}
+	state := reach.DeadLetterState(r.URL.Query().Get("state"))
+	switch state {
+	case "":
+		state = reach.DeadLetterOpen
+	case "all":
+		state = ""
+	}
+	ds, err := a.rt.DeadLetters(r.Context(), state)
+	if err != nil {
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
+		return
+	}
+	out := make([]deadLetterJSON, len(ds))
+	for i := range ds {
+		out[i] = deadLetterOf(&ds[i])
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
+}
+
+// deadLetterJSON is a dead letter as the API shows it.
+type deadLetterJSON struct {
+	ID       string                `json:"id"` // "dl-N" for a stored one
+	Request  string                `json:"request"`
+	Frame    string                `json:"frame,omitempty"` // the frame of the call it undoes
+	Tool     string                `json:"tool"`            // the undo
+	Args     json.RawMessage       `json:"arguments"`
+	Error    string                `json:"error"` // the last failure
+	Attempts int                   `json:"attempts"`
+	State    reach.DeadLetterState `json:"state"` // open, taken, retried or resolved
+	Note     string                `json:"note,omitempty"`
+	Created  time.Time             `json:"created"`
+	Updated  time.Time             `json:"updated"`
+}
+
+func deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
+	args := json.RawMessage(d.Args)
+	if !json.Valid(args) {
+		args, _ = json.Marshal(string(d.Args))
+	}
+	j := deadLetterJSON{ID: d.ID, Request: d.Request, Frame: strings.TrimPrefix(d.Key, "undo:"), Tool: d.Tool, Args: args,
+		Attempts: d.Attempts, State: d.State, Note: d.Note, Created: d.At, Updated: d.Updated}
+	if d.Error != nil {
+		j.Error = d.Error.Message
+	}
+	return j
+}
+
+// retryDeadLetter is POST /v1/deadletters/{id}/retry: the undo runs again
+// through the runtime (Runtime.RetryDeadLetter), under its idempotency key
+// and as an undo, which registers no undo of its own. The dead letter is
+// settled (one more attempt; retried on success), and the answer carries
+// it so.
+func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
+	if !a.operatorOnly(w, r, "Dead letters are for operators.") {
+		return
+	}
+	res, d, err := a.rt.RetryDeadLetter(r.Context(), r.PathValue("id"), principalOf(r))
+	if deadLetterError(w, r, err) {
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": deadLetterOf(d)})
+}
+
+// dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
+// {"note": "how it was settled"}: an operator settled the undo by hand. The
+// dead letter is resolved, with who and the note
+// (Runtime.DismissDeadLetter), and the audit log records the dismissal.
+func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
+	data, ok := httpjson.ReadBody(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Note string `json:"note"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || strings.TrimSpace(in.Note) == "" {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "A dismissal says how the dead letter was settled.",
+			`Send {"note": "refunded by hand in the billing console"}.`)
+		return
+	}
+	if len(in.Note) > 500 {
+		in.Note = strings.ToValidUTF8(in.Note[:500], "")
+	}
+	in.Note = a.redactor.RedactString(in.Note) // kept, shown and audited
+	by := principalOf(r)
+	d, err := a.rt.DismissDeadLetter(r.Context(), r.PathValue("id"), by, in.Note)
+	if deadLetterError(w, r, err) {
+		return
+	}
+	if a.audit != nil {
+		if _, err := a.audit.Append(context.WithoutCancel(r.Context()), &audit.Event{Request: d.Request, Kind: "dead_letter",
+			Name: d.Tool, Decision: "dismissed", Principal: by, Message: in.Note}); err != nil {
+			a.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
+		}
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": deadLetterOf(d)})
+}
+
+// deadLetterError answers the error of an action on a dead letter, and
+// reports whether there was one.
+func deadLetterError(w http.ResponseWriter, r *http.Request, err error) bool {
+	id := r.PathValue("id")
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, reach.ErrDeadLetterBusy):
+		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", id), "Try again when that is done.")
+	case errors.Is(err, reach.ErrNoDeadLetter):
+		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with reach deadletters list (GET /v1/deadletters).")
+	case errors.Is(err, reach.ErrDeadLetterID):
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_id", upperFirst(err.Error())+".", "Use an id that reach deadletters list (GET /v1/deadletters) shows.")
+	default:
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with GET /v1/deadletters?state=all.")
+	}
+	return true
+}

@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/policy/approval"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// mountOperators adds the UI, /metrics and the operators' APIs
+// (approvals, dead letters, audit, statistics) to mux.
+func (a *API) mountOperators(mux *http.ServeMux) {
+	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator,
+		Tools:  func(r *http.Request) []reach.Tool { return a.tools.Visible(identity(r)) },
+		Logger: a.log.With("component", "ui")}
+	if a.store != nil {
+		a.auditV = newAuditView(a.store)
+		uo.Audit = a.auditV
+	}
+	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
+		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}
+	}
+	a.ui = ui.New(uo)
+	mux.Handle("/ui/", a.ui)
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	// Operators' routes check who asks before anything else (a body, an
+	// id): whoever is not an operator learns nothing but that.
+	const dead = "Dead letters are for operators."
+	mux.Handle("GET /metrics", a.operatorsOnly("Metrics are for operators: they count every principal's calls.", a.metrics.ServeHTTP))
+	ah := a.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
+	mux.Handle("/v1/approvals", ah)
+	mux.Handle("/v1/approvals/", ah)
+	mux.Handle("GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters))
+	mux.Handle("POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter))
+	mux.Handle("POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter))
+	mux.HandleFunc("GET /v1/audit", a.auditEvents)
+	mux.HandleFunc("GET /v1/audit/verify", a.auditVerify)
+	mux.Handle("GET /v1/stats", a.operatorsOnly("Statistics are for operators: they count every principal's calls.", a.toolStats))
+}
+
+// operatorsOnly serves h to operators (everyone when the gateway
+// authenticates nobody) and answers anyone else 403 with why, before h
+// reads anything of the request.
+func (a *API) operatorsOnly(why string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.operatorOnly(w, r, why) {
+			h(w, r)
+		}
+	})
+}
+
+// principalOf names who makes an HTTP request: the authenticated principal,
+// or the local user when the gateway authenticates nobody.
+func principalOf(r *http.Request) string {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return id.Principal
+	}
+	return link.LocalPrincipal
+}
+
+// uiActor is who makes an HTTP request to the UI: the authenticated
+// principal and its tenant, or the local user.
+func uiActor(r *http.Request) ui.Actor {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return ui.Actor{Principal: id.Principal, Tenant: id.Tenant}
+	}
+	return ui.Actor{Principal: link.LocalPrincipal}
+}
+
+func approvalActor(r *http.Request) approval.Actor {
+	if id, ok := auth.IdentityFrom(r.Context()); ok {
+		return approval.Actor{Principal: id.Principal, Roles: id.Roles, Tenant: id.Tenant}
+	}
+	return approval.Actor{Principal: link.LocalPrincipal}
+}
+
+// uiApprovals shows the approval queue in the UI's inbox. It acts as the
+// identity that makes each HTTP request (approvalActor), with the roles and
+// tenant it authenticated with, as the API does.
+type uiApprovals struct{ q *approval.Queue }
+
+var _ ui.Approvals = uiApprovals{}
+
+func (a uiApprovals) List(r *http.Request) []ui.Approval {
+	all := a.q.List("")
+	actor := approvalActor(r)
+	out := make([]ui.Approval, 0, len(all))
+	for _, x := range all {
+		if !a.q.CanDecide(&x, actor) {
+			continue // another principal's (or tenant's): as in GET /v1/approvals
+		}
+		v := ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
+			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires,
+			Operation: x.Operation, Why: x.Why, Agent: x.Agent, Scene: x.Scene, Note: x.Note, Created: x.Created}
+		for _, vote := range x.Votes {
+			v.Votes = append(v.Votes, ui.Vote{By: vote.By, As: vote.As, Reason: vote.Reason, At: vote.At})
+		}
+		if d := x.Denial; d != nil {
+			v.Denial = &ui.Vote{By: d.By, As: d.As, Reason: d.Reason, At: d.At}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (a uiApprovals) Approve(r *http.Request, id, reason string) error {
+	_, err := a.q.Approve(id, approvalActor(r), reason)
+	return err
+}
+
+func (a uiApprovals) Deny(r *http.Request, id, reason string) error {
+	_, err := a.q.Deny(id, approvalActor(r), reason)
+	return err
+}
+
+// toolView is a tool in GET /v1/tools.
+type toolView struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description,omitempty"`
+	Access      reach.Access `json:"access"`
+	InputSchema any          `json:"input_schema,omitempty"`
+}
+
+// listAgents is GET /v1/agents.
+func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
+	out := []a2a.Status{}
+	if a.agents != nil {
+		out = a.agents.Agents(r.Context())
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// listTools is GET /v1/tools: the tools the caller may call, at most 50.
+func (a *API) listTools(w http.ResponseWriter, r *http.Request) {
+	tools := a.tools.Visible(identity(r))
+	if len(tools) > 50 {
+		tools = tools[:50]
+	}
+	out := make([]toolView, 0, len(tools))
+	for _, t := range tools {
+		v := toolView{Name: t.Name, Description: t.Description, Access: t.Access}
+		if len(t.InputSchema) > 0 {
+			v.InputSchema = json.RawMessage(t.InputSchema)
+		}
+		out = append(out, v)
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"tools": out})
+}
+
+// operatorRole is the role whose principals see and stop every request and
+// handle dead letters, when the gateway authenticates; everyone else sees
+// and stops their own requests only.
+const operatorRole = "operator"
+
+// isOperator reports whether the HTTP request r comes from an operator: any
+// caller when the gateway authenticates nobody (it serves loopback only),
+// else a principal with operatorRole.
+func (a *API) isOperator(r *http.Request) bool {
+	if a.authn == nil {
+		return true
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	return ok && id.HasRole(operatorRole)
+}
+
+// sees reports whether the HTTP request r may see and stop req: an
+// operator, or the owner of req's root request (link.CheckOwner).
+func (a *API) sees(r *http.Request, req *reach.Request) bool {
+	if a.isOperator(r) {
+		return true
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	return ok && link.CheckOwner(id, req) == nil
+}
+
+// toolStats is GET /v1/stats: per tool, its calls by outcome, its success
+// rate, latency percentiles (p50, p95, in nanoseconds), failures by code
+// and refusals by guard. With auth, for operators: the figures are of
+// every principal's calls.
+func (a *API) toolStats(w http.ResponseWriter, r *http.Request) {
+	if !a.operatorOnly(w, r, "Statistics are for operators: they count every principal's calls.") {
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"tools": a.stats.Snapshot()})
+}
+
+// operatorOnly reports whether r is an operator's; otherwise it answers
+// 403 with why.
+func (a *API) operatorOnly(w http.ResponseWriter, r *http.Request, why string) bool {
+	if a.isOperator(r) {
+		return true
+	}
+	httpjson.WriteError(w, http.StatusForbidden, "operators_only", why, "Ask a principal with the role "+operatorRole+" to look at them.")
+	return false
+}

@@ -1,0 +1,301 @@
+// Package link says where a call from a client goes (G1): which request,
+// under which frame. The three front doors — MCP (internal/front), the
+// calls API (internal/httpapi) and the model proxy (internal/modelproxy) —
+// read a Target from what the client sent (FromMeta, FromHeaders) and
+// Place the call with it; the requests the gateway begins for its clients
+// are Owned, and end after an idle gap.
+//
+//	t, err := link.FromHeaders(r.Header)
+//	ctx, req, done, err := owned.CallContext(r.Context(), t, nil)
+//	defer done()
+//	res := rt.Call(ctx, call)
+package link
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentreach/reach"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Keys the gateway reads from and writes to MCP _meta.
+const (
+	MetaRequest        = "reach/request"         // the request a call belongs to
+	MetaBudget         = "reach/budget"          // a budget name or amounts, for a new request
+	MetaScene          = "reach/scene"           // the conversation's scene (e.g. chitchat), for a new request
+	MetaWhy            = "reach/why"             // the caller's reason, recorded as Call.Why
+	MetaParent         = "reach/parent"          // the parent frame id (16 hex digits)
+	MetaCallID         = "reach/call_id"         // the caller's call id
+	MetaIdempotencyKey = "reach/idempotency_key" // an idempotency key for the call
+	MetaFrame          = "reach/frame"           // in results: the call's frame id
+	MetaStatus         = "reach/status"          // in results: success, error, refused, ...
+	MetaError          = "reach/error"           // in results: the structured error
+	MetaTraceparent    = "traceparent"
+	MetaBaggage        = "baggage"
+)
+
+// Headers that link an HTTP call (the calls API, the model proxy) to a
+// request and a frame, and that the answer names them by.
+const (
+	HeaderRequest     = "Reach-Request"
+	HeaderFrame       = "Reach-Frame"
+	HeaderParent      = "Reach-Parent"
+	HeaderScene       = "Reach-Scene" // the conversation's scene, for a new request
+	HeaderTraceparent = "Traceparent"
+	HeaderBaggage     = "Baggage"
+)
+
+// Target says where a call from a client goes: which request, under which
+// frame. The zero Target means "the caller's default request, at its top".
+type Target struct {
+	Request   string        // a named request
+	Parent    reach.FrameID // an explicit parent frame (Reach-Parent, reach/parent)
+	Trace     reach.FrameID // the parent span of a traceparent: a frame if it is one of ours
+	TraceID   [16]byte      // the traceparent's trace, which a request begun for the call continues
+	ModelTurn *reach.Frame  // the model turn that chose this call (by its tool_call id), if known
+	Budget    *BudgetSpec   // for a new request
+	Scene     string        // for a new request: the conversation's scene
+	Agent     string        // for a new request: who calls (the MCP client's name, "api", "model-proxy")
+}
+
+// modelTurn returns the model turn that chose the call, when it belongs to
+// the request the target names (or it names none).
+func (t Target) modelTurn() *reach.Frame {
+	f := t.ModelTurn
+	if f == nil {
+		return nil
+	}
+	if t.Request != "" {
+		for r := f.Request; ; r = r.Parent() {
+			if r == nil {
+				return nil
+			}
+			if r.ID() == t.Request {
+				break
+			}
+		}
+	}
+	return f
+}
+
+// Error is a client's mistake in linking a call: the HTTP status and the
+// structured error to answer with.
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	Suggestion string
+}
+
+func (e *Error) Error() string { return e.Message + " " + e.Suggestion }
+
+// Meta is what a tools/call's _meta says to the gateway: where the call
+// goes, and the call's reason, idempotency key and id.
+type Meta struct {
+	Target
+	Why            string
+	IdempotencyKey string
+	CallID         string
+}
+
+// FromMeta reads a tools/call's _meta. A malformed value is an error that
+// names its key; a malformed traceparent is ignored, as W3C says.
+func FromMeta(meta map[string]any) (Meta, error) {
+	var m Meta
+	if len(meta) == 0 {
+		return m, nil
+	}
+	str := func(k string) (string, error) {
+		v, ok := meta[k]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("_meta[%q] must be a string", k)
+		}
+		return s, nil
+	}
+	var err error
+	if m.Request, err = str(MetaRequest); err != nil {
+		return m, err
+	}
+	if m.Why, err = str(MetaWhy); err != nil {
+		return m, err
+	}
+	if m.IdempotencyKey, err = str(MetaIdempotencyKey); err != nil {
+		return m, err
+	}
+	if m.CallID, err = str(MetaCallID); err != nil {
+		return m, err
+	}
+	if m.Budget, err = ParseBudgetSpec(meta[MetaBudget]); err != nil {
+		return m, err
+	}
+	if m.Scene, err = str(MetaScene); err != nil {
+		return m, err
+	}
+	if err := CheckScene(m.Scene); err != nil {
+		return m, fmt.Errorf("_meta[%q]: %v", MetaScene, err)
+	}
+	parent, err := str(MetaParent)
+	if err != nil {
+		return m, err
+	}
+	if parent != "" {
+		if m.Parent, err = ParseFrameID(parent); err != nil {
+			return m, fmt.Errorf("_meta[%q]: %v", MetaParent, err)
+		}
+	}
+	tp, err := str(MetaTraceparent)
+	if err != nil {
+		return m, err
+	}
+	m.Trace, m.TraceID, _ = ParseTraceparent(tp) // a malformed traceparent is ignored, as W3C says
+	bg, err := str(MetaBaggage)
+	if err != nil {
+		return m, err
+	}
+	if m.Request == "" {
+		m.Request = BaggageRequest(bg)
+	}
+	if len(m.Request) > MaxRequestID { // as CallContext would, naming where it came from
+		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, MaxRequestID)
+	}
+	return m, nil
+}
+
+// FromHeaders reads Reach-Parent, Reach-Scene, Reach-Request, traceparent
+// and baggage. A header it refuses is an *Error that says which.
+func FromHeaders(h http.Header) (Target, error) {
+	var t Target
+	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
+		id, err := ParseFrameID(p)
+		if err != nil {
+			return t, &Error{Status: http.StatusBadRequest, Code: "bad_parent", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderParent, err)),
+				Suggestion: "Send the 16-hex-digit id of a frame, or omit the header."}
+		}
+		t.Parent = id
+	}
+	t.Trace, t.TraceID, _ = ParseTraceparent(h.Get(HeaderTraceparent))
+	t.Scene = strings.TrimSpace(h.Get(HeaderScene))
+	if err := CheckScene(t.Scene); err != nil {
+		return t, &Error{Status: http.StatusBadRequest, Code: "bad_scene", Message: upperFirst(fmt.Sprintf("%s: %v.", HeaderScene, err)),
+			Suggestion: "Name the scene with letters, digits, '_', '-' or '.' (chitchat, say), or omit the header."}
+	}
+	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
+		t.Request = id
+	}
+	for _, b := range h.Values(HeaderBaggage) {
+		if id := BaggageRequest(b); id != "" {
+			t.Request = id
+		}
+	}
+	return t, nil
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// CheckScene checks a scene a client names: a short word, as policies
+// compare it (context.scene == "chitchat").
+func CheckScene(s string) error {
+	if len(s) > 64 {
+		return errors.New("a scene is at most 64 characters")
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("scene %q: use letters, digits, '_', '-' or '.'", s)
+		}
+	}
+	return nil
+}
+
+// ParseFrameID reads 16 hex digits, not all zero.
+func ParseFrameID(s string) (reach.FrameID, error) {
+	if len(s) != 16 {
+		return 0, fmt.Errorf("%q is not a frame id (16 hex digits)", s)
+	}
+	id, err := reach.ParseFrameID(s)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("%q is not a frame id (16 hex digits, not all zero)", s)
+	}
+	return id, nil
+}
+
+// ParseTraceparent returns the parent span id and the trace id of a W3C
+// traceparent ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>").
+func ParseTraceparent(s string) (reach.FrameID, [16]byte, bool) {
+	var trace [16]byte
+	s = strings.TrimSpace(s)
+	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" {
+		return 0, trace, false
+	}
+	if !isHex(s[:2]) || !isHex(s[3:35]) || !isHex(s[53:55]) || strings.Trim(s[3:35], "0") == "" {
+		return 0, trace, false
+	}
+	if s[:2] == "00" && len(s) != 55 {
+		return 0, trace, false
+	}
+	id, err := ParseFrameID(s[36:52])
+	if err != nil {
+		return 0, trace, false
+	}
+	hex.Decode(trace[:], []byte(s[3:35])) // checked above
+	return id, trace, true
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// BaggageRequest returns the reach.request entry of a W3C baggage header.
+func BaggageRequest(s string) string {
+	for _, member := range strings.Split(s, ",") {
+		kv, _, _ := strings.Cut(member, ";")
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) != "reach.request" {
+			continue
+		}
+		v, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return ""
+		}
+		return v
+	}
+	return ""
+}
+
+// Traceparent renders a W3C traceparent whose parent span id is frame f,
+// in the request tree's trace (the one its spans are exported in).
+func Traceparent(r *reach.Request, f reach.FrameID) string {
+	return "00-" + trace.TraceID(r.Trace()).String() + "-" + f.String() + "-01"
+}
+
+// FrameMeta returns the _meta that links what a call sends on (an upstream
+// tool call, a sampling request) to its frame f: traceparent, reach/parent
+// and reach/request, added to m (made if nil).
+func FrameMeta(m map[string]any, f *reach.Frame) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[MetaTraceparent] = Traceparent(f.Request, f.ID)
+	m[MetaParent] = f.ID.String()
+	m[MetaRequest] = f.Request.ID()
+	return m
+}

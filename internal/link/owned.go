@@ -1,0 +1,532 @@
+package link
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+)
+
+// Owned begins, finds and ends the reach requests that the gateway's
+// clients work in: the requests it began for them end after an idle gap
+// without calls (never while a call is in flight). Make one with NewOwned;
+// its methods are safe for concurrent use.
+type Owned struct {
+	rt      *reach.Runtime
+	life    context.Context // the gateway's lifetime: the requests it begins are its children
+	gap     time.Duration
+	def     *reach.Budget
+	budgets map[string]reach.Budget
+	now     func() time.Time
+
+	mu    sync.Mutex
+	owned map[string]*owned
+}
+
+type owned struct {
+	req      *reach.Request
+	last     time.Time
+	inflight int
+}
+
+// Budgets are the budgets a client may name: Default for a request that
+// names none (nil: the runtime's), and the configured ones by name.
+type Budgets struct {
+	Default *reach.Budget
+	Named   map[string]reach.Budget
+}
+
+// NewOwned returns the requests the gateway owns in rt: begun in life,
+// ended after gap without calls.
+func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
+	return &Owned{rt: rt, life: life, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}}
+}
+
+// BudgetSpec is what a client asked for: a configured budget's name, or
+// amounts (each capped at the default budget's, so a client may narrow its
+// budget but never widen it).
+type BudgetSpec struct {
+	Name   string
+	Budget *reach.Budget
+}
+
+// ParseBudgetSpec reads a "reach/budget" value: "name" or {"turns": ...}.
+func ParseBudgetSpec(v any) (*BudgetSpec, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return &BudgetSpec{Name: x}, nil
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		var bc struct {
+			Turns     int     `json:"turns"`
+			Depth     int     `json:"depth"`
+			ToolCalls int     `json:"tool_calls"`
+			Tokens    int64   `json:"tokens"`
+			Cost      float64 `json:"cost"`
+			Wall      string  `json:"wall"`
+		}
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&bc); err != nil {
+			return nil, fmt.Errorf(`reach/budget: %v; send a budget name or {"turns", "depth", "tool_calls", "tokens", "cost", "wall": "10m"}`, err)
+		}
+		rb := reach.Budget{Turns: bc.Turns, Depth: bc.Depth, ToolCalls: bc.ToolCalls, Tokens: bc.Tokens, Cost: bc.Cost}
+		if bc.Wall != "" {
+			d, err := time.ParseDuration(bc.Wall)
+			if err != nil {
+				return nil, fmt.Errorf("reach/budget: wall %q is not a duration such as \"10m\"", bc.Wall)
+			}
+			rb.Wall = d
+		}
+		if rb.Turns < 0 || rb.Depth < 0 || rb.ToolCalls < 0 || rb.Tokens < 0 || rb.Cost < 0 || rb.Wall < 0 {
+			return nil, errors.New("reach/budget: amounts must not be negative; leave one out (or 0) for the default's, or send a smaller positive one")
+		}
+		return &BudgetSpec{Budget: &rb}, nil
+	}
+	return nil, fmt.Errorf("reach/budget: want a budget name or an object, got %T", v)
+}
+
+// budget resolves a spec to the budget a new request gets (nil: the runtime's default).
+func (q *Owned) budget(s *BudgetSpec) (*reach.Budget, error) {
+	if s == nil {
+		return q.def, nil
+	}
+	if s.Name != "" {
+		b, ok := q.budgets[s.Name]
+		if !ok {
+			names := make([]string, 0, len(q.budgets))
+			for n := range q.budgets {
+				names = append(names, n)
+			}
+			if len(names) == 0 {
+				return nil, fmt.Errorf("there is no budget named %q; none are configured (budgets: in the configuration)", s.Name)
+			}
+			return nil, fmt.Errorf("there is no budget named %q; configured budgets: %s", s.Name, strings.Join(names, ", "))
+		}
+		return &b, nil
+	}
+	b := *s.Budget
+	d := q.def
+	if d == nil { // no default configured: the runtime's caps
+		rd := q.rt.DefaultBudget()
+		d = &rd
+	}
+	b.Turns = capInt(b.Turns, d.Turns)
+	b.Depth = capInt(b.Depth, d.Depth)
+	b.ToolCalls = capInt(b.ToolCalls, d.ToolCalls)
+	b.Tokens = int64(capInt(int(b.Tokens), int(d.Tokens)))
+	b.Wall = time.Duration(capInt(int(b.Wall), int(d.Wall)))
+	if d.Cost > 0 && (b.Cost == 0 || b.Cost > d.Cost) {
+		b.Cost = d.Cost
+	}
+	return &b, nil
+}
+
+// capInt caps v at limit, where zero means unlimited for both (a
+// negative v, refused before, counts as unlimited too).
+func capInt(v, limit int) int {
+	if limit == 0 {
+		return v
+	}
+	if v <= 0 || v > limit {
+		return limit
+	}
+	return v
+}
+
+// begin starts a request the gateway owns for a call linked by t, and
+// tracks it (inflight 1): t's agent and scene, the caller's trace when t
+// has one. q.mu is held.
+func (q *Owned) begin(id string, t Target, b *reach.Budget, who *auth.Identity) (*reach.Request, error) {
+	o := &reach.RequestOptions{ID: id, Principal: LocalPrincipal, Agent: t.Agent, Scene: t.Scene, Budget: b, Trace: t.TraceID}
+	if who != nil {
+		who.Apply(o)
+	}
+	_, r, err := q.rt.Begin(q.life, o)
+	if err != nil {
+		return nil, err
+	}
+	q.owned[r.ID()] = &owned{req: r, last: q.now(), inflight: 1}
+	return r, nil
+}
+
+// named returns the request t names for one call (release it when the
+// call is done): a running or stopped request of that id, or a new one
+// with t's budget spec when there is none or it has completed.
+func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	id := t.Request
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r, ok := q.rt.Lookup(id); ok {
+		if err := CheckOwner(who, r); err != nil {
+			return nil, nil, err
+		}
+		if r.State() != reach.RequestCompleted {
+			return r, q.holdLocked(r), nil
+		}
+	}
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(id, t, b, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, q.releaser(r), nil
+}
+
+// fresh begins a new request with a random id for one call.
+func (q *Owned) fresh(t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r, err := q.begin(newRequestID(), t, b, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, q.releaser(r), nil
+}
+
+// Session is the request a client session works in, made on its first call
+// and again once the request ended or has been idle for the gap. The zero
+// Session has no request yet; a Session's fields are guarded by its
+// Owned's lock.
+type Session struct {
+	request string    // the current request
+	made    time.Time // when the session was made, for Current
+}
+
+// NewSession returns a session made now.
+func (q *Owned) NewSession() *Session { return &Session{made: q.now()} }
+
+// forSession returns the request of a client session for one call: the
+// session's current request while it is running or stopped and has been
+// idle less than the gap, otherwise a new one, which becomes current.
+func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s.request != "" {
+		if o, ok := q.owned[s.request]; ok && o.req.State() != reach.RequestCompleted && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			if err := CheckOwner(who, o.req); err != nil {
+				return nil, nil, err
+			}
+			return o.req, q.holdLocked(o.req), nil
+		}
+	}
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(newRequestID(), t, b, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.request = r.ID()
+	return r, q.releaser(r), nil
+}
+
+// Current reports whether a session's request is still one the gateway
+// owns, or, for a session without one yet, whether it was made within the
+// idle gap.
+func (q *Owned) Current(s *Session) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s.request == "" {
+		return q.now().Sub(s.made) < q.gap
+	}
+	_, ok := q.owned[s.request]
+	return ok
+}
+
+// EndSession ends a session's request now (its client left).
+func (q *Owned) EndSession(s *Session) {
+	q.mu.Lock()
+	id := s.request
+	q.mu.Unlock()
+	if id != "" {
+		q.End(id)
+	}
+}
+
+// hold marks one more call in flight on r (if the gateway owns it).
+func (q *Owned) hold(r *reach.Request) func() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.holdLocked(r)
+}
+
+func (q *Owned) holdLocked(r *reach.Request) func() {
+	o, ok := q.owned[r.ID()]
+	if !ok || o.req != r {
+		return func() {}
+	}
+	o.inflight++
+	o.last = q.now()
+	return q.releaser(r)
+}
+
+func (q *Owned) releaser(r *reach.Request) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if o, ok := q.owned[r.ID()]; ok && o.req == r {
+				o.inflight--
+				o.last = q.now()
+			}
+		})
+	}
+}
+
+// Sweep ends the owned requests idle for longer than the gap and forgets
+// ended ones.
+func (q *Owned) Sweep() {
+	q.mu.Lock()
+	var ending []*reach.Request
+	now := q.now()
+	for id, o := range q.owned {
+		if o.inflight > 0 || now.Sub(o.last) < q.gap {
+			continue
+		}
+		ending = append(ending, o.req)
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	for _, r := range ending {
+		r.End()
+	}
+}
+
+// Run sweeps until ctx ends, a tenth of the gap apart (10 ms to 30 s),
+// calling after after each sweep.
+func (q *Owned) Run(ctx context.Context, after func()) {
+	every := min(max(q.gap/10, 10*time.Millisecond), 30*time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		q.Sweep()
+		after()
+	}
+}
+
+// End ends the owned request id now.
+func (q *Owned) End(id string) {
+	q.mu.Lock()
+	o, ok := q.owned[id]
+	if ok {
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	if ok {
+		o.req.End()
+	}
+}
+
+// EndAll ends every request the gateway owns.
+func (q *Owned) EndAll() {
+	q.mu.Lock()
+	rs := make([]*reach.Request, 0, len(q.owned))
+	for id, o := range q.owned {
+		rs = append(rs, o.req)
+		delete(q.owned, id)
+	}
+	q.mu.Unlock()
+	for _, r := range rs {
+		r.End()
+	}
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// MaxRequestID bounds a request id a client names.
+const MaxRequestID = 128
+
+// CallContext returns the context a call from a client runs in: under the frame
+// t names (Reach-Parent, reach/parent, or the parent span of a traceparent
+// when that is one of ours), found with [reach.Request.Frame] and entered
+// with [reach.WithParent], so that any frame of a kept request can be a
+// parent: a running tool call, a model turn, an ended call. A call naming
+// no frame runs at the top of its request: the one t names, else the
+// client session's (s), else a new one (s nil). The returned context ends
+// when the parent's request or ctx does. Call done when the call is over.
+// A client's mistake is an *Error.
+func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ context.Context, _ *reach.Request, done func(), _ error) {
+	who, _ := auth.IdentityFrom(ctx)
+	if len(t.Request) > MaxRequestID { // however it came: _meta, a header, baggage
+		return nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
+			Message: fmt.Sprintf("The request id is longer than %d characters.", MaxRequestID), Suggestion: "Use a shorter id."}
+	}
+	if !utf8.ValidString(t.Request) || strings.ContainsFunc(t.Request, unicode.IsControl) { // it is shown to operators
+		return nil, nil, nil, &Error{Status: http.StatusBadRequest, Code: "bad_request_id",
+			Message: "The request id has a control character or is not UTF-8.", Suggestion: "Use printable characters only."}
+	}
+	if id := t.Parent; id != 0 || t.Trace != 0 {
+		if id == 0 {
+			id = t.Trace
+		}
+		f := q.findFrame(t.Request, id)
+		if f == nil && t.Request != "" {
+			if q.findFrame("", id) != nil {
+				return nil, nil, nil, &Error{Status: 409, Code: "parent_mismatch",
+					Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
+					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
+			}
+		}
+		if f == nil && t.Parent != 0 {
+			where := "any request kept here"
+			if t.Request != "" {
+				where = "request " + t.Request
+			}
+			return nil, nil, nil, &Error{Status: 400, Code: "unknown_parent",
+				Message:    fmt.Sprintf("There is no frame %s in %s.", t.Parent, where),
+				Suggestion: "Send the id of a frame (reach graph REQUEST --format json, or GET /v1/requests/{id}/graph, lists them), or omit the parent."}
+		}
+		if f == nil {
+			// Not a frame of ours: the call is linked as if it named none
+			// (below), by the model turn that chose it, if its caller's.
+			if c := t.modelTurn(); c != nil && CheckOwner(who, c.Request) == nil {
+				f = c
+			}
+		}
+		if f != nil {
+			if err := CheckOwner(who, f.Request); err != nil {
+				return nil, nil, nil, err
+			}
+			return q.under(ctx, f)
+		}
+		// A traceparent from another tracer: not a frame of ours.
+	}
+	if f := t.modelTurn(); f != nil && CheckOwner(who, f.Request) == nil {
+		return q.under(ctx, f)
+	}
+	var r *reach.Request
+	var release func()
+	var err error
+	switch {
+	case t.Request != "":
+		r, release, err = q.named(t, who)
+	case s != nil:
+		r, release, err = q.forSession(s, t, who)
+	default:
+		r, release, err = q.fresh(t, who)
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return nil, nil, nil, err
+	}
+	if re, ok := errors.AsType[*reach.Error](err); ok {
+		// A refusal of the id (an interrupted request's, kept by the store
+		// only): as structured as a call's.
+		return nil, nil, nil, &Error{Status: http.StatusConflict, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
+	}
+	if err != nil {
+		return nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
+			Suggestion: "Fix the request id or budget, or leave them out."}
+	}
+	cctx, stop := MergeCancel(r.Context(), ctx)
+	if t.Trace != 0 && t.TraceID != ([16]byte{}) {
+		// Another tracer's span called: in its trace, the call's span is
+		// that span's child (the runtime checks the request is in it).
+		var span [8]byte
+		binary.BigEndian.PutUint64(span[:], uint64(t.Trace))
+		cctx = reach.WithRemoteParent(cctx, t.TraceID, span)
+	}
+	return cctx, r, func() { stop(); release() }, nil
+}
+
+// under places a call under frame f, in its request (a delegation's: the
+// sub-request the agent works in), holding its request tree.
+func (q *Owned) under(ctx context.Context, f *reach.Frame) (context.Context, *reach.Request, func(), error) {
+	in := f.Request
+	if s := f.SubRequest(); s != nil { // a delegation: the agent's work is its sub-request's
+		in = s
+	}
+	release := q.hold(f.Request.Root())
+	cctx, stop := MergeCancel(in.Context(), ctx)
+	return reach.WithParent(cctx, f), in, func() { stop(); release() }, nil
+}
+
+// findFrame looks a frame up by id in request reqID (its whole tree), or
+// in every kept request when reqID is empty.
+func (q *Owned) findFrame(reqID string, id reach.FrameID) *reach.Frame {
+	if reqID != "" {
+		r, ok := q.rt.Lookup(reqID)
+		if !ok {
+			return nil
+		}
+		f, _ := r.Root().Frame(id)
+		return f
+	}
+	for _, r := range q.rt.Requests() {
+		if r.Root() != r {
+			continue // searched from its root
+		}
+		if f, ok := r.Frame(id); ok {
+			return f
+		}
+	}
+	return nil
+}
+
+// MergeCancel returns a context with vals' values that ends when either
+// vals or cancelOn ends (with that one's cause). Call stop when done.
+func MergeCancel(vals, cancelOn context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(vals)
+	unhook := context.AfterFunc(cancelOn, func() { cancel(context.Cause(cancelOn)) })
+	return ctx, func() { unhook(); cancel(nil) }
+}
+
+// LocalPrincipal is who works with a gateway that authenticates nobody:
+// the requests it begins and the approvals given at its API and UI.
+const LocalPrincipal = "local"
+
+// CheckOwner refuses a call into, or a look at, a request of another
+// owner: a request is owned by the principal and tenant of its root request
+// (a principal of the same name in another tenant is someone else); id nil
+// is the local user, of no tenant.
+func CheckOwner(id *auth.Identity, r *reach.Request) error {
+	principal, tenant := LocalPrincipal, ""
+	if id != nil {
+		principal, tenant = id.Principal, id.Tenant
+	}
+	if root := r.Root(); root.Principal() != principal || root.Tenant() != tenant {
+		return &Error{Status: http.StatusForbidden, Code: "not_your_request",
+			Message:    fmt.Sprintf("Request %s belongs to another principal.", r.ID()),
+			Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
+	}
+	return nil
+}
+
+// SetClock replaces the clock the idle gap is measured by (time.Now), for
+// tests.
+func (q *Owned) SetClock(now func() time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.now = now
+}

@@ -1,0 +1,540 @@
+package mcpwire
+
+// The wire client's HTTP/1.1 exchange with a plain-HTTP upstream. net/http's
+// client hands every request to two goroutines per connection (one writes,
+// one reads and passes the response back), builds header maps both ways,
+// and closes a connection whose body was not read to the end — which an SSE
+// answer often is not when its response event arrives before the final
+// chunk. For one POST and its answer the gateway needs none of that: it
+// writes the request in one write on a pooled keep-alive connection and
+// reads the answer on the calling goroutine. https upstreams keep using
+// net/http.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Conns is a pool of keep-alive connections to one plain-HTTP MCP
+// endpoint. Make one with NewConns; its methods are safe for concurrent
+// use.
+type Conns struct {
+	addr   string // host:port to dial
+	header []byte // the request head after the request line, up to the session headers
+	path   string // the request target
+
+	mu     sync.Mutex
+	idle   []*conn
+	closed bool
+
+	redirected atomic.Bool // the endpoint answered a redirect: calls go through net/http
+}
+
+// maxIdle bounds the idle connections kept per endpoint: enough for 64
+// concurrent clients with room to spare.
+const maxIdle = 128
+
+type conn struct {
+	nc net.Conn
+	br *bufio.Reader
+	rc syscall.RawConn // nc's, for the liveness probe; nil if it has none
+}
+
+// Session is the MCP session a request is sent on: its id and protocol
+// version, sent as headers.
+type Session struct {
+	ID, Protocol string
+}
+
+// NewConns returns a pool for the endpoint rawURL with headers sent on
+// every request, or nil when the endpoint is not one the wire client
+// takes: not plain http, reached through a proxy, or with headers that
+// net/http's client would refuse or override. Close it when done.
+func NewConns(rawURL string, headers map[string]string) *Conns {
+	pu, err := url.Parse(rawURL)
+	if err != nil || pu.Scheme != "http" || pu.User != nil || pu.Host == "" {
+		return nil
+	}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: pu}); err != nil || proxy != nil {
+		return nil // through the proxy, as net/http goes
+	}
+	addr := pu.Host
+	if pu.Port() == "" {
+		addr = net.JoinHostPort(pu.Hostname(), "80")
+	}
+	var h bytes.Buffer
+	h.WriteString("Host: " + pu.Host + "\r\n")
+	h.WriteString("User-Agent: reach\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
+	for k, s := range headers {
+		if k == "" || strings.ContainsAny(k, " \t:") || !validHeader(k) || !validHeader(s) || ownHeader[strings.ToLower(k)] {
+			return nil // net/http's client refuses or overrides these: let it
+		}
+		h.WriteString(k + ": " + s + "\r\n")
+	}
+	return &Conns{addr: addr, header: h.Bytes(), path: pu.RequestURI()}
+}
+
+// Redirected reports whether the endpoint answered a redirect (see
+// MarkRedirected).
+func (p *Conns) Redirected() bool { return p.redirected.Load() }
+
+// MarkRedirected records that the endpoint answered a redirect: its calls
+// then go through net/http, which follows it. It reports whether it was
+// the first to.
+func (p *Conns) MarkRedirected() bool { return p.redirected.CompareAndSwap(false, true) }
+
+// ownHeader are the headers the wire client writes itself (or must not
+// send twice).
+var ownHeader = map[string]bool{
+	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
+	"content-type": true, "accept": true, "user-agent": true,
+	"mcp-session-id": true, "mcp-protocol-version": true,
+}
+
+func validHeader(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' || s[i] == '\n' || s[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// get returns an idle connection the server has not closed (checked
+// without blocking, as net/http's client notices such a close and dials
+// again), or a new one.
+func (p *Conns) get(ctx context.Context) (*conn, error) {
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			break
+		}
+		c := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		if c.alive() {
+			return c, nil
+		}
+		c.nc.Close()
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.rc, _ = sc.SyscallConn()
+	}
+	return c, nil
+}
+
+// alive reports whether an idle connection is still open: nothing is
+// buffered and the socket has neither data (nothing was asked, so that
+// would be a close notice or garbage) nor an end of stream. It looks
+// without blocking, in one non-blocking peek (peekIdle); a read with a
+// past deadline would not do, as Go fails it before reading.
+func (c *conn) alive() bool {
+	if c.br.Buffered() > 0 {
+		return false
+	}
+	return c.rc == nil || peekIdle(c.rc)
+}
+
+func (p *Conns) put(c *conn) {
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= maxIdle {
+		p.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// Close closes the idle connections; those in use close when released.
+func (p *Conns) Close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.closed = true
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}
+
+// Exchange is one request and the head of its answer on a pooled
+// connection: read Body, then Release it.
+type Exchange struct {
+	Status      int
+	StatusText  string
+	ContentType string
+	Body        Body
+	close       bool // the server closes the connection after it
+
+	pool *Conns
+	c    *conn
+	stop func() bool // reports false once the call's context ended (see RoundTrip)
+}
+
+// RoundTrip writes one POST of body on session s and reads the head of the
+// answer. When ctx ends, the connection's deadline passes and the exchange
+// fails; the connection is then closed, not reused.
+func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchange, error) {
+	c, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		nc := c.nc
+		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	}
+	head := GetBuffer()
+	head.WriteString("POST ")
+	head.WriteString(p.path)
+	head.WriteString(" HTTP/1.1\r\n")
+	head.Write(p.header)
+	head.WriteString(HeaderSession + ": " + s.ID + "\r\n")
+	head.WriteString(HeaderProtocol + ": " + s.Protocol + "\r\n")
+	head.WriteString("Content-Length: ")
+	head.WriteString(strconv.Itoa(len(body)))
+	head.WriteString("\r\n\r\n")
+	head.Write(body)
+	_, err = c.nc.Write(head.Bytes())
+	PutBuffer(head)
+	if err != nil {
+		stop()
+		c.nc.Close()
+		return nil, err
+	}
+	x := &Exchange{pool: p, c: c, stop: stop}
+	if err := readHead(c.br, x); err != nil {
+		stop()
+		c.nc.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// Release returns the connection to the pool when its answer was read to
+// the end, or can be without waiting; else it finishes reading in the
+// background (an SSE stream usually ends right after the response event;
+// one kept open is dropped after 5 s), or closes it. failed closes it.
+func (x *Exchange) Release(failed bool) { x.pool.release(x, failed) }
+
+func (p *Conns) release(resp *Exchange, failed bool) {
+	c := resp.c
+	if !resp.stop() || failed || resp.close {
+		c.nc.Close()
+		return
+	}
+	switch resp.Body.drainBuffered() {
+	case drainDone:
+		p.put(c)
+	case drainMore:
+		go func() {
+			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err := io.Copy(io.Discard, io.LimitReader(&resp.Body, 1<<20))
+			c.nc.SetReadDeadline(time.Time{})
+			if err == nil && resp.Body.eof {
+				p.put(c)
+				return
+			}
+			c.nc.Close()
+		}()
+	default:
+		c.nc.Close()
+	}
+}
+
+var errHead = errors.New("malformed HTTP answer")
+
+// readHead reads the status line and the headers the wire client uses
+// into r.
+func readHead(br *bufio.Reader, r *Exchange) error {
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return err
+		}
+		// HTTP/1.x NNN text
+		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+			return errHead
+		}
+		status, err := strconv.Atoi(string(line[9:12]))
+		if err != nil || status < 100 {
+			return errHead
+		}
+		r.Status, r.StatusText, r.ContentType, r.close = status, string(bytes.TrimSpace(line[9:])), "", false
+		if bytes.HasPrefix(line, []byte("HTTP/1.0")) {
+			r.close = true
+		}
+		length, chunked := int64(-1), false
+		for {
+			line, err := readLine(br)
+			if err != nil {
+				return err
+			}
+			if len(line) == 0 {
+				break
+			}
+			k, v, ok := bytes.Cut(line, []byte(":"))
+			if !ok {
+				return errHead
+			}
+			v = bytes.TrimSpace(v)
+			switch {
+			case asciiEqualFold(k, "content-type"):
+				r.ContentType = string(v)
+			case asciiEqualFold(k, "content-length"):
+				n, err := strconv.ParseInt(string(v), 10, 64)
+				if err != nil || n < 0 {
+					return errHead
+				}
+				length = n
+			case asciiEqualFold(k, "transfer-encoding"):
+				if !asciiEqualFold(v, "chunked") {
+					return errHead // no other coding was asked for
+				}
+				chunked = true
+			case asciiEqualFold(k, "connection"):
+				if asciiEqualFold(v, "close") {
+					r.close = true
+				}
+			}
+		}
+		if status >= 100 && status < 200 {
+			continue // 100 Continue and other interim answers
+		}
+		r.Body = Body{br: br}
+		switch {
+		case status == 204 || status == 304:
+			r.Body.eof = true
+		case chunked:
+			r.Body.chunked = true
+		case length >= 0:
+			r.Body.left = length
+			r.Body.eof = length == 0
+		default:
+			r.Body.left = -1 // to the close
+			r.close = true
+		}
+		return nil
+	}
+}
+
+// readLine reads a line without its CRLF; lines longer than the buffer
+// are cut (the head's long lines are ones the client ignores).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, isPrefix, err := br.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	for isPrefix {
+		_, isPrefix, err = br.ReadLine()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return line, nil
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Body reads an answer's body with a length, chunked, or to the close.
+type Body struct {
+	br      *bufio.Reader
+	chunked bool
+	left    int64 // bytes left in the body (not chunked; -1: to the close) or in the chunk
+	inChunk bool  // chunked: a chunk's data was read, its CRLF was not
+	eof     bool
+}
+
+func (b *Body) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
+	if !b.chunked {
+		if b.left < 0 {
+			n, err := b.br.Read(p)
+			if err == io.EOF {
+				b.eof = true
+			}
+			return n, err
+		}
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
+		n, err := b.br.Read(p)
+		b.left -= int64(n)
+		if b.left == 0 {
+			b.eof = true
+			if err == nil || err == io.EOF {
+				return n, nil
+			}
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return n, err
+	}
+	for b.left == 0 {
+		if err := b.nextChunk(); err != nil {
+			return 0, err
+		}
+		if b.eof {
+			return 0, io.EOF
+		}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.br.Read(p)
+	b.left -= int64(n)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// nextChunk reads the CRLF after the last chunk's data, the next chunk's
+// size line, and at the last chunk the trailer.
+func (b *Body) nextChunk() error {
+	if b.inChunk {
+		line, err := readLine(b.br)
+		if err != nil {
+			return unexpected(err)
+		}
+		if len(line) != 0 {
+			return errors.New("malformed chunked encoding")
+		}
+		b.inChunk = false
+	}
+	line, err := readLine(b.br)
+	if err != nil {
+		return unexpected(err)
+	}
+	size, err := parseChunkSize(line)
+	if err != nil {
+		return err
+	}
+	if size == 0 {
+		for { // the trailer, up to an empty line
+			line, err := readLine(b.br)
+			if err != nil {
+				return unexpected(err)
+			}
+			if len(line) == 0 {
+				break
+			}
+		}
+		b.eof = true
+		return nil
+	}
+	b.left, b.inChunk = size, true
+	return nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func parseChunkSize(line []byte) (int64, error) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i] // chunk extensions
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || len(line) > 16 {
+		return 0, errors.New("malformed chunk size")
+	}
+	n, err := strconv.ParseInt(string(line), 16, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("malformed chunk size %q", line)
+	}
+	return n, nil
+}
+
+const (
+	drainDone = iota // the body was read to its end
+	drainMore        // the rest has not arrived yet
+	drainNo          // the body cannot be drained (to the close, or too much)
+)
+
+// drainBuffered reads what is left of the body from what has already
+// arrived, without blocking.
+func (b *Body) drainBuffered() int {
+	for n := 0; !b.eof; n++ {
+		if !b.chunked && b.left < 0 {
+			return drainNo
+		}
+		if n > 64 {
+			return drainMore
+		}
+		buffered := b.br.Buffered()
+		if b.left > 0 {
+			if buffered == 0 {
+				return drainMore
+			}
+			k, _ := b.br.Discard(int(min(int64(buffered), b.left)))
+			b.left -= int64(k)
+			if !b.chunked && b.left == 0 {
+				b.eof = true
+			}
+			continue
+		}
+		// A chunk boundary: go on only if the lines it needs are here.
+		peek, _ := b.br.Peek(buffered)
+		need := 1
+		if b.inChunk {
+			need = 2 // the CRLF after the data, then the size line
+		}
+		if bytes.Count(peek, []byte("\n")) < need {
+			return drainMore
+		}
+		if len(peek) > 0 && bytes.HasPrefix(peek[bytes.IndexByte(peek, '\n')+1:], []byte("0")) || !b.inChunk && bytes.HasPrefix(peek, []byte("0")) {
+			// The last chunk: its trailer must be here too.
+			if !bytes.Contains(peek, []byte("\r\n\r\n")) && !bytes.Contains(peek, []byte("\n\n")) {
+				return drainMore
+			}
+		}
+		if err := b.nextChunk(); err != nil {
+			return drainNo
+		}
+	}
+	return drainDone
+}

@@ -1,0 +1,124 @@
+package mcpwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// FuzzJSON checks the hand-written JSON readers against encoding/json on
+// the same bytes: the upstream answer (ParseAnswer), the tool result
+// (Result.Parse) and a content's type and text (ContentText) read what
+// json.Unmarshal reads, wherever both accept the input and no key is
+// spelled in another case (which encoding/json would also take and the
+// wire readers leave to the SDK).
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"a\u00e9\n"}],"structuredContent":{"a":[1,2]},"isError":true}`,
+		`{"content":null,"isError":null}`, `{"type":"text","text":null}`, `{"id":null,"method":null,"result":null,"error":null}`,
+		`null`, `[]`, `{"content":[ ]}`, `{ "type" : "text" , "text" : "\"q\"" }`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || caseVariantKey(data) {
+			return
+		}
+		// ParseAnswer vs a Message.
+		var lean, std Message
+		if ParseAnswer(data, &lean) && json.Unmarshal(data, &std) == nil {
+			if lean.JSONRPC != std.JSONRPC || lean.Method != std.Method ||
+				!sameRaw(lean.ID, std.ID) || !sameRaw(lean.Params, std.Params) || !sameRaw(lean.Result, std.Result) ||
+				(lean.Error == nil) != (std.Error == nil) || (lean.Error != nil && (lean.Error.Code != std.Error.Code ||
+				lean.Error.Message != std.Error.Message || !sameRaw(lean.Error.Data, std.Error.Data))) {
+				t.Fatalf("ParseAnswer(%s) = %+v, encoding/json %+v", data, lean, std)
+			}
+		}
+		// Result.Parse vs a Result.
+		var lr, sr Result
+		if lr.Parse(data) == nil && json.Unmarshal(data, &sr) == nil {
+			if lr.IsError != sr.IsError || !sameRaw(lr.StructuredContent, sr.StructuredContent) || len(lr.Content) != len(sr.Content) {
+				t.Fatalf("Result.Parse(%s) = %+v, encoding/json %+v", data, lr, sr)
+			}
+			for i := range lr.Content {
+				if !sameRaw(lr.Content[i], sr.Content[i]) {
+					t.Fatalf("content %d of %s: %s vs %s", i, data, lr.Content[i], sr.Content[i])
+				}
+			}
+		}
+		// ContentText vs a struct of two strings.
+		var c struct{ Type, Text string }
+		typ, text, ok := ContentText(data)
+		if err := json.Unmarshal(data, &c); ok != (err == nil) && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) || ok && err == nil && (typ != c.Type || text != c.Text) {
+			t.Fatalf("ContentText(%s) = %q %q %v, encoding/json %q %q %v", data, typ, text, ok, c.Type, c.Text, err)
+		}
+	})
+}
+
+// sameRaw compares two raw JSON values as encoding/json keeps them (a
+// missing value and null are both empty or "null").
+func sameRaw(a, b []byte) bool {
+	norm := func(x []byte) string {
+		if s := strings.TrimSpace(string(x)); s != "null" {
+			return s
+		}
+		return ""
+	}
+	return norm(a) == norm(b)
+}
+
+var jsonKeyRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:`)
+
+// caseVariantKey reports whether data has a key that equals one of the
+// fields the readers know only when case is ignored, or has escapes in a
+// key (which encoding/json decodes and the lean readers compare as written).
+func caseVariantKey(data []byte) bool {
+	for _, m := range jsonKeyRE.FindAllSubmatch(data, -1) {
+		k := string(m[1])
+		if strings.Contains(k, `\`) {
+			return true
+		}
+		for _, known := range []string{"jsonrpc", "id", "method", "params", "result", "error", "content", "structuredContent", "isError", "type", "text", "code", "message", "data"} {
+			if k != known && strings.EqualFold(k, known) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzReadSSE feeds the SSE reader any stream as a call's answer: it never
+// panics; what it returns is the message it was asked for (and nothing
+// else); a stream it calls resumable had an event id; the id it would
+// resume from is bounded and has no NUL.
+func FuzzReadSSE(f *testing.F) {
+	for _, s := range []string{
+		"event: message\nid: s1_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[]}}\n\n",
+		"id: s1_0\nretry: 500\ndata:\n\n",
+		"id: s1_0\ndata:\n\nid:\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"error\":{\"code\":1,\"message\":\"m\"}}\r\n\r\n",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n\n: comment\nretry: x\n",
+		"data: {\"jsonrpc\":\n" + "data: \"2.0\",\"id\":\"reach-1\",\"result\":{}}\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cur SSECursor
+		msg, err := ReadSSE(bytes.NewReader(data), &cur, func(m *Message) bool { return m.Method == "" && string(m.ID) == `"reach-1"` })
+		switch {
+		case err == nil && (msg == nil || msg.Method != "" || string(msg.ID) != `"reach-1"`):
+			t.Fatalf("ReadSSE returned %+v for another message", msg)
+		case errors.Is(err, ErrStreamClosed) && cur.LastID == "":
+			t.Fatal("a stream without an event id counts as resumable")
+		}
+		if len(cur.LastID) > MaxEventID || strings.IndexByte(cur.LastID, 0) >= 0 || cur.Retry < 0 {
+			t.Fatalf("cursor %q retry %v", cur.LastID, cur.Retry)
+		}
+	})
+}

@@ -1,0 +1,316 @@
+package mcpwire
+
+// The JSON of tools/call, read and written by hand: the envelope and params
+// of a request, an upstream's answer and its tool result, and the tool
+// result the gateway answers with, in the shape the front door makes (one
+// text content, string _meta values, raw structured content). Anything
+// else goes through encoding/json.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// AppendToolResult appends res as JSON and reports whether it could; on
+// false buf is as it was.
+func AppendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
+	if res == nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
+		return false
+	}
+	t, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || t.Meta != nil || t.Annotations != nil {
+		return false
+	}
+	var structured json.RawMessage
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if !json.Valid(sc) {
+			return false
+		}
+		structured = sc
+	default:
+		return false
+	}
+	b := buf.AvailableBuffer()
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = jsonscan.AppendQuoted(b, t.Text)
+	b = append(b, "}]"...)
+	if len(structured) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		b = appendCompact(b, structured)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if len(res.Meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		var ok bool
+		if b, ok = appendMeta(b, res.Meta); !ok {
+			return false // buf is as it was: b was not written to it
+		}
+	}
+	b = append(b, '}')
+	buf.Write(b)
+	return true
+}
+
+// appendCompact appends JSON without insignificant space, as encoding/json
+// writes a RawMessage.
+func appendCompact(b, js []byte) []byte {
+	var c bytes.Buffer
+	if bytes.IndexAny(js, " \t\r\n") < 0 {
+		return append(b, js...)
+	}
+	if json.Compact(&c, js) != nil {
+		return append(b, js...)
+	}
+	return append(b, c.Bytes()...)
+}
+
+// scanObject calls f with each member of the JSON object js, its key as
+// written (quotes and escapes included) and its value raw. It reports
+// false when js is not an object. js must be valid JSON (json.Valid).
+func scanObject(js []byte, f func(key, value []byte)) bool {
+	i := jsonscan.SkipSpace(js, 0)
+	if i >= len(js) || js[i] != '{' {
+		return false
+	}
+	i = jsonscan.SkipSpace(js, i+1)
+	if i < len(js) && js[i] == '}' {
+		return true
+	}
+	for i < len(js) {
+		ke := jsonscan.SkipValue(js, i) // the key, a string
+		key := js[i:ke]
+		i = jsonscan.SkipSpace(js, ke)
+		if i >= len(js) || js[i] != ':' {
+			return false
+		}
+		vs := jsonscan.SkipSpace(js, i+1)
+		ve := jsonscan.SkipValue(js, vs)
+		f(key, js[vs:ve])
+		i = jsonscan.SkipSpace(js, ve)
+		if i >= len(js) || js[i] != ',' {
+			return i < len(js) && js[i] == '}'
+		}
+		i = jsonscan.SkipSpace(js, i+1)
+	}
+	return false
+}
+
+// jsonToken decodes a JSON string token; ok is false for anything else.
+func jsonToken(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok) {
+		return string(tok[1 : len(tok)-1]), true
+	}
+	var s string
+	if json.Unmarshal(tok, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// ParseEnvelope reads a JSON-RPC message's envelope from a valid JSON
+// body. Keys must be spelled exactly (encoding/json would also take other
+// cases); a message it does not read goes to the SDK. id and params are
+// slices of body.
+func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false) }
+
+// ParseCallParams reads tools/call params: the name, the arguments (a
+// copy), and _meta. It fails with ErrNotObject for params that are not an
+// object, and ErrBadMeta for a _meta that is not one.
+func ParseCallParams(params []byte, p *CallParams) error {
+	badMeta := false
+	if !scanObject(params, func(key, value []byte) {
+		switch string(key) {
+		case `"name"`:
+			p.Name, _ = jsonToken(value)
+		case `"arguments"`:
+			p.Arguments = bytes.Clone(value)
+		case `"_meta"`:
+			p.Meta = nil
+			badMeta = false
+			if string(value) != "null" && string(value) != "{}" {
+				p.Meta = mcp.Meta{} // decoded below
+				if err := json.Unmarshal(value, &p.Meta); err != nil {
+					p.Meta = nil
+					badMeta = true // refused, whatever the keys' order
+				}
+			}
+		}
+	}) {
+		return ErrNotObject
+	}
+	if badMeta {
+		return ErrBadMeta
+	}
+	return nil
+}
+
+// ErrBadMeta is ParseCallParams's error for a _meta that is not an object.
+var ErrBadMeta = errors.New("_meta is not an object")
+
+// ErrNotObject is the error of a reader given something else than an
+// object.
+var ErrNotObject = errors.New("not an object")
+
+// appendMeta appends a _meta object, its keys sorted as encoding/json
+// sorts them. A value it cannot encode is written as null, and it reports
+// false.
+func appendMeta(b []byte, meta map[string]any) ([]byte, bool) {
+	ok := true
+	var keys [8]string
+	ks := keys[:0]
+	for k := range meta {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	b = append(b, '{')
+	for i, k := range ks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonscan.AppendQuoted(b, k)
+		b = append(b, ':')
+		if s, ok := meta[k].(string); ok {
+			b = jsonscan.AppendQuoted(b, s)
+			continue
+		}
+		vb, err := json.Marshal(meta[k])
+		if err != nil {
+			vb, ok = []byte("null"), false
+		}
+		b = append(b, vb...)
+	}
+	return append(b, '}'), ok
+}
+
+// ParseAnswer reads a JSON-RPC message from an upstream: what
+// json.Unmarshal into a Message reads, for keys spelled exactly. Its
+// Result is a copy; ID and Params are slices of js.
+func ParseAnswer(js []byte, msg *Message) bool {
+	return json.Valid(js) && parseMessage(js, msg, true)
+}
+
+// parseMessage reads a JSON-RPC message: its envelope (jsonrpc, id,
+// method, params), and for an answer its result (a copy) and error, where
+// a null method is no method.
+func parseMessage(js []byte, msg *Message, answer bool) bool {
+	ok := true
+	if !scanObject(js, func(key, value []byte) {
+		switch string(key) {
+		case `"jsonrpc"`:
+			msg.JSONRPC, _ = jsonToken(value)
+		case `"id"`:
+			msg.ID = value
+		case `"method"`:
+			if !answer || string(value) != "null" {
+				msg.Method, ok = jsonToken(value)
+			}
+		case `"params"`:
+			msg.Params = value
+		case `"result"`:
+			if answer {
+				msg.Result = bytes.Clone(value)
+			}
+		case `"error"`:
+			if answer {
+				msg.Error = nil
+				if string(value) != "null" {
+					msg.Error = new(jsonrpc.Error)
+					if json.Unmarshal(value, msg.Error) != nil {
+						ok = false
+					}
+				}
+			}
+		}
+	}) {
+		return false
+	}
+	return ok
+}
+
+// Parse reads a tool result as json.Unmarshal would into r.
+func (r *Result) Parse(js []byte) error {
+	if !json.Valid(js) {
+		return ErrNotObject
+	}
+	if string(bytes.TrimSpace(js)) == "null" {
+		return nil
+	}
+	var err error
+	if !scanObject(js, func(key, value []byte) {
+		switch string(key) {
+		case `"content"`:
+			r.Content = r.Content[:0]
+			if string(value) == "null" {
+				r.Content = nil
+				return
+			}
+			if value[0] != '[' {
+				err = ErrNotObject
+				return
+			}
+			for i := jsonscan.SkipSpace(value, 1); i < len(value) && value[i] != ']'; {
+				e := jsonscan.SkipValue(value, i)
+				r.Content = append(r.Content, json.RawMessage(value[i:e]))
+				i = jsonscan.SkipSpace(value, e)
+				if i < len(value) && value[i] == ',' {
+					i = jsonscan.SkipSpace(value, i+1)
+				}
+			}
+		case `"structuredContent"`:
+			r.StructuredContent = json.RawMessage(value)
+		case `"isError"`:
+			switch string(value) {
+			case "true":
+				r.IsError = true
+			case "false", "null":
+				r.IsError = false
+			default:
+				err = ErrNotObject
+			}
+		}
+	}) {
+		return ErrNotObject
+	}
+	return err
+}
+
+// ContentText reads a content's type and text, as json.Unmarshal into a
+// struct of two strings would; ok is false where it would fail.
+func ContentText(c []byte) (typ, text string, ok bool) {
+	ok = true
+	if string(c) == "null" {
+		return "", "", true
+	}
+	if !scanObject(c, func(key, value []byte) {
+		var s string
+		good := true
+		if string(value) != "null" {
+			s, good = jsonToken(value)
+		}
+		switch string(key) {
+		case `"type"`:
+			typ = s
+			ok = ok && good
+		case `"text"`:
+			text = s
+			ok = ok && good
+		}
+	}) {
+		return "", "", false
+	}
+	return typ, text, ok
+}

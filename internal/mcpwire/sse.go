@@ -1,0 +1,151 @@
+package mcpwire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// MaxAnswer bounds one upstream answer (a variable for tests).
+var MaxAnswer int64 = 64 << 20
+
+// ReadJSONAnswer reads an application/json answer.
+func ReadJSONAnswer(body io.Reader) (*Message, error) {
+	buf := GetBuffer()
+	defer PutBuffer(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(body, MaxAnswer)); err != nil {
+		return nil, err
+	}
+	msg := &Message{}
+	if !ParseAnswer(buf.Bytes(), msg) {
+		return nil, errors.New("the answer is not a JSON-RPC message")
+	}
+	return msg, nil
+}
+
+// sseReaders holds the readers of SSE answers.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// ReadSSE reads an SSE answer (at most MaxAnswer bytes) and hands each
+// JSON-RPC message of its events to each, in the order they come, until
+// each reports true: that message is returned. Events that hold no
+// JSON-RPC message are skipped.
+//
+// cur follows the stream's event ids and the reconnection delay the
+// upstream asks for; a stream that ends before each took a message, after
+// an event with an id, ends with ErrStreamClosed, and the caller may
+// resume it from cur.
+func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message, error) {
+	br := sseReaders.Get().(*bufio.Reader)
+	limited := &io.LimitedReader{R: body, N: MaxAnswer}
+	br.Reset(limited)
+	data := GetBuffer()
+	defer func() {
+		br.Reset(nil)
+		sseReaders.Put(br)
+		PutBuffer(data)
+	}()
+	var long []byte // a line longer than br's buffer
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, line...)
+			continue
+		}
+		if len(long) > 0 {
+			long = append(long, line...)
+			line = long
+			long = long[:0]
+		}
+		if err != nil {
+			// The end, in an event or between two: what the event had so far
+			// is dropped, as a browser drops it.
+			switch {
+			case err != io.EOF:
+			case limited.N <= 0:
+				err = fmt.Errorf("the answer is larger than %d bytes", MaxAnswer)
+			case cur.LastID != "":
+				err = ErrStreamClosed
+			default:
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) > 0 {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(v, []byte(" ")))
+			} else {
+				cur.field(line)
+			}
+			continue
+		}
+		cur.LastID = cur.idBuf // the event is complete: its id counts
+		if data.Len() == 0 {
+			continue
+		}
+		var msg Message
+		ok := ParseAnswer(data.Bytes(), &msg)
+		data.Reset()
+		if ok && each(&msg) {
+			return &msg, nil
+		}
+	}
+}
+
+// SSECursor is how far an SSE answer got: the id of the last event and the
+// reconnection delay the upstream asked for (the SSE "id" and "retry"
+// fields), to resume the stream when the upstream closes it before
+// answering (SEP-1699). The zero SSECursor is the start of a stream.
+type SSECursor struct {
+	LastID string        // of the last complete event: where to resume
+	Retry  time.Duration // the delay the upstream asked for, capped at MaxResumeDelay
+	idBuf  string        // the id field last read; it counts once its event is complete
+}
+
+// field takes in a line of an event that is not data, as a browser does:
+// "id" sets the id (an empty one resets it; one with a NUL is ignored),
+// "retry" with only digits sets the delay.
+func (c *SSECursor) field(line []byte) {
+	name, v, _ := bytes.Cut(line, []byte(":"))
+	v = bytes.TrimPrefix(v, []byte(" "))
+	switch string(name) {
+	case "id":
+		if bytes.IndexByte(v, 0) < 0 && len(v) <= MaxEventID {
+			c.idBuf = string(v)
+		}
+	case "retry":
+		ms, err := strconv.ParseUint(string(v), 10, 64)
+		switch {
+		case err == nil:
+			c.Retry = time.Duration(min(ms, uint64(MaxResumeDelay/time.Millisecond))) * time.Millisecond
+		case errors.Is(err, strconv.ErrRange):
+			c.Retry = MaxResumeDelay
+		}
+	}
+}
+
+// ErrStreamClosed ends an SSE answer the upstream closed, after an event
+// with an id, without the response: it can be resumed.
+var ErrStreamClosed = errors.New("the upstream closed the stream before answering")
+
+// Bounds of reading and resuming SSE answers.
+const (
+	MaxEventID     = 1024                  // a longer event id is ignored
+	MaxResumes     = 100                   // reconnections of one call's stream
+	MinResumeDelay = 50 * time.Millisecond // between two reconnections, whatever the upstream asks
+	MaxResumeDelay = 30 * time.Second      // and at most
+)
+
+// ResumeDelay is how long to wait before resuming a stream at cur.
+func (c *SSECursor) ResumeDelay() time.Duration {
+	return min(max(c.Retry, MinResumeDelay), MaxResumeDelay)
+}

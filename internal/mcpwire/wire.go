@@ -1,0 +1,259 @@
+// Package mcpwire reads and writes the one MCP message that matters for
+// speed, tools/call over Streamable HTTP, without the go-sdk's decoder. The
+// SDK decodes every message with a JSON decoder that allocates a large
+// buffer per call; through a gateway that cost is paid twice more per call
+// (as server and as client) than on a direct call. This package holds the
+// gateway's fast path for both sides:
+//
+//   - the JSON: a request's envelope and params (ParseEnvelope,
+//     ParseCallParams), an upstream's answer and its tool result
+//     (ParseAnswer, Result), the tool result the gateway answers with
+//     (AppendToolResult, WriteResponse) and the tools/call it sends
+//     (AppendCall);
+//   - the HTTP/1.1 exchange with a plain-HTTP upstream, on pooled
+//     keep-alive connections read on the calling goroutine (Conns);
+//   - the SSE answer of an upstream, with its event ids for resuming a
+//     closed stream (ReadSSE, SSECursor).
+//
+// It speaks the same protocol as the SDK; its callers (internal/front and
+// internal/upstream) fall back to the SDK on anything it does not read.
+package mcpwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Headers and protocol versions of Streamable HTTP.
+const (
+	HeaderSession  = "Mcp-Session-Id"
+	HeaderProtocol = "Mcp-Protocol-Version"
+	// StatelessProtocol is the first protocol version without sessions.
+	StatelessProtocol = "2026-07-28"
+	// SessionProtocol is the last protocol version with sessions: the one
+	// upstream HTTP sessions ask for, so that the wire client can use them.
+	SessionProtocol = "2025-11-25"
+)
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// GetBuffer returns an empty buffer from the package's pool; give it back
+// with PutBuffer.
+func GetBuffer() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// PutBuffer gives a buffer back to the pool.
+func PutBuffer(b *bytes.Buffer) { bufPool.Put(b) }
+
+// Message is the part of a JSON-RPC message the fast paths read.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// CallParams is the part of tools/call params the gateway reads; the
+// arguments stay raw until the runtime validates them.
+type CallParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      mcp.Meta        `json:"_meta,omitempty"`
+}
+
+// ReadMessage reads a request's body into buf and its JSON-RPC envelope.
+// body is nil when reading failed (the error is answered); ok is false for
+// a body the fast path does not take (invalid JSON, a batch, not JSON-RPC
+// 2.0), which goes to the SDK as it is.
+func ReadMessage(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (body []byte, msg Message, ok bool) {
+	if !readBody(w, r, buf) {
+		return nil, msg, false
+	}
+	body = buf.Bytes()
+	ok = json.Valid(body) && ParseEnvelope(body, &msg) && msg.JSONRPC == "2.0"
+	return body, msg, ok
+}
+
+// readBody reads a request's body into buf, or answers the error and
+// reports false.
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) bool {
+	buf.Reset()
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
+				fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit), "Send a smaller message.")
+			return false
+		}
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed.", "Send it again.")
+		return false
+	}
+	return true
+}
+
+// RequestID reports whether id (valid JSON) is a JSON-RPC request id the
+// SDK takes: a string or an integer. The fast path leaves anything else
+// (null, a fraction, an object) to the SDK, which refuses it.
+func RequestID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return true
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 { // an int64
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	contentTypeJSON = []string{"application/json"}
+	contentTypeSSE  = []string{"text/event-stream"}
+)
+
+// WriteResponse writes a JSON-RPC response as an application/json answer:
+// the error if rpcErr is not nil, else the result.
+func WriteResponse(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
+	buf := GetBuffer()
+	defer PutBuffer(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	if rpcErr != nil {
+		buf.WriteString(`,"error":`)
+		b, _ := json.Marshal(rpcErr)
+		buf.Write(b)
+	} else {
+		buf.WriteString(`,"result":`)
+		if tr, ok := result.(*mcp.CallToolResult); !ok || !AppendToolResult(buf, tr) {
+			b, err := json.Marshal(result)
+			if err != nil {
+				b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)
+			}
+			buf.Write(b)
+		}
+	}
+	buf.WriteString("}\n")
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON // shared: net/http copies it when it writes the head
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+}
+
+// WriteEmptyStream answers with an SSE stream that ends at once: the
+// answer to a request the client cancelled, which gets no response.
+func WriteEmptyStream(w http.ResponseWriter) {
+	w.Header()["Content-Type"] = contentTypeSSE
+	w.WriteHeader(http.StatusOK)
+}
+
+// AppendCall appends the tools/call request id (a JSON value) of the tool
+// name with args (raw JSON, or nothing) and meta (string values).
+func AppendCall(b, id []byte, name string, args json.RawMessage, meta map[string]any) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = jsonscan.AppendQuoted(b, name)
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		b = append(b, args...)
+	}
+	if len(meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		b, _ = appendMeta(b, meta) // a value it cannot encode is null
+	}
+	return append(b, `}}`...)
+}
+
+// Result is a tool result as the wire client reads it.
+type Result struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+}
+
+// Data turns the result into the call's data, as the upstream client does
+// for the SDK's results: the structured content, else the text when every
+// content is text (see TextData), else the content. red, if not nil,
+// masks the text (see JoinTexts).
+func (r *Result) Data(red *redact.Redactor) json.RawMessage {
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		return r.StructuredContent
+	}
+	if text, allText := r.Text(red); allText {
+		return TextData(text)
+	}
+	b, _ := json.Marshal(r.Content)
+	return b
+}
+
+// Text joins the text contents as JoinTexts does, and reports whether
+// every content is text.
+func (r *Result) Text(red *redact.Redactor) (string, bool) {
+	var texts []string
+	all, lead := true, false
+	for i, c := range r.Content {
+		typ, text, ok := ContentText(c)
+		if !ok || typ != "text" {
+			all = false
+			continue
+		}
+		lead = lead || (i > 0 && len(texts) == 0)
+		texts = append(texts, text)
+	}
+	return JoinTexts(texts, lead, red), all
+}
+
+// TextData is a result's text as the call's data: the JSON it holds when
+// it is a JSON object or array, else a JSON string.
+func TextData(text string) json.RawMessage {
+	if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(text)
+	return s
+}
+
+// JoinTexts joins the texts of one result's content blocks, each on a line
+// of its own (after a line break if lead, when the first content was not
+// text). red, if not nil, masks them first as their concatenation would be
+// masked (D7): a secret that one block ends and the next begins is
+// masked, which the joined text, with a line break inside the secret, no
+// longer shows a redactor.
+func JoinTexts(texts []string, lead bool, red *redact.Redactor) string {
+	if red != nil {
+		texts = red.Blocks(texts)
+	}
+	s := strings.Join(texts, "\n")
+	if lead && len(texts) > 0 {
+		s = "\n" + s
+	}
+	return s
+}

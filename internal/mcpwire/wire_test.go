@@ -1,0 +1,302 @@
+package mcpwire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestAppendToolResult: the hand-written tool result is the JSON
+// encoding/json writes, equal as a value (its strings are written by
+// jsonscan.AppendQuoted, byte for byte as encoding/json writes them).
+func TestAppendToolResult(t *testing.T) {
+	for _, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.TextContent{Text: "echo: <one>"}}, Meta: mcp.Meta{"reach/request": "req_1", "reach/frame": "00000000000000ab", "reach/status": "success"}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: `{"sum": 3}`}}, StructuredContent: json.RawMessage(`{"sum": 3}`), Meta: mcp.Meta{"reach/status": "success"}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "refused"}}, IsError: true,
+			Meta: mcp.Meta{"reach/status": "refused", "reach/error": map[string]any{"type": "loop", "message": "a & b"}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: ""}}},
+	} {
+		var buf bytes.Buffer
+		if !AppendToolResult(&buf, res) {
+			t.Fatalf("AppendToolResult(%+v) = false", res)
+		}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(buf.Bytes(), &g); err != nil {
+			t.Fatalf("invalid JSON %s: %v", buf.Bytes(), err)
+		}
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("AppendToolResult mismatch (-want +got):\n%s", diff)
+		}
+	}
+	var buf bytes.Buffer
+	if AppendToolResult(&buf, &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}}}}) || buf.Len() != 0 {
+		t.Errorf("AppendToolResult took an image content")
+	}
+}
+
+// TestHTTP reads answers the way the wire client does: chunked SSE
+// with the last chunk late or already here, a length, the close.
+func TestHTTP(t *testing.T) {
+	const event = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{}}\n\n"
+	chunk := func(s string) string { return strconv.FormatInt(int64(len(s)), 16) + "\r\n" + s + "\r\n" }
+	for _, tc := range []struct {
+		name, answer string
+		status       int
+		drain        int
+		body         string
+	}{
+		{"chunked, last chunk here", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(event) + "0\r\n\r\n", 200, drainDone, event},
+		{"chunked, two chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(event[:10]) + chunk(event[10:]) + "0\r\n\r\n", 200, drainDone, event},
+		{"chunked, last chunk late", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(event), 200, drainMore, event},
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, drainDone, "hello"},
+		{"interim answer", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 404, drainDone, ""},
+		{"to the close", "HTTP/1.0 200 OK\r\n\r\nrest", 200, drainNo, "rest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(strings.NewReader(tc.answer), 4096)
+			resp := &Exchange{}
+			err := readHead(br, resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Status != tc.status {
+				t.Errorf("status = %d, want %d", resp.Status, tc.status)
+			}
+			if tc.drain != drainDone {
+				// read the event only; what is left decides the drain
+				buf := make([]byte, len(tc.body))
+				if _, err := io.ReadFull(&resp.Body, buf); err != nil || string(buf) != tc.body {
+					t.Fatalf("body = %q, %v", buf, err)
+				}
+				if got := resp.Body.drainBuffered(); got != tc.drain {
+					t.Errorf("drainBuffered = %d, want %d", got, tc.drain)
+				}
+				return
+			}
+			b, err := io.ReadAll(&resp.Body)
+			if err != nil || string(b) != tc.body {
+				t.Errorf("body = %q, %v; want %q", b, err, tc.body)
+			}
+			if got := resp.Body.drainBuffered(); got != drainDone {
+				t.Errorf("drainBuffered after the end = %d", got)
+			}
+		})
+	}
+	// Reading only the event leaves the last chunk, which drains without blocking.
+	br := bufio.NewReader(strings.NewReader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(event) + "0\r\n\r\n"))
+	resp := &Exchange{}
+	readHead(br, resp)
+	buf := make([]byte, len(event))
+	io.ReadFull(&resp.Body, buf)
+	if got := resp.Body.drainBuffered(); got != drainDone || br.Buffered() != 0 {
+		t.Errorf("drainBuffered = %d with %d bytes left", got, br.Buffered())
+	}
+}
+
+// TestParseEnvelope: the wire scanner reads what encoding/json reads from
+// messages whose keys are spelled exactly.
+func TestParseEnvelope(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"a, b: {c}"}}}`,
+		` { "jsonrpc" : "2.0" , "id" : "x\"y" , "method" : "tools/call" , "params" : { "arguments" : [1, {"a": "}"}] , "name" : "t\u00e9" , "_meta" : {"reach/why": "w", "n": 1} } } `,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"r"}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":null}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":3}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":[1]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":[1],"name":"a"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":null,"_meta":{}}}`,
+		`{}`,
+	} {
+		var want Message
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		var got Message
+		if !ParseEnvelope([]byte(body), &got) {
+			t.Errorf("ParseEnvelope(%s) = false", body)
+			continue
+		}
+		if got.JSONRPC != want.JSONRPC || got.Method != want.Method || string(got.ID) != string(want.ID) || string(got.Params) != string(want.Params) {
+			t.Errorf("ParseEnvelope(%s) = %+v, want %+v", body, got, want)
+		}
+		if len(want.Params) == 0 {
+			continue
+		}
+		var wp, gp CallParams
+		werr := json.Unmarshal(want.Params, &wp)
+		gerr := ParseCallParams(got.Params, &gp)
+		if (werr != nil || wp.Name == "") != (gerr != nil || gp.Name == "") {
+			t.Errorf("params %s: refused %v, want %v", got.Params, gerr != nil || gp.Name == "", werr != nil || wp.Name == "")
+			continue
+		}
+		if werr == nil && wp.Name != "" {
+			if diff := cmp.Diff(wp, gp, cmpopts.EquateEmpty()); diff != "" { // an empty _meta is no _meta
+				t.Errorf("params %s (-want +got):\n%s", got.Params, diff)
+			}
+		}
+	}
+	for _, body := range []string{`[]`, `"s"`, `1`} {
+		var got Message
+		if ParseEnvelope([]byte(body), &got) {
+			t.Errorf("ParseEnvelope(%s) = true", body)
+		}
+	}
+}
+
+// TestParseAnswer: the wire reading of an upstream's answer matches
+// encoding/json's, down to the call's data.
+func TestParseAnswer(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"a \"b\""}]}}`,
+		`{"jsonrpc":"2.0","id":"reach-2","result":{"content":[{"type":"text","text":"{\"x\": 1}"},{"type":"text","text":"y"}],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":"reach-3","result":{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"structuredContent":{"k":[1,2]}}}`,
+		`{"jsonrpc":"2.0","id":"reach-4","result":{"content":[],"structuredContent":null,"isError":false}}`,
+		`{"jsonrpc":"2.0","id":"reach-5","error":{"code":-32602,"message":"bad","data":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"reach-6","result":null}`,
+	} {
+		var want, got Message
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !ParseAnswer([]byte(body), &got) {
+			t.Errorf("ParseAnswer(%s) = false", body)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ParseAnswer(%s) (-want +got):\n%s", body, diff)
+		}
+		if len(want.Result) == 0 {
+			continue
+		}
+		var wr, gr Result
+		if err := json.Unmarshal(want.Result, &wr); err != nil {
+			t.Fatal(err)
+		}
+		if err := gr.Parse(got.Result); err != nil {
+			t.Errorf("parse(%s): %v", got.Result, err)
+			continue
+		}
+		if string(wr.Data(nil)) != string(gr.Data(nil)) || wr.IsError != gr.IsError {
+			t.Errorf("result %s: data %s isError %v, want %s %v", got.Result, gr.Data(nil), gr.IsError, wr.Data(nil), wr.IsError)
+		}
+	}
+	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"error":"x"}`, `{"jsonrpc":"2.0",`, `[1]`, `{"method":1}`} {
+		var got Message
+		if ParseAnswer([]byte(body), &got) {
+			t.Errorf("ParseAnswer(%s) = true", body)
+		}
+	}
+	for _, r := range []string{`{"content":{}}`, `{"isError":"yes"}`, `[]`} {
+		var lr Result
+		if lr.Parse([]byte(r)) == nil {
+			t.Errorf("parse(%s) = nil", r)
+		}
+	}
+}
+
+// TestConnAlive: the liveness probe of an idle connection tells an
+// open one from one the server closed or wrote to unasked, without
+// blocking.
+func TestConnAlive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	p := &Conns{addr: ln.Addr().String()}
+	dial := func() (*conn, net.Conn) {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.nc.Close() })
+		return c, <-accepted
+	}
+	waitFor := func(c *conn, want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); c.alive() != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("alive() stayed %v", !want)
+			}
+		}
+	}
+	open, _ := dial()
+	if !open.alive() {
+		t.Error("an open idle connection counts as closed")
+	}
+	closed, sc := dial()
+	sc.Close()
+	waitFor(closed, false)
+	chatty, sc := dial()
+	defer sc.Close()
+	sc.Write([]byte("HTTP/1.1 408 Request Timeout\r\n\r\n"))
+	waitFor(chatty, false)
+	if !open.alive() {
+		t.Error("an open idle connection counts as closed after the others")
+	}
+}
+
+// TestSSECursor: the wire client resumes an SSE answer from the id of its
+// last complete event (an event cut off by the stream's end does not
+// count, as in a browser), takes any all-digit retry (capped), and treats
+// reaching its size limit as an error, not as the upstream closing.
+func TestSSECursor(t *testing.T) {
+	response := func(m *Message) bool { return m.Method == "" && string(m.ID) == `"reach-1"` }
+	for _, tc := range []struct {
+		name, stream string
+		lastID       string
+		retry        time.Duration
+		closed       bool // ErrStreamClosed: resumable
+	}{
+		{"cut after the id of the response", "id: s_1\ndata:\n\nid: s_2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{}}\n", "s_1", 0, true},
+		{"cut inside a line", "id: s_1\ndata:\n\nid: s_2\ndata: {\"jsonrpc\"", "s_1", 0, true},
+		{"priming event only", "id: s_0\nretry: 500\ndata:\n\n", "s_0", 500 * time.Millisecond, true},
+		{"huge retry", "id: s_0\nretry: 99999999999999999999\n\n", "s_0", MaxResumeDelay, true},
+		{"retry not digits", "id: s_0\nretry: -5\nretry: 1e3\n\n", "s_0", 0, true},
+		{"id reset by a bare id field", "id: s_0\n\nid\n\n", "", 0, false},
+		{"no id", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n", "", 0, false},
+	} {
+		var cur SSECursor
+		_, err := ReadSSE(strings.NewReader(tc.stream), &cur, response)
+		if cur.LastID != tc.lastID || cur.Retry != tc.retry || errors.Is(err, ErrStreamClosed) != tc.closed {
+			t.Errorf("%s: lastID %q retry %v err %v; want %q, %v, resumable %v", tc.name, cur.LastID, cur.Retry, err, tc.lastID, tc.retry, tc.closed)
+		}
+	}
+	defer func(n int64) { MaxAnswer = n }(MaxAnswer)
+	MaxAnswer = 40
+	var cur SSECursor
+	_, err := ReadSSE(strings.NewReader("id: s_1\ndata:\n\n"+strings.Repeat(": padding\n", 10)), &cur, response)
+	if err == nil || errors.Is(err, ErrStreamClosed) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("an answer over the limit: %v, want an error saying it is too large", err)
+	}
+}

@@ -1,0 +1,464 @@
+// Package modelproxy is the model proxy (E3): POST /v1/chat/completions is
+// forwarded to the configured model's base_url, as a model frame of the
+// caller's request.
+//
+//   - The request is the one named by "baggage: reach.request=<id>" or the
+//     Reach-Request header, or a new one; the frame nests under the frame
+//     named by Reach-Parent or a traceparent's parent span (a tool's
+//     implementation calling the model forwards the headers reach gave it).
+//   - Before forwarding, the frame passes admit and budgets: a spent budget
+//     or a stopped request is an OpenAI-style error with HTTP 429 and type
+//     "budget_exceeded", which agent frameworks surface as is.
+//   - The tokens of the answer's usage (the final chunk of a stream; reach
+//     asks for it with stream_options.include_usage, and passes it on only
+//     to a client that asked for it too) are charged to the request, with
+//     their cost from the price table. An answer without usage (an endpoint
+//     that ignores include_usage) is charged an estimate, about four bytes
+//     a token of the request and of the answer's text and tool arguments,
+//     so that a token or cost budget still runs out; so is a stream cut
+//     before its usage. A stream cut after it is charged what it reported.
+//   - The configured secret values (the model's key among them) are masked
+//     in what goes back to the client, error answers included. In a stream,
+//     a value the model spells across chunks (of its text or of a tool
+//     call's arguments) is masked too: the end of a chunk that may begin a
+//     secret is held back until the next one (see streamMask). Only the
+//     values: member names such as logprobs' "token" are the model's.
+//   - The tool calls the model chose are remembered by their id: when the
+//     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
+//     it becomes the model frame's child.
+//
+// The answer carries the Reach-Request and Reach-Frame headers.
+//
+//	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Choices: choices, Models: rt})
+//	mux.Handle("POST /v1/chat/completions", p)
+package modelproxy
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/openai"
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// costBudgeted reports whether r or a request above it has a cost budget.
+func costBudgeted(r *reach.Request) bool {
+	for ; r != nil; r = r.Parent() {
+		if r.Budget().Cost > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Options configure a Proxy. Model, Owned, Choices and Models are required.
+type Options struct {
+	Model   *config.ModelConfig // the endpoint; a nil one or one without base_url answers 404
+	Owned   *link.Owned         // the requests calls are placed in
+	Choices *link.ModelChoices  // where the tool call ids a model chose are remembered
+	Models  Models              // begins the model frames
+	// Redactor masks the configured secret values in what goes back to
+	// the client; if nil, nothing is masked.
+	Redactor *redact.Redactor
+	// Authenticates says the gateway authenticates its clients: their
+	// Authorization header is then reach's, never passed to the model.
+	Authenticates bool
+	Client        *http.Client // if nil, one with a clone of the default transport
+	Logger        *slog.Logger // if nil, logs are discarded
+}
+
+// Models begins a model frame under the frame of ctx: a *reach.Runtime.
+type Models interface {
+	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
+}
+
+// Proxy serves POST /v1/chat/completions. Make one with New; it is safe
+// for concurrent use.
+type Proxy struct {
+	opts Options
+	log  *slog.Logger
+	// noUsageWarned is set once the proxy has warned of an endpoint that
+	// reports no usage.
+	noUsageWarned atomic.Bool
+}
+
+// New returns a proxy.
+func New(opts *Options) *Proxy {
+	p := &Proxy{opts: *opts, log: opts.Logger}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.opts.Client == nil {
+		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	return p
+}
+
+// proxyError is an OpenAI-style error body.
+func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
+	httpjson.Write(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
+}
+
+// ServeHTTP answers POST /v1/chat/completions.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mc := p.opts.Model
+	if mc == nil || mc.BaseURL == "" {
+		proxyError(w, http.StatusNotFound, "invalid_request_error", "no_model",
+			"No model is configured: set model.base_url in the configuration to use the model proxy.")
+		return
+	}
+	data, ok := httpjson.ReadBody(w, r)
+	if !ok {
+		return
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(data, &body); err != nil || body == nil {
+		msg := "The body is not a JSON object"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_body", msg+".")
+		return
+	}
+	var model string
+	var stream bool
+	json.Unmarshal(body["model"], &model)
+	json.Unmarshal(body["stream"], &stream)
+	if model == "" {
+		model = cmp.Or(mc.Name, openai.DefaultModel)
+		body["model"], _ = json.Marshal(model)
+	}
+	clientUsage := true
+	if stream {
+		// Ask for the usage chunk, keeping any other stream option; a
+		// client that did not ask for it does not get it.
+		var so map[string]any
+		json.Unmarshal(body["stream_options"], &so)
+		if so == nil { // absent, null, or not an object
+			so = map[string]any{}
+		}
+		clientUsage = so["include_usage"] == true
+		so["include_usage"] = true
+		body["stream_options"], _ = json.Marshal(so)
+	}
+	out, _ := json.Marshal(body)
+
+	l, err := link.FromHeaders(r.Header)
+	if le := (*link.Error)(nil); errors.As(err, &le) {
+		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+		return
+	}
+	l.Agent = "model-proxy"
+	ctx, req, done, err := p.opts.Owned.CallContext(r.Context(), l, nil)
+	if err != nil {
+		var le *link.Error
+		if errors.As(err, &le) {
+			proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
+			return
+		}
+		proxyError(w, http.StatusInternalServerError, "server_error", "internal", err.Error())
+		return
+	}
+	defer done()
+	if _, priced := mc.Prices[model]; !priced && costBudgeted(req) {
+		names := make([]string, 0, len(mc.Prices))
+		for n := range mc.Prices {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		w.Header().Set(link.HeaderRequest, req.ID())
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "unpriced_model",
+			fmt.Sprintf("Request %s has a cost budget, and model %q has no price (model.prices), so its cost could not be counted. Use a priced model (%s), or ask the operator to price this one.",
+				req.ID(), model, strings.Join(names, ", ")))
+		return
+	}
+	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
+	if err != nil {
+		code := "refused"
+		msg := err.Error()
+		var re *reach.Error
+		if errors.As(err, &re) {
+			code = re.Code
+			msg = strings.TrimSpace(re.Message + " " + re.Suggestion)
+		}
+		w.Header().Set(link.HeaderRequest, req.ID())
+		proxyError(w, http.StatusTooManyRequests, "budget_exceeded", code, msg)
+		return
+	}
+	w.Header().Set(link.HeaderRequest, req.ID())
+	w.Header().Set(link.HeaderFrame, mf.ID.String())
+
+	timeout := time.Duration(mc.Timeout)
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	if stream {
+		timeout = max(timeout, 10*time.Minute)
+	}
+	uctx, cancel := context.WithTimeout(mctx, timeout)
+	defer cancel()
+	url := openai.ChatURL(mc.BaseURL)
+	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
+	if err != nil {
+		mf.FailModel(err)
+		proxyError(w, http.StatusBadGateway, "server_error", "bad_upstream", "The model URL is not usable.")
+		return
+	}
+	ureq.Header.Set("Content-Type", "application/json")
+	// The model endpoint's spans join the trace, under this turn's span.
+	ureq.Header.Set(link.HeaderTraceparent, link.Traceparent(req, mf.ID))
+	if k := mc.APIKey.Reveal(); k != "" {
+		ureq.Header.Set("Authorization", "Bearer "+k)
+	} else if a := r.Header.Get("Authorization"); a != "" && !p.opts.Authenticates {
+		ureq.Header.Set("Authorization", a)
+	}
+	if stream {
+		ureq.Header.Set("Accept", "text/event-stream")
+	}
+	resp, err := p.opts.Client.Do(ureq)
+	if err != nil {
+		// The model may have read the prompt, and the provider bills it: a
+		// call that ends before the answer (the client left, the request
+		// was stopped, the model timed out) is charged the prompt's
+		// estimate, so that leaving early cannot get around a budget.
+		prompt := (&answer{}).usage(len(out))
+		switch {
+		case r.Context().Err() != nil: // the client left: nobody to answer
+			mf.FailModelSpent(context.Cause(r.Context()), prompt)
+		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
+			cause := context.Cause(mctx)
+			mf.FailModelSpent(cause, prompt)
+			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
+				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+		case uctx.Err() != nil: // the model took longer than its timeout
+			mf.FailModelSpent(err, prompt)
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
+		default: // it could not be reached: nothing was read
+			mf.FailModel(err)
+			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
+		}
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
+		copyHeader(w.Header(), resp.Header)
+		w.WriteHeader(resp.StatusCode)
+		w.Write(p.redact(b)) // an endpoint may echo the key it was given
+		return
+	}
+	// A tool call links to this turn as soon as its id has passed: an agent
+	// may run it while the answer still streams.
+	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) }}
+	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		err = p.passStream(w, resp, !clientUsage, &a)
+	} else {
+		err = p.passWhole(w, resp, &a)
+	}
+	use := a.usage(len(out))
+	if !a.reported {
+		log := p.log.Debug
+		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
+			log = p.log.Warn
+		}
+		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
+			"tokens", use.Input+use.Output)
+	}
+	if err != nil {
+		mf.FailModelSpent(err, use)
+		return
+	}
+	mf.EndModel(use)
+}
+
+// redact masks the configured secret values in b, a model's answer: only
+// them, as a model's answer has names that are not the caller's ("token"
+// in logprobs) and text that is a program's (key=value).
+func (p *Proxy) redact(b []byte) []byte {
+	if p.opts.Redactor == nil {
+		return b
+	}
+	return p.opts.Redactor.Values(b)
+}
+
+func copyHeader(dst, src http.Header) {
+	for _, k := range []string{"Content-Type", "X-Request-Id", "Openai-Processing-Ms", "Retry-After"} {
+		if v := src.Get(k); v != "" {
+			dst.Set(k, v)
+		}
+	}
+}
+
+// answer is what the proxy learns from a model's answer on the way back.
+type answer struct {
+	use      reach.TokenUsage
+	reported bool // the answer carried its usage
+	ids      []string
+	text     strings.Builder
+	args     int             // bytes of tool call arguments
+	raw      int             // bytes of the answer, when it could not be read as one
+	chose    func(id string) // told each tool call id as it is read, if set
+}
+
+func (a *answer) id(id string) {
+	a.ids = append(a.ids, id)
+	if a.chose != nil {
+		a.chose(id)
+	}
+}
+
+func (a *answer) note(c *openai.Completion) {
+	if c.Model != "" {
+		a.use.Model = c.Model // the model that answered
+	}
+	if c.Usage != nil {
+		a.use.Input, a.use.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+		a.reported = true
+	}
+	for _, ch := range c.Choices {
+		if m := ch.Message; m != nil {
+			a.text.WriteString(m.Content)
+			for _, tc := range m.ToolCalls {
+				a.id(tc.ID)
+				a.args += len(tc.Function.Arguments)
+			}
+		}
+		if d := ch.Delta; d != nil {
+			a.text.WriteString(d.Content)
+			for _, tc := range d.ToolCalls {
+				if tc.ID != "" {
+					a.id(tc.ID)
+				}
+				a.args += len(tc.Function.Arguments)
+			}
+		}
+	}
+}
+
+// BytesPerToken is the estimate's rate: about four bytes of English text
+// (and fewer of code or other scripts) make a token.
+const BytesPerToken = 4
+
+// usage is the answer's usage as reported, or else estimated from the
+// request's size (prompt bytes) and the answer's text and arguments.
+func (a *answer) usage(prompt int) reach.TokenUsage {
+	u := a.use
+	u.Text = a.text.String()
+	if !a.reported {
+		out := max(len(u.Text)+a.args, a.raw)
+		u.Input = int64((prompt + BytesPerToken - 1) / BytesPerToken)
+		u.Output = int64((out + BytesPerToken - 1) / BytesPerToken)
+	}
+	return u
+}
+
+// MaxAnswer bounds a whole (not streamed) answer the proxy passes on.
+const MaxAnswer = 16 << 20
+
+// passWhole copies a JSON answer and reads its usage and tool call ids.
+func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	if err != nil {
+		a.raw = len(b)
+		proxyError(w, http.StatusBadGateway, "server_error", "model_read", "Reading the model's answer failed.")
+		return fmt.Errorf("reading the model's answer: %w", err)
+	}
+	if len(b) > MaxAnswer {
+		a.raw = len(b)
+		proxyError(w, http.StatusBadGateway, "server_error", "model_answer_too_large",
+			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", MaxAnswer>>20))
+		return fmt.Errorf("the model's answer is larger than %d MiB", MaxAnswer>>20)
+	}
+	var c openai.Completion
+	if json.Unmarshal(b, &c) == nil {
+		a.note(&c)
+	} else {
+		a.raw = len(b)
+	}
+	copyHeader(w.Header(), resp.Header)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(p.redact(b))
+	return nil
+}
+
+// passStream copies an SSE answer event by event, flushing each, and reads
+// the usage (final chunk) and tool call ids on the way.
+func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	mask := newStreamMask(p.opts.Redactor) // a secret split across chunks
+	// rest writes what mask still holds, as a chunk of its own.
+	rest := func() error {
+		if mask == nil {
+			return nil
+		}
+		if b := mask.rest(); b != nil {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return fmt.Errorf("the client went away: %w", err)
+			}
+		}
+		return nil
+	}
+	for sc.Scan() {
+		line := sc.Bytes()
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			d = bytes.TrimSpace(d)
+			if !bytes.Equal(d, []byte("[DONE]")) {
+				var c openai.Completion
+				if json.Unmarshal(d, &c) == nil {
+					a.note(&c)
+					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
+						continue // the usage chunk reach asked for
+					}
+				} else {
+					a.raw += len(d)
+				}
+				r := d
+				if mask != nil {
+					r = mask.chunk(d)
+				}
+				if r = p.redact(r); !bytes.Equal(r, d) {
+					line = append([]byte("data: "), r...)
+				}
+			} else if err := rest(); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return fmt.Errorf("the client went away: %w", err)
+		}
+		if len(line) == 0 {
+			rc.Flush()
+		}
+	}
+	if err := rest(); err != nil { // a stream that ended without [DONE]
+		return err
+	}
+	rc.Flush()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading the model's stream: %w", err)
+	}
+	return nil
+}

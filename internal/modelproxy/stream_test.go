@@ -1,0 +1,85 @@
+package modelproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// TestStreamMaskShapes: a key spelled across two chunks is masked in the
+// texts of other delta shapes (an audio transcript, content parts, reasoning
+// details) and when a server sends "finish_reason": "" until the end.
+func TestStreamMaskShapes(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := map[string]func(text string) map[string]any{
+		"transcript": func(text string) map[string]any { return map[string]any{"audio": map[string]any{"transcript": text}} },
+		"content parts": func(text string) map[string]any {
+			return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}
+		},
+		"reasoning details": func(text string) map[string]any {
+			return map[string]any{"reasoning_details": []any{map[string]any{"type": "reasoning.text", "index": 0, "text": text}}}
+		},
+		"empty finish_reason": func(text string) map[string]any { return map[string]any{"content": text} },
+	}
+	for name, delta := range shape {
+		t.Run(name, func(t *testing.T) {
+			m := newStreamMask(red)
+			var out []byte
+			for i, part := range []string{"the key is sk-live-SEC", "RET-9f8e7d ok"} {
+				var finish any = ""
+				if name != "empty finish_reason" {
+					finish = nil
+				}
+				if i == 1 && name != "empty finish_reason" {
+					finish = "stop"
+				}
+				b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta(part), "finish_reason": finish}}})
+				out = append(append(out, m.chunk(b)...), '\n')
+			}
+			if rest := m.rest(); rest != nil {
+				out = append(append(out, rest...), '\n')
+			}
+			if bytes.Contains(out, []byte("9f8e7d")) {
+				t.Errorf("a part of the key got through:\n%s", out)
+			}
+			var text strings.Builder
+			for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+				var v any
+				if err := json.Unmarshal(line, &v); err != nil {
+					t.Fatalf("a chunk is not JSON: %s", line)
+				}
+				collectStrings(v, &text)
+			}
+			if !strings.Contains(text.String(), "the key is [REDACTED] ok") {
+				t.Errorf("the texts reassembled as %q", text.String())
+			}
+		})
+	}
+}
+
+// collectStrings appends the strings of v that carry text, in document
+// order of the members that carry text.
+func collectStrings(v any, b *strings.Builder) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+	case []any:
+		for _, e := range v {
+			collectStrings(e, b)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if !identifying[k] && k != "object" && k != "finish_reason" {
+				collectStrings(v[k], b)
+			}
+		}
+	}
+}

@@ -1,0 +1,433 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The gateway guards tool calls. Resources, resource templates, prompts and
+// completions of the upstreams are passed through as they are: listed by the
+// gateway's MCP server (prompts under the upstream's prefix, like tools),
+// their reads and gets forwarded to the upstream that has them.
+
+// mirrored is what an upstream's mirror put on the gateway's server, by
+// URI, URI template and exposed prompt name.
+type mirrored struct {
+	resources map[string]*mcp.Resource
+	templates map[string]*mcp.ResourceTemplate
+	prompts   map[string]*mcp.Prompt // as exposed (under the upstream's prefix)
+}
+
+// mirror puts the upstream's resources, resource templates and prompts on
+// the gateway's server, and takes off those it put there before that the
+// upstream no longer lists (unless another upstream lists them: they are
+// then that one's). A list that fails, or takes longer than the
+// upstream's timeout, keeps what it had.
+func (u *upstream) mirror(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	cs, err := u.session(lctx)
+	if err != nil {
+		return
+	}
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{} // it offers nothing (any more)
+	}
+	p := u.p
+	p.mirrorMu.Lock()
+	old := u.mirrored
+	p.mirrorMu.Unlock()
+	var now mirrored // what the upstream no longer offers goes; a list that fails keeps what it had
+	if caps.Resources != nil {
+		now.resources, now.templates = old.resources, old.templates
+		if res, err := cs.ListResources(lctx, nil); err == nil {
+			now.resources = map[string]*mcp.Resource{}
+			for _, r := range res.Resources {
+				now.resources[r.URI] = r
+			}
+		}
+		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil {
+			now.templates = map[string]*mcp.ResourceTemplate{}
+			for _, t := range res.ResourceTemplates {
+				now.templates[t.URITemplate] = t
+			}
+		}
+	}
+	if caps.Prompts != nil {
+		now.prompts = old.prompts
+		if res, err := cs.ListPrompts(lctx, nil); err == nil {
+			now.prompts = map[string]*mcp.Prompt{}
+			for _, pr := range res.Prompts {
+				exposed := *pr
+				exposed.Name = u.prefix() + pr.Name
+				now.prompts[exposed.Name] = &exposed
+			}
+		}
+	}
+	p.mirrorMu.Lock()
+	defer p.mirrorMu.Unlock()
+	for _, r := range now.resources {
+		p.server.AddResource(r, u.readResource)
+	}
+	for _, t := range now.templates {
+		p.server.AddResourceTemplate(t, u.readResource)
+	}
+	for name, pr := range now.prompts {
+		p.server.AddPrompt(pr, u.getPrompt(strings.TrimPrefix(name, u.prefix())))
+	}
+	for uri := range old.resources {
+		if now.resources[uri] == nil {
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.resources[uri] != nil }); o != nil {
+				p.server.AddResource(o.mirrored.resources[uri], o.readResource)
+			} else {
+				p.server.RemoveResources(uri)
+			}
+		}
+	}
+	for tmpl := range old.templates {
+		if now.templates[tmpl] == nil {
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.templates[tmpl] != nil }); o != nil {
+				p.server.AddResourceTemplate(o.mirrored.templates[tmpl], o.readResource)
+			} else {
+				p.server.RemoveResourceTemplates(tmpl)
+			}
+		}
+	}
+	for name := range old.prompts {
+		if now.prompts[name] == nil {
+			if o := p.otherMirror(u, func(m mirrored) bool { return m.prompts[name] != nil }); o != nil {
+				p.server.AddPrompt(o.mirrored.prompts[name], o.getPrompt(strings.TrimPrefix(name, o.prefix())))
+			} else {
+				p.server.RemovePrompts(name)
+			}
+		}
+	}
+	u.mirrored = now
+}
+
+// otherMirror returns an upstream other than u whose mirror has what has
+// says, or nil; p.mirrorMu is held.
+func (p *Pool) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
+	for _, o := range p.ups {
+		if o != u && has(o.mirrored) {
+			return o
+		}
+	}
+	return nil
+}
+
+// remirror mirrors the upstream again after it said its resources or
+// prompts changed. Changes announced while a mirror runs are folded into
+// one more.
+func (u *upstream) remirror() {
+	select { // a change announced while the gateway is being built is seen by the build
+	case <-u.p.ready:
+	case <-u.p.life.Done():
+		return
+	}
+	u.mu.Lock()
+	if u.mirroring {
+		u.mirrorAgain = true
+		u.mu.Unlock()
+		return
+	}
+	u.mirroring = true
+	u.mu.Unlock()
+	for {
+		u.mirror(u.p.life)
+		u.mu.Lock()
+		if !u.mirrorAgain {
+			u.mirroring = false
+			u.mu.Unlock()
+			return
+		}
+		u.mirrorAgain = false
+		u.mu.Unlock()
+	}
+}
+
+func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := *req.Params
+	p.Meta = upstreamMeta(p.Meta)
+	return cs.ReadResource(ctx, &p)
+}
+
+// upstreamMeta returns a client's _meta without the keys of its protocol
+// (io.modelcontextprotocol/..., which name its protocol version, say): the
+// gateway's session with the upstream has a protocol of its own, and an
+// upstream refuses a request that names another.
+func upstreamMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (u *upstream) getPrompt(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		cs, err := u.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p := *req.Params
+		p.Name = name
+		p.Meta = upstreamMeta(p.Meta)
+		return cs.GetPrompt(ctx, &p)
+	}
+}
+
+// upstreamsFor finds the upstreams a completion or subscription may be
+// about: by a prompt's prefixed name, or every one for a resource.
+func (p *Pool) upstreamsFor(prompt string) []*upstream {
+	var out []*upstream
+	for _, u := range p.ups {
+		if prompt == "" || strings.HasPrefix(prompt, u.prefix()) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Complete forwards completion/complete to the upstream of the reference:
+// the gateway's server's CompletionHandler.
+func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	params := *req.Params
+	params.Meta = upstreamMeta(params.Meta)
+	prompt := ""
+	if params.Ref != nil && params.Ref.Type == "ref/prompt" {
+		prompt = params.Ref.Name
+	}
+	var last error = errors.New("no upstream completes this reference")
+	for _, u := range p.upstreamsFor(prompt) {
+		cs, err := u.session(ctx)
+		if err != nil {
+			last = err
+			continue
+		}
+		if c := cs.InitializeResult().Capabilities; c == nil || c.Completions == nil {
+			continue
+		}
+		q := params
+		if prompt != "" {
+			ref := *params.Ref
+			ref.Name = strings.TrimPrefix(prompt, u.prefix())
+			q.Ref = &ref
+		}
+		res, err := cs.Complete(ctx, &q)
+		if err == nil {
+			return res, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// Subscribe subscribes the upstream to a resource for a client: the
+// gateway's server's SubscribeHandler. The upstream's session is shared: it is subscribed when the first client
+// subscribes, and unsubscribed when the last one unsubscribes or leaves.
+// The changes of one resource's subscriptions happen one at a time
+// (lockURI, held across the upstream's answer, which the upstream's
+// timeout bounds), so that an unsubscribe on its way never ends one that
+// a subscribe just counted on; other resources' do not wait.
+func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri, ss := req.Params.URI, req.Session
+	defer p.lockURI(uri)()
+	p.subMu.Lock()
+	for _, u := range p.ups {
+		if len(u.subs[uri]) > 0 {
+			u.addSubLocked(uri, ss)
+			p.subMu.Unlock()
+			return nil // the upstream sends this resource's updates already
+		}
+	}
+	p.subMu.Unlock()
+	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
+		sctx, cancel := context.WithTimeout(ctx, u.timeout())
+		defer cancel()
+		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
+			return err
+		}
+		p.subMu.Lock()
+		u.addSubLocked(uri, ss)
+		p.subMu.Unlock()
+		return nil
+	})
+}
+
+// Unsubscribe ends a client's subscription, and the upstream's when no
+// other client has one: the gateway's server's UnsubscribeHandler.
+func (p *Pool) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	defer p.lockURI(req.Params.URI)()
+	return p.unsubscribeURI(ctx, req.Params.URI, req.Session, upstreamMeta(req.Params.Meta))
+}
+
+// unsubscribeURI ends ss's subscription to uri; its lockURI is held.
+func (p *Pool) unsubscribeURI(ctx context.Context, uri string, ss *mcp.ServerSession, meta mcp.Meta) error {
+	p.subMu.Lock()
+	var last *upstream
+	for _, u := range p.ups {
+		if !u.subs[uri][ss] {
+			continue
+		}
+		delete(u.subs[uri], ss)
+		if len(u.subs[uri]) == 0 {
+			delete(u.subs, uri)
+			last = u
+		}
+		break
+	}
+	p.subMu.Unlock()
+	if last == nil {
+		return nil // it had no subscription to end, or other clients' stay
+	}
+	cs, err := last.session(ctx)
+	if err != nil {
+		return err
+	}
+	uctx, cancel := context.WithTimeout(ctx, last.timeout())
+	defer cancel()
+	return cs.Unsubscribe(uctx, &mcp.UnsubscribeParams{Meta: meta, URI: uri})
+}
+
+// lockURI serializes the subscription changes of one resource: it waits
+// for the others' to end and returns the unlock.
+func (p *Pool) lockURI(uri string) func() {
+	p.subMu.Lock()
+	l := p.uriLocks[uri]
+	if l == nil {
+		if p.uriLocks == nil {
+			p.uriLocks = map[string]*uriLock{}
+		}
+		l = &uriLock{}
+		p.uriLocks[uri] = l
+	}
+	l.refs++
+	p.subMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		p.subMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(p.uriLocks, uri)
+		}
+		p.subMu.Unlock()
+	}
+}
+
+type uriLock struct {
+	mu   sync.Mutex
+	refs int // holders and waiters; guarded by p.subMu
+}
+
+// addSubLocked records that ss subscribed to uri through u; p.subMu is
+// held. The first subscription of a client starts the one watcher that
+// ends its subscriptions when it leaves.
+func (u *upstream) addSubLocked(uri string, ss *mcp.ServerSession) {
+	p := u.p
+	if u.subs == nil {
+		u.subs = map[string]map[*mcp.ServerSession]bool{}
+	}
+	if u.subs[uri] == nil {
+		u.subs[uri] = map[*mcp.ServerSession]bool{}
+	}
+	u.subs[uri][ss] = true
+	if p.subWatched == nil {
+		p.subWatched = map[*mcp.ServerSession]bool{}
+	}
+	if p.subWatched[ss] {
+		return
+	}
+	p.subWatched[ss] = true
+	go func() {
+		ss.Wait()
+		p.subMu.Lock()
+		delete(p.subWatched, ss)
+		var uris []string
+		for _, u := range p.ups {
+			for uri, by := range u.subs {
+				if by[ss] {
+					uris = append(uris, uri)
+				}
+			}
+		}
+		p.subMu.Unlock()
+		for _, uri := range uris {
+			unlock := p.lockURI(uri)
+			p.unsubscribeURI(p.life, uri, ss, nil)
+			unlock()
+		}
+	}()
+}
+
+// resubscribe subscribes a new session of the upstream (after a restart)
+// to the resources its clients are subscribed to: the old session's
+// subscriptions went with it.
+func (u *upstream) resubscribe(cs *mcp.ClientSession) {
+	p := u.p
+	p.subMu.Lock()
+	uris := slices.Collect(maps.Keys(u.subs))
+	p.subMu.Unlock()
+	for _, uri := range uris {
+		unlock := p.lockURI(uri)
+		p.subMu.Lock()
+		still := len(u.subs[uri]) > 0
+		p.subMu.Unlock()
+		if still {
+			ctx, cancel := context.WithTimeout(p.life, u.timeout())
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				u.log.Warn("subscribing the new session again failed; its clients get no updates of the resource", "uri", uri, "err", err)
+			}
+			cancel()
+		}
+		unlock()
+	}
+}
+
+// eachSubscribable tries f on every upstream that takes resource
+// subscriptions until one succeeds.
+func (p *Pool) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.ClientSession) error) error {
+	var last error = errors.New("no upstream serves this resource")
+	for _, u := range p.ups {
+		cs, err := u.session(ctx)
+		if err != nil {
+			last = err
+			continue
+		}
+		if c := cs.InitializeResult().Capabilities; c == nil || c.Resources == nil || !c.Resources.Subscribe {
+			continue
+		}
+		if last = f(u, cs); last == nil {
+			return nil
+		}
+	}
+	return last
+}
+
+// capabilities returns what the upstream declared, if it is connected.
+func (u *upstream) capabilities() *mcp.ServerCapabilities {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil || cs.InitializeResult() == nil {
+		return nil
+	}
+	return cs.InitializeResult().Capabilities
+}

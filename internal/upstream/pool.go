@@ -1,0 +1,332 @@
+// Package upstream is the gateway's MCP client pool: one client per
+// configured upstream server (Streamable HTTP or stdio), connected and
+// listed at start, reconnected when its session ends, its tools forwarded
+// as reach tools (through the wire client, internal/mcpwire, on HTTP), its
+// resources, prompts and completions passed through to the gateway's MCP
+// server, and its progress, log messages, sampling and elicitation
+// requests relayed to the downstream client of the call they belong to.
+//
+//	p, err := upstream.Connect(ctx, &upstream.Options{Config: cfg, Host: h, Models: rt})
+//	rt.Register(p.Tools()...)
+//	p.Serve(ctx, server) // mirror resources and prompts, follow list changes
+//	defer p.Close()
+//
+// The pool needs three things of its host, each a small interface: a
+// goroutine group that Close waits for (Runner), a catalog that takes
+// re-listed tools in (Catalog), and the logging levels the downstream
+// clients asked for (Levels); and to begin the model frames of sampling
+// requests, the runtime (Models).
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Runner runs background work the pool's owner waits for when it closes.
+type Runner interface {
+	// Go runs f in a goroutine, or reports false, running nothing, once
+	// the owner is closing. f must return soon after the pool's lifetime
+	// context ends.
+	Go(f func()) bool
+}
+
+// Catalog takes in the tools an upstream lists again after it said its
+// list changed (or reconnected).
+type Catalog interface {
+	// Relisted gets the upstream's current tools (as Pool.Tools makes them)
+	// and the exposed names it no longer lists.
+	Relisted(upstream string, tools []reach.Tool, gone []string)
+}
+
+// Levels are the logging levels the downstream clients asked for
+// (logging/setLevel), which the pool passes on to the upstream sessions
+// their calls use.
+type Levels interface {
+	// Level is the level the client of ss asked for, if it did.
+	Level(ss *mcp.ServerSession) (mcp.LoggingLevel, bool)
+	// SharedLevel is the most verbose level any client asked for, "" if
+	// none did: what shared upstream sessions are set to.
+	SharedLevel() mcp.LoggingLevel
+}
+
+// Models begins the model frame of a sampling request under the tool call
+// of ctx: a *reach.Runtime.
+type Models interface {
+	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
+}
+
+// Options configure a Pool. Config, Runner, Catalog, Levels and Models are
+// required.
+type Options struct {
+	Config  *config.Config // its upstreams, its folder (stdio upstreams run there) and line numbers
+	Runner  Runner
+	Catalog Catalog
+	Levels  Levels
+	Models  Models
+	// Redactor masks what an upstream sends on: results, and the texts of
+	// sampling requests, elicitations, logs and progress (P6). If nil,
+	// the one redactor's rules alone.
+	Redactor *redact.Redactor
+	Version  string       // reported to upstreams as the client's version
+	Logger   *slog.Logger // if nil, logs are discarded
+	// RequireAll treats every upstream as required: one that cannot be
+	// reached fails Connect (reach validate).
+	RequireAll bool
+}
+
+// Pool is the clients of the configured upstreams. Make one with Connect;
+// its methods are safe for concurrent use.
+type Pool struct {
+	life     context.Context // the pool's lifetime: sessions and background work end with it
+	cfg      *config.Config
+	run      Runner
+	catalog  Catalog
+	levels   Levels
+	models   Models
+	redactor *redact.Redactor
+	version  string
+	log      *slog.Logger
+	ups      []*upstream // as configured; fixed once connected
+
+	ready  chan struct{} // closed by Serve: server is set
+	server *mcp.Server
+
+	// subMu guards every upstream's subs (the clients subscribed to its
+	// resources), subWatched (the clients whose leaving is watched) and
+	// uriLocks (a resource's subscription changes, one at a time: lockURI).
+	subMu      sync.Mutex
+	subWatched map[*mcp.ServerSession]bool
+	uriLocks   map[string]*uriLock
+	// mirrorMu guards every upstream's mirrored: what it put on the
+	// server of its resources and prompts.
+	mirrorMu sync.Mutex
+}
+
+// Connect connects every configured upstream concurrently and lists its
+// tools; life bounds the sessions (ctx only the connecting). A required
+// upstream (or, with Options.RequireAll, any) that fails fails all, naming
+// the upstream and its line; another is kept disconnected and dialled again
+// in the background until it answers (the gateway starts degraded, and its
+// tools come when it does: Catalog.Relisted).
+func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
+	p := &Pool{life: life, cfg: opts.Config, run: opts.Runner, catalog: opts.Catalog, levels: opts.Levels, models: opts.Models,
+		redactor: opts.Redactor, version: opts.Version, log: opts.Logger, ready: make(chan struct{})}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.redactor == nil {
+		var err error
+		if p.redactor, err = redact.New(nil); err != nil {
+			return nil, err
+		}
+	}
+	p.ups = make([]*upstream, len(p.cfg.Upstreams))
+	errs := make([]error, len(p.ups))
+	var wg sync.WaitGroup
+	for i, c := range p.cfg.Upstreams {
+		u := p.newUpstream(i, c)
+		p.ups[i] = u
+		wg.Go(func() {
+			err := u.start(ctx)
+			switch {
+			case err == nil:
+			case c.Required || opts.RequireAll || ctx.Err() != nil:
+				errs[i] = p.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+			default:
+				u.mu.Lock()
+				u.lastErr = err
+				u.mu.Unlock()
+				u.log.Warn("upstream not reachable at start; the gateway starts without its tools and dials it again in the background (required: true refuses to start instead)", "err", err)
+				p.run.Go(u.keepDialing)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Len returns the number of upstreams.
+func (p *Pool) Len() int { return len(p.ups) }
+
+// Tools returns the runtime tools of every upstream's current list.
+func (p *Pool) Tools() []reach.Tool {
+	var out []reach.Tool
+	for _, u := range p.ups {
+		out = append(out, u.tools()...)
+	}
+	return out
+}
+
+// Original returns the upstream's own definition of an exposed tool (found
+// by its upstream tag), nil for a tool that is no upstream's or that its
+// upstream no longer lists.
+func (p *Pool) Original(t reach.Tool) *mcp.Tool {
+	if u := p.of(t); u != nil {
+		return u.original(t.Name)
+	}
+	return nil
+}
+
+// of returns the upstream serving an exposed tool, by its tag.
+func (p *Pool) of(t reach.Tool) *upstream {
+	for _, tag := range t.Tags {
+		if name, ok := strings.CutPrefix(tag, Tag); ok {
+			for _, u := range p.ups {
+				if u.cfg.Name == name {
+					return u
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Tag prefixes the tag that names the upstream of a tool ("upstream:" and
+// its name): how the gateway knows which upstream serves a tool.
+const Tag = "upstream:"
+
+// ListedElsewhere reports whether an upstream other than the one named
+// lists the exposed tool name.
+func (p *Pool) ListedElsewhere(name, upstream string) bool {
+	for _, o := range p.ups {
+		if o.cfg.Name != upstream && o.original(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Status describes an upstream for /healthz and the banner.
+type Status struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // "http" or "stdio"
+	Connected bool   `json:"connected"`
+	Tools     int    `json:"tools"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Statuses describes every upstream, sorted by name.
+func (p *Pool) Statuses() []Status {
+	out := make([]Status, 0, len(p.ups))
+	for _, u := range p.ups {
+		out = append(out, u.status())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Serve puts the upstreams' resources, resource templates and prompts on
+// the gateway's MCP server, and from now on passes their list changes and
+// resource updates on to it.
+func (p *Pool) Serve(ctx context.Context, server *mcp.Server) {
+	p.server = server
+	for _, u := range p.ups {
+		u.mirror(ctx)
+	}
+	close(p.ready)
+}
+
+// SetLevel passes a client's logging/setLevel on to the upstream sessions
+// its calls use, so that upstreams send their log messages: the client's
+// own sessions get its level (a session made later gets it when it is
+// made), shared sessions the most verbose level any client asked for
+// (shared). Each client then gets the messages its level lets through.
+func (p *Pool) SetLevel(ctx context.Context, down *mcp.ServerSession, level, shared mcp.LoggingLevel) {
+	for _, u := range p.ups {
+		if v, ok := u.own.Load(down); ok {
+			u.passLevel(ctx, v.(*mcp.ClientSession), level)
+		}
+		if u.cfg.URL != "" && CanSample(down) {
+			continue // its calls use a session of their own
+		}
+		// Only a session that exists: making one here would race the
+		// client's next call, which makes it with the level.
+		u.mu.Lock()
+		cs := u.cs
+		u.mu.Unlock()
+		if cs != nil {
+			u.passLevel(ctx, cs, shared)
+		}
+	}
+}
+
+// Close disconnects the upstreams.
+func (p *Pool) Close() error {
+	var errs []error
+	for _, u := range p.ups {
+		if u == nil {
+			continue
+		}
+		if err := u.close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing upstream %s: %w", u.cfg.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Completes reports whether some upstream answers completions.
+func (p *Pool) Completes() bool {
+	return slices.ContainsFunc(p.ups, func(u *upstream) bool {
+		c := u.capabilities()
+		return c != nil && c.Completions != nil
+	})
+}
+
+// Subscribes reports whether some upstream takes resource subscriptions.
+func (p *Pool) Subscribes() bool {
+	return slices.ContainsFunc(p.ups, func(u *upstream) bool {
+		c := u.capabilities()
+		return c != nil && c.Resources != nil && c.Resources.Subscribe
+	})
+}
+
+// Unreached explains a tool name with the prefix of an upstream that has
+// not been reached since the pool connected (its tools are not known yet),
+// or returns nil.
+func (p *Pool) Unreached(name string) *reach.Error {
+	for _, u := range p.ups {
+		pre := u.prefix()
+		if pre == "" || !strings.HasPrefix(name, pre) {
+			continue
+		}
+		never, err := u.neverListed()
+		if !never {
+			continue
+		}
+		why := ""
+		if err != nil {
+			why = " (" + p.redactor.RedactString(err.Error()) + ")"
+		}
+		return &reach.Error{Type: reach.TypeTransient, Code: "upstream_unavailable",
+			Message: fmt.Sprintf("Tool %s would come from upstream %s, which has not been reachable since the gateway started%s; "+
+				"the gateway dials it again in the background.", name, u.cfg.Name, why),
+			Suggestion: "Try again in a minute, or do without this tool."}
+	}
+	return nil
+}
+
+// Serving returns the name of the upstream that serves the tool t and its
+// URL ("" for a stdio one), or ok false for a tool of no upstream.
+func (p *Pool) Serving(t reach.Tool) (name, url string, ok bool) {
+	u := p.of(t)
+	if u == nil {
+		return "", "", false
+	}
+	return u.cfg.Name, u.cfg.URL, true
+}

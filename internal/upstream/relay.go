@@ -1,0 +1,492 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Sampling (G1): an upstream server may ask for a model completion
+// (sampling/createMessage) while one of its tool calls is in flight. Reach
+// makes that completion a model frame under the tool call (it passes the
+// admit checks and budgets like any turn, and its tokens are charged to the
+// request), forwards it to the downstream MCP client that made the call,
+// with the model frame's id in _meta ("reach/parent", "traceparent",
+// "reach/request"), and the calls the client makes with that _meta nest
+// under the model frame.
+//
+// Which call a sampling request belongs to: on an HTTP upstream the wire
+// client reads each call's answer stream itself, so a request on it is for
+// that call, and it is relayed in order with the call's progress and log
+// messages (answerWire). Calls from a client that can sample or elicit use
+// an upstream session of their own, one per downstream session, so that
+// the upstream's per-session state stays that client's. On the one shared
+// session of a stdio upstream (and on the SDK's path for sessionless
+// upstreams) the frame the upstream names in the request's _meta (it got
+// it with the call) decides, otherwise the newest call in flight whose
+// client can sample.
+
+// Caller is the downstream MCP client a tool call came from: its
+// session, the context of the SDK's handler of the call, whose values route
+// the messages the gateway sends during the call (progress, log messages,
+// sampling and elicitation requests) onto the call's own answer stream,
+// and the progress token it gave, if it asked for progress.
+type Caller struct {
+	Session  *mcp.ServerSession // not nil
+	Route    context.Context
+	Progress any // the client's progress token; nil when it asked for none
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the downstream client of its call, for
+// the tools the call reaches.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the downstream client of ctx's call, or nil.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// routeOf returns the context whose values send a message on the stream of
+// the call of ctx; ctx itself when the call came in otherwise.
+func routeOf(ctx context.Context) context.Context {
+	if c := CallerFrom(ctx); c != nil && c.Route != nil {
+		return c.Route
+	}
+	return ctx
+}
+
+// CanSample reports whether a downstream client accepts sampling (or
+// elicitation) requests from the gateway: it declared the capability, on a
+// protocol that still has server-initiated requests.
+func CanSample(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.Sampling != nil || ip.Capabilities.Elicitation != nil) &&
+		ip.ProtocolVersion < mcpwire.StatelessProtocol
+}
+
+// onElicit relays an upstream's elicitation request that came through the
+// SDK client (a stdio upstream), made while one of its tool calls is in
+// flight, to the client that made that call.
+func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
+	if fl == nil {
+		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
+	}
+	return u.elicit(fl.ctx, ctx, fl.ss, req.Params)
+}
+
+// elicit relays an elicitation request to down, the client of the tool
+// call whose context is callCtx; it ends when either context does.
+func (u *upstream) elicit(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Elicitation == nil {
+		return nil, errors.New("reach: the client that made this tool call does not accept elicitation")
+	}
+	ectx, stop := onStream(callCtx, callCtx, reqCtx)
+	defer stop()
+	if m := u.p.redactor.RedactString(params.Message); m != params.Message {
+		p := *params
+		p.Message = m
+		params = &p
+	}
+	return down.Elicit(ectx, params)
+}
+
+// maskSampling masks what an upstream's sampling request would show the
+// client's model (P6): the texts of its messages, as the blocks of one
+// text (a secret may be split across two), and its system prompt. p is a
+// copy of the request; a message it masks is replaced, not changed.
+func (pl *Pool) maskSampling(p *mcp.CreateMessageParams) {
+	var texts []string
+	var at []int
+	for i, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		if t, ok := m.Content.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+			at = append(at, i)
+		}
+	}
+	masked := pl.redactor.Blocks(texts)
+	cloned := false
+	for j, i := range at {
+		if masked[j] == texts[j] {
+			continue
+		}
+		if !cloned {
+			p.Messages, cloned = slices.Clone(p.Messages), true
+		}
+		m := *p.Messages[i]
+		t := *m.Content.(*mcp.TextContent)
+		t.Text = masked[j]
+		m.Content = &t
+		p.Messages[i] = &m
+	}
+	p.SystemPrompt = pl.redactor.RedactString(p.SystemPrompt)
+}
+
+// maskLog returns an upstream's log message as the client may see it,
+// its data masked (P6): p itself when there is nothing to mask.
+func (pl *Pool) maskLog(p *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
+	b, err := json.Marshal(p.Data)
+	if err != nil {
+		return p
+	}
+	m := pl.redactor.Redact(b)
+	if &m[0] == &b[0] {
+		return p
+	}
+	c := *p
+	c.Data = json.RawMessage(m)
+	return &c
+}
+
+// maskProgress masks the message of an upstream's progress notification.
+func (pl *Pool) maskProgress(p *mcp.ProgressNotificationParams) {
+	p.Message = pl.redactor.RedactString(p.Message)
+}
+
+// openCall is one upstream tool call in flight through the SDK (or, for a
+// client's own session, the wire client).
+type openCall struct {
+	ctx   context.Context // the tool call's context: its frame, its request
+	frame *reach.Frame
+	ss    *mcp.ServerSession // the downstream session that made the call, if any
+	relay *relay             // passes the call's notifications on, in order
+}
+
+// relay passes the notifications of one call on to its client in the order
+// they came, on a goroutine of its own, so that a client that reads slowly
+// holds up only its own call, never the upstream connection's reader. It
+// keeps at most relayMax waiting; more are dropped.
+type relay struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+	idle    chan struct{} // closed when the queue is empty and nothing runs; nil then
+}
+
+const relayMax = 256
+
+// push queues f.
+func (r *relay) push(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) >= relayMax {
+		return
+	}
+	r.queue = append(r.queue, f)
+	if !r.running {
+		r.running = true
+		r.idle = make(chan struct{})
+		go r.run()
+	}
+}
+
+func (r *relay) run() {
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.running = false
+			close(r.idle)
+			r.idle = nil
+			r.mu.Unlock()
+			return
+		}
+		f := r.queue[0]
+		r.queue = r.queue[1:]
+		r.mu.Unlock()
+		f()
+	}
+}
+
+// flush waits until what was pushed has been passed on, for at most d, so
+// that a call's notifications go out before its result.
+func (r *relay) flush(d time.Duration) {
+	r.mu.Lock()
+	idle := r.idle
+	r.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}
+
+// openCalls are the calls in flight per upstream client session.
+type openCalls struct {
+	mu    sync.Mutex
+	m     map[*mcp.ClientSession][]*openCall
+	ended map[reach.FrameID]struct{} // frames of calls no longer in flight (the last maxEnded)
+}
+
+// maxEnded bounds the frames of ended calls openCalls remember.
+const maxEnded = 4096
+
+// add records a call in flight on cs; call the returned func when it is over.
+func (fs *openCalls) add(cs *mcp.ClientSession, fl *openCall) func() {
+	fs.mu.Lock()
+	if fs.m == nil {
+		fs.m = map[*mcp.ClientSession][]*openCall{}
+	}
+	fs.m[cs] = append(fs.m[cs], fl)
+	fs.mu.Unlock()
+	return func() {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		l := fs.m[cs]
+		if fl.frame != nil {
+			if fs.ended == nil || len(fs.ended) >= maxEnded {
+				fs.ended = map[reach.FrameID]struct{}{}
+			}
+			fs.ended[fl.frame.ID] = struct{}{}
+		}
+		for i, x := range l {
+			if x == fl {
+				l = append(l[:i:i], l[i+1:]...)
+				break
+			}
+		}
+		if len(l) == 0 {
+			delete(fs.m, cs)
+		} else {
+			fs.m[cs] = l
+		}
+	}
+}
+
+// find returns the call a request or notification on cs belongs to: the
+// one whose frame its _meta names; none when it names one that is no
+// longer in flight (reach/parent, or a traceparent with the span of a call
+// that ended); else, when every call in flight on cs comes from one
+// downstream session that passes ok, the newest of them; else none (a
+// message that could be for either of two clients goes to neither).
+func (fs *openCalls) find(cs *mcp.ClientSession, meta mcp.Meta, ok func(*mcp.ServerSession) bool) *openCall {
+	var named reach.FrameID
+	strict := false // the name is reach's own, not another tracer's span
+	if s, isStr := meta[link.MetaParent].(string); isStr {
+		named, _ = link.ParseFrameID(s)
+		strict = true
+	} else if s, isStr := meta[link.MetaTraceparent].(string); isStr {
+		named, _, _ = link.ParseTraceparent(s)
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	l := fs.m[cs]
+	if named != 0 {
+		for _, fl := range l {
+			if fl.frame != nil && fl.frame.ID == named {
+				return fl
+			}
+		}
+		if _, gone := fs.ended[named]; gone || strict {
+			return nil // for a call that is over: its client must not get it, nor another
+		}
+	}
+	// Not named: the call is a guess, made only when it cannot be another
+	// client's (every call in flight on cs is from one downstream session).
+	var found *openCall
+	for _, fl := range l {
+		if found != nil && fl.ss != found.ss {
+			return nil
+		}
+		if found == nil || ok(fl.ss) {
+			found = fl
+		}
+	}
+	if found == nil || !ok(found.ss) {
+		return nil
+	}
+	return found
+}
+
+// hasSession reports whether a call has a downstream session.
+func hasSession(ss *mcp.ServerSession) bool { return ss != nil }
+
+// onCreateMessage answers an upstream's sampling request that came
+// through the SDK client (a stdio upstream) through the downstream client
+// of the tool call it belongs to.
+func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	fl := u.open.find(req.Session, req.Params.Meta, CanSample)
+	if fl == nil {
+		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
+	}
+	return u.sample(fl.ctx, ctx, fl.ss, req.Params)
+}
+
+// sample answers a sampling request through down, the client of the tool
+// call whose context is callCtx, as a model frame under that call; it ends
+// when either context does.
+func (u *upstream) sample(callCtx, reqCtx context.Context, down *mcp.ServerSession, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if down == nil || !CanSample(down) || down.InitializeParams().Capabilities.Sampling == nil {
+		return nil, errors.New("reach: the client that made this tool call does not accept sampling requests")
+	}
+	model := "sampling"
+	if mp := params.ModelPreferences; mp != nil && len(mp.Hints) > 0 && mp.Hints[0].Name != "" {
+		model = mp.Hints[0].Name
+	}
+	mctx, mf, err := u.p.models.BeginModel(callCtx, model)
+	if err != nil {
+		return nil, fmt.Errorf("reach refused the model call: %w", err)
+	}
+	p := *params
+	p.Meta = link.FrameMeta(maps.Clone(params.Meta), mf)
+	u.p.maskSampling(&p)
+	sctx, stop := onStream(callCtx, mctx, reqCtx)
+	defer stop()
+	res, err := down.CreateMessage(sctx, &p)
+	if err != nil {
+		mf.FailModel(err)
+		return nil, err
+	}
+	use := usageFromMeta(res.Meta)
+	if res.Model != "" && res.Model != model {
+		// The hint was a preference: the answer is charged at the price of
+		// the model the client says gave it.
+		use.Model = res.Model
+	}
+	if tc, ok := res.Content.(*mcp.TextContent); ok {
+		use.Text = tc.Text
+	}
+	mf.EndModel(use)
+	return res, nil
+}
+
+// onStream returns a context for a request the gateway sends during the
+// call of callCtx: on that call's stream, ended when either end does.
+func onStream(callCtx, end1, end2 context.Context) (context.Context, func()) {
+	c1, stop1 := link.MergeCancel(routeOf(callCtx), end1)
+	if end2 == end1 {
+		return c1, stop1
+	}
+	c2, stop2 := link.MergeCancel(c1, end2)
+	return c2, func() { stop2(); stop1() }
+}
+
+// usageFromMeta reads token usage a client may report in a sampling
+// result's _meta: {"usage": {"input_tokens", "output_tokens"}} or the
+// OpenAI names prompt_tokens and completion_tokens.
+func usageFromMeta(m mcp.Meta) reach.TokenUsage {
+	v, ok := m["usage"]
+	if !ok {
+		return reach.TokenUsage{}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return reach.TokenUsage{}
+	}
+	var u struct {
+		Input      int64 `json:"input_tokens"`
+		Output     int64 `json:"output_tokens"`
+		Prompt     int64 `json:"prompt_tokens"`
+		Completion int64 `json:"completion_tokens"`
+	}
+	if json.Unmarshal(b, &u) != nil {
+		return reach.TokenUsage{}
+	}
+	return reach.TokenUsage{Input: max(u.Input, u.Prompt), Output: max(u.Output, u.Completion)}
+}
+
+// sessionFor returns the upstream session that serves one downstream
+// session that can sample: its own, for an HTTP upstream (made on first
+// use, closed when either side ends), or the shared one for stdio.
+func (u *upstream) sessionFor(ctx context.Context, down *mcp.ServerSession) (*mcp.ClientSession, error) {
+	if u.cfg.URL == "" {
+		return u.session(ctx)
+	}
+	if v, ok := u.own.Load(down); ok {
+		return v.(*mcp.ClientSession), nil
+	}
+	u.mu.Lock()
+	closed := u.closed
+	u.mu.Unlock()
+	if closed {
+		return nil, errors.New("the gateway is shutting down")
+	}
+	cs, err := u.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if lvl, ok := u.p.levels.Level(down); ok {
+		u.passLevel(ctx, cs, lvl)
+	}
+	if v, loaded := u.own.LoadOrStore(down, cs); loaded {
+		go cs.Close()
+		return v.(*mcp.ClientSession), nil
+	}
+	go func() {
+		down.Wait()
+		u.own.CompareAndDelete(down, cs)
+		cs.Close()
+	}()
+	go func() {
+		cs.Wait()
+		u.own.CompareAndDelete(down, cs)
+	}()
+	return cs, nil
+}
+
+// closeOwn closes the sessions kept for downstream sessions.
+func (u *upstream) closeOwn() {
+	u.own.Range(func(k, v any) bool {
+		u.own.Delete(k)
+		v.(*mcp.ClientSession).Close()
+		return true
+	})
+}
+
+// onLog passes an upstream's log message that came through the SDK client
+// (an upstream on the sessionless protocol), sent while one of its tool
+// calls is in flight, to the client that made that call.
+func (u *upstream) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
+	u.relayLog(req.Session, req.Params)
+}
+
+// relayLog passes a log message from the upstream session cs to the client
+// of the call it belongs to, on that call's stream; the client's own
+// logging level decides whether it is sent.
+func (u *upstream) relayLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
+	fl := u.open.find(cs, p.Meta, hasSession)
+	if fl == nil {
+		return
+	}
+	p = u.p.maskLog(p)
+	fl.relay.push(func() {
+		if err := fl.ss.Log(routeOf(fl.ctx), p); err != nil {
+			u.log.Debug("passing a log message on failed", "err", err)
+		}
+	})
+}
+
+// passLevel sets the logging level of an upstream session, when the
+// upstream logs.
+func (u *upstream) passLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) {
+	if ir := cs.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+		return
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		u.log.Debug("logging level not passed upstream", "err", err)
+	}
+}

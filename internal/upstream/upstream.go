@@ -1,0 +1,966 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstream is a client of one upstream MCP server. Its tools are registered
+// in the runtime as <prefix><tool> with a Func that forwards the call.
+type upstream struct {
+	p      *Pool
+	cfg    config.Upstream
+	index  int // in config.Config.Upstreams, for line numbers
+	log    *slog.Logger
+	client *mcp.Client
+	http   *http.Client   // nil for stdio
+	wire   *mcpwire.Conns // nil but for a plain-HTTP upstream the wire client can reach
+
+	mu       sync.Mutex
+	cs       *mcp.ClientSession // nil when disconnected
+	lastErr  error
+	orig     map[string]*mcp.Tool // exposed name -> the upstream's definition
+	gone     map[string]bool      // exposed names the upstream no longer lists
+	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
+	closed   bool
+	dialing  *dial                                  // the reconnection under way, if any
+	lastDial time.Time                              // when the last reconnection began
+	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
+
+	// unreachable says why the last call could not reach the upstream
+	// (its connection failed), nil once a call did: a session can look
+	// open while the upstream is down.
+	unreachable atomic.Pointer[string]
+
+	progress    sync.Map  // upstream progress token -> *progressRoute
+	open        openCalls // calls in flight, for the sampling, elicitation and log messages that belong to them
+	mirrored    mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
+	mirroring   bool      // a remirror runs; guarded by mu
+	mirrorAgain bool      // and another was asked for meanwhile
+	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
+	tokens      atomic.Uint64
+}
+
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := Status{Name: u.cfg.Name, Transport: "stdio", Connected: u.cs != nil, Tools: len(u.orig) - len(u.gone)}
+	if u.cfg.URL != "" {
+		s.Transport = "http"
+	}
+	if u.lastErr != nil && u.cs == nil {
+		s.Error = u.lastErr.Error()
+	}
+	if why := u.unreachable.Load(); why != nil {
+		s.Connected, s.Error = false, *why
+	}
+	return s
+}
+
+// reached records whether a call reached the upstream: err is the
+// transport failure of one that did not, nil for one that did.
+func (u *upstream) reached(err error) {
+	if err == nil {
+		if u.unreachable.Load() != nil {
+			u.unreachable.Store(nil)
+		}
+		return
+	}
+	msg := err.Error()
+	u.unreachable.Store(&msg)
+}
+
+func (u *upstream) prefix() string {
+	if u.cfg.Prefix != nil {
+		return *u.cfg.Prefix
+	}
+	return u.cfg.Name + "__"
+}
+
+func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
+	u := &upstream{p: p, cfg: c, index: i, log: p.log.With("upstream", c.Name),
+		orig: map[string]*mcp.Tool{}, gone: map[string]bool{}, oversize: map[string]bool{}}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "reach", Version: p.version}, &mcp.ClientOptions{
+		Capabilities:                &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: u.onProgress,
+		CreateMessageHandler:        u.onCreateMessage,
+		ElicitationHandler:          u.onElicit,
+		LoggingMessageHandler:       u.onLog,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.p.run.Go(u.refresh)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			u.p.run.Go(func() { u.resourceUpdated(req.Params) })
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			u.p.run.Go(u.remirror)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			u.p.run.Go(u.remirror)
+		},
+	})
+	if c.URL != "" {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = 256
+		tr.MaxIdleConnsPerHost = 128
+		var rt http.RoundTripper = tr
+		if len(c.Headers) > 0 {
+			rt = &headerTransport{base: tr, headers: c.Headers}
+		}
+		u.http = &http.Client{Transport: rt}
+		headers := make(map[string]string, len(c.Headers))
+		for k, v := range c.Headers {
+			headers[k] = v.Reveal()
+		}
+		u.wire = mcpwire.NewConns(c.URL, headers)
+	}
+	return u
+}
+
+// headerTransport adds the configured headers (secrets) to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]config.Secret
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v.Reveal())
+	}
+	return t.base.RoundTrip(r)
+}
+
+// safeEnv lists the variables of the gateway's environment that a stdio
+// upstream inherits; everything else (API keys above all) stays here.
+var safeEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"}
+
+func (u *upstream) transport() mcp.Transport {
+	if u.cfg.URL != "" {
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.http, MaxRetries: 2}
+	}
+	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+	cmd.Dir = u.cfg.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = u.p.cfg.Dir()
+	} else if !filepath.IsAbs(cmd.Dir) && u.p.cfg.Dir() != "" {
+		cmd.Dir = filepath.Join(u.p.cfg.Dir(), cmd.Dir)
+	}
+	cmd.Env = []string{} // not nil: a nil Env would pass on the gateway's whole environment
+	for _, k := range safeEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	for k, v := range u.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
+	}
+	cmd.Stderr = &lineLogger{log: u.log}
+	return &inOrder{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, u: u}
+}
+
+func (u *upstream) timeout() time.Duration {
+	if u.cfg.Timeout > 0 {
+		return time.Duration(u.cfg.Timeout)
+	}
+	return 30 * time.Second
+}
+
+// start connects and lists the tools.
+func (u *upstream) start(ctx context.Context) error {
+	cs, err := u.connect(ctx)
+	if err != nil {
+		return err
+	}
+	tools, err := u.list(ctx, cs)
+	if err != nil {
+		cs.Close()
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	u.mu.Lock()
+	u.cs = cs
+	u.setToolsLocked(tools)
+	u.mu.Unlock()
+	return nil
+}
+
+// connect opens a session. The connection outlives ctx, which bounds the
+// handshake only.
+func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	hctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan result, 1)
+	// The SDK ties nothing but the handshake to the context it is given;
+	// give it the gateway's, and bound the wait with hctx.
+	go func() {
+		// The last protocol with sessions: the wire client uses HTTP
+		// sessions, and on it logging/setLevel, sampling and elicitation
+		// work as the gateway relays them.
+		opts := &mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol}
+		tr := u.transport()
+		cs, err := u.client.Connect(u.p.life, tr, opts)
+		if t, ok := tr.(*inOrder); ok && cs != nil {
+			t.cs.Store(cs)
+		}
+		done <- result{cs, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("connecting: %w", r.err)
+		}
+		u.log.Info("upstream connected", "transport", u.status().Transport)
+		go u.watch(r.cs)
+		return r.cs, nil
+	case <-hctx.Done():
+		go func() {
+			if r := <-done; r.cs != nil {
+				r.cs.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting: no answer within %s", u.timeout())
+	}
+}
+
+// watch forgets the session when it ends, so the next call reconnects.
+func (u *upstream) watch(cs *mcp.ClientSession) {
+	err := cs.Wait()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == cs {
+		u.cs = nil
+		u.lastErr = errors.New("the connection closed")
+		if err != nil {
+			u.lastErr = fmt.Errorf("the connection closed: %w", err)
+		}
+		if !u.closed {
+			u.log.Warn("upstream disconnected", "err", u.lastErr)
+		}
+	}
+}
+
+// dial is one reconnection; the calls that find no session wait for the
+// same one.
+type dial struct {
+	done chan struct{} // closed when cs and err are set
+	cs   *mcp.ClientSession
+	err  error
+}
+
+// session returns the open session, reconnecting when there is none. Calls
+// that come in while a reconnection is under way wait for it rather than
+// start one each (for stdio, a process each); a call that ends meanwhile
+// stops waiting, and the reconnection goes on for the others.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil, errors.New("the gateway is shutting down")
+	}
+	if cs := u.cs; cs != nil {
+		u.mu.Unlock()
+		return cs, nil
+	}
+	d := u.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		u.dialing = d
+		if !u.p.run.Go(func() { u.redial(d) }) {
+			u.dialing = nil
+			u.mu.Unlock()
+			return nil, errors.New("the gateway is shutting down")
+		}
+	}
+	u.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.cs, d.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// keepDialing dials an upstream that could not be reached at start until it
+// answers: then redial lists its tools, which join the gateway's. The waits
+// grow from 1 s to 30 s.
+func (u *upstream) keepDialing() {
+	ctx := u.p.life
+	select { // the gateway's tools are registered first, its server set
+	case <-u.p.ready:
+	case <-ctx.Done():
+		return
+	}
+	delay := time.Second
+	for tries := 1; ; tries++ {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		if _, err := u.session(ctx); err == nil {
+			u.log.Info("upstream reached; its tools join the gateway's", "tries", tries)
+			return
+		} else if tries%10 == 0 {
+			u.log.Warn("upstream still not reachable; dialling it again", "tries", tries, "err", err)
+		}
+		delay = min(delay*2, 30*time.Second)
+	}
+}
+
+// neverListed reports whether the upstream has not listed its tools yet
+// (not reached since the gateway started), and why not.
+func (u *upstream) neverListed() (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.orig) == 0 && u.cs == nil, u.lastErr
+}
+
+// redial reconnects for the calls waiting on d, then lists the tools,
+// resources and prompts again.
+func (u *upstream) redial(d *dial) {
+	ctx := u.p.life
+	// An upstream that dies as soon as it is up (a stdio server that
+	// crashes after its handshake) is dialled at most once a second.
+	u.mu.Lock()
+	wait := time.Until(u.lastDial.Add(time.Second))
+	u.mu.Unlock()
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+	u.mu.Lock()
+	u.lastDial = time.Now()
+	u.mu.Unlock()
+	cs, err := u.connect(ctx)
+	if err == nil {
+		if lvl := u.p.levels.SharedLevel(); lvl != "" { // a new session logs nothing until told
+			lctx, cancel := context.WithTimeout(ctx, u.timeout()) // an upstream that never answers must not hold every call
+			u.passLevel(lctx, cs, lvl)
+			cancel()
+		}
+	}
+	u.mu.Lock()
+	u.dialing = nil
+	switch {
+	case err != nil:
+		u.lastErr = err
+	case u.closed:
+		go cs.Close()
+		cs, err = nil, errors.New("the gateway is shutting down")
+	default:
+		u.cs = cs
+	}
+	d.cs, d.err = cs, err
+	u.mu.Unlock()
+	close(d.done)
+	if err == nil {
+		// The upstream may have restarted with other tools, resources or
+		// prompts, and a new session owes no list_changed for what an old
+		// one listed.
+		u.p.run.Go(u.refresh)
+		u.p.run.Go(u.remirror)
+		u.p.run.Go(func() { u.resubscribe(cs) })
+	}
+}
+
+func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	lctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if len(out) > 10000 {
+			return nil, errors.New("the upstream lists more than 10000 tools")
+		}
+	}
+	return out, nil
+}
+
+var exposedNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+
+// setToolsLocked records the upstream's tool list. Called with u.mu held.
+func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
+	now := map[string]*mcp.Tool{}
+	for _, t := range tools {
+		name := u.prefix() + t.Name
+		if !exposedNameRE.MatchString(name) {
+			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
+			continue
+		}
+		now[name] = t
+	}
+	for name := range u.orig {
+		if _, ok := now[name]; !ok {
+			u.gone[name] = true
+		}
+	}
+	for name, t := range now {
+		delete(u.gone, name)
+		u.orig[name] = t
+	}
+}
+
+func (u *upstream) isGone(name string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.gone[name]
+}
+
+func (u *upstream) original(name string) *mcp.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone[name] {
+		return nil
+	}
+	return u.orig[name]
+}
+
+// tools returns the runtime tools of the upstream's current list.
+func (u *upstream) tools() []reach.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]reach.Tool, 0, len(u.orig))
+	for name, t := range u.orig {
+		if u.gone[name] {
+			continue
+		}
+		out = append(out, u.reachTool(name, t))
+	}
+	return out
+}
+
+// reachTool converts an upstream tool. Its annotations give the access
+// level: readOnlyHint is read, an explicit destructiveHint is high_risk,
+// anything else (no annotations included) is write.
+func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
+	rt := reach.Tool{
+		Name:        name,
+		Description: ClipText(t.Description, MaxToolDescription, "description"),
+		Access:      accessFrom(t.Annotations),
+		Tags:        []string{Tag + u.cfg.Name},
+		Func:        u.forward(name, t.Name),
+	}
+	if a := t.Annotations; a != nil && !a.ReadOnlyHint {
+		rt.Idempotent = a.IdempotentHint
+	}
+	if t.InputSchema != nil {
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			rt.InputSchema = b
+		}
+	}
+	if t.OutputSchema != nil {
+		if b, err := json.Marshal(t.OutputSchema); err == nil {
+			rt.OutputSchema = b
+		}
+	}
+	if n := len(rt.InputSchema); n > MaxToolSchema {
+		rt.InputSchema = nil
+		rt.Description += fmt.Sprintf("\n[reach: the input schema (%d bytes) is larger than %d bytes and is not forwarded; the upstream checks the arguments]", n, MaxToolSchema)
+	}
+	if len(rt.OutputSchema) > MaxToolSchema {
+		rt.OutputSchema = nil
+	}
+	u.warnOversize(name, t)
+	if len(rt.InputSchema) > 0 && !schemaCompiles(rt) {
+		u.log.Warn("tool's input schema does not compile; its arguments are not validated here", "tool", t.Name)
+		rt.InputSchema = nil
+	}
+	return rt
+}
+
+// Bounds on what an upstream's tool definition puts before every client's
+// model, on every tools/list and GET /v1/tools: a longer description or
+// title is cut, with a note saying so; a larger input or output schema, or
+// icons, are not forwarded (the upstream still checks the arguments). The
+// pinned definition is the whole one: a change past the cut is held too.
+const (
+	MaxToolDescription = 8 << 10  // bytes of a description
+	MaxToolTitle       = 256      // bytes of a title (the tool's or its annotations')
+	MaxToolSchema      = 64 << 10 // bytes of JSON of a schema, and of the icons
+)
+
+// ClipText cuts s to max bytes, at a rune boundary, with a note of what
+// was cut; with what "" (a title, a name) an ellipsis only.
+func ClipText(s string, max int, what string) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	cut := s[:i]
+	if what == "" {
+		return cut + "…"
+	}
+	return fmt.Sprintf("%s…\n[reach: this %s was cut from %d to %d bytes]", cut, what, len(s), max)
+}
+
+// warnOversize logs, once per tool, that its definition is over the
+// bounds above. Called with u.mu held.
+func (u *upstream) warnOversize(name string, t *mcp.Tool) {
+	var over []any
+	size := func(v any) int {
+		if v == nil {
+			return 0
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	if n := len(t.Description); n > MaxToolDescription {
+		over = append(over, "description_bytes", n)
+	}
+	if n := len(t.Title); n > MaxToolTitle {
+		over = append(over, "title_bytes", n)
+	}
+	if a := t.Annotations; a != nil && len(a.Title) > MaxToolTitle {
+		over = append(over, "annotations_title_bytes", len(a.Title))
+	}
+	if n := size(t.InputSchema); n > MaxToolSchema {
+		over = append(over, "input_schema_bytes", n)
+	}
+	if n := size(t.OutputSchema); n > MaxToolSchema {
+		over = append(over, "output_schema_bytes", n)
+	}
+	if len(t.Icons) > 0 {
+		if n := size(t.Icons); n > MaxToolSchema {
+			over = append(over, "icons_bytes", n)
+		}
+	}
+	if len(over) == 0 || u.oversize[name] {
+		return
+	}
+	u.oversize[name] = true
+	u.log.Warn(fmt.Sprintf("an upstream tool's definition is larger than reach forwards: descriptions are cut to %d bytes and titles to %d, larger schemas and icons (%d bytes) are left out",
+		MaxToolDescription, MaxToolTitle, MaxToolSchema), append([]any{"tool", name}, over...)...)
+}
+
+// schemaCompiles reports whether the runtime accepts t's input schema.
+func schemaCompiles(t reach.Tool) bool {
+	return reach.New(nil).Register(reach.Tool{Name: "probe", InputSchema: t.InputSchema, Func: t.Func}) == nil
+}
+
+func accessFrom(a *mcp.ToolAnnotations) reach.Access {
+	switch {
+	case a == nil:
+		return reach.Write
+	case a.ReadOnlyHint:
+		return reach.Read
+	case a.DestructiveHint != nil && *a.DestructiveHint:
+		return reach.HighRisk
+	}
+	return reach.Write
+}
+
+// resourceUpdated passes an upstream's notifications/resources/updated on
+// to the gateway's clients that subscribed to the resource.
+func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams) {
+	select { // the server is made once the upstreams are connected
+	case <-u.p.ready:
+	case <-u.p.life.Done():
+		return
+	}
+	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
+		u.log.Debug("passing a resource update on failed", "err", err)
+	}
+}
+
+// refresh re-lists the tools after the upstream said its list changed,
+// and hands them to the catalog.
+func (u *upstream) refresh() {
+	ctx := u.p.life
+	select { // a change announced while the gateway is being built is seen by the build
+	case <-u.p.ready:
+	case <-ctx.Done():
+		return
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return
+	}
+	tools, err := u.list(ctx, cs)
+	if err != nil {
+		u.log.Warn("re-listing tools failed", "err", err)
+		return
+	}
+	u.mu.Lock()
+	u.setToolsLocked(tools)
+	gone := make([]string, 0, len(u.gone))
+	for name := range u.gone {
+		gone = append(gone, name)
+	}
+	u.mu.Unlock()
+	u.p.catalog.Relisted(u.cfg.Name, u.tools(), gone)
+}
+
+// forward returns the Func of an upstream tool: it calls the tool on the
+// upstream with the call's arguments, and in _meta its frame (traceparent,
+// reach/parent), its request and its idempotency key, and a progress token
+// when the downstream client asked for progress. When ctx ends, the SDK
+// sends notifications/cancelled upstream.
+func (u *upstream) forward(exposed, name string) reach.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		if u.isGone(exposed) {
+			return nil, &reach.ToolError{Type: "not_found", Message: fmt.Sprintf("upstream %s no longer has the tool %s", u.cfg.Name, name)}
+		}
+		cs, err := u.session(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+		}
+		meta := mcp.Meta{}
+		if f, ok := reach.FrameFrom(ctx); ok {
+			link.FrameMeta(meta, f)
+		}
+		if k, ok := reach.IdempotencyKey(ctx); ok {
+			meta[link.MetaIdempotencyKey] = k
+		}
+		caller := CallerFrom(ctx)
+		var down *mcp.ServerSession
+		if caller != nil {
+			down = caller.Session
+		}
+		// A client that can sample or elicit gets a session of its own on
+		// an HTTP upstream, so the upstream's requests on it are for it.
+		own := CanSample(down) && u.cfg.URL != ""
+		if own {
+			if cs, err = u.sessionFor(ctx, down); err != nil {
+				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+			}
+		}
+		f, _ := reach.FrameFrom(ctx)
+		if ws := u.wireOf(cs); ws != nil {
+			if own {
+				// What the upstream sends outside the call's stream (its
+				// standalone GET stream) reaches onCreateMessage, onElicit or
+				// onLog; on this client's own session it is this call's.
+				defer u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
+			}
+			res, err := u.callWire(ctx, ws, name, args, meta, caller)
+			if errors.Is(err, errSessionGone) {
+				u.drop(cs, down)
+				if own {
+					cs, err = u.sessionFor(ctx, down)
+				} else {
+					cs, err = u.session(ctx)
+				}
+				if err != nil {
+					return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
+				}
+				if ws = u.wireOf(cs); ws != nil {
+					res, err = u.callWire(ctx, ws, name, args, meta, caller)
+				}
+			}
+			if errors.Is(err, errSessionGone) {
+				u.drop(cs, down)
+				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s ended the session twice in a row", u.cfg.Name)}
+			}
+			if err != nil {
+				return nil, err
+			}
+			u.reached(nil)
+			if res.IsError {
+				t, _ := res.Text(u.p.redactor)
+				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
+			}
+			data := res.Data(u.p.redactor)
+			keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+			return data, nil
+		}
+		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
+		rl := &relay{}
+		if caller != nil && caller.Progress != nil {
+			tok := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
+			u.progress.Store(tok, &progressRoute{caller: caller, relay: rl})
+			defer u.progress.Delete(tok)
+			params.SetProgressToken(tok)
+		}
+		landed := u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: rl})
+		res, err := cs.CallTool(ctx, params)
+		landed()
+		rl.flush(relayFlush)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			u.failed(cs, err)
+			if _, answered := errors.AsType[*jsonrpc.Error](err); !answered {
+				u.reached(err)
+			}
+			return nil, u.callError(err)
+		}
+		u.reached(nil)
+		if res.IsError {
+			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
+		}
+		data := resultData(res, u.p.redactor)
+		keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+		return data, nil
+	}
+}
+
+// drop forgets a session the upstream ended, so the next call reconnects.
+func (u *upstream) drop(cs *mcp.ClientSession, down *mcp.ServerSession) {
+	if down != nil {
+		u.own.CompareAndDelete(down, cs)
+	}
+	u.forget(cs, errSessionGone)
+}
+
+// failed forgets the session cs when a call on it failed because its
+// connection closed, so that the next call reconnects.
+func (u *upstream) failed(cs *mcp.ClientSession, err error) {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		u.forget(cs, err)
+	}
+}
+
+// forget closes cs and, if it is still the upstream's session, drops it
+// for why. Only cs: a newer session that another call made meanwhile stays.
+func (u *upstream) forget(cs *mcp.ClientSession, why error) {
+	u.mu.Lock()
+	if u.cs == cs {
+		u.cs = nil
+		u.lastErr = why
+	}
+	u.mu.Unlock()
+	go cs.Close()
+}
+
+// callError classifies a failed upstream call: protocol errors the upstream
+// answered are permanent; transport failures are transient.
+func (u *upstream) callError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		typ := "upstream_error"
+		switch we.Code {
+		case jsonrpc.CodeInvalidParams:
+			typ = "invalid_args"
+		case jsonrpc.CodeMethodNotFound:
+			typ = "not_found"
+		}
+		return &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered: %s", u.cfg.Name, we.Message)}
+	}
+	return &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("calling upstream %s failed: %v", u.cfg.Name, err)}
+}
+
+// resultData turns an upstream result into the call's data: the structured
+// content when there is some, the text when every content is text (masked
+// across its blocks by red, see mcpwire.JoinTexts), else the content list as JSON.
+func resultData(res *mcp.CallToolResult, red *redact.Redactor) json.RawMessage {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b
+		}
+	}
+	allText := true
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			allText = false
+			break
+		}
+	}
+	if allText {
+		return mcpwire.TextData(contentText(res.Content, red))
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+// contentText joins the texts of cs (see mcpwire.JoinTexts).
+func contentText(cs []mcp.Content, red *redact.Redactor) string {
+	var texts []string
+	lead := false
+	for i, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			lead = lead || (i > 0 && len(texts) == 0)
+			texts = append(texts, t.Text)
+		}
+	}
+	return mcpwire.JoinTexts(texts, lead, red)
+}
+
+// progressRoute is where an upstream progress token's notifications go:
+// the downstream client that asked for progress, on the stream of its
+// call, in order with the call's other notifications.
+type progressRoute struct {
+	caller *Caller
+	relay  *relay
+}
+
+// relayFlush bounds how long a call's result waits for its notifications
+// to be passed on to a client that reads slowly.
+const relayFlush = 2 * time.Second
+
+// onProgress passes an upstream's progress that came through the SDK
+// client on to the downstream client that asked for it.
+func (u *upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	u.relayProgress(req.Params)
+}
+
+// relayProgress passes progress on under the downstream client's token.
+func (u *upstream) relayProgress(params *mcp.ProgressNotificationParams) {
+	tok, ok := params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := u.progress.Load(tok)
+	if !ok {
+		return
+	}
+	r := v.(*progressRoute)
+	p := *params
+	p.ProgressToken = r.caller.Progress
+	p.Meta = nil
+	u.p.maskProgress(&p)
+	r.relay.push(func() {
+		if err := r.caller.Session.NotifyProgress(r.caller.Route, &p); err != nil {
+			u.log.Debug("passing progress on failed", "err", err)
+		}
+	})
+}
+
+// inOrder wraps a stdio upstream's transport so that its progress and log
+// notifications are queued for their call's client as they are read, and
+// the call's result waits for them. (The SDK queues notifications for a
+// handler goroutine but hands a response to its caller at once, so a
+// notification sent just before a result would reach the handler after
+// the call is over.) Each call's relay writes to its client, so a client
+// that reads slowly never holds up the reader.
+type inOrder struct {
+	mcp.Transport
+	u  *upstream
+	cs atomic.Pointer[mcp.ClientSession] // set once connected
+}
+
+func (t *inOrder) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &inOrderConn{Connection: c, t: t}, nil
+}
+
+type inOrderConn struct {
+	mcp.Connection
+	t *inOrder
+}
+
+func (c *inOrderConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if r, ok := msg.(*jsonrpc.Request); ok && !r.IsCall() && c.t.u.relayed(c.t.cs.Load(), r.Method, r.Params) {
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// relayed passes a progress or log notification from the upstream session
+// cs on, and reports whether it was one.
+func (u *upstream) relayed(cs *mcp.ClientSession, method string, params json.RawMessage) bool {
+	switch method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(params, &p) == nil {
+			u.relayProgress(&p)
+		}
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if cs != nil && json.Unmarshal(params, &p) == nil {
+			u.relayLog(cs, &p)
+		}
+		return true
+	}
+	return false
+}
+
+func (u *upstream) close() error {
+	u.mu.Lock()
+	u.closed = true
+	cs := u.cs
+	u.cs = nil
+	u.mu.Unlock()
+	u.closeOwn()
+	if u.wire != nil {
+		u.wire.Close()
+	}
+	if cs == nil {
+		return nil
+	}
+	err := cs.Close()
+	if err != nil && (errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "signal: terminated")) {
+		err = nil
+	}
+	return err
+}
+
+// lineLogger logs what a stdio upstream writes to stderr, a line at a time.
+type lineLogger struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			if len(l.buf) > 4096 {
+				l.log.Info("upstream stderr", "line", string(l.buf))
+				l.buf = l.buf[:0]
+			}
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+			l.log.Info("upstream stderr", "line", line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+}
