@@ -708,6 +708,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	if canRetry {
 		attempts = t.retry.Attempts
 	}
+	start := time.Now()
 	for n := 1; ; n++ {
 		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
@@ -732,7 +733,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			transient = transientFailure(t, te, err)
 		}
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
+			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry, time.Since(start))}, nil
 		}
 		if err := sleep(ctx, backoff(t.retry, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
@@ -854,7 +855,9 @@ func isStatusAt(s string, i int) bool {
 	return !digit(i-1) && !digit(i+3)
 }
 
-func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
+// toolFailure is the error of a call whose tool failed on its nth attempt
+// (of attempts), took after the call had run for took in all.
+func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool, took time.Duration) *Error {
 	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err)}
 	if transient {
 		e.Retry = strconv.Itoa(n) + "/" + strconv.Itoa(attempts)
@@ -867,6 +870,10 @@ func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, 
 	if timedOut {
 		e.Code = "timeout"
 		e.Message = fmt.Sprintf("%s did not answer within %s.", c.Tool, c.tool.timeout)
+		if n > 1 { // say what the caller waited: every attempt, and the waits between
+			e.Message = fmt.Sprintf("%s did not answer within %s on any of %d attempts (%s in all).", c.Tool, c.tool.timeout, n,
+				took.Round(100*time.Millisecond))
+		}
 	}
 	switch {
 	case transient && attempts > 1:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/agentreach/reach"
 	"os"
 	"path/filepath"
 
@@ -67,8 +68,12 @@ their URLs; Ctrl-C stops it.`,
 			if err != nil {
 				return err
 			}
+			shown := make([]*reach.Request, 0, len(ss))
+			for _, s := range ss {
+				shown = append(shown, s.Request)
+			}
 			fmt.Fprintln(w)
-			return serve(cmd.Context(), cfg, log, w)
+			return serveShowing(cmd.Context(), cfg, log, w, shown)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "reach-demo", "folder for the SVG graphs")

@@ -87,6 +87,11 @@ func loadConfig(path string) (*config.Config, error) {
 // serve builds the gateway, listens, prints how to connect, and serves
 // until ctx ends.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+	return serveShowing(ctx, cfg, log, stdout, nil)
+}
+
+// serveShowing is serve with requests of other runtimes shown in the UI.
+func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, shown []*reach.Request) error {
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
 		return err
@@ -99,7 +104,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
-	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
+	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
 	if err != nil {
 		ln.Close()
 		return err

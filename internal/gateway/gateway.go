@@ -92,6 +92,9 @@ type Options struct {
 	// Recorder, if not nil, is told about every frame too (after the
 	// statistics, metrics and tracer), e.g. an audit log.
 	Recorder reach.Recorder
+	// Shown are requests of other runtimes that the web UI shows too, after
+	// the gateway's own (reach demo --serve shows the scenarios it ran).
+	Shown []*reach.Request
 }
 
 // Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
@@ -420,7 +423,7 @@ func (g *Gateway) newHandler() http.Handler {
 			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady, Shown: g.opts.Shown,
 	}
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents

@@ -68,6 +68,9 @@ type Options struct {
 	// NotReady says why the gateway should get no traffic now (it shuts
 	// down, a required upstream is down), for /readyz; nil: always ready.
 	NotReady func() []string
+	// Shown are requests of other runtimes the UI shows too (reach demo
+	// --serve: the scenarios it ran); nil for none.
+	Shown []*reach.Request
 }
 
 // Tools are the tools a caller may see and call.
@@ -105,6 +108,7 @@ type API struct {
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
 	ui        *ui.UI
 	notReady  func() []string
+	shown     []*reach.Request
 	log       *slog.Logger
 }
 
@@ -114,7 +118,7 @@ type API struct {
 func New(opts *Options) http.Handler {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor,
-		notReady: opts.NotReady, log: opts.Logger}
+		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

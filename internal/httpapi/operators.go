@@ -26,6 +26,9 @@ func (a *API) mountOperators(mux *http.ServeMux) {
 	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
 		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}
 	}
+	if len(a.shown) > 0 {
+		uo.Also = func() []*reach.Request { return a.shown }
+	}
 	a.ui = ui.New(uo)
 	mux.Handle("/ui/", a.ui)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })

@@ -103,6 +103,10 @@ type Options struct {
 	// Tools returns the tools the one who makes an HTTP request may see
 	// (those policies let them call, say); if nil, every tool of Runtime.
 	Tools func(*http.Request) []reach.Tool
+	// Also are requests of other runtimes the UI shows after Runtime's
+	// (reach demo --serve shows the scenarios it ran), each visible as
+	// Visible says; nil for none.
+	Also func() []*reach.Request
 	// Login, if set, makes the UI sign people in itself (see [Login]);
 	// the gateway sets it when it authenticates its callers, and then
 	// sends /ui/ to the UI without its own authentication.
@@ -399,6 +403,31 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 // ended.
 func (v requestView) Live() bool { return v.State != stateStopped && v.State != stateDone }
 
+// all returns the requests the UI shows: Runtime's, newest first, then
+// Options.Also's.
+func (u *UI) all() []*reach.Request {
+	rs := u.o.Runtime.Requests()
+	if u.o.Also != nil {
+		rs = append(rs, u.o.Also()...)
+	}
+	return rs
+}
+
+// find looks a request up in Runtime, then in Options.Also.
+func (u *UI) find(id string) (*reach.Request, bool) {
+	if q, ok := u.o.Runtime.Lookup(id); ok {
+		return q, true
+	}
+	if u.o.Also != nil {
+		for _, q := range u.o.Also() {
+			if q.ID() == id {
+				return q, true
+			}
+		}
+	}
+	return nil, false
+}
+
 // visible reports whether r may see and stop q.
 func (u *UI) visible(r *http.Request, q *reach.Request) bool {
 	return u.o.Visible == nil || u.o.Visible(r, q)
@@ -406,7 +435,7 @@ func (u *UI) visible(r *http.Request, q *reach.Request) bool {
 
 // lookup finds the request id that r may see, or answers 404.
 func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.Request, bool) {
-	q, ok := u.o.Runtime.Lookup(id)
+	q, ok := u.find(id)
 	if !ok || !u.visible(r, q) {
 		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
 		return nil, false
@@ -466,7 +495,7 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 	counts := map[string]int{}
 	var vs []requestView
 	total := 0
-	for _, q := range u.o.Runtime.Requests() {
+	for _, q := range u.all() {
 		if !u.visible(r, q) {
 			continue
 		}
@@ -746,7 +775,7 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	// From a request's page, back to it (if the viewer may see it).
 	if back := r.FormValue("request"); back != "" {
-		if q, ok := u.o.Runtime.Lookup(back); ok && u.visible(r, q) {
+		if q, ok := u.find(back); ok && u.visible(r, q) {
 			http.Redirect(w, r, "/ui/requests/"+url.PathEscape(back)+"?flash="+code, http.StatusSeeOther)
 			return
 		}
@@ -859,7 +888,7 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 // version summarizes what the pages show to r, to notice changes.
 func (u *UI) version(r *http.Request) string {
 	var b strings.Builder
-	for _, q := range u.o.Runtime.Requests() {
+	for _, q := range u.all() {
 		if !u.visible(r, q) {
 			continue
 		}
