@@ -259,13 +259,17 @@ type Options struct {
 	// CheckpointReads, every call) durably before it runs (C5).
 	Checkpoints     Checkpointer
 	CheckpointReads bool
-	// Requests, if not nil, is told when a request begins and ends, and
-	// may refuse one (see RequestRecorder): a store that keeps the
-	// requests (internal/durable).
+	// Requests, if not nil, is told when a request begins, is stopped and
+	// ends, and may refuse one (see RequestRecorder): a store that keeps
+	// the requests (internal/durable).
 	Requests RequestRecorder
 	// DeadLetters keeps the compensations that failed after their
 	// retries; if nil, in memory (see DeadLetterQueue).
 	DeadLetters DeadLetterQueue
+	// History, if not nil, is asked by Lookup for a request this run does
+	// not keep: one of an earlier run, which a store kept. It is restored
+	// (see RestorePast) and kept like the ended requests of this run.
+	History func(id string) (*PastRequest, bool)
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
@@ -547,6 +551,11 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 		c.Request = cmp.Or(c.Request, r.id)
 		return (&InterruptedError{Cause: c}).asError()
 	}
+	if se, ok := errors.AsType[*StopError](err); ok {
+		c := se.Cause
+		c.Request = cmp.Or(c.Request, r.id)
+		return (&StopError{Cause: c}).asError()
+	}
 	return err
 }
 
@@ -606,6 +615,8 @@ func (rt *Runtime) track(r *Request) error {
 	defer rt.reqMu.Unlock()
 	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
 		return (&InterruptedError{Cause: *old.interrupted}).asError()
+	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
+		return (&StopError{Cause: *c}).asError() // a stopped request of an earlier run stays stopped
 	} else if ok && !old.ended.Load() {
 		return fmt.Errorf("request %s is already running", r.id)
 	}
@@ -643,12 +654,20 @@ func (rt *Runtime) untrack(r *Request) {
 	}
 }
 
-// Lookup returns a request by id (running, or ended and still kept).
+// Lookup returns a request by id: running, or ended and still kept, or
+// one of an earlier run that Options.History knows (restored).
 func (rt *Runtime) Lookup(id string) (*Request, bool) {
 	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
 	r, ok := rt.requests[id]
-	return r, ok
+	rt.reqMu.Unlock()
+	if ok || rt.opts.History == nil || id == "" {
+		return r, ok
+	}
+	p, ok := rt.opts.History(id)
+	if !ok {
+		return nil, false
+	}
+	return rt.RestorePast(p), true
 }
 
 // DefaultBudget is the budget of a request begun without one.

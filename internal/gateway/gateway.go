@@ -55,6 +55,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/httpapi"
 	"github.com/agentreach/reach/internal/link"
@@ -126,6 +127,7 @@ type Gateway struct {
 	redactor  *redact.Redactor
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	history   *durable.History   // the requests of earlier runs; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
 	bg        sync.WaitGroup     // background goroutines (see background)
 	agents    *a2a.Gateway       // the A2A agents; nil without any
