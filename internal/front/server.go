@@ -365,13 +365,11 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	cctx, kept := upstream.Keep(cctx)
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
+	out := mcpResult(res, r.ID())
 	if !s.shaped(c.params.Name) {
-		// An upstream's tool: what it sent, when reach changed nothing.
-		if out := kept.Result(res, resultMeta(res, r.ID())); out != nil {
-			return out, nil
-		}
+		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
 	}
-	return mcpResult(res, r.ID()), nil
+	return out, nil
 }
 
 // shaped reports whether the tool's results are shaped for the model (its
@@ -382,16 +380,11 @@ func (s *Server) shaped(name string) bool {
 	return ok && t.Shape != nil
 }
 
-// resultMeta is the _meta of a result: its request, frame and status.
-func resultMeta(res *reach.Result, request string) mcp.Meta {
-	return mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)}
-}
-
 // mcpResult renders a reach result as an MCP tool result.
 func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    resultMeta(res, request),
+		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)},
 	}
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true

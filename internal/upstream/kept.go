@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,6 +20,9 @@ import (
 // model would see is the data the upstream's answer gave (nothing shaped,
 // cut or masked it), the front sends the upstream's own blocks: it makes
 // the call with a context from Keep, and asks Kept.Result afterwards.
+//
+// Most answers are one text block that reach's rendering reproduces
+// exactly; for them nothing is copied or decoded again.
 
 // keptKey carries a *Kept from the front to the upstream's Func.
 type keptKey struct{}
@@ -26,10 +31,11 @@ type keptKey struct{}
 // the call. Safe for concurrent use.
 type Kept struct {
 	mu         sync.Mutex
-	frame      reach.FrameID   // the call that filled it
-	data       json.RawMessage // what the Func returned
-	content    json.RawMessage // the content blocks, masked
-	structured json.RawMessage // the structuredContent, masked; nil if none
+	frame      reach.FrameID    // the call that filled it
+	data       json.RawMessage  // what the Func returned
+	content    any              // []json.RawMessage (the wire client) or []mcp.Content (the SDK's)
+	structured any              // json.RawMessage or any; nil if none
+	red        *redact.Redactor // masks what is sent on
 }
 
 // Keep returns ctx carrying an empty *Kept for the call made with it.
@@ -39,11 +45,10 @@ func Keep(ctx context.Context) (context.Context, *Kept) {
 }
 
 // keep records, for the front that made the call in ctx, what the
-// upstream answered: its blocks and structuredContent, and the data the
-// Func returns. A call nested in another tool's Func (the context is the
-// outer call's) fills it with its own frame, and the front does not use it
-// for the outer call.
-func keep(ctx context.Context, content any, structured any, data json.RawMessage, red interface{ Redact([]byte) []byte }) {
+// upstream answered and the data the Func returns. A call nested in
+// another tool's Func (the context is the outer call's) fills it with its
+// own frame, and the front does not use it for the outer call.
+func keep(ctx context.Context, content, structured any, data json.RawMessage, red *redact.Redactor) {
 	s, ok := ctx.Value(keptKey{}).(*Kept)
 	if !ok {
 		return
@@ -52,12 +57,31 @@ func keep(ctx context.Context, content any, structured any, data json.RawMessage
 	if !ok {
 		return
 	}
-	c, err := json.Marshal(content)
+	s.mu.Lock()
+	s.frame, s.data, s.content, s.structured, s.red = f.ID, data, content, structured, red
+	s.mu.Unlock()
+}
+
+// Result returns what the client of res's call gets: rendered (reach's
+// rendering of the call's data), or the upstream's own content blocks and
+// structuredContent (masked) with rendered's _meta when they differ from it
+// and res is what the upstream answered unchanged (its frame's, a success,
+// data nothing shaped, cut or masked).
+func (s *Kept) Result(res *reach.Result, rendered *mcp.CallToolResult) *mcp.CallToolResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res.Status != reach.StatusSuccess || s.frame == 0 || s.frame != res.Frame || !bytes.Equal(s.data, res.Data) || len(res.Notes) > 0 {
+		return rendered
+	}
+	if s.sameAs(rendered) {
+		return rendered
+	}
+	c, err := json.Marshal(s.content)
 	if err != nil {
-		return
+		return rendered
 	}
 	var st json.RawMessage
-	switch v := structured.(type) {
+	switch v := s.structured.(type) {
 	case nil:
 	case json.RawMessage:
 		if len(v) > 0 && string(v) != "null" {
@@ -65,44 +89,77 @@ func keep(ctx context.Context, content any, structured any, data json.RawMessage
 		}
 	default:
 		if st, err = json.Marshal(v); err != nil {
-			return
+			return rendered
 		}
 	}
-	if red != nil {
-		// Under "content", the text blocks are masked as their joined text
-		// (a secret split across two blocks is found).
-		var wrapped struct {
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(red.Redact(append(append([]byte(`{"content":`), c...), '}')), &wrapped) != nil {
-			return
-		}
-		c = wrapped.Content
+	// Under "content", the text blocks are masked as their joined text (a
+	// secret split across two blocks is found).
+	doc := append(append([]byte(`{"content":`), c...), '}')
+	if s.red != nil {
+		doc = s.red.Redact(doc)
 		if st != nil {
-			st = red.Redact(st)
+			st = s.red.Redact(st)
 		}
-	}
-	s.mu.Lock()
-	s.frame, s.data, s.content, s.structured = f.ID, data, c, st
-	s.mu.Unlock()
-}
-
-// Result returns the MCP result of what the upstream sent for res's call,
-// its _meta what meta says, or nil when res is not it unchanged: another
-// frame's, a failure, or data that reach shaped, cut or masked.
-func (s *Kept) Result(res *reach.Result, meta mcp.Meta) *mcp.CallToolResult {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if res.Status != reach.StatusSuccess || s.frame == 0 || s.frame != res.Frame || !bytes.Equal(s.data, res.Data) || len(res.Notes) > 0 {
-		return nil
 	}
 	var out mcp.CallToolResult
-	if json.Unmarshal(append(append([]byte(`{"content":`), s.content...), '}'), &out) != nil || len(out.Content) == 0 {
-		return nil
+	if json.Unmarshal(doc, &out) != nil || len(out.Content) == 0 {
+		return rendered
 	}
-	if s.structured != nil {
-		out.StructuredContent = s.structured
+	if st != nil {
+		out.StructuredContent = st
 	}
-	out.Meta = meta
+	out.Meta = rendered.Meta
 	return &out
+}
+
+// sameAs reports whether the upstream sent what rendered says: one text
+// block of the same text, and the same structured content (or none).
+func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
+	if len(rendered.Content) != 1 {
+		return false
+	}
+	rt, ok := rendered.Content[0].(*mcp.TextContent)
+	if !ok {
+		return false
+	}
+	var text string
+	switch c := s.content.(type) {
+	case []json.RawMessage:
+		if len(c) != 1 {
+			return false
+		}
+		if bytes.Contains(c[0], []byte(`"annotations"`)) || bytes.Contains(c[0], []byte(`"_meta"`)) {
+			return false // more than a text: the slow way keeps it
+		}
+		typ, t, ok := mcpwire.ContentText(c[0])
+		if !ok || typ != "text" {
+			return false
+		}
+		text = t
+	case []mcp.Content:
+		if len(c) != 1 {
+			return false
+		}
+		tc, ok := c[0].(*mcp.TextContent)
+		if !ok || tc.Meta != nil || tc.Annotations != nil {
+			return false
+		}
+		text = tc.Text
+	default:
+		return false
+	}
+	if text != rt.Text {
+		return false
+	}
+	got, _ := rendered.StructuredContent.(json.RawMessage)
+	switch v := s.structured.(type) {
+	case nil:
+		return got == nil
+	case json.RawMessage:
+		if len(v) == 0 || string(v) == "null" {
+			return got == nil
+		}
+		return bytes.Equal(v, got)
+	}
+	return false // structured content as the SDK decoded it: compare the slow way
 }
