@@ -33,8 +33,9 @@ import (
 // and with their sources set: reach_upstream_up{upstream},
 // reach_upstream_call_duration_seconds{upstream},
 // reach_upstream_errors_total{upstream,code},
-// reach_requests_active{state}, reach_approvals_pending and
-// reach_spans_dropped_total{reason}.
+// reach_requests_active{state}, reach_approvals_pending,
+// reach_spans_dropped_total{reason}, and with the breakers given,
+// reach_breaker_state{kind,name} and reach_breaker_opened_total{kind,name}.
 type Metrics struct {
 	mu           sync.Mutex
 	calls        map[[2]string]int64 // tool, state
@@ -55,7 +56,8 @@ type Metrics struct {
 	spanDrops    func() (int64, int64)
 	upstreams    func() map[string]bool // upstream -> connected
 	upstreamOf   func(tool string) string
-	active       func() map[string]int // live state -> requests
+	active       func() map[string]int        // live state -> requests
+	breakers     func() []reach.BreakerStatus // the circuit breakers, if known
 	reg          *prometheus.Registry
 	handler      http.Handler
 }
@@ -167,6 +169,11 @@ func (m *Metrics) WithUpstreams(up func() map[string]bool, upstreamOf func(tool 
 	return m
 }
 
+// WithBreakers reports the state of the circuit breakers f lists
+// (reach.Runtime.Breakers) as the gauge reach_breaker_state, and how often
+// each opened as reach_breaker_opened_total.
+func (m *Metrics) WithBreakers(f func() []reach.BreakerStatus) *Metrics { m.breakers = f; return m }
+
 // WithRequests reports reach_requests_active from f: the requests not
 // ended, by live state (RequestActivity).
 func (m *Metrics) WithRequests(f func() map[string]int) *Metrics { m.active = f; return m }
@@ -178,6 +185,9 @@ func ranTool(e *reach.Event) bool { return e.State == reach.Completed || e.State
 
 // Record implements reach.Recorder.
 func (m *Metrics) Record(_ context.Context, e *reach.Event) {
+	if e.Breaker != nil {
+		return // a breaker's change: its state is read when the metrics are
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.Stop != nil {
@@ -262,25 +272,32 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 var (
-	descCalls                              = prometheus.NewDesc("reach_tool_calls_total", "Tool calls by final state.", []string{"tool", "state"}, nil)
-	descRefusals                           = prometheus.NewDesc("reach_refusals_total", "Calls a guard refused, by guard and reason code.", []string{"guard", "code"}, nil)
-	descCancels                            = prometheus.NewDesc("reach_cancellations_total", "Calls cancelled (a stop, a client that went away), by the stage that saw it and code; not refusals.", []string{"guard", "code"}, nil)
-	descBudgets                            = prometheus.NewDesc("reach_budgets_exhausted_total", "Budgets exhausted, by dimension.", []string{"budget"}, nil)
-	descStops                              = prometheus.NewDesc("reach_stops_total", "Requests stopped by an operator or the runtime, by mode.", []string{"mode"}, nil)
-	descTokens                             = prometheus.NewDesc("reach_model_tokens_total", "Model tokens charged to requests, by model and direction (input, output).", []string{"model", "direction"}, nil)
-	descCost                               = prometheus.NewDesc("reach_model_cost_total", "Model cost charged to requests, in the price table's currency, by model.", []string{"model"}, nil)
-	descModelLatency                       = prometheus.NewDesc("reach_model_call_duration_seconds", "Duration of model calls, by model.", []string{"model"}, nil)
-	descLatency                            = prometheus.NewDesc("reach_tool_call_duration_seconds", "Duration of tool calls that ran to an answer (completed or failed).", []string{"tool"}, nil)
-	descUp                                 = prometheus.NewDesc("reach_upstream_up", "Whether an upstream MCP server is connected (1) or not (0).", []string{"upstream"}, nil)
-	descUpLatency                          = prometheus.NewDesc("reach_upstream_call_duration_seconds", "Duration of calls to an upstream's tools.", []string{"upstream"}, nil)
-	descUpErrors                           = prometheus.NewDesc("reach_upstream_errors_total", "Calls to an upstream's tools that failed, by error code.", []string{"upstream", "code"}, nil)
-	descActive                             = prometheus.NewDesc("reach_requests_active", "Requests not ended, by state (running, waiting_for_approval, idle, stopped).", []string{"state"}, nil)
-	descPending                            = prometheus.NewDesc("reach_approvals_pending", "Approvals waiting for a decision.", nil, nil)
-	descSpansDropped                       = prometheus.NewDesc("reach_spans_dropped_total", "Spans lost: events beyond a full span queue, and spans the exporter failed to send.", []string{"reason"}, nil)
-	allDescs                               = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency, descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped}
-	_                 prometheus.Collector = (*Metrics)(nil)
-	_                 http.Handler         = (*Metrics)(nil)
-	counter, gaugeVal                      = prometheus.CounterValue, prometheus.GaugeValue
+	descCalls         = prometheus.NewDesc("reach_tool_calls_total", "Tool calls by final state.", []string{"tool", "state"}, nil)
+	descRefusals      = prometheus.NewDesc("reach_refusals_total", "Calls a guard refused, by guard and reason code.", []string{"guard", "code"}, nil)
+	descCancels       = prometheus.NewDesc("reach_cancellations_total", "Calls cancelled (a stop, a client that went away), by the stage that saw it and code; not refusals.", []string{"guard", "code"}, nil)
+	descBudgets       = prometheus.NewDesc("reach_budgets_exhausted_total", "Budgets exhausted, by dimension.", []string{"budget"}, nil)
+	descStops         = prometheus.NewDesc("reach_stops_total", "Requests stopped by an operator or the runtime, by mode.", []string{"mode"}, nil)
+	descTokens        = prometheus.NewDesc("reach_model_tokens_total", "Model tokens charged to requests, by model and direction (input, output).", []string{"model", "direction"}, nil)
+	descCost          = prometheus.NewDesc("reach_model_cost_total", "Model cost charged to requests, in the price table's currency, by model.", []string{"model"}, nil)
+	descModelLatency  = prometheus.NewDesc("reach_model_call_duration_seconds", "Duration of model calls, by model.", []string{"model"}, nil)
+	descLatency       = prometheus.NewDesc("reach_tool_call_duration_seconds", "Duration of tool calls that ran to an answer (completed or failed).", []string{"tool"}, nil)
+	descUp            = prometheus.NewDesc("reach_upstream_up", "Whether an upstream MCP server is connected (1) or not (0).", []string{"upstream"}, nil)
+	descUpLatency     = prometheus.NewDesc("reach_upstream_call_duration_seconds", "Duration of calls to an upstream's tools.", []string{"upstream"}, nil)
+	descUpErrors      = prometheus.NewDesc("reach_upstream_errors_total", "Calls to an upstream's tools that failed, by error code.", []string{"upstream", "code"}, nil)
+	descActive        = prometheus.NewDesc("reach_requests_active", "Requests not ended, by state (running, waiting_for_approval, idle, stopped).", []string{"state"}, nil)
+	descPending       = prometheus.NewDesc("reach_approvals_pending", "Approvals waiting for a decision.", nil, nil)
+	descSpansDropped  = prometheus.NewDesc("reach_spans_dropped_total", "Spans lost: events beyond a full span queue, and spans the exporter failed to send.", []string{"reason"}, nil)
+	descBreakerState  = prometheus.NewDesc("reach_breaker_state", "Circuit breakers by kind (tool, upstream, model) and name: 0 closed, 1 open, 2 half-open.", []string{"kind", "name"}, nil)
+	descBreakerOpened = prometheus.NewDesc("reach_breaker_opened_total", "Times each circuit breaker opened.", []string{"kind", "name"}, nil)
+	allDescs          = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency,
+		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened}
+)
+
+var (
+	_ prometheus.Collector = (*Metrics)(nil)
+	_ http.Handler         = (*Metrics)(nil)
+
+	counter, gaugeVal = prometheus.CounterValue, prometheus.GaugeValue
 )
 
 // Describe implements prometheus.Collector.
@@ -304,6 +321,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	pending := -1
 	if m.pending != nil {
 		pending = m.pending()
+	}
+	var breakers []reach.BreakerStatus
+	if m.breakers != nil {
+		breakers = m.breakers()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -354,6 +375,16 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	if pending >= 0 {
 		ch <- prometheus.MustNewConstMetric(descPending, gaugeVal, float64(pending))
+	}
+	tools := 0
+	for _, b := range breakers {
+		if b.Kind == reach.BreakerTool {
+			if tools++; tools > maxToolLabels { // as many series as the tool labels, at most
+				continue
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descBreakerState, gaugeVal, float64(b.State), label(b.Kind), label(b.Name))
+		ch <- prometheus.MustNewConstMetric(descBreakerOpened, counter, float64(b.Opened), label(b.Kind), label(b.Name))
 	}
 	if m.spanDrops != nil {
 		full, failed := m.spanDrops()
