@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -300,5 +301,47 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "reach stopped") {
 		t.Errorf("no shutdown line after SIGTERM:\n%s", stdout.String())
+	}
+}
+
+// TestBannerHintsAreCommands: the banner's hints for watching and steering
+// the gateway name reach's commands, not HTTP routes, and each of them, run
+// as printed (REQUEST a request's id), works against the gateway that
+// printed it.
+func TestBannerHintsAreCommands(t *testing.T) {
+	base, _, stdout := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"b1","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q"}}]}`)
+	banner := stdout.String()
+	_, after, ok := strings.Cut(banner, "Watch and steer it:\n")
+	if !ok {
+		t.Fatalf("the banner has no hints for watching the gateway:\n%s", banner)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	hints := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+	if len(hints) < 3 {
+		t.Fatalf("hints %q, want requests, approvals and graph", hints)
+	}
+	if strings.Contains(banner, "/v1/requests") || strings.Contains(banner, "/v1/approvals") {
+		t.Errorf("the banner names HTTP routes:\n%s", banner)
+	}
+	out := filepath.Join(t.TempDir(), "graph.svg")
+	for _, h := range hints {
+		args := strings.Fields(strings.ReplaceAll(h, "REQUEST", "b1"))
+		if args[0] != "reach" {
+			t.Errorf("hint %q is not a reach command", h)
+			continue
+		}
+		for i := range args {
+			if args[i] == "graph.svg" {
+				args[i] = out
+			}
+		}
+		var o, e bytes.Buffer
+		if err := run(t.Context(), args[1:], &o, &e); err != nil {
+			t.Errorf("%s: %v\n%s", h, err, e.String())
+		}
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("the graph hint wrote %.40q (%v), want the request's SVG", b, err)
 	}
 }
