@@ -288,3 +288,39 @@ func TestExamplesValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseFiles: what a team needs to adopt a release is in the
+// repository: the Apache-2.0 license, a changelog with its unreleased
+// changes, and a README with the go install line of this module and the
+// prerequisites, the Go version among them as go.mod says.
+func TestReleaseFiles(t *testing.T) {
+	root := repoRoot(t)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return string(b)
+	}
+	if l := read("LICENSE"); !strings.Contains(l, "Apache License") || !strings.Contains(l, "Version 2.0, January 2004") || !strings.Contains(l, "END OF TERMS AND CONDITIONS") {
+		t.Error("LICENSE is not the Apache License 2.0 in full")
+	}
+	if c := read("CHANGELOG.md"); !regexp.MustCompile(`(?m)^## Unreleased\n`).MatchString(c) {
+		t.Error("CHANGELOG.md has no ## Unreleased section")
+	}
+	mod := read("go.mod")
+	module := regexp.MustCompile(`(?m)^module (\S+)$`).FindStringSubmatch(mod)
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindStringSubmatch(mod)
+	if module == nil || goVersion == nil {
+		t.Fatalf("go.mod names no module or go version:\n%s", mod)
+	}
+	readme := read("README.md")
+	if want := "go install " + module[1] + "/cmd/reach@latest"; !strings.Contains(readme, want) {
+		t.Errorf("README.md lacks %q", want)
+	}
+	_, prereq, ok := strings.Cut(readme, "\n## Prerequisites\n")
+	prereq, _, _ = strings.Cut(prereq, "\n## ")
+	if !ok || !strings.Contains(prereq, "Go "+goVersion[1]) || !strings.Contains(prereq, "Node.js") || !strings.Contains(prereq, "Chromium") {
+		t.Errorf("README.md's prerequisites do not name Go %s, Node.js and Chromium:\n%s", goVersion[1], prereq)
+	}
+}
