@@ -345,3 +345,56 @@ func TestBannerHintsAreCommands(t *testing.T) {
 		t.Errorf("the graph hint wrote %.40q (%v), want the request's SVG", b, err)
 	}
 }
+
+// TestDemoJSON: reach demo --json prints the scenarios it ran as one JSON
+// object, each with what it reproduces, both outcomes, the tokens, whether
+// reach behaved as described, its request and the graph it wrote, and
+// nothing else; with --serve it is refused, saying what to run instead.
+func TestDemoJSON(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"demo", "--json", "--out", dir}, &out, &errOut); err != nil {
+		t.Fatalf("demo --json: %v\n%s", err, errOut.String())
+	}
+	var got struct {
+		Scenarios []struct {
+			Name, Request, Graph string
+			TokensWithout        int64 `json:"tokens_without"`
+			TokensWith           int64 `json:"tokens_with"`
+			TokensSaved          int64 `json:"tokens_saved"`
+			OK                   bool
+		}
+	}
+	printed := out.Bytes()
+	var fields map[string][]map[string]any
+	dec := json.NewDecoder(bytes.NewReader(printed))
+	if err := dec.Decode(&fields); err != nil {
+		t.Fatalf("demo --json printed no JSON object: %v\n%s", err, printed)
+	}
+	if rest, _ := io.ReadAll(bytes.NewReader(printed[dec.InputOffset():])); strings.TrimSpace(string(rest)) != "" {
+		t.Errorf("demo --json printed more than one JSON object: %q", rest)
+	}
+	if err := json.Unmarshal(printed, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Scenarios) < 5 {
+		t.Fatalf("%d scenarios, want every one the demo runs", len(got.Scenarios))
+	}
+	for i, s := range got.Scenarios {
+		for _, k := range []string{"name", "reproduces", "without_reach", "with_reach", "tokens_without", "tokens_with", "tokens_saved", "ok", "request", "graph"} {
+			if _, ok := fields["scenarios"][i][k]; !ok {
+				t.Errorf("scenario %d lacks %q", i, k)
+			}
+		}
+		if !s.OK || s.Request == "" || s.TokensSaved != s.TokensWithout-s.TokensWith {
+			t.Errorf("scenario %+v", s)
+		}
+		if b, err := os.ReadFile(s.Graph); err != nil || !bytes.HasPrefix(b, []byte("<svg")) {
+			t.Errorf("%s: graph %s: %v", s.Name, s.Graph, err)
+		}
+	}
+	err := run(t.Context(), []string{"demo", "--json", "--serve", "--out", dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "reach demo --serve") {
+		t.Errorf("demo --json --serve: %v, want a refusal that says what to run", err)
+	}
+}
