@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -396,5 +397,38 @@ func TestDemoJSON(t *testing.T) {
 	err := run(t.Context(), []string{"demo", "--json", "--serve", "--out", dir}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "reach demo --serve") {
 		t.Errorf("demo --json --serve: %v, want a refusal that says what to run", err)
+	}
+}
+
+// TestValidateJSON: reach validate --json prints one JSON object with the
+// tools it would serve and its warnings, or, when the check fails, the
+// error with its line (and exits non-zero).
+func TestValidateJSON(t *testing.T) {
+	var out bytes.Buffer
+	good := writeConfig(t, "examples: true\n")
+	if err := run(t.Context(), []string{"validate", "--offline", "--json", "--config", good}, &out, io.Discard); err != nil {
+		t.Fatalf("validate --json: %v", err)
+	}
+	type report struct {
+		Config            string
+		OK                bool
+		Tools, Warnings   []string
+		Upstreams, Agents int
+		Offline           bool
+		Error             string
+	}
+	var got report
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("validate --json printed %q: %v", out.String(), err)
+	}
+	if got.Config != good || !got.OK || !got.Offline || !slices.Contains(got.Tools, "get_order") || got.Warnings == nil {
+		t.Errorf("validate --json = %+v, want ok with the example tools", got)
+	}
+	out.Reset()
+	bad := writeConfig(t, "examples: true\nupstrems: []\n")
+	err := run(t.Context(), []string{"validate", "--offline", "--json", "--config", bad}, &out, io.Discard)
+	got = report{}
+	if jerr := json.Unmarshal(out.Bytes(), &got); err == nil || jerr != nil || got.OK || !strings.Contains(got.Error, "line 2") || !strings.Contains(got.Error, "did you mean upstreams?") {
+		t.Errorf("validate --json of a bad configuration: %v, printed %q", err, out.String())
 	}
 }

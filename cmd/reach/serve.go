@@ -205,18 +205,29 @@ func bannerURL(s string) string {
 
 func newValidate() *cobra.Command {
 	var configPath string
-	var offline bool
+	var offline, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check a configuration without serving",
 		Long: `Builds everything serve would build from the configuration (connecting to each
 upstream and listing its tools, and fetching each A2A agent's card, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve.`,
+would serve.
+
+With --json it prints one JSON object: {"config", "ok", "tools": [names],
+"upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
+"error"} (and exits non-zero) when the check fails.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if configPath == "" {
 				return errors.New("validate: --config FILE is required")
+			}
+			if asJSON {
+				defer func() {
+					if err != nil {
+						writeJSON(cmd.OutOrStdout(), map[string]any{"config": configPath, "ok": false, "error": err.Error()})
+					}
+				}()
 			}
 			cfg, err := config.Load(configPath)
 			if err != nil {
@@ -243,7 +254,20 @@ would serve.`,
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
 			}
-			n := len(servedTools(g))
+			tools := servedTools(g)
+			warnings := append(g.Warnings(), agentWarnings...)
+			if asJSON {
+				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
+					Offline: offline, Warnings: warnings}
+				for _, t := range tools {
+					r.Tools = append(r.Tools, t.Name)
+				}
+				if r.Warnings == nil {
+					r.Warnings = []string{}
+				}
+				return writeJSON(cmd.OutOrStdout(), r)
+			}
+			n := len(tools)
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
 			if len(cfg.Agents) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
@@ -252,7 +276,7 @@ would serve.`,
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
-			for _, w := range append(g.Warnings(), agentWarnings...) {
+			for _, w := range warnings {
 				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
 			}
 			return nil
@@ -260,7 +284,19 @@ would serve.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams or agents")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as one JSON object")
 	return cmd
+}
+
+// validateReport is what reach validate --json prints.
+type validateReport struct {
+	Config    string   `json:"config"`
+	OK        bool     `json:"ok"`
+	Tools     []string `json:"tools"`
+	Upstreams int      `json:"upstreams"`
+	Agents    int      `json:"agents"`
+	Offline   bool     `json:"offline"`
+	Warnings  []string `json:"warnings"`
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.
