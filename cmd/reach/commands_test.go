@@ -432,3 +432,22 @@ func TestValidateJSON(t *testing.T) {
 		t.Errorf("validate --json of a bad configuration: %v, printed %q", err, out.String())
 	}
 }
+
+// TestErrorHintsNameCommands: what the CLI prints when the gateway finds no
+// such request or approval names the command that lists them.
+func TestErrorHintsNameCommands(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"requests", "show", "nosuch", "--api", base}, "reach requests list"},
+		{[]string{"requests", "cancel", "nosuch", "--api", base}, "reach requests list"},
+		{[]string{"approvals", "approve", "nosuch", "--api", base}, "reach approvals list"},
+	} {
+		err := run(t.Context(), c.args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reach %s: %v, want a hint naming %s", strings.Join(c.args[:3], " "), err, c.want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func New(opts *Options) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
 	})
 	var h http.Handler = mux
 	if a.authn != nil {
@@ -490,12 +490,12 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 	req, ok := a.rt.Lookup(id)
 	if !ok {
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
-			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+			"List the requests with reach requests list (GET /v1/requests); ended requests are kept for a while, then forgotten.")
 		return nil, false
 	}
 	if !a.sees(r, req) {
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with reach requests list (GET /v1/requests).")
 		return nil, false
 	}
 	return req, true

@@ -140,7 +140,7 @@ func deadLetterError(w http.ResponseWriter, r *http.Request, err error) bool {
 	case errors.Is(err, reach.ErrDeadLetterID):
 		httpjson.WriteError(w, http.StatusBadRequest, "bad_id", upperFirst(err.Error())+".", "Use an id that reach deadletters list (GET /v1/deadletters) shows.")
 	default:
-		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with GET /v1/deadletters?state=all.")
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with reach deadletters list --state all (GET /v1/deadletters?state=all).")
 	}
 	return true
 }
