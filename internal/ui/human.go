@@ -52,7 +52,7 @@ func relative(t, now time.Time) string {
 }
 
 // span says how long d is as people read it: "850 ms", "4.2 s",
-// "3 min 4 s", "2 h 5 min".
+// "3 min 4 s", "10 min", "2 h 5 min", "1 h"; "" for none.
 func span(d time.Duration) string {
 	switch {
 	case d <= 0:
@@ -64,9 +64,17 @@ func span(d time.Duration) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+		return units(int(d.Minutes()), "min", int(d.Seconds())%60, "s")
 	}
-	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	return units(int(d.Hours()), "h", int(d.Minutes())%60, "min")
+}
+
+// units is "n a m b", or "n a" when m is 0.
+func units(n int, a string, m int, b string) string {
+	if m == 0 {
+		return fmt.Sprintf("%d %s", n, a)
+	}
+	return fmt.Sprintf("%d %s %d %s", n, a, m, b)
 }
 
 // money shows a cost in the price table's currency (dollars in the

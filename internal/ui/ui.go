@@ -394,6 +394,7 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 	last := a.Last
 	v.Duration = span(last.Sub(q.Started()))
 	if b.Wall > 0 {
+		v.Duration = cmp.Or(v.Duration, "0 s") // a request that made no call: none of its wall used
 		v.Duration += " of " + span(b.Wall)
 	}
 	return v

@@ -271,7 +271,8 @@ func TestRelative(t *testing.T) {
 			t.Errorf("relative(%v) = %q, want %q", d, got, want)
 		}
 	}
-	for d, want := range map[time.Duration]string{850 * time.Millisecond: "850 ms", 4200 * time.Millisecond: "4.2 s", 184 * time.Second: "3 min 4 s", 125 * time.Minute: "2 h 5 min"} {
+	for d, want := range map[time.Duration]string{850 * time.Millisecond: "850 ms", 4200 * time.Millisecond: "4.2 s", 184 * time.Second: "3 min 4 s", 125 * time.Minute: "2 h 5 min",
+		10 * time.Minute: "10 min", 2 * time.Hour: "2 h", 0: ""} {
 		if got := span(d); got != want {
 			t.Errorf("span(%v) = %q, want %q", d, got, want)
 		}
