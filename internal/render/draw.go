@@ -327,10 +327,20 @@ func statusLine(n *Frame) string {
 	if n.Tokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d tok", n.Tokens))
 	}
-	if l := n.Latency().Round(time.Millisecond / 10); l > 0 {
+	if l := threeDigits(n.Latency()); l > 0 {
 		parts = append(parts, l.String())
 	}
 	return strings.Join(parts, " · ")
+}
+
+// threeDigits rounds d to its three leading digits, as a box has room for
+// and a reader takes in: 22.6s, 12.3ms, 388µs, 3m5s.
+func threeDigits(d time.Duration) time.Duration {
+	p := time.Duration(1)
+	for d/p >= 1000 {
+		p *= 10
+	}
+	return d.Round(p)
 }
 
 func tooltip(n *Frame) string {

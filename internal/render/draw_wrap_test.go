@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 )
@@ -82,5 +83,22 @@ func TestFold(t *testing.T) {
 	}
 	if s := strings.Join(ids, " "); s != "1+0 2+2 5+0 6+1" {
 		t.Errorf("folded: %s, want 1+0 2+2 5+0 6+1 (2 hides 3 and 4; 6, in a cycle of parents, hides 7)", s)
+	}
+}
+
+// TestStatusLineLatency: a box says how long its frame ran to three
+// digits, not to the tenth of a millisecond.
+func TestStatusLineLatency(t *testing.T) {
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for d, want := range map[time.Duration]string{
+		22622500 * time.Microsecond: "completed · 22.6s",
+		12340 * time.Microsecond:    "completed · 12.3ms",
+		388 * time.Microsecond:      "completed · 390µs", // frames are kept to 10 µs
+		184500 * time.Millisecond:   "completed · 3m5s",
+	} {
+		end := start.Add(d)
+		if got := statusLine(&Frame{Status: "completed", Started: start, Ended: &end}); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
 	}
 }
