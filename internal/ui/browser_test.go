@@ -188,19 +188,19 @@ func TestBrowser(t *testing.T) {
 			HTTPOnly, Secure bool
 			SameSite, Value  string
 		}
-		ListStates                                    map[string]string
-		IdleFiltered                                  []string
-		WideBoxes, WideFoldedBoxes                    int
-		WideFitWidth, WideZoomedWidth, GraphBoxWidth  float64
-		WideFoldMark                                  string
-		CycleEdges, RefusedFrames                     int
-		StateAfterCancel                              string
-		StopFormsAfterCancel                          int
-		ApprovalWhy, ApprovalFlash, StateAfterApprove string
-		Votes                                         string
-		ExpiresText                                   string
-		Overflow                                      map[string]float64 // page scroll width minus viewport width, by page and width
-		AfterLogout                                   string
+		ListStates                                   map[string]string
+		IdleFiltered                                 []string
+		WideBoxes, WideFoldedBoxes                   int
+		WideFitWidth, WideZoomedWidth, GraphBoxWidth float64
+		WideFoldMark                                 string
+		CycleEdges, RefusedFrames                    int
+		StateAfterCancel                             string
+		StopFormsAfterCancel                         int
+		ApprovalWhy, ApprovalFlash                   string
+		Votes                                        string
+		ExpiresText                                  string
+		Overflow                                     map[string]float64 // page scroll width minus viewport width, by page and width
+		AfterLogout                                  string
 	}
 	if err := json.Unmarshal(out, &saw); err != nil {
 		t.Fatalf("browser output %q: %v", out, err)
