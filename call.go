@@ -580,6 +580,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	if canRetry {
 		attempts = t.retry.Attempts
 	}
+	start := time.Now()
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
 	defer func() { ps.abandon() }() // an attempt that ended without an answer (a cancel, a panic)
@@ -614,7 +615,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		ps.report(err, te, transient, timedOut)
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
-				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry})}, nil
+				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")

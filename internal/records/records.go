@@ -44,8 +44,13 @@ type Event struct {
 	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
 	Why          string // the caller's reason for the call
 	Tokens       int64
-	Latency      time.Duration
-	Remaining    budget.Budget
+	// Model frames: the tokens in and out (as charged), the cost charged,
+	// and the model that answered when it named one.
+	InputTokens, OutputTokens int64
+	Cost                      float64
+	ResponseModel             string
+	Latency                   time.Duration
+	Remaining                 budget.Budget
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *fault.Cause
 	// Breaker is set on the event of a circuit breaker changing state (no

@@ -44,6 +44,11 @@ func TestFailure(t *testing.T) {
 	if e.Code != "timeout" || e.Message != "pay did not answer within 2s." || !strings.Contains(e.Suggestion, "not retried automatically") {
 		t.Fatalf("a write that timed out: %+v", e)
 	}
+	e = Failure(&Attempt{Tool: "kb", Timeout: time.Second, Err: errors.New("ctx"), TimedOut: true, Transient: true, N: 3, Of: 3, CanRetry: true,
+		Took: 3420 * time.Millisecond})
+	if e.Message != "kb did not answer within 1s on any of 3 attempts (3.4s in all)." {
+		t.Fatalf("a read that timed out on every attempt: %+v", e)
+	}
 	e = Failure(&Attempt{Tool: "pay", Err: &ToolError{Type: "forbidden", Message: "no"}, N: 1, Of: 3, CanRetry: true})
 	if e.Type != fault.TypeTool || e.Retry != "" || !strings.Contains(e.Suggestion, "whatever its arguments") || !errors.Is(e, fault.ErrToolFailed) {
 		t.Fatalf("a forbidden call: %+v", e)

@@ -165,6 +165,7 @@ type Attempt struct {
 	Transient bool          // as Transient says
 	N, Of     int           // the attempt, of how many were allowed
 	CanRetry  bool          // the runtime may retry the call (a read, or a write under an idempotency key)
+	Took      time.Duration // how long the call ran, its attempts and the waits between them
 }
 
 // Failure is the structured error of a tool call that failed (guard
@@ -183,6 +184,10 @@ func Failure(a *Attempt) *fault.Error {
 	if a.TimedOut {
 		e.Code = "timeout"
 		e.Message = fmt.Sprintf("%s did not answer within %s.", a.Tool, a.Timeout)
+		if a.N > 1 { // say what the caller waited: every attempt, and the waits between
+			e.Message = fmt.Sprintf("%s did not answer within %s on any of %d attempts (%s in all).", a.Tool, a.Timeout, a.N,
+				a.Took.Round(100*time.Millisecond))
+		}
 	}
 	switch {
 	case a.Transient && a.Of > 1:
