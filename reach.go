@@ -1004,7 +1004,10 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		e.RemoteParent = f.remote
 	}
 	if end := f.Ended(); !end.IsZero() {
-		e.Latency = end.Sub(f.Started)
+		// An ended frame's event is dated by its end, so that its start is
+		// its time less its latency, exactly (a history rebuilt from the
+		// audit log places it where it was).
+		e.Time, e.Latency = end, end.Sub(f.Started)
 	}
 	e.Why = f.Why()
 	if r := f.Result(); len(r) > 0 {
