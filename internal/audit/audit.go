@@ -41,6 +41,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -226,24 +227,12 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 		l.o = *opts
 	}
 	o := &l.o
-	if o.QueueSize == 0 {
-		o.QueueSize = 65536
-	}
-	if o.MaxBatch == 0 {
-		o.MaxBatch = 8192
-	}
-	if o.CheckpointEvery == 0 {
-		o.CheckpointEvery = 1024
-	}
-	if o.MaxResult == 0 {
-		o.MaxResult = 512
-	}
-	if o.MaxMessage == 0 {
-		o.MaxMessage = 1024
-	}
-	if o.MaxArgs == 0 {
-		o.MaxArgs = 16 << 10
-	}
+	o.QueueSize = cmp.Or(o.QueueSize, 65536)
+	o.MaxBatch = cmp.Or(o.MaxBatch, 8192)
+	o.CheckpointEvery = cmp.Or(o.CheckpointEvery, 1024)
+	o.MaxResult = cmp.Or(o.MaxResult, 512)
+	o.MaxMessage = cmp.Or(o.MaxMessage, 1024)
+	o.MaxArgs = cmp.Or(o.MaxArgs, 16<<10)
 	l.log = o.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
