@@ -420,35 +420,11 @@ func shortReason(e *Error) string {
 	return "a transient failure"
 }
 
-// compileFallbacks compiles a read tool's fallbacks: a fallback's Args is
-// a template over the call's arguments; empty passes them on as they are.
+// compileFallbacks compiles a read tool's fallbacks (effects.CompileFallbacks).
 func compileFallbacks(t *Tool) ([]*effects.Followup, error) {
-	if len(t.Fallback) == 0 {
-		return nil, nil
-	}
-	if t.Access != Read {
-		return nil, fmt.Errorf("tool %s: fallback is for reads; a %s tool's failure goes to the model and the saga, never silently elsewhere", t.Name, t.Access)
-	}
-	out := make([]*effects.Followup, 0, len(t.Fallback))
+	fs := make([]effects.Call, len(t.Fallback))
 	for i, f := range t.Fallback {
-		if f.Tool == "" {
-			return nil, fmt.Errorf("tool %s: fallback %d needs a tool", t.Name, i+1)
-		}
-		if f.Tool == t.Name {
-			return nil, fmt.Errorf("tool %s: fallback %d is the tool itself", t.Name, i+1)
-		}
-		cf := &effects.Followup{Tool: f.Tool}
-		if f.Args != "" {
-			tt, err := template.Compile(f.Args)
-			if err != nil {
-				return nil, fmt.Errorf("tool %s: fallback %s: %w", t.Name, f.Tool, err)
-			}
-			if ph, ok := tt.ReadsResult(); ok {
-				return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, ph)
-			}
-			cf.Args = tt
-		}
-		out = append(out, cf)
+		fs[i] = effects.Call{Tool: f.Tool, Args: f.Args}
 	}
-	return out, nil
+	return effects.CompileFallbacks(t.Name, t.Access == Read, string(t.Access), fs)
 }

@@ -220,12 +220,7 @@ func (s *saga) pending() bool {
 }
 
 // Compensation reports one undo that ran.
-type Compensation struct {
-	Tool       string `json:"tool"`
-	Undoes     string `json:"undoes"`
-	OK         bool   `json:"ok"`
-	DeadLetter string `json:"dead_letter,omitempty"`
-}
+type Compensation = effects.Compensation
 
 // effectsStage (12): on the way back from execute, a successful write is
 // verified (S2) and its undo registered (S1); a failed or unverified write
@@ -255,7 +250,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 						// tool did not stop): the stop's compensation ran
 						// without it, so it is undone now.
 						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 {
-							res.Notes = append(res.Notes, compensationNote(done))
+							res.Notes = append(res.Notes, effects.CompensationNote(done))
 						}
 					}
 				} else {
@@ -270,7 +265,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		}
 		if res.Status == StatusError && !undoing {
 			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", c.frame); len(done) > 0 {
-				res.Notes = append(res.Notes, compensationNote(done))
+				res.Notes = append(res.Notes, effects.CompensationNote(done))
 			}
 		}
 		return res, nil
@@ -281,30 +276,12 @@ func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	eff := c.tool.effects
 	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
-		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.Verify.Tool, e.Message),
-			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
+		return effects.CheckFailed(c.Tool, eff.Verify.Tool, e.Message)
 	}
-	why := eff.Confirms(data, c.args, output)
-	if why == "" {
-		return nil
+	if why := eff.Confirms(data, c.args, output); why != "" {
+		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200))
 	}
-	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200)),
-		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
-}
-
-func compensationNote(done []Compensation) string {
-	var parts []string
-	for _, d := range done {
-		s := d.Tool + " (undoing " + d.Undoes + ")"
-		if !d.OK {
-			s += " FAILED and is queued for an operator as dead letter " + d.DeadLetter
-		}
-		parts = append(parts, s)
-	}
-	return "the request's earlier writes were compensated, newest first: " + strings.Join(parts, "; ")
+	return nil
 }
 
 // Compensate runs the undos the request has registered, newest first, each
