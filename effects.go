@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -127,9 +126,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 			continue
 		}
 		release(false)
-		return nil, &Error{Guard: "state", Type: TypeState, Code: "stale_read",
-			Message:    fmt.Sprintf("%s changed since you read it (v%d -> v%d).", capitalize(entities.Words(n)), seen, now),
-			Suggestion: "Read it again, then decide whether this write is still right."}
+		return nil, entities.StaleRead(n, seen, now)
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
@@ -161,26 +158,12 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 func lockError(ctx context.Context, h *holder, err error) *Error {
 	if d, ok := errors.AsType[*entities.Deadlock[*Frame, *Request]](err); ok {
 		o := d.Holder
-		msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
-			entities.Words(d.Entity), o.Root.id, entities.Words(d.Waiting))
-		if o.Root == h.Root {
-			msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
-				entities.Words(d.Entity), o.Frame.Name, o.Root.id, entities.Words(d.Waiting))
-		}
-		return &Error{Guard: "state", Type: TypeState, Code: "deadlock", Message: msg,
-			Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
+		return d.Refusal(o.Root == h.Root, o.Root.id, o.Frame.Name)
 	}
 	if errors.Is(err, entities.ErrHalted) {
 		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
 	return asError(contextCause(ctx, "state"))
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // followup runs an undo, verify or refresh call in the request, under the
