@@ -389,8 +389,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		if res.Status == StatusSuccess {
 			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.Tool,
 				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.Tool)}
-			out.Notes = append(out.Notes, fmt.Sprintf("%s failed (%s); this result comes from its fallback %s, not from %s.",
-				c.Tool, shortReason(failed.Error), f.Tool, c.Tool))
+			out.Notes = append(out.Notes, effects.FallbackNote(c.Tool, f.Tool, failed.Error))
 			out.Notes = append(out.Notes, res.Notes...)
 			return out
 		}
@@ -405,19 +404,6 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 	}
 	failed.Notes = append(failed.Notes, "its fallbacks did not answer either: "+strings.Join(tried, ", "))
 	return failed
-}
-
-// shortReason says in a few words why a call failed, for a fallback's note.
-func shortReason(e *Error) string {
-	switch {
-	case e == nil:
-		return "it failed"
-	case e.Type == TypeUnavailable:
-		return "it is unavailable: its circuit breaker is open"
-	case e.Retry != "":
-		return "a transient failure, " + e.Retry + " attempts"
-	}
-	return "a transient failure"
 }
 
 // compileFallbacks compiles a read tool's fallbacks (effects.CompileFallbacks).

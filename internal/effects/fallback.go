@@ -3,6 +3,7 @@ package effects
 import (
 	"fmt"
 
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -39,4 +40,20 @@ func CompileFallbacks(name string, read bool, access string, fs []Call) ([]*Foll
 		out = append(out, cf)
 	}
 	return out, nil
+}
+
+// FallbackNote is the note of a result that the fallback fb gave in place
+// of tool, which failed with e: the model reads whose data it has, and
+// why.
+func FallbackNote(tool, fb string, e *fault.Error) string {
+	why := "a transient failure"
+	switch {
+	case e == nil:
+		why = "it failed"
+	case e.Type == fault.TypeUnavailable:
+		why = "it is unavailable: its circuit breaker is open"
+	case e.Retry != "":
+		why = "a transient failure, " + e.Retry + " attempts"
+	}
+	return fmt.Sprintf("%s failed (%s); this result comes from its fallback %s, not from %s.", tool, why, fb, tool)
 }

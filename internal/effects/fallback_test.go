@@ -64,3 +64,20 @@ func TestVerifyErrors(t *testing.T) {
 		t.Errorf("NotConfirmed = %+v", e)
 	}
 }
+
+func TestFallbackNote(t *testing.T) {
+	tests := []struct {
+		e    *fault.Error
+		want string
+	}{
+		{nil, "get failed (it failed); this result comes from its fallback mirror, not from get."},
+		{&fault.Error{Type: fault.TypeUnavailable, Retry: "3/3"}, "get failed (it is unavailable: its circuit breaker is open); this result comes from its fallback mirror, not from get."},
+		{&fault.Error{Type: fault.TypeTransient, Retry: "3/3"}, "get failed (a transient failure, 3/3 attempts); this result comes from its fallback mirror, not from get."},
+		{&fault.Error{Type: fault.TypeTransient}, "get failed (a transient failure); this result comes from its fallback mirror, not from get."},
+	}
+	for _, tt := range tests {
+		if got := FallbackNote("get", "mirror", tt.e); got != tt.want {
+			t.Errorf("FallbackNote(%+v) = %q\nwant %q", tt.e, got, tt.want)
+		}
+	}
+}
