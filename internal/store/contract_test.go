@@ -5,21 +5,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/google/go-cmp/cmp"
 )
 
-// impls are the implementations every contract test runs against. A
-// PostgreSQL store adds a line here.
+// impls are the implementations every contract test runs against: in
+// memory, SQLite, and PostgreSQL on a throwaway cluster (internal/pgtest;
+// without PostgreSQL's binaries its subtests skip, unless REACH_CI is set).
 var impls = []struct {
 	name string
 	open func(t *testing.T) Store
 }{
 	{"memory", func(t *testing.T) Store { return NewMemory() }},
 	{"sqlite", func(t *testing.T) Store { return openSQLite(t, t.TempDir(), nil) }},
+	{"postgres", func(t *testing.T) Store { return openPostgres(t, pgtest.Database(t)) }},
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func openPostgres(t *testing.T, url string) *Postgres {
+	t.Helper()
+	s, err := OpenPostgres(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func openSQLite(t *testing.T, dir string, o *SQLiteOptions) *SQLite {

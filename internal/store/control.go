@@ -69,9 +69,9 @@ func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 		var n int64
 		var err error
 		if a.Version == 0 {
-			n, err = b.affected(stApprovalInsert, a.ID, a.Key, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data))
+			n, err = b.affected(stApprovalInsert, a.ID, a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data))
 		} else {
-			n, err = b.affected(stApprovalUpdate, a.Key, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data),
+			n, err = b.affected(stApprovalUpdate, a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data),
 				a.ID, a.Version)
 		}
 		if err != nil {
@@ -93,13 +93,13 @@ func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 	return nil
 }
 
-const approvalColumns = `id, key, status, version, created, expires, updated, data`
+const approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 
 func scanApproval(sc interface{ Scan(...any) error }) (*ApprovalRecord, error) {
 	var a ApprovalRecord
 	var created, expires, updated int64
 	var data string
-	if err := sc.Scan(&a.ID, &a.Key, &a.Status, &a.Version, &created, &expires, &updated, &data); err != nil {
+	if err := sc.Scan(&a.ID, &a.Key, &a.Alt, &a.Status, &a.Version, &created, &expires, &updated, &data); err != nil {
 		return nil, err
 	}
 	a.Created, a.Expires, a.Updated, a.Data = fromUnixNano(created), fromUnixNano(expires), fromUnixNano(updated), []byte(data)
@@ -130,11 +130,21 @@ func (s *SQLite) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 	if limit <= 0 {
 		limit = 1000
 	}
-	q := `SELECT ` + approvalColumns + ` FROM approvals`
+	q := `SELECT ` + approvalColumns + ` FROM approvals WHERE 1`
+	var args []any
 	if f.Live {
-		q += ` WHERE status IN ('pending', 'approved')`
+		q += ` AND status IN ('pending', 'approved')`
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY created DESC, id DESC LIMIT ?`, limit)
+	if n := len(f.Keys); n > 0 {
+		in := `(?` + strings.Repeat(", ?", n-1) + `)`
+		q += ` AND (key IN ` + in + ` OR alt IN ` + in + `)`
+		for range 2 {
+			for _, k := range f.Keys {
+				args = append(args, k)
+			}
+		}
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY created DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}

@@ -571,9 +571,13 @@ func (m *Memory) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 	defer m.mu.Unlock()
 	var out []*ApprovalRecord
 	for _, a := range m.apprs {
-		if !f.Live || a.Status == ApprovalPending || a.Status == ApprovalApproved {
-			out = append(out, copyApproval(a))
+		if f.Live && a.Status != ApprovalPending && a.Status != ApprovalApproved {
+			continue
 		}
+		if len(f.Keys) > 0 && !slices.Contains(f.Keys, a.Key) && (a.Alt == "" || !slices.Contains(f.Keys, a.Alt)) {
+			continue
+		}
+		out = append(out, copyApproval(a))
 	}
 	slices.SortFunc(out, func(a, b *ApprovalRecord) int {
 		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))

@@ -191,4 +191,12 @@ CREATE TABLE pins (
 ) WITHOUT ROWID;
 INSERT INTO store_meta (key, value) VALUES ('pins_version', 0);
 `},
+	{5, "approvals found by either key of their call", `
+-- The other key of the call an approval approves (its caller's idempotency
+-- key), so that an instance finds by either key an approval another one
+-- asked (ApprovalFilter.Keys).
+ALTER TABLE approvals ADD COLUMN alt TEXT NOT NULL DEFAULT '';
+CREATE INDEX approvals_key ON approvals (key, created DESC);
+CREATE INDEX approvals_alt ON approvals (alt, created DESC) WHERE alt != '';
+`},
 }

@@ -138,6 +138,14 @@ type Frame struct {
 	Error   []byte // JSON: the step's error, if any
 	Started time.Time
 	Updated time.Time // set by PutFrame
+	// Owner and Stack are kept by a store that several instances share
+	// (Postgres), and left empty by SQLite: the life of the instance that
+	// wrote the checkpoint ("<instance>/<life>"), for the recovery of a
+	// dead instance's calls, and the call's ancestors as JSON (see
+	// Postgres.FindFrame), so that a call that another instance places
+	// under this one sees them.
+	Owner string
+	Stack []byte
 }
 
 // FrameDone reports whether a frame state is final.
@@ -340,6 +348,7 @@ const (
 type ApprovalRecord struct {
 	ID      string
 	Key     string // the call it approves, across retries
+	Alt     string // another key of the call (its caller's idempotency key), or ""
 	Status  string // pending, approved, used, denied, expired
 	Version int64  // the number of its last write: see PutApproval
 	Created time.Time
@@ -351,8 +360,9 @@ type ApprovalRecord struct {
 // ApprovalFilter selects approvals for ListApprovals. The zero value
 // selects the newest 1000 in any status.
 type ApprovalFilter struct {
-	Live  bool // only pending and approved ones
-	Limit int  // if zero, 1000
+	Live  bool     // only pending and approved ones
+	Keys  []string // if not empty, only those whose Key or Alt is one of them
+	Limit int      // if zero, 1000
 }
 
 // Approvals stores approvals: a pending one survives a restart with its
@@ -368,6 +378,18 @@ type Approvals interface {
 	GetApproval(ctx context.Context, id string) (*ApprovalRecord, error)
 	// ListApprovals returns the approvals that match f, newest first.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error)
+}
+
+// AuditChainer is an AuditLog whose appends can be chained by the store,
+// after the head it holds locked: for several writers on one log (the
+// instances on one PostgreSQL store), whose heads would otherwise race.
+type AuditChainer interface {
+	// AppendAuditChained appends recs after the log's head: it calls chain
+	// with the head's Seq and Hash (0 and nil for an empty log), while no
+	// other writer can append, to set every record's Seq, PrevHash and
+	// Hash and return the checkpoints due; then it appends them, in one
+	// transaction. A checkpoint whose Seq already has one is skipped.
+	AppendAuditChained(ctx context.Context, recs []*AuditRecord, chain func(seq int64, hash []byte) []AuditCheckpoint) error
 }
 
 // Entities keeps entity versions (S3), for runtimes that share the store:

@@ -513,9 +513,9 @@ func statements() [numStmts]string {
 		AND (?8 = 0 OR tokens + excluded.tokens <= ?8) AND (?9 = 0 OR cost + excluded.cost <= ?9)
 	RETURNING turns, tool_calls, tokens, cost`
 	q[stLedgerGet] = `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = ?`
-	q[stApprovalInsert] = `INSERT INTO approvals (id, key, status, version, created, expires, updated, data)
-	VALUES (?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-	q[stApprovalUpdate] = `UPDATE approvals SET key = ?, status = ?, version = version + 1, created = ?, expires = ?, updated = ?, data = ?
+	q[stApprovalInsert] = `INSERT INTO approvals (id, key, alt, status, version, created, expires, updated, data)
+	VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	q[stApprovalUpdate] = `UPDATE approvals SET key = ?, alt = ?, status = ?, version = version + 1, created = ?, expires = ?, updated = ?, data = ?
 	WHERE id = ? AND version = ?`
 	q[stEntityCounter] = `UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value`
 	q[stEntitySet] = `INSERT INTO entities (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`
