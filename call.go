@@ -389,7 +389,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	case Keyed:
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && sameKey(t, a.Args, f.Args) {
+				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && (a.adopted || sameKey(t, a.Args, f.Args)) {
 					return a, keyedError(t, f, a)
 				}
 			}
@@ -397,7 +397,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	}
 	if p.filter.MayHave(f.hash) {
 		for a := p; a != nil; a = a.Parent {
-			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && bytes.Equal(a.Args, f.Args) {
+			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && (a.adopted || bytes.Equal(a.Args, f.Args)) {
 				return a, cycleError(f, a)
 			}
 		}

@@ -32,6 +32,10 @@ type Checkpoint struct {
 	ResultDigest string
 	Error        *Error
 	Started      time.Time
+	// Node is the call's frame: its Ancestry, for a Checkpointer whose
+	// store other runtimes share (a call placed under this one elsewhere
+	// sees its ancestors).
+	Node *Frame
 }
 
 // Checkpointer makes the call path durable. Executing is called before a
@@ -69,7 +73,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			return next(ctx, c)
 		}
 		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
-			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started}
+			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
 		if c.parent != nil {
 			rec.Parent = c.parent.ID
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // the throwaway PostgreSQL of the instances tests, stopped after
 }
 
 // upstreamGateway serves a probe over HTTP and a gateway in front of it.

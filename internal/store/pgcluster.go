@@ -436,3 +436,75 @@ func (p *Postgres) listen(ctx context.Context, onSignal func(Signal), onConnect 
 		}
 	}
 }
+
+// ErrInstanceRunning is returned by HoldInstance when another process
+// holds the instance's name.
+var ErrInstanceRunning = errors.New("another process runs this instance")
+
+// HoldInstance holds the name of this instance among those on the store,
+// for as long as the store is open: a lock of the server, on a connection
+// of its own, that the server drops when the process dies (its connection
+// closes). A second process that asks for a name held fails with
+// ErrInstanceRunning, so two running instances never share a name, and an
+// instance that holds its name knows that its earlier lives are dead. A
+// lost connection is made again, and the lock taken again.
+func (p *Postgres) HoldInstance(ctx context.Context, name string) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	conn, err := p.lockName(ctx, name)
+	if err != nil {
+		return err
+	}
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		defer func() {
+			if conn != nil {
+				conn.Close(context.Background())
+			}
+		}()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+			if conn != nil {
+				pctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+				err := conn.Ping(pctx)
+				cancel()
+				if err == nil {
+					continue
+				}
+				conn.Close(context.Background())
+				conn = nil
+			}
+			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+			if conn, err = p.lockName(lctx, name); err != nil {
+				p.log.Error("store: holding the instance's name again failed", "instance", name, "err", err)
+			}
+			cancel()
+		}
+	}()
+	return nil
+}
+
+func (p *Postgres) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	}
+	if !ok {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
+	}
+	return conn, nil
+}
