@@ -18,6 +18,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -145,7 +146,11 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	if g.Config().Model != nil {
 		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
-	fmt.Fprintf(w, "  data      %s\n\n", dataDir)
+	fmt.Fprintf(w, "  data      %s\n", dataDir)
+	if where := g.StoreWhere(); where != "" {
+		fmt.Fprintf(w, "  store     %s   (instance %s; several instances share it)\n", where, g.Config().InstanceName())
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Connect an MCP client:\n")
 	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
 	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
@@ -225,8 +230,15 @@ would serve.`,
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
 			}
+			storeLine, err := checkStore(cmd.Context(), cfg)
+			if err != nil {
+				return fmt.Errorf("%s: %w", configPath, err)
+			}
 			n := len(servedTools(g))
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
+			if storeLine != "" {
+				fmt.Fprint(cmd.OutOrStdout(), ", "+storeLine)
+			}
 			if len(cfg.Agents) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
 			}
@@ -243,6 +255,30 @@ would serve.`,
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams or agents")
 	return cmd
+}
+
+// checkStore connects to the PostgreSQL store the configuration names
+// (store:), without changing it, and says what it found: the server, the
+// schema's version, and whether serve would migrate it. It says nothing of
+// SQLite, which serve creates in the data folder.
+func checkStore(ctx context.Context, cfg *config.Config) (string, error) {
+	if !cfg.Postgres() {
+		return "", nil
+	}
+	pg, err := store.OpenPostgres(ctx, cfg.Store.Reveal(), &store.PostgresOptions{NoMigrate: true})
+	if err != nil {
+		return "", cfg.Errorf([]any{"store"}, "store: %v", err)
+	}
+	defer pg.Close()
+	v, err := pg.SchemaVersion(ctx)
+	if err != nil {
+		return "", cfg.Errorf([]any{"store"}, "store: %v", err)
+	}
+	line := fmt.Sprintf("store PostgreSQL at %s (schema %d", pg.Where(), v)
+	if v < pg.LatestSchema() {
+		line += fmt.Sprintf("; serve migrates it to %d", pg.LatestSchema())
+	}
+	return line + "), instance " + cfg.InstanceName(), nil
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.

@@ -425,6 +425,16 @@ func (g *Gateway) version() string {
 	return "devel"
 }
 
+// StoreWhere returns the PostgreSQL store the gateway shares with other
+// instances (host:port/db, no credentials), or "" for SQLite in the data
+// folder (or none).
+func (g *Gateway) StoreWhere() string {
+	if pg, ok := g.store.(*store.Postgres); ok {
+		return "PostgreSQL at " + pg.Where()
+	}
+	return ""
+}
+
 // Approvals returns the gateway's approval queue.
 func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
 

@@ -467,7 +467,7 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	if re, ok := errors.AsType[*reach.Error](err); ok {
 		// A refusal of the id (an interrupted request's, kept by the store
 		// only): as structured as a call's.
-		return nil, nil, nil, &Error{Status: http.StatusConflict, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
+		return nil, nil, nil, refusedID(re)
 	}
 	if err != nil {
 		return nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
@@ -506,7 +506,7 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 	r, release, err := q.named(t, who)
 	if err != nil {
 		if re, ok := errors.AsType[*reach.Error](err); ok {
-			return nil, nil, nil, &Error{Status: http.StatusConflict, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
+			return nil, nil, nil, refusedID(re)
 		}
 		var le *Error
 		if errors.As(err, &le) {
@@ -523,6 +523,16 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 	}
 	cctx, stop := MergeCancel(r.Context(), ctx)
 	return reach.WithParent(cctx, f), r, func() { stop(); release() }, nil
+}
+
+// refusedID is a refusal of a request id as a client's error: 409 (the id
+// starts no new work), or 503 when the shared store did not answer.
+func refusedID(re *reach.Error) *Error {
+	status := http.StatusConflict
+	if re.Type == reach.TypeTransient {
+		status = http.StatusServiceUnavailable
+	}
+	return &Error{Status: status, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
 }
 
 // under places a call under frame f, in its request (a delegation's: the

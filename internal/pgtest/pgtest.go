@@ -83,6 +83,35 @@ func Shared(t testing.TB) *Cluster {
 	return shared
 }
 
+// Own starts a cluster of t's own, stopped when t ends: for a test that
+// restarts its server, or runs in a binary that cannot call Main. It skips
+// t (or fails it under REACH_CI) when no cluster can be started.
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := Start()
+	if err != nil {
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf("PostgreSQL is needed and could not be started: %v", err)
+		}
+		t.Skipf("PostgreSQL could not be started (%v); install PostgreSQL 15 (apt-get install postgresql) to run this test", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// CreateDatabase creates database name in c and returns its URL.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", err
+	}
+	return c.URL(name), nil
+}
+
 // Database creates a fresh database in the shared cluster and returns its
 // URL; it is dropped when t ends.
 func Database(t testing.TB) string {

@@ -34,6 +34,10 @@ type PostgresOptions struct {
 	// Logger reports the queued writes that failed; if nil, logs are
 	// discarded.
 	Logger *slog.Logger
+	// NoMigrate leaves the schema as it is, for commands that only read
+	// or check: a database newer than this binary is still refused, and
+	// SchemaVersion says what it has (0 for none).
+	NoMigrate bool
 }
 
 // Postgres is the Store on a PostgreSQL server, for several gateway
@@ -122,7 +126,12 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 		p.pool.Close()
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w; check the store: URL and that the server runs", where, err)
 	}
-	if err := p.migrate(ctx); err != nil {
+	if o.NoMigrate {
+		err = p.checkSchema(ctx)
+	} else {
+		err = p.migrate(ctx)
+	}
+	if err != nil {
 		p.pool.Close()
 		return nil, fmt.Errorf("opening the PostgreSQL store at %s: %w", where, err)
 	}
@@ -165,15 +174,39 @@ func (p *Postgres) Close() error {
 // pgMigrationLock is the advisory lock that serializes migrations.
 const pgMigrationLock = 0x7265616368 // "reach"
 
-// SchemaVersion returns the newest migration applied to the database.
+// SchemaVersion returns the newest migration applied to the database (0
+// for a database without reach's schema).
 func (p *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 	if p.closed.Load() {
 		return 0, ErrClosed
 	}
 	var v int
 	err := p.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" {
+		return 0, nil
+	}
 	return v, err
 }
+
+// checkSchema refuses a database migrated by a newer binary.
+func (p *Postgres) checkSchema(ctx context.Context) error {
+	v, err := p.SchemaVersion(ctx)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // no schema_migrations: no schema yet
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if latest := pgMigrations[len(pgMigrations)-1].version; v > latest {
+		return fmt.Errorf("the database has schema version %d, newer than this binary knows (%d): upgrade reach", v, latest)
+	}
+	return nil
+}
+
+// LatestSchema is the newest schema version this binary knows.
+func (p *Postgres) LatestSchema() int { return pgMigrations[len(pgMigrations)-1].version }
 
 // migrate applies the migrations the database lacks, each in its own
 // transaction under an advisory lock. It refuses a database migrated by a
