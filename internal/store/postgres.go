@@ -519,17 +519,24 @@ func (p *Postgres) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord
 	}
 	if c.Frame != "" && c.Request != "" {
 		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
-		w.answer = func(e error) { rec, claimed, err = found, w.claimed && e == nil, e }
+		var aRec *IdemRecord
+		var aClaimed bool
+		var aErr error
+		w.answer = func(e error) { aRec, aClaimed, aErr = found, w.claimed && e == nil, e }
 		if err := p.send(w); err != nil {
 			return nil, false, err
 		}
 		select {
 		case <-w.decided:
+			// The writer answered before closing decided; after a
+			// context's end it may still be answering.
+			rec, claimed, err = aRec, aClaimed, aErr
 		case <-ctx.Done():
 			return nil, false, context.Cause(ctx)
 		}
-	} else {
-		err = p.do(ctx, w)
+	} else if err = p.do(ctx, w); err == nil {
+		// Read only after the writer answered: on a context's end it may
+		// still be running the write.
 		rec, claimed = found, w.claimed
 	}
 	if err != nil {
@@ -1247,9 +1254,82 @@ func (p *Postgres) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, err
 	return out, nil
 }
 
-// isConnErr reports whether err is a failure to reach the server (as
-// opposed to an answer of the server).
-func isConnErr(err error) bool {
-	var pe *pgconn.PgError
-	return err != nil && !errors.As(err, &pe)
+// PutTask implements Tasks: durable when it returns.
+func (p *Postgres) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+	if p.closed.Load() {
+		return false, ErrClosed
+	}
+	now := time.Now()
+	var n int64
+	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
+		b.exec(w, `INSERT INTO tasks (agent, id, principal, tenant, request, state, final, data, created, updated)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+	ON CONFLICT (agent, id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, request = excluded.request,
+		state = excluded.state, final = excluded.final, data = excluded.data, updated = excluded.updated
+	WHERE NOT tasks.final`, []any{t.Agent, t.ID, t.Principal, t.Tenant, t.Request, t.State, t.Final, string(t.Data), now.UnixNano()},
+			func(c int64) error { n = c; return nil })
+	}})
+	if err != nil {
+		return false, fmt.Errorf("storing task %s of %s: %w", t.ID, t.Agent, err)
+	}
+	if n > 0 {
+		t.Updated = round(now)
+	}
+	return n > 0, nil
+}
+
+const pgTaskColumns = `agent, id, principal, tenant, request, state, final, data, created, updated`
+
+func scanPgTask(sc interface{ Scan(...any) error }) (*TaskRecord, error) {
+	var t TaskRecord
+	var created, updated int64
+	var data string
+	if err := sc.Scan(&t.Agent, &t.ID, &t.Principal, &t.Tenant, &t.Request, &t.State, &t.Final, &data, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.Data, t.Created, t.Updated = []byte(data), fromUnixNano(created), fromUnixNano(updated)
+	return &t, nil
+}
+
+// GetTask implements Tasks.
+func (p *Postgres) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	t, err := scanPgTask(p.pool.QueryRow(ctx, `SELECT `+pgTaskColumns+` FROM tasks WHERE agent = $1 AND id = $2`, agent, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading task %s of %s: %w", id, agent, err)
+	}
+	return t, nil
+}
+
+// ListTasks implements Tasks.
+func (p *Postgres) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := p.pool.Query(ctx, `SELECT `+pgTaskColumns+` FROM tasks WHERE agent = $1 AND principal = $2 AND tenant = $3
+	ORDER BY created DESC, id DESC LIMIT $4`, agent, principal, tenant, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []*TaskRecord
+	for rows.Next() {
+		t, err := scanPgTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	return out, nil
 }

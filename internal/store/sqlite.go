@@ -579,17 +579,24 @@ func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, 
 	}
 	if c.Frame != "" && c.Request != "" {
 		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
-		w.answer = func(e error) { rec, claimed, err = found, w.claimed && e == nil, e }
+		var aRec *IdemRecord
+		var aClaimed bool
+		var aErr error
+		w.answer = func(e error) { aRec, aClaimed, aErr = found, w.claimed && e == nil, e }
 		if err := s.send(w); err != nil {
 			return nil, false, err
 		}
 		select {
 		case <-w.decided:
+			// The writer answered before closing decided; after a
+			// context's end it may still be answering.
+			rec, claimed, err = aRec, aClaimed, aErr
 		case <-ctx.Done():
 			return nil, false, context.Cause(ctx)
 		}
-	} else {
-		err = s.do(ctx, w)
+	} else if err = s.do(ctx, w); err == nil {
+		// Read only after the writer answered: on a context's end it may
+		// still be running the write.
 		rec, claimed = found, w.claimed
 	}
 	if err != nil {
