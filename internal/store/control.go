@@ -278,3 +278,77 @@ func (s *SQLite) PinsVersion(ctx context.Context) (int64, error) {
 	}
 	return v, nil
 }
+
+// PutTask implements Tasks: durable when it returns.
+func (s *SQLite) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+	if s.closed.Load() {
+		return false, ErrClosed
+	}
+	now := time.Now()
+	var n int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		var err error
+		n, err = b.affected(stTaskPut, t.Agent, t.ID, t.Principal, t.Tenant, t.Request, t.State, t.Final, unsafeString(t.Data), now.UnixNano())
+		return err
+	}})
+	if err != nil {
+		return false, fmt.Errorf("storing task %s of %s: %w", t.ID, t.Agent, err)
+	}
+	if n > 0 {
+		t.Updated = round(now)
+	}
+	return n > 0, nil
+}
+
+const taskColumns = `agent, id, principal, tenant, request, state, final, data, created, updated`
+
+func scanTask(sc interface{ Scan(...any) error }) (*TaskRecord, error) {
+	var t TaskRecord
+	var created, updated int64
+	var data string
+	if err := sc.Scan(&t.Agent, &t.ID, &t.Principal, &t.Tenant, &t.Request, &t.State, &t.Final, &data, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.Data, t.Created, t.Updated = []byte(data), fromUnixNano(created), fromUnixNano(updated)
+	return &t, nil
+}
+
+// GetTask implements Tasks.
+func (s *SQLite) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	t, err := scanTask(s.r.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE agent = ? AND id = ?`, agent, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading task %s of %s: %w", id, agent, err)
+	}
+	return t, nil
+}
+
+// ListTasks implements Tasks.
+func (s *SQLite) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE agent = ? AND principal = ? AND tenant = ?
+	ORDER BY created DESC, id DESC LIMIT ?`, agent, principal, tenant, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []*TaskRecord
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

@@ -183,3 +183,40 @@ func TestPins(t *testing.T) {
 		}
 	})
 }
+
+// A task's state at reach never goes back: once final, a later write (of
+// an instance with an older view) leaves it as it is.
+func TestTasksStayFinal(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		put := func(state string, final bool) bool {
+			t.Helper()
+			ok, err := s.PutTask(ctx, &TaskRecord{Agent: "planner", ID: "t1", Principal: "alice", Tenant: "acme", Request: "r1",
+				State: state, Final: final, Data: []byte(`{"id":"t1","status":{"state":"` + state + `"}}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !put("working", false) || !put("completed", true) {
+			t.Fatal("writes before the task was final were refused")
+		}
+		if put("working", false) || put("canceled", true) {
+			t.Fatal("a write after the task was final changed it")
+		}
+		got, err := s.GetTask(ctx, "planner", "t1")
+		if err != nil || got.State != "completed" || !got.Final || got.Request != "r1" || got.Created.IsZero() ||
+			string(got.Data) != `{"id":"t1","status":{"state":"completed"}}` {
+			t.Fatalf("GetTask = %+v, %v", got, err)
+		}
+		if _, err := s.GetTask(ctx, "planner", "t2"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("GetTask(missing) = %v", err)
+		}
+		s.PutTask(ctx, &TaskRecord{Agent: "planner", ID: "t2", Principal: "alice", Tenant: "acme", State: "working", Data: []byte(`{}`)})
+		s.PutTask(ctx, &TaskRecord{Agent: "planner", ID: "t3", Principal: "bob", State: "working", Data: []byte(`{}`)})
+		list, err := s.ListTasks(ctx, "planner", "alice", "acme", 0)
+		if err != nil || len(list) != 2 {
+			t.Fatalf("ListTasks(alice) = %d tasks, %v; want 2", len(list), err)
+		}
+	})
+}

@@ -35,6 +35,7 @@ type Memory struct {
 	entityV  uint64
 	pins     map[string][]byte
 	pinsV    int64
+	tasks    map[[2]string]*TaskRecord
 }
 
 var _ Store = (*Memory)(nil)
@@ -50,6 +51,7 @@ func NewMemory() *Memory {
 		apprs:    map[string]*ApprovalRecord{},
 		entities: map[string]uint64{},
 		pins:     map[string][]byte{},
+		tasks:    map[[2]string]*TaskRecord{},
 	}
 }
 
@@ -674,4 +676,65 @@ func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, err
 	c := *o
 	c.Args = clone(o.Args)
 	return &c, nil
+}
+
+// PutTask implements Tasks.
+func (m *Memory) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	k := [2]string{t.Agent, t.ID}
+	old := m.tasks[k]
+	if old != nil && old.Final {
+		return false, nil
+	}
+	c := *t
+	c.Data = clone(t.Data)
+	c.Updated = round(time.Now())
+	c.Created = c.Updated
+	if old != nil {
+		c.Created = old.Created
+	}
+	m.tasks[k] = &c
+	t.Updated = c.Updated
+	return true, nil
+}
+
+// GetTask implements Tasks.
+func (m *Memory) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	t := m.tasks[[2]string{agent, id}]
+	if t == nil {
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+	}
+	c := *t
+	c.Data = clone(t.Data)
+	return &c, nil
+}
+
+// ListTasks implements Tasks.
+func (m *Memory) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*TaskRecord
+	for _, t := range m.tasks {
+		if t.Agent == agent && t.Principal == principal && t.Tenant == tenant {
+			c := *t
+			c.Data = clone(t.Data)
+			out = append(out, &c)
+		}
+	}
+	slices.SortFunc(out, func(a, b *TaskRecord) int {
+		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
+	})
+	if limit <= 0 {
+		limit = 100
+	}
+	return out[:min(len(out), limit)], nil
 }

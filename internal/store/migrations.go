@@ -199,4 +199,22 @@ ALTER TABLE approvals ADD COLUMN alt TEXT NOT NULL DEFAULT '';
 CREATE INDEX approvals_key ON approvals (key, created DESC);
 CREATE INDEX approvals_alt ON approvals (alt, created DESC) WHERE alt != '';
 `},
+	{6, "A2A tasks", `
+-- The A2A tasks of the agents reach serves (internal/a2a): a final one
+-- keeps its state, whoever writes later.
+CREATE TABLE tasks (
+	agent     TEXT NOT NULL,
+	id        TEXT NOT NULL,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	request   TEXT NOT NULL DEFAULT '',
+	state     TEXT NOT NULL,
+	final     INTEGER NOT NULL DEFAULT 0,
+	data      TEXT NOT NULL,
+	created   INTEGER NOT NULL,
+	updated   INTEGER NOT NULL,
+	PRIMARY KEY (agent, id)
+) WITHOUT ROWID;
+CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
+`},
 }

@@ -380,3 +380,25 @@ BEGIN
 END $$;
 `})
 }
+
+func init() {
+	pgMigrations = append(pgMigrations, migration{3, "A2A tasks", `
+-- The A2A tasks of the agents reach serves (internal/a2a): any instance
+-- answers for a task another one runs, and a final one keeps its state,
+-- whoever writes later.
+CREATE TABLE tasks (
+	agent     TEXT NOT NULL,
+	id        TEXT NOT NULL,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	request   TEXT NOT NULL DEFAULT '',
+	state     TEXT NOT NULL,
+	final     BOOLEAN NOT NULL DEFAULT false,
+	data      TEXT NOT NULL,
+	created   BIGINT NOT NULL,
+	updated   BIGINT NOT NULL,
+	PRIMARY KEY (agent, id)
+);
+CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
+`})
+}

@@ -71,6 +71,7 @@ type Store interface {
 	Pins
 	AuditLog
 	DeadLetters
+	Tasks
 	Close() error
 }
 
@@ -415,6 +416,37 @@ type Pins interface {
 	// PinsVersion returns the pins' version: it changes with every
 	// PutPin, so that a reader knows when to read them again.
 	PinsVersion(ctx context.Context) (int64, error)
+}
+
+// TaskRecord is an A2A task as the gateway records it (internal/a2a): the
+// columns it is found by, and its latest view as JSON that package a2a
+// writes and reads.
+type TaskRecord struct {
+	Agent     string // the agent it was sent to
+	ID        string // the task's id
+	Principal string // who owns it, and the tenant
+	Tenant    string
+	Request   string    // the hand-off's sub-request
+	State     string    // the task's state at reach
+	Final     bool      // State is terminal: it never changes again
+	Data      []byte    // the task (a2a.Task) as JSON
+	Created   time.Time // set when first stored
+	Updated   time.Time // set by PutTask
+}
+
+// Tasks keeps A2A tasks, so that the instances that share a store answer
+// for each other's tasks, and a task's state at reach never goes back.
+type Tasks interface {
+	// PutTask stores t, unless the stored task is final: a task that
+	// reached a terminal state keeps it, whoever writes later (an instance
+	// with an older view). It reports whether it wrote, and sets
+	// t.Updated.
+	PutTask(ctx context.Context, t *TaskRecord) (bool, error)
+	// GetTask returns agent's task id, or an error matching ErrNotFound.
+	GetTask(ctx context.Context, agent, id string) (*TaskRecord, error)
+	// ListTasks returns agent's tasks of principal and tenant, newest
+	// first, at most limit (if zero, 100).
+	ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error)
 }
 
 // Dead letter states.

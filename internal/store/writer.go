@@ -430,6 +430,7 @@ const (
 	stEntitySet
 	stPinPut
 	stPinsVersion
+	stTaskPut
 	numStmts
 )
 
@@ -522,6 +523,11 @@ func statements() [numStmts]string {
 	q[stPinPut] = `INSERT INTO pins (tool, data, updated) VALUES (?, ?, ?)
 	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
 	q[stPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`
+	q[stTaskPut] = `INSERT INTO tasks (agent, id, principal, tenant, request, state, final, data, created, updated)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+	ON CONFLICT (agent, id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, request = excluded.request,
+		state = excluded.state, final = excluded.final, data = excluded.data, updated = excluded.updated
+	WHERE NOT tasks.final`
 	return q
 }
 
