@@ -20,6 +20,8 @@ import (
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -32,11 +34,11 @@ func newAudit() *cobra.Command {
 		Use:   "audit",
 		Short: "Inspect and verify the audit log",
 		Long: `The audit log is the tamper-evident record of every decision: it lives in
-the SQLite database ` + store.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `), or in
+the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `), or in
 the PostgreSQL database that several instances share (--store postgres://...).`,
 	}
 	var data string
-	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+store.DefaultFile)
+	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+sqlite.DefaultFile)
 	cmd.PersistentFlags().String("store", "", "the PostgreSQL database that holds the log (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 
 	verify := &cobra.Command{
@@ -270,10 +272,10 @@ func (s *auditStore) Close() error { return s.close() }
 // database of --store, or the SQLite database in dir, which must exist.
 func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
 	if url, _ := cmd.Flags().GetString("store"); url != "" {
-		if !store.IsPostgresURL(url) {
+		if !postgres.IsURL(url) {
 			return nil, errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
 		}
-		pg, err := store.OpenPostgres(cmd.Context(), url, &store.PostgresOptions{NoMigrate: true})
+		pg, err := postgres.Open(cmd.Context(), url, &postgres.Options{NoMigrate: true})
 		if err != nil {
 			return nil, err
 		}
@@ -286,10 +288,10 @@ func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
 		}
 		return &auditStore{AuditLog: pg, Requests: pg, close: pg.Close, where: "PostgreSQL at " + pg.Where()}, nil
 	}
-	st, err := store.Open(cmd.Context(), dir, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(cmd.Context(), dir, &sqlite.Options{NoCreate: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no audit log in %s: %s does not exist (use --data to name the data folder, or --store for PostgreSQL)",
-			dir, filepath.Join(dir, store.DefaultFile))
+			dir, filepath.Join(dir, sqlite.DefaultFile))
 	}
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/pgtest"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -384,7 +384,7 @@ func TestInstances(t *testing.T) {
 
 	t.Run("audit", func(t *testing.T) {
 		// Both instances appended to one chain, which verifies.
-		pg, err := store.OpenPostgres(t.Context(), f.url, &store.PostgresOptions{NoMigrate: true})
+		pg, err := postgres.Open(t.Context(), f.url, &postgres.Options{NoMigrate: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -265,7 +265,7 @@ func checkStore(ctx context.Context, cfg *config.Config) (string, error) {
 	if !cfg.Postgres() {
 		return "", nil
 	}
-	pg, err := store.OpenPostgres(ctx, cfg.Store.Reveal(), &store.PostgresOptions{NoMigrate: true})
+	pg, err := postgres.Open(ctx, cfg.Store.Reveal(), &postgres.Options{NoMigrate: true})
 	if err != nil {
 		return "", cfg.Errorf([]any{"store"}, "store: %v", err)
 	}

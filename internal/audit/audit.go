@@ -1,7 +1,7 @@
 // Package audit is the append-only, tamper-evident record of every
 // decision Agent-Reach makes (A1, A2).
 //
-//	st, _ := store.Open(ctx, ".reach", nil)
+//	st, _ := sqlite.Open(ctx, ".reach", nil)
 //	log, _ := audit.New(ctx, st, nil)
 //	defer log.Close()
 //	rt := reach.New(&reach.Options{Recorder: log}) // every frame is recorded

@@ -13,7 +13,7 @@
 // # What each instance shares
 //
 //   - A request: the first instance that gets a call of it begins it
-//     (store.Postgres.JoinRequest); any other joins it, as it was begun
+//     (postgres.Store.JoinRequest); any other joins it, as it was begun
 //     (principal, budget, trace, start), so that both count one budget and
 //     one wall clock; it ends when the last instance leaves it.
 //   - Its budget: before each tool call runs, Admission debits the call
@@ -51,12 +51,13 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // Options configure New.
 type Options struct {
 	// Store is the store the instances share.
-	Store *store.Postgres
+	Store *postgres.Store
 	// Instance is this instance's name; no other running instance has it.
 	Instance string
 	// TTL is how long a life may go without a heartbeat before the others
@@ -69,7 +70,7 @@ type Options struct {
 // Cluster is this instance among those that share a store. Make one with
 // New, then Start it with the runtime.
 type Cluster struct {
-	st      *store.Postgres
+	st      *postgres.Store
 	name    string
 	owner   string // "<name>/<life>"
 	started time.Time
@@ -101,7 +102,7 @@ type liveView struct {
 }
 
 // New registers this instance on the store: it takes its name
-// (store.Postgres.HoldInstance: a second process of the same name is
+// (postgres.Store.HoldInstance: a second process of the same name is
 // refused) and heartbeats once. Its earlier lives are dead from then on.
 func New(ctx context.Context, o *Options) (*Cluster, error) {
 	if o == nil || o.Store == nil || o.Instance == "" {
@@ -122,7 +123,7 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 	rand.Read(b[:])
 	c.owner = c.name + "/" + hex.EncodeToString(b[:])
 	if err := c.st.HoldInstance(ctx, c.name); err != nil {
-		if errors.Is(err, store.ErrInstanceRunning) {
+		if errors.Is(err, postgres.ErrInstanceRunning) {
 			return nil, fmt.Errorf("instance %s runs already on this store: give this gateway another name (instance: in the configuration)", c.name)
 		}
 		return nil, err
@@ -298,7 +299,7 @@ func (c *Cluster) Close() error {
 }
 
 // signal handles a wake-up from any instance.
-func (c *Cluster) signal(s store.Signal) {
+func (c *Cluster) signal(s postgres.Signal) {
 	switch s.Kind {
 	case "stop":
 		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)

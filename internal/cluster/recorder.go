@@ -11,6 +11,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 )
 
 // Recorder is the runtime's Checkpoints, Requests and DeadLetters on a
@@ -57,9 +58,9 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
 	}
 	switch outcome {
-	case store.JoinFinal:
+	case postgres.JoinFinal:
 		return time.Time{}, finalError(o.ID, got)
-	case store.JoinJoined:
+	case postgres.JoinJoined:
 		if got.Principal != o.Principal || got.Tenant != o.Tenant {
 			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "not_your_request",
 				Message:    fmt.Sprintf("Request %s belongs to another principal.", o.ID),
@@ -131,7 +132,7 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	if err != nil {
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}
-	if outcome == store.JoinFinal {
+	if outcome == postgres.JoinFinal {
 		return finalError(q.ID(), got)
 	}
 	r.c.track(q)

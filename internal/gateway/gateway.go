@@ -66,6 +66,7 @@ import (
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -429,7 +430,7 @@ func (g *Gateway) version() string {
 // instances (host:port/db, no credentials), or "" for SQLite in the data
 // folder (or none).
 func (g *Gateway) StoreWhere() string {
-	if pg, ok := g.store.(*store.Postgres); ok {
+	if pg, ok := g.store.(*postgres.Store); ok {
 		return "PostgreSQL at " + pg.Where()
 	}
 	return ""

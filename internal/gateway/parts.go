@@ -16,6 +16,8 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/agentreach/reach/internal/telemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 )
@@ -213,7 +215,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	var st store.Store
 	where := ""
 	if g.cfg.Postgres() {
-		pg, err := store.OpenPostgres(ctx, g.cfg.Store.Reveal(), &store.PostgresOptions{Logger: g.log.With("component", "store")})
+		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.log.With("component", "store")})
 		if err != nil {
 			return nil, g.cfg.Errorf([]any{"store"}, "store: %v", err)
 		}
@@ -230,7 +232,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		if err != nil {
 			return nil, err
 		}
-		sq, err := store.Open(ctx, dir, &store.SQLiteOptions{Logger: g.log.With("component", "store")})
+		sq, err := sqlite.Open(ctx, dir, &sqlite.Options{Logger: g.log.With("component", "store")})
 		if err != nil {
 			return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
 		}

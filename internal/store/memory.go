@@ -75,8 +75,8 @@ func (m *Memory) lock(ctx context.Context) error {
 	return nil
 }
 
-// round gives t the precision and zone a durable store returns.
-func round(t time.Time) time.Time { return fromUnixNano(unixNano(t)) }
+// Round gives t the precision and zone a durable store returns.
+func Round(t time.Time) time.Time { return FromUnixNano(UnixNano(t)) }
 
 func clone(b []byte) []byte {
 	if b == nil {
@@ -98,9 +98,9 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		}
 		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}
-	r.Updated = round(time.Now())
+	r.Updated = Round(time.Now())
 	c := *copyRequest(r)
-	c.Started, c.Ended = round(r.Started), round(r.Ended)
+	c.Started, c.Ended = Round(r.Started), Round(r.Ended)
 	m.requests[r.ID] = &c
 	return nil
 }
@@ -169,10 +169,10 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	f.Updated = round(time.Now())
+	f.Updated = Round(time.Now())
 	c := *f
 	c.Args, c.Undo, c.Error = clone(f.Args), clone(f.Undo), clone(f.Error)
-	c.Started = round(f.Started)
+	c.Started = Round(f.Started)
 	byID := m.frames[f.Request]
 	if byID == nil {
 		byID = map[string]*Frame{}
@@ -259,7 +259,7 @@ func (m *Memory) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool
 		return copyIdem(r), false, nil
 	}
 	m.idem[c.Key] = &IdemRecord{Key: c.Key, Owner: c.Owner, State: IdemClaimed, Args: c.Args, Request: c.Request, Frame: c.Frame,
-		Claimed: round(c.Claimed), Expires: round(c.Expires)}
+		Claimed: Round(c.Claimed), Expires: Round(c.Expires)}
 	return nil, true, nil
 }
 
@@ -273,7 +273,7 @@ func (m *Memory) CompleteKey(ctx context.Context, key, owner string, result []by
 	if !ok || r.Owner != owner || r.State != IdemClaimed {
 		return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -304,14 +304,14 @@ func (m *Memory) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, 
 	}
 	defer m.mu.Unlock()
 	r, ok := m.idem[c.Key]
-	if !ok || r.State != IdemClaimed || r.Owner != c.Owner || !r.Claimed.Equal(round(c.Claimed)) {
+	if !ok || r.State != IdemClaimed || r.Owner != c.Owner || !r.Claimed.Equal(Round(c.Claimed)) {
 		return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
 	}
 	if result == nil {
 		delete(m.idem, c.Key)
 		return nil
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -323,10 +323,10 @@ func (m *Memory) SettleKey(ctx context.Context, key string, result []byte, expir
 	defer m.mu.Unlock()
 	r, ok := m.idem[key]
 	if !ok {
-		r = &IdemRecord{Key: key, Claimed: round(time.Now())}
+		r = &IdemRecord{Key: key, Claimed: Round(time.Now())}
 		m.idem[key] = r
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -367,7 +367,7 @@ func (m *Memory) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 func copyAudit(e *AuditRecord) *AuditRecord {
 	c := *e
 	c.Data, c.PrevHash, c.Hash = clone(e.Data), clone(e.PrevHash), clone(e.Hash)
-	c.Time = round(e.Time)
+	c.Time = Round(e.Time)
 	return &c
 }
 
@@ -377,7 +377,7 @@ func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []A
 		return err
 	}
 	defer m.mu.Unlock()
-	if err := follows(events, int64(len(m.audit))); err != nil {
+	if err := Follows(events, int64(len(m.audit))); err != nil {
 		return err
 	}
 	for _, e := range events {
@@ -385,7 +385,7 @@ func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []A
 	}
 	for _, cp := range cps {
 		if !slices.ContainsFunc(m.cps, func(c AuditCheckpoint) bool { return c.Seq == cp.Seq }) {
-			m.cps = append(m.cps, AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: round(cp.Time)})
+			m.cps = append(m.cps, AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: Round(cp.Time)})
 		}
 	}
 	slices.SortFunc(m.cps, func(a, b AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -460,7 +460,7 @@ func (m *Memory) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error
 		return 0, err
 	}
 	defer m.mu.Unlock()
-	now := round(time.Now())
+	now := Round(time.Now())
 	d.ID = int64(len(m.dead)) + 1
 	d.State, d.Created, d.Updated = DeadOpen, now, now
 	c := *d
@@ -497,7 +497,7 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	}
 	o := m.dead[d.ID-1]
 	o.State, o.Note, o.Error, o.Attempts = d.State, d.Note, d.Error, d.Attempts
-	o.Updated = round(time.Now())
+	o.Updated = Round(time.Now())
 	d.Updated = o.Updated
 	return nil
 }
@@ -509,7 +509,7 @@ func (m *Memory) Debit(ctx context.Context, request string, d, limit Spend) (Spe
 	}
 	defer m.mu.Unlock()
 	after := m.ledger[request].plus(d)
-	if !after.within(limit) {
+	if !after.Within(limit) {
 		return m.ledger[request], false, nil
 	}
 	m.ledger[request] = after
@@ -545,9 +545,9 @@ func (m *Memory) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 		return fmt.Errorf("storing approval %s: it changed since version %d: %w", a.ID, a.Version, ErrConflict)
 	}
 	a.Version++
-	a.Updated = round(time.Now())
+	a.Updated = Round(time.Now())
 	c := copyApproval(a)
-	c.Created, c.Expires = round(a.Created), round(a.Expires)
+	c.Created, c.Expires = Round(a.Created), Round(a.Expires)
 	m.apprs[a.ID] = c
 	return nil
 }
@@ -672,7 +672,7 @@ func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, err
 	default:
 		return nil, fmt.Errorf("dead letter %d is %s: %w", id, o.State, ErrNotFound)
 	}
-	o.State, o.Updated = DeadTaken, round(time.Now())
+	o.State, o.Updated = DeadTaken, Round(time.Now())
 	c := *o
 	c.Args = clone(o.Args)
 	return &c, nil
@@ -691,7 +691,7 @@ func (m *Memory) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
 	}
 	c := *t
 	c.Data = clone(t.Data)
-	c.Updated = round(time.Now())
+	c.Updated = Round(time.Now())
 	c.Created = c.Updated
 	if old != nil {
 		c.Created = old.Created

@@ -12,6 +12,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // life is one run of a gateway over a store: a runtime with its queue, as
@@ -55,9 +56,9 @@ func (l *life) begin(t *testing.T, id string) context.Context {
 	return ctx
 }
 
-func openStore(t *testing.T, dir string) *store.SQLite {
+func openStore(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), dir, nil)
+	st, err := sqlite.Open(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

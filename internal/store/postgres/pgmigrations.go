@@ -1,7 +1,7 @@
-package store
+package postgres
 
 // pgMigrations are the steps of the PostgreSQL schema: the same tables as
-// SQLite's (migrations.go), in PostgreSQL's types, and the functions that
+// SQLite's (internal/store/sqlite), in PostgreSQL's types, and the functions that
 // make one call of the store one statement (so that the writer sends a
 // batch of them in one round trip). Steps are applied in order, each in its
 // own transaction under an advisory lock (instances that start together
@@ -401,4 +401,11 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 `})
+}
+
+// migration is one step of the schema.
+type migration struct {
+	version int
+	name    string
+	sql     string
 }

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 // migration is one step of the SQLite schema. Steps are applied in order,
 // each in its own transaction together with its row in schema_migrations.

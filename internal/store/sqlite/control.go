@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,17 +7,19 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // Debit implements Ledger.
-func (s *SQLite) Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error) {
+func (s *Store) Debit(ctx context.Context, request string, d, limit store.Spend) (store.Spend, bool, error) {
 	if s.closed.Load() {
-		return Spend{}, false, ErrClosed
+		return store.Spend{}, false, store.ErrClosed
 	}
-	var spent Spend
+	var spent store.Spend
 	var ok bool
 	err := s.do(ctx, &write{run: func(b *batch) error {
-		if d.within(limit) {
+		if d.Within(limit) {
 			err := scanErr(b.queryRow(stLedgerDebit, request, d.Turns, d.ToolCalls, d.Tokens, d.CostNano,
 				limit.Turns, limit.ToolCalls, limit.Tokens, limit.CostNano).Scan(&spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano))
 			if err == nil {
@@ -32,46 +34,46 @@ func (s *SQLite) Debit(ctx context.Context, request string, d, limit Spend) (Spe
 		ok = false
 		err := scanErr(b.queryRow(stLedgerGet, request).Scan(&spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano))
 		if errors.Is(err, sql.ErrNoRows) {
-			spent, err = Spend{}, nil
+			spent, err = store.Spend{}, nil
 		}
 		return err
 	}})
 	if err != nil {
-		return Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
+		return store.Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
 	}
 	return spent, ok, nil
 }
 
 // Spent implements Ledger.
-func (s *SQLite) Spent(ctx context.Context, request string) (Spend, error) {
+func (s *Store) Spent(ctx context.Context, request string) (store.Spend, error) {
 	if s.closed.Load() {
-		return Spend{}, ErrClosed
+		return store.Spend{}, store.ErrClosed
 	}
-	var sp Spend
+	var sp store.Spend
 	err := s.r.QueryRowContext(ctx, `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = ?`, request).
 		Scan(&sp.Turns, &sp.ToolCalls, &sp.Tokens, &sp.CostNano)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Spend{}, nil
+		return store.Spend{}, nil
 	}
 	if err != nil {
-		return Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
+		return store.Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
 	}
 	return sp, nil
 }
 
 // PutApproval implements Approvals.
-func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
+func (s *Store) PutApproval(ctx context.Context, a *store.ApprovalRecord) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	err := s.do(ctx, &write{run: func(b *batch) error {
 		var n int64
 		var err error
 		if a.Version == 0 {
-			n, err = b.affected(stApprovalInsert, a.ID, a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data))
+			n, err = b.affected(stApprovalInsert, a.ID, a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires), now.UnixNano(), unsafeString(a.Data))
 		} else {
-			n, err = b.affected(stApprovalUpdate, a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data),
+			n, err = b.affected(stApprovalUpdate, a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires), now.UnixNano(), unsafeString(a.Data),
 				a.ID, a.Version)
 		}
 		if err != nil {
@@ -79,9 +81,9 @@ func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 		}
 		if n == 0 {
 			if a.Version == 0 {
-				return fmt.Errorf("approval %s exists already: %w", a.ID, ErrConflict)
+				return fmt.Errorf("approval %s exists already: %w", a.ID, store.ErrConflict)
 			}
-			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, ErrConflict)
+			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, store.ErrConflict)
 		}
 		return nil
 	}})
@@ -89,31 +91,31 @@ func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 		return fmt.Errorf("storing approval %s: %w", a.ID, err)
 	}
 	a.Version++
-	a.Updated = round(now)
+	a.Updated = store.Round(now)
 	return nil
 }
 
 const approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 
-func scanApproval(sc interface{ Scan(...any) error }) (*ApprovalRecord, error) {
-	var a ApprovalRecord
+func scanApproval(sc interface{ Scan(...any) error }) (*store.ApprovalRecord, error) {
+	var a store.ApprovalRecord
 	var created, expires, updated int64
 	var data string
 	if err := sc.Scan(&a.ID, &a.Key, &a.Alt, &a.Status, &a.Version, &created, &expires, &updated, &data); err != nil {
 		return nil, err
 	}
-	a.Created, a.Expires, a.Updated, a.Data = fromUnixNano(created), fromUnixNano(expires), fromUnixNano(updated), []byte(data)
+	a.Created, a.Expires, a.Updated, a.Data = store.FromUnixNano(created), store.FromUnixNano(expires), store.FromUnixNano(updated), []byte(data)
 	return &a, nil
 }
 
 // GetApproval implements Approvals.
-func (s *SQLite) GetApproval(ctx context.Context, id string) (*ApprovalRecord, error) {
+func (s *Store) GetApproval(ctx context.Context, id string) (*store.ApprovalRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	a, err := scanApproval(s.r.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("approval %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("approval %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading approval %s: %w", id, err)
@@ -122,9 +124,9 @@ func (s *SQLite) GetApproval(ctx context.Context, id string) (*ApprovalRecord, e
 }
 
 // ListApprovals implements Approvals.
-func (s *SQLite) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error) {
+func (s *Store) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.ApprovalRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -149,7 +151,7 @@ func (s *SQLite) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}
 	defer rows.Close()
-	var out []*ApprovalRecord
+	var out []*store.ApprovalRecord
 	for rows.Next() {
 		a, err := scanApproval(rows)
 		if err != nil {
@@ -161,9 +163,9 @@ func (s *SQLite) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 }
 
 // BumpEntities implements Entities.
-func (s *SQLite) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+func (s *Store) BumpEntities(ctx context.Context, names []string) (uint64, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int64
 	err := s.do(ctx, &write{run: func(b *batch) error {
@@ -184,9 +186,9 @@ func (s *SQLite) BumpEntities(ctx context.Context, names []string) (uint64, erro
 }
 
 // EntityVersions implements Entities.
-func (s *SQLite) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+func (s *Store) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	out := map[string]uint64{}
 	for len(names) > 0 {
@@ -218,9 +220,9 @@ func (s *SQLite) EntityVersions(ctx context.Context, names []string) (map[string
 }
 
 // PutPin implements Pins.
-func (s *SQLite) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+func (s *Store) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	now := time.Now()
 	var v int64
@@ -238,9 +240,9 @@ func (s *SQLite) PutPin(ctx context.Context, tool string, data []byte) (int64, e
 
 // ListPins implements Pins: the pins and their version, in one read
 // transaction.
-func (s *SQLite) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+func (s *Store) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
 	if s.closed.Load() {
-		return nil, 0, ErrClosed
+		return nil, 0, store.ErrClosed
 	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -268,9 +270,9 @@ func (s *SQLite) ListPins(ctx context.Context) (map[string][]byte, int64, error)
 }
 
 // PinsVersion implements Pins.
-func (s *SQLite) PinsVersion(ctx context.Context) (int64, error) {
+func (s *Store) PinsVersion(ctx context.Context) (int64, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int64
 	if err := s.r.QueryRowContext(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
@@ -280,9 +282,9 @@ func (s *SQLite) PinsVersion(ctx context.Context) (int64, error) {
 }
 
 // PutTask implements Tasks: durable when it returns.
-func (s *SQLite) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+func (s *Store) PutTask(ctx context.Context, t *store.TaskRecord) (bool, error) {
 	if s.closed.Load() {
-		return false, ErrClosed
+		return false, store.ErrClosed
 	}
 	now := time.Now()
 	var n int64
@@ -295,32 +297,32 @@ func (s *SQLite) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
 		return false, fmt.Errorf("storing task %s of %s: %w", t.ID, t.Agent, err)
 	}
 	if n > 0 {
-		t.Updated = round(now)
+		t.Updated = store.Round(now)
 	}
 	return n > 0, nil
 }
 
 const taskColumns = `agent, id, principal, tenant, request, state, final, data, created, updated`
 
-func scanTask(sc interface{ Scan(...any) error }) (*TaskRecord, error) {
-	var t TaskRecord
+func scanTask(sc interface{ Scan(...any) error }) (*store.TaskRecord, error) {
+	var t store.TaskRecord
 	var created, updated int64
 	var data string
 	if err := sc.Scan(&t.Agent, &t.ID, &t.Principal, &t.Tenant, &t.Request, &t.State, &t.Final, &data, &created, &updated); err != nil {
 		return nil, err
 	}
-	t.Data, t.Created, t.Updated = []byte(data), fromUnixNano(created), fromUnixNano(updated)
+	t.Data, t.Created, t.Updated = []byte(data), store.FromUnixNano(created), store.FromUnixNano(updated)
 	return &t, nil
 }
 
 // GetTask implements Tasks.
-func (s *SQLite) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+func (s *Store) GetTask(ctx context.Context, agent, id string) (*store.TaskRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	t, err := scanTask(s.r.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE agent = ? AND id = ?`, agent, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading task %s of %s: %w", id, agent, err)
@@ -329,9 +331,9 @@ func (s *SQLite) GetTask(ctx context.Context, agent, id string) (*TaskRecord, er
 }
 
 // ListTasks implements Tasks.
-func (s *SQLite) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+func (s *Store) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*store.TaskRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	if limit <= 0 {
 		limit = 100
@@ -342,7 +344,7 @@ func (s *SQLite) ListTasks(ctx context.Context, agent, principal, tenant string,
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	defer rows.Close()
-	var out []*TaskRecord
+	var out []*store.TaskRecord
 	for rows.Next() {
 		t, err := scanTask(rows)
 		if err != nil {

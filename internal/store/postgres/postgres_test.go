@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // The tests of what several instances share: each opens the database
 // twice, as two gateway instances would.
 
-func twoPostgres(t *testing.T) (*Postgres, *Postgres, string) {
+func twoPostgres(t *testing.T) (*Store, *Store, string) {
 	t.Helper()
 	url := pgtest.Database(t)
 	return openPostgres(t, url), openPostgres(t, url), url
@@ -32,7 +33,7 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := OpenPostgres(t.Context(), url, nil)
+			s, err := Open(t.Context(), url, nil)
 			if err == nil {
 				s.Close()
 			}
@@ -53,7 +54,7 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 	if _, err := s.pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (999, 'future', 0)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenPostgres(t.Context(), url, nil); err == nil || !strings.Contains(err.Error(), "upgrade reach") {
+	if _, err := Open(t.Context(), url, nil); err == nil || !strings.Contains(err.Error(), "upgrade reach") {
 		t.Fatalf("opening a database of a newer schema = %v, want a refusal saying to upgrade", err)
 	}
 }
@@ -61,15 +62,15 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 // A server that cannot be reached fails at once, saying where.
 func TestPostgresUnreachable(t *testing.T) {
 	start := time.Now()
-	_, err := OpenPostgres(t.Context(), "postgres://reach@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil)
+	_, err := Open(t.Context(), "postgres://reach@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil)
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/none") {
-		t.Fatalf("OpenPostgres(unreachable) = %v, want an error naming 127.0.0.1:1/none", err)
+		t.Fatalf("Open(unreachable) = %v, want an error naming 127.0.0.1:1/none", err)
 	}
 	if d := time.Since(start); d > 20*time.Second {
-		t.Fatalf("OpenPostgres(unreachable) took %s", d)
+		t.Fatalf("Open(unreachable) took %s", d)
 	}
-	if _, err := OpenPostgres(t.Context(), "postgres://%zz", nil); err == nil || !strings.Contains(err.Error(), "postgres://USER@HOST") {
-		t.Fatalf("OpenPostgres(bad URL) = %v, want the URL's form", err)
+	if _, err := Open(t.Context(), "postgres://%zz", nil); err == nil || !strings.Contains(err.Error(), "postgres://USER@HOST") {
+		t.Fatalf("Open(bad URL) = %v, want the URL's form", err)
 	}
 }
 
@@ -85,7 +86,7 @@ func TestPostgresLedgerTwoInstances(t *testing.T) {
 			s = b
 		}
 		wg.Go(func() {
-			_, ok, err := s.Debit(ctx, "r", Spend{ToolCalls: 1}, Spend{ToolCalls: 7})
+			_, ok, err := s.Debit(ctx, "r", store.Spend{ToolCalls: 1}, store.Spend{ToolCalls: 7})
 			if err != nil {
 				t.Error(err)
 			}
@@ -109,7 +110,7 @@ func TestPostgresBatchWithoutTheFailedWrite(t *testing.T) {
 	errs := make([]error, 20)
 	for i := range errs {
 		wg.Go(func() {
-			f := &Frame{Request: "r", Frame: fmt.Sprintf("%016x", i+1), Kind: "tool", Name: "t", State: "executing", Started: t0}
+			f := &store.Frame{Request: "r", Frame: fmt.Sprintf("%016x", i+1), Kind: "tool", Name: "t", State: "executing", Started: t0}
 			if i == 7 {
 				f.Args = []byte("\x00") // no TEXT holds a NUL: the database refuses this one
 			}
@@ -138,11 +139,11 @@ func TestPostgresClaimCommitsWithCheckpoint(t *testing.T) {
 	for i := range 20 {
 		key := fmt.Sprintf("k%d", i)
 		frame := fmt.Sprintf("%016x", i+1)
-		_, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: key, Owner: "a/1", Request: "r", Frame: frame, Claimed: time.Now()})
+		_, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "a/1", Request: "r", Frame: frame, Claimed: time.Now()})
 		if err != nil || !ok {
 			t.Fatalf("ClaimKey = %v, %v", ok, err)
 		}
-		if err := s.PutFrame(ctx, &Frame{Request: "r", Frame: frame, Kind: "tool", Name: "t", State: "executing", IdemKey: key, Started: t0}); err != nil {
+		if err := s.PutFrame(ctx, &store.Frame{Request: "r", Frame: frame, Kind: "tool", Name: "t", State: "executing", IdemKey: key, Started: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,15 +164,15 @@ func TestPostgresClaimRace(t *testing.T) {
 		key := fmt.Sprintf("k%d", round)
 		var wg sync.WaitGroup
 		var claimed atomic.Int64
-		for i, s := range []*Postgres{a, b, a, b} {
+		for i, s := range []*Store{a, b, a, b} {
 			wg.Go(func() {
-				rec, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: key, Owner: fmt.Sprintf("i%d/1", i), Claimed: time.Now()})
+				rec, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: fmt.Sprintf("i%d/1", i), Claimed: time.Now()})
 				switch {
 				case err != nil:
 					t.Error(err)
 				case ok:
 					claimed.Add(1)
-				case rec == nil || rec.State != IdemClaimed:
+				case rec == nil || rec.State != store.IdemClaimed:
 					t.Errorf("a lost claim got %+v", rec)
 				}
 			})
@@ -188,12 +189,12 @@ func TestPostgresAuditChainedWriters(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
 	var wg sync.WaitGroup
-	for w, s := range []*Postgres{a, b, a, b} {
+	for w, s := range []*Store{a, b, a, b} {
 		wg.Go(func() {
 			for i := range 25 {
-				recs := []*AuditRecord{{Time: t0, Request: fmt.Sprintf("w%d", w), Data: []byte(fmt.Sprintf(`{"i":%d}`, i))},
+				recs := []*store.AuditRecord{{Time: t0, Request: fmt.Sprintf("w%d", w), Data: []byte(fmt.Sprintf(`{"i":%d}`, i))},
 					{Time: t0, Request: fmt.Sprintf("w%d", w), Data: []byte(`{}`)}}
-				err := s.AppendAuditChained(ctx, recs, func(seq int64, hash []byte) []AuditCheckpoint {
+				err := s.AppendAuditChained(ctx, recs, func(seq int64, hash []byte) []store.AuditCheckpoint {
 					prev := hash
 					if prev == nil {
 						prev = make([]byte, 32)
@@ -223,7 +224,7 @@ func TestPostgresAuditChainedWriters(t *testing.T) {
 		}
 	}
 	// A plain append whose seq another writer took is refused whole.
-	if err := b.AppendAudit(ctx, []*AuditRecord{auditRecord(200, "x")}, nil); !errors.Is(err, ErrConflict) {
+	if err := b.AppendAudit(ctx, []*store.AuditRecord{{Seq: 200, Time: t0, Request: "x", Data: []byte(`{}`), Hash: []byte("h")}}, nil); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("AppendAudit of a taken seq = %v, want ErrConflict", err)
 	}
 	if _, err := a.pool.Exec(ctx, `UPDATE audit SET request = 'x' WHERE seq = 1`); err == nil || !strings.Contains(err.Error(), "append-only") {
@@ -231,8 +232,8 @@ func TestPostgresAuditChainedWriters(t *testing.T) {
 	}
 }
 
-func joinReq(id, principal string) *Request {
-	return &Request{ID: id, Principal: principal, Tenant: "acme", Roles: []string{"buyer"}, Trace: "0af7651916cd43dd8448eb211c80319c",
+func joinReq(id, principal string) *store.Request {
+	return &store.Request{ID: id, Principal: principal, Tenant: "acme", Roles: []string{"buyer"}, Trace: "0af7651916cd43dd8448eb211c80319c",
 		Agent: "main", Budget: []byte(`{"tool_calls":3}`), Started: time.Now()}
 }
 
@@ -244,7 +245,7 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	ctx := t.Context()
 	ttl := time.Minute
 	for _, s := range []struct {
-		p     *Postgres
+		p     *Store
 		owner string
 	}{{a, "A/1"}, {b, "B/1"}} {
 		if err := s.p.Heartbeat(ctx, s.owner, s.owner[:1], time.Now()); err != nil {
@@ -256,13 +257,13 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	if err != nil || outcome != JoinBegun {
 		t.Fatalf("JoinRequest on A = %v, %v", outcome, err)
 	}
-	if _, ok, _ := a.Debit(ctx, "r1", Spend{ToolCalls: 2}, Spend{}); !ok {
+	if _, ok, _ := a.Debit(ctx, "r1", store.Spend{ToolCalls: 2}, store.Spend{}); !ok {
 		t.Fatal("debit refused")
 	}
 	late := joinReq("r1", "alice")
 	late.Budget, late.Started = []byte(`{"tool_calls":99}`), time.Now().Add(time.Hour)
 	got, outcome, err = b.JoinRequest(ctx, late, "B/1", ttl)
-	if err != nil || outcome != JoinJoined || string(got.Budget) != `{"tool_calls":3}` || !got.Started.Equal(round(first.Started)) ||
+	if err != nil || outcome != JoinJoined || string(got.Budget) != `{"tool_calls":3}` || !got.Started.Equal(store.Round(first.Started)) ||
 		got.Principal != "alice" || got.Tenant != "acme" || !slices.Equal(got.Roles, []string{"buyer"}) || got.Trace != first.Trace {
 		t.Fatalf("JoinRequest on B = %+v, %v, %v; want A's request joined", got, outcome, err)
 	}
@@ -279,7 +280,7 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 		t.Fatalf("after both left, r1 = %+v, want ended with its usage", r)
 	}
 	_, outcome, err = b.JoinRequest(ctx, joinReq("r1", "bob"), "B/1", ttl)
-	if sp, _ := a.Spent(ctx, "r1"); err != nil || outcome != JoinBegun || sp != (Spend{}) {
+	if sp, _ := a.Spent(ctx, "r1"); err != nil || outcome != JoinBegun || sp != (store.Spend{}) {
 		t.Fatalf("a new request of an ended id = %v, %v, spent %+v; want begun, nothing spent", outcome, err, sp)
 	}
 	// A request whose every instance died is not joined: it is begun
@@ -302,7 +303,7 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 func TestPostgresStopAndAdmit(t *testing.T) {
 	a, b, _ := twoPostgres(t)
 	ctx := t.Context()
-	for _, s := range []*Postgres{a, b} {
+	for _, s := range []*Store{a, b} {
 		if _, _, err := s.JoinRequest(ctx, joinReq("r2", "alice"), "A/1", time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -317,13 +318,13 @@ func TestPostgresStopAndAdmit(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the listener did not connect")
 	}
-	caps := []Spend{{ToolCalls: 3}}
+	caps := []store.Spend{{ToolCalls: 3}}
 	for i := range 4 {
 		s := a
 		if i%2 == 1 {
 			s = b
 		}
-		adm, err := s.Admit(ctx, []string{"r2"}, Spend{ToolCalls: 1}, caps)
+		adm, err := s.Admit(ctx, []string{"r2"}, store.Spend{ToolCalls: 1}, caps)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +347,7 @@ func TestPostgresStopAndAdmit(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no stop signal")
 	}
-	adm, err := b.Admit(ctx, []string{"sub", "r2"}, Spend{ToolCalls: 1}, []Spend{{}, {}})
+	adm, err := b.Admit(ctx, []string{"sub", "r2"}, store.Spend{ToolCalls: 1}, []store.Spend{{}, {}})
 	if err != nil || adm.OK || adm.Stopped != "r2" || string(adm.Cause) != string(cause) || adm.State != "stopped" {
 		t.Fatalf("an admission after the stop = %+v, %v; want refused, naming r2 and its cause", adm, err)
 	}
@@ -384,7 +385,7 @@ func TestPostgresStopAndAdmit(t *testing.T) {
 func TestPostgresServerRestart(t *testing.T) {
 	s := openPostgres(t, pgtest.Database(t))
 	ctx := t.Context()
-	if err := s.PutRequest(ctx, &Request{ID: "before", State: "running", Started: t0}); err != nil {
+	if err := s.PutRequest(ctx, &store.Request{ID: "before", State: "running", Started: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := pgtest.Shared(t).Restart(); err != nil {
@@ -394,7 +395,7 @@ func TestPostgresServerRestart(t *testing.T) {
 	var err error
 	for time.Now().Before(deadline) {
 		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err = s.PutRequest(wctx, &Request{ID: "after", State: "running", Started: t0})
+		err = s.PutRequest(wctx, &store.Request{ID: "after", State: "running", Started: t0})
 		cancel()
 		if err == nil {
 			break
@@ -417,7 +418,7 @@ func TestPostgresFindFrame(t *testing.T) {
 	s := openPostgres(t, pgtest.Database(t))
 	ctx := t.Context()
 	stack, _ := json.Marshal([]map[string]string{{"id": "00000000000000aa"}})
-	for _, f := range []*Frame{
+	for _, f := range []*store.Frame{
 		{Request: "r", Frame: "00000000000000bb", Kind: "tool", Name: "x", State: "executing", Owner: "A/1", Stack: stack, Started: t0},
 		{Request: "r", Frame: "00000000000000cc", Kind: "tool", Name: "y", State: "completed", Owner: "A/1", Started: t0},
 		{Request: "q", Frame: "00000000000000dd", Kind: "tool", Name: "z", State: "executing", Owner: "B/1", Started: t0},
@@ -430,7 +431,7 @@ func TestPostgresFindFrame(t *testing.T) {
 	if err != nil || f.Request != "r" || string(f.Stack) != string(stack) || f.Owner != "A/1" {
 		t.Fatalf("FindFrame = %+v, %v", f, err)
 	}
-	if _, err := s.FindFrame(ctx, "00000000000000ee"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.FindFrame(ctx, "00000000000000ee"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("FindFrame(missing) = %v", err)
 	}
 	open, err := s.OpenFramesOf(ctx, []string{"A/1"})

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // What several instances on one PostgreSQL store share beyond the Store
@@ -38,12 +40,12 @@ type Life struct {
 
 // Heartbeat records that owner (a life of instance name, started then) is
 // alive now, by the server's clock.
-func (p *Postgres) Heartbeat(ctx context.Context, owner, name string, started time.Time) error {
+func (p *Store) Heartbeat(ctx context.Context, owner, name string, started time.Time) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	_, err := p.pool.Exec(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
-	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen`, owner, name, unixNano(started))
+	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen`, owner, name, store.UnixNano(started))
 	if err != nil {
 		return fmt.Errorf("recording the heartbeat of %s: %w", owner, err)
 	}
@@ -52,9 +54,9 @@ func (p *Postgres) Heartbeat(ctx context.Context, owner, name string, started ti
 
 // Lives returns every life that heartbeated, and whether it did within
 // ttl, by the server's clock.
-func (p *Postgres) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
+func (p *Store) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT owner, name, started, seen, seen >= reach_now() - $1 FROM instances ORDER BY owner`,
 		int64(ttl))
@@ -69,7 +71,7 @@ func (p *Postgres) Lives(ctx context.Context, ttl time.Duration) ([]Life, error)
 		if err := rows.Scan(&l.Owner, &l.Name, &started, &seen, &l.Alive); err != nil {
 			return nil, fmt.Errorf("listing instances: %w", err)
 		}
-		l.Started, l.Seen = fromUnixNano(started), fromUnixNano(seen)
+		l.Started, l.Seen = store.FromUnixNano(started), store.FromUnixNano(seen)
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
@@ -80,9 +82,9 @@ func (p *Postgres) Lives(ctx context.Context, ttl time.Duration) ([]Life, error)
 
 // Depart forgets owner: a life that stops cleanly says so, and is not
 // waited for as if it had died.
-func (p *Postgres) Depart(ctx context.Context, owner string) error {
+func (p *Store) Depart(ctx context.Context, owner string) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1`, owner); err != nil {
 		return fmt.Errorf("forgetting %s: %w", owner, err)
@@ -92,9 +94,9 @@ func (p *Postgres) Depart(ctx context.Context, owner string) error {
 
 // Forget forgets a dead life once its work was recovered: only if it
 // still has not heartbeated within ttl.
-func (p *Postgres) Forget(ctx context.Context, owner string, ttl time.Duration) error {
+func (p *Store) Forget(ctx context.Context, owner string, ttl time.Duration) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1 AND seen < reach_now() - $2`, owner, int64(ttl)); err != nil {
 		return fmt.Errorf("forgetting %s: %w", owner, err)
@@ -119,9 +121,9 @@ const (
 // starting over; one that was stopped or interrupted is returned as
 // stored, with JoinFinal, and nothing is written. ttl is how recent a
 // heartbeat makes an instance alive.
-func (p *Postgres) JoinRequest(ctx context.Context, r *Request, owner string, ttl time.Duration) (*Request, JoinOutcome, error) {
+func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {
 	if p.closed.Load() {
-		return nil, "", ErrClosed
+		return nil, "", store.ErrClosed
 	}
 	var roles, attrs []byte
 	if len(r.Roles) > 0 {
@@ -130,14 +132,14 @@ func (p *Postgres) JoinRequest(ctx context.Context, r *Request, owner string, tt
 	if len(r.Attrs) > 0 {
 		attrs, _ = json.Marshal(r.Attrs)
 	}
-	out := &Request{ID: r.ID, Parent: r.Parent}
+	out := &store.Request{ID: r.ID, Parent: r.Parent}
 	var outcome string
 	var oroles, oattrs, budget, cause []byte
 	var started int64
 	err := p.pool.QueryRow(ctx, `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
 	o_budget, o_cause, o_started FROM reach_join($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, pgNull(roles), pgNull(attrs), r.Trace, r.Scene, r.Agent,
-		pgNull(r.Budget), unixNano(r.Started)).
+		pgNull(r.Budget), store.UnixNano(r.Started)).
 		Scan(&outcome, &out.Principal, &out.Tenant, &oroles, &oattrs, &out.Trace, &out.Scene, &out.Agent, &out.State, &budget,
 			&cause, &started)
 	if err != nil {
@@ -149,7 +151,7 @@ func (p *Postgres) JoinRequest(ctx context.Context, r *Request, owner string, tt
 	if len(oattrs) > 0 {
 		json.Unmarshal(oattrs, &out.Attrs)
 	}
-	out.Budget, out.Cause, out.Started = emptyNil(budget), emptyNil(cause), fromUnixNano(started)
+	out.Budget, out.Cause, out.Started = emptyNil(budget), emptyNil(cause), store.FromUnixNano(started)
 	return out, JoinOutcome(outcome), nil
 }
 
@@ -157,13 +159,13 @@ func (p *Postgres) JoinRequest(ctx context.Context, r *Request, owner string, tt
 // instance to leave stores it ended (state "ended" or "stopped"; a stop
 // stored before stays, and its cause), with usage, and LeaveRequest
 // reports true.
-func (p *Postgres) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
+func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
 	if p.closed.Load() {
-		return false, ErrClosed
+		return false, store.ErrClosed
 	}
 	var last bool
 	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
-		id, owner, int64(ttl), state, pgNull(usage), pgNull(cause), unixNano(ended)).Scan(&last)
+		id, owner, int64(ttl), state, pgNull(usage), pgNull(cause), store.UnixNano(ended)).Scan(&last)
 	if err != nil {
 		return false, fmt.Errorf("leaving request %s: %w", id, err)
 	}
@@ -175,9 +177,9 @@ func (p *Postgres) LeaveRequest(ctx context.Context, id, owner string, ttl time.
 // already, and wakes the other instances (Watch): the stop is durable, and
 // every Admit after it refuses the request's steps, before StopRequest
 // returns. It reports whether it changed the stored stop.
-func (p *Postgres) StopRequest(ctx context.Context, id string, mode int, cause []byte) (bool, error) {
+func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []byte) (bool, error) {
 	if p.closed.Load() {
-		return false, ErrClosed
+		return false, store.ErrClosed
 	}
 	var changed bool
 	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, pgNull(cause), time.Now().UnixNano()).
@@ -199,12 +201,12 @@ type StopRecord struct {
 // Stops returns the requests stopped (or interrupted) whose stop was
 // written after since: what an instance that was cut off from the
 // notifications may have missed.
-func (p *Postgres) Stops(ctx context.Context, since time.Time) ([]StopRecord, error) {
+func (p *Store) Stops(ctx context.Context, since time.Time) ([]StopRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT id, stop, state, cause, updated FROM requests WHERE stop > 0 AND updated > $1 ORDER BY updated`,
-		unixNano(since))
+		store.UnixNano(since))
 	if err != nil {
 		return nil, fmt.Errorf("reading stops: %w", err)
 	}
@@ -216,7 +218,7 @@ func (p *Postgres) Stops(ctx context.Context, since time.Time) ([]StopRecord, er
 		if err := rows.Scan(&s.Request, &s.Mode, &s.State, &s.Cause, &updated); err != nil {
 			return nil, fmt.Errorf("reading stops: %w", err)
 		}
-		s.Cause, s.Updated = emptyNil(s.Cause), fromUnixNano(updated)
+		s.Cause, s.Updated = emptyNil(s.Cause), store.FromUnixNano(updated)
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -239,7 +241,7 @@ type Admission struct {
 	Over int
 	Dim  string
 	// Spent is what ids[Over] has spent (ids[0] once admitted).
-	Spent Spend
+	Spent store.Spend
 }
 
 // Admit admits one step of the request ids[0], whose ancestors follow it
@@ -248,9 +250,9 @@ type Admission struct {
 // StopRequest) or if debiting d would pass a cap of any; otherwise it
 // debits d from each, durably. Two instances admitting steps of one
 // request never pass its caps together.
-func (p *Postgres) Admit(ctx context.Context, ids []string, d Spend, caps []Spend) (Admission, error) {
+func (p *Store) Admit(ctx context.Context, ids []string, d store.Spend, caps []store.Spend) (Admission, error) {
 	if p.closed.Load() {
-		return Admission{}, ErrClosed
+		return Admission{}, store.ErrClosed
 	}
 	if len(ids) == 0 || len(caps) != len(ids) {
 		return Admission{}, errors.New("admitting a step: one cap per request is needed")
@@ -278,25 +280,25 @@ func (p *Postgres) Admit(ctx context.Context, ids []string, d Spend, caps []Spen
 // any request: with its Stack, what a call placed under it by another
 // instance needs to see its ancestors. An error matching ErrNotFound says
 // there is none.
-func (p *Postgres) FindFrame(ctx context.Context, id string) (*Frame, error) {
+func (p *Store) FindFrame(ctx context.Context, id string) (*store.Frame, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	fs, err := p.queryFrames(ctx, `frame = $1`, id)
 	if err != nil {
 		return nil, err
 	}
 	if len(fs) == 0 {
-		return nil, fmt.Errorf("frame %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("frame %s: %w", id, store.ErrNotFound)
 	}
 	return fs[len(fs)-1], nil
 }
 
 // OpenFramesOf returns the checkpoints still open that owners wrote:
 // after they died, the calls that may have run.
-func (p *Postgres) OpenFramesOf(ctx context.Context, owners []string) ([]*Frame, error) {
+func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return p.queryFrames(ctx, `owner = ANY($1) AND state NOT IN ('completed', 'failed', 'refused', 'cancelled')`, owners)
 }
@@ -308,9 +310,9 @@ func (p *Postgres) OpenFramesOf(ctx context.Context, owners []string) ([]*Frame,
 // other instance claims it while owner's heartbeat lasts (a lease: if
 // owner dies too, it is an orphan again). It returns their ids, roots
 // first.
-func (p *Postgres) ClaimOrphans(ctx context.Context, owner string, ttl time.Duration, n int) ([]string, error) {
+func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duration, n int) ([]string, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	var ids []string
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
@@ -344,9 +346,9 @@ func (p *Postgres) ClaimOrphans(ctx context.Context, owner string, ttl time.Dura
 
 // Release drops owner's part in request id without ending it (a
 // recovery that stored the request's final state itself).
-func (p *Postgres) Release(ctx context.Context, id, owner string) error {
+func (p *Store) Release(ctx context.Context, id, owner string) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM replicas WHERE request = $1 AND owner = $2`, id, owner); err != nil {
 		return fmt.Errorf("releasing request %s: %w", id, err)
@@ -373,9 +375,9 @@ type listener struct {
 // connection is made (again), after it listens, so that the caller reads
 // what it may have missed while it was cut off (Stops). A lost connection
 // is made again, with a backoff up to 2s. Watch may be called once.
-func (p *Postgres) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
+func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if p.lis.started {
 		return errors.New("store: Watch is called once")
@@ -408,7 +410,7 @@ func (p *Postgres) Watch(onSignal func(Signal), onConnect func(ctx context.Conte
 	return nil
 }
 
-func (p *Postgres) listen(ctx context.Context, onSignal func(Signal), onConnect func(context.Context), connected func()) error {
+func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect func(context.Context), connected func()) error {
 	cctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
 	conn, err := pgx.ConnectConfig(cctx, p.cfg.ConnConfig.Copy())
 	cancel()
@@ -448,9 +450,9 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // ErrInstanceRunning, so two running instances never share a name, and an
 // instance that holds its name knows that its earlier lives are dead. A
 // lost connection is made again, and the lock taken again.
-func (p *Postgres) HoldInstance(ctx context.Context, name string) error {
+func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	conn, err := p.lockName(ctx, name)
 	if err != nil {
@@ -492,7 +494,7 @@ func (p *Postgres) HoldInstance(ctx context.Context, name string) error {
 	return nil
 }
 
-func (p *Postgres) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
+func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("holding instance %s: %w", name, err)

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
-// The PostgreSQL store writes as SQLite's does (writer.go): one goroutine
+// The PostgreSQL store writes as SQLite's does (internal/store/sqlite): one goroutine
 // takes every write queued, and commits them together. Each write is one
 // statement (a function of the schema where it needs more than one step),
 // so the batch is sent as one pipeline: the statements and one Sync, which
@@ -81,7 +83,7 @@ func (r *pgRound) control(sql string) {
 }
 
 // do queues w and waits for its outcome.
-func (p *Postgres) do(ctx context.Context, w *pgWrite) error {
+func (p *Store) do(ctx context.Context, w *pgWrite) error {
 	w.done = make(chan error, 1)
 	if err := p.send(w); err != nil {
 		return err
@@ -95,25 +97,25 @@ func (p *Postgres) do(ctx context.Context, w *pgWrite) error {
 }
 
 // queue queues w and returns at once; a failure is logged.
-func (p *Postgres) queue(w *pgWrite) {
+func (p *Store) queue(w *pgWrite) {
 	if err := p.send(w); err != nil {
 		p.log.Error("store: a queued write was not written", "write", w.what, "err", err)
 	}
 }
 
 // send hands w to the writer, waiting for room in the queue.
-func (p *Postgres) send(w *pgWrite) error {
+func (p *Store) send(w *pgWrite) error {
 	p.qMu.RLock()
 	defer p.qMu.RUnlock()
 	if p.qClosed {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	p.q <- w
 	return nil
 }
 
 // writer takes what is queued, commits it as one batch, and answers.
-func (p *Postgres) writer() {
+func (p *Store) writer() {
 	defer close(p.wDone)
 	ws := make([]*pgWrite, 0, 64)
 	open := true
@@ -157,7 +159,7 @@ func (p *Postgres) writer() {
 // write fails, and the others run again once, without it. A connection
 // that failed before anything was sent is replaced, and the batch sent
 // again. A second database error, or a failed commit, fails them all.
-func (p *Postgres) commitBatch(ws []*pgWrite) []*pgWrite {
+func (p *Store) commitBatch(ws []*pgWrite) []*pgWrite {
 	failed := make([]bool, len(ws))
 	resent := false
 	for attempt := 1; ; attempt++ {
@@ -256,7 +258,7 @@ func (p *Postgres) commitBatch(ws []*pgWrite) []*pgWrite {
 // an error a callback returns is its write's (w.err); an error of the
 // server or the connection is fatal, and at is the index in ws of the
 // write whose statement failed (-1 for none, or BEGIN or COMMIT).
-func (p *Postgres) run(ctx context.Context, conn *pgxpool.Conn, r *pgRound, ws []*pgWrite) (at int, fatal error) {
+func (p *Store) run(ctx context.Context, conn *pgxpool.Conn, r *pgRound, ws []*pgWrite) (at int, fatal error) {
 	if len(r.items) == 0 {
 		return -1, nil
 	}
@@ -303,7 +305,7 @@ func (p *Postgres) run(ctx context.Context, conn *pgxpool.Conn, r *pgRound, ws [
 }
 
 // finishAll fails every write of ws not failed yet with err.
-func (p *Postgres) finishAll(ws []*pgWrite, failed []bool, err error) {
+func (p *Store) finishAll(ws []*pgWrite, failed []bool, err error) {
 	for i, w := range ws {
 		if !failed[i] {
 			w.err = err
@@ -313,7 +315,7 @@ func (p *Postgres) finishAll(ws []*pgWrite, failed []bool, err error) {
 }
 
 // finish answers w (committed reports whether its batch committed).
-func (p *Postgres) finish(w *pgWrite, committed bool) {
+func (p *Store) finish(w *pgWrite, committed bool) {
 	if w.after != nil {
 		w.after(committed)
 	}
@@ -347,6 +349,31 @@ func (p *Postgres) finish(w *pgWrite, committed bool) {
 }
 
 // WriterStats returns the writer's counters.
-func (p *Postgres) WriterStats() WriterStats {
-	return WriterStats{Batches: p.batches.Load(), QueuedFailed: p.queuedFailed.Load()}
+func (p *Store) WriterStats() store.WriterStats {
+	return store.WriterStats{Batches: p.batches.Load(), QueuedFailed: p.queuedFailed.Load()}
 }
+
+// The writer's bounds, as SQLite's (internal/store/sqlite).
+const (
+	maxBatch     = 1024 // writes of one transaction
+	writerQueue  = 4096 // writes that may wait for the writer before a caller waits for room
+	writerYields = 4    // how often the writer yields to let a batch grow
+)
+
+// linger bounds how long the writer holds a batch open for the
+// checkpoint a claim of the batch waits for.
+var linger = 500 * time.Microsecond
+
+// dbError is an error of the database itself while a write ran: the batch
+// is rolled back, since the transaction may not be usable any more.
+type dbError struct{ err error }
+
+func (e *dbError) Error() string { return e.err.Error() }
+func (e *dbError) Unwrap() error { return e.err }
+
+// errFinal marks a request that PutRequest may not replace.
+var errFinal = fmt.Errorf("final: %w", store.ErrConflict)
+
+// frameKey names a frame of a request, for pairing a claim with its
+// checkpoint.
+func frameKey(request, frame string) string { return request + "\x00" + frame }

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
-// PostgresOptions configure OpenPostgres. A nil *PostgresOptions means all
+// Options configure Open. A nil *Options means all
 // defaults.
-type PostgresOptions struct {
+type Options struct {
 	// MaxConns bounds the pool of connections (the writer's, the audit
 	// log's and the readers'); if zero, 10. A pool_max_conns in the URL
 	// wins.
@@ -40,7 +42,7 @@ type PostgresOptions struct {
 	NoMigrate bool
 }
 
-// Postgres is the Store on a PostgreSQL server, for several gateway
+// Store is the store.Store on a PostgreSQL server, for several gateway
 // instances that share one control plane (issue 17): the same tables as
 // SQLite's, in PostgreSQL's types, through a pool of pgx connections.
 // Writes go through one writer per store, which sends everything queued as
@@ -50,12 +52,12 @@ type PostgresOptions struct {
 // of their own, which lock the head of the one chain that every instance
 // appends to. Safe for concurrent use; any number of processes may open
 // the same database.
-type Postgres struct {
+type Store struct {
 	pool  *pgxpool.Pool
 	cfg   *pgxpool.Config
 	where string // host:port/database, for messages (no credentials)
 	log   *slog.Logger
-	o     PostgresOptions
+	o     Options
 
 	q        chan *pgWrite
 	qMu      sync.RWMutex
@@ -76,20 +78,20 @@ type Postgres struct {
 	lis    listener
 }
 
-var _ Store = (*Postgres)(nil)
+var _ store.Store = (*Store)(nil)
 
-// IsPostgresURL reports whether s names a PostgreSQL database
+// IsURL reports whether s names a PostgreSQL database
 // (postgres:// or postgresql://), as the configuration's store: does.
-func IsPostgresURL(s string) bool {
+func IsURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
-// OpenPostgres connects to the PostgreSQL database at url
+// Open connects to the PostgreSQL database at url
 // (postgres://USER@HOST:PORT/DB?sslmode=...), applies the schema
 // migrations it lacks, and starts the writer. A server that cannot be
 // reached fails at once, with an error that says where it tried.
-func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Postgres, error) {
-	var o PostgresOptions
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -112,7 +114,7 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	cfg.HealthCheckPeriod = 5 * time.Second
 	where := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))) + "/" + cfg.ConnConfig.Database
-	p := &Postgres{cfg: cfg, where: where, log: o.Logger, o: o, stop: make(chan struct{})}
+	p := &Store{cfg: cfg, where: where, log: o.Logger, o: o, stop: make(chan struct{})}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -144,19 +146,19 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 
 // Where returns the server and database the store uses (host:port/db),
 // without credentials.
-func (p *Postgres) Where() string { return p.where }
+func (p *Store) Where() string { return p.where }
 
 // Ping checks that the database answers.
-func (p *Postgres) Ping(ctx context.Context) error {
+func (p *Store) Ping(ctx context.Context) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return p.pool.Ping(ctx)
 }
 
 // Close commits the writes queued, stops the listener and closes the
 // pool. Later calls fail with ErrClosed.
-func (p *Postgres) Close() error {
+func (p *Store) Close() error {
 	p.close.Do(func() {
 		p.qMu.Lock()
 		p.qClosed = true
@@ -176,9 +178,9 @@ const pgMigrationLock = 0x7265616368 // "reach"
 
 // SchemaVersion returns the newest migration applied to the database (0
 // for a database without reach's schema).
-func (p *Postgres) SchemaVersion(ctx context.Context) (int, error) {
+func (p *Store) SchemaVersion(ctx context.Context) (int, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int
 	err := p.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
@@ -190,7 +192,7 @@ func (p *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // checkSchema refuses a database migrated by a newer binary.
-func (p *Postgres) checkSchema(ctx context.Context) error {
+func (p *Store) checkSchema(ctx context.Context) error {
 	v, err := p.SchemaVersion(ctx)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // no schema_migrations: no schema yet
@@ -206,12 +208,12 @@ func (p *Postgres) checkSchema(ctx context.Context) error {
 }
 
 // LatestSchema is the newest schema version this binary knows.
-func (p *Postgres) LatestSchema() int { return pgMigrations[len(pgMigrations)-1].version }
+func (p *Store) LatestSchema() int { return pgMigrations[len(pgMigrations)-1].version }
 
 // migrate applies the migrations the database lacks, each in its own
 // transaction under an advisory lock. It refuses a database migrated by a
 // newer binary.
-func (p *Postgres) migrate(ctx context.Context) error {
+func (p *Store) migrate(ctx context.Context) error {
 	latest := pgMigrations[len(pgMigrations)-1].version
 	for _, m := range pgMigrations {
 		err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
@@ -266,9 +268,9 @@ func emptyNil(b []byte) []byte {
 }
 
 // PutRequest implements Requests: durable when it returns.
-func (p *Postgres) PutRequest(ctx context.Context, r *Request) error {
+func (p *Store) PutRequest(ctx context.Context, r *store.Request) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	var roles, attrs []byte
@@ -288,7 +290,7 @@ func (p *Postgres) PutRequest(ctx context.Context, r *Request) error {
 		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
 	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')`,
 			[]any{r.ID, r.Parent, r.Principal, r.Tenant, pgNull(roles), pgNull(attrs), r.Trace, r.Scene, r.Agent, r.State,
-				pgNull(r.Budget), pgNull(r.Usage), pgNull(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano()},
+				pgNull(r.Budget), pgNull(r.Usage), pgNull(r.Cause), store.UnixNano(r.Started), store.UnixNano(r.Ended), now.UnixNano()},
 			func(n int64) error {
 				if n == 0 {
 					return errFinal
@@ -302,18 +304,18 @@ func (p *Postgres) PutRequest(ctx context.Context, r *Request) error {
 			if old, gerr := p.GetRequest(context.WithoutCancel(ctx), r.ID); gerr == nil && old.State == "stopped" {
 				state = "stopped"
 			}
-			return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
+			return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, store.ErrConflict)
 		}
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
 	}
-	r.Updated = round(now)
+	r.Updated = store.Round(now)
 	return nil
 }
 
 const pgRequestColumns = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
 
-func scanPgRequest(sc interface{ Scan(...any) error }) (*Request, error) {
-	var r Request
+func scanPgRequest(sc interface{ Scan(...any) error }) (*store.Request, error) {
+	var r store.Request
 	var roles, attrs, budget, usage, cause []byte
 	var started, ended, updated int64
 	if err := sc.Scan(&r.ID, &r.Parent, &r.Principal, &r.Tenant, &roles, &attrs, &r.Trace, &r.Scene, &r.Agent, &r.State,
@@ -331,18 +333,18 @@ func scanPgRequest(sc interface{ Scan(...any) error }) (*Request, error) {
 		}
 	}
 	r.Budget, r.Usage, r.Cause = emptyNil(budget), emptyNil(usage), emptyNil(cause)
-	r.Started, r.Ended, r.Updated = fromUnixNano(started), fromUnixNano(ended), fromUnixNano(updated)
+	r.Started, r.Ended, r.Updated = store.FromUnixNano(started), store.FromUnixNano(ended), store.FromUnixNano(updated)
 	return &r, nil
 }
 
 // GetRequest implements Requests.
-func (p *Postgres) GetRequest(ctx context.Context, id string) (*Request, error) {
+func (p *Store) GetRequest(ctx context.Context, id string) (*store.Request, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	r, err := scanPgRequest(p.pool.QueryRow(ctx, `SELECT `+pgRequestColumns+` FROM requests WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("request %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading request %s: %w", id, err)
@@ -351,9 +353,9 @@ func (p *Postgres) GetRequest(ctx context.Context, id string) (*Request, error) 
 }
 
 // ListRequests implements Requests.
-func (p *Postgres) ListRequests(ctx context.Context, f RequestFilter) ([]*Request, error) {
+func (p *Store) ListRequests(ctx context.Context, f store.RequestFilter) ([]*store.Request, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -383,7 +385,7 @@ func (p *Postgres) ListRequests(ctx context.Context, f RequestFilter) ([]*Reques
 		return nil, fmt.Errorf("listing requests: %w", err)
 	}
 	defer rows.Close()
-	var out []*Request
+	var out []*store.Request
 	for rows.Next() {
 		r, err := scanPgRequest(rows)
 		if err != nil {
@@ -398,9 +400,9 @@ func (p *Postgres) ListRequests(ctx context.Context, f RequestFilter) ([]*Reques
 }
 
 // PutFrame implements Frames: durable when it returns.
-func (p *Postgres) PutFrame(ctx context.Context, f *Frame) error {
+func (p *Store) PutFrame(ctx context.Context, f *store.Frame) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if err := p.do(ctx, p.frameWrite(f)); err != nil {
 		return fmt.Errorf("storing frame %s of request %s: %w", f.Frame, f.Request, err)
@@ -410,20 +412,20 @@ func (p *Postgres) PutFrame(ctx context.Context, f *Frame) error {
 
 // QueueFrame implements Frames: it returns at once, and the frame is
 // written with a later batch.
-func (p *Postgres) QueueFrame(f *Frame) {
+func (p *Store) QueueFrame(f *store.Frame) {
 	w := p.frameWrite(f)
 	w.what = "frame " + f.Frame + " of request " + f.Request
 	p.queue(w)
 }
 
-func (p *Postgres) frameWrite(f *Frame) *pgWrite {
+func (p *Store) frameWrite(f *store.Frame) *pgWrite {
 	now := time.Now()
-	f.Updated = round(now)
+	f.Updated = store.Round(now)
 	key := frameKey(f.Request, f.Frame)
 	return &pgWrite{pairs: key, queue: func(b *pgRound, w *pgWrite) {
 		if p.lost[key] {
 			delete(p.lost, key)
-			w.err = fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", ErrConflict)
+			w.err = fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict)
 			return
 		}
 		b.exec(w, `INSERT INTO frames
@@ -435,21 +437,21 @@ func (p *Postgres) frameWrite(f *Frame) *pgWrite {
 		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
 		stack = coalesce(excluded.stack, frames.stack)`,
 			[]any{f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, []byte(f.IdemKey), f.State, pgNull(f.Args), pgNull(f.Undo),
-				pgNull(f.Error), unixNano(f.Started), now.UnixNano(), f.Owner, pgNull(f.Stack)}, nil)
+				pgNull(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Owner, pgNull(f.Stack)}, nil)
 	}}
 }
 
 const pgFrameColumns = `request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, owner, stack`
 
-func (p *Postgres) queryFrames(ctx context.Context, where string, args ...any) ([]*Frame, error) {
+func (p *Store) queryFrames(ctx context.Context, where string, args ...any) ([]*store.Frame, error) {
 	rows, err := p.pool.Query(ctx, `SELECT `+pgFrameColumns+` FROM frames WHERE `+where+` ORDER BY started, seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading frames: %w", err)
 	}
 	defer rows.Close()
-	var out []*Frame
+	var out []*store.Frame
 	for rows.Next() {
-		var f Frame
+		var f store.Frame
 		var started, updated int64
 		var idem []byte
 		if err := rows.Scan(&f.Request, &f.Frame, &f.Parent, &f.Kind, &f.Name, &f.CallID, &idem, &f.State,
@@ -458,7 +460,7 @@ func (p *Postgres) queryFrames(ctx context.Context, where string, args ...any) (
 		}
 		f.IdemKey = string(idem)
 		f.Args, f.Undo, f.Error, f.Stack = emptyNil(f.Args), emptyNil(f.Undo), emptyNil(f.Error), emptyNil(f.Stack)
-		f.Started, f.Updated = fromUnixNano(started), fromUnixNano(updated)
+		f.Started, f.Updated = store.FromUnixNano(started), store.FromUnixNano(updated)
 		out = append(out, &f)
 	}
 	if err := rows.Err(); err != nil {
@@ -468,17 +470,17 @@ func (p *Postgres) queryFrames(ctx context.Context, where string, args ...any) (
 }
 
 // RequestFrames implements Frames.
-func (p *Postgres) RequestFrames(ctx context.Context, request string) ([]*Frame, error) {
+func (p *Store) RequestFrames(ctx context.Context, request string) ([]*store.Frame, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return p.queryFrames(ctx, `request = $1`, request)
 }
 
 // OpenFrames implements Frames.
-func (p *Postgres) OpenFrames(ctx context.Context) ([]*Frame, error) {
+func (p *Store) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return p.queryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
@@ -487,22 +489,22 @@ func (p *Postgres) OpenFrames(ctx context.Context) ([]*Frame, error) {
 // checkpointed call is answered as soon as it is decided, and committed
 // with the call's "executing" checkpoint, which the writer waits for
 // (briefly) before it commits.
-func (p *Postgres) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, claimed bool, err error) {
+func (p *Store) ClaimKey(ctx context.Context, c *store.IdemRecord) (rec *store.IdemRecord, claimed bool, err error) {
 	if p.closed.Load() {
-		return nil, false, ErrClosed
+		return nil, false, store.ErrClosed
 	}
 	w := &pgWrite{}
-	var found *IdemRecord
+	var found *store.IdemRecord
 	w.queue = func(b *pgRound, w *pgWrite) {
 		w.claimed, found = false, nil
 		b.query(w, `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires
 	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`,
-			[]any{[]byte(c.Key), c.Owner, c.Args, c.Request, c.Frame, unixNano(c.Claimed), unixNano(c.Expires)},
+			[]any{[]byte(c.Key), c.Owner, c.Args, c.Request, c.Frame, store.UnixNano(c.Claimed), store.UnixNano(c.Expires)},
 			func(rows pgx.Rows) error {
 				if !rows.Next() {
 					return nil // rows.Err says why
 				}
-				var r IdemRecord
+				var r store.IdemRecord
 				var ok bool
 				var at, exp int64
 				if err := rows.Scan(&ok, &r.Owner, &r.State, &r.Args, &r.Request, &r.Frame, &r.Result, &at, &exp); err != nil {
@@ -512,14 +514,14 @@ func (p *Postgres) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord
 					w.claimed = true
 					return nil
 				}
-				r.Key, r.Claimed, r.Expires, r.Result = c.Key, fromUnixNano(at), fromUnixNano(exp), emptyNil(r.Result)
+				r.Key, r.Claimed, r.Expires, r.Result = c.Key, store.FromUnixNano(at), store.FromUnixNano(exp), emptyNil(r.Result)
 				found = &r
 				return nil
 			})
 	}
 	if c.Frame != "" && c.Request != "" {
 		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
-		var aRec *IdemRecord
+		var aRec *store.IdemRecord
 		var aClaimed bool
 		var aErr error
 		w.answer = func(e error) { aRec, aClaimed, aErr = found, w.claimed && e == nil, e }
@@ -549,15 +551,15 @@ func (p *Postgres) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord
 }
 
 // CompleteKey implements IdemRecords: durable when it returns.
-func (p *Postgres) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+func (p *Store) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return p.do(ctx, pgCompleteWrite(key, owner, result, expires))
 }
 
 // QueueCompleteKey implements IdemRecords.
-func (p *Postgres) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+func (p *Store) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
 	w := pgCompleteWrite(key, owner, result, expires)
 	w.what = "the result of idempotency key " + strconv.Quote(key)
 	p.queue(w)
@@ -566,9 +568,9 @@ func (p *Postgres) QueueCompleteKey(key, owner string, result []byte, expires ti
 func pgCompleteWrite(key, owner string, result []byte, expires time.Time) *pgWrite {
 	return &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		b.exec(w, `UPDATE idempotency SET state = 'done', result = $1, expires = $2 WHERE key = $3 AND owner = $4 AND state = 'claimed'`,
-			[]any{result, unixNano(expires), []byte(key), owner}, func(n int64) error {
+			[]any{result, store.UnixNano(expires), []byte(key), owner}, func(n int64) error {
 				if n == 0 {
-					return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
+					return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, store.ErrConflict)
 				}
 				return nil
 			})
@@ -576,15 +578,15 @@ func pgCompleteWrite(key, owner string, result []byte, expires time.Time) *pgWri
 }
 
 // ReleaseKey implements IdemRecords: durable when it returns.
-func (p *Postgres) ReleaseKey(ctx context.Context, key, owner string) error {
+func (p *Store) ReleaseKey(ctx context.Context, key, owner string) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return p.do(ctx, pgReleaseWrite(key, owner))
 }
 
 // QueueReleaseKey implements IdemRecords.
-func (p *Postgres) QueueReleaseKey(key, owner string) {
+func (p *Store) QueueReleaseKey(key, owner string) {
 	w := pgReleaseWrite(key, owner)
 	w.what = "the release of idempotency key " + strconv.Quote(key)
 	p.queue(w)
@@ -597,65 +599,65 @@ func pgReleaseWrite(key, owner string) *pgWrite {
 }
 
 // SettleClaim implements IdemRecords.
-func (p *Postgres) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
+func (p *Store) SettleClaim(ctx context.Context, c *store.IdemRecord, result []byte, expires time.Time) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		gone := func(n int64) error {
 			if n == 0 {
-				return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
+				return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, store.ErrConflict)
 			}
 			return nil
 		}
 		if result == nil {
 			b.exec(w, `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND claimed = $3 AND state = 'claimed'`,
-				[]any{[]byte(c.Key), c.Owner, unixNano(c.Claimed)}, gone)
+				[]any{[]byte(c.Key), c.Owner, store.UnixNano(c.Claimed)}, gone)
 			return
 		}
 		b.exec(w, `UPDATE idempotency SET state = 'done', result = $1, expires = $2
 	WHERE key = $3 AND owner = $4 AND claimed = $5 AND state = 'claimed'`,
-			[]any{result, unixNano(expires), []byte(c.Key), c.Owner, unixNano(c.Claimed)}, gone)
+			[]any{result, store.UnixNano(expires), []byte(c.Key), c.Owner, store.UnixNano(c.Claimed)}, gone)
 	}})
 }
 
 // SettleKey implements IdemRecords. The record keeps the arguments and
 // checkpoint it was claimed with, if it had any.
-func (p *Postgres) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
+func (p *Store) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		b.exec(w, `INSERT INTO idempotency (key, owner, state, result, claimed, expires) VALUES ($1, '', 'done', $2, $3, $4)
 	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires`,
-			[]any{[]byte(key), result, time.Now().UnixNano(), unixNano(expires)}, nil)
+			[]any{[]byte(key), result, time.Now().UnixNano(), store.UnixNano(expires)}, nil)
 	}})
 }
 
 const pgIdemColumns = `key, owner, state, args, request, frame, result, claimed, expires`
 
-func scanPgIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
-	var r IdemRecord
+func scanPgIdem(sc interface{ Scan(...any) error }) (*store.IdemRecord, error) {
+	var r store.IdemRecord
 	var claimed, expires int64
 	var key []byte
 	if err := sc.Scan(&key, &r.Owner, &r.State, &r.Args, &r.Request, &r.Frame, &r.Result, &claimed, &expires); err != nil {
 		return nil, err
 	}
-	r.Key, r.Claimed, r.Expires, r.Result = string(key), fromUnixNano(claimed), fromUnixNano(expires), emptyNil(r.Result)
+	r.Key, r.Claimed, r.Expires, r.Result = string(key), store.FromUnixNano(claimed), store.FromUnixNano(expires), emptyNil(r.Result)
 	return &r, nil
 }
 
 // ClaimedKeys implements IdemRecords.
-func (p *Postgres) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
+func (p *Store) ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT `+pgIdemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
 	if err != nil {
 		return nil, fmt.Errorf("listing idempotency claims: %w", err)
 	}
 	defer rows.Close()
-	var out []*IdemRecord
+	var out []*store.IdemRecord
 	for rows.Next() {
 		r, err := scanPgIdem(rows)
 		if err != nil {
@@ -670,9 +672,9 @@ func (p *Postgres) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
 }
 
 // SweepKeys implements IdemRecords.
-func (p *Postgres) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+func (p *Store) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var n int64
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
@@ -686,11 +688,11 @@ func (p *Postgres) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 }
 
 // Debit implements Ledger: one call of reach_debit, in the writer's batch.
-func (p *Postgres) Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error) {
+func (p *Store) Debit(ctx context.Context, request string, d, limit store.Spend) (store.Spend, bool, error) {
 	if p.closed.Load() {
-		return Spend{}, false, ErrClosed
+		return store.Spend{}, false, store.ErrClosed
 	}
-	var spent Spend
+	var spent store.Spend
 	var ok bool
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		b.query(w, `SELECT o_ok, o_turns, o_calls, o_tokens, o_cost FROM reach_debit($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -703,32 +705,32 @@ func (p *Postgres) Debit(ctx context.Context, request string, d, limit Spend) (S
 			})
 	}})
 	if err != nil {
-		return Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
+		return store.Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
 	}
 	return spent, ok, nil
 }
 
 // Spent implements Ledger.
-func (p *Postgres) Spent(ctx context.Context, request string) (Spend, error) {
+func (p *Store) Spent(ctx context.Context, request string) (store.Spend, error) {
 	if p.closed.Load() {
-		return Spend{}, ErrClosed
+		return store.Spend{}, store.ErrClosed
 	}
-	var sp Spend
+	var sp store.Spend
 	err := p.pool.QueryRow(ctx, `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = $1`, request).
 		Scan(&sp.Turns, &sp.ToolCalls, &sp.Tokens, &sp.CostNano)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Spend{}, nil
+		return store.Spend{}, nil
 	}
 	if err != nil {
-		return Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
+		return store.Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
 	}
 	return sp, nil
 }
 
 // PutApproval implements Approvals.
-func (p *Postgres) PutApproval(ctx context.Context, a *ApprovalRecord) error {
+func (p *Store) PutApproval(ctx context.Context, a *store.ApprovalRecord) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
@@ -737,9 +739,9 @@ func (p *Postgres) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 				return nil
 			}
 			if a.Version == 0 {
-				return fmt.Errorf("approval %s exists already: %w", a.ID, ErrConflict)
+				return fmt.Errorf("approval %s exists already: %w", a.ID, store.ErrConflict)
 			}
-			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, ErrConflict)
+			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, store.ErrConflict)
 		}
 		count := func(rows pgx.Rows) error {
 			n := int64(0)
@@ -753,42 +755,42 @@ func (p *Postgres) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 			b.query(w, `WITH a AS (INSERT INTO approvals (id, key, alt, status, version, created, expires, updated, data)
 		VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id)
 	SELECT pg_notify('`+notifyChannel+`', '`+notifyApproval+`' || id) FROM a`,
-				[]any{a.ID, a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), string(a.Data)}, count)
+				[]any{a.ID, a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires), now.UnixNano(), string(a.Data)}, count)
 			return
 		}
 		b.query(w, `WITH a AS (UPDATE approvals SET key = $1, alt = $2, status = $3, version = version + 1, created = $4, expires = $5,
 		updated = $6, data = $7 WHERE id = $8 AND version = $9 RETURNING id)
 	SELECT pg_notify('`+notifyChannel+`', '`+notifyApproval+`' || id) FROM a`,
-			[]any{a.Key, a.Alt, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), string(a.Data), a.ID, a.Version}, count)
+			[]any{a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires), now.UnixNano(), string(a.Data), a.ID, a.Version}, count)
 	}})
 	if err != nil {
 		return fmt.Errorf("storing approval %s: %w", a.ID, err)
 	}
 	a.Version++
-	a.Updated = round(now)
+	a.Updated = store.Round(now)
 	return nil
 }
 
 const pgApprovalColumns = `id, key, alt, status, version, created, expires, updated, data`
 
-func scanPgApproval(sc interface{ Scan(...any) error }) (*ApprovalRecord, error) {
-	var a ApprovalRecord
+func scanPgApproval(sc interface{ Scan(...any) error }) (*store.ApprovalRecord, error) {
+	var a store.ApprovalRecord
 	var created, expires, updated int64
 	if err := sc.Scan(&a.ID, &a.Key, &a.Alt, &a.Status, &a.Version, &created, &expires, &updated, &a.Data); err != nil {
 		return nil, err
 	}
-	a.Created, a.Expires, a.Updated = fromUnixNano(created), fromUnixNano(expires), fromUnixNano(updated)
+	a.Created, a.Expires, a.Updated = store.FromUnixNano(created), store.FromUnixNano(expires), store.FromUnixNano(updated)
 	return &a, nil
 }
 
 // GetApproval implements Approvals.
-func (p *Postgres) GetApproval(ctx context.Context, id string) (*ApprovalRecord, error) {
+func (p *Store) GetApproval(ctx context.Context, id string) (*store.ApprovalRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	a, err := scanPgApproval(p.pool.QueryRow(ctx, `SELECT `+pgApprovalColumns+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("approval %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("approval %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading approval %s: %w", id, err)
@@ -797,9 +799,9 @@ func (p *Postgres) GetApproval(ctx context.Context, id string) (*ApprovalRecord,
 }
 
 // ListApprovals implements Approvals.
-func (p *Postgres) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error) {
+func (p *Store) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.ApprovalRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -820,7 +822,7 @@ func (p *Postgres) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Appr
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}
 	defer rows.Close()
-	var out []*ApprovalRecord
+	var out []*store.ApprovalRecord
 	for rows.Next() {
 		a, err := scanPgApproval(rows)
 		if err != nil {
@@ -836,9 +838,9 @@ func (p *Postgres) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Appr
 
 // BumpEntities implements Entities: the counter and the entities in one
 // statement.
-func (p *Postgres) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+func (p *Store) BumpEntities(ctx context.Context, names []string) (uint64, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int64
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
@@ -859,9 +861,9 @@ func (p *Postgres) BumpEntities(ctx context.Context, names []string) (uint64, er
 }
 
 // EntityVersions implements Entities.
-func (p *Postgres) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+func (p *Store) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	out := map[string]uint64{}
 	if len(names) == 0 {
@@ -887,9 +889,9 @@ func (p *Postgres) EntityVersions(ctx context.Context, names []string) (map[stri
 }
 
 // PutPin implements Pins.
-func (p *Postgres) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+func (p *Store) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int64
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
@@ -910,9 +912,9 @@ func (p *Postgres) PutPin(ctx context.Context, tool string, data []byte) (int64,
 }
 
 // ListPins implements Pins: the pins and their version, in one statement.
-func (p *Postgres) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+func (p *Store) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
 	if p.closed.Load() {
-		return nil, 0, ErrClosed
+		return nil, 0, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT '', NULL::TEXT, value FROM store_meta WHERE key = 'pins_version'
 	UNION ALL SELECT tool, data, 0 FROM pins`)
@@ -942,9 +944,9 @@ func (p *Postgres) ListPins(ctx context.Context) (map[string][]byte, int64, erro
 }
 
 // PinsVersion implements Pins.
-func (p *Postgres) PinsVersion(ctx context.Context) (int64, error) {
+func (p *Store) PinsVersion(ctx context.Context) (int64, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var v int64
 	if err := p.pool.QueryRow(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
@@ -954,16 +956,16 @@ func (p *Postgres) PinsVersion(ctx context.Context) (int64, error) {
 }
 
 // AddDeadLetter implements DeadLetters: durable when it returns.
-func (p *Postgres) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error) {
+func (p *Store) AddDeadLetter(ctx context.Context, d *store.DeadLetter) (int64, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	now := time.Now()
 	var id int64
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		b.query(w, `INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-			[]any{d.Request, d.Frame, d.Tool, pgNull(d.Args), d.Error, d.Attempts, DeadOpen, d.Note, now.UnixNano(), now.UnixNano()},
+			[]any{d.Request, d.Frame, d.Tool, pgNull(d.Args), d.Error, d.Attempts, store.DeadOpen, d.Note, now.UnixNano(), now.UnixNano()},
 			func(rows pgx.Rows) error {
 				if !rows.Next() {
 					return nil
@@ -974,27 +976,27 @@ func (p *Postgres) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("storing a dead letter: %w", err)
 	}
-	d.ID, d.State, d.Created, d.Updated = id, DeadOpen, round(now), round(now)
+	d.ID, d.State, d.Created, d.Updated = id, store.DeadOpen, store.Round(now), store.Round(now)
 	return id, nil
 }
 
 const pgDeadColumns = `id, request, frame, tool, args, error, attempts, state, note, created, updated`
 
-func scanPgDead(sc interface{ Scan(...any) error }) (*DeadLetter, error) {
-	var d DeadLetter
+func scanPgDead(sc interface{ Scan(...any) error }) (*store.DeadLetter, error) {
+	var d store.DeadLetter
 	var created, updated int64
 	if err := sc.Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &d.Args, &d.Error, &d.Attempts, &d.State, &d.Note,
 		&created, &updated); err != nil {
 		return nil, err
 	}
-	d.Args, d.Created, d.Updated = emptyNil(d.Args), fromUnixNano(created), fromUnixNano(updated)
+	d.Args, d.Created, d.Updated = emptyNil(d.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
 	return &d, nil
 }
 
 // ListDeadLetters implements DeadLetters.
-func (p *Postgres) ListDeadLetters(ctx context.Context, state string) ([]*DeadLetter, error) {
+func (p *Store) ListDeadLetters(ctx context.Context, state string) ([]*store.DeadLetter, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	q := `SELECT ` + pgDeadColumns + ` FROM dead_letters`
 	var args []any
@@ -1007,7 +1009,7 @@ func (p *Postgres) ListDeadLetters(ctx context.Context, state string) ([]*DeadLe
 		return nil, fmt.Errorf("listing dead letters: %w", err)
 	}
 	defer rows.Close()
-	var out []*DeadLetter
+	var out []*store.DeadLetter
 	for rows.Next() {
 		d, err := scanPgDead(rows)
 		if err != nil {
@@ -1022,74 +1024,74 @@ func (p *Postgres) ListDeadLetters(ctx context.Context, state string) ([]*DeadLe
 }
 
 // UpdateDeadLetter implements DeadLetters: durable when it returns.
-func (p *Postgres) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
+func (p *Store) UpdateDeadLetter(ctx context.Context, d *store.DeadLetter) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		b.exec(w, `UPDATE dead_letters SET state = $1, note = $2, error = $3, attempts = $4, updated = $5 WHERE id = $6`,
 			[]any{d.State, d.Note, d.Error, d.Attempts, now.UnixNano(), d.ID}, func(n int64) error {
 				if n == 0 {
-					return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
+					return fmt.Errorf("dead letter %d: %w", d.ID, store.ErrNotFound)
 				}
 				return nil
 			})
 	}})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("updating dead letter %d: %w", d.ID, err)
 	}
-	d.Updated = round(now)
+	d.Updated = store.Round(now)
 	return nil
 }
 
 // TakeDeadLetter implements DeadLetters: the update and the read are one
 // statement.
-func (p *Postgres) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+func (p *Store) TakeDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	now := time.Now()
-	var d *DeadLetter
+	var d *store.DeadLetter
 	var took bool
 	err := p.do(ctx, &pgWrite{queue: func(b *pgRound, w *pgWrite) {
 		d, took = nil, false
 		b.query(w, `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING `+pgDeadColumns+`)
 	SELECT true, `+pgDeadColumns+` FROM t
 	UNION ALL SELECT false, `+pgDeadColumns+` FROM dead_letters WHERE id = $3 AND NOT EXISTS (SELECT 1 FROM t)`,
-			[]any{DeadTaken, now.UnixNano(), id, DeadOpen}, func(rows pgx.Rows) error {
+			[]any{store.DeadTaken, now.UnixNano(), id, store.DeadOpen}, func(rows pgx.Rows) error {
 				if !rows.Next() {
 					return nil
 				}
-				var dl DeadLetter
+				var dl store.DeadLetter
 				var created, updated int64
 				if err := rows.Scan(&took, &dl.ID, &dl.Request, &dl.Frame, &dl.Tool, &dl.Args, &dl.Error, &dl.Attempts,
 					&dl.State, &dl.Note, &created, &updated); err != nil {
 					return err
 				}
-				dl.Args, dl.Created, dl.Updated = emptyNil(dl.Args), fromUnixNano(created), fromUnixNano(updated)
+				dl.Args, dl.Created, dl.Updated = emptyNil(dl.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
 				d = &dl
 				switch {
 				case took:
 					return nil
-				case dl.State == DeadTaken:
-					return fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+				case dl.State == store.DeadTaken:
+					return fmt.Errorf("dead letter %d is taken: %w", id, store.ErrConflict)
 				default:
-					return fmt.Errorf("dead letter %d is %s: %w", id, dl.State, ErrNotFound)
+					return fmt.Errorf("dead letter %d is %s: %w", id, dl.State, store.ErrNotFound)
 				}
 			})
 	}})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
 	}
 	if d == nil {
-		return nil, fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
 	}
 	return d, nil
 }
@@ -1097,9 +1099,9 @@ func (p *Postgres) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, e
 // AppendAudit implements AuditLog: one transaction that locks the head of
 // the chain, checks that recs follow it, copies them in and moves the
 // head. Durable when it returns.
-func (p *Postgres) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error {
-	return p.appendAudit(ctx, recs, func(head int64, _ []byte) ([]AuditCheckpoint, error) {
-		if err := follows(recs, head); err != nil {
+func (p *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
+	return p.appendAudit(ctx, recs, func(head int64, _ []byte) ([]store.AuditCheckpoint, error) {
+		if err := store.Follows(recs, head); err != nil {
 			return nil, err
 		}
 		return cps, nil
@@ -1108,15 +1110,15 @@ func (p *Postgres) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []A
 
 // AppendAuditChained implements AuditChainer: chain is called with the head
 // of the chain, locked, to number and hash recs after it.
-func (p *Postgres) AppendAuditChained(ctx context.Context, recs []*AuditRecord, chain func(seq int64, hash []byte) []AuditCheckpoint) error {
-	return p.appendAudit(ctx, recs, func(head int64, hash []byte) ([]AuditCheckpoint, error) {
+func (p *Store) AppendAuditChained(ctx context.Context, recs []*store.AuditRecord, chain func(seq int64, hash []byte) []store.AuditCheckpoint) error {
+	return p.appendAudit(ctx, recs, func(head int64, hash []byte) ([]store.AuditCheckpoint, error) {
 		return chain(head, hash), nil
 	})
 }
 
-func (p *Postgres) appendAudit(ctx context.Context, recs []*AuditRecord, at func(head int64, hash []byte) ([]AuditCheckpoint, error)) error {
+func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, at func(head int64, hash []byte) ([]store.AuditCheckpoint, error)) error {
 	if p.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	p.auditMu.Lock()
 	defer p.auditMu.Unlock()
@@ -1136,7 +1138,7 @@ func (p *Postgres) appendAudit(ctx context.Context, recs []*AuditRecord, at func
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit"}, []string{"seq", "time", "request", "event", "prev_hash", "hash"},
 				pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
 					r := recs[i]
-					return []any{r.Seq, unixNano(r.Time), r.Request, json.RawMessage(r.Data), r.PrevHash, r.Hash}, nil
+					return []any{r.Seq, store.UnixNano(r.Time), r.Request, json.RawMessage(r.Data), r.PrevHash, r.Hash}, nil
 				})); err != nil {
 				return &dbError{err}
 			}
@@ -1148,7 +1150,7 @@ func (p *Postgres) appendAudit(ctx context.Context, recs []*AuditRecord, at func
 		}
 		for _, cp := range cps {
 			b.Queue(`INSERT INTO checkpoints (seq, hash, time) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING`,
-				cp.Seq, cp.Hash, unixNano(cp.Time))
+				cp.Seq, cp.Hash, store.UnixNano(cp.Time))
 		}
 		if b.Len() > 0 {
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -1167,9 +1169,9 @@ func (p *Postgres) appendAudit(ctx context.Context, recs []*AuditRecord, at func
 }
 
 // AuditHead implements AuditLog.
-func (p *Postgres) AuditHead(ctx context.Context) (int64, []byte, error) {
+func (p *Store) AuditHead(ctx context.Context) (int64, []byte, error) {
 	if p.closed.Load() {
-		return 0, nil, ErrClosed
+		return 0, nil, store.ErrClosed
 	}
 	var seq int64
 	var hash []byte
@@ -1186,21 +1188,21 @@ func (p *Postgres) AuditHead(ctx context.Context) (int64, []byte, error) {
 // an odd value is still read (and then fails verification).
 const pgAuditSelect = `SELECT seq, time, request, event::TEXT, prev_hash, hash FROM audit `
 
-func (p *Postgres) queryAudit(ctx context.Context, q string, args ...any) ([]*AuditRecord, error) {
+func (p *Store) queryAudit(ctx context.Context, q string, args ...any) ([]*store.AuditRecord, error) {
 	rows, err := p.pool.Query(ctx, pgAuditSelect+q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer rows.Close()
-	var out []*AuditRecord
+	var out []*store.AuditRecord
 	for rows.Next() {
-		var r AuditRecord
+		var r store.AuditRecord
 		var t int64
 		var data string
 		if err := rows.Scan(&r.Seq, &t, &r.Request, &data, &r.PrevHash, &r.Hash); err != nil {
 			return out, fmt.Errorf("reading the audit log: %w", err)
 		}
-		r.Time, r.Data = fromUnixNano(t), []byte(data)
+		r.Time, r.Data = store.FromUnixNano(t), []byte(data)
 		out = append(out, &r)
 	}
 	if err := rows.Err(); err != nil {
@@ -1210,9 +1212,9 @@ func (p *Postgres) queryAudit(ctx context.Context, q string, args ...any) ([]*Au
 }
 
 // ScanAudit implements AuditLog.
-func (p *Postgres) ScanAudit(ctx context.Context, after int64, limit int) ([]*AuditRecord, error) {
+func (p *Store) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.AuditRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	if limit <= 0 {
 		return p.queryAudit(ctx, `WHERE seq > $1 ORDER BY seq`, after)
@@ -1221,31 +1223,31 @@ func (p *Postgres) ScanAudit(ctx context.Context, after int64, limit int) ([]*Au
 }
 
 // RequestAudit implements AuditLog.
-func (p *Postgres) RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error) {
+func (p *Store) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return p.queryAudit(ctx, `WHERE request = $1 ORDER BY seq`, request)
 }
 
 // AuditCheckpoints implements AuditLog.
-func (p *Postgres) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
+func (p *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT seq, hash, time FROM checkpoints ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("reading audit checkpoints: %w", err)
 	}
 	defer rows.Close()
-	var out []AuditCheckpoint
+	var out []store.AuditCheckpoint
 	for rows.Next() {
-		var cp AuditCheckpoint
+		var cp store.AuditCheckpoint
 		var t int64
 		if err := rows.Scan(&cp.Seq, &cp.Hash, &t); err != nil {
 			return nil, fmt.Errorf("reading audit checkpoints: %w", err)
 		}
-		cp.Time = fromUnixNano(t)
+		cp.Time = store.FromUnixNano(t)
 		out = append(out, cp)
 	}
 	if err := rows.Err(); err != nil {
@@ -1255,9 +1257,9 @@ func (p *Postgres) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, err
 }
 
 // PutTask implements Tasks: durable when it returns.
-func (p *Postgres) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+func (p *Store) PutTask(ctx context.Context, t *store.TaskRecord) (bool, error) {
 	if p.closed.Load() {
-		return false, ErrClosed
+		return false, store.ErrClosed
 	}
 	now := time.Now()
 	var n int64
@@ -1273,32 +1275,32 @@ func (p *Postgres) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
 		return false, fmt.Errorf("storing task %s of %s: %w", t.ID, t.Agent, err)
 	}
 	if n > 0 {
-		t.Updated = round(now)
+		t.Updated = store.Round(now)
 	}
 	return n > 0, nil
 }
 
 const pgTaskColumns = `agent, id, principal, tenant, request, state, final, data, created, updated`
 
-func scanPgTask(sc interface{ Scan(...any) error }) (*TaskRecord, error) {
-	var t TaskRecord
+func scanPgTask(sc interface{ Scan(...any) error }) (*store.TaskRecord, error) {
+	var t store.TaskRecord
 	var created, updated int64
 	var data string
 	if err := sc.Scan(&t.Agent, &t.ID, &t.Principal, &t.Tenant, &t.Request, &t.State, &t.Final, &data, &created, &updated); err != nil {
 		return nil, err
 	}
-	t.Data, t.Created, t.Updated = []byte(data), fromUnixNano(created), fromUnixNano(updated)
+	t.Data, t.Created, t.Updated = []byte(data), store.FromUnixNano(created), store.FromUnixNano(updated)
 	return &t, nil
 }
 
 // GetTask implements Tasks.
-func (p *Postgres) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+func (p *Store) GetTask(ctx context.Context, agent, id string) (*store.TaskRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	t, err := scanPgTask(p.pool.QueryRow(ctx, `SELECT `+pgTaskColumns+` FROM tasks WHERE agent = $1 AND id = $2`, agent, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading task %s of %s: %w", id, agent, err)
@@ -1307,9 +1309,9 @@ func (p *Postgres) GetTask(ctx context.Context, agent, id string) (*TaskRecord, 
 }
 
 // ListTasks implements Tasks.
-func (p *Postgres) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+func (p *Store) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*store.TaskRecord, error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	if limit <= 0 {
 		limit = 100
@@ -1320,7 +1322,7 @@ func (p *Postgres) ListTasks(ctx context.Context, agent, principal, tenant strin
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	defer rows.Close()
-	var out []*TaskRecord
+	var out []*store.TaskRecord
 	for rows.Next() {
 		t, err := scanPgTask(rows)
 		if err != nil {
