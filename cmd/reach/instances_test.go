@@ -332,7 +332,7 @@ func TestInstances(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
 		// A cancel sent to b stops the call running on a, and refuses the
 		// next on either.
-		lat := cancelAcross(t, f, csA, 10)
+		lat := cancelAcross(t, f, csA, 0, 10)
 		t.Logf("cancel through b of a call on a, over %d tries: to the upstream's cancellation p50 %s p99 %s; to the refusal of the next call p50 %s p99 %s",
 			len(lat.upstream), pct(lat.upstream, 50), pct(lat.upstream, 99), pct(lat.refusal, 50), pct(lat.refusal, 99))
 	})
@@ -409,9 +409,9 @@ type latencies struct{ upstream, refusal []time.Duration }
 // cancelAcross starts a slow call on a (through cs) n times, cancels its
 // request through b's API, and measures the time from the cancel to the
 // upstream's cancellation, and to the refusal of the next call on a.
-func cancelAcross(t testing.TB, f *fleet, cs *mcp.ClientSession, n int) latencies {
+func cancelAcross(t testing.TB, f *fleet, cs *mcp.ClientSession, from, n int) latencies {
 	var lat latencies
-	for i := range n {
+	for i := from; i < from+n; i++ {
 		req := fmt.Sprintf("r-cancel-%d", i)
 		done := make(chan string, 1)
 		go func() {
@@ -453,6 +453,30 @@ func cancelAcross(t testing.TB, f *fleet, cs *mcp.ClientSession, n int) latencie
 		lat.refusal = append(lat.refusal, refused)
 	}
 	return lat
+}
+
+// BenchmarkInstancesCancel measures a cancel across instances: a slow
+// call runs on a; the cancel is sent to b (POST /v1/requests/{id}/cancel);
+// the clock starts when it is sent. upstream is when the upstream saw its
+// call cancelled, refusal when a's refusal of the request's next call
+// came back. One try per iteration, so -benchtime 100x is 100 tries.
+//
+//	go test -run '^$' -bench InstancesCancel -benchtime 100x ./cmd/reach/
+func BenchmarkInstancesCancel(b *testing.B) {
+	f := newFleet(b)
+	cs := f.mcp(0)
+	var lat latencies
+	i := 0
+	for b.Loop() {
+		l := cancelAcross(b, f, cs, i, 1)
+		lat.upstream, lat.refusal = append(lat.upstream, l.upstream...), append(lat.refusal, l.refusal...)
+		i++
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(pct(lat.upstream, 50)), "upstream-p50-ms")
+	b.ReportMetric(ms(pct(lat.upstream, 99)), "upstream-p99-ms")
+	b.ReportMetric(ms(pct(lat.refusal, 50)), "refusal-p50-ms")
+	b.ReportMetric(ms(pct(lat.refusal, 99)), "refusal-p99-ms")
 }
 
 // pct returns the p-th percentile of ds.

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -249,4 +250,57 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// CPU returns the CPU time (user and system) the cluster's processes have
+// used: the postmaster, its live children (each connection's backend, the
+// WAL writer, the checkpointer) and the children that ended. For
+// benchmarks that count the server's share of a call; Linux only (/proc).
+func (c *Cluster) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pm, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// Fields after the command (which may hold spaces), from field 3.
+		i := strings.LastIndexByte(string(st), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if pid != pm && ppid != pm {
+			continue
+		}
+		n := 2 // utime, stime (fields 14, 15)
+		if pid == pm {
+			n = 4 // and cutime, cstime: the children that ended
+		}
+		for _, v := range f[11 : 11+n] {
+			t, _ := strconv.ParseInt(v, 10, 64)
+			ticks += t
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100, nil // USER_HZ is 100 on Linux
 }

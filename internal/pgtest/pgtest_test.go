@@ -39,3 +39,30 @@ func TestDatabase(t *testing.T) {
 		t.Fatalf("two databases share the URL %s", url)
 	}
 }
+
+// CPU counts the server's work: a query that keeps a backend busy adds to
+// it.
+func TestCPU(t *testing.T) {
+	ctx := t.Context()
+	url := Database(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	before, err := Shared(t).CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	if err := conn.QueryRow(ctx, "SELECT sum(i) FROM generate_series(1, 5000000) i").Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Shared(t).CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("the cluster's CPU went from %v to %v over a query that kept it busy", before, after)
+	}
+}

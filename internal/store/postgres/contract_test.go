@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func openPostgres(t *testing.T, url string) *Store {
+func openPostgres(t testing.TB, url string) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), url, nil)
 	if err != nil {
