@@ -13,7 +13,8 @@
 //
 // Without PostgreSQL's binaries a test skips, saying why, unless REACH_CI
 // is set (as `make test` does): there a missing cluster fails the test, so
-// that CI never passes by skipping.
+// that CI never passes by skipping. REACH_PG_BIN names the folder of
+// initdb and pg_ctl when they are neither on PATH nor in Debian's place.
 package pgtest
 
 import (
@@ -220,9 +221,18 @@ func (c *Cluster) run(tool string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// binDir finds initdb and pg_ctl: on PATH, or in Debian's
-// /usr/lib/postgresql/VERSION/bin (the newest version).
+// binDir finds initdb and pg_ctl: in $REACH_PG_BIN if it is set, else on
+// PATH, or in Debian's /usr/lib/postgresql/VERSION/bin (the newest
+// version).
 func binDir() (string, error) {
+	if d := os.Getenv("REACH_PG_BIN"); d != "" {
+		for _, tool := range []string{"initdb", "pg_ctl"} {
+			if _, err := os.Stat(filepath.Join(d, tool)); err != nil {
+				return "", fmt.Errorf("REACH_PG_BIN=%s: %w", d, err)
+			}
+		}
+		return d, nil
+	}
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if _, err := exec.LookPath("pg_ctl"); err == nil {
 			return filepath.Dir(p), nil
