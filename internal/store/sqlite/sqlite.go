@@ -19,7 +19,7 @@ import (
 	"time"
 	"unsafe"
 
-	sqlite "modernc.org/sqlite"
+	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentreach/reach/internal/store"
@@ -311,7 +311,7 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // isConstraint reports whether err is an SQLite constraint violation.
 func isConstraint(err error) bool {
-	var se *sqlite.Error
+	var se *driver.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }
 
