@@ -49,33 +49,36 @@ func (r *Request) StopWith(c Cause) {
 // depth budget): who it is and the hashes of its tool and arguments, not
 // the arguments themselves.
 type Ancestor struct {
-	ID     FrameID   `json:"id"`
-	Kind   FrameKind `json:"kind"`
-	Name   string    `json:"name"`
-	Agent  string    `json:"agent,omitempty"`
-	Depth  int       `json:"depth,omitempty"`
-	Hash   string    `json:"hash,omitempty"`  // the tool and its canonical arguments, 16 hex digits
-	Keyed  string    `json:"keyed,omitempty"` // a keyed tool and its key's values
-	Filter [4]uint64 `json:"filter,omitzero"` // the hashes of the stack, this frame included
-	State  State     `json:"state"`
+	ID     FrameID      `json:"id"`
+	Kind   AncestorKind `json:"kind"`
+	Name   string       `json:"name"`
+	Agent  string       `json:"agent,omitempty"`
+	Depth  int          `json:"depth,omitempty"`
+	Hash   string       `json:"hash,omitempty"`  // the tool and its canonical arguments, 16 hex digits
+	Keyed  string       `json:"keyed,omitempty"` // a keyed tool and its key's values
+	Filter [4]uint64    `json:"filter,omitzero"` // the hashes of the stack, this frame included
+	State  State        `json:"state"`
 }
 
+// AncestorKind is an ancestor's FrameKind, written by name in JSON.
+type AncestorKind FrameKind
+
 // MarshalJSON writes the kind by name.
-func (k FrameKind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
+func (k AncestorKind) MarshalJSON() ([]byte, error) { return json.Marshal(FrameKind(k).String()) }
 
 // UnmarshalJSON reads a kind's name.
-func (k *FrameKind) UnmarshalJSON(b []byte) error {
+func (k *AncestorKind) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
 	switch s {
 	case "tool":
-		*k = ToolFrame
+		*k = AncestorKind(ToolFrame)
 	case "model":
-		*k = ModelFrame
+		*k = AncestorKind(ModelFrame)
 	case "delegate":
-		*k = DelegateFrame
+		*k = AncestorKind(DelegateFrame)
 	default:
 		return fmt.Errorf("unknown frame kind %q", s)
 	}
@@ -87,7 +90,7 @@ func (k *FrameKind) UnmarshalJSON(b []byte) error {
 func (f *Frame) Ancestry() []Ancestor {
 	var out []Ancestor
 	for a := f; a != nil; a = a.Parent {
-		an := Ancestor{ID: a.ID, Kind: a.Kind, Name: a.Name, Agent: a.Agent, Depth: a.Depth, Filter: a.filter, State: a.State()}
+		an := Ancestor{ID: a.ID, Kind: AncestorKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Filter: a.filter, State: a.State()}
 		if a.hash != 0 {
 			an.Hash = hashHex(a.hash)
 		}
@@ -118,7 +121,7 @@ func (rt *Runtime) AdoptAncestry(r *Request, stack []Ancestor) (*Frame, error) {
 		if a.ID == 0 {
 			return nil, errors.New("adopting an ancestry: a frame without an id")
 		}
-		f := &Frame{ID: a.ID, Kind: a.Kind, Name: a.Name, Agent: a.Agent, Depth: a.Depth, Parent: parent, Request: r,
+		f := &Frame{ID: a.ID, Kind: FrameKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Parent: parent, Request: r,
 			filter: a.Filter, adopted: true}
 		var err error
 		if f.hash, err = parseHash(a.Hash); err != nil {

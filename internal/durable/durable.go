@@ -115,8 +115,8 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 	f.Args = c.clean(f.Args)
 	if c.owner != "" {
 		f.Owner = c.owner
-		if cp.Node != nil {
-			f.Stack, _ = json.Marshal(cp.Node.Ancestry())
+		if node, ok := cp.Node.(*reach.Frame); ok && node != nil {
+			f.Stack, _ = json.Marshal(node.Ancestry())
 		}
 	}
 	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
