@@ -14,6 +14,8 @@ package front
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,6 +238,15 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 var mcpCallSeq atomic.Uint64
 
+// mcpCallPrefix begins the ids of the calls whose client named none: one
+// per process, so that two gateway instances never give two calls of one
+// request (one on each) the same id, and with it the same idempotency key.
+var mcpCallPrefix = func() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "mcp_" + hex.EncodeToString(b[:]) + "_"
+}()
+
 // session is the state the server keeps per MCP session (or sessionless
 // client).
 type session struct {
@@ -448,7 +459,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	id := m.CallID
 	if id == "" {
-		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+		id = mcpCallPrefix + strconv.FormatUint(mcpCallSeq.Add(1), 10)
 	}
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()

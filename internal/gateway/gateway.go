@@ -54,6 +54,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
+	"github.com/agentreach/reach/internal/cluster"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/front"
@@ -66,6 +67,7 @@ import (
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,7 +127,8 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *redact.Redactor
-	store     *store.SQLite      // nil without a data folder
+	store     store.Store        // nil without a data folder (or store:)
+	cluster   *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	history   *durable.History   // the requests of earlier runs; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
@@ -211,6 +214,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})
+	if g.cluster != nil {
+		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
+	}
 
 	var tools []reach.Tool
 	if cfg.Examples || len(cfg.Upstreams) == 0 {
@@ -429,6 +435,16 @@ func (g *Gateway) version() string {
 	return "devel"
 }
 
+// StoreWhere returns the PostgreSQL store the gateway shares with other
+// instances (host:port/db, no credentials), or "" for SQLite in the data
+// folder (or none).
+func (g *Gateway) StoreWhere() string {
+	if pg, ok := g.store.(*postgres.Store); ok {
+		return "PostgreSQL at " + pg.Where()
+	}
+	return ""
+}
+
 // Approvals returns the gateway's approval queue.
 func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
 
@@ -443,6 +459,9 @@ func (g *Gateway) newHandler() http.Handler {
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
 		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady, Shown: g.opts.Shown,
+	}
+	if g.cluster != nil {
+		o.Remote = g.cluster // a cancel of a request another instance runs
 	}
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents

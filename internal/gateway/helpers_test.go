@@ -98,6 +98,8 @@ type upstreamProbe struct {
 	mu        sync.Mutex
 	metas     []mcp.Meta // _meta of every call
 	gateway   string     // the gateway's base URL, for callback
+	hops      []string   // the gateways hop calls, in turn
+	hopped    int
 }
 
 func (p *upstreamProbe) lastMeta() mcp.Meta {
@@ -220,6 +222,35 @@ func newUpstreamProbe() *upstreamProbe {
 			p.record(req.Params.Meta)
 			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
 			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
+			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
+				hreq.Header.Set("traceparent", tp)
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+		})
+	// hop calls the same tool with the same arguments back through the
+	// next gateway of hops (in turn), under its own frame (traceparent):
+	// a cycle through the gateways, which one of them refuses.
+	mcp.AddTool(s, &mcp.Tool{Name: "hop", Description: "Hop to the next gateway.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			N string `json:"n"`
+		}) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			p.mu.Lock()
+			if len(p.hops) == 0 || p.hopped >= 4 {
+				p.mu.Unlock()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no more hops"}}}, nil, nil
+			}
+			next := p.hops[p.hopped%len(p.hops)]
+			p.hopped++
+			p.mu.Unlock()
+			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "hop", "tool": "up__hop", "arguments": in}}})
+			hreq, _ := http.NewRequestWithContext(ctx, "POST", next+"/v1/calls", bytes.NewReader(body))
 			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
 				hreq.Header.Set("traceparent", tp)
 			}

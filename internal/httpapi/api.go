@@ -58,8 +58,11 @@ type Options struct {
 	Stats     *telemetry.Stats
 	Metrics   http.Handler // /metrics
 	Approvals *approval.Queue
-	Store     *store.SQLite // nil without a data folder: no audit log, dead letters are the runtime's
-	Audit     *audit.Log    // nil without a data folder
+	Store     store.Store // nil without a data folder: no audit log, dead letters are the runtime's
+	Audit     *audit.Log  // nil without a data folder
+	// Remote stops the requests that other instances run, on a store
+	// they share with this one (internal/cluster); nil for one instance.
+	Remote RemoteRequests
 	// Redactor masks the notes of dismissals, which are kept, shown and
 	// audited (P6); if nil, the one redactor's rules alone.
 	Redactor *redact.Redactor
@@ -83,6 +86,15 @@ type Agents interface {
 	Agents(ctx context.Context) []a2a.Status
 }
 
+// RemoteRequests stops requests that other instances run: Stop stores
+// request id stopped (waking every instance) if may says the caller may
+// stop a request of that principal and tenant, and returns the stored
+// cause; found is false for an id the store does not know.
+type RemoteRequests interface {
+	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
+	NotYours(err error) bool
+}
+
 // Upstreams describes the upstreams for /healthz.
 type Upstreams interface {
 	Upstreams() []upstream.Status
@@ -102,7 +114,8 @@ type API struct {
 	stats     *telemetry.Stats
 	metrics   http.Handler
 	approvals *approval.Queue
-	store     *store.SQLite
+	store     store.Store
+	remote    RemoteRequests
 	audit     *audit.Log
 	redactor  *redact.Redactor
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
@@ -117,7 +130,7 @@ type API struct {
 // (when not), cross-origin protection and a recovery from panics.
 func New(opts *Options) http.Handler {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
-		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor,
+		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
 		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -551,6 +564,35 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// cancelRemote stops a request that this instance does not run, and
+// another one may: the stop is stored and every instance woken.
+func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
+	id := r.PathValue("id")
+	may := func(principal, tenant string) bool {
+		if a.isOperator(r) {
+			return true
+		}
+		who, ok := auth.IdentityFrom(r.Context())
+		return ok && who.Principal == principal && who.Tenant == tenant
+	}
+	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, may)
+	switch {
+	case !found && err == nil:
+		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
+			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+	case err != nil && a.remote.NotYours(err):
+		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+	case err != nil:
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be stopped: %v.", id, err),
+			"Try again in a moment.")
+	default:
+		a.log.Info("request stopped through the API, for another instance", "request", id, "mode", mode.String())
+		state := reach.RequestState("stopped_" + cause.Mode.String())
+		httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
+	}
+}
+
 // endRequest is POST /v1/requests/{id}/end: the agent's work on the request
 // is done; its sagas are settled (nothing to undo after a restart).
 func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
@@ -564,9 +606,12 @@ func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
-	req, ok := a.lookup(w, r)
-	if !ok {
-		return
+	var req *reach.Request
+	if _, here := a.rt.Lookup(r.PathValue("id")); here || a.remote == nil {
+		var ok bool
+		if req, ok = a.lookup(w, r); !ok {
+			return
+		}
 	}
 	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
@@ -603,6 +648,10 @@ func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	by := "api"
 	if a.authn != nil {
 		by = principalOf(r)
+	}
+	if req == nil {
+		a.cancelRemote(w, r, mode, by, in.Reason)
+		return
 	}
 	req.Stop(mode, by, in.Reason)
 	a.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)
