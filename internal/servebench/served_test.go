@@ -85,6 +85,14 @@ func runRole(role, target string) error {
 		fmt.Println(base + u.Path)
 		return pass(ln, u.Host)
 	}
+	if strings.HasPrefix(role, "stack-") {
+		u, err := url.Parse(target)
+		if err != nil {
+			return err
+		}
+		fmt.Println(base + u.Path)
+		return stackRole(ln, role, target)
+	}
 	return fmt.Errorf("unknown role %q", role)
 }
 
@@ -230,6 +238,12 @@ func startReach(b *testing.B, upstream string) child {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return startReachBinary(b, bin, upstream)
+}
+
+// startReachBinary is startReach with the reach binary bin.
+func startReachBinary(b *testing.B, bin, upstream string) child {
+	b.Helper()
 	dir := b.TempDir()
 	addr := freeAddr(b)
 	cfg := fmt.Sprintf("listen: %s\ndata: ./data\nupstreams:\n  - name: up\n    url: %s\nbudgets:\n  default: {}\n", addr, upstream)
@@ -397,8 +411,21 @@ func setup(b *testing.B) []*path {
 		{name: "reach-write-sessionless", url: rc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: rc.pid},
 		{name: "reach-read-sessionless", url: rc.url, tool: "up__echo_read", protocol: sessionlessProtocol, pid: rc.pid},
 	}
+	if bin := os.Getenv("REACH_BENCH_BEFORE"); bin != "" {
+		// Another reach build beside this one, to compare two in one run.
+		bc := startReachBinary(b, bin, up.url)
+		paths = append(paths,
+			&path{name: "before-write", url: bc.url, tool: "up__echo", protocol: sessionProtocol, pid: bc.pid},
+			&path{name: "before-read", url: bc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: bc.pid})
+	}
 	if oc, tool, ok := outsideGateway(b, up.url); ok {
 		paths = append(paths, &path{name: "outside", url: oc.url, tool: tool, protocol: sessionProtocol, pid: oc.pid})
+	}
+	if only := os.Getenv("REACH_BENCH_PATHS"); only != "" {
+		// Only the paths named (direct always stays: the ratios are to it),
+		// e.g. REACH_BENCH_PATHS=relay,reach-read to profile one of them.
+		names := strings.Split(only, ",")
+		paths = slices.DeleteFunc(paths, func(p *path) bool { return p.name != "direct" && !slices.Contains(names, p.name) })
 	}
 	return paths
 }
@@ -408,8 +435,11 @@ func setup(b *testing.B) []*path {
 // medians' ratios to the direct call's.
 //
 //	go test -run '^$' -bench ServedLatency -benchtime 2000x -count 3 ./internal/servebench/
-func BenchmarkServedLatency(b *testing.B) {
-	paths := setup(b)
+func BenchmarkServedLatency(b *testing.B) { latency(b, setup(b)) }
+
+// latency makes one call at a time on each path in turn and reports each
+// path's median and p99 latency and the medians' ratios to the first's.
+func latency(b *testing.B, paths []*path) {
 	sessions := make([]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
 		sessions[i] = connect(b, p.url, p.protocol)
@@ -444,9 +474,13 @@ func BenchmarkServedLatency(b *testing.B) {
 // in the middle had at the end of a round.
 //
 //	go test -run '^$' -bench ServedThroughput -benchtime 5x -count 3 ./internal/servebench/
-func BenchmarkServedThroughput(b *testing.B) {
+func BenchmarkServedThroughput(b *testing.B) { throughput(b, setup(b)) }
+
+// throughput runs 64 client sessions per path in interleaved rounds and
+// reports each path's median calls/s, its ratio to the first path's, the
+// CPU per call and the largest RSS of the process in the middle.
+func throughput(b *testing.B, paths []*path) {
 	const clients, perClient = 64, 32
-	paths := setup(b)
 	sessions := make([][]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
 		for range clients {
