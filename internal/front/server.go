@@ -306,7 +306,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = auth.WithIdentity(ctx, id)
 	}
 	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
-		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h}
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}}
+	if h != nil {
+		c.header = h
+	}
 	if ci := req.ClientInfo(); ci != nil {
 		c.agent = ci.Name
 	}
@@ -322,7 +325,7 @@ type toolCall struct {
 	ss       *mcp.ServerSession // the MCP session; nil for a sessionless client's call on the fast path
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
-	header   http.Header        // the HTTP request's headers, which link a call whose _meta does not
+	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	progress any                // the client's progress token; nil when it asked for none
 }
 
