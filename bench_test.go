@@ -159,3 +159,57 @@ func BenchmarkCancel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBreakerOpen measures a call to a read tool whose circuit
+// breaker is open (its upstream went away): the call fails at once with
+// the breaker's error, without running the tool, which would take 50ms to
+// fail each of its attempts. With a fallback, the fallback answers.
+func BenchmarkBreakerOpen(b *testing.B) {
+	down := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		time.Sleep(50 * time.Millisecond)
+		return nil, &reach.ToolError{Type: "unavailable", Message: "upstream kb is not reachable: connection refused"}
+	}
+	for _, fallback := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fallback=%v", fallback), func(b *testing.B) {
+			rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: true})
+			t := reach.Tool{Name: "kb__search", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 3, Base: time.Millisecond}, Func: down}
+			if fallback {
+				t.Fallback = []reach.Followup{{Tool: "mirror__search", Args: `{"query": "{args.q}"}`}}
+			}
+			rt.MustRegister(t, reach.Tool{Name: "mirror__search", Upstream: "mirror", Func: leaf})
+			ctx, req, _ := rt.Begin(context.Background(), &reach.RequestOptions{Budget: &reach.Budget{}})
+			defer req.End()
+			c := &reach.Call{ID: "c", Tool: "kb__search", Arguments: json.RawMessage(`{"q":"refunds"}`)}
+			for range 9 { // the first calls open it
+				rt.Call(ctx, c)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res := rt.Call(ctx, c)
+				switch {
+				case fallback && res.Fallback != "mirror__search":
+					b.Fatalf("%s: %s", res.Status, res.ModelText())
+				case !fallback && (res.Error == nil || res.Error.Code != "breaker_open"):
+					b.Fatalf("%s: %s", res.Status, res.ModelText())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBreakerClosed measures what a closed breaker adds to a call
+// that succeeds: its admission and the report of the outcome (a call pays
+// this for its tool's breaker, and for its upstream's if it has one).
+func BenchmarkBreakerClosed(b *testing.B) {
+	rt := reach.New(nil)
+	br := rt.Breaker(reach.BreakerTool, "get_order", nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, e := br.Admit(ctx)
+		if e != nil {
+			b.Fatal(e)
+		}
+		p.Succeeded()
+	}
+}

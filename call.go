@@ -40,7 +40,8 @@ type Call struct {
 	sysKey  bool   // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	fwdKey  string // the caller's key, passed on to the tool when an approval's key replaced it
 	started time.Time
-	step    any // the loop guard's record of this call
+	step    any    // the loop guard's record of this call
+	passes  passes // through the circuit breakers, for the first attempt
 }
 
 // Request returns the request the call belongs to.
@@ -92,7 +93,10 @@ type Result struct {
 	Summary  string          `json:"summary,omitempty"`
 	Notes    []string        `json:"notes,omitempty"`    // for the model: truncation, low budget, warnings
 	Replayed bool            `json:"replayed,omitempty"` // returned from the idempotency record
-	Frame    FrameID         `json:"frame,omitzero"`
+	// Fallback names the tool that answered in place of the one called
+	// (Tool.Fallback), when one did.
+	Fallback string  `json:"fallback,omitempty"`
+	Frame    FrameID `json:"frame,omitzero"`
 }
 
 // IsError reports whether the call did not succeed.
@@ -217,18 +221,20 @@ func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 func (rt *Runtime) buildChain() Handler {
 	exec := Chain(rt.execute, rt.opts.Middleware...)
 	return Chain(exec,
-		rt.admit,        // 1
-		rt.resolve,      // 2
-		rt.validate,     // 3
-		rt.graph,        // 4
-		rt.loopGuard,    // 5
-		rt.authorize,    // 6
-		rt.state,        // 7
-		rt.rateLimit,    // 8
-		rt.idempotency,  // 9
-		rt.checkpoint,   // 10
-		rt.shapeStage,   // 13, on the way back
-		rt.effectsStage, // 12, on the way back from 11
+		rt.admit,         // 1
+		rt.resolve,       // 2
+		rt.validate,      // 3
+		rt.graph,         // 4
+		rt.loopGuard,     // 5
+		rt.authorize,     // 6
+		rt.state,         // 7
+		rt.rateLimit,     // 8
+		rt.idempotency,   // 9
+		rt.fallbackStage, // reads, on the way back: a fallback answers a transient failure
+		rt.checkpoint,    // 10
+		rt.shapeStage,    // 13, on the way back
+		rt.effectsStage,  // 12, on the way back from 11
+		rt.breakerStage,  // 11, first: an open breaker fails the call at once
 	)
 }
 
@@ -708,7 +714,19 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	if canRetry {
 		attempts = t.retry.Attempts
 	}
+	ps := c.passes // the breaker stage's, for the first attempt
+	c.passes = passes{}
+	defer func() { ps.abandon() }() // an attempt that ended without an answer (a cancel, a panic)
 	for n := 1; ; n++ {
+		if n > 1 {
+			// Each retry goes through the breakers again: none is made
+			// against one that opened meanwhile.
+			var e *Error
+			if ps, e = rt.admitBreakers(c); e != nil {
+				e.Retry = strconv.Itoa(n-1) + "/" + strconv.Itoa(attempts)
+				return &Result{Status: StatusError, Error: e}, nil
+			}
+		}
 		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
@@ -718,19 +736,16 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
+			ps.tool.succeededAt(c.started)
+			ps.up.succeededAt(c.started)
+			ps = passes{}
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
 		if ctx.Err() != nil {
 			return nil, contextCause(ctx, "execute")
 		}
-		var te *ToolError
-		transient := timedOut
-		if errors.As(err, &te) {
-			transient = transient || te.Transient()
-		}
-		if !transient {
-			transient = transientFailure(t, te, err)
-		}
+		te, transient := t.transient(err, timedOut)
+		ps.report(err, te, transient, timedOut)
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
 		}
@@ -738,6 +753,43 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
+}
+
+// transient is the runtime's one classification of a failure of t (R6):
+// it is transient — a retry may succeed, and the circuit breakers count it
+// — when the attempt timed out, its ToolError's type says so (timeout,
+// unavailable, rate_limited), or transientFailure says so (a Retryable
+// tool's failure, a message that says HTTP 429 or 5xx, "temporarily").
+// It returns the failure's ToolError, if it is one.
+func (t *tool) transient(err error, timedOut bool) (*ToolError, bool) {
+	var te *ToolError
+	transient := timedOut
+	if errors.As(err, &te) {
+		transient = transient || te.Transient()
+	}
+	if !transient {
+		transient = transientFailure(t, te, err)
+	}
+	return te, transient
+}
+
+// report tells the breakers how an attempt that failed went, and spends
+// its passes. The tool's breaker counts every transient failure; the
+// upstream's only those that say it could not be reached (a ToolError of
+// type unavailable) or did not answer in time: any other failure is an
+// answer, so it is up.
+func (ps *passes) report(err error, te *ToolError, transient, timedOut bool) {
+	if transient {
+		ps.tool.Failed(err)
+	} else {
+		ps.tool.Succeeded() // the tool answered
+	}
+	if timedOut || (te != nil && te.Type == "unavailable") {
+		ps.up.Failed(err)
+	} else {
+		ps.up.Succeeded() // the upstream answered
+	}
+	*ps = passes{}
 }
 
 // runTool runs a tool's Func; a panic in it fails the call (permanently)

@@ -42,13 +42,18 @@ type Checkpointer interface {
 	Ended(ctx context.Context, c *Checkpoint)
 }
 
-// RequestRecorder (Options.Requests) is told when a request begins and
-// ends, so that a restart knows which requests were still running. RequestBegan may refuse the request: Begin (or
-// Delegate) then fails with its error, and an *InterruptedError becomes a
-// structured refusal. A store refuses the id of a request that a restart
-// interrupted, so that no new work runs under it.
+// RequestRecorder (Options.Requests) is told when a request begins, is
+// stopped and ends, so that a restart knows which requests were still
+// running and which were stopped. RequestBegan may refuse the request:
+// Begin (or Delegate) then fails with its error, and an *InterruptedError
+// or a *StopError becomes a structured refusal. A store refuses the id of
+// a request that a restart interrupted, or that was stopped, so that no
+// new work runs under it. RequestStopped is called once the stop is in
+// force (Request.Stop returns after it): a store makes the stop durable
+// there.
 type RequestRecorder interface {
 	RequestBegan(ctx context.Context, r *Request) error
+	RequestStopped(ctx context.Context, r *Request, c Cause)
 	RequestEnded(ctx context.Context, r *Request)
 }
 

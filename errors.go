@@ -17,6 +17,9 @@ var (
 	ErrToolFailed = errors.New("tool failed")
 	// ErrBudget matches refusals and stops caused by an exhausted budget.
 	ErrBudget = errors.New("budget exhausted")
+	// ErrUnavailable matches calls that a circuit breaker failed at once:
+	// the tool or its upstream is down (type unavailable).
+	ErrUnavailable = errors.New("tool unavailable")
 )
 
 // Error types: the broad class of a refusal or failure. The Code inside a
@@ -34,13 +37,14 @@ const (
 	TypeRateLimit   = "rate_limit"        // too many calls; retry after
 	TypeState       = "state"             // stale read or deadlock on an entity
 	TypeTransient   = "transient"         // timeout, unavailable: may work later
+	TypeUnavailable = "unavailable"       // a circuit breaker is open: the tool or its upstream is down; nothing ran
 	TypeInterrupted = "interrupted"       // a restart cut the call or its request short
 	TypeTool        = "tool"              // the tool ran and reported a failure
 )
 
 // Error is the one shape of every refusal and failure (R10). The model sees
 // it through [Error.ModelText]; programs see its fields. An *Error matches
-// [ErrRefused], [ErrCancelled], [ErrToolFailed] or [ErrBudget] with errors.Is,
+// [ErrRefused], [ErrCancelled], [ErrToolFailed], [ErrUnavailable] or [ErrBudget] with errors.Is,
 // according to its Type.
 type Error struct {
 	Code       string        `json:"code"`                  // stable, snake_case, e.g. "cycle", "budget_turns"
@@ -79,11 +83,13 @@ func (e *Error) Is(target error) bool {
 	case ErrCancelled:
 		return e.cancelled
 	case ErrToolFailed:
-		return e.Type == TypeTool || e.Type == TypeTransient
+		return e.Type == TypeTool || e.Type == TypeTransient || e.Type == TypeUnavailable
 	case ErrBudget:
 		return e.Type == TypeBudget
+	case ErrUnavailable:
+		return e.Type == TypeUnavailable
 	case ErrRefused:
-		return !e.cancelled && e.Type != TypeTool && e.Type != TypeTransient
+		return !e.cancelled && e.Type != TypeTool && e.Type != TypeTransient && e.Type != TypeUnavailable
 	}
 	return false
 }

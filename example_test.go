@@ -94,3 +94,34 @@ func ExampleRequest_Stop() {
 	// request r1 stopped (cancel) by operator: runaway spend
 	// stopped_cancel
 }
+
+// A read whose upstream is down: after Failures transient failures in a
+// row its breaker opens, and a call fails at once (nothing runs) — or,
+// with a fallback, the fallback answers, and the result says so.
+func ExampleTool_fallback() {
+	rt := reach.New(&reach.Options{DisableLoopGuard: true})
+	rt.MustRegister(
+		reach.Tool{Name: "kb__search", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 1},
+			Breaker: &reach.BreakerPolicy{Failures: 2},
+			Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				return nil, &reach.ToolError{Type: "unavailable", Message: "upstream kb is not reachable: connection refused"}
+			},
+			Fallback: []reach.Followup{{Tool: "mirror__search", Args: `{"query": "{args.q}"}`}}},
+		reach.Tool{Name: "mirror__search", Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"hits": ["refund policy"]}`), nil
+		}},
+	)
+	ctx, req, _ := rt.Begin(context.Background(), nil)
+	defer req.End()
+	var res *reach.Result
+	for i := range 3 {
+		res = rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i), Tool: "kb__search", Arguments: json.RawMessage(`{"q": "refunds"}`)})
+	}
+	fmt.Println(rt.Breaker(reach.BreakerTool, "kb__search", nil).State())
+	fmt.Println(res.Status, res.Fallback, string(res.Data))
+	fmt.Println(res.Notes[0])
+	// Output:
+	// open
+	// success mirror__search {"hits": ["refund policy"]}
+	// kb__search failed (it is unavailable: its circuit breaker is open); this result comes from its fallback mirror__search, not from kb__search.
+}

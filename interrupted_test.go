@@ -29,7 +29,8 @@ func (r *recorder) RequestBegan(_ context.Context, q *reach.Request) error {
 	r.began.Add(1)
 	return nil
 }
-func (r *recorder) RequestEnded(context.Context, *reach.Request) {}
+func (r *recorder) RequestStopped(context.Context, *reach.Request, reach.Cause) {}
+func (r *recorder) RequestEnded(context.Context, *reach.Request)                {}
 
 // A request that a restart interrupted stays interrupted: restored, it
 // refuses every call and every Begin of its id with request_interrupted,

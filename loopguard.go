@@ -65,11 +65,16 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 		// An idempotent replay ran nothing and observed nothing new: it is a
 		// client's retry of one call, not a decision to call again.
 		o.Refused = true
+	case res.Error != nil && res.Error.Type == TypeUnavailable && res.Error.Retry == "":
+		// An open circuit breaker failed it at once: nothing ran, nothing
+		// was observed, as with a refusal (the breaker, not the retry
+		// budget, bounds what a dead tool costs).
+		o.Refused = true
 	case res.Status == StatusError:
 		o.Error = true
 		if res.Error != nil {
 			o.ErrorType = res.Error.Code
-			if res.Error.Type == TypeTransient && !loops.Transient(o.ErrorType) {
+			if (res.Error.Type == TypeTransient || res.Error.Type == TypeUnavailable) && !loops.Transient(o.ErrorType) {
 				// A failure the executor found transient (a retryable
 				// tool's, or one whose message says so) under the tool's
 				// own code: a retry of it is not a repeat.

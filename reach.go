@@ -35,13 +35,35 @@
 //  8. limit: rate limits
 //  9. idempotency: a recorded result for this key is returned as is; a key used for other arguments is refused
 //  10. checkpoint: a durable "executing" record (with Options.Checkpoints)
-//  11. execute: timeout, retries with backoff for transient failures
+//  11. execute: first the circuit breakers of the tool and of its upstream: an open one fails the call at once (type unavailable) and nothing runs; then timeout, retries with backoff for transient failures, each attempt counted by the breakers, and no retry once one opened
 //  12. verify and saga: verify after write; register the undo, or compensate
 //  13. shape: the result shaped for the model
 //  14. record: the Recorder is told
 //
-// Options.Middleware wraps stage 11: user middleware runs after every
-// guard, just around the tool.
+// A read that failed transiently after its retries, or met an open
+// breaker, is answered by its first healthy fallback (Tool.Fallback), a
+// call of its own under it; the stage sits between 9 and 10.
+//
+// Options.Middleware wraps stage 11 after the breakers: user middleware
+// runs after every guard, just around the tool.
+//
+// # Circuit breakers
+//
+// Every tool has a circuit breaker, and so has every upstream
+// (Tool.Upstream), shared by its tools. A breaker is closed: it lets calls
+// through and counts their transient failures (the runtime's one
+// classification: a timeout, a ToolError of type timeout, unavailable or
+// rate_limited, a Retryable tool's failure, a message that says HTTP 429
+// or 5xx or "temporarily"); a refusal, a permanent failure or a cancel
+// never counts. After BreakerPolicy.Failures transient failures in a row
+// (5), or a failure rate of Rate (0.5) over Window (1m) once MinCalls (20)
+// were made, it opens: every call fails at once with an error of type
+// unavailable that says what is down and since when, when it will be
+// tried again and what to use instead. After OpenFor (10s) it is
+// half-open: one call goes through to probe, and its success closes it.
+// An upstream's breaker counts only the failures that say it could not be
+// reached (a ToolError of type unavailable, a timeout). Changes of state
+// are logged and recorded (Event.Breaker); Runtime.Breakers lists them.
 package reach
 
 import (
@@ -163,6 +185,10 @@ type Event struct {
 	Remaining    Budget
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *Cause
+	// Breaker is set on the event of a circuit breaker changing state (no
+	// frame; Name is "kind:name", and the request fields are those of the
+	// call that moved it, if one did).
+	Breaker *BreakerChange
 }
 
 // Recorder receives an Event for every frame that ends, and stops. It must
@@ -228,13 +254,17 @@ type Options struct {
 	// CheckpointReads, every call) durably before it runs (C5).
 	Checkpoints     Checkpointer
 	CheckpointReads bool
-	// Requests, if not nil, is told when a request begins and ends, and
-	// may refuse one (see RequestRecorder): a store that keeps the
-	// requests (internal/durable).
+	// Requests, if not nil, is told when a request begins, is stopped and
+	// ends, and may refuse one (see RequestRecorder): a store that keeps
+	// the requests (internal/durable).
 	Requests RequestRecorder
 	// DeadLetters keeps the compensations that failed after their
 	// retries; if nil, in memory (see DeadLetterQueue).
 	DeadLetters DeadLetterQueue
+	// History, if not nil, is asked by Lookup for a request this run does
+	// not keep: one of an earlier run, which a store kept. It is restored
+	// (see RestorePast) and kept like the ended requests of this run.
+	History func(id string) (*PastRequest, bool)
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.
@@ -243,6 +273,13 @@ type Options struct {
 	// registered: the refusal it returns (a tool held for review, say)
 	// replaces unknown_tool; nil keeps unknown_tool.
 	Missing func(name string) *Error
+	// Breaker is the default policy of every circuit breaker (tools',
+	// upstreams', and those made with Runtime.Breaker); nil means the
+	// defaults of BreakerPolicy.
+	Breaker *BreakerPolicy
+	// UpstreamBreakers configure the breakers of upstreams, by name
+	// (Tool.Upstream); an upstream not named has Breaker.
+	UpstreamBreakers map[string]*BreakerPolicy
 	// Loops tune the loop detectors; nil means the defaults.
 	Loops *LoopOptions
 	// DisableLoopGuard turns the loop detectors (stage 5) off.
@@ -260,7 +297,8 @@ type Options struct {
 // another or is out of range: ApprovalKey without an Approver,
 // CheckpointReads without Checkpoints, IdempotencyTTL with an Idempotency
 // store (the TTL is the in-memory store's), Loops with DisableLoopGuard,
-// or a negative amount. A nil *Options is fine.
+// a negative amount, or a breaker policy out of range. A nil *Options is
+// fine.
 func (o *Options) Check() error {
 	switch {
 	case o == nil:
@@ -277,6 +315,14 @@ func (o *Options) Check() error {
 		return errors.New("Options: DefaultTimeout, MaxResultBytes, MaxFrames, MaxRequests and IdempotencyTTL must not be negative (zero means the default)")
 	case o.LowContext < 0 || o.LowContext > 1:
 		return fmt.Errorf("Options.LowContext is a fraction of the token budget, from 0 to 1; got %v", o.LowContext)
+	}
+	if err := o.Breaker.Check(); err != nil {
+		return fmt.Errorf("Options.Breaker: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.UpstreamBreakers)) {
+		if err := o.UpstreamBreakers[name].Check(); err != nil {
+			return fmt.Errorf("Options.UpstreamBreakers[%s]: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -297,6 +343,9 @@ type Runtime struct {
 	reqMu    sync.Mutex
 	requests map[string]*Request
 	order    []*Request // begin order, for listing
+
+	brkMu    sync.Mutex
+	breakers map[string]*Breaker // "kind:name" -> breaker
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on
@@ -391,6 +440,13 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 			return fmt.Errorf("tool %s is already registered", t.Name)
 		}
 		next[t.Name] = ct
+	}
+	for _, t := range tools {
+		ct := next[t.Name]
+		ct.breaker = rt.breakerOf(BreakerTool, t.Name, t.Breaker, true)
+		if t.Upstream != "" {
+			ct.upBreaker = rt.breakerOf(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
+		}
 	}
 	c.m.Store(&next)
 	return nil
@@ -514,6 +570,11 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 		c.Request = cmp.Or(c.Request, r.id)
 		return (&InterruptedError{Cause: c}).asError()
 	}
+	if se, ok := errors.AsType[*StopError](err); ok {
+		c := se.Cause
+		c.Request = cmp.Or(c.Request, r.id)
+		return (&StopError{Cause: c}).asError()
+	}
 	return err
 }
 
@@ -567,6 +628,8 @@ func (rt *Runtime) track(r *Request) error {
 	defer rt.reqMu.Unlock()
 	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
 		return (&InterruptedError{Cause: *old.interrupted}).asError()
+	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
+		return (&StopError{Cause: *c}).asError() // a stopped request of an earlier run stays stopped
 	} else if ok && !old.ended.Load() {
 		return fmt.Errorf("request %s is already running", r.id)
 	}
@@ -604,12 +667,20 @@ func (rt *Runtime) untrack(r *Request) {
 	}
 }
 
-// Lookup returns a request by id (running, or ended and still kept).
+// Lookup returns a request by id: running, or ended and still kept, or
+// one of an earlier run that Options.History knows (restored).
 func (rt *Runtime) Lookup(id string) (*Request, bool) {
 	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
 	r, ok := rt.requests[id]
-	return r, ok
+	rt.reqMu.Unlock()
+	if ok || rt.opts.History == nil || id == "" {
+		return r, ok
+	}
+	p, ok := rt.opts.History(id)
+	if !ok {
+		return nil, false
+	}
+	return rt.RestorePast(p), true
 }
 
 // DefaultBudget is the budget of a request begun without one.

@@ -1491,6 +1491,8 @@ func TestOptionsContradictions(t *testing.T) {
 		{reach.Options{Loops: &reach.LoopOptions{}, DisableLoopGuard: true}, "DisableLoopGuard"},
 		{reach.Options{MaxFrames: -1}, "negative"},
 		{reach.Options{LowContext: 1.5}, "LowContext"},
+		{reach.Options{Breaker: &reach.BreakerPolicy{Failures: -1}}, "Options.Breaker"},
+		{reach.Options{UpstreamBreakers: map[string]*reach.BreakerPolicy{"kb": {Rate: 3}}}, "UpstreamBreakers[kb]"},
 	} {
 		err := tc.o.Check()
 		if err == nil || !strings.Contains(err.Error(), tc.says) {

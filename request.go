@@ -227,6 +227,9 @@ type Request struct {
 	// interrupted, set on a request restored by RestoreInterrupted, is why
 	// a restart cut it off.
 	interrupted *Cause
+	// past, set on a request of an earlier run (RestorePast), loads its
+	// frames and sub-requests when they are first asked for.
+	past *past
 }
 
 // ID returns the request id.
@@ -260,7 +263,10 @@ func (r *Request) DelegateFrame() *Frame { return r.delegate }
 // Root returns the request at the top of r's tree (r itself for a root).
 func (r *Request) Root() *Request { return r.root }
 
-// Frame finds a frame by id in r or its sub-requests, newest first.
+// Frame finds a frame by id in r or its sub-requests, newest first. The
+// frames of a request of an earlier run (RestorePast) are searched once
+// they were read (Frames, Children): no frame of theirs is a parent of new
+// work.
 func (r *Request) Frame(id FrameID) (*Frame, bool) {
 	r.mu.Lock()
 	for i := len(r.frames) - 1; i >= 0; i-- {
@@ -291,6 +297,9 @@ func (r *Request) Started() time.Time { return r.started }
 
 // Usage returns what the request and its sub-requests have spent.
 func (r *Request) Usage() Usage {
+	if r.past != nil {
+		return r.past.usage
+	}
 	return Usage{
 		Turns:     int(r.turns.Load()),
 		ToolCalls: int(r.toolCalls.Load()),
@@ -375,6 +384,7 @@ func (r *Request) StopCause() *Cause {
 
 // Children returns the sub-requests delegated from this request.
 func (r *Request) Children() []*Request {
+	r.loadPast()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*Request(nil), r.children...)
@@ -383,6 +393,7 @@ func (r *Request) Children() []*Request {
 // Frames returns a snapshot of the request's frames in creation order
 // (without its sub-requests' frames).
 func (r *Request) Frames() []*Frame {
+	r.loadPast()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*Frame(nil), r.frames...)
@@ -443,7 +454,7 @@ func (r *Request) Stop(mode StopMode, by, reason string) {
 }
 
 func (r *Request) stop(c Cause) {
-	if r.interrupted != nil {
+	if r.interrupted != nil || r.past != nil {
 		return // over already, and kept as it was found
 	}
 	var old StopMode
@@ -468,9 +479,20 @@ func (r *Request) stop(c Cause) {
 		}
 	}
 	r.rt.recordStop(r, c)
+	if rr := r.rt.opts.Requests; rr != nil {
+		rr.RequestStopped(context.Background(), r, c)
+	}
 	for _, ch := range r.Children() {
 		ch.stop(c)
 	}
+}
+
+// stopCause returns why r itself was stopped, or nil; r may be nil.
+func (r *Request) stopCause() *Cause {
+	if r == nil || StopMode(r.mode.Load()) == Running {
+		return nil
+	}
+	return r.cause.Load()
 }
 
 // stopped returns the first stop in force on r or an ancestor, or nil.

@@ -159,7 +159,25 @@ type Tool struct {
 	Undo *Followup
 	// Verify checks a successful write (S2).
 	Verify *Verify
-	Func   ToolFunc
+	// Upstream names the server or service the tool's calls go to (the
+	// gateway sets an upstream MCP server's name). The tools of one
+	// upstream share its circuit breaker, which counts the failures that
+	// say the upstream could not be reached: a ToolError of type
+	// "unavailable", or an attempt that timed out.
+	Upstream string
+	// Breaker configures the tool's circuit breaker; nil means the
+	// runtime's default (Options.Breaker).
+	Breaker *BreakerPolicy
+	// Fallback, for a read, are the reads that answer in its place when
+	// its breaker (or its upstream's) is open, or a transient failure
+	// exhausted its retries: the first whose breakers let it through is
+	// called, as a call of its own under this one, with Args, a template
+	// over this call's arguments ({"q": "{args.query}"}; empty passes the
+	// arguments on as they are); if it fails, the next. The result says
+	// which tool answered (Result.Fallback, and a note for the model). A
+	// write has none: its failure goes to the model and the saga.
+	Fallback []Followup
+	Func     ToolFunc
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
@@ -171,9 +189,14 @@ type tool struct {
 	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
 	nameHash callgraph.Hash // for non-reentrant ancestry checks
 	effects  *effects       // its entities, undo, refresh and verify, compiled
-	retry    RetryPolicy
-	timeout  time.Duration
-	shape    Shape
+	fallback []*compiledFollowup
+	// breaker and upBreaker are the tool's circuit breaker and its
+	// upstream's (nil without an upstream), set at registration: they
+	// outlive a re-registration of the tool.
+	breaker, upBreaker *Breaker
+	retry              RetryPolicy
+	timeout            time.Duration
+	shape              Shape
 }
 
 func compileTool(t Tool, opts *Options) (*tool, error) {
@@ -210,6 +233,17 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 		return nil, err
 	}
 	ct.effects = eff
+	if ct.fallback, err = compileFallbacks(&ct.Tool); err != nil {
+		return nil, err
+	}
+	ct.Fallback = append([]Followup(nil), t.Fallback...)
+	if err := t.Breaker.Check(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	if t.Breaker != nil {
+		p := *t.Breaker
+		ct.Breaker = &p
+	}
 	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	if t.Retry != nil {
 		if t.Retry.Attempts > 0 {

@@ -179,8 +179,16 @@ func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-cha
 			}
 		}
 	}()
+	// The point may be reached before the gateway serves (by the undos
+	// its recovery runs): then it never answers.
+	c := &http.Client{Timeout: time.Second}
 	for range 500 {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		select {
+		case <-reached:
+			return cmd, reached
+		default:
+		}
+		if resp, err := c.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			return cmd, reached
 		}

@@ -2,18 +2,21 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // newToolsCmd is `reach tools list|diff|approve`: the pinned definitions of
-// upstream tools (P7), in the data folder's pins.json.
+// upstream tools (P7), in the data folder's store.
 func newToolsCmd() *cobra.Command {
 	var data string
 	cmd := &cobra.Command{
@@ -26,13 +29,29 @@ with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve
 running gateway sees the approval within seconds, without a restart.`,
 	}
 	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
-	open := func() (*pin.Store, error) {
-		// A missing pin file is most often a wrong folder: the gateway keeps
-		// its data next to its configuration. Say so, as the audit commands
-		// do, rather than answer that nothing is pinned or held.
+	// open opens the pins in the data folder's store (the gateway keeps
+	// them there; an older gateway's pins.json is imported), or, with no
+	// store, in its pins.json. Call done when finished.
+	var st *store.SQLite
+	done := func() {
+		if st != nil {
+			st.Close()
+		}
+	}
+	open := func(ctx context.Context) (*pin.Store, error) {
+		if _, err := os.Stat(filepath.Join(data, store.DefaultFile)); err == nil {
+			var err error
+			if st, err = store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true}); err != nil {
+				return nil, err
+			}
+			return pin.OpenStore(ctx, st, pin.Path(data))
+		}
+		// Neither is most often a wrong folder: the gateway keeps its data
+		// next to its configuration. Say so, as the audit commands do,
+		// rather than answer that nothing is pinned or held.
 		if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no pinned tools in %s: %s does not exist (use --data to name the gateway's data folder)",
-				data, pin.Path(data))
+			return nil, fmt.Errorf("no pinned tools in %s: neither %s nor %s exists (use --data to name the gateway's data folder)",
+				data, store.DefaultFile, pin.File)
 		}
 		return pin.Open(pin.Path(data))
 	}
@@ -43,7 +62,8 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "List the pinned tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := open()
+			s, err := open(cmd.Context())
+			defer done()
 			if err != nil {
 				return err
 			}
@@ -72,7 +92,8 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Show a held tool's change (every held tool's without TOOL)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open()
+			s, err := open(cmd.Context())
+			defer done()
 			if err != nil {
 				return err
 			}
@@ -113,7 +134,8 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Approve a held tool's new definition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open()
+			s, err := open(cmd.Context())
+			defer done()
 			if err != nil {
 				return err
 			}

@@ -650,6 +650,16 @@ func FromReach(e *reach.Event) *Event {
 			ev.Message = e.Stop.Reason
 		}
 	}
+	if b := e.Breaker; b != nil {
+		// A circuit breaker's change of state: request-level (no frame),
+		// in the request of the call that moved it, if one did.
+		ev.Kind, ev.Name, ev.Decision, ev.Guard, ev.Code = "breaker", e.Name, b.To.String(), "breaker", "breaker_"+b.To.String()
+		ev.Message = "from " + b.From.String() + ": " + b.Reason
+		if !b.RetryAt.IsZero() {
+			ev.Message += "; a probe may go at " + b.RetryAt.UTC().Format(time.RFC3339)
+		}
+		return ev
+	}
 	if b, err := json.Marshal(e.Remaining); err == nil && string(b) != "{}" {
 		ev.Budget = b
 	}

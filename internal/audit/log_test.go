@@ -281,11 +281,57 @@ func TestFromReach(t *testing.T) {
 			Stop: &reach.Cause{Mode: reach.Cancel, By: "operator", Reason: "runaway"}},
 		want: &audit.Event{Time: at, Request: "r2", Agent: "main", Kind: "stop", Name: "cancel", Decision: "cancelled",
 			Guard: "operator", Message: "runaway"},
+	}, {
+		in: &reach.Event{Time: at, Request: "r3", Root: "r3", Principal: "bob", Name: "upstream:kb",
+			Breaker: &reach.BreakerChange{Kind: "upstream", Name: "kb", From: reach.BreakerClosed, To: reach.BreakerOpen,
+				Reason: "5 transient failures in a row", At: at, RetryAt: at.Add(10 * time.Second)}},
+		want: &audit.Event{Time: at, Request: "r3", Principal: "bob", Kind: "breaker", Name: "upstream:kb", Decision: "open",
+			Guard: "breaker", Code: "breaker_open", Message: "from closed: 5 transient failures in a row; a probe may go at 2023-11-14T22:13:30Z"},
 	}}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, audit.FromReach(tt.in)); diff != "" {
 			t.Errorf("FromReach (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// TestBreakerChangesAreAudited: a circuit breaker's changes of state are
+// events of the audit log, in the request of the call that moved it, and
+// the chain verifies.
+func TestBreakerChangesAreAudited(t *testing.T) {
+	ctx := t.Context()
+	l := newLog(t, store.NewMemory(), nil)
+	rt := reach.New(&reach.Options{Recorder: l})
+	rt.MustRegister(reach.Tool{Name: "lookup", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 1}, Breaker: &reach.BreakerPolicy{Failures: 2},
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "unavailable", Message: "upstream kb is not reachable"}
+		}})
+	rctx, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "req_brk", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		rt.Call(rctx, &reach.Call{ID: fmt.Sprint(i), Tool: "lookup", Arguments: json.RawMessage(fmt.Sprintf(`{"id":%d}`, i))})
+	}
+	req.End()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := l.Show(ctx, "req_brk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%s %s %s %s", e.Kind, e.Name, e.Decision, e.Code))
+	}
+	want := []string{"tool lookup failed unavailable", "breaker tool:lookup open breaker_open", "tool lookup failed unavailable",
+		"tool lookup failed breaker_open"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded events (-want +got):\n%s", diff)
+	}
+	if _, err := l.Verify(ctx); err != nil {
+		t.Error(err)
 	}
 }
 

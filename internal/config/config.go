@@ -92,6 +92,10 @@ type Config struct {
 	// results, errors, logs, the audit and the graph (P6).
 	Secrets *SecretsConfig `yaml:"secrets"`
 
+	// Breaker is the default circuit breaker of every tool, upstream and
+	// model endpoint; absent, the defaults of reach.BreakerPolicy.
+	Breaker *Breaker `yaml:"breaker"`
+
 	// Auth makes every endpoint but /healthz need an API key or a bearer
 	// JWT; with it the gateway may serve a non-loopback address.
 	Auth *AuthConfig `yaml:"auth"`
@@ -129,6 +133,9 @@ type Upstream struct {
 	Prefix *string `yaml:"prefix"`
 	// Timeout bounds connecting and listing tools; if zero, 30s.
 	Timeout Duration `yaml:"timeout"`
+	// Breaker configures the upstream's circuit breaker, shared by its
+	// tools; absent, the top-level breaker.
+	Breaker *Breaker `yaml:"breaker"`
 }
 
 // AgentConfig is one A2A agent.
@@ -184,6 +191,15 @@ type ToolOverride struct {
 	Undo    *reach.Followup
 	Refresh *reach.Followup
 	Verify  *reach.Verify
+	// Breaker configures the tool's circuit breaker (see Breaker); absent,
+	// the top-level breaker.
+	Breaker *reach.BreakerPolicy
+	// Fallback, for a read, lists the reads that answer in its place when
+	// its breaker (or its upstream's) is open or a transient failure
+	// exhausted its retries: in YAML a tool's name (called with the same
+	// arguments), or {tool, args} with args a JSON template over the
+	// call's arguments, e.g. {"query": "{args.q}"}.
+	Fallback []reach.Followup
 }
 
 // UnmarshalYAML decodes an override's YAML keys straight into the fields
@@ -218,8 +234,54 @@ func (o *ToolOverride) fields() fields {
 			fs["condition"] = &v.Condition
 			return fs
 		}},
+		"breaker":  &part[reach.BreakerPolicy]{&o.Breaker, func(p *reach.BreakerPolicy) fields { return (*Breaker)(p).fields() }},
+		"fallback": (*fallbacks)(&o.Fallback),
 	}
 }
+
+// fallbacks are a read's fallbacks in YAML: each a tool's name, or
+// {tool, args}.
+type fallbacks []reach.Followup
+
+func (fs *fallbacks) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("line %d: fallback is a list of tools: [NAME, {tool: NAME, args: '{...}'}]", n.Line)
+	}
+	out := make([]reach.Followup, len(n.Content))
+	for i, item := range n.Content {
+		f := &out[i]
+		if item.Kind == yaml.ScalarNode {
+			if err := item.Decode(&f.Tool); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := decodeFields(item, fields{"tool": &f.Tool, "args": &f.Args}); err != nil {
+			return err
+		}
+	}
+	*fs = out
+	return nil
+}
+
+// Breaker is a reach.BreakerPolicy in YAML: failures, rate, window,
+// min_calls, open_for and disabled; an absent key takes the top-level
+// breaker's, then the default (reach.BreakerPolicy).
+type Breaker reach.BreakerPolicy
+
+// UnmarshalYAML decodes a breaker's keys straight into its fields.
+func (b *Breaker) UnmarshalYAML(n *yaml.Node) error { return decodeFields(n, b.fields()) }
+
+func (b *Breaker) fields() fields {
+	return fields{"failures": &b.Failures, "rate": &b.Rate, "window": (*Duration)(&b.Window),
+		"min_calls": &b.MinCalls, "open_for": (*Duration)(&b.OpenFor), "disabled": &b.Disabled}
+}
+
+// Policy returns b as a reach.BreakerPolicy (nil for nil).
+func (b *Breaker) Policy() *reach.BreakerPolicy { return (*reach.BreakerPolicy)(b) }
 
 // Apply changes t's contract as o says.
 func (o *ToolOverride) Apply(t *reach.Tool) {
@@ -259,6 +321,12 @@ func (o *ToolOverride) Apply(t *reach.Tool) {
 	}
 	if o.Verify != nil {
 		t.Verify = new(*o.Verify)
+	}
+	if o.Breaker != nil {
+		t.Breaker = new(*o.Breaker)
+	}
+	if len(o.Fallback) > 0 {
+		t.Fallback = slices.Clone(o.Fallback)
 	}
 }
 
@@ -374,6 +442,21 @@ type ModelConfig struct {
 	// Prices per model name, in dollars per million tokens, for the cost
 	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
 	Prices map[string]reach.Price `yaml:"prices"`
+	// Fallbacks are the endpoints the model proxy asks, in order, when
+	// this one's breaker is open or it answers 5xx or 429 (or not at all);
+	// the spending is charged at the price of the model that answered.
+	Fallbacks []ModelFallback `yaml:"fallbacks"`
+	// Breaker configures the breakers of the endpoints; absent, the
+	// top-level breaker.
+	Breaker *Breaker `yaml:"breaker"`
+}
+
+// ModelFallback is an OpenAI-compatible endpoint the model proxy falls
+// back to, and the model it asks for there (if empty, the one asked for).
+type ModelFallback struct {
+	BaseURL string `yaml:"base_url"`
+	Model   string `yaml:"model"`
+	APIKey  Secret `yaml:"api_key"`
 }
 
 // AuthConfig says how clients authenticate.
@@ -448,6 +531,13 @@ func (c *Config) SecretValues() []string {
 	}
 	if c.Model != nil && c.Model.APIKey != "" {
 		out = append(out, c.Model.APIKey.Reveal())
+	}
+	if c.Model != nil {
+		for _, f := range c.Model.Fallbacks {
+			if f.APIKey != "" {
+				out = append(out, f.APIKey.Reveal())
+			}
+		}
 	}
 	return out
 }
@@ -849,6 +939,14 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 			return c.Errorf([]any{"model", "api_key"}, "model api_key: %v", err)
 		}
 		c.Model.APIKey = x
+		for i := range c.Model.Fallbacks {
+			f := &c.Model.Fallbacks[i]
+			x, err := expandSecret(f.APIKey, lookup, record)
+			if err != nil {
+				return c.Errorf([]any{"model", "fallbacks", i, "api_key"}, "model fallback %d, api_key: %v", i+1, err)
+			}
+			f.APIKey = x
+		}
 	}
 	return nil
 }
@@ -897,6 +995,9 @@ func (c *Config) check() error {
 		}
 		if len(u.Command) > 0 && u.Command[0] == "" {
 			return c.Errorf(append(at, "command"), "upstream %s: the command's first element (the program) is empty", u.Name)
+		}
+		if err := u.Breaker.Policy().Check(); err != nil {
+			return c.Errorf(append(at, "breaker"), "upstream %s: %v", u.Name, err)
 		}
 		for _, k := range c.inFileOrder(slices.Sorted(maps.Keys(u.Headers)), "upstreams", i, "headers") {
 			if !httpguts.ValidHeaderFieldName(k) {
@@ -949,6 +1050,23 @@ func (c *Config) check() error {
 				return c.Errorf(append(at, "tags"), "tool %s: tag %q: tags beginning with upstream: are the gateway's own (it tags each tool with its upstream); choose another", name, tag)
 			}
 		}
+		if err := o.Breaker.Check(); err != nil {
+			return c.Errorf(append(at, "breaker"), "tool %s: %v", name, err)
+		}
+		if len(o.Fallback) > 0 && (o.Access == reach.Write || o.Access == reach.HighRisk || o.Access == reach.Forbidden) {
+			return c.Errorf(append(at, "fallback"), "tool %s: fallback is for reads, and this is a %s tool: a write's failure goes to the model and the saga, never silently elsewhere; remove the fallback", name, o.Access)
+		}
+		for i, f := range o.Fallback {
+			switch {
+			case f.Tool == "":
+				return c.Errorf(append(at, "fallback", i), "tool %s: fallback %d names no tool; write a tool's name, or {tool: NAME, args: '{...}'}", name, i+1)
+			case f.Tool == name:
+				return c.Errorf(append(at, "fallback", i), "tool %s: fallback %d is the tool itself; name another read", name, i+1)
+			}
+		}
+	}
+	if err := c.Breaker.Policy().Check(); err != nil {
+		return c.Errorf([]any{"breaker"}, "%v", err)
 	}
 	for _, name := range c.inFileOrder(slices.Sorted(maps.Keys(c.Budgets)), "budgets") {
 		b := c.Budgets[name]
@@ -983,6 +1101,22 @@ func (c *Config) check() error {
 		}
 		if !httpguts.ValidHeaderFieldValue(m.APIKey.Reveal()) { // sent in a header; a secret: not quoted
 			return c.Errorf([]any{"model", "api_key"}, "model api_key holds a line break or another control character; write it on one line (a ${VAR} whose value ends with a newline does this: trim the variable)")
+		}
+		if err := m.Breaker.Policy().Check(); err != nil {
+			return c.Errorf([]any{"model", "breaker"}, "model: %v", err)
+		}
+		for i, f := range m.Fallbacks {
+			at := []any{"model", "fallbacks", i}
+			p, err := url.Parse(f.BaseURL)
+			if err == nil && p.User != nil {
+				return c.Errorf(append(at, "base_url"), "model fallback %d: put credentials in api_key with ${VAR}, not in the base_url", i+1)
+			}
+			if f.BaseURL == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return c.Errorf(append(at, "base_url"), "model fallback %d: base_url %q must be an http:// or https:// URL such as http://127.0.0.1:8001/v1", i+1, f.BaseURL)
+			}
+			if !httpguts.ValidHeaderFieldValue(f.APIKey.Reveal()) {
+				return c.Errorf(append(at, "api_key"), "model fallback %d: api_key holds a line break or another control character; write it on one line", i+1)
+			}
 		}
 	}
 	return c.checkNumbers()

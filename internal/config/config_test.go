@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,17 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 		{"reserved tag", "tools:\n  x:\n    tags: [public, 'upstream:other']\n", []string{"line 3", "upstream:other", "gateway's own"}},
 		{"keyed without key", "tools:\n  x: {reentrancy: keyed}\n", []string{"line 2", "needs key"}},
 		{"bad model url", "model: {base_url: 'localhost:8000'}\n", []string{"line 1", "base_url"}},
+		{"breaker rate above 1", "breaker: {rate: 1.5}\n", []string{"line 1", "rate is a fraction"}},
+		{"unknown breaker key", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    breaker: {failure: 3}\n", []string{"line 4", "failure"}},
+		{"negative breaker", "tools:\n  x:\n    breaker: {open_for: -1s}\n", []string{"line 3", "not a duration"}},
+		{"tool breaker rate", "tools:\n  x:\n    breaker: {rate: 2}\n", []string{"line 3", "tool x", "rate is a fraction"}},
+		{"fallback of a write", "tools:\n  x:\n    access: write\n    fallback: [y]\n", []string{"line 4", "fallback is for reads", "saga"}},
+		{"fallback to itself", "tools:\n  x:\n    fallback:\n      - y\n      - x\n", []string{"line 5", "fallback 2 is the tool itself"}},
+		{"fallback without a tool", "tools:\n  x:\n    fallback: [{args: '{}'}]\n", []string{"line 3", "names no tool"}},
+		{"fallback with an unknown key", "tools:\n  x:\n    fallback: [{tool: y, arguments: '{}'}]\n", []string{"line 3", "unknown field arguments"}},
+		{"model fallback url", "model:\n  base_url: http://127.0.0.1:1/v1\n  fallbacks:\n    - {base_url: 'localhost:8001', model: m}\n", []string{"line 4", "model fallback 1", "base_url"}},
+		{"model fallback credentials", "model:\n  base_url: http://127.0.0.1:1/v1\n  fallbacks:\n    - {base_url: 'https://u:p@api.example.com/v1'}\n", []string{"line 4", "api_key with ${VAR}"}},
+		{"model fallback unset key", "model:\n  base_url: http://127.0.0.1:1/v1\n  fallbacks:\n    - {base_url: 'https://api.example.com/v1', api_key: '${NOPE}'}\n", []string{"line 4", "${NOPE} is not set"}},
 		{"two documents", "listen: 127.0.0.1:1\n---\nlisten: 127.0.0.1:2\n", []string{"more than one YAML document"}},
 		{"not a mapping", "- a\n- b\n", []string{"line 1"}},
 	}
@@ -107,6 +119,50 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 				t.Errorf("error %q shows a Go type name", err)
 			}
 		})
+	}
+}
+
+// TestParseBreakersAndFallbacks: the breaker settings (top level, per
+// upstream, per tool, for the model endpoints), a read's fallbacks (a
+// name, or {tool, args}) and the model's fallbacks decode into the policies
+// the runtime and the proxy use; a fallback's api_key is a secret.
+func TestParseBreakersAndFallbacks(t *testing.T) {
+	cfg, err := Parse([]byte(`breaker: {failures: 4, open_for: 30s}
+upstreams:
+  - {name: kb, url: "http://127.0.0.1:1/mcp", breaker: {failures: 2, rate: 0.25, window: 2m, min_calls: 8}}
+tools:
+  kb__search:
+    breaker: {disabled: true}
+    fallback:
+      - wiki__search
+      - {tool: web__search, args: '{"q": "{args.query}"}'}
+model:
+  base_url: http://127.0.0.1:2/v1
+  breaker: {failures: 1}
+  fallbacks:
+    - {base_url: "http://127.0.0.1:3/v1", model: small, api_key: "${KEY}"}
+`), env(map[string]string{"KEY": "sk-fallback-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *cfg.Breaker.Policy(), (reach.BreakerPolicy{Failures: 4, OpenFor: 30 * time.Second}); got != want {
+		t.Errorf("breaker = %+v, want %+v", got, want)
+	}
+	if got, want := *cfg.Upstreams[0].Breaker.Policy(), (reach.BreakerPolicy{Failures: 2, Rate: 0.25, Window: 2 * time.Minute, MinCalls: 8}); got != want {
+		t.Errorf("upstream breaker = %+v, want %+v", got, want)
+	}
+	tool := reach.Tool{Name: "kb__search"}
+	o := cfg.Tools["kb__search"]
+	o.Apply(&tool)
+	if !tool.Breaker.Disabled || len(tool.Fallback) != 2 || tool.Fallback[0] != (reach.Followup{Tool: "wiki__search"}) ||
+		tool.Fallback[1] != (reach.Followup{Tool: "web__search", Args: `{"q": "{args.query}"}`}) {
+		t.Errorf("tool = breaker %+v, fallback %+v", tool.Breaker, tool.Fallback)
+	}
+	if f := cfg.Model.Fallbacks; len(f) != 1 || f[0].Model != "small" || f[0].APIKey.Reveal() != "sk-fallback-secret" || cfg.Model.Breaker.Failures != 1 {
+		t.Errorf("model fallbacks = %+v", f)
+	}
+	if !slices.Contains(cfg.SecretValues(), "sk-fallback-secret") {
+		t.Error("a model fallback's api_key is not among the secrets masked")
 	}
 }
 
@@ -237,4 +293,48 @@ func TestExpandClosedAndLiteral(t *testing.T) {
 			t.Errorf("env %s = %q, want %q", k, got, want)
 		}
 	}
+}
+
+// FuzzParseBreakersAndFallbacks: whatever YAML the breaker and fallback
+// keys hold, Parse does not panic, and what it accepts is usable: every
+// breaker policy is in range and every fallback names a tool.
+func FuzzParseBreakersAndFallbacks(f *testing.F) {
+	for _, seed := range []string{
+		"breaker: {failures: 3, rate: 0.2, window: 30s, min_calls: 5, open_for: 1s, disabled: false}\n",
+		"tools:\n  x:\n    fallback: [a, {tool: b, args: '{\"q\": \"{args.q}\"}'}]\n    breaker: {failures: 2}\n",
+		"tools:\n  x: {fallback: a}\n",
+		"tools:\n  x: {fallback: [[a]]}\n",
+		"tools:\n  x: {fallback: [{tool: [a]}]}\n",
+		"model: {base_url: 'http://127.0.0.1:1/v1', fallbacks: [{base_url: 'http://127.0.0.1:2/v1', model: m}], breaker: {open_for: 2m}}\n",
+		"upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp', breaker: {rate: 1.0000001}}\n",
+		"breaker: &b {failures: 1}\nupstreams:\n  - {name: a, url: 'http://127.0.0.1:1/mcp', breaker: *b}\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := Parse([]byte(in), nil)
+		if err != nil {
+			return
+		}
+		check := func(where string, p *reach.BreakerPolicy) {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: Parse accepted %+v: %v", where, p, err)
+			}
+		}
+		check("breaker", c.Breaker.Policy())
+		for _, u := range c.Upstreams {
+			check("upstream "+u.Name, u.Breaker.Policy())
+		}
+		if c.Model != nil {
+			check("model", c.Model.Breaker.Policy())
+		}
+		for name, o := range c.Tools {
+			check("tool "+name, o.Breaker)
+			for _, fb := range o.Fallback {
+				if fb.Tool == "" {
+					t.Errorf("tool %s: Parse accepted a fallback without a tool: %q", name, in)
+				}
+			}
+		}
+	})
 }

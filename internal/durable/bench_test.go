@@ -4,27 +4,41 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
 )
 
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkWriteCall measures one write call through the whole chain, in
-// memory and with the durable path (checkpoints before and after, a durable
-// idempotency record) on SQLite with synchronous=NORMAL.
+// memory and with the durable path (a durable idempotency claim and
+// "executing" checkpoint before the call runs, its end and result after)
+// on SQLite with synchronous=NORMAL: one call at a time, and 64 at once
+// (c=64), where cpu-µs/call is the CPU of the whole process per call.
+//
+//	go test -run '^$' -bench WriteCall -benchtime 20000x ./internal/durable/
 func BenchmarkWriteCall(b *testing.B) {
 	write := func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"ok":true}`), nil
 	}
-	for _, durable := range []bool{false, true} {
-		name := "memory"
-		if durable {
-			name = "sqlite"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		durable bool
+		clients int
+	}{{"memory", false, 1}, {"sqlite", true, 1}, {"sqlite/c=64", true, 64}} {
+		b.Run(c.name, func(b *testing.B) {
 			o := &reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: true}
-			if durable {
+			if c.durable {
 				st, err := store.Open(context.Background(), b.TempDir(), nil)
 				if err != nil {
 					b.Fatal(err)
@@ -37,12 +51,25 @@ func BenchmarkWriteCall(b *testing.B) {
 			rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant, Func: write})
 			ctx, req, _ := rt.Begin(context.Background(), nil)
 			defer req.End()
-			i := 0
+			var i atomic.Int64
 			b.ReportAllocs()
-			for b.Loop() {
-				i++
-				rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
+			c0 := cpuTime()
+			if c.clients == 1 {
+				for b.Loop() {
+					rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i.Add(1)), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
+				}
+			} else {
+				b.SetParallelism(c.clients / 2) // on 2 CPUs
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i.Add(1)), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
+						if res.Status != reach.StatusSuccess {
+							b.Errorf("call: %+v", res.Error)
+						}
+					}
+				})
 			}
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/call")
 		})
 	}
 }

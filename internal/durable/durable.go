@@ -32,6 +32,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -110,10 +111,19 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 	return nil
 }
 
-// Ended implements reach.Checkpointer.
+// Ended implements reach.Checkpointer. The end of a call that registered
+// an undo is durable when Ended returns: a restart compensates the request
+// by it. Any other end is queued (store.Frames.QueueFrame): it is durable
+// with the store's next commit, and a crash before that leaves the call
+// "executing", which recovery answers as "may have run" (docs/STATE.md).
 func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
+	if len(f.Undo) == 0 {
+		f.Args = bytes.Clone(f.Args) // the runtime's buffer; the store keeps it until it is written
+		c.st.QueueFrame(f)           // no crash point: nothing is durable here yet
+		return
+	}
 	if err := c.st.PutFrame(ctx, f); err != nil {
 		c.log.Error("checkpoint not recorded", "request", cp.Request, "frame", f.Frame, "err", err)
 		return
@@ -135,10 +145,17 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 		return nil
 	case errors.Is(err, store.ErrConflict):
 		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
-		if old, gerr := c.st.GetRequest(ctx, r.ID()); gerr == nil && len(old.Cause) > 0 {
-			json.Unmarshal(old.Cause, &cause)
+		old, gerr := c.st.GetRequest(ctx, r.ID())
+		if gerr == nil && len(old.Cause) > 0 {
+			cause = decodeCause(old.Cause)
 		}
 		cause.Request = r.ID()
+		if gerr == nil && old.State == "stopped" {
+			if cause.Mode == reach.Running {
+				cause.Mode = reach.Cancel
+			}
+			return &reach.StopError{Cause: cause}
+		}
 		return &reach.InterruptedError{Cause: cause}
 	}
 	c.log.Error("request not recorded", "request", r.ID(), "err", err)
@@ -171,19 +188,62 @@ func parentID(r *reach.Request) string {
 	return ""
 }
 
-// RequestEnded implements reach.RequestRecorder.
+// RequestStopped implements reach.RequestRecorder: the stop is durable
+// when it returns. The request is stored as stopped, with its cause, and
+// stays so: its id starts no new work, after a restart too.
+func (c *Checkpoints) RequestStopped(ctx context.Context, r *reach.Request, cause reach.Cause) {
+	rec := c.requestRecord(r, "stopped")
+	rec.Cause = encodeCause(cause)
+	if err := c.st.PutRequest(context.WithoutCancel(ctx), rec); err != nil && !errors.Is(err, store.ErrConflict) {
+		c.log.Error("request stop not recorded", "request", r.ID(), "err", err)
+	}
+}
+
+// RequestEnded implements reach.RequestRecorder: the end is durable when
+// it returns (a restart does not undo the writes of an ended request).
 func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
-	b, _ := json.Marshal(r.Budget())
-	u, _ := json.Marshal(r.Usage())
-	rec := withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(), Agent: r.Agent(), State: "ended",
-		Budget: b, Usage: u, Started: r.Started(), Ended: time.Now()}, r)
+	rec := c.requestRecord(r, "ended")
+	rec.Ended = time.Now()
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
-		rec.Cause, _ = json.Marshal(cause)
+		rec.Cause = encodeCause(*cause)
 	}
 	if err := c.st.PutRequest(ctx, rec); err != nil {
 		c.log.Error("request end not recorded", "request", r.ID(), "err", err)
 	}
+}
+
+// requestRecord is the stored record of r in state.
+func (c *Checkpoints) requestRecord(r *reach.Request, state string) *store.Request {
+	b, _ := json.Marshal(r.Budget())
+	u, _ := json.Marshal(r.Usage())
+	return withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(), Agent: r.Agent(), State: state,
+		Budget: b, Usage: u, Started: r.Started()}, r)
+}
+
+// storedCause is a reach.Cause as the store keeps it: with its mode.
+type storedCause struct {
+	Mode string `json:"mode,omitempty"`
+	reach.Cause
+}
+
+func encodeCause(c reach.Cause) []byte {
+	sc := storedCause{Cause: c}
+	if c.Mode != reach.Running {
+		sc.Mode = c.Mode.String()
+	}
+	b, _ := json.Marshal(sc)
+	return b
+}
+
+// decodeCause reads a stored cause; what it cannot read is left zero.
+func decodeCause(b []byte) reach.Cause {
+	var sc storedCause
+	json.Unmarshal(b, &sc)
+	if m, err := reach.ParseStopMode(sc.Mode); err == nil {
+		sc.Cause.Mode = m
+	}
+	return sc.Cause
 }
 
 // Add implements reach.DeadLetterQueue: d is stored open, its ID "dl-<n>".
@@ -311,6 +371,9 @@ type Report struct {
 	MayHaveRun []*store.Frame
 	// Interrupted are the requests that had not ended.
 	Interrupted []string
+	// Stopped are the requests that were stopped and had not ended: they
+	// stay stopped; their undos ran.
+	Stopped []string
 	// Compensated are the undos run for them, per request.
 	Compensated map[string][]reach.Compensation
 }
@@ -324,6 +387,10 @@ type RecoverOptions struct {
 	// instance's claims then count as an earlier life's, as they are at
 	// start.
 	Idempotency *store.Idempotency
+	// History, if not nil, restores each request it interrupts with its
+	// frames (reach.Runtime.RestorePast), so that its graph is shown;
+	// otherwise without (reach.Runtime.RestoreInterrupted).
+	History *History
 }
 
 // rootRunning reports whether the root of the stored sub-request r was
@@ -331,7 +398,7 @@ type RecoverOptions struct {
 func rootRunning(ctx context.Context, st Store, r *store.Request) bool {
 	for range 64 { // delegation depth, bounded against a loop in bad records
 		if r.Parent == "" {
-			return r.State == "running" || r.State == "interrupted"
+			return r.State == "running" || r.State == "interrupted" || r.State == "stopped" && r.Ended.IsZero()
 		}
 		p, err := st.GetRequest(ctx, r.Parent)
 		if err != nil {
@@ -414,8 +481,9 @@ func undoRequest(r *store.Request) bool {
 func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOptions) (*Report, error) {
 	rep := &Report{Compensated: map[string][]reach.Compensation{}}
 	var idem *store.Idempotency
+	var hist *History
 	if opts != nil {
-		idem = opts.Idempotency
+		idem, hist = opts.Idempotency, opts.History
 	}
 	if ir, ok := st.(store.IdemRecords); ok && idem == nil {
 		idem = store.NewIdempotency(ir, nil)
@@ -459,6 +527,17 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
 	if err != nil {
 		return nil, fmt.Errorf("listing running requests: %w", err)
+	}
+	// A request stopped but not ended was still settling (its undos, its
+	// calls in flight) when the gateway stopped.
+	stopped, err := st.ListRequests(ctx, store.RequestFilter{State: "stopped", Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing stopped requests: %w", err)
+	}
+	for _, r := range stopped {
+		if r.Ended.IsZero() {
+			running = append(running, r)
+		}
 	}
 	for _, r := range running {
 		if r.Parent != "" && !rootRunning(ctx, st, r) {
@@ -512,15 +591,29 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
 			}
 		}
+		if r.State == "stopped" {
+			// Stopped before the restart: it stays stopped, with its cause;
+			// the restart finished its undos.
+			r.Ended = time.Now()
+			if err := st.PutRequest(ctx, r); err != nil {
+				return nil, err
+			}
+			rep.Stopped = append(rep.Stopped, r.ID)
+			continue
+		}
 		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
 		r.State, r.Ended = "interrupted", cause.At
-		r.Cause, _ = json.Marshal(cause)
+		r.Cause = encodeCause(cause)
 		if err := st.PutRequest(ctx, r); err != nil {
 			return nil, err
 		}
-		o := requestOptions(r)
-		o.Agent, o.Scene = r.Agent, r.Scene
-		rt.RestoreInterrupted(o, cause) // fails only for a request running here: none is, before serving
+		if p := hist.pastOf(r); p != nil {
+			rt.RestorePast(p)
+		} else {
+			o := requestOptions(r)
+			o.Agent, o.Scene = r.Agent, r.Scene
+			rt.RestoreInterrupted(o, cause) // fails only for a request running here: none is, before serving
+		}
 		rep.Interrupted = append(rep.Interrupted, r.ID)
 	}
 	return rep, nil

@@ -383,6 +383,9 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 		}
 		return out
 	}
+	if res.Fallback != "" {
+		out.Meta[link.MetaFallback] = res.Fallback
+	}
 	if d := bytes.TrimSpace(res.Data); len(d) > 0 && d[0] == '{' {
 		out.StructuredContent = json.RawMessage(d)
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -24,7 +25,7 @@ import (
 //
 // Tool pinning (P7): the first definition seen of an upstream tool (title,
 // description, schemas, annotations) is pinned in the data folder's
-// pins.json; a later, different definition is held, the tool neither listed
+// store; a later, different definition is held, the tool neither listed
 // nor callable, until `reach tools approve NAME` pins it. The gateway looks
 // at the held tools again every pinRecheck, so an approval applies within
 // seconds without a restart.
@@ -145,7 +146,12 @@ func (g *Gateway) openPins() error {
 	if err != nil {
 		return err
 	}
-	ps, err := pin.Open(pin.Path(dir))
+	var ps *pin.Store
+	if g.store != nil { // in the store; an older gateway's pins.json is imported
+		ps, err = pin.OpenStore(context.Background(), g.store, pin.Path(dir))
+	} else {
+		ps, err = pin.Open(pin.Path(dir))
+	}
 	if err != nil {
 		return err
 	}

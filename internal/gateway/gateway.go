@@ -54,6 +54,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/httpapi"
 	"github.com/agentreach/reach/internal/link"
@@ -120,6 +121,7 @@ type Gateway struct {
 	redactor  *redact.Redactor
 	store     *store.SQLite      // nil without a data folder
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	history   *durable.History   // the requests of earlier runs; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
 	bg        sync.WaitGroup     // background goroutines (see background)
 	agents    *a2a.Gateway       // the A2A agents; nil without any
@@ -181,6 +183,15 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if cfg.Model != nil {
 		ro.Prices = cfg.Model.Prices
 	}
+	ro.Breaker = cfg.Breaker.Policy()
+	for _, u := range cfg.Upstreams {
+		if u.Breaker != nil {
+			if ro.UpstreamBreakers == nil {
+				ro.UpstreamBreakers = map[string]*reach.BreakerPolicy{}
+			}
+			ro.UpstreamBreakers[u.Name] = u.Breaker.Policy()
+		}
+	}
 	if err := g.operators(ctx, ro); err != nil {
 		g.cancel()
 		return nil, err
@@ -191,6 +202,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, fmt.Errorf("gateway.New: %w", err)
 	}
 	g.rt = reach.New(ro)
+	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})
 
 	var tools []reach.Tool
@@ -260,6 +272,13 @@ func (g *Gateway) Warnings() []string {
 		if t.Verify != nil {
 			if _, ok := g.rt.Tool(t.Verify.Tool); !ok {
 				out = append(out, fmt.Sprintf("tool %s: its verify names %s, which is not a tool here", t.Name, t.Verify.Tool))
+			}
+		}
+		for _, f := range t.Fallback {
+			if ft, ok := g.rt.Tool(f.Tool); !ok {
+				out = append(out, fmt.Sprintf("tool %s: its fallback names %s, which is not a tool here", t.Name, f.Tool))
+			} else if ft.Access != reach.Read {
+				out = append(out, fmt.Sprintf("tool %s: its fallback %s is a %s tool; reach calls only reads in a read's place, and skips it", t.Name, f.Tool, ft.Access))
 			}
 		}
 	}
@@ -412,7 +431,7 @@ func (g *Gateway) newServer() *httpapi.Server {
 	o := &httpapi.Options{
 		MCP: g.front.Handler(),
 		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
-			Models: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
+			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
 		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front,

@@ -152,7 +152,13 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	if g.audit != nil {
 		ao.Audit = g.auditApproval
 	}
+	if g.store != nil {
+		ao.Store = g.store // pending approvals survive a restart
+	}
 	g.approvals = approval.New(ao)
+	if err := g.approvals.Load(ctx); err != nil {
+		return err
+	}
 	g.metrics.WithPendingApprovals(func() int { return len(g.approvals.List(approval.Pending)) })
 	ro.Approver, ro.ApprovalKey = g.approvals.Approver(), g.approvals.ApprovalKey
 	return nil
@@ -206,7 +212,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, dir, nil)
+	st, err := store.Open(ctx, dir, &store.SQLiteOptions{Logger: g.log.With("component", "store")})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
 	}
@@ -221,6 +227,10 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// recover settles the claims a crashed run left (see durable.Recover).
 	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})
 	ro.Idempotency = g.idem
+	// The requests of earlier runs come back from the store: listed,
+	// looked up, their graphs rebuilt from their audit events.
+	g.history = durable.NewHistory(st, g.log.With("component", "history"))
+	ro.History = g.history.Past
 	g.store, g.audit = st, log
 	return log, nil
 }
@@ -231,9 +241,12 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.store == nil {
 		return nil
 	}
-	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem})
+	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem, History: g.history})
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
+	}
+	if err := g.history.Restore(ctx, g.rt, pastRequests); err != nil {
+		return fmt.Errorf("reading the requests of earlier runs: %w", err)
 	}
 	for _, c := range rep.Claims {
 		g.log.Warn("an idempotency key was claimed when the gateway stopped: settled", "key", c.Claim.Key, "outcome", c.Outcome)
@@ -246,6 +259,10 @@ func (g *Gateway) recover(ctx context.Context) error {
 	}
 	return nil
 }
+
+// pastRequests is how many requests of earlier runs the request list
+// shows after a restart (any other is found by its id).
+const pastRequests = 1000
 
 func (g *Gateway) closeStore() error {
 	var errs []error

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/pin"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,7 +57,14 @@ func changedToolIsHeld(t *testing.T, cfg string) {
 	if path(out, "results", 0, "status") != "refused" || path(out, "results", 0, "error", "code") != "tool_held" {
 		t.Errorf("calling the held tool over the API = %v, want refused tool_held", out)
 	}
-	ps, err := pin.Open(pin.Path(g.Config().DataDir()))
+	// As `reach tools approve` does: the pins in the data folder's store,
+	// opened beside the gateway's.
+	st, err := store.Open(t.Context(), g.Config().DataDir(), &store.SQLiteOptions{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps, err := pin.OpenStore(t.Context(), st, "")
 	if err != nil {
 		t.Fatal(err)
 	}

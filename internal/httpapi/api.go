@@ -272,7 +272,23 @@ func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 			status = "degraded"
 		}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "tools": len(a.rt.Tools()), "upstreams": ups})
+	// The breakers of the upstreams and model endpoints, and those of the
+	// tools that are not closed: what is down, since when, when it is
+	// tried again.
+	breakers := []reach.BreakerStatus{}
+	for _, b := range a.rt.Breakers() {
+		if b.Kind == reach.BreakerTool && b.State == reach.BreakerClosed {
+			continue
+		}
+		if b.State != reach.BreakerClosed {
+			status = "degraded"
+		}
+		if a.authn != nil {
+			b.LastError = "" // /healthz answers anyone: what a tool said stays with those who may see it
+		}
+		breakers = append(breakers, b)
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "tools": len(a.rt.Tools()), "upstreams": ups, "breakers": breakers})
 }
 
 // postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.

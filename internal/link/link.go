@@ -35,6 +35,7 @@ const (
 	MetaFrame          = "reach/frame"           // in results: the call's frame id
 	MetaStatus         = "reach/status"          // in results: success, error, refused, ...
 	MetaError          = "reach/error"           // in results: the structured error
+	MetaFallback       = "reach/fallback"        // in results: the tool that answered in place of the one called
 	MetaTraceparent    = "traceparent"
 	MetaBaggage        = "baggage"
 )

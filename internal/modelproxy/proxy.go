@@ -81,6 +81,14 @@ type Options struct {
 	Authenticates bool
 	Client        *http.Client // if nil, one with a clone of the default transport
 	Logger        *slog.Logger // if nil, logs are discarded
+	// Breakers give each endpoint (the model's, its fallbacks') a circuit
+	// breaker of kind "model": a *reach.Runtime. If nil, none has one.
+	Breakers Breakers
+}
+
+// Breakers make circuit breakers: a *reach.Runtime.
+type Breakers interface {
+	Breaker(kind, name string, p *reach.BreakerPolicy) *reach.Breaker
 }
 
 // Models begins a model frame under the frame of ctx: a *reach.Runtime.
@@ -96,6 +104,9 @@ type Proxy struct {
 	// noUsageWarned is set once the proxy has warned of an endpoint that
 	// reports no usage.
 	noUsageWarned atomic.Bool
+	// eps are where chat completions go: the model's endpoint, then its
+	// fallbacks.
+	eps []*endpoint
 }
 
 // New returns a proxy.
@@ -107,6 +118,7 @@ func New(opts *Options) *Proxy {
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	p.eps = p.endpoints()
 	return p
 }
 
@@ -157,7 +169,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		so["include_usage"] = true
 		body["stream_options"], _ = json.Marshal(so)
 	}
-	out, _ := json.Marshal(body)
 
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
@@ -211,49 +222,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	uctx, cancel := context.WithTimeout(mctx, timeout)
-	defer cancel()
-	url := openai.ChatURL(mc.BaseURL)
-	ureq, err := http.NewRequestWithContext(uctx, http.MethodPost, url, bytes.NewReader(out))
-	if err != nil {
-		mf.FailModel(err)
-		proxyError(w, http.StatusBadGateway, "server_error", "bad_upstream", "The model URL is not usable.")
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, body, model, timeout)
+	if !ok {
 		return
 	}
-	ureq.Header.Set("Content-Type", "application/json")
-	if k := mc.APIKey.Reveal(); k != "" {
-		ureq.Header.Set("Authorization", "Bearer "+k)
-	} else if a := r.Header.Get("Authorization"); a != "" && !p.opts.Authenticates {
-		ureq.Header.Set("Authorization", a)
-	}
-	if stream {
-		ureq.Header.Set("Accept", "text/event-stream")
-	}
-	resp, err := p.opts.Client.Do(ureq)
-	if err != nil {
-		// The model may have read the prompt, and the provider bills it: a
-		// call that ends before the answer (the client left, the request
-		// was stopped, the model timed out) is charged the prompt's
-		// estimate, so that leaving early cannot get around a budget.
-		prompt := (&answer{}).usage(len(out))
-		switch {
-		case r.Context().Err() != nil: // the client left: nobody to answer
-			mf.FailModelSpent(context.Cause(r.Context()), prompt)
-		case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
-			cause := context.Cause(mctx)
-			mf.FailModelSpent(cause, prompt)
-			proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
-				"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
-		case uctx.Err() != nil: // the model took longer than its timeout
-			mf.FailModelSpent(err, prompt)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
-		default: // it could not be reached: nothing was read
-			mf.FailModel(err)
-			proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+openai.RedactQuery(err.Error(), url))
-		}
-		return
-	}
+	defer ep.cancel()
 	defer resp.Body.Close()
+	if ep.fallback {
+		w.Header().Set(HeaderFallback, ep.name)
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		mf.FailModel(fmt.Errorf("the model endpoint answered %s", resp.Status))
@@ -270,7 +247,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = p.passWhole(w, resp, &a)
 	}
+	out := ep.body
 	use := a.usage(len(out))
+	use.Input += spent // the prompts of endpoints that timed out before this one answered
+	if ep.fallback {
+		use.Model = ep.asked // charged at the price of the model that answered
+	}
 	if !a.reported {
 		log := p.log.Debug
 		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log

@@ -372,32 +372,29 @@ func (s *Idempotency) notify(key string) {
 	}
 }
 
-// Complete implements reach.IdempotencyStore. A result that cannot be
-// recorded releases the key (the call may run again) and is logged.
+// Complete implements reach.IdempotencyStore. The result (or the release,
+// for a nil res) is queued, not waited for: it takes effect before any
+// claim made after it, and is durable with the store's next commit. A
+// crash before that leaves the claim, which recovery settles by the call's
+// checkpoint (docs/STATE.md). A result that cannot be recorded is logged
+// by the store.
 func (s *Idempotency) Complete(key string, res *reach.Result) {
-	ctx := context.Background()
 	defer s.notify(key)
 	defer s.hold(key, -1)
 	if res == nil {
-		if err := s.recs.ReleaseKey(ctx, key, s.owner); err != nil {
-			s.log.Error("idempotency: releasing a key", "key", key, "err", err)
-		}
+		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
 	b, err := json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
 		Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
-	if err == nil {
-		err = s.recs.CompleteKey(ctx, key, s.owner, b, time.Now().Add(s.o.TTL))
-	}
 	if err != nil {
-		s.log.Error("idempotency: recording a result; the key is released", "key", key, "err", err)
-		if err := s.recs.ReleaseKey(ctx, key, s.owner); err != nil {
-			s.log.Error("idempotency: releasing a key", "key", key, "err", err)
-		}
+		s.log.Error("idempotency: encoding a result; the key is released", "key", key, "err", err)
+		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
+	s.recs.QueueCompleteKey(key, s.owner, b, time.Now().Add(s.o.TTL))
 	if s.completes.Add(1)%int64(s.o.SweepEvery) == 0 {
-		if _, err := s.Sweep(ctx); err != nil {
+		if _, err := s.Sweep(context.Background()); err != nil {
 			s.log.Error("idempotency: sweeping expired records", "err", err)
 		}
 	}

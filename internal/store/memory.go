@@ -29,6 +29,12 @@ type Memory struct {
 	audit    []*AuditRecord // audit[i].Seq == i+1
 	cps      []AuditCheckpoint
 	dead     []*DeadLetter
+	ledger   map[string]Spend
+	apprs    map[string]*ApprovalRecord
+	entities map[string]uint64
+	entityV  uint64
+	pins     map[string][]byte
+	pinsV    int64
 }
 
 var _ Store = (*Memory)(nil)
@@ -40,6 +46,10 @@ func NewMemory() *Memory {
 		frames:   map[string]map[string]*Frame{},
 		frameSeq: map[*Frame]int64{},
 		idem:     map[string]*IdemRecord{},
+		ledger:   map[string]Spend{},
+		apprs:    map[string]*ApprovalRecord{},
+		entities: map[string]uint64{},
+		pins:     map[string][]byte{},
 	}
 }
 
@@ -79,8 +89,12 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if old, ok := m.requests[r.ID]; ok && old.State == "interrupted" {
-		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
+	if old, ok := m.requests[r.ID]; ok && (old.State == "interrupted" || old.State == "stopped" && r.State != "stopped") {
+		state := "interrupted by a restart"
+		if old.State == "stopped" {
+			state = "stopped"
+		}
+		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}
 	r.Updated = round(time.Now())
 	c := *copyRequest(r)
@@ -124,7 +138,7 @@ func (m *Memory) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		if f.State != "" && r.State != f.State {
 			continue
 		}
-		if f.Parent != "" && r.Parent != f.Parent {
+		if f.Parent != "" && r.Parent != f.Parent || f.Roots && r.Parent != "" {
 			continue
 		}
 		if !f.Before.IsZero() && !r.Started.Before(f.Before) {
@@ -173,6 +187,9 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 	m.frameSeq[&c] = seq
 	return nil
 }
+
+// QueueFrame implements Frames: a Memory writes it at once.
+func (m *Memory) QueueFrame(f *Frame) { m.PutFrame(context.Background(), f) }
 
 func (m *Memory) sortFrames(fs []*Frame) []*Frame {
 	slices.SortFunc(fs, func(a, b *Frame) int {
@@ -269,6 +286,14 @@ func (m *Memory) ReleaseKey(ctx context.Context, key, owner string) error {
 	}
 	return nil
 }
+
+// QueueCompleteKey implements IdemRecords: a Memory completes at once.
+func (m *Memory) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+	m.CompleteKey(context.Background(), key, owner, result, expires)
+}
+
+// QueueReleaseKey implements IdemRecords: a Memory releases at once.
+func (m *Memory) QueueReleaseKey(key, owner string) { m.ReleaseKey(context.Background(), key, owner) }
 
 // SettleClaim implements IdemRecords.
 func (m *Memory) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
@@ -473,6 +498,155 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	o.Updated = round(time.Now())
 	d.Updated = o.Updated
 	return nil
+}
+
+// Debit implements Ledger.
+func (m *Memory) Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return Spend{}, false, err
+	}
+	defer m.mu.Unlock()
+	after := m.ledger[request].plus(d)
+	if !after.within(limit) {
+		return m.ledger[request], false, nil
+	}
+	m.ledger[request] = after
+	return after, true, nil
+}
+
+// Spent implements Ledger.
+func (m *Memory) Spent(ctx context.Context, request string) (Spend, error) {
+	if err := m.lock(ctx); err != nil {
+		return Spend{}, err
+	}
+	defer m.mu.Unlock()
+	return m.ledger[request], nil
+}
+
+func copyApproval(a *ApprovalRecord) *ApprovalRecord {
+	c := *a
+	c.Data = clone(a.Data)
+	return &c
+}
+
+// PutApproval implements Approvals.
+func (m *Memory) PutApproval(ctx context.Context, a *ApprovalRecord) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	old, ok := m.apprs[a.ID]
+	switch {
+	case a.Version == 0 && ok:
+		return fmt.Errorf("storing approval %s: it exists already: %w", a.ID, ErrConflict)
+	case a.Version != 0 && (!ok || old.Version != a.Version):
+		return fmt.Errorf("storing approval %s: it changed since version %d: %w", a.ID, a.Version, ErrConflict)
+	}
+	a.Version++
+	a.Updated = round(time.Now())
+	c := copyApproval(a)
+	c.Created, c.Expires = round(a.Created), round(a.Expires)
+	m.apprs[a.ID] = c
+	return nil
+}
+
+// GetApproval implements Approvals.
+func (m *Memory) GetApproval(ctx context.Context, id string) (*ApprovalRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	a, ok := m.apprs[id]
+	if !ok {
+		return nil, fmt.Errorf("approval %s: %w", id, ErrNotFound)
+	}
+	return copyApproval(a), nil
+}
+
+// ListApprovals implements Approvals.
+func (m *Memory) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*ApprovalRecord
+	for _, a := range m.apprs {
+		if !f.Live || a.Status == ApprovalPending || a.Status == ApprovalApproved {
+			out = append(out, copyApproval(a))
+		}
+	}
+	slices.SortFunc(out, func(a, b *ApprovalRecord) int {
+		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
+	})
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// BumpEntities implements Entities.
+func (m *Memory) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	m.entityV++
+	for _, n := range names {
+		m.entities[n] = m.entityV
+	}
+	return m.entityV, nil
+}
+
+// EntityVersions implements Entities.
+func (m *Memory) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	out := map[string]uint64{}
+	for _, n := range names {
+		if v, ok := m.entities[n]; ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// PutPin implements Pins.
+func (m *Memory) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	m.pins[tool] = clone(data)
+	m.pinsV++
+	return m.pinsV, nil
+}
+
+// ListPins implements Pins.
+func (m *Memory) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, 0, err
+	}
+	defer m.mu.Unlock()
+	out := make(map[string][]byte, len(m.pins))
+	for t, d := range m.pins {
+		out[t] = clone(d)
+	}
+	return out, m.pinsV, nil
+}
+
+// PinsVersion implements Pins.
+func (m *Memory) PinsVersion(ctx context.Context) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	return m.pinsV, nil
 }
 
 // TakeDeadLetter implements DeadLetters.

@@ -141,4 +141,54 @@ CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed'
 DROP INDEX idempotency_expires;
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 `},
+	{4, "approvals, budget ledgers, entity versions, pins", `
+-- Approvals (package approval): a pending one survives a restart with its
+-- votes and expiry, and a decided one answers the retries of its call.
+-- data is the approval as package approval writes it; version is the
+-- number of its last write, which the next one compares (two writers never
+-- lose each other's vote).
+CREATE TABLE approvals (
+	id      TEXT PRIMARY KEY,
+	key     TEXT NOT NULL, -- the call it approves, across retries
+	status  TEXT NOT NULL,
+	version INTEGER NOT NULL,
+	created INTEGER NOT NULL,
+	expires INTEGER NOT NULL,
+	updated INTEGER NOT NULL,
+	data    TEXT NOT NULL
+);
+CREATE INDEX approvals_created ON approvals (created DESC);
+CREATE INDEX approvals_live ON approvals (status) WHERE status IN ('pending', 'approved');
+
+-- What each request has spent, debited with one conditional update, so
+-- that writers that share the store never pass a budget together.
+CREATE TABLE ledger (
+	request    TEXT PRIMARY KEY,
+	turns      INTEGER NOT NULL DEFAULT 0,
+	tool_calls INTEGER NOT NULL DEFAULT 0,
+	tokens     INTEGER NOT NULL DEFAULT 0,
+	cost       INTEGER NOT NULL DEFAULT 0 -- billionths of the price unit
+) WITHOUT ROWID;
+
+-- Entity versions (S3): one counter for all entities, as in the runtime.
+CREATE TABLE entities (
+	name    TEXT PRIMARY KEY,
+	version INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE store_meta (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+INSERT INTO store_meta (key, value) VALUES ('entity_version', 0);
+
+-- Pinned tool definitions (P7; package pin writes data). pins_version
+-- moves on with every write, so that a reader (a gateway while
+-- reach tools approve writes) reads them again only when they changed.
+CREATE TABLE pins (
+	tool    TEXT PRIMARY KEY,
+	data    TEXT NOT NULL,
+	updated INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO store_meta (key, value) VALUES ('pins_version', 0);
+`},
 }

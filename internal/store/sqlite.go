@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,25 +44,28 @@ type SQLiteOptions struct {
 	// NoCreate makes Open fail when the database file does not exist,
 	// instead of creating it (for commands that only read).
 	NoCreate bool
+	// Logger reports the queued writes that failed (they have no caller
+	// to return an error to); if nil, logs are discarded.
+	Logger *slog.Logger
 }
 
 // SQLite is the embedded Store: one SQLite database in WAL mode, written
-// through a single connection (so writes never wait on each other's locks)
-// and read through a small pool. The schema is migrated when it is opened.
-// Safe for concurrent use; several processes may open the same file, but
-// only one should append to its audit log.
+// by one goroutine that commits whatever is queued in one transaction
+// (group commit, see writer.go), and read through a small pool. The schema
+// is migrated when it is opened. Safe for concurrent use; several processes
+// may open the same file, but only one should append to its audit log.
 type SQLite struct {
 	path string
-	w    *sql.DB // one connection: every write
+	w    *sql.DB // one connection: every write, by the writer
 	r    *sql.DB // readers
+	log  *slog.Logger
 
-	insAudit [len(auditChunks)]*sql.Stmt
-	insCp    *sql.Stmt
-	insIdx   *sql.Stmt
-	idem     idemStmts    // the idempotency records' statements, on the call path
-	indexed  atomic.Int64 // the 'indexed' mark as last seen
-	idxMu    sync.Mutex   // serializes AppendAudit, for recent
-	recent   []reqSeq     // records appended here after the mark, by seq
+	writerFields
+	batches      atomic.Int64
+	queuedFailed atomic.Int64
+
+	indexed atomic.Int64 // the 'indexed' mark as last seen
+	recent  []reqSeq     // records appended here after the mark, by seq; the writer's
 
 	// The WAL is copied into the database by a goroutine of its own, on
 	// its own connection, instead of by the writer at commit time.
@@ -127,7 +132,10 @@ func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &SQLite{path: path, w: w}
+	s := &SQLite{path: path, w: w, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	// WAL mode is a property of the file: set once, every connection has it.
 	if _, err := w.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		w.Close()
@@ -156,6 +164,7 @@ func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error)
 		s.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
+	s.startWriter()
 	return s, nil
 }
 
@@ -194,23 +203,22 @@ func (s *SQLite) checkpointer() {
 	}
 }
 
-// Close closes the store's connections. SQLite checkpoints the WAL into the
-// database file when the last connection closes. Later calls fail with
-// ErrClosed.
+// Close commits the writes queued, and closes the store's connections.
+// SQLite checkpoints the WAL into the database file when the last
+// connection closes. Later calls fail with ErrClosed.
 func (s *SQLite) Close() error {
 	var errs []error
 	s.close.Do(func() {
+		if s.q != nil {
+			s.stopWriter()
+		}
 		s.closed.Store(true)
 		if s.ck != nil {
 			close(s.ckStop)
 			<-s.ckDone
 			errs = append(errs, s.ck.Close())
 		}
-		for _, st := range append(s.insAudit[:], s.insCp, s.insIdx, s.idem.get, s.idem.claim, s.idem.complete, s.idem.release) {
-			if st != nil {
-				errs = append(errs, st.Close())
-			}
-		}
+		errs = append(errs, s.closeStmts()...)
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
@@ -224,8 +232,12 @@ func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
+	db := s.w
+	if s.r != nil {
+		db = s.r
+	}
 	var v int
-	err := s.w.QueryRowContext(ctx, `SELECT ifnull(max(version), 0) FROM schema_migrations`).Scan(&v)
+	err := db.QueryRowContext(ctx, `SELECT ifnull(max(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
 }
 
@@ -282,35 +294,8 @@ func (s *SQLite) apply(ctx context.Context, m migration) error {
 	return tx.Commit()
 }
 
-const auditColumns = `seq, time, request, event, prev_hash, hash`
-
-const auditColumnCount = 6
-
-// auditChunks are the row counts of the prepared multi-row INSERTs, largest
-// first: a batch is inserted with as few statements as they allow.
-var auditChunks = [...]int{128, 16, 1}
-
 func (s *SQLite) prepare(ctx context.Context) error {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", auditColumnCount), ", ") + ")"
-	for i, n := range auditChunks {
-		rows := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-		// OR ROLLBACK: a taken seq ends the whole transaction (AppendAudit is
-		// all or nothing anyway), which spares SQLite a statement journal
-		// for the multi-row INSERT.
-		st, err := s.w.PrepareContext(ctx, `INSERT OR ROLLBACK INTO audit (`+auditColumns+`) VALUES `+rows)
-		if err != nil {
-			return err
-		}
-		s.insAudit[i] = st
-	}
-	var err error
-	if s.insCp, err = s.w.PrepareContext(ctx, `INSERT OR IGNORE INTO checkpoints (seq, hash, time) VALUES (?, ?, ?)`); err != nil {
-		return err
-	}
-	if s.insIdx, err = s.w.PrepareContext(ctx, `INSERT INTO audit_requests (pass, request, seqs) VALUES (?, ?, ?)`); err != nil {
-		return err
-	}
-	if err := s.idem.prepare(ctx, s.w); err != nil {
+	if err := s.prepareWriter(ctx); err != nil {
 		return err
 	}
 	var indexed int64
@@ -318,6 +303,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		return err
 	}
 	s.indexed.Store(indexed)
+	s.indexedCommitted = indexed
 	return nil
 }
 
@@ -343,7 +329,7 @@ func bytesOf(s sql.NullString) []byte {
 	return []byte(s.String)
 }
 
-// PutRequest implements Requests.
+// PutRequest implements Requests: durable when it returns.
 func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -356,25 +342,38 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	if len(r.Attrs) > 0 {
 		attrs, _ = json.Marshal(r.Attrs)
 	}
-	res, err := s.w.ExecContext(ctx, `INSERT INTO requests
-	(id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
-		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
-		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
-		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
-	WHERE requests.state != 'interrupted'`,
-		r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace, r.Scene, r.Agent, r.State,
-		nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started), unixNano(r.Ended), now.UnixNano())
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		n, err := b.affected(stPutRequest, r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace,
+			r.Scene, r.Agent, r.State, nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started),
+			unixNano(r.Ended), now.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("storing request %s: %w", r.ID, errFinal)
+		}
+		return nil
+	}})
 	if err != nil {
+		if errors.Is(err, errFinal) {
+			return s.finalError(r.ID)
+		}
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("storing request %s: it was interrupted by a restart, and stays so: %w", r.ID, ErrConflict)
-	}
-	s.wrote(1)
 	r.Updated = round(now)
 	return nil
+}
+
+// errFinal marks a request that PutRequest may not replace.
+var errFinal = fmt.Errorf("final: %w", ErrConflict)
+
+// finalError says why the stored request id may not be replaced.
+func (s *SQLite) finalError(id string) error {
+	state := "interrupted by a restart"
+	if old, err := s.GetRequest(context.Background(), id); err == nil && old.State == "stopped" {
+		state = "stopped"
+	}
+	return fmt.Errorf("storing request %s: it was %s, and stays so: %w", id, state, ErrConflict)
 }
 
 const requestColumns = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
@@ -417,6 +416,9 @@ func requestsQuery(f RequestFilter) (string, []any) {
 	if f.Parent != "" {
 		q += ` AND parent = ? AND parent != ''` // the second lets SQLite use the partial index requests_parent
 		args = append(args, f.Parent)
+	}
+	if f.Roots {
+		q += ` AND parent = ''`
 	}
 	if !f.Before.IsZero() {
 		q += ` AND started < ?`
@@ -464,27 +466,47 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 	return out, rows.Err()
 }
 
-// PutFrame implements Frames.
+// PutFrame implements Frames: durable when it returns.
 func (s *SQLite) PutFrame(ctx context.Context, f *Frame) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	now := time.Now()
-	_, err := s.w.ExecContext(ctx, `INSERT INTO frames
-	(request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
-		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
-		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
-		started = excluded.started, updated = excluded.updated`,
-		f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State,
-		nullBytes(f.Args), nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano())
-	if err != nil {
+	if err := s.do(ctx, s.frameWrite(f)); err != nil {
 		return fmt.Errorf("storing frame %s of request %s: %w", f.Frame, f.Request, err)
 	}
-	s.wrote(1)
-	f.Updated = round(now)
 	return nil
+}
+
+// QueueFrame implements Frames: it returns at once, and the frame is
+// written with a later batch.
+func (s *SQLite) QueueFrame(f *Frame) {
+	w := s.frameWrite(f)
+	w.what = "frame " + f.Frame + " of request " + f.Request
+	s.queue(w)
+}
+
+func (s *SQLite) frameWrite(f *Frame) *write {
+	now := time.Now()
+	f.Updated = round(now)
+	key := frameKey(f.Request, f.Frame)
+	return &write{pairs: key, run: func(b *batch) error {
+		if s.lost[key] {
+			delete(s.lost, key)
+			return fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", ErrConflict)
+		}
+		if f.State != "executing" {
+			// The end of a checkpoint written before: an update finds it
+			// without trying an insert first.
+			n, err := b.affected(stUpdateFrame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State, nullBytes(f.Args),
+				nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
+			if err != nil || n == 1 {
+				return err
+			}
+		}
+		_, err := b.affected(stPutFrame, f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State,
+			nullBytes(f.Args), nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano())
+		return err
+	}}
 }
 
 func (s *SQLite) queryFrames(ctx context.Context, where string, args ...any) ([]*Frame, error) {
@@ -526,63 +548,60 @@ func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
 	return s.queryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
 
-// ClaimKey implements IdemRecords.
+// ClaimKey implements IdemRecords. The claim of a call that is not
+// checkpointed (c.Frame empty) is durable when ClaimKey returns. The claim
+// of a checkpointed call is answered as soon as it is decided, and is
+// committed with the call's "executing" checkpoint, which the writer waits
+// for (briefly) before it commits: that PutFrame returns once both are
+// durable, or fails if the claim could not be committed.
 func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, claimed bool, err error) {
 	if s.closed.Load() {
 		return nil, false, ErrClosed
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	w := &write{}
+	var found *IdemRecord // what the writer found, in its latest run
+	w.run = func(b *batch) error {
+		w.claimed, found = false, nil
+		n, err := b.affected(stIdemClaim, c.Key, c.Owner, c.Args, c.Request, c.Frame, unixNano(c.Claimed), unixNano(c.Expires))
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			w.claimed = true
+			return nil
+		}
+		r, err := scanIdem(b.queryRow(stIdemGet, c.Key))
+		if err = scanErr(err); err != nil {
+			return err
+		}
+		found = r
+		return nil
+	}
+	if c.Frame != "" && c.Request != "" {
+		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
+		w.answer = func(e error) { rec, claimed, err = found, w.claimed && e == nil, e }
+		if err := s.send(w); err != nil {
+			return nil, false, err
+		}
+		select {
+		case <-w.decided:
+		case <-ctx.Done():
+			return nil, false, context.Cause(ctx)
+		}
+	} else {
+		err = s.do(ctx, w)
+		rec, claimed = found, w.claimed
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
 	}
-	defer tx.Rollback()
-	r, err := scanIdem(tx.StmtContext(ctx, s.idem.get).QueryRowContext(ctx, c.Key))
-	switch {
-	case err == nil:
-		if r.State != IdemDone || live(r, c.Claimed) {
-			return r, false, nil
-		}
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
-	}
-	if _, err := tx.StmtContext(ctx, s.idem.claim).ExecContext(ctx, c.Key, c.Owner, c.Args, c.Request, c.Frame,
-		unixNano(c.Claimed), unixNano(c.Expires)); err != nil {
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", c.Key, err)
-	}
-	s.wrote(1)
-	return nil, true, nil
+	return rec, claimed, nil
 }
+
+// frameKey names a checkpoint for the writer's pairing of claims.
+func frameKey(request, frame string) string { return request + "\x00" + frame }
 
 const idemColumns = `key, owner, state, args, request, frame, result, claimed, expires`
-
-// idemStmts are the prepared statements of the idempotency records that
-// every write call runs: parsing them anew each time would cost more than
-// running them.
-type idemStmts struct {
-	get, claim, complete, release *sql.Stmt
-}
-
-func (st *idemStmts) prepare(ctx context.Context, w *sql.DB) error {
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
-		{&st.get, `SELECT ` + idemColumns + ` FROM idempotency WHERE key = ?`},
-		{&st.claim, `INSERT OR REPLACE INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
-	VALUES (?, ?, 'claimed', ?, ?, ?, NULL, ?, ?)`},
-		{&st.complete, `UPDATE idempotency SET state = 'done', result = ?, expires = ? WHERE key = ? AND owner = ? AND state = 'claimed'`},
-		{&st.release, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND state = 'claimed'`},
-	} {
-		var err error
-		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 func scanIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
 	var r IdemRecord
@@ -597,33 +616,58 @@ func scanIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
 	return &r, nil
 }
 
-// CompleteKey implements IdemRecords.
+// CompleteKey implements IdemRecords: durable when it returns.
 func (s *SQLite) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	res, err := s.idem.complete.ExecContext(ctx, result, unixNano(expires), key, owner)
-	if err != nil {
-		return fmt.Errorf("completing idempotency key %q: %w", key, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
-	}
-	s.wrote(1)
-	return nil
+	return s.do(ctx, completeWrite(key, owner, result, expires))
 }
 
-// ReleaseKey implements IdemRecords.
+// QueueCompleteKey implements IdemRecords: it returns at once, and the
+// result is recorded with a later batch (a failure is logged).
+func (s *SQLite) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+	w := completeWrite(key, owner, result, expires)
+	w.what = "the result of idempotency key " + strconv.Quote(key)
+	s.queue(w)
+}
+
+func completeWrite(key, owner string, result []byte, expires time.Time) *write {
+	return &write{run: func(b *batch) error {
+		n, err := b.affected(stIdemComplete, result, unixNano(expires), key, owner)
+		if err != nil {
+			return fmt.Errorf("completing idempotency key %q: %w", key, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
+		}
+		return nil
+	}}
+}
+
+// ReleaseKey implements IdemRecords: durable when it returns.
 func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	_, err := s.idem.release.ExecContext(ctx, key, owner)
-	if err != nil {
-		return fmt.Errorf("releasing idempotency key %q: %w", key, err)
-	}
-	s.wrote(1)
-	return nil
+	return s.do(ctx, releaseWrite(key, owner))
+}
+
+// QueueReleaseKey implements IdemRecords: it returns at once, and the
+// claim is deleted with a later batch.
+func (s *SQLite) QueueReleaseKey(key, owner string) {
+	w := releaseWrite(key, owner)
+	w.what = "the release of idempotency key " + strconv.Quote(key)
+	s.queue(w)
+}
+
+func releaseWrite(key, owner string) *write {
+	return &write{run: func(b *batch) error {
+		if _, err := b.affected(stIdemRelease, key, owner); err != nil {
+			return fmt.Errorf("releasing idempotency key %q: %w", key, err)
+		}
+		return nil
+	}}
 }
 
 // SettleClaim implements IdemRecords.
@@ -631,23 +675,22 @@ func (s *SQLite) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, 
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	var res sql.Result
-	var err error
-	if result == nil {
-		res, err = s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE key = ? AND owner = ? AND claimed = ? AND state = 'claimed'`,
-			c.Key, c.Owner, unixNano(c.Claimed))
-	} else {
-		res, err = s.w.ExecContext(ctx, `UPDATE idempotency SET state = 'done', result = ?, expires = ?
-		WHERE key = ? AND owner = ? AND claimed = ? AND state = 'claimed'`, result, unixNano(expires), c.Key, c.Owner, unixNano(c.Claimed))
-	}
-	if err != nil {
-		return fmt.Errorf("settling idempotency key %q: %w", c.Key, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
-	}
-	s.wrote(1)
-	return nil
+	return s.do(ctx, &write{run: func(b *batch) error {
+		var n int64
+		var err error
+		if result == nil {
+			n, err = b.affected(stIdemSettleDelete, c.Key, c.Owner, unixNano(c.Claimed))
+		} else {
+			n, err = b.affected(stIdemSettleUpdate, result, unixNano(expires), c.Key, c.Owner, unixNano(c.Claimed))
+		}
+		if err != nil {
+			return fmt.Errorf("settling idempotency key %q: %w", c.Key, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
+		}
+		return nil
+	}})
 }
 
 // SettleKey implements IdemRecords. The record keeps the arguments and
@@ -656,15 +699,12 @@ func (s *SQLite) SettleKey(ctx context.Context, key string, result []byte, expir
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO idempotency (key, owner, state, result, claimed, expires)
-	VALUES (?, '', 'done', ?, ?, ?)
-	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires`,
-		key, result, time.Now().UnixNano(), unixNano(expires))
-	if err != nil {
-		return fmt.Errorf("settling idempotency key %q: %w", key, err)
-	}
-	s.wrote(1)
-	return nil
+	return s.do(ctx, &write{run: func(b *batch) error {
+		if _, err := b.affected(stIdemSettleKey, key, result, time.Now().UnixNano(), unixNano(expires)); err != nil {
+			return fmt.Errorf("settling idempotency key %q: %w", key, err)
+		}
+		return nil
+	}})
 }
 
 // ClaimedKeys implements IdemRecords.
@@ -693,12 +733,14 @@ func (s *SQLite) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	res, err := s.w.ExecContext(ctx, `DELETE FROM idempotency WHERE state = 'done' AND expires <= ? AND expires != 0`, now.UnixNano())
-	if err != nil {
-		return 0, fmt.Errorf("sweeping idempotency keys: %w", err)
-	}
-	n, err := res.RowsAffected()
-	s.wrote(int(n))
+	var n int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		var err error
+		if n, err = b.affected(stIdemSweep, now.UnixNano()); err != nil {
+			return fmt.Errorf("sweeping idempotency keys: %w", err)
+		}
+		return nil
+	}})
 	return int(n), err
 }
 
@@ -707,8 +749,8 @@ func (s *SQLite) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 // meanwhile (records are not modified once appended).
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// AppendAudit implements AuditLog: one IMMEDIATE transaction, with
-// multi-row INSERTs.
+// AppendAudit implements AuditLog: the records go into the writer's next
+// batch (with multi-row INSERTs), and are durable when it returns.
 func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -716,80 +758,62 @@ func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []Aud
 	if len(recs) == 0 && len(cps) == 0 {
 		return nil
 	}
-	s.idxMu.Lock()
-	defer s.idxMu.Unlock()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("appending audit records: %w", err)
-	}
-	defer tx.Rollback()
+	return s.do(ctx, &write{run: func(b *batch) error { return s.appendAudit(b, recs, cps) }, after: func(committed bool) {
+		if committed {
+			s.indexedCommitted = s.indexed.Load()
+		}
+	}})
+}
+
+// appendAudit is AppendAudit in the writer's batch.
+func (s *SQLite) appendAudit(b *batch, recs []*AuditRecord, cps []AuditCheckpoint) error {
 	if len(recs) > 0 {
 		// The seq column alone would accept a gap.
 		var head int64
-		if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(seq), 0) FROM audit`).Scan(&head); err != nil {
+		if err := scanErr(b.queryRow(stAuditHead).Scan(&head)); err != nil {
 			return fmt.Errorf("appending audit records: %w", err)
 		}
 		if err := follows(recs, head); err != nil {
 			return err
 		}
 	}
-	args := make([]any, 0, auditChunks[0]*auditColumnCount)
+	args := make([]any, 0, auditChunks[0].rows*auditColumnCount)
 	rest := recs
-	for i, n := range auditChunks {
-		if len(rest) < n {
-			continue
-		}
-		st := tx.StmtContext(ctx, s.insAudit[i])
-		for len(rest) >= n {
+	for _, c := range auditChunks {
+		for len(rest) >= c.rows {
 			args = args[:0]
-			for _, r := range rest[:n] {
+			for _, r := range rest[:c.rows] {
 				args = append(args, r.Seq, unixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
 			}
-			if _, err := st.ExecContext(ctx, args...); err != nil {
-				if isConstraint(err) {
-					err = ErrConflict
-				}
-				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[n-1].Seq, err)
+			if _, err := b.affected(c.id, args...); err != nil {
+				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[c.rows-1].Seq, err)
 			}
-			rest = rest[n:]
+			rest = rest[c.rows:]
 		}
 	}
-	if len(cps) > 0 {
-		st := tx.StmtContext(ctx, s.insCp)
-		for _, cp := range cps {
-			if _, err := st.ExecContext(ctx, cp.Seq, cp.Hash, unixNano(cp.Time)); err != nil {
-				return fmt.Errorf("appending audit checkpoint %d: %w", cp.Seq, err)
-			}
+	for _, cp := range cps {
+		if _, err := b.affected(stAuditCheckpoint, cp.Seq, cp.Hash, unixNano(cp.Time)); err != nil {
+			return fmt.Errorf("appending audit checkpoint %d: %w", cp.Seq, err)
 		}
 	}
 	// Remember the new records for the index pass (the list restarts
-	// whenever it would not be contiguous).
-	recent := s.recent
-	if len(recs) > 0 && (len(recent) == 0 || recent[len(recent)-1].seq+1 != recs[0].Seq) {
-		recent = recent[:0]
+	// whenever it would not be contiguous). A rolled-back batch forgets
+	// them all (rolledBack).
+	if len(recs) > 0 && (len(s.recent) == 0 || s.recent[len(s.recent)-1].seq+1 != recs[0].Seq) {
+		s.recent = s.recent[:0]
 	}
 	for _, r := range recs {
-		recent = append(recent, reqSeq{r.Seq, r.Request})
+		s.recent = append(s.recent, reqSeq{r.Seq, r.Request})
 	}
-	indexed := s.indexed.Load()
-	if len(recs) > 0 && recs[len(recs)-1].Seq-indexed >= indexEvery {
-		s.recent = recent
-		if err := s.indexAudit(ctx, tx); err != nil {
-			s.recent = s.recent[:0]
+	if len(recs) > 0 && recs[len(recs)-1].Seq-s.indexed.Load() >= indexEvery {
+		if err := s.indexAudit(b); err != nil {
 			return fmt.Errorf("indexing audit records: %w", err)
 		}
+		// Drop what the index now covers.
+		if i, _ := slices.BinarySearchFunc(s.recent, s.indexed.Load()+1, func(e reqSeq, seq int64) int { return cmp.Compare(e.seq, seq) }); i > 0 {
+			s.recent = append(s.recent[:0], s.recent[i:]...)
+		}
 	}
-	if err := tx.Commit(); err != nil {
-		s.recent = s.recent[:0]
-		s.indexed.Store(indexed)
-		return fmt.Errorf("appending audit records: %w", err)
-	}
-	// Drop what the index now covers.
-	if i, _ := slices.BinarySearchFunc(recent, s.indexed.Load()+1, func(e reqSeq, seq int64) int { return cmp.Compare(e.seq, seq) }); i > 0 {
-		recent = append(recent[:0], recent[i:]...)
-	}
-	s.recent = recent
-	s.wrote(len(recs))
 	return nil
 }
 
@@ -802,9 +826,9 @@ const (
 
 // indexAudit adds a pass over the records after the 'indexed' mark to the
 // request index: one audit_requests row per request, with its seqs.
-func (s *SQLite) indexAudit(ctx context.Context, tx *sql.Tx) error {
+func (s *SQLite) indexAudit(b *batch) error {
 	var from int64
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM audit_meta WHERE key = 'indexed'`).Scan(&from); err != nil {
+	if err := scanErr(b.queryRow(stAuditIndexed).Scan(&from)); err != nil {
 		return err
 	}
 	seqs := map[string][]byte{}
@@ -812,12 +836,12 @@ func (s *SQLite) indexAudit(ctx context.Context, tx *sql.Tx) error {
 	last := map[string]int64{}
 	to := from
 	add := func(seq int64, req string) {
-		b, ok := seqs[req]
+		bs, ok := seqs[req]
 		if !ok {
 			order = append(order, req)
 			last[req] = from
 		}
-		seqs[req] = binary.AppendUvarint(b, uint64(seq-last[req]))
+		seqs[req] = binary.AppendUvarint(bs, uint64(seq-last[req]))
 		last[req], to = seq, seq
 	}
 	// What this store appended since the mark is in memory; otherwise
@@ -828,22 +852,22 @@ func (s *SQLite) indexAudit(ctx context.Context, tx *sql.Tx) error {
 			add(e.seq, e.request)
 		}
 	} else {
-		rows, err := tx.QueryContext(ctx, `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, from, indexMax)
+		rows, err := b.stmt(stAuditScanFrom).QueryContext(bg, from, indexMax)
 		if err != nil {
-			return err
+			return &dbError{err}
 		}
 		for rows.Next() {
 			var seq int64
 			var req string
 			if err := rows.Scan(&seq, &req); err != nil {
 				rows.Close()
-				return err
+				return &dbError{err}
 			}
 			add(seq, req)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return &dbError{err}
 		}
 	}
 	if to == from {
@@ -851,16 +875,15 @@ func (s *SQLite) indexAudit(ctx context.Context, tx *sql.Tx) error {
 	}
 	pass := from + 1
 	slices.Sort(order)
-	st := tx.StmtContext(ctx, s.insIdx)
 	for _, req := range order {
-		if _, err := st.ExecContext(ctx, pass, req, seqs[req]); err != nil {
+		if _, err := b.affected(stAuditIndexRow, pass, req, seqs[req]); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_passes (pass, last) VALUES (?, ?)`, pass, to); err != nil {
+	if _, err := b.affected(stAuditPass, pass, to); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO audit_meta (key, value) VALUES ('indexed', ?)`, to); err != nil {
+	if _, err := b.affected(stAuditSetIndexed, to); err != nil {
 		return err
 	}
 	s.indexed.Store(to)
@@ -1018,24 +1041,28 @@ func (s *SQLite) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error
 	return out, rows.Err()
 }
 
-// AddDeadLetter implements DeadLetters.
+// AddDeadLetter implements DeadLetters: durable when it returns.
 func (s *SQLite) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error) {
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
 	now := time.Now()
-	res, err := s.w.ExecContext(ctx, `INSERT INTO dead_letters
-	(request, frame, tool, args, error, attempts, state, note, created, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.Request, d.Frame, d.Tool, nullBytes(d.Args), d.Error, d.Attempts, DeadOpen, d.Note, now.UnixNano(), now.UnixNano())
+	var id int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		res, err := b.exec(stDeadAdd, d.Request, d.Frame, d.Tool, nullBytes(d.Args), d.Error, d.Attempts, DeadOpen, d.Note,
+			now.UnixNano(), now.UnixNano())
+		if err != nil {
+			return err
+		}
+		b.rows++
+		if id, err = res.LastInsertId(); err != nil {
+			return &dbError{err}
+		}
+		return nil
+	}})
 	if err != nil {
 		return 0, fmt.Errorf("storing a dead letter: %w", err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("storing a dead letter: %w", err)
-	}
-	s.wrote(1)
 	d.ID, d.State, d.Created, d.Updated = id, DeadOpen, round(now), round(now)
 	return id, nil
 }
@@ -1071,57 +1098,64 @@ func (s *SQLite) ListDeadLetters(ctx context.Context, state string) ([]*DeadLett
 	return out, rows.Err()
 }
 
-// UpdateDeadLetter implements DeadLetters.
+// UpdateDeadLetter implements DeadLetters: durable when it returns.
 func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	now := time.Now()
-	res, err := s.w.ExecContext(ctx, `UPDATE dead_letters SET state = ?, note = ?, error = ?, attempts = ?, updated = ?
-	WHERE id = ?`, d.State, d.Note, d.Error, d.Attempts, now.UnixNano(), d.ID)
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		n, err := b.affected(stDeadUpdate, d.State, d.Note, d.Error, d.Attempts, now.UnixNano(), d.ID)
+		if err != nil {
+			return fmt.Errorf("updating dead letter %d: %w", d.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
+		}
+		return nil
+	}})
 	if err != nil {
-		return fmt.Errorf("updating dead letter %d: %w", d.ID, err)
+		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
-	}
-	s.wrote(1)
 	d.Updated = round(now)
 	return nil
 }
 
-// TakeDeadLetter implements DeadLetters.
+// TakeDeadLetter implements DeadLetters: the update and the read are one
+// write of the writer's batch.
 func (s *SQLite) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
 	now := time.Now()
-	res, err := s.w.ExecContext(ctx, `UPDATE dead_letters SET state = ?, updated = ? WHERE id = ? AND state = ?`,
-		DeadTaken, now.UnixNano(), id, DeadOpen)
-	if err != nil {
-		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
-	}
 	var d DeadLetter
-	var a sql.NullString
-	var created, updated int64
-	err = s.w.QueryRowContext(ctx, `SELECT id, request, frame, tool, args, error, attempts, state, note, created, updated
-	FROM dead_letters WHERE id = ?`, id).Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &a, &d.Error, &d.Attempts, &d.State, &d.Note,
-		&created, &updated)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
-	case err != nil:
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		n, err := b.affected(stDeadTake, DeadTaken, now.UnixNano(), id, DeadOpen)
+		if err != nil {
+			return err
+		}
+		var a sql.NullString
+		var created, updated int64
+		err = scanErr(b.queryRow(stDeadGet, id).Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &a, &d.Error, &d.Attempts,
+			&d.State, &d.Note, &created, &updated))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+		case err != nil:
+			return err
+		case n == 0 && d.State == DeadTaken:
+			return fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+		case n == 0:
+			return fmt.Errorf("dead letter %d is %s: %w", id, d.State, ErrNotFound)
+		}
+		d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
+		return nil
+	}})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)
-	case n == 0 && d.State == DeadTaken:
-		return nil, fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
-	case n == 0:
-		return nil, fmt.Errorf("dead letter %d is %s: %w", id, d.State, ErrNotFound)
 	}
-	s.wrote(1)
-	d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
 	return &d, nil
 }

@@ -63,8 +63,12 @@ var (
 // NewMemory return, and what a PostgreSQL store will implement.
 type Store interface {
 	Requests
+	Ledger
 	Frames
 	IdemRecords
+	Approvals
+	Entities
+	Pins
 	AuditLog
 	DeadLetters
 	Close() error
@@ -95,6 +99,7 @@ type Request struct {
 type RequestFilter struct {
 	State  string    // if not empty, only requests in this state
 	Parent string    // if not empty, only the sub-requests of this request
+	Roots  bool      // only root requests (no sub-requests)
 	Before time.Time // if not zero, only requests started before it (paging)
 	Limit  int       // if zero, 100
 }
@@ -102,9 +107,12 @@ type RequestFilter struct {
 // Requests stores the request registry.
 type Requests interface {
 	// PutRequest inserts or replaces the request with r.ID and sets
-	// r.Updated. A request stored in state "interrupted" (a restart cut it
-	// off) is final: PutRequest does not replace it, and returns an error
-	// matching ErrConflict, so that no new work runs under its id.
+	// r.Updated; it is durable when PutRequest returns. Two states are
+	// final for an id, so that no new work runs under it: a request stored
+	// as "interrupted" (a restart cut it off) is never replaced, and one
+	// stored as "stopped" only by a "stopped" one (its own end, or its
+	// recovery, with its cause). PutRequest returns an error matching
+	// ErrConflict for them.
 	PutRequest(ctx context.Context, r *Request) error
 	// GetRequest returns the request, or an error matching ErrNotFound.
 	GetRequest(ctx context.Context, id string) (*Request, error)
@@ -144,8 +152,13 @@ func FrameDone(state string) bool {
 // Frames stores frame checkpoints.
 type Frames interface {
 	// PutFrame inserts or replaces the checkpoint of (f.Request, f.Frame)
-	// and sets f.Updated.
+	// and sets f.Updated. It is durable when PutFrame returns.
 	PutFrame(ctx context.Context, f *Frame) error
+	// QueueFrame is PutFrame for a checkpoint that need not be durable
+	// when it returns: it is written after every write made or queued
+	// before it, and is durable with a later commit. A failure is logged
+	// by the store. f and its slices must not be modified afterwards.
+	QueueFrame(f *Frame)
 	// RequestFrames returns a request's frames in the order they started.
 	RequestFrames(ctx context.Context, request string) ([]*Frame, error)
 	// OpenFrames returns the frames of every request whose state is not
@@ -198,6 +211,12 @@ type IdemRecords interface {
 	// ReleaseKey deletes owner's claim on key so that a later call runs
 	// again. Releasing a claim that owner does not hold does nothing.
 	ReleaseKey(ctx context.Context, key, owner string) error
+	// QueueCompleteKey and QueueReleaseKey are CompleteKey and ReleaseKey
+	// queued, as QueueFrame is PutFrame: they return at once, take effect
+	// after every write made or queued before them (a ClaimKey after them
+	// sees their effect), and their failure is logged by the store.
+	QueueCompleteKey(key, owner string, result []byte, expires time.Time)
+	QueueReleaseKey(key, owner string)
 	// SettleClaim settles the claim c, whose owner will never complete it:
 	// it records result in its place (to expire at expires), or, if result
 	// is nil, deletes it so that the key is free. It returns an error
@@ -273,6 +292,107 @@ func follows(recs []*AuditRecord, head int64) error {
 		}
 	}
 	return nil
+}
+
+// Spend is an amount of a request's budget: what it has spent, what a
+// step costs, or a cap.
+type Spend struct {
+	Turns     int64
+	ToolCalls int64
+	Tokens    int64
+	CostNano  int64 // cost in billionths of the price unit
+}
+
+// Ledger keeps what each request has spent: one ledger a request, debited
+// by an atomic conditional update, so that several writers sharing the
+// store (the instances of issue 17) never pass a budget together.
+type Ledger interface {
+	// Debit adds d to what request has spent if every sum stays within
+	// its cap in limit (a zero cap is no cap), in one atomic update, and
+	// returns what it has spent after, and true. If a sum would pass its
+	// cap, nothing is debited, and Debit returns what it has spent, and
+	// false. A request never debited has spent nothing. Durable when it
+	// returns.
+	Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error)
+	// Spent returns what request has spent.
+	Spent(ctx context.Context, request string) (Spend, error)
+}
+
+// within reports whether s is within every non-zero cap of limit.
+func (s Spend) within(limit Spend) bool {
+	ok := func(v, cap int64) bool { return cap == 0 || v <= cap }
+	return ok(s.Turns, limit.Turns) && ok(s.ToolCalls, limit.ToolCalls) && ok(s.Tokens, limit.Tokens) && ok(s.CostNano, limit.CostNano)
+}
+
+func (s Spend) plus(d Spend) Spend {
+	return Spend{s.Turns + d.Turns, s.ToolCalls + d.ToolCalls, s.Tokens + d.Tokens, s.CostNano + d.CostNano}
+}
+
+// Approval statuses a store keeps live (package approval defines them all).
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+)
+
+// ApprovalRecord is one approval (P4) as the store keeps it: the columns
+// it selects by, and the approval itself as a JSON document that package
+// approval writes and reads (the store never looks inside it).
+type ApprovalRecord struct {
+	ID      string
+	Key     string // the call it approves, across retries
+	Status  string // pending, approved, used, denied, expired
+	Version int64  // the number of its last write: see PutApproval
+	Created time.Time
+	Expires time.Time
+	Updated time.Time // set by PutApproval
+	Data    []byte    // the approval, JSON
+}
+
+// ApprovalFilter selects approvals for ListApprovals. The zero value
+// selects the newest 1000 in any status.
+type ApprovalFilter struct {
+	Live  bool // only pending and approved ones
+	Limit int  // if zero, 1000
+}
+
+// Approvals stores approvals: a pending one survives a restart with its
+// votes and expiry.
+type Approvals interface {
+	// PutApproval stores a, durably when it returns, and sets a.Version
+	// and a.Updated. A new approval has Version 0 and must not exist; an
+	// existing one is replaced only if its stored version is a.Version.
+	// Otherwise PutApproval writes nothing and returns an error matching
+	// ErrConflict: someone else changed it meanwhile (read it again).
+	PutApproval(ctx context.Context, a *ApprovalRecord) error
+	// GetApproval returns an approval, or an error matching ErrNotFound.
+	GetApproval(ctx context.Context, id string) (*ApprovalRecord, error)
+	// ListApprovals returns the approvals that match f, newest first.
+	ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error)
+}
+
+// Entities keeps entity versions (S3), for runtimes that share the store:
+// one counter for all entities, so that a write always gives its entities
+// a version greater than any seen before.
+type Entities interface {
+	// BumpEntities gives every entity of names a new version, greater
+	// than any stored, and returns it. Durable when it returns.
+	BumpEntities(ctx context.Context, names []string) (uint64, error)
+	// EntityVersions returns the version of each entity of names; an
+	// entity never written has none (0, and no entry).
+	EntityVersions(ctx context.Context, names []string) (map[string]uint64, error)
+}
+
+// Pins keeps the pinned definitions of upstream tools (P7), each as a
+// JSON document package pin writes and reads.
+type Pins interface {
+	// PutPin stores the pin of tool, durably when it returns, moves the
+	// pins' version on, and returns it.
+	PutPin(ctx context.Context, tool string, data []byte) (int64, error)
+	// ListPins returns every pin, by tool, and the pins' version.
+	ListPins(ctx context.Context) (map[string][]byte, int64, error)
+	// PinsVersion returns the pins' version: it changes with every
+	// PutPin, so that a reader knows when to read them again.
+	PinsVersion(ctx context.Context) (int64, error)
 }
 
 // Dead letter states.

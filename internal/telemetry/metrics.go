@@ -28,6 +28,7 @@ type Metrics struct {
 	known     func(string) bool     // whether a tool of that name is registered, if known
 	pending   func() int            // approvals pending, if known
 	spanDrops func() int64
+	breakers  func() []reach.BreakerStatus // the circuit breakers, if known
 }
 
 var buckets = []float64{0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30}
@@ -92,8 +93,15 @@ func (m *Metrics) WithSpanDrops(t *Tracer) *Metrics { m.spanDrops = t.Dropped; r
 // WithPendingApprovals reports a gauge of approvals pending.
 func (m *Metrics) WithPendingApprovals(f func() int) *Metrics { m.pending = f; return m }
 
+// WithBreakers reports the state of the circuit breakers f lists
+// (reach.Runtime.Breakers) as the gauge reach_breaker_state.
+func (m *Metrics) WithBreakers(f func() []reach.BreakerStatus) *Metrics { m.breakers = f; return m }
+
 // Record implements reach.Recorder.
 func (m *Metrics) Record(_ context.Context, e *reach.Event) {
+	if e.Breaker != nil {
+		return // a breaker's change: its state is read when the metrics are
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.Stop != nil {
@@ -177,6 +185,29 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	if m.pending != nil {
 		family("reach_approvals_pending", "gauge", "Approvals waiting for a decision.")
 		fmt.Fprintf(&b, "reach_approvals_pending %d\n", m.pending())
+	}
+	if m.breakers != nil {
+		bs := m.breakers()
+		family("reach_breaker_state", "gauge", "Circuit breakers by kind (tool, upstream, model) and name: 0 closed, 1 open, 2 half-open.")
+		n := 0
+		for _, s := range bs {
+			if s.Kind == reach.BreakerTool {
+				if n++; n > maxToolLabels {
+					continue
+				}
+			}
+			fmt.Fprintf(&b, "reach_breaker_state{kind=\"%s\",name=\"%s\"} %d\n", promLabel(s.Kind), promLabel(s.Name), s.State)
+		}
+		family("reach_breaker_opened_total", "counter", "Times each circuit breaker opened.")
+		n = 0
+		for _, s := range bs {
+			if s.Kind == reach.BreakerTool {
+				if n++; n > maxToolLabels {
+					continue
+				}
+			}
+			fmt.Fprintf(&b, "reach_breaker_opened_total{kind=\"%s\",name=\"%s\"} %d\n", promLabel(s.Kind), promLabel(s.Name), s.Opened)
+		}
 	}
 	if m.spanDrops != nil {
 		family("reach_spans_dropped_total", "counter", "Frames not exported as spans because the span queue was full.")

@@ -119,6 +119,51 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// TestBreakerMetrics: the breakers' states are the gauge
+// reach_breaker_state (0 closed, 1 open, 2 half-open), with how often each
+// opened, and Prometheus parses them; a breaker's change of state is not a
+// tool call.
+func TestBreakerMetrics(t *testing.T) {
+	m := NewMetrics()
+	s := NewStats(16)
+	rt := reach.New(&reach.Options{Recorder: reach.Recorders(m, s), DisableLoopGuard: true})
+	m.WithBreakers(rt.Breakers)
+	rt.MustRegister(reach.Tool{Name: "get", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 1}, Breaker: &reach.BreakerPolicy{Failures: 2},
+		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "unavailable", Message: "kb is not reachable"}
+		}})
+	ctx, req, _ := rt.Begin(t.Context(), nil)
+	defer req.End()
+	for range 3 {
+		rt.Call(ctx, &reach.Call{ID: "x", Tool: "get", Arguments: json.RawMessage(`{}`)})
+	}
+	var b strings.Builder
+	m.WriteTo(&b)
+	out := b.String()
+	for _, want := range []string{
+		`reach_breaker_state{kind="tool",name="get"} 1`,
+		`reach_breaker_state{kind="upstream",name="kb"} 0`,
+		`reach_breaker_opened_total{kind="tool",name="get"} 1`,
+		`reach_tool_calls_total{tool="get",state="failed"} 3`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %s\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `tool="tool:get"`) {
+		t.Errorf("a breaker's change counted as a tool call:\n%s", out)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(out)); err != nil {
+		t.Fatalf("Prometheus cannot parse the exposition: %v\n%s", err, out)
+	}
+	for _, st := range s.Snapshot() {
+		if st.Tool != "get" {
+			t.Errorf("stats for %q: a breaker's change counted as a call", st.Tool)
+		}
+	}
+}
+
 func TestStats(t *testing.T) {
 	s := NewStats(4)
 	ev := func(state reach.State, lat time.Duration, code, guard string) {

@@ -422,6 +422,26 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 type toolView struct {
 	Name, Description, Access, Reentrancy, Success, P50, P95, Failures, Refusals string
 	Calls                                                                        int64
+	// Breaker is the state of the tool's circuit breaker, or of its
+	// upstream's when that one is not closed; BreakerWhy says since when
+	// and until when, and Down that it is not closed.
+	Breaker, BreakerWhy string
+	Down                bool
+}
+
+// breakerView is how the tools page shows a breaker that is not closed.
+func breakerView(v *toolView, s reach.BreakerStatus) {
+	v.Breaker, v.Down = strings.ReplaceAll(s.State.String(), "_", "-"), true
+	if s.Kind == reach.BreakerUpstream {
+		v.Breaker += " (upstream " + s.Name + ")"
+	}
+	v.BreakerWhy = "since " + s.Since.UTC().Format(time.RFC3339)
+	if !s.RetryAt.IsZero() {
+		v.BreakerWhy += ", probed at " + s.RetryAt.UTC().Format(time.RFC3339)
+	}
+	if s.LastError != "" {
+		v.BreakerWhy += ": " + clip(s.LastError, 160)
+	}
 }
 
 func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
@@ -437,11 +457,20 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 	} else {
 		tools = u.o.Runtime.Tools()
 	}
+	breakers := map[string]reach.BreakerStatus{}
+	for _, b := range u.o.Runtime.Breakers() {
+		breakers[b.Kind+":"+b.Name] = b
+	}
 	var vs []toolView
 	for _, t := range tools {
 		s := stats[t.Name]
 		v := toolView{Name: t.Name, Description: clip(t.Description, 100), Access: string(t.Access), Reentrancy: string(t.Reentrancy),
-			Calls: s.Calls, Failures: counts(s.Failures), Refusals: counts(s.RefusedBy)}
+			Calls: s.Calls, Failures: counts(s.Failures), Refusals: counts(s.RefusedBy), Breaker: "closed"}
+		if b, ok := breakers[reach.BreakerUpstream+":"+t.Upstream]; ok && t.Upstream != "" && b.State != reach.BreakerClosed {
+			breakerView(&v, b)
+		} else if b, ok := breakers[reach.BreakerTool+":"+t.Name]; ok && b.State != reach.BreakerClosed {
+			breakerView(&v, b)
+		}
 		if s.Completed+s.Failed > 0 {
 			v.Success = fmt.Sprintf("%.0f%%", s.SuccessRate*100)
 			v.P50, v.P95 = s.P50.Round(time.Microsecond*10).String(), s.P95.Round(time.Microsecond*10).String()

@@ -149,6 +149,33 @@ func TestToolsOption(t *testing.T) {
 	}
 }
 
+// TestToolsPageShowsBreakers: the tools page shows each tool's circuit
+// breaker: closed, or open (its own or its upstream's) with since when,
+// when it is probed and the last failure.
+func TestToolsPageShowsBreakers(t *testing.T) {
+	rt := reach.New(&reach.Options{UpstreamBreakers: map[string]*reach.BreakerPolicy{"kb": {Failures: 1}}})
+	down := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, &reach.ToolError{Type: "unavailable", Message: "kb is not reachable: connection refused"}
+	}
+	rt.MustRegister(reach.Tool{Name: "kb__search", Upstream: "kb", Retry: &reach.RetryPolicy{Attempts: 1}, Func: down},
+		reach.Tool{Name: "kb__fetch", Upstream: "kb", Func: down},
+		reach.Tool{Name: "local", Func: down})
+	ctx, req, _ := rt.Begin(t.Context(), nil)
+	rt.Call(ctx, &reach.Call{ID: "c", Tool: "kb__search", Arguments: json.RawMessage(`{}`)})
+	req.End()
+	srv := httptest.NewServer(New(Options{Runtime: rt}))
+	defer srv.Close()
+	page := get(t, srv.URL+"/ui/tools")
+	for _, want := range []string{`<b>kb__fetch</b>`, `<span class="err">open (upstream kb)</span>`, "probed at", "connection refused", `<td class="breaker">closed</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("tools page lacks %q:\n%s", want, page)
+		}
+	}
+	if n := strings.Count(page, "open (upstream kb)"); n != 2 {
+		t.Errorf("%d tools shown behind the open upstream, want 2 (kb__search, kb__fetch)", n)
+	}
+}
+
 // TestFlashIsNotFromTheURL: a link cannot choose the words of the banner a
 // page shows after a form: the page shows a fixed message for a known
 // code, naming an approval only if the viewer sees it.

@@ -437,6 +437,7 @@ func (u *upstream) reachTool(name string, t *mcp.Tool) reach.Tool {
 		Description: ClipText(t.Description, MaxToolDescription, "description"),
 		Access:      accessFrom(t.Annotations),
 		Tags:        []string{Tag + u.cfg.Name},
+		Upstream:    u.cfg.Name, // its calls share the upstream's circuit breaker
 		Func:        u.forward(name, t.Name),
 	}
 	if a := t.Annotations; a != nil && !a.ReadOnlyHint {
@@ -596,7 +597,11 @@ func (u *upstream) refresh() {
 // upstream with the call's arguments, and in _meta its frame (traceparent,
 // reach/parent), its request and its idempotency key, and a progress token
 // when the downstream client asked for progress. When ctx ends, the SDK
-// sends notifications/cancelled upstream.
+// sends notifications/cancelled upstream. A failure to reach the upstream
+// (a connection refused or broken, an HTTP 5xx or 429, a session that
+// could not be reopened) is a ToolError of type "unavailable": that is how
+// the pool reports connection-level failures to the upstream's circuit
+// breaker (reach.Tool.Upstream); anything the upstream answered is not.
 func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		if u.isGone(exposed) {

@@ -2,16 +2,21 @@
 // need a human wait here until the user who made the request (and, for
 // high-risk calls, a reviewer) approves them.
 //
-//	q := approval.New(&approval.Options{Tool: rt.Tool, Requires: eng.Requirement})
+//	q := approval.New(&approval.Options{Tool: rt.Tool, Requires: eng.Requirement, Store: st})
+//	q.Load(ctx) // the approvals st kept, after a restart
 //	rt := reach.New(&reach.Options{Authorizer: eng, Approver: q.Approver(), ApprovalKey: q.ApprovalKey})
 //	mux.Handle("/v1/approvals", q.Handler(nil)) // and /v1/approvals/...
 //
 // # How a call is approved
 //
 // A call that needs approval gets the status pending, with an error naming
-// the approval and who must give it. Its approval is keyed by (root request,
-// tool, canonical arguments): the same call made again while it is pending
-// returns the same approval, never a second one. Once approved (the user;
+// the approval and who must give it. Its approval is keyed by the call:
+// (root request, tool, canonical arguments), or, for a call that carries
+// its caller's idempotency key, (idempotency key, tool, canonical
+// arguments), so that a retry in another request (after a restart, say)
+// finds it; both within the root request's principal and tenant. The same
+// call made again while it is pending returns the same approval, never a
+// second one. Once approved (the user;
 // for "user+reviewer", the user and a different principal with the role
 // reviewer), the next identical call runs, once: the approval is used up,
 // and an identical call after that asks again. A denial answers identical
@@ -22,6 +27,14 @@
 // With Options.Wait the call is held that long for a decision before it is
 // answered pending, so a human at a console can approve without the agent
 // retrying.
+//
+// # Durability
+//
+// With Options.Store every change (a new approval, a vote, a decision, a
+// use, an expiry) is written to the store before it is answered, and Load
+// reads the approvals back after a restart: a pending one keeps its votes
+// and expiry, and an approved call runs once however often it is retried
+// (its run's idempotency key names the approval).
 package approval
 
 import (
@@ -29,6 +42,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,6 +55,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // Status is where an approval stands.
@@ -209,6 +224,9 @@ type Options struct {
 	Audit func(ctx context.Context, e Event)
 	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
 	MaxKept int
+	// Store, if not nil, keeps the approvals: every change is durable
+	// before it is answered, and Load reads them back.
+	Store store.Approvals
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -225,7 +243,9 @@ type Queue struct {
 
 type record struct {
 	Approval
-	key     string
+	key     string        // keys.req of its call
+	alt     string        // keys.idem of its call, if the caller gave an idempotency key
+	version int64         // its version in the store (Options.Store)
 	changed chan struct{} // closed and replaced on every change
 }
 
@@ -255,7 +275,7 @@ type gate struct{ q *Queue }
 // Deny for a denied one, NeedsApproval (pending) otherwise.
 func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reach.Error) {
 	q := g.q
-	key := callKey(c)
+	k := callKeys(c)
 	var deadline <-chan time.Time
 	if q.o.Wait > 0 {
 		t := time.NewTimer(q.o.Wait)
@@ -268,8 +288,8 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		q.mu.Lock()
 		now := time.Now()
 		events = q.expire(now, events)
-		rec := q.byKey[key]
-		if rec == nil && q.usedRecently(key, now) {
+		rec := q.inForce(k)
+		if rec == nil && q.usedRecently(k, now) {
 			// The agent retries a call that already ran under its approval:
 			// let it through to the runtime, whose idempotency record (keyed
 			// by the approval) returns the first run's result without
@@ -279,13 +299,27 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			return reach.Permit, nil
 		}
 		if rec == nil {
-			rec = q.create(c, key, reqs, now)
+			rec = q.create(c, k, reqs, now)
+			if err := q.persist(rec); err != nil {
+				q.forget(rec)
+				q.mu.Unlock()
+				q.emit(ctx, events)
+				q.o.Logger.Error("approval not recorded", "tool", c.Tool, "err", err)
+				return reach.Deny, &reach.Error{Type: reach.TypeTransient, Code: "approval_store",
+					Message:    fmt.Sprintf("%s needs approval, and the approval could not be recorded: %v.", c.Tool, err),
+					Suggestion: "Nothing ran. Try again in a moment."}
+			}
 			events = append(events, q.event(now, "requested", "", "", rec))
 		}
 		switch rec.Status {
 		case Approved:
 			rec.Status = Used
-			delete(q.byKey, key)
+			q.unforce(rec)
+			if err := q.persist(rec); err != nil {
+				// It runs under the approval's idempotency key: a retry
+				// after a restart that finds it still approved replays it.
+				q.o.Logger.Error("approval use not recorded", "approval", rec.ID, "err", err)
+			}
 			rec.notify()
 			events = append(events, q.event(now, "used", "", "", rec))
 			q.mu.Unlock()
@@ -319,11 +353,11 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 	}
 }
 
-// usedRecently reports whether an approval for key was used and has not
-// yet expired. q.mu must be held.
-func (q *Queue) usedRecently(key string, now time.Time) bool {
+// usedRecently reports whether an approval for the call k identifies was
+// used and has not yet expired. q.mu must be held.
+func (q *Queue) usedRecently(k keys, now time.Time) bool {
 	for _, rec := range slices.Backward(q.order) {
-		if rec.key == key && rec.Status == Used {
+		if k.of(rec) && rec.Status == Used {
 			return now.Before(rec.Expires)
 		}
 	}
@@ -343,12 +377,63 @@ func (q *Queue) requires(ctx context.Context, c *reach.Call) string {
 	return User
 }
 
-// callKey identifies a call across retries: the root request (its
-// principal and tenant too, so that another principal reusing the id of an
-// ended request never meets its approvals), tool, canonical arguments.
-func callKey(c *reach.Call) string {
+// keys identify a call across retries: req by its root request, idem by
+// its caller's idempotency key, when it gave one (then a retry in another
+// request, after a restart say, finds the approval); both with its tool
+// and canonical arguments, within the root request's principal and tenant
+// (so that another principal reusing the id of an ended request, or a
+// key, never meets its approvals). They are hashes: the arguments are not
+// kept in them.
+type keys struct{ req, idem string }
+
+func callKeys(c *reach.Call) keys {
 	root := rootOf(c.Request())
-	return root.Principal() + "\x00" + root.Tenant() + "\x00" + root.ID() + "\x00" + c.Tool + "\x00" + string(c.Args())
+	hash := func(of string) string {
+		h := sha256.New()
+		for _, p := range []string{root.Principal(), root.Tenant(), of, c.Tool} {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+		h.Write(c.Args())
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	k := keys{req: hash("request:" + root.ID())}
+	if c.IdempotencyKey != "" {
+		k.idem = hash("key:" + c.IdempotencyKey)
+	}
+	return k
+}
+
+// of reports whether rec is an approval of the call k identifies.
+func (k keys) of(rec *record) bool { return rec.key == k.req || k.idem != "" && rec.alt == k.idem }
+
+// inForce returns the approval in force for the call k identifies, or
+// nil; q.mu is held.
+func (q *Queue) inForce(k keys) *record {
+	if rec := q.byKey[k.req]; rec != nil {
+		return rec
+	}
+	if k.idem != "" {
+		return q.byKey[k.idem]
+	}
+	return nil
+}
+
+// enforce makes rec the approval in force for its call; q.mu is held.
+func (q *Queue) enforce(rec *record) {
+	q.byKey[rec.key] = rec
+	if rec.alt != "" {
+		q.byKey[rec.alt] = rec
+	}
+}
+
+// unforce ends rec's being in force for its call; q.mu is held.
+func (q *Queue) unforce(rec *record) {
+	for _, k := range []string{rec.key, rec.alt} {
+		if k != "" && q.byKey[k] == rec {
+			delete(q.byKey, k)
+		}
+	}
 }
 
 func rootOf(r *reach.Request) *reach.Request {
@@ -362,11 +447,11 @@ func rootOf(r *reach.Request) *reach.Request {
 // used most recently for its key), or "". With it a runtime can run the
 // approved call under an idempotency key that names the approval.
 func (q *Queue) ApprovalKey(c *reach.Call) string {
-	key := callKey(c)
+	k := callKeys(c)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, rec := range slices.Backward(q.order) {
-		if rec.key == key && rec.Status == Used {
+		if k.of(rec) && rec.Status == Used {
 			return rec.ID
 		}
 	}
@@ -383,7 +468,7 @@ func (q *Queue) redactString(s string) string {
 }
 
 // create records a new pending approval; q.mu is held.
-func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
+func (q *Queue) create(c *reach.Call, k keys, reqs string, now time.Time) *record {
 	r := c.Request()
 	args := bytes.Clone(c.Args())
 	if q.o.Redactor != nil {
@@ -391,7 +476,7 @@ func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
 	}
 	var idb [8]byte
 	rand.Read(idb[:])
-	rec := &record{key: key, changed: make(chan struct{}), Approval: Approval{
+	rec := &record{key: k.req, alt: k.idem, changed: make(chan struct{}), Approval: Approval{
 		ID: "apr_" + hex.EncodeToString(idb[:]), Status: Pending, Requires: reqs,
 		Operation: "call " + c.Tool, Tool: c.Tool, Arguments: args, Access: c.Access(),
 		Principal: r.Principal(), Tenant: r.Tenant(), Scene: r.Scene(), Agent: r.Agent(),
@@ -412,13 +497,13 @@ func (q *Queue) create(c *reach.Call, key, reqs string, now time.Time) *record {
 		}
 	}
 	for _, old := range slices.Backward(q.order) {
-		if old.key == key && old.Status == Used {
+		if k.of(old) && old.Status == Used {
 			rec.Note = fmt.Sprintf("an identical call was approved (%s) and let through before; this is a new request to run it again", old.ID)
 			break
 		}
 	}
 	q.byID[rec.ID] = rec
-	q.byKey[key] = rec
+	q.enforce(rec)
 	q.order = append(q.order, rec)
 	q.prune()
 	return rec
@@ -476,6 +561,9 @@ func (q *Queue) expire(now time.Time, events []Event) []Event {
 		delete(q.byKey, key)
 		if rec.Status == Pending || rec.Status == Approved {
 			rec.Status = Expired
+			if err := q.persist(rec); err != nil {
+				q.o.Logger.Error("approval expiry not recorded", "approval", rec.ID, "err", err)
+			}
 			rec.notify()
 			events = append(events, q.event(now, "expired", "", "", rec))
 		}
@@ -606,31 +694,37 @@ func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, 
 		return rec.Approval, fmt.Errorf("%w: %s waits for %s (the user who asked) or a %s", ErrNotAllowed, id, rec.Principal, q.o.ReviewerRole)
 	}
 	owner := by.Principal == rec.Principal
+	prev := rec.Approval
+	prev.Votes = slices.Clone(rec.Votes)
+	action := ""
 	if !approve {
 		rec.Status = Denied
 		rec.Denial = &Vote{By: by.Principal, As: as(owner), At: now, Reason: reason}
 		rec.Expires = now.Add(q.o.TTL)
-		rec.notify()
-		*events = append(*events, q.event(now, "denied", by.Principal, reason, rec))
-		return rec.Approval, nil
-	}
-	if rec.Requires == User && !owner {
-		return rec.Approval, fmt.Errorf("%w: %s waits for the approval of %s, the user who asked", ErrNotAllowed, id, rec.Principal)
-	}
-	role := as(owner)
-	if slices.ContainsFunc(rec.Votes, func(v Vote) bool { return v.As == role }) {
-		if owner {
-			return rec.Approval, fmt.Errorf("%w: %s already approved %s; it waits for a different principal with the %s role",
-				ErrAlreadyVoted, by.Principal, id, q.o.ReviewerRole)
+		action = "denied"
+	} else {
+		if rec.Requires == User && !owner {
+			return rec.Approval, fmt.Errorf("%w: %s waits for the approval of %s, the user who asked", ErrNotAllowed, id, rec.Principal)
 		}
-		return rec.Approval, fmt.Errorf("%w: a reviewer already approved %s; it waits for %s, the user who asked", ErrAlreadyVoted, id, rec.Principal)
+		role := as(owner)
+		if slices.ContainsFunc(rec.Votes, func(v Vote) bool { return v.As == role }) {
+			if owner {
+				return rec.Approval, fmt.Errorf("%w: %s already approved %s; it waits for a different principal with the %s role",
+					ErrAlreadyVoted, by.Principal, id, q.o.ReviewerRole)
+			}
+			return rec.Approval, fmt.Errorf("%w: a reviewer already approved %s; it waits for %s, the user who asked", ErrAlreadyVoted, id, rec.Principal)
+		}
+		rec.Votes = append(rec.Votes, Vote{By: by.Principal, As: role, At: now, Reason: reason})
+		action = "voted"
+		if rec.Requires == User || len(rec.Votes) == 2 {
+			rec.Status = Approved
+			rec.Expires = now.Add(q.o.TTL) // the window for the call to come again
+			action = "approved"
+		}
 	}
-	rec.Votes = append(rec.Votes, Vote{By: by.Principal, As: role, At: now, Reason: reason})
-	action := "voted"
-	if rec.Requires == User || len(rec.Votes) == 2 {
-		rec.Status = Approved
-		rec.Expires = now.Add(q.o.TTL) // the window for the call to come again
-		action = "approved"
+	if err := q.persist(rec); err != nil {
+		rec.Approval = prev
+		return rec.Approval, fmt.Errorf("recording the decision on %s: %w", id, err)
 	}
 	rec.notify()
 	*events = append(*events, q.event(now, action, by.Principal, reason, rec))
@@ -642,4 +736,90 @@ func as(owner bool) string {
 		return "user"
 	}
 	return "reviewer"
+}
+
+// storedApproval is an approval as the store keeps it (its Data).
+type storedApproval struct {
+	Approval
+	Key string `json:"key"`
+	Alt string `json:"alt_key,omitempty"`
+}
+
+// persist writes rec to the store, if the queue has one; q.mu is held.
+func (q *Queue) persist(rec *record) error {
+	if q.o.Store == nil {
+		return nil
+	}
+	data, err := json.Marshal(storedApproval{Approval: rec.Approval, Key: rec.key, Alt: rec.alt})
+	if err != nil {
+		return err
+	}
+	ar := &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Status: string(rec.Status), Version: rec.version,
+		Created: rec.Created, Expires: rec.Expires, Data: data}
+	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
+		return err
+	}
+	rec.version = ar.Version
+	return nil
+}
+
+// forget drops rec, just created, whose creation could not be recorded;
+// q.mu is held.
+func (q *Queue) forget(rec *record) {
+	delete(q.byID, rec.ID)
+	q.unforce(rec)
+	if i := slices.Index(q.order, rec); i >= 0 {
+		q.order = slices.Delete(q.order, i, i+1)
+	}
+}
+
+// Load reads back the approvals that Options.Store kept: every pending or
+// approved one, with its votes and expiry, and the newest decided ones
+// (up to MaxKept), so that a retry of an approved call that already ran
+// is answered by its run, and a denial keeps answering until it expires.
+// Call it once, before the queue is used. Approvals that expired meanwhile
+// are marked so.
+func (q *Queue) Load(ctx context.Context) error {
+	if q.o.Store == nil {
+		return nil
+	}
+	live, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Live: true, Limit: 1 << 30})
+	if err != nil {
+		return fmt.Errorf("loading approvals: %w", err)
+	}
+	recent, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Limit: q.o.MaxKept})
+	if err != nil {
+		return fmt.Errorf("loading approvals: %w", err)
+	}
+	seen := map[string]bool{}
+	var recs []*record
+	for _, ar := range append(live, recent...) {
+		if seen[ar.ID] {
+			continue
+		}
+		seen[ar.ID] = true
+		var sa storedApproval
+		if err := json.Unmarshal(ar.Data, &sa); err != nil {
+			return fmt.Errorf("loading approval %s: %w", ar.ID, err)
+		}
+		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})})
+	}
+	slices.SortStableFunc(recs, func(a, b *record) int { return a.Created.Compare(b.Created) })
+	q.mu.Lock()
+	for _, rec := range recs {
+		if _, ok := q.byID[rec.ID]; ok {
+			continue
+		}
+		q.byID[rec.ID] = rec
+		q.order = append(q.order, rec)
+		switch rec.Status {
+		case Pending, Approved, Denied: // in force for its call until it expires
+			q.enforce(rec)
+		}
+	}
+	events := q.expire(time.Now(), nil)
+	q.prune()
+	q.mu.Unlock()
+	q.emit(ctx, events)
+	return nil
 }

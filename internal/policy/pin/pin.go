@@ -4,7 +4,8 @@
 // approves it, so an upstream server cannot change what a tool says or takes
 // behind the users' backs (a "rug pull").
 //
-//	pins, _ := pin.Open(pin.Path(dataDir))
+//	pins, _ := pin.OpenStore(ctx, st, pin.Path(dataDir)) // in the store (a pins.json there is imported once)
+//	pins, _ := pin.Open(pin.Path(dataDir))                // or in the file
 //	switch st, _ := pins.Check(name, pin.Definition{Description: t.Description, InputSchema: t.InputSchema}); st {
 //	case pin.Held: // keep the tool out of listings and refuse its calls until `reach tools approve NAME`
 //	}
@@ -12,11 +13,13 @@ package pin
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +28,7 @@ import (
 
 	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // File is the name of the pin file in the data folder.
@@ -102,16 +106,19 @@ const (
 // ErrNoPin is returned for a tool that is not pinned or has no change.
 var ErrNoPin = errors.New("no such pinned tool")
 
-// Store keeps pins in a JSON file (mode 0600, written atomically). It
-// follows changes other processes make (`reach tools approve` while the
-// gateway runs): every operation looks at the file first. Safe for
+// Store keeps pins in the gateway's store (OpenStore), or in a JSON file
+// (Open; mode 0600, written atomically). It follows changes other
+// processes make (`reach tools approve` while the gateway runs): every
+// operation looks at the pins' version, or the file, first. Safe for
 // concurrent use.
 type Store struct {
 	path string
+	db   store.Pins // if not nil, where the pins are; path is unused
 
-	mu    sync.Mutex
-	pins  map[string]*Pin
-	stamp string
+	mu      sync.Mutex
+	pins    map[string]*Pin
+	stamp   string
+	version int64 // of db's pins, as last read
 }
 
 type pinFile struct {
@@ -130,8 +137,64 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-// refresh reloads the file if it changed; s.mu is held.
+// OpenStore opens the pins kept in db. If db keeps none yet and a pin file
+// exists at file (the data folder's pins.json of an older gateway), its
+// pins are imported, and the file is renamed file+".imported".
+func OpenStore(ctx context.Context, db store.Pins, file string) (*Store, error) {
+	s := &Store{db: db}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	if len(s.pins) > 0 || file == "" {
+		return s, nil
+	}
+	old, err := Open(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(old.pins) == 0 {
+		return s, nil
+	}
+	for _, p := range old.pins {
+		s.pins[p.Tool] = p
+		if err := s.save(p.Tool); err != nil {
+			return nil, fmt.Errorf("importing the pins of %s: %w", file, err)
+		}
+	}
+	if err := os.Rename(file, file+".imported"); err != nil {
+		return nil, fmt.Errorf("importing the pins of %s: %w", file, err)
+	}
+	return s, nil
+}
+
+// refresh reloads the pins if they changed; s.mu is held.
 func (s *Store) refresh() error {
+	if s.db != nil {
+		ctx := context.Background()
+		v, err := s.db.PinsVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("reading pins: %w", err)
+		}
+		if v == s.version && s.pins != nil {
+			return nil
+		}
+		stored, v, err := s.db.ListPins(ctx)
+		if err != nil {
+			return fmt.Errorf("reading pins: %w", err)
+		}
+		pins := map[string]*Pin{}
+		for tool, data := range stored {
+			var p Pin
+			if err := json.Unmarshal(data, &p); err != nil {
+				return fmt.Errorf("reading the pin of %s: %w", tool, err)
+			}
+			pins[tool] = &p
+		}
+		s.pins, s.version = pins, v
+		return nil
+	}
 	stamp, err := atomicfile.Stamp(s.path)
 	if err != nil {
 		return fmt.Errorf("reading pins: %w", err)
@@ -151,7 +214,24 @@ func (s *Store) refresh() error {
 	return nil
 }
 
-func (s *Store) save() error {
+// save writes the pin of tool (to the file: every pin); s.mu is held.
+func (s *Store) save(tool string) error {
+	if s.db != nil {
+		b, err := json.Marshal(s.pins[tool])
+		if err != nil {
+			return err
+		}
+		v, err := s.db.PutPin(context.Background(), tool, b)
+		if err != nil {
+			return fmt.Errorf("writing pins: %w", err)
+		}
+		if v == s.version+1 {
+			s.version = v // ours alone
+		} else {
+			s.version = -1 // another process wrote too: read them all again
+		}
+		return nil
+	}
 	f := pinFile{Version: 1}
 	for _, p := range s.pins {
 		f.Pins = append(f.Pins, p)
@@ -189,24 +269,24 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 			// The pin was hashed under an older canonical form (a number
 			// spelled another way, say): the definition has not changed.
 			p.Hash, p.Definition, p.Pending = h, c, nil
-			return Unchanged, s.save()
+			return Unchanged, s.save(tool)
 		}
 	}
 	switch {
 	case p == nil:
 		s.pins[tool] = &Pin{Tool: tool, Hash: h, Definition: c, Pinned: now}
-		return New, s.save()
+		return New, s.save(tool)
 	case p.Hash == h:
 		if p.Pending != nil { // the upstream went back to the pinned definition
 			p.Pending = nil
-			return Unchanged, s.save()
+			return Unchanged, s.save(tool)
 		}
 		return Unchanged, nil
 	case p.Pending != nil && p.Pending.Hash == h:
 		return Held, nil
 	}
 	p.Pending = &Change{Hash: h, Definition: c, Seen: now}
-	return Held, s.save()
+	return Held, s.save(tool)
 }
 
 // Get returns a tool's pin.
@@ -266,7 +346,7 @@ func (s *Store) Approve(tool, by string) error {
 	}
 	p.Hash, p.Definition, p.Pinned, p.ApprovedBy, p.Pending = p.Pending.Hash, p.Pending.Definition,
 		time.Now().UTC().Truncate(time.Second), by, nil
-	return s.save()
+	return s.save(tool)
 }
 
 // Diff shows a tool's held change: the pinned definition against the new

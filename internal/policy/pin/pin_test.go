@@ -157,7 +157,7 @@ func TestPinOfAnOlderCanonicalForm(t *testing.T) {
 	sum := sha256.Sum256(b)
 	s.mu.Lock()
 	s.pins["sum"].Hash, s.pins["sum"].Definition = hex.EncodeToString(sum[:]), old
-	s.save()
+	s.save("sum")
 	s.mu.Unlock()
 	if got, err := s.Check("sum", d); got != Unchanged || err != nil {
 		t.Errorf("the same definition after an upgrade: %s %v, want unchanged", got, err)

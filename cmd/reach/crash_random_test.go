@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// sideEffects is an upstream's record of what its tools did.
+type sideEffects struct {
+	mu       sync.Mutex
+	booked   map[string]int // idempotency key -> bookings
+	legs     map[string]int // "chain/step" -> bookings
+	unbooked map[string]int // idempotency key -> undos that succeeded
+	undone   map[string]int // "chain/step" -> undos that succeeded
+	closed   map[string]int // idempotency key -> high-risk closes
+}
+
+// failsUndo reports whether the undo of a leg always fails (it is then
+// dead-lettered).
+func failsUndo(chain, step int) bool { return (chain+step)%5 == 0 }
+
+func sideEffectsUpstream(t *testing.T, s *sideEffects) string {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
+	type leg struct {
+		Chain int `json:"chain"`
+		Step  int `json:"step"`
+	}
+	key := func(req *mcp.CallToolRequest) string {
+		k, _ := req.Params.Meta["reach/idempotency_key"].(string)
+		return k
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.booked[key(req)]++
+			s.legs[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"ref":"R-%d-%d"}`, a.Chain, a.Step)}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			if failsUndo(a.Chain, a.Step) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the airline's line is busy"}}}, nil, nil
+			}
+			s.mu.Lock()
+			s.unbooked[key(req)]++
+			s.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"cancelled"`}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "close", Description: "Close the account."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.closed[key(req)]++
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"closed"`}}}, nil, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestCrashAtRandomPoints kills a real `reach serve` (kill -9) at random
+// points of a write-heavy run, many times over the same data: at a random
+// moment, or at the Nth time (N random) it reaches a durable point (a
+// claim, an "executing" or "ended" checkpoint). Agents run chains of three
+// bookings (each with an undo; some undos always fail) in requests of
+// their own, ending each, and now and then a high-risk call that waits for
+// approval. After each restart:
+//
+//   - no write was applied twice: no booking, and no undo, ran twice for
+//     one idempotency key, nor twice for one leg;
+//   - every leg booked by a request the restart interrupted was undone
+//     once, or its undo is an open dead letter (it failed, or a kill cut
+//     it off, in a recovery say), or the kill cut the booking off (its
+//     checkpoint says it may have run); no leg of an ended request was
+//     undone;
+//   - the audit chain verifies;
+//   - every approval that was pending is still pending.
+//
+// At the end the approvals are approved, and each call, repeated with its
+// idempotency key, runs once.
+func TestCrashAtRandomPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	fx := &sideEffects{booked: map[string]int{}, legs: map[string]int{}, unbooked: map[string]int{}, undone: map[string]int{}, closed: map[string]int{}}
+	up := sideEffectsUpstream(t, fx)
+	cfg := writeConfig(t, `upstreams:
+  - {name: travel, url: '`+up+`'}
+tools:
+  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
+  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
+  travel__close: {access: high_risk}
+budgets:
+  default: {tool_calls: 1000, wall: 10m}
+`)
+	data, addr := t.TempDir(), freePort(t)
+	base := "http://" + addr
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 16))
+	var chains atomic.Int64
+	pending := map[string]string{} // approval id -> the idempotency key of its call
+	var pendMu sync.Mutex
+	aprID := regexp.MustCompile(`apr_[0-9a-f]+`)
+	client := &http.Client{Timeout: 30 * time.Second}
+	post := func(path, body string) (*http.Response, error) {
+		return client.Post(base+path, "application/json", strings.NewReader(body))
+	}
+	// agent runs chains until the gateway dies.
+	agent := func() {
+		for {
+			c := chains.Add(1)
+			req := fmt.Sprintf("chain-%d", c)
+			for step := 1; step <= 3; step++ {
+				resp, err := post("/v1/calls", fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"s%d","tool":"travel__book","arguments":{"chain":%d,"step":%d}}]}`,
+					req, step, c, step))
+				if err != nil {
+					return
+				}
+				resp.Body.Close()
+			}
+			if c%4 == 0 {
+				key := fmt.Sprintf("close-%d", c)
+				resp, err := post("/v1/calls", fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, req, key))
+				if err != nil {
+					return
+				}
+				var out struct{ Results []callResult }
+				json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				if len(out.Results) == 1 && out.Results[0].Status == "pending" && out.Results[0].Error != nil {
+					if id := aprID.FindString(out.Results[0].Error.Message); id != "" {
+						pendMu.Lock()
+						pending[id] = key
+						pendMu.Unlock()
+					}
+				}
+			}
+			resp, err := post("/v1/requests/"+req+"/end", "")
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+		}
+	}
+	points := []string{"claimed", "executing", "ended"}
+	var cmd *exec.Cmd
+	const rounds = 12
+	for round := range rounds {
+		how := "a random moment"
+		var reached <-chan struct{}
+		if rng.IntN(2) == 0 {
+			cmd = startReach(t, cfg, addr, data)
+		} else {
+			how = fmt.Sprintf("%s#%d", points[rng.IntN(len(points))], 1+rng.IntN(40))
+			cmd, reached = startReachAt(t, cfg, addr, data, how)
+		}
+		if reached != nil {
+			select {
+			case <-reached: // in the recovery, before it served
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				t.Logf("round %d: killed at %s, while it recovered", round, how)
+				continue
+			default:
+			}
+		}
+		if round > 0 {
+			checkAfterRestart(t, round, base, data, fx, pending, &pendMu)
+		}
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(agent)
+		}
+		if reached != nil {
+			select {
+			case <-reached:
+			case <-time.After(10 * time.Second):
+				how += " (not reached: killed at 10s)"
+			}
+		} else {
+			time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		wg.Wait()
+		t.Logf("round %d: killed at %s after chain %d", round, how, chains.Load())
+	}
+	cmd = startReach(t, cfg, addr, data)
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	checkAfterRestart(t, rounds, base, data, fx, pending, &pendMu)
+
+	// Approved now, each waiting call runs once, however often it is repeated.
+	for id, key := range pending {
+		if status, out := postJSON(t, base+"/v1/approvals/"+id+"/approve", `{"reason":"ok"}`); status != 200 {
+			t.Fatalf("approve %s: %d %v", id, status, out)
+		}
+		for range 2 {
+			if res := call(t, base, fmt.Sprintf(`{"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, key)); res.Status != "success" {
+				t.Errorf("the approved call %s: %+v", key, res)
+			}
+		}
+	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	for id, key := range pending {
+		if n := fx.closed["travel__close:"+key]; n != 1 {
+			t.Errorf("approval %s: its call ran %d times, want once", id, n)
+		}
+	}
+	t.Logf("%d chains, %d approvals kept pending across the restarts, %d legs undone, %d bookings",
+		chains.Load(), len(pending), len(fx.undone), len(fx.legs))
+}
+
+// checkAfterRestart checks what TestCrashAtRandomPoints holds after each
+// restart.
+func checkAfterRestart(t *testing.T, round int, base, data string, fx *sideEffects, pending map[string]string, pendMu *sync.Mutex) {
+	t.Helper()
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	for key, n := range fx.booked {
+		if n > 1 {
+			t.Errorf("round %d: booking under key %s ran %d times", round, key, n)
+		}
+	}
+	for leg, n := range fx.legs {
+		if n > 1 {
+			t.Errorf("round %d: leg %s booked %d times", round, leg, n)
+		}
+	}
+	for key, n := range fx.unbooked {
+		if n > 1 {
+			t.Errorf("round %d: undo under key %s ran %d times", round, key, n)
+		}
+	}
+	// The dead letters the gateway shows.
+	dead := map[string]bool{}
+	var dl struct {
+		Deadletters []struct {
+			Args struct{ Chain, Step any } `json:"arguments"`
+		}
+	}
+	if status, body := get(t, base+"/v1/deadletters"); status != 200 || json.Unmarshal([]byte(body), &dl) != nil {
+		t.Fatalf("round %d: dead letters: %d %s", round, status, body)
+	}
+	for _, d := range dl.Deadletters {
+		dead[fmt.Sprintf("%v/%v", d.Args.Chain, d.Args.Step)] = true
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := audit.Verify(ctx, st); err != nil {
+		t.Errorf("round %d: audit chain: %v", round, err)
+	}
+	for leg, n := range fx.legs {
+		if n == 0 {
+			continue
+		}
+		var c, s int
+		fmt.Sscanf(leg, "%d/%d", &c, &s)
+		r, err := st.GetRequest(ctx, fmt.Sprintf("chain-%d", c))
+		if err != nil {
+			t.Errorf("round %d: leg %s booked, its request is not stored: %v", round, leg, err)
+			continue
+		}
+		switch r.State {
+		case "ended":
+			if fx.undone[leg] != 0 {
+				t.Errorf("round %d: leg %s of an ended request was undone", round, leg)
+			}
+		case "interrupted":
+			cutOff := false
+			frames, _ := st.RequestFrames(ctx, r.ID)
+			for _, f := range frames {
+				if f.CallID == fmt.Sprintf("s%d", s) && f.State == "cancelled" && strings.Contains(string(f.Error), "interrupted") {
+					cutOff = true
+				}
+			}
+			switch {
+			case fx.undone[leg] > 1:
+				t.Errorf("round %d: leg %s undone %d times", round, leg, fx.undone[leg])
+			case fx.undone[leg] == 1, cutOff:
+			case dead[leg]: // its undo failed, or a kill cut it off (in a recovery, say)
+			default:
+				t.Errorf("round %d: leg %s of interrupted request %s: not undone, not dead-lettered, not cut off", round, leg, r.ID)
+			}
+		case "running":
+			t.Errorf("round %d: request %s still running after the restart", round, r.ID)
+		}
+	}
+	// Every approval pending before the kill is pending still.
+	var list struct{ Approvals []struct{ ID, Status string } }
+	if status, body := get(t, base+"/v1/approvals?status=pending"); status != 200 || json.Unmarshal([]byte(body), &list) != nil {
+		t.Fatalf("round %d: approvals: %d %s", round, status, body)
+	}
+	listed := map[string]bool{}
+	for _, a := range list.Approvals {
+		listed[a.ID] = true
+	}
+	pendMu.Lock()
+	defer pendMu.Unlock()
+	for id := range pending {
+		if !listed[id] {
+			t.Errorf("round %d: approval %s, pending before the kill, is not pending after the restart", round, id)
+		}
+	}
+}
+
+// postJSON posts body to u and decodes the answer.
+func postJSON(t *testing.T, u, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(u, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}

@@ -1,0 +1,148 @@
+package reach
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PastRequest is a request of an earlier run of the process, as a store
+// kept it: restored (Runtime.RestorePast, or Options.History on a Lookup),
+// it is listed and looked up like a request of this run, with its state,
+// usage and call graph, but nothing runs in it any more.
+type PastRequest struct {
+	ID         string
+	Principal  string
+	Tenant     string
+	Roles      []string
+	Attributes map[string]string
+	Agent      string
+	Scene      string
+	Trace      [16]byte
+	// State is how it ended: RequestCompleted, a stopped state (Cause
+	// says who stopped it and why) or RequestInterrupted (a restart cut it
+	// off; Cause says when).
+	State   RequestState
+	Cause   *Cause
+	Budget  Budget
+	Usage   Usage // Wall is what it took
+	Started time.Time
+	Ended   time.Time
+	// Load, if not nil, returns its frames (in the order they started)
+	// and its sub-requests, when they are first asked for.
+	Load func() ([]PastFrame, []*PastRequest)
+}
+
+// PastFrame is a frame of a PastRequest.
+type PastFrame struct {
+	ID      FrameID
+	Parent  FrameID // zero for a top frame; may be a frame of the parent request
+	Kind    FrameKind
+	Name    string
+	CallID  string
+	Agent   string
+	Depth   int
+	Args    json.RawMessage
+	State   State
+	Error   *Error
+	Why     string
+	Summary string
+	Tokens  int64
+	Started time.Time
+	Ended   time.Time
+}
+
+// past is what a restored request keeps of its PastRequest.
+type past struct {
+	once  sync.Once
+	load  func() ([]PastFrame, []*PastRequest)
+	usage Usage
+}
+
+// RestorePast keeps p among the requests (Lookup, Requests): ended, in
+// its state, with its usage, and its frames and sub-requests when they
+// are first asked for. Every call made in it, like every frame, is
+// refused: as request_ended, stopped_<mode> or request_interrupted. A
+// request of p's id that this run keeps is left as it is, and returned.
+func (rt *Runtime) RestorePast(p *PastRequest) *Request {
+	r := rt.pastRequest(p, nil)
+	rt.reqMu.Lock()
+	defer rt.reqMu.Unlock()
+	if old, ok := rt.requests[r.id]; ok {
+		return old
+	}
+	rt.requests[r.id] = r
+	rt.order = append(rt.order, r)
+	return r
+}
+
+// pastRequest builds the request of p, a sub-request of parent if not nil.
+func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
+	o := RequestOptions{ID: p.ID, Principal: cmp.Or(p.Principal, "anonymous"), Tenant: p.Tenant, Roles: p.Roles,
+		Attributes: p.Attributes, Agent: cmp.Or(p.Agent, "main"), Scene: p.Scene, Trace: p.Trace}
+	r := rt.newRequest(context.Background(), o, p.Budget, parent, nil)
+	r.started = p.Started
+	r.ended.Store(true)
+	r.past = &past{load: p.Load, usage: p.Usage}
+	r.turns.Store(int64(p.Usage.Turns))
+	r.toolCalls.Store(int64(p.Usage.ToolCalls))
+	r.tokens.Store(p.Usage.Tokens)
+	r.costNano.Store(int64(p.Usage.Cost * 1e9))
+	r.maxDepth.Store(int64(p.Usage.MaxDepth))
+	c := p.Cause
+	if c == nil {
+		c = &Cause{By: "reach", Reason: string(p.State)}
+	}
+	cc := *c
+	cc.Request = p.ID
+	switch mode, stopped := strings.CutPrefix(string(p.State), "stopped_"); {
+	case p.State == RequestInterrupted:
+		r.interrupted = &cc
+		r.cancel(&InterruptedError{Cause: cc})
+	case stopped:
+		if m, err := ParseStopMode(mode); err == nil {
+			cc.Mode = m
+		} else if cc.Mode == Running {
+			cc.Mode = Cancel
+		}
+		r.mode.Store(int32(cc.Mode))
+		r.cause.Store(&cc)
+		r.cancel(&StopError{Cause: cc})
+	default:
+		r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: p.Ended, Request: p.ID}})
+	}
+	return r
+}
+
+// loadPast reads a restored request's frames and sub-requests, once.
+func (r *Request) loadPast() {
+	p := r.past
+	if p == nil || p.load == nil {
+		return
+	}
+	p.once.Do(func() {
+		frames, children := p.load()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		byID := make(map[FrameID]*Frame, len(frames))
+		for _, pf := range frames {
+			f := &Frame{ID: pf.ID, Kind: pf.Kind, Name: pf.Name, Args: pf.Args, CallID: pf.CallID, Agent: pf.Agent,
+				Request: r, Depth: pf.Depth, Started: pf.Started, ended: pf.Ended, err: pf.Error, tokens: pf.Tokens,
+				why: pf.Why, summary: pf.Summary}
+			f.setState(pf.State)
+			if pf.Parent != 0 {
+				if f.Parent = byID[pf.Parent]; f.Parent == nil && r.parent != nil {
+					f.Parent, _ = r.parent.Frame(pf.Parent)
+				}
+			}
+			byID[f.ID] = f
+			r.frames = append(r.frames, f)
+		}
+		for _, c := range children {
+			r.children = append(r.children, r.rt.pastRequest(c, r))
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// TestRestorePast: a request of an earlier run is kept like an ended
+// request of this one: listed, found, its frames and sub-requests read
+// once when first asked for (a sub-request's top frame under the delegate
+// frame of its parent), and nothing runs in it, whatever its state.
+func TestRestorePast(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour)
+	sub := &reach.PastRequest{ID: "trip/sub", Principal: "alice", Agent: "booker", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Second),
+		Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+			return []reach.PastFrame{{ID: 3, Parent: 2, Kind: reach.ToolFrame, Name: "book", Depth: 1, State: reach.Completed, Started: t0}}, nil
+		}}
+	loads := 0
+	rt := reach.New(&reach.Options{History: func(id string) (*reach.PastRequest, bool) {
+		switch id {
+		case "trip":
+			return &reach.PastRequest{ID: "trip", Principal: "alice", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Minute),
+				Usage: reach.Usage{ToolCalls: 2, Wall: time.Minute},
+				Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+					loads++
+					return []reach.PastFrame{
+						{ID: 1, Kind: reach.ModelFrame, Name: "gpt", State: reach.Completed, Tokens: 10, Started: t0},
+						{ID: 2, Parent: 1, Kind: reach.DelegateFrame, Name: "booker", State: reach.Completed, Started: t0},
+					}, []*reach.PastRequest{sub}
+				}}, true
+		case "cut":
+			return &reach.PastRequest{ID: "cut", State: reach.RequestInterrupted, Cause: &reach.Cause{By: "reach", Reason: "the gateway restarted"}}, true
+		}
+		return nil, false
+	}})
+	rt.MustRegister(reach.Tool{Name: "book", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil }})
+	r, ok := rt.Lookup("trip")
+	if !ok || r.State() != "completed" || r.Usage().Wall != time.Minute || r.Usage().ToolCalls != 2 || loads != 0 {
+		t.Fatalf("Lookup(trip) = %v %v: state %s, usage %+v, %d loads", r, ok, r.State(), r.Usage(), loads)
+	}
+	if again, _ := rt.Lookup("trip"); again != r || len(rt.Requests()) != 1 {
+		t.Errorf("a second Lookup restored trip again")
+	}
+	fs := r.Frames()
+	kids := r.Children()
+	if loads != 1 || len(fs) != 2 || fs[1].Parent != fs[0] || len(kids) != 1 || kids[0].Parent() != r || kids[0].Root() != r {
+		t.Fatalf("trip's frames %v and sub-requests %v (%d loads)", fs, kids, loads)
+	}
+	if kf := kids[0].Frames(); len(kf) != 1 || kf[0].Parent != fs[1] || kf[0].Request != kids[0] {
+		t.Errorf("the sub-request's top frame is not under trip's delegate frame: %+v", kf)
+	}
+	if f, ok := r.Frame(3); !ok || f.Name != "book" {
+		t.Errorf("Frame(3) in trip's tree = %v, %v", f, ok)
+	}
+	r.Stop(reach.Cancel, "ops", "late")
+	if r.State() != "completed" {
+		t.Errorf("stopping a request of an earlier run changed it: %s", r.State())
+	}
+	for id, code := range map[string]string{"trip": "request_ended", "cut": "request_interrupted"} {
+		q, _ := rt.Lookup(id)
+		res := rt.Call(q.Context(), &reach.Call{ID: "c", Tool: "book", Arguments: json.RawMessage(`{}`)})
+		if res.Error == nil || res.Error.Code != code {
+			t.Errorf("a call in %s: %+v, want %s", id, res.Error, code)
+		}
+	}
+	if _, _, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "cut"}); err == nil {
+		t.Error("Begin of the id of an interrupted request of an earlier run was not refused")
+	}
+	if _, ok := rt.Lookup("nope"); ok {
+		t.Error("Lookup(nope) found a request")
+	}
+}

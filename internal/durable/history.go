@@ -1,0 +1,221 @@
+package durable
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// HistoryStore is what History reads: the requests, their checkpoints and
+// the audit log.
+type HistoryStore interface {
+	Store
+	store.AuditLog
+}
+
+// History gives the runtime the requests of earlier runs back from the
+// store (reach.Options.History, reach.Runtime.RestorePast): the request
+// list, each request's state, usage and cause, and its call graph, rebuilt
+// from its audit events (every frame that ended) and its checkpoints (the
+// writes a restart cut off). Safe for concurrent use.
+//
+//	h := durable.NewHistory(st, logger)
+//	rt := reach.New(&reach.Options{History: h.Past, ...})
+//	h.Restore(ctx, rt, 1000) // the newest requests, for the list
+type History struct {
+	st  HistoryStore
+	log *slog.Logger
+}
+
+// NewHistory returns a History over st.
+func NewHistory(st HistoryStore, log *slog.Logger) *History {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &History{st: st, log: log}
+}
+
+// historyTimeout bounds one read of the history.
+const historyTimeout = 10 * time.Second
+
+// Past implements reach.Options.History: the stored request id, unless it
+// is unknown or still running (a running request is its runtime's).
+func (h *History) Past(id string) (*reach.PastRequest, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
+	defer cancel()
+	rec, err := h.st.GetRequest(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			h.log.Error("history: reading a request", "request", id, "err", err)
+		}
+		return nil, false
+	}
+	p := h.past(rec)
+	return p, p != nil
+}
+
+// Restore restores the newest n root requests of earlier runs in rt (see
+// reach.Runtime.RestorePast), oldest first, so that rt lists them. Their
+// frames are read when they are first asked for.
+func (h *History) Restore(ctx context.Context, rt *reach.Runtime, n int) error {
+	recs, err := h.st.ListRequests(ctx, store.RequestFilter{Roots: true, Limit: n})
+	if err != nil {
+		return err
+	}
+	for _, rec := range slices.Backward(recs) {
+		if p := h.past(rec); p != nil {
+			rt.RestorePast(p)
+		}
+	}
+	return nil
+}
+
+// pastOf is past for a History that may be nil.
+func (h *History) pastOf(rec *store.Request) *reach.PastRequest {
+	if h == nil {
+		return nil
+	}
+	return h.past(rec)
+}
+
+// past converts the stored request rec, or returns nil for one running.
+func (h *History) past(rec *store.Request) *reach.PastRequest {
+	p := &reach.PastRequest{ID: rec.ID, Principal: rec.Principal, Tenant: rec.Tenant, Roles: rec.Roles, Attributes: rec.Attrs,
+		Agent: rec.Agent, Scene: rec.Scene, Started: rec.Started, Ended: rec.Ended}
+	switch rec.State {
+	case "ended":
+		p.State = reach.RequestCompleted
+	case "stopped":
+		c := decodeCause(rec.Cause)
+		if c.Mode == reach.Running {
+			c.Mode = reach.Cancel
+		}
+		p.State, p.Cause = reach.RequestState("stopped_"+c.Mode.String()), &c
+	case "interrupted":
+		c := decodeCause(rec.Cause)
+		p.State, p.Cause = reach.RequestInterrupted, &c
+	default:
+		return nil
+	}
+	if t, err := hex.DecodeString(rec.Trace); err == nil && len(t) == len(p.Trace) {
+		copy(p.Trace[:], t)
+	}
+	json.Unmarshal(rec.Budget, &p.Budget)
+	json.Unmarshal(rec.Usage, &p.Usage)
+	if p.Usage.Wall == 0 && !rec.Ended.IsZero() {
+		p.Usage.Wall = rec.Ended.Sub(rec.Started)
+	}
+	id := rec.ID
+	p.Load = func() ([]reach.PastFrame, []*reach.PastRequest) { return h.load(id) }
+	return p
+}
+
+// load reads the frames and sub-requests of the stored request id.
+func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
+	defer cancel()
+	events, err := audit.Show(ctx, h.st, id)
+	if err != nil {
+		h.log.Error("history: reading a request's audit events", "request", id, "err", err)
+	}
+	frames := pastFrames(events)
+	// The writes a restart cut off have a checkpoint and no event.
+	cps, err := h.st.RequestFrames(ctx, id)
+	if err != nil {
+		h.log.Error("history: reading a request's checkpoints", "request", id, "err", err)
+	}
+	seen := map[reach.FrameID]bool{}
+	for _, f := range frames {
+		seen[f.ID] = true
+	}
+	for _, cp := range cps {
+		fid, err := reach.ParseFrameID(cp.Frame)
+		if err != nil || seen[fid] {
+			continue
+		}
+		pf := reach.PastFrame{ID: fid, Kind: reach.ToolFrame, Name: cp.Name, CallID: cp.CallID, Args: cp.Args,
+			Started: cp.Started, Ended: cp.Updated, State: reach.Cancelled}
+		pf.State.UnmarshalText([]byte(cp.State))
+		pf.Parent, _ = reach.ParseFrameID(cp.Parent)
+		if len(cp.Error) > 0 {
+			var e reach.Error
+			if json.Unmarshal(cp.Error, &e) == nil {
+				pf.Error = &e
+			}
+		}
+		frames = append(frames, pf)
+	}
+	slices.SortStableFunc(frames, func(a, b reach.PastFrame) int { return a.Started.Compare(b.Started) })
+	setDepths(frames)
+	subs, err := h.st.ListRequests(ctx, store.RequestFilter{Parent: id, Limit: 100000})
+	if err != nil {
+		h.log.Error("history: reading a request's sub-requests", "request", id, "err", err)
+	}
+	var children []*reach.PastRequest
+	for _, rec := range slices.Backward(subs) { // oldest first
+		if p := h.past(rec); p != nil {
+			children = append(children, p)
+		}
+	}
+	return frames, children
+}
+
+// pastFrames converts the frame events of a request (tool calls, model
+// calls, delegations).
+func pastFrames(events []*audit.Event) []reach.PastFrame {
+	var out []reach.PastFrame
+	for _, e := range events {
+		var kind reach.FrameKind
+		switch e.Kind {
+		case "tool":
+			kind = reach.ToolFrame
+		case "model":
+			kind = reach.ModelFrame
+		case "delegate":
+			kind = reach.DelegateFrame
+		default:
+			continue
+		}
+		id, err := reach.ParseFrameID(e.Frame)
+		if err != nil || id == 0 {
+			continue
+		}
+		pf := reach.PastFrame{ID: id, Kind: kind, Name: e.Name, CallID: e.CallID, Agent: e.Agent, Why: e.Why,
+			Summary: e.Result, Tokens: e.Tokens, Started: e.Time.Add(-e.Latency), Ended: e.Time, State: reach.Completed}
+		if json.Valid(e.Args) {
+			pf.Args = e.Args
+		}
+		if err := pf.State.UnmarshalText([]byte(e.Decision)); err != nil {
+			pf.State = reach.Cancelled
+		}
+		pf.Parent, _ = reach.ParseFrameID(e.Parent)
+		if e.Code != "" || e.Message != "" {
+			pf.Error = &reach.Error{Guard: e.Guard, Type: e.Reason, Code: e.Code, Message: e.Message}
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// setDepths sets each frame's depth, the tool calls on its stack, from
+// its parent's (frames listed in the order they started; a parent outside
+// the list counts as the top).
+func setDepths(frames []reach.PastFrame) {
+	depth := make(map[reach.FrameID]int, len(frames))
+	for i := range frames {
+		f := &frames[i]
+		f.Depth = depth[f.Parent]
+		if f.Kind == reach.ToolFrame {
+			f.Depth++
+		}
+		depth[f.ID] = f.Depth
+	}
+}

@@ -1,0 +1,211 @@
+package modelproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/openai"
+)
+
+// HeaderFallback, on a model proxy answer, names the endpoint that
+// answered in place of the configured model (model.fallbacks).
+const HeaderFallback = "Reach-Model-Fallback"
+
+// endpoint is where the model proxy sends a chat completion: the
+// configured model's endpoint, or one of its fallbacks. Each has a
+// circuit breaker (kind "model").
+type endpoint struct {
+	name     string // the URL without its query, and the fallback's model: the breaker's name
+	url      string // of chat completions
+	model    string // the model asked for there; "" keeps the one the client asked for
+	key      config.Secret
+	fallback bool
+	breaker  *reach.Breaker
+}
+
+// endpoints returns the proxy's endpoints, the configured one first.
+func (p *Proxy) endpoints() []*endpoint {
+	mc := p.opts.Model
+	if mc == nil || mc.BaseURL == "" {
+		return nil
+	}
+	eps := []*endpoint{{name: endpointName(mc.BaseURL, ""), url: openai.ChatURL(mc.BaseURL), key: mc.APIKey}}
+	for _, f := range mc.Fallbacks {
+		eps = append(eps, &endpoint{name: endpointName(f.BaseURL, f.Model), url: openai.ChatURL(f.BaseURL), model: f.Model, key: f.APIKey, fallback: true})
+	}
+	if b := p.opts.Breakers; b != nil {
+		for _, ep := range eps {
+			ep.breaker = b.Breaker("model", ep.name, mc.Breaker.Policy())
+		}
+	}
+	return eps
+}
+
+// endpointName names an endpoint by its URL without a query (which may
+// hold a key) and, for a fallback, the model asked for there.
+func endpointName(base, model string) string {
+	name := base
+	if u, err := neturl.Parse(base); err == nil {
+		name = u.Scheme + "://" + u.Host + u.Path
+	}
+	if model != "" {
+		name += " " + model
+	}
+	return name
+}
+
+// modelAttempt is the endpoint that answered, the body it was sent, and
+// what ends its context (after its answer has been read).
+type attempt struct {
+	*endpoint
+	asked  string // the model it was asked for
+	body   []byte
+	cancel context.CancelFunc
+}
+
+// send sends the chat completion to the configured endpoint, and
+// while its breaker is open, or it answers 5xx or 429 or not at all (a
+// connection failure, a timeout), to each fallback in turn. It returns
+// the first other answer (a success, or a 4xx to pass on as is), the
+// endpoint that gave it, and the prompt tokens estimated for endpoints
+// that timed out before it (the provider may bill them). When none
+// answered, it writes the error to w, ends the frame, and returns false.
+func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
+	body map[string]json.RawMessage, model string, timeout time.Duration) (*http.Response, *attempt, int64, bool) {
+	var (
+		spent    int64
+		tried    []string
+		lastErr  error
+		lastResp struct {
+			status int
+			header http.Header
+			body   []byte
+		}
+		open   *reach.Error
+		stream = bytes.Equal(bytes.TrimSpace(body["stream"]), []byte("true"))
+	)
+	costly := costBudgeted(req)
+	for _, ep := range p.eps {
+		m := model
+		if ep.model != "" {
+			m = ep.model
+		}
+		if _, priced := p.opts.Model.Prices[m]; ep.fallback && costly && !priced {
+			tried = append(tried, ep.name+" (no price for "+m+", and the request has a cost budget)")
+			continue
+		}
+		pass, e := ep.breaker.Admit(mctx)
+		if e != nil {
+			open = e
+			tried = append(tried, ep.name+" (its circuit breaker is open)")
+			continue
+		}
+		body["model"], _ = json.Marshal(m)
+		out, _ := json.Marshal(body)
+		actx, cancel := context.WithTimeout(mctx, timeout)
+		ureq, err := http.NewRequestWithContext(actx, http.MethodPost, ep.url, bytes.NewReader(out))
+		if err != nil {
+			cancel()
+			pass.Abandoned()
+			lastErr = errors.New("the model URL is not usable")
+			tried = append(tried, ep.name+" (its URL is not usable)")
+			continue
+		}
+		ureq.Header.Set("Content-Type", "application/json")
+		if k := ep.key.Reveal(); k != "" {
+			ureq.Header.Set("Authorization", "Bearer "+k)
+		} else if a := r.Header.Get("Authorization"); a != "" && !ep.fallback && !p.opts.Authenticates {
+			// The client's own key goes to the configured endpoint only,
+			// never to a fallback's host.
+			ureq.Header.Set("Authorization", a)
+		}
+		if stream {
+			ureq.Header.Set("Accept", "text/event-stream")
+		}
+		resp, err := p.opts.Client.Do(ureq)
+		if err != nil {
+			cancel()
+			// The model may have read the prompt, and the provider bills
+			// it: a call that ends before the answer (the client left, the
+			// request was stopped, the model timed out) is charged the
+			// prompt's estimate, so that leaving early cannot get around a
+			// budget.
+			prompt := (&answer{}).usage(len(out))
+			prompt.Input += spent
+			switch {
+			case r.Context().Err() != nil: // the client left: nobody to answer
+				pass.Abandoned()
+				mf.FailModelSpent(context.Cause(r.Context()), prompt)
+				return nil, nil, 0, false
+			case mctx.Err() != nil: // the request was stopped, or its budget ran out, meanwhile
+				pass.Abandoned()
+				cause := context.Cause(mctx)
+				mf.FailModelSpent(cause, prompt)
+				proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
+					"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+				return nil, nil, 0, false
+			case actx.Err() != nil: // the model took longer than its timeout
+				spent = prompt.Input
+				err = fmt.Errorf("no answer within %s", timeout)
+			}
+			pass.Failed(err)
+			lastErr = errors.New(openai.RedactQuery(err.Error(), ep.url))
+			tried = append(tried, ep.name+" ("+lastErr.Error()+")")
+			continue
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			cancel()
+			pass.Failed(fmt.Errorf("the model endpoint answered %s", resp.Status))
+			lastResp.status, lastResp.header, lastResp.body = resp.StatusCode, resp.Header, b
+			lastErr = nil
+			tried = append(tried, ep.name+" (answered "+resp.Status+")")
+			continue
+		}
+		pass.Succeeded() // a 4xx is an answer too: the endpoint is up
+		return resp, &attempt{endpoint: ep, asked: m, body: out, cancel: cancel}, spent, true
+	}
+	// None answered.
+	spend := func(err error) {
+		if spent > 0 {
+			mf.FailModelSpent(err, reach.TokenUsage{Input: spent})
+		} else {
+			mf.FailModel(err)
+		}
+	}
+	also := ""
+	if len(p.eps) > 1 {
+		also = " Tried: " + strings.Join(tried, "; ") + "."
+	}
+	switch {
+	case lastErr != nil:
+		spend(lastErr)
+		proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+lastErr.Error()+"."+also)
+	case lastResp.status != 0:
+		spend(fmt.Errorf("the model endpoint answered %d", lastResp.status))
+		copyHeader(w.Header(), lastResp.header)
+		w.WriteHeader(lastResp.status)
+		w.Write(p.redact(lastResp.body)) // an endpoint may echo the key it was given
+	case open != nil:
+		mf.FailModel(open)
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(open.RetryAfter.Round(time.Second), time.Second)/time.Second)))
+		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", open.Message+also)
+	default:
+		err := errors.New("no model endpoint could be asked")
+		mf.FailModel(err)
+		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", "No model endpoint could be asked."+also)
+	}
+	return nil, nil, 0, false
+}

@@ -1,0 +1,203 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/policy"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// life is one run of a gateway over a store: a runtime with its queue, as
+// a restart makes them anew.
+type life struct {
+	rt *reach.Runtime
+	q  *Queue
+}
+
+func newLife(t *testing.T, st *store.SQLite, runs *atomic.Int32, o *Options) *life {
+	t.Helper()
+	eng := policy.New(nil)
+	if o == nil {
+		o = &Options{}
+	}
+	if o.Requires == nil {
+		o.Requires = eng.Requirement
+	}
+	o.Store = st
+	l := &life{q: New(o)}
+	if err := l.q.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l.rt = reach.New(&reach.Options{Authorizer: eng, Approver: l.q.Approver(), ApprovalKey: l.q.ApprovalKey, Idempotency: store.NewIdempotency(st, nil)})
+	run := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`{"ok":true}`), nil
+	}
+	l.rt.MustRegister(reach.Tool{Name: "refund", Access: reach.Write, Func: run},
+		reach.Tool{Name: "close_account", Access: reach.HighRisk, Func: run})
+	return l
+}
+
+func (l *life) begin(t *testing.T, id string) context.Context {
+	t.Helper()
+	ctx, req, err := l.rt.Begin(t.Context(), &reach.RequestOptions{ID: id, Principal: "alice", Budget: &reach.Budget{Turns: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(req.End)
+	return ctx
+}
+
+func openStore(t *testing.T, dir string) *store.SQLite {
+	t.Helper()
+	st, err := store.Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestApprovalsSurviveRestart: a pending approval keeps its vote and
+// expiry across a restart; decided after it, the agent's repeated call
+// (same idempotency key, in a new request) runs exactly once, and its
+// retries are answered by that run, across another restart too.
+func TestApprovalsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	close := func(l *life) *reach.Result {
+		return l.rt.Call(l.begin(t, "req-"+time.Now().Format("150405.000000000")), &reach.Call{ID: "c1", Tool: "close_account",
+			IdempotencyKey: "close-42", Arguments: json.RawMessage(`{"account":"42"}`)})
+	}
+	st := openStore(t, dir)
+	first := newLife(t, st, &runs, nil)
+	if res := close(first); res.Status != reach.StatusPending {
+		t.Fatalf("first call: %s %+v", res.Status, res.Error)
+	}
+	a := first.q.List(Pending)[0]
+	if _, err := first.q.Approve(a.ID, alice, "ok by me"); err != nil { // one of two votes: user+reviewer
+		t.Fatal(err)
+	}
+	st.Close()
+
+	st = openStore(t, dir)
+	second := newLife(t, st, &runs, nil)
+	got, ok := second.q.Get(a.ID)
+	if !ok || got.Status != Pending || len(got.Votes) != 1 || got.Votes[0].By != "alice" || !got.Expires.Equal(a.Expires) ||
+		got.Tool != "close_account" || got.Requires != UserAndReviewer {
+		t.Fatalf("after a restart: %+v, %v; want it pending with alice's vote and its expiry", got, ok)
+	}
+	if res := close(second); res.Status != reach.StatusPending || !strings.Contains(res.Error.Message, a.ID) {
+		t.Fatalf("the repeated call before the decision: %s %+v; want pending on %s", res.Status, res.Error, a.ID)
+	}
+	if n := len(second.q.List("")); n != 1 {
+		t.Errorf("%d approvals after the repeated call, want the one", n)
+	}
+	if _, err := second.q.Approve(a.ID, carol, "checked"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		res := close(second)
+		if res.Status != reach.StatusSuccess || (i > 0) != res.Replayed {
+			t.Fatalf("repeated call %d after the approval: %s replayed=%v %+v", i, res.Status, res.Replayed, res.Error)
+		}
+	}
+	st.Close()
+
+	st = openStore(t, dir)
+	third := newLife(t, st, &runs, nil)
+	if res := close(third); res.Status != reach.StatusSuccess || !res.Replayed {
+		t.Errorf("after another restart: %s replayed=%v %+v; want the recorded result", res.Status, res.Replayed, res.Error)
+	}
+	if got, _ := third.q.Get(a.ID); got.Status != Used || len(got.Votes) != 2 {
+		t.Errorf("the approval after another restart: %+v", got)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the approved call ran %d times, want once", n)
+	}
+}
+
+// TestApprovalOfEndedRequestAfterRestart: the request ended before the
+// restart; the agent repeats the same call in a request of the same id
+// after the approval: it runs once.
+func TestApprovalOfEndedRequestAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	call := func(ctx context.Context, l *life) *reach.Result {
+		return l.rt.Call(ctx, &reach.Call{ID: "c1", Tool: "refund", Arguments: json.RawMessage(`{"order":"7"}`)})
+	}
+	st := openStore(t, dir)
+	o := func() *Options { return &Options{Requires: func(context.Context, *reach.Call) string { return User }} }
+	first := newLife(t, st, &runs, o())
+	first.rt.Replace(reach.Tool{Name: "refund", Access: reach.HighRisk, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`{}`), nil
+	}})
+	if res := call(first.begin(t, "trip"), first); res.Status != reach.StatusPending {
+		t.Fatalf("first call: %s", res.Status)
+	}
+	st.Close()
+	st = openStore(t, dir)
+	second := newLife(t, st, &runs, o())
+	second.rt.Replace(reach.Tool{Name: "refund", Access: reach.HighRisk, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`{}`), nil
+	}})
+	if _, err := second.q.Approve(second.q.List(Pending)[0].ID, alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := second.begin(t, "trip")
+	if res := call(ctx, second); res.Status != reach.StatusSuccess || res.Replayed {
+		t.Fatalf("the repeated call: %s %+v", res.Status, res.Error)
+	}
+	if res := call(ctx, second); res.Status != reach.StatusSuccess || !res.Replayed || runs.Load() != 1 {
+		t.Errorf("its retry: %s replayed=%v, runs %d; want the recorded result, one run", res.Status, res.Replayed, runs.Load())
+	}
+}
+
+// TestApprovalExpiresWhileDown: an approval whose time ran out while the
+// gateway was down is expired when it is read back, and stays so.
+func TestApprovalExpiresWhileDown(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	st := openStore(t, dir)
+	first := newLife(t, st, &runs, &Options{TTL: 50 * time.Millisecond})
+	first.rt.Call(first.begin(t, "r1"), &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{}`)})
+	id := first.q.List(Pending)[0].ID
+	st.Close()
+	time.Sleep(60 * time.Millisecond)
+	st = openStore(t, dir)
+	second := newLife(t, st, &runs, nil)
+	if a, _ := second.q.Get(id); a.Status != Expired {
+		t.Errorf("read back after its expiry: %s, want expired", a.Status)
+	}
+	if rec, err := st.GetApproval(t.Context(), id); err != nil || rec.Status != string(Expired) {
+		t.Errorf("stored: %+v, %v; want expired", rec, err)
+	}
+}
+
+// TestApprovalNotRecorded: a call whose approval the store cannot record
+// is refused as transient, and leaves no approval behind.
+func TestApprovalNotRecorded(t *testing.T) {
+	var runs atomic.Int32
+	st := openStore(t, t.TempDir())
+	l := newLife(t, st, &runs, nil)
+	st.Close()
+	res := l.rt.Call(l.begin(t, "r1"), &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{}`)})
+	if res.Error == nil || res.Error.Code != "approval_store" || res.Error.Type != reach.TypeTransient {
+		t.Errorf("a call whose approval cannot be recorded: %s %+v", res.Status, res.Error)
+	}
+	if n := len(l.q.List("")); n != 0 || runs.Load() != 0 {
+		t.Errorf("%d approvals, %d runs; want none", n, runs.Load())
+	}
+	if _, err := l.q.Approve("apr_x", alice, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Approve(unknown) = %v", err)
+	}
+}

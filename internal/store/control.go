@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Debit implements Ledger.
+func (s *SQLite) Debit(ctx context.Context, request string, d, limit Spend) (Spend, bool, error) {
+	if s.closed.Load() {
+		return Spend{}, false, ErrClosed
+	}
+	var spent Spend
+	var ok bool
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		if d.within(limit) {
+			err := scanErr(b.queryRow(stLedgerDebit, request, d.Turns, d.ToolCalls, d.Tokens, d.CostNano,
+				limit.Turns, limit.ToolCalls, limit.Tokens, limit.CostNano).Scan(&spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano))
+			if err == nil {
+				ok = true
+				b.rows++
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		ok = false
+		err := scanErr(b.queryRow(stLedgerGet, request).Scan(&spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano))
+		if errors.Is(err, sql.ErrNoRows) {
+			spent, err = Spend{}, nil
+		}
+		return err
+	}})
+	if err != nil {
+		return Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
+	}
+	return spent, ok, nil
+}
+
+// Spent implements Ledger.
+func (s *SQLite) Spent(ctx context.Context, request string) (Spend, error) {
+	if s.closed.Load() {
+		return Spend{}, ErrClosed
+	}
+	var sp Spend
+	err := s.r.QueryRowContext(ctx, `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = ?`, request).
+		Scan(&sp.Turns, &sp.ToolCalls, &sp.Tokens, &sp.CostNano)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Spend{}, nil
+	}
+	if err != nil {
+		return Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
+	}
+	return sp, nil
+}
+
+// PutApproval implements Approvals.
+func (s *SQLite) PutApproval(ctx context.Context, a *ApprovalRecord) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	now := time.Now()
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		var n int64
+		var err error
+		if a.Version == 0 {
+			n, err = b.affected(stApprovalInsert, a.ID, a.Key, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data))
+		} else {
+			n, err = b.affected(stApprovalUpdate, a.Key, a.Status, unixNano(a.Created), unixNano(a.Expires), now.UnixNano(), unsafeString(a.Data),
+				a.ID, a.Version)
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if a.Version == 0 {
+				return fmt.Errorf("approval %s exists already: %w", a.ID, ErrConflict)
+			}
+			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, ErrConflict)
+		}
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("storing approval %s: %w", a.ID, err)
+	}
+	a.Version++
+	a.Updated = round(now)
+	return nil
+}
+
+const approvalColumns = `id, key, status, version, created, expires, updated, data`
+
+func scanApproval(sc interface{ Scan(...any) error }) (*ApprovalRecord, error) {
+	var a ApprovalRecord
+	var created, expires, updated int64
+	var data string
+	if err := sc.Scan(&a.ID, &a.Key, &a.Status, &a.Version, &created, &expires, &updated, &data); err != nil {
+		return nil, err
+	}
+	a.Created, a.Expires, a.Updated, a.Data = fromUnixNano(created), fromUnixNano(expires), fromUnixNano(updated), []byte(data)
+	return &a, nil
+}
+
+// GetApproval implements Approvals.
+func (s *SQLite) GetApproval(ctx context.Context, id string) (*ApprovalRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	a, err := scanApproval(s.r.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("approval %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading approval %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// ListApprovals implements Approvals.
+func (s *SQLite) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	q := `SELECT ` + approvalColumns + ` FROM approvals`
+	if f.Live {
+		q += ` WHERE status IN ('pending', 'approved')`
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY created DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []*ApprovalRecord
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// BumpEntities implements Entities.
+func (s *SQLite) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	var v int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		if err := scanErr(b.queryRow(stEntityCounter).Scan(&v)); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if _, err := b.affected(stEntitySet, n, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("writing entity versions: %w", err)
+	}
+	return uint64(v), nil
+}
+
+// EntityVersions implements Entities.
+func (s *SQLite) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	out := map[string]uint64{}
+	for len(names) > 0 {
+		n := min(len(names), 500)
+		args := make([]any, n)
+		for i, name := range names[:n] {
+			args[i] = name
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT name, version FROM entities WHERE name IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading entity versions: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var v int64
+			if err := rows.Scan(&name, &v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading entity versions: %w", err)
+			}
+			out[name] = uint64(v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("reading entity versions: %w", err)
+		}
+		names = names[n:]
+	}
+	return out, nil
+}
+
+// PutPin implements Pins.
+func (s *SQLite) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	now := time.Now()
+	var v int64
+	err := s.do(ctx, &write{run: func(b *batch) error {
+		if _, err := b.affected(stPinPut, tool, unsafeString(data), now.UnixNano()); err != nil {
+			return err
+		}
+		return scanErr(b.queryRow(stPinsVersion).Scan(&v))
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("storing the pin of %s: %w", tool, err)
+	}
+	return v, nil
+}
+
+// ListPins implements Pins: the pins and their version, in one read
+// transaction.
+func (s *SQLite) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+	if s.closed.Load() {
+		return nil, 0, ErrClosed
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	defer tx.Rollback()
+	var v int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT tool, data FROM pins`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading pins: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var tool, data string
+		if err := rows.Scan(&tool, &data); err != nil {
+			return nil, 0, fmt.Errorf("reading pins: %w", err)
+		}
+		out[tool] = []byte(data)
+	}
+	return out, v, rows.Err()
+}
+
+// PinsVersion implements Pins.
+func (s *SQLite) PinsVersion(ctx context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	var v int64
+	if err := s.r.QueryRowContext(ctx, `SELECT value FROM store_meta WHERE key = 'pins_version'`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the pins' version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLedgerNeverOverspends(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		if sp, err := s.Spent(ctx, "r"); err != nil || sp != (Spend{}) {
+			t.Fatalf("Spent of a request never debited = %+v, %v", sp, err)
+		}
+		limit := Spend{ToolCalls: 10, Tokens: 1000}
+		// A first debit past a cap is refused.
+		if sp, ok, err := s.Debit(ctx, "r", Spend{ToolCalls: 11}, limit); err != nil || ok || sp != (Spend{}) {
+			t.Fatalf("a first debit past the cap = %+v, %v, %v; want refused, nothing spent", sp, ok, err)
+		}
+		// 32 writers race for 10 tool calls: exactly 10 debits pass.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		passed := 0
+		for range 32 {
+			wg.Go(func() {
+				_, ok, err := s.Debit(ctx, "r", Spend{ToolCalls: 1, Tokens: 7, CostNano: 5}, limit)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					mu.Lock()
+					passed++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		sp, err := s.Spent(ctx, "r")
+		if err != nil || passed != 10 || sp != (Spend{ToolCalls: 10, Tokens: 70, CostNano: 50}) {
+			t.Fatalf("%d debits passed, spent %+v (%v); want 10, {10 calls, 70 tokens, 50 cost}", passed, sp, err)
+		}
+		// A debit that passes another cap is refused whole; one within all passes.
+		if sp, ok, _ := s.Debit(ctx, "r", Spend{Tokens: 931}, limit); ok || sp.Tokens != 70 {
+			t.Errorf("a debit past the token cap = %+v, %v", sp, ok)
+		}
+		if sp, ok, _ := s.Debit(ctx, "r", Spend{Turns: 3, Tokens: 930}, limit); !ok || sp != (Spend{3, 10, 1000, 50}) {
+			t.Errorf("a debit to the cap = %+v, %v", sp, ok)
+		}
+		if sp, _ := s.Spent(ctx, "other"); sp != (Spend{}) {
+			t.Errorf("another request's ledger = %+v", sp)
+		}
+	})
+}
+
+func TestApprovalsCompareVersions(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		a := &ApprovalRecord{ID: "apr_1", Key: "k1", Status: ApprovalPending, Created: t0, Expires: t0.Add(15 * time.Minute),
+			Data: []byte(`{"id":"apr_1","status":"pending"}`)}
+		if err := s.PutApproval(ctx, a); err != nil || a.Version != 1 || a.Updated.IsZero() {
+			t.Fatalf("PutApproval(new) = %v, version %d", err, a.Version)
+		}
+		if err := s.PutApproval(ctx, &ApprovalRecord{ID: "apr_1", Status: ApprovalPending, Created: t0}); !errors.Is(err, ErrConflict) {
+			t.Errorf("a second new apr_1 = %v, want ErrConflict", err)
+		}
+		// Two writers read version 1; the first vote wins, the second is told.
+		first, second := *a, *a
+		first.Status, first.Data = ApprovalApproved, []byte(`{"id":"apr_1","status":"approved"}`)
+		second.Status = "denied"
+		if err := s.PutApproval(ctx, &first); err != nil || first.Version != 2 {
+			t.Fatalf("PutApproval(version 1) = %v, version %d", err, first.Version)
+		}
+		if err := s.PutApproval(ctx, &second); !errors.Is(err, ErrConflict) {
+			t.Errorf("a write of version 1 after version 2 = %v, want ErrConflict", err)
+		}
+		got, err := s.GetApproval(ctx, "apr_1")
+		if err != nil || got.Status != ApprovalApproved || got.Version != 2 || string(got.Data) != string(first.Data) ||
+			!got.Expires.Equal(a.Expires) || got.Key != "k1" {
+			t.Fatalf("GetApproval = %+v, %v", got, err)
+		}
+		if _, err := s.GetApproval(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GetApproval(missing) = %v", err)
+		}
+		for i, st := range []string{"used", ApprovalPending, "expired", ApprovalApproved} {
+			if err := s.PutApproval(ctx, &ApprovalRecord{ID: fmt.Sprint("apr_", i+2), Status: st, Created: t0.Add(time.Duration(i+1) * time.Second),
+				Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids := func(f ApprovalFilter) string {
+			list, err := s.ListApprovals(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, a := range list {
+				out = append(out, a.ID)
+			}
+			return fmt.Sprint(out)
+		}
+		if got := ids(ApprovalFilter{}); got != "[apr_5 apr_4 apr_3 apr_2 apr_1]" {
+			t.Errorf("ListApprovals = %s, want newest first", got)
+		}
+		if got := ids(ApprovalFilter{Live: true}); got != "[apr_5 apr_3 apr_1]" {
+			t.Errorf("ListApprovals(live) = %s", got)
+		}
+		if got := ids(ApprovalFilter{Limit: 2}); got != "[apr_5 apr_4]" {
+			t.Errorf("ListApprovals(limit 2) = %s", got)
+		}
+	})
+}
+
+func TestEntityVersions(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		v1, err := s.BumpEntities(ctx, []string{"order:1", "order:2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, _ := s.BumpEntities(ctx, []string{"order:2"})
+		v3, _ := s.BumpEntities(ctx, nil)
+		if !(v1 > 0 && v2 > v1 && v3 > v2) {
+			t.Fatalf("versions %d, %d, %d do not grow", v1, v2, v3)
+		}
+		got, err := s.EntityVersions(ctx, []string{"order:1", "order:2", "order:3"})
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(map[string]uint64{"order:1": v1, "order:2": v2}) {
+			t.Errorf("EntityVersions = %v, %v", got, err)
+		}
+	})
+}
+
+func TestStoppedRequestIsFinal(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		put := func(state string, ended time.Time) error {
+			return s.PutRequest(ctx, &Request{ID: "r", Principal: "alice", State: state, Started: t0, Ended: ended, Cause: []byte(`{"by":"bob"}`)})
+		}
+		if err := put("running", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := put("stopped", time.Time{}); err != nil {
+			t.Fatalf("stopping a running request: %v", err)
+		}
+		if err := put("stopped", t0.Add(time.Minute)); err != nil {
+			t.Fatalf("ending a stopped request: %v", err)
+		}
+		for _, state := range []string{"running", "ended"} {
+			if err := put(state, time.Time{}); !errors.Is(err, ErrConflict) {
+				t.Errorf("storing a stopped request as %s = %v, want ErrConflict", state, err)
+			}
+		}
+		if r, _ := s.GetRequest(ctx, "r"); r.State != "stopped" || r.Ended.IsZero() {
+			t.Errorf("the stored request: %+v", r)
+		}
+	})
+}
+
+func TestPins(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		pins, v0, err := s.ListPins(ctx)
+		if err != nil || len(pins) != 0 {
+			t.Fatalf("ListPins of an empty store = %v, %v", pins, err)
+		}
+		v1, err := s.PutPin(ctx, "kb__search", []byte(`{"tool":"kb__search","sha256":"a"}`))
+		if err != nil || v1 <= v0 {
+			t.Fatalf("PutPin = %d, %v; want a version after %d", v1, err, v0)
+		}
+		if v2, err := s.PutPin(ctx, "kb__search", []byte(`{"tool":"kb__search","sha256":"b"}`)); err != nil || v2 <= v1 {
+			t.Fatalf("PutPin = %d, %v; want a version after %d", v2, err, v1)
+		}
+		if _, err := s.PutPin(ctx, "fs__read", []byte(`{"tool":"fs__read"}`)); err != nil {
+			t.Fatal(err)
+		}
+		pins, v, err := s.ListPins(ctx)
+		if err != nil || len(pins) != 2 || string(pins["kb__search"]) != `{"tool":"kb__search","sha256":"b"}` || v == v0 {
+			t.Fatalf("ListPins = %q, version %d (was %d), %v", pins, v, v0, err)
+		}
+		if got, err := s.PinsVersion(ctx); err != nil || got != v {
+			t.Errorf("PinsVersion = %d, %v; want %d", got, err, v)
+		}
+	})
+}

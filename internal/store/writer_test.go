@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// hold queues a write that keeps the writer busy until release is called,
+// so that the writes queued meanwhile go into the following batches.
+func hold(t *testing.T, s *SQLite) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	s.queue(&write{what: "hold", run: func(*batch) error {
+		close(started)
+		<-gate
+		return nil
+	}})
+	<-started
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return release
+}
+
+// waitQueued waits until n writes wait for the writer.
+func waitQueued(t *testing.T, s *SQLite, n int) {
+	t.Helper()
+	for range 5000 {
+		if len(s.q) >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%d writes queued, want %d", len(s.q), n)
+}
+
+func TestWriterGroupsConcurrentWrites(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	before := s.WriterStats().Batches
+	release := hold(t, s)
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs <- s.PutFrame(ctx, &Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
+		})
+	}
+	waitQueued(t, s, n)
+	release()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The held batch, then the 50 frames in one (at most maxBatch a batch).
+	if got := s.WriterStats().Batches - before; got != 2 {
+		t.Errorf("%d writes waiting together took %d commits, want 2 (the held one, then one for all)", n, got)
+	}
+	frames, err := s.RequestFrames(ctx, "r")
+	if err != nil || len(frames) != n {
+		t.Fatalf("RequestFrames = %d frames, %v; want %d", len(frames), err, n)
+	}
+}
+
+func TestWriterQueuedWritesTakeEffectInOrder(t *testing.T) {
+	contract(t, func(t *testing.T, s Store) {
+		ctx := t.Context()
+		now := time.Now()
+		claim := &IdemRecord{Key: "k", Owner: "a/1", Args: "d", Claimed: now, Expires: now.Add(time.Hour)}
+		if _, ok, err := s.ClaimKey(ctx, claim); err != nil || !ok {
+			t.Fatalf("ClaimKey = %v, %v", ok, err)
+		}
+		// Queued: the completion and the checkpoint's end. A claim made
+		// after them sees the result, though nobody waited for it.
+		s.QueueFrame(&Frame{Request: "r", Frame: "0000000000000001", State: "completed", Started: now})
+		s.QueueCompleteKey("k", "a/1", []byte(`{"status":"success"}`), now.Add(time.Hour))
+		claim.Owner, claim.Claimed = "a/2", time.Now()
+		rec, ok, err := s.ClaimKey(ctx, claim)
+		if err != nil || ok || rec.State != IdemDone || string(rec.Result) != `{"status":"success"}` {
+			t.Fatalf("ClaimKey after a queued completion = %+v, %v, %v; want the recorded result", rec, ok, err)
+		}
+		// The claim waited for its commit, which holds what was queued before it.
+		frames, err := s.RequestFrames(ctx, "r")
+		if err != nil || len(frames) != 1 || frames[0].State != "completed" {
+			t.Fatalf("RequestFrames = %+v, %v; want the queued frame", frames, err)
+		}
+		// A queued release frees the key for the next claim.
+		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k2", Owner: "a/1", Claimed: now}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		s.QueueReleaseKey("k2", "a/1")
+		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k2", Owner: "a/2", Claimed: now}); err != nil || !ok {
+			t.Fatalf("ClaimKey after a queued release = %v, %v; want claimed", ok, err)
+		}
+	})
+}
+
+func TestWriterFailedWriteSparesItsBatch(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	release := hold(t, s)
+	var wg sync.WaitGroup
+	var goodErrs [2]error
+	var badErr error
+	put := func(i int) {
+		goodErrs[i] = s.PutFrame(ctx, &Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
+	}
+	wg.Go(func() { put(0) })
+	waitQueued(t, s, 1)
+	wg.Go(func() {
+		badErr = s.do(ctx, &write{run: func(b *batch) error {
+			if _, err := b.affected(stPutFrame, "r", "bad", "", "", "", "", "", "executing", nil, nil, nil, 0, 0); err != nil {
+				return err
+			}
+			_, err := b.tx.ExecContext(bg, `INSERT INTO no_such_table VALUES (1)`)
+			return &dbError{err}
+		}})
+	})
+	waitQueued(t, s, 2)
+	wg.Go(func() { put(1) })
+	waitQueued(t, s, 3)
+	release()
+	wg.Wait()
+	if badErr == nil || !errors.As(badErr, new(*dbError)) {
+		t.Errorf("the failing write returned %v, want its database error", badErr)
+	}
+	for i, err := range goodErrs {
+		if err != nil {
+			t.Errorf("write %d of the same batch failed: %v", i, err)
+		}
+	}
+	frames, err := s.RequestFrames(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range frames {
+		ids = append(ids, f.Frame)
+	}
+	if fmt.Sprint(ids) != "[0000000000000000 0000000000000001]" {
+		t.Errorf("frames stored: %v; want the two good ones, and nothing of the failed write", ids)
+	}
+}
+
+func TestWriterCloseCommitsQueued(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		s.QueueFrame(&Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "completed", Started: t0})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutFrame(context.Background(), &Frame{Request: "r", Frame: "x"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("PutFrame after Close = %v, want ErrClosed", err)
+	}
+	s = openSQLite(t, dir, nil)
+	frames, err := s.RequestFrames(t.Context(), "r")
+	if err != nil || len(frames) != 100 {
+		t.Fatalf("after Close and a reopen: %d frames, %v; want the 100 queued", len(frames), err)
+	}
+}
+
+// TestWriterCommitsClaimWithCheckpoint: the claim of a checkpointed call
+// is answered once decided, and committed with the call's "executing"
+// checkpoint, in one commit.
+func TestWriterCommitsClaimWithCheckpoint(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	now := time.Now()
+	for i := range 5 {
+		before := s.WriterStats().Batches
+		frame := fmt.Sprintf("%016x", i+1)
+		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k" + frame, Owner: "a/1", Request: "r", Frame: frame, Claimed: now}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := s.PutFrame(ctx, &Frame{Request: "r", Frame: frame, IdemKey: "k" + frame, State: "executing", Started: now}); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.WriterStats().Batches - before; n != 1 {
+			t.Errorf("call %d: the claim and its checkpoint took %d commits, want 1", i, n)
+		}
+	}
+	claims, err := s.ClaimedKeys(ctx)
+	if err != nil || len(claims) != 5 {
+		t.Errorf("ClaimedKeys = %d, %v; want the 5 claims durable", len(claims), err)
+	}
+}
+
+// TestWriterLostClaimFailsItsCheckpoint: a claim that was answered but
+// whose batch could not be committed takes its call's checkpoint down
+// with it: the checkpoint fails, so the call never runs without a claim.
+func TestWriterLostClaimFailsItsCheckpoint(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	release := hold(t, s)
+	var claimed bool
+	var claimErr error
+	decided := make(chan struct{})
+	go func() {
+		defer close(decided)
+		_, claimed, claimErr = s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: time.Now()})
+	}()
+	waitQueued(t, s, 1)
+	for _, name := range []string{"x", "y"} { // each fails the batch once: no commit
+		s.queue(&write{what: name, run: func(*batch) error { return &dbError{errors.New(name + " failed")} }})
+	}
+	waitQueued(t, s, 3)
+	release()
+	<-decided
+	if claimErr != nil || !claimed {
+		t.Fatalf("ClaimKey = %v, %v; want it claimed (decided before the batch failed)", claimed, claimErr)
+	}
+	err := s.PutFrame(ctx, &Frame{Request: "r", Frame: "0000000000000001", State: "executing", Started: t0})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("the checkpoint of a call whose claim was lost: %v; want ErrConflict", err)
+	}
+	if frames, _ := s.RequestFrames(ctx, "r"); len(frames) != 0 {
+		t.Errorf("the checkpoint was written: %+v", frames)
+	}
+	// The key was never claimed: a retry claims it.
+	if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Claimed: time.Now()}); err != nil || !ok {
+		t.Errorf("a retry's claim = %v, %v", ok, err)
+	}
+}
