@@ -66,7 +66,11 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	readBodyTimeout   = 5 * time.Minute // net/http had none; a body of MaxBody at 14 KB/s
 	idleTimeout       = 2 * time.Minute
-	maxHeaderBytes    = 64 << 10
+	// maxHeaderBytes bounds a request's line and headers. fasthttp reads
+	// them into a buffer of this size that each of its connections keeps:
+	// 64 connections at 64 KiB (net/http's limit as the gateway had set it)
+	// held 4 MB more than at 16 KiB (docs/BENCHMARKS.md).
+	maxHeaderBytes = 16 << 10
 )
 
 // Server serves the handler New builds on a listener (see above). Make
@@ -104,7 +108,7 @@ func NewServer(opts *Options, base context.Context) *Server {
 		Handler:           a.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		MaxHeaderBytes:    maxHeaderBytes - 4<<10, // net/http reads 4 KiB more
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
@@ -116,7 +120,7 @@ func NewServer(opts *Options, base context.Context) *Server {
 		},
 		ReadTimeout:                  readHeaderTimeout,
 		IdleTimeout:                  idleTimeout,
-		ReadBufferSize:               maxHeaderBytes + 4<<10, // the headers and the request line
+		ReadBufferSize:               maxHeaderBytes,
 		MaxRequestBodySize:           int(min(opts.MaxBody, 1<<30)),
 		DisablePreParseMultipartForm: true,
 		NoDefaultServerHeader:        true,
@@ -487,8 +491,41 @@ func (s *Server) handOver(ctx *fasthttp.RequestCtx) {
 	prefix := head.Bytes()
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(c net.Conn) {
-		s.handed.push(&handedConn{Conn: c, prefix: prefix})
+		s.handed.push(unwrapHijacked(c, prefix))
 	})
+}
+
+// unwrapHijacked returns the connection fasthttp hijacked, without
+// fasthttp's reader: what that reader holds (requests the client sent
+// behind this one) is read out and follows prefix. The reader, a buffer
+// of maxHeaderBytes, is then garbage, not kept for as long as net/http
+// serves the connection (a stream may last hours).
+func unwrapHijacked(c net.Conn, prefix []byte) net.Conn {
+	u, ok := c.(interface{ UnsafeConn() net.Conn })
+	if !ok {
+		return &handedConn{Conn: c, prefix: prefix}
+	}
+	raw := u.UnsafeConn()
+	// The reader returns what it holds without reading the connection; once
+	// empty, it reads, and the deadline in the past stops it at once.
+	if raw.SetReadDeadline(time.Unix(1, 0)) != nil {
+		return &handedConn{Conn: c, prefix: prefix}
+	}
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := c.Read(buf)
+		prefix = append(prefix, buf[:n]...)
+		if err != nil {
+			var te interface{ Timeout() bool }
+			if !errors.As(err, &te) || !te.Timeout() {
+				// The connection failed or ended: net/http finds that out.
+				return &handedConn{Conn: raw, prefix: prefix, err: err}
+			}
+			break
+		}
+	}
+	raw.SetReadDeadline(time.Time{})
+	return &handedConn{Conn: raw, prefix: prefix}
 }
 
 // connQueue is the listener of net/http's server: the connections fasthttp
@@ -534,6 +571,7 @@ func (q *connQueue) Addr() net.Addr {
 type handedConn struct {
 	net.Conn
 	prefix []byte
+	err    error // the connection's, once prefix is read
 }
 
 func (c *handedConn) Read(p []byte) (int, error) {
@@ -542,16 +580,21 @@ func (c *handedConn) Read(p []byte) (int, error) {
 		c.prefix = c.prefix[n:]
 		return n, nil
 	}
+	if c.err != nil {
+		return 0, c.err
+	}
 	return c.Conn.Read(p)
 }
 
 // CloseWrite half-closes the TCP connection, as net/http does before it
 // closes one whose request it refused.
 func (c *handedConn) CloseWrite() error {
-	if u, ok := c.Conn.(interface{ UnsafeConn() net.Conn }); ok {
-		if cw, ok := u.UnsafeConn().(interface{ CloseWrite() error }); ok {
-			return cw.CloseWrite()
-		}
+	conn := c.Conn
+	if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+		conn = u.UnsafeConn()
+	}
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
 	return nil
 }
