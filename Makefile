@@ -19,11 +19,16 @@ fmt:
 vet:
 	$(GO) vet ./...
 
+# The gateway's package runs real agent frameworks, MCP servers and A2A
+# agents from npm: under -race on two cores it takes longer than go test's
+# default 10 minutes.
+TESTTIMEOUT ?= 30m
+
 unit:
-	$(GO) test ./...
+	$(GO) test -timeout $(TESTTIMEOUT) ./...
 
 race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
 
 # The loop benchmark on both public sets, when the shared folder is beside
 # the clone: no false kill, and a detection of at least 0.95 on the first
@@ -77,6 +82,17 @@ a2a-deps:
 	@bash scripts/a2a-deps.sh
 unit: a2a-deps
 race: a2a-deps
+
+# The gateway's agent framework tests (internal/gateway TestFrameworks*)
+# run OpenAI Agents, LangGraph and the AI SDK from npm against reach; install
+# them and the Node 22 they need (into .cache/frameworks) before the tests.
+# Without node and npm the script says so and the tests skip (and fail under
+# make test, where REACH_CI is set).
+.PHONY: frameworks-deps
+frameworks-deps:
+	@bash scripts/frameworks-deps.sh
+unit: frameworks-deps
+race: frameworks-deps
 
 # The web UI's browser test (internal/ui TestBrowser) drives Debian's
 # chromium with playwright-core; install them before the tests.

@@ -168,13 +168,13 @@ func onStack(d *Frame) string {
 	if d == nil {
 		return "it made the request this hand-off belongs to"
 	}
-	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", preview(d.Args, 120), d.Agent)
+	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", preview(d.Args, 120), agentOrMain(loopAgent(d.Request)))
 }
 
 func agentCycleError(f, d *Frame) *Error {
 	return &Error{Guard: "graph", Type: TypeCycle, Code: "delegation_cycle",
 		Message: fmt.Sprintf("This would create a cycle: agent %s is already working on %s up the delegation stack (handed to it by the %s agent); handing it the same task again goes round in a circle.",
-			f.Name, preview(f.Args, 120), d.Agent),
+			f.Name, preview(f.Args, 120), agentOrMain(loopAgent(d.Request))),
 		Suggestion: "Do this part yourself, change the task (say what must be different), or answer with what you have."}
 }
 

@@ -95,7 +95,7 @@ func TestDelegationCycleFrame(t *testing.T) {
 	if !ok || e.Type != reach.TypeCycle || e.Guard != "graph" {
 		t.Fatalf("err = %v, want a graph cycle", err)
 	}
-	for _, want := range []string{"agent planner", `"Ship order 1001"`, "handed to it by the client agent"} {
+	for _, want := range []string{"agent planner", `"Ship order 1001"`, "handed to it by the main agent"} {
 		if !strings.Contains(e.Message, want) {
 			t.Errorf("message %q lacks %q", e.Message, want)
 		}

@@ -181,6 +181,18 @@ func (f *Frame) SetSummary(s string) {
 	f.mu.Unlock()
 }
 
+// SetWhy records the reason the frame's caller gives for it, masked: what
+// the audit log and the graph show as its why. The model proxy records so
+// what it changed in a model turn's prompt (the tool results it folded).
+func (f *Frame) SetWhy(s string) {
+	if f.Request != nil {
+		s = f.Request.rt.opts.Redactor.RedactString(s)
+	}
+	f.mu.Lock()
+	f.why = s
+	f.mu.Unlock()
+}
+
 // Text returns what the model said, masked, for a model frame that
 // recorded it.
 func (f *Frame) Text() string { f.mu.Lock(); defer f.mu.Unlock(); return f.text }

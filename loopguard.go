@@ -40,7 +40,7 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		d := rt.detector(c.req)
-		s := &loops.Step{Kind: loops.ToolCall, Agent: c.req.agent, Depth: c.frame.Depth - 1, Tool: c.Tool,
+		s := &loops.Step{Kind: loops.ToolCall, Agent: loopAgent(c.req), Depth: c.frame.Depth - 1, Tool: c.Tool,
 			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable, Key: c.tool.Key}
 		if v := d.Check(s); v != nil {
 			return nil, loopError(v)
@@ -101,7 +101,7 @@ func (rt *Runtime) loopModel(f *Frame) *Error {
 	if d == nil {
 		return nil
 	}
-	s := &loops.Step{Kind: loops.ModelCall, Agent: f.Agent, Depth: f.Depth}
+	s := &loops.Step{Kind: loops.ModelCall, Agent: loopAgent(f.Request), Depth: f.Depth}
 	if v := d.Check(s); v != nil {
 		return loopError(v)
 	}
@@ -119,7 +119,7 @@ func (rt *Runtime) loopDelegate(f *Frame, task string, stack bool) *Error {
 	if d == nil {
 		return nil
 	}
-	s := &loops.Step{Kind: loops.Delegation, Agent: f.Agent, Depth: f.Depth, To: f.Name, Task: task}
+	s := &loops.Step{Kind: loops.Delegation, Agent: loopAgent(f.Request), Depth: f.Depth, To: f.Name, Task: task}
 	if stack {
 		s.Chain = chainOf(f.Request)
 	}
@@ -139,10 +139,21 @@ func chainOf(r *Request) []string {
 	}
 	var out []string
 	for q := r; q != nil; q = q.parent {
-		out = append(out, agentOrMain(q.agent))
+		out = append(out, agentOrMain(loopAgent(q)))
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// loopAgent is the agent the loop guard tells r's work apart by: a
+// sub-request's agent (a delegation's, as configured), or "" (the main
+// agent) for a root request, whose agent is only the name its client
+// library gives itself and never appears in a refusal.
+func loopAgent(r *Request) string {
+	if r == nil || r.parent == nil {
+		return ""
+	}
+	return r.agent
 }
 
 func agentOrMain(a string) string {

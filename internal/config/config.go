@@ -28,6 +28,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 	"gopkg.in/yaml.v3"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
 	// after this long without calls; if zero, DefaultIdleGap.
 	IdleGap Duration `yaml:"idle_gap"`
+	// MCPProtocols are the MCP protocol versions reach offers its clients;
+	// if empty, every version it speaks. A list without 2026-07-28 makes
+	// reach answer as a server of the session era, so that a client that
+	// tries the sessionless protocol first falls back to a session.
+	MCPProtocols []string `yaml:"mcp_protocols"`
 	// Examples adds the built-in example tools. A Config with no upstreams
 	// always has them, so that a bare `reach serve` has something to call.
 	Examples bool `yaml:"examples"`
@@ -442,6 +448,9 @@ type ModelConfig struct {
 	// Prices per model name, in dollars per million tokens, for the cost
 	// budget: {gpt-4o-mini: {input: 0.15, output: 0.6}}.
 	Prices map[string]reach.Price `yaml:"prices"`
+	// Context folds the history of long conversations through the model
+	// proxy; nil (or all zero) leaves them as they are.
+	Context *ModelContext `yaml:"context"`
 	// Fallbacks are the endpoints the model proxy asks, in order, when
 	// this one's breaker is open or it answers 5xx or 429 (or not at all);
 	// the spending is charged at the price of the model that answered.
@@ -449,6 +458,16 @@ type ModelConfig struct {
 	// Breaker configures the breakers of the endpoints; absent, the
 	// top-level breaker.
 	Breaker *Breaker `yaml:"breaker"`
+}
+
+// ModelContext is the model proxy's context watermark: a conversation
+// longer than FoldAfterTurns model turns, or whose prompt passes Window
+// tokens (estimated), has its older tool results replaced by their one-line
+// summaries, the last KeepLast turns kept whole.
+type ModelContext struct {
+	Window         int64 `yaml:"window"`           // tokens; 0: no watermark
+	FoldAfterTurns int   `yaml:"fold_after_turns"` // 0: no turn limit
+	KeepLast       int   `yaml:"keep_last"`        // turns kept whole; if zero, 2
 }
 
 // ModelFallback is an OpenAI-compatible endpoint the model proxy falls
@@ -965,6 +984,12 @@ func (c *Config) check() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	for i, v := range c.MCPProtocols {
+		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			return c.Errorf([]any{"mcp_protocols", i}, "mcp_protocols: reach does not speak MCP %q; use some of %s", v,
+				strings.Join(mcp.SupportedProtocolVersions(), ", "))
+		}
 	}
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {

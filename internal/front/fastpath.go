@@ -189,7 +189,7 @@ func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []by
 		mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 	default:
 		res.Meta[metaServerInfo] = s.serverInfo
-		mcpwire.WriteResponse(w, id, res, nil)
+		mcpwire.WriteResponse(w, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
 	}
 }
 

@@ -50,6 +50,11 @@ type Options struct {
 	Version   string    // reported to clients
 	BodyLimit int64     // bounds a request body over HTTP
 	IdleAfter time.Duration
+	// Protocols are the MCP protocol versions offered to clients; if
+	// empty, every version the SDK speaks. Without the sessionless
+	// protocol, a request of it is answered as a server of the session
+	// era answers it (it needs a session).
+	Protocols []string
 	Logger    *slog.Logger // if nil, logs are discarded
 }
 
@@ -94,6 +99,8 @@ type Server struct {
 	idleAfter  time.Duration
 	mcp        *mcp.Server
 	serverInfo *mcp.Implementation // as the server introduces itself
+	// sessionless: the sessionless protocol (2026-07-28) is offered.
+	sessionless bool
 
 	sessions  sync.Map     // *mcp.ServerSession or client key -> *session
 	byID      sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the fast tools/call path
@@ -116,9 +123,11 @@ func New(opts *Options) *Server {
 	mo := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
 			"follow its suggestion rather than retrying the same call.",
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       s.sdkLogger("mcp"),
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:                    s.sdkLogger("mcp"),
+		SupportedProtocolVersions: opts.Protocols,
 	}
+	s.sessionless = len(opts.Protocols) == 0 || slices.Contains(opts.Protocols, mcpwire.StatelessProtocol)
 	if s.ups != nil && s.ups.Completes() {
 		mo.CompletionHandler = s.ups.Complete
 	}
@@ -156,16 +165,30 @@ func (s *Server) Handler() http.Handler {
 		MaxRequestBodyBytes:          s.bodyLimit,
 		PropagateRequestCancellation: true,
 	})
-	return s.bindSessions(byProtocol(s.fastStateless(stateless), s.fastPath(stateful)))
+	var sl http.Handler
+	if s.sessionless {
+		sl = s.fastStateless(stateless)
+	}
+	return s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
 }
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
 // version in the Mcp-Protocol-Version header, no session id) to stateless
-// and the rest to stateful.
+// and the rest to stateful (all of them when stateless is nil: the
+// sessionless protocol is not offered).
 func byProtocol(stateless, stateful http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(headerRPCID) // the gateway's own, never a client's
 		if r.Header.Get(mcpwire.HeaderSession) == "" && r.Header.Get(mcpwire.HeaderProtocol) >= mcpwire.StatelessProtocol {
+			if stateless == nil {
+				// As a server of the session era answers a request without a
+				// session: a client that tried the sessionless protocol first
+				// falls back to initialize.
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: this server needs a session; send initialize first (it does not offer MCP ` + mcpwire.StatelessProtocol + `)"}}` + "\n"))
+				return
+			}
 			stateless.ServeHTTP(w, r)
 			return
 		}
@@ -220,6 +243,38 @@ type session struct {
 	// owner is the sessionOwner of who opened a Streamable HTTP session
 	// when the gateway authenticates (set at initialize); nil otherwise.
 	owner atomic.Pointer[string]
+
+	// The request the session's calls were linked to by the model turns
+	// that chose them (link.ModelChoices.Match), which wins when turns of
+	// several requests chose the same call; none once they were linked to
+	// two requests (several runs share the session) or for a sessionless
+	// client.
+	linkMu sync.Mutex
+	linked string
+	mixed  bool
+}
+
+// preferred is the request a call of the session that several requests'
+// model turns chose is linked to: the one its calls were linked to, if
+// that is one request.
+func (s *session) preferred() string {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if s.mixed {
+		return ""
+	}
+	return s.linked
+}
+
+// wasLinked records that a call of the session was linked to request id
+// by its model turn.
+func (s *session) wasLinked(id string) {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if s.linked != "" && s.linked != id {
+		s.mixed = true
+	}
+	s.linked = id
 }
 
 // sessionOf returns the gateway's state for the session a call came in.
@@ -253,7 +308,7 @@ func (s *Server) clientSession(id *auth.Identity, name, version string) *session
 	if v, ok := s.sessions.Load(key); ok {
 		return v.(*session)
 	}
-	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewSession()})
+	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewClient()})
 	return v.(*session)
 }
 
@@ -296,7 +351,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 
 // callTool runs one MCP tools/call (that came through the SDK) through the
 // runtime.
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	p := req.Params
 	var h http.Header
 	if req.Extra != nil {
@@ -306,7 +361,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = auth.WithIdentity(ctx, id)
 	}
 	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
-		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}}
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, typed: typedResults(req)}
 	if h != nil {
 		c.header = h
 	}
@@ -315,7 +370,26 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	ctx, done := s.cancelReason(ctx, req.Session, h)
 	defer done()
-	return s.dispatch(ctx, &c)
+	res, err := s.dispatch(ctx, &c)
+	if err != nil || !c.typed {
+		return res, err
+	}
+	return mcpwire.CompleteResult{CallToolResult: res}, nil
+}
+
+// typedResults reports whether a call's client speaks a protocol that types
+// every result (2026-07-28 and later: "resultType"), by the version its
+// _meta names (the sessionless protocol) or its session began with.
+func typedResults(req *mcp.CallToolRequest) bool {
+	if v, ok := req.Params.Meta[metaProtocolVersion].(string); ok {
+		return v >= mcpwire.StatelessProtocol
+	}
+	if req.Session != nil {
+		if ip := req.Session.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion >= mcpwire.StatelessProtocol
+		}
+	}
+	return false
 }
 
 // toolCall is one tools/call as it came in, through the SDK or the fast
@@ -326,6 +400,7 @@ type toolCall struct {
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
 	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
+	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
 }
 
@@ -344,11 +419,26 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if c.header != nil && m.Request == "" && m.Parent == 0 && m.Trace == 0 {
 		if hl, err := link.FromHeaders(c.header); err == nil {
 			m.Request, m.Parent, m.Trace, m.TraceID = hl.Request, hl.Parent, hl.Trace, hl.TraceID
+			if m.Budget == nil {
+				m.Budget = hl.Budget
+			}
 		}
 	}
 	m.Agent = c.agent
 	who, _ := auth.IdentityFrom(ctx)
 	m.ModelTurn = s.choices.Turn(m.CallID, m.Request, who)
+	if m.ModelTurn == nil && m.Request == "" && m.Parent == 0 && m.CallID == "" {
+		// No word of where the call belongs (a framework's MCP client): the
+		// model turn that chose this very call, if one did.
+		prefer := ""
+		if !c.session.IsClient() { // a sessionless client's calls may be many runs'
+			prefer = c.session.preferred()
+		}
+		if f, id := s.choices.Match(c.params.Name, c.params.Arguments, who, prefer); f != nil {
+			m.ModelTurn, m.CallID = f, id // the call goes by the id the model gave it
+			c.session.wasLinked(f.Request.Root().ID())
+		}
+	}
 	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

@@ -205,9 +205,10 @@ func TestModelProxyStream(t *testing.T) {
 	}
 }
 
-// TestModelProxyRefusesOverBudget: once the request's tokens are spent (or
-// it is stopped), the proxy answers an OpenAI-style 429 without asking the
-// model.
+// TestModelProxyRefusesOverBudget: a prompt that alone needs more tokens
+// than the request has left is refused without asking the model, and so
+// is any turn of a stopped request; both are answered so that no client
+// retries them (402 budget_exceeded or 403, with x-should-retry: false).
 func TestModelProxyRefusesOverBudget(t *testing.T) {
 	fake := &fakeOpenAI{toolName: "search_kb", args: `{}`}
 	_, srv := proxyGateway(t, fake, "examples: true\nbudgets:\n  default: {tokens: 50}\n")
@@ -215,26 +216,26 @@ func TestModelProxyRefusesOverBudget(t *testing.T) {
 	if resp, b := postChat(t, srv.URL, `{"messages":[]}`, h); resp.StatusCode != 200 {
 		t.Fatalf("first call: %d %s", resp.StatusCode, b)
 	}
+	// 47 of 50 used: the second prompt alone is more than the 3 left.
 	resp, b := postChat(t, srv.URL, `{"messages":[]}`, h)
-	if resp.StatusCode != 200 {
-		// 47 of 50 used: the second is admitted and overspends.
-		t.Fatalf("second call: %d %s", resp.StatusCode, b)
-	}
-	resp, b = postChat(t, srv.URL, `{"messages":[]}`, h)
 	var out map[string]any
 	json.Unmarshal(b, &out)
-	if resp.StatusCode != 429 || path(out, "error", "type") != "budget_exceeded" || path(out, "error", "message") == nil || path(out, "error", "code") == nil {
-		t.Errorf("over budget = %d %s, want 429 budget_exceeded", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusPaymentRequired || path(out, "error", "type") != "budget_exceeded" || path(out, "error", "code") != "budget_tokens" ||
+		!strings.Contains(fmt.Sprint(path(out, "error", "message")), "finish with what you have") {
+		t.Errorf("over budget = %d %s, want 402 budget_exceeded telling the model to finish", resp.StatusCode, b)
 	}
-	if n := fake.n.Load(); n != 2 {
-		t.Errorf("the model was asked %d times, want 2", n)
+	if got := resp.Header.Get("X-Should-Retry"); got != "false" {
+		t.Errorf("x-should-retry = %q, want false", got)
+	}
+	if n := fake.n.Load(); n != 1 {
+		t.Errorf("the model was asked %d times, want 1", n)
 	}
 	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
 	postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "b2"})
 	do(t, "POST", srv.URL+"/v1/requests/b2/cancel", `{"mode":"cancel"}`, nil)
 	resp, b = postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "b2"})
-	if resp.StatusCode != 429 || !strings.Contains(string(b), "budget_exceeded") {
-		t.Errorf("stopped request = %d %s, want 429", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "request_stopped") || resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("stopped request = %d %s, want 403 request_stopped, not to be retried", resp.StatusCode, b)
 	}
 }
 
@@ -333,8 +334,8 @@ func TestNestedLoopAcrossProcesses(t *testing.T) {
 }
 
 // TestModelProxyStoppedInFlight: a request stopped while its model call is
-// in flight gets the OpenAI-style 429 (which SDKs do not retry), not a 502,
-// and the model frame ends with the stop's cause.
+// in flight gets the OpenAI-style 403 request_stopped (which SDKs do not
+// retry), not a 502, and the model frame ends with the stop's cause.
 func TestModelProxyStoppedInFlight(t *testing.T) {
 	asked := make(chan struct{}, 1)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -356,8 +357,8 @@ func TestModelProxyStoppedInFlight(t *testing.T) {
 	resp, b := postChat(t, srv.URL, `{"messages":[]}`, map[string]string{link.HeaderRequest: "stopme"})
 	var out map[string]any
 	json.Unmarshal(b, &out)
-	if resp.StatusCode != 429 || path(out, "error", "type") != "budget_exceeded" || !strings.Contains(string(b), "stopped") {
-		t.Errorf("stopped in flight = %d %s, want 429 budget_exceeded saying the request was stopped", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusForbidden || path(out, "error", "type") != "request_stopped" || !strings.Contains(string(b), "stopped") {
+		t.Errorf("stopped in flight = %d %s, want 403 request_stopped saying the request was stopped", resp.StatusCode, b)
 	}
 	_, d := do(t, "GET", srv.URL+"/v1/requests/stopme/graph", "", nil)
 	if f := path(d, "frames", 0); path(f, "kind") != "model" || !strings.Contains(fmt.Sprint(path(f, "error")), "operator") {
@@ -684,7 +685,7 @@ func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
 		asked.Add(1)
 		io.ReadAll(r.Body)   // (net/http notices a closed connection once the body is read)
 		<-r.Context().Done() // answers only after the caller is gone
-	}, "budgets:\n  default: {tokens: 50}\n")
+	}, "budgets:\n  default: {tokens: 500}\n")
 	prompt := `{"messages":[{"role":"user","content":"` + strings.Repeat("long prompt ", 100) + `"}]}`
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(prompt))
@@ -699,7 +700,7 @@ func TestModelProxyChargesAnAbandonedCall(t *testing.T) {
 		}
 	}
 	resp, b := postChat(t, url, prompt, map[string]string{link.HeaderRequest: "gone"})
-	if resp.StatusCode != http.StatusTooManyRequests || asked.Load() != 1 {
+	if resp.StatusCode != http.StatusPaymentRequired || asked.Load() != 1 {
 		t.Errorf("after the abandoned call: %d %s, the model asked %d times; want a budget refusal without asking", resp.StatusCode, b, asked.Load())
 	}
 }

@@ -1,11 +1,16 @@
 package link
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/callgraph"
 )
 
 // ModelChoices maps the ids of the tool calls models chose (through the model
@@ -23,6 +28,10 @@ type ModelChoices struct {
 	max   int
 	m     map[string][]*reach.Frame
 	order []string
+
+	byArgs   map[string][]*choice // ArgsKey -> the choices of a call with those arguments
+	argOrder []string             // the keys of byArgs, oldest first
+	choices  int                  // how many byArgs holds
 }
 
 // maxChosenPerID bounds the requests remembered for one tool call id.
@@ -86,4 +95,201 @@ func (c *ModelChoices) Turn(id, request string, who *auth.Identity) *reach.Frame
 		found = f
 	}
 	return found
+}
+
+// The tool calls a model chose, by what they call. Frameworks run the tool
+// calls their model chose over MCP without saying which turn chose them (no
+// "reach/call_id"); an MCP tools/call from the same principal, of that tool
+// with those arguments, soon after the turn, is that turn's child (Match).
+
+// ChoiceWindow is how long after a model turn a tool call it chose is
+// matched by its tool and arguments.
+const ChoiceWindow = 2 * time.Minute
+
+// maxChoices bounds the tool calls remembered by their arguments.
+const maxChoices = 10000
+
+// choice is one tool call a model turn chose.
+type choice struct {
+	f    *reach.Frame
+	id   string // the tool call's id
+	name string // the function name the model called
+	at   time.Time
+	used bool // an MCP call matched it
+}
+
+// RecordCall records that the model turn f chose to call the function name
+// with args (JSON text) under the tool call id: by its id (Record), and by
+// its tool and arguments, for Match.
+func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) {
+	c.Record(id, f)
+	key, ok := ArgsKey(args)
+	if !ok || name == "" {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byArgs == nil {
+		c.byArgs = map[string][]*choice{}
+	}
+	old := c.byArgs[key]
+	cs := slices.DeleteFunc(old, func(o *choice) bool { return now.Sub(o.at) > ChoiceWindow })
+	c.choices -= len(old) - len(cs)
+	if len(cs) == 0 && old == nil {
+		c.argOrder = append(c.argOrder, key)
+	}
+	c.byArgs[key] = append(cs, &choice{f: f, id: id, name: name, at: now})
+	c.choices++
+	for c.choices > maxChoices && len(c.argOrder) > 0 {
+		c.choices -= len(c.byArgs[c.argOrder[0]])
+		delete(c.byArgs, c.argOrder[0])
+		c.argOrder = c.argOrder[1:]
+	}
+}
+
+// Match returns the model turn that chose a tool call of tool with args, as
+// an MCP client that sends no reach _meta calls it: a turn of who's, within
+// ChoiceWindow, whose request has not ended, that chose a function of that
+// name (or of that name behind a prefix a framework adds, such as
+// "server__") with the same arguments (canonical JSON, top-level nulls
+// left out). Ambiguity is resolved conservatively: when turns of several
+// requests chose that call, the one of request prefer (the request the
+// caller's earlier calls were linked to) wins, and without it none does.
+// Each choice matches one call (the oldest unmatched first); a call made
+// again (a framework's retry) matches a choice already matched when no
+// other request's turn chose it. It returns the turn and the tool call's
+// id, which the call then goes by.
+func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefer string) (*reach.Frame, string) {
+	if c.none() {
+		return nil, "" // no model turn chose a call: nothing to compute
+	}
+	key, ok := ArgsKey(args)
+	if !ok || tool == "" {
+		return nil, ""
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cands []*choice
+	roots := map[*reach.Request]bool{}
+	for _, ch := range c.byArgs[key] {
+		if now.Sub(ch.at) > ChoiceWindow || !NameMatches(ch.name, tool) {
+			continue
+		}
+		root := ch.f.Request.Root()
+		if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, ch.f.Request) != nil {
+			continue
+		}
+		cands = append(cands, ch)
+		roots[root] = true
+	}
+	if len(roots) > 1 {
+		cands = slices.DeleteFunc(cands, func(ch *choice) bool { return prefer == "" || ch.f.Request.Root().ID() != prefer })
+		if len(cands) == 0 {
+			return nil, ""
+		}
+	}
+	if len(cands) == 0 {
+		return nil, ""
+	}
+	pick := cands[0]
+	for _, ch := range cands {
+		if !ch.used {
+			pick = ch
+			break
+		}
+	}
+	pick.used = true
+	return pick.f, pick.id
+}
+
+// none reports whether no tool call is remembered by its arguments.
+func (c *ModelChoices) none() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byArgs) == 0
+}
+
+// NameMatches reports whether a model's function name chosen names the MCP
+// tool: the same name, or the name behind a prefix that ends in a
+// separator ("reach__", "mcp.", "server-").
+func NameMatches(chosen, tool string) bool {
+	if chosen == tool {
+		return true
+	}
+	if len(chosen) <= len(tool) || !strings.HasSuffix(chosen, tool) {
+		return false
+	}
+	switch chosen[len(chosen)-len(tool)-1] {
+	case '_', '.', '-', ':', '/':
+		return true
+	}
+	return false
+}
+
+// ArgsKey is the canonical form of a tool call's arguments that Match
+// compares: canonical JSON, with the members of an object whose value is
+// null left out (frameworks differ in sending them); no arguments are {}.
+// It reports false for arguments that are not a JSON object.
+func ArgsKey(args []byte) (string, bool) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		return "{}", true
+	}
+	if len(args) < 2 || args[0] != '{' {
+		return "", false
+	}
+	if !bytes.Contains(args, []byte("null")) { // nothing to leave out
+		canon, err := callgraph.Normalize(nil, args)
+		if err != nil {
+			return "", false
+		}
+		return string(canon), true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return "", false
+	}
+	for k, v := range m {
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", false
+	}
+	canon, err := callgraph.Normalize(nil, b)
+	if err != nil {
+		return "", false
+	}
+	return string(canon), true
+}
+
+// Continued returns the model turn a conversation continues: the newest
+// turn that chose one of the tool call ids a chat request's history holds
+// (ids, newest last), in a request of who's that has not ended; an id
+// chosen in several such requests tells nothing and is passed over.
+func (c *ModelChoices) Continued(ids []string, who *auth.Identity) *reach.Frame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range slices.Backward(ids) {
+		var found *reach.Frame
+		for _, f := range c.m[id] {
+			root := f.Request.Root()
+			if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, f.Request) != nil {
+				continue
+			}
+			if found != nil && found.Request.Root() != root {
+				found = nil
+				break
+			}
+			found = f
+		}
+		if found != nil {
+			return found
+		}
+	}
+	return nil
 }

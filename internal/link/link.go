@@ -46,7 +46,8 @@ const (
 	HeaderRequest     = "Reach-Request"
 	HeaderFrame       = "Reach-Frame"
 	HeaderParent      = "Reach-Parent"
-	HeaderScene       = "Reach-Scene" // the conversation's scene, for a new request
+	HeaderScene       = "Reach-Scene"  // the conversation's scene, for a new request
+	HeaderBudget      = "Reach-Budget" // a configured budget's name, for a new request
 	HeaderTraceparent = "Traceparent"
 	HeaderBaggage     = "Baggage"
 )
@@ -165,6 +166,9 @@ func FromMeta(meta map[string]any) (Meta, error) {
 	if m.Request == "" {
 		m.Request = BaggageRequest(bg)
 	}
+	if name := baggageValue(bg, "reach.budget"); name != "" && m.Budget == nil {
+		m.Budget = &BudgetSpec{Name: name}
+	}
 	if len(m.Request) > MaxRequestID { // as CallContext would, naming where it came from
 		return m, fmt.Errorf("_meta[%q] is longer than %d characters", MetaRequest, MaxRequestID)
 	}
@@ -178,8 +182,9 @@ type Headers interface {
 	Values(key string) []string
 }
 
-// FromHeaders reads Reach-Parent, Reach-Scene, Reach-Request, traceparent
-// and baggage. A header it refuses is an *Error that says which.
+// FromHeaders reads Reach-Parent, Reach-Scene, Reach-Request, Reach-Budget,
+// traceparent and baggage (reach.request, reach.budget). A header it
+// refuses is an *Error that says which.
 func FromHeaders(h Headers) (Target, error) {
 	var t Target
 	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
@@ -199,10 +204,17 @@ func FromHeaders(h Headers) (Target, error) {
 	if id := strings.TrimSpace(h.Get(HeaderRequest)); id != "" {
 		t.Request = id
 	}
+	budget := strings.TrimSpace(h.Get(HeaderBudget))
 	for _, b := range h.Values(HeaderBaggage) {
 		if id := BaggageRequest(b); id != "" {
 			t.Request = id
 		}
+		if name := baggageValue(b, "reach.budget"); name != "" && budget == "" {
+			budget = name
+		}
+	}
+	if budget != "" {
+		t.Budget = &BudgetSpec{Name: budget}
 	}
 	return t, nil
 }
@@ -273,11 +285,14 @@ func isHex(s string) bool {
 }
 
 // BaggageRequest returns the reach.request entry of a W3C baggage header.
-func BaggageRequest(s string) string {
+func BaggageRequest(s string) string { return baggageValue(s, "reach.request") }
+
+// baggageValue returns the entry key of a W3C baggage header.
+func baggageValue(s, key string) string {
 	for _, member := range strings.Split(s, ",") {
 		kv, _, _ := strings.Cut(member, ";")
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) != "reach.request" {
+		if !ok || strings.TrimSpace(k) != key {
 			continue
 		}
 		v, err := url.PathUnescape(strings.TrimSpace(v))

@@ -31,8 +31,16 @@ type Owned struct {
 	budgets map[string]reach.Budget
 	now     func() time.Time
 
-	mu    sync.Mutex
-	owned map[string]*owned
+	mu     sync.Mutex
+	owned  map[string]*owned
+	traces map[traceKey]string // the request of each caller's trace (forTrace)
+}
+
+// traceKey names one caller's trace: a sessionless client's calls in one
+// trace share a request.
+type traceKey struct {
+	owner string
+	trace [16]byte
 }
 
 type owned struct {
@@ -212,15 +220,31 @@ func (q *Owned) fresh(t Target, who *auth.Identity) (*reach.Request, func(), err
 type Session struct {
 	request string    // the current request
 	made    time.Time // when the session was made, for Current
+	// client marks the calls of a sessionless client (NewClient), which
+	// several runs may share: see forClient.
+	client   bool
+	inflight int // the client's calls in flight (a sessionless client's)
 }
 
 // NewSession returns a session made now.
 func (q *Owned) NewSession() *Session { return &Session{made: q.now()} }
 
+// IsClient reports whether s is a sessionless client's (NewClient).
+func (s *Session) IsClient() bool { return s.client }
+
+// NewClient returns the state of a sessionless client (all the calls of
+// one principal and clientInfo without a session), made now. Unlike a
+// session's, its calls share a request only while they follow one another
+// (see forClient).
+func (q *Owned) NewClient() *Session { return &Session{made: q.now(), client: true} }
+
 // forSession returns the request of a client session for one call: the
 // session's current request while it is running or stopped and has been
 // idle less than the gap, otherwise a new one, which becomes current.
 func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	if s.client {
+		return q.forClient(s, t, who)
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if s.request != "" {
@@ -243,12 +267,106 @@ func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Req
 	return r, q.releaser(r), nil
 }
 
+// forClient returns the request of a sessionless client's call that names
+// no request and is linked to nothing. A sessionless client is known only
+// by its principal and clientInfo, which every run of one app shares, so its
+// calls share a request only while there is evidence that one agent makes
+// them, one after another: a call made while none of the client's is in
+// flight, within the idle gap of the last one, continues the client's
+// current request, if that request is still running (a stopped one never
+// captures a new run: the call begins a new request, which becomes
+// current). A call made while another of the client's is in flight is
+// another run's, or one of several calls an agent makes at once: it runs in
+// a request of its own, which ends with it, and the current request is no
+// longer current — several runs may be under way, so the next call that
+// follows none begins a new one. The coincident calls of many clients of
+// one app are thus never counted as one agent's repeats, while an agent
+// that calls one tool after another in a loop is.
+func (q *Owned) forClient(s *Session, t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s.inflight == 0 && s.request != "" {
+		if o, ok := q.owned[s.request]; ok && o.req.State() == reach.RequestRunning && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			if err := CheckOwner(who, o.req); err != nil {
+				return nil, nil, err
+			}
+			return o.req, q.clientRelease(s, q.holdLocked(o.req)), nil
+		}
+	}
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(newRequestID(), t, b, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.inflight > 0 { // concurrent: a request of its own, for this call
+		s.request = ""
+		release := q.releaser(r)
+		return r, q.clientRelease(s, func() { release(); q.End(r.ID()) }), nil
+	}
+	s.request = r.ID()
+	return r, q.clientRelease(s, q.releaser(r)), nil
+}
+
+// forTrace returns the request of a sessionless client's call in another
+// tracer's trace (a traceparent whose parent span is not a frame of ours):
+// the calls of one caller in one trace share a request while it is running
+// and has been idle less than the gap; otherwise the call begins a new
+// one, in that trace.
+func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, func(), error) {
+	key := traceKey{trace: t.TraceID}
+	if who != nil {
+		key.owner = who.Tenant + "\x00" + who.Principal
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if id, ok := q.traces[key]; ok {
+		if o, ok := q.owned[id]; ok && o.req.State() == reach.RequestRunning && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			return o.req, q.holdLocked(o.req), nil
+		}
+		delete(q.traces, key)
+	}
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.begin(newRequestID(), t, b, who)
+	if err != nil {
+		return nil, nil, err
+	}
+	if q.traces == nil {
+		q.traces = map[traceKey]string{}
+	}
+	q.traces[key] = r.ID()
+	return r, q.releaser(r), nil
+}
+
+// clientRelease counts one more call of a sessionless client in flight
+// and returns release, which also counts it done. q.mu is held.
+func (q *Owned) clientRelease(s *Session, release func()) func() {
+	s.inflight++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			release()
+			q.mu.Lock()
+			s.inflight--
+			q.mu.Unlock()
+		})
+	}
+}
+
 // Current reports whether a session's request is still one the gateway
 // owns, or, for a session without one yet, whether it was made within the
 // idle gap.
 func (q *Owned) Current(s *Session) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if s.inflight > 0 {
+		return true
+	}
 	if s.request == "" {
 		return q.now().Sub(s.made) < q.gap
 	}
@@ -309,6 +427,11 @@ func (q *Owned) Sweep() {
 		}
 		ending = append(ending, o.req)
 		delete(q.owned, id)
+	}
+	for k, id := range q.traces {
+		if _, ok := q.owned[id]; !ok {
+			delete(q.traces, k)
+		}
 	}
 	q.mu.Unlock()
 	for _, r := range ending {
@@ -431,6 +554,8 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	switch {
 	case t.Request != "":
 		r, release, err = q.named(t, who)
+	case s != nil && s.client && t.TraceID != ([16]byte{}):
+		r, release, err = q.forTrace(t, who)
 	case s != nil:
 		r, release, err = q.forSession(s, t, who)
 	default:

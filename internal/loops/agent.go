@@ -114,6 +114,24 @@ func (a *agentState) noProgress(steps int, epoch uint64) (n, of int, ok bool) {
 	return n, w, 4*n >= 3*w
 }
 
+// who names the agent in a message the model reads: "the agent" for a
+// request's own (main) agent, whose name is only its client library's,
+// else "agent NAME" (a sub-agent's, as configured).
+func (a *agentState) who() string {
+	if a.name == "main" {
+		return "the agent"
+	}
+	return "agent " + a.name
+}
+
+// upper capitalizes s's first letter (ASCII).
+func upper(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
 // staleList names the tools of the last results that brought nothing new,
 // oldest first.
 func (a *agentState) staleList() string {
@@ -167,7 +185,7 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		}
 		return &Verdict{
 			Detector: "short_cycle",
-			Message: a.name + " went " + plural(reps, "time", "times") + " round the same cycle of calls (" +
+			Message: upper(a.who()) + " went " + plural(reps, "time", "times") + " round the same cycle of calls (" +
 				cycleNames(w[:p]) + ") with the same arguments, and each call returned what it had returned " +
 				"the round before; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
 			Suggestion: "Break the cycle: use the results you already have, change your approach, or give your answer.",

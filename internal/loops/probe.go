@@ -378,7 +378,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 	return &Verdict{
 		Detector: "rephrase",
 		Message: "the last " + plural(qs.stale, "rewording", "rewordings") + " of the same question (" + qs.list() +
-			") brought nothing that " + a.name + " had not seen already, and nothing was written since; " +
+			") brought nothing that " + a.who() + " had not seen already, and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " asks it once more in other words.",
 		Suggestion: "Rewording the query does not find anything new: work with the documents you already have, " +
 			"open one of them, search for something else, or tell the user what you found and what is missing.",

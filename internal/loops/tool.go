@@ -130,7 +130,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		}
 		return &Verdict{
 			Detector: "no_progress",
-			Message: what + " that " + a.name + " received (" + a.staleList() +
+			Message: what + " that " + a.who() + " received (" + a.staleList() +
 				") brought nothing it had not seen already, and nothing was written since; calling " +
 				s.Tool + " again looks like a loop.",
 			Suggestion: "Work with what you already know: give your answer, ask the user, or change approach " +

@@ -21,6 +21,40 @@ import (
 // AppendToolResult appends res as JSON and reports whether it could; on
 // false buf is as it was.
 func AppendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
+	return appendToolResult(buf, res, false)
+}
+
+// CompleteResult is a final tools/call result on a protocol that types its
+// results (2026-07-28 and later): it is written with "resultType":
+// "complete", which those clients require of every result. It is an
+// mcp.Result, so that the SDK's handlers may return it too. The result
+// must have no resultType of its own (an input_required one).
+type CompleteResult struct{ *mcp.CallToolResult }
+
+// MarshalJSON writes the result with its resultType.
+func (r CompleteResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.CallToolResult)
+	if err != nil {
+		return nil, err
+	}
+	return typed(b), nil
+}
+
+// typed puts "resultType":"complete" first in the JSON object b (a
+// CallToolResult of the gateway's, which has none of its own).
+func typed(b []byte) []byte {
+	if len(b) < 2 || b[0] != '{' {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(`"resultType":"complete",`))
+	out = append(out, `{"resultType":"complete"`...)
+	if b[1] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...)
+}
+
+func appendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult, complete bool) bool {
 	if res == nil || len(res.Content) != 1 || res.InputRequests != nil || res.RequestState != "" {
 		return false
 	}
@@ -43,6 +77,9 @@ func AppendToolResult(buf *bytes.Buffer, res *mcp.CallToolResult) bool {
 	b = append(b, `{"content":[{"type":"text","text":`...)
 	b = jsonscan.AppendQuoted(b, t.Text)
 	b = append(b, "}]"...)
+	if complete {
+		b = append(b, `,"resultType":"complete"`...)
+	}
 	if len(structured) > 0 {
 		b = append(b, `,"structuredContent":`...)
 		b = appendCompact(b, structured)

@@ -162,7 +162,14 @@ func AppendResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *j
 		buf.Write(b)
 	} else {
 		buf.WriteString(`,"result":`)
-		if tr, ok := result.(*mcp.CallToolResult); !ok || !AppendToolResult(buf, tr) {
+		var written bool
+		switch tr := result.(type) {
+		case *mcp.CallToolResult:
+			written = appendToolResult(buf, tr, false)
+		case CompleteResult:
+			written = appendToolResult(buf, tr.CallToolResult, true)
+		}
+		if !written {
 			b, err := json.Marshal(result)
 			if err != nil {
 				b = []byte(`{"content":[{"type":"text","text":"reach could not encode the result"}],"isError":true}`)

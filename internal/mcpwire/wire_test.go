@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +50,46 @@ func TestAppendToolResult(t *testing.T) {
 	var buf bytes.Buffer
 	if AppendToolResult(&buf, &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}}}}) || buf.Len() != 0 {
 		t.Errorf("AppendToolResult took an image content")
+	}
+}
+
+// TestCompleteResult: a result for a client of a protocol that types its
+// results carries "resultType": "complete", as written by hand and by
+// encoding/json (a result with other content), and is otherwise the same.
+func TestCompleteResult(t *testing.T) {
+	for _, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}, Meta: mcp.Meta{"reach/status": "success"}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "refused"}}, IsError: true, Meta: mcp.Meta{"reach/status": "refused"}},
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}}, // not by hand
+		{},
+	} {
+		for _, how := range []string{"WriteResponse", "MarshalJSON"} {
+			var b []byte
+			if how == "WriteResponse" {
+				rec := httptest.NewRecorder()
+				WriteResponse(rec, json.RawMessage("1"), CompleteResult{res}, nil)
+				var env struct{ Result json.RawMessage }
+				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+					t.Fatalf("invalid JSON %s: %v", rec.Body.Bytes(), err)
+				}
+				b = env.Result
+			} else {
+				var err error
+				if b, err = json.Marshal(CompleteResult{res}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got, want map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%s: invalid JSON %s: %v", how, b, err)
+			}
+			plain, _ := json.Marshal(res)
+			json.Unmarshal(plain, &want)
+			want["resultType"] = "complete"
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s mismatch (-want +got):\n%s", how, diff)
+			}
+		}
 	}
 }
 

@@ -152,8 +152,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 				pass.Abandoned()
 				cause := context.Cause(mctx)
 				mf.FailModelSpent(cause, prompt)
-				proxyError(w, http.StatusTooManyRequests, "budget_exceeded", "request_stopped",
-					"The request was stopped while the model was answering: "+cause.Error()+". Do not retry this request; start a new one if the work must go on.")
+				refuse(w, req, cause)
 				return nil, nil, 0, false
 			case actx.Err() != nil: // the model took longer than its timeout
 				spent = prompt.Input

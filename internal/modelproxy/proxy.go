@@ -6,9 +6,16 @@
 //     Reach-Request header, or a new one; the frame nests under the frame
 //     named by Reach-Parent or a traceparent's parent span (a tool's
 //     implementation calling the model forwards the headers reach gave it).
-//   - Before forwarding, the frame passes admit and budgets: a spent budget
-//     or a stopped request is an OpenAI-style error with HTTP 429 and type
-//     "budget_exceeded", which agent frameworks surface as is.
+//   - A request that names nothing continues the run whose tool calls its
+//     history holds (link.ModelChoices.Continued); a new one may name its
+//     budget (Reach-Budget, or baggage reach.budget).
+//   - Before forwarding, the frame passes admit and budgets, the answer is
+//     capped at the tokens left once the prompt is counted, and a prompt
+//     that alone needs more is refused (budget.go); a spent budget is an
+//     OpenAI-style error with HTTP 402 and type "budget_exceeded", a stopped
+//     request 403 "request_stopped", both with x-should-retry: false, which
+//     agent frameworks surface as is and do not retry. With model.context, a
+//     long history's older tool results are folded (fold.go).
 //   - The tokens of the answer's usage (the final chunk of a stream; reach
 //     asks for it with stream_options.include_usage, and passes it on only
 //     to a client that asked for it too) are charged to the request, with
@@ -23,9 +30,10 @@
 //     call's arguments) is masked too: the end of a chunk that may begin a
 //     secret is held back until the next one (see streamMask). Only the
 //     values: member names such as logprobs' "token" are the model's.
-//   - The tool calls the model chose are remembered by their id: when the
-//     agent sends one to /v1/calls (call_id) or MCP (_meta "reach/call_id"),
-//     it becomes the model frame's child.
+//   - The tool calls the model chose are remembered by their id, tool and
+//     arguments (choices.go): when the agent sends one to /v1/calls
+//     (call_id) or MCP (_meta "reach/call_id", or nothing but the tool and
+//     its arguments), it becomes the model frame's child.
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
 //
@@ -50,6 +58,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
@@ -176,6 +185,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.Agent = "model-proxy"
+	if l.Request == "" && l.Parent == 0 {
+		// A conversation that goes on: the turn whose tool calls its
+		// history holds is this one's predecessor, and this turn joins it
+		// (beside it, under the same parent).
+		who, _ := auth.IdentityFrom(r.Context())
+		if f := p.opts.Choices.Continued(historyIDs(body["messages"]), who); f != nil {
+			l.Request = f.Request.ID()
+			if f.Parent != nil {
+				l.Parent = f.Parent.ID
+			}
+		}
+	}
 	ctx, req, done, err := p.opts.Owned.CallContext(r.Context(), l, nil)
 	if err != nil {
 		var le *link.Error
@@ -201,16 +222,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
 	if err != nil {
-		code := "refused"
-		msg := err.Error()
-		var re *reach.Error
-		if errors.As(err, &re) {
-			code = re.Code
-			msg = strings.TrimSpace(re.Message + " " + re.Suggestion)
-		}
-		w.Header().Set(link.HeaderRequest, req.ID())
-		proxyError(w, http.StatusTooManyRequests, "budget_exceeded", code, msg)
+		refuse(w, req, err)
 		return
+	}
+	if fs := fold(body, mc.Context, req); len(fs) > 0 {
+		mf.SetWhy(foldWhy(fs))
+	}
+	if left, limited := tokensLeft(req); limited {
+		out, _ := json.Marshal(body)
+		prompt := promptTokens(len(out))
+		if prompt >= left {
+			e := promptTooLarge(req, prompt, left)
+			mf.FailModel(e)
+			refuse(w, req, e)
+			return
+		}
+		if capTokens(body, left-prompt) {
+			withNote(body, finishNote(left-prompt))
+		}
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
 	w.Header().Set(link.HeaderFrame, mf.ID.String())
@@ -241,7 +270,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
-	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) }}
+	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
+		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, args) }}}
 	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = p.passStream(w, resp, !clientUsage, &a)
 	} else {
@@ -295,6 +325,7 @@ type answer struct {
 	args     int             // bytes of tool call arguments
 	raw      int             // bytes of the answer, when it could not be read as one
 	chose    func(id string) // told each tool call id as it is read, if set
+	tools    toolCalls       // the tool calls, told once complete
 }
 
 func (a *answer) id(id string) {
@@ -366,6 +397,8 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 	var c openai.Completion
 	if json.Unmarshal(b, &c) == nil {
 		a.note(&c)
+		a.tools.add(b)
+		a.tools.end()
 	} else {
 		a.raw = len(b)
 	}
@@ -406,6 +439,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				var c openai.Completion
 				if json.Unmarshal(d, &c) == nil {
 					a.note(&c)
+					a.tools.add(d)
 					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
 						continue // the usage chunk reach asked for
 					}
@@ -419,8 +453,11 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				if r = p.redact(r); !bytes.Equal(r, d) {
 					line = append([]byte("data: "), r...)
 				}
-			} else if err := rest(); err != nil {
-				return err
+			} else {
+				a.tools.end()
+				if err := rest(); err != nil {
+					return err
+				}
 			}
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
@@ -430,6 +467,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			rc.Flush()
 		}
 	}
+	a.tools.end()
 	if err := rest(); err != nil { // a stream that ended without [DONE]
 		return err
 	}
@@ -438,4 +476,31 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		return fmt.Errorf("reading the model's stream: %w", err)
 	}
 	return nil
+}
+
+// historyIDs returns the tool call ids a chat request's messages hold, in
+// their order: those of the assistant's tool calls and of the tool
+// messages that answer them.
+func historyIDs(messages json.RawMessage) []string {
+	var msgs []struct {
+		ToolCalls []struct {
+			ID string `json:"id"`
+		} `json:"tool_calls"`
+		ToolCallID string `json:"tool_call_id"`
+	}
+	if json.Unmarshal(messages, &msgs) != nil {
+		return nil
+	}
+	var ids []string
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.ID != "" {
+				ids = append(ids, tc.ID)
+			}
+		}
+		if m.ToolCallID != "" {
+			ids = append(ids, m.ToolCallID)
+		}
+	}
+	return ids
 }

@@ -223,8 +223,9 @@ func (s *SQLite) writer() {
 }
 
 // linger bounds how long the writer holds a batch open for the
-// checkpoints of the claims it decided (see write.pair).
-const linger = 500 * time.Microsecond
+// checkpoints of the claims it decided (see write.pair). A variable only
+// so that a test can hold the batch open for as long as it needs.
+var linger = 500 * time.Microsecond
 
 // commitBatch runs ws in one transaction and commits it, and returns ws
 // with the writes that joined it. While a claim of the batch waits for its

@@ -176,6 +176,11 @@ func TestWriterCloseCommitsQueued(t *testing.T) {
 // is answered once decided, and committed with the call's "executing"
 // checkpoint, in one commit.
 func TestWriterCommitsClaimWithCheckpoint(t *testing.T) {
+	// The batch waits for the checkpoint for as long as the test needs, so
+	// that a busy machine cannot make the claim commit alone: what is
+	// tested is the pairing, not how fast the checkpoint follows.
+	defer func(d time.Duration) { linger = d }(linger)
+	linger = time.Minute
 	s := openSQLite(t, t.TempDir(), nil)
 	ctx := t.Context()
 	now := time.Now()

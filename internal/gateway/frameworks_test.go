@@ -1,0 +1,754 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Three agent frameworks from npm — OpenAI Agents, LangGraph and the AI SDK
+// — on their default settings, their MCP tools and their model pointed at
+// reach (testdata/frameworks/agent.mjs), with a scripted model behind
+// reach's model proxy and a shop upstream behind its MCP server.
+
+// frameworksCache finds the folder scripts/frameworks-deps.sh installs
+// into and the Node 22 in it; without them the test skips, saying why, or
+// fails under REACH_CI (make test), so that CI never passes by skipping.
+func frameworksCache(t *testing.T) (dir, node string) {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	dir = os.Getenv("REACH_FRAMEWORKS_CACHE")
+	if dir == "" {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, ".cache", "frameworks")
+	}
+	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
+		"@ai-sdk/openai", "@modelcontextprotocol/client"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
+		}
+	}
+	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		missing("Node 22 is not installed in %s (the frameworks need it): run scripts/frameworks-deps.sh (make test does)", dir)
+	}
+	src, err := os.ReadFile("testdata/frameworks/agent.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reach-agent.mjs"), src, 0o644); err != nil { // beside node_modules, so that its imports resolve
+		t.Fatal(err)
+	}
+	return dir, node
+}
+
+// shopUpstream is the MCP server the frameworks' tools come from.
+type shopUpstream struct {
+	mu       sync.Mutex
+	calls    map[string]int // tool -> calls that reached it
+	polls    map[string]int // job -> status polls
+	refunds  int
+	waiting  chan struct{} // a wait call began
+	waitDone chan error    // a wait call ended: its context's error
+}
+
+func newShopUpstream(t *testing.T) (*shopUpstream, string) {
+	t.Helper()
+	u := &shopUpstream{calls: map[string]int{}, polls: map[string]int{}, waiting: make(chan struct{}, 4), waitDone: make(chan error, 4)}
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	yes := true
+	count := func(tool string) {
+		u.mu.Lock()
+		u.calls[tool]++
+		u.mu.Unlock()
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "lookup", Description: "Look q up in the knowledge base.", Annotations: read},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Q string `json:"q"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("lookup")
+			return shopText("found nothing new about " + in.Q), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "job_status", Description: "The status of a job.", Annotations: read},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Job string `json:"job"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("job_status")
+			u.mu.Lock()
+			u.polls[in.Job]++
+			n := u.polls[in.Job]
+			u.mu.Unlock()
+			if n >= 5 {
+				return shopText("job " + in.Job + ": done"), nil, nil
+			}
+			return shopText(fmt.Sprintf("job %s: running, %d%%", in.Job, 20*n)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "list_page", Description: "One page of the order list.", Annotations: read},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Page int `json:"page"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("list_page")
+			return shopText(fmt.Sprintf("page %d: orders %d-%d", in.Page, 10*in.Page-9, 10*in.Page)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "Wait for the warehouse.", Annotations: read},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			Q string `json:"q"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("wait")
+			u.waiting <- struct{}{}
+			select {
+			case <-ctx.Done():
+				u.waitDone <- ctx.Err()
+				return nil, nil, ctx.Err()
+			case <-time.After(30 * time.Second):
+				u.waitDone <- nil
+				return shopText("waited"), nil, nil
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "refund", Description: "Refund an order.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Order string `json:"order"`
+		}) (*mcp.CallToolResult, any, error) {
+			count("refund")
+			u.mu.Lock()
+			u.refunds++
+			u.mu.Unlock()
+			return shopText("refunded order " + in.Order), nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{PropagateRequestCancellation: true}))
+	t.Cleanup(srv.Close)
+	return u, srv.URL
+}
+
+func shopText(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func (u *shopUpstream) called(tool string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.calls[tool]
+}
+
+// shopModel is a scripted OpenAI-compatible model. The user's first message
+// names the task; the model plays it turn by turn from the conversation,
+// calling tools by the names the framework gave them, and reports usage
+// (a quarter of the request's bytes as prompt, 40 tokens of answer).
+type shopModel struct {
+	turns  atomic.Int64
+	tokens atomic.Int64
+}
+
+func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body struct {
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	m.turns.Add(1)
+	text := func(c json.RawMessage) string {
+		var s string
+		if json.Unmarshal(c, &s) == nil {
+			return s
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		json.Unmarshal(c, &parts)
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	task := ""
+	var results []string // the tool messages' texts, in order
+	for _, msg := range body.Messages {
+		switch msg.Role {
+		case "user":
+			if task == "" {
+				task = text(msg.Content)
+			}
+		case "tool":
+			results = append(results, resultText(text(msg.Content)))
+		}
+	}
+	last := ""
+	if len(results) > 0 {
+		last = results[len(results)-1]
+	}
+	toolName := func(want string) string { // up__lookup through reach, lookup from the upstream itself
+		for _, t := range body.Tools {
+			if link.NameMatches(t.Function.Name, want) || link.NameMatches(t.Function.Name, strings.TrimPrefix(want, "up__")) {
+				return t.Function.Name
+			}
+		}
+		return want
+	}
+	var call, callArgs, say string
+	switch task {
+	case "loop": // the same lookup, again and again, until reach refuses it
+		if last != "" && !strings.HasPrefix(last, "found nothing new") {
+			say = "I stop here: " + last
+		} else {
+			call, callArgs = "up__lookup", `{"q":"refund policy"}`
+		}
+	case "legit": // poll a job until it is done, then read four pages
+		switch {
+		case last != "" && !strings.HasPrefix(last, "job ") && !strings.HasPrefix(last, "page "):
+			say = "REFUSED: " + last
+		case !slices.ContainsFunc(results, func(s string) bool { return strings.HasSuffix(s, ": done") }):
+			call, callArgs = "up__job_status", `{"job":"j1"}`
+		default:
+			pages := 0
+			for _, s := range results {
+				if strings.HasPrefix(s, "page ") {
+					pages++
+				}
+			}
+			if pages < 4 {
+				call, callArgs = "up__list_page", fmt.Sprintf(`{"page":%d}`, pages+1)
+			} else {
+				say = "all done"
+			}
+		}
+	case "budget": // ever new lookups: only the budget ends it
+		call, callArgs = "up__lookup", fmt.Sprintf(`{"q":"topic %d"}`, len(results))
+	case "cancel":
+		if len(results) == 0 {
+			call, callArgs = "up__wait", `{"q":"stock"}`
+		} else {
+			say = "went on after: " + last
+		}
+	case "approve":
+		if len(results) == 0 {
+			call, callArgs = "up__refund", `{"order":"1001"}`
+		} else {
+			say = "refund: " + last
+		}
+	default:
+		say = "unknown task " + task
+	}
+	var rid [6]byte
+	rand.Read(rid[:])
+	cid := "chatcmpl-" + hex.EncodeToString(rid[:]) // unique, as a model's: LangGraph merges messages of one id
+	usage := map[string]any{"prompt_tokens": len(raw) / 4, "completion_tokens": 40, "total_tokens": len(raw)/4 + 40}
+	m.tokens.Add(int64(len(raw)/4 + 40))
+	msg := map[string]any{"role": "assistant", "content": say}
+	finish := "stop"
+	var tc map[string]any
+	if call != "" {
+		var id [6]byte
+		rand.Read(id[:])
+		tc = map[string]any{"id": "call_" + hex.EncodeToString(id[:]), "type": "function",
+			"function": map[string]any{"name": toolName(call), "arguments": callArgs}}
+		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}}
+		finish = "tool_calls"
+	}
+	if !body.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": cid, "object": "chat.completion", "created": time.Now().Unix(), "model": "scripted",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{"id": cid, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": "scripted",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	if call != "" {
+		tc["index"] = 0
+		chunk(map[string]any{"role": "assistant", "tool_calls": []any{tc}}, nil)
+	} else {
+		chunk(map[string]any{"role": "assistant", "content": say}, nil)
+	}
+	chunk(map[string]any{}, finish)
+	if body.StreamOptions.IncludeUsage {
+		b, _ := json.Marshal(map[string]any{"id": cid, "object": "chat.completion.chunk", "model": "scripted", "choices": []any{}, "usage": usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// resultText is the text of a tool result as a framework passes it to the
+// model: as is, or as MCP content items in JSON, whose texts it joins.
+func resultText(s string) string {
+	var items []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal([]byte(s), &items) != nil {
+		var one struct {
+			Text    string `json:"text"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal([]byte(s), &one) != nil {
+			return s
+		}
+		items = append(one.Content, struct {
+			Text string `json:"text"`
+		}{one.Text})
+	}
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.Text)
+	}
+	return b.String()
+}
+
+// wire records what reaches the gateway: the status of each model call and
+// the protocol version of each MCP tools/call.
+type wire struct {
+	mu        sync.Mutex
+	chat      []int
+	protocols map[string]int
+}
+
+func (c *wire) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/chat/completions":
+			rec := &statusWriter{ResponseWriter: w, status: 200}
+			h.ServeHTTP(rec, r)
+			c.mu.Lock()
+			c.chat = append(c.chat, rec.status)
+			c.mu.Unlock()
+			return
+		case r.URL.Path == "/mcp" && r.Method == http.MethodPost:
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				v := r.Header.Get(mcpwire.HeaderProtocol)
+				c.mu.Lock()
+				c.protocols[v]++
+				c.mu.Unlock()
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *wire) statuses() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.chat)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) { s.status = code; s.ResponseWriter.WriteHeader(code) }
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// shop is one gateway in front of the shop upstream and the scripted model.
+type shop struct {
+	g        *Gateway
+	url      string
+	up       *shopUpstream
+	upURL    string // the upstream itself
+	model    *shopModel
+	modelURL string // the model itself
+	wire     *wire
+}
+
+func newShop(t *testing.T, extra string) *shop {
+	t.Helper()
+	up, upURL := newShopUpstream(t)
+	m := &shopModel{}
+	ms := httptest.NewServer(m)
+	t.Cleanup(ms.Close)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n"+
+		"budgets:\n  small: {tokens: 4000}\napprovals: {wait: 30s}\n%s", upURL, ms.URL, extra)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	w := &wire{protocols: map[string]int{}}
+	srv := httptest.NewServer(w.wrap(g.Handler()))
+	t.Cleanup(srv.Close)
+	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
+}
+
+// agentRun is what agent.mjs reported.
+type agentRun struct {
+	OK     bool   `json:"ok"`
+	Text   string `json:"text"`
+	Error  string `json:"error"`
+	Status *int   `json:"status"`
+	took   time.Duration
+}
+
+// runAgent runs agent.mjs with framework fw on task, pointed at mcpURL and
+// modelURL, and returns its report.
+func runAgent(t *testing.T, dir, node, fw, mcpClient, mcpURL, modelURL, task string, headers map[string]string) agentRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	h, _ := json.Marshal(headers)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "reach-agent.mjs"))
+	cmd.Env = append(os.Environ(), "FRAMEWORK="+fw, "MCP_URL="+mcpURL, "MODEL_URL="+modelURL, "TASK="+task, "HEADERS="+string(h),
+		"MCP_CLIENT="+mcpClient, "MAX_STEPS=50",
+		"OPENAI_AGENTS_DISABLE_TRACING=1", // no network here: the traces would go to OpenAI's servers
+	)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", fw, task, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var r agentRun
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+		t.Fatalf("%s %s printed:\n%s", fw, task, out)
+	}
+	r.took = took
+	if len(lines) > 1 {
+		t.Logf("%s %s also printed:\n%s", fw, task, clip(strings.Join(lines[:len(lines)-1], "\n"), 3000))
+	}
+	return r
+}
+
+// frameworkCases are the three frameworks, each on both protocol versions:
+// the reach configuration that offers them and the MCP client it uses.
+var frameworkCases = []struct {
+	fw, protocol, config, mcpClient string
+	noBaseline                      bool // no run without reach (another case of the framework has one)
+}{
+	// OpenAI Agents and the AI SDK try the sessionless protocol first; a
+	// reach that does not offer it gets them on 2025-11-25.
+	{"openai-agents", "2026-07-28", "", "", false},
+	{"openai-agents", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", true},
+	{"ai-sdk", "2026-07-28", "", "", false},
+	{"ai-sdk", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", true},
+	// LangGraph's MultiServerMCPClient speaks 2025-11-25 only; on
+	// 2026-07-28 it loads the tools through the TypeScript client of that
+	// protocol.
+	{"langgraph", "2025-11-25", "", "", false},
+	{"langgraph", "2026-07-28", "", "v2", true},
+}
+
+// TestFrameworks runs each framework on its defaults through reach, on
+// both protocol versions: a tool loop is stopped; polling and pagination
+// run without a false refusal, in one request whose graph nests each tool
+// call under the model turn that chose it; a spent budget ends the run
+// with one refused model call (no retries) telling the model to finish; a
+// cancel stops the tool call in flight and the run; an approval holds a
+// refund until it is approved, which then runs once.
+func TestFrameworks(t *testing.T) {
+	dir, node := frameworksCache(t)
+	for _, fc := range frameworkCases {
+		t.Run(fc.fw+"/"+fc.protocol, func(t *testing.T) {
+			run := func(s *shop, task string, headers map[string]string) agentRun {
+				return runAgent(t, dir, node, fc.fw, fc.mcpClient, s.url+"/mcp", s.url+"/v1", task, headers)
+			}
+			checkProtocol := func(s *shop) {
+				s.wire.mu.Lock()
+				defer s.wire.mu.Unlock()
+				for v, n := range s.wire.protocols {
+					if v != fc.protocol {
+						t.Errorf("%d tools/call on protocol %q, want %s", n, v, fc.protocol)
+					}
+				}
+			}
+
+			t.Run("loop", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				r := run(s, "loop", nil)
+				if !r.OK || !strings.Contains(r.Text, "I stop here") {
+					for _, q := range s.g.rt.Requests() {
+						for _, f := range q.Frames() {
+							t.Logf("%s %s %s %v parent=%v %s", q.ID(), f.Kind, f.Name, f.State(), f.Parent != nil, clip(string(f.Args), 80))
+						}
+					}
+					t.Fatalf("the run: %+v (lookups %d)", r, s.up.called("lookup"))
+				}
+				if n := s.up.called("lookup"); n > 3 {
+					t.Errorf("the loop ran %d calls upstream, want it stopped by the third", n)
+				}
+				t.Logf("loop through reach: %d lookups ran, %d model turns, %d tokens; the model read: %s",
+					s.up.called("lookup"), s.model.turns.Load(), s.model.tokens.Load(), clip(r.Text, 300))
+				checkProtocol(s)
+				if fc.noBaseline {
+					return
+				}
+				// The same run without reach, for comparison (once per
+				// framework): the framework's step limit (50) is all that
+				// ends it.
+				direct := newShop(t, fc.config)
+				d := runAgent(t, dir, node, fc.fw, fc.mcpClient, direct.upURL, direct.modelURL+"/v1", "loop", nil)
+				t.Logf("loop without reach: %d lookups ran, %d model turns, %d tokens (%s)", direct.up.called("lookup"),
+					direct.model.turns.Load(), direct.model.tokens.Load(), clip(d.Error+d.Text, 120))
+				if direct.up.called("lookup") <= 3*s.up.called("lookup") {
+					t.Errorf("without reach the loop ran %d calls, with reach %d: want it far longer without", direct.up.called("lookup"), s.up.called("lookup"))
+				}
+			})
+
+			t.Run("legit", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				r := run(s, "legit", nil)
+				if !r.OK || r.Text != "all done" {
+					t.Fatalf("the run: %+v", r)
+				}
+				if s.up.called("job_status") != 5 || s.up.called("list_page") != 4 {
+					t.Errorf("upstream calls: %d polls, %d pages; want 5 and 4", s.up.called("job_status"), s.up.called("list_page"))
+				}
+				checkOneGraph(t, s.g, 10, 9)
+				checkProtocol(s)
+			})
+
+			t.Run("budget", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				r := run(s, "budget", map[string]string{link.HeaderBudget: "small"})
+				if r.OK || !strings.Contains(r.Error, "finish with what you have") {
+					t.Fatalf("the run: %+v, want it ended by the budget with the message to finish", r)
+				}
+				st := s.wire.statuses()
+				refused := 0
+				for _, c := range st {
+					if c != http.StatusOK {
+						refused++
+					}
+				}
+				if refused != 1 || st[len(st)-1] != http.StatusPaymentRequired {
+					t.Errorf("model calls answered %v, want one 402 at the end (no retry)", st)
+				}
+				t.Logf("budget: %d model calls (%v), %d tokens, ended in %v: %s", len(st), st, s.model.tokens.Load(), r.took.Round(time.Millisecond), clip(r.Error, 200))
+				checkProtocol(s)
+			})
+
+			t.Run("cancel", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				done := make(chan agentRun, 1)
+				go func() { done <- run(s, "cancel", nil) }()
+				select {
+				case <-s.up.waiting:
+				case r := <-done:
+					t.Fatalf("the run ended before its tool call began: %+v", r)
+				case <-time.After(60 * time.Second):
+					t.Fatal("the tool call never began")
+				}
+				req := requestRunning(t, s.g, "up__wait")
+				start := time.Now()
+				if code, b := do(t, "POST", s.url+"/v1/requests/"+req.ID()+"/cancel", `{"mode":"cancel","reason":"the user pressed stop"}`, nil); code != 200 {
+					t.Fatalf("cancel: %d %v", code, b)
+				}
+				select {
+				case err := <-s.up.waitDone:
+					if err == nil {
+						t.Errorf("the upstream's call was not cancelled")
+					}
+					t.Logf("cancel: the upstream's call ended %v after the cancel", time.Since(start).Round(time.Millisecond))
+				case <-time.After(20 * time.Second):
+					t.Fatal("the upstream's call was not cancelled")
+				}
+				r := <-done
+				if r.OK && !strings.Contains(r.Text, "cancel") {
+					t.Errorf("the run after the cancel: %+v", r)
+				}
+				for _, c := range s.wire.statuses()[1:] {
+					if c == http.StatusOK {
+						t.Errorf("a model turn after the cancel was answered: %v", s.wire.statuses())
+					}
+				}
+				checkProtocol(s)
+			})
+
+			t.Run("approve", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				done := make(chan agentRun, 1)
+				go func() { done <- run(s, "approve", nil) }()
+				id := pendingApproval(t, s.url, done)
+				if code, b := do(t, "POST", s.url+"/v1/approvals/"+id+"/approve", `{"reason":"ok"}`, nil); code != 200 {
+					t.Fatalf("approve: %d %v", code, b)
+				}
+				r := <-done
+				if !r.OK || !strings.Contains(r.Text, "refunded order 1001") {
+					t.Fatalf("the run: %+v", r)
+				}
+				if s.up.refunds != 1 {
+					t.Errorf("%d refunds ran, want 1", s.up.refunds)
+				}
+				checkProtocol(s)
+			})
+		})
+	}
+}
+
+// checkOneGraph checks that the gateway holds one request with the run's
+// model turns and tool calls, each tool call under a model turn.
+func checkOneGraph(t *testing.T, g *Gateway, turns, calls int) {
+	t.Helper()
+	var roots []*reach.Request
+	for _, r := range g.rt.Requests() {
+		if r.Root() == r && len(r.Frames()) > 0 {
+			roots = append(roots, r)
+		}
+	}
+	if len(roots) != 1 {
+		ids := []string{}
+		for _, r := range roots {
+			ids = append(ids, fmt.Sprintf("%s (%d frames)", r.ID(), len(r.Frames())))
+		}
+		t.Fatalf("the run is in %d requests, want 1: %v", len(roots), ids)
+	}
+	nm, nt := 0, 0
+	for _, f := range roots[0].Frames() {
+		switch f.Kind {
+		case reach.ModelFrame:
+			nm++
+		case reach.ToolFrame:
+			nt++
+			if f.Parent == nil || f.Parent.Kind != reach.ModelFrame {
+				t.Errorf("tool call %s %s is not under a model turn", f.Name, f.Args)
+			}
+		}
+	}
+	if nm != turns || nt != calls {
+		t.Errorf("request %s has %d model turns and %d tool calls, want %d and %d", roots[0].ID(), nm, nt, turns, calls)
+	}
+}
+
+// requestRunning finds the request in which a call of tool is executing.
+func requestRunning(t *testing.T, g *Gateway, tool string) *reach.Request {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, r := range g.rt.Requests() {
+			for _, f := range r.Frames() {
+				if f.Name == tool && f.State() == reach.Executing {
+					return r.Root()
+				}
+			}
+		}
+	}
+	t.Fatalf("no request runs %s", tool)
+	return nil
+}
+
+// pendingApproval waits for a pending approval and returns its id.
+func pendingApproval(t *testing.T, url string, done chan agentRun) string {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended before an approval was asked: %+v", r)
+		default:
+		}
+		_, b := do(t, "GET", url+"/v1/approvals?status=pending", "", nil)
+		if id, ok := path(b, "approvals", 0, "id").(string); ok {
+			return id
+		}
+	}
+	t.Fatal("no approval was asked for")
+	return ""
+}
+
+// TestTypeScriptClientSessionless: the MCP TypeScript client of the
+// sessionless protocol (@modelcontextprotocol/client), on its default
+// negotiation, speaks 2026-07-28 to reach and accepts every answer — it
+// checks them against the protocol's schema — a success, structured
+// content, a tool's error and reach's refusals alike.
+func TestTypeScriptClientSessionless(t *testing.T) {
+	dir, node := frameworksCache(t)
+	src, err := os.ReadFile("testdata/frameworks/ts-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-ts-client.mjs")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, srv.URL+"/mcp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ts-client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("ts-client printed %s", out)
+	}
+	if got["error"] != nil || got["protocol"] != mcpwire.StatelessProtocol {
+		t.Fatalf("ts-client: protocol %v, error %v", got["protocol"], got["error"])
+	}
+	if !slices.Contains(toStrings(got["tools"]), "up__echo") || slices.Contains(toStrings(got["tools"]), "up__slow") {
+		t.Errorf("tools = %v", got["tools"])
+	}
+	for key, isError := range map[string]bool{"echo": false, "add": false, "fail": true, "forbidden": true, "badArgs": true} {
+		r, _ := got[key].(map[string]any)
+		if r == nil || r["thrown"] != nil || (r["isError"] == true) != isError || path(r, "content", 0, "text") == nil {
+			t.Errorf("%s = %v, want a result with isError %v", key, got[key], isError)
+		}
+	}
+	if path(got, "add", "structuredContent", "sum") != float64(5) {
+		t.Errorf("add = %v, want structured content {sum: 5}", got["add"])
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}

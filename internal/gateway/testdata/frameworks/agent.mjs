@@ -1,0 +1,109 @@
+// agent.mjs runs one task with an agent framework on its default settings,
+// its MCP tools and its model pointed at reach (or, for a baseline, at the
+// upstream MCP server and the model directly). The gateway's tests
+// (frameworks_test.go) copy it beside the frameworks' node_modules
+// (.cache/frameworks, scripts/frameworks-deps.sh) and read the JSON line it
+// prints last: {ok, text, error, status}.
+//
+//   FRAMEWORK   openai-agents | langgraph | ai-sdk
+//   MCP_URL     the MCP endpoint (reach's /mcp)
+//   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
+//   TASK        the user's message
+//   HEADERS     extra headers for the model's requests, as JSON (optional)
+//   MAX_STEPS   the run's step limit (each framework's own knob)
+//   MCP_CLIENT  langgraph only: "v2" loads the tools through the MCP
+//               TypeScript client of the sessionless protocol
+//               (@modelcontextprotocol/client) instead of its default
+//               MultiServerMCPClient, which speaks 2025-11-25 only.
+
+const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
+const HEADERS = JSON.parse(process.env.HEADERS || '{}');
+const MAX_STEPS = Number(process.env.MAX_STEPS || 50);
+
+// No network here: @langchain/openai fetches a tiktoken file to count
+// tokens; it is answered at once, as a failed download, so it falls back to
+// its estimate instead of waiting for a network that is not there.
+const realFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  const url = typeof input === 'string' ? input : input.url ?? String(input);
+  if (url.includes('tiktoken')) return Promise.resolve(new Response('offline', { status: 503 }));
+  return realFetch(input, init);
+};
+
+function out(v) {
+  console.log(JSON.stringify(v));
+}
+
+function describe(e) {
+  const status = e?.status ?? e?.statusCode ?? e?.cause?.status ?? e?.lastError?.statusCode ?? e?.lastError?.status;
+  return { ok: false, error: String(e?.message ?? e).slice(0, 2000), status: status ?? null };
+}
+
+async function openaiAgents() {
+  const { Agent, run, MCPServerStreamableHttp, setDefaultOpenAIClient, setOpenAIAPI } = await import('@openai/agents');
+  const { default: OpenAI } = await import('openai');
+  // The lines that point it at reach: the model client, the Chat
+  // Completions API (reach proxies /v1/chat/completions), the MCP server.
+  setDefaultOpenAIClient(new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', defaultHeaders: HEADERS }));
+  setOpenAIAPI('chat_completions');
+  const mcp = new MCPServerStreamableHttp({ url: MCP_URL, name: 'reach' });
+  await mcp.connect();
+  try {
+    const agent = new Agent({ name: 'assistant', instructions: 'Use the tools.', mcpServers: [mcp], model: 'scripted' });
+    const result = await run(agent, TASK, { maxTurns: MAX_STEPS });
+    return { ok: true, text: String(result.finalOutput ?? '') };
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function langgraph() {
+  const { ChatOpenAI } = await import('@langchain/openai');
+  const { createReactAgent } = await import('@langchain/langgraph/prebuilt');
+  let tools, close;
+  if (process.env.MCP_CLIENT === 'v2') {
+    const { loadMcpTools } = await import('@langchain/mcp-adapters');
+    const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const client = new Client({ name: 'langgraph-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL)));
+    tools = await loadMcpTools('reach', client);
+    close = () => client.close();
+  } else {
+    const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+    const client = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL } } });
+    tools = await client.getTools();
+    close = () => client.close();
+  }
+  try {
+    const llm = new ChatOpenAI({ model: 'scripted', apiKey: 'sk-test', configuration: { baseURL: MODEL_URL, defaultHeaders: HEADERS } });
+    const agent = createReactAgent({ llm, tools });
+    const state = await agent.invoke({ messages: [{ role: 'user', content: TASK }] }, { recursionLimit: 2 * MAX_STEPS + 1 });
+    const last = state.messages[state.messages.length - 1];
+    return { ok: true, text: String(last?.content ?? '') };
+  } finally {
+    await close();
+  }
+}
+
+async function aiSDK() {
+  const { generateText, stepCountIs } = await import('ai');
+  const { createMCPClient } = await import('@ai-sdk/mcp');
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  const mcp = await createMCPClient({ transport: { type: 'http', url: MCP_URL } });
+  try {
+    const tools = await mcp.tools();
+    const openai = createOpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS });
+    const result = await generateText({ model: openai.chat('scripted'), tools, prompt: TASK, stopWhen: stepCountIs(MAX_STEPS) });
+    return { ok: true, text: result.text };
+  } finally {
+    await mcp.close();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK };
+try {
+  out(await runners[FRAMEWORK]());
+} catch (e) {
+  out(describe(e));
+}
+process.exit(0);

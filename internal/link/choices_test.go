@@ -1,0 +1,106 @@
+package link
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentreach/reach"
+)
+
+// TestArgsKey: arguments that differ in key order, spacing, number
+// spelling or top-level nulls are the same call; others are not.
+func TestArgsKey(t *testing.T) {
+	same := [][]string{
+		{`{"a":1,"b":"x"}`, ` { "b" : "x", "a" : 1.0 } `, `{"a":1,"b":"x","c":null}`},
+		{``, `null`, `{}`, `{"z":null}`},
+	}
+	for _, group := range same {
+		want, ok := ArgsKey([]byte(group[0]))
+		if !ok {
+			t.Fatalf("ArgsKey(%s) failed", group[0])
+		}
+		for _, in := range group[1:] {
+			if got, ok := ArgsKey([]byte(in)); !ok || got != want {
+				t.Errorf("ArgsKey(%s) = %q, want %q", in, got, want)
+			}
+		}
+	}
+	a, _ := ArgsKey([]byte(`{"a":{"b":null}}`))
+	b, _ := ArgsKey([]byte(`{"a":{}}`))
+	if a == b {
+		t.Errorf("a nested null was left out: %q", a)
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, `{"a":1,"a":2}`} {
+		if _, ok := ArgsKey([]byte(bad)); ok {
+			t.Errorf("ArgsKey(%s) succeeded", bad)
+		}
+	}
+}
+
+func TestNameMatches(t *testing.T) {
+	for _, tc := range []struct {
+		chosen, tool string
+		want         bool
+	}{
+		{"up__echo", "up__echo", true},
+		{"reach__up__echo", "up__echo", true},
+		{"mcp.up__echo", "up__echo", true},
+		{"xup__echo", "up__echo", false},
+		{"echo", "up__echo", false},
+	} {
+		if got := NameMatches(tc.chosen, tc.tool); got != tc.want {
+			t.Errorf("NameMatches(%q, %q) = %v", tc.chosen, tc.tool, got)
+		}
+	}
+}
+
+// TestMatch: a call matches the turn that chose it once per choice; when
+// turns of two requests chose the same call, neither is matched unless
+// one is preferred; a call of another principal's turn never is.
+func TestMatch(t *testing.T) {
+	rt := reach.New(nil)
+	turn := func(id string) *reach.Frame { return turnOf(t, rt, id, LocalPrincipal) }
+	var c ModelChoices
+	if f, _ := c.Match("t", []byte(`{}`), nil, ""); f != nil {
+		t.Fatal("matched with nothing recorded")
+	}
+	a := turn("a")
+	c.RecordCall(a, "call_1", "srv__t", []byte(`{"q":1}`))
+	if f, id := c.Match("t", []byte(`{ "q": 1 }`), nil, ""); f != a || id != "call_1" {
+		t.Errorf("Match = %v, %q; want turn a, call_1", f, id)
+	}
+	if f, _ := c.Match("u", []byte(`{"q":1}`), nil, ""); f != nil {
+		t.Errorf("another tool matched")
+	}
+	b := turn("b")
+	c.RecordCall(b, "call_2", "t", []byte(`{"q":1}`))
+	if f, _ := c.Match("t", []byte(`{"q":1}`), nil, ""); f != nil {
+		t.Errorf("an ambiguous call matched request %s", f.Request.ID())
+	}
+	if f, _ := c.Match("t", []byte(`{"q":1}`), nil, "b"); f != b {
+		t.Errorf("the preferred request's turn was not matched: %v", f)
+	}
+	b.Request.End()
+	if f, _ := c.Match("t", []byte(`{"q":1}`), nil, ""); f != a {
+		t.Errorf("with b ended, Match = %v, want a's turn", f)
+	}
+	bob := turnOf(t, rt, "bob's", "bob")
+	c.RecordCall(bob, "call_3", "t", []byte(`{"q":2}`))
+	if f, _ := c.Match("t", []byte(`{"q":2}`), nil, ""); f != nil {
+		t.Errorf("the local user's call matched bob's turn")
+	}
+}
+
+// turnOf begins a request id of principal and a model turn in it.
+func turnOf(t *testing.T, rt *reach.Runtime, id, principal string) *reach.Frame {
+	t.Helper()
+	ctx, _, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: id, Principal: principal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, f, err := rt.BeginModel(ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

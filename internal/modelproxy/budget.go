@@ -1,0 +1,145 @@
+package modelproxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
+)
+
+// A model turn and the request's token budget. The proxy caps the answer a
+// model may give at what the request (and every request above it) has left
+// once the prompt is counted, and refuses a prompt that alone would spend
+// it; a refusal is final, so it is answered in a way no client retries.
+//
+// What clients retry (read in their sources): the OpenAI SDKs obey
+// x-should-retry when it is set and otherwise retry 408, 409, 429 and 5xx;
+// the AI SDK's providers retry 408, 409, 429 and 5xx and do not read
+// x-should-retry; LangChain retries any status but 400-407, 409 and 413
+// (and a 429 whose code is insufficient_quota). A spent budget is
+// therefore 402 (a quota, as OpenAI-compatible gateways answer an account
+// out of credit) and a stopped request 403, both with x-should-retry:
+// false.
+
+// tokensLeft returns the fewest tokens r and the requests above it have
+// left, and whether any of them has a token budget.
+func tokensLeft(r *reach.Request) (int64, bool) {
+	var left int64
+	limited := false
+	for q := r; q != nil; q = q.Parent() {
+		if q.Budget().Tokens <= 0 {
+			continue
+		}
+		l := q.Remaining().Tokens
+		if !limited || l < left {
+			left = l
+		}
+		limited = true
+	}
+	return left, limited
+}
+
+// promptTokens estimates the tokens of a chat request's prompt (its JSON
+// body: messages and tool definitions), at BytesPerToken.
+func promptTokens(body int) int64 { return int64((body + BytesPerToken - 1) / BytesPerToken) }
+
+// lowBudget is the answer length below which a capped turn is told that
+// the budget is almost spent.
+const lowBudget = 2048
+
+// capTokens caps the answer of a chat request (its decoded body) at
+// answerMax tokens: max_completion_tokens or max_tokens, whichever the
+// client set (both, if it set both), else max_completion_tokens. It
+// reports whether the cap is below what the client asked for (or below
+// lowBudget when it asked for no limit).
+func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
+	capped := false
+	set := false
+	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+		raw, ok := body[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		set = true
+		var asked int64
+		if json.Unmarshal(raw, &asked) != nil || asked <= 0 || asked > answerMax {
+			body[k], _ = json.Marshal(answerMax)
+			capped = true
+		}
+	}
+	if !set {
+		body["max_completion_tokens"], _ = json.Marshal(answerMax)
+		capped = answerMax < lowBudget
+	}
+	return capped
+}
+
+// finishNote is the system message a turn gets when the budget left caps
+// its answer: the model is told to finish with what it has.
+func finishNote(left int64) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"role": "system", "content": fmt.Sprintf(
+		"Agent-Reach: this request's token budget has about %d tokens left for this answer, and then it is spent. "+
+			"Finish now with what you have: give your final answer without further tool calls.", left)})
+	return b
+}
+
+// withNote appends a system message to a chat request's messages.
+func withNote(body map[string]json.RawMessage, note json.RawMessage) {
+	var msgs []json.RawMessage
+	if json.Unmarshal(body["messages"], &msgs) != nil {
+		return
+	}
+	body["messages"], _ = json.Marshal(append(msgs, note))
+}
+
+// refuse answers a model turn that reach refused (err from BeginModel, or
+// the prompt's budget check): 402 budget_exceeded for a spent budget, 403
+// for anything else (a stopped request), never to be retried, with a
+// message that tells the agent to finish with what it has.
+func refuse(w http.ResponseWriter, req *reach.Request, err error) {
+	code, msg, budget := "refused", err.Error(), false
+	var re *reach.Error
+	var se *reach.StopError
+	switch {
+	case errors.As(err, &re):
+		code, msg = re.Code, re.Message
+		budget = re.Type == reach.TypeBudget
+	case errors.As(err, &se):
+		code, msg = "stopped", upperFirst(se.Error())+"."
+		if se.Cause.Budget != "" {
+			code, budget = "budget_"+se.Cause.Budget, true
+		}
+	}
+	if req != nil {
+		w.Header().Set(link.HeaderRequest, req.ID())
+	}
+	w.Header().Set("X-Should-Retry", "false")
+	if budget {
+		proxyError(w, http.StatusPaymentRequired, "budget_exceeded", code, msg+finish)
+		return
+	}
+	proxyError(w, http.StatusForbidden, "request_stopped", code, msg+finish)
+}
+
+// finish ends the message of a refused model turn.
+const finish = " Do not retry this model call: finish with what you have and give your final answer."
+
+// promptTooLarge is the refusal of a prompt that alone needs more tokens
+// than the budget has left.
+func promptTooLarge(req *reach.Request, prompt, left int64) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_tokens",
+		Message: fmt.Sprintf("The token budget of request %s has %d tokens left, and this prompt alone is about %d tokens.",
+			req.ID(), left, prompt),
+		Suggestion: "Shorten the conversation (or ask for a larger budget)."}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

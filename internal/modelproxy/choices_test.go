@@ -1,0 +1,85 @@
+package modelproxy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestToolCalls: the tool calls of a stream are recorded once complete —
+// when the next one begins, when the choice finishes, or at the end —
+// with their arguments joined from every chunk; those of a whole answer
+// at once.
+func TestToolCalls(t *testing.T) {
+	type rec struct{ ID, Name, Args string }
+	var got []rec
+	tc := toolCalls{record: func(id, name string, args []byte) { got = append(got, rec{id, name, string(args)}) }}
+	chunks := []string{
+		`{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"a","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}`,
+	}
+	for _, c := range chunks {
+		tc.add([]byte(c))
+	}
+	if len(got) != 0 {
+		t.Fatalf("recorded before complete: %v", got)
+	}
+	tc.add([]byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"b","arguments":"{}"}}]}}]}`))
+	if diff := cmp.Diff([]rec{{"c1", "a", `{"q":1}`}}, got); diff != "" {
+		t.Fatalf("when the second call began (-want +got):\n%s", diff)
+	}
+	tc.add([]byte(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`))
+	tc.end()
+	if diff := cmp.Diff([]rec{{"c1", "a", `{"q":1}`}, {"c2", "b", `{}`}}, got); diff != "" {
+		t.Errorf("at the finish (-want +got):\n%s", diff)
+	}
+	got = nil
+	whole := toolCalls{record: func(id, name string, args []byte) { got = append(got, rec{id, name, string(args)}) }}
+	whole.add([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"w1","type":"function","function":{"name":"x","arguments":"{\"a\":2}"}}]},"finish_reason":"tool_calls"}]}`))
+	whole.end()
+	if diff := cmp.Diff([]rec{{"w1", "x", `{"a":2}`}}, got); diff != "" {
+		t.Errorf("a whole answer (-want +got):\n%s", diff)
+	}
+}
+
+// TestCapTokens: the answer is capped at what is left, in the field the
+// client used (max_completion_tokens when it set none), and a cap below
+// what it asked for (or a small one) is reported.
+func TestCapTokens(t *testing.T) {
+	for _, tc := range []struct {
+		body   string
+		max    int64
+		want   string
+		capped bool
+	}{
+		{`{}`, 5000, `{"max_completion_tokens":5000}`, false},
+		{`{}`, 100, `{"max_completion_tokens":100}`, true},
+		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false},
+		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true},
+		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true},
+	} {
+		var body map[string]json.RawMessage
+		json.Unmarshal([]byte(tc.body), &body)
+		capped := capTokens(body, tc.max)
+		got, _ := json.Marshal(body)
+		if string(got) != tc.want || capped != tc.capped {
+			t.Errorf("capTokens(%s, %d) = %s, %v; want %s, %v", tc.body, tc.max, got, capped, tc.want, tc.capped)
+		}
+	}
+}
+
+// FuzzToolCalls: any chunks, any history: no panic.
+func FuzzToolCalls(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"a","arguments":"{"}}]},"finish_reason":"tool_calls"}]}`))
+	f.Add([]byte(`[{"role":"assistant","tool_calls":[{"id":"a"}]},{"role":"tool","tool_call_id":"a"}]`))
+	f.Add([]byte(`{"choices":[{"index":-1,"delta":{"tool_calls":[{"index":-5}]}}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tc := toolCalls{record: func(string, string, []byte) {}}
+		tc.add(b)
+		tc.add(b)
+		tc.end()
+		historyIDs(b)
+	})
+}

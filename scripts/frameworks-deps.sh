@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# frameworks-deps.sh installs the agent frameworks that the gateway's
+# interoperability tests (internal/gateway, TestFrameworks*) run on their
+# default settings against reach: OpenAI Agents (@openai/agents), LangGraph
+# (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
+# and the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), with the MCP
+# TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
+# client), into a repo-local, gitignored folder (.cache/frameworks by
+# default; override with REACH_FRAMEWORKS_CACHE). Several of them need Node
+# 22, which may be newer than the system node, so Node 22 comes along (as the
+# npm package node, in node_modules/node/bin); they install with the npm of
+# Node 20. The agents' own code is in internal/gateway/testdata/frameworks.
+# Without node and npm it prints why and exits 0: the Go tests then skip
+# with the same message (and fail under make test, where REACH_CI is set).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+prefix="${REACH_FRAMEWORKS_CACHE:-$root/.cache/frameworks}"
+
+# Pinned so that a run today and a run next month test the same frameworks.
+pkgs=(
+	@openai/agents@0.20.0
+	openai@7.59.0
+	zod@4.6.7
+	@langchain/langgraph@1.7.3
+	@langchain/mcp-adapters@1.1.4
+	@langchain/openai@1.6.0
+	@langchain/core@1.4.0
+	ai@7.0.173
+	@ai-sdk/mcp@2.0.99
+	@ai-sdk/openai@4.0.118
+	@modelcontextprotocol/client@2.4.0
+	@modelcontextprotocol/sdk@1.32.2
+	node@22.23.3
+)
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "frameworks-deps: node or npm not found; the agent framework tests will be skipped"
+	exit 0
+fi
+
+stamp="$prefix/.installed"
+want="${pkgs[*]}"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+	echo "frameworks-deps: up to date in $prefix"
+	exit 0
+fi
+
+mkdir -p "$prefix"
+echo "frameworks-deps: installing into $prefix: ${pkgs[*]}"
+npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error --save-exact "${pkgs[@]}"
+echo "$want" >"$stamp"
