@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/breaker"
+	"github.com/agentreach/reach/internal/effects"
+	"github.com/agentreach/reach/internal/template"
 )
 
 // BreakerPolicy configures a circuit breaker: a tool's, an upstream's, or
@@ -60,8 +62,8 @@ func (p *BreakerPolicy) Check() error {
 }
 
 // resolve returns p with every zero field taken from def, then from the
-// defaults.
-func (p *BreakerPolicy) resolve(def *BreakerPolicy) BreakerPolicy {
+// defaults, as the state machine takes it.
+func (p *BreakerPolicy) resolve(def *BreakerPolicy) breaker.Policy {
 	var out, d BreakerPolicy
 	if p != nil {
 		out = *p
@@ -69,13 +71,14 @@ func (p *BreakerPolicy) resolve(def *BreakerPolicy) BreakerPolicy {
 	if def != nil {
 		d = *def
 	}
-	out.Failures = cmp.Or(out.Failures, d.Failures, DefaultBreakerFailures)
-	out.Rate = cmp.Or(out.Rate, d.Rate, DefaultBreakerRate)
-	out.Window = cmp.Or(out.Window, d.Window, DefaultBreakerWindow)
-	out.MinCalls = cmp.Or(out.MinCalls, d.MinCalls, DefaultBreakerMinCalls)
-	out.OpenFor = cmp.Or(out.OpenFor, d.OpenFor, DefaultBreakerOpenFor)
-	out.Disabled = out.Disabled || d.Disabled
-	return out
+	return breaker.Policy{
+		Failures: cmp.Or(out.Failures, d.Failures, DefaultBreakerFailures),
+		Rate:     cmp.Or(out.Rate, d.Rate, DefaultBreakerRate),
+		Window:   cmp.Or(out.Window, d.Window, DefaultBreakerWindow),
+		MinCalls: cmp.Or(out.MinCalls, d.MinCalls, DefaultBreakerMinCalls),
+		OpenFor:  cmp.Or(out.OpenFor, d.OpenFor, DefaultBreakerOpenFor),
+		Disabled: out.Disabled || d.Disabled,
+	}
 }
 
 // BreakerState is the state of a circuit breaker.
@@ -170,29 +173,16 @@ type BreakerChange struct {
 type Breaker struct {
 	rt         *Runtime
 	kind, name string
-	state      atomic.Int32 // BreakerState; read without the lock while closed
-
-	mu      sync.Mutex
-	pol     BreakerPolicy // resolved
-	streak  int           // transient failures in a row
-	failing time.Time     // the first of them
-	since   time.Time     // when it entered its state
-	until   time.Time     // open: when a probe may go
-	probing bool          // half-open: the probe is out
-	gen     uint64        // bumped at each change of state
-	last    string        // the last failure, masked and clipped
-	opened  int64
-	win     window
+	m          *breaker.Breaker // the state machine (internal/breaker)
 }
 
 // Pass is one admission through a Breaker: report how the call went with
 // exactly one of Succeeded, Failed or Abandoned. The zero Pass (a breaker
 // that is off) reports nothing.
 type Pass struct {
-	b     *Breaker
-	probe bool
-	gen   uint64
-	req   *Request // the request of the call, for the record of a change
+	b   *Breaker
+	t   breaker.Ticket
+	req *Request // the request of the call, for the record of a change
 }
 
 // Breaker returns the runtime's breaker of that kind and name, made with
@@ -213,8 +203,7 @@ func (rt *Runtime) breakerOf(kind, name string, p *BreakerPolicy, set bool) *Bre
 	defer rt.brkMu.Unlock()
 	b := rt.breakers[key]
 	if b == nil {
-		b = &Breaker{rt: rt, kind: kind, name: name, since: time.Now()}
-		b.pol = p.resolve(rt.opts.Breaker)
+		b = &Breaker{rt: rt, kind: kind, name: name, m: breaker.New(p.resolve(rt.opts.Breaker), time.Now())}
 		if rt.breakers == nil {
 			rt.breakers = map[string]*Breaker{}
 		}
@@ -222,10 +211,7 @@ func (rt *Runtime) breakerOf(kind, name string, p *BreakerPolicy, set bool) *Bre
 		return b
 	}
 	if set {
-		pol := p.resolve(rt.opts.Breaker)
-		b.mu.Lock()
-		b.pol = pol
-		b.mu.Unlock()
+		b.m.SetPolicy(p.resolve(rt.opts.Breaker))
 	}
 	return b
 }
@@ -257,20 +243,13 @@ func (rt *Runtime) Breakers() []BreakerStatus {
 func (b *Breaker) Status() BreakerStatus { return b.status(time.Now()) }
 
 func (b *Breaker) status(now time.Time) BreakerStatus {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st := BreakerState(b.state.Load())
-	s := BreakerStatus{Kind: b.kind, Name: b.name, State: st, Since: b.since, FailingSince: b.failing,
-		Failures: b.streak, Probing: b.probing, LastError: b.last, Opened: b.opened}
-	if st == BreakerOpen {
-		s.RetryAt = b.until
-	}
-	s.Calls, s.Failed = b.win.counts(now, b.pol.Window)
-	return s
+	s := b.m.Status(now)
+	return BreakerStatus{Kind: b.kind, Name: b.name, State: BreakerState(s.State), Since: s.Since, FailingSince: s.FailingSince,
+		Failures: s.Failures, RetryAt: s.RetryAt, Probing: s.Probing, LastError: s.LastError, Calls: s.Calls, Failed: s.Failed, Opened: s.Opened}
 }
 
 // State returns the breaker's state.
-func (b *Breaker) State() BreakerState { return BreakerState(b.state.Load()) }
+func (b *Breaker) State() BreakerState { return BreakerState(b.m.State()) }
 
 // Admit lets a call through, or returns the structured error (type
 // unavailable) of an open breaker: what is down and since when, when it
@@ -282,99 +261,30 @@ func (b *Breaker) Admit(ctx context.Context) (Pass, *Error) {
 	if s == nil {
 		return p, nil
 	}
-	return p, s.unavailable(b.kind+" "+b.name, "it", time.Now())
+	return p, unavailable(s, b.kind+" "+b.name, "it", time.Now())
 }
 
 // admit lets a call through, or returns the breaker's status when it is
 // open (or half-open with its probe out).
-func (b *Breaker) admit(req *Request) (Pass, *BreakerStatus) {
+func (b *Breaker) admit(req *Request) (Pass, *breaker.Status) {
 	if b == nil {
 		return Pass{}, nil
 	}
-	if BreakerState(b.state.Load()) == BreakerClosed {
-		return Pass{b: b, req: req}, nil
+	if b.m.State() == breaker.Closed {
+		return Pass{b: b, req: req}, nil // the common case, without a call
 	}
-	b.mu.Lock()
-	if b.pol.Disabled {
-		b.mu.Unlock()
-		return Pass{b: b, req: req}, nil
+	t, s, ch := b.m.Admit(time.Now)
+	if s != nil {
+		return Pass{}, s
 	}
-	now := time.Now()
-	switch BreakerState(b.state.Load()) {
-	case BreakerClosed:
-		b.mu.Unlock()
-		return Pass{b: b, req: req}, nil
-	case BreakerOpen:
-		if now.Before(b.until) {
-			s := b.statusLocked(now)
-			b.mu.Unlock()
-			return Pass{}, &s
-		}
-		ch := b.setLocked(BreakerHalfOpen, now, fmt.Sprintf("its probe interval (%s) passed: one call goes through to probe", b.pol.OpenFor))
-		b.probing = true
-		p := Pass{b: b, probe: true, gen: b.gen, req: req}
-		b.mu.Unlock()
+	if ch != nil {
 		b.changed(req, ch)
-		return p, nil
-	default: // half-open
-		if b.probing {
-			s := b.statusLocked(now)
-			b.mu.Unlock()
-			return Pass{}, &s
-		}
-		b.probing = true
-		p := Pass{b: b, probe: true, gen: b.gen, req: req}
-		b.mu.Unlock()
-		return p, nil
 	}
+	return Pass{b: b, t: t, req: req}, nil
 }
 
 // wouldAdmit reports whether a call would be let through now.
-func (b *Breaker) wouldAdmit(now time.Time) bool {
-	if b == nil || BreakerState(b.state.Load()) == BreakerClosed {
-		return true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch BreakerState(b.state.Load()) {
-	case BreakerOpen:
-		return b.pol.Disabled || !now.Before(b.until)
-	case BreakerHalfOpen:
-		return b.pol.Disabled || !b.probing
-	}
-	return true
-}
-
-func (b *Breaker) statusLocked(now time.Time) BreakerStatus {
-	s := BreakerStatus{Kind: b.kind, Name: b.name, State: BreakerState(b.state.Load()), Since: b.since, FailingSince: b.failing,
-		Failures: b.streak, Probing: b.probing, LastError: b.last, Opened: b.opened}
-	if s.State == BreakerOpen {
-		s.RetryAt = b.until
-	}
-	s.Calls, s.Failed = b.win.counts(now, b.pol.Window)
-	return s
-}
-
-// setLocked moves the breaker to state st and returns the change to
-// record (after the lock is released).
-func (b *Breaker) setLocked(st BreakerState, now time.Time, reason string) *BreakerChange {
-	from := BreakerState(b.state.Load())
-	b.state.Store(int32(st))
-	b.since = now
-	b.gen++
-	b.probing = false
-	ch := &BreakerChange{Kind: b.kind, Name: b.name, From: from, To: st, Reason: reason, At: now}
-	switch st {
-	case BreakerOpen:
-		b.until = now.Add(b.pol.OpenFor)
-		b.opened++
-		ch.RetryAt = b.until
-	case BreakerClosed:
-		b.streak, b.failing, b.last = 0, time.Time{}, ""
-		b.win = window{}
-	}
-	return ch
-}
+func (b *Breaker) wouldAdmit(now time.Time) bool { return b == nil || b.m.WouldAdmit(now) }
 
 // Succeeded reports that the call went through: the thing behind the
 // breaker answered (a permanent failure is an answer too). A probe's
@@ -389,25 +299,12 @@ func (p Pass) Succeeded() {
 // runtime's calls: when the call began, which places it in the window
 // closely enough, and spares a clock read on every call).
 func (p Pass) succeededAt(now time.Time) {
-	b := p.b
-	if b == nil {
+	if p.b == nil {
 		return
 	}
-	b.mu.Lock()
-	var ch *BreakerChange
-	switch {
-	case p.probe:
-		if BreakerState(b.state.Load()) == BreakerHalfOpen && b.gen == p.gen {
-			ch = b.setLocked(BreakerClosed, now, "its probe succeeded")
-		}
-	case BreakerState(b.state.Load()) == BreakerClosed:
-		b.win.add(now, b.pol.Window, false)
-		if b.streak > 0 {
-			b.streak, b.failing = 0, time.Time{}
-		}
+	if ch := p.b.m.Succeeded(p.t, now); ch != nil {
+		p.b.changed(p.req, ch)
 	}
-	b.mu.Unlock()
-	b.changed(p.req, ch)
 }
 
 // Failed reports a transient failure (what the runtime's classification
@@ -421,61 +318,26 @@ func (p Pass) Failed(err error) {
 	}
 	msg := ""
 	if err != nil {
-		msg = clipText(b.rt.opts.Redactor.RedactString(oneLine(err.Error(), 400)), 300)
+		msg = b.rt.opts.Redactor.RedactString(oneLine(err.Error(), 400))
 	}
-	now := time.Now()
-	b.mu.Lock()
-	var ch *BreakerChange
-	st := BreakerState(b.state.Load())
-	switch {
-	case p.probe:
-		if st == BreakerHalfOpen && b.gen == p.gen {
-			b.streak++
-			b.last = msg
-			ch = b.setLocked(BreakerOpen, now, "its probe failed: "+msg)
-		}
-	case st == BreakerClosed:
-		b.win.add(now, b.pol.Window, true)
-		b.streak++
-		if b.streak == 1 {
-			b.failing = now
-		}
-		b.last = msg
-		if b.pol.Disabled {
-			break
-		}
-		if b.streak >= b.pol.Failures {
-			ch = b.setLocked(BreakerOpen, now, fmt.Sprintf("%d transient failures in a row since %s, the last: %s",
-				b.streak, b.failing.UTC().Format(time.RFC3339), msg))
-		} else if calls, failed := b.win.counts(now, b.pol.Window); calls >= b.pol.MinCalls && float64(failed) >= b.pol.Rate*float64(calls) {
-			ch = b.setLocked(BreakerOpen, now, fmt.Sprintf("%d of %d attempts in the last %s failed transiently, the last: %s",
-				failed, calls, b.pol.Window, msg))
-		}
-	}
-	b.mu.Unlock()
-	b.changed(p.req, ch)
+	b.changed(p.req, b.m.Failed(p.t, time.Now(), msg))
 }
 
 // Abandoned reports a call that ended without an answer that says
 // anything of the thing behind the breaker (it was cancelled, or refused
 // before it was sent): a probe's slot is freed for another call.
 func (p Pass) Abandoned() {
-	b := p.b
-	if b == nil || !p.probe {
-		return
+	if p.b != nil {
+		p.b.m.Abandoned(p.t)
 	}
-	b.mu.Lock()
-	if BreakerState(b.state.Load()) == BreakerHalfOpen && b.gen == p.gen {
-		b.probing = false
-	}
-	b.mu.Unlock()
 }
 
 // changed logs and records a change of state.
-func (b *Breaker) changed(req *Request, ch *BreakerChange) {
-	if ch == nil {
+func (b *Breaker) changed(req *Request, c *breaker.Change) {
+	if c == nil {
 		return
 	}
+	ch := &BreakerChange{Kind: b.kind, Name: b.name, From: BreakerState(c.From), To: BreakerState(c.To), Reason: c.Reason, At: c.At, RetryAt: c.RetryAt}
 	rt := b.rt
 	lvl := rt.log.Info
 	if ch.To == BreakerOpen {
@@ -495,94 +357,9 @@ func (b *Breaker) changed(req *Request, ch *BreakerChange) {
 // unavailable is the error of a call that an open breaker (s) fails at
 // once. subject is what was called; what names what is down, as the
 // model should read it ("it", "its upstream kb").
-func (s *BreakerStatus) unavailable(subject, what string, now time.Time) *Error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s is unavailable: %s ", subject, what)
-	if !s.FailingSince.IsZero() {
-		fmt.Fprintf(&b, "has been failing since %s (%s ago", stamp(s.FailingSince), ago(now.Sub(s.FailingSince)))
-		if s.Failures > 1 {
-			fmt.Fprintf(&b, ", %d failures in a row", s.Failures)
-		}
-		b.WriteString(")")
-	} else {
-		fmt.Fprintf(&b, "has been failing since %s", stamp(s.Since))
-	}
-	if s.LastError != "" {
-		fmt.Fprintf(&b, "; the last failure: %s", strings.TrimSuffix(s.LastError, "."))
-	}
-	b.WriteString(". ")
-	e := &Error{Guard: "breaker", Type: TypeUnavailable, Code: "breaker_open"}
-	switch {
-	case s.State == BreakerOpen:
-		e.RetryAfter = max(s.RetryAt.Sub(now), time.Millisecond)
-		fmt.Fprintf(&b, "Reach tries it again at %s (in %s); until then every call to it fails at once.", stamp(s.RetryAt), ago(e.RetryAfter))
-	default:
-		e.Code = "breaker_probing"
-		e.RetryAfter = time.Second
-		b.WriteString("One call is testing right now whether it is back; the others fail at once until it answers.")
-	}
-	e.Message = b.String()
-	return e
-}
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// ago renders a duration for a model, to the second (or the millisecond
-// under one).
-func ago(d time.Duration) string {
-	if d < time.Second {
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// window counts attempts and failures over a span of time, in ten slots.
-type window struct {
-	slots [windowSlots]struct {
-		epoch         int64 // which slot of time it counts
-		calls, failed int32
-	}
-}
-
-const windowSlots = 10
-
-func slotOf(now time.Time, span time.Duration) int64 {
-	w := max(int64(span)/windowSlots, 1)
-	return now.UnixNano() / w
-}
-
-func (w *window) add(now time.Time, span time.Duration, failed bool) {
-	ep := slotOf(now, span)
-	s := &w.slots[ep%windowSlots]
-	if s.epoch != ep {
-		s.epoch, s.calls, s.failed = ep, 0, 0
-	}
-	s.calls++
-	if failed {
-		s.failed++
-	}
-}
-
-func (w *window) counts(now time.Time, span time.Duration) (calls, failed int) {
-	ep := slotOf(now, span)
-	for i := range w.slots {
-		s := &w.slots[i]
-		if s.epoch > ep-windowSlots && s.epoch <= ep {
-			calls += int(s.calls)
-			failed += int(s.failed)
-		}
-	}
-	return calls, failed
+func unavailable(s *breaker.Status, subject, what string, now time.Time) *Error {
+	code, msg, after := s.Explain(subject, what, now)
+	return &Error{Guard: "breaker", Type: TypeUnavailable, Code: code, Message: msg, RetryAfter: after}
 }
 
 // passes are a call's admissions through its tool's and its upstream's
@@ -606,29 +383,29 @@ func (rt *Runtime) admitBreakers(c *Call) (passes, *Error) {
 	t := c.tool
 	tp, ts := t.breaker.admit(c.req)
 	if ts != nil {
-		return passes{}, rt.unavailable(c, ts)
+		return passes{}, rt.unavailableCall(c, t.breaker, ts)
 	}
 	up, us := t.upBreaker.admit(c.req)
 	if us != nil {
 		tp.Abandoned()
-		return passes{}, rt.unavailable(c, us)
+		return passes{}, rt.unavailableCall(c, t.upBreaker, us)
 	}
 	return passes{tool: tp, up: up, taken: true}, nil
 }
 
-// unavailable builds the error of a call that an open breaker fails at
-// once, naming what it may use instead.
-func (rt *Runtime) unavailable(c *Call, s *BreakerStatus) *Error {
+// unavailableCall builds the error of a call that the open breaker b
+// (status s) fails at once, naming what it may use instead.
+func (rt *Runtime) unavailableCall(c *Call, b *Breaker, s *breaker.Status) *Error {
 	what := "it"
-	if s.Kind == BreakerUpstream {
-		what = "its upstream " + s.Name
+	if b.kind == BreakerUpstream {
+		what = "its upstream " + b.name
 	}
 	now := time.Now()
-	e := s.unavailable(c.Tool, what, now)
+	e := unavailable(s, c.Tool, what, now)
 	e.Alternatives = rt.healthyAlternatives(c, now)
 	retry := "it may work again"
-	if s.State == BreakerOpen {
-		retry += " after " + stamp(s.RetryAt)
+	if s.State == breaker.Open {
+		retry += " after " + breaker.Stamp(s.RetryAt)
 	} else {
 		retry += " in a moment"
 	}
@@ -661,8 +438,8 @@ func (t *tool) healthy(now time.Time) bool {
 func (rt *Runtime) healthyAlternatives(c *Call, now time.Time) []string {
 	var out []string
 	for _, f := range c.tool.fallback {
-		if ft := rt.lookup(f.tool); ft != nil && ft.Access == Read && ft.healthy(now) {
-			out = append(out, f.tool)
+		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.healthy(now) {
+			out = append(out, f.Tool)
 		}
 	}
 	for _, name := range rt.alternatives(c) {
@@ -718,33 +495,33 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 	var tried []string
 	fctx := withFrame(ctx, c.frame)
 	for i, f := range c.tool.fallback {
-		ft := rt.lookup(f.tool)
+		ft := rt.lookup(f.Tool)
 		switch {
 		case ft == nil:
-			tried = append(tried, f.tool+" (no such tool)")
+			tried = append(tried, f.Tool+" (no such tool)")
 			continue
 		case ft.Access != Read:
-			tried = append(tried, f.tool+" (not a read)")
+			tried = append(tried, f.Tool+" (not a read)")
 			continue
 		case !ft.healthy(time.Now()):
-			tried = append(tried, f.tool+" (unavailable too)")
+			tried = append(tried, f.Tool+" (unavailable too)")
 			continue
 		}
 		args := c.args
-		if f.args != nil {
-			a, err := f.args.json(newScope(c.args, nil))
+		if f.Args != nil {
+			a, err := f.Args.JSON(template.NewScope(c.args, nil))
 			if err != nil {
-				tried = append(tried, fmt.Sprintf("%s (its arguments could not be built: %v)", f.tool, err))
+				tried = append(tried, fmt.Sprintf("%s (its arguments could not be built: %v)", f.Tool, err))
 				continue
 			}
 			args = a
 		}
-		res := rt.Call(fctx, &Call{ID: fmt.Sprintf("%s/fallback/%d", c.ID, i+1), Tool: f.tool, Arguments: args, Why: "fallback of " + c.Tool})
+		res := rt.Call(fctx, &Call{ID: fmt.Sprintf("%s/fallback/%d", c.ID, i+1), Tool: f.Tool, Arguments: args, Why: "fallback of " + c.Tool})
 		if res.Status == StatusSuccess {
-			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.tool,
-				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.tool)}
+			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.Tool,
+				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.Tool)}
 			out.Notes = append(out.Notes, fmt.Sprintf("%s failed (%s); this result comes from its fallback %s, not from %s.",
-				c.Tool, shortReason(failed.Error), f.tool, c.Tool))
+				c.Tool, shortReason(failed.Error), f.Tool, c.Tool))
 			out.Notes = append(out.Notes, res.Notes...)
 			return out
 		}
@@ -755,7 +532,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		if res.Error != nil {
 			why = res.Error.Code
 		}
-		tried = append(tried, f.tool+" ("+why+")")
+		tried = append(tried, f.Tool+" ("+why+")")
 	}
 	failed.Notes = append(failed.Notes, "its fallbacks did not answer either: "+strings.Join(tried, ", "))
 	return failed
@@ -776,14 +553,14 @@ func shortReason(e *Error) string {
 
 // compileFallbacks compiles a read tool's fallbacks: a fallback's Args is
 // a template over the call's arguments; empty passes them on as they are.
-func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
+func compileFallbacks(t *Tool) ([]*effects.Followup, error) {
 	if len(t.Fallback) == 0 {
 		return nil, nil
 	}
 	if t.Access != Read {
 		return nil, fmt.Errorf("tool %s: fallback is for reads; a %s tool's failure goes to the model and the saga, never silently elsewhere", t.Name, t.Access)
 	}
-	out := make([]*compiledFollowup, 0, len(t.Fallback))
+	out := make([]*effects.Followup, 0, len(t.Fallback))
 	for i, f := range t.Fallback {
 		if f.Tool == "" {
 			return nil, fmt.Errorf("tool %s: fallback %d needs a tool", t.Name, i+1)
@@ -791,18 +568,16 @@ func compileFallbacks(t *Tool) ([]*compiledFollowup, error) {
 		if f.Tool == t.Name {
 			return nil, fmt.Errorf("tool %s: fallback %d is the tool itself", t.Name, i+1)
 		}
-		cf := &compiledFollowup{tool: f.Tool}
+		cf := &effects.Followup{Tool: f.Tool}
 		if f.Args != "" {
-			tt, err := compileTemplate(f.Args, true)
+			tt, err := template.Compile(f.Args)
 			if err != nil {
 				return nil, fmt.Errorf("tool %s: fallback %s: %w", t.Name, f.Tool, err)
 			}
-			for _, m := range placeholderRE.FindAllStringSubmatch(f.Args, -1) {
-				if strings.HasPrefix(m[1], "result.") || m[1] == "result" {
-					return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, m[0])
-				}
+			if ph, ok := tt.ReadsResult(); ok {
+				return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, ph)
 			}
-			cf.args = tt
+			cf.Args = tt
 		}
 		out = append(out, cf)
 	}

@@ -8,8 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
-	mrand "math/rand/v2"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/retry"
 )
 
 // Call is one tool call. Callers set the exported fields; the runtime sets
@@ -269,7 +269,7 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = rt.similarNames(c.Tool, 3)
+			e.Alternatives = names.Closest(c.Tool, maps.Keys(*rt.tools.m.Load()), 3)
 			return nil, e
 		}
 		return next(ctx, c)
@@ -336,44 +336,10 @@ func (rt *Runtime) graph(next Handler) Handler {
 	}
 }
 
+// keyHash is the hash of a call of the keyed tool t: its name and the
+// values of its key fields.
 func keyHash(t *tool, args []byte) callgraph.Hash {
-	h := callgraph.HashString(t.Name).Sep()
-	for _, k := range t.Key {
-		v, _ := callgraph.Field(args, k)
-		h = h.AddString(k).Sep().Add(keyValue(v)).Sep()
-	}
-	return h
-}
-
-// keyValue is a key field's value as keyed reentrancy compares it: a
-// number by its value (7, 7.0, 7e0 and 70e-1 are one key; a schema that
-// says integer takes them all), anything else as normalized.
-func keyValue(v []byte) []byte {
-	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
-		return v
-	}
-	if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-		return strconv.AppendInt(nil, i, 10) // -0 is 0
-	}
-	// Exactly, as a rational: 7.0 and 7e0 are 7, 7.5 and 7.50 one key, and
-	// two large numbers differ however close they are. A huge exponent is
-	// kept as written rather than expanded.
-	if len(v) > 64 {
-		return v
-	}
-	if i := bytes.IndexAny(v, "eE"); i >= 0 {
-		if e, err := strconv.Atoi(string(v[i+1:])); err != nil || e < -400 || e > 400 {
-			return v
-		}
-	}
-	var q big.Rat
-	if _, ok := q.SetString(string(v)); !ok {
-		return v
-	}
-	if q.IsInt() {
-		return q.Num().Append(nil, 10)
-	}
-	return []byte(q.RatString())
+	return callgraph.KeyHash(callgraph.HashString(t.Name).Sep(), t.Key, args)
 }
 
 // checkStack walks the ancestors only when the stack's filter says a match
@@ -395,7 +361,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	case Keyed:
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && sameKey(t, a.Args, f.Args) {
+				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && callgraph.SameKey(t.Key, a.Args, f.Args) {
 					return a, keyedError(t, f, a)
 				}
 			}
@@ -409,17 +375,6 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		}
 	}
 	return nil, nil
-}
-
-func sameKey(t *tool, a, b []byte) bool {
-	for _, k := range t.Key {
-		va, _ := callgraph.Field(a, k)
-		vb, _ := callgraph.Field(b, k)
-		if !bytes.Equal(keyValue(va), keyValue(vb)) {
-			return false
-		}
-	}
-	return true
 }
 
 // calledBy names what called frame a: the nearest tool call above it, or the agent.
@@ -448,22 +403,11 @@ func reentryError(f, a *Frame) *Error {
 }
 
 func keyedError(t *tool, f, a *Frame) *Error {
-	keys := keyValues(f.Args, t.Key)
+	keys := callgraph.KeyValues(f.Args, t.Key)
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
 		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
 			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
 		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
-}
-
-// keyValues shows the fields keys of the JSON object b as "k=v, k2=v2",
-// each value as its JSON.
-func keyValues(b []byte, keys []string) string {
-	kv := make([]string, 0, len(keys))
-	for _, k := range keys {
-		v, _ := callgraph.Field(b, k)
-		kv = append(kv, k+"="+string(v))
-	}
-	return strings.Join(kv, ", ")
 }
 
 // authorize (6): the Authorizer decides.
@@ -583,7 +527,7 @@ func (accessLevels) Authorize(_ context.Context, c *Call) (Decision, *Error) {
 // rateLimit (8): token buckets, global and per principal.
 func (rt *Runtime) rateLimit(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if wait, scope := rt.limits.allow(c.req.principal, c.req.priority); wait > 0 {
+		if wait, scope := rt.limits.Allow(c.req.principal, c.req.priority); wait > 0 {
 			e := refuse("limit", TypeRateLimit, "rate_limited",
 				fmt.Sprintf("Too many calls (%s rate limit).", scope),
 				"Wait and retry, or do fewer calls.")
@@ -749,7 +693,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
 		}
-		if err := sleep(ctx, backoff(t.retry, n)); err != nil {
+		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
@@ -803,36 +747,13 @@ func runTool(fn ToolFunc, ctx context.Context, args json.RawMessage) (out json.R
 	return fn(ctx, args)
 }
 
-func backoff(p RetryPolicy, n int) time.Duration {
-	d := p.Base << (n - 1)
-	if d > p.Max || d <= 0 {
-		d = p.Max
-	}
-	return d/2 + time.Duration(mrand.Int64N(int64(d/2)+1))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// permanentTypes are the tool error types that say trying again as is
-// cannot help.
-var permanentTypes = map[string]bool{"invalid_args": true, "not_found": true, "forbidden": true, "conflict": true, "internal": true}
-
 // transientFailure reports whether a failure that its tool did not type as
 // transient (timeout, unavailable, rate_limited) is one all the same, as
 // an upstream's error result or a JSON-RPC error often is: a failure of a
 // tool declared Retryable, or one whose message says it is temporary (see
-// transientText), unless its type says it is permanent.
+// retry.Classify), unless its type says it is permanent.
 func transientFailure(t *tool, te *ToolError, err error) bool {
-	if te != nil && permanentTypes[te.Type] {
+	if te != nil && retry.Permanent(te.Type) {
 		return false
 	}
 	if t.Retryable {
@@ -842,68 +763,7 @@ func transientFailure(t *tool, te *ToolError, err error) bool {
 	if te != nil {
 		msg = te.Message
 	}
-	return transientText(msg) != ""
-}
-
-// transientPhrases are what a message says when its failure is temporary,
-// and the transient type each one means.
-var transientPhrases = []struct{ phrase, typ string }{
-	{"too many requests", "rate_limited"}, {"rate limit", "rate_limited"}, {"rate-limit", "rate_limited"},
-	{"ratelimit", "rate_limited"}, {"throttl", "rate_limited"}, {"quota exceeded", "rate_limited"},
-	{"timed out", "timeout"}, {"timeout", "timeout"}, {"deadline exceeded", "timeout"},
-	{"temporarily", "unavailable"}, {"temporary failure", "unavailable"}, {"overloaded", "unavailable"},
-	{"over capacity", "unavailable"}, {"service unavailable", "unavailable"}, {"bad gateway", "unavailable"},
-	{"try again later", "unavailable"}, {"try again in", "unavailable"}, {"retry later", "unavailable"},
-	{"retry in ", "unavailable"}, {"retry after", "unavailable"}, {"connection reset", "unavailable"},
-	{"connection refused", "unavailable"}, {"econnreset", "unavailable"}, {"econnrefused", "unavailable"},
-	{"server is busy", "unavailable"}, {"please retry", "unavailable"},
-}
-
-// transientText returns the transient type that a failure's message names
-// ("rate_limited", "timeout" or "unavailable"), or "": an HTTP status 408,
-// 425, 429, 502, 503 or 504 at its start or after "HTTP", "status" or
-// "code", or a phrase such as "timed out", "temporarily", "overloaded",
-// "too many requests", "try again later". It reads the first 512 bytes.
-func transientText(msg string) string {
-	if len(msg) > 512 {
-		msg = msg[:512]
-	}
-	low := strings.ToLower(msg)
-	for _, p := range transientPhrases {
-		if strings.Contains(low, p.phrase) {
-			return p.typ
-		}
-	}
-	for i := 0; i+3 <= len(low); i++ {
-		if !isStatusAt(low, i) {
-			continue
-		}
-		before := strings.TrimRight(low[:i], " :=#([")
-		if before != "" && !strings.HasSuffix(before, "http") && !strings.HasSuffix(before, "status") &&
-			!strings.HasSuffix(before, "code") && !strings.HasSuffix(before, "error") && !strings.HasSuffix(before, "http/1.1") && !strings.HasSuffix(before, "http/2") {
-			continue
-		}
-		switch low[i : i+3] {
-		case "429":
-			return "rate_limited"
-		case "408", "504":
-			return "timeout"
-		}
-		return "unavailable"
-	}
-	return ""
-}
-
-// isStatusAt reports whether s holds, at i, a transient HTTP status as a
-// number of its own.
-func isStatusAt(s string, i int) bool {
-	switch s[i : i+3] {
-	case "408", "425", "429", "502", "503", "504":
-	default:
-		return false
-	}
-	digit := func(j int) bool { return j >= 0 && j < len(s) && s[j] >= '0' && s[j] <= '9' }
-	return !digit(i-1) && !digit(i+3)
+	return retry.Classify(msg) != ""
 }
 
 func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
@@ -955,39 +815,10 @@ func jsonString(s string) json.RawMessage {
 	return b
 }
 
-// similarNames returns up to n registered names closest to name.
-func (rt *Runtime) similarNames(name string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for other := range *rt.tools.m.Load() {
-		d := names.Distance(strings.ToLower(name), strings.ToLower(other))
-		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
-			cs = append(cs, cand{other, d})
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].d < cs[j].d || (cs[i].d == cs[j].d && cs[i].name < cs[j].name) })
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
 // preview renders JSON for a message, cut to n bytes.
 func preview(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)
 	}
 	return string(b[:n]) + "…"
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

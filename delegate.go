@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/callgraph"
 )
@@ -56,15 +54,10 @@ func (a *agentContract) leavesReentry() bool { return a.re == NonReentrant && a.
 // hashes sets the delegate frame's hashes: the agent with its normalized
 // task (a cycle), and the agent with its key values (a keyed agent).
 func (a *agentContract) hashes(f *Frame) {
-	f.hash = callgraph.HashString(agentSalt + a.name).Sep().AddString(normTask(taskOf(f)))
+	f.hash = callgraph.HashString(agentSalt + a.name).Sep().AddString(callgraph.NormTask(taskOf(f)))
 	if a.re == Keyed {
 		f.meta = a.meta
-		h := callgraph.HashString(agentSalt + a.name).Sep()
-		for _, k := range a.key {
-			v, _ := callgraph.Field(a.meta, k)
-			h = h.AddString(k).Sep().Add(keyValue(v)).Sep()
-		}
-		f.keyed = h
+		f.keyed = callgraph.KeyHash(callgraph.HashString(agentSalt+a.name).Sep(), a.key, a.meta)
 	}
 }
 
@@ -92,19 +85,19 @@ func (a *agentContract) checkStack(f *Frame) *Error {
 
 func (a *agentContract) walk(f *Frame) (*Frame, *Error) {
 	if p := f.Parent; p != nil && (p.filter.MayHave(a.nameHash) || p.filter.MayHave(f.hash)) {
-		task := normTask(taskOf(f))
+		task := callgraph.NormTask(taskOf(f))
 		for d := p; d != nil; d = d.Parent {
 			if d.Kind != DelegateFrame || d.Name != a.name || d.State() == Refused {
 				continue
 			}
-			if normTask(taskOf(d)) == task {
+			if callgraph.NormTask(taskOf(d)) == task {
 				return d, agentCycleError(f, d)
 			}
 			switch a.re {
 			case NonReentrant:
 				return d, agentReentryError(f, d)
 			case Keyed:
-				if a.sameKey(d) {
+				if callgraph.SameKey(a.key, a.meta, d.meta) {
 					return d, agentKeyedError(a, f, d)
 				}
 			}
@@ -118,17 +111,6 @@ func (a *agentContract) walk(f *Frame) (*Frame, *Error) {
 	return nil, nil
 }
 
-func (a *agentContract) sameKey(d *Frame) bool {
-	for _, k := range a.key {
-		va, _ := callgraph.Field(a.meta, k)
-		vb, _ := callgraph.Field(d.meta, k)
-		if !bytes.Equal(keyValue(va), keyValue(vb)) {
-			return false
-		}
-	}
-	return true
-}
-
 // taskOf is the task a delegate frame hands over.
 func taskOf(f *Frame) string {
 	var s string
@@ -136,30 +118,6 @@ func taskOf(f *Frame) string {
 		return string(f.Args)
 	}
 	return s
-}
-
-// normTask is a task as the cycle check compares it: lower case, white
-// space collapsed to one space, punctuation and space at either end
-// dropped. "Verify the order." and " verify  the ORDER" are one task.
-func normTask(s string) string {
-	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		if unicode.IsSpace(r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }
 
 // onStack says where an agent is on the stack: the delegate frame that
@@ -189,6 +147,6 @@ func agentKeyedError(a *agentContract, f, d *Frame) *Error {
 	keys := strings.Join(a.key, ", ")
 	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_keyed_reentrancy",
 		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
-			f.Name, keyValues(a.meta, a.key), onStack(d), keys),
+			f.Name, callgraph.KeyValues(a.meta, a.key), onStack(d), keys),
 		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
 }

@@ -2,17 +2,18 @@ package reach
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"hash/maphash"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"cel.dev/cel-go/cel"
+	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/effects"
+	"github.com/agentreach/reach/internal/entities"
+	"github.com/agentreach/reach/internal/template"
 )
 
 // Followup is a call reach makes on a tool's behalf: its undo, its verify
@@ -34,437 +35,37 @@ type Verify struct {
 	Condition string
 }
 
-// effects is a tool's compiled side-effect contract.
-type effects struct {
-	reads, writes []*template
-	undo          *compiledFollowup
-	refresh       *compiledFollowup
-	verify        *compiledFollowup
-	cond          cel.Program
-}
-
-type compiledFollowup struct {
-	tool string
-	args *template
-}
-
-var celEnv = func() *cel.Env {
-	env, err := cel.NewEnv(cel.Variable("result", cel.DynType), cel.Variable("args", cel.DynType), cel.Variable("output", cel.DynType))
-	if err != nil {
-		panic(err)
-	}
-	return env
-}()
-
-func compileFollowup(name, what string, f *Followup) (*compiledFollowup, error) {
-	if f == nil {
-		return nil, nil
-	}
-	if f.Tool == "" {
-		return nil, fmt.Errorf("tool %s: %s needs a tool", name, what)
-	}
-	args := f.Args
-	if args == "" {
-		args = "{}"
-	}
-	t, err := compileTemplate(args, true)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %s: %w", name, what, err)
-	}
-	return &compiledFollowup{tool: f.Tool, args: t}, nil
-}
-
-func compileEffects(t *Tool) (*effects, error) {
-	if len(t.Reads) == 0 && len(t.Writes) == 0 && t.Undo == nil && t.Verify == nil && t.Refresh == nil {
-		return nil, nil
-	}
-	e := &effects{}
-	for _, list := range []struct {
-		src []string
-		dst *[]*template
-	}{{t.Reads, &e.reads}, {t.Writes, &e.writes}} {
-		for _, s := range list.src {
-			tt, err := compileTemplate(s, false)
-			if err != nil {
-				return nil, fmt.Errorf("tool %s: entity %w", t.Name, err)
-			}
-			*list.dst = append(*list.dst, tt)
-		}
-	}
-	var err error
-	if e.undo, err = compileFollowup(t.Name, "undo", t.Undo); err != nil {
-		return nil, err
-	}
-	if e.refresh, err = compileFollowup(t.Name, "refresh", t.Refresh); err != nil {
-		return nil, err
-	}
-	if t.Refresh != nil && len(t.Writes) == 0 {
-		return nil, fmt.Errorf("tool %s: refresh needs the entities the tool writes (Writes)", t.Name)
-	}
+// compileEffects compiles t's side-effect contract (internal/effects).
+func compileEffects(t *Tool) (*effects.Contract, error) {
+	s := effects.Spec{Reads: t.Reads, Writes: t.Writes, Undo: effectsCall(t.Undo), Refresh: effectsCall(t.Refresh)}
 	if t.Verify != nil {
-		if e.verify, err = compileFollowup(t.Name, "verify", &t.Verify.Followup); err != nil {
-			return nil, err
-		}
-		ast, iss := celEnv.Compile(t.Verify.Condition)
-		if iss != nil && iss.Err() != nil {
-			return nil, fmt.Errorf("tool %s: verify condition %q: %v", t.Name, t.Verify.Condition, iss.Err())
-		}
-		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
-			return nil, fmt.Errorf("tool %s: verify condition %q must be true or false, not %s", t.Name, t.Verify.Condition, ast.OutputType())
-		}
-		if e.cond, err = celEnv.Program(ast); err != nil {
-			return nil, fmt.Errorf("tool %s: verify condition: %w", t.Name, err)
-		}
+		s.Verify, s.Condition = effectsCall(&t.Verify.Followup), t.Verify.Condition
 	}
-	return e, nil
+	return effects.Compile(t.Name, s)
 }
 
-// entityNames renders the entity templates for one call.
-func entityNames(ts []*template, s scope) ([]string, error) {
-	var out []string
-	for _, t := range ts {
-		n, err := t.text(s)
-		if err != nil {
-			return nil, fmt.Errorf("entity %s: %w", t.raw, err)
-		}
-		out = append(out, n)
+func effectsCall(f *Followup) *effects.Call {
+	if f == nil {
+		return nil
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return &effects.Call{Tool: f.Tool, Args: f.Args}
 }
 
-// maxExactVersions is how many entities (the most recently written)
-// entities keeps an exact version of. A variable so that tests can make it
-// small.
-var maxExactVersions = 1 << 16
+// entityTable is the runtime's table of entity versions and write locks
+// (internal/entities), over its frames and requests.
+type entityTable = entities.Table[*Frame, *Request]
 
-// versionSlots is the number of hashed slots that hold the versions of the
-// entities written longer ago.
-const versionSlots = 1 << 12
-
-// entities holds the version of every entity written through reach (S3),
-// and serializes writes to one entity, with a wait-for graph between the
-// calls that hold and wait for entities to break deadlocks.
-//
-// Versions come from one counter for all entities, so a write always gives
-// its entity a version higher than any version handed out before. The
-// exact version of the maxExactVersions entities written or read most
-// recently is kept (a read keeps an entity exactly from then on, at the
-// version it is at); an older one (never one that is locked) is evicted,
-// and its version folded into a slot, chosen by a hash of its name, that
-// keeps the highest version of all the entities evicted into it. An
-// entity that is not kept exactly is at its slot's version. So memory
-// stays bounded in a gateway that runs for months, and a stale read is
-// never missed: a write since a read raised the entity's version above
-// what was read, and a slot's version only grows, as does an entity's when
-// it is kept exactly again. Two entities in one slot may only make a read
-// look stale when it is not (the write is refused or refreshed, the safe
-// side), when the entity itself was evicted between the read and the
-// write: the eviction of another entity into the slot raises its version.
-type entities struct {
-	mu      sync.Mutex
-	seq     uint64                   // the last version handed out
-	version map[string]*list.Element // exact versions (*versioned), of the entities in recent
-	recent  list.List                // *versioned, least recently written or read first
-	max     int                      // the most entities in version
-	seed    maphash.Seed
-	slots   [versionSlots]uint64 // the highest version of the entities evicted into each slot
-	holders map[string][]*holder // the calls holding each entity's write lock, all of one root request
-	waiting map[*holder]struct{} // calls waiting for an entity
-	changed chan struct{}        // closed and replaced when a lock is released
-}
-
-// holder is one call that takes entity write locks: the locks belong to its
-// root request, so the request's calls share them (a write nested in a
-// write of the same entity takes it again), except for an undo that writes
-// as the request it compensates.
-type holder struct {
-	root  *Request   // the root request it writes as
-	frame *Frame     // the call's frame
-	batch *batchCall // the Batch call it runs under, if any
-	// origin, for an undo that writes as the request it compensates, is the
-	// frame of the call it runs for (the failing call, or the one that
-	// called Request.Compensate), and batch is that call's. The undo shares
-	// the locks of that call and of its callers, which wait for it, and of
-	// every other call of the request that may be waiting for it; it waits
-	// for the request's calls that hold the entity and provably do not wait
-	// for it: they may be writing it right now.
-	origin *Frame
-	// undoes, for such an undo, is the request it compensates if that was
-	// running when the compensation began: once it is stopped (cancel or
-	// isolate), the undo waits no longer.
-	undoes *Request
-	waits  string // the entity it waits for, while it waits
-}
-
-// on reports whether f is on h's stack: h's frame or one of its callers,
-// or, for an undo, the call it runs for or one of that call's callers.
-func (h *holder) on(f *Frame) bool {
-	for _, s := range [2]*Frame{h.frame, h.origin} {
-		for a := s; a != nil; a = a.Parent {
-			if a == f {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// blockedBy reports whether o, which holds an entity, keeps h from taking
-// it: o belongs to another root request; or h is an undo and o another
-// call of its request that is not on h's stack and provably independent
-// of the call the undo runs for (see batchCall); or o is an undo and h is
-// not on its stack.
-//
-// Independence must be proven: a call that holds the entity may be
-// waiting for the call the undo runs for, which waits for its undo (a
-// tool's Func that makes a call with its request's context rather than its
-// own, say), and an undo that waited for it would wait for ever. So an
-// undo shares the lock of every call of its request it cannot prove
-// independent. A call that waits for an undo never has that problem: it
-// has not started, so nothing it runs can be what the undo waits for.
-func (h *holder) blockedBy(o *holder) bool {
-	switch {
-	case o.root != h.root:
-		return true
-	case h.origin == nil && o.origin == nil, h.on(o.frame):
-		return false
-	case o.origin == nil:
-		return h.batch.independent(o.batch)
-	}
-	return true
-}
-
-// versioned is an entity's exact version.
-type versioned struct {
-	name string
-	v    uint64
-}
-
-func newEntities() *entities {
-	return &entities{version: map[string]*list.Element{}, max: max(maxExactVersions, 1), seed: maphash.MakeSeed(),
-		holders: map[string][]*holder{}, waiting: map[*holder]struct{}{}, changed: make(chan struct{})}
-}
-
-func (es *entities) current(name string) uint64 {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	return es.versionOf(name)
-}
-
-// observe returns the entity's version as a request records it when it
-// reads the entity, and keeps it exactly, as the most recently used, from
-// now on: an entity not kept exactly gets an exact version at its slot's,
-// which is all a write since the read has to be above, so later evictions
-// into the slot do not make the request's write look stale. The entity is
-// evicted again, like any other, once es.max more recently used ones are
-// kept.
-func (es *entities) observe(name string) uint64 {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	if e, ok := es.version[name]; ok {
-		es.recent.MoveToBack(e)
-		return e.Value.(*versioned).v
-	}
-	v := es.slots[es.slot(name)]
-	es.version[name] = es.recent.PushBack(&versioned{name, v})
-	es.evict()
-	return v
-}
-
-// versionOf returns the entity's version: exact, or its slot's (es.mu held).
-func (es *entities) versionOf(name string) uint64 {
-	if e, ok := es.version[name]; ok {
-		return e.Value.(*versioned).v
-	}
-	return es.slots[es.slot(name)]
-}
-
-func (es *entities) slot(name string) int {
-	return int(maphash.String(es.seed, name) % versionSlots)
-}
-
-// bump gives the entity a new version, kept exactly (es.mu held).
-func (es *entities) bump(name string) {
-	es.seq++
-	if e, ok := es.version[name]; ok {
-		e.Value.(*versioned).v = es.seq
-		es.recent.MoveToBack(e)
-		return
-	}
-	es.version[name] = es.recent.PushBack(&versioned{name, es.seq})
-}
-
-// evict folds the least recently used entities that are not locked
-// into their slots while more than es.max are kept exactly (es.mu held).
-func (es *entities) evict() {
-	for e := es.recent.Front(); e != nil && len(es.version) > es.max; {
-		next := e.Next()
-		if v := e.Value.(*versioned); len(es.holders[v.name]) == 0 {
-			s := &es.slots[es.slot(v.name)]
-			*s = max(*s, v.v)
-			delete(es.version, v.name)
-			es.recent.Remove(e)
-		}
-		e = next
-	}
-}
-
-// lock takes the write locks of names (sorted) for h, waiting while another
-// call holds one that blocks h (see holder.blockedBy), unless waiting would
-// close a cycle.
-func (es *entities) lock(ctx context.Context, h *holder, names []string) (func(bump bool) map[string]uint64, *Error) {
-	var held []string
-	// release lets go of the locks and returns the versions the entities
-	// had as it did (bumped for a write that may have taken effect), read
-	// before another request can write them.
-	release := func(bump bool) map[string]uint64 {
-		es.mu.Lock()
-		vers := make(map[string]uint64, len(held))
-		for _, n := range held {
-			if bump {
-				es.bump(n)
-			}
-			vers[n] = es.versionOf(n)
-			hs := slices.DeleteFunc(es.holders[n], func(o *holder) bool { return o == h })
-			if len(hs) == 0 {
-				delete(es.holders, n)
-			} else {
-				es.holders[n] = hs
-			}
-		}
-		if bump {
-			es.evict()
-		}
-		close(es.changed)
-		es.changed = make(chan struct{})
-		es.mu.Unlock()
-		return vers
-	}
-	for _, n := range names {
-		for {
-			es.mu.Lock()
-			if !slices.ContainsFunc(es.holders[n], h.blockedBy) {
-				es.holders[n] = append(es.holders[n], h)
-				held = append(held, n)
-				es.mu.Unlock()
-				break
-			}
-			h.waits = n
-			es.waiting[h] = struct{}{}
-			if o, w := es.deadlock(h); o != nil {
-				msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
-					entityWords(n), o.root.id, entityWords(w.waits))
-				if o.root == h.root {
-					msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
-						entityWords(n), o.frame.Name, o.root.id, entityWords(w.waits))
-				}
-				delete(es.waiting, h)
-				es.mu.Unlock()
-				release(false)
-				return nil, &Error{Guard: "state", Type: TypeState, Code: "deadlock", Message: msg,
-					Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
-			}
-			ch := es.changed
-			es.mu.Unlock()
-			var halt <-chan struct{}
-			if h.undoes != nil {
-				halt = h.undoes.halt
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				es.mu.Lock()
-				delete(es.waiting, h)
-				es.mu.Unlock()
-				release(false)
-				return nil, asError(contextCause(ctx, "state"))
-			case <-halt:
-				es.mu.Lock()
-				delete(es.waiting, h)
-				es.mu.Unlock()
-				release(false)
-				return nil, (&StopError{Cause: *h.undoes.StopCause()}).asError()
-			}
-			es.mu.Lock()
-			delete(es.waiting, h)
-			es.mu.Unlock()
-		}
-	}
-	return release, nil
-}
-
-// deadlock reports whether h, about to wait, closes a cycle of calls that
-// wait for each other; it returns the first holder h would wait for and
-// the call that holder waits for. A holder waits for a waiting call that
-// runs beneath it (on its stack, see holder.on), and, as a whole request,
-// for a call of its root request that waits for another request's entity:
-// a request that waits may be holding up any of its calls.
-func (es *entities) deadlock(h *holder) (*holder, *holder) {
-	type hop struct{ w, o1, w1 *holder } // a waiter, and the first holder and waiter on the path to it
-	seen := map[*holder]bool{h: true}
-	stack := []hop{{w: h}}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, o := range es.holders[cur.w.waits] {
-			if !cur.w.blockedBy(o) {
-				continue
-			}
-			for w := range es.waiting {
-				if !es.holdsUp(w, o) {
-					continue
-				}
-				next := hop{w, cur.o1, cur.w1}
-				if cur.w == h {
-					next.o1, next.w1 = o, w
-				}
-				if w == h {
-					return next.o1, next.w1
-				}
-				if !seen[w] {
-					seen[w] = true
-					stack = append(stack, next)
-				}
-			}
-		}
-	}
-	return nil, nil
-}
-
-// holdsUp reports whether waiting call w keeps holder o from finishing: w
-// runs beneath o, or w's request waits for another request's entity.
-func (es *entities) holdsUp(w, o *holder) bool {
-	if w.on(o.frame) {
-		return true
-	}
-	hs := es.holders[w.waits]
-	return w.root == o.root && len(hs) > 0 && hs[0].root != w.root
-}
-
-func entityWords(n string) string { return strings.Replace(n, ":", " ", 1) }
+// holder is one call that takes entity write locks (entities.Holder).
+type holder = entities.Holder[*Frame, *Request]
 
 // readVersions remembers, per request tree, the version of each entity when
-// it was last read or written by that tree.
-type readVersions struct {
-	mu sync.Mutex
-	v  map[string]uint64
-}
+// it was last read or written by that tree (entities.Seen).
+type readVersions = entities.Seen
 
-func (rv *readVersions) get(n string) (uint64, bool) {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	v, ok := rv.v[n]
-	return v, ok
-}
-
-func (rv *readVersions) set(n string, v uint64) {
-	rv.mu.Lock()
-	if rv.v == nil {
-		rv.v = map[string]uint64{}
-	}
-	rv.v[n] = v
-	rv.mu.Unlock()
+func newEntities() *entityTable {
+	return entities.New(entities.DefaultMaxExact,
+		func(f *Frame) *Frame { return f.Parent },
+		func(r *Request) <-chan struct{} { return r.halt })
 }
 
 // state (7): a write based on a stale read is refused (or refreshed first);
@@ -472,14 +73,14 @@ func (rv *readVersions) set(n string, v uint64) {
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		eff := c.tool.effects
-		if eff == nil || (len(eff.reads) == 0 && len(eff.writes) == 0) {
+		if eff == nil || (len(eff.Reads) == 0 && len(eff.Writes) == 0) {
 			return next(ctx, c)
 		}
-		s := newScope(c.args, nil)
-		reads, err := entityNames(eff.reads, s)
+		s := template.NewScope(c.args, nil)
+		reads, err := effects.Names(eff.Reads, s)
 		if err == nil {
 			var writes []string
-			writes, err = entityNames(eff.writes, s)
+			writes, err = effects.Names(eff.Writes, s)
 			if err == nil {
 				return rt.withEntities(ctx, c, next, reads, writes)
 			}
@@ -495,31 +96,31 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	rv := &root.reads
 	var release func(bool) map[string]uint64
 	if len(writes) > 0 {
-		var e *Error
-		h := &holder{root: root, frame: c.frame, batch: batchOf(ctx)}
+		h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
 		if as := root.lockAs; as != nil {
-			h.root, h.origin, h.batch, h.undoes = as.root, as.origin, as.batch, as.undoes
+			h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
 		}
-		if release, e = rt.entities.lock(ctx, h, writes); e != nil {
-			return nil, e
+		var err error
+		if release, err = rt.entities.Lock(ctx, h, writes); err != nil {
+			return nil, lockError(ctx, h, err)
 		}
 	}
 	for _, n := range writes {
-		seen, ok := rv.get(n)
-		now := rt.entities.observe(n) // a refresh reads it at this version
+		seen, ok := rv.Get(n)
+		now := rt.entities.Observe(n) // a refresh reads it at this version
 		if !ok || seen == now {
 			continue
 		}
-		if eff := c.tool.effects; eff.refresh != nil {
+		if eff := c.tool.effects; eff.Refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
-			before, err := rt.followup(ctx, c, eff.refresh, nil, "refresh")
+			before, err := rt.followup(ctx, c, eff.Refresh, nil, "refresh")
 			if err != nil {
 				release(false)
 				return nil, err
 			}
-			rv.set(n, now)
+			rv.Set(n, now)
 			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
-				entityWords(n), seen, now, preview(before, 200)))
+				entities.Words(n), seen, now, preview(before, 200)))
 			c.frame.mu.Lock()
 			c.frame.warn = append(c.frame.warn, w)
 			c.frame.mu.Unlock()
@@ -527,12 +128,12 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		}
 		release(false)
 		return nil, &Error{Guard: "state", Type: TypeState, Code: "stale_read",
-			Message:    fmt.Sprintf("%s changed since you read it (v%d -> v%d).", capitalize(entityWords(n)), seen, now),
+			Message:    fmt.Sprintf("%s changed since you read it (v%d -> v%d).", capitalize(entities.Words(n)), seen, now),
 			Suggestion: "Read it again, then decide whether this write is still right."}
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
-		readAt[i] = rt.entities.observe(n)
+		readAt[i] = rt.entities.Observe(n)
 	}
 	res, err := next(ctx, c)
 	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
@@ -546,13 +147,33 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	}
 	if ok {
 		for i, n := range reads {
-			rv.set(n, readAt[i])
+			rv.Set(n, readAt[i])
 		}
 		for _, n := range writes {
-			rv.set(n, vers[n]) // this write's version, not one another request wrote since
+			rv.Set(n, vers[n]) // this write's version, not one another request wrote since
 		}
 	}
 	return res, err
+}
+
+// lockError is the refusal of a write whose entities' locks h could not
+// take (see entityTable.Lock).
+func lockError(ctx context.Context, h *holder, err error) *Error {
+	if d, ok := errors.AsType[*entities.Deadlock[*Frame, *Request]](err); ok {
+		o := d.Holder
+		msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
+			entities.Words(d.Entity), o.Root.id, entities.Words(d.Waiting))
+		if o.Root == h.Root {
+			msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
+				entities.Words(d.Entity), o.Frame.Name, o.Root.id, entities.Words(d.Waiting))
+		}
+		return &Error{Guard: "state", Type: TypeState, Code: "deadlock", Message: msg,
+			Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
+	}
+	if errors.Is(err, entities.ErrHalted) {
+		return (&StopError{Cause: *h.Undoes.StopCause()}).asError()
+	}
+	return asError(contextCause(ctx, "state"))
 }
 
 func capitalize(s string) string {
@@ -564,13 +185,13 @@ func capitalize(s string) string {
 
 // followup runs an undo, verify or refresh call in the request, under the
 // frame of c, and returns its data.
-func (rt *Runtime) followup(ctx context.Context, c *Call, f *compiledFollowup, result []byte, what string) (json.RawMessage, *Error) {
-	args, err := f.args.json(newScope(c.args, result))
+func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, result []byte, what string) (json.RawMessage, *Error) {
+	args, err := f.Args.JSON(template.NewScope(c.args, result))
 	if err != nil {
 		return nil, &Error{Guard: what, Type: TypeTool, Code: what + "_failed",
 			Message: fmt.Sprintf("Could not build the %s call of %s: %v.", what, c.Tool, err)}
 	}
-	res := rt.Call(withFrame(ctx, c.frame), &Call{ID: c.ID + "/" + what, Tool: f.tool, Arguments: args})
+	res := rt.Call(withFrame(ctx, c.frame), &Call{ID: c.ID + "/" + what, Tool: f.Tool, Arguments: args})
 	if res.IsError() {
 		return nil, res.Error
 	}
@@ -649,11 +270,11 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		}
 		undoing := c.req.root.undoing
 		if res.Status == StatusSuccess && eff != nil {
-			if eff.undo != nil && !undoing {
-				args, terr := eff.undo.args.json(newScope(c.args, res.Data))
+			if eff.Undo != nil && !undoing {
+				args, terr := eff.Undo.Args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
 					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.undo.tool, args: args,
+					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.Undo.Tool, args: args,
 						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
 					if StopMode(c.req.mode.Load()) >= Cancel {
@@ -668,7 +289,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 					res.Notes = append(res.Notes, fmt.Sprintf("warning: the undo of this call could not be prepared (%v); it will not be compensated", terr))
 				}
 			}
-			if eff.verify != nil {
+			if eff.Verify != nil {
 				if e := rt.verify(ctx, c, res.Data); e != nil {
 					res = &Result{Status: StatusError, Error: e}
 				}
@@ -685,29 +306,19 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	eff := c.tool.effects
-	data, e := rt.followup(ctx, c, eff.verify, output, "verify")
+	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
 		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.verify.tool, e.Message),
+			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.Verify.Tool, e.Message),
 			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 	}
-	var result, args, out any
-	json.Unmarshal(data, &result)
-	json.Unmarshal(c.args, &args)
-	json.Unmarshal(output, &out)
-	v, _, err := eff.cond.Eval(map[string]any{"result": result, "args": args, "output": out})
-	if err == nil {
-		if b, ok := v.Value().(bool); ok && b {
-			return nil
-		}
-	}
-	why := "it evaluated to false"
-	if err != nil {
-		why = err.Error()
+	why := eff.Confirms(data, c.args, output)
+	if why == "" {
+		return nil
 	}
 	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
 		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, eff.verify.tool, c.tool.Verify.Condition, why, preview(data, 200)),
+			c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200)),
 		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
 }
 
@@ -776,11 +387,11 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	case as != nil:
 		// r itself writes as another request (it runs undos, which register
 		// none, so only its own Compensate gets here): so do these undos.
-		creq.lockAs = &holder{root: as.root, origin: cmp.Or(origin, as.origin), batch: as.batch, undoes: as.undoes}
+		creq.lockAs = &holder{Root: as.Root, Origin: cmp.Or(origin, as.Origin), Batch: as.Batch, Undoes: as.Undoes}
 	case origin != nil:
-		creq.lockAs = &holder{root: r.root, origin: origin, batch: batchOf(ctx)}
+		creq.lockAs = &holder{Root: r.root, Origin: origin, Batch: batch.From(ctx)}
 		if StopMode(r.mode.Load()) < Cancel {
-			creq.lockAs.undoes = r
+			creq.lockAs.Undoes = r
 		}
 	}
 	defer creq.End()

@@ -3,8 +3,9 @@ package reach
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
+
+	"github.com/agentreach/reach/internal/idempotency"
 )
 
 // IdempotencyStore records call results by idempotency key (R7). The
@@ -48,77 +49,28 @@ var ErrIdempotencyKeyReused = errors.New("idempotency key used for other argumen
 // MemoryIdempotency is an in-memory IdempotencyStore whose records expire
 // after a TTL. Safe for concurrent use.
 type MemoryIdempotency struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]*idemEntry
-	n   int // completes since the last sweep
-}
-
-type idemEntry struct {
-	done    chan struct{} // closed when completed or released
-	args    string
-	res     *Result
-	expires time.Time
+	m *idempotency.Memory[*Result]
 }
 
 // NewMemoryIdempotency returns a store keeping results for ttl.
 func NewMemoryIdempotency(ttl time.Duration) *MemoryIdempotency {
-	return &MemoryIdempotency{ttl: ttl, m: map[string]*idemEntry{}}
+	return &MemoryIdempotency{m: idempotency.NewMemory[*Result](ttl)}
 }
 
 // Claim implements IdempotencyStore.
 func (s *MemoryIdempotency) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
-	for {
-		s.mu.Lock()
-		e, ok := s.m[c.Key]
-		if ok && e.res != nil && time.Now().After(e.expires) {
-			delete(s.m, c.Key)
-			ok = false
-		}
-		if !ok {
-			s.m[c.Key] = &idemEntry{done: make(chan struct{}), args: c.Args}
-			s.mu.Unlock()
-			return nil, true, nil
-		}
-		if e.args != "" && c.Args != "" && e.args != c.Args {
-			s.mu.Unlock()
-			return nil, false, ErrIdempotencyKeyReused
-		}
-		if e.res != nil {
-			s.mu.Unlock()
-			return e.res, false, nil
-		}
-		s.mu.Unlock()
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-			return nil, false, context.Cause(ctx)
-		}
+	rec, recorded, err := s.m.Claim(ctx, c.Key, c.Args)
+	if errors.Is(err, idempotency.ErrReused) {
+		return nil, false, ErrIdempotencyKeyReused
 	}
+	return rec, !recorded && err == nil, err
 }
 
 // Complete implements IdempotencyStore.
 func (s *MemoryIdempotency) Complete(key string, res *Result) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[key]
-	if !ok {
+	if res == nil {
+		s.m.Release(key)
 		return
 	}
-	if res == nil {
-		delete(s.m, key)
-	} else {
-		e.res = res
-		e.expires = time.Now().Add(s.ttl)
-	}
-	close(e.done)
-	if s.n++; s.n >= 1024 {
-		s.n = 0
-		now := time.Now()
-		for k, v := range s.m {
-			if v.res != nil && now.After(v.expires) {
-				delete(s.m, k)
-			}
-		}
-	}
+	s.m.Complete(key, res)
 }

@@ -83,6 +83,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/ratelimit"
 )
 
 // Handler handles one call: it is the signature of the chain and of every
@@ -333,11 +335,11 @@ type Runtime struct {
 	opts   Options
 	tools  *Catalog
 	chain  Handler
-	limits *limiter
+	limits *ratelimit.Limiter
 	idem   IdempotencyStore
 	log    *slog.Logger
 
-	entities *entities
+	entities *entityTable
 	dead     DeadLetterQueue
 
 	reqMu    sync.Mutex

@@ -1,23 +1,16 @@
 package reach
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/schema"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // Access is a tool's access level (R1). It decides the default policy: reads
 // run, writes run (and retry only under an idempotency key), high-risk calls
@@ -185,11 +178,10 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 // tool is a registered, compiled Tool. Immutable after registration.
 type tool struct {
 	Tool
-	schema   *jsonschema.Schema
-	quick    *schema.Quick  // fast path for common schemas; nil if the schema is beyond it
-	nameHash callgraph.Hash // for non-reentrant ancestry checks
-	effects  *effects       // its entities, undo, refresh and verify, compiled
-	fallback []*compiledFollowup
+	schema   *schema.Schema    // its input schema, compiled; nil: any JSON object
+	nameHash callgraph.Hash    // for non-reentrant ancestry checks
+	effects  *effects.Contract // its entities, undo, refresh and verify, compiled
+	fallback []*effects.Followup
 	// breaker and upBreaker are the tool's circuit breaker and its
 	// upstream's (nil without an upstream), set at registration: they
 	// outlive a re-registration of the tool.
@@ -221,12 +213,11 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 	ct.Tags = append([]string(nil), t.Tags...)
 	ct.Key = append([]string(nil), t.Key...)
 	if len(t.InputSchema) > 0 {
-		s, err := compileSchema(t.Name, t.InputSchema)
+		s, err := schema.Compile(t.Name, t.InputSchema)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 		ct.schema = s
-		ct.quick = schema.CompileQuick(t.InputSchema)
 	}
 	eff, err := compileEffects(&ct.Tool)
 	if err != nil {
@@ -269,23 +260,6 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 	return ct, nil
 }
 
-func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: input schema is not JSON: %w", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "reach:///tools/" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
-	}
-	return s, nil
-}
-
 // validate checks canonical args against the schema and reports every
 // problem with the field, what is wrong and how to fix it (R2).
 func (t *tool) validate(args []byte) *Error {
@@ -294,77 +268,24 @@ func (t *tool) validate(args []byte) *Error {
 			Message:    fmt.Sprintf("The arguments of %s must be a JSON object.", t.Name),
 			Suggestion: "Call it again with an object of named arguments."}
 	}
-	if t.schema == nil || (t.quick != nil && t.quick.Valid(args)) {
+	if t.schema == nil {
 		return nil
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	problems, err := t.schema.Check(args)
 	if err != nil {
 		return &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 			Message: fmt.Sprintf("The arguments of %s are not valid JSON: %v.", t.Name, err)}
 	}
-	err = t.schema.Validate(v)
-	if err == nil {
+	if problems == nil {
 		return nil
 	}
 	e := &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 		Message:    fmt.Sprintf("The arguments of %s do not match its schema:", t.Name),
-		Suggestion: "Fix the fields listed and call it again."}
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		e.Fields = fieldErrors(ve, t.schema)
-	}
-	if len(e.Fields) == 0 {
-		e.Fields = []FieldError{{Problem: err.Error()}}
+		Suggestion: "Fix the fields listed and call it again.", Fields: make([]FieldError, len(problems))}
+	for i, p := range problems {
+		e.Fields[i] = FieldError{Path: p.Path, Problem: p.Problem, Fix: p.Fix}
 	}
 	return e
-}
-
-// fieldErrors flattens a validation error tree into its leaves.
-func fieldErrors(ve *jsonschema.ValidationError, s *jsonschema.Schema) []FieldError {
-	var out []FieldError
-	var walk func(*jsonschema.ValidationError)
-	walk = func(v *jsonschema.ValidationError) {
-		if len(v.Causes) == 0 {
-			path := ""
-			if len(v.InstanceLocation) > 0 {
-				path = "/" + strings.Join(v.InstanceLocation, "/")
-			}
-			out = append(out, FieldError{Path: path, Problem: leafMessage(v), Fix: fixFor(v, s)})
-			return
-		}
-		for _, c := range v.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return out
-}
-
-func leafMessage(v *jsonschema.ValidationError) string {
-	return v.ErrorKind.LocalizedString(printer)
-}
-
-// fixFor suggests a fix from the failing keyword and the schema.
-func fixFor(v *jsonschema.ValidationError, s *jsonschema.Schema) string {
-	kw := v.ErrorKind.KeywordPath()
-	if len(kw) == 0 {
-		return ""
-	}
-	switch kw[len(kw)-1] {
-	case "required":
-		return "add the missing field"
-	case "additionalProperties":
-		return "remove the unknown field"
-	case "type":
-		return "use a value of the type shown"
-	case "enum", "const":
-		return "use one of the allowed values"
-	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-		return "use a number within the range"
-	case "minLength", "maxLength", "pattern", "format":
-		return "change the string to match"
-	}
-	return ""
 }
 
 // checkContract defaults and checks a reentrancy contract, a tool's or an

@@ -2,6 +2,35 @@
 // "did you mean get_order?".
 package names
 
+import (
+	"iter"
+	"sort"
+	"strings"
+)
+
+// Closest returns up to n of candidates closest to name, closest first
+// (then by name): those within an edit distance of max(3, len(name)/3),
+// case aside, or that contain name or are contained in it.
+func Closest(name string, candidates iter.Seq[string], n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for other := range candidates {
+		d := Distance(strings.ToLower(name), strings.ToLower(other))
+		if d <= max(3, len(name)/3) || strings.Contains(other, name) || strings.Contains(name, other) {
+			cs = append(cs, cand{other, d})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].d < cs[j].d || (cs[i].d == cs[j].d && cs[i].name < cs[j].name) })
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
 // Distance returns the Levenshtein distance between a and b (bytes). Names
 // longer than 64 bytes are never close: it returns a large number for them.
 func Distance(a, b string) int {

@@ -1,6 +1,9 @@
 package names
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestDistance(t *testing.T) {
 	for _, tc := range []struct {
@@ -10,5 +13,22 @@ func TestDistance(t *testing.T) {
 		if got := Distance(tc.a, tc.b); got != tc.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	tools := slices.Values([]string{"get_order", "get_orders", "Get_Order_v2", "list_orders", "refund", "order"})
+	got := Closest("get_ordr", tools, 3)
+	if want := []string{"get_order", "get_orders"}; !slices.Equal(got, want) {
+		t.Errorf("Closest(get_ordr) = %v, want %v", got, want)
+	}
+	if got := Closest("refund_payment", tools, 3); !slices.Equal(got, []string{"refund"}) {
+		t.Errorf("Closest(refund_payment) = %v, want [refund] (it contains refund)", got)
+	}
+	if got := Closest("GET_ORDER_V2", tools, 1); !slices.Equal(got, []string{"Get_Order_v2"}) {
+		t.Errorf("Closest(GET_ORDER_V2) = %v, want [Get_Order_v2] (case aside)", got)
+	}
+	if got := Closest("zzz", tools, 3); got != nil {
+		t.Errorf("Closest(zzz) = %v, want none", got)
 	}
 }

@@ -1,9 +1,16 @@
-// Package schema is a fast path for the JSON Schemas tools usually have:
-// objects of named properties with primitive types, required fields, enums,
-// bounds and patterns. It checks canonical JSON bytes directly, without
+// Package schema checks a tool's arguments against its JSON Schema (R2):
+// Compile and Check, which lists every problem with where it is, what is
+// wrong and how to fix it.
+//
+//	s, err := schema.Compile("refund", raw)
+//	problems, err := s.Check(canon) // nil: valid
+//
+// Check takes a fast path for the schemas tools usually have: objects of
+// named properties with primitive types, required fields, enums, bounds
+// and patterns (Quick). It checks canonical JSON bytes directly, without
 // decoding them into Go values. It only answers "valid" when it is sure;
-// anything it does not understand, and every invalid input, goes to the full
-// validator, which also writes the error messages.
+// anything it does not understand, and every invalid input, goes to the
+// full validator, which also writes the error messages.
 //
 //	q := schema.CompileQuick(raw) // nil when the schema uses more than the subset
 //	if q != nil && q.Valid(canon) { /* valid */ } else { /* run the full validator */ }

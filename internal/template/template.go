@@ -1,4 +1,16 @@
-package reach
+// Package template builds values from a call's arguments and result: the
+// arguments of a tool's undo, verify, refresh and fallback calls, and the
+// names of the entities it reads and writes.
+//
+//	t, _ := template.Compile(`{"refund_id": "{result.refund_id}", "order": "{args.order_id}"}`)
+//	args, _ := t.JSON(template.NewScope(callArgs, callResult))
+//
+// A template is JSON (or, for entity names, a plain string) in which
+// "{args.x}", "{result.a.b}" or plain "{x}" (an argument) stand for values:
+// a string that is exactly one placeholder becomes the value itself (a
+// number stays a number); a placeholder inside other text is written as
+// text. Templates can only read; they run no code.
+package template
 
 import (
 	"bytes"
@@ -11,27 +23,26 @@ import (
 	"github.com/agentreach/reach/internal/callgraph"
 )
 
-// A template builds a value from a call's arguments and result. It is JSON
-// (or, for entity names, a plain string) in which "{args.x}",
-// "{result.a.b}" or plain "{x}" (an argument) stand for values: a string
-// that is exactly one placeholder becomes the value itself (a number stays a
-// number); a placeholder inside other text is written as text. Templates
-// can only read; they run no code.
-type template struct {
-	raw   string
-	isObj bool
-	doc   any // decoded JSON template, when isObj
+// Template is a compiled template. Immutable, so safe for concurrent use.
+type Template struct {
+	raw string
+	doc any // the decoded JSON, for a JSON template
 }
 
 var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_\-]+)*)\}`)
 
-func compileTemplate(raw string, jsonDoc bool) (*template, error) {
-	t := &template{raw: raw}
+// Compile compiles a JSON template (a followup's arguments).
+func Compile(raw string) (*Template, error) { return compile(raw, true) }
+
+// CompileText compiles a plain-string template (an entity name).
+func CompileText(raw string) (*Template, error) { return compile(raw, false) }
+
+func compile(raw string, jsonDoc bool) (*Template, error) {
+	t := &Template{raw: raw}
 	if jsonDoc {
 		if err := json.Unmarshal([]byte(raw), &t.doc); err != nil {
 			return nil, fmt.Errorf("template %q is not JSON: %v", raw, err)
 		}
-		t.isObj = true
 	}
 	for _, m := range placeholderRE.FindAllStringSubmatch(raw, -1) {
 		root, _, _ := strings.Cut(m[1], ".")
@@ -42,14 +53,31 @@ func compileTemplate(raw string, jsonDoc bool) (*template, error) {
 	return t, nil
 }
 
-// scope is what a template can read.
-type scope struct {
+// String returns the template as written.
+func (t *Template) String() string { return t.raw }
+
+// ReadsResult returns the first placeholder of t that reads the result
+// ("{result.x}"), if there is one: a template over arguments alone (a
+// fallback's) has no result to read.
+func (t *Template) ReadsResult() (string, bool) {
+	for _, m := range placeholderRE.FindAllStringSubmatch(t.raw, -1) {
+		if strings.HasPrefix(m[1], "result.") || m[1] == "result" {
+			return m[0], true
+		}
+	}
+	return "", false
+}
+
+// Scope is what a template can read: a call's arguments and result.
+type Scope struct {
 	args   any
 	result any
 }
 
-func newScope(args, result []byte) scope {
-	var s scope
+// NewScope decodes a call's arguments and result (nil if none) for
+// templates to read.
+func NewScope(args, result []byte) Scope {
+	var s Scope
 	json.Unmarshal(args, &s.args)
 	if len(result) > 0 {
 		json.Unmarshal(result, &s.result)
@@ -57,7 +85,7 @@ func newScope(args, result []byte) scope {
 	return s
 }
 
-func (s scope) lookup(path string) (any, error) {
+func (s Scope) lookup(path string) (any, error) {
 	parts := strings.Split(path, ".")
 	var v any
 	switch parts[0] {
@@ -100,7 +128,7 @@ func textOf(v any) string {
 	return string(b)
 }
 
-func (s scope) interpolate(str string) (any, error) {
+func (s Scope) interpolate(str string) (any, error) {
 	if m := placeholderRE.FindStringSubmatch(str); m != nil && m[0] == str {
 		return s.lookup(m[1])
 	}
@@ -115,14 +143,14 @@ func (s scope) interpolate(str string) (any, error) {
 	return out, firstErr
 }
 
-// text renders a plain-string template (entity names).
-func (t *template) text(s scope) (string, error) {
+// Text renders a plain-string template (an entity name).
+func (t *Template) Text(s Scope) (string, error) {
 	v, err := s.interpolate(t.raw)
 	return textOf(v), err
 }
 
-// json renders a JSON template as canonical JSON.
-func (t *template) json(s scope) (json.RawMessage, error) {
+// JSON renders a JSON template as canonical JSON.
+func (t *Template) JSON(s Scope) (json.RawMessage, error) {
 	var walk func(any) (any, error)
 	walk = func(v any) (any, error) {
 		switch x := v.(type) {

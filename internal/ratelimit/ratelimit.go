@@ -1,0 +1,152 @@
+// Package ratelimit holds the runtime's token buckets (R8): one global,
+// and one per principal, with part of the global burst reserved for
+// requests of a higher priority.
+//
+//	l := ratelimit.New(ratelimit.Limits{PerSecond: 50, PerPrincipal: 5})
+//	if wait, bucket := l.Allow("alice", 0); wait > 0 { /* refused: retry after wait */ }
+package ratelimit
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limits configure a Limiter. A zero rate means no limit.
+type Limits struct {
+	PerSecond         float64 // global calls per second
+	Burst             int     // if zero, max(1, PerSecond)
+	PerPrincipal      float64 // calls per second for each principal
+	PerPrincipalBurst int     // if zero, max(1, PerPrincipal)
+	// MaxPrincipals is how many principals are tracked; past it idle ones
+	// are dropped, and while all are throttled a new one waits; if zero,
+	// 10000.
+	MaxPrincipals int
+	// Reserved is the fraction of the global burst that only requests of
+	// priority above 0 may use; if zero, none.
+	Reserved float64
+}
+
+// Limiter holds the global and per-principal token buckets. Safe for
+// concurrent use.
+type Limiter struct {
+	global  *rate.Limiter
+	reserve float64 // global tokens kept for high-priority requests
+	per     rate.Limit
+	burst   int
+	maxN    int
+
+	mu         sync.Mutex
+	principals map[string]*rate.Limiter
+}
+
+// New returns a Limiter with the limits o.
+func New(o Limits) *Limiter {
+	l := &Limiter{principals: map[string]*rate.Limiter{}}
+	if o.PerSecond > 0 {
+		b := o.Burst
+		if b == 0 {
+			b = max(1, int(o.PerSecond))
+		}
+		l.global = rate.NewLimiter(rate.Limit(o.PerSecond), b)
+		l.reserve = o.Reserved * float64(b)
+	}
+	if o.PerPrincipal > 0 {
+		l.per = rate.Limit(o.PerPrincipal)
+		l.burst = o.PerPrincipalBurst
+		if l.burst == 0 {
+			l.burst = max(1, int(o.PerPrincipal))
+		}
+	}
+	l.maxN = o.MaxPrincipals
+	if l.maxN == 0 {
+		l.maxN = 10000
+	}
+	return l
+}
+
+// Allow takes a token for principal, or returns how long until one is
+// there and which bucket is empty (as the refusal names it: "global",
+// "per-principal", ...). A request of priority 0 may not take the global
+// tokens reserved for higher priorities.
+func (l *Limiter) Allow(principal string, priority int) (time.Duration, string) {
+	now := time.Now()
+	var mine *rate.Reservation // the principal's token, given back if the global bucket refuses
+	if l.per > 0 {
+		l.mu.Lock()
+		pl, ok := l.principals[principal]
+		if !ok {
+			if len(l.principals) >= l.maxN {
+				if wait := l.evict(now); len(l.principals) >= l.maxN {
+					l.mu.Unlock()
+					return wait, "per-principal (as many principals as are tracked are using their limits)"
+				}
+			}
+			pl = rate.NewLimiter(l.per, l.burst)
+			l.principals[principal] = pl
+		}
+		l.mu.Unlock()
+		mine = pl.ReserveN(now, 1)
+		if !mine.OK() || mine.DelayFrom(now) > 0 {
+			mine.CancelAt(now)
+			return wait(pl, now), "per-principal"
+		}
+	}
+	if l.global != nil {
+		if priority <= 0 && l.reserve > 0 && l.global.TokensAt(now)-1 < l.reserve {
+			if mine != nil {
+				mine.CancelAt(now)
+			}
+			missing := l.reserve + 1 - l.global.TokensAt(now)
+			return max(time.Duration(missing/float64(l.global.Limit())*float64(time.Second)), time.Millisecond), "global (capacity reserved for priority requests)"
+		}
+		if !l.global.AllowN(now, 1) {
+			if mine != nil {
+				mine.CancelAt(now)
+			}
+			return wait(l.global, now), "global"
+		}
+	}
+	return 0, ""
+}
+
+// evict makes room in the full principals table: it forgets the idle
+// principals (their buckets are full, so forgetting them changes nothing),
+// or else the one closest to full if it lacks at most a token (forgetting
+// it gives it at most one call back) and has some left. A principal further from full
+// is never forgotten, so that others filling the table cannot reset its
+// bucket; when every one is, the table stays full and evict returns how
+// long until the closest is within a token of full. l.mu is held.
+func (l *Limiter) evict(now time.Time) time.Duration {
+	var fullest string
+	most := -1.0
+	for p, pl := range l.principals {
+		tk := pl.TokensAt(now)
+		if tk >= float64(l.burst) {
+			delete(l.principals, p)
+			continue
+		}
+		if tk > most {
+			fullest, most = p, tk
+		}
+	}
+	if len(l.principals) < l.maxN {
+		return 0
+	}
+	// Within a token of full, and not empty (with a burst of one, an empty
+	// bucket is a throttled principal).
+	if need := max(float64(l.burst)-1, 1e-9) - most; need > 0 {
+		return max(time.Duration(need/float64(l.per)*float64(time.Second)), time.Millisecond)
+	}
+	delete(l.principals, fullest)
+	return 0
+}
+
+func wait(l *rate.Limiter, now time.Time) time.Duration {
+	missing := 1 - l.TokensAt(now)
+	if missing <= 0 {
+		return time.Millisecond
+	}
+	return max(time.Duration(missing/float64(l.Limit())*float64(time.Second)), time.Millisecond)
+}

@@ -1,0 +1,91 @@
+package ratelimit
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestNoLimits(t *testing.T) {
+	l := New(Limits{})
+	for range 1000 {
+		if wait, bucket := l.Allow("p", 0); wait != 0 {
+			t.Fatalf("Allow without limits = %v %q, want 0", wait, bucket)
+		}
+	}
+}
+
+// TestBuckets: a principal's bucket refuses past its burst and says how
+// long until a token is back; another principal has its own; the global
+// bucket refuses everyone once empty.
+func TestBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Limits{PerSecond: 4, Burst: 3, PerPrincipal: 1, PerPrincipalBurst: 2})
+		for i := range 2 {
+			if wait, _ := l.Allow("alice", 0); wait != 0 {
+				t.Fatalf("alice's call %d refused", i+1)
+			}
+		}
+		wait, bucket := l.Allow("alice", 0)
+		if bucket != "per-principal" || wait != time.Second {
+			t.Errorf("alice's third call = %v %q, want 1s per-principal", wait, bucket)
+		}
+		if wait, _ := l.Allow("bob", 0); wait != 0 {
+			t.Fatal("bob's first call refused")
+		}
+		wait, bucket = l.Allow("carol", 0)
+		if bucket != "global" || wait != 250*time.Millisecond {
+			t.Errorf("the call past the global burst = %v %q, want 250ms global", wait, bucket)
+		}
+		time.Sleep(time.Second)
+		if wait, _ := l.Allow("alice", 0); wait != 0 {
+			t.Errorf("alice refused after a second: %v", wait)
+		}
+	})
+}
+
+// TestReserved: requests of priority 0 leave the reserved part of the
+// global burst to those of a higher priority.
+func TestReserved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Limits{PerSecond: 10, Burst: 10, Reserved: 0.3})
+		n := 0
+		for ; n < 10; n++ {
+			if wait, _ := l.Allow("p", 0); wait != 0 {
+				break
+			}
+		}
+		if n != 7 {
+			t.Errorf("priority 0 took %d tokens, want 7 of 10 (3 reserved)", n)
+		}
+		if wait, bucket := l.Allow("p", 0); wait == 0 || bucket != "global (capacity reserved for priority requests)" {
+			t.Errorf("priority 0 past its share = %v %q", wait, bucket)
+		}
+		for i := range 3 {
+			if wait, _ := l.Allow("p", 1); wait != 0 {
+				t.Errorf("priority 1 refused the reserved token %d", i+1)
+			}
+		}
+	})
+}
+
+// TestFullTableKeepsThrottled: with every tracked principal throttled, a
+// new principal waits instead of evicting one (which would reset its
+// bucket); an idle one is forgotten to make room.
+func TestFullTableKeepsThrottled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Limits{PerPrincipal: 1, PerPrincipalBurst: 1, MaxPrincipals: 2})
+		l.Allow("a", 0)
+		l.Allow("b", 0)
+		if wait, bucket := l.Allow("c", 0); wait == 0 || bucket == "" {
+			t.Fatalf("a new principal with a full table of throttled ones got through")
+		}
+		if wait, _ := l.Allow("a", 0); wait == 0 {
+			t.Error("a's bucket was reset")
+		}
+		time.Sleep(2 * time.Second) // a and b are full again: idle
+		if wait, _ := l.Allow("c", 0); wait != 0 {
+			t.Errorf("c refused once the others were idle: %v", wait)
+		}
+	})
+}
