@@ -164,6 +164,8 @@ func TestParseEnvelope(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":[1]}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":[1],"name":"a"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":null,"_meta":{}}}`,
+		`{"jsonrpc":"2.\u0030","id":3,"method":"tools\/call","params":{"name":"a"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
 		`{}`,
 	} {
 		var want Message
@@ -198,6 +200,24 @@ func TestParseEnvelope(t *testing.T) {
 		var got Message
 		if ParseEnvelope([]byte(body), &got) {
 			t.Errorf("ParseEnvelope(%s) = true", body)
+		}
+	}
+}
+
+// TestParseEnvelopeAllocs: reading the envelope of a tools/call or of a
+// progress notification copies nothing: its version and method are the
+// constants they spell.
+func TestParseEnvelopeAllocs(t *testing.T) {
+	for _, body := range [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"a"}}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`),
+	} {
+		var msg Message
+		if n := testing.AllocsPerRun(100, func() { msg = Message{}; ParseEnvelope(body, &msg) }); n != 0 {
+			t.Errorf("ParseEnvelope(%s): %v allocations, want 0", body, n)
+		}
+		if msg.JSONRPC != "2.0" || msg.Method == "" {
+			t.Errorf("ParseEnvelope(%s) = %+v", body, msg)
 		}
 	}
 }
