@@ -451,7 +451,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	id := m.CallID
 	if id == "" {
-		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+		var b [24]byte
+		id = string(strconv.AppendUint(append(b[:0], "mcp_"...), mcpCallSeq.Add(1), 10))
 	}
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()

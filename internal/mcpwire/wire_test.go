@@ -222,6 +222,30 @@ func TestParseEnvelopeAllocs(t *testing.T) {
 	}
 }
 
+// TestReadSSEAllocs: reading an SSE answer allocates what reading its
+// message does, and the message returned; the reader and its limit are
+// pooled.
+func TestReadSSEAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	data := []byte(`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"a"}]}}`)
+	stream := []byte("event: message\ndata: " + string(data) + "\n\n")
+	r := bytes.NewReader(stream)
+	var cur SSECursor
+	sse := testing.AllocsPerRun(100, func() {
+		r.Reset(stream)
+		if _, err := ReadSSE(r, &cur, func(*Message) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var msg Message
+	parse := testing.AllocsPerRun(100, func() { msg = Message{}; ParseAnswer(data, &msg) })
+	if sse != parse+1 {
+		t.Errorf("ReadSSE: %v allocations, want %v (ParseAnswer's and the message)", sse, parse+1)
+	}
+}
+
 // TestParseAnswer: the wire reading of an upstream's answer matches
 // encoding/json's, down to the call's data.
 func TestParseAnswer(t *testing.T) {
