@@ -658,6 +658,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	if canRetry {
 		attempts = t.retry.Attempts
 	}
+	start := time.Now()
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
 	defer func() { ps.abandon() }() // an attempt that ended without an answer (a cancel, a panic)
@@ -691,7 +692,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		te, transient := t.transient(err, timedOut)
 		ps.report(err, te, transient, timedOut)
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry)}, nil
+			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry, time.Since(start))}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
@@ -766,7 +767,9 @@ func transientFailure(t *tool, te *ToolError, err error) bool {
 	return retry.Classify(msg) != ""
 }
 
-func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool) *Error {
+// toolFailure is the error of a call whose tool failed on its nth attempt
+// (of attempts), took after the call had run for took in all.
+func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool, took time.Duration) *Error {
 	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err)}
 	if transient {
 		e.Retry = strconv.Itoa(n) + "/" + strconv.Itoa(attempts)
@@ -779,6 +782,10 @@ func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, 
 	if timedOut {
 		e.Code = "timeout"
 		e.Message = fmt.Sprintf("%s did not answer within %s.", c.Tool, c.tool.timeout)
+		if n > 1 { // say what the caller waited: every attempt, and the waits between
+			e.Message = fmt.Sprintf("%s did not answer within %s on any of %d attempts (%s in all).", c.Tool, c.tool.timeout, n,
+				took.Round(100*time.Millisecond))
+		}
 	}
 	switch {
 	case transient && attempts > 1:

@@ -133,6 +133,7 @@ type Frame struct {
 	ended   time.Time
 	err     *Error
 	tokens  int64
+	usage   TokenUsage // model frames: as reported (Text left out), with the cost charged
 	why     string
 	summary string
 	text    string          // model frames: what the model said
@@ -159,6 +160,11 @@ func (f *Frame) Ended() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.e
 
 // Err returns the frame's refusal or failure, its texts masked, or nil.
 func (f *Frame) Err() *Error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
+
+// Usage returns what a model frame consumed: input and output tokens (as
+// charged), the cost charged, and the model that answered if it said so
+// (its Text is left empty).
+func (f *Frame) Usage() TokenUsage { f.mu.Lock(); defer f.mu.Unlock(); return f.usage }
 
 // Tokens returns a model frame's tokens.
 func (f *Frame) Tokens() int64 { f.mu.Lock(); defer f.mu.Unlock(); return f.tokens }

@@ -183,8 +183,13 @@ type Event struct {
 	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
 	Why          string // the caller's reason for the call
 	Tokens       int64
-	Latency      time.Duration
-	Remaining    Budget
+	// Model frames: the tokens in and out (as charged), the cost charged,
+	// and the model that answered when it named one.
+	InputTokens, OutputTokens int64
+	Cost                      float64
+	ResponseModel             string
+	Latency                   time.Duration
+	Remaining                 Budget
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *Cause
 	// Breaker is set on the event of a circuit breaker changing state (no
@@ -199,7 +204,17 @@ type Recorder interface {
 	Record(ctx context.Context, e *Event)
 }
 
-// Recorders fans events out to several recorders, in order.
+// RequestObserver is an optional interface of a Recorder: it is told when
+// a request (or a sub-request) begins and when it ends (Request.End), for
+// spans or gauges of requests. Its methods must be fast and must not call
+// back into the runtime's request methods that block.
+type RequestObserver interface {
+	RequestBegan(ctx context.Context, r *Request)
+	RequestEnded(ctx context.Context, r *Request)
+}
+
+// Recorders fans events out to several recorders, in order, and the news of
+// requests to those of them that are RequestObservers.
 func Recorders(rs ...Recorder) Recorder { return multiRecorder(rs) }
 
 type multiRecorder []Recorder
@@ -207,6 +222,22 @@ type multiRecorder []Recorder
 func (m multiRecorder) Record(ctx context.Context, e *Event) {
 	for _, r := range m {
 		r.Record(ctx, e)
+	}
+}
+
+func (m multiRecorder) RequestBegan(ctx context.Context, r *Request) {
+	for _, rec := range m {
+		if o, ok := rec.(RequestObserver); ok {
+			o.RequestBegan(ctx, r)
+		}
+	}
+}
+
+func (m multiRecorder) RequestEnded(ctx context.Context, r *Request) {
+	for _, rec := range m {
+		if o, ok := rec.(RequestObserver); ok {
+			o.RequestEnded(ctx, r)
+		}
 	}
 }
 
@@ -559,10 +590,12 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 // forgotten and the refusal returned (an InterruptedError as an *Error).
 func (rt *Runtime) began(ctx context.Context, r *Request) error {
 	if rt.opts.Requests == nil {
+		rt.observeBegan(r)
 		return nil
 	}
 	err := rt.opts.Requests.RequestBegan(ctx, r)
 	if err == nil {
+		rt.observeBegan(r)
 		return nil
 	}
 	rt.untrack(r)
@@ -578,6 +611,12 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 		return (&StopError{Cause: c}).asError()
 	}
 	return err
+}
+
+func (rt *Runtime) observeBegan(r *Request) {
+	if o, ok := rt.opts.Recorder.(RequestObserver); ok {
+		o.RequestBegan(context.Background(), r)
+	}
 }
 
 // RestoreInterrupted keeps among the requests (Lookup, Requests) one that
@@ -919,6 +958,7 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
 	f.tokens = tokens
+	f.usage = TokenUsage{Input: in, Output: out, Cost: float64(costNano) / 1e9, Model: u.Model}
 	if text != "" {
 		f.text = text
 		f.summary = oneLine(text, 120)
@@ -1008,6 +1048,10 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Trace: f.Request.root.trace, Request: f.Request.id,
 		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
 		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
+	if f.Kind == ModelFrame {
+		u := f.Usage()
+		e.InputTokens, e.OutputTokens, e.Cost, e.ResponseModel = u.Input, u.Output, u.Cost, u.Model
+	}
 	if f.Parent != nil {
 		e.Parent = f.Parent.ID
 	} else {

@@ -627,6 +627,27 @@ func TestTimeoutRetries(t *testing.T) {
 	})
 }
 
+// TestTimeoutMessageIsTruthful: a read that times out on every attempt
+// says how many attempts it made and how long the caller waited in all,
+// not only one attempt's bound.
+func TestTimeoutMessageIsTruthful(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := reach.New(nil)
+		rt.MustRegister(reach.Tool{Name: "slow_read", Timeout: 30 * time.Second, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+		ctx, _ := begin(t, rt, nil)
+		start := time.Now()
+		res := call(rt, ctx, "slow_read", `{}`)
+		took := time.Since(start).Round(100 * time.Millisecond)
+		want := fmt.Sprintf("slow_read did not answer within 30s on any of 3 attempts (%s in all).", took)
+		if res.Error == nil || res.Error.Message != want || took < 90*time.Second {
+			t.Errorf("message %q after %s, want %q", res.Error.Message, took, want)
+		}
+	})
+}
+
 // A repeated idempotency key returns the recorded result without running
 // the tool again, also when both calls race.
 func TestIdempotency(t *testing.T) {

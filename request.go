@@ -410,6 +410,9 @@ func (r *Request) End() {
 	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestEnded(context.Background(), r)
 	}
+	if o, ok := r.rt.opts.Recorder.(RequestObserver); ok {
+		o.RequestEnded(context.Background(), r)
+	}
 }
 
 // EndWith ends the request as End does; for a sub-request, verdict is what

@@ -37,6 +37,7 @@ the SQLite database ` + store.DefaultFile + ` in the data folder (--data, defaul
 	var data string
 	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+store.DefaultFile)
 
+	var verifyJSON bool
 	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the audit log's hash chain",
@@ -52,10 +53,25 @@ is wrong with it.`,
 			}
 			defer st.Close()
 			rep, err := audit.Verify(cmd.Context(), st)
+			out := cmd.OutOrStdout()
+			if verifyJSON {
+				v := map[string]any{"ok": err == nil, "events": rep.Events, "checkpoints": rep.Checkpoints}
+				if rep.Head != nil {
+					v["head"] = audit.FormatHash(rep.Head)
+				}
+				if err != nil {
+					v["error"] = printable(err.Error())
+				}
+				if werr := writeJSON(out, v); werr != nil {
+					return werr
+				}
+			}
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
+			if verifyJSON {
+				return nil
+			}
 			fmt.Fprintf(out, "chain ok: %d events", rep.Events)
 			if rep.Events > 0 {
 				fmt.Fprintf(out, " (head %s, %d checkpoints matched)", audit.FormatHash(rep.Head), rep.Checkpoints)
@@ -179,6 +195,7 @@ guard change. Exits 0 whether or not anything differs.`,
 	replay.Flags().StringVar(&policyPath, "policy", "", "a Cedar policy file or folder to decide with (default: access levels)")
 	replay.Flags().BoolVar(&noLoops, "no-loops", false, "turn the loop guard off")
 
+	verify.Flags().BoolVar(&verifyJSON, "json", false, "print {ok, events, head, checkpoints, error} as JSON")
 	cmd.AddCommand(verify, show, export, replay)
 	return cmd
 }

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,16 +113,75 @@ func TestDemoServeKeepsState(t *testing.T) {
 }
 
 // TestToolsCommandNamesMissingPins: the tools commands pointed at a folder
-// with no pin file (a wrong --data: the gateway's data folder is next to
-// its configuration) say so and how to fix it, instead of answering that
-// no tool is pinned or held.
+// with no pin file (a wrong --data, or a gateway without upstreams) say so
+// and how to fix it. Listing is no failure (a gateway without upstreams
+// pins nothing): it says where it looked; diff and approve fail.
 func TestToolsCommandNamesMissingPins(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "not-the-data-folder")
-	for _, args := range [][]string{{"list"}, {"list", "--held"}, {"diff"}, {"approve", "kb__search"}} {
+	for _, args := range [][]string{{"list"}, {"list", "--held"}} {
+		out, _, err := runCmd(t, newToolsCmd, append(args, "--data", data)...)
+		if err != nil || !strings.Contains(out, data) || !strings.Contains(out, "--data") {
+			t.Errorf("tools %s with no pins.json: err %v, out %q; want no error and a line naming %s and --data", strings.Join(args, " "), err, out, data)
+		}
+	}
+	if out, _, err := runCmd(t, newToolsCmd, "list", "--json", "--data", data); err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("tools list --json with no pins.json: %v %q, want []", err, out)
+	}
+	for _, args := range [][]string{{"diff"}, {"approve", "kb__search"}} {
 		out, _, err := runCmd(t, newToolsCmd, append(args, "--data", data)...)
 		if err == nil || !strings.Contains(err.Error(), data) || !strings.Contains(err.Error(), "--data") {
 			t.Errorf("tools %s with no pins.json: err %v, out %q; want an error naming %s and --data", strings.Join(args, " "), err, out, data)
 		}
+	}
+}
+
+// TestRequestsListFilters: requests list takes --state, --limit and
+// --json, against a running gateway; the table shows the live state,
+// refusals and cost.
+func TestRequestsListFilters(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	for i := range 3 {
+		getJSON(t, "POST", base+"/v1/calls", fmt.Sprintf(`{"request_id":"r%d","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q%d"}}]}`, i, i))
+	}
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"r9","tool_calls":[{"call_id":"c","tool":"nope","arguments":{}}]}`)
+	getJSON(t, "POST", base+"/v1/requests/r0/end", `{}`)
+	out, _, err := runCmd(t, newRequests, "list", "--api", base)
+	if err != nil || !strings.Contains(out, "REFUSED") || !regexp.MustCompile(`(?m)^r9\s+idle\s+local\s+\S+\s+1\s+1\s`).MatchString(out) {
+		t.Errorf("requests list: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newRequests, "list", "--api", base, "--state", "done", "--json")
+	var got struct {
+		Requests []struct{ ID, Activity string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Requests) != 1 || got.Requests[0].ID != "r0" || got.Requests[0].Activity != "done" {
+		t.Errorf("requests list --state done --json: %v\n%s", err, out)
+	}
+	out, _, err = runCmd(t, newRequests, "--api", base, "--state", "idle", "--limit", "2", "--json")
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Requests) != 2 {
+		t.Errorf("requests --state idle --limit 2: %v\n%s", err, out)
+	}
+	if _, _, err := runCmd(t, newRequests, "list", "--api", base, "--state", "sleeping"); err == nil || !strings.Contains(err.Error(), "waiting_for_approval") {
+		t.Errorf("an unknown state: %v, want the states named", err)
+	}
+}
+
+// TestGraphNotToTerminal: reach graph does not write an SVG to a terminal
+// without -o; it says how to get it, and -o - writes it anyway.
+func TestGraphNotToTerminal(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"g1","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q"}}]}`)
+	old := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = old }()
+	out, _, err := runCmd(t, newGraph, "g1", "--api", base)
+	if err == nil || !strings.Contains(err.Error(), "-o g1.svg") || out != "" {
+		t.Errorf("graph to a terminal: %v, %d bytes written", err, len(out))
+	}
+	if out, _, err := runCmd(t, newGraph, "g1", "--api", base, "--format", "dot"); err != nil || !strings.HasPrefix(out, "digraph") {
+		t.Errorf("graph --format dot to a terminal: %v %q", err, out)
+	}
+	if out, _, err := runCmd(t, newGraph, "g1", "--api", base, "-o", "-"); err != nil || !strings.HasPrefix(out, "<svg") {
+		t.Errorf("graph -o - to a terminal: %v %.40q", err, out)
 	}
 }
 
@@ -238,5 +302,152 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "reach stopped") {
 		t.Errorf("no shutdown line after SIGTERM:\n%s", stdout.String())
+	}
+}
+
+// TestBannerHintsAreCommands: the banner's hints for watching and steering
+// the gateway name reach's commands, not HTTP routes, and each of them, run
+// as printed (REQUEST a request's id), works against the gateway that
+// printed it.
+func TestBannerHintsAreCommands(t *testing.T) {
+	base, _, stdout := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"b1","tool_calls":[{"call_id":"c","tool":"search_kb","arguments":{"query":"q"}}]}`)
+	banner := stdout.String()
+	_, after, ok := strings.Cut(banner, "Watch and steer it:\n")
+	if !ok {
+		t.Fatalf("the banner has no hints for watching the gateway:\n%s", banner)
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	hints := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+	if len(hints) < 3 {
+		t.Fatalf("hints %q, want requests, approvals and graph", hints)
+	}
+	if strings.Contains(banner, "/v1/requests") || strings.Contains(banner, "/v1/approvals") {
+		t.Errorf("the banner names HTTP routes:\n%s", banner)
+	}
+	out := filepath.Join(t.TempDir(), "graph.svg")
+	for _, h := range hints {
+		args := strings.Fields(strings.ReplaceAll(h, "REQUEST", "b1"))
+		if args[0] != "reach" {
+			t.Errorf("hint %q is not a reach command", h)
+			continue
+		}
+		for i := range args {
+			if args[i] == "graph.svg" {
+				args[i] = out
+			}
+		}
+		var o, e bytes.Buffer
+		if err := run(t.Context(), args[1:], &o, &e); err != nil {
+			t.Errorf("%s: %v\n%s", h, err, e.String())
+		}
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("the graph hint wrote %.40q (%v), want the request's SVG", b, err)
+	}
+}
+
+// TestDemoJSON: reach demo --json prints the scenarios it ran as one JSON
+// object, each with what it reproduces, both outcomes, the tokens, whether
+// reach behaved as described, its request and the graph it wrote, and
+// nothing else; with --serve it is refused, saying what to run instead.
+func TestDemoJSON(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"demo", "--json", "--out", dir}, &out, &errOut); err != nil {
+		t.Fatalf("demo --json: %v\n%s", err, errOut.String())
+	}
+	var got struct {
+		Scenarios []struct {
+			Name, Request, Graph string
+			TokensWithout        int64 `json:"tokens_without"`
+			TokensWith           int64 `json:"tokens_with"`
+			TokensSaved          int64 `json:"tokens_saved"`
+			OK                   bool
+		}
+	}
+	printed := out.Bytes()
+	var fields map[string][]map[string]any
+	dec := json.NewDecoder(bytes.NewReader(printed))
+	if err := dec.Decode(&fields); err != nil {
+		t.Fatalf("demo --json printed no JSON object: %v\n%s", err, printed)
+	}
+	if rest, _ := io.ReadAll(bytes.NewReader(printed[dec.InputOffset():])); strings.TrimSpace(string(rest)) != "" {
+		t.Errorf("demo --json printed more than one JSON object: %q", rest)
+	}
+	if err := json.Unmarshal(printed, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Scenarios) < 5 {
+		t.Fatalf("%d scenarios, want every one the demo runs", len(got.Scenarios))
+	}
+	for i, s := range got.Scenarios {
+		for _, k := range []string{"name", "reproduces", "without_reach", "with_reach", "tokens_without", "tokens_with", "tokens_saved", "ok", "request", "graph"} {
+			if _, ok := fields["scenarios"][i][k]; !ok {
+				t.Errorf("scenario %d lacks %q", i, k)
+			}
+		}
+		if !s.OK || s.Request == "" || s.TokensSaved != s.TokensWithout-s.TokensWith {
+			t.Errorf("scenario %+v", s)
+		}
+		if b, err := os.ReadFile(s.Graph); err != nil || !bytes.HasPrefix(b, []byte("<svg")) {
+			t.Errorf("%s: graph %s: %v", s.Name, s.Graph, err)
+		}
+	}
+	err := run(t.Context(), []string{"demo", "--json", "--serve", "--out", dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "reach demo --serve") {
+		t.Errorf("demo --json --serve: %v, want a refusal that says what to run", err)
+	}
+}
+
+// TestValidateJSON: reach validate --json prints one JSON object with the
+// tools it would serve and its warnings, or, when the check fails, the
+// error with its line (and exits non-zero).
+func TestValidateJSON(t *testing.T) {
+	var out bytes.Buffer
+	good := writeConfig(t, "examples: true\n")
+	if err := run(t.Context(), []string{"validate", "--offline", "--json", "--config", good}, &out, io.Discard); err != nil {
+		t.Fatalf("validate --json: %v", err)
+	}
+	type report struct {
+		Config            string
+		OK                bool
+		Tools, Warnings   []string
+		Upstreams, Agents int
+		Offline           bool
+		Error             string
+	}
+	var got report
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("validate --json printed %q: %v", out.String(), err)
+	}
+	if got.Config != good || !got.OK || !got.Offline || !slices.Contains(got.Tools, "get_order") || got.Warnings == nil {
+		t.Errorf("validate --json = %+v, want ok with the example tools", got)
+	}
+	out.Reset()
+	bad := writeConfig(t, "examples: true\nupstrems: []\n")
+	err := run(t.Context(), []string{"validate", "--offline", "--json", "--config", bad}, &out, io.Discard)
+	got = report{}
+	if jerr := json.Unmarshal(out.Bytes(), &got); err == nil || jerr != nil || got.OK || !strings.Contains(got.Error, "line 2") || !strings.Contains(got.Error, "did you mean upstreams?") {
+		t.Errorf("validate --json of a bad configuration: %v, printed %q", err, out.String())
+	}
+}
+
+// TestErrorHintsNameCommands: what the CLI prints when the gateway finds no
+// such request or approval names the command that lists them.
+func TestErrorHintsNameCommands(t *testing.T) {
+	base, _, _ := startServe(t, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"requests", "show", "nosuch", "--api", base}, "reach requests list"},
+		{[]string{"requests", "cancel", "nosuch", "--api", base}, "reach requests list"},
+		{[]string{"approvals", "approve", "nosuch", "--api", base}, "reach approvals list"},
+	} {
+		err := run(t.Context(), c.args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reach %s: %v, want a hint naming %s", strings.Join(c.args[:3], " "), err, c.want)
+		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
@@ -20,6 +22,7 @@ import (
 
 func newDeadLetters() *cobra.Command {
 	var data, state string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "deadletters",
 		Short: "List, retry or dismiss compensations that failed",
@@ -29,13 +32,15 @@ letter: it waits in the data folder's store for an operator. "list" shows them;
 idempotency key, so it runs at most once more); "dismiss ID --note" records
 that it was settled by hand. Every action is written to the audit log.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) },
 	}
 	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
 	cmd.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	list := &cobra.Command{Use: "list", Short: "List dead letters", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state) }}
+		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) }}
 	list.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
 	var note, by string
 	dismiss := &cobra.Command{
@@ -125,7 +130,7 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 	return d, err
 }
 
-func listDeadLetters(cmd *cobra.Command, data, state string) error {
+func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
 	st, err := store.Open(cmd.Context(), data, &store.SQLiteOptions{NoCreate: true})
 	if err != nil {
 		return fmt.Errorf("opening the store in %s: %w", data, err)
@@ -138,7 +143,38 @@ func listDeadLetters(cmd *cobra.Command, data, state string) error {
 	if err != nil {
 		return err
 	}
-	tw := table(cmd.OutOrStdout(), len(ds), "no dead letters", "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
+	out := cmd.OutOrStdout()
+	if asJSON {
+		type deadJSON struct {
+			ID       int64           `json:"id"`
+			State    string          `json:"state"`
+			Request  string          `json:"request"`
+			Frame    string          `json:"frame,omitempty"`
+			Tool     string          `json:"tool"`
+			Args     json.RawMessage `json:"arguments,omitempty"`
+			Attempts int             `json:"attempts"`
+			Error    string          `json:"error,omitempty"`
+			Note     string          `json:"note,omitempty"`
+			Created  time.Time       `json:"created"`
+			Updated  time.Time       `json:"updated"`
+		}
+		js := make([]deadJSON, 0, len(ds))
+		for _, d := range ds {
+			j := deadJSON{ID: d.ID, State: d.State, Request: d.Request, Frame: d.Frame, Tool: d.Tool, Attempts: d.Attempts,
+				Error: d.Error, Note: d.Note, Created: d.Created, Updated: d.Updated}
+			if json.Valid(d.Args) {
+				j.Args = d.Args
+			}
+			js = append(js, j)
+		}
+		var b strings.Builder
+		if err := writeJSON(&b, js); err != nil {
+			return err
+		}
+		_, err := io.WriteString(out, string(printableJSON([]byte(b.String()))))
+		return err
+	}
+	tw := table(out, len(ds), "no dead letters", "ID\tSTATE\tREQUEST\tUNDO TOOL\tARGUMENTS\tATTEMPTS\tERROR\tCREATED")
 	if tw == nil {
 		return nil
 	}

@@ -4,14 +4,23 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
+
+// isTerminal reports whether w is a terminal (a variable, for tests).
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // apiFlags adds --api and --key to cmd and returns a client builder.
 func apiFlags(cmd *cobra.Command) func() *apiClient {
@@ -54,6 +63,9 @@ tokens and latency per frame. SVG needs no other program; DOT is for Graphviz.`,
 			return err
 		}
 		if out == "" || out == "-" {
+			if format == "svg" && out == "" && isTerminal(cmd.OutOrStdout()) {
+				return fmt.Errorf("an SVG drawing is not for a terminal: write it to a file with -o %s.svg and open that in a browser, or print it as text with --format dot or --format json (-o - writes the SVG here anyway)", printable(args[0]))
+			}
 			if format == "json" {
 				b = printableJSON(b)
 			} else {
@@ -74,30 +86,71 @@ func newRequests() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	client := apiFlags(cmd)
+	var state string
+	var limit int
+	var asJSON bool
 	list := func(cmd *cobra.Command, _ []string) error {
-		var out struct {
-			Requests []struct {
-				ID, State, Principal, Agent string
-				Started                     time.Time
-				ToolCalls                   int   `json:"tool_calls"`
-				Turns                       int   `json:"turns"`
-				Tokens                      int64 `json:"tokens"`
-			} `json:"requests"`
+		q := url.Values{}
+		if state != "" {
+			q.Set("state", state)
 		}
-		if _, err := client().do(cmd.Context(), http.MethodGet, "/v1/requests", nil, &out); err != nil {
+		if limit > 0 {
+			q.Set("limit", strconv.Itoa(limit))
+		}
+		path := "/v1/requests"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		if asJSON {
+			b, err := client().raw(cmd, path)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(printableJSON(b))
 			return err
 		}
-		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tTURNS\tTOKENS")
+		var out struct {
+			Requests []struct {
+				ID, State, Activity, Principal, Agent string
+				Started                               time.Time
+				ToolCalls                             int     `json:"tool_calls"`
+				Turns                                 int     `json:"turns"`
+				Tokens                                int64   `json:"tokens"`
+				Cost                                  float64 `json:"cost"`
+				Refusals                              int     `json:"refusals"`
+			} `json:"requests"`
+		}
+		if _, err := client().do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
+			return err
+		}
+		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
 		if tw == nil {
 			return nil
 		}
 		for _, r := range out.Requests {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(r.ID), printable(r.State), printable(r.Principal), r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Turns, r.Tokens)
+			st := cmp.Or(r.Activity, r.State)
+			if strings.HasPrefix(r.State, "stopped_") {
+				st += " (" + strings.TrimPrefix(r.State, "stopped_") + ")"
+			}
+			cost := "-"
+			if r.Cost > 0 {
+				cost = fmt.Sprintf("%.4f", r.Cost)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", printable(r.ID), printable(st), printable(r.Principal),
+				r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Refusals, r.Turns, r.Tokens, cost)
 		}
 		return tw.Flush()
 	}
+	listFlags := func(c *cobra.Command) {
+		c.Flags().StringVar(&state, "state", "", "only requests in this state: running, waiting_for_approval, idle, stopped or done")
+		c.Flags().IntVar(&limit, "limit", 0, "at most this many, newest first (0: all the gateway keeps)")
+		c.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON")
+	}
 	cmd.RunE = list
-	cmd.AddCommand(&cobra.Command{Use: "list", Short: "List requests, newest first", Args: cobra.NoArgs, RunE: list})
+	listFlags(cmd)
+	listCmd := &cobra.Command{Use: "list", Short: "List requests, newest first", Args: cobra.NoArgs, RunE: list}
+	listFlags(listCmd)
+	cmd.AddCommand(listCmd)
 	cmd.AddCommand(&cobra.Command{Use: "show ID", Short: "Print a request's state, budget and frames as JSON", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := client().raw(cmd, "/v1/requests/"+url.PathEscape(args[0]))

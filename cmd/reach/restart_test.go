@@ -228,7 +228,13 @@ tools:
 	if out, _, err := runCmd(t, newApprovals, append([]string{"approve", byRequest["ask"]}, api...)...); err != nil {
 		t.Fatalf("approve %s: %v %s", byRequest["ask"], err, out)
 	}
-	form := strings.NewReader(url.Values{"reason": {"fine"}}.Encode())
+	// The UI's forms carry the page's token.
+	_, apPage := get(t, base+"/ui/approvals")
+	tok := regexp.MustCompile(`name="reach-csrf" content="([^"]+)"`).FindStringSubmatch(apPage)
+	if tok == nil {
+		t.Fatal("the approvals page has no form token")
+	}
+	form := strings.NewReader(url.Values{"reason": {"fine"}, "csrf": {tok[1]}}.Encode())
 	req, _ := http.NewRequest("POST", base+"/ui/approvals/"+byRequest["ask2"]+"/approve", form)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", base)

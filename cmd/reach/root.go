@@ -1,15 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
-	"runtime/debug"
 
+	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -20,28 +18,43 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests())
+	root.Version = buildinfo.Read().String() // reach --version
+	root.SetVersionTemplate("{{.Version}}\n")
+	addLogFlags(root)
+	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
 	return root
 }
 
 func newVersion() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Short: "Print the version: the module version and the VCS revision built from",
+		Long: `Prints the version of this reach binary: the module version (v1.2.3 when
+installed with go install github.com/agentreach/reach/cmd/reach@v1.2.3, a
+pseudo-version or "(devel)" for a build in a clone), the VCS revision and its
+time when the build stamped them, and the Go version. reach --version prints
+the same.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if v == "" {
-				v = "(devel)"
-				if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-					v = bi.Main.Version
-				}
+			info := buildinfo.Read()
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), info)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "reach", v)
+			fmt.Fprintln(cmd.OutOrStdout(), info)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print it as JSON")
+	return cmd
 }
 
 // defaultData is the data folder when --data is not given.
 const defaultData = "./.reach"
+
+// writeJSON writes v as indented JSON and a newline, what --json prints.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

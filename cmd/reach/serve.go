@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +64,11 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 				}
 				cfg.Data = abs
 			}
-			return serve(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, log, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
@@ -79,13 +84,14 @@ func loadConfig(path string) (*config.Config, error) {
 	return config.Load(path)
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
 // serve builds the gateway, listens, prints how to connect, and serves
 // until ctx ends.
-func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+	return serveShowing(ctx, cfg, log, stdout, nil)
+}
+
+// serveShowing is serve with requests of other runtimes shown in the UI.
+func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, shown []*reach.Request) error {
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
 		return err
@@ -98,7 +104,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
-	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: newLogger(stderr), Version: version})
+	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
 	if err != nil {
 		ln.Close()
 		return err
@@ -132,6 +138,10 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	}
 	fmt.Fprintf(w, "  tools     %s\n", list)
 	for _, u := range g.Upstreams() {
+		if !u.Connected {
+			fmt.Fprintf(w, "  upstream  %s (%s): NOT REACHABLE, dialling it again in the background: %s\n", u.Name, u.Transport, printable(u.Error))
+			continue
+		}
 		fmt.Fprintf(w, "  upstream  %s (%s): %d tools\n", u.Name, u.Transport, u.Tools)
 	}
 	fmt.Fprintf(w, "  MCP       %s/mcp   (Streamable HTTP)\n", base)
@@ -156,9 +166,13 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		}
 		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
 	}
-	fmt.Fprintf(w, "  curl -s %s/v1/requests\n", base)
+	api := ""
+	if addr != "127.0.0.1:7400" {
+		api = " --api " + base
+	}
+	fmt.Fprintf(w, "Watch and steer it:\n  reach requests list%s       reach approvals list%s       reach graph REQUEST%s -o graph.svg\n", api, api, api)
 	if g.Config().Authenticates() {
-		fmt.Fprintf(w, "Every path but /healthz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create).\n")
+		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
 }
@@ -191,18 +205,29 @@ func bannerURL(s string) string {
 
 func newValidate() *cobra.Command {
 	var configPath string
-	var offline bool
+	var offline, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check a configuration without serving",
 		Long: `Builds everything serve would build from the configuration (connecting to each
 upstream and listing its tools, and fetching each A2A agent's card, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve.`,
+would serve.
+
+With --json it prints one JSON object: {"config", "ok", "tools": [names],
+"upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
+"error"} (and exits non-zero) when the check fails.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if configPath == "" {
 				return errors.New("validate: --config FILE is required")
+			}
+			if asJSON {
+				defer func() {
+					if err != nil {
+						writeJSON(cmd.OutOrStdout(), map[string]any{"config": configPath, "ok": false, "error": err.Error()})
+					}
+				}()
 			}
 			cfg, err := config.Load(configPath)
 			if err != nil {
@@ -211,7 +236,11 @@ would serve.`,
 			// The log is shown only when the check fails: it holds what an
 			// upstream that would not start wrote to stderr (secrets masked).
 			logs := &lockedBuffer{}
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, Logger: newLogger(logs), Version: version})
+			log, err := newLogger(cmd, logs, cfg)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Offline: offline, Ephemeral: true, RequireUpstreams: true, Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
 				if l := logs.String(); l != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "the gateway's log while checking:\n%s", printableLines(l))
@@ -225,7 +254,20 @@ would serve.`,
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
 			}
-			n := len(servedTools(g))
+			tools := servedTools(g)
+			warnings := append(g.Warnings(), agentWarnings...)
+			if asJSON {
+				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
+					Offline: offline, Warnings: warnings}
+				for _, t := range tools {
+					r.Tools = append(r.Tools, t.Name)
+				}
+				if r.Warnings == nil {
+					r.Warnings = []string{}
+				}
+				return writeJSON(cmd.OutOrStdout(), r)
+			}
+			n := len(tools)
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
 			if len(cfg.Agents) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
@@ -234,7 +276,7 @@ would serve.`,
 				fmt.Fprint(cmd.OutOrStdout(), " (offline: upstreams not contacted)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
-			for _, w := range append(g.Warnings(), agentWarnings...) {
+			for _, w := range warnings {
 				fmt.Fprintln(cmd.OutOrStdout(), "warning:", w)
 			}
 			return nil
@@ -242,7 +284,19 @@ would serve.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams or agents")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as one JSON object")
 	return cmd
+}
+
+// validateReport is what reach validate --json prints.
+type validateReport struct {
+	Config    string   `json:"config"`
+	OK        bool     `json:"ok"`
+	Tools     []string `json:"tools"`
+	Upstreams int      `json:"upstreams"`
+	Agents    int      `json:"agents"`
+	Offline   bool     `json:"offline"`
+	Warnings  []string `json:"warnings"`
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.
@@ -278,8 +332,11 @@ that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 			if err != nil {
 				return err
 			}
-			log := newLogger(cmd.ErrOrStderr())
-			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: version})
+			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
+			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agentreach/reach/internal/demo"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -219,7 +220,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if out, err := runCLI(t, "graph", "e2e", "--format", "dot", "--api", base); err != nil || !strings.HasPrefix(out, "digraph") {
 		t.Errorf("reach graph --format dot: %v\n%.300s", err, out)
 	}
-	if out, err := runCLI(t, "requests", "--api", base); err != nil || !strings.Contains(out, "e2e") || !strings.Contains(out, "stopped_cancel") {
+	if out, err := runCLI(t, "requests", "--api", base); err != nil || !strings.Contains(out, "e2e") || !strings.Contains(out, "stopped (cancel)") {
 		t.Errorf("reach requests: %v\n%s", err, out)
 	}
 	if _, err := runCLI(t, "graph", "nobody", "--api", base); err == nil {
@@ -362,6 +363,26 @@ func TestDemoServe(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s = %d", p, resp.StatusCode)
 		}
+	}
+	// The UI shows the scenarios it ran: each a request with its graph.
+	resp, err := http.Get(base + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ids := regexp.MustCompile(`<tr data-request="([^"]+)"`).FindAllSubmatch(page, -1)
+	if want := len(demo.Run(t.Context())); len(ids) < want {
+		t.Fatalf("the UI lists %d requests, want the %d scenarios the demo ran", len(ids), want)
+	}
+	resp, err = http.Get(base + "/ui/requests/" + string(ids[0][1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), `<g class="frame`) {
+		t.Errorf("a scenario's page = %d, with no graph", resp.StatusCode)
 	}
 	if err := stop(); err != nil {
 		t.Errorf("demo --serve ended with %v, want nil on cancel", err)

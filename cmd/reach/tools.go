@@ -56,12 +56,23 @@ running gateway sees the approval within seconds, without a restart.`,
 		return pin.Open(pin.Path(data))
 	}
 
-	var held bool
+	var held, asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the pinned tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			_, noStore := os.Stat(filepath.Join(data, store.DefaultFile))
+			if _, noFile := os.Stat(pin.Path(data)); errors.Is(noStore, fs.ErrNotExist) && errors.Is(noFile, fs.ErrNotExist) {
+				// Nothing pinned yet is no failure: a gateway without
+				// upstreams pins nothing. Say where it looked.
+				if asJSON {
+					return writeJSON(out, []pin.Pin{})
+				}
+				fmt.Fprintf(out, "no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them; a gateway of another data folder: --data)\n", data)
+				return nil
+			}
 			s, err := open(cmd.Context())
 			defer done()
 			if err != nil {
@@ -71,7 +82,13 @@ running gateway sees the approval within seconds, without a restart.`,
 			if err != nil {
 				return err
 			}
-			tw := table(cmd.OutOrStdout(), len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+			if asJSON {
+				if pins == nil {
+					pins = []pin.Pin{}
+				}
+				return writeJSON(out, pins)
+			}
+			tw := table(out, len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
 			if tw == nil {
 				return nil
 			}
@@ -86,6 +103,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		},
 	}
 	list.Flags().BoolVar(&held, "held", false, "only tools with a change waiting")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
 	diff := &cobra.Command{
 		Use:   "diff [TOOL]",

@@ -538,3 +538,42 @@ func TestJWTCachedTokenOutlivesNoKey(t *testing.T) {
 		}
 	})
 }
+
+// TestCredential: the login form's check takes a key or a JWT; a JWT's
+// identity holds until its expiry, a key's until it is revoked (Valid).
+func TestCredential(t *testing.T) {
+	rs := newRSA(t, "rsa-1", 2048)
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	writeJWKS(t, path, rs)
+	v, err := NewVerifier(&JWTOptions{JWKS: path, Issuer: issuer, Audience: "reach"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := OpenKeys(filepath.Join(t.TempDir(), "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, key, err := keys.Create(KeySpec{Principal: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(&Options{Keys: keys, JWT: v})
+	exp := time.Now().Add(time.Hour).Truncate(time.Second)
+	id, until, err := a.Credential(t.Context(), rs.token(t, nil, claims(func(c map[string]any) { c["exp"] = exp.Unix() })))
+	if err != nil || id.Principal != "alice" || !until.Equal(exp) || !a.Valid(id) {
+		t.Errorf("a JWT: %+v until %v (%v), want alice until %v", id, until, err, exp)
+	}
+	id, until, err = a.Credential(t.Context(), secret)
+	if err != nil || id.Principal != "bob" || !until.IsZero() || !a.Valid(id) {
+		t.Fatalf("a key: %+v until %v (%v)", id, until, err)
+	}
+	if _, _, err := a.Credential(t.Context(), "rk_nope"); !errors.Is(err, ErrBadKey) {
+		t.Errorf("an unknown key: %v", err)
+	}
+	if err := keys.Revoke(key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if a.Valid(id) {
+		t.Error("a revoked key's identity is still valid")
+	}
+}

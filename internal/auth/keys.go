@@ -235,3 +235,16 @@ func (k *Keys) Authenticate(secret string) (*Identity, bool) {
 	return &Identity{Principal: key.Principal, Roles: slices.Clone(key.Roles), Tenant: key.Tenant,
 		Attributes: maps.Clone(key.Attributes), Method: "api_key", KeyID: key.ID}, true
 }
+
+// Active reports whether the key with that id exists and is not revoked.
+func (k *Keys) Active(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.refresh(false) // on error, the keys last read stay in force
+	for _, key := range k.keys {
+		if key.ID == id {
+			return key.Revoked == nil
+		}
+	}
+	return false
+}

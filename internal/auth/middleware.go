@@ -1,12 +1,14 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Options configure an Authenticator. A nil *Options, or one with neither
@@ -133,4 +135,35 @@ func unauthorized(w http.ResponseWriter, err error) {
 		"message":    msg,
 		"suggestion": "Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.",
 	}})
+}
+
+// Credential checks one credential, as the UI's login form receives it: an
+// API key (rk_...) or a JWT. It returns the identity and until when the
+// credential holds (a JWT's expiry; zero for a key, which holds until it is
+// revoked: see Valid).
+func (a *Authenticator) Credential(ctx context.Context, cred string) (*Identity, time.Time, error) {
+	if strings.HasPrefix(cred, KeyPrefix) || a.jwt == nil {
+		id, err := a.apiKey(cred)
+		return id, time.Time{}, err
+	}
+	id, err := a.jwt.Verify(ctx, cred)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	_, claims, _, _, err := ParseJWT(cred)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	exp, _, _ := numericDate(claims, "exp")
+	return id, exp, nil
+}
+
+// Valid reports whether an identity this Authenticator returned still
+// holds: for an API key, that it is not revoked; a JWT holds until it
+// expires.
+func (a *Authenticator) Valid(id *Identity) bool {
+	if id.Method != "api_key" {
+		return true
+	}
+	return a.keys != nil && a.keys.Active(id.KeyID)
 }

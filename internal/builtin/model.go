@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
 )
 
@@ -19,8 +20,15 @@ import (
 type Model interface {
 	// Name is the model's name, recorded on its frames.
 	Name() string
-	// Complete answers one model call: text, or tool calls to make first.
-	Complete(ctx context.Context, msgs []openai.Message, tools []string) (*Reply, error)
+	// Complete answers one model call: text, or tool calls to make first
+	// (of the tools offered).
+	Complete(ctx context.Context, msgs []openai.Message, tools []reach.Tool) (*Reply, error)
+}
+
+// Timeouter is a Model whose calls each have a time bound: a tool that
+// asks it bounds itself by that, not by the runtime's default.
+type Timeouter interface {
+	Timeout() time.Duration
 }
 
 // Reply is a model's answer: text, or tool calls (each run through the
@@ -41,7 +49,7 @@ type Scripted struct{}
 func (Scripted) Name() string { return "scripted" }
 
 // Complete implements Model.
-func (Scripted) Complete(_ context.Context, msgs []openai.Message, tools []string) (*Reply, error) {
+func (Scripted) Complete(_ context.Context, msgs []openai.Message, tools []reach.Tool) (*Reply, error) {
 	var user, tool string
 	for _, m := range msgs {
 		switch m.Role {
@@ -52,7 +60,7 @@ func (Scripted) Complete(_ context.Context, msgs []openai.Message, tools []strin
 		}
 	}
 	in := int64(len(strings.Fields(user)) + len(strings.Fields(tool)) + 20)
-	if tool == "" && slices.Contains(tools, "search_kb") {
+	if tool == "" && slices.ContainsFunc(tools, func(t reach.Tool) bool { return t.Name == "search_kb" }) {
 		args, _ := json.Marshal(map[string]any{"query": user, "limit": 1})
 		return &Reply{ToolCalls: []reach.Call{{ID: "kb", Tool: "search_kb", Arguments: args}},
 			Usage: reach.TokenUsage{Input: in, Output: 12}}, nil
@@ -70,10 +78,12 @@ func (Scripted) Complete(_ context.Context, msgs []openai.Message, tools []strin
 }
 
 // OpenAI is a Model served by an OpenAI-compatible chat completions
-// endpoint (without tools: it formats text). Make one with NewOpenAI.
+// endpoint: it offers the model the tools it is given, as functions, and
+// passes on the tool calls the model chooses. Make one with NewOpenAI.
 type OpenAI struct {
-	name   string
-	client *openai.Client
+	name    string
+	timeout time.Duration
+	client  *openai.Client
 }
 
 // NewOpenAI returns the model name (if empty, openai.DefaultModel) of the
@@ -86,17 +96,34 @@ func NewOpenAI(baseURL, apiKey, name string, timeout time.Duration) *OpenAI {
 	if name == "" {
 		name = openai.DefaultModel
 	}
-	return &OpenAI{name: name, client: &openai.Client{BaseURL: baseURL, APIKey: apiKey,
+	return &OpenAI{name: name, timeout: timeout, client: &openai.Client{BaseURL: baseURL, APIKey: apiKey,
 		HTTP: &http.Client{Timeout: timeout}, MaxAnswer: 4 << 20}}
 }
+
+// Timeout implements Timeouter: the bound of one call.
+func (m *OpenAI) Timeout() time.Duration { return m.timeout }
 
 // Name implements Model.
 func (m *OpenAI) Name() string { return m.name }
 
 // Complete implements Model. Its failures are tool errors: unavailable
 // (the endpoint did not answer, or answered 429 or 5xx) or model_error.
-func (m *OpenAI) Complete(ctx context.Context, msgs []openai.Message, _ []string) (*Reply, error) {
-	resp, err := m.client.Complete(ctx, &openai.Request{Model: m.name, Messages: msgs})
+func (m *OpenAI) Complete(ctx context.Context, msgs []openai.Message, tools []reach.Tool) (*Reply, error) {
+	client := m.client
+	if f, ok := reach.FrameFrom(ctx); ok { // the model's spans join the trace, under this call's
+		c := *m.client
+		c.Header = http.Header{link.HeaderTraceparent: {link.Traceparent(f.Request, f.ID)}}
+		client = &c
+	}
+	req := &openai.Request{Model: m.name, Messages: msgs}
+	for _, t := range tools {
+		params := t.InputSchema
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object"}`)
+		}
+		req.Tools = append(req.Tools, openai.ToolDef{Type: "function", Function: openai.FunctionDef{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	resp, err := client.Complete(ctx, req)
 	var oe *openai.Error
 	if errors.As(err, &oe) {
 		switch oe.Kind {
@@ -118,20 +145,41 @@ func (m *OpenAI) Complete(ctx context.Context, msgs []openai.Message, _ []string
 		return nil, err
 	}
 	text := resp.Message.Content
-	return &Reply{Text: text, Usage: reach.TokenUsage{Input: resp.Usage.PromptTokens, Output: resp.Usage.CompletionTokens, Text: text}}, nil
+	reply := &Reply{Text: text, Usage: reach.TokenUsage{Input: resp.Usage.PromptTokens, Output: resp.Usage.CompletionTokens, Model: resp.Model, Text: text}}
+	for i, tc := range resp.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i+1)
+		}
+		args := json.RawMessage(tc.Function.Arguments)
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		reply.ToolCalls = append(reply.ToolCalls, reach.Call{ID: id, Tool: tc.Function.Name, Arguments: args})
+	}
+	return reply, nil
 }
 
 // Runtime is what the built-in tools need of the runtime that runs them.
 type Runtime interface {
 	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
 	Call(ctx context.Context, c *reach.Call) *reach.Result
+	Tool(name string) (reach.Tool, bool)
 }
 
 // runModel runs a small agent loop inside a tool's Func: each model call is
-// a model frame under the tool's frame (so reach sees the nesting), the tool
-// calls the model asks for run through the runtime under that model frame,
-// and their results go back to the model. At most rounds model calls.
-func runModel(ctx context.Context, rt Runtime, m Model, msgs []openai.Message, tools []string, rounds int) (string, error) {
+// a model frame under the tool's frame (so reach sees the nesting), the
+// model is offered the tools named (those the runtime has), the tool calls
+// it asks for run through the runtime under that model frame, and their
+// results go back to it as tool messages after its own. At most rounds
+// model calls.
+func runModel(ctx context.Context, rt Runtime, m Model, msgs []openai.Message, names []string, rounds int) (string, error) {
+	var tools []reach.Tool
+	for _, n := range names {
+		if t, ok := rt.Tool(n); ok {
+			tools = append(tools, t)
+		}
+	}
 	for range rounds {
 		mctx, turn, err := rt.BeginModel(ctx, m.Name())
 		if err != nil {
@@ -146,11 +194,17 @@ func runModel(ctx context.Context, rt Runtime, m Model, msgs []openai.Message, t
 			turn.EndModel(reply.Usage)
 			return reply.Text, nil
 		}
+		asked := openai.Message{Role: "assistant", Content: reply.Text}
+		for _, c := range reply.ToolCalls {
+			asked.ToolCalls = append(asked.ToolCalls, openai.ToolCall{ID: c.ID, Type: "function",
+				Function: openai.FunctionCall{Name: c.Tool, Arguments: string(c.Arguments)}})
+		}
+		msgs = append(msgs, asked)
 		for _, c := range reply.ToolCalls {
 			res := rt.Call(mctx, &c)
-			msgs = append(msgs, openai.Message{Role: "tool", Content: res.ModelText()})
+			msgs = append(msgs, openai.Message{Role: "tool", ToolCallID: c.ID, Content: res.ModelText()})
 		}
 		turn.EndModel(reply.Usage)
 	}
-	return "", errors.New("the model did not answer within its rounds")
+	return "", fmt.Errorf("the model asked for tools %d times in a row without answering", rounds)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/openai"
@@ -56,6 +57,19 @@ func newShop() *shop {
 		s.orders[o.ID] = o
 	}
 	return s
+}
+
+// modelRounds bounds the model calls of one format_answer.
+const modelRounds = 3
+
+// modelBound is how long format_answer may take: modelRounds calls of m,
+// each within m's own timeout, and a little for the tools they ask for;
+// zero (the runtime's default) for a model without a timeout.
+func modelBound(m Model) time.Duration {
+	if t, ok := m.(Timeouter); ok && t.Timeout() > 0 {
+		return modelRounds*t.Timeout() + 10*time.Second
+	}
+	return 0
 }
 
 // Tools returns a new shop's tools; format_answer asks m, through rt.
@@ -106,6 +120,11 @@ func Tools(rt Runtime, m Model) []reach.Tool {
 			Access:     reach.Read,
 			Reentrancy: reach.Reentrant,
 			Tags:       []string{"kb"},
+			// Its model calls are paid for: a slow or failing model is not
+			// asked again as a read would be, and the model's own timeout
+			// bounds each of them (modelRounds of them at most).
+			Retry:   &reach.RetryPolicy{Attempts: 1},
+			Timeout: modelBound(m),
 			Func: reach.Func(func(ctx context.Context, in struct {
 				Text string `json:"text"`
 			}) (map[string]string, error) {
@@ -113,7 +132,7 @@ func Tools(rt Runtime, m Model) []reach.Tool {
 					{Role: "system", Content: "Format the user's text as a short, friendly markdown answer for a customer. Cite the knowledge base where it helps."},
 					{Role: "user", Content: in.Text},
 				}
-				text, err := runModel(ctx, rt, m, msgs, []string{"search_kb"}, 3)
+				text, err := runModel(ctx, rt, m, msgs, []string{"search_kb"}, modelRounds)
 				if err != nil {
 					return nil, err
 				}

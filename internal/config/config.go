@@ -23,10 +23,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/a2a"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
@@ -90,6 +92,9 @@ type Config struct {
 	Model *ModelConfig `yaml:"model"`
 	// Telemetry configures traces; /metrics is always served.
 	Telemetry *TelemetryConfig `yaml:"telemetry"`
+	// Log sets the format and level of the gateway's log (the command
+	// line's --log-format and --log-level win).
+	Log *LogConfig `yaml:"log"`
 	// Approvals configure the confirmation queue (P4).
 	Approvals *ApprovalsConfig `yaml:"approvals"`
 	// Secrets name a file of secret values (NAME=VALUE lines or a JSON
@@ -139,6 +144,11 @@ type Upstream struct {
 	Prefix *string `yaml:"prefix"`
 	// Timeout bounds connecting and listing tools; if zero, 30s.
 	Timeout Duration `yaml:"timeout"`
+	// Required makes the gateway refuse to start while the upstream cannot
+	// be reached, and /readyz answer 503 while it is not connected; an
+	// upstream that is not required and cannot be reached at start is
+	// retried in the background (the gateway starts degraded).
+	Required bool `yaml:"required"`
 	// Breaker configures the upstream's circuit breaker, shared by its
 	// tools; absent, the top-level breaker.
 	Breaker *Breaker `yaml:"breaker"`
@@ -568,6 +578,37 @@ type TelemetryConfig struct {
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
 }
 
+// LogConfig is the format and level of the gateway's log.
+type LogConfig struct {
+	// Format is "text" (the default, logfmt) or "json".
+	Format string `yaml:"format"`
+	// Level is "debug", "info" (the default), "warn" or "error".
+	Level string `yaml:"level"`
+}
+
+// ParseLogLevel reads a log level: debug, info, warn or error.
+func ParseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("%q is not a log level: write debug, info, warn or error", s)
+}
+
+// CheckLogFormat checks a log format: text or json.
+func CheckLogFormat(s string) error {
+	if s == "" || s == "text" || s == "json" {
+		return nil
+	}
+	return fmt.Errorf("%q is not a log format: write text or json", s)
+}
+
 // ApprovalsConfig configures the confirmation queue.
 type ApprovalsConfig struct {
 	// TTL is how long an approval waits for a decision; if zero, 15m.
@@ -712,7 +753,11 @@ func cleanYAMLError(err error) error {
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
+			hint := didYouMean(m)
 			m = typeNameRE.ReplaceAllString(m, " here")
+			if hint != "" {
+				m += " (did you mean " + hint + "?)"
+			}
 			m = strings.Replace(m, "field ", "unknown field ", 1)
 			m = strings.Replace(m, " not found here", "", 1)
 			msgs[i] = yamlWords.Replace(m)
@@ -827,6 +872,54 @@ func tabIndented(data []byte) int {
 	}
 	return 0
 }
+
+// unknownFieldRE reads the YAML library's "field X not found in type T".
+var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type [\w.\[\]*]*\.(\w+)`)
+
+// didYouMean names the known key closest to an unknown one in the
+// library's message, or "" if none is close.
+func didYouMean(msg string) string {
+	m := unknownFieldRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	best, bestD := "", 1<<30
+	for _, k := range configKeys()[m[2]] {
+		if d := names.Distance(strings.ToLower(m[1]), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD > max(2, len(m[1])/3) {
+		return ""
+	}
+	return best
+}
+
+// configKeys maps the name of each struct type of a Config to its YAML
+// keys.
+var configKeys = sync.OnceValue(func() map[string][]string {
+	keys := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || keys[t.Name()] != nil {
+			return
+		}
+		keys[t.Name()] = []string{}
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			keys[t.Name()] = append(keys[t.Name()], tag)
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return keys
+})
 
 var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)
 
@@ -974,6 +1067,14 @@ var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // check validates values that decoding cannot: each error names its line.
 func (c *Config) check() error {
+	if l := c.Log; l != nil {
+		if err := CheckLogFormat(l.Format); err != nil {
+			return c.Errorf([]any{"log", "format"}, "log: %v", err)
+		}
+		if _, err := ParseLogLevel(l.Level); err != nil {
+			return c.Errorf([]any{"log", "level"}, "log: %v", err)
+		}
+	}
 	if c.Listen != "" {
 		if err := CheckListen(c.Listen, c.Authenticates()); err != nil {
 			return c.Errorf([]any{"listen"}, "%v", err)

@@ -68,7 +68,11 @@ func TestParseConfigErrorsNameTheLine(t *testing.T) {
 		want       []string // substrings of the error
 	}{
 		{"unknown top-level field", "listen: 127.0.0.1:1\nlisten_on: x\n", []string{"line 2", "unknown field listen_on"}},
-		{"unknown nested field", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    header: {}\n", []string{"line 4", "header"}},
+		{"unknown nested field", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    header: {}\n", []string{"line 4", "header (did you mean headers?)"}},
+		{"misspelled key", "upstrems:\n  - name: a\n", []string{"line 1", "unknown field upstrems (did you mean upstreams?)"}},
+		{"misspelled deep key", "telemetry: {otlp_endpont: http://x}\n", []string{"line 1", "(did you mean otlp_endpoint?)"}},
+		{"bad log format", "log: {format: xml}\n", []string{"line 1", `"xml" is not a log format`}},
+		{"bad log level", "log:\n  level: loud\n", []string{"line 2", `"loud" is not a log level`}},
 		{"bad duration", "tools:\n  a: {timeout: soon}\n", []string{"line 2", `"soon" is not a duration`}},
 		{"negative duration", "idle_gap: -1s\n", []string{"line 1", "not a duration"}},
 		{"wrong type", "max_body_bytes: lots\n", []string{"line 1", "lots"}},

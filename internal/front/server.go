@@ -457,8 +457,21 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
+	cctx, kept := upstream.Keep(cctx)
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
-	return mcpResult(res, r.ID()), nil
+	out := mcpResult(res, r.ID())
+	if !s.shaped(c.params.Name) {
+		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
+	}
+	return out, nil
+}
+
+// shaped reports whether the tool's results are shaped for the model (its
+// shape: in the configuration, or its own): then the client gets reach's
+// rendering of the shaped data, not the upstream's blocks.
+func (s *Server) shaped(name string) bool {
+	t, ok := s.rt.Tool(name)
+	return ok && t.Shape != nil
 }
 
 // mcpResult renders a reach result as an MCP tool result.
@@ -650,7 +663,7 @@ func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id stri
 				continue
 			}
 			n++
-			msg := fmt.Sprintf("%s waits for approval (GET /v1/approvals)", waiting.Name)
+			msg := fmt.Sprintf("%s waits for approval (reach approvals list, or the UI's approvals)", waiting.Name)
 			if e := waiting.Err(); e != nil && e.Message != "" {
 				msg = e.Message
 			}

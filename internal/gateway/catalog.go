@@ -289,9 +289,15 @@ func (g *Gateway) exposedElsewhere(name, up string) bool {
 }
 
 // missingTool explains a call of a tool that is not registered because its
-// changed definition is held (reach.Options.Missing): the caller learns it
-// is held, not that it does not exist, and who can let it through.
+// upstream has not been reached yet, or because its changed definition is
+// held (reach.Options.Missing): the caller learns which, not that it does
+// not exist, and what to do.
 func (g *Gateway) missingTool(name string) *reach.Error {
+	if g.pool != nil {
+		if e := g.pool.Unreached(name); e != nil { // an upstream not reached since the start: its tools are not known yet
+			return e
+		}
+	}
 	if !g.awaitingApproval(name) {
 		return nil
 	}

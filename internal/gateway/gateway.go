@@ -46,6 +46,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -86,9 +87,15 @@ type Options struct {
 	// Ephemeral keeps no state in the data folder (no store, audit log or
 	// checkpoints), for checking a configuration.
 	Ephemeral bool
+	// RequireUpstreams treats every upstream as required: one that cannot
+	// be reached fails New, for checking a configuration (reach validate).
+	RequireUpstreams bool
 	// Recorder, if not nil, is told about every frame too (after the
 	// statistics, metrics and tracer), e.g. an audit log.
 	Recorder reach.Recorder
+	// Shown are requests of other runtimes that the web UI shows too, after
+	// the gateway's own (reach demo --serve shows the scenarios it ran).
+	Shown []*reach.Request
 }
 
 // Gateway serves a runtime's tools over MCP and HTTP. Make one with New;
@@ -129,8 +136,9 @@ type Gateway struct {
 	levels front.Levels   // the logging levels the MCP clients asked for
 	pool   *upstream.Pool // nil offline
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool
+	draining atomic.Bool // Serve is shutting down: /readyz answers 503
 }
 
 // New builds a gateway from cfg: the runtime, the built-in tools, the
@@ -211,7 +219,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	}
 	if !g.opts.Offline {
 		pool, err := upstream.Connect(ctx, g.ctx, &upstream.Options{Config: cfg, Runner: g, Catalog: g, Levels: &g.levels, Models: g.rt,
-			Redactor: g.redactor, Version: g.version(), Logger: g.log})
+			Redactor: g.redactor, Version: g.version(), Logger: g.log, RequireAll: g.opts.RequireUpstreams})
 		if err != nil {
 			g.Close()
 			return nil, err
@@ -333,6 +341,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	g.log.Info("shutting down")
+	g.draining.Store(true) // /readyz: no more traffic
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	// Streams (SSE GETs) never finish by themselves: end the sessions first.
@@ -434,7 +443,7 @@ func (g *Gateway) newServer() *httpapi.Server {
 			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,
 	}
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentreach/reach/internal/link"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // An example policy in front of the real server-filesystem refuses path
@@ -76,5 +79,73 @@ policy: {path: %s}
 		if res.Status != reach.StatusRefused || res.Error.Guard != "authorize" || !strings.Contains(res.Error.Message, "sandbox") {
 			t.Errorf("%s: %s %+v, want a policy refusal before the upstream", hostile, res.Status, res.Error)
 		}
+	}
+}
+
+// TestFilesystemPassthrough: an MCP client that calls the real
+// server-filesystem's read_text_file through the gateway gets what the
+// server sent: the text block "hello from fs" as it is, and the same
+// structuredContent, not the structured content's JSON in place of the
+// text; with a shape: on the tool, the client gets reach's shaped result.
+func TestFilesystemPassthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	cache := npmCache(t)
+	fsServer := filepath.Join(cache, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+	if _, err := os.Stat(fsServer); err != nil {
+		t.Skip("server-filesystem not installed (scripts/npm-deps.sh)")
+	}
+	sandbox, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sandbox, "notes.txt")
+	os.WriteFile(file, []byte("hello from fs\n"), 0o644)
+	// Read it directly from the server first: what it sends is the
+	// reference.
+	direct := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	dcs, err := direct.Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command("node", fsServer, sandbox)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := dcs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": file}})
+	dcs.Close()
+	if err != nil || want.StructuredContent == nil {
+		t.Fatalf("server-filesystem directly: %v %+v (this test wants a result with structuredContent)", err, want)
+	}
+	for _, shaped := range []bool{false, true} {
+		t.Run(fmt.Sprint("shaped=", shaped), func(t *testing.T) {
+			extra := ""
+			if shaped {
+				extra = "tools:\n  fs__read_text_file: {shape: {max_bytes: 8}}\n"
+			}
+			cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: fs\n    command: [node, %s, %s]\n%s", fsServer, sandbox, extra)), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := newTestGateway(t, cfg)
+			cs := connectMCP(t, g, nil)
+			got, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "fs__read_text_file", Arguments: map[string]any{"path": file}})
+			if err != nil || got.IsError {
+				t.Fatalf("through the gateway: %v %+v", err, got)
+			}
+			wantContent, _ := json.Marshal(want.Content)
+			gotContent, _ := json.Marshal(got.Content)
+			wantSC, _ := json.Marshal(want.StructuredContent)
+			gotSC, _ := json.Marshal(got.StructuredContent)
+			if !shaped {
+				if string(gotContent) != string(wantContent) || string(gotSC) != string(wantSC) {
+					t.Errorf("the client got content %s, structuredContent %s; the server sent %s and %s", gotContent, gotSC, wantContent, wantSC)
+				}
+				if got.Meta[link.MetaRequest] == nil || got.Meta[link.MetaFrame] == nil {
+					t.Errorf("the result lacks reach's _meta: %v", got.Meta)
+				}
+				return
+			}
+			if string(gotContent) == string(wantContent) {
+				t.Errorf("with shape: max_bytes 8, the client got the upstream's blocks unshaped: %s", gotContent)
+			}
+		})
 	}
 }

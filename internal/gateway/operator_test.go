@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -237,15 +239,24 @@ func TestForeignTraceparentIsContinued(t *testing.T) {
 	if got := r.Trace(); hex.EncodeToString(got[:]) != foreign {
 		t.Errorf("a request begun for a call with another tracer's traceparent is in trace %x, want %s", got, foreign)
 	}
-	// Each call's span is the child of the caller's span that sent it.
+	// Each call's SERVER span is the child of the caller's span that sent
+	// it, and the CLIENT span of the call to the upstream (the frame's, whose
+	// id the upstream was told) its child.
 	want := map[string]string{fmt.Sprint(res.Meta[link.MetaFrame]): "b7ad6b7169203331", fmt.Sprint(path(out, "results", 0, "frame")): "b7ad6b7169203332"}
 	if err := g.Close(); err != nil { // flushes the spans
 		t.Fatal(err)
 	}
-	for _, sp := range exported() {
+	spans := exported()
+	byID := map[string]*tracev1.Span{}
+	for _, sp := range spans {
+		byID[hex.EncodeToString(sp.SpanId)] = sp
+	}
+	for _, sp := range spans {
 		if parent, ok := want[hex.EncodeToString(sp.SpanId)]; ok {
-			if got := hex.EncodeToString(sp.ParentSpanId); got != parent || hex.EncodeToString(sp.TraceId) != foreign {
-				t.Errorf("span %s: trace %x, parent %s; want trace %s, parent %s", sp.Name, sp.TraceId, got, foreign, parent)
+			server := byID[hex.EncodeToString(sp.ParentSpanId)]
+			if sp.Kind != tracev1.Span_SPAN_KIND_CLIENT || server == nil || server.Kind != tracev1.Span_SPAN_KIND_SERVER ||
+				hex.EncodeToString(server.ParentSpanId) != parent || hex.EncodeToString(sp.TraceId) != foreign {
+				t.Errorf("span %s (%v): trace %x, under %v; want a CLIENT span in trace %s under a SERVER span under %s", sp.Name, sp.Kind, sp.TraceId, server, foreign, parent)
 			}
 			delete(want, hex.EncodeToString(sp.SpanId))
 		}
@@ -317,5 +328,103 @@ func TestOperatorRoutesAuthorizeFirst(t *testing.T) {
 	}
 	if _, body := rawAs(t, keys["dave"], "GET", url+"/metrics", ""); !strings.Contains(body, "search_kb") {
 		t.Errorf("an operator's /metrics lacks the calls made:\n%.500s", body)
+	}
+}
+
+// TestMetricsScrape: the gateway's /metrics, parsed as Prometheus does,
+// has the process and Go collectors, reach_build_info, the upstream's up
+// gauge and call duration, and the requests by state.
+func TestMetricsScrape(t *testing.T) {
+	g, _, srv := upstreamGateway(t, probeConfig)
+	cs := connectMCP(t, g, nil)
+	callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("Prometheus cannot parse /metrics: %v", err)
+	}
+	value := func(name, label, want string) (float64, bool) {
+		for _, m := range fams[name].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == want {
+					if h := m.GetHistogram(); h != nil {
+						return float64(h.GetSampleCount()), true
+					}
+					return m.GetGauge().GetValue() + m.GetCounter().GetValue(), true
+				}
+			}
+		}
+		return 0, false
+	}
+	if v, ok := value("reach_upstream_up", "upstream", "up"); !ok || v != 1 {
+		t.Errorf("reach_upstream_up{upstream=up} = %v (%v), want 1", v, ok)
+	}
+	if v, ok := value("reach_upstream_call_duration_seconds", "upstream", "up"); !ok || v != 1 {
+		t.Errorf("reach_upstream_call_duration_seconds{upstream=up} count = %v (%v), want 1", v, ok)
+	}
+	if _, ok := value("reach_requests_active", "state", "idle"); !ok {
+		t.Error("no reach_requests_active{state=idle}")
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "reach_build_info", "reach_tool_calls_total"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}
+
+// TestProbes: /livez is 200 while the gateway serves; /readyz is 503 while
+// a required upstream is down and while the gateway shuts down, 200 with
+// only an optional one down; /healthz reports degraded with 200; none needs
+// credentials.
+func TestProbes(t *testing.T) {
+	for _, required := range []bool{false, true} {
+		t.Run(fmt.Sprint("required=", required), func(t *testing.T) {
+			p := newUpstreamProbe()
+			up := serveUpstream(t, p)
+			cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\n    required: %v\n", up.URL, required)), os.LookupEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := newTestGateway(t, cfg)
+			srv := serveTest(t, g)
+			for _, path := range []string{"/livez", "/readyz", "/healthz"} {
+				if code, body := get(t, srv.URL+path); code != 200 {
+					t.Errorf("GET %s = %d %s, want 200", path, code, body)
+				}
+			}
+			// The upstream goes away: a call finds it unreachable.
+			up.CloseClientConnections()
+			up.Close()
+			cs := connectMCP(t, g, nil)
+			cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+			if code, body := get(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(body, `"status":"degraded"`) || !strings.Contains(body, fmt.Sprintf(`"ready":%v`, !required)) {
+				t.Errorf("/healthz with the upstream down = %d %s, want 200, degraded, ready %v", code, body, !required)
+			}
+			code, body := get(t, srv.URL+"/readyz")
+			if required && (code != http.StatusServiceUnavailable || !strings.Contains(body, "required upstream up is not connected")) {
+				t.Errorf("/readyz with a required upstream down = %d %s, want 503 naming it", code, body)
+			}
+			if !required && code != 200 {
+				t.Errorf("/readyz with an optional upstream down = %d %s, want 200", code, body)
+			}
+			if code, _ := get(t, srv.URL+"/livez"); code != 200 {
+				t.Errorf("/livez with the upstream down = %d, want 200", code)
+			}
+			g.draining.Store(true)
+			if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+				t.Errorf("/readyz while shutting down = %d %s", code, body)
+			}
+		})
+	}
+	_, url, _, _ := authGateway(t, "")
+	for _, p := range []string{"/livez", "/readyz", "/healthz"} {
+		if code, body := get(t, url+p); code != 200 {
+			t.Errorf("with auth, GET %s without credentials = %d %s, want 200", p, code, body)
+		}
 	}
 }

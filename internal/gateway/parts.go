@@ -43,7 +43,9 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 	if !g.cfg.Authenticates() {
 		return nil, nil
 	}
-	opts := &auth.Options{Logger: g.log.With("component", "auth")}
+	// Open without credentials: health and the probes (the UI, and the
+	// redirect of a browser's GET / to it, are served before: httpapi).
+	opts := &auth.Options{Logger: g.log.With("component", "auth"), Open: []string{"/healthz", "/livez", "/readyz"}}
 	if a.Keys {
 		dir, err := g.cfg.EnsureDataDir()
 		if err != nil {
@@ -112,7 +114,7 @@ func principalFor(id *auth.Identity) policy.Principal {
 // operators builds the recorders and the approval queue into ro.
 func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	g.stats = telemetry.NewStats(0).WithTools(g.catalog.Has)
-	g.metrics = telemetry.NewMetrics().WithTools(g.catalog.Has)
+	g.metrics = telemetry.NewMetrics().WithTools(g.catalog.Has).WithUpstreams(g.upstreamsUp, g.upstreamName).WithRequests(g.activeRequests)
 	recs := []reach.Recorder{g.stats, g.metrics}
 	if t := g.cfg.Telemetry; t != nil && t.OTLPEndpoint != "" {
 		if !strings.HasPrefix(t.OTLPEndpoint, "http://") && !strings.HasPrefix(t.OTLPEndpoint, "https://") {
@@ -122,7 +124,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 		if err != nil {
 			return g.cfg.Errorf([]any{"telemetry", "otlp_endpoint"}, "telemetry: %v", err)
 		}
-		g.tracer = telemetry.NewTracer(exp, nil)
+		g.tracer = telemetry.NewTracer(exp, &telemetry.TracerOptions{Served: true, Version: g.opts.Version, Peer: g.peer})
 		g.metrics.WithSpanDrops(g.tracer)
 		recs = append(recs, g.tracer)
 	}

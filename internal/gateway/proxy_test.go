@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type fakeOpenAI struct {
 	n        atomic.Int64
 	mu       sync.Mutex
 	bodies   []map[string]any
+	parents  []string // the traceparent of each call
 }
 
 func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +47,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
 	f.bodies = append(f.bodies, body)
+	f.parents = append(f.parents, r.Header.Get("Traceparent"))
 	f.mu.Unlock()
 	id := fmt.Sprintf("call_%d", f.n.Add(1))
 	tc := map[string]any{"id": id, "type": "function", "function": map[string]any{"name": f.toolName, "arguments": f.args}}
@@ -929,5 +932,28 @@ func TestModelProxyMasksAKeySplitInAnyText(t *testing.T) {
 	}
 	if len(got) != 6 {
 		t.Errorf("the client got texts %v, want 3 fields of 2 choices", got)
+	}
+}
+
+// TestModelProxyForwardsTraceparent: the model endpoint is told the
+// traceparent of the turn's frame, in the request's trace, so that its
+// spans join the trace under the turn's CLIENT span.
+func TestModelProxyForwardsTraceparent(t *testing.T) {
+	fake := &fakeOpenAI{toolName: "search_kb", args: `{"query":"q"}`}
+	g, srv := proxyGateway(t, fake, "")
+	resp, b := postChat(t, srv.URL, `{"model":"fake","messages":[{"role":"user","content":"hi"}]}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	frame, id := resp.Header.Get(link.HeaderFrame), resp.Header.Get(link.HeaderRequest)
+	r, ok := g.rt.Lookup(id)
+	if !ok || frame == "" {
+		t.Fatalf("no request %q or frame %q", id, frame)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	want := "00-" + hex.EncodeToString(func() []byte { tr := r.Trace(); return tr[:] }()) + "-" + frame + "-01"
+	if len(fake.parents) != 1 || fake.parents[0] != want {
+		t.Errorf("the model endpoint was told traceparent %q, want %q", fake.parents, want)
 	}
 }

@@ -301,9 +301,11 @@ func TestUpstreamConfigErrors(t *testing.T) {
 	}{
 		{"override of a missing tool", "upstreams:\n  - name: up\n    url: URL\ntools:\n  up__ecko: {access: read}\n",
 			[]string{"line 5", "no tool is exposed as up__ecko", "did you mean up__echo"}},
-		{"unreachable upstream", "upstreams:\n  - name: gone\n    url: http://127.0.0.1:1/mcp\n    timeout: 2s\n",
+		// An upstream that cannot be reached fails the start when it is
+		// required (TestStartsDegraded: otherwise the gateway starts without it).
+		{"unreachable upstream", "upstreams:\n  - name: gone\n    url: http://127.0.0.1:1/mcp\n    timeout: 2s\n    required: true\n",
 			[]string{"line 2", "upstream gone"}},
-		{"missing program", "upstreams:\n  - name: nope\n    command: [/no/such/program]\n", []string{"line 2", "upstream nope"}},
+		{"missing program", "upstreams:\n  - name: nope\n    command: [/no/such/program]\n    required: true\n", []string{"line 2", "upstream nope"}},
 		{"two upstreams, one name space", "upstreams:\n  - {name: a, url: URL, prefix: ''}\n  - {name: b, url: URL, prefix: ''}\n",
 			[]string{"two tools are exposed as", "prefix"}},
 	}

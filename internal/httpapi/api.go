@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +68,12 @@ type Options struct {
 	// Fast answers the tools/call POSTs to /mcp it takes on the server's
 	// fast lane (see Server); nil: MCP serves them all.
 	Fast FastMCP
+	// NotReady says why the gateway should get no traffic now (it shuts
+	// down, a required upstream is down), for /readyz; nil: always ready.
+	NotReady func() []string
+	// Shown are requests of other runtimes the UI shows too (reach demo
+	// --serve: the scenarios it ran); nil for none.
+	Shown []*reach.Request
 }
 
 // Tools are the tools a caller may see and call.
@@ -101,6 +109,9 @@ type API struct {
 	audit     *audit.Log
 	redactor  *redact.Redactor
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
+	ui        *ui.UI
+	notReady  func() []string
+	shown     []*reach.Request
 	log       *slog.Logger
 	handler   http.Handler // the routes behind the middleware
 }
@@ -112,7 +123,8 @@ func New(opts *Options) http.Handler { return newAPI(opts).handler }
 
 func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
-		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor, log: opts.Logger}
+		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor,
+		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -122,6 +134,8 @@ func newAPI(opts *Options) *API {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", opts.MCP)
 	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /livez", a.livez)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	mux.HandleFunc("POST /v1/calls", a.postCalls)
 	mux.Handle("POST /v1/chat/completions", opts.Model)
 	mux.HandleFunc("GET /v1/tools", a.listTools)
@@ -135,13 +149,15 @@ func newAPI(opts *Options) *API {
 		mux.Handle("/a2a/", opts.A2A)
 	}
 	a.mountOperators(mux)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics or GET /healthz.")
+			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
 	})
 	var h http.Handler = mux
 	if a.authn != nil {
-		h = a.authn.Middleware(h) // every path but /healthz
+		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
+		h = uiSignsIn(a.ui, h)
 	}
 	a.handler = a.wrapOuter(limitBody(opts.MaxBody, h))
 	return a
@@ -162,6 +178,23 @@ func (a *API) wrapOuter(h http.Handler) http.Handler {
 	}))
 	h = cop.Handler(h)
 	return recoverPanics(a.log, uiHeaders(h))
+}
+
+// uiSignsIn sends /ui and /ui/... to the UI, which authenticates them
+// itself (a session cookie from its login page, or credentials in the
+// headers), redirects a browser's GET / to it, and sends everything else
+// to next.
+func uiSignsIn(u http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/ui" || strings.HasPrefix(p, "/ui/"):
+			u.ServeHTTP(w, r)
+		case p == "/" && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" && r.Header.Get("X-Reach-Key") == "":
+			http.Redirect(w, r, "/ui/", http.StatusFound) // a browser's first visit
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // uiHeaders gives every answer under /ui the UI's headers (no framing,
@@ -264,6 +297,41 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
+// The probes, with the meanings Kubernetes gives them:
+//
+//   - GET /livez: the process serves HTTP. Always 200 while it does; a
+//     restart would not fix a down upstream, so nothing else counts here.
+//   - GET /readyz: send this instance traffic. 503 while Options.NotReady
+//     says why not (it shuts down, an upstream marked required: true is not
+//     connected); 200 otherwise, also when an optional upstream is down
+//     (its tools are refused with a structured error; the rest work).
+//   - GET /healthz: the report, for people and monitors: {"status": "ok" |
+//     "degraded" (an upstream is not connected), "ready", "tools",
+//     "upstreams": [...]}, always 200 while the process serves, like /livez:
+//     decide on traffic with /readyz, not on this.
+//
+// None of them needs credentials, and none tells more than names, counts
+// and connection states.
+
+func (a *API) livez(w http.ResponseWriter, _ *http.Request) {
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+func (a *API) whyNotReady() []string {
+	if a.notReady == nil {
+		return nil
+	}
+	return a.notReady()
+}
+
+func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
+	if why := a.whyNotReady(); len(why) > 0 {
+		httpjson.Write(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "reasons": why})
+		return
+	}
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": "ready"})
+}
+
 func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 	ups := a.upstreams.Upstreams()
 	status := "ok"
@@ -288,7 +356,7 @@ func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 		}
 		breakers = append(breakers, b)
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "tools": len(a.rt.Tools()), "upstreams": ups, "breakers": breakers})
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": status, "ready": len(a.whyNotReady()) == 0, "tools": len(a.rt.Tools()), "upstreams": ups, "breakers": breakers})
 }
 
 // postCalls runs an R3 envelope: {"request_id", "tool_calls": [...]}.
@@ -350,34 +418,66 @@ func upperFirst(s string) string {
 
 // requestSummary is a request in GET /v1/requests.
 type requestSummary struct {
-	ID        string             `json:"id"`
-	State     reach.RequestState `json:"state"`
-	Principal string             `json:"principal"`
-	Agent     string             `json:"agent"`
-	Parent    string             `json:"parent,omitempty"`
-	Started   time.Time          `json:"started"`
-	ToolCalls int                `json:"tool_calls"`
-	Turns     int                `json:"turns"`
-	Tokens    int64              `json:"tokens"`
+	ID    string             `json:"id"`
+	State reach.RequestState `json:"state"`
+	// Activity is what it is doing now: running, waiting_for_approval,
+	// idle, stopped or done (telemetry.RequestActivity).
+	Activity  string    `json:"activity"`
+	Principal string    `json:"principal"`
+	Agent     string    `json:"agent"`
+	Parent    string    `json:"parent,omitempty"`
+	Started   time.Time `json:"started"`
+	ToolCalls int       `json:"tool_calls"`
+	Turns     int       `json:"turns"`
+	Tokens    int64     `json:"tokens"`
+	Cost      float64   `json:"cost"`
+	Refusals  int       `json:"refusals"`
 }
 
-func summarize(r *reach.Request) requestSummary {
+func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
 	u := r.Usage()
-	s := requestSummary{ID: r.ID(), State: r.State(), Principal: r.Principal(), Agent: r.Agent(),
-		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens}
+	s := requestSummary{ID: r.ID(), State: r.State(), Activity: a.State, Principal: r.Principal(), Agent: r.Agent(),
+		Started: r.Started().UTC(), ToolCalls: u.ToolCalls, Turns: u.Turns, Tokens: u.Tokens, Cost: u.Cost, Refusals: a.Refused}
 	if p := r.Parent(); p != nil {
 		s.Parent = p.ID()
 	}
 	return s
 }
 
+// listRequests is GET /v1/requests[?state=running|waiting_for_approval|
+// idle|stopped|done&limit=N]: the requests the caller sees, newest first.
 func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
+	q := hr.URL.Query()
+	state := q.Get("state")
+	if state != "" && state != telemetry.StateDone && !slices.Contains(telemetry.LiveStates, state) {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no request state %q.", state),
+			"Use running, waiting_for_approval, idle, stopped or done.")
+		return
+	}
+	limit := -1
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_limit", fmt.Sprintf("limit=%q is not a number of requests.", l), "Use a whole number, e.g. limit=20.")
+			return
+		}
+		limit = n
+	}
 	rs := a.rt.Requests()
 	out := make([]requestSummary, 0, len(rs))
+	now := time.Now()
 	for _, r := range rs {
-		if a.sees(hr, r) {
-			out = append(out, summarize(r))
+		if limit >= 0 && len(out) >= limit {
+			break
 		}
+		if !a.sees(hr, r) {
+			continue
+		}
+		act := telemetry.RequestActivity(r, now)
+		if state != "" && act.State != state {
+			continue
+		}
+		out = append(out, summarize(r, act))
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"requests": out})
 }
@@ -414,12 +514,12 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 	req, ok := a.rt.Lookup(id)
 	if !ok {
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
-			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+			"List the requests with reach requests list (GET /v1/requests); ended requests are kept for a while, then forgotten.")
 		return nil, false
 	}
 	if !a.sees(r, req) {
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with reach requests list (GET /v1/requests).")
 		return nil, false
 	}
 	return req, true
@@ -441,7 +541,7 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		Children []string       `json:"children,omitempty"`
 		Frames   []render.Frame `json:"frames"`
 	}{
-		requestSummary: summarize(req),
+		requestSummary: summarize(req, telemetry.RequestActivity(req, time.Now())),
 		Scene:          req.Scene(),
 		Budget:         budgetOf(req.Budget()),
 		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,

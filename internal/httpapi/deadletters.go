@@ -136,11 +136,11 @@ func deadLetterError(w http.ResponseWriter, r *http.Request, err error) bool {
 	case errors.Is(err, reach.ErrDeadLetterBusy):
 		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", id), "Try again when that is done.")
 	case errors.Is(err, reach.ErrNoDeadLetter):
-		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with GET /v1/deadletters.")
+		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with reach deadletters list (GET /v1/deadletters).")
 	case errors.Is(err, reach.ErrDeadLetterID):
-		httpjson.WriteError(w, http.StatusBadRequest, "bad_id", upperFirst(err.Error())+".", "Use an id from GET /v1/deadletters.")
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_id", upperFirst(err.Error())+".", "Use an id that reach deadletters list (GET /v1/deadletters) shows.")
 	default:
-		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with GET /v1/deadletters?state=all.")
+		httpjson.WriteError(w, http.StatusInternalServerError, "store", upperFirst(err.Error())+".", "Look at the gateway's log, and list the dead letters with reach deadletters list --state all (GET /v1/deadletters?state=all).")
 	}
 	return true
 }

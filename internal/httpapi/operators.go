@@ -23,7 +23,14 @@ func (a *API) mountOperators(mux *http.ServeMux) {
 		a.auditV = newAuditView(a.store)
 		uo.Audit = a.auditV
 	}
-	mux.Handle("/ui/", ui.New(uo))
+	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
+		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}
+	}
+	if len(a.shown) > 0 {
+		uo.Also = func() []*reach.Request { return a.shown }
+	}
+	a.ui = ui.New(uo)
+	mux.Handle("/ui/", a.ui)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	// Operators' routes check who asks before anything else (a body, an
 	// id): whoever is not an operator learns nothing but that.
@@ -91,8 +98,16 @@ func (a uiApprovals) List(r *http.Request) []ui.Approval {
 		if !a.q.CanDecide(&x, actor) {
 			continue // another principal's (or tenant's): as in GET /v1/approvals
 		}
-		out = append(out, ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
-			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires})
+		v := ui.Approval{ID: x.ID, Tool: x.Tool, Args: string(x.Arguments), Impact: x.Impact(),
+			AskedBy: x.Principal, Request: x.Request, Needs: x.Requires, Status: string(x.Status), Expires: x.Expires,
+			Operation: x.Operation, Why: x.Why, Agent: x.Agent, Scene: x.Scene, Note: x.Note, Created: x.Created}
+		for _, vote := range x.Votes {
+			v.Votes = append(v.Votes, ui.Vote{By: vote.By, As: vote.As, Reason: vote.Reason, At: vote.At})
+		}
+		if d := x.Denial; d != nil {
+			v.Denial = &ui.Vote{By: d.By, As: d.As, Reason: d.Reason, At: d.At}
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -528,7 +528,7 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 			}
 			return nil, nil, nil, &Error{Status: 400, Code: "unknown_parent",
 				Message:    fmt.Sprintf("There is no frame %s in %s.", t.Parent, where),
-				Suggestion: "Send the id of a frame (GET /v1/requests/{id}/graph lists them), or omit the parent."}
+				Suggestion: "Send the id of a frame (reach graph REQUEST --format json, or GET /v1/requests/{id}/graph, lists them), or omit the parent."}
 		}
 		if f == nil {
 			// Not a frame of ours: the call is linked as if it named none

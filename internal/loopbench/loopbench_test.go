@@ -58,7 +58,7 @@ func TestPublicTraces(t *testing.T) {
 	}
 	r := Run(traces, nil)
 	checkBar(t, r)
-	// The baselines each catch at most a third (DESIGN.md): reach must beat them.
+	// The baselines each catch at most a third: reach must beat them.
 	for _, b := range Baselines {
 		if o := r.Overall(b.Name); o.Detection >= r.Overall("reach").Detection {
 			t.Errorf("baseline %s detects %.2f, reach no better", b.Name, o.Detection)

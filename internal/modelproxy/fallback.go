@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentreach/reach/internal/link"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -123,6 +124,8 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			continue
 		}
 		ureq.Header.Set("Content-Type", "application/json")
+		// The model endpoint's spans join the trace, under this turn's span.
+		ureq.Header.Set(link.HeaderTraceparent, link.Traceparent(req, mf.ID))
 		if k := ep.key.Reveal(); k != "" {
 			ureq.Header.Set("Authorization", "Bearer "+k)
 		} else if a := r.Header.Get("Authorization"); a != "" && !ep.fallback && !p.opts.Authenticates {

@@ -336,6 +336,9 @@ func (a *answer) id(id string) {
 }
 
 func (a *answer) note(c *openai.Completion) {
+	if c.Model != "" {
+		a.use.Model = c.Model // the model that answered
+	}
 	if c.Usage != nil {
 		a.use.Input, a.use.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
 		a.reported = true

@@ -74,6 +74,7 @@ type Usage struct {
 // stream, the final chunk's, when asked for with
 // stream_options.include_usage).
 type Completion struct {
+	Model   string   `json:"model"` // the model that answered, if the endpoint says
 	Choices []Choice `json:"choices"`
 	Usage   *Usage   `json:"usage"`
 }
@@ -84,10 +85,12 @@ type Choice struct {
 	Delta   *Message `json:"delta"`
 }
 
-// Response is the first choice of a chat completion and its usage.
+// Response is the first choice of a chat completion, its usage, and the
+// model that answered (if the endpoint said).
 type Response struct {
 	Message Message
 	Usage   Usage
+	Model   string
 }
 
 // ChatURL returns the chat completions endpoint under an OpenAI-compatible
@@ -205,7 +208,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if len(out.Choices) == 0 {
 		return nil, &Error{Kind: NotACompletion}
 	}
-	r := &Response{}
+	r := &Response{Model: out.Model}
 	if m := out.Choices[0].Message; m != nil {
 		r.Message = *m
 	}

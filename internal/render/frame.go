@@ -33,6 +33,9 @@ type Frame struct {
 	Started   time.Time       `json:"started"`
 	Ended     *time.Time      `json:"ended"`
 	Tokens    int64           `json:"tokens"`
+	// Folded counts the frames under this one that a viewer folded away
+	// (Fold; drawn as "+N" on its box).
+	Folded int `json:"folded,omitempty"`
 
 	ran time.Duration // Ended - Started on this process's monotonic clock, when Of made it
 }

@@ -18,7 +18,7 @@ type ToolStats struct {
 	Refused     int64            `json:"refused"`
 	Cancelled   int64            `json:"cancelled"`
 	SuccessRate float64          `json:"success_rate"` // completed / calls that ran
-	P50         time.Duration    `json:"p50"`
+	P50         time.Duration    `json:"p50"`          // of the calls that ran to an answer: completed and failed
 	P95         time.Duration    `json:"p95"`
 	Failures    map[string]int64 `json:"failures"` // by error code
 	RefusedBy   map[string]int64 `json:"refused_by"`
@@ -82,7 +82,7 @@ func (s *Stats) Record(_ context.Context, e *reach.Event) {
 	case reach.Cancelled:
 		t.Cancelled++
 	}
-	if e.State == reach.Completed || e.State == reach.Failed {
+	if ranTool(e) { // failed calls took their time too
 		if len(t.lat) < s.window {
 			t.lat = append(t.lat, e.Latency)
 		} else {

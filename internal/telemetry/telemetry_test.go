@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -59,11 +60,11 @@ func TestSpanParents(t *testing.T) {
 			t.Errorf("no span for frame %s %s", f.Kind, f.Name)
 			continue
 		}
-		want := ""
+		want := RequestSpanID(trace.TraceID(req.Trace()), "r1").String() // a top frame hangs from its request's span
 		if f.Parent != nil {
 			want = f.Parent.ID.String()
 		}
-		if got := s.Parent.SpanID().String(); (want == "" && s.Parent.IsValid()) || (want != "" && got != want) {
+		if got := s.Parent.SpanID().String(); got != want {
 			t.Errorf("span %s parent = %s, want %s", s.Name, got, want)
 		}
 	}
@@ -78,8 +79,11 @@ func TestSpanParents(t *testing.T) {
 	if attrs["gen_ai.operation.name"] != "execute_tool" || attrs["gen_ai.tool.name"] != "format_answer" || attrs["mcp.method.name"] != "tools/call" {
 		t.Errorf("attributes = %v", attrs)
 	}
-	if len(byID) != 6 { // outer, tool, inner, refused tool, delegate, sub-model
-		t.Errorf("%d spans, want 6", len(byID))
+	if len(byID) != 7 { // the request, outer, tool, inner, refused tool, delegate, sub-model
+		t.Errorf("%d spans, want 7", len(byID))
+	}
+	if r, ok := byID[RequestSpanID(trace.TraceID(req.Trace()), "r1").String()]; !ok || r.Name != "invoke_agent main" || r.Parent.IsValid() {
+		t.Errorf("the request's span = %+v, want a root invoke_agent main", r)
 	}
 }
 
@@ -98,25 +102,61 @@ func TestMetrics(t *testing.T) {
 	_, mf, _ := rt.BeginModel(ctx, "m")
 	mf.EndModel(reach.TokenUsage{Input: 30, Output: 12})
 	req.Stop(reach.Cancel, "ops", "test")
-	var b strings.Builder
-	m.WriteTo(&b)
-	out := b.String()
-	for _, want := range []string{
-		`reach_tool_calls_total{tool="get",state="completed"} 2`,
-		`reach_tool_calls_total{tool="get",state="refused"} 3`,
+	fams := scrape(t, m)
+	for _, w := range []struct {
+		name   string
+		labels string
+		want   float64
+	}{
+		{"reach_tool_calls_total", `state="completed",tool="get"`, 2},
+		{"reach_tool_calls_total", `state="refused",tool="get"`, 3},
 		// 3rd and 4th identical calls: loops; 5th, and the unknown tool: the budget of 4.
-		`reach_refusals_total{guard="loops",code="loop_repeat"} 2`,
-		`reach_refusals_total{guard="admit",code="budget_tool_calls"} 2`,
-		`reach_tool_calls_total{tool="nope",state="refused"} 1`,
-		`reach_budgets_exhausted_total{budget="tool_calls"} 2`,
-		`reach_stops_total{mode="cancel"} 1`,
-		`reach_model_tokens_total 42`,
-		`reach_tool_call_duration_seconds_count{tool="get"} 2`,
+		{"reach_refusals_total", `code="loop_repeat",guard="loops"`, 2},
+		{"reach_refusals_total", `code="budget_tool_calls",guard="admit"`, 2},
+		{"reach_tool_calls_total", `state="refused",tool="nope"`, 1},
+		{"reach_budgets_exhausted_total", `budget="tool_calls"`, 2},
+		{"reach_stops_total", `mode="cancel"`, 1},
+		{"reach_model_tokens_total", `direction="input",model="m"`, 30},
+		{"reach_model_tokens_total", `direction="output",model="m"`, 12},
+		{"reach_tool_call_duration_seconds", `tool="get"`, 2}, // the count
+		{"reach_model_call_duration_seconds", `model="m"`, 1},
 	} {
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("metrics lack %s\n%s", want, out)
+		if got, ok := fams[w.name][w.labels]; !ok || got != w.want {
+			t.Errorf("%s{%s} = %v (present %v), want %v", w.name, w.labels, got, ok, w.want)
 		}
 	}
+}
+
+// scrape serves m's /metrics, parses it as Prometheus does, and returns
+// each family's values by their labels (a histogram's: its count).
+func scrape(t *testing.T, m *Metrics) map[string]map[string]float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("/metrics = %d: %s", rec.Code, rec.Body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("Prometheus cannot parse /metrics: %v", err)
+	}
+	out := map[string]map[string]float64{}
+	for name, mf := range fams {
+		out[name] = map[string]float64{}
+		for _, mt := range mf.GetMetric() {
+			var ls []string
+			for _, l := range mt.GetLabel() {
+				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			v := mt.GetCounter().GetValue() + mt.GetGauge().GetValue() + mt.GetUntyped().GetValue()
+			if h := mt.GetHistogram(); h != nil {
+				v = float64(h.GetSampleCount())
+			}
+			out[name][strings.Join(ls, ",")] = v
+		}
+	}
+	return out
 }
 
 // TestBreakerMetrics: the breakers' states are the gauge
@@ -144,7 +184,7 @@ func TestBreakerMetrics(t *testing.T) {
 		`reach_breaker_state{kind="tool",name="get"} 1`,
 		`reach_breaker_state{kind="upstream",name="kb"} 0`,
 		`reach_breaker_opened_total{kind="tool",name="get"} 1`,
-		`reach_tool_calls_total{tool="get",state="failed"} 3`,
+		`reach_tool_calls_total{state="failed",tool="get"} 3`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("metrics lack %s\n%s", want, out)
@@ -276,13 +316,12 @@ func TestUnregisteredNamesShareOneLabel(t *testing.T) {
 			Error: &reach.Error{Guard: "admit", Code: "stopped_soft"}})
 	}
 	rec(&reach.Event{Frame: 99999, Kind: reach.ToolFrame, Name: "get", State: reach.Completed, Latency: time.Millisecond})
-	var b strings.Builder
-	m.WriteTo(&b)
-	for _, want := range []string{`reach_tool_calls_total{tool="get",state="completed"} 1`,
-		fmt.Sprintf(`reach_tool_calls_total{tool="(unknown)",state="refused"} %d`, maxToolLabels+10)} {
-		if !strings.Contains(b.String(), want+"\n") {
-			t.Errorf("metrics lack %s", want)
-		}
+	fams := scrape(t, m)
+	if got := fams["reach_tool_calls_total"][`state="completed",tool="get"`]; got != 1 {
+		t.Errorf("get completed = %v, want 1", got)
+	}
+	if got := fams["reach_tool_calls_total"][`state="refused",tool="(unknown)"`]; got != maxToolLabels+10 {
+		t.Errorf("(unknown) refused = %v, want %d", got, maxToolLabels+10)
 	}
 	if got := s.Snapshot(); len(got) != 2 {
 		t.Errorf("stats have %d entries, want get and (unknown)", len(got))
@@ -321,8 +360,8 @@ func TestTraceIsPerRootRequest(t *testing.T) {
 	for _, s := range exp.GetSpans() {
 		per[s.SpanContext.TraceID()]++
 	}
-	if per[traces[0]] != 3 || per[traces[1]] != 3 {
-		t.Errorf("spans per trace = %v, want 3 in each of %s and %s", per, traces[0], traces[1])
+	if per[traces[0]] != 4 || per[traces[1]] != 4 { // the request, its model call, the delegation, the sub-request's model call
+		t.Errorf("spans per trace = %v, want 4 in each of %s and %s", per, traces[0], traces[1])
 	}
 }
 
@@ -374,6 +413,12 @@ func TestRemoteParentSpan(t *testing.T) {
 		if s.Parent.IsValid() {
 			parent = s.Parent.SpanID().String()
 		}
+		if s.Name == "invoke_agent main" {
+			if parent != trace.SpanID(callerA).String() {
+				t.Errorf("the request's span hangs from %q, want the first caller's span", parent)
+			}
+			continue
+		}
 		if s.Name == "chat inner" {
 			if parent == "" || parent == trace.SpanID(callerA).String() || parent == trace.SpanID(callerB).String() {
 				t.Errorf("a nested model call's parent is %q, want its tool call's frame", parent)
@@ -385,12 +430,107 @@ func TestRemoteParentSpan(t *testing.T) {
 	want := map[string]string{
 		"execute_tool lookup a": trace.SpanID(callerA).String(),
 		"execute_tool lookup b": trace.SpanID(callerB).String(),
-		"execute_tool lookup c": "",
+		"execute_tool lookup c": RequestSpanID(trace.TraceID(foreign), "r1").String(), // its caller's span is in another trace
 		"chat outer":            trace.SpanID(callerB).String(),
 	}
 	for k, w := range want {
 		if parents[k] != w {
 			t.Errorf("span %q has parent %q, want %q", k, parents[k], w)
 		}
+	}
+}
+
+// TestMetricsFamilies: /metrics has the Go and process collectors and
+// reach_build_info; per-upstream up, call duration and errors; model call
+// duration, tokens by direction and model, and cost; the live requests by
+// state; and cancellations counted apart from refusals.
+func TestMetricsFamilies(t *testing.T) {
+	m := NewMetrics()
+	release := make(chan struct{})
+	rt := reach.New(&reach.Options{Recorder: m, Prices: map[string]reach.Price{"gpt": {Input: 2, Output: 8}}})
+	m.WithUpstreams(func() map[string]bool { return map[string]bool{"tickets": true, "memory": false} },
+		func(tool string) string {
+			if strings.HasPrefix(tool, "tickets__") {
+				return "tickets"
+			}
+			return ""
+		}).WithRequests(func() map[string]int {
+		n := map[string]int{}
+		for _, r := range rt.Requests() {
+			n[RequestActivity(r, time.Now()).State]++
+		}
+		return n
+	})
+	rt.MustRegister(
+		reach.Tool{Name: "tickets__get", Access: reach.Read, Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{}`), nil
+		}},
+		reach.Tool{Name: "tickets__close", Reentrancy: reach.Reentrant, Retry: &reach.RetryPolicy{Attempts: 1}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, fmt.Errorf("upstream said no")
+		}},
+		reach.Tool{Name: "wait", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, context.Cause(ctx)
+		}},
+	)
+	ctx, _, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "idle"})
+	rt.Call(ctx, &reach.Call{ID: "a", Tool: "tickets__get", Arguments: json.RawMessage(`{}`)})
+	rt.Call(ctx, &reach.Call{ID: "b", Tool: "tickets__close", Arguments: json.RawMessage(`{}`)})
+	_, mf, _ := rt.BeginModel(ctx, "gpt")
+	mf.EndModel(reach.TokenUsage{Input: 1_000_000, Output: 500_000})
+	wctx, waiting, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "running"})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rt.Call(wctx, &reach.Call{ID: "w", Tool: "wait", Arguments: json.RawMessage(`{}`)})
+	}()
+	for len(waiting.Frames()) == 0 || waiting.Frames()[0].State() != reach.Executing {
+		time.Sleep(time.Millisecond)
+	}
+	fams := scrape(t, m)
+	for _, w := range []struct {
+		name, labels string
+		want         float64
+	}{
+		{"reach_upstream_up", `upstream="tickets"`, 1},
+		{"reach_upstream_up", `upstream="memory"`, 0},
+		{"reach_upstream_call_duration_seconds", `upstream="tickets"`, 2},
+		{"reach_upstream_errors_total", `code="tool_error",upstream="tickets"`, 1},
+		{"reach_model_tokens_total", `direction="input",model="gpt"`, 1_000_000},
+		{"reach_model_tokens_total", `direction="output",model="gpt"`, 500_000},
+		{"reach_model_cost_total", `model="gpt"`, 6},
+		{"reach_model_call_duration_seconds", `model="gpt"`, 1},
+		{"reach_requests_active", `state="running"`, 1},
+		{"reach_requests_active", `state="idle"`, 1},
+		{"reach_requests_active", `state="waiting_for_approval"`, 0},
+	} {
+		if got, ok := fams[w.name][w.labels]; !ok || got != w.want {
+			t.Errorf("%s{%s} = %v (present %v), want %v", w.name, w.labels, got, ok, w.want)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+	if len(fams["reach_build_info"]) != 1 {
+		t.Errorf("reach_build_info = %v", fams["reach_build_info"])
+	}
+	// A stop cancels the running call: a cancellation, not a refusal.
+	waiting.Stop(reach.Cancel, "ops", "test")
+	<-done
+	fams = scrape(t, m)
+	var cancels, refusals float64
+	for _, v := range fams["reach_cancellations_total"] {
+		cancels += v
+	}
+	for _, v := range fams["reach_refusals_total"] {
+		refusals += v
+	}
+	if cancels != 1 || refusals != 0 {
+		t.Errorf("after a stop cancelled a running call: %v cancellations, %v refusals; want 1 and 0", cancels, refusals)
 	}
 }

@@ -8,15 +8,18 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +32,22 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Approval is one entry of the approvals inbox.
+// Approval is one entry of the approvals inbox: what the call does
+// (Operation), to what (Tool and Args), with what impact, who asked and
+// why, who must decide and who voted.
 type Approval struct {
 	ID, Tool, Args, Impact, AskedBy, Request, Needs, Status string
-	Expires                                                 time.Time
+	Operation, Why, Agent, Scene, Note                      string
+	Created, Expires                                        time.Time
+	Votes                                                   []Vote
+	Denial                                                  *Vote
+}
+
+// Vote is one approval or denial of an Approval: by whom, as what ("user"
+// or "reviewer"), when and why.
+type Vote struct {
+	By, As, Reason string
+	At             time.Time
 }
 
 // Approvals is the approval queue the inbox shows and acts on. Each method
@@ -87,29 +102,44 @@ type Options struct {
 	Operator func(*http.Request) bool
 	// Tools returns the tools the one who makes an HTTP request may see
 	// (those policies let them call, say); if nil, every tool of Runtime.
-	Tools  func(*http.Request) []reach.Tool
+	Tools func(*http.Request) []reach.Tool
+	// Also are requests of other runtimes the UI shows after Runtime's
+	// (reach demo --serve shows the scenarios it ran), each visible as
+	// Visible says; nil for none.
+	Also func() []*reach.Request
+	// Login, if set, makes the UI sign people in itself (see [Login]);
+	// the gateway sets it when it authenticates its callers, and then
+	// sends /ui/ to the UI without its own authentication.
+	Login  *Login
 	Logger *slog.Logger
 }
 
 // UI serves the web UI. Mount it at /ui/.
 type UI struct {
-	o     Options
-	mux   *http.ServeMux
-	pages map[string]*template.Template
-	log   *slog.Logger
+	o        Options
+	mux      *http.ServeMux
+	pages    map[string]*template.Template
+	log      *slog.Logger
+	sessions sessions
+	csrf     string // the form token when no one signs in
 }
 
 var _ http.Handler = (*UI)(nil)
 
 // New returns the UI.
 func New(o Options) *UI {
-	u := &UI{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger}
+	u := &UI{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger, csrf: randomToken()}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
-	funcs := template.FuncMap{}
+	if o.Login != nil && (o.Login.Header == nil || o.Login.Credential == nil) {
+		panic("ui: Login needs Header and Credential")
+	}
+	funcs := template.FuncMap{"dict3": func(a approvalView, csrf, request string) decideView {
+		return decideView{A: a, CSRF: csrf, Request: request}
+	}}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools"} {
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
 		t := template.Must(base.Clone())
 		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
 		u.pages[p] = t
@@ -124,35 +154,75 @@ func New(o Options) *UI {
 	u.mux.HandleFunc("GET /ui/audit", u.audit)
 	u.mux.HandleFunc("GET /ui/tools", u.tools)
 	u.mux.HandleFunc("GET /ui/live", u.live)
+	u.mux.HandleFunc("POST /ui/logout", u.logout)
 	return u
 }
 
+// maxForm bounds the body of a form the UI reads.
+const maxForm = 64 << 10
+
 // ServeHTTP implements http.Handler. State-changing requests must come from
-// the UI's own pages (same origin). No other site may frame a page (its
-// Approve and Stop buttons would be one click away from a hidden frame):
-// every answer, a refusal or a redirect too, says so (SetHeaders).
+// the UI's own pages: same origin, and a form token of the page (of the
+// session, with Login). No other site may frame a page (its Approve and
+// Stop buttons would be one click away from a hidden frame): every answer,
+// a refusal or a redirect too, says so (SetHeaders).
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	SetHeaders(w.Header())
 	if r.Method == http.MethodPost && !sameOrigin(r) {
-		httpjson.WriteError(w, http.StatusForbidden, "cross_origin", "Cross-site form posts are refused.",
+		writeError(w, http.StatusForbidden, "cross_origin", "Cross-site form posts are refused.",
 			"Use the reach UI itself, at /ui/ on the gateway's own address.")
 		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	}
+	switch p := r.URL.Path; {
+	case p == "/ui":
+		http.Redirect(w, r, "/ui/", http.StatusFound)
+		return
+	case strings.HasPrefix(p, "/ui/static/"):
+		u.mux.ServeHTTP(w, r)
+		return
+	case p == "/ui/login":
+		u.login(w, r)
+		return
+	}
+	if u.o.Login != nil {
+		if r = u.signIn(w, r); r == nil {
+			return
+		}
+	} else {
+		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, who{csrf: u.csrf}))
+	}
+	if r.Method == http.MethodPost {
+		if want := whoFrom(r.Context()).csrf; want != "" && !sameToken(r.PostFormValue("csrf"), want) {
+			u.log.Info("a UI form without its token was refused", "path", r.URL.Path, "remote", r.RemoteAddr)
+			writeError(w, http.StatusForbidden, "bad_form_token", "The form's token is missing or stale.",
+				"Reload the page and send the form again.")
+			return
+		}
 	}
 	u.mux.ServeHTTP(w, r)
 }
 
+func writeError(w http.ResponseWriter, status int, code, msg, suggestion string) {
+	httpjson.WriteError(w, status, code, msg, suggestion)
+}
+
 // CSP is the UI's Content-Security-Policy: its own scripts, styles and
 // images only, and no framing by any page (frame-ancestors 'none').
-const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'"
+const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"
 
 // SetHeaders sets the headers of every answer under /ui: the CSP,
-// X-Frame-Options: DENY (for browsers without frame-ancestors) and nosniff.
+// X-Frame-Options: DENY (for browsers without frame-ancestors), nosniff,
+// and no referrer (a page's address names requests).
 // The gateway sets them too on what it answers for /ui before the UI does
 // (a 401, the redirect of /ui).
 func SetHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 func sameOrigin(r *http.Request) bool {
@@ -175,15 +245,38 @@ func (u *UI) actor(r *http.Request) Actor {
 	return Actor{Principal: "operator"}
 }
 
+// page is what every page shows around its content: its title, the
+// navigation, a banner, the form token and who is signed in.
 type page struct {
 	Title, Nav, Flash string
+	CSRF, User        string
+	SignedIn          bool
+	Pending           int // approvals waiting, for the navigation
+}
+
+func (u *UI) page(r *http.Request, title, nav, flash string) page {
+	wh := whoFrom(r.Context())
+	p := page{Title: title, Nav: nav, Flash: flash, CSRF: wh.csrf, User: wh.principal, SignedIn: wh.signedIn}
+	if u.o.Approvals != nil {
+		for _, a := range u.o.Approvals.List(r) {
+			if a.Status == "pending" {
+				p.Pending++
+			}
+		}
+	}
+	return p
 }
 
 // Banners a page shows after a form posts and redirects to it
 // (?flash=CODE): fixed texts, so that a link cannot put words in the UI's
 // mouth. %s is what the message is about.
 var (
-	requestFlashes  = map[string]string{"stopped": "Your stop is recorded."}
+	requestFlashes = map[string]string{
+		"stopped":     "Your stop is recorded.",
+		"approved":    "Your approval is recorded.",
+		"denied":      "Your denial is recorded.",
+		"not_decided": "Your decision was not recorded: it was decided or expired already, you approved it already, or it is not yours to decide.",
+	}
 	approvalFlashes = map[string]string{
 		"approved":    "Your approval of %s is recorded.",
 		"denied":      "Your denial of %s is recorded.",
@@ -205,6 +298,10 @@ func flash(r *http.Request, table map[string]string, subject string) string {
 }
 
 func (u *UI) render(w http.ResponseWriter, r *http.Request, name string, data any) {
+	u.renderStatus(w, r, http.StatusOK, name, data)
+}
+
+func (u *UI) renderStatus(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	var buf bytes.Buffer
 	tmpl := "layout"
 	if r.Header.Get("X-Reach-Fragment") != "" {
@@ -216,6 +313,8 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, name string, data an
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
 	buf.WriteTo(w)
 }
 
@@ -233,26 +332,101 @@ func newMeter(used, limit int64) meter {
 	return m
 }
 
+// The states the UI shows a request in (its live state, from its frames).
+const (
+	stateRunning  = "running"              // a call or model turn is in flight
+	stateWaiting  = "waiting for approval" // a call waits for a human
+	stateIdle     = "idle"                 // nothing in flight, not ended
+	stateStopped  = "stopped"
+	stateDone     = "done"
+	classWaiting  = "waiting"
+	filterAll     = ""
+	requestsPage  = 50
+	maxFoldParams = 200
+)
+
+var stateFilters = []string{stateRunning, stateWaiting, stateIdle, stateStopped, stateDone}
+
 type requestView struct {
-	ID, Parent, State, Principal, Agent, Scene, Started, Wall string
-	ToolCalls, Turns, Tokens                                  meter
-	MaxDepth, DepthLimit                                      int
-	Cause                                                     *reach.Cause
+	ID, Parent, State, Class, Mode, Principal, Agent, Scene string
+	Raw                                                     string // the runtime's state
+	Started                                                 when
+	Duration, Cost, CostLimit                               string
+	ToolCalls, Turns, Tokens                                meter
+	Refusals, Failures, InFlight, Waiting, Held, Frames     int
+	MaxDepth, DepthLimit                                    int
+	Cause                                                   *reach.Cause
+	Approval                                                string // a pending approval of it, if any
 }
 
-func viewRequest(r *reach.Request) requestView {
-	u, b := r.Usage(), r.Budget()
-	v := requestView{ID: r.ID(), State: string(r.State()), Principal: r.Principal(), Agent: r.Agent(), Scene: r.Scene(),
-		Started: r.Started().Format("15:04:05.000"), Wall: u.Wall.Round(time.Millisecond).String(),
-		ToolCalls: newMeter(int64(u.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(u.Turns), int64(b.Turns)),
-		Tokens: newMeter(u.Tokens, b.Tokens), MaxDepth: u.MaxDepth, DepthLimit: b.Depth, Cause: r.StopCause()}
-	if p := r.Parent(); p != nil {
+// viewRequest summarizes q and its sub-requests at now.
+func viewRequest(q *reach.Request, now time.Time) requestView {
+	us, b := q.Usage(), q.Budget()
+	v := requestView{ID: q.ID(), Raw: string(q.State()), Principal: q.Principal(), Agent: q.Agent(), Scene: q.Scene(),
+		Started:   newWhen(q.Started(), now),
+		ToolCalls: newMeter(int64(us.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(us.Turns), int64(b.Turns)),
+		Tokens: newMeter(us.Tokens, b.Tokens), MaxDepth: us.MaxDepth, DepthLimit: b.Depth, Cause: q.StopCause(),
+		Cost: money(us.Cost)}
+	if b.Cost > 0 {
+		v.CostLimit = money(b.Cost)
+		if v.Cost == "" {
+			v.Cost = "$0"
+		}
+	}
+	if p := q.Parent(); p != nil {
 		v.Parent = p.ID()
 	}
+	a := telemetry.RequestActivity(q, now)
+	v.Frames, v.Refusals, v.Failures, v.InFlight, v.Waiting, v.Held = a.Frames, a.Refused, a.Failed, a.InFlight, a.Waiting, a.Held
+	v.Mode, v.Class = a.Mode, a.State
+	switch a.State {
+	case telemetry.StateWaiting:
+		v.State, v.Class = stateWaiting, classWaiting
+	case telemetry.StateRunning:
+		v.State = stateRunning
+	case telemetry.StateIdle:
+		v.State = stateIdle
+	case telemetry.StateStopped:
+		v.State = stateStopped
+	default:
+		v.State = stateDone
+	}
+	last := a.Last
+	v.Duration = span(last.Sub(q.Started()))
 	if b.Wall > 0 {
-		v.Wall += " of " + b.Wall.String()
+		v.Duration = cmp.Or(v.Duration, "0 s") // a request that made no call: none of its wall used
+		v.Duration += " of " + span(b.Wall)
 	}
 	return v
+}
+
+// Live reports whether a request may still be stopped: not stopped, not
+// ended.
+func (v requestView) Live() bool { return v.State != stateStopped && v.State != stateDone }
+
+// all returns the requests the UI shows: Runtime's, newest first, then
+// Options.Also's.
+func (u *UI) all() []*reach.Request {
+	rs := u.o.Runtime.Requests()
+	if u.o.Also != nil {
+		rs = append(rs, u.o.Also()...)
+	}
+	return rs
+}
+
+// find looks a request up in Runtime, then in Options.Also.
+func (u *UI) find(id string) (*reach.Request, bool) {
+	if q, ok := u.o.Runtime.Lookup(id); ok {
+		return q, true
+	}
+	if u.o.Also != nil {
+		for _, q := range u.o.Also() {
+			if q.ID() == id {
+				return q, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // visible reports whether r may see and stop q.
@@ -262,7 +436,7 @@ func (u *UI) visible(r *http.Request, q *reach.Request) bool {
 
 // lookup finds the request id that r may see, or answers 404.
 func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.Request, bool) {
-	q, ok := u.o.Runtime.Lookup(id)
+	q, ok := u.find(id)
 	if !ok || !u.visible(r, q) {
 		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
 		return nil, false
@@ -270,22 +444,124 @@ func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.R
 	return q, true
 }
 
-func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
-	var vs []requestView
-	for _, q := range u.o.Runtime.Requests() {
-		if u.visible(r, q) {
-			vs = append(vs, viewRequest(q))
+// pendingByRequest maps a request (and its root) to the first approval
+// pending for it that r may decide.
+func (u *UI) pendingByRequest(r *http.Request) map[string]string {
+	m := map[string]string{}
+	if u.o.Approvals == nil {
+		return m
+	}
+	for _, a := range u.o.Approvals.List(r) {
+		if a.Status == "pending" && m[a.Request] == "" {
+			m[a.Request] = a.ID
 		}
 	}
-	u.render(w, r, "requests", struct {
+	return m
+}
+
+type requestFilter struct {
+	State, Principal, Q string
+	Page                int
+}
+
+func (f requestFilter) query(page int) string {
+	v := url.Values{}
+	if f.State != "" {
+		v.Set("state", f.State)
+	}
+	if f.Principal != "" {
+		v.Set("principal", f.Principal)
+	}
+	if f.Q != "" {
+		v.Set("q", f.Q)
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return "/ui/"
+	}
+	return "/ui/?" + v.Encode()
+}
+
+func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
+	f := requestFilter{State: r.FormValue("state"), Principal: strings.TrimSpace(r.FormValue("principal")), Q: strings.TrimSpace(r.FormValue("q"))}
+	if !slices.Contains(stateFilters, f.State) {
+		f.State = filterAll
+	}
+	f.Page, _ = strconv.Atoi(r.FormValue("page"))
+	f.Page = max(f.Page, 1)
+	now := time.Now()
+	pending := u.pendingByRequest(r)
+	counts := map[string]int{}
+	var vs []requestView
+	total := 0
+	for _, q := range u.all() {
+		if !u.visible(r, q) {
+			continue
+		}
+		if f.Principal != "" && q.Principal() != f.Principal {
+			continue
+		}
+		if f.Q != "" && !strings.Contains(strings.ToLower(q.ID()+" "+q.Agent()+" "+q.Scene()), strings.ToLower(f.Q)) {
+			continue
+		}
+		v := viewRequest(q, now)
+		v.Approval = pending[v.ID]
+		if v.State == stateWaiting && v.Approval == "" && v.Held == 0 && u.o.Approvals != nil {
+			// Its calls were answered "pending", and no approval of it
+			// waits any more (decided, expired): nothing waits.
+			v.State, v.Class = stateIdle, "idle"
+		}
+		counts[v.State]++
+		total++
+		if f.State != filterAll && v.State != f.State {
+			continue
+		}
+		vs = append(vs, v)
+	}
+	matched := len(vs)
+	from := min((f.Page-1)*requestsPage, matched)
+	to := min(from+requestsPage, matched)
+	type stateCount struct {
+		State, Class string
+		N            int
+		Here         bool
+		Link         string
+	}
+	var states []stateCount
+	all := f
+	all.State, all.Page = filterAll, 0
+	states = append(states, stateCount{State: "all", N: total, Here: f.State == filterAll, Link: all.query(1)})
+	for _, s := range stateFilters {
+		g := f
+		g.State = s
+		states = append(states, stateCount{State: s, Class: strings.Fields(s)[0], N: counts[s], Here: f.State == s, Link: g.query(1)})
+	}
+	data := struct {
 		page
-		Requests []requestView
-	}{page{Title: "Requests", Nav: "requests"}, vs})
+		Requests       []requestView
+		F              requestFilter
+		States         []stateCount
+		From, To, Of   int
+		Newer, Older   string
+		FilterStates   []string
+		AnyRequestSeen bool
+	}{page: u.page(r, "Requests", "requests", ""), Requests: vs[from:to], F: f, States: states,
+		From: from + 1, To: to, Of: matched, FilterStates: stateFilters, AnyRequestSeen: total > 0}
+	if f.Page > 1 {
+		data.Newer = f.query(f.Page - 1)
+	}
+	if to < matched {
+		data.Older = f.query(f.Page + 1)
+	}
+	u.render(w, r, "requests", data)
 }
 
 type frameView struct {
-	ID, Kind, Name, Args, Status, Error, Summary, Started, Latency string
-	Tokens                                                         int64
+	ID, Kind, Name, Args, Status, Error, Summary, Why, Offset, Latency string
+	Tokens, Depth                                                      int64
+	Started                                                            when
 }
 
 func (u *UI) request(w http.ResponseWriter, r *http.Request) {
@@ -298,30 +574,90 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	now := time.Now()
 	all := render.Frames(q)
 	frames := make([]frameView, 0, len(all))
 	for i := range all {
 		f := &all[i]
-		fv := frameView{ID: f.ID.String(), Kind: f.Kind, Name: f.Name, Args: clip(f.ArgumentsText(), 160), Status: f.Status, Error: f.ErrorText(),
-			Summary: clip(f.Summary, 120), Started: f.Started.Local().Format("15:04:05.000"), Tokens: f.Tokens}
-		if l := f.Latency().Round(time.Microsecond * 100); l > 0 {
-			fv.Latency = l.String()
+		fv := frameView{ID: f.ID.String(), Kind: f.Kind, Name: f.Name, Args: clip(f.ArgumentsText(), 300), Status: f.Status, Error: f.ErrorText(),
+			Summary: clip(f.Summary, 200), Why: clip(f.Why, 200), Tokens: f.Tokens, Started: newWhen(f.Started, now),
+			Offset: "+" + cmp.Or(span(f.Started.Sub(q.Started())), "0 ms")}
+		if l := f.Latency(); l > 0 {
+			fv.Latency = span(l)
 		}
 		frames = append(frames, fv)
 	}
-	st := q.State()
-	running := st != reach.RequestStoppedIsolate && st != reach.RequestCompleted
+	v := viewRequest(q, now)
+	// The approvals of this request and its sub-requests that the viewer
+	// may decide, pending first.
+	var aps []approvalView
+	if u.o.Approvals != nil {
+		ids := map[string]bool{}
+		var collect func(*reach.Request)
+		collect = func(q *reach.Request) {
+			ids[q.ID()] = true
+			for _, c := range q.Children() {
+				collect(c)
+			}
+		}
+		collect(q)
+		for _, a := range u.o.Approvals.List(r) {
+			if ids[a.Request] && a.Status == "pending" {
+				aps = append(aps, viewApproval(a, now))
+			}
+		}
+	}
+	folded := foldParam(r)
+	g := u.graphOf(q, folded, id)
 	u.render(w, r, "request", struct {
 		page
-		R       requestView
-		SVG     template.HTML
-		Frames  []frameView
-		Running bool
-		Modes   []struct{ Mode, Label string }
-	}{page{Title: "Request " + id, Nav: "requests", Flash: flash(r, requestFlashes, id)}, viewRequest(q),
-		template.HTML(render.SVG(all)), // rendered by our own escaping renderer
-		frames, running,
-		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}}})
+		R         requestView
+		SVG       template.HTML
+		Frames    []frameView
+		Approvals []approvalView
+		Modes     []struct{ Mode, Label string }
+		Folded    int
+		Unfold    string
+	}{u.page(r, "Request "+id, "requests", flash(r, requestFlashes, id)), v,
+		template.HTML(g), // rendered by our own escaping renderer
+		frames, aps,
+		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}},
+		len(folded), "/ui/requests/" + id + "#graph"})
+}
+
+// foldParam reads the frames a viewer folded (?fold=ID,ID).
+func foldParam(r *http.Request) map[reach.FrameID]bool {
+	m := map[reach.FrameID]bool{}
+	for _, id := range strings.Split(r.URL.Query().Get("fold"), ",") {
+		if f, err := reach.ParseFrameID(strings.TrimSpace(id)); err == nil && f != 0 && len(m) < maxFoldParams {
+			m[f] = true
+		}
+	}
+	return m
+}
+
+// graphOf draws q's graph with the folded frames folded, each box a link
+// that folds or unfolds it.
+func (u *UI) graphOf(q *reach.Request, folded map[reach.FrameID]bool, id string) []byte {
+	nodes := render.Fold(render.Frames(q), folded)
+	link := func(frame reach.FrameID) string {
+		next := maps.Clone(folded)
+		if next[frame] {
+			delete(next, frame)
+		} else {
+			next[frame] = true
+		}
+		var ids []string
+		for f := range next {
+			ids = append(ids, f.String())
+		}
+		slices.Sort(ids)
+		if len(ids) == 0 {
+			return "/ui/requests/" + id + "#graph"
+		}
+		return "/ui/requests/" + id + "?fold=" + url.QueryEscape(strings.Join(ids, ",")) + "#graph"
+	}
+	return render.SVGWith(nodes, &render.SVGOptions{Link: link})
 }
 
 func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
@@ -330,7 +666,7 @@ func (u *UI) graphSVG(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Write(render.SVG(render.Frames(q)))
+	w.Write(render.SVG(render.Fold(render.Frames(q), foldParam(r))))
 }
 
 func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
@@ -354,6 +690,37 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/requests/"+id+"?flash=stopped", http.StatusSeeOther)
 }
 
+// decideView is what the Approve and Deny forms need: the approval, the
+// form token, and the request page to come back to ("" for the inbox).
+type decideView struct {
+	A             approvalView
+	CSRF, Request string
+}
+
+type voteView struct {
+	By, As, Reason string
+	At             when
+}
+
+type approvalView struct {
+	Approval
+	CreatedW, ExpiresW when
+	VotesW             []voteView
+	DenialW            *voteView
+	Pending            bool
+}
+
+func viewApproval(a Approval, now time.Time) approvalView {
+	v := approvalView{Approval: a, CreatedW: newWhen(a.Created, now), ExpiresW: newWhen(a.Expires, now), Pending: a.Status == "pending"}
+	for _, x := range a.Votes {
+		v.VotesW = append(v.VotesW, voteView{By: x.By, As: x.As, Reason: x.Reason, At: newWhen(x.At, now)})
+	}
+	if d := a.Denial; d != nil {
+		v.DenialW = &voteView{By: d.By, As: d.As, Reason: d.Reason, At: newWhen(d.At, now)}
+	}
+	return v
+}
+
 func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	var list []Approval
 	if u.o.Approvals != nil {
@@ -364,11 +731,26 @@ func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	if slices.ContainsFunc(list, func(a Approval) bool { return a.ID == id }) {
 		subject = id
 	}
+	now := time.Now()
+	var pending, decided []approvalView
+	for _, a := range list {
+		if a.Status == "pending" {
+			pending = append(pending, viewApproval(a, now))
+		} else {
+			decided = append(decided, viewApproval(a, now))
+		}
+	}
+	// Pending: the one that expires first, first; decided: newest first.
+	slices.SortStableFunc(pending, func(a, b approvalView) int { return a.Expires.Compare(b.Expires) })
+	slices.SortStableFunc(decided, func(a, b approvalView) int { return b.Created.Compare(a.Created) })
+	if len(decided) > 50 {
+		decided = decided[:50]
+	}
 	u.render(w, r, "approvals", struct {
 		page
-		Enabled   bool
-		Approvals []Approval
-	}{page{Title: "Approvals", Nav: "approvals", Flash: flash(r, approvalFlashes, subject)}, u.o.Approvals != nil, list})
+		Enabled          bool
+		Pending, Decided []approvalView
+	}{u.page(r, "Approvals", "approvals", flash(r, approvalFlashes, subject)), u.o.Approvals != nil, pending, decided})
 }
 
 func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
@@ -392,7 +774,19 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 		code = "not_decided"
 		u.log.Info("a decision from the UI was not recorded", "approval", id, "action", action, "by", u.actor(r).Principal, "err", err)
 	}
+	// From a request's page, back to it (if the viewer may see it).
+	if back := r.FormValue("request"); back != "" {
+		if q, ok := u.find(back); ok && u.visible(r, q) {
+			http.Redirect(w, r, "/ui/requests/"+url.PathEscape(back)+"?flash="+code, http.StatusSeeOther)
+			return
+		}
+	}
 	http.Redirect(w, r, "/ui/approvals?flash="+code+"&id="+url.QueryEscape(id), http.StatusSeeOther)
+}
+
+type auditView struct {
+	AuditRow
+	At when
 }
 
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
@@ -406,15 +800,18 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		Enabled, Verified bool
 		VerifyMsg         string
 		Q                 AuditQuery
-		Rows              []AuditRow
-	}{page: page{Title: "Audit", Nav: "audit"}, Enabled: u.o.Audit != nil, Q: q}
+		Rows              []auditView
+	}{page: u.page(r, "Audit", "audit", ""), Enabled: u.o.Audit != nil, Q: q}
 	if u.o.Audit != nil {
 		data.Verified, data.VerifyMsg = u.o.Audit.Verify(r.Context())
 		rows, err := u.o.Audit.Search(r.Context(), q, 500)
 		if err != nil {
 			data.VerifyMsg += "; search failed: " + err.Error()
 		}
-		data.Rows = rows
+		now := time.Now()
+		for _, row := range rows {
+			data.Rows = append(data.Rows, auditView{AuditRow: row, At: newWhen(row.Time, now)})
+		}
 	}
 	u.render(w, r, "audit", data)
 }
@@ -473,14 +870,14 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.Completed+s.Failed > 0 {
 			v.Success = fmt.Sprintf("%.0f%%", s.SuccessRate*100)
-			v.P50, v.P95 = s.P50.Round(time.Microsecond*10).String(), s.P95.Round(time.Microsecond*10).String()
+			v.P50, v.P95 = span(s.P50), span(s.P95)
 		}
 		vs = append(vs, v)
 	}
 	u.render(w, r, "tools", struct {
 		page
 		Tools []toolView
-	}{page{Title: "Tools", Nav: "tools"}, vs})
+	}{u.page(r, "Tools", "tools", ""), vs})
 }
 
 func counts(m map[string]int64) string {
@@ -488,16 +885,8 @@ func counts(m map[string]int64) string {
 	for k, v := range m {
 		parts = append(parts, fmt.Sprintf("%s %d", k, v))
 	}
-	return strings.Join(sortStrings(parts), ", ")
-}
-
-func sortStrings(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // live streams an event whenever the requests change (server-sent events).
@@ -529,15 +918,20 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 // version summarizes what the pages show to r, to notice changes.
 func (u *UI) version(r *http.Request) string {
 	var b strings.Builder
-	for _, q := range u.o.Runtime.Requests() {
+	for _, q := range u.all() {
 		if !u.visible(r, q) {
 			continue
 		}
 		us := q.Usage()
 		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
+		for _, f := range q.Frames() {
+			fmt.Fprintf(&b, "%d", f.State())
+		}
 	}
 	if u.o.Approvals != nil {
-		fmt.Fprintf(&b, "a%d", len(u.o.Approvals.List(r)))
+		for _, a := range u.o.Approvals.List(r) {
+			fmt.Fprintf(&b, "a%s%s;", a.ID, a.Status)
+		}
 	}
 	return fmt.Sprintf("%x", hash(b.String()))
 }

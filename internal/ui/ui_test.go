@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,36 @@ func setup(t *testing.T) (*httptest.Server, *reach.Runtime, *reach.Request, *fak
 	t.Cleanup(srv.Close)
 	return srv, rt, req, ap
 }
+
+// csrfRe finds a page's form token.
+var csrfRe = regexp.MustCompile(`name="reach-csrf" content="([^"]+)"`)
+
+// token returns the form token of the UI's pages.
+func token(t *testing.T, base string) string {
+	t.Helper()
+	m := csrfRe.FindStringSubmatch(get(t, base+"/ui/approvals"))
+	if m == nil {
+		t.Fatal("no form token on the approvals page (meta reach-csrf)")
+	}
+	return m[1]
+}
+
+// post sends a form with the UI's token, not following redirects.
+func post(t *testing.T, base, path string, form url.Values) *http.Response {
+	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("csrf", token(t, base))
+	resp, err := noRedirect.PostForm(base+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func get(t *testing.T, u string) string {
 	t.Helper()
@@ -100,14 +131,14 @@ func TestStopFromUI(t *testing.T) {
 	if resp, _ := c.Do(r); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("cross-site stop: %s", resp.Status)
 	}
-	resp, err := c.PostForm(srv.URL+"/ui/stop/r1", url.Values{"mode": {"cancel"}, "reason": {"runaway"}})
-	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("stop: %v %v", err, resp.Status)
+	resp := post(t, srv.URL, "/ui/stop/r1", url.Values{"mode": {"cancel"}, "reason": {"runaway"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("stop: %v", resp.Status)
 	}
 	if req.State() != "stopped_cancel" || req.StopCause().Reason != "runaway" || req.StopCause().By != "operator" {
 		t.Fatalf("state %s cause %+v", req.State(), req.StopCause())
 	}
-	resp, _ = c.PostForm(srv.URL+"/ui/approvals/ap1/approve", url.Values{"reason": {"fine"}})
+	resp = post(t, srv.URL, "/ui/approvals/ap1/approve", url.Values{"reason": {"fine"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: %s", resp.Status)
 	}
@@ -191,12 +222,7 @@ func TestFlashIsNotFromTheURL(t *testing.T) {
 	if page := get(t, srv.URL+"/ui/approvals?flash=approved&id=ap9-security-team"); strings.Contains(page, "ap9-security-team") {
 		t.Error("the banner names an approval the viewer does not see")
 	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(srv.URL+"/ui/approvals/ap1/approve", url.Values{"reason": {"a reason security-team chose"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := post(t, srv.URL, "/ui/approvals/ap1/approve", url.Values{"reason": {"a reason security-team chose"}})
 	loc := resp.Header.Get("Location")
 	if loc != "/ui/approvals?flash=approved&id=ap1" {
 		t.Errorf("after approving, redirected to %q, want /ui/approvals?flash=approved&id=ap1", loc)
@@ -204,27 +230,15 @@ func TestFlashIsNotFromTheURL(t *testing.T) {
 	if page := get(t, srv.URL+loc); !strings.Contains(page, `class="flash"`) || !strings.Contains(page, "ap1 is recorded") {
 		t.Errorf("the banner after approving does not say ap1's approval is recorded")
 	}
-	resp, err = c.PostForm(srv.URL+"/ui/approvals/ap1/deny", url.Values{"reason": {"no"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = post(t, srv.URL, "/ui/approvals/ap1/deny", url.Values{"reason": {"no"}})
 	if loc := resp.Header.Get("Location"); loc != "/ui/approvals?flash=denied&id=ap1" {
 		t.Errorf("after denying, redirected to %q, want /ui/approvals?flash=denied&id=ap1", loc)
 	}
-	resp, err = c.PostForm(srv.URL+"/ui/approvals/nope/approve", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = post(t, srv.URL, "/ui/approvals/nope/approve", nil)
 	if page := get(t, srv.URL+resp.Header.Get("Location")); !strings.Contains(page, "Your decision on the approval was not recorded") {
 		t.Errorf("the banner after a failed decision on an unknown approval does not say it was not recorded")
 	}
-	resp, err = c.PostForm(srv.URL+"/ui/stop/r1", url.Values{"mode": {"soft"}, "reason": {"security-team says so"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp = post(t, srv.URL, "/ui/stop/r1", url.Values{"mode": {"soft"}, "reason": {"security-team says so"}})
 	if loc := resp.Header.Get("Location"); loc != "/ui/requests/r1?flash=stopped" {
 		t.Errorf("after a stop, redirected to %q, want /ui/requests/r1?flash=stopped", loc)
 	}
@@ -237,7 +251,8 @@ func TestFlashIsNotFromTheURL(t *testing.T) {
 // cannot be clickjacked; the refusal is the API's JSON error.
 func TestNoFraming(t *testing.T) {
 	srv, _, _, _ := setup(t)
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := noRedirect
+	tok := url.QueryEscape(token(t, srv.URL))
 	for _, tc := range []struct {
 		method, path, form, site string
 		status                   int
@@ -252,7 +267,9 @@ func TestNoFraming(t *testing.T) {
 		{"GET", "/ui/static/style.css", "", "", 200},
 		{"GET", "/ui/live", "", "", 200},
 		{"GET", "/ui/nothing-here", "", "", 404},
-		{"POST", "/ui/approvals/ap1/approve", "reason=fine", "same-origin", 303},
+		{"POST", "/ui/approvals/ap1/approve", "reason=fine&csrf=" + tok, "same-origin", 303},
+		{"POST", "/ui/approvals/ap1/approve", "reason=fine", "same-origin", 403},
+		{"GET", "/ui/login", "", "", 303},
 		{"POST", "/ui/stop/r1", "mode=cancel&reason=x", "cross-site", 403},
 	} {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -282,8 +299,12 @@ func TestNoFraming(t *testing.T) {
 			var e struct {
 				Error struct{ Code, Message, Suggestion string }
 			}
-			if json.Unmarshal(body, &e) != nil || e.Error.Code != "cross_origin" || e.Error.Suggestion == "" || h.Get("Content-Type") != "application/json" {
-				t.Errorf("the cross-site refusal = %s %q, want the JSON error cross_origin", h.Get("Content-Type"), body)
+			want := "cross_origin"
+			if tc.site == "same-origin" {
+				want = "bad_form_token"
+			}
+			if json.Unmarshal(body, &e) != nil || e.Error.Code != want || e.Error.Suggestion == "" || h.Get("Content-Type") != "application/json" {
+				t.Errorf("the refusal = %s %q, want the JSON error %s", h.Get("Content-Type"), body, want)
 			}
 		}
 	}

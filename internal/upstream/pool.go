@@ -81,6 +81,9 @@ type Options struct {
 	Redactor *redact.Redactor
 	Version  string       // reported to upstreams as the client's version
 	Logger   *slog.Logger // if nil, logs are discarded
+	// RequireAll treats every upstream as required: one that cannot be
+	// reached fails Connect (reach validate).
+	RequireAll bool
 }
 
 // Pool is the clients of the configured upstreams. Make one with Connect;
@@ -112,8 +115,11 @@ type Pool struct {
 }
 
 // Connect connects every configured upstream concurrently and lists its
-// tools; life bounds the sessions (ctx only the connecting). Any failure
-// fails all, naming the upstream and its line.
+// tools; life bounds the sessions (ctx only the connecting). A required
+// upstream (or, with Options.RequireAll, any) that fails fails all, naming
+// the upstream and its line; another is kept disconnected and dialled again
+// in the background until it answers (the gateway starts degraded, and its
+// tools come when it does: Catalog.Relisted).
 func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 	p := &Pool{life: life, cfg: opts.Config, run: opts.Runner, catalog: opts.Catalog, levels: opts.Levels, models: opts.Models,
 		redactor: opts.Redactor, version: opts.Version, log: opts.Logger, ready: make(chan struct{})}
@@ -133,8 +139,17 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 		u := p.newUpstream(i, c)
 		p.ups[i] = u
 		wg.Go(func() {
-			if err := u.start(ctx); err != nil {
+			err := u.start(ctx)
+			switch {
+			case err == nil:
+			case c.Required || opts.RequireAll || ctx.Err() != nil:
 				errs[i] = p.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+			default:
+				u.mu.Lock()
+				u.lastErr = err
+				u.mu.Unlock()
+				u.log.Warn("upstream not reachable at start; the gateway starts without its tools and dials it again in the background (required: true refuses to start instead)", "err", err)
+				p.run.Go(u.keepDialing)
 			}
 		})
 	}
@@ -279,4 +294,39 @@ func (p *Pool) Subscribes() bool {
 		c := u.capabilities()
 		return c != nil && c.Resources != nil && c.Resources.Subscribe
 	})
+}
+
+// Unreached explains a tool name with the prefix of an upstream that has
+// not been reached since the pool connected (its tools are not known yet),
+// or returns nil.
+func (p *Pool) Unreached(name string) *reach.Error {
+	for _, u := range p.ups {
+		pre := u.prefix()
+		if pre == "" || !strings.HasPrefix(name, pre) {
+			continue
+		}
+		never, err := u.neverListed()
+		if !never {
+			continue
+		}
+		why := ""
+		if err != nil {
+			why = " (" + p.redactor.RedactString(err.Error()) + ")"
+		}
+		return &reach.Error{Type: reach.TypeTransient, Code: "upstream_unavailable",
+			Message: fmt.Sprintf("Tool %s would come from upstream %s, which has not been reachable since the gateway started%s; "+
+				"the gateway dials it again in the background.", name, u.cfg.Name, why),
+			Suggestion: "Try again in a minute, or do without this tool."}
+	}
+	return nil
+}
+
+// Serving returns the name of the upstream that serves the tool t and its
+// URL ("" for a stdio one), or ok false for a tool of no upstream.
+func (p *Pool) Serving(t reach.Tool) (name, url string, ok bool) {
+	u := p.of(t)
+	if u == nil {
+		return "", "", false
+	}
+	return u.cfg.Name, u.cfg.URL, true
 }

@@ -309,6 +309,41 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 }
 
+// keepDialing dials an upstream that could not be reached at start until it
+// answers: then redial lists its tools, which join the gateway's. The waits
+// grow from 1 s to 30 s.
+func (u *upstream) keepDialing() {
+	ctx := u.p.life
+	select { // the gateway's tools are registered first, its server set
+	case <-u.p.ready:
+	case <-ctx.Done():
+		return
+	}
+	delay := time.Second
+	for tries := 1; ; tries++ {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		if _, err := u.session(ctx); err == nil {
+			u.log.Info("upstream reached; its tools join the gateway's", "tries", tries)
+			return
+		} else if tries%10 == 0 {
+			u.log.Warn("upstream still not reachable; dialling it again", "tries", tries, "err", err)
+		}
+		delay = min(delay*2, 30*time.Second)
+	}
+}
+
+// neverListed reports whether the upstream has not listed its tools yet
+// (not reached since the gateway started), and why not.
+func (u *upstream) neverListed() (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.orig) == 0 && u.cs == nil, u.lastErr
+}
+
 // redial reconnects for the calls waiting on d, then lists the tools,
 // resources and prompts again.
 func (u *upstream) redial(d *dial) {
@@ -669,7 +704,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				t, _ := res.Text(u.p.redactor)
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
-			return res.Data(u.p.redactor), nil
+			data := res.Data(u.p.redactor)
+			keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+			return data, nil
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -697,7 +734,9 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 		if res.IsError {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}
-		return resultData(res, u.p.redactor), nil
+		data := resultData(res, u.p.redactor)
+		keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+		return data, nil
 	}
 }
 

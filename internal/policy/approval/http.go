@@ -156,5 +156,5 @@ func upper(s string) string {
 
 func notFound(w http.ResponseWriter, id string) {
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is no approval %s that you may see.", id),
-		"List the approvals with GET /v1/approvals.")
+		"List the approvals with reach approvals list (GET /v1/approvals).")
 }

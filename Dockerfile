@@ -1,0 +1,37 @@
+# The reach gateway as a container image: a static binary on an empty base,
+# run as a user that is not root, its state in the volume /data.
+#
+#   docker build -t reach .
+#   docker run --rm -p 7400:7400 -v reach-data:/data \
+#       -v $PWD/reach.yaml:/etc/reach/reach.yaml:ro reach serve --config /etc/reach/reach.yaml
+#
+# Without auth: in its configuration, reach serves loopback addresses only,
+# so a configuration that listens on 0.0.0.0:7400 (to be reached through -p)
+# needs auth: (API keys from `reach keys create --data /data ...`, or JWTs).
+# cmd/reach's TestDockerfile checks the properties said here.
+
+# Build: a static binary (no cgo: the SQLite store is pure Go).
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=""
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/agentreach/reach/internal/buildinfo.Version=${VERSION}" -o /out/reach ./cmd/reach
+# The data folder, owned by the user the image runs as.
+RUN mkdir -p /out/data && chown 65532:65532 /out/data
+
+# Run: nothing but the binary, the CA certificates (for HTTPS upstreams,
+# model endpoints and JWKS) and the data folder.
+FROM scratch
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/reach /reach
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+ENV HOME=/data
+WORKDIR /data
+VOLUME ["/data"]
+EXPOSE 7400
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["/reach", "health"]
+ENTRYPOINT ["/reach"]
+CMD ["serve", "--data", "/data"]

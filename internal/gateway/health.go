@@ -1,0 +1,25 @@
+package gateway
+
+import "fmt"
+
+// notReady says why the gateway should get no traffic now, for /readyz
+// (httpapi): it shuts down, or an upstream marked required: true is not
+// connected.
+func (g *Gateway) notReady() []string {
+	var why []string
+	if g.draining.Load() {
+		why = append(why, "shutting down")
+	}
+	required := map[string]bool{}
+	for _, u := range g.cfg.Upstreams {
+		if u.Required {
+			required[u.Name] = true
+		}
+	}
+	for _, u := range g.Upstreams() {
+		if required[u.Name] && !u.Connected {
+			why = append(why, fmt.Sprintf("required upstream %s is not connected", u.Name))
+		}
+	}
+	return why
+}

@@ -1,0 +1,93 @@
+package telemetry
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach"
+)
+
+// The live states of a request (RequestActivity), as the UI, the CLI and
+// the reach_requests_active gauge name them.
+const (
+	StateRunning  = "running"              // a call or model turn is in flight
+	StateWaiting  = "waiting_for_approval" // a call waits for a human's decision
+	StateIdle     = "idle"                 // nothing in flight, not ended
+	StateStopped  = "stopped"              // stopped (soft, cancel, isolate) or interrupted by a restart
+	StateDone     = "done"                 // ended
+	stateUnknown  = ""
+	maxWalkFrames = 100000
+)
+
+// LiveStates are the states of a request not ended, in the order they are
+// shown.
+var LiveStates = []string{StateRunning, StateWaiting, StateIdle, StateStopped}
+
+// Activity is what a request and its sub-requests are doing now.
+type Activity struct {
+	State string
+	// Mode is how a stopped request was stopped: soft, cancel, isolate,
+	// or interrupted.
+	Mode string
+	// Frames counted by what they are doing or how they ended. Waiting
+	// counts the calls awaiting approval: Held those still held open
+	// (approvals.wait), the rest answered "pending" to their caller.
+	Frames, InFlight, Waiting, Held, Refused, Failed, Cancelled int
+	// Last is when its last frame ended (the request's start if none did),
+	// or now while a frame is in flight.
+	Last time.Time
+}
+
+// RequestActivity walks r and its sub-requests.
+func RequestActivity(r *reach.Request, now time.Time) Activity {
+	a := Activity{Last: r.Started()}
+	var walk func(*reach.Request)
+	walk = func(q *reach.Request) {
+		for _, f := range q.Frames() {
+			if a.Frames++; a.Frames > maxWalkFrames {
+				return
+			}
+			switch f.State() {
+			case reach.Refused:
+				a.Refused++
+			case reach.Failed:
+				a.Failed++
+			case reach.Cancelled:
+				a.Cancelled++
+			case reach.AwaitingApproval:
+				a.Waiting++
+				if f.Ended().IsZero() {
+					a.Held++
+				}
+			case reach.Completed:
+			default:
+				a.InFlight++
+			}
+			if e := f.Ended(); e.After(a.Last) {
+				a.Last = e
+			}
+		}
+		for _, c := range q.Children() {
+			walk(c)
+		}
+	}
+	walk(r)
+	switch st := r.State(); {
+	case st == reach.RequestInterrupted:
+		a.State, a.Mode = StateStopped, "interrupted"
+	case st.Stopped():
+		a.State, a.Mode = StateStopped, strings.TrimPrefix(string(st), "stopped_")
+	case st == reach.RequestCompleted:
+		a.State = StateDone
+	case a.Waiting > 0:
+		a.State = StateWaiting
+	case a.InFlight > 0:
+		a.State = StateRunning
+	default:
+		a.State = StateIdle
+	}
+	if a.InFlight > 0 || a.Held > 0 {
+		a.Last = now
+	}
+	return a
+}
