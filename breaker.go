@@ -14,109 +14,29 @@ import (
 	"github.com/agentreach/reach/internal/template"
 )
 
-// BreakerPolicy configures a circuit breaker: a tool's, an upstream's, or
-// one a caller makes with Runtime.Breaker (the gateway's model endpoints).
-// A zero field takes the runtime's default (Options.Breaker), and where
-// that is zero too, the default its comment states.
-type BreakerPolicy struct {
-	// Failures is how many transient failures in a row open the breaker;
-	// if zero, 5. Each attempt counts: a call retried three times is three.
-	Failures int `json:"failures,omitempty"`
-	// Rate opens the breaker when at least this fraction of the attempts
-	// made in Window failed transiently, once MinCalls were made; if zero,
-	// 0.5.
-	Rate float64 `json:"rate,omitempty"`
-	// Window is the span of time the failure rate is taken over; if zero,
-	// one minute.
-	Window time.Duration `json:"window,omitempty"`
-	// MinCalls is how many attempts Window must hold before its failure
-	// rate may open the breaker; if zero, 20.
-	MinCalls int `json:"min_calls,omitempty"`
-	// OpenFor is the probe interval: how long an open breaker fails every
-	// call at once before it lets one call through to probe; if zero, 10s.
-	OpenFor time.Duration `json:"open_for,omitempty"`
-	// Disabled turns the breaker off: every call goes through.
-	Disabled bool `json:"disabled,omitempty"`
-}
+// BreakerPolicy configures a circuit breaker (see internal/breaker): a
+// zero field takes the runtime's default (Options.Breaker), and where that
+// is zero too, the default its comment states.
+type BreakerPolicy = breaker.Policy
 
 // Default breaker settings (see BreakerPolicy).
 const (
-	DefaultBreakerFailures = 5
-	DefaultBreakerRate     = 0.5
-	DefaultBreakerWindow   = time.Minute
-	DefaultBreakerMinCalls = 20
-	DefaultBreakerOpenFor  = 10 * time.Second
+	DefaultBreakerFailures = breaker.DefaultFailures
+	DefaultBreakerRate     = breaker.DefaultRate
+	DefaultBreakerWindow   = breaker.DefaultWindow
+	DefaultBreakerMinCalls = breaker.DefaultMinCalls
+	DefaultBreakerOpenFor  = breaker.DefaultOpenFor
 )
 
-// Check returns an error naming the first field of p out of range.
-func (p *BreakerPolicy) Check() error {
-	switch {
-	case p == nil:
-		return nil
-	case p.Failures < 0, p.MinCalls < 0, p.Window < 0, p.OpenFor < 0:
-		return fmt.Errorf("breaker: failures, min_calls, window and open_for must not be negative (zero means the default)")
-	case p.Rate < 0 || p.Rate > 1:
-		return fmt.Errorf("breaker: rate is a fraction of the attempts, from 0 to 1 (zero means the default %v); got %v", DefaultBreakerRate, p.Rate)
-	}
-	return nil
-}
-
-// resolve returns p with every zero field taken from def, then from the
-// defaults, as the state machine takes it.
-func (p *BreakerPolicy) resolve(def *BreakerPolicy) breaker.Policy {
-	var out, d BreakerPolicy
-	if p != nil {
-		out = *p
-	}
-	if def != nil {
-		d = *def
-	}
-	return breaker.Policy{
-		Failures: cmp.Or(out.Failures, d.Failures, DefaultBreakerFailures),
-		Rate:     cmp.Or(out.Rate, d.Rate, DefaultBreakerRate),
-		Window:   cmp.Or(out.Window, d.Window, DefaultBreakerWindow),
-		MinCalls: cmp.Or(out.MinCalls, d.MinCalls, DefaultBreakerMinCalls),
-		OpenFor:  cmp.Or(out.OpenFor, d.OpenFor, DefaultBreakerOpenFor),
-		Disabled: out.Disabled || d.Disabled,
-	}
-}
-
 // BreakerState is the state of a circuit breaker.
-type BreakerState int32
+type BreakerState = breaker.State
 
 // Breaker states.
 const (
-	// BreakerClosed lets every call through and counts their failures.
-	BreakerClosed BreakerState = iota
-	// BreakerOpen fails every call at once until its probe interval ends.
-	BreakerOpen
-	// BreakerHalfOpen lets one call through to probe: its success closes
-	// the breaker, its failure opens it again.
-	BreakerHalfOpen
+	BreakerClosed   = breaker.Closed   // lets every call through and counts their failures
+	BreakerOpen     = breaker.Open     // fails every call at once until its probe interval ends
+	BreakerHalfOpen = breaker.HalfOpen // lets one call through to probe
 )
-
-var breakerStateNames = [...]string{"closed", "open", "half_open"}
-
-func (s BreakerState) String() string {
-	if s >= 0 && int(s) < len(breakerStateNames) {
-		return breakerStateNames[s]
-	}
-	return "unknown"
-}
-
-// MarshalText writes the state's name.
-func (s BreakerState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads a state's name.
-func (s *BreakerState) UnmarshalText(b []byte) error {
-	for i, n := range breakerStateNames {
-		if n == string(b) {
-			*s = BreakerState(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown breaker state %q", b)
-}
 
 // Kinds of breakers the runtime keeps.
 const (
@@ -125,43 +45,11 @@ const (
 )
 
 // BreakerStatus is a breaker as /healthz, /metrics and the UI show it.
-type BreakerStatus struct {
-	Kind  string       `json:"kind"` // "tool", "upstream", or a caller's kind ("model")
-	Name  string       `json:"name"`
-	State BreakerState `json:"state"`
-	// Since is when it entered its state.
-	Since time.Time `json:"since,omitzero"`
-	// FailingSince is when the failures that opened it (or that it is
-	// counting) began; zero after a success.
-	FailingSince time.Time `json:"failing_since,omitzero"`
-	// Failures is how many transient failures in a row it has counted.
-	Failures int `json:"failures,omitempty"`
-	// RetryAt is, for an open breaker, when it lets a probe through.
-	RetryAt time.Time `json:"retry_at,omitzero"`
-	// Probing says that a probe is out (half-open).
-	Probing bool `json:"probing,omitempty"`
-	// LastError is the last transient failure it counted, masked.
-	LastError string `json:"last_error,omitempty"`
-	// Calls and Failed are the attempts in its window, and those that
-	// failed transiently.
-	Calls  int `json:"calls"`
-	Failed int `json:"failed"`
-	// Opened counts how often it opened since the runtime started.
-	Opened int64 `json:"opened"`
-}
+type BreakerStatus = breaker.Status
 
 // BreakerChange is a breaker's change of state, as the Recorder is told
 // (Event.Breaker) and the audit log keeps it.
-type BreakerChange struct {
-	Kind   string       `json:"kind"`
-	Name   string       `json:"name"`
-	From   BreakerState `json:"from"`
-	To     BreakerState `json:"to"`
-	Reason string       `json:"reason"`
-	At     time.Time    `json:"at"`
-	// RetryAt is, when it opened, when it lets a probe through.
-	RetryAt time.Time `json:"retry_at,omitzero"`
-}
+type BreakerChange = breaker.Change
 
 // Breaker is a circuit breaker (closed, open, half-open) over the calls to
 // one thing: a tool, an upstream, a model endpoint. It opens after
@@ -203,7 +91,7 @@ func (rt *Runtime) breakerOf(kind, name string, p *BreakerPolicy, set bool) *Bre
 	defer rt.brkMu.Unlock()
 	b := rt.breakers[key]
 	if b == nil {
-		b = &Breaker{rt: rt, kind: kind, name: name, m: breaker.New(p.resolve(rt.opts.Breaker), time.Now())}
+		b = &Breaker{rt: rt, kind: kind, name: name, m: breaker.New(breaker.Resolve(p, rt.opts.Breaker), time.Now())}
 		if rt.breakers == nil {
 			rt.breakers = map[string]*Breaker{}
 		}
@@ -211,7 +99,7 @@ func (rt *Runtime) breakerOf(kind, name string, p *BreakerPolicy, set bool) *Bre
 		return b
 	}
 	if set {
-		b.m.SetPolicy(p.resolve(rt.opts.Breaker))
+		b.m.SetPolicy(breaker.Resolve(p, rt.opts.Breaker))
 	}
 	return b
 }
@@ -244,12 +132,12 @@ func (b *Breaker) Status() BreakerStatus { return b.status(time.Now()) }
 
 func (b *Breaker) status(now time.Time) BreakerStatus {
 	s := b.m.Status(now)
-	return BreakerStatus{Kind: b.kind, Name: b.name, State: BreakerState(s.State), Since: s.Since, FailingSince: s.FailingSince,
-		Failures: s.Failures, RetryAt: s.RetryAt, Probing: s.Probing, LastError: s.LastError, Calls: s.Calls, Failed: s.Failed, Opened: s.Opened}
+	s.Kind, s.Name = b.kind, b.name
+	return s
 }
 
 // State returns the breaker's state.
-func (b *Breaker) State() BreakerState { return BreakerState(b.m.State()) }
+func (b *Breaker) State() BreakerState { return b.m.State() }
 
 // Admit lets a call through, or returns the structured error (type
 // unavailable) of an open breaker: what is down and since when, when it
@@ -337,7 +225,8 @@ func (b *Breaker) changed(req *Request, c *breaker.Change) {
 	if c == nil {
 		return
 	}
-	ch := &BreakerChange{Kind: b.kind, Name: b.name, From: BreakerState(c.From), To: BreakerState(c.To), Reason: c.Reason, At: c.At, RetryAt: c.RetryAt}
+	ch := c
+	ch.Kind, ch.Name = b.kind, b.name
 	rt := b.rt
 	lvl := rt.log.Info
 	if ch.To == BreakerOpen {
@@ -403,28 +292,8 @@ func (rt *Runtime) unavailableCall(c *Call, b *Breaker, s *breaker.Status) *Erro
 	now := time.Now()
 	e := unavailable(s, c.Tool, what, now)
 	e.Alternatives = rt.healthyAlternatives(c, now)
-	retry := "it may work again"
-	if s.State == breaker.Open {
-		retry += " after " + breaker.Stamp(s.RetryAt)
-	} else {
-		retry += " in a moment"
-	}
-	if len(e.Alternatives) > 0 {
-		e.Suggestion = fmt.Sprintf("Use %s instead, or go on without %s; %s.", orList(e.Alternatives), c.Tool, retry)
-	} else {
-		e.Suggestion = fmt.Sprintf("Go on without %s, or tell the user that it is down; %s.", c.Tool, retry)
-	}
+	e.Suggestion = s.Suggest(c.Tool, e.Alternatives)
 	return e
-}
-
-func orList(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // healthy reports whether a call of t would get through its breakers now.

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
 )
 
@@ -73,57 +75,19 @@ func (c *Call) Tags() []string {
 func (c *Call) Args() json.RawMessage { return c.args }
 
 // Status is the outcome of a call in the envelope (R3).
-type Status string
+type Status = records.Status
 
 // Statuses.
 const (
-	StatusSuccess   Status = "success"
-	StatusError     Status = "error"     // the tool ran and failed
-	StatusPending   Status = "pending"   // waiting for approval
-	StatusRefused   Status = "refused"   // a guard refused it
-	StatusCancelled Status = "cancelled" // stopped, cancelled or out of time
+	StatusSuccess   = records.StatusSuccess
+	StatusError     = records.StatusError     // the tool ran and failed
+	StatusPending   = records.StatusPending   // waiting for approval
+	StatusRefused   = records.StatusRefused   // a guard refused it
+	StatusCancelled = records.StatusCancelled // stopped, cancelled or out of time
 )
 
-// Result is the outcome of one call (R3).
-type Result struct {
-	CallID   string          `json:"call_id"`
-	Status   Status          `json:"status"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	Error    *Error          `json:"error,omitempty"`
-	Summary  string          `json:"summary,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`    // for the model: truncation, low budget, warnings
-	Replayed bool            `json:"replayed,omitempty"` // returned from the idempotency record
-	// Fallback names the tool that answered in place of the one called
-	// (Tool.Fallback), when one did.
-	Fallback string  `json:"fallback,omitempty"`
-	Frame    FrameID `json:"frame,omitzero"`
-}
-
-// IsError reports whether the call did not succeed.
-func (r *Result) IsError() bool { return r.Status != StatusSuccess }
-
-// Err returns the result's error as an error value, or nil.
-func (r *Result) Err() error {
-	if r.Error == nil {
-		return nil
-	}
-	return r.Error
-}
-
-// ModelText renders the result as the text a model reads.
-func (r *Result) ModelText() string {
-	var b strings.Builder
-	if r.Error != nil {
-		b.WriteString(r.Error.ModelText())
-	} else {
-		b.Write(r.Data)
-	}
-	for _, n := range r.Notes {
-		b.WriteString("\n[reach] ")
-		b.WriteString(n)
-	}
-	return b.String()
-}
+// Result is the outcome of one call (R3); see internal/records.
+type Result = records.Result
 
 // Call dispatches one tool call through the chain and returns its result,
 // never nil. The call nests under the frame in ctx (a model call, or the tool
@@ -157,7 +121,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if err != nil {
 		e := asError(err)
 		st, res = Refused, &Result{Status: StatusRefused, Error: e}
-		if e.cancelled {
+		if e.Is(ErrCancelled) {
 			st, res.Status = Cancelled, StatusCancelled
 		}
 	} else {
@@ -354,7 +318,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		if p.filter.MayHave(t.nameHash) {
 			for a := p; a != nil; a = a.Parent {
 				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
-					return a, reentryError(f, a)
+					return a, callgraph.ReentryError(f.Name, a.Depth, calledBy(a))
 				}
 			}
 		}
@@ -362,7 +326,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
 				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && callgraph.SameKey(t.Key, a.Args, f.Args) {
-					return a, keyedError(t, f, a)
+					return a, callgraph.KeyedError(f.Name, t.Key, f.Args, a.Depth, calledBy(a))
 				}
 			}
 		}
@@ -370,7 +334,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	if p.filter.MayHave(f.hash) {
 		for a := p; a != nil; a = a.Parent {
 			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && bytes.Equal(a.Args, f.Args) {
-				return a, cycleError(f, a)
+				return a, callgraph.CycleError(f.Name, preview(f.Args, 120), a.Depth, calledBy(a))
 			}
 		}
 	}
@@ -385,29 +349,6 @@ func calledBy(a *Frame) string {
 		}
 	}
 	return "the " + a.Agent + " agent"
-}
-
-func cycleError(f, a *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeCycle, Code: "cycle",
-		Message: fmt.Sprintf("This would create a cycle: %s %s is already on your call stack at depth %d (called by %s).",
-			f.Name, preview(f.Args, 120), a.Depth, calledBy(a)),
-		Suggestion: "Choose a different approach or answer with what you have."}
-}
-
-func reentryError(f, a *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "reentrancy",
-		Message: fmt.Sprintf("%s is already running on your call stack at depth %d (called by %s) and is not reentrant: "+
-			"it may hold state such as an open transaction or a cursor, and may not be entered again until that call finishes.",
-			f.Name, a.Depth, calledBy(a)),
-		Suggestion: fmt.Sprintf("Finish this step without calling %s again, or return to the running %s call and let it complete.", f.Name, f.Name)}
-}
-
-func keyedError(t *tool, f, a *Frame) *Error {
-	keys := callgraph.KeyValues(f.Args, t.Key)
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "keyed_reentrancy",
-		Message: fmt.Sprintf("%s with %s is already running on your call stack at depth %d (called by %s); "+
-			"it may be re-entered only with a different %s.", f.Name, keys, a.Depth, calledBy(a), strings.Join(t.Key, ", ")),
-		Suggestion: "Use a different " + strings.Join(t.Key, ", ") + ", or let the running call finish first."}
 }
 
 // authorize (6): the Authorizer decides.
@@ -553,9 +494,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		for a := c.parent; a != nil; a = a.Parent {
 			if a.Kind == ToolFrame && a.idem == c.key {
 				// Waiting for our own ancestor would never end.
-				return nil, refuse("idempotency", TypeInvalidArgs, "idempotency_key_in_use",
-					fmt.Sprintf("The idempotency key of this call is already used by the %s call running on your call stack at depth %d.", a.Name, a.Depth),
-					"Give this call its own call id or idempotency key.")
+				return nil, idempotency.InUse(a.Name, a.Depth)
 			}
 		}
 		// The record is scoped to the root request's principal and tenant:
@@ -577,11 +516,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 				return nil, asError(contextCause(ctx, "idempotency"))
 			}
 			if errors.Is(err, ErrIdempotencyKeyReused) {
-				return nil, keyReused(c, key)
+				return nil, idempotency.Reused(&idempotency.Call{ID: c.ID, Root: c.req.root.id, Tool: c.Tool, Key: key, Own: c.IdempotencyKey != ""})
 			}
-			return nil, &Error{Guard: "idempotency", Type: TypeTransient, Code: "idempotency_store",
-				Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
-				Suggestion: "Nothing ran. Try again in a moment."}
+			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {
 			out := *rec
@@ -622,21 +559,6 @@ func (t *tool) lease() time.Duration {
 		n = max(t.retry.Attempts, 1)
 	}
 	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
-}
-
-// keyReused refuses a call whose idempotency key (key, the caller's or
-// derived from the request and call id) was used for other arguments:
-// replaying the first call's result would answer a call that never ran.
-func keyReused(c *Call, key string) *Error {
-	if c.IdempotencyKey == "" {
-		return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
-			fmt.Sprintf("Call id %q was already used in request %s for a %s call with other arguments, so its idempotency key (%s) is taken.",
-				c.ID, c.req.root.id, c.Tool, key),
-			"Give each call its own call id, or send the first call's arguments again to get its result.")
-	}
-	return refuse("idempotency", TypeInvalidArgs, "idempotency_key_reused",
-		fmt.Sprintf("The idempotency key %q was already used for a %s call with other arguments.", c.IdempotencyKey, c.Tool),
-		"Use a new idempotency key for a different call, or send the first call's arguments again to get its result.")
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")
@@ -689,33 +611,16 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, contextCause(ctx, "execute")
 		}
-		te, transient := t.transient(err, timedOut)
+		te, transient := retry.Transient(err, timedOut, t.Retryable)
 		ps.report(err, te, transient, timedOut)
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: toolFailure(c, err, timedOut, transient, n, attempts, canRetry, time.Since(start))}, nil
+			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
+				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
-}
-
-// transient is the runtime's one classification of a failure of t (R6):
-// it is transient — a retry may succeed, and the circuit breakers count it
-// — when the attempt timed out, its ToolError's type says so (timeout,
-// unavailable, rate_limited), or transientFailure says so (a Retryable
-// tool's failure, a message that says HTTP 429 or 5xx, "temporarily").
-// It returns the failure's ToolError, if it is one.
-func (t *tool) transient(err error, timedOut bool) (*ToolError, bool) {
-	var te *ToolError
-	transient := timedOut
-	if errors.As(err, &te) {
-		transient = transient || te.Transient()
-	}
-	if !transient {
-		transient = transientFailure(t, te, err)
-	}
-	return te, transient
 }
 
 // report tells the breakers how an attempt that failed went, and spends
@@ -746,64 +651,6 @@ func runTool(fn ToolFunc, ctx context.Context, args json.RawMessage) (out json.R
 		}
 	}()
 	return fn(ctx, args)
-}
-
-// transientFailure reports whether a failure that its tool did not type as
-// transient (timeout, unavailable, rate_limited) is one all the same, as
-// an upstream's error result or a JSON-RPC error often is: a failure of a
-// tool declared Retryable, or one whose message says it is temporary (see
-// retry.Classify), unless its type says it is permanent.
-func transientFailure(t *tool, te *ToolError, err error) bool {
-	if te != nil && retry.Permanent(te.Type) {
-		return false
-	}
-	if t.Retryable {
-		return true
-	}
-	msg := err.Error()
-	if te != nil {
-		msg = te.Message
-	}
-	return retry.Classify(msg) != ""
-}
-
-// toolFailure is the error of a call whose tool failed on its nth attempt
-// (of attempts), took after the call had run for took in all.
-func toolFailure(c *Call, err error, timedOut, transient bool, n, attempts int, canRetry bool, took time.Duration) *Error {
-	e := &Error{Guard: "execute", Type: TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", c.Tool, err)}
-	if transient {
-		e.Retry = strconv.Itoa(n) + "/" + strconv.Itoa(attempts)
-	}
-	var te *ToolError
-	if errors.As(err, &te) {
-		e.Code = te.Type
-		e.Message = fmt.Sprintf("%s failed (%s): %s.", c.Tool, te.Type, strings.TrimSuffix(te.Message, "."))
-	}
-	if timedOut {
-		e.Code = "timeout"
-		e.Message = fmt.Sprintf("%s did not answer within %s.", c.Tool, c.tool.timeout)
-		if n > 1 { // say what the caller waited: every attempt, and the waits between
-			e.Message = fmt.Sprintf("%s did not answer within %s on any of %d attempts (%s in all).", c.Tool, c.tool.timeout, n,
-				took.Round(100*time.Millisecond))
-		}
-	}
-	switch {
-	case transient && attempts > 1:
-		e.Type = TypeTransient
-		e.Suggestion = fmt.Sprintf("It failed %d times in a row; hand this to a human or try a different approach.", n)
-	case transient && !canRetry:
-		e.Type = TypeTransient
-		e.Suggestion = "This write was not retried automatically because it has no idempotency key the tool honours; " +
-			"check whether it took effect before you call it again."
-	case transient:
-		e.Type = TypeTransient
-		e.Suggestion = "It may work if you try again later."
-	case te != nil && te.Type == "forbidden":
-		e.Suggestion = "The tool refused this call, whatever its arguments; try another approach, or hand this to a human if the tool is needed."
-	default:
-		e.Suggestion = "Check the arguments against the tool's description, or try another approach."
-	}
-	return e
 }
 
 // asJSON returns out if it is valid JSON, else out as a JSON string.

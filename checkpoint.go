@@ -7,32 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
+
+	"github.com/agentreach/reach/internal/records"
 )
 
 // Checkpoint is the durable record of one tool call (C5), written before
-// it executes and again when it ends, so that a restarted gateway knows
-// what ran, what may have run, and what must be compensated.
-type Checkpoint struct {
-	Request        string
-	Root           string
-	Frame          FrameID
-	Parent         FrameID
-	Tool           string
-	CallID         string
-	IdempotencyKey string // the key of the call's idempotency record, if it has one
-	State          State  // Executing, then the final state
-	Args           json.RawMessage
-	// Undo is the compensation registered by a completed write: the undo
-	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
-	// The calls of a request that runs undos (a compensation's, or a dead
-	// letter's retry) register none: an undo is not undone.
-	Undo json.RawMessage
-	// ResultDigest is the SHA-256 of a completed call's result data.
-	ResultDigest string
-	Error        *Error
-	Started      time.Time
-}
+// it executes and again when it ends (see internal/records).
+type Checkpoint = records.Checkpoint
 
 // Checkpointer makes the call path durable. Executing is called before a
 // call runs and must return only once the record is durable; an error
@@ -84,7 +65,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		switch {
 		case err != nil:
 			end.State, end.Error = Cancelled, asError(err)
-			if !end.Error.cancelled {
+			if !end.Error.Is(ErrCancelled) {
 				end.State = Refused
 			}
 		case res.Status == StatusSuccess:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agentreach/reach/internal/callgraph"
 )
@@ -27,7 +26,7 @@ const agentSalt = "\x00agent\x00"
 
 func compileAgent(d *Delegation) (*agentContract, error) {
 	a := &agentContract{name: d.Agent, re: d.Reentrancy, key: d.Key, on: d.OnViolation}
-	if err := checkContract("delegate to "+d.Agent, &a.re, &a.on, len(a.key) > 0,
+	if err := callgraph.CheckContract("delegate to "+d.Agent, &a.re, &a.on, len(a.key) > 0,
 		"a keyed agent needs the metadata fields that key it (Delegation.Key)"); err != nil {
 		return nil, err
 	}
@@ -91,14 +90,14 @@ func (a *agentContract) walk(f *Frame) (*Frame, *Error) {
 				continue
 			}
 			if callgraph.NormTask(taskOf(d)) == task {
-				return d, agentCycleError(f, d)
+				return d, callgraph.AgentCycleError(f.Name, preview(f.Args, 120), agentOrMain(loopAgent(d.Request)))
 			}
 			switch a.re {
 			case NonReentrant:
-				return d, agentReentryError(f, d)
+				return d, callgraph.AgentReentryError(f.Name, onStack(d))
 			case Keyed:
 				if callgraph.SameKey(a.key, a.meta, d.meta) {
-					return d, agentKeyedError(a, f, d)
+					return d, callgraph.AgentKeyedError(f.Name, a.key, a.meta, onStack(d))
 				}
 			}
 		}
@@ -106,7 +105,7 @@ func (a *agentContract) walk(f *Frame) (*Frame, *Error) {
 	// The agent at the top of the tree is on the stack too: it made the
 	// request, and no delegate frame stands for it.
 	if root := f.Request.root; root.agent == a.name && a.re == NonReentrant {
-		return nil, agentReentryError(f, nil)
+		return nil, callgraph.AgentReentryError(f.Name, onStack(nil))
 	}
 	return nil, nil
 }
@@ -127,26 +126,4 @@ func onStack(d *Frame) string {
 		return "it made the request this hand-off belongs to"
 	}
 	return fmt.Sprintf("it is working on %s, handed to it by the %s agent", preview(d.Args, 120), agentOrMain(loopAgent(d.Request)))
-}
-
-func agentCycleError(f, d *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeCycle, Code: "delegation_cycle",
-		Message: fmt.Sprintf("This would create a cycle: agent %s is already working on %s up the delegation stack (handed to it by the %s agent); handing it the same task again goes round in a circle.",
-			f.Name, preview(f.Args, 120), agentOrMain(loopAgent(d.Request))),
-		Suggestion: "Do this part yourself, change the task (say what must be different), or answer with what you have."}
-}
-
-func agentReentryError(f, d *Frame) *Error {
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_reentrancy",
-		Message: fmt.Sprintf("Agent %s is already on the delegation stack (%s) and is not reentrant: it may not be handed a task until that one is done.",
-			f.Name, onStack(d)),
-		Suggestion: fmt.Sprintf("Finish this step without handing work back to %s, or return your answer and let %s continue.", f.Name, f.Name)}
-}
-
-func agentKeyedError(a *agentContract, f, d *Frame) *Error {
-	keys := strings.Join(a.key, ", ")
-	return &Error{Guard: "graph", Type: TypeReentrancy, Code: "agent_keyed_reentrancy",
-		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
-			f.Name, callgraph.KeyValues(a.meta, a.key), onStack(d), keys),
-		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
 }

@@ -171,7 +171,7 @@ func lockError(ctx context.Context, h *holder, err error) *Error {
 			Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
 	}
 	if errors.Is(err, entities.ErrHalted) {
-		return (&StopError{Cause: *h.Undoes.StopCause()}).asError()
+		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
 	return asError(contextCause(ctx, "state"))
 }
@@ -217,33 +217,6 @@ func (s *saga) pending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.steps) > 0
-}
-
-// DeadLetter is a compensation that failed after its retries: it waits for
-// an operator to retry or dismiss it.
-type DeadLetter struct {
-	ID       string          `json:"id"`
-	Request  string          `json:"request"`
-	Tool     string          `json:"tool"`
-	Args     json.RawMessage `json:"arguments"`
-	Undoes   string          `json:"undoes"` // the call it would undo
-	Error    *Error          `json:"error"`
-	At       time.Time       `json:"at"`
-	Attempts int             `json:"attempts"`
-	// Key is the undo's idempotency key ("undo:<frame id>"): a retry runs
-	// under it, so the undo takes effect at most once.
-	Key string `json:"key"`
-	// Trace is the W3C trace id of the request whose write it undoes: a
-	// retry's frames are in that trace. Zero when unknown (a dead letter
-	// restored from a store that keeps none); a retry then starts a trace.
-	Trace [16]byte `json:"-"`
-	// State is where it is: open (waiting), taken (an operator's action
-	// holds it), retried (its undo ran again and succeeded) or resolved
-	// (an operator dismissed it).
-	State DeadLetterState `json:"state"`
-	// Note says how it was settled ("retried by ...", "dismissed by ...: ...").
-	Note    string    `json:"note,omitempty"`
-	Updated time.Time `json:"updated"`
 }
 
 // Compensation reports one undo that ran.
@@ -475,19 +448,4 @@ func (rt *Runtime) DismissDeadLetter(ctx context.Context, id, by, note string) (
 		rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "note", note)
 	}
 	return dl, err
-}
-
-// DismissDeadLetter resolves the dead letter id of q, as
-// Runtime.DismissDeadLetter does, for when no runtime runs (the CLI on a
-// data folder).
-func DismissDeadLetter(ctx context.Context, q DeadLetterQueue, id, by, note string) (*DeadLetter, error) {
-	dl, err := q.Take(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	dl.State, dl.Note = DeadLetterResolved, "dismissed by "+by+": "+note
-	if err := q.Settle(context.WithoutCancel(ctx), dl); err != nil {
-		return nil, fmt.Errorf("dead letter %s was dismissed, but settling it failed: %w", id, err)
-	}
-	return dl, nil
 }

@@ -3,106 +3,46 @@ package reach
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/frames"
 )
 
 // FrameKind says what a frame is.
-type FrameKind int8
+type FrameKind = frames.Kind
 
 // Frame kinds.
 const (
-	ToolFrame FrameKind = iota
-	ModelFrame
-	DelegateFrame
+	ToolFrame     = frames.Tool
+	ModelFrame    = frames.Model
+	DelegateFrame = frames.Delegate
 )
 
-func (k FrameKind) String() string {
-	switch k {
-	case ModelFrame:
-		return "model"
-	case DelegateFrame:
-		return "delegate"
-	}
-	return "tool"
-}
-
 // State is where a call is on its path (R5).
-type State int32
+type State = frames.State
 
 // States, in path order.
 const (
-	Selected State = iota
-	Validating
-	Authorizing
-	AwaitingApproval
-	Executing
-	Completed
-	Failed
-	Refused
-	Cancelled
+	Selected         = frames.Selected
+	Validating       = frames.Validating
+	Authorizing      = frames.Authorizing
+	AwaitingApproval = frames.AwaitingApproval
+	Executing        = frames.Executing
+	Completed        = frames.Completed
+	Failed           = frames.Failed
+	Refused          = frames.Refused
+	Cancelled        = frames.Cancelled
 )
-
-var stateNames = [...]string{"selected", "validating", "authorizing", "awaiting_approval", "executing", "completed", "failed", "refused", "cancelled"}
-
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "unknown"
-}
-
-// MarshalText writes the state's name.
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads a state's name.
-func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range stateNames {
-		if n == string(b) {
-			*s = State(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown state %q", b)
-}
-
-// Done reports whether the state is final.
-func (s State) Done() bool { return s >= Completed }
 
 // FrameID identifies a frame. It is also the span id of the frame's span
 // in W3C trace context, written as 16 hex digits.
-type FrameID uint64
-
-func (id FrameID) String() string {
-	var b [16]byte
-	const hex = "0123456789abcdef"
-	for i := 15; i >= 0; i-- {
-		b[i] = hex[id&15]
-		id >>= 4
-	}
-	return string(b[:])
-}
-
-// MarshalText writes the id as 16 hex digits.
-func (id FrameID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
-
-// UnmarshalText reads 16 hex digits.
-func (id *FrameID) UnmarshalText(b []byte) error {
-	v, err := ParseFrameID(string(b))
-	*id = v
-	return err
-}
+type FrameID = frames.ID
 
 // ParseFrameID reads 16 hex digits.
-func ParseFrameID(s string) (FrameID, error) {
-	v, err := strconv.ParseUint(s, 16, 64)
-	return FrameID(v), err
-}
+func ParseFrameID(s string) (FrameID, error) { return frames.Parse(s) }
 
 // Frame is one node of a request's call graph (G1): a tool call, a model
 // call or a delegation, with its parent. The stack of a frame is its chain of

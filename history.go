@@ -3,57 +3,20 @@ package reach
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/agentreach/reach/internal/records"
 )
 
 // PastRequest is a request of an earlier run of the process, as a store
-// kept it: restored (Runtime.RestorePast, or Options.History on a Lookup),
-// it is listed and looked up like a request of this run, with its state,
-// usage and call graph, but nothing runs in it any more.
-type PastRequest struct {
-	ID         string
-	Principal  string
-	Tenant     string
-	Roles      []string
-	Attributes map[string]string
-	Agent      string
-	Scene      string
-	Trace      [16]byte
-	// State is how it ended: RequestCompleted, a stopped state (Cause
-	// says who stopped it and why) or RequestInterrupted (a restart cut it
-	// off; Cause says when).
-	State   RequestState
-	Cause   *Cause
-	Budget  Budget
-	Usage   Usage // Wall is what it took
-	Started time.Time
-	Ended   time.Time
-	// Load, if not nil, returns its frames (in the order they started)
-	// and its sub-requests, when they are first asked for.
-	Load func() ([]PastFrame, []*PastRequest)
-}
+// kept it (see internal/records): restored (Runtime.RestorePast, or
+// Options.History on a Lookup), it is listed and looked up like a request
+// of this run, but nothing runs in it any more.
+type PastRequest = records.PastRequest
 
 // PastFrame is a frame of a PastRequest.
-type PastFrame struct {
-	ID      FrameID
-	Parent  FrameID // zero for a top frame; may be a frame of the parent request
-	Kind    FrameKind
-	Name    string
-	CallID  string
-	Agent   string
-	Depth   int
-	Args    json.RawMessage
-	State   State
-	Error   *Error
-	Why     string
-	Summary string
-	Tokens  int64
-	Started time.Time
-	Ended   time.Time
-}
+type PastFrame = records.PastFrame
 
 // past is what a restored request keeps of its PastRequest.
 type past struct {

@@ -76,7 +76,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
@@ -84,7 +83,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/deadletter"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // Handler handles one call: it is the signature of the chain and of every
@@ -104,10 +107,7 @@ func Chain(h Handler, mw ...Middleware) Handler {
 }
 
 // Price is the cost of a model's tokens, per million.
-type Price struct {
-	Input  float64 `json:"input"`
-	Output float64 `json:"output"`
-}
+type Price = budget.Price
 
 // RateLimit configures token buckets (R8). A zero rate means no limit.
 type RateLimit struct {
@@ -158,45 +158,9 @@ type Redactor interface {
 	RedactString(s string) string
 }
 
-// Event is what the Recorder is told about a frame when it ends.
-type Event struct {
-	Time      time.Time // when the frame ended (or the stop happened)
-	Started   time.Time // when the frame started
-	Root      string    // the root request of the tree
-	Trace     [16]byte  // the tree's trace id (Request.Trace)
-	Request   string
-	Principal string
-	Tenant    string // the principal's tenant
-	Frame     FrameID
-	Parent    FrameID // zero for a root frame
-	// RemoteParent is the span in another process that a root frame is
-	// the child of in the trace (WithRemoteParent), or zero.
-	RemoteParent [8]byte
-	Kind         FrameKind
-	Name         string
-	CallID       string
-	Agent        string
-	Args         []byte
-	State        State
-	Error        *Error
-	Summary      string
-	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
-	Why          string // the caller's reason for the call
-	Tokens       int64
-	// Model frames: the tokens in and out (as charged), the cost charged,
-	// and the model that answered when it named one.
-	InputTokens, OutputTokens int64
-	Cost                      float64
-	ResponseModel             string
-	Latency                   time.Duration
-	Remaining                 Budget
-	// Stop is set on the event of a request being stopped (no frame).
-	Stop *Cause
-	// Breaker is set on the event of a circuit breaker changing state (no
-	// frame; Name is "kind:name", and the request fields are those of the
-	// call that moved it, if one did).
-	Breaker *BreakerChange
-}
+// Event is what the Recorder is told about a frame when it ends, or of a
+// stop or a breaker's change (see internal/records).
+type Event = records.Event
 
 // Recorder receives an Event for every frame that ends, and stops. It must
 // be safe for concurrent use and fast (queue, don't block).
@@ -430,7 +394,7 @@ func New(opts *Options) *Runtime {
 	}
 	rt.dead = o.DeadLetters
 	if rt.dead == nil {
-		rt.dead = &memoryDeadLetters{}
+		rt.dead = deadletter.NewMemory()
 	}
 	rt.limits = newLimiter(o.RateLimit)
 	rt.tools = o.Catalog
@@ -603,12 +567,12 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 	if ie, ok := errors.AsType[*InterruptedError](err); ok {
 		c := ie.Cause
 		c.Request = cmp.Or(c.Request, r.id)
-		return (&InterruptedError{Cause: c}).asError()
+		return (&InterruptedError{Cause: c}).Refusal()
 	}
 	if se, ok := errors.AsType[*StopError](err); ok {
 		c := se.Cause
 		c.Request = cmp.Or(c.Request, r.id)
-		return (&StopError{Cause: c}).asError()
+		return (&StopError{Cause: c}).Refusal()
 	}
 	return err
 }
@@ -668,9 +632,9 @@ func (rt *Runtime) track(r *Request) error {
 	rt.reqMu.Lock()
 	defer rt.reqMu.Unlock()
 	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
-		return (&InterruptedError{Cause: *old.interrupted}).asError()
+		return (&InterruptedError{Cause: *old.interrupted}).Refusal()
 	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
-		return (&StopError{Cause: *c}).asError() // a stopped request of an earlier run stays stopped
+		return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
 	} else if ok && !old.ended.Load() {
 		return fmt.Errorf("request %s is already running", r.id)
 	}
@@ -831,7 +795,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if id == "" {
 		id = newID()
 	}
-	b := carve(parent, d.Budget, d.Fraction)
+	b := budget.Carve(parent.limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
 	if err := rt.track(child); err != nil {
@@ -930,35 +894,17 @@ func (f *Frame) endModel(u TokenUsage, failed error) {
 		return
 	}
 	req := f.Request
-	// What a model endpoint or a client reports is not trusted to be sane:
-	// negative counts would refund the budget, and huge ones overflow.
-	in, out := max(u.Input, 0), max(u.Output, 0)
-	tokens := in + out
-	if tokens < in { // overflowed
-		tokens = math.MaxInt64
+	price, priced := req.rt.opts.Prices[u.Model]
+	if !priced {
+		price, priced = req.rt.opts.Prices[f.Name]
 	}
-	cost := u.Cost
-	if math.IsNaN(cost) || cost < 0 {
-		cost = 0
-	}
-	if cost == 0 {
-		p, ok := req.rt.opts.Prices[u.Model]
-		if !ok {
-			p, ok = req.rt.opts.Prices[f.Name]
-		}
-		if ok {
-			cost = (float64(in)*p.Input + float64(out)*p.Output) / 1e6
-		}
-	}
-	costNano := int64(math.MaxInt64)
-	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
-		costNano = int64(cost * 1e9)
-	}
+	// budget.Charge does not trust what an endpoint or a client reports.
+	tokens, costNano := budget.Charge(u.Input, u.Output, u.Cost, price, priced)
 	// What the model said is kept masked (D1): a model may echo a key.
 	text := req.rt.opts.Redactor.RedactString(u.Text)
 	f.mu.Lock()
 	f.tokens = tokens
-	f.usage = TokenUsage{Input: in, Output: out, Cost: float64(costNano) / 1e9, Model: u.Model}
+	f.usage = TokenUsage{Input: max(u.Input, 0), Output: max(u.Output, 0), Cost: float64(costNano) / 1e9, Model: u.Model} // as charged
 	if text != "" {
 		f.text = text
 		f.summary = oneLine(text, 120)
@@ -996,15 +942,15 @@ func errNoRequest() *Error {
 // spent, the depth budget not exceeded.
 func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Error {
 	if c := req.root.interrupted; c != nil {
-		return (&InterruptedError{Cause: *c}).asError()
+		return (&InterruptedError{Cause: *c}).Refusal()
 	}
 	if c := req.stopped(); c != nil {
-		return (&StopError{Cause: *c}).asError()
+		return (&StopError{Cause: *c}).Refusal()
 	}
 	if req.ended.Load() {
-		return &Error{Guard: "admit", Type: TypeStopped, Code: "request_ended", cancelled: true,
+		return fault.Cancelled(&Error{Guard: "admit", Type: TypeStopped, Code: "request_ended",
 			Message:    fmt.Sprintf("Request %s has ended.", req.id),
-			Suggestion: "Begin a new request for new work."}
+			Suggestion: "Begin a new request for new work."})
 	}
 	if ctx.Err() != nil {
 		return asError(contextCause(ctx, "admit"))
@@ -1028,16 +974,16 @@ func contextCause(ctx context.Context, guard string) error {
 	if _, ok := cause.(*StopError); ok {
 		return cause
 	}
-	return &Error{Guard: guard, Type: TypeStopped, Code: "cancelled", cancelled: true,
+	return fault.Cancelled(&Error{Guard: guard, Type: TypeStopped, Code: "cancelled",
 		Message:    "The call was cancelled: " + cause.Error() + ".",
-		Suggestion: "Do not retry unless the user asks again."}
+		Suggestion: "Do not retry unless the user asks again."})
 }
 
 func (rt *Runtime) recordStop(r *Request, c Cause) {
 	rt.log.Info("request stopped", "request", r.id, "mode", c.Mode.String(), "by", c.By, "reason", c.Reason)
 	if rt.opts.Recorder != nil {
 		rt.opts.Recorder.Record(context.Background(), &Event{Time: c.At, Root: r.root.id, Trace: r.root.trace, Request: r.id, Principal: r.principal, Tenant: r.tenant,
-			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).asError(), Remaining: r.Remaining(), Stop: &c})
+			Agent: r.agent, State: Cancelled, Error: (&StopError{Cause: c}).Refusal(), Remaining: r.Remaining(), Stop: &c})
 	}
 }
 
@@ -1058,7 +1004,10 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		e.RemoteParent = f.remote
 	}
 	if end := f.Ended(); !end.IsZero() {
-		e.Latency = end.Sub(f.Started)
+		// An ended frame's event is dated by its end, so that its start is
+		// its time less its latency, exactly (a history rebuilt from the
+		// audit log places it where it was).
+		e.Time, e.Latency = end, end.Sub(f.Started)
 	}
 	e.Why = f.Why()
 	if r := f.Result(); len(r) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -25,28 +26,7 @@ func (rt *Runtime) redactError(e *Error) *Error {
 	if e == nil {
 		return nil
 	}
-	rd := rt.opts.Redactor
-	msg, sug := rd.RedactString(e.Message), rd.RedactString(e.Suggestion)
-	changed := msg != e.Message || sug != e.Suggestion
-	var fields []FieldError
-	for i, f := range e.Fields {
-		p, fix := rd.RedactString(f.Problem), rd.RedactString(f.Fix)
-		if p != f.Problem || fix != f.Fix {
-			if fields == nil {
-				fields = append([]FieldError(nil), e.Fields...)
-			}
-			fields[i].Problem, fields[i].Fix = p, fix
-		}
-	}
-	if !changed && fields == nil {
-		return e
-	}
-	c := *e
-	c.Message, c.Suggestion = msg, sug
-	if fields != nil {
-		c.Fields = fields
-	}
-	return &c
+	return fault.Masked(e, rt.opts.Redactor.RedactString)
 }
 
 // refuseFrame ends f refused with e (masked), records it and returns the

@@ -1,151 +1,48 @@
 package reach
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/records"
 )
 
-// Budget bounds one request (C2). A zero field means no limit in that
-// dimension. Depth and Turns are independent: a request may make 30 turns at
-// depth 3, or 3 turns at depth 10.
-type Budget struct {
-	Turns     int           `json:"turns,omitempty"`      // outer model calls (a sub-agent's turns count too)
-	Depth     int           `json:"depth,omitempty"`      // tool calls nested on one stack
-	ToolCalls int           `json:"tool_calls,omitempty"` // tool calls dispatched
-	Tokens    int64         `json:"tokens,omitempty"`     // model tokens, input and output
-	Cost      float64       `json:"cost,omitempty"`       // model cost, in the price table's currency
-	Wall      time.Duration `json:"wall,omitempty"`       // wall clock from the request's start
-}
+// Budget bounds one request (C2); see internal/budget. A zero field means
+// no limit in that dimension.
+type Budget = budget.Budget
 
 // Usage is what a request (with its sub-requests) has spent.
-type Usage struct {
-	Turns     int           `json:"turns"`
-	ToolCalls int           `json:"tool_calls"`
-	Tokens    int64         `json:"tokens"`
-	Cost      float64       `json:"cost"`
-	Wall      time.Duration `json:"wall"`
-	MaxDepth  int           `json:"max_depth"`
-}
+type Usage = budget.Usage
 
 // StopMode is how a request is stopped (C4).
-type StopMode int32
+type StopMode = fault.StopMode
 
-// Stop modes, in increasing force.
+// Stop modes, in increasing force (see internal/fault).
 const (
-	Running StopMode = iota
-	// Soft starts nothing new; calls in flight finish and their results are kept.
-	Soft
-	// Cancel cancels the contexts of calls in flight and starts nothing new.
-	Cancel
-	// Isolate is Cancel, and every later call or late result is refused at once.
-	Isolate
+	Running = fault.Running
+	Soft    = fault.Soft    // starts nothing new; calls in flight finish and their results are kept
+	Cancel  = fault.Cancel  // cancels the contexts of calls in flight and starts nothing new
+	Isolate = fault.Isolate // Cancel, and every later call or late result is refused at once
 )
 
-func (m StopMode) String() string {
-	switch m {
-	case Soft:
-		return "soft"
-	case Cancel:
-		return "cancel"
-	case Isolate:
-		return "isolate"
-	}
-	return "running"
-}
-
 // ParseStopMode reads "soft", "cancel" or "isolate".
-func ParseStopMode(s string) (StopMode, error) {
-	switch s {
-	case "soft":
-		return Soft, nil
-	case "cancel":
-		return Cancel, nil
-	case "isolate":
-		return Isolate, nil
-	}
-	return Running, fmt.Errorf("unknown stop mode %q (want soft, cancel or isolate)", s)
-}
+func ParseStopMode(s string) (StopMode, error) { return fault.ParseStopMode(s) }
 
 // Cause records why a request was stopped: who, why and when (C3).
-type Cause struct {
-	Mode   StopMode  `json:"-"`
-	By     string    `json:"by"`
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
-	// Budget names the exhausted budget when the stop was a budget's.
-	Budget string `json:"budget,omitempty"`
-	// Request is the request that was stopped, which may be an ancestor.
-	Request string `json:"request"`
-}
+type Cause = fault.Cause
 
 // StopError is the context cause of a stopped request: handlers that see
 // ctx.Done() find it with context.Cause.
-type StopError struct{ Cause Cause }
-
-func (e *StopError) Error() string {
-	return fmt.Sprintf("request %s stopped (%s) by %s: %s", e.Cause.Request, e.Cause.Mode, e.Cause.By, e.Cause.Reason)
-}
-
-// Is makes a StopError match ErrCancelled, and ErrBudget for budget stops.
-func (e *StopError) Is(target error) bool {
-	return target == ErrCancelled || (target == ErrBudget && e.Cause.Budget != "")
-}
-
-func (e *StopError) asError() *Error {
-	c := e.Cause
-	if c.Budget != "" {
-		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + c.Budget, cancelled: true,
-			Message:    fmt.Sprintf("The %s budget of request %s is spent: %s.", budgetWord(c.Budget), c.Request, c.Reason),
-			Suggestion: "Stop calling tools and answer with what you have."}
-	}
-	return &Error{Guard: "admit", Type: TypeStopped, Code: "stopped_" + c.Mode.String(), cancelled: true,
-		Message:    fmt.Sprintf("Request %s was stopped (%s) by %s: %s.", c.Request, c.Mode, c.By, c.Reason),
-		Suggestion: "Do not start new work; report what you have done so far."}
-}
-
-func budgetWord(b string) string {
-	switch b {
-	case "tool_calls":
-		return "tool-call"
-	case "wall":
-		return "wall-clock"
-	}
-	return b
-}
+type StopError = fault.StopError
 
 // InterruptedError refuses work under the id of a request that a restart
-// interrupted: that request stays interrupted, with the cause recorded
-// then, and is never continued (see Runtime.RestoreInterrupted). A
-// RequestRecorder returns it to refuse a Begin; the runtime turns it into
-// an *Error with code request_interrupted, which matches ErrRefused.
-type InterruptedError struct{ Cause Cause }
-
-func (e *InterruptedError) Error() string {
-	return fmt.Sprintf("request %s was interrupted: %s", e.Cause.Request, e.Cause.Reason)
-}
-
-// Is makes an InterruptedError match ErrRefused.
-func (e *InterruptedError) Is(target error) bool { return target == ErrRefused }
-
-func (e *InterruptedError) asError() *Error {
-	c := e.Cause
-	reason := cmp.Or(c.Reason, "the gateway restarted while it ran")
-	when := ""
-	if !c.At.IsZero() {
-		when = " at " + c.At.UTC().Format(time.RFC3339)
-	}
-	return &Error{Guard: "admit", Type: TypeInterrupted, Code: "request_interrupted",
-		Message: fmt.Sprintf("Request %s was interrupted%s: %s. It stays interrupted and cannot be continued.",
-			c.Request, when, strings.TrimSuffix(reason, ".")),
-		Suggestion: "Start a new request for this work: omit the request id, or use a new one. " +
-			"Check first what the interrupted request changed, so that you redo only what is missing."}
-}
+// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
+type InterruptedError = fault.InterruptedError
 
 // RequestOptions describe a new request. Every zero field has a default.
 type RequestOptions struct {
@@ -312,46 +209,21 @@ func (r *Request) Usage() Usage {
 
 // Remaining returns what is left of each limited dimension (zero fields are
 // unlimited, as in Budget).
-func (r *Request) Remaining() Budget {
-	u := r.Usage()
-	var b Budget
-	if r.limit.Turns > 0 {
-		b.Turns = max(r.limit.Turns-u.Turns, 0)
-	}
-	b.Depth = r.limit.Depth
-	if r.limit.ToolCalls > 0 {
-		b.ToolCalls = max(r.limit.ToolCalls-u.ToolCalls, 0)
-	}
-	if r.limit.Tokens > 0 {
-		b.Tokens = max(r.limit.Tokens-u.Tokens, 0)
-	}
-	if r.limit.Cost > 0 {
-		b.Cost = math.Max(r.limit.Cost-u.Cost, 0)
-	}
-	if r.limit.Wall > 0 {
-		b.Wall = max(r.limit.Wall-u.Wall, 0)
-	}
-	return b
-}
+func (r *Request) Remaining() Budget { return budget.Remaining(r.limit, r.Usage()) }
 
 // RequestState is where a request is in its life (Request.State). Its
 // values are stable names, as the API, the UI and the audit log show them.
-type RequestState string
+type RequestState = records.RequestState
 
 // The states of a request.
 const (
-	RequestRunning        RequestState = "running"
-	RequestStoppedSoft    RequestState = "stopped_soft"    // stopped: what is in flight finishes
-	RequestStoppedCancel  RequestState = "stopped_cancel"  // stopped: what is in flight is cancelled
-	RequestStoppedIsolate RequestState = "stopped_isolate" // stopped: late results are refused too
-	RequestCompleted      RequestState = "completed"       // ended
-	RequestInterrupted    RequestState = "interrupted"     // a restart cut it off (see RestoreInterrupted)
+	RequestRunning        = records.RequestRunning
+	RequestStoppedSoft    = records.RequestStoppedSoft    // stopped: what is in flight finishes
+	RequestStoppedCancel  = records.RequestStoppedCancel  // stopped: what is in flight is cancelled
+	RequestStoppedIsolate = records.RequestStoppedIsolate // stopped: late results are refused too
+	RequestCompleted      = records.RequestCompleted      // ended
+	RequestInterrupted    = records.RequestInterrupted    // a restart cut it off (see RestoreInterrupted)
 )
-
-// Stopped reports whether the request was stopped, in any mode.
-func (s RequestState) Stopped() bool {
-	return s == RequestStoppedSoft || s == RequestStoppedCancel || s == RequestStoppedIsolate
-}
 
 // State returns where the request is: running, stopped in a mode,
 // completed once ended, or interrupted by a restart.
@@ -435,7 +307,7 @@ func (r *Request) endDelegate() {
 		st := Completed
 		var e *Error
 		if c := r.StopCause(); c != nil {
-			st, e = Cancelled, (&StopError{Cause: *c}).asError()
+			st, e = Cancelled, (&StopError{Cause: *c}).Refusal()
 		}
 		text := lastText(r)
 		if v := r.verdict.Load(); v != nil {
@@ -564,8 +436,8 @@ func toolCallsOf(q *Request) (*atomic.Int64, int) { return &q.toolCalls, q.limit
 // cancel) each one whose budget that exhausts.
 func (r *Request) spend(tokens int64, costNano int64) {
 	for q := r; q != nil; q = q.parent {
-		t := saturatingAdd(&q.tokens, tokens)
-		c := saturatingAdd(&q.costNano, costNano)
+		t := budget.AddSaturating(&q.tokens, tokens)
+		c := budget.AddSaturating(&q.costNano, costNano)
 		switch {
 		case q.limit.Tokens > 0 && t > q.limit.Tokens:
 			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "tokens", At: time.Now(), Request: q.id,
@@ -573,20 +445,6 @@ func (r *Request) spend(tokens int64, costNano int64) {
 		case q.limit.Cost > 0 && float64(c)/1e9 > q.limit.Cost:
 			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "cost", At: time.Now(), Request: q.id,
 				Reason: fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, q.limit.Cost)})
-		}
-	}
-}
-
-// saturatingAdd adds d (not negative) to v, stopping at math.MaxInt64.
-func saturatingAdd(v *atomic.Int64, d int64) int64 {
-	for {
-		old := v.Load()
-		n := old + d
-		if n < old {
-			n = math.MaxInt64
-		}
-		if v.CompareAndSwap(old, n) {
-			return n
 		}
 	}
 }
@@ -606,56 +464,5 @@ func (r *Request) overSpent() *Error {
 }
 
 func budgetError(dim string, q *Request, detail string) *Error {
-	who := "this request"
-	if q.parent != nil {
-		who = "this sub-agent"
-	}
-	return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_" + dim,
-		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s.", budgetWord(dim), who, q.id, detail),
-		Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
-}
-
-// carve computes a child budget: explicit amounts (capped at what the parent
-// has left) where given, otherwise fraction of what the parent has left.
-func carve(parent *Request, explicit *Budget, fraction float64) Budget {
-	if fraction <= 0 || fraction > 1 {
-		fraction = 1
-	}
-	left := parent.Remaining()
-	var e Budget
-	if explicit != nil {
-		e = *explicit
-	}
-	pick := func(exp, rem, lim int64) int64 {
-		switch {
-		case lim == 0 && exp == 0:
-			return 0 // unlimited stays unlimited
-		case lim == 0:
-			return exp
-		case exp > 0:
-			return min(exp, max(rem, 1))
-		default:
-			return max(int64(float64(rem)*fraction), 1)
-		}
-	}
-	var b Budget
-	b.Turns = int(pick(int64(e.Turns), int64(left.Turns), int64(parent.limit.Turns)))
-	b.ToolCalls = int(pick(int64(e.ToolCalls), int64(left.ToolCalls), int64(parent.limit.ToolCalls)))
-	b.Tokens = pick(e.Tokens, left.Tokens, parent.limit.Tokens)
-	b.Wall = time.Duration(pick(int64(e.Wall), int64(left.Wall), int64(parent.limit.Wall)))
-	switch {
-	case parent.limit.Cost == 0:
-		b.Cost = e.Cost
-	case e.Cost > 0:
-		b.Cost = math.Max(math.Min(e.Cost, left.Cost), 1e-9)
-	default:
-		b.Cost = math.Max(left.Cost*fraction, 1e-9)
-	}
-	// Depth is a position on the stack, not a spend: a child may not go
-	// deeper than its parent may.
-	b.Depth = parent.limit.Depth
-	if e.Depth > 0 && (b.Depth == 0 || e.Depth < b.Depth) {
-		b.Depth = e.Depth
-	}
-	return b
+	return fault.BudgetSpent(dim, q.parent != nil, q.id, detail)
 }

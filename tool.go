@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/effects"
+	"github.com/agentreach/reach/internal/retry"
 	"github.com/agentreach/reach/internal/schema"
 )
 
@@ -26,29 +27,24 @@ const (
 )
 
 // Reentrancy is a tool's reentrancy contract (G2): may the tool be entered
-// again while a call of it is on the stack?
-type Reentrancy string
+// again while a call of it is on the stack? See internal/callgraph.
+type Reentrancy = callgraph.Reentrancy
 
 // Reentrancy contracts.
 const (
-	// NonReentrant tools may not be re-entered at all (the default): an open
-	// transaction, a paging cursor, a lock.
-	NonReentrant Reentrancy = "non_reentrant"
-	// Reentrant tools may be re-entered, but a call whose tool and normalized
-	// arguments equal an ancestor's is a cycle.
-	Reentrant Reentrancy = "reentrant"
-	// Keyed tools may be re-entered with other values of the Key fields only.
-	Keyed Reentrancy = "keyed"
+	NonReentrant = callgraph.NonReentrant // may not be re-entered at all (the default)
+	Reentrant    = callgraph.Reentrant    // may be re-entered, but not with an ancestor's arguments (a cycle)
+	Keyed        = callgraph.Keyed        // may be re-entered with other values of the Key fields only
 )
 
 // Mode says what a guard does when its check fails (G3).
-type Mode string
+type Mode = callgraph.Mode
 
 // Modes.
 const (
-	Refuse Mode = "refuse" // the default: the call is refused
-	Warn   Mode = "warn"   // the call runs; the violation is recorded and noted to the model
-	Allow  Mode = "allow"  // the check is off
+	Refuse = callgraph.Refuse // the default: the call is refused
+	Warn   = callgraph.Warn   // the call runs; the violation is recorded and noted to the model
+	Allow  = callgraph.Allow  // the check is off
 )
 
 // ToolFunc runs a tool. args are the validated arguments as canonical JSON.
@@ -75,24 +71,14 @@ func Func[In, Out any](f func(ctx context.Context, in In) (Out, error)) ToolFunc
 	}
 }
 
-// ToolError is a failure reported by a tool. Type is one of "timeout",
-// "unavailable", "rate_limited" (transient: a retry may succeed) or
-// "invalid_args", "not_found", "forbidden", "conflict" or any other word
-// (permanent).
-type ToolError struct {
-	Type    string
-	Message string
-}
-
-func (e *ToolError) Error() string { return e.Type + ": " + e.Message }
-
-// Transient reports whether the failure may go away on retry.
-func (e *ToolError) Transient() bool { return TransientType(e.Type) }
+// ToolError is a failure reported by a tool (see internal/retry). Type is
+// one of "timeout", "unavailable", "rate_limited" (transient: a retry may
+// succeed) or "invalid_args", "not_found", "forbidden", "conflict" or any
+// other word (permanent).
+type ToolError = retry.ToolError
 
 // TransientType reports whether a tool error type is transient.
-func TransientType(t string) bool {
-	return t == "timeout" || t == "unavailable" || t == "rate_limited"
-}
+func TransientType(t string) bool { return retry.TransientType(t) }
 
 // RetryPolicy says how a tool's transient failures are retried (R6).
 type RetryPolicy struct {
@@ -205,7 +191,7 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 	default:
 		return nil, fmt.Errorf("tool %s: unknown access level %q (want read, write, high_risk or forbidden)", t.Name, t.Access)
 	}
-	if err := checkContract("tool "+t.Name, &t.Reentrancy, &t.OnViolation, len(t.Key) > 0,
+	if err := callgraph.CheckContract("tool "+t.Name, &t.Reentrancy, &t.OnViolation, len(t.Key) > 0,
 		"a keyed tool needs Key (the argument fields that key it)"); err != nil {
 		return nil, err
 	}
@@ -286,30 +272,4 @@ func (t *tool) validate(args []byte) *Error {
 		e.Fields[i] = FieldError{Path: p.Path, Problem: p.Problem, Fix: p.Fix}
 	}
 	return e
-}
-
-// checkContract defaults and checks a reentrancy contract, a tool's or an
-// agent's: an empty reentrancy is non_reentrant and an empty mode refuse;
-// a keyed one needs its key (hasKey; needKey says what it is). Errors
-// begin with who ("tool x", "delegate to x").
-func checkContract(who string, re *Reentrancy, on *Mode, hasKey bool, needKey string) error {
-	switch *re {
-	case "":
-		*re = NonReentrant
-	case NonReentrant, Reentrant:
-	case Keyed:
-		if !hasKey {
-			return fmt.Errorf("%s: %s", who, needKey)
-		}
-	default:
-		return fmt.Errorf("%s: unknown reentrancy %q (want non_reentrant, reentrant or keyed)", who, *re)
-	}
-	switch *on {
-	case "":
-		*on = Refuse
-	case Refuse, Warn, Allow:
-	default:
-		return fmt.Errorf("%s: unknown mode %q (want refuse, warn or allow)", who, *on)
-	}
-	return nil
 }

@@ -12,6 +12,7 @@
 package breaker
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,44 +23,147 @@ import (
 // State is the state of a breaker.
 type State int32
 
-// States.
+// Breaker states.
 const (
+	// Closed lets every call through and counts their failures.
 	Closed State = iota
+	// Open fails every call at once until its probe interval ends.
 	Open
+	// HalfOpen lets one call through to probe: its success closes the
+	// breaker, its failure opens it again.
 	HalfOpen
 )
 
-// Policy is a breaker's settings, every one set (the runtime resolves its
-// defaults).
+var stateNames = [...]string{"closed", "open", "half_open"}
+
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the state's name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state's name.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if n == string(b) {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown breaker state %q", b)
+}
+
+// Policy configures a circuit breaker: a tool's, an upstream's, or one a
+// caller makes with Runtime.Breaker (the gateway's model endpoints). A
+// zero field takes the runtime's default (Options.Breaker), and where that
+// is zero too, the default its comment states (Resolve). The state machine
+// runs on a resolved policy.
 type Policy struct {
-	Failures int           // transient failures in a row that open it
-	Rate     float64       // the failure rate over Window that opens it, once MinCalls were made
-	Window   time.Duration // the span of time the rate is taken over
-	MinCalls int           // attempts Window must hold before its rate may open it
-	OpenFor  time.Duration // how long it stays open before a probe
-	Disabled bool          // every call goes through
+	// Failures is how many transient failures in a row open the breaker;
+	// if zero, 5. Each attempt counts: a call retried three times is three.
+	Failures int `json:"failures,omitempty"`
+	// Rate opens the breaker when at least this fraction of the attempts
+	// made in Window failed transiently, once MinCalls were made; if zero,
+	// 0.5.
+	Rate float64 `json:"rate,omitempty"`
+	// Window is the span of time the failure rate is taken over; if zero,
+	// one minute.
+	Window time.Duration `json:"window,omitempty"`
+	// MinCalls is how many attempts Window must hold before its failure
+	// rate may open the breaker; if zero, 20.
+	MinCalls int `json:"min_calls,omitempty"`
+	// OpenFor is the probe interval: how long an open breaker fails every
+	// call at once before it lets one call through to probe; if zero, 10s.
+	OpenFor time.Duration `json:"open_for,omitempty"`
+	// Disabled turns the breaker off: every call goes through.
+	Disabled bool `json:"disabled,omitempty"`
 }
 
-// Status is a breaker's state and counts.
+// Default settings (see Policy).
+const (
+	DefaultFailures = 5
+	DefaultRate     = 0.5
+	DefaultWindow   = time.Minute
+	DefaultMinCalls = 20
+	DefaultOpenFor  = 10 * time.Second
+)
+
+// Check returns an error naming the first field of p out of range.
+func (p *Policy) Check() error {
+	switch {
+	case p == nil:
+		return nil
+	case p.Failures < 0, p.MinCalls < 0, p.Window < 0, p.OpenFor < 0:
+		return fmt.Errorf("breaker: failures, min_calls, window and open_for must not be negative (zero means the default)")
+	case p.Rate < 0 || p.Rate > 1:
+		return fmt.Errorf("breaker: rate is a fraction of the attempts, from 0 to 1 (zero means the default %v); got %v", DefaultRate, p.Rate)
+	}
+	return nil
+}
+
+// Resolve returns p (nil: all zero) with every zero field taken from def,
+// then from the defaults, as the state machine takes it.
+func Resolve(p, def *Policy) Policy {
+	var out, d Policy
+	if p != nil {
+		out = *p
+	}
+	if def != nil {
+		d = *def
+	}
+	return Policy{
+		Failures: cmp.Or(out.Failures, d.Failures, DefaultFailures),
+		Rate:     cmp.Or(out.Rate, d.Rate, DefaultRate),
+		Window:   cmp.Or(out.Window, d.Window, DefaultWindow),
+		MinCalls: cmp.Or(out.MinCalls, d.MinCalls, DefaultMinCalls),
+		OpenFor:  cmp.Or(out.OpenFor, d.OpenFor, DefaultOpenFor),
+		Disabled: out.Disabled || d.Disabled,
+	}
+}
+
+// Status is a breaker's state and counts, as /healthz, /metrics and the
+// UI show it. The state machine leaves Kind and Name to its owner.
 type Status struct {
-	State        State
-	Since        time.Time // when it entered its state
-	FailingSince time.Time // when the failures it counts began; zero after a success
-	Failures     int       // transient failures in a row
-	RetryAt      time.Time // open: when it lets a probe through
-	Probing      bool      // half-open: a probe is out
-	LastError    string    // the last transient failure it counted
-	Calls        int       // attempts in its window
-	Failed       int       // of which failed transiently
-	Opened       int64     // how often it opened
+	Kind  string `json:"kind"` // "tool", "upstream", or a caller's kind ("model")
+	Name  string `json:"name"`
+	State State  `json:"state"`
+	// Since is when it entered its state.
+	Since time.Time `json:"since,omitzero"`
+	// FailingSince is when the failures that opened it (or that it is
+	// counting) began; zero after a success.
+	FailingSince time.Time `json:"failing_since,omitzero"`
+	// Failures is how many transient failures in a row it has counted.
+	Failures int `json:"failures,omitempty"`
+	// RetryAt is, for an open breaker, when it lets a probe through.
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// Probing says that a probe is out (half-open).
+	Probing bool `json:"probing,omitempty"`
+	// LastError is the last transient failure it counted, masked.
+	LastError string `json:"last_error,omitempty"`
+	// Calls and Failed are the attempts in its window, and those that
+	// failed transiently.
+	Calls  int `json:"calls"`
+	Failed int `json:"failed"`
+	// Opened counts how often it opened since it was made.
+	Opened int64 `json:"opened"`
 }
 
-// Change is a change of state, to be logged and recorded.
+// Change is a breaker's change of state, to be logged and recorded (the
+// runtime's Event.Breaker; the audit log keeps it). The state machine
+// leaves Kind and Name to its owner.
 type Change struct {
-	From, To State
-	Reason   string
-	At       time.Time
-	RetryAt  time.Time // when it opened: when it lets a probe through
+	Kind   string    `json:"kind"`
+	Name   string    `json:"name"`
+	From   State     `json:"from"`
+	To     State     `json:"to"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	// RetryAt is, when it opened, when it lets a probe through.
+	RetryAt time.Time `json:"retry_at,omitzero"`
 }
 
 // Ticket is one admission through a Breaker: report how the call went
@@ -291,6 +395,33 @@ func (s *Status) Explain(subject, what string, now time.Time) (code, message str
 	}
 	b.WriteString("One call is testing right now whether it is back; the others fail at once until it answers.")
 	return "breaker_probing", b.String(), time.Second
+}
+
+// Suggest is what the model should do about a call of tool that the
+// breaker in status s fails at once: use one of alternatives (if any), or
+// go on without it, and when it may work again.
+func (s *Status) Suggest(tool string, alternatives []string) string {
+	retry := "it may work again"
+	if s.State == Open {
+		retry += " after " + Stamp(s.RetryAt)
+	} else {
+		retry += " in a moment"
+	}
+	if len(alternatives) > 0 {
+		return fmt.Sprintf("Use %s instead, or go on without %s; %s.", orList(alternatives), tool, retry)
+	}
+	return fmt.Sprintf("Go on without %s, or tell the user that it is down; %s.", tool, retry)
+}
+
+// orList joins s as "a, b or c".
+func orList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // Stamp writes a time for a model: UTC, RFC 3339.

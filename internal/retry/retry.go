@@ -10,9 +10,14 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentreach/reach/internal/fault"
 )
 
 // Backoff returns the wait before attempt n+1: base doubled n-1 times,
@@ -104,4 +109,101 @@ func isStatusAt(s string, i int) bool {
 	}
 	digit := func(j int) bool { return j >= 0 && j < len(s) && s[j] >= '0' && s[j] <= '9' }
 	return !digit(i-1) && !digit(i+3)
+}
+
+// ToolError is a failure reported by a tool. Type is one of "timeout",
+// "unavailable", "rate_limited" (transient: a retry may succeed) or
+// "invalid_args", "not_found", "forbidden", "conflict" or any other word
+// (permanent).
+type ToolError struct {
+	Type    string
+	Message string
+}
+
+func (e *ToolError) Error() string { return e.Type + ": " + e.Message }
+
+// Transient reports whether the failure may go away on retry.
+func (e *ToolError) Transient() bool { return TransientType(e.Type) }
+
+// TransientType reports whether a tool error type is transient.
+func TransientType(t string) bool {
+	return t == "timeout" || t == "unavailable" || t == "rate_limited"
+}
+
+// Transient is the runtime's one classification of a tool's failure err
+// (R6): it is transient — a retry may succeed, and the circuit breakers
+// count it — when the attempt timed out, its ToolError's type says so
+// (timeout, unavailable, rate_limited), or, unless its type says it is
+// permanent, the tool is retryable or the failure's message says it is
+// temporary (Classify: HTTP 429 or 5xx, "temporarily", ...), as an
+// upstream's error result or a JSON-RPC error often does. It returns the
+// failure's ToolError, if it is one.
+func Transient(err error, timedOut, retryable bool) (*ToolError, bool) {
+	te, _ := errors.AsType[*ToolError](err)
+	if timedOut || te != nil && te.Transient() {
+		return te, true
+	}
+	if te != nil && Permanent(te.Type) {
+		return te, false
+	}
+	if retryable {
+		return te, true
+	}
+	msg := err.Error()
+	if te != nil {
+		msg = te.Message
+	}
+	return te, Classify(msg) != ""
+}
+
+// Attempt is how the last attempt of a tool call failed, for Failure.
+type Attempt struct {
+	Tool      string        // the tool called
+	Timeout   time.Duration // the tool's timeout of one attempt
+	Err       error         // the failure
+	TimedOut  bool          // the attempt ran out of its timeout
+	Transient bool          // as Transient says
+	N, Of     int           // the attempt, of how many were allowed
+	CanRetry  bool          // the runtime may retry the call (a read, or a write under an idempotency key)
+	Took      time.Duration // how long the call ran, its attempts and the waits between them
+}
+
+// Failure is the structured error of a tool call that failed (guard
+// execute): type tool, or transient with the attempts made, with what
+// the model should do next.
+func Failure(a *Attempt) *fault.Error {
+	e := &fault.Error{Guard: "execute", Type: fault.TypeTool, Code: "tool_error", Message: fmt.Sprintf("%s failed: %v.", a.Tool, a.Err)}
+	if a.Transient {
+		e.Retry = strconv.Itoa(a.N) + "/" + strconv.Itoa(a.Of)
+	}
+	te, _ := errors.AsType[*ToolError](a.Err)
+	if te != nil {
+		e.Code = te.Type
+		e.Message = fmt.Sprintf("%s failed (%s): %s.", a.Tool, te.Type, strings.TrimSuffix(te.Message, "."))
+	}
+	if a.TimedOut {
+		e.Code = "timeout"
+		e.Message = fmt.Sprintf("%s did not answer within %s.", a.Tool, a.Timeout)
+		if a.N > 1 { // say what the caller waited: every attempt, and the waits between
+			e.Message = fmt.Sprintf("%s did not answer within %s on any of %d attempts (%s in all).", a.Tool, a.Timeout, a.N,
+				a.Took.Round(100*time.Millisecond))
+		}
+	}
+	switch {
+	case a.Transient && a.Of > 1:
+		e.Type = fault.TypeTransient
+		e.Suggestion = fmt.Sprintf("It failed %d times in a row; hand this to a human or try a different approach.", a.N)
+	case a.Transient && !a.CanRetry:
+		e.Type = fault.TypeTransient
+		e.Suggestion = "This write was not retried automatically because it has no idempotency key the tool honours; " +
+			"check whether it took effect before you call it again."
+	case a.Transient:
+		e.Type = fault.TypeTransient
+		e.Suggestion = "It may work if you try again later."
+	case te != nil && te.Type == "forbidden":
+		e.Suggestion = "The tool refused this call, whatever its arguments; try another approach, or hand this to a human if the tool is needed."
+	default:
+		e.Suggestion = "Check the arguments against the tool's description, or try another approach."
+	}
+	return e
 }

@@ -1,0 +1,164 @@
+// Package budget holds the arithmetic of a request's budget (C2): its
+// limits and what was spent, what is left, what a sub-agent's budget is
+// carved to, and what a model call costs. The runtime's requests keep the
+// counters and walk their tree; this room only counts.
+//
+//	left := budget.Remaining(limit, used)
+//	child := budget.Carve(limit, left, explicit, 0.5)
+package budget
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Budget bounds one request (C2). A zero field means no limit in that
+// dimension. Depth and Turns are independent: a request may make 30 turns at
+// depth 3, or 3 turns at depth 10.
+type Budget struct {
+	Turns     int           `json:"turns,omitempty"`      // outer model calls (a sub-agent's turns count too)
+	Depth     int           `json:"depth,omitempty"`      // tool calls nested on one stack
+	ToolCalls int           `json:"tool_calls,omitempty"` // tool calls dispatched
+	Tokens    int64         `json:"tokens,omitempty"`     // model tokens, input and output
+	Cost      float64       `json:"cost,omitempty"`       // model cost, in the price table's currency
+	Wall      time.Duration `json:"wall,omitempty"`       // wall clock from the request's start
+}
+
+// Usage is what a request (with its sub-requests) has spent.
+type Usage struct {
+	Turns     int           `json:"turns"`
+	ToolCalls int           `json:"tool_calls"`
+	Tokens    int64         `json:"tokens"`
+	Cost      float64       `json:"cost"`
+	Wall      time.Duration `json:"wall"`
+	MaxDepth  int           `json:"max_depth"`
+}
+
+// Price is the cost of a model's tokens, per million.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+}
+
+// Remaining returns what is left of each limited dimension of limit after
+// u (zero fields are unlimited, as in Budget); Depth is limit's.
+func Remaining(limit Budget, u Usage) Budget {
+	var b Budget
+	if limit.Turns > 0 {
+		b.Turns = max(limit.Turns-u.Turns, 0)
+	}
+	b.Depth = limit.Depth
+	if limit.ToolCalls > 0 {
+		b.ToolCalls = max(limit.ToolCalls-u.ToolCalls, 0)
+	}
+	if limit.Tokens > 0 {
+		b.Tokens = max(limit.Tokens-u.Tokens, 0)
+	}
+	if limit.Cost > 0 {
+		b.Cost = math.Max(limit.Cost-u.Cost, 0)
+	}
+	if limit.Wall > 0 {
+		b.Wall = max(limit.Wall-u.Wall, 0)
+	}
+	return b
+}
+
+// Carve computes a child budget from its parent's limit and what the
+// parent has left: explicit amounts (capped at what is left) where given,
+// otherwise fraction of what is left. A dimension the parent does not
+// limit stays unlimited unless explicit limits it; a limited one is never
+// carved to zero.
+func Carve(limit, left Budget, explicit *Budget, fraction float64) Budget {
+	if fraction <= 0 || fraction > 1 {
+		fraction = 1
+	}
+	var e Budget
+	if explicit != nil {
+		e = *explicit
+	}
+	pick := func(exp, rem, lim int64) int64 {
+		switch {
+		case lim == 0 && exp == 0:
+			return 0 // unlimited stays unlimited
+		case lim == 0:
+			return exp
+		case exp > 0:
+			return min(exp, max(rem, 1))
+		default:
+			return max(int64(float64(rem)*fraction), 1)
+		}
+	}
+	var b Budget
+	b.Turns = int(pick(int64(e.Turns), int64(left.Turns), int64(limit.Turns)))
+	b.ToolCalls = int(pick(int64(e.ToolCalls), int64(left.ToolCalls), int64(limit.ToolCalls)))
+	b.Tokens = pick(e.Tokens, left.Tokens, limit.Tokens)
+	b.Wall = time.Duration(pick(int64(e.Wall), int64(left.Wall), int64(limit.Wall)))
+	switch {
+	case limit.Cost == 0:
+		b.Cost = e.Cost
+	case e.Cost > 0:
+		b.Cost = math.Max(math.Min(e.Cost, left.Cost), 1e-9)
+	default:
+		b.Cost = math.Max(left.Cost*fraction, 1e-9)
+	}
+	// Depth is a position on the stack, not a spend: a child may not go
+	// deeper than its parent may.
+	b.Depth = limit.Depth
+	if e.Depth > 0 && (b.Depth == 0 || e.Depth < b.Depth) {
+		b.Depth = e.Depth
+	}
+	return b
+}
+
+// Charge is what one model call spends: its tokens, input and output, and
+// its cost in billionths of the price unit. What an endpoint or a client
+// reports is not trusted to be sane: negative counts would refund the
+// budget and count as zero, a sum that overflows and a cost too large (or
+// +Inf) spend everything, and a NaN or negative cost counts as zero. A
+// zero cost comes from price, if priced.
+func Charge(in, out int64, cost float64, price Price, priced bool) (tokens, costNano int64) {
+	in, out = max(in, 0), max(out, 0)
+	tokens = in + out
+	if tokens < in { // overflowed
+		tokens = math.MaxInt64
+	}
+	if math.IsNaN(cost) || cost < 0 {
+		cost = 0
+	}
+	if cost == 0 && priced {
+		cost = (float64(in)*price.Input + float64(out)*price.Output) / 1e6
+	}
+	costNano = int64(math.MaxInt64)
+	if cost*1e9 < math.MaxInt64/2 { // +Inf and the like spend everything
+		costNano = int64(cost * 1e9)
+	}
+	return tokens, costNano
+}
+
+// AddSaturating adds d (not negative) to v, stopping at math.MaxInt64, and
+// returns the sum.
+func AddSaturating(v *atomic.Int64, d int64) int64 {
+	for {
+		old := v.Load()
+		n := old + d
+		if n < old {
+			n = math.MaxInt64
+		}
+		if v.CompareAndSwap(old, n) {
+			return n
+		}
+	}
+}
+
+// Word names a budget's dimension in a sentence: "tool-call" for
+// tool_calls, "wall-clock" for wall, the dimension itself otherwise.
+func Word(dim string) string {
+	switch dim {
+	case "tool_calls":
+		return "tool-call"
+	case "wall":
+		return "wall-clock"
+	}
+	return dim
+}

@@ -1,0 +1,48 @@
+package idempotency
+
+import (
+	"fmt"
+
+	"github.com/agentreach/reach/internal/fault"
+)
+
+// InUse refuses a call whose idempotency key is that of the call of tool
+// running on its own stack at depth: waiting for its own ancestor would
+// never end.
+func InUse(tool string, depth int) *fault.Error {
+	return &fault.Error{Guard: "idempotency", Type: fault.TypeInvalidArgs, Code: "idempotency_key_in_use",
+		Message:    fmt.Sprintf("The idempotency key of this call is already used by the %s call running on your call stack at depth %d.", tool, depth),
+		Suggestion: "Give this call its own call id or idempotency key."}
+}
+
+// Call is a call whose key Reused refuses.
+type Call struct {
+	ID   string // the caller's call id
+	Root string // the id of the root request the key is derived from
+	Tool string
+	Key  string // the key: the caller's, or derived from the request and call id
+	Own  bool   // the caller gave the key
+}
+
+// Reused refuses a call whose idempotency key was used for other
+// arguments: replaying the first call's result would answer a call that
+// never ran.
+func Reused(c *Call) *fault.Error {
+	e := &fault.Error{Guard: "idempotency", Type: fault.TypeInvalidArgs, Code: "idempotency_key_reused",
+		Message: fmt.Sprintf("Call id %q was already used in request %s for a %s call with other arguments, so its idempotency key (%s) is taken.",
+			c.ID, c.Root, c.Tool, c.Key),
+		Suggestion: "Give each call its own call id, or send the first call's arguments again to get its result."}
+	if c.Own {
+		e.Message = fmt.Sprintf("The idempotency key %q was already used for a %s call with other arguments.", c.Key, c.Tool)
+		e.Suggestion = "Use a new idempotency key for a different call, or send the first call's arguments again to get its result."
+	}
+	return e
+}
+
+// Unreadable is the error of a call whose idempotency record could not be
+// read (err): nothing ran, and a retry may pass.
+func Unreadable(err error) *fault.Error {
+	return &fault.Error{Guard: "idempotency", Type: fault.TypeTransient, Code: "idempotency_store",
+		Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
+		Suggestion: "Nothing ran. Try again in a moment."}
+}
