@@ -112,6 +112,7 @@ type Gateway struct {
 	owned   *link.Owned   // the requests the gateway begins for its clients
 	front   *front.Server // the MCP server
 	handler http.Handler
+	server  *httpapi.Server // serves handler (Serve)
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -258,7 +259,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.pool.Serve(ctx, g.front.MCP())
 	}
 	g.front.SyncTools()
-	g.handler = g.newHandler()
+	g.server = g.newServer()
+	g.handler = g.server.Handler()
 	g.Go(func() { g.owned.Run(g.ctx, g.front.SweepClients) })
 	close(g.ready)
 	return g, nil
@@ -329,19 +331,14 @@ func (g *Gateway) Upstreams() []upstream.Status {
 }
 
 // Serve serves the handler on ln until ctx ends, then shuts down
-// gracefully: in-flight HTTP requests get up to 5 seconds to finish.
+// gracefully: in-flight HTTP requests get up to 5 seconds to finish. Serve
+// it once (httpapi.Server: fasthttp reads the requests, net/http serves
+// all but the fast tools/call).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if err := config.CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           g.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return g.ctx },
-	}
+	srv := g.server
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -451,14 +448,18 @@ func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
 // Stats returns the per-tool statistics.
 func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
 
-func (g *Gateway) newHandler() http.Handler {
+// Served returns how many requests the HTTP server's lanes served (see
+// httpapi.Server.Served).
+func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served() }
+
+func (g *Gateway) newServer() *httpapi.Server {
 	o := &httpapi.Options{
 		MCP: g.front.Handler(),
 		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
 			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady, Shown: g.opts.Shown,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,
 	}
 	if g.cluster != nil {
 		o.Remote = g.cluster // a cancel of a request another instance runs
@@ -466,5 +467,5 @@ func (g *Gateway) newHandler() http.Handler {
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents
 	}
-	return httpapi.New(o)
+	return httpapi.NewServer(o, g.ctx)
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,13 +39,38 @@ func newTestGateway(t testing.TB, cfg *config.Config) *Gateway {
 	return g
 }
 
-// serveTest serves g's handler on a loopback httptest server.
+// serveTest serves g on a loopback address as reach serve does (Serve:
+// fasthttp in front, net/http behind); the httptest server gives its URL
+// and its Close, which shuts Serve down and waits for it.
 func serveTest(t testing.TB, g *Gateway) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(g.Handler())
+	srv := httptest.NewUnstartedServer(g.Handler())
+	ln := srv.Listener
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, ln) }()
+	var once sync.Once
+	srv.Listener = closeFunc{ln, func() error {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+		return nil
+	}}
+	srv.URL = "http://" + ln.Addr().String()
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// closeFunc is a listener whose Close is close.
+type closeFunc struct {
+	net.Listener
+	close func() error
+}
+
+func (l closeFunc) Close() error { return l.close() }
 
 // do sends a request and decodes a JSON answer into a map.
 func do(t testing.TB, method, url, body string, header map[string]string) (int, map[string]any) {

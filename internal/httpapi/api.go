@@ -68,6 +68,9 @@ type Options struct {
 	Redactor *redact.Redactor
 	MaxBody  int64        // bounds a request body
 	Logger   *slog.Logger // if nil, logs are discarded
+	// Fast answers the tools/call POSTs to /mcp it takes on the server's
+	// fast lane (see Server); nil: MCP serves them all.
+	Fast FastMCP
 	// NotReady says why the gateway should get no traffic now (it shuts
 	// down, a required upstream is down), for /readyz; nil: always ready.
 	NotReady func() []string
@@ -123,12 +126,15 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
+	handler   http.Handler // the routes behind the middleware
 }
 
 // New returns the HTTP handler of the whole gateway: opts' routes behind
 // authentication (when configured), a body limit, a loopback-host check
 // (when not), cross-origin protection and a recovery from panics.
-func New(opts *Options) http.Handler {
+func New(opts *Options) http.Handler { return newAPI(opts).handler }
+
+func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
 		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
@@ -166,7 +172,14 @@ func New(opts *Options) http.Handler {
 		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
 		h = uiSignsIn(a.ui, h)
 	}
-	h = limitBody(opts.MaxBody, h)
+	a.handler = a.wrapOuter(limitBody(opts.MaxBody, h))
+	return a
+}
+
+// wrapOuter puts the middleware that comes before the body limit around h:
+// the loopback check (when nobody authenticates), cross-origin protection,
+// the UI's headers and the recovery from panics.
+func (a *API) wrapOuter(h http.Handler) http.Handler {
 	if a.authn == nil {
 		h = localOnly(h)
 	}
@@ -221,9 +234,7 @@ func identity(r *http.Request) *auth.Identity {
 func limitBody(n int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > n {
-			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-				fmt.Sprintf("The request body is %d bytes; the limit is %d.", r.ContentLength, n),
-				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			bodyTooLarge(w, r.ContentLength, n)
 			return
 		}
 		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
@@ -235,9 +246,7 @@ func limitBody(n int64, next http.Handler) http.Handler {
 				httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
 				return
 			case int64(len(data)) > n:
-				httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-					fmt.Sprintf("The request body is larger than %d bytes.", n),
-					"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+				bodyTooLarge(w, -1, n)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(data))
@@ -250,17 +259,33 @@ func limitBody(n int64, next http.Handler) http.Handler {
 	})
 }
 
+// bodyTooLarge answers 413 for a body of length n (-1: not declared, and
+// found to be) over the limit.
+func bodyTooLarge(w http.ResponseWriter, n, limit int64) {
+	msg := fmt.Sprintf("The request body is larger than %d bytes.", limit)
+	if n > limit {
+		msg = fmt.Sprintf("The request body is %d bytes; the limit is %d.", n, limit)
+	}
+	httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large", msg,
+		"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+}
+
+// localHost reports whether a request's Host names this machine: a
+// loopback address or localhost.
+func localHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
 // localOnly refuses requests whose Host is not a loopback name, so that a
 // web page cannot reach the gateway through DNS rebinding.
 func localOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.Trim(host, "[]")
-		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		if !localHost(r.Host) {
 			httpjson.WriteError(w, http.StatusForbidden, "not_local",
 				fmt.Sprintf("Host %q is not a loopback name; reach serves this machine only.", r.Host),
 				"Connect to 127.0.0.1, [::1] or localhost.")
@@ -278,8 +303,7 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 					panic(v)
 				}
 				log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v))
-				httpjson.WriteError(w, http.StatusInternalServerError, "internal", "The gateway failed while serving this request.",
-					"Retry; if it persists, report it with the gateway's log.")
+				internalError(w)
 			}
 		}()
 		next.ServeHTTP(w, r)
