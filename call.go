@@ -325,7 +325,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	case Keyed:
 		if p.filter.MayHave(f.keyed) {
 			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && callgraph.SameKey(t.Key, a.Args, f.Args) {
+				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && (a.adopted || callgraph.SameKey(t.Key, a.Args, f.Args)) {
 					return a, callgraph.KeyedError(f.Name, t.Key, f.Args, a.Depth, calledBy(a))
 				}
 			}
@@ -333,7 +333,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	}
 	if p.filter.MayHave(f.hash) {
 		for a := p; a != nil; a = a.Parent {
-			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && bytes.Equal(a.Args, f.Args) {
+			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && (a.adopted || bytes.Equal(a.Args, f.Args)) {
 				return a, callgraph.CycleError(f.Name, preview(f.Args, 120), a.Depth, calledBy(a))
 			}
 		}

@@ -50,7 +50,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			return next(ctx, c)
 		}
 		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
-			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started}
+			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
 		if c.parent != nil {
 			rec.Parent = c.parent.ID
 		}

@@ -64,6 +64,9 @@ type Frame struct {
 	hash   callgraph.Hash   // tool+args
 	keyed  callgraph.Hash   // tool+key values, keyed tools only
 	filter callgraph.Filter // hashes of every tool frame on the stack, this one included
+	// adopted marks a frame of another runtime's stack (AdoptAncestry):
+	// it has its hashes, not its arguments.
+	adopted bool
 
 	state atomic.Int32
 	idem  string // the idempotency key it runs under; set before it runs

@@ -539,7 +539,22 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	if opts.Budget != nil {
 		b = *opts.Budget
 	}
-	r := rt.newRequest(ctx, opts, b, nil, nil)
+	at := time.Now()
+	if j, ok := rt.opts.Requests.(RequestJoiner); ok {
+		// Another runtime may run it: then it is that request, as begun there.
+		opts.Budget = &b
+		began, err := j.JoinRequest(ctx, &opts)
+		if err != nil {
+			return nil, nil, refusal(err, opts.ID)
+		}
+		if opts.Budget != nil {
+			b = *opts.Budget
+		}
+		if !began.IsZero() {
+			at = began
+		}
+	}
+	r := rt.newRequestAt(ctx, opts, b, nil, nil, at)
 	if err := rt.track(r); err != nil {
 		r.cancel(nil)
 		return nil, nil, err
@@ -564,14 +579,20 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 	}
 	rt.untrack(r)
 	r.cancel(err)
+	return refusal(err, r.id)
+}
+
+// refusal is a RequestRecorder's refusal of request id as the caller of
+// Begin gets it: an InterruptedError or a StopError as an *Error.
+func refusal(err error, id string) error {
 	if ie, ok := errors.AsType[*InterruptedError](err); ok {
 		c := ie.Cause
-		c.Request = cmp.Or(c.Request, r.id)
+		c.Request = cmp.Or(c.Request, id)
 		return (&InterruptedError{Cause: c}).Refusal()
 	}
 	if se, ok := errors.AsType[*StopError](err); ok {
 		c := se.Cause
-		c.Request = cmp.Or(c.Request, r.id)
+		c.Request = cmp.Or(c.Request, id)
 		return (&StopError{Cause: c}).Refusal()
 	}
 	return err
@@ -606,9 +627,15 @@ func (rt *Runtime) RestoreInterrupted(o *RequestOptions, c Cause) (*Request, err
 }
 
 func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame) *Request {
+	return rt.newRequestAt(ctx, o, b, parent, delegate, time.Now())
+}
+
+// newRequestAt is newRequest for a request that began at at (its wall
+// clock counts from then).
+func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
-		parent: parent, delegate: delegate, rt: rt, started: time.Now(), limit: b, halt: make(chan struct{})}
+		parent: parent, delegate: delegate, rt: rt, started: at, limit: b, halt: make(chan struct{})}
 	r.root = r
 	if parent != nil {
 		r.root = parent.root

@@ -15,7 +15,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/redact"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // frameTexts returns every text a view of r's frames shows.
@@ -125,7 +125,7 @@ func TestRedactStoredRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

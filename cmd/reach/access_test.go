@@ -15,7 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -107,7 +107,7 @@ func TestToolsCommand(t *testing.T) {
 			data := t.TempDir()
 			var s *pin.Store
 			if where == "store" {
-				st, err := store.Open(t.Context(), data, nil)
+				st, err := sqlite.Open(t.Context(), data, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,6 +20,8 @@ import (
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -32,10 +34,12 @@ func newAudit() *cobra.Command {
 		Use:   "audit",
 		Short: "Inspect and verify the audit log",
 		Long: `The audit log is the tamper-evident record of every decision: it lives in
-the SQLite database ` + store.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `).`,
+the SQLite database ` + sqlite.DefaultFile + ` in the data folder (--data, default ./` + defaultAuditData + `), or in
+the PostgreSQL database that several instances share (--store postgres://...).`,
 	}
 	var data string
-	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+store.DefaultFile)
+	cmd.PersistentFlags().StringVar(&data, "data", defaultAuditData, "the data folder that holds "+sqlite.DefaultFile)
+	cmd.PersistentFlags().String("store", "", "the PostgreSQL database that holds the log (postgres://USER@HOST:PORT/DB?sslmode=...), instead of --data")
 
 	var verifyJSON bool
 	verify := &cobra.Command{
@@ -100,7 +104,7 @@ and why a step was refused or failed. With --json, one JSON object per event.`,
 				return err
 			}
 			if len(evs) == 0 {
-				return fmt.Errorf("no audit events for request %s in %s", args[0], st.Path())
+				return fmt.Errorf("no audit events for request %s in %s", args[0], st.where)
 			}
 			if asJSON {
 				return writeEventsJSON(cmd.OutOrStdout(), evs)
@@ -229,7 +233,7 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 	}
 	t, recorded := loopbench.FromAudit(request, evs, nil)
 	if len(t.Events) == 0 {
-		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.Path())
+		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.where)
 	}
 	return t, recorded, nil
 }
@@ -271,14 +275,45 @@ func firstLine(s string) string {
 	return s
 }
 
-// openAuditStore opens the store in dir, which must exist.
-func openAuditStore(cmd *cobra.Command, dir string) (*store.SQLite, error) {
-	st, err := store.Open(cmd.Context(), dir, &store.SQLiteOptions{NoCreate: true})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no audit log in %s: %s does not exist (use --data to name the data folder)",
-			dir, filepath.Join(dir, store.DefaultFile))
+// auditStore is the store an audit command reads, and where it is.
+type auditStore struct {
+	store.AuditLog
+	store.Requests
+	close func() error
+	where string
+}
+
+func (s *auditStore) Close() error { return s.close() }
+
+// openAuditStore opens the store the command names: the PostgreSQL
+// database of --store, or the SQLite database in dir, which must exist.
+func openAuditStore(cmd *cobra.Command, dir string) (*auditStore, error) {
+	if url, _ := cmd.Flags().GetString("store"); url != "" {
+		if !postgres.IsURL(url) {
+			return nil, errors.New("--store: want postgres://USER@HOST:PORT/DB?sslmode=..., or --data DIR for SQLite")
+		}
+		pg, err := postgres.Open(cmd.Context(), url, &postgres.Options{NoMigrate: true})
+		if err != nil {
+			return nil, err
+		}
+		if v, err := pg.SchemaVersion(cmd.Context()); err != nil || v == 0 {
+			pg.Close()
+			if err == nil {
+				err = fmt.Errorf("no audit log in PostgreSQL at %s: the database has no reach schema (no gateway used it as its store:)", pg.Where())
+			}
+			return nil, err
+		}
+		return &auditStore{AuditLog: pg, Requests: pg, close: pg.Close, where: "PostgreSQL at " + pg.Where()}, nil
 	}
-	return st, err
+	st, err := sqlite.Open(cmd.Context(), dir, &sqlite.Options{NoCreate: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no audit log in %s: %s does not exist (use --data to name the data folder, or --store for PostgreSQL)",
+			dir, filepath.Join(dir, sqlite.DefaultFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &auditStore{AuditLog: st, Requests: st, close: st.Close, where: st.Path()}, nil
 }
 
 // table starts a table of rows on out under header (its columns separated

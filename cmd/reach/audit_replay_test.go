@@ -15,15 +15,15 @@ import (
 	"github.com/agentreach/reach/internal/loopbench"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // auditedStore opens a store in a folder of the test's own, with an audit
 // log over it.
-func auditedStore(t *testing.T) (string, *store.SQLite, *audit.Log) {
+func auditedStore(t *testing.T) (string, *sqlite.Store, *audit.Log) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(t.Context(), dir, nil)
+	st, err := sqlite.Open(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // auditData writes a small audit log into a new data folder.
@@ -20,7 +20,7 @@ func auditData(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 		t.Errorf("verify printed %q", out)
 	}
 
-	db, err := sql.Open("sqlite", filepath.Join(dir, store.DefaultFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // TestBenchLoopsStrictWithJSON: --strict holds with --json too: a run
@@ -107,7 +107,7 @@ func TestDemoServeKeepsState(t *testing.T) {
 	if !strings.Contains(stdout.String(), "data      ") || !strings.Contains(stdout.String(), ".reach\n") {
 		t.Errorf("banner does not name .reach as the data folder:\n%s", stdout.String())
 	}
-	if _, err := os.Stat(filepath.Join(".reach", store.DefaultFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(".reach", sqlite.DefaultFile)); err != nil {
 		t.Errorf("demo --serve kept no store in .reach: %v", err)
 	}
 }

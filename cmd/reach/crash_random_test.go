@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // sideEffects is an upstream's record of what its tools did.
@@ -267,7 +267,7 @@ func checkAfterRestart(t *testing.T, round int, base, data string, fx *sideEffec
 		dead[fmt.Sprintf("%v/%v", d.Args.Chain, d.Args.Step)] = true
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

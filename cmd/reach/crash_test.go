@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -163,7 +163,7 @@ budgets:
 		}
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/crashpoint"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // TestCrashAtDurablePoints kills a real `reach serve` (kill -9) at each
@@ -130,7 +130,7 @@ tools:
 				t.Errorf("leg 2 undone %d times (want %d); leg 3 booked: %v (want false)", l.undone["1/2"], tc.undone, l.steps["1/3"])
 			}
 			ctx := context.Background()
-			st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+			st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 			if err != nil {
 				t.Fatal(err)
 			}

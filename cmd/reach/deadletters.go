@@ -17,6 +17,7 @@ import (
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -106,7 +107,7 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 	if red, err := redact.New(nil); err == nil {
 		note = red.RedactString(note)
 	}
-	st, err := store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening the store in %s: %w", data, err)
 	}
@@ -131,7 +132,7 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 }
 
 func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
-	st, err := store.Open(cmd.Context(), data, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(cmd.Context(), data, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		return fmt.Errorf("opening the store in %s: %w", data, err)
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 func TestDeadLettersCLI(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestDeadLettersCLI(t *testing.T) {
 		t.Errorf("all: %s", out)
 	}
 	// The dismissal is audited and the chain verifies.
-	st, _ = store.Open(ctx, dir, nil)
+	st, _ = sqlite.Open(ctx, dir, nil)
 	defer st.Close()
 	evs, _ := audit.Show(ctx, st, "r1")
 	if len(evs) != 1 || evs[0].Decision != "dismissed" || evs[0].Principal != "ops" {
@@ -74,7 +75,7 @@ func closedAddr(t *testing.T) string {
 // not fall back to the store when the gateway refuses.
 func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(t.Context(), dir, nil)
+	st, err := sqlite.Open(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
 	defer g.Close()
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
-	if st, err = store.Open(t.Context(), dir, nil); err != nil {
+	if st, err = sqlite.Open(t.Context(), dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()

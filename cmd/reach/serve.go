@@ -19,6 +19,7 @@ import (
 	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -165,7 +166,11 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	if g.Config().Model != nil {
 		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
-	fmt.Fprintf(w, "  data      %s\n\n", dataDir)
+	fmt.Fprintf(w, "  data      %s\n", dataDir)
+	if where := g.StoreWhere(); where != "" {
+		fmt.Fprintf(w, "  store     %s   (instance %s; several instances share it)\n", where, g.Config().InstanceName())
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Connect an MCP client:\n")
 	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
 	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
@@ -220,7 +225,8 @@ func newValidate() *cobra.Command {
 		Use:   "validate",
 		Short: "Check a configuration without serving",
 		Long: `Builds everything serve would build from the configuration (connecting to each
-upstream and listing its tools, and fetching each A2A agent's card, unless
+upstream and listing its tools, fetching each A2A agent's card, and connecting to
+a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
 would serve.
 
@@ -264,11 +270,17 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 					return fmt.Errorf("%s: %w", configPath, err)
 				}
 			}
+			storeLine := ""
+			if offline && cfg.Postgres() {
+				storeLine = "store PostgreSQL (not contacted), instance " + cfg.InstanceName()
+			} else if storeLine, err = checkStore(cmd.Context(), cfg); err != nil {
+				return fmt.Errorf("%s: %w", configPath, err)
+			}
 			tools := servedTools(g)
 			warnings := append(g.Warnings(), agentWarnings...)
 			if asJSON {
 				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
-					Offline: offline, Warnings: warnings}
+					Offline: offline, Warnings: warnings, Store: storeLine}
 				for _, t := range tools {
 					r.Tools = append(r.Tools, t.Name)
 				}
@@ -279,6 +291,9 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			}
 			n := len(tools)
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d tools from %d upstreams", configPath, n, len(cfg.Upstreams))
+			if storeLine != "" {
+				fmt.Fprint(cmd.OutOrStdout(), ", "+storeLine)
+			}
 			if len(cfg.Agents) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), ", %d A2A agents", len(cfg.Agents))
 			}
@@ -293,9 +308,33 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file to check")
-	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams or agents")
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to upstreams, agents or a PostgreSQL store")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as one JSON object")
 	return cmd
+}
+
+// checkStore connects to the PostgreSQL store the configuration names
+// (store:), without changing it, and says what it found: the server, the
+// schema's version, and whether serve would migrate it. It says nothing of
+// SQLite, which serve creates in the data folder.
+func checkStore(ctx context.Context, cfg *config.Config) (string, error) {
+	if !cfg.Postgres() {
+		return "", nil
+	}
+	pg, err := postgres.Open(ctx, cfg.Store.Reveal(), &postgres.Options{NoMigrate: true})
+	if err != nil {
+		return "", cfg.Errorf([]any{"store"}, "store: %v", err)
+	}
+	defer pg.Close()
+	v, err := pg.SchemaVersion(ctx)
+	if err != nil {
+		return "", cfg.Errorf([]any{"store"}, "store: %v", err)
+	}
+	line := fmt.Sprintf("store PostgreSQL at %s (schema %d", pg.Where(), v)
+	if v < pg.LatestSchema() {
+		line += fmt.Sprintf("; serve migrates it to %d", pg.LatestSchema())
+	}
+	return line + "), instance " + cfg.InstanceName(), nil
 }
 
 // validateReport is what reach validate --json prints.
@@ -307,6 +346,7 @@ type validateReport struct {
 	Agents    int      `json:"agents"`
 	Offline   bool     `json:"offline"`
 	Warnings  []string `json:"warnings"`
+	Store     string   `json:"store,omitempty"` // what reach validate found of a PostgreSQL store
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 func TestPrintable(t *testing.T) {
@@ -155,7 +156,7 @@ func TestCLIEscapesGatewayStrings(t *testing.T) {
 // and its error from the tool; the list shows them escaped.
 func TestDeadLettersEscaped(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(t.Context(), dir, nil)
+	st, err := sqlite.Open(t.Context(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

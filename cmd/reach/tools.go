@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // newToolsCmd is `reach tools list|diff|approve`: the pinned definitions of
@@ -32,16 +32,16 @@ running gateway sees the approval within seconds, without a restart.`,
 	// open opens the pins in the data folder's store (the gateway keeps
 	// them there; an older gateway's pins.json is imported), or, with no
 	// store, in its pins.json. Call done when finished.
-	var st *store.SQLite
+	var st *sqlite.Store
 	done := func() {
 		if st != nil {
 			st.Close()
 		}
 	}
 	open := func(ctx context.Context) (*pin.Store, error) {
-		if _, err := os.Stat(filepath.Join(data, store.DefaultFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(data, sqlite.DefaultFile)); err == nil {
 			var err error
-			if st, err = store.Open(ctx, data, &store.SQLiteOptions{NoCreate: true}); err != nil {
+			if st, err = sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true}); err != nil {
 				return nil, err
 			}
 			return pin.OpenStore(ctx, st, pin.Path(data))
@@ -51,7 +51,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		// rather than answer that nothing is pinned or held.
 		if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no pinned tools in %s: neither %s nor %s exists (use --data to name the gateway's data folder)",
-				data, store.DefaultFile, pin.File)
+				data, sqlite.DefaultFile, pin.File)
 		}
 		return pin.Open(pin.Path(data))
 	}
@@ -63,7 +63,7 @@ running gateway sees the approval within seconds, without a restart.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			_, noStore := os.Stat(filepath.Join(data, store.DefaultFile))
+			_, noStore := os.Stat(filepath.Join(data, sqlite.DefaultFile))
 			if _, noFile := os.Stat(pin.Path(data)); errors.Is(noStore, fs.ErrNotExist) && errors.Is(noFile, fs.ErrNotExist) {
 				// Nothing pinned yet is no failure: a gateway without
 				// upstreams pins nothing. Say where it looked.

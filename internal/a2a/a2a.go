@@ -55,6 +55,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/names"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // Extension is the URI of reach's linking extension, announced in every
@@ -96,6 +97,13 @@ type Agent struct {
 
 // Owner is who a task belongs to: the caller that sent its first message.
 type Owner struct{ Principal, Tenant string }
+
+// TaskStore keeps tasks: internal/store's Tasks.
+type TaskStore interface {
+	PutTask(ctx context.Context, t *store.TaskRecord) (bool, error)
+	GetTask(ctx context.Context, agent, id string) (*store.TaskRecord, error)
+	ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*store.TaskRecord, error)
+}
 
 // Identity tells the gateway who is calling.
 type Identity interface {
@@ -176,6 +184,14 @@ type Options struct {
 	// Offline fetches no card until a request needs one (for checking a
 	// configuration).
 	Offline bool
+	// Tasks, if not nil, keeps every task's latest view and state at reach
+	// (internal/store): the instances that share it answer GetTask,
+	// ListTasks and CancelTask for each other's tasks, and a task's state
+	// at reach never goes back, whichever instance writes.
+	Tasks TaskStore
+	// Stop, if not nil, stops a request that another instance runs (the
+	// sub-request of a task it runs), for a CancelTask that comes here.
+	Stop func(ctx context.Context, request, reason string) error
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }

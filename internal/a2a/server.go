@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -340,6 +341,11 @@ func metadataJSON(md map[string]any) json.RawMessage {
 func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	t := e.g.tasks.get(e.a.cfg.Name, req.ID, e.owner(ctx))
 	if t == nil {
+		// Another instance's task, as the store keeps it.
+		if _, v := e.g.storedTask(ctx, e.a.cfg.Name, req.ID, e.owner(ctx)); v != nil {
+			trimHistory(v, req.HistoryLength)
+			return v, nil
+		}
 		return nil, notFound(e.a.cfg.Name, req.ID)
 	}
 	if t.req != nil {
@@ -405,8 +411,30 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 		off = n
 	}
 	var all []*a2a.Task
+	views := []*a2a.Task{}
+	here := map[a2a.TaskID]bool{}
 	for _, t := range e.g.tasks.list(e.a.cfg.Name, e.owner(ctx)) {
 		v := t.snapshot()
+		if v != nil {
+			here[v.ID] = true
+		}
+		views = append(views, v)
+	}
+	if ts := e.g.opts.Tasks; ts != nil {
+		// The tasks other instances ran, as the store keeps them.
+		o := e.owner(ctx)
+		recs, err := ts.ListTasks(ctx, e.a.cfg.Name, o.Principal, o.Tenant, 1000)
+		if err != nil {
+			e.g.log.Warn("a2a: listing the stored tasks", "err", err)
+		}
+		for _, rec := range recs {
+			var v a2a.Task
+			if !here[a2a.TaskID(rec.ID)] && json.Unmarshal(rec.Data, &v) == nil {
+				views = append(views, &v)
+			}
+		}
+	}
+	for _, v := range views {
 		if v == nil || (req.ContextID != "" && v.ContextID != req.ContextID) || (req.Status != "" && v.Status.State != req.Status) {
 			continue
 		}
@@ -437,7 +465,7 @@ func (e *endpoint) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (
 	owner := e.owner(ctx)
 	t := e.g.tasks.get(e.a.cfg.Name, req.ID, owner)
 	if t == nil {
-		return nil, notFound(e.a.cfg.Name, req.ID)
+		return e.cancelStored(ctx, req.ID, owner)
 	}
 	t.mu.Lock()
 	st := t.state
@@ -456,6 +484,42 @@ func (e *endpoint) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (
 	t.req.Stop(reach.Cancel, "a2a", reason)
 	t.markCanceled(causeText(&reach.StopError{Cause: reach.Cause{Mode: reach.Cancel, By: "a2a", Reason: reason, Request: t.req.ID()}}))
 	return t.snapshot(), nil
+}
+
+// cancelStored cancels a task that another instance runs: its hand-off's
+// sub-request is stopped (Options.Stop), which wakes that instance, whose
+// gateway cancels the task at reach and at the agent and stores it
+// canceled; the answer is the stored task once final, or as it stands
+// after the cancel timeout.
+func (e *endpoint) cancelStored(ctx context.Context, id a2a.TaskID, owner Owner) (*a2a.Task, error) {
+	rec, v := e.g.storedTask(ctx, e.a.cfg.Name, id, owner)
+	switch {
+	case v == nil:
+		return nil, notFound(e.a.cfg.Name, id)
+	case v.Status.State == a2a.TaskStateCanceled:
+		return v, nil
+	case rec.Final || rec.Request == "" || e.g.opts.Stop == nil:
+		return nil, &a2a.Error{Err: a2a.ErrTaskNotCancelable, Message: fmt.Sprintf("Task %s is already %s at reach.", id, v.Status.State)}
+	}
+	who := cmp.Or(owner.Principal, "the caller")
+	if err := e.g.opts.Stop(ctx, rec.Request, "CancelTask from "+who); err != nil {
+		return nil, &a2a.Error{Err: a2a.ErrInternalError, Message: fmt.Sprintf("Task %s could not be canceled: %v. Try again.", id, err)}
+	}
+	deadline := time.Now().Add(e.g.opts.CancelTimeout)
+	for time.Now().Before(deadline) {
+		if rec, nv := e.g.storedTask(ctx, e.a.cfg.Name, id, owner); nv != nil {
+			v = nv
+			if rec.Final {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return v, nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return v, nil
 }
 
 // SubscribeToTask passes on the task as it stands, then its events until

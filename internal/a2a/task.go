@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // maxFeed bounds the events a task keeps for its listeners; one that falls
@@ -59,6 +60,8 @@ type task struct {
 	wantStop string // a cancel came before the task's id: its reason
 	stopSent bool   // CancelTask was sent to the agent
 	updated  time.Time
+
+	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
 
 func newTask(g *Gateway, a *agent, owner Owner) *task {
@@ -367,6 +370,7 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 	if s.State != t.state {
 		t.state = s.State
 		t.final.Store(s.State.Terminal())
+		*after = append(*after, t.persist)
 		*after = append(*after, t.auditFn("state", s.State, textOfMessage(s.Message)))
 		if s.State.Terminal() {
 			v := verdict(s.State, s.Message, t.snap)
@@ -825,4 +829,53 @@ func (r *registry) frame(id reach.FrameID) *task {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byFrame[id]
+}
+
+// persist writes the task as it now stands to the store (Options.Tasks),
+// if the gateway keeps them there.
+func (t *task) persist() {
+	ts := t.g.opts.Tasks
+	if ts == nil {
+		return
+	}
+	t.persistMu.Lock()
+	defer t.persistMu.Unlock()
+	t.mu.Lock()
+	v, st, id := t.view(), t.state, t.id
+	t.mu.Unlock()
+	if v == nil || id == "" {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.g.log.Error("a2a: encoding a task", "task", id, "err", err)
+		return
+	}
+	rec := &store.TaskRecord{Agent: t.a.cfg.Name, ID: string(id), Principal: t.owner.Principal, Tenant: t.owner.Tenant,
+		State: string(st), Final: st.Terminal(), Data: data}
+	if t.req != nil {
+		rec.Request = t.req.ID()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := ts.PutTask(ctx, rec); err != nil {
+		t.g.log.Error("a2a: a task's state was not stored", "task", id, "state", st, "err", err)
+	}
+}
+
+// storedTask returns agent's task id as the store keeps it, if owner owns
+// it (another instance ran it), or nil.
+func (g *Gateway) storedTask(ctx context.Context, agent string, id a2a.TaskID, owner Owner) (*store.TaskRecord, *a2a.Task) {
+	if g.opts.Tasks == nil {
+		return nil, nil
+	}
+	rec, err := g.opts.Tasks.GetTask(ctx, agent, string(id))
+	if err != nil || rec.Principal != owner.Principal || rec.Tenant != owner.Tenant {
+		return nil, nil
+	}
+	var v a2a.Task
+	if json.Unmarshal(rec.Data, &v) != nil {
+		return nil, nil
+	}
+	return rec, &v
 }

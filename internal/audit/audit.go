@@ -1,7 +1,7 @@
 // Package audit is the append-only, tamper-evident record of every
 // decision Agent-Reach makes (A1, A2).
 //
-//	st, _ := store.Open(ctx, ".reach", nil)
+//	st, _ := sqlite.Open(ctx, ".reach", nil)
 //	log, _ := audit.New(ctx, st, nil)
 //	defer log.Close()
 //	rt := reach.New(&reach.Options{Recorder: log}) // every frame is recorded
@@ -460,7 +460,32 @@ func (l *Log) commit(batch []item) {
 		}
 	}
 	var err error
-	if len(l.recs) > 0 {
+	ch, chained := l.st.(store.AuditChainer)
+	if len(l.recs) > 0 && chained {
+		// The store hands the head it holds: no other writer appends
+		// meanwhile, so the batch is chained once.
+		var seq int64
+		var head []byte
+		var cps []store.AuditCheckpoint
+		err = ch.AppendAuditChained(context.Background(), l.recs, func(s int64, h []byte) []store.AuditCheckpoint {
+			if h == nil {
+				h = make([]byte, HashSize)
+			}
+			l.seq, l.head = s, h
+			seq, head, cps = l.chain()
+			return cps
+		})
+		if err == nil {
+			l.seq, l.head = seq, head
+			if len(cps) > 0 {
+				l.lastCp = cps[len(cps)-1].Seq
+			}
+			l.appended.Add(int64(len(l.recs)))
+			l.batches.Add(1)
+		} else {
+			err = fmt.Errorf("appending to the audit log: %w", err)
+		}
+	} else if len(l.recs) > 0 {
 		for try := 1; ; try++ {
 			seq, head, cps := l.chain()
 			err = l.st.AppendAudit(context.Background(), l.recs, cps)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // benchRequests is how many requests run at once in the benchmarks: their
@@ -83,7 +83,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run(fmt.Sprintf("sync=%s/writers=%d", bc.sync, bc.writers), func(b *testing.B) {
 			ctx := context.Background()
 			dir := b.TempDir()
-			st, err := store.Open(ctx, dir, &store.SQLiteOptions{Synchronous: bc.sync})
+			st, err := sqlite.Open(ctx, dir, &sqlite.Options{Synchronous: bc.sync})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func BenchmarkAppend(b *testing.B) {
 // dropped (and counted); stored-events/s is what the writer kept up with.
 func BenchmarkRecord(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, b.TempDir(), nil)
+	st, err := sqlite.Open(ctx, b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func BenchmarkRecord(b *testing.B) {
 // BenchmarkVerify measures walking the chain.
 func BenchmarkVerify(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, b.TempDir(), nil)
+	st, err := sqlite.Open(ctx, b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach/internal/audit"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // The child process of TestCrash reads these.
@@ -37,7 +37,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("the child process of TestCrash")
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, &store.SQLiteOptions{Synchronous: os.Getenv(crashSyncEnv)})
+	st, err := sqlite.Open(ctx, dir, &sqlite.Options{Synchronous: os.Getenv(crashSyncEnv)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
@@ -135,7 +135,7 @@ func TestCrash(t *testing.T) {
 func checkAcked(t *testing.T, dir string, acked map[int64]string, iter int, syncMode string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

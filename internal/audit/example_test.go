@@ -12,7 +12,7 @@ import (
 
 func ExampleLog() {
 	ctx := context.Background()
-	st := store.NewMemory() // store.Open(ctx, ".reach", nil) for the durable log
+	st := store.NewMemory() // sqlite.Open(ctx, ".reach", nil) for the durable log
 	log, _ := audit.New(ctx, st, nil)
 
 	// The log stores what it is given: give it masked (the runtime does).

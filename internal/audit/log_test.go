@@ -14,6 +14,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -25,7 +26,7 @@ var stores = []struct {
 }{
 	{"memory", func(t *testing.T) store.AuditLog { return store.NewMemory() }},
 	{"sqlite", func(t *testing.T) store.AuditLog {
-		st, err := store.Open(context.Background(), t.TempDir(), nil)
+		st, err := sqlite.Open(context.Background(), t.TempDir(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // tamperLog builds an audit log of 50 events with a checkpoint every 16
@@ -22,7 +23,7 @@ import (
 func tamperLog(t *testing.T, dir string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +52,12 @@ func testEvent(i int) *audit.Event {
 // copyDB copies the database file of a closed store into a new folder.
 func copyDB(t *testing.T, from string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(from, store.DefaultFile))
+	b, err := os.ReadFile(filepath.Join(from, sqlite.DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, store.DefaultFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sqlite.DefaultFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -175,7 +176,7 @@ func rewrite(t *testing.T, db *sql.DB, from, to int64) {
 
 func verifyDir(t *testing.T, dir string) (*audit.Report, error) {
 	t.Helper()
-	st, err := store.Open(context.Background(), dir, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(context.Background(), dir, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestTamperSQL(t *testing.T) {
 	for _, tc := range tamperCases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDB(t, tmpl)
-			db, err := sql.Open("sqlite", filepath.Join(dir, store.DefaultFile))
+			db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DefaultFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +251,7 @@ func TestTamperCLI(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDB(t, tmpl)
-			cmd := exec.Command(cli, "-bail", filepath.Join(dir, store.DefaultFile))
+			cmd := exec.Command(cli, "-bail", filepath.Join(dir, sqlite.DefaultFile))
 			cmd.Stdin = bytes.NewBufferString(dropTriggers + tc.sql)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -271,7 +272,7 @@ func TestTamperCLITriggers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	tamperLog(t, dir)
-	cmd := exec.Command(cli, filepath.Join(dir, store.DefaultFile), `UPDATE audit SET time = 0 WHERE seq = 1`)
+	cmd := exec.Command(cli, filepath.Join(dir, sqlite.DefaultFile), `UPDATE audit SET time = 0 WHERE seq = 1`)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Run(); err == nil {
 		t.Error("sqlite3 updated an audit row despite the append-only trigger")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,6 +45,9 @@ func New(opts *Options) *Authenticator {
 	}
 	return a
 }
+
+// Open reports whether requests to path need no credentials.
+func (a *Authenticator) Open(path string) bool { return slices.Contains(a.open, path) }
 
 // Enabled reports whether any authentication is configured.
 func (a *Authenticator) Enabled() bool { return a.keys != nil || a.jwt != nil }

@@ -64,6 +64,22 @@ type Config struct {
 	// Data is the folder for the gateway's state; if empty, DefaultData.
 	// A relative path is relative to the configuration file's folder.
 	Data string `yaml:"data"`
+	// Store is where the control state lives (requests, checkpoints,
+	// budgets, approvals, idempotency records, dead letters, the audit
+	// log): if empty, SQLite in the data folder; a PostgreSQL URL
+	// (postgres://USER@HOST:PORT/DB?sslmode=...; ${VAR} for a password)
+	// keeps it in PostgreSQL, which several instances share
+	// (docs/INSTANCES.md).
+	Store Secret `yaml:"store"`
+	// Instance names this gateway among those that share a store: 1-64
+	// letters, digits, '_', '-' or '.'; if empty, "reach" with SQLite, and
+	// the host's name and the listen port with PostgreSQL. Two running
+	// instances never have one name.
+	Instance string `yaml:"instance"`
+	// InstanceTTL is how long an instance sharing a PostgreSQL store may
+	// go without a heartbeat before the others take it for dead and
+	// recover its work; if zero, 10s.
+	InstanceTTL Duration `yaml:"instance_ttl"`
 	// MaxBodyBytes bounds a request body; if zero, DefaultMaxBodyBytes.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
@@ -1045,6 +1061,13 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 			u.Env[k] = x
 		}
 	}
+	if c.Store != "" {
+		x, err := expandSecret(c.Store, lookup, record)
+		if err != nil {
+			return c.Errorf([]any{"store"}, "store: %v", err)
+		}
+		c.Store = x
+	}
 	if c.Model != nil {
 		x, err := expandSecret(c.Model.APIKey, lookup, record)
 		if err != nil {
@@ -1064,6 +1087,58 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 }
 
 var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// checkStore checks a store: value, without quoting it (it may hold a
+// password): empty, or a PostgreSQL URL with a host and a database.
+func checkStore(s string) error {
+	if s == "" {
+		return nil
+	}
+	const want = "want postgres://USER@HOST:PORT/DB?sslmode=disable|require|verify-full, or leave store out to keep the state in SQLite in the data folder"
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL; " + want)
+	}
+	switch {
+	case u.Scheme != "postgres" && u.Scheme != "postgresql":
+		return fmt.Errorf("the scheme %q is not postgres; %s", u.Scheme, want)
+	case u.Host == "":
+		return errors.New("the URL names no host; " + want)
+	case strings.Trim(u.Path, "/") == "":
+		return errors.New("the URL names no database; " + want)
+	}
+	return nil
+}
+
+// Postgres reports whether the configuration keeps its state in
+// PostgreSQL (store: postgres://...).
+func (c *Config) Postgres() bool { return c.Store != "" }
+
+// InstanceName is the name of this gateway among those that share its
+// store: Instance, or its default (see Instance).
+func (c *Config) InstanceName() string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	if !c.Postgres() {
+		return "reach"
+	}
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_' {
+			return r
+		}
+		return '-'
+	}, host)
+	_, port, _ := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen))
+	name := strings.Trim(cmp.Or(host, "reach"), "-.") + "-" + port
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	return name
+}
 
 // check validates values that decoding cannot: each error names its line.
 func (c *Config) check() error {
@@ -1085,6 +1160,12 @@ func (c *Config) check() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
+	}
+	if err := checkStore(c.Store.Reveal()); err != nil {
+		return c.Errorf([]any{"store"}, "store: %v", err)
+	}
+	if c.Instance != "" && !instanceRE.MatchString(c.Instance) {
+		return c.Errorf([]any{"instance"}, "instance %q: use 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit", c.Instance)
 	}
 	for i, v := range c.MCPProtocols {
 		if !slices.Contains(mcp.SupportedProtocolVersions(), v) {

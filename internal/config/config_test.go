@@ -299,6 +299,43 @@ func TestExpandClosedAndLiteral(t *testing.T) {
 	}
 }
 
+// store: is empty or a PostgreSQL URL with a host and a database; an
+// error names its line and never quotes the URL (it may hold a password);
+// a ${VAR} in it is a secret the redactor masks.
+func TestStoreAndInstance(t *testing.T) {
+	env := func(k string) (string, bool) { return map[string]string{"PGPASS": "s3cret-pw"}[k], k == "PGPASS" }
+	c, err := Parse([]byte("store: postgres://reach:${PGPASS}@db.internal:5432/reach?sslmode=require\ninstance: gw-1\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Postgres() || c.Store.Reveal() != "postgres://reach:s3cret-pw@db.internal:5432/reach?sslmode=require" || c.InstanceName() != "gw-1" {
+		t.Fatalf("store %q, instance %q", c.Store.Reveal(), c.InstanceName())
+	}
+	if !slices.Contains(c.SecretValues(), "s3cret-pw") {
+		t.Errorf("the password from ${PGPASS} is not among the values masked: %v", c.SecretValues())
+	}
+	if def, _ := Parse([]byte("listen: 127.0.0.1:7411\nstore: postgres://db/reach\n"), nil); !strings.HasSuffix(def.InstanceName(), "-7411") {
+		t.Errorf("the default instance name with PostgreSQL = %q, want the host's name and the port", def.InstanceName())
+	}
+	if def, _ := Parse([]byte("{}"), nil); def.InstanceName() != "reach" || def.Postgres() {
+		t.Errorf("the default instance name with SQLite = %q", def.InstanceName())
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"listen: 127.0.0.1:7400\nstore: mysql://u:pw@db/x\n", "line 2: store: the scheme \"mysql\" is not postgres"},
+		{"store: postgres://u:pw@/x\n", "line 1: store: the URL names no host"},
+		{"store: postgres://u:pw@db\n", "line 1: store: the URL names no database"},
+		{"instance: a/b\n", "line 1: instance \"a/b\""},
+	} {
+		_, err := Parse([]byte(tt.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tt.yaml, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("Parse(%q): the error quotes the password: %v", tt.yaml, err)
+		}
+	}
+}
+
 // FuzzParseBreakersAndFallbacks: whatever YAML the breaker and fallback
 // keys hold, Parse does not panic, and what it accepts is usable: every
 // breaker policy is in range and every fallback names a tool.

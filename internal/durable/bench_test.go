@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // cpuTime returns the CPU time (user and system) the process has used.
@@ -39,7 +40,7 @@ func BenchmarkWriteCall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			o := &reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: true}
 			if c.durable {
-				st, err := store.Open(context.Background(), b.TempDir(), nil)
+				st, err := sqlite.Open(context.Background(), b.TempDir(), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // upstream is the system of record: every side effect is a line appended
@@ -50,9 +51,9 @@ func tools(u *upstream) []reach.Tool {
 }
 
 // open builds a durable runtime over the data folder.
-func open(t testing.TB, dir string, u *upstream) (*reach.Runtime, *store.SQLite, *audit.Log) {
+func open(t testing.TB, dir string, u *upstream) (*reach.Runtime, *sqlite.Store, *audit.Log) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, nil)
+	st, err := sqlite.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

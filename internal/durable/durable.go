@@ -64,6 +64,7 @@ type Checkpoints struct {
 	st     Store
 	redact func([]byte) []byte
 	log    *slog.Logger
+	owner  string // with Share: the life that writes, and each call's stack
 }
 
 var (
@@ -80,6 +81,14 @@ func New(st Store, redact func([]byte) []byte, log *slog.Logger) *Checkpoints {
 	}
 	return &Checkpoints{st: st, redact: redact, log: log}
 }
+
+// Share makes every checkpoint name owner, the life of the instance that
+// writes it ("<instance>/<life>"), and keep its call's stack
+// (reach.Frame.Ancestry): for a store that several instances share, whose
+// recovery of a dead instance finds its calls by owner, and whose calls
+// placed under a frame of another instance see its ancestors. Call it
+// before the runtime runs.
+func (c *Checkpoints) Share(owner string) { c.owner = owner }
 
 func (c *Checkpoints) clean(b []byte) []byte {
 	if c.redact == nil || b == nil {
@@ -104,6 +113,12 @@ func frameOf(cp *reach.Checkpoint) *store.Frame {
 func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
+	if c.owner != "" {
+		f.Owner = c.owner
+		if node, ok := cp.Node.(*reach.Frame); ok && node != nil {
+			f.Stack, _ = json.Marshal(node.Ancestry())
+		}
+	}
 	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
 		return err
 	}
@@ -119,6 +134,7 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
+	f.Owner = c.owner
 	if len(f.Undo) == 0 {
 		f.Args = bytes.Clone(f.Args) // the runtime's buffer; the store keeps it until it is written
 		c.st.QueueFrame(f)           // no crash point: nothing is durable here yet
@@ -147,7 +163,7 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
 		old, gerr := c.st.GetRequest(ctx, r.ID())
 		if gerr == nil && len(old.Cause) > 0 {
-			cause = decodeCause(old.Cause)
+			cause = DecodeCause(old.Cause)
 		}
 		cause.Request = r.ID()
 		if gerr == nil && old.State == "stopped" {
@@ -193,7 +209,7 @@ func parentID(r *reach.Request) string {
 // stays so: its id starts no new work, after a restart too.
 func (c *Checkpoints) RequestStopped(ctx context.Context, r *reach.Request, cause reach.Cause) {
 	rec := c.requestRecord(r, "stopped")
-	rec.Cause = encodeCause(cause)
+	rec.Cause = EncodeCause(cause)
 	if err := c.st.PutRequest(context.WithoutCancel(ctx), rec); err != nil && !errors.Is(err, store.ErrConflict) {
 		c.log.Error("request stop not recorded", "request", r.ID(), "err", err)
 	}
@@ -206,7 +222,7 @@ func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	rec.Ended = time.Now()
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
-		rec.Cause = encodeCause(*cause)
+		rec.Cause = EncodeCause(*cause)
 	}
 	if err := c.st.PutRequest(ctx, rec); err != nil {
 		c.log.Error("request end not recorded", "request", r.ID(), "err", err)
@@ -227,7 +243,8 @@ type storedCause struct {
 	reach.Cause
 }
 
-func encodeCause(c reach.Cause) []byte {
+// EncodeCause is a stop's cause as the store keeps it: JSON, with its mode.
+func EncodeCause(c reach.Cause) []byte {
 	sc := storedCause{Cause: c}
 	if c.Mode != reach.Running {
 		sc.Mode = c.Mode.String()
@@ -237,7 +254,7 @@ func encodeCause(c reach.Cause) []byte {
 }
 
 // decodeCause reads a stored cause; what it cannot read is left zero.
-func decodeCause(b []byte) reach.Cause {
+func DecodeCause(b []byte) reach.Cause {
 	var sc storedCause
 	json.Unmarshal(b, &sc)
 	if m, err := reach.ParseStopMode(sc.Mode); err == nil {
@@ -376,6 +393,9 @@ type Report struct {
 	Stopped []string
 	// Compensated are the undos run for them, per request.
 	Compensated map[string][]reach.Compensation
+	// Dead are the lives of instances that died whose work this recovery
+	// took over (on a store shared by several instances).
+	Dead []string
 }
 
 // RecoverOptions configure Recover. A nil *RecoverOptions means all
@@ -391,7 +411,34 @@ type RecoverOptions struct {
 	// frames (reach.Runtime.RestorePast), so that its graph is shown;
 	// otherwise without (reach.Runtime.RestoreInterrupted).
 	History *History
+	// Shared, if not nil, says that other instances run on the store too
+	// (internal/cluster): Recover then recovers the work of dead lives
+	// only, and may run while serving: the claims they held and the
+	// checkpoints they left open, and the requests whose every instance
+	// is dead, each claimed by this one first (Shared.ClaimOrphans).
+	Shared Shared
 }
+
+// Shared is what Recover needs of the instances that share a store.
+type Shared interface {
+	// Dead returns the lives ("<instance>/<life>") that died: this
+	// instance's earlier lives, and any other whose heartbeat stopped.
+	Dead(ctx context.Context) ([]string, error)
+	// OpenFramesOf returns the checkpoints still open that owners wrote.
+	OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error)
+	// ClaimOrphans claims up to n requests whose every instance is dead,
+	// for this one to recover, and returns their ids, roots first.
+	ClaimOrphans(ctx context.Context, n int) ([]string, error)
+	// Release drops this instance's part in a recovered request.
+	Release(ctx context.Context, id string) error
+	// Forget forgets a dead life whose work was recovered.
+	Forget(ctx context.Context, owner string) error
+}
+
+// takenFor is how long a dead letter stays taken, on a store that several
+// instances share, before a recovery gives it back: an operator's action
+// on a live instance holds it meanwhile.
+const takenFor = 10 * time.Minute
 
 // rootRunning reports whether the root of the stored sub-request r was
 // still running (or already found interrupted) when the gateway stopped.
@@ -488,14 +535,38 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 	if ir, ok := st.(store.IdemRecords); ok && idem == nil {
 		idem = store.NewIdempotency(ir, nil)
 	}
+	var sh Shared
+	if opts != nil {
+		sh = opts.Shared
+	}
+	var deadLives []string
+	if sh != nil {
+		var err error
+		if deadLives, err = sh.Dead(ctx); err != nil {
+			return nil, fmt.Errorf("listing the instances that died: %w", err)
+		}
+	}
 	if idem != nil {
-		settled, err := idem.Recover(ctx)
+		var settled []store.Settled
+		var err error
+		if sh != nil {
+			settled, err = idem.RecoverOwners(ctx, deadLives)
+		} else {
+			settled, err = idem.Recover(ctx)
+		}
 		rep.Claims = settled
 		if err != nil {
 			return nil, fmt.Errorf("settling the idempotency claims of the previous run: %w", err)
 		}
 	}
-	open, err := st.OpenFrames(ctx)
+	var open []*store.Frame
+	var err error
+	switch {
+	case sh == nil:
+		open, err = st.OpenFrames(ctx)
+	case len(deadLives) > 0:
+		open, err = sh.OpenFramesOf(ctx, deadLives)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading open checkpoints: %w", err)
 	}
@@ -517,27 +588,22 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		dead[[2]string{d.Request, d.Frame}] = true
 	}
 	for _, d := range ds { // taken by an action that a crash cut short: nothing settled it
-		if d.State == store.DeadTaken {
+		if d.State == store.DeadTaken && (sh == nil || time.Since(d.Updated) > takenFor) {
 			d.State = store.DeadOpen
 			if err := st.UpdateDeadLetter(ctx, d); err != nil {
 				return nil, fmt.Errorf("putting back dead letter %d: %w", d.ID, err)
 			}
 		}
 	}
-	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
+	running, err := interruptible(ctx, st, sh)
 	if err != nil {
-		return nil, fmt.Errorf("listing running requests: %w", err)
+		return nil, err
 	}
-	// A request stopped but not ended was still settling (its undos, its
-	// calls in flight) when the gateway stopped.
-	stopped, err := st.ListRequests(ctx, store.RequestFilter{State: "stopped", Limit: 100000})
-	if err != nil {
-		return nil, fmt.Errorf("listing stopped requests: %w", err)
-	}
-	for _, r := range stopped {
-		if r.Ended.IsZero() {
-			running = append(running, r)
+	release := func(id string) error {
+		if sh == nil {
+			return nil
 		}
+		return sh.Release(ctx, id)
 	}
 	for _, r := range running {
 		if r.Parent != "" && !rootRunning(ctx, st, r) {
@@ -545,6 +611,9 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			// request that finished, so nothing of it is undone.
 			r.State, r.Ended = "ended", time.Now()
 			if err := st.PutRequest(ctx, r); err != nil {
+				return nil, err
+			}
+			if err := release(r.ID); err != nil {
 				return nil, err
 			}
 			continue
@@ -598,13 +667,19 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			if err := st.PutRequest(ctx, r); err != nil {
 				return nil, err
 			}
+			if err := release(r.ID); err != nil {
+				return nil, err
+			}
 			rep.Stopped = append(rep.Stopped, r.ID)
 			continue
 		}
 		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
 		r.State, r.Ended = "interrupted", cause.At
-		r.Cause = encodeCause(cause)
+		r.Cause = EncodeCause(cause)
 		if err := st.PutRequest(ctx, r); err != nil {
+			return nil, err
+		}
+		if err := release(r.ID); err != nil {
 			return nil, err
 		}
 		if p := hist.pastOf(r); p != nil {
@@ -616,7 +691,49 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		}
 		rep.Interrupted = append(rep.Interrupted, r.ID)
 	}
+	for _, owner := range deadLives {
+		if err := sh.Forget(ctx, owner); err != nil {
+			return nil, err
+		}
+	}
+	rep.Dead = deadLives
 	return rep, nil
+}
+
+// interruptible returns the requests a recovery interrupts: every one that
+// had not ended (running, or stopped and still settling its undos and its
+// calls in flight), or, on a shared store, those whose every instance is
+// dead, claimed by this one.
+func interruptible(ctx context.Context, st Store, sh Shared) ([]*store.Request, error) {
+	if sh != nil {
+		ids, err := sh.ClaimOrphans(ctx, 1000)
+		if err != nil {
+			return nil, err
+		}
+		var out []*store.Request
+		for _, id := range ids {
+			r, err := st.GetRequest(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("reading orphaned request %s: %w", id, err)
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	running, err := st.ListRequests(ctx, store.RequestFilter{State: "running", Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing running requests: %w", err)
+	}
+	stopped, err := st.ListRequests(ctx, store.RequestFilter{State: "stopped", Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("listing stopped requests: %w", err)
+	}
+	for _, r := range stopped {
+		if r.Ended.IsZero() {
+			running = append(running, r)
+		}
+	}
+	return running, nil
 }
 
 // interruptedReason is the recorded reason of an interrupted request whose

@@ -94,13 +94,13 @@ func (h *History) past(rec *store.Request) *reach.PastRequest {
 	case "ended":
 		p.State = reach.RequestCompleted
 	case "stopped":
-		c := decodeCause(rec.Cause)
+		c := DecodeCause(rec.Cause)
 		if c.Mode == reach.Running {
 			c.Mode = reach.Cancel
 		}
 		p.State, p.Cause = reach.RequestState("stopped_"+c.Mode.String()), &c
 	case "interrupted":
-		c := decodeCause(rec.Cause)
+		c := DecodeCause(rec.Cause)
 		p.State, p.Cause = reach.RequestInterrupted, &c
 	default:
 		return nil

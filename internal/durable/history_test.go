@@ -27,7 +27,7 @@ func TestStopIsDurable(t *testing.T) {
 	}
 	req.Stop(reach.Isolate, "bob", "wrong city")
 	stored, err := st.GetRequest(ctx, "trip")
-	if err != nil || stored.State != "stopped" || !stored.Ended.IsZero() || decodeCause(stored.Cause).Mode != reach.Isolate ||
+	if err != nil || stored.State != "stopped" || !stored.Ended.IsZero() || DecodeCause(stored.Cause).Mode != reach.Isolate ||
 		!strings.Contains(string(stored.Cause), "wrong city") {
 		t.Fatalf("after Stop, the store has %+v (%v); want it stopped (isolate), not ended, with its cause", stored, err)
 	}

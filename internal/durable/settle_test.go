@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // TestRecoverSettlesInterruptedClaim: a write that was running when the
@@ -172,7 +173,7 @@ func TestRecoveryCompensatesAsThePrincipal(t *testing.T) {
 
 // durableRuntime is a runtime over st with its checkpoints, dead letters
 // and idempotency records there, and tools.
-func durableRuntime(st *store.SQLite, tools ...reach.Tool) *reach.Runtime {
+func durableRuntime(st *sqlite.Store, tools ...reach.Tool) *reach.Runtime {
 	cp := New(st, nil, nil)
 	rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DeadLetters: cp, Idempotency: store.NewIdempotency(st, nil), DefaultBudget: &reach.Budget{}})
 	rt.MustRegister(tools...)
@@ -197,9 +198,9 @@ func bookTools(undone func(ref string)) []reach.Tool {
 
 // tempStore opens a SQLite store in a folder of the test's own; it is
 // closed when the test and its cleanups are done.
-func tempStore(t *testing.T) *store.SQLite {
+func tempStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), t.TempDir(), nil)
+	st, err := sqlite.Open(context.Background(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

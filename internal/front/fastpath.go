@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -65,12 +66,16 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		}
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
 			ss := s.sessionByID(sid)
-			fast := ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
 			switch {
 			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
-				if fast && s.fastCall(w, r, ss, sid, &msg) {
-					return
+				if s.fastSession(ss) {
+					out := mcpwire.GetBuffer()
+					defer mcpwire.PutBuffer(out)
+					if ctype, ok := s.fastCall(r.Context(), r.Header, ss, sid, &msg, out, true); ok {
+						writeAnswer(w, ctype, out.Bytes())
+						return
+					}
 				}
 				r.Header.Set(headerRPCID, string(msg.ID))
 			case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
@@ -269,23 +274,88 @@ func (s *Server) sessionByID(id string) *mcp.ServerSession {
 	return nil
 }
 
-// fastCall answers a tools/call. It reports false, having written nothing,
-// for calls the SDK must handle (progress).
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *mcpwire.Message) bool {
+// fastSession reports whether the fast path answers tools/call on ss: a
+// session the SDK made, on a protocol with sessions, whose client needs no
+// streams.
+func (s *Server) fastSession(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
+}
+
+// Content types of the fast path's answers.
+const (
+	ContentTypeJSON = "application/json"
+	ContentTypeSSE  = "text/event-stream"
+)
+
+// AnswerPost answers a POST /mcp that an HTTP server other than net/http
+// read (h, its headers; body, its body; ctx, the caller's identity, as
+// the auth middleware puts it) when it holds a single tools/call on a
+// session the fast path answers: it writes the answer to out and returns
+// its content type. It reports false, having done nothing, for any other
+// POST (a malformed call included), which goes to Handler.
+func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
+	sid := h.Get(mcpwire.HeaderSession)
+	if sid == "" {
+		return "", false
+	}
+	ss := s.sessionByID(sid)
+	if !s.fastSession(ss) || !s.ownsSessionCtx(ctx, ss) {
+		return "", false
+	}
+	var msg mcpwire.Message
+	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) {
+		return "", false
+	}
+	return s.fastCall(ctx, h, ss, sid, &msg, out, false)
+}
+
+// writeAnswer writes a fast answer: JSON with its length, or an empty
+// stream.
+func writeAnswer(w http.ResponseWriter, contentType string, body []byte) {
+	hd := w.Header()
+	if contentType == ContentTypeSSE {
+		hd["Content-Type"] = contentTypeSSE
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	hd["Content-Type"] = contentTypeJSON
+	hd["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+var (
+	contentTypeJSON = []string{ContentTypeJSON}
+	contentTypeSSE  = []string{ContentTypeSSE}
+)
+
+// fastCall answers a tools/call on session ss (id sid) into out and
+// returns the answer's content type: JSON, or an empty stream for a call
+// the client cancelled (which gets no response). It reports false, having
+// written nothing, for calls the SDK must handle (progress), and, unless
+// answerBad, for params it cannot read (which the SDK then refuses).
+func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSession, sid string, msg *mcpwire.Message, out *bytes.Buffer, answerBad bool) (string, bool) {
 	var p mcpwire.CallParams
 	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
+		if !answerBad {
+			return "", false
+		}
 		m := "tools/call params must be an object with a tool name"
 		if errors.Is(err, mcpwire.ErrBadMeta) {
 			m = "tools/call params._meta must be an object"
 		}
-		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
-		return true
+		mcpwire.AppendResponse(out, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
+		return ContentTypeJSON, true
 	}
 	if p.Meta["progressToken"] != nil {
-		return false // progress flows on an SSE answer: the SDK's
+		return "", false // progress flows on an SSE answer: the SDK's
 	}
 	s.fastCalls.Add(1)
-	ctx, cancel := context.WithCancelCause(r.Context())
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	key := sid + "\x00" + string(msg.ID)
 	s.inflight.Store(key, cancel)
@@ -294,20 +364,18 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, ss *mcp.Server
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: r.Header})
+	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h})
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
-		mcpwire.WriteEmptyStream(w) // a cancelled request gets no response
-		return true
+		return ContentTypeSSE, true // a cancelled request gets no response
 	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		mcpwire.WriteResponse(w, msg.ID, nil, we)
-		return true
+	switch {
+	case errors.As(err, &we):
+		mcpwire.AppendResponse(out, msg.ID, nil, we)
+	case err != nil:
+		mcpwire.AppendResponse(out, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+	default:
+		mcpwire.AppendResponse(out, msg.ID, res, nil)
 	}
-	if err != nil {
-		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
-		return true
-	}
-	mcpwire.WriteResponse(w, msg.ID, res, nil)
-	return true
+	return ContentTypeJSON, true
 }

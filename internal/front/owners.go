@@ -140,10 +140,15 @@ func (s *Server) bindSession(req mcp.Request) {
 // session ss; without auth, anyone on loopback does. A session whose owner
 // was not recorded belongs to nobody.
 func (s *Server) ownsSession(r *http.Request, ss *mcp.ServerSession) bool {
+	return s.ownsSessionCtx(r.Context(), ss)
+}
+
+// ownsSessionCtx is ownsSession for the identity in ctx.
+func (s *Server) ownsSessionCtx(ctx context.Context, ss *mcp.ServerSession) bool {
 	if s.authn == nil {
 		return true
 	}
-	id, ok := auth.IdentityFrom(r.Context())
+	id, ok := auth.IdentityFrom(ctx)
 	if !ok {
 		return false
 	}

@@ -14,6 +14,8 @@ package front
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,6 +238,15 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 var mcpCallSeq atomic.Uint64
 
+// mcpCallPrefix begins the ids of the calls whose client named none: one
+// per process, so that two gateway instances never give two calls of one
+// request (one on each) the same id, and with it the same idempotency key.
+var mcpCallPrefix = func() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "mcp_" + hex.EncodeToString(b[:]) + "_"
+}()
+
 // session is the state the server keeps per MCP session (or sessionless
 // client).
 type session struct {
@@ -361,7 +372,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Re
 		ctx = auth.WithIdentity(ctx, id)
 	}
 	c := toolCall{session: s.sessionOf(req), ss: req.Session, progress: p.GetProgressToken(),
-		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, header: h, typed: typedResults(req)}
+		params: mcpwire.CallParams{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, typed: typedResults(req)}
+	if h != nil {
+		c.header = h
+	}
 	if ci := req.ClientInfo(); ci != nil {
 		c.agent = ci.Name
 	}
@@ -396,7 +410,7 @@ type toolCall struct {
 	ss       *mcp.ServerSession // the MCP session; nil for a sessionless client's call on the fast path
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
-	header   http.Header        // the HTTP request's headers, which link a call whose _meta does not
+	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
 }
@@ -448,7 +462,8 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	}
 	id := m.CallID
 	if id == "" {
-		id = "mcp_" + strconv.FormatUint(mcpCallSeq.Add(1), 10)
+		var b [40]byte // the prefix (13 bytes) and a 64-bit number fit: one allocation, the string
+		id = string(strconv.AppendUint(append(b[:0], mcpCallPrefix...), mcpCallSeq.Add(1), 10))
 	}
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()

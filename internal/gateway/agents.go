@@ -35,6 +35,16 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 	if g.audit != nil {
 		o.Audit = a2aAudit{g.audit, g.log}
 	}
+	if g.store != nil {
+		o.Tasks = g.store // tasks survive a restart; instances on one store answer for each other's
+	}
+	if c := g.cluster; c != nil {
+		o.Stop = func(ctx context.Context, request, reason string) error {
+			// The task's owner was checked against the stored task.
+			_, _, err := c.Stop(ctx, request, reach.Cancel, "a2a", reason, func(string, string) bool { return true })
+			return err
+		}
+	}
 	return a2a.New(g.ctx, o)
 }
 

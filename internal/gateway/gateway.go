@@ -54,6 +54,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/builtin"
+	"github.com/agentreach/reach/internal/cluster"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/front"
@@ -66,6 +67,7 @@ import (
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/telemetry"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +112,7 @@ type Gateway struct {
 	owned   *link.Owned   // the requests the gateway begins for its clients
 	front   *front.Server // the MCP server
 	handler http.Handler
+	server  *httpapi.Server // serves handler (Serve)
 
 	ctx    context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -125,7 +128,8 @@ type Gateway struct {
 	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
 	approvals *approval.Queue
 	redactor  *redact.Redactor
-	store     *store.SQLite      // nil without a data folder
+	store     store.Store        // nil without a data folder (or store:)
+	cluster   *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
 	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
 	history   *durable.History   // the requests of earlier runs; nil without a data folder
 	audit     *audit.Log         // nil without a data folder
@@ -211,6 +215,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	g.rt = reach.New(ro)
 	g.metrics.WithBreakers(g.rt.Breakers)
 	g.owned = link.NewOwned(g.ctx, g.rt, cfg.IdleAfter(), link.Budgets{Default: cfg.DefaultBudget(), Named: budgets(cfg)})
+	if g.cluster != nil {
+		g.owned.WithRemote(g.cluster) // a call under another instance's frame sees its stack
+	}
 
 	var tools []reach.Tool
 	if cfg.Examples || len(cfg.Upstreams) == 0 {
@@ -252,7 +259,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.pool.Serve(ctx, g.front.MCP())
 	}
 	g.front.SyncTools()
-	g.handler = g.newHandler()
+	g.server = g.newServer()
+	g.handler = g.server.Handler()
 	g.Go(func() { g.owned.Run(g.ctx, g.front.SweepClients) })
 	close(g.ready)
 	return g, nil
@@ -323,19 +331,14 @@ func (g *Gateway) Upstreams() []upstream.Status {
 }
 
 // Serve serves the handler on ln until ctx ends, then shuts down
-// gracefully: in-flight HTTP requests get up to 5 seconds to finish.
+// gracefully: in-flight HTTP requests get up to 5 seconds to finish. Serve
+// it once (httpapi.Server: fasthttp reads the requests, net/http serves
+// all but the fast tools/call).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if err := config.CheckListen(ln.Addr().String(), g.authn != nil); err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           g.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return g.ctx },
-	}
+	srv := g.server
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -429,23 +432,40 @@ func (g *Gateway) version() string {
 	return "devel"
 }
 
+// StoreWhere returns the PostgreSQL store the gateway shares with other
+// instances (host:port/db, no credentials), or "" for SQLite in the data
+// folder (or none).
+func (g *Gateway) StoreWhere() string {
+	if pg, ok := g.store.(*postgres.Store); ok {
+		return "PostgreSQL at " + pg.Where()
+	}
+	return ""
+}
+
 // Approvals returns the gateway's approval queue.
 func (g *Gateway) Approvals() *approval.Queue { return g.approvals }
 
 // Stats returns the per-tool statistics.
 func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
 
-func (g *Gateway) newHandler() http.Handler {
+// Served returns how many requests the HTTP server's lanes served (see
+// httpapi.Server.Served).
+func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served() }
+
+func (g *Gateway) newServer() *httpapi.Server {
 	o := &httpapi.Options{
 		MCP: g.front.Handler(),
 		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
 			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
-		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, NotReady: g.notReady, Shown: g.opts.Shown,
+		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,
+	}
+	if g.cluster != nil {
+		o.Remote = g.cluster // a cancel of a request another instance runs
 	}
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents
 	}
-	return httpapi.New(o)
+	return httpapi.NewServer(o, g.ctx)
 }

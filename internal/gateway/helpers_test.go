@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,13 +39,38 @@ func newTestGateway(t testing.TB, cfg *config.Config) *Gateway {
 	return g
 }
 
-// serveTest serves g's handler on a loopback httptest server.
+// serveTest serves g on a loopback address as reach serve does (Serve:
+// fasthttp in front, net/http behind); the httptest server gives its URL
+// and its Close, which shuts Serve down and waits for it.
 func serveTest(t testing.TB, g *Gateway) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(g.Handler())
+	srv := httptest.NewUnstartedServer(g.Handler())
+	ln := srv.Listener
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, ln) }()
+	var once sync.Once
+	srv.Listener = closeFunc{ln, func() error {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+		return nil
+	}}
+	srv.URL = "http://" + ln.Addr().String()
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// closeFunc is a listener whose Close is close.
+type closeFunc struct {
+	net.Listener
+	close func() error
+}
+
+func (l closeFunc) Close() error { return l.close() }
 
 // do sends a request and decodes a JSON answer into a map.
 func do(t testing.TB, method, url, body string, header map[string]string) (int, map[string]any) {
@@ -98,6 +125,8 @@ type upstreamProbe struct {
 	mu        sync.Mutex
 	metas     []mcp.Meta // _meta of every call
 	gateway   string     // the gateway's base URL, for callback
+	hops      []string   // the gateways hop calls, in turn
+	hopped    int
 }
 
 func (p *upstreamProbe) lastMeta() mcp.Meta {
@@ -220,6 +249,35 @@ func newUpstreamProbe() *upstreamProbe {
 			p.record(req.Params.Meta)
 			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
 			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
+			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
+				hreq.Header.Set("traceparent", tp)
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+		})
+	// hop calls the same tool with the same arguments back through the
+	// next gateway of hops (in turn), under its own frame (traceparent):
+	// a cycle through the gateways, which one of them refuses.
+	mcp.AddTool(s, &mcp.Tool{Name: "hop", Description: "Hop to the next gateway.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			N string `json:"n"`
+		}) (*mcp.CallToolResult, any, error) {
+			p.record(req.Params.Meta)
+			p.mu.Lock()
+			if len(p.hops) == 0 || p.hopped >= 4 {
+				p.mu.Unlock()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no more hops"}}}, nil, nil
+			}
+			next := p.hops[p.hopped%len(p.hops)]
+			p.hopped++
+			p.mu.Unlock()
+			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "hop", "tool": "up__hop", "arguments": in}}})
+			hreq, _ := http.NewRequestWithContext(ctx, "POST", next+"/v1/calls", bytes.NewReader(body))
 			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
 				hreq.Header.Set("traceparent", tp)
 			}

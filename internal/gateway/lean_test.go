@@ -27,80 +27,95 @@ import (
 // protocol by the SDK's stateless handler; all must behave the same.
 func TestMCPOverHTTP(t *testing.T) {
 	for _, protocol := range []string{mcpwire.StatelessProtocol, mcpwire.SessionProtocol} {
-		t.Run("protocol="+protocol, func(t *testing.T) {
-			g, p, srv := upstreamGateway(t, probeConfig)
-			var progress atomic.Int32
-			c := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, &mcp.ClientOptions{
-				ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
-			})
-			ctx := context.Background()
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
-			if got := cs.InitializeResult().ProtocolVersion; got != protocol {
-				t.Fatalf("negotiated protocol %s, want %s", got, protocol)
-			}
-			if (cs.ID() == "") != (protocol == mcpwire.StatelessProtocol) {
-				t.Fatalf("session id %q on protocol %s", cs.ID(), protocol)
-			}
+		// As served (fasthttp in front, net/http behind), and by the
+		// handler alone on net/http's server (what serves a connection
+		// once it was handed over).
+		for _, server := range []string{"served", "net/http"} {
+			t.Run("protocol="+protocol+"/"+server, func(t *testing.T) { testMCPOverHTTP(t, protocol, server) })
+		}
+	}
+}
 
-			r1, text := callText(t, cs, "up__echo", map[string]any{"text": "one"}, nil)
-			if r1.IsError || text != "echo: one" {
-				t.Errorf("up__echo = %q", text)
-			}
-			r2, _ := callText(t, cs, "up__add", map[string]any{"a": 1, "b": 2}, nil)
-			if sc, _ := r2.StructuredContent.(map[string]any); sc["sum"] != 3.0 {
-				t.Errorf("up__add structured = %v", r2.StructuredContent)
-			}
-			if r1.Meta[link.MetaRequest] != r2.Meta[link.MetaRequest] {
-				t.Errorf("one client's calls ran in requests %v and %v", r1.Meta[link.MetaRequest], r2.Meta[link.MetaRequest])
-			}
-			r3, text := callText(t, cs, "up__delete_all", map[string]any{}, nil)
-			if !r3.IsError || !strings.Contains(text, "approval") {
-				t.Errorf("up__delete_all = %q, want a refusal", text)
-			}
-			_, text = callText(t, cs, "nope", map[string]any{}, nil)
-			if !strings.Contains(text, "There is no tool named") {
-				t.Errorf("unknown tool = %q", text)
-			}
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"},
-				Meta: mcp.Meta{link.MetaParent: "bad"}}); err == nil || !strings.Contains(err.Error(), "frame id") {
-				t.Errorf("malformed reach/parent: err = %v", err)
-			}
+func testMCPOverHTTP(t *testing.T, protocol, server string) {
+	g, p, srv := upstreamGateway(t, probeConfig)
+	if server == "net/http" {
+		srv = httptest.NewServer(g.Handler())
+		t.Cleanup(srv.Close)
+	}
+	var progress atomic.Int32
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+	})
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ProtocolVersion; got != protocol {
+		t.Fatalf("negotiated protocol %s, want %s", got, protocol)
+	}
+	if (cs.ID() == "") != (protocol == mcpwire.StatelessProtocol) {
+		t.Fatalf("session id %q on protocol %s", cs.ID(), protocol)
+	}
 
-			params := &mcp.CallToolParams{Name: "up__ticks", Arguments: map[string]any{"n": 3}}
-			params.SetProgressToken("t1")
-			if _, err := cs.CallTool(ctx, params); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(5 * time.Second)
-			for progress.Load() < 3 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if n := progress.Load(); n != 3 {
-				t.Errorf("%d progress notifications, want 3", n)
-			}
+	r1, text := callText(t, cs, "up__echo", map[string]any{"text": "one"}, nil)
+	if r1.IsError || text != "echo: one" {
+		t.Errorf("up__echo = %q", text)
+	}
+	r2, _ := callText(t, cs, "up__add", map[string]any{"a": 1, "b": 2}, nil)
+	if sc, _ := r2.StructuredContent.(map[string]any); sc["sum"] != 3.0 {
+		t.Errorf("up__add structured = %v", r2.StructuredContent)
+	}
+	if r1.Meta[link.MetaRequest] != r2.Meta[link.MetaRequest] {
+		t.Errorf("one client's calls ran in requests %v and %v", r1.Meta[link.MetaRequest], r2.Meta[link.MetaRequest])
+	}
+	r3, text := callText(t, cs, "up__delete_all", map[string]any{}, nil)
+	if !r3.IsError || !strings.Contains(text, "approval") {
+		t.Errorf("up__delete_all = %q, want a refusal", text)
+	}
+	_, text = callText(t, cs, "nope", map[string]any{}, nil)
+	if !strings.Contains(text, "There is no tool named") {
+		t.Errorf("unknown tool = %q", text)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"},
+		Meta: mcp.Meta{link.MetaParent: "bad"}}); err == nil || !strings.Contains(err.Error(), "frame id") {
+		t.Errorf("malformed reach/parent: err = %v", err)
+	}
 
-			cctx, cancel := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				cs.CallTool(cctx, &mcp.CallToolParams{Name: "up__slow", Arguments: map[string]any{"text": "s"}})
-			})
-			waitFor(t, p.started, "the slow call to start")
-			cancel()
-			waitFor(t, p.cancelled, "the upstream call to be cancelled")
-			wg.Wait()
+	params := &mcp.CallToolParams{Name: "up__ticks", Arguments: map[string]any{"n": 3}}
+	params.SetProgressToken("t1")
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for progress.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := progress.Load(); n != 3 {
+		t.Errorf("%d progress notifications, want 3", n)
+	}
 
-			// The session is still usable after a cancelled call.
-			if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after"}, nil); text != "echo: after" {
-				t.Errorf("after cancel: %q", text)
-			}
-			if g.front.FastCalls() == 0 {
-				t.Errorf("no call took the lean path")
-			}
-		})
+	cctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		cs.CallTool(cctx, &mcp.CallToolParams{Name: "up__slow", Arguments: map[string]any{"text": "s"}})
+	})
+	waitFor(t, p.started, "the slow call to start")
+	cancel()
+	waitFor(t, p.cancelled, "the upstream call to be cancelled")
+	wg.Wait()
+
+	// The session is still usable after a cancelled call.
+	if _, text := callText(t, cs, "up__echo", map[string]any{"text": "after"}, nil); text != "echo: after" {
+		t.Errorf("after cancel: %q", text)
+	}
+	if g.front.FastCalls() == 0 {
+		t.Errorf("no call took the lean path")
+	}
+	fast, _, _ := g.Served()
+	if want := server == "served" && protocol == mcpwire.SessionProtocol; (fast > 0) != want {
+		t.Errorf("%d calls on the server's fast lane; want some: %v", fast, want)
 	}
 }
 

@@ -10,11 +10,14 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/cluster"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/agentreach/reach/internal/telemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 )
@@ -156,6 +159,7 @@ func (g *Gateway) operators(ctx context.Context, ro *reach.Options) error {
 	}
 	if g.store != nil {
 		ao.Store = g.store // pending approvals survive a restart
+		ao.Shared = g.cluster != nil
 	}
 	g.approvals = approval.New(ao)
 	if err := g.approvals.Load(ctx); err != nil {
@@ -207,27 +211,58 @@ func (g *Gateway) shutdownTracer() error {
 // write is checkpointed, idempotency records and dead letters are durable.
 // It returns the audit log, or nil without a data folder.
 func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Log, error) {
-	if g.opts.Ephemeral || !g.cfg.HasDataDir() {
+	if g.opts.Ephemeral || !g.cfg.HasDataDir() && !g.cfg.Postgres() {
 		return nil, nil
 	}
-	dir, err := g.cfg.EnsureDataDir()
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(ctx, dir, &store.SQLiteOptions{Logger: g.log.With("component", "store")})
-	if err != nil {
-		return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+	var st store.Store
+	where := ""
+	if g.cfg.Postgres() {
+		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.log.With("component", "store")})
+		if err != nil {
+			return nil, g.cfg.Errorf([]any{"store"}, "store: %v", err)
+		}
+		// One name among the instances on the store, held while it runs.
+		c, err := cluster.New(ctx, &cluster.Options{Store: pg, Instance: g.cfg.InstanceName(), TTL: time.Duration(g.cfg.InstanceTTL),
+			Logger: g.log.With("component", "cluster")})
+		if err != nil {
+			pg.Close()
+			return nil, g.cfg.Errorf([]any{"instance"}, "%v", err)
+		}
+		st, where, g.cluster = pg, "PostgreSQL at "+pg.Where(), c
+	} else {
+		dir, err := g.cfg.EnsureDataDir()
+		if err != nil {
+			return nil, err
+		}
+		sq, err := sqlite.Open(ctx, dir, &sqlite.Options{Logger: g.log.With("component", "store")})
+		if err != nil {
+			return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+		}
+		st, where = sq, dir
 	}
 	log, err := audit.New(ctx, st, nil)
 	if err != nil {
+		g.closeCluster()
 		st.Close()
-		return nil, fmt.Errorf("opening the audit log in %s: %w", dir, err)
+		return nil, fmt.Errorf("opening the audit log in %s: %w", where, err)
 	}
 	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
 	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
+	io := &store.IdempotencyOptions{Instance: g.cfg.InstanceName(), Logger: g.log.With("component", "idempotency")}
+	if c := g.cluster; c != nil {
+		// Requests are joined and left, stopped for every instance; each
+		// call is admitted against its request's shared ledger and stop;
+		// reads are checkpointed too, with their stacks, so that a call
+		// another instance places under one sees its ancestors.
+		rec := c.Recorder(cp)
+		ro.Checkpoints, ro.Requests, ro.DeadLetters = rec, rec, rec
+		ro.CheckpointReads = true
+		ro.Middleware = append([]reach.Middleware{c.Admission()}, ro.Middleware...)
+		io.Instance, io.Alive = c.Instance(), c.Alive
+	}
 	// Claims carry a lease and an owner of this process's life, so that
 	// recover settles the claims a crashed run left (see durable.Recover).
-	g.idem = store.NewIdempotency(st, &store.IdempotencyOptions{Logger: g.log.With("component", "idempotency")})
+	g.idem = store.NewIdempotency(st, io)
 	ro.Idempotency = g.idem
 	// The requests of earlier runs come back from the store: listed,
 	// looked up, their graphs rebuilt from their audit events.
@@ -243,12 +278,39 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.store == nil {
 		return nil
 	}
-	rep, err := durable.Recover(ctx, g.store, g.rt, &durable.RecoverOptions{Idempotency: g.idem, History: g.history})
+	ropts := &durable.RecoverOptions{Idempotency: g.idem, History: g.history}
+	if g.cluster != nil {
+		ropts.Shared = g.cluster
+	}
+	rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
 	}
+	if g.cluster != nil {
+		// Then, while it serves: the stops of the other instances, the
+		// approvals they write, and the work of those that die.
+		err := g.cluster.Start(g.rt, g.approvals.Refresh, func(ctx context.Context) error {
+			rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
+			if err == nil {
+				g.logRecovery(rep)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if err := g.history.Restore(ctx, g.rt, pastRequests); err != nil {
 		return fmt.Errorf("reading the requests of earlier runs: %w", err)
+	}
+	g.logRecovery(rep)
+	return nil
+}
+
+// logRecovery logs what a recovery found and did.
+func (g *Gateway) logRecovery(rep *durable.Report) {
+	for _, d := range rep.Dead {
+		g.log.Warn("an instance on the store died: its work was recovered", "life", d)
 	}
 	for _, c := range rep.Claims {
 		g.log.Warn("an idempotency key was claimed when the gateway stopped: settled", "key", c.Claim.Key, "outcome", c.Outcome)
@@ -259,7 +321,13 @@ func (g *Gateway) recover(ctx context.Context) error {
 	for _, id := range rep.Interrupted {
 		g.log.Warn("request interrupted by a restart", "request", id, "compensations", len(rep.Compensated[id]))
 	}
-	return nil
+}
+
+// closeCluster says this instance departs, if it shares a store.
+func (g *Gateway) closeCluster() {
+	if g.cluster != nil {
+		g.cluster.Close()
+	}
 }
 
 // pastRequests is how many requests of earlier runs the request list
@@ -268,6 +336,7 @@ const pastRequests = 1000
 
 func (g *Gateway) closeStore() error {
 	var errs []error
+	g.closeCluster()
 	if g.audit != nil {
 		errs = append(errs, g.audit.Close())
 	}

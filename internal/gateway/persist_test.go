@@ -19,6 +19,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,7 +45,7 @@ func TestPersistence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(ctx, dir, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +451,7 @@ func TestDeadLettersWithoutAStore(t *testing.T) {
 func TestInterruptedRequestThroughGateway(t *testing.T) {
 	dir := t.TempDir()
 	// The gateway that crashed left "trip" running.
-	st, err := store.Open(context.Background(), dir, nil)
+	st, err := sqlite.Open(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +503,7 @@ func TestInterruptedRequestThroughGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err = store.Open(context.Background(), dir, &store.SQLiteOptions{NoCreate: true})
+	st, err = sqlite.Open(context.Background(), dir, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/pin"
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,7 +59,7 @@ func changedToolIsHeld(t *testing.T, cfg string) {
 	}
 	// As `reach tools approve` does: the pins in the data folder's store,
 	// opened beside the gateway's.
-	st, err := store.Open(t.Context(), g.Config().DataDir(), &store.SQLiteOptions{NoCreate: true})
+	st, err := sqlite.Open(t.Context(), g.Config().DataDir(), &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // the throwaway PostgreSQL of the instances tests, stopped after
 }
 
 // upstreamGateway serves a probe over HTTP and a gateway in front of it.
@@ -62,7 +63,7 @@ func TestUpstreamToolsAndAccess(t *testing.T) {
 	g, _, _ := upstreamGateway(t, probeConfig+"tools:\n  up__fail: {access: read, description: 'Fails, always.'}\n")
 	want := map[string]reach.Access{
 		"up__echo": reach.Read, "up__slow": reach.Read, "up__add": reach.Read, "up__ticks": reach.Read, "up__callback": reach.Read,
-		"up__chatty": reach.Read, "up__sample_detached": reach.Read,
+		"up__chatty": reach.Read, "up__sample_detached": reach.Read, "up__hop": reach.Read,
 		"up__delete_all": reach.HighRisk, // destructiveHint
 		"up__fail":       reach.Read,     // destructiveHint false is a write, overridden to read
 	}

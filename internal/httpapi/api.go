@@ -58,13 +58,19 @@ type Options struct {
 	Stats     *telemetry.Stats
 	Metrics   http.Handler // /metrics
 	Approvals *approval.Queue
-	Store     *store.SQLite // nil without a data folder: no audit log, dead letters are the runtime's
-	Audit     *audit.Log    // nil without a data folder
+	Store     store.Store // nil without a data folder: no audit log, dead letters are the runtime's
+	Audit     *audit.Log  // nil without a data folder
+	// Remote stops the requests that other instances run, on a store
+	// they share with this one (internal/cluster); nil for one instance.
+	Remote RemoteRequests
 	// Redactor masks the notes of dismissals, which are kept, shown and
 	// audited (P6); if nil, the one redactor's rules alone.
 	Redactor *redact.Redactor
 	MaxBody  int64        // bounds a request body
 	Logger   *slog.Logger // if nil, logs are discarded
+	// Fast answers the tools/call POSTs to /mcp it takes on the server's
+	// fast lane (see Server); nil: MCP serves them all.
+	Fast FastMCP
 	// NotReady says why the gateway should get no traffic now (it shuts
 	// down, a required upstream is down), for /readyz; nil: always ready.
 	NotReady func() []string
@@ -81,6 +87,15 @@ type Tools interface {
 // Agents describes the A2A agents for GET /v1/agents.
 type Agents interface {
 	Agents(ctx context.Context) []a2a.Status
+}
+
+// RemoteRequests stops requests that other instances run: Stop stores
+// request id stopped (waking every instance) if may says the caller may
+// stop a request of that principal and tenant, and returns the stored
+// cause; found is false for an id the store does not know.
+type RemoteRequests interface {
+	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
+	NotYours(err error) bool
 }
 
 // Upstreams describes the upstreams for /healthz.
@@ -102,7 +117,8 @@ type API struct {
 	stats     *telemetry.Stats
 	metrics   http.Handler
 	approvals *approval.Queue
-	store     *store.SQLite
+	store     store.Store
+	remote    RemoteRequests
 	audit     *audit.Log
 	redactor  *redact.Redactor
 	auditV    auditView // the audit log's reader (its st nil without a data folder)
@@ -110,14 +126,17 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
+	handler   http.Handler // the routes behind the middleware
 }
 
 // New returns the HTTP handler of the whole gateway: opts' routes behind
 // authentication (when configured), a body limit, a loopback-host check
 // (when not), cross-origin protection and a recovery from panics.
-func New(opts *Options) http.Handler {
+func New(opts *Options) http.Handler { return newAPI(opts).handler }
+
+func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
-		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, audit: opts.Audit, redactor: opts.Redactor,
+		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
 		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -153,7 +172,14 @@ func New(opts *Options) http.Handler {
 		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
 		h = uiSignsIn(a.ui, h)
 	}
-	h = limitBody(opts.MaxBody, h)
+	a.handler = a.wrapOuter(limitBody(opts.MaxBody, h))
+	return a
+}
+
+// wrapOuter puts the middleware that comes before the body limit around h:
+// the loopback check (when nobody authenticates), cross-origin protection,
+// the UI's headers and the recovery from panics.
+func (a *API) wrapOuter(h http.Handler) http.Handler {
 	if a.authn == nil {
 		h = localOnly(h)
 	}
@@ -208,9 +234,7 @@ func identity(r *http.Request) *auth.Identity {
 func limitBody(n int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > n {
-			httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-				fmt.Sprintf("The request body is %d bytes; the limit is %d.", r.ContentLength, n),
-				"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+			bodyTooLarge(w, r.ContentLength, n)
 			return
 		}
 		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
@@ -222,9 +246,7 @@ func limitBody(n int64, next http.Handler) http.Handler {
 				httpjson.WriteError(w, http.StatusBadRequest, "bad_body", "Reading the request body failed: "+err.Error()+".", "Send the body again.")
 				return
 			case int64(len(data)) > n:
-				httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large",
-					fmt.Sprintf("The request body is larger than %d bytes.", n),
-					"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+				bodyTooLarge(w, -1, n)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(data))
@@ -237,17 +259,33 @@ func limitBody(n int64, next http.Handler) http.Handler {
 	})
 }
 
+// bodyTooLarge answers 413 for a body of length n (-1: not declared, and
+// found to be) over the limit.
+func bodyTooLarge(w http.ResponseWriter, n, limit int64) {
+	msg := fmt.Sprintf("The request body is larger than %d bytes.", limit)
+	if n > limit {
+		msg = fmt.Sprintf("The request body is %d bytes; the limit is %d.", n, limit)
+	}
+	httpjson.WriteError(w, http.StatusRequestEntityTooLarge, "body_too_large", msg,
+		"Send fewer or smaller calls per request, or raise max_body_bytes in the configuration.")
+}
+
+// localHost reports whether a request's Host names this machine: a
+// loopback address or localhost.
+func localHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
 // localOnly refuses requests whose Host is not a loopback name, so that a
 // web page cannot reach the gateway through DNS rebinding.
 func localOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.Trim(host, "[]")
-		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		if !localHost(r.Host) {
 			httpjson.WriteError(w, http.StatusForbidden, "not_local",
 				fmt.Sprintf("Host %q is not a loopback name; reach serves this machine only.", r.Host),
 				"Connect to 127.0.0.1, [::1] or localhost.")
@@ -265,8 +303,7 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 					panic(v)
 				}
 				log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v))
-				httpjson.WriteError(w, http.StatusInternalServerError, "internal", "The gateway failed while serving this request.",
-					"Retry; if it persists, report it with the gateway's log.")
+				internalError(w)
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -551,6 +588,35 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// cancelRemote stops a request that this instance does not run, and
+// another one may: the stop is stored and every instance woken.
+func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
+	id := r.PathValue("id")
+	may := func(principal, tenant string) bool {
+		if a.isOperator(r) {
+			return true
+		}
+		who, ok := auth.IdentityFrom(r.Context())
+		return ok && who.Principal == principal && who.Tenant == tenant
+	}
+	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, may)
+	switch {
+	case !found && err == nil:
+		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
+			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+	case err != nil && a.remote.NotYours(err):
+		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+	case err != nil:
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be stopped: %v.", id, err),
+			"Try again in a moment.")
+	default:
+		a.log.Info("request stopped through the API, for another instance", "request", id, "mode", mode.String())
+		state := reach.RequestState("stopped_" + cause.Mode.String())
+		httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
+	}
+}
+
 // endRequest is POST /v1/requests/{id}/end: the agent's work on the request
 // is done; its sagas are settled (nothing to undo after a restart).
 func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
@@ -564,9 +630,12 @@ func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
-	req, ok := a.lookup(w, r)
-	if !ok {
-		return
+	var req *reach.Request
+	if _, here := a.rt.Lookup(r.PathValue("id")); here || a.remote == nil {
+		var ok bool
+		if req, ok = a.lookup(w, r); !ok {
+			return
+		}
 	}
 	data, ok := httpjson.ReadBody(w, r)
 	if !ok {
@@ -603,6 +672,10 @@ func (a *API) cancelRequest(w http.ResponseWriter, r *http.Request) {
 	by := "api"
 	if a.authn != nil {
 		by = principalOf(r)
+	}
+	if req == nil {
+		a.cancelRemote(w, r, mode, by, in.Reason)
+		return
 	}
 	req.Stop(mode, by, in.Reason)
 	a.log.Info("request stopped through the API", "request", req.ID(), "mode", in.Mode)

@@ -17,11 +17,11 @@ import (
 
 // auditView adapts the audit log to the UI's audit page.
 type auditView struct {
-	st *store.SQLite
+	st store.Store
 	vc *verifyCache
 }
 
-func newAuditView(st *store.SQLite) auditView {
+func newAuditView(st store.Store) auditView {
 	return auditView{st: st, vc: &verifyCache{verify: func(ctx context.Context) (*audit.Report, error) { return audit.Verify(ctx, st) }}}
 }
 

@@ -175,10 +175,17 @@ func FromMeta(meta map[string]any) (Meta, error) {
 	return m, nil
 }
 
+// Headers are the headers of a request as FromHeaders reads them
+// (http.Header has them; the HTTP server's fast lane gives its own).
+type Headers interface {
+	Get(key string) string
+	Values(key string) []string
+}
+
 // FromHeaders reads Reach-Parent, Reach-Scene, Reach-Request, Reach-Budget,
 // traceparent and baggage (reach.request, reach.budget). A header it
 // refuses is an *Error that says which.
-func FromHeaders(h http.Header) (Target, error) {
+func FromHeaders(h Headers) (Target, error) {
 	var t Target
 	if p := strings.TrimSpace(h.Get(HeaderParent)); p != "" {
 		id, err := ParseFrameID(p)

@@ -31,6 +31,8 @@ type Owned struct {
 	budgets map[string]reach.Budget
 	now     func() time.Time
 
+	remote Remote // frames other instances run; nil for one instance
+
 	mu     sync.Mutex
 	owned  map[string]*owned
 	traces map[traceKey]string // the request of each caller's trace (forTrace)
@@ -41,6 +43,22 @@ type Owned struct {
 type traceKey struct {
 	owner string
 	trace [16]byte
+}
+
+// Remote finds the frames that other gateway instances run, on a store
+// they share with this one (internal/cluster): the request a frame belongs
+// to and its stack, innermost first; no stack for a frame unknown there.
+type Remote interface {
+	Frame(ctx context.Context, id reach.FrameID) (request string, stack []reach.Ancestor, err error)
+}
+
+// WithRemote makes a call that names a frame of another instance (not
+// kept here) run under that frame's stack, adopted (see
+// reach.Runtime.AdoptAncestry), in the request it belongs to, joined
+// here. Call it before the first call.
+func (q *Owned) WithRemote(r Remote) *Owned {
+	q.remote = r
+	return q
 }
 
 type owned struct {
@@ -505,6 +523,12 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 					Suggestion: "Send the request id of the parent frame, or drop one of the two."}
 			}
 		}
+		if f == nil && q.remote != nil {
+			cctx, r, done, err := q.adopt(ctx, t, id, who)
+			if err != nil || r != nil {
+				return cctx, r, done, err
+			}
+		}
 		if f == nil && t.Parent != 0 {
 			where := "any request kept here"
 			if t.Request != "" {
@@ -552,7 +576,7 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	if re, ok := errors.AsType[*reach.Error](err); ok {
 		// A refusal of the id (an interrupted request's, kept by the store
 		// only): as structured as a call's.
-		return nil, nil, nil, &Error{Status: http.StatusConflict, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
+		return nil, nil, nil, refusedID(re)
 	}
 	if err != nil {
 		return nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
@@ -567,6 +591,57 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 		cctx = reach.WithRemoteParent(cctx, t.TraceID, span)
 	}
 	return cctx, r, func() { stop(); release() }, nil
+}
+
+// adopt places a call under frame id of another instance: in the request
+// the frame belongs to (t's must be it), joined here, under its stack. It
+// returns no request for a frame no instance knows.
+func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth.Identity) (context.Context, *reach.Request, func(), error) {
+	reqID, stack, err := q.remote.Frame(ctx, id)
+	if err != nil {
+		return nil, nil, nil, &Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
+			Message:    fmt.Sprintf("Frame %s could not be looked up in the shared store: %v.", id, err),
+			Suggestion: "Nothing ran. Try again in a moment."}
+	}
+	if len(stack) == 0 {
+		return nil, nil, nil, nil
+	}
+	if t.Request != "" && t.Request != reqID {
+		return nil, nil, nil, &Error{Status: 409, Code: "parent_mismatch",
+			Message:    fmt.Sprintf("Frame %s does not belong to request %s.", id, t.Request),
+			Suggestion: "Send the request id of the parent frame, or drop one of the two."}
+	}
+	t.Request = reqID
+	r, release, err := q.named(t, who)
+	if err != nil {
+		if re, ok := errors.AsType[*reach.Error](err); ok {
+			return nil, nil, nil, refusedID(re)
+		}
+		var le *Error
+		if errors.As(err, &le) {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
+			Suggestion: "Fix the request id or budget, or leave them out."}
+	}
+	f, err := q.rt.AdoptAncestry(r, stack)
+	if err != nil {
+		release()
+		return nil, nil, nil, &Error{Status: http.StatusBadGateway, Code: "bad_stack",
+			Message: fmt.Sprintf("The stack of frame %s could not be read: %v.", id, err), Suggestion: "Omit the parent frame."}
+	}
+	cctx, stop := MergeCancel(r.Context(), ctx)
+	return reach.WithParent(cctx, f), r, func() { stop(); release() }, nil
+}
+
+// refusedID is a refusal of a request id as a client's error: 409 (the id
+// starts no new work), or 503 when the shared store did not answer.
+func refusedID(re *reach.Error) *Error {
+	status := http.StatusConflict
+	if re.Type == reach.TypeTransient {
+		status = http.StatusServiceUnavailable
+	}
+	return &Error{Status: status, Code: re.Code, Message: re.Message, Suggestion: re.Suggestion}
 }
 
 // under places a call under frame f, in its request (a delegation's: the

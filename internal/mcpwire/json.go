@@ -143,6 +143,23 @@ func scanObject(js []byte, f func(key, value []byte)) bool {
 	return false
 }
 
+// commonMethod returns the method a JSON string token names without a
+// copy, for the methods every call sends or receives; known is false for
+// any other token (jsonToken decodes it).
+func commonMethod(tok []byte) (method string, known bool) {
+	switch string(tok) {
+	case `"tools/call"`:
+		return "tools/call", true
+	case `"notifications/progress"`:
+		return "notifications/progress", true
+	case `"notifications/cancelled"`:
+		return "notifications/cancelled", true
+	case `"notifications/message"`:
+		return "notifications/message", true
+	}
+	return "", false
+}
+
 // jsonToken decodes a JSON string token; ok is false for anything else.
 func jsonToken(tok []byte) (string, bool) {
 	if len(tok) < 2 || tok[0] != '"' {
@@ -248,12 +265,20 @@ func parseMessage(js []byte, msg *Message, answer bool) bool {
 	if !scanObject(js, func(key, value []byte) {
 		switch string(key) {
 		case `"jsonrpc"`:
-			msg.JSONRPC, _ = jsonToken(value)
+			if string(value) == `"2.0"` {
+				msg.JSONRPC = "2.0" // every message's: no copy
+			} else {
+				msg.JSONRPC, _ = jsonToken(value)
+			}
 		case `"id"`:
 			msg.ID = value
 		case `"method"`:
 			if !answer || string(value) != "null" {
-				msg.Method, ok = jsonToken(value)
+				if m, known := commonMethod(value); known {
+					msg.Method = m
+				} else {
+					msg.Method, ok = jsonToken(value)
+				}
 			}
 		case `"params"`:
 			msg.Params = value

@@ -29,7 +29,14 @@ func ReadJSONAnswer(body io.Reader) (*Message, error) {
 }
 
 // sseReaders holds the readers of SSE answers.
-var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+var sseReaders = sync.Pool{New: func() any { return &sseReader{br: bufio.NewReaderSize(nil, 4<<10)} }}
+
+// sseReader is a pooled reader of an SSE answer and the limit it reads
+// through (kept together, so that a call allocates neither).
+type sseReader struct {
+	br      *bufio.Reader
+	limited io.LimitedReader
+}
 
 // ReadSSE reads an SSE answer (at most MaxAnswer bytes) and hands each
 // JSON-RPC message of its events to each, in the order they come, until
@@ -41,13 +48,15 @@ var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<
 // an event with an id, ends with ErrStreamClosed, and the caller may
 // resume it from cur.
 func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message, error) {
-	br := sseReaders.Get().(*bufio.Reader)
-	limited := &io.LimitedReader{R: body, N: MaxAnswer}
+	sr := sseReaders.Get().(*sseReader)
+	br, limited := sr.br, &sr.limited
+	*limited = io.LimitedReader{R: body, N: MaxAnswer}
 	br.Reset(limited)
 	data := GetBuffer()
 	defer func() {
 		br.Reset(nil)
-		sseReaders.Put(br)
+		*limited = io.LimitedReader{}
+		sseReaders.Put(sr)
 		PutBuffer(data)
 	}()
 	var long []byte // a line longer than br's buffer

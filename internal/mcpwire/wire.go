@@ -143,6 +143,17 @@ var (
 func WriteResponse(w http.ResponseWriter, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
 	buf := GetBuffer()
 	defer PutBuffer(buf)
+	AppendResponse(buf, id, result, rpcErr)
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON // shared: net/http copies it when it writes the head
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+}
+
+// AppendResponse appends a JSON-RPC response, a line of JSON, to buf: the
+// error if rpcErr is not nil, else the result.
+func AppendResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *jsonrpc.Error) {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
 	if rpcErr != nil {
@@ -167,11 +178,6 @@ func WriteResponse(w http.ResponseWriter, id json.RawMessage, result any, rpcErr
 		}
 	}
 	buf.WriteString("}\n")
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON // shared: net/http copies it when it writes the head
-	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
 }
 
 // WriteEmptyStream answers with an SSE stream that ends at once: the

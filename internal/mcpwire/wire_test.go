@@ -164,6 +164,8 @@ func TestParseEnvelope(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":[1]}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":[1],"name":"a"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":null,"_meta":{}}}`,
+		`{"jsonrpc":"2.\u0030","id":3,"method":"tools\/call","params":{"name":"a"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
 		`{}`,
 	} {
 		var want Message
@@ -199,6 +201,48 @@ func TestParseEnvelope(t *testing.T) {
 		if ParseEnvelope([]byte(body), &got) {
 			t.Errorf("ParseEnvelope(%s) = true", body)
 		}
+	}
+}
+
+// TestParseEnvelopeAllocs: reading the envelope of a tools/call or of a
+// progress notification copies nothing: its version and method are the
+// constants they spell.
+func TestParseEnvelopeAllocs(t *testing.T) {
+	for _, body := range [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"a"}}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`),
+	} {
+		var msg Message
+		if n := testing.AllocsPerRun(100, func() { msg = Message{}; ParseEnvelope(body, &msg) }); n != 0 {
+			t.Errorf("ParseEnvelope(%s): %v allocations, want 0", body, n)
+		}
+		if msg.JSONRPC != "2.0" || msg.Method == "" {
+			t.Errorf("ParseEnvelope(%s) = %+v", body, msg)
+		}
+	}
+}
+
+// TestReadSSEAllocs: reading an SSE answer allocates what reading its
+// message does, and the message returned; the reader and its limit are
+// pooled.
+func TestReadSSEAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	data := []byte(`{"jsonrpc":"2.0","id":"reach-1","result":{"content":[{"type":"text","text":"a"}]}}`)
+	stream := []byte("event: message\ndata: " + string(data) + "\n\n")
+	r := bytes.NewReader(stream)
+	var cur SSECursor
+	sse := testing.AllocsPerRun(100, func() {
+		r.Reset(stream)
+		if _, err := ReadSSE(r, &cur, func(*Message) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var msg Message
+	parse := testing.AllocsPerRun(100, func() { msg = Message{}; ParseAnswer(data, &msg) })
+	if sse != parse+1 {
+		t.Errorf("ReadSSE: %v allocations, want %v (ParseAnswer's and the message)", sse, parse+1)
 	}
 }
 

@@ -13,7 +13,8 @@
 //
 // Without PostgreSQL's binaries a test skips, saying why, unless REACH_CI
 // is set (as `make test` does): there a missing cluster fails the test, so
-// that CI never passes by skipping.
+// that CI never passes by skipping. REACH_PG_BIN names the folder of
+// initdb and pg_ctl when they are neither on PATH nor in Debian's place.
 package pgtest
 
 import (
@@ -27,6 +28,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -81,6 +83,35 @@ func Shared(t testing.TB) *Cluster {
 		t.Skipf("PostgreSQL could not be started (%v); install PostgreSQL 15 (apt-get install postgresql) to run this test", startErr)
 	}
 	return shared
+}
+
+// Own starts a cluster of t's own, stopped when t ends: for a test that
+// restarts its server, or runs in a binary that cannot call Main. It skips
+// t (or fails it under REACH_CI) when no cluster can be started.
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := Start()
+	if err != nil {
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf("PostgreSQL is needed and could not be started: %v", err)
+		}
+		t.Skipf("PostgreSQL could not be started (%v); install PostgreSQL 15 (apt-get install postgresql) to run this test", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// CreateDatabase creates database name in c and returns its URL.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", err
+	}
+	return c.URL(name), nil
 }
 
 // Database creates a fresh database in the shared cluster and returns its
@@ -190,9 +221,18 @@ func (c *Cluster) run(tool string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// binDir finds initdb and pg_ctl: on PATH, or in Debian's
-// /usr/lib/postgresql/VERSION/bin (the newest version).
+// binDir finds initdb and pg_ctl: in $REACH_PG_BIN if it is set, else on
+// PATH, or in Debian's /usr/lib/postgresql/VERSION/bin (the newest
+// version).
 func binDir() (string, error) {
+	if d := os.Getenv("REACH_PG_BIN"); d != "" {
+		for _, tool := range []string{"initdb", "pg_ctl"} {
+			if _, err := os.Stat(filepath.Join(d, tool)); err != nil {
+				return "", fmt.Errorf("REACH_PG_BIN=%s: %w", d, err)
+			}
+		}
+		return d, nil
+	}
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if _, err := exec.LookPath("pg_ctl"); err == nil {
 			return filepath.Dir(p), nil
@@ -220,4 +260,57 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// CPU returns the CPU time (user and system) the cluster's processes have
+// used: the postmaster, its live children (each connection's backend, the
+// WAL writer, the checkpointer) and the children that ended. For
+// benchmarks that count the server's share of a call; Linux only (/proc).
+func (c *Cluster) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pm, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// Fields after the command (which may hold spaces), from field 3.
+		i := strings.LastIndexByte(string(st), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if pid != pm && ppid != pm {
+			continue
+		}
+		n := 2 // utime, stime (fields 14, 15)
+		if pid == pm {
+			n = 4 // and cutime, cstime: the children that ended
+		}
+		for _, v := range f[11 : 11+n] {
+			t, _ := strconv.ParseInt(v, 10, 64)
+			ticks += t
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100, nil // USER_HZ is 100 on Linux
 }

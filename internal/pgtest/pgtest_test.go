@@ -3,6 +3,8 @@ package pgtest
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -37,5 +39,55 @@ func TestDatabase(t *testing.T) {
 	}
 	if other := Database(t); other == url {
 		t.Fatalf("two databases share the URL %s", url)
+	}
+}
+
+// CPU counts the server's work: a query that keeps a backend busy adds to
+// it.
+func TestCPU(t *testing.T) {
+	ctx := t.Context()
+	url := Database(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	before, err := Shared(t).CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	if err := conn.QueryRow(ctx, "SELECT sum(i) FROM generate_series(1, 5000000) i").Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Shared(t).CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("the cluster's CPU went from %v to %v over a query that kept it busy", before, after)
+	}
+}
+
+// Without PostgreSQL a test that needs it skips, saying why, and fails
+// under REACH_CI: CI never passes by skipping.
+func TestMissingFailsUnderCI(t *testing.T) {
+	if os.Getenv("PGTEST_CHILD") == "1" {
+		Database(t)
+		return
+	}
+	run := func(ci string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestMissingFailsUnderCI$", "-test.v")
+		cmd.Env = append(os.Environ(), "PGTEST_CHILD=1", "REACH_PG_BIN="+t.TempDir(), "REACH_CI="+ci)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("1")
+	if err == nil || !strings.Contains(out, "PostgreSQL is needed and could not be started") {
+		t.Errorf("under REACH_CI without PostgreSQL: %v\n%s", err, out)
+	}
+	out, err = run("")
+	if err != nil || !strings.Contains(out, "--- SKIP") || !strings.Contains(out, "install PostgreSQL") {
+		t.Errorf("without REACH_CI nor PostgreSQL: %v\n%s", err, out)
 	}
 }

@@ -81,6 +81,11 @@ type Checkpoint struct {
 	ResultDigest string
 	Error        *fault.Error
 	Started      time.Time
+	// Node is the call's frame (a *reach.Frame), for a Checkpointer whose
+	// store other runtimes share: its Ancestry is kept with the
+	// checkpoint, so that a call placed under this one elsewhere sees its
+	// ancestors.
+	Node any
 }
 
 // RequestState is where a request is in its life (reach.Request.State). Its

@@ -85,6 +85,14 @@ func runRole(role, target string) error {
 		fmt.Println(base + u.Path)
 		return pass(ln, u.Host)
 	}
+	if strings.HasPrefix(role, "stack-") {
+		u, err := url.Parse(target)
+		if err != nil {
+			return err
+		}
+		fmt.Println(base + u.Path)
+		return stackRole(ln, role, target)
+	}
 	return fmt.Errorf("unknown role %q", role)
 }
 
@@ -147,8 +155,9 @@ func pass(ln net.Listener, target string) error {
 
 // child is a process of the benchmark's.
 type child struct {
-	url string
-	pid int
+	url   string
+	pid   int
+	pprof string // a reach child's pprof base URL (REACH_BENCH_PPROF)
 }
 
 // startRole starts this test binary as role in front of target.
@@ -192,7 +201,11 @@ func waitOrKill(cmd *exec.Cmd) {
 
 // reachBinary builds cmd/reach once per test binary run, unless
 // REACH_BENCH_BINARY names a reach binary to measure instead (another
-// build, to compare two side by side).
+// build, to compare two side by side). With REACH_BENCH_PPROF=1 it is
+// built with -tags pprof (cmd/reach/pprof.go), and every reach child
+// serves pprof on a loopback port of its own: the benchmarks then report
+// its allocations per call, and its profiles can be taken meanwhile (the
+// port is in the child's log, reach.log, as REACH_PPROF=).
 var reachBinary = sync.OnceValues(func() (string, error) {
 	if bin := os.Getenv("REACH_BENCH_BINARY"); bin != "" {
 		return bin, nil
@@ -203,7 +216,11 @@ var reachBinary = sync.OnceValues(func() (string, error) {
 	}
 	bin := filepath.Join(dir, "reach")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/reach")
+	args := []string{"build", "-o", bin}
+	if os.Getenv("REACH_BENCH_PPROF") == "1" {
+		args = append(args, "-tags", "pprof")
+	}
+	cmd := exec.Command(goTool, append(args, "../../cmd/reach")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building reach: %v\n%s", err, out)
 	}
@@ -230,6 +247,12 @@ func startReach(b *testing.B, upstream string) child {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return startReachBinary(b, bin, upstream)
+}
+
+// startReachBinary is startReach with the reach binary bin.
+func startReachBinary(b *testing.B, bin, upstream string) child {
+	b.Helper()
 	dir := b.TempDir()
 	addr := freeAddr(b)
 	cfg := fmt.Sprintf("listen: %s\ndata: ./data\nupstreams:\n  - name: up\n    url: %s\nbudgets:\n  default: {}\n", addr, upstream)
@@ -243,6 +266,13 @@ func startReach(b *testing.B, upstream string) child {
 	cmd := exec.Command(bin, "serve", "--config", filepath.Join(dir, "reach.yaml"))
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
+	var pprof string
+	if os.Getenv("REACH_BENCH_PPROF") == "1" {
+		pa := freeAddr(b)
+		cmd.Env = append(os.Environ(), "REACH_PPROF="+pa)
+		pprof = "http://" + pa
+		fmt.Fprintf(logf, "REACH_PPROF=%s\n", pa)
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -253,15 +283,21 @@ func startReach(b *testing.B, upstream string) child {
 	})
 	base := "http://" + addr
 	waitHealthy(b, base+"/healthz", func() string { out, _ := os.ReadFile(logf.Name()); return string(out) })
-	return child{url: base + "/mcp", pid: cmd.Process.Pid}
+	return child{url: base + "/mcp", pid: cmd.Process.Pid, pprof: pprof}
 }
 
 // outsideGateway starts the gateway REACH_BENCH_OUTSIDE names, a shell
 // command in which {upstream} is the upstream's URL and {listen} a free
 // loopback host:port, e.g. for TBXark/mcp-proxy built from source:
 //
-//	REACH_BENCH_OUTSIDE='sed "s#{U}#{upstream}#; s#{L}#{listen}#" proxy.json.in > proxy.json && exec ./mcp-proxy --config proxy.json'
+//	REACH_BENCH_OUTSIDE='sed "s#{U}#{upstream}#g; s#{L}#{listen}#g" /path/to/proxy.json.in > proxy.json && exec /path/to/mcp-proxy --config proxy.json'
 //	REACH_BENCH_OUTSIDE_URL='http://{listen}/up/mcp'
+//
+// with proxy.json.in (docs/BENCHMARKS.md):
+//
+//	{"mcpProxy": {"baseURL": "http://{L}", "addr": "{L}", "name": "mcp-proxy", "version": "1", "type": "streamable-http",
+//	  "options": {"panicIfInvalid": true, "logEnabled": false}},
+//	 "mcpServers": {"up": {"url": "{U}", "transportType": "streamable-http", "options": {"logEnabled": false}}}}
 //
 // (exec, so that the process measured is the gateway, not the shell). The
 // client URL is REACH_BENCH_OUTSIDE_URL (default http://{listen}/mcp), the
@@ -379,7 +415,8 @@ type path struct {
 	url      string
 	tool     string
 	protocol string
-	pid      int // the process in the middle (the upstream's for direct)
+	pid      int    // the process in the middle (the upstream's for direct)
+	pprof    string // its pprof base URL, when it serves one
 }
 
 // setup starts every party and returns the paths, direct first.
@@ -392,13 +429,26 @@ func setup(b *testing.B) []*path {
 		{name: "direct", url: up.url, tool: "echo", protocol: sessionProtocol, pid: up.pid},
 		{name: "relay", url: rl.url, tool: "echo", protocol: sessionProtocol, pid: rl.pid},
 		{name: "pass", url: ps.url, tool: "echo", protocol: sessionProtocol, pid: ps.pid},
-		{name: "reach-write", url: rc.url, tool: "up__echo", protocol: sessionProtocol, pid: rc.pid},
-		{name: "reach-read", url: rc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: rc.pid},
-		{name: "reach-write-sessionless", url: rc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: rc.pid},
-		{name: "reach-read-sessionless", url: rc.url, tool: "up__echo_read", protocol: sessionlessProtocol, pid: rc.pid},
+		{name: "reach-write", url: rc.url, tool: "up__echo", protocol: sessionProtocol, pid: rc.pid, pprof: rc.pprof},
+		{name: "reach-read", url: rc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: rc.pid, pprof: rc.pprof},
+		{name: "reach-write-sessionless", url: rc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: rc.pid, pprof: rc.pprof},
+		{name: "reach-read-sessionless", url: rc.url, tool: "up__echo_read", protocol: sessionlessProtocol, pid: rc.pid, pprof: rc.pprof},
+	}
+	if bin := os.Getenv("REACH_BENCH_BEFORE"); bin != "" {
+		// Another reach build beside this one, to compare two in one run.
+		bc := startReachBinary(b, bin, up.url)
+		paths = append(paths,
+			&path{name: "before-write", url: bc.url, tool: "up__echo", protocol: sessionProtocol, pid: bc.pid, pprof: bc.pprof},
+			&path{name: "before-read", url: bc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: bc.pid, pprof: bc.pprof})
 	}
 	if oc, tool, ok := outsideGateway(b, up.url); ok {
 		paths = append(paths, &path{name: "outside", url: oc.url, tool: tool, protocol: sessionProtocol, pid: oc.pid})
+	}
+	if only := os.Getenv("REACH_BENCH_PATHS"); only != "" {
+		// Only the paths named (direct always stays: the ratios are to it),
+		// e.g. REACH_BENCH_PATHS=relay,reach-read to profile one of them.
+		names := strings.Split(only, ",")
+		paths = slices.DeleteFunc(paths, func(p *path) bool { return p.name != "direct" && !slices.Contains(names, p.name) })
 	}
 	return paths
 }
@@ -408,8 +458,11 @@ func setup(b *testing.B) []*path {
 // medians' ratios to the direct call's.
 //
 //	go test -run '^$' -bench ServedLatency -benchtime 2000x -count 3 ./internal/servebench/
-func BenchmarkServedLatency(b *testing.B) {
-	paths := setup(b)
+func BenchmarkServedLatency(b *testing.B) { latency(b, setup(b)) }
+
+// latency makes one call at a time on each path in turn and reports each
+// path's median and p99 latency and the medians' ratios to the first's.
+func latency(b *testing.B, paths []*path) {
 	sessions := make([]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
 		sessions[i] = connect(b, p.url, p.protocol)
@@ -444,19 +497,25 @@ func BenchmarkServedLatency(b *testing.B) {
 // in the middle had at the end of a round.
 //
 //	go test -run '^$' -bench ServedThroughput -benchtime 5x -count 3 ./internal/servebench/
-func BenchmarkServedThroughput(b *testing.B) {
+func BenchmarkServedThroughput(b *testing.B) { throughput(b, setup(b)) }
+
+// throughput runs 64 client sessions per path in interleaved rounds and
+// reports each path's median calls/s, its ratio to the first path's, the
+// CPU per call and the largest RSS of the process in the middle.
+func throughput(b *testing.B, paths []*path) {
 	const clients, perClient = 64, 32
-	paths := setup(b)
 	sessions := make([][]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
 		for range clients {
 			sessions[i] = append(sessions[i], connect(b, p.url, p.protocol))
 		}
 	}
+	allocs := make([][]float64, len(paths))
 	round := func(i int) (rate, cpuPerCall float64) {
 		p := paths[i]
 		total := int64(clients * perClient)
 		var next atomic.Int64
+		m0 := mallocs(p.pprof)
 		cpu0 := processCPU(p.pid)
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -470,6 +529,9 @@ func BenchmarkServedThroughput(b *testing.B) {
 		wg.Wait()
 		elapsed := time.Since(start)
 		cpu := processCPU(p.pid) - cpu0
+		if m0 >= 0 {
+			allocs[i] = append(allocs[i], float64(mallocs(p.pprof)-m0)/float64(total))
+		}
 		return float64(total) / elapsed.Seconds(), float64(cpu.Microseconds()) / float64(total)
 	}
 	for i := range paths { // warm up
@@ -478,12 +540,18 @@ func BenchmarkServedThroughput(b *testing.B) {
 	rates := make([][]float64, len(paths))
 	cpus := make([][]float64, len(paths))
 	rss := make([]int64, len(paths))
+	anon := make([]int64, len(paths))
+	for i := range allocs {
+		allocs[i] = allocs[i][:0] // the warm-up's do not count
+	}
 	for b.Loop() {
 		for i := range paths {
 			r, c := round(i)
 			rates[i] = append(rates[i], r)
 			cpus[i] = append(cpus[i], c)
-			rss[i] = max(rss[i], residentKB(paths[i].pid))
+			if kb, akb := residentKB(paths[i].pid); kb > rss[i] {
+				rss[i], anon[i] = kb, akb
+			}
 		}
 	}
 	direct := median(rates[0])
@@ -494,6 +562,10 @@ func BenchmarkServedThroughput(b *testing.B) {
 		}
 		b.ReportMetric(median(cpus[i]), p.name+"-cpu-µs/call")
 		b.ReportMetric(float64(rss[i])/1024, p.name+"-rss-MB")
+		b.ReportMetric(float64(anon[i])/1024, p.name+"-anon-MB")
+		if len(allocs[i]) > 0 {
+			b.ReportMetric(median(allocs[i]), p.name+"-allocs/call")
+		}
 	}
 }
 
@@ -513,19 +585,51 @@ func processCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
-// residentKB is process pid's resident set size in KiB (Linux).
-func residentKB(pid int) int64 {
+// residentKB is process pid's resident set size in KiB, and of it the
+// anonymous memory (the heaps; the rest is files, mostly the binary's own
+// pages) (Linux).
+func residentKB(pid int) (rss, anon int64) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kb := func(v string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		return n
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			rss = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kb(v)
+		}
+	}
+	return rss, anon
+}
+
+// mallocs is the number of heap objects the Go process serving pprof at
+// base has allocated so far (runtime.MemStats.Mallocs, from its heap
+// profile's text form), or -1 without base or on failure.
+func mallocs(base string) int64 {
+	if base == "" {
+		return -1
+	}
+	resp, err := http.Get(base + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# Mallocs = "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return -1
+			}
 			return n
 		}
 	}
-	return 0
+	return -1
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,11 @@ type IdempotencyOptions struct {
 	// SweepEvery is how many completions pass between sweeps of expired
 	// records; if zero, 1024.
 	SweepEvery int
+	// Alive, if not nil, says whether the life that owns a claim (made at
+	// claimed) may still be running its call: on a store that several
+	// instances share, a claim of a life that died is settled at once,
+	// without waiting for its lease to end (internal/cluster).
+	Alive func(owner string, claimed time.Time) bool
 	// Logger reports records that could not be written (Complete has no
 	// error result); if nil, logs are discarded.
 	Logger *slog.Logger
@@ -235,6 +241,9 @@ func (s *Idempotency) stale(r *IdemRecord, now time.Time) bool {
 		defer s.mu.Unlock()
 		return s.held[r.Key] == 0
 	}
+	if s.o.Alive != nil && !s.o.Alive(r.Owner, r.Claimed) {
+		return true
+	}
 	return !r.Expires.IsZero() && !now.Before(r.Expires)
 }
 
@@ -319,6 +328,31 @@ func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
 		// An owner without a life is a record of an older binary: this instance's.
 		earlier := r.Owner != s.owner && (i < 0 || r.Owner[:i] == s.o.Instance)
 		if !earlier && !s.stale(r, now) {
+			continue
+		}
+		outcome, err := s.settle(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Settled{Claim: r, Outcome: outcome})
+	}
+	return out, nil
+}
+
+// RecoverOwners settles the claims that owners (lives that died, of any
+// instance sharing the records) left, and every claim that is stale (its
+// lease ended, or Options.Alive says its owner died), each as Claim
+// settles a stale claim. It may run while this instance serves: a claim
+// it holds is never stale.
+func (s *Idempotency) RecoverOwners(ctx context.Context, owners []string) ([]Settled, error) {
+	claims, err := s.recs.ClaimedKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []Settled
+	for _, r := range claims {
+		if !slices.Contains(owners, r.Owner) && !s.stale(r, now) {
 			continue
 		}
 		outcome, err := s.settle(ctx, r)

@@ -1,9 +1,7 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,373 +9,39 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
-	"github.com/google/go-cmp/cmp"
 )
 
-// idemContract runs f in a synctest bubble against every implementation,
-// with the store opened inside the bubble.
-func idemContract(t *testing.T, f func(t *testing.T, s Store)) {
-	for _, impl := range impls {
-		t.Run(impl.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { f(t, impl.open(t)) })
-		})
-	}
-}
-
-// once runs work under key the way the runtime's idempotency stage does.
-func once(ctx context.Context, s *Idempotency, key string, work func() *reach.Result) (*reach.Result, bool, error) {
-	rec, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: key})
-	if err != nil || !claimed {
-		return rec, false, err
-	}
-	res := work()
-	s.Complete(key, res)
-	return res, true, nil
-}
-
-func TestIdempotencyRepeat(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
-		want := &reach.Result{CallID: "c1", Status: reach.StatusSuccess, Data: json.RawMessage(`{"paid":true}`),
-			Summary: "paid", Notes: []string{"n1"}}
-		runs := 0
-		for i := range 3 {
-			got, ran, err := once(t.Context(), s, "pay:r1/c1", func() *reach.Result { runs++; return want })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ran != (i == 0) {
-				t.Errorf("call %d ran = %v", i, ran)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("call %d result (-want +got):\n%s", i, diff)
-			}
-		}
-		if runs != 1 {
-			t.Errorf("the work ran %d times, want 1", runs)
-		}
-	})
-}
-
-func TestIdempotencyConcurrentOnce(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
+// Concurrent claims of one key run the work once, and leave no waiter
+// behind once everyone returned.
+func TestIdempotencyWaitersLeave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewIdempotency(NewMemory(), nil)
 		var runs atomic.Int32
 		var wg sync.WaitGroup
-		results := make([]*reach.Result, 16)
-		for i := range results {
+		for range 16 {
 			wg.Go(func() {
-				res, _, err := once(t.Context(), s, "k", func() *reach.Result {
-					runs.Add(1)
-					time.Sleep(time.Second) // others arrive while it runs
-					return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)}
-				})
+				rec, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k"})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				results[i] = res
+				if !claimed {
+					if rec == nil || string(rec.Data) != "1" {
+						t.Errorf("a waiter got %+v", rec)
+					}
+					return
+				}
+				runs.Add(1)
+				time.Sleep(time.Second) // others arrive while it runs
+				s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
 			})
 		}
 		wg.Wait()
 		if n := runs.Load(); n != 1 {
 			t.Errorf("16 concurrent claims ran the work %d times, want 1", n)
 		}
-		for i, r := range results {
-			if r == nil || string(r.Data) != "1" {
-				t.Errorf("caller %d got %+v", i, r)
-			}
-		}
 		if n := len(s.waits); n != 0 {
 			t.Errorf("%d keys still have waiters after everyone returned", n)
 		}
 	})
-}
-
-func TestIdempotencyRelease(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
-		ctx := t.Context()
-		runs := 0
-		fail := func() *reach.Result { runs++; return nil } // the call failed: release
-		ok := func() *reach.Result { runs++; return &reach.Result{Status: reach.StatusSuccess} }
-		for _, w := range []func() *reach.Result{fail, fail, ok, ok} {
-			if _, _, err := once(ctx, s, "k", w); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if runs != 3 {
-			t.Errorf("ran %d times, want 3 (two released failures, then one success recorded)", runs)
-		}
-	})
-}
-
-func TestIdempotencyExpiry(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, &IdempotencyOptions{TTL: time.Hour})
-		ctx := t.Context()
-		runs := 0
-		work := func() *reach.Result { runs++; return &reach.Result{Status: reach.StatusSuccess} }
-		once(ctx, s, "k", work)
-		time.Sleep(time.Hour - time.Nanosecond)
-		if _, ran, _ := once(ctx, s, "k", work); ran {
-			t.Fatal("the record expired before its TTL")
-		}
-		if n, err := s.Sweep(ctx); err != nil || n != 0 {
-			t.Fatalf("Sweep before the TTL = %d, %v; want 0", n, err)
-		}
-		time.Sleep(time.Nanosecond)
-		if n, err := s.Sweep(ctx); err != nil || n != 1 {
-			t.Fatalf("Sweep at the TTL = %d, %v; want 1", n, err)
-		}
-		if _, ran, _ := once(ctx, s, "k", work); !ran {
-			t.Fatal("an expired key did not run again")
-		}
-		if runs != 2 {
-			t.Errorf("ran %d times, want 2", runs)
-		}
-	})
-}
-
-func TestIdempotencyWaitEndsWithContext(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
-		if _, claimed, _ := s.Claim(t.Context(), &reach.IdemClaim{Key: "k"}); !claimed {
-			t.Fatal("first claim failed")
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
-		defer cancel()
-		start := time.Now()
-		_, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k"})
-		if claimed || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Claim of a held key = %v, %v; want DeadlineExceeded", claimed, err)
-		}
-		if d := time.Since(start); d != 3*time.Second {
-			t.Errorf("the waiter gave up after %v, want 3s", d)
-		}
-	})
-}
-
-// Two instances (two processes) share the records: the second polls.
-func TestIdempotencyOtherOwner(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		a := NewIdempotency(st, &IdempotencyOptions{Poll: 100 * time.Millisecond})
-		b := NewIdempotency(st, &IdempotencyOptions{Poll: 100 * time.Millisecond})
-		ctx := t.Context()
-		if _, claimed, _ := a.Claim(ctx, &reach.IdemClaim{Key: "k"}); !claimed {
-			t.Fatal("a could not claim")
-		}
-		go func() {
-			time.Sleep(10*time.Second - 50*time.Millisecond) // between two of b's polls
-			a.Complete("k", &reach.Result{Status: reach.StatusSuccess, Summary: "from a"})
-		}()
-		start := time.Now()
-		res, claimed, err := b.Claim(ctx, &reach.IdemClaim{Key: "k"})
-		if err != nil || claimed || res.Summary != "from a" {
-			t.Fatalf("b.Claim = %+v, %v, %v; want a's result", res, claimed, err)
-		}
-		if d := time.Since(start); d != 10*time.Second {
-			t.Errorf("b saw the result after %v, want 10s (the next poll)", d)
-		}
-	})
-}
-
-// A claim never completed (its process died) is settled after its lease
-// by whoever waits for it, by what its call's checkpoint says: released
-// (the waiter runs the call) if the call never started, answered with an
-// error if it started. Nothing runs twice.
-func TestIdempotencyLease(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		checkpoint string // the state of the dead call's checkpoint; "" for none, "-" for a call not checkpointed
-		code       string // the error the waiter gets; "" when it claims the key
-	}{
-		{"not checkpointed", "-", "interrupted"},
-		{"never started", "", ""},
-		{"executing", "executing", "interrupted"},
-		{"failed", "failed", "interrupted"},
-		{"completed", "completed", "result_lost"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			idemContract(t, func(t *testing.T, st Store) {
-				dead := NewIdempotency(st, nil)
-				live := NewIdempotency(st, nil)
-				ctx := t.Context()
-				c := &reach.IdemClaim{Key: "k", Args: "d1", Request: "r1", Frame: 0xf1, Lease: time.Minute}
-				if tc.checkpoint == "-" {
-					c.Request, c.Frame = "", 0
-				}
-				if _, claimed, _ := dead.Claim(ctx, c); !claimed {
-					t.Fatal("first claim failed")
-				}
-				if tc.checkpoint != "" && tc.checkpoint != "-" {
-					if err := st.PutFrame(ctx, &Frame{Request: "r1", Frame: c.Frame.String(), Kind: "tool", Name: "pay",
-						IdemKey: "k", State: tc.checkpoint, Started: time.Now()}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				start := time.Now()
-				res, claimed, err := live.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "d1", Lease: time.Minute})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d := time.Since(start); d != time.Minute {
-					t.Errorf("the claim was settled after %v, want 1m (its lease)", d)
-				}
-				switch {
-				case tc.code == "" && !claimed:
-					t.Fatalf("the waiter got %+v; want it to claim the key of a call that never started", res)
-				case tc.code != "" && (claimed || res.Status != reach.StatusError || res.Error == nil || res.Error.Code != tc.code):
-					t.Fatalf("the waiter got %+v (claimed %v); want an error %s", res, claimed, tc.code)
-				}
-				if tc.code != "" && res.Error.Suggestion == "" {
-					t.Errorf("the error %s says nothing of what to do", tc.code)
-				}
-				// A third caller gets the same, at once.
-				if tc.code != "" {
-					again, claimed, err := NewIdempotency(st, nil).Claim(ctx, &reach.IdemClaim{Key: "k", Args: "d1"})
-					if err != nil || claimed || again.Error == nil || again.Error.Code != tc.code {
-						t.Errorf("a later caller got %+v, %v, %v", again, claimed, err)
-					}
-				}
-			})
-		})
-	}
-}
-
-// A claim of this instance's own life that it no longer holds (its result
-// could not be written) does not keep a waiter: it is settled at once.
-func TestIdempotencyOwnLostClaim(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
-		ctx := t.Context()
-		if _, ok, err := st.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: s.Owner(), Claimed: time.Now(), Expires: time.Now().Add(time.Hour)}); !ok || err != nil {
-			t.Fatalf("ClaimKey = %v, %v", ok, err)
-		}
-		start := time.Now()
-		res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k"})
-		if err != nil || claimed || res.Error == nil || res.Error.Code != "interrupted" {
-			t.Fatalf("Claim = %+v, %v, %v; want the lost claim settled as interrupted", res, claimed, err)
-		}
-		if d := time.Since(start); d != 0 {
-			t.Errorf("the waiter waited %v for a claim nobody holds", d)
-		}
-	})
-}
-
-// A key is not reused for other arguments, whether its call is done or
-// still running: the caller learns it at once.
-func TestIdempotencyArgsReused(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		s := NewIdempotency(st, nil)
-		ctx := t.Context()
-		if _, claimed, _ := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "a"}); !claimed {
-			t.Fatal("first claim failed")
-		}
-		start := time.Now()
-		if _, _, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "b"}); !errors.Is(err, reach.ErrIdempotencyKeyReused) {
-			t.Fatalf("Claim of a held key with other arguments = %v, want ErrIdempotencyKeyReused", err)
-		}
-		if d := time.Since(start); d != 0 {
-			t.Errorf("the refusal waited %v", d)
-		}
-		s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
-		if _, _, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "b"}); !errors.Is(err, reach.ErrIdempotencyKeyReused) {
-			t.Fatalf("Claim of a done key with other arguments = %v, want ErrIdempotencyKeyReused", err)
-		}
-		res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k", Args: "a"})
-		if err != nil || claimed || string(res.Data) != "1" {
-			t.Fatalf("Claim with the same arguments = %+v, %v, %v; want the recorded result", res, claimed, err)
-		}
-	})
-}
-
-// Recover settles the claims of this instance's earlier lives, whatever
-// their lease, and other instances' claims whose lease has ended, each by
-// its checkpoint; it leaves the claims that may still be running.
-func TestIdempotencyRecover(t *testing.T) {
-	idemContract(t, func(t *testing.T, st Store) {
-		ctx := t.Context()
-		now := time.Now()
-		claims := []struct {
-			owner, frame, checkpoint string
-			lease                    time.Duration
-			want                     string // outcome; "" for left alone
-		}{
-			{"reach/dead", "01", "", time.Hour, SettledReleased},
-			{"reach/dead", "02", "executing", time.Hour, SettledInterrupted},
-			{"reach/dead", "03", "completed", time.Hour, SettledResultLost},
-			{"idem-0123456789abcdef", "04", "", 0, SettledReleased}, // an older binary's, no lease
-			{"other/alive", "05", "executing", time.Hour, ""},
-			{"other/dead", "06", "executing", -time.Second, SettledInterrupted},
-		}
-		for _, c := range claims {
-			key := "k" + c.frame
-			if _, ok, err := st.ClaimKey(ctx, &IdemRecord{Key: key, Owner: c.owner, Request: "r1", Frame: c.frame,
-				Claimed: now, Expires: now.Add(c.lease)}); !ok || err != nil {
-				t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-			}
-			if c.checkpoint != "" {
-				st.PutFrame(ctx, &Frame{Request: "r1", Frame: c.frame, State: c.checkpoint, IdemKey: key, Started: now})
-			}
-		}
-		s := NewIdempotency(st, nil)
-		settled, err := s.Recover(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, x := range settled {
-			got[x.Claim.Key] = x.Outcome
-		}
-		want := map[string]string{}
-		for _, c := range claims {
-			if c.want != "" {
-				want["k"+c.frame] = c.want
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Recover settled (-want +got):\n%s", diff)
-		}
-		left, _ := st.ClaimedKeys(ctx)
-		if len(left) != 1 || left[0].Key != "k05" {
-			t.Errorf("claims left after Recover: %+v; want only the live instance's k05", left)
-		}
-		// The released keys run again; the others answer with an error.
-		for _, c := range claims[:4] {
-			res, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k" + c.frame})
-			if err != nil || claimed != (c.want == SettledReleased) || (!claimed && res.Error.Code != c.want) {
-				t.Errorf("Claim(k%s) after Recover = %+v, %v, %v; want outcome %s", c.frame, res, claimed, err, c.want)
-			}
-		}
-	})
-}
-
-// With the runtime: a repeated write runs once and replays its result.
-func TestIdempotencyWithRuntime(t *testing.T) {
-	for _, impl := range impls {
-		t.Run(impl.name, func(t *testing.T) {
-			s := NewIdempotency(impl.open(t), nil)
-			rt := reach.New(&reach.Options{Idempotency: s})
-			var runs atomic.Int32
-			rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write,
-				Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-					runs.Add(1)
-					return json.RawMessage(`{"paid":3}`), nil
-				}})
-			ctx, req, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer req.End()
-			first := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{}`)})
-			second := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{}`)})
-			if first.Status != reach.StatusSuccess || second.Status != reach.StatusSuccess {
-				t.Fatalf("statuses %s, %s: %v %v", first.Status, second.Status, first.Error, second.Error)
-			}
-			if runs.Load() != 1 || !second.Replayed || string(second.Data) != `{"paid":3}` {
-				t.Errorf("runs %d, replayed %v, data %s; want 1, true, {\"paid\":3}", runs.Load(), second.Replayed, second.Data)
-			}
-		})
-	}
 }

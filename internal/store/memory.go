@@ -35,6 +35,7 @@ type Memory struct {
 	entityV  uint64
 	pins     map[string][]byte
 	pinsV    int64
+	tasks    map[[2]string]*TaskRecord
 }
 
 var _ Store = (*Memory)(nil)
@@ -50,6 +51,7 @@ func NewMemory() *Memory {
 		apprs:    map[string]*ApprovalRecord{},
 		entities: map[string]uint64{},
 		pins:     map[string][]byte{},
+		tasks:    map[[2]string]*TaskRecord{},
 	}
 }
 
@@ -73,8 +75,8 @@ func (m *Memory) lock(ctx context.Context) error {
 	return nil
 }
 
-// round gives t the precision and zone a durable store returns.
-func round(t time.Time) time.Time { return fromUnixNano(unixNano(t)) }
+// Round gives t the precision and zone a durable store returns.
+func Round(t time.Time) time.Time { return FromUnixNano(UnixNano(t)) }
 
 func clone(b []byte) []byte {
 	if b == nil {
@@ -96,9 +98,9 @@ func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 		}
 		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, ErrConflict)
 	}
-	r.Updated = round(time.Now())
+	r.Updated = Round(time.Now())
 	c := *copyRequest(r)
-	c.Started, c.Ended = round(r.Started), round(r.Ended)
+	c.Started, c.Ended = Round(r.Started), Round(r.Ended)
 	m.requests[r.ID] = &c
 	return nil
 }
@@ -167,10 +169,10 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	f.Updated = round(time.Now())
+	f.Updated = Round(time.Now())
 	c := *f
 	c.Args, c.Undo, c.Error = clone(f.Args), clone(f.Undo), clone(f.Error)
-	c.Started = round(f.Started)
+	c.Started = Round(f.Started)
 	byID := m.frames[f.Request]
 	if byID == nil {
 		byID = map[string]*Frame{}
@@ -257,7 +259,7 @@ func (m *Memory) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool
 		return copyIdem(r), false, nil
 	}
 	m.idem[c.Key] = &IdemRecord{Key: c.Key, Owner: c.Owner, State: IdemClaimed, Args: c.Args, Request: c.Request, Frame: c.Frame,
-		Claimed: round(c.Claimed), Expires: round(c.Expires)}
+		Claimed: Round(c.Claimed), Expires: Round(c.Expires)}
 	return nil, true, nil
 }
 
@@ -271,7 +273,7 @@ func (m *Memory) CompleteKey(ctx context.Context, key, owner string, result []by
 	if !ok || r.Owner != owner || r.State != IdemClaimed {
 		return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -302,14 +304,14 @@ func (m *Memory) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, 
 	}
 	defer m.mu.Unlock()
 	r, ok := m.idem[c.Key]
-	if !ok || r.State != IdemClaimed || r.Owner != c.Owner || !r.Claimed.Equal(round(c.Claimed)) {
+	if !ok || r.State != IdemClaimed || r.Owner != c.Owner || !r.Claimed.Equal(Round(c.Claimed)) {
 		return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
 	}
 	if result == nil {
 		delete(m.idem, c.Key)
 		return nil
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -321,10 +323,10 @@ func (m *Memory) SettleKey(ctx context.Context, key string, result []byte, expir
 	defer m.mu.Unlock()
 	r, ok := m.idem[key]
 	if !ok {
-		r = &IdemRecord{Key: key, Claimed: round(time.Now())}
+		r = &IdemRecord{Key: key, Claimed: Round(time.Now())}
 		m.idem[key] = r
 	}
-	r.State, r.Result, r.Expires = IdemDone, clone(result), round(expires)
+	r.State, r.Result, r.Expires = IdemDone, clone(result), Round(expires)
 	return nil
 }
 
@@ -365,7 +367,7 @@ func (m *Memory) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 func copyAudit(e *AuditRecord) *AuditRecord {
 	c := *e
 	c.Data, c.PrevHash, c.Hash = clone(e.Data), clone(e.PrevHash), clone(e.Hash)
-	c.Time = round(e.Time)
+	c.Time = Round(e.Time)
 	return &c
 }
 
@@ -375,7 +377,7 @@ func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []A
 		return err
 	}
 	defer m.mu.Unlock()
-	if err := follows(events, int64(len(m.audit))); err != nil {
+	if err := Follows(events, int64(len(m.audit))); err != nil {
 		return err
 	}
 	for _, e := range events {
@@ -383,7 +385,7 @@ func (m *Memory) AppendAudit(ctx context.Context, events []*AuditRecord, cps []A
 	}
 	for _, cp := range cps {
 		if !slices.ContainsFunc(m.cps, func(c AuditCheckpoint) bool { return c.Seq == cp.Seq }) {
-			m.cps = append(m.cps, AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: round(cp.Time)})
+			m.cps = append(m.cps, AuditCheckpoint{Seq: cp.Seq, Hash: clone(cp.Hash), Time: Round(cp.Time)})
 		}
 	}
 	slices.SortFunc(m.cps, func(a, b AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -458,7 +460,7 @@ func (m *Memory) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error
 		return 0, err
 	}
 	defer m.mu.Unlock()
-	now := round(time.Now())
+	now := Round(time.Now())
 	d.ID = int64(len(m.dead)) + 1
 	d.State, d.Created, d.Updated = DeadOpen, now, now
 	c := *d
@@ -495,7 +497,7 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 	}
 	o := m.dead[d.ID-1]
 	o.State, o.Note, o.Error, o.Attempts = d.State, d.Note, d.Error, d.Attempts
-	o.Updated = round(time.Now())
+	o.Updated = Round(time.Now())
 	d.Updated = o.Updated
 	return nil
 }
@@ -507,7 +509,7 @@ func (m *Memory) Debit(ctx context.Context, request string, d, limit Spend) (Spe
 	}
 	defer m.mu.Unlock()
 	after := m.ledger[request].plus(d)
-	if !after.within(limit) {
+	if !after.Within(limit) {
 		return m.ledger[request], false, nil
 	}
 	m.ledger[request] = after
@@ -543,9 +545,9 @@ func (m *Memory) PutApproval(ctx context.Context, a *ApprovalRecord) error {
 		return fmt.Errorf("storing approval %s: it changed since version %d: %w", a.ID, a.Version, ErrConflict)
 	}
 	a.Version++
-	a.Updated = round(time.Now())
+	a.Updated = Round(time.Now())
 	c := copyApproval(a)
-	c.Created, c.Expires = round(a.Created), round(a.Expires)
+	c.Created, c.Expires = Round(a.Created), Round(a.Expires)
 	m.apprs[a.ID] = c
 	return nil
 }
@@ -571,9 +573,13 @@ func (m *Memory) ListApprovals(ctx context.Context, f ApprovalFilter) ([]*Approv
 	defer m.mu.Unlock()
 	var out []*ApprovalRecord
 	for _, a := range m.apprs {
-		if !f.Live || a.Status == ApprovalPending || a.Status == ApprovalApproved {
-			out = append(out, copyApproval(a))
+		if f.Live && a.Status != ApprovalPending && a.Status != ApprovalApproved {
+			continue
 		}
+		if len(f.Keys) > 0 && !slices.Contains(f.Keys, a.Key) && (a.Alt == "" || !slices.Contains(f.Keys, a.Alt)) {
+			continue
+		}
+		out = append(out, copyApproval(a))
 	}
 	slices.SortFunc(out, func(a, b *ApprovalRecord) int {
 		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
@@ -666,8 +672,69 @@ func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, err
 	default:
 		return nil, fmt.Errorf("dead letter %d is %s: %w", id, o.State, ErrNotFound)
 	}
-	o.State, o.Updated = DeadTaken, round(time.Now())
+	o.State, o.Updated = DeadTaken, Round(time.Now())
 	c := *o
 	c.Args = clone(o.Args)
 	return &c, nil
+}
+
+// PutTask implements Tasks.
+func (m *Memory) PutTask(ctx context.Context, t *TaskRecord) (bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	k := [2]string{t.Agent, t.ID}
+	old := m.tasks[k]
+	if old != nil && old.Final {
+		return false, nil
+	}
+	c := *t
+	c.Data = clone(t.Data)
+	c.Updated = Round(time.Now())
+	c.Created = c.Updated
+	if old != nil {
+		c.Created = old.Created
+	}
+	m.tasks[k] = &c
+	t.Updated = c.Updated
+	return true, nil
+}
+
+// GetTask implements Tasks.
+func (m *Memory) GetTask(ctx context.Context, agent, id string) (*TaskRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	t := m.tasks[[2]string{agent, id}]
+	if t == nil {
+		return nil, fmt.Errorf("task %s of %s: %w", id, agent, ErrNotFound)
+	}
+	c := *t
+	c.Data = clone(t.Data)
+	return &c, nil
+}
+
+// ListTasks implements Tasks.
+func (m *Memory) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*TaskRecord
+	for _, t := range m.tasks {
+		if t.Agent == agent && t.Principal == principal && t.Tenant == tenant {
+			c := *t
+			c.Data = clone(t.Data)
+			out = append(out, &c)
+		}
+	}
+	slices.SortFunc(out, func(a, b *TaskRecord) int {
+		return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
+	})
+	if limit <= 0 {
+		limit = 100
+	}
+	return out[:min(len(out), limit)], nil
 }

@@ -1,8 +1,8 @@
 // Package store keeps what Agent-Reach must not forget across a restart:
 // requests, frame checkpoints, idempotency records, the audit log and dead
-// letters (E7).
+// letters (E7), and what several gateway instances share (issue 17).
 //
-//	st, err := store.Open(ctx, ".reach", nil) // SQLite in .reach/reach.db
+//	st, err := sqlite.Open(ctx, ".reach", nil) // SQLite in .reach/reach.db (internal/store/sqlite)
 //	if err != nil { ... }
 //	defer st.Close()
 //	log, _ := audit.New(ctx, st, nil)     // an audit.Log over st's AuditLog
@@ -11,28 +11,21 @@
 // # Interfaces and implementations
 //
 // Each user of the store sees one small interface: [Requests], [Frames],
-// [IdemRecords], [AuditLog] and [DeadLetters]. [Store] is all of them plus
-// Close. Two implementations exist: [Memory], for unit tests and
-// short-lived runtimes, and [SQLite], the embedded default. Both pass the
-// same contract tests, which a PostgreSQL implementation will also run.
+// [IdemRecords], [AuditLog], [DeadLetters] and the others. [Store] is all
+// of them plus Close. This package holds the interfaces, [Memory] (for
+// unit tests and short-lived runtimes) and [Idempotency], which works over
+// any of them. The engines have packages of their own, so that each stays
+// readable and none pulls the other's driver into its tests:
+// internal/store/sqlite, the embedded default, and internal/store/postgres,
+// for several instances on one PostgreSQL database (store: postgres://...).
+// All three pass the same contract tests, internal/store/storetest, each
+// run by the package of its implementation.
 //
 // The methods are written so that a server database fits: every method
 // takes a context, writes that belong together are one call (one
 // transaction), and the audit log is appended with an expected sequence
 // number, so that two writers that race for the same number get
 // [ErrConflict] instead of forking the chain.
-//
-// # SQLite
-//
-// [Open] keeps everything in one file, reach.db in the data folder, in WAL
-// mode: synchronous NORMAL by default (a commit survives a crash of the
-// process), FULL as an option (it also survives the machine's), a busy
-// timeout for other processes' locks, one connection for every write and a
-// small pool for reads. The schema is migrated when the store is opened
-// (the schema_migrations table). The WAL is copied into the database by a
-// goroutine of its own, not by the writer at commit time, and the audit
-// log's records are indexed by request in passes rather than at every
-// commit: see docs/AUDIT.md.
 //
 // # Times
 //
@@ -59,8 +52,8 @@ var (
 	ErrClosed = errors.New("store closed")
 )
 
-// Store is every interface of the package together. It is what Open and
-// NewMemory return, and what a PostgreSQL store will implement.
+// Store is every interface of the package together: what NewMemory,
+// sqlite.Open and postgres.Open return.
 type Store interface {
 	Requests
 	Ledger
@@ -71,6 +64,7 @@ type Store interface {
 	Pins
 	AuditLog
 	DeadLetters
+	Tasks
 	Close() error
 }
 
@@ -138,6 +132,14 @@ type Frame struct {
 	Error   []byte // JSON: the step's error, if any
 	Started time.Time
 	Updated time.Time // set by PutFrame
+	// Owner and Stack are kept by a store that several instances share
+	// (Postgres), and left empty by SQLite: the life of the instance that
+	// wrote the checkpoint ("<instance>/<life>"), for the recovery of a
+	// dead instance's calls, and the call's ancestors as JSON (see
+	// Postgres.FindFrame), so that a call that another instance places
+	// under this one sees them.
+	Owner string
+	Stack []byte
 }
 
 // FrameDone reports whether a frame state is final.
@@ -277,11 +279,11 @@ type AuditLog interface {
 	AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error)
 }
 
-// follows checks that recs number on from head, the log's last Seq, without
+// Follows checks that recs number on from head, the log's last Seq, without
 // a gap, as AppendAudit requires. A Seq already taken (by the log or earlier
 // in recs) is ErrConflict: the writer lost a race and may go on from the new
 // head. A Seq past the next free one is an error of its own.
-func follows(recs []*AuditRecord, head int64) error {
+func Follows(recs []*AuditRecord, head int64) error {
 	for i, r := range recs {
 		next := head + 1 + int64(i)
 		switch {
@@ -318,8 +320,8 @@ type Ledger interface {
 	Spent(ctx context.Context, request string) (Spend, error)
 }
 
-// within reports whether s is within every non-zero cap of limit.
-func (s Spend) within(limit Spend) bool {
+// Within reports whether s is within every non-zero cap of limit.
+func (s Spend) Within(limit Spend) bool {
 	ok := func(v, cap int64) bool { return cap == 0 || v <= cap }
 	return ok(s.Turns, limit.Turns) && ok(s.ToolCalls, limit.ToolCalls) && ok(s.Tokens, limit.Tokens) && ok(s.CostNano, limit.CostNano)
 }
@@ -340,6 +342,7 @@ const (
 type ApprovalRecord struct {
 	ID      string
 	Key     string // the call it approves, across retries
+	Alt     string // another key of the call (its caller's idempotency key), or ""
 	Status  string // pending, approved, used, denied, expired
 	Version int64  // the number of its last write: see PutApproval
 	Created time.Time
@@ -351,8 +354,9 @@ type ApprovalRecord struct {
 // ApprovalFilter selects approvals for ListApprovals. The zero value
 // selects the newest 1000 in any status.
 type ApprovalFilter struct {
-	Live  bool // only pending and approved ones
-	Limit int  // if zero, 1000
+	Live  bool     // only pending and approved ones
+	Keys  []string // if not empty, only those whose Key or Alt is one of them
+	Limit int      // if zero, 1000
 }
 
 // Approvals stores approvals: a pending one survives a restart with its
@@ -368,6 +372,18 @@ type Approvals interface {
 	GetApproval(ctx context.Context, id string) (*ApprovalRecord, error)
 	// ListApprovals returns the approvals that match f, newest first.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]*ApprovalRecord, error)
+}
+
+// AuditChainer is an AuditLog whose appends can be chained by the store,
+// after the head it holds locked: for several writers on one log (the
+// instances on one PostgreSQL store), whose heads would otherwise race.
+type AuditChainer interface {
+	// AppendAuditChained appends recs after the log's head: it calls chain
+	// with the head's Seq and Hash (0 and nil for an empty log), while no
+	// other writer can append, to set every record's Seq, PrevHash and
+	// Hash and return the checkpoints due; then it appends them, in one
+	// transaction. A checkpoint whose Seq already has one is skipped.
+	AppendAuditChained(ctx context.Context, recs []*AuditRecord, chain func(seq int64, hash []byte) []AuditCheckpoint) error
 }
 
 // Entities keeps entity versions (S3), for runtimes that share the store:
@@ -393,6 +409,37 @@ type Pins interface {
 	// PinsVersion returns the pins' version: it changes with every
 	// PutPin, so that a reader knows when to read them again.
 	PinsVersion(ctx context.Context) (int64, error)
+}
+
+// TaskRecord is an A2A task as the gateway records it (internal/a2a): the
+// columns it is found by, and its latest view as JSON that package a2a
+// writes and reads.
+type TaskRecord struct {
+	Agent     string // the agent it was sent to
+	ID        string // the task's id
+	Principal string // who owns it, and the tenant
+	Tenant    string
+	Request   string    // the hand-off's sub-request
+	State     string    // the task's state at reach
+	Final     bool      // State is terminal: it never changes again
+	Data      []byte    // the task (a2a.Task) as JSON
+	Created   time.Time // set when first stored
+	Updated   time.Time // set by PutTask
+}
+
+// Tasks keeps A2A tasks, so that the instances that share a store answer
+// for each other's tasks, and a task's state at reach never goes back.
+type Tasks interface {
+	// PutTask stores t, unless the stored task is final: a task that
+	// reached a terminal state keeps it, whoever writes later (an instance
+	// with an older view). It reports whether it wrote, and sets
+	// t.Updated.
+	PutTask(ctx context.Context, t *TaskRecord) (bool, error)
+	// GetTask returns agent's task id, or an error matching ErrNotFound.
+	GetTask(ctx context.Context, agent, id string) (*TaskRecord, error)
+	// ListTasks returns agent's tasks of principal and tenant, newest
+	// first, at most limit (if zero, 100).
+	ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error)
 }
 
 // Dead letter states.
@@ -436,16 +483,26 @@ type DeadLetters interface {
 	TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error)
 }
 
-func unixNano(t time.Time) int64 {
+// UnixNano is t as the stores keep it: nanoseconds since 1970, 0 for the
+// zero time.
+func UnixNano(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixNano()
 }
 
-func fromUnixNano(n int64) time.Time {
+// FromUnixNano is the time UnixNano kept as n.
+func FromUnixNano(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}
 	return time.Unix(0, n)
+}
+
+// WriterStats counts what a store's writer has done since the store was
+// opened (SQLite's and PostgreSQL's group commits).
+type WriterStats struct {
+	Batches      int64 // transactions committed
+	QueuedFailed int64 // queued writes that failed (each is logged)
 }

@@ -227,6 +227,12 @@ type Options struct {
 	// Store, if not nil, keeps the approvals: every change is durable
 	// before it is answered, and Load reads them back.
 	Store store.Approvals
+	// Shared says that other gateway instances keep their approvals in
+	// Store too: the queue then reads the store before it answers (an
+	// approval asked on one instance is decided on another, and the held
+	// or repeated call runs once, on either), and Refresh wakes a held
+	// call when another instance decided its approval.
+	Shared bool
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }
@@ -285,6 +291,7 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 	reqs := q.requires(ctx, c) // who must approve, asked outside the lock
 	for {
 		var events []Event
+		q.sync(ctx, k)
 		q.mu.Lock()
 		now := time.Now()
 		events = q.expire(now, events)
@@ -316,6 +323,16 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			rec.Status = Used
 			q.unforce(rec)
 			if err := q.persist(rec); err != nil {
+				if q.o.Shared && errors.Is(err, store.ErrConflict) {
+					// Another instance changed it (used it, say): read it
+					// again, and answer as it stands.
+					rec.Status = Approved
+					q.enforce(rec)
+					q.mu.Unlock()
+					q.emit(ctx, events)
+					q.syncID(ctx, rec.ID)
+					continue
+				}
 				// It runs under the approval's idempotency key: a retry
 				// after a restart that finds it still approved replays it.
 				q.o.Logger.Error("approval use not recorded", "approval", rec.ID, "err", err)
@@ -339,8 +356,17 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			return reach.NeedsApproval, pendingError(&snap)
 		}
 		expiry := time.NewTimer(until)
+		var poll <-chan time.Time
+		if q.o.Shared {
+			// A decision on another instance wakes it (Refresh); reading
+			// the store now and then is for a wake-up that was missed.
+			t := time.NewTimer(time.Second)
+			defer t.Stop()
+			poll = t.C
+		}
 		select {
 		case <-ch:
+		case <-poll:
 		case <-expiry.C:
 		case <-deadline:
 			expiry.Stop()
@@ -618,6 +644,7 @@ func deniedError(a *Approval) *reach.Error {
 
 // Get returns an approval by id.
 func (q *Queue) Get(id string) (Approval, bool) {
+	q.syncID(context.Background(), id)
 	q.mu.Lock()
 	events := q.expire(time.Now(), nil)
 	rec, ok := q.byID[id]
@@ -633,6 +660,7 @@ func (q *Queue) Get(id string) (Approval, bool) {
 
 // List returns the approvals with the status (all if empty), newest first.
 func (q *Queue) List(status Status) []Approval {
+	q.syncLive(context.Background())
 	q.mu.Lock()
 	events := q.expire(time.Now(), nil)
 	var out []Approval
@@ -673,13 +701,19 @@ func (q *Queue) Deny(id string, by Actor, reason string) (Approval, error) {
 
 func (q *Queue) decide(id string, by Actor, reason string, approve bool) (Approval, error) {
 	reason = q.redactString(reason) // shown in the queue, the denial and the audit log
-	q.mu.Lock()
-	now := time.Now()
-	events := q.expire(now, nil)
-	a, err := q.decideLocked(now, id, by, reason, approve, &events)
-	q.mu.Unlock()
-	q.emit(context.Background(), events)
-	return a, err
+	for try := 1; ; try++ {
+		q.syncID(context.Background(), id)
+		q.mu.Lock()
+		now := time.Now()
+		events := q.expire(now, nil)
+		a, err := q.decideLocked(now, id, by, reason, approve, &events)
+		q.mu.Unlock()
+		q.emit(context.Background(), events)
+		if q.o.Shared && errors.Is(err, store.ErrConflict) && try < 5 {
+			continue // another instance wrote it meanwhile: decide on what it wrote
+		}
+		return a, err
+	}
 }
 
 func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, approve bool, events *[]Event) (Approval, error) {
@@ -754,7 +788,7 @@ func (q *Queue) persist(rec *record) error {
 	if err != nil {
 		return err
 	}
-	ar := &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Status: string(rec.Status), Version: rec.version,
+	ar := &store.ApprovalRecord{ID: rec.ID, Key: rec.key, Alt: rec.alt, Status: string(rec.Status), Version: rec.version,
 		Created: rec.Created, Expires: rec.Expires, Data: data}
 	if err := q.o.Store.PutApproval(context.Background(), ar); err != nil {
 		return err
@@ -822,4 +856,99 @@ func (q *Queue) Load(ctx context.Context) error {
 	q.mu.Unlock()
 	q.emit(ctx, events)
 	return nil
+}
+
+// Refresh reads approval id again from the store, for a queue whose store
+// other instances share (Options.Shared), when one of them wrote it: a
+// call held for it wakes, and the queue answers as it now stands.
+func (q *Queue) Refresh(id string) { q.syncID(context.Background(), id) }
+
+// syncTimeout bounds a read of the store by a shared queue.
+const syncTimeout = 5 * time.Second
+
+// sync merges what the store keeps for the call k identifies, when other
+// instances share it.
+func (q *Queue) sync(ctx context.Context, k keys) {
+	if !q.o.Shared || q.o.Store == nil {
+		return
+	}
+	ks := []string{k.req}
+	if k.idem != "" {
+		ks = append(ks, k.idem)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	ars, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Keys: ks, Limit: 16})
+	if err != nil {
+		q.o.Logger.Warn("approvals: reading the store", "err", err)
+		return
+	}
+	q.mergeAll(ars)
+}
+
+// syncID merges what the store keeps of approval id.
+func (q *Queue) syncID(ctx context.Context, id string) {
+	if !q.o.Shared || q.o.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	ar, err := q.o.Store.GetApproval(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			q.o.Logger.Warn("approvals: reading the store", "approval", id, "err", err)
+		}
+		return
+	}
+	q.mergeAll([]*store.ApprovalRecord{ar})
+}
+
+// syncLive merges the live approvals the store keeps (those another
+// instance asked for, to list them here).
+func (q *Queue) syncLive(ctx context.Context) {
+	if !q.o.Shared || q.o.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	ars, err := q.o.Store.ListApprovals(ctx, store.ApprovalFilter{Live: true, Limit: q.o.MaxKept})
+	if err != nil {
+		q.o.Logger.Warn("approvals: reading the store", "err", err)
+		return
+	}
+	q.mergeAll(ars)
+}
+
+// mergeAll takes what the store keeps where it is newer than what the
+// queue has: a new approval, or a newer version of one it has (whose
+// waiters wake).
+func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, ar := range ars {
+		var sa storedApproval
+		if err := json.Unmarshal(ar.Data, &sa); err != nil {
+			q.o.Logger.Error("approvals: an approval in the store could not be read", "approval", ar.ID, "err", err)
+			continue
+		}
+		rec := q.byID[ar.ID]
+		if rec == nil {
+			rec = &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})}
+			q.byID[rec.ID] = rec
+			q.order = append(q.order, rec)
+		} else {
+			if ar.Version <= rec.version {
+				continue
+			}
+			rec.Approval, rec.key, rec.alt, rec.version = sa.Approval, sa.Key, sa.Alt, ar.Version
+			rec.notify()
+		}
+		switch rec.Status {
+		case Pending, Approved, Denied:
+			q.enforce(rec)
+		default:
+			q.unforce(rec)
+		}
+	}
+	q.prune()
 }

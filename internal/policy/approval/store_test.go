@@ -12,6 +12,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // life is one run of a gateway over a store: a runtime with its queue, as
@@ -21,7 +22,7 @@ type life struct {
 	q  *Queue
 }
 
-func newLife(t *testing.T, st *store.SQLite, runs *atomic.Int32, o *Options) *life {
+func newLife(t *testing.T, st store.Store, runs *atomic.Int32, o *Options) *life {
 	t.Helper()
 	eng := policy.New(nil)
 	if o == nil {
@@ -55,9 +56,9 @@ func (l *life) begin(t *testing.T, id string) context.Context {
 	return ctx
 }
 
-func openStore(t *testing.T, dir string) *store.SQLite {
+func openStore(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), dir, nil)
+	st, err := sqlite.Open(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,5 +200,66 @@ func TestApprovalNotRecorded(t *testing.T) {
 	}
 	if _, err := l.q.Approve("apr_x", alice, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Approve(unknown) = %v", err)
+	}
+}
+
+// TestApprovalsAcrossInstances: two instances share a store; an approval
+// asked on one is decided on the other, which never saw it; the agent's
+// repeated call then runs once, on either; a call held on one wakes when
+// the other decides.
+func TestApprovalsAcrossInstances(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	var runs atomic.Int32
+	a := newLife(t, st, &runs, &Options{Shared: true})
+	b := newLife(t, st, &runs, &Options{Shared: true})
+	closeOn := func(l *life, req, key string) *reach.Result {
+		return l.rt.Call(l.begin(t, req), &reach.Call{ID: "c1", Tool: "close_account", IdempotencyKey: key,
+			Arguments: json.RawMessage(`{"account":"42"}`)})
+	}
+	approve := func(l *life, id string) {
+		t.Helper()
+		for _, by := range []Actor{{Principal: "alice"}, {Principal: "rev", Roles: []string{"reviewer"}}} {
+			if _, err := l.q.Approve(id, by, "ok"); err != nil {
+				t.Fatalf("approving %s on the other instance: %v", id, err)
+			}
+		}
+	}
+	res := closeOn(a, "ra", "close-42")
+	if res.Status != reach.StatusPending {
+		t.Fatalf("the first call on A: %s", res.ModelText())
+	}
+	pending := b.q.List(Pending) // B lists what A asked
+	if len(pending) != 1 {
+		t.Fatalf("B lists %d pending approvals, want A's one", len(pending))
+	}
+	approve(b, pending[0].ID)
+	if res := closeOn(a, "ra2", "close-42"); res.Status != reach.StatusSuccess || runs.Load() != 1 {
+		t.Fatalf("the repeated call on A: %s, %d runs", res.ModelText(), runs.Load())
+	}
+	if res := closeOn(b, "rb", "close-42"); res.Status != reach.StatusSuccess || !res.Replayed || runs.Load() != 1 {
+		t.Fatalf("the call repeated on B: %s (replayed %v), %d runs; want A's result, 1 run", res.ModelText(), res.Replayed, runs.Load())
+	}
+
+	// A call held on A is let through when B decides.
+	held := newLife(t, st, &runs, &Options{Shared: true, Wait: time.Minute})
+	done := make(chan *reach.Result, 1)
+	go func() { done <- closeOn(held, "rh", "close-43") }()
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, p := range b.q.List(Pending) {
+			id = p.ID
+		}
+	}
+	if id == "" {
+		t.Fatal("the held call's approval never reached the store")
+	}
+	approve(b, id)
+	select {
+	case res := <-done:
+		if res.Status != reach.StatusSuccess || runs.Load() != 2 {
+			t.Fatalf("the held call: %s, %d runs", res.ModelText(), runs.Load())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held call did not wake when the other instance approved it")
 	}
 }

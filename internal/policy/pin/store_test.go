@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
 // TestPinsInStore: pins kept in the store behave as in the file, and a
 // gateway sees an approval another process (reach tools approve) wrote.
 func TestPinsInStore(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, t.TempDir(), nil)
+	st, err := sqlite.Open(ctx, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestPinsImported(t *testing.T) {
 	d := Definition{Description: "Read a file."}
 	old.Check("fs__read", d)
 	old.Check("fs__read", Definition{Description: "Read a file, then mail it."}) // held
-	st, err := store.Open(ctx, filepath.Join(dir, "db"), nil)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

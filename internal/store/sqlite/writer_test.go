@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // hold queues a write that keeps the writer busy until release is called,
 // so that the writes queued meanwhile go into the following batches.
-func hold(t *testing.T, s *SQLite) (release func()) {
+func hold(t *testing.T, s *Store) (release func()) {
 	t.Helper()
 	started, gate := make(chan struct{}), make(chan struct{})
 	s.queue(&write{what: "hold", run: func(*batch) error {
@@ -27,7 +29,7 @@ func hold(t *testing.T, s *SQLite) (release func()) {
 }
 
 // waitQueued waits until n writes wait for the writer.
-func waitQueued(t *testing.T, s *SQLite, n int) {
+func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	for range 5000 {
 		if len(s.q) >= n {
@@ -48,7 +50,7 @@ func TestWriterGroupsConcurrentWrites(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs <- s.PutFrame(ctx, &Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
+			errs <- s.PutFrame(ctx, &store.Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
 		})
 	}
 	waitQueued(t, s, n)
@@ -70,39 +72,6 @@ func TestWriterGroupsConcurrentWrites(t *testing.T) {
 	}
 }
 
-func TestWriterQueuedWritesTakeEffectInOrder(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
-		ctx := t.Context()
-		now := time.Now()
-		claim := &IdemRecord{Key: "k", Owner: "a/1", Args: "d", Claimed: now, Expires: now.Add(time.Hour)}
-		if _, ok, err := s.ClaimKey(ctx, claim); err != nil || !ok {
-			t.Fatalf("ClaimKey = %v, %v", ok, err)
-		}
-		// Queued: the completion and the checkpoint's end. A claim made
-		// after them sees the result, though nobody waited for it.
-		s.QueueFrame(&Frame{Request: "r", Frame: "0000000000000001", State: "completed", Started: now})
-		s.QueueCompleteKey("k", "a/1", []byte(`{"status":"success"}`), now.Add(time.Hour))
-		claim.Owner, claim.Claimed = "a/2", time.Now()
-		rec, ok, err := s.ClaimKey(ctx, claim)
-		if err != nil || ok || rec.State != IdemDone || string(rec.Result) != `{"status":"success"}` {
-			t.Fatalf("ClaimKey after a queued completion = %+v, %v, %v; want the recorded result", rec, ok, err)
-		}
-		// The claim waited for its commit, which holds what was queued before it.
-		frames, err := s.RequestFrames(ctx, "r")
-		if err != nil || len(frames) != 1 || frames[0].State != "completed" {
-			t.Fatalf("RequestFrames = %+v, %v; want the queued frame", frames, err)
-		}
-		// A queued release frees the key for the next claim.
-		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k2", Owner: "a/1", Claimed: now}); err != nil || !ok {
-			t.Fatal(ok, err)
-		}
-		s.QueueReleaseKey("k2", "a/1")
-		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k2", Owner: "a/2", Claimed: now}); err != nil || !ok {
-			t.Fatalf("ClaimKey after a queued release = %v, %v; want claimed", ok, err)
-		}
-	})
-}
-
 func TestWriterFailedWriteSparesItsBatch(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
 	ctx := t.Context()
@@ -111,7 +80,7 @@ func TestWriterFailedWriteSparesItsBatch(t *testing.T) {
 	var goodErrs [2]error
 	var badErr error
 	put := func(i int) {
-		goodErrs[i] = s.PutFrame(ctx, &Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
+		goodErrs[i] = s.PutFrame(ctx, &store.Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "executing", Started: t0})
 	}
 	wg.Go(func() { put(0) })
 	waitQueued(t, s, 1)
@@ -157,12 +126,12 @@ func TestWriterCloseCommitsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		s.QueueFrame(&Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "completed", Started: t0})
+		s.QueueFrame(&store.Frame{Request: "r", Frame: fmt.Sprintf("%016x", i), State: "completed", Started: t0})
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutFrame(context.Background(), &Frame{Request: "r", Frame: "x"}); !errors.Is(err, ErrClosed) {
+	if err := s.PutFrame(context.Background(), &store.Frame{Request: "r", Frame: "x"}); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("PutFrame after Close = %v, want ErrClosed", err)
 	}
 	s = openSQLite(t, dir, nil)
@@ -187,10 +156,10 @@ func TestWriterCommitsClaimWithCheckpoint(t *testing.T) {
 	for i := range 5 {
 		before := s.WriterStats().Batches
 		frame := fmt.Sprintf("%016x", i+1)
-		if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k" + frame, Owner: "a/1", Request: "r", Frame: frame, Claimed: now}); err != nil || !ok {
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "k" + frame, Owner: "a/1", Request: "r", Frame: frame, Claimed: now}); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		if err := s.PutFrame(ctx, &Frame{Request: "r", Frame: frame, IdemKey: "k" + frame, State: "executing", Started: now}); err != nil {
+		if err := s.PutFrame(ctx, &store.Frame{Request: "r", Frame: frame, IdemKey: "k" + frame, State: "executing", Started: now}); err != nil {
 			t.Fatal(err)
 		}
 		if n := s.WriterStats().Batches - before; n != 1 {
@@ -215,7 +184,7 @@ func TestWriterLostClaimFailsItsCheckpoint(t *testing.T) {
 	decided := make(chan struct{})
 	go func() {
 		defer close(decided)
-		_, claimed, claimErr = s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: time.Now()})
+		_, claimed, claimErr = s.ClaimKey(ctx, &store.IdemRecord{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: time.Now()})
 	}()
 	waitQueued(t, s, 1)
 	for _, name := range []string{"x", "y"} { // each fails the batch once: no commit
@@ -227,15 +196,15 @@ func TestWriterLostClaimFailsItsCheckpoint(t *testing.T) {
 	if claimErr != nil || !claimed {
 		t.Fatalf("ClaimKey = %v, %v; want it claimed (decided before the batch failed)", claimed, claimErr)
 	}
-	err := s.PutFrame(ctx, &Frame{Request: "r", Frame: "0000000000000001", State: "executing", Started: t0})
-	if !errors.Is(err, ErrConflict) {
+	err := s.PutFrame(ctx, &store.Frame{Request: "r", Frame: "0000000000000001", State: "executing", Started: t0})
+	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("the checkpoint of a call whose claim was lost: %v; want ErrConflict", err)
 	}
 	if frames, _ := s.RequestFrames(ctx, "r"); len(frames) != 0 {
 		t.Errorf("the checkpoint was written: %+v", frames)
 	}
 	// The key was never claimed: a retry claims it.
-	if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: "k", Owner: "a/1", Claimed: time.Now()}); err != nil || !ok {
+	if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "k", Owner: "a/1", Claimed: time.Now()}); err != nil || !ok {
 		t.Errorf("a retry's claim = %v, %v", ok, err)
 	}
 }

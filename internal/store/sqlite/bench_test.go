@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // cpuTime returns the CPU time (user and system) the process has used.
@@ -34,13 +36,13 @@ func BenchmarkAppendAudit(b *testing.B) {
 			}
 			defer s.Close()
 			seq := int64(0)
-			recs := make([]*AuditRecord, batch)
+			recs := make([]*store.AuditRecord, batch)
 			h := []byte(strings.Repeat("h", 32))
 			var cpu time.Duration
 			for b.Loop() {
 				for i := range recs {
 					seq++
-					recs[i] = &AuditRecord{Seq: seq, Time: time.Now(), Request: fmt.Sprintf("req_%016x", seq/8),
+					recs[i] = &store.AuditRecord{Seq: seq, Time: time.Now(), Request: fmt.Sprintf("req_%016x", seq/8),
 						Data: data, PrevHash: h, Hash: h}
 				}
 				c := cpuTime()
@@ -82,11 +84,11 @@ func BenchmarkWriteCallStore(b *testing.B) {
 			req, frame := fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
 			key := "alice\x00\x00pay:" + req + "/c" + frame
 			now := time.Now()
-			if _, ok, err := s.ClaimKey(ctx, &IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: req, Frame: frame,
+			if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: req, Frame: frame,
 				Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
 				b.Fatal(ok, err)
 			}
-			f := &Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c" + frame, IdemKey: key,
+			f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c" + frame, IdemKey: key,
 				State: "executing", Args: args, Started: now}
 			if err := s.PutFrame(ctx, f); err != nil {
 				b.Fatal(err)

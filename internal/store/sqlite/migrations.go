@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 // migration is one step of the SQLite schema. Steps are applied in order,
 // each in its own transaction together with its row in schema_migrations.
@@ -190,5 +190,31 @@ CREATE TABLE pins (
 	updated INTEGER NOT NULL
 ) WITHOUT ROWID;
 INSERT INTO store_meta (key, value) VALUES ('pins_version', 0);
+`},
+	{5, "approvals found by either key of their call", `
+-- The other key of the call an approval approves (its caller's idempotency
+-- key), so that an instance finds by either key an approval another one
+-- asked (ApprovalFilter.Keys).
+ALTER TABLE approvals ADD COLUMN alt TEXT NOT NULL DEFAULT '';
+CREATE INDEX approvals_key ON approvals (key, created DESC);
+CREATE INDEX approvals_alt ON approvals (alt, created DESC) WHERE alt != '';
+`},
+	{6, "A2A tasks", `
+-- The A2A tasks of the agents reach serves (internal/a2a): a final one
+-- keeps its state, whoever writes later.
+CREATE TABLE tasks (
+	agent     TEXT NOT NULL,
+	id        TEXT NOT NULL,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	request   TEXT NOT NULL DEFAULT '',
+	state     TEXT NOT NULL,
+	final     INTEGER NOT NULL DEFAULT 0,
+	data      TEXT NOT NULL,
+	created   INTEGER NOT NULL,
+	updated   INTEGER NOT NULL,
+	PRIMARY KEY (agent, id)
+) WITHOUT ROWID;
+CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 `},
 }

@@ -1,4 +1,4 @@
-package store
+package storetest
 
 import (
 	"errors"
@@ -6,17 +6,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
-func TestLedgerNeverOverspends(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
+func testLedgerNeverOverspends(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
-		if sp, err := s.Spent(ctx, "r"); err != nil || sp != (Spend{}) {
+		if sp, err := s.Spent(ctx, "r"); err != nil || sp != (store.Spend{}) {
 			t.Fatalf("Spent of a request never debited = %+v, %v", sp, err)
 		}
-		limit := Spend{ToolCalls: 10, Tokens: 1000}
+		limit := store.Spend{ToolCalls: 10, Tokens: 1000}
 		// A first debit past a cap is refused.
-		if sp, ok, err := s.Debit(ctx, "r", Spend{ToolCalls: 11}, limit); err != nil || ok || sp != (Spend{}) {
+		if sp, ok, err := s.Debit(ctx, "r", store.Spend{ToolCalls: 11}, limit); err != nil || ok || sp != (store.Spend{}) {
 			t.Fatalf("a first debit past the cap = %+v, %v, %v; want refused, nothing spent", sp, ok, err)
 		}
 		// 32 writers race for 10 tool calls: exactly 10 debits pass.
@@ -25,7 +27,7 @@ func TestLedgerNeverOverspends(t *testing.T) {
 		passed := 0
 		for range 32 {
 			wg.Go(func() {
-				_, ok, err := s.Debit(ctx, "r", Spend{ToolCalls: 1, Tokens: 7, CostNano: 5}, limit)
+				_, ok, err := s.Debit(ctx, "r", store.Spend{ToolCalls: 1, Tokens: 7, CostNano: 5}, limit)
 				if err != nil {
 					t.Error(err)
 				}
@@ -38,58 +40,58 @@ func TestLedgerNeverOverspends(t *testing.T) {
 		}
 		wg.Wait()
 		sp, err := s.Spent(ctx, "r")
-		if err != nil || passed != 10 || sp != (Spend{ToolCalls: 10, Tokens: 70, CostNano: 50}) {
+		if err != nil || passed != 10 || sp != (store.Spend{ToolCalls: 10, Tokens: 70, CostNano: 50}) {
 			t.Fatalf("%d debits passed, spent %+v (%v); want 10, {10 calls, 70 tokens, 50 cost}", passed, sp, err)
 		}
 		// A debit that passes another cap is refused whole; one within all passes.
-		if sp, ok, _ := s.Debit(ctx, "r", Spend{Tokens: 931}, limit); ok || sp.Tokens != 70 {
+		if sp, ok, _ := s.Debit(ctx, "r", store.Spend{Tokens: 931}, limit); ok || sp.Tokens != 70 {
 			t.Errorf("a debit past the token cap = %+v, %v", sp, ok)
 		}
-		if sp, ok, _ := s.Debit(ctx, "r", Spend{Turns: 3, Tokens: 930}, limit); !ok || sp != (Spend{3, 10, 1000, 50}) {
+		if sp, ok, _ := s.Debit(ctx, "r", store.Spend{Turns: 3, Tokens: 930}, limit); !ok || sp != (store.Spend{Turns: 3, ToolCalls: 10, Tokens: 1000, CostNano: 50}) {
 			t.Errorf("a debit to the cap = %+v, %v", sp, ok)
 		}
-		if sp, _ := s.Spent(ctx, "other"); sp != (Spend{}) {
+		if sp, _ := s.Spent(ctx, "other"); sp != (store.Spend{}) {
 			t.Errorf("another request's ledger = %+v", sp)
 		}
 	})
 }
 
-func TestApprovalsCompareVersions(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
+func testApprovalsCompareVersions(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
-		a := &ApprovalRecord{ID: "apr_1", Key: "k1", Status: ApprovalPending, Created: t0, Expires: t0.Add(15 * time.Minute),
+		a := &store.ApprovalRecord{ID: "apr_1", Key: "k1", Status: store.ApprovalPending, Created: t0, Expires: t0.Add(15 * time.Minute),
 			Data: []byte(`{"id":"apr_1","status":"pending"}`)}
 		if err := s.PutApproval(ctx, a); err != nil || a.Version != 1 || a.Updated.IsZero() {
 			t.Fatalf("PutApproval(new) = %v, version %d", err, a.Version)
 		}
-		if err := s.PutApproval(ctx, &ApprovalRecord{ID: "apr_1", Status: ApprovalPending, Created: t0}); !errors.Is(err, ErrConflict) {
+		if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: "apr_1", Status: store.ApprovalPending, Created: t0}); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("a second new apr_1 = %v, want ErrConflict", err)
 		}
 		// Two writers read version 1; the first vote wins, the second is told.
 		first, second := *a, *a
-		first.Status, first.Data = ApprovalApproved, []byte(`{"id":"apr_1","status":"approved"}`)
+		first.Status, first.Data = store.ApprovalApproved, []byte(`{"id":"apr_1","status":"approved"}`)
 		second.Status = "denied"
 		if err := s.PutApproval(ctx, &first); err != nil || first.Version != 2 {
 			t.Fatalf("PutApproval(version 1) = %v, version %d", err, first.Version)
 		}
-		if err := s.PutApproval(ctx, &second); !errors.Is(err, ErrConflict) {
+		if err := s.PutApproval(ctx, &second); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("a write of version 1 after version 2 = %v, want ErrConflict", err)
 		}
 		got, err := s.GetApproval(ctx, "apr_1")
-		if err != nil || got.Status != ApprovalApproved || got.Version != 2 || string(got.Data) != string(first.Data) ||
+		if err != nil || got.Status != store.ApprovalApproved || got.Version != 2 || string(got.Data) != string(first.Data) ||
 			!got.Expires.Equal(a.Expires) || got.Key != "k1" {
 			t.Fatalf("GetApproval = %+v, %v", got, err)
 		}
-		if _, err := s.GetApproval(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.GetApproval(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetApproval(missing) = %v", err)
 		}
-		for i, st := range []string{"used", ApprovalPending, "expired", ApprovalApproved} {
-			if err := s.PutApproval(ctx, &ApprovalRecord{ID: fmt.Sprint("apr_", i+2), Status: st, Created: t0.Add(time.Duration(i+1) * time.Second),
+		for i, st := range []string{"used", store.ApprovalPending, "expired", store.ApprovalApproved} {
+			if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: fmt.Sprint("apr_", i+2), Status: st, Created: t0.Add(time.Duration(i+1) * time.Second),
 				Data: []byte(`{}`)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		ids := func(f ApprovalFilter) string {
+		ids := func(f store.ApprovalFilter) string {
 			list, err := s.ListApprovals(ctx, f)
 			if err != nil {
 				t.Fatal(err)
@@ -100,20 +102,20 @@ func TestApprovalsCompareVersions(t *testing.T) {
 			}
 			return fmt.Sprint(out)
 		}
-		if got := ids(ApprovalFilter{}); got != "[apr_5 apr_4 apr_3 apr_2 apr_1]" {
+		if got := ids(store.ApprovalFilter{}); got != "[apr_5 apr_4 apr_3 apr_2 apr_1]" {
 			t.Errorf("ListApprovals = %s, want newest first", got)
 		}
-		if got := ids(ApprovalFilter{Live: true}); got != "[apr_5 apr_3 apr_1]" {
+		if got := ids(store.ApprovalFilter{Live: true}); got != "[apr_5 apr_3 apr_1]" {
 			t.Errorf("ListApprovals(live) = %s", got)
 		}
-		if got := ids(ApprovalFilter{Limit: 2}); got != "[apr_5 apr_4]" {
+		if got := ids(store.ApprovalFilter{Limit: 2}); got != "[apr_5 apr_4]" {
 			t.Errorf("ListApprovals(limit 2) = %s", got)
 		}
 	})
 }
 
-func TestEntityVersions(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
+func testEntityVersions(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		v1, err := s.BumpEntities(ctx, []string{"order:1", "order:2"})
 		if err != nil {
@@ -131,11 +133,11 @@ func TestEntityVersions(t *testing.T) {
 	})
 }
 
-func TestStoppedRequestIsFinal(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
+func testStoppedRequestIsFinal(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		put := func(state string, ended time.Time) error {
-			return s.PutRequest(ctx, &Request{ID: "r", Principal: "alice", State: state, Started: t0, Ended: ended, Cause: []byte(`{"by":"bob"}`)})
+			return s.PutRequest(ctx, &store.Request{ID: "r", Principal: "alice", State: state, Started: t0, Ended: ended, Cause: []byte(`{"by":"bob"}`)})
 		}
 		if err := put("running", time.Time{}); err != nil {
 			t.Fatal(err)
@@ -147,7 +149,7 @@ func TestStoppedRequestIsFinal(t *testing.T) {
 			t.Fatalf("ending a stopped request: %v", err)
 		}
 		for _, state := range []string{"running", "ended"} {
-			if err := put(state, time.Time{}); !errors.Is(err, ErrConflict) {
+			if err := put(state, time.Time{}); !errors.Is(err, store.ErrConflict) {
 				t.Errorf("storing a stopped request as %s = %v, want ErrConflict", state, err)
 			}
 		}
@@ -157,8 +159,8 @@ func TestStoppedRequestIsFinal(t *testing.T) {
 	})
 }
 
-func TestPins(t *testing.T) {
-	contract(t, func(t *testing.T, s Store) {
+func testPins(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
 		pins, v0, err := s.ListPins(ctx)
 		if err != nil || len(pins) != 0 {
@@ -180,6 +182,43 @@ func TestPins(t *testing.T) {
 		}
 		if got, err := s.PinsVersion(ctx); err != nil || got != v {
 			t.Errorf("PinsVersion = %d, %v; want %d", got, err, v)
+		}
+	})
+}
+
+// A task's state at reach never goes back: once final, a later write (of
+// an instance with an older view) leaves it as it is.
+func testTasksStayFinal(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		put := func(state string, final bool) bool {
+			t.Helper()
+			ok, err := s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: "t1", Principal: "alice", Tenant: "acme", Request: "r1",
+				State: state, Final: final, Data: []byte(`{"id":"t1","status":{"state":"` + state + `"}}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !put("working", false) || !put("completed", true) {
+			t.Fatal("writes before the task was final were refused")
+		}
+		if put("working", false) || put("canceled", true) {
+			t.Fatal("a write after the task was final changed it")
+		}
+		got, err := s.GetTask(ctx, "planner", "t1")
+		if err != nil || got.State != "completed" || !got.Final || got.Request != "r1" || got.Created.IsZero() ||
+			string(got.Data) != `{"id":"t1","status":{"state":"completed"}}` {
+			t.Fatalf("GetTask = %+v, %v", got, err)
+		}
+		if _, err := s.GetTask(ctx, "planner", "t2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetTask(missing) = %v", err)
+		}
+		s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: "t2", Principal: "alice", Tenant: "acme", State: "working", Data: []byte(`{}`)})
+		s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: "t3", Principal: "bob", State: "working", Data: []byte(`{}`)})
+		list, err := s.ListTasks(ctx, "planner", "alice", "acme", 0)
+		if err != nil || len(list) != 2 {
+			t.Fatalf("ListTasks(alice) = %d tasks, %v; want 2", len(list), err)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -12,19 +12,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 func TestSQLiteSettings(t *testing.T) {
 	tests := []struct {
-		opts     *SQLiteOptions
+		opts     *Options
 		sync     int // PRAGMA synchronous: 1 NORMAL, 2 FULL
 		file     string
 		busy     int
 		wantFail string
 	}{
 		{opts: nil, sync: 1, file: DefaultFile, busy: 5000},
-		{opts: &SQLiteOptions{Synchronous: "full", File: "x.db", BusyTimeout: 1500e6}, sync: 2, file: "x.db", busy: 1500},
-		{opts: &SQLiteOptions{Synchronous: "OFF"}, wantFail: "synchronous must be NORMAL or FULL"},
+		{opts: &Options{Synchronous: "full", File: "x.db", BusyTimeout: 1500e6}, sync: 2, file: "x.db", busy: 1500},
+		{opts: &Options{Synchronous: "OFF"}, wantFail: "synchronous must be NORMAL or FULL"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
@@ -112,7 +114,7 @@ func TestSQLiteMigrations(t *testing.T) {
 
 func TestSQLiteNoCreate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
-	if _, err := Open(t.Context(), dir, &SQLiteOptions{NoCreate: true}); err == nil {
+	if _, err := Open(t.Context(), dir, &Options{NoCreate: true}); err == nil {
 		t.Fatal("Open with NoCreate of a missing database succeeded")
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -122,7 +124,7 @@ func TestSQLiteNoCreate(t *testing.T) {
 
 func TestSQLiteAuditAppendOnly(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
-	if err := s.AppendAudit(t.Context(), []*AuditRecord{auditRecord(1, "r")}, nil); err != nil {
+	if err := s.AppendAudit(t.Context(), []*store.AuditRecord{auditRecord(1, "r")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`UPDATE audit SET request = 'x'`, `DELETE FROM audit`} {
@@ -139,13 +141,13 @@ func TestSQLiteTwoStores(t *testing.T) {
 	a := openSQLite(t, dir, nil)
 	b := openSQLite(t, dir, nil)
 	ctx := context.Background()
-	if err := a.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "r")}, nil); err != nil {
+	if err := a.AppendAudit(ctx, []*store.AuditRecord{auditRecord(1, "r")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if seq, _, err := b.AuditHead(ctx); err != nil || seq != 1 {
 		t.Fatalf("b sees head %d, %v; want 1", seq, err)
 	}
-	if err := b.AppendAudit(ctx, []*AuditRecord{auditRecord(1, "r")}, nil); !errors.Is(err, ErrConflict) {
+	if err := b.AppendAudit(ctx, []*store.AuditRecord{auditRecord(1, "r")}, nil); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("b appending seq 1 again = %v, want a conflict", err)
 	}
 }
@@ -157,9 +159,9 @@ func TestSQLiteIndexAfterReopen(t *testing.T) {
 	ctx := context.Background()
 	want := map[string][]int64{}
 	seq := int64(0)
-	appendN := func(s *SQLite, n int) {
+	appendN := func(s *Store, n int) {
 		for range n / 100 {
-			var batch []*AuditRecord
+			var batch []*store.AuditRecord
 			for range 100 {
 				seq++
 				req := fmt.Sprintf("r%d", seq%13)
@@ -196,7 +198,7 @@ func TestSQLiteIndexAfterReopen(t *testing.T) {
 func TestSQLiteSchemaVersionClosed(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
 	s.Close()
-	if _, err := s.SchemaVersion(t.Context()); !errors.Is(err, ErrClosed) {
+	if _, err := s.SchemaVersion(t.Context()); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("SchemaVersion after Close = %v, want ErrClosed", err)
 	}
 }
@@ -221,7 +223,7 @@ func TestSQLiteMigratesRequestIdentity(t *testing.T) {
 	if err != nil || old.Principal != "alice" || old.Tenant != "" || old.Roles != nil || old.Attrs != nil || old.Trace != "" {
 		t.Fatalf("the request of schema 1 reads as %+v (%v)", old, err)
 	}
-	r := &Request{ID: "new", Principal: "bob", Tenant: "globex", Roles: []string{"operator"}, Attrs: map[string]string{"team": "ops"},
+	r := &store.Request{ID: "new", Principal: "bob", Tenant: "globex", Roles: []string{"operator"}, Attrs: map[string]string{"team": "ops"},
 		Trace: "0af7651916cd43dd8448eb211c80319c", State: "running", Started: t0}
 	if err := s.PutRequest(t.Context(), r); err != nil {
 		t.Fatal(err)
@@ -237,7 +239,7 @@ func TestSQLiteMigratesRequestIdentity(t *testing.T) {
 func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
 	var detail []string
-	q, args := requestsQuery(RequestFilter{Parent: "r1"})
+	q, args := requestsQuery(store.RequestFilter{Parent: "r1"})
 	rows, err := s.r.Query(`EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +274,7 @@ func TestSQLiteMigratesIdemClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*IdemRecord{{Key: "pay:r1/c1", Owner: "idem-0011223344556677", State: IdemClaimed, Claimed: time.Unix(0, 5)}}
+	want := []*store.IdemRecord{{Key: "pay:r1/c1", Owner: "idem-0011223344556677", State: store.IdemClaimed, Claimed: time.Unix(0, 5)}}
 	if diff := cmp.Diff(want, claims); diff != "" {
 		t.Errorf("the claim of schema 2 reads as (-want +got):\n%s", diff)
 	}
@@ -298,7 +300,7 @@ func oldDatabase(t *testing.T, dir string, n int) *sql.DB {
 	all := migrations
 	migrations = all[:n]
 	defer func() { migrations = all }()
-	if err := (&SQLite{w: w}).migrate(t.Context()); err != nil {
+	if err := (&Store{w: w}).migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return w

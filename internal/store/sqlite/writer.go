@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // The SQLite store writes through one goroutine, the writer: every write
@@ -62,7 +64,7 @@ func (e *dbError) Unwrap() error { return e.err }
 
 // batch is the transaction of one group commit and its statements.
 type batch struct {
-	s     *SQLite
+	s     *Store
 	tx    *sql.Tx
 	stmts [numStmts]*sql.Stmt
 	rows  int // rows written, for the checkpointer
@@ -127,7 +129,7 @@ const writerQueue = 4096
 const writerYields = 4
 
 // startWriter starts the writer goroutine.
-func (s *SQLite) startWriter() {
+func (s *Store) startWriter() {
 	s.q = make(chan *write, writerQueue)
 	s.lost = map[string]bool{}
 	s.wDone = make(chan struct{})
@@ -137,7 +139,7 @@ func (s *SQLite) startWriter() {
 // do queues w and waits for its outcome: for a write that must be durable
 // when it returns. If ctx ends first, do returns its cause and w may or may
 // not be written.
-func (s *SQLite) do(ctx context.Context, w *write) error {
+func (s *Store) do(ctx context.Context, w *write) error {
 	w.done = make(chan error, 1)
 	if err := s.send(w); err != nil {
 		return err
@@ -151,25 +153,25 @@ func (s *SQLite) do(ctx context.Context, w *write) error {
 }
 
 // queue queues w and returns at once; a failure is logged.
-func (s *SQLite) queue(w *write) {
+func (s *Store) queue(w *write) {
 	if err := s.send(w); err != nil {
 		s.log.Error("store: a queued write was not written", "write", w.what, "err", err)
 	}
 }
 
 // send hands w to the writer, waiting for room in the queue.
-func (s *SQLite) send(w *write) error {
+func (s *Store) send(w *write) error {
 	s.qMu.RLock()
 	defer s.qMu.RUnlock()
 	if s.qClosed {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	s.q <- w
 	return nil
 }
 
 // stopWriter lets the writer commit what is queued, and stops it.
-func (s *SQLite) stopWriter() {
+func (s *Store) stopWriter() {
 	s.qMu.Lock()
 	if !s.qClosed {
 		s.qClosed = true
@@ -180,7 +182,7 @@ func (s *SQLite) stopWriter() {
 }
 
 // writer takes what is queued, commits it as one batch, and answers.
-func (s *SQLite) writer() {
+func (s *Store) writer() {
 	defer close(s.wDone)
 	ws := make([]*write, 0, 64)
 	open := true
@@ -234,7 +236,7 @@ var linger = 500 * time.Microsecond
 // write rolls the batch back; that write fails, and the others run again
 // once, without it. A second database error, or a failed commit, fails
 // them all.
-func (s *SQLite) commitBatch(ws []*write) []*write {
+func (s *Store) commitBatch(ws []*write) []*write {
 	var failed []bool
 	for attempt := 1; ; attempt++ {
 		b := &batch{s: s}
@@ -331,7 +333,7 @@ func grow(failed []bool, n int) []bool {
 }
 
 // finishAll fails every write of ws not failed yet with err.
-func (s *SQLite) finishAll(ws []*write, failed []bool, err error) {
+func (s *Store) finishAll(ws []*write, failed []bool, err error) {
 	for i, w := range ws {
 		if !failed[i] {
 			w.err = err
@@ -341,7 +343,7 @@ func (s *SQLite) finishAll(ws []*write, failed []bool, err error) {
 }
 
 // finish answers w (committed reports whether its batch committed).
-func (s *SQLite) finish(w *write, committed bool) {
+func (s *Store) finish(w *write, committed bool) {
 	if w.after != nil {
 		w.after(committed)
 	}
@@ -378,20 +380,14 @@ func (s *SQLite) finish(w *write, committed bool) {
 // rolledBack forgets what the writer keeps in memory about rows that a
 // rolled-back batch wrote: the audit records kept for the next index pass
 // (they are read back from the table instead).
-func (s *SQLite) rolledBack() {
+func (s *Store) rolledBack() {
 	s.recent = nil
 	s.indexed.Store(s.indexedCommitted)
 }
 
-// WriterStats counts what the writer has done since the store was opened.
-type WriterStats struct {
-	Batches      int64 // transactions committed
-	QueuedFailed int64 // queued writes that failed (each is logged)
-}
-
 // WriterStats returns the writer's counters.
-func (s *SQLite) WriterStats() WriterStats {
-	return WriterStats{Batches: s.batches.Load(), QueuedFailed: s.queuedFailed.Load()}
+func (s *Store) WriterStats() store.WriterStats {
+	return store.WriterStats{Batches: s.batches.Load(), QueuedFailed: s.queuedFailed.Load()}
 }
 
 // stmtID names a prepared statement of the writer.
@@ -431,6 +427,7 @@ const (
 	stEntitySet
 	stPinPut
 	stPinsVersion
+	stTaskPut
 	numStmts
 )
 
@@ -514,15 +511,20 @@ func statements() [numStmts]string {
 		AND (?8 = 0 OR tokens + excluded.tokens <= ?8) AND (?9 = 0 OR cost + excluded.cost <= ?9)
 	RETURNING turns, tool_calls, tokens, cost`
 	q[stLedgerGet] = `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = ?`
-	q[stApprovalInsert] = `INSERT INTO approvals (id, key, status, version, created, expires, updated, data)
-	VALUES (?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-	q[stApprovalUpdate] = `UPDATE approvals SET key = ?, status = ?, version = version + 1, created = ?, expires = ?, updated = ?, data = ?
+	q[stApprovalInsert] = `INSERT INTO approvals (id, key, alt, status, version, created, expires, updated, data)
+	VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	q[stApprovalUpdate] = `UPDATE approvals SET key = ?, alt = ?, status = ?, version = version + 1, created = ?, expires = ?, updated = ?, data = ?
 	WHERE id = ? AND version = ?`
 	q[stEntityCounter] = `UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value`
 	q[stEntitySet] = `INSERT INTO entities (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`
 	q[stPinPut] = `INSERT INTO pins (tool, data, updated) VALUES (?, ?, ?)
 	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
 	q[stPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`
+	q[stTaskPut] = `INSERT INTO tasks (agent, id, principal, tenant, request, state, final, data, created, updated)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+	ON CONFLICT (agent, id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, request = excluded.request,
+		state = excluded.state, final = excluded.final, data = excluded.data, updated = excluded.updated
+	WHERE NOT tasks.final`
 	return q
 }
 
@@ -535,7 +537,7 @@ func repeat(s string, n int) string {
 }
 
 // prepareWriter prepares the writer's statements on the write connection.
-func (s *SQLite) prepareWriter(ctx context.Context) error {
+func (s *Store) prepareWriter(ctx context.Context) error {
 	for id, q := range statements() {
 		if q == "" {
 			return fmt.Errorf("statement %d has no SQL", id)
@@ -550,7 +552,7 @@ func (s *SQLite) prepareWriter(ctx context.Context) error {
 }
 
 // closeStmts closes the prepared statements.
-func (s *SQLite) closeStmts() []error {
+func (s *Store) closeStmts() []error {
 	var errs []error
 	for _, st := range s.stmts {
 		if st != nil {

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"cmp"
@@ -19,15 +19,17 @@ import (
 	"time"
 	"unsafe"
 
-	sqlite "modernc.org/sqlite"
+	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // DefaultFile is the name of the SQLite database inside the data folder.
 const DefaultFile = "reach.db"
 
-// SQLiteOptions configure Open. A nil *SQLiteOptions means all defaults.
-type SQLiteOptions struct {
+// Options configure Open. A nil *Options means all defaults.
+type Options struct {
 	// File is the database file's name inside the data folder; if empty,
 	// DefaultFile ("reach.db").
 	File string
@@ -49,12 +51,12 @@ type SQLiteOptions struct {
 	Logger *slog.Logger
 }
 
-// SQLite is the embedded Store: one SQLite database in WAL mode, written
+// Store is the embedded store.Store: one SQLite database in WAL mode, written
 // by one goroutine that commits whatever is queued in one transaction
 // (group commit, see writer.go), and read through a small pool. The schema
 // is migrated when it is opened. Safe for concurrent use; several processes
 // may open the same file, but only one should append to its audit log.
-type SQLite struct {
+type Store struct {
 	path string
 	w    *sql.DB // one connection: every write, by the writer
 	r    *sql.DB // readers
@@ -86,12 +88,12 @@ const checkpointEvery = 4096
 // wait for a full checkpoint, so that the WAL restarts from its beginning.
 const walLimit = 64 << 20
 
-var _ Store = (*SQLite)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed, unless opts.NoCreate) the SQLite store in
 // the folder dir, and applies the schema migrations it lacks.
-func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error) {
-	var o SQLiteOptions
+func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -124,7 +126,11 @@ func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error)
 	}
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(0)",
 		o.BusyTimeout.Milliseconds(), o.Synchronous)
-	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-16384)&_txlock=immediate")
+	// The writer's page cache is SQLite's default size, 2 MiB: at 16 MiB
+	// `reach serve` held 27 MB more under 64 clients, and each commit
+	// spent longer scanning the cache's hash table (pcache1Truncate), for
+	// no gain (docs/BENCHMARKS.md).
+	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-2048)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
@@ -132,7 +138,7 @@ func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &SQLite{path: path, w: w, log: o.Logger}
+	s := &Store{path: path, w: w, log: o.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,11 +175,11 @@ func Open(ctx context.Context, dir string, opts *SQLiteOptions) (*SQLite, error)
 }
 
 // Path returns the database file's path.
-func (s *SQLite) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // wrote counts n rows written and wakes the checkpointer every
 // checkpointEvery rows.
-func (s *SQLite) wrote(n int) {
+func (s *Store) wrote(n int) {
 	if s.unsynced.Add(int64(n)) >= checkpointEvery {
 		s.unsynced.Store(0)
 		select {
@@ -187,7 +193,7 @@ func (s *SQLite) wrote(n int) {
 // checkpoint never blocks the writer; if the WAL still grew past walLimit
 // (the writer kept it busy), a RESTART checkpoint waits for the writer so
 // that the WAL starts over from its beginning.
-func (s *SQLite) checkpointer() {
+func (s *Store) checkpointer() {
 	defer close(s.ckDone)
 	ctx := context.Background()
 	for {
@@ -206,7 +212,7 @@ func (s *SQLite) checkpointer() {
 // Close commits the writes queued, and closes the store's connections.
 // SQLite checkpoints the WAL into the database file when the last
 // connection closes. Later calls fail with ErrClosed.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	var errs []error
 	s.close.Do(func() {
 		if s.q != nil {
@@ -228,9 +234,9 @@ func (s *SQLite) Close() error {
 }
 
 // SchemaVersion returns the newest migration applied to the database.
-func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	db := s.w
 	if s.r != nil {
@@ -243,7 +249,7 @@ func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
 
 // migrate applies the migrations the database lacks, each in its own
 // transaction. It refuses a database migrated by a newer binary.
-func (s *SQLite) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version INTEGER PRIMARY KEY,
 	name    TEXT NOT NULL,
@@ -270,7 +276,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *SQLite) apply(ctx context.Context, m migration) error {
+func (s *Store) apply(ctx context.Context, m migration) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -294,7 +300,7 @@ func (s *SQLite) apply(ctx context.Context, m migration) error {
 	return tx.Commit()
 }
 
-func (s *SQLite) prepare(ctx context.Context) error {
+func (s *Store) prepare(ctx context.Context) error {
 	if err := s.prepareWriter(ctx); err != nil {
 		return err
 	}
@@ -309,7 +315,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 
 // isConstraint reports whether err is an SQLite constraint violation.
 func isConstraint(err error) bool {
-	var se *sqlite.Error
+	var se *driver.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }
 
@@ -330,9 +336,9 @@ func bytesOf(s sql.NullString) []byte {
 }
 
 // PutRequest implements Requests: durable when it returns.
-func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
+func (s *Store) PutRequest(ctx context.Context, r *store.Request) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	var roles, attrs []byte
@@ -344,8 +350,8 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 	}
 	err := s.do(ctx, &write{run: func(b *batch) error {
 		n, err := b.affected(stPutRequest, r.ID, r.Parent, r.Principal, r.Tenant, nullBytes(roles), nullBytes(attrs), r.Trace,
-			r.Scene, r.Agent, r.State, nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), unixNano(r.Started),
-			unixNano(r.Ended), now.UnixNano())
+			r.Scene, r.Agent, r.State, nullBytes(r.Budget), nullBytes(r.Usage), nullBytes(r.Cause), store.UnixNano(r.Started),
+			store.UnixNano(r.Ended), now.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -360,26 +366,26 @@ func (s *SQLite) PutRequest(ctx context.Context, r *Request) error {
 		}
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
 	}
-	r.Updated = round(now)
+	r.Updated = store.Round(now)
 	return nil
 }
 
 // errFinal marks a request that PutRequest may not replace.
-var errFinal = fmt.Errorf("final: %w", ErrConflict)
+var errFinal = fmt.Errorf("final: %w", store.ErrConflict)
 
 // finalError says why the stored request id may not be replaced.
-func (s *SQLite) finalError(id string) error {
+func (s *Store) finalError(id string) error {
 	state := "interrupted by a restart"
 	if old, err := s.GetRequest(context.Background(), id); err == nil && old.State == "stopped" {
 		state = "stopped"
 	}
-	return fmt.Errorf("storing request %s: it was %s, and stays so: %w", id, state, ErrConflict)
+	return fmt.Errorf("storing request %s: it was %s, and stays so: %w", id, state, store.ErrConflict)
 }
 
 const requestColumns = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
 
-func scanRequest(sc interface{ Scan(...any) error }) (*Request, error) {
-	var r Request
+func scanRequest(sc interface{ Scan(...any) error }) (*store.Request, error) {
+	var r store.Request
 	var roles, attrs, budget, usage, cause sql.NullString
 	var started, ended, updated int64
 	if err := sc.Scan(&r.ID, &r.Parent, &r.Principal, &r.Tenant, &roles, &attrs, &r.Trace, &r.Scene, &r.Agent, &r.State,
@@ -397,12 +403,12 @@ func scanRequest(sc interface{ Scan(...any) error }) (*Request, error) {
 		}
 	}
 	r.Budget, r.Usage, r.Cause = bytesOf(budget), bytesOf(usage), bytesOf(cause)
-	r.Started, r.Ended, r.Updated = fromUnixNano(started), fromUnixNano(ended), fromUnixNano(updated)
+	r.Started, r.Ended, r.Updated = store.FromUnixNano(started), store.FromUnixNano(ended), store.FromUnixNano(updated)
 	return &r, nil
 }
 
 // requestsQuery is the query of ListRequests(f) and its arguments.
-func requestsQuery(f RequestFilter) (string, []any) {
+func requestsQuery(f store.RequestFilter) (string, []any) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -430,13 +436,13 @@ func requestsQuery(f RequestFilter) (string, []any) {
 }
 
 // GetRequest implements Requests.
-func (s *SQLite) GetRequest(ctx context.Context, id string) (*Request, error) {
+func (s *Store) GetRequest(ctx context.Context, id string) (*store.Request, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	r, err := scanRequest(s.r.QueryRowContext(ctx, `SELECT `+requestColumns+` FROM requests WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("request %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("request %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading request %s: %w", id, err)
@@ -445,9 +451,9 @@ func (s *SQLite) GetRequest(ctx context.Context, id string) (*Request, error) {
 }
 
 // ListRequests implements Requests.
-func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request, error) {
+func (s *Store) ListRequests(ctx context.Context, f store.RequestFilter) ([]*store.Request, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	q, args := requestsQuery(f)
 	rows, err := s.r.QueryContext(ctx, q, args...)
@@ -455,7 +461,7 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 		return nil, fmt.Errorf("listing requests: %w", err)
 	}
 	defer rows.Close()
-	var out []*Request
+	var out []*store.Request
 	for rows.Next() {
 		r, err := scanRequest(rows)
 		if err != nil {
@@ -467,9 +473,9 @@ func (s *SQLite) ListRequests(ctx context.Context, f RequestFilter) ([]*Request,
 }
 
 // PutFrame implements Frames: durable when it returns.
-func (s *SQLite) PutFrame(ctx context.Context, f *Frame) error {
+func (s *Store) PutFrame(ctx context.Context, f *store.Frame) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if err := s.do(ctx, s.frameWrite(f)); err != nil {
 		return fmt.Errorf("storing frame %s of request %s: %w", f.Frame, f.Request, err)
@@ -479,46 +485,46 @@ func (s *SQLite) PutFrame(ctx context.Context, f *Frame) error {
 
 // QueueFrame implements Frames: it returns at once, and the frame is
 // written with a later batch.
-func (s *SQLite) QueueFrame(f *Frame) {
+func (s *Store) QueueFrame(f *store.Frame) {
 	w := s.frameWrite(f)
 	w.what = "frame " + f.Frame + " of request " + f.Request
 	s.queue(w)
 }
 
-func (s *SQLite) frameWrite(f *Frame) *write {
+func (s *Store) frameWrite(f *store.Frame) *write {
 	now := time.Now()
-	f.Updated = round(now)
+	f.Updated = store.Round(now)
 	key := frameKey(f.Request, f.Frame)
 	return &write{pairs: key, run: func(b *batch) error {
 		if s.lost[key] {
 			delete(s.lost, key)
-			return fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", ErrConflict)
+			return fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict)
 		}
 		if f.State != "executing" {
 			// The end of a checkpoint written before: an update finds it
 			// without trying an insert first.
 			n, err := b.affected(stUpdateFrame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State, nullBytes(f.Args),
-				nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
+				nullBytes(f.Undo), nullBytes(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
 			if err != nil || n == 1 {
 				return err
 			}
 		}
 		_, err := b.affected(stPutFrame, f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, f.IdemKey, f.State,
-			nullBytes(f.Args), nullBytes(f.Undo), nullBytes(f.Error), unixNano(f.Started), now.UnixNano())
+			nullBytes(f.Args), nullBytes(f.Undo), nullBytes(f.Error), store.UnixNano(f.Started), now.UnixNano())
 		return err
 	}}
 }
 
-func (s *SQLite) queryFrames(ctx context.Context, where string, args ...any) ([]*Frame, error) {
+func (s *Store) queryFrames(ctx context.Context, where string, args ...any) ([]*store.Frame, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT request, frame, parent, kind, name, call_id, idem_key, state,
 	args, undo, error, started, updated FROM frames WHERE `+where+` ORDER BY started, rowid`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading frames: %w", err)
 	}
 	defer rows.Close()
-	var out []*Frame
+	var out []*store.Frame
 	for rows.Next() {
-		var f Frame
+		var f store.Frame
 		var a, u, e sql.NullString
 		var started, updated int64
 		if err := rows.Scan(&f.Request, &f.Frame, &f.Parent, &f.Kind, &f.Name, &f.CallID, &f.IdemKey, &f.State,
@@ -526,24 +532,24 @@ func (s *SQLite) queryFrames(ctx context.Context, where string, args ...any) ([]
 			return nil, fmt.Errorf("reading frames: %w", err)
 		}
 		f.Args, f.Undo, f.Error = bytesOf(a), bytesOf(u), bytesOf(e)
-		f.Started, f.Updated = fromUnixNano(started), fromUnixNano(updated)
+		f.Started, f.Updated = store.FromUnixNano(started), store.FromUnixNano(updated)
 		out = append(out, &f)
 	}
 	return out, rows.Err()
 }
 
 // RequestFrames implements Frames.
-func (s *SQLite) RequestFrames(ctx context.Context, request string) ([]*Frame, error) {
+func (s *Store) RequestFrames(ctx context.Context, request string) ([]*store.Frame, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return s.queryFrames(ctx, `request = ?`, request)
 }
 
 // OpenFrames implements Frames.
-func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
+func (s *Store) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	return s.queryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
@@ -554,15 +560,15 @@ func (s *SQLite) OpenFrames(ctx context.Context) ([]*Frame, error) {
 // committed with the call's "executing" checkpoint, which the writer waits
 // for (briefly) before it commits: that PutFrame returns once both are
 // durable, or fails if the claim could not be committed.
-func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, claimed bool, err error) {
+func (s *Store) ClaimKey(ctx context.Context, c *store.IdemRecord) (rec *store.IdemRecord, claimed bool, err error) {
 	if s.closed.Load() {
-		return nil, false, ErrClosed
+		return nil, false, store.ErrClosed
 	}
 	w := &write{}
-	var found *IdemRecord // what the writer found, in its latest run
+	var found *store.IdemRecord // what the writer found, in its latest run
 	w.run = func(b *batch) error {
 		w.claimed, found = false, nil
-		n, err := b.affected(stIdemClaim, c.Key, c.Owner, c.Args, c.Request, c.Frame, unixNano(c.Claimed), unixNano(c.Expires))
+		n, err := b.affected(stIdemClaim, c.Key, c.Owner, c.Args, c.Request, c.Frame, store.UnixNano(c.Claimed), store.UnixNano(c.Expires))
 		if err != nil {
 			return err
 		}
@@ -579,17 +585,24 @@ func (s *SQLite) ClaimKey(ctx context.Context, c *IdemRecord) (rec *IdemRecord, 
 	}
 	if c.Frame != "" && c.Request != "" {
 		w.pair, w.decided = frameKey(c.Request, c.Frame), make(chan struct{})
-		w.answer = func(e error) { rec, claimed, err = found, w.claimed && e == nil, e }
+		var aRec *store.IdemRecord
+		var aClaimed bool
+		var aErr error
+		w.answer = func(e error) { aRec, aClaimed, aErr = found, w.claimed && e == nil, e }
 		if err := s.send(w); err != nil {
 			return nil, false, err
 		}
 		select {
 		case <-w.decided:
+			// The writer answered before closing decided; after a
+			// context's end it may still be answering.
+			rec, claimed, err = aRec, aClaimed, aErr
 		case <-ctx.Done():
 			return nil, false, context.Cause(ctx)
 		}
-	} else {
-		err = s.do(ctx, w)
+	} else if err = s.do(ctx, w); err == nil {
+		// Read only after the writer answered: on a context's end it may
+		// still be running the write.
 		rec, claimed = found, w.claimed
 	}
 	if err != nil {
@@ -603,13 +616,13 @@ func frameKey(request, frame string) string { return request + "\x00" + frame }
 
 const idemColumns = `key, owner, state, args, request, frame, result, claimed, expires`
 
-func scanIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
-	var r IdemRecord
+func scanIdem(sc interface{ Scan(...any) error }) (*store.IdemRecord, error) {
+	var r store.IdemRecord
 	var claimed, expires int64
 	if err := sc.Scan(&r.Key, &r.Owner, &r.State, &r.Args, &r.Request, &r.Frame, &r.Result, &claimed, &expires); err != nil {
 		return nil, err
 	}
-	r.Claimed, r.Expires = fromUnixNano(claimed), fromUnixNano(expires)
+	r.Claimed, r.Expires = store.FromUnixNano(claimed), store.FromUnixNano(expires)
 	if len(r.Result) == 0 {
 		r.Result = nil
 	}
@@ -617,16 +630,16 @@ func scanIdem(sc interface{ Scan(...any) error }) (*IdemRecord, error) {
 }
 
 // CompleteKey implements IdemRecords: durable when it returns.
-func (s *SQLite) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+func (s *Store) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return s.do(ctx, completeWrite(key, owner, result, expires))
 }
 
 // QueueCompleteKey implements IdemRecords: it returns at once, and the
 // result is recorded with a later batch (a failure is logged).
-func (s *SQLite) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+func (s *Store) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
 	w := completeWrite(key, owner, result, expires)
 	w.what = "the result of idempotency key " + strconv.Quote(key)
 	s.queue(w)
@@ -634,28 +647,28 @@ func (s *SQLite) QueueCompleteKey(key, owner string, result []byte, expires time
 
 func completeWrite(key, owner string, result []byte, expires time.Time) *write {
 	return &write{run: func(b *batch) error {
-		n, err := b.affected(stIdemComplete, result, unixNano(expires), key, owner)
+		n, err := b.affected(stIdemComplete, result, store.UnixNano(expires), key, owner)
 		if err != nil {
 			return fmt.Errorf("completing idempotency key %q: %w", key, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, ErrConflict)
+			return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, store.ErrConflict)
 		}
 		return nil
 	}}
 }
 
 // ReleaseKey implements IdemRecords: durable when it returns.
-func (s *SQLite) ReleaseKey(ctx context.Context, key, owner string) error {
+func (s *Store) ReleaseKey(ctx context.Context, key, owner string) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return s.do(ctx, releaseWrite(key, owner))
 }
 
 // QueueReleaseKey implements IdemRecords: it returns at once, and the
 // claim is deleted with a later batch.
-func (s *SQLite) QueueReleaseKey(key, owner string) {
+func (s *Store) QueueReleaseKey(key, owner string) {
 	w := releaseWrite(key, owner)
 	w.what = "the release of idempotency key " + strconv.Quote(key)
 	s.queue(w)
@@ -671,23 +684,23 @@ func releaseWrite(key, owner string) *write {
 }
 
 // SettleClaim implements IdemRecords.
-func (s *SQLite) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
+func (s *Store) SettleClaim(ctx context.Context, c *store.IdemRecord, result []byte, expires time.Time) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return s.do(ctx, &write{run: func(b *batch) error {
 		var n int64
 		var err error
 		if result == nil {
-			n, err = b.affected(stIdemSettleDelete, c.Key, c.Owner, unixNano(c.Claimed))
+			n, err = b.affected(stIdemSettleDelete, c.Key, c.Owner, store.UnixNano(c.Claimed))
 		} else {
-			n, err = b.affected(stIdemSettleUpdate, result, unixNano(expires), c.Key, c.Owner, unixNano(c.Claimed))
+			n, err = b.affected(stIdemSettleUpdate, result, store.UnixNano(expires), c.Key, c.Owner, store.UnixNano(c.Claimed))
 		}
 		if err != nil {
 			return fmt.Errorf("settling idempotency key %q: %w", c.Key, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, ErrConflict)
+			return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", c.Key, c.Owner, store.ErrConflict)
 		}
 		return nil
 	}})
@@ -695,12 +708,12 @@ func (s *SQLite) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, 
 
 // SettleKey implements IdemRecords. The record keeps the arguments and
 // checkpoint it was claimed with, if it had any.
-func (s *SQLite) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
+func (s *Store) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return s.do(ctx, &write{run: func(b *batch) error {
-		if _, err := b.affected(stIdemSettleKey, key, result, time.Now().UnixNano(), unixNano(expires)); err != nil {
+		if _, err := b.affected(stIdemSettleKey, key, result, time.Now().UnixNano(), store.UnixNano(expires)); err != nil {
 			return fmt.Errorf("settling idempotency key %q: %w", key, err)
 		}
 		return nil
@@ -708,16 +721,16 @@ func (s *SQLite) SettleKey(ctx context.Context, key string, result []byte, expir
 }
 
 // ClaimedKeys implements IdemRecords.
-func (s *SQLite) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
+func (s *Store) ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
 	if err != nil {
 		return nil, fmt.Errorf("listing idempotency claims: %w", err)
 	}
 	defer rows.Close()
-	var out []*IdemRecord
+	var out []*store.IdemRecord
 	for rows.Next() {
 		r, err := scanIdem(rows)
 		if err != nil {
@@ -729,9 +742,9 @@ func (s *SQLite) ClaimedKeys(ctx context.Context) ([]*IdemRecord, error) {
 }
 
 // SweepKeys implements IdemRecords.
-func (s *SQLite) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+func (s *Store) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	var n int64
 	err := s.do(ctx, &write{run: func(b *batch) error {
@@ -751,9 +764,9 @@ func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), l
 
 // AppendAudit implements AuditLog: the records go into the writer's next
 // batch (with multi-row INSERTs), and are durable when it returns.
-func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []AuditCheckpoint) error {
+func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if len(recs) == 0 && len(cps) == 0 {
 		return nil
@@ -766,14 +779,14 @@ func (s *SQLite) AppendAudit(ctx context.Context, recs []*AuditRecord, cps []Aud
 }
 
 // appendAudit is AppendAudit in the writer's batch.
-func (s *SQLite) appendAudit(b *batch, recs []*AuditRecord, cps []AuditCheckpoint) error {
+func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
 	if len(recs) > 0 {
 		// The seq column alone would accept a gap.
 		var head int64
 		if err := scanErr(b.queryRow(stAuditHead).Scan(&head)); err != nil {
 			return fmt.Errorf("appending audit records: %w", err)
 		}
-		if err := follows(recs, head); err != nil {
+		if err := store.Follows(recs, head); err != nil {
 			return err
 		}
 	}
@@ -783,7 +796,7 @@ func (s *SQLite) appendAudit(b *batch, recs []*AuditRecord, cps []AuditCheckpoin
 		for len(rest) >= c.rows {
 			args = args[:0]
 			for _, r := range rest[:c.rows] {
-				args = append(args, r.Seq, unixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
+				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
 			}
 			if _, err := b.affected(c.id, args...); err != nil {
 				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[c.rows-1].Seq, err)
@@ -792,7 +805,7 @@ func (s *SQLite) appendAudit(b *batch, recs []*AuditRecord, cps []AuditCheckpoin
 		}
 	}
 	for _, cp := range cps {
-		if _, err := b.affected(stAuditCheckpoint, cp.Seq, cp.Hash, unixNano(cp.Time)); err != nil {
+		if _, err := b.affected(stAuditCheckpoint, cp.Seq, cp.Hash, store.UnixNano(cp.Time)); err != nil {
 			return fmt.Errorf("appending audit checkpoint %d: %w", cp.Seq, err)
 		}
 	}
@@ -826,7 +839,7 @@ const (
 
 // indexAudit adds a pass over the records after the 'indexed' mark to the
 // request index: one audit_requests row per request, with its seqs.
-func (s *SQLite) indexAudit(b *batch) error {
+func (s *Store) indexAudit(b *batch) error {
 	var from int64
 	if err := scanErr(b.queryRow(stAuditIndexed).Scan(&from)); err != nil {
 		return err
@@ -898,9 +911,9 @@ type reqSeq struct {
 }
 
 // AuditHead implements AuditLog.
-func (s *SQLite) AuditHead(ctx context.Context) (int64, []byte, error) {
+func (s *Store) AuditHead(ctx context.Context) (int64, []byte, error) {
 	if s.closed.Load() {
-		return 0, nil, ErrClosed
+		return 0, nil, store.ErrClosed
 	}
 	var seq int64
 	var hash []byte
@@ -925,29 +938,29 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func queryAudit(ctx context.Context, db querier, q string, args ...any) ([]*AuditRecord, error) {
+func queryAudit(ctx context.Context, db querier, q string, args ...any) ([]*store.AuditRecord, error) {
 	rows, err := db.QueryContext(ctx, auditSelect+q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	defer rows.Close()
-	var out []*AuditRecord
+	var out []*store.AuditRecord
 	for rows.Next() {
-		var r AuditRecord
+		var r store.AuditRecord
 		var t int64
 		if err := rows.Scan(&r.Seq, &t, &r.Request, &r.Data, &r.PrevHash, &r.Hash); err != nil {
 			return out, fmt.Errorf("reading the audit log: %w", err)
 		}
-		r.Time = fromUnixNano(t)
+		r.Time = store.FromUnixNano(t)
 		out = append(out, &r)
 	}
 	return out, rows.Err()
 }
 
 // ScanAudit implements AuditLog.
-func (s *SQLite) ScanAudit(ctx context.Context, after int64, limit int) ([]*AuditRecord, error) {
+func (s *Store) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.AuditRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	if limit <= 0 {
 		limit = -1
@@ -958,9 +971,9 @@ func (s *SQLite) ScanAudit(ctx context.Context, after int64, limit int) ([]*Audi
 // RequestAudit implements AuditLog: the request's seqs from each pass of
 // the index, then a scan of the records no pass covers yet, in one read
 // transaction (one snapshot).
-func (s *SQLite) RequestAudit(ctx context.Context, request string) ([]*AuditRecord, error) {
+func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -1000,7 +1013,7 @@ func (s *SQLite) RequestAudit(ctx context.Context, request string) ([]*AuditReco
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	var out []*AuditRecord
+	var out []*store.AuditRecord
 	for len(seqs) > 0 {
 		n := min(len(seqs), 500)
 		recs, err := queryAudit(ctx, tx, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, seqs[:n]...)
@@ -1018,9 +1031,9 @@ func (s *SQLite) RequestAudit(ctx context.Context, request string) ([]*AuditReco
 }
 
 // AuditCheckpoints implements AuditLog.
-func (s *SQLite) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error) {
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT seq, ifnull(cast(hash AS BLOB), x''), ifnull(cast(time AS INTEGER), 0)
 	FROM checkpoints ORDER BY seq`)
@@ -1028,28 +1041,28 @@ func (s *SQLite) AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error
 		return nil, fmt.Errorf("reading audit checkpoints: %w", err)
 	}
 	defer rows.Close()
-	var out []AuditCheckpoint
+	var out []store.AuditCheckpoint
 	for rows.Next() {
-		var cp AuditCheckpoint
+		var cp store.AuditCheckpoint
 		var t int64
 		if err := rows.Scan(&cp.Seq, &cp.Hash, &t); err != nil {
 			return nil, fmt.Errorf("reading audit checkpoints: %w", err)
 		}
-		cp.Time = fromUnixNano(t)
+		cp.Time = store.FromUnixNano(t)
 		out = append(out, cp)
 	}
 	return out, rows.Err()
 }
 
 // AddDeadLetter implements DeadLetters: durable when it returns.
-func (s *SQLite) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error) {
+func (s *Store) AddDeadLetter(ctx context.Context, d *store.DeadLetter) (int64, error) {
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, store.ErrClosed
 	}
 	now := time.Now()
 	var id int64
 	err := s.do(ctx, &write{run: func(b *batch) error {
-		res, err := b.exec(stDeadAdd, d.Request, d.Frame, d.Tool, nullBytes(d.Args), d.Error, d.Attempts, DeadOpen, d.Note,
+		res, err := b.exec(stDeadAdd, d.Request, d.Frame, d.Tool, nullBytes(d.Args), d.Error, d.Attempts, store.DeadOpen, d.Note,
 			now.UnixNano(), now.UnixNano())
 		if err != nil {
 			return err
@@ -1063,14 +1076,14 @@ func (s *SQLite) AddDeadLetter(ctx context.Context, d *DeadLetter) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("storing a dead letter: %w", err)
 	}
-	d.ID, d.State, d.Created, d.Updated = id, DeadOpen, round(now), round(now)
+	d.ID, d.State, d.Created, d.Updated = id, store.DeadOpen, store.Round(now), store.Round(now)
 	return id, nil
 }
 
 // ListDeadLetters implements DeadLetters.
-func (s *SQLite) ListDeadLetters(ctx context.Context, state string) ([]*DeadLetter, error) {
+func (s *Store) ListDeadLetters(ctx context.Context, state string) ([]*store.DeadLetter, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	q := `SELECT id, request, frame, tool, args, error, attempts, state, note, created, updated FROM dead_letters`
 	var args []any
@@ -1083,25 +1096,25 @@ func (s *SQLite) ListDeadLetters(ctx context.Context, state string) ([]*DeadLett
 		return nil, fmt.Errorf("listing dead letters: %w", err)
 	}
 	defer rows.Close()
-	var out []*DeadLetter
+	var out []*store.DeadLetter
 	for rows.Next() {
-		var d DeadLetter
+		var d store.DeadLetter
 		var a sql.NullString
 		var created, updated int64
 		if err := rows.Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &a, &d.Error, &d.Attempts, &d.State, &d.Note,
 			&created, &updated); err != nil {
 			return nil, fmt.Errorf("listing dead letters: %w", err)
 		}
-		d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
+		d.Args, d.Created, d.Updated = bytesOf(a), store.FromUnixNano(created), store.FromUnixNano(updated)
 		out = append(out, &d)
 	}
 	return out, rows.Err()
 }
 
 // UpdateDeadLetter implements DeadLetters: durable when it returns.
-func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
+func (s *Store) UpdateDeadLetter(ctx context.Context, d *store.DeadLetter) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	now := time.Now()
 	err := s.do(ctx, &write{run: func(b *batch) error {
@@ -1110,27 +1123,27 @@ func (s *SQLite) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 			return fmt.Errorf("updating dead letter %d: %w", d.ID, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
+			return fmt.Errorf("dead letter %d: %w", d.ID, store.ErrNotFound)
 		}
 		return nil
 	}})
 	if err != nil {
 		return err
 	}
-	d.Updated = round(now)
+	d.Updated = store.Round(now)
 	return nil
 }
 
 // TakeDeadLetter implements DeadLetters: the update and the read are one
 // write of the writer's batch.
-func (s *SQLite) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+func (s *Store) TakeDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, store.ErrClosed
 	}
 	now := time.Now()
-	var d DeadLetter
+	var d store.DeadLetter
 	err := s.do(ctx, &write{run: func(b *batch) error {
-		n, err := b.affected(stDeadTake, DeadTaken, now.UnixNano(), id, DeadOpen)
+		n, err := b.affected(stDeadTake, store.DeadTaken, now.UnixNano(), id, store.DeadOpen)
 		if err != nil {
 			return err
 		}
@@ -1140,19 +1153,19 @@ func (s *SQLite) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, err
 			&d.State, &d.Note, &created, &updated))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
+			return fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
 		case err != nil:
 			return err
-		case n == 0 && d.State == DeadTaken:
-			return fmt.Errorf("dead letter %d is taken: %w", id, ErrConflict)
+		case n == 0 && d.State == store.DeadTaken:
+			return fmt.Errorf("dead letter %d is taken: %w", id, store.ErrConflict)
 		case n == 0:
-			return fmt.Errorf("dead letter %d is %s: %w", id, d.State, ErrNotFound)
+			return fmt.Errorf("dead letter %d is %s: %w", id, d.State, store.ErrNotFound)
 		}
-		d.Args, d.Created, d.Updated = bytesOf(a), fromUnixNano(created), fromUnixNano(updated)
+		d.Args, d.Created, d.Updated = bytesOf(a), store.FromUnixNano(created), store.FromUnixNano(updated)
 		return nil
 	}})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("taking dead letter %d: %w", id, err)

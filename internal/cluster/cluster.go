@@ -1,0 +1,437 @@
+// Package cluster is what several gateway instances on one PostgreSQL
+// store need (issue 17): each has a name, heartbeats, and shares with the
+// others the requests they run, their budgets, their stops and the stacks
+// of their calls. The store is the truth; a notification is only a
+// wake-up.
+//
+//	c, err := cluster.New(ctx, &cluster.Options{Store: pg, Instance: "gw-1"})
+//	rec := c.Recorder(durable.New(pg, nil, log)) // the runtime's Checkpoints, Requests, DeadLetters
+//	rt := reach.New(&reach.Options{Requests: rec, Checkpoints: rec, Middleware: []reach.Middleware{c.Admission()}, ...})
+//	c.Start(rt, onApproval) // heartbeats, stops from the others, recovery of the dead ones' work
+//	defer c.Close()
+//
+// # What each instance shares
+//
+//   - A request: the first instance that gets a call of it begins it
+//     (postgres.Store.JoinRequest); any other joins it, as it was begun
+//     (principal, budget, trace, start), so that both count one budget and
+//     one wall clock; it ends when the last instance leaves it.
+//   - Its budget: before each tool call runs, Admission debits the call
+//     from the request's ledger (and its ancestors'), under the ledger's
+//     lock: two instances together never pass a budget.
+//   - Its stop: Request.Stop stores the stop (raised, never lowered) under
+//     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
+//     its part of the request. An instance that missed the wake-up sees the
+//     stop at the request's next call, whose admission refuses it; one
+//     that was cut off reads the stops it missed when it connects again.
+//   - The stack of a call: each checkpoint keeps its call's ancestors, so
+//     that a call another instance places under it (traceparent,
+//     reach/parent) is checked against them (Parent).
+//   - Liveness: each life heartbeats; a life whose heartbeat stops for the
+//     TTL is dead: its idempotency claims are settled by their
+//     checkpoints, its open checkpoints marked, and the requests whose
+//     every instance is dead are interrupted by one live instance, which
+//     claims them first (SKIP LOCKED) and runs their undos, each once
+//     under its idempotency key (internal/durable).
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// Options configure New.
+type Options struct {
+	// Store is the store the instances share.
+	Store *postgres.Store
+	// Instance is this instance's name; no other running instance has it.
+	Instance string
+	// TTL is how long a life may go without a heartbeat before the others
+	// take it for dead; if zero, 10s. Heartbeats come every TTL/5.
+	TTL time.Duration
+	// Logger; if nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Cluster is this instance among those that share a store. Make one with
+// New, then Start it with the runtime.
+type Cluster struct {
+	st      *postgres.Store
+	name    string
+	owner   string // "<name>/<life>"
+	started time.Time
+	ttl     time.Duration
+	log     *slog.Logger
+
+	rt         *reach.Runtime
+	onApproval func(id string)
+	recover    func(ctx context.Context) error
+
+	mu     sync.Mutex
+	local  map[string]*reach.Request // the requests running here, by id
+	joined map[string]bool           // roots this instance joined or began (JoinRequest), until RequestBegan
+
+	view    atomic.Pointer[liveView]
+	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
+	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+// liveView is who was alive at a heartbeat.
+type liveView struct {
+	at    time.Time
+	alive map[string]bool // by owner
+	dead  []string        // owners whose heartbeat stopped
+}
+
+// New registers this instance on the store: it takes its name
+// (postgres.Store.HoldInstance: a second process of the same name is
+// refused) and heartbeats once. Its earlier lives are dead from then on.
+func New(ctx context.Context, o *Options) (*Cluster, error) {
+	if o == nil || o.Store == nil || o.Instance == "" {
+		return nil, errors.New("cluster.New: a store and an instance name are needed")
+	}
+	if strings.Contains(o.Instance, "/") {
+		return nil, fmt.Errorf("cluster.New: the instance name %q has a '/'", o.Instance)
+	}
+	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, log: o.Logger, started: time.Now(),
+		local: map[string]*reach.Request{}, joined: map[string]bool{}, stop: make(chan struct{})}
+	if c.ttl == 0 {
+		c.ttl = 10 * time.Second
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	c.owner = c.name + "/" + hex.EncodeToString(b[:])
+	if err := c.st.HoldInstance(ctx, c.name); err != nil {
+		if errors.Is(err, postgres.ErrInstanceRunning) {
+			return nil, fmt.Errorf("instance %s runs already on this store: give this gateway another name (instance: in the configuration)", c.name)
+		}
+		return nil, err
+	}
+	if err := c.beat(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Owner returns this life's name, "<instance>/<life>": what its
+// idempotency claims and checkpoints are owned by.
+func (c *Cluster) Owner() string { return c.owner }
+
+// Instance returns the instance's name.
+func (c *Cluster) Instance() string { return c.name }
+
+// TTL returns how long a life may go without a heartbeat.
+func (c *Cluster) TTL() time.Duration { return c.ttl }
+
+// beat heartbeats and reads who is alive.
+func (c *Cluster) beat(ctx context.Context) error {
+	if err := c.st.Heartbeat(ctx, c.owner, c.name, c.started); err != nil {
+		c.healthy.Store(0)
+		return err
+	}
+	lives, err := c.st.Lives(ctx, c.ttl)
+	if err != nil {
+		c.healthy.Store(0)
+		return err
+	}
+	v := &liveView{at: time.Now(), alive: map[string]bool{}}
+	for _, l := range lives {
+		// This instance holds its name: its earlier lives are dead,
+		// whatever their last heartbeat.
+		if l.Alive && (l.Name != c.name || l.Owner == c.owner) {
+			v.alive[l.Owner] = true
+		} else {
+			v.dead = append(v.dead, l.Owner)
+		}
+	}
+	c.view.Store(v)
+	c.healthy.CompareAndSwap(0, time.Now().UnixNano())
+	return nil
+}
+
+// Alive reports whether the life owner may still run a call it claimed
+// at claimed: false once a heartbeat read after the claim no longer
+// finds it alive (store.IdempotencyOptions.Alive).
+func (c *Cluster) Alive(owner string, claimed time.Time) bool {
+	if owner == c.owner {
+		return true
+	}
+	if name, _, ok := strings.Cut(owner, "/"); ok && name == c.name {
+		return false // an earlier life of this instance
+	}
+	v := c.view.Load()
+	if v == nil || v.alive[owner] {
+		return true
+	}
+	// A life not seen alive in a view read well after its claim is dead;
+	// one that began after the view may be alive.
+	return !v.at.After(claimed.Add(time.Second))
+}
+
+// Dead implements durable.Shared: the lives that died, as of the last
+// heartbeat.
+func (c *Cluster) Dead(context.Context) ([]string, error) {
+	v := c.view.Load()
+	if v == nil {
+		return nil, nil
+	}
+	return v.dead, nil
+}
+
+// OpenFramesOf implements durable.Shared.
+func (c *Cluster) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error) {
+	return c.st.OpenFramesOf(ctx, owners)
+}
+
+// ClaimOrphans implements durable.Shared.
+func (c *Cluster) ClaimOrphans(ctx context.Context, n int) ([]string, error) {
+	return c.st.ClaimOrphans(ctx, c.owner, c.ttl, n)
+}
+
+// Release implements durable.Shared.
+func (c *Cluster) Release(ctx context.Context, id string) error {
+	return c.st.Release(ctx, id, c.owner)
+}
+
+// Forget implements durable.Shared.
+func (c *Cluster) Forget(ctx context.Context, owner string) error {
+	return c.st.Forget(ctx, owner, c.ttl)
+}
+
+var _ durable.Shared = (*Cluster)(nil)
+
+// Start begins the instance's background work with rt (built with
+// Recorder and Admission): heartbeats every TTL/5; the stops of the other
+// instances applied to the requests running here (and those missed while
+// cut off, read again on each connection); onApproval (if not nil) told
+// of every approval written by any instance; and, once its heartbeats
+// have gone on for a TTL, recover run every TTL/2 (durable.Recover with
+// this cluster as its Shared), for the work of instances that died.
+func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover func(ctx context.Context) error) error {
+	c.rt, c.onApproval, c.recover = rt, onApproval, recover
+	c.caught.Store(time.Now().Add(-c.ttl).UnixNano())
+	if err := c.st.Watch(c.signal, c.catchUp); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		<-c.stop
+		cancel()
+	}()
+	go func() {
+		defer c.wg.Done()
+		every := max(c.ttl/5, 10*time.Millisecond)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		lastRecover, lastSweep := time.Now(), time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			bctx, bcancel := context.WithTimeout(ctx, c.ttl)
+			if err := c.beat(bctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("cluster: a heartbeat failed", "instance", c.name, "err", err)
+			}
+			bcancel()
+			// Recover only after heartbeats went on for a TTL: after a
+			// break (the database restarted, say) the others need that long
+			// to be seen alive again.
+			h := c.healthy.Load()
+			if c.recover == nil || h == 0 || time.Since(time.Unix(0, h)) < c.ttl || time.Since(lastRecover) < c.ttl/2 {
+				continue
+			}
+			lastRecover = time.Now()
+			// When lives died; and now and then, for orphans a recovery
+			// cut short left (their recoverer died in turn).
+			if v := c.view.Load(); (v == nil || len(v.dead) == 0) && time.Since(lastSweep) < 10*c.ttl {
+				continue
+			}
+			lastSweep = time.Now()
+			rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
+			if err := c.recover(rctx); err != nil && ctx.Err() == nil {
+				c.log.Error("cluster: recovering the work of dead instances failed", "err", err)
+			}
+			rcancel()
+		}
+	}()
+	return nil
+}
+
+// Close stops the background work and says this life departs: the others
+// do not wait for it as for a dead one. The requests it runs should have
+// ended (their last instance stores them ended).
+func (c *Cluster) Close() error {
+	c.once.Do(func() {
+		close(c.stop)
+		c.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.st.Depart(ctx, c.owner); err != nil {
+			c.log.Warn("cluster: departing", "err", err)
+		}
+	})
+	return nil
+}
+
+// signal handles a wake-up from any instance.
+func (c *Cluster) signal(s postgres.Signal) {
+	switch s.Kind {
+	case "stop":
+		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
+		defer cancel()
+		c.applyStop(ctx, s.ID)
+	case "approval":
+		if c.onApproval != nil {
+			c.onApproval(s.ID)
+		}
+	}
+}
+
+// applyStop stops the request id here, if it runs here, as the store says.
+func (c *Cluster) applyStop(ctx context.Context, id string) {
+	c.mu.Lock()
+	r := c.local[id]
+	c.mu.Unlock()
+	if r == nil {
+		return
+	}
+	rec, err := c.st.GetRequest(ctx, id)
+	if err != nil {
+		c.log.Error("cluster: reading a stop", "request", id, "err", err)
+		return
+	}
+	c.stopLocal(r, rec.State, rec.Cause)
+}
+
+// stopLocal stops r here as the stored state and cause say.
+func (c *Cluster) stopLocal(r *reach.Request, state string, cause []byte) {
+	cs := durable.DecodeCause(cause)
+	if cs.Mode == reach.Running {
+		cs.Mode = reach.Cancel
+		if state == "interrupted" {
+			cs.Mode = reach.Isolate
+		}
+	}
+	r.StopWith(cs)
+}
+
+// catchUp reads the stops written since the newest one read, as a
+// connection of the listener is made (again): what it missed.
+func (c *Cluster) catchUp(ctx context.Context) {
+	since := time.Unix(0, c.caught.Load()).Add(-time.Minute) // margin for the writers' clocks
+	stops, err := c.st.Stops(ctx, since)
+	if err != nil {
+		c.log.Warn("cluster: reading the stops missed", "err", err)
+		return
+	}
+	for _, s := range stops {
+		c.mu.Lock()
+		r := c.local[s.Request]
+		c.mu.Unlock()
+		if r != nil {
+			c.stopLocal(r, s.State, s.Cause)
+		}
+		if n := s.Updated.UnixNano(); n > c.caught.Load() {
+			c.caught.Store(n)
+		}
+	}
+}
+
+// track and untrack keep the requests running here, for the stops.
+func (c *Cluster) track(r *reach.Request) {
+	c.mu.Lock()
+	c.local[r.ID()] = r
+	c.mu.Unlock()
+}
+
+func (c *Cluster) untrack(r *reach.Request) {
+	c.mu.Lock()
+	if c.local[r.ID()] == r {
+		delete(c.local, r.ID())
+	}
+	c.mu.Unlock()
+}
+
+// Stop stops request id, which another instance may run, as an operator's
+// stop through this instance's API: stored with its cause, every instance
+// woken. may says whether the caller may stop a request of principal and
+// tenant. found is false when the store knows no such request.
+func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
+	rec, err := c.st.GetRequest(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	root := rec
+	for range 64 {
+		if root.Parent == "" {
+			break
+		}
+		p, err := c.st.GetRequest(ctx, root.Parent)
+		if err != nil {
+			break
+		}
+		root = p
+	}
+	if !may(root.Principal, root.Tenant) {
+		return true, nil, errNotYours
+	}
+	cs := reach.Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: id}
+	if _, err := c.st.StopRequest(ctx, id, int(mode), durable.EncodeCause(cs)); err != nil {
+		return true, nil, err
+	}
+	rec, err = c.st.GetRequest(ctx, id)
+	if err != nil {
+		return true, nil, err
+	}
+	stored := durable.DecodeCause(rec.Cause)
+	return true, &stored, nil
+}
+
+var errNotYours = errors.New("the request belongs to another principal")
+
+// ErrNotYours is what Stop returns for a request of another principal.
+func ErrNotYours(err error) bool { return errors.Is(err, errNotYours) }
+
+// decodeBudget reads a stored budget; a missing one is nil.
+func decodeBudget(b []byte) *reach.Budget {
+	if len(b) == 0 {
+		return nil
+	}
+	var out reach.Budget
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return &out
+}
+
+// NotYours reports whether err is Stop's refusal of a request of another
+// principal.
+func (c *Cluster) NotYours(err error) bool { return ErrNotYours(err) }

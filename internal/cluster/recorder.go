@@ -1,0 +1,249 @@
+package cluster
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// Recorder is the runtime's Checkpoints, Requests and DeadLetters on a
+// store that several instances share: durable.Checkpoints, whose
+// checkpoints name this life and keep their calls' stacks, and whose
+// requests are joined when another instance runs them (JoinRequest), left
+// when they end here (the last instance to leave ends them), and stopped
+// for every instance.
+type Recorder struct {
+	*durable.Checkpoints
+	c *Cluster
+}
+
+var (
+	_ reach.RequestRecorder = (*Recorder)(nil)
+	_ reach.RequestJoiner   = (*Recorder)(nil)
+	_ reach.Checkpointer    = (*Recorder)(nil)
+	_ reach.DeadLetterQueue = (*Recorder)(nil)
+)
+
+// Recorder returns cp, the checkpoints over the shared store, as this
+// instance's recorder.
+func (c *Cluster) Recorder(cp *durable.Checkpoints) *Recorder {
+	cp.Share(c.owner)
+	return &Recorder{Checkpoints: cp, c: c}
+}
+
+// storeError refuses a step whose shared state could not be read or
+// written.
+func storeError(what string, err error) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "store_unavailable",
+		Message:    fmt.Sprintf("%s: the shared store did not answer (%v).", what, err),
+		Suggestion: "Nothing ran. Try again in a moment."}
+}
+
+// JoinRequest implements reach.RequestJoiner: a request that another
+// instance runs is joined, as it was begun there; one of another
+// principal is refused, and so is a stopped or interrupted one.
+func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (time.Time, error) {
+	ctx = context.WithoutCancel(ctx)
+	rec := requestOf(o, "")
+	got, outcome, err := r.c.st.JoinRequest(ctx, rec, r.c.owner, r.c.ttl)
+	if err != nil {
+		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
+	}
+	switch outcome {
+	case postgres.JoinFinal:
+		return time.Time{}, finalError(o.ID, got)
+	case postgres.JoinJoined:
+		if got.Principal != o.Principal || got.Tenant != o.Tenant {
+			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "not_your_request",
+				Message:    fmt.Sprintf("Request %s belongs to another principal.", o.ID),
+				Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
+		}
+		o.Roles, o.Attributes, o.Scene, o.Agent = got.Roles, got.Attrs, got.Scene, got.Agent
+		if b := decodeBudget(got.Budget); b != nil {
+			o.Budget = b
+		}
+		if t, err := hex.DecodeString(got.Trace); err == nil && len(t) == len(o.Trace) {
+			copy(o.Trace[:], t)
+		}
+		r.c.mu.Lock()
+		r.c.joined[o.ID] = true
+		r.c.mu.Unlock()
+		return got.Started, nil
+	}
+	r.c.mu.Lock()
+	r.c.joined[o.ID] = true
+	r.c.mu.Unlock()
+	return rec.Started, nil
+}
+
+// requestOf is the stored record of a request begun with o.
+func requestOf(o *reach.RequestOptions, parent string) *store.Request {
+	rec := &store.Request{ID: o.ID, Parent: parent, Principal: o.Principal, Tenant: o.Tenant, Roles: o.Roles, Attrs: o.Attributes,
+		Scene: o.Scene, Agent: o.Agent, Started: time.Now()}
+	if o.Budget != nil {
+		rec.Budget, _ = json.Marshal(o.Budget)
+	}
+	if o.Trace != ([16]byte{}) {
+		rec.Trace = hex.EncodeToString(o.Trace[:])
+	}
+	return rec
+}
+
+// finalError refuses the id of a stored request that was stopped or
+// interrupted.
+func finalError(id string, got *store.Request) error {
+	cause := durable.DecodeCause(got.Cause)
+	cause.Request = id
+	if got.State == "interrupted" {
+		return &reach.InterruptedError{Cause: cause}
+	}
+	if cause.Mode == reach.Running {
+		cause.Mode = reach.Cancel
+	}
+	return &reach.StopError{Cause: cause}
+}
+
+// RequestBegan implements reach.RequestRecorder: a root request was
+// joined or begun by JoinRequest; a sub-request (a delegation) is begun
+// in the store here.
+func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
+	if q.Parent() == nil {
+		r.c.mu.Lock()
+		delete(r.c.joined, q.ID())
+		r.c.mu.Unlock()
+		r.c.track(q)
+		return nil
+	}
+	o := &reach.RequestOptions{ID: q.ID(), Principal: q.Principal(), Tenant: q.Tenant(), Roles: q.Roles(), Attributes: q.Attributes(),
+		Scene: q.Scene(), Agent: q.Agent(), Trace: q.Trace()}
+	b := q.Budget()
+	o.Budget = &b
+	rec := requestOf(o, q.Parent().ID())
+	rec.Started = q.Started()
+	got, outcome, err := r.c.st.JoinRequest(context.WithoutCancel(ctx), rec, r.c.owner, r.c.ttl)
+	if err != nil {
+		return storeError("Request "+q.ID()+" could not be begun", err)
+	}
+	if outcome == postgres.JoinFinal {
+		return finalError(q.ID(), got)
+	}
+	r.c.track(q)
+	return nil
+}
+
+// RequestStopped implements reach.RequestRecorder: the stop is stored and
+// every instance woken before it returns.
+func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause reach.Cause) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
+	defer cancel()
+	if _, err := r.c.st.StopRequest(ctx, q.ID(), int(cause.Mode), durable.EncodeCause(cause)); err != nil {
+		r.c.log.Error("cluster: a stop was not stored; the other instances see it only at its next call here", "request", q.ID(), "err", err)
+	}
+}
+
+// RequestEnded implements reach.RequestRecorder: this instance leaves the
+// request; the last one to leave stores it ended.
+func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
+	defer r.c.untrack(q)
+	state := "ended"
+	var cause []byte
+	if c := q.StopCause(); c != nil {
+		state, cause = "stopped", durable.EncodeCause(*c)
+	}
+	usage, _ := json.Marshal(q.Usage())
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
+	defer cancel()
+	if _, err := r.c.st.LeaveRequest(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now()); err != nil {
+		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
+	}
+}
+
+// Admission returns the middleware that admits each tool call, just
+// before it runs, against the shared state of its request (the runtime's
+// Options.Middleware, first): a stop stored by any instance refuses it
+// (and stops the request here, if the wake-up has not come yet), and so
+// does a tool-call budget that the calls of every instance together have
+// spent; otherwise the call is debited from the request's ledger and its
+// ancestors'.
+func (c *Cluster) Admission() reach.Middleware {
+	return func(next reach.Handler) reach.Handler {
+		return func(ctx context.Context, call *reach.Call) (*reach.Result, error) {
+			var chain []*reach.Request
+			var ids []string
+			var caps []store.Spend
+			for q := call.Request(); q != nil; q = q.Parent() {
+				chain = append(chain, q)
+				ids = append(ids, q.ID())
+				caps = append(caps, store.Spend{ToolCalls: int64(q.Budget().ToolCalls)})
+			}
+			adm, err := c.st.Admit(ctx, ids, store.Spend{ToolCalls: 1}, caps)
+			if err != nil {
+				if ctx.Err() != nil {
+					if se, ok := errors.AsType[*reach.StopError](context.Cause(ctx)); ok {
+						return nil, se
+					}
+					return nil, &reach.Error{Guard: "execute", Type: reach.TypeStopped, Code: "cancelled",
+						Message: "The call was cancelled: " + context.Cause(ctx).Error() + ".", Suggestion: "Do not retry unless the user asks again."}
+				}
+				return nil, storeError("The shared budget of this call's request could not be checked", err)
+			}
+			if adm.Stopped != "" {
+				for _, q := range chain {
+					if q.ID() == adm.Stopped {
+						c.stopLocal(q, adm.State, adm.Cause)
+						if cs := q.StopCause(); cs != nil {
+							return nil, &reach.StopError{Cause: *cs}
+						}
+					}
+				}
+				cs := durable.DecodeCause(adm.Cause)
+				cs.Request = adm.Stopped
+				if adm.State == "interrupted" {
+					return nil, &reach.InterruptedError{Cause: cs}
+				}
+				return nil, &reach.StopError{Cause: cs}
+			}
+			if !adm.OK {
+				q := chain[adm.Over]
+				who := "this request"
+				if q.Parent() != nil {
+					who = "this sub-agent"
+				}
+				return nil, &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + adm.Dim,
+					Message: fmt.Sprintf("The tool-call budget of %s (%s) is spent: %d tool calls made of %d, on every instance.",
+						who, q.ID(), adm.Spent.ToolCalls, caps[adm.Over].ToolCalls),
+					Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
+			}
+			return next(ctx, call)
+		}
+	}
+}
+
+// Frame implements link.Remote: the request of a frame that another
+// instance runs, and its stack, innermost first (reach.Frame.Ancestry).
+// It returns no error and no stack for a frame the store does not know.
+func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.Ancestor, error) {
+	f, err := c.st.FindFrame(ctx, id.String())
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if len(f.Stack) == 0 {
+		return "", nil, nil
+	}
+	var stack []reach.Ancestor
+	if err := json.Unmarshal(f.Stack, &stack); err != nil {
+		return "", nil, fmt.Errorf("reading the stack of frame %s: %w", id, err)
+	}
+	return f.Request, stack, nil
+}

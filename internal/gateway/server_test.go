@@ -1,0 +1,331 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/mcpwire"
+)
+
+// laneClient posts MCP messages on one connection of its own, as a client
+// whose calls all share a connection.
+type laneClient struct {
+	t   *testing.T
+	url string
+	c   *http.Client
+	sid string
+}
+
+func newLaneClient(t *testing.T, url string) *laneClient {
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &laneClient{t: t, url: url, c: &http.Client{Transport: tr}}
+}
+
+// post sends body to /mcp with headers (and the session, once there is
+// one) and returns the status, the body and the headers of the answer.
+func (m *laneClient) post(body string, headers map[string]string) (int, string, http.Header) {
+	m.t.Helper()
+	req, _ := http.NewRequest("POST", m.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+	if m.sid != "" {
+		req.Header.Set(mcpwire.HeaderSession, m.sid)
+	}
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := m.c.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// open initializes a session.
+func (m *laneClient) open() {
+	m.t.Helper()
+	status, body, h := m.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	if status != 200 || h.Get(mcpwire.HeaderSession) == "" {
+		m.t.Fatalf("initialize: %d %s", status, body)
+	}
+	m.sid = h.Get(mcpwire.HeaderSession)
+	if status, body, _ := m.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); status != http.StatusAccepted {
+		m.t.Fatalf("notifications/initialized: %d %s", status, body)
+	}
+}
+
+func callBody(id int, query string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_kb","arguments":{"query":%q}}}`, id, query)
+}
+
+// TestServerLanes: as served, a tools/call on a session is answered on
+// the fast lane, initialize and notifications by the handler on fasthttp's
+// goroutine (the connection stays there, so the client's next call is
+// fast again), and any other request hands its connection to net/http,
+// which serves the connection's later requests, fast calls included.
+func TestServerLanes(t *testing.T) {
+	g := newTestGateway(t, nil)
+	srv := serveTest(t, g)
+	m := newLaneClient(t, srv.URL)
+	m.open()
+	_, inline, handed := g.Served()
+	if inline < 2 || handed != 0 {
+		t.Errorf("initialize and its notification: %d inline, %d handed over; want 2 inline", inline, handed)
+	}
+	for i := range 3 {
+		status, body, h := m.post(callBody(10+i, fmt.Sprint("refund ", i)), nil)
+		if status != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, `"id":`+fmt.Sprint(10+i)) || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("call %d: %d %s %s", i, status, h.Get("Content-Type"), body)
+		}
+	}
+	if fast, _, _ := g.Served(); fast != 3 {
+		t.Errorf("%d calls on the fast lane, want 3", fast)
+	}
+	// A request for another route on the same connection hands it over.
+	req, _ := http.NewRequest("GET", srv.URL+"/healthz", nil)
+	resp, err := m.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	before := g.front.FastCalls()
+	if status, body, _ := m.post(callBody(20, "refund"), nil); status != 200 || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("a call after the hand-over: %d %s", status, body)
+	}
+	fast, _, handed := g.Served()
+	if fast != 3 || handed != 1 || g.front.FastCalls() != before+1 {
+		t.Errorf("after the hand-over: %d fast-lane calls (want 3), %d hand-overs (want 1), %d fast-path calls (want %d)",
+			fast, handed, g.front.FastCalls(), before+1)
+	}
+}
+
+// TestServerFastLaneChecks: the fast lane answers only what every check
+// of the handler's middleware lets through as it is; a call that one of
+// them refuses gets the handler's refusal, and its tool does not run.
+func TestServerFastLaneChecks(t *testing.T) {
+	g := newTestGateway(t, nil)
+	ran := 0
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "count", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		ran++
+		return json.RawMessage(`"ok"`), nil
+	}}))
+	g.front.SyncTools()
+	srv := serveTest(t, g)
+	m := newLaneClient(t, srv.URL)
+	m.open()
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"count","arguments":{}}}`
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+		code    string
+	}{
+		{"cross-origin", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, 403, "cross_origin"},
+		{"cross-origin without Sec-Fetch-Site", map[string]string{"Origin": "https://evil.example"}, 403, "cross_origin"},
+		{"foreign host", map[string]string{"Host": "attacker.example"}, 403, "not_local"},
+	} {
+		other := newLaneClient(t, srv.URL) // a hand-over would keep m's connection
+		other.sid = m.sid
+		status, body, _ := other.post(call, tc.headers)
+		if status != tc.status || !strings.Contains(body, `"`+tc.code+`"`) {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, status, body, tc.status, tc.code)
+		}
+	}
+	if ran != 0 {
+		t.Fatalf("refused calls ran the tool %d times", ran)
+	}
+	if fast, _, _ := g.Served(); fast != 0 {
+		t.Errorf("the fast lane answered %d refused calls", fast)
+	}
+	// Same-origin requests of a browser pass cross-origin protection: the
+	// handler serves them.
+	same := newLaneClient(t, srv.URL)
+	same.sid = m.sid
+	if status, body, _ := same.post(call, map[string]string{"Sec-Fetch-Site": "same-origin"}); status != 200 || !strings.Contains(body, "ok") || ran != 1 {
+		t.Errorf("a same-origin call: %d %s (ran %d)", status, body, ran)
+	}
+	if status, body, _ := m.post(call, nil); status != 200 || ran != 2 {
+		t.Errorf("a plain call: %d %s (ran %d)", status, body, ran)
+	}
+	if fast, _, _ := g.Served(); fast != 1 {
+		t.Errorf("%d calls on the fast lane, want 1", fast)
+	}
+}
+
+// TestServerFastLaneCredentials: with authentication, the fast lane
+// answers a call whose credentials authenticate, as their owner; any
+// other gets the handler's 401.
+func TestServerFastLaneCredentials(t *testing.T) {
+	g, srvURL, keys, _ := sessionGateway(t)
+	m := newLaneClient(t, srvURL)
+	auth := map[string]string{"Authorization": "Bearer " + keys["alice@acme"]}
+	status, body, h := m.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, auth)
+	if status != 200 {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	m.sid = h.Get(mcpwire.HeaderSession)
+	m.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, auth)
+	for _, bad := range []map[string]string{nil, {"Authorization": "Bearer rk_nope"}, {"X-Reach-Key": "rk_nope"}} {
+		if status, body, _ := m.post(callBody(3, "x"), bad); status != 401 || !strings.Contains(body, "unauthenticated") {
+			t.Errorf("credentials %v: %d %s, want 401", bad, status, body)
+		}
+	}
+	bob := newLaneClient(t, srvURL) // the hand-over would keep m's connection
+	bob.sid = m.sid
+	if status, body, _ := bob.post(callBody(4, "x"), map[string]string{"X-Reach-Key": keys["bob@globex"]}); status != 403 || !strings.Contains(body, "not_your_session") {
+		t.Errorf("another principal's call: %d %s, want 403 not_your_session", status, body)
+	}
+	if fast, _, _ := g.Served(); fast != 0 {
+		t.Fatalf("the fast lane answered %d refused calls", fast)
+	}
+	for i, good := range []map[string]string{auth, {"X-Reach-Key": keys["alice@acme"]}} {
+		if status, body, _ := m.post(callBody(5, fmt.Sprint("x", i)), good); status != 200 || strings.Contains(body, `"isError":true`) {
+			t.Errorf("the owner's call: %d %s", status, body)
+		}
+	}
+	if fast, _, _ := g.Served(); fast != 2 {
+		t.Errorf("%d calls on the fast lane, want 2", fast)
+	}
+}
+
+// TestServerBodyLimit: a body over the limit is answered 413 as the
+// handler does, after the checks that come before the limit there.
+func TestServerBodyLimit(t *testing.T) {
+	g := newTestGateway(t, &config.Config{MaxBodyBytes: 300})
+	srv := serveTest(t, g)
+	m := newLaneClient(t, srv.URL)
+	m.open()
+	big := callBody(7, strings.Repeat("q", 400))
+	if status, body, _ := m.post(big, nil); status != 413 || !strings.Contains(body, "The request body is ") || !strings.Contains(body, "body_too_large") {
+		t.Errorf("a call over the limit: %d %s", status, body)
+	}
+	if status, body, _ := m.post(big, map[string]string{"Host": "attacker.example"}); status != 403 || !strings.Contains(body, "not_local") {
+		t.Errorf("a call over the limit from a foreign host: %d %s, want 403 not_local", status, body)
+	}
+	if status, body, _ := m.post(callBody(8, "small"), nil); status != 200 {
+		t.Errorf("a call under the limit after them: %d %s", status, body)
+	}
+}
+
+// TestServerPipelined: requests a client sends before their answers come
+// are all answered, in order, across a hand-over to net/http.
+func TestServerPipelined(t *testing.T) {
+	g := newTestGateway(t, nil)
+	srv := serveTest(t, g)
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req := func(method, path, body string) string {
+		return fmt.Sprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", method, path, len(body), body)
+	}
+	io.WriteString(c, req("POST", "/mcp", init)+req("GET", "/healthz", "")+req("GET", "/v1/tools", "")+req("POST", "/mcp", init))
+	br := bufio.NewReader(c)
+	for i, want := range []string{"protocolVersion", `"status"`, `"tools"`, "protocolVersion"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("answer %d: %d %s, want %s", i, resp.StatusCode, b, want)
+		}
+	}
+}
+
+// TestServerHeaderLimit: a request's headers are taken up to 16 KiB and
+// refused beyond, by fasthttp and by net/http once it serves the
+// connection (net/http may have read up to 4 KiB of a kept connection's
+// next request before it applies its limit, so the refused size is 24 KiB).
+func TestServerHeaderLimit(t *testing.T) {
+	g := newTestGateway(t, nil)
+	srv := serveTest(t, g)
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	kept := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	for i, tc := range []struct {
+		c      *http.Client
+		size   int
+		status int
+	}{{fresh, 15 << 10, 200}, {fresh, 17 << 10, 431}, {kept, 15 << 10, 200}, {kept, 15 << 10, 200}, {kept, 24 << 10, 431}} {
+		req, _ := http.NewRequest("GET", srv.URL+"/healthz", nil)
+		req.Header.Set("X-Padding", strings.Repeat("p", tc.size))
+		resp, err := tc.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("case %d: a %d-byte header: %d, want %d", i, tc.size, resp.StatusCode, tc.status)
+		}
+	}
+}
+
+// TestServerSessionlessDisconnectCancels: a sessionless client ends a
+// call by closing its request (the protocol has no other way); the call
+// goes to net/http, which sees the close, and the tool's context ends.
+func TestServerSessionlessDisconnectCancels(t *testing.T) {
+	g := newTestGateway(t, nil)
+	started, ended := make(chan struct{}), make(chan struct{})
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		close(ended)
+		return nil, context.Cause(ctx)
+	}}))
+	g.front.SyncTools()
+	srv := serveTest(t, g)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "wait")
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitClosed(t, started, "the call to start")
+	cancel()
+	waitClosed(t, ended, "the call's context to end after the client closed its request")
+}
+
+func waitClosed(t *testing.T, c chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}

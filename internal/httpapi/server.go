@@ -1,0 +1,613 @@
+package httpapi
+
+// The server in front of the handler. net/http's server costs a gateway
+// call more than anything the gateway does but the upstream's and the
+// store's work: a goroutine reading in the background under every request,
+// a header map each way, a context per connection and per request (CPU
+// profile of `reach serve` under 64 clients, docs/BENCHMARKS.md). fasthttp
+// reads every request on the listener instead, and the requests go three
+// ways:
+//
+//   - the fast lane: a POST /mcp holding a single tools/call that the MCP
+//     server's fast path answers (Options.Fast) is answered on fasthttp's
+//     goroutine, after the checks the handler's middleware makes — and
+//     only when each of them lets it through as it is: no Origin or
+//     Sec-Fetch-Site header (cross-origin protection), a loopback Host
+//     when nobody authenticates, credentials that authenticate when
+//     somebody does. Anything else, refusals included, takes another lane,
+//     whose handler answers as it always has;
+//   - the inline lane: any other POST or DELETE to /mcp that is answered
+//     at once (initialize, notifications, lists, responses to the
+//     server's requests) runs the whole handler on fasthttp's goroutine,
+//     its answer buffered;
+//   - net/http: every other request — streams (GET /mcp, tools/call
+//     through the SDK, the sessionless protocol's calls, whose
+//     disconnection cancels them), the API, the UI, the model proxy, A2A —
+//     hands its connection over to net/http's server, which serves it
+//     and the connection's later requests with the handler, exactly as
+//     when it served the listener alone.
+//
+// The handler is the same in all three; only the fast lane does not run
+// it, and it answers nothing the handler would answer otherwise.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/valyala/fasthttp"
+)
+
+// FastMCP answers the POSTs to /mcp that the fast lane takes: an
+// *front.Server.
+type FastMCP interface {
+	// AnswerPost answers a POST /mcp (its headers and body; ctx carries the
+	// caller's identity) when it holds a tools/call it takes, writing the
+	// answer to out; it reports false, having done nothing, otherwise.
+	AnswerPost(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool)
+}
+
+// Limits of the server, as net/http's were.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readBodyTimeout   = 5 * time.Minute // net/http had none; a body of MaxBody at 14 KB/s
+	idleTimeout       = 2 * time.Minute
+	// maxHeaderBytes bounds a request's line and headers. fasthttp reads
+	// them into a buffer of this size that each of its connections keeps:
+	// 64 connections at 64 KiB (net/http's limit as the gateway had set it)
+	// held 4 MB more than at 16 KiB (docs/BENCHMARKS.md).
+	maxHeaderBytes = 16 << 10
+)
+
+// Server serves the handler New builds on a listener (see above). Make
+// one with NewServer; Serve it once.
+type Server struct {
+	api     *API
+	handler http.Handler // the whole handler
+	large   http.Handler // what answers a body over the limit
+	fast    FastMCP
+	maxBody int64
+	base    context.Context
+
+	fh      *fasthttp.Server
+	std     *http.Server
+	handed  connQueue
+	stdOnce sync.Once
+	stdErr  chan error
+
+	mu     sync.Mutex
+	lns    []net.Listener
+	closed bool
+
+	// What each lane served, for tests and benchmarks.
+	fastN, inlineN, handedN atomic.Int64
+}
+
+// NewServer returns a server of the handler New(opts) makes; requests'
+// contexts derive from base. Handler returns that handler.
+func NewServer(opts *Options, base context.Context) *Server {
+	a := newAPI(opts)
+	s := &Server{api: a, handler: a.handler, large: a.wrapOuter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodyTooLarge(w, r.ContentLength, opts.MaxBody)
+	})), fast: opts.Fast, maxBody: opts.MaxBody, base: base}
+	s.std = &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes - 4<<10, // net/http reads 4 KiB more
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	s.fh = &fasthttp.Server{
+		Handler:      s.serve,
+		ErrorHandler: s.serveError,
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: readBodyTimeout}
+		},
+		ReadTimeout:                  readHeaderTimeout,
+		IdleTimeout:                  idleTimeout,
+		ReadBufferSize:               maxHeaderBytes,
+		MaxRequestBodySize:           int(min(opts.MaxBody, 1<<30)),
+		DisablePreParseMultipartForm: true,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		KeepHijackedConns:            true,
+		CloseOnShutdown:              true,
+		Logger:                       fastLogger{a.log},
+	}
+	s.handed.ready = make(chan net.Conn)
+	s.handed.done = make(chan struct{})
+	return s
+}
+
+// Handler returns the handler the server serves.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Served returns how many requests each lane served: the fast lane, the
+// inline lane, and those that handed their connection over to net/http
+// (not the requests net/http served on them after).
+func (s *Server) Served() (fast, inline, handed int64) {
+	return s.fastN.Load(), s.inlineN.Load(), s.handedN.Load()
+}
+
+// Serve serves on ln until Shutdown or Close; it then returns
+// http.ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
+	s.lns = append(s.lns, ln)
+	s.stdOnce.Do(func() {
+		s.handed.addr = ln.Addr()
+		s.stdErr = make(chan error, 1)
+		go func() { s.stdErr <- s.std.Serve(&s.handed) }()
+	})
+	s.mu.Unlock()
+	err := s.fh.Serve(ln)
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return http.ErrServerClosed
+	}
+	return err
+}
+
+// Shutdown stops taking requests and waits, until ctx ends, for those in
+// flight to finish.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	err := s.fh.ShutdownWithContext(ctx)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // a listener stop closed
+	}
+	s.handed.Close()
+	if e := s.std.Shutdown(ctx); err == nil {
+		err = e
+	}
+	return err
+}
+
+// Close closes the listener and every connection.
+func (s *Server) Close() error {
+	s.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.fh.ShutdownWithContext(ctx)
+	s.handed.Close()
+	return s.std.Close()
+}
+
+// stop closes the listeners (fasthttp closes those it has begun to serve;
+// one Serve was given just now may not be among them yet).
+func (s *Server) stop() {
+	s.mu.Lock()
+	s.closed = true
+	lns := s.lns
+	s.lns = nil
+	s.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+}
+
+// serve is fasthttp's handler: each request to its lane.
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	rh := &ctx.Request.Header
+	if !isMCP(rh.RequestURI()) {
+		s.handOver(ctx)
+		return
+	}
+	switch {
+	case ctx.IsPost():
+		var msg mcpwire.Message
+		body := ctx.PostBody()
+		if !mcpwire.ParseEnvelope(body, &msg) {
+			s.handOver(ctx) // a batch, not JSON: the SDK answers
+			return
+		}
+		if msg.Method == "tools/call" {
+			switch s.answerFast(ctx, body) {
+			case answered:
+			case refused:
+				s.inline(ctx) // the handler answers the refusal at once
+			default:
+				s.handOver(ctx) // through the SDK: it may stream
+			}
+			return
+		}
+		if !answeredAtOnce(msg.Method) || len(rh.Peek(mcpwire.HeaderSession)) == 0 && len(rh.Peek(mcpwire.HeaderProtocol)) > 0 && string(rh.Peek(mcpwire.HeaderProtocol)) >= mcpwire.StatelessProtocol {
+			// Requests that may take long; and the sessionless
+			// protocol, whose disconnection cancels.
+			s.handOver(ctx)
+			return
+		}
+		s.inline(ctx)
+	case ctx.IsDelete():
+		s.inline(ctx)
+	default:
+		s.handOver(ctx)
+	}
+}
+
+// isMCP reports whether a request target is /mcp, with or without a query.
+func isMCP(uri []byte) bool {
+	path, _, _ := bytes.Cut(uri, []byte("?"))
+	return string(path) == "/mcp"
+}
+
+// answeredAtOnce reports whether an MCP message to the server is answered
+// without a stream that the client needs while it lasts: what a buffered
+// answer serves as well. Responses (no method) and notifications are.
+func answeredAtOnce(method string) bool {
+	switch method {
+	case "", "initialize", "ping", "tools/list", "resources/list", "resources/templates/list", "prompts/list",
+		"logging/setLevel", "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/")
+}
+
+// What answerFast did.
+const (
+	declined = iota // nothing: the handler serves the request, which may stream
+	refused         // nothing: a check refuses the request, which the handler answers at once
+	answered
+)
+
+// answerFast answers a POST /mcp tools/call on the fast lane. It writes
+// nothing when a check or the MCP server leaves the request to the
+// handler.
+func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int) {
+	if s.fast == nil {
+		return declined
+	}
+	rh := &ctx.Request.Header
+	// Cross-origin protection lets a request with neither header through
+	// as it is: not a browser's. (With one, the handler decides.)
+	if len(rh.Peek("Origin")) > 0 || len(rh.Peek("Sec-Fetch-Site")) > 0 {
+		return declined
+	}
+	c := s.base
+	switch a := s.api.authn; {
+	case a == nil:
+		if !localHost(string(ctx.Request.Header.Host())) {
+			return refused
+		}
+	case a.Enabled() && !a.Open("/mcp"):
+		r := (&http.Request{Header: http.Header{}}).WithContext(c)
+		for _, k := range []string{"X-Reach-Key", "Authorization"} {
+			if v := rh.Peek(k); len(v) > 0 {
+				r.Header[k] = []string{string(v)}
+			}
+		}
+		id, err := a.Authenticate(r)
+		if err != nil {
+			return refused // the handler answers, and logs, the failure
+		}
+		c = auth.WithIdentity(c, id)
+	}
+	out := mcpwire.GetBuffer()
+	defer mcpwire.PutBuffer(out)
+	defer func() {
+		if v := recover(); v != nil {
+			s.api.log.Error("panic serving a request", "path", "/mcp", "panic", fmt.Sprint(v))
+			ctx.Response.Reset()
+			var w bufferedWriter
+			internalError(&w)
+			w.copyTo(ctx)
+			outcome = answered
+		}
+	}()
+	ctype, ok := s.fast.AnswerPost(c, fastHeaders{rh}, body, out)
+	if !ok {
+		return declined
+	}
+	s.fastN.Add(1)
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(ctype)
+	ctx.SetBody(out.Bytes())
+	return answered
+}
+
+// fastHeaders are a request's headers as link.Headers.
+type fastHeaders struct{ h *fasthttp.RequestHeader }
+
+func (f fastHeaders) Get(k string) string { return string(f.h.Peek(k)) }
+
+func (f fastHeaders) Values(k string) []string {
+	var out []string
+	for _, v := range f.h.PeekAll(k) {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+// inline runs the handler on a request read by fasthttp, its answer
+// buffered.
+func (s *Server) inline(ctx *fasthttp.RequestCtx) {
+	s.inlineN.Add(1)
+	s.runInline(ctx, s.handler, int64(len(ctx.PostBody())))
+}
+
+// serveError answers what fasthttp refuses before the handler: a body over
+// the limit as the handler does (after the checks that come before the
+// limit), anything else as fasthttp does.
+func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		if len(ctx.Request.Header.Host()) == 0 {
+			// fasthttp forgets the request when a chunked body runs over:
+			// no checks to make before.
+			var w bufferedWriter
+			bodyTooLarge(&w, -1, s.maxBody)
+			w.copyTo(ctx)
+			return
+		}
+		s.runInline(ctx, s.large, int64(ctx.Request.Header.ContentLength()))
+		return
+	}
+	var small *fasthttp.ErrSmallBuffer
+	var te interface{ Timeout() bool }
+	switch {
+	case errors.As(err, &small):
+		ctx.Error("431 Request Header Fields Too Large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.As(err, &te) && te.Timeout():
+		ctx.Error("408 Request Timeout", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("400 Bad Request", fasthttp.StatusBadRequest)
+	}
+}
+
+// runInline runs h on the request in ctx (a body of length n: -1 when it
+// was chunked) and copies its buffered answer into ctx.
+func (s *Server) runInline(ctx *fasthttp.RequestCtx, h http.Handler, n int64) {
+	rh := &ctx.Request.Header
+	uri := string(rh.RequestURI())
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		ctx.Error("400 Bad Request", fasthttp.StatusBadRequest)
+		return
+	}
+	r := &http.Request{Method: string(rh.Method()), URL: u, RequestURI: uri, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, 16), Host: string(ctx.Request.Header.Host()), RemoteAddr: ctx.RemoteAddr().String(), ContentLength: n}
+	if !rh.IsHTTP11() {
+		r.Proto, r.ProtoMinor = "HTTP/1.0", 0
+	}
+	for k, v := range rh.All() {
+		key := http.CanonicalHeaderKey(string(k))
+		if key == "Host" {
+			continue
+		}
+		r.Header[key] = append(r.Header[key], string(v))
+	}
+	if body := ctx.PostBody(); len(body) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	} else {
+		r.Body = http.NoBody
+	}
+	c, cancel := context.WithCancel(s.base)
+	defer cancel()
+	var w bufferedWriter
+	h.ServeHTTP(&w, r.WithContext(c))
+	w.copyTo(ctx)
+}
+
+// bufferedWriter is an http.ResponseWriter that keeps the answer for
+// fasthttp to write. Flush does nothing: the answer goes out whole.
+type bufferedWriter struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *bufferedWriter) Header() http.Header {
+	if w.h == nil {
+		w.h = http.Header{}
+	}
+	return w.h
+}
+
+func (w *bufferedWriter) WriteHeader(status int) {
+	if status < 100 || status > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", status))
+	}
+	if w.status == 0 && status >= 200 {
+		w.status = status
+	}
+}
+
+func (w *bufferedWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(p)
+}
+
+func (w *bufferedWriter) Flush() {}
+
+// copyTo sets ctx's answer to w's, as net/http would have written it.
+func (w *bufferedWriter) copyTo(ctx *fasthttp.RequestCtx) {
+	ctx.SetStatusCode(cmpOr(w.status, http.StatusOK))
+	typed := false
+	for k, vs := range w.h {
+		switch k {
+		case "Content-Length", "Transfer-Encoding", "Trailer":
+			continue // fasthttp frames the body
+		case "Connection":
+			for _, v := range vs {
+				if strings.EqualFold(strings.TrimSpace(v), "close") {
+					ctx.SetConnectionClose()
+				}
+			}
+			continue
+		case "Content-Type":
+			typed = true
+		}
+		for _, v := range vs {
+			ctx.Response.Header.Add(k, v)
+		}
+	}
+	body := w.body.Bytes()
+	if !typed && len(body) > 0 {
+		ctx.Response.Header.SetContentType(http.DetectContentType(body))
+	}
+	ctx.SetBody(body)
+}
+
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// handOver gives the request's connection to net/http's server: the
+// request, as fasthttp read it, then whatever follows on the connection.
+func (s *Server) handOver(ctx *fasthttp.RequestCtx) {
+	s.handedN.Add(1)
+	ctx.Request.Header.Del("Expect") // fasthttp answered it
+	var head bytes.Buffer
+	if _, err := ctx.Request.WriteTo(&head); err != nil {
+		ctx.Error("400 Bad Request", fasthttp.StatusBadRequest)
+		return
+	}
+	prefix := head.Bytes()
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) {
+		s.handed.push(unwrapHijacked(c, prefix))
+	})
+}
+
+// unwrapHijacked returns the connection fasthttp hijacked, without
+// fasthttp's reader: what that reader holds (requests the client sent
+// behind this one) is read out and follows prefix. The reader, a buffer
+// of maxHeaderBytes, is then garbage, not kept for as long as net/http
+// serves the connection (a stream may last hours).
+func unwrapHijacked(c net.Conn, prefix []byte) net.Conn {
+	u, ok := c.(interface{ UnsafeConn() net.Conn })
+	if !ok {
+		return &handedConn{Conn: c, prefix: prefix}
+	}
+	raw := u.UnsafeConn()
+	// The reader returns what it holds without reading the connection; once
+	// empty, it reads, and the deadline in the past stops it at once.
+	if raw.SetReadDeadline(time.Unix(1, 0)) != nil {
+		return &handedConn{Conn: c, prefix: prefix}
+	}
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := c.Read(buf)
+		prefix = append(prefix, buf[:n]...)
+		if err != nil {
+			var te interface{ Timeout() bool }
+			if !errors.As(err, &te) || !te.Timeout() {
+				// The connection failed or ended: net/http finds that out.
+				return &handedConn{Conn: raw, prefix: prefix, err: err}
+			}
+			break
+		}
+	}
+	raw.SetReadDeadline(time.Time{})
+	return &handedConn{Conn: raw, prefix: prefix}
+}
+
+// connQueue is the listener of net/http's server: the connections fasthttp
+// handed over.
+type connQueue struct {
+	ready chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+	addr  net.Addr
+}
+
+func (q *connQueue) push(c net.Conn) {
+	select {
+	case q.ready <- c:
+	case <-q.done:
+		c.Close()
+	}
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ready:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr {
+	if q.addr == nil {
+		return &net.TCPAddr{}
+	}
+	return q.addr
+}
+
+// handedConn is a connection fasthttp handed over: the request it read
+// comes first.
+type handedConn struct {
+	net.Conn
+	prefix []byte
+	err    error // the connection's, once prefix is read
+}
+
+func (c *handedConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	return c.Conn.Read(p)
+}
+
+// CloseWrite half-closes the TCP connection, as net/http does before it
+// closes one whose request it refused.
+func (c *handedConn) CloseWrite() error {
+	conn := c.Conn
+	if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+		conn = u.UnsafeConn()
+	}
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// fastLogger is fasthttp's logger: the gateway's, at warning level.
+type fastLogger struct{ log *slog.Logger }
+
+func (l fastLogger) Printf(format string, args ...any) {
+	l.log.Warn(fmt.Sprintf(format, args...), "component", "http")
+}
+
+// internalError answers a request whose handler panicked.
+func internalError(w http.ResponseWriter) {
+	httpjson.WriteError(w, http.StatusInternalServerError, "internal", "The gateway failed while serving this request.",
+		"Retry; if it persists, report it with the gateway's log.")
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpwire
+
+const raceEnabled = false

@@ -1,0 +1,512 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// What several instances on one PostgreSQL store share beyond the Store
+// interface (issue 17): who is alive, which instances run each request, a
+// request's stop, the debit of its budget before each step, and the stack
+// of a frame another instance runs. These calls are not batched by the
+// writer: each is one statement (a function of the schema) in a
+// transaction of its own, so that the rows two instances share (a
+// request's, its ledger's) are locked for one statement only, always
+// ledger first, and two instances never wait for each other in a cycle.
+
+// Notifications: one channel, "reach", whose payloads say what changed.
+const (
+	notifyChannel  = "reach"
+	notifyStop     = "stop:"     // a request was stopped: stop:<request>
+	notifyApproval = "approval:" // an approval was written: approval:<id>
+)
+
+// Life is one life of an instance (a process), as it heartbeats.
+type Life struct {
+	Owner   string // "<instance>/<life>", as it claims idempotency keys
+	Name    string // the instance
+	Started time.Time
+	Seen    time.Time // the server's clock at its last heartbeat
+	Alive   bool      // seen within the ttl asked for
+}
+
+// Heartbeat records that owner (a life of instance name, started then) is
+// alive now, by the server's clock.
+func (p *Store) Heartbeat(ctx context.Context, owner, name string, started time.Time) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	_, err := p.pool.Exec(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
+	ON CONFLICT (owner) DO UPDATE SET seen = excluded.seen`, owner, name, store.UnixNano(started))
+	if err != nil {
+		return fmt.Errorf("recording the heartbeat of %s: %w", owner, err)
+	}
+	return nil
+}
+
+// Lives returns every life that heartbeated, and whether it did within
+// ttl, by the server's clock.
+func (p *Store) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
+	if p.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT owner, name, started, seen, seen >= reach_now() - $1 FROM instances ORDER BY owner`,
+		int64(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("listing instances: %w", err)
+	}
+	defer rows.Close()
+	var out []Life
+	for rows.Next() {
+		var l Life
+		var started, seen int64
+		if err := rows.Scan(&l.Owner, &l.Name, &started, &seen, &l.Alive); err != nil {
+			return nil, fmt.Errorf("listing instances: %w", err)
+		}
+		l.Started, l.Seen = store.FromUnixNano(started), store.FromUnixNano(seen)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing instances: %w", err)
+	}
+	return out, nil
+}
+
+// Depart forgets owner: a life that stops cleanly says so, and is not
+// waited for as if it had died.
+func (p *Store) Depart(ctx context.Context, owner string) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1`, owner); err != nil {
+		return fmt.Errorf("forgetting %s: %w", owner, err)
+	}
+	return nil
+}
+
+// Forget forgets a dead life once its work was recovered: only if it
+// still has not heartbeated within ttl.
+func (p *Store) Forget(ctx context.Context, owner string, ttl time.Duration) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1 AND seen < reach_now() - $2`, owner, int64(ttl)); err != nil {
+		return fmt.Errorf("forgetting %s: %w", owner, err)
+	}
+	return nil
+}
+
+// JoinOutcome says what JoinRequest did.
+type JoinOutcome string
+
+// The outcomes of JoinRequest.
+const (
+	JoinBegun  JoinOutcome = "begun"  // a new request (or one begun again after it ended)
+	JoinJoined JoinOutcome = "joined" // another instance runs it: the returned request is as it began it
+	JoinFinal  JoinOutcome = "final"  // stopped or interrupted: its id starts no new work
+)
+
+// JoinRequest begins r (state running) for the instance life owner, or
+// joins it when another live instance runs a request of that id: then it
+// returns that request as stored (who it acts for, its trace, budget and
+// start). A request of that id that ended is begun again, its ledger
+// starting over; one that was stopped or interrupted is returned as
+// stored, with JoinFinal, and nothing is written. ttl is how recent a
+// heartbeat makes an instance alive.
+func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {
+	if p.closed.Load() {
+		return nil, "", store.ErrClosed
+	}
+	var roles, attrs []byte
+	if len(r.Roles) > 0 {
+		roles, _ = json.Marshal(r.Roles)
+	}
+	if len(r.Attrs) > 0 {
+		attrs, _ = json.Marshal(r.Attrs)
+	}
+	out := &store.Request{ID: r.ID, Parent: r.Parent}
+	var outcome string
+	var oroles, oattrs, budget, cause []byte
+	var started int64
+	err := p.pool.QueryRow(ctx, `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
+	o_budget, o_cause, o_started FROM reach_join($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, pgNull(roles), pgNull(attrs), r.Trace, r.Scene, r.Agent,
+		pgNull(r.Budget), store.UnixNano(r.Started)).
+		Scan(&outcome, &out.Principal, &out.Tenant, &oroles, &oattrs, &out.Trace, &out.Scene, &out.Agent, &out.State, &budget,
+			&cause, &started)
+	if err != nil {
+		return nil, "", fmt.Errorf("beginning request %s: %w", r.ID, err)
+	}
+	if len(oroles) > 0 {
+		json.Unmarshal(oroles, &out.Roles)
+	}
+	if len(oattrs) > 0 {
+		json.Unmarshal(oattrs, &out.Attrs)
+	}
+	out.Budget, out.Cause, out.Started = emptyNil(budget), emptyNil(cause), store.FromUnixNano(started)
+	return out, JoinOutcome(outcome), nil
+}
+
+// LeaveRequest is the end of owner's part in request id: the last live
+// instance to leave stores it ended (state "ended" or "stopped"; a stop
+// stored before stays, and its cause), with usage, and LeaveRequest
+// reports true.
+func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
+	if p.closed.Load() {
+		return false, store.ErrClosed
+	}
+	var last bool
+	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
+		id, owner, int64(ttl), state, pgNull(usage), pgNull(cause), store.UnixNano(ended)).Scan(&last)
+	if err != nil {
+		return false, fmt.Errorf("leaving request %s: %w", id, err)
+	}
+	return last, nil
+}
+
+// StopRequest stores request id stopped in mode (1 soft, 2 cancel, 3
+// isolate) with cause, unless it is stopped in that mode or a stronger one
+// already, and wakes the other instances (Watch): the stop is durable, and
+// every Admit after it refuses the request's steps, before StopRequest
+// returns. It reports whether it changed the stored stop.
+func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []byte) (bool, error) {
+	if p.closed.Load() {
+		return false, store.ErrClosed
+	}
+	var changed bool
+	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, pgNull(cause), time.Now().UnixNano()).
+		Scan(&changed); err != nil {
+		return false, fmt.Errorf("stopping request %s: %w", id, err)
+	}
+	return changed, nil
+}
+
+// StopRecord is a stored stop, as Stops returns it.
+type StopRecord struct {
+	Request string
+	Mode    int
+	State   string
+	Cause   []byte
+	Updated time.Time
+}
+
+// Stops returns the requests stopped (or interrupted) whose stop was
+// written after since: what an instance that was cut off from the
+// notifications may have missed.
+func (p *Store) Stops(ctx context.Context, since time.Time) ([]StopRecord, error) {
+	if p.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT id, stop, state, cause, updated FROM requests WHERE stop > 0 AND updated > $1 ORDER BY updated`,
+		store.UnixNano(since))
+	if err != nil {
+		return nil, fmt.Errorf("reading stops: %w", err)
+	}
+	defer rows.Close()
+	var out []StopRecord
+	for rows.Next() {
+		var s StopRecord
+		var updated int64
+		if err := rows.Scan(&s.Request, &s.Mode, &s.State, &s.Cause, &updated); err != nil {
+			return nil, fmt.Errorf("reading stops: %w", err)
+		}
+		s.Cause, s.Updated = emptyNil(s.Cause), store.FromUnixNano(updated)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading stops: %w", err)
+	}
+	return out, nil
+}
+
+// Admission is what Admit decided.
+type Admission struct {
+	OK bool
+	// Stopped is the request of ids stopped or interrupted (its State and
+	// Cause as stored), when that refused the step.
+	Stopped string
+	State   string
+	Cause   []byte
+	// Over is the index in ids of the request whose cap in dimension Dim
+	// ("tool_calls", "turns", "tokens" or "cost") the step would pass,
+	// when that refused it.
+	Over int
+	Dim  string
+	// Spent is what ids[Over] has spent (ids[0] once admitted).
+	Spent store.Spend
+}
+
+// Admit admits one step of the request ids[0], whose ancestors follow it
+// in ids, with caps[i] the limits of ids[i] (zero: none): under the locks
+// of their ledgers, it refuses the step if any of them is stopped (see
+// StopRequest) or if debiting d would pass a cap of any; otherwise it
+// debits d from each, durably. Two instances admitting steps of one
+// request never pass its caps together.
+func (p *Store) Admit(ctx context.Context, ids []string, d store.Spend, caps []store.Spend) (Admission, error) {
+	if p.closed.Load() {
+		return Admission{}, store.ErrClosed
+	}
+	if len(ids) == 0 || len(caps) != len(ids) {
+		return Admission{}, errors.New("admitting a step: one cap per request is needed")
+	}
+	ct, cc, ck, cx := make([]int64, len(ids)), make([]int64, len(ids)), make([]int64, len(ids)), make([]int64, len(ids))
+	for i, c := range caps {
+		ct[i], cc[i], ck[i], cx[i] = c.Turns, c.ToolCalls, c.Tokens, c.CostNano
+	}
+	var a Admission
+	var cause []byte
+	err := p.pool.QueryRow(ctx, `SELECT o_ok, o_over, o_dim, o_turns, o_calls, o_tokens, o_cost, o_stopped, o_state, o_cause
+	FROM reach_admit($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ids, d.Turns, d.ToolCalls, d.Tokens, d.CostNano, ct, cc, ck, cx).
+		Scan(&a.OK, &a.Over, &a.Dim, &a.Spent.Turns, &a.Spent.ToolCalls, &a.Spent.Tokens, &a.Spent.CostNano, &a.Stopped, &a.State, &cause)
+	if err != nil {
+		return Admission{}, fmt.Errorf("admitting a step of request %s: %w", ids[0], err)
+	}
+	if a.Over > 0 {
+		a.Over-- // 1-based in SQL
+	}
+	a.Cause = emptyNil(cause)
+	return a, nil
+}
+
+// FindFrame returns the newest checkpoint of frame id (16 hex digits), in
+// any request: with its Stack, what a call placed under it by another
+// instance needs to see its ancestors. An error matching ErrNotFound says
+// there is none.
+func (p *Store) FindFrame(ctx context.Context, id string) (*store.Frame, error) {
+	if p.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	fs, err := p.queryFrames(ctx, `frame = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return nil, fmt.Errorf("frame %s: %w", id, store.ErrNotFound)
+	}
+	return fs[len(fs)-1], nil
+}
+
+// OpenFramesOf returns the checkpoints still open that owners wrote:
+// after they died, the calls that may have run.
+func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error) {
+	if p.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	return p.queryFrames(ctx, `owner = ANY($1) AND state NOT IN ('completed', 'failed', 'refused', 'cancelled')`, owners)
+}
+
+// ClaimOrphans claims up to n requests that run (or were stopped and have
+// not ended) and whose every instance is dead (none heartbeated within
+// ttl), for owner to recover: each is taken with SKIP LOCKED, its dead
+// instances' part dropped, and owner made its only instance, so that no
+// other instance claims it while owner's heartbeat lasts (a lease: if
+// owner dies too, it is an orphan again). It returns their ids, roots
+// first.
+func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duration, n int) ([]string, error) {
+	if p.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	var ids []string
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT r.id FROM requests r
+	WHERE (r.state = 'running' OR r.state = 'stopped' AND r.ended = 0)
+		AND EXISTS (SELECT 1 FROM replicas x WHERE x.request = r.id)
+		AND NOT EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner
+			WHERE x.request = r.id AND i.seen >= reach_now() - $1)
+	ORDER BY (r.parent <> ''), r.started
+	FOR UPDATE OF r SKIP LOCKED LIMIT $2`, int64(ttl), n)
+		if err != nil {
+			return err
+		}
+		if ids, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM replicas WHERE request = ANY($1)`, ids); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO replicas (request, owner) SELECT x, $2 FROM unnest($1::TEXT[]) AS x`, ids, owner)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming orphaned requests: %w", err)
+	}
+	return ids, nil
+}
+
+// Release drops owner's part in request id without ending it (a
+// recovery that stored the request's final state itself).
+func (p *Store) Release(ctx context.Context, id, owner string) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM replicas WHERE request = $1 AND owner = $2`, id, owner); err != nil {
+		return fmt.Errorf("releasing request %s: %w", id, err)
+	}
+	return nil
+}
+
+// Signal is a wake-up from another instance (or this one): Kind "stop"
+// (ID a request that was stopped) or "approval" (ID an approval that was
+// written).
+type Signal struct {
+	Kind string
+	ID   string
+}
+
+// listener is the store's LISTEN connection.
+type listener struct {
+	started bool
+}
+
+// Watch listens for the signals of every instance on the store, on a
+// connection of its own, until the store is closed: onSignal is called
+// for each, in order, from one goroutine; onConnect each time the
+// connection is made (again), after it listens, so that the caller reads
+// what it may have missed while it was cut off (Stops). A lost connection
+// is made again, with a backoff up to 2s. Watch may be called once.
+func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	if p.lis.started {
+		return errors.New("store: Watch is called once")
+	}
+	p.lis.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	p.bg.Add(2)
+	go func() {
+		defer p.bg.Done()
+		<-p.stop
+		cancel()
+	}()
+	go func() {
+		defer p.bg.Done()
+		wait := 50 * time.Millisecond
+		for ctx.Err() == nil {
+			err := p.listen(ctx, onSignal, onConnect, func() { wait = 50 * time.Millisecond })
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("store: listening for the other instances' signals failed; connecting again", "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+		}
+	}()
+	return nil
+}
+
+func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect func(context.Context), connected func()) error {
+	cctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
+	conn, err := pgx.ConnectConfig(cctx, p.cfg.ConnConfig.Copy())
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		return err
+	}
+	connected()
+	if onConnect != nil {
+		onConnect(ctx)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.HasPrefix(n.Payload, notifyStop):
+			onSignal(Signal{Kind: "stop", ID: strings.TrimPrefix(n.Payload, notifyStop)})
+		case strings.HasPrefix(n.Payload, notifyApproval):
+			onSignal(Signal{Kind: "approval", ID: strings.TrimPrefix(n.Payload, notifyApproval)})
+		}
+	}
+}
+
+// ErrInstanceRunning is returned by HoldInstance when another process
+// holds the instance's name.
+var ErrInstanceRunning = errors.New("another process runs this instance")
+
+// HoldInstance holds the name of this instance among those on the store,
+// for as long as the store is open: a lock of the server, on a connection
+// of its own, that the server drops when the process dies (its connection
+// closes). A second process that asks for a name held fails with
+// ErrInstanceRunning, so two running instances never share a name, and an
+// instance that holds its name knows that its earlier lives are dead. A
+// lost connection is made again, and the lock taken again.
+func (p *Store) HoldInstance(ctx context.Context, name string) error {
+	if p.closed.Load() {
+		return store.ErrClosed
+	}
+	conn, err := p.lockName(ctx, name)
+	if err != nil {
+		return err
+	}
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		defer func() {
+			if conn != nil {
+				conn.Close(context.Background())
+			}
+		}()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+			if conn != nil {
+				pctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+				err := conn.Ping(pctx)
+				cancel()
+				if err == nil {
+					continue
+				}
+				conn.Close(context.Background())
+				conn = nil
+			}
+			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+			if conn, err = p.lockName(lctx, name); err != nil {
+				p.log.Error("store: holding the instance's name again failed", "instance", name, "err", err)
+			}
+			cancel()
+		}
+	}()
+	return nil
+}
+
+func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	}
+	if !ok {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
+	}
+	return conn, nil
+}
