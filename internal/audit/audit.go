@@ -476,12 +476,7 @@ func (l *Log) commit(batch []item) {
 			return cps
 		})
 		if err == nil {
-			l.seq, l.head = seq, head
-			if len(cps) > 0 {
-				l.lastCp = cps[len(cps)-1].Seq
-			}
-			l.appended.Add(int64(len(l.recs)))
-			l.batches.Add(1)
+			l.committed(seq, head, cps)
 		} else {
 			err = fmt.Errorf("appending to the audit log: %w", err)
 		}
@@ -490,12 +485,7 @@ func (l *Log) commit(batch []item) {
 			seq, head, cps := l.chain()
 			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
-				l.seq, l.head = seq, head
-				if len(cps) > 0 {
-					l.lastCp = cps[len(cps)-1].Seq
-				}
-				l.appended.Add(int64(len(l.recs)))
-				l.batches.Add(1)
+				l.committed(seq, head, cps)
 				break
 			}
 			if !errors.Is(err, store.ErrConflict) || try == commitTries {
@@ -528,6 +518,17 @@ func (l *Log) commit(batch []item) {
 		l.log.Error("audit: a batch failed", "events", len(l.recs), "err", err)
 	}
 	clear(l.recs)
+}
+
+// committed moves the chain's head past the batch just appended: seq and
+// head are its last record's, cps its checkpoints.
+func (l *Log) committed(seq int64, head []byte, cps []store.AuditCheckpoint) {
+	l.seq, l.head = seq, head
+	if len(cps) > 0 {
+		l.lastCp = cps[len(cps)-1].Seq
+	}
+	l.appended.Add(int64(len(l.recs)))
+	l.batches.Add(1)
 }
 
 // chain assigns seq numbers, prev hashes and hashes to l.recs after the
