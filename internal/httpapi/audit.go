@@ -19,10 +19,18 @@ import (
 type auditView struct {
 	st store.Store
 	vc *verifyCache
+	// flush commits the events the log has queued (nil without a log), so
+	// that a reader sees every event recorded before it asked: the answer
+	// to a call can reach its client before its event's batch commits.
+	flush func(context.Context) error
 }
 
-func newAuditView(st store.Store) auditView {
-	return auditView{st: st, vc: &verifyCache{verify: func(ctx context.Context) (*audit.Report, error) { return audit.Verify(ctx, st) }}}
+func newAuditView(st store.Store, log *audit.Log) auditView {
+	v := auditView{st: st, vc: &verifyCache{verify: func(ctx context.Context) (*audit.Report, error) { return audit.Verify(ctx, st) }}}
+	if log != nil {
+		v.flush = log.Flush
+	}
+	return v
 }
 
 func (a auditView) Verify(ctx context.Context) (bool, string) { return a.vc.get(ctx) }
@@ -86,6 +94,9 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 // events returns the newest limit events that q selects: a request's, or
 // the most recent ones, filtered by tool, principal and owner.
 func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*audit.Event, error) {
+	if a.flush != nil {
+		a.flush(ctx) // a log that is closing or failing has said so in its own log; read what is committed
+	}
 	var evs []*audit.Event
 	var err error
 	if q.Request != "" {

@@ -20,7 +20,7 @@ func (a *API) mountOperators(mux *http.ServeMux) {
 		Tools:  func(r *http.Request) []reach.Tool { return a.tools.Visible(identity(r)) },
 		Logger: a.log.With("component", "ui")}
 	if a.store != nil {
-		a.auditV = newAuditView(a.store)
+		a.auditV = newAuditView(a.store, a.audit)
 		uo.Audit = a.auditV
 	}
 	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
