@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/template"
@@ -344,12 +345,8 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 }
 
 func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
-	attempts := 1
-	if res.Error != nil && res.Error.Retry != "" {
-		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
-	}
 	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key, Trace: r.Trace()}
+		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.key, Trace: r.Trace()}
 	if err := rt.dead.Add(context.Background(), dl); err != nil {
 		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
 		return dl
@@ -387,11 +384,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	creq.undoing = true
 	defer creq.End()
 	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
-	if res.IsError() {
-		dl.State, dl.Attempts, dl.Error = DeadLetterOpen, dl.Attempts+1, res.Error
-	} else {
-		dl.State, dl.Attempts, dl.Note = DeadLetterRetried, dl.Attempts+1, "retried by "+by
-	}
+	dl.Retried(by, !res.IsError(), res.Error)
 	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
 		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)
 	}
