@@ -389,8 +389,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		if res.Status == StatusSuccess {
 			out := &Result{Status: StatusSuccess, Data: res.Data, Fallback: f.Tool,
 				Summary: cmp.Or(res.Summary, "answered by its fallback "+f.Tool)}
-			out.Notes = append(out.Notes, fmt.Sprintf("%s failed (%s); this result comes from its fallback %s, not from %s.",
-				c.Tool, shortReason(failed.Error), f.Tool, c.Tool))
+			out.Notes = append(out.Notes, effects.FallbackNote(c.Tool, f.Tool, failed.Error))
 			out.Notes = append(out.Notes, res.Notes...)
 			return out
 		}
@@ -407,48 +406,11 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 	return failed
 }
 
-// shortReason says in a few words why a call failed, for a fallback's note.
-func shortReason(e *Error) string {
-	switch {
-	case e == nil:
-		return "it failed"
-	case e.Type == TypeUnavailable:
-		return "it is unavailable: its circuit breaker is open"
-	case e.Retry != "":
-		return "a transient failure, " + e.Retry + " attempts"
-	}
-	return "a transient failure"
-}
-
-// compileFallbacks compiles a read tool's fallbacks: a fallback's Args is
-// a template over the call's arguments; empty passes them on as they are.
+// compileFallbacks compiles a read tool's fallbacks (effects.CompileFallbacks).
 func compileFallbacks(t *Tool) ([]*effects.Followup, error) {
-	if len(t.Fallback) == 0 {
-		return nil, nil
-	}
-	if t.Access != Read {
-		return nil, fmt.Errorf("tool %s: fallback is for reads; a %s tool's failure goes to the model and the saga, never silently elsewhere", t.Name, t.Access)
-	}
-	out := make([]*effects.Followup, 0, len(t.Fallback))
+	fs := make([]effects.Call, len(t.Fallback))
 	for i, f := range t.Fallback {
-		if f.Tool == "" {
-			return nil, fmt.Errorf("tool %s: fallback %d needs a tool", t.Name, i+1)
-		}
-		if f.Tool == t.Name {
-			return nil, fmt.Errorf("tool %s: fallback %d is the tool itself", t.Name, i+1)
-		}
-		cf := &effects.Followup{Tool: f.Tool}
-		if f.Args != "" {
-			tt, err := template.Compile(f.Args)
-			if err != nil {
-				return nil, fmt.Errorf("tool %s: fallback %s: %w", t.Name, f.Tool, err)
-			}
-			if ph, ok := tt.ReadsResult(); ok {
-				return nil, fmt.Errorf("tool %s: fallback %s: %s: a fallback's arguments come from the call's arguments ({args.x} or {x}); it has no result", t.Name, f.Tool, ph)
-			}
-			cf.Args = tt
-		}
-		out = append(out, cf)
+		fs[i] = effects.Call{Tool: f.Tool, Args: f.Args}
 	}
-	return out, nil
+	return effects.CompileFallbacks(t.Name, t.Access == Read, string(t.Access), fs)
 }

@@ -1,7 +1,6 @@
 package reach
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -31,13 +30,9 @@ func compileAgent(d *Delegation) (*agentContract, error) {
 		return nil, err
 	}
 	if a.re == Keyed {
-		raw := bytes.TrimSpace(d.Metadata)
-		if len(raw) == 0 {
-			raw = []byte("{}")
-		}
-		m, err := callgraph.Normalize(nil, raw)
-		if err != nil || m[0] != '{' {
-			return nil, fmt.Errorf("delegate to %s: the metadata is not a JSON object", d.Agent)
+		m, err := callgraph.AgentMeta(d.Agent, d.Metadata)
+		if err != nil {
+			return nil, err
 		}
 		a.meta = m
 	}

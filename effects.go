@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/template"
@@ -127,9 +127,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 			continue
 		}
 		release(false)
-		return nil, &Error{Guard: "state", Type: TypeState, Code: "stale_read",
-			Message:    fmt.Sprintf("%s changed since you read it (v%d -> v%d).", capitalize(entities.Words(n)), seen, now),
-			Suggestion: "Read it again, then decide whether this write is still right."}
+		return nil, entities.StaleRead(n, seen, now)
 	}
 	readAt := make([]uint64, len(reads))
 	for i, n := range reads {
@@ -161,26 +159,12 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 func lockError(ctx context.Context, h *holder, err error) *Error {
 	if d, ok := errors.AsType[*entities.Deadlock[*Frame, *Request]](err); ok {
 		o := d.Holder
-		msg := fmt.Sprintf("Writing %s would deadlock: request %s holds it and waits for %s, which this request holds.",
-			entities.Words(d.Entity), o.Root.id, entities.Words(d.Waiting))
-		if o.Root == h.Root {
-			msg = fmt.Sprintf("Writing %s would deadlock: %s, another call of request %s, holds it and waits for %s, which this call holds.",
-				entities.Words(d.Entity), o.Frame.Name, o.Root.id, entities.Words(d.Waiting))
-		}
-		return &Error{Guard: "state", Type: TypeState, Code: "deadlock", Message: msg,
-			Suggestion: "Finish or undo what this request holds, then try again; do not nest writes to these entities."}
+		return d.Refusal(o.Root == h.Root, o.Root.id, o.Frame.Name)
 	}
 	if errors.Is(err, entities.ErrHalted) {
 		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
 	return asError(contextCause(ctx, "state"))
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // followup runs an undo, verify or refresh call in the request, under the
@@ -220,12 +204,7 @@ func (s *saga) pending() bool {
 }
 
 // Compensation reports one undo that ran.
-type Compensation struct {
-	Tool       string `json:"tool"`
-	Undoes     string `json:"undoes"`
-	OK         bool   `json:"ok"`
-	DeadLetter string `json:"dead_letter,omitempty"`
-}
+type Compensation = effects.Compensation
 
 // effectsStage (12): on the way back from execute, a successful write is
 // verified (S2) and its undo registered (S1); a failed or unverified write
@@ -255,7 +234,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 						// tool did not stop): the stop's compensation ran
 						// without it, so it is undone now.
 						if done := rt.compensate(context.WithoutCancel(ctx), c.req, "stopped while "+c.Tool+" ran", c.frame); len(done) > 0 {
-							res.Notes = append(res.Notes, compensationNote(done))
+							res.Notes = append(res.Notes, effects.CompensationNote(done))
 						}
 					}
 				} else {
@@ -270,7 +249,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 		}
 		if res.Status == StatusError && !undoing {
 			if done := rt.compensate(context.WithoutCancel(ctx), c.req, c.Tool+" failed", c.frame); len(done) > 0 {
-				res.Notes = append(res.Notes, compensationNote(done))
+				res.Notes = append(res.Notes, effects.CompensationNote(done))
 			}
 		}
 		return res, nil
@@ -281,30 +260,12 @@ func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 	eff := c.tool.effects
 	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
-		return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-			Message:    fmt.Sprintf("%s reported success, but its check %s failed: %s", c.Tool, eff.Verify.Tool, e.Message),
-			Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
+		return effects.CheckFailed(c.Tool, eff.Verify.Tool, e.Message)
 	}
-	why := eff.Confirms(data, c.args, output)
-	if why == "" {
-		return nil
+	if why := eff.Confirms(data, c.args, output); why != "" {
+		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200))
 	}
-	return &Error{Guard: "verify", Type: TypeTool, Code: "verify_failed",
-		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
-			c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200)),
-		Suggestion: "Treat the write as not done; its effects are being undone. Tell the user, or try another way."}
-}
-
-func compensationNote(done []Compensation) string {
-	var parts []string
-	for _, d := range done {
-		s := d.Tool + " (undoing " + d.Undoes + ")"
-		if !d.OK {
-			s += " FAILED and is queued for an operator as dead letter " + d.DeadLetter
-		}
-		parts = append(parts, s)
-	}
-	return "the request's earlier writes were compensated, newest first: " + strings.Join(parts, "; ")
+	return nil
 }
 
 // Compensate runs the undos the request has registered, newest first, each
@@ -384,12 +345,8 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 }
 
 func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
-	attempts := 1
-	if res.Error != nil && res.Error.Retry != "" {
-		fmt.Sscanf(res.Error.Retry, "%d/", &attempts)
-	}
 	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: attempts, Key: s.key, Trace: r.Trace()}
+		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.key, Trace: r.Trace()}
 	if err := rt.dead.Add(context.Background(), dl); err != nil {
 		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
 		return dl
@@ -427,11 +384,7 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 	creq.undoing = true
 	defer creq.End()
 	res := rt.call(cctx, &Call{ID: "retry-" + dl.ID, Tool: dl.Tool, Arguments: dl.Args, IdempotencyKey: dl.Key}, true)
-	if res.IsError() {
-		dl.State, dl.Attempts, dl.Error = DeadLetterOpen, dl.Attempts+1, res.Error
-	} else {
-		dl.State, dl.Attempts, dl.Note = DeadLetterRetried, dl.Attempts+1, "retried by "+by
-	}
+	dl.Retried(by, !res.IsError(), res.Error)
 	if err := rt.dead.Settle(context.WithoutCancel(ctx), dl); err != nil {
 		return res, dl, fmt.Errorf("dead letter %s was retried, but settling it failed: %w", id, err)
 	}

@@ -3,7 +3,6 @@ package reach
 import (
 	"cmp"
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/agentreach/reach/internal/records"
@@ -55,27 +54,16 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	r.tokens.Store(p.Usage.Tokens)
 	r.costNano.Store(int64(p.Usage.Cost * 1e9))
 	r.maxDepth.Store(int64(p.Usage.MaxDepth))
-	c := p.Cause
-	if c == nil {
-		c = &Cause{By: "reach", Reason: string(p.State)}
-	}
-	cc := *c
-	cc.Request = p.ID
-	switch mode, stopped := strings.CutPrefix(string(p.State), "stopped_"); {
-	case p.State == RequestInterrupted:
-		r.interrupted = &cc
-		r.cancel(&InterruptedError{Cause: cc})
+	switch c, interrupted, stopped := p.End(); {
+	case interrupted:
+		r.interrupted = &c
+		r.cancel(&InterruptedError{Cause: c})
 	case stopped:
-		if m, err := ParseStopMode(mode); err == nil {
-			cc.Mode = m
-		} else if cc.Mode == Running {
-			cc.Mode = Cancel
-		}
-		r.mode.Store(int32(cc.Mode))
-		r.cause.Store(&cc)
-		r.cancel(&StopError{Cause: cc})
+		r.mode.Store(int32(c.Mode))
+		r.cause.Store(&c)
+		r.cancel(&StopError{Cause: c})
 	default:
-		r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: p.Ended, Request: p.ID}})
+		r.cancel(&StopError{Cause: c})
 	}
 	return r
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/loops"
 )
 
@@ -56,43 +55,7 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 	if !ok {
 		return
 	}
-	d := rt.detector(c.req)
-	var o loops.Outcome
-	switch {
-	case err != nil || res.Status == StatusRefused || res.Status == StatusCancelled || res.Status == StatusPending:
-		o.Refused = true
-	case res.Replayed:
-		// An idempotent replay ran nothing and observed nothing new: it is a
-		// client's retry of one call, not a decision to call again.
-		o.Refused = true
-	case res.Error != nil && res.Error.Type == TypeUnavailable && res.Error.Retry == "":
-		// An open circuit breaker failed it at once: nothing ran, nothing
-		// was observed, as with a refusal (the breaker, not the retry
-		// budget, bounds what a dead tool costs).
-		o.Refused = true
-	case res.Status == StatusError:
-		o.Error = true
-		if res.Error != nil {
-			o.ErrorType = res.Error.Code
-			if (res.Error.Type == TypeTransient || res.Error.Type == TypeUnavailable) && !loops.Transient(o.ErrorType) {
-				// A failure the executor found transient (a retryable
-				// tool's, or one whose message says so) under the tool's
-				// own code: a retry of it is not a repeat.
-				o.ErrorType = "unavailable"
-			}
-			o.Result = jsonString(res.Error.Message)
-		}
-	default:
-		o.Result = canonicalResult(res.Data)
-	}
-	d.Done(s, o)
-}
-
-func canonicalResult(data []byte) []byte {
-	if c, err := callgraph.Normalize(make([]byte, 0, len(data)), data); err == nil {
-		return c
-	}
-	return jsonString(string(data))
+	rt.detector(c.req).Done(s, loops.ToolOutcome(res, err))
 }
 
 // loopModel checks a model frame before it starts.
@@ -169,7 +132,7 @@ func (rt *Runtime) loopFrameDone(f *Frame, text string, failed bool) {
 	if !ok {
 		return
 	}
-	o := loops.Outcome{Result: jsonString(text)}
+	o := loops.Outcome{Result: loops.Text(text)}
 	if failed {
 		o = loops.Outcome{Refused: true}
 	}

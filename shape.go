@@ -2,8 +2,8 @@ package reach
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/shape"
 )
 
@@ -37,13 +37,8 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 func lowContextNote(r *Request, frac float64) string {
 	var note string
 	for q := r; q != nil; q = q.parent {
-		lim := q.limit.Tokens
-		if lim <= 0 {
-			continue
-		}
-		left := lim - q.tokens.Load()
-		if float64(left) < frac*float64(lim) {
-			note = fmt.Sprintf("your context budget is running low: %d of %d tokens left. Wrap up and answer soon.", max(left, 0), lim)
+		if n := budget.LowContext(q.limit.Tokens, q.tokens.Load(), frac); n != "" {
+			note = n
 		}
 	}
 	return note

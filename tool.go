@@ -11,6 +11,7 @@ import (
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/retry"
 	"github.com/agentreach/reach/internal/schema"
+	"github.com/agentreach/reach/internal/shape"
 )
 
 // Access is a tool's access level (R1). It decides the default policy: reads
@@ -81,25 +82,10 @@ type ToolError = retry.ToolError
 func TransientType(t string) bool { return retry.TransientType(t) }
 
 // RetryPolicy says how a tool's transient failures are retried (R6).
-type RetryPolicy struct {
-	Attempts int           // total attempts including the first; if zero, 3
-	Base     time.Duration // first backoff; if zero, 100ms; doubles each retry
-	Max      time.Duration // cap on one backoff; if zero, 5s
-}
+type RetryPolicy = retry.Policy
 
 // Shape says how a tool's results are shaped for the model (R9).
-type Shape struct {
-	// Fields keeps only these top-level fields (dotted paths reach into
-	// objects: "customer.name"). Applied to an object, or to each object of an
-	// array. Empty keeps everything.
-	Fields []string
-	// Flatten turns nested objects into dotted keys ({"a":{"b":1}} ->
-	// {"a.b":1}), which models read more reliably than deep JSON.
-	Flatten bool
-	// MaxBytes truncates larger results with a note; if zero, the runtime's
-	// Options.MaxResultBytes.
-	MaxBytes int
-}
+type Shape = shape.Spec
 
 // Tool is one callable tool and its contract (R1). Only Name and Func are
 // required; every zero field has the default its comment states.
@@ -221,18 +207,7 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 		p := *t.Breaker
 		ct.Breaker = &p
 	}
-	ct.retry = RetryPolicy{Attempts: 3, Base: 100 * time.Millisecond, Max: 5 * time.Second}
-	if t.Retry != nil {
-		if t.Retry.Attempts > 0 {
-			ct.retry.Attempts = t.Retry.Attempts
-		}
-		if t.Retry.Base > 0 {
-			ct.retry.Base = t.Retry.Base
-		}
-		if t.Retry.Max > 0 {
-			ct.retry.Max = t.Retry.Max
-		}
-	}
+	ct.retry = t.Retry.Resolve()
 	ct.timeout = t.Timeout
 	if ct.timeout == 0 {
 		ct.timeout = opts.DefaultTimeout
@@ -246,30 +221,5 @@ func compileTool(t Tool, opts *Options) (*tool, error) {
 	return ct, nil
 }
 
-// validate checks canonical args against the schema and reports every
-// problem with the field, what is wrong and how to fix it (R2).
-func (t *tool) validate(args []byte) *Error {
-	if len(args) == 0 || args[0] != '{' {
-		return &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
-			Message:    fmt.Sprintf("The arguments of %s must be a JSON object.", t.Name),
-			Suggestion: "Call it again with an object of named arguments."}
-	}
-	if t.schema == nil {
-		return nil
-	}
-	problems, err := t.schema.Check(args)
-	if err != nil {
-		return &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
-			Message: fmt.Sprintf("The arguments of %s are not valid JSON: %v.", t.Name, err)}
-	}
-	if problems == nil {
-		return nil
-	}
-	e := &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
-		Message:    fmt.Sprintf("The arguments of %s do not match its schema:", t.Name),
-		Suggestion: "Fix the fields listed and call it again.", Fields: make([]FieldError, len(problems))}
-	for i, p := range problems {
-		e.Fields[i] = FieldError{Path: p.Path, Problem: p.Problem, Fix: p.Fix}
-	}
-	return e
-}
+// validate checks canonical args against the schema (schema.Refusal).
+func (t *tool) validate(args []byte) *Error { return schema.Refusal(t.Name, t.schema, args) }

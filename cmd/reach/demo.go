@@ -82,11 +82,9 @@ tokens_without, tokens_with, tokens_saved, ok, request, graph}]}.`,
 			if data == "" {
 				data = config.DefaultData // as serve without a configuration: the state is kept in ./.reach
 			}
-			abs, err := filepath.Abs(data)
-			if err != nil {
+			if err := setData(cfg, data); err != nil {
 				return err
 			}
-			cfg.Data = abs
 			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
 			if err != nil {
 				return err

@@ -58,12 +58,8 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 			if data == "" && cfg.Data == "" && configPath == "" {
 				data = config.DefaultData // zero configuration keeps its state in ./.reach
 			}
-			if data != "" {
-				abs, err := filepath.Abs(data)
-				if err != nil {
-					return err
-				}
-				cfg.Data = abs
+			if err := setData(cfg, data); err != nil {
+				return err
 			}
 			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
 			if err != nil {
@@ -83,6 +79,20 @@ func loadConfig(path string) (*config.Config, error) {
 		return &config.Config{}, nil
 	}
 	return config.Load(path)
+}
+
+// setData sets the gateway's data folder to data (--data), made absolute;
+// with data "" it leaves cfg.Data as the configuration has it.
+func setData(cfg *config.Config, data string) error {
+	if data == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		return err
+	}
+	cfg.Data = abs
+	return nil
 }
 
 // serve builds the gateway, listens, prints how to connect, and serves

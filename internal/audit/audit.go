@@ -41,6 +41,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -226,24 +227,12 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 		l.o = *opts
 	}
 	o := &l.o
-	if o.QueueSize == 0 {
-		o.QueueSize = 65536
-	}
-	if o.MaxBatch == 0 {
-		o.MaxBatch = 8192
-	}
-	if o.CheckpointEvery == 0 {
-		o.CheckpointEvery = 1024
-	}
-	if o.MaxResult == 0 {
-		o.MaxResult = 512
-	}
-	if o.MaxMessage == 0 {
-		o.MaxMessage = 1024
-	}
-	if o.MaxArgs == 0 {
-		o.MaxArgs = 16 << 10
-	}
+	o.QueueSize = cmp.Or(o.QueueSize, 65536)
+	o.MaxBatch = cmp.Or(o.MaxBatch, 8192)
+	o.CheckpointEvery = cmp.Or(o.CheckpointEvery, 1024)
+	o.MaxResult = cmp.Or(o.MaxResult, 512)
+	o.MaxMessage = cmp.Or(o.MaxMessage, 1024)
+	o.MaxArgs = cmp.Or(o.MaxArgs, 16<<10)
 	l.log = o.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -487,12 +476,7 @@ func (l *Log) commit(batch []item) {
 			return cps
 		})
 		if err == nil {
-			l.seq, l.head = seq, head
-			if len(cps) > 0 {
-				l.lastCp = cps[len(cps)-1].Seq
-			}
-			l.appended.Add(int64(len(l.recs)))
-			l.batches.Add(1)
+			l.committed(seq, head, cps)
 		} else {
 			err = fmt.Errorf("appending to the audit log: %w", err)
 		}
@@ -501,12 +485,7 @@ func (l *Log) commit(batch []item) {
 			seq, head, cps := l.chain()
 			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
-				l.seq, l.head = seq, head
-				if len(cps) > 0 {
-					l.lastCp = cps[len(cps)-1].Seq
-				}
-				l.appended.Add(int64(len(l.recs)))
-				l.batches.Add(1)
+				l.committed(seq, head, cps)
 				break
 			}
 			if !errors.Is(err, store.ErrConflict) || try == commitTries {
@@ -539,6 +518,17 @@ func (l *Log) commit(batch []item) {
 		l.log.Error("audit: a batch failed", "events", len(l.recs), "err", err)
 	}
 	clear(l.recs)
+}
+
+// committed moves the chain's head past the batch just appended: seq and
+// head are its last record's, cps its checkpoints.
+func (l *Log) committed(seq int64, head []byte, cps []store.AuditCheckpoint) {
+	l.seq, l.head = seq, head
+	if len(cps) > 0 {
+		l.lastCp = cps[len(cps)-1].Seq
+	}
+	l.appended.Add(int64(len(l.recs)))
+	l.batches.Add(1)
 }
 
 // chain assigns seq numbers, prev hashes and hashes to l.recs after the

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentreach/reach/internal/enumtext"
 )
 
 // State is the state of a breaker.
@@ -34,27 +36,20 @@ const (
 	HalfOpen
 )
 
-var stateNames = [...]string{"closed", "open", "half_open"}
+var stateNames = []string{"closed", "open", "half_open"}
 
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "unknown"
-}
+func (s State) String() string { return enumtext.Name(stateNames, s) }
 
 // MarshalText writes the state's name.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText reads a state's name.
 func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range stateNames {
-		if n == string(b) {
-			*s = State(i)
-			return nil
-		}
+	v, err := enumtext.Parse[State](stateNames, b, "breaker state")
+	if err == nil {
+		*s = v
 	}
-	return fmt.Errorf("unknown breaker state %q", b)
+	return err
 }
 
 // Policy configures a circuit breaker: a tool's, an upstream's, or one a

@@ -8,6 +8,7 @@
 package budget
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -161,4 +162,18 @@ func Word(dim string) string {
 		return "wall-clock"
 	}
 	return dim
+}
+
+// LowContext is the note that tells the model its context budget runs
+// low: limit tokens, of which used are spent, with less than frac of the
+// limit left; "" while more is left, or with no limit.
+func LowContext(limit, used int64, frac float64) string {
+	if limit <= 0 {
+		return ""
+	}
+	left := limit - used
+	if float64(left) >= frac*float64(limit) {
+		return ""
+	}
+	return fmt.Sprintf("your context budget is running low: %d of %d tokens left. Wrap up and answer soon.", max(left, 0), limit)
 }

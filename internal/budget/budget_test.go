@@ -91,3 +91,21 @@ func TestWord(t *testing.T) {
 		}
 	}
 }
+
+func TestLowContext(t *testing.T) {
+	tests := []struct {
+		limit, used int64
+		want        string
+	}{
+		{0, 500, ""},
+		{1000, 100, ""},
+		{1000, 800, ""}, // exactly a fifth left: not low yet
+		{1000, 801, "your context budget is running low: 199 of 1000 tokens left. Wrap up and answer soon."},
+		{1000, 1500, "your context budget is running low: 0 of 1000 tokens left. Wrap up and answer soon."},
+	}
+	for _, tt := range tests {
+		if got := LowContext(tt.limit, tt.used, 0.2); got != tt.want {
+			t.Errorf("LowContext(%d, %d, 0.2) = %q, want %q", tt.limit, tt.used, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package callgraph
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -117,4 +118,19 @@ func AgentKeyedError(agent string, key []string, meta []byte, where string) *fau
 		Message: fmt.Sprintf("Agent %s is already working with %s up the delegation stack (%s); it may be re-entered only with a different %s.",
 			agent, KeyValues(meta, key), where, keys),
 		Suggestion: "Use a different " + keys + ", or let the running task finish first."}
+}
+
+// AgentMeta is the metadata of a hand-off to a keyed agent, normalized
+// for its key's comparisons: a JSON object (empty is {}). Errors begin
+// with "delegate to agent".
+func AgentMeta(agent string, metadata []byte) ([]byte, error) {
+	raw := bytes.TrimSpace(metadata)
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	m, err := Normalize(nil, raw)
+	if err != nil || m[0] != '{' {
+		return nil, fmt.Errorf("delegate to %s: the metadata is not a JSON object", agent)
+	}
+	return m, nil
 }

@@ -158,6 +158,28 @@ type Letter struct {
 	Updated time.Time `json:"updated"`
 }
 
+// Attempts is how many attempts the undo that failed with e made: what
+// its Retry says ("3/3"), else one.
+func Attempts(e *fault.Error) int {
+	n := 1
+	if e != nil && e.Retry != "" {
+		fmt.Sscanf(e.Retry, "%d/", &n)
+	}
+	return n
+}
+
+// Retried records how an operator's retry (by) of d's undo went: d is
+// retried if ok, else open again with the retry's error e; it made one
+// attempt more either way.
+func (d *Letter) Retried(by string, ok bool, e *fault.Error) {
+	d.Attempts++
+	if !ok {
+		d.State, d.Error = Open, e
+		return
+	}
+	d.State, d.Note = Retried, "retried by "+by
+}
+
 // Dismiss resolves the dead letter id of q, as
 // reach.Runtime.DismissDeadLetter does, for when no runtime runs (the CLI on a
 // data folder).

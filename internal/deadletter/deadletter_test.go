@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/fault"
 )
 
 func TestMemoryQueue(t *testing.T) {
@@ -49,5 +51,25 @@ func TestMemoryQueue(t *testing.T) {
 	}
 	if _, err := Dismiss(ctx, q, a.ID, "ops", "again"); !errors.Is(err, ErrNone) {
 		t.Fatalf("a second dismissal = %v, want ErrNone", err)
+	}
+}
+
+func TestAttemptsAndRetried(t *testing.T) {
+	for e, want := range map[*fault.Error]int{nil: 1, {}: 1, {Retry: "3/3"}: 3, {Retry: "2/5"}: 2, {Retry: "x"}: 1} {
+		if got := Attempts(e); got != want {
+			t.Errorf("Attempts(%+v) = %d, want %d", e, got, want)
+		}
+	}
+	old := &fault.Error{Code: "timeout"}
+	d := &Letter{State: Taken, Attempts: 3, Error: old}
+	d.Retried("ops", true, nil)
+	if d.State != Retried || d.Attempts != 4 || d.Note != "retried by ops" || d.Error != old {
+		t.Errorf("a retry that succeeded left %+v", d)
+	}
+	again := &fault.Error{Code: "unavailable"}
+	d = &Letter{State: Taken, Attempts: 3, Error: old}
+	d.Retried("ops", false, again)
+	if d.State != Open || d.Attempts != 4 || d.Note != "" || d.Error != again {
+		t.Errorf("a retry that failed left %+v", d)
 	}
 }

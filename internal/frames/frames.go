@@ -6,8 +6,9 @@
 package frames
 
 import (
-	"fmt"
 	"strconv"
+
+	"github.com/agentreach/reach/internal/enumtext"
 )
 
 // Kind says what a frame is.
@@ -46,27 +47,20 @@ const (
 	Cancelled
 )
 
-var stateNames = [...]string{"selected", "validating", "authorizing", "awaiting_approval", "executing", "completed", "failed", "refused", "cancelled"}
+var stateNames = []string{"selected", "validating", "authorizing", "awaiting_approval", "executing", "completed", "failed", "refused", "cancelled"}
 
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "unknown"
-}
+func (s State) String() string { return enumtext.Name(stateNames, s) }
 
 // MarshalText writes the state's name.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText reads a state's name.
 func (s *State) UnmarshalText(b []byte) error {
-	for i, n := range stateNames {
-		if n == string(b) {
-			*s = State(i)
-			return nil
-		}
+	v, err := enumtext.Parse[State](stateNames, b, "state")
+	if err == nil {
+		*s = v
 	}
-	return fmt.Errorf("unknown state %q", b)
+	return err
 }
 
 // Done reports whether the state is final.

@@ -174,10 +174,14 @@ func capInt(v, limit int) int {
 	return v
 }
 
-// begin starts a request the gateway owns for a call linked by t, and
-// tracks it (inflight 1): t's agent and scene, the caller's trace when t
+// begin starts a request the gateway owns for a call linked by t, with the
+// budget t names, and tracks it (inflight 1): t's agent and scene, the caller's trace when t
 // has one. q.mu is held.
-func (q *Owned) begin(id string, t Target, b *reach.Budget, who *auth.Identity) (*reach.Request, error) {
+func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, error) {
+	b, err := q.budget(t.Budget)
+	if err != nil {
+		return nil, err
+	}
 	o := &reach.RequestOptions{ID: id, Principal: LocalPrincipal, Agent: t.Agent, Scene: t.Scene, Budget: b, Trace: t.TraceID}
 	if who != nil {
 		who.Apply(o)
@@ -205,11 +209,7 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), err
 			return r, q.holdLocked(r), nil
 		}
 	}
-	b, err := q.budget(t.Budget)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := q.begin(id, t, b, who)
+	r, err := q.begin(id, t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,13 +218,9 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), err
 
 // fresh begins a new request with a random id for one call.
 func (q *Owned) fresh(t Target, who *auth.Identity) (*reach.Request, func(), error) {
-	b, err := q.budget(t.Budget)
-	if err != nil {
-		return nil, nil, err
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r, err := q.begin(newRequestID(), t, b, who)
+	r, err := q.begin(newRequestID(), t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,11 +269,7 @@ func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Req
 			return o.req, q.holdLocked(o.req), nil
 		}
 	}
-	b, err := q.budget(t.Budget)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := q.begin(newRequestID(), t, b, who)
+	r, err := q.begin(newRequestID(), t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -311,11 +303,7 @@ func (q *Owned) forClient(s *Session, t Target, who *auth.Identity) (*reach.Requ
 			return o.req, q.clientRelease(s, q.holdLocked(o.req)), nil
 		}
 	}
-	b, err := q.budget(t.Budget)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := q.begin(newRequestID(), t, b, who)
+	r, err := q.begin(newRequestID(), t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,11 +334,7 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, func(), 
 		}
 		delete(q.traces, key)
 	}
-	b, err := q.budget(t.Budget)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := q.begin(newRequestID(), t, b, who)
+	r, err := q.begin(newRequestID(), t, who)
 	if err != nil {
 		return nil, nil, err
 	}

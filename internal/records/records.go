@@ -205,3 +205,30 @@ func (r *Result) ModelText() string {
 	}
 	return b.String()
 }
+
+// End says how p ended, as the request restored from it keeps it: the
+// cause of its end, with p's id, and whether a restart interrupted it or
+// it was stopped. A stop's mode is the one its state names, else its
+// cause's, else cancel. A request that ended (neither) ended by the
+// runtime at p.Ended.
+func (p *PastRequest) End() (c fault.Cause, interrupted, stopped bool) {
+	mode, stopped := strings.CutPrefix(string(p.State), "stopped_")
+	switch {
+	case p.State == RequestInterrupted, stopped:
+		c = fault.Cause{By: "reach", Reason: string(p.State)}
+		if p.Cause != nil {
+			c = *p.Cause
+		}
+		c.Request = p.ID
+		if p.State == RequestInterrupted {
+			return c, true, false
+		}
+		if m, err := fault.ParseStopMode(mode); err == nil {
+			c.Mode = m
+		} else if c.Mode == fault.Running {
+			c.Mode = fault.Cancel
+		}
+		return c, false, true
+	}
+	return fault.Cause{Mode: fault.Cancel, By: "runtime", Reason: "request ended", At: p.Ended, Request: p.ID}, false, false
+}
