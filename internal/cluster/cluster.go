@@ -19,6 +19,9 @@
 //   - Its budget: before each tool call runs, Admission debits the call
 //     from the request's ledger (and its ancestors'), under the ledger's
 //     lock: two instances together never pass a budget.
+//   - Its end by its client (End): stored and woken like a stop; each
+//     instance ends its part, and a recovery ends such a request without
+//     undoing anything (postgres.Store.SettleRequest).
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
@@ -79,6 +82,7 @@ type Cluster struct {
 
 	rt         *reach.Runtime
 	onApproval func(id string)
+	onEnd      func(id string)
 	recover    func(ctx context.Context) error
 
 	mu     sync.Mutex
@@ -305,10 +309,41 @@ func (c *Cluster) signal(s postgres.Signal) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
 		defer cancel()
 		c.applyStop(ctx, s.ID)
+	case "end":
+		c.endLocal(s.ID)
 	case "approval":
 		if c.onApproval != nil {
 			c.onApproval(s.ID)
 		}
+	}
+}
+
+// OnEnd sets what ends this instance's part of a request its client ended
+// through another instance (End): the gateway's end of the request it
+// owns. Call it before Start. Without it, the request running here is
+// ended.
+func (c *Cluster) OnEnd(f func(id string)) { c.onEnd = f }
+
+// End stores that request id's client ended it (POST
+// /v1/requests/{id}/end, on this instance): every instance ends its part,
+// and no recovery undoes its calls, even if an instance that ran some of
+// them dies before it ended its part. found is false when the store knows
+// no such request.
+func (c *Cluster) End(ctx context.Context, id string) (found bool, err error) {
+	return c.st.SettleRequest(ctx, id)
+}
+
+// endLocal ends this instance's part of request id, which its client
+// ended through another instance.
+func (c *Cluster) endLocal(id string) {
+	if c.onEnd != nil {
+		c.onEnd(id)
+	}
+	c.mu.Lock()
+	r := c.local[id]
+	c.mu.Unlock()
+	if r != nil {
+		r.End()
 	}
 }
 

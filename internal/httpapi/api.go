@@ -92,8 +92,11 @@ type Agents interface {
 // RemoteRequests stops requests that other instances run: Stop stores
 // request id stopped (waking every instance) if may says the caller may
 // stop a request of that principal and tenant, and returns the stored
-// cause; found is false for an id the store does not know.
+// cause; found is false for an id the store does not know. End stores
+// that the client ended request id: every instance ends its part, and no
+// recovery undoes its calls.
 type RemoteRequests interface {
+	End(ctx context.Context, id string) (found bool, err error)
 	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
 	NotYours(err error) bool
 }
@@ -623,6 +626,15 @@ func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
 	req, ok := a.lookup(w, r)
 	if !ok {
 		return
+	}
+	if a.remote != nil {
+		// Stored before this part ends, so that every instance ends its
+		// part and no recovery undoes what the client settled.
+		if _, err := a.remote.End(r.Context(), req.ID()); err != nil {
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: %v.", req.ID(), err),
+				"Try again in a moment; the request runs on until it is ended.")
+			return
+		}
 	}
 	a.owned.End(req.ID())
 	req.End()
