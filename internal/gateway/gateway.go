@@ -453,10 +453,14 @@ func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
 func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served() }
 
 func (g *Gateway) newServer() *httpapi.Server {
+	mo := &modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
+		Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}
+	if g.cluster != nil {
+		mo.Ledger = g.cluster // turns, tokens and cost on the ledger the instances share
+	}
 	o := &httpapi.Options{
-		MCP: g.front.Handler(),
-		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
-			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
+		MCP:     g.front.Handler(),
+		Model:   modelproxy.New(mo),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
 		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,
