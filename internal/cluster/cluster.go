@@ -91,6 +91,7 @@ type Cluster struct {
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
+	lost    atomic.Bool  // another process took this instance's name (Lost)
 	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
 
 	stop chan struct{}
@@ -107,7 +108,9 @@ type liveView struct {
 
 // New registers this instance on the store: it takes its name
 // (postgres.Store.HoldInstance: a second process of the same name is
-// refused) and heartbeats once. Its earlier lives are dead from then on.
+// refused) and heartbeats once. Its earlier lives are dead once their
+// heartbeats are older than the TTL (one that lost its lock's connection
+// may still run until it finds the name taken: see Lost).
 func New(ctx context.Context, o *Options) (*Cluster, error) {
 	if o == nil || o.Store == nil || o.Instance == "" {
 		return nil, errors.New("cluster.New: a store and an instance name are needed")
@@ -148,8 +151,22 @@ func (c *Cluster) Instance() string { return c.name }
 // TTL returns how long a life may go without a heartbeat.
 func (c *Cluster) TTL() time.Duration { return c.ttl }
 
+// errLost refuses the work of an instance that lost its name.
+var errLost = errors.New("this instance lost its name on the store to another process of the same name, and stops")
+
+// Lost is closed when another process took this instance's name on the
+// store (its lock's connection dropped, and the other was let in): from
+// then on this instance heartbeats no more, admits no call nor model turn,
+// and should shut down, so that two processes never run under one name;
+// the others take its life for dead once its last heartbeat is older than
+// the TTL.
+func (c *Cluster) Lost() <-chan struct{} { return c.st.NameLost() }
+
 // beat heartbeats and reads who is alive.
 func (c *Cluster) beat(ctx context.Context) error {
+	if c.lost.Load() {
+		return errLost
+	}
 	if err := c.st.Heartbeat(ctx, c.owner, c.name, c.started); err != nil {
 		c.healthy.Store(0)
 		return err
@@ -161,9 +178,11 @@ func (c *Cluster) beat(ctx context.Context) error {
 	}
 	v := &liveView{at: time.Now(), alive: map[string]bool{}}
 	for _, l := range lives {
-		// This instance holds its name: its earlier lives are dead,
-		// whatever their last heartbeat.
-		if l.Alive && (l.Name != c.name || l.Owner == c.owner) {
+		// A life with a fresh heartbeat is alive, even an earlier life of
+		// this instance's name: holding the name does not prove it dead
+		// (its lock's connection may have dropped while it ran on, and
+		// stops only when it fails to take its name again).
+		if l.Alive {
 			v.alive[l.Owner] = true
 		} else {
 			v.dead = append(v.dead, l.Owner)
@@ -180,9 +199,6 @@ func (c *Cluster) beat(ctx context.Context) error {
 func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 	if owner == c.owner {
 		return true
-	}
-	if name, _, ok := strings.Cut(owner, "/"); ok && name == c.name {
-		return false // an earlier life of this instance
 	}
 	v := c.view.Load()
 	if v == nil || v.alive[owner] {
@@ -254,6 +270,12 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 		for {
 			select {
 			case <-ctx.Done():
+				return
+			case <-c.st.NameLost():
+				c.lost.Store(true)
+				c.healthy.Store(0)
+				c.log.Error("cluster: another process of this instance's name runs on the store: this one stops heartbeating and admitting work",
+					"instance", c.name, "life", c.owner)
 				return
 			case <-t.C:
 			}

@@ -48,6 +48,13 @@ func storeError(what string, err error) *reach.Error {
 		Suggestion: "Nothing ran. Try again in a moment."}
 }
 
+// lostError refuses a call or a turn on an instance that lost its name.
+func lostError(name string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "instance_stopping",
+		Message:    fmt.Sprintf("Gateway instance %s is stopping: another process of its name runs on the shared store. Nothing ran.", name),
+		Suggestion: "Try again in a moment: another instance will take the call."}
+}
+
 // JoinRequest implements reach.RequestJoiner: a request that another
 // instance runs is joined, as it was begun there; one of another
 // principal is refused, and so is a stopped or interrupted one.
@@ -177,6 +184,9 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 func (c *Cluster) Admission() reach.Middleware {
 	return func(next reach.Handler) reach.Handler {
 		return func(ctx context.Context, call *reach.Call) (*reach.Result, error) {
+			if c.lost.Load() {
+				return nil, lostError(c.name)
+			}
 			var chain []*reach.Request
 			var ids []string
 			var caps []store.Spend
@@ -255,6 +265,9 @@ func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.
 // that passes a turn budget, or when a token or cost budget is spent on
 // every instance together. It returns the fewest tokens they have left.
 func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error) {
+	if c.lost.Load() {
+		return 0, false, lostError(c.name)
+	}
 	var chain []*reach.Request
 	var ids []string
 	var caps []store.Spend

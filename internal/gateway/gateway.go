@@ -341,10 +341,18 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv := g.server
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var lost <-chan struct{} // another process took this instance's name
+	if g.cluster != nil {
+		lost = g.cluster.Lost()
+	}
+	var lostErr error
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-lost:
+		lostErr = fmt.Errorf("instance %s lost its name on the store to another process of the same name: this one stopped; run one process per name", g.cluster.Instance())
+		g.log.Error("shutting down: " + lostErr.Error())
 	}
 	g.log.Info("shutting down")
 	g.draining.Store(true) // /readyz: no more traffic
@@ -358,6 +366,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
+	}
+	if lostErr != nil {
+		return lostErr
 	}
 	return err
 }

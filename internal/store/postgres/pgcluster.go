@@ -492,9 +492,9 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // for as long as the store is open: a lock of the server, on a connection
 // of its own, that the server drops when the process dies (its connection
 // closes). A second process that asks for a name held fails with
-// ErrInstanceRunning, so two running instances never share a name, and an
-// instance that holds its name knows that its earlier lives are dead. A
-// lost connection is made again, and the lock taken again.
+// ErrInstanceRunning, so two running instances never share a name. A lost
+// connection is made again, and the lock taken again; if another process
+// took the name meanwhile, NameLost is closed.
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.closed.Load() {
 		return store.ErrClosed
@@ -503,6 +503,7 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	p.nameLost = make(chan struct{})
 	p.bg.Add(1)
 	go func() {
 		defer p.bg.Done()
@@ -530,14 +531,29 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				conn = nil
 			}
 			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
-			if conn, err = p.lockName(lctx, name); err != nil {
+			conn, err = p.lockName(lctx, name)
+			cancel()
+			if errors.Is(err, ErrInstanceRunning) {
+				// Another process took the name while the lock was not
+				// held: this one must stop (NameLost), or two would run
+				// under one name.
+				p.log.Error("store: another process holds this instance's name now; this one stops", "instance", name)
+				close(p.nameLost)
+				return
+			}
+			if err != nil {
 				p.log.Error("store: holding the instance's name again failed", "instance", name, "err", err)
 			}
-			cancel()
 		}
 	}()
 	return nil
 }
+
+// NameLost is closed when the name HoldInstance holds is lost: its lock's
+// connection dropped, and another process took the name before this one
+// could take it again. The process must then stop admitting work and shut
+// down. It is nil (never ready) before HoldInstance.
+func (p *Store) NameLost() <-chan struct{} { return p.nameLost }
 
 func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())

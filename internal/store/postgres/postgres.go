@@ -72,11 +72,12 @@ type Store struct {
 
 	auditMu sync.Mutex // one append at a time from this process
 
-	close  sync.Once
-	closed atomic.Bool
-	stop   chan struct{} // closed by Close: ends the listener
-	bg     sync.WaitGroup
-	lis    listener
+	close    sync.Once
+	closed   atomic.Bool
+	stop     chan struct{} // closed by Close: ends the listener
+	nameLost chan struct{} // closed when HoldInstance cannot take its name again (NameLost)
+	bg       sync.WaitGroup
+	lis      listener
 }
 
 var _ store.Store = (*Store)(nil)
