@@ -66,13 +66,13 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		return time.Time{}, storeError("Request "+o.ID+" could not be begun", err)
 	}
 	switch outcome {
+	case postgres.JoinForeign:
+		return time.Time{}, notYours(o.ID)
 	case postgres.JoinFinal:
 		return time.Time{}, finalError(o.ID, got)
 	case postgres.JoinJoined:
-		if got.Principal != o.Principal || got.Tenant != o.Tenant {
-			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "not_your_request",
-				Message:    fmt.Sprintf("Request %s belongs to another principal.", o.ID),
-				Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
+		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
+			return time.Time{}, notYours(o.ID)
 		}
 		o.Roles, o.Attributes, o.Scene, o.Agent = got.Roles, got.Attrs, got.Scene, got.Agent
 		if b := decodeBudget(got.Budget); b != nil {
@@ -90,6 +90,14 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	r.c.joined[o.ID] = true
 	r.c.mu.Unlock()
 	return rec.Started, nil
+}
+
+// notYours refuses a request id of another principal or tenant, saying
+// nothing of that request.
+func notYours(id string) error {
+	return &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "not_your_request",
+		Message:    fmt.Sprintf("Request %s belongs to another principal.", id),
+		Suggestion: "Work in your own requests: omit the request id, or send one of yours."}
 }
 
 // requestOf is the stored record of a request begun with o.
@@ -140,7 +148,10 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	if err != nil {
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}
-	if outcome == postgres.JoinFinal {
+	switch outcome {
+	case postgres.JoinForeign:
+		return notYours(q.ID())
+	case postgres.JoinFinal:
 		return finalError(q.ID(), got)
 	}
 	r.c.track(q)

@@ -328,9 +328,10 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 					// again, and answer as it stands.
 					rec.Status = Approved
 					q.enforce(rec)
+					id := rec.ID // read under the lock: a merge from the store may change rec once it is let go
 					q.mu.Unlock()
 					q.emit(ctx, events)
-					q.syncID(ctx, rec.ID)
+					q.syncID(ctx, id)
 					continue
 				}
 				// It runs under the approval's idempotency key: a retry

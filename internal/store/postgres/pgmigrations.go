@@ -404,6 +404,56 @@ CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 }
 
 func init() {
+	pgMigrations = append(pgMigrations, migration{4, "requests joined by their principal only", `
+-- reach_join as in version 2, but a request of that id that belongs to
+-- another principal or tenant is answered 'foreign' before anything is
+-- written: the caller is refused, and this instance is not made one of
+-- the request's replicas (one left behind kept the request running after
+-- its owner ended it, and had a later recovery undo its finished writes).
+-- Whoever it belongs to, whatever its state, its id is not taken over.
+CREATE OR REPLACE FUNCTION reach_join(p_id TEXT, p_owner TEXT, p_ttl BIGINT, p_parent TEXT, p_principal TEXT, p_tenant TEXT,
+	p_roles TEXT, p_attrs TEXT, p_trace TEXT, p_scene TEXT, p_agent TEXT, p_budget TEXT, p_started BIGINT)
+RETURNS TABLE (o_outcome TEXT, o_principal TEXT, o_tenant TEXT, o_roles TEXT, o_attrs TEXT, o_trace TEXT, o_scene TEXT,
+	o_agent TEXT, o_state TEXT, o_budget TEXT, o_cause TEXT, o_started BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+	r requests%ROWTYPE;
+BEGIN
+	PERFORM reach_lock_ledgers(ARRAY[p_id]);
+	SELECT * INTO r FROM requests WHERE id = p_id FOR UPDATE;
+	IF FOUND AND (r.principal <> p_principal OR r.tenant <> p_tenant) THEN
+		RETURN QUERY SELECT 'foreign', r.principal, r.tenant, NULL::TEXT, NULL::TEXT, ''::TEXT, ''::TEXT, ''::TEXT, ''::TEXT,
+			NULL::TEXT, NULL::TEXT, 0::BIGINT;
+		RETURN;
+	END IF;
+	IF FOUND AND (r.state = 'interrupted' OR r.state = 'stopped' OR r.stop > 0) THEN
+		RETURN QUERY SELECT 'final', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, r.state, r.budget,
+			r.cause, r.started;
+		RETURN;
+	END IF;
+	IF FOUND AND r.state = 'running' AND EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner
+		WHERE x.request = p_id AND i.seen >= reach_now() - p_ttl) THEN
+		INSERT INTO replicas (request, owner) VALUES (p_id, p_owner) ON CONFLICT DO NOTHING;
+		RETURN QUERY SELECT 'joined', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, r.state, r.budget,
+			r.cause, r.started;
+		RETURN;
+	END IF;
+	INSERT INTO requests (id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, started, updated)
+	VALUES (p_id, p_parent, p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running', p_budget, p_started, p_started)
+	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
+		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene, agent = excluded.agent,
+		state = 'running', budget = excluded.budget, usage = NULL, cause = NULL, started = excluded.started, ended = 0,
+		updated = excluded.updated, stop = 0;
+	UPDATE ledger SET turns = 0, tool_calls = 0, tokens = 0, cost = 0 WHERE request = p_id;
+	DELETE FROM replicas WHERE request = p_id;
+	INSERT INTO replicas (request, owner) VALUES (p_id, p_owner);
+	RETURN QUERY SELECT 'begun', p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running'::TEXT, p_budget,
+		NULL::TEXT, p_started;
+END $$;
+`})
+}
+
+func init() {
 	pgMigrations = append(pgMigrations, migration{5, "requests ended by their client", `
 -- A request its client ended (POST /v1/requests/{id}/end): its sagas are
 -- settled. Every instance ends its part (pg_notify 'end:<id>'), and a

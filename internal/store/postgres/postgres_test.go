@@ -295,7 +295,13 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	if r, _ := a.GetRequest(ctx, "r1"); r.State != "ended" || string(r.Usage) != `{"tool_calls":2}` || r.Ended.IsZero() {
 		t.Fatalf("after both left, r1 = %+v, want ended with its usage", r)
 	}
-	_, outcome, err = b.JoinRequest(ctx, joinReq("r1", "bob"), "B/1", ttl)
+	// An ended id is not another principal's to take: bob is told whose
+	// it is, and nothing is written.
+	got, outcome, err = b.JoinRequest(ctx, joinReq("r1", "bob"), "B/1", ttl)
+	if r, _ := a.GetRequest(ctx, "r1"); err != nil || outcome != JoinForeign || got.Principal != "alice" || r.Principal != "alice" || r.State != "ended" {
+		t.Fatalf("bob naming alice's ended request = %v, %+v, %v; stored %+v; want foreign, nothing written", outcome, got, err, r)
+	}
+	_, outcome, err = b.JoinRequest(ctx, joinReq("r1", "alice"), "B/1", ttl)
 	if sp, _ := a.Spent(ctx, "r1"); err != nil || outcome != JoinBegun || sp != (store.Spend{}) {
 		t.Fatalf("a new request of an ended id = %v, %v, spent %+v; want begun, nothing spent", outcome, err, sp)
 	}
@@ -348,7 +354,7 @@ func TestPostgresSettledOrphan(t *testing.T) {
 		t.Fatalf("s1 = %s (ended %v), want ended by the recovery", r.State, r.Ended)
 	}
 	// s1 begun again under its id: not settled by its earlier end.
-	if _, outcome, err := b.JoinRequest(ctx, joinReq("s1", "bob"), "B/2", ttl); err != nil || outcome != JoinBegun {
+	if _, outcome, err := b.JoinRequest(ctx, joinReq("s1", "alice"), "B/2", ttl); err != nil || outcome != JoinBegun {
 		t.Fatalf("JoinRequest s1 again = %v, %v", outcome, err)
 	}
 	ids, err = a.ClaimOrphans(ctx, "A/1", ttl, 10)
