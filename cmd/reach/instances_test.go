@@ -770,3 +770,43 @@ func TestInstancesEndedThenKilled(t *testing.T) {
 		t.Errorf("r-end is stored %s (ended: %v), want ended", state, ended)
 	}
 }
+
+// A request that runs on b only is ended by its client through a: b ends
+// its part (the request is stored ended) and nothing is undone; an id the
+// store does not know is 404 (issue 17 review).
+func TestInstancesEndAcross(t *testing.T) {
+	f := newFleet(t)
+	if r := callHTTP(t, f.base(1), "r-far", "b1", "up__book", `{"key":"fb"}`, ""); r["status"] != "success" {
+		t.Fatalf("book on b: %v", r)
+	}
+	for id, want := range map[string]int{"r-far": 200, "r-none": 404} {
+		resp, err := http.Post(f.base(0)+"/v1/requests/"+id+"/end", "application/json", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("end %s on a: %d, want %d", id, resp.StatusCode, want)
+		}
+	}
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	state, ended := "", false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !ended; time.Sleep(50 * time.Millisecond) {
+		r, err := st.GetRequest(ctx, "r-far")
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, ended = r.State, !r.Ended.IsZero()
+	}
+	if state != "ended" || !ended {
+		t.Fatalf("r-far is stored %s (ended: %v): b did not end its part", state, ended)
+	}
+	if n := f.up.count("unbook fb"); n != 0 {
+		t.Errorf("the booking of an ended request was undone %d times", n)
+	}
+}

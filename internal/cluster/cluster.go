@@ -349,9 +349,13 @@ func (c *Cluster) OnEnd(f func(id string)) { c.onEnd = f }
 // End stores that request id's client ended it (POST
 // /v1/requests/{id}/end, on this instance): every instance ends its part,
 // and no recovery undoes its calls, even if an instance that ran some of
-// them dies before it ended its part. found is false when the store knows
-// no such request.
-func (c *Cluster) End(ctx context.Context, id string) (found bool, err error) {
+// them dies before it ended its part. may says whether the caller may end
+// a request of principal and tenant (nil: it may). found is false when the
+// store knows no such request.
+func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error) {
+	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
+		return found, err
+	}
 	return c.st.SettleRequest(ctx, id)
 }
 
@@ -434,17 +438,16 @@ func (c *Cluster) untrack(r *reach.Request) {
 	c.mu.Unlock()
 }
 
-// Stop stops request id, which another instance may run, as an operator's
-// stop through this instance's API: stored with its cause, every instance
-// woken. may says whether the caller may stop a request of principal and
-// tenant. found is false when the store knows no such request.
-func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
+// mayAct reports whether the store knows request id, and refuses
+// (errNotYours) when may says the caller may not act on a request of its
+// root's principal and tenant.
+func (c *Cluster) mayAct(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error) {
 	rec, err := c.st.GetRequest(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil, nil
+		return false, nil
 	}
 	if err != nil {
-		return false, nil, err
+		return false, err
 	}
 	root := rec
 	for range 64 {
@@ -457,14 +460,25 @@ func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, 
 		}
 		root = p
 	}
-	if !may(root.Principal, root.Tenant) {
-		return true, nil, errNotYours
+	if may != nil && !may(root.Principal, root.Tenant) {
+		return true, errNotYours
+	}
+	return true, nil
+}
+
+// Stop stops request id, which another instance may run, as an operator's
+// stop through this instance's API: stored with its cause, every instance
+// woken. may says whether the caller may stop a request of principal and
+// tenant. found is false when the store knows no such request.
+func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
+	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
+		return found, nil, err
 	}
 	cs := reach.Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: id}
 	if _, err := c.st.StopRequest(ctx, id, int(mode), durable.EncodeCause(cs)); err != nil {
 		return true, nil, err
 	}
-	rec, err = c.st.GetRequest(ctx, id)
+	rec, err := c.st.GetRequest(ctx, id)
 	if err != nil {
 		return true, nil, err
 	}
