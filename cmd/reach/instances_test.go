@@ -722,3 +722,91 @@ func freeAddr(t testing.TB) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// A request that ran on both instances is ended by its client through a
+// (POST /v1/requests/{id}/end: its sagas are settled); then b dies at once
+// (kill -9), whether or not it ended its part. Nothing of the request is
+// undone: the recovery of b's work ends it instead (issue 17, review).
+func TestInstancesEndedThenKilled(t *testing.T) {
+	f := newFleet(t)
+	if r := callHTTP(t, f.base(1), "r-end", "b1", "up__book", `{"key":"eb"}`, ""); r["status"] != "success" {
+		t.Fatalf("book on b: %v", r)
+	}
+	if r := callHTTP(t, f.base(0), "r-end", "c1", "up__count", `{"key":"ec"}`, ""); r["status"] != "success" {
+		t.Fatalf("count on a: %v", r)
+	}
+	resp, err := http.Post(f.base(0)+"/v1/requests/r-end/end", "application/json", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("end on a: %d", resp.StatusCode)
+	}
+	f.kill(1)
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Until the request is stored ended (by b's part ending, or by a's
+	// recovery of b's work) or its booking undone.
+	state, ended := "", false
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && f.up.count("unbook eb") == 0; time.Sleep(100 * time.Millisecond) {
+		r, err := st.GetRequest(ctx, "r-end")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state, ended = r.State, !r.Ended.IsZero(); ended {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // an undo under way lands
+	if n := f.up.count("unbook eb"); n != 0 {
+		t.Errorf("the client ended r-end, and its booking on b was undone %d times after b died", n)
+	}
+	if state != "ended" || !ended {
+		t.Errorf("r-end is stored %s (ended: %v), want ended", state, ended)
+	}
+}
+
+// A request that runs on b only is ended by its client through a: b ends
+// its part (the request is stored ended) and nothing is undone; an id the
+// store does not know is 404 (issue 17 review).
+func TestInstancesEndAcross(t *testing.T) {
+	f := newFleet(t)
+	if r := callHTTP(t, f.base(1), "r-far", "b1", "up__book", `{"key":"fb"}`, ""); r["status"] != "success" {
+		t.Fatalf("book on b: %v", r)
+	}
+	for id, want := range map[string]int{"r-far": 200, "r-none": 404} {
+		resp, err := http.Post(f.base(0)+"/v1/requests/"+id+"/end", "application/json", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("end %s on a: %d, want %d", id, resp.StatusCode, want)
+		}
+	}
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	state, ended := "", false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !ended; time.Sleep(50 * time.Millisecond) {
+		r, err := st.GetRequest(ctx, "r-far")
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, ended = r.State, !r.Ended.IsZero()
+	}
+	if state != "ended" || !ended {
+		t.Fatalf("r-far is stored %s (ended: %v): b did not end its part", state, ended)
+	}
+	if n := f.up.count("unbook fb"); n != 0 {
+		t.Errorf("the booking of an ended request was undone %d times", n)
+	}
+}

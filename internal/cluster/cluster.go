@@ -19,6 +19,9 @@
 //   - Its budget: before each tool call runs, Admission debits the call
 //     from the request's ledger (and its ancestors'), under the ledger's
 //     lock: two instances together never pass a budget.
+//   - Its end by its client (End): stored and woken like a stop; each
+//     instance ends its part, and a recovery ends such a request without
+//     undoing anything (postgres.Store.SettleRequest).
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
@@ -79,6 +82,7 @@ type Cluster struct {
 
 	rt         *reach.Runtime
 	onApproval func(id string)
+	onEnd      func(id string)
 	recover    func(ctx context.Context) error
 
 	mu     sync.Mutex
@@ -87,6 +91,7 @@ type Cluster struct {
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
+	lost    atomic.Bool  // another process took this instance's name (Lost)
 	caught  atomic.Int64 // unix ns of the newest stop read (catchUp)
 
 	stop chan struct{}
@@ -103,7 +108,9 @@ type liveView struct {
 
 // New registers this instance on the store: it takes its name
 // (postgres.Store.HoldInstance: a second process of the same name is
-// refused) and heartbeats once. Its earlier lives are dead from then on.
+// refused) and heartbeats once. Its earlier lives are dead once their
+// heartbeats are older than the TTL (one that lost its lock's connection
+// may still run until it finds the name taken: see Lost).
 func New(ctx context.Context, o *Options) (*Cluster, error) {
 	if o == nil || o.Store == nil || o.Instance == "" {
 		return nil, errors.New("cluster.New: a store and an instance name are needed")
@@ -144,8 +151,22 @@ func (c *Cluster) Instance() string { return c.name }
 // TTL returns how long a life may go without a heartbeat.
 func (c *Cluster) TTL() time.Duration { return c.ttl }
 
+// errLost refuses the work of an instance that lost its name.
+var errLost = errors.New("this instance lost its name on the store to another process of the same name, and stops")
+
+// Lost is closed when another process took this instance's name on the
+// store (its lock's connection dropped, and the other was let in): from
+// then on this instance heartbeats no more, admits no call nor model turn,
+// and should shut down, so that two processes never run under one name;
+// the others take its life for dead once its last heartbeat is older than
+// the TTL.
+func (c *Cluster) Lost() <-chan struct{} { return c.st.NameLost() }
+
 // beat heartbeats and reads who is alive.
 func (c *Cluster) beat(ctx context.Context) error {
+	if c.lost.Load() {
+		return errLost
+	}
 	if err := c.st.Heartbeat(ctx, c.owner, c.name, c.started); err != nil {
 		c.healthy.Store(0)
 		return err
@@ -157,9 +178,11 @@ func (c *Cluster) beat(ctx context.Context) error {
 	}
 	v := &liveView{at: time.Now(), alive: map[string]bool{}}
 	for _, l := range lives {
-		// This instance holds its name: its earlier lives are dead,
-		// whatever their last heartbeat.
-		if l.Alive && (l.Name != c.name || l.Owner == c.owner) {
+		// A life with a fresh heartbeat is alive, even an earlier life of
+		// this instance's name: holding the name does not prove it dead
+		// (its lock's connection may have dropped while it ran on, and
+		// stops only when it fails to take its name again).
+		if l.Alive {
 			v.alive[l.Owner] = true
 		} else {
 			v.dead = append(v.dead, l.Owner)
@@ -176,9 +199,6 @@ func (c *Cluster) beat(ctx context.Context) error {
 func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 	if owner == c.owner {
 		return true
-	}
-	if name, _, ok := strings.Cut(owner, "/"); ok && name == c.name {
-		return false // an earlier life of this instance
 	}
 	v := c.view.Load()
 	if v == nil || v.alive[owner] {
@@ -251,6 +271,12 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 			select {
 			case <-ctx.Done():
 				return
+			case <-c.st.NameLost():
+				c.lost.Store(true)
+				c.healthy.Store(0)
+				c.log.Error("cluster: another process of this instance's name runs on the store: this one stops heartbeating and admitting work",
+					"instance", c.name, "life", c.owner)
+				return
 			case <-t.C:
 			}
 			bctx, bcancel := context.WithTimeout(ctx, c.ttl)
@@ -305,10 +331,45 @@ func (c *Cluster) signal(s postgres.Signal) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
 		defer cancel()
 		c.applyStop(ctx, s.ID)
+	case "end":
+		c.endLocal(s.ID)
 	case "approval":
 		if c.onApproval != nil {
 			c.onApproval(s.ID)
 		}
+	}
+}
+
+// OnEnd sets what ends this instance's part of a request its client ended
+// through another instance (End): the gateway's end of the request it
+// owns. Call it before Start. Without it, the request running here is
+// ended.
+func (c *Cluster) OnEnd(f func(id string)) { c.onEnd = f }
+
+// End stores that request id's client ended it (POST
+// /v1/requests/{id}/end, on this instance): every instance ends its part,
+// and no recovery undoes its calls, even if an instance that ran some of
+// them dies before it ended its part. may says whether the caller may end
+// a request of principal and tenant (nil: it may). found is false when the
+// store knows no such request.
+func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error) {
+	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
+		return found, err
+	}
+	return c.st.SettleRequest(ctx, id)
+}
+
+// endLocal ends this instance's part of request id, which its client
+// ended through another instance.
+func (c *Cluster) endLocal(id string) {
+	if c.onEnd != nil {
+		c.onEnd(id)
+	}
+	c.mu.Lock()
+	r := c.local[id]
+	c.mu.Unlock()
+	if r != nil {
+		r.End()
 	}
 }
 
@@ -377,17 +438,16 @@ func (c *Cluster) untrack(r *reach.Request) {
 	c.mu.Unlock()
 }
 
-// Stop stops request id, which another instance may run, as an operator's
-// stop through this instance's API: stored with its cause, every instance
-// woken. may says whether the caller may stop a request of principal and
-// tenant. found is false when the store knows no such request.
-func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
+// mayAct reports whether the store knows request id, and refuses
+// (errNotYours) when may says the caller may not act on a request of its
+// root's principal and tenant.
+func (c *Cluster) mayAct(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error) {
 	rec, err := c.st.GetRequest(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil, nil
+		return false, nil
 	}
 	if err != nil {
-		return false, nil, err
+		return false, err
 	}
 	root := rec
 	for range 64 {
@@ -400,14 +460,25 @@ func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, 
 		}
 		root = p
 	}
-	if !may(root.Principal, root.Tenant) {
-		return true, nil, errNotYours
+	if may != nil && !may(root.Principal, root.Tenant) {
+		return true, errNotYours
+	}
+	return true, nil
+}
+
+// Stop stops request id, which another instance may run, as an operator's
+// stop through this instance's API: stored with its cause, every instance
+// woken. may says whether the caller may stop a request of principal and
+// tenant. found is false when the store knows no such request.
+func (c *Cluster) Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error) {
+	if found, err := c.mayAct(ctx, id, may); !found || err != nil {
+		return found, nil, err
 	}
 	cs := reach.Cause{Mode: mode, By: by, Reason: reason, At: time.Now(), Request: id}
 	if _, err := c.st.StopRequest(ctx, id, int(mode), durable.EncodeCause(cs)); err != nil {
 		return true, nil, err
 	}
-	rec, err = c.st.GetRequest(ctx, id)
+	rec, err := c.st.GetRequest(ctx, id)
 	if err != nil {
 		return true, nil, err
 	}

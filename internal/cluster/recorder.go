@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -45,6 +46,13 @@ func storeError(what string, err error) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "store_unavailable",
 		Message:    fmt.Sprintf("%s: the shared store did not answer (%v).", what, err),
 		Suggestion: "Nothing ran. Try again in a moment."}
+}
+
+// lostError refuses a call or a turn on an instance that lost its name.
+func lostError(name string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "instance_stopping",
+		Message:    fmt.Sprintf("Gateway instance %s is stopping: another process of its name runs on the shared store. Nothing ran.", name),
+		Suggestion: "Try again in a moment: another instance will take the call."}
 }
 
 // JoinRequest implements reach.RequestJoiner: a request that another
@@ -187,6 +195,9 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 func (c *Cluster) Admission() reach.Middleware {
 	return func(next reach.Handler) reach.Handler {
 		return func(ctx context.Context, call *reach.Call) (*reach.Result, error) {
+			if c.lost.Load() {
+				return nil, lostError(c.name)
+			}
 			var chain []*reach.Request
 			var ids []string
 			var caps []store.Spend
@@ -257,4 +268,88 @@ func (c *Cluster) Frame(ctx context.Context, id reach.FrameID) (string, []reach.
 		return "", nil, fmt.Errorf("reading the stack of frame %s: %w", id, err)
 	}
 	return f.Request, stack, nil
+}
+
+// AdmitTurn implements modelproxy.Ledger: one model turn of req is
+// debited from the shared ledger of req and of each request above it,
+// under their locks, as Admission debits a tool call; it is refused when
+// that passes a turn budget, or when a token or cost budget is spent on
+// every instance together. It returns the fewest tokens they have left.
+func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error) {
+	if c.lost.Load() {
+		return 0, false, lostError(c.name)
+	}
+	var chain []*reach.Request
+	var ids []string
+	var caps []store.Spend
+	for q := req; q != nil; q = q.Parent() {
+		b := q.Budget()
+		chain = append(chain, q)
+		ids = append(ids, q.ID())
+		caps = append(caps, store.Spend{Turns: int64(b.Turns)})
+	}
+	adm, err := c.st.Admit(ctx, ids, store.Spend{Turns: 1}, caps)
+	if err != nil {
+		return 0, false, storeError("The shared budget of this model turn's request could not be checked", err)
+	}
+	if adm.Stopped != "" {
+		cs := durable.DecodeCause(adm.Cause)
+		cs.Request = adm.Stopped
+		if adm.State == "interrupted" {
+			return 0, false, &reach.InterruptedError{Cause: cs}
+		}
+		return 0, false, &reach.StopError{Cause: cs}
+	}
+	if !adm.OK {
+		return 0, false, turnRefusal(chain[adm.Over], "turn", fmt.Sprintf("%d turns made of %d", adm.Spent.Turns, caps[adm.Over].Turns))
+	}
+	for i, q := range chain {
+		b := q.Budget()
+		if b.Tokens <= 0 && b.Cost <= 0 {
+			continue
+		}
+		spent := adm.Spent
+		if i > 0 {
+			if spent, err = c.st.Spent(ctx, q.ID()); err != nil {
+				return 0, false, storeError("The shared budget of this model turn's request could not be checked", err)
+			}
+		}
+		if b.Tokens > 0 {
+			l := int64(b.Tokens) - spent.Tokens
+			if l <= 0 {
+				return 0, false, turnRefusal(q, "token", fmt.Sprintf("%d tokens spent of %d", spent.Tokens, b.Tokens))
+			}
+			if !limited || l < left {
+				left, limited = l, true
+			}
+		}
+		if capNano := int64(math.Round(b.Cost * 1e9)); capNano > 0 && spent.CostNano >= capNano {
+			return 0, false, turnRefusal(q, "cost", fmt.Sprintf("%.4f spent of %.4f", float64(spent.CostNano)/1e9, b.Cost))
+		}
+	}
+	return left, limited, nil
+}
+
+// Spend implements modelproxy.Ledger: a turn's tokens and cost, as
+// charged, debited from the shared ledger of req and of each request
+// above it.
+func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error {
+	for q := req; q != nil; q = q.Parent() {
+		if _, _, err := c.st.Debit(ctx, q.ID(), store.Spend{Tokens: tokens, CostNano: costNano}, store.Spend{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// turnRefusal is the refusal of a model turn whose budget in dim ("turn",
+// "token", "cost") is spent on every instance together.
+func turnRefusal(q *reach.Request, dim, spent string) *reach.Error {
+	who := "this request"
+	if q.Parent() != nil {
+		who = "this sub-agent"
+	}
+	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + map[string]string{"turn": "turns", "token": "tokens", "cost": "cost"}[dim],
+		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s, on every instance.", dim, who, q.ID(), spent),
+		Suggestion: "Finish with what you have and give your final answer, or ask the user for a larger budget."}
 }

@@ -341,10 +341,18 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv := g.server
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var lost <-chan struct{} // another process took this instance's name
+	if g.cluster != nil {
+		lost = g.cluster.Lost()
+	}
+	var lostErr error
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-lost:
+		lostErr = fmt.Errorf("instance %s lost its name on the store to another process of the same name: this one stopped; run one process per name", g.cluster.Instance())
+		g.log.Error("shutting down: " + lostErr.Error())
 	}
 	g.log.Info("shutting down")
 	g.draining.Store(true) // /readyz: no more traffic
@@ -358,6 +366,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
+	}
+	if lostErr != nil {
+		return lostErr
 	}
 	return err
 }
@@ -453,10 +464,14 @@ func (g *Gateway) Stats() *telemetry.Stats { return g.stats }
 func (g *Gateway) Served() (fast, inline, handed int64) { return g.server.Served() }
 
 func (g *Gateway) newServer() *httpapi.Server {
+	mo := &modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
+		Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}
+	if g.cluster != nil {
+		mo.Ledger = g.cluster // turns, tokens and cost on the ledger the instances share
+	}
 	o := &httpapi.Options{
-		MCP: g.front.Handler(),
-		Model: modelproxy.New(&modelproxy.Options{Model: g.cfg.Model, Owned: g.owned, Choices: &g.choices,
-			Models: g.rt, Breakers: g.rt, Redactor: g.redactor, Authenticates: g.authn != nil, Logger: g.log}),
+		MCP:     g.front.Handler(),
+		Model:   modelproxy.New(mo),
 		Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Upstreams: g,
 		Stats: g.stats, Metrics: g.metrics, Approvals: g.approvals, Store: g.store, Audit: g.audit,
 		Redactor: g.redactor, MaxBody: g.cfg.BodyLimit(), Logger: g.log, Fast: g.front, NotReady: g.notReady, Shown: g.opts.Shown,

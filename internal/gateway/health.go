@@ -3,12 +3,20 @@ package gateway
 import "fmt"
 
 // notReady says why the gateway should get no traffic now, for /readyz
-// (httpapi): it shuts down, or an upstream marked required: true is not
+// (httpapi): it shuts down, another process took its instance's name, or
+// an upstream marked required: true is not
 // connected.
 func (g *Gateway) notReady() []string {
 	var why []string
 	if g.draining.Load() {
 		why = append(why, "shutting down")
+	}
+	if g.cluster != nil {
+		select {
+		case <-g.cluster.Lost():
+			why = append(why, "another process took this instance's name on the store")
+		default:
+		}
 	}
 	required := map[string]bool{}
 	for _, u := range g.cfg.Upstreams {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -145,5 +146,55 @@ func TestInstancesCycleAcross(t *testing.T) {
 	r := callOn(t, a, "r6", "h", "up__hop", `{"n":"x"}`)
 	if code := path(r, "data", "results", 0, "error", "code"); r["status"] != "success" || code != "cycle" {
 		t.Fatalf("the hop through b: %v; want b to refuse a cycle", r)
+	}
+}
+
+// modelInstances: two instances on one database in front of one fake
+// model (each turn: 40 prompt and 7 answer tokens), every request with
+// the budget budget.
+func modelInstances(t *testing.T, budget string) (a, b string, fake *fakeOpenAI) {
+	t.Helper()
+	url := pgtest.Database(t)
+	fake = &fakeOpenAI{toolName: "up__echo", args: `{}`}
+	up := httptest.NewServer(fake)
+	t.Cleanup(up.Close)
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		yaml := fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\nexamples: true\nbudgets:\n  default: %s\nmodel:\n  base_url: %s/v1\n  api_key: sk-fake\n  name: fake\n  prices: {fake: {input: 1000, output: 2000}}\n", url, name, budget, up.URL)
+		cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, serveTest(t, newTestGateway(t, cfg)).URL)
+	}
+	return urls[0], urls[1], fake
+}
+
+// A request's turn, token and cost budgets are one ledger for both
+// instances: turns on b, then a, then b again; the third finds the budget
+// spent by the first two together (though b spent only part of it) and is
+// refused without asking the model (issue 17 review, defect 3).
+func TestInstancesModelBudgetAcross(t *testing.T) {
+	for _, c := range []struct{ name, budget, code string }{
+		{"tokens", "{tokens: 100}", "budget_tokens"}, // each turn spends 47: what is left after two holds no prompt
+		{"turns", "{turns: 2}", "budget_turns"},
+		{"cost", "{cost: 0.1}", "budget_cost"}, // each turn costs 40*1000/1e6 + 7*2000/1e6 = 0.054
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b, fake := modelInstances(t, c.budget)
+			h := map[string]string{"baggage": "reach.request=mb1"}
+			for i, base := range []string{b, a} {
+				if resp, body := postChat(t, base, `{"messages":[]}`, h); resp.StatusCode != 200 {
+					t.Fatalf("turn %d: %d %s", i+1, resp.StatusCode, body)
+				}
+			}
+			resp, body := postChat(t, b, `{"messages":[]}`, h)
+			if resp.StatusCode != 402 || !strings.Contains(string(body), c.code) {
+				t.Errorf("third turn, on b: %d %.300s; want 402 %s", resp.StatusCode, body, c.code)
+			}
+			if n := fake.n.Load(); n != 2 {
+				t.Errorf("the model was asked %d times, want twice", n)
+			}
+		})
 	}
 }

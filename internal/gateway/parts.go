@@ -289,6 +289,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if g.cluster != nil {
 		// Then, while it serves: the stops of the other instances, the
 		// approvals they write, and the work of those that die.
+		g.cluster.OnEnd(g.owned.End) // a request its client ended through another instance
 		err := g.cluster.Start(g.rt, g.approvals.Refresh, func(ctx context.Context) error {
 			rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 			if err == nil {

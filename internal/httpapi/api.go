@@ -92,8 +92,11 @@ type Agents interface {
 // RemoteRequests stops requests that other instances run: Stop stores
 // request id stopped (waking every instance) if may says the caller may
 // stop a request of that principal and tenant, and returns the stored
-// cause; found is false for an id the store does not know.
+// cause; found is false for an id the store does not know. End stores,
+// as may allows, that the client ended request id: every instance ends its
+// part, and no recovery undoes its calls.
 type RemoteRequests interface {
+	End(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error)
 	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
 	NotYours(err error) bool
 }
@@ -588,18 +591,45 @@ func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// cancelRemote stops a request that this instance does not run, and
-// another one may: the stop is stored and every instance woken.
-func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
-	id := r.PathValue("id")
-	may := func(principal, tenant string) bool {
+// mayFor says whether the caller of r may act on a request of principal
+// and tenant.
+func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
+	return func(principal, tenant string) bool {
 		if a.isOperator(r) {
 			return true
 		}
 		who, ok := auth.IdentityFrom(r.Context())
 		return ok && who.Principal == principal && who.Tenant == tenant
 	}
-	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, may)
+}
+
+// endRemote ends a request that this instance does not run, and another
+// one may: the end is stored and every instance woken, each of which ends
+// its part.
+func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	found, err := a.remote.End(r.Context(), id, a.mayFor(r))
+	switch {
+	case !found && err == nil:
+		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
+			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
+	case err != nil && a.remote.NotYours(err):
+		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
+			"Only its principal, or a principal with the role "+operatorRole+", may see or end it; list yours with GET /v1/requests.")
+	case err != nil:
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: %v.", id, err),
+			"Try again in a moment; the request runs on until it is ended.")
+	default:
+		a.log.Info("request ended through the API, for another instance", "request", id)
+		httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": reach.RequestState("ended")})
+	}
+}
+
+// cancelRemote stops a request that this instance does not run, and
+// another one may: the stop is stored and every instance woken.
+func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
+	id := r.PathValue("id")
+	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, a.mayFor(r))
 	switch {
 	case !found && err == nil:
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
@@ -620,9 +650,22 @@ func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.St
 // endRequest is POST /v1/requests/{id}/end: the agent's work on the request
 // is done; its sagas are settled (nothing to undo after a restart).
 func (a *API) endRequest(w http.ResponseWriter, r *http.Request) {
+	if _, here := a.rt.Lookup(r.PathValue("id")); !here && a.remote != nil {
+		a.endRemote(w, r)
+		return
+	}
 	req, ok := a.lookup(w, r)
 	if !ok {
 		return
+	}
+	if a.remote != nil {
+		// Stored before this part ends, so that every instance ends its
+		// part and no recovery undoes what the client settled.
+		if _, err := a.remote.End(r.Context(), req.ID(), nil); err != nil {
+			httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: %v.", req.ID(), err),
+				"Try again in a moment; the request runs on until it is ended.")
+			return
+		}
 	}
 	a.owned.End(req.ID())
 	req.End()

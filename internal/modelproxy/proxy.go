@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,6 +94,24 @@ type Options struct {
 	// Breakers give each endpoint (the model's, its fallbacks') a circuit
 	// breaker of kind "model": a *reach.Runtime. If nil, none has one.
 	Breakers Breakers
+	// Ledger, if not nil, is the ledger the instances on one store share
+	// (a *cluster.Cluster): each turn is admitted through it before it
+	// runs, and its tokens and cost debited from it after, so that several
+	// instances together never pass a request's turn, token or cost
+	// budget.
+	Ledger Ledger
+}
+
+// Ledger is the budget ledger several instances share.
+type Ledger interface {
+	// AdmitTurn debits one turn of req from the shared ledger (and its
+	// ancestors'), refusing it (a *reach.Error of type budget) when that
+	// passes a turn budget, or a token or cost budget is spent. It returns
+	// the fewest tokens req and the requests above it have left, and
+	// whether any of them has a token budget.
+	AdmitTurn(ctx context.Context, req *reach.Request) (left int64, limited bool, err error)
+	// Spend debits a turn's tokens and cost (nano-units), as charged.
+	Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error
 }
 
 // Breakers make circuit breakers: a *reach.Runtime.
@@ -228,7 +247,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fs := fold(body, mc.Context, req); len(fs) > 0 {
 		mf.SetWhy(foldWhy(fs))
 	}
-	if left, limited := tokensLeft(req); limited {
+	left, limited := tokensLeft(req)
+	if l := p.opts.Ledger; l != nil {
+		sleft, slimited, err := l.AdmitTurn(ctx, req)
+		if err != nil {
+			mf.FailModel(err)
+			refuse(w, req, err)
+			return
+		}
+		if slimited && (!limited || sleft < left) {
+			left, limited = sleft, true
+		}
+		defer func() { // what the turn was charged, on every instance's ledger
+			if t, c := mf.Tokens(), int64(math.Round(mf.Usage().Cost*1e9)); t > 0 || c > 0 {
+				if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
+					p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)
+				}
+			}
+		}()
+	}
+	if limited {
 		out, _ := json.Marshal(body)
 		prompt := promptTokens(len(out))
 		if prompt >= left {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ const (
 	notifyChannel  = "reach"
 	notifyStop     = "stop:"     // a request was stopped: stop:<request>
 	notifyApproval = "approval:" // an approval was written: approval:<id>
+	notifyEnd      = "end:"      // a request's client ended it: end:<request>
 )
 
 // Life is one life of an instance (a process), as it heartbeats.
@@ -194,6 +196,32 @@ func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []by
 	return changed, nil
 }
 
+// SettleRequest stores that request id's client ended it (its sagas are
+// settled) and wakes every instance (Watch, Signal "end"), each of which
+// ends its part: from then on no recovery undoes its calls, even if an
+// instance that ran some dies before it ends its part (ClaimOrphans ends
+// such a request instead). It reports false for an id the store does not
+// know.
+func (p *Store) SettleRequest(ctx context.Context, id string) (bool, error) {
+	if p.closed.Load() {
+		return false, store.ErrClosed
+	}
+	var found bool
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE requests SET settled = started WHERE id = $1`, id)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		found = true
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, notifyEnd+id)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("ending request %s: %w", id, err)
+	}
+	return found, nil
+}
+
 // StopRecord is a stored stop, as Stops returns it.
 type StopRecord struct {
 	Request string
@@ -310,7 +338,8 @@ func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Fra
 
 // ClaimOrphans claims up to n requests that run (or were stopped and have
 // not ended) and whose every instance is dead (none heartbeated within
-// ttl), for owner to recover: each is taken with SKIP LOCKED, its dead
+// ttl), for owner to recover; those their client ended (SettleRequest) it
+// stores ended instead, and does not return. Each is taken with SKIP LOCKED, its dead
 // instances' part dropped, and owner made its only instance, so that no
 // other instance claims it while owner's heartbeat lasts (a lease: if
 // owner dies too, it is an orphan again). It returns their ids, roots
@@ -340,6 +369,20 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 		if _, err := tx.Exec(ctx, `DELETE FROM replicas WHERE request = ANY($1)`, ids); err != nil {
 			return err
 		}
+		// Those their client ended end here: nothing of theirs is undone.
+		rows, err = tx.Query(ctx, `UPDATE requests SET state = CASE WHEN state = 'running' THEN 'ended' ELSE state END,
+	ended = $2, updated = $2 WHERE id = ANY($1) AND settled <> 0 AND settled = started RETURNING id`, ids, time.Now().UnixNano())
+		if err != nil {
+			return err
+		}
+		settled, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(settled, id) })
+		if len(ids) == 0 {
+			return nil
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO replicas (request, owner) SELECT x, $2 FROM unnest($1::TEXT[]) AS x`, ids, owner)
 		return err
 	})
@@ -362,8 +405,8 @@ func (p *Store) Release(ctx context.Context, id, owner string) error {
 }
 
 // Signal is a wake-up from another instance (or this one): Kind "stop"
-// (ID a request that was stopped) or "approval" (ID an approval that was
-// written).
+// (ID a request that was stopped), "end" (ID a request its client ended,
+// SettleRequest) or "approval" (ID an approval that was written).
 type Signal struct {
 	Kind string
 	ID   string
@@ -438,6 +481,8 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 		switch {
 		case strings.HasPrefix(n.Payload, notifyStop):
 			onSignal(Signal{Kind: "stop", ID: strings.TrimPrefix(n.Payload, notifyStop)})
+		case strings.HasPrefix(n.Payload, notifyEnd):
+			onSignal(Signal{Kind: "end", ID: strings.TrimPrefix(n.Payload, notifyEnd)})
 		case strings.HasPrefix(n.Payload, notifyApproval):
 			onSignal(Signal{Kind: "approval", ID: strings.TrimPrefix(n.Payload, notifyApproval)})
 		}
@@ -452,9 +497,9 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // for as long as the store is open: a lock of the server, on a connection
 // of its own, that the server drops when the process dies (its connection
 // closes). A second process that asks for a name held fails with
-// ErrInstanceRunning, so two running instances never share a name, and an
-// instance that holds its name knows that its earlier lives are dead. A
-// lost connection is made again, and the lock taken again.
+// ErrInstanceRunning, so two running instances never share a name. A lost
+// connection is made again, and the lock taken again; if another process
+// took the name meanwhile, NameLost is closed.
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.closed.Load() {
 		return store.ErrClosed
@@ -463,6 +508,7 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	p.nameLost = make(chan struct{})
 	p.bg.Add(1)
 	go func() {
 		defer p.bg.Done()
@@ -490,14 +536,29 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				conn = nil
 			}
 			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
-			if conn, err = p.lockName(lctx, name); err != nil {
+			conn, err = p.lockName(lctx, name)
+			cancel()
+			if errors.Is(err, ErrInstanceRunning) {
+				// Another process took the name while the lock was not
+				// held: this one must stop (NameLost), or two would run
+				// under one name.
+				p.log.Error("store: another process holds this instance's name now; this one stops", "instance", name)
+				close(p.nameLost)
+				return
+			}
+			if err != nil {
 				p.log.Error("store: holding the instance's name again failed", "instance", name, "err", err)
 			}
-			cancel()
 		}
 	}()
 	return nil
 }
+
+// NameLost is closed when the name HoldInstance holds is lost: its lock's
+// connection dropped, and another process took the name before this one
+// could take it again. The process must then stop admitting work and shut
+// down. It is nil (never ready) before HoldInstance.
+func (p *Store) NameLost() <-chan struct{} { return p.nameLost }
 
 func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())

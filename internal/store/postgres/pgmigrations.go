@@ -453,6 +453,18 @@ END $$;
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{5, "requests ended by their client", `
+-- A request its client ended (POST /v1/requests/{id}/end): its sagas are
+-- settled. Every instance ends its part (pg_notify 'end:<id>'), and a
+-- recovery never undoes its calls, even when an instance that ran some of
+-- them died before it ended its part. settled is the start of the request
+-- so ended (0: not ended by its client): a request begun again under the
+-- same id (reach_join) has another start, and is not settled.
+ALTER TABLE requests ADD COLUMN settled BIGINT NOT NULL DEFAULT 0;
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int

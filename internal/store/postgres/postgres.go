@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,11 +72,12 @@ type Store struct {
 
 	auditMu sync.Mutex // one append at a time from this process
 
-	close  sync.Once
-	closed atomic.Bool
-	stop   chan struct{} // closed by Close: ends the listener
-	bg     sync.WaitGroup
-	lis    listener
+	close    sync.Once
+	closed   atomic.Bool
+	stop     chan struct{} // closed by Close: ends the listener
+	nameLost chan struct{} // closed when HoldInstance cannot take its name again (NameLost)
+	bg       sync.WaitGroup
+	lis      listener
 }
 
 var _ store.Store = (*Store)(nil)
@@ -201,21 +203,34 @@ func (p *Store) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the schema version: %w", err)
 	}
-	if latest := pgMigrations[len(pgMigrations)-1].version; v > latest {
+	if latest := latestMigration(); v > latest {
 		return fmt.Errorf("the database has schema version %d, newer than this binary knows (%d): upgrade reach", v, latest)
 	}
 	return nil
 }
 
 // LatestSchema is the newest schema version this binary knows.
-func (p *Store) LatestSchema() int { return pgMigrations[len(pgMigrations)-1].version }
+func (p *Store) LatestSchema() int { return latestMigration() }
+
+// latestMigration is the highest version of pgMigrations.
+func latestMigration() int {
+	v := 0
+	for _, m := range pgMigrations {
+		v = max(v, m.version)
+	}
+	return v
+}
 
 // migrate applies the migrations the database lacks, each in its own
-// transaction under an advisory lock. It refuses a database migrated by a
+// transaction under an advisory lock, in the order of their versions; a
+// version the database lacks is applied even below one it has (branches
+// that added versions 4 and 5 apart). It refuses a database migrated by a
 // newer binary.
 func (p *Store) migrate(ctx context.Context) error {
-	latest := pgMigrations[len(pgMigrations)-1].version
-	for _, m := range pgMigrations {
+	latest := latestMigration()
+	ms := slices.Clone(pgMigrations)
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for _, m := range ms {
 		err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgMigrationLock)); err != nil {
 				return err
@@ -234,7 +249,11 @@ func (p *Store) migrate(ctx context.Context) error {
 			if have > latest {
 				return fmt.Errorf("the database has schema version %d, newer than this binary knows (%d): upgrade reach", have, latest)
 			}
-			if m.version <= have {
+			var applied bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.version).Scan(&applied); err != nil {
+				return fmt.Errorf("reading the schema version: %w", err)
+			}
+			if applied {
 				return nil
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

@@ -48,7 +48,7 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 	}
 	s := openPostgres(t, url)
 	v, err := s.SchemaVersion(t.Context())
-	if err != nil || v != pgMigrations[len(pgMigrations)-1].version {
+	if err != nil || v != latestMigration() {
 		t.Fatalf("SchemaVersion = %d, %v", v, err)
 	}
 	if _, err := s.pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES (999, 'future', 0)`); err != nil {
@@ -56,6 +56,22 @@ func TestPostgresMigrateConcurrently(t *testing.T) {
 	}
 	if _, err := Open(t.Context(), url, nil); err == nil || !strings.Contains(err.Error(), "upgrade reach") {
 		t.Fatalf("opening a database of a newer schema = %v, want a refusal saying to upgrade", err)
+	}
+}
+
+// A version the database lacks is applied even below the newest it has:
+// two branches may add versions 4 and 5 apart, and a database that has 5
+// still gets 4.
+func TestPostgresMigrateGap(t *testing.T) {
+	url := pgtest.Database(t)
+	s := openPostgres(t, url)
+	if _, err := s.pool.Exec(t.Context(), `DROP TABLE tasks; DELETE FROM schema_migrations WHERE version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openPostgres(t, url)
+	var n int
+	if err := s2.pool.QueryRow(t.Context(), `SELECT count(*) FROM tasks`).Scan(&n); err != nil {
+		t.Fatalf("migration 3, missing below the newest, was not applied again: %v", err)
 	}
 }
 
@@ -300,6 +316,50 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	}
 	if ids, _ := b.ClaimOrphans(ctx, "B/2", ttl, 10); len(ids) != 0 {
 		t.Fatalf("a second recoverer claimed %v, which A holds", ids)
+	}
+}
+
+// A request its client ended (SettleRequest) whose instances all died
+// before they ended their parts is ended by the recovery that finds it,
+// not claimed (nothing of it is undone); one begun again under its id
+// after it ended is claimed as any other orphan.
+func TestPostgresSettledOrphan(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	ttl := time.Minute
+	for _, o := range []string{"A/1", "B/1"} {
+		if err := a.Heartbeat(ctx, o, o[:1], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"s1", "s2"} {
+		if _, outcome, err := b.JoinRequest(ctx, joinReq(id, "alice"), "B/1", ttl); err != nil || outcome != JoinBegun {
+			t.Fatalf("JoinRequest %s = %v, %v", id, outcome, err)
+		}
+	}
+	if found, err := a.SettleRequest(ctx, "s1"); err != nil || !found {
+		t.Fatalf("SettleRequest(s1) = %v, %v", found, err)
+	}
+	if found, err := a.SettleRequest(ctx, "nope"); err != nil || found {
+		t.Fatalf("SettleRequest(nope) = %v, %v; want not found", found, err)
+	}
+	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'B/1'`); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := a.ClaimOrphans(ctx, "A/1", ttl, 10)
+	if err != nil || !slices.Equal(ids, []string{"s2"}) {
+		t.Fatalf("ClaimOrphans = %v, %v; want s2 only (its client ended s1)", ids, err)
+	}
+	if r, _ := a.GetRequest(ctx, "s1"); r.State != "ended" || r.Ended.IsZero() {
+		t.Fatalf("s1 = %s (ended %v), want ended by the recovery", r.State, r.Ended)
+	}
+	// s1 begun again under its id: not settled by its earlier end.
+	if _, outcome, err := b.JoinRequest(ctx, joinReq("s1", "alice"), "B/2", ttl); err != nil || outcome != JoinBegun {
+		t.Fatalf("JoinRequest s1 again = %v, %v", outcome, err)
+	}
+	ids, err = a.ClaimOrphans(ctx, "A/1", ttl, 10)
+	if err != nil || !slices.Equal(ids, []string{"s1"}) {
+		t.Fatalf("ClaimOrphans = %v, %v; want s1 begun again, whose instance is dead", ids, err)
 	}
 }
 
