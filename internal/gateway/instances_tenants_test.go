@@ -143,3 +143,34 @@ func TestInstancesApprovedCallRunsOnceOnBoth(t *testing.T) {
 		}
 	}
 }
+
+// A principal of another tenant cannot end alice's request through the
+// instance that does not run it (nor through the one that does): the end
+// is refused, and alice's next call on the request runs.
+func TestInstancesForeignEndRefused(t *testing.T) {
+	a, b, db, keys := tenantInstances(t)
+	call := func(base, who, callID string) (int, map[string]any) {
+		return do(t, "POST", base+"/v1/calls", fmt.Sprintf(`{"request_id":"re","tool_calls":[{"call_id":%q,"tool":"up__echo","arguments":{"text":"hi"}}]}`,
+			callID), map[string]string{"Authorization": "Bearer " + keys[who]})
+	}
+	if st, out := call(a, "alice", "c1"); st != 200 || path(out, "results", 0, "status") != "success" {
+		t.Fatalf("alice on a: %d %v", st, out)
+	}
+	for _, base := range []string{b, a} {
+		if st, out := do(t, "POST", base+"/v1/requests/re/end", "", map[string]string{"Authorization": "Bearer " + keys["eve"]}); st == 200 {
+			t.Fatalf("eve ended alice's request through %s: %d %v", base, st, out)
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var state string
+	if err := conn.QueryRow(context.Background(), `SELECT state FROM requests WHERE id = 're'`).Scan(&state); err != nil || state != "running" {
+		t.Fatalf("after eve's ends, re is %q (%v), want running", state, err)
+	}
+	if st, out := call(a, "alice", "c2"); st != 200 || path(out, "results", 0, "status") != "success" {
+		t.Fatalf("alice's next call after eve's ends: %d %v", st, out)
+	}
+}
