@@ -609,20 +609,11 @@ func (a *API) mayFor(r *http.Request) func(principal, tenant string) bool {
 func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	found, err := a.remote.End(r.Context(), id, a.mayFor(r))
-	switch {
-	case !found && err == nil:
-		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
-			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
-	case err != nil && a.remote.NotYours(err):
-		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or end it; list yours with GET /v1/requests.")
-	case err != nil:
-		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be ended: %v.", id, err),
-			"Try again in a moment; the request runs on until it is ended.")
-	default:
-		a.log.Info("request ended through the API, for another instance", "request", id)
-		httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": reach.RequestState("ended")})
+	if a.remoteFailed(w, id, found, err, "end", "ended") {
+		return
 	}
+	a.log.Info("request ended through the API, for another instance", "request", id)
+	httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": reach.RequestState("ended")})
 }
 
 // cancelRemote stops a request that this instance does not run, and
@@ -630,21 +621,33 @@ func (a *API) endRemote(w http.ResponseWriter, r *http.Request) {
 func (a *API) cancelRemote(w http.ResponseWriter, r *http.Request, mode reach.StopMode, by, reason string) {
 	id := r.PathValue("id")
 	found, cause, err := a.remote.Stop(r.Context(), id, mode, by, reason, a.mayFor(r))
+	if a.remoteFailed(w, id, found, err, "stop", "stopped") {
+		return
+	}
+	a.log.Info("request stopped through the API, for another instance", "request", id, "mode", mode.String())
+	state := reach.RequestState("stopped_" + cause.Mode.String())
+	httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
+}
+
+// remoteFailed answers an action (verb: end or stop, past: ended or
+// stopped) on a request of another instance that did not happen, and
+// reports whether it did not: the store knows no such request, it is
+// another principal's, or the store failed.
+func (a *API) remoteFailed(w http.ResponseWriter, id string, found bool, err error, verb, past string) bool {
 	switch {
 	case !found && err == nil:
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here or in the shared store.", id),
 			"List the requests with GET /v1/requests; ended requests are kept for a while, then forgotten.")
 	case err != nil && a.remote.NotYours(err):
 		httpjson.WriteError(w, http.StatusForbidden, "not_your_request", fmt.Sprintf("Request %s belongs to another principal.", id),
-			"Only its principal, or a principal with the role "+operatorRole+", may see or stop it; list yours with GET /v1/requests.")
+			"Only its principal, or a principal with the role "+operatorRole+", may see or "+verb+" it; list yours with GET /v1/requests.")
 	case err != nil:
-		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be stopped: %v.", id, err),
-			"Try again in a moment.")
+		httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("Request %s could not be %s: %v.", id, past, err),
+			"Try again in a moment; the request runs on until it is "+past+".")
 	default:
-		a.log.Info("request stopped through the API, for another instance", "request", id, "mode", mode.String())
-		state := reach.RequestState("stopped_" + cause.Mode.String())
-		httpjson.Write(w, http.StatusOK, map[string]any{"id": id, "state": state, "stop": cause})
+		return false
 	}
+	return true
 }
 
 // endRequest is POST /v1/requests/{id}/end: the agent's work on the request
