@@ -394,17 +394,21 @@ func connect(b *testing.B, u, protocol string) *mcp.ClientSession {
 // refuse.
 var seq atomic.Int64
 
-func call(b *testing.B, cs *mcp.ClientSession, tool string) time.Duration {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// call makes one call of tool on cs, through the path named at. Its bound
+// is a minute: the benchmarks run 64 clients a path, and a run of every
+// benchmark at once (make bench-smoke) on two cores can hold a call for
+// seconds; a call that never answers still fails the run, naming its path.
+func call(b *testing.B, cs *mcp.ClientSession, at, tool string) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool,
 		Arguments: map[string]any{"text": "call " + strconv.FormatInt(seq.Add(1), 10)}})
 	d := time.Since(start)
 	if err != nil {
-		b.Errorf("%s: %v", tool, err)
+		b.Errorf("%s through %s: %v", tool, at, err)
 	} else if res.IsError {
-		b.Errorf("%s: an error result: %+v", tool, res.Content)
+		b.Errorf("%s through %s: an error result: %+v", tool, at, res.Content)
 	}
 	return d
 }
@@ -469,13 +473,13 @@ func latency(b *testing.B, paths []*path) {
 	}
 	for range 50 { // warm up connections, caches and the upstream session
 		for i, p := range paths {
-			call(b, sessions[i], p.tool)
+			call(b, sessions[i], p.name, p.tool)
 		}
 	}
 	times := make([][]time.Duration, len(paths))
 	for b.Loop() {
 		for i, p := range paths {
-			times[i] = append(times[i], call(b, sessions[i], p.tool))
+			times[i] = append(times[i], call(b, sessions[i], p.name, p.tool))
 		}
 	}
 	direct := quantile(times[0], 0.5)
@@ -522,7 +526,7 @@ func throughput(b *testing.B, paths []*path) {
 		for _, cs := range sessions[i] {
 			wg.Go(func() {
 				for n := next.Add(1); n <= total; n = next.Add(1) {
-					call(b, cs, p.tool)
+					call(b, cs, p.name, p.tool)
 				}
 			})
 		}
