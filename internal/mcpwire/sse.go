@@ -105,6 +105,9 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 		ok := ParseAnswer(data.Bytes(), &msg)
 		data.Reset()
 		if ok && each(&msg) {
+			// ID and Params are slices of data, which goes back to its pool
+			// on return: the message returned owns copies of them.
+			msg.ID, msg.Params = bytes.Clone(msg.ID), bytes.Clone(msg.Params)
 			return &msg, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -241,8 +242,31 @@ func TestReadSSEAllocs(t *testing.T) {
 	})
 	var msg Message
 	parse := testing.AllocsPerRun(100, func() { msg = Message{}; ParseAnswer(data, &msg) })
-	if sse != parse+1 {
-		t.Errorf("ReadSSE: %v allocations, want %v (ParseAnswer's and the message)", sse, parse+1)
+	if sse != parse+2 {
+		t.Errorf("ReadSSE: %v allocations, want %v (ParseAnswer's, the message and its own copy of the id)", sse, parse+2)
+	}
+}
+
+// TestReadSSEKeepsWhatItReturns: the message ReadSSE returns is its own,
+// not a view of the buffer it read into, which the next answer reuses (a
+// call's id read back as another's under 64 concurrent clients).
+func TestReadSSEKeepsWhatItReturns(t *testing.T) {
+	read := func(id, text string) *Message {
+		t.Helper()
+		stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}}\n\n"
+		var cur SSECursor
+		msg, err := ReadSSE(strings.NewReader(stream), &cur, func(*Message) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	first := read("reach-1", "a")
+	for i := range 100 {
+		read(fmt.Sprintf("other-%03d", i), strings.Repeat("x", i))
+		if string(first.ID) != `"reach-1"` {
+			t.Fatalf("after %d more answers, the first answer's id reads %s", i+1, first.ID)
+		}
 	}
 }
 
