@@ -317,26 +317,11 @@ func (s *Idempotency) settle(ctx context.Context, r *IdemRecord) (string, error)
 // ended, each as Claim settles a stale claim. Call it once at start,
 // before serving, while no other process of this instance runs.
 func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
-	claims, err := s.recs.ClaimedKeys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	var out []Settled
-	for _, r := range claims {
+	return s.settleClaims(ctx, func(r *IdemRecord) bool {
 		i := strings.LastIndexByte(r.Owner, '/')
 		// An owner without a life is a record of an older binary: this instance's.
-		earlier := r.Owner != s.owner && (i < 0 || r.Owner[:i] == s.o.Instance)
-		if !earlier && !s.stale(r, now) {
-			continue
-		}
-		outcome, err := s.settle(ctx, r)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, Settled{Claim: r, Outcome: outcome})
-	}
-	return out, nil
+		return r.Owner != s.owner && (i < 0 || r.Owner[:i] == s.o.Instance)
+	})
 }
 
 // RecoverOwners settles the claims that owners (lives that died, of any
@@ -345,6 +330,12 @@ func (s *Idempotency) Recover(ctx context.Context) ([]Settled, error) {
 // settles a stale claim. It may run while this instance serves: a claim
 // it holds is never stale.
 func (s *Idempotency) RecoverOwners(ctx context.Context, owners []string) ([]Settled, error) {
+	return s.settleClaims(ctx, func(r *IdemRecord) bool { return slices.Contains(owners, r.Owner) })
+}
+
+// settleClaims settles every claim that gone says its owner left, and
+// every stale one, as Claim settles a stale claim.
+func (s *Idempotency) settleClaims(ctx context.Context, gone func(*IdemRecord) bool) ([]Settled, error) {
 	claims, err := s.recs.ClaimedKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -352,7 +343,7 @@ func (s *Idempotency) RecoverOwners(ctx context.Context, owners []string) ([]Set
 	now := time.Now()
 	var out []Settled
 	for _, r := range claims {
-		if !slices.Contains(owners, r.Owner) && !s.stale(r, now) {
+		if !gone(r) && !s.stale(r, now) {
 			continue
 		}
 		outcome, err := s.settle(ctx, r)
