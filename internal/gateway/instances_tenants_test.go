@@ -118,17 +118,7 @@ func TestInstancesApprovedCallRunsOnceOnBoth(t *testing.T) {
 	for i := range 5 {
 		req := fmt.Sprintf("rr%d", i)
 		before := runs()
-		if r := callOn(t, a, req, "d", "up__delete_all", `{}`); r["status"] != "pending" {
-			t.Fatalf("a high-risk call on a: %v", r)
-		}
-		_, list := do(t, "GET", b+"/v1/approvals?status=pending", "", nil)
-		ap, _ := path(list, "approvals", 0).(map[string]any)
-		if ap == nil {
-			t.Fatalf("b lists no pending approval: %v", list)
-		}
-		if status, out := do(t, "POST", b+"/v1/approvals/"+ap["id"].(string)+"/approve", `{"reason":"ok"}`, nil); status != 200 {
-			t.Fatalf("approving on b: %d %v", status, out)
-		}
+		askOnAApproveOnB(t, a, b, req)
 		res := make(chan map[string]any, 2)
 		for _, base := range []string{a, b} {
 			go func() {

@@ -98,8 +98,20 @@ func TestInstancesStopAcross(t *testing.T) {
 func TestInstancesApproveAcross(t *testing.T) {
 	a, b, p := twoInstances(t, "")
 	runs := func() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.metas) }
-	r := callOn(t, a, "r3", "d", "up__delete_all", `{}`)
-	if r["status"] != "pending" {
+	askOnAApproveOnB(t, a, b, "r3")
+	if r := callOn(t, a, "r3", "d", "up__delete_all", `{}`); r["status"] != "success" || runs() != 1 {
+		t.Fatalf("the repeated call on a: %v, %d runs", r, runs())
+	}
+	if r := callOn(t, b, "r3", "d", "up__delete_all", `{}`); r["status"] != "success" || r["replayed"] != true || runs() != 1 {
+		t.Fatalf("the call repeated on b: %v, %d runs; want a's result, one run", r, runs())
+	}
+}
+
+// askOnAApproveOnB makes request's high-risk call d on a, which holds it
+// for approval, and approves it on b.
+func askOnAApproveOnB(t *testing.T, a, b, request string) {
+	t.Helper()
+	if r := callOn(t, a, request, "d", "up__delete_all", `{}`); r["status"] != "pending" {
 		t.Fatalf("a high-risk call on a: %v", r)
 	}
 	_, list := do(t, "GET", b+"/v1/approvals?status=pending", "", nil)
@@ -109,12 +121,6 @@ func TestInstancesApproveAcross(t *testing.T) {
 	}
 	if status, out := do(t, "POST", b+"/v1/approvals/"+ap["id"].(string)+"/approve", `{"reason":"ok"}`, nil); status != 200 {
 		t.Fatalf("approving on b: %d %v", status, out)
-	}
-	if r := callOn(t, a, "r3", "d", "up__delete_all", `{}`); r["status"] != "success" || runs() != 1 {
-		t.Fatalf("the repeated call on a: %v, %d runs", r, runs())
-	}
-	if r := callOn(t, b, "r3", "d", "up__delete_all", `{}`); r["status"] != "success" || r["replayed"] != true || runs() != 1 {
-		t.Fatalf("the call repeated on b: %v, %d runs; want a's result, one run", r, runs())
 	}
 }
 
