@@ -306,7 +306,16 @@ func (r *Request) endDelegate() {
 	r.delegateOnce.Do(func() {
 		st := Completed
 		var e *Error
-		if c := r.StopCause(); c != nil {
+		c := r.StopCause()
+		// A stop cancels the contexts of the requests below it before it
+		// marks them stopped: one that ends in between ended because of an
+		// ancestor's stop, and its hand-off is cancelled by that stop.
+		for p := r.Parent(); c == nil && p != nil; p = p.Parent() {
+			if pc := p.stopCause(); pc != nil && pc.Mode >= Cancel {
+				c = pc
+			}
+		}
+		if c != nil {
 			st, e = Cancelled, (&StopError{Cause: *c}).Refusal()
 		}
 		text := lastText(r)
