@@ -51,11 +51,17 @@ const { chromium } = require(process.env.PW);
     await page.goto(`${base}/ui/requests/wide`);
     await page.locator("#graph svg").waitFor();
     out.wideBoxes = await page.locator("#graph svg g.frame").count();
-    out.graphBoxWidth = await page.locator("#graph").evaluate((e) => e.clientWidth);
-    out.wideFitWidth = await page.locator("#graph svg").evaluate((e) => e.getBoundingClientRect().width);
+    // Both widths in one synchronous read: a live update may swap <main>
+    // between two separate reads, and a detached box measures 0.
+    const fit = await page.evaluate(() => {
+      const box = document.getElementById("graph");
+      return { box: box.clientWidth, svg: box.querySelector("svg").getBoundingClientRect().width };
+    });
+    out.graphBoxWidth = fit.box;
+    out.wideFitWidth = fit.svg;
     await page.click('[data-zoom="in"]');
     await page.click('[data-zoom="in"]');
-    out.wideZoomedWidth = await page.locator("#graph svg").evaluate((e) => e.getBoundingClientRect().width);
+    out.wideZoomedWidth = await page.evaluate(() => document.querySelector("#graph svg").getBoundingClientRect().width);
     await shot("2-graph-wide");
     await page.click('[data-zoom="fit"]');
     await overflow("request@1400");
