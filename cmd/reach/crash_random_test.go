@@ -113,7 +113,7 @@ tools:
 budgets:
   default: {tool_calls: 1000, wall: 10m}
 `)
-	data, addr := t.TempDir(), freePort(t)
+	data, addr := t.TempDir(), freeAddr(t)
 	base := "http://" + addr
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)

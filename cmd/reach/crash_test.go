@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +25,17 @@ type ledger struct {
 	booked map[string]int  // idempotency key -> executions
 	steps  map[string]bool // "chain/step" booked
 	undone map[string]int  // "chain/step" -> undos
+}
+
+// bookedOnce fails t for each idempotency key whose booking ran more than
+// once. l.mu is held.
+func (l *ledger) bookedOnce(t *testing.T) {
+	t.Helper()
+	for key, n := range l.booked {
+		if n > 1 {
+			t.Errorf("booking under key %s ran %d times", key, n)
+		}
+	}
 }
 
 func crashUpstream(t *testing.T, l *ledger) string {
@@ -56,36 +65,6 @@ func crashUpstream(t *testing.T, l *ledger) string {
 	return srv.URL
 }
 
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startReach starts a real `reach serve` process (this test binary as the
-// CLI) and waits until it answers.
-func startReach(t *testing.T, cfg, addr, data string) *exec.Cmd {
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "serve", "--config", cfg, "--listen", addr, "--data", data)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for range 500 {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			return cmd
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	t.Fatal("reach serve did not start")
-	return nil
-}
-
 // TestCrashThroughServe is the crash test of issue 5 through the real
 // gateway: a scripted agent runs chains of three bookings (each with an
 // undo) through `reach serve` in front of an upstream that counts side
@@ -108,7 +87,7 @@ tools:
 budgets:
   default: {tool_calls: 1000, wall: 10m}
 `)
-	data, addr := t.TempDir(), freePort(t)
+	data, addr := t.TempDir(), freeAddr(t)
 	rng := rand.New(rand.NewPCG(20261130, 5))
 	finished := map[int]bool{}
 	chain := 0
@@ -157,11 +136,7 @@ budgets:
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for key, n := range l.booked {
-		if n > 1 {
-			t.Errorf("booking under key %s ran %d times", key, n)
-		}
-	}
+	l.bookedOnce(t)
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {

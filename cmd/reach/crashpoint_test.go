@@ -57,7 +57,7 @@ tools:
   travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
   travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
 `)
-			data, addr := t.TempDir(), freePort(t)
+			data, addr := t.TempDir(), freeAddr(t)
 			base := "http://" + addr
 			book := func(request, key string, step int) string {
 				rid := ""
@@ -115,11 +115,7 @@ tools:
 
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			for key, n := range l.booked {
-				if n > 1 {
-					t.Errorf("booking under key %s ran %d times", key, n)
-				}
-			}
+			l.bookedOnce(t)
 			if n := l.booked["travel__book:k2"]; n != tc.booked {
 				t.Errorf("leg 2 ran %d times, want %d", n, tc.booked)
 			}
@@ -151,9 +147,7 @@ tools:
 // startReachAt is startReach with the crash point armed; the channel is
 // closed when the gateway stops there.
 func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-chan struct{}) {
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "serve", "--config", cfg, "--listen", addr, "--data", data)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1", crashpoint.Env+"="+point)
+	cmd := serveCmd(t, cfg, addr, data, crashpoint.Env+"="+point)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
