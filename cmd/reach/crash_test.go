@@ -19,50 +19,87 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ledger is the upstream's record of side effects, by idempotency key.
-type ledger struct {
-	mu     sync.Mutex
-	booked map[string]int  // idempotency key -> executions
-	steps  map[string]bool // "chain/step" booked
-	undone map[string]int  // "chain/step" -> undos
+// sideEffects is the travel upstream's record of what its tools did.
+type sideEffects struct {
+	mu       sync.Mutex
+	booked   map[string]int // idempotency key -> bookings
+	legs     map[string]int // "chain/step" -> bookings
+	unbooked map[string]int // idempotency key -> undos that succeeded
+	undone   map[string]int // "chain/step" -> undos that succeeded
+	closed   map[string]int // idempotency key -> high-risk closes
+	// failsUndo, if not nil, says which legs' undos always fail.
+	failsUndo func(chain, step int) bool
+}
+
+func newSideEffects(failsUndo func(chain, step int) bool) *sideEffects {
+	return &sideEffects{booked: map[string]int{}, legs: map[string]int{}, unbooked: map[string]int{}, undone: map[string]int{}, closed: map[string]int{},
+		failsUndo: failsUndo}
 }
 
 // bookedOnce fails t for each idempotency key whose booking ran more than
-// once. l.mu is held.
-func (l *ledger) bookedOnce(t *testing.T) {
+// once, saying where first. s.mu is held.
+func (s *sideEffects) bookedOnce(t *testing.T, where string) {
 	t.Helper()
-	for key, n := range l.booked {
+	for key, n := range s.booked {
 		if n > 1 {
-			t.Errorf("booking under key %s ran %d times", key, n)
+			t.Errorf("%sbooking under key %s ran %d times", where, key, n)
 		}
 	}
 }
 
-func crashUpstream(t *testing.T, l *ledger) string {
-	s := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
-	type step struct {
+// travelConfig writes a gateway's configuration in front of the travel
+// upstream at up: travel__book is a write that travel__unbook undoes, and
+// more follows those two tools (more tools, budgets).
+func travelConfig(t *testing.T, up, more string) string {
+	return writeConfig(t, `upstreams:
+  - {name: travel, url: '`+up+`'}
+tools:
+  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
+  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
+`+more)
+}
+
+// sideEffectsUpstream serves the travel upstream (book, unbook, close) on
+// loopback, recording into s.
+func sideEffectsUpstream(t *testing.T, s *sideEffects) string {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
+	type leg struct {
 		Chain int `json:"chain"`
 		Step  int `json:"step"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
-		func(_ context.Context, req *mcp.CallToolRequest, a step) (*mcp.CallToolResult, any, error) {
-			key, _ := req.Params.Meta["reach/idempotency_key"].(string)
-			l.mu.Lock()
-			l.booked[key]++
-			l.steps[fmt.Sprintf("%d/%d", a.Chain, a.Step)] = true
-			l.mu.Unlock()
+	key := func(req *mcp.CallToolRequest) string {
+		k, _ := req.Params.Meta["reach/idempotency_key"].(string)
+		return k
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.booked[key(req)]++
+			s.legs[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"ref":"R-%d-%d"}`, a.Chain, a.Step)}}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
-		func(_ context.Context, req *mcp.CallToolRequest, a step) (*mcp.CallToolResult, any, error) {
-			l.mu.Lock()
-			l.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
-			l.mu.Unlock()
+	mcp.AddTool(srv, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			if s.failsUndo != nil && s.failsUndo(a.Chain, a.Step) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the airline's line is busy"}}}, nil, nil
+			}
+			s.mu.Lock()
+			s.unbooked[key(req)]++
+			s.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"cancelled"`}}}, nil, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	mcp.AddTool(srv, &mcp.Tool{Name: "close", Description: "Close the account."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.closed[key(req)]++
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"closed"`}}}, nil, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // TestCrashThroughServe is the crash test of issue 5 through the real
@@ -77,14 +114,8 @@ func TestCrashThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	l := &ledger{booked: map[string]int{}, steps: map[string]bool{}, undone: map[string]int{}}
-	up := crashUpstream(t, l)
-	cfg := writeConfig(t, `upstreams:
-  - {name: travel, url: '`+up+`'}
-tools:
-  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
-  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
-budgets:
+	l := newSideEffects(nil)
+	cfg := travelConfig(t, sideEffectsUpstream(t, l), `budgets:
   default: {tool_calls: 1000, wall: 10m}
 `)
 	data, addr := t.TempDir(), freeAddr(t)
@@ -136,7 +167,7 @@ budgets:
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bookedOnce(t)
+	l.bookedOnce(t, "")
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {
@@ -164,10 +195,10 @@ budgets:
 			id := fmt.Sprintf("%d/%d", c, step)
 			switch {
 			case finished[c]:
-				if !l.steps[id] || l.undone[id] != 0 {
-					t.Errorf("finished chain %d: leg %d booked %v, undone %d times", c, step, l.steps[id], l.undone[id])
+				if l.legs[id] == 0 || l.undone[id] != 0 {
+					t.Errorf("finished chain %d: leg %d booked %d times, undone %d times", c, step, l.legs[id], l.undone[id])
 				}
-			case l.steps[id] && l.undone[id] != 1 && !cutOff[id]:
+			case l.legs[id] > 0 && l.undone[id] != 1 && !cutOff[id]:
 				t.Errorf("unfinished chain %d: leg %d booked but undone %d times (and not cut off)", c, step, l.undone[id])
 			case l.undone[id] > 1:
 				t.Errorf("leg %s undone %d times", id, l.undone[id])
