@@ -186,8 +186,9 @@ type Options struct {
 	// Linger is how long the writer waits, after taking a recorded event
 	// while nothing waits for a commit, for more to join its transaction:
 	// one commit for the events of several calls, not one each, and no
-	// wake-up of the writer per event meanwhile. Append, Flush and Close
-	// end the wait at once. If zero, DefaultLinger; negative, no wait.
+	// wake-up of the writer per event meanwhile. Append, Flush, Close and
+	// a queue half full end the wait at once. If zero, DefaultLinger;
+	// negative, no wait.
 	Linger time.Duration
 }
 
@@ -332,6 +333,9 @@ func (l *Log) Record(_ context.Context, e *reach.Event) {
 	}
 	select {
 	case l.q <- item{raw: e}:
+		if len(l.q) >= cap(l.q)/2 {
+			l.poke() // no lingering while the queue fills: Record would drop
+		}
 	default:
 		l.dropped.Add(1)
 	}

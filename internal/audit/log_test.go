@@ -246,6 +246,25 @@ func TestRecordLingers(t *testing.T) {
 	})
 }
 
+// A queue half full ends the linger: Record drops nothing it would not
+// drop without one.
+func TestLingerEndsWhenTheQueueFills(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		l := newLog(t, store.NewMemory(), &audit.Options{QueueSize: 4, Linger: time.Hour})
+		start := time.Now()
+		e := &reach.Event{Time: time.Now(), Request: "r", Name: "t"}
+		l.Record(ctx, e)
+		synctest.Wait() // the writer took it and lingers
+		l.Record(ctx, e)
+		l.Record(ctx, e) // two of four queued: the linger ends
+		synctest.Wait()
+		if s := l.Stats(); s.Appended != 3 || s.Dropped != 0 || time.Since(start) != 0 {
+			t.Errorf("Appended = %d, Dropped = %d after %v; want 3 and 0, at once", s.Appended, s.Dropped, time.Since(start))
+		}
+	})
+}
+
 // A failed commit fails its Appends and counts its Records; the chain
 // goes on from the last committed event.
 func TestCommitFailure(t *testing.T) {
