@@ -532,14 +532,14 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	var out []*store.AuditRecord
 	for len(seqs) > 0 {
 		n := min(len(seqs), 500)
-		recs, err := s.QueryAudit(ctx, txReader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, seqs[:n]...)
+		recs, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq IN (?`+strings.Repeat(", ?", n-1)+`) ORDER BY seq`, seqs[:n]...)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, recs...)
 		seqs = seqs[n:]
 	}
-	tail, err := s.QueryAudit(ctx, txReader{tx}, `WHERE seq > ? AND request = ? ORDER BY seq`, indexed, request)
+	tail, err := s.QueryAudit(ctx, reader{tx}, `WHERE seq > ? AND request = ? ORDER BY seq`, indexed, request)
 	if err != nil {
 		return nil, err
 	}

@@ -211,22 +211,15 @@ type Rows struct{ *sql.Rows }
 // Close implements sqlcore.Rows.
 func (r Rows) Close() { r.Rows.Close() }
 
-// reader is the read pool as sqlcore.Reader.
-type reader struct{ db *sql.DB }
+// reader is the read pool, or a read transaction, as sqlcore.Reader.
+type reader struct {
+	db interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+}
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, error) {
 	rows, err := r.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return Rows{rows}, nil
-}
-
-// txReader is a read transaction as sqlcore.Reader.
-type txReader struct{ tx *sql.Tx }
-
-func (r txReader) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, error) {
-	rows, err := r.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
