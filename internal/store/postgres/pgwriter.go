@@ -218,7 +218,7 @@ var statementSQL = statements()
 func statements() []string {
 	q := sqlcore.Shared()
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
-	(request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, owner, stack)
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,

@@ -239,8 +239,11 @@ func (c *Core) frameWrite(f *store.Frame) *Write {
 	f.Updated = store.Round(now)
 	key := frameKey(f.Request, f.Frame)
 	d := c.D
-	args := []any{f.Request, f.Frame, f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo),
-		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Owner, d.Text(f.Stack)}
+	// The key after the columns an update sets, so that an engine's
+	// statements take their parameters in order (SQLite binds them by place
+	// then).
+	args := []any{f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo), d.Text(f.Error),
+		store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame, f.Owner, d.Text(f.Stack)}
 	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
 		if c.W.Lost(key) {
 			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))

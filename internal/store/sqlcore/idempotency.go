@@ -21,33 +21,38 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		return nil, false, store.ErrClosed
 	}
 	var found *store.IdemRecord // what the writer found, in its latest run
-	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
 	w := &Write{}
-	w.Run = func(b Batch, w *Write) {
-		w.Claimed, found = false, nil
-		read := func(rows Rows) error {
-			if !rows.Next() {
-				return nil
-			}
-			var h store.IdemRecord
-			var ok bool
-			var at, exp int64
-			if err := rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp); err != nil {
-				return err
-			}
-			if ok {
-				w.Claimed = true
-				return nil
-			}
-			h.Key, h.Claimed, h.Expires, h.Result = r.Key, store.FromUnixNano(at), store.FromUnixNano(exp), EmptyNil(h.Result)
-			found = &h
+	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
+	read := func(rows Rows) error {
+		if !rows.Next() {
 			return nil
 		}
-		b.Query(w, StIdemClaim, args, func(rows Rows) error {
-			if err := read(rows); err != nil || w.Claimed || found != nil {
-				return err
+		var h store.IdemRecord
+		var ok bool
+		var at, exp int64
+		if err := rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp); err != nil {
+			return err
+		}
+		if ok {
+			w.Claimed = true
+			return nil
+		}
+		h.Key, h.Claimed, h.Expires, h.Result = r.Key, store.FromUnixNano(at), store.FromUnixNano(exp), EmptyNil(h.Result)
+		found = &h
+		return nil
+	}
+	w.Run = func(b Batch, w *Write) {
+		w.Claimed, found = false, nil
+		if !b.Has(StIdemGet) {
+			// The claim answers with the record that holds the key.
+			b.Query(w, StIdemClaim, args, read)
+			return
+		}
+		// The claim only changes a row or not; a key held is read after it.
+		b.Exec(w, StIdemClaim, args, func(n int64) error {
+			if w.Claimed = n == 1; !w.Claimed {
+				b.Query(w, StIdemGet, args[:1], read)
 			}
-			b.Query(w, StIdemGet, args[:1], read) // the key is held: read its record
 			return nil
 		})
 	}

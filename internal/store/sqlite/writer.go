@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agentreach/reach/internal/store/sqlcore"
@@ -81,7 +82,11 @@ func (b *batch) fail(w *sqlcore.Write, err error) {
 
 // Exec implements sqlcore.Batch.
 func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n int64) error) {
-	if b.later(func() { b.Exec(w, id, args, fn) }) || b.fatal != nil || !b.Has(id) {
+	if b.inFn { // after the callback that runs
+		b.next = append(b.next, func() { b.Exec(w, id, args, fn) })
+		return
+	}
+	if b.fatal != nil || !b.Has(id) {
 		return
 	}
 	n, err := b.affected(stmtID(id), args...)
@@ -90,13 +95,20 @@ func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n in
 		return
 	}
 	if fn != nil {
-		b.call(w, func() error { return fn(n) }, nil)
+		b.inFn = true
+		err := fn(n)
+		b.inFn = false
+		b.called(w, err, nil)
 	}
 }
 
 // Query implements sqlcore.Batch.
 func (b *batch) Query(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(rows sqlcore.Rows) error) {
-	if b.later(func() { b.Query(w, id, args, fn) }) || b.fatal != nil || !b.Has(id) {
+	if b.inFn { // after the callback that runs
+		b.next = append(b.next, func() { b.Query(w, id, args, fn) })
+		return
+	}
+	if b.fatal != nil || !b.Has(id) {
 		return
 	}
 	rows, err := b.stmt(stmtID(id)).QueryContext(bg, args...)
@@ -105,23 +117,15 @@ func (b *batch) Query(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(row
 		return
 	}
 	b.rows++
-	b.call(w, func() error { return fn(Rows{rows}) }, rows)
-}
-
-// later keeps f for after the callback that runs, if one does.
-func (b *batch) later(f func()) bool {
-	if b.inFn {
-		b.next = append(b.next, f)
-	}
-	return b.inFn
-}
-
-// call runs the callback fn of w, closes rows (if not nil), and then runs
-// what fn added.
-func (b *batch) call(w *sqlcore.Write, fn func() error, rows *sql.Rows) {
 	b.inFn = true
-	err := fn()
+	err = fn(Rows{rows})
 	b.inFn = false
+	b.called(w, err, rows)
+}
+
+// called takes the outcome of a callback of w, err, closes its rows (if
+// not nil), and then runs what the callback added.
+func (b *batch) called(w *sqlcore.Write, err error, rows *sql.Rows) {
 	if rows != nil {
 		rows.Close()
 		if rerr := rows.Err(); rerr != nil {
@@ -292,14 +296,14 @@ var statementSQL = statements()
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
-	(request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated`
-	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $3, kind = $4, name = $5, call_id = $6, idem_key = $7, state = $8, args = $9,
-		undo = $10, error = $11, started = $12, updated = $13 WHERE request = $1 AND frame = $2`
+	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
+		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
 	// expired (as of the claim), is claimed; any other record stays, and
 	// is read (StIdemGet).
@@ -307,8 +311,7 @@ func statements() []string {
 	VALUES ($1, $2, 'claimed', $3, $4, $5, NULL, $6, $7)
 	ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, state = 'claimed', args = excluded.args,
 		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
-	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed
-	RETURNING true, '', '', '', '', '', NULL, 0, 0`
+	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed`
 	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING true, ` + sqlcore.DeadColumns
 	// One conditional update: the caps ($6 to $9, zero for none) are
 	// compared with the sums in the same statement that writes them. A
@@ -340,7 +343,36 @@ func statements() []string {
 	q[stAuditPass] = `INSERT INTO audit_passes (pass, last) VALUES (?, ?)`
 	q[stAuditSetIndexed] = `INSERT OR REPLACE INTO audit_meta (key, value) VALUES ('indexed', ?)`
 	q[stAuditScanFrom] = `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`
+	for i := range q {
+		q[i] = positional(q[i])
+	}
 	return q
+}
+
+// positional writes the parameters of q, $1, $2, ..., as ? when each
+// stands once and in order: SQLite binds a named parameter ($1) by its
+// name, which costs the driver an allocation a parameter and an execution,
+// and a ? by its place.
+func positional(q string) string {
+	var b strings.Builder
+	next := 1
+	for i := 0; i < len(q); i++ {
+		if q[i] != '$' || i+1 == len(q) || q[i+1] < '0' || q[i+1] > '9' {
+			b.WriteByte(q[i])
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		if n, _ := strconv.Atoi(q[i+1 : j]); n != next {
+			return q
+		}
+		next++
+		b.WriteByte('?')
+		i = j - 1
+	}
+	return b.String()
 }
 
 // prepareWriter prepares the writer's statements on the write connection.
