@@ -208,6 +208,8 @@ var dialect = sqlcore.Dialect{
 	// The event is read as text: json keeps the bytes as written.
 	AuditSelect:      `SELECT seq, time, request, event::TEXT, prev_hash, hash FROM audit `,
 	CheckpointSelect: `SELECT seq, hash, time FROM checkpoints`,
+	// The head of the one chain every instance appends to (see appendAudit).
+	AuditHead: `SELECT seq, hash FROM audit_head WHERE id = 1`,
 }
 
 // statementSQL is the SQL of the writer's statements: sqlcore's shared

@@ -334,22 +334,6 @@ func (p *Store) appendAudit(ctx context.Context, recs []*store.AuditRecord, at f
 	return nil
 }
 
-// AuditHead implements AuditLog.
-func (p *Store) AuditHead(ctx context.Context) (int64, []byte, error) {
-	if p.Closed() {
-		return 0, nil, store.ErrClosed
-	}
-	var seq int64
-	var hash []byte
-	if err := p.pool.QueryRow(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash); err != nil {
-		return 0, nil, fmt.Errorf("reading the audit head: %w", err)
-	}
-	if seq == 0 {
-		return 0, nil, nil
-	}
-	return seq, hash, nil
-}
-
 // RequestAudit implements AuditLog.
 func (p *Store) RequestAudit(ctx context.Context, request string) ([]*store.AuditRecord, error) {
 	if p.Closed() {

@@ -452,6 +452,29 @@ func (c *Core) QueryAudit(ctx context.Context, r Reader, q string, args ...any) 
 	return out, nil
 }
 
+// AuditHead implements store.AuditLog.
+func (c *Core) AuditHead(ctx context.Context) (int64, []byte, error) {
+	if c.Closed() {
+		return 0, nil, store.ErrClosed
+	}
+	type head struct {
+		seq  int64
+		hash []byte
+	}
+	h, err := queryOne(ctx, c.R, func(sc interface{ Scan(...any) error }) (head, error) {
+		var h head
+		err := sc.Scan(&h.seq, &h.hash)
+		return h, err
+	}, c.D.AuditHead)
+	if errors.Is(err, ErrNoRows) || err == nil && h.seq == 0 {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the audit head: %w", err)
+	}
+	return h.seq, h.hash, nil
+}
+
 // ScanAudit implements store.AuditLog.
 func (c *Core) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.AuditRecord, error) {
 	if c.Closed() {

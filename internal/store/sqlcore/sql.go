@@ -126,7 +126,10 @@ type Dialect struct {
 	FrameSelect string
 	FrameOrder  string
 	// AuditSelect selects the columns of an audit record (see
-	// Core.QueryAudit), CheckpointSelect those of an audit checkpoint.
+	// Core.QueryAudit), CheckpointSelect those of an audit checkpoint,
+	// AuditHead the last record's seq and hash (none, or seq 0, for an
+	// empty log).
 	AuditSelect      string
 	CheckpointSelect string
+	AuditHead        string
 }

@@ -467,23 +467,6 @@ type reqSeq struct {
 	request string
 }
 
-// AuditHead implements AuditLog.
-func (s *Store) AuditHead(ctx context.Context) (int64, []byte, error) {
-	if s.Closed() {
-		return 0, nil, store.ErrClosed
-	}
-	var seq int64
-	var hash []byte
-	err := s.r.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&seq, &hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, nil
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("reading the audit head: %w", err)
-	}
-	return seq, hash, nil
-}
-
 // RequestAudit implements AuditLog: the request's seqs from each pass of
 // the index, then a scan of the records no pass covers yet, in one read
 // transaction (one snapshot).

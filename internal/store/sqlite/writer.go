@@ -255,6 +255,7 @@ var dialect = sqlcore.Dialect{
 	ifnull(cast(event AS BLOB), x''), ifnull(cast(prev_hash AS BLOB), x''), ifnull(cast(hash AS BLOB), x'')
 	FROM audit `,
 	CheckpointSelect: `SELECT seq, ifnull(cast(hash AS BLOB), x''), ifnull(cast(time AS INTEGER), 0) FROM checkpoints`,
+	AuditHead:        `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`,
 }
 
 // stmtID names a prepared statement of the writer: sqlcore's, then the
