@@ -88,21 +88,31 @@ func checkpointWrite(wr *Writer, pair string) *Write {
 	}}
 }
 
+// claimed starts a writer on a fake engine whose first failCommits commits
+// fail, with Linger set to linger for the test, and claims for the call
+// whose checkpoint is pair.
+func claimed(t *testing.T, linger time.Duration, failCommits int, pair string) (*Writer, *fakeEngine) {
+	t.Helper()
+	old := Linger
+	Linger = linger
+	e := &fakeEngine{failCommits: failCommits, commits: make(chan error, 10)}
+	wr := StartWriter(e, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { wr.Stop(); Linger = old })
+	w := claimWrite()
+	var ok bool
+	if err := wr.Decide(t.Context(), w, pair, func(error) { ok = w.Claimed }); err != nil || !ok {
+		t.Fatalf("Decide = %v, claimed %v", err, ok)
+	}
+	return wr, e
+}
+
 // TestWriterPairsClaimWithCheckpoint: on an engine that sends its
 // statements together, a claim is answered once its round came back, and
 // its checkpoint, sent then, commits with it in one commit.
 func TestWriterPairsClaimWithCheckpoint(t *testing.T) {
-	defer func(d time.Duration) { Linger = d }(Linger)
-	Linger = time.Minute // the pairing is tested, not how fast the checkpoint follows
-	e := &fakeEngine{commits: make(chan error, 10)}
-	wr := StartWriter(e, slog.New(slog.DiscardHandler))
-	defer wr.Stop()
+	// The pairing is tested, not how fast the checkpoint follows.
+	wr, _ := claimed(t, time.Minute, 0, "r\x00f")
 	ctx := t.Context()
-	w := claimWrite()
-	var claimed bool
-	if err := wr.Decide(ctx, w, "r\x00f", func(error) { claimed = w.Claimed }); err != nil || !claimed {
-		t.Fatalf("Decide = %v, claimed %v", err, claimed)
-	}
 	if err := wr.Do(ctx, checkpointWrite(wr, "r\x00f")); err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +126,8 @@ func TestWriterPairsClaimWithCheckpoint(t *testing.T) {
 // even when the checkpoint comes in a later batch: the call must not run
 // without its claim.
 func TestWriterLostClaimFailsCheckpoint(t *testing.T) {
-	defer func(d time.Duration) { Linger = d }(Linger)
-	Linger = time.Microsecond
-	e := &fakeEngine{failCommits: 1, commits: make(chan error, 10)}
-	wr := StartWriter(e, slog.New(slog.DiscardHandler))
-	defer wr.Stop()
+	wr, e := claimed(t, time.Microsecond, 1, "r\x00f")
 	ctx := t.Context()
-	w := claimWrite()
-	var claimed bool
-	if err := wr.Decide(ctx, w, "r\x00f", func(error) { claimed = w.Claimed }); err != nil || !claimed {
-		t.Fatalf("Decide = %v, claimed %v", err, claimed)
-	}
 	if err := <-e.commits; err == nil {
 		t.Fatal("the claim's batch committed; the test needs it to fail")
 	}
@@ -135,7 +136,7 @@ func TestWriterLostClaimFailsCheckpoint(t *testing.T) {
 		t.Errorf("the checkpoint of a lost claim: %v, want ErrConflict", err)
 	}
 	// The next call's claim and checkpoint are not affected.
-	w = claimWrite()
+	w := claimWrite()
 	if err := wr.Decide(context.Background(), w, "r\x00g", func(error) {}); err != nil {
 		t.Fatal(err)
 	}

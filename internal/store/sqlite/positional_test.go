@@ -38,21 +38,8 @@ func TestSQLiteCallPathBindsByPlace(t *testing.T) {
 // by the frames' key, not by a scan.
 func TestSQLiteUpdateFrameUsesItsKey(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
-	rows, err := s.w.Query(`EXPLAIN QUERY PLAN `+statementSQL[sqlcore.StUpdateFrame], "", "", "", "", "", "completed", nil, nil, nil, 0, 0, "r", "f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var d string
-		if err := rows.Scan(&id, &parent, &notused, &d); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, d)
-	}
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "USING INDEX") || strings.Contains(p, "SCAN frames") {
+	p := queryPlan(t, s.w, statementSQL[sqlcore.StUpdateFrame], "", "", "", "", "", "completed", nil, nil, nil, 0, 0, "r", "f")
+	if !strings.Contains(p, "USING INDEX") || strings.Contains(p, "SCAN frames") {
 		t.Errorf("the update of a frame plans %q, want a search of the frames' key", p)
 	}
 }

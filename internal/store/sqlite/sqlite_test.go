@@ -239,13 +239,21 @@ func TestSQLiteMigratesRequestIdentity(t *testing.T) {
 // searches the requests_parent index rather than scanning every request.
 func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
-	var detail []string
 	q, args := sqlcore.RequestsQuery(store.RequestFilter{Parent: "r1"})
-	rows, err := s.r.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	if plan := queryPlan(t, s.r, q, args...); !strings.Contains(plan, "requests_parent") {
+		t.Errorf("the query plan is %q, want it to use requests_parent", plan)
+	}
+}
+
+// queryPlan is SQLite's plan of q on db, its steps joined by "; ".
+func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query(`EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
+	var detail []string
 	for rows.Next() {
 		var id, parent, notused int
 		var d string
@@ -254,9 +262,7 @@ func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
 		}
 		detail = append(detail, d)
 	}
-	if plan := strings.Join(detail, "; "); !strings.Contains(plan, "requests_parent") {
-		t.Errorf("the query plan is %q, want it to use requests_parent", plan)
-	}
+	return strings.Join(detail, "; ")
 }
 
 // TestSQLiteMigratesIdemClaims: a database of schema 2 (claims without
