@@ -46,8 +46,9 @@ type Options struct {
 // Store is the store.Store on a PostgreSQL server, for several gateway
 // instances that share one control plane (issue 17): the same tables as
 // SQLite's, in PostgreSQL's types, through a pool of pgx connections.
-// Writes go through one writer per store, which sends everything queued as
-// one pipelined transaction (group commit, as SQLite's writer does), each
+// Writes go through one writer per store (internal/store/sqlcore's, as
+// SQLite's), which sends everything queued as one pipelined transaction
+// (group commit, over the engine in pgwriter.go), each
 // write one statement (the claims and debits are functions of the schema),
 // prepared once per connection. The audit log is appended in transactions
 // of their own, which lock the head of the one chain that every instance

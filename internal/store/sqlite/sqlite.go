@@ -51,7 +51,8 @@ type Options struct {
 
 // Store is the embedded store.Store: one SQLite database in WAL mode, written
 // by one goroutine that commits whatever is queued in one transaction
-// (group commit, see writer.go), and read through a small pool. The schema
+// (group commit: internal/store/sqlcore's writer, over the engine in
+// writer.go), and read through a small pool. The schema
 // is migrated when it is opened. Safe for concurrent use; several processes
 // may open the same file, but only one should append to its audit log.
 type Store struct {
