@@ -17,7 +17,9 @@
 // any of them. The engines have packages of their own, so that each stays
 // readable and none pulls the other's driver into its tests:
 // internal/store/sqlite, the embedded default, and internal/store/postgres,
-// for several instances on one PostgreSQL database (store: postgres://...).
+// for several instances on one PostgreSQL database (store: postgres://...),
+// each an adapter under internal/store/sqlcore, which implements their
+// operations and their group-commit writer once.
 // All three pass the same contract tests, internal/store/storetest, each
 // run by the package of its implementation.
 //
@@ -187,8 +189,13 @@ type IdemRecord struct {
 	// by a dead owner whose call has no checkpoint never started.
 	Request string
 	Frame   string
-	Result  []byte // the recorded result (JSON), when done
-	Claimed time.Time
+	// Executing, if not nil on a ClaimKey, is the call's "executing"
+	// checkpoint: written with the claim, in the same transaction, when
+	// the claim is taken, and not at all when it is not. The call then
+	// waits for one commit that holds both.
+	Executing *Frame
+	Result    []byte // the recorded result (JSON), when done
+	Claimed   time.Time
 	// Expires is when the record stops counting: for a done record, its
 	// TTL; for a claim, its lease (zero: never, until completed or released).
 	Expires time.Time
