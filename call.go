@@ -583,7 +583,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	start := time.Now()
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
-	defer func() { ps.abandon() }() // an attempt that ended without an answer (a cancel, a panic)
+	defer func() { ps.Abandon() }() // an attempt that ended without an answer (a cancel, a panic)
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Each retry goes through the breakers again: none is made
@@ -603,16 +603,14 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
-			ps.tool.succeededAt(c.started)
-			ps.up.succeededAt(c.started)
-			ps = passes{}
+			ps.Succeeded(c.started)
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
 		if ctx.Err() != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 		te, transient := retry.Transient(err, timedOut, t.Retryable)
-		ps.report(err, te, transient, timedOut)
+		ps.Failed(err, transient, timedOut || (te != nil && te.Type == "unavailable"))
 		if !transient || n >= attempts {
 			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
 				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
@@ -621,25 +619,6 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			return nil, contextCause(ctx, "execute")
 		}
 	}
-}
-
-// report tells the breakers how an attempt that failed went, and spends
-// its passes. The tool's breaker counts every transient failure; the
-// upstream's only those that say it could not be reached (a ToolError of
-// type unavailable) or did not answer in time: any other failure is an
-// answer, so it is up.
-func (ps *passes) report(err error, te *ToolError, transient, timedOut bool) {
-	if transient {
-		ps.tool.Failed(err)
-	} else {
-		ps.tool.Succeeded() // the tool answered
-	}
-	if timedOut || (te != nil && te.Type == "unavailable") {
-		ps.up.Failed(err)
-	} else {
-		ps.up.Succeeded() // the upstream answered
-	}
-	*ps = passes{}
 }
 
 // runTool runs a tool's Func; a panic in it fails the call (permanently)

@@ -83,6 +83,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/breaker"
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
@@ -341,8 +342,7 @@ type Runtime struct {
 	requests map[string]*Request
 	order    []*Request // begin order, for listing
 
-	brkMu    sync.Mutex
-	breakers map[string]*Breaker // "kind:name" -> breaker
+	breakers *breaker.Registry[*Request]
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on
@@ -397,6 +397,7 @@ func New(opts *Options) *Runtime {
 		rt.dead = deadletter.NewMemory()
 	}
 	rt.limits = newLimiter(o.RateLimit)
+	rt.breakers = rt.newBreakers()
 	rt.tools = o.Catalog
 	if rt.tools == nil {
 		rt.tools = NewCatalog()
@@ -440,9 +441,9 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 	}
 	for _, t := range tools {
 		ct := next[t.Name]
-		ct.breaker = rt.breakerOf(BreakerTool, t.Name, t.Breaker, true)
+		ct.breaker = rt.breakers.Get(BreakerTool, t.Name, t.Breaker, true)
 		if t.Upstream != "" {
-			ct.upBreaker = rt.breakerOf(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
+			ct.upBreaker = rt.breakers.Get(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
 		}
 	}
 	c.m.Store(&next)
