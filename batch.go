@@ -88,9 +88,9 @@ func (rt *Runtime) Batch(ctx context.Context, env *Envelope) *Response {
 	for i, c := range env.ToolCalls {
 		index[c.ID] = i
 		bc := batch.Call{ID: c.ID, Args: c.Arguments, Tool: c.Tool}
-		if t := rt.lookup(c.Tool); t != nil && (t.Access == Write || t.Access == HighRisk) {
+		if t := rt.lookup(c.Tool); t != nil && t.Access.Writes() {
 			bc.Write = true
-			if eff := t.effects; eff != nil && len(eff.Writes) > 0 {
+			if eff := t.Effects; eff != nil && len(eff.Writes) > 0 {
 				if len(batch.Refs(c.Arguments)) > 0 {
 					bc.AnyEntity = true
 				} else if names, err := effects.Names(eff.Writes, template.NewScope(c.Arguments, nil)); err == nil {

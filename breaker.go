@@ -135,7 +135,7 @@ func (t *tool) healthy(now time.Time) bool {
 // upstream, whose breakers let calls through.
 func (rt *Runtime) healthyAlternatives(c *Call, now time.Time) []string {
 	var out []string
-	for _, f := range c.tool.fallback {
+	for _, f := range c.tool.Fallbacks {
 		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.healthy(now) {
 			out = append(out, f.Tool)
 		}
@@ -177,7 +177,7 @@ func (rt *Runtime) breakerStage(next Handler) Handler {
 func (rt *Runtime) fallbackStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		if err != nil || res == nil || res.Status != StatusError || len(c.tool.fallback) == 0 || c.tool.Access != Read ||
+		if err != nil || res == nil || res.Status != StatusError || len(c.tool.Fallbacks) == 0 || c.tool.Access != Read ||
 			res.Error == nil || (res.Error.Type != TypeUnavailable && res.Error.Type != TypeTransient) || ctx.Err() != nil {
 			return res, err
 		}
@@ -192,7 +192,7 @@ func (rt *Runtime) fallbackStage(next Handler) Handler {
 func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Result {
 	var tried []string
 	fctx := withFrame(ctx, c.frame)
-	for i, f := range c.tool.fallback {
+	for i, f := range c.tool.Fallbacks {
 		ft := rt.lookup(f.Tool)
 		switch {
 		case ft == nil:
@@ -233,13 +233,4 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 	}
 	failed.Notes = append(failed.Notes, "its fallbacks did not answer either: "+strings.Join(tried, ", "))
 	return failed
-}
-
-// compileFallbacks compiles a read tool's fallbacks (effects.CompileFallbacks).
-func compileFallbacks(t *Tool) ([]*effects.Followup, error) {
-	fs := make([]effects.Call, len(t.Fallback))
-	for i, f := range t.Fallback {
-		fs[i] = effects.Call{Tool: f.Tool, Args: f.Args}
-	}
-	return effects.CompileFallbacks(t.Name, t.Access == Read, string(t.Access), fs)
 }

@@ -255,7 +255,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 				Suggestion: "Send the arguments as one JSON object."}
 		}
 		c.args = args
-		if e := c.tool.validate(args); e != nil {
+		if e := c.tool.Validate(args); e != nil {
 			return nil, e
 		}
 		return next(ctx, c)
@@ -291,7 +291,7 @@ func (rt *Runtime) graph(next Handler) Handler {
 			}
 		}
 		f.filter.Add(f.hash)
-		f.filter.Add(t.nameHash)
+		f.filter.Add(t.NameHash)
 		if f.keyed != 0 {
 			f.filter.Add(f.keyed)
 		}
@@ -315,7 +315,7 @@ func checkStack(f *Frame, t *tool) (*Frame, *Error) {
 	}
 	switch t.Reentrancy {
 	case NonReentrant:
-		if p.filter.MayHave(t.nameHash) {
+		if p.filter.MayHave(t.NameHash) {
 			for a := p; a != nil; a = a.Parent {
 				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
 					return a, callgraph.ReentryError(f.Name, a.Depth, calledBy(a))
@@ -484,7 +484,7 @@ func (rt *Runtime) rateLimit(next Handler) Handler {
 func (rt *Runtime) idempotency(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		key := c.IdempotencyKey
-		if key == "" && (c.tool.Access == Write || c.tool.Access == HighRisk) && c.ID != "" {
+		if key == "" && c.tool.Access.Writes() && c.ID != "" {
 			key = c.req.root.id + "/" + c.ID
 		}
 		if key == "" {
@@ -506,7 +506,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
 		}
 		c.idemRec = skey
-		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.lease()}
+		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
 		if rt.checkpointed(c.tool) {
 			claim.Request, claim.Frame = c.req.id, c.frame.ID
 		}
@@ -556,9 +556,9 @@ func argsDigest(args []byte) string {
 func (t *tool) lease() time.Duration {
 	n := 1
 	if t.Access == Read || t.Idempotent {
-		n = max(t.retry.Attempts, 1)
+		n = max(t.Retrying.Attempts, 1)
 	}
-	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
+	return time.Duration(n)*(t.AttemptTimeout+t.Retrying.Max) + time.Minute
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")
@@ -578,7 +578,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
 	attempts := 1
 	if canRetry {
-		attempts = t.retry.Attempts
+		attempts = t.Retrying.Attempts
 	}
 	start := time.Now()
 	ps := c.passes // the breaker stage's, for the first attempt
@@ -594,7 +594,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 				return &Result{Status: StatusError, Error: e}, nil
 			}
 		}
-		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
+		actx, cancel := context.WithTimeoutCause(hctx, t.AttemptTimeout, errAttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		cancel()
@@ -612,10 +612,10 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		te, transient := retry.Transient(err, timedOut, t.Retryable)
 		ps.Failed(err, transient, timedOut || (te != nil && te.Type == "unavailable"))
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
+			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.AttemptTimeout, Err: err,
 				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
 		}
-		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
+		if err := retry.Sleep(ctx, retry.Backoff(t.Retrying.Base, t.Retrying.Max, n)); err != nil {
 			return nil, contextCause(ctx, "execute")
 		}
 	}

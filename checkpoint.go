@@ -85,7 +85,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 
 // checkpointed reports whether the calls of t are checkpointed.
 func (rt *Runtime) checkpointed(t *tool) bool {
-	return rt.opts.Checkpoints != nil && (t.Access == Write || t.Access == HighRisk || rt.opts.CheckpointReads)
+	return rt.opts.Checkpoints != nil && (t.Access.Writes() || rt.opts.CheckpointReads)
 }
 
 func (s *saga) len() int {

@@ -16,41 +16,6 @@ import (
 	"github.com/agentreach/reach/internal/template"
 )
 
-// Followup is a call reach makes on a tool's behalf: its undo, its verify
-// check, or the read that refreshes an entity before a write. Args is a
-// JSON template over the call's arguments and result, e.g.
-// {"refund_id": "{result.refund_id}", "order_id": "{args.order_id}"}.
-type Followup struct {
-	Tool string
-	Args string
-}
-
-// Verify is a check after a write (S2): reach calls Tool with Args and
-// evaluates Condition, a CEL expression over result (the check's result),
-// args (the write's arguments) and output (the write's result). A false
-// condition, or a failed check, makes the write a silent failure: the call
-// fails and the request's saga compensates.
-type Verify struct {
-	Followup
-	Condition string
-}
-
-// compileEffects compiles t's side-effect contract (internal/effects).
-func compileEffects(t *Tool) (*effects.Contract, error) {
-	s := effects.Spec{Reads: t.Reads, Writes: t.Writes, Undo: effectsCall(t.Undo), Refresh: effectsCall(t.Refresh)}
-	if t.Verify != nil {
-		s.Verify, s.Condition = effectsCall(&t.Verify.Followup), t.Verify.Condition
-	}
-	return effects.Compile(t.Name, s)
-}
-
-func effectsCall(f *Followup) *effects.Call {
-	if f == nil {
-		return nil
-	}
-	return &effects.Call{Tool: f.Tool, Args: f.Args}
-}
-
 // entityTable is the runtime's table of entity versions and write locks
 // (internal/entities), over its frames and requests.
 type entityTable = entities.Table[*Frame, *Request]
@@ -72,7 +37,7 @@ func newEntities() *entityTable {
 // writes to one entity are serialized; deadlocks are broken (S3).
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		eff := c.tool.effects
+		eff := c.tool.Effects
 		if eff == nil || (len(eff.Reads) == 0 && len(eff.Writes) == 0) {
 			return next(ctx, c)
 		}
@@ -111,7 +76,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		if !ok || seen == now {
 			continue
 		}
-		if eff := c.tool.effects; eff.Refresh != nil {
+		if eff := c.tool.Effects; eff.Refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
 			before, err := rt.followup(ctx, c, eff.Refresh, nil, "refresh")
 			if err != nil {
@@ -215,8 +180,8 @@ type Compensation = effects.Compensation
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		eff := c.tool.effects
-		write := c.tool.Access == Write || c.tool.Access == HighRisk
+		eff := c.tool.Effects
+		write := c.tool.Access.Writes()
 		if err != nil || res == nil || res.Replayed || !write {
 			return res, err
 		}
@@ -257,7 +222,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 }
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
-	eff := c.tool.effects
+	eff := c.tool.Effects
 	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
 		return effects.CheckFailed(c.Tool, eff.Verify.Tool, e.Message)

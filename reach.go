@@ -89,6 +89,7 @@ import (
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
 	"github.com/agentreach/reach/internal/records"
+	"github.com/agentreach/reach/internal/toolspec"
 )
 
 // Handler handles one call: it is the signature of the chain and of every
@@ -430,14 +431,14 @@ func (rt *Runtime) register(replace bool, tools []Tool) error {
 	defer c.mu.Unlock()
 	next := maps.Clone(*c.m.Load())
 	for _, t := range tools {
-		ct, err := compileTool(t, &rt.opts)
+		ct, err := toolspec.Compile(t, rt.opts.DefaultTimeout, rt.opts.MaxResultBytes)
 		if err != nil {
 			return err
 		}
 		if _, dup := next[t.Name]; dup && !replace {
 			return fmt.Errorf("tool %s is already registered", t.Name)
 		}
-		next[t.Name] = ct
+		next[t.Name] = &tool{Compiled: ct}
 	}
 	for _, t := range tools {
 		ct := next[t.Name]

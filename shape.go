@@ -18,7 +18,7 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 			return res, err
 		}
 		if res.Status == StatusSuccess && !res.Replayed {
-			s := &c.tool.shape
+			s := &c.tool.Shaping
 			data, note := shape.Apply(res.Data, s.Fields, s.Flatten, s.MaxBytes)
 			if note != "" {
 				res.Notes = append(res.Notes, note)
