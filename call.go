@@ -212,8 +212,8 @@ func (rt *Runtime) admit(next Handler) Handler {
 		if e := rt.admitFrame(ctx, c.req, depth); e != nil {
 			return nil, e
 		}
-		if q, ok := c.req.admitCount("tool_calls", toolCallsOf); !ok {
-			return nil, budgetError("tool_calls", q, fmt.Sprintf("%d tool calls made of %d", q.limit.ToolCalls, q.limit.ToolCalls))
+		if q, detail := c.req.meter.AdmitToolCall(); q != nil {
+			return nil, budgetError("tool_calls", q, detail)
 		}
 		return next(ctx, c)
 	}
@@ -275,7 +275,7 @@ func (rt *Runtime) graph(next Handler) Handler {
 		}
 		c.frame = f
 		c.req.addFrame(f)
-		c.req.noteDepth(f.Depth)
+		c.req.meter.NoteDepth(f.Depth)
 		if t.OnViolation != Allow {
 			if hit, e := checkStack(f, t); e != nil {
 				f.mu.Lock()

@@ -49,11 +49,7 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	r.started = p.Started
 	r.ended.Store(true)
 	r.past = &past{load: p.Load, usage: p.Usage}
-	r.turns.Store(int64(p.Usage.Turns))
-	r.toolCalls.Store(int64(p.Usage.ToolCalls))
-	r.tokens.Store(p.Usage.Tokens)
-	r.costNano.Store(int64(p.Usage.Cost * 1e9))
-	r.maxDepth.Store(int64(p.Usage.MaxDepth))
+	r.meter.Restore(p.Usage)
 	switch c, interrupted, stopped := p.End(); {
 	case interrupted:
 		r.interrupted = &c

@@ -637,10 +637,11 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
-		parent: parent, delegate: delegate, rt: rt, started: at, limit: b, halt: make(chan struct{})}
+		parent: parent, delegate: delegate, rt: rt, started: at, halt: make(chan struct{})}
 	r.root = r
+	r.meter.Limit, r.meter.ID = b, o.ID
 	if parent != nil {
-		r.root = parent.root
+		r.root, r.meter.Parent = parent.root, &parent.meter
 	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
@@ -824,7 +825,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if id == "" {
 		id = newID()
 	}
-	b := budget.Carve(parent.limit, parent.Remaining(), d.Budget, d.Fraction)
+	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
 	if err := rt.track(child); err != nil {
@@ -898,9 +899,8 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
 	if isTurn(pf) {
-		if q, ok := req.admitCount("turns", turnsOf); !ok {
-			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
-			return nil, nil, rt.refuseFrame(ctx, f, e)
+		if q, detail := req.meter.AdmitTurn(); q != nil {
+			return nil, nil, rt.refuseFrame(ctx, f, budgetError("turns", q, detail))
 		}
 	}
 	f.setState(Executing)
@@ -984,10 +984,10 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 	if ctx.Err() != nil {
 		return asError(contextCause(ctx, "admit"))
 	}
-	if e := req.overSpent(); e != nil {
-		return e
+	if q, dim, detail := req.meter.OverSpent(); q != nil {
+		return budgetError(dim, q, detail)
 	}
-	if lim := req.limit.Depth; lim > 0 && depth > lim {
+	if lim := req.meter.Limit.Depth; lim > 0 && depth > lim {
 		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_depth",
 			Message: fmt.Sprintf("This call would nest %d tool calls deep; the depth budget is %d.", depth, lim),
 			Suggestion: "Do this step directly instead of through another nested tool or model call, " +

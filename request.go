@@ -2,7 +2,6 @@ package reach
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +80,6 @@ type Request struct {
 	delegate  *Frame // the delegate frame in the parent request, for a sub-request
 	rt        *Runtime
 	started   time.Time
-	limit     Budget
 	trace     [16]byte // the W3C trace id of the tree's frames (a root's; see Trace)
 
 	ctx    context.Context
@@ -94,11 +92,7 @@ type Request struct {
 	delegateOnce sync.Once
 	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
 
-	turns     atomic.Int64
-	toolCalls atomic.Int64
-	tokens    atomic.Int64
-	costNano  atomic.Int64 // cost in billionths of the price unit
-	maxDepth  atomic.Int64
+	meter budget.Meter // its limit and what it spent; its parent's meter is above it
 
 	mu       sync.Mutex
 	frames   []*Frame
@@ -187,7 +181,7 @@ func (r *Request) Frame(id FrameID) (*Frame, bool) {
 func (r *Request) Context() context.Context { return r.ctx }
 
 // Budget returns the request's limits.
-func (r *Request) Budget() Budget { return r.limit }
+func (r *Request) Budget() Budget { return r.meter.Limit }
 
 // Started returns when the request began.
 func (r *Request) Started() time.Time { return r.started }
@@ -197,19 +191,12 @@ func (r *Request) Usage() Usage {
 	if r.past != nil {
 		return r.past.usage
 	}
-	return Usage{
-		Turns:     int(r.turns.Load()),
-		ToolCalls: int(r.toolCalls.Load()),
-		Tokens:    r.tokens.Load(),
-		Cost:      float64(r.costNano.Load()) / 1e9,
-		Wall:      time.Since(r.started),
-		MaxDepth:  int(r.maxDepth.Load()),
-	}
+	return r.meter.Used(time.Since(r.started))
 }
 
 // Remaining returns what is left of each limited dimension (zero fields are
 // unlimited, as in Budget).
-func (r *Request) Remaining() Budget { return budget.Remaining(r.limit, r.Usage()) }
+func (r *Request) Remaining() Budget { return budget.Remaining(r.meter.Limit, r.Usage()) }
 
 // RequestState is where a request is in its life (Request.State). Its
 // values are stable names, as the API, the UI and the audit log show them.
@@ -399,18 +386,6 @@ func (r *Request) isolated() bool {
 	return false
 }
 
-// noteDepth raises the recorded maximum depth of r and its ancestors.
-func (r *Request) noteDepth(depth int) {
-	for q := r; q != nil; q = q.parent {
-		for {
-			d := q.maxDepth.Load()
-			if int64(depth) <= d || q.maxDepth.CompareAndSwap(d, int64(depth)) {
-				break
-			}
-		}
-	}
-}
-
 func (r *Request) addFrame(f *Frame) {
 	r.mu.Lock()
 	if len(r.frames) < r.rt.opts.MaxFrames {
@@ -421,57 +396,18 @@ func (r *Request) addFrame(f *Frame) {
 	r.mu.Unlock()
 }
 
-// admitCount reserves one unit of a counted budget on r and its ancestors;
-// on failure it rolls back and names the request and dimension that ran out.
-func (r *Request) admitCount(dim string, get func(*Request) (*atomic.Int64, int)) (*Request, bool) {
-	for q := r; q != nil; q = q.parent {
-		ctr, lim := get(q)
-		if n := ctr.Add(1); lim > 0 && n > int64(lim) {
-			ctr.Add(-1)
-			for p := r; p != q; p = p.parent {
-				c, _ := get(p)
-				c.Add(-1)
-			}
-			return q, false
-		}
-	}
-	return nil, true
-}
-
-func turnsOf(q *Request) (*atomic.Int64, int)     { return &q.turns, q.limit.Turns }
-func toolCallsOf(q *Request) (*atomic.Int64, int) { return &q.toolCalls, q.limit.ToolCalls }
-
 // spend adds model tokens and cost to r and its ancestors, and stops (mode
 // cancel) each one whose budget that exhausts.
 func (r *Request) spend(tokens int64, costNano int64) {
 	for q := r; q != nil; q = q.parent {
-		t := budget.AddSaturating(&q.tokens, tokens)
-		c := budget.AddSaturating(&q.costNano, costNano)
-		switch {
-		case q.limit.Tokens > 0 && t > q.limit.Tokens:
-			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "tokens", At: time.Now(), Request: q.id,
-				Reason: fmt.Sprintf("%d tokens used of %d", t, q.limit.Tokens)})
-		case q.limit.Cost > 0 && float64(c)/1e9 > q.limit.Cost:
-			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "cost", At: time.Now(), Request: q.id,
-				Reason: fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, q.limit.Cost)})
+		if dim, detail := q.meter.Add(tokens, costNano); dim != "" {
+			q.stop(Cause{Mode: Cancel, By: "budget", Budget: dim, At: time.Now(), Request: q.id, Reason: detail})
 		}
 	}
 }
 
-// overSpent returns a budget error if r or an ancestor has spent its tokens
-// or cost, or nil.
-func (r *Request) overSpent() *Error {
-	for q := r; q != nil; q = q.parent {
-		if q.limit.Tokens > 0 && q.tokens.Load() >= q.limit.Tokens {
-			return budgetError("tokens", q, fmt.Sprintf("%d tokens used of %d", q.tokens.Load(), q.limit.Tokens))
-		}
-		if q.limit.Cost > 0 && float64(q.costNano.Load())/1e9 >= q.limit.Cost {
-			return budgetError("cost", q, fmt.Sprintf("cost %.4f of %.4f", float64(q.costNano.Load())/1e9, q.limit.Cost))
-		}
-	}
-	return nil
-}
-
-func budgetError(dim string, q *Request, detail string) *Error {
-	return fault.BudgetSpent(dim, q.parent != nil, q.id, detail)
+// budgetError is the refusal of a call or frame because the budget of q
+// (r's or an ancestor's meter) ran out of dim.
+func budgetError(dim string, q *budget.Meter, detail string) *Error {
+	return fault.BudgetSpent(dim, q.Parent != nil, q.ID, detail)
 }
