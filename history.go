@@ -30,15 +30,7 @@ type past struct {
 // refused: as request_ended, stopped_<mode> or request_interrupted. A
 // request of p's id that this run keeps is left as it is, and returned.
 func (rt *Runtime) RestorePast(p *PastRequest) *Request {
-	r := rt.pastRequest(p, nil)
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if old, ok := rt.requests[r.id]; ok {
-		return old
-	}
-	rt.requests[r.id] = r
-	rt.order = append(rt.order, r)
-	return r
+	return rt.requests.AddNew(rt.pastRequest(p, nil))
 }
 
 // pastRequest builds the request of p, a sub-request of parent if not nil.

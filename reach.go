@@ -339,9 +339,7 @@ type Runtime struct {
 	entities *entityTable
 	dead     DeadLetterQueue
 
-	reqMu    sync.Mutex
-	requests map[string]*Request
-	order    []*Request // begin order, for listing
+	requests *records.Kept[*Request]
 
 	breakers *breaker.Registry[*Request]
 }
@@ -353,7 +351,7 @@ func New(opts *Options) *Runtime {
 	if err := opts.Check(); err != nil {
 		panic("reach.New: " + err.Error())
 	}
-	rt := &Runtime{requests: map[string]*Request{}, entities: newEntities()}
+	rt := &Runtime{entities: newEntities()}
 	if opts != nil {
 		rt.opts = *opts
 	}
@@ -376,6 +374,7 @@ func New(opts *Options) *Runtime {
 	if o.MaxRequests == 0 {
 		o.MaxRequests = 1000
 	}
+	rt.requests = records.NewKept(o.MaxRequests, (*Request).ID, func(r *Request) bool { return r.ended.Load() })
 	if o.LowContext == 0 {
 		o.LowContext = 0.2
 	}
@@ -579,7 +578,7 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 		rt.observeBegan(r)
 		return nil
 	}
-	rt.untrack(r)
+	rt.requests.Remove(r)
 	r.cancel(err)
 	return refusal(err, r.id)
 }
@@ -659,55 +658,22 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 }
 
 func (rt *Runtime) track(r *Request) error {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
-		return (&InterruptedError{Cause: *old.interrupted}).Refusal()
-	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
-		return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
-	} else if ok && !old.ended.Load() {
-		return fmt.Errorf("request %s is already running", r.id)
-	}
-	rt.requests[r.id] = r
-	rt.order = append(rt.order, r)
-	if len(rt.order) > 2*rt.opts.MaxRequests {
-		// Forget the oldest ended requests beyond MaxRequests.
-		keep := rt.order[:0]
-		excess := len(rt.order) - rt.opts.MaxRequests
-		for _, q := range rt.order {
-			if excess > 0 && q.ended.Load() {
-				excess--
-				if rt.requests[q.id] == q {
-					delete(rt.requests, q.id)
-				}
-				continue
-			}
-			keep = append(keep, q)
+	return rt.requests.Add(r, func(old *Request, ok bool) error {
+		if ok && old.interrupted != nil {
+			return (&InterruptedError{Cause: *old.interrupted}).Refusal()
+		} else if c := old.stopCause(); ok && old.past != nil && c != nil {
+			return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
+		} else if ok && !old.ended.Load() {
+			return fmt.Errorf("request %s is already running", r.id)
 		}
-		clear(rt.order[len(keep):])
-		rt.order = keep
-	}
-	return nil
-}
-
-// untrack forgets r, which began but was refused.
-func (rt *Runtime) untrack(r *Request) {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if rt.requests[r.id] == r {
-		delete(rt.requests, r.id)
-	}
-	if i := slices.Index(rt.order, r); i >= 0 {
-		rt.order = slices.Delete(rt.order, i, i+1)
-	}
+		return nil
+	})
 }
 
 // Lookup returns a request by id: running, or ended and still kept, or
 // one of an earlier run that Options.History knows (restored).
 func (rt *Runtime) Lookup(id string) (*Request, bool) {
-	rt.reqMu.Lock()
-	r, ok := rt.requests[id]
-	rt.reqMu.Unlock()
+	r, ok := rt.requests.Get(id)
 	if ok || rt.opts.History == nil || id == "" {
 		return r, ok
 	}
@@ -722,17 +688,7 @@ func (rt *Runtime) Lookup(id string) (*Request, bool) {
 func (rt *Runtime) DefaultBudget() Budget { return *rt.opts.DefaultBudget }
 
 // Requests lists the known requests, newest first.
-func (rt *Runtime) Requests() []*Request {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	out := make([]*Request, 0, len(rt.order))
-	for _, r := range slices.Backward(rt.order) {
-		if rt.requests[r.id] == r {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (rt *Runtime) Requests() []*Request { return rt.requests.List() }
 
 func newID() string {
 	var b [8]byte
