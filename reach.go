@@ -111,18 +111,9 @@ func Chain(h Handler, mw ...Middleware) Handler {
 // Price is the cost of a model's tokens, per million.
 type Price = budget.Price
 
-// RateLimit configures token buckets (R8). A zero rate means no limit.
-type RateLimit struct {
-	PerSecond          float64 // global calls per second
-	Burst              int     // if zero, max(1, PerSecond)
-	PerPrincipal       float64 // calls per second for each principal
-	PerPrincipalBurst  int     // if zero, max(1, PerPrincipal)
-	MaxPrincipalsKnown int     // principals tracked; past it idle ones are dropped, and while all are throttled a new one waits; if zero, 10000
-	// Reserved is the fraction of the global burst that only requests of
-	// priority above 0 may use, so that an urgent request still gets through
-	// when the bulk of traffic has drained the bucket; if zero, none.
-	Reserved float64
-}
+// RateLimit configures token buckets (R8; see internal/ratelimit). A zero
+// rate means no limit.
+type RateLimit = ratelimit.Limits
 
 // Decision is an authorization outcome.
 type Decision int
@@ -396,7 +387,7 @@ func New(opts *Options) *Runtime {
 	if rt.dead == nil {
 		rt.dead = deadletter.NewMemory()
 	}
-	rt.limits = newLimiter(o.RateLimit)
+	rt.limits = ratelimit.New(*cmp.Or(o.RateLimit, &RateLimit{}))
 	rt.breakers = rt.newBreakers()
 	rt.tools = o.Catalog
 	if rt.tools == nil {
