@@ -174,7 +174,7 @@ func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	}
 	if c.parent != nil {
 		f.Depth = c.parent.Depth + 1
-		f.filter = c.parent.filter
+		f.mark.Filter = c.parent.mark.Filter
 	} else {
 		f.remote = remoteParent(ctx, c.req)
 	}
@@ -269,15 +269,12 @@ func (rt *Runtime) graph(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		t := c.tool
 		f := rt.newToolFrame(ctx, c)
-		f.hash = callgraph.HashString(t.Name).Sep().Add(c.args)
-		if t.Reentrancy == Keyed {
-			f.keyed = keyHash(t, c.args)
-		}
+		f.mark.Tool(t.Name, c.args, t.Reentrancy, t.Key)
 		c.frame = f
 		c.req.addFrame(f)
 		c.req.meter.NoteDepth(f.Depth)
 		if t.OnViolation != Allow {
-			if hit, e := checkStack(f, t); e != nil {
+			if hit, e := callgraph.CheckTool(node, f, t.Reentrancy, t.Key, t.NameHash); e != nil {
 				f.mu.Lock()
 				f.cycleTo = hit
 				f.mu.Unlock()
@@ -290,65 +287,10 @@ func (rt *Runtime) graph(next Handler) Handler {
 				f.mu.Unlock()
 			}
 		}
-		f.filter.Add(f.hash)
-		f.filter.Add(t.NameHash)
-		if f.keyed != 0 {
-			f.filter.Add(f.keyed)
-		}
+		f.mark.Seal(t.NameHash)
 		f.setState(Validating)
 		return next(ctx, c)
 	}
-}
-
-// keyHash is the hash of a call of the keyed tool t: its name and the
-// values of its key fields.
-func keyHash(t *tool, args []byte) callgraph.Hash {
-	return callgraph.KeyHash(callgraph.HashString(t.Name).Sep(), t.Key, args)
-}
-
-// checkStack walks the ancestors only when the stack's filter says a match
-// is possible, and returns the frame re-entered and the refusal.
-func checkStack(f *Frame, t *tool) (*Frame, *Error) {
-	p := f.Parent
-	if p == nil {
-		return nil, nil
-	}
-	switch t.Reentrancy {
-	case NonReentrant:
-		if p.filter.MayHave(t.NameHash) {
-			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
-					return a, callgraph.ReentryError(f.Name, a.Depth, calledBy(a))
-				}
-			}
-		}
-	case Keyed:
-		if p.filter.MayHave(f.keyed) {
-			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && (a.adopted || callgraph.SameKey(t.Key, a.Args, f.Args)) {
-					return a, callgraph.KeyedError(f.Name, t.Key, f.Args, a.Depth, calledBy(a))
-				}
-			}
-		}
-	}
-	if p.filter.MayHave(f.hash) {
-		for a := p; a != nil; a = a.Parent {
-			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && (a.adopted || bytes.Equal(a.Args, f.Args)) {
-				return a, callgraph.CycleError(f.Name, preview(f.Args, 120), a.Depth, calledBy(a))
-			}
-		}
-	}
-	return nil, nil
-}
-
-// calledBy names what called frame a: the nearest tool call above it, or the agent.
-func calledBy(a *Frame) string {
-	for p := a.Parent; p != nil; p = p.Parent {
-		if p.Kind == ToolFrame {
-			return p.Name
-		}
-	}
-	return "the " + a.Agent + " agent"
 }
 
 // authorize (6): the Authorizer decides.
@@ -646,12 +588,4 @@ func asJSON(out []byte) json.RawMessage {
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// preview renders JSON for a message, cut to n bytes.
-func preview(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
 }

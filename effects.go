@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
@@ -85,7 +86,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 			}
 			rv.Set(n, now)
 			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
-				entities.Words(n), seen, now, preview(before, 200)))
+				entities.Words(n), seen, now, callgraph.Preview(before, 200)))
 			c.frame.mu.Lock()
 			c.frame.warn = append(c.frame.warn, w)
 			c.frame.mu.Unlock()
@@ -192,7 +193,7 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 				if terr == nil {
 					c.req.saga.mu.Lock()
 					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.Undo.Tool, args: args,
-						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
+						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + callgraph.Preview(c.args, 80), frame: c.frame.ID})
 					c.req.saga.mu.Unlock()
 					if StopMode(c.req.mode.Load()) >= Cancel {
 						// The request was cancelled while this write ran (the
@@ -228,7 +229,7 @@ func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
 		return effects.CheckFailed(c.Tool, eff.Verify.Tool, e.Message)
 	}
 	if why := eff.Confirms(data, c.args, output); why != "" {
-		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200))
+		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, callgraph.Preview(data, 200))
 	}
 	return nil
 }

@@ -61,12 +61,7 @@ type Frame struct {
 	Depth   int // tool calls on the stack including this one
 	Started time.Time
 
-	hash   callgraph.Hash   // tool+args
-	keyed  callgraph.Hash   // tool+key values, keyed tools only
-	filter callgraph.Filter // hashes of every tool frame on the stack, this one included
-	// adopted marks a frame of another runtime's stack (AdoptAncestry):
-	// it has its hashes, not its arguments.
-	adopted bool
+	mark callgraph.Mark // the graph check's hashes of the call and of its stack
 
 	state atomic.Int32
 	idem  string // the idempotency key it runs under; set before it runs
@@ -85,8 +80,7 @@ type Frame struct {
 	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
 
-	meta []byte                  // delegate frames of a keyed agent: the normalized metadata
-	sub  atomic.Pointer[Request] // delegate frames: the sub-request they started
+	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 }
 
 // SubRequest returns the sub-request a delegate frame started, or nil (a

@@ -85,6 +85,7 @@ import (
 
 	"github.com/agentreach/reach/internal/breaker"
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
@@ -741,7 +742,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
 	}
-	ag, err := compileAgent(d)
+	ag, err := callgraph.CompileAgent(d.Agent, d.Reentrancy, d.Key, d.OnViolation, d.Metadata)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -749,22 +750,18 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
 	if pf != nil {
 		f.Depth = pf.Depth
-		f.filter = pf.filter
+		f.mark.Filter = pf.mark.Filter
 	}
-	ag.hashes(f)
+	ag.Mark(&f.mark, d.Task)
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
-	if e := ag.checkStack(f); e != nil {
+	if e := rt.checkAgent(f, ag); e != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
-	f.filter.Add(f.hash)
-	f.filter.Add(ag.nameHash)
-	if f.keyed != 0 {
-		f.filter.Add(f.keyed)
-	}
-	if err := rt.loopDelegate(f, d.Task, ag.leavesReentry()); err != nil {
+	f.mark.Seal(ag.NameHash)
+	if err := rt.loopDelegate(f, d.Task, ag.LeavesReentry()); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
@@ -834,7 +831,7 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		Request: req, Started: time.Now()}
 	if pf != nil {
 		f.Depth = pf.Depth
-		f.filter = pf.filter
+		f.mark.Filter = pf.mark.Filter
 	} else {
 		f.remote = remoteParent(ctx, req)
 	}

@@ -90,12 +90,12 @@ func (k *AncestorKind) UnmarshalJSON(b []byte) error {
 func (f *Frame) Ancestry() []Ancestor {
 	var out []Ancestor
 	for a := f; a != nil; a = a.Parent {
-		an := Ancestor{ID: a.ID, Kind: AncestorKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Filter: a.filter, State: a.State()}
-		if a.hash != 0 {
-			an.Hash = hashHex(a.hash)
+		an := Ancestor{ID: a.ID, Kind: AncestorKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Filter: a.mark.Filter, State: a.State()}
+		if a.mark.Hash != 0 {
+			an.Hash = hashHex(a.mark.Hash)
 		}
-		if a.keyed != 0 {
-			an.Keyed = hashHex(a.keyed)
+		if a.mark.Keyed != 0 {
+			an.Keyed = hashHex(a.mark.Keyed)
 		}
 		out = append(out, an)
 	}
@@ -122,19 +122,19 @@ func (rt *Runtime) AdoptAncestry(r *Request, stack []Ancestor) (*Frame, error) {
 			return nil, errors.New("adopting an ancestry: a frame without an id")
 		}
 		f := &Frame{ID: a.ID, Kind: FrameKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Parent: parent, Request: r,
-			filter: a.Filter, adopted: true}
+			mark: callgraph.Mark{Filter: a.Filter, Adopted: true}}
 		var err error
-		if f.hash, err = parseHash(a.Hash); err != nil {
+		if f.mark.Hash, err = parseHash(a.Hash); err != nil {
 			return nil, err
 		}
-		if f.keyed, err = parseHash(a.Keyed); err != nil {
+		if f.mark.Keyed, err = parseHash(a.Keyed); err != nil {
 			return nil, err
 		}
 		f.setState(a.State)
 		if parent != nil {
 			// A filter holds its ancestors' hashes: never fewer than theirs.
-			for j := range f.filter {
-				f.filter[j] |= parent.filter[j]
+			for j := range f.mark.Filter {
+				f.mark.Filter[j] |= parent.mark.Filter[j]
 			}
 		}
 		parent = f

@@ -175,7 +175,7 @@ func Compile(t Tool, defaultTimeout time.Duration, maxResultBytes int) (Compiled
 		"a keyed tool needs Key (the argument fields that key it)"); err != nil {
 		return Compiled{}, err
 	}
-	ct := Compiled{Tool: t, NameHash: callgraph.HashString(t.Name).Sep().Sep()}
+	ct := Compiled{Tool: t, NameHash: callgraph.NameHash(t.Name)}
 	ct.Tags = append([]string(nil), t.Tags...)
 	ct.Key = append([]string(nil), t.Key...)
 	var err error
