@@ -15,28 +15,13 @@ import (
 // it executes and again when it ends (see internal/records).
 type Checkpoint = records.Checkpoint
 
-// Checkpointer makes the call path durable. Executing is called before a
-// call runs and must return only once the record is durable; an error
-// refuses the call (nothing runs). Ended is called when it ends.
-type Checkpointer interface {
-	Executing(ctx context.Context, c *Checkpoint) error
-	Ended(ctx context.Context, c *Checkpoint)
-}
+// Checkpointer makes the call path durable: Executing before a call runs
+// (its error refuses the call), Ended when it ends (see internal/records).
+type Checkpointer = records.Checkpointer
 
 // RequestRecorder (Options.Requests) is told when a request begins, is
-// stopped and ends, so that a restart knows which requests were still
-// running and which were stopped. RequestBegan may refuse the request:
-// Begin (or Delegate) then fails with its error, and an *InterruptedError
-// or a *StopError becomes a structured refusal. A store refuses the id of
-// a request that a restart interrupted, or that was stopped, so that no
-// new work runs under it. RequestStopped is called once the stop is in
-// force (Request.Stop returns after it): a store makes the stop durable
-// there.
-type RequestRecorder interface {
-	RequestBegan(ctx context.Context, r *Request) error
-	RequestStopped(ctx context.Context, r *Request, c Cause)
-	RequestEnded(ctx context.Context, r *Request)
-}
+// stopped and ends, and may refuse one (see internal/records).
+type RequestRecorder = records.RequestRecorder[*Request]
 
 // checkpoint (10): a durable "executing" record before the call runs, and
 // its end (with the undo it registered) after.

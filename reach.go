@@ -156,48 +156,17 @@ type Redactor interface {
 // stop or a breaker's change (see internal/records).
 type Event = records.Event
 
-// Recorder receives an Event for every frame that ends, and stops. It must
-// be safe for concurrent use and fast (queue, don't block).
-type Recorder interface {
-	Record(ctx context.Context, e *Event)
-}
+// Recorder receives an Event for every frame that ends, and stops (see
+// internal/records). It must be safe for concurrent use and fast.
+type Recorder = records.Recorder
 
 // RequestObserver is an optional interface of a Recorder: it is told when
-// a request (or a sub-request) begins and when it ends (Request.End), for
-// spans or gauges of requests. Its methods must be fast and must not call
-// back into the runtime's request methods that block.
-type RequestObserver interface {
-	RequestBegan(ctx context.Context, r *Request)
-	RequestEnded(ctx context.Context, r *Request)
-}
+// a request (or a sub-request) begins and when it ends (Request.End).
+type RequestObserver = records.Observer[*Request]
 
 // Recorders fans events out to several recorders, in order, and the news of
 // requests to those of them that are RequestObservers.
-func Recorders(rs ...Recorder) Recorder { return multiRecorder(rs) }
-
-type multiRecorder []Recorder
-
-func (m multiRecorder) Record(ctx context.Context, e *Event) {
-	for _, r := range m {
-		r.Record(ctx, e)
-	}
-}
-
-func (m multiRecorder) RequestBegan(ctx context.Context, r *Request) {
-	for _, rec := range m {
-		if o, ok := rec.(RequestObserver); ok {
-			o.RequestBegan(ctx, r)
-		}
-	}
-}
-
-func (m multiRecorder) RequestEnded(ctx context.Context, r *Request) {
-	for _, rec := range m {
-		if o, ok := rec.(RequestObserver); ok {
-			o.RequestEnded(ctx, r)
-		}
-	}
-}
+func Recorders(rs ...Recorder) Recorder { return records.Fan[*Request](rs...) }
 
 // Options configure a Runtime. A nil *Options means all defaults; every
 // zero field has the default its comment states.

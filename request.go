@@ -43,24 +43,9 @@ type StopError = fault.StopError
 // interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
 type InterruptedError = fault.InterruptedError
 
-// RequestOptions describe a new request. Every zero field has a default.
-type RequestOptions struct {
-	ID        string  // if empty, a new random id
-	Principal string  // who the request acts for; if empty, "anonymous"
-	Scene     string  // the conversation's scene (e.g. "chitchat"), for policies
-	Agent     string  // the agent making the calls; if empty, "main"
-	Budget    *Budget // if nil, Options.DefaultBudget
-	// Roles, Tenant and Attributes describe the principal for policies.
-	Roles      []string
-	Tenant     string
-	Attributes map[string]string
-	// Priority above 0 may use the rate limit's reserved capacity (R8).
-	Priority int
-	// Trace is the W3C trace id of a root request that continues a
-	// caller's trace (its traceparent's); if zero, a random one. A
-	// sub-request is in its root's trace.
-	Trace [16]byte
-}
+// RequestOptions describe a new request (see internal/records). Every
+// zero field has a default.
+type RequestOptions = records.RequestOptions
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a
 // cancel token, and the frames of every model call, tool call and delegation

@@ -1,11 +1,11 @@
 package reach
 
 import (
-	"context"
 	"errors"
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // What a runtime needs to share its requests with other runtimes that keep
@@ -14,18 +14,10 @@ import (
 // recorded elsewhere is applied here, and a call placed under a frame of
 // another runtime sees that frame's ancestors.
 
-// RequestJoiner is a RequestRecorder whose requests other runtimes may run
-// too. Begin asks it, for a root request, before the request is made:
-// JoinRequest records the request as begun, or, when another runtime runs
-// a request of that id, sets o to that request as it was begun (its
-// principal, tenant, roles, attributes, agent, scene, budget and trace) and
-// returns when it began, so that both count one budget and one wall clock.
-// An error refuses the Begin, as RequestBegan's does (an *InterruptedError
-// or a *StopError for an id that starts no new work). RequestBegan is still
-// called once the request is made.
-type RequestJoiner interface {
-	JoinRequest(ctx context.Context, o *RequestOptions) (began time.Time, err error)
-}
+// RequestJoiner is a RequestRecorder whose requests other runtimes may
+// run too: Begin joins a request of an id that another runtime runs (see
+// internal/records).
+type RequestJoiner = records.RequestJoiner
 
 // StopWith stops the request with a cause recorded elsewhere (another
 // runtime's stop of it, read from the store it shares): as Stop, but the
