@@ -3,6 +3,7 @@ package breaker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -41,7 +42,7 @@ func TestRegistryKeepsOneBreakerPerName(t *testing.T) {
 	for _, s := range g.Statuses() {
 		got = append(got, s.Kind+":"+s.Name)
 	}
-	if want := "[tool:a tool:b upstream:a]"; fmtList(got) != want {
+	if want := "[tool:a tool:b upstream:a]"; fmt.Sprint(got) != want {
 		t.Fatalf("Statuses = %v, want %s", got, want)
 	}
 	// The registry's default (2 failures) held: one failure leaves it closed.
@@ -92,15 +93,4 @@ func TestLetBothFreesTheToolsProbe(t *testing.T) {
 	if tool.State() != Closed {
 		t.Fatalf("the probe's success left the tool's breaker %s", tool.State())
 	}
-}
-
-func fmtList(s []string) string {
-	out := "["
-	for i, v := range s {
-		if i > 0 {
-			out += " "
-		}
-		out += v
-	}
-	return out + "]"
 }

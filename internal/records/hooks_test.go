@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -29,18 +30,7 @@ func TestFan(t *testing.T) {
 	if len(a) != 1 || a[0] != "event x" {
 		t.Errorf("the plain recorder saw %q", a)
 	}
-	if want := "[event x began r1 ended r1]"; fmtS(b) != want {
+	if want := "[event x began r1 ended r1]"; fmt.Sprint(b) != want {
 		t.Errorf("the observer saw %v, want %s", b, want)
 	}
-}
-
-func fmtS(s []string) string {
-	out := "["
-	for i, v := range s {
-		if i > 0 {
-			out += " "
-		}
-		out += v
-	}
-	return out + "]"
 }
