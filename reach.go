@@ -71,7 +71,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -665,32 +664,9 @@ func newFrameID() FrameID {
 	}
 }
 
-// Delegation describes a hand-off of a sub-task to another agent (C6).
-type Delegation struct {
-	Agent string // the receiving agent
-	Task  string // the sub-task
-	ID    string // the sub-request's id; if empty, a new one
-	// Budget gives explicit amounts, each capped at what the parent has left.
-	Budget *Budget
-	// Fraction of the parent's remaining budget for every dimension Budget
-	// does not give; if zero, 1 (all that remains; spend still counts for both).
-	Fraction float64
-	// Reentrancy is the receiving agent's contract (G2) for a hand-off
-	// while the agent is already on the delegation stack (it is the agent
-	// of the request or of a delegation the hand-off nests in); if empty,
-	// NonReentrant, as for tools. Whatever the contract, a hand-off of the
-	// same normalized task to an agent already working on it up the stack
-	// is a cycle.
-	Reentrancy Reentrancy
-	// Key names the fields of Metadata that key a Keyed agent: it may be
-	// re-entered with other values of them only.
-	Key []string
-	// Metadata is a JSON object describing the hand-off (an A2A message's
-	// metadata), read for Key.
-	Metadata json.RawMessage
-	// OnViolation is what a cycle or broken contract does; if empty, Refuse.
-	OnViolation Mode
-}
+// Delegation describes a hand-off of a sub-task to another agent (C6; see
+// internal/callgraph).
+type Delegation = callgraph.Delegation
 
 // Delegate hands a sub-task to another agent: it records a delegate frame
 // under the frame in ctx and starts a sub-request whose budget is carved
@@ -711,7 +687,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
 	}
-	ag, err := callgraph.CompileAgent(d.Agent, d.Reentrancy, d.Key, d.OnViolation, d.Metadata)
+	ag, err := callgraph.CompileAgent(d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -773,18 +749,8 @@ func lastText(r *Request) string {
 	return ""
 }
 
-// TokenUsage is what one model call consumed.
-type TokenUsage struct {
-	Input, Output int64
-	// Cost, if not zero, is used as is; otherwise it comes from Options.Prices.
-	Cost float64
-	// Model is the model that answered, when it is not the one the frame
-	// names (a client may answer a sampling request with another): its
-	// price applies if Options.Prices has one, else the frame's model's.
-	Model string
-	// Text is what the model said, when known (for the record and loop guards).
-	Text string
-}
+// TokenUsage is what one model call consumed (see internal/budget).
+type TokenUsage = budget.TokenUsage
 
 // BeginModel opens a model frame under the frame in ctx: a turn of the
 // agent loop at the top of a request or a sub-request, or a nested model call

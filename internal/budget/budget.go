@@ -286,3 +286,17 @@ func (m *Meter) LowContext(frac float64) string {
 	}
 	return note
 }
+
+// TokenUsage is what one model call consumed.
+type TokenUsage struct {
+	Input, Output int64
+	// Cost, if not zero, is used as is; otherwise it comes from the
+	// runtime's prices (Options.Prices).
+	Cost float64
+	// Model is the model that answered, when it is not the one the frame
+	// names (a client may answer a sampling request with another): its
+	// price applies if the runtime has one, else the frame's model's.
+	Model string
+	// Text is what the model said, when known (for the record and loop guards).
+	Text string
+}

@@ -133,17 +133,17 @@ type Agent struct {
 // in the filter they share (the walk compares kinds anyway).
 const agentSalt = "\x00agent\x00"
 
-// CompileAgent checks the contract of a hand-off to agent: re and on
-// (empty: non_reentrant, refuse), the metadata fields that key a keyed
-// agent, and the hand-off's metadata (a JSON object).
-func CompileAgent(agent string, re Reentrancy, key []string, on Mode, metadata []byte) (*Agent, error) {
-	a := &Agent{Name: agent, re: re, key: key, On: on}
-	if err := CheckContract("delegate to "+agent, &a.re, &a.On, len(a.key) > 0,
+// CompileAgent checks the contract of the hand-off d to its agent: its
+// Reentrancy and OnViolation (empty: non_reentrant, refuse), the metadata
+// fields that key a keyed agent, and its metadata (a JSON object).
+func CompileAgent(d *Delegation) (*Agent, error) {
+	a := &Agent{Name: d.Agent, re: d.Reentrancy, key: d.Key, On: d.OnViolation}
+	if err := CheckContract("delegate to "+d.Agent, &a.re, &a.On, len(a.key) > 0,
 		"a keyed agent needs the metadata fields that key it (Delegation.Key)"); err != nil {
 		return nil, err
 	}
 	if a.re == Keyed {
-		m, err := AgentMeta(agent, metadata)
+		m, err := AgentMeta(d.Agent, d.Metadata)
 		if err != nil {
 			return nil, err
 		}

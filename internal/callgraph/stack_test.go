@@ -93,7 +93,7 @@ func TestCheckAgent(t *testing.T) {
 		a.Mark(&f.mark, task)
 		return f
 	}
-	billing, _ := CompileAgent("billing", "", nil, "", nil)
+	billing, _ := CompileAgent(&Delegation{Agent: "billing"})
 	d := handoff(nil, billing, "Refund order 7.")
 	d.mark.Seal(billing.NameHash)
 	under := call(d, "search", `{}`, Reentrant)
@@ -108,7 +108,7 @@ func TestCheckAgent(t *testing.T) {
 	if _, e := CheckAgent(tnode, handoff(nil, billing, "x"), billing, "billing"); e == nil || e.Code != "agent_reentrancy" || !strings.Contains(e.Message, "made the request") {
 		t.Errorf("the agent at the top of the request: %v", e)
 	}
-	keyed, err := CompileAgent("acct", Keyed, []string{"account"}, "", []byte(`{"account": 1}`))
+	keyed, err := CompileAgent(&Delegation{Agent: "acct", Reentrancy: Keyed, Key: []string{"account"}, Metadata: []byte(`{"account": 1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func TestCheckAgent(t *testing.T) {
 	if _, e := CheckAgent(tnode, handoff(k, keyed, "b"), keyed, "main"); e == nil || e.Code != "agent_keyed_reentrancy" {
 		t.Errorf("a keyed agent with the same account: %v", e)
 	}
-	other, _ := CompileAgent("acct", Keyed, []string{"account"}, "", []byte(`{"account": 2}`))
+	other, _ := CompileAgent(&Delegation{Agent: "acct", Reentrancy: Keyed, Key: []string{"account"}, Metadata: []byte(`{"account": 2}`)})
 	if _, e := CheckAgent(tnode, handoff(k, other, "b"), other, "main"); e != nil {
 		t.Errorf("a keyed agent with another account: %v", e)
 	}
-	if _, err := CompileAgent("acct", Keyed, nil, "", nil); err == nil {
+	if _, err := CompileAgent(&Delegation{Agent: "acct", Reentrancy: Keyed}); err == nil {
 		t.Error("a keyed agent without a key compiled")
 	}
 }
