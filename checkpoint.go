@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/records"
 )
 
@@ -44,7 +46,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 				Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
 				Suggestion: "Nothing ran. Try again in a moment."}
 		}
-		saga := c.req.saga.len()
+		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
 		end := *rec
 		switch {
@@ -57,8 +59,8 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 			end.State = Completed
 			sum := sha256.Sum256(res.Data)
 			end.ResultDigest = hex.EncodeToString(sum[:])
-			if s, ok := c.req.saga.since(saga, c.frame.ID); ok {
-				end.Undo, _ = json.Marshal(map[string]any{"tool": s.tool, "arguments": s.args, "key": s.key})
+			if s, ok := c.req.saga.Since(saga, c.frame.ID); ok {
+				end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 			}
 		default:
 			end.State, end.Error = Failed, res.Error
@@ -71,24 +73,6 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 // checkpointed reports whether the calls of t are checkpointed.
 func (rt *Runtime) checkpointed(t *tool) bool {
 	return rt.opts.Checkpoints != nil && (t.Access.Writes() || rt.opts.CheckpointReads)
-}
-
-func (s *saga) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.steps)
-}
-
-// since returns the undo registered for frame after position n.
-func (s *saga) since(n int, frame FrameID) (sagaStep, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.steps) - 1; i >= n && i >= 0; i-- {
-		if s.steps[i].frame == frame {
-			return s.steps[i], true
-		}
-	}
-	return sagaStep{}, false
 }
 
 // RecordedUndo is the undo of a call that completed before a restart, as a
@@ -113,8 +97,8 @@ func (rt *Runtime) CompensateRecorded(ctx context.Context, o *RequestOptions, un
 	r := &Request{id: o.ID, principal: cmp.Or(o.Principal, "reach"), tenant: o.Tenant, roles: o.Roles, attrs: o.Attributes,
 		trace: o.Trace, rt: rt}
 	r.root = r
-	for _, u := range undos {
-		r.saga.steps = append([]sagaStep{{tool: u.Tool, args: u.Args, key: u.Key, origin: u.Undoes}}, r.saga.steps...)
+	for _, u := range slices.Backward(undos) { // given newest first; a saga holds them newest last
+		r.saga.Push(effects.Undo{Tool: u.Tool, Args: u.Args, Key: u.Key, Origin: u.Undoes})
 	}
 	return rt.compensate(ctx, r, "restart", nil)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
@@ -148,27 +147,6 @@ func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, r
 	return res.Data, nil
 }
 
-// sagaStep is a registered compensation.
-type sagaStep struct {
-	tool   string
-	args   json.RawMessage
-	key    string // idempotency key of the undo
-	origin string // the call it undoes
-	frame  FrameID
-}
-
-// saga is a request's stack of compensations (S1).
-type saga struct {
-	mu    sync.Mutex
-	steps []sagaStep
-}
-
-func (s *saga) pending() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.steps) > 0
-}
-
 // Compensation reports one undo that ran.
 type Compensation = effects.Compensation
 
@@ -191,10 +169,8 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			if eff.Undo != nil && !undoing {
 				args, terr := eff.Undo.Args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
-					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.Undo.Tool, args: args,
-						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + callgraph.Preview(c.args, 80), frame: c.frame.ID})
-					c.req.saga.mu.Unlock()
+					c.req.saga.Push(effects.Undo{Tool: eff.Undo.Tool, Args: args,
+						Key: "undo:" + c.frame.ID.String(), Origin: c.Tool + " " + callgraph.Preview(c.args, 80), Frame: c.frame.ID})
 					if StopMode(c.req.mode.Load()) >= Cancel {
 						// The request was cancelled while this write ran (the
 						// tool did not stop): the stop's compensation ran
@@ -261,10 +237,7 @@ func (r *Request) Compensate(ctx context.Context, reason string) []Compensation 
 // stop, origin nil), or one that begins once r is stopped, waits for all
 // of r's writes in flight.
 func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
-	r.saga.mu.Lock()
-	steps := r.saga.steps
-	r.saga.steps = nil
-	r.saga.mu.Unlock()
+	steps := r.saga.Take()
 	if len(steps) == 0 {
 		return nil
 	}
@@ -299,8 +272,8 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	var out []Compensation
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		res := rt.call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key}, true)
-		comp := Compensation{Tool: s.tool, Undoes: s.origin, OK: !res.IsError()}
+		res := rt.call(cctx, &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}, true)
+		comp := Compensation{Tool: s.Tool, Undoes: s.Origin, OK: !res.IsError()}
 		if res.IsError() {
 			dl := rt.deadLetter(r, s, res)
 			comp.DeadLetter = dl.ID
@@ -310,14 +283,14 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
-func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
-	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.key, Trace: r.Trace()}
+func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
+	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
+		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace()}
 	if err := rt.dead.Add(context.Background(), dl); err != nil {
-		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
+		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
 		return dl
 	}
-	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
+	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.Tool, "dead_letter", dl.ID)
 	return dl
 }
 

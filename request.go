@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/records"
 )
@@ -86,7 +87,7 @@ type Request struct {
 
 	loops loopState    // used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
-	saga  saga         // this request's registered undos
+	saga  effects.Saga // this request's registered undos
 	// undoing marks a request the runtime begins to run undos: a
 	// compensation's, or an operator's retry of a dead letter. Its calls
 	// register no undos, and one that fails compensates nothing: a failed
@@ -330,7 +331,7 @@ func (r *Request) stop(c Cause) {
 		if old < Cancel && r.halt != nil {
 			close(r.halt)
 		}
-		if r.saga.pending() {
+		if r.saga.Len() > 0 {
 			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
 		}
 	}
