@@ -52,10 +52,10 @@ func TestDecode(t *testing.T) {
 	for data, want := range map[string]string{
 		`{"tool_calls": []}`: "has no tool_calls",
 		`{"tool_calls": [{"call_id": "a", "tool": "t"}, {"call_id": "a", "tool": "t"}]}`: `call_id "a" is used twice`,
-		`{"tool_calls": [{"call_id": "a"}]}`:                                              "tool is required",
-		`{"tool_calls": [{"tool": "t"}]}`:                                                 "call_id is required",
-		`{"tool_calls": [], "x": 1}`:                                                      "unknown field",
-		`{"tool_calls": [{"call_id": "a", "tool": "t"}]} {}`:                              "unexpected data",
+		`{"tool_calls": [{"call_id": "a"}]}`:                                             "tool is required",
+		`{"tool_calls": [{"tool": "t"}]}`:                                                "call_id is required",
+		`{"tool_calls": [], "x": 1}`:                                                     "unknown field",
+		`{"tool_calls": [{"call_id": "a", "tool": "t"}]} {}`:                             "unexpected data",
 	} {
 		var env struct {
 			ToolCalls []call `json:"tool_calls"`
