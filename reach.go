@@ -316,52 +316,28 @@ func New(opts *Options) *Runtime {
 		rt.opts = *opts
 	}
 	o := &rt.opts
-	if o.DefaultBudget == nil {
-		o.DefaultBudget = &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}
-	}
-	if o.DefaultTimeout == 0 {
-		o.DefaultTimeout = 30 * time.Second
-	}
-	if o.Redactor == nil {
-		o.Redactor = defaultRedactor
-	}
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = 32 << 10
-	}
-	if o.MaxFrames == 0 {
-		o.MaxFrames = 10000
-	}
-	if o.MaxRequests == 0 {
-		o.MaxRequests = 1000
-	}
+	o.DefaultBudget = cmp.Or(o.DefaultBudget, &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute})
+	o.DefaultTimeout = cmp.Or(o.DefaultTimeout, 30*time.Second)
+	o.Redactor = cmp.Or(o.Redactor, defaultRedactor)
+	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, 32<<10)
+	o.MaxFrames = cmp.Or(o.MaxFrames, 10000)
+	o.MaxRequests = cmp.Or(o.MaxRequests, 1000)
+	o.LowContext = cmp.Or(o.LowContext, 0.2)
+	o.IdempotencyTTL = cmp.Or(o.IdempotencyTTL, 24*time.Hour)
+	o.Authorizer = cmp.Or[Authorizer](o.Authorizer, accessLevels{})
 	rt.requests = records.NewKept(o.MaxRequests, (*Request).ID, func(r *Request) bool { return r.ended.Load() })
-	if o.LowContext == 0 {
-		o.LowContext = 0.2
-	}
-	if o.IdempotencyTTL == 0 {
-		o.IdempotencyTTL = 24 * time.Hour
-	}
-	if o.Authorizer == nil {
-		o.Authorizer = accessLevels{}
-	}
 	rt.idem = o.Idempotency
 	if rt.idem == nil {
 		rt.idem = NewMemoryIdempotency(o.IdempotencyTTL)
 	}
-	rt.log = o.Logger
-	if rt.log == nil {
-		rt.log = slog.New(slog.DiscardHandler)
-	}
+	rt.log = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	rt.dead = o.DeadLetters
 	if rt.dead == nil {
 		rt.dead = deadletter.NewMemory()
 	}
 	rt.limits = ratelimit.New(*cmp.Or(o.RateLimit, &RateLimit{}))
 	rt.breakers = rt.newBreakers()
-	rt.tools = o.Catalog
-	if rt.tools == nil {
-		rt.tools = NewCatalog()
-	}
+	rt.tools = cmp.Or(o.Catalog, NewCatalog())
 	if !rt.tools.owned.CompareAndSwap(false, true) {
 		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
 	}
