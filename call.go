@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
@@ -102,7 +103,7 @@ func (rt *Runtime) call(ctx context.Context, in *Call, sys bool) *Result {
 	c.req, c.parent = position(ctx)
 	c.started = time.Now()
 	if c.req == nil {
-		return &Result{CallID: c.ID, Status: StatusRefused, Error: errNoRequest()}
+		return &Result{CallID: c.ID, Status: StatusRefused, Error: fault.NoRequest()}
 	}
 	res, err := rt.chain(ctx, c)
 	return rt.finishCall(ctx, c, res, err)
@@ -455,7 +456,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, asError(contextCause(ctx, "idempotency"))
+				return nil, asError(fault.ContextCause(ctx, "idempotency"))
 			}
 			if errors.Is(err, ErrIdempotencyKeyReused) {
 				return nil, idempotency.Reused(&idempotency.Call{ID: c.ID, Root: c.req.root.id, Tool: c.Tool, Key: key, Own: c.IdempotencyKey != ""})
@@ -542,14 +543,14 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		cancel()
 		if c.req.isolated() {
 			// Isolation refuses results that arrive late.
-			return nil, contextCause(c.req.ctx, "execute")
+			return nil, fault.ContextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
 			ps.Succeeded(c.started)
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, contextCause(ctx, "execute")
+			return nil, fault.ContextCause(ctx, "execute")
 		}
 		te, transient := retry.Transient(err, timedOut, t.Retryable)
 		ps.Failed(err, transient, timedOut || (te != nil && te.Type == "unavailable"))
@@ -558,7 +559,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
 		}
 		if err := retry.Sleep(ctx, retry.Backoff(t.Retrying.Base, t.Retrying.Max, n)); err != nil {
-			return nil, contextCause(ctx, "execute")
+			return nil, fault.ContextCause(ctx, "execute")
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/template"
 )
 
@@ -129,7 +130,7 @@ func lockError(ctx context.Context, h *holder, err error) *Error {
 	if errors.Is(err, entities.ErrHalted) {
 		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
-	return asError(contextCause(ctx, "state"))
+	return asError(fault.ContextCause(ctx, "state"))
 }
 
 // followup runs an undo, verify or refresh call in the request, under the

@@ -482,7 +482,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 		opts.Budget = &b
 		began, err := j.JoinRequest(ctx, &opts)
 		if err != nil {
-			return nil, nil, refusal(err, opts.ID)
+			return nil, nil, fault.RefusedBegin(err, opts.ID)
 		}
 		if opts.Budget != nil {
 			b = *opts.Budget
@@ -516,23 +516,7 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 	}
 	rt.requests.Remove(r)
 	r.cancel(err)
-	return refusal(err, r.id)
-}
-
-// refusal is a RequestRecorder's refusal of request id as the caller of
-// Begin gets it: an InterruptedError or a StopError as an *Error.
-func refusal(err error, id string) error {
-	if ie, ok := errors.AsType[*InterruptedError](err); ok {
-		c := ie.Cause
-		c.Request = cmp.Or(c.Request, id)
-		return (&InterruptedError{Cause: c}).Refusal()
-	}
-	if se, ok := errors.AsType[*StopError](err); ok {
-		c := se.Cause
-		c.Request = cmp.Or(c.Request, id)
-		return (&StopError{Cause: c}).Refusal()
-	}
-	return err
+	return fault.RefusedBegin(err, r.id)
 }
 
 func (rt *Runtime) observeBegan(r *Request) {
@@ -658,7 +642,7 @@ type Delegation = callgraph.Delegation
 func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context, *Request, error) {
 	parent, pf := position(ctx)
 	if parent == nil {
-		return nil, nil, errNoRequest()
+		return nil, nil, fault.NoRequest()
 	}
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
@@ -736,7 +720,7 @@ type TokenUsage = budget.TokenUsage
 func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Context, *Frame, error) {
 	req, pf := position(ctx)
 	if req == nil {
-		return nil, nil, errNoRequest()
+		return nil, nil, fault.NoRequest()
 	}
 	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
 		Request: req, Started: time.Now()}
@@ -815,12 +799,6 @@ func (f *Frame) FailModel(err error) {
 	f.Request.rt.record(context.Background(), f)
 }
 
-func errNoRequest() *Error {
-	return &Error{Guard: "admit", Type: TypeStopped, Code: "no_request",
-		Message:    "This call belongs to no request.",
-		Suggestion: "Begin a request (Runtime.Begin) and pass its context."}
-}
-
 // admitFrame is the admit check shared by every kind of frame: the request
 // (and its ancestors) still running, the context alive, tokens and cost not
 // spent, the depth budget not exceeded.
@@ -837,7 +815,7 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 			Suggestion: "Begin a new request for new work."})
 	}
 	if ctx.Err() != nil {
-		return asError(contextCause(ctx, "admit"))
+		return asError(fault.ContextCause(ctx, "admit"))
 	}
 	if q, dim, detail := req.meter.OverSpent(); q != nil {
 		return budgetError(dim, q, detail)
@@ -849,18 +827,6 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 				"or answer with what you have."}
 	}
 	return nil
-}
-
-// contextCause returns the cause a context ended with, as a reach error
-// of the stage (guard) that saw it end.
-func contextCause(ctx context.Context, guard string) error {
-	cause := context.Cause(ctx)
-	if _, ok := cause.(*StopError); ok {
-		return cause
-	}
-	return fault.Cancelled(&Error{Guard: guard, Type: TypeStopped, Code: "cancelled",
-		Message:    "The call was cancelled: " + cause.Error() + ".",
-		Suggestion: "Do not retry unless the user asks again."})
 }
 
 func (rt *Runtime) recordStop(r *Request, c Cause) {
