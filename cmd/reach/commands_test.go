@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -274,11 +273,9 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGTERM to send on Windows")
 	}
-	addr := freePort(t)
-	exe, _ := os.Executable()
+	addr := freeAddr(t)
 	var stdout strings.Builder
-	cmd := exec.Command(exe, "serve", "--listen", addr, "--data", t.TempDir())
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+	cmd := serveCmd(t, "", addr, t.TempDir())
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

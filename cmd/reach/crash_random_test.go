@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -17,66 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
-// sideEffects is an upstream's record of what its tools did.
-type sideEffects struct {
-	mu       sync.Mutex
-	booked   map[string]int // idempotency key -> bookings
-	legs     map[string]int // "chain/step" -> bookings
-	unbooked map[string]int // idempotency key -> undos that succeeded
-	undone   map[string]int // "chain/step" -> undos that succeeded
-	closed   map[string]int // idempotency key -> high-risk closes
-}
-
 // failsUndo reports whether the undo of a leg always fails (it is then
 // dead-lettered).
 func failsUndo(chain, step int) bool { return (chain+step)%5 == 0 }
-
-func sideEffectsUpstream(t *testing.T, s *sideEffects) string {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
-	type leg struct {
-		Chain int `json:"chain"`
-		Step  int `json:"step"`
-	}
-	key := func(req *mcp.CallToolRequest) string {
-		k, _ := req.Params.Meta["reach/idempotency_key"].(string)
-		return k
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
-		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
-			s.mu.Lock()
-			s.booked[key(req)]++
-			s.legs[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
-			s.mu.Unlock()
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"ref":"R-%d-%d"}`, a.Chain, a.Step)}}}, nil, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
-		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
-			if failsUndo(a.Chain, a.Step) {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the airline's line is busy"}}}, nil, nil
-			}
-			s.mu.Lock()
-			s.unbooked[key(req)]++
-			s.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
-			s.mu.Unlock()
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"cancelled"`}}}, nil, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "close", Description: "Close the account."},
-		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			s.mu.Lock()
-			s.closed[key(req)]++
-			s.mu.Unlock()
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"closed"`}}}, nil, nil
-		})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(hs.Close)
-	return hs.URL
-}
 
 // TestCrashAtRandomPoints kills a real `reach serve` (kill -9) at random
 // points of a write-heavy run, many times over the same data: at a random
@@ -102,18 +48,12 @@ func TestCrashAtRandomPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	fx := &sideEffects{booked: map[string]int{}, legs: map[string]int{}, unbooked: map[string]int{}, undone: map[string]int{}, closed: map[string]int{}}
-	up := sideEffectsUpstream(t, fx)
-	cfg := writeConfig(t, `upstreams:
-  - {name: travel, url: '`+up+`'}
-tools:
-  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
-  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
-  travel__close: {access: high_risk}
+	fx := newSideEffects(failsUndo)
+	cfg := travelConfig(t, sideEffectsUpstream(t, fx), `  travel__close: {access: high_risk}
 budgets:
   default: {tool_calls: 1000, wall: 10m}
 `)
-	data, addr := t.TempDir(), freePort(t)
+	data, addr := t.TempDir(), freeAddr(t)
 	base := "http://" + addr
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -238,11 +178,7 @@ func checkAfterRestart(t *testing.T, round int, base, data string, fx *sideEffec
 	t.Helper()
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
-	for key, n := range fx.booked {
-		if n > 1 {
-			t.Errorf("round %d: booking under key %s ran %d times", round, key, n)
-		}
-	}
+	fx.bookedOnce(t, fmt.Sprintf("round %d: ", round))
 	for leg, n := range fx.legs {
 		if n > 1 {
 			t.Errorf("round %d: leg %s booked %d times", round, leg, n)

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,69 +19,87 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ledger is the upstream's record of side effects, by idempotency key.
-type ledger struct {
-	mu     sync.Mutex
-	booked map[string]int  // idempotency key -> executions
-	steps  map[string]bool // "chain/step" booked
-	undone map[string]int  // "chain/step" -> undos
+// sideEffects is the travel upstream's record of what its tools did.
+type sideEffects struct {
+	mu       sync.Mutex
+	booked   map[string]int // idempotency key -> bookings
+	legs     map[string]int // "chain/step" -> bookings
+	unbooked map[string]int // idempotency key -> undos that succeeded
+	undone   map[string]int // "chain/step" -> undos that succeeded
+	closed   map[string]int // idempotency key -> high-risk closes
+	// failsUndo, if not nil, says which legs' undos always fail.
+	failsUndo func(chain, step int) bool
 }
 
-func crashUpstream(t *testing.T, l *ledger) string {
-	s := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
-	type step struct {
+func newSideEffects(failsUndo func(chain, step int) bool) *sideEffects {
+	return &sideEffects{booked: map[string]int{}, legs: map[string]int{}, unbooked: map[string]int{}, undone: map[string]int{}, closed: map[string]int{},
+		failsUndo: failsUndo}
+}
+
+// bookedOnce fails t for each idempotency key whose booking ran more than
+// once, saying where first. s.mu is held.
+func (s *sideEffects) bookedOnce(t *testing.T, where string) {
+	t.Helper()
+	for key, n := range s.booked {
+		if n > 1 {
+			t.Errorf("%sbooking under key %s ran %d times", where, key, n)
+		}
+	}
+}
+
+// travelConfig writes a gateway's configuration in front of the travel
+// upstream at up: travel__book is a write that travel__unbook undoes, and
+// more follows those two tools (more tools, budgets).
+func travelConfig(t *testing.T, up, more string) string {
+	return writeConfig(t, `upstreams:
+  - {name: travel, url: '`+up+`'}
+tools:
+  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
+  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
+`+more)
+}
+
+// sideEffectsUpstream serves the travel upstream (book, unbook, close) on
+// loopback, recording into s.
+func sideEffectsUpstream(t *testing.T, s *sideEffects) string {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "travel", Version: "1"}, nil)
+	type leg struct {
 		Chain int `json:"chain"`
 		Step  int `json:"step"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
-		func(_ context.Context, req *mcp.CallToolRequest, a step) (*mcp.CallToolResult, any, error) {
-			key, _ := req.Params.Meta["reach/idempotency_key"].(string)
-			l.mu.Lock()
-			l.booked[key]++
-			l.steps[fmt.Sprintf("%d/%d", a.Chain, a.Step)] = true
-			l.mu.Unlock()
+	key := func(req *mcp.CallToolRequest) string {
+		k, _ := req.Params.Meta["reach/idempotency_key"].(string)
+		return k
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "book", Description: "Book one leg of a trip."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.booked[key(req)]++
+			s.legs[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"ref":"R-%d-%d"}`, a.Chain, a.Step)}}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
-		func(_ context.Context, req *mcp.CallToolRequest, a step) (*mcp.CallToolResult, any, error) {
-			l.mu.Lock()
-			l.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
-			l.mu.Unlock()
+	mcp.AddTool(srv, &mcp.Tool{Name: "unbook", Description: "Cancel one leg."},
+		func(_ context.Context, req *mcp.CallToolRequest, a leg) (*mcp.CallToolResult, any, error) {
+			if s.failsUndo != nil && s.failsUndo(a.Chain, a.Step) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the airline's line is busy"}}}, nil, nil
+			}
+			s.mu.Lock()
+			s.unbooked[key(req)]++
+			s.undone[fmt.Sprintf("%d/%d", a.Chain, a.Step)]++
+			s.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"cancelled"`}}}, nil, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startReach starts a real `reach serve` process (this test binary as the
-// CLI) and waits until it answers.
-func startReach(t *testing.T, cfg, addr, data string) *exec.Cmd {
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "serve", "--config", cfg, "--listen", addr, "--data", data)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for range 500 {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			return cmd
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	t.Fatal("reach serve did not start")
-	return nil
+	mcp.AddTool(srv, &mcp.Tool{Name: "close", Description: "Close the account."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			s.closed[key(req)]++
+			s.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"closed"`}}}, nil, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // TestCrashThroughServe is the crash test of issue 5 through the real
@@ -98,17 +114,11 @@ func TestCrashThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	l := &ledger{booked: map[string]int{}, steps: map[string]bool{}, undone: map[string]int{}}
-	up := crashUpstream(t, l)
-	cfg := writeConfig(t, `upstreams:
-  - {name: travel, url: '`+up+`'}
-tools:
-  travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
-  travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
-budgets:
+	l := newSideEffects(nil)
+	cfg := travelConfig(t, sideEffectsUpstream(t, l), `budgets:
   default: {tool_calls: 1000, wall: 10m}
 `)
-	data, addr := t.TempDir(), freePort(t)
+	data, addr := t.TempDir(), freeAddr(t)
 	rng := rand.New(rand.NewPCG(20261130, 5))
 	finished := map[int]bool{}
 	chain := 0
@@ -157,11 +167,7 @@ budgets:
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for key, n := range l.booked {
-		if n > 1 {
-			t.Errorf("booking under key %s ran %d times", key, n)
-		}
-	}
+	l.bookedOnce(t, "")
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
 	if err != nil {
@@ -189,10 +195,10 @@ budgets:
 			id := fmt.Sprintf("%d/%d", c, step)
 			switch {
 			case finished[c]:
-				if !l.steps[id] || l.undone[id] != 0 {
-					t.Errorf("finished chain %d: leg %d booked %v, undone %d times", c, step, l.steps[id], l.undone[id])
+				if l.legs[id] == 0 || l.undone[id] != 0 {
+					t.Errorf("finished chain %d: leg %d booked %d times, undone %d times", c, step, l.legs[id], l.undone[id])
 				}
-			case l.steps[id] && l.undone[id] != 1 && !cutOff[id]:
+			case l.legs[id] > 0 && l.undone[id] != 1 && !cutOff[id]:
 				t.Errorf("unfinished chain %d: leg %d booked but undone %d times (and not cut off)", c, step, l.undone[id])
 			case l.undone[id] > 1:
 				t.Errorf("leg %s undone %d times", id, l.undone[id])

@@ -24,7 +24,16 @@ import (
 func newDeadLetters() *cobra.Command {
 	var data, state string
 	var asJSON bool
-	cmd := &cobra.Command{
+	// listing makes c list the dead letters, as the group itself and its
+	// "list" do.
+	listing := func(c *cobra.Command) *cobra.Command {
+		c.Args = cobra.NoArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) }
+		c.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		return c
+	}
+	cmd := listing(dataGroup(&data, &cobra.Command{
 		Use:   "deadletters",
 		Short: "List, retry or dismiss compensations that failed",
 		Long: `A compensation (the undo of a write) that failed after its retries is a dead
@@ -32,16 +41,8 @@ letter: it waits in the data folder's store for an operator. "list" shows them;
 "retry ID" asks the running gateway to run the undo again (under its
 idempotency key, so it runs at most once more); "dismiss ID --note" records
 that it was settled by hand. Every action is written to the audit log.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) },
-	}
-	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
-	cmd.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	list := &cobra.Command{Use: "list", Short: "List dead letters", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return listDeadLetters(cmd, data, state, asJSON) }}
-	list.Flags().StringVar(&state, "state", store.DeadOpen, "open, retried, resolved, or all")
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	}))
+	list := listing(&cobra.Command{Use: "list", Short: "List dead letters"})
 
 	var note, by string
 	dismiss := &cobra.Command{

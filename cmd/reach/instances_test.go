@@ -162,7 +162,7 @@ func newFleet(t testing.TB) *fleet {
 	f.up, upURL = sharedUpstream(t)
 	for i := range 2 {
 		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
-		f.cfg[i] = writeConfigTB(t, fmt.Sprintf(`store: %s
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
 instance: %s
 instance_ttl: 2s
 upstreams:
@@ -184,17 +184,9 @@ budgets:
 	return f
 }
 
-func writeConfigTB(t testing.TB, text string) string {
-	p := t.TempDir() + "/reach.yaml"
-	if err := writeFile(p, text); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func (f *fleet) start(i int) {
 	f.t.Helper()
-	f.cmd[i] = startReachTB(f.t, f.cfg[i], f.addr[i], f.data[i])
+	f.cmd[i] = startReach(f.t, f.cfg[i], f.addr[i], f.data[i])
 }
 
 // stop ends instance i as an operator would (SIGTERM), if it runs.
@@ -221,6 +213,41 @@ func (f *fleet) kill(i int) {
 }
 
 func (f *fleet) base(i int) string { return "http://" + f.addr[i] }
+
+// end has a client end request id through instance i (POST
+// /v1/requests/{id}/end) and returns the answer's status.
+func (f *fleet) end(i int, id string) int {
+	f.t.Helper()
+	resp, err := http.Post(f.base(i)+"/v1/requests/"+id+"/end", "application/json", strings.NewReader(""))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// awaitEnded reads request id in the shared store until it is stored
+// ended, wait has passed, or give (if not nil) says to stop waiting, and
+// returns its last stored state and whether it was ended.
+func (f *fleet) awaitEnded(id string, wait time.Duration, give func() bool) (state string, ended bool) {
+	f.t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, f.url, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer st.Close()
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && (give == nil || !give()); time.Sleep(50 * time.Millisecond) {
+		r, err := st.GetRequest(ctx, id)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if state, ended = r.State, !r.Ended.IsZero(); ended {
+			break
+		}
+	}
+	return state, ended
+}
 
 // mcp connects an MCP client to instance i.
 func (f *fleet) mcp(i int) *mcp.ClientSession {
@@ -664,8 +691,6 @@ func TestInstancesDatabaseRestart(t *testing.T) {
 	}
 }
 
-func writeFile(p, text string) error { return os.WriteFile(p, []byte(text), 0o600) }
-
 // exe is this test binary, which runs as the CLI with REACH_AS_CLI=1.
 func exe(t testing.TB) string {
 	p, err := os.Executable()
@@ -675,12 +700,24 @@ func exe(t testing.TB) string {
 	return p
 }
 
-// startReachTB starts `reach serve` (this test binary as the CLI) and
+// serveCmd is `reach serve` of this test binary (as the CLI) on addr, with
+// the data folder data, the configuration cfg unless it is "", and env
+// added to the environment.
+func serveCmd(t testing.TB, cfg, addr, data string, env ...string) *exec.Cmd {
+	args := []string{"serve", "--listen", addr, "--data", data}
+	if cfg != "" {
+		args = append(args, "--config", cfg)
+	}
+	cmd := exec.Command(exe(t), args...)
+	cmd.Env = append(append(os.Environ(), "REACH_AS_CLI=1"), env...)
+	return cmd
+}
+
+// startReach starts `reach serve` (this test binary as the CLI) and
 // waits until it answers; its log is shown if the test fails.
-func startReachTB(t testing.TB, cfg, addr, data string) *exec.Cmd {
+func startReach(t testing.TB, cfg, addr, data string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(exe(t), "serve", "--config", cfg, "--listen", addr, "--data", data)
-	cmd.Env = append(os.Environ(), "REACH_AS_CLI=1")
+	cmd := serveCmd(t, cfg, addr, data)
 	logf, err := os.CreateTemp(t.TempDir(), "serve-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -735,33 +772,13 @@ func TestInstancesEndedThenKilled(t *testing.T) {
 	if r := callHTTP(t, f.base(0), "r-end", "c1", "up__count", `{"key":"ec"}`, ""); r["status"] != "success" {
 		t.Fatalf("count on a: %v", r)
 	}
-	resp, err := http.Post(f.base(0)+"/v1/requests/r-end/end", "application/json", strings.NewReader(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("end on a: %d", resp.StatusCode)
+	if code := f.end(0, "r-end"); code != 200 {
+		t.Fatalf("end on a: %d", code)
 	}
 	f.kill(1)
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, f.url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	// Until the request is stored ended (by b's part ending, or by a's
 	// recovery of b's work) or its booking undone.
-	state, ended := "", false
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && f.up.count("unbook eb") == 0; time.Sleep(100 * time.Millisecond) {
-		r, err := st.GetRequest(ctx, "r-end")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if state, ended = r.State, !r.Ended.IsZero(); ended {
-			break
-		}
-	}
+	state, ended := f.awaitEnded("r-end", 30*time.Second, func() bool { return f.up.count("unbook eb") > 0 })
 	time.Sleep(500 * time.Millisecond) // an undo under way lands
 	if n := f.up.count("unbook eb"); n != 0 {
 		t.Errorf("the client ended r-end, and its booking on b was undone %d times after b died", n)
@@ -780,29 +797,11 @@ func TestInstancesEndAcross(t *testing.T) {
 		t.Fatalf("book on b: %v", r)
 	}
 	for id, want := range map[string]int{"r-far": 200, "r-none": 404} {
-		resp, err := http.Post(f.base(0)+"/v1/requests/"+id+"/end", "application/json", strings.NewReader(""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Fatalf("end %s on a: %d, want %d", id, resp.StatusCode, want)
+		if code := f.end(0, id); code != want {
+			t.Fatalf("end %s on a: %d, want %d", id, code, want)
 		}
 	}
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, f.url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	state, ended := "", false
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !ended; time.Sleep(50 * time.Millisecond) {
-		r, err := st.GetRequest(ctx, "r-far")
-		if err != nil {
-			t.Fatal(err)
-		}
-		state, ended = r.State, !r.Ended.IsZero()
-	}
+	state, ended := f.awaitEnded("r-far", 10*time.Second, nil)
 	if state != "ended" || !ended {
 		t.Fatalf("r-far is stored %s (ended: %v): b did not end its part", state, ended)
 	}

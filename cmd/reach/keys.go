@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,15 +13,14 @@ import (
 // the data folder's keys.json.
 func newKeys() *cobra.Command {
 	var data string
-	cmd := &cobra.Command{
+	cmd := dataGroup(&data, &cobra.Command{
 		Use:   "keys",
 		Short: "Create, list and revoke API keys",
 		Long: `API keys authenticate agents and people to the gateway (Authorization:
 Bearer rk_... or X-Reach-Key: rk_...). Only their SHA-256 is stored, in
 DATA/keys.json (mode 0600); a key is shown once, when it is created. A running
 gateway sees new and revoked keys within a second.`,
-	}
-	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
+	})
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
 	var spec auth.KeySpec
@@ -93,12 +91,10 @@ to that configuration's data folder and the configuration is checked for it.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
 				if ks == nil {
 					ks = []auth.Key{}
 				}
-				return enc.Encode(ks)
+				return writeJSON(out, ks)
 			}
 			tw := table(out, len(ks), fmt.Sprintf("no keys in %s; create one with `reach keys create --principal NAME`", auth.KeysPath(data)),
 				"ID\tPRINCIPAL\tROLES\tTENANT\tCREATED\tSTATUS")

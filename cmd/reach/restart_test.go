@@ -81,7 +81,7 @@ tools:
   shop__book: {access: write, reentrancy: reentrant}
   shop__close: {access: high_risk}
 `)
-	data, addr := t.TempDir(), freePort(t)
+	data, addr := t.TempDir(), freeAddr(t)
 	base := "http://" + addr
 	api := []string{"--api", base}
 	cmd := startReach(t, cfg, addr, data)

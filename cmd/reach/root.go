@@ -52,6 +52,13 @@ the same.`,
 // defaultData is the data folder when --data is not given.
 const defaultData = "./.reach"
 
+// dataGroup is cmd, a command whose subcommands work on the gateway's data
+// folder, with the --data flag they share (default ./.reach) bound to data.
+func dataGroup(data *string, cmd *cobra.Command) *cobra.Command {
+	cmd.PersistentFlags().StringVar(data, "data", defaultData, "the gateway's data folder")
+	return cmd
+}
+
 // writeJSON writes v as indented JSON and a newline, what --json prints.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

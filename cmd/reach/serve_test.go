@@ -104,7 +104,7 @@ func startCmd(t *testing.T, args ...string) (base string, stop func() error, std
 	return base, stop, stdout
 }
 
-func writeConfig(t *testing.T, text string) string {
+func writeConfig(t testing.TB, text string) string {
 	p := filepath.Join(t.TempDir(), "reach.yaml")
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)

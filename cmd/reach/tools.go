@@ -19,7 +19,7 @@ import (
 // upstream tools (P7), in the data folder's store.
 func newToolsCmd() *cobra.Command {
 	var data string
-	cmd := &cobra.Command{
+	cmd := dataGroup(&data, &cobra.Command{
 		Use:   "tools",
 		Short: "Review upstream tool definitions held after a change",
 		Long: `The gateway pins each upstream tool's definition (title, description, schemas,
@@ -27,34 +27,7 @@ annotations) the first time it sees it. When an upstream changes a definition,
 the tool is held (not listed, not callable) until someone reviews the change
 with ` + "`reach tools diff`" + ` and approves it with ` + "`reach tools approve`" + `. A
 running gateway sees the approval within seconds, without a restart.`,
-	}
-	cmd.PersistentFlags().StringVar(&data, "data", defaultData, "the gateway's data folder")
-	// open opens the pins in the data folder's store (the gateway keeps
-	// them there; an older gateway's pins.json is imported), or, with no
-	// store, in its pins.json. Call done when finished.
-	var st *sqlite.Store
-	done := func() {
-		if st != nil {
-			st.Close()
-		}
-	}
-	open := func(ctx context.Context) (*pin.Store, error) {
-		if _, err := os.Stat(filepath.Join(data, sqlite.DefaultFile)); err == nil {
-			var err error
-			if st, err = sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true}); err != nil {
-				return nil, err
-			}
-			return pin.OpenStore(ctx, st, pin.Path(data))
-		}
-		// Neither is most often a wrong folder: the gateway keeps its data
-		// next to its configuration. Say so, as the audit commands do,
-		// rather than answer that nothing is pinned or held.
-		if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no pinned tools in %s: neither %s nor %s exists (use --data to name the gateway's data folder)",
-				data, sqlite.DefaultFile, pin.File)
-		}
-		return pin.Open(pin.Path(data))
-	}
+	})
 
 	var held, asJSON bool
 	list := &cobra.Command{
@@ -73,33 +46,30 @@ running gateway sees the approval within seconds, without a restart.`,
 				fmt.Fprintf(out, "no pinned tools in %s (the gateway pins the tools of its upstreams when it first lists them; a gateway of another data folder: --data)\n", data)
 				return nil
 			}
-			s, err := open(cmd.Context())
-			defer done()
-			if err != nil {
-				return err
-			}
-			pins, err := s.List(held)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if pins == nil {
-					pins = []pin.Pin{}
+			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+				pins, err := s.List(held)
+				if err != nil {
+					return err
 				}
-				return writeJSON(out, pins)
-			}
-			tw := table(out, len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
-			if tw == nil {
-				return nil
-			}
-			for _, p := range pins {
-				status := "pinned"
-				if p.Pending != nil {
-					status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
+				if asJSON {
+					if pins == nil {
+						pins = []pin.Pin{}
+					}
+					return writeJSON(out, pins)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), printable(p.Hash[:12]), p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
-			}
-			return tw.Flush()
+				tw := table(out, len(pins), "no tools", "TOOL\tSHA256\tPINNED\tAPPROVED BY\tSTATUS")
+				if tw == nil {
+					return nil
+				}
+				for _, p := range pins {
+					status := "pinned"
+					if p.Pending != nil {
+						status = "held: changed " + p.Pending.Seen.Format("2006-01-02 15:04")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(p.Tool), printable(p.Hash[:12]), p.Pinned.Format("2006-01-02 15:04"), dash(printable(p.ApprovedBy)), status)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&held, "held", false, "only tools with a change waiting")
@@ -110,39 +80,36 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Show a held tool's change (every held tool's without TOOL)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open(cmd.Context())
-			defer done()
-			if err != nil {
-				return err
-			}
-			names := args
-			if len(names) == 0 {
-				pins, err := s.List(true)
-				if err != nil {
-					return err
+			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+				names := args
+				if len(names) == 0 {
+					pins, err := s.List(true)
+					if err != nil {
+						return err
+					}
+					if len(pins) == 0 {
+						fmt.Fprintln(cmd.OutOrStdout(), "no tool definition is held")
+						return nil
+					}
+					for _, p := range pins {
+						names = append(names, p.Tool)
+					}
 				}
-				if len(pins) == 0 {
-					fmt.Fprintln(cmd.OutOrStdout(), "no tool definition is held")
-					return nil
+				for i, n := range names {
+					d, err := s.Diff(n)
+					if errors.Is(err, pin.ErrNoPin) {
+						return fmt.Errorf("%s has no held change (see `reach tools list`)", n)
+					}
+					if err != nil {
+						return err
+					}
+					if i > 0 {
+						fmt.Fprintln(cmd.OutOrStdout())
+					}
+					fmt.Fprint(cmd.OutOrStdout(), printableLines(d)) // the upstream's text, as the reviewer must see it
 				}
-				for _, p := range pins {
-					names = append(names, p.Tool)
-				}
-			}
-			for i, n := range names {
-				d, err := s.Diff(n)
-				if errors.Is(err, pin.ErrNoPin) {
-					return fmt.Errorf("%s has no held change (see `reach tools list`)", n)
-				}
-				if err != nil {
-					return err
-				}
-				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				fmt.Fprint(cmd.OutOrStdout(), printableLines(d)) // the upstream's text, as the reviewer must see it
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 
@@ -152,23 +119,47 @@ running gateway sees the approval within seconds, without a restart.`,
 		Short: "Approve a held tool's new definition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open(cmd.Context())
-			defer done()
-			if err != nil {
-				return err
-			}
-			who := cmp.Or(by, os.Getenv("USER"), "cli")
-			if err := s.Approve(args[0], who); err != nil {
-				if errors.Is(err, pin.ErrNoPin) {
-					return fmt.Errorf("%s has no held change (see `reach tools list --held`)", args[0])
+			return withPins(cmd.Context(), data, func(s *pin.Store) error {
+				who := cmp.Or(by, os.Getenv("USER"), "cli")
+				if err := s.Approve(args[0], who); err != nil {
+					if errors.Is(err, pin.ErrNoPin) {
+						return fmt.Errorf("%s has no held change (see `reach tools list --held`)", args[0])
+					}
+					return err
 				}
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "approved the new definition of %s (by %s)\n", args[0], who)
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "approved the new definition of %s (by %s)\n", args[0], who)
+				return nil
+			})
 		},
 	}
 	approve.Flags().StringVar(&by, "by", "", "who approves (default $USER)")
 	cmd.AddCommand(list, diff, approve)
 	return cmd
+}
+
+// withPins runs fn on the pins of data, the gateway's data folder: in its
+// store (the gateway keeps them there; an older gateway's pins.json is
+// imported), or, with no store, in its pins.json. The store is closed when
+// fn returns.
+func withPins(ctx context.Context, data string, fn func(*pin.Store) error) error {
+	open := func() (*pin.Store, error) { return pin.Open(pin.Path(data)) }
+	if _, err := os.Stat(filepath.Join(data, sqlite.DefaultFile)); err == nil {
+		st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		open = func() (*pin.Store, error) { return pin.OpenStore(ctx, st, pin.Path(data)) }
+	} else if _, err := os.Stat(pin.Path(data)); errors.Is(err, fs.ErrNotExist) {
+		// Neither is most often a wrong folder: the gateway keeps its data
+		// next to its configuration. Say so, as the audit commands do,
+		// rather than answer that nothing is pinned or held.
+		return fmt.Errorf("no pinned tools in %s: neither %s nor %s exists (use --data to name the gateway's data folder)",
+			data, sqlite.DefaultFile, pin.File)
+	}
+	s, err := open()
+	if err != nil {
+		return err
+	}
+	return fn(s)
 }

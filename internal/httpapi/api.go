@@ -147,29 +147,11 @@ func newAPI(opts *Options) *API {
 	if a.redactor == nil {
 		a.redactor, _ = redact.New(nil) // fails only on a rule set given to it
 	}
+	a.ui = a.newUI()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", opts.MCP)
-	mux.HandleFunc("GET /healthz", a.healthz)
-	mux.HandleFunc("GET /livez", a.livez)
-	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.HandleFunc("POST /v1/calls", a.postCalls)
-	mux.Handle("POST /v1/chat/completions", opts.Model)
-	mux.HandleFunc("GET /v1/tools", a.listTools)
-	mux.HandleFunc("GET /v1/requests", a.listRequests)
-	mux.HandleFunc("GET /v1/requests/{id}", a.getRequest)
-	mux.HandleFunc("GET /v1/requests/{id}/graph", a.getGraph)
-	mux.HandleFunc("POST /v1/requests/{id}/cancel", a.cancelRequest)
-	mux.HandleFunc("POST /v1/requests/{id}/end", a.endRequest)
-	mux.HandleFunc("GET /v1/agents", a.listAgents)
-	if opts.A2A != nil {
-		mux.Handle("/a2a/", opts.A2A)
+	for _, rt := range a.routes(opts) {
+		mux.HandleFunc(rt.pattern, rt.h)
 	}
-	a.mountOperators(mux)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-			"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
-	})
 	var h http.Handler = mux
 	if a.authn != nil {
 		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
@@ -177,6 +159,64 @@ func newAPI(opts *Options) *API {
 	}
 	a.handler = a.wrapOuter(limitBody(opts.MaxBody, h))
 	return a
+}
+
+// route is one entry of the API's routing table.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// routes is the API's routing table, all of it: MCP, the model proxy, the
+// calls and requests, A2A (when served), the UI and the operators' routes,
+// and the answer to any other path.
+func (a *API) routes(opts *Options) []route {
+	// Operators' routes check who asks before anything else (a body, an
+	// id): whoever is not an operator learns nothing but that.
+	const dead = "Dead letters are for operators."
+	const counts = ": they count every principal's calls."
+	approvals := a.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor}).ServeHTTP
+	rs := []route{
+		{"/mcp", opts.MCP.ServeHTTP},
+		{"GET /healthz", a.healthz},
+		{"GET /livez", a.livez},
+		{"GET /readyz", a.readyz},
+		{"POST /v1/calls", a.postCalls},
+		{"POST /v1/chat/completions", opts.Model.ServeHTTP},
+		{"GET /v1/tools", a.listTools},
+		{"GET /v1/requests", a.listRequests},
+		{"GET /v1/requests/{id}", a.getRequest},
+		{"GET /v1/requests/{id}/graph", a.getGraph},
+		{"POST /v1/requests/{id}/cancel", a.cancelRequest},
+		{"POST /v1/requests/{id}/end", a.endRequest},
+		{"GET /v1/agents", a.listAgents},
+		{"/ui/", a.ui.ServeHTTP},
+		{"GET /ui", toUI},
+		{"GET /{$}", toUI},
+		{"GET /metrics", a.operatorsOnly("Metrics are for operators"+counts, a.metrics.ServeHTTP)},
+		{"/v1/approvals", approvals},
+		{"/v1/approvals/", approvals},
+		{"GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters)},
+		{"POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter)},
+		{"POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter)},
+		{"GET /v1/audit", a.auditEvents},
+		{"GET /v1/audit/verify", a.auditVerify},
+		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
+		{"/", notFound},
+	}
+	if opts.A2A != nil {
+		rs = append(rs, route{"/a2a/", opts.A2A.ServeHTTP})
+	}
+	return rs
+}
+
+// toUI sends a browser to the UI.
+func toUI(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) }
+
+// notFound answers a path the API does not serve, with the ones it does.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
+		"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
 }
 
 // wrapOuter puts the middleware that comes before the body limit around h:

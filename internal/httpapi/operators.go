@@ -13,9 +13,9 @@ import (
 	"github.com/agentreach/reach/internal/ui"
 )
 
-// mountOperators adds the UI, /metrics and the operators' APIs
-// (approvals, dead letters, audit, statistics) to mux.
-func (a *API) mountOperators(mux *http.ServeMux) {
+// newUI makes the web UI (and the audit log's reader it shares with GET
+// /v1/audit).
+func (a *API) newUI() *ui.UI {
 	uo := ui.Options{Runtime: a.rt, Stats: a.stats, Approvals: uiApprovals{a.approvals}, Actor: uiActor, Visible: a.sees, Operator: a.isOperator,
 		Tools:  func(r *http.Request) []reach.Tool { return a.tools.Visible(identity(r)) },
 		Logger: a.log.With("component", "ui")}
@@ -29,33 +29,18 @@ func (a *API) mountOperators(mux *http.ServeMux) {
 	if len(a.shown) > 0 {
 		uo.Also = func() []*reach.Request { return a.shown }
 	}
-	a.ui = ui.New(uo)
-	mux.Handle("/ui/", a.ui)
-	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
-	// Operators' routes check who asks before anything else (a body, an
-	// id): whoever is not an operator learns nothing but that.
-	const dead = "Dead letters are for operators."
-	mux.Handle("GET /metrics", a.operatorsOnly("Metrics are for operators: they count every principal's calls.", a.metrics.ServeHTTP))
-	ah := a.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor})
-	mux.Handle("/v1/approvals", ah)
-	mux.Handle("/v1/approvals/", ah)
-	mux.Handle("GET /v1/deadletters", a.operatorsOnly(dead, a.listDeadLetters))
-	mux.Handle("POST /v1/deadletters/{id}/retry", a.operatorsOnly(dead, a.retryDeadLetter))
-	mux.Handle("POST /v1/deadletters/{id}/dismiss", a.operatorsOnly(dead, a.dismissDeadLetter))
-	mux.HandleFunc("GET /v1/audit", a.auditEvents)
-	mux.HandleFunc("GET /v1/audit/verify", a.auditVerify)
-	mux.Handle("GET /v1/stats", a.operatorsOnly("Statistics are for operators: they count every principal's calls.", a.toolStats))
+	return ui.New(uo)
 }
 
 // operatorsOnly serves h to operators (everyone when the gateway
 // authenticates nobody) and answers anyone else 403 with why, before h
 // reads anything of the request.
-func (a *API) operatorsOnly(why string, h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (a *API) operatorsOnly(why string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if a.operatorOnly(w, r, why) {
 			h(w, r)
 		}
-	})
+	}
 }
 
 // principalOf names who makes an HTTP request: the authenticated principal,

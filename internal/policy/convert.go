@@ -131,12 +131,7 @@ func (p *argParser) object(depth int) (types.Value, error) {
 	m := getMap()
 	defer putMap(m)
 	var nulls map[string]bool // null members: absent, but still names for duplicates
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return types.NewRecord(m), nil
-	}
-	for {
+	for done := p.closes('}'); !done; {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
 			return nil, p.errorf("expected a member name")
@@ -166,31 +161,17 @@ func (p *argParser) object(depth int) (types.Value, error) {
 			}
 			nulls[k] = true
 		}
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, p.errorf("unexpected end in an object")
+		if done, err = p.next('}', "an object"); err != nil {
+			return nil, err
 		}
-		if p.b[p.i] == ',' {
-			p.i++
-			continue
-		}
-		if p.b[p.i] != '}' {
-			return nil, p.errorf("expected ',' or '}'")
-		}
-		p.i++
-		return types.NewRecord(m), nil
 	}
+	return types.NewRecord(m), nil
 }
 
 func (p *argParser) array(depth int) (types.Value, error) {
 	p.i++ // [
 	var vs []types.Value
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return types.NewSet(), nil
-	}
-	for {
+	for done := p.closes(']'); !done; {
 		p.space()
 		v, err := p.value(depth + 1)
 		if err != nil {
@@ -199,20 +180,40 @@ func (p *argParser) array(depth int) (types.Value, error) {
 		if v != nil {
 			vs = append(vs, v)
 		}
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, p.errorf("unexpected end in an array")
+		if done, err = p.next(']', "an array"); err != nil {
+			return nil, err
 		}
-		if p.b[p.i] == ',' {
-			p.i++
-			continue
-		}
-		if p.b[p.i] != ']' {
-			return nil, p.errorf("expected ',' or ']'")
-		}
-		p.i++
-		return types.NewSet(vs...), nil
 	}
+	return types.NewSet(vs...), nil
+}
+
+// closes reads past white space and, if end follows, past it: the object
+// or array that end closes is empty.
+func (p *argParser) closes(end byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// next reads what follows a member of an object or an element of an array
+// (what) that end closes: a ',' before the next one (false), or end (true).
+func (p *argParser) next(end byte, what string) (bool, error) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, p.errorf("unexpected end in %s", what)
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case end:
+		p.i++
+		return true, nil
+	}
+	return false, p.errorf("expected ',' or '%c'", end)
 }
 
 // str parses a JSON string and returns its value.

@@ -111,6 +111,23 @@ func TestArgumentErrors(t *testing.T) {
 	}
 }
 
+// TestArgumentSeparatorErrors: after a member or an element, the error
+// names what the input lacks and where.
+func TestArgumentSeparatorErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1`:    "at byte 6: unexpected end in an object",
+		`{"a":1 x}`: "at byte 7: expected ',' or '}'",
+		`[1`:        "at byte 2: unexpected end in an array",
+		`[1 2]`:     "at byte 3: expected ',' or ']'",
+		`{"a":[1}`:  "at byte 7: expected ',' or ']'",
+		`[{"a":1]`:  "at byte 7: expected ',' or '}'",
+	} {
+		if _, err := Arguments([]byte(in)); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error ending %q", in, err, want)
+		}
+	}
+}
+
 // FuzzArguments: conversion never panics, accepts only valid JSON, accepts
 // all valid JSON but duplicates and extreme nesting, and keeps integers exact.
 func FuzzArguments(f *testing.F) {
