@@ -110,7 +110,7 @@ type passes = breaker.Pair[*Request]
 // upstream's, or returns the error of the one that is open, naming what
 // the model may use instead.
 func (rt *Runtime) admitBreakers(c *Call) (passes, *Error) {
-	ps, b, s := breaker.LetBoth(c.tool.breaker, c.tool.upBreaker, c.req)
+	ps, b, s := breaker.LetBoth(c.tool.ToolBreaker, c.tool.UpstreamBreaker, c.req)
 	if s == nil {
 		return ps, nil
 	}
@@ -125,24 +125,19 @@ func (rt *Runtime) admitBreakers(c *Call) (passes, *Error) {
 	return passes{}, e
 }
 
-// healthy reports whether a call of t would get through its breakers now.
-func (t *tool) healthy(now time.Time) bool {
-	return t.breaker.WouldAdmit(now) && t.upBreaker.WouldAdmit(now)
-}
-
 // healthyAlternatives lists the tools the model may use instead of c's:
 // its fallbacks, then the read tools that share a tag with it, of another
 // upstream, whose breakers let calls through.
 func (rt *Runtime) healthyAlternatives(c *Call, now time.Time) []string {
 	var out []string
 	for _, f := range c.tool.Fallbacks {
-		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.healthy(now) {
+		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.Healthy(now) {
 			out = append(out, f.Tool)
 		}
 	}
 	for _, name := range rt.alternatives(c) {
 		ft := rt.lookup(name)
-		if ft == nil || slices.Contains(out, name) || !ft.healthy(now) || (ft.Upstream != "" && ft.Upstream == c.tool.Upstream) {
+		if ft == nil || slices.Contains(out, name) || !ft.Healthy(now) || (ft.Upstream != "" && ft.Upstream == c.tool.Upstream) {
 			continue
 		}
 		out = append(out, name)
@@ -201,7 +196,7 @@ func (rt *Runtime) fallback(ctx context.Context, c *Call, failed *Result) *Resul
 		case ft.Access != Read:
 			tried = append(tried, f.Tool+" (not a read)")
 			continue
-		case !ft.healthy(time.Now()):
+		case !ft.Healthy(time.Now()):
 			tried = append(tried, f.Tool+" (unavailable too)")
 			continue
 		}

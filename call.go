@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -234,7 +233,7 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = names.Closest(c.Tool, maps.Keys(*rt.tools.m.Load()), 3)
+			e.Alternatives = names.Closest(c.Tool, rt.tools.Names(), 3)
 			return nil, e
 		}
 		return next(ctx, c)
@@ -368,7 +367,7 @@ func (rt *Runtime) alternatives(c *Call) []string {
 		return nil
 	}
 	var out []string
-	for name, t := range *rt.tools.m.Load() {
+	for name, t := range rt.tools.All() {
 		if name == c.Tool || t.Access != Read {
 			continue
 		}
@@ -491,17 +490,6 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 func argsDigest(args []byte) string {
 	sum := sha256.Sum256(args)
 	return hex.EncodeToString(sum[:16])
-}
-
-// lease is the longest a call of t can hold its idempotency key: every
-// attempt it may make under the key (see execute) with its timeout and the
-// longest backoff, and a minute for the stages around it.
-func (t *tool) lease() time.Duration {
-	n := 1
-	if t.Access == Read || t.Idempotent {
-		n = max(t.Retrying.Attempts, 1)
-	}
-	return time.Duration(n)*(t.AttemptTimeout+t.Retrying.Max) + time.Minute
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")

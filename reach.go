@@ -77,9 +77,6 @@ import (
 	"maps"
 	mrand "math/rand/v2"
 	"slices"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach/internal/breaker"
@@ -338,7 +335,7 @@ func New(opts *Options) *Runtime {
 	rt.limits = ratelimit.New(*cmp.Or(o.RateLimit, &RateLimit{}))
 	rt.breakers = rt.newBreakers()
 	rt.tools = cmp.Or(o.Catalog, NewCatalog())
-	if !rt.tools.owned.CompareAndSwap(false, true) {
+	if !rt.tools.Own() {
 		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
 	}
 	rt.chain = rt.buildChain()
@@ -359,45 +356,40 @@ func (rt *Runtime) MustRegister(tools ...Tool) {
 // Replace registers tools, replacing any of the same name.
 func (rt *Runtime) Replace(tools ...Tool) error { return rt.register(true, tools) }
 
-// register compiles tools and swaps in a new catalog with them, all or none.
+// register compiles tools and registers them in the catalog, all or none.
 func (rt *Runtime) register(replace bool, tools []Tool) error {
-	c := rt.tools
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := maps.Clone(*c.m.Load())
-	for _, t := range tools {
-		ct, err := toolspec.Compile(t, rt.opts.DefaultTimeout, rt.opts.MaxResultBytes)
-		if err != nil {
-			return err
+	return rt.tools.Update(func(next map[string]*tool) error {
+		for _, t := range tools {
+			ct, err := toolspec.Compile[*Request](t, rt.opts.DefaultTimeout, rt.opts.MaxResultBytes)
+			if err != nil {
+				return err
+			}
+			if _, dup := next[t.Name]; dup && !replace {
+				return fmt.Errorf("tool %s is already registered", t.Name)
+			}
+			next[t.Name] = ct
 		}
-		if _, dup := next[t.Name]; dup && !replace {
-			return fmt.Errorf("tool %s is already registered", t.Name)
+		for _, t := range tools {
+			ct := next[t.Name]
+			ct.ToolBreaker = rt.breakers.Get(BreakerTool, t.Name, t.Breaker, true)
+			if t.Upstream != "" {
+				ct.UpstreamBreaker = rt.breakers.Get(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
+			}
 		}
-		next[t.Name] = &tool{Compiled: ct}
-	}
-	for _, t := range tools {
-		ct := next[t.Name]
-		ct.breaker = rt.breakers.Get(BreakerTool, t.Name, t.Breaker, true)
-		if t.Upstream != "" {
-			ct.upBreaker = rt.breakers.Get(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
-		}
-	}
-	c.m.Store(&next)
-	return nil
+		return nil
+	})
 }
 
 // Unregister removes tools by name (an upstream that dropped them). Calls
 // in flight finish; later calls get "unknown tool". Unknown names are
 // ignored.
 func (rt *Runtime) Unregister(names ...string) {
-	c := rt.tools
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := maps.Clone(*c.m.Load())
-	for _, n := range names {
-		delete(next, n)
-	}
-	c.m.Store(&next)
+	rt.tools.Update(func(next map[string]*tool) error {
+		for _, n := range names {
+			delete(next, n)
+		}
+		return nil
+	})
 }
 
 // Tools returns the registered tools sorted by name (their Func included).
@@ -406,52 +398,15 @@ func (rt *Runtime) Tools() []Tool { return rt.tools.Tools() }
 // Tool returns the registered tool of that name.
 func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
 
-func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.m.Load())[name] }
+func (rt *Runtime) lookup(name string) *tool { return rt.tools.Get(name) }
 
-// Catalog is a runtime's registered tools (Options.Catalog). Made before
-// the runtime, it is what the parts built around the runtime look tools
-// up in — policies, approvals, telemetry — so that they need no runtime
-// to be built; the runtime registers tools into it (Runtime.Register). The
-// zero Catalog is not usable: make one with NewCatalog. Its methods are
-// safe for concurrent use.
-type Catalog struct {
-	m     atomic.Pointer[map[string]*tool] // swapped whole on registration: lookups take no lock
-	mu    sync.Mutex                       // registrations, one at a time
-	owned atomic.Bool                      // a runtime uses it
-}
+// Catalog is a runtime's registered tools (Options.Catalog; see
+// internal/toolspec): made before the runtime, it is what the parts built
+// around the runtime look tools up in. Make one with NewCatalog.
+type Catalog = toolspec.Catalog[*Request]
 
 // NewCatalog returns an empty catalog, for one runtime.
-func NewCatalog() *Catalog {
-	c := &Catalog{}
-	c.m.Store(&map[string]*tool{})
-	return c
-}
-
-// Tools returns the tools sorted by name (their Func included).
-func (c *Catalog) Tools() []Tool {
-	m := *c.m.Load()
-	out := make([]Tool, 0, len(m))
-	for _, t := range m {
-		out = append(out, t.Tool)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// Tool returns the tool of that name.
-func (c *Catalog) Tool(name string) (Tool, bool) {
-	t, ok := (*c.m.Load())[name]
-	if !ok {
-		return Tool{}, false
-	}
-	return t.Tool, true
-}
-
-// Has reports whether a tool of that name is registered.
-func (c *Catalog) Has(name string) bool {
-	_, ok := (*c.m.Load())[name]
-	return ok
-}
+func NewCatalog() *Catalog { return toolspec.NewCatalog[*Request]() }
 
 // Begin starts a request. The returned context carries it: pass it (or
 // contexts derived from it) to BeginModel, Call and Delegate. It ends when

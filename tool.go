@@ -79,11 +79,5 @@ type Shape = shape.Spec
 // Only Name and Func are required; every zero field has a default.
 type Tool = toolspec.Tool
 
-// tool is a registered, compiled Tool. Immutable after registration.
-type tool struct {
-	toolspec.Compiled
-	// breaker and upBreaker are the tool's circuit breaker and its
-	// upstream's (nil without an upstream), set at registration: they
-	// outlive a re-registration of the tool.
-	breaker, upBreaker *Breaker
-}
+// tool is a registered, compiled Tool, with its breakers.
+type tool = toolspec.Compiled[*Request]

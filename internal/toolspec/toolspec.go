@@ -141,9 +141,11 @@ type Tool struct {
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 
 // Compiled is a Tool checked and compiled, as the runtime runs it, with
-// the defaults in force (Access, Reentrancy and OnViolation too). Its
-// slices are its own. Immutable.
-type Compiled struct {
+// the defaults in force (Access, Reentrancy and OnViolation too), and
+// the circuit breakers of the tool and of its upstream, kept by the
+// runtime's breaker.Registry over its requests R. Its slices are its own.
+// Immutable once registered (Catalog.Update).
+type Compiled[R any] struct {
 	Tool
 	Schema    *schema.Schema      // its input schema, compiled; nil: any JSON object
 	NameHash  callgraph.Hash      // for non-reentrant ancestry checks
@@ -153,35 +155,39 @@ type Compiled struct {
 	// AttemptTimeout bounds one attempt: Timeout, or the runtime's default.
 	AttemptTimeout time.Duration
 	Shaping        shape.Spec // Shape, with the runtime's MaxBytes if it has none
+	// ToolBreaker and UpstreamBreaker are the tool's circuit breaker and
+	// its upstream's (nil without an upstream), set when it is
+	// registered: they outlive a re-registration of the tool.
+	ToolBreaker, UpstreamBreaker *breaker.Named[R]
 }
 
 // Compile checks t and compiles its contract, with the runtime's default
 // timeout of an attempt and size of a result.
-func Compile(t Tool, defaultTimeout time.Duration, maxResultBytes int) (Compiled, error) {
+func Compile[R any](t Tool, defaultTimeout time.Duration, maxResultBytes int) (*Compiled[R], error) {
 	if !nameRE.MatchString(t.Name) {
-		return Compiled{}, fmt.Errorf("tool name %q: use 1-128 letters, digits, '_', '-' or '.'", t.Name)
+		return nil, fmt.Errorf("tool name %q: use 1-128 letters, digits, '_', '-' or '.'", t.Name)
 	}
 	if t.Func == nil {
-		return Compiled{}, fmt.Errorf("tool %s: Func is nil", t.Name)
+		return nil, fmt.Errorf("tool %s: Func is nil", t.Name)
 	}
 	switch t.Access {
 	case "":
 		t.Access = Read
 	case Read, Write, HighRisk, Forbidden:
 	default:
-		return Compiled{}, fmt.Errorf("tool %s: unknown access level %q (want read, write, high_risk or forbidden)", t.Name, t.Access)
+		return nil, fmt.Errorf("tool %s: unknown access level %q (want read, write, high_risk or forbidden)", t.Name, t.Access)
 	}
 	if err := callgraph.CheckContract("tool "+t.Name, &t.Reentrancy, &t.OnViolation, len(t.Key) > 0,
 		"a keyed tool needs Key (the argument fields that key it)"); err != nil {
-		return Compiled{}, err
+		return nil, err
 	}
-	ct := Compiled{Tool: t, NameHash: callgraph.NameHash(t.Name)}
+	ct := &Compiled[R]{Tool: t, NameHash: callgraph.NameHash(t.Name)}
 	ct.Tags = append([]string(nil), t.Tags...)
 	ct.Key = append([]string(nil), t.Key...)
 	var err error
 	if len(t.InputSchema) > 0 {
 		if ct.Schema, err = schema.Compile(t.Name, t.InputSchema); err != nil {
-			return Compiled{}, fmt.Errorf("tool %s: %w", t.Name, err)
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 	}
 	s := effects.Spec{Reads: t.Reads, Writes: t.Writes, Undo: t.Undo, Refresh: t.Refresh}
@@ -189,14 +195,14 @@ func Compile(t Tool, defaultTimeout time.Duration, maxResultBytes int) (Compiled
 		s.Verify, s.Condition = &t.Verify.Followup, t.Verify.Condition
 	}
 	if ct.Effects, err = effects.Compile(t.Name, s); err != nil {
-		return Compiled{}, err
+		return nil, err
 	}
 	if ct.Fallbacks, err = effects.CompileFallbacks(t.Name, t.Access == Read, string(t.Access), t.Fallback); err != nil {
-		return Compiled{}, err
+		return nil, err
 	}
 	ct.Fallback = append([]Followup(nil), t.Fallback...)
 	if err := t.Breaker.Check(); err != nil {
-		return Compiled{}, fmt.Errorf("tool %s: %w", t.Name, err)
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	if t.Breaker != nil {
 		p := *t.Breaker
@@ -217,16 +223,24 @@ func Compile(t Tool, defaultTimeout time.Duration, maxResultBytes int) (Compiled
 }
 
 // Validate checks canonical args against the schema (schema.Refusal).
-func (t *Compiled) Validate(args []byte) *fault.Error { return schema.Refusal(t.Name, t.Schema, args) }
+func (t *Compiled[R]) Validate(args []byte) *fault.Error {
+	return schema.Refusal(t.Name, t.Schema, args)
+}
 
 // Lease is the longest a call of t can hold its idempotency key: every
 // attempt it may make under the key (reads, and idempotent tools, retry)
 // with its timeout and the longest backoff, and a minute for the stages
 // around it.
-func (t *Compiled) Lease() time.Duration {
+func (t *Compiled[R]) Lease() time.Duration {
 	n := 1
 	if t.Access == Read || t.Idempotent {
 		n = max(t.Retrying.Attempts, 1)
 	}
 	return time.Duration(n)*(t.AttemptTimeout+t.Retrying.Max) + time.Minute
+}
+
+// Healthy reports whether a call of t would get through its breakers at
+// now.
+func (t *Compiled[R]) Healthy(now time.Time) bool {
+	return t.ToolBreaker.WouldAdmit(now) && t.UpstreamBreaker.WouldAdmit(now)
 }

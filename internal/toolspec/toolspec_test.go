@@ -17,7 +17,7 @@ func nop(context.Context, json.RawMessage) (json.RawMessage, error) { return nil
 // compiled tool's slices are its own.
 func TestCompileDefaults(t *testing.T) {
 	tags := []string{"kb"}
-	ct, err := Compile(Tool{Name: "kb.search", Tags: tags, Func: nop}, 7*time.Second, 1000)
+	ct, err := Compile[any](Tool{Name: "kb.search", Tags: tags, Func: nop}, 7*time.Second, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestCompileDefaults(t *testing.T) {
 	if want := time.Duration(ct.Retrying.Attempts)*(7*time.Second+ct.Retrying.Max) + time.Minute; ct.Lease() != want {
 		t.Fatalf("Lease() = %s, want %s", ct.Lease(), want)
 	}
-	w, _ := Compile(Tool{Name: "pay", Access: Write, Timeout: time.Second, Retry: &retry.Policy{Attempts: 5}, Func: nop}, 7*time.Second, 1000)
+	w, _ := Compile[any](Tool{Name: "pay", Access: Write, Timeout: time.Second, Retry: &retry.Policy{Attempts: 5}, Func: nop}, 7*time.Second, 1000)
 	if want := time.Second + w.Retrying.Max + time.Minute; w.Lease() != want || !w.Access.Writes() {
 		t.Fatalf("a write that is not idempotent: Lease() = %s, want %s (one attempt)", w.Lease(), want)
 	}
@@ -52,8 +52,8 @@ func TestCompileRefuses(t *testing.T) {
 		{Tool{Name: "a", Access: Write, Fallback: []Followup{{Tool: "b"}}, Func: nop}, "fallback is for reads"},
 		{Tool{Name: "a", Undo: &Followup{Args: "{}"}, Access: Write, Func: nop}, "undo"},
 	} {
-		if _, err := Compile(c.tool, time.Second, 1); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Compile(%+v) = %v, want an error saying %q", c.tool, err, c.want)
+		if _, err := Compile[any](c.tool, time.Second, 1); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Compile[any](%+v) = %v, want an error saying %q", c.tool, err, c.want)
 		}
 	}
 }
