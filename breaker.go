@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -120,32 +119,9 @@ func (rt *Runtime) admitBreakers(c *Call) (passes, *Error) {
 	}
 	now := time.Now()
 	e := s.Refusal(c.Tool, what, now)
-	e.Alternatives = rt.healthyAlternatives(c, now)
+	e.Alternatives = rt.tools.HealthyAlternatives(c.tool, now)
 	e.Suggestion = s.Suggest(c.Tool, e.Alternatives)
 	return passes{}, e
-}
-
-// healthyAlternatives lists the tools the model may use instead of c's:
-// its fallbacks, then the read tools that share a tag with it, of another
-// upstream, whose breakers let calls through.
-func (rt *Runtime) healthyAlternatives(c *Call, now time.Time) []string {
-	var out []string
-	for _, f := range c.tool.Fallbacks {
-		if ft := rt.lookup(f.Tool); ft != nil && ft.Access == Read && ft.Healthy(now) {
-			out = append(out, f.Tool)
-		}
-	}
-	for _, name := range rt.alternatives(c) {
-		ft := rt.lookup(name)
-		if ft == nil || slices.Contains(out, name) || !ft.Healthy(now) || (ft.Upstream != "" && ft.Upstream == c.tool.Upstream) {
-			continue
-		}
-		out = append(out, name)
-	}
-	if len(out) > 5 {
-		out = out[:5]
-	}
-	return out
 }
 
 // breakerStage (before execute, 11): a call whose tool's or upstream's

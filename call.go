@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -357,41 +356,8 @@ func (rt *Runtime) denied(c *Call, why string) *Error {
 	}
 	e := &Error{Guard: "authorize", Type: TypePermission, Code: "denied", Message: msg,
 		Suggestion: "Use a permitted tool, or ask the user to request access."}
-	e.Alternatives = rt.alternatives(c)
+	e.Alternatives = rt.tools.Alternatives(c.tool)
 	return e
-}
-
-// alternatives lists read tools sharing a tag with the call's tool.
-func (rt *Runtime) alternatives(c *Call) []string {
-	if c.tool == nil || len(c.tool.Tags) == 0 {
-		return nil
-	}
-	var out []string
-	for name, t := range rt.tools.All() {
-		if name == c.Tool || t.Access != Read {
-			continue
-		}
-		for _, tag := range t.Tags {
-			if containsString(c.tool.Tags, tag) {
-				out = append(out, name)
-				break
-			}
-		}
-	}
-	sort.Strings(out)
-	if len(out) > 5 {
-		out = out[:5]
-	}
-	return out
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // accessLevels is the default Authorizer: by access level only.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Catalog is a runtime's registered tools (reach.Catalog, given as
@@ -74,4 +75,40 @@ func (c *Catalog[R]) Update(edit func(next map[string]*Compiled[R]) error) error
 	}
 	c.m.Store(&next)
 	return nil
+}
+
+// Alternatives lists up to five read tools, by name, that share a tag
+// with t: what a caller refused t may use instead.
+func (c *Catalog[R]) Alternatives(t *Compiled[R]) []string {
+	if t == nil || len(t.Tags) == 0 {
+		return nil
+	}
+	var out []string
+	for name, o := range c.All() {
+		if name != t.Name && o.Access == Read && slices.ContainsFunc(o.Tags, func(tag string) bool { return slices.Contains(t.Tags, tag) }) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), 5)]
+}
+
+// HealthyAlternatives lists up to five tools the model may use instead
+// of t, whose breakers let calls through at now: its fallbacks, then the
+// read tools that share a tag with it (Alternatives) of another upstream.
+func (c *Catalog[R]) HealthyAlternatives(t *Compiled[R], now time.Time) []string {
+	var out []string
+	for _, f := range t.Fallbacks {
+		if ft := c.Get(f.Tool); ft != nil && ft.Access == Read && ft.Healthy(now) {
+			out = append(out, f.Tool)
+		}
+	}
+	for _, name := range c.Alternatives(t) {
+		ft := c.Get(name)
+		if ft == nil || slices.Contains(out, name) || !ft.Healthy(now) || (ft.Upstream != "" && ft.Upstream == t.Upstream) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out[:min(len(out), 5)]
 }
