@@ -116,24 +116,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 		f = rt.newToolFrame(ctx, c)
 		c.req.addFrame(f)
 	}
-	st := Completed
-	if err != nil {
-		e := asError(err)
-		st, res = Refused, &Result{Status: StatusRefused, Error: e}
-		if e.Is(ErrCancelled) {
-			st, res.Status = Cancelled, StatusCancelled
-		}
-	} else {
-		switch res.Status {
-		case StatusSuccess:
-		case StatusPending:
-			st = AwaitingApproval
-		case StatusCancelled:
-			st = Cancelled
-		default:
-			st = Failed
-		}
-	}
+	res, st := records.Settle(res, err)
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
@@ -429,11 +412,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {
-			out := *rec
-			out.Replayed = true
-			out.Notes = append(out.Notes[:len(out.Notes):len(out.Notes)],
-				"this call was already made with the same idempotency key; its recorded result is returned and nothing ran again")
-			return &out, nil
+			return rec.Replay(), nil
 		}
 		c.frame.idem = c.key
 		res, err := next(ctx, c)

@@ -3,8 +3,6 @@ package reach
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -48,24 +46,11 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		}
 		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
-		end := *rec
-		switch {
-		case err != nil:
-			end.State, end.Error = Cancelled, asError(err)
-			if !end.Error.Is(ErrCancelled) {
-				end.State = Refused
-			}
-		case res.Status == StatusSuccess:
-			end.State = Completed
-			sum := sha256.Sum256(res.Data)
-			end.ResultDigest = hex.EncodeToString(sum[:])
-			if s, ok := c.req.saga.Since(saga, c.frame.ID); ok {
-				end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
-			}
-		default:
-			end.State, end.Error = Failed, res.Error
+		end := rec.Ended(res, err)
+		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
+			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
-		cp.Ended(context.WithoutCancel(ctx), &end)
+		cp.Ended(context.WithoutCancel(ctx), end)
 		return res, err
 	}
 }
