@@ -12,54 +12,6 @@ import (
 	"github.com/agentreach/reach/internal/template"
 )
 
-// BreakerPolicy configures a circuit breaker (see internal/breaker): a
-// zero field takes the runtime's default (Options.Breaker), and where that
-// is zero too, the default its comment states.
-type BreakerPolicy = breaker.Policy
-
-// Default breaker settings (see BreakerPolicy).
-const (
-	DefaultBreakerFailures = breaker.DefaultFailures
-	DefaultBreakerRate     = breaker.DefaultRate
-	DefaultBreakerWindow   = breaker.DefaultWindow
-	DefaultBreakerMinCalls = breaker.DefaultMinCalls
-	DefaultBreakerOpenFor  = breaker.DefaultOpenFor
-)
-
-// BreakerState is the state of a circuit breaker.
-type BreakerState = breaker.State
-
-// Breaker states.
-const (
-	BreakerClosed   = breaker.Closed   // lets every call through and counts their failures
-	BreakerOpen     = breaker.Open     // fails every call at once until its probe interval ends
-	BreakerHalfOpen = breaker.HalfOpen // lets one call through to probe
-)
-
-// Kinds of breakers the runtime keeps.
-const (
-	BreakerTool     = "tool"     // one per tool
-	BreakerUpstream = "upstream" // one per upstream (Tool.Upstream), shared by its tools
-)
-
-// BreakerStatus is a breaker as /healthz, /metrics and the UI show it.
-type BreakerStatus = breaker.Status
-
-// BreakerChange is a breaker's change of state, as the Recorder is told
-// (Event.Breaker) and the audit log keeps it.
-type BreakerChange = breaker.Change
-
-// Breaker is a circuit breaker (closed, open, half-open) over the calls to
-// one thing: a tool, an upstream, a model endpoint (see internal/breaker).
-// Get one with Runtime.Breaker; the runtime keeps those of its tools and
-// upstreams itself. Safe for concurrent use.
-type Breaker = breaker.Named[*Request]
-
-// Pass is one admission through a Breaker: report how the call went with
-// exactly one of Succeeded, Failed or Abandoned. The zero Pass (a breaker
-// that is off) reports nothing.
-type Pass = breaker.Pass[*Request]
-
 // Breaker returns the runtime's breaker of that kind and name, made with
 // policy p (over Options.Breaker) when it is first asked for; a later p
 // that is not nil replaces its policy. The runtime keeps the breakers of

@@ -523,3 +523,11 @@ func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+// refuse builds a refusal by a guard.
+func refuse(guard, typ, code, msg, suggestion string) *Error {
+	return &Error{Guard: guard, Type: typ, Code: code, Message: msg, Suggestion: suggestion}
+}
+
+// asError turns any error into an *Error, keeping one that already is.
+func asError(err error) *Error { return fault.As(err) }

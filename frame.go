@@ -8,41 +8,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
-	"github.com/agentreach/reach/internal/frames"
 )
-
-// FrameKind says what a frame is.
-type FrameKind = frames.Kind
-
-// Frame kinds.
-const (
-	ToolFrame     = frames.Tool
-	ModelFrame    = frames.Model
-	DelegateFrame = frames.Delegate
-)
-
-// State is where a call is on its path (R5).
-type State = frames.State
-
-// States, in path order.
-const (
-	Selected         = frames.Selected
-	Validating       = frames.Validating
-	Authorizing      = frames.Authorizing
-	AwaitingApproval = frames.AwaitingApproval
-	Executing        = frames.Executing
-	Completed        = frames.Completed
-	Failed           = frames.Failed
-	Refused          = frames.Refused
-	Cancelled        = frames.Cancelled
-)
-
-// FrameID identifies a frame. It is also the span id of the frame's span
-// in W3C trace context, written as 16 hex digits.
-type FrameID = frames.ID
-
-// ParseFrameID reads 16 hex digits.
-func ParseFrameID(s string) (FrameID, error) { return frames.Parse(s) }
 
 // Frame is one node of a request's call graph (G1): a tool call, a model
 // call or a delegation, with its parent. The stack of a frame is its chain of
