@@ -26,12 +26,6 @@ type Response struct {
 	Results   []*Result `json:"results"`
 }
 
-// Limits on a decoded envelope.
-const (
-	MaxEnvelopeBytes = batch.MaxEnvelopeBytes
-	MaxBatchCalls    = batch.MaxCalls
-)
-
 // DecodeEnvelope decodes and checks an envelope strictly: unknown fields,
 // trailing data, missing or duplicate call ids and oversized input are
 // errors that say what to fix.

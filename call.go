@@ -73,21 +73,6 @@ func (c *Call) Tags() []string {
 // Args returns the canonical arguments (nil before validate).
 func (c *Call) Args() json.RawMessage { return c.args }
 
-// Status is the outcome of a call in the envelope (R3).
-type Status = records.Status
-
-// Statuses.
-const (
-	StatusSuccess   = records.StatusSuccess
-	StatusError     = records.StatusError     // the tool ran and failed
-	StatusPending   = records.StatusPending   // waiting for approval
-	StatusRefused   = records.StatusRefused   // a guard refused it
-	StatusCancelled = records.StatusCancelled // stopped, cancelled or out of time
-)
-
-// Result is the outcome of one call (R3); see internal/records.
-type Result = records.Result
-
 // Call dispatches one tool call through the chain and returns its result,
 // never nil. The call nests under the frame in ctx (a model call, or the tool
 // call whose Func is running); ctx must carry a request (see Begin).

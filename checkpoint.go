@@ -8,20 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentreach/reach/internal/effects"
-	"github.com/agentreach/reach/internal/records"
 )
-
-// Checkpoint is the durable record of one tool call (C5), written before
-// it executes and again when it ends (see internal/records).
-type Checkpoint = records.Checkpoint
-
-// Checkpointer makes the call path durable: Executing before a call runs
-// (its error refuses the call), Ended when it ends (see internal/records).
-type Checkpointer = records.Checkpointer
-
-// RequestRecorder (Options.Requests) is told when a request begins, is
-// stopped and ends, and may refuse one (see internal/records).
-type RequestRecorder = records.RequestRecorder[*Request]
 
 // checkpoint (10): a durable "executing" record before the call runs, and
 // its end (with the undo it registered) after.

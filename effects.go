@@ -148,9 +148,6 @@ func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, r
 	return res.Data, nil
 }
 
-// Compensation reports one undo that ran.
-type Compensation = effects.Compensation
-
 // effectsStage (12): on the way back from execute, a successful write is
 // verified (S2) and its undo registered (S1); a failed or unverified write
 // compensates the request's earlier writes in reverse order. The calls of a

@@ -4,18 +4,7 @@ import (
 	"cmp"
 	"context"
 	"sync"
-
-	"github.com/agentreach/reach/internal/records"
 )
-
-// PastRequest is a request of an earlier run of the process, as a store
-// kept it (see internal/records): restored (Runtime.RestorePast, or
-// Options.History on a Lookup), it is listed and looked up like a request
-// of this run, but nothing runs in it any more.
-type PastRequest = records.PastRequest
-
-// PastFrame is a frame of a PastRequest.
-type PastFrame = records.PastFrame
 
 // past is what a restored request keeps of its PastRequest.
 type past struct {

@@ -8,10 +8,6 @@ import (
 	"github.com/agentreach/reach/internal/loops"
 )
 
-// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
-// *LoopOptions means the defaults.
-type LoopOptions = loops.Options
-
 // loopState is the loop detector of a request tree: the root request and its
 // sub-requests share one, so a livelock between agents is seen whole.
 type loopState struct {

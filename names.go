@@ -3,18 +3,26 @@ package reach
 import (
 	"context"
 
+	"github.com/agentreach/reach/internal/batch"
 	"github.com/agentreach/reach/internal/breaker"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/deadletter"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/frames"
+	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/loops"
+	"github.com/agentreach/reach/internal/ratelimit"
+	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
 	"github.com/agentreach/reach/internal/shape"
 	"github.com/agentreach/reach/internal/toolspec"
 )
 
-// The types of the call path that its rooms declare, by the names package
-// reach gives them: one type each, documented in its room (see
-// docs/ARCHITECTURE.md).
+// The types that package reach's rooms declare, by the names package reach
+// gives them: one type each, documented in its room (see
+// docs/ARCHITECTURE.md), named here, in one place.
 type (
 	// Error is the one shape of every refusal and failure (R10). The model
 	// sees it through [Error.ModelText]; programs see its fields. It
@@ -75,6 +83,119 @@ type (
 	// Shape says how a tool's results are shaped for the model (R9).
 	Shape = shape.Spec
 
+	// Status is the outcome of a call in the envelope (R3).
+	Status = records.Status
+
+	// Result is the outcome of one call (R3); see internal/records.
+	Result = records.Result
+
+	// Checkpoint is the durable record of one tool call (C5), written before
+	// it executes and again when it ends (see internal/records).
+	Checkpoint = records.Checkpoint
+
+	// Checkpointer makes the call path durable: Executing before a call runs
+	// (its error refuses the call), Ended when it ends (see internal/records).
+	Checkpointer = records.Checkpointer
+
+	// DeadLetterQueue keeps the dead letters: the compensations (undos) that
+	// failed after their retries, waiting for an operator to retry or dismiss
+	// them (S1). It is one queue (see internal/deadletter): the runtime adds an
+	// undo that failed to it, and operators' actions take from and settle it
+	// through the runtime (Runtime.RetryDeadLetter, Runtime.DismissDeadLetter)
+	// or DismissDeadLetter, whatever asks: the HTTP API or the CLI. The
+	// runtime's default keeps it in memory; internal/durable keeps it in a
+	// store, across restarts. Implementations must be safe for concurrent use.
+	DeadLetterQueue = deadletter.Queue
+
+	// DeadLetter is a compensation that failed after its retries: it waits for
+	// an operator to retry or dismiss it.
+	DeadLetter = deadletter.Letter
+
+	// DeadLetterState is where a dead letter is.
+	DeadLetterState = deadletter.State
+
+	// Compensation reports one undo that ran.
+	Compensation = effects.Compensation
+
+	// PastRequest is a request of an earlier run of the process, as a store
+	// kept it (see internal/records): restored (Runtime.RestorePast, or
+	// Options.History on a Lookup), it is listed and looked up like a request
+	// of this run, but nothing runs in it any more.
+	PastRequest = records.PastRequest
+
+	// PastFrame is a frame of a PastRequest.
+	PastFrame = records.PastFrame
+
+	// IdemClaim describes the call that claims an idempotency key.
+	IdemClaim = idempotency.Claim
+
+	// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
+	// *LoopOptions means the defaults.
+	LoopOptions = loops.Options
+
+	// Price is the cost of a model's tokens, per million.
+	Price = budget.Price
+
+	// RateLimit configures token buckets (R8; see internal/ratelimit). A zero
+	// rate means no limit.
+	RateLimit = ratelimit.Limits
+
+	// Event is what the Recorder is told about a frame when it ends, or of a
+	// stop or a breaker's change (see internal/records).
+	Event = records.Event
+
+	// Recorder receives an Event for every frame that ends, and stops (see
+	// internal/records). It must be safe for concurrent use and fast.
+	Recorder = records.Recorder
+
+	// Delegation describes a hand-off of a sub-task to another agent (C6; see
+	// internal/callgraph).
+	Delegation = callgraph.Delegation
+
+	// TokenUsage is what one model call consumed (see internal/budget).
+	TokenUsage = budget.TokenUsage
+
+	// Budget bounds one request (C2); see internal/budget. A zero field means
+	// no limit in that dimension.
+	Budget = budget.Budget
+
+	// Usage is what a request (with its sub-requests) has spent.
+	Usage = budget.Usage
+
+	// StopMode is how a request is stopped (C4).
+	StopMode = fault.StopMode
+
+	// Cause records why a request was stopped: who, why and when (C3).
+	Cause = fault.Cause
+
+	// StopError is the context cause of a stopped request: handlers that see
+	// ctx.Done() find it with context.Cause.
+	StopError = fault.StopError
+
+	// InterruptedError refuses work under the id of a request that a restart
+	// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
+	InterruptedError = fault.InterruptedError
+
+	// RequestOptions describe a new request (see internal/records). Every
+	// zero field has a default.
+	RequestOptions = records.RequestOptions
+
+	// RequestState is where a request is in its life (Request.State). Its
+	// values are stable names, as the API, the UI and the audit log show them.
+	RequestState = records.RequestState
+
+	// RequestJoiner is a RequestRecorder whose requests other runtimes may
+	// run too: Begin joins a request of an id that another runtime runs (see
+	// internal/records).
+	RequestJoiner = records.RequestJoiner
+
+	// Ancestor is a frame of a call's stack as another runtime needs it to
+	// check a call placed under it (see internal/callgraph).
+	Ancestor = callgraph.Ancestor
+
+	// AncestorKind is an ancestor's FrameKind, written by name in JSON.
+	AncestorKind = callgraph.AncestorKind
+
 	// Breaker is a circuit breaker (closed, open, half-open) over the calls
 	// to one thing: a tool, an upstream, a model endpoint (see
 	// internal/breaker). Get one with Runtime.Breaker; the runtime keeps
@@ -84,6 +205,23 @@ type (
 	// with exactly one of Succeeded, Failed or Abandoned. The zero Pass (a
 	// breaker that is off) reports nothing.
 	Pass = breaker.Pass[*Request]
+	// RequestRecorder (Options.Requests) is told when a request begins, is
+	// stopped and ends, and may refuse one (see internal/records).
+	RequestRecorder = records.RequestRecorder[*Request]
+	// IdempotencyStore records call results by idempotency key (R7; see
+	// internal/idempotency). The runtime claims a key before a call runs and
+	// completes it after.
+	IdempotencyStore = idempotency.Store[*Result]
+	// MemoryIdempotency is an in-memory IdempotencyStore whose records expire
+	// after a TTL. Safe for concurrent use.
+	MemoryIdempotency = idempotency.MemoryStore[*Result]
+	// RequestObserver is an optional interface of a Recorder: it is told when
+	// a request (or a sub-request) begins and when it ends (Request.End).
+	RequestObserver = records.Observer[*Request]
+	// Catalog is a runtime's registered tools (Options.Catalog; see
+	// internal/toolspec): made before the runtime, it is what the parts built
+	// around the runtime look tools up in. Make one with NewCatalog.
+	Catalog = toolspec.Catalog[*Request]
 	// tool is a registered, compiled Tool, with its breakers.
 	tool = toolspec.Compiled[*Request]
 )
@@ -154,6 +292,37 @@ const (
 	Refuse = callgraph.Refuse // the default: the call is refused
 	Warn   = callgraph.Warn   // the call runs; the violation is recorded and noted to the model
 	Allow  = callgraph.Allow  // the check is off
+
+	// Limits on a decoded envelope.
+	MaxEnvelopeBytes = batch.MaxEnvelopeBytes
+	MaxBatchCalls    = batch.MaxCalls
+
+	// Statuses.
+	StatusSuccess   = records.StatusSuccess
+	StatusError     = records.StatusError     // the tool ran and failed
+	StatusPending   = records.StatusPending   // waiting for approval
+	StatusRefused   = records.StatusRefused   // a guard refused it
+	StatusCancelled = records.StatusCancelled // stopped, cancelled or out of time
+
+	// The states of a dead letter.
+	DeadLetterOpen     = deadletter.Open     // waiting for an operator
+	DeadLetterTaken    = deadletter.Taken    // an operator's action holds it
+	DeadLetterRetried  = deadletter.Retried  // its undo ran again and succeeded
+	DeadLetterResolved = deadletter.Resolved // an operator settled it by hand
+
+	// Stop modes, in increasing force (see internal/fault).
+	Running = fault.Running
+	Soft    = fault.Soft    // starts nothing new; calls in flight finish and their results are kept
+	Cancel  = fault.Cancel  // cancels the contexts of calls in flight and starts nothing new
+	Isolate = fault.Isolate // Cancel, and every later call or late result is refused at once
+
+	// The states of a request.
+	RequestRunning        = records.RequestRunning
+	RequestStoppedSoft    = records.RequestStoppedSoft    // stopped: what is in flight finishes
+	RequestStoppedCancel  = records.RequestStoppedCancel  // stopped: what is in flight is cancelled
+	RequestStoppedIsolate = records.RequestStoppedIsolate // stopped: late results are refused too
+	RequestCompleted      = records.RequestCompleted      // ended
+	RequestInterrupted    = records.RequestInterrupted    // a restart cut it off (see RestoreInterrupted)
 )
 
 // Sentinels matched by errors.Is against an *Error of the matching Type.
@@ -163,6 +332,15 @@ var (
 	ErrToolFailed  = fault.ErrToolFailed  // calls whose tool ran and failed
 	ErrBudget      = fault.ErrBudget      // refusals and stops caused by an exhausted budget
 	ErrUnavailable = fault.ErrUnavailable // calls a circuit breaker failed at once (type unavailable)
+
+	// Errors of a DeadLetterQueue's Take.
+	ErrDeadLetterBusy = deadletter.ErrBusy
+	ErrNoDeadLetter   = deadletter.ErrNone
+	ErrDeadLetterID   = deadletter.ErrID
+
+	// ErrIdempotencyKeyReused is returned by IdempotencyStore.Claim for a key
+	// that was used for a call with other arguments.
+	ErrIdempotencyKeyReused = idempotency.ErrReused
 )
 
 // ParseFrameID reads 16 hex digits.

@@ -105,13 +105,6 @@ func Chain(h Handler, mw ...Middleware) Handler {
 	return h
 }
 
-// Price is the cost of a model's tokens, per million.
-type Price = budget.Price
-
-// RateLimit configures token buckets (R8; see internal/ratelimit). A zero
-// rate means no limit.
-type RateLimit = ratelimit.Limits
-
 // Decision is an authorization outcome.
 type Decision int
 
@@ -147,18 +140,6 @@ type Redactor interface {
 	Redact(b []byte) []byte
 	RedactString(s string) string
 }
-
-// Event is what the Recorder is told about a frame when it ends, or of a
-// stop or a breaker's change (see internal/records).
-type Event = records.Event
-
-// Recorder receives an Event for every frame that ends, and stops (see
-// internal/records). It must be safe for concurrent use and fast.
-type Recorder = records.Recorder
-
-// RequestObserver is an optional interface of a Recorder: it is told when
-// a request (or a sub-request) begins and when it ends (Request.End).
-type RequestObserver = records.Observer[*Request]
 
 // Recorders fans events out to several recorders, in order, and the news of
 // requests to those of them that are RequestObservers.
@@ -400,11 +381,6 @@ func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
 
 func (rt *Runtime) lookup(name string) *tool { return rt.tools.Get(name) }
 
-// Catalog is a runtime's registered tools (Options.Catalog; see
-// internal/toolspec): made before the runtime, it is what the parts built
-// around the runtime look tools up in. Make one with NewCatalog.
-type Catalog = toolspec.Catalog[*Request]
-
 // NewCatalog returns an empty catalog, for one runtime.
 func NewCatalog() *Catalog { return toolspec.NewCatalog[*Request]() }
 
@@ -579,10 +555,6 @@ func newFrameID() FrameID {
 	}
 }
 
-// Delegation describes a hand-off of a sub-task to another agent (C6; see
-// internal/callgraph).
-type Delegation = callgraph.Delegation
-
 // Delegate hands a sub-task to another agent: it records a delegate frame
 // under the frame in ctx and starts a sub-request whose budget is carved
 // from the parent's remaining budget (never a fresh default). Before that,
@@ -663,9 +635,6 @@ func lastText(r *Request) string {
 	}
 	return ""
 }
-
-// TokenUsage is what one model call consumed (see internal/budget).
-type TokenUsage = budget.TokenUsage
 
 // BeginModel opens a model frame under the frame in ctx: a turn of the
 // agent loop at the top of a request or a sub-request, or a nested model call

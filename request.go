@@ -9,44 +9,10 @@ import (
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
-	"github.com/agentreach/reach/internal/records"
-)
-
-// Budget bounds one request (C2); see internal/budget. A zero field means
-// no limit in that dimension.
-type Budget = budget.Budget
-
-// Usage is what a request (with its sub-requests) has spent.
-type Usage = budget.Usage
-
-// StopMode is how a request is stopped (C4).
-type StopMode = fault.StopMode
-
-// Stop modes, in increasing force (see internal/fault).
-const (
-	Running = fault.Running
-	Soft    = fault.Soft    // starts nothing new; calls in flight finish and their results are kept
-	Cancel  = fault.Cancel  // cancels the contexts of calls in flight and starts nothing new
-	Isolate = fault.Isolate // Cancel, and every later call or late result is refused at once
 )
 
 // ParseStopMode reads "soft", "cancel" or "isolate".
 func ParseStopMode(s string) (StopMode, error) { return fault.ParseStopMode(s) }
-
-// Cause records why a request was stopped: who, why and when (C3).
-type Cause = fault.Cause
-
-// StopError is the context cause of a stopped request: handlers that see
-// ctx.Done() find it with context.Cause.
-type StopError = fault.StopError
-
-// InterruptedError refuses work under the id of a request that a restart
-// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
-type InterruptedError = fault.InterruptedError
-
-// RequestOptions describe a new request (see internal/records). Every
-// zero field has a default.
-type RequestOptions = records.RequestOptions
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a
 // cancel token, and the frames of every model call, tool call and delegation
@@ -183,20 +149,6 @@ func (r *Request) Usage() Usage {
 // Remaining returns what is left of each limited dimension (zero fields are
 // unlimited, as in Budget).
 func (r *Request) Remaining() Budget { return budget.Remaining(r.meter.Limit, r.Usage()) }
-
-// RequestState is where a request is in its life (Request.State). Its
-// values are stable names, as the API, the UI and the audit log show them.
-type RequestState = records.RequestState
-
-// The states of a request.
-const (
-	RequestRunning        = records.RequestRunning
-	RequestStoppedSoft    = records.RequestStoppedSoft    // stopped: what is in flight finishes
-	RequestStoppedCancel  = records.RequestStoppedCancel  // stopped: what is in flight is cancelled
-	RequestStoppedIsolate = records.RequestStoppedIsolate // stopped: late results are refused too
-	RequestCompleted      = records.RequestCompleted      // ended
-	RequestInterrupted    = records.RequestInterrupted    // a restart cut it off (see RestoreInterrupted)
-)
 
 // State returns where the request is: running, stopped in a mode,
 // completed once ended, or interrupted by a restart.

@@ -3,9 +3,6 @@ package reach
 import (
 	"errors"
 	"time"
-
-	"github.com/agentreach/reach/internal/callgraph"
-	"github.com/agentreach/reach/internal/records"
 )
 
 // What a runtime needs to share its requests with other runtimes that keep
@@ -13,11 +10,6 @@ import (
 // a request begun by one is joined by another as it was begun, a stop
 // recorded elsewhere is applied here, and a call placed under a frame of
 // another runtime sees that frame's ancestors.
-
-// RequestJoiner is a RequestRecorder whose requests other runtimes may
-// run too: Begin joins a request of an id that another runtime runs (see
-// internal/records).
-type RequestJoiner = records.RequestJoiner
 
 // StopWith stops the request with a cause recorded elsewhere (another
 // runtime's stop of it, read from the store it shares): as Stop, but the
@@ -32,13 +24,6 @@ func (r *Request) StopWith(c Cause) {
 	}
 	r.stop(c)
 }
-
-// Ancestor is a frame of a call's stack as another runtime needs it to
-// check a call placed under it (see internal/callgraph).
-type Ancestor = callgraph.Ancestor
-
-// AncestorKind is an ancestor's FrameKind, written by name in JSON.
-type AncestorKind = callgraph.AncestorKind
 
 // Ancestry returns f and its ancestors, innermost first, as another
 // runtime needs them (AdoptAncestry).
