@@ -32,6 +32,16 @@ type (
 	Error = fault.Error
 	// FieldError is one invalid argument: where, what is wrong, how to fix it.
 	FieldError = fault.FieldError
+	// StopMode is how a request is stopped (C4).
+	StopMode = fault.StopMode
+	// Cause records why a request was stopped: who, why and when (C3).
+	Cause = fault.Cause
+	// StopError is the context cause of a stopped request: handlers that see
+	// ctx.Done() find it with context.Cause.
+	StopError = fault.StopError
+	// InterruptedError refuses work under the id of a request that a restart
+	// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
+	InterruptedError = fault.InterruptedError
 
 	// FrameKind says what a frame is.
 	FrameKind = frames.Kind
@@ -40,18 +50,40 @@ type (
 	// FrameID identifies a frame. It is also the span id of the frame's
 	// span in W3C trace context, written as 16 hex digits.
 	FrameID = frames.ID
+	// Status is the outcome of a call in the envelope (R3).
+	Status = records.Status
+	// Result is the outcome of one call (R3); see internal/records.
+	Result = records.Result
+	// Event is what the Recorder is told about a frame when it ends, or of a
+	// stop or a breaker's change (see internal/records).
+	Event = records.Event
+	// Checkpoint is the durable record of one tool call (C5), written before
+	// it executes and again when it ends (see internal/records).
+	Checkpoint = records.Checkpoint
+	// PastRequest is a request of an earlier run of the process, as a store
+	// kept it (see internal/records): restored (Runtime.RestorePast, or
+	// Options.History on a Lookup), it is listed and looked up like a request
+	// of this run, but nothing runs in it any more.
+	PastRequest = records.PastRequest
+	// PastFrame is a frame of a PastRequest.
+	PastFrame = records.PastFrame
 
-	// BreakerPolicy configures a circuit breaker (see internal/breaker): a
-	// zero field takes the runtime's default (Options.Breaker), and where
-	// that is zero too, the default its comment states.
-	BreakerPolicy = breaker.Policy
-	// BreakerState is the state of a circuit breaker.
-	BreakerState = breaker.State
-	// BreakerStatus is a breaker as /healthz, /metrics and the UI show it.
-	BreakerStatus = breaker.Status
-	// BreakerChange is a breaker's change of state, as the Recorder is
-	// told (Event.Breaker) and the audit log keeps it.
-	BreakerChange = breaker.Change
+	// Budget bounds one request (C2); see internal/budget. A zero field means
+	// no limit in that dimension.
+	Budget = budget.Budget
+	// Usage is what a request (with its sub-requests) has spent.
+	Usage = budget.Usage
+	// Price is the cost of a model's tokens, per million.
+	Price = budget.Price
+	// TokenUsage is what one model call consumed (see internal/budget).
+	TokenUsage = budget.TokenUsage
+	// RateLimit configures token buckets (R8; see internal/ratelimit). A zero
+	// rate means no limit.
+	RateLimit = ratelimit.Limits
+	// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
+	// *LoopOptions means the defaults.
+	LoopOptions = loops.Options
+
 	// Tool is one callable tool and its contract (R1; see
 	// internal/toolspec). Only Name and Func are required; every zero
 	// field has a default.
@@ -82,21 +114,47 @@ type (
 	RetryPolicy = retry.Policy
 	// Shape says how a tool's results are shaped for the model (R9).
 	Shape = shape.Spec
+	// Delegation describes a hand-off of a sub-task to another agent (C6; see
+	// internal/callgraph).
+	Delegation = callgraph.Delegation
+	// Compensation reports one undo that ran.
+	Compensation = effects.Compensation
 
-	// Status is the outcome of a call in the envelope (R3).
-	Status = records.Status
+	// BreakerPolicy configures a circuit breaker (see internal/breaker): a
+	// zero field takes the runtime's default (Options.Breaker), and where
+	// that is zero too, the default its comment states.
+	BreakerPolicy = breaker.Policy
+	// BreakerState is the state of a circuit breaker.
+	BreakerState = breaker.State
+	// BreakerStatus is a breaker as /healthz, /metrics and the UI show it.
+	BreakerStatus = breaker.Status
+	// BreakerChange is a breaker's change of state, as the Recorder is
+	// told (Event.Breaker) and the audit log keeps it.
+	BreakerChange = breaker.Change
 
-	// Result is the outcome of one call (R3); see internal/records.
-	Result = records.Result
-
-	// Checkpoint is the durable record of one tool call (C5), written before
-	// it executes and again when it ends (see internal/records).
-	Checkpoint = records.Checkpoint
-
+	// RequestOptions describe a new request (see internal/records). Every
+	// zero field has a default.
+	RequestOptions = records.RequestOptions
+	// RequestState is where a request is in its life (Request.State). Its
+	// values are stable names, as the API, the UI and the audit log show them.
+	RequestState = records.RequestState
+	// Recorder receives an Event for every frame that ends, and stops (see
+	// internal/records). It must be safe for concurrent use and fast.
+	Recorder = records.Recorder
 	// Checkpointer makes the call path durable: Executing before a call runs
 	// (its error refuses the call), Ended when it ends (see internal/records).
 	Checkpointer = records.Checkpointer
-
+	// RequestJoiner is a RequestRecorder whose requests other runtimes may
+	// run too: Begin joins a request of an id that another runtime runs (see
+	// internal/records).
+	RequestJoiner = records.RequestJoiner
+	// Ancestor is a frame of a call's stack as another runtime needs it to
+	// check a call placed under it (see internal/callgraph).
+	Ancestor = callgraph.Ancestor
+	// AncestorKind is an ancestor's FrameKind, written by name in JSON.
+	AncestorKind = callgraph.AncestorKind
+	// IdemClaim describes the call that claims an idempotency key.
+	IdemClaim = idempotency.Claim
 	// DeadLetterQueue keeps the dead letters: the compensations (undos) that
 	// failed after their retries, waiting for an operator to retry or dismiss
 	// them (S1). It is one queue (see internal/deadletter): the runtime adds an
@@ -106,95 +164,11 @@ type (
 	// runtime's default keeps it in memory; internal/durable keeps it in a
 	// store, across restarts. Implementations must be safe for concurrent use.
 	DeadLetterQueue = deadletter.Queue
-
 	// DeadLetter is a compensation that failed after its retries: it waits for
 	// an operator to retry or dismiss it.
 	DeadLetter = deadletter.Letter
-
 	// DeadLetterState is where a dead letter is.
 	DeadLetterState = deadletter.State
-
-	// Compensation reports one undo that ran.
-	Compensation = effects.Compensation
-
-	// PastRequest is a request of an earlier run of the process, as a store
-	// kept it (see internal/records): restored (Runtime.RestorePast, or
-	// Options.History on a Lookup), it is listed and looked up like a request
-	// of this run, but nothing runs in it any more.
-	PastRequest = records.PastRequest
-
-	// PastFrame is a frame of a PastRequest.
-	PastFrame = records.PastFrame
-
-	// IdemClaim describes the call that claims an idempotency key.
-	IdemClaim = idempotency.Claim
-
-	// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
-	// *LoopOptions means the defaults.
-	LoopOptions = loops.Options
-
-	// Price is the cost of a model's tokens, per million.
-	Price = budget.Price
-
-	// RateLimit configures token buckets (R8; see internal/ratelimit). A zero
-	// rate means no limit.
-	RateLimit = ratelimit.Limits
-
-	// Event is what the Recorder is told about a frame when it ends, or of a
-	// stop or a breaker's change (see internal/records).
-	Event = records.Event
-
-	// Recorder receives an Event for every frame that ends, and stops (see
-	// internal/records). It must be safe for concurrent use and fast.
-	Recorder = records.Recorder
-
-	// Delegation describes a hand-off of a sub-task to another agent (C6; see
-	// internal/callgraph).
-	Delegation = callgraph.Delegation
-
-	// TokenUsage is what one model call consumed (see internal/budget).
-	TokenUsage = budget.TokenUsage
-
-	// Budget bounds one request (C2); see internal/budget. A zero field means
-	// no limit in that dimension.
-	Budget = budget.Budget
-
-	// Usage is what a request (with its sub-requests) has spent.
-	Usage = budget.Usage
-
-	// StopMode is how a request is stopped (C4).
-	StopMode = fault.StopMode
-
-	// Cause records why a request was stopped: who, why and when (C3).
-	Cause = fault.Cause
-
-	// StopError is the context cause of a stopped request: handlers that see
-	// ctx.Done() find it with context.Cause.
-	StopError = fault.StopError
-
-	// InterruptedError refuses work under the id of a request that a restart
-	// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
-	InterruptedError = fault.InterruptedError
-
-	// RequestOptions describe a new request (see internal/records). Every
-	// zero field has a default.
-	RequestOptions = records.RequestOptions
-
-	// RequestState is where a request is in its life (Request.State). Its
-	// values are stable names, as the API, the UI and the audit log show them.
-	RequestState = records.RequestState
-
-	// RequestJoiner is a RequestRecorder whose requests other runtimes may
-	// run too: Begin joins a request of an id that another runtime runs (see
-	// internal/records).
-	RequestJoiner = records.RequestJoiner
-
-	// Ancestor is a frame of a call's stack as another runtime needs it to
-	// check a call placed under it (see internal/callgraph).
-	Ancestor = callgraph.Ancestor
-
-	// AncestorKind is an ancestor's FrameKind, written by name in JSON.
-	AncestorKind = callgraph.AncestorKind
 
 	// Breaker is a circuit breaker (closed, open, half-open) over the calls
 	// to one thing: a tool, an upstream, a model endpoint (see
