@@ -9,6 +9,7 @@ import (
 	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/loops"
 )
 
 // ParseStopMode reads "soft", "cancel" or "isolate".
@@ -51,7 +52,7 @@ type Request struct {
 	dropped  int
 	children []*Request
 
-	loops loopState    // used on the root request only
+	loops loops.Lazy   // the loop detector of the tree: used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
 	saga  effects.Saga // this request's registered undos
 	// undoing marks a request the runtime begins to run undos: a
