@@ -17,7 +17,9 @@
 // any of them. The engines have packages of their own, so that each stays
 // readable and none pulls the other's driver into its tests:
 // internal/store/sqlite, the embedded default, and internal/store/postgres,
-// for several instances on one PostgreSQL database (store: postgres://...).
+// for several instances on one PostgreSQL database (store: postgres://...),
+// each an adapter under internal/store/sqlcore, which implements their
+// operations and their group-commit writer once.
 // All three pass the same contract tests, internal/store/storetest, each
 // run by the package of its implementation.
 //

@@ -6,6 +6,10 @@
 //	if err != nil { ... }
 //	defer st.Close()
 //
+// The operations and the group-commit writer are internal/store/sqlcore's,
+// the same as SQLite's; this package is the engine under them (a batch
+// sent as one pipeline, the SQL where PostgreSQL's differs: functions of
+// the schema and CTEs that do in one statement what SQLite does in two).
 // Open migrates the schema (versioned steps under an advisory lock, so
 // that instances starting together migrate once) unless Options.NoMigrate.
 // Besides the store.Store, it keeps what the instances share and

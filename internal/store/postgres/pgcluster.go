@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 // What several instances on one PostgreSQL store share beyond the Store
@@ -43,7 +44,7 @@ type Life struct {
 // Heartbeat records that owner (a life of instance name, started then) is
 // alive now, by the server's clock.
 func (p *Store) Heartbeat(ctx context.Context, owner, name string, started time.Time) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	_, err := p.pool.Exec(ctx, `INSERT INTO instances (owner, name, started, seen) VALUES ($1, $2, $3, reach_now())
@@ -57,7 +58,7 @@ func (p *Store) Heartbeat(ctx context.Context, owner, name string, started time.
 // Lives returns every life that heartbeated, and whether it did within
 // ttl, by the server's clock.
 func (p *Store) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT owner, name, started, seen, seen >= reach_now() - $1 FROM instances ORDER BY owner`,
@@ -85,7 +86,7 @@ func (p *Store) Lives(ctx context.Context, ttl time.Duration) ([]Life, error) {
 // Depart forgets owner: a life that stops cleanly says so, and is not
 // waited for as if it had died.
 func (p *Store) Depart(ctx context.Context, owner string) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1`, owner); err != nil {
@@ -97,7 +98,7 @@ func (p *Store) Depart(ctx context.Context, owner string) error {
 // Forget forgets a dead life once its work was recovered: only if it
 // still has not heartbeated within ttl.
 func (p *Store) Forget(ctx context.Context, owner string, ttl time.Duration) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM instances WHERE owner = $1 AND seen < reach_now() - $2`, owner, int64(ttl)); err != nil {
@@ -129,7 +130,7 @@ const (
 // is written, and only who it belongs to is returned. ttl is how recent a
 // heartbeat makes an instance alive.
 func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, "", store.ErrClosed
 	}
 	var roles, attrs []byte
@@ -145,8 +146,8 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 	var started int64
 	err := p.pool.QueryRow(ctx, `SELECT o_outcome, o_principal, o_tenant, o_roles, o_attrs, o_trace, o_scene, o_agent, o_state,
 	o_budget, o_cause, o_started FROM reach_join($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, pgNull(roles), pgNull(attrs), r.Trace, r.Scene, r.Agent,
-		pgNull(r.Budget), store.UnixNano(r.Started)).
+		r.ID, owner, int64(ttl), r.Parent, r.Principal, r.Tenant, dialect.Text(roles), dialect.Text(attrs), r.Trace, r.Scene, r.Agent,
+		dialect.Text(r.Budget), store.UnixNano(r.Started)).
 		Scan(&outcome, &out.Principal, &out.Tenant, &oroles, &oattrs, &out.Trace, &out.Scene, &out.Agent, &out.State, &budget,
 			&cause, &started)
 	if err != nil {
@@ -158,7 +159,7 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 	if len(oattrs) > 0 {
 		json.Unmarshal(oattrs, &out.Attrs)
 	}
-	out.Budget, out.Cause, out.Started = emptyNil(budget), emptyNil(cause), store.FromUnixNano(started)
+	out.Budget, out.Cause, out.Started = sqlcore.EmptyNil(budget), sqlcore.EmptyNil(cause), store.FromUnixNano(started)
 	return out, JoinOutcome(outcome), nil
 }
 
@@ -167,12 +168,12 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 // stored before stays, and its cause), with usage, and LeaveRequest
 // reports true.
 func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return false, store.ErrClosed
 	}
 	var last bool
 	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
-		id, owner, int64(ttl), state, pgNull(usage), pgNull(cause), store.UnixNano(ended)).Scan(&last)
+		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended)).Scan(&last)
 	if err != nil {
 		return false, fmt.Errorf("leaving request %s: %w", id, err)
 	}
@@ -185,11 +186,11 @@ func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Dur
 // every Admit after it refuses the request's steps, before StopRequest
 // returns. It reports whether it changed the stored stop.
 func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []byte) (bool, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return false, store.ErrClosed
 	}
 	var changed bool
-	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, pgNull(cause), time.Now().UnixNano()).
+	if err := p.pool.QueryRow(ctx, `SELECT reach_stop($1, $2, $3, $4)`, id, mode, dialect.Text(cause), time.Now().UnixNano()).
 		Scan(&changed); err != nil {
 		return false, fmt.Errorf("stopping request %s: %w", id, err)
 	}
@@ -203,7 +204,7 @@ func (p *Store) StopRequest(ctx context.Context, id string, mode int, cause []by
 // such a request instead). It reports false for an id the store does not
 // know.
 func (p *Store) SettleRequest(ctx context.Context, id string) (bool, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return false, store.ErrClosed
 	}
 	var found bool
@@ -235,7 +236,7 @@ type StopRecord struct {
 // written after since: what an instance that was cut off from the
 // notifications may have missed.
 func (p *Store) Stops(ctx context.Context, since time.Time) ([]StopRecord, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, store.ErrClosed
 	}
 	rows, err := p.pool.Query(ctx, `SELECT id, stop, state, cause, updated FROM requests WHERE stop > 0 AND updated > $1 ORDER BY updated`,
@@ -251,7 +252,7 @@ func (p *Store) Stops(ctx context.Context, since time.Time) ([]StopRecord, error
 		if err := rows.Scan(&s.Request, &s.Mode, &s.State, &s.Cause, &updated); err != nil {
 			return nil, fmt.Errorf("reading stops: %w", err)
 		}
-		s.Cause, s.Updated = emptyNil(s.Cause), store.FromUnixNano(updated)
+		s.Cause, s.Updated = sqlcore.EmptyNil(s.Cause), store.FromUnixNano(updated)
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
@@ -284,7 +285,7 @@ type Admission struct {
 // debits d from each, durably. Two instances admitting steps of one
 // request never pass its caps together.
 func (p *Store) Admit(ctx context.Context, ids []string, d store.Spend, caps []store.Spend) (Admission, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return Admission{}, store.ErrClosed
 	}
 	if len(ids) == 0 || len(caps) != len(ids) {
@@ -305,7 +306,7 @@ func (p *Store) Admit(ctx context.Context, ids []string, d store.Spend, caps []s
 	if a.Over > 0 {
 		a.Over-- // 1-based in SQL
 	}
-	a.Cause = emptyNil(cause)
+	a.Cause = sqlcore.EmptyNil(cause)
 	return a, nil
 }
 
@@ -314,10 +315,10 @@ func (p *Store) Admit(ctx context.Context, ids []string, d store.Spend, caps []s
 // instance needs to see its ancestors. An error matching ErrNotFound says
 // there is none.
 func (p *Store) FindFrame(ctx context.Context, id string) (*store.Frame, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, store.ErrClosed
 	}
-	fs, err := p.queryFrames(ctx, `frame = $1`, id)
+	fs, err := p.QueryFrames(ctx, `frame = $1`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -330,10 +331,10 @@ func (p *Store) FindFrame(ctx context.Context, id string) (*store.Frame, error) 
 // OpenFramesOf returns the checkpoints still open that owners wrote:
 // after they died, the calls that may have run.
 func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Frame, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, store.ErrClosed
 	}
-	return p.queryFrames(ctx, `owner = ANY($1) AND state NOT IN ('completed', 'failed', 'refused', 'cancelled')`, owners)
+	return p.QueryFrames(ctx, `owner = ANY($1) AND state NOT IN ('completed', 'failed', 'refused', 'cancelled')`, owners)
 }
 
 // ClaimOrphans claims up to n requests that run (or were stopped and have
@@ -345,7 +346,7 @@ func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Fra
 // owner dies too, it is an orphan again). It returns their ids, roots
 // first.
 func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duration, n int) ([]string, error) {
-	if p.closed.Load() {
+	if p.Closed() {
 		return nil, store.ErrClosed
 	}
 	var ids []string
@@ -395,7 +396,7 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 // Release drops owner's part in request id without ending it (a
 // recovery that stored the request's final state itself).
 func (p *Store) Release(ctx context.Context, id, owner string) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	if _, err := p.pool.Exec(ctx, `DELETE FROM replicas WHERE request = $1 AND owner = $2`, id, owner); err != nil {
@@ -424,7 +425,7 @@ type listener struct {
 // what it may have missed while it was cut off (Stops). A lost connection
 // is made again, with a backoff up to 2s. Watch may be called once.
 func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	if p.lis.started {
@@ -501,7 +502,7 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // connection is made again, and the lock taken again; if another process
 // took the name meanwhile, NameLost is closed.
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
-	if p.closed.Load() {
+	if p.Closed() {
 		return store.ErrClosed
 	}
 	conn, err := p.lockName(ctx, name)

@@ -271,40 +271,7 @@ END $$;
 -- not orphaned: some instance that runs it is alive) is joined, and
 -- returned as it was begun; one that ended is begun again (its ledger
 -- starts over); a stopped or interrupted one is final, and returned so.
-CREATE FUNCTION reach_join(p_id TEXT, p_owner TEXT, p_ttl BIGINT, p_parent TEXT, p_principal TEXT, p_tenant TEXT,
-	p_roles TEXT, p_attrs TEXT, p_trace TEXT, p_scene TEXT, p_agent TEXT, p_budget TEXT, p_started BIGINT)
-RETURNS TABLE (o_outcome TEXT, o_principal TEXT, o_tenant TEXT, o_roles TEXT, o_attrs TEXT, o_trace TEXT, o_scene TEXT,
-	o_agent TEXT, o_state TEXT, o_budget TEXT, o_cause TEXT, o_started BIGINT)
-LANGUAGE plpgsql AS $$
-DECLARE
-	r requests%ROWTYPE;
-BEGIN
-	PERFORM reach_lock_ledgers(ARRAY[p_id]);
-	SELECT * INTO r FROM requests WHERE id = p_id FOR UPDATE;
-	IF FOUND AND (r.state = 'interrupted' OR r.state = 'stopped' OR r.stop > 0) THEN
-		RETURN QUERY SELECT 'final', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, r.state, r.budget,
-			r.cause, r.started;
-		RETURN;
-	END IF;
-	IF FOUND AND r.state = 'running' AND EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner
-		WHERE x.request = p_id AND i.seen >= reach_now() - p_ttl) THEN
-		INSERT INTO replicas (request, owner) VALUES (p_id, p_owner) ON CONFLICT DO NOTHING;
-		RETURN QUERY SELECT 'joined', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, r.state, r.budget,
-			r.cause, r.started;
-		RETURN;
-	END IF;
-	INSERT INTO requests (id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, started, updated)
-	VALUES (p_id, p_parent, p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running', p_budget, p_started, p_started)
-	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
-		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene, agent = excluded.agent,
-		state = 'running', budget = excluded.budget, usage = NULL, cause = NULL, started = excluded.started, ended = 0,
-		updated = excluded.updated, stop = 0;
-	UPDATE ledger SET turns = 0, tool_calls = 0, tokens = 0, cost = 0 WHERE request = p_id;
-	DELETE FROM replicas WHERE request = p_id;
-	INSERT INTO replicas (request, owner) VALUES (p_id, p_owner);
-	RETURN QUERY SELECT 'begun', p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running'::TEXT, p_budget,
-		NULL::TEXT, p_started;
-END $$;
+CREATE FUNCTION ` + reachJoinHead + reachJoinRest + `
 
 -- An instance leaves a request it joined: the last one to leave (the
 -- others gone, or dead) ends it, with what it says (ended, or stopped
@@ -411,7 +378,33 @@ func init() {
 -- the request's replicas (one left behind kept the request running after
 -- its owner ended it, and had a later recovery undo its finished writes).
 -- Whoever it belongs to, whatever its state, its id is not taken over.
-CREATE OR REPLACE FUNCTION reach_join(p_id TEXT, p_owner TEXT, p_ttl BIGINT, p_parent TEXT, p_principal TEXT, p_tenant TEXT,
+CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinRest + `
+`})
+}
+
+func init() {
+	pgMigrations = append(pgMigrations, migration{5, "requests ended by their client", `
+-- A request its client ended (POST /v1/requests/{id}/end): its sagas are
+-- settled. Every instance ends its part (pg_notify 'end:<id>'), and a
+-- recovery never undoes its calls, even when an instance that ran some of
+-- them died before it ended its part. settled is the start of the request
+-- so ended (0: not ended by its client): a request begun again under the
+-- same id (reach_join) has another start, and is not settled.
+ALTER TABLE requests ADD COLUMN settled BIGINT NOT NULL DEFAULT 0;
+`})
+}
+
+// migration is one step of the schema.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// reach_join as schema 2 created it, and what schema 4 adds to it (see
+// there): the head, up to the lock of the request's row, then the rest.
+const (
+	reachJoinHead = `reach_join(p_id TEXT, p_owner TEXT, p_ttl BIGINT, p_parent TEXT, p_principal TEXT, p_tenant TEXT,
 	p_roles TEXT, p_attrs TEXT, p_trace TEXT, p_scene TEXT, p_agent TEXT, p_budget TEXT, p_started BIGINT)
 RETURNS TABLE (o_outcome TEXT, o_principal TEXT, o_tenant TEXT, o_roles TEXT, o_attrs TEXT, o_trace TEXT, o_scene TEXT,
 	o_agent TEXT, o_state TEXT, o_budget TEXT, o_cause TEXT, o_started BIGINT)
@@ -421,12 +414,14 @@ DECLARE
 BEGIN
 	PERFORM reach_lock_ledgers(ARRAY[p_id]);
 	SELECT * INTO r FROM requests WHERE id = p_id FOR UPDATE;
-	IF FOUND AND (r.principal <> p_principal OR r.tenant <> p_tenant) THEN
+`
+	reachJoinForeign = `	IF FOUND AND (r.principal <> p_principal OR r.tenant <> p_tenant) THEN
 		RETURN QUERY SELECT 'foreign', r.principal, r.tenant, NULL::TEXT, NULL::TEXT, ''::TEXT, ''::TEXT, ''::TEXT, ''::TEXT,
 			NULL::TEXT, NULL::TEXT, 0::BIGINT;
 		RETURN;
 	END IF;
-	IF FOUND AND (r.state = 'interrupted' OR r.state = 'stopped' OR r.stop > 0) THEN
+`
+	reachJoinRest = `	IF FOUND AND (r.state = 'interrupted' OR r.state = 'stopped' OR r.stop > 0) THEN
 		RETURN QUERY SELECT 'final', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, r.state, r.budget,
 			r.cause, r.started;
 		RETURN;
@@ -449,25 +444,5 @@ BEGIN
 	INSERT INTO replicas (request, owner) VALUES (p_id, p_owner);
 	RETURN QUERY SELECT 'begun', p_principal, p_tenant, p_roles, p_attrs, p_trace, p_scene, p_agent, 'running'::TEXT, p_budget,
 		NULL::TEXT, p_started;
-END $$;
-`})
-}
-
-func init() {
-	pgMigrations = append(pgMigrations, migration{5, "requests ended by their client", `
--- A request its client ended (POST /v1/requests/{id}/end): its sagas are
--- settled. Every instance ends its part (pg_notify 'end:<id>'), and a
--- recovery never undoes its calls, even when an instance that ran some of
--- them died before it ended its part. settled is the start of the request
--- so ended (0: not ended by its client): a request begun again under the
--- same id (reach_join) has another start, and is not settled.
-ALTER TABLE requests ADD COLUMN settled BIGINT NOT NULL DEFAULT 0;
-`})
-}
-
-// migration is one step of the schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+END $$;`
+)

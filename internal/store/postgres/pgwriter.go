@@ -2,22 +2,20 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
-// The PostgreSQL store writes as SQLite's does (internal/store/sqlite): one goroutine
-// takes every write queued, and commits them together. Each write is one
+// The PostgreSQL store writes through the writer of internal/store/sqlcore,
+// as SQLite's does: one goroutine takes every write queued, and commits
+// them together. This file is the engine under it. Each write is one
 // statement (a function of the schema where it needs more than one step),
-// so the batch is sent as one pipeline: the statements and one Sync, which
+// so a batch is sent as one pipeline: the statements and one Sync, which
 // PostgreSQL runs as one implicit transaction, committed at the Sync, in
 // one round trip. A batch that holds the claim of a checkpointed call is an
 // explicit transaction instead: the claims are answered when their round
@@ -26,251 +24,135 @@ import (
 // the call waits for one commit that holds both. Statements are prepared
 // once per connection (pgx's statement cache).
 
-// pgWrite is one unit of work for the writer.
-type pgWrite struct {
-	// queue adds the write's statement to the round, with the callback
-	// that reads its result. It may instead set w.err and add nothing.
-	queue func(b *pgRound, w *pgWrite)
-	after func(committed bool)
-	done  chan error // nil for a queued write, whose failure is logged
-	what  string
-	err   error
+// engine is the Store as sqlcore.Engine.
+type engine struct{ p *Store }
 
-	// As write's: a claim of a checkpointed call (decided, answer, pair),
-	// and a checkpoint (pairs).
-	decided  chan struct{}
-	answer   func(err error)
-	answered bool
-	pair     string
-	claimed  bool
-	told     bool
-	pairs    string
+// Begin implements sqlcore.Engine: a connection of the pool, for one
+// round (and an explicit transaction if asked).
+func (e engine) Begin(explicit bool) (sqlcore.Tx, error) {
+	p := e.p
+	ctx, cancel := context.WithTimeout(context.Background(), p.o.WriteTimeout)
+	conn, err := p.pool.Acquire(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", p.where, err)
+	}
+	r := &round{p: p, ctx: ctx, cancel: cancel, conn: conn, explicit: explicit}
+	if explicit {
+		r.control("BEGIN")
+	}
+	return r, nil
 }
 
-// pgRound is one pipeline sent to the server.
-type pgRound struct {
-	b     pgx.Batch
-	items []pgItem
+// Sequential implements sqlcore.Engine: statements are sent together.
+func (engine) Sequential() bool { return false }
+
+// Resend implements sqlcore.Engine: a connection that failed before
+// anything was sent is replaced, and the batch sent again.
+func (engine) Resend(err error) bool { return pgconn.SafeToRetry(err) }
+
+// round is the pipeline of one batch: the statements added since the last
+// Flush, on the batch's connection.
+type round struct {
+	p        *Store
+	ctx      context.Context
+	cancel   context.CancelFunc
+	conn     *pgxpool.Conn
+	explicit bool
+	b        pgx.Batch
+	items    []item
+	reading  bool // the results of a round are read: nothing may be added
 }
 
-// pgItem reads the result of one statement of a round: w's (nil for BEGIN
+// item reads the result of one statement of a round: w's (nil for BEGIN
 // and COMMIT), by exec (rows affected) or rows.
-type pgItem struct {
-	w    *pgWrite
+type item struct {
+	w    *sqlcore.Write
 	exec func(n int64) error
-	rows func(rows pgx.Rows) error
+	rows func(rows sqlcore.Rows) error
 }
 
-// exec queues a statement whose rows affected fn reads (fn may be nil).
-func (r *pgRound) exec(w *pgWrite, sql string, args []any, fn func(n int64) error) {
-	r.b.Queue(sql, args...)
+// Has implements sqlcore.Batch.
+func (r *round) Has(id sqlcore.Stmt) bool { return statementSQL[id] != "" }
+
+// add queues statement id, unless the engine has none.
+func (r *round) add(w *sqlcore.Write, id sqlcore.Stmt, args []any, it item) {
+	if !r.Has(id) {
+		return
+	}
+	if r.reading {
+		// The engine's statements answer in one: sqlcore adds a second one
+		// only where a first has none (see sqlcore.Engine.Sequential).
+		w.Fail(fmt.Errorf("statement %d follows another's result, which PostgreSQL's pipeline cannot do", id))
+		return
+	}
+	r.b.Queue(statementSQL[id], args...)
+	r.items = append(r.items, it)
+}
+
+// Exec implements sqlcore.Batch.
+func (r *round) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n int64) error) {
 	if fn == nil {
 		fn = func(int64) error { return nil }
 	}
-	r.items = append(r.items, pgItem{w: w, exec: fn})
+	r.add(w, id, args, item{w: w, exec: fn})
 }
 
-// query queues a statement whose rows fn reads.
-func (r *pgRound) query(w *pgWrite, sql string, args []any, fn func(rows pgx.Rows) error) {
-	r.b.Queue(sql, args...)
-	r.items = append(r.items, pgItem{w: w, rows: fn})
+// Query implements sqlcore.Batch.
+func (r *round) Query(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(rows sqlcore.Rows) error) {
+	r.add(w, id, args, item{w: w, rows: fn})
 }
 
 // control queues BEGIN or COMMIT.
-func (r *pgRound) control(sql string) {
+func (r *round) control(sql string) {
 	r.b.Queue(sql)
-	r.items = append(r.items, pgItem{exec: func(int64) error { return nil }})
+	r.items = append(r.items, item{exec: func(int64) error { return nil }})
 }
 
-// do queues w and waits for its outcome.
-func (p *Store) do(ctx context.Context, w *pgWrite) error {
-	w.done = make(chan error, 1)
-	if err := p.send(w); err != nil {
-		return err
+// Flush implements sqlcore.Tx: it sends the round.
+func (r *round) Flush() (*sqlcore.Write, error) {
+	at, err := r.run()
+	r.b, r.items = pgx.Batch{}, nil
+	if err != nil {
+		return at, fmt.Errorf("writing to PostgreSQL at %s: %w", r.p.where, err)
 	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return nil, nil
 }
 
-// queue queues w and returns at once; a failure is logged.
-func (p *Store) queue(w *pgWrite) {
-	if err := p.send(w); err != nil {
-		p.log.Error("store: a queued write was not written", "write", w.what, "err", err)
+// Commit implements sqlcore.Tx: what is left, with the COMMIT of an
+// explicit transaction (an implicit one committed at its round's Sync).
+func (r *round) Commit() (*sqlcore.Write, error) {
+	if r.explicit {
+		r.control("COMMIT")
 	}
+	at, err := r.Flush()
+	if err == nil {
+		r.Rollback() // nothing to roll back: the connection goes back to the pool
+	}
+	return at, err
 }
 
-// send hands w to the writer, waiting for room in the queue.
-func (p *Store) send(w *pgWrite) error {
-	p.qMu.RLock()
-	defer p.qMu.RUnlock()
-	if p.qClosed {
-		return store.ErrClosed
-	}
-	p.q <- w
-	return nil
-}
-
-// writer takes what is queued, commits it as one batch, and answers.
-func (p *Store) writer() {
-	defer close(p.wDone)
-	ws := make([]*pgWrite, 0, 64)
-	open := true
-	drain := func() int {
-		n := 0
-		for open && len(ws) < maxBatch {
-			select {
-			case w, ok := <-p.q:
-				if !ok {
-					open = false
-					return n
-				}
-				ws = append(ws, w)
-				n++
-			default:
-				return n
-			}
-		}
-		return n
-	}
-	for open && !p.qDrained {
-		w, ok := <-p.q
-		if !ok {
-			break
-		}
-		ws = append(ws[:0], w)
-		drain()
-		for range writerYields {
-			runtime.Gosched()
-			if drain() == 0 {
-				break
-			}
-		}
-		ws = p.commitBatch(ws)
-		clear(ws)
+// Rollback implements sqlcore.Tx: the connection goes back to the pool,
+// which closes it instead of reusing it if a transaction stays open on it.
+func (r *round) Rollback() {
+	if r.conn != nil {
+		r.conn.Release()
+		r.cancel()
+		r.conn = nil
 	}
 }
 
-// commitBatch runs ws as one transaction and returns ws with the writes
-// that joined it. A database error in one write rolls the batch back; that
-// write fails, and the others run again once, without it. A connection
-// that failed before anything was sent is replaced, and the batch sent
-// again. A second database error, or a failed commit, fails them all.
-func (p *Store) commitBatch(ws []*pgWrite) []*pgWrite {
-	failed := make([]bool, len(ws))
-	resent := false
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), p.o.WriteTimeout)
-		conn, err := p.pool.Acquire(ctx)
-		if err != nil {
-			cancel()
-			p.finishAll(ws, failed, fmt.Errorf("connecting to PostgreSQL at %s: %w", p.where, err))
-			return ws
-		}
-		explicit := false
-		for i, w := range ws {
-			if !failed[i] && w.decided != nil && !w.answered {
-				explicit = true
-			}
-		}
-		r := &pgRound{}
-		if explicit {
-			r.control("BEGIN")
-		}
-		for i, w := range ws {
-			if !failed[i] {
-				w.err = nil
-				w.queue(r, w)
-			}
-		}
-		at, fatal := p.run(ctx, conn, r, ws)
-		if fatal == nil && explicit {
-			waiting := map[string]bool{}
-			for i, w := range ws {
-				if failed[i] || w.decided == nil || w.answered {
-					continue
-				}
-				w.answered, w.told = true, w.claimed && w.err == nil
-				w.answer(w.err)
-				close(w.decided)
-				if w.told {
-					waiting[w.pair] = true
-				}
-			}
-			r2 := &pgRound{}
-			if len(waiting) > 0 {
-				t := time.NewTimer(linger)
-			hold:
-				for len(waiting) > 0 && len(ws) < maxBatch {
-					select {
-					case w, ok := <-p.q:
-						if !ok {
-							p.qDrained = true
-							break hold
-						}
-						ws, failed = append(ws, w), append(failed, false)
-						w.queue(r2, w)
-						delete(waiting, w.pairs)
-					case <-t.C:
-						break hold
-					}
-				}
-				t.Stop()
-			}
-			r2.control("COMMIT")
-			at, fatal = p.run(ctx, conn, r2, ws)
-		}
-		if fatal == nil {
-			conn.Release()
-			cancel()
-			p.batches.Add(1)
-			for i, w := range ws {
-				if !failed[i] {
-					p.finish(w, true)
-				}
-			}
-			return ws
-		}
-		// The transaction is rolled back: an explicit one stays open on
-		// the connection, which the pool then closes instead of reusing.
-		conn.Release()
-		cancel()
-		if !resent && at < 0 && pgconn.SafeToRetry(fatal) {
-			resent = true // nothing reached the server: send it again, once
-			attempt--
-			continue
-		}
-		fatal = fmt.Errorf("writing to PostgreSQL at %s: %w", p.where, fatal)
-		if at < 0 || attempt == 2 {
-			p.finishAll(ws, failed, fatal)
-			return ws
-		}
-		ws[at].err = fatal
-		failed[at] = true
-		p.finish(ws[at], false)
-	}
-}
-
-// run sends round r on conn and reads its results, each by its callback:
-// an error a callback returns is its write's (w.err); an error of the
-// server or the connection is fatal, and at is the index in ws of the
-// write whose statement failed (-1 for none, or BEGIN or COMMIT).
-func (p *Store) run(ctx context.Context, conn *pgxpool.Conn, r *pgRound, ws []*pgWrite) (at int, fatal error) {
+// run sends the round and reads its results, each by its callback: an
+// error a callback returns is its write's; an error of the server or the
+// connection is returned, with the write whose statement failed (nil for
+// none, or BEGIN or COMMIT).
+func (r *round) run() (*sqlcore.Write, error) {
 	if len(r.items) == 0 {
-		return -1, nil
+		return nil, nil
 	}
-	br := conn.SendBatch(ctx, &r.b)
-	index := func(w *pgWrite) int {
-		for i, x := range ws {
-			if x == w {
-				return i
-			}
-		}
-		return -1
-	}
+	r.reading = true
+	defer func() { r.reading = false }()
+	br := r.conn.SendBatch(r.ctx, &r.b)
 	for _, it := range r.items {
 		var err error
 		if it.rows != nil {
@@ -278,102 +160,93 @@ func (p *Store) run(ctx context.Context, conn *pgxpool.Conn, r *pgRound, ws []*p
 			if rows, err = br.Query(); err == nil {
 				cerr := it.rows(rows)
 				rows.Close()
-				if err = rows.Err(); err == nil && cerr != nil && it.w != nil && it.w.err == nil {
-					it.w.err = cerr
+				if err = rows.Err(); err == nil && cerr != nil {
+					it.w.Fail(cerr)
 				}
 			}
 		} else {
 			var ct pgconn.CommandTag
 			if ct, err = br.Exec(); err == nil {
-				if cerr := it.exec(ct.RowsAffected()); cerr != nil && it.w != nil && it.w.err == nil {
-					it.w.err = cerr
+				if cerr := it.exec(ct.RowsAffected()); cerr != nil && it.w != nil {
+					it.w.Fail(cerr)
 				}
 			}
 		}
 		if err != nil {
 			br.Close()
-			if it.w == nil {
-				return -1, err
-			}
-			return index(it.w), err
+			return it.w, err
 		}
 	}
-	if err := br.Close(); err != nil {
-		return -1, err
-	}
-	return -1, nil
+	return nil, br.Close()
 }
 
-// finishAll fails every write of ws not failed yet with err.
-func (p *Store) finishAll(ws []*pgWrite, failed []bool, err error) {
-	for i, w := range ws {
-		if !failed[i] {
-			w.err = err
-			p.finish(w, false)
-		}
+// reader is the pool as sqlcore.Reader.
+type reader struct{ pool *pgxpool.Pool }
+
+func (r reader) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, error) {
+	rows, err := r.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
+	return rows, nil
 }
 
-// finish answers w (committed reports whether its batch committed).
-func (p *Store) finish(w *pgWrite, committed bool) {
-	if w.after != nil {
-		w.after(committed)
-	}
-	if w.decided != nil {
-		if w.err == nil && !committed {
-			w.err = errors.New("its batch was not committed")
+// dialect is how PostgreSQL binds and reads what sqlcore's reads need.
+var dialect = sqlcore.Dialect{
+	Text: func(b []byte) any {
+		if len(b) == 0 {
+			return nil
 		}
-		if !w.answered {
-			w.answered, w.told = true, w.claimed && w.err == nil
-			w.answer(w.err)
-			close(w.decided)
-		}
-		if w.told && (w.err != nil || !w.claimed) {
-			// Its caller went on with the claim: its checkpoint, unless it
-			// failed with it in this batch, must not be written alone.
-			p.lost[w.pair] = true
-		}
-		return
-	}
-	if w.pairs != "" && !committed {
-		delete(p.lost, w.pairs) // failed with its claim
-	}
-	if w.done != nil {
-		w.done <- w.err
-		return
-	}
-	if w.err != nil {
-		p.queuedFailed.Add(1)
-		p.log.Error("store: a queued write failed", "write", w.what, "err", w.err)
-	}
+		return b
+	},
+	Doc:         func(b []byte) any { return string(b) },
+	Key:         func(k string) any { return []byte(k) },
+	List:        func(l []string) any { return l },
+	AnyOf:       func(col, p string) string { return col + ` = ANY(` + p + `)` },
+	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, owner, stack FROM frames`,
+	FrameOrder:  `started, seq`,
+	// The event is read as text: json keeps the bytes as written.
+	AuditSelect:      `SELECT seq, time, request, event::TEXT, prev_hash, hash FROM audit `,
+	CheckpointSelect: `SELECT seq, hash, time FROM checkpoints`,
+	// The head of the one chain every instance appends to (see appendAudit).
+	AuditHead: `SELECT seq, hash FROM audit_head WHERE id = 1`,
 }
 
-// WriterStats returns the writer's counters.
-func (p *Store) WriterStats() store.WriterStats {
-	return store.WriterStats{Batches: p.batches.Load(), QueuedFailed: p.queuedFailed.Load()}
+// statementSQL is the SQL of the writer's statements: sqlcore's shared
+// ones, and PostgreSQL's own where one statement (a function of the
+// schema, a CTE) does what SQLite does in two.
+var statementSQL = statements()
+
+func statements() []string {
+	q := sqlcore.Shared()
+	q[sqlcore.StPutFrame] = `INSERT INTO frames
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
+		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
+		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
+		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
+		stack = coalesce(excluded.stack, frames.stack)`
+	q[sqlcore.StUpdateFrame] = ""
+	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires
+	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`
+	q[sqlcore.StIdemGet] = "" // reach_claim returns the record that holds the key
+	q[sqlcore.StDeadTake] = `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING ` + sqlcore.DeadColumns + `)
+	SELECT true, ` + sqlcore.DeadColumns + ` FROM t
+	UNION ALL SELECT false, ` + sqlcore.DeadColumns + ` FROM dead_letters WHERE id = $3 AND NOT EXISTS (SELECT 1 FROM t)`
+	q[sqlcore.StDeadGet] = "" // StDeadTake returns the dead letter it did not take
+	q[sqlcore.StLedgerDebit] = `SELECT o_ok, o_turns, o_calls, o_tokens, o_cost FROM reach_debit($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	// The writes of approvals wake the other instances' queues (see Watch).
+	q[sqlcore.StApprovalInsert] = `WITH a AS (INSERT INTO approvals (id, key, alt, status, version, created, expires, updated, data)
+		VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id)
+	SELECT pg_notify('` + notifyChannel + `', '` + notifyApproval + `' || id) FROM a`
+	q[sqlcore.StApprovalUpdate] = `WITH a AS (UPDATE approvals SET key = $1, alt = $2, status = $3, version = version + 1, created = $4, expires = $5,
+		updated = $6, data = $7 WHERE id = $8 AND version = $9 RETURNING id)
+	SELECT pg_notify('` + notifyChannel + `', '` + notifyApproval + `' || id) FROM a`
+	q[sqlcore.StEntityBump] = `WITH v AS (UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value),
+	e AS (INSERT INTO entities (name, version) SELECT n, v.value FROM v, unnest($1::TEXT[]) AS n
+		ON CONFLICT (name) DO UPDATE SET version = excluded.version)
+	SELECT value FROM v`
+	q[sqlcore.StEntitySet] = "" // StEntityBump writes them
+	return q
 }
-
-// The writer's bounds, as SQLite's (internal/store/sqlite).
-const (
-	maxBatch     = 1024 // writes of one transaction
-	writerQueue  = 4096 // writes that may wait for the writer before a caller waits for room
-	writerYields = 4    // how often the writer yields to let a batch grow
-)
-
-// linger bounds how long the writer holds a batch open for the
-// checkpoint a claim of the batch waits for.
-var linger = 500 * time.Microsecond
-
-// dbError is an error of the database itself while a write ran: the batch
-// is rolled back, since the transaction may not be usable any more.
-type dbError struct{ err error }
-
-func (e *dbError) Error() string { return e.err.Error() }
-func (e *dbError) Unwrap() error { return e.err }
-
-// errFinal marks a request that PutRequest may not replace.
-var errFinal = fmt.Errorf("final: %w", store.ErrConflict)
-
-// frameKey names a frame of a request, for pairing a claim with its
-// checkpoint.
-func frameKey(request, frame string) string { return request + "\x00" + frame }

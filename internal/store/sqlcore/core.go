@@ -1,0 +1,495 @@
+// Package sqlcore is the store of internal/store written once for the SQL
+// engines: the operations (requests, frames, idempotency records, the
+// ledger, approvals, entities, pins, dead letters, tasks) and the
+// group-commit writer that runs them, over a small interface that SQLite
+// (internal/store/sqlite, database/sql) and PostgreSQL
+// (internal/store/postgres, pgx) each implement: begin a batch's
+// transaction, add statements to it by id with a callback for their
+// result, commit; read through a pool. What is really one engine's stays
+// in its package: SQLite's pragmas, checkpointer and audit index,
+// PostgreSQL's cluster (instances, replicas, LISTEN/NOTIFY) and audit
+// chain, and each one's migrations.
+//
+// The SQL of a statement is the engine's (see Shared and Stmt): where the
+// engines differ, PostgreSQL does in one statement (a function of its
+// schema, a CTE) what SQLite does in two, the second added by the
+// callback of the first, since SQLite runs each statement as it is added
+// (Engine.Sequential).
+package sqlcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// Core implements the operations of store.Store that both engines share,
+// with the engine's writer, reader and dialect. An engine's Store embeds
+// it.
+type Core struct {
+	W *Writer
+	R Reader
+	D Dialect
+
+	closed atomic.Bool
+}
+
+// MarkClosed makes every later call fail with store.ErrClosed.
+func (c *Core) MarkClosed() { c.closed.Store(true) }
+
+// Closed reports whether MarkClosed was called.
+func (c *Core) Closed() bool { return c.closed.Load() }
+
+// WriterStats returns the writer's counters.
+func (c *Core) WriterStats() store.WriterStats { return c.W.Stats() }
+
+// count is a callback of Batch.Exec that keeps how many rows changed in
+// *n.
+func count(n *int64) func(int64) error {
+	return func(c int64) error { *n = c; return nil }
+}
+
+// PutRequest implements store.Requests: durable when it returns.
+func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	now := time.Now()
+	var roles, attrs []byte
+	if len(r.Roles) > 0 {
+		roles, _ = json.Marshal(r.Roles)
+	}
+	if len(r.Attrs) > 0 {
+		attrs, _ = json.Marshal(r.Attrs)
+	}
+	d := c.D
+	var n int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StPutRequest, []any{r.ID, r.Parent, r.Principal, r.Tenant, d.Text(roles), d.Text(attrs), r.Trace, r.Scene, r.Agent,
+			r.State, d.Text(r.Budget), d.Text(r.Usage), d.Text(r.Cause), store.UnixNano(r.Started), store.UnixNano(r.Ended), now.UnixNano()}, count(&n))
+	}})
+	if err != nil {
+		return fmt.Errorf("storing request %s: %w", r.ID, err)
+	}
+	if n == 0 {
+		// A final state: say which.
+		state := "interrupted by a restart"
+		if old, gerr := c.GetRequest(context.WithoutCancel(ctx), r.ID); gerr == nil && old.State == "stopped" {
+			state = "stopped"
+		}
+		return fmt.Errorf("storing request %s: it was %s, and stays so: %w", r.ID, state, store.ErrConflict)
+	}
+	r.Updated = store.Round(now)
+	return nil
+}
+
+func scanRequest(sc interface{ Scan(...any) error }) (*store.Request, error) {
+	var r store.Request
+	var roles, attrs, budget, usage, cause []byte
+	var started, ended, updated int64
+	if err := sc.Scan(&r.ID, &r.Parent, &r.Principal, &r.Tenant, &roles, &attrs, &r.Trace, &r.Scene, &r.Agent, &r.State,
+		&budget, &usage, &cause, &started, &ended, &updated); err != nil {
+		return nil, err
+	}
+	if len(roles) > 0 {
+		if err := json.Unmarshal(roles, &r.Roles); err != nil {
+			return nil, fmt.Errorf("request %s: its roles: %w", r.ID, err)
+		}
+	}
+	if len(attrs) > 0 {
+		if err := json.Unmarshal(attrs, &r.Attrs); err != nil {
+			return nil, fmt.Errorf("request %s: its attributes: %w", r.ID, err)
+		}
+	}
+	r.Budget, r.Usage, r.Cause = EmptyNil(budget), EmptyNil(usage), EmptyNil(cause)
+	r.Started, r.Ended, r.Updated = store.FromUnixNano(started), store.FromUnixNano(ended), store.FromUnixNano(updated)
+	return &r, nil
+}
+
+// EmptyNil reads a value stored as NULL when empty: nil for none.
+func EmptyNil(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// queryAll runs q on the reader and scans each row with scan.
+func queryAll[T any](ctx context.Context, r Reader, what string, scan func(sc interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := r.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// queryOne is queryAll for one row: ErrNoRows if there is none.
+func queryOne[T any](ctx context.Context, r Reader, scan func(sc interface{ Scan(...any) error }) (T, error), q string, args ...any) (T, error) {
+	var zero T
+	rows, err := r.Query(ctx, q, args...)
+	if err != nil {
+		return zero, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return zero, err
+		}
+		return zero, ErrNoRows
+	}
+	return scan(rows)
+}
+
+// getOne reads one row by its key: an error matching ErrNotFound, naming
+// what, if there is none.
+func getOne[T any](ctx context.Context, c *Core, what string, scan func(sc interface{ Scan(...any) error }) (T, error), q string, args ...any) (T, error) {
+	v, err := queryOne(ctx, c.R, scan, q, args...)
+	if errors.Is(err, ErrNoRows) {
+		return v, fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	}
+	if err != nil {
+		return v, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// GetRequest implements store.Requests.
+func (c *Core) GetRequest(ctx context.Context, id string) (*store.Request, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return getOne(ctx, c, "request "+id, scanRequest, `SELECT `+RequestColumns+` FROM requests WHERE id = $1`, id)
+}
+
+// ListRequests implements store.Requests.
+func (c *Core) ListRequests(ctx context.Context, f store.RequestFilter) ([]*store.Request, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	q, args := RequestsQuery(f)
+	return queryAll(ctx, c.R, "listing requests", scanRequest, q, args...)
+}
+
+// RequestsQuery is the query of ListRequests(f) and its arguments.
+func RequestsQuery(f store.RequestFilter) (string, []any) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + RequestColumns + ` FROM requests WHERE true`
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.State != "" {
+		q += ` AND state = ` + arg(f.State)
+	}
+	if f.Parent != "" {
+		q += ` AND parent = ` + arg(f.Parent) + ` AND parent <> ''` // the second lets the partial index requests_parent serve
+	}
+	if f.Roots {
+		q += ` AND parent = ''`
+	}
+	if !f.Before.IsZero() {
+		q += ` AND started < ` + arg(f.Before.UnixNano())
+	}
+	return q + ` ORDER BY started DESC, id DESC LIMIT ` + arg(limit), args
+}
+
+// PutFrame implements store.Frames: durable when it returns.
+func (c *Core) PutFrame(ctx context.Context, f *store.Frame) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	if err := c.W.Do(ctx, c.frameWrite(f)); err != nil {
+		return fmt.Errorf("storing frame %s of request %s: %w", f.Frame, f.Request, err)
+	}
+	return nil
+}
+
+// QueueFrame implements store.Frames: it returns at once, and the frame is
+// written with a later batch.
+func (c *Core) QueueFrame(f *store.Frame) {
+	w := c.frameWrite(f)
+	w.What = "frame " + f.Frame + " of request " + f.Request
+	c.W.Queue(w)
+}
+
+func (c *Core) frameWrite(f *store.Frame) *Write {
+	now := time.Now()
+	f.Updated = store.Round(now)
+	key := frameKey(f.Request, f.Frame)
+	d := c.D
+	// The key after the columns an update sets, so that an engine's
+	// statements take their parameters in order (SQLite binds them by place
+	// then).
+	args := []any{f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo), d.Text(f.Error),
+		store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame, f.Owner, d.Text(f.Stack)}
+	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
+		if c.W.Lost(key) {
+			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
+			return
+		}
+		if f.State == "executing" || !b.Has(StUpdateFrame) {
+			b.Exec(w, StPutFrame, args, nil)
+			return
+		}
+		// The end of a checkpoint written before: an update finds it
+		// without trying an insert first.
+		b.Exec(w, StUpdateFrame, args, func(n int64) error {
+			if n != 1 {
+				b.Exec(w, StPutFrame, args, nil)
+			}
+			return nil
+		})
+	}}
+}
+
+// frameKey names a checkpoint for the writer's pairing of claims.
+func frameKey(request, frame string) string { return request + "\x00" + frame }
+
+// scanFrame reads a frame as Dialect.FrameSelect selects it.
+func scanFrame(sc interface{ Scan(...any) error }) (*store.Frame, error) {
+	var f store.Frame
+	var started, updated int64
+	var idem []byte
+	if err := sc.Scan(&f.Request, &f.Frame, &f.Parent, &f.Kind, &f.Name, &f.CallID, &idem, &f.State,
+		&f.Args, &f.Undo, &f.Error, &started, &updated, &f.Owner, &f.Stack); err != nil {
+		return nil, err
+	}
+	f.IdemKey = string(idem)
+	f.Args, f.Undo, f.Error, f.Stack = EmptyNil(f.Args), EmptyNil(f.Undo), EmptyNil(f.Error), EmptyNil(f.Stack)
+	f.Started, f.Updated = store.FromUnixNano(started), store.FromUnixNano(updated)
+	return &f, nil
+}
+
+// QueryFrames returns the frames where the condition where holds, in the
+// order they started.
+func (c *Core) QueryFrames(ctx context.Context, where string, args ...any) ([]*store.Frame, error) {
+	return queryAll(ctx, c.R, "reading frames", scanFrame, c.D.FrameSelect+` WHERE `+where+` ORDER BY `+c.D.FrameOrder, args...)
+}
+
+// RequestFrames implements store.Frames.
+func (c *Core) RequestFrames(ctx context.Context, request string) ([]*store.Frame, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return c.QueryFrames(ctx, `request = $1`, request)
+}
+
+// OpenFrames implements store.Frames.
+func (c *Core) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return c.QueryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
+}
+
+// ClaimKey implements store.IdemRecords. The claim of a call that is not
+// checkpointed (c.Frame empty) is durable when ClaimKey returns. The claim
+// of a checkpointed call is answered as soon as it is decided, and is
+// committed with the call's "executing" checkpoint, which the writer waits
+// for (briefly) before it commits: that PutFrame returns once both are
+// durable, or fails if the claim could not be committed.
+func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.IdemRecord, claimed bool, err error) {
+	if c.Closed() {
+		return nil, false, store.ErrClosed
+	}
+	var found *store.IdemRecord // what the writer found, in its latest run
+	w := &Write{}
+	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
+	read := func(rows Rows) error {
+		if !rows.Next() {
+			return nil
+		}
+		var h store.IdemRecord
+		var ok bool
+		var at, exp int64
+		if err := rows.Scan(&ok, &h.Owner, &h.State, &h.Args, &h.Request, &h.Frame, &h.Result, &at, &exp); err != nil {
+			return err
+		}
+		if ok {
+			w.Claimed = true
+			return nil
+		}
+		h.Key, h.Claimed, h.Expires, h.Result = r.Key, store.FromUnixNano(at), store.FromUnixNano(exp), EmptyNil(h.Result)
+		found = &h
+		return nil
+	}
+	w.Run = func(b Batch, w *Write) {
+		w.Claimed, found = false, nil
+		if !b.Has(StIdemGet) {
+			// The claim answers with the record that holds the key.
+			b.Query(w, StIdemClaim, args, read)
+			return
+		}
+		// The claim only changes a row or not; a key held is read after it.
+		b.Exec(w, StIdemClaim, args, func(n int64) error {
+			if w.Claimed = n == 1; !w.Claimed {
+				b.Query(w, StIdemGet, args[:1], read)
+			}
+			return nil
+		})
+	}
+	if r.Frame != "" && r.Request != "" {
+		err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) { rec, claimed = found, w.Claimed && e == nil })
+	} else if err = c.W.Do(ctx, w); err == nil {
+		// Read only after the writer answered: on a context's end it may
+		// still be running the write.
+		rec, claimed = found, w.Claimed
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("claiming idempotency key %q: %w", r.Key, err)
+	}
+	if !claimed && rec == nil {
+		return nil, false, fmt.Errorf("claiming idempotency key %q: no record was returned", r.Key)
+	}
+	return rec, claimed, nil
+}
+
+// CompleteKey implements store.IdemRecords: durable when it returns.
+func (c *Core) CompleteKey(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	return wrap(c.W.Do(ctx, c.completeWrite(key, owner, result, expires)), "completing idempotency key %q", key)
+}
+
+// QueueCompleteKey implements store.IdemRecords: it returns at once, and
+// the result is recorded with a later batch (a failure is logged).
+func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
+	w := c.completeWrite(key, owner, result, expires)
+	w.What = "the result of idempotency key " + strconv.Quote(key)
+	c.W.Queue(w)
+}
+
+func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
+	args := []any{result, store.UnixNano(expires), c.D.Key(key), owner}
+	return &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StIdemComplete, args, func(n int64) error {
+			if n == 0 {
+				return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, store.ErrConflict)
+			}
+			return nil
+		})
+	}}
+}
+
+// ReleaseKey implements store.IdemRecords: durable when it returns.
+func (c *Core) ReleaseKey(ctx context.Context, key, owner string) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	return wrap(c.W.Do(ctx, c.releaseWrite(key, owner)), "releasing idempotency key %q", key)
+}
+
+// QueueReleaseKey implements store.IdemRecords: it returns at once, and
+// the claim is deleted with a later batch.
+func (c *Core) QueueReleaseKey(key, owner string) {
+	w := c.releaseWrite(key, owner)
+	w.What = "the release of idempotency key " + strconv.Quote(key)
+	c.W.Queue(w)
+}
+
+func (c *Core) releaseWrite(key, owner string) *Write {
+	args := []any{c.D.Key(key), owner}
+	return &Write{Run: func(b Batch, w *Write) { b.Exec(w, StIdemRelease, args, nil) }}
+}
+
+// SettleClaim implements store.IdemRecords.
+func (c *Core) SettleClaim(ctx context.Context, r *store.IdemRecord, result []byte, expires time.Time) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	gone := func(n int64) error {
+		if n == 0 {
+			return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", r.Key, r.Owner, store.ErrConflict)
+		}
+		return nil
+	}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		if result == nil {
+			b.Exec(w, StIdemSettleDelete, []any{c.D.Key(r.Key), r.Owner, store.UnixNano(r.Claimed)}, gone)
+			return
+		}
+		b.Exec(w, StIdemSettleUpdate, []any{result, store.UnixNano(expires), c.D.Key(r.Key), r.Owner, store.UnixNano(r.Claimed)}, gone)
+	}})
+	return wrap(err, "settling idempotency key %q", r.Key)
+}
+
+// SettleKey implements store.IdemRecords. The record keeps the arguments
+// and checkpoint it was claimed with, if it had any.
+func (c *Core) SettleKey(ctx context.Context, key string, result []byte, expires time.Time) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StIdemSettleKey, []any{c.D.Key(key), result, time.Now().UnixNano(), store.UnixNano(expires)}, nil)
+	}})
+	return wrap(err, "settling idempotency key %q", key)
+}
+
+// wrap says what failed, unless err is a conflict or a missing row, which
+// says it already.
+func wrap(err error, format string, args ...any) error {
+	if err == nil || isOutcome(err) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
+func isOutcome(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrClosed)
+}
+
+func scanIdem(sc interface{ Scan(...any) error }) (*store.IdemRecord, error) {
+	var r store.IdemRecord
+	var claimed, expires int64
+	var key []byte
+	if err := sc.Scan(&key, &r.Owner, &r.State, &r.Args, &r.Request, &r.Frame, &r.Result, &claimed, &expires); err != nil {
+		return nil, err
+	}
+	r.Key, r.Claimed, r.Expires, r.Result = string(key), store.FromUnixNano(claimed), store.FromUnixNano(expires), EmptyNil(r.Result)
+	return &r, nil
+}
+
+// ClaimedKeys implements store.IdemRecords.
+func (c *Core) ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return queryAll(ctx, c.R, "listing idempotency claims", scanIdem,
+		`SELECT key, `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
+}
+
+// SweepKeys implements store.IdemRecords.
+func (c *Core) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	var n int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) { b.Exec(w, StIdemSweep, []any{now.UnixNano()}, count(&n)) }})
+	if err != nil {
+		return 0, fmt.Errorf("sweeping idempotency keys: %w", err)
+	}
+	return int(n), nil
+}

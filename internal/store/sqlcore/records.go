@@ -1,0 +1,501 @@
+package sqlcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// Debit implements store.Ledger: one conditional update, in the writer's
+// batch. A debit that passes a cap by itself is not tried.
+func (c *Core) Debit(ctx context.Context, request string, d, limit store.Spend) (store.Spend, bool, error) {
+	if c.Closed() {
+		return store.Spend{}, false, store.ErrClosed
+	}
+	var spent store.Spend
+	var ok bool
+	args := []any{request, d.Turns, d.ToolCalls, d.Tokens, d.CostNano, limit.Turns, limit.ToolCalls, limit.Tokens, limit.CostNano}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		spent, ok = store.Spend{}, false
+		read := func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			return rows.Scan(&ok, &spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano)
+		}
+		if !d.Within(limit) {
+			b.Query(w, StLedgerGet, []any{request}, read)
+			return
+		}
+		b.Query(w, StLedgerDebit, args, func(rows Rows) error {
+			if rows.Next() {
+				return rows.Scan(&ok, &spent.Turns, &spent.ToolCalls, &spent.Tokens, &spent.CostNano)
+			}
+			b.Query(w, StLedgerGet, []any{request}, read) // refused: read what it has spent
+			return nil
+		})
+	}})
+	if err != nil {
+		return store.Spend{}, false, fmt.Errorf("debiting the budget of request %s: %w", request, err)
+	}
+	return spent, ok, nil
+}
+
+// Spent implements store.Ledger.
+func (c *Core) Spent(ctx context.Context, request string) (store.Spend, error) {
+	if c.Closed() {
+		return store.Spend{}, store.ErrClosed
+	}
+	sp, err := queryOne(ctx, c.R, func(sc interface{ Scan(...any) error }) (store.Spend, error) {
+		var sp store.Spend
+		err := sc.Scan(&sp.Turns, &sp.ToolCalls, &sp.Tokens, &sp.CostNano)
+		return sp, err
+	}, `SELECT turns, tool_calls, tokens, cost FROM ledger WHERE request = $1`, request)
+	if errors.Is(err, ErrNoRows) {
+		return store.Spend{}, nil
+	}
+	if err != nil {
+		return store.Spend{}, fmt.Errorf("reading the budget spent by request %s: %w", request, err)
+	}
+	return sp, nil
+}
+
+// PutApproval implements store.Approvals.
+func (c *Core) PutApproval(ctx context.Context, a *store.ApprovalRecord) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	now := time.Now()
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		check := func(rows Rows) error {
+			if rows.Next() {
+				return nil
+			}
+			if a.Version == 0 {
+				return fmt.Errorf("approval %s exists already: %w", a.ID, store.ErrConflict)
+			}
+			return fmt.Errorf("approval %s changed since version %d: %w", a.ID, a.Version, store.ErrConflict)
+		}
+		if a.Version == 0 {
+			b.Query(w, StApprovalInsert, []any{a.ID, a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires),
+				now.UnixNano(), c.D.Doc(a.Data)}, check)
+			return
+		}
+		b.Query(w, StApprovalUpdate, []any{a.Key, a.Alt, a.Status, store.UnixNano(a.Created), store.UnixNano(a.Expires), now.UnixNano(),
+			c.D.Doc(a.Data), a.ID, a.Version}, check)
+	}})
+	if err != nil {
+		return fmt.Errorf("storing approval %s: %w", a.ID, err)
+	}
+	a.Version++
+	a.Updated = store.Round(now)
+	return nil
+}
+
+func scanApproval(sc interface{ Scan(...any) error }) (*store.ApprovalRecord, error) {
+	var a store.ApprovalRecord
+	var created, expires, updated int64
+	if err := sc.Scan(&a.ID, &a.Key, &a.Alt, &a.Status, &a.Version, &created, &expires, &updated, &a.Data); err != nil {
+		return nil, err
+	}
+	a.Created, a.Expires, a.Updated = store.FromUnixNano(created), store.FromUnixNano(expires), store.FromUnixNano(updated)
+	return &a, nil
+}
+
+// GetApproval implements store.Approvals.
+func (c *Core) GetApproval(ctx context.Context, id string) (*store.ApprovalRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return getOne(ctx, c, "approval "+id, scanApproval, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id)
+}
+
+// ListApprovals implements store.Approvals.
+func (c *Core) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]*store.ApprovalRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	q := `SELECT ` + approvalColumns + ` FROM approvals WHERE true`
+	var args []any
+	if f.Live {
+		q += ` AND status IN ('pending', 'approved')`
+	}
+	if len(f.Keys) > 0 {
+		args = append(args, c.D.List(f.Keys))
+		q += ` AND (` + c.D.AnyOf("key", "$1") + ` OR ` + c.D.AnyOf("alt", "$1") + `)`
+	}
+	args = append(args, limit)
+	return queryAll(ctx, c.R, "listing approvals", scanApproval, q+` ORDER BY created DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+}
+
+// BumpEntities implements store.Entities.
+func (c *Core) BumpEntities(ctx context.Context, names []string) (uint64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	var v int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		args := []any{c.D.List(names)}
+		b.Query(w, StEntityBump, args, func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			if len(names) > 0 {
+				b.Exec(w, StEntitySet, append(args, v), nil) // skipped where the bump wrote them
+			}
+			return nil
+		})
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("writing entity versions: %w", err)
+	}
+	return uint64(v), nil
+}
+
+// EntityVersions implements store.Entities.
+func (c *Core) EntityVersions(ctx context.Context, names []string) (map[string]uint64, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	out := map[string]uint64{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	type version struct {
+		name string
+		v    int64
+	}
+	vs, err := queryAll(ctx, c.R, "reading entity versions", func(sc interface{ Scan(...any) error }) (version, error) {
+		var e version
+		err := sc.Scan(&e.name, &e.v)
+		return e, err
+	}, `SELECT name, version FROM entities WHERE `+c.D.AnyOf("name", "$1"), c.D.List(names))
+	for _, e := range vs {
+		out[e.name] = uint64(e.v)
+	}
+	return out, err
+}
+
+// PutPin implements store.Pins: the pin, and the pins' version moved on,
+// in one transaction.
+func (c *Core) PutPin(ctx context.Context, tool string, data []byte) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	now := time.Now()
+	var v int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StPinPut, []any{tool, c.D.Doc(data), now.UnixNano()}, nil)
+		b.Query(w, StPinsVersion, nil, func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			return rows.Scan(&v)
+		})
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("storing the pin of %s: %w", tool, err)
+	}
+	return v, nil
+}
+
+// ListPins implements store.Pins: the pins and their version, in one
+// statement (one snapshot).
+func (c *Core) ListPins(ctx context.Context) (map[string][]byte, int64, error) {
+	if c.Closed() {
+		return nil, 0, store.ErrClosed
+	}
+	type pin struct {
+		tool string
+		data []byte
+		v    int64
+	}
+	pins, err := queryAll(ctx, c.R, "reading pins", func(sc interface{ Scan(...any) error }) (pin, error) {
+		var p pin
+		err := sc.Scan(&p.tool, &p.data, &p.v)
+		return p, err
+	}, `SELECT '', CAST(NULL AS TEXT), value FROM store_meta WHERE key = 'pins_version' UNION ALL SELECT tool, data, 0 FROM pins`)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string][]byte{}
+	var version int64
+	for _, p := range pins {
+		if p.data == nil {
+			version = p.v
+			continue
+		}
+		out[p.tool] = p.data
+	}
+	return out, version, nil
+}
+
+// PinsVersion implements store.Pins.
+func (c *Core) PinsVersion(ctx context.Context) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	v, err := queryOne(ctx, c.R, scanInt, `SELECT value FROM store_meta WHERE key = 'pins_version'`)
+	if err != nil {
+		return 0, fmt.Errorf("reading the pins' version: %w", err)
+	}
+	return v, nil
+}
+
+func scanInt(sc interface{ Scan(...any) error }) (int64, error) {
+	var v int64
+	err := sc.Scan(&v)
+	return v, err
+}
+
+// AddDeadLetter implements store.DeadLetters: durable when it returns.
+func (c *Core) AddDeadLetter(ctx context.Context, d *store.DeadLetter) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	now := time.Now()
+	var id int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Query(w, StDeadAdd, []any{d.Request, d.Frame, d.Tool, c.D.Text(d.Args), d.Error, d.Attempts, store.DeadOpen, d.Note,
+			now.UnixNano(), now.UnixNano()}, func(rows Rows) error {
+			if !rows.Next() {
+				return errors.New("no id was returned")
+			}
+			return rows.Scan(&id)
+		})
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("storing a dead letter: %w", err)
+	}
+	d.ID, d.State, d.Created, d.Updated = id, store.DeadOpen, store.Round(now), store.Round(now)
+	return id, nil
+}
+
+func scanDead(sc interface{ Scan(...any) error }) (*store.DeadLetter, error) {
+	var d store.DeadLetter
+	var created, updated int64
+	if err := sc.Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &d.Args, &d.Error, &d.Attempts, &d.State, &d.Note,
+		&created, &updated); err != nil {
+		return nil, err
+	}
+	d.Args, d.Created, d.Updated = EmptyNil(d.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
+	return &d, nil
+}
+
+// ListDeadLetters implements store.DeadLetters.
+func (c *Core) ListDeadLetters(ctx context.Context, state string) ([]*store.DeadLetter, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	q := `SELECT ` + DeadColumns + ` FROM dead_letters`
+	var args []any
+	if state != "" {
+		q += ` WHERE state = $1`
+		args = append(args, state)
+	}
+	return queryAll(ctx, c.R, "listing dead letters", scanDead, q+` ORDER BY id`, args...)
+}
+
+// UpdateDeadLetter implements store.DeadLetters: durable when it returns.
+func (c *Core) UpdateDeadLetter(ctx context.Context, d *store.DeadLetter) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	now := time.Now()
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StDeadUpdate, []any{d.State, d.Note, d.Error, d.Attempts, now.UnixNano(), d.ID}, func(n int64) error {
+			if n == 0 {
+				return fmt.Errorf("dead letter %d: %w", d.ID, store.ErrNotFound)
+			}
+			return nil
+		})
+	}})
+	if err != nil {
+		return wrap(err, "updating dead letter %d", d.ID)
+	}
+	d.Updated = store.Round(now)
+	return nil
+}
+
+// TakeDeadLetter implements store.DeadLetters: the update and the read are
+// one write of the writer's batch.
+func (c *Core) TakeDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	var d *store.DeadLetter
+	args := []any{store.DeadTaken, time.Now().UnixNano(), id, store.DeadOpen}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		d = nil
+		read := func(rows Rows) error {
+			if !rows.Next() {
+				return nil
+			}
+			var took bool
+			var dl store.DeadLetter
+			var created, updated int64
+			if err := rows.Scan(&took, &dl.ID, &dl.Request, &dl.Frame, &dl.Tool, &dl.Args, &dl.Error, &dl.Attempts,
+				&dl.State, &dl.Note, &created, &updated); err != nil {
+				return err
+			}
+			dl.Args, dl.Created, dl.Updated = EmptyNil(dl.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
+			d = &dl
+			switch {
+			case took:
+				return nil
+			case dl.State == store.DeadTaken:
+				return fmt.Errorf("dead letter %d is taken: %w", id, store.ErrConflict)
+			default:
+				return fmt.Errorf("dead letter %d is %s: %w", id, dl.State, store.ErrNotFound)
+			}
+		}
+		b.Query(w, StDeadTake, args, func(rows Rows) error {
+			if err := read(rows); err != nil || d != nil {
+				return err
+			}
+			b.Query(w, StDeadGet, []any{id}, read) // not taken: say why
+			return nil
+		})
+	}})
+	if err != nil {
+		return nil, wrap(err, "taking dead letter %d", id)
+	}
+	if d == nil {
+		return nil, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
+	}
+	return d, nil
+}
+
+// PutTask implements store.Tasks: durable when it returns.
+func (c *Core) PutTask(ctx context.Context, t *store.TaskRecord) (bool, error) {
+	if c.Closed() {
+		return false, store.ErrClosed
+	}
+	now := time.Now()
+	var n int64
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StTaskPut, []any{t.Agent, t.ID, t.Principal, t.Tenant, t.Request, t.State, t.Final, c.D.Doc(t.Data), now.UnixNano()}, count(&n))
+	}})
+	if err != nil {
+		return false, fmt.Errorf("storing task %s of %s: %w", t.ID, t.Agent, err)
+	}
+	if n > 0 {
+		t.Updated = store.Round(now)
+	}
+	return n > 0, nil
+}
+
+func scanTask(sc interface{ Scan(...any) error }) (*store.TaskRecord, error) {
+	var t store.TaskRecord
+	var created, updated int64
+	if err := sc.Scan(&t.Agent, &t.ID, &t.Principal, &t.Tenant, &t.Request, &t.State, &t.Final, &t.Data, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.Created, t.Updated = store.FromUnixNano(created), store.FromUnixNano(updated)
+	return &t, nil
+}
+
+// GetTask implements store.Tasks.
+func (c *Core) GetTask(ctx context.Context, agent, id string) (*store.TaskRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return getOne(ctx, c, "task "+id+" of "+agent, scanTask, `SELECT `+taskColumns+` FROM tasks WHERE agent = $1 AND id = $2`, agent, id)
+}
+
+// ListTasks implements store.Tasks.
+func (c *Core) ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*store.TaskRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	return queryAll(ctx, c.R, "listing tasks", scanTask, `SELECT `+taskColumns+` FROM tasks WHERE agent = $1 AND principal = $2 AND tenant = $3
+	ORDER BY created DESC, id DESC LIMIT $4`, agent, principal, tenant, limit)
+}
+
+// QueryAudit returns the audit records that q selects (what follows the
+// dialect's AuditSelect: a WHERE and an ORDER BY), read through r (the
+// reader, or a read transaction). On an error of a row it returns the
+// records read before it.
+func (c *Core) QueryAudit(ctx context.Context, r Reader, q string, args ...any) ([]*store.AuditRecord, error) {
+	rows, err := r.Query(ctx, c.D.AuditSelect+q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.AuditRecord
+	for rows.Next() {
+		var a store.AuditRecord
+		var t int64
+		if err := rows.Scan(&a.Seq, &t, &a.Request, &a.Data, &a.PrevHash, &a.Hash); err != nil {
+			return out, fmt.Errorf("reading the audit log: %w", err)
+		}
+		a.Time = store.FromUnixNano(t)
+		out = append(out, &a)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return out, nil
+}
+
+// AuditHead implements store.AuditLog.
+func (c *Core) AuditHead(ctx context.Context) (int64, []byte, error) {
+	if c.Closed() {
+		return 0, nil, store.ErrClosed
+	}
+	type head struct {
+		seq  int64
+		hash []byte
+	}
+	h, err := queryOne(ctx, c.R, func(sc interface{ Scan(...any) error }) (head, error) {
+		var h head
+		err := sc.Scan(&h.seq, &h.hash)
+		return h, err
+	}, c.D.AuditHead)
+	if errors.Is(err, ErrNoRows) || err == nil && h.seq == 0 {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the audit head: %w", err)
+	}
+	return h.seq, h.hash, nil
+}
+
+// ScanAudit implements store.AuditLog.
+func (c *Core) ScanAudit(ctx context.Context, after int64, limit int) ([]*store.AuditRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		return c.QueryAudit(ctx, c.R, `WHERE seq > $1 ORDER BY seq`, after)
+	}
+	return c.QueryAudit(ctx, c.R, `WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+}
+
+// AuditCheckpoints implements store.AuditLog.
+func (c *Core) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return queryAll(ctx, c.R, "reading audit checkpoints", func(sc interface{ Scan(...any) error }) (store.AuditCheckpoint, error) {
+		var cp store.AuditCheckpoint
+		var t int64
+		err := sc.Scan(&cp.Seq, &cp.Hash, &t)
+		cp.Time = store.FromUnixNano(t)
+		return cp, err
+	}, c.D.CheckpointSelect+` ORDER BY seq`)
+}

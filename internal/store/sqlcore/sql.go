@@ -1,0 +1,135 @@
+package sqlcore
+
+import (
+	"context"
+	"errors"
+)
+
+// Stmt names a statement of the writer. Shared holds the SQL that both
+// engines run as it is (parameters are $1, $2, ...: SQLite reads them by
+// their number too); an engine's table starts from it, replaces what it
+// runs otherwise, and may add statements of its own after NumStmts.
+type Stmt int
+
+// The statements of the operations of Core.
+const (
+	StPutRequest Stmt = iota
+	StPutFrame
+	StUpdateFrame // an engine without it always writes with StPutFrame
+	StIdemClaim   // rows: claimed, owner, state, args, request, frame, result, claimed, expires; or, where StIdemGet is, rows changed
+	StIdemGet
+	StIdemComplete
+	StIdemRelease
+	StIdemSettleDelete
+	StIdemSettleUpdate
+	StIdemSettleKey
+	StIdemSweep
+	StDeadAdd
+	StDeadUpdate
+	StDeadTake // rows: taken, then the dead letter; none if it is not open (then StDeadGet)
+	StDeadGet
+	StLedgerDebit // rows: debited, then the spend; none if refused (then StLedgerGet)
+	StLedgerGet
+	StApprovalInsert
+	StApprovalUpdate
+	StEntityBump // rows: the new version
+	StEntitySet  // an engine whose StEntityBump does not write the entities writes them with it
+	StPinPut
+	StPinsVersion
+	StTaskPut
+	NumStmts
+)
+
+// Shared returns the SQL of the statements both engines run as they are.
+func Shared() []string {
+	q := make([]string, NumStmts)
+	q[StPutRequest] = `INSERT INTO requests
+	(id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+	ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, principal = excluded.principal, tenant = excluded.tenant,
+		roles = excluded.roles, attributes = excluded.attributes, trace = excluded.trace, scene = excluded.scene,
+		agent = excluded.agent, state = excluded.state, budget = excluded.budget, usage = excluded.usage,
+		cause = excluded.cause, started = excluded.started, ended = excluded.ended, updated = excluded.updated
+	WHERE requests.state <> 'interrupted' AND (requests.state <> 'stopped' OR excluded.state = 'stopped')`
+	q[StIdemGet] = `SELECT false, ` + idemColumns + ` FROM idempotency WHERE key = $1`
+	q[StIdemComplete] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2 WHERE key = $3 AND owner = $4 AND state = 'claimed'`
+	q[StIdemRelease] = `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND state = 'claimed'`
+	q[StIdemSettleDelete] = `DELETE FROM idempotency WHERE key = $1 AND owner = $2 AND claimed = $3 AND state = 'claimed'`
+	q[StIdemSettleUpdate] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2
+	WHERE key = $3 AND owner = $4 AND claimed = $5 AND state = 'claimed'`
+	q[StIdemSettleKey] = `INSERT INTO idempotency (key, owner, state, result, claimed, expires) VALUES ($1, '', 'done', $2, $3, $4)
+	ON CONFLICT (key) DO UPDATE SET state = 'done', result = excluded.result, expires = excluded.expires`
+	q[StIdemSweep] = `DELETE FROM idempotency WHERE state = 'done' AND expires <= $1 AND expires <> 0`
+	q[StDeadAdd] = `INSERT INTO dead_letters (request, frame, tool, args, error, attempts, state, note, created, updated)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+	q[StDeadUpdate] = `UPDATE dead_letters SET state = $1, note = $2, error = $3, attempts = $4, updated = $5 WHERE id = $6`
+	q[StDeadGet] = `SELECT false, ` + DeadColumns + ` FROM dead_letters WHERE id = $1`
+	q[StLedgerGet] = `SELECT false, turns, tool_calls, tokens, cost FROM ledger WHERE request = $1`
+	q[StPinPut] = `INSERT INTO pins (tool, data, updated) VALUES ($1, $2, $3)
+	ON CONFLICT (tool) DO UPDATE SET data = excluded.data, updated = excluded.updated`
+	q[StPinsVersion] = `UPDATE store_meta SET value = value + 1 WHERE key = 'pins_version' RETURNING value`
+	q[StTaskPut] = `INSERT INTO tasks (agent, id, principal, tenant, request, state, final, data, created, updated)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+	ON CONFLICT (agent, id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, request = excluded.request,
+		state = excluded.state, final = excluded.final, data = excluded.data, updated = excluded.updated
+	WHERE NOT tasks.final`
+	return q
+}
+
+// The columns the reads and the statements select, in the order of their
+// scans.
+const (
+	RequestColumns  = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
+	idemColumns     = `owner, state, args, request, frame, result, claimed, expires`
+	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated`
+	approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
+	taskColumns     = `agent, id, principal, tenant, request, state, final, data, created, updated`
+)
+
+// Rows are the rows of a query: *sql.Rows and pgx.Rows, as an engine's
+// adapter gives them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Reader runs the reads of Core: through a pool of read connections,
+// outside the writer.
+type Reader interface {
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+}
+
+// ErrNoRows is what Core's reads of one row return for none, whatever the
+// engine says.
+var ErrNoRows = errors.New("no rows")
+
+// Dialect is how an engine differs in the SQL of Core's reads and in the
+// values it binds.
+type Dialect struct {
+	// Text binds a JSON document or other text kept as bytes: nil for an
+	// empty one (stored as NULL).
+	Text func(b []byte) any
+	// Doc binds a document that is never NULL.
+	Doc func(b []byte) any
+	// Key binds an idempotency key (bytes on PostgreSQL, which keeps
+	// them as BYTEA: they hold NUL separators).
+	Key func(k string) any
+	// List binds a list of strings, read with AnyOf.
+	List func(l []string) any
+	// AnyOf is the SQL condition that col is one of the list bound as
+	// parameter p ("$1").
+	AnyOf func(col, p string) string
+	// FrameSelect selects the columns of a frame (see Core.QueryFrames),
+	// FrameOrder orders them by start, then as written.
+	FrameSelect string
+	FrameOrder  string
+	// AuditSelect selects the columns of an audit record (see
+	// Core.QueryAudit), CheckpointSelect those of an audit checkpoint,
+	// AuditHead the last record's seq and hash (none, or seq 0, for an
+	// empty log).
+	AuditSelect      string
+	CheckpointSelect string
+	AuditHead        string
+}

@@ -1,0 +1,458 @@
+package sqlcore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// The writer: every write of a store (a checkpoint, an idempotency claim
+// or record, a request, a dead letter, an approval, ...) is a Write queued
+// to one goroutine, which takes everything queued, adds it to one
+// transaction of the engine, commits once, and then answers each caller:
+// group commit. A write that must be durable before its caller goes on
+// (PutFrame, ClaimKey, ...) waits for the commit of the batch that holds
+// it, not for a transaction of its own; a queued write (QueueFrame,
+// QueueCompleteKey, QueueReleaseKey) returns at once and is committed with
+// a later batch. Writes are applied in the order they were queued, so a
+// queued write is visible to every write queued after it (a claim after a
+// queued completion sees the result).
+//
+// A claim of a checkpointed call (ClaimKey with a Frame) is answered as
+// soon as it is decided, and its "executing" checkpoint follows: the
+// writer holds the transaction open a little (Linger) for it, so that the
+// claim and the checkpoint commit together, and the call waits for one
+// commit that holds both.
+
+// Write is one unit of work for the writer.
+type Write struct {
+	// Run adds the write's statements to the batch, with the callbacks
+	// that read their results. It runs again if the batch is sent again
+	// (after another write's database error), so it resets what its
+	// callbacks set.
+	Run func(b Batch, w *Write)
+	// After, if not nil, runs in the writer once the batch committed
+	// (true) or failed for good (false).
+	After func(committed bool)
+	// What names a queued write, for the log.
+	What string
+
+	err  error
+	done chan error // nil for a queued write, whose failure is logged
+
+	// A claim of a checkpointed call: decided is closed once answer took
+	// what it decided; pair names its checkpoint; Claimed is what its
+	// latest run decided, told what its caller was told (claimed). A
+	// checkpoint names its pair in Pairs.
+	decided  chan struct{}
+	answer   func(err error)
+	answered bool
+	pair     string
+	Claimed  bool
+	told     bool
+	Pairs    string
+}
+
+// Fail sets the write's error, unless it has one: a conflict or a missing
+// row that a callback found. Whatever the write added runs, and is
+// committed with the batch: a write fails before it writes.
+func (w *Write) Fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// Err is the write's error as set by Fail or by its batch.
+func (w *Write) Err() error { return w.err }
+
+// Batch is the transaction of one group commit, as a write sees it: the
+// write adds statements (by id, see Stmt) and reads their results in
+// callbacks. An engine runs them at once (SQLite) or sends them together
+// (PostgreSQL's pipeline), so a callback must not expect a statement added
+// after its own to have run. A statement whose SQL is empty for the engine
+// is skipped (see Has).
+type Batch interface {
+	// Exec adds statement id; fn, if not nil, reads how many rows it
+	// changed, and an error it returns is the write's (see Write.Fail).
+	Exec(w *Write, id Stmt, args []any, fn func(n int64) error)
+	// Query adds statement id, whose rows fn reads.
+	Query(w *Write, id Stmt, args []any, fn func(rows Rows) error)
+	// Has reports whether the engine has statement id.
+	Has(id Stmt) bool
+}
+
+// Tx is the transaction of one batch, as the writer drives it.
+type Tx interface {
+	Batch
+	// Flush runs what was added and has not run yet. A database error is
+	// returned with the write whose statement failed (nil if none was at
+	// fault): the transaction is then unusable.
+	Flush() (at *Write, err error)
+	// Commit flushes and commits.
+	Commit() (at *Write, err error)
+	// Rollback ends a transaction that failed.
+	Rollback()
+}
+
+// Engine is what the writer needs of a database.
+type Engine interface {
+	// Begin begins the transaction of a batch. explicit asks for one that
+	// stays open after a Flush, until Commit (a claim of the batch waits
+	// for its checkpoint).
+	Begin(explicit bool) (Tx, error)
+	// Sequential reports whether a statement runs as it is added (its
+	// callback has run when Exec or Query returns), so that a callback
+	// may add the statement that follows from its result.
+	Sequential() bool
+	// Resend reports whether a batch that failed with err before any
+	// write was at fault may be sent again, once: nothing reached the
+	// database.
+	Resend(err error) bool
+}
+
+// The writer's bounds.
+const (
+	maxBatch     = 1024 // writes of one transaction
+	writerQueue  = 4096 // writes that may wait for the writer before a caller waits for room
+	writerYields = 4    // how often the writer yields to let a batch grow
+)
+
+// Linger bounds how long the writer holds a batch open for the checkpoints
+// of the claims it decided. A variable only so that a test can hold the
+// batch open for as long as it needs.
+var Linger = 500 * time.Microsecond
+
+// Writer is the group-commit writer of one store.
+type Writer struct {
+	eng Engine
+	log *slog.Logger
+
+	q        chan *Write
+	qMu      sync.RWMutex
+	qClosed  bool
+	qDrained bool // the queue closed while a batch was held open
+	wDone    chan struct{}
+	// lost are the checkpoints whose claims were answered and then not
+	// committed: such a checkpoint fails (its call must not run).
+	lost map[string]bool
+
+	batches      atomic.Int64
+	queuedFailed atomic.Int64
+}
+
+// StartWriter starts the writer of eng; log reports the queued writes that
+// failed.
+func StartWriter(eng Engine, log *slog.Logger) *Writer {
+	wr := &Writer{eng: eng, log: log, q: make(chan *Write, writerQueue), wDone: make(chan struct{}), lost: map[string]bool{}}
+	go wr.run()
+	return wr
+}
+
+// Queued is how many writes wait for the writer.
+func (wr *Writer) Queued() int { return len(wr.q) }
+
+// Do queues w and waits for its outcome: for a write that must be durable
+// when it returns. If ctx ends first, Do returns its cause and w may or may
+// not be written.
+func (wr *Writer) Do(ctx context.Context, w *Write) error {
+	w.done = make(chan error, 1)
+	if err := wr.send(w); err != nil {
+		return err
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Queue queues w and returns at once; a failure is logged.
+func (wr *Writer) Queue(w *Write) {
+	if err := wr.send(w); err != nil {
+		wr.log.Error("store: a queued write was not written", "write", w.What, "err", err)
+	}
+}
+
+// Decide queues w, the claim of the call whose checkpoint is pair, and
+// waits until it is decided (not committed: it commits with the
+// checkpoint, which fails if the claim could not be). answer takes what it
+// decided, before Decide returns.
+func (wr *Writer) Decide(ctx context.Context, w *Write, pair string, answer func(err error)) error {
+	var aErr error
+	w.pair, w.decided = pair, make(chan struct{})
+	w.answer = func(err error) { answer(err); aErr = err }
+	if err := wr.send(w); err != nil {
+		return err
+	}
+	select {
+	case <-w.decided:
+		// The writer answered before closing decided; after a context's
+		// end it may still be answering.
+		return aErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// send hands w to the writer, waiting for room in the queue.
+func (wr *Writer) send(w *Write) error {
+	wr.qMu.RLock()
+	defer wr.qMu.RUnlock()
+	if wr.qClosed {
+		return store.ErrClosed
+	}
+	wr.q <- w
+	return nil
+}
+
+// Stop lets the writer commit what is queued, and stops it.
+func (wr *Writer) Stop() {
+	wr.qMu.Lock()
+	if !wr.qClosed {
+		wr.qClosed = true
+		close(wr.q)
+	}
+	wr.qMu.Unlock()
+	<-wr.wDone
+}
+
+// Stats returns the writer's counters.
+func (wr *Writer) Stats() store.WriterStats {
+	return store.WriterStats{Batches: wr.batches.Load(), QueuedFailed: wr.queuedFailed.Load()}
+}
+
+// run takes what is queued, commits it as one batch, and answers.
+func (wr *Writer) run() {
+	defer close(wr.wDone)
+	ws := make([]*Write, 0, 64)
+	open := true
+	drain := func() int {
+		n := 0
+		for open && len(ws) < maxBatch {
+			select {
+			case w, ok := <-wr.q:
+				if !ok {
+					open = false
+					return n
+				}
+				ws = append(ws, w)
+				n++
+			default:
+				return n
+			}
+		}
+		return n
+	}
+	for open && !wr.qDrained {
+		w, ok := <-wr.q
+		if !ok {
+			break
+		}
+		ws = append(ws[:0], w)
+		drain()
+		// Callers woken by the last commit are about to queue again: let
+		// them, while that makes the batch grow, so that one commit carries
+		// them all instead of one each.
+		for range writerYields {
+			runtime.Gosched()
+			if drain() == 0 {
+				break
+			}
+		}
+		ws = wr.commit(ws)
+		clear(ws)
+	}
+}
+
+// commit runs ws as one transaction and commits it, and returns ws with the
+// writes that joined it. While a claim of the batch waits for its
+// checkpoint, the batch stays open (at most Linger): the writes queued
+// meanwhile join it. A database error in one write rolls the batch back;
+// that write fails, and the others run again once, without it. A batch
+// that failed before anything reached the database is sent again, once
+// (Engine.Resend). A second database error, or a failed commit, fails them
+// all.
+func (wr *Writer) commit(ws []*Write) []*Write {
+	failed := make([]bool, len(ws))
+	resent := false
+	for attempt := 1; ; attempt++ {
+		explicit := false
+		for i, w := range ws {
+			if !failed[i] && w.decided != nil && !w.answered {
+				explicit = true
+			}
+		}
+		tx, err := wr.eng.Begin(explicit)
+		if err != nil {
+			wr.finishAll(ws, failed, err)
+			return ws
+		}
+		// A claim is answered as soon as it is decided: by an engine that
+		// runs statements as they come, once it ran; by one that sends
+		// them together, once the round came back.
+		seq := wr.eng.Sequential()
+		waiting := map[string]bool{} // pairs of claims decided in this batch, not yet arrived
+		var at *Write
+		var fatal error
+		for i, w := range ws {
+			if failed[i] {
+				continue
+			}
+			w.err = nil
+			w.Run(tx, w)
+			if seq {
+				if at, fatal = tx.Flush(); fatal != nil {
+					break
+				}
+				if wr.tell(w) {
+					waiting[w.pair] = true
+				}
+			}
+		}
+		if !seq {
+			if at, fatal = tx.Flush(); fatal == nil {
+				for i, w := range ws {
+					if !failed[i] && wr.tell(w) {
+						waiting[w.pair] = true
+					}
+				}
+			}
+		}
+		if fatal == nil && len(waiting) > 0 {
+			t := time.NewTimer(Linger)
+		hold:
+			for len(waiting) > 0 && len(ws) < maxBatch {
+				select {
+				case w, ok := <-wr.q:
+					if !ok {
+						wr.qDrained = true
+						break hold
+					}
+					ws, failed = append(ws, w), append(failed, false)
+					w.Run(tx, w)
+					delete(waiting, w.Pairs)
+					if seq {
+						// Run, so decided: a claim that joined is answered,
+						// and its checkpoint waited for too.
+						if at, fatal = tx.Flush(); fatal != nil {
+							break hold
+						}
+						if wr.tell(w) {
+							waiting[w.pair] = true
+						}
+					}
+				case <-t.C:
+					break hold
+				}
+			}
+			t.Stop()
+		}
+		if fatal == nil {
+			if at, fatal = tx.Commit(); fatal == nil {
+				wr.batches.Add(1)
+				for i, w := range ws {
+					if !failed[i] {
+						wr.finish(w, true)
+					}
+				}
+				return ws
+			}
+		}
+		tx.Rollback()
+		i := slicesIndex(ws, at)
+		if !resent && i < 0 && wr.eng.Resend(fatal) {
+			resent = true
+			attempt--
+			continue
+		}
+		if i < 0 || attempt == 2 {
+			wr.finishAll(ws, failed, fatal)
+			return ws
+		}
+		ws[i].err = fatal
+		failed[i] = true
+		wr.finish(ws[i], false)
+	}
+}
+
+// tell answers w if it is a claim not answered yet, and reports whether
+// its caller was told it holds the claim (and will send its checkpoint).
+func (wr *Writer) tell(w *Write) bool {
+	if w.decided == nil || w.answered {
+		return false
+	}
+	w.answered, w.told = true, w.Claimed && w.err == nil
+	w.answer(w.err)
+	close(w.decided)
+	return w.told
+}
+
+func slicesIndex(ws []*Write, w *Write) int {
+	if w == nil {
+		return -1
+	}
+	for i, x := range ws {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// finishAll fails every write of ws not failed yet with err.
+func (wr *Writer) finishAll(ws []*Write, failed []bool, err error) {
+	for i, w := range ws {
+		if !failed[i] {
+			w.err = err
+			wr.finish(w, false)
+		}
+	}
+}
+
+// finish answers w (committed reports whether its batch committed).
+func (wr *Writer) finish(w *Write, committed bool) {
+	if w.After != nil {
+		w.After(committed)
+	}
+	if w.decided != nil {
+		if w.err == nil && !committed {
+			w.err = errors.New("its batch was not committed")
+		}
+		wr.tell(w) // not answered yet (it first ran in a second attempt): now it is known
+		if w.told && (w.err != nil || !w.Claimed) {
+			// Its caller went on with the claim: its checkpoint, unless it
+			// failed with it in this batch, must not be written alone.
+			wr.lost[w.pair] = true
+		}
+		return
+	}
+	if w.Pairs != "" && !committed {
+		delete(wr.lost, w.Pairs) // failed with its claim
+	}
+	if w.done != nil {
+		w.done <- w.err
+		return
+	}
+	if w.err != nil {
+		wr.queuedFailed.Add(1)
+		wr.log.Error("store: a queued write failed", "write", w.What, "err", w.err)
+	}
+}
+
+// Lost reports, in the writer (from a Run), whether the claim of the call
+// whose checkpoint is pair was answered and then not committed, and
+// forgets it: the checkpoint must fail, since its call must not run.
+func (wr *Writer) Lost(pair string) bool {
+	if wr.lost[pair] {
+		delete(wr.lost, pair)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package sqlcore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// fakeEngine is an engine that sends statements together, as PostgreSQL's
+// does: a statement's callback runs at Flush. Its first commits fail, as
+// many as failCommits says, and each commit is reported on commits.
+type fakeEngine struct {
+	mu          sync.Mutex
+	failCommits int
+	commits     chan error
+}
+
+func (e *fakeEngine) Begin(bool) (Tx, error) { return &fakeTx{e: e}, nil }
+func (e *fakeEngine) Sequential() bool       { return false }
+func (e *fakeEngine) Resend(error) bool      { return false }
+
+type fakeTx struct {
+	e       *fakeEngine
+	pending []func()
+}
+
+func (t *fakeTx) Exec(w *Write, id Stmt, args []any, fn func(n int64) error) {
+	t.pending = append(t.pending, func() {
+		if fn != nil {
+			if err := fn(1); err != nil {
+				w.Fail(err)
+			}
+		}
+	})
+}
+
+func (t *fakeTx) Query(w *Write, id Stmt, args []any, fn func(rows Rows) error) {
+	panic("not used")
+}
+
+func (t *fakeTx) Has(Stmt) bool { return true }
+
+func (t *fakeTx) Flush() (*Write, error) {
+	for _, f := range t.pending {
+		f()
+	}
+	t.pending = nil
+	return nil, nil
+}
+
+func (t *fakeTx) Commit() (*Write, error) {
+	t.Flush()
+	t.e.mu.Lock()
+	var err error
+	if t.e.failCommits > 0 {
+		t.e.failCommits--
+		err = errors.New("commit failed")
+	}
+	t.e.mu.Unlock()
+	t.e.commits <- err
+	return nil, err
+}
+
+func (t *fakeTx) Rollback() {}
+
+// claimWrite claims, as ClaimKey's write does: its statement decides.
+func claimWrite() *Write {
+	return &Write{Run: func(b Batch, w *Write) {
+		w.Claimed = false
+		b.Exec(w, StIdemClaim, nil, func(int64) error { w.Claimed = true; return nil })
+	}}
+}
+
+// checkpointWrite is the checkpoint of the call that claimed with pair, as
+// PutFrame's write is.
+func checkpointWrite(wr *Writer, pair string) *Write {
+	return &Write{Pairs: pair, Run: func(b Batch, w *Write) {
+		if wr.Lost(pair) {
+			w.Fail(store.ErrConflict)
+			return
+		}
+		b.Exec(w, StPutFrame, nil, nil)
+	}}
+}
+
+// claimed starts a writer on a fake engine whose first failCommits commits
+// fail, with Linger set to linger for the test, and claims for the call
+// whose checkpoint is pair.
+func claimed(t *testing.T, linger time.Duration, failCommits int, pair string) (*Writer, *fakeEngine) {
+	t.Helper()
+	old := Linger
+	Linger = linger
+	e := &fakeEngine{failCommits: failCommits, commits: make(chan error, 10)}
+	wr := StartWriter(e, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { wr.Stop(); Linger = old })
+	w := claimWrite()
+	var ok bool
+	if err := wr.Decide(t.Context(), w, pair, func(error) { ok = w.Claimed }); err != nil || !ok {
+		t.Fatalf("Decide = %v, claimed %v", err, ok)
+	}
+	return wr, e
+}
+
+// TestWriterPairsClaimWithCheckpoint: on an engine that sends its
+// statements together, a claim is answered once its round came back, and
+// its checkpoint, sent then, commits with it in one commit.
+func TestWriterPairsClaimWithCheckpoint(t *testing.T) {
+	// The pairing is tested, not how fast the checkpoint follows.
+	wr, _ := claimed(t, time.Minute, 0, "r\x00f")
+	ctx := t.Context()
+	if err := wr.Do(ctx, checkpointWrite(wr, "r\x00f")); err != nil {
+		t.Fatal(err)
+	}
+	if n := wr.Stats().Batches; n != 1 {
+		t.Errorf("the claim and its checkpoint took %d commits, want 1", n)
+	}
+}
+
+// TestWriterLostClaimFailsCheckpoint: a claim answered as claimed whose
+// batch then failed to commit takes its call's checkpoint down with it,
+// even when the checkpoint comes in a later batch: the call must not run
+// without its claim.
+func TestWriterLostClaimFailsCheckpoint(t *testing.T) {
+	wr, e := claimed(t, time.Microsecond, 1, "r\x00f")
+	ctx := t.Context()
+	if err := <-e.commits; err == nil {
+		t.Fatal("the claim's batch committed; the test needs it to fail")
+	}
+	err := wr.Do(ctx, checkpointWrite(wr, "r\x00f"))
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("the checkpoint of a lost claim: %v, want ErrConflict", err)
+	}
+	// The next call's claim and checkpoint are not affected.
+	w := claimWrite()
+	if err := wr.Decide(context.Background(), w, "r\x00g", func(error) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wr.Do(ctx, checkpointWrite(wr, "r\x00g")); err != nil {
+		t.Errorf("another call's checkpoint: %v", err)
+	}
+}
