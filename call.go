@@ -31,18 +31,19 @@ type Call struct {
 	IdempotencyKey string          `json:"idempotency_key,omitempty"` // if empty, writes derive one from the request and call id
 	Why            string          `json:"why,omitempty"`             // the caller's reason (plan, criterion), recorded with the frame
 
-	req     *Request
-	parent  *Frame
-	frame   *Frame
-	tool    *tool
-	args    []byte // canonical arguments
-	key     string // idempotency key in force
-	idemRec string // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
-	sysKey  bool   // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
-	fwdKey  string // the caller's key, passed on to the tool when an approval's key replaced it
-	started time.Time
-	step    any    // the loop guard's record of this call
-	passes  passes // through the circuit breakers, for the first attempt
+	req       *Request
+	parent    *Frame
+	frame     *Frame
+	tool      *tool
+	args      []byte      // canonical arguments
+	key       string      // idempotency key in force
+	idemRec   string      // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
+	executing *Checkpoint // its "executing" checkpoint, when the idempotency claim made it durable
+	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
+	started   time.Time
+	step      any    // the loop guard's record of this call
+	passes    passes // through the circuit breakers, for the first attempt
 }
 
 // Request returns the request the call belongs to.
@@ -385,6 +386,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
 		if rt.checkpointed(c.tool) {
 			claim.Request, claim.Frame = c.req.id, c.frame.ID
+			claim.Checkpoint = executingRecord(c)
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
@@ -400,6 +402,9 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			return rec.Replay(), nil
 		}
 		c.frame.idem = c.key
+		if claim.Checkpointed {
+			c.executing = claim.Checkpoint
+		}
 		res, err := next(ctx, c)
 		// An approved call's record keeps a failure too: the approval was
 		// for one run, and a retry must not run it again.

@@ -21,15 +21,14 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		if !rt.checkpointed(c.tool) {
 			return next(ctx, c)
 		}
-		rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
-			IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
-		if c.parent != nil {
-			rec.Parent = c.parent.ID
-		}
-		if err := cp.Executing(ctx, rec); err != nil {
-			return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",
-				Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
-				Suggestion: "Nothing ran. Try again in a moment."}
+		rec := c.executing // durable with the call's idempotency claim
+		if rec == nil {
+			rec = executingRecord(c)
+			if err := cp.Executing(ctx, rec); err != nil {
+				return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",
+					Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
+					Suggestion: "Nothing ran. Try again in a moment."}
+			}
 		}
 		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
@@ -40,6 +39,16 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		cp.Ended(context.WithoutCancel(ctx), end)
 		return res, err
 	}
+}
+
+// executingRecord is c's "executing" checkpoint.
+func executingRecord(c *Call) *Checkpoint {
+	rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
+		IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
+	if c.parent != nil {
+		rec.Parent = c.parent.ID
+	}
+	return rec
 }
 
 // checkpointed reports whether the calls of t are checkpointed.

@@ -21,9 +21,9 @@ import (
 // TestCrashAtDurablePoints kills a real `reach serve` (kill -9) at each
 // durable point of a write, exactly there (crashpoint), and restarts it over
 // the same data. The request "trip" books leg 1 (key k1), then dies during
-// leg 2 (key k2): between its idempotency claim and its "executing"
-// checkpoint, between the "executing" and "ended" checkpoints, or between
-// the "ended" checkpoint and the claim's completion. After the restart:
+// leg 2 (key k2): once its idempotency claim is durable (with its
+// "executing" checkpoint, one write), once the "executing" checkpoint is,
+// or between the "ended" checkpoint and the claim's completion. After the restart:
 //
 //   - no claim blocks a retry: a retry of leg 2 (same key, same arguments,
 //     a new request) answers, and the store keeps no claim;
@@ -44,7 +44,9 @@ func TestCrashAtDurablePoints(t *testing.T) {
 		booked int    // how many times leg 2 ran, in all
 		undone int    // how many times leg 2 was undone
 	}{
-		{"claimed#2", "", 1, 0},              // it never started: the retry runs it
+		// The claim commits with the "executing" checkpoint, in one write
+		// (docs/STATE.md): once it is durable the call may have run.
+		{"claimed#2", "interrupted", 0, 0},
 		{"executing#2", "interrupted", 0, 0}, // it may have run: nothing runs it again
 		{"ended#2", "undone", 1, 1},          // it ran, and the restart undid it with its request
 	} {

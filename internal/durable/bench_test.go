@@ -46,7 +46,9 @@ func BenchmarkWriteCall(b *testing.B) {
 				}
 				defer st.Close()
 				cp := New(st, nil, nil)
-				o.Checkpoints, o.DeadLetters, o.Idempotency = cp, cp, store.NewIdempotency(st, nil)
+				// As reach serve does: the claim carries the "executing" checkpoint.
+				o.Checkpoints, o.DeadLetters = cp, cp
+				o.Idempotency = store.NewIdempotency(st, &store.IdempotencyOptions{Checkpoint: cp.ExecutingFrame})
 			}
 			rt := reach.New(o)
 			rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant, Func: write})

@@ -109,8 +109,10 @@ func frameOf(cp *reach.Checkpoint) *store.Frame {
 	return f
 }
 
-// Executing implements reach.Checkpointer: the record is durable when it returns.
-func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
+// ExecutingFrame is the row of cp, an "executing" checkpoint, as Executing
+// writes it. A store that writes it with the call's idempotency claim
+// (store.IdempotencyOptions.Checkpoint) writes this.
+func (c *Checkpoints) ExecutingFrame(cp *reach.Checkpoint) *store.Frame {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
 	if c.owner != "" {
@@ -119,7 +121,12 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 			f.Stack, _ = json.Marshal(node.Ancestry())
 		}
 	}
-	if err := c.st.PutFrame(context.WithoutCancel(ctx), f); err != nil {
+	return f
+}
+
+// Executing implements reach.Checkpointer: the record is durable when it returns.
+func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error {
+	if err := c.st.PutFrame(context.WithoutCancel(ctx), c.ExecutingFrame(cp)); err != nil {
 		return err
 	}
 	crashpoint.Reached("executing")

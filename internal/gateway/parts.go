@@ -259,6 +259,9 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		ro.CheckpointReads = true
 		ro.Middleware = append([]reach.Middleware{c.Admission()}, ro.Middleware...)
 		io.Instance, io.Alive = c.Instance(), c.Alive
+	} else {
+		// A write's claim and its "executing" checkpoint: one commit.
+		io.Checkpoint = cp.ExecutingFrame
 	}
 	// Claims carry a lease and an owner of this process's life, so that
 	// recover settles the claims a crashed run left (see durable.Recover).

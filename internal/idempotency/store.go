@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/frames"
+	"github.com/agentreach/reach/internal/records"
 )
 
 // Store records call results R by idempotency key (R7): the runtime's
@@ -35,6 +36,13 @@ type Claim struct {
 	// checkpoint says: none, and the call never started.
 	Request string
 	Frame   frames.ID
+	// Checkpoint is the call's "executing" record when it is checkpointed
+	// (what the runtime would give Checkpointer.Executing next). A store
+	// that keeps the checkpoints too may make it durable with the claim,
+	// in one commit, and then sets Checkpointed: the runtime does not
+	// write it again.
+	Checkpoint   *records.Checkpoint
+	Checkpointed bool
 	// Lease is the longest the call can hold the key: its attempts with
 	// their timeouts and backoffs, and a margin. A durable store shared by
 	// several instances settles the claim of another instance once its

@@ -45,6 +45,12 @@ type IdempotencyOptions struct {
 	// instances share, a claim of a life that died is settled at once,
 	// without waiting for its lease to end (internal/cluster).
 	Alive func(owner string, claimed time.Time) bool
+	// Checkpoint, if not nil, turns a claim's "executing" checkpoint
+	// (reach.IdemClaim.Checkpoint) into the frame that the records write
+	// with the claim, in one commit (IdemRecord.Executing); it must be the
+	// row the runtime's Checkpointer would write (durable.Checkpoints'
+	// ExecutingFrame). If nil, the runtime writes the checkpoint itself.
+	Checkpoint func(*reach.Checkpoint) *Frame
 	// Logger reports records that could not be written (Complete has no
 	// error result); if nil, logs are discarded.
 	Logger *slog.Logger
@@ -157,6 +163,9 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		if c.Frame != 0 {
 			want.Frame = c.Frame.String()
 		}
+		if c.Checkpoint != nil && s.o.Checkpoint != nil {
+			want.Executing = s.o.Checkpoint(c.Checkpoint)
+		}
 		s.hold(c.Key, 1) // before the claim is visible: a waiter here must not find it stale
 		rec, claimed, err := s.recs.ClaimKey(ctx, want)
 		if err != nil || !claimed {
@@ -172,6 +181,10 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		if claimed {
 			done()
 			crashpoint.Reached("claimed")
+			if want.Executing != nil {
+				c.Checkpointed = true
+				crashpoint.Reached("executing")
+			}
 			return nil, true, nil
 		}
 		if rec.Args != "" && c.Args != "" && rec.Args != c.Args {

@@ -169,6 +169,12 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 		return err
 	}
 	defer m.mu.Unlock()
+	m.putFrame(f)
+	return nil
+}
+
+// putFrame stores f; m.mu is held.
+func (m *Memory) putFrame(f *Frame) {
 	f.Updated = Round(time.Now())
 	c := *f
 	c.Args, c.Undo, c.Error = clone(f.Args), clone(f.Undo), clone(f.Error)
@@ -187,7 +193,6 @@ func (m *Memory) PutFrame(ctx context.Context, f *Frame) error {
 	}
 	byID[f.Frame] = &c
 	m.frameSeq[&c] = seq
-	return nil
 }
 
 // QueueFrame implements Frames: a Memory writes it at once.
@@ -260,6 +265,9 @@ func (m *Memory) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool
 	}
 	m.idem[c.Key] = &IdemRecord{Key: c.Key, Owner: c.Owner, State: IdemClaimed, Args: c.Args, Request: c.Request, Frame: c.Frame,
 		Claimed: Round(c.Claimed), Expires: Round(c.Expires)}
+	if c.Executing != nil {
+		m.putFrame(c.Executing)
+	}
 	return nil, true, nil
 }
 

@@ -189,8 +189,13 @@ type IdemRecord struct {
 	// by a dead owner whose call has no checkpoint never started.
 	Request string
 	Frame   string
-	Result  []byte // the recorded result (JSON), when done
-	Claimed time.Time
+	// Executing, if not nil on a ClaimKey, is the call's "executing"
+	// checkpoint: written with the claim, in the same transaction, when
+	// the claim is taken, and not at all when it is not. The call then
+	// waits for one commit that holds both.
+	Executing *Frame
+	Result    []byte // the recorded result (JSON), when done
+	Claimed   time.Time
 	// Expires is when the record stops counting: for a done record, its
 	// TTL; for a claim, its lease (zero: never, until completed or released).
 	Expires time.Time

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,6 +51,10 @@ func (engine) Sequential() bool { return false }
 // Resend implements sqlcore.Engine: a connection that failed before
 // anything was sent is replaced, and the batch sent again.
 func (engine) Resend(err error) bool { return pgconn.SafeToRetry(err) }
+
+// Gather implements sqlcore.Engine: a batch of queued writes commits at
+// once, so that the other instances see a call's end without delay.
+func (engine) Gather() time.Duration { return 0 }
 
 // round is the pipeline of one batch: the statements added since the last
 // Flush, on the batch's connection.
@@ -222,6 +227,16 @@ func statements() []string {
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
+		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
+		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
+		started = excluded.started, updated = excluded.updated, owner = excluded.owner,
+		stack = coalesce(excluded.stack, frames.stack)`
+	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
+	SELECT $1::TEXT, $2::TEXT, $3::TEXT, $4::TEXT, $5::BYTEA, $6::TEXT, $7::TEXT, $8::TEXT, $9::TEXT, $10::BIGINT, $11::BIGINT,
+		$12::TEXT, $13::TEXT, $17::TEXT, $18::TEXT
+	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND state = 'claimed')
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,

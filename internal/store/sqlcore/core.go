@@ -234,16 +234,24 @@ func (c *Core) QueueFrame(f *store.Frame) {
 	c.W.Queue(w)
 }
 
-func (c *Core) frameWrite(f *store.Frame) *Write {
+// frameArgs returns the parameters of StPutFrame and StUpdateFrame for f,
+// and dates f's update now. The key comes after the columns an update
+// sets, so that an engine's statements take their parameters in order
+// (SQLite binds them by place then); extra are StPutClaimedFrame's guard,
+// before the owner and the stack.
+func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
 	now := time.Now()
 	f.Updated = store.Round(now)
-	key := frameKey(f.Request, f.Frame)
 	d := c.D
-	// The key after the columns an update sets, so that an engine's
-	// statements take their parameters in order (SQLite binds them by place
-	// then).
-	args := []any{f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo), d.Text(f.Error),
-		store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame, f.Owner, d.Text(f.Stack)}
+	args := append(make([]any, 0, 18), f.Parent, f.Kind, f.Name, f.CallID, d.Key(f.IdemKey), f.State, d.Text(f.Args), d.Text(f.Undo),
+		d.Text(f.Error), store.UnixNano(f.Started), now.UnixNano(), f.Request, f.Frame)
+	args = append(args, extra...)
+	return append(args, f.Owner, d.Text(f.Stack))
+}
+
+func (c *Core) frameWrite(f *store.Frame) *Write {
+	key := frameKey(f.Request, f.Frame)
+	args := c.frameArgs(f)
 	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
 		if c.W.Lost(key) {
 			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
@@ -304,12 +312,14 @@ func (c *Core) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 	return c.QueryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
 }
 
-// ClaimKey implements store.IdemRecords. The claim of a call that is not
-// checkpointed (c.Frame empty) is durable when ClaimKey returns. The claim
-// of a checkpointed call is answered as soon as it is decided, and is
-// committed with the call's "executing" checkpoint, which the writer waits
-// for (briefly) before it commits: that PutFrame returns once both are
-// durable, or fails if the claim could not be committed.
+// ClaimKey implements store.IdemRecords. A claim is durable when ClaimKey
+// returns, and so is r.Executing, the call's "executing" checkpoint, which
+// is written in the same write, only if the claim is taken. The claim of a
+// checkpointed call without it (r.Frame set, r.Executing nil) is answered
+// as soon as it is decided, and is committed with the call's checkpoint,
+// which the writer waits for (briefly) before it commits: that PutFrame
+// returns once both are durable, or fails if the claim could not be
+// committed.
 func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.IdemRecord, claimed bool, err error) {
 	if c.Closed() {
 		return nil, false, store.ErrClosed
@@ -350,7 +360,17 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			return nil
 		})
 	}
-	if r.Frame != "" && r.Request != "" {
+	if r.Executing != nil {
+		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5])
+		run := w.Run
+		w.Run = func(b Batch, w *Write) {
+			run(b, w)
+			b.Exec(w, StPutClaimedFrame, fargs, nil)
+		}
+		if err = c.W.Do(ctx, w); err == nil {
+			rec, claimed = found, w.Claimed
+		}
+	} else if r.Frame != "" && r.Request != "" {
 		err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) { rec, claimed = found, w.Claimed && e == nil })
 	} else if err = c.W.Do(ctx, w); err == nil {
 		// Read only after the writer answered: on a context's end it may

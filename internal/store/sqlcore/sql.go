@@ -37,6 +37,11 @@ const (
 	StPinPut
 	StPinsVersion
 	StTaskPut
+	// StPutClaimedFrame writes the "executing" checkpoint of a call with
+	// the claim of its key: only if the key's claim is the caller's
+	// ($14 key, $15 owner, $16 claimed; the frame's columns as in
+	// StPutFrame, PostgreSQL's owner and stack as $17 and $18).
+	StPutClaimedFrame
 	NumStmts
 )
 

@@ -114,6 +114,14 @@ type Engine interface {
 	// write was at fault may be sent again, once: nothing reached the
 	// database.
 	Resend(err error) bool
+	// Gather is how long a batch of queued writes alone (no caller waits
+	// for any of them: a call's end, a key's result) waits for more
+	// before it commits; zero: not at all. A write that a caller waits
+	// for ends the wait at once, and so does Stop. One call at a time, its
+	// end then commits with the next call's claim, not in a commit of its
+	// own; the price is that a crash loses up to that much more of what
+	// was only queued (docs/STATE.md).
+	Gather() time.Duration
 }
 
 // The writer's bounds.
@@ -257,6 +265,9 @@ func (wr *Writer) run() {
 		}
 		ws = append(ws[:0], w)
 		drain()
+		if open && !anyWaited(ws) {
+			open = wr.gather(&ws)
+		}
 		// Callers woken by the last commit are about to queue again: let
 		// them, while that makes the batch grow, so that one commit carries
 		// them all instead of one each.
@@ -269,6 +280,43 @@ func (wr *Writer) run() {
 		ws = wr.commit(ws)
 		clear(ws)
 	}
+}
+
+// gather adds to *ws, a batch of queued writes alone, what is queued for
+// up to the engine's Gather, until a write that a caller waits for joins.
+// It reports whether the queue is still open.
+func (wr *Writer) gather(ws *[]*Write) bool {
+	d := wr.eng.Gather()
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for len(*ws) < maxBatch {
+		select {
+		case w, ok := <-wr.q:
+			if !ok {
+				return false
+			}
+			*ws = append(*ws, w)
+			if w.done != nil || w.decided != nil {
+				return true
+			}
+		case <-t.C:
+			return true
+		}
+	}
+	return true
+}
+
+// anyWaited reports whether a caller waits for one of ws.
+func anyWaited(ws []*Write) bool {
+	for _, w := range ws {
+		if w.done != nil || w.decided != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // commit runs ws as one transaction and commits it, and returns ws with the

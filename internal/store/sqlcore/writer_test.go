@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentreach/reach/internal/store"
@@ -18,11 +19,13 @@ type fakeEngine struct {
 	mu          sync.Mutex
 	failCommits int
 	commits     chan error
+	gather      time.Duration
 }
 
 func (e *fakeEngine) Begin(bool) (Tx, error) { return &fakeTx{e: e}, nil }
 func (e *fakeEngine) Sequential() bool       { return false }
 func (e *fakeEngine) Resend(error) bool      { return false }
+func (e *fakeEngine) Gather() time.Duration  { return e.gather }
 
 type fakeTx struct {
 	e       *fakeEngine
@@ -142,5 +145,38 @@ func TestWriterLostClaimFailsCheckpoint(t *testing.T) {
 	}
 	if err := wr.Do(ctx, checkpointWrite(wr, "r\x00g")); err != nil {
 		t.Errorf("another call's checkpoint: %v", err)
+	}
+}
+
+// A batch of queued writes alone waits (Engine.Gather) for more: the next
+// write that a caller waits for joins it, and one commit holds both. On an
+// engine without it, the queued write commits alone first.
+func TestWriterGathersQueuedWrites(t *testing.T) {
+	for _, tc := range []struct {
+		gather  time.Duration
+		commits int
+	}{{5 * time.Millisecond, 1}, {0, 2}} {
+		synctest.Test(t, func(t *testing.T) {
+			e := &fakeEngine{commits: make(chan error, 10), gather: tc.gather}
+			wr := StartWriter(e, slog.New(slog.DiscardHandler))
+			var ran []string
+			put := func(what string) *Write {
+				return &Write{What: what, Run: func(b Batch, w *Write) {
+					b.Exec(w, StPutFrame, nil, func(int64) error { ran = append(ran, what); return nil })
+				}}
+			}
+			wr.Queue(put("end of call 1"))
+			synctest.Wait() // the writer has taken it
+			if err := wr.Do(t.Context(), put("claim of call 2")); err != nil {
+				t.Fatal(err)
+			}
+			wr.Stop()
+			if got := len(e.commits); got != tc.commits {
+				t.Errorf("gather %v: %d commits, want %d (ran %v)", tc.gather, got, tc.commits, ran)
+			}
+			if len(ran) != 2 || ran[0] != "end of call 1" {
+				t.Errorf("gather %v: ran %v; want the queued write first", tc.gather, ran)
+			}
+		})
 	}
 }

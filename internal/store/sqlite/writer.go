@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentreach/reach/internal/store/sqlcore"
 )
@@ -40,6 +41,14 @@ func (engine) Sequential() bool { return true }
 // Resend implements sqlcore.Engine: a failed batch is not sent again as it
 // was.
 func (engine) Resend(error) bool { return false }
+
+// Gather implements sqlcore.Engine: queued writes alone wait up to 5 ms
+// for more (a call's end for the next call's claim), as the audit log's
+// events do. A variable only so that a test can change it.
+func (engine) Gather() time.Duration { return Gather }
+
+// Gather is what engine.Gather returns.
+var Gather = 5 * time.Millisecond
 
 // batch is the transaction of one group commit and its statements.
 type batch struct {
@@ -299,6 +308,14 @@ func statements() []string {
 	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
+		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
+		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
+		started = excluded.started, updated = excluded.updated`
+	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
+	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND state = 'claimed')
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,

@@ -371,3 +371,83 @@ func testIdempotencyWithRuntime(t *testing.T, open Opener) {
 		t.Errorf("runs %d, replayed %v, data %s; want 1, true, {\"paid\":3}", runs.Load(), second.Replayed, second.Data)
 	}
 }
+
+// endsOnly is a Checkpointer whose Executing must not be called: the claim
+// wrote the "executing" checkpoint. It writes the ends.
+type endsOnly struct {
+	st        store.Store
+	executing atomic.Int32
+}
+
+func (e *endsOnly) Executing(ctx context.Context, c *reach.Checkpoint) error {
+	e.executing.Add(1)
+	return nil
+}
+
+func (e *endsOnly) Ended(ctx context.Context, c *reach.Checkpoint) {
+	e.st.PutFrame(ctx, &store.Frame{Request: c.Request, Frame: c.Frame.String(), Kind: "tool", Name: c.Tool, CallID: c.CallID,
+		State: c.State.String(), Started: c.Started})
+}
+
+// A claim that carries the call's "executing" checkpoint writes it with the
+// claim, and only when the claim is taken: the call pays one commit, and a
+// call that finds the key held leaves no checkpoint behind.
+func testIdempotencyClaimWritesCheckpoint(t *testing.T, open Opener) {
+	st := open(t)
+	ctx := t.Context()
+	exec := func(request, frame string) *store.Frame {
+		return &store.Frame{Request: request, Frame: frame, Kind: "tool", Name: "pay", State: "executing",
+			Args: []byte(`{"n":1}`), Started: time.Now()}
+	}
+	now := time.Now()
+	_, claimed, err := st.ClaimKey(ctx, &store.IdemRecord{Key: "k1", Owner: "a", Request: "r1", Frame: "f1", Claimed: now,
+		Expires: now.Add(time.Hour), Executing: exec("r1", "f1")})
+	if err != nil || !claimed {
+		t.Fatalf("ClaimKey = %v, %v; want claimed", claimed, err)
+	}
+	// The key is held: the second claim's checkpoint is not written.
+	held, claimed, err := st.ClaimKey(ctx, &store.IdemRecord{Key: "k1", Owner: "b", Request: "r2", Frame: "f2", Claimed: now,
+		Expires: now.Add(time.Hour), Executing: exec("r2", "f2")})
+	if err != nil || claimed || held == nil || held.Owner != "a" {
+		t.Fatalf("second ClaimKey = %+v, %v, %v; want a's claim", held, claimed, err)
+	}
+	fs, err := st.RequestFrames(ctx, "r1")
+	if err != nil || len(fs) != 1 || fs[0].State != "executing" || string(fs[0].Args) != `{"n":1}` {
+		t.Fatalf("frames of r1 = %+v, %v; want the executing checkpoint", fs, err)
+	}
+	if fs, err := st.RequestFrames(ctx, "r2"); err != nil || len(fs) != 0 {
+		t.Fatalf("frames of r2 = %+v, %v; want none (its claim was not taken)", fs, err)
+	}
+
+	// Through the runtime: the Checkpointer is not asked for the
+	// "executing" record, which is in the store when the tool runs.
+	cp := &endsOnly{st: st}
+	s := store.NewIdempotency(st, &store.IdempotencyOptions{Checkpoint: func(c *reach.Checkpoint) *store.Frame {
+		return &store.Frame{Request: c.Request, Frame: c.Frame.String(), Kind: "tool", Name: c.Tool, CallID: c.CallID,
+			IdemKey: c.IdempotencyKey, State: c.State.String(), Args: c.Args, Started: c.Started}
+	}})
+	rt := reach.New(&reach.Options{Idempotency: s, Checkpoints: cp})
+	var during []*store.Frame
+	rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			during, _ = st.RequestFrames(context.WithoutCancel(ctx), "r3")
+			return json.RawMessage(`{"paid":1}`), nil
+		}})
+	ctx3, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "r3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	if res := rt.Call(ctx3, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{}`)}); res.Status != reach.StatusSuccess {
+		t.Fatalf("call: %s %v", res.Status, res.Error)
+	}
+	if n := cp.executing.Load(); n != 0 {
+		t.Errorf("Checkpointer.Executing was called %d times; the claim wrote the checkpoint", n)
+	}
+	if len(during) != 1 || during[0].State != "executing" || during[0].Name != "pay" {
+		t.Errorf("while the tool ran the store held %+v; want its executing checkpoint", during)
+	}
+	if fs, err := st.RequestFrames(ctx, "r3"); err != nil || len(fs) != 1 || fs[0].State != "completed" {
+		t.Errorf("after the call the store holds %+v, %v; want it completed", fs, err)
+	}
+}

@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"IdempotencyArgsReused", testIdempotencyArgsReused},
 		{"IdempotencyRecover", testIdempotencyRecover},
 		{"IdempotencyWithRuntime", testIdempotencyWithRuntime},
+		{"IdempotencyClaimWritesCheckpoint", testIdempotencyClaimWritesCheckpoint},
 		{"QueuedWritesTakeEffectInOrder", testQueuedWritesTakeEffectInOrder},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, open) })
