@@ -2,6 +2,7 @@ package reach
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentreach/reach/internal/batch"
 	"github.com/agentreach/reach/internal/breaker"
@@ -328,3 +329,19 @@ func Func[In, Out any](f func(ctx context.Context, in In) (Out, error)) ToolFunc
 
 // TransientType reports whether a tool error type is transient.
 func TransientType(t string) bool { return retry.TransientType(t) }
+
+// NewMemoryIdempotency returns a store keeping results for ttl.
+func NewMemoryIdempotency(ttl time.Duration) *MemoryIdempotency {
+	return idempotency.NewMemoryStore[*Result](ttl)
+}
+
+// NewMemoryDeadLetters returns a queue in memory: the runtime's default.
+// It keeps the open and taken dead letters; settled ones leave it.
+func NewMemoryDeadLetters() DeadLetterQueue { return deadletter.NewMemory() }
+
+// DismissDeadLetter resolves the dead letter id of q, as
+// Runtime.DismissDeadLetter does, for when no runtime runs (the CLI on a
+// data folder).
+func DismissDeadLetter(ctx context.Context, q DeadLetterQueue, id, by, note string) (*DeadLetter, error) {
+	return deadletter.Dismiss(ctx, q, id, by, note)
+}
