@@ -72,8 +72,8 @@ type Saga struct {
 // Push registers u.
 func (s *Saga) Push(u Undo) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.undos = append(s.undos, u)
-	s.mu.Unlock()
 }
 
 // Len returns how many undos are registered.
