@@ -183,7 +183,20 @@ type Options struct {
 	// Logger reports failed commits of recorded events; if nil, logs are
 	// discarded.
 	Logger *slog.Logger
+	// Linger is how long the writer waits, after taking a recorded event
+	// while nothing waits for a commit, for more to join its transaction:
+	// one commit for the events of several calls, not one each, and no
+	// wake-up of the writer per event meanwhile. Append, Flush, Close and
+	// a queue half full end the wait at once. If zero, DefaultLinger;
+	// negative, no wait.
+	Linger time.Duration
 }
+
+// DefaultLinger is Options.Linger's default. A recorded event is in memory
+// only (lost to a kill -9) until its batch commits, at most this long after
+// the first of it, under light load; under heavy load batches commit as
+// soon as the one before them has.
+const DefaultLinger = 5 * time.Millisecond
 
 // Log is an append-only audit log over a store.AuditLog. It implements
 // reach.Recorder. Safe for concurrent use. Make one with New and Close it.
@@ -195,6 +208,7 @@ type Log struct {
 	mu     sync.RWMutex // held (read) while sending on q; Close takes it to close q
 	closed bool
 	q      chan item
+	wake   chan struct{} // something waits for a commit (or the log closed): stop lingering
 	exited chan struct{}
 
 	dropped  atomic.Int64
@@ -233,6 +247,7 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 	o.MaxResult = cmp.Or(o.MaxResult, 512)
 	o.MaxMessage = cmp.Or(o.MaxMessage, 1024)
 	o.MaxArgs = cmp.Or(o.MaxArgs, 16<<10)
+	o.Linger = cmp.Or(o.Linger, DefaultLinger)
 	l.log = o.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -254,6 +269,7 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 	}
 	l.hasher = sha256.New()
 	l.q = make(chan item, o.QueueSize)
+	l.wake = make(chan struct{}, 1)
 	l.exited = make(chan struct{})
 	go l.run()
 	return l, nil
@@ -290,9 +306,18 @@ func (l *Log) send(ctx context.Context, it item) error {
 	}
 	select {
 	case l.q <- it:
+		l.poke()
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// poke ends the writer's linger, if it lingers.
+func (l *Log) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -308,6 +333,9 @@ func (l *Log) Record(_ context.Context, e *reach.Event) {
 	}
 	select {
 	case l.q <- item{raw: e}:
+		if len(l.q) >= cap(l.q)/2 {
+			l.poke() // no lingering while the queue fills: Record would drop
+		}
 	default:
 		l.dropped.Add(1)
 	}
@@ -335,6 +363,7 @@ func (l *Log) Close() error {
 	if !l.closed {
 		l.closed = true
 		close(l.q)
+		l.poke()
 	}
 	l.mu.Unlock()
 	<-l.exited
@@ -413,12 +442,35 @@ func (l *Log) run() {
 		}
 		return n
 	}
+	var linger *time.Timer
 	for open {
 		it, ok := <-l.q
 		if !ok {
 			break
 		}
 		batch = append(batch[:0], it)
+		if l.o.Linger > 0 {
+			// Recorded events only: wait for more (a caller that waits
+			// pokes wake after it enqueued, so its item is taken here or
+			// its poke ends the wait).
+			select {
+			case <-l.wake:
+			default:
+			}
+			drain()
+			if open && len(batch) < l.o.MaxBatch && !waited(batch) {
+				if linger == nil {
+					linger = time.NewTimer(l.o.Linger)
+				} else {
+					linger.Reset(l.o.Linger)
+				}
+				select {
+				case <-linger.C:
+				case <-l.wake:
+					linger.Stop()
+				}
+			}
+		}
 		drain()
 		// Callers woken by the last commit are about to enqueue again: let
 		// them, while that makes the batch grow, so that one commit carries
@@ -438,6 +490,16 @@ func (l *Log) run() {
 			l.log.Error("audit: writing the closing checkpoint", "seq", l.seq, "err", err)
 		}
 	}
+}
+
+// waited reports whether a caller waits for batch's commit.
+func waited(batch []item) bool {
+	for i := range batch {
+		if batch[i].done != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // yields bounds how often the writer yields to let a batch grow.

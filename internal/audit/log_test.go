@@ -191,6 +191,80 @@ func TestRecordNeverBlocks(t *testing.T) {
 	})
 }
 
+// Recorded events linger for Options.Linger so that one commit carries
+// those of several calls; anything that waits for a commit (Flush, Append,
+// Close) ends the linger at once.
+func TestRecordLingers(t *testing.T) {
+	const linger = time.Hour // the bubble's clock: no test waits for it
+	ev := func(i int) *reach.Event {
+		return &reach.Event{Time: time.Now(), Request: "r", Frame: reach.FrameID(i), Kind: reach.ToolFrame, Name: "t", State: reach.Completed}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		mem := store.NewMemory()
+		l := newLog(t, mem, &audit.Options{Linger: linger})
+		start := time.Now()
+		l.Record(ctx, ev(1))
+		synctest.Wait() // the writer took it and lingers
+		l.Record(ctx, ev(2))
+		synctest.Wait()
+		if s := l.Stats(); s.Appended != 0 {
+			t.Fatalf("Appended = %d before the linger ended, want 0", s.Appended)
+		}
+		time.Sleep(linger)
+		synctest.Wait()
+		if s := l.Stats(); s.Appended != 2 || s.Batches != 1 {
+			t.Fatalf("after the linger: Appended = %d, Batches = %d; want 2 in 1", s.Appended, s.Batches)
+		}
+
+		start = time.Now()
+		l.Record(ctx, ev(3))
+		synctest.Wait()
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := l.Stats(); s.Appended != 3 || s.Batches != 2 || time.Since(start) != 0 {
+			t.Errorf("Flush: Appended = %d, Batches = %d after %v; want 3 in 2, at once", s.Appended, s.Batches, time.Since(start))
+		}
+		l.Record(ctx, ev(4))
+		synctest.Wait()
+		if _, err := l.Append(ctx, testEvent(5)); err != nil {
+			t.Fatal(err)
+		}
+		if s := l.Stats(); s.Appended != 5 || s.Batches != 3 || time.Since(start) != 0 {
+			t.Errorf("Append: Appended = %d, Batches = %d after %v; want 5 in 3, at once", s.Appended, s.Batches, time.Since(start))
+		}
+		l.Record(ctx, ev(6))
+		synctest.Wait()
+		l.Close()
+		if s := l.Stats(); s.Appended != 6 || time.Since(start) != 0 {
+			t.Errorf("Close: Appended = %d after %v; want 6, at once", s.Appended, time.Since(start))
+		}
+		if _, err := audit.Verify(ctx, mem); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// A queue half full ends the linger: Record drops nothing it would not
+// drop without one.
+func TestLingerEndsWhenTheQueueFills(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		l := newLog(t, store.NewMemory(), &audit.Options{QueueSize: 4, Linger: time.Hour})
+		start := time.Now()
+		e := &reach.Event{Time: time.Now(), Request: "r", Name: "t"}
+		l.Record(ctx, e)
+		synctest.Wait() // the writer took it and lingers
+		l.Record(ctx, e)
+		l.Record(ctx, e) // two of four queued: the linger ends
+		synctest.Wait()
+		if s := l.Stats(); s.Appended != 3 || s.Dropped != 0 || time.Since(start) != 0 {
+			t.Errorf("Appended = %d, Dropped = %d after %v; want 3 and 0, at once", s.Appended, s.Dropped, time.Since(start))
+		}
+	})
+}
+
 // A failed commit fails its Appends and counts its Records; the chain
 // goes on from the last committed event.
 func TestCommitFailure(t *testing.T) {
@@ -198,7 +272,8 @@ func TestCommitFailure(t *testing.T) {
 		ctx := t.Context()
 		mem := store.NewMemory()
 		bs := &blockingStore{AuditLog: mem, release: make(chan struct{}), fail: errors.New("disk full")}
-		l, err := audit.New(ctx, bs, nil)
+		// No linger: the Record's batch commits (and fails) alone.
+		l, err := audit.New(ctx, bs, &audit.Options{Linger: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

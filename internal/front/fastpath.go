@@ -181,16 +181,12 @@ func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []by
 	ctx := r.Context()
 	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
 		header: r.Header})
-	var we *jsonrpc.Error
-	switch {
-	case errors.As(err, &we):
-		mcpwire.WriteResponse(w, id, nil, we)
-	case err != nil:
-		mcpwire.WriteResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
-	default:
-		res.Meta[metaServerInfo] = s.serverInfo
-		mcpwire.WriteResponse(w, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
+	if err != nil {
+		mcpwire.WriteResponse(w, id, nil, rpcError(err))
+		return
 	}
+	res.Meta[metaServerInfo] = s.serverInfo
+	mcpwire.WriteResponse(w, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
 }
 
 // errClientCancelled is the cause of a call the client cancelled.
@@ -368,14 +364,21 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 	if errors.Is(context.Cause(ctx), errClientCancelled) {
 		return ContentTypeSSE, true // a cancelled request gets no response
 	}
-	var we *jsonrpc.Error
-	switch {
-	case errors.As(err, &we):
-		mcpwire.AppendResponse(out, msg.ID, nil, we)
-	case err != nil:
-		mcpwire.AppendResponse(out, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
-	default:
+	if err != nil {
+		mcpwire.AppendResponse(out, msg.ID, nil, rpcError(err))
+	} else {
 		mcpwire.AppendResponse(out, msg.ID, res, nil)
 	}
 	return ContentTypeJSON, true
+}
+
+// rpcError is err as a JSON-RPC error: itself when it is one, else an
+// internal error with its text. (Its target is allocated only for an
+// error, not on every call.)
+func rpcError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -545,17 +546,45 @@ func mcpContent(data json.RawMessage) []mcp.Content {
 	return res.Content
 }
 
+// plainString reads b when it is exactly one JSON string with nothing to
+// unescape (no backslash, control byte or inner quote; valid UTF-8), as
+// most tools' text is, without encoding/json; ok is false for anything
+// else, which json.Unmarshal then reads.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
 // modelText is Result.ModelText with a JSON string's data shown unquoted.
 func modelText(res *reach.Result) string {
 	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
+		if s, ok := plainString(res.Data); ok {
+			return withText(s, res)
+		}
 		var s string
 		if json.Unmarshal(res.Data, &s) == nil {
-			cp := *res
-			cp.Data = nil
-			return s + cp.ModelText()
+			return withText(s, res)
 		}
 	}
 	return res.ModelText()
+}
+
+// withText is res's model text with s for its data.
+func withText(s string, res *reach.Result) string {
+	cp := *res
+	cp.Data = nil
+	return s + cp.ModelText()
 }
 
 // SyncTools makes the server's tool list match the runtime's tools.

@@ -465,7 +465,8 @@ func setup(b *testing.B) []*path {
 func BenchmarkServedLatency(b *testing.B) { latency(b, setup(b)) }
 
 // latency makes one call at a time on each path in turn and reports each
-// path's median and p99 latency and the medians' ratios to the first's.
+// path's median and p99 latency and the medians' ratios to the first's,
+// and the CPU per call of each process in the middle (see cpuGroups).
 func latency(b *testing.B, paths []*path) {
 	sessions := make([]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
@@ -476,11 +477,20 @@ func latency(b *testing.B, paths []*path) {
 			call(b, sessions[i], p.name, p.tool)
 		}
 	}
+	groups := cpuGroups(paths[1:])
+	cpu0 := make([]time.Duration, len(groups))
+	for i, g := range groups {
+		cpu0[i] = processCPU(g.pid)
+	}
 	times := make([][]time.Duration, len(paths))
 	for b.Loop() {
 		for i, p := range paths {
 			times[i] = append(times[i], call(b, sessions[i], p.name, p.tool))
 		}
+	}
+	for i, g := range groups {
+		calls := float64(len(times[0]) * g.paths)
+		b.ReportMetric(float64((processCPU(g.pid)-cpu0[i]).Microseconds())/calls, g.name+"-cpu-µs/call")
 	}
 	direct := quantile(times[0], 0.5)
 	for i, p := range paths {
@@ -491,6 +501,36 @@ func latency(b *testing.B, paths []*path) {
 			b.ReportMetric(float64(m)/float64(direct), p.name+"-x")
 		}
 	}
+}
+
+// cpuGroup is a process in the middle of one or more paths.
+type cpuGroup struct {
+	name  string // the paths' names' common prefix (reach-write and reach-read: reach)
+	pid   int
+	paths int
+}
+
+// cpuGroups groups paths by the process in their middle: one call at a
+// time, each call's CPU in a process serving several paths (reach serves
+// its read and write tools) is that of all its calls, background work
+// included, divided by their number.
+func cpuGroups(paths []*path) []cpuGroup {
+	var gs []cpuGroup
+	for _, p := range paths {
+		i := slices.IndexFunc(gs, func(g cpuGroup) bool { return g.pid == p.pid })
+		if i < 0 {
+			gs = append(gs, cpuGroup{name: p.name, pid: p.pid, paths: 1})
+			continue
+		}
+		g := &gs[i]
+		g.paths++
+		n := 0
+		for n < len(g.name) && n < len(p.name) && g.name[n] == p.name[n] {
+			n++
+		}
+		g.name = strings.TrimRight(g.name[:n], "-")
+	}
+	return gs
 }
 
 // BenchmarkServedThroughput runs 64 client sessions per path, each calling
@@ -652,4 +692,16 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// The CPU of a process in the middle is reported once per process, under
+// its paths' common name.
+func TestCPUGroups(t *testing.T) {
+	paths := []*path{{name: "relay", pid: 1}, {name: "reach-write", pid: 2}, {name: "reach-read", pid: 2},
+		{name: "reach-write-sessionless", pid: 2}, {name: "before-write", pid: 3}, {name: "before-read", pid: 3}, {name: "outside", pid: 4}}
+	got := cpuGroups(paths)
+	want := []cpuGroup{{"relay", 1, 1}, {"reach", 2, 3}, {"before", 3, 2}, {"outside", 4, 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("cpuGroups = %v, want %v", got, want)
+	}
 }
