@@ -8,14 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
@@ -75,21 +74,6 @@ func (c *Call) Tags() []string {
 // Args returns the canonical arguments (nil before validate).
 func (c *Call) Args() json.RawMessage { return c.args }
 
-// Status is the outcome of a call in the envelope (R3).
-type Status = records.Status
-
-// Statuses.
-const (
-	StatusSuccess   = records.StatusSuccess
-	StatusError     = records.StatusError     // the tool ran and failed
-	StatusPending   = records.StatusPending   // waiting for approval
-	StatusRefused   = records.StatusRefused   // a guard refused it
-	StatusCancelled = records.StatusCancelled // stopped, cancelled or out of time
-)
-
-// Result is the outcome of one call (R3); see internal/records.
-type Result = records.Result
-
 // Call dispatches one tool call through the chain and returns its result,
 // never nil. The call nests under the frame in ctx (a model call, or the tool
 // call whose Func is running); ctx must carry a request (see Begin).
@@ -103,7 +87,7 @@ func (rt *Runtime) call(ctx context.Context, in *Call, sys bool) *Result {
 	c.req, c.parent = position(ctx)
 	c.started = time.Now()
 	if c.req == nil {
-		return &Result{CallID: c.ID, Status: StatusRefused, Error: errNoRequest()}
+		return &Result{CallID: c.ID, Status: StatusRefused, Error: fault.NoRequest()}
 	}
 	res, err := rt.chain(ctx, c)
 	return rt.finishCall(ctx, c, res, err)
@@ -118,24 +102,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 		f = rt.newToolFrame(ctx, c)
 		c.req.addFrame(f)
 	}
-	st := Completed
-	if err != nil {
-		e := asError(err)
-		st, res = Refused, &Result{Status: StatusRefused, Error: e}
-		if e.Is(ErrCancelled) {
-			st, res.Status = Cancelled, StatusCancelled
-		}
-	} else {
-		switch res.Status {
-		case StatusSuccess:
-		case StatusPending:
-			st = AwaitingApproval
-		case StatusCancelled:
-			st = Cancelled
-		default:
-			st = Failed
-		}
-	}
+	res, st := records.Settle(res, err)
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
@@ -175,7 +142,7 @@ func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	}
 	if c.parent != nil {
 		f.Depth = c.parent.Depth + 1
-		f.filter = c.parent.filter
+		f.mark.Filter = c.parent.mark.Filter
 	} else {
 		f.remote = remoteParent(ctx, c.req)
 	}
@@ -213,8 +180,8 @@ func (rt *Runtime) admit(next Handler) Handler {
 		if e := rt.admitFrame(ctx, c.req, depth); e != nil {
 			return nil, e
 		}
-		if q, ok := c.req.admitCount("tool_calls", toolCallsOf); !ok {
-			return nil, budgetError("tool_calls", q, fmt.Sprintf("%d tool calls made of %d", q.limit.ToolCalls, q.limit.ToolCalls))
+		if q, detail := c.req.meter.AdmitToolCall(); q != nil {
+			return nil, budgetError("tool_calls", q, detail)
 		}
 		return next(ctx, c)
 	}
@@ -234,7 +201,7 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = names.Closest(c.Tool, maps.Keys(*rt.tools.m.Load()), 3)
+			e.Alternatives = names.Closest(c.Tool, rt.tools.Names(), 3)
 			return nil, e
 		}
 		return next(ctx, c)
@@ -256,7 +223,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 				Suggestion: "Send the arguments as one JSON object."}
 		}
 		c.args = args
-		if e := c.tool.validate(args); e != nil {
+		if e := c.tool.Validate(args); e != nil {
 			return nil, e
 		}
 		return next(ctx, c)
@@ -270,15 +237,12 @@ func (rt *Runtime) graph(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		t := c.tool
 		f := rt.newToolFrame(ctx, c)
-		f.hash = callgraph.HashString(t.Name).Sep().Add(c.args)
-		if t.Reentrancy == Keyed {
-			f.keyed = keyHash(t, c.args)
-		}
+		f.mark.Tool(t.Name, c.args, t.Reentrancy, t.Key)
 		c.frame = f
 		c.req.addFrame(f)
-		c.req.noteDepth(f.Depth)
+		c.req.meter.NoteDepth(f.Depth)
 		if t.OnViolation != Allow {
-			if hit, e := checkStack(f, t); e != nil {
+			if hit, e := callgraph.CheckTool(node, f, t.Reentrancy, t.Key, t.NameHash); e != nil {
 				f.mu.Lock()
 				f.cycleTo = hit
 				f.mu.Unlock()
@@ -291,65 +255,10 @@ func (rt *Runtime) graph(next Handler) Handler {
 				f.mu.Unlock()
 			}
 		}
-		f.filter.Add(f.hash)
-		f.filter.Add(t.nameHash)
-		if f.keyed != 0 {
-			f.filter.Add(f.keyed)
-		}
+		f.mark.Seal(t.NameHash)
 		f.setState(Validating)
 		return next(ctx, c)
 	}
-}
-
-// keyHash is the hash of a call of the keyed tool t: its name and the
-// values of its key fields.
-func keyHash(t *tool, args []byte) callgraph.Hash {
-	return callgraph.KeyHash(callgraph.HashString(t.Name).Sep(), t.Key, args)
-}
-
-// checkStack walks the ancestors only when the stack's filter says a match
-// is possible, and returns the frame re-entered and the refusal.
-func checkStack(f *Frame, t *tool) (*Frame, *Error) {
-	p := f.Parent
-	if p == nil {
-		return nil, nil
-	}
-	switch t.Reentrancy {
-	case NonReentrant:
-		if p.filter.MayHave(t.nameHash) {
-			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.Name == t.Name && a.State() != Refused {
-					return a, callgraph.ReentryError(f.Name, a.Depth, calledBy(a))
-				}
-			}
-		}
-	case Keyed:
-		if p.filter.MayHave(f.keyed) {
-			for a := p; a != nil; a = a.Parent {
-				if a.Kind == ToolFrame && a.keyed == f.keyed && a.Name == t.Name && a.State() != Refused && (a.adopted || callgraph.SameKey(t.Key, a.Args, f.Args)) {
-					return a, callgraph.KeyedError(f.Name, t.Key, f.Args, a.Depth, calledBy(a))
-				}
-			}
-		}
-	}
-	if p.filter.MayHave(f.hash) {
-		for a := p; a != nil; a = a.Parent {
-			if a.Kind == ToolFrame && a.hash == f.hash && a.Name == f.Name && a.State() != Refused && (a.adopted || bytes.Equal(a.Args, f.Args)) {
-				return a, callgraph.CycleError(f.Name, preview(f.Args, 120), a.Depth, calledBy(a))
-			}
-		}
-	}
-	return nil, nil
-}
-
-// calledBy names what called frame a: the nearest tool call above it, or the agent.
-func calledBy(a *Frame) string {
-	for p := a.Parent; p != nil; p = p.Parent {
-		if p.Kind == ToolFrame {
-			return p.Name
-		}
-	}
-	return "the " + a.Agent + " agent"
 }
 
 // authorize (6): the Authorizer decides.
@@ -416,41 +325,8 @@ func (rt *Runtime) denied(c *Call, why string) *Error {
 	}
 	e := &Error{Guard: "authorize", Type: TypePermission, Code: "denied", Message: msg,
 		Suggestion: "Use a permitted tool, or ask the user to request access."}
-	e.Alternatives = rt.alternatives(c)
+	e.Alternatives = rt.tools.Alternatives(c.tool)
 	return e
-}
-
-// alternatives lists read tools sharing a tag with the call's tool.
-func (rt *Runtime) alternatives(c *Call) []string {
-	if c.tool == nil || len(c.tool.Tags) == 0 {
-		return nil
-	}
-	var out []string
-	for name, t := range *rt.tools.m.Load() {
-		if name == c.Tool || t.Access != Read {
-			continue
-		}
-		for _, tag := range t.Tags {
-			if containsString(c.tool.Tags, tag) {
-				out = append(out, name)
-				break
-			}
-		}
-	}
-	sort.Strings(out)
-	if len(out) > 5 {
-		out = out[:5]
-	}
-	return out
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // accessLevels is the default Authorizer: by access level only.
@@ -485,7 +361,7 @@ func (rt *Runtime) rateLimit(next Handler) Handler {
 func (rt *Runtime) idempotency(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		key := c.IdempotencyKey
-		if key == "" && (c.tool.Access == Write || c.tool.Access == HighRisk) && c.ID != "" {
+		if key == "" && c.tool.Access.Writes() && c.ID != "" {
 			key = c.req.root.id + "/" + c.ID
 		}
 		if key == "" {
@@ -507,7 +383,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
 		}
 		c.idemRec = skey
-		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.lease()}
+		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
 		if rt.checkpointed(c.tool) {
 			claim.Request, claim.Frame = c.req.id, c.frame.ID
 			claim.Checkpoint = executingRecord(c)
@@ -515,7 +391,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, asError(contextCause(ctx, "idempotency"))
+				return nil, asError(fault.ContextCause(ctx, "idempotency"))
 			}
 			if errors.Is(err, ErrIdempotencyKeyReused) {
 				return nil, idempotency.Reused(&idempotency.Call{ID: c.ID, Root: c.req.root.id, Tool: c.Tool, Key: key, Own: c.IdempotencyKey != ""})
@@ -523,11 +399,7 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			return nil, idempotency.Unreadable(err)
 		}
 		if !claimed {
-			out := *rec
-			out.Replayed = true
-			out.Notes = append(out.Notes[:len(out.Notes):len(out.Notes)],
-				"this call was already made with the same idempotency key; its recorded result is returned and nothing ran again")
-			return &out, nil
+			return rec.Replay(), nil
 		}
 		c.frame.idem = c.key
 		if claim.Checkpointed {
@@ -555,17 +427,6 @@ func argsDigest(args []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// lease is the longest a call of t can hold its idempotency key: every
-// attempt it may make under the key (see execute) with its timeout and the
-// longest backoff, and a minute for the stages around it.
-func (t *tool) lease() time.Duration {
-	n := 1
-	if t.Access == Read || t.Idempotent {
-		n = max(t.retry.Attempts, 1)
-	}
-	return time.Duration(n)*(t.timeout+t.retry.Max) + time.Minute
-}
-
 var errAttemptTimeout = errors.New("attempt timed out")
 
 // execute (11): run the tool with a timeout per attempt; retry transient
@@ -583,12 +444,12 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
 	attempts := 1
 	if canRetry {
-		attempts = t.retry.Attempts
+		attempts = t.Retrying.Attempts
 	}
 	start := time.Now()
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
-	defer func() { ps.abandon() }() // an attempt that ended without an answer (a cancel, a panic)
+	defer func() { ps.Abandon() }() // an attempt that ended without an answer (a cancel, a panic)
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Each retry goes through the breakers again: none is made
@@ -599,52 +460,31 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 				return &Result{Status: StatusError, Error: e}, nil
 			}
 		}
-		actx, cancel := context.WithTimeoutCause(hctx, t.timeout, errAttemptTimeout)
+		actx, cancel := context.WithTimeoutCause(hctx, t.AttemptTimeout, errAttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		cancel()
 		if c.req.isolated() {
 			// Isolation refuses results that arrive late.
-			return nil, contextCause(c.req.ctx, "execute")
+			return nil, fault.ContextCause(c.req.ctx, "execute")
 		}
 		if err == nil {
-			ps.tool.succeededAt(c.started)
-			ps.up.succeededAt(c.started)
-			ps = passes{}
+			ps.Succeeded(c.started)
 			return &Result{Status: StatusSuccess, Data: asJSON(out)}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, contextCause(ctx, "execute")
+			return nil, fault.ContextCause(ctx, "execute")
 		}
 		te, transient := retry.Transient(err, timedOut, t.Retryable)
-		ps.report(err, te, transient, timedOut)
+		ps.Failed(err, transient, timedOut || (te != nil && te.Type == "unavailable"))
 		if !transient || n >= attempts {
-			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.timeout, Err: err,
+			return &Result{Status: StatusError, Error: retry.Failure(&retry.Attempt{Tool: c.Tool, Timeout: t.AttemptTimeout, Err: err,
 				TimedOut: timedOut, Transient: transient, N: n, Of: attempts, CanRetry: canRetry, Took: time.Since(start)})}, nil
 		}
-		if err := retry.Sleep(ctx, retry.Backoff(t.retry.Base, t.retry.Max, n)); err != nil {
-			return nil, contextCause(ctx, "execute")
+		if err := retry.Sleep(ctx, retry.Backoff(t.Retrying.Base, t.Retrying.Max, n)); err != nil {
+			return nil, fault.ContextCause(ctx, "execute")
 		}
 	}
-}
-
-// report tells the breakers how an attempt that failed went, and spends
-// its passes. The tool's breaker counts every transient failure; the
-// upstream's only those that say it could not be reached (a ToolError of
-// type unavailable) or did not answer in time: any other failure is an
-// answer, so it is up.
-func (ps *passes) report(err error, te *ToolError, transient, timedOut bool) {
-	if transient {
-		ps.tool.Failed(err)
-	} else {
-		ps.tool.Succeeded() // the tool answered
-	}
-	if timedOut || (te != nil && te.Type == "unavailable") {
-		ps.up.Failed(err)
-	} else {
-		ps.up.Succeeded() // the upstream answered
-	}
-	*ps = passes{}
 }
 
 // runTool runs a tool's Func; a panic in it fails the call (permanently)
@@ -674,10 +514,10 @@ func jsonString(s string) json.RawMessage {
 	return b
 }
 
-// preview renders JSON for a message, cut to n bytes.
-func preview(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
+// refuse builds a refusal by a guard.
+func refuse(guard, typ, code, msg, suggestion string) *Error {
+	return &Error{Guard: guard, Type: typ, Code: code, Message: msg, Suggestion: suggestion}
 }
+
+// asError turns any error into an *Error, keeping one that already is.
+func asError(err error) *Error { return fault.As(err) }

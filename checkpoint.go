@@ -3,40 +3,12 @@ package reach
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
-	"github.com/agentreach/reach/internal/records"
+	"github.com/agentreach/reach/internal/effects"
 )
-
-// Checkpoint is the durable record of one tool call (C5), written before
-// it executes and again when it ends (see internal/records).
-type Checkpoint = records.Checkpoint
-
-// Checkpointer makes the call path durable. Executing is called before a
-// call runs and must return only once the record is durable; an error
-// refuses the call (nothing runs). Ended is called when it ends.
-type Checkpointer interface {
-	Executing(ctx context.Context, c *Checkpoint) error
-	Ended(ctx context.Context, c *Checkpoint)
-}
-
-// RequestRecorder (Options.Requests) is told when a request begins, is
-// stopped and ends, so that a restart knows which requests were still
-// running and which were stopped. RequestBegan may refuse the request:
-// Begin (or Delegate) then fails with its error, and an *InterruptedError
-// or a *StopError becomes a structured refusal. A store refuses the id of
-// a request that a restart interrupted, or that was stopped, so that no
-// new work runs under it. RequestStopped is called once the stop is in
-// force (Request.Stop returns after it): a store makes the stop durable
-// there.
-type RequestRecorder interface {
-	RequestBegan(ctx context.Context, r *Request) error
-	RequestStopped(ctx context.Context, r *Request, c Cause)
-	RequestEnded(ctx context.Context, r *Request)
-}
 
 // checkpoint (10): a durable "executing" record before the call runs, and
 // its end (with the undo it registered) after.
@@ -58,26 +30,13 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 					Suggestion: "Nothing ran. Try again in a moment."}
 			}
 		}
-		saga := c.req.saga.len()
+		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
-		end := *rec
-		switch {
-		case err != nil:
-			end.State, end.Error = Cancelled, asError(err)
-			if !end.Error.Is(ErrCancelled) {
-				end.State = Refused
-			}
-		case res.Status == StatusSuccess:
-			end.State = Completed
-			sum := sha256.Sum256(res.Data)
-			end.ResultDigest = hex.EncodeToString(sum[:])
-			if s, ok := c.req.saga.since(saga, c.frame.ID); ok {
-				end.Undo, _ = json.Marshal(map[string]any{"tool": s.tool, "arguments": s.args, "key": s.key})
-			}
-		default:
-			end.State, end.Error = Failed, res.Error
+		end := rec.Ended(res, err)
+		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
+			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
-		cp.Ended(context.WithoutCancel(ctx), &end)
+		cp.Ended(context.WithoutCancel(ctx), end)
 		return res, err
 	}
 }
@@ -94,25 +53,7 @@ func executingRecord(c *Call) *Checkpoint {
 
 // checkpointed reports whether the calls of t are checkpointed.
 func (rt *Runtime) checkpointed(t *tool) bool {
-	return rt.opts.Checkpoints != nil && (t.Access == Write || t.Access == HighRisk || rt.opts.CheckpointReads)
-}
-
-func (s *saga) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.steps)
-}
-
-// since returns the undo registered for frame after position n.
-func (s *saga) since(n int, frame FrameID) (sagaStep, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.steps) - 1; i >= n && i >= 0; i-- {
-		if s.steps[i].frame == frame {
-			return s.steps[i], true
-		}
-	}
-	return sagaStep{}, false
+	return rt.opts.Checkpoints != nil && (t.Access.Writes() || rt.opts.CheckpointReads)
 }
 
 // RecordedUndo is the undo of a call that completed before a restart, as a
@@ -137,8 +78,8 @@ func (rt *Runtime) CompensateRecorded(ctx context.Context, o *RequestOptions, un
 	r := &Request{id: o.ID, principal: cmp.Or(o.Principal, "reach"), tenant: o.Tenant, roles: o.Roles, attrs: o.Attributes,
 		trace: o.Trace, rt: rt}
 	r.root = r
-	for _, u := range undos {
-		r.saga.steps = append([]sagaStep{{tool: u.Tool, args: u.Args, key: u.Key, origin: u.Undoes}}, r.saga.steps...)
+	for _, u := range slices.Backward(undos) { // given newest first; a saga holds them newest last
+		r.saga.Push(effects.Undo{Tool: u.Tool, Args: u.Args, Key: u.Key, Origin: u.Undoes})
 	}
 	return rt.compensate(ctx, r, "restart", nil)
 }

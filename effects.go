@@ -6,50 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
+	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/entities"
+	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/template"
 )
-
-// Followup is a call reach makes on a tool's behalf: its undo, its verify
-// check, or the read that refreshes an entity before a write. Args is a
-// JSON template over the call's arguments and result, e.g.
-// {"refund_id": "{result.refund_id}", "order_id": "{args.order_id}"}.
-type Followup struct {
-	Tool string
-	Args string
-}
-
-// Verify is a check after a write (S2): reach calls Tool with Args and
-// evaluates Condition, a CEL expression over result (the check's result),
-// args (the write's arguments) and output (the write's result). A false
-// condition, or a failed check, makes the write a silent failure: the call
-// fails and the request's saga compensates.
-type Verify struct {
-	Followup
-	Condition string
-}
-
-// compileEffects compiles t's side-effect contract (internal/effects).
-func compileEffects(t *Tool) (*effects.Contract, error) {
-	s := effects.Spec{Reads: t.Reads, Writes: t.Writes, Undo: effectsCall(t.Undo), Refresh: effectsCall(t.Refresh)}
-	if t.Verify != nil {
-		s.Verify, s.Condition = effectsCall(&t.Verify.Followup), t.Verify.Condition
-	}
-	return effects.Compile(t.Name, s)
-}
-
-func effectsCall(f *Followup) *effects.Call {
-	if f == nil {
-		return nil
-	}
-	return &effects.Call{Tool: f.Tool, Args: f.Args}
-}
 
 // entityTable is the runtime's table of entity versions and write locks
 // (internal/entities), over its frames and requests.
@@ -72,7 +38,7 @@ func newEntities() *entityTable {
 // writes to one entity are serialized; deadlocks are broken (S3).
 func (rt *Runtime) state(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		eff := c.tool.effects
+		eff := c.tool.Effects
 		if eff == nil || (len(eff.Reads) == 0 && len(eff.Writes) == 0) {
 			return next(ctx, c)
 		}
@@ -111,7 +77,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		if !ok || seen == now {
 			continue
 		}
-		if eff := c.tool.effects; eff.Refresh != nil {
+		if eff := c.tool.Effects; eff.Refresh != nil {
 			// Re-read before the write instead of refusing (seed 004).
 			before, err := rt.followup(ctx, c, eff.Refresh, nil, "refresh")
 			if err != nil {
@@ -120,7 +86,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 			}
 			rv.Set(n, now)
 			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
-				entities.Words(n), seen, now, preview(before, 200)))
+				entities.Words(n), seen, now, callgraph.Preview(before, 200)))
 			c.frame.mu.Lock()
 			c.frame.warn = append(c.frame.warn, w)
 			c.frame.mu.Unlock()
@@ -164,7 +130,7 @@ func lockError(ctx context.Context, h *holder, err error) *Error {
 	if errors.Is(err, entities.ErrHalted) {
 		return (&StopError{Cause: *h.Undoes.StopCause()}).Refusal()
 	}
-	return asError(contextCause(ctx, "state"))
+	return asError(fault.ContextCause(ctx, "state"))
 }
 
 // followup runs an undo, verify or refresh call in the request, under the
@@ -182,30 +148,6 @@ func (rt *Runtime) followup(ctx context.Context, c *Call, f *effects.Followup, r
 	return res.Data, nil
 }
 
-// sagaStep is a registered compensation.
-type sagaStep struct {
-	tool   string
-	args   json.RawMessage
-	key    string // idempotency key of the undo
-	origin string // the call it undoes
-	frame  FrameID
-}
-
-// saga is a request's stack of compensations (S1).
-type saga struct {
-	mu    sync.Mutex
-	steps []sagaStep
-}
-
-func (s *saga) pending() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.steps) > 0
-}
-
-// Compensation reports one undo that ran.
-type Compensation = effects.Compensation
-
 // effectsStage (12): on the way back from execute, a successful write is
 // verified (S2) and its undo registered (S1); a failed or unverified write
 // compensates the request's earlier writes in reverse order. The calls of a
@@ -215,8 +157,8 @@ type Compensation = effects.Compensation
 func (rt *Runtime) effectsStage(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		res, err := next(ctx, c)
-		eff := c.tool.effects
-		write := c.tool.Access == Write || c.tool.Access == HighRisk
+		eff := c.tool.Effects
+		write := c.tool.Access.Writes()
 		if err != nil || res == nil || res.Replayed || !write {
 			return res, err
 		}
@@ -225,10 +167,8 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 			if eff.Undo != nil && !undoing {
 				args, terr := eff.Undo.Args.JSON(template.NewScope(c.args, res.Data))
 				if terr == nil {
-					c.req.saga.mu.Lock()
-					c.req.saga.steps = append(c.req.saga.steps, sagaStep{tool: eff.Undo.Tool, args: args,
-						key: "undo:" + c.frame.ID.String(), origin: c.Tool + " " + preview(c.args, 80), frame: c.frame.ID})
-					c.req.saga.mu.Unlock()
+					c.req.saga.Push(effects.Undo{Tool: eff.Undo.Tool, Args: args,
+						Key: "undo:" + c.frame.ID.String(), Origin: c.Tool + " " + callgraph.Preview(c.args, 80), Frame: c.frame.ID})
 					if StopMode(c.req.mode.Load()) >= Cancel {
 						// The request was cancelled while this write ran (the
 						// tool did not stop): the stop's compensation ran
@@ -257,13 +197,13 @@ func (rt *Runtime) effectsStage(next Handler) Handler {
 }
 
 func (rt *Runtime) verify(ctx context.Context, c *Call, output []byte) *Error {
-	eff := c.tool.effects
+	eff := c.tool.Effects
 	data, e := rt.followup(ctx, c, eff.Verify, output, "verify")
 	if e != nil {
 		return effects.CheckFailed(c.Tool, eff.Verify.Tool, e.Message)
 	}
 	if why := eff.Confirms(data, c.args, output); why != "" {
-		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, preview(data, 200))
+		return effects.NotConfirmed(c.Tool, eff.Verify.Tool, c.tool.Verify.Condition, why, callgraph.Preview(data, 200))
 	}
 	return nil
 }
@@ -295,10 +235,7 @@ func (r *Request) Compensate(ctx context.Context, reason string) []Compensation 
 // stop, origin nil), or one that begins once r is stopped, waits for all
 // of r's writes in flight.
 func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, origin *Frame) []Compensation {
-	r.saga.mu.Lock()
-	steps := r.saga.steps
-	r.saga.steps = nil
-	r.saga.mu.Unlock()
+	steps := r.saga.Take()
 	if len(steps) == 0 {
 		return nil
 	}
@@ -333,8 +270,8 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	var out []Compensation
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
-		res := rt.call(cctx, &Call{ID: "undo-" + s.frame.String(), Tool: s.tool, Arguments: s.args, IdempotencyKey: s.key}, true)
-		comp := Compensation{Tool: s.tool, Undoes: s.origin, OK: !res.IsError()}
+		res := rt.call(cctx, &Call{ID: "undo-" + s.Frame.String(), Tool: s.Tool, Arguments: s.Args, IdempotencyKey: s.Key}, true)
+		comp := Compensation{Tool: s.Tool, Undoes: s.Origin, OK: !res.IsError()}
 		if res.IsError() {
 			dl := rt.deadLetter(r, s, res)
 			comp.DeadLetter = dl.ID
@@ -344,14 +281,14 @@ func (rt *Runtime) compensate(ctx context.Context, r *Request, reason string, or
 	return out
 }
 
-func (rt *Runtime) deadLetter(r *Request, s sagaStep, res *Result) *DeadLetter {
-	dl := &DeadLetter{Request: r.id, Tool: s.tool, Args: s.args, Undoes: s.origin,
-		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.key, Trace: r.Trace()}
+func (rt *Runtime) deadLetter(r *Request, s effects.Undo, res *Result) *DeadLetter {
+	dl := &DeadLetter{Request: r.id, Tool: s.Tool, Args: s.Args, Undoes: s.Origin,
+		Error: res.Error, At: time.Now(), Attempts: deadletter.Attempts(res.Error), Key: s.Key, Trace: r.Trace()}
 	if err := rt.dead.Add(context.Background(), dl); err != nil {
-		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.tool, "err", err)
+		rt.log.Error("compensation failed, and it could not be dead-lettered", "request", r.id, "tool", s.Tool, "err", err)
 		return dl
 	}
-	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.tool, "dead_letter", dl.ID)
+	rt.log.Warn("compensation dead-lettered", "request", r.id, "tool", s.Tool, "dead_letter", dl.ID)
 	return dl
 }
 

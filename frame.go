@@ -8,41 +8,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/callgraph"
-	"github.com/agentreach/reach/internal/frames"
 )
-
-// FrameKind says what a frame is.
-type FrameKind = frames.Kind
-
-// Frame kinds.
-const (
-	ToolFrame     = frames.Tool
-	ModelFrame    = frames.Model
-	DelegateFrame = frames.Delegate
-)
-
-// State is where a call is on its path (R5).
-type State = frames.State
-
-// States, in path order.
-const (
-	Selected         = frames.Selected
-	Validating       = frames.Validating
-	Authorizing      = frames.Authorizing
-	AwaitingApproval = frames.AwaitingApproval
-	Executing        = frames.Executing
-	Completed        = frames.Completed
-	Failed           = frames.Failed
-	Refused          = frames.Refused
-	Cancelled        = frames.Cancelled
-)
-
-// FrameID identifies a frame. It is also the span id of the frame's span
-// in W3C trace context, written as 16 hex digits.
-type FrameID = frames.ID
-
-// ParseFrameID reads 16 hex digits.
-func ParseFrameID(s string) (FrameID, error) { return frames.Parse(s) }
 
 // Frame is one node of a request's call graph (G1): a tool call, a model
 // call or a delegation, with its parent. The stack of a frame is its chain of
@@ -61,12 +27,7 @@ type Frame struct {
 	Depth   int // tool calls on the stack including this one
 	Started time.Time
 
-	hash   callgraph.Hash   // tool+args
-	keyed  callgraph.Hash   // tool+key values, keyed tools only
-	filter callgraph.Filter // hashes of every tool frame on the stack, this one included
-	// adopted marks a frame of another runtime's stack (AdoptAncestry):
-	// it has its hashes, not its arguments.
-	adopted bool
+	mark callgraph.Mark // the graph check's hashes of the call and of its stack
 
 	state atomic.Int32
 	idem  string // the idempotency key it runs under; set before it runs
@@ -85,8 +46,7 @@ type Frame struct {
 	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
 
-	meta []byte                  // delegate frames of a keyed agent: the normalized metadata
-	sub  atomic.Pointer[Request] // delegate frames: the sub-request they started
+	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 }
 
 // SubRequest returns the sub-request a delegate frame started, or nil (a

@@ -4,18 +4,7 @@ import (
 	"cmp"
 	"context"
 	"sync"
-
-	"github.com/agentreach/reach/internal/records"
 )
-
-// PastRequest is a request of an earlier run of the process, as a store
-// kept it (see internal/records): restored (Runtime.RestorePast, or
-// Options.History on a Lookup), it is listed and looked up like a request
-// of this run, but nothing runs in it any more.
-type PastRequest = records.PastRequest
-
-// PastFrame is a frame of a PastRequest.
-type PastFrame = records.PastFrame
 
 // past is what a restored request keeps of its PastRequest.
 type past struct {
@@ -30,15 +19,7 @@ type past struct {
 // refused: as request_ended, stopped_<mode> or request_interrupted. A
 // request of p's id that this run keeps is left as it is, and returned.
 func (rt *Runtime) RestorePast(p *PastRequest) *Request {
-	r := rt.pastRequest(p, nil)
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if old, ok := rt.requests[r.id]; ok {
-		return old
-	}
-	rt.requests[r.id] = r
-	rt.order = append(rt.order, r)
-	return r
+	return rt.requests.AddNew(rt.pastRequest(p, nil))
 }
 
 // pastRequest builds the request of p, a sub-request of parent if not nil.
@@ -49,11 +30,7 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	r.started = p.Started
 	r.ended.Store(true)
 	r.past = &past{load: p.Load, usage: p.Usage}
-	r.turns.Store(int64(p.Usage.Turns))
-	r.toolCalls.Store(int64(p.Usage.ToolCalls))
-	r.tokens.Store(p.Usage.Tokens)
-	r.costNano.Store(int64(p.Usage.Cost * 1e9))
-	r.maxDepth.Store(int64(p.Usage.MaxDepth))
+	r.meter.Restore(p.Usage)
 	switch c, interrupted, stopped := p.End(); {
 	case interrupted:
 		r.interrupted = &c

@@ -3,33 +3,15 @@ package reach
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/agentreach/reach/internal/loops"
 )
-
-// LoopOptions tune the loop detectors (L1-L3); see docs/LOOPS.md. A nil
-// *LoopOptions means the defaults.
-type LoopOptions = loops.Options
-
-// loopState is the loop detector of a request tree: the root request and its
-// sub-requests share one, so a livelock between agents is seen whole.
-type loopState struct {
-	once sync.Once
-	d    *loops.Detector
-}
 
 func (rt *Runtime) detector(r *Request) *loops.Detector {
 	if rt.opts.DisableLoopGuard {
 		return nil
 	}
-	ls := &r.root.loops
-	ls.once.Do(func() { ls.d = loops.New(rt.opts.Loops) })
-	return ls.d
-}
-
-func loopError(v *loops.Verdict) *Error {
-	return &Error{Guard: "loops", Type: TypeLoop, Code: "loop_" + v.Detector, Message: v.Message, Suggestion: v.Suggestion}
+	return r.root.loops.Get(rt.opts.Loops)
 }
 
 // loopGuard (5): repetition without progress (L1-L3).
@@ -42,7 +24,7 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 		s := &loops.Step{Kind: loops.ToolCall, Agent: loopAgent(c.req), Depth: c.frame.Depth - 1, Tool: c.Tool,
 			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable, Key: c.tool.Key}
 		if v := d.Check(s); v != nil {
-			return nil, loopError(v)
+			return nil, v.Refusal()
 		}
 		c.step = s
 		return next(ctx, c)
@@ -66,7 +48,7 @@ func (rt *Runtime) loopModel(f *Frame) *Error {
 	}
 	s := &loops.Step{Kind: loops.ModelCall, Agent: loopAgent(f.Request), Depth: f.Depth}
 	if v := d.Check(s); v != nil {
-		return loopError(v)
+		return v.Refusal()
 	}
 	f.step = s
 	return nil
@@ -87,7 +69,7 @@ func (rt *Runtime) loopDelegate(f *Frame, task string, stack bool) *Error {
 		s.Chain = chainOf(f.Request)
 	}
 	if v := d.Check(s); v != nil {
-		return loopError(v)
+		return v.Refusal()
 	}
 	f.step = s
 	return nil

@@ -71,23 +71,22 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	mrand "math/rand/v2"
 	"slices"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/breaker"
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/ratelimit"
 	"github.com/agentreach/reach/internal/records"
+	"github.com/agentreach/reach/internal/toolspec"
 )
 
 // Handler handles one call: it is the signature of the chain and of every
@@ -104,22 +103,6 @@ func Chain(h Handler, mw ...Middleware) Handler {
 		h = m(h)
 	}
 	return h
-}
-
-// Price is the cost of a model's tokens, per million.
-type Price = budget.Price
-
-// RateLimit configures token buckets (R8). A zero rate means no limit.
-type RateLimit struct {
-	PerSecond          float64 // global calls per second
-	Burst              int     // if zero, max(1, PerSecond)
-	PerPrincipal       float64 // calls per second for each principal
-	PerPrincipalBurst  int     // if zero, max(1, PerPrincipal)
-	MaxPrincipalsKnown int     // principals tracked; past it idle ones are dropped, and while all are throttled a new one waits; if zero, 10000
-	// Reserved is the fraction of the global burst that only requests of
-	// priority above 0 may use, so that an urgent request still gets through
-	// when the bulk of traffic has drained the bucket; if zero, none.
-	Reserved float64
 }
 
 // Decision is an authorization outcome.
@@ -158,52 +141,9 @@ type Redactor interface {
 	RedactString(s string) string
 }
 
-// Event is what the Recorder is told about a frame when it ends, or of a
-// stop or a breaker's change (see internal/records).
-type Event = records.Event
-
-// Recorder receives an Event for every frame that ends, and stops. It must
-// be safe for concurrent use and fast (queue, don't block).
-type Recorder interface {
-	Record(ctx context.Context, e *Event)
-}
-
-// RequestObserver is an optional interface of a Recorder: it is told when
-// a request (or a sub-request) begins and when it ends (Request.End), for
-// spans or gauges of requests. Its methods must be fast and must not call
-// back into the runtime's request methods that block.
-type RequestObserver interface {
-	RequestBegan(ctx context.Context, r *Request)
-	RequestEnded(ctx context.Context, r *Request)
-}
-
 // Recorders fans events out to several recorders, in order, and the news of
 // requests to those of them that are RequestObservers.
-func Recorders(rs ...Recorder) Recorder { return multiRecorder(rs) }
-
-type multiRecorder []Recorder
-
-func (m multiRecorder) Record(ctx context.Context, e *Event) {
-	for _, r := range m {
-		r.Record(ctx, e)
-	}
-}
-
-func (m multiRecorder) RequestBegan(ctx context.Context, r *Request) {
-	for _, rec := range m {
-		if o, ok := rec.(RequestObserver); ok {
-			o.RequestBegan(ctx, r)
-		}
-	}
-}
-
-func (m multiRecorder) RequestEnded(ctx context.Context, r *Request) {
-	for _, rec := range m {
-		if o, ok := rec.(RequestObserver); ok {
-			o.RequestEnded(ctx, r)
-		}
-	}
-}
+func Recorders(rs ...Recorder) Recorder { return records.Fan[*Request](rs...) }
 
 // Options configure a Runtime. A nil *Options means all defaults; every
 // zero field has the default its comment states.
@@ -337,12 +277,9 @@ type Runtime struct {
 	entities *entityTable
 	dead     DeadLetterQueue
 
-	reqMu    sync.Mutex
-	requests map[string]*Request
-	order    []*Request // begin order, for listing
+	requests *records.Kept[*Request]
 
-	brkMu    sync.Mutex
-	breakers map[string]*Breaker // "kind:name" -> breaker
+	breakers *breaker.Registry[*Request]
 }
 
 // New returns a Runtime with the options (nil for defaults). It panics on
@@ -352,56 +289,34 @@ func New(opts *Options) *Runtime {
 	if err := opts.Check(); err != nil {
 		panic("reach.New: " + err.Error())
 	}
-	rt := &Runtime{requests: map[string]*Request{}, entities: newEntities()}
+	rt := &Runtime{entities: newEntities()}
 	if opts != nil {
 		rt.opts = *opts
 	}
 	o := &rt.opts
-	if o.DefaultBudget == nil {
-		o.DefaultBudget = &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}
-	}
-	if o.DefaultTimeout == 0 {
-		o.DefaultTimeout = 30 * time.Second
-	}
-	if o.Redactor == nil {
-		o.Redactor = defaultRedactor
-	}
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = 32 << 10
-	}
-	if o.MaxFrames == 0 {
-		o.MaxFrames = 10000
-	}
-	if o.MaxRequests == 0 {
-		o.MaxRequests = 1000
-	}
-	if o.LowContext == 0 {
-		o.LowContext = 0.2
-	}
-	if o.IdempotencyTTL == 0 {
-		o.IdempotencyTTL = 24 * time.Hour
-	}
-	if o.Authorizer == nil {
-		o.Authorizer = accessLevels{}
-	}
+	o.DefaultBudget = cmp.Or(o.DefaultBudget, &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute})
+	o.DefaultTimeout = cmp.Or(o.DefaultTimeout, 30*time.Second)
+	o.Redactor = cmp.Or(o.Redactor, defaultRedactor)
+	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, 32<<10)
+	o.MaxFrames = cmp.Or(o.MaxFrames, 10000)
+	o.MaxRequests = cmp.Or(o.MaxRequests, 1000)
+	o.LowContext = cmp.Or(o.LowContext, 0.2)
+	o.IdempotencyTTL = cmp.Or(o.IdempotencyTTL, 24*time.Hour)
+	o.Authorizer = cmp.Or[Authorizer](o.Authorizer, accessLevels{})
+	rt.requests = records.NewKept(o.MaxRequests, (*Request).ID, func(r *Request) bool { return r.ended.Load() })
 	rt.idem = o.Idempotency
 	if rt.idem == nil {
 		rt.idem = NewMemoryIdempotency(o.IdempotencyTTL)
 	}
-	rt.log = o.Logger
-	if rt.log == nil {
-		rt.log = slog.New(slog.DiscardHandler)
-	}
+	rt.log = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	rt.dead = o.DeadLetters
 	if rt.dead == nil {
 		rt.dead = deadletter.NewMemory()
 	}
-	rt.limits = newLimiter(o.RateLimit)
-	rt.tools = o.Catalog
-	if rt.tools == nil {
-		rt.tools = NewCatalog()
-	}
-	if !rt.tools.owned.CompareAndSwap(false, true) {
+	rt.limits = ratelimit.New(*cmp.Or(o.RateLimit, &RateLimit{}))
+	rt.breakers = rt.newBreakers()
+	rt.tools = cmp.Or(o.Catalog, NewCatalog())
+	if !rt.tools.Own() {
 		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
 	}
 	rt.chain = rt.buildChain()
@@ -422,45 +337,40 @@ func (rt *Runtime) MustRegister(tools ...Tool) {
 // Replace registers tools, replacing any of the same name.
 func (rt *Runtime) Replace(tools ...Tool) error { return rt.register(true, tools) }
 
-// register compiles tools and swaps in a new catalog with them, all or none.
+// register compiles tools and registers them in the catalog, all or none.
 func (rt *Runtime) register(replace bool, tools []Tool) error {
-	c := rt.tools
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := maps.Clone(*c.m.Load())
-	for _, t := range tools {
-		ct, err := compileTool(t, &rt.opts)
-		if err != nil {
-			return err
+	return rt.tools.Update(func(next map[string]*tool) error {
+		for _, t := range tools {
+			ct, err := toolspec.Compile[*Request](t, rt.opts.DefaultTimeout, rt.opts.MaxResultBytes)
+			if err != nil {
+				return err
+			}
+			if _, dup := next[t.Name]; dup && !replace {
+				return fmt.Errorf("tool %s is already registered", t.Name)
+			}
+			next[t.Name] = ct
 		}
-		if _, dup := next[t.Name]; dup && !replace {
-			return fmt.Errorf("tool %s is already registered", t.Name)
+		for _, t := range tools {
+			ct := next[t.Name]
+			ct.ToolBreaker = rt.breakers.Get(BreakerTool, t.Name, t.Breaker, true)
+			if t.Upstream != "" {
+				ct.UpstreamBreaker = rt.breakers.Get(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
+			}
 		}
-		next[t.Name] = ct
-	}
-	for _, t := range tools {
-		ct := next[t.Name]
-		ct.breaker = rt.breakerOf(BreakerTool, t.Name, t.Breaker, true)
-		if t.Upstream != "" {
-			ct.upBreaker = rt.breakerOf(BreakerUpstream, t.Upstream, rt.opts.UpstreamBreakers[t.Upstream], false)
-		}
-	}
-	c.m.Store(&next)
-	return nil
+		return nil
+	})
 }
 
 // Unregister removes tools by name (an upstream that dropped them). Calls
 // in flight finish; later calls get "unknown tool". Unknown names are
 // ignored.
 func (rt *Runtime) Unregister(names ...string) {
-	c := rt.tools
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := maps.Clone(*c.m.Load())
-	for _, n := range names {
-		delete(next, n)
-	}
-	c.m.Store(&next)
+	rt.tools.Update(func(next map[string]*tool) error {
+		for _, n := range names {
+			delete(next, n)
+		}
+		return nil
+	})
 }
 
 // Tools returns the registered tools sorted by name (their Func included).
@@ -469,52 +379,10 @@ func (rt *Runtime) Tools() []Tool { return rt.tools.Tools() }
 // Tool returns the registered tool of that name.
 func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
 
-func (rt *Runtime) lookup(name string) *tool { return (*rt.tools.m.Load())[name] }
-
-// Catalog is a runtime's registered tools (Options.Catalog). Made before
-// the runtime, it is what the parts built around the runtime look tools
-// up in — policies, approvals, telemetry — so that they need no runtime
-// to be built; the runtime registers tools into it (Runtime.Register). The
-// zero Catalog is not usable: make one with NewCatalog. Its methods are
-// safe for concurrent use.
-type Catalog struct {
-	m     atomic.Pointer[map[string]*tool] // swapped whole on registration: lookups take no lock
-	mu    sync.Mutex                       // registrations, one at a time
-	owned atomic.Bool                      // a runtime uses it
-}
+func (rt *Runtime) lookup(name string) *tool { return rt.tools.Get(name) }
 
 // NewCatalog returns an empty catalog, for one runtime.
-func NewCatalog() *Catalog {
-	c := &Catalog{}
-	c.m.Store(&map[string]*tool{})
-	return c
-}
-
-// Tools returns the tools sorted by name (their Func included).
-func (c *Catalog) Tools() []Tool {
-	m := *c.m.Load()
-	out := make([]Tool, 0, len(m))
-	for _, t := range m {
-		out = append(out, t.Tool)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// Tool returns the tool of that name.
-func (c *Catalog) Tool(name string) (Tool, bool) {
-	t, ok := (*c.m.Load())[name]
-	if !ok {
-		return Tool{}, false
-	}
-	return t.Tool, true
-}
-
-// Has reports whether a tool of that name is registered.
-func (c *Catalog) Has(name string) bool {
-	_, ok := (*c.m.Load())[name]
-	return ok
-}
+func NewCatalog() *Catalog { return toolspec.NewCatalog[*Request]() }
 
 // Begin starts a request. The returned context carries it: pass it (or
 // contexts derived from it) to BeginModel, Call and Delegate. It ends when
@@ -545,7 +413,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 		opts.Budget = &b
 		began, err := j.JoinRequest(ctx, &opts)
 		if err != nil {
-			return nil, nil, refusal(err, opts.ID)
+			return nil, nil, fault.RefusedBegin(err, opts.ID)
 		}
 		if opts.Budget != nil {
 			b = *opts.Budget
@@ -577,25 +445,9 @@ func (rt *Runtime) began(ctx context.Context, r *Request) error {
 		rt.observeBegan(r)
 		return nil
 	}
-	rt.untrack(r)
+	rt.requests.Remove(r)
 	r.cancel(err)
-	return refusal(err, r.id)
-}
-
-// refusal is a RequestRecorder's refusal of request id as the caller of
-// Begin gets it: an InterruptedError or a StopError as an *Error.
-func refusal(err error, id string) error {
-	if ie, ok := errors.AsType[*InterruptedError](err); ok {
-		c := ie.Cause
-		c.Request = cmp.Or(c.Request, id)
-		return (&InterruptedError{Cause: c}).Refusal()
-	}
-	if se, ok := errors.AsType[*StopError](err); ok {
-		c := se.Cause
-		c.Request = cmp.Or(c.Request, id)
-		return (&StopError{Cause: c}).Refusal()
-	}
-	return err
+	return fault.RefusedBegin(err, r.id)
 }
 
 func (rt *Runtime) observeBegan(r *Request) {
@@ -635,10 +487,11 @@ func (rt *Runtime) newRequest(ctx context.Context, o RequestOptions, b Budget, p
 func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget, parent *Request, delegate *Frame, at time.Time) *Request {
 	r := &Request{id: o.ID, principal: o.Principal, scene: o.Scene, agent: o.Agent,
 		roles: slices.Clone(o.Roles), tenant: o.Tenant, attrs: maps.Clone(o.Attributes), priority: o.Priority,
-		parent: parent, delegate: delegate, rt: rt, started: at, limit: b, halt: make(chan struct{})}
+		parent: parent, delegate: delegate, rt: rt, started: at, halt: make(chan struct{})}
 	r.root = r
+	r.meter.Limit, r.meter.ID = b, o.ID
 	if parent != nil {
-		r.root = parent.root
+		r.root, r.meter.Parent = parent.root, &parent.meter
 	} else if r.trace = o.Trace; r.trace == ([16]byte{}) {
 		rand.Read(r.trace[:]) // never fails
 	}
@@ -656,55 +509,22 @@ func (rt *Runtime) newRequestAt(ctx context.Context, o RequestOptions, b Budget,
 }
 
 func (rt *Runtime) track(r *Request) error {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if old, ok := rt.requests[r.id]; ok && old.interrupted != nil {
-		return (&InterruptedError{Cause: *old.interrupted}).Refusal()
-	} else if c := old.stopCause(); ok && old.past != nil && c != nil {
-		return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
-	} else if ok && !old.ended.Load() {
-		return fmt.Errorf("request %s is already running", r.id)
-	}
-	rt.requests[r.id] = r
-	rt.order = append(rt.order, r)
-	if len(rt.order) > 2*rt.opts.MaxRequests {
-		// Forget the oldest ended requests beyond MaxRequests.
-		keep := rt.order[:0]
-		excess := len(rt.order) - rt.opts.MaxRequests
-		for _, q := range rt.order {
-			if excess > 0 && q.ended.Load() {
-				excess--
-				if rt.requests[q.id] == q {
-					delete(rt.requests, q.id)
-				}
-				continue
-			}
-			keep = append(keep, q)
+	return rt.requests.Add(r, func(old *Request, ok bool) error {
+		if ok && old.interrupted != nil {
+			return (&InterruptedError{Cause: *old.interrupted}).Refusal()
+		} else if c := old.stopCause(); ok && old.past != nil && c != nil {
+			return (&StopError{Cause: *c}).Refusal() // a stopped request of an earlier run stays stopped
+		} else if ok && !old.ended.Load() {
+			return fmt.Errorf("request %s is already running", r.id)
 		}
-		clear(rt.order[len(keep):])
-		rt.order = keep
-	}
-	return nil
-}
-
-// untrack forgets r, which began but was refused.
-func (rt *Runtime) untrack(r *Request) {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	if rt.requests[r.id] == r {
-		delete(rt.requests, r.id)
-	}
-	if i := slices.Index(rt.order, r); i >= 0 {
-		rt.order = slices.Delete(rt.order, i, i+1)
-	}
+		return nil
+	})
 }
 
 // Lookup returns a request by id: running, or ended and still kept, or
 // one of an earlier run that Options.History knows (restored).
 func (rt *Runtime) Lookup(id string) (*Request, bool) {
-	rt.reqMu.Lock()
-	r, ok := rt.requests[id]
-	rt.reqMu.Unlock()
+	r, ok := rt.requests.Get(id)
 	if ok || rt.opts.History == nil || id == "" {
 		return r, ok
 	}
@@ -719,17 +539,7 @@ func (rt *Runtime) Lookup(id string) (*Request, bool) {
 func (rt *Runtime) DefaultBudget() Budget { return *rt.opts.DefaultBudget }
 
 // Requests lists the known requests, newest first.
-func (rt *Runtime) Requests() []*Request {
-	rt.reqMu.Lock()
-	defer rt.reqMu.Unlock()
-	out := make([]*Request, 0, len(rt.order))
-	for _, r := range slices.Backward(rt.order) {
-		if rt.requests[r.id] == r {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (rt *Runtime) Requests() []*Request { return rt.requests.List() }
 
 func newID() string {
 	var b [8]byte
@@ -743,33 +553,6 @@ func newFrameID() FrameID {
 			return id
 		}
 	}
-}
-
-// Delegation describes a hand-off of a sub-task to another agent (C6).
-type Delegation struct {
-	Agent string // the receiving agent
-	Task  string // the sub-task
-	ID    string // the sub-request's id; if empty, a new one
-	// Budget gives explicit amounts, each capped at what the parent has left.
-	Budget *Budget
-	// Fraction of the parent's remaining budget for every dimension Budget
-	// does not give; if zero, 1 (all that remains; spend still counts for both).
-	Fraction float64
-	// Reentrancy is the receiving agent's contract (G2) for a hand-off
-	// while the agent is already on the delegation stack (it is the agent
-	// of the request or of a delegation the hand-off nests in); if empty,
-	// NonReentrant, as for tools. Whatever the contract, a hand-off of the
-	// same normalized task to an agent already working on it up the stack
-	// is a cycle.
-	Reentrancy Reentrancy
-	// Key names the fields of Metadata that key a Keyed agent: it may be
-	// re-entered with other values of them only.
-	Key []string
-	// Metadata is a JSON object describing the hand-off (an A2A message's
-	// metadata), read for Key.
-	Metadata json.RawMessage
-	// OnViolation is what a cycle or broken contract does; if empty, Refuse.
-	OnViolation Mode
 }
 
 // Delegate hands a sub-task to another agent: it records a delegate frame
@@ -786,12 +569,12 @@ type Delegation struct {
 func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context, *Request, error) {
 	parent, pf := position(ctx)
 	if parent == nil {
-		return nil, nil, errNoRequest()
+		return nil, nil, fault.NoRequest()
 	}
 	if d == nil || d.Agent == "" {
 		return nil, nil, fmt.Errorf("delegate: the receiving agent is required")
 	}
-	ag, err := compileAgent(d)
+	ag, err := callgraph.CompileAgent(d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -799,22 +582,18 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		Parent: pf, Request: parent, Started: time.Now(), Args: jsonString(d.Task)}
 	if pf != nil {
 		f.Depth = pf.Depth
-		f.filter = pf.filter
+		f.mark.Filter = pf.mark.Filter
 	}
-	ag.hashes(f)
+	ag.Mark(&f.mark, d.Task)
 	parent.addFrame(f)
 	if err := rt.admitFrame(ctx, parent, f.Depth); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
-	if e := ag.checkStack(f); e != nil {
+	if e := rt.checkAgent(f, ag); e != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
-	f.filter.Add(f.hash)
-	f.filter.Add(ag.nameHash)
-	if f.keyed != 0 {
-		f.filter.Add(f.keyed)
-	}
-	if err := rt.loopDelegate(f, d.Task, ag.leavesReentry()); err != nil {
+	f.mark.Seal(ag.NameHash)
+	if err := rt.loopDelegate(f, d.Task, ag.LeavesReentry()); err != nil {
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
@@ -822,7 +601,7 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 	if id == "" {
 		id = newID()
 	}
-	b := budget.Carve(parent.limit, parent.Remaining(), d.Budget, d.Fraction)
+	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
 	if err := rt.track(child); err != nil {
@@ -857,19 +636,6 @@ func lastText(r *Request) string {
 	return ""
 }
 
-// TokenUsage is what one model call consumed.
-type TokenUsage struct {
-	Input, Output int64
-	// Cost, if not zero, is used as is; otherwise it comes from Options.Prices.
-	Cost float64
-	// Model is the model that answered, when it is not the one the frame
-	// names (a client may answer a sampling request with another): its
-	// price applies if Options.Prices has one, else the frame's model's.
-	Model string
-	// Text is what the model said, when known (for the record and loop guards).
-	Text string
-}
-
 // BeginModel opens a model frame under the frame in ctx: a turn of the
 // agent loop at the top of a request or a sub-request, or a nested model call
 // inside a tool. It is refused when the request is stopped or a budget
@@ -878,13 +644,13 @@ type TokenUsage struct {
 func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Context, *Frame, error) {
 	req, pf := position(ctx)
 	if req == nil {
-		return nil, nil, errNoRequest()
+		return nil, nil, fault.NoRequest()
 	}
 	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
 		Request: req, Started: time.Now()}
 	if pf != nil {
 		f.Depth = pf.Depth
-		f.filter = pf.filter
+		f.mark.Filter = pf.mark.Filter
 	} else {
 		f.remote = remoteParent(ctx, req)
 	}
@@ -896,9 +662,8 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		return nil, nil, rt.refuseFrame(ctx, f, e)
 	}
 	if isTurn(pf) {
-		if q, ok := req.admitCount("turns", turnsOf); !ok {
-			e := budgetError("turns", q, fmt.Sprintf("%d turns used of %d", q.limit.Turns, q.limit.Turns))
-			return nil, nil, rt.refuseFrame(ctx, f, e)
+		if q, detail := req.meter.AdmitTurn(); q != nil {
+			return nil, nil, rt.refuseFrame(ctx, f, budgetError("turns", q, detail))
 		}
 	}
 	f.setState(Executing)
@@ -958,12 +723,6 @@ func (f *Frame) FailModel(err error) {
 	f.Request.rt.record(context.Background(), f)
 }
 
-func errNoRequest() *Error {
-	return &Error{Guard: "admit", Type: TypeStopped, Code: "no_request",
-		Message:    "This call belongs to no request.",
-		Suggestion: "Begin a request (Runtime.Begin) and pass its context."}
-}
-
 // admitFrame is the admit check shared by every kind of frame: the request
 // (and its ancestors) still running, the context alive, tokens and cost not
 // spent, the depth budget not exceeded.
@@ -980,30 +739,18 @@ func (rt *Runtime) admitFrame(ctx context.Context, req *Request, depth int) *Err
 			Suggestion: "Begin a new request for new work."})
 	}
 	if ctx.Err() != nil {
-		return asError(contextCause(ctx, "admit"))
+		return asError(fault.ContextCause(ctx, "admit"))
 	}
-	if e := req.overSpent(); e != nil {
-		return e
+	if q, dim, detail := req.meter.OverSpent(); q != nil {
+		return budgetError(dim, q, detail)
 	}
-	if lim := req.limit.Depth; lim > 0 && depth > lim {
+	if lim := req.meter.Limit.Depth; lim > 0 && depth > lim {
 		return &Error{Guard: "admit", Type: TypeBudget, Code: "budget_depth",
 			Message: fmt.Sprintf("This call would nest %d tool calls deep; the depth budget is %d.", depth, lim),
 			Suggestion: "Do this step directly instead of through another nested tool or model call, " +
 				"or answer with what you have."}
 	}
 	return nil
-}
-
-// contextCause returns the cause a context ended with, as a reach error
-// of the stage (guard) that saw it end.
-func contextCause(ctx context.Context, guard string) error {
-	cause := context.Cause(ctx)
-	if _, ok := cause.(*StopError); ok {
-		return cause
-	}
-	return fault.Cancelled(&Error{Guard: guard, Type: TypeStopped, Code: "cancelled",
-		Message:    "The call was cancelled: " + cause.Error() + ".",
-		Suggestion: "Do not retry unless the user asks again."})
 }
 
 func (rt *Runtime) recordStop(r *Request, c Cause) {

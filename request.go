@@ -2,66 +2,18 @@ package reach
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/effects"
 	"github.com/agentreach/reach/internal/fault"
-	"github.com/agentreach/reach/internal/records"
-)
-
-// Budget bounds one request (C2); see internal/budget. A zero field means
-// no limit in that dimension.
-type Budget = budget.Budget
-
-// Usage is what a request (with its sub-requests) has spent.
-type Usage = budget.Usage
-
-// StopMode is how a request is stopped (C4).
-type StopMode = fault.StopMode
-
-// Stop modes, in increasing force (see internal/fault).
-const (
-	Running = fault.Running
-	Soft    = fault.Soft    // starts nothing new; calls in flight finish and their results are kept
-	Cancel  = fault.Cancel  // cancels the contexts of calls in flight and starts nothing new
-	Isolate = fault.Isolate // Cancel, and every later call or late result is refused at once
+	"github.com/agentreach/reach/internal/loops"
 )
 
 // ParseStopMode reads "soft", "cancel" or "isolate".
 func ParseStopMode(s string) (StopMode, error) { return fault.ParseStopMode(s) }
-
-// Cause records why a request was stopped: who, why and when (C3).
-type Cause = fault.Cause
-
-// StopError is the context cause of a stopped request: handlers that see
-// ctx.Done() find it with context.Cause.
-type StopError = fault.StopError
-
-// InterruptedError refuses work under the id of a request that a restart
-// interrupted (see Runtime.RestoreInterrupted); it matches ErrRefused.
-type InterruptedError = fault.InterruptedError
-
-// RequestOptions describe a new request. Every zero field has a default.
-type RequestOptions struct {
-	ID        string  // if empty, a new random id
-	Principal string  // who the request acts for; if empty, "anonymous"
-	Scene     string  // the conversation's scene (e.g. "chitchat"), for policies
-	Agent     string  // the agent making the calls; if empty, "main"
-	Budget    *Budget // if nil, Options.DefaultBudget
-	// Roles, Tenant and Attributes describe the principal for policies.
-	Roles      []string
-	Tenant     string
-	Attributes map[string]string
-	// Priority above 0 may use the rate limit's reserved capacity (R8).
-	Priority int
-	// Trace is the W3C trace id of a root request that continues a
-	// caller's trace (its traceparent's); if zero, a random one. A
-	// sub-request is in its root's trace.
-	Trace [16]byte
-}
 
 // Request is one unit of agent work (C1): a principal, a scene, a budget, a
 // cancel token, and the frames of every model call, tool call and delegation
@@ -81,7 +33,6 @@ type Request struct {
 	delegate  *Frame // the delegate frame in the parent request, for a sub-request
 	rt        *Runtime
 	started   time.Time
-	limit     Budget
 	trace     [16]byte // the W3C trace id of the tree's frames (a root's; see Trace)
 
 	ctx    context.Context
@@ -94,20 +45,16 @@ type Request struct {
 	delegateOnce sync.Once
 	verdict      atomic.Pointer[string] // what the sub-agent answered (EndWith)
 
-	turns     atomic.Int64
-	toolCalls atomic.Int64
-	tokens    atomic.Int64
-	costNano  atomic.Int64 // cost in billionths of the price unit
-	maxDepth  atomic.Int64
+	meter budget.Meter // its limit and what it spent; its parent's meter is above it
 
 	mu       sync.Mutex
 	frames   []*Frame
 	dropped  int
 	children []*Request
 
-	loops loopState    // used on the root request only
+	loops loops.Lazy   // the loop detector of the tree: used on the root request only
 	reads readVersions // entity versions seen; used on the root request only
-	saga  saga         // this request's registered undos
+	saga  effects.Saga // this request's registered undos
 	// undoing marks a request the runtime begins to run undos: a
 	// compensation's, or an operator's retry of a dead letter. Its calls
 	// register no undos, and one that fails compensates nothing: a failed
@@ -187,7 +134,7 @@ func (r *Request) Frame(id FrameID) (*Frame, bool) {
 func (r *Request) Context() context.Context { return r.ctx }
 
 // Budget returns the request's limits.
-func (r *Request) Budget() Budget { return r.limit }
+func (r *Request) Budget() Budget { return r.meter.Limit }
 
 // Started returns when the request began.
 func (r *Request) Started() time.Time { return r.started }
@@ -197,33 +144,12 @@ func (r *Request) Usage() Usage {
 	if r.past != nil {
 		return r.past.usage
 	}
-	return Usage{
-		Turns:     int(r.turns.Load()),
-		ToolCalls: int(r.toolCalls.Load()),
-		Tokens:    r.tokens.Load(),
-		Cost:      float64(r.costNano.Load()) / 1e9,
-		Wall:      time.Since(r.started),
-		MaxDepth:  int(r.maxDepth.Load()),
-	}
+	return r.meter.Used(time.Since(r.started))
 }
 
 // Remaining returns what is left of each limited dimension (zero fields are
 // unlimited, as in Budget).
-func (r *Request) Remaining() Budget { return budget.Remaining(r.limit, r.Usage()) }
-
-// RequestState is where a request is in its life (Request.State). Its
-// values are stable names, as the API, the UI and the audit log show them.
-type RequestState = records.RequestState
-
-// The states of a request.
-const (
-	RequestRunning        = records.RequestRunning
-	RequestStoppedSoft    = records.RequestStoppedSoft    // stopped: what is in flight finishes
-	RequestStoppedCancel  = records.RequestStoppedCancel  // stopped: what is in flight is cancelled
-	RequestStoppedIsolate = records.RequestStoppedIsolate // stopped: late results are refused too
-	RequestCompleted      = records.RequestCompleted      // ended
-	RequestInterrupted    = records.RequestInterrupted    // a restart cut it off (see RestoreInterrupted)
-)
+func (r *Request) Remaining() Budget { return budget.Remaining(r.meter.Limit, r.Usage()) }
 
 // State returns where the request is: running, stopped in a mode,
 // completed once ended, or interrupted by a restart.
@@ -358,7 +284,7 @@ func (r *Request) stop(c Cause) {
 		if old < Cancel && r.halt != nil {
 			close(r.halt)
 		}
-		if r.saga.pending() {
+		if r.saga.Len() > 0 {
 			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
 		}
 	}
@@ -399,18 +325,6 @@ func (r *Request) isolated() bool {
 	return false
 }
 
-// noteDepth raises the recorded maximum depth of r and its ancestors.
-func (r *Request) noteDepth(depth int) {
-	for q := r; q != nil; q = q.parent {
-		for {
-			d := q.maxDepth.Load()
-			if int64(depth) <= d || q.maxDepth.CompareAndSwap(d, int64(depth)) {
-				break
-			}
-		}
-	}
-}
-
 func (r *Request) addFrame(f *Frame) {
 	r.mu.Lock()
 	if len(r.frames) < r.rt.opts.MaxFrames {
@@ -421,57 +335,18 @@ func (r *Request) addFrame(f *Frame) {
 	r.mu.Unlock()
 }
 
-// admitCount reserves one unit of a counted budget on r and its ancestors;
-// on failure it rolls back and names the request and dimension that ran out.
-func (r *Request) admitCount(dim string, get func(*Request) (*atomic.Int64, int)) (*Request, bool) {
-	for q := r; q != nil; q = q.parent {
-		ctr, lim := get(q)
-		if n := ctr.Add(1); lim > 0 && n > int64(lim) {
-			ctr.Add(-1)
-			for p := r; p != q; p = p.parent {
-				c, _ := get(p)
-				c.Add(-1)
-			}
-			return q, false
-		}
-	}
-	return nil, true
-}
-
-func turnsOf(q *Request) (*atomic.Int64, int)     { return &q.turns, q.limit.Turns }
-func toolCallsOf(q *Request) (*atomic.Int64, int) { return &q.toolCalls, q.limit.ToolCalls }
-
 // spend adds model tokens and cost to r and its ancestors, and stops (mode
 // cancel) each one whose budget that exhausts.
 func (r *Request) spend(tokens int64, costNano int64) {
 	for q := r; q != nil; q = q.parent {
-		t := budget.AddSaturating(&q.tokens, tokens)
-		c := budget.AddSaturating(&q.costNano, costNano)
-		switch {
-		case q.limit.Tokens > 0 && t > q.limit.Tokens:
-			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "tokens", At: time.Now(), Request: q.id,
-				Reason: fmt.Sprintf("%d tokens used of %d", t, q.limit.Tokens)})
-		case q.limit.Cost > 0 && float64(c)/1e9 > q.limit.Cost:
-			q.stop(Cause{Mode: Cancel, By: "budget", Budget: "cost", At: time.Now(), Request: q.id,
-				Reason: fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, q.limit.Cost)})
+		if dim, detail := q.meter.Add(tokens, costNano); dim != "" {
+			q.stop(Cause{Mode: Cancel, By: "budget", Budget: dim, At: time.Now(), Request: q.id, Reason: detail})
 		}
 	}
 }
 
-// overSpent returns a budget error if r or an ancestor has spent its tokens
-// or cost, or nil.
-func (r *Request) overSpent() *Error {
-	for q := r; q != nil; q = q.parent {
-		if q.limit.Tokens > 0 && q.tokens.Load() >= q.limit.Tokens {
-			return budgetError("tokens", q, fmt.Sprintf("%d tokens used of %d", q.tokens.Load(), q.limit.Tokens))
-		}
-		if q.limit.Cost > 0 && float64(q.costNano.Load())/1e9 >= q.limit.Cost {
-			return budgetError("cost", q, fmt.Sprintf("cost %.4f of %.4f", float64(q.costNano.Load())/1e9, q.limit.Cost))
-		}
-	}
-	return nil
-}
-
-func budgetError(dim string, q *Request, detail string) *Error {
-	return fault.BudgetSpent(dim, q.parent != nil, q.id, detail)
+// budgetError is the refusal of a call or frame because the budget of q
+// (r's or an ancestor's meter) ran out of dim.
+func budgetError(dim string, q *budget.Meter, detail string) *Error {
+	return fault.BudgetSpent(dim, q.Parent != nil, q.ID, detail)
 }

@@ -3,7 +3,6 @@ package reach
 import (
 	"context"
 
-	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/shape"
 )
 
@@ -18,7 +17,7 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 			return res, err
 		}
 		if res.Status == StatusSuccess && !res.Replayed {
-			s := &c.tool.shape
+			s := &c.tool.Shaping
 			data, note := shape.Apply(res.Data, s.Fields, s.Flatten, s.MaxBytes)
 			if note != "" {
 				res.Notes = append(res.Notes, note)
@@ -26,22 +25,11 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 			res.Data = data
 			res.Summary = shape.Summarize(data)
 		}
-		if note := lowContextNote(c.req, rt.opts.LowContext); note != "" {
+		if note := c.req.meter.LowContext(rt.opts.LowContext); note != "" {
 			res.Notes = append(res.Notes, note)
 		}
 		return res, nil
 	}
-}
-
-// lowContextNote says how much of the token budget is left once it is low.
-func lowContextNote(r *Request, frac float64) string {
-	var note string
-	for q := r; q != nil; q = q.parent {
-		if n := budget.LowContext(q.limit.Tokens, q.tokens.Load(), frac); n != "" {
-			note = n
-		}
-	}
-	return note
 }
 
 // oneLine is shape.OneLine: s on one line, cut to n bytes.

@@ -1,14 +1,8 @@
 package reach
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
-
-	"github.com/agentreach/reach/internal/callgraph"
 )
 
 // What a runtime needs to share its requests with other runtimes that keep
@@ -16,19 +10,6 @@ import (
 // a request begun by one is joined by another as it was begun, a stop
 // recorded elsewhere is applied here, and a call placed under a frame of
 // another runtime sees that frame's ancestors.
-
-// RequestJoiner is a RequestRecorder whose requests other runtimes may run
-// too. Begin asks it, for a root request, before the request is made:
-// JoinRequest records the request as begun, or, when another runtime runs
-// a request of that id, sets o to that request as it was begun (its
-// principal, tenant, roles, attributes, agent, scene, budget and trace) and
-// returns when it began, so that both count one budget and one wall clock.
-// An error refuses the Begin, as RequestBegan's does (an *InterruptedError
-// or a *StopError for an id that starts no new work). RequestBegan is still
-// called once the request is made.
-type RequestJoiner interface {
-	JoinRequest(ctx context.Context, o *RequestOptions) (began time.Time, err error)
-}
 
 // StopWith stops the request with a cause recorded elsewhere (another
 // runtime's stop of it, read from the store it shares): as Stop, but the
@@ -44,65 +25,17 @@ func (r *Request) StopWith(c Cause) {
 	r.stop(c)
 }
 
-// Ancestor is a frame of a call's stack as another runtime needs it to
-// check a call placed under it (a cycle, a broken reentrancy contract, the
-// depth budget): who it is and the hashes of its tool and arguments, not
-// the arguments themselves.
-type Ancestor struct {
-	ID     FrameID      `json:"id"`
-	Kind   AncestorKind `json:"kind"`
-	Name   string       `json:"name"`
-	Agent  string       `json:"agent,omitempty"`
-	Depth  int          `json:"depth,omitempty"`
-	Hash   string       `json:"hash,omitempty"`  // the tool and its canonical arguments, 16 hex digits
-	Keyed  string       `json:"keyed,omitempty"` // a keyed tool and its key's values
-	Filter [4]uint64    `json:"filter,omitzero"` // the hashes of the stack, this frame included
-	State  State        `json:"state"`
-}
-
-// AncestorKind is an ancestor's FrameKind, written by name in JSON.
-type AncestorKind FrameKind
-
-// MarshalJSON writes the kind by name.
-func (k AncestorKind) MarshalJSON() ([]byte, error) { return json.Marshal(FrameKind(k).String()) }
-
-// UnmarshalJSON reads a kind's name.
-func (k *AncestorKind) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	switch s {
-	case "tool":
-		*k = AncestorKind(ToolFrame)
-	case "model":
-		*k = AncestorKind(ModelFrame)
-	case "delegate":
-		*k = AncestorKind(DelegateFrame)
-	default:
-		return fmt.Errorf("unknown frame kind %q", s)
-	}
-	return nil
-}
-
 // Ancestry returns f and its ancestors, innermost first, as another
 // runtime needs them (AdoptAncestry).
 func (f *Frame) Ancestry() []Ancestor {
 	var out []Ancestor
 	for a := f; a != nil; a = a.Parent {
-		an := Ancestor{ID: a.ID, Kind: AncestorKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Filter: a.filter, State: a.State()}
-		if a.hash != 0 {
-			an.Hash = hashHex(a.hash)
-		}
-		if a.keyed != 0 {
-			an.Keyed = hashHex(a.keyed)
-		}
+		an := Ancestor{ID: a.ID, Kind: AncestorKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, State: a.State()}
+		an.SetMark(&a.mark)
 		out = append(out, an)
 	}
 	return out
 }
-
-func hashHex(h callgraph.Hash) string { return fmt.Sprintf("%016x", uint64(h)) }
 
 // AdoptAncestry makes, in request r, the frames of a stack that another
 // runtime runs (innermost first, as Ancestry returns it), and returns the
@@ -121,34 +54,19 @@ func (rt *Runtime) AdoptAncestry(r *Request, stack []Ancestor) (*Frame, error) {
 		if a.ID == 0 {
 			return nil, errors.New("adopting an ancestry: a frame without an id")
 		}
-		f := &Frame{ID: a.ID, Kind: FrameKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Parent: parent, Request: r,
-			filter: a.Filter, adopted: true}
-		var err error
-		if f.hash, err = parseHash(a.Hash); err != nil {
+		m, err := a.Mark()
+		if err != nil {
 			return nil, err
 		}
-		if f.keyed, err = parseHash(a.Keyed); err != nil {
-			return nil, err
-		}
+		f := &Frame{ID: a.ID, Kind: FrameKind(a.Kind), Name: a.Name, Agent: a.Agent, Depth: a.Depth, Parent: parent, Request: r, mark: m}
 		f.setState(a.State)
 		if parent != nil {
 			// A filter holds its ancestors' hashes: never fewer than theirs.
-			for j := range f.filter {
-				f.filter[j] |= parent.filter[j]
+			for j := range f.mark.Filter {
+				f.mark.Filter[j] |= parent.mark.Filter[j]
 			}
 		}
 		parent = f
 	}
 	return parent, nil
-}
-
-func parseHash(s string) (callgraph.Hash, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v, err := strconv.ParseUint(s, 16, 64)
-	if err != nil {
-		return 0, fmt.Errorf("adopting an ancestry: hash %q: %w", s, err)
-	}
-	return callgraph.Hash(v), nil
 }

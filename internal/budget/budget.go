@@ -177,3 +177,126 @@ func LowContext(limit, used int64, frac float64) string {
 	}
 	return fmt.Sprintf("your context budget is running low: %d of %d tokens left. Wrap up and answer soon.", max(left, 0), limit)
 }
+
+// Meter counts what one request spends, against its limit (C2). The
+// meter of a sub-request has its parent's as Parent: what the sub-request
+// spends counts for every meter above it, and a turn or a tool call is
+// admitted only while none of them has run out. Set Limit, Parent and ID
+// before use; the counters are safe for concurrent use.
+type Meter struct {
+	Limit  Budget
+	Parent *Meter
+	ID     string // the request's id, as a refusal names it
+
+	turns, toolCalls, tokens, costNano, maxDepth atomic.Int64 // costNano: billionths of the price unit
+}
+
+// Used returns what was spent, with wall the wall clock used.
+func (m *Meter) Used(wall time.Duration) Usage {
+	return Usage{Turns: int(m.turns.Load()), ToolCalls: int(m.toolCalls.Load()), Tokens: m.tokens.Load(),
+		Cost: float64(m.costNano.Load()) / 1e9, Wall: wall, MaxDepth: int(m.maxDepth.Load())}
+}
+
+// Restore sets the counters to u (a request of an earlier run).
+func (m *Meter) Restore(u Usage) {
+	m.turns.Store(int64(u.Turns))
+	m.toolCalls.Store(int64(u.ToolCalls))
+	m.tokens.Store(u.Tokens)
+	m.costNano.Store(int64(u.Cost * 1e9))
+	m.maxDepth.Store(int64(u.MaxDepth))
+}
+
+// AdmitTurn counts one turn on m and the meters above it; if one of them
+// has used all its turns, it counts none and returns that meter with what
+// a refusal says of it.
+func (m *Meter) AdmitTurn() (*Meter, string) {
+	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.turns, q.Limit.Turns }, "%d turns used of %d")
+}
+
+// AdmitToolCall is AdmitTurn for a tool call.
+func (m *Meter) AdmitToolCall() (*Meter, string) {
+	return m.admit(func(q *Meter) (*atomic.Int64, int) { return &q.toolCalls, q.Limit.ToolCalls }, "%d tool calls made of %d")
+}
+
+func (m *Meter) admit(get func(*Meter) (*atomic.Int64, int), detail string) (*Meter, string) {
+	for q := m; q != nil; q = q.Parent {
+		ctr, lim := get(q)
+		if n := ctr.Add(1); lim > 0 && n > int64(lim) {
+			ctr.Add(-1)
+			for p := m; p != q; p = p.Parent {
+				c, _ := get(p)
+				c.Add(-1)
+			}
+			return q, fmt.Sprintf(detail, lim, lim)
+		}
+	}
+	return nil, ""
+}
+
+// NoteDepth raises the recorded maximum depth of m and the meters above.
+func (m *Meter) NoteDepth(depth int) {
+	for q := m; q != nil; q = q.Parent {
+		for {
+			d := q.maxDepth.Load()
+			if int64(depth) <= d || q.maxDepth.CompareAndSwap(d, int64(depth)) {
+				break
+			}
+		}
+	}
+}
+
+// Add adds a model call's tokens and cost to m alone (the caller walks
+// the meters above it, to stop each request whose budget ran out), and
+// returns the dimension ("tokens" or "cost") this exhausts, with what a
+// stop says of it, or "".
+func (m *Meter) Add(tokens, costNano int64) (dim, detail string) {
+	t := AddSaturating(&m.tokens, tokens)
+	c := AddSaturating(&m.costNano, costNano)
+	switch {
+	case m.Limit.Tokens > 0 && t > m.Limit.Tokens:
+		return "tokens", fmt.Sprintf("%d tokens used of %d", t, m.Limit.Tokens)
+	case m.Limit.Cost > 0 && float64(c)/1e9 > m.Limit.Cost:
+		return "cost", fmt.Sprintf("cost %.4f of %.4f", float64(c)/1e9, m.Limit.Cost)
+	}
+	return "", ""
+}
+
+// OverSpent returns the first meter, from m up, that has spent its tokens
+// or cost, with the dimension and what a refusal says of it; nil if none.
+func (m *Meter) OverSpent() (q *Meter, dim, detail string) {
+	for q := m; q != nil; q = q.Parent {
+		if t := q.tokens.Load(); q.Limit.Tokens > 0 && t >= q.Limit.Tokens {
+			return q, "tokens", fmt.Sprintf("%d tokens used of %d", t, q.Limit.Tokens)
+		}
+		if c := float64(q.costNano.Load()) / 1e9; q.Limit.Cost > 0 && c >= q.Limit.Cost {
+			return q, "cost", fmt.Sprintf("cost %.4f of %.4f", c, q.Limit.Cost)
+		}
+	}
+	return nil, "", ""
+}
+
+// LowContext is the note of the topmost meter, from m up, whose tokens
+// run low (less than frac of its limit left; see LowContext), or "".
+func (m *Meter) LowContext(frac float64) string {
+	var note string
+	for q := m; q != nil; q = q.Parent {
+		if n := LowContext(q.Limit.Tokens, q.tokens.Load(), frac); n != "" {
+			note = n
+		}
+	}
+	return note
+}
+
+// TokenUsage is what one model call consumed.
+type TokenUsage struct {
+	Input, Output int64
+	// Cost, if not zero, is used as is; otherwise it comes from the
+	// runtime's prices (Options.Prices).
+	Cost float64
+	// Model is the model that answered, when it is not the one the frame
+	// names (a client may answer a sampling request with another): its
+	// price applies if the runtime has one, else the frame's model's.
+	Model string
+	// Text is what the model said, when known (for the record and loop guards).
+	Text string
+}

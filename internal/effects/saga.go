@@ -1,10 +1,13 @@
 package effects
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/frames"
 )
 
 // Compensation reports one undo that ran.
@@ -47,4 +50,57 @@ func NotConfirmed(tool, check, cond, why, got string) *fault.Error {
 		Message: fmt.Sprintf("%s reported success, but the check %s does not confirm it (%s: %s; the check returned %s). This is a silent failure.",
 			tool, check, cond, why, got),
 		Suggestion: notDone}
+}
+
+// Undo is a registered compensation: the undo call of a write that
+// succeeded, ready to run.
+type Undo struct {
+	Tool   string
+	Args   json.RawMessage
+	Key    string    // its idempotency key
+	Origin string    // the call it undoes, as a note names it
+	Frame  frames.ID // the frame of the call it undoes
+}
+
+// Saga is a request's stack of undos (S1), newest last. Safe for
+// concurrent use; the zero Saga is empty.
+type Saga struct {
+	mu    sync.Mutex
+	undos []Undo
+}
+
+// Push registers u.
+func (s *Saga) Push(u Undo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.undos = append(s.undos, u)
+}
+
+// Len returns how many undos are registered.
+func (s *Saga) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.undos)
+}
+
+// Since returns the undo registered for frame after the first n.
+func (s *Saga) Since(n int, frame frames.ID) (Undo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.undos) - 1; i >= n && i >= 0; i-- {
+		if s.undos[i].Frame == frame {
+			return s.undos[i], true
+		}
+	}
+	return Undo{}, false
+}
+
+// Take empties the saga and returns its undos, oldest first: they run
+// newest first.
+func (s *Saga) Take() []Undo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.undos
+	s.undos = nil
+	return u
 }

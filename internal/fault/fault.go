@@ -12,6 +12,7 @@ package fault
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -317,4 +318,43 @@ func As(err error) *Error {
 	}
 	return &Error{Type: TypeTool, Code: "tool_error", Message: err.Error(),
 		Suggestion: "Check the arguments or try another approach."}
+}
+
+// ContextCause returns the cause a context ended with, as an error of the
+// stage (guard) that saw it end: its *StopError as it is, any other cause
+// as a cancel (code cancelled, matching ErrCancelled).
+func ContextCause(ctx context.Context, guard string) error {
+	cause := context.Cause(ctx)
+	if _, ok := cause.(*StopError); ok {
+		return cause
+	}
+	return Cancelled(&Error{Guard: guard, Type: TypeStopped, Code: "cancelled",
+		Message:    "The call was cancelled: " + cause.Error() + ".",
+		Suggestion: "Do not retry unless the user asks again."})
+}
+
+// RefusedBegin is how the refusal of a request's begin (err, of a store
+// that keeps requests) reaches the caller: an *InterruptedError or a
+// *StopError becomes its Refusal, naming request id if it named none; any
+// other error is returned as it is.
+func RefusedBegin(err error, id string) error {
+	if ie, ok := errors.AsType[*InterruptedError](err); ok {
+		c := ie.Cause
+		c.Request = cmp.Or(c.Request, id)
+		return (&InterruptedError{Cause: c}).Refusal()
+	}
+	if se, ok := errors.AsType[*StopError](err); ok {
+		c := se.Cause
+		c.Request = cmp.Or(c.Request, id)
+		return (&StopError{Cause: c}).Refusal()
+	}
+	return err
+}
+
+// NoRequest is the refusal of a call or frame whose context carries no
+// request.
+func NoRequest() *Error {
+	return &Error{Guard: "admit", Type: TypeStopped, Code: "no_request",
+		Message:    "This call belongs to no request.",
+		Suggestion: "Begin a request (Runtime.Begin) and pass its context."}
 }

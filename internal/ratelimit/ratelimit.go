@@ -19,12 +19,13 @@ type Limits struct {
 	Burst             int     // if zero, max(1, PerSecond)
 	PerPrincipal      float64 // calls per second for each principal
 	PerPrincipalBurst int     // if zero, max(1, PerPrincipal)
-	// MaxPrincipals is how many principals are tracked; past it idle ones
-	// are dropped, and while all are throttled a new one waits; if zero,
-	// 10000.
-	MaxPrincipals int
+	// MaxPrincipalsKnown is how many principals are tracked; past it idle
+	// ones are dropped, and while all are throttled a new one waits; if
+	// zero, 10000.
+	MaxPrincipalsKnown int
 	// Reserved is the fraction of the global burst that only requests of
-	// priority above 0 may use; if zero, none.
+	// priority above 0 may use, so that an urgent request still gets through
+	// when the bulk of traffic has drained the bucket; if zero, none.
 	Reserved float64
 }
 
@@ -59,7 +60,7 @@ func New(o Limits) *Limiter {
 			l.burst = max(1, int(o.PerPrincipal))
 		}
 	}
-	l.maxN = o.MaxPrincipals
+	l.maxN = o.MaxPrincipalsKnown
 	if l.maxN == 0 {
 		l.maxN = 10000
 	}

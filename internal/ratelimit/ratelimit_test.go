@@ -74,7 +74,7 @@ func TestReserved(t *testing.T) {
 // bucket); an idle one is forgotten to make room.
 func TestFullTableKeepsThrottled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := New(Limits{PerPrincipal: 1, PerPrincipalBurst: 1, MaxPrincipals: 2})
+		l := New(Limits{PerPrincipal: 1, PerPrincipalBurst: 1, MaxPrincipalsKnown: 2})
 		l.Allow("a", 0)
 		l.Allow("b", 0)
 		if wait, bucket := l.Allow("c", 0); wait == 0 || bucket == "" {

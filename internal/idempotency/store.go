@@ -1,30 +1,31 @@
-package reach
+package idempotency
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/frames"
+	"github.com/agentreach/reach/internal/records"
 )
 
-// IdempotencyStore records call results by idempotency key (R7). The
-// runtime claims a key before a call runs and completes it after.
-type IdempotencyStore interface {
+// Store records call results R by idempotency key (R7): the runtime's
+// interface (reach.IdempotencyStore), which a durable store implements
+// too. The runtime claims a key before a call runs and completes it after.
+type Store[R any] interface {
 	// Claim returns the recorded result for c.Key (claimed false), or
 	// claims the key for the call c describes (claimed true). While another
 	// caller holds the claim, Claim waits for it to complete or for ctx to
 	// end (then err). A key recorded or held for other arguments (both
-	// Args set, and different) is an error matching ErrIdempotencyKeyReused,
-	// at once.
-	Claim(ctx context.Context, c *IdemClaim) (rec *Result, claimed bool, err error)
+	// Args set, and different) is an error matching ErrReused
+	// (reach.ErrIdempotencyKeyReused), at once.
+	Claim(ctx context.Context, c *Claim) (rec R, claimed bool, err error)
 	// Complete records res for a claimed key; a nil res releases the claim
 	// so that a later call runs again.
-	Complete(key string, res *Result)
+	Complete(key string, res R)
 }
 
-// IdemClaim describes the call that claims an idempotency key.
-type IdemClaim struct {
+// Claim describes the call that claims an idempotency key.
+type Claim struct {
 	Key string // the record's key
 	// Args identifies what the call does: a digest of its normalized
 	// arguments (the tool is part of Key).
@@ -34,13 +35,13 @@ type IdemClaim struct {
 	// is not. A durable store settles a claim left by a crash by what that
 	// checkpoint says: none, and the call never started.
 	Request string
-	Frame   FrameID
+	Frame   frames.ID
 	// Checkpoint is the call's "executing" record when it is checkpointed
 	// (what the runtime would give Checkpointer.Executing next). A store
 	// that keeps the checkpoints too may make it durable with the claim,
 	// in one commit, and then sets Checkpointed: the runtime does not
 	// write it again.
-	Checkpoint   *Checkpoint
+	Checkpoint   *records.Checkpoint
 	Checkpointed bool
 	// Lease is the longest the call can hold the key: its attempts with
 	// their timeouts and backoffs, and a margin. A durable store shared by
@@ -49,33 +50,28 @@ type IdemClaim struct {
 	Lease time.Duration
 }
 
-// ErrIdempotencyKeyReused is returned by IdempotencyStore.Claim for a key
-// that was used for a call with other arguments.
-var ErrIdempotencyKeyReused = errors.New("idempotency key used for other arguments")
-
-// MemoryIdempotency is an in-memory IdempotencyStore whose records expire
-// after a TTL. Safe for concurrent use.
-type MemoryIdempotency struct {
-	m *idempotency.Memory[*Result]
+// MemoryStore is the Store in memory (a Memory), whose records expire
+// after a TTL: the runtime's default (reach.MemoryIdempotency). R is a
+// pointer: its nil releases a claim. Safe for concurrent use.
+type MemoryStore[R comparable] struct {
+	m *Memory[R]
 }
 
-// NewMemoryIdempotency returns a store keeping results for ttl.
-func NewMemoryIdempotency(ttl time.Duration) *MemoryIdempotency {
-	return &MemoryIdempotency{m: idempotency.NewMemory[*Result](ttl)}
+// NewMemoryStore returns a store keeping results for ttl.
+func NewMemoryStore[R comparable](ttl time.Duration) *MemoryStore[R] {
+	return &MemoryStore[R]{m: NewMemory[R](ttl)}
 }
 
-// Claim implements IdempotencyStore.
-func (s *MemoryIdempotency) Claim(ctx context.Context, c *IdemClaim) (*Result, bool, error) {
+// Claim implements Store.
+func (s *MemoryStore[R]) Claim(ctx context.Context, c *Claim) (R, bool, error) {
 	rec, recorded, err := s.m.Claim(ctx, c.Key, c.Args)
-	if errors.Is(err, idempotency.ErrReused) {
-		return nil, false, ErrIdempotencyKeyReused
-	}
 	return rec, !recorded && err == nil, err
 }
 
-// Complete implements IdempotencyStore.
-func (s *MemoryIdempotency) Complete(key string, res *Result) {
-	if res == nil {
+// Complete implements Store.
+func (s *MemoryStore[R]) Complete(key string, res R) {
+	var none R
+	if res == none {
 		s.m.Release(key)
 		return
 	}

@@ -1,0 +1,110 @@
+package records
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentreach/reach/internal/budget"
+	"github.com/agentreach/reach/internal/fault"
+)
+
+// What the runtime tells the parts that keep its records, as interfaces
+// generic over its request R (*reach.Request): package reach names them
+// (reach.Recorder, reach.RequestRecorder, ...).
+
+// Recorder receives an Event for every frame that ends, and stops. It must
+// be safe for concurrent use and fast (queue, don't block).
+type Recorder interface {
+	Record(ctx context.Context, e *Event)
+}
+
+// Observer is an optional interface of a Recorder: it is told when a
+// request (or a sub-request) begins and when it ends, for spans or gauges
+// of requests. Its methods must be fast and must not call back into the
+// runtime's request methods that block.
+type Observer[R any] interface {
+	RequestBegan(ctx context.Context, r R)
+	RequestEnded(ctx context.Context, r R)
+}
+
+// Fan returns a Recorder that fans events out to rs, in order, and the
+// news of requests to those of them that are Observers.
+func Fan[R any](rs ...Recorder) Recorder { return fan[R](rs) }
+
+type fan[R any] []Recorder
+
+func (m fan[R]) Record(ctx context.Context, e *Event) {
+	for _, r := range m {
+		r.Record(ctx, e)
+	}
+}
+
+func (m fan[R]) RequestBegan(ctx context.Context, r R) {
+	for _, rec := range m {
+		if o, ok := rec.(Observer[R]); ok {
+			o.RequestBegan(ctx, r)
+		}
+	}
+}
+
+func (m fan[R]) RequestEnded(ctx context.Context, r R) {
+	for _, rec := range m {
+		if o, ok := rec.(Observer[R]); ok {
+			o.RequestEnded(ctx, r)
+		}
+	}
+}
+
+// Checkpointer makes the call path durable. Executing is called before a
+// call runs and must return only once the record is durable; an error
+// refuses the call (nothing runs). Ended is called when it ends.
+type Checkpointer interface {
+	Executing(ctx context.Context, c *Checkpoint) error
+	Ended(ctx context.Context, c *Checkpoint)
+}
+
+// RequestRecorder is told when a request begins, is stopped and ends, so
+// that a restart knows which requests were still running and which were
+// stopped. RequestBegan may refuse the request: Begin (or Delegate) then
+// fails with its error, and an *InterruptedError or a *StopError becomes a
+// structured refusal. A store refuses the id of a request that a restart
+// interrupted, or that was stopped, so that no new work runs under it.
+// RequestStopped is called once the stop is in force (Request.Stop returns
+// after it): a store makes the stop durable there.
+type RequestRecorder[R any] interface {
+	RequestBegan(ctx context.Context, r R) error
+	RequestStopped(ctx context.Context, r R, c fault.Cause)
+	RequestEnded(ctx context.Context, r R)
+}
+
+// RequestJoiner is a RequestRecorder whose requests other runtimes may run
+// too. Begin asks it, for a root request, before the request is made:
+// JoinRequest records the request as begun, or, when another runtime runs
+// a request of that id, sets o to that request as it was begun (its
+// principal, tenant, roles, attributes, agent, scene, budget and trace) and
+// returns when it began, so that both count one budget and one wall clock.
+// An error refuses the Begin, as RequestBegan's does (an *InterruptedError
+// or a *StopError for an id that starts no new work). RequestBegan is still
+// called once the request is made.
+type RequestJoiner interface {
+	JoinRequest(ctx context.Context, o *RequestOptions) (began time.Time, err error)
+}
+
+// RequestOptions describe a new request. Every zero field has a default.
+type RequestOptions struct {
+	ID        string         // if empty, a new random id
+	Principal string         // who the request acts for; if empty, "anonymous"
+	Scene     string         // the conversation's scene (e.g. "chitchat"), for policies
+	Agent     string         // the agent making the calls; if empty, "main"
+	Budget    *budget.Budget // if nil, the runtime's DefaultBudget
+	// Roles, Tenant and Attributes describe the principal for policies.
+	Roles      []string
+	Tenant     string
+	Attributes map[string]string
+	// Priority above 0 may use the rate limit's reserved capacity (R8).
+	Priority int
+	// Trace is the W3C trace id of a root request that continues a
+	// caller's trace (its traceparent's); if zero, a random one. A
+	// sub-request is in its root's trace.
+	Trace [16]byte
+}
