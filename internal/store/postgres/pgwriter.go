@@ -235,8 +235,9 @@ func statements() []string {
 	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame, owner, stack)
 	SELECT $1::TEXT, $2::TEXT, $3::TEXT, $4::TEXT, $5::BYTEA, $6::TEXT, $7::TEXT, $8::TEXT, $9::TEXT, $10::BIGINT, $11::BIGINT,
-		$12::TEXT, $13::TEXT, $17::TEXT, $18::TEXT
-	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND state = 'claimed')
+		$12::TEXT, $13::TEXT, $19::TEXT, $20::TEXT
+	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND request = $17 AND frame = $18
+		AND state = 'claimed')
 	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,

@@ -361,13 +361,27 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		})
 	}
 	if r.Executing != nil {
-		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5])
+		// The checkpoint is written only if this very claim holds the key:
+		// its owner, instant, request and frame.
+		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
 		run := w.Run
 		w.Run = func(b Batch, w *Write) {
 			run(b, w)
-			b.Exec(w, StPutClaimedFrame, fargs, nil)
+			b.Exec(w, StPutClaimedFrame, fargs, func(n int64) error {
+				if w.Claimed && n != 1 {
+					return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
+				}
+				return nil
+			})
 		}
-		if err = c.W.Do(ctx, w); err == nil {
+		// Once sent, the claim and its checkpoint may commit whatever ctx
+		// does: the caller waits for the outcome, so that a claim it took
+		// is one it knows of, and ends (a call whose context ended is ended
+		// as cancelled, and its key released), as it would end a
+		// checkpoint written after the claim.
+		if err = ctx.Err(); err != nil {
+			err = context.Cause(ctx)
+		} else if err = c.W.Do(context.WithoutCancel(ctx), w); err == nil {
 			rec, claimed = found, w.Claimed
 		}
 	} else if r.Frame != "" && r.Request != "" {

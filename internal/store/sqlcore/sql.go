@@ -38,9 +38,10 @@ const (
 	StPinsVersion
 	StTaskPut
 	// StPutClaimedFrame writes the "executing" checkpoint of a call with
-	// the claim of its key: only if the key's claim is the caller's
-	// ($14 key, $15 owner, $16 claimed; the frame's columns as in
-	// StPutFrame, PostgreSQL's owner and stack as $17 and $18).
+	// the claim of its key: only if the key's claim is this very claim
+	// ($14 key, $15 owner, $16 claimed, $17 request, $18 frame; the
+	// frame's columns as in StPutFrame, PostgreSQL's owner and stack as
+	// $19 and $20).
 	StPutClaimedFrame
 	NumStmts
 )
