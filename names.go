@@ -193,10 +193,6 @@ type (
 	// RequestObserver is an optional interface of a Recorder: it is told when
 	// a request (or a sub-request) begins and when it ends (Request.End).
 	RequestObserver = records.Observer[*Request]
-	// Catalog is a runtime's registered tools (Options.Catalog; see
-	// internal/toolspec): made before the runtime, it is what the parts built
-	// around the runtime look tools up in. Make one with NewCatalog.
-	Catalog = toolspec.Catalog[*Request]
 	// tool is a registered, compiled Tool, with its breakers.
 	tool = toolspec.Compiled[*Request]
 )

@@ -268,7 +268,7 @@ func (o *Options) Check() error {
 // chain. Safe for concurrent use. Make one with New.
 type Runtime struct {
 	opts   Options
-	tools  *Catalog
+	tools  *toolspec.Catalog[*Request]
 	chain  Handler
 	limits *ratelimit.Limiter
 	idem   IdempotencyStore
@@ -315,7 +315,7 @@ func New(opts *Options) *Runtime {
 	}
 	rt.limits = ratelimit.New(*cmp.Or(o.RateLimit, &RateLimit{}))
 	rt.breakers = rt.newBreakers()
-	rt.tools = cmp.Or(o.Catalog, NewCatalog())
+	rt.tools = cmp.Or(o.Catalog, NewCatalog()).c
 	if !rt.tools.Own() {
 		panic("reach.New: Options.Catalog belongs to another runtime already (its tools are compiled with that runtime's defaults); give each runtime its own")
 	}
@@ -381,8 +381,23 @@ func (rt *Runtime) Tool(name string) (Tool, bool) { return rt.tools.Tool(name) }
 
 func (rt *Runtime) lookup(name string) *tool { return rt.tools.Get(name) }
 
+// Catalog is a runtime's registered tools (Options.Catalog): made before
+// the runtime, it is what the parts built around the runtime look tools up
+// in. It shows the tools as registered; the runtime alone changes them.
+// Make one with NewCatalog.
+type Catalog struct{ c *toolspec.Catalog[*Request] }
+
 // NewCatalog returns an empty catalog, for one runtime.
-func NewCatalog() *Catalog { return toolspec.NewCatalog[*Request]() }
+func NewCatalog() *Catalog { return &Catalog{toolspec.NewCatalog[*Request]()} }
+
+// Tools returns the registered tools sorted by name (their Func included).
+func (c *Catalog) Tools() []Tool { return c.c.Tools() }
+
+// Tool returns the registered tool of that name.
+func (c *Catalog) Tool(name string) (Tool, bool) { return c.c.Tool(name) }
+
+// Has reports whether a tool of that name is registered.
+func (c *Catalog) Has(name string) bool { return c.c.Has(name) }
 
 // Begin starts a request. The returned context carries it: pass it (or
 // contexts derived from it) to BeginModel, Call and Delegate. It ends when

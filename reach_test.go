@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1532,6 +1534,20 @@ func TestOptionsContradictions(t *testing.T) {
 		if err := o.Check(); err != nil {
 			t.Errorf("Check(%+v) = %v, want nil", o, err)
 		}
+	}
+}
+
+// TestCatalogReadOnly: what a catalog shows the parts around the runtime
+// is read-only (Tools, Tool, Has); registering, replacing and taking it
+// over are the runtime's alone.
+func TestCatalogReadOnly(t *testing.T) {
+	typ := reflect.TypeOf(reach.NewCatalog())
+	var got []string
+	for i := range typ.NumMethod() {
+		got = append(got, typ.Method(i).Name)
+	}
+	if want := []string{"Has", "Tool", "Tools"}; !slices.Equal(got, want) {
+		t.Errorf("reach.Catalog's methods are %v; want %v only", got, want)
 	}
 }
 
