@@ -6,12 +6,12 @@ import (
 	"hash/fnv"
 	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -44,15 +44,6 @@ func benchEvent(i int) *audit.Event {
 		Latency:   1200 * time.Microsecond,
 		Budget:    []byte(`{"turns":28,"depth":8,"tool_calls":190,"wall":590000000000}`),
 	}
-}
-
-// cpuTime returns the CPU time (user and system) the process has used: on
-// a shared machine it tells the cost of an event when the wall clock
-// cannot.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func dirSize(b *testing.B, dir string) int64 {
@@ -96,7 +87,7 @@ func BenchmarkAppend(b *testing.B) {
 				evs[i] = benchEvent(i)
 			}
 			n := 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			for b.Loop() {
 				var wg sync.WaitGroup
 				for w := range bc.writers {
@@ -112,7 +103,7 @@ func BenchmarkAppend(b *testing.B) {
 				wg.Wait()
 				n += perIter
 			}
-			cpu := cpuTime() - cpu0
+			cpu := cputime.Self() - cpu0
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")

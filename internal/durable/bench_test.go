@@ -5,21 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkWriteCall measures one write call through the whole chain, in
 // memory and with the durable path (a durable idempotency claim and
@@ -56,7 +48,7 @@ func BenchmarkWriteCall(b *testing.B) {
 			defer req.End()
 			var i atomic.Int64
 			b.ReportAllocs()
-			c0 := cpuTime()
+			c0 := cputime.Self()
 			if c.clients == 1 {
 				for b.Loop() {
 					rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i.Add(1)), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
@@ -72,7 +64,7 @@ func BenchmarkWriteCall(b *testing.B) {
 					}
 				})
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/call")
+			b.ReportMetric(float64((cputime.Self()-c0).Microseconds())/float64(b.N), "cpu-µs/call")
 		})
 	}
 }

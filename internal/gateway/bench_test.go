@@ -14,11 +14,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -283,7 +283,7 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	round := func(pt *path) (rate, cpuPerCall float64) {
 		var next atomic.Int64
 		total := int64(clients * perClient)
-		cpuOf := processCPU
+		cpuOf := cputime.Self
 		if p.pids != nil { // the process that serves this path: the upstream, the gateway, the proxy
 			pid := p.pids[pt.name]
 			cpuOf = func() time.Duration { return childCPU(pid) }
@@ -332,15 +332,6 @@ func benchThroughput(b *testing.B, p *benchPaths) {
 	// Connections opened after the warm-up, on all servers: 0 when every
 	// client, the proxy and the gateway reuse theirs.
 	b.ReportMetric(float64(benchConns.Load()-conns)/float64(calls), "dials/call")
-}
-
-// processCPU is the user and system CPU time the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // quantile returns the q-quantile of ds (nearest rank).

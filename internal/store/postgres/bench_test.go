@@ -5,21 +5,14 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
 )
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // serverCPU returns the throwaway cluster's CPU time so far.
 func serverCPU(b *testing.B) time.Duration {
@@ -46,7 +39,7 @@ func BenchmarkWriteCallStore(b *testing.B) {
 	var seq atomic.Int64
 	b.SetParallelism(32) // 64 goroutines on 2 CPUs
 	b.ReportAllocs()
-	c0, s0, batches0 := cpuTime(), serverCPU(b), s.WriterStats().Batches
+	c0, s0, batches0 := cputime.Self(), serverCPU(b), s.WriterStats().Batches
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -69,7 +62,7 @@ func BenchmarkWriteCallStore(b *testing.B) {
 			s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 		}
 	})
-	cpu, server := cpuTime()-c0, serverCPU(b)-s0
+	cpu, server := cputime.Self()-c0, serverCPU(b)-s0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(float64(server.Microseconds())/float64(b.N), "server-cpu-µs/call")
 	b.ReportMetric(float64(b.N)/float64(max(s.WriterStats().Batches-batches0, 1)), "calls/commit")
@@ -101,7 +94,7 @@ func BenchmarkAuditAppend(b *testing.B) {
 					Latency: 1200 * time.Microsecond, Budget: []byte(`{"turns":28,"depth":8,"tool_calls":190,"wall":590000000000}`)}
 			}
 			n := 0
-			c0, s0 := cpuTime(), serverCPU(b)
+			c0, s0 := cputime.Self(), serverCPU(b)
 			for b.Loop() {
 				var wg sync.WaitGroup
 				for w := range writers {
@@ -117,7 +110,7 @@ func BenchmarkAuditAppend(b *testing.B) {
 				wg.Wait()
 				n += perIter
 			}
-			cpu, server := cpuTime()-c0, serverCPU(b)-s0
+			cpu, server := cputime.Self()-c0, serverCPU(b)-s0
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")
 			b.ReportMetric(float64(server.Nanoseconds())/float64(n), "server-cpu-ns/event")

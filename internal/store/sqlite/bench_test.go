@@ -5,19 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/store"
 )
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkAppendAudit measures the SQLite audit insert alone: one
 // transaction per batch of ~450-byte records (a ~300-byte event as JSON).
@@ -45,11 +38,11 @@ func BenchmarkAppendAudit(b *testing.B) {
 					recs[i] = &store.AuditRecord{Seq: seq, Time: time.Now(), Request: fmt.Sprintf("req_%016x", seq/8),
 						Data: data, PrevHash: h, Hash: h}
 				}
-				c := cpuTime()
+				c := cputime.Self()
 				if err := s.AppendAudit(context.Background(), recs, nil); err != nil {
 					b.Fatal(err)
 				}
-				cpu += cpuTime() - c
+				cpu += cputime.Self() - c
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(seq), "ns/record")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(seq), "cpu-ns/record")
@@ -76,7 +69,7 @@ func BenchmarkWriteCallStore(b *testing.B) {
 	var seq atomic.Int64
 	b.SetParallelism(32) // 64 goroutines on 2 CPUs
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Self()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -96,7 +89,7 @@ func BenchmarkWriteCallStore(b *testing.B) {
 			s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 		}
 	})
-	cpu := cpuTime() - c0
+	cpu := cputime.Self() - c0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(float64(b.N)/float64(max(s.WriterStats().Batches, 1)), "calls/commit")
 }
