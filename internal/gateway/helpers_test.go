@@ -247,18 +247,7 @@ func newUpstreamProbe() *upstreamProbe {
 			Args map[string]any `json:"args"`
 		}) (*mcp.CallToolResult, any, error) {
 			p.record(req.Params.Meta)
-			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args}}})
-			hreq, _ := http.NewRequestWithContext(ctx, "POST", p.gateway+"/v1/calls", bytes.NewReader(body))
-			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
-				hreq.Header.Set("traceparent", tp)
-			}
-			resp, err := http.DefaultClient.Do(hreq)
-			if err != nil {
-				return nil, nil, err
-			}
-			defer resp.Body.Close()
-			data, _ := io.ReadAll(resp.Body)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+			return callBack(ctx, p.gateway, req, map[string]any{"call_id": "cb", "tool": in.Tool, "arguments": in.Args})
 		})
 	// hop calls the same tool with the same arguments back through the
 	// next gateway of hops (in turn), under its own frame (traceparent):
@@ -276,21 +265,28 @@ func newUpstreamProbe() *upstreamProbe {
 			next := p.hops[p.hopped%len(p.hops)]
 			p.hopped++
 			p.mu.Unlock()
-			body, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"call_id": "hop", "tool": "up__hop", "arguments": in}}})
-			hreq, _ := http.NewRequestWithContext(ctx, "POST", next+"/v1/calls", bytes.NewReader(body))
-			if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
-				hreq.Header.Set("traceparent", tp)
-			}
-			resp, err := http.DefaultClient.Do(hreq)
-			if err != nil {
-				return nil, nil, err
-			}
-			defer resp.Body.Close()
-			data, _ := io.ReadAll(resp.Body)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+			return callBack(ctx, next, req, map[string]any{"call_id": "hop", "tool": "up__hop", "arguments": in})
 		})
 	p.server = s
 	return p
+}
+
+// callBack makes call through the gateway at base (POST /v1/calls) under
+// the frame of the tool call req (its traceparent), and answers with the
+// gateway's answer as text.
+func callBack(ctx context.Context, base string, req *mcp.CallToolRequest, call map[string]any) (*mcp.CallToolResult, any, error) {
+	body, _ := json.Marshal(map[string]any{"tool_calls": []any{call}})
+	hreq, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/calls", bytes.NewReader(body))
+	if tp, ok := req.Params.Meta[link.MetaTraceparent].(string); ok {
+		hreq.Header.Set("traceparent", tp)
+	}
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
 }
 
 // serveUpstream serves the probe over Streamable HTTP on loopback.
