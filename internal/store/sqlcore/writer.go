@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,6 +153,8 @@ type Writer struct {
 
 	batches      atomic.Int64
 	queuedFailed atomic.Int64
+
+	gatherT *time.Timer // gather's, reused (the writer's goroutine only)
 }
 
 // StartWriter starts the writer of eng; log reports the queued writes that
@@ -290,8 +293,12 @@ func (wr *Writer) gather(ws *[]*Write) bool {
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	if wr.gatherT == nil {
+		wr.gatherT = time.NewTimer(d)
+	} else {
+		wr.gatherT.Reset(d)
+	}
+	defer wr.gatherT.Stop()
 	for len(*ws) < maxBatch {
 		select {
 		case w, ok := <-wr.q:
@@ -299,24 +306,22 @@ func (wr *Writer) gather(ws *[]*Write) bool {
 				return false
 			}
 			*ws = append(*ws, w)
-			if w.done != nil || w.decided != nil {
+			if w.waited() {
 				return true
 			}
-		case <-t.C:
+		case <-wr.gatherT.C:
 			return true
 		}
 	}
 	return true
 }
 
+// waited reports whether a caller waits for w (Do or Decide).
+func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
+
 // anyWaited reports whether a caller waits for one of ws.
 func anyWaited(ws []*Write) bool {
-	for _, w := range ws {
-		if w.done != nil || w.decided != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ws, (*Write).waited)
 }
 
 // commit runs ws as one transaction and commits it, and returns ws with the
