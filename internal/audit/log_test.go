@@ -163,7 +163,10 @@ func TestRecordNeverBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		bs := &blockingStore{AuditLog: store.NewMemory(), release: make(chan struct{})}
-		l, err := audit.New(ctx, bs, &audit.Options{QueueSize: 4})
+		// No linger: the writer takes the first event straight into its
+		// commit and is stuck there. (With a linger it would wait for more,
+		// and the Records below would race it for the queue.)
+		l, err := audit.New(ctx, bs, &audit.Options{QueueSize: 4, Linger: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
