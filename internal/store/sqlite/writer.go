@@ -309,15 +309,6 @@ func statements() []string {
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated`
-	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
-	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
-	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND request = $17 AND frame = $18
-		AND state = 'claimed')
-	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
-		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
-		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
-		started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
