@@ -315,3 +315,65 @@ func TestWriterWriteQueuedDuringLeaderCommits(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterStopKeepsWritesWaitingForRoom: a write queued while the queue
+// is full waits for room, and Stop, called meanwhile, commits it with the
+// rest: it was queued before Stop, and nothing queued is lost. Before, it
+// was refused with ErrClosed (a queued write's end or result, logged and
+// lost).
+func TestWriterStopKeepsWritesWaitingForRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &seqEngine{}
+		log := &failures{}
+		wr := StartWriter(e, slog.New(log))
+		nop := func(string, bool) {}
+		lead, running, release := gated("lead")
+		leadErr := make(chan error, 1)
+		go func() { leadErr <- wr.Do(t.Context(), lead) }()
+		<-running
+		for i := range writerQueue {
+			wr.Queue(named(fmt.Sprint(i), nop))
+		}
+		queued := make(chan struct{})
+		go func() { wr.Queue(named("last", nop)); close(queued) }()
+		synctest.Wait() // the queue is full: it waits for room
+		stopped := make(chan struct{})
+		go func() { wr.Stop(); close(stopped) }()
+		synctest.Wait()
+		release()
+		<-stopped
+		<-queued
+		if err := <-leadErr; err != nil {
+			t.Fatal(err)
+		}
+		if n := log.count(); n != 0 {
+			t.Errorf("%d writes logged as not written", n)
+		}
+		if len(e.committed) != writerQueue+2 || e.committed[len(e.committed)-1] != "last" {
+			t.Errorf("%d writes committed, the last %q; want %d, the last \"last\"", len(e.committed), e.committed[len(e.committed)-1], writerQueue+2)
+		}
+	})
+}
+
+// failures is a slog.Handler that counts the errors logged.
+type failures struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failures) Enabled(context.Context, slog.Level) bool { return true }
+func (f *failures) WithAttrs([]slog.Attr) slog.Handler       { return f }
+func (f *failures) WithGroup(string) slog.Handler            { return f }
+func (f *failures) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+	}
+	return nil
+}
+func (f *failures) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}

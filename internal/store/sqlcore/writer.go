@@ -152,7 +152,8 @@ type Writer struct {
 	mu      sync.Mutex
 	pending []*Write      // queued, in order, not taken yet
 	waiters int           // of pending, those a caller waits for
-	room    sync.Cond     // on mu: pending shrank, or the queue closed
+	room    sync.Cond     // on mu: pending shrank
+	blocked int           // callers of send waiting for room: queued before Stop, to commit
 	closed  bool          // Stop was called: no more writes are queued
 	leading bool          // a batch is being committed (by run or a caller of Do)
 	crowd   bool          // the last batch held writes of more than one caller
@@ -239,15 +240,19 @@ func (wr *Writer) Decide(ctx context.Context, w *Write, pair string, answer func
 	}
 }
 
-// send hands w to the writer, waiting for room in the queue.
+// send hands w to the writer, waiting for room in the queue. A write
+// that waits for room when Stop comes was queued before it: it still
+// waits, and the writer commits it before it stops.
 func (wr *Writer) send(w *Write) error {
 	wr.mu.Lock()
-	for len(wr.pending) >= writerQueue && !wr.closed {
-		wr.room.Wait()
-	}
 	if wr.closed {
 		wr.mu.Unlock()
 		return store.ErrClosed
+	}
+	for len(wr.pending) >= writerQueue {
+		wr.blocked++
+		wr.room.Wait()
+		wr.blocked--
 	}
 	wr.pending = append(wr.pending, w)
 	if w.waited() {
@@ -315,7 +320,6 @@ func (wr *Writer) endBatch(ws []*Write) {
 func (wr *Writer) Stop() {
 	wr.mu.Lock()
 	wr.closed = true
-	wr.room.Broadcast()
 	wr.mu.Unlock()
 	wr.signal()
 	<-wr.wDone
@@ -342,8 +346,9 @@ func (wr *Writer) run() {
 		}
 		if wr.leading || len(wr.pending) == 0 {
 			// A caller of Do commits (it wakes run when it is done), or
-			// nothing is left.
-			stop := !wr.leading && wr.closed
+			// nothing is left (a write that waited for room may still
+			// come: it wakes run when it does).
+			stop := !wr.leading && wr.closed && wr.blocked == 0
 			wr.mu.Unlock()
 			if stop {
 				return
