@@ -456,11 +456,11 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
-	var caller *upstream.Caller
+	var down *upstream.Caller
 	if c.ss != nil {
-		caller = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
-		cctx = upstream.WithCaller(cctx, caller)
+		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
 	}
+	cctx, kept, caller := upstream.KeepFor(cctx, down)
 	id := m.CallID
 	if id == "" {
 		var b [40]byte // the prefix (13 bytes) and a 64-bit number fit: one allocation, the string
@@ -469,7 +469,6 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
-	cctx, kept := upstream.Keep(cctx)
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
 	out := mcpResult(res, r.ID())
 	if !s.shaped(c.params.Name) {
