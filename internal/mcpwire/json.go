@@ -196,10 +196,13 @@ func ParseCallParams(params []byte, p *CallParams) error {
 			p.Meta = nil
 			badMeta = false
 			if string(value) != "null" && string(value) != "{}" {
-				p.Meta = mcp.Meta{} // decoded below
-				if err := json.Unmarshal(value, &p.Meta); err != nil {
-					p.Meta = nil
+				// Decoded into a map of its own: p itself, which callers
+				// keep on their stacks, is not handed to encoding/json.
+				m := mcp.Meta{}
+				if err := json.Unmarshal(value, &m); err != nil {
 					badMeta = true // refused, whatever the keys' order
+				} else {
+					p.Meta = m
 				}
 			}
 		}
