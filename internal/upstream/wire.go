@@ -96,9 +96,10 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 		// The endpoint moved (…/mcp to …/mcp/, say): nothing ran. This
 		// upstream's calls go through net/http from now on, which follows.
 		io.Copy(io.Discard, io.LimitReader(&x.Body, 64<<10))
+		status := x.Status // x is not to be read once released
 		x.Release(ctx.Err() != nil)
 		if p.MarkRedirected() {
-			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", x.Status)
+			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", status)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))
