@@ -122,3 +122,27 @@ func FuzzReadSSE(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTextData checks that a text that is not JSON structure becomes the
+// JSON string json.Marshal writes, the plain ones included.
+func FuzzTextData(f *testing.F) {
+	for _, s := range []string{"call 12", "a<b", `"q"`, "tab\there", "café", "", " {x", "\x7f", "a&b\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+			return
+		}
+		want, _ := json.Marshal(text)
+		if got := TextData(text); !bytes.Equal(got, want) {
+			t.Errorf("TextData(%q) = %s, want %s", text, got, want)
+		}
+	})
+}
+
+// A plain text's data is one allocation.
+func TestTextDataAllocations(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { TextData("call 12345, all fine") }); n > 1 {
+		t.Errorf("TextData: %v allocations, want 1", n)
+	}
+}

@@ -247,11 +247,30 @@ func (r *Result) Text(red *redact.Redactor) (string, bool) {
 // TextData is a result's text as the call's data: the JSON it holds when
 // it is a JSON object or array, else a JSON string.
 func TextData(text string) json.RawMessage {
-	if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
-		return b
+	if t := strings.TrimSpace(text); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if b := []byte(t); json.Valid(b) {
+			return b
+		}
+	}
+	if plainText(text) {
+		b := make([]byte, 0, len(text)+2)
+		return append(append(append(b, '"'), text...), '"')
 	}
 	s, _ := json.Marshal(text)
 	return s
+}
+
+// plainText reports whether json.Marshal writes s as it is, in quotes:
+// printable ASCII without a quote, a backslash or one of the characters
+// it escapes for HTML.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // JoinTexts joins the texts of one result's content blocks, each on a line
