@@ -487,9 +487,13 @@ func (s *Server) shaped(name string) bool {
 
 // mcpResult renders a reach result as an MCP tool result.
 func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+	status := metaSuccess
+	if res.Status != reach.StatusSuccess {
+		status = string(res.Status)
+	}
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)},
+		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: status},
 	}
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true
@@ -509,6 +513,10 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 	}
 	return out
 }
+
+// metaSuccess is a success's status as a _meta value, made once (a
+// string made an interface value is an allocation).
+var metaSuccess any = string(reach.StatusSuccess)
 
 // mcpContent returns an upstream's content items when data is one (a JSON
 // array of typed content objects with at least one that is not text, as
