@@ -105,11 +105,11 @@ type Server struct {
 	// sessionless: the sessionless protocol (2026-07-28) is offered.
 	sessionless bool
 
-	sessions  sync.Map     // *mcp.ServerSession or client key -> *session
-	byID      sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the fast tools/call path
-	fastCalls atomic.Int64 // calls answered by the fast path
-	inflight  sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, fast calls
-	sdkCalls  sync.Map     // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
+	sessions  sync.Map                       // *mcp.ServerSession or client key -> *session
+	byID      idMap[*mcp.ServerSession]      // Mcp-Session-Id -> its session, for the fast tools/call path
+	fastCalls atomic.Int64                   // calls answered by the fast path
+	inflight  idMap[context.CancelCauseFunc] // session id + "\x00" + JSON-RPC id -> its cancel, fast calls
+	sdkCalls  sync.Map                       // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names listed
@@ -414,6 +414,36 @@ type toolCall struct {
 	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
+}
+
+// idMap is a map from ids to V, safe for concurrent use. (A sync.Map
+// takes its keys as interface values: every lookup of a string key
+// allocated one.)
+type idMap[V any] struct {
+	mu sync.RWMutex
+	m  map[string]V
+}
+
+func (m *idMap[V]) Load(id string) (V, bool) {
+	m.mu.RLock()
+	v, ok := m.m[id]
+	m.mu.RUnlock()
+	return v, ok
+}
+
+func (m *idMap[V]) Store(id string, v V) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[string]V{}
+	}
+	m.m[id] = v
+	m.mu.Unlock()
+}
+
+func (m *idMap[V]) Delete(id string) {
+	m.mu.Lock()
+	delete(m.m, id)
+	m.mu.Unlock()
 }
 
 // dispatch runs one tools/call through the runtime. A refusal or a tool
