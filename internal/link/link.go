@@ -332,9 +332,17 @@ func FrameMeta(m map[string]any, f *reach.Frame) map[string]any {
 	if m == nil {
 		m = map[string]any{}
 	}
-	tp := Traceparent(f.Request, f.ID)
+	tp, parent, request := FrameLink(f)
 	m[MetaTraceparent] = tp
-	m[MetaParent] = tp[36:52] // f.ID.String(), without a copy of its own
-	m[MetaRequest] = f.Request.ID()
+	m[MetaParent] = parent
+	m[MetaRequest] = request
 	return m
+}
+
+// FrameLink returns the values of FrameMeta's keys for frame f: its
+// traceparent, its id (inside the traceparent, without a copy of its own)
+// and its request's id.
+func FrameLink(f *reach.Frame) (traceparent, parent, request string) {
+	tp := Traceparent(f.Request, f.ID)
+	return tp, tp[36:52], f.Request.ID()
 }

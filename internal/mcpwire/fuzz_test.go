@@ -146,3 +146,26 @@ func TestTextDataAllocations(t *testing.T) {
 		t.Errorf("TextData: %v allocations, want 1", n)
 	}
 }
+
+// FuzzAppendCallLink checks that a call's link is written as AppendCall
+// writes the same _meta as a map, empty fields left out.
+func FuzzAppendCallLink(f *testing.F) {
+	f.Add("t-1", "k", "00000000000000ab", "r1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00000000000000ab-01")
+	f.Add("", "", "", "", "")
+	f.Add("", "a\"b\\c\u2028", "", "é\x01", "")
+	f.Fuzz(func(t *testing.T, token, key, parent, request, tp string) {
+		l := CallLink{ProgressToken: token, IdempotencyKey: key, Parent: parent, Request: request, Traceparent: tp}
+		meta := map[string]any{}
+		for k, v := range map[string]string{"progressToken": token, "reach/idempotency_key": key,
+			"reach/parent": parent, "reach/request": request, "traceparent": tp} {
+			if v != "" {
+				meta[k] = v
+			}
+		}
+		args := json.RawMessage(`{"text":"hi"}`)
+		want := AppendCall(nil, []byte(`"reach-1"`), "echo", args, meta)
+		if got := AppendCallLink(nil, []byte(`"reach-1"`), "echo", args, &l); !bytes.Equal(got, want) {
+			t.Errorf("AppendCallLink = %s\nwant %s", got, want)
+		}
+	})
+}

@@ -205,6 +205,39 @@ func AppendCall(b, id []byte, name string, args json.RawMessage, meta map[string
 	return append(b, `}}`...)
 }
 
+// CallLink is the _meta of a tools/call that links it to the call it is
+// made for: AppendCallLink writes it without a map. An empty field is
+// left out.
+type CallLink struct {
+	ProgressToken  string // progressToken
+	IdempotencyKey string // reach/idempotency_key
+	Parent         string // reach/parent: the frame's id
+	Request        string // reach/request
+	Traceparent    string // traceparent: the frame's span
+}
+
+// AppendCallLink is AppendCall with the _meta l, its keys in the order
+// appendMeta sorts them.
+func AppendCallLink(b, id []byte, name string, args json.RawMessage, l *CallLink) []byte {
+	b = AppendCall(b, id, name, args, nil)
+	b = b[:len(b)-len(`}}`)]
+	sep := `,"_meta":{`
+	for _, kv := range [...]struct{ k, v string }{{`"progressToken":`, l.ProgressToken},
+		{`"reach/idempotency_key":`, l.IdempotencyKey}, {`"reach/parent":`, l.Parent},
+		{`"reach/request":`, l.Request}, {`"traceparent":`, l.Traceparent}} {
+		if kv.v == "" {
+			continue
+		}
+		b = append(append(b, sep...), kv.k...)
+		b = jsonscan.AppendQuoted(b, kv.v)
+		sep = ","
+	}
+	if sep == "," {
+		b = append(b, '}')
+	}
+	return append(b, `}}`...)
+}
+
 // Result is a tool result as the wire client reads it.
 type Result struct {
 	Content           []json.RawMessage `json:"content"`

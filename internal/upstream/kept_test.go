@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
 )
 
 // KeepFor's context carries the call's caller and its Kept in one value:
@@ -46,5 +48,18 @@ func TestKeepFor(t *testing.T) {
 	}
 	if kept.frame != res.Frame {
 		t.Errorf("kept frame %v, want %v", kept.frame, res.Frame)
+	}
+}
+
+// The wire client's _meta of a call (mcpwire.CallLink) has link's keys:
+// it is written as the map the SDK's client sends.
+func TestCallLinkKeys(t *testing.T) {
+	l := mcpwire.CallLink{ProgressToken: "up-2", IdempotencyKey: "echo:k", Parent: "00000000000000ab", Request: "r1",
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00000000000000ab-01"}
+	meta := map[string]any{"progressToken": l.ProgressToken, link.MetaIdempotencyKey: l.IdempotencyKey,
+		link.MetaParent: l.Parent, link.MetaRequest: l.Request, link.MetaTraceparent: l.Traceparent}
+	want := mcpwire.AppendCall(nil, []byte(`"reach-1"`), "echo", nil, meta)
+	if got := mcpwire.AppendCallLink(nil, []byte(`"reach-1"`), "echo", nil, &l); string(got) != string(want) {
+		t.Errorf("AppendCallLink = %s\nwant %s", got, want)
 	}
 }

@@ -72,17 +72,17 @@ func (c *wireCall) appendID(b []byte) []byte {
 // posts tools/call on the session and reads a JSON or SSE answer. When
 // ctx ends it drops the HTTP request and tells the upstream with
 // notifications/cancelled.
-func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, args json.RawMessage, meta mcp.Meta, caller *Caller) (*mcpwire.Result, error) {
+func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, args json.RawMessage, meta mcpwire.CallLink, caller *Caller) (*mcpwire.Result, error) {
 	c := wireCall{s: s, seq: u.tokens.Add(1), caller: caller}
 	if caller != nil && caller.Progress != nil {
 		token := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
-		meta["progressToken"] = token
+		meta.ProgressToken = token
 		c.token = token
 	}
 	buf := mcpwire.GetBuffer()
 	defer mcpwire.PutBuffer(buf)
 	var id [32]byte
-	buf.Write(mcpwire.AppendCall(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, meta))
+	buf.Write(mcpwire.AppendCallLink(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, &meta))
 	if p := u.wire; p != nil && !p.Redirected() {
 		x, err := p.RoundTrip(ctx, s.Session, buf.Bytes())
 		if err != nil {
