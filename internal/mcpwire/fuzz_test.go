@@ -169,3 +169,11 @@ func FuzzAppendCallLink(f *testing.F) {
 		}
 	})
 }
+
+// A text content's type and text are read with one allocation, the text's.
+func TestContentTextAllocations(t *testing.T) {
+	c := []byte(`{"type":"text","text":"call 12345","annotations":{"audience":["user"]}}`)
+	if n := testing.AllocsPerRun(100, func() { ContentText(c) }); n > 1 {
+		t.Errorf("ContentText: %v allocations, want 1", n)
+	}
+}

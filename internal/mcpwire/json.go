@@ -361,19 +361,24 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 		return "", "", true
 	}
 	if !scanObject(c, func(key, value []byte) {
+		if string(key) != `"type"` && string(key) != `"text"` {
+			return
+		}
 		var s string
 		good := true
-		if string(value) != "null" {
+		switch string(value) {
+		case "null":
+		case `"text"`:
+			s = "text" // the common type: no copy
+		default:
 			s, good = jsonToken(value)
 		}
-		switch string(key) {
-		case `"type"`:
+		if string(key) == `"type"` {
 			typ = s
-			ok = ok && good
-		case `"text"`:
+		} else {
 			text = s
-			ok = ok && good
 		}
+		ok = ok && good
 	}) {
 		return "", "", false
 	}
