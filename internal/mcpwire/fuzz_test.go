@@ -177,3 +177,16 @@ func TestContentTextAllocations(t *testing.T) {
 		t.Errorf("ContentText: %v allocations, want 1", n)
 	}
 }
+
+// A result of one content item is read without allocating: the item is a
+// slice of the answer, in the result's own backing.
+func TestResultParseAllocations(t *testing.T) {
+	js := []byte(`{"content":[{"type":"text","text":"call 12345"}],"isError":false}`)
+	var r Result
+	if n := testing.AllocsPerRun(100, func() { r = Result{}; r.Parse(js) }); n > 0 {
+		t.Errorf("Result.Parse: %v allocations, want none", n)
+	}
+	if len(r.Content) != 1 || string(r.Content[0]) != `{"type":"text","text":"call 12345"}` {
+		t.Errorf("content %q", r.Content)
+	}
+}

@@ -318,6 +318,9 @@ func (r *Result) Parse(js []byte) error {
 	if !scanObject(js, func(key, value []byte) {
 		switch string(key) {
 		case `"content"`:
+			if r.Content == nil {
+				r.Content = r.one[:0]
+			}
 			r.Content = r.Content[:0]
 			if string(value) == "null" {
 				r.Content = nil

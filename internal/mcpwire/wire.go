@@ -243,6 +243,8 @@ type Result struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
+
+	one [1]json.RawMessage // Content's first backing (most results have one item): Parse allocates none for it
 }
 
 // Data turns the result into the call's data, as the upstream client does
