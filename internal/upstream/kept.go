@@ -31,11 +31,12 @@ type keptKey struct{}
 // the call. Safe for concurrent use.
 type Kept struct {
 	mu         sync.Mutex
-	frame      reach.FrameID    // the call that filled it
-	data       json.RawMessage  // what the Func returned
-	content    any              // []json.RawMessage (the wire client) or []mcp.Content (the SDK's)
-	structured any              // json.RawMessage or any; nil if none
-	red        *redact.Redactor // masks what is sent on
+	frame      reach.FrameID     // the call that filled it
+	data       json.RawMessage   // what the Func returned
+	wire       []json.RawMessage // the content, as the wire client read it
+	sdk        []mcp.Content     // or as the SDK's client did
+	structured any               // json.RawMessage or any; nil if none
+	red        *redact.Redactor  // masks what is sent on
 }
 
 // Keep returns ctx carrying an empty *Kept for the call made with it.
@@ -80,7 +81,7 @@ func (k *keptCtx) Value(key any) any {
 // upstream answered and the data the Func returns. A call nested in
 // another tool's Func (the context is the outer call's) fills it with its
 // own frame, and the front does not use it for the outer call.
-func keep(ctx context.Context, content, structured any, data json.RawMessage, red *redact.Redactor) {
+func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
 	s, ok := ctx.Value(keptKey{}).(*Kept)
 	if !ok {
 		return
@@ -90,7 +91,7 @@ func keep(ctx context.Context, content, structured any, data json.RawMessage, re
 		return
 	}
 	s.mu.Lock()
-	s.frame, s.data, s.content, s.structured, s.red = f.ID, data, content, structured, red
+	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, wire, sdk, structured, red
 	s.mu.Unlock()
 }
 
@@ -108,7 +109,11 @@ func (s *Kept) Result(res *reach.Result, rendered *mcp.CallToolResult) *mcp.Call
 	if s.sameAs(rendered) {
 		return rendered
 	}
-	c, err := json.Marshal(s.content)
+	var content any = s.sdk
+	if s.wire != nil {
+		content = s.wire
+	}
+	c, err := json.Marshal(content)
 	if err != nil {
 		return rendered
 	}
@@ -155,8 +160,9 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 		return false
 	}
 	var text string
-	switch c := s.content.(type) {
-	case []json.RawMessage:
+	switch {
+	case s.wire != nil:
+		c := s.wire
 		if len(c) != 1 {
 			return false
 		}
@@ -168,7 +174,8 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 			return false
 		}
 		text = t
-	case []mcp.Content:
+	case s.sdk != nil:
+		c := s.sdk
 		if len(c) != 1 {
 			return false
 		}

@@ -703,7 +703,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
 			data := res.Data(u.p.redactor)
-			keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+			keep(ctx, res.Content, nil, res.StructuredContent, data, u.p.redactor)
 			return data, nil
 		}
 		meta := mcp.Meta{}
@@ -740,7 +740,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}
 		data := resultData(res, u.p.redactor)
-		keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+		keep(ctx, nil, res.Content, res.StructuredContent, data, u.p.redactor)
 		return data, nil
 	}
 }
