@@ -4,7 +4,7 @@
 // path (internal/mcpwire), tools/list filtered per caller, logging levels,
 // approval progress, and who owns a session. The upstream pool relays
 // upstreams' progress, log messages, sampling and elicitation to the
-// client a call came from, which dispatch names (upstream.WithCaller).
+// client a call came from, which dispatch names (upstream.KeepFor).
 //
 //	s := front.New(&front.Options{Runtime: rt, Owned: owned, Choices: choices, Tools: catalog, Levels: levels})
 //	s.SyncTools()

@@ -19,7 +19,7 @@ import (
 // runtime works on the data (resultData) as before; when the data the
 // model would see is the data the upstream's answer gave (nothing shaped,
 // cut or masked it), the front sends the upstream's own blocks: it makes
-// the call with a context from Keep, and asks Kept.Result afterwards.
+// the call with a context from KeepFor, and asks Kept.Result afterwards.
 //
 // Most answers are one text block that reach's rendering reproduces
 // exactly; for them nothing is copied or decoded again.
@@ -39,15 +39,10 @@ type Kept struct {
 	red        *redact.Redactor  // masks what is sent on
 }
 
-// Keep returns ctx carrying an empty *Kept for the call made with it.
-func Keep(ctx context.Context) (context.Context, *Kept) {
-	s := &Kept{}
-	return context.WithValue(ctx, keptKey{}, s), s
-}
-
-// KeepFor is WithCaller(ctx, caller) and Keep in one context value, one
-// allocation where the two take four; caller nil is Keep alone. The
-// returned *Caller is the one ctx carries.
+// KeepFor returns ctx carrying an empty *Kept for the call made with it
+// and, unless caller is nil, a copy of the call's downstream client, for
+// the tools the call reaches (CallerFrom): one context value, one
+// allocation. The returned *Caller is the one ctx carries.
 func KeepFor(ctx context.Context, caller *Caller) (context.Context, *Kept, *Caller) {
 	k := &keptCtx{Context: ctx}
 	if caller != nil {
