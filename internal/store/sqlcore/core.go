@@ -364,15 +364,28 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		// The checkpoint is written only if this very claim holds the key:
 		// its owner, instant, request and frame.
 		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
+		written := func(n int64) error {
+			if w.Claimed && n != 1 {
+				return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
+			}
+			return nil
+		}
 		run := w.Run
-		w.Run = func(b Batch, w *Write) {
-			run(b, w)
-			b.Exec(w, StPutClaimedFrame, fargs, func(n int64) error {
-				if w.Claimed && n != 1 {
-					return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
+		if c.W.eng.Sequential() {
+			// The claim has run, and its callback with it, when the
+			// checkpoint is added: it is written (a plain StPutFrame) only
+			// if the claim was taken.
+			pargs := append(fargs[:13:13], fargs[18:]...)
+			w.Run = func(b Batch, w *Write) {
+				if run(b, w); w.Claimed {
+					b.Exec(w, StPutFrame, pargs, written)
 				}
-				return nil
-			})
+			}
+		} else {
+			w.Run = func(b Batch, w *Write) {
+				run(b, w)
+				b.Exec(w, StPutClaimedFrame, fargs, written)
+			}
 		}
 		// Once sent, the claim and its checkpoint may commit whatever ctx
 		// does: the caller waits for the outcome, so that a claim it took
