@@ -569,8 +569,7 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	default:
 		r, release, err = q.fresh(t, who)
 	}
-	var le *Error
-	if errors.As(err, &le) {
+	if _, ok := errors.AsType[*Error](err); ok {
 		return nil, nil, nil, err
 	}
 	if re, ok := errors.AsType[*reach.Error](err); ok {
