@@ -189,7 +189,10 @@ func (wr *Writer) Queued() int {
 // Do queues w and waits for its outcome: for a write that must be durable
 // when it returns. If ctx ends first, Do returns its cause and w may or may
 // not be written. If the writer is idle, Do commits w itself, with what is
-// queued before it.
+// queued before it: it then returns once that batch is committed or failed,
+// whatever ctx does (the batch holds others' writes), which may be as late
+// as the engine's wait for a lock (SQLite's busy timeout, when another
+// process writes).
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
 	wr.mu.Lock()
