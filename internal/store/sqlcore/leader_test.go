@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -265,11 +266,19 @@ func TestWriterLeaderTakesQueuedFirst(t *testing.T) {
 		wr.Queue(named("q1", nop))
 		wr.Queue(named("q2", nop))
 		synctest.Wait()
-		if err := wr.Do(t.Context(), named("mine", nop)); err != nil {
+		caller, ranOn := goroutine(), ""
+		mine := named("mine", nop)
+		run := mine.Run
+		mine.Run = func(b Batch, w *Write) { ranOn = goroutine(); run(b, w) }
+		// A context that cannot end: the call path's durable writes.
+		if err := wr.Do(context.Background(), mine); err != nil {
 			t.Fatal(err)
 		}
 		if got := fmt.Sprint(e.committed); got != "[q1 q2 mine]" || wr.Stats().Batches != 1 {
 			t.Errorf("committed %s in %d batches; want [q1 q2 mine] in one", got, wr.Stats().Batches)
+		}
+		if ranOn != caller {
+			t.Errorf("the batch ran on goroutine %s, not on its caller's (%s)", ranOn, caller)
 		}
 	})
 }
@@ -285,7 +294,7 @@ func TestWriterWriteQueuedDuringLeaderCommits(t *testing.T) {
 		nop := func(string, bool) {}
 		lead, running, release := gated("lead")
 		leadErr := make(chan error, 1)
-		go func() { leadErr <- wr.Do(t.Context(), lead) }()
+		go func() { leadErr <- wr.Do(context.Background(), lead) }()
 		<-running // the caller leads: the writer was idle
 		waited := make(chan error, 1)
 		go func() { waited <- wr.Do(t.Context(), named("waited", nop)) }()
@@ -299,7 +308,7 @@ func TestWriterWriteQueuedDuringLeaderCommits(t *testing.T) {
 		}
 
 		lead, running, release = gated("lead2")
-		go func() { leadErr <- wr.Do(t.Context(), lead) }()
+		go func() { leadErr <- wr.Do(context.Background(), lead) }()
 		<-running
 		wr.Queue(named("queued", nop))
 		stopped := make(chan struct{})
@@ -329,7 +338,7 @@ func TestWriterStopKeepsWritesWaitingForRoom(t *testing.T) {
 		nop := func(string, bool) {}
 		lead, running, release := gated("lead")
 		leadErr := make(chan error, 1)
-		go func() { leadErr <- wr.Do(t.Context(), lead) }()
+		go func() { leadErr <- wr.Do(context.Background(), lead) }()
 		<-running
 		for i := range writerQueue {
 			wr.Queue(named(fmt.Sprint(i), nop))
@@ -376,4 +385,38 @@ func (f *failures) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n
+}
+
+// goroutine returns the id of the goroutine that calls it.
+func goroutine() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	return f[1]
+}
+
+// TestWriterCancellableCallerDoesNotLead: a caller of Do whose context can
+// end is answered by the writer's goroutine even when the writer is idle,
+// so that it returns at its context's end while the batch is still being
+// committed (an engine waiting for a lock).
+func TestWriterCancellableCallerDoesNotLead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &seqEngine{}
+		wr := StartWriter(e, slog.New(slog.DiscardHandler))
+		w, running, release := gated("slow")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		errc := make(chan error, 1)
+		go func() { errc <- wr.Do(ctx, w) }()
+		<-running // the batch runs, blocked
+		cause := errors.New("the call was cancelled")
+		cancel(cause)
+		if err := <-errc; !errors.Is(err, cause) {
+			t.Errorf("Do = %v, want its context's cause while the batch still runs", err)
+		}
+		release()
+		wr.Stop()
+		if got := fmt.Sprint(e.committed); got != "[slow]" {
+			t.Errorf("committed %s; want [slow]", got)
+		}
+	})
 }

@@ -188,15 +188,17 @@ func (wr *Writer) Queued() int {
 
 // Do queues w and waits for its outcome: for a write that must be durable
 // when it returns. If ctx ends first, Do returns its cause and w may or may
-// not be written. If the writer is idle, Do commits w itself, with what is
-// queued before it: it then returns once that batch is committed or failed,
-// whatever ctx does (the batch holds others' writes), which may be as late
-// as the engine's wait for a lock (SQLite's busy timeout, when another
-// process writes).
+// not be written. If the writer is idle and ctx cannot end (the call path's
+// durable writes: a claim, a checkpoint, a request's record, the audit
+// log's batches), Do commits w itself, with what is queued before it, and
+// returns once that batch is committed or failed. A caller whose ctx can
+// end is answered by the writer's goroutine, so that it returns at ctx's
+// end even while the engine waits for a lock (SQLite's busy timeout, when
+// another process writes).
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
 	wr.mu.Lock()
-	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Err() == nil {
+	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil {
 		wr.leading = true
 		ws := append(wr.takeLocked(make([]*Write, 0, len(wr.pending)+1)), w)
 		wr.mu.Unlock()
