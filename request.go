@@ -203,6 +203,10 @@ func (r *Request) Frames() []*Frame {
 // so no earlier request, stored or running, can hold it.
 func (r *Request) Fresh() bool { return r.fresh }
 
+// Undos returns how many undos the request holds: registered by its calls,
+// and not run.
+func (r *Request) Undos() int { return r.saga.Len() }
+
 // End marks the request completed. Frames already running go on; new ones
 // are refused. Ending an ended request does nothing.
 func (r *Request) End() {

@@ -241,6 +241,14 @@ func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
 		rec.Cause = EncodeCause(*cause)
+	} else if r.Fresh() && c.owner == "" && r.Undos() == 0 && len(r.Children()) == 0 {
+		// A request reach made that completed with nothing a restart would
+		// undo: its end is queued, durable with the store's next commit. A
+		// crash before it leaves the request "running", which recovery
+		// marks interrupted, and nothing else. Any other end is durable
+		// when this returns: a restart never undoes an ended request.
+		c.st.QueueRequest(rec)
+		return
 	}
 	if err := c.st.PutRequest(ctx, rec); err != nil {
 		c.log.Error("request end not recorded", "request", r.ID(), "err", err)

@@ -71,7 +71,9 @@ func TestFreshRequestDurableBeforeItsCalls(t *testing.T) {
 	ctx := context.Background()
 	st := tempStore(t)
 	rt := durableRuntime(st, reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant,
-		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"ok":true}`), nil }})
+		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"ok":true}`), nil
+		}})
 	cctx, r, err := rt.Begin(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +89,42 @@ func TestFreshRequestDurableBeforeItsCalls(t *testing.T) {
 	}
 	if err != nil || got.State != "running" {
 		t.Fatalf("stored request = %+v, %v; want running", got, err)
+	}
+}
+
+// The end of a request reach made is queued when nothing would be undone
+// after a crash (no undo held, no sub-request); with an undo registered it
+// is durable when End returns, as every end of a named request is.
+func TestFreshRequestEnd(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		id     string
+		tool   string
+		queued bool
+	}{
+		{"made by the runtime, a plain write", "", "book_plain", true},
+		{"made by the runtime, a write with an undo", "", "book", false},
+		{"named by a client", "req_named", "book_plain", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &countingStore{Store: tempStore(t)}
+			cp := New(st, nil, nil)
+			rt := reach.New(&reach.Options{Checkpoints: cp, Requests: cp, DefaultBudget: &reach.Budget{}})
+			rt.MustRegister(append(bookTools(func(string) {}), reach.Tool{Name: "book_plain", Access: reach.Write, Reentrancy: reach.Reentrant,
+				Func: func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }})...)
+			cctx, r, err := rt.Begin(ctx, &reach.RequestOptions{ID: tc.id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := rt.Call(cctx, &reach.Call{ID: "c1", Tool: tc.tool, Arguments: json.RawMessage(`{"ref":"x"}`)}); res.Error != nil {
+				t.Fatal(res.Error)
+			}
+			st.put, st.queued = nil, nil
+			r.End()
+			if got := len(st.queued) == 1 && len(st.put) == 0; got != tc.queued {
+				t.Errorf("end: PutRequest %v, QueueRequest %v; want queued %v", st.put, st.queued, tc.queued)
+			}
+		})
 	}
 }
