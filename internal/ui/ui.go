@@ -923,8 +923,9 @@ func (u *UI) version(r *http.Request) string {
 			continue
 		}
 		us := q.Usage()
-		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
-		for _, f := range q.Frames() {
+		fs, gone := q.KeptFrames() // the frames let go from memory ended: they change no more
+		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), gone.Frames+len(fs), us.ToolCalls, us.Tokens)
+		for _, f := range fs {
 			fmt.Fprintf(&b, "%d", f.State())
 		}
 	}
