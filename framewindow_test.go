@@ -109,6 +109,12 @@ func TestFrameWindowReadsBackFromTheStore(t *testing.T) {
 	if _, ok := req.Frame(want[39]); !ok {
 		t.Error("Frame(last) not found")
 	}
+	// An id that is none of the request's (another tracer's span, say:
+	// looked up on every call that carries one) reads nothing back.
+	reads := st.reads
+	if f, ok := req.Frame(12345); ok || st.reads != reads {
+		t.Errorf("Frame(an unknown id) = %v, %v, with %d reads of the store, want none", f, ok, st.reads-reads)
+	}
 }
 
 // Without a store of frames, every frame stays in memory (up to

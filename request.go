@@ -51,7 +51,8 @@ type Request struct {
 	mu       sync.Mutex
 	frames   []*Frame
 	dropped  int
-	letGo    LetGo // the ended tool frames let go from frames (Options.StoredFrames)
+	letGo    LetGo                // the ended tool frames let go from frames (Options.StoredFrames)
+	goneIDs  map[FrameID]struct{} // and their ids: Frame reads back only those
 	children []*Request
 
 	loops loops.Lazy   // the loop detector of the tree: used on the root request only
@@ -112,7 +113,8 @@ func (r *Request) Root() *Request { return r.root }
 // Frame finds a frame by id in r or its sub-requests, newest first. The
 // frames of a request of an earlier run (RestorePast) are searched once
 // they were read (Frames, Children): no frame of theirs is a parent of new
-// work. Frames let go from memory (Options.StoredFrames) are read back.
+// work. A frame let go from memory (Options.StoredFrames) is read back;
+// an id that is none of r's reads nothing.
 func (r *Request) Frame(id FrameID) (*Frame, bool) {
 	r.mu.Lock()
 	for i := len(r.frames) - 1; i >= 0; i-- {
@@ -122,9 +124,9 @@ func (r *Request) Frame(id FrameID) (*Frame, bool) {
 		}
 	}
 	children := append([]*Request(nil), r.children...)
-	letGo := r.letGo.Frames
+	_, gone := r.goneIDs[id]
 	r.mu.Unlock()
-	if letGo > 0 {
+	if gone {
 		for _, f := range r.Frames() {
 			if f.ID == id {
 				return f, true
@@ -439,6 +441,10 @@ func (r *Request) letGoOld(keep int) {
 	for _, f := range r.frames {
 		if n > 0 && f.recorded.Load() {
 			n--
+			if r.goneIDs == nil {
+				r.goneIDs = map[FrameID]struct{}{}
+			}
+			r.goneIDs[f.ID] = struct{}{}
 			r.letGo.Frames++
 			switch f.State() {
 			case Failed:
