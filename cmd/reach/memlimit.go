@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
 )
 
 // defaultMemoryLimit is the soft memory limit `reach serve` runs under
@@ -17,7 +17,8 @@ import (
 const defaultMemoryLimit = 40 << 20
 
 // limitMemory sets the soft memory limit base, unless GOMEMLIMIT is set,
-// and raises it while ctx lasts as the live heap grows (memoryLimit).
+// and raises it as the live heap grows (memoryLimit), after each
+// collection while ctx lasts.
 func limitMemory(ctx context.Context, base uint64) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return
@@ -30,7 +31,7 @@ func limitMemory(ctx context.Context, base uint64) {
 		{Name: "/memory/classes/heap/unused:bytes"},
 		{Name: "/memory/classes/heap/free:bytes"},
 	}
-	set := func() uint64 {
+	set := func() {
 		metrics.Read(samples)
 		var v [6]uint64
 		for i, s := range samples {
@@ -40,23 +41,23 @@ func limitMemory(ctx context.Context, base uint64) {
 		}
 		heap := v[2] + v[3] + v[4] + v[5]
 		other := v[1] - min(v[1], heap)
-		l := memoryLimit(base, v[0], other)
-		debug.SetMemoryLimit(int64(l))
-		return l
+		debug.SetMemoryLimit(int64(memoryLimit(base, v[0], other)))
 	}
 	set()
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				set()
-			}
+	afterEachGC(ctx, set)
+}
+
+// afterEachGC calls f after each collection (the live heap is known then)
+// until ctx ends: from a cleanup of an object nothing keeps, made again
+// each time.
+func afterEachGC(ctx context.Context, f func()) {
+	sentinel := new([32]byte) // not a tiny allocation: its own
+	runtime.AddCleanup(sentinel, func(struct{}) {
+		if ctx.Err() == nil {
+			f()
+			afterEachGC(ctx, f)
 		}
-	}()
+	}, struct{}{})
 }
 
 // memoryLimit is the soft memory limit for a live heap of live bytes

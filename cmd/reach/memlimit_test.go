@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // The limit is the base while the live heap is small, and grows with it
@@ -45,5 +48,30 @@ func TestLimitMemoryLeavesGOMEMLIMIT(t *testing.T) {
 	limitMemory(t.Context(), 64<<20)
 	if got := debug.SetMemoryLimit(-1); got < 64<<20 || got == math.MaxInt64 {
 		t.Errorf("without GOMEMLIMIT the limit is %d, want 64 MiB or more", got)
+	}
+}
+
+// afterEachGC calls its function after each collection, until ctx ends.
+func TestAfterEachGC(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := make(chan struct{}, 100)
+	afterEachGC(ctx, func() { calls <- struct{}{} })
+	for i := range 3 {
+		runtime.GC()
+		select {
+		case <-calls:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no call after collection %d", i+1)
+		}
+	}
+	cancel()
+	for len(calls) > 0 { // of collections the runtime started on its own
+		<-calls
+	}
+	runtime.GC() // runs the armed cleanup, which sees ctx ended
+	runtime.GC()
+	time.Sleep(100 * time.Millisecond)
+	if n := len(calls); n > 0 {
+		t.Errorf("%d calls after ctx ended", n)
 	}
 }
