@@ -87,6 +87,9 @@ func TestFrameWindowReadsBackFromTheStore(t *testing.T) {
 	if gone.Failed != failed-1 && gone.Failed != failed { // the last boom may still be kept
 		t.Errorf("tally: %d failed let go, want %d or %d", gone.Failed, failed-1, failed)
 	}
+	// A frame the store has of the same request from elsewhere (another
+	// instance that joined it) is not one of this request's.
+	st.Record(ctx, &reach.Event{Request: req.ID(), Frame: 777, Kind: reach.ToolFrame, Name: "elsewhere", State: reach.Completed})
 	fs := req.Frames()
 	if len(fs) != 41 {
 		t.Fatalf("Frames: %d frames, want 41: %v", len(fs), names(fs))

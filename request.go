@@ -234,9 +234,14 @@ func (r *Request) KeptFrames() ([]*Frame, LetGo) {
 }
 
 // withStored merges into fs, the frames kept in memory in creation
-// order, those the store has that are not among them, by start time.
+// order, those r let go, read back from the store, by start time.
 func (r *Request) withStored(fs []*Frame) []*Frame {
 	stored := r.rt.opts.StoredFrames(r.id)
+	// Only the frames r let go: not those the store has of the same request
+	// from elsewhere (another instance that joined it).
+	r.mu.Lock()
+	stored = slices.DeleteFunc(stored, func(pf PastFrame) bool { _, gone := r.goneIDs[pf.ID]; return !gone })
+	r.mu.Unlock()
 	byID := make(map[FrameID]*Frame, len(fs)+len(stored))
 	for _, f := range fs {
 		byID[f.ID] = f
