@@ -305,7 +305,8 @@ func TestServedGraphOfALongRequest(t *testing.T) {
 	if err != nil || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("reach graph long: %v: %d frames, want %d:\n%s", err, len(got), n, strings.Join(got, "\n"))
 	}
-	if status, page := get(t, base+"/ui/requests/long"); status != 200 || !strings.Contains(page, "c0") || !strings.Contains(page, fmt.Sprintf("c%d", n-1)) {
+	args := func(i int) string { return fmt.Sprintf("{&#34;id&#34;:&#34;x%d&#34;}", i) } // as the page shows them
+	if status, page := get(t, base+"/ui/requests/long"); status != 200 || !strings.Contains(page, args(0)) || !strings.Contains(page, args(n-1)) {
 		t.Errorf("the UI's page of long: %d, lacks the first or the last call", status)
 	}
 }
