@@ -137,3 +137,22 @@ func TestFrameWindowOffWithoutAStore(t *testing.T) {
 		t.Errorf("Frames: %d, store reads %d; want 20 from memory", len(req.Frames()), st.reads)
 	}
 }
+
+// MaxFrames bounds the frames a request keeps, in memory or let go to the
+// store, as it does without a store: later calls run and are not kept.
+func TestFrameWindowWithinMaxFrames(t *testing.T) {
+	st := &eventStore{}
+	rt := reach.New(&reach.Options{Recorder: st, StoredFrames: st.read, FrameWindow: 2, MaxFrames: 10,
+		DisableLoopGuard: true, DefaultBudget: &reach.Budget{}})
+	rt.MustRegister(reach.Tool{Name: "echo", Access: reach.Read, Func: echo})
+	ctx, req := begin(t, rt, nil)
+	for i := range 30 {
+		if res := call(rt, ctx, "echo", fmt.Sprintf(`{"i":%d}`, i)); res.IsError() {
+			t.Fatalf("call %d: %s", i, res.ModelText())
+		}
+	}
+	kept, gone := req.KeptFrames()
+	if fs := req.Frames(); len(fs) != 10 || len(kept)+gone.Frames != 10 {
+		t.Errorf("Frames: %d, kept %d and let go %d; want the first 10", len(fs), len(kept), gone.Frames)
+	}
+}

@@ -155,7 +155,8 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxResultBytes truncates larger results for the model; if zero, 32 KiB.
 	MaxResultBytes int
-	// MaxFrames per request kept for inspection; if zero, 10000.
+	// MaxFrames per request kept for inspection (in memory, or let go to
+	// StoredFrames); if zero, 10000. Later ones run, and are not kept.
 	MaxFrames int
 	// StoredFrames, if not nil, reads back the ended frames of a request
 	// of this run from a store that keeps them (a PastRequest's frames,

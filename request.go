@@ -419,7 +419,7 @@ func (r *Request) addFrame(f *Frame) {
 	if w := r.rt.opts.FrameWindow; r.rt.opts.StoredFrames != nil && len(r.frames) >= 2*w {
 		r.letGoOld(w)
 	}
-	if len(r.frames) < r.rt.opts.MaxFrames {
+	if len(r.frames)+r.letGo.Frames < r.rt.opts.MaxFrames { // those let go count: their ids are kept
 		r.frames = append(r.frames, f)
 	} else {
 		r.dropped++
