@@ -423,7 +423,8 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 	if o != nil {
 		opts = *o
 	}
-	if opts.ID == "" {
+	fresh := opts.ID == ""
+	if fresh {
 		opts.ID = newID()
 	}
 	if opts.Principal == "" {
@@ -452,6 +453,7 @@ func (rt *Runtime) Begin(ctx context.Context, o *RequestOptions) (context.Contex
 		}
 	}
 	r := rt.newRequestAt(ctx, opts, b, nil, nil, at)
+	r.fresh = fresh
 	if err := rt.track(r); err != nil {
 		r.cancel(nil)
 		return nil, nil, err
@@ -626,13 +628,14 @@ func (rt *Runtime) Delegate(ctx context.Context, d *Delegation) (context.Context
 		return nil, nil, rt.refuseFrame(ctx, f, err)
 	}
 	f.setState(Executing)
-	id := d.ID
-	if id == "" {
+	id, fresh := d.ID, d.ID == ""
+	if fresh {
 		id = newID()
 	}
 	b := budget.Carve(parent.meter.Limit, parent.Remaining(), d.Budget, d.Fraction)
 	child := rt.newRequest(ctx, RequestOptions{ID: id, Principal: parent.principal, Scene: parent.scene, Agent: d.Agent,
 		Roles: parent.roles, Tenant: parent.tenant, Attributes: parent.attrs, Priority: parent.priority}, b, parent, f)
+	child.fresh = fresh
 	if err := rt.track(child); err != nil {
 		f.finish(Failed, asError(err), "")
 		return nil, nil, err

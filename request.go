@@ -35,6 +35,7 @@ type Request struct {
 	rt        *Runtime
 	started   time.Time
 	trace     [16]byte // the W3C trace id of the tree's frames (a root's; see Trace)
+	fresh     bool     // its id was made for it (see Fresh)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -285,6 +286,15 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 	}
 	return append(out, back...)
 }
+
+// Fresh reports whether the request's id was made for it when it began
+// (RequestOptions.ID and Delegation's ID were empty): no client named it,
+// so no earlier request, stored or running, can hold it.
+func (r *Request) Fresh() bool { return r.fresh }
+
+// Undos returns how many undos the request holds: registered by its calls,
+// and not run.
+func (r *Request) Undos() int { return r.saga.Len() }
 
 // End marks the request completed. Frames already running go on; new ones
 // are refused. Ending an ended request does nothing.

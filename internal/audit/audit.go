@@ -739,6 +739,9 @@ func FromReach(e *reach.Event) *Event {
 		}
 		return ev
 	}
+	if e.Remaining == (reach.Budget{}) {
+		return ev // no budget set: nothing to encode (as "{}", left out)
+	}
 	if b, err := json.Marshal(e.Remaining); err == nil && string(b) != "{}" {
 		ev.Budget = b
 	}

@@ -374,6 +374,16 @@ func TestFromReach(t *testing.T) {
 	}
 }
 
+// A call's event with no budget set is built without encoding one: the
+// event and its frame's id are its only allocations.
+func TestFromReachAllocations(t *testing.T) {
+	e := &reach.Event{Time: time.Unix(1_700_000_000, 0), Request: "r1", Root: "r1", Frame: 0xab, Kind: reach.ToolFrame,
+		Name: "get", State: reach.Completed, Summary: "1 hit"}
+	if n := testing.AllocsPerRun(100, func() { audit.FromReach(e) }); n > 2 {
+		t.Errorf("FromReach: %v allocations, want 2", n)
+	}
+}
+
 // TestBreakerChangesAreAudited: a circuit breaker's changes of state are
 // events of the audit log, in the request of the call that moved it, and
 // the chain verifies.

@@ -161,8 +161,19 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error {
 	ctx = context.WithoutCancel(ctx)
 	b, _ := json.Marshal(r.Budget())
-	err := c.st.PutRequest(ctx, withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
-		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r))
+	rec := withIdentity(&store.Request{ID: r.ID(), Parent: parentID(r), Scene: r.Scene(),
+		Agent: r.Agent(), State: "running", Budget: b, Started: r.Started()}, r)
+	if r.Fresh() && c.owner == "" {
+		// An id made for this request: no earlier one can hold it, so there
+		// is nothing to refuse, and its record need not be durable before
+		// the request runs. It is queued: durable with the store's next
+		// commit, before any checkpoint or claim of its calls (docs/STATE.md).
+		// On several instances it is written at once (others may be asked
+		// for it).
+		c.st.QueueRequest(rec)
+		return nil
+	}
+	err := c.st.PutRequest(ctx, rec)
 	switch {
 	case err == nil:
 		return nil
@@ -230,6 +241,14 @@ func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	if cause := r.StopCause(); cause != nil {
 		rec.State = "stopped"
 		rec.Cause = EncodeCause(*cause)
+	} else if r.Fresh() && c.owner == "" && r.Undos() == 0 && len(r.Children()) == 0 {
+		// A request reach made that completed with nothing a restart would
+		// undo: its end is queued, durable with the store's next commit. A
+		// crash before it leaves the request "running", which recovery
+		// marks interrupted, and nothing else. Any other end is durable
+		// when this returns: a restart never undoes an ended request.
+		c.st.QueueRequest(rec)
+		return
 	}
 	if err := c.st.PutRequest(ctx, rec); err != nil {
 		c.log.Error("request end not recorded", "request", r.ID(), "err", err)

@@ -80,8 +80,8 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 				r.Header.Set(headerRPCID, string(msg.ID))
 			case msg.Method == "notifications/cancelled" && len(msg.ID) == 0:
 				if key, reason, ok := cancelled(sid, &msg); ok {
-					if v, ok := s.inflight.Load(key); ok {
-						v.(context.CancelCauseFunc)(fmt.Errorf("%w: %s", errClientCancelled, reason))
+					if cancel, ok := s.inflight.Load(key); ok {
+						cancel(fmt.Errorf("%w: %s", errClientCancelled, reason))
 						w.WriteHeader(http.StatusAccepted)
 						return
 					}
@@ -257,8 +257,8 @@ func (s *Server) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request
 
 // sessionByID finds the SDK's session of an Mcp-Session-Id.
 func (s *Server) sessionByID(id string) *mcp.ServerSession {
-	if v, ok := s.byID.Load(id); ok {
-		return v.(*mcp.ServerSession)
+	if ss, ok := s.byID.Load(id); ok {
+		return ss
 	}
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {

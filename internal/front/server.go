@@ -4,7 +4,7 @@
 // path (internal/mcpwire), tools/list filtered per caller, logging levels,
 // approval progress, and who owns a session. The upstream pool relays
 // upstreams' progress, log messages, sampling and elicitation to the
-// client a call came from, which dispatch names (upstream.WithCaller).
+// client a call came from, which dispatch names (upstream.KeepFor).
 //
 //	s := front.New(&front.Options{Runtime: rt, Owned: owned, Choices: choices, Tools: catalog, Levels: levels})
 //	s.SyncTools()
@@ -105,11 +105,11 @@ type Server struct {
 	// sessionless: the sessionless protocol (2026-07-28) is offered.
 	sessionless bool
 
-	sessions  sync.Map     // *mcp.ServerSession or client key -> *session
-	byID      sync.Map     // Mcp-Session-Id -> *mcp.ServerSession, for the fast tools/call path
-	fastCalls atomic.Int64 // calls answered by the fast path
-	inflight  sync.Map     // session id + "\x00" + JSON-RPC id -> context.CancelCauseFunc, fast calls
-	sdkCalls  sync.Map     // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
+	sessions  sync.Map                       // *mcp.ServerSession or client key -> *session
+	byID      idMap[*mcp.ServerSession]      // Mcp-Session-Id -> its session, for the fast tools/call path
+	fastCalls atomic.Int64                   // calls answered by the fast path
+	inflight  idMap[context.CancelCauseFunc] // session id + "\x00" + JSON-RPC id -> its cancel, fast calls
+	sdkCalls  sync.Map                       // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names listed
@@ -416,6 +416,36 @@ type toolCall struct {
 	progress any                // the client's progress token; nil when it asked for none
 }
 
+// idMap is a map from ids to V, safe for concurrent use. (A sync.Map
+// takes its keys as interface values: every lookup of a string key
+// allocated one.)
+type idMap[V any] struct {
+	mu sync.RWMutex
+	m  map[string]V
+}
+
+func (m *idMap[V]) Load(id string) (V, bool) {
+	m.mu.RLock()
+	v, ok := m.m[id]
+	m.mu.RUnlock()
+	return v, ok
+}
+
+func (m *idMap[V]) Store(id string, v V) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[string]V{}
+	}
+	m.m[id] = v
+	m.mu.Unlock()
+}
+
+func (m *idMap[V]) Delete(id string) {
+	m.mu.Lock()
+	delete(m.m, id)
+	m.mu.Unlock()
+}
+
 // dispatch runs one tools/call through the runtime. A refusal or a tool
 // failure is a result with isError and the text the model should read;
 // only a malformed _meta is a protocol error. A call whose _meta names no
@@ -456,11 +486,11 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
-	var caller *upstream.Caller
+	var down *upstream.Caller
 	if c.ss != nil {
-		caller = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
-		cctx = upstream.WithCaller(cctx, caller)
+		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
 	}
+	cctx, kept, caller := upstream.KeepFor(cctx, down)
 	id := m.CallID
 	if id == "" {
 		var b [40]byte // the prefix (13 bytes) and a 64-bit number fit: one allocation, the string
@@ -469,7 +499,6 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	if caller != nil && c.progress != nil {
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
-	cctx, kept := upstream.Keep(cctx)
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
 	out := mcpResult(res, r.ID())
 	if !s.shaped(c.params.Name) {
@@ -488,9 +517,13 @@ func (s *Server) shaped(name string) bool {
 
 // mcpResult renders a reach result as an MCP tool result.
 func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+	status := metaSuccess
+	if res.Status != reach.StatusSuccess {
+		status = string(res.Status)
+	}
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: string(res.Status)},
+		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: status},
 	}
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true
@@ -510,6 +543,10 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 	}
 	return out
 }
+
+// metaSuccess is a success's status as a _meta value, made once (a
+// string made an interface value is an allocation).
+var metaSuccess any = string(reach.StatusSuccess)
 
 // mcpContent returns an upstream's content items when data is one (a JSON
 // array of typed content objects with at least one that is not text, as

@@ -12,6 +12,7 @@
 package link
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/agentreach/reach"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Keys the gateway reads from and writes to MCP _meta.
@@ -307,7 +307,22 @@ func baggageValue(s, key string) string {
 // Traceparent renders a W3C traceparent whose parent span id is frame f,
 // in the request tree's trace (the one its spans are exported in).
 func Traceparent(r *reach.Request, f reach.FrameID) string {
-	return "00-" + trace.TraceID(r.Trace()).String() + "-" + f.String() + "-01"
+	return string(appendTraceparent(make([]byte, 0, traceparentLen), r.Trace(), f))
+}
+
+// traceparentLen is a traceparent's length: "00-", 32 hex digits of the
+// trace, "-", 16 of the span, "-01".
+const traceparentLen = 55
+
+// appendTraceparent appends the traceparent of span f in trace id to b.
+func appendTraceparent(b []byte, id [16]byte, f reach.FrameID) []byte {
+	b = append(b, "00-"...)
+	b = hex.AppendEncode(b, id[:])
+	b = append(b, '-')
+	var span [8]byte
+	binary.BigEndian.PutUint64(span[:], uint64(f))
+	b = hex.AppendEncode(b, span[:])
+	return append(b, "-01"...)
 }
 
 // FrameMeta returns the _meta that links what a call sends on (an upstream
@@ -317,8 +332,17 @@ func FrameMeta(m map[string]any, f *reach.Frame) map[string]any {
 	if m == nil {
 		m = map[string]any{}
 	}
-	m[MetaTraceparent] = Traceparent(f.Request, f.ID)
-	m[MetaParent] = f.ID.String()
-	m[MetaRequest] = f.Request.ID()
+	tp, parent, request := FrameLink(f)
+	m[MetaTraceparent] = tp
+	m[MetaParent] = parent
+	m[MetaRequest] = request
 	return m
+}
+
+// FrameLink returns the values of FrameMeta's keys for frame f: its
+// traceparent, its id (inside the traceparent, without a copy of its own)
+// and its request's id.
+func FrameLink(f *reach.Frame) (traceparent, parent, request string) {
+	tp := Traceparent(f.Request, f.ID)
+	return tp, tp[36:52], f.Request.ID()
 }

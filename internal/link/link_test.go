@@ -1,7 +1,9 @@
 package link
 
 import (
+	"context"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -58,5 +60,34 @@ func TestFromMeta(t *testing.T) {
 		if _, err := FromMeta(tc.meta); err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("FromMeta(%v) = %v, want an error saying %q", tc.meta, err, tc.says)
 		}
+	}
+}
+
+// FrameMeta links a call to its frame: the traceparent of the frame's span
+// in its request's trace, the frame's id, the request's id.
+func TestFrameMeta(t *testing.T) {
+	rt := reach.New(&reach.Options{})
+	var f *reach.Frame
+	var m map[string]any
+	rt.MustRegister(reach.Tool{Name: "t", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		f, _ = reach.FrameFrom(ctx)
+		m = FrameMeta(nil, f)
+		return json.RawMessage(`{}`), nil
+	}})
+	ctx, req, err := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	if res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "t"}); res.Status != reach.StatusSuccess || f == nil {
+		t.Fatalf("call: %+v", res.Error)
+	}
+	tr := req.Trace()
+	wantTP := "00-" + hex.EncodeToString(tr[:]) + "-" + f.ID.String() + "-01"
+	if m[MetaTraceparent] != wantTP || m[MetaParent] != f.ID.String() || m[MetaRequest] != "r1" {
+		t.Errorf("FrameMeta = %v, want traceparent %s, parent %s, request r1", m, wantTP, f.ID)
+	}
+	if got, trace, ok := ParseTraceparent(wantTP); !ok || got != f.ID || trace != tr {
+		t.Errorf("ParseTraceparent(%s) = %v %x %v", wantTP, got, trace, ok)
 	}
 }

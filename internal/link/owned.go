@@ -2,9 +2,7 @@ package link
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,7 +174,8 @@ func capInt(v, limit int) int {
 
 // begin starts a request the gateway owns for a call linked by t, with the
 // budget t names, and tracks it (inflight 1): t's agent and scene, the caller's trace when t
-// has one. q.mu is held.
+// has one. An empty id is made by the runtime (the request is then Fresh:
+// its begin need not wait for the store). q.mu is held.
 func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, error) {
 	b, err := q.budget(t.Budget)
 	if err != nil {
@@ -220,7 +219,7 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), err
 func (q *Owned) fresh(t Target, who *auth.Identity) (*reach.Request, func(), error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r, err := q.begin(newRequestID(), t, who)
+	r, err := q.begin("", t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +268,7 @@ func (q *Owned) forSession(s *Session, t Target, who *auth.Identity) (*reach.Req
 			return o.req, q.holdLocked(o.req), nil
 		}
 	}
-	r, err := q.begin(newRequestID(), t, who)
+	r, err := q.begin("", t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -303,7 +302,7 @@ func (q *Owned) forClient(s *Session, t Target, who *auth.Identity) (*reach.Requ
 			return o.req, q.clientRelease(s, q.holdLocked(o.req)), nil
 		}
 	}
-	r, err := q.begin(newRequestID(), t, who)
+	r, err := q.begin("", t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -334,7 +333,7 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, func(), 
 		}
 		delete(q.traces, key)
 	}
-	r, err := q.begin(newRequestID(), t, who)
+	r, err := q.begin("", t, who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -483,12 +482,6 @@ func (q *Owned) EndAll() {
 	}
 }
 
-func newRequestID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
-}
-
 // MaxRequestID bounds a request id a client names.
 const MaxRequestID = 128
 
@@ -569,8 +562,7 @@ func (q *Owned) CallContext(ctx context.Context, t Target, s *Session) (_ contex
 	default:
 		r, release, err = q.fresh(t, who)
 	}
-	var le *Error
-	if errors.As(err, &le) {
+	if _, ok := errors.AsType[*Error](err); ok {
 		return nil, nil, nil, err
 	}
 	if re, ok := errors.AsType[*reach.Error](err); ok {

@@ -48,9 +48,12 @@ type Conns struct {
 const maxIdle = 128
 
 type conn struct {
-	nc net.Conn
-	br *bufio.Reader
-	rc syscall.RawConn // nc's, for the liveness probe; nil if it has none
+	nc    net.Conn
+	br    *bufio.Reader
+	rc    syscall.RawConn // nc's, for the liveness probe; nil if it has none
+	probe *idleProbe      // rc's
+	cut   func()          // ends an exchange on it: its deadline passes (see RoundTrip)
+	x     Exchange        // its exchange, one at a time
 }
 
 // Session is the MCP session a request is sent on: its id and protocol
@@ -141,7 +144,9 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.rc, _ = sc.SyscallConn()
+		c.probe = newIdleProbe()
 	}
+	c.cut = func() { nc.SetDeadline(time.Unix(1, 0)) }
 	return c, nil
 }
 
@@ -154,7 +159,7 @@ func (c *conn) alive() bool {
 	if c.br.Buffered() > 0 {
 		return false
 	}
-	return c.rc == nil || peekIdle(c.rc)
+	return c.rc == nil || c.probe.peekIdle(c.rc)
 }
 
 func (p *Conns) put(c *conn) {
@@ -181,7 +186,8 @@ func (p *Conns) Close() {
 }
 
 // Exchange is one request and the head of its answer on a pooled
-// connection: read Body, then Release it.
+// connection: read Body, then Release it. It belongs to the connection:
+// once released, it is not to be read again.
 type Exchange struct {
 	Status      int
 	StatusText  string
@@ -202,10 +208,9 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 	if err != nil {
 		return nil, err
 	}
-	stop := func() bool { return true }
+	stop := noStop
 	if ctx.Done() != nil {
-		nc := c.nc
-		stop = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+		stop = context.AfterFunc(ctx, c.cut)
 	}
 	head := GetBuffer()
 	head.WriteString("POST ")
@@ -227,7 +232,10 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 		c.nc.Close()
 		return nil, err
 	}
-	x := &Exchange{pool: p, c: c, stop: stop}
+	// The connection's own: it is not used again before Release gives
+	// it back (or its background read ends).
+	x := &c.x
+	*x = Exchange{pool: p, c: c, stop: stop}
 	if err := readHead(c.br, x); err != nil {
 		stop()
 		c.nc.Close()
@@ -267,6 +275,9 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	}
 }
 
+// noStop is the stop of an exchange whose context never ends.
+func noStop() bool { return true }
+
 var errHead = errors.New("malformed HTTP answer")
 
 // readHead reads the status line and the headers the wire client uses
@@ -285,7 +296,7 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 		if err != nil || status < 100 {
 			return errHead
 		}
-		r.Status, r.StatusText, r.ContentType, r.close = status, string(bytes.TrimSpace(line[9:])), "", false
+		r.Status, r.StatusText, r.ContentType, r.close = status, statusText(bytes.TrimSpace(line[9:])), "", false
 		if bytes.HasPrefix(line, []byte("HTTP/1.0")) {
 			r.close = true
 		}
@@ -305,7 +316,7 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 			v = bytes.TrimSpace(v)
 			switch {
 			case asciiEqualFold(k, "content-type"):
-				r.ContentType = string(v)
+				r.ContentType = contentType(v)
 			case asciiEqualFold(k, "content-length"):
 				n, err := strconv.ParseInt(string(v), 10, 64)
 				if err != nil || n < 0 {
@@ -341,6 +352,26 @@ func readHead(br *bufio.Reader, r *Exchange) error {
 		}
 		return nil
 	}
+}
+
+// statusText is v as a string, without a copy for a success.
+func statusText(v []byte) string {
+	if string(v) == "200 OK" {
+		return "200 OK"
+	}
+	return string(v)
+}
+
+// contentType is v as a string, without a copy for the two an MCP
+// server answers with.
+func contentType(v []byte) string {
+	switch string(v) {
+	case "text/event-stream":
+		return "text/event-stream"
+	case "application/json":
+		return "application/json"
+	}
+	return string(v)
 }
 
 // readLine reads a line without its CRLF; lines longer than the buffer

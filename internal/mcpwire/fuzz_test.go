@@ -122,3 +122,71 @@ func FuzzReadSSE(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTextData checks that a text that is not JSON structure becomes the
+// JSON string json.Marshal writes, the plain ones included.
+func FuzzTextData(f *testing.F) {
+	for _, s := range []string{"call 12", "a<b", `"q"`, "tab\there", "café", "", " {x", "\x7f", "a&b\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+			return
+		}
+		want, _ := json.Marshal(text)
+		if got := TextData(text); !bytes.Equal(got, want) {
+			t.Errorf("TextData(%q) = %s, want %s", text, got, want)
+		}
+	})
+}
+
+// A plain text's data is one allocation.
+func TestTextDataAllocations(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { TextData("call 12345, all fine") }); n > 1 {
+		t.Errorf("TextData: %v allocations, want 1", n)
+	}
+}
+
+// FuzzAppendCallLink checks that a call's link is written as AppendCall
+// writes the same _meta as a map, empty fields left out.
+func FuzzAppendCallLink(f *testing.F) {
+	f.Add("t-1", "k", "00000000000000ab", "r1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00000000000000ab-01")
+	f.Add("", "", "", "", "")
+	f.Add("", "a\"b\\c\u2028", "", "é\x01", "")
+	f.Fuzz(func(t *testing.T, token, key, parent, request, tp string) {
+		l := CallLink{ProgressToken: token, IdempotencyKey: key, Parent: parent, Request: request, Traceparent: tp}
+		meta := map[string]any{}
+		for k, v := range map[string]string{"progressToken": token, "reach/idempotency_key": key,
+			"reach/parent": parent, "reach/request": request, "traceparent": tp} {
+			if v != "" {
+				meta[k] = v
+			}
+		}
+		args := json.RawMessage(`{"text":"hi"}`)
+		want := AppendCall(nil, []byte(`"reach-1"`), "echo", args, meta)
+		if got := AppendCallLink(nil, []byte(`"reach-1"`), "echo", args, &l); !bytes.Equal(got, want) {
+			t.Errorf("AppendCallLink = %s\nwant %s", got, want)
+		}
+	})
+}
+
+// A text content's type and text are read with one allocation, the text's.
+func TestContentTextAllocations(t *testing.T) {
+	c := []byte(`{"type":"text","text":"call 12345","annotations":{"audience":["user"]}}`)
+	if n := testing.AllocsPerRun(100, func() { ContentText(c) }); n > 1 {
+		t.Errorf("ContentText: %v allocations, want 1", n)
+	}
+}
+
+// A result of one content item is read without allocating: the item is a
+// slice of the answer, in the result's own backing.
+func TestResultParseAllocations(t *testing.T) {
+	js := []byte(`{"content":[{"type":"text","text":"call 12345"}],"isError":false}`)
+	var r Result
+	if n := testing.AllocsPerRun(100, func() { r = Result{}; r.Parse(js) }); n > 0 {
+		t.Errorf("Result.Parse: %v allocations, want none", n)
+	}
+	if len(r.Content) != 1 || string(r.Content[0]) != `{"type":"text","text":"call 12345"}` {
+		t.Errorf("content %q", r.Content)
+	}
+}

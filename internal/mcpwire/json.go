@@ -196,10 +196,13 @@ func ParseCallParams(params []byte, p *CallParams) error {
 			p.Meta = nil
 			badMeta = false
 			if string(value) != "null" && string(value) != "{}" {
-				p.Meta = mcp.Meta{} // decoded below
-				if err := json.Unmarshal(value, &p.Meta); err != nil {
-					p.Meta = nil
+				// Decoded into a map of its own: p itself, which callers
+				// keep on their stacks, is not handed to encoding/json.
+				m := mcp.Meta{}
+				if err := json.Unmarshal(value, &m); err != nil {
 					badMeta = true // refused, whatever the keys' order
+				} else {
+					p.Meta = m
 				}
 			}
 		}
@@ -315,6 +318,9 @@ func (r *Result) Parse(js []byte) error {
 	if !scanObject(js, func(key, value []byte) {
 		switch string(key) {
 		case `"content"`:
+			if r.Content == nil {
+				r.Content = r.one[:0]
+			}
 			r.Content = r.Content[:0]
 			if string(value) == "null" {
 				r.Content = nil
@@ -358,19 +364,24 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 		return "", "", true
 	}
 	if !scanObject(c, func(key, value []byte) {
+		if string(key) != `"type"` && string(key) != `"text"` {
+			return
+		}
 		var s string
 		good := true
-		if string(value) != "null" {
+		switch string(value) {
+		case "null":
+		case `"text"`:
+			s = "text" // the common type: no copy
+		default:
 			s, good = jsonToken(value)
 		}
-		switch string(key) {
-		case `"type"`:
+		if string(key) == `"type"` {
 			typ = s
-			ok = ok && good
-		case `"text"`:
+		} else {
 			text = s
-			ok = ok && good
 		}
+		ok = ok && good
 	}) {
 		return "", "", false
 	}

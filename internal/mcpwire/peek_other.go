@@ -4,7 +4,11 @@ package mcpwire
 
 import "syscall"
 
-// peekIdle cannot look at a socket without blocking here: an idle
+// idleProbe cannot look at a socket without blocking here: an idle
 // connection counts as open, and a call on one the server closed fails
 // (and is retried when its tool allows it).
-func peekIdle(syscall.RawConn) bool { return true }
+type idleProbe struct{}
+
+func newIdleProbe() *idleProbe { return nil }
+
+func (*idleProbe) peekIdle(syscall.RawConn) bool { return true }

@@ -205,11 +205,46 @@ func AppendCall(b, id []byte, name string, args json.RawMessage, meta map[string
 	return append(b, `}}`...)
 }
 
+// CallLink is the _meta of a tools/call that links it to the call it is
+// made for: AppendCallLink writes it without a map. An empty field is
+// left out.
+type CallLink struct {
+	ProgressToken  string // progressToken
+	IdempotencyKey string // reach/idempotency_key
+	Parent         string // reach/parent: the frame's id
+	Request        string // reach/request
+	Traceparent    string // traceparent: the frame's span
+}
+
+// AppendCallLink is AppendCall with the _meta l, its keys in the order
+// appendMeta sorts them.
+func AppendCallLink(b, id []byte, name string, args json.RawMessage, l *CallLink) []byte {
+	b = AppendCall(b, id, name, args, nil)
+	b = b[:len(b)-len(`}}`)]
+	sep := `,"_meta":{`
+	for _, kv := range [...]struct{ k, v string }{{`"progressToken":`, l.ProgressToken},
+		{`"reach/idempotency_key":`, l.IdempotencyKey}, {`"reach/parent":`, l.Parent},
+		{`"reach/request":`, l.Request}, {`"traceparent":`, l.Traceparent}} {
+		if kv.v == "" {
+			continue
+		}
+		b = append(append(b, sep...), kv.k...)
+		b = jsonscan.AppendQuoted(b, kv.v)
+		sep = ","
+	}
+	if sep == "," {
+		b = append(b, '}')
+	}
+	return append(b, `}}`...)
+}
+
 // Result is a tool result as the wire client reads it.
 type Result struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
+
+	one [1]json.RawMessage // Content's first backing (most results have one item): Parse allocates none for it
 }
 
 // Data turns the result into the call's data, as the upstream client does
@@ -247,11 +282,30 @@ func (r *Result) Text(red *redact.Redactor) (string, bool) {
 // TextData is a result's text as the call's data: the JSON it holds when
 // it is a JSON object or array, else a JSON string.
 func TextData(text string) json.RawMessage {
-	if b := bytes.TrimSpace([]byte(text)); len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b) {
-		return b
+	if t := strings.TrimSpace(text); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if b := []byte(t); json.Valid(b) {
+			return b
+		}
+	}
+	if plainText(text) {
+		b := make([]byte, 0, len(text)+2)
+		return append(append(append(b, '"'), text...), '"')
 	}
 	s, _ := json.Marshal(text)
 	return s
+}
+
+// plainText reports whether json.Marshal writes s as it is, in quotes:
+// printable ASCII without a quote, a backslash or one of the characters
+// it escapes for HTML.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // JoinTexts joins the texts of one result's content blocks, each on a line

@@ -62,6 +62,42 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// A string's summary is the same whether plainLine reads it or it is
+// decoded and collapsed; a plain one costs one allocation.
+func TestSummarizeString(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	for _, s := range []string{"call 12", "a b c", " lead", "trail ", "two  spaces", "tab\\there", `a \"q\" b`,
+		"caf\u00e9", "\u00a0nbsp", "x\u2028y", strings.TrimSpace(long), long, "", "1", "del\u007f"} {
+		data := []byte(`"` + s + `"`)
+		var dec string
+		if err := json.Unmarshal(data, &dec); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if got, want := Summarize(data), OneLine(dec, 100); got != want {
+			t.Errorf("Summarize(%s) = %q, want %q", data, got, want)
+		}
+	}
+	data := []byte(`"call 12345, all fine"`)
+	if n := testing.AllocsPerRun(100, func() { Summarize(data) }); n > 1 {
+		t.Errorf("Summarize(%s): %v allocations, want 1", data, n)
+	}
+}
+
+func FuzzSummarizeString(f *testing.F) {
+	for _, s := range []string{"call 12", " a", "a  b", "caf\u00e9", `"`, "a\\b"} {
+		f.Add([]byte(`"` + s + `"`))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var dec string
+		if json.Unmarshal(data, &dec) != nil || len(data) == 0 || data[0] != '"' {
+			return
+		}
+		if got, want := Summarize(data), OneLine(dec, 100); got != want {
+			t.Errorf("Summarize(%q) = %q, want %q", data, got, want)
+		}
+	})
+}
+
 func TestOneLine(t *testing.T) {
 	if got := OneLine(" a\n\tb  c ", 100); got != "a b c" {
 		t.Errorf("OneLine = %q, want %q", got, "a b c")

@@ -85,6 +85,11 @@ func clone(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
+// QueueRequest implements Requests: the memory store writes it at once
+// (a final state's conflict is dropped, as a queued write's failure is
+// only logged).
+func (m *Memory) QueueRequest(r *Request) { m.PutRequest(context.Background(), r) }
+
 // PutRequest implements Requests.
 func (m *Memory) PutRequest(ctx context.Context, r *Request) error {
 	if err := m.lock(ctx); err != nil {

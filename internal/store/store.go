@@ -110,6 +110,12 @@ type Requests interface {
 	// recovery, with its cause). PutRequest returns an error matching
 	// ErrConflict for them.
 	PutRequest(ctx context.Context, r *Request) error
+	// QueueRequest is PutRequest that returns at once: r is written with a
+	// later batch, in the order of the writes queued or waited for (a
+	// failure, such as a final state's conflict, is logged). For a record
+	// that nothing durable written before it needs, and that a crash may
+	// lose until then: the begin of a request whose id was made for it.
+	QueueRequest(r *Request)
 	// GetRequest returns the request, or an error matching ErrNotFound.
 	GetRequest(ctx context.Context, id string) (*Request, error)
 	// ListRequests returns the requests that match f, newest first.

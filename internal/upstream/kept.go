@@ -19,7 +19,7 @@ import (
 // runtime works on the data (resultData) as before; when the data the
 // model would see is the data the upstream's answer gave (nothing shaped,
 // cut or masked it), the front sends the upstream's own blocks: it makes
-// the call with a context from Keep, and asks Kept.Result afterwards.
+// the call with a context from KeepFor, and asks Kept.Result afterwards.
 //
 // Most answers are one text block that reach's rendering reproduces
 // exactly; for them nothing is copied or decoded again.
@@ -31,24 +31,52 @@ type keptKey struct{}
 // the call. Safe for concurrent use.
 type Kept struct {
 	mu         sync.Mutex
-	frame      reach.FrameID    // the call that filled it
-	data       json.RawMessage  // what the Func returned
-	content    any              // []json.RawMessage (the wire client) or []mcp.Content (the SDK's)
-	structured any              // json.RawMessage or any; nil if none
-	red        *redact.Redactor // masks what is sent on
+	frame      reach.FrameID     // the call that filled it
+	data       json.RawMessage   // what the Func returned
+	wire       []json.RawMessage // the content, as the wire client read it
+	sdk        []mcp.Content     // or as the SDK's client did
+	structured any               // json.RawMessage or any; nil if none
+	red        *redact.Redactor  // masks what is sent on
 }
 
-// Keep returns ctx carrying an empty *Kept for the call made with it.
-func Keep(ctx context.Context) (context.Context, *Kept) {
-	s := &Kept{}
-	return context.WithValue(ctx, keptKey{}, s), s
+// KeepFor returns ctx carrying an empty *Kept for the call made with it
+// and, unless caller is nil, a copy of the call's downstream client, for
+// the tools the call reaches (CallerFrom): one context value, one
+// allocation. The returned *Caller is the one ctx carries.
+func KeepFor(ctx context.Context, caller *Caller) (context.Context, *Kept, *Caller) {
+	k := &keptCtx{Context: ctx}
+	if caller != nil {
+		k.caller, k.hasCaller = *caller, true
+		return k, &k.kept, &k.caller
+	}
+	return k, &k.kept, nil
+}
+
+// keptCtx carries a call's *Kept and, if it has one, its *Caller.
+type keptCtx struct {
+	context.Context
+	kept      Kept
+	caller    Caller
+	hasCaller bool
+}
+
+func (k *keptCtx) Value(key any) any {
+	switch key.(type) {
+	case keptKey:
+		return &k.kept
+	case callerKey:
+		if k.hasCaller {
+			return &k.caller
+		}
+	}
+	return k.Context.Value(key)
 }
 
 // keep records, for the front that made the call in ctx, what the
 // upstream answered and the data the Func returns. A call nested in
 // another tool's Func (the context is the outer call's) fills it with its
 // own frame, and the front does not use it for the outer call.
-func keep(ctx context.Context, content, structured any, data json.RawMessage, red *redact.Redactor) {
+func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
 	s, ok := ctx.Value(keptKey{}).(*Kept)
 	if !ok {
 		return
@@ -58,7 +86,7 @@ func keep(ctx context.Context, content, structured any, data json.RawMessage, re
 		return
 	}
 	s.mu.Lock()
-	s.frame, s.data, s.content, s.structured, s.red = f.ID, data, content, structured, red
+	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, wire, sdk, structured, red
 	s.mu.Unlock()
 }
 
@@ -76,7 +104,11 @@ func (s *Kept) Result(res *reach.Result, rendered *mcp.CallToolResult) *mcp.Call
 	if s.sameAs(rendered) {
 		return rendered
 	}
-	c, err := json.Marshal(s.content)
+	var content any = s.sdk
+	if s.wire != nil {
+		content = s.wire
+	}
+	c, err := json.Marshal(content)
 	if err != nil {
 		return rendered
 	}
@@ -123,8 +155,9 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 		return false
 	}
 	var text string
-	switch c := s.content.(type) {
-	case []json.RawMessage:
+	switch {
+	case s.wire != nil:
+		c := s.wire
 		if len(c) != 1 {
 			return false
 		}
@@ -136,7 +169,8 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 			return false
 		}
 		text = t
-	case []mcp.Content:
+	case s.sdk != nil:
+		c := s.sdk
 		if len(c) != 1 {
 			return false
 		}

@@ -49,12 +49,6 @@ type Caller struct {
 
 type callerKey struct{}
 
-// WithCaller returns ctx carrying the downstream client of its call, for
-// the tools the call reaches.
-func WithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
 // CallerFrom returns the downstream client of ctx's call, or nil.
 func CallerFrom(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)

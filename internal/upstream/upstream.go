@@ -649,13 +649,12 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			}
 			return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 		}
-		meta := mcp.Meta{}
-		if f, ok := reach.FrameFrom(ctx); ok {
-			link.FrameMeta(meta, f)
+		f, _ := reach.FrameFrom(ctx)
+		var wl mcpwire.CallLink // the call's _meta (meta, for the SDK's client)
+		if f != nil {
+			wl.Traceparent, wl.Parent, wl.Request = link.FrameLink(f)
 		}
-		if k, ok := reach.IdempotencyKey(ctx); ok {
-			meta[link.MetaIdempotencyKey] = k
-		}
+		wl.IdempotencyKey, _ = reach.IdempotencyKey(ctx)
 		caller := CallerFrom(ctx)
 		var down *mcp.ServerSession
 		if caller != nil {
@@ -669,7 +668,6 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 			}
 		}
-		f, _ := reach.FrameFrom(ctx)
 		if ws := u.wireOf(cs); ws != nil {
 			if own {
 				// What the upstream sends outside the call's stream (its
@@ -677,7 +675,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				// onLog; on this client's own session it is this call's.
 				defer u.open.add(cs, &openCall{ctx: ctx, frame: f, ss: down, relay: &relay{}})()
 			}
-			res, err := u.callWire(ctx, ws, name, args, meta, caller)
+			res, err := u.callWire(ctx, ws, name, args, wl, caller)
 			if errors.Is(err, errSessionGone) {
 				u.drop(cs, down)
 				if own {
@@ -689,7 +687,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 					return nil, &reach.ToolError{Type: "unavailable", Message: fmt.Sprintf("upstream %s is not reachable: %v", u.cfg.Name, err)}
 				}
 				if ws = u.wireOf(cs); ws != nil {
-					res, err = u.callWire(ctx, ws, name, args, meta, caller)
+					res, err = u.callWire(ctx, ws, name, args, wl, caller)
 				}
 			}
 			if errors.Is(err, errSessionGone) {
@@ -705,8 +703,15 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
 			data := res.Data(u.p.redactor)
-			keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+			keep(ctx, res.Content, nil, res.StructuredContent, data, u.p.redactor)
 			return data, nil
+		}
+		meta := mcp.Meta{}
+		if f != nil {
+			link.FrameMeta(meta, f)
+		}
+		if wl.IdempotencyKey != "" {
+			meta[link.MetaIdempotencyKey] = wl.IdempotencyKey
 		}
 		params := &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}
 		rl := &relay{}
@@ -735,7 +740,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 			return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(contentText(res.Content, u.p.redactor))}
 		}
 		data := resultData(res, u.p.redactor)
-		keep(ctx, res.Content, res.StructuredContent, data, u.p.redactor)
+		keep(ctx, nil, res.Content, res.StructuredContent, data, u.p.redactor)
 		return data, nil
 	}
 }

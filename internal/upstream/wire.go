@@ -72,17 +72,17 @@ func (c *wireCall) appendID(b []byte) []byte {
 // posts tools/call on the session and reads a JSON or SSE answer. When
 // ctx ends it drops the HTTP request and tells the upstream with
 // notifications/cancelled.
-func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, args json.RawMessage, meta mcp.Meta, caller *Caller) (*mcpwire.Result, error) {
+func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, args json.RawMessage, meta mcpwire.CallLink, caller *Caller) (*mcpwire.Result, error) {
 	c := wireCall{s: s, seq: u.tokens.Add(1), caller: caller}
 	if caller != nil && caller.Progress != nil {
 		token := u.cfg.Name + "-" + strconv.FormatUint(u.tokens.Add(1), 10)
-		meta["progressToken"] = token
+		meta.ProgressToken = token
 		c.token = token
 	}
 	buf := mcpwire.GetBuffer()
 	defer mcpwire.PutBuffer(buf)
 	var id [32]byte
-	buf.Write(mcpwire.AppendCall(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, meta))
+	buf.Write(mcpwire.AppendCallLink(buf.AvailableBuffer(), c.appendID(id[:0]), name, args, &meta))
 	if p := u.wire; p != nil && !p.Redirected() {
 		x, err := p.RoundTrip(ctx, s.Session, buf.Bytes())
 		if err != nil {
@@ -96,9 +96,10 @@ func (u *upstream) callWire(ctx context.Context, s *wireSession, name string, ar
 		// The endpoint moved (…/mcp to …/mcp/, say): nothing ran. This
 		// upstream's calls go through net/http from now on, which follows.
 		io.Copy(io.Discard, io.LimitReader(&x.Body, 64<<10))
+		status := x.Status // x is not to be read once released
 		x.Release(ctx.Err() != nil)
 		if p.MarkRedirected() {
-			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", x.Status)
+			u.log.Info("the upstream's endpoint redirects; its calls now follow the redirect through net/http", "upstream", u.cfg.Name, "status", status)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.cfg.URL, bytes.NewReader(buf.Bytes()))

@@ -60,20 +60,9 @@ func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
 	if c.Closed() {
 		return store.ErrClosed
 	}
-	now := time.Now()
-	var roles, attrs []byte
-	if len(r.Roles) > 0 {
-		roles, _ = json.Marshal(r.Roles)
-	}
-	if len(r.Attrs) > 0 {
-		attrs, _ = json.Marshal(r.Attrs)
-	}
-	d := c.D
 	var n int64
-	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
-		b.Exec(w, StPutRequest, []any{r.ID, r.Parent, r.Principal, r.Tenant, d.Text(roles), d.Text(attrs), r.Trace, r.Scene, r.Agent,
-			r.State, d.Text(r.Budget), d.Text(r.Usage), d.Text(r.Cause), store.UnixNano(r.Started), store.UnixNano(r.Ended), now.UnixNano()}, count(&n))
-	}})
+	w, now := c.requestWrite(r, count(&n))
+	err := c.W.Do(ctx, w)
 	if err != nil {
 		return fmt.Errorf("storing request %s: %w", r.ID, err)
 	}
@@ -87,6 +76,37 @@ func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
 	}
 	r.Updated = store.Round(now)
 	return nil
+}
+
+// QueueRequest implements store.Requests: it returns at once, and r is
+// written with a later batch (a failure is logged).
+func (c *Core) QueueRequest(r *store.Request) {
+	w, now := c.requestWrite(r, func(n int64) error {
+		if n == 0 {
+			return fmt.Errorf("request %s is in a final state, and stays so: %w", r.ID, store.ErrConflict)
+		}
+		return nil
+	})
+	w.What = "request " + r.ID
+	r.Updated = store.Round(now)
+	c.W.Queue(w)
+}
+
+// requestWrite is the write of r, whose rows changed fn reads, and its
+// time.
+func (c *Core) requestWrite(r *store.Request, fn func(n int64) error) (*Write, time.Time) {
+	now := time.Now()
+	var roles, attrs []byte
+	if len(r.Roles) > 0 {
+		roles, _ = json.Marshal(r.Roles)
+	}
+	if len(r.Attrs) > 0 {
+		attrs, _ = json.Marshal(r.Attrs)
+	}
+	d := c.D
+	args := []any{r.ID, r.Parent, r.Principal, r.Tenant, d.Text(roles), d.Text(attrs), r.Trace, r.Scene, r.Agent,
+		r.State, d.Text(r.Budget), d.Text(r.Usage), d.Text(r.Cause), store.UnixNano(r.Started), store.UnixNano(r.Ended), now.UnixNano()}
+	return &Write{Run: func(b Batch, w *Write) { b.Exec(w, StPutRequest, args, fn) }}, now
 }
 
 func scanRequest(sc interface{ Scan(...any) error }) (*store.Request, error) {
@@ -364,15 +384,28 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		// The checkpoint is written only if this very claim holds the key:
 		// its owner, instant, request and frame.
 		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
+		written := func(n int64) error {
+			if w.Claimed && n != 1 {
+				return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
+			}
+			return nil
+		}
 		run := w.Run
-		w.Run = func(b Batch, w *Write) {
-			run(b, w)
-			b.Exec(w, StPutClaimedFrame, fargs, func(n int64) error {
-				if w.Claimed && n != 1 {
-					return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
+		if c.W.eng.Sequential() {
+			// The claim has run, and its callback with it, when the
+			// checkpoint is added: it is written (a plain StPutFrame) only
+			// if the claim was taken.
+			pargs := append(fargs[:13:13], fargs[18:]...)
+			w.Run = func(b Batch, w *Write) {
+				if run(b, w); w.Claimed {
+					b.Exec(w, StPutFrame, pargs, written)
 				}
-				return nil
-			})
+			}
+		} else {
+			w.Run = func(b Batch, w *Write) {
+				run(b, w)
+				b.Exec(w, StPutClaimedFrame, fargs, written)
+			}
 		}
 		// Once sent, the claim and its checkpoint may commit whatever ctx
 		// does: the caller waits for the outcome, so that a claim it took

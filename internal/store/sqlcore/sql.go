@@ -41,7 +41,9 @@ const (
 	// the claim of its key: only if the key's claim is this very claim
 	// ($14 key, $15 owner, $16 claimed, $17 request, $18 frame; the
 	// frame's columns as in StPutFrame, PostgreSQL's owner and stack as
-	// $19 and $20).
+	// $19 and $20). An engine that runs statements as they come
+	// (Engine.Sequential) needs none: the claim's outcome is known when
+	// its checkpoint is added, written with StPutFrame if it was taken.
 	StPutClaimedFrame
 	NumStmts
 )

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +23,14 @@ import (
 // a later batch. Writes are applied in the order they were queued, so a
 // queued write is visible to every write queued after it (a claim after a
 // queued completion sees the result).
+//
+// A caller of Do when the writer is idle (no batch being committed, no
+// other caller waiting, and the last batch held at most one caller's
+// write) commits the batch itself, on its own goroutine, with the queued
+// writes before its own: one call at a time, a durable write then costs
+// no hand-off to the writer's goroutine and back (two goroutine wake-ups,
+// each a wait for a free CPU on a busy machine). Under concurrent callers
+// the writer's goroutine commits, and lets its batches grow.
 //
 // A claim of a checkpointed call (ClaimKey with a Frame) is answered as
 // soon as it is decided, and its "executing" checkpoint follows: the
@@ -142,13 +149,19 @@ type Writer struct {
 	eng Engine
 	log *slog.Logger
 
-	q        chan *Write
-	qMu      sync.RWMutex
-	qClosed  bool
-	qDrained bool // the queue closed while a batch was held open
-	wDone    chan struct{}
+	mu      sync.Mutex
+	pending []*Write      // queued, in order, not taken yet
+	waiters int           // of pending, those a caller waits for
+	room    sync.Cond     // on mu: pending shrank
+	blocked int           // callers of send waiting for room: queued before Stop, to commit
+	closed  bool          // Stop was called: no more writes are queued
+	leading bool          // a batch is being committed (by run or a caller of Do)
+	crowd   bool          // the last batch held writes of more than one caller
+	wake    chan struct{} // run's: pending grew, a batch ended, or Stop
+	wDone   chan struct{}
 	// lost are the checkpoints whose claims were answered and then not
-	// committed: such a checkpoint fails (its call must not run).
+	// committed: such a checkpoint fails (its call must not run). Like
+	// everything below, only the one who commits uses it.
 	lost map[string]bool
 
 	batches      atomic.Int64
@@ -160,19 +173,39 @@ type Writer struct {
 // StartWriter starts the writer of eng; log reports the queued writes that
 // failed.
 func StartWriter(eng Engine, log *slog.Logger) *Writer {
-	wr := &Writer{eng: eng, log: log, q: make(chan *Write, writerQueue), wDone: make(chan struct{}), lost: map[string]bool{}}
+	wr := &Writer{eng: eng, log: log, wake: make(chan struct{}, 1), wDone: make(chan struct{}), lost: map[string]bool{}}
+	wr.room.L = &wr.mu
 	go wr.run()
 	return wr
 }
 
 // Queued is how many writes wait for the writer.
-func (wr *Writer) Queued() int { return len(wr.q) }
+func (wr *Writer) Queued() int {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return len(wr.pending)
+}
 
 // Do queues w and waits for its outcome: for a write that must be durable
 // when it returns. If ctx ends first, Do returns its cause and w may or may
-// not be written.
+// not be written. If the writer is idle and ctx cannot end (the call path's
+// durable writes: a claim, a checkpoint, a request's record, the audit
+// log's batches), Do commits w itself, with what is queued before it, and
+// returns once that batch is committed or failed. A caller whose ctx can
+// end is answered by the writer's goroutine, so that it returns at ctx's
+// end even while the engine waits for a lock (SQLite's busy timeout, when
+// another process writes).
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
+	wr.mu.Lock()
+	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil {
+		wr.leading = true
+		ws := append(wr.takeLocked(make([]*Write, 0, len(wr.pending)+1)), w)
+		wr.mu.Unlock()
+		wr.endBatch(wr.commit(ws))
+		return <-w.done
+	}
+	wr.mu.Unlock()
 	if err := wr.send(w); err != nil {
 		return err
 	}
@@ -212,25 +245,88 @@ func (wr *Writer) Decide(ctx context.Context, w *Write, pair string, answer func
 	}
 }
 
-// send hands w to the writer, waiting for room in the queue.
+// send hands w to the writer, waiting for room in the queue. A write
+// that waits for room when Stop comes was queued before it: it still
+// waits, and the writer commits it before it stops.
 func (wr *Writer) send(w *Write) error {
-	wr.qMu.RLock()
-	defer wr.qMu.RUnlock()
-	if wr.qClosed {
+	wr.mu.Lock()
+	if wr.closed {
+		wr.mu.Unlock()
 		return store.ErrClosed
 	}
-	wr.q <- w
+	for len(wr.pending) >= writerQueue {
+		wr.blocked++
+		wr.room.Wait()
+		wr.blocked--
+	}
+	wr.pending = append(wr.pending, w)
+	if w.waited() {
+		wr.waiters++
+	}
+	wr.mu.Unlock()
+	wr.signal()
 	return nil
+}
+
+// signal wakes run, if it sleeps.
+func (wr *Writer) signal() {
+	select {
+	case wr.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeLocked appends to ws what is queued, in order, up to maxBatch
+// writes in all, and returns it. wr.mu is held.
+func (wr *Writer) takeLocked(ws []*Write) []*Write {
+	n := min(len(wr.pending), maxBatch-len(ws))
+	if n <= 0 {
+		return ws
+	}
+	for _, w := range wr.pending[:n] {
+		if w.waited() {
+			wr.waiters--
+		}
+	}
+	ws = append(ws, wr.pending[:n]...)
+	rest := copy(wr.pending, wr.pending[n:])
+	clear(wr.pending[rest:])
+	wr.pending = wr.pending[:rest]
+	wr.room.Broadcast()
+	return ws
+}
+
+// take appends to ws what is queued (see takeLocked).
+func (wr *Writer) take(ws []*Write) []*Write {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.takeLocked(ws)
+}
+
+// endBatch ends ws, the batch of whoever led it, and wakes run if writes
+// are left to commit (or to stop).
+func (wr *Writer) endBatch(ws []*Write) {
+	n := 0
+	for _, w := range ws {
+		if w.waited() {
+			n++
+		}
+	}
+	wr.mu.Lock()
+	wr.leading, wr.crowd = false, n > 1
+	more := len(wr.pending) > 0 || wr.closed
+	wr.mu.Unlock()
+	if more {
+		wr.signal()
+	}
 }
 
 // Stop lets the writer commit what is queued, and stops it.
 func (wr *Writer) Stop() {
-	wr.qMu.Lock()
-	if !wr.qClosed {
-		wr.qClosed = true
-		close(wr.q)
-	}
-	wr.qMu.Unlock()
+	wr.mu.Lock()
+	wr.closed = true
+	wr.mu.Unlock()
+	wr.signal()
 	<-wr.wDone
 }
 
@@ -239,59 +335,57 @@ func (wr *Writer) Stats() store.WriterStats {
 	return store.WriterStats{Batches: wr.batches.Load(), QueuedFailed: wr.queuedFailed.Load()}
 }
 
-// run takes what is queued, commits it as one batch, and answers.
+// run takes what is queued, commits it as one batch, and answers, until
+// Stop and nothing is left.
 func (wr *Writer) run() {
 	defer close(wr.wDone)
 	ws := make([]*Write, 0, 64)
-	open := true
-	drain := func() int {
-		n := 0
-		for open && len(ws) < maxBatch {
-			select {
-			case w, ok := <-wr.q:
-				if !ok {
-					open = false
-					return n
-				}
-				ws = append(ws, w)
-				n++
-			default:
-				return n
+	for range wr.wake {
+		wr.mu.Lock()
+		if !wr.leading && len(wr.pending) > 0 && !wr.closed && wr.waiters == 0 {
+			// Queued writes alone: they wait for more (gather), and a
+			// caller of Do may meanwhile commit them with its own.
+			wr.mu.Unlock()
+			wr.gather()
+			wr.mu.Lock()
+		}
+		if wr.leading || len(wr.pending) == 0 {
+			// A caller of Do commits (it wakes run when it is done), or
+			// nothing is left (a write that waited for room may still
+			// come: it wakes run when it does).
+			stop := !wr.leading && wr.closed && wr.blocked == 0
+			wr.mu.Unlock()
+			if stop {
+				return
 			}
+			continue
 		}
-		return n
-	}
-	for open && !wr.qDrained {
-		w, ok := <-wr.q
-		if !ok {
-			break
-		}
-		ws = append(ws[:0], w)
-		drain()
-		if open && !anyWaited(ws) {
-			open = wr.gather(&ws)
-		}
+		wr.leading = true
+		ws = wr.takeLocked(ws[:0])
+		wr.mu.Unlock()
 		// Callers woken by the last commit are about to queue again: let
 		// them, while that makes the batch grow, so that one commit carries
 		// them all instead of one each.
 		for range writerYields {
 			runtime.Gosched()
-			if drain() == 0 {
+			n := len(ws)
+			if ws = wr.take(ws); len(ws) == n {
 				break
 			}
 		}
 		ws = wr.commit(ws)
+		wr.endBatch(ws)
 		clear(ws)
 	}
 }
 
-// gather adds to *ws, a batch of queued writes alone, what is queued for
-// up to the engine's Gather, until a write that a caller waits for joins.
-// It reports whether the queue is still open.
-func (wr *Writer) gather(ws *[]*Write) bool {
+// gather waits, while only queued writes are pending, for up to the
+// engine's Gather, until a write that a caller waits for is queued, a
+// caller of Do commits them, the batch is full, or Stop.
+func (wr *Writer) gather() {
 	d := wr.eng.Gather()
 	if d <= 0 {
-		return true
+		return
 	}
 	if wr.gatherT == nil {
 		wr.gatherT = time.NewTimer(d)
@@ -299,30 +393,23 @@ func (wr *Writer) gather(ws *[]*Write) bool {
 		wr.gatherT.Reset(d)
 	}
 	defer wr.gatherT.Stop()
-	for len(*ws) < maxBatch {
+	for {
 		select {
-		case w, ok := <-wr.q:
-			if !ok {
-				return false
-			}
-			*ws = append(*ws, w)
-			if w.waited() {
-				return true
+		case <-wr.wake:
+			wr.mu.Lock()
+			done := wr.closed || wr.leading || wr.waiters > 0 || len(wr.pending) >= maxBatch
+			wr.mu.Unlock()
+			if done {
+				return
 			}
 		case <-wr.gatherT.C:
-			return true
+			return
 		}
 	}
-	return true
 }
 
 // waited reports whether a caller waits for w (Do or Decide).
 func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
-
-// anyWaited reports whether a caller waits for one of ws.
-func anyWaited(ws []*Write) bool {
-	return slices.ContainsFunc(ws, (*Write).waited)
-}
 
 // commit runs ws as one transaction and commits it, and returns ws with the
 // writes that joined it. While a claim of the batch waits for its
@@ -382,27 +469,30 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 			t := time.NewTimer(Linger)
 		hold:
 			for len(waiting) > 0 && len(ws) < maxBatch {
-				select {
-				case w, ok := <-wr.q:
-					if !ok {
-						wr.qDrained = true
+				w, stop := wr.next()
+				if w == nil {
+					if stop {
 						break hold
 					}
-					ws, failed = append(ws, w), append(failed, false)
-					w.Run(tx, w)
-					delete(waiting, w.Pairs)
-					if seq {
-						// Run, so decided: a claim that joined is answered,
-						// and its checkpoint waited for too.
-						if at, fatal = tx.Flush(); fatal != nil {
-							break hold
-						}
-						if wr.tell(w) {
-							waiting[w.pair] = true
-						}
+					select {
+					case <-wr.wake:
+						continue
+					case <-t.C:
+						break hold
 					}
-				case <-t.C:
-					break hold
+				}
+				ws, failed = append(ws, w), append(failed, false)
+				w.Run(tx, w)
+				delete(waiting, w.Pairs)
+				if seq {
+					// Run, so decided: a claim that joined is answered,
+					// and its checkpoint waited for too.
+					if at, fatal = tx.Flush(); fatal != nil {
+						break hold
+					}
+					if wr.tell(w) {
+						waiting[w.pair] = true
+					}
 				}
 			}
 			t.Stop()
@@ -433,6 +523,25 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 		failed[i] = true
 		wr.finish(ws[i], false)
 	}
+}
+
+// next takes the first write queued, if any; stop reports that none is
+// and none will be (Stop).
+func (wr *Writer) next() (w *Write, stop bool) {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	if len(wr.pending) == 0 {
+		return nil, wr.closed
+	}
+	w = wr.pending[0]
+	if w.waited() {
+		wr.waiters--
+	}
+	rest := copy(wr.pending, wr.pending[1:])
+	wr.pending[rest] = nil
+	wr.pending = wr.pending[:rest]
+	wr.room.Broadcast()
+	return w, false
 }
 
 // tell answers w if it is a claim not answered yet, and reports whether

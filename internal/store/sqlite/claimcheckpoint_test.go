@@ -79,12 +79,11 @@ func TestCancelledClaimWithCheckpointLeavesKeyFree(t *testing.T) {
 }
 
 // A claim that is not taken must not write its "executing" checkpoint
-// (IdemRecord.Executing: "not at all when it is not"). The guard of
-// StPutClaimedFrame checks only that the key is claimed by the same owner
-// at the same instant, not that this write took it, so a second claim of
-// the same owner and instant (one process's life, two calls of one key)
-// writes its checkpoint beside the first call's claim: a frame that says
-// a call ran that never did (recovery answers it "may have run").
+// (IdemRecord.Executing: "not at all when it is not"), even when a second
+// claim of the same owner and instant (one process's life, two calls of
+// one key) finds the first call's claim: a checkpoint written beside it
+// would be a frame that says a call ran that never did (recovery answers
+// it "may have run").
 func TestUntakenClaimWritesNoCheckpoint(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
 	ctx := t.Context()

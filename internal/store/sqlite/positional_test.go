@@ -38,7 +38,7 @@ func TestSQLiteCallPathBindsByPlace(t *testing.T) {
 // by the frames' key, not by a scan.
 func TestSQLiteUpdateFrameUsesItsKey(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
-	p := queryPlan(t, s.w, statementSQL[sqlcore.StUpdateFrame], "", "", "", "", "", "completed", nil, nil, nil, 0, 0, "r", "f")
+	p := queryPlan(t, s.wc, statementSQL[sqlcore.StUpdateFrame], "", "", "", "", "", "completed", nil, nil, nil, 0, 0, "r", "f")
 	if !strings.Contains(p, "USING INDEX") || strings.Contains(p, "SCAN frames") {
 		t.Errorf("the update of a frame plans %q, want a search of the frames' key", p)
 	}

@@ -58,11 +58,18 @@ type Options struct {
 type Store struct {
 	*sqlcore.Core // the operations, and the writer
 
-	path  string
-	w     *sql.DB // one connection: every write, by the writer
-	r     *sql.DB // readers
-	log   *slog.Logger
-	stmts [numStmts]*sql.Stmt // the writer's, prepared on w
+	path string
+	w    *sql.DB // one connection: every write, by the writer
+	r    *sql.DB // readers
+	log  *slog.Logger
+	// wc is w's one connection, held by the writer from Open to Close, and
+	// its statements are prepared on it, a transaction's too (txBegin,
+	// txCommit, txRollback): a batch runs them as they are, with no
+	// sql.Tx (which parses BEGIN and COMMIT again each time, starts a
+	// goroutine, and binds every statement to it anew).
+	wc                            *sql.Conn
+	stmts                         [numStmts]*sql.Stmt // the writer's
+	txBegin, txCommit, txRollback *sql.Stmt
 
 	indexed atomic.Int64 // the 'indexed' mark as last seen
 	// indexedCommitted is the 'indexed' mark as of the last committed
@@ -225,6 +232,9 @@ func (s *Store) Close() error {
 			errs = append(errs, s.ck.Close())
 		}
 		errs = append(errs, s.closeStmts()...)
+		if s.wc != nil {
+			errs = append(errs, s.wc.Close())
+		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
@@ -305,7 +315,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return err
 	}
 	var indexed int64
-	if err := s.w.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
+	if err := s.wc.QueryRowContext(ctx, `SELECT ifnull(max(value), 0) FROM audit_meta WHERE key = 'indexed'`).Scan(&indexed); err != nil {
 		return err
 	}
 	s.indexed.Store(indexed)

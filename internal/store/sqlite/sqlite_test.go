@@ -46,14 +46,14 @@ func TestSQLiteSettings(t *testing.T) {
 		}
 		var mode string
 		var sync, busy int
-		for _, db := range []*sql.DB{s.w, s.r} {
-			if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		for _, db := range []querier{s.wc, s.r} {
+			if err := db.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil {
+			if err := db.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&sync); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil {
+			if err := db.QueryRowContext(t.Context(), `PRAGMA busy_timeout`).Scan(&busy); err != nil {
 				t.Fatal(err)
 			}
 			if mode != "wal" || sync != tt.sync || busy != tt.busy {
@@ -104,7 +104,7 @@ func TestSQLiteMigrations(t *testing.T) {
 		t.Errorf("after reopening, %d migration rows, want %d", n, len(migrations))
 	}
 	// A database from a newer binary is refused.
-	if _, err := s.w.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (?, 'future', 0)`, latest+1); err != nil {
+	if _, err := s.wc.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, 'future', 0)`, latest+1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -129,7 +129,7 @@ func TestSQLiteAuditAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`UPDATE audit SET request = 'x'`, `DELETE FROM audit`} {
-		if _, err := s.w.Exec(q); err == nil || !strings.Contains(err.Error(), "append-only") {
+		if _, err := s.wc.ExecContext(t.Context(), q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v, want the append-only trigger to refuse", q, err)
 		}
 	}
@@ -246,9 +246,9 @@ func TestSQLiteSubRequestsUseTheirIndex(t *testing.T) {
 }
 
 // queryPlan is SQLite's plan of q on db, its steps joined by "; ".
-func queryPlan(t *testing.T, db *sql.DB, q string, args ...any) string {
+func queryPlan(t *testing.T, db querier, q string, args ...any) string {
 	t.Helper()
-	rows, err := db.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	rows, err := db.QueryContext(t.Context(), `EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,4 +311,10 @@ func oldDatabase(t *testing.T, dir string, n int) *sql.DB {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// querier is a pool (*sql.DB) or the writer's connection (*sql.Conn).
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }

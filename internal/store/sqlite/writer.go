@@ -25,14 +25,13 @@ var bg = context.Background()
 // engine is the Store as sqlcore.Engine.
 type engine struct{ s *Store }
 
-// Begin implements sqlcore.Engine: an IMMEDIATE transaction (see Open's
-// _txlock) on the write connection.
+// Begin implements sqlcore.Engine: an IMMEDIATE transaction on the write
+// connection.
 func (e engine) Begin(bool) (sqlcore.Tx, error) {
-	tx, err := e.s.w.BeginTx(bg, nil)
-	if err != nil {
+	if _, err := e.s.txBegin.ExecContext(bg); err != nil {
 		return nil, fmt.Errorf("beginning a write: %w", err)
 	}
-	return &batch{s: e.s, tx: tx}, nil
+	return &batch{s: e.s}, nil
 }
 
 // Sequential implements sqlcore.Engine: a statement runs when it is added.
@@ -52,10 +51,8 @@ var Gather = 5 * time.Millisecond
 
 // batch is the transaction of one group commit and its statements.
 type batch struct {
-	s     *Store
-	tx    *sql.Tx
-	stmts [numStmts]*sql.Stmt
-	rows  int // rows written, for the checkpointer
+	s    *Store
+	rows int // rows written, for the checkpointer
 
 	fatal error          // a database error: the batch is rolled back
 	at    *sqlcore.Write // the write whose statement failed
@@ -71,13 +68,9 @@ type dbError struct{ err error }
 func (e *dbError) Error() string { return e.err.Error() }
 func (e *dbError) Unwrap() error { return e.err }
 
-// stmt returns the prepared statement id in the batch's transaction.
-func (b *batch) stmt(id stmtID) *sql.Stmt {
-	if b.stmts[id] == nil {
-		b.stmts[id] = b.tx.StmtContext(bg, b.s.stmts[id])
-	}
-	return b.stmts[id]
-}
+// stmt returns the prepared statement id: it runs in the batch's
+// transaction, which its connection holds.
+func (b *batch) stmt(id stmtID) *sql.Stmt { return b.s.stmts[id] }
 
 // Has implements sqlcore.Batch.
 func (b *batch) Has(id sqlcore.Stmt) bool { return statementSQL[id] != "" }
@@ -161,7 +154,9 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 	if b.fatal != nil {
 		return b.at, b.fatal
 	}
-	if err := b.tx.Commit(); err != nil {
+	if _, err := b.s.txCommit.ExecContext(bg); err != nil {
+		// A COMMIT that failed may leave the transaction open: the batch
+		// is rolled back (Rollback).
 		return nil, fmt.Errorf("committing: %w", err)
 	}
 	b.s.wrote(b.rows)
@@ -170,7 +165,9 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 
 // Rollback implements sqlcore.Tx.
 func (b *batch) Rollback() {
-	b.tx.Rollback()
+	// An error here is that of a transaction already ended (SQLite rolls
+	// some failed statements back itself): nothing is open after it.
+	b.s.txRollback.ExecContext(bg)
 	b.s.rolledBack()
 }
 
@@ -312,15 +309,6 @@ func statements() []string {
 		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
 		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
 		started = excluded.started, updated = excluded.updated`
-	q[sqlcore.StPutClaimedFrame] = `INSERT INTO frames
-	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
-	WHERE EXISTS (SELECT 1 FROM idempotency WHERE key = $14 AND owner = $15 AND claimed = $16 AND request = $17 AND frame = $18
-		AND state = 'claimed')
-	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
-		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
-		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
-		started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
@@ -394,17 +382,31 @@ func positional(q string) string {
 	return b.String()
 }
 
-// prepareWriter prepares the writer's statements on the write connection.
+// prepareWriter takes the write connection for the writer, and prepares
+// its statements on it.
 func (s *Store) prepareWriter(ctx context.Context) error {
+	wc, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("taking the write connection: %w", err)
+	}
+	s.wc = wc
 	for id, q := range statementSQL {
 		if q == "" {
 			continue
 		}
-		st, err := s.w.PrepareContext(ctx, q)
+		st, err := wc.PrepareContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("preparing statement %d: %w", id, err)
 		}
 		s.stmts[id] = st
+	}
+	for _, t := range []struct {
+		st **sql.Stmt
+		q  string
+	}{{&s.txBegin, "BEGIN IMMEDIATE"}, {&s.txCommit, "COMMIT"}, {&s.txRollback, "ROLLBACK"}} {
+		if *t.st, err = wc.PrepareContext(ctx, t.q); err != nil {
+			return fmt.Errorf("preparing %s: %w", t.q, err)
+		}
 	}
 	return nil
 }
@@ -412,7 +414,7 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 // closeStmts closes the prepared statements.
 func (s *Store) closeStmts() []error {
 	var errs []error
-	for _, st := range s.stmts {
+	for _, st := range append(s.stmts[:], s.txBegin, s.txCommit, s.txRollback) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

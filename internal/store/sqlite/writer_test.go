@@ -89,7 +89,7 @@ func TestWriterFailedWriteSparesItsBatch(t *testing.T) {
 		badErr = s.W.Do(ctx, &sqlcore.Write{Run: func(b sqlcore.Batch, w *sqlcore.Write) {
 			b.Exec(w, sqlcore.StPutFrame, []any{"", "", "", "", "", "executing", nil, nil, nil, 0, 0, "r", "bad"}, nil)
 			b.(*batch).run(w, func() error {
-				_, err := b.(*batch).tx.ExecContext(bg, `INSERT INTO no_such_table VALUES (1)`)
+				_, err := b.(*batch).s.wc.ExecContext(bg, `INSERT INTO no_such_table VALUES (1)`)
 				return &dbError{err}
 			})
 		}})
