@@ -47,6 +47,8 @@ type Frame struct {
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
 
 	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
+
+	recorded atomic.Bool // a tool frame whose last event the Recorder was given (Options.StoredFrames)
 }
 
 // SubRequest returns the sub-request a delegate frame started, or nil (a

@@ -155,8 +155,21 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxResultBytes truncates larger results for the model; if zero, 32 KiB.
 	MaxResultBytes int
-	// MaxFrames per request kept for inspection; if zero, 10000.
+	// MaxFrames per request kept for inspection (in memory, or let go to
+	// StoredFrames); if zero, 10000. Later ones run, and are not kept.
 	MaxFrames int
+	// StoredFrames, if not nil, reads back the ended frames of a request
+	// of this run from a store that keeps them (a PastRequest's frames,
+	// as Load gives them): with it, a request keeps in memory only its
+	// newest FrameWindow ended tool frames besides those still running,
+	// and Frames and Frame read the older ones back from the store. A tool
+	// frame is let go once its last event was handed to the Recorder, so
+	// StoredFrames must see every event the Recorder was given (flush what
+	// the recorder queues before it reads).
+	StoredFrames func(request string) []PastFrame
+	// FrameWindow is how many ended tool frames a request keeps in memory
+	// with StoredFrames; if zero, 16.
+	FrameWindow int
 	// MaxRequests is how many ended requests are kept for inspection; if zero, 1000.
 	MaxRequests int
 	// LowContext is the fraction of the token budget left below which results
@@ -248,8 +261,8 @@ func (o *Options) Check() error {
 		return errors.New("Options.IdempotencyTTL is the in-memory idempotency store's; the Idempotency store given keeps its own")
 	case o.Loops != nil && o.DisableLoopGuard:
 		return errors.New("Options.Loops tunes the loop detectors, and DisableLoopGuard turns them off: keep one")
-	case o.DefaultTimeout < 0, o.MaxResultBytes < 0, o.MaxFrames < 0, o.MaxRequests < 0, o.IdempotencyTTL < 0:
-		return errors.New("Options: DefaultTimeout, MaxResultBytes, MaxFrames, MaxRequests and IdempotencyTTL must not be negative (zero means the default)")
+	case o.DefaultTimeout < 0, o.MaxResultBytes < 0, o.MaxFrames < 0, o.FrameWindow < 0, o.MaxRequests < 0, o.IdempotencyTTL < 0:
+		return errors.New("Options: DefaultTimeout, MaxResultBytes, MaxFrames, FrameWindow, MaxRequests and IdempotencyTTL must not be negative (zero means the default)")
 	case o.LowContext < 0 || o.LowContext > 1:
 		return fmt.Errorf("Options.LowContext is a fraction of the token budget, from 0 to 1; got %v", o.LowContext)
 	}
@@ -299,6 +312,7 @@ func New(opts *Options) *Runtime {
 	o.Redactor = cmp.Or(o.Redactor, defaultRedactor)
 	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, 32<<10)
 	o.MaxFrames = cmp.Or(o.MaxFrames, 10000)
+	o.FrameWindow = cmp.Or(o.FrameWindow, 16)
 	o.MaxRequests = cmp.Or(o.MaxRequests, 1000)
 	o.LowContext = cmp.Or(o.LowContext, 0.2)
 	o.IdempotencyTTL = cmp.Or(o.IdempotencyTTL, 24*time.Hour)
@@ -814,4 +828,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 		*s = rd.RedactString(*s)
 	}
 	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
+	if f.Kind == ToolFrame && e.State.Done() {
+		f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
+	}
 }

@@ -2,6 +2,7 @@ package reach
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,8 @@ type Request struct {
 	mu       sync.Mutex
 	frames   []*Frame
 	dropped  int
+	letGo    LetGo                // the ended tool frames let go from frames (Options.StoredFrames)
+	goneIDs  map[FrameID]struct{} // and their ids: Frame reads back only those
 	children []*Request
 
 	loops loops.Lazy   // the loop detector of the tree: used on the root request only
@@ -111,7 +114,8 @@ func (r *Request) Root() *Request { return r.root }
 // Frame finds a frame by id in r or its sub-requests, newest first. The
 // frames of a request of an earlier run (RestorePast) are searched once
 // they were read (Frames, Children): no frame of theirs is a parent of new
-// work.
+// work. A frame let go from memory (Options.StoredFrames) is read back;
+// an id that is none of r's reads nothing.
 func (r *Request) Frame(id FrameID) (*Frame, bool) {
 	r.mu.Lock()
 	for i := len(r.frames) - 1; i >= 0; i-- {
@@ -121,7 +125,15 @@ func (r *Request) Frame(id FrameID) (*Frame, bool) {
 		}
 	}
 	children := append([]*Request(nil), r.children...)
+	_, gone := r.goneIDs[id]
 	r.mu.Unlock()
+	if gone {
+		for _, f := range r.Frames() {
+			if f.ID == id {
+				return f, true
+			}
+		}
+	}
 	for _, c := range children {
 		if f, ok := c.Frame(id); ok {
 			return f, true
@@ -190,12 +202,89 @@ func (r *Request) Children() []*Request {
 }
 
 // Frames returns a snapshot of the request's frames in creation order
-// (without its sub-requests' frames).
+// (without its sub-requests' frames). Those let go from memory
+// (Options.StoredFrames) are read back from the store.
 func (r *Request) Frames() []*Frame {
 	r.loadPast()
 	r.mu.Lock()
+	fs := append([]*Frame(nil), r.frames...)
+	letGo := r.letGo.Frames
+	r.mu.Unlock()
+	if letGo == 0 {
+		return fs
+	}
+	return r.withStored(fs)
+}
+
+// LetGo tallies the ended tool frames a request let go from memory
+// (Options.StoredFrames): how many, of them how many failed, were refused
+// or cancelled (the rest completed), and when the last of them ended.
+type LetGo struct {
+	Frames, Failed, Refused, Cancelled int
+	Last                               time.Time
+}
+
+// KeptFrames returns the frames the request keeps in memory, as Frames
+// does without reading back those it let go (Options.StoredFrames), and
+// the tally of those: for views that only count frames by state.
+func (r *Request) KeptFrames() ([]*Frame, LetGo) {
+	r.loadPast()
+	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Frame(nil), r.frames...)
+	return append([]*Frame(nil), r.frames...), r.letGo
+}
+
+// withStored merges into fs, the frames kept in memory in creation
+// order, those r let go, read back from the store, by start time.
+func (r *Request) withStored(fs []*Frame) []*Frame {
+	stored := r.rt.opts.StoredFrames(r.id)
+	// Only the frames r let go: not those the store has of the same request
+	// from elsewhere (another instance that joined it).
+	r.mu.Lock()
+	stored = slices.DeleteFunc(stored, func(pf PastFrame) bool { _, gone := r.goneIDs[pf.ID]; return !gone })
+	r.mu.Unlock()
+	byID := make(map[FrameID]*Frame, len(fs)+len(stored))
+	for _, f := range fs {
+		byID[f.ID] = f
+	}
+	slices.SortStableFunc(stored, func(a, b PastFrame) int { return a.Started.Compare(b.Started) })
+	var back []*Frame
+	for _, pf := range stored {
+		if _, ok := byID[pf.ID]; ok {
+			continue
+		}
+		f := &Frame{ID: pf.ID, Kind: pf.Kind, Name: pf.Name, Args: pf.Args, CallID: pf.CallID, Agent: pf.Agent,
+			Request: r, Depth: pf.Depth, Started: pf.Started, ended: pf.Ended, err: pf.Error, tokens: pf.Tokens,
+			why: pf.Why, summary: pf.Summary}
+		f.setState(pf.State)
+		f.recorded.Store(true)
+		if pf.Parent != 0 {
+			if f.Parent = byID[pf.Parent]; f.Parent == nil && r.parent != nil {
+				f.Parent, _ = r.parent.Frame(pf.Parent)
+			}
+		}
+		if f.Parent != nil {
+			f.Depth = f.Parent.Depth
+		} else {
+			f.Depth = 0
+		}
+		if f.Kind == ToolFrame {
+			f.Depth++
+		}
+		byID[f.ID] = f
+		back = append(back, f)
+	}
+	if len(back) == 0 {
+		return fs
+	}
+	out := make([]*Frame, 0, len(fs)+len(back))
+	for _, f := range fs {
+		for len(back) > 0 && back[0].Started.Before(f.Started) {
+			out, back = append(out, back[0]), back[1:]
+		}
+		out = append(out, f)
+	}
+	return append(out, back...)
 }
 
 // Fresh reports whether the request's id was made for it when it began
@@ -337,12 +426,58 @@ func (r *Request) isolated() bool {
 
 func (r *Request) addFrame(f *Frame) {
 	r.mu.Lock()
-	if len(r.frames) < r.rt.opts.MaxFrames {
+	if w := r.rt.opts.FrameWindow; r.rt.opts.StoredFrames != nil && len(r.frames) >= 2*w {
+		r.letGoOld(w)
+	}
+	if len(r.frames)+r.letGo.Frames < r.rt.opts.MaxFrames { // those let go count: their ids are kept
 		r.frames = append(r.frames, f)
 	} else {
 		r.dropped++
 	}
 	r.mu.Unlock()
+}
+
+// letGoOld lets go the ended tool frames whose last event the Recorder
+// was given, all but the newest keep of them: the store has them
+// (Options.StoredFrames). Running frames, model frames and delegations
+// stay. r.mu is held.
+func (r *Request) letGoOld(keep int) {
+	n := 0
+	for _, f := range r.frames {
+		if f.recorded.Load() {
+			n++
+		}
+	}
+	n -= keep
+	if n <= 0 {
+		return
+	}
+	kept := r.frames[:0]
+	for _, f := range r.frames {
+		if n > 0 && f.recorded.Load() {
+			n--
+			if r.goneIDs == nil {
+				r.goneIDs = map[FrameID]struct{}{}
+			}
+			r.goneIDs[f.ID] = struct{}{}
+			r.letGo.Frames++
+			switch f.State() {
+			case Failed:
+				r.letGo.Failed++
+			case Refused:
+				r.letGo.Refused++
+			case Cancelled:
+				r.letGo.Cancelled++
+			}
+			if e := f.Ended(); e.After(r.letGo.Last) {
+				r.letGo.Last = e
+			}
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(r.frames[len(kept):])
+	r.frames = kept
 }
 
 // spend adds model tokens and cost to r and its ancestors, and stops (mode

@@ -103,6 +103,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 
 // serveShowing is serve with requests of other runtimes shown in the UI.
 func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, shown []*reach.Request) error {
+	limitMemory(ctx, defaultMemoryLimit)
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
 		return err

@@ -118,6 +118,19 @@ func (h *History) past(rec *store.Request) *reach.PastRequest {
 	return p
 }
 
+// Frames reads back the ended frames of request id, one of this run, from
+// its audit events (reach.Options.StoredFrames); flush the audit log
+// first, so that they are all there.
+func (h *History) Frames(id string) []reach.PastFrame {
+	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
+	defer cancel()
+	events, err := audit.Show(ctx, h.st, id)
+	if err != nil {
+		h.log.Error("history: reading a request's audit events", "request", id, "err", err)
+	}
+	return pastFrames(events)
+}
+
 // load reads the frames and sub-requests of the stored request id.
 func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 
@@ -69,13 +70,16 @@ type Contract struct {
 	cond          cel.Program
 }
 
-var celEnv = func() *cel.Env {
+// celEnv is the environment of verify conditions, made when the first
+// one is compiled: most gateways have none, and making it runs much of
+// CEL's code.
+var celEnv = sync.OnceValue(func() *cel.Env {
 	env, err := cel.NewEnv(cel.Variable("result", cel.DynType), cel.Variable("args", cel.DynType), cel.Variable("output", cel.DynType))
 	if err != nil {
 		panic(err)
 	}
 	return env
-}()
+})
 
 // Compile compiles the contract of the tool name; an empty s is nil.
 // Errors begin with "tool name".
@@ -113,7 +117,7 @@ func Compile(name string, s Spec) (*Contract, error) {
 		}
 	}
 	if s.Verify != nil {
-		ast, iss := celEnv.Compile(s.Condition)
+		ast, iss := celEnv().Compile(s.Condition)
 		if iss != nil && iss.Err() != nil {
 			return nil, fmt.Errorf("tool %s: verify condition %q: %v", name, s.Condition, iss.Err())
 		}
@@ -121,7 +125,7 @@ func Compile(name string, s Spec) (*Contract, error) {
 			return nil, fmt.Errorf("tool %s: verify condition %q must be true or false, not %s", name, s.Condition, ast.OutputType())
 		}
 		var err error
-		if c.cond, err = celEnv.Program(ast); err != nil {
+		if c.cond, err = celEnv().Program(ast); err != nil {
 			return nil, fmt.Errorf("tool %s: verify condition: %w", name, err)
 		}
 	}

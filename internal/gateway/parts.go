@@ -271,6 +271,16 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// looked up, their graphs rebuilt from their audit events.
 	g.history = durable.NewHistory(st, g.log.With("component", "history"))
 	ro.History = g.history.Past
+	// A request keeps its newest ended tool frames in memory; the older
+	// ones are read back from their audit events when a view asks.
+	ro.StoredFrames = func(id string) []reach.PastFrame {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := log.Flush(ctx); err != nil {
+			g.log.Error("history: flushing the audit log", "request", id, "err", err)
+		}
+		return g.history.Frames(id)
+	}
 	g.store, g.audit = st, log
 	return log, nil
 }

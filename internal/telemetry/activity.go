@@ -41,12 +41,24 @@ type Activity struct {
 // RequestActivity walks r and its sub-requests.
 func RequestActivity(r *reach.Request, now time.Time) Activity {
 	a := Activity{Last: r.Started()}
+	walked := 0
 	var walk func(*reach.Request)
 	walk = func(q *reach.Request) {
-		for _, f := range q.Frames() {
-			if a.Frames++; a.Frames > maxWalkFrames {
+		// The frames a request let go from memory ended: counted from its
+		// tally, not read back from the store.
+		fs, gone := q.KeptFrames()
+		a.Frames += gone.Frames
+		a.Refused += gone.Refused
+		a.Failed += gone.Failed
+		a.Cancelled += gone.Cancelled
+		if gone.Last.After(a.Last) {
+			a.Last = gone.Last
+		}
+		for _, f := range fs {
+			if walked++; walked > maxWalkFrames {
 				return
 			}
+			a.Frames++
 			switch f.State() {
 			case reach.Refused:
 				a.Refused++

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -118,7 +119,7 @@ type Options struct {
 type UI struct {
 	o        Options
 	mux      *http.ServeMux
-	pages    map[string]*template.Template
+	pages    func() map[string]*template.Template // parsed on the first page shown
 	log      *slog.Logger
 	sessions sessions
 	csrf     string // the form token when no one signs in
@@ -128,21 +129,12 @@ var _ http.Handler = (*UI)(nil)
 
 // New returns the UI.
 func New(o Options) *UI {
-	u := &UI{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger, csrf: randomToken()}
+	u := &UI{o: o, mux: http.NewServeMux(), pages: sync.OnceValue(parsePages), log: o.Logger, csrf: randomToken()}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
 	if o.Login != nil && (o.Login.Header == nil || o.Login.Credential == nil) {
 		panic("ui: Login needs Header and Credential")
-	}
-	funcs := template.FuncMap{"dict3": func(a approvalView, csrf, request string) decideView {
-		return decideView{A: a, CSRF: csrf, Request: request}
-	}}
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
-	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
-		t := template.Must(base.Clone())
-		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
-		u.pages[p] = t
 	}
 	static, _ := fs.Sub(assets, "assets")
 	u.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
@@ -156,6 +148,22 @@ func New(o Options) *UI {
 	u.mux.HandleFunc("GET /ui/live", u.live)
 	u.mux.HandleFunc("POST /ui/logout", u.logout)
 	return u
+}
+
+// parsePages parses the pages' templates: when the UI first shows one, not
+// when the gateway starts (most gateways serve no page for a long while).
+func parsePages() map[string]*template.Template {
+	funcs := template.FuncMap{"dict3": func(a approvalView, csrf, request string) decideView {
+		return decideView{A: a, CSRF: csrf, Request: request}
+	}}
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
+	pages := map[string]*template.Template{}
+	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
+		t := template.Must(base.Clone())
+		template.Must(t.New("main").Parse(`{{template "` + p + `" .}}`))
+		pages[p] = t
+	}
+	return pages
 }
 
 // maxForm bounds the body of a form the UI reads.
@@ -307,7 +315,7 @@ func (u *UI) renderStatus(w http.ResponseWriter, r *http.Request, status int, na
 	if r.Header.Get("X-Reach-Fragment") != "" {
 		tmpl = "main"
 	}
-	if err := u.pages[name].ExecuteTemplate(&buf, tmpl, data); err != nil {
+	if err := u.pages()[name].ExecuteTemplate(&buf, tmpl, data); err != nil {
 		u.log.Error("rendering the UI", "page", name, "err", err)
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
@@ -923,8 +931,9 @@ func (u *UI) version(r *http.Request) string {
 			continue
 		}
 		us := q.Usage()
-		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), len(q.Frames()), us.ToolCalls, us.Tokens)
-		for _, f := range q.Frames() {
+		fs, gone := q.KeptFrames() // the frames let go from memory ended: they change no more
+		fmt.Fprintf(&b, "%s:%s:%d:%d:%d;", q.ID(), q.State(), gone.Frames+len(fs), us.ToolCalls, us.Tokens)
+		for _, f := range fs {
 			fmt.Fprintf(&b, "%d", f.State())
 		}
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// The limit is the base while the live heap is small, and grows with it
+// so that the heap may always grow by half of what is live.
+func TestMemoryLimitGrowsWithTheLiveHeap(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct{ live, other, want uint64 }{
+		{10 * mb, 8 * mb, 40 * mb},
+		{20 * mb, 8 * mb, 40 * mb},
+		{30 * mb, 8 * mb, 53 * mb},
+		{200 * mb, 20 * mb, 320 * mb},
+	} {
+		if got := memoryLimit(40*mb, c.live, c.other); got != c.want {
+			t.Errorf("memoryLimit(40 MiB, live %d MiB, other %d MiB) = %d MiB, want %d", c.live/mb, c.other/mb, got/mb, c.want/mb)
+		}
+	}
+}
+
+// reach serve sets the default limit, unless GOMEMLIMIT says otherwise.
+func TestLimitMemoryLeavesGOMEMLIMIT(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOMEMLIMIT", "off")
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT=off the limit became %d", got)
+	}
+
+	t.Setenv("GOMEMLIMIT", "") // set, even if empty: the runtime's to read
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set the limit became %d", got)
+	}
+
+	os.Unsetenv("GOMEMLIMIT") // restored by t.Setenv's cleanup
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetMemoryLimit(-1); got < 64<<20 || got == math.MaxInt64 {
+		t.Errorf("without GOMEMLIMIT the limit is %d, want 64 MiB or more", got)
+	}
+}
+
+// afterEachGC calls its function after each collection, until ctx ends.
+func TestAfterEachGC(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := make(chan struct{}, 100)
+	afterEachGC(ctx, func() { calls <- struct{}{} })
+	for i := range 3 {
+		runtime.GC()
+		select {
+		case <-calls:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no call after collection %d", i+1)
+		}
+	}
+	cancel()
+	for len(calls) > 0 { // of collections the runtime started on its own
+		<-calls
+	}
+	runtime.GC() // runs the armed cleanup, which sees ctx ended
+	runtime.GC()
+	time.Sleep(100 * time.Millisecond)
+	if n := len(calls); n > 0 {
+		t.Errorf("%d calls after ctx ended", n)
+	}
+}
