@@ -727,8 +727,11 @@ func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id stri
 				return
 			case <-t.C:
 			}
+			// A frame that waits has not ended, so the request keeps it in
+			// memory: the frames it let go to the store are not read back.
+			kept, _ := r.KeptFrames()
 			var waiting *reach.Frame
-			for _, f := range slices.Backward(r.Frames()) {
+			for _, f := range slices.Backward(kept) {
 				if f.CallID == id {
 					if f.State() == reach.AwaitingApproval {
 						waiting = f
