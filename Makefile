@@ -2,9 +2,9 @@
 GO ?= go
 export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
-.PHONY: test check fmt vet unit race bench bench-smoke fuzz loops
+.PHONY: test check fmt vet unit race allocs bench bench-smoke fuzz loops
 
-test: check loops race bench-smoke
+test: check loops race allocs bench-smoke
 
 # Under make test, a test whose dependencies are missing fails instead of
 # skipping (REACH_CI), so that CI never passes by skipping.
@@ -29,6 +29,11 @@ unit:
 
 race:
 	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
+
+# The allocation tests, without the race detector (which allocates on its
+# own and drops sync.Pool items, so they skip themselves under -race).
+allocs:
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -run 'Alloc' ./...
 
 # The loop benchmark on both public sets, when the shared folder is beside
 # the clone: no false kill, and a detection of at least 0.95 on the first
