@@ -254,7 +254,7 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 			continue
 		}
 		f := &Frame{ID: pf.ID, Kind: pf.Kind, Name: pf.Name, Args: pf.Args, CallID: pf.CallID, Agent: pf.Agent,
-			Request: r, Depth: pf.Depth, Started: pf.Started, ended: pf.Ended, err: pf.Error, tokens: pf.Tokens,
+			Request: r, Started: pf.Started, ended: pf.Ended, err: pf.Error, tokens: pf.Tokens,
 			why: pf.Why, summary: pf.Summary}
 		f.setState(pf.State)
 		f.recorded.Store(true)
@@ -265,8 +265,6 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 		}
 		if f.Parent != nil {
 			f.Depth = f.Parent.Depth
-		} else {
-			f.Depth = 0
 		}
 		if f.Kind == ToolFrame {
 			f.Depth++

@@ -26,6 +26,9 @@ func (c *countingStore) QueueRequest(r *store.Request) {
 	c.Store.QueueRequest(r)
 }
 
+// onlyQueued reports whether one request was written, queued.
+func (c *countingStore) onlyQueued() bool { return len(c.queued) == 1 && len(c.put) == 0 }
+
 // A request whose id the runtime made (reach.Request.Fresh) begins without
 // waiting for the store: no earlier request can hold its id, so there is
 // nothing to refuse. A request a client names is written and checked
@@ -57,7 +60,7 @@ func TestFreshRequestBeginIsQueued(t *testing.T) {
 			if r.Fresh() != (tc.id == "") {
 				t.Errorf("Fresh() = %v for id %q", r.Fresh(), tc.id)
 			}
-			if got := len(st.queued) == 1 && len(st.put) == 0; got != tc.queued {
+			if got := st.onlyQueued(); got != tc.queued {
 				t.Errorf("begin: PutRequest %v, QueueRequest %v; want queued %v", st.put, st.queued, tc.queued)
 			}
 			r.End()
@@ -122,7 +125,7 @@ func TestFreshRequestEnd(t *testing.T) {
 			}
 			st.put, st.queued = nil, nil
 			r.End()
-			if got := len(st.queued) == 1 && len(st.put) == 0; got != tc.queued {
+			if got := st.onlyQueued(); got != tc.queued {
 				t.Errorf("end: PutRequest %v, QueueRequest %v; want queued %v", st.put, st.queued, tc.queued)
 			}
 		})

@@ -124,6 +124,11 @@ func (h *History) past(rec *store.Request) *reach.PastRequest {
 func (h *History) Frames(id string) []reach.PastFrame {
 	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
 	defer cancel()
+	return h.eventFrames(ctx, id)
+}
+
+// eventFrames reads the frames of request id from its audit events.
+func (h *History) eventFrames(ctx context.Context, id string) []reach.PastFrame {
 	events, err := audit.Show(ctx, h.st, id)
 	if err != nil {
 		h.log.Error("history: reading a request's audit events", "request", id, "err", err)
@@ -135,11 +140,7 @@ func (h *History) Frames(id string) []reach.PastFrame {
 func (h *History) load(id string) ([]reach.PastFrame, []*reach.PastRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
 	defer cancel()
-	events, err := audit.Show(ctx, h.st, id)
-	if err != nil {
-		h.log.Error("history: reading a request's audit events", "request", id, "err", err)
-	}
-	frames := pastFrames(events)
+	frames := h.eventFrames(ctx, id)
 	// The writes a restart cut off have a checkpoint and no event.
 	cps, err := h.st.RequestFrames(ctx, id)
 	if err != nil {

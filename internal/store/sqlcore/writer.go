@@ -279,7 +279,13 @@ func (wr *Writer) signal() {
 // takeLocked appends to ws what is queued, in order, up to maxBatch
 // writes in all, and returns it. wr.mu is held.
 func (wr *Writer) takeLocked(ws []*Write) []*Write {
-	n := min(len(wr.pending), maxBatch-len(ws))
+	return wr.takeFirst(ws, maxBatch-len(ws))
+}
+
+// takeFirst appends to ws the first n writes queued (fewer if fewer are),
+// and returns it. wr.mu is held.
+func (wr *Writer) takeFirst(ws []*Write, n int) []*Write {
+	n = min(len(wr.pending), n)
 	if n <= 0 {
 		return ws
 	}
@@ -533,15 +539,8 @@ func (wr *Writer) next() (w *Write, stop bool) {
 	if len(wr.pending) == 0 {
 		return nil, wr.closed
 	}
-	w = wr.pending[0]
-	if w.waited() {
-		wr.waiters--
-	}
-	rest := copy(wr.pending, wr.pending[1:])
-	wr.pending[rest] = nil
-	wr.pending = wr.pending[:rest]
-	wr.room.Broadcast()
-	return w, false
+	var one [1]*Write
+	return wr.takeFirst(one[:0], 1)[0], false
 }
 
 // tell answers w if it is a claim not answered yet, and reports whether
