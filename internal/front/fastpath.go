@@ -351,17 +351,15 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 		return "", false // progress flows on an SSE answer: the SDK's
 	}
 	s.fastCalls.Add(1)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	key := sid + "\x00" + string(msg.ID)
-	s.inflight.Store(key, cancel)
-	defer s.inflight.Delete(key)
 	agent := ""
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h})
-	if errors.Is(context.Cause(ctx), errClientCancelled) {
+	// The call's own context (link's, under its request) is the one a
+	// notifications/cancelled ends: dispatch keeps its cancel under key.
+	tc := &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID)}
+	res, err := s.dispatch(ctx, tc)
+	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response
 	}
 	if err != nil {

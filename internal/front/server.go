@@ -414,6 +414,12 @@ type toolCall struct {
 	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
+	// inflight is the key (session id, NUL, JSON-RPC id) under which a fast
+	// call's cancel is kept while it runs, for the client's
+	// notifications/cancelled; "" for other calls. dispatch sets cancelled
+	// when the client cancelled it so.
+	inflight  string
+	cancelled bool
 }
 
 // idMap is a map from ids to V, safe for concurrent use. (A sync.Map
@@ -481,11 +487,18 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 			c.session.wasLinked(f.Request.Root().ID())
 		}
 	}
-	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
+	cctx, cancel, r, done, err := s.owned.CancelableCallContext(ctx, m.Target, &c.session.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
+	if c.inflight != "" {
+		s.inflight.Store(c.inflight, cancel)
+		defer func() {
+			s.inflight.Delete(c.inflight)
+			c.cancelled = errors.Is(context.Cause(cctx), errClientCancelled)
+		}()
+	}
 	var down *upstream.Caller
 	if c.ss != nil {
 		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
