@@ -179,8 +179,10 @@ func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []by
 	}
 	s.fastCalls.Add(1)
 	ctx := r.Context()
+	a := getAnswer()
+	defer putAnswer(a)
 	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
-		header: r.Header})
+		header: r.Header, answer: a})
 	if err != nil {
 		mcpwire.WriteResponse(w, id, nil, rpcError(err))
 		return
@@ -357,7 +359,9 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 	}
 	// The call's own context (link's, under its request) is the one a
 	// notifications/cancelled ends: dispatch keeps its cancel under key.
-	tc := &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID)}
+	a := getAnswer()
+	defer putAnswer(a)
+	tc := &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
 	res, err := s.dispatch(ctx, tc)
 	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response

@@ -420,6 +420,9 @@ type toolCall struct {
 	// when the client cancelled it so.
 	inflight  string
 	cancelled bool
+	// answer, if not nil, is where the result is rendered: the caller
+	// writes it out before it reuses it (the fast lane's).
+	answer *answer
 }
 
 // idMap is a map from ids to V, safe for concurrent use. (A sync.Map
@@ -513,7 +516,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
-	out := mcpResult(res, r.ID())
+	out := mcpResult(res, r.ID(), c.answer)
 	if !s.shaped(c.params.Name) {
 		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
 	}
@@ -528,16 +531,24 @@ func (s *Server) shaped(name string) bool {
 	return ok && t.Shape != nil
 }
 
-// mcpResult renders a reach result as an MCP tool result.
-func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+// mcpResult renders a reach result as an MCP tool result, in a if it is
+// not nil (an answer written out before a is used again).
+func mcpResult(res *reach.Result, request string, a *answer) *mcp.CallToolResult {
 	status := metaSuccess
 	if res.Status != reach.StatusSuccess {
 		status = string(res.Status)
 	}
-	out := &mcp.CallToolResult{
-		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: status},
+	if a == nil {
+		a = &answer{}
 	}
+	a.text.Text = modelText(res)
+	a.content[0] = &a.text
+	if a.meta == nil {
+		a.meta = make(mcp.Meta, 4)
+	}
+	a.meta[link.MetaRequest], a.meta[link.MetaFrame], a.meta[link.MetaStatus] = request, res.Frame.String(), status
+	out := &a.res
+	out.Content, out.Meta = a.content[:], a.meta
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true
 		if res.Error != nil {
@@ -555,6 +566,29 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 		out.Content = cs
 	}
 	return out
+}
+
+// answer holds an MCP tool result as mcpResult renders it. The fast lane
+// writes its answer out before the call returns, so it renders each one
+// into a pooled answer (getAnswer, putAnswer): the result, its text block
+// and its _meta map are not made anew for every call.
+type answer struct {
+	res     mcp.CallToolResult
+	text    mcp.TextContent
+	content [1]mcp.Content
+	meta    mcp.Meta
+}
+
+var answers = sync.Pool{New: func() any { return new(answer) }}
+
+func getAnswer() *answer { return answers.Get().(*answer) }
+
+// putAnswer gives a back to the pool, once nothing refers to what it holds.
+func putAnswer(a *answer) {
+	m := a.meta
+	clear(m)
+	*a = answer{meta: m}
+	answers.Put(a)
 }
 
 // metaSuccess is a success's status as a _meta value, made once (a
