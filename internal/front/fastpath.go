@@ -262,6 +262,13 @@ func (s *Server) sessionByID(id string) *mcp.ServerSession {
 	if ss, ok := s.byID.Load(id); ok {
 		return ss
 	}
+	return s.findSession(id)
+}
+
+// findSession looks the SDK's sessions through for id, and keeps the one
+// it finds by id. (Apart from sessionByID: the loop's body captures id,
+// which would then go to the heap on every call.)
+func (s *Server) findSession(id string) *mcp.ServerSession {
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
 			s.byID.Store(id, ss)
