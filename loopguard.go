@@ -37,7 +37,7 @@ func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
 	if !ok {
 		return
 	}
-	rt.detector(c.req).Done(s, loops.ToolOutcome(res, err))
+	rt.detector(c.req).DoneTool(s, res, err)
 }
 
 // loopModel checks a model frame before it starts.

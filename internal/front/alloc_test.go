@@ -66,8 +66,9 @@ func TestFastCallAllocations(t *testing.T) {
 	for range 20 {
 		call()
 	}
-	// 37 when measured, the test's own body included (48 before all three).
-	if n := testing.AllocsPerRun(200, call); n > 37 {
-		t.Errorf("a fast call allocates %v times, want at most 37", n)
+	// 36 when measured, the test's own body included (48 before these
+	// and the loop guard's observation in its own buffer).
+	if n := testing.AllocsPerRun(200, call); n > 36 {
+		t.Errorf("a fast call allocates %v times, want at most 36", n)
 	}
 }
