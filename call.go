@@ -16,6 +16,7 @@ import (
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/loops"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
@@ -42,7 +43,8 @@ type Call struct {
 	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
 	started   time.Time
-	step      any    // the loop guard's record of this call
+	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
+	lstep     loops.Step
 	passes    passes // through the circuit breakers, for the first attempt
 }
 

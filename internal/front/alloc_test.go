@@ -66,9 +66,10 @@ func TestFastCallAllocations(t *testing.T) {
 	for range 20 {
 		call()
 	}
-	// 36 when measured, the test's own body included (48 before these
-	// and the loop guard's observation in its own buffer).
-	if n := testing.AllocsPerRun(200, call); n > 36 {
-		t.Errorf("a fast call allocates %v times, want at most 36", n)
+	// 35 when measured, the test's own body included (48 before these,
+	// the loop guard's observation in its own buffer and its step in the
+	// call).
+	if n := testing.AllocsPerRun(200, call); n > 35 {
+		t.Errorf("a fast call allocates %v times, want at most 35", n)
 	}
 }
