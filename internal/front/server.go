@@ -264,6 +264,28 @@ type session struct {
 	linkMu sync.Mutex
 	linked string
 	mixed  bool
+
+	// reqMeta is the id of the request the session's last call ran in, as
+	// the _meta value its answers carry (metaValue): a string made an
+	// interface value is an allocation, the same one for every call.
+	reqMeta atomic.Pointer[metaString]
+}
+
+// metaString is a string and the same string as an interface value.
+type metaString struct {
+	s string
+	v any
+}
+
+// requestMeta returns id as an interface value, the one kept for the
+// session's calls when it is the same id.
+func (s *session) requestMeta(id string) any {
+	if m := s.reqMeta.Load(); m != nil && m.s == id {
+		return m.v
+	}
+	m := &metaString{s: id, v: id}
+	s.reqMeta.Store(m)
+	return m.v
 }
 
 // preferred is the request a call of the session that several requests'
@@ -516,7 +538,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
-	out := mcpResult(res, r.ID(), c.answer)
+	out := mcpResult(res, c.session.requestMeta(r.ID()), c.answer)
 	if !s.shaped(c.params.Name) {
 		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
 	}
@@ -532,8 +554,9 @@ func (s *Server) shaped(name string) bool {
 }
 
 // mcpResult renders a reach result as an MCP tool result, in a if it is
-// not nil (an answer written out before a is used again).
-func mcpResult(res *reach.Result, request string, a *answer) *mcp.CallToolResult {
+// not nil (an answer written out before a is used again); request is the
+// request's id (a string).
+func mcpResult(res *reach.Result, request any, a *answer) *mcp.CallToolResult {
 	status := metaSuccess
 	if res.Status != reach.StatusSuccess {
 		status = string(res.Status)
