@@ -42,6 +42,7 @@ type Call struct {
 	executing *Checkpoint // its "executing" checkpoint, when the idempotency claim made it durable
 	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
+	toolKey   string      // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
 	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
@@ -471,9 +472,10 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f.setState(Executing)
 	hctx := withFrame(ctx, f)
 	if c.fwdKey != "" {
-		hctx = context.WithValue(hctx, idemKey{}, c.Tool+":"+c.fwdKey)
+		c.toolKey = c.Tool + ":" + c.fwdKey
+		hctx = context.WithValue(hctx, idemKey{}, &c.toolKey)
 	} else if c.key != "" {
-		hctx = context.WithValue(hctx, idemKey{}, c.key)
+		hctx = context.WithValue(hctx, idemKey{}, &c.key) // a pointer: the string made an interface value would be an allocation
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
 	attempts := 1
