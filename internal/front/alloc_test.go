@@ -22,7 +22,7 @@ import (
 // part included: BenchmarkCall holds that apart):
 //   - the call's context is the one link makes under its request,
 //     cancelled by the client's notifications/cancelled, not one more of
-//     the fast lane's own (5 allocations and the server's lock a call);
+//     the fast lane's own (5 allocations a call);
 //   - the MCP result is rendered into a pooled answer (its text block and
 //     _meta map included), written out before the call returns;
 //   - the session is found by its id without the id going to the heap;
