@@ -32,8 +32,8 @@ import (
 	"github.com/agentreach/reach/internal/policy/secrets"
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/http/httpguts"
-	"gopkg.in/yaml.v3"
 )
 
 // Defaults of a Config; each applies where the field is zero.
