@@ -20,8 +20,9 @@
 //     from the request's ledger (and its ancestors'), under the ledger's
 //     lock: two instances together never pass a budget.
 //   - Its end by its client (End): stored and woken like a stop; each
-//     instance ends its part, and a recovery ends such a request without
-//     undoing anything (postgres.Store.SettleRequest).
+//     instance ends its part (one that did not listen then ends it when it
+//     listens again), and a recovery ends such a request without undoing
+//     anything (postgres.Store.SettleRequest).
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
@@ -242,9 +243,10 @@ func (c *Cluster) Forget(ctx context.Context, owner string) error {
 var _ durable.Shared = (*Cluster)(nil)
 
 // Start begins the instance's background work with rt (built with
-// Recorder and Admission): heartbeats every TTL/5; the stops of the other
-// instances applied to the requests running here (and those missed while
-// cut off, read again on each connection); onApproval (if not nil) told
+// Recorder and Admission): heartbeats every TTL/5; the stops and ends
+// (End) of the other instances applied to the requests running here (and
+// those missed while cut off or before it listened, read again on each
+// connection); onApproval (if not nil) told
 // of every approval written by any instance; and, once its heartbeats
 // have gone on for a TTL, recover run every TTL/2 (durable.Recover with
 // this cluster as its Shared), for the work of instances that died.
@@ -401,9 +403,24 @@ func (c *Cluster) stopLocal(r *reach.Request, state string, cause []byte) {
 	r.StopWith(cs)
 }
 
-// catchUp reads the stops written since the newest one read, as a
-// connection of the listener is made (again): what it missed.
+// catchUp reads what the listener missed, as its connection is made
+// (again): the stops written since the newest one read, and the requests
+// this instance runs that their client ended through another instance
+// (End): their wake-ups came while it did not listen.
 func (c *Cluster) catchUp(ctx context.Context) {
+	c.catchUpStops(ctx)
+	ended, err := c.st.Settled(ctx, c.owner)
+	if err != nil {
+		c.log.Warn("cluster: reading the requests ended through other instances", "err", err)
+		return
+	}
+	for _, id := range ended {
+		c.endLocal(id)
+	}
+}
+
+// catchUpStops reads the stops written since the newest one read.
+func (c *Cluster) catchUpStops(ctx context.Context) {
 	since := time.Unix(0, c.caught.Load()).Add(-time.Minute) // margin for the writers' clocks
 	stops, err := c.st.Stops(ctx, since)
 	if err != nil {

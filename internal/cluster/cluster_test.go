@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/jackc/pgx/v5"
@@ -93,4 +95,63 @@ func TestNameLostToASecondProcess(t *testing.T) {
 		}
 	}
 	t.Fatalf("%s stopped heartbeating, and %s still takes it for alive", c1.Owner(), c2.Owner())
+}
+
+// A request running on b is ended by its client through a while b does
+// not listen yet (or is cut off): the wake-up is lost, yet b ends its part
+// once it listens, and the request is stored ended. (Missing that, a
+// request that a client ended through another instance just after b
+// started ran on; issue 17, TestInstancesEndAcross.)
+func TestEndMissedBeforeListening(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	open := func(name string) (*postgres.Store, *Cluster) {
+		st, err := postgres.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return st, c
+	}
+	stA, a := open("a")
+	stB, b := open("b")
+	rt := reach.New(&reach.Options{Requests: b.Recorder(durable.New(stB, nil, nil))})
+	_, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "r-far"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := a.End(ctx, "r-far", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	if ids, err := stB.Settled(ctx, b.Owner()); err != nil || !slices.Equal(ids, []string{"r-far"}) {
+		t.Fatalf("Settled(%s) = %v, %v; want r-far", b.Owner(), ids, err)
+	}
+	if err := b.Start(rt, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-req.Context().Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("b never ended its part of r-far, which its client ended through a before b listened")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := stA.GetRequest(ctx, "r-far")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State == "ended" && !r.Ended.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("r-far is stored %s (ended %v), want ended", r.State, r.Ended)
+		}
+	}
+	if ids, err := stB.Settled(ctx, b.Owner()); err != nil || len(ids) != 0 {
+		t.Fatalf("Settled(%s) = %v, %v after b left r-far; want none", b.Owner(), ids, err)
+	}
 }

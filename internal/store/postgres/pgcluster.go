@@ -223,6 +223,25 @@ func (p *Store) SettleRequest(ctx context.Context, id string) (bool, error) {
 	return found, nil
 }
 
+// Settled returns the requests owner has a part in (JoinRequest) whose
+// client ended them (SettleRequest), sorted: the ends that an instance cut
+// off from the notifications, or not yet listening, may have missed (Watch).
+func (p *Store) Settled(ctx context.Context, owner string) ([]string, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT r.id FROM replicas x JOIN requests r ON r.id = x.request
+	WHERE x.owner = $1 AND r.settled <> 0 AND r.settled = r.started ORDER BY r.id`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("reading the requests ended by their clients: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading the requests ended by their clients: %w", err)
+	}
+	return ids, nil
+}
+
 // StopRecord is a stored stop, as Stops returns it.
 type StopRecord struct {
 	Request string
@@ -422,8 +441,9 @@ type listener struct {
 // connection of its own, until the store is closed: onSignal is called
 // for each, in order, from one goroutine; onConnect each time the
 // connection is made (again), after it listens, so that the caller reads
-// what it may have missed while it was cut off (Stops). A lost connection
-// is made again, with a backoff up to 2s. Watch may be called once.
+// what it may have missed while it was cut off, or before it first
+// listened (Stops, Settled). A lost connection is made again, with a
+// backoff up to 2s. Watch may be called once.
 func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
 	if p.Closed() {
 		return store.ErrClosed

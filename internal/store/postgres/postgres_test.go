@@ -343,6 +343,13 @@ func TestPostgresSettledOrphan(t *testing.T) {
 	if found, err := a.SettleRequest(ctx, "nope"); err != nil || found {
 		t.Fatalf("SettleRequest(nope) = %v, %v; want not found", found, err)
 	}
+	// What B, had it missed the wake-up, reads as it listens again.
+	if ids, err := b.Settled(ctx, "B/1"); err != nil || !slices.Equal(ids, []string{"s1"}) {
+		t.Fatalf("Settled(B/1) = %v, %v; want s1 (its client ended it, s2 runs on)", ids, err)
+	}
+	if ids, err := b.Settled(ctx, "A/1"); err != nil || len(ids) != 0 {
+		t.Fatalf("Settled(A/1) = %v, %v; want none (A runs no part of s1)", ids, err)
+	}
 	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'B/1'`); err != nil {
 		t.Fatal(err)
 	}
@@ -356,6 +363,9 @@ func TestPostgresSettledOrphan(t *testing.T) {
 	// s1 begun again under its id: not settled by its earlier end.
 	if _, outcome, err := b.JoinRequest(ctx, joinReq("s1", "alice"), "B/2", ttl); err != nil || outcome != JoinBegun {
 		t.Fatalf("JoinRequest s1 again = %v, %v", outcome, err)
+	}
+	if ids, err := b.Settled(ctx, "B/2"); err != nil || len(ids) != 0 {
+		t.Fatalf("Settled(B/2) = %v, %v; want none (s1 begun again was not ended by its client)", ids, err)
 	}
 	ids, err = a.ClaimOrphans(ctx, "A/1", ttl, 10)
 	if err != nil || !slices.Equal(ids, []string{"s1"}) {
