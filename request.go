@@ -53,7 +53,7 @@ type Request struct {
 	frames   []*Frame
 	dropped  int
 	letGo    LetGo                // the ended tool frames let go from frames (Options.StoredFrames)
-	goneIDs  map[FrameID]struct{} // and their ids: Frame reads back only those
+	goneIDs  idSet                // and their ids: Frame reads back only those
 	children []*Request
 
 	loops loops.Lazy   // the loop detector of the tree: used on the root request only
@@ -125,7 +125,7 @@ func (r *Request) Frame(id FrameID) (*Frame, bool) {
 		}
 	}
 	children := append([]*Request(nil), r.children...)
-	_, gone := r.goneIDs[id]
+	gone := r.goneIDs.has(id)
 	r.mu.Unlock()
 	if gone {
 		for _, f := range r.Frames() {
@@ -241,7 +241,7 @@ func (r *Request) withStored(fs []*Frame) []*Frame {
 	// Only the frames r let go: not those the store has of the same request
 	// from elsewhere (another instance that joined it).
 	r.mu.Lock()
-	stored = slices.DeleteFunc(stored, func(pf PastFrame) bool { _, gone := r.goneIDs[pf.ID]; return !gone })
+	stored = slices.DeleteFunc(stored, func(pf PastFrame) bool { return !r.goneIDs.has(pf.ID) })
 	r.mu.Unlock()
 	byID := make(map[FrameID]*Frame, len(fs)+len(stored))
 	for _, f := range fs {
@@ -454,10 +454,7 @@ func (r *Request) letGoOld(keep int) {
 	for _, f := range r.frames {
 		if n > 0 && f.recorded.Load() {
 			n--
-			if r.goneIDs == nil {
-				r.goneIDs = map[FrameID]struct{}{}
-			}
-			r.goneIDs[f.ID] = struct{}{}
+			r.goneIDs.add(f.ID)
 			r.letGo.Frames++
 			switch f.State() {
 			case Failed:
