@@ -52,8 +52,8 @@ type Request struct {
 	mu       sync.Mutex
 	frames   []*Frame
 	dropped  int
-	letGo    LetGo                // the ended tool frames let go from frames (Options.StoredFrames)
-	goneIDs  idSet                // and their ids: Frame reads back only those
+	letGo    LetGo // the ended tool frames let go from frames (Options.StoredFrames)
+	goneIDs  idSet // and their ids: Frame reads back only those
 	children []*Request
 
 	loops loops.Lazy   // the loop detector of the tree: used on the root request only
