@@ -66,26 +66,39 @@ func BenchmarkAppendAudit(b *testing.B) {
 //	go test -run '^$' -bench WriteCallStore -benchtime 20000x ./internal/store/sqlite/
 //
 // c=1 runs the calls one at a time: ns/op is then what a call waits for
-// the store (its claim's commit) plus its queueing.
+// the store (its claim's commit) plus its queueing. The calls' requests,
+// frames and keys follow each other in order; ",random" runs them with
+// random ids, as the runtime makes them (a request's and a frame's ids are
+// drawn at random, and a key names its request).
 func BenchmarkWriteCallStore(b *testing.B) {
-	b.Run("c=64", func(b *testing.B) { writeCalls(b, 32) }) // 64 goroutines on 2 CPUs
-	b.Run("c=1", func(b *testing.B) { writeCalls(b, 0) })
+	b.Run("c=64", func(b *testing.B) { writeCalls(b, 32, orderedIDs()) }) // 64 goroutines on 2 CPUs
+	b.Run("c=1", func(b *testing.B) { writeCalls(b, 0, orderedIDs()) })
+	b.Run("c=64,random", func(b *testing.B) { writeCalls(b, 32, randomIDs) })
+	b.Run("c=1,random", func(b *testing.B) { writeCalls(b, 0, randomIDs) })
 }
 
-// writeCalls runs BenchmarkWriteCallStore with 2*parallelism goroutines,
-// or one at a time (0): then ns/op is what a call waits for the store.
-func writeCalls(b *testing.B, parallelism int) {
-	s, err := Open(context.Background(), b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
+// orderedIDs returns request and frame ids that follow each other: eight
+// calls a request.
+func orderedIDs() func() (string, string) {
+	var seq atomic.Int64
+	return func() (string, string) {
+		n := seq.Add(1)
+		return fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
 	}
-	defer s.Close()
+}
+
+// randomIDs returns a request id and a frame id drawn at random, as the
+// runtime draws them.
+func randomIDs() (string, string) {
+	return fmt.Sprintf("req_%016x", rand.Uint64()), fmt.Sprintf("%016x", rand.Uint64())
+}
+
+// writeCall returns one write call of the benchmarks, with ids from ids.
+func writeCall(b *testing.B, s *Store, ids func() (string, string)) func(ctx context.Context) {
 	args := []byte(`{"amount":1,"currency":"EUR","to":"acct-42"}`)
 	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
-	var seq atomic.Int64
-	call := func(ctx context.Context) {
-		n := seq.Add(1)
-		req, frame := fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
+	return func(ctx context.Context) {
+		req, frame := ids()
 		key := "alice\x00\x00pay:" + req + "/c" + frame
 		now := time.Now()
 		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c" + frame, IdemKey: key,
@@ -99,20 +112,38 @@ func writeCalls(b *testing.B, parallelism int) {
 		s.QueueFrame(&end)
 		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 	}
-	b.ReportAllocs()
-	c0 := cputime.Self()
+}
+
+// runCalls runs call b.N times, on 2*parallelism goroutines, or one at a
+// time (0).
+func runCalls(b *testing.B, parallelism int, call func(ctx context.Context)) {
+	ctx := context.Background()
 	if parallelism == 0 {
 		for b.Loop() {
-			call(context.Background())
+			call(ctx)
 		}
-	} else {
-		b.SetParallelism(parallelism)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				call(context.Background())
-			}
-		})
+		return
 	}
+	b.SetParallelism(parallelism)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			call(ctx)
+		}
+	})
+}
+
+// writeCalls runs BenchmarkWriteCallStore with 2*parallelism goroutines,
+// or one at a time (0): then ns/op is what a call waits for the store.
+func writeCalls(b *testing.B, parallelism int, ids func() (string, string)) {
+	s, err := Open(context.Background(), b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	call := writeCall(b, s, ids)
+	b.ReportAllocs()
+	c0 := cputime.Self()
+	runCalls(b, parallelism, call)
 	cpu := cputime.Self() - c0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(float64(b.N)/float64(max(s.WriterStats().Batches, 1)), "calls/commit")
@@ -176,44 +207,17 @@ func writeCallPages(b *testing.B, parallelism int) {
 	}
 	defer s.Close()
 	s.unsynced.Store(math.MinInt64 / 2) // no checkpoint: the WAL only grows
-	args := []byte(`{"amount":1,"currency":"EUR","to":"acct-42"}`)
-	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
-	call := func(ctx context.Context) {
-		req, frame := fmt.Sprintf("req_%016x", rand.Uint64()), fmt.Sprintf("%016x", rand.Uint64())
-		key := "alice\x00\x00pay:" + req + "/c1"
-		now := time.Now()
-		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c1", IdemKey: key,
-			State: "executing", Args: args, Started: now}
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: req, Frame: frame,
-			Claimed: now, Expires: now.Add(time.Hour), Executing: f}); err != nil || !ok {
-			b.Fatal(ok, err)
-		}
-		end := *f
-		end.State = "completed"
-		s.QueueFrame(&end)
-		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
-	}
+	call := writeCall(b, s, randomIDs)
+	ctx := context.Background()
 	// A table that is not empty: 2,000 calls before.
 	for range 2000 {
-		call(context.Background())
+		call(ctx)
 	}
-	ctx := context.Background()
 	if err := flush(ctx, s); err != nil {
 		b.Fatal(err)
 	}
 	frames0, commits0 := walFrames(b, s), s.WriterStats().Batches
-	if parallelism == 0 {
-		for b.Loop() {
-			call(ctx)
-		}
-	} else {
-		b.SetParallelism(parallelism)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				call(ctx)
-			}
-		})
-	}
+	runCalls(b, parallelism, call)
 	if err := flush(ctx, s); err != nil {
 		b.Fatal(err)
 	}
