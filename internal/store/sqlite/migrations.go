@@ -217,4 +217,31 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 `},
+	{7, "idempotency records in the order they were claimed", `
+-- The records become a rowid table, its rows in the order they were
+-- inserted (claimed), with the key in an index of its own: a claim appends
+-- its row at the end of the table, where the claims of the calls just
+-- before it are, and their completions (the result) rewrite those rows
+-- there. Keyed by the key itself (WITHOUT ROWID), a claim and, a commit
+-- later, its completion each dirtied a page at a random place of the
+-- table, with the row's whole width (docs/BENCHMARKS.md).
+CREATE TABLE idempotency_rows (
+	key     TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	state   TEXT NOT NULL,
+	result  BLOB,
+	claimed INTEGER NOT NULL,
+	expires INTEGER NOT NULL,
+	args    TEXT NOT NULL DEFAULT '',
+	request TEXT NOT NULL DEFAULT '',
+	frame   TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO idempotency_rows (key, owner, state, result, claimed, expires, args, request, frame)
+	SELECT key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY claimed, key;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_rows RENAME TO idempotency;
+CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
+CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed';
+CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
+`},
 }
