@@ -12,16 +12,6 @@ import (
 	"github.com/agentreach/reach/internal/store"
 )
 
-// openAt opens the store in dir as a binary that knew only the first n
-// migrations would.
-func openAt(t *testing.T, dir string, n int) *Store {
-	t.Helper()
-	all := migrations
-	migrations = all[:n]
-	defer func() { migrations = all }()
-	return openSQLite(t, dir, nil)
-}
-
 // TestSQLiteMigratesIdemRecordsToRowid: a store of schema 6 (idempotency
 // records keyed by their key, WITHOUT ROWID) holding what a crash leaves
 // (a call claimed and executing, a claim whose checkpoint never came, a
@@ -32,41 +22,35 @@ func openAt(t *testing.T, dir string, n int) *Store {
 func TestSQLiteMigratesIdemRecordsToRowid(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := openAt(t, dir, 6)
-	t0 := time.Now().Add(-time.Minute)
+	w := oldDatabase(t, dir, 6)
+	t0 := time.Now().Add(-time.Minute).UnixNano()
 	dead := "reach/0011223344556677" // a life of this instance that crashed
-	claim := func(key, req, frame string, exec *store.Frame) {
+	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: dead, Args: "d-" + key, Request: req, Frame: frame,
-			Claimed: t0, Expires: t0.Add(time.Hour), Executing: exec}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		if _, err := w.Exec(q, args...); err != nil {
+			t.Fatal(err)
 		}
 	}
-	frame := func(req, id, state string) *store.Frame {
-		return &store.Frame{Request: req, Frame: id, Kind: "tool", Name: "pay", IdemKey: "k-" + id, State: state,
-			Args: []byte(`{"amount":1}`), Started: t0}
+	claim := func(key, frame, state string, result []byte, expires int64) {
+		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires) VALUES (?, ?, ?, ?, 'r1', ?, ?, ?, ?)`,
+			key, dead, state, "d-"+key, frame, result, t0, expires)
 	}
-	claim("k-01", "r1", "01", frame("r1", "01", "executing")) // ran when the crash came
-	claim("k-02", "r1", "02", nil)                            // its checkpoint never came
-	claim("k-03", "r1", "03", frame("r1", "03", "executing")) // completed, its result not recorded
-	if err := s.PutFrame(ctx, frame("r1", "03", "completed")); err != nil {
-		t.Fatal(err)
+	frame := func(id, state string) {
+		exec(`INSERT INTO frames (request, frame, kind, name, idem_key, state, args, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, '{"amount":1}', ?, ?)`,
+			id, "k-"+id, state, t0, t0)
 	}
-	claim("k-04", "r1", "04", frame("r1", "04", "executing")) // completed, its result recorded
-	if err := s.PutFrame(ctx, frame("r1", "04", "completed")); err != nil {
-		t.Fatal(err)
-	}
-	result := []byte(`{"status":"success","data":"R-4"}`)
-	if err := s.CompleteKey(ctx, "k-04", dead, result, time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	claim("k-01", "01", store.IdemClaimed, nil, t0+int64(time.Hour)) // ran when the crash came
+	frame("01", "executing")
+	claim("k-02", "02", store.IdemClaimed, nil, t0+int64(time.Hour)) // its checkpoint never came
+	claim("k-03", "03", store.IdemClaimed, nil, t0+int64(time.Hour)) // completed, its result not recorded
+	frame("03", "completed")
+	claim("k-04", "04", store.IdemDone, []byte(`{"status":"success","data":"R-4"}`), time.Now().Add(time.Hour).UnixNano())
+	frame("04", "completed")
+	w.Close()
 
-	s = openSQLite(t, dir, nil)
-	if v, err := s.SchemaVersion(ctx); err != nil || v != 7 {
-		t.Fatalf("SchemaVersion = %d, %v; want 7", v, err)
+	s := openSQLite(t, dir, nil)
+	if v, err := s.SchemaVersion(ctx); err != nil || v < 7 {
+		t.Fatalf("SchemaVersion = %d, %v; want 7 or later", v, err)
 	}
 	var ddl string
 	if err := s.r.QueryRow(`SELECT sql FROM sqlite_schema WHERE name = 'idempotency'`).Scan(&ddl); err != nil {

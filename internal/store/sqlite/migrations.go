@@ -244,4 +244,17 @@ CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
 CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed';
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 `},
+	{8, "open frames found from a mark, without an index", `
+-- The open frames (those not yet final) are found at a restart without an
+-- index that every call's checkpoint entered and its end left (each of
+-- those a page written by every commit): every frame whose rowid is at
+-- most 'frames_settled' is final, except those frames_held lists. The
+-- writer moves the mark now and then (Store.settleFrames): the frames
+-- above it still open are held, and the mark goes to the last frame.
+DROP INDEX frames_open;
+INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0);
+CREATE TABLE frames_held (
+	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
+);
+`},
 }

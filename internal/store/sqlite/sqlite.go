@@ -178,6 +178,12 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	s.W = sqlcore.StartWriter(engine{s}, s.log)
+	// The frames the last run wrote since it moved the mark are read
+	// once here, not by the first batch of a call.
+	if err := s.W.Do(context.WithoutCancel(ctx), s.settleFrames()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
 	return s, nil
 }
 
@@ -209,6 +215,9 @@ func (s *Store) checkpointer() {
 		case <-s.ckStop:
 			return
 		}
+		// The mark of the settled frames moves with the next batch (unless
+		// the store closes meanwhile: it moves at the next Open).
+		s.W.TryQueue(s.settleFrames())
 		s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 		if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > walLimit {
 			s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`)

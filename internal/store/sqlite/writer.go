@@ -279,6 +279,9 @@ const (
 	stAuditPass
 	stAuditSetIndexed
 	stAuditScanFrom
+	stFramesHold
+	stFramesSettled
+	stFramesUnhold
 	numStmts
 )
 
@@ -302,13 +305,13 @@ var statementSQL = statements()
 // statements where PostgreSQL has a function), and the audit log's.
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
-	q[sqlcore.StPutFrame] = `INSERT INTO frames
+	// A frame that is not final is written as a new row, at the end of the
+	// table (one written before is replaced): above the mark of the settled
+	// frames (frames.go), where the open frames are looked for. A final
+	// one is updated in place (StUpdateFrame).
+	q[sqlcore.StPutFrame] = `INSERT OR REPLACE INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
-		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
-		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
-		started = excluded.started, updated = excluded.updated`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
@@ -350,6 +353,11 @@ func statements() []string {
 	q[stAuditPass] = `INSERT INTO audit_passes (pass, last) VALUES (?, ?)`
 	q[stAuditSetIndexed] = `INSERT OR REPLACE INTO audit_meta (key, value) VALUES ('indexed', ?)`
 	q[stAuditScanFrom] = `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`
+	q[stFramesHold] = `INSERT OR IGNORE INTO frames_held (frame) SELECT rowid FROM frames
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + finalStates
+	q[stFramesSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM frames)) WHERE key = 'frames_settled'`
+	q[stFramesUnhold] = `DELETE FROM frames_held WHERE NOT EXISTS
+	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + finalStates + `)`
 	for i := range q {
 		q[i] = positional(q[i])
 	}
