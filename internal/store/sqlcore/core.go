@@ -546,8 +546,12 @@ func (c *Core) ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
 	}
+	where := `state = 'claimed'`
+	if c.D.Claims != "" {
+		where = c.D.Claims
+	}
 	return queryAll(ctx, c.R, "listing idempotency claims", scanIdem,
-		`SELECT key, `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
+		`SELECT key, `+idemColumns+` FROM idempotency WHERE `+where+` ORDER BY claimed, key`)
 }
 
 // SweepKeys implements store.IdemRecords.

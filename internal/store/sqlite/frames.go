@@ -16,22 +16,27 @@ import (
 // is not final is always written as a new row (StPutFrame replaces one
 // written before), at the end of the table (rowid = the largest + 1), so
 // above the mark; only a final one is updated in place. The writer moves
-// the mark now and then (settleFrames), holding the frames above it that
+// the mark now and then (settleMarks), holding the frames above it that
 // are still open. Finding the open frames reads the frames above the mark
 // and the held ones.
 
 // finalStates are the states of a final frame, as SQL.
 const finalStates = `('completed', 'failed', 'refused', 'cancelled')`
 
-// settleFrames returns the write that moves the mark: the frames above it
-// that are still open are held, the mark goes to the last frame, and the
-// held frames that are now final are let go. Its cost is a read of the
-// frames written since the last move.
-func (s *Store) settleFrames() *sqlcore.Write {
-	return &sqlcore.Write{What: "the settled frames' mark", Run: func(bt sqlcore.Batch, w *sqlcore.Write) {
+// The claims (idempotency records in state 'claimed') are found the same
+// way (migration 9), with the mark 'claims_settled' and idempotency_held:
+// a claim is a new row at the end of the table, or the record of an
+// expired result it takes, moved there (StIdemClaim sets its rowid).
+
+// settleMarks returns the write that moves both marks: the frames above
+// the frames' mark that are still open are held, the mark goes to the last
+// frame, and the held frames that are now final are let go; and so for
+// the claims. Its cost is a read of the rows written since the last move.
+func (s *Store) settleMarks() *sqlcore.Write {
+	return &sqlcore.Write{What: "the marks of the settled frames and claims", Run: func(bt sqlcore.Batch, w *sqlcore.Write) {
 		b := bt.(*batch)
 		b.run(w, func() error {
-			for _, id := range []stmtID{stFramesHold, stFramesSettled, stFramesUnhold} {
+			for _, id := range []stmtID{stFramesHold, stFramesSettled, stFramesUnhold, stClaimsHold, stClaimsSettled, stClaimsUnhold} {
 				if _, err := b.affected(id); err != nil {
 					return err
 				}

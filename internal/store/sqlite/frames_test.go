@@ -41,7 +41,7 @@ func held(t *testing.T, s *Store) int {
 // then.
 func settle(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.W.Do(context.Background(), s.settleFrames()); err != nil {
+	if err := s.W.Do(context.Background(), s.settleMarks()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -91,10 +91,18 @@ func TestSQLiteOpenFramesAcrossTheMark(t *testing.T) {
 
 	// The open frames are read by their rowid: from the mark and the held
 	// ones, not by a scan of every frame.
-	rows, err := s.r.Query(`EXPLAIN QUERY PLAN ` + dialect.FrameSelect + ` WHERE ` + openFrames)
+	noScan(t, s, dialect.FrameSelect+` WHERE `+openFrames, "frames")
+}
+
+// noScan fails t if SQLite plans query q with a scan of every row of
+// table.
+func noScan(t *testing.T, s *Store, q, table string) {
+	t.Helper()
+	rows, err := s.r.Query(`EXPLAIN QUERY PLAN ` + q)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
 	var plan []string
 	for rows.Next() {
 		var id, parent, notused int
@@ -104,10 +112,9 @@ func TestSQLiteOpenFramesAcrossTheMark(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	rows.Close()
 	for _, p := range plan {
-		if p == "SCAN frames" || strings.HasPrefix(p, "SCAN frames ") {
-			t.Errorf("OpenFrames plans %q, want every frames step a search by rowid", plan)
+		if p == "SCAN "+table || strings.HasPrefix(p, "SCAN "+table+" ") {
+			t.Errorf("%s plans %q, want every step on %s a search", q, plan, table)
 		}
 	}
 }
@@ -158,5 +165,69 @@ func TestSQLiteOpenFramesAfterACrash(t *testing.T) {
 	want = []string{"02 executing", "04 waiting", "05 executing", "07 executing"}
 	if diff := cmp.Diff(want, openFrameIDs(t, s)); diff != "" {
 		t.Errorf("OpenFrames after a crash (-want +got):\n%s", diff)
+	}
+}
+
+// TestSQLiteClaimsAcrossTheMark: the claims are found whether they were
+// made before the mark moved (held) or after it, a claim that takes the
+// key of an expired result below the mark is found, and a held claim is
+// let go once completed.
+func TestSQLiteClaimsAcrossTheMark(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLite(t, t.TempDir(), nil)
+	now := time.Now()
+	claim := func(key string) {
+		t.Helper()
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+	}
+	complete := func(key string, expires time.Time) {
+		t.Helper()
+		if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed := func() []string {
+		t.Helper()
+		recs, err := s.ClaimedKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, r := range recs {
+			keys = append(keys, r.Key)
+		}
+		return keys
+	}
+	claim("a")
+	claim("b")
+	claim("c")
+	complete("b", now.Add(time.Hour))
+	complete("c", now.Add(-time.Second)) // expired
+	settle(t, s)                         // a is held, b and c are below the mark
+	claim("c")                           // takes the expired result's key
+	claim("d")
+	want := []string{"a", "c", "d"}
+	if diff := cmp.Diff(want, claimed()); diff != "" {
+		t.Errorf("ClaimedKeys (-want +got):\n%s", diff)
+	}
+	settle(t, s)
+	if diff := cmp.Diff(want, claimed()); diff != "" {
+		t.Errorf("ClaimedKeys after the mark moved again (-want +got):\n%s", diff)
+	}
+	for _, k := range want {
+		complete(k, now.Add(time.Hour))
+	}
+	if got := claimed(); len(got) != 0 {
+		t.Errorf("ClaimedKeys after they completed = %q, want none", got)
+	}
+	settle(t, s)
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM idempotency_held`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("idempotency_held keeps %d claims after they completed, want none", n)
 	}
 }

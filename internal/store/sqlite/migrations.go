@@ -249,12 +249,25 @@ CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 -- index that every call's checkpoint entered and its end left (each of
 -- those a page written by every commit): every frame whose rowid is at
 -- most 'frames_settled' is final, except those frames_held lists. The
--- writer moves the mark now and then (Store.settleFrames): the frames
+-- writer moves the mark now and then (Store.settleMarks): the frames
 -- above it still open are held, and the mark goes to the last frame.
 DROP INDEX frames_open;
 INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0);
 CREATE TABLE frames_held (
 	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
+);
+`},
+	{9, "claims found from a mark, without an index", `
+-- The claims (idempotency records in state 'claimed'), which a restart
+-- settles, are found as the open frames are (migration 8), without an
+-- index that every claim entered and its completion left: every record
+-- whose rowid is at most 'claims_settled' is not a claim, except those
+-- idempotency_held lists. A claim is a new row at the end of the table,
+-- or moves there (its rowid) when it takes the key of an expired result.
+DROP INDEX idempotency_claims;
+INSERT INTO store_meta (key, value) VALUES ('claims_settled', 0);
+CREATE TABLE idempotency_held (
+	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
 );
 `},
 }

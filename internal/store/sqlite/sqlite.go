@@ -180,7 +180,7 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	s.W = sqlcore.StartWriter(engine{s}, s.log)
 	// The frames the last run wrote since it moved the mark are read
 	// once here, not by the first batch of a call.
-	if err := s.W.Do(context.WithoutCancel(ctx), s.settleFrames()); err != nil {
+	if err := s.W.Do(context.WithoutCancel(ctx), s.settleMarks()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
@@ -217,7 +217,7 @@ func (s *Store) checkpointer() {
 		}
 		// The mark of the settled frames moves with the next batch (unless
 		// the store closes meanwhile: it moves at the next Open).
-		s.W.TryQueue(s.settleFrames())
+		s.W.TryQueue(s.settleMarks())
 		s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 		if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > walLimit {
 			s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`)

@@ -261,7 +261,11 @@ var dialect = sqlcore.Dialect{
 	ifnull(cast(event AS BLOB), x''), ifnull(cast(prev_hash AS BLOB), x''), ifnull(cast(hash AS BLOB), x'')
 	FROM audit `,
 	CheckpointSelect: `SELECT seq, ifnull(cast(hash AS BLOB), x''), ifnull(cast(time AS INTEGER), 0) FROM checkpoints`,
-	AuditHead:        `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`,
+	// The claims above their mark and the held ones (frames.go).
+	Claims: `rowid IN (SELECT claim FROM idempotency_held UNION ALL
+	SELECT rowid FROM idempotency WHERE rowid > (SELECT value FROM store_meta WHERE key = 'claims_settled'))
+	AND state = 'claimed'`,
+	AuditHead: `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`,
 }
 
 // stmtID names a prepared statement of the writer: sqlcore's, then the
@@ -282,6 +286,9 @@ const (
 	stFramesHold
 	stFramesSettled
 	stFramesUnhold
+	stClaimsHold
+	stClaimsSettled
+	stClaimsUnhold
 	numStmts
 )
 
@@ -316,10 +323,12 @@ func statements() []string {
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
 	// expired (as of the claim), is claimed; any other record stays, and
-	// is read (StIdemGet).
+	// is read (StIdemGet). A claim is a row at the end of the table, above
+	// the mark of the settled claims (frames.go): a new one, or the
+	// expired record it takes, moved there.
 	q[sqlcore.StIdemClaim] = `INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
 	VALUES ($1, $2, 'claimed', $3, $4, $5, NULL, $6, $7)
-	ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, state = 'claimed', args = excluded.args,
+	ON CONFLICT (key) DO UPDATE SET rowid = (SELECT max(rowid) + 1 FROM idempotency), owner = excluded.owner, state = 'claimed', args = excluded.args,
 		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
 	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed`
 	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING true, ` + sqlcore.DeadColumns
@@ -358,6 +367,11 @@ func statements() []string {
 	q[stFramesSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM frames)) WHERE key = 'frames_settled'`
 	q[stFramesUnhold] = `DELETE FROM frames_held WHERE NOT EXISTS
 	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + finalStates + `)`
+	q[stClaimsHold] = `INSERT OR IGNORE INTO idempotency_held (claim) SELECT rowid FROM idempotency
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'claims_settled') AND state = 'claimed'`
+	q[stClaimsSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM idempotency)) WHERE key = 'claims_settled'`
+	q[stClaimsUnhold] = `DELETE FROM idempotency_held WHERE NOT EXISTS
+	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
 	for i := range q {
 		q[i] = positional(q[i])
 	}
