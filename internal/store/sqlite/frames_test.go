@@ -98,20 +98,7 @@ func TestSQLiteOpenFramesAcrossTheMark(t *testing.T) {
 // table.
 func noScan(t *testing.T, s *Store, q, table string) {
 	t.Helper()
-	rows, err := s.r.Query(`EXPLAIN QUERY PLAN ` + q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := strings.Split(queryPlan(t, s.r, q), "; ")
 	for _, p := range plan {
 		if p == "SCAN "+table || strings.HasPrefix(p, "SCAN "+table+" ") {
 			t.Errorf("%s plans %q, want every step on %s a search", q, plan, table)
