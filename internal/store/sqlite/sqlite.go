@@ -178,11 +178,14 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	s.W = sqlcore.StartWriter(engine{s}, s.log)
-	// The frames the last run wrote since it moved the mark are read
-	// once here, not by the first batch of a call.
-	if err := s.W.Do(context.WithoutCancel(ctx), s.settleMarks()); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	// The rows the last run wrote since it moved the marks of the settled
+	// frames and claims (frames.go) are read once here, not by the first
+	// batch of a call; a command that only reads (NoCreate) leaves them.
+	if !o.NoCreate {
+		if err := s.W.Do(context.WithoutCancel(ctx), s.settleMarks()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("opening store %s: %w", path, err)
+		}
 	}
 	return s, nil
 }
