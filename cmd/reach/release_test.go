@@ -10,11 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentreach/reach/internal/policy"
 )
@@ -322,5 +323,21 @@ func TestReleaseFiles(t *testing.T) {
 	prereq, _, _ = strings.Cut(prereq, "\n## ")
 	if !ok || !strings.Contains(prereq, "Go "+goVersion[1]) || !strings.Contains(prereq, "Node.js") || !strings.Contains(prereq, "Chromium") {
 		t.Errorf("README.md's prerequisites do not name Go %s, Node.js and Chromium:\n%s", goVersion[1], prereq)
+	}
+}
+
+// TestOneYAMLLibrary: reach reads YAML with go.yaml.in/yaml/v3, which its
+// dependencies link anyway; gopkg.in/yaml.v3, the same library's old
+// path, linked beside it cost the binary 430 KB and their pages in memory
+// (docs/BENCHMARKS.md, "Memory").
+func TestOneYAMLLibrary(t *testing.T) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build information in this test binary")
+	}
+	for _, m := range bi.Deps {
+		if m.Path == "gopkg.in/yaml.v3" {
+			t.Errorf("%s %s is linked: read YAML with go.yaml.in/yaml/v3", m.Path, m.Version)
+		}
 	}
 }

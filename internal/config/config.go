@@ -30,9 +30,10 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/http/httpguts"
-	"gopkg.in/yaml.v3"
 )
 
 // Defaults of a Config; each applies where the field is zero.
@@ -1086,9 +1087,13 @@ func (c *Config) expand(lookup func(string) (string, bool)) error {
 	return nil
 }
 
-var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// upstreamNameRE and instanceRE match the characters of an upstream's
+// name and of an instance's; their length, at most 64, is checked apart
+// (a counted repetition compiles into a copy of the class per count,
+// kept for the process's life).
+var upstreamNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
-var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // checkStore checks a store: value, without quoting it (it may hold a
 // password): empty, or a PostgreSQL URL with a host and a database.
@@ -1164,7 +1169,7 @@ func (c *Config) check() error {
 	if err := checkStore(c.Store.Reveal()); err != nil {
 		return c.Errorf([]any{"store"}, "store: %v", err)
 	}
-	if c.Instance != "" && !instanceRE.MatchString(c.Instance) {
+	if c.Instance != "" && (len(c.Instance) > 64 || !instanceRE.MatchString(c.Instance)) {
 		return c.Errorf([]any{"instance"}, "instance %q: use 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit", c.Instance)
 	}
 	for i, v := range c.MCPProtocols {
@@ -1177,7 +1182,7 @@ func (c *Config) check() error {
 	for i, u := range c.Upstreams {
 		at := []any{"upstreams", i}
 		switch {
-		case !upstreamNameRE.MatchString(u.Name):
+		case len(u.Name) > 64 || !upstreamNameRE.MatchString(u.Name):
 			return c.Errorf(append(at, "name"), "upstream name %q: use 1-64 letters, digits, '_' or '-', starting with a letter or digit", u.Name)
 		case seen[u.Name]:
 			return c.Errorf(append(at, "name"), "upstream name %q is used twice", u.Name)
@@ -1219,7 +1224,7 @@ func (c *Config) check() error {
 				return c.Errorf(append(at, "env", k), "upstream %s: %q is not an environment variable name", u.Name, k)
 			}
 		}
-		if u.Prefix != nil && *u.Prefix != "" && !toolPrefixRE.MatchString(*u.Prefix) {
+		if u.Prefix != nil && *u.Prefix != "" && (len(*u.Prefix) > 64 || !toolspec.ValidName(*u.Prefix)) {
 			return c.Errorf(append(at, "prefix"), "upstream %s: prefix %q: use letters, digits, '_', '-' or '.'", u.Name, *u.Prefix)
 		}
 	}
@@ -1445,8 +1450,6 @@ func dotted(path []any) string {
 	}
 	return b.String()
 }
-
-var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
 
 // CheckLoopback returns an error unless addr (host:port) is a loopback
 // address: what a gateway without authentication may serve.

@@ -3,6 +3,7 @@ package toolspec
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +70,33 @@ func TestTyped(t *testing.T) {
 	if te, ok := err.(*retry.ToolError); !ok || te.Type != "invalid_args" {
 		t.Fatalf("f(x) = %v, want a ToolError of type invalid_args", err)
 	}
+}
+
+// ValidName accepts what the counted pattern it replaced accepted, and
+// nothing else: lengths 1 to 128 at the edges, any bytes between.
+func TestValidNameBounds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"", false}, {"a", true}, {"get_order.v2-x", true},
+		{strings.Repeat("a", 128), true}, {strings.Repeat("a", 129), false},
+		{"a b", false}, {"é", false}, {"a\n", false}, {"\na", false},
+	} {
+		if got := ValidName(c.name); got != c.ok {
+			t.Errorf("ValidName(%q) = %v, want %v", c.name, got, c.ok)
+		}
+	}
+}
+
+func FuzzValidName(f *testing.F) {
+	counted := regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+	for _, s := range []string{"", "a", "a b", "x.y-z_1", strings.Repeat("b", 128), strings.Repeat("b", 129), "a\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidName(s), counted.MatchString(s); got != want {
+			t.Fatalf("ValidName(%q) = %v, the counted pattern %v", s, got, want)
+		}
+	})
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -410,14 +410,12 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 	return out, nil
 }
 
-var exposedNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
-
 // setToolsLocked records the upstream's tool list. Called with u.mu held.
 func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
 	now := map[string]*mcp.Tool{}
 	for _, t := range tools {
 		name := u.prefix() + t.Name
-		if !exposedNameRE.MatchString(name) {
+		if !toolspec.ValidName(name) {
 			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
 			continue
 		}
