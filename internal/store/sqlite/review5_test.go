@@ -1,0 +1,174 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// claimedKeys returns the keys ClaimedKeys lists (from the claims' mark
+// and the held ones), sorted.
+func claimedKeys(t *testing.T, s *Store) []string {
+	t.Helper()
+	recs, err := s.ClaimedKeys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range recs {
+		keys = append(keys, r.Key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// scannedClaims returns the keys of every record in state 'claimed', read
+// by a scan of the whole table: what ClaimedKeys must list.
+func scannedClaims(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.r.Query(`SELECT key FROM idempotency WHERE state = 'claimed' ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestSQLiteClaimAfterTheLastRecordIsSwept: the sweep of expired results
+// deletes the last records of the table after the claims' mark moved past
+// them (the writer moves it every 4,096 rows and at Open); SQLite gives a
+// new row the largest rowid + 1, so the next claim's row gets a rowid at
+// or below the mark, and is not held. ClaimedKeys, and so recovery after a
+// crash, must still list it.
+func TestSQLiteClaimAfterTheLastRecordIsSwept(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	now := time.Now()
+	claim := func(key string) {
+		t.Helper()
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+	}
+	complete := func(key string, expires time.Time) {
+		t.Helper()
+		if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim("a")
+	complete("a", now.Add(time.Hour))
+	claim("b")
+	complete("b", now.Add(time.Millisecond)) // a short-lived result, the last row
+	settle(t, s)                             // the mark at b's row
+	if n, err := s.SweepKeys(ctx, now.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("SweepKeys = %d, %v; want b's record swept", n, err)
+	}
+	claim("c") // the largest rowid + 1: b's, at the mark
+	if diff := cmp.Diff([]string{"c"}, claimedKeys(t, s)); diff != "" {
+		t.Errorf("ClaimedKeys after the last record was swept (-want +got):\n%s", diff)
+	}
+
+	// What a crash leaves: the next life's recovery lists the claim.
+	s2 := openSQLite(t, dir, nil)
+	if diff := cmp.Diff([]string{"c"}, claimedKeys(t, s2)); diff != "" {
+		t.Errorf("ClaimedKeys after a restart (-want +got):\n%s", diff)
+	}
+}
+
+// TestSQLiteClaimAfterTheLastClaimIsReleased: a claim that is the last
+// row is held when the mark moves, then released (its row deleted); the
+// mark moves again (at the next Open, or 4,096 rows later), which lets the
+// held row go; a new claim then gets the released row's rowid, at the
+// mark. ClaimedKeys must list it.
+func TestSQLiteClaimAfterTheLastClaimIsReleased(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	now := time.Now()
+	claim := func(s *Store, key string) {
+		t.Helper()
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+	}
+	claim(s, "a")
+	if err := s.CompleteKey(ctx, "a", "reach/1", []byte(`{}`), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	claim(s, "b")
+	settle(t, s) // b is held
+	if err := s.ReleaseKey(ctx, "b", "reach/1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = openSQLite(t, dir, nil) // the mark moves at Open: b's row is let go
+	claim(s, "c")
+	if diff := cmp.Diff([]string{"c"}, claimedKeys(t, s)); diff != "" {
+		t.Errorf("ClaimedKeys after the last claim was released (-want +got):\n%s", diff)
+	}
+}
+
+// TestSQLiteClaimAfterRecoveryDropsTheLastClaims: recovery settles the
+// claims a crash left; one whose checkpoint never came is deleted. When
+// those are the last rows, held at Open, and the mark moves before the
+// next claim (the writer's move, 4,096 rows later, lets them go), the next
+// claim reuses their rowid, at the mark; after another crash, recovery
+// must still find it.
+func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, nil) // crashes: never closed but at the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	dead := "reach/00000000000000aa"
+	claim := func(s *Store, owner, key string) {
+		t.Helper()
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Request: "r1", Frame: key, Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+	}
+	claim(s, dead, "k1") // no checkpoint: the call never started
+	claim(s, dead, "k2")
+
+	s2, err := Open(ctx, dir, nil) // the next life; it crashes too
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	idem := store.NewIdempotency(s2, nil)
+	settled, err := idem.Recover(ctx)
+	if err != nil || len(settled) != 2 {
+		t.Fatalf("Recover settled %d claims, %v; want 2", len(settled), err)
+	}
+	settle(t, s2) // the writer's move: the deleted claims are let go
+	claim(s2, idem.Owner(), "k3")
+	if diff := cmp.Diff([]string{"k3"}, claimedKeys(t, s2)); diff != "" {
+		t.Errorf("ClaimedKeys (-want +got):\n%s", diff)
+	}
+	s3 := openSQLite(t, dir, nil)
+	if diff := cmp.Diff([]string{"k3"}, claimedKeys(t, s3)); diff != "" {
+		t.Errorf("ClaimedKeys after the second crash (-want +got):\n%s", diff)
+	}
+}
