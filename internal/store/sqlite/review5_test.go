@@ -143,14 +143,25 @@ func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
 	defer s.Close()
 	now := time.Now()
 	dead := "reach/00000000000000aa"
-	claim := func(s *Store, owner, key string) {
+	claim := func(s *Store, owner, key, frame string) {
 		t.Helper()
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Request: "r1", Frame: key, Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+		r := &store.IdemRecord{Key: key, Owner: owner, Claimed: now, Expires: now.Add(time.Hour)}
+		if frame != "" {
+			// The claim names a checkpoint written with it: without it,
+			// the call never started, and recovery drops the claim.
+			r.Request, r.Frame = "r1", frame
+			r.Executing = &store.Frame{Request: "r1", Frame: frame, Kind: "tool", Name: "pay", State: "executing", Started: now}
+		}
+		if _, ok, err := s.ClaimKey(ctx, r); err != nil || !ok {
 			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
 		}
 	}
-	claim(s, dead, "k1") // no checkpoint: the call never started
-	claim(s, dead, "k2")
+	claim(s, dead, "k1", "f1")
+	claim(s, dead, "k2", "f2")
+	// Their checkpoints never came: a crash left only the claims.
+	if _, err := s.wc.ExecContext(ctx, `DELETE FROM frames`); err != nil {
+		t.Fatal(err)
+	}
 
 	s2, err := Open(ctx, dir, nil) // the next life; it crashes too
 	if err != nil {
@@ -159,11 +170,11 @@ func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
 	defer s2.Close()
 	idem := store.NewIdempotency(s2, nil)
 	settled, err := idem.Recover(ctx)
-	if err != nil || len(settled) != 2 {
-		t.Fatalf("Recover settled %d claims, %v; want 2", len(settled), err)
+	if err != nil || len(settled) != 2 || settled[0].Outcome != store.SettledReleased || settled[1].Outcome != store.SettledReleased {
+		t.Fatalf("Recover settled %d claims, %v; want 2 released", len(settled), err)
 	}
 	settle(t, s2) // the writer's move: the deleted claims are let go
-	claim(s2, idem.Owner(), "k3")
+	claim(s2, idem.Owner(), "k3", "")
 	if diff := cmp.Diff([]string{"k3"}, claimedKeys(t, s2)); diff != "" {
 		t.Errorf("ClaimedKeys (-want +got):\n%s", diff)
 	}
