@@ -2,13 +2,18 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 // claimedKeys returns the keys ClaimedKeys lists (from the claims' mark
@@ -182,4 +187,186 @@ func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
 	if diff := cmp.Diff([]string{"k3"}, claimedKeys(t, s3)); diff != "" {
 		t.Errorf("ClaimedKeys after the second crash (-want +got):\n%s", diff)
 	}
+}
+
+// scannedOpenFrames returns the frames not final, read by a scan of the
+// whole table: what OpenFrames must list.
+func scannedOpenFrames(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.r.Query(`SELECT frame || ' ' || state FROM frames WHERE state NOT IN ` + finalStates + ` ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// sameAsScan fails t unless the claims and the open frames found from the
+// marks are those a scan of every row finds.
+func sameAsScan(t *testing.T, s *Store, step string) {
+	t.Helper()
+	if diff := cmp.Diff(scannedClaims(t, s), claimedKeys(t, s)); diff != "" {
+		t.Fatalf("%s: ClaimedKeys against a scan (-scan +marks):\n%s", step, diff)
+	}
+	if diff := cmp.Diff(scannedOpenFrames(t, s), openFrameIDs(t, s)); diff != "" {
+		t.Fatalf("%s: OpenFrames against a scan (-scan +marks):\n%s", step, diff)
+	}
+}
+
+// TestSQLiteMarksAgreeWithAScan: whatever the order of claims, results
+// (some short-lived), releases, claims that take expired keys, sweeps,
+// frames put open, final and open again, moves of the marks and reopens,
+// the claims and open frames found from the marks are those a scan of
+// every row finds, after every step.
+func TestSQLiteMarksAgreeWithAScan(t *testing.T) {
+	for seed := uint64(1); seed <= 2; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			ctx := t.Context()
+			dir := t.TempDir()
+			s, err := Open(ctx, dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { s.Close() }()
+			rnd := rand.New(rand.NewPCG(seed, 5))
+			base := time.Now()
+			const owner = "reach/1"
+			states := []string{"executing", "waiting", "completed", "failed", "cancelled", "refused"}
+			for i := range 600 {
+				at := base.Add(time.Duration(i) * time.Millisecond)
+				key := fmt.Sprintf("k%02d", rnd.IntN(24))
+				var step string
+				switch op := rnd.IntN(100); {
+				case op < 25:
+					step = "claim " + key
+					_, _, err = s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Claimed: at, Expires: at.Add(time.Hour)})
+				case op < 40:
+					step = "complete " + key
+					err = s.CompleteKey(ctx, key, owner, []byte(`{}`), at.Add(time.Duration(1+rnd.IntN(40))*time.Millisecond))
+				case op < 48:
+					step = "release " + key
+					err = s.ReleaseKey(ctx, key, owner)
+				case op < 53:
+					step = "sweep"
+					_, err = s.SweepKeys(ctx, at)
+				case op < 88:
+					f := &store.Frame{Request: "r" + fmt.Sprint(rnd.IntN(3)), Frame: fmt.Sprintf("f%02d", rnd.IntN(16)), Kind: "tool", Name: "pay",
+						State: states[rnd.IntN(len(states))], Started: base}
+					step = "frame " + f.Request + "/" + f.Frame + " " + f.State
+					err = s.PutFrame(ctx, f)
+				case op < 97:
+					step = "settle"
+					err = s.W.Do(ctx, s.settleMarks())
+				default:
+					step = "reopen"
+					if rnd.IntN(2) == 0 {
+						err = s.Close()
+					} // else a crash: the old store stays open beside the new one
+					if err == nil {
+						old := s
+						defer old.Close()
+						s, err = Open(ctx, dir, nil)
+					}
+				}
+				if err != nil && !errors.Is(err, store.ErrConflict) {
+					t.Fatalf("step %d, %s: %v", i, step, err)
+				}
+				sameAsScan(t, s, fmt.Sprintf("step %d, %s", i, step))
+			}
+		})
+	}
+}
+
+// TestSQLiteMarksAgreeUnderConcurrentWrites: calls that claim, complete,
+// release and put their checkpoints open, final and open again, 8 at a
+// time, while the marks move in the same batches (queued as the
+// checkpointer queues them, and waited for), leave the claims and open
+// frames found from the marks those a scan finds, before and after a
+// crash.
+func TestSQLiteMarksAgreeUnderConcurrentWrites(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close() // after the crash below
+	base := time.Now()
+	stop := make(chan struct{})
+	settled := make(chan int)
+	go func() {
+		n := 0
+		defer func() { settled <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.W.TryQueue(s.settleMarks())
+			if err := s.W.Do(ctx, s.settleMarks()); err != nil {
+				t.Error(err)
+				return
+			}
+			n++
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(g), 7))
+			owner := fmt.Sprintf("reach/%d", g)
+			for i := range 300 {
+				at := base.Add(time.Duration(i) * time.Millisecond)
+				key := fmt.Sprintf("g%d-k%d", g, rnd.IntN(6))
+				f := &store.Frame{Request: fmt.Sprintf("r%d", g), Frame: fmt.Sprintf("f%d", rnd.IntN(6)), Kind: "tool", Name: "pay", Started: base}
+				var err error
+				switch op := rnd.IntN(6); op {
+				case 0:
+					_, _, err = s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Claimed: at, Expires: at.Add(time.Hour)})
+				case 1:
+					err = s.CompleteKey(ctx, key, owner, []byte(`{}`), at.Add(time.Duration(1+rnd.IntN(20))*time.Millisecond))
+				case 2:
+					err = s.ReleaseKey(ctx, key, owner)
+				case 3:
+					_, err = s.SweepKeys(ctx, at)
+				case 4:
+					f.State = []string{"executing", "waiting"}[rnd.IntN(2)]
+					err = s.PutFrame(ctx, f)
+				case 5:
+					f.State = "completed"
+					s.QueueFrame(f)
+				}
+				if err != nil && !errors.Is(err, store.ErrConflict) {
+					t.Errorf("goroutine %d, step %d: %v", g, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	if n := <-settled; n == 0 {
+		t.Fatal("the marks never moved")
+	}
+	if err := s.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		t.Fatal(err) // the queued frames are written
+	}
+	sameAsScan(t, s, "after the writes")
+	if len(scannedClaims(t, s)) == 0 || len(scannedOpenFrames(t, s)) == 0 {
+		t.Fatal("no claim or open frame left: the test checks nothing")
+	}
+	s2 := openSQLite(t, dir, nil) // a crash: s is not closed
+	sameAsScan(t, s2, "after a crash")
 }
