@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -369,4 +371,172 @@ func TestSQLiteMarksAgreeUnderConcurrentWrites(t *testing.T) {
 	}
 	s2 := openSQLite(t, dir, nil) // a crash: s is not closed
 	sameAsScan(t, s2, "after a crash")
+}
+
+// TestSQLiteMarksAgreeAfterVacuum: VACUUM (run by an operator to shrink
+// the file; SQLite says it may change the rowids of a table without an
+// INTEGER PRIMARY KEY, as frames and idempotency are) leaves the claims and
+// open frames found from the marks and held lists those a scan finds,
+// with rows deleted and replaced below the marks and held ones among them.
+func TestSQLiteMarksAgreeAfterVacuum(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	now := time.Now()
+	for i := range 40 {
+		key := fmt.Sprintf("k%02d", i)
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		switch i % 4 {
+		case 0: // a result; and the frame ends
+			if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			f.State = "completed"
+		case 1: // released: a hole; and the frame waits (a new row)
+			if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil {
+				t.Fatal(err)
+			}
+			f.State = "waiting"
+		case 2: // stays claimed, the frame executing
+			continue
+		case 3: // a short-lived result, swept below: a hole
+			if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			f.State = "failed"
+		}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			settle(t, s) // held ones, and rows below the mark
+		}
+	}
+	if _, err := s.SweepKeys(ctx, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s)
+	sameAsScan(t, s, "before VACUUM")
+	before := claimedKeys(t, s)
+	// Holes in both tables' rowids, which a VACUUM that renumbered rows
+	// would close, below the marks.
+	rowids := func() string {
+		t.Helper()
+		var out string
+		for _, tc := range [][2]string{{"frames", "frame"}, {"idempotency", "key"}} {
+			var n, last int
+			var all string
+			if err := s.r.QueryRow(`SELECT count(*), max(rowid), group_concat(rowid || '=' || `+tc[1]+`) FROM `+tc[0]).Scan(&n, &last, &all); err != nil {
+				t.Fatal(err)
+			}
+			if n >= last {
+				t.Fatalf("%s: %d rows up to rowid %d, no holes: the test checks nothing", tc[0], n, last)
+			}
+			out += all + "\n"
+		}
+		return out
+	}
+	was := rowids()
+	if _, err := s.wc.ExecContext(ctx, `VACUUM`); err != nil {
+		t.Fatal(err)
+	}
+	if now := rowids(); now != was {
+		t.Logf("VACUUM renumbered the rows:\n%s\nto\n%s", was, now)
+	}
+	sameAsScan(t, s, "after VACUUM")
+	if diff := cmp.Diff(before, claimedKeys(t, s)); diff != "" {
+		t.Errorf("ClaimedKeys after VACUUM (-before +after):\n%s", diff)
+	}
+	// New rows after it are found too.
+	if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "new", Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+		t.Fatalf("ClaimKey(new) = %v, %v", ok, err)
+	}
+	if err := s.PutFrame(ctx, &store.Frame{Request: "r2", Frame: "new", Kind: "tool", Name: "pay", State: "executing", Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsScan(t, s, "after new rows")
+	s.Close()
+	sameAsScan(t, openSQLite(t, dir, nil), "after a reopen")
+}
+
+// dumpAndRestore copies the store in from into a new store in to as
+// `sqlite3 from/reach.db .dump | sqlite3 to/reach.db` does: the rows of
+// every table in the order of their rowids, with every column they
+// declare and not the hidden rowid of a table without an INTEGER PRIMARY
+// KEY (which the restore numbers again from 1).
+func dumpAndRestore(t *testing.T, from, to string) {
+	t.Helper()
+	s := openSQLite(t, to, nil) // the schema, empty
+	s.Close()
+	db, err := sql.Open("sqlite", filepath.Join(to, DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`ATTACH '` + filepath.Join(from, DefaultFile) + `' AS old`)
+	for _, table := range []string{"frames", "idempotency", "frames_held", "idempotency_held", "store_meta"} {
+		exec(`DELETE FROM main.` + table)
+		exec(`INSERT INTO main.` + table + ` SELECT * FROM old.` + table + ` ORDER BY rowid`)
+	}
+}
+
+// TestSQLiteMarksAgreeAfterADumpAndRestore: a store copied row by row
+// (sqlite3's .dump, restored) with holes in its rowids below the marks and
+// held rows among them, finds the claims and open frames a scan finds.
+func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	now := time.Now()
+	for i := range 12 {
+		key := fmt.Sprintf("k%02d", i)
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			continue // stays claimed, its frame executing
+		}
+		if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil { // a hole
+			t.Fatal(err)
+		}
+		f.State = "waiting" // a new row, a hole where it was
+		if i%3 == 2 {
+			f.State = "completed"
+		}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, s) // everything below the marks, the open rows held
+	sameAsScan(t, s, "before the dump")
+	s.Close()
+
+	to := t.TempDir()
+	dumpAndRestore(t, dir, to)
+	r := openSQLite(t, to, nil)
+	sameAsScan(t, r, "after the restore")
+	if _, ok, err := r.ClaimKey(ctx, &store.IdemRecord{Key: "new", Owner: "reach/2", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+		t.Fatalf("ClaimKey(new) = %v, %v", ok, err)
+	}
+	if err := r.PutFrame(ctx, &store.Frame{Request: "r2", Frame: "new", Kind: "tool", Name: "pay", State: "executing", Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsScan(t, r, "after new rows")
 }
