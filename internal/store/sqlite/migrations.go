@@ -292,4 +292,63 @@ BEGIN
 	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames);
 END;
 `},
+	{11, "the rowids of frames and idempotency kept by a copy", `
+-- The marks of the settled frames and claims and the held lists name rows
+-- by their rowid, which SQLite keeps only for a table whose INTEGER
+-- PRIMARY KEY it is: VACUUM "may change" the others, and sqlite3's .dump
+-- writes none of them, so a restore numbers the rows again and the marks
+-- point at other rows. Each table gets its rowid as a column (seq), an
+-- alias of it that costs no space: the same rows with the same rowids.
+CREATE TABLE frames_rows (
+	seq      INTEGER PRIMARY KEY,
+	request  TEXT NOT NULL,
+	frame    TEXT NOT NULL,
+	parent   TEXT NOT NULL DEFAULT '',
+	kind     TEXT NOT NULL DEFAULT '',
+	name     TEXT NOT NULL DEFAULT '',
+	call_id  TEXT NOT NULL DEFAULT '',
+	idem_key TEXT NOT NULL DEFAULT '',
+	state    TEXT NOT NULL,
+	args     TEXT,
+	undo     TEXT,
+	error    TEXT,
+	started  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL,
+	UNIQUE (request, frame)
+);
+INSERT INTO frames_rows (seq, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
+	SELECT rowid, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated FROM frames ORDER BY rowid;
+DROP TABLE frames;
+ALTER TABLE frames_rows RENAME TO frames;
+CREATE TABLE idempotency_rows (
+	seq     INTEGER PRIMARY KEY,
+	key     TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	state   TEXT NOT NULL,
+	result  BLOB,
+	claimed INTEGER NOT NULL,
+	expires INTEGER NOT NULL,
+	args    TEXT NOT NULL DEFAULT '',
+	request TEXT NOT NULL DEFAULT '',
+	frame   TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO idempotency_rows (seq, key, owner, state, result, claimed, expires, args, request, frame)
+	SELECT rowid, key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY rowid;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_rows RENAME TO idempotency;
+CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
+CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
+CREATE TRIGGER idempotency_tail AFTER DELETE ON idempotency
+WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM idempotency)
+BEGIN
+	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
+	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency);
+END;
+CREATE TRIGGER frames_tail AFTER DELETE ON frames
+WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM frames)
+BEGIN
+	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
+	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames);
+END;
+`},
 }

@@ -540,3 +540,70 @@ func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
 	}
 	sameAsScan(t, r, "after new rows")
 }
+
+// TestSQLiteRowidsKeptByTheirColumn: a store of schema 10 (frames and
+// idempotency with hidden rowids) holding claims and open frames held
+// below the marks, rows above them, and holes, is migrated with every row
+// at the rowid it had; the claims and open frames found from the marks
+// are still those a scan finds, and a dump and restore of it keeps them.
+func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	all := migrations
+	migrations = all[:10]
+	s, err := Open(ctx, dir, nil)
+	migrations = all
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 12 {
+		key := fmt.Sprintf("k%02d", i)
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 != 0 {
+			if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil {
+				t.Fatal(err)
+			}
+			f.State = map[bool]string{true: "waiting", false: "completed"}[i%3 == 1]
+			if err := s.PutFrame(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 7 {
+			settle(t, s) // held rows and holes below the marks, more above
+		}
+	}
+	rowids := func(s *Store) string {
+		t.Helper()
+		var frames, keys string
+		if err := s.r.QueryRow(`SELECT (SELECT group_concat(rowid || '=' || frame || ' ' || state) FROM frames),
+			(SELECT group_concat(rowid || '=' || key || ' ' || state) FROM idempotency)`).Scan(&frames, &keys); err != nil {
+			t.Fatal(err)
+		}
+		return frames + "\n" + keys
+	}
+	was := rowids(s)
+	s.Close()
+
+	s = openSQLite(t, dir, nil)
+	if v, err := s.SchemaVersion(ctx); err != nil || v < 11 {
+		t.Fatalf("SchemaVersion = %d, %v; want 11 or later", v, err)
+	}
+	if diff := cmp.Diff(was, rowids(s)); diff != "" {
+		t.Errorf("the rows' rowids after the migration (-before +after):\n%s", diff)
+	}
+	sameAsScan(t, s, "after the migration")
+	if len(scannedClaims(t, s)) == 0 || len(scannedOpenFrames(t, s)) == 0 {
+		t.Fatal("no claim or open frame: the test checks nothing")
+	}
+	s.Close()
+	to := t.TempDir()
+	dumpAndRestore(t, dir, to)
+	sameAsScan(t, openSQLite(t, to, nil), "after a dump and restore")
+}
