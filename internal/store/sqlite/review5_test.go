@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -226,6 +229,45 @@ func sameAsScan(t *testing.T, s *Store, step string) {
 	}
 }
 
+// randomStep writes one step of a random history to s, at step i: a
+// claim, a result (some short-lived), a release, a sweep, a checkpoint put
+// open, final or open again, or a move of the marks; it returns what it
+// did. A conflict (a key not claimed, or held) is no error.
+func randomStep(ctx context.Context, s *Store, rnd *rand.Rand, base time.Time, i int) (string, error) {
+	const owner = "reach/1"
+	states := []string{"executing", "waiting", "completed", "failed", "cancelled", "refused"}
+	at := base.Add(time.Duration(i) * time.Millisecond)
+	key := fmt.Sprintf("k%02d", rnd.IntN(24))
+	var step string
+	var err error
+	switch op := rnd.IntN(97); {
+	case op < 25:
+		step = "claim " + key
+		_, _, err = s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Claimed: at, Expires: at.Add(time.Hour)})
+	case op < 40:
+		step = "complete " + key
+		err = s.CompleteKey(ctx, key, owner, []byte(`{}`), at.Add(time.Duration(1+rnd.IntN(40))*time.Millisecond))
+	case op < 48:
+		step = "release " + key
+		err = s.ReleaseKey(ctx, key, owner)
+	case op < 53:
+		step = "sweep"
+		_, err = s.SweepKeys(ctx, at)
+	case op < 88:
+		f := &store.Frame{Request: "r" + fmt.Sprint(rnd.IntN(3)), Frame: fmt.Sprintf("f%02d", rnd.IntN(16)), Kind: "tool", Name: "pay",
+			State: states[rnd.IntN(len(states))], Started: base}
+		step = "frame " + f.Request + "/" + f.Frame + " " + f.State
+		err = s.PutFrame(ctx, f)
+	default:
+		step = "settle"
+		err = s.W.Do(ctx, s.settleMarks())
+	}
+	if errors.Is(err, store.ErrConflict) {
+		err = nil
+	}
+	return step, err
+}
+
 // TestSQLiteMarksAgreeWithAScan: whatever the order of claims, results
 // (some short-lived), releases, claims that take expired keys, sweeps,
 // frames put open, final and open again, moves of the marks and reopens,
@@ -243,34 +285,9 @@ func TestSQLiteMarksAgreeWithAScan(t *testing.T) {
 			defer func() { s.Close() }()
 			rnd := rand.New(rand.NewPCG(seed, 5))
 			base := time.Now()
-			const owner = "reach/1"
-			states := []string{"executing", "waiting", "completed", "failed", "cancelled", "refused"}
 			for i := range 600 {
-				at := base.Add(time.Duration(i) * time.Millisecond)
-				key := fmt.Sprintf("k%02d", rnd.IntN(24))
 				var step string
-				switch op := rnd.IntN(100); {
-				case op < 25:
-					step = "claim " + key
-					_, _, err = s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: owner, Claimed: at, Expires: at.Add(time.Hour)})
-				case op < 40:
-					step = "complete " + key
-					err = s.CompleteKey(ctx, key, owner, []byte(`{}`), at.Add(time.Duration(1+rnd.IntN(40))*time.Millisecond))
-				case op < 48:
-					step = "release " + key
-					err = s.ReleaseKey(ctx, key, owner)
-				case op < 53:
-					step = "sweep"
-					_, err = s.SweepKeys(ctx, at)
-				case op < 88:
-					f := &store.Frame{Request: "r" + fmt.Sprint(rnd.IntN(3)), Frame: fmt.Sprintf("f%02d", rnd.IntN(16)), Kind: "tool", Name: "pay",
-						State: states[rnd.IntN(len(states))], Started: base}
-					step = "frame " + f.Request + "/" + f.Frame + " " + f.State
-					err = s.PutFrame(ctx, f)
-				case op < 97:
-					step = "settle"
-					err = s.W.Do(ctx, s.settleMarks())
-				default:
+				if rnd.IntN(100) < 3 {
 					step = "reopen"
 					if rnd.IntN(2) == 0 {
 						err = s.Close()
@@ -280,8 +297,10 @@ func TestSQLiteMarksAgreeWithAScan(t *testing.T) {
 						defer old.Close()
 						s, err = Open(ctx, dir, nil)
 					}
+				} else {
+					step, err = randomStep(ctx, s, rnd, base, i)
 				}
-				if err != nil && !errors.Is(err, store.ErrConflict) {
+				if err != nil {
 					t.Fatalf("step %d, %s: %v", i, step, err)
 				}
 				sameAsScan(t, s, fmt.Sprintf("step %d, %s", i, step))
@@ -606,4 +625,60 @@ func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
 	to := t.TempDir()
 	dumpAndRestore(t, dir, to)
 	sameAsScan(t, openSQLite(t, to, nil), "after a dump and restore")
+}
+
+// TestSQLiteMarksAgreeAfterKills: a process that writes a random history
+// (randomStep) with the marks moving among its writes, killed (SIGKILL) at
+// a random moment, leaves a store whose claims and open frames found from
+// the marks, at the next Open, are those a scan finds; five times over the
+// same store.
+func TestSQLiteMarksAgreeAfterKills(t *testing.T) {
+	if dir := os.Getenv("REACH_TEST_MARKS_CHILD"); dir != "" {
+		// The child: writes until it is killed.
+		ctx := context.Background()
+		s, err := Open(ctx, dir, nil)
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(1)
+		}
+		rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+		base := time.Now()
+		for i := 0; ; i++ {
+			if _, err := randomStep(ctx, s, rnd, base, i); err != nil {
+				fmt.Println("step:", err)
+				os.Exit(1)
+			}
+			if i == 200 {
+				fmt.Println("writing")
+			}
+		}
+	}
+	if testing.Short() {
+		t.Skip("kills processes: skipped in -short mode")
+	}
+	dir := t.TempDir()
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 10))
+	for round := range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteMarksAgreeAfterKills$")
+		cmd.Env = append(os.Environ(), "REACH_TEST_MARKS_CHILD="+dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if line != "writing\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: the child said %q, %v", round, line, err)
+		}
+		time.Sleep(time.Duration(rnd.IntN(200)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		s := openSQLite(t, dir, nil)
+		sameAsScan(t, s, fmt.Sprintf("round %d", round))
+		s.Close()
+	}
 }
