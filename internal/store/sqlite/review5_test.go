@@ -682,3 +682,119 @@ func TestSQLiteMarksAgreeAfterKills(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestSQLiteMigratesMidTableClaimsAndFrames: a store of schema 6 whose
+// claims and open frames sit between finished records (a result before and
+// after each, an expired one last) is migrated by a command that only
+// reads (NoCreate), which lists them without moving the marks; the next
+// Open holds them, and they are still found after rows are written past
+// them, the marks move and the store is opened again after a crash;
+// recovery then settles every claim.
+func TestSQLiteMigratesMidTableClaimsAndFrames(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w := oldDatabase(t, dir, 6)
+	t0 := time.Now().Add(-time.Minute).UnixNano()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := w.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead := "reach/00000000000000dd"
+	for i, r := range []struct{ key, state string }{
+		{"k1", "done"}, {"k2", "claimed"}, {"k3", "done"}, {"k4", "claimed"}, {"k5", "done"},
+	} {
+		exp := time.Now().Add(time.Hour).UnixNano()
+		if r.key == "k5" {
+			exp = t0 // expired: swept
+		}
+		var result any
+		if r.state == "done" {
+			result = []byte(`{"status":"success"}`)
+		}
+		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires) VALUES (?, ?, ?, 'd', 'r1', ?, ?, ?, ?)`,
+			r.key, dead, r.state, fmt.Sprintf("f%d", i+1), result, t0+int64(i), exp)
+	}
+	for i, state := range []string{"completed", "executing", "completed", "waiting", "failed"} {
+		exec(`INSERT INTO frames (request, frame, kind, name, idem_key, state, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, ?, ?)`,
+			fmt.Sprintf("f%d", i+1), fmt.Sprintf("k%d", i+1), state, t0+int64(i), t0)
+	}
+	w.Close()
+
+	wantClaims, wantOpen := []string{"k2", "k4"}, []string{"f2 executing", "f4 waiting"}
+	check := func(s *Store, step string) {
+		t.Helper()
+		if diff := cmp.Diff(wantClaims, claimedKeys(t, s)); diff != "" {
+			t.Errorf("%s: ClaimedKeys (-want +got):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(wantOpen, openFrameIDs(t, s)); diff != "" {
+			t.Errorf("%s: OpenFrames (-want +got):\n%s", step, diff)
+		}
+	}
+	marks := func(s *Store) (frames, claims int64) {
+		t.Helper()
+		if err := s.r.QueryRow(`SELECT (SELECT value FROM store_meta WHERE key = 'frames_settled'),
+			(SELECT value FROM store_meta WHERE key = 'claims_settled')`).Scan(&frames, &claims); err != nil {
+			t.Fatal(err)
+		}
+		return frames, claims
+	}
+
+	ro := openSQLite(t, dir, &Options{NoCreate: true})
+	check(ro, "read-only, just migrated")
+	if f, c := marks(ro); f != 0 || c != 0 {
+		t.Errorf("a read-only Open moved the marks to %d, %d; want 0, 0", f, c)
+	}
+	ro.Close()
+
+	s, err := Open(ctx, dir, nil) // crashes: not closed until the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if f, c := marks(s); f != 5 || c != 5 {
+		t.Errorf("Open moved the marks to %d, %d; want both at the last row, 5", f, c)
+	}
+	check(s, "after Open")
+	if n, err := s.SweepKeys(ctx, time.Now()); err != nil || n != 1 {
+		t.Fatalf("SweepKeys = %d, %v; want k5's result swept", n, err)
+	}
+	now := time.Now()
+	for i := range 5 {
+		key := fmt.Sprintf("n%d", i)
+		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/2", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+		}
+		if i == 0 {
+			continue // n0 stays claimed, on the rowid of k5's swept result
+		}
+		if err := s.CompleteKey(ctx, key, "reach/2", []byte(`{}`), now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutFrame(ctx, &store.Frame{Request: "r2", Frame: key, Kind: "tool", Name: "pay", State: "completed", Started: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantClaims = []string{"k2", "k4", "n0"}
+	settle(t, s)
+	check(s, "after rows past them and a move of the marks")
+
+	s2 := openSQLite(t, dir, nil)
+	check(s2, "after a crash")
+	idem := store.NewIdempotency(s2, nil)
+	settled, err := idem.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, st := range settled {
+		keys = append(keys, st.Claim.Key)
+	}
+	if diff := cmp.Diff(wantClaims, keys); diff != "" {
+		t.Errorf("Recover settled (-want +got):\n%s", diff)
+	}
+	if got := claimedKeys(t, s2); len(got) != 0 {
+		t.Errorf("ClaimedKeys after recovery = %q, want none", got)
+	}
+}
