@@ -23,41 +23,64 @@ import (
 
 // claimedKeys returns the keys ClaimedKeys lists (from the claims' mark
 // and the held ones), sorted.
-func claimedKeys(t *testing.T, s *Store) []string {
+func claimedKeys(t *testing.T, s *Store) (keys []string) {
 	t.Helper()
 	recs, err := s.ClaimedKeys(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
 	for _, r := range recs {
 		keys = append(keys, r.Key)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	slices.Sort(keys)
 	return keys
+}
+
+// mustClaim claims key for owner at at, for an hour, or fails t.
+func mustClaim(t *testing.T, s *Store, key, owner string, at time.Time) {
+	t.Helper()
+	if _, ok, err := s.ClaimKey(t.Context(), &store.IdemRecord{Key: key, Owner: owner, Claimed: at, Expires: at.Add(time.Hour)}); err != nil || !ok {
+		t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
+	}
+}
+
+// mustResult claims key for "reach/1" at at and records its result, which
+// expires at expires, or fails t.
+func mustResult(t *testing.T, s *Store, key string, at, expires time.Time) {
+	t.Helper()
+	mustClaim(t, s, key, "reach/1", at)
+	if err := s.CompleteKey(t.Context(), key, "reach/1", []byte(`{}`), expires); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scanned returns the one text column of query q, in its order.
+func scanned(t *testing.T, s *Store, q string) []string {
+	t.Helper()
+	rows, err := s.r.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // scannedClaims returns the keys of every record in state 'claimed', read
 // by a scan of the whole table: what ClaimedKeys must list.
 func scannedClaims(t *testing.T, s *Store) []string {
 	t.Helper()
-	rows, err := s.r.Query(`SELECT key FROM idempotency WHERE state = 'claimed' ORDER BY key`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var keys []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return keys
+	return scanned(t, s, `SELECT key FROM idempotency WHERE state = 'claimed' ORDER BY key`)
 }
 
 // TestSQLiteClaimAfterTheLastRecordIsSwept: the sweep of expired results
@@ -67,31 +90,16 @@ func scannedClaims(t *testing.T, s *Store) []string {
 // or below the mark, and is not held. ClaimedKeys, and so recovery after a
 // crash, must still list it.
 func TestSQLiteClaimAfterTheLastRecordIsSwept(t *testing.T) {
-	ctx := t.Context()
 	dir := t.TempDir()
 	s := openSQLite(t, dir, nil)
 	now := time.Now()
-	claim := func(key string) {
-		t.Helper()
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
-	}
-	complete := func(key string, expires time.Time) {
-		t.Helper()
-		if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), expires); err != nil {
-			t.Fatal(err)
-		}
-	}
-	claim("a")
-	complete("a", now.Add(time.Hour))
-	claim("b")
-	complete("b", now.Add(time.Millisecond)) // a short-lived result, the last row
-	settle(t, s)                             // the mark at b's row
-	if n, err := s.SweepKeys(ctx, now.Add(time.Second)); err != nil || n != 1 {
+	mustResult(t, s, "a", now, now.Add(time.Hour))
+	mustResult(t, s, "b", now, now.Add(time.Millisecond)) // short-lived, the last row
+	settle(t, s)                                          // the mark at b's row
+	if n, err := s.SweepKeys(t.Context(), now.Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("SweepKeys = %d, %v; want b's record swept", n, err)
 	}
-	claim("c") // the largest rowid + 1: b's, at the mark
+	mustClaim(t, s, "c", "reach/1", now) // the largest rowid + 1: b's, at the mark
 	if diff := cmp.Diff([]string{"c"}, claimedKeys(t, s)); diff != "" {
 		t.Errorf("ClaimedKeys after the last record was swept (-want +got):\n%s", diff)
 	}
@@ -113,17 +121,8 @@ func TestSQLiteClaimAfterTheLastClaimIsReleased(t *testing.T) {
 	dir := t.TempDir()
 	s := openSQLite(t, dir, nil)
 	now := time.Now()
-	claim := func(s *Store, key string) {
-		t.Helper()
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
-	}
-	claim(s, "a")
-	if err := s.CompleteKey(ctx, "a", "reach/1", []byte(`{}`), now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	claim(s, "b")
+	mustResult(t, s, "a", now, now.Add(time.Hour))
+	mustClaim(t, s, "b", "reach/1", now)
 	settle(t, s) // b is held
 	if err := s.ReleaseKey(ctx, "b", "reach/1"); err != nil {
 		t.Fatal(err)
@@ -131,7 +130,7 @@ func TestSQLiteClaimAfterTheLastClaimIsReleased(t *testing.T) {
 	s.Close()
 
 	s = openSQLite(t, dir, nil) // the mark moves at Open: b's row is let go
-	claim(s, "c")
+	mustClaim(t, s, "c", "reach/1", now)
 	if diff := cmp.Diff([]string{"c"}, claimedKeys(t, s)); diff != "" {
 		t.Errorf("ClaimedKeys after the last claim was released (-want +got):\n%s", diff)
 	}
@@ -198,23 +197,7 @@ func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
 // whole table: what OpenFrames must list.
 func scannedOpenFrames(t *testing.T, s *Store) []string {
 	t.Helper()
-	rows, err := s.r.Query(`SELECT frame || ' ' || state FROM frames WHERE state NOT IN ` + finalStates + ` ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ids
+	return scanned(t, s, `SELECT frame || ' ' || state FROM frames WHERE state NOT IN `+finalStates+` ORDER BY 1`)
 }
 
 // sameAsScan fails t unless the claims and the open frames found from the
@@ -392,6 +375,62 @@ func TestSQLiteMarksAgreeUnderConcurrentWrites(t *testing.T) {
 	sameAsScan(t, s2, "after a crash")
 }
 
+// writeWithHoles writes n calls to s, each a claim and its "executing"
+// checkpoint, and then by turns: a result, the checkpoint completed; the
+// claim released (its row deleted: a hole), the checkpoint waiting (a new
+// row: a hole where it was); the claim and checkpoint left as they are; a
+// short-lived result (swept after), the checkpoint failed. The marks move
+// after call settleAt (none if negative).
+func writeWithHoles(t *testing.T, s *Store, n, settleAt int) {
+	t.Helper()
+	ctx := t.Context()
+	now := time.Now()
+	for i := range n {
+		key := fmt.Sprintf("k%02d", i)
+		mustClaim(t, s, key, "reach/1", now)
+		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
+		if err := s.PutFrame(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch i % 4 {
+		case 0:
+			err = s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Hour))
+			f.State = "completed"
+		case 1:
+			err = s.ReleaseKey(ctx, key, "reach/1")
+			f.State = "waiting"
+		case 3:
+			err = s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Millisecond))
+			f.State = "failed"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%4 != 2 {
+			if err := s.PutFrame(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == settleAt {
+			settle(t, s)
+		}
+	}
+}
+
+// newRowsFound writes a claim and an open frame to s, and fails t unless
+// the claims and open frames found from the marks are those a scan finds.
+func newRowsFound(t *testing.T, s *Store, step string) {
+	t.Helper()
+	ctx := t.Context()
+	now := time.Now()
+	mustClaim(t, s, "new", "reach/2", now)
+	if err := s.PutFrame(ctx, &store.Frame{Request: "r2", Frame: "new", Kind: "tool", Name: "pay", State: "executing", Started: now}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsScan(t, s, step)
+}
+
 // TestSQLiteMarksAgreeAfterVacuum: VACUUM (run by an operator to shrink
 // the file; SQLite says it may change the rowids of a table without an
 // INTEGER PRIMARY KEY, as frames and idempotency are) leaves the claims and
@@ -401,43 +440,8 @@ func TestSQLiteMarksAgreeAfterVacuum(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	s := openSQLite(t, dir, nil)
-	now := time.Now()
-	for i := range 40 {
-		key := fmt.Sprintf("k%02d", i)
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
-		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
-		if err := s.PutFrame(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		switch i % 4 {
-		case 0: // a result; and the frame ends
-			if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Hour)); err != nil {
-				t.Fatal(err)
-			}
-			f.State = "completed"
-		case 1: // released: a hole; and the frame waits (a new row)
-			if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil {
-				t.Fatal(err)
-			}
-			f.State = "waiting"
-		case 2: // stays claimed, the frame executing
-			continue
-		case 3: // a short-lived result, swept below: a hole
-			if err := s.CompleteKey(ctx, key, "reach/1", []byte(`{}`), now.Add(time.Millisecond)); err != nil {
-				t.Fatal(err)
-			}
-			f.State = "failed"
-		}
-		if err := s.PutFrame(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		if i == 20 {
-			settle(t, s) // held ones, and rows below the mark
-		}
-	}
-	if _, err := s.SweepKeys(ctx, now.Add(time.Second)); err != nil {
+	writeWithHoles(t, s, 40, 20) // held ones, and rows below the mark
+	if _, err := s.SweepKeys(ctx, time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, s)
@@ -472,14 +476,7 @@ func TestSQLiteMarksAgreeAfterVacuum(t *testing.T) {
 	if diff := cmp.Diff(before, claimedKeys(t, s)); diff != "" {
 		t.Errorf("ClaimedKeys after VACUUM (-before +after):\n%s", diff)
 	}
-	// New rows after it are found too.
-	if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "new", Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-		t.Fatalf("ClaimKey(new) = %v, %v", ok, err)
-	}
-	if err := s.PutFrame(ctx, &store.Frame{Request: "r2", Frame: "new", Kind: "tool", Name: "pay", State: "executing", Started: now}); err != nil {
-		t.Fatal(err)
-	}
-	sameAsScan(t, s, "after new rows")
+	newRowsFound(t, s, "after new rows")
 	s.Close()
 	sameAsScan(t, openSQLite(t, dir, nil), "after a reopen")
 }
@@ -516,32 +513,11 @@ func dumpAndRestore(t *testing.T, from, to string) {
 // (sqlite3's .dump, restored) with holes in its rowids below the marks and
 // held rows among them, finds the claims and open frames a scan finds.
 func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
-	ctx := t.Context()
 	dir := t.TempDir()
 	s := openSQLite(t, dir, nil)
-	now := time.Now()
-	for i := range 12 {
-		key := fmt.Sprintf("k%02d", i)
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
-		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
-		if err := s.PutFrame(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		if i%3 == 0 {
-			continue // stays claimed, its frame executing
-		}
-		if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil { // a hole
-			t.Fatal(err)
-		}
-		f.State = "waiting" // a new row, a hole where it was
-		if i%3 == 2 {
-			f.State = "completed"
-		}
-		if err := s.PutFrame(ctx, f); err != nil {
-			t.Fatal(err)
-		}
+	writeWithHoles(t, s, 12, -1)
+	if _, err := s.SweepKeys(t.Context(), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
 	}
 	settle(t, s) // everything below the marks, the open rows held
 	sameAsScan(t, s, "before the dump")
@@ -551,13 +527,7 @@ func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
 	dumpAndRestore(t, dir, to)
 	r := openSQLite(t, to, nil)
 	sameAsScan(t, r, "after the restore")
-	if _, ok, err := r.ClaimKey(ctx, &store.IdemRecord{Key: "new", Owner: "reach/2", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-		t.Fatalf("ClaimKey(new) = %v, %v", ok, err)
-	}
-	if err := r.PutFrame(ctx, &store.Frame{Request: "r2", Frame: "new", Kind: "tool", Name: "pay", State: "executing", Started: now}); err != nil {
-		t.Fatal(err)
-	}
-	sameAsScan(t, r, "after new rows")
+	newRowsFound(t, r, "after new rows")
 }
 
 // TestSQLiteRowidsKeptByTheirColumn: a store of schema 10 (frames and
@@ -575,29 +545,7 @@ func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	for i := range 12 {
-		key := fmt.Sprintf("k%02d", i)
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
-		f := &store.Frame{Request: "r1", Frame: fmt.Sprintf("f%02d", i), Kind: "tool", Name: "pay", State: "executing", Started: now}
-		if err := s.PutFrame(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-		if i%3 != 0 {
-			if err := s.ReleaseKey(ctx, key, "reach/1"); err != nil {
-				t.Fatal(err)
-			}
-			f.State = map[bool]string{true: "waiting", false: "completed"}[i%3 == 1]
-			if err := s.PutFrame(ctx, f); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if i == 7 {
-			settle(t, s) // held rows and holes below the marks, more above
-		}
-	}
+	writeWithHoles(t, s, 12, 7) // held rows and holes below the marks, more above
 	rowids := func(s *Store) string {
 		t.Helper()
 		var frames, keys string
@@ -763,9 +711,7 @@ func TestSQLiteMigratesMidTableClaimsAndFrames(t *testing.T) {
 	now := time.Now()
 	for i := range 5 {
 		key := fmt.Sprintf("n%d", i)
-		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/2", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
-			t.Fatalf("ClaimKey(%s) = %v, %v", key, ok, err)
-		}
+		mustClaim(t, s, key, "reach/2", now)
 		if i == 0 {
 			continue // n0 stays claimed, on the rowid of k5's swept result
 		}
