@@ -28,6 +28,20 @@ const finalStates = `('completed', 'failed', 'refused', 'cancelled')`
 // a claim is a new row at the end of the table, or the record of an
 // expired result it takes, moved there (StIdemClaim sets its rowid).
 
+// SQLite gives a new row the largest rowid + 1: once the last records are
+// deleted (a sweep of expired results, a released claim, one recovery
+// drops), a new claim would get a rowid at or below the claims' mark, where
+// claims are not looked for. So a statement that deleted records is
+// followed, in its batch, by stClaimsLower, which brings the mark down to
+// the last record if it is above it (the rows between were just deleted).
+// Frames are not deleted (a frame put again is replaced by a row after the
+// last, never below it).
+
+// deletesRecords reports whether statement id deletes idempotency records.
+func deletesRecords(id stmtID) bool {
+	return id == sqlcore.StIdemRelease || id == sqlcore.StIdemSettleDelete || id == sqlcore.StIdemSweep
+}
+
 // settleMarks returns the write that moves both marks: the frames above
 // the frames' mark that are still open are held, the mark goes to the last
 // frame, and the held frames that are now final are let go; and so for

@@ -270,29 +270,7 @@ CREATE TABLE idempotency_held (
 	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
 );
 `},
-	{10, "the marks come down when the last rows are deleted", `
--- SQLite gives a new row the largest rowid + 1, so once the last rows of a
--- table are deleted (a sweep of expired results, a released claim, one
--- that recovery drops) a new claim would get a rowid at or below the
--- claims' mark, where claims are not looked for. A delete that leaves the
--- largest rowid below a mark brings the mark down to it, in the same
--- transaction: the rows between were just deleted, so none is missed.
--- Frames are not deleted today (a frame put again is replaced, which fires
--- no trigger); the frames' mark comes down the same way if they ever are.
-CREATE TRIGGER idempotency_tail AFTER DELETE ON idempotency
-WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM idempotency)
-BEGIN
-	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
-	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency);
-END;
-CREATE TRIGGER frames_tail AFTER DELETE ON frames
-WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM frames)
-BEGIN
-	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
-	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames);
-END;
-`},
-	{11, "the rowids of frames and idempotency kept by a copy", `
+	{10, "the rowids of frames and idempotency kept by a copy", `
 -- The marks of the settled frames and claims and the held lists name rows
 -- by their rowid, which SQLite keeps only for a table whose INTEGER
 -- PRIMARY KEY it is: VACUUM "may change" the others, and sqlite3's .dump
@@ -338,17 +316,5 @@ DROP TABLE idempotency;
 ALTER TABLE idempotency_rows RENAME TO idempotency;
 CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
-CREATE TRIGGER idempotency_tail AFTER DELETE ON idempotency
-WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM idempotency)
-BEGIN
-	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
-	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency);
-END;
-CREATE TRIGGER frames_tail AFTER DELETE ON frames
-WHEN old.rowid > (SELECT ifnull(max(rowid), 0) FROM frames)
-BEGIN
-	UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
-	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames);
-END;
 `},
 }

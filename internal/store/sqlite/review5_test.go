@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -530,7 +531,7 @@ func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
 	newRowsFound(t, r, "after new rows")
 }
 
-// TestSQLiteRowidsKeptByTheirColumn: a store of schema 10 (frames and
+// TestSQLiteRowidsKeptByTheirColumn: a store of schema 9 (frames and
 // idempotency with hidden rowids) holding claims and open frames held
 // below the marks, rows above them, and holes, is migrated with every row
 // at the rowid it had; the claims and open frames found from the marks
@@ -539,7 +540,7 @@ func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	all := migrations
-	migrations = all[:10]
+	migrations = all[:9]
 	s, err := Open(ctx, dir, nil)
 	migrations = all
 	if err != nil {
@@ -559,8 +560,8 @@ func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
 	s.Close()
 
 	s = openSQLite(t, dir, nil)
-	if v, err := s.SchemaVersion(ctx); err != nil || v < 11 {
-		t.Fatalf("SchemaVersion = %d, %v; want 11 or later", v, err)
+	if v, err := s.SchemaVersion(ctx); err != nil || v < 10 {
+		t.Fatalf("SchemaVersion = %d, %v; want 10 or later", v, err)
 	}
 	if diff := cmp.Diff(was, rowids(s)); diff != "" {
 		t.Errorf("the rows' rowids after the migration (-before +after):\n%s", diff)
@@ -742,5 +743,23 @@ func TestSQLiteMigratesMidTableClaimsAndFrames(t *testing.T) {
 	}
 	if got := claimedKeys(t, s2); len(got) != 0 {
 		t.Errorf("ClaimedKeys after recovery = %q, want none", got)
+	}
+}
+
+// TestSQLiteDeletesBringTheClaimsMarkDown: every statement of the writer
+// that deletes idempotency records (or replaces one, which deletes it) is
+// followed by the one that brings the claims' mark down, and none deletes
+// frames, whose mark nothing brings down.
+func TestSQLiteDeletesBringTheClaimsMarkDown(t *testing.T) {
+	records := regexp.MustCompile(`(?i)(DELETE FROM|REPLACE INTO)\s+idempotency\b`)
+	frames := regexp.MustCompile(`(?i)DELETE FROM\s+frames\b`)
+	for id, q := range statementSQL {
+		deletes := records.MatchString(q)
+		if deletes != deletesRecords(stmtID(id)) {
+			t.Errorf("statement %d deletes records: %v, followed by stClaimsLower: %v\n%s", id, deletes, deletesRecords(stmtID(id)), q)
+		}
+		if frames.MatchString(q) {
+			t.Errorf("statement %d deletes frames, and nothing brings their mark down:\n%s", id, q)
+		}
 	}
 }

@@ -92,6 +92,9 @@ func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n in
 		return
 	}
 	n, err := b.affected(stmtID(id), args...)
+	if err == nil && n > 0 && deletesRecords(id) {
+		_, err = b.affected(stClaimsLower)
+	}
 	if err != nil {
 		b.fail(w, err)
 		return
@@ -289,6 +292,7 @@ const (
 	stClaimsHold
 	stClaimsSettled
 	stClaimsUnhold
+	stClaimsLower
 	numStmts
 )
 
@@ -372,6 +376,8 @@ func statements() []string {
 	q[stClaimsSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM idempotency)) WHERE key = 'claims_settled'`
 	q[stClaimsUnhold] = `DELETE FROM idempotency_held WHERE NOT EXISTS
 	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
+	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
+	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
 	for i := range q {
 		q[i] = positional(q[i])
 	}
