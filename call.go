@@ -16,6 +16,7 @@ import (
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/loops"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/retry"
@@ -41,8 +42,10 @@ type Call struct {
 	executing *Checkpoint // its "executing" checkpoint, when the idempotency claim made it durable
 	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
+	toolKey   string      // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
-	step      any    // the loop guard's record of this call
+	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
+	lstep     loops.Step
 	passes    passes // through the circuit breakers, for the first attempt
 }
 
@@ -360,27 +363,16 @@ func (rt *Runtime) rateLimit(next Handler) Handler {
 // repeat returns the recorded result. Concurrent repeats wait for the first.
 func (rt *Runtime) idempotency(next Handler) Handler {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		key := c.IdempotencyKey
-		if key == "" && c.tool.Access.Writes() && c.ID != "" {
-			key = c.req.root.id + "/" + c.ID
-		}
-		if key == "" {
+		if c.IdempotencyKey == "" && (!c.tool.Access.Writes() || c.ID == "") {
 			return next(ctx, c)
 		}
-		c.key = c.Tool + ":" + key
+		var key, skey string
+		skey, c.key, key = idemKeys(c)
 		for a := c.parent; a != nil; a = a.Parent {
 			if a.Kind == ToolFrame && a.idem == c.key {
 				// Waiting for our own ancestor would never end.
 				return nil, idempotency.InUse(a.Name, a.Depth)
 			}
-		}
-		// The record is scoped to the root request's principal and tenant:
-		// one principal's key (or a reused request id) never replays
-		// another's result.
-		root := c.req.root
-		skey := c.key
-		if !c.sysKey {
-			skey = root.principal + "\x00" + root.tenant + "\x00" + c.key
 		}
 		c.idemRec = skey
 		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
@@ -420,11 +412,54 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 	}
 }
 
+// idemKeys returns the keys of c, a call with an idempotency key (its
+// own, or else one derived from its root request and call id): rec, its
+// record's key, which is scoped to the root request's principal and
+// tenant (one principal's key, or a reused request id, never replays
+// another's result) unless the runtime made the key; call, the tool and
+// the key ("tool:key"); and the key. They are one string, each a tail of
+// the one before: one allocation, not one for each.
+func idemKeys(c *Call) (rec, call, key string) {
+	root := c.req.root
+	n := len(c.Tool) + 1
+	if c.IdempotencyKey != "" {
+		n += len(c.IdempotencyKey)
+	} else {
+		n += len(root.id) + 1 + len(c.ID)
+	}
+	scope := 0
+	if !c.sysKey {
+		scope = len(root.principal) + 1 + len(root.tenant) + 1
+	}
+	var b strings.Builder
+	b.Grow(scope + n)
+	if !c.sysKey {
+		b.WriteString(root.principal)
+		b.WriteByte(0)
+		b.WriteString(root.tenant)
+		b.WriteByte(0)
+	}
+	b.WriteString(c.Tool)
+	b.WriteByte(':')
+	if c.IdempotencyKey != "" {
+		b.WriteString(c.IdempotencyKey)
+	} else {
+		b.WriteString(root.id)
+		b.WriteByte('/')
+		b.WriteString(c.ID)
+	}
+	rec = b.String()
+	call = rec[scope:]
+	return rec, call, call[len(c.Tool)+1:]
+}
+
 // argsDigest identifies a call's normalized arguments in its idempotency
 // record: a key is not reused for other arguments.
 func argsDigest(args []byte) string {
 	sum := sha256.Sum256(args)
-	return hex.EncodeToString(sum[:16])
+	var b [32]byte
+	hex.Encode(b[:], sum[:16])
+	return string(b[:])
 }
 
 var errAttemptTimeout = errors.New("attempt timed out")
@@ -437,9 +472,10 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f.setState(Executing)
 	hctx := withFrame(ctx, f)
 	if c.fwdKey != "" {
-		hctx = context.WithValue(hctx, idemKey{}, c.Tool+":"+c.fwdKey)
+		c.toolKey = c.Tool + ":" + c.fwdKey
+		hctx = context.WithValue(hctx, idemKey{}, &c.toolKey)
 	} else if c.key != "" {
-		hctx = context.WithValue(hctx, idemKey{}, c.key)
+		hctx = context.WithValue(hctx, idemKey{}, &c.key) // a pointer: the string made an interface value would be an allocation
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
 	attempts := 1

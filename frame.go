@@ -230,6 +230,9 @@ type idemKey struct{}
 // IdempotencyKey returns the idempotency key of the call a tool's Func runs
 // for, if it has one (writes always do). Pass it to the system you write to.
 func IdempotencyKey(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(idemKey{}).(string)
-	return k, ok
+	k, ok := ctx.Value(idemKey{}).(*string)
+	if !ok {
+		return "", false
+	}
+	return *k, true
 }

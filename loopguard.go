@@ -21,8 +21,9 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 	}
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		d := rt.detector(c.req)
-		s := &loops.Step{Kind: loops.ToolCall, Agent: loopAgent(c.req), Depth: c.frame.Depth - 1, Tool: c.Tool,
+		c.lstep = loops.Step{Kind: loops.ToolCall, Agent: loopAgent(c.req), Depth: c.frame.Depth - 1, Tool: c.Tool,
 			Args: c.args, Access: string(c.tool.Access), Retryable: c.tool.Retryable, Key: c.tool.Key}
+		s := &c.lstep // the call's own: no allocation of its own
 		if v := d.Check(s); v != nil {
 			return nil, v.Refusal()
 		}
@@ -33,11 +34,10 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 
 // loopDone tells the loop guard what a call it admitted produced.
 func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
-	s, ok := c.step.(*loops.Step)
-	if !ok {
+	if c.step == nil {
 		return
 	}
-	rt.detector(c.req).Done(s, loops.ToolOutcome(res, err))
+	rt.detector(c.req).DoneTool(c.step, res, err)
 }
 
 // loopModel checks a model frame before it starts.

@@ -43,11 +43,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"log/slog"
 	"runtime"
 	"strconv"
@@ -223,7 +221,7 @@ type Log struct {
 	head   []byte
 	lastCp int64
 	recs   []*store.AuditRecord
-	hasher hash.Hash
+	hasher *hasher
 }
 
 var _ reach.Recorder = (*Log)(nil)
@@ -269,7 +267,7 @@ func New(ctx context.Context, st store.AuditLog, opts *Options) (*Log, error) {
 	if len(cps) > 0 {
 		l.lastCp = cps[len(cps)-1].Seq
 	}
-	l.hasher = sha256.New()
+	l.hasher = newHasher()
 	l.q = make(chan item, o.QueueSize)
 	l.wake = make(chan struct{}, 1)
 	l.exited = make(chan struct{})

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"math"
 	"time"
 
@@ -33,19 +32,36 @@ const encodingVersion = 1
 //	      || event (the JSON document, as stored) )
 //
 // h is reset and reused; the sum is appended to dst.
-func chainHash(h hash.Hash, dst, prev []byte, seq int64, t time.Time, request string, data []byte) []byte {
+func chainHash(h *hasher, dst, prev []byte, seq int64, t time.Time, request string, data []byte) []byte {
 	h.Reset()
-	var head [1 + 8 + 8 + 4]byte
-	head[0] = encodingVersion
-	binary.BigEndian.PutUint64(head[1:], uint64(seq))
-	binary.BigEndian.PutUint64(head[9:], uint64(unixNano(t)))
-	binary.BigEndian.PutUint32(head[17:], uint32(len(request)))
-	h.Write(prev)
-	h.Write(head[:])
-	io.WriteString(h, request)
+	// The fixed fields and the request in one write, from h's buffer: the
+	// hash takes a string only as a copy of its own.
+	b := append(h.buf[:0], prev...)
+	b = append(b, encodingVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(seq))
+	b = binary.BigEndian.AppendUint64(b, uint64(unixNano(t)))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(request)))
+	b = append(b, request...)
+	h.Write(b)
+	if cap(b) <= maxHasherBuf {
+		h.buf = b
+	}
 	h.Write(data)
 	return h.Sum(dst)
 }
+
+// hasher is the SHA-256 of the chain with a buffer for the fields of a
+// record before its event (chainHash).
+type hasher struct {
+	hash.Hash
+	buf []byte
+}
+
+func newHasher() *hasher { return &hasher{Hash: sha256.New()} }
+
+// maxHasherBuf bounds the buffer a hasher keeps (a request id is at most
+// 128 bytes where reach makes or takes one).
+const maxHasherBuf = 1024
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
@@ -57,7 +73,7 @@ func unixNano(t time.Time) int64 {
 // Hash returns the hash r should carry given its PrevHash, Seq, Time,
 // Request and Data.
 func Hash(r *store.AuditRecord) []byte {
-	return chainHash(sha256.New(), nil, r.PrevHash, r.Seq, r.Time, r.Request, r.Data)
+	return chainHash(newHasher(), nil, r.PrevHash, r.Seq, r.Time, r.Request, r.Data)
 }
 
 // ErrTampered matches every *ChainError.
@@ -128,7 +144,7 @@ func Verify(ctx context.Context, src store.AuditLog) (*Report, error) {
 	for _, cp := range cps {
 		want[cp.Seq] = cp.Hash
 	}
-	h := sha256.New()
+	h := newHasher()
 	var (
 		rep  Report
 		prev = make([]byte, HashSize) // the hash the next event must link to
@@ -193,7 +209,7 @@ func Verify(ctx context.Context, src store.AuditLog) (*Report, error) {
 // diagnose explains why e failed: edited in place, moved from another
 // sequence number, inserted, not linked to its predecessor, or replaced.
 // after holds the records read after e, if any.
-func diagnose(ctx context.Context, src store.AuditLog, h hash.Hash, e *store.AuditRecord, prev []byte, contentOK bool, after []*store.AuditRecord) *ChainError {
+func diagnose(ctx context.Context, src store.AuditLog, h *hasher, e *store.AuditRecord, prev []byte, contentOK bool, after []*store.AuditRecord) *ChainError {
 	linkOK := bytes.Equal(e.PrevHash, prev)
 	if !contentOK {
 		// Written at another seq? Then rows were renumbered or reordered.

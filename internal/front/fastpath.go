@@ -179,8 +179,10 @@ func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []by
 	}
 	s.fastCalls.Add(1)
 	ctx := r.Context()
+	a := getAnswer()
+	defer putAnswer(a)
 	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
-		header: r.Header})
+		header: r.Header, answer: a})
 	if err != nil {
 		mcpwire.WriteResponse(w, id, nil, rpcError(err))
 		return
@@ -260,6 +262,13 @@ func (s *Server) sessionByID(id string) *mcp.ServerSession {
 	if ss, ok := s.byID.Load(id); ok {
 		return ss
 	}
+	return s.findSession(id)
+}
+
+// findSession looks the SDK's sessions through for id, and keeps the one
+// it finds by id. (Apart from sessionByID: the loop's body captures id,
+// which would then go to the heap on every call.)
+func (s *Server) findSession(id string) *mcp.ServerSession {
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
 			s.byID.Store(id, ss)
@@ -351,17 +360,17 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 		return "", false // progress flows on an SSE answer: the SDK's
 	}
 	s.fastCalls.Add(1)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	key := sid + "\x00" + string(msg.ID)
-	s.inflight.Store(key, cancel)
-	defer s.inflight.Delete(key)
 	agent := ""
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
 		agent = ip.ClientInfo.Name
 	}
-	res, err := s.dispatch(ctx, &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h})
-	if errors.Is(context.Cause(ctx), errClientCancelled) {
+	// The call's own context (link's, under its request) is the one a
+	// notifications/cancelled ends: dispatch keeps its cancel under key.
+	a := getAnswer()
+	defer putAnswer(a)
+	tc := &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
+	res, err := s.dispatch(ctx, tc)
+	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response
 	}
 	if err != nil {

@@ -264,6 +264,28 @@ type session struct {
 	linkMu sync.Mutex
 	linked string
 	mixed  bool
+
+	// reqMeta is the id of the request the session's last call ran in, as
+	// the _meta value its answers carry (metaValue): a string made an
+	// interface value is an allocation, the same one for every call.
+	reqMeta atomic.Pointer[metaString]
+}
+
+// metaString is a string and the same string as an interface value.
+type metaString struct {
+	s string
+	v any
+}
+
+// requestMeta returns id as an interface value, the one kept for the
+// session's calls when it is the same id.
+func (s *session) requestMeta(id string) any {
+	if m := s.reqMeta.Load(); m != nil && m.s == id {
+		return m.v
+	}
+	m := &metaString{s: id, v: id}
+	s.reqMeta.Store(m)
+	return m.v
 }
 
 // preferred is the request a call of the session that several requests'
@@ -414,6 +436,15 @@ type toolCall struct {
 	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
+	// inflight is the key (session id, NUL, JSON-RPC id) under which a fast
+	// call's cancel is kept while it runs, for the client's
+	// notifications/cancelled; "" for other calls. dispatch sets cancelled
+	// when the client cancelled it so.
+	inflight  string
+	cancelled bool
+	// answer, if not nil, is where the result is rendered: the caller
+	// writes it out before it reuses it (the fast lane's).
+	answer *answer
 }
 
 // idMap is a map from ids to V, safe for concurrent use. (A sync.Map
@@ -481,11 +512,18 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 			c.session.wasLinked(f.Request.Root().ID())
 		}
 	}
-	cctx, r, done, err := s.owned.CallContext(ctx, m.Target, &c.session.Session)
+	cctx, cancel, r, done, err := s.owned.CancelableCallContext(ctx, m.Target, &c.session.Session)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	defer done()
+	if c.inflight != "" {
+		s.inflight.Store(c.inflight, cancel)
+		defer func() {
+			s.inflight.Delete(c.inflight)
+			c.cancelled = errors.Is(context.Cause(cctx), errClientCancelled)
+		}()
+	}
 	var down *upstream.Caller
 	if c.ss != nil {
 		down = &upstream.Caller{Session: c.ss, Route: ctx, Progress: c.progress}
@@ -500,7 +538,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		defer s.approvalProgress(cctx, r, id, caller)()
 	}
 	res := s.rt.Call(cctx, &reach.Call{ID: id, Tool: c.params.Name, Arguments: c.params.Arguments, Why: m.Why, IdempotencyKey: m.IdempotencyKey})
-	out := mcpResult(res, r.ID())
+	out := mcpResult(res, c.session.requestMeta(r.ID()), c.answer)
 	if !s.shaped(c.params.Name) {
 		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
 	}
@@ -515,16 +553,25 @@ func (s *Server) shaped(name string) bool {
 	return ok && t.Shape != nil
 }
 
-// mcpResult renders a reach result as an MCP tool result.
-func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
+// mcpResult renders a reach result as an MCP tool result, in a if it is
+// not nil (an answer written out before a is used again); request is the
+// request's id (a string).
+func mcpResult(res *reach.Result, request any, a *answer) *mcp.CallToolResult {
 	status := metaSuccess
 	if res.Status != reach.StatusSuccess {
 		status = string(res.Status)
 	}
-	out := &mcp.CallToolResult{
-		Content: []mcp.Content{&mcp.TextContent{Text: modelText(res)}},
-		Meta:    mcp.Meta{link.MetaRequest: request, link.MetaFrame: res.Frame.String(), link.MetaStatus: status},
+	if a == nil {
+		a = &answer{}
 	}
+	a.text.Text = modelText(res)
+	a.content[0] = &a.text
+	if a.meta == nil {
+		a.meta = make(mcp.Meta, 4)
+	}
+	a.meta[link.MetaRequest], a.meta[link.MetaFrame], a.meta[link.MetaStatus] = request, res.Frame.String(), status
+	out := &a.res
+	out.Content, out.Meta = a.content[:], a.meta
 	if res.Status != reach.StatusSuccess {
 		out.IsError = true
 		if res.Error != nil {
@@ -542,6 +589,29 @@ func mcpResult(res *reach.Result, request string) *mcp.CallToolResult {
 		out.Content = cs
 	}
 	return out
+}
+
+// answer holds an MCP tool result as mcpResult renders it. The fast lane
+// writes its answer out before the call returns, so it renders each one
+// into a pooled answer (getAnswer, putAnswer): the result, its text block
+// and its _meta map are not made anew for every call.
+type answer struct {
+	res     mcp.CallToolResult
+	text    mcp.TextContent
+	content [1]mcp.Content
+	meta    mcp.Meta
+}
+
+var answers = sync.Pool{New: func() any { return new(answer) }}
+
+func getAnswer() *answer { return answers.Get().(*answer) }
+
+// putAnswer gives a back to the pool, once nothing refers to what it holds.
+func putAnswer(a *answer) {
+	m := a.meta
+	clear(m)
+	*a = answer{meta: m}
+	answers.Put(a)
 }
 
 // metaSuccess is a success's status as a _meta value, made once (a

@@ -378,6 +378,7 @@ type Detector struct {
 	verdicts  uint64                          // delegation verdicts received
 	conflicts []conflict                      // "stale_write": write preconditions that conflicted
 
+	obs   []byte // scratch for one tool result as an observation (DoneTool)
 	units []leaf // scratch for one result
 	args  []leaf // scratch for one argument list
 	prev  []leaf // scratch for the previous argument list
@@ -434,14 +435,19 @@ func (d *Detector) Done(s *Step, o Outcome) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.done(s, &o)
+}
+
+// done is Done with d.mu held.
+func (d *Detector) done(s *Step, o *Outcome) {
 	if s.seq == 0 {
 		return
 	}
 	switch s.Kind {
 	case ToolCall:
-		d.doneTool(s, &o)
+		d.doneTool(s, o)
 	case Delegation:
-		d.doneDelegation(s, &o)
+		d.doneDelegation(s, o)
 	}
 	s.seq = 0
 }

@@ -10,7 +10,28 @@ import (
 
 // ToolOutcome is what the runtime's tool call produced, as the detectors
 // read it: res and err are what the call's path returned.
-func ToolOutcome(res *records.Result, err error) Outcome {
+func ToolOutcome(res *records.Result, err error) Outcome { return toolOutcome(res, err, nil) }
+
+// DoneTool is Done for a tool call's step, given what the call's path
+// returned (as ToolOutcome reads it). The result is read as an
+// observation into d's own buffer, under d's lock: it is not copied anew
+// for every call.
+func (d *Detector) DoneTool(s *Step, res *records.Result, err error) {
+	if s == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s.seq == 0 {
+		return // not allowed, or reported already: nothing to read
+	}
+	o := toolOutcome(res, err, &d.obs)
+	d.done(s, &o)
+}
+
+// toolOutcome is ToolOutcome, with the observation of a result in *buf
+// (kept there for the next one) when buf is not nil.
+func toolOutcome(res *records.Result, err error, buf *[]byte) Outcome {
 	var o Outcome
 	switch {
 	case err != nil || res.Status == records.StatusRefused || res.Status == records.StatusCancelled || res.Status == records.StatusPending:
@@ -37,10 +58,14 @@ func ToolOutcome(res *records.Result, err error) Outcome {
 			o.Result = Text(res.Error.Message)
 		}
 	default:
-		o.Result = observed(res.Data)
+		o.Result = observed(res.Data, buf)
 	}
 	return o
 }
+
+// maxObservation bounds the buffer a Detector keeps for observations
+// (DoneTool): a larger result is read into one of its own.
+const maxObservation = 64 << 10
 
 // Text is a model's text, or an error's message, as an observation: a
 // JSON string.
@@ -51,9 +76,20 @@ func Text(s string) []byte {
 
 // observed is a tool's result as an observation: its canonical JSON, or a
 // JSON string of what is not JSON.
-func observed(data []byte) []byte {
-	if c, err := callgraph.Normalize(make([]byte, 0, len(data)), data); err == nil {
-		return c
+func observed(data []byte, buf *[]byte) []byte {
+	var dst []byte
+	if buf != nil && len(data) <= maxObservation {
+		dst = (*buf)[:0]
 	}
-	return Text(string(data))
+	if dst == nil {
+		dst = make([]byte, 0, len(data))
+	}
+	c, err := callgraph.Normalize(dst, data)
+	if err != nil {
+		return Text(string(data))
+	}
+	if buf != nil && cap(c) <= maxObservation {
+		*buf = c[:0]
+	}
+	return c
 }

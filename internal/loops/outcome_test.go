@@ -2,6 +2,7 @@ package loops
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/agentreach/reach/internal/fault"
@@ -37,5 +38,63 @@ func TestToolOutcome(t *testing.T) {
 		if got.Refused != tt.want.Refused || got.Error != tt.want.Error || got.ErrorType != tt.want.ErrorType || string(got.Result) != string(tt.want.Result) {
 			t.Errorf("%s: ToolOutcome = %+v (result %s), want %+v (result %s)", tt.name, got, got.Result, tt.want, tt.want.Result)
 		}
+	}
+}
+
+// TestDoneToolAllocations: DoneTool reads a tool's result into the
+// detector's own buffer, not a copy for each call: one allocation a call
+// fewer than Done with ToolOutcome, and the same judgement (the third
+// identical read is refused by either).
+func TestDoneToolAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	step := func(args string) *Step {
+		return &Step{Kind: ToolCall, Tool: "get", Args: []byte(args), Access: "read"}
+	}
+	res := []*records.Result{{Status: records.StatusSuccess, Data: []byte(`{"status": "shipped", "n": 1}`)}}
+	var verdicts [2]string
+	var allocs [2]float64
+	for i, done := range []func(d *Detector, s *Step, r *records.Result){
+		func(d *Detector, s *Step, r *records.Result) { d.Done(s, ToolOutcome(r, nil)) },
+		func(d *Detector, s *Step, r *records.Result) { d.DoneTool(s, r, nil) },
+	} {
+		d := New(nil)
+		for range 3 {
+			s := step(`{"id":"a"}`)
+			if v := d.Check(s); v != nil {
+				verdicts[i] = v.Detector
+				break
+			}
+			done(d, s, res[0])
+		}
+		// Calls of other arguments, each with a result of its own: nothing
+		// repeats, nothing is refused.
+		const calls = 200
+		steps := make([]*Step, calls)
+		results := make([]*records.Result, calls)
+		for k := range calls {
+			steps[k] = step(`{"id":"k` + strconv.Itoa(k) + `"}`)
+			results[k] = &records.Result{Status: records.StatusSuccess, Data: []byte(`{"status": "shipped", "n": ` + strconv.Itoa(k) + `}`)}
+		}
+		n := 0
+		call := func() {
+			s := steps[n]
+			if v := d.Check(s); v != nil {
+				t.Fatalf("call %d refused: %s", n, v.Message)
+			}
+			done(d, s, results[n])
+			n++
+		}
+		for range 20 {
+			call()
+		}
+		allocs[i] = testing.AllocsPerRun(100, call) // 101 calls, after 20
+	}
+	if verdicts[0] != "repeat" || verdicts[1] != verdicts[0] {
+		t.Errorf("the third identical read: refused by %q with Done and by %q with DoneTool, want repeat", verdicts[0], verdicts[1])
+	}
+	if allocs[1] > allocs[0]-1 {
+		t.Errorf("a call reported with DoneTool allocates %v times, with Done %v: want one fewer", allocs[1], allocs[0])
 	}
 }

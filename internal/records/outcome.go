@@ -43,7 +43,9 @@ func (c Checkpoint) Ended(res *Result, err error) *Checkpoint {
 	case res.Status == StatusSuccess:
 		c.State = frames.Completed
 		sum := sha256.Sum256(res.Data)
-		c.ResultDigest = hex.EncodeToString(sum[:])
+		var b [2 * sha256.Size]byte
+		hex.Encode(b[:], sum[:])
+		c.ResultDigest = string(b[:])
 	default:
 		c.State, c.Error = frames.Failed, res.Error
 	}

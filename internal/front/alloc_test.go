@@ -1,0 +1,76 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestFastCallAllocations: a tools/call on the fast lane, from the POST's
+// body to its answer, with the runtime's guards and a tool that answers at
+// once, allocates no more than it did when measured (the runtime's own
+// part included: BenchmarkCall holds that apart):
+//   - the call's context is the one link makes under its request,
+//     cancelled by the client's notifications/cancelled, not one more of
+//     the fast lane's own (5 allocations a call);
+//   - the MCP result is rendered into a pooled answer (its text block and
+//     _meta map included), written out before the call returns;
+//   - the session is found by its id without the id going to the heap;
+//   - the request id's _meta value is the session's, made once.
+func TestFastCallAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "echo", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }})
+	life, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{Default: &reach.Budget{}}) // unlimited, as served
+	t.Cleanup(owned.EndAll)
+	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Tools: allTools{rt}, Levels: &Levels{}})
+	s.SyncTools()
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "allocs", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	h := http.Header{}
+	h.Set(mcpwire.HeaderSession, cs.ID())
+	h.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+	var out bytes.Buffer
+	i := 0
+	call := func() {
+		i++
+		body := []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"q` + strconv.Itoa(i) + `"}}}`)
+		out.Reset()
+		if _, ok := s.AnswerPost(context.Background(), h, body, &out); !ok || !bytes.Contains(out.Bytes(), []byte(`"result"`)) ||
+			bytes.Contains(out.Bytes(), []byte(`"isError":true`)) {
+			t.Fatalf("the fast lane did not answer the call: %v %s", ok, out.Bytes())
+		}
+	}
+	for range 20 {
+		call()
+	}
+	// 34 when measured, the test's own body included (48 before these,
+	// the loop guard's observation in its own buffer, its step in the
+	// call and the request id's _meta value kept by the session).
+	if n := testing.AllocsPerRun(200, call); n > 34 {
+		t.Errorf("a fast call allocates %v times, want at most 34", n)
+	}
+}
