@@ -24,7 +24,7 @@ import (
 const finalStates = `('completed', 'failed', 'refused', 'cancelled')`
 
 // The claims (idempotency records in state 'claimed') are found the same
-// way (migration 9), with the mark 'claims_settled' and idempotency_held:
+// way (migration 7), with the mark 'claims_settled' and idempotency_held:
 // a claim is a new row at the end of the table, or the record of an
 // expired result it takes, moved there (StIdemClaim sets its rowid).
 

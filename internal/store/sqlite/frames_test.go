@@ -108,12 +108,12 @@ func noScan(t *testing.T, s *Store, q, table string) {
 
 // TestSQLiteOpenFramesAfterACrash: the frames a run wrote after it last
 // moved the mark, and those it held, are found by the next Open, which
-// holds the ones still open; a store of schema 7 (an index of open frames)
+// holds the ones still open; a store of schema 6 (an index of open frames)
 // is migrated with its open frames found.
 func TestSQLiteOpenFramesAfterACrash(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	w := oldDatabase(t, dir, 7)
+	w := oldDatabase(t, dir, 6)
 	t0 := time.Now().UnixNano()
 	for _, f := range []struct{ id, state string }{{"01", "completed"}, {"02", "executing"}, {"03", "failed"}, {"04", "waiting"}} {
 		if _, err := w.Exec(`INSERT INTO frames (request, frame, kind, name, state, started, updated) VALUES ('r1', ?, 'tool', 'pay', ?, ?, ?)`,

@@ -217,66 +217,34 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 `},
-	{7, "idempotency records in the order they were claimed", `
--- The records become a rowid table, its rows in the order they were
--- inserted (claimed), with the key in an index of its own: a claim appends
--- its row at the end of the table, where the claims of the calls just
--- before it are, and their completions (the result) rewrite those rows
--- there. Keyed by the key itself (WITHOUT ROWID), a claim and, a commit
--- later, its completion each dirtied a page at a random place of the
--- table, with the row's whole width (docs/BENCHMARKS.md).
-CREATE TABLE idempotency_rows (
-	key     TEXT NOT NULL,
-	owner   TEXT NOT NULL,
-	state   TEXT NOT NULL,
-	result  BLOB,
-	claimed INTEGER NOT NULL,
-	expires INTEGER NOT NULL,
-	args    TEXT NOT NULL DEFAULT '',
-	request TEXT NOT NULL DEFAULT '',
-	frame   TEXT NOT NULL DEFAULT ''
-);
-INSERT INTO idempotency_rows (key, owner, state, result, claimed, expires, args, request, frame)
-	SELECT key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY claimed, key;
-DROP TABLE idempotency;
-ALTER TABLE idempotency_rows RENAME TO idempotency;
-CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
-CREATE INDEX idempotency_claims ON idempotency (claimed) WHERE state = 'claimed';
-CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
-`},
-	{8, "open frames found from a mark, without an index", `
--- The open frames (those not yet final) are found at a restart without an
--- index that every call's checkpoint entered and its end left (each of
--- those a page written by every commit): every frame whose rowid is at
--- most 'frames_settled' is final, except those frames_held lists. The
--- writer moves the mark now and then (Store.settleMarks): the frames
--- above it still open are held, and the mark goes to the last frame.
-DROP INDEX frames_open;
-INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0);
-CREATE TABLE frames_held (
-	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
-);
-`},
-	{9, "claims found from a mark, without an index", `
--- The claims (idempotency records in state 'claimed'), which a restart
--- settles, are found as the open frames are (migration 8), without an
--- index that every claim entered and its completion left: every record
--- whose rowid is at most 'claims_settled' is not a claim, except those
--- idempotency_held lists. A claim is a new row at the end of the table,
--- or moves there (its rowid) when it takes the key of an expired result.
-DROP INDEX idempotency_claims;
-INSERT INTO store_meta (key, value) VALUES ('claims_settled', 0);
-CREATE TABLE idempotency_held (
-	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
-);
-`},
-	{10, "the rowids of frames and idempotency kept by a copy", `
--- The marks of the settled frames and claims and the held lists name rows
--- by their rowid, which SQLite keeps only for a table whose INTEGER
--- PRIMARY KEY it is: VACUUM "may change" the others, and sqlite3's .dump
--- writes none of them, so a restore numbers the rows again and the marks
--- point at other rows. Each table gets its rowid as a column (seq), an
--- alias of it that costs no space: the same rows with the same rowids.
+	{7, "frames and idempotency records by seq, the open ones found from marks", `
+-- Fewer pages written to the WAL by each write call (docs/BENCHMARKS.md).
+--
+-- idempotency becomes a rowid table, its rows in the order they were
+-- claimed, with the key in an index of its own: a claim appends its row at
+-- the end of the table, where the claims of the calls just before it are,
+-- and its completion (the result) rewrites the row there. Keyed by the key
+-- (WITHOUT ROWID), a claim and, a commit later, its completion each
+-- dirtied a page at a random place of the table, with the row's whole
+-- width.
+--
+-- The open frames (not yet final) and the claims (records in state
+-- 'claimed'), which a restart settles, are found without the partial
+-- indexes frames_open and idempotency_claims, which every call's
+-- checkpoint and claim entered and its end left (each a page written by
+-- every commit): every row whose rowid is at most its table's mark in
+-- store_meta ('frames_settled', 'claims_settled') is settled, except those
+-- its held list (frames_held, idempotency_held) names. The writer moves
+-- the marks now and then (Store.settleMarks): the rows above a mark still
+-- open are held, and the mark goes to the last row.
+--
+-- The marks and held lists name rows by their rowid, which SQLite keeps
+-- only for a table whose INTEGER PRIMARY KEY it is: VACUUM "may change"
+-- the others, and sqlite3's .dump writes none of them, so a restore would
+-- number the rows again and the marks point at other rows. So each table
+-- has its rowid as a column (seq), an alias of it that costs no space.
+-- The frames keep their rowids; the records are numbered in the order of
+-- their claims.
 CREATE TABLE frames_rows (
 	seq      INTEGER PRIMARY KEY,
 	request  TEXT NOT NULL,
@@ -296,7 +264,7 @@ CREATE TABLE frames_rows (
 );
 INSERT INTO frames_rows (seq, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
 	SELECT rowid, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated FROM frames ORDER BY rowid;
-DROP TABLE frames;
+DROP TABLE frames; -- and frames_open with it
 ALTER TABLE frames_rows RENAME TO frames;
 CREATE TABLE idempotency_rows (
 	seq     INTEGER PRIMARY KEY,
@@ -310,11 +278,18 @@ CREATE TABLE idempotency_rows (
 	request TEXT NOT NULL DEFAULT '',
 	frame   TEXT NOT NULL DEFAULT ''
 );
-INSERT INTO idempotency_rows (seq, key, owner, state, result, claimed, expires, args, request, frame)
-	SELECT rowid, key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY rowid;
-DROP TABLE idempotency;
+INSERT INTO idempotency_rows (key, owner, state, result, claimed, expires, args, request, frame)
+	SELECT key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY claimed, key;
+DROP TABLE idempotency; -- and idempotency_claims with it
 ALTER TABLE idempotency_rows RENAME TO idempotency;
 CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
+INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0), ('claims_settled', 0);
+CREATE TABLE frames_held (
+	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
+);
+CREATE TABLE idempotency_held (
+	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
+);
 `},
 }

@@ -531,45 +531,63 @@ func TestSQLiteMarksAgreeAfterADumpAndRestore(t *testing.T) {
 	newRowsFound(t, r, "after new rows")
 }
 
-// TestSQLiteRowidsKeptByTheirColumn: a store of schema 9 (frames and
-// idempotency with hidden rowids) holding claims and open frames held
-// below the marks, rows above them, and holes, is migrated with every row
-// at the rowid it had; the claims and open frames found from the marks
-// are still those a scan finds, and a dump and restore of it keeps them.
+// TestSQLiteRowidsKeptByTheirColumn: a store of schema 6 (frames with a
+// hidden rowid, holes among them; idempotency records WITHOUT ROWID) is
+// migrated with every frame at the rowid it had, now its seq, and the
+// records numbered in the order they were claimed (then by key); the
+// claims and open frames found from the marks are those a scan finds, and
+// still are after rows are written past the marks and held below them,
+// and a dump and restore.
 func TestSQLiteRowidsKeptByTheirColumn(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	all := migrations
-	migrations = all[:9]
-	s, err := Open(ctx, dir, nil)
-	migrations = all
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeWithHoles(t, s, 12, 7) // held rows and holes below the marks, more above
-	rowids := func(s *Store) string {
+	w := oldDatabase(t, dir, 6)
+	exec := func(q string, args ...any) {
 		t.Helper()
-		var frames, keys string
-		if err := s.r.QueryRow(`SELECT (SELECT group_concat(rowid || '=' || frame || ' ' || state) FROM frames),
-			(SELECT group_concat(rowid || '=' || key || ' ' || state) FROM idempotency)`).Scan(&frames, &keys); err != nil {
+		if _, err := w.Exec(q, args...); err != nil {
 			t.Fatal(err)
 		}
-		return frames + "\n" + keys
 	}
-	was := rowids(s)
-	s.Close()
+	states := []string{"completed", "executing", "waiting", "failed"}
+	for i := range 12 {
+		exec(`INSERT INTO frames (request, frame, kind, name, state, started, updated) VALUES ('r0', ?, 'tool', 'pay', ?, ?, ?)`,
+			fmt.Sprintf("f%02d", i), states[i%4], i, i)
+		// claimed out of the keys' order, two at a time
+		exec(`INSERT INTO idempotency (key, owner, state, args, request, frame, claimed, expires) VALUES (?, 'reach/0', ?, 'd', 'r0', ?, ?, ?)`,
+			fmt.Sprintf("old%02d", 11-i), []string{"done", "claimed"}[i%2], fmt.Sprintf("f%02d", i), i/2, time.Now().Add(time.Hour).UnixNano())
+	}
+	// Holes in the frames' rowids, and a frame put again: its row moves to
+	// the end.
+	exec(`DELETE FROM frames WHERE frame IN ('f03', 'f08')`)
+	exec(`INSERT OR REPLACE INTO frames (request, frame, state, started, updated) VALUES ('r0', 'f01', 'executing', 20, 20)`)
+	var frames, keys string
+	if err := w.QueryRow(`SELECT (SELECT group_concat(rowid || '=' || frame || ' ' || state) FROM (SELECT rowid, * FROM frames ORDER BY rowid)),
+		(SELECT group_concat(n || '=' || key || ' ' || state) FROM (SELECT row_number() OVER (ORDER BY claimed, key) AS n, key, state FROM idempotency ORDER BY n))`).Scan(&frames, &keys); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
 
-	s = openSQLite(t, dir, nil)
-	if v, err := s.SchemaVersion(ctx); err != nil || v < 10 {
-		t.Fatalf("SchemaVersion = %d, %v; want 10 or later", v, err)
+	s := openSQLite(t, dir, nil)
+	if v, err := s.SchemaVersion(ctx); err != nil || v < 7 {
+		t.Fatalf("SchemaVersion = %d, %v; want 7 or later", v, err)
 	}
-	if diff := cmp.Diff(was, rowids(s)); diff != "" {
-		t.Errorf("the rows' rowids after the migration (-before +after):\n%s", diff)
+	var gotFrames, gotKeys string
+	if err := s.r.QueryRow(`SELECT (SELECT group_concat(seq || '=' || frame || ' ' || state) FROM (SELECT * FROM frames ORDER BY rowid)),
+		(SELECT group_concat(seq || '=' || key || ' ' || state) FROM (SELECT * FROM idempotency ORDER BY rowid))`).Scan(&gotFrames, &gotKeys); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(frames, gotFrames); diff != "" {
+		t.Errorf("the frames' seqs after the migration against their rowids before (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(keys, gotKeys); diff != "" {
+		t.Errorf("the records' seqs after the migration against their order by claimed, key (-want +got):\n%s", diff)
 	}
 	sameAsScan(t, s, "after the migration")
 	if len(scannedClaims(t, s)) == 0 || len(scannedOpenFrames(t, s)) == 0 {
 		t.Fatal("no claim or open frame: the test checks nothing")
 	}
+	writeWithHoles(t, s, 12, 7) // held rows and holes below the marks, more above
+	sameAsScan(t, s, "after rows past the marks")
 	s.Close()
 	to := t.TempDir()
 	dumpAndRestore(t, dir, to)
