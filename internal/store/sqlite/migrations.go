@@ -220,14 +220,6 @@ CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 	{7, "frames and idempotency records by seq, the open ones found from marks", `
 -- Fewer pages written to the WAL by each write call (docs/BENCHMARKS.md).
 --
--- idempotency becomes a rowid table, its rows in the order they were
--- claimed, with the key in an index of its own: a claim appends its row at
--- the end of the table, where the claims of the calls just before it are,
--- and its completion (the result) rewrites the row there. Keyed by the key
--- (WITHOUT ROWID), a claim and, a commit later, its completion each
--- dirtied a page at a random place of the table, with the row's whole
--- width.
---
 -- The open frames (not yet final) and the claims (records in state
 -- 'claimed'), which a restart settles, are found without the partial
 -- indexes frames_open and idempotency_claims, which every call's
@@ -237,14 +229,27 @@ CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 -- its held list (frames_held, idempotency_held) names. The writer moves
 -- the marks now and then (Store.settleMarks): the rows above a mark still
 -- open are held, and the mark goes to the last row.
---
+INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0), ('claims_settled', 0);
+CREATE TABLE frames_held (
+	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
+);
+CREATE TABLE idempotency_held (
+	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
+);
 -- The marks and held lists name rows by their rowid, which SQLite keeps
 -- only for a table whose INTEGER PRIMARY KEY it is: VACUUM "may change"
 -- the others, and sqlite3's .dump writes none of them, so a restore would
 -- number the rows again and the marks point at other rows. So each table
--- has its rowid as a column (seq), an alias of it that costs no space.
--- The frames keep their rowids; the records are numbered in the order of
--- their claims.
+-- is copied once, with its rowid as a column (seq), an alias of it that
+-- costs no space: the frames at the rowids they had, the records in the
+-- order they were claimed.
+--
+-- idempotency becomes a rowid table thereby, with the key in an index of
+-- its own: a claim appends its row at the end of the table, where the
+-- claims of the calls just before it are, and its completion (the result)
+-- rewrites the row there. Keyed by the key (WITHOUT ROWID), a claim and, a
+-- commit later, its completion each dirtied a page at a random place of
+-- the table, with the row's whole width.
 CREATE TABLE frames_rows (
 	seq      INTEGER PRIMARY KEY,
 	request  TEXT NOT NULL,
@@ -284,12 +289,5 @@ DROP TABLE idempotency; -- and idempotency_claims with it
 ALTER TABLE idempotency_rows RENAME TO idempotency;
 CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
-INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0), ('claims_settled', 0);
-CREATE TABLE frames_held (
-	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
-);
-CREATE TABLE idempotency_held (
-	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
-);
 `},
 }
