@@ -277,12 +277,14 @@ func (c *Core) frameWrite(f *store.Frame) *Write {
 			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
 			return
 		}
-		if f.State == "executing" || !b.Has(StUpdateFrame) {
+		if !store.FrameDone(f.State) || !b.Has(StUpdateFrame) {
 			b.Exec(w, StPutFrame, args, nil)
 			return
 		}
 		// The end of a checkpoint written before: an update finds it
-		// without trying an insert first.
+		// without trying an insert first. (A frame that is not final is
+		// always put: SQLite writes it as a new row, where its open frames
+		// are looked for.)
 		b.Exec(w, StUpdateFrame, args, func(n int64) error {
 			if n != 1 {
 				b.Exec(w, StPutFrame, args, nil)
@@ -544,8 +546,12 @@ func (c *Core) ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
 	}
+	where := `state = 'claimed'`
+	if c.D.Claims != "" {
+		where = c.D.Claims
+	}
 	return queryAll(ctx, c.R, "listing idempotency claims", scanIdem,
-		`SELECT key, `+idemColumns+` FROM idempotency WHERE state = 'claimed' ORDER BY claimed, key`)
+		`SELECT key, `+idemColumns+` FROM idempotency WHERE `+where+` ORDER BY claimed, key`)
 }
 
 // SweepKeys implements store.IdemRecords.

@@ -140,4 +140,7 @@ type Dialect struct {
 	AuditSelect      string
 	CheckpointSelect string
 	AuditHead        string
+	// Claims, if not empty, is the condition of the idempotency records
+	// that ClaimedKeys lists, in place of state = 'claimed'.
+	Claims string
 }

@@ -224,6 +224,10 @@ func (wr *Writer) Queue(w *Write) {
 	}
 }
 
+// TryQueue queues w and returns at once, as Queue does, unless the writer
+// stopped: it reports whether w was queued.
+func (wr *Writer) TryQueue(w *Write) bool { return wr.send(w) == nil }
+
 // Decide queues w, the claim of the call whose checkpoint is pair, and
 // waits until it is decided (not committed: it commits with the
 // checkpoint, which fails if the claim could not be). answer takes what it

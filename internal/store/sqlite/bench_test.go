@@ -2,7 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach/internal/cputime"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 // BenchmarkAppendAudit measures the SQLite audit insert alone: one
@@ -60,26 +66,39 @@ func BenchmarkAppendAudit(b *testing.B) {
 //	go test -run '^$' -bench WriteCallStore -benchtime 20000x ./internal/store/sqlite/
 //
 // c=1 runs the calls one at a time: ns/op is then what a call waits for
-// the store (its claim's commit) plus its queueing.
+// the store (its claim's commit) plus its queueing. The calls' requests,
+// frames and keys follow each other in order; ",random" runs them with
+// random ids, as the runtime makes them (a request's and a frame's ids are
+// drawn at random, and a key names its request).
 func BenchmarkWriteCallStore(b *testing.B) {
-	b.Run("c=64", func(b *testing.B) { writeCalls(b, 32) }) // 64 goroutines on 2 CPUs
-	b.Run("c=1", func(b *testing.B) { writeCalls(b, 0) })
+	b.Run("c=64", func(b *testing.B) { writeCalls(b, 32, orderedIDs()) }) // 64 goroutines on 2 CPUs
+	b.Run("c=1", func(b *testing.B) { writeCalls(b, 0, orderedIDs()) })
+	b.Run("c=64,random", func(b *testing.B) { writeCalls(b, 32, randomIDs) })
+	b.Run("c=1,random", func(b *testing.B) { writeCalls(b, 0, randomIDs) })
 }
 
-// writeCalls runs BenchmarkWriteCallStore with 2*parallelism goroutines,
-// or one at a time (0): then ns/op is what a call waits for the store.
-func writeCalls(b *testing.B, parallelism int) {
-	s, err := Open(context.Background(), b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
+// orderedIDs returns request and frame ids that follow each other: eight
+// calls a request.
+func orderedIDs() func() (string, string) {
+	var seq atomic.Int64
+	return func() (string, string) {
+		n := seq.Add(1)
+		return fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
 	}
-	defer s.Close()
+}
+
+// randomIDs returns a request id and a frame id drawn at random, as the
+// runtime draws them.
+func randomIDs() (string, string) {
+	return fmt.Sprintf("req_%016x", rand.Uint64()), fmt.Sprintf("%016x", rand.Uint64())
+}
+
+// writeCall returns one write call of the benchmarks, with ids from ids.
+func writeCall(b *testing.B, s *Store, ids func() (string, string)) func(ctx context.Context) {
 	args := []byte(`{"amount":1,"currency":"EUR","to":"acct-42"}`)
 	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
-	var seq atomic.Int64
-	call := func(ctx context.Context) {
-		n := seq.Add(1)
-		req, frame := fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
+	return func(ctx context.Context) {
+		req, frame := ids()
 		key := "alice\x00\x00pay:" + req + "/c" + frame
 		now := time.Now()
 		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c" + frame, IdemKey: key,
@@ -93,20 +112,38 @@ func writeCalls(b *testing.B, parallelism int) {
 		s.QueueFrame(&end)
 		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 	}
-	b.ReportAllocs()
-	c0 := cputime.Self()
+}
+
+// runCalls runs call b.N times, on 2*parallelism goroutines, or one at a
+// time (0).
+func runCalls(b *testing.B, parallelism int, call func(ctx context.Context)) {
+	ctx := context.Background()
 	if parallelism == 0 {
 		for b.Loop() {
-			call(context.Background())
+			call(ctx)
 		}
-	} else {
-		b.SetParallelism(parallelism)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				call(context.Background())
-			}
-		})
+		return
 	}
+	b.SetParallelism(parallelism)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			call(ctx)
+		}
+	})
+}
+
+// writeCalls runs BenchmarkWriteCallStore with 2*parallelism goroutines,
+// or one at a time (0): then ns/op is what a call waits for the store.
+func writeCalls(b *testing.B, parallelism int, ids func() (string, string)) {
+	s, err := Open(context.Background(), b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	call := writeCall(b, s, ids)
+	b.ReportAllocs()
+	c0 := cputime.Self()
+	runCalls(b, parallelism, call)
 	cpu := cputime.Self() - c0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(float64(b.N)/float64(max(s.WriterStats().Batches, 1)), "calls/commit")
@@ -148,4 +185,106 @@ func BenchmarkCommitFloor(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64((cputime.Self()-c0).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/commit")
+}
+
+// BenchmarkWriteCallPages counts what a write call writes to the WAL: the
+// pages each commit dirties (each a WAL frame of page_size+24 bytes, two
+// pwrites), per call and per commit, with the ids the runtime makes
+// (random request and frame ids, keys under one principal and tool), one
+// call at a time and 64 at once. The checkpointer is kept from running,
+// so that the WAL's frame count (the wal-index's mxFrame) only grows.
+//
+//	go test -run '^$' -bench WriteCallPages -benchtime 4000x ./internal/store/sqlite/
+func BenchmarkWriteCallPages(b *testing.B) {
+	b.Run("c=1", func(b *testing.B) { writeCallPages(b, 0) })
+	b.Run("c=64", func(b *testing.B) { writeCallPages(b, 32) })
+}
+
+func writeCallPages(b *testing.B, parallelism int) {
+	s, err := Open(context.Background(), b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.unsynced.Store(math.MinInt64 / 2) // no checkpoint: the WAL only grows
+	call := writeCall(b, s, randomIDs)
+	ctx := context.Background()
+	// A table that is not empty: 2,000 calls before.
+	for range 2000 {
+		call(ctx)
+	}
+	if err := flush(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	frames0, commits0 := walFrames(b, s), s.WriterStats().Batches
+	runCalls(b, parallelism, call)
+	if err := flush(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	frames, commits := walFrames(b, s)-frames0, s.WriterStats().Batches-commits0
+	b.ReportMetric(float64(frames)/float64(b.N), "pages/call")
+	b.ReportMetric(float64(frames)/float64(max(commits, 1)), "pages/commit")
+	b.ReportMetric(float64(b.N)/float64(max(commits, 1)), "calls/commit")
+	for tree, n := range walTrees(b, s, frames0) {
+		b.ReportMetric(float64(n)/float64(b.N), tree+"-pages/call")
+	}
+}
+
+// flush returns once every write queued before it is committed.
+func flush(ctx context.Context, s *Store) error {
+	return s.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}})
+}
+
+// walTrees counts the WAL's frames after the first from by the b-tree
+// (table or index) their page belongs to now (SQLite's dbstat), "other"
+// for a page of none (the freelist). Each frame's header starts with its
+// page number, big-endian; the WAL's header is 32 bytes.
+func walTrees(b *testing.B, s *Store, from int64) map[string]int {
+	var size int64
+	if err := s.r.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil {
+		b.Fatal(err)
+	}
+	tree := map[uint32]string{}
+	rows, err := s.r.Query(`SELECT name, pageno FROM dbstat`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		var page uint32
+		if err := rows.Scan(&name, &page); err != nil {
+			b.Fatal(err)
+		}
+		tree[page] = name
+	}
+	rows.Close()
+	wal, err := os.ReadFile(s.path + "-wal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int{}
+	for off := 32 + from*(size+24); off+24+size <= int64(len(wal)); off += size + 24 {
+		name := tree[binary.BigEndian.Uint32(wal[off:])]
+		if name == "" {
+			name = "other"
+		}
+		out[name]++
+	}
+	return out
+}
+
+// walFrames returns the number of frames in the store's WAL: mxFrame of
+// the wal-index header, at the start of the -shm file, in the machine's
+// byte order.
+func walFrames(b *testing.B, s *Store) int64 {
+	h := make([]byte, 48)
+	f, err := os.Open(s.path + "-shm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, h); err != nil {
+		b.Fatal(err)
+	}
+	return int64(binary.NativeEndian.Uint32(h[16:20]))
 }

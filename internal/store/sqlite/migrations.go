@@ -217,4 +217,77 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 `},
+	{7, "frames and idempotency records by seq, the open ones found from marks", `
+-- Fewer pages written to the WAL by each write call (docs/BENCHMARKS.md).
+--
+-- The open frames (not yet final) and the claims (records in state
+-- 'claimed'), which a restart settles, are found without the partial
+-- indexes frames_open and idempotency_claims, which every call's
+-- checkpoint and claim entered and its end left (each a page written by
+-- every commit): every row whose rowid is at most its table's mark in
+-- store_meta ('frames_settled', 'claims_settled') is settled, except those
+-- its held list (frames_held, idempotency_held) names. The writer moves
+-- the marks now and then (Store.settleMarks): the rows above a mark still
+-- open are held, and the mark goes to the last row.
+INSERT INTO store_meta (key, value) VALUES ('frames_settled', 0), ('claims_settled', 0);
+CREATE TABLE frames_held (
+	frame INTEGER PRIMARY KEY -- the rowid of a frame of frames
+);
+CREATE TABLE idempotency_held (
+	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
+);
+-- The marks and held lists name rows by their rowid, which SQLite keeps
+-- only for a table whose INTEGER PRIMARY KEY it is: VACUUM "may change"
+-- the others, and sqlite3's .dump writes none of them, so a restore would
+-- number the rows again and the marks point at other rows. So each table
+-- is copied once, with its rowid as a column (seq), an alias of it that
+-- costs no space: the frames at the rowids they had, the records in the
+-- order they were claimed.
+--
+-- idempotency becomes a rowid table thereby, with the key in an index of
+-- its own: a claim appends its row at the end of the table, where the
+-- claims of the calls just before it are, and its completion (the result)
+-- rewrites the row there. Keyed by the key (WITHOUT ROWID), a claim and, a
+-- commit later, its completion each dirtied a page at a random place of
+-- the table, with the row's whole width.
+CREATE TABLE frames_rows (
+	seq      INTEGER PRIMARY KEY,
+	request  TEXT NOT NULL,
+	frame    TEXT NOT NULL,
+	parent   TEXT NOT NULL DEFAULT '',
+	kind     TEXT NOT NULL DEFAULT '',
+	name     TEXT NOT NULL DEFAULT '',
+	call_id  TEXT NOT NULL DEFAULT '',
+	idem_key TEXT NOT NULL DEFAULT '',
+	state    TEXT NOT NULL,
+	args     TEXT,
+	undo     TEXT,
+	error    TEXT,
+	started  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL,
+	UNIQUE (request, frame)
+);
+INSERT INTO frames_rows (seq, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated)
+	SELECT rowid, request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated FROM frames ORDER BY rowid;
+DROP TABLE frames; -- and frames_open with it
+ALTER TABLE frames_rows RENAME TO frames;
+CREATE TABLE idempotency_rows (
+	seq     INTEGER PRIMARY KEY,
+	key     TEXT NOT NULL,
+	owner   TEXT NOT NULL,
+	state   TEXT NOT NULL,
+	result  BLOB,
+	claimed INTEGER NOT NULL,
+	expires INTEGER NOT NULL,
+	args    TEXT NOT NULL DEFAULT '',
+	request TEXT NOT NULL DEFAULT '',
+	frame   TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO idempotency_rows (key, owner, state, result, claimed, expires, args, request, frame)
+	SELECT key, owner, state, result, claimed, expires, args, request, frame FROM idempotency ORDER BY claimed, key;
+DROP TABLE idempotency; -- and idempotency_claims with it
+ALTER TABLE idempotency_rows RENAME TO idempotency;
+CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
+CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
+`},
 }

@@ -178,6 +178,15 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	s.W = sqlcore.StartWriter(engine{s}, s.log)
+	// The rows the last run wrote since it moved the marks of the settled
+	// frames and claims (frames.go) are read once here, not by the first
+	// batch of a call; a command that only reads (NoCreate) leaves them.
+	if !o.NoCreate {
+		if err := s.W.Do(context.WithoutCancel(ctx), s.settleMarks()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("opening store %s: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
@@ -209,6 +218,9 @@ func (s *Store) checkpointer() {
 		case <-s.ckStop:
 			return
 		}
+		// The mark of the settled frames moves with the next batch (unless
+		// the store closes meanwhile: it moves at the next Open).
+		s.W.TryQueue(s.settleMarks())
 		s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 		if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > walLimit {
 			s.ck.ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`)

@@ -92,6 +92,9 @@ func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n in
 		return
 	}
 	n, err := b.affected(stmtID(id), args...)
+	if err == nil && n > 0 && deletesRecords(id) {
+		_, err = b.affected(stClaimsLower)
+	}
 	if err != nil {
 		b.fail(w, err)
 		return
@@ -261,7 +264,11 @@ var dialect = sqlcore.Dialect{
 	ifnull(cast(event AS BLOB), x''), ifnull(cast(prev_hash AS BLOB), x''), ifnull(cast(hash AS BLOB), x'')
 	FROM audit `,
 	CheckpointSelect: `SELECT seq, ifnull(cast(hash AS BLOB), x''), ifnull(cast(time AS INTEGER), 0) FROM checkpoints`,
-	AuditHead:        `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`,
+	// The claims above their mark and the held ones (frames.go).
+	Claims: `rowid IN (SELECT claim FROM idempotency_held UNION ALL
+	SELECT rowid FROM idempotency WHERE rowid > (SELECT value FROM store_meta WHERE key = 'claims_settled'))
+	AND state = 'claimed'`,
+	AuditHead: `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`,
 }
 
 // stmtID names a prepared statement of the writer: sqlcore's, then the
@@ -279,6 +286,13 @@ const (
 	stAuditPass
 	stAuditSetIndexed
 	stAuditScanFrom
+	stFramesHold
+	stFramesSettled
+	stFramesUnhold
+	stClaimsHold
+	stClaimsSettled
+	stClaimsUnhold
+	stClaimsLower
 	numStmts
 )
 
@@ -302,21 +316,23 @@ var statementSQL = statements()
 // statements where PostgreSQL has a function), and the audit log's.
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
-	q[sqlcore.StPutFrame] = `INSERT INTO frames
+	// A frame that is not final is written as a new row, at the end of the
+	// table (one written before is replaced): above the mark of the settled
+	// frames (frames.go), where the open frames are looked for. A final
+	// one is updated in place (StUpdateFrame).
+	q[sqlcore.StPutFrame] = `INSERT OR REPLACE INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-	ON CONFLICT (request, frame) DO UPDATE SET parent = excluded.parent, kind = excluded.kind,
-		name = excluded.name, call_id = excluded.call_id, idem_key = excluded.idem_key,
-		state = excluded.state, args = excluded.args, undo = excluded.undo, error = excluded.error,
-		started = excluded.started, updated = excluded.updated`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
 	// expired (as of the claim), is claimed; any other record stays, and
-	// is read (StIdemGet).
+	// is read (StIdemGet). A claim is a row at the end of the table, above
+	// the mark of the settled claims (frames.go): a new one, or the
+	// expired record it takes, moved there.
 	q[sqlcore.StIdemClaim] = `INSERT INTO idempotency (key, owner, state, args, request, frame, result, claimed, expires)
 	VALUES ($1, $2, 'claimed', $3, $4, $5, NULL, $6, $7)
-	ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, state = 'claimed', args = excluded.args,
+	ON CONFLICT (key) DO UPDATE SET rowid = (SELECT max(rowid) + 1 FROM idempotency), owner = excluded.owner, state = 'claimed', args = excluded.args,
 		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
 	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed`
 	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING true, ` + sqlcore.DeadColumns
@@ -350,6 +366,18 @@ func statements() []string {
 	q[stAuditPass] = `INSERT INTO audit_passes (pass, last) VALUES (?, ?)`
 	q[stAuditSetIndexed] = `INSERT OR REPLACE INTO audit_meta (key, value) VALUES ('indexed', ?)`
 	q[stAuditScanFrom] = `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`
+	q[stFramesHold] = `INSERT OR IGNORE INTO frames_held (frame) SELECT rowid FROM frames
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + finalStates
+	q[stFramesSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM frames)) WHERE key = 'frames_settled'`
+	q[stFramesUnhold] = `DELETE FROM frames_held WHERE NOT EXISTS
+	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + finalStates + `)`
+	q[stClaimsHold] = `INSERT OR IGNORE INTO idempotency_held (claim) SELECT rowid FROM idempotency
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'claims_settled') AND state = 'claimed'`
+	q[stClaimsSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM idempotency)) WHERE key = 'claims_settled'`
+	q[stClaimsUnhold] = `DELETE FROM idempotency_held WHERE NOT EXISTS
+	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
+	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
+	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
 	for i := range q {
 		q[i] = positional(q[i])
 	}
