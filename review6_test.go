@@ -165,3 +165,40 @@ func TestReview6ResultDigestAsSpecified(t *testing.T) {
 		t.Errorf("%d completed checkpoints, want %d", got, len(datas))
 	}
 }
+
+// TestReview6IdempotencyScopeUnambiguous: the scope of a write's
+// idempotency record (principal, NUL, tenant, NUL) names one principal and
+// tenant however they are spelled: principal "a\x00b" of no tenant and
+// principal "a" of tenant "b\x00" (a JWT's sub and tenant claims may hold
+// any character) do not share a record, so neither replays the other's
+// result.
+func TestReview6IdempotencyScopeUnambiguous(t *testing.T) {
+	rt := reach.New(&reach.Options{DefaultBudget: &reach.Budget{}})
+	runs := 0
+	rt.MustRegister(reach.Tool{Name: "put", Access: reach.Write,
+		Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runs++
+			return json.RawMessage(fmt.Sprintf(`{"run":%d}`, runs)), nil
+		}})
+	pairs := [][2]string{{"a\x00b", ""}, {"a", "b\x00"}, {"a\x00", "b"}, {"a", "\x00b"}, {"a", "b"}, {`"a\x00b"`, `""`}}
+	for _, w := range pairs {
+		for _, id := range []string{"c", "d"} { // the key given, and one derived from the request and call ids
+			ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "r-" + id, Principal: w[0], Tenant: w[1]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := ""
+			if id == "c" {
+				key = "k"
+			}
+			res := rt.Call(ctx, &reach.Call{ID: id, Tool: "put", Arguments: json.RawMessage(`{}`), IdempotencyKey: key})
+			req.End()
+			if res.IsError() || res.Replayed {
+				t.Errorf("principal %q, tenant %q, call %s: %s, replayed %v: another's record", w[0], w[1], id, res.Status, res.Replayed)
+			}
+		}
+	}
+	if runs != 2*len(pairs) {
+		t.Errorf("the tool ran %d times, want %d", runs, 2*len(pairs))
+	}
+}
