@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -324,6 +325,12 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, func(), 
 	key := traceKey{trace: t.TraceID}
 	if who != nil {
 		key.owner = who.Tenant + "\x00" + who.Principal
+		if strings.IndexByte(who.Tenant, 0) >= 0 || strings.IndexByte(who.Principal, 0) >= 0 {
+			// A NUL in either would make the owner ambiguous (tenant "a"
+			// with principal "b\x00c", tenant "a\x00b" with "c"): both
+			// quoted, after a NUL (two NULs: no other owner has them).
+			key.owner = "\x00" + strconv.Quote(who.Tenant) + "\x00" + strconv.Quote(who.Principal)
+		}
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
