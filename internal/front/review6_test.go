@@ -394,3 +394,89 @@ func (m *idMap[V]) len() int {
 	defer m.mu.RUnlock()
 	return len(m.m)
 }
+
+// TestReview6StatelessAnswersAreTheirOwn: sessionless calls at once, of
+// several clients (a request each), each with a payload of its own,
+// answered by the fast lane into pooled answers whose _meta also gets the
+// server's info: every answer holds its own payload, its client's
+// request, the server's info, and a frame no other answer has.
+func TestReview6StatelessAnswersAreTheirOwn(t *testing.T) {
+	echo := reach.Tool{Name: "echo", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			runtime.Gosched()
+			return args, nil
+		}}
+	s, _, _, _ := review6Server(t, echo)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", "echo")
+	const clients, workers, calls = 3, 4, 25
+	before := s.fastCalls.Load()
+	var (
+		mu       sync.Mutex
+		frames   = map[string]string{}
+		requests = map[int]map[string]bool{}
+		wg       sync.WaitGroup
+	)
+	for ci := range clients {
+		requests[ci] = map[string]bool{}
+		for w := range workers {
+			wg.Go(func() {
+				for i := range calls {
+					pay := fmt.Sprintf("pay-%d-%d-%d", ci, w, i)
+					body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q},"_meta":{%q:%q,%q:{},%q:{"name":"client-%d","version":"1"}}}}`,
+						i, pay, metaProtocolVersion, mcpwire.StatelessProtocol, metaClientCapabilities, metaClientInfo, ci)
+					code, got := postHTTP(s, h, body)
+					if code != http.StatusOK {
+						t.Errorf("%s: status %d: %s", pay, code, got)
+						return
+					}
+					var ans struct {
+						Result struct {
+							Content []struct{ Text string }
+							Meta    map[string]any `json:"_meta"`
+						}
+					}
+					if err := json.Unmarshal(got, &ans); err != nil {
+						t.Errorf("%s: %v: %s", pay, err, got)
+						return
+					}
+					for _, p := range payloadRE.FindAllString(string(got), -1) {
+						if p != pay {
+							t.Errorf("%s: the answer holds %s: %s", pay, p, got)
+						}
+					}
+					m := ans.Result.Meta
+					if len(ans.Result.Content) != 1 || !strings.Contains(ans.Result.Content[0].Text, pay) || m[metaServerInfo] == nil || m[link.MetaStatus] != "success" {
+						t.Errorf("%s: not its own answer: %s", pay, got)
+					}
+					req, _ := m[link.MetaRequest].(string)
+					f, _ := m[link.MetaFrame].(string)
+					mu.Lock()
+					requests[ci][req] = true
+					if other, dup := frames[f]; dup || f == "" {
+						t.Errorf("%s: frame %q, also %s's", pay, f, other)
+					}
+					frames[f] = pay
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n := s.fastCalls.Load() - before; n != clients*workers*calls {
+		t.Errorf("the fast lane answered %d calls, want %d", n, clients*workers*calls)
+	}
+	seen := map[string]int{}
+	for ci, rs := range requests {
+		for r := range rs {
+			if other, ok := seen[r]; ok || r == "" {
+				t.Errorf("client %d's calls ran in request %q, also client %d's", ci, r, other)
+			}
+			seen[r] = ci
+		}
+	}
+}
