@@ -281,8 +281,8 @@ func TestReview6FastCallEnds(t *testing.T) {
 
 // TestReview6FastCallsLeakNothing: after many fast calls, some cancelled
 // by their client, the goroutines are as many as before, no call is kept
-// as in flight, and the request the calls ran in holds no context of
-// theirs (each call's context is a child of its request's: one left
+// as in flight, and neither the callers' context nor the request the
+// calls ran in holds a context of theirs (each call's context is a child of its request's: one left
 // registered is a leak for the request's life).
 func TestReview6FastCallsLeakNothing(t *testing.T) {
 	started, ended := make(chan string, 1), make(chan error, 1)
@@ -290,11 +290,15 @@ func TestReview6FastCallsLeakNothing(t *testing.T) {
 		Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }}
 	s, srv, rt, _ := review6Server(t, echo, blockTool(started, ended))
 	_, h := review6Session(t, srv, "leaks")
+	// The callers' context (an HTTP request's): a call's registers with it
+	// while it runs, and must not after.
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
 	meta := fmt.Sprintf(`,"_meta":{%q:"rq-leak"}`, link.MetaRequest)
 	one := func(id int) {
 		var out bytes.Buffer
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d}%s}}`, id, id, meta)
-		if _, ok := s.AnswerPost(context.Background(), h, []byte(body), &out); !ok || !bytes.Contains(out.Bytes(), []byte(`"result"`)) {
+		if _, ok := s.AnswerPost(base, h, []byte(body), &out); !ok || !bytes.Contains(out.Bytes(), []byte(`"result"`)) {
 			t.Fatalf("call %d: %s", id, out.Bytes())
 		}
 	}
@@ -304,7 +308,7 @@ func TestReview6FastCallsLeakNothing(t *testing.T) {
 			defer close(done)
 			var out bytes.Buffer
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block","arguments":{}%s}}`, id, meta)
-			s.AnswerPost(context.Background(), h, []byte(body), &out)
+			s.AnswerPost(base, h, []byte(body), &out)
 		}()
 		<-started
 		postHTTP(s, h, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id))
@@ -331,6 +335,9 @@ func TestReview6FastCallsLeakNothing(t *testing.T) {
 	}
 	if n := ctxChildren(r.Context()); n != children0 {
 		t.Errorf("the request's context holds %d children after 200 calls, %d before", n, children0)
+	}
+	if n := ctxChildren(base); n != 0 {
+		t.Errorf("the callers' context holds %d children after the calls", n)
 	}
 	if n := s.inflight.len(); n != 0 {
 		t.Errorf("%d fast calls still kept as in flight", n)
