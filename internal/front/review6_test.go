@@ -74,6 +74,35 @@ func postHTTP(s *Server, h http.Header, body string) (int, []byte) {
 
 var payloadRE = regexp.MustCompile(`pay-[0-9]+-[0-9]+-[0-9]+`)
 
+// fastAnswer is a tools/call's JSON-RPC answer.
+type fastAnswer struct {
+	ID     int `json:"id"`
+	Result struct {
+		Content []struct{ Text string }
+		IsError bool           `json:"isError"`
+		Meta    map[string]any `json:"_meta"`
+	}
+}
+
+// ownAnswer reads got, the answer of a call with payload pay: it must
+// hold that payload, in its one content block, and no other.
+func ownAnswer(t *testing.T, pay string, got []byte) (fastAnswer, bool) {
+	var ans fastAnswer
+	if err := json.Unmarshal(got, &ans); err != nil {
+		t.Errorf("%s: %v: %s", pay, err, got)
+		return ans, false
+	}
+	for _, p := range payloadRE.FindAllString(string(got), -1) {
+		if p != pay {
+			t.Errorf("%s: the answer holds %s: %s", pay, p, got)
+		}
+	}
+	if len(ans.Result.Content) != 1 || !strings.Contains(ans.Result.Content[0].Text, pay) {
+		t.Errorf("%s: content is not its own: %s", pay, got)
+	}
+	return ans, true
+}
+
 // TestReview6AnswersAreTheirOwn: many fast calls at once, on several
 // sessions, each in a request of its own and with a payload of its own,
 // half through AnswerPost and half through the net/http handler, half a
@@ -137,25 +166,9 @@ func TestReview6AnswersAreTheirOwn(t *testing.T) {
 						}
 						got = b
 					}
-					var ans struct {
-						ID     int `json:"id"`
-						Result struct {
-							Content []struct{ Text string }
-							IsError bool           `json:"isError"`
-							Meta    map[string]any `json:"_meta"`
-						}
-					}
-					if err := json.Unmarshal(got, &ans); err != nil {
-						t.Errorf("%s: %v: %s", pay, err, got)
+					ans, ok := ownAnswer(t, pay, got)
+					if !ok {
 						return
-					}
-					for _, p := range payloadRE.FindAllString(string(got), -1) {
-						if p != pay {
-							t.Errorf("%s: the answer holds %s: %s", pay, p, got)
-						}
-					}
-					if len(ans.Result.Content) != 1 || !strings.Contains(ans.Result.Content[0].Text, pay) {
-						t.Errorf("%s: content is not its own: %s", pay, got)
 					}
 					if ans.ID != w*1000+i {
 						t.Errorf("%s: id %d", pay, ans.ID)
@@ -441,24 +454,13 @@ func TestReview6StatelessAnswersAreTheirOwn(t *testing.T) {
 						t.Errorf("%s: status %d: %s", pay, code, got)
 						return
 					}
-					var ans struct {
-						Result struct {
-							Content []struct{ Text string }
-							Meta    map[string]any `json:"_meta"`
-						}
-					}
-					if err := json.Unmarshal(got, &ans); err != nil {
-						t.Errorf("%s: %v: %s", pay, err, got)
+					ans, ok := ownAnswer(t, pay, got)
+					if !ok {
 						return
 					}
-					for _, p := range payloadRE.FindAllString(string(got), -1) {
-						if p != pay {
-							t.Errorf("%s: the answer holds %s: %s", pay, p, got)
-						}
-					}
 					m := ans.Result.Meta
-					if len(ans.Result.Content) != 1 || !strings.Contains(ans.Result.Content[0].Text, pay) || m[metaServerInfo] == nil || m[link.MetaStatus] != "success" {
-						t.Errorf("%s: not its own answer: %s", pay, got)
+					if m[metaServerInfo] == nil || m[link.MetaStatus] != "success" {
+						t.Errorf("%s: _meta without the server's info or a success: %s", pay, got)
 					}
 					req, _ := m[link.MetaRequest].(string)
 					f, _ := m[link.MetaFrame].(string)
