@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -77,31 +78,45 @@ func (s *Set) visible(p *Principal, scene, tool string, access reach.Access, tag
 }
 
 func visKey(p *Principal, scene, tool string, access reach.Access, tags []string) string {
-	var b strings.Builder
-	for _, part := range []string{p.ID, p.Tenant, scene, tool, string(access)} {
-		b.WriteString(part)
-		b.WriteByte(0)
-	}
-	for _, r := range p.Roles {
-		b.WriteString(r)
-		b.WriteByte(1)
-	}
-	b.WriteByte(0)
-	for _, t := range tags {
-		b.WriteString(t)
-		b.WriteByte(1)
-	}
-	b.WriteByte(0)
+	// Each part is written after its length, so that no two sets of parts
+	// spell the same key whatever bytes they hold (a JWT's claims may hold
+	// any, NUL included).
 	keys := make([]string, 0, len(p.Attributes))
-	for k := range p.Attributes {
+	n := len(p.ID) + len(p.Tenant) + len(scene) + len(tool) + len(access) + 8
+	for k, v := range p.Attributes {
 		keys = append(keys, k)
+		n += len(k) + len(v) + 2
 	}
 	slices.Sort(keys)
+	for _, r := range p.Roles {
+		n += len(r) + 1
+	}
+	for _, t := range tags {
+		n += len(t) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	var l [binary.MaxVarintLen64]byte
+	count := func(n int) { b.Write(l[:binary.PutUvarint(l[:], uint64(n))]) }
+	put := func(s string) {
+		count(len(s))
+		b.WriteString(s)
+	}
+	for _, part := range []string{p.ID, p.Tenant, scene, tool, string(access)} {
+		put(part)
+	}
+	count(len(p.Roles))
+	for _, r := range p.Roles {
+		put(r)
+	}
+	count(len(tags))
+	for _, t := range tags {
+		put(t)
+	}
+	count(len(keys))
 	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(2)
-		b.WriteString(p.Attributes[k])
-		b.WriteByte(1)
+		put(k)
+		put(p.Attributes[k])
 	}
 	return b.String()
 }
