@@ -420,8 +420,8 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 // the key ("tool:key"); and the key. They are one string, each a tail of
 // the one before: one allocation, not one for each.
 //
-// The scope is the principal, NUL, the tenant, NUL; when either holds a
-// NUL, it is NUL, then both quoted (strconv.Quote), each followed by NUL.
+// The scope is the principal, NUL, the tenant, NUL, as idempotency.Owner
+// spells them.
 func idemKeys(c *Call) (rec, call, key string) {
 	root := c.req.root
 	n := len(c.Tool) + 1
@@ -430,14 +430,7 @@ func idemKeys(c *Call) (rec, call, key string) {
 	} else {
 		n += len(root.id) + 1 + len(c.ID)
 	}
-	principal, tenant := root.principal, root.tenant
-	lead := ""
-	if strings.IndexByte(principal, 0) >= 0 || strings.IndexByte(tenant, 0) >= 0 {
-		// A NUL in either would make the scope ambiguous ("a\x00b" of no
-		// tenant and "a" of tenant "b\x00"): both quoted, after a NUL (a
-		// principal is never empty, so no other scope starts with one).
-		lead, principal, tenant = "\x00", strconv.Quote(principal), strconv.Quote(tenant)
-	}
+	lead, principal, tenant := idempotency.Owner(root.principal, root.tenant)
 	scope := 0
 	if !c.sysKey {
 		scope = len(lead) + len(principal) + 1 + len(tenant) + 1

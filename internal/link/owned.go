@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/idempotency"
 )
 
 // Owned begins, finds and ends the reach requests that the gateway's
@@ -324,13 +324,8 @@ func (q *Owned) forClient(s *Session, t Target, who *auth.Identity) (*reach.Requ
 func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, func(), error) {
 	key := traceKey{trace: t.TraceID}
 	if who != nil {
-		key.owner = who.Tenant + "\x00" + who.Principal
-		if strings.IndexByte(who.Tenant, 0) >= 0 || strings.IndexByte(who.Principal, 0) >= 0 {
-			// A NUL in either would make the owner ambiguous (tenant "a"
-			// with principal "b\x00c", tenant "a\x00b" with "c"): both
-			// quoted, after a NUL (two NULs: no other owner has them).
-			key.owner = "\x00" + strconv.Quote(who.Tenant) + "\x00" + strconv.Quote(who.Principal)
-		}
+		lead, principal, tenant := idempotency.Owner(who.Principal, who.Tenant)
+		key.owner = lead + tenant + "\x00" + principal
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

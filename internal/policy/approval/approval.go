@@ -50,12 +50,12 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -416,17 +416,10 @@ type keys struct{ req, idem string }
 
 func callKeys(c *reach.Call) keys {
 	root := rootOf(c.Request())
-	principal, tenant := root.Principal(), root.Tenant()
-	var lead []byte
-	if strings.IndexByte(principal, 0) >= 0 || strings.IndexByte(tenant, 0) >= 0 {
-		// A NUL in either would make them ambiguous (principal "a\x00b" of
-		// no tenant, "a" of tenant "b\x00"): both quoted, after a NUL (a
-		// principal is never empty, so no other key's input starts with one).
-		lead, principal, tenant = []byte{0}, strconv.Quote(principal), strconv.Quote(tenant)
-	}
+	lead, principal, tenant := idempotency.Owner(root.Principal(), root.Tenant())
 	hash := func(of string) string {
 		h := sha256.New()
-		h.Write(lead)
+		h.Write([]byte(lead))
 		for _, p := range []string{principal, tenant, of, c.Tool} {
 			h.Write([]byte(p))
 			h.Write([]byte{0})
