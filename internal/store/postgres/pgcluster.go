@@ -353,7 +353,7 @@ func (p *Store) OpenFramesOf(ctx context.Context, owners []string) ([]*store.Fra
 	if p.Closed() {
 		return nil, store.ErrClosed
 	}
-	return p.QueryFrames(ctx, `owner = ANY($1) AND state NOT IN ('completed', 'failed', 'refused', 'cancelled')`, owners)
+	return p.QueryFrames(ctx, `owner = ANY($1) AND state NOT IN `+sqlcore.FinalStates, owners)
 }
 
 // ClaimOrphans claims up to n requests that run (or were stopped and have

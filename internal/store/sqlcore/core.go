@@ -331,8 +331,12 @@ func (c *Core) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
 	}
-	return c.QueryFrames(ctx, `state NOT IN ('completed', 'failed', 'refused', 'cancelled')`)
+	return c.QueryFrames(ctx, `state NOT IN `+FinalStates)
 }
+
+// FinalStates are the states of a final frame (store.FrameDone), as an
+// SQL list.
+const FinalStates = `('completed', 'failed', 'refused', 'cancelled')`
 
 // ClaimKey implements store.IdemRecords. A claim is durable when ClaimKey
 // returns, and so is r.Executing, the call's "executing" checkpoint, which

@@ -20,9 +20,6 @@ import (
 // are still open. Finding the open frames reads the frames above the mark
 // and the held ones.
 
-// finalStates are the states of a final frame, as SQL.
-const finalStates = `('completed', 'failed', 'refused', 'cancelled')`
-
 // The claims (idempotency records in state 'claimed') are found the same
 // way (migration 7), with the mark 'claims_settled' and idempotency_held:
 // a claim is a new row at the end of the table, or the record of an
@@ -64,7 +61,7 @@ func (s *Store) settleMarks() *sqlcore.Write {
 // and those held, read by their rowid, that are not final.
 const openFrames = `rowid IN (SELECT frame FROM frames_held UNION ALL
 	SELECT rowid FROM frames WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled'))
-	AND state NOT IN ` + finalStates
+	AND state NOT IN ` + sqlcore.FinalStates
 
 // OpenFrames implements store.Frames: the frames above the mark and the
 // held ones that are not final.

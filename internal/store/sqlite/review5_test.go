@@ -198,7 +198,7 @@ func TestSQLiteClaimAfterRecoveryDropsTheLastClaims(t *testing.T) {
 // whole table: what OpenFrames must list.
 func scannedOpenFrames(t *testing.T, s *Store) []string {
 	t.Helper()
-	return scanned(t, s, `SELECT frame || ' ' || state FROM frames WHERE state NOT IN `+finalStates+` ORDER BY 1`)
+	return scanned(t, s, `SELECT frame || ' ' || state FROM frames WHERE state NOT IN `+sqlcore.FinalStates+` ORDER BY 1`)
 }
 
 // sameAsScan fails t unless the claims and the open frames found from the

@@ -367,10 +367,10 @@ func statements() []string {
 	q[stAuditSetIndexed] = `INSERT OR REPLACE INTO audit_meta (key, value) VALUES ('indexed', ?)`
 	q[stAuditScanFrom] = `SELECT seq, request FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`
 	q[stFramesHold] = `INSERT OR IGNORE INTO frames_held (frame) SELECT rowid FROM frames
-	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + finalStates
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'frames_settled') AND state NOT IN ` + sqlcore.FinalStates
 	q[stFramesSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM frames)) WHERE key = 'frames_settled'`
 	q[stFramesUnhold] = `DELETE FROM frames_held WHERE NOT EXISTS
-	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + finalStates + `)`
+	(SELECT 1 FROM frames f WHERE f.rowid = frames_held.frame AND f.state NOT IN ` + sqlcore.FinalStates + `)`
 	q[stClaimsHold] = `INSERT OR IGNORE INTO idempotency_held (claim) SELECT rowid FROM idempotency
 	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'claims_settled') AND state = 'claimed'`
 	q[stClaimsSettled] = `UPDATE store_meta SET value = max(value, (SELECT ifnull(max(rowid), 0) FROM idempotency)) WHERE key = 'claims_settled'`
