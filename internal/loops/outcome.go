@@ -8,14 +8,10 @@ import (
 	"github.com/agentreach/reach/internal/records"
 )
 
-// ToolOutcome is what the runtime's tool call produced, as the detectors
-// read it: res and err are what the call's path returned.
-func ToolOutcome(res *records.Result, err error) Outcome { return toolOutcome(res, err, nil) }
-
 // DoneTool is Done for a tool call's step, given what the call's path
-// returned (as ToolOutcome reads it). The result is read as an
-// observation into d's own buffer, under d's lock: it is not copied anew
-// for every call.
+// returned (res and err, read as toolOutcome reads them). The result is
+// read as an observation into d's own buffer, under d's lock: it is not
+// copied anew for every call.
 func (d *Detector) DoneTool(s *Step, res *records.Result, err error) {
 	if s == nil {
 		return
@@ -29,8 +25,10 @@ func (d *Detector) DoneTool(s *Step, res *records.Result, err error) {
 	d.done(s, &o)
 }
 
-// toolOutcome is ToolOutcome, with the observation of a result in *buf
-// (kept there for the next one) when buf is not nil.
+// toolOutcome is what the runtime's tool call produced, as the detectors
+// read it (res and err are what the call's path returned), with the
+// observation of a result in *buf (kept there for the next one) when buf
+// is not nil.
 func toolOutcome(res *records.Result, err error, buf *[]byte) Outcome {
 	var o Outcome
 	switch {
