@@ -22,7 +22,12 @@
 //   - Its end by its client (End): stored and woken like a stop; each
 //     instance ends its part (one that did not listen then ends it when it
 //     listens again), and a recovery ends such a request without undoing
-//     anything (postgres.Store.SettleRequest).
+//     anything (postgres.Store.SettleRequest). An end that an instance
+//     hears while its part is being begun, or just before a call joins the
+//     request there, finds nothing to end yet: the instance remembers the
+//     ends it heard for a TTL, and a part registered whose end it heard
+//     asks the store; if its client ended it, the part leaves at once and
+//     its begin is refused (request_ended).
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
@@ -372,15 +377,16 @@ func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant
 // of id that is not registered yet (its JoinRequest written, its
 // RequestBegan to come, or its call about to join) finds it there when it
 // registers, as the lookup here and the registration are one step each
-// under mu.
+// under mu. Both come before onEnd, which may wait for a begin under way
+// (the gateway's begins and ends of the requests it owns take one lock).
 func (c *Cluster) endLocal(id string) {
-	if c.onEnd != nil {
-		c.onEnd(id)
-	}
 	c.mu.Lock()
 	c.hear(id, time.Now())
 	r := c.local[id]
 	c.mu.Unlock()
+	if c.onEnd != nil {
+		c.onEnd(id)
+	}
 	if r != nil {
 		r.End()
 	}

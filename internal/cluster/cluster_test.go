@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/jackc/pgx/v5"
@@ -182,6 +183,8 @@ type endFleet struct {
 	a, b     *Cluster
 	rtA, rtB *reach.Runtime
 	recB     *pausedBegin
+	ownedB   *link.Owned // b's requests as the gateway owns them, ended by OnEnd as the gateway wires it
+	endedB   chan string // the requests b was told to end (OnEnd)
 	heardB   chan string // the approvals b was woken for (barrier)
 	conn     *pgx.Conn
 	n        int
@@ -191,7 +194,7 @@ func newEndFleet(t *testing.T) *endFleet {
 	t.Helper()
 	ctx := context.Background()
 	url := pgtest.Database(t)
-	f := &endFleet{heardB: make(chan string, 64)}
+	f := &endFleet{heardB: make(chan string, 64), endedB: make(chan string, 64)}
 	var cs [2]*Cluster
 	for i, name := range []string{"a", "b"} {
 		st, err := postgres.Open(ctx, url, nil)
@@ -210,6 +213,15 @@ func newEndFleet(t *testing.T) *endFleet {
 	f.rtA = reach.New(&reach.Options{Requests: f.a.Recorder(durable.New(f.st[0], nil, nil))})
 	f.recB = &pausedBegin{Recorder: f.b.Recorder(durable.New(f.st[1], nil, nil)), paused: make(chan string, 1), release: make(chan struct{})}
 	f.rtB = reach.New(&reach.Options{Requests: f.recB})
+	f.ownedB = link.NewOwned(context.Background(), f.rtB, time.Hour, link.Budgets{})
+	t.Cleanup(f.ownedB.EndAll)
+	f.b.OnEnd(func(id string) {
+		select {
+		case f.endedB <- id:
+		default:
+		}
+		f.ownedB.End(id)
+	})
 	heard := func(id string) {
 		select {
 		case f.heardB <- id:
@@ -418,5 +430,53 @@ func TestHeardBounded(t *testing.T) {
 	c.deaf = now.Add(-time.Second)
 	if c.heardLately("never") {
 		t.Fatal("a TTL after the ends were forgotten, a part still asks the store")
+	}
+}
+
+// The same through the requests the gateway owns (link.Owned, whose begins
+// and ends take one lock; OnEnd as the gateway sets it): b's listener,
+// told to end the request, waits for the begin under way, which is
+// refused; neither waits for the other for good.
+func TestEndWhileJoiningOwned(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-owned", Principal: link.LocalPrincipal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, _, done, err := f.ownedB.CallContext(ctx, link.Target{Request: "r-owned"}, nil)
+		if done != nil {
+			done()
+		}
+		called <- err
+	}()
+	if got := <-f.recB.paused; got != "r-owned" {
+		t.Fatalf("b began %s, want r-owned", got)
+	}
+	if found, err := f.a.End(ctx, "r-owned", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	select { // b heard the end; its listener waits for the begin to end the owned request
+	case id := <-f.endedB:
+		if id != "r-owned" {
+			t.Fatalf("b was told to end %s, want r-owned", id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("b never heard the end of r-owned")
+	}
+	f.recB.release <- struct{}{}
+	err = <-called
+	if le, ok := errors.AsType[*link.Error](err); !ok || le.Code != "request_ended" {
+		t.Fatalf("b's call in r-owned, which its client ended through a as it began: %v, want the refusal request_ended", err)
+	}
+	f.barrier(t) // b's listener goes on
+	if r, ok := f.rtB.Lookup("r-owned"); ok && r.State() == reach.RequestRunning {
+		t.Fatal("r-owned runs on b after its begin was refused")
+	}
+	reqA.End()
+	if s := f.state(t, "r-owned"); s != "ended" {
+		t.Fatalf("r-owned is stored %s once a's part ended, want ended", s)
 	}
 }
