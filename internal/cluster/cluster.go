@@ -393,7 +393,7 @@ func (c *Cluster) endLocal(id string) {
 }
 
 // maxHeard bounds the ends an instance remembers (heard).
-const maxHeard = 1024
+const maxHeard = 4096
 
 // hear remembers that the end of request id was heard at now. c.mu is
 // held.
