@@ -172,7 +172,8 @@ func (r *Recorder) register(ctx context.Context, q *reach.Request) error {
 	defer cancel()
 	settled, err := c.st.Settled(sctx, c.owner)
 	if err != nil {
-		// Run on: its end is read again when the listener connects again.
+		// Run on, as without the end heard: the listener reads the ends
+		// again when it connects again.
 		c.log.Warn("cluster: reading whether a request's client ended it", "request", q.ID(), "err", err)
 		return nil
 	}
