@@ -270,7 +270,7 @@ var dialect = sqlcore.Dialect{
 	AnyOf: func(col, p string) string { return col + ` IN (SELECT value FROM json_each(` + p + `))` },
 	// SQLite keeps no owner or stack: one instance owns every frame.
 	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, '', NULL FROM frames`,
-	FrameOrder:  `started, rowid`,
+	FrameOrder:  `started, ifnull(origin, seq)`, // the first place of a frame put open again (migration 8)
 	// The columns are read through casts, so that a row edited by hand to
 	// hold a value of another type is still read (and then fails
 	// verification) rather than breaking the scan.
@@ -331,12 +331,17 @@ var statementSQL = statements()
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
 	// A frame that is not final is written as a new row, at the end of the
-	// table (one written before is replaced): above the mark of the settled
-	// frames (frames.go), where the open frames are looked for. A final
-	// one is updated in place (StUpdateFrame).
-	q[sqlcore.StPutFrame] = `INSERT OR REPLACE INTO frames
+	// table (one written before is moved there, keeping its first place in
+	// origin, migration 8): above the mark of the settled frames
+	// (frames.go), where the open frames are looked for. A final one is
+	// updated in place (StUpdateFrame).
+	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	ON CONFLICT (request, frame) DO UPDATE SET seq = (SELECT max(seq) + 1 FROM frames), origin = ifnull(frames.origin, frames.seq),
+		parent = excluded.parent, kind = excluded.kind, name = excluded.name, call_id = excluded.call_id,
+		idem_key = excluded.idem_key, state = excluded.state, args = excluded.args, undo = excluded.undo,
+		error = excluded.error, started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
