@@ -10,14 +10,17 @@
 # needs auth: (API keys from `reach keys create --data /data ...`, or JWTs).
 # cmd/reach's TestDockerfile checks the properties said here.
 
-# Build: a static binary (no cgo: the SQLite store is pure Go).
+# Build: a static binary, with cgo (the store on SQLite's C library,
+# docs/STATE.md), linked statically; Go's own resolver and user lookup
+# (netgo, osusergo) and no SQLite extension loading (dlopen), so that
+# nothing needs the C library's dynamic parts.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=""
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/agentreach/reach/internal/buildinfo.Version=${VERSION}" -o /out/reach ./cmd/reach
+RUN CGO_ENABLED=1 go build -trimpath -tags osusergo,netgo,sqlite_omit_load_extension -ldflags "-s -w -linkmode external -extldflags -static -X github.com/agentreach/reach/internal/buildinfo.Version=${VERSION}" -o /out/reach ./cmd/reach
 # The data folder, owned by the user the image runs as.
 RUN mkdir -p /out/data && chown 65532:65532 /out/data
 

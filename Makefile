@@ -2,9 +2,9 @@
 GO ?= go
 export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
-.PHONY: test check fmt vet unit race allocs bench bench-smoke fuzz loops
+.PHONY: test check fmt vet unit race allocs purego bench bench-smoke fuzz loops
 
-test: check loops race allocs bench-smoke
+test: check loops race allocs purego bench-smoke
 
 # Under make test, a test whose dependencies are missing fails instead of
 # skipping (REACH_CI), so that CI never passes by skipping.
@@ -47,6 +47,11 @@ loops:
 			$(GO) run ./cmd/reach bench loops --strict --min-detection $$min $$dir || exit 1; \
 		else echo "loops: $$dir not found, skipped"; fi; \
 	done
+
+# The store on the pure-Go SQLite (modernc.org/sqlite), which a build
+# without cgo links: the race step above runs it on the C library.
+purego:
+	CGO_ENABLED=0 $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./internal/store/sqlite/ ./internal/audit/ ./internal/durable/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

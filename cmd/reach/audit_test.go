@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -69,7 +68,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 		t.Errorf("verify printed %q", out)
 	}
 
-	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DefaultFile))
+	db, err := sqlite.OpenFile(filepath.Join(dir, sqlite.DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,7 +219,7 @@ func TestTamperSQL(t *testing.T) {
 	for _, tc := range tamperCases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyDB(t, tmpl)
-			db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DefaultFile))
+			db, err := sqlite.OpenFile(filepath.Join(dir, sqlite.DefaultFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,12 @@
 //   - Its end by its client (End): stored and woken like a stop; each
 //     instance ends its part (one that did not listen then ends it when it
 //     listens again), and a recovery ends such a request without undoing
-//     anything (postgres.Store.SettleRequest).
+//     anything (postgres.Store.SettleRequest). An end that an instance
+//     hears while its part is being begun, or just before a call joins the
+//     request there, finds nothing to end yet: the instance remembers the
+//     ends it heard for a TTL, and a part registered whose end it heard
+//     asks the store; if its client ended it, the part leaves at once and
+//     its begin is refused (request_ended).
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
@@ -86,9 +91,15 @@ type Cluster struct {
 	onEnd      func(id string)
 	recover    func(ctx context.Context) error
 
-	mu     sync.Mutex
-	local  map[string]*reach.Request // the requests running here, by id
-	joined map[string]bool           // roots this instance joined or began (JoinRequest), until RequestBegan
+	mu    sync.Mutex
+	local map[string]*reach.Request // the requests running here, by id
+	// heard holds the ends heard lately (endLocal), by request, when heard:
+	// a part of one registered here within the TTL asks the store whether
+	// its client ended it (Recorder.register). At most maxHeard; when more
+	// come within a TTL they are forgotten, and until deaf every part
+	// registered asks.
+	heard map[string]time.Time
+	deaf  time.Time
 
 	view    atomic.Pointer[liveView]
 	healthy atomic.Int64 // unix ns since when heartbeats succeed without a break; 0 after one failed
@@ -120,7 +131,7 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster.New: the instance name %q has a '/'", o.Instance)
 	}
 	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, log: o.Logger, started: time.Now(),
-		local: map[string]*reach.Request{}, joined: map[string]bool{}, stop: make(chan struct{})}
+		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{})}
 	if c.ttl == 0 {
 		c.ttl = 10 * time.Second
 	}
@@ -362,17 +373,60 @@ func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant
 }
 
 // endLocal ends this instance's part of request id, which its client
-// ended through another instance.
+// ended through another instance. The end is remembered (heard): a part
+// of id that is not registered yet (its JoinRequest written, its
+// RequestBegan to come, or its call about to join) finds it there when it
+// registers, as the lookup here and the registration are one step each
+// under mu. Both come before onEnd, which may wait for a begin under way
+// (the gateway's begins and ends of the requests it owns take one lock).
 func (c *Cluster) endLocal(id string) {
+	c.mu.Lock()
+	c.hear(id, time.Now())
+	r := c.local[id]
+	c.mu.Unlock()
 	if c.onEnd != nil {
 		c.onEnd(id)
 	}
-	c.mu.Lock()
-	r := c.local[id]
-	c.mu.Unlock()
 	if r != nil {
 		r.End()
 	}
+}
+
+// maxHeard bounds the ends an instance remembers (heard).
+const maxHeard = 4096
+
+// hear remembers that the end of request id was heard at now. c.mu is
+// held.
+func (c *Cluster) hear(id string, now time.Time) {
+	if len(c.heard) >= maxHeard {
+		for k, at := range c.heard {
+			if now.Sub(at) >= c.ttl {
+				delete(c.heard, k)
+			}
+		}
+		if len(c.heard) >= maxHeard {
+			// Too many to remember: forget them all, and let every part
+			// registered within the TTL ask the store instead.
+			clear(c.heard)
+			c.deaf = now.Add(c.ttl)
+		}
+	}
+	c.heard[id] = now
+}
+
+// heardLately reports whether an end of request id may have been heard
+// within the TTL. c.mu is held.
+func (c *Cluster) heardLately(id string) bool {
+	at, ok := c.heard[id]
+	if !ok && c.deaf.IsZero() {
+		return false
+	}
+	now := time.Now()
+	if ok && now.Sub(at) >= c.ttl {
+		delete(c.heard, id)
+		ok = false
+	}
+	return ok || now.Before(c.deaf)
 }
 
 // applyStop stops the request id here, if it runs here, as the store says.
@@ -440,13 +494,7 @@ func (c *Cluster) catchUpStops(ctx context.Context) {
 	}
 }
 
-// track and untrack keep the requests running here, for the stops.
-func (c *Cluster) track(r *reach.Request) {
-	c.mu.Lock()
-	c.local[r.ID()] = r
-	c.mu.Unlock()
-}
-
+// untrack forgets a request that ran here (Recorder.register tracks it).
 func (c *Cluster) untrack(r *reach.Request) {
 	c.mu.Lock()
 	if c.local[r.ID()] == r {

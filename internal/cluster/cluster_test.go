@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/durable"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/jackc/pgx/v5"
@@ -153,5 +155,328 @@ func TestEndMissedBeforeListening(t *testing.T) {
 	}
 	if ids, err := stB.Settled(ctx, b.Owner()); err != nil || len(ids) != 0 {
 		t.Fatalf("Settled(%s) = %v, %v after b left r-far; want none", b.Owner(), ids, err)
+	}
+}
+
+// pausedBegin is b's recorder with a pause in every root's RequestBegan:
+// after JoinRequest wrote b's part of the request, before b registers it
+// (the window of issue 16, item 4).
+type pausedBegin struct {
+	*Recorder
+	paused  chan string   // the id whose begin waits
+	release chan struct{} // lets it go on
+}
+
+func (p *pausedBegin) RequestBegan(ctx context.Context, q *reach.Request) error {
+	if q.Parent() == nil {
+		p.paused <- q.ID()
+		<-p.release
+	}
+	return p.Recorder.RequestBegan(ctx, q)
+}
+
+// endFleet is two instances on one store: a, which does not listen (its
+// parts end only when the test ends them), and b, which listens; their
+// TTL is long, so that neither is taken for dead while a test runs.
+type endFleet struct {
+	st       [2]*postgres.Store
+	a, b     *Cluster
+	rtA, rtB *reach.Runtime
+	recB     *pausedBegin
+	ownedB   *link.Owned // b's requests as the gateway owns them, ended by OnEnd as the gateway wires it
+	endedB   chan string // the requests b was told to end (OnEnd)
+	heardB   chan string // the approvals b was woken for (barrier)
+	conn     *pgx.Conn
+	n        int
+}
+
+func newEndFleet(t *testing.T) *endFleet {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	f := &endFleet{heardB: make(chan string, 64), endedB: make(chan string, 64)}
+	var cs [2]*Cluster
+	for i, name := range []string{"a", "b"} {
+		st, err := postgres.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		f.st[i], cs[i] = st, c
+	}
+	f.a, f.b = cs[0], cs[1]
+	f.rtA = reach.New(&reach.Options{Requests: f.a.Recorder(durable.New(f.st[0], nil, nil))})
+	f.recB = &pausedBegin{Recorder: f.b.Recorder(durable.New(f.st[1], nil, nil)), paused: make(chan string, 1), release: make(chan struct{})}
+	f.rtB = reach.New(&reach.Options{Requests: f.recB})
+	f.ownedB = link.NewOwned(context.Background(), f.rtB, time.Hour, link.Budgets{})
+	t.Cleanup(f.ownedB.EndAll)
+	f.b.OnEnd(func(id string) {
+		select {
+		case f.endedB <- id:
+		default:
+		}
+		f.ownedB.End(id)
+	})
+	heard := func(id string) {
+		select {
+		case f.heardB <- id:
+		default: // never block b's listener (the first barrier's copies)
+		}
+	}
+	if err := f.b.Start(f.rtB, heard, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	f.conn = conn
+	f.barrier(t) // b listens
+	return f
+}
+
+// barrier returns once b's listener handled every wake-up sent before it:
+// it wakes b for an approval and waits for it (one listener handles the
+// wake-ups in order). Until b listens, a wake-up is lost: the first
+// barrier sends its own again until b handles it.
+func (f *endFleet) barrier(t *testing.T) {
+	t.Helper()
+	f.n++
+	id := fmt.Sprintf("barrier-%d", f.n)
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, err := f.conn.Exec(context.Background(), `SELECT pg_notify('reach', $1)`, "approval:"+id); err != nil {
+			t.Fatal(err)
+		}
+		again := time.After(time.Hour)
+		if f.n == 1 {
+			again = time.After(50 * time.Millisecond)
+		}
+	wait:
+		for {
+			select {
+			case got := <-f.heardB:
+				if got == id {
+					return
+				}
+			case <-again:
+				break wait
+			case <-deadline:
+				t.Fatalf("b's listener never handled %s", id)
+			}
+		}
+	}
+}
+
+// beginB begins request id on b, its RequestBegan paused until resume is
+// called; resume returns what Begin returned.
+func (f *endFleet) beginB(t *testing.T, id string) (resume func() (*reach.Request, error)) {
+	t.Helper()
+	type begun struct {
+		req *reach.Request
+		err error
+	}
+	done := make(chan begun, 1)
+	go func() {
+		_, req, err := f.rtB.Begin(context.Background(), &reach.RequestOptions{ID: id})
+		done <- begun{req, err}
+	}()
+	select {
+	case got := <-f.recB.paused:
+		if got != id {
+			t.Fatalf("b began %s, want %s", got, id)
+		}
+	case b := <-done:
+		t.Fatalf("b's begin of %s returned before registering it: %v", id, b.err)
+	}
+	return func() (*reach.Request, error) {
+		f.recB.release <- struct{}{}
+		b := <-done
+		return b.req, b.err
+	}
+}
+
+// state is request id as stored.
+func (f *endFleet) state(t *testing.T, id string) string {
+	t.Helper()
+	r, err := f.st[0].GetRequest(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.State
+}
+
+// wantEnded checks that b's begin of a request its client ended was
+// refused as ended, leaving nothing running on b.
+func wantEnded(t *testing.T, f *endFleet, id string, req *reach.Request, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("b's part of %s, which its client ended through a, was begun and runs on (context: %v)", id, req.Context().Err())
+	}
+	if re, ok := errors.AsType[*reach.Error](err); !ok || re.Code != "request_ended" {
+		t.Fatalf("b's begin of %s = %v, want the refusal request_ended", id, err)
+	}
+	if r, ok := f.rtB.Lookup(id); ok && r.State() == reach.RequestRunning {
+		t.Fatalf("%s runs on b after its begin was refused", id)
+	}
+}
+
+// A request runs on a; its client ends it through a while its first call
+// on b is starting: b's part was written (JoinRequest) but not yet
+// registered when b hears the end. b's begin is refused as ended, b leaves
+// the request, and once a's part ends it is stored ended. (Missing that,
+// the end found nothing to end on b, and b's part ran on.)
+func TestEndWhileJoining(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-join"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume := f.beginB(t, "r-join") // b joined r-join; not registered yet
+	if found, err := f.a.End(ctx, "r-join", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	f.barrier(t) // b heard the end, before its part was registered
+	req, err := resume()
+	wantEnded(t, f, "r-join", req, err)
+	reqA.End()
+	if s := f.state(t, "r-join"); s != "ended" {
+		t.Fatalf("r-join is stored %s once a's part ended, want ended", s)
+	}
+}
+
+// The end comes first: b hears it, then its first call of the request
+// joins it while a's part still runs (a has not ended it yet). b's begin
+// is refused as ended: b does not run a request its client ended.
+func TestEndHeardBeforeJoining(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := f.a.End(ctx, "r-late", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	f.barrier(t) // b heard the end, holding no part of r-late
+	req, err := f.beginB(t, "r-late")()
+	wantEnded(t, f, "r-late", req, err)
+	reqA.End()
+	if s := f.state(t, "r-late"); s != "ended" {
+		t.Fatalf("r-late is stored %s once a's part ended, want ended", s)
+	}
+}
+
+// An end b heard is of the request as it ran then: once it has ended on
+// every instance, a call naming its id on b begins it again, and the end
+// heard before does not end the new one.
+func TestEndHeardThenBegunAgain(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := f.a.End(ctx, "r-again", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	reqA.End()
+	f.barrier(t) // b heard the end
+	req, err := f.beginB(t, "r-again")()
+	if err != nil {
+		t.Fatalf("b's begin of r-again, begun again after it ended: %v", err)
+	}
+	if err := req.Context().Err(); err != nil || req.State() != reach.RequestRunning {
+		t.Fatalf("r-again begun again on b is %s (%v), want running", req.State(), err)
+	}
+	if s := f.state(t, "r-again"); s != "running" {
+		t.Fatalf("r-again begun again is stored %s, want running", s)
+	}
+	req.End()
+}
+
+// The ends an instance remembers are few and brief: one heard a TTL ago
+// is forgotten, and when more than maxHeard come within a TTL they are all
+// forgotten and, for a TTL, every part registered asks the store.
+func TestHeardBounded(t *testing.T) {
+	c := &Cluster{ttl: time.Minute, heard: map[string]time.Time{}}
+	now := time.Now()
+	c.hear("old", now.Add(-2*c.ttl))
+	c.hear("new", now)
+	if c.heardLately("old") || !c.heardLately("new") || c.heardLately("never") {
+		t.Fatalf("heardLately old, new, never = %v, %v, %v; want false, true, false",
+			c.heardLately("old"), c.heardLately("new"), c.heardLately("never"))
+	}
+	if _, ok := c.heard["old"]; ok {
+		t.Fatal("an end heard a TTL ago is still remembered")
+	}
+	for i := len(c.heard); i < maxHeard; i++ {
+		c.hear(fmt.Sprint(i), now)
+	}
+	if len(c.heard) != maxHeard || !c.deaf.IsZero() {
+		t.Fatalf("%d ends remembered (deaf until %v), want %d", len(c.heard), c.deaf, maxHeard)
+	}
+	c.hear("one more", now)
+	if len(c.heard) != 1 || !c.heardLately("one more") || !c.heardLately("never") {
+		t.Fatalf("past %d ends: %d remembered, heardLately(never) = %v; want 1 and true (every part asks)", maxHeard, len(c.heard), c.heardLately("never"))
+	}
+	c.deaf = now.Add(-time.Second)
+	if c.heardLately("never") {
+		t.Fatal("a TTL after the ends were forgotten, a part still asks the store")
+	}
+}
+
+// The same through the requests the gateway owns (link.Owned, whose begins
+// and ends take one lock; OnEnd as the gateway sets it): b's listener,
+// told to end the request, waits for the begin under way, which is
+// refused; neither waits for the other for good.
+func TestEndWhileJoiningOwned(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-owned", Principal: link.LocalPrincipal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, _, done, err := f.ownedB.CallContext(ctx, link.Target{Request: "r-owned"}, nil)
+		if done != nil {
+			done()
+		}
+		called <- err
+	}()
+	if got := <-f.recB.paused; got != "r-owned" {
+		t.Fatalf("b began %s, want r-owned", got)
+	}
+	if found, err := f.a.End(ctx, "r-owned", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	select { // b heard the end; its listener waits for the begin to end the owned request
+	case id := <-f.endedB:
+		if id != "r-owned" {
+			t.Fatalf("b was told to end %s, want r-owned", id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("b never heard the end of r-owned")
+	}
+	f.recB.release <- struct{}{}
+	err = <-called
+	if le, ok := errors.AsType[*link.Error](err); !ok || le.Code != "request_ended" {
+		t.Fatalf("b's call in r-owned, which its client ended through a as it began: %v, want the refusal request_ended", err)
+	}
+	f.barrier(t) // b's listener goes on
+	if r, ok := f.rtB.Lookup("r-owned"); ok && r.State() == reach.RequestRunning {
+		t.Fatal("r-owned runs on b after its begin was refused")
+	}
+	reqA.End()
+	if s := f.state(t, "r-owned"); s != "ended" {
+		t.Fatalf("r-owned is stored %s once a's part ended, want ended", s)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -81,14 +82,8 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		if t, err := hex.DecodeString(got.Trace); err == nil && len(t) == len(o.Trace) {
 			copy(o.Trace[:], t)
 		}
-		r.c.mu.Lock()
-		r.c.joined[o.ID] = true
-		r.c.mu.Unlock()
 		return got.Started, nil
 	}
-	r.c.mu.Lock()
-	r.c.joined[o.ID] = true
-	r.c.mu.Unlock()
 	return rec.Started, nil
 }
 
@@ -129,14 +124,11 @@ func finalError(id string, got *store.Request) error {
 
 // RequestBegan implements reach.RequestRecorder: a root request was
 // joined or begun by JoinRequest; a sub-request (a delegation) is begun
-// in the store here.
+// in the store here. Then this part is registered (see register): one
+// whose client ended it through another instance meanwhile is refused.
 func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	if q.Parent() == nil {
-		r.c.mu.Lock()
-		delete(r.c.joined, q.ID())
-		r.c.mu.Unlock()
-		r.c.track(q)
-		return nil
+		return r.register(ctx, q)
 	}
 	o := &reach.RequestOptions{ID: q.ID(), Principal: q.Principal(), Tenant: q.Tenant(), Roles: q.Roles(), Attributes: q.Attributes(),
 		Scene: q.Scene(), Agent: q.Agent(), Trace: q.Trace()}
@@ -154,8 +146,44 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	case postgres.JoinFinal:
 		return finalError(q.ID(), got)
 	}
-	r.c.track(q)
-	return nil
+	return r.register(ctx, q)
+}
+
+// register keeps q, this instance's part of a request written in the
+// store, among the requests running here, for the stops and ends of the
+// other instances. An end of q's request that came before (between the
+// store's write and now, or just before the write, while another
+// instance's part still ran) found nothing here to end: when one was
+// heard within the TTL (heardLately), the store is asked whether q's
+// request, as it runs now, is one its client ended (postgres.Store.Settled:
+// a request begun again under its id is not), and if so this part leaves
+// it at once and the begin is refused. Asked only then, so that a begin
+// costs no query of its own.
+func (r *Recorder) register(ctx context.Context, q *reach.Request) error {
+	c := r.c
+	c.mu.Lock()
+	c.local[q.ID()] = q
+	ask := c.heardLately(q.ID())
+	c.mu.Unlock()
+	if !ask {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ttl)
+	defer cancel()
+	settled, err := c.st.Settled(sctx, c.owner)
+	if err != nil {
+		// Run on, as without the end heard: the listener reads the ends
+		// again when it connects again.
+		c.log.Warn("cluster: reading whether a request's client ended it", "request", q.ID(), "err", err)
+		return nil
+	}
+	if !slices.Contains(settled, q.ID()) {
+		return nil
+	}
+	r.RequestEnded(ctx, q)
+	return &reach.Error{Guard: "admit", Type: reach.TypeStopped, Code: "request_ended",
+		Message:    fmt.Sprintf("Request %s was ended by its client (through another instance) as this call began. Nothing ran.", q.ID()),
+		Suggestion: "Begin a new request for new work: send it without this request id, or with a new one."}
 }
 
 // RequestStopped implements reach.RequestRecorder: the stop is stored and

@@ -111,10 +111,12 @@ func frameOf(cp *reach.Checkpoint) *store.Frame {
 
 // ExecutingFrame is the row of cp, an "executing" checkpoint, as Executing
 // writes it. A store that writes it with the call's idempotency claim
-// (store.IdempotencyOptions.Checkpoint) writes this.
+// (store.IdempotencyOptions.Checkpoint) writes this. It keeps the masked
+// arguments in cp.StoredArgs, for the end's row (Ended).
 func (c *Checkpoints) ExecutingFrame(cp *reach.Checkpoint) *store.Frame {
 	f := frameOf(cp)
 	f.Args = c.clean(f.Args)
+	cp.StoredArgs = f.Args
 	if c.owner != "" {
 		f.Owner = c.owner
 		if node, ok := cp.Node.(*reach.Frame); ok && node != nil {
@@ -140,7 +142,9 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 // "executing", which recovery answers as "may have run" (docs/STATE.md).
 func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	f := frameOf(cp)
-	f.Args = c.clean(f.Args)
+	if f.Args = cp.StoredArgs; f.Args == nil {
+		f.Args = c.clean(cp.Args) // an "executing" record this did not write
+	}
 	f.Owner = c.owner
 	if len(f.Undo) == 0 {
 		f.Args = bytes.Clone(f.Args) // the runtime's buffer; the store keeps it until it is written

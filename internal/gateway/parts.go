@@ -246,7 +246,8 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		st.Close()
 		return nil, fmt.Errorf("opening the audit log in %s: %w", where, err)
 	}
-	cp := durable.New(st, nil, g.log.With("component", "checkpoints"))
+	// A checkpoint keeps the arguments masked, as the audit log does.
+	cp := durable.New(st, g.redactor.Redact, g.log.With("component", "checkpoints"))
 	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
 	io := &store.IdempotencyOptions{Instance: g.cfg.InstanceName(), Logger: g.log.With("component", "idempotency")}
 	if c := g.cluster; c != nil {

@@ -302,3 +302,33 @@ func TestLogMasksSecretNames(t *testing.T) {
 		t.Errorf("a count of tokens was masked: %s", out)
 	}
 }
+
+// TestCheckpointArgumentsMasked: a write's checkpoint keeps its arguments
+// masked as the audit log does (docs/STATE.md: "its redacted arguments"):
+// a secret written inside a text argument reaches neither.
+func TestCheckpointArgumentsMasked(t *testing.T) {
+	dir := t.TempDir()
+	g := newTestGateway(t, &config.Config{Data: dir})
+	srv := serveTest(t, g)
+	code, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"cp1","tool_calls":[{"call_id":"c","tool":"refund_order",`+
+		`"arguments":{"order_id":"1001","amount":5,"reason":"cfg {\"password\":\"hunter2hunter2\"}"}}]}`, nil)
+	if code != http.StatusOK {
+		t.Fatalf("POST /v1/calls: %d %v", code, out)
+	}
+	frames, err := g.store.RequestFrames(t.Context(), "cp1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args string
+	for _, f := range frames {
+		if f.Name == "refund_order" {
+			args = string(f.Args)
+		}
+	}
+	if want := `{"amount":5,"order_id":"1001","reason":"cfg {\"password\":\"[REDACTED]\"}"}`; args != want {
+		t.Errorf("the checkpoint stored the arguments %s, want %s", args, want)
+	}
+	if stored := auditOf(t, g, "cp1"); !strings.Contains(shown(stored), `"reason":"cfg {"password":"[REDACTED]"}"`) {
+		t.Errorf("the audit log does not hold the reason masked:\n%s", stored)
+	}
+}

@@ -23,7 +23,8 @@ func BenchmarkRedactToolResult(b *testing.B) {
 }
 
 // BenchmarkRedact measures the shapes the call path masks: a result with a
-// secret-named member, text with a pair, a model's answer (values only).
+// secret-named member, a write's arguments (its checkpoints), text with a
+// pair, a model's answer (values only).
 func BenchmarkRedact(b *testing.B) {
 	r, _ := redact.New(&redact.Options{Secrets: []string{"s3cr3t-t0ken-value-42"}})
 	for _, tc := range []struct {
@@ -32,6 +33,7 @@ func BenchmarkRedact(b *testing.B) {
 		f    func([]byte) []byte
 	}{
 		{"clean-json", toolResult, r.Redact},
+		{"write-args", []byte(`{"amount":5,"order_id":"1001","reason":"damaged box"}`), r.Redact}, // a write's checkpoints
 		{"json-with-secret-name", []byte(`{"user":"bob","access_token":"abc123","items":[{"sku":"A1","qty":1}],"note":"shipped"}`), r.Redact},
 		{"text-with-pair", []byte(`login failed for bob: password=hunter2, retry in 30s`), r.Redact},
 		{"model-answer-values", []byte(`{"choices":[{"message":{"role":"assistant","content":"The order shipped on 2026-11-28."}}],"usage":{"prompt_tokens":12,"completion_tokens":9}}`), r.Values},

@@ -169,10 +169,15 @@ type Frames interface {
 	// before it, and is durable with a later commit. A failure is logged
 	// by the store. f and its slices must not be modified afterwards.
 	QueueFrame(f *Frame)
-	// RequestFrames returns a request's frames in the order they started.
+	// RequestFrames returns a request's frames in the order they started;
+	// frames that started at the same instant, in the order they were
+	// first written (a frame written again keeps its place, whatever its
+	// states), so that the calls of a clock that did not move between
+	// them are listed as they ran.
 	RequestFrames(ctx context.Context, request string) ([]*Frame, error)
 	// OpenFrames returns the frames of every request whose state is not
-	// final, oldest first: after a crash, the steps that may have run.
+	// final, in the order of RequestFrames: after a crash, the steps that
+	// may have run.
 	OpenFrames(ctx context.Context) ([]*Frame, error)
 }
 

@@ -130,7 +130,8 @@ type Dialect struct {
 	// parameter p ("$1").
 	AnyOf func(col, p string) string
 	// FrameSelect selects the columns of a frame (see Core.QueryFrames),
-	// FrameOrder orders them by start, then as written.
+	// FrameOrder orders them by start, then in the order they were first
+	// written (store.Frames).
 	FrameSelect string
 	FrameOrder  string
 	// AuditSelect selects the columns of an audit record (see

@@ -194,7 +194,7 @@ func BenchmarkCommitFloor(b *testing.B) {
 // call at a time and 64 at once. The checkpointer is kept from running,
 // so that the WAL's frame count (the wal-index's mxFrame) only grows.
 //
-//	go test -run '^$' -bench WriteCallPages -benchtime 4000x ./internal/store/sqlite/
+//	CGO_ENABLED=0 go test -run '^$' -bench WriteCallPages -benchtime 4000x ./internal/store/sqlite/
 func BenchmarkWriteCallPages(b *testing.B) {
 	b.Run("c=1", func(b *testing.B) { writeCallPages(b, 0) })
 	b.Run("c=64", func(b *testing.B) { writeCallPages(b, 32) })
@@ -246,6 +246,12 @@ func walTrees(b *testing.B, s *Store, from int64) map[string]int {
 	}
 	tree := map[uint32]string{}
 	rows, err := s.r.Query(`SELECT name, pageno FROM dbstat`)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		// The C SQLite the cgo build links is compiled without dbstat:
+		// the counts by tree come from the pure-Go build (CGO_ENABLED=0).
+		b.Log("no dbstat in this build's SQLite: pages by tree not counted (CGO_ENABLED=0 counts them)")
+		return nil
+	}
 	if err != nil {
 		b.Fatal(err)
 	}

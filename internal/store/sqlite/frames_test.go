@@ -218,3 +218,69 @@ func TestSQLiteClaimsAcrossTheMark(t *testing.T) {
 		t.Errorf("idempotency_held keeps %d claims after they completed, want none", n)
 	}
 }
+
+// TestSQLiteFramesKeepTheirPlaceAfterAnUpgrade: a store of schema 7, where
+// a frame put open again moved after its peers, lists its frames as it did
+// once upgraded; a frame put open again since keeps its first place among
+// the frames that started with it, below the mark of the settled frames
+// or above it, however often it is put again.
+func TestSQLiteFramesKeepTheirPlaceAfterAnUpgrade(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	w := oldDatabase(t, dir, 7)
+	for _, q := range []string{
+		`INSERT INTO frames (request, frame, state, started, updated) VALUES ('r', 'a', 'executing', 5, 5), ('r', 'b', 'executing', 5, 5), ('r', 'c', 'executing', 5, 5)`,
+		`INSERT OR REPLACE INTO frames (request, frame, state, started, updated) VALUES ('r', 'a', 'waiting', 5, 6)`, // schema 7's put: a new row
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	s := openSQLite(t, dir, nil)
+	listed := func(step string, want ...string) {
+		t.Helper()
+		all, err := s.RequestFrames(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := s.OpenFrames(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, gotOpen, wantOpen []string
+		for _, f := range all {
+			got = append(got, f.Frame+" "+f.State)
+			if !store.FrameDone(f.State) {
+				wantOpen = append(wantOpen, f.Frame+" "+f.State)
+			}
+		}
+		for _, f := range open {
+			gotOpen = append(gotOpen, f.Frame+" "+f.State)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: RequestFrames (-want +got):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(wantOpen, gotOpen); diff != "" {
+			t.Errorf("%s: OpenFrames against RequestFrames' open ones (-want +got):\n%s", step, diff)
+		}
+	}
+	listed("upgraded", "b executing", "c executing", "a waiting")
+	put := func(id, state string) {
+		t.Helper()
+		if err := s.PutFrame(ctx, &store.Frame{Request: "r", Frame: id, Kind: "tool", Name: "pay", State: state, Started: time.Unix(0, 5)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("b", "completed")
+	settle(t, s) // b below the mark, final; a and c held
+	put("b", "waiting")
+	put("d", "executing")
+	listed("b put open again below the mark", "b waiting", "c executing", "a waiting", "d executing")
+	put("c", "executing") // held, put open again
+	put("b", "executing") // above the mark now, put open again
+	settle(t, s)
+	put("d", "failed")
+	put("d", "executing")
+	listed("each put open again", "b executing", "c executing", "a waiting", "d executing")
+}

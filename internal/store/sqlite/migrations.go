@@ -290,4 +290,14 @@ ALTER TABLE idempotency_rows RENAME TO idempotency;
 CREATE UNIQUE INDEX idempotency_key ON idempotency (key);
 CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 `},
+	{8, "frames keep their place among their peers when put open again", `
+-- Frames are listed by their start, then in the order they were first
+-- written (store.Frames). A frame put open again moves to the end of the
+-- table (a new seq: where the open frames are looked for, frames.go), so
+-- it keeps its first place in origin: the seq it was first written at, or
+-- NULL for its own seq. Adding a column rewrites no row: the frames of an
+-- upgraded store keep the places they had (one put open again before keeps
+-- its later one).
+ALTER TABLE frames ADD COLUMN origin INTEGER;
+`},
 }

@@ -11,8 +11,8 @@ func TestPositional(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`SELECT a FROM t WHERE b = $1 AND c = $2`, `SELECT a FROM t WHERE b = ? AND c = ?`},
 		{`VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{`UPDATE t SET a = $2 WHERE b = $1`, `UPDATE t SET a = $2 WHERE b = $1`},                                       // out of order: by name
-		{`VALUES ($1, $2, $2)`, `VALUES ($1, $2, $2)`},                                                                 // twice: by name
+		{`UPDATE t SET a = $2 WHERE b = $1`, `UPDATE t SET a = ?2 WHERE b = ?1`},                                       // out of order: by number
+		{`VALUES ($1, $2, $2)`, `VALUES (?1, ?2, ?2)`},                                                                 // twice: by number
 		{`SELECT '$' || a, $1 FROM t`, `SELECT '$' || a, ? FROM t`},                                                    // a $ that is no parameter
 		{`SELECT ifnull(max(seq), 0) FROM audit WHERE seq > ?`, `SELECT ifnull(max(seq), 0) FROM audit WHERE seq > ?`}, // none
 	} {
@@ -41,5 +41,30 @@ func TestSQLiteUpdateFrameUsesItsKey(t *testing.T) {
 	p := queryPlan(t, s.wc, statementSQL[sqlcore.StUpdateFrame], "", "", "", "", "", "completed", nil, nil, nil, 0, 0, "r", "f")
 	if !strings.Contains(p, "USING INDEX") || strings.Contains(p, "SCAN frames") {
 		t.Errorf("the update of a frame plans %q, want a search of the frames' key", p)
+	}
+}
+
+// TestNumParams: how many arguments a statement binds, as positional
+// writes it; the writer passes a statement no more (some drivers refuse
+// more arguments than parameters).
+func TestNumParams(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{`SELECT a FROM t WHERE b = $1 AND c = $2`, 2},
+		{`UPDATE t SET a = $2 WHERE b = $1`, 2},
+		{`VALUES ($1, $3, $3)`, 3},
+		{`SELECT '$' || a FROM t`, 0},
+		{`SELECT ifnull(max(seq), 0) FROM audit WHERE seq > ?`, 1},
+	} {
+		if got := numParams(positional(c.in)); got != c.want {
+			t.Errorf("numParams(%q) = %d, want %d", positional(c.in), got, c.want)
+		}
+	}
+	// The path's statements are held to the arguments sqlcore passes
+	// them: the frame's 13 columns, not PostgreSQL's owner and stack.
+	if n := numParams(statementSQL[sqlcore.StPutFrame]); n != 13 {
+		t.Errorf("StPutFrame binds %d arguments, want 13", n)
 	}
 }

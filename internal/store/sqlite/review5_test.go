@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -491,7 +490,7 @@ func dumpAndRestore(t *testing.T, from, to string) {
 	t.Helper()
 	s := openSQLite(t, to, nil) // the schema, empty
 	s.Close()
-	db, err := sql.Open("sqlite", filepath.Join(to, DefaultFile))
+	db, err := OpenFile(filepath.Join(to, DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

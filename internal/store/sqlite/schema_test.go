@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"flag"
 	"os"
 	"path/filepath"
@@ -18,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/schema.sql with the sc
 // store_meta.
 func schemaOf(t *testing.T, dir string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dir, DefaultFile))
+	db, err := OpenFile(filepath.Join(dir, DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"time"
 	"unsafe"
 
-	_ "modernc.org/sqlite" // the driver "sqlite"
-
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlcore"
 )
@@ -69,6 +67,7 @@ type Store struct {
 	// goroutine, and binds every statement to it anew).
 	wc                            *sql.Conn
 	stmts                         [numStmts]*sql.Stmt // the writer's
+	nparams                       [numStmts]int       // how many arguments each binds
 	txBegin, txCommit, txRollback *sql.Stmt
 
 	indexed atomic.Int64 // the 'indexed' mark as last seen
@@ -131,13 +130,13 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(0)",
-		o.BusyTimeout.Milliseconds(), o.Synchronous)
+	pragmas := []string{fmt.Sprintf("busy_timeout=%d", o.BusyTimeout.Milliseconds()),
+		"synchronous=" + o.Synchronous, "foreign_keys=0"}
 	// The writer's page cache is SQLite's default size, 2 MiB: at 16 MiB
 	// `reach serve` held 27 MB more under 64 clients, and each commit
 	// spent longer scanning the cache's hash table (pcache1Truncate), for
 	// no gain (docs/BENCHMARKS.md).
-	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-2048)&_txlock=immediate")
+	w, err := openPool(path, true, append(pragmas, "wal_autocheckpoint=0", "journal_size_limit=67108864", "temp_store=MEMORY", "cache_size=-2048")...)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
@@ -158,7 +157,7 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
+	r, err := openPool(path, false, append(pragmas, "query_only=1")...)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
@@ -166,7 +165,7 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
 	s.r, s.R = r, reader{r}
-	if s.ck, err = sql.Open("sqlite", path+"?"+pragmas); err != nil {
+	if s.ck, err = openPool(path, false, pragmas...); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
@@ -551,3 +550,8 @@ func (s *Store) RequestAudit(ctx context.Context, request string) ([]*store.Audi
 	}
 	return append(out, tail...), nil
 }
+
+// OpenFile opens the database file at path with the store's SQLite driver
+// and no settings of its own: for a tool or a test that reads or edits a
+// store's file by hand, not for a store (Open).
+func OpenFile(path string) (*sql.DB, error) { return openPool(path, false) }

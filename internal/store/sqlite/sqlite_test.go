@@ -295,7 +295,7 @@ func TestSQLiteMigratesIdemClaims(t *testing.T) {
 // first n migrations, and returns a connection to it.
 func oldDatabase(t *testing.T, dir string, n int) *sql.DB {
 	t.Helper()
-	w, err := sql.Open("sqlite", filepath.Join(dir, DefaultFile))
+	w, err := OpenFile(filepath.Join(dir, DefaultFile))
 	if err != nil {
 		t.Fatal(err)
 	}

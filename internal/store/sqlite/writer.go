@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentreach/reach/internal/store/sqlcore"
@@ -116,7 +117,7 @@ func (b *batch) Query(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(row
 	if b.fatal != nil || !b.Has(id) {
 		return
 	}
-	rows, err := b.stmt(stmtID(id)).QueryContext(bg, args...)
+	rows, err := b.stmt(stmtID(id)).QueryContext(bg, b.s.bound(stmtID(id), args)...)
 	if err != nil {
 		b.fail(w, err)
 		return
@@ -176,7 +177,7 @@ func (b *batch) Rollback() {
 
 // affected runs statement id and returns how many rows it changed.
 func (b *batch) affected(id stmtID, args ...any) (int64, error) {
-	res, err := b.stmt(id).ExecContext(bg, args...)
+	res, err := b.stmt(id).ExecContext(bg, b.s.bound(id, args)...)
 	if err != nil {
 		return 0, &dbError{err}
 	}
@@ -191,7 +192,7 @@ func (b *batch) affected(id stmtID, args ...any) (int64, error) {
 // queryRow runs the query statement id; a Scan error other than
 // sql.ErrNoRows is a database error (see scanErr).
 func (b *batch) queryRow(id stmtID, args ...any) *sql.Row {
-	return b.stmt(id).QueryRowContext(bg, args...)
+	return b.stmt(id).QueryRowContext(bg, b.s.bound(id, args)...)
 }
 
 // scanErr wraps an error of a Scan of queryRow: sql.ErrNoRows stays as it
@@ -232,11 +233,24 @@ type reader struct {
 }
 
 func (r reader) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, error) {
-	rows, err := r.db.QueryContext(ctx, q, args...)
+	rows, err := r.db.QueryContext(ctx, readSQL(q), args...)
 	if err != nil {
 		return nil, err
 	}
 	return Rows{rows}, nil
+}
+
+// readSQLs holds the reads' SQL as positional writes it, by sqlcore's.
+var readSQLs sync.Map
+
+// readSQL returns sqlcore's read q as SQLite binds it (positional).
+func readSQL(q string) string {
+	if p, ok := readSQLs.Load(q); ok {
+		return p.(string)
+	}
+	p := positional(q)
+	readSQLs.Store(q, p)
+	return p
 }
 
 // dialect is how SQLite binds and reads what sqlcore's reads need.
@@ -256,7 +270,7 @@ var dialect = sqlcore.Dialect{
 	AnyOf: func(col, p string) string { return col + ` IN (SELECT value FROM json_each(` + p + `))` },
 	// SQLite keeps no owner or stack: one instance owns every frame.
 	FrameSelect: `SELECT request, frame, parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, '', NULL FROM frames`,
-	FrameOrder:  `started, rowid`,
+	FrameOrder:  `started, ifnull(origin, seq)`, // the first place of a frame put open again (migration 8)
 	// The columns are read through casts, so that a row edited by hand to
 	// hold a value of another type is still read (and then fails
 	// verification) rather than breaking the scan.
@@ -317,12 +331,17 @@ var statementSQL = statements()
 func statements() []string {
 	q := append(sqlcore.Shared(), make([]string, numStmts-sqlcore.NumStmts)...)
 	// A frame that is not final is written as a new row, at the end of the
-	// table (one written before is replaced): above the mark of the settled
-	// frames (frames.go), where the open frames are looked for. A final
-	// one is updated in place (StUpdateFrame).
-	q[sqlcore.StPutFrame] = `INSERT OR REPLACE INTO frames
+	// table (one written before is moved there, keeping its first place in
+	// origin, migration 8): above the mark of the settled frames
+	// (frames.go), where the open frames are looked for. A final one is
+	// updated in place (StUpdateFrame).
+	q[sqlcore.StPutFrame] = `INSERT INTO frames
 	(parent, kind, name, call_id, idem_key, state, args, undo, error, started, updated, request, frame)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	ON CONFLICT (request, frame) DO UPDATE SET seq = (SELECT max(seq) + 1 FROM frames), origin = ifnull(frames.origin, frames.seq),
+		parent = excluded.parent, kind = excluded.kind, name = excluded.name, call_id = excluded.call_id,
+		idem_key = excluded.idem_key, state = excluded.state, args = excluded.args, undo = excluded.undo,
+		error = excluded.error, started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
 	// A claim in one statement: a key with no record, or whose result has
@@ -387,8 +406,19 @@ func statements() []string {
 // positional writes the parameters of q, $1, $2, ..., as ? when each
 // stands once and in order: SQLite binds a named parameter ($1) by its
 // name, which costs the driver an allocation a parameter and an execution,
-// and a ? by its place.
+// and a ? by its place. Otherwise it writes them ?1, ?2, ...: SQLite's
+// numbered parameters, which every driver binds by their number (a $1
+// would be bound by the place its name first stands in q).
 func positional(q string) string {
+	if p := numbered(q, false); p != q {
+		return p
+	}
+	return numbered(q, true)
+}
+
+// numbered writes q's parameters $N as ? (bare, if each stands once and in
+// order; q unchanged if not) or as ?N.
+func numbered(q string, keep bool) string {
 	var b strings.Builder
 	next := 1
 	for i := 0; i < len(q); i++ {
@@ -400,14 +430,39 @@ func positional(q string) string {
 		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
 			j++
 		}
-		if n, _ := strconv.Atoi(q[i+1 : j]); n != next {
+		if keep {
+			b.WriteString("?" + q[i+1:j])
+		} else if n, _ := strconv.Atoi(q[i+1 : j]); n != next {
 			return q
+		} else {
+			b.WriteByte('?')
 		}
 		next++
-		b.WriteByte('?')
 		i = j - 1
 	}
 	return b.String()
+}
+
+// numParams returns how many arguments q (as positional writes it) binds:
+// its bare ?s, or its largest ?N.
+func numParams(q string) int {
+	bare, most := 0, 0
+	for i := 0; i < len(q); i++ {
+		if q[i] != '?' {
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			bare++
+		} else if n, _ := strconv.Atoi(q[i+1 : j]); n > most {
+			most = n
+		}
+		i = j - 1
+	}
+	return max(bare, most)
 }
 
 // prepareWriter takes the write connection for the writer, and prepares
@@ -426,7 +481,7 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("preparing statement %d: %w", id, err)
 		}
-		s.stmts[id] = st
+		s.stmts[id], s.nparams[id] = st, numParams(q)
 	}
 	for _, t := range []struct {
 		st **sql.Stmt
@@ -437,6 +492,17 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// bound returns the arguments statement id binds: sqlcore passes both
+// engines the same arguments, and some of them (PostgreSQL's) SQLite's
+// statements do not use. (A driver may refuse more arguments than a
+// statement has parameters.)
+func (s *Store) bound(id stmtID, args []any) []any {
+	if n := s.nparams[id]; len(args) > n {
+		return args[:n]
+	}
+	return args
 }
 
 // closeStmts closes the prepared statements.

@@ -132,6 +132,55 @@ func testFrames(t *testing.T, open Opener) {
 	})
 }
 
+// testFrameOrder: frames that started at the same instant are listed in
+// the order they were first written, however they were written since: a
+// frame ended, or put open again (final or not before), keeps its place
+// among its peers, in RequestFrames as in OpenFrames.
+func testFrameOrder(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		put := func(request, frame, state string, started time.Time) {
+			t.Helper()
+			if err := s.PutFrame(ctx, &store.Frame{Request: request, Frame: frame, Kind: "tool", Name: "pay", State: state, Started: started}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range []string{"00000000000000f3", "00000000000000a1", "00000000000000c2", "00000000000000b4"} {
+			put("r1", f, "executing", t0)
+			put("r2", f, "executing", t0)
+		}
+		put("r1", "00000000000000ee", "executing", t0.Add(-time.Nanosecond)) // started earlier, written last
+		// Each frame of r1 written again: the first ended, the second put
+		// open again, the third ended and then put open again; the last
+		// ended. r2's first frame is put open again.
+		put("r1", "00000000000000f3", "completed", t0)
+		put("r1", "00000000000000a1", "executing", t0)
+		put("r1", "00000000000000c2", "failed", t0)
+		put("r1", "00000000000000c2", "executing", t0)
+		put("r1", "00000000000000b4", "completed", t0)
+		put("r2", "00000000000000f3", "executing", t0)
+		got, err := s.RequestFrames(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"r1/00000000000000ee/executing", "r1/00000000000000f3/completed", "r1/00000000000000a1/executing",
+			"r1/00000000000000c2/executing", "r1/00000000000000b4/completed"}
+		if diff := cmp.Diff(want, frameIDs(got)); diff != "" {
+			t.Errorf("RequestFrames (-want +got):\n%s", diff)
+		}
+		open, err := s.OpenFrames(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = []string{"r1/00000000000000ee/executing",
+			"r2/00000000000000f3/executing", "r1/00000000000000a1/executing", "r2/00000000000000a1/executing",
+			"r1/00000000000000c2/executing", "r2/00000000000000c2/executing", "r2/00000000000000b4/executing"}
+		if diff := cmp.Diff(want, frameIDs(open)); diff != "" {
+			t.Errorf("OpenFrames (-want +got):\n%s", diff)
+		}
+	})
+}
+
 func frameIDs(fs []*store.Frame) []string {
 	var out []string
 	for _, f := range fs {

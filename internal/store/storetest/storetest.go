@@ -26,6 +26,7 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Requests", testRequests},
 		{"Frames", testFrames},
+		{"FrameOrder", testFrameOrder},
 		{"IdemRecords", testIdemRecords},
 		{"IdemClaims", testIdemClaims},
 		{"IdemSettle", testIdemSettle},

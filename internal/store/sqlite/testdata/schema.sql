@@ -91,7 +91,7 @@ CREATE TABLE "frames" (
 	undo     TEXT,
 	error    TEXT,
 	started  INTEGER NOT NULL,
-	updated  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL, origin INTEGER,
 	UNIQUE (request, frame)
 );
 -- table frames_held on frames_held
