@@ -79,7 +79,14 @@ func (a *attempt) Err() error {
 		if err := a.parent.Err(); err != nil {
 			return err // context.Cause finds the parent's cause, as it would its copy in a child
 		}
-		if time.Now().Before(a.deadline) {
+		now := time.Now()
+		if d, ok := a.parent.Deadline(); ok && !now.Before(d) && d.Before(a.deadline) {
+			// The parent's deadline, the sooner, passed (a caller that
+			// enforced it on a socket saw it first): its timer is due.
+			<-a.parent.Done()
+			return a.parent.Err()
+		}
+		if now.Before(a.deadline) {
 			return nil
 		}
 	case endParent:

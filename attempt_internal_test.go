@@ -21,6 +21,8 @@ func TestAttemptReportsWhatWithTimeoutCauseWould(t *testing.T) {
 		wait bool // Done is called at once (a caller that waits)
 		// what happens, in order: sleep(d), cancel the parent, end the attempt
 		steps []string
+		// sooner: the parent has a deadline of its own, half the attempt's
+		sooner bool
 	}{
 		{name: "running", steps: nil},
 		{name: "running, waited on", wait: true},
@@ -35,13 +37,24 @@ func TestAttemptReportsWhatWithTimeoutCauseWould(t *testing.T) {
 		{name: "ended, then the deadline passed", steps: []string{"end", "sleep"}},
 		{name: "ended after the deadline", steps: []string{"sleep", "end", "cancel"}},
 		{name: "ended after the parent", steps: []string{"cancel", "end"}},
+		{name: "the parent's deadline sooner", sooner: true},
+		{name: "the parent's deadline sooner, passed", sooner: true, steps: []string{"sleep"}},
+		{name: "the parent's deadline sooner, passed, waited on", sooner: true, wait: true, steps: []string{"sleep"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f, key := &Frame{}, "tool:key"
 				wparent, wcancel := context.WithCancelCause(context.Background())
-				want, wend := context.WithTimeoutCause(context.WithValue(context.WithValue(wparent, posKey{}, f), idemKey{}, &key), timeout, errAttemptTimeout)
 				gparent, gcancel := context.WithCancelCause(context.Background())
+				if tc.sooner {
+					d := time.Now().Add(timeout / 2)
+					var wstop, gstop context.CancelFunc
+					wparent, wstop = context.WithDeadlineCause(wparent, d, errStop)
+					gparent, gstop = context.WithDeadlineCause(gparent, d, errStop)
+					defer wstop()
+					defer gstop()
+				}
+				want, wend := context.WithTimeoutCause(context.WithValue(context.WithValue(wparent, posKey{}, f), idemKey{}, &key), timeout, errAttemptTimeout)
 				got := newAttempt(gparent, f, &key, timeout)
 				if tc.wait {
 					want.Done()
