@@ -189,10 +189,11 @@ func (r *Recorder) register(ctx context.Context, q *reach.Request) error {
 }
 
 // endedError refuses a call of a request its client ended (through
-// another instance) while a part of it still ran.
+// another instance) while a part of it still ran: as a call began here,
+// or before, if it joined the request since.
 func endedError(id string) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeStopped, Code: "request_ended",
-		Message:    fmt.Sprintf("Request %s was ended by its client (through another instance) as this call began. Nothing ran.", id),
+		Message:    fmt.Sprintf("Request %s was ended by its client (through another instance): it starts no new call. Nothing ran.", id),
 		Suggestion: "Begin a new request for new work: send it without this request id, or with a new one."}
 }
 
