@@ -46,7 +46,8 @@ type Call struct {
 	started   time.Time
 	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
-	passes    passes // through the circuit breakers, for the first attempt
+	passes    passes   // through the circuit breakers, for the first attempt
+	detached  detached // the call's context without its cancellation, for what outlives it (its record, its ended checkpoint)
 }
 
 // Request returns the request the call belongs to.
@@ -88,6 +89,7 @@ func (rt *Runtime) Call(ctx context.Context, in *Call) *Result { return rt.call(
 func (rt *Runtime) call(ctx context.Context, in *Call, sys bool) *Result {
 	c := &Call{ID: in.ID, Tool: in.Tool, Arguments: in.Arguments, IdempotencyKey: in.IdempotencyKey, Why: in.Why, sysKey: sys}
 	c.req, c.parent = position(ctx)
+	c.detached.ctx = ctx
 	c.started = time.Now()
 	if c.req == nil {
 		return &Result{CallID: c.ID, Status: StatusRefused, Error: fault.NoRequest()}
@@ -119,7 +121,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	res.CallID = c.ID
 	res.Frame = f.ID
 	rt.loopDone(c, res, err)
-	rt.record(ctx, f)
+	rt.record(&c.detached, f)
 	return res
 }
 
@@ -475,12 +477,12 @@ var errAttemptTimeout = errors.New("attempt timed out")
 func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f, t := c.frame, c.tool
 	f.setState(Executing)
-	hctx := withFrame(ctx, f)
+	var key *string // a pointer: the string made an interface value would be an allocation
 	if c.fwdKey != "" {
 		c.toolKey = c.Tool + ":" + c.fwdKey
-		hctx = context.WithValue(hctx, idemKey{}, &c.toolKey)
+		key = &c.toolKey
 	} else if c.key != "" {
-		hctx = context.WithValue(hctx, idemKey{}, &c.key) // a pointer: the string made an interface value would be an allocation
+		key = &c.key
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
 	attempts := 1
@@ -501,10 +503,11 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 				return &Result{Status: StatusError, Error: e}, nil
 			}
 		}
-		actx, cancel := context.WithTimeoutCause(hctx, t.AttemptTimeout, errAttemptTimeout)
+		// The frame, the key and the timeout in one context (see attempt).
+		actx := newAttempt(ctx, f, key, t.AttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
-		cancel()
+		actx.end()
 		if c.req.isolated() {
 			// Isolation refuses results that arrive late.
 			return nil, fault.ContextCause(c.req.ctx, "execute")

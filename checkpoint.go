@@ -36,7 +36,7 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
 			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
-		cp.Ended(context.WithoutCancel(ctx), end)
+		cp.Ended(&c.detached, end)
 		return res, err
 	}
 }

@@ -827,7 +827,10 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	for _, s := range [...]*string{&e.Name, &e.Principal, &e.Tenant, &e.Agent, &e.CallID} {
 		*s = rd.RedactString(*s)
 	}
-	rt.opts.Recorder.Record(context.WithoutCancel(ctx), e)
+	if _, ok := ctx.(*detached); !ok {
+		ctx = context.WithoutCancel(ctx)
+	}
+	rt.opts.Recorder.Record(ctx, e)
 	if f.Kind == ToolFrame && e.State.Done() {
 		f.recorded.Store(true) // its last event: the request may let it go (Options.StoredFrames)
 	}

@@ -441,8 +441,10 @@ func TestReview6StatelessAnswersAreTheirOwn(t *testing.T) {
 		requests = map[int]map[string]bool{}
 		wg       sync.WaitGroup
 	)
-	for ci := range clients {
+	for ci := range clients { // before any worker reads the map
 		requests[ci] = map[string]bool{}
+	}
+	for ci := range clients {
 		for w := range workers {
 			wg.Go(func() {
 				for i := range calls {

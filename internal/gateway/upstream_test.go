@@ -184,6 +184,30 @@ func TestUpstreamCancelPropagates(t *testing.T) {
 	})
 }
 
+// TestUpstreamAttemptTimesOut: a tool's attempt that outlasts its timeout
+// fails as timed out, and the upstream is told to cancel the call, on the
+// wire client (whose exchange enforces the attempt's deadline on its
+// connection, with no timer of the runtime's).
+func TestUpstreamAttemptTimesOut(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {timeout: 300ms, retry: {attempts: 1}}\n")
+	cs := connectMCP(t, g, nil)
+	start := time.Now()
+	res, text := callText(t, cs, "up__slow", map[string]any{"text": "c"}, nil)
+	took := time.Since(start)
+	waitFor(t, p.cancelled, "the upstream call to be cancelled")
+	if code, _ := res.Meta[link.MetaError].(map[string]any)["code"].(string); !res.IsError || code != "timeout" {
+		t.Errorf("the call's result: %v %q, want a timeout", res.Meta, text)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the call took %v, its attempt's timeout is 300ms", took)
+	}
+	// The connection the timed-out exchange was on is not used again:
+	// the next call is answered.
+	if res, text := callText(t, cs, "up__echo", map[string]any{"text": "after"}, nil); res.IsError {
+		t.Errorf("a call after the timeout: %q", text)
+	}
+}
+
 func waitFor(t *testing.T, c chan string, what string) {
 	t.Helper()
 	select {

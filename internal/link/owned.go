@@ -76,8 +76,14 @@ type Budgets struct {
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	return &Owned{rt: rt, life: life, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}}
+	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
+	return q
 }
+
+// lifeKey marks the contexts of the requests an Owned began: its life's
+// children.
+type lifeKey struct{}
 
 // BudgetSpec is what a client asked for: a configured budget's name, or
 // amounts (each capped at the default budget's, so a client may narrow its
@@ -591,7 +597,7 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 		return nil, nil, nil, nil, &Error{Status: 400, Code: "bad_request_spec", Message: err.Error() + ".",
 			Suggestion: "Fix the request id or budget, or leave them out."}
 	}
-	cctx, cancel, stop := mergeCancel(r.Context(), ctx)
+	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
 	if t.Trace != 0 && t.TraceID != ([16]byte{}) {
 		// Another tracer's span called: in its trace, the call's span is
 		// that span's child (the runtime checks the request is in it).
@@ -599,7 +605,7 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 		binary.BigEndian.PutUint64(span[:], uint64(t.Trace))
 		cctx = reach.WithRemoteParent(cctx, t.TraceID, span)
 	}
-	return cctx, r, cancel, func() { stop(); release() }, nil
+	return cctx, r, cancel, join(stop, cancel, release), nil
 }
 
 // adopt places a call under frame id of another instance: in the request
@@ -639,8 +645,8 @@ func (q *Owned) adopt(ctx context.Context, t Target, id reach.FrameID, who *auth
 		return nil, nil, nil, nil, &Error{Status: http.StatusBadGateway, Code: "bad_stack",
 			Message: fmt.Sprintf("The stack of frame %s could not be read: %v.", id, err), Suggestion: "Omit the parent frame."}
 	}
-	cctx, cancel, stop := mergeCancel(r.Context(), ctx)
-	return reach.WithParent(cctx, f), r, cancel, func() { stop(); release() }, nil
+	cctx, cancel, stop := q.mergeCancel(r.Context(), ctx)
+	return reach.WithParent(cctx, f), r, cancel, join(stop, cancel, release), nil
 }
 
 // refusedID is a refusal of a request id as a client's error: 409 (the id
@@ -661,8 +667,8 @@ func (q *Owned) under(ctx context.Context, f *reach.Frame) (context.Context, *re
 		in = s
 	}
 	release := q.hold(f.Request.Root())
-	cctx, cancel, stop := mergeCancel(in.Context(), ctx)
-	return reach.WithParent(cctx, f), in, cancel, func() { stop(); release() }, nil
+	cctx, cancel, stop := q.mergeCancel(in.Context(), ctx)
+	return reach.WithParent(cctx, f), in, cancel, join(stop, cancel, release), nil
 }
 
 // findFrame looks a frame up by id in request reqID (its whole tree), or
@@ -694,11 +700,36 @@ func MergeCancel(vals, cancelOn context.Context) (context.Context, func()) {
 	return ctx, stop
 }
 
-// mergeCancel is MergeCancel that also returns the merged context's cancel.
-func mergeCancel(vals, cancelOn context.Context) (context.Context, context.CancelCauseFunc, func()) {
+// mergeCancel is MergeCancel that also returns the merged context's
+// cancel; stop is nil when there is nothing to stop but the cancel.
+func mergeCancel(vals, cancelOn context.Context) (_ context.Context, _ context.CancelCauseFunc, stop func()) {
 	ctx, cancel := context.WithCancelCause(vals)
 	unhook := context.AfterFunc(cancelOn, func() { cancel(context.Cause(cancelOn)) })
 	return ctx, cancel, func() { unhook(); cancel(nil) }
+}
+
+// mergeCancel is the package's mergeCancel for a call in a request's
+// context (vals): when the request is one q began and cancelOn ends when
+// q's life does (the gateway's own context, as the fast lane passes it),
+// the request's context ends then too, with the same cause, so the call
+// needs no hook of its own on cancelOn (3 allocations, and the lock of a
+// context every call shares, twice); nor when cancelOn never ends. stop
+// is then nil: cancel(nil) does.
+func (q *Owned) mergeCancel(vals, cancelOn context.Context) (context.Context, context.CancelCauseFunc, func()) {
+	if d := cancelOn.Done(); d == nil || d == q.life.Done() && vals.Value(lifeKey{}) == q {
+		ctx, cancel := context.WithCancelCause(vals)
+		return ctx, cancel, nil
+	}
+	return mergeCancel(vals, cancelOn)
+}
+
+// join returns the done of a call: stop (the merged context's, or when
+// it is nil cancel(nil)), then release, in one function.
+func join(stop func(), cancel context.CancelCauseFunc, release func()) func() {
+	if stop != nil {
+		return func() { stop(); release() }
+	}
+	return func() { cancel(nil); release() }
 }
 
 // LocalPrincipal is who works with a gateway that authenticates nobody:

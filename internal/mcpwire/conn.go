@@ -195,9 +195,23 @@ type Exchange struct {
 	Body        Body
 	close       bool // the server closes the connection after it
 
-	pool *Conns
-	c    *conn
-	stop func() bool // reports false once the call's context ended (see RoundTrip)
+	pool     *Conns
+	c        *conn
+	stop     func() bool // reports false once the call's context ended (see RoundTrip)
+	deadline bool        // the context's deadline is the connection's (a DeadlineContext's)
+}
+
+// A DeadlineContext is a context that leaves its deadline to whoever
+// waits for it (the runtime's context of a tool's attempt, which makes a
+// timer only for a caller that waits on Done): RoundTrip enforces its
+// Deadline on the connection, for the request and for reading the
+// answer until Release, and ends the exchange when AfterCancel runs its
+// function, as context.AfterFunc would when the context is cancelled
+// before its deadline. The exchange is released before the context's
+// owner ends it.
+type DeadlineContext interface {
+	context.Context
+	AfterCancel(f func()) (stop func() bool)
 }
 
 // RoundTrip writes one POST of body on session s and reads the head of the
@@ -208,8 +222,14 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 	if err != nil {
 		return nil, err
 	}
-	stop := noStop
-	if ctx.Done() != nil {
+	stop, deadline := noStop, false
+	if dc, ok := ctx.(DeadlineContext); ok {
+		if d, ok := ctx.Deadline(); ok {
+			c.nc.SetDeadline(d)
+			deadline = true
+		}
+		stop = dc.AfterCancel(c.cut)
+	} else if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.cut)
 	}
 	head := GetBuffer()
@@ -235,7 +255,7 @@ func (p *Conns) RoundTrip(ctx context.Context, s Session, body []byte) (*Exchang
 	// The connection's own: it is not used again before Release gives
 	// it back (or its background read ends).
 	x := &c.x
-	*x = Exchange{pool: p, c: c, stop: stop}
+	*x = Exchange{pool: p, c: c, stop: stop, deadline: deadline}
 	if err := readHead(c.br, x); err != nil {
 		stop()
 		c.nc.Close()
@@ -255,6 +275,9 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	if !resp.stop() || failed || resp.close {
 		c.nc.Close()
 		return
+	}
+	if resp.deadline {
+		c.nc.SetDeadline(time.Time{})
 	}
 	switch resp.Body.drainBuffered() {
 	case drainDone:
