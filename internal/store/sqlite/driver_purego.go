@@ -28,7 +28,12 @@ func openPool(path string, immediate bool, pragmas ...string) (*sql.DB, error) {
 		b.WriteString("_pragma=" + name + "(" + value + ")")
 	}
 	if immediate {
-		b.WriteString("&_txlock=immediate")
+		if len(pragmas) == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString("_txlock=immediate")
 	}
 	return sql.Open("sqlite", b.String())
 }
