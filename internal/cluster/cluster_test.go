@@ -302,6 +302,29 @@ func (f *endFleet) beginB(t *testing.T, id string) (resume func() (*reach.Reques
 	}
 }
 
+// beginBThrough begins request id on b, letting its RequestBegan go on
+// if the begin comes that far, and returns what Begin returned.
+func (f *endFleet) beginBThrough(t *testing.T, id string) (*reach.Request, error) {
+	t.Helper()
+	type begun struct {
+		req *reach.Request
+		err error
+	}
+	done := make(chan begun, 1)
+	go func() {
+		_, req, err := f.rtB.Begin(context.Background(), &reach.RequestOptions{ID: id})
+		done <- begun{req, err}
+	}()
+	select {
+	case <-f.recB.paused:
+		f.recB.release <- struct{}{}
+	case b := <-done:
+		return b.req, b.err
+	}
+	b := <-done
+	return b.req, b.err
+}
+
 // state is request id as stored.
 func (f *endFleet) state(t *testing.T, id string) string {
 	t.Helper()
@@ -366,7 +389,7 @@ func TestEndHeardBeforeJoining(t *testing.T) {
 		t.Fatalf("End through a = %v, %v", found, err)
 	}
 	f.barrier(t) // b heard the end, holding no part of r-late
-	req, err := f.beginB(t, "r-late")()
+	req, err := f.beginBThrough(t, "r-late")
 	wantEnded(t, f, "r-late", req, err)
 	reqA.End()
 	if s := f.state(t, "r-late"); s != "ended" {
@@ -478,5 +501,32 @@ func TestEndWhileJoiningOwned(t *testing.T) {
 	reqA.End()
 	if s := f.state(t, "r-owned"); s != "ended" {
 		t.Fatalf("r-owned is stored %s once a's part ended, want ended", s)
+	}
+}
+
+// The end came while b was not listening (it restarted, or its connection
+// was down), or b heard it more than a TTL ago while a's part still runs
+// (a call there that does not return): b remembers no end of the request
+// when its first call joins it. b's begin is refused as ended all the
+// same: the store does not let a request its client ended be joined.
+func TestEndNotHeardBeforeJoining(t *testing.T) {
+	ctx := context.Background()
+	f := newEndFleet(t)
+	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-unheard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := f.a.End(ctx, "r-unheard", nil); err != nil || !found {
+		t.Fatalf("End through a = %v, %v", found, err)
+	}
+	f.barrier(t)
+	f.b.mu.Lock()
+	clear(f.b.heard) // forgotten, as a TTL later or by a new life of b
+	f.b.mu.Unlock()
+	req, err := f.beginBThrough(t, "r-unheard")
+	wantEnded(t, f, "r-unheard", req, err)
+	reqA.End()
+	if s := f.state(t, "r-unheard"); s != "ended" {
+		t.Fatalf("r-unheard is stored %s once a's part ended, want ended", s)
 	}
 }

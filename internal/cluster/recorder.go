@@ -58,7 +58,9 @@ func lostError(name string) *reach.Error {
 
 // JoinRequest implements reach.RequestJoiner: a request that another
 // instance runs is joined, as it was begun there; one of another
-// principal is refused, and so is a stopped or interrupted one.
+// principal is refused, and so is a stopped or interrupted one, or one
+// its client ended while a part of it still runs elsewhere (request_ended:
+// whether this instance heard the end or not).
 func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (time.Time, error) {
 	ctx = context.WithoutCancel(ctx)
 	rec := requestOf(o, "")
@@ -71,6 +73,8 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		return time.Time{}, notYours(o.ID)
 	case postgres.JoinFinal:
 		return time.Time{}, finalError(o.ID, got)
+	case postgres.JoinEnded:
+		return time.Time{}, endedError(o.ID)
 	case postgres.JoinJoined:
 		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
 			return time.Time{}, notYours(o.ID)
@@ -181,8 +185,15 @@ func (r *Recorder) register(ctx context.Context, q *reach.Request) error {
 		return nil
 	}
 	r.RequestEnded(ctx, q)
+	return endedError(q.ID())
+}
+
+// endedError refuses a call of a request its client ended (through
+// another instance) while a part of it still ran: as a call began here,
+// or before, if it joined the request since.
+func endedError(id string) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeStopped, Code: "request_ended",
-		Message:    fmt.Sprintf("Request %s was ended by its client (through another instance) as this call began. Nothing ran.", q.ID()),
+		Message:    fmt.Sprintf("Request %s was ended by its client (through another instance): it starts no new call. Nothing ran.", id),
 		Suggestion: "Begin a new request for new work: send it without this request id, or with a new one."}
 }
 

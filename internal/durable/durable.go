@@ -73,8 +73,9 @@ var (
 	_ reach.DeadLetterQueue = (*Checkpoints)(nil)
 )
 
-// New returns Checkpoints over st. redact, if not nil, cleans arguments
-// before they are stored.
+// New returns Checkpoints over st. redact, if not nil, cleans a call's
+// arguments before its checkpoints store them (not an undo's, which a
+// restart or a dead letter's retry runs).
 func New(st Store, redact func([]byte) []byte, log *slog.Logger) *Checkpoints {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -299,7 +300,10 @@ func (c *Checkpoints) Add(ctx context.Context, d *reach.DeadLetter) error {
 	if d.Error != nil {
 		msg = d.Error.Message
 	}
-	s := &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key), Tool: d.Tool, Args: c.clean(d.Args), Error: msg, Attempts: d.Attempts}
+	// The undo's arguments as it registered them, not masked: a retry runs
+	// the undo with them (Take), as a restart's compensation runs the undo
+	// a checkpoint keeps. What shows a dead letter masks them.
+	s := &store.DeadLetter{Request: d.Request, Frame: undoFrame(d.Key), Tool: d.Tool, Args: d.Args, Error: msg, Attempts: d.Attempts}
 	if _, err := c.st.AddDeadLetter(ctx, s); err != nil {
 		return err
 	}

@@ -530,3 +530,66 @@ func TestNewRefusesTwoModels(t *testing.T) {
 	}
 	g.Close()
 }
+
+// TestDeadLetterRetryRunsTheUndoAsRegistered: a dead letter keeps the
+// undo's arguments as its call registered them, secrets included (the
+// frame's undo keeps them so, for a restart's compensation): its retry
+// runs the undo with them. The gateway masks a checkpoint's arguments;
+// masking the dead letter's too had its retry send "[REDACTED]" as the
+// password to restore. The API shows them masked.
+func TestDeadLetterRetryRunsTheUndoAsRegistered(t *testing.T) {
+	g := newTestGateway(t, &config.Config{Data: t.TempDir()})
+	var failing atomic.Bool
+	restored := make(chan string, 4)
+	g.rt.MustRegister(
+		reach.Tool{Name: "rotate", Access: reach.Write,
+			Undo: &reach.Followup{Tool: "restore", Args: `{"account": "{args.account}", "password": "{args.old_password}"}`},
+			Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+				return []byte(`{"ok":true}`), nil
+			}},
+		reach.Tool{Name: "restore", Access: reach.Write, Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			if failing.Load() {
+				return nil, &reach.ToolError{Type: "conflict", Message: "the directory is down"}
+			}
+			restored <- string(args)
+			return []byte(`{"ok":true}`), nil
+		}},
+		reach.Tool{Name: "notify", Access: reach.Write, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &reach.ToolError{Type: "conflict", Message: "no one to notify"}
+		}},
+	)
+	srv := serveTest(t, g)
+	failing.Store(true)
+	for _, c := range []string{`{"call_id":"c1","tool":"rotate","arguments":{"account":"ops","old_password":"hunter2hunter2"}}`,
+		`{"call_id":"c2","tool":"notify","arguments":{"account":"ops"}}`} {
+		if status, out := do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"rot","tool_calls":[`+c+`]}`, nil); status != 200 {
+			t.Fatalf("calls: %d %v", status, out)
+		}
+	}
+	open, err := g.store.ListDeadLetters(t.Context(), store.DeadOpen)
+	if err != nil || len(open) != 1 || open[0].Tool != "restore" {
+		t.Fatalf("open dead letters: %+v (%v), want restore's", open, err)
+	}
+	shown := func(what, body string) {
+		t.Helper()
+		if strings.Contains(body, "hunter2") || !strings.Contains(body, `"password":"[REDACTED]"`) {
+			t.Errorf("%s shows the dead letter's arguments unmasked: %s", what, body)
+		}
+	}
+	shown("GET /v1/deadletters", getBody(t, g, "/v1/deadletters"))
+	failing.Store(false)
+	status, out := do(t, "POST", fmt.Sprintf("%s/v1/deadletters/dl-%d/retry", srv.URL, open[0].ID), "", nil)
+	if status != 200 || out["status"] != string(reach.StatusSuccess) {
+		t.Fatalf("retrying the dead letter = %d %v, want 200 and success", status, out)
+	}
+	b, _ := json.Marshal(out["deadletter"])
+	shown("the retry's answer", string(b))
+	select {
+	case args := <-restored:
+		if !strings.Contains(args, `"password":"hunter2hunter2"`) {
+			t.Errorf("the retry ran restore with %s, want the password it registered", args)
+		}
+	default:
+		t.Fatal("the retry did not run restore")
+	}
+}

@@ -40,7 +40,7 @@ func (a *API) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]deadLetterJSON, len(ds))
 	for i := range ds {
-		out[i] = deadLetterOf(&ds[i])
+		out[i] = a.deadLetterOf(&ds[i])
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"deadletters": out})
 }
@@ -60,10 +60,12 @@ type deadLetterJSON struct {
 	Updated  time.Time             `json:"updated"`
 }
 
-func deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
-	args := json.RawMessage(d.Args)
+// deadLetterOf is d as the API shows it: its arguments masked (the store
+// keeps them as the undo registered them, for its retry).
+func (a *API) deadLetterOf(d *reach.DeadLetter) deadLetterJSON {
+	args := json.RawMessage(a.redactor.Redact(d.Args))
 	if !json.Valid(args) {
-		args, _ = json.Marshal(string(d.Args))
+		args, _ = json.Marshal(string(args))
 	}
 	j := deadLetterJSON{ID: d.ID, Request: d.Request, Frame: strings.TrimPrefix(d.Key, "undo:"), Tool: d.Tool, Args: args,
 		Attempts: d.Attempts, State: d.State, Note: d.Note, Created: d.At, Updated: d.Updated}
@@ -86,7 +88,7 @@ func (a *API) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if deadLetterError(w, r, err) {
 		return
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": deadLetterOf(d)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": res.Status, "result": res, "deadletter": a.deadLetterOf(d)})
 }
 
 // dismissDeadLetter is POST /v1/deadletters/{id}/dismiss with
@@ -123,7 +125,7 @@ func (a *API) dismissDeadLetter(w http.ResponseWriter, r *http.Request) {
 			a.log.Error("dismissal not audited", "dead_letter", d.ID, "err", err)
 		}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": deadLetterOf(d)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"deadletter": a.deadLetterOf(d)})
 }
 
 // deadLetterError answers the error of an action on a dead letter, and

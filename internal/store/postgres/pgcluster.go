@@ -115,6 +115,10 @@ const (
 	JoinBegun  JoinOutcome = "begun"  // a new request (or one begun again after it ended)
 	JoinJoined JoinOutcome = "joined" // another instance runs it: the returned request is as it began it
 	JoinFinal  JoinOutcome = "final"  // stopped or interrupted: its id starts no new work
+	// JoinEnded: its client ended it (SettleRequest) while a part of it
+	// still runs on a live instance: nothing is written, and the request
+	// starts no new work until it has ended on every instance.
+	JoinEnded JoinOutcome = "ended"
 	// JoinForeign: the id is a request of another principal or tenant;
 	// nothing is written, and only who it belongs to is returned.
 	JoinForeign JoinOutcome = "foreign"
@@ -125,8 +129,9 @@ const (
 // returns that request as stored (who it acts for, its trace, budget and
 // start). A request of that id that ended is begun again, its ledger
 // starting over; one that was stopped or interrupted is returned as
-// stored, with JoinFinal, and nothing is written. A request of that id
-// of another principal or tenant, in any state, is JoinForeign: nothing
+// stored, with JoinFinal, and nothing is written; so is one its client
+// ended (SettleRequest) while a part of it still runs, with JoinEnded. A
+// request of that id of another principal or tenant, in any state, is JoinForeign: nothing
 // is written, and only who it belongs to is returned. ttl is how recent a
 // heartbeat makes an instance alive.
 func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string, ttl time.Duration) (*store.Request, JoinOutcome, error) {

@@ -394,6 +394,18 @@ ALTER TABLE requests ADD COLUMN settled BIGINT NOT NULL DEFAULT 0;
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{6, "a request its client ended is not joined", `
+-- reach_join as in version 4, but a request that its client ended while
+-- some instance's part of it still runs is answered 'ended' and not
+-- joined: an instance that did not hear the end (it was not listening, or
+-- heard it a TTL ago and forgot it) would otherwise run new calls in it.
+-- Nothing is written. Once every part has left, the request is ended, and
+-- a call naming its id begins it again, as before.
+CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinEnded + reachJoinRest + `
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int
@@ -418,6 +430,13 @@ BEGIN
 	reachJoinForeign = `	IF FOUND AND (r.principal <> p_principal OR r.tenant <> p_tenant) THEN
 		RETURN QUERY SELECT 'foreign', r.principal, r.tenant, NULL::TEXT, NULL::TEXT, ''::TEXT, ''::TEXT, ''::TEXT, ''::TEXT,
 			NULL::TEXT, NULL::TEXT, 0::BIGINT;
+		RETURN;
+	END IF;
+`
+	reachJoinEnded = `	IF FOUND AND r.state = 'running' AND r.settled <> 0 AND r.settled = r.started
+		AND EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner WHERE x.request = p_id AND i.seen >= reach_now() - p_ttl) THEN
+		RETURN QUERY SELECT 'ended', r.principal, r.tenant, NULL::TEXT, NULL::TEXT, ''::TEXT, ''::TEXT, ''::TEXT, r.state,
+			NULL::TEXT, NULL::TEXT, r.started;
 		RETURN;
 	END IF;
 `
