@@ -65,10 +65,14 @@ func (a *attempt) Done() <-chan struct{} { return a.make().Done() }
 func (a *attempt) Err() error {
 	if m, ok := a.made.Load().(context.Context); ok {
 		err := m.Err()
-		if err == nil && !time.Now().Before(a.deadline) {
-			// Its timer is due: it runs within moments. A caller that
-			// enforced the deadline on a socket saw it pass first, and
-			// reads what the timer would have cut it with.
+		if err != nil {
+			return err
+		}
+		if d, _ := a.Deadline(); !time.Now().Before(d) {
+			// Its timer, or its parent's (the sooner deadline), is due:
+			// it runs within moments. A caller that enforced the
+			// deadline on a socket saw it pass first, and reads what the
+			// timer would have cut it with.
 			<-m.Done()
 			err = m.Err()
 		}
