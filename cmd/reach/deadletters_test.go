@@ -120,3 +120,41 @@ func TestDeadLetterDismissCLIThroughGateway(t *testing.T) {
 		t.Errorf("the refused dismissal changed the store: %+v", ds)
 	}
 }
+
+// TestDeadLettersCLIMasksSecrets: the store keeps an undo's arguments as
+// registered, for its retry; the list shows them, and the error, masked,
+// in a table and as JSON.
+func TestDeadLettersCLIMasksSecrets(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddDeadLetter(ctx, &store.DeadLetter{Request: "r2", Tool: "restore_login", Args: []byte(`{"user":"u1","password":"hunter2-secret"}`),
+		Error: "refused password=hunter2-secret", Attempts: 3}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out, err := runCLI(t, "deadletters", "--data", dir)
+	if err != nil || !strings.Contains(out, "restore_login") || !strings.Contains(out, "u1") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	js, err := runCLI(t, "deadletters", "--data", dir, "--json")
+	if err != nil || !strings.Contains(js, "restore_login") || !strings.Contains(js, "u1") {
+		t.Fatalf("list --json: %v\n%s", err, js)
+	}
+	if strings.Contains(out+js, "hunter2") {
+		t.Errorf("the list shows a dead letter's secret:\n%s\n%s", out, js)
+	}
+	// The store still holds it as registered, for the undo's retry.
+	st, err = sqlite.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ds, err := st.ListDeadLetters(ctx, "")
+	if err != nil || len(ds) != 1 || !strings.Contains(string(ds[0].Args), "hunter2-secret") {
+		t.Errorf("stored: %+v %v", ds, err)
+	}
+}
