@@ -335,6 +335,26 @@ func (f *endFleet) state(t *testing.T, id string) string {
 	return r.State
 }
 
+// beginA begins request id on a (as opts say, the id set here), as a
+// client's first call there does.
+func (f *endFleet) beginA(t *testing.T, opts reach.RequestOptions, id string) *reach.Request {
+	t.Helper()
+	opts.ID = id
+	_, req, err := f.rtA.Begin(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// endThroughA ends request id through a, as its client does.
+func (f *endFleet) endThroughA(t *testing.T, id string) {
+	t.Helper()
+	if found, err := f.a.End(context.Background(), id, nil); err != nil || !found {
+		t.Fatalf("End of %s through a = %v, %v", id, found, err)
+	}
+}
+
 // wantEnded checks that b's begin of a request its client ended was
 // refused as ended, leaving nothing running on b.
 func wantEnded(t *testing.T, f *endFleet, id string, req *reach.Request, err error) {
@@ -356,16 +376,10 @@ func wantEnded(t *testing.T, f *endFleet, id string, req *reach.Request, err err
 // the request, and once a's part ends it is stored ended. (Missing that,
 // the end found nothing to end on b, and b's part ran on.)
 func TestEndWhileJoining(t *testing.T) {
-	ctx := context.Background()
 	f := newEndFleet(t)
-	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-join"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqA := f.beginA(t, reach.RequestOptions{}, "r-join")
 	resume := f.beginB(t, "r-join") // b joined r-join; not registered yet
-	if found, err := f.a.End(ctx, "r-join", nil); err != nil || !found {
-		t.Fatalf("End through a = %v, %v", found, err)
-	}
+	f.endThroughA(t, "r-join")
 	f.barrier(t) // b heard the end, before its part was registered
 	req, err := resume()
 	wantEnded(t, f, "r-join", req, err)
@@ -379,15 +393,9 @@ func TestEndWhileJoining(t *testing.T) {
 // joins it while a's part still runs (a has not ended it yet). b's begin
 // is refused as ended: b does not run a request its client ended.
 func TestEndHeardBeforeJoining(t *testing.T) {
-	ctx := context.Background()
 	f := newEndFleet(t)
-	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-late"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if found, err := f.a.End(ctx, "r-late", nil); err != nil || !found {
-		t.Fatalf("End through a = %v, %v", found, err)
-	}
+	reqA := f.beginA(t, reach.RequestOptions{}, "r-late")
+	f.endThroughA(t, "r-late")
 	f.barrier(t) // b heard the end, holding no part of r-late
 	req, err := f.beginBThrough(t, "r-late")
 	wantEnded(t, f, "r-late", req, err)
@@ -401,15 +409,9 @@ func TestEndHeardBeforeJoining(t *testing.T) {
 // every instance, a call naming its id on b begins it again, and the end
 // heard before does not end the new one.
 func TestEndHeardThenBegunAgain(t *testing.T) {
-	ctx := context.Background()
 	f := newEndFleet(t)
-	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-again"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if found, err := f.a.End(ctx, "r-again", nil); err != nil || !found {
-		t.Fatalf("End through a = %v, %v", found, err)
-	}
+	reqA := f.beginA(t, reach.RequestOptions{}, "r-again")
+	f.endThroughA(t, "r-again")
 	reqA.End()
 	f.barrier(t) // b heard the end
 	req, err := f.beginB(t, "r-again")()
@@ -463,10 +465,7 @@ func TestHeardBounded(t *testing.T) {
 func TestEndWhileJoiningOwned(t *testing.T) {
 	ctx := context.Background()
 	f := newEndFleet(t)
-	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-owned", Principal: link.LocalPrincipal})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reqA := f.beginA(t, reach.RequestOptions{Principal: link.LocalPrincipal}, "r-owned")
 	called := make(chan error, 1)
 	go func() {
 		_, _, done, err := f.ownedB.CallContext(ctx, link.Target{Request: "r-owned"}, nil)
@@ -478,9 +477,7 @@ func TestEndWhileJoiningOwned(t *testing.T) {
 	if got := <-f.recB.paused; got != "r-owned" {
 		t.Fatalf("b began %s, want r-owned", got)
 	}
-	if found, err := f.a.End(ctx, "r-owned", nil); err != nil || !found {
-		t.Fatalf("End through a = %v, %v", found, err)
-	}
+	f.endThroughA(t, "r-owned")
 	select { // b heard the end; its listener waits for the begin to end the owned request
 	case id := <-f.endedB:
 		if id != "r-owned" {
@@ -490,7 +487,7 @@ func TestEndWhileJoiningOwned(t *testing.T) {
 		t.Fatal("b never heard the end of r-owned")
 	}
 	f.recB.release <- struct{}{}
-	err = <-called
+	err := <-called
 	if le, ok := errors.AsType[*link.Error](err); !ok || le.Code != "request_ended" {
 		t.Fatalf("b's call in r-owned, which its client ended through a as it began: %v, want the refusal request_ended", err)
 	}
@@ -510,15 +507,9 @@ func TestEndWhileJoiningOwned(t *testing.T) {
 // when its first call joins it. b's begin is refused as ended all the
 // same: the store does not let a request its client ended be joined.
 func TestEndNotHeardBeforeJoining(t *testing.T) {
-	ctx := context.Background()
 	f := newEndFleet(t)
-	_, reqA, err := f.rtA.Begin(ctx, &reach.RequestOptions{ID: "r-unheard"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if found, err := f.a.End(ctx, "r-unheard", nil); err != nil || !found {
-		t.Fatalf("End through a = %v, %v", found, err)
-	}
+	reqA := f.beginA(t, reach.RequestOptions{}, "r-unheard")
+	f.endThroughA(t, "r-unheard")
 	f.barrier(t)
 	f.b.mu.Lock()
 	clear(f.b.heard) // forgotten, as a TTL later or by a new life of b
