@@ -148,12 +148,13 @@ func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error 
 	// The store keeps an undo's arguments as it registered them, for its
 	// retry; they are shown masked, as the gateway's API shows them (by
 	// the rules alone: the secrets of a configuration are not known here).
+	// A note is masked when a dismissal writes it (dismissStored, the API).
 	red, err := redact.New(nil)
 	if err != nil {
 		return err
 	}
 	for i := range ds {
-		ds[i].Args, ds[i].Error, ds[i].Note = red.Redact(ds[i].Args), red.RedactString(ds[i].Error), red.RedactString(ds[i].Note)
+		ds[i].Args, ds[i].Error = red.Redact(ds[i].Args), red.RedactString(ds[i].Error)
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
