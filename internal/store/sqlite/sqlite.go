@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -64,11 +65,15 @@ type Store struct {
 	// its statements are prepared on it, a transaction's too (txBegin,
 	// txCommit, txRollback): a batch runs them as they are, with no
 	// sql.Tx (which parses BEGIN and COMMIT again each time, starts a
-	// goroutine, and binds every statement to it anew).
+	// goroutine, and binds every statement to it anew). The writer runs
+	// those that only write (raw, see exec) on the driver's connection
+	// itself; stmts, through database/sql, read (queries).
 	wc                            *sql.Conn
 	stmts                         [numStmts]*sql.Stmt // the writer's
+	raw                           [numStmts]rawStmt   // the same, the driver's
 	nparams                       [numStmts]int       // how many arguments each binds
-	txBegin, txCommit, txRollback *sql.Stmt
+	txBegin, txCommit, txRollback rawStmt
+	nv                            []driver.NamedValue // exec's arguments, kept between statements (the writer's)
 
 	indexed atomic.Int64 // the 'indexed' mark as last seen
 	// indexedCommitted is the 'indexed' mark as of the last committed
