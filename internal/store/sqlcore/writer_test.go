@@ -1,9 +1,12 @@
 package sqlcore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -178,5 +181,30 @@ func TestWriterGathersQueuedWrites(t *testing.T) {
 				t.Errorf("gather %v: ran %v; want the queued write first", tc.gather, ran)
 			}
 		})
+	}
+}
+
+// TestQueuedWriteNames checks how the log names the queued writes that
+// failed (named only then): a checkpoint by its frame and request, a key's
+// result by the key.
+func TestQueuedWriteNames(t *testing.T) {
+	var buf bytes.Buffer
+	e := &fakeEngine{failCommits: 2, commits: make(chan error, 10)}
+	c := &Core{W: StartWriter(e, slog.New(slog.NewJSONHandler(&buf, nil))),
+		D: Dialect{Text: func(b []byte) any { return b }, Key: func(k string) any { return k }}}
+	c.QueueFrame(&store.Frame{Request: "r1", Frame: "f1", State: "completed"})
+	c.QueueCompleteKey("alice\x00pay", "o", nil, time.Time{})
+	c.W.Stop()
+	var got []string
+	for line := range bytes.Lines(buf.Bytes()) {
+		var rec struct{ Write string }
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Write)
+	}
+	want := []string{"frame f1 of request r1", `the result of idempotency key "alice\x00pay"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("logged %q, want %q", got, want)
 	}
 }
