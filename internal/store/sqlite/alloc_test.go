@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,43 @@ func TestWriteCallStoreAllocations(t *testing.T) {
 	}
 	if got := testing.AllocsPerRun(500, run); got > want {
 		t.Errorf("the store's part of a write call allocates %v times on %s, want at most %v", got, Driver, want)
+	}
+}
+
+// TestAppendAuditBytes checks that an append of one audit record does not
+// allocate the arguments of the largest INSERT (768 values, 12 KiB) each
+// time: they are kept from batch to batch.
+func TestAppendAuditBytes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := []byte(strings.Repeat("h", 32))
+	seq := int64(0)
+	appendOne := func() {
+		seq++
+		rec := &store.AuditRecord{Seq: seq, Time: time.Now(), Request: "req_1", Data: []byte(`{"event":1}`), PrevHash: h, Hash: h}
+		if err := s.AppendAudit(t.Context(), []*store.AuditRecord{rec}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 10 {
+		appendOne()
+	}
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		appendOne()
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d bytes an append of one record", per)
+	if per > 4<<10 {
+		t.Errorf("an append of one audit record allocates %d bytes, want at most 4 KiB", per)
 	}
 }

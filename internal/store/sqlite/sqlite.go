@@ -80,6 +80,7 @@ type Store struct {
 	// batch, to go back to when one is rolled back; the writer's.
 	indexedCommitted int64
 	recent           []reqSeq // records appended here after the mark, by seq; the writer's
+	auditArgs        []any    // the arguments of an audit INSERT, kept between batches (the writer's)
 
 	// The WAL is copied into the database by a goroutine of its own, on
 	// its own connection, instead of by the writer at commit time.
@@ -374,7 +375,10 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 			return err
 		}
 	}
-	args := make([]any, 0, auditChunks[0].rows*auditColumnCount)
+	// The arguments of the largest INSERT are 768 values (12 KiB): kept
+	// from batch to batch, not allocated for each, and cleared after it.
+	args, used := s.auditArgs, 0
+	defer func() { clear(args[:used]); s.auditArgs = args[:0] }()
 	rest := recs
 	for _, c := range auditChunks {
 		for len(rest) >= c.rows {
@@ -382,6 +386,7 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 			for _, r := range rest[:c.rows] {
 				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
 			}
+			used = max(used, len(args))
 			if _, err := b.affected(c.id, args...); err != nil {
 				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[c.rows-1].Seq, err)
 			}
