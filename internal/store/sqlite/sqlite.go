@@ -367,8 +367,8 @@ func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps 
 func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
 	if len(recs) > 0 {
 		// The seq column alone would accept a gap.
-		var head int64
-		if err := scanErr(b.queryRow(stAuditHead).Scan(&head)); err != nil {
+		head, err := b.queryInt(stAuditHead)
+		if err != nil {
 			return fmt.Errorf("appending audit records: %w", err)
 		}
 		if err := store.Follows(recs, head); err != nil {
@@ -429,8 +429,8 @@ const (
 // indexAudit adds a pass over the records after the 'indexed' mark to the
 // request index: one audit_requests row per request, with its seqs.
 func (s *Store) indexAudit(b *batch) error {
-	var from int64
-	if err := scanErr(b.queryRow(stAuditIndexed).Scan(&from)); err != nil {
+	from, err := b.queryInt(stAuditIndexed)
+	if err != nil {
 		return err
 	}
 	seqs := map[string][]byte{}

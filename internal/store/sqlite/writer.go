@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +194,7 @@ func (b *batch) affected(id stmtID, args ...any) (int64, error) {
 type rawStmt interface {
 	driver.Stmt
 	driver.StmtExecContext
+	driver.StmtQueryContext
 }
 
 // exec runs st, a statement of the writer's, with args, on the driver's
@@ -237,19 +239,40 @@ func driverValue(v any) (driver.Value, error) {
 	return driver.DefaultParameterConverter.ConvertValue(v)
 }
 
-// queryRow runs the query statement id; a Scan error other than
-// sql.ErrNoRows is a database error (see scanErr).
-func (b *batch) queryRow(id stmtID, args ...any) *sql.Row {
-	return b.stmt(id).QueryRowContext(bg, b.s.bound(id, args)...)
-}
-
-// scanErr wraps an error of a Scan of queryRow: sql.ErrNoRows stays as it
-// is, anything else is a *dbError.
-func scanErr(err error) error {
-	if err == nil || errors.Is(err, sql.ErrNoRows) {
-		return err
+// queryInt runs the query statement id, of no argument, whose one row is
+// one integer (an aggregate: the audit log's head, its index's mark), on
+// the driver's connection, as exec runs a statement (database/sql's
+// QueryRow allocates about ten times for it). A database error is a
+// *dbError; no row is sql.ErrNoRows.
+func (b *batch) queryInt(id stmtID) (int64, error) {
+	var v int64
+	var dest [1]driver.Value
+	err := b.s.wc.Raw(func(any) error {
+		rows, err := b.s.raw[id].QueryContext(bg, nil)
+		if err != nil {
+			return err
+		}
+		err = rows.Next(dest[:])
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		n, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("statement %d returned %T, not an integer", id, dest[0])
+		}
+		v = n
+		return nil
+	})
+	if errors.Is(err, io.EOF) {
+		return 0, sql.ErrNoRows
 	}
-	return &dbError{err}
+	if err != nil {
+		return 0, &dbError{err}
+	}
+	return v, nil
 }
 
 // run runs f, a write of this package's own (the audit log's), in the
@@ -546,7 +569,7 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 			r, ok := st.(rawStmt)
 			if !ok {
 				st.Close()
-				return nil, fmt.Errorf("preparing %q: the driver's statement %T has no ExecContext", q, st)
+				return nil, fmt.Errorf("preparing %q: the driver's statement %T has no ExecContext or QueryContext", q, st)
 			}
 			return r, nil
 		}
