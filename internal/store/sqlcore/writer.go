@@ -549,14 +549,20 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 		}
 		if fatal == nil {
 			if at, fatal = tx.Commit(); fatal == nil {
+				// Counted before any write is answered: a caller whose
+				// write returned finds its batch in Stats.
 				took, n := time.Since(began), 0
-				for i, w := range ws {
+				for i := range ws {
 					if !failed[i] {
 						n++
-						wr.finish(w, true)
 					}
 				}
 				wr.committed(n, took)
+				for i, w := range ws {
+					if !failed[i] {
+						wr.finish(w, true)
+					}
+				}
 				return ws
 			}
 		}

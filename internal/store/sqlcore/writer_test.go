@@ -250,3 +250,23 @@ func TestWriterStatsCountCommits(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterStatsCountBeforeAnswer: a batch is counted before its writes
+// are answered (their After, then their callers), so that a caller whose
+// write returned sees it in Stats.
+func TestWriterStatsCountBeforeAnswer(t *testing.T) {
+	e := &fakeEngine{commits: make(chan error, 10)}
+	wr := StartWriter(e, slog.New(slog.DiscardHandler))
+	defer wr.Stop()
+	for i := range int64(3) {
+		var seen store.WriterStats
+		w := &Write{Run: func(b Batch, w *Write) { b.Exec(w, StPutFrame, nil, nil) }, After: func(bool) { seen = wr.Stats() }}
+		if err := wr.Do(t.Context(), w); err != nil {
+			t.Fatal(err)
+		}
+		<-e.commits
+		if seen.Batches != i+1 || seen.Writes != i+1 {
+			t.Errorf("write %d answered with %d batches, %d writes counted; want %d", i+1, seen.Batches, seen.Writes, i+1)
+		}
+	}
+}
