@@ -156,15 +156,28 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 	if lease <= 0 {
 		lease = s.o.Lease
 	}
+	// A claim subscribes to the key's news only once it found the key
+	// held (most claims never do), and then reads the key again before it
+	// waits: a completion between the first read and the subscription
+	// would not wake it.
+	var sub *waiters
+	defer func() {
+		if sub != nil {
+			s.unsubscribe(c.Key, sub)
+		}
+	}()
 	for {
-		ch, done := s.subscribe(c.Key)
 		now := time.Now()
 		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease)}
-		if c.Frame != 0 {
-			want.Frame = c.Frame.String()
-		}
 		if c.Checkpoint != nil && s.o.Checkpoint != nil {
 			want.Executing = s.o.Checkpoint(c.Checkpoint)
+		}
+		switch {
+		case c.Frame == 0:
+		case want.Executing != nil && c.Frame == c.Checkpoint.Frame:
+			want.Frame = want.Executing.Frame // the checkpoint's id, spelled once
+		default:
+			want.Frame = c.Frame.String()
 		}
 		s.hold(c.Key, 1) // before the claim is visible: a waiter here must not find it stale
 		rec, claimed, err := s.recs.ClaimKey(ctx, want)
@@ -172,14 +185,12 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			s.hold(c.Key, -1)
 		}
 		if err != nil {
-			done()
 			if ctx.Err() != nil {
 				return nil, false, context.Cause(ctx)
 			}
 			return nil, false, err
 		}
 		if claimed {
-			done()
 			crashpoint.Reached("claimed")
 			if want.Executing != nil {
 				c.Checkpointed = true
@@ -188,21 +199,23 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			return nil, true, nil
 		}
 		if rec.Args != "" && c.Args != "" && rec.Args != c.Args {
-			done()
 			return nil, false, fmt.Errorf("idempotency key %q: %w", c.Key, reach.ErrIdempotencyKeyReused)
 		}
 		if rec.State == IdemDone {
-			done()
 			return decodeResult(rec)
 		}
+		if sub == nil {
+			sub = s.subscribe(c.Key)
+			continue // read the key again, now that a completion wakes this claim
+		}
 		if s.stale(rec, now) {
-			done()
 			if _, err := s.settle(ctx, rec); err != nil {
 				if ctx.Err() != nil {
 					return nil, false, context.Cause(ctx)
 				}
 				return nil, false, err
 			}
+			sub = s.resubscribe(c.Key, sub) // settling told the key's waiters, this one too
 			continue
 		}
 		wait := s.o.Poll
@@ -211,15 +224,15 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-ch:
+		case <-sub.ch:
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
-		done()
 		if ctx.Err() != nil {
 			return nil, false, context.Cause(ctx)
 		}
+		sub = s.resubscribe(c.Key, sub)
 	}
 }
 
@@ -381,9 +394,10 @@ func (s *Idempotency) Settle(ctx context.Context, key string, e *reach.Error) er
 	return s.recs.SettleKey(ctx, key, b, time.Now().Add(s.o.TTL))
 }
 
-// subscribe returns a channel closed when this instance completes or
-// releases key, and a func to call when no longer waiting.
-func (s *Idempotency) subscribe(key string) (<-chan struct{}, func()) {
+// subscribe returns the waiters of key, with this one counted: their
+// channel is closed when this instance completes or releases key. Call
+// unsubscribe when no longer waiting.
+func (s *Idempotency) subscribe(key string) *waiters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.waits[key]
@@ -392,13 +406,23 @@ func (s *Idempotency) subscribe(key string) (<-chan struct{}, func()) {
 		s.waits[key] = w
 	}
 	w.n++
-	return w.ch, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if w.n--; w.n == 0 && s.waits[key] == w {
-			delete(s.waits, key)
-		}
+	return w
+}
+
+// unsubscribe counts one waiter of key fewer in w (subscribe's).
+func (s *Idempotency) unsubscribe(key string, w *waiters) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.n--; w.n == 0 && s.waits[key] == w {
+		delete(s.waits, key)
 	}
+}
+
+// resubscribe ends the subscription w and returns a new one, whose
+// channel is closed by the key's next completion or release.
+func (s *Idempotency) resubscribe(key string, w *waiters) *waiters {
+	s.unsubscribe(key, w)
+	return s.subscribe(key)
 }
 
 func (s *Idempotency) notify(key string) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -44,4 +45,73 @@ func TestIdempotencyWaitersLeave(t *testing.T) {
 			t.Errorf("%d keys still have waiters after everyone returned", n)
 		}
 	})
+}
+
+// holdHook is a Memory whose ClaimKey calls held, once, when it finds a
+// key held: between a claim's read of the key and whatever it does next.
+// It counts the claims settled.
+type holdHook struct {
+	*Memory
+	held    func()
+	settled int
+}
+
+func (h *holdHook) SettleClaim(ctx context.Context, c *IdemRecord, result []byte, expires time.Time) error {
+	h.settled++
+	return h.Memory.SettleClaim(ctx, c, result, expires)
+}
+
+func (h *holdHook) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool, error) {
+	rec, claimed, err := h.Memory.ClaimKey(ctx, c)
+	if f := h.held; !claimed && err == nil && f != nil {
+		h.held = nil
+		f()
+	}
+	return rec, claimed, err
+}
+
+// A claim that waits for a key held by this instance returns when the
+// holder completes it, not at its next poll, and settles nothing: even
+// when the holder completes it between the waiter's read of the key and
+// its subscription to the key's news (a waiter subscribes only once it
+// found the key held, and then reads it again).
+func TestIdempotencyWaiterWokenAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before bool // the holder completes right after the waiter's first read
+	}{{"while waiting", false}, {"before subscribing", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := &holdHook{Memory: NewMemory()}
+				s := NewIdempotency(st, &IdempotencyOptions{Poll: time.Hour})
+				if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k"}); !claimed || err != nil {
+					t.Fatalf("the first claim: %v, %v", claimed, err)
+				}
+				complete := func() { s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)}) }
+				wait := time.Second
+				if tc.before {
+					st.held, wait = complete, 0
+				} else {
+					go func() {
+						time.Sleep(time.Second)
+						complete()
+					}()
+				}
+				start := time.Now()
+				rec, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k"})
+				if claimed || err != nil || rec == nil || string(rec.Data) != "1" {
+					t.Fatalf("the waiter: %+v, %v, %v; want the recorded result", rec, claimed, err)
+				}
+				if d := time.Since(start); d != wait {
+					t.Errorf("the waiter returned after %v, want %v (its poll is an hour)", d, wait)
+				}
+				if st.settled != 0 {
+					t.Errorf("the waiter settled %d claims, want none (the key's holder completed it)", st.settled)
+				}
+				if n := len(s.waits); n != 0 {
+					t.Errorf("%d keys still have waiters", n)
+				}
+			})
+		})
+	}
 }
