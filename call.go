@@ -39,7 +39,8 @@ type Call struct {
 	args      []byte      // canonical arguments
 	key       string      // idempotency key in force
 	idemRec   string      // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
-	executing *Checkpoint // its "executing" checkpoint, when the idempotency claim made it durable
+	recs      *callRecords // its idempotency claim and checkpoints, once it has one
+	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
 	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
 	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string      // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
@@ -377,10 +378,13 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			}
 		}
 		c.idemRec = skey
-		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
+		recs := c.records()
+		claim := &recs.claim
+		*claim = IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
 		if rt.checkpointed(c.tool) {
 			claim.Request, claim.Frame = c.req.id, c.frame.ID
-			claim.Checkpoint = executingRecord(c)
+			recs.executing = executingRecord(c)
+			claim.Checkpoint = &recs.executing
 		}
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
