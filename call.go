@@ -36,14 +36,14 @@ type Call struct {
 	parent    *Frame
 	frame     *Frame
 	tool      *tool
-	args      []byte      // canonical arguments
-	key       string      // idempotency key in force
-	idemRec   string      // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
+	args      []byte       // canonical arguments
+	key       string       // idempotency key in force
+	idemRec   string       // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
 	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
-	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
-	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
-	toolKey   string      // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
+	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
+	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
 	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step

@@ -113,7 +113,9 @@ func TestEndedRowOfExecuting(t *testing.T) {
 				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
 			rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant,
 				Undo: &reach.Followup{Tool: "refund", Args: `{"order":"{args.order}"}`},
-				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"ok":true}`), nil }})
+				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+					return json.RawMessage(`{"ok":true}`), nil
+				}})
 			rt.MustRegister(reach.Tool{Name: "fail", Access: reach.Write, Reentrancy: reach.Reentrant,
 				Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 					return nil, &reach.ToolError{Type: "invalid", Message: "no"}
