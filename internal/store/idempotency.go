@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // IdempotencyOptions configure NewIdempotency. A nil *IdempotencyOptions
@@ -236,6 +238,54 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 	}
 }
 
+// encodeResult is res as a record keeps it: an idemResult, as
+// json.Marshal writes one, but for its data, which is written compact
+// without HTML escaping (the same JSON value, and the bytes the call
+// returned when they were compact). A result without an error, as every
+// recorded success is, is written here, in one allocation; one with an
+// error by json.Marshal.
+func encodeResult(res *reach.Result) ([]byte, error) {
+	if res.Error != nil {
+		return json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
+			Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
+	}
+	n := len(`{"status":"","data":,"summary":"","notes":[],"call_id":""}`) + len(res.Status) + len(res.Data) +
+		len(res.Summary) + len(res.CallID)
+	for _, s := range res.Notes {
+		n += len(s) + 3
+	}
+	var b bytes.Buffer
+	b.Grow(n + n/8) // and room for a few escapes
+	b.WriteString(`{"status":`)
+	b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), string(res.Status)))
+	if len(res.Data) > 0 {
+		b.WriteString(`,"data":`)
+		if err := json.Compact(&b, res.Data); err != nil {
+			return nil, fmt.Errorf("the result's data: %w", err)
+		}
+	}
+	if res.Summary != "" {
+		b.WriteString(`,"summary":`)
+		b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), res.Summary))
+	}
+	if len(res.Notes) > 0 {
+		b.WriteString(`,"notes":[`)
+		for i, s := range res.Notes {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), s))
+		}
+		b.WriteByte(']')
+	}
+	if res.CallID != "" {
+		b.WriteString(`,"call_id":`)
+		b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), res.CallID))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // decodeResult reads the result a done record keeps.
 func decodeResult(rec *IdemRecord) (*reach.Result, bool, error) {
 	var r idemResult
@@ -447,8 +497,7 @@ func (s *Idempotency) Complete(key string, res *reach.Result) {
 		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
-	b, err := json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
-		Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
+	b, err := encodeResult(res)
 	if err != nil {
 		s.log.Error("idempotency: encoding a result; the key is released", "key", key, "err", err)
 		s.recs.QueueReleaseKey(key, s.owner)

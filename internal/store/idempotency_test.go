@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -113,5 +115,48 @@ func TestIdempotencyWaiterWokenAtOnce(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestEncodeResult: a result is recorded as json.Marshal writes its
+// idemResult, byte for byte when its data is compact and holds nothing
+// that json.Marshal escapes for HTML, and as the same JSON value
+// otherwise; data that is not JSON is refused.
+func TestEncodeResult(t *testing.T) {
+	for _, r := range []*reach.Result{
+		{Status: reach.StatusSuccess},
+		{Status: reach.StatusSuccess, Data: json.RawMessage(`{"ok":true,"n":[1,2.5e3,null],"s":"a \"b\" \u00e9 \n"}`), CallID: "c1"},
+		{Status: reach.StatusSuccess, Data: json.RawMessage(`null`), Summary: "one \"line\"\n\t\x01 é ☃", Notes: []string{"a", "", "b\\c"}},
+		{Status: reach.StatusError, Data: json.RawMessage(`"x"`), Error: &reach.Error{Code: "e", Message: "<b>no</b>"}, Notes: []string{"n"}},
+		{Status: reach.StatusSuccess, Data: json.RawMessage(" {\n \"a\" : [ 1 , \"<&>\" ] ,\"b\":\"\u2028\" }\n"), Summary: "<&> \u2028", CallID: "c<2>"},
+	} {
+		got, err := encodeResult(r)
+		if err != nil {
+			t.Fatalf("encodeResult(%+v): %v", r, err)
+		}
+		want, err := json.Marshal(idemResult{Status: r.Status, Data: r.Data, Error: r.Error, Summary: r.Summary, Notes: r.Notes, CallID: r.CallID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		plain := json.Compact(&compact, r.Data) != nil || bytes.Equal(compact.Bytes(), r.Data) && !bytes.ContainsAny(r.Data, "<>&\u2028")
+		if plain && !bytes.Equal(got, want) {
+			t.Errorf("recorded\n %s\nwant (json.Marshal)\n %s", got, want)
+		}
+		var a, b any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		json.Unmarshal(want, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("recorded %s, want the value of %s", got, want)
+		}
+		rec, _, err := decodeResult(&IdemRecord{Result: got})
+		if err != nil || rec.Status != r.Status || rec.Summary != r.Summary || rec.CallID != r.CallID || len(rec.Notes) != len(r.Notes) {
+			t.Errorf("read back %+v (%v), want %+v", rec, err, r)
+		}
+	}
+	if b, err := encodeResult(&reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`{"a":`)}); err == nil {
+		t.Errorf("data that is not JSON recorded as %s", b)
 	}
 }
