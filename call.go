@@ -378,14 +378,16 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			}
 		}
 		c.idemRec = skey
-		recs := c.records()
-		claim := &recs.claim
-		*claim = IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
+		var claim *IdemClaim
 		if rt.checkpointed(c.tool) {
-			claim.Request, claim.Frame = c.req.id, c.frame.ID
+			recs := c.records() // with the checkpoints
+			claim = &recs.claim
 			recs.executing = executingRecord(c)
-			claim.Checkpoint = &recs.executing
+			*claim = IdemClaim{Request: c.req.id, Frame: c.frame.ID, Checkpoint: &recs.executing}
+		} else {
+			claim = new(IdemClaim)
 		}
+		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {
