@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"io"
@@ -333,11 +334,15 @@ func TestOperatorRoutesAuthorizeFirst(t *testing.T) {
 
 // TestMetricsScrape: the gateway's /metrics, parsed as Prometheus does,
 // has the process and Go collectors, reach_build_info, the upstream's up
-// gauge and call duration, and the requests by state.
+// gauge and call duration, the requests by state, and with a data folder
+// the store's commits and the audit log's events.
 func TestMetricsScrape(t *testing.T) {
-	g, _, srv := upstreamGateway(t, probeConfig)
+	g, _, srv := upstreamGateway(t, probeConfig+"data: "+t.TempDir()+"\n")
 	cs := connectMCP(t, g, nil)
 	callText(t, cs, "up__echo", map[string]any{"text": "hi"}, nil)
+	if err := g.audit.Flush(t.Context()); err != nil { // the call's events are in the store
+		t.Fatal(err)
+	}
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -374,6 +379,31 @@ func TestMetricsScrape(t *testing.T) {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("/metrics lacks %s", name)
 		}
+	}
+	// The call's audit events were committed by the store's writer: at
+	// least one transaction, each timed.
+	if v, ok := value("reach_audit_events_total", "outcome", "appended"); !ok || v < 1 {
+		t.Errorf("reach_audit_events_total{outcome=appended} = %v (%v), want at least 1", v, ok)
+	}
+	if v, ok := value("reach_audit_events_total", "outcome", "dropped"); !ok || v != 0 {
+		t.Errorf("reach_audit_events_total{outcome=dropped} = %v (%v), want 0", v, ok)
+	}
+	one := func(name string) *dto.Metric {
+		ms := fams[name].GetMetric()
+		if len(ms) != 1 {
+			t.Fatalf("/metrics has %d series of %s, want 1", len(ms), name)
+		}
+		return ms[0]
+	}
+	commits := one("reach_store_commits_total").GetCounter().GetValue()
+	if writes := one("reach_store_writes_total").GetCounter().GetValue(); commits < 1 || writes < commits {
+		t.Errorf("reach_store_commits_total %v, reach_store_writes_total %v: want at least one commit, and a write in each", commits, writes)
+	}
+	if h := one("reach_store_commit_duration_seconds").GetHistogram(); float64(h.GetSampleCount()) != commits || h.GetSampleSum() <= 0 {
+		t.Errorf("reach_store_commit_duration_seconds: count %d, sum %v; want the commits' count (%v) and a positive sum", h.GetSampleCount(), h.GetSampleSum(), commits)
+	}
+	if v := one("reach_store_queued_writes_failed_total").GetCounter().GetValue(); v != 0 {
+		t.Errorf("reach_store_queued_writes_failed_total = %v, want 0", v)
 	}
 }
 

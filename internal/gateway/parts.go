@@ -246,6 +246,10 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		st.Close()
 		return nil, fmt.Errorf("opening the audit log in %s: %w", where, err)
 	}
+	g.metrics.WithAudit(log.Stats)
+	if w, ok := st.(interface{ WriterStats() store.WriterStats }); ok {
+		g.metrics.WithStore(w.WriterStats)
+	}
 	// A checkpoint keeps the arguments masked, as the audit log does.
 	cp := durable.New(st, g.redactor.Redact, g.log.With("component", "checkpoints"))
 	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp

@@ -522,5 +522,24 @@ func FromUnixNano(n int64) time.Time {
 // opened (SQLite's and PostgreSQL's group commits).
 type WriterStats struct {
 	Batches      int64 // transactions committed
+	Writes       int64 // writes committed in them
 	QueuedFailed int64 // queued writes that failed (each is logged)
+	// Commit is how long the committed transactions took, from their
+	// beginning to their commit: what a durable write waits for once the
+	// writer takes it.
+	Commit DurationCounts
+}
+
+// CommitBuckets are the upper bounds of DurationCounts.Buckets, in
+// seconds: a commit of one machine's store takes from tens of
+// microseconds (SQLite) to milliseconds (PostgreSQL over a network).
+var CommitBuckets = [...]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
+
+// DurationCounts is a histogram of durations: Buckets[i] counts those of
+// at most CommitBuckets[i] seconds and more than the bound before it (not
+// cumulative); longer ones are counted in Count only.
+type DurationCounts struct {
+	Buckets [len(CommitBuckets)]int64
+	Count   int64
+	Sum     time.Duration
 }

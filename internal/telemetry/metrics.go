@@ -10,7 +10,9 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/buildinfo"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,7 +36,10 @@ import (
 // reach_upstream_call_duration_seconds{upstream},
 // reach_upstream_errors_total{upstream,code},
 // reach_requests_active{state}, reach_approvals_pending,
-// reach_spans_dropped_total{reason}, and with the breakers given,
+// reach_spans_dropped_total{reason}, reach_store_commits_total,
+// reach_store_writes_total, reach_store_commit_duration_seconds,
+// reach_store_queued_writes_failed_total, reach_audit_events_total{outcome},
+// reach_audit_queue_length, and with the breakers given,
 // reach_breaker_state{kind,name} and reach_breaker_opened_total{kind,name}.
 type Metrics struct {
 	mu           sync.Mutex
@@ -58,6 +63,8 @@ type Metrics struct {
 	upstreamOf   func(tool string) string
 	active       func() map[string]int        // live state -> requests
 	breakers     func() []reach.BreakerStatus // the circuit breakers, if known
+	writer       func() store.WriterStats     // the store's writer, if known
+	audit        func() audit.Stats           // the audit log's, if known
 	reg          *prometheus.Registry
 	handler      http.Handler
 }
@@ -174,6 +181,15 @@ func (m *Metrics) WithUpstreams(up func() map[string]bool, upstreamOf func(tool 
 // each opened as reach_breaker_opened_total.
 func (m *Metrics) WithBreakers(f func() []reach.BreakerStatus) *Metrics { m.breakers = f; return m }
 
+// WithStore reports the store's group commits from f: how many
+// transactions and writes committed, how long each transaction took from
+// its beginning to its commit, and the queued writes that failed.
+func (m *Metrics) WithStore(f func() store.WriterStats) *Metrics { m.writer = f; return m }
+
+// WithAudit reports the audit log's events from f: appended, dropped (its
+// queue was full) and lost to a failed commit, and how many wait.
+func (m *Metrics) WithAudit(f func() audit.Stats) *Metrics { m.audit = f; return m }
+
 // WithRequests reports reach_requests_active from f: the requests not
 // ended, by live state (RequestActivity).
 func (m *Metrics) WithRequests(f func() map[string]int) *Metrics { m.active = f; return m }
@@ -289,8 +305,15 @@ var (
 	descSpansDropped  = prometheus.NewDesc("reach_spans_dropped_total", "Spans lost: events beyond a full span queue, and spans the exporter failed to send.", []string{"reason"}, nil)
 	descBreakerState  = prometheus.NewDesc("reach_breaker_state", "Circuit breakers by kind (tool, upstream, model) and name: 0 closed, 1 open, 2 half-open.", []string{"kind", "name"}, nil)
 	descBreakerOpened = prometheus.NewDesc("reach_breaker_opened_total", "Times each circuit breaker opened.", []string{"kind", "name"}, nil)
+	descCommits       = prometheus.NewDesc("reach_store_commits_total", "Transactions the store's writer committed (each a group of writes).", nil, nil)
+	descWrites        = prometheus.NewDesc("reach_store_writes_total", "Writes the store's writer committed: checkpoints, idempotency claims and records, requests, approvals, ...", nil, nil)
+	descCommitTime    = prometheus.NewDesc("reach_store_commit_duration_seconds", "Duration of the store writer's transactions, from their beginning to their commit: what a durable write waits for once the writer takes it.", nil, nil)
+	descQueuedFailed  = prometheus.NewDesc("reach_store_queued_writes_failed_total", "Writes queued to the store (not waited for) that failed; each is logged.", nil, nil)
+	descAuditEvents   = prometheus.NewDesc("reach_audit_events_total", "Audit events by outcome: appended to the log, dropped (its queue was full), or failed (lost to a failed commit).", []string{"outcome"}, nil)
+	descAuditQueue    = prometheus.NewDesc("reach_audit_queue_length", "Audit events waiting to be appended.", nil, nil)
 	allDescs          = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency,
-		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened}
+		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened,
+		descCommits, descWrites, descCommitTime, descQueuedFailed, descAuditEvents, descAuditQueue}
 )
 
 var (
@@ -326,6 +349,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	if m.breakers != nil {
 		breakers = m.breakers()
 	}
+	m.collectStore(ch)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pairs := func(d *prometheus.Desc, mp map[[2]string]int64) {
@@ -390,6 +414,31 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		full, failed := m.spanDrops()
 		ch <- prometheus.MustNewConstMetric(descSpansDropped, counter, float64(full), "queue_full")
 		ch <- prometheus.MustNewConstMetric(descSpansDropped, counter, float64(failed), "export_failed")
+	}
+}
+
+// collectStore sends the store writer's and the audit log's metrics, if
+// their sources are set.
+func (m *Metrics) collectStore(ch chan<- prometheus.Metric) {
+	if m.writer != nil {
+		st := m.writer()
+		ch <- prometheus.MustNewConstMetric(descCommits, counter, float64(st.Batches))
+		ch <- prometheus.MustNewConstMetric(descWrites, counter, float64(st.Writes))
+		ch <- prometheus.MustNewConstMetric(descQueuedFailed, counter, float64(st.QueuedFailed))
+		bs := make(map[float64]uint64, len(store.CommitBuckets))
+		var n uint64
+		for i, b := range store.CommitBuckets {
+			n += uint64(st.Commit.Buckets[i])
+			bs[b] = n // cumulative, as Prometheus has them
+		}
+		ch <- prometheus.MustNewConstHistogram(descCommitTime, uint64(st.Commit.Count), st.Commit.Sum.Seconds(), bs)
+	}
+	if m.audit != nil {
+		st := m.audit()
+		ch <- prometheus.MustNewConstMetric(descAuditEvents, counter, float64(st.Appended), "appended")
+		ch <- prometheus.MustNewConstMetric(descAuditEvents, counter, float64(st.Dropped), "dropped")
+		ch <- prometheus.MustNewConstMetric(descAuditEvents, counter, float64(st.Failed), "failed")
+		ch <- prometheus.MustNewConstMetric(descAuditQueue, gaugeVal, float64(st.Queued))
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -532,5 +534,53 @@ func TestMetricsFamilies(t *testing.T) {
 	}
 	if cancels != 1 || refusals != 0 {
 		t.Errorf("after a stop cancelled a running call: %v cancellations, %v refusals; want 1 and 0", cancels, refusals)
+	}
+}
+
+// TestStoreAndAuditMetrics: the store writer's counts and commit times,
+// and the audit log's events by outcome, are exposed as Prometheus has
+// them (a histogram's buckets cumulative, a commit longer than the last
+// bound counted in +Inf only), and Prometheus parses them.
+func TestStoreAndAuditMetrics(t *testing.T) {
+	st := store.WriterStats{Batches: 5, Writes: 12, QueuedFailed: 1}
+	st.Commit.Buckets[0] = 1 // ≤ 100 µs
+	st.Commit.Buckets[2] = 2 // ≤ 500 µs
+	st.Commit.Buckets[len(st.Commit.Buckets)-1] = 1
+	st.Commit.Count, st.Commit.Sum = 5, 3*time.Second // one of them longer than every bound
+	m := NewMetrics().WithStore(func() store.WriterStats { return st }).
+		WithAudit(func() audit.Stats { return audit.Stats{Appended: 40, Dropped: 2, Failed: 3, Queued: 7} })
+	var b strings.Builder
+	m.WriteTo(&b)
+	out := b.String()
+	for _, want := range []string{
+		`reach_store_commits_total 5`,
+		`reach_store_writes_total 12`,
+		`reach_store_queued_writes_failed_total 1`,
+		`reach_store_commit_duration_seconds_bucket{le="0.0001"} 1`,
+		`reach_store_commit_duration_seconds_bucket{le="0.00025"} 1`,
+		`reach_store_commit_duration_seconds_bucket{le="0.0005"} 3`,
+		`reach_store_commit_duration_seconds_bucket{le="0.25"} 3`,
+		`reach_store_commit_duration_seconds_bucket{le="1"} 4`,
+		`reach_store_commit_duration_seconds_bucket{le="+Inf"} 5`,
+		`reach_store_commit_duration_seconds_sum 3`,
+		`reach_store_commit_duration_seconds_count 5`,
+		`reach_audit_events_total{outcome="appended"} 40`,
+		`reach_audit_events_total{outcome="dropped"} 2`,
+		`reach_audit_events_total{outcome="failed"} 3`,
+		`reach_audit_queue_length 7`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %s\n%s", want, out)
+		}
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(out)); err != nil {
+		t.Fatalf("Prometheus cannot parse the exposition: %v\n%s", err, out)
+	}
+	// Without their sources, none of them.
+	b.Reset()
+	NewMetrics().WriteTo(&b)
+	if strings.Contains(b.String(), "reach_store_") || strings.Contains(b.String(), "reach_audit_") {
+		t.Errorf("metrics without a store or audit log expose them:\n%s", b.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,7 +166,11 @@ type Writer struct {
 	lost map[string]bool
 
 	batches      atomic.Int64
+	writes       atomic.Int64
 	queuedFailed atomic.Int64
+	commitCount  atomic.Int64
+	commitSum    atomic.Int64 // ns
+	commitIn     [len(store.CommitBuckets)]atomic.Int64
 
 	gatherT *time.Timer // gather's, reused (the writer's goroutine only)
 }
@@ -342,7 +347,24 @@ func (wr *Writer) Stop() {
 
 // Stats returns the writer's counters.
 func (wr *Writer) Stats() store.WriterStats {
-	return store.WriterStats{Batches: wr.batches.Load(), QueuedFailed: wr.queuedFailed.Load()}
+	st := store.WriterStats{Batches: wr.batches.Load(), Writes: wr.writes.Load(), QueuedFailed: wr.queuedFailed.Load()}
+	st.Commit.Count, st.Commit.Sum = wr.commitCount.Load(), time.Duration(wr.commitSum.Load())
+	for i := range wr.commitIn {
+		st.Commit.Buckets[i] = wr.commitIn[i].Load()
+	}
+	return st
+}
+
+// committed counts a batch of n writes committed, which took d from its
+// beginning to its commit.
+func (wr *Writer) committed(n int, d time.Duration) {
+	wr.batches.Add(1)
+	wr.writes.Add(int64(n))
+	wr.commitCount.Add(1)
+	wr.commitSum.Add(int64(d))
+	if i, _ := slices.BinarySearch(store.CommitBuckets[:], d.Seconds()); i < len(wr.commitIn) {
+		wr.commitIn[i].Add(1)
+	}
 }
 
 // run takes what is queued, commits it as one batch, and answers, until
@@ -439,6 +461,7 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 				explicit = true
 			}
 		}
+		began := time.Now()
 		tx, err := wr.eng.Begin(explicit)
 		if err != nil {
 			wr.finishAll(ws, failed, err)
@@ -509,12 +532,14 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 		}
 		if fatal == nil {
 			if at, fatal = tx.Commit(); fatal == nil {
-				wr.batches.Add(1)
+				took, n := time.Since(began), 0
 				for i, w := range ws {
 					if !failed[i] {
+						n++
 						wr.finish(w, true)
 					}
 				}
+				wr.committed(n, took)
 				return ws
 			}
 		}

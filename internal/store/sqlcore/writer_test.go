@@ -180,3 +180,45 @@ func TestWriterGathersQueuedWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterStatsCountCommits: the writer counts the transactions it
+// committed, the writes in them and how long each took, and not a batch
+// whose commit failed; a duration is counted in the bucket of the first
+// bound it does not exceed, or past the last bound in Count only.
+func TestWriterStatsCountCommits(t *testing.T) {
+	e := &fakeEngine{failCommits: 1, commits: make(chan error, 10)}
+	wr := StartWriter(e, slog.New(slog.DiscardHandler))
+	defer wr.Stop()
+	write := func() *Write { return &Write{Run: func(b Batch, w *Write) { b.Exec(w, StPutFrame, nil, nil) }} }
+	if err := wr.Do(t.Context(), write()); err == nil {
+		t.Fatal("the first commit was to fail")
+	}
+	for range 3 {
+		if err := wr.Do(t.Context(), write()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := wr.Stats()
+	inBuckets := int64(0)
+	for _, n := range st.Commit.Buckets {
+		inBuckets += n
+	}
+	if st.Batches != 3 || st.Writes != 3 || st.Commit.Count != 3 || inBuckets > 3 || st.Commit.Sum <= 0 {
+		t.Errorf("after a failed commit and three of one write: %+v; want 3 batches, 3 writes, 3 commits timed", st)
+	}
+
+	var w Writer
+	w.committed(2, 100*time.Microsecond) // on the first bound: its bucket
+	w.committed(1, 101*time.Microsecond) // past it: the next
+	w.committed(1, 2*time.Second)        // past every bound
+	st = w.Stats()
+	if st.Batches != 3 || st.Writes != 4 || st.Commit.Count != 3 || st.Commit.Buckets[0] != 1 || st.Commit.Buckets[1] != 1 ||
+		st.Commit.Sum != 2*time.Second+201*time.Microsecond {
+		t.Errorf("committed(100µs, 101µs, 2s): %+v", st)
+	}
+	for i := 2; i < len(st.Commit.Buckets); i++ {
+		if st.Commit.Buckets[i] != 0 {
+			t.Errorf("bucket %d (≤ %vs) counts %d, want 0", i, store.CommitBuckets[i], st.Commit.Buckets[i])
+		}
+	}
+}
