@@ -532,14 +532,20 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 		}
 		if fatal == nil {
 			if at, fatal = tx.Commit(); fatal == nil {
-				took, n := time.Since(began), 0
+				// Counted before anyone is answered: a caller that reads the
+				// stats once its write returned finds its commit in them.
+				n := len(ws)
+				for i := range ws {
+					if failed[i] {
+						n--
+					}
+				}
+				wr.committed(n, time.Since(began))
 				for i, w := range ws {
 					if !failed[i] {
-						n++
 						wr.finish(w, true)
 					}
 				}
-				wr.committed(n, took)
 				return ws
 			}
 		}
