@@ -36,13 +36,14 @@ type Call struct {
 	parent    *Frame
 	frame     *Frame
 	tool      *tool
-	args      []byte      // canonical arguments
-	key       string      // idempotency key in force
-	idemRec   string      // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
-	executing *Checkpoint // its "executing" checkpoint, when the idempotency claim made it durable
-	sysKey    bool        // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
-	fwdKey    string      // the caller's key, passed on to the tool when an approval's key replaced it
-	toolKey   string      // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
+	args      []byte       // canonical arguments
+	key       string       // idempotency key in force
+	idemRec   string       // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
+	recs      *callRecords // its idempotency claim and checkpoints, once it has one
+	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
+	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
+	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
 	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
@@ -377,11 +378,16 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 			}
 		}
 		c.idemRec = skey
-		claim := &IdemClaim{Key: skey, Args: argsDigest(c.args), Lease: c.tool.Lease()}
+		var claim *IdemClaim
 		if rt.checkpointed(c.tool) {
-			claim.Request, claim.Frame = c.req.id, c.frame.ID
-			claim.Checkpoint = executingRecord(c)
+			recs := c.records() // with the checkpoints
+			claim = &recs.claim
+			recs.executing = executingRecord(c)
+			*claim = IdemClaim{Request: c.req.id, Frame: c.frame.ID, Checkpoint: &recs.executing}
+		} else {
+			claim = new(IdemClaim)
 		}
+		claim.Key, claim.Args, claim.Lease = skey, argsDigest(c.args), c.tool.Lease()
 		rec, claimed, err := rt.idem.Claim(ctx, claim)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -23,7 +23,8 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		}
 		rec := c.executing // durable with the call's idempotency claim
 		if rec == nil {
-			rec = executingRecord(c)
+			rec = &c.records().executing
+			*rec = executingRecord(c)
 			if err := cp.Executing(ctx, rec); err != nil {
 				return nil, &Error{Guard: "checkpoint", Type: TypeTransient, Code: "checkpoint_failed",
 					Message:    fmt.Sprintf("The call could not be recorded before it ran: %v.", err),
@@ -32,7 +33,9 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 		}
 		saga := c.req.saga.Len()
 		res, err := next(ctx, c)
-		end := rec.Ended(res, err)
+		end := &c.recs.ended
+		*end = *rec
+		end.End(res, err)
 		if s, ok := c.req.saga.Since(saga, c.frame.ID); end.State == Completed && ok {
 			end.Undo, _ = json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Args, "key": s.Key})
 		}
@@ -42,13 +45,31 @@ func (rt *Runtime) checkpoint(next Handler) Handler {
 }
 
 // executingRecord is c's "executing" checkpoint.
-func executingRecord(c *Call) *Checkpoint {
-	rec := &Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
+func executingRecord(c *Call) Checkpoint {
+	rec := Checkpoint{Request: c.req.id, Root: c.req.root.id, Frame: c.frame.ID, Tool: c.Tool, CallID: c.ID,
 		IdempotencyKey: c.idemRec, State: Executing, Args: c.args, Started: c.frame.Started, Node: c.frame}
 	if c.parent != nil {
 		rec.Parent = c.parent.ID
 	}
 	return rec
+}
+
+// callRecords are what a call with an idempotency key or checkpoints
+// hands the stores: its claim, its "executing" checkpoint and its end's,
+// made in one allocation (see Call.records). Nothing here is reused for
+// another call: a store may keep what it was given.
+type callRecords struct {
+	claim     IdemClaim
+	executing Checkpoint
+	ended     Checkpoint
+}
+
+// records returns c's records, made on the first use.
+func (c *Call) records() *callRecords {
+	if c.recs == nil {
+		c.recs = new(callRecords)
+	}
+	return c.recs
 }
 
 // checkpointed reports whether the calls of t are checkpointed.

@@ -98,26 +98,41 @@ func (c *Checkpoints) clean(b []byte) []byte {
 	return c.redact(b)
 }
 
-func frameOf(cp *reach.Checkpoint) *store.Frame {
-	f := &store.Frame{Request: cp.Request, Frame: cp.Frame.String(), Kind: "tool", Name: cp.Tool, CallID: cp.CallID,
-		IdemKey: cp.IdempotencyKey, State: cp.State.String(), Args: cp.Args, Undo: cp.Undo, Started: cp.Started}
+// ids are cp's frame and parent ids as its rows spell them ("" for no
+// parent).
+func ids(cp *reach.Checkpoint) (id, parent string) {
 	if cp.Parent != 0 {
-		f.Parent = cp.Parent.String()
+		parent = cp.Parent.String()
 	}
+	return cp.Frame.String(), parent
+}
+
+// setRow sets f to the row of cp, whose frame and parent ids are spelled
+// id and parent ("" for none).
+func setRow(f *store.Frame, cp *reach.Checkpoint, id, parent string) {
+	*f = store.Frame{Request: cp.Request, Frame: id, Parent: parent, Kind: "tool", Name: cp.Tool, CallID: cp.CallID,
+		IdemKey: cp.IdempotencyKey, State: cp.State.String(), Args: cp.Args, Undo: cp.Undo, Started: cp.Started}
 	if cp.Error != nil {
 		f.Error, _ = json.Marshal(cp.Error)
 	}
-	return f
 }
+
+// rows are the rows of a call's two checkpoints, made in one allocation:
+// the "executing" one's (ExecutingFrame), kept in the record
+// (reach.Checkpoint.Stored), and its end's, which Ended makes of it.
+type rows struct{ executing, ended store.Frame }
 
 // ExecutingFrame is the row of cp, an "executing" checkpoint, as Executing
 // writes it. A store that writes it with the call's idempotency claim
-// (store.IdempotencyOptions.Checkpoint) writes this. It keeps the masked
-// arguments in cp.StoredArgs, for the end's row (Ended).
+// (store.IdempotencyOptions.Checkpoint) writes this. It keeps the row in
+// cp.Stored, for the end's row (Ended): its arguments are masked once.
 func (c *Checkpoints) ExecutingFrame(cp *reach.Checkpoint) *store.Frame {
-	f := frameOf(cp)
+	r := new(rows)
+	f := &r.executing
+	id, parent := ids(cp)
+	setRow(f, cp, id, parent)
 	f.Args = c.clean(f.Args)
-	cp.StoredArgs = f.Args
+	cp.Stored = r
 	if c.owner != "" {
 		f.Owner = c.owner
 		if node, ok := cp.Node.(*reach.Frame); ok && node != nil {
@@ -142,8 +157,18 @@ func (c *Checkpoints) Executing(ctx context.Context, cp *reach.Checkpoint) error
 // with the store's next commit, and a crash before that leaves the call
 // "executing", which recovery answers as "may have run" (docs/STATE.md).
 func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
-	f := frameOf(cp)
-	if f.Args = cp.StoredArgs; f.Args == nil {
+	var f *store.Frame
+	if r, ok := cp.Stored.(*rows); ok {
+		// The row of the "executing" record this wrote: its ids and its
+		// masked arguments.
+		x := &r.executing
+		f = &r.ended
+		setRow(f, cp, x.Frame, x.Parent)
+		f.Args = x.Args
+	} else {
+		f = new(store.Frame)
+		id, parent := ids(cp)
+		setRow(f, cp, id, parent)
 		f.Args = c.clean(cp.Args) // an "executing" record this did not write
 	}
 	f.Owner = c.owner

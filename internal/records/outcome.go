@@ -34,6 +34,13 @@ func Settle(res *Result, err error) (*Result, frames.State) {
 // refusal): in its final state, with its error, or with the digest of a
 // result that succeeded.
 func (c Checkpoint) Ended(res *Result, err error) *Checkpoint {
+	c.End(res, err)
+	return &c
+}
+
+// End makes c, a copy of a call's checkpoint, the checkpoint of its end,
+// as Ended returns it: for a caller that keeps it in place.
+func (c *Checkpoint) End(res *Result, err error) {
 	switch {
 	case err != nil:
 		c.State, c.Error = frames.Cancelled, fault.As(err)
@@ -49,7 +56,6 @@ func (c Checkpoint) Ended(res *Result, err error) *Checkpoint {
 	default:
 		c.State, c.Error = frames.Failed, res.Error
 	}
-	return &c
 }
 
 // Replay is the result rec (a recorded one) as a repeat of its call

@@ -72,12 +72,13 @@ type Checkpoint struct {
 	IdempotencyKey string       // the key of the call's idempotency record, if it has one
 	State          frames.State // Executing, then the final state
 	Args           json.RawMessage
-	// StoredArgs is Args as the Checkpointer stored them (masked): set by
-	// it when it writes the "executing" checkpoint (or turns it into the
-	// row an idempotency claim writes), and kept in the record of the
-	// call's end (Ended copies the record), so that it stores the end's
-	// without masking Args again. The runtime leaves it nil.
-	StoredArgs json.RawMessage
+	// Stored is what the Checkpointer stored of the "executing" checkpoint
+	// (its row, with Args masked): set by it when it writes the record (or
+	// turns it into the row an idempotency claim writes), and kept in the
+	// record of the call's end (Ended copies the record), so that it makes
+	// the end's row of it, without masking Args again or spelling the ids
+	// anew. The runtime leaves it nil.
+	Stored any
 	// Undo is the compensation registered by a completed write: the undo
 	// tool, its arguments and idempotency key, as JSON {"tool","arguments","key"}.
 	// The calls of a request that runs undos (a compensation's, or a dead

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // IdempotencyOptions configure NewIdempotency. A nil *IdempotencyOptions
@@ -156,15 +158,28 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 	if lease <= 0 {
 		lease = s.o.Lease
 	}
+	// A claim subscribes to the key's news only once it found the key
+	// held (most claims never do), and then reads the key again before it
+	// waits: a completion between the first read and the subscription
+	// would not wake it.
+	var sub *waiters
+	defer func() {
+		if sub != nil {
+			s.unsubscribe(c.Key, sub)
+		}
+	}()
 	for {
-		ch, done := s.subscribe(c.Key)
 		now := time.Now()
 		want := &IdemRecord{Key: c.Key, Owner: s.owner, Args: c.Args, Request: c.Request, Claimed: now, Expires: now.Add(lease)}
-		if c.Frame != 0 {
-			want.Frame = c.Frame.String()
-		}
 		if c.Checkpoint != nil && s.o.Checkpoint != nil {
 			want.Executing = s.o.Checkpoint(c.Checkpoint)
+		}
+		switch {
+		case c.Frame == 0:
+		case want.Executing != nil && c.Frame == c.Checkpoint.Frame:
+			want.Frame = want.Executing.Frame // the checkpoint's id, spelled once
+		default:
+			want.Frame = c.Frame.String()
 		}
 		s.hold(c.Key, 1) // before the claim is visible: a waiter here must not find it stale
 		rec, claimed, err := s.recs.ClaimKey(ctx, want)
@@ -172,14 +187,12 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			s.hold(c.Key, -1)
 		}
 		if err != nil {
-			done()
 			if ctx.Err() != nil {
 				return nil, false, context.Cause(ctx)
 			}
 			return nil, false, err
 		}
 		if claimed {
-			done()
 			crashpoint.Reached("claimed")
 			if want.Executing != nil {
 				c.Checkpointed = true
@@ -188,21 +201,23 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			return nil, true, nil
 		}
 		if rec.Args != "" && c.Args != "" && rec.Args != c.Args {
-			done()
 			return nil, false, fmt.Errorf("idempotency key %q: %w", c.Key, reach.ErrIdempotencyKeyReused)
 		}
 		if rec.State == IdemDone {
-			done()
 			return decodeResult(rec)
 		}
+		if sub == nil {
+			sub = s.subscribe(c.Key)
+			continue // read the key again, now that a completion wakes this claim
+		}
 		if s.stale(rec, now) {
-			done()
 			if _, err := s.settle(ctx, rec); err != nil {
 				if ctx.Err() != nil {
 					return nil, false, context.Cause(ctx)
 				}
 				return nil, false, err
 			}
+			sub = s.resubscribe(c.Key, sub) // settling told the key's waiters, this one too
 			continue
 		}
 		wait := s.o.Poll
@@ -211,16 +226,64 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-ch:
+		case <-sub.ch:
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
-		done()
 		if ctx.Err() != nil {
 			return nil, false, context.Cause(ctx)
 		}
+		sub = s.resubscribe(c.Key, sub)
 	}
+}
+
+// encodeResult is res as a record keeps it: an idemResult, as
+// json.Marshal writes one, but for its data, which is written compact
+// without HTML escaping (the same JSON value, and the bytes the call
+// returned when they were compact). A result without an error, as every
+// recorded success is, is written here, in one allocation; one with an
+// error by json.Marshal.
+func encodeResult(res *reach.Result) ([]byte, error) {
+	if res.Error != nil {
+		return json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
+			Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
+	}
+	n := len(`{"status":"","data":,"summary":"","notes":[],"call_id":""}`) + len(res.Status) + len(res.Data) +
+		len(res.Summary) + len(res.CallID)
+	for _, s := range res.Notes {
+		n += len(s) + 3
+	}
+	var b bytes.Buffer
+	b.Grow(n + n/8) // and room for a few escapes
+	b.WriteString(`{"status":`)
+	b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), string(res.Status)))
+	if len(res.Data) > 0 {
+		b.WriteString(`,"data":`)
+		if err := json.Compact(&b, res.Data); err != nil {
+			return nil, fmt.Errorf("the result's data: %w", err)
+		}
+	}
+	if res.Summary != "" {
+		b.WriteString(`,"summary":`)
+		b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), res.Summary))
+	}
+	if len(res.Notes) > 0 {
+		b.WriteString(`,"notes":[`)
+		for i, s := range res.Notes {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), s))
+		}
+		b.WriteByte(']')
+	}
+	if res.CallID != "" {
+		b.WriteString(`,"call_id":`)
+		b.Write(jsonscan.AppendQuoted(b.AvailableBuffer(), res.CallID))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // decodeResult reads the result a done record keeps.
@@ -381,9 +444,10 @@ func (s *Idempotency) Settle(ctx context.Context, key string, e *reach.Error) er
 	return s.recs.SettleKey(ctx, key, b, time.Now().Add(s.o.TTL))
 }
 
-// subscribe returns a channel closed when this instance completes or
-// releases key, and a func to call when no longer waiting.
-func (s *Idempotency) subscribe(key string) (<-chan struct{}, func()) {
+// subscribe returns the waiters of key, with this one counted: their
+// channel is closed when this instance completes or releases key. Call
+// unsubscribe when no longer waiting.
+func (s *Idempotency) subscribe(key string) *waiters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.waits[key]
@@ -392,13 +456,23 @@ func (s *Idempotency) subscribe(key string) (<-chan struct{}, func()) {
 		s.waits[key] = w
 	}
 	w.n++
-	return w.ch, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if w.n--; w.n == 0 && s.waits[key] == w {
-			delete(s.waits, key)
-		}
+	return w
+}
+
+// unsubscribe counts one waiter of key fewer in w (subscribe's).
+func (s *Idempotency) unsubscribe(key string, w *waiters) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.n--; w.n == 0 && s.waits[key] == w {
+		delete(s.waits, key)
 	}
+}
+
+// resubscribe ends the subscription w and returns a new one, whose
+// channel is closed by the key's next completion or release.
+func (s *Idempotency) resubscribe(key string, w *waiters) *waiters {
+	s.unsubscribe(key, w)
+	return s.subscribe(key)
 }
 
 func (s *Idempotency) notify(key string) {
@@ -423,8 +497,7 @@ func (s *Idempotency) Complete(key string, res *reach.Result) {
 		s.recs.QueueReleaseKey(key, s.owner)
 		return
 	}
-	b, err := json.Marshal(idemResult{Status: res.Status, Data: res.Data, Error: res.Error,
-		Summary: res.Summary, Notes: res.Notes, CallID: res.CallID})
+	b, err := encodeResult(res)
 	if err != nil {
 		s.log.Error("idempotency: encoding a result; the key is released", "key", key, "err", err)
 		s.recs.QueueReleaseKey(key, s.owner)

@@ -549,15 +549,15 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 		}
 		if fatal == nil {
 			if at, fatal = tx.Commit(); fatal == nil {
-				// Counted before any write is answered: a caller whose
-				// write returned finds its batch in Stats.
-				took, n := time.Since(began), 0
+				// Counted before anyone is answered: a caller that reads the
+				// stats once its write returned finds its commit in them.
+				n := len(ws)
 				for i := range ws {
-					if !failed[i] {
-						n++
+					if failed[i] {
+						n--
 					}
 				}
-				wr.committed(n, took)
+				wr.committed(n, time.Since(began))
 				for i, w := range ws {
 					if !failed[i] {
 						wr.finish(w, true)

@@ -138,11 +138,13 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	}
 	pragmas := []string{fmt.Sprintf("busy_timeout=%d", o.BusyTimeout.Milliseconds()),
 		"synchronous=" + o.Synchronous, "foreign_keys=0"}
-	// The writer's page cache is SQLite's default size, 2 MiB: at 16 MiB
-	// `reach serve` held 27 MB more under 64 clients, and each commit
-	// spent longer scanning the cache's hash table (pcache1Truncate), for
-	// no gain (docs/BENCHMARKS.md).
-	w, err := openPool(path, true, append(pragmas, "wal_autocheckpoint=0", "journal_size_limit=67108864", "temp_store=MEMORY", "cache_size=-2048")...)
+	// The writer's page cache is 1 MiB, half SQLite's default: it is C
+	// memory, outside Go's soft limit, so every MiB of it is a MiB of RSS;
+	// at 1 MiB the store's CPU a write call is the same as at 2 MiB, at
+	// 512 KiB 6 % more (pages read again), and at 16 MiB `reach serve`
+	// held 27 MB more under 64 clients and each commit spent longer
+	// scanning the cache's hash table (pcache1Truncate) (docs/BENCHMARKS.md).
+	w, err := openPool(path, true, append(pragmas, "wal_autocheckpoint=0", "journal_size_limit=67108864", "temp_store=MEMORY", "cache_size=-1024")...)
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
