@@ -1,0 +1,83 @@
+package sqlite
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+type review10Text string
+
+type review10Valuer struct{ v string }
+
+func (v review10Valuer) Value() (driver.Value, error) { return "valued " + v.v, nil }
+
+// TestWriterArgumentsAsDatabaseSQL writes each kind of argument through
+// the writer's own conversion (exec, on the driver's statement) and
+// through database/sql on the same connection, and checks that the
+// database holds the same value, of the same type, for both (or that both
+// refuse it).
+func TestWriterArgumentsAsDatabaseSQL(t *testing.T) {
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	str := "pointed"
+	var nilStr *string
+	when := time.Date(2026, 12, 2, 15, 4, 5, 6, time.FixedZone("x", 3600))
+	kinds := []any{
+		nil, "", "text", []byte(nil), []byte{}, []byte("bytes"),
+		json.RawMessage(nil), json.RawMessage(`{}`), review10Text("named"),
+		int(-3), int32(7), uint8(8), uint64(9), uint64(1 << 63), int64(-1), float32(1.5), 2.5, true, false,
+		when, &str, nilStr, sql.NullString{}, sql.NullString{String: "ns", Valid: true},
+		sql.NullInt64{Int64: 4, Valid: true}, review10Valuer{"v"}, &review10Valuer{"p"},
+		sql.NullTime{Time: when, Valid: true}, struct{}{},
+	}
+	q := statementSQL[stAuditCheckpoint]
+	read := func(seq int64) string {
+		var typ, val string
+		if err := s.wc.QueryRowContext(t.Context(), `SELECT typeof(hash), quote(hash) FROM checkpoints WHERE seq = ?`, seq).Scan(&typ, &val); err != nil {
+			return "no row: " + err.Error()
+		}
+		return typ + " " + val
+	}
+	b := &batch{s: s}
+	for i, v := range kinds {
+		seq := int64(i + 1)
+		_, werr := b.affected(stAuditCheckpoint, seq, v, int64(0))
+		_, serr := s.wc.ExecContext(t.Context(), q, seq+1000, v, int64(0))
+		if (werr == nil) != (serr == nil) {
+			t.Errorf("%T %#v: the writer's error %v, database/sql's %v", v, v, werr, serr)
+			continue
+		}
+		if werr != nil {
+			continue
+		}
+		if got, want := read(seq), read(seq+1000); got != want {
+			t.Errorf("%T %#v: the writer wrote %s, database/sql %s", v, v, got, want)
+		}
+	}
+}
+
+// TestParamsAsDriver checks that numParams counts the parameters the
+// driver finds in each statement of the writer.
+func TestParamsAsDriver(t *testing.T) {
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, q := range statementSQL {
+		if q == "" {
+			continue
+		}
+		if n := s.raw[id].NumInput(); n >= 0 && n != s.nparams[id] {
+			t.Errorf("statement %d: %d parameters counted, the driver has %d: %s", id, s.nparams[id], n, q)
+		}
+	}
+	_ = fmt.Sprint
+}
