@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 type review10Text string
@@ -80,4 +82,29 @@ func TestParamsAsDriver(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// TestExecKeepsNoArgument checks that the writer's argument buffer holds
+// no argument once a statement returns, even one whose arguments could
+// not all be converted (an audit record's data is bound without a copy:
+// kept, it would keep the caller's buffer alive until overwritten).
+func TestExecKeepsNoArgument(t *testing.T) {
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := &batch{s: s}
+	if _, err := b.affected(sqlcore.StIdemRelease, "key", "owner"); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 1<<20)
+	if _, err := b.affected(stAuditCheckpoint, int64(1), data, uint64(1<<63)); err == nil {
+		t.Fatal("a uint64 with its high bit set was bound")
+	}
+	for i, v := range s.nv[:cap(s.nv)] {
+		if v != (driver.NamedValue{}) {
+			t.Errorf("argument %d of a statement that returned is still held: %T", i+1, v.Value)
+		}
+	}
 }
