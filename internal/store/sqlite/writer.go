@@ -210,6 +210,7 @@ func (s *Store) exec(st rawStmt, args []any) (int64, error) {
 	for i, a := range args {
 		v, err := driverValue(a)
 		if err != nil {
+			clear(nv) // those converted before, too
 			return 0, fmt.Errorf("argument %d: %w", i+1, err)
 		}
 		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: v})
