@@ -1,13 +1,16 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
@@ -106,5 +109,62 @@ func TestExecKeepsNoArgument(t *testing.T) {
 		if v != (driver.NamedValue{}) {
 			t.Errorf("argument %d of a statement that returned is still held: %T", i+1, v.Value)
 		}
+	}
+}
+
+// checkedCtx is a context that says when its Err was first read.
+type checkedCtx struct {
+	context.Context
+	checked chan struct{}
+	once    sync.Once
+}
+
+func (c *checkedCtx) Err() error {
+	c.once.Do(func() { close(c.checked) })
+	return c.Context.Err()
+}
+
+// TestClaimOutcomeAfterCancel checks ClaimKey's promise: once a claim with
+// its "executing" checkpoint is sent, a caller whose context ends still
+// waits for its outcome, and learns that it took the key (a claim taken
+// but not known of would hold the key with no call to end it).
+func TestClaimOutcomeAfterCancel(t *testing.T) {
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The writer is held in a batch until the claim is sent and its
+	// caller's context ended.
+	started, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- s.W.Do(context.Background(), &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {
+			close(started)
+			<-release
+		}})
+	}()
+	<-started
+	inner, cancel := context.WithCancel(t.Context())
+	ctx := &checkedCtx{Context: inner, checked: make(chan struct{})}
+	now := time.Now()
+	type outcome struct {
+		claimed bool
+		err     error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		_, claimed, err := s.ClaimKey(ctx, &store.IdemRecord{Key: "k", Owner: "o", Request: "r", Frame: "f", Claimed: now,
+			Expires: now.Add(time.Hour), Executing: &store.Frame{Request: "r", Frame: "f", Kind: "tool", Name: "pay", State: "executing", Started: now}})
+		out <- outcome{claimed, err}
+	}()
+	<-ctx.checked // the claim is past its context's check: it is being sent
+	cancel()
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if o := <-out; o.err != nil || !o.claimed {
+		t.Errorf("the claim = %v, %v; want taken, as it was", o.claimed, o.err)
 	}
 }
