@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,54 @@ func TestClaimOutcomeAfterCancel(t *testing.T) {
 	}
 	if o := <-out; o.err != nil || !o.claimed {
 		t.Errorf("the claim = %v, %v; want taken, as it was", o.claimed, o.err)
+	}
+}
+
+// TestWriterAfterBusy checks that a write refused because another process
+// holds the database's write lock (SQLITE_BUSY once the busy timeout has
+// passed) fails alone: the writer's next write, once the lock is let go,
+// commits, on statements and a connection left as they were.
+func TestWriterAfterBusy(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(t.Context(), dir, &Options{BusyTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := openPool(filepath.Join(dir, DefaultFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	oc, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	if _, err := oc.ExecContext(t.Context(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	claim := func(key string) (bool, error) {
+		_, claimed, err := s.ClaimKey(t.Context(), &store.IdemRecord{Key: key, Owner: "o", Request: "r", Frame: key, Claimed: now,
+			Expires: now.Add(time.Hour), Executing: &store.Frame{Request: "r", Frame: key, Kind: "tool", Name: "pay", State: "executing", Started: now}})
+		return claimed, err
+	}
+	if claimed, err := claim("busy"); err == nil {
+		t.Fatalf("a claim committed (%v) while another process held the write lock", claimed)
+	}
+	if _, err := oc.ExecContext(t.Context(), `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"after", "busy"} {
+		if claimed, err := claim(key); err != nil || !claimed {
+			t.Errorf("claim %q after the lock was let go = %v, %v; want taken", key, claimed, err)
+		}
+	}
+	if fs, err := s.RequestFrames(t.Context(), "r"); err != nil || len(fs) != 2 {
+		t.Errorf("frames of r = %d, %v; want the two claims' checkpoints", len(fs), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
