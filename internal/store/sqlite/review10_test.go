@@ -113,7 +113,8 @@ func TestExecKeepsNoArgument(t *testing.T) {
 	}
 }
 
-// checkedCtx is a context that says when its Err was first read.
+// checkedCtx is a context that says when its Err was first read (once
+// read).
 type checkedCtx struct {
 	context.Context
 	checked chan struct{}
@@ -121,8 +122,9 @@ type checkedCtx struct {
 }
 
 func (c *checkedCtx) Err() error {
+	err := c.Context.Err() // read before it is said to be: the end comes after
 	c.once.Do(func() { close(c.checked) })
-	return c.Context.Err()
+	return err
 }
 
 // TestClaimOutcomeAfterCancel checks ClaimKey's promise: once a claim with
