@@ -456,7 +456,11 @@ func (s *Store) indexAudit(b *batch) error {
 			add(e.seq, e.request)
 		}
 	} else {
-		rows, err := b.stmt(stAuditScanFrom).QueryContext(bg, from, indexMax)
+		st, err := b.stmt(stAuditScanFrom)
+		if err != nil {
+			return &dbError{err}
+		}
+		rows, err := st.QueryContext(bg, from, indexMax)
 		if err != nil {
 			return &dbError{err}
 		}

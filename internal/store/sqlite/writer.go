@@ -73,7 +73,20 @@ func (e *dbError) Unwrap() error { return e.err }
 
 // stmt returns the prepared statement id: it runs in the batch's
 // transaction, which its connection holds.
-func (b *batch) stmt(id stmtID) *sql.Stmt { return b.s.stmts[id] }
+func (b *batch) stmt(id stmtID) (*sql.Stmt, error) {
+	if st := b.s.stmts[id]; st != nil {
+		return st, nil
+	}
+	// Prepared when first used: only the statements that return rows run
+	// through database/sql (the others run on the driver's own, exec), and
+	// most of them are rare (a key found held, a ledger's debit, ...).
+	st, err := b.s.wc.PrepareContext(bg, statementSQL[id])
+	if err != nil {
+		return nil, fmt.Errorf("preparing statement %d: %w", id, err)
+	}
+	b.s.stmts[id] = st
+	return st, nil
+}
 
 // Has implements sqlcore.Batch.
 func (b *batch) Has(id sqlcore.Stmt) bool { return statementSQL[id] != "" }
@@ -119,7 +132,12 @@ func (b *batch) Query(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(row
 	if b.fatal != nil || !b.Has(id) {
 		return
 	}
-	rows, err := b.stmt(stmtID(id)).QueryContext(bg, b.s.bound(stmtID(id), args)...)
+	st, err := b.stmt(stmtID(id))
+	if err != nil {
+		b.fail(w, err)
+		return
+	}
+	rows, err := st.QueryContext(bg, b.s.bound(stmtID(id), args)...)
 	if err != nil {
 		b.fail(w, err)
 		return
@@ -546,14 +564,7 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 	}
 	s.wc = wc
 	for id, q := range statementSQL {
-		if q == "" {
-			continue
-		}
-		st, err := wc.PrepareContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("preparing statement %d: %w", id, err)
-		}
-		s.stmts[id], s.nparams[id] = st, numParams(q)
+		s.nparams[id] = numParams(q)
 	}
 	return wc.Raw(func(dc any) error {
 		prep := func(q string) (rawStmt, error) {
