@@ -221,7 +221,10 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			continue
 		}
 		wait := s.o.Poll
-		if !rec.Expires.IsZero() {
+		if !rec.Expires.IsZero() && rec.Owner != s.owner {
+			// Another's claim is stale once its lease ends; this
+			// instance's is not while it holds it, however long its call
+			// runs (its completion wakes this claim).
 			wait = max(0, min(wait, rec.Expires.Sub(now)))
 		}
 		t := time.NewTimer(wait)
