@@ -249,9 +249,7 @@ func (c *Core) PutFrame(ctx context.Context, f *store.Frame) error {
 // QueueFrame implements store.Frames: it returns at once, and the frame is
 // written with a later batch.
 func (c *Core) QueueFrame(f *store.Frame) {
-	w := c.frameWrite(f)
-	w.What = "frame " + f.Frame + " of request " + f.Request
-	c.W.Queue(w)
+	c.W.Queue(c.frameWrite(f)) // named by its frame and request in the log (Write.What)
 }
 
 // frameArgs returns the parameters of StPutFrame and StUpdateFrame for f,
@@ -338,6 +336,11 @@ func (c *Core) OpenFrames(ctx context.Context) ([]*store.Frame, error) {
 // SQL list.
 const FinalStates = `('completed', 'failed', 'refused', 'cancelled')`
 
+// noEnd is the context of a write that must not end with its caller's:
+// Do reads nothing of a context but its end, so this one, which has none,
+// spares a call the allocation of context.WithoutCancel.
+var noEnd = context.Background()
+
 // ClaimKey implements store.IdemRecords. A claim is durable when ClaimKey
 // returns, and so is r.Executing, the call's "executing" checkpoint, which
 // is written in the same write, only if the claim is taken. The claim of a
@@ -389,7 +392,6 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	if r.Executing != nil {
 		// The checkpoint is written only if this very claim holds the key:
 		// its owner, instant, request and frame.
-		fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
 		written := func(n int64) error {
 			if w.Claimed && n != 1 {
 				return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
@@ -401,13 +403,14 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			// The claim has run, and its callback with it, when the
 			// checkpoint is added: it is written (a plain StPutFrame) only
 			// if the claim was taken.
-			pargs := append(fargs[:13:13], fargs[18:]...)
+			pargs := c.frameArgs(r.Executing)
 			w.Run = func(b Batch, w *Write) {
 				if run(b, w); w.Claimed {
 					b.Exec(w, StPutFrame, pargs, written)
 				}
 			}
 		} else {
+			fargs := c.frameArgs(r.Executing, args[0], r.Owner, args[5], r.Request, r.Frame)
 			w.Run = func(b Batch, w *Write) {
 				run(b, w)
 				b.Exec(w, StPutClaimedFrame, fargs, written)
@@ -420,7 +423,7 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		// checkpoint written after the claim.
 		if err = ctx.Err(); err != nil {
 			err = context.Cause(ctx)
-		} else if err = c.W.Do(context.WithoutCancel(ctx), w); err == nil {
+		} else if err = c.W.Do(noEnd, w); err == nil {
 			rec, claimed = found, w.Claimed
 		}
 	} else if r.Frame != "" && r.Request != "" {
@@ -451,7 +454,7 @@ func (c *Core) CompleteKey(ctx context.Context, key, owner string, result []byte
 // the result is recorded with a later batch (a failure is logged).
 func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.Time) {
 	w := c.completeWrite(key, owner, result, expires)
-	w.What = "the result of idempotency key " + strconv.Quote(key)
+	w.What, w.Of = "the result of idempotency key", key
 	c.W.Queue(w)
 }
 
@@ -479,7 +482,7 @@ func (c *Core) ReleaseKey(ctx context.Context, key, owner string) error {
 // the claim is deleted with a later batch.
 func (c *Core) QueueReleaseKey(key, owner string) {
 	w := c.releaseWrite(key, owner)
-	w.What = "the release of idempotency key " + strconv.Quote(key)
+	w.What, w.Of = "the release of idempotency key", key
 	c.W.Queue(w)
 }
 

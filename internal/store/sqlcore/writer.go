@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,8 +51,11 @@ type Write struct {
 	// After, if not nil, runs in the writer once the batch committed
 	// (true) or failed for good (false).
 	After func(committed bool)
-	// What names a queued write, for the log.
-	What string
+	// What names a queued write, for the log, followed by Of, quoted, if
+	// Of is not empty; a checkpoint's (Pairs) with neither is named by its
+	// frame and request. (Named only if it fails: a queued write spares
+	// the allocations of a name it would never print.)
+	What, Of string
 
 	err  error
 	done chan error // nil for a queued write, whose failure is logged
@@ -225,7 +230,7 @@ func (wr *Writer) Do(ctx context.Context, w *Write) error {
 // Queue queues w and returns at once; a failure is logged.
 func (wr *Writer) Queue(w *Write) {
 	if err := wr.send(w); err != nil {
-		wr.log.Error("store: a queued write was not written", "write", w.What, "err", err)
+		wr.log.Error("store: a queued write was not written", "write", w.name(), "err", err)
 	}
 }
 
@@ -440,6 +445,18 @@ func (wr *Writer) gather() {
 	}
 }
 
+// name names w for the log (see What).
+func (w *Write) name() string {
+	switch {
+	case w.Of != "":
+		return w.What + " " + strconv.Quote(w.Of)
+	case w.What == "" && w.Pairs != "":
+		request, frame, _ := strings.Cut(w.Pairs, "\x00")
+		return "frame " + frame + " of request " + request
+	}
+	return w.What
+}
+
 // waited reports whether a caller waits for w (Do or Decide).
 func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
 
@@ -638,7 +655,7 @@ func (wr *Writer) finish(w *Write, committed bool) {
 	}
 	if w.err != nil {
 		wr.queuedFailed.Add(1)
-		wr.log.Error("store: a queued write failed", "write", w.What, "err", w.err)
+		wr.log.Error("store: a queued write failed", "write", w.name(), "err", w.err)
 	}
 }
 

@@ -1,9 +1,12 @@
 package sqlcore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -181,6 +184,31 @@ func TestWriterGathersQueuedWrites(t *testing.T) {
 	}
 }
 
+// TestQueuedWriteNames checks how the log names the queued writes that
+// failed (named only then): a checkpoint by its frame and request, a key's
+// result by the key.
+func TestQueuedWriteNames(t *testing.T) {
+	var buf bytes.Buffer
+	e := &fakeEngine{failCommits: 2, commits: make(chan error, 10)}
+	c := &Core{W: StartWriter(e, slog.New(slog.NewJSONHandler(&buf, nil))),
+		D: Dialect{Text: func(b []byte) any { return b }, Key: func(k string) any { return k }}}
+	c.QueueFrame(&store.Frame{Request: "r1", Frame: "f1", State: "completed"})
+	c.QueueCompleteKey("alice\x00pay", "o", nil, time.Time{})
+	c.W.Stop()
+	var got []string
+	for line := range bytes.Lines(buf.Bytes()) {
+		var rec struct{ Write string }
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Write)
+	}
+	want := []string{"frame f1 of request r1", `the result of idempotency key "alice\x00pay"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+}
+
 // TestWriterStatsCountCommits: the writer counts the transactions it
 // committed, the writes in them and how long each took, and not a batch
 // whose commit failed; a duration is counted in the bucket of the first
@@ -219,6 +247,26 @@ func TestWriterStatsCountCommits(t *testing.T) {
 	for i := 2; i < len(st.Commit.Buckets); i++ {
 		if st.Commit.Buckets[i] != 0 {
 			t.Errorf("bucket %d (≤ %vs) counts %d, want 0", i, store.CommitBuckets[i], st.Commit.Buckets[i])
+		}
+	}
+}
+
+// TestWriterStatsCountBeforeAnswer: a batch is counted before its writes
+// are answered (their After, then their callers), so that a caller whose
+// write returned sees it in Stats.
+func TestWriterStatsCountBeforeAnswer(t *testing.T) {
+	e := &fakeEngine{commits: make(chan error, 10)}
+	wr := StartWriter(e, slog.New(slog.DiscardHandler))
+	defer wr.Stop()
+	for i := range int64(3) {
+		var seen store.WriterStats
+		w := &Write{Run: func(b Batch, w *Write) { b.Exec(w, StPutFrame, nil, nil) }, After: func(bool) { seen = wr.Stats() }}
+		if err := wr.Do(t.Context(), w); err != nil {
+			t.Fatal(err)
+		}
+		<-e.commits
+		if seen.Batches != i+1 || seen.Writes != i+1 {
+			t.Errorf("write %d answered with %d batches, %d writes counted; want %d", i+1, seen.Batches, seen.Writes, i+1)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -166,24 +167,28 @@ func BenchmarkCommitFloor(b *testing.B) {
 	if _, err := s.wc.ExecContext(ctx, `CREATE TABLE floor (id INTEGER PRIMARY KEY, v TEXT)`); err != nil {
 		b.Fatal(err)
 	}
-	ins, err := s.wc.PrepareContext(ctx, `INSERT INTO floor (v) VALUES (?)`)
-	if err != nil {
+	var ins rawStmt
+	if err := s.wc.Raw(func(dc any) error {
+		st, err := dc.(driver.Conn).Prepare(`INSERT INTO floor (v) VALUES (?)`)
+		ins, _ = st.(rawStmt)
+		return err
+	}); err != nil {
 		b.Fatal(err)
 	}
-	defer ins.Close()
 	s.W.Stop() // the benchmark has the connection to itself
 	c0 := cputime.Self()
 	for b.Loop() {
-		if _, err := s.txBegin.ExecContext(ctx); err != nil {
+		if _, err := s.exec(s.txBegin, nil); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := ins.ExecContext(ctx, "alice/pay/c1"); err != nil {
+		if _, err := s.exec(ins, []any{"alice/pay/c1"}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.txCommit.ExecContext(ctx); err != nil {
+		if _, err := s.exec(s.txCommit, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	s.wc.Raw(func(any) error { return ins.Close() })
 	b.ReportMetric(float64((cputime.Self()-c0).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/commit")
 }
 

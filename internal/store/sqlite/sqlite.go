@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -64,17 +65,22 @@ type Store struct {
 	// its statements are prepared on it, a transaction's too (txBegin,
 	// txCommit, txRollback): a batch runs them as they are, with no
 	// sql.Tx (which parses BEGIN and COMMIT again each time, starts a
-	// goroutine, and binds every statement to it anew).
+	// goroutine, and binds every statement to it anew). The writer runs
+	// those that only write (raw, see exec) on the driver's connection
+	// itself; stmts, through database/sql, read (queries).
 	wc                            *sql.Conn
 	stmts                         [numStmts]*sql.Stmt // the writer's
+	raw                           [numStmts]rawStmt   // the same, the driver's
 	nparams                       [numStmts]int       // how many arguments each binds
-	txBegin, txCommit, txRollback *sql.Stmt
+	txBegin, txCommit, txRollback rawStmt
+	nv                            []driver.NamedValue // exec's arguments, kept between statements (the writer's)
 
 	indexed atomic.Int64 // the 'indexed' mark as last seen
 	// indexedCommitted is the 'indexed' mark as of the last committed
 	// batch, to go back to when one is rolled back; the writer's.
 	indexedCommitted int64
 	recent           []reqSeq // records appended here after the mark, by seq; the writer's
+	auditArgs        []any    // the arguments of an audit INSERT, kept between batches (the writer's)
 
 	// The WAL is copied into the database by a goroutine of its own, on
 	// its own connection, instead of by the writer at commit time.
@@ -363,15 +369,18 @@ func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps 
 func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
 	if len(recs) > 0 {
 		// The seq column alone would accept a gap.
-		var head int64
-		if err := scanErr(b.queryRow(stAuditHead).Scan(&head)); err != nil {
+		head, err := b.queryInt(stAuditHead)
+		if err != nil {
 			return fmt.Errorf("appending audit records: %w", err)
 		}
 		if err := store.Follows(recs, head); err != nil {
 			return err
 		}
 	}
-	args := make([]any, 0, auditChunks[0].rows*auditColumnCount)
+	// The arguments of the largest INSERT are 768 values (12 KiB): kept
+	// from batch to batch, not allocated for each, and cleared after it.
+	args, used := s.auditArgs, 0
+	defer func() { clear(args[:used]); s.auditArgs = args[:0] }()
 	rest := recs
 	for _, c := range auditChunks {
 		for len(rest) >= c.rows {
@@ -379,6 +388,7 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 			for _, r := range rest[:c.rows] {
 				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
 			}
+			used = max(used, len(args))
 			if _, err := b.affected(c.id, args...); err != nil {
 				return fmt.Errorf("appending audit records %d-%d: %w", rest[0].Seq, rest[c.rows-1].Seq, err)
 			}
@@ -421,8 +431,8 @@ const (
 // indexAudit adds a pass over the records after the 'indexed' mark to the
 // request index: one audit_requests row per request, with its seqs.
 func (s *Store) indexAudit(b *batch) error {
-	var from int64
-	if err := scanErr(b.queryRow(stAuditIndexed).Scan(&from)); err != nil {
+	from, err := b.queryInt(stAuditIndexed)
+	if err != nil {
 		return err
 	}
 	seqs := map[string][]byte{}

@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,7 @@ type engine struct{ s *Store }
 // Begin implements sqlcore.Engine: an IMMEDIATE transaction on the write
 // connection.
 func (e engine) Begin(bool) (sqlcore.Tx, error) {
-	if _, err := e.s.txBegin.ExecContext(bg); err != nil {
+	if _, err := e.s.exec(e.s.txBegin, nil); err != nil {
 		return nil, fmt.Errorf("beginning a write: %w", err)
 	}
 	return &batch{s: e.s}, nil
@@ -158,7 +160,7 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 	if b.fatal != nil {
 		return b.at, b.fatal
 	}
-	if _, err := b.s.txCommit.ExecContext(bg); err != nil {
+	if _, err := b.s.exec(b.s.txCommit, nil); err != nil {
 		// A COMMIT that failed may leave the transaction open: the batch
 		// is rolled back (Rollback).
 		return nil, fmt.Errorf("committing: %w", err)
@@ -171,17 +173,16 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 func (b *batch) Rollback() {
 	// An error here is that of a transaction already ended (SQLite rolls
 	// some failed statements back itself): nothing is open after it.
-	b.s.txRollback.ExecContext(bg)
+	b.s.exec(b.s.txRollback, nil)
 	b.s.rolledBack()
 }
 
 // affected runs statement id and returns how many rows it changed.
 func (b *batch) affected(id stmtID, args ...any) (int64, error) {
-	res, err := b.stmt(id).ExecContext(bg, b.s.bound(id, args)...)
-	if err != nil {
-		return 0, &dbError{err}
+	if len(args) < b.s.nparams[id] {
+		return 0, &dbError{fmt.Errorf("statement %d: %d arguments for %d parameters", id, len(args), b.s.nparams[id])}
 	}
-	n, err := res.RowsAffected()
+	n, err := b.s.exec(b.s.raw[id], b.s.bound(id, args))
 	if err != nil {
 		return 0, &dbError{err}
 	}
@@ -189,19 +190,89 @@ func (b *batch) affected(id stmtID, args ...any) (int64, error) {
 	return n, nil
 }
 
-// queryRow runs the query statement id; a Scan error other than
-// sql.ErrNoRows is a database error (see scanErr).
-func (b *batch) queryRow(id stmtID, args ...any) *sql.Row {
-	return b.stmt(id).QueryRowContext(bg, b.s.bound(id, args)...)
+// rawStmt is a prepared statement of the driver's, as exec runs it.
+type rawStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
 }
 
-// scanErr wraps an error of a Scan of queryRow: sql.ErrNoRows stays as it
-// is, anything else is a *dbError.
-func scanErr(err error) error {
-	if err == nil || errors.Is(err, sql.ErrNoRows) {
-		return err
+// exec runs st, a statement of the writer's, with args, on the driver's
+// connection, and returns how many rows it changed. database/sql's
+// (*sql.Stmt).ExecContext would check and convert each argument anew (the
+// writer's are already what a driver takes, or are converted as
+// database/sql converts them: see driverValue), allocate them a slice,
+// and wrap the result, every statement. The connection is the writer's
+// alone, and is locked while st runs (Raw), as database/sql locks it.
+// Only the writer calls exec.
+func (s *Store) exec(st rawStmt, args []any) (int64, error) {
+	nv := s.nv[:0]
+	for i, a := range args {
+		v, err := driverValue(a)
+		if err != nil {
+			return 0, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	return &dbError{err}
+	var res driver.Result
+	err := s.wc.Raw(func(any) error {
+		var err error
+		res, err = st.ExecContext(bg, nv)
+		return err
+	})
+	clear(nv) // holds no argument past the statement
+	s.nv = nv[:0]
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// driverValue returns v as the driver binds it: as it is if it is a
+// driver.Value already, else converted as database/sql converts it (an
+// int to an int64, a driver.Valuer to its value, ...).
+func driverValue(v any) (driver.Value, error) {
+	switch v.(type) {
+	case nil, string, int64, []byte, bool, float64, time.Time:
+		return v, nil
+	}
+	return driver.DefaultParameterConverter.ConvertValue(v)
+}
+
+// queryInt runs the query statement id, of no argument, whose one row is
+// one integer (an aggregate: the audit log's head, its index's mark), on
+// the driver's connection, as exec runs a statement (database/sql's
+// QueryRow allocates about ten times for it). A database error is a
+// *dbError; no row is sql.ErrNoRows.
+func (b *batch) queryInt(id stmtID) (int64, error) {
+	var v int64
+	var dest [1]driver.Value
+	err := b.s.wc.Raw(func(any) error {
+		rows, err := b.s.raw[id].QueryContext(bg, nil)
+		if err != nil {
+			return err
+		}
+		err = rows.Next(dest[:])
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		n, ok := dest[0].(int64)
+		if !ok {
+			return fmt.Errorf("statement %d returned %T, not an integer", id, dest[0])
+		}
+		v = n
+		return nil
+	})
+	if errors.Is(err, io.EOF) {
+		return 0, sql.ErrNoRows
+	}
+	if err != nil {
+		return 0, &dbError{err}
+	}
+	return v, nil
 }
 
 // run runs f, a write of this package's own (the audit log's), in the
@@ -483,15 +554,43 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 		}
 		s.stmts[id], s.nparams[id] = st, numParams(q)
 	}
-	for _, t := range []struct {
-		st **sql.Stmt
-		q  string
-	}{{&s.txBegin, "BEGIN IMMEDIATE"}, {&s.txCommit, "COMMIT"}, {&s.txRollback, "ROLLBACK"}} {
-		if *t.st, err = wc.PrepareContext(ctx, t.q); err != nil {
-			return fmt.Errorf("preparing %s: %w", t.q, err)
+	return wc.Raw(func(dc any) error {
+		prep := func(q string) (rawStmt, error) {
+			var st driver.Stmt
+			var err error
+			if p, ok := dc.(driver.ConnPrepareContext); ok {
+				st, err = p.PrepareContext(ctx, q)
+			} else {
+				st, err = dc.(driver.Conn).Prepare(q)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("preparing %q: %w", q, err)
+			}
+			r, ok := st.(rawStmt)
+			if !ok {
+				st.Close()
+				return nil, fmt.Errorf("preparing %q: the driver's statement %T has no ExecContext or QueryContext", q, st)
+			}
+			return r, nil
 		}
-	}
-	return nil
+		for id, q := range statementSQL {
+			if q == "" {
+				continue
+			}
+			if s.raw[id], err = prep(q); err != nil {
+				return err
+			}
+		}
+		for _, t := range []struct {
+			st *rawStmt
+			q  string
+		}{{&s.txBegin, "BEGIN IMMEDIATE"}, {&s.txCommit, "COMMIT"}, {&s.txRollback, "ROLLBACK"}} {
+			if *t.st, err = prep(t.q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // bound returns the arguments statement id binds: sqlcore passes both
@@ -508,11 +607,23 @@ func (s *Store) bound(id stmtID, args []any) []any {
 // closeStmts closes the prepared statements.
 func (s *Store) closeStmts() []error {
 	var errs []error
-	for _, st := range append(s.stmts[:], s.txBegin, s.txCommit, s.txRollback) {
+	for _, st := range s.stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
 	}
+	if s.wc == nil {
+		return errs
+	}
+	// The driver's, on the connection they were prepared on.
+	errs = append(errs, s.wc.Raw(func(any) error {
+		for _, st := range append(s.raw[:], s.txBegin, s.txCommit, s.txRollback) {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
+		}
+		return nil
+	}))
 	return errs
 }
 
