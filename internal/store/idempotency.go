@@ -313,7 +313,8 @@ func (s *Idempotency) hold(key string, d int) {
 
 // stale reports whether the claim r cannot be running its call any more,
 // as a waiter sees it: a claim of this life that this instance does not
-// hold, or any claim whose lease has ended.
+// hold (one it holds is not stale, however long its call runs), or
+// another's whose lease has ended or whose owner Options.Alive says died.
 func (s *Idempotency) stale(r *IdemRecord, now time.Time) bool {
 	if r.Owner == s.owner {
 		s.mu.Lock()
