@@ -221,7 +221,10 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			continue
 		}
 		wait := s.o.Poll
-		if !rec.Expires.IsZero() {
+		if !rec.Expires.IsZero() && rec.Owner != s.owner {
+			// Another's claim is stale once its lease ends; this
+			// instance's is not while it holds it, however long its call
+			// runs (its completion wakes this claim).
 			wait = max(0, min(wait, rec.Expires.Sub(now)))
 		}
 		t := time.NewTimer(wait)
@@ -310,7 +313,8 @@ func (s *Idempotency) hold(key string, d int) {
 
 // stale reports whether the claim r cannot be running its call any more,
 // as a waiter sees it: a claim of this life that this instance does not
-// hold, or any claim whose lease has ended.
+// hold (one it holds is not stale, however long its call runs), or
+// another's whose lease has ended or whose owner Options.Alive says died.
 func (s *Idempotency) stale(r *IdemRecord, now time.Time) bool {
 	if r.Owner == s.owner {
 		s.mu.Lock()

@@ -160,3 +160,49 @@ func TestEncodeResult(t *testing.T) {
 		t.Errorf("data that is not JSON recorded as %s", b)
 	}
 }
+
+// readCount is a Memory that counts the claims that found their key held,
+// and calls stop at the 1000th.
+type readCount struct {
+	*Memory
+	held atomic.Int32
+	stop func()
+}
+
+func (r *readCount) ClaimKey(ctx context.Context, c *IdemRecord) (*IdemRecord, bool, error) {
+	rec, claimed, err := r.Memory.ClaimKey(ctx, c)
+	if !claimed && err == nil && r.held.Add(1) == 1000 {
+		r.stop()
+	}
+	return rec, claimed, err
+}
+
+// A claim that waits for a key this instance holds past its lease (a call
+// that runs longer than its tool's lease) waits for its completion, which
+// wakes it, reading the key at each poll: it does not read the key again
+// and again without waiting because the holder's lease has ended (the
+// claim is not stale: this instance still holds it).
+func TestIdempotencyWaiterOfLongCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		st := &readCount{Memory: NewMemory(), stop: cancel} // a waiter that spins lets no fake time pass
+		s := NewIdempotency(st, &IdempotencyOptions{Poll: time.Second})
+		if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: "k", Lease: time.Second}); !claimed || err != nil {
+			t.Fatalf("the first claim: %v, %v", claimed, err)
+		}
+		go func() {
+			time.Sleep(10 * time.Second) // nine seconds past its lease
+			s.Complete("k", &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
+		}()
+		rec, claimed, err := s.Claim(ctx, &reach.IdemClaim{Key: "k"})
+		if claimed || err != nil || rec == nil || string(rec.Data) != "1" {
+			t.Errorf("the waiter: %+v, %v, %v; want the recorded result", rec, claimed, err)
+		}
+		if n := st.held.Load(); n > 15 {
+			t.Errorf("the waiter read the held key %d times in 10s with a poll of 1s, want about 10", n)
+		}
+		cancel()
+		time.Sleep(10 * time.Second)
+	})
+}
