@@ -18,14 +18,7 @@ import (
 // not converted and wrapped again on the way (database/sql's
 // (*sql.Stmt).ExecContext allocates two more).
 func TestExecAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	s, err := Open(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := allocStore(t)
 	// A release of a key no one holds: it changes no row.
 	id := sqlcore.StIdemRelease
 	var st driver.Stmt
@@ -62,14 +55,7 @@ func TestExecAllocations(t *testing.T) {
 // checkpoint, then the ended checkpoint and the result, queued (committed
 // with the next call's claim).
 func TestWriteCallStoreAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	s, err := Open(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := allocStore(t)
 	const n = 1000
 	type call struct {
 		key   string
@@ -122,14 +108,7 @@ func TestWriteCallStoreAllocations(t *testing.T) {
 // KiB) each time (they are kept from batch to batch), nor a database/sql
 // Row for the log's head (it is read on the driver's statement).
 func TestAppendAuditAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates on its own")
-	}
-	s, err := Open(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := allocStore(t)
 	h := []byte(strings.Repeat("h", 32))
 	seq := int64(0)
 	appendOne := func() {
@@ -163,4 +142,20 @@ func TestAppendAuditAllocations(t *testing.T) {
 	if allocs > want {
 		t.Errorf("an append of one audit record allocates %d times on %s, want at most %d", allocs, Driver, want)
 	}
+}
+
+// allocStore opens a store for a test that counts allocations, closed at
+// the test's end; under the race detector, which allocates on its own, the
+// test is skipped.
+func allocStore(t *testing.T) *Store {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	s, err := Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
