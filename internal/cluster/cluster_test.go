@@ -274,19 +274,28 @@ func (f *endFleet) barrier(t *testing.T) {
 	}
 }
 
-// beginB begins request id on b, its RequestBegan paused until resume is
-// called; resume returns what Begin returned.
-func (f *endFleet) beginB(t *testing.T, id string) (resume func() (*reach.Request, error)) {
-	t.Helper()
-	type begun struct {
-		req *reach.Request
-		err error
-	}
+// begun is what a Begin on b returned.
+type begun struct {
+	req *reach.Request
+	err error
+}
+
+// startB begins request id on b in a goroutine of its own, which sends
+// what Begin returned.
+func (f *endFleet) startB(id string) <-chan begun {
 	done := make(chan begun, 1)
 	go func() {
 		_, req, err := f.rtB.Begin(context.Background(), &reach.RequestOptions{ID: id})
 		done <- begun{req, err}
 	}()
+	return done
+}
+
+// beginB begins request id on b, its RequestBegan paused until resume is
+// called; resume returns what Begin returned.
+func (f *endFleet) beginB(t *testing.T, id string) (resume func() (*reach.Request, error)) {
+	t.Helper()
+	done := f.startB(id)
 	select {
 	case got := <-f.recB.paused:
 		if got != id {
@@ -306,15 +315,7 @@ func (f *endFleet) beginB(t *testing.T, id string) (resume func() (*reach.Reques
 // if the begin comes that far, and returns what Begin returned.
 func (f *endFleet) beginBThrough(t *testing.T, id string) (*reach.Request, error) {
 	t.Helper()
-	type begun struct {
-		req *reach.Request
-		err error
-	}
-	done := make(chan begun, 1)
-	go func() {
-		_, req, err := f.rtB.Begin(context.Background(), &reach.RequestOptions{ID: id})
-		done <- begun{req, err}
-	}()
+	done := f.startB(id)
 	select {
 	case <-f.recB.paused:
 		f.recB.release <- struct{}{}
