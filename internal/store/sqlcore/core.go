@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,41 @@ type Core struct {
 	D Dialect
 
 	closed atomic.Bool
+
+	// flights are the calls in flight whose claims this store took, by
+	// key and owner, each ended (Flight.End) by the key's completion,
+	// release or settlement: the writer holds a batch open for them under
+	// a crowd (see Writer).
+	fmu     sync.Mutex
+	flights map[flightKey]*Flight
+}
+
+type flightKey struct{ key, owner string }
+
+// flew keeps f, the flight of the call that claimed key for owner, until
+// the key is completed or released. A flight the key still had (its end
+// never came) ends: a key has one claim.
+func (c *Core) flew(key, owner string, f *Flight) {
+	c.fmu.Lock()
+	if c.flights == nil {
+		c.flights = map[flightKey]*Flight{}
+	}
+	k := flightKey{key, owner}
+	old := c.flights[k]
+	c.flights[k] = f
+	c.fmu.Unlock()
+	old.End()
+}
+
+// landed ends the flight of the call that claimed key for owner, if it
+// has one.
+func (c *Core) landed(key, owner string) {
+	c.fmu.Lock()
+	k := flightKey{key, owner}
+	f := c.flights[k]
+	delete(c.flights, k)
+	c.fmu.Unlock()
+	f.End()
 }
 
 // MarkClosed makes every later call fail with store.ErrClosed.
@@ -355,6 +391,19 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 	}
 	var found *store.IdemRecord // what the writer found, in its latest run
 	w := &Write{}
+	if c.W.Holds() {
+		// The call is in flight from its claim: ended at once unless it
+		// took the key, and then by the key's completion or release.
+		f := c.W.CallBegan()
+		w.flight = true
+		defer func() {
+			if claimed && err == nil {
+				c.flew(r.Key, r.Owner, f)
+				return
+			}
+			f.End()
+		}()
+	}
 	args := []any{c.D.Key(r.Key), r.Owner, r.Args, r.Request, r.Frame, store.UnixNano(r.Claimed), store.UnixNano(r.Expires)}
 	read := func(rows Rows) error {
 		if !rows.Next() {
@@ -447,6 +496,7 @@ func (c *Core) CompleteKey(ctx context.Context, key, owner string, result []byte
 	if c.Closed() {
 		return store.ErrClosed
 	}
+	defer c.landed(key, owner)
 	return wrap(c.W.Do(ctx, c.completeWrite(key, owner, result, expires)), "completing idempotency key %q", key)
 }
 
@@ -456,6 +506,7 @@ func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.T
 	w := c.completeWrite(key, owner, result, expires)
 	w.What, w.Of = "the result of idempotency key", key
 	c.W.Queue(w)
+	c.landed(key, owner)
 }
 
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
@@ -475,6 +526,7 @@ func (c *Core) ReleaseKey(ctx context.Context, key, owner string) error {
 	if c.Closed() {
 		return store.ErrClosed
 	}
+	defer c.landed(key, owner)
 	return wrap(c.W.Do(ctx, c.releaseWrite(key, owner)), "releasing idempotency key %q", key)
 }
 
@@ -484,6 +536,7 @@ func (c *Core) QueueReleaseKey(key, owner string) {
 	w := c.releaseWrite(key, owner)
 	w.What, w.Of = "the release of idempotency key", key
 	c.W.Queue(w)
+	c.landed(key, owner)
 }
 
 func (c *Core) releaseWrite(key, owner string) *Write {
@@ -496,6 +549,7 @@ func (c *Core) SettleClaim(ctx context.Context, r *store.IdemRecord, result []by
 	if c.Closed() {
 		return store.ErrClosed
 	}
+	defer c.landed(r.Key, r.Owner)
 	gone := func(n int64) error {
 		if n == 0 {
 			return fmt.Errorf("settling idempotency key %q: its claim by %s is gone: %w", r.Key, r.Owner, store.ErrConflict)

@@ -41,6 +41,7 @@ func (e *seqEngine) Begin(bool) (Tx, error) {
 func (e *seqEngine) Sequential() bool      { return true }
 func (e *seqEngine) Resend(error) bool     { return false }
 func (e *seqEngine) Gather() time.Duration { return e.gather }
+func (e *seqEngine) Hold() time.Duration   { return 0 }
 
 // has reports whether name was committed.
 func (e *seqEngine) has(name string) bool {

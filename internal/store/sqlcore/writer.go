@@ -35,6 +35,21 @@ import (
 // each a wait for a free CPU on a busy machine). Under concurrent callers
 // the writer's goroutine commits, and lets its batches grow.
 //
+// Under a crowd, a batch is held open for the calls in flight. The store
+// tells the writer when a call begins (its claim) and ends (its key's
+// completion or release): CallBegan, Flight.End. While at least
+// holdSiblings calls other than those whose claims the batch holds are in
+// flight, a batch with a write that a caller waits for waits (Engine.Hold)
+// for their writes: those calls end, and their clients' next claims come,
+// and one commit carries many calls instead of two or three. The hold ends
+// when every call in flight has a claim in the batch, when no write came
+// for HoldIdle (calls in flight that do not write: a slow tool, or a call
+// whose end was never told), when the batch is half full, or on Stop; and
+// a hold that no waited write joined makes the next batches commit without
+// one (1, 2, 4, ... up to 64 of them), so that a count the calls do not
+// bear out costs little. One call at a time nothing is held, and a caller
+// of Do commits as before.
+//
 // A claim of a checkpointed call (ClaimKey with a Frame) is answered as
 // soon as it is decided, and its "executing" checkpoint follows: the
 // writer holds the transaction open a little (Linger) for it, so that the
@@ -57,8 +72,9 @@ type Write struct {
 	// the allocations of a name it would never print.)
 	What, Of string
 
-	err  error
-	done chan error // nil for a queued write, whose failure is logged
+	err    error
+	done   chan error // nil for a queued write, whose failure is logged
+	flight bool       // the claim of a call in flight (see CallBegan)
 
 	// A claim of a checkpointed call: decided is closed once answer took
 	// what it decided; pair names its checkpoint; Claimed is what its
@@ -136,6 +152,9 @@ type Engine interface {
 	// own; the price is that a crash loses up to that much more of what
 	// was only queued (docs/STATE.md).
 	Gather() time.Duration
+	// Hold is the longest a batch that a caller waits for is held open for
+	// the calls in flight, under a crowd (see CallBegan); zero: never.
+	Hold() time.Duration
 }
 
 // The writer's bounds.
@@ -144,6 +163,18 @@ const (
 	writerQueue  = 4096 // writes that may wait for the writer before a caller waits for room
 	writerYields = 4    // how often the writer yields to let a batch grow
 )
+
+// holdSiblings is how many calls in flight, besides those whose claims a
+// batch holds, make a crowd that a batch is held open for.
+const holdSiblings = 4
+
+// HoldIdle ends a hold when no write came for that long: the calls in
+// flight are not writing. A variable only so that a test can change it.
+var HoldIdle = time.Millisecond
+
+// maxCool is the most batches that commit without a hold after holds that
+// no waited write joined.
+const maxCool = 64
 
 // Linger bounds how long the writer holds a batch open for the checkpoints
 // of the claims it decided. A variable only so that a test can hold the
@@ -178,6 +209,53 @@ type Writer struct {
 	commitIn     [len(store.CommitBuckets)]atomic.Int64
 
 	gatherT *time.Timer // gather's, reused (the writer's goroutine only)
+
+	// flying counts the calls in flight (CallBegan, not yet ended). cool
+	// is how many batches are left to commit without a hold, after a
+	// hold that no waited write joined (set by the writer's goroutine,
+	// read by Do); coolNext, how many the next such hold makes it.
+	flying   atomic.Int64
+	cool     atomic.Int32
+	coolNext int32
+	holds    atomic.Int64 // holds begun, for the tests
+	holdT    *time.Timer  // hold's, reused (the writer's goroutine only)
+}
+
+// Flight is a call in flight, as the writer counts it: from CallBegan to
+// its End.
+type Flight struct {
+	wr    *Writer
+	ended atomic.Bool
+}
+
+// CallBegan counts a call in flight until the End of the Flight it
+// returns. A call begins with its claim, and ends with its key's
+// completion or release: the claim is marked (Write.flight), so that a
+// batch knows which calls it holds.
+func (wr *Writer) CallBegan() *Flight {
+	wr.flying.Add(1)
+	return &Flight{wr: wr}
+}
+
+// End ends the call; only its first End counts, so that every path may
+// end it.
+func (f *Flight) End() {
+	if f != nil && f.ended.CompareAndSwap(false, true) {
+		f.wr.flying.Add(-1)
+	}
+}
+
+// InFlight is how many calls are in flight (CallBegan, not yet ended).
+func (wr *Writer) InFlight() int { return int(wr.flying.Load()) }
+
+// Holds reports whether the writer holds batches for calls in flight
+// (Engine.Hold): if not, counting them is of no use.
+func (wr *Writer) Holds() bool { return wr.eng.Hold() > 0 }
+
+// crowded reports whether a batch would be held for the calls in flight:
+// a caller of Do then leaves its write to the writer's goroutine.
+func (wr *Writer) crowded() bool {
+	return wr.flying.Load() > holdSiblings && wr.cool.Load() == 0 && wr.eng.Hold() > 0
 }
 
 // StartWriter starts the writer of eng; log reports the queued writes that
@@ -201,14 +279,15 @@ func (wr *Writer) Queued() int {
 // not be written. If the writer is idle and ctx cannot end (the call path's
 // durable writes: a claim, a checkpoint, a request's record, the audit
 // log's batches), Do commits w itself, with what is queued before it, and
-// returns once that batch is committed or failed. A caller whose ctx can
+// returns once that batch is committed or failed; not under a crowd of
+// calls in flight, whose batch the writer holds. A caller whose ctx can
 // end is answered by the writer's goroutine, so that it returns at ctx's
 // end even while the engine waits for a lock (SQLite's busy timeout, when
 // another process writes).
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
 	wr.mu.Lock()
-	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil {
+	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil && !wr.crowded() {
 		wr.leading = true
 		ws := append(wr.takeLocked(make([]*Write, 0, len(wr.pending)+1)), w)
 		wr.mu.Unlock()
@@ -400,6 +479,7 @@ func (wr *Writer) run() {
 		wr.leading = true
 		ws = wr.takeLocked(ws[:0])
 		wr.mu.Unlock()
+		ws = wr.hold(ws)
 		// Callers woken by the last commit are about to queue again: let
 		// them, while that makes the batch grow, so that one commit carries
 		// them all instead of one each.
@@ -443,6 +523,85 @@ func (wr *Writer) gather() {
 			return
 		}
 	}
+}
+
+// hold holds the batch ws open, under a crowd, for the writes of the
+// calls in flight, and returns it with those that joined (see Writer).
+func (wr *Writer) hold(ws []*Write) []*Write {
+	d := wr.eng.Hold()
+	if d <= 0 {
+		return ws
+	}
+	if c := wr.cool.Load(); c > 0 {
+		wr.cool.Store(c - 1)
+		return ws
+	}
+	claims, waited := tally(ws)
+	if waited == 0 || wr.flying.Load()-claims < holdSiblings {
+		return ws
+	}
+	wr.holds.Add(1)
+	end := time.Now().Add(d)
+	idle := min(HoldIdle, d)
+	if wr.holdT == nil {
+		wr.holdT = time.NewTimer(idle)
+	} else {
+		wr.holdT.Reset(idle)
+	}
+	defer wr.holdT.Stop()
+	joined := false
+	for claims < wr.flying.Load() && len(ws) < maxBatch/2 {
+		select {
+		case <-wr.wake:
+		case <-wr.holdT.C:
+			return wr.held(ws, joined)
+		}
+		wr.mu.Lock()
+		n, closed := len(ws), wr.closed
+		ws = wr.takeFirst(ws, maxBatch/2-len(ws))
+		wr.mu.Unlock()
+		if closed {
+			break
+		}
+		if len(ws) == n {
+			continue // woken for nothing: the idle wait goes on
+		}
+		c, w := tally(ws[n:])
+		claims, joined = claims+c, joined || w > 0
+		left := time.Until(end)
+		if left <= 0 {
+			break
+		}
+		wr.holdT.Reset(min(idle, left))
+	}
+	return wr.held(ws, joined)
+}
+
+// held ends a hold of the batch ws, which a waited write joined or not,
+// and returns ws. A hold that none joined was of no use: the next batches
+// commit without one, twice as many each time, until one pays again.
+func (wr *Writer) held(ws []*Write, joined bool) []*Write {
+	if joined {
+		wr.coolNext = 0
+		return ws
+	}
+	wr.coolNext = min(max(1, 2*wr.coolNext), maxCool)
+	wr.cool.Store(wr.coolNext)
+	return ws
+}
+
+// tally counts the claims of calls in flight in ws and the writes that a
+// caller waits for.
+func tally(ws []*Write) (claims, waited int64) {
+	for _, w := range ws {
+		if w.flight {
+			claims++
+		}
+		if w.waited() {
+			waited++
+		}
+	}
+	return claims, waited
 }
 
 // name names w for the log (see What).

@@ -23,12 +23,14 @@ type fakeEngine struct {
 	failCommits int
 	commits     chan error
 	gather      time.Duration
+	hold        time.Duration
 }
 
 func (e *fakeEngine) Begin(bool) (Tx, error) { return &fakeTx{e: e}, nil }
 func (e *fakeEngine) Sequential() bool       { return false }
 func (e *fakeEngine) Resend(error) bool      { return false }
 func (e *fakeEngine) Gather() time.Duration  { return e.gather }
+func (e *fakeEngine) Hold() time.Duration    { return e.hold }
 
 type fakeTx struct {
 	e       *fakeEngine

@@ -52,6 +52,15 @@ func (engine) Gather() time.Duration { return Gather }
 // Gather is what engine.Gather returns.
 var Gather = 5 * time.Millisecond
 
+// Hold implements sqlcore.Engine: under a crowd of calls in flight, a
+// batch that a caller waits for is held open up to 5 ms for their writes,
+// so that one commit carries many calls (docs/STATE.md). A variable only
+// so that a test can change it.
+func (engine) Hold() time.Duration { return Hold }
+
+// Hold is what engine.Hold returns.
+var Hold = 5 * time.Millisecond
+
 // batch is the transaction of one group commit and its statements.
 type batch struct {
 	s    *Store
