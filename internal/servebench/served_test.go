@@ -555,11 +555,13 @@ func throughput(b *testing.B, paths []*path) {
 		}
 	}
 	allocs := make([][]float64, len(paths))
+	commitsPer := make([][]float64, len(paths))
 	round := func(i int) (rate, cpuPerCall float64) {
 		p := paths[i]
 		total := int64(clients * perClient)
 		var next atomic.Int64
 		m0 := mallocs(p.pprof)
+		k0 := commits(p)
 		cpu0 := processCPU(p.pid)
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -576,6 +578,9 @@ func throughput(b *testing.B, paths []*path) {
 		if m0 >= 0 {
 			allocs[i] = append(allocs[i], float64(mallocs(p.pprof)-m0)/float64(total))
 		}
+		if k0 >= 0 {
+			commitsPer[i] = append(commitsPer[i], float64(commits(p)-k0)/float64(total))
+		}
 		return float64(total) / elapsed.Seconds(), float64(cpu.Microseconds()) / float64(total)
 	}
 	for i := range paths { // warm up
@@ -587,6 +592,7 @@ func throughput(b *testing.B, paths []*path) {
 	anon := make([]int64, len(paths))
 	for i := range allocs {
 		allocs[i] = allocs[i][:0] // the warm-up's do not count
+		commitsPer[i] = commitsPer[i][:0]
 	}
 	for b.Loop() {
 		for i := range paths {
@@ -610,7 +616,36 @@ func throughput(b *testing.B, paths []*path) {
 		if len(allocs[i]) > 0 {
 			b.ReportMetric(median(allocs[i]), p.name+"-allocs/call")
 		}
+		if len(commitsPer[i]) > 0 {
+			b.ReportMetric(median(commitsPer[i]), p.name+"-commits/call")
+		}
 	}
+}
+
+// commits is how many transactions the store of reach on path p committed
+// (reach_store_commits_total on its /metrics), or -1 if p is not reach's
+// or its metrics cannot be read.
+func commits(p *path) int64 {
+	base, ok := strings.CutSuffix(p.url, "/mcp")
+	if !ok || !strings.HasPrefix(p.name, "reach-") && !strings.HasPrefix(p.name, "before-") {
+		return -1
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "reach_store_commits_total "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return -1
+			}
+			return int64(n)
+		}
+	}
+	return -1
 }
 
 // processCPU is the user and system CPU time process pid has used (Linux).
