@@ -92,7 +92,7 @@ func TestWriterHoldsNotOneAtATime(t *testing.T) {
 // TestWriterHoldEndsWhenNoWriteComes: calls in flight that do not write
 // (a tool that takes seconds, or a call whose end was never told, so that
 // the count is too high for good) hold a claim's batch only HoldIdle, not
-// the whole hold; and a hold that no waited write joined makes the next
+// the whole hold; and a hold that no write joined makes the next
 // batches commit without one, so that a run of claims pays for few holds.
 // Without the idle end each claim waits the hold (a minute here); without
 // the cooling, each waits HoldIdle.
@@ -120,7 +120,7 @@ func TestWriterHoldEndsWhenNoWriteComes(t *testing.T) {
 	})
 }
 
-// TestWriterHoldPaysAgain: a hold that a waited write joined resets the
+// TestWriterHoldPaysAgain: a hold that a write joined resets the
 // cooling: after a run of idle holds, a crowd that writes is held for
 // again at once.
 func TestWriterHoldPaysAgain(t *testing.T) {

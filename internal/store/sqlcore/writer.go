@@ -45,9 +45,9 @@ import (
 // when every call in flight has a claim in the batch, when no write came
 // for HoldIdle (calls in flight that do not write: a slow tool, or a call
 // whose end was never told), when the batch is half full, or on Stop; and
-// a hold that no waited write joined makes the next batches commit without
-// one (1, 2, 4, ... up to 64 of them), so that a count the calls do not
-// bear out costs little. One call at a time nothing is held, and a caller
+// a hold that no write joined makes the next batches commit without one
+// (1, 2, 4, ... up to 64 of them), so that a count the calls do not bear
+// out costs little. One call at a time nothing is held, and a caller
 // of Do commits as before.
 //
 // A claim of a checkpointed call (ClaimKey with a Frame) is answered as
@@ -173,7 +173,7 @@ const holdSiblings = 4
 var HoldIdle = time.Millisecond
 
 // maxCool is the most batches that commit without a hold after holds that
-// no waited write joined.
+// no write joined.
 const maxCool = 64
 
 // Linger bounds how long the writer holds a batch open for the checkpoints
@@ -212,7 +212,7 @@ type Writer struct {
 
 	// flying counts the calls in flight (CallBegan, not yet ended). cool
 	// is how many batches are left to commit without a hold, after a
-	// hold that no waited write joined (set by the writer's goroutine,
+	// hold that no write joined (set by the writer's goroutine,
 	// read by Do); coolNext, how many the next such hold makes it.
 	flying   atomic.Int64
 	cool     atomic.Int32
@@ -566,8 +566,8 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 		if len(ws) == n {
 			continue // woken for nothing: the idle wait goes on
 		}
-		c, w := tally(ws[n:])
-		claims, joined = claims+c, joined || w > 0
+		c, _ := tally(ws[n:])
+		claims, joined = claims+c, true
 		left := time.Until(end)
 		if left <= 0 {
 			break
@@ -577,9 +577,12 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 	return wr.held(ws, joined)
 }
 
-// held ends a hold of the batch ws, which a waited write joined or not,
-// and returns ws. A hold that none joined was of no use: the next batches
-// commit without one, twice as many each time, until one pays again.
+// held ends a hold of the batch ws, which a write joined or not, and
+// returns ws. A hold that none joined was of no use: the calls in flight
+// do not write (a slow tool, or a count too high for good). The next
+// batches commit without one, twice as many each time, until a hold is
+// joined again. A call's queued end counts: its client's next claim
+// follows, if a little later than the hold waited for.
 func (wr *Writer) held(ws []*Write, joined bool) []*Write {
 	if joined {
 		wr.coolNext = 0
