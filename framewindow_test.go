@@ -156,3 +156,23 @@ func TestFrameWindowWithinMaxFrames(t *testing.T) {
 		t.Errorf("Frames: %d, kept %d and let go %d; want the first 10", len(fs), len(kept), gone.Frames)
 	}
 }
+
+// The default window keeps a request's newest 4 ended tool frames, up to
+// 8 between two lets go (a session's request under the gateway: 128 of
+// them under the served benchmark), and reads every other one back.
+func TestFrameWindowDefault(t *testing.T) {
+	st := &eventStore{}
+	rt := reach.New(&reach.Options{Recorder: st, StoredFrames: st.read, DisableLoopGuard: true, DefaultBudget: &reach.Budget{}})
+	rt.MustRegister(reach.Tool{Name: "echo", Access: reach.Read, Func: echo})
+	ctx, req := begin(t, rt, nil)
+	for i := range 30 {
+		call(rt, ctx, "echo", fmt.Sprintf(`{"i":%d}`, i))
+	}
+	kept, gone := req.KeptFrames()
+	if len(kept) < 4 || len(kept) >= 8 || len(kept)+gone.Frames != 30 {
+		t.Errorf("kept %d frames in memory and let %d go, want 4 to 7 of 30 kept", len(kept), gone.Frames)
+	}
+	if fs := req.Frames(); len(fs) != 30 {
+		t.Errorf("Frames: %d, want all 30", len(fs))
+	}
+}

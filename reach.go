@@ -168,7 +168,8 @@ type Options struct {
 	// the recorder queues before it reads).
 	StoredFrames func(request string) []PastFrame
 	// FrameWindow is how many ended tool frames a request keeps in memory
-	// with StoredFrames; if zero, 16.
+	// with StoredFrames (up to twice as many between two lets go); if
+	// zero, 4.
 	FrameWindow int
 	// MaxRequests is how many ended requests are kept for inspection; if zero, 1000.
 	MaxRequests int
@@ -312,7 +313,7 @@ func New(opts *Options) *Runtime {
 	o.Redactor = cmp.Or(o.Redactor, defaultRedactor)
 	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, 32<<10)
 	o.MaxFrames = cmp.Or(o.MaxFrames, 10000)
-	o.FrameWindow = cmp.Or(o.FrameWindow, 16)
+	o.FrameWindow = cmp.Or(o.FrameWindow, 4)
 	o.MaxRequests = cmp.Or(o.MaxRequests, 1000)
 	o.LowContext = cmp.Or(o.LowContext, 0.2)
 	o.IdempotencyTTL = cmp.Or(o.IdempotencyTTL, 24*time.Hour)

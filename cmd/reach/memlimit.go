@@ -13,8 +13,9 @@ import (
 // memory, the heap with the rest (stacks, its own bookkeeping). With
 // the GC's default pace the heap grows to twice what is live before each
 // collection; under this limit a small gateway collects sooner, and gives
-// back what it does not use (docs/BENCHMARKS.md, "Memory").
-const defaultMemoryLimit = 40 << 20
+// back what it does not use (docs/BENCHMARKS.md, "Memory"; 30 MiB, was
+// 40: "Memory under the bar").
+const defaultMemoryLimit = 30 << 20
 
 // limitMemory sets the soft memory limit base, unless GOMEMLIMIT is set,
 // and raises it as the live heap grows (memoryLimit), after each

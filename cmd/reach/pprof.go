@@ -4,7 +4,10 @@ package main
 
 // A build with `-tags pprof` serves net/http/pprof on the loopback address
 // REACH_PPROF names (e.g. 127.0.0.1:6060), to profile `reach serve` under
-// load (docs/BENCHMARKS.md). Release builds do not have it.
+// load (docs/BENCHMARKS.md), and sets runtime.MemProfileRate from
+// REACH_MEMPROFILERATE (1: every allocation in the heap profile; 0: none,
+// and no bucket table, as a release build has). Release builds do not
+// have either.
 
 import (
 	"fmt"
@@ -12,9 +15,19 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime"
+	"strconv"
 )
 
 func init() {
+	if v := os.Getenv("REACH_MEMPROFILERATE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "reach: REACH_MEMPROFILERATE must be a number of bytes, 0 or more, not %q\n", v)
+			os.Exit(2)
+		}
+		runtime.MemProfileRate = n // for what is allocated from here on (the imported packages' inits ran before)
+	}
 	addr := os.Getenv("REACH_PPROF")
 	if addr == "" {
 		return

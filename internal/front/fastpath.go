@@ -60,6 +60,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 				return
 			}
 		}
+		if r.Method == http.MethodDelete && sid != "" {
+			s.endOnDelete(sdk, w, r, sid)
+			return
+		}
 		if r.Method != http.MethodPost || sid == "" {
 			sdk.ServeHTTP(w, r)
 			return
@@ -94,6 +98,41 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		})
 	})
 }
+
+// endOnDelete gives a client's DELETE of its session sid to the SDK and,
+// once the SDK closed it (204), ends the session's request at once rather
+// than at the next sweep (SweepClients).
+func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) {
+	ss := s.sessionByID(sid)
+	sw := &statusWriter{ResponseWriter: w}
+	sdk.ServeHTTP(sw, r)
+	if ss != nil && sw.status == http.StatusNoContent {
+		s.endSession(ss)
+	}
+}
+
+// statusWriter keeps the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // withMessage reads a POST's JSON-RPC message into a pooled buffer and
 // calls f with it (the buffer goes back to the pool when f returns): a
@@ -272,7 +311,7 @@ func (s *Server) findSession(id string) *mcp.ServerSession {
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
 			s.byID.Store(id, ss)
-			s.sessionFor(ss) // forgets the id when the session ends
+			s.sessionFor(ss) // its end forgets the id (endSession)
 			return ss
 		}
 	}

@@ -199,11 +199,25 @@ func byProtocol(stateless, stateful http.Handler) http.Handler {
 	})
 }
 
-// Close ends every session.
+// Close ends every session and its request: the requests first, so that
+// the SDK's close of a session does not wait for calls still running in
+// them, and again after, for a call that came in meanwhile.
 func (s *Server) Close() {
+	s.endSessions()
 	for ss := range s.mcp.Sessions() {
 		ss.Close()
 	}
+	s.endSessions()
+}
+
+// endSessions ends every long-lived session the gateway keeps.
+func (s *Server) endSessions() {
+	s.sessions.Range(func(k, _ any) bool {
+		if ss, ok := k.(*mcp.ServerSession); ok {
+			s.endSession(ss)
+		}
+		return true
+	})
 }
 
 // mcpCalls answers tools/call itself, through the runtime; every other
@@ -348,10 +362,15 @@ func (s *Server) clientSession(id *auth.Identity, name, version string) *session
 
 // SweepClients forgets the sessionless clients whose request has ended (or
 // that never got one within the idle gap), so that a client inventing a
-// new clientInfo for every call does not grow the gateway's memory.
+// new clientInfo for every call does not grow the gateway's memory, and
+// ends the long-lived sessions the SDK no longer has (closed by their
+// client without a DELETE, or idle past the SDK's timeout) with their
+// requests: nothing else waits for those (sessionFor).
 func (s *Server) SweepClients() {
+	var long []*mcp.ServerSession
 	s.sessions.Range(func(k, v any) bool {
-		if _, isClient := k.(string); !isClient {
+		if ss, ok := k.(*mcp.ServerSession); ok {
+			long = append(long, ss)
 			return true
 		}
 		if !s.owned.Current(&v.(*session).Session) {
@@ -359,28 +378,46 @@ func (s *Server) SweepClients() {
 		}
 		return true
 	})
+	if len(long) == 0 {
+		return
+	}
+	// The SDK's sessions are listed after the gateway's: a session is the
+	// SDK's before any of its calls makes the gateway's state, and never
+	// again once dropped, so one kept above and missing below has ended.
+	open := map[*mcp.ServerSession]bool{}
+	for ss := range s.mcp.Sessions() {
+		open[ss] = true
+	}
+	for _, ss := range long {
+		if !open[ss] {
+			s.endSession(ss)
+		}
+	}
 }
 
-// sessionFor returns the state of a long-lived session, made on first use;
-// its request ends when the session closes.
+// sessionFor returns the state of a long-lived session, made on first use.
+// No goroutine waits for the session's end (one a session was a tenth of
+// the stacks under 64 clients): its request ends when its client deletes
+// it (endOnDelete), when the server closes (Close), or at the first sweep
+// after the SDK dropped it (SweepClients).
 func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 	if v, ok := s.sessions.Load(ss); ok {
 		return v.(*session)
 	}
-	st := &session{}
-	v, loaded := s.sessions.LoadOrStore(ss, st)
-	if loaded {
-		return v.(*session)
+	v, _ := s.sessions.LoadOrStore(ss, &session{})
+	return v.(*session)
+}
+
+// endSession forgets a long-lived session and ends its request. A call of
+// the session still on its way makes its state again, which the next
+// sweep ends.
+func (s *Server) endSession(ss *mcp.ServerSession) {
+	if id := ss.ID(); id != "" {
+		s.byID.Delete(id)
 	}
-	go func() {
-		ss.Wait()
-		s.sessions.Delete(ss)
-		if id := ss.ID(); id != "" {
-			s.byID.Delete(id)
-		}
-		s.owned.EndSession(&st.Session)
-	}()
-	return st
+	if v, ok := s.sessions.LoadAndDelete(ss); ok {
+		s.owned.EndSession(&v.(*session).Session)
+	}
 }
 
 // callTool runs one MCP tools/call (that came through the SDK) through the
