@@ -1,9 +1,10 @@
-// Package ids makes the ids reach gives requests and frames: in the order
-// they were made, so that a store's index of them (SQLite's b-trees: the
-// requests' primary key, the frames' (request, frame), the idempotency
-// keys, which name their request) takes each new one at its end, on a page
-// the writes just before it dirtied already, instead of on a random page of
-// its own (docs/BENCHMARKS.md, "Ids in time order").
+// Package ids makes the ids reach gives requests, frames, approvals and
+// A2A tasks: in the order they were made, so that a store's index of them
+// (SQLite's b-trees: the requests' primary key and their budget ledger,
+// the frames' (request, frame), the idempotency keys, which name their
+// request or approval, the approvals', the tasks') takes each new one at
+// its end, on a page the writes just before it dirtied already, instead of
+// on a random page of its own (docs/BENCHMARKS.md, "Ids in time order").
 package ids
 
 import (
