@@ -112,9 +112,18 @@ func TestTextKeepsRandomBits(t *testing.T) {
 	}
 }
 
-// TestFrameIDsParse: a frame id reads back through every parser of
-// frame ids (16 hex digits, not 0: W3C's span id).
-func TestFrameIDsParse(t *testing.T) {
+// TestIDsParse: a frame id reads back through every parser of frame ids
+// (16 hex digits, not 0: W3C's span id), and a request id and a frame id
+// pass as a client names them in _meta, with the compensation's id that
+// reach makes of a request's (within link.MaxRequestID).
+func TestIDsParse(t *testing.T) {
+	req := ids.Text("req_")
+	req = req + "/compensate/" + ids.Text("req_")[4:]
+	f := frames.ID(ids.Frame()).String()
+	m, err := link.FromMeta(map[string]any{link.MetaRequest: req, link.MetaParent: f})
+	if err != nil || m.Request != req || m.Parent.String() != f {
+		t.Fatalf("_meta with request %s and parent %s: %+v, %v", req, f, m, err)
+	}
 	for range 100 {
 		f := frames.ID(ids.Frame())
 		s := f.String()
