@@ -70,12 +70,10 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	mrand "math/rand/v2"
 	"slices"
 	"time"
 
@@ -84,6 +82,7 @@ import (
 	"github.com/agentreach/reach/internal/callgraph"
 	"github.com/agentreach/reach/internal/deadletter"
 	"github.com/agentreach/reach/internal/fault"
+	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/ratelimit"
 	"github.com/agentreach/reach/internal/records"
 	"github.com/agentreach/reach/internal/toolspec"
@@ -573,19 +572,12 @@ func (rt *Runtime) DefaultBudget() Budget { return *rt.opts.DefaultBudget }
 // Requests lists the known requests, newest first.
 func (rt *Runtime) Requests() []*Request { return rt.requests.List() }
 
-func newID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
-}
+// newID returns a new request id, "req_" and 32 hex digits in time order
+// (package ids): a millisecond, then 80 random bits.
+func newID() string { return ids.Text("req_") }
 
-func newFrameID() FrameID {
-	for {
-		if id := FrameID(mrand.Uint64()); id != 0 {
-			return id
-		}
-	}
-}
+// newFrameID returns a new frame id, in time order (package ids).
+func newFrameID() FrameID { return FrameID(ids.Frame()) }
 
 // Delegate hands a sub-task to another agent: it records a delegate frame
 // under the frame in ctx and starts a sub-request whose budget is carved

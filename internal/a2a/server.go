@@ -3,8 +3,6 @@ package a2a
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/ids"
 )
 
 // endpoint is the A2A request handler of one agent at /a2a/NAME. The SDK's
@@ -310,11 +309,10 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func newTaskID() a2a.TaskID {
-	var b [12]byte
-	rand.Read(b[:])
-	return a2a.TaskID("reach-" + hex.EncodeToString(b[:]))
-}
+// newTaskID returns a new task id, "reach-" and 32 hex digits in time
+// order (package ids: the store's tasks take a new one at the end of the
+// agent's), 80 of its bits random: a client names its task by it.
+func newTaskID() a2a.TaskID { return a2a.TaskID(ids.Text("reach-")) }
 
 // metadataJSON is a message's metadata as a JSON object, for keyed
 // agents, without reach's own keys.

@@ -41,7 +41,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -56,6 +55,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -504,10 +504,10 @@ func (q *Queue) create(c *reach.Call, k keys, reqs string, now time.Time) *recor
 	if q.o.Redactor != nil {
 		args = q.o.Redactor.Redact(args)
 	}
-	var idb [8]byte
-	rand.Read(idb[:])
+	// In time order (package ids): the store's approvals take a new one at
+	// the end of their key; its 80 random bits keep it unguessable.
 	rec := &record{key: k.req, alt: k.idem, changed: make(chan struct{}), Approval: Approval{
-		ID: "apr_" + hex.EncodeToString(idb[:]), Status: Pending, Requires: reqs,
+		ID: ids.Text("apr_"), Status: Pending, Requires: reqs,
 		Operation: "call " + c.Tool, Tool: c.Tool, Arguments: args, Access: c.Access(),
 		Principal: r.Principal(), Tenant: r.Tenant(), Scene: r.Scene(), Agent: r.Agent(),
 		Request: r.ID(), RootRequest: rootOf(r).ID(), Why: q.redactString(c.Why),

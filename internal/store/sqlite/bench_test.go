@@ -9,12 +9,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach/internal/cputime"
+	"github.com/agentreach/reach/internal/frames"
+	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlcore"
 )
@@ -69,40 +72,73 @@ func BenchmarkAppendAudit(b *testing.B) {
 // c=1 runs the calls one at a time: ns/op is then what a call waits for
 // the store (its claim's commit) plus its queueing. The calls' requests,
 // frames and keys follow each other in order; ",random" runs them with
-// random ids, as the runtime makes them (a request's and a frame's ids are
-// drawn at random, and a key names its request).
+// random ids, as the runtime drew them before (a request's and a frame's
+// ids at random, and a key names its request), ",time" with the ids it
+// makes now, in time order (package ids).
 func BenchmarkWriteCallStore(b *testing.B) {
 	b.Run("c=64", func(b *testing.B) { writeCalls(b, 32, orderedIDs()) }) // 64 goroutines on 2 CPUs
 	b.Run("c=1", func(b *testing.B) { writeCalls(b, 0, orderedIDs()) })
 	b.Run("c=64,random", func(b *testing.B) { writeCalls(b, 32, randomIDs) })
 	b.Run("c=1,random", func(b *testing.B) { writeCalls(b, 0, randomIDs) })
+	b.Run("c=64,time", func(b *testing.B) { writeCalls(b, 32, timeIDs) })
+	b.Run("c=1,time", func(b *testing.B) { writeCalls(b, 0, timeIDs) })
 }
+
+// callIDs returns the ids of a write call: its request, its frame and the
+// call's own id (which, with the request, makes its idempotency key).
+type callIDs func() (req, frame, call string)
 
 // orderedIDs returns request and frame ids that follow each other: eight
 // calls a request.
-func orderedIDs() func() (string, string) {
+func orderedIDs() callIDs {
 	var seq atomic.Int64
-	return func() (string, string) {
+	return func() (string, string, string) {
 		n := seq.Add(1)
-		return fmt.Sprintf("req_%016x", n/8), fmt.Sprintf("%016x", n)
+		frame := fmt.Sprintf("%016x", n)
+		return fmt.Sprintf("req_%016x", n/8), frame, "c" + frame
 	}
 }
 
 // randomIDs returns a request id and a frame id drawn at random, as the
-// runtime draws them.
-func randomIDs() (string, string) {
-	return fmt.Sprintf("req_%016x", rand.Uint64()), fmt.Sprintf("%016x", rand.Uint64())
+// runtime drew them before their ids were in time order ("req_" and 16 hex
+// digits; 64 bits).
+func randomIDs() (string, string, string) {
+	frame := fmt.Sprintf("%016x", rand.Uint64())
+	return fmt.Sprintf("req_%016x", rand.Uint64()), frame, "c" + frame
 }
 
-// writeCall returns one write call of the benchmarks, with ids from ids.
-func writeCall(b *testing.B, s *Store, ids func() (string, string)) func(ctx context.Context) {
+// timeIDs returns a request id and a frame id as the runtime makes them
+// (package ids: in time order).
+func timeIDs() (string, string, string) {
+	frame := frames.ID(ids.Frame()).String()
+	return ids.Text("req_"), frame, "c" + frame
+}
+
+// sessionIDs returns the ids of calls made in 128 sessions, each a request
+// (made by req) that all its calls share, as served: the calls go round
+// the sessions, each numbered as the gateway numbers a call whose client
+// named none ("mcp_", a random prefix, a count), and its frame from frame.
+func sessionIDs(req func() string, frame func() string) callIDs {
+	var reqs [128]string
+	for i := range reqs {
+		reqs[i] = req()
+	}
+	var seq atomic.Uint64
+	return func() (string, string, string) {
+		n := seq.Add(1)
+		return reqs[n%uint64(len(reqs))], frame(), "mcp_1f2e3d4c_" + strconv.FormatUint(n, 10)
+	}
+}
+
+// writeCall returns one write call of the benchmarks, with ids from next.
+func writeCall(b *testing.B, s *Store, next callIDs) func(ctx context.Context) {
 	args := []byte(`{"amount":1,"currency":"EUR","to":"acct-42"}`)
 	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
 	return func(ctx context.Context) {
-		req, frame := ids()
-		key := "alice\x00\x00pay:" + req + "/c" + frame
+		req, frame, callID := next()
+		key := "alice\x00\x00pay:" + req + "/" + callID
 		now := time.Now()
-		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: "c" + frame, IdemKey: key,
+		f := &store.Frame{Request: req, Frame: frame, Kind: "tool", Name: "pay", CallID: callID, IdemKey: key,
 			State: "executing", Args: args, Started: now}
 		if _, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: key, Owner: "reach/0", Args: "d1", Request: req, Frame: frame,
 			Claimed: now, Expires: now.Add(time.Hour), Executing: f}); err != nil || !ok {
@@ -135,13 +171,13 @@ func runCalls(b *testing.B, parallelism int, call func(ctx context.Context)) {
 
 // writeCalls runs BenchmarkWriteCallStore with 2*parallelism goroutines,
 // or one at a time (0): then ns/op is what a call waits for the store.
-func writeCalls(b *testing.B, parallelism int, ids func() (string, string)) {
+func writeCalls(b *testing.B, parallelism int, next callIDs) {
 	s, err := Open(context.Background(), b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	call := writeCall(b, s, ids)
+	call := writeCall(b, s, next)
 	b.ReportAllocs()
 	c0 := cputime.Self()
 	runCalls(b, parallelism, call)
@@ -194,25 +230,50 @@ func BenchmarkCommitFloor(b *testing.B) {
 
 // BenchmarkWriteCallPages counts what a write call writes to the WAL: the
 // pages each commit dirties (each a WAL frame of page_size+24 bytes, two
-// pwrites), per call and per commit, with the ids the runtime makes
-// (random request and frame ids, keys under one principal and tool), one
-// call at a time and 64 at once. The checkpointer is kept from running,
-// so that the WAL's frame count (the wal-index's mxFrame) only grows.
+// pwrites), per call and per commit, one call at a time and 64 at once.
+// The checkpointer is kept from running, so that the WAL's frame count (the
+// wal-index's mxFrame) only grows. The ids are those the runtime drew
+// before (ids=random: random request and frame ids) and makes now
+// (ids=time: in time order, package ids); each call runs in a request of
+// its own (requests=call: a sessionless client's) or in one of 128 that
+// the calls go round (requests=session: served sessions), its key naming
+// its request under one principal and tool.
 //
 //	CGO_ENABLED=0 go test -run '^$' -bench WriteCallPages -benchtime 4000x ./internal/store/sqlite/
+//
+// benchstat -col /ids sets the two kinds of ids side by side.
 func BenchmarkWriteCallPages(b *testing.B) {
-	b.Run("c=1", func(b *testing.B) { writeCallPages(b, 0) })
-	b.Run("c=64", func(b *testing.B) { writeCallPages(b, 32) })
+	kinds := []struct {
+		name string
+		ids  func() callIDs
+	}{
+		{"ids=random/requests=call", func() callIDs { return randomIDs }},
+		{"ids=time/requests=call", func() callIDs { return timeIDs }},
+		{"ids=random/requests=session", func() callIDs {
+			return sessionIDs(func() string { r, _, _ := randomIDs(); return r }, func() string { _, f, _ := randomIDs(); return f })
+		}},
+		{"ids=time/requests=session", func() callIDs {
+			return sessionIDs(func() string { return ids.Text("req_") }, func() string { return frames.ID(ids.Frame()).String() })
+		}},
+	}
+	for _, c := range []struct {
+		name        string
+		parallelism int
+	}{{"c=1", 0}, {"c=64", 32}} {
+		for _, k := range kinds {
+			b.Run(c.name+"/"+k.name, func(b *testing.B) { writeCallPages(b, c.parallelism, k.ids()) })
+		}
+	}
 }
 
-func writeCallPages(b *testing.B, parallelism int) {
+func writeCallPages(b *testing.B, parallelism int, next callIDs) {
 	s, err := Open(context.Background(), b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	s.unsynced.Store(math.MinInt64 / 2) // no checkpoint: the WAL only grows
-	call := writeCall(b, s, randomIDs)
+	call := writeCall(b, s, next)
 	ctx := context.Background()
 	// A table that is not empty: 2,000 calls before.
 	for range 2000 {
@@ -221,15 +282,23 @@ func writeCallPages(b *testing.B, parallelism int) {
 	if err := flush(ctx, s); err != nil {
 		b.Fatal(err)
 	}
+	var size int64
+	if err := s.r.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil {
+		b.Fatal(err)
+	}
 	frames0, commits0 := walFrames(b, s), s.WriterStats().Batches
+	c0 := cputime.Self()
 	runCalls(b, parallelism, call)
 	if err := flush(ctx, s); err != nil {
 		b.Fatal(err)
 	}
+	cpu := cputime.Self() - c0
 	frames, commits := walFrames(b, s)-frames0, s.WriterStats().Batches-commits0
 	b.ReportMetric(float64(frames)/float64(b.N), "pages/call")
+	b.ReportMetric(float64(frames*(size+24))/float64(b.N), "wal-B/call")
 	b.ReportMetric(float64(frames)/float64(max(commits, 1)), "pages/commit")
 	b.ReportMetric(float64(b.N)/float64(max(commits, 1)), "calls/commit")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/call")
 	for tree, n := range walTrees(b, s, frames0) {
 		b.ReportMetric(float64(n)/float64(b.N), tree+"-pages/call")
 	}
