@@ -54,6 +54,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/jsonscan"
@@ -222,6 +223,15 @@ type Log struct {
 	lastCp int64
 	recs   []*store.AuditRecord
 	hasher *hasher
+	raw    rawEvent // a recorded event's conversion (see encode)
+}
+
+// rawEvent is a recorded event converted for prepare by the writer: its
+// frame ids are written into its own arrays, its strings are views, not
+// copies. It is valid until the next conversion.
+type rawEvent struct {
+	ev            Event
+	frame, parent [16]byte
 }
 
 var _ reach.Recorder = (*Log)(nil)
@@ -514,7 +524,7 @@ func (l *Log) commit(batch []item) {
 	for i := range batch {
 		it := &batch[i]
 		if it.raw != nil {
-			it.rec = l.prepare(FromReach(it.raw))
+			it.rec = l.encode(it.raw)
 			it.raw = nil
 		}
 		if it.rec != nil {
@@ -700,12 +710,8 @@ func truncatedArgs(a []byte, n int) []byte {
 // The result preview is the start of the data returned to the model, or
 // the summary when there is none.
 func FromReach(e *reach.Event) *Event {
-	ev := &Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal, Tenant: e.Tenant,
-		Kind: e.Kind.String(), Name: e.Name, CallID: e.CallID, Why: e.Why, Decision: e.State.String(),
-		Args: e.Args, Result: e.Summary, Tokens: e.Tokens, Latency: e.Latency}
-	if e.Root != e.Request {
-		ev.Root = e.Root
-	}
+	ev := &Event{}
+	fromReach(e, ev)
 	if len(e.Result) > 0 {
 		ev.Result = string(e.Result)
 	}
@@ -714,6 +720,44 @@ func FromReach(e *reach.Event) *Event {
 	}
 	if e.Parent != 0 {
 		ev.Parent = e.Parent.String()
+	}
+	return ev
+}
+
+// encode is prepare(FromReach(e)) for the writer, without FromReach's
+// allocations: the event, its frame ids and a copy of its result (a
+// recorded call's event is converted, encoded, and dropped). The record
+// is all it allocates, as prepare does (TestEncodeAllocations).
+func (l *Log) encode(e *reach.Event) *store.AuditRecord {
+	r := &l.raw
+	ev := &r.ev
+	*ev = Event{}
+	fromReach(e, ev)
+	if len(e.Result) > 0 {
+		// The frame's result, which nothing changes: read, not kept.
+		ev.Result = unsafe.String(unsafe.SliceData(e.Result), len(e.Result))
+	}
+	if e.Frame != 0 {
+		r.frame = e.Frame.Hex()
+		ev.Frame = unsafe.String(&r.frame[0], len(r.frame))
+	}
+	if e.Parent != 0 {
+		r.parent = e.Parent.Hex()
+		ev.Parent = unsafe.String(&r.parent[0], len(r.parent))
+	}
+	rec := l.prepare(ev)
+	*ev = Event{} // keeps nothing of e
+	return rec
+}
+
+// fromReach fills ev from e, but for its result and its frame ids (see
+// FromReach and encode).
+func fromReach(e *reach.Event, ev *Event) {
+	*ev = Event{Time: e.Time, Request: e.Request, Agent: e.Agent, Principal: e.Principal, Tenant: e.Tenant,
+		Kind: e.Kind.String(), Name: e.Name, CallID: e.CallID, Why: e.Why, Decision: e.State.String(),
+		Args: e.Args, Result: e.Summary, Tokens: e.Tokens, Latency: e.Latency}
+	if e.Root != e.Request {
+		ev.Root = e.Root
 	}
 	if e.Error != nil {
 		ev.Guard, ev.Reason, ev.Code, ev.Message = e.Error.Guard, e.Error.Type, e.Error.Code, e.Error.Message
@@ -735,15 +779,14 @@ func FromReach(e *reach.Event) *Event {
 		if !b.RetryAt.IsZero() {
 			ev.Message += "; a probe may go at " + b.RetryAt.UTC().Format(time.RFC3339)
 		}
-		return ev
+		return
 	}
 	if e.Remaining == (reach.Budget{}) {
-		return ev // no budget set: nothing to encode (as "{}", left out)
+		return // no budget set: nothing to encode (as "{}", left out)
 	}
 	if b, err := json.Marshal(e.Remaining); err == nil && string(b) != "{}" {
 		ev.Budget = b
 	}
-	return ev
 }
 
 // FormatHash writes a hash as "sha256:" and hex.

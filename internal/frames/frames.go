@@ -71,13 +71,18 @@ func (s State) Done() bool { return s >= Completed }
 type ID uint64
 
 func (id ID) String() string {
-	var b [16]byte
+	b := id.Hex()
+	return string(b[:])
+}
+
+// Hex is the id's 16 hex digits, String's text without its allocation.
+func (id ID) Hex() (b [16]byte) {
 	const hex = "0123456789abcdef"
 	for i := 15; i >= 0; i-- {
 		b[i] = hex[id&15]
 		id >>= 4
 	}
-	return string(b[:])
+	return b
 }
 
 // MarshalText writes the id as 16 hex digits.

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -693,7 +694,7 @@ func mcpContent(data json.RawMessage) []mcp.Content {
 // plainString reads b when it is exactly one JSON string with nothing to
 // unescape (no backslash, control byte or inner quote; valid UTF-8), as
 // most tools' text is, without encoding/json; ok is false for anything
-// else, which json.Unmarshal then reads.
+// else, which json.Unmarshal then reads. The string is a view of b.
 func plainString(b []byte) (string, bool) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return "", false
@@ -707,10 +708,16 @@ func plainString(b []byte) (string, bool) {
 	if !utf8.Valid(in) {
 		return "", false
 	}
-	return string(in), true
+	return view(in), true
 }
 
+// view is b as a string without a copy, for b that does not change: a
+// call's result data, which nothing writes to once the call returned.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // modelText is Result.ModelText with a JSON string's data shown unquoted.
+// A success's text without notes is its data's (a view of it, not a copy:
+// TestModelTextAllocations).
 func modelText(res *reach.Result) string {
 	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
 		if s, ok := plainString(res.Data); ok {
@@ -720,6 +727,9 @@ func modelText(res *reach.Result) string {
 		if json.Unmarshal(res.Data, &s) == nil {
 			return withText(s, res)
 		}
+	}
+	if res.Error == nil && len(res.Notes) == 0 {
+		return view(res.Data)
 	}
 	return res.ModelText()
 }

@@ -36,3 +36,26 @@ func TestModelTextUnquotes(t *testing.T) {
 		}
 	}
 }
+
+// TestModelTextAllocations: a success's text without notes is its data,
+// unquoted when it is a plain JSON string, with no copy (the answer is
+// written out while the data is the call's); notes and errors are
+// rendered as before.
+func TestModelTextAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	for data, want := range map[string]string{`"call 1"`: "call 1", `{"text":"q1"}`: `{"text":"q1"}`, `""`: "", ``: ""} {
+		res := &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(data)}
+		if got := modelText(res); got != want {
+			t.Errorf("modelText(%s) = %q, want %q", data, got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { modelText(res) }); n != 0 {
+			t.Errorf("modelText(%s): %v allocations, want 0", data, n)
+		}
+	}
+	res := &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`{"a":1}`), Notes: []string{"cut"}}
+	if got, want := modelText(res), "{\"a\":1}\n[reach] cut"; got != want {
+		t.Errorf("modelText with a note = %q, want %q", got, want)
+	}
+}
