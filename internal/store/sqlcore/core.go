@@ -476,7 +476,14 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 			rec, claimed = found, w.Claimed
 		}
 	} else if r.Frame != "" && r.Request != "" {
-		err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) { rec, claimed = found, w.Claimed && e == nil })
+		// What the writer decided is read only once Decide returned it: on
+		// a context's end, ClaimKey returns while the writer may still
+		// decide, and must not write into results already returned.
+		var drec *store.IdemRecord
+		var dclaimed bool
+		if err = c.W.Decide(ctx, w, frameKey(r.Request, r.Frame), func(e error) { drec, dclaimed = found, w.Claimed && e == nil }); err == nil {
+			rec, claimed = drec, dclaimed
+		}
 	} else if err = c.W.Do(ctx, w); err == nil {
 		// Read only after the writer answered: on a context's end it may
 		// still be running the write.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 )
 
 // TestClaimsInFlight: a call is in flight, as the writer counts it for
@@ -103,4 +104,35 @@ func TestClaimsInFlight(t *testing.T) {
 		t.Fatal("a closed store took a claim")
 	}
 	inFlight(0, "a claim of a closed store")
+}
+
+// TestClaimDecidedAfterItsContextEnded: a checkpointed claim whose
+// context ended while it waited for the writer returns at once, and the
+// writer decides it later: what it decided must not be written into the
+// results of a ClaimKey that already returned (a data race, under -race).
+func TestClaimDecidedAfterItsContextEnded(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	release := hold(t, s)
+	ctx, cancel := context.WithCancel(t.Context())
+	var claimed bool
+	var claimErr error
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		_, claimed, claimErr = s.ClaimKey(ctx, &store.IdemRecord{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: time.Now()})
+	}()
+	waitQueued(t, s, 1)
+	cancel()
+	// ClaimKey returns on its context's end; the writer then decides the
+	// claim. Nothing orders the two but time, which is what -race needs
+	// to see them: a receive from returned would order them.
+	time.Sleep(50 * time.Millisecond)
+	release()
+	if err := s.W.Do(t.Context(), &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		t.Fatal(err)
+	}
+	<-returned
+	if claimErr == nil || claimed {
+		t.Errorf("ClaimKey = %v, %v; want its context's end, not claimed", claimed, claimErr)
+	}
 }
