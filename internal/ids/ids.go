@@ -48,7 +48,7 @@ const TextLen = 32
 // without checking that it is new: Request.Fresh): never drop them to
 // shorten the id.
 func Text(prefix string) string {
-	var b [64]byte
+	var b [48 + TextLen]byte // the prefix, up to 48 bytes, and the digits
 	n := copy(b[:48], prefix)
 	ms := uint64(now())
 	for i := 11; i >= 0; i-- {

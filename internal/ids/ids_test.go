@@ -166,3 +166,17 @@ func TestFrameCountStartsAtRandom(t *testing.T) {
 		t.Fatalf("two processes' first frames are both numbered %s: the count starts at the same place", got[0])
 	}
 }
+
+// TestTextLongPrefix: Text keeps up to 48 bytes of its prefix, and then
+// has room for its 32 digits (an array of 64 bytes had not: it panicked
+// for a prefix longer than 32).
+func TestTextLongPrefix(t *testing.T) {
+	for _, n := range []int{32, 33, 48, 60} {
+		prefix := strings.Repeat("p", n)
+		id := ids.Text(prefix)
+		kept := min(n, 48)
+		if len(id) != kept+ids.TextLen || id[:kept] != prefix[:kept] {
+			t.Errorf("Text of a %d-byte prefix = %q; want its first %d bytes and %d digits", n, id, kept, ids.TextLen)
+		}
+	}
+}
