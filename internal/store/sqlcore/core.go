@@ -475,6 +475,10 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		} else if err = c.W.Do(noEnd, w); err == nil {
 			rec, claimed = found, w.Claimed
 		}
+	} else if err = ctx.Err(); err != nil {
+		// Not sent: a claim sent now could be taken, and hold the key,
+		// after its caller was told of its context's end.
+		err = context.Cause(ctx)
 	} else if r.Frame != "" && r.Request != "" {
 		// What the writer decided is read only once Decide returned it: on
 		// a context's end, ClaimKey returns while the writer may still

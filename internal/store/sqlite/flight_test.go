@@ -136,3 +136,30 @@ func TestClaimDecidedAfterItsContextEnded(t *testing.T) {
 		t.Errorf("ClaimKey = %v, %v; want its context's end, not claimed", claimed, claimErr)
 	}
 }
+
+// TestClaimWithEndedContextNotWritten: a checkpointed claim whose context
+// had ended when it was made is refused and never sent, as one with its
+// checkpoint is: it held the key, unknown to its caller, until recovery or
+// another's wait for its lease (and, decided before its caller looked,
+// it could even be answered as taken: TestClaimsInFlight, now and then).
+func TestClaimWithEndedContextNotWritten(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	ctx := t.Context()
+	now := time.Now()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, r := range []*store.IdemRecord{
+		{Key: "k", Owner: "a/1", Request: "r", Frame: "0000000000000001", Claimed: now, Expires: now.Add(time.Hour)},
+		{Key: "l", Owner: "a/1", Claimed: now, Expires: now.Add(time.Hour)}, // not checkpointed
+	} {
+		if _, ok, err := s.ClaimKey(ended, r); err == nil {
+			t.Fatalf("a claim of %s with an ended context: %v, no error", r.Key, ok)
+		}
+		if err := s.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok, err := s.ClaimKey(ctx, &store.IdemRecord{Key: r.Key, Owner: "b/1", Claimed: now, Expires: now.Add(time.Hour)}); err != nil || !ok {
+			t.Errorf("another's claim of %s = %v, %v (held by %+v); want it taken: the refused claim was written", r.Key, ok, err, rec)
+		}
+	}
+}
