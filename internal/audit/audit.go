@@ -54,11 +54,11 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // Event is one audit event (A1). Seq, PrevHash and Hash are set by the log.
@@ -735,15 +735,15 @@ func (l *Log) encode(e *reach.Event) *store.AuditRecord {
 	fromReach(e, ev)
 	if len(e.Result) > 0 {
 		// The frame's result, which nothing changes: read, not kept.
-		ev.Result = unsafe.String(unsafe.SliceData(e.Result), len(e.Result))
+		ev.Result = strview.Of(e.Result)
 	}
 	if e.Frame != 0 {
 		r.frame = e.Frame.Hex()
-		ev.Frame = unsafe.String(&r.frame[0], len(r.frame))
+		ev.Frame = strview.Of(r.frame[:])
 	}
 	if e.Parent != 0 {
 		r.parent = e.Parent.Hex()
-		ev.Parent = unsafe.String(&r.parent[0], len(r.parent))
+		ev.Parent = strview.Of(r.parent[:])
 	}
 	rec := l.prepare(ev)
 	*ev = Event{} // keeps nothing of e

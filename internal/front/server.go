@@ -27,12 +27,12 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -708,12 +708,8 @@ func plainString(b []byte) (string, bool) {
 	if !utf8.Valid(in) {
 		return "", false
 	}
-	return view(in), true
+	return strview.Of(in), true // a call's result data, which nothing writes to once the call returned
 }
-
-// view is b as a string without a copy, for b that does not change: a
-// call's result data, which nothing writes to once the call returned.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // modelText is Result.ModelText with a JSON string's data shown unquoted.
 // A success's text without notes is its data's (a view of it, not a copy:
@@ -729,7 +725,7 @@ func modelText(res *reach.Result) string {
 		}
 	}
 	if res.Error == nil && len(res.Notes) == 0 {
-		return view(res.Data)
+		return strview.Of(res.Data)
 	}
 	return res.ModelText()
 }

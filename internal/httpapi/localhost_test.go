@@ -4,6 +4,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // parseIPLocalHost is localHost as it was, with net.ParseIP: the reading
@@ -50,7 +52,7 @@ func FuzzLocalHost(f *testing.F) {
 func TestLocalHostAllocations(t *testing.T) {
 	for _, h := range []string{"127.0.0.1:8080", "[::1]:443", "localhost:80"} {
 		b := []byte(h)
-		if n := testing.AllocsPerRun(100, func() { localHost(view(b)) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { localHost(strview.Of(b)) }); n != 0 {
 			t.Errorf("localHost(%q): %v allocations, want 0", h, n)
 		}
 	}

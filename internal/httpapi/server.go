@@ -44,12 +44,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/strview"
 	"github.com/valyala/fasthttp"
 )
 
@@ -289,7 +289,8 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int)
 	c := s.base
 	switch a := s.api.authn; {
 	case a == nil:
-		if !localHost(view(ctx.Request.Header.Host())) {
+		// The Host is read in place, while the request's bytes stand.
+		if !localHost(strview.Of(ctx.Request.Header.Host())) {
 			return refused
 		}
 	case a.Enabled() && !a.Open("/mcp"):
@@ -327,10 +328,6 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int)
 	ctx.SetBody(out.Bytes())
 	return answered
 }
-
-// view is b as a string without a copy, for a check that reads it while
-// the request's bytes stand.
-func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // fastHeaders are a request's headers as link.Headers.
 type fastHeaders struct{ h *fasthttp.RequestHeader }

@@ -82,7 +82,3 @@ func applyRange(dst, b []byte, eds []edit, start, end int) []byte {
 // unsafeBytes views s as bytes, for reading it without a copy; they must
 // not be written to.
 func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// unsafeString views b as a string, for reading it without a copy; b must
-// not change while it is used.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/strview"
 )
 
 var quotedMask = []byte(`"` + Mask + `"`)
@@ -180,6 +181,6 @@ func decode(dst, q []byte) ([]byte, bool) {
 // appendQuoted appends s as a JSON string.
 func appendQuoted(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	dst = jsonscan.AppendEscaped(dst, unsafeString(s))
+	dst = jsonscan.AppendEscaped(dst, strview.Of(s))
 	return append(dst, '"')
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // maxDepth bounds how many times text that is an escaped JSON string is
@@ -50,7 +51,7 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 		// is masked as the text it stands for.
 		if u, ok := appendUnescaped(nil, b); ok {
 			if out, changed := r.text(nil, u, set, full, depth+1); changed {
-				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, unsafeString(out))})
+				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, strview.Of(out))})
 			}
 		}
 	}

@@ -16,10 +16,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlcore"
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // DefaultFile is the name of the SQLite database inside the data folder.
@@ -342,11 +342,6 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// unsafeString returns b as a string without a copy, to bind it as TEXT:
-// the driver copies it into SQLite during the Exec, and b does not change
-// meanwhile (records are not modified once appended).
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 // AppendAudit implements AuditLog: the records go into the writer's next
 // batch (with multi-row INSERTs), and are durable when it returns.
 func (s *Store) AppendAudit(ctx context.Context, recs []*store.AuditRecord, cps []store.AuditCheckpoint) error {
@@ -386,7 +381,9 @@ func (s *Store) appendAudit(b *batch, recs []*store.AuditRecord, cps []store.Aud
 		for len(rest) >= c.rows {
 			args = args[:0]
 			for _, r := range rest[:c.rows] {
-				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, unsafeString(r.Data), r.PrevHash, r.Hash)
+				// Data is bound as TEXT without a copy: the driver copies it during
+				// the Exec, and records are not modified once appended.
+				args = append(args, r.Seq, store.UnixNano(r.Time), r.Request, strview.Of(r.Data), r.PrevHash, r.Hash)
 			}
 			used = max(used, len(args))
 			if _, err := b.affected(c.id, args...); err != nil {

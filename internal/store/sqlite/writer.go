@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/store/sqlcore"
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // The SQLite store writes through the writer of internal/store/sqlcore:
@@ -360,7 +361,7 @@ var dialect = sqlcore.Dialect{
 		}
 		return string(b)
 	},
-	Doc: func(b []byte) any { return unsafeString(b) },
+	Doc: func(b []byte) any { return strview.Of(b) },
 	Key: func(k string) any { return k },
 	List: func(l []string) any {
 		b, _ := json.Marshal(l)
