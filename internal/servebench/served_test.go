@@ -640,22 +640,32 @@ func commits(p *path) int64 {
 	if !ok || !strings.HasPrefix(p.name, "reach-") && !strings.HasPrefix(p.name, "before-") {
 		return -1
 	}
-	resp, err := http.Get(base + "/metrics")
+	v, ok := scrape(base+"/metrics", "reach_store_commits_total ")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseFloat(v, 64)
 	if err != nil {
 		return -1
+	}
+	return int64(n)
+}
+
+// scrape returns what follows prefix on the first line of the text at url
+// that begins with it; ok is false if none does or url cannot be read.
+func scrape(url, prefix string) (v string, ok bool) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", false
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "reach_store_commits_total "); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return -1
-			}
-			return int64(n)
+		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			return v, true
 		}
 	}
-	return -1
+	return "", false
 }
 
 // processCPU is the user and system CPU time process pid has used (Linux).
@@ -703,22 +713,15 @@ func mallocs(base string) int64 {
 	if base == "" {
 		return -1
 	}
-	resp, err := http.Get(base + "/debug/pprof/heap?debug=1")
+	v, ok := scrape(base+"/debug/pprof/heap?debug=1", "# Mallocs = ")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return -1
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "# Mallocs = "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return -1
-			}
-			return n
-		}
-	}
-	return -1
+	return n
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {

@@ -208,7 +208,7 @@ type Writer struct {
 	commitSum    atomic.Int64 // ns
 	commitIn     [len(store.CommitBuckets)]atomic.Int64
 
-	gatherT *time.Timer // gather's, reused (the writer's goroutine only)
+	timer *time.Timer // gather's and hold's, reused (the writer's goroutine only: never both at once)
 
 	// flying counts the calls in flight (CallBegan, not yet ended). cool
 	// is how many batches are left to commit without a hold, after a
@@ -218,7 +218,6 @@ type Writer struct {
 	cool     atomic.Int32
 	coolNext int32
 	holds    atomic.Int64 // holds begun, for the tests
-	holdT    *time.Timer  // hold's, reused (the writer's goroutine only)
 }
 
 // Flight is a call in flight, as the writer counts it: from CallBegan to
@@ -504,12 +503,8 @@ func (wr *Writer) gather() {
 	if d <= 0 {
 		return
 	}
-	if wr.gatherT == nil {
-		wr.gatherT = time.NewTimer(d)
-	} else {
-		wr.gatherT.Reset(d)
-	}
-	defer wr.gatherT.Stop()
+	t := wr.arm(d)
+	defer t.Stop()
 	for {
 		select {
 		case <-wr.wake:
@@ -519,7 +514,7 @@ func (wr *Writer) gather() {
 			if done {
 				return
 			}
-		case <-wr.gatherT.C:
+		case <-t.C:
 			return
 		}
 	}
@@ -543,17 +538,13 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 	wr.holds.Add(1)
 	end := time.Now().Add(d)
 	idle := min(HoldIdle, d)
-	if wr.holdT == nil {
-		wr.holdT = time.NewTimer(idle)
-	} else {
-		wr.holdT.Reset(idle)
-	}
-	defer wr.holdT.Stop()
+	t := wr.arm(idle)
+	defer t.Stop()
 	joined := false
 	for claims < wr.flying.Load() && len(ws) < maxBatch/2 {
 		select {
 		case <-wr.wake:
-		case <-wr.holdT.C:
+		case <-t.C:
 			return wr.held(ws, joined)
 		}
 		wr.mu.Lock()
@@ -572,7 +563,7 @@ func (wr *Writer) hold(ws []*Write) []*Write {
 		if left <= 0 {
 			break
 		}
-		wr.holdT.Reset(min(idle, left))
+		t.Reset(min(idle, left))
 	}
 	return wr.held(ws, joined)
 }
@@ -605,6 +596,16 @@ func tally(ws []*Write) (claims, waited int64) {
 		}
 	}
 	return claims, waited
+}
+
+// arm returns the writer's timer, set to fire in d.
+func (wr *Writer) arm(d time.Duration) *time.Timer {
+	if wr.timer == nil {
+		wr.timer = time.NewTimer(d)
+	} else {
+		wr.timer.Reset(d)
+	}
+	return wr.timer
 }
 
 // name names w for the log (see What).
