@@ -699,8 +699,6 @@ var probeKnown = map[string]string{
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
 
-	"probe-noisy_repeat-http-headers":           "missed",
-	"probe-noisy_repeat-respelled-args":         "missed",
-	"probe-resource_amplification-strings":      "missed",
-	"probe-resource_amplification-limit-string": "missed",
+	"probe-noisy_repeat-http-headers":   "missed",
+	"probe-noisy_repeat-respelled-args": "missed",
 }

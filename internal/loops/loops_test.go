@@ -369,6 +369,32 @@ func TestAmplification(t *testing.T) {
 			call("m", `{"window":"90d"}`, `{"top":"p99 spike during deploy"}`),
 			refused(call("m", `{"window":"365d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
 		}},
+		{"window whose unit changes", nil, []op{
+			call("m", `{"window":"15m"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"1h"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"6h"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"window":"2 days"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"relative window", nil, []op{
+			call("m", `{"from":"now-15m"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"from":"now-1h"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"from":"now-1d"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"from":"now-7d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"limit spelled as a string", nil, []op{
+			call("m", `{"limit":"50"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"limit":"100"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"limit":"200"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"limit":"400"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"versions and units of another kind are not widening", nil, []op{
+			call("m", `{"release":"v2","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v3","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v5","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"2000g"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"3h"}`, `{"top":"p99 spike during deploy"}`),
+		}},
 		{"a list of sources that grows", nil, []op{
 			call("m", `{"src":["a"]}`, `{"top":"p99 spike during deploy"}`),
 			call("m", `{"src":["a","b"]}`, `{"top":"p99 spike during deploy"}`),
