@@ -699,6 +699,5 @@ var probeKnown = map[string]string{
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
 
-	"probe-noisy_repeat-http-headers":   "missed",
 	"probe-noisy_repeat-respelled-args": "missed",
 }

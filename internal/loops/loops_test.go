@@ -625,6 +625,16 @@ func TestNoisyRepeat(t *testing.T) {
 			order(`"request_id":"req_9f8e7d6c","fetched_at":"2025-01-07T22:33:18Z","latency_ms":90`),
 			refused(order(`"request_id":"req_55aa44bb","fetched_at":"2025-01-07T22:34:02Z","latency_ms":77`), "repeat"),
 		}},
+		{"an HTTP answer whose exchange headers change, its body not", nil, []op{
+			call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:07:13 GMT","Age":"12","CF-Ray":"8a1f2c3d4e5f6a7b-FRA","X-RateLimit-Remaining":"59","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`),
+			call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:08:20 GMT","Age":"79","CF-Ray":"8a1f2d9e0b1c2d3e-FRA","X-RateLimit-Remaining":"58","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`),
+			refused(call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:09:41 GMT","Age":"160","CF-Ray":"8a1f2f0a1b2c3d4e-FRA","X-RateLimit-Remaining":"57","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`), "repeat"),
+		}},
+		{"a date that is not under headers is the answer's", nil, []op{
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 08:07:13 GMT","age":"12"}`),
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 09:07:13 GMT","age":"13"}`),
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 10:07:13 GMT","age":"14"}`),
+		}},
 		{"camelCase and nested metadata, a list in another order", nil, []op{
 			order(`"meta":{"traceId":"af29d115ef24bd62","servedBy":"api-3","cache":"HIT"}`),
 			call("get_order", `{"id":"W1"}`, `{"id":"W1","items":[{"qty":2,"sku":"B"},{"qty":1,"sku":"A"}],"meta":{"cache":"MISS","servedBy":"api-9","traceId":"440e2b4fda9c025a"},"status":"PROCESSING"}`),

@@ -168,6 +168,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		if s.eat('}') {
 			return mix(sum, 0), true
 		}
+		headers := s.lines && headersKey(key)
 		for {
 			s.ws()
 			k, ok := s.quoted()
@@ -176,7 +177,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			}
 			kh := hashBytes(k)
 			kp := mix(path, kh)
-			meta := s.lines && s.volatile(k, kh)
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k))
 			if meta {
 				s.skip++
 			}

@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"hash/maphash"
 )
 
@@ -84,6 +85,42 @@ func volatileKey(k []byte) bool {
 		}
 	}
 	return false
+}
+
+// headersKey reports whether a result's key holds the headers of an HTTP
+// answer ("headers", "responseHeaders", "response_headers"), whose members
+// volatileHeader reads.
+func headersKey(k []byte) bool {
+	n := len(k)
+	return n >= 7 && n <= 16 && bytes.EqualFold(k[n-7:], []byte("headers"))
+}
+
+// volatileHeader reports whether an HTTP header names the exchange rather
+// than the content: when it was served (Date, Age), by what (Via, CF-Ray,
+// X-Amz-Cf-Id, X-Served-By), how fast (X-Runtime, Server-Timing), the
+// caller's remaining quota (X-RateLimit-*), a session (Set-Cookie), and
+// any X-...-Id. Under another key a "date" is the answer's (a slot, a
+// due date); ETag and Last-Modified say which version of the content it
+// is, and stay.
+func volatileHeader(k []byte) bool {
+	if len(k) > 64 {
+		return false
+	}
+	var buf [64]byte
+	l := buf[:len(k)]
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		l[i] = c
+	}
+	switch string(l) {
+	case "date", "age", "via", "set-cookie", "cf-ray", "x-runtime", "x-response-time", "server-timing",
+		"x-timer", "x-served-by", "x-cache-hits", "report-to", "nel", "x-amz-cf-pop":
+		return true
+	}
+	return bytes.Contains(l, []byte("ratelimit")) || bytes.Contains(l, []byte("rate-limit")) ||
+		bytes.HasPrefix(l, []byte("x-")) && (bytes.HasSuffix(l, []byte("-id")) || bytes.HasSuffix(l, []byte("requestid")))
 }
 
 // splitKey writes k lower-cased into low and cuts it into words at '_',
