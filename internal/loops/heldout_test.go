@@ -187,7 +187,7 @@ func probeTraces() []*trace {
 			tool("stock_check", "read")
 		args := []string{`{"sku":"ab-1200","qty":2,"site":"FRA"}`, `{"sku":"AB-1200","qty":"2","site":"FRA"}`, `{"sku":"Ab-1200","qty":2.0,"site":"fra"}`, `{"sku":"AB-1200","qty":"02","site":"FRA"}`, `{"sku":"ab-1200","qty":"2","site":"Fra"}`, `{"sku":"AB-1200 ","qty":2,"site":"FRA"}`, `{"qty":"2","sku":"ab-1200","site":"FRA"}`}
 		for i, a := range args {
-			g.call("main", "stock_check", a, fmt.Sprintf(`{"sku":"AB-1200","site":"FRA","available":0,"backorder_eta":"2026-04-02","checked":"%s"}`, stamp(i)))
+			g.call("main", "stock_check", a, fmt.Sprintf(`{"sku":"AB-1200","site":"FRA","available":0,"backorder_eta":"2026-04-02","note":"supplier delay, next inbound shipment pending","checked":"%s"}`, stamp(i)))
 			g.mark(fmt.Sprint(i + 1))
 		}
 		add(g.done(g.at["4"], g.at["5"]))
@@ -698,6 +698,4 @@ var probeKnown = map[string]string{
 	// same words while the reviews shrink is refused; one that passes the
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
-
-	"probe-noisy_repeat-respelled-args": "missed",
 }

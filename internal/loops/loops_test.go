@@ -630,6 +630,18 @@ func TestNoisyRepeat(t *testing.T) {
 			call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:08:20 GMT","Age":"79","CF-Ray":"8a1f2d9e0b1c2d3e-FRA","X-RateLimit-Remaining":"58","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`),
 			refused(call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:09:41 GMT","Age":"160","CF-Ray":"8a1f2f0a1b2c3d4e-FRA","X-RateLimit-Remaining":"57","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`), "repeat"),
 		}},
+		{"a check's own time under a one-word key", nil, []op{
+			order(`"checked":"2025-01-07T22:32:47Z","meta":{"lastFetched":"2025-01-07T22:32:47.120Z"}`),
+			order(`"checked":"2025-01-07T22:33:18Z","meta":{"lastFetched":"2025-01-07T22:33:18.004Z"}`),
+			refused(order(`"checked":"2025-01-07T22:34:02Z","meta":{"lastFetched":"2025-01-07T22:34:02.310Z"}`), "repeat"),
+		}},
+		{"a count under such a key, and a time something happened, are the answer's", nil, []op{
+			order(`"generated":12,"updated":"2025-01-07T22:32:47Z"`),
+			order(`"generated":12,"updated":"2025-01-07T22:33:18Z"`),
+			order(`"generated":12,"updated":"2025-01-07T22:34:02Z"`),
+			order(`"generated":14,"updated":"2025-01-07T22:34:02Z"`),
+			order(`"generated":16,"updated":"2025-01-07T22:34:02Z"`),
+		}},
 		{"a date that is not under headers is the answer's", nil, []op{
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 08:07:13 GMT","age":"12"}`),
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 09:07:13 GMT","age":"13"}`),

@@ -98,25 +98,40 @@ func (s *scan) scanAll() {
 	s.digest = d
 }
 
-// volatile reports whether a result's key (with hash kh) names metadata.
+// volatile reports whether a result's key (with hash kh) names metadata,
+// the value at s.i being the key's.
 func (s *scan) volatile(k []byte, kh uint64) bool {
+	var kind uint8
 	if s.vol == nil {
-		return volatileKey(k)
+		kind = volatileKind(k)
+	} else {
+		kind = s.vol.kind(k, kh)
 	}
-	return s.vol.is(k, kh)
+	return kind == keyMeta || kind == keyMetaTime && s.dateTimeAhead()
 }
 
-// keyCache remembers which keys name metadata, at most 1024 of them.
-type keyCache map[uint64]bool
+// dateTimeAhead reports whether the value at s.i is a string that is one
+// date-time and nothing else; it reads nothing.
+func (s *scan) dateTimeAhead() bool {
+	i := s.i
+	s.ws()
+	raw, ok := s.quoted()
+	s.i = i
+	return ok && len(raw) > 0 && dateTimeLen(raw) == len(raw)
+}
 
-func (c *keyCache) is(k []byte, kh uint64) bool {
+// keyCache remembers what keys say of their values (volatileKind), at
+// most 1024 of them.
+type keyCache map[uint64]uint8
+
+func (c *keyCache) kind(k []byte, kh uint64) uint8 {
 	if v, ok := (*c)[kh]; ok {
 		return v
 	}
 	if *c == nil || len(*c) >= 1024 {
 		*c = make(keyCache, 64)
 	}
-	v := volatileKey(k)
+	v := volatileKind(k)
 	(*c)[kh] = v
 	return v
 }

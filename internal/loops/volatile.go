@@ -38,12 +38,45 @@ var volatileStamps = map[string]bool{
 	"as": true, "cached": true,
 }
 
+// volatileParticiples are the words that, last in a key ("checked",
+// "lastFetched", "time_generated"), name when the answer was made if the
+// key's value is a date-time: under them a count ("generated": 12) is the
+// answer's.
+var volatileParticiples = map[string]bool{
+	"fetched": true, "retrieved": true, "generated": true, "checked": true, "polled": true,
+	"queried": true, "computed": true, "refreshed": true, "served": true, "crawled": true,
+	"scraped": true, "rendered": true,
+}
+
 // volatileAlone are keys that are metadata on their own: which machine
 // answered, and ids of the exchange written as one word.
 var volatileAlone = map[string]bool{
 	"server": true, "host": true, "hostname": true, "node": true, "pod": true, "instance": true,
 	"backend": true, "now": true, "rid": true, "reqid": true, "requestid": true, "traceid": true,
 	"spanid": true,
+}
+
+// What a result's key says of the value under it.
+const (
+	keyKept     = iota // the answer's
+	keyMeta            // fetch metadata
+	keyMetaTime        // fetch metadata when it is a date-time (volatileParticiples)
+)
+
+// volatileKind returns what a result's key says of its value.
+func volatileKind(k []byte) uint8 {
+	if volatileKey(k) {
+		return keyMeta
+	}
+	if len(k) == 0 || len(k) > 64 {
+		return keyKept
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	if n := splitKey(k, &low, &span); n > 0 && volatileParticiples[string(low[span[n-1][0]:span[n-1][1]])] {
+		return keyMetaTime
+	}
+	return keyKept
 }
 
 // volatileKey reports whether a result's key names fetch metadata.
