@@ -795,6 +795,20 @@ func TestRephrase(t *testing.T) {
 			call("bash", `{"command":"git diff"}`, `"On branch main, nothing to commit, working tree clean"`),
 			call("bash", `{"command":"git log"}`, `"On branch main, nothing to commit, working tree clean"`),
 		}},
+		{"the same lookup respelled: case, white space, a number as a string", nil, []op{
+			call("stock", `{"qty":2,"site":"FRA","sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			call("stock", `{"qty":"2","site":"FRA","sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			call("stock", `{"qty":"02","site":"fra","sku":"AB-1200 "}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			refused(call("stock", `{"qty":2,"site":"Fra","sku":"Ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`), "rephrase"),
+		}},
+		{"respellings whose answers change, and two tools with one argument shape", nil, []op{
+			call("stock", `{"sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","available":0}`),
+			call("stock", `{"sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment pending","available":0}`),
+			call("stock", `{"sku":"Ab-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock", `{"sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock_eu", `{"sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock", `{"sku":"ab-1200 "}`, `{"note":"supplier delay, next inbound shipment arrived","available":7,"reserved":2}`),
+		}},
 		{"a write starts over", nil, []op{
 			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K1"),
 			search("update billing address on a plan", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),

@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"hash/maphash"
+	"strconv"
 )
 
 // This file holds the detectors of loops whose arguments change from call to
@@ -318,11 +319,13 @@ func (d *Detector) readSeen(s *Step) {
 	}
 }
 
-// question returns the identity of a question that read call s asks, with
-// its free text left out (so that rewordings of it are one question), or 0
-// when its arguments hold no free text.
+// question returns the identity of the question that read call s asks:
+// its arguments with their free text left out (so that rewordings of it
+// are one question, whatever the tool), and every other value respelled
+// one way (so that "AB-1200 " and "ab-1200", "02" and 2, are one
+// question of that tool). 0 for a write, or arguments too long to read.
 func (d *Detector) question(s *Step) uint64 {
-	if isWrite(s.Access) || !mayHoldProse(s.Args) {
+	if isWrite(s.Access) {
 		return 0
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
@@ -331,18 +334,43 @@ func (d *Detector) question(s *Step) uint64 {
 		return 0
 	}
 	q, prose := uint64(0x717565), false
+	mayProse := mayHoldProse(s.Args)
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
-		if l.kind == leafString && proseArg(l.key, l.raw) {
+		switch {
+		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
+		case l.kind == leafString || l.kind == leafNumber:
+			v = respelled(l.raw, v)
 		}
 		q = mix(q, mix(l.path, v))
 	}
 	if !prose {
-		return 0
+		q = mix(q, hashString(s.Tool)) // the same arguments to another tool ask another question
 	}
 	return q
+}
+
+// respelled hashes a scalar argument value as one spelling of it: a number
+// (or a string that is one) in its shortest form, a string without the
+// white space around it and in lower case. Longer values keep hash h.
+func respelled(raw []byte, h uint64) uint64 {
+	var buf [48]byte
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || len(raw) > len(buf) {
+		return h
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return hashBytes(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
+	}
+	for i, c := range raw {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return hashBytes(buf[:len(raw)])
 }
 
 // mayHoldProse is a quick look: free text has a space, or is written in a
@@ -362,6 +390,7 @@ type questionState struct {
 	stale  int
 	epoch  uint64
 	answer uint64    // the last answer's pieces
+	args   uint64    // hash of the last asking's arguments as written
 	asked  [3]string // the last rewordings (tool and arguments), oldest first
 	n      int
 }
@@ -372,8 +401,8 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil
 	}
 	qs, ok := d.questions.get(mix(a.id, s.question))
-	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch {
-		return nil
+	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
+		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -420,7 +449,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		qs.n++
 	}
 	if judged {
-		qs.answer = answer
+		qs.answer, qs.args = answer, hashBytes(s.Args)
 	}
 }
 
