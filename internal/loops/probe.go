@@ -361,8 +361,10 @@ func respelled(raw []byte, h uint64) uint64 {
 	if len(raw) == 0 || len(raw) > len(buf) {
 		return h
 	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return hashBytes(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
+	if numeric(raw) {
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return hashBytes(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
+		}
 	}
 	for i, c := range raw {
 		if 'A' <= c && c <= 'Z' {
@@ -384,6 +386,22 @@ func mayHoldProse(args []byte) bool {
 	return false
 }
 
+// numeric is a quick look before strconv.ParseFloat, whose error allocates:
+// digits, with at most the signs, point and exponent of a number.
+func numeric(b []byte) bool {
+	digit := false
+	for _, c := range b {
+		switch {
+		case isDigit(c):
+			digit = true
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
 // questionState is what "rephrase" remembers about one agent's question:
 // its rewordings in a row that brought nothing new, each the same answer.
 type questionState struct {
@@ -391,7 +409,7 @@ type questionState struct {
 	epoch  uint64
 	answer uint64    // the last answer's pieces
 	args   uint64    // hash of the last asking's arguments as written
-	asked  [3]string // the last rewordings (tool and arguments), oldest first
+	asked  [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
 	n      int
 }
 
@@ -427,6 +445,12 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	k := mix(a.id, s.question)
 	qs, ok := d.questions.get(k)
 	if !ok {
+		if fresh || !judged {
+			// Nothing to count yet: the first stale answer counts one
+			// whatever came before it, so a question needs no state
+			// until then (most never get one).
+			return
+		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
 	}
@@ -442,10 +466,13 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		}
 		qs.stale++
 		if qs.n == len(qs.asked) {
+			oldest := qs.asked[0]
 			copy(qs.asked[:], qs.asked[1:])
 			qs.n--
+			qs.asked[qs.n] = oldest
 		}
-		qs.asked[qs.n] = s.Tool + " " + preview(s.Args)
+		b := append(append(qs.asked[qs.n][:0], s.Tool...), ' ')
+		qs.asked[qs.n] = appendPreview(b, s.Args)
 		qs.n++
 	}
 	if judged {
