@@ -912,3 +912,36 @@ func TestRetryableFailuresAreTransient(t *testing.T) {
 		)},
 	})
 }
+
+// TestFoldArgs: a read's arguments respelled (case, white space around a
+// value, a number as a string or in another form) ask one question of its
+// tool; other values, other keys and another tool ask another.
+func TestFoldArgs(t *testing.T) {
+	same := [][2]string{
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"2","sku":"AB-1200"}`},
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"02","sku":" Ab-1200 "}`},
+		{`{"n":1000}`, `{"n":"1e3"}`},
+		{`{"f":{"ids":["X1","x2"]}}`, `{"f":{"ids":["x1","X2"]}}`},
+	}
+	for _, p := range same {
+		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
+			t.Errorf("%s and %s: two questions, want one", p[0], p[1])
+		}
+	}
+	differ := [][2]string{
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":3,"sku":"ab-1200"}`},
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":2,"sku":"ab-1201"}`},
+		{`{"a":"x"}`, `{"b":"x"}`},
+		{`{"a":"x\"y"}`, `{"a":"x\"z"}`},
+		{`{"a":"2"}`, `{"a":"\"2\""}`},
+		{`{"a":["1","2"]}`, `{"a":["12"]}`},
+	}
+	for _, p := range differ {
+		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
+			t.Errorf("%s and %s: one question, want two", p[0], p[1])
+		}
+	}
+	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
+		t.Error("two tools, one question")
+	}
+}

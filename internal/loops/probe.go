@@ -323,10 +323,15 @@ func (d *Detector) readSeen(s *Step) {
 // its arguments with their free text left out (so that rewordings of it
 // are one question, whatever the tool), and every other value respelled
 // one way (so that "AB-1200 " and "ab-1200", "02" and 2, are one
-// question of that tool). 0 for a write, or arguments too long to read.
+// question). Without free text it is a question of that tool alone (the
+// same arguments to another tool ask another). 0 for a write, or
+// arguments too long to read.
 func (d *Detector) question(s *Step) uint64 {
 	if isWrite(s.Access) {
 		return 0
+	}
+	if !mayHoldProse(s.Args) {
+		return foldArgs(s.Tool, s.Args)
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
@@ -347,7 +352,7 @@ func (d *Detector) question(s *Step) uint64 {
 		q = mix(q, mix(l.path, v))
 	}
 	if !prose {
-		q = mix(q, hashString(s.Tool)) // the same arguments to another tool ask another question
+		return foldArgs(s.Tool, s.Args)
 	}
 	return q
 }
@@ -384,6 +389,70 @@ func mayHoldProse(args []byte) bool {
 		}
 	}
 	return false
+}
+
+// foldArgs hashes a tool's canonical arguments that hold no free text with
+// every value respelled as respelled does, in one pass over the bytes: the
+// question of that tool they ask.
+func foldArgs(tool string, args []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(tool)
+	h.WriteByte(0)
+	var buf [48]byte
+	number := func(b []byte) bool {
+		if len(b) > len(buf) || !numeric(b) {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil {
+			return false
+		}
+		h.WriteByte('#')
+		h.Write(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
+		return true
+	}
+	for i := 0; i < len(args); {
+		c := args[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(args) && args[j] != '"' {
+				if args[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
+			if !number(v) {
+				h.WriteByte('"')
+				for len(v) > 0 {
+					n := copy(buf[:], v)
+					for k, c := range buf[:n] {
+						if 'A' <= c && c <= 'Z' {
+							buf[k] = c + 'a' - 'A'
+						}
+					}
+					h.Write(buf[:n])
+					v = v[n:]
+				}
+			}
+			i = j + 1
+		case c == '-' || isDigit(c):
+			j := i
+			for j < len(args) && (isDigit(args[j]) || args[j] == '.' || args[j] == '-' || args[j] == '+' || args[j] == 'e' || args[j] == 'E') {
+				j++
+			}
+			if !number(args[i:j]) {
+				h.Write(args[i:j])
+			}
+			i = j
+		default:
+			h.WriteByte(c)
+			i++
+		}
+	}
+	return h.Sum64()
 }
 
 // numeric is a quick look before strconv.ParseFloat, whose error allocates:
