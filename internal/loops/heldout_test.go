@@ -360,7 +360,108 @@ func probeTraces() []*trace {
 		add(g.done(g.at["a3"], g.at["a3"]))
 	}
 
+	// A framework that hands the model a tool's JSON as a string (its
+	// result serialised once more), the metadata inside it.
+	{
+		g := newGen("noisy_repeat-json-in-string", "noisy_repeat", true, "the same job status as a JSON string; latency_ms, request_id and fetched_at inside it change").
+			tool("job_status", "read")
+		for i := range 5 {
+			inner := fmt.Sprintf(`{"job": "etl-nightly", "state": "failed", "error": "disk quota exceeded on /data", "request_id": "%s", "latency_ms": %d, "fetched_at": "%s"}`, hexid(i, 7), 30+i*17, stamp(i))
+			g.call("main", "job_status", `{"job":"etl-nightly"}`, string(marshal(inner)))
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["3"], g.at["4"]))
+	}
+	// Two-word rewordings under a key a framework names "input".
+	{
+		g := newGen("paraphrase_loop-input-two-words", "paraphrase_loop", true, "two-word Spanish rewordings under input; the same two answers").
+			tool("buscar", "read")
+		for i, q := range []string{"política reembolsos", "devolución dinero", "reembolso compra", "devolver pedido", "reintegro pago"} {
+			g.call("main", "buscar", fmt.Sprintf(`{"input":%q}`, q),
+				`{"resultados":[{"titulo":"Política de devoluciones","url":"https://ayuda.example.es/devoluciones"},{"titulo":"Plazos de reembolso","url":"https://ayuda.example.es/plazos"}]}`)
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["4"], g.at["5"]))
+	}
+	// A phone number probed in Japanese, one template.
+	{
+		g := newGen("probe_same_error-ja", "probe_same_error", true, "a new phone spelling each try; the same Japanese format error").
+			tool("会員登録", "write")
+		for i, ph := range []string{"090-1234-567", "0901234567", "+81 90 1234 567", "(090)1234-567", "81-90-1234-567"} {
+			g.fail("main", "会員登録", fmt.Sprintf(`{"氏名":"山田太郎","電話":%q}`, ph), "invalid_args", fmt.Sprintf(`"電話番号の形式が正しくありません: %s"`, ph))
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["4"], g.at["5"]))
+	}
+	// A hidden loop inside a sub-agent while its parent works on.
+	{
+		g := newGen("hidden_loop-sub-agent", "hidden_loop", true, "a researcher sub-agent reads the same two pages by other routes; the parent's own calls are fresh").
+			tool("web.fetch", "read").tool("web.cached", "read").tool("calc", "read")
+		g.call("main", "calc", `{"expr":"17*23"}`, `{"value":391}`)
+		g.hand("main", "researcher", "Find the 2025 market share of heat pumps in Norway")
+		page := `"Heat pumps in Norway\nMarket share of new heating installs in 2025: 62 percent\nSource: national energy agency"`
+		for r := range 4 {
+			g.call("researcher", "web.fetch", `{"url":"https://energy.example.no/report"}`, page)
+			g.mark(fmt.Sprintf("f%d", r+1))
+			g.call("researcher", "web.cached", fmt.Sprintf(`{"url":"https://energy.example.no/report","variant":"%d"}`, r), page)
+		}
+		add(g.done(g.at["f3"], g.at["f4"]))
+	}
+
 	// --- legit -----------------------------------------------------------
+
+	// The same JSON-as-a-string status while the job makes progress.
+	{
+		g := newGen("polling-json-in-string", "polling_with_noise", false, "a job polled as a JSON string; its processed count grows, then it succeeds").
+			tool("job_status", "read")
+		for i := range 5 {
+			state := "running"
+			if i == 4 {
+				state = "succeeded"
+			}
+			inner := fmt.Sprintf(`{"job": "etl-nightly", "state": %q, "processed": %d, "request_id": "%s", "latency_ms": %d}`, state, i*2500, hexid(i, 8), 30+i*17)
+			g.call("main", "job_status", `{"job":"etl-nightly"}`, string(marshal(inner)))
+		}
+		add(g.done("", ""))
+	}
+	// Two agents read the same brief once each, then work on their own.
+	{
+		g := newGen("fanout-same-brief", "revisit_with_progress", false, "two sub-agents each read the same brief, then different sources").
+			tool("read_doc", "read").tool("search", "read")
+		brief := `"Brief: compare three CRM vendors on price, API limits and EU hosting.\nDeadline: Friday."`
+		for k, who := range []string{"analyst_a", "analyst_b"} {
+			g.hand("lead", who, fmt.Sprintf("Research vendor group %d", k+1))
+			g.call(who, "read_doc", `{"doc":"brief-7"}`, brief)
+			for j := range 3 {
+				g.call(who, "search", fmt.Sprintf(`{"query":"vendor %d%d pricing EU hosting"}`, k, j), fmt.Sprintf(`{"hits":[{"title":"Vendor %d%d pricing page","url":"https://v%d%d.example/pricing"}]}`, k, j, k, j))
+			}
+			g.say(who, "done")
+		}
+		add(g.done("", ""))
+	}
+	// Retries at the edge of the budget: the fourth attempt succeeds (a
+	// fifth, after four failures, is past it: error_retry_loop).
+	{
+		g := newGen("transient_retry-four", "transient_retry", false, "three transient failures of one call (timeout, timeout, unavailable); the fourth attempt succeeds").
+			tool("bank.balance", "read")
+		for range 2 {
+			g.fail("main", "bank.balance", `{"account":{"iban":"DE02120300000000202051"}}`, "timeout", `"gateway timeout"`)
+		}
+		g.fail("main", "bank.balance", `{"account":{"iban":"DE02120300000000202051"}}`, "unavailable", `"503 service unavailable"`)
+		g.call("main", "bank.balance", `{"account":{"iban":"DE02120300000000202051"}}`, `{"balance":"1204.55","currency":"EUR"}`)
+		add(g.done("", ""))
+	}
+	// Long research: many searches, each with one new document among the known.
+	{
+		g := newGen("query_refinement-long", "query_refinement", false, "ten searches; each returns three known documents and one new").
+			tool("scholar.search", "read")
+		for i := range 10 {
+			hits := []string{`{"doi":"10.1000/a1","title":"Survey of loop detection"}`, `{"doi":"10.1000/a2","title":"Agents that repeat"}`, `{"doi":"10.1000/a3","title":"Livelock in multi-agent systems"}`,
+				fmt.Sprintf(`{"doi":"10.1000/n%d","title":"Study %d of agent progress"}`, i, i)}
+			g.call("main", "scholar.search", fmt.Sprintf(`{"q":"agent loop detection aspect %d","page_size":"4"}`, i), fmt.Sprintf(`{"hits":[%s]}`, strings.Join(hits, ",")))
+		}
+		add(g.done("", ""))
+	}
 
 	// Polling where the status finally moves; each poll also reports a
 	// counter that moves, and metadata under names it was not told of.
@@ -698,4 +799,6 @@ var probeKnown = map[string]string{
 	// same words while the reviews shrink is refused; one that passes the
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
+
+	"probe-paraphrase_loop-input-two-words": "missed",
 }

@@ -642,6 +642,17 @@ func TestNoisyRepeat(t *testing.T) {
 			order(`"generated":14,"updated":"2025-01-07T22:34:02Z"`),
 			order(`"generated":16,"updated":"2025-01-07T22:34:02Z"`),
 		}},
+		{"a JSON document handed over as a string", nil, []op{
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "failed", "error": "disk quota exceeded on /data", "request_id": "9f8e7d6c5b4a", "latency_ms": 31}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"latency_ms": 48, "state": "failed", "request_id": "1a2b3c4d5e6f", "error": "disk quota exceeded on /data"}`)),
+			refused(call("job", `{"id":"etl"}`, marshalString(`{"state": "failed", "error": "disk quota exceeded on /data", "request_id": "0a1b2c3d4e5f", "latency_ms": 65}`)), "repeat"),
+		}},
+		{"a JSON document as a string whose substance moves", nil, []op{
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 10, "request_id": "9f8e7d6c5b4a"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 20, "request_id": "1a2b3c4d5e6f"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 30, "request_id": "0a1b2c3d4e5f"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "done", "done": 40, "request_id": "0a1b2c3d4e50"}`)),
+		}},
 		{"a date that is not under headers is the answer's", nil, []op{
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 08:07:13 GMT","age":"12"}`),
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 09:07:13 GMT","age":"13"}`),
@@ -943,5 +954,26 @@ func TestFoldArgs(t *testing.T) {
 	}
 	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
 		t.Error("two tools, one question")
+	}
+}
+
+// TestEmbeddedJSON: a JSON string whose text is an object or a list is
+// read as that document, escapes undone; anything else is a text.
+func TestEmbeddedJSON(t *testing.T) {
+	var scratch []byte
+	for _, c := range []struct{ in, want string }{
+		{`"{\"a\": \"x\\ny\"}"`, `{"a": "x\ny"}`},
+		{`" [1, 2]"`, `[1, 2]`},
+		{`"{\"é\":\"\u00e9\ud83d\ude00\"}"`, "{\"é\":\"é\U0001F600\"}"},
+	} {
+		got, ok := embeddedJSON([]byte(c.in), &scratch)
+		if !ok || string(got) != c.want {
+			t.Errorf("embeddedJSON(%s) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{`"plain text"`, `{"a":1}`, `"{\"a\":"`, `"{bad \q}"`, `"{\u12"`} {
+		if got, ok := embeddedJSON([]byte(in), &scratch); ok && in != `"{\"a\":"` {
+			t.Errorf("embeddedJSON(%s) = %q, want no document", in, got)
+		}
 	}
 }
