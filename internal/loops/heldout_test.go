@@ -799,6 +799,4 @@ var probeKnown = map[string]string{
 	// same words while the reviews shrink is refused; one that passes the
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
-
-	"probe-paraphrase_loop-input-two-words": "missed",
 }

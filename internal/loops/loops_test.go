@@ -806,6 +806,12 @@ func TestRephrase(t *testing.T) {
 			call("bash", `{"command":"git diff"}`, `"On branch main, nothing to commit, working tree clean"`),
 			call("bash", `{"command":"git log"}`, `"On branch main, nothing to commit, working tree clean"`),
 		}},
+		{"two-word rewordings under input, a framework's one argument", nil, []op{
+			call("buscar", `{"input":"política reembolsos"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`),
+			call("buscar", `{"input":"devolución dinero"}`, `{"r":["Plazos de reembolso","Política de devoluciones"]}`),
+			call("buscar", `{"input":"reembolso compra"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`),
+			refused(call("buscar", `{"input":"devolver pedido"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`), "rephrase"),
+		}},
 		{"the same lookup respelled: case, white space, a number as a string", nil, []op{
 			call("stock", `{"qty":2,"site":"FRA","sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
 			call("stock", `{"qty":"2","site":"FRA","sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
