@@ -84,7 +84,7 @@ func (d *Detector) widens(prev, args []byte) bool {
 		if p[i].val == a[i].val {
 			continue
 		}
-		if !d.grows(p[i].kind, p[i].id, p[i].raw, a[i].raw) {
+		if !d.grows(p[i].kind, p[i].id, p[i].key, p[i].raw, a[i].raw) {
 			return false
 		}
 		grew = true
@@ -94,8 +94,21 @@ func (d *Detector) widens(prev, args []byte) bool {
 
 // grows reports whether value y grew from x. An identifier or a
 // position (identKey) that changed is another call, never a wider one.
-func (d *Detector) grows(kind uint8, id bool, x, y []byte) bool {
+func (d *Detector) grows(kind uint8, id bool, key, x, y []byte) bool {
 	if id {
+		return false
+	}
+	if kind == leafString && isoDate(x) && isoDate(y) && len(x) == len(y) {
+		// A range's bound that moved outwards: a lower bound to an
+		// earlier date, an upper bound to a later one (ISO dates sort as
+		// written). A bound that moved the other way (the next page of a
+		// listing by date) is another range, not a wider one.
+		switch c := bytes.Compare(y, x); rangeBound(key) {
+		case lowerBound:
+			return c < 0
+		case upperBound:
+			return c > 0
+		}
 		return false
 	}
 	switch kind {
@@ -110,6 +123,54 @@ func (d *Detector) grows(kind uint8, id bool, x, y []byte) bool {
 		return len(y) > len(x) && bytes.Contains(y, x)
 	}
 	return false
+}
+
+// isoDate reports whether b starts with an ISO 8601 date (2026-03-01).
+func isoDate(b []byte) bool {
+	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+		return false
+	}
+	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if !isDigit(b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	noBound = iota
+	lowerBound
+	upperBound
+)
+
+// rangeBound says whether an argument's key names the lower bound of a
+// range (since, from, after, start_date, date_gte) or its upper bound
+// (until, to, before, end, max).
+func rangeBound(k []byte) int {
+	if len(k) == 0 || len(k) > 64 {
+		return noBound
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	b := noBound
+	for i := range n {
+		w := noBound
+		switch string(low[span[i][0]:span[i][1]]) {
+		case "since", "from", "after", "start", "begin", "min", "gte", "gt", "oldest", "earliest":
+			w = lowerBound
+		case "until", "to", "before", "end", "max", "lte", "lt", "latest", "newest":
+			w = upperBound
+		}
+		if w != noBound {
+			if b != noBound && b != w {
+				return noBound
+			}
+			b = w
+		}
+	}
+	return b
 }
 
 // quantities reads x and y as two amounts of one kind and returns them in

@@ -408,6 +408,57 @@ func probeTraces() []*trace {
 		add(g.done(g.at["f3"], g.at["f4"]))
 	}
 
+	// Ping-pong with the arguments respelled each round.
+	{
+		g := newGen("ping_pong-respelled", "ping_pong", true, "get_invoice and get_payment alternating, the ids in another case each round").
+			tool("get_invoice", "read").tool("get_payment", "read")
+		pays := []string{"pay-9", "PAY-9", "Pay-9", "pay-9 "}
+		for r, id := range []string{"inv-77", "INV-77", "Inv-77", "inv-77 "} {
+			g.call("main", "get_invoice", fmt.Sprintf(`{"invoice":%q}`, id), `{"invoice":"INV-77","customer":"Nordlicht GmbH","amount":"310.00","status":"unpaid","payment":"PAY-9"}`)
+			g.mark(fmt.Sprintf("a%d", r+1))
+			g.call("main", "get_payment", fmt.Sprintf(`{"payment":%q}`, pays[r]), `{"payment":"PAY-9","state":"pending review","amount":"310.00"}`)
+		}
+		add(g.done(g.at["a4"], g.at["a4"]))
+	}
+	// A date range widened backwards, the same three messages each time.
+	{
+		g := newGen("resource_amplification-date-range", "resource_amplification", true, "mail.search since a date moved back a week, a month, a quarter; the same messages").
+			tool("mail.search", "read")
+		for i, since := range []string{"2026-03-01", "2026-02-22", "2026-02-01", "2025-12-01", "2025-06-01"} {
+			g.call("main", "mail.search", fmt.Sprintf(`{"from":"billing@vendor.example","since":%q}`, since),
+				`{"messages":[{"id":"m1","subject":"Invoice March overdue"},{"id":"m2","subject":"Reminder: invoice overdue"},{"id":"m3","subject":"Final notice"}]}`)
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["4"], g.at["5"]))
+	}
+	// A write whose precondition is a header of its request.
+	{
+		g := newGen("stale_write_retry-if-match-header", "stale_write_retry", true, "PUT with headers.If-Match the same etag after two 412s").
+			tool("http_put", "write", "url")
+		for i := range 4 {
+			g.fail("main", "http_put", fmt.Sprintf(`{"url":"https://api.example.com/docs/42","headers":{"If-Match":"\"a1b2c3\""},"body":{"title":"Q1 plan v%d"}}`, i+2), "conflict",
+				`{"status":412,"error":"Precondition Failed"}`)
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["3"], g.at["4"]))
+	}
+	// Two agents passing one task back and forth in the same words.
+	{
+		g := newGen("livelock_agents-same-words", "livelock_agents", true, "billing and support hand the same ticket back and forth").
+			tool("crm.note", "read")
+		for r := range 4 {
+			g.hand("dispatcher", "billing", "Resolve ticket 5521: customer charged twice")
+			if r == 0 {
+				g.mark("b1")
+			}
+			g.mark(fmt.Sprintf("b%d", r+1))
+			g.say("billing", "This is a support matter, not billing.")
+			g.hand("dispatcher", "support", "Resolve ticket 5521: customer charged twice")
+			g.say("support", "This is a billing matter, not support.")
+		}
+		add(g.done(g.at["b3"], g.at["b3"]))
+	}
+
 	// --- legit -----------------------------------------------------------
 
 	// The same JSON-as-a-string status while the job makes progress.

@@ -381,6 +381,22 @@ func TestAmplification(t *testing.T) {
 			call("m", `{"from":"now-1d"}`, `{"top":"p99 spike during deploy"}`),
 			refused(call("m", `{"from":"now-7d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
 		}},
+		{"a date range widened backwards", nil, []op{
+			call("m", `{"since":"2026-03-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-22","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"since":"2025-12-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"a listing paged back by date is not widening", nil, []op{
+			call("m", `{"before":"2026-03-08T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-03-01T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-02-22T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-02-15T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-16"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-10"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-01"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-01-01"}`, `{"top":"p99 spike during deploy"}`),
+		}},
 		{"limit spelled as a string", nil, []op{
 			call("m", `{"limit":"50"}`, `{"top":"p99 spike during deploy"}`),
 			call("m", `{"limit":"100"}`, `{"top":"p99 spike during deploy"}`),
