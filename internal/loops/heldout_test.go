@@ -386,9 +386,9 @@ func probeTraces() []*trace {
 	// A phone number probed in Japanese, one template.
 	{
 		g := newGen("probe_same_error-ja", "probe_same_error", true, "a new phone spelling each try; the same Japanese format error").
-			tool("会員登録", "write")
+			tool("kaiin.touroku", "write")
 		for i, ph := range []string{"090-1234-567", "0901234567", "+81 90 1234 567", "(090)1234-567", "81-90-1234-567"} {
-			g.fail("main", "会員登録", fmt.Sprintf(`{"氏名":"山田太郎","電話":%q}`, ph), "invalid_args", fmt.Sprintf(`"電話番号の形式が正しくありません: %s"`, ph))
+			g.fail("main", "kaiin.touroku", fmt.Sprintf(`{"氏名":"山田太郎","電話":%q}`, ph), "invalid_args", fmt.Sprintf(`"電話番号の形式が正しくありません: %s"`, ph))
 			g.mark(fmt.Sprint(i + 1))
 		}
 		add(g.done(g.at["4"], g.at["5"]))
