@@ -459,7 +459,31 @@ func probeTraces() []*trace {
 		add(g.done(g.at["b3"], g.at["b3"]))
 	}
 
+	// Tools that take the model's reason for each call (an IDE agent's
+	// "explanation"): the same read, in other words each time.
+	{
+		g := newGen("noisy_repeat-explanation-arg", "noisy_repeat", true, "read_file of one file with a new explanation each call; the same content").
+			tool("read_file", "read")
+		why := []string{"Read the config to find the port", "Check the configuration file again for the port setting", "Look once more at the config for where the port is set", "Verify the port value in the config file", "Re-open the config to confirm the port"}
+		for i, w := range why {
+			g.call("main", "read_file", fmt.Sprintf(`{"target_file":"config/app.yaml","explanation":%q}`, w), `"server:\n  host: 0.0.0.0\n  port: 8080\nlogging:\n  level: info"`)
+			g.mark(fmt.Sprint(i + 1))
+		}
+		add(g.done(g.at["4"], g.at["5"]))
+	}
+
 	// --- legit -----------------------------------------------------------
+
+	// The same, with an edit between the reads.
+	{
+		g := newGen("reread-explanation-after-edit", "revisit_with_progress", false, "read_file with an explanation, edit_file, read again; three times").
+			tool("read_file", "read").tool("edit_file", "write", "target_file")
+		for i := range 3 {
+			g.call("main", "read_file", fmt.Sprintf(`{"target_file":"config/app.yaml","explanation":"Check the port setting, pass %d"}`, i+1), fmt.Sprintf(`"server:\n  host: 0.0.0.0\n  port: %d\nlogging:\n  level: info"`, 8080+i))
+			g.call("main", "edit_file", fmt.Sprintf(`{"target_file":"config/app.yaml","explanation":"Bump the port","code_edit":"port: %d"}`, 8081+i), `"applied"`)
+		}
+		add(g.done("", ""))
+	}
 
 	// The same JSON-as-a-string status while the job makes progress.
 	{
