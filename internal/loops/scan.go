@@ -10,8 +10,9 @@ import (
 // each with the path of object keys that leads to it (array positions are not
 // part of a path, so a list that comes back reordered holds the same leaves).
 // Long strings are cut into lines, so that a text that changed in one line
-// shares its other lines with the old one. The scanner never allocates (but to
-// grow the scratch buffer of a JSON document inside a string) and never panics; input that is not JSON is treated as one plain text.
+// shares its other lines with the old one. The scanner never panics, and
+// never allocates but to grow the scratch buffer of a JSON document inside a
+// string; input that is not JSON is treated as one plain text.
 
 const (
 	leafString = iota + 1
