@@ -13,7 +13,8 @@
 //
 //   - Registered values ([Options.Secrets], [Redactor.Add], at least
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
-//     however they are escaped, in member names, as numbers, and as the
+//     however they are escaped, percent-encoded as in a URL, in member
+//     names, as numbers, and as the
 //     cut end of a text when that end gives away enough of one (at least 8
 //     bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
@@ -51,6 +52,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -153,7 +155,37 @@ func newSecret(v string) secret {
 	var html bytes.Buffer
 	json.HTMLEscape(&html, esc)
 	add(html.Bytes())
+	// In a URL a value is percent-encoded, and a token of base64 (an AWS
+	// secret key, a signature) has '/', '+' and '=' to encode: as a query
+	// value (Go's QueryEscape; Python's quote with safe="", JavaScript's
+	// encodeURIComponent), as a path segment, or keeping its slashes
+	// (Python's quote), in upper or lower case hex.
+	for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
+		for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
+			add(percentEncode(v, keep, hex, false))
+			add(percentEncode(v, keep, hex, true))
+		}
+	}
 	return s
+}
+
+// percentEncode escapes every byte of v but the unreserved ones of RFC 3986
+// and those in keep, as %XX in the digits hex; plus writes a space as '+',
+// as a query's form encoding does. It returns v as it is when nothing is
+// escaped.
+func percentEncode(v, keep, hex string, plus bool) []byte {
+	var out []byte
+	for i := range len(v) {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', strings.IndexByte(keep, c) >= 0:
+			out = append(out, c)
+		case c == ' ' && plus:
+			out = append(out, '+')
+		default:
+			out = append(out, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return out
 }
 
 // Len returns the number of registered values.
