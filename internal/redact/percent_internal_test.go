@@ -37,8 +37,11 @@ func TestPercentEncodedSecret(t *testing.T) {
 			}
 		}
 	}
-	// A value with nothing to escape has no more forms than before.
-	if plain, _ := New(&Options{Secrets: []string{"sk-live-0123456789"}}); len(plain.secrets.Load().secs[0].forms) != 1 {
-		t.Errorf("forms of a value with nothing to escape: %q", plain.secrets.Load().secs[0].forms)
+	// A value with nothing to escape has no percent-encoded forms.
+	plain, _ := New(&Options{Secrets: []string{"sk-live-0123456789"}})
+	for _, f := range plain.secrets.Load().secs[0].forms {
+		if strings.IndexByte(string(f), '%') >= 0 {
+			t.Errorf("forms of a value with nothing to escape: %q", plain.secrets.Load().secs[0].forms)
+		}
 	}
 }

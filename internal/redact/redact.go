@@ -13,10 +13,10 @@
 //
 //   - Registered values ([Options.Secrets], [Redactor.Add], at least
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
-//     however they are escaped, percent-encoded as in a URL, in member
-//     names, as numbers, and as the
-//     cut end of a text when that end gives away enough of one (at least 8
-//     bytes, or half of it).
+//     however they are escaped, percent-encoded as in a URL, in base64
+//     (values of 12 bytes or more), in member names, as numbers, and as
+//     the cut end of a text when that end gives away enough of one (at
+//     least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
 //     (a string, a number, an array, an object), at any depth. A name is
 //     compared lower-cased without '_', '-', '.' and spaces; it is secret
@@ -49,6 +49,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -166,8 +167,25 @@ func newSecret(v string) secret {
 			add(percentEncode(v, keep, hex, true))
 		}
 	}
+	// In base64 (a Basic credential echoed without its scheme, a header
+	// an upstream shows encoded, a blob the value is inside), at each of
+	// the three places it may begin in the encoded bytes: the characters
+	// that encode its bits alone. A model reads base64 as easily as text.
+	// Not for short values, whose few characters could be anyone's.
+	if len(v) >= minBase64Len {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for k := range 3 {
+				e := enc.EncodeToString(append(make([]byte, k), v...))
+				add([]byte(e[(8*k+5)/6 : 8*(k+len(v))/6]))
+			}
+		}
+	}
 	return s
 }
+
+// minBase64Len is the least length of a value masked in base64 too: its
+// forms have at least 14 characters.
+const minBase64Len = 12
 
 // percentEncode escapes every byte of v but the unreserved ones of RFC 3986
 // and those in keep, as %XX in the digits hex; plus writes a space as '+',
