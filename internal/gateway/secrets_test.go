@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -124,5 +125,70 @@ model: {base_url: "http://127.0.0.1:9/v1", api_key: "${MODEL_KEY}"}
 		if got := r.RedactString(s); strings.Contains(got, "hunter2") || strings.Contains(got, "tok-0123") || strings.Contains(got, "sk-model") {
 			t.Errorf("%q -> %q, want the secret masked", s, got)
 		}
+	}
+}
+
+// TestUpstreamToolDefinitionSecretMasked: an upstream that writes a secret
+// of reach's into a tool's definition (a connection string in its
+// description, a key as a schema's default, in a title) puts it before
+// every client's model on every listing: tools/list, GET /v1/tools and the
+// UI's tool page showed it as it came.
+func TestUpstreamToolDefinitionSecretMasked(t *testing.T) {
+	const secret = "s3cr3t-t0ken-value-42"
+	s := mcp.NewServer(&mcp.Implementation{Name: "chatty", Version: "1"}, nil)
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"key": map[string]any{"type": "string", "default": secret, "description": "defaults to " + secret}}}
+	s.AddTool(&mcp.Tool{Name: "query", Title: "Query as " + secret, Description: "Runs SQL on postgres://app:" + secret + "@db/app.",
+		InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "as " + secret}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("CHATTY_TOKEN="+secret+"\n"), 0o600)
+	cfgPath := filepath.Join(dir, "reach.yaml")
+	os.WriteFile(cfgPath, []byte("secrets: {file: secrets.env}\nupstreams:\n  - name: chatty\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${CHATTY_TOKEN}'}\n"), 0o600)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	srv := serveTest(t, g)
+	cs := connectMCP(t, g, nil)
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, tool := range list.Tools {
+		if tool.Name == "chatty__query" {
+			b, _ := json.Marshal(tool)
+			seen = append(seen, string(b))
+		}
+	}
+	if len(seen) != 1 || !strings.Contains(seen[0], "[REDACTED]") {
+		t.Fatalf("tools/list: %v, want chatty__query with the secret masked", seen)
+	}
+	for _, path := range []string{"/v1/tools", "/ui/tools"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		seen = append(seen, string(b))
+	}
+	for i, s := range seen {
+		if strings.Contains(s, secret) {
+			t.Errorf("surface %d shows the secret:\n%s", i, s)
+		}
+	}
+	if res, text := callText(t, cs, "chatty__query", map[string]any{}, nil); res.IsError || text != "ok" {
+		t.Errorf("the tool is still called as it is: %v %q", res.IsError, text)
 	}
 }
