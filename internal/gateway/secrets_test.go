@@ -192,3 +192,72 @@ func TestUpstreamToolDefinitionSecretMasked(t *testing.T) {
 		t.Errorf("the tool is still called as it is: %v %q", res.IsError, text)
 	}
 }
+
+// TestUpstreamResourceAndPromptSecretMasked: resources, prompts and
+// completions pass through unguarded, but what they carry reaches the
+// client's model as a tool's result does: a registered secret in a
+// resource's text, a prompt's messages, their listings or an upstream's
+// error was passed on as it came.
+func TestUpstreamResourceAndPromptSecretMasked(t *testing.T) {
+	const secret = "s3cr3t-t0ken-value-42"
+	s := mcp.NewServer(&mcp.Implementation{Name: "chatty", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: "file:///config.txt", Name: "config", Description: "the config, key " + secret},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///config.txt", Text: "dsn=postgres://app:" + secret + "@db/app"}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "file:///broken.txt", Name: "broken"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, errors.New("could not log in with " + secret)
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "setup", Description: "Sets up with " + secret},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Use the key " + secret + " to sign in."}}}}, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "secrets.env"), []byte("CHATTY_TOKEN="+secret+"\n"), 0o600)
+	cfgPath := filepath.Join(dir, "reach.yaml")
+	os.WriteFile(cfgPath, []byte("secrets: {file: secrets.env}\nupstreams:\n  - name: chatty\n    url: "+up.URL+"\n    headers: {Authorization: 'Bearer ${CHATTY_TOKEN}'}\n"), 0o600)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	cs := connectMCP(t, g, nil)
+	ctx := t.Context()
+	var seen []any
+	add := func(v any, err error) {
+		if err != nil {
+			seen = append(seen, err.Error())
+			return
+		}
+		seen = append(seen, v)
+	}
+	add(cs.ListResources(ctx, nil))
+	add(cs.ListPrompts(ctx, nil))
+	add(cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///config.txt"}))
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///broken.txt"})
+	if err == nil {
+		t.Fatal("reading the broken resource succeeded")
+	}
+	add(nil, err)
+	add(cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "chatty__setup"}))
+	masked := 0
+	for i, v := range seen {
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("surface %d shows the secret:\n%s", i, b)
+		}
+		if strings.Contains(string(b), "[REDACTED]") {
+			masked++
+		}
+	}
+	if masked != len(seen) {
+		t.Errorf("%d of %d surfaces show the mask: %v", masked, len(seen), seen)
+	}
+}
