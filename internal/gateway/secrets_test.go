@@ -128,6 +128,67 @@ model: {base_url: "http://127.0.0.1:9/v1", api_key: "${MODEL_KEY}"}
 	}
 }
 
+// TestUpstreamURLSecretMasked: a hosted MCP server's URL often carries its
+// credential, in the query (?api_key=, ?key=) or as a path segment
+// (.../s/<token>/mcp), and ${VAR} is not expanded there, so it is written
+// out in the configuration. Every error of a dial quotes the URL: the model
+// got it in a refusal (upstream_unavailable), /healthz (which asks no
+// credentials) and the banner in the upstream's error, and the log.
+func TestUpstreamURLSecretMasked(t *testing.T) {
+	const pathTok, keyVal, apiKey = "ZapT0ken4f9a8b7c6d5e", "Pl41nKeyValue7788", "Qk3y-0123456789"
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "reach.yaml")
+	os.WriteFile(cfgPath, []byte("examples: true\nupstreams:\n  - name: zap\n    url: http://127.0.0.1:9/api/mcp/s/"+pathTok+"/mcp?api_key="+apiKey+"&key="+keyVal+"&format=json&v=2\n"), 0o600)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	g, err := New(context.Background(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	srv := serveTest(t, g)
+	var seen []string
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	seen = append(seen, string(b))
+	_, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"x","tool":"zap__anything","arguments":{}}]}`, nil)
+	b, _ = json.Marshal(out)
+	seen = append(seen, string(b))
+	for _, u := range g.Upstreams() { // the banner's
+		seen = append(seen, u.Error)
+	}
+	seen = append(seen, logs.String())
+	for i, s := range seen {
+		if !strings.Contains(s, "127.0.0.1:9") {
+			t.Errorf("surface %d does not say which upstream failed:\n%s", i, s)
+		}
+		for _, secret := range []string{pathTok, keyVal, apiKey} {
+			if strings.Contains(s, secret) {
+				t.Errorf("surface %d shows %s:\n%s", i, secret, s)
+			}
+		}
+	}
+	// Words of the URL that are no credential stay words elsewhere.
+	if got := g.redactor.RedactString("format json, v 2, api mcp"); got != "format json, v 2, api mcp" {
+		t.Errorf("plain words masked: %q", got)
+	}
+	for v, want := range map[string]bool{
+		pathTok: true, keyVal: true, "550e8400-e29b-41d4-a716-446655440000": true, "4f9a8b7c6d5e1234abcd": true,
+		"github-mcp-server-v2": false, "2024-11-05": false, "json": false, "streamable-http-endpoint": false,
+	} {
+		if tokenLike(v) != want {
+			t.Errorf("tokenLike(%q) = %v, want %v", v, !want, want)
+		}
+	}
+}
+
 // TestUpstreamToolDefinitionSecretMasked: an upstream that writes a secret
 // of reach's into a tool's definition (a connection string in its
 // description, a key as a schema's default, in a title) puts it before

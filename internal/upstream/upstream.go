@@ -79,6 +79,9 @@ func (u *upstream) status() Status {
 	if why := u.unreachable.Load(); why != nil {
 		s.Connected, s.Error = false, *why
 	}
+	// /healthz (which asks no credentials) and the banner show it: a dial's
+	// error quotes the URL, with whatever credential it carries.
+	s.Error = u.p.redactor.RedactString(s.Error)
 	return s
 }
 
