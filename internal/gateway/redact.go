@@ -50,7 +50,8 @@ func newRedactor(c *config.Config) (*redact.Redactor, error) {
 // urlSecrets returns the credentials an endpoint's URL carries, written
 // out in the configuration (${VAR} is not expanded in a URL) and quoted by
 // every error of a dial: its userinfo's password, the value of a query
-// parameter with a secret name (api_key), and, with paths, a query value or
+// parameter with a secret name or one that ends in "key" (api_key, key), and,
+// with paths, a query value or
 // path segment that looks like a token (.../s/<token>/mcp, ?key=<token>).
 // Words such as json, v2 or mcp are no credential, and masked they would
 // be hidden everywhere.
@@ -65,7 +66,10 @@ func urlSecrets(r *redact.Redactor, raw string, paths bool) []string {
 	}
 	for name, vs := range u.Query() {
 		for _, v := range vs {
-			if (r.SecretKey(name) && len(v) >= redact.MinSecretLen) || (paths && tokenLike(v)) {
+			// In an endpoint's query, a key is a credential (?key=,
+			// ?subscription-key=); a keyword is not.
+			secret := r.SecretKey(name) || strings.HasSuffix(strings.ToLower(name), "key")
+			if (secret && len(v) >= redact.MinSecretLen) || (paths && tokenLike(v)) {
 				out = append(out, v)
 			}
 		}

@@ -135,7 +135,7 @@ model: {base_url: "http://127.0.0.1:9/v1", api_key: "${MODEL_KEY}"}
 // got it in a refusal (upstream_unavailable), /healthz (which asks no
 // credentials) and the banner in the upstream's error, and the log.
 func TestUpstreamURLSecretMasked(t *testing.T) {
-	const pathTok, keyVal, apiKey = "ZapT0ken4f9a8b7c6d5e", "Pl41nKeyValue7788", "Qk3y-0123456789"
+	const pathTok, keyVal, apiKey = "ZapT0ken4f9a8b7c6d5e", "PLAINKEY987654", "Qk3y-0123456789"
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "reach.yaml")
 	os.WriteFile(cfgPath, []byte("examples: true\nupstreams:\n  - name: zap\n    url: http://127.0.0.1:9/api/mcp/s/"+pathTok+"/mcp?api_key="+apiKey+"&key="+keyVal+"&format=json&v=2\n"), 0o600)
@@ -180,7 +180,7 @@ func TestUpstreamURLSecretMasked(t *testing.T) {
 		t.Errorf("plain words masked: %q", got)
 	}
 	for v, want := range map[string]bool{
-		pathTok: true, keyVal: true, "550e8400-e29b-41d4-a716-446655440000": true, "4f9a8b7c6d5e1234abcd": true,
+		pathTok: true, "Pl41nKeyValue7788": true, "550e8400-e29b-41d4-a716-446655440000": true, "4f9a8b7c6d5e1234abcd": true,
 		"github-mcp-server-v2": false, "2024-11-05": false, "json": false, "streamable-http-endpoint": false,
 	} {
 		if tokenLike(v) != want {
