@@ -309,3 +309,18 @@ func TestNoFraming(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsNavCount: the approvals page, as every page, shows in its
+// navigation how many approvals wait, a number; its own list of pending
+// approvals once took the count's place and the navigation showed the list
+// dumped as Go values.
+func TestApprovalsNavCount(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	for _, path := range []string{"/ui/", "/ui/approvals"} {
+		page := get(t, srv.URL+path)
+		if !strings.Contains(page, `<span class="count" id="pending-count">1</span>`) {
+			i := strings.Index(page, `id="pending-count"`)
+			t.Errorf("%s: the navigation's count is not 1: %.120s", path, page[max(i, 0):])
+		}
+	}
+}
