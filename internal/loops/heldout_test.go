@@ -474,6 +474,21 @@ func probeTraces() []*trace {
 
 	// --- legit -----------------------------------------------------------
 
+	// A date range widened backwards that finds older messages each time,
+	// and a listing paged back by date.
+	{
+		g := newGen("widening-date-range-finds", "revisit_with_progress", false, "mail.search since a date moved back, an older message each time; then pages before a date").
+			tool("mail.search", "read").tool("mail.list", "read")
+		for i, since := range []string{"2026-03-01", "2026-02-22", "2026-02-01", "2025-12-01"} {
+			g.call("main", "mail.search", fmt.Sprintf(`{"from":"billing@vendor.example","since":%q}`, since),
+				fmt.Sprintf(`{"messages":[{"id":"m1","subject":"Invoice March overdue"},{"id":"old%d","subject":"Invoice %d"}]}`, i, i))
+		}
+		for i, before := range []string{"2026-03-08T00:00:00Z", "2026-03-01T00:00:00Z", "2026-02-22T00:00:00Z", "2026-02-15T00:00:00Z"} {
+			g.call("main", "mail.list", fmt.Sprintf(`{"folder":"INBOX","before":%q,"limit":"2"}`, before),
+				fmt.Sprintf(`{"messages":[{"id":"p%da","subject":"Weekly digest %d"},{"id":"p%db","subject":"Team update %d"}]}`, i, i, i, i))
+		}
+		add(g.done("", ""))
+	}
 	// The same, with an edit between the reads.
 	{
 		g := newGen("reread-explanation-after-edit", "revisit_with_progress", false, "read_file with an explanation, edit_file, read again; three times").
