@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,42 @@ func TestBase64Secret(t *testing.T) {
 	// be anyone's.
 	if short, _ := New(&Options{Secrets: []string{"hunter2"}}); len(short.secrets.Load().secs[0].forms) != 1 {
 		t.Errorf("forms of a short value: %q", short.secrets.Load().secs[0].forms)
+	}
+}
+
+// TestBase64SecretWrapped: base64 wrapped in lines, as MIME writes it (76
+// columns, CRLF) and PEM (64, LF), holds a registered value that a line
+// break may cut: masked wherever the break falls, in text and in a JSON
+// string, the rest of the blob kept. The value was shown whenever a break
+// fell inside its form.
+func TestBase64SecretWrapped(t *testing.T) {
+	secret := "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+	r, err := New(&Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wrap := range []struct {
+		width int
+		eol   string
+	}{{76, "\r\n"}, {64, "\n"}} {
+		for lead := range 60 { // the value at every place of a line
+			blob := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", lead) + secret + strings.Repeat("y", 90)))
+			var lines []string
+			for len(blob) > wrap.width {
+				lines, blob = append(lines, blob[:wrap.width]), blob[wrap.width:]
+			}
+			text := strings.Join(append(lines, blob), wrap.eol)
+			for _, in := range []string{"Content-Transfer-Encoding: base64\r\n\r\n" + text + wrap.eol, `{"body":` + strconv.Quote(text) + `}`} {
+				out := r.RedactString(in)
+				joined := strings.NewReplacer("\r", "", "\n", "", `\r`, "", `\n`, "").Replace(out)
+				if !strings.Contains(out, Mask) || strings.Contains(joined, base64.StdEncoding.EncodeToString([]byte(secret))[:20]) {
+					t.Errorf("width %d, %d bytes before the value: %q", wrap.width, lead, out)
+					continue
+				}
+				if lead >= 8 && !strings.Contains(out, lines[0][:8]) {
+					t.Errorf("width %d, %d bytes before the value: the blob's start masked: %q", wrap.width, lead, out)
+				}
+			}
+		}
 	}
 }

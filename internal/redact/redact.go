@@ -14,7 +14,8 @@
 //   - Registered values ([Options.Secrets], [Redactor.Add], at least
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
 //     however they are escaped, percent-encoded as in a URL, in base64
-//     (values of 12 bytes or more), in member names, as numbers, and as
+//     (values of 12 bytes or more; wrapped in lines as MIME and PEM wrap
+//     it too), in member names, as numbers, and as
 //     the cut end of a text when that end gives away enough of one (at
 //     least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
@@ -94,6 +95,7 @@ type secretSet struct {
 type secret struct {
 	raw   []byte
 	forms [][]byte // raw, then the forms it takes inside a JSON string, if different
+	b64   [][]byte // of forms, those in base64 (read across line breaks too)
 }
 
 // New returns a Redactor with the built-in key names, opts' keys and
@@ -176,7 +178,9 @@ func newSecret(v string) secret {
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 			for k := range 3 {
 				e := enc.EncodeToString(append(make([]byte, k), v...))
-				add([]byte(e[(8*k+5)/6 : 8*(k+len(v))/6]))
+				f := []byte(e[(8*k+5)/6 : 8*(k+len(v))/6])
+				add(f)
+				s.b64 = append(s.b64, f)
 			}
 		}
 	}
