@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -48,10 +49,11 @@ func BenchmarkRedact(b *testing.B) {
 	}
 }
 
-// BenchmarkRedactManySecrets masks a large result (1 MB of a log's lines,
-// as a tool that reads one returns it, none of them secret) with 50
-// registered values: half of them tokens of letters and digits, half keys
-// of base64 ('/' and '+'), each looked for in all its forms.
+// BenchmarkRedactManySecrets masks a large result with 50 registered
+// values, half of them tokens of letters and digits, half keys of base64
+// ('/' and '+'), each looked for in all its forms, none of them in the
+// result: a typical tool result, 1 MB of a log's lines as text, and as a
+// tool result's JSON (its line breaks escaped, read string by string).
 //
 //	go test -run '^$' -bench RedactManySecrets -count 6 ./internal/redact/
 func BenchmarkRedactManySecrets(b *testing.B) {
@@ -75,8 +77,22 @@ func BenchmarkRedactManySecrets(b *testing.B) {
 	for i := 0; len(text) < 1<<20; i++ {
 		text = fmt.Appendf(text, "2026-11-28T10:%02d:%02dZ INFO order %d shipped to Ann Smith, tracking ZX%d, 2 items, refund window 30 days\n", i/60%60, i%60, 1000+i, 4000+i)
 	}
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		r.RedactString(string(text))
-	}
+	doc, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": string(text)}}})
+	b.Run("tool-result", func(b *testing.B) { // the typical result, every call's
+		for b.Loop() {
+			r.Redact(toolResult)
+		}
+	})
+	b.Run("text", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			r.RedactString(string(text))
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			r.Redact(doc)
+		}
+	})
 }

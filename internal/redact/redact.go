@@ -89,7 +89,8 @@ type Redactor struct {
 
 // secretSet is the registered values, replaced whole on Add.
 type secretSet struct {
-	secs []secret // longest first
+	secs []secret   // longest first
+	idx  *formIndex // their forms, when there are many
 }
 
 type secret struct {
@@ -136,7 +137,7 @@ func (r *Redactor) Add(values ...string) error {
 	}
 	// Longest first, so that a secret containing another is masked whole.
 	slices.SortStableFunc(secs, func(a, b secret) int { return len(b.raw) - len(a.raw) })
-	r.secrets.Store(&secretSet{secs: secs})
+	r.secrets.Store(&secretSet{secs: secs, idx: newIndex(secs)})
 	if short > 0 {
 		return fmt.Errorf("%d secret value(s) shorter than %d bytes were not registered: a value that short would mask ordinary text", short, MinSecretLen)
 	}

@@ -23,6 +23,12 @@ func (r *Redactor) mayMask(b []byte, set *secretSet, full bool) bool {
 			return true
 		}
 	}
+	if set.idx != nil {
+		if set.idx.mayHold(b) {
+			return true
+		}
+		return full && r.keys.mayHold(b)
+	}
 	for _, s := range set.secs {
 		for _, f := range s.forms {
 			if bytes.Contains(b, f[:MinSecretLen]) {
@@ -116,15 +122,19 @@ func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, depth int)
 // in the middle of a secret) when it gives away enough of it: at least 8
 // bytes, or half.
 func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
-	for _, s := range set.secs {
-		for _, f := range s.forms {
-			for off := 0; ; {
-				i := bytes.Index(b[off:], f)
-				if i < 0 {
-					break
+	if set.idx != nil {
+		eds = set.idx.edits(eds, b)
+	} else {
+		for _, s := range set.secs {
+			for _, f := range s.forms {
+				for off := 0; ; {
+					i := bytes.Index(b[off:], f)
+					if i < 0 {
+						break
+					}
+					eds = append(eds, edit{from: off + i, to: off + i + len(f)})
+					off += i + len(f)
 				}
-				eds = append(eds, edit{from: off + i, to: off + i + len(f)})
-				off += i + len(f)
 			}
 		}
 	}
