@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/base64"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,6 +67,32 @@ func TestBase64SecretWrapped(t *testing.T) {
 				}
 				if lead >= 8 && !strings.Contains(out, lines[0][:8]) {
 					t.Errorf("width %d, %d bytes before the value: the blob's start masked: %q", wrap.width, lead, out)
+				}
+			}
+		}
+	}
+}
+
+// TestBase64SecretInURL: a registered value in base64 (a credential, a
+// blob the value is inside) passed in a URL's query or path is
+// percent-encoded there, and the standard alphabet's '+' and '/' then
+// look nothing like themselves: masked wherever the value begins in the
+// encoded bytes. It was shown whenever its base64 had one of them (a
+// password with '?', '~' or '>').
+func TestBase64SecretInURL(t *testing.T) {
+	secret := "Tr0ub4dor&3-horse?battery~staple>"
+	r, err := New(&Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower := regexp.MustCompile("%[0-9A-F]{2}")
+	for _, plain := range []string{secret, "u:" + secret, "user:" + secret, "{\"k\":\"" + secret + "\"}~~~", ">>" + secret + "??"} {
+		b := base64.StdEncoding.EncodeToString([]byte(plain))
+		for _, f := range []string{url.QueryEscape(b), url.PathEscape(b), lower.ReplaceAllStringFunc(url.QueryEscape(b), strings.ToLower)} {
+			for _, in := range []string{"GET https://api.example/cb?state=" + f + "&b=2", "https://api.example/blob/" + f + "/x"} {
+				out := r.RedactString(in)
+				if !strings.Contains(out, Mask) {
+					t.Errorf("%q in base64: %s", plain, out)
 				}
 			}
 		}

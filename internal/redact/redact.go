@@ -15,7 +15,7 @@
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
 //     however they are escaped, percent-encoded as in a URL, in base64
 //     (values of 12 bytes or more; wrapped in lines as MIME and PEM wrap
-//     it too), in member names, as numbers, and as
+//     it, and percent-encoded, too), in member names, as numbers, and as
 //     the cut end of a text when that end gives away enough of one (at
 //     least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
@@ -164,12 +164,17 @@ func newSecret(v string) secret {
 	// value (Go's QueryEscape; Python's quote with safe="", JavaScript's
 	// encodeURIComponent), as a path segment, or keeping its slashes
 	// (Python's quote), in upper or lower case hex.
-	for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
-		for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
-			add(percentEncode(v, keep, hex, false))
-			add(percentEncode(v, keep, hex, true))
+	percent := func(v string, plus bool) {
+		for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
+			for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
+				add(percentEncode(v, keep, hex, false))
+				if plus {
+					add(percentEncode(v, keep, hex, true))
+				}
+			}
 		}
 	}
+	percent(v, true)
 	// In base64 (a Basic credential echoed without its scheme, a header
 	// an upstream shows encoded, a blob the value is inside), at each of
 	// the three places it may begin in the encoded bytes: the characters
@@ -182,6 +187,9 @@ func newSecret(v string) secret {
 				f := []byte(e[(8*k+5)/6 : 8*(k+len(v))/6])
 				add(f)
 				s.b64 = append(s.b64, f)
+				// Passed in a URL, base64's '+' and '/' are
+				// percent-encoded too.
+				percent(string(f), false)
 			}
 		}
 	}
