@@ -3,6 +3,7 @@ package redact_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/redact"
@@ -81,6 +82,17 @@ func BenchmarkRedactManySecrets(b *testing.B) {
 	b.Run("tool-result", func(b *testing.B) { // the typical result, every call's
 		for b.Loop() {
 			r.Redact(toolResult)
+		}
+	})
+	b.Run("stream", func(b *testing.B) { // a model's answer, a few bytes a piece
+		pieces := strings.SplitAfter(string(text[:4096]), " ")
+		b.SetBytes(4096)
+		for b.Loop() {
+			st := r.Stream()
+			for _, p := range pieces {
+				st.Next(p)
+			}
+			st.Flush()
 		}
 	})
 	b.Run("text", func(b *testing.B) {

@@ -27,6 +27,8 @@ type formIndex struct {
 	// early begins on the next line).
 	may     map[uint32]bool
 	mayBits [1 << 16 / 64]uint64
+	short   map[string]bool // the first 1, 2 and 3 bytes of each form (see held)
+	longest int             // the longest form's length
 }
 
 func window(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
@@ -50,9 +52,13 @@ func newIndex(secs []secret) *formIndex {
 	if n < indexMin || n > 1<<16 {
 		return nil
 	}
-	ix := &formIndex{heads: make(map[uint32][]uint16), may: make(map[uint32]bool)}
+	ix := &formIndex{heads: make(map[uint32][]uint16), may: make(map[uint32]bool), short: make(map[string]bool)}
 	for _, s := range secs {
 		for _, f := range s.forms {
+			for n := 1; n < MinSecretLen; n++ {
+				ix.short[string(f[:n])] = true
+			}
+			ix.longest = max(ix.longest, len(f))
 			w := window(f)
 			ix.heads[w] = append(ix.heads[w], uint16(len(ix.forms)))
 			ix.forms = append(ix.forms, f)
@@ -102,4 +108,53 @@ func (ix *formIndex) edits(eds []edit, b []byte) []edit {
 		}
 	}
 	return eds
+}
+
+// held returns where, in text, a Stream cuts what it holds back: before
+// the longest end of text that begins a form (and is not one whole), then
+// before any form that the cut splits, as a scan for each form does.
+func (ix *formIndex) held(text []byte) int {
+	cut := len(text)
+	for j := max(0, len(text)-ix.longest+1); j < len(text); j++ {
+		if ix.begins(text[j:]) {
+			cut = j
+			break
+		}
+	}
+	for moved := true; moved; {
+		moved = false
+		for i := max(0, cut-ix.longest+1); i < cut && i+MinSecretLen <= len(text); i++ {
+			w := window(text[i:])
+			if !marked(&ix.bits, w) {
+				continue
+			}
+			for _, k := range ix.heads[w] {
+				if f := ix.forms[k]; i+len(f) > cut && bytes.HasPrefix(text[i:], f) {
+					cut, moved = i, true
+					break
+				}
+			}
+			if moved {
+				break
+			}
+		}
+	}
+	return cut
+}
+
+// begins reports whether s is the beginning of a form, shorter than it.
+func (ix *formIndex) begins(s []byte) bool {
+	if len(s) < MinSecretLen {
+		return ix.short[string(s)]
+	}
+	w := window(s)
+	if !marked(&ix.bits, w) {
+		return false
+	}
+	for _, k := range ix.heads[w] {
+		if f := ix.forms[k]; len(f) > len(s) && bytes.HasPrefix(f, s) {
+			return true
+		}
+	}
+	return false
 }

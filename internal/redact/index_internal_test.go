@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestIndexFindsWhatEachFormsScanFinds: a set's index masks, and its quick
-// test lets through, what a scan for each form in turn does, on texts made
-// of pieces of the forms (whole, cut, repeated, overlapping) and noise.
+// TestIndexFindsWhatEachFormsScanFinds: a set's index masks, its quick
+// test lets through, and a stream holds back, what a scan for each form in
+// turn does, on texts made of pieces of the forms (whole, cut, repeated,
+// overlapping) and noise.
 func TestIndexFindsWhatEachFormsScanFinds(t *testing.T) {
 	secrets := []string{"s3cr3tVALUE42", `tok"with\quote`, "sk/live-7Hq2x9Zr", "98765432", "abcd1234", "abcd1234efgh5678",
 		"pä$$wörd-ünï", "k<ey>&val-99", "aaaaaaaaaaaaaaaa", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"}
@@ -21,6 +22,8 @@ func TestIndexFindsWhatEachFormsScanFinds(t *testing.T) {
 		t.Fatal("no index for 10 values")
 	}
 	plain := &secretSet{secs: indexed.secs}
+	plainR := &Redactor{keys: r.keys}
+	plainR.secrets.Store(plain)
 	var pieces [][]byte
 	for _, s := range indexed.secs {
 		pieces = append(pieces, s.forms...)
@@ -48,6 +51,18 @@ func TestIndexFindsWhatEachFormsScanFinds(t *testing.T) {
 		}
 		if len(want) > 0 && !r.mayMask(b, indexed, false) {
 			t.Fatalf("%q: masked, and the quick test says nothing may be", b)
+		}
+		// A stream holds back, and passes on, what it would without.
+		a, z := r.Stream(), plainR.Stream()
+		for len(b) > 0 {
+			n := min(len(b), 1+rng.IntN(12))
+			if got, want := a.Next(string(b[:n])), z.Next(string(b[:n])); got != want {
+				t.Fatalf("piece %q: indexed stream passed %q, without %q", b[:n], got, want)
+			}
+			b = b[n:]
+		}
+		if got, want := a.Flush(), z.Flush(); got != want {
+			t.Fatalf("indexed stream flushed %q, without %q", got, want)
 		}
 	}
 }
