@@ -37,8 +37,8 @@ func TestBase64Secret(t *testing.T) {
 }
 
 // TestBase64SecretWrapped: base64 wrapped in lines, as MIME writes it (76
-// columns, CRLF) and PEM (64, LF), holds a registered value that a line
-// break may cut: masked wherever the break falls, in text and in a JSON
+// columns, CRLF) and PEM (64, LF; indented, as in a YAML file), holds a
+// registered value that a line break may cut: masked wherever the break falls, in text and in a JSON
 // string, the rest of the blob kept. The value was shown whenever a break
 // fell inside its form.
 func TestBase64SecretWrapped(t *testing.T) {
@@ -50,7 +50,7 @@ func TestBase64SecretWrapped(t *testing.T) {
 	for _, wrap := range []struct {
 		width int
 		eol   string
-	}{{76, "\r\n"}, {64, "\n"}} {
+	}{{76, "\r\n"}, {64, "\n"}, {64, "\n    "}} { // the last a PEM indented in YAML
 		for lead := range 60 { // the value at every place of a line
 			blob := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", lead) + secret + strings.Repeat("y", 90)))
 			var lines []string
@@ -60,7 +60,7 @@ func TestBase64SecretWrapped(t *testing.T) {
 			text := strings.Join(append(lines, blob), wrap.eol)
 			for _, in := range []string{"Content-Transfer-Encoding: base64\r\n\r\n" + text + wrap.eol, `{"body":` + strconv.Quote(text) + `}`} {
 				out := r.RedactString(in)
-				joined := strings.NewReplacer("\r", "", "\n", "", `\r`, "", `\n`, "").Replace(out)
+				joined := strings.NewReplacer("\r", "", "\n", "", " ", "", `\r`, "", `\n`, "").Replace(out)
 				if !strings.Contains(out, Mask) || strings.Contains(joined, base64.StdEncoding.EncodeToString([]byte(secret))[:20]) {
 					t.Errorf("width %d, %d bytes before the value: %q", wrap.width, lead, out)
 					continue

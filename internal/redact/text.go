@@ -159,9 +159,9 @@ func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 
 // wrappedEdits masks the registered values in base64 wrapped in lines, as
 // MIME wraps it (76 columns) and PEM (64): a form that a line break cuts is
-// not found whole in b. Lines of base64 alphabet only that follow each
-// other are read joined, and a form found across a break is masked with
-// the break.
+// not found whole in b. Lines of base64 alphabet only (indented or not, as
+// in a YAML file) that follow each other are read joined, and a form found
+// across a break is masked with the break.
 func wrappedEdits(eds []edit, b []byte, set *secretSet) []edit {
 	if bytes.IndexByte(b, '\n') < 0 || !slices.ContainsFunc(set.secs, func(s secret) bool { return len(s.b64) > 0 }) {
 		return eds
@@ -196,12 +196,13 @@ func wrappedEdits(eds []edit, b []byte, set *secretSet) []edit {
 		} else {
 			end += start
 		}
-		line := bytes.TrimSuffix(b[start:end], []byte("\r"))
-		if len(line) == 0 || !isBase64(line) {
+		line := bytes.TrimRight(b[start:end], " \t\r")
+		indent := len(line) - len(bytes.TrimLeft(line, " \t"))
+		if line = line[indent:]; len(line) == 0 || !isBase64(line) {
 			flush()
 		} else {
 			for i := range line {
-				at = append(at, start+i)
+				at = append(at, start+indent+i)
 			}
 			joined = append(joined, line...)
 			lines++
