@@ -86,9 +86,10 @@ func urlSecrets(r *redact.Redactor, raw string, paths bool) []string {
 }
 
 // tokenLike reports whether a part of a URL looks like a credential: 16
-// bytes or more with a digit, and mixed case (base64, base62), or one run
-// of letters and digits (a hex or base36 key), or at least 8 digits (a
-// UUID); not a slug with a version in it (github-mcp-server-v2).
+// bytes or more with a digit, and mixed case (base64, base62) but not
+// words joined (Meta-Llama-3.1-8B-Instruct), or one run of letters and
+// digits (a hex or base36 key), or at least 8 digits (a UUID); not a slug
+// with a version in it (github-mcp-server-v2).
 func tokenLike(v string) bool {
 	if len(v) < 16 {
 		return false
@@ -109,10 +110,47 @@ func tokenLike(v string) bool {
 	switch {
 	case digit == 0:
 		return false
+	case lower > 0 && upper > 0 && other > 0 && named(v):
+		// Words and a version joined by dashes or dots: a name.
 	case lower > 0 && upper > 0, other == 0 && lower+upper > 0:
 		return true
 	}
 	return digit >= 8
+}
+
+// named reports whether every part of v between the characters that join
+// words (-, ., _, ~) is shaped as a word is: a word capitalized or not,
+// maybe with a number (Llama, Qwen2, api03), an acronym (MCP), or a number
+// with a unit (8B, 32B). A token's parts mix cases where no word does
+// (Xk2pQr9...): one such part, and v is not a name.
+func named(v string) bool {
+	for part := range strings.FieldsFuncSeq(v, func(c rune) bool { return c == '-' || c == '.' || c == '_' || c == '~' }) {
+		i, n := 0, len(part)
+		letters := func(lo, hi byte) {
+			for i < n && lo <= part[i] && part[i] <= hi {
+				i++
+			}
+		}
+		switch c := part[0]; {
+		case '0' <= c && c <= '9': // 8B, 32B, 3
+			letters('0', '9')
+			if i < n && ('a' <= part[i] && part[i] <= 'z' || 'A' <= part[i] && part[i] <= 'Z') {
+				i++
+			}
+		default: // Llama, api03, MCP, Qwen2
+			if 'A' <= c && c <= 'Z' {
+				letters('A', 'Z')
+			}
+			if i <= 1 { // no acronym: a word, capitalized or not
+				letters('a', 'z')
+			}
+			letters('0', '9')
+		}
+		if i < n {
+			return false
+		}
+	}
+	return true
 }
 
 // redactHandler masks secrets in a log record's message and attributes:

@@ -322,3 +322,34 @@ func TestUpstreamResourceAndPromptSecretMasked(t *testing.T) {
 		t.Errorf("%d of %d surfaces show the mask: %v", masked, len(seen), seen)
 	}
 }
+
+// TestUpstreamURLNameNotMasked: a segment of an upstream's URL that names
+// something (a model served behind it, words and a version joined by
+// dashes) is no credential: registered as one, it was masked in every
+// result, log line and view that named the model. A token with dashes is
+// still one.
+func TestUpstreamURLNameNotMasked(t *testing.T) {
+	const tok = "sk-ant-api03-Xk2pQr9ZtLm8Nw4vBc"
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "reach.yaml")
+	os.WriteFile(cfgPath, []byte("examples: true\nupstreams:\n"+
+		"  - name: llama\n    url: http://127.0.0.1:9/models/Meta-Llama-3.1-8B-Instruct/mcp\n"+
+		"  - name: qwen\n    url: http://127.0.0.1:9/serve/Qwen2.5-Coder-32B-Instruct/mcp\n"+
+		"  - name: zap\n    url: http://127.0.0.1:9/s/"+tok+"/mcp\n"), 0o600)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRedactor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Meta-Llama-3.1-8B-Instruct", "Qwen2.5-Coder-32B-Instruct"} {
+		if got := r.RedactString("answered by " + name); got != "answered by "+name {
+			t.Errorf("a model's name masked: %q", got)
+		}
+	}
+	if got := r.RedactString("dial /s/" + tok + "/mcp"); strings.Contains(got, tok) {
+		t.Errorf("a token with dashes shown: %q", got)
+	}
+}

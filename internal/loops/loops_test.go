@@ -674,6 +674,11 @@ func TestNoisyRepeat(t *testing.T) {
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 09:07:13 GMT","age":"13"}`),
 			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 10:07:13 GMT","age":"14"}`),
 		}},
+		{"a mailbox's newest message, an alert sent again: its Date is the answer's", nil, []op{
+			call("latest_mail", `{"folder":"alerts"}`, `{"headers":{"From":"monitor@x.example","To":"ops@x.example","Subject":"disk /data above 90%","Date":"Tue, 10 Mar 2026 08:05:00 +0000"},"body":"disk /data is 91% full on db-1"}`),
+			call("latest_mail", `{"folder":"alerts"}`, `{"headers":{"From":"monitor@x.example","To":"ops@x.example","Subject":"disk /data above 90%","Date":"Tue, 10 Mar 2026 08:10:00 +0000"},"body":"disk /data is 91% full on db-1"}`),
+			call("latest_mail", `{"folder":"alerts"}`, `{"headers":{"From":"monitor@x.example","To":"ops@x.example","Subject":"disk /data above 90%","Date":"Tue, 10 Mar 2026 08:15:00 +0000"},"body":"disk /data is 91% full on db-1"}`),
+		}},
 		{"camelCase and nested metadata, a list in another order", nil, []op{
 			order(`"meta":{"traceId":"af29d115ef24bd62","servedBy":"api-3","cache":"HIT"}`),
 			call("get_order", `{"id":"W1"}`, `{"id":"W1","items":[{"qty":2,"sku":"B"},{"qty":1,"sku":"A"}],"meta":{"cache":"MISS","servedBy":"api-9","traceId":"440e2b4fda9c025a"},"status":"PROCESSING"}`),

@@ -214,6 +214,42 @@ func (s *scan) volatile(k []byte, kh uint64) bool {
 	return kind == keyMeta || kind == keyMetaTime && s.dateTimeAhead()
 }
 
+// mailAhead reports whether the members of the object whose '{' was just
+// read are the headers of an e-mail (From, To, Subject, Message-ID), not
+// of an HTTP answer: a message's Date is when it was sent, the answer's,
+// and a new message that says what the last one said is news. It reads
+// the members whose values are strings, up to the first that is not; it
+// moves nothing.
+func (s *scan) mailAhead() bool {
+	i := s.i
+	defer func() { s.i = i }()
+	for n := 0; n < 64; n++ {
+		s.ws()
+		k, ok := s.quoted()
+		if !ok || !s.eat(':') {
+			return false
+		}
+		if len(k) <= 12 {
+			var low [12]byte
+			for j, c := range k {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				low[j] = c
+			}
+			switch string(low[:len(k)]) {
+			case "from", "to", "cc", "subject", "message-id", "in-reply-to":
+				return true
+			}
+		}
+		s.ws()
+		if _, ok := s.quoted(); !ok || !s.eat(',') {
+			return false
+		}
+	}
+	return false
+}
+
 // dateTimeAhead reports whether the value at s.i is a string that is one
 // date-time and nothing else; it reads nothing.
 func (s *scan) dateTimeAhead() bool {
@@ -287,7 +323,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		if s.eat('}') {
 			return mix(sum, 0), true
 		}
-		headers := s.lines && headersKey(key)
+		headers := s.lines && headersKey(key) && !s.mailAhead()
 		for {
 			s.ws()
 			k, ok := s.quoted()

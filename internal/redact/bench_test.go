@@ -1,6 +1,9 @@
 package redact_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentreach/reach/internal/redact"
@@ -45,4 +48,63 @@ func BenchmarkRedact(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRedactManySecrets masks a large result with 50 registered
+// values, half of them tokens of letters and digits, half keys of base64
+// ('/' and '+'), each looked for in all its forms, none of them in the
+// result: a typical tool result, 1 MB of a log's lines as text, and as a
+// tool result's JSON (its line breaks escaped, read string by string).
+//
+//	go test -run '^$' -bench RedactManySecrets -count 6 ./internal/redact/
+func BenchmarkRedactManySecrets(b *testing.B) {
+	const b62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const b64 = b62 + "+/"
+	var secrets []string
+	x := uint64(1)
+	for i := range 50 {
+		alpha, s := b62, []byte("ghp_") // a GitHub token
+		if i%2 == 1 {
+			alpha, s = b64, nil // an AWS secret key
+		}
+		for len(s) < 40 {
+			x = x*6364136223846793005 + 1442695040888963407
+			s = append(s, alpha[x>>58%uint64(len(alpha))])
+		}
+		secrets = append(secrets, string(s))
+	}
+	r, _ := redact.New(&redact.Options{Secrets: secrets})
+	var text []byte
+	for i := 0; len(text) < 1<<20; i++ {
+		text = fmt.Appendf(text, "2026-11-28T10:%02d:%02dZ INFO order %d shipped to Ann Smith, tracking ZX%d, 2 items, refund window 30 days\n", i/60%60, i%60, 1000+i, 4000+i)
+	}
+	doc, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": string(text)}}})
+	b.Run("tool-result", func(b *testing.B) { // the typical result, every call's
+		for b.Loop() {
+			r.Redact(toolResult)
+		}
+	})
+	b.Run("stream", func(b *testing.B) { // a model's answer, a few bytes a piece
+		pieces := strings.SplitAfter(string(text[:4096]), " ")
+		b.SetBytes(4096)
+		for b.Loop() {
+			st := r.Stream()
+			for _, p := range pieces {
+				st.Next(p)
+			}
+			st.Flush()
+		}
+	})
+	b.Run("text", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			r.RedactString(string(text))
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			r.Redact(doc)
+		}
+	})
 }

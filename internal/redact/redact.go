@@ -14,7 +14,8 @@
 //   - Registered values ([Options.Secrets], [Redactor.Add], at least
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
 //     however they are escaped, percent-encoded as in a URL, in base64
-//     (values of 12 bytes or more), in member names, as numbers, and as
+//     (values of 12 bytes or more; wrapped in lines as MIME and PEM wrap
+//     it, and percent-encoded, too), in member names, as numbers, and as
 //     the cut end of a text when that end gives away enough of one (at
 //     least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
@@ -88,12 +89,14 @@ type Redactor struct {
 
 // secretSet is the registered values, replaced whole on Add.
 type secretSet struct {
-	secs []secret // longest first
+	secs []secret   // longest first
+	idx  *formIndex // their forms, when there are many
 }
 
 type secret struct {
 	raw   []byte
 	forms [][]byte // raw, then the forms it takes inside a JSON string, if different
+	b64   [][]byte // of forms, those in base64 (read across line breaks too)
 }
 
 // New returns a Redactor with the built-in key names, opts' keys and
@@ -134,7 +137,7 @@ func (r *Redactor) Add(values ...string) error {
 	}
 	// Longest first, so that a secret containing another is masked whole.
 	slices.SortStableFunc(secs, func(a, b secret) int { return len(b.raw) - len(a.raw) })
-	r.secrets.Store(&secretSet{secs: secs})
+	r.secrets.Store(&secretSet{secs: secs, idx: newIndex(secs)})
 	if short > 0 {
 		return fmt.Errorf("%d secret value(s) shorter than %d bytes were not registered: a value that short would mask ordinary text", short, MinSecretLen)
 	}
@@ -161,12 +164,17 @@ func newSecret(v string) secret {
 	// value (Go's QueryEscape; Python's quote with safe="", JavaScript's
 	// encodeURIComponent), as a path segment, or keeping its slashes
 	// (Python's quote), in upper or lower case hex.
-	for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
-		for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
-			add(percentEncode(v, keep, hex, false))
-			add(percentEncode(v, keep, hex, true))
+	percent := func(v string, plus bool) {
+		for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
+			for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
+				add(percentEncode(v, keep, hex, false))
+				if plus {
+					add(percentEncode(v, keep, hex, true))
+				}
+			}
 		}
 	}
+	percent(v, true)
 	// In base64 (a Basic credential echoed without its scheme, a header
 	// an upstream shows encoded, a blob the value is inside), at each of
 	// the three places it may begin in the encoded bytes: the characters
@@ -176,7 +184,12 @@ func newSecret(v string) secret {
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 			for k := range 3 {
 				e := enc.EncodeToString(append(make([]byte, k), v...))
-				add([]byte(e[(8*k+5)/6 : 8*(k+len(v))/6]))
+				f := []byte(e[(8*k+5)/6 : 8*(k+len(v))/6])
+				add(f)
+				s.b64 = append(s.b64, f)
+				// Passed in a URL, base64's '+' and '/' are
+				// percent-encoded too.
+				percent(string(f), false)
 			}
 		}
 	}

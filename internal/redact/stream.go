@@ -26,6 +26,24 @@ func (s *Stream) Next(piece string) string {
 	if len(set.secs) == 0 {
 		return string(text)
 	}
+	var cut int
+	if set.idx != nil {
+		cut = set.idx.held(text)
+	} else {
+		cut = held(text, set)
+	}
+	s.held = append([]byte(nil), text[cut:]...)
+	eds := valueEdits(nil, text[:cut], set, false)
+	if len(eds) == 0 {
+		return string(text[:cut])
+	}
+	return string(apply(nil, text[:cut], merge(eds)))
+}
+
+// held returns where a Stream cuts text: before the longest end of it that
+// a value's form begins with (and is not whole), then before any form that
+// the cut splits.
+func held(text []byte, set *secretSet) int {
 	cut := len(text)
 	for _, sec := range set.secs { // the longest end of text that a value begins with
 		for _, f := range sec.forms {
@@ -50,12 +68,7 @@ func (s *Stream) Next(piece string) string {
 			}
 		}
 	}
-	s.held = append([]byte(nil), text[cut:]...)
-	eds := valueEdits(nil, text[:cut], set, false)
-	if len(eds) == 0 {
-		return string(text[:cut])
-	}
-	return string(apply(nil, text[:cut], merge(eds)))
+	return cut
 }
 
 // Flush returns the text held back at the end, masked as the end of the

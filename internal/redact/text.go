@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/strview"
@@ -13,7 +14,8 @@ import (
 const maxDepth = 16
 
 // mayMask is a quick test: could the rules change b? Only if it holds the
-// start of a registered value, a backslash (an escaped form of one), or
+// start of a registered value (or, with a line break, of the rest of one
+// in base64), a backslash (an escaped form of one), or
 // (with full rules) the stem of a secret name.
 func (r *Redactor) mayMask(b []byte, set *secretSet, full bool) bool {
 	if len(set.secs) > 0 || full {
@@ -21,10 +23,27 @@ func (r *Redactor) mayMask(b []byte, set *secretSet, full bool) bool {
 			return true
 		}
 	}
+	if set.idx != nil {
+		if set.idx.mayHold(b) {
+			return true
+		}
+		return full && r.keys.mayHold(b)
+	}
 	for _, s := range set.secs {
 		for _, f := range s.forms {
 			if bytes.Contains(b, f[:MinSecretLen]) {
 				return true
+			}
+		}
+	}
+	// A form in base64 that a line break cuts after its first bytes begins
+	// on the next line: what follows them is looked for too.
+	if bytes.IndexByte(b, '\n') >= 0 {
+		for _, s := range set.secs {
+			for _, f := range s.b64 {
+				if bytes.Contains(b, f[MinSecretLen:2*MinSecretLen]) {
+					return true
+				}
 			}
 		}
 	}
@@ -103,18 +122,23 @@ func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, depth int)
 // in the middle of a secret) when it gives away enough of it: at least 8
 // bytes, or half.
 func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
-	for _, s := range set.secs {
-		for _, f := range s.forms {
-			for off := 0; ; {
-				i := bytes.Index(b[off:], f)
-				if i < 0 {
-					break
+	if set.idx != nil {
+		eds = set.idx.edits(eds, b)
+	} else {
+		for _, s := range set.secs {
+			for _, f := range s.forms {
+				for off := 0; ; {
+					i := bytes.Index(b[off:], f)
+					if i < 0 {
+						break
+					}
+					eds = append(eds, edit{from: off + i, to: off + i + len(f)})
+					off += i + len(f)
 				}
-				eds = append(eds, edit{from: off + i, to: off + i + len(f)})
-				off += i + len(f)
 			}
 		}
 	}
+	eds = wrappedEdits(eds, b, set)
 	if !end || len(b) < MinSecretLen {
 		return eds
 	}
@@ -131,6 +155,73 @@ func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 		}
 	}
 	return eds
+}
+
+// wrappedEdits masks the registered values in base64 wrapped in lines, as
+// MIME wraps it (76 columns) and PEM (64): a form that a line break cuts is
+// not found whole in b. Lines of base64 alphabet only (indented or not, as
+// in a YAML file) that follow each other are read joined, and a form found
+// across a break is masked with the break.
+func wrappedEdits(eds []edit, b []byte, set *secretSet) []edit {
+	if bytes.IndexByte(b, '\n') < 0 || !slices.ContainsFunc(set.secs, func(s secret) bool { return len(s.b64) > 0 }) {
+		return eds
+	}
+	var joined []byte
+	var at []int // where in b each byte of joined is
+	lines := 0
+	flush := func() {
+		if lines >= 2 {
+			for _, s := range set.secs {
+				for _, f := range s.b64 {
+					for off := 0; ; {
+						i := bytes.Index(joined[off:], f)
+						if i < 0 {
+							break
+						}
+						from, to := at[off+i], at[off+i+len(f)-1]+1
+						if to-from > len(f) { // across a break: not found whole
+							eds = append(eds, edit{from: from, to: to})
+						}
+						off += i + len(f)
+					}
+				}
+			}
+		}
+		joined, at, lines = joined[:0], at[:0], 0
+	}
+	for start := 0; start < len(b); {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += start
+		}
+		line := bytes.TrimRight(b[start:end], " \t\r")
+		indent := len(line) - len(bytes.TrimLeft(line, " \t"))
+		if line = line[indent:]; len(line) == 0 || !isBase64(line) {
+			flush()
+		} else {
+			for i := range line {
+				at = append(at, start+indent+i)
+			}
+			joined = append(joined, line...)
+			lines++
+		}
+		start = end + 1
+	}
+	flush()
+	return eds
+}
+
+// isBase64 reports whether b is of the characters of base64 alone (both
+// alphabets, with padding).
+func isBase64(b []byte) bool {
+	for _, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 // cutGives reports whether the first n bytes of a secret of size bytes
