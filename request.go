@@ -302,12 +302,33 @@ func (r *Request) End() {
 	}
 	r.endDelegate()
 	r.cancel(&StopError{Cause: Cause{Mode: Cancel, By: "runtime", Reason: "request ended", At: time.Now(), Request: r.id}})
+	if root := r.root; root.ended.Load() && root.treeEnded() {
+		// No frame of the tree is admitted from now on: its loop
+		// detector has nothing left to judge, and the requests are kept
+		// for their views without it. (While a sub-request runs on, the
+		// tree keeps it: its calls are still judged against the whole
+		// tree; the last to end lets it go.)
+		root.loops.Release()
+	}
 	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestEnded(context.Background(), r)
 	}
 	if o, ok := r.rt.opts.Recorder.(RequestObserver); ok {
 		o.RequestEnded(context.Background(), r)
 	}
+}
+
+// treeEnded reports whether every sub-request below r has ended.
+func (r *Request) treeEnded() bool {
+	r.mu.Lock()
+	children := r.children
+	r.mu.Unlock()
+	for _, c := range children {
+		if !c.ended.Load() || !c.treeEnded() {
+			return false
+		}
+	}
+	return true
 }
 
 // EndWith ends the request as End does; for a sub-request, verdict is what

@@ -2,6 +2,7 @@ package loops
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentreach/reach/internal/fault"
 )
@@ -11,14 +12,49 @@ import (
 // between agents is seen whole. The zero Lazy is ready; safe for
 // concurrent use.
 type Lazy struct {
-	once sync.Once
-	d    *Detector
+	d        atomic.Pointer[Detector]
+	mu       sync.Mutex // making or releasing d
+	released bool       // on mu
 }
 
-// Get returns the tree's Detector, made with opts the first time.
+// Get returns the tree's Detector, made with opts the first time. After
+// Release it returns a new one each time, which nothing keeps.
 func (l *Lazy) Get(opts *Options) *Detector {
-	l.once.Do(func() { l.d = New(opts) })
-	return l.d
+	if d := l.d.Load(); d != nil {
+		return d
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d := l.d.Load(); d != nil {
+		return d
+	}
+	d := New(opts)
+	if !l.released {
+		l.d.Store(d)
+	}
+	return d
+}
+
+// Release lets the tree's Detector go: the tree ended, and no step of it
+// will be judged again (an ended request refuses new frames). A runtime
+// keeps its ended requests for a while, for their views; their detectors'
+// state (every agent's recent calls, answers and questions) was most of
+// what each kept, and under clients that make a request a call (a
+// sessionless client's concurrent calls) it held the GC to a heap a
+// third larger. A frame that was running when the tree ended tells its
+// outcome to a detector of its own, which is then garbage.
+func (l *Lazy) Release() {
+	l.mu.Lock()
+	l.released = true
+	l.d.Store(nil)
+	l.mu.Unlock()
+}
+
+// Released reports whether Release was called.
+func (l *Lazy) Released() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released
 }
 
 // Refusal is the loop guard's refusal of the step v judged (code

@@ -1009,3 +1009,22 @@ func TestEmbeddedJSON(t *testing.T) {
 		}
 	}
 }
+
+// Lazy makes the tree's detector once and keeps it until Release; after
+// it, each Get has a detector of its own that nothing keeps (a frame that
+// was still running tells its outcome to it).
+func TestLazyRelease(t *testing.T) {
+	var l Lazy
+	d := l.Get(nil)
+	if l.Get(nil) != d || l.Released() {
+		t.Fatal("the detector is not kept before Release")
+	}
+	l.Release()
+	if !l.Released() {
+		t.Fatal("Released is false after Release")
+	}
+	a, b := l.Get(nil), l.Get(nil)
+	if a == nil || b == nil || a == d || a == b {
+		t.Errorf("after Release, Get gave %p and %p (the kept one %p); want two new ones", a, b, d)
+	}
+}
