@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
@@ -30,6 +34,48 @@ func TestBannerRedactsModelURL(t *testing.T) {
 		g.Close()
 		if out := b.String(); strings.Contains(out, "sk-secret") || !strings.Contains(out, tc.want) {
 			t.Errorf("banner for model %s:\n%s\nwant %q and no secret", tc.url, out, tc.want)
+		}
+	}
+}
+
+var exampleCallRE = regexp.MustCompile(`curl -s (\S+) -d '([^']*)'`)
+
+// TestBannerExampleCallRuns: the call the banner offers to copy runs, in
+// front of an upstream whose tools all require arguments and whose first
+// tool by name is destructive (it offered shop__drop_table with {}, which
+// waited for an approval, and before that an empty object its schema
+// refuses).
+func TestBannerExampleCallRuns(t *testing.T) {
+	up, _, _ := testUpstream(t)
+	cfg := writeConfig(t, "upstreams:\n  - name: shop\n    url: "+up+"\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	m := exampleCallRE.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("banner offers no call:\n%s", stdout.String())
+	}
+	_, out := postJSON(t, m[1], m[2])
+	results, _ := out["results"].([]any)
+	if len(results) != 1 || results[0].(map[string]any)["status"] != "success" {
+		t.Errorf("the banner's call %s answered %v, want one success", m[2], out)
+	}
+}
+
+// TestExampleCallReadsOnly: the example is get_order's when served, a read
+// that needs no arguments before one that does, and none without a read.
+func TestExampleCallReadsOnly(t *testing.T) {
+	req := json.RawMessage(`{"type":"object","required":["n","k","on"],"properties":{"n":{"type":"integer","minimum":2},"k":{"enum":["a","b"]},"on":{"type":"boolean"}}}`)
+	for _, tc := range []struct {
+		tools []reach.Tool
+		want  string
+	}{
+		{[]reach.Tool{{Name: "a", Access: reach.Write}, {Name: "get_order"}}, `"tool":"get_order","arguments":{"order_id":"1001"}`},
+		{[]reach.Tool{{Name: "a", InputSchema: req}, {Name: "b", Access: reach.Read}}, `"tool":"b","arguments":{}`},
+		{[]reach.Tool{{Name: "a", Access: reach.HighRisk}, {Name: "b", InputSchema: req}}, `"tool":"b","arguments":{"k":"a","n":2,"on":false}`},
+		{[]reach.Tool{{Name: "a", Access: reach.Write}, {Name: "b", Access: reach.HighRisk}}, ""},
+	} {
+		got := exampleCall(tc.tools)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("exampleCall(%v) = %s, want it to hold %s", tc.tools, got, tc.want)
 		}
 	}
 }
