@@ -130,7 +130,8 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
-	handler   http.Handler // the routes behind the middleware
+	handler   http.Handler   // the routes behind the middleware
+	served    *http.ServeMux // the routes but the answer to any other path
 }
 
 // New returns the HTTP handler of the whole gateway: opts' routes behind
@@ -150,8 +151,12 @@ func newAPI(opts *Options) *API {
 	}
 	a.ui = a.newUI()
 	mux := http.NewServeMux()
+	a.served = http.NewServeMux()
 	for _, rt := range a.routes(opts) {
 		mux.HandleFunc(rt.pattern, rt.h)
+		if rt.pattern != "/" {
+			a.served.HandleFunc(rt.pattern, rt.h)
+		}
 	}
 	var h http.Handler = mux
 	if a.authn != nil {
@@ -203,7 +208,7 @@ func (a *API) routes(opts *Options) []route {
 		{"GET /v1/audit", a.auditEvents},
 		{"GET /v1/audit/verify", a.auditVerify},
 		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
-		{"/", notFound},
+		{"/", a.notFound},
 	}
 	if opts.A2A != nil {
 		rs = append(rs, route{"/a2a/", opts.A2A.ServeHTTP})
@@ -214,10 +219,35 @@ func (a *API) routes(opts *Options) []route {
 // toUI sends a browser to the UI.
 func toUI(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) }
 
-// notFound answers a path the API does not serve, with the ones it does.
-func notFound(w http.ResponseWriter, r *http.Request) {
+// notFound answers a path the API does not serve, with the ones it does. A
+// path it serves for other methods gets 405 and those methods in Allow:
+// "nothing at GET /v1/calls" sent whoever tried it to look for a path that
+// is there.
+func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
+	if allow := a.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, strings.Join(allow, " or "), r.Method),
+			fmt.Sprintf("Send %s %s.", allow[0], r.URL.Path))
+		return
+	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
 		"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
+}
+
+// allowed returns the methods a route serves r's path with, when that is
+// not r's method.
+func (a *API) allowed(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := a.served.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // wrapOuter puts the middleware that comes before the body limit around h:
