@@ -120,13 +120,23 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
 	if err != nil {
 		ln.Close()
-		return err
+		return inFile(cfg, err)
 	}
 	defer g.Close()
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
 	err = g.Serve(ctx, ln)
 	fmt.Fprintln(stdout, "reach stopped")
 	return err
+}
+
+// inFile names the configuration file in an error building the gateway
+// from it, as validate does: "line 3: ..." alone left the reader to guess
+// which file.
+func inFile(cfg *config.Config, err error) error {
+	if cfg.File() == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", cfg.File(), err)
 }
 
 // printBanner writes the banner in one write, so that whoever reads the
@@ -478,7 +488,7 @@ that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 			}
 			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
-				return err
+				return inFile(cfg, err)
 			}
 			defer g.Close()
 			// A malformed line is answered with a JSON-RPC error and

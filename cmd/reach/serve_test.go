@@ -429,3 +429,16 @@ func TestServeWithAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestServeErrorNamesFile: serve and stdio name the configuration file in
+// an error about one of its lines, as validate does; they said "line 3: ..."
+// alone.
+func TestServeErrorNamesFile(t *testing.T) {
+	cfg := writeConfig(t, "listen: 127.0.0.1:0\ntools:\n  get_ordr: {access: forbidden}\n")
+	for _, args := range [][]string{{"serve", "--config", cfg, "--data", t.TempDir()}, {"stdio", "--config", cfg}, {"validate", "--config", cfg}} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), cfg+": line 3: ") || !strings.Contains(err.Error(), "did you mean get_order?") {
+			t.Errorf("%s: %v, want %s: line 3: ... did you mean get_order?", args[0], err, cfg)
+		}
+	}
+}

@@ -137,6 +137,7 @@ type Config struct {
 	secretVals map[string]string // from Secrets.File
 	varVals    []string          // the values ${VAR} references were replaced with
 	dir        string            // the configuration file's folder, for relative paths
+	file       string            // the configuration file as Load was given it, for errors
 	root       *yaml.Node        // the parsed document, for line numbers
 }
 
@@ -694,6 +695,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	c.file = path
 	return c, nil
 }
 
@@ -1500,6 +1502,10 @@ func (c *Config) DataDir() string {
 // Dir returns the folder relative paths are resolved against ("" for the
 // current folder).
 func (c *Config) Dir() string { return c.dir }
+
+// File is the configuration file as Load was given it ("" for one not
+// loaded from a file): what an error about one of its lines names.
+func (c *Config) File() string { return c.file }
 
 // SetDir sets the folder relative paths are resolved against.
 func (c *Config) SetDir(dir string) { c.dir = dir }
