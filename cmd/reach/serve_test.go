@@ -435,7 +435,7 @@ func TestServeWithAuth(t *testing.T) {
 // alone.
 func TestServeErrorNamesFile(t *testing.T) {
 	cfg := writeConfig(t, "listen: 127.0.0.1:0\ntools:\n  get_ordr: {access: forbidden}\n")
-	for _, args := range [][]string{{"serve", "--config", cfg, "--data", t.TempDir()}, {"stdio", "--config", cfg}, {"validate", "--config", cfg}} {
+	for _, args := range [][]string{{"serve", "--config", cfg, "--data", t.TempDir()}, {"stdio", "--config", cfg}, {"validate", "--config", cfg}, {"validate", "--offline", "--config", cfg}} {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		if err == nil || !strings.HasPrefix(err.Error(), cfg+": line 3: ") || !strings.Contains(err.Error(), "did you mean get_order?") {
 			t.Errorf("%s: %v, want %s: line 3: ... did you mean get_order?", args[0], err, cfg)
