@@ -475,7 +475,8 @@ func newStdio() *cobra.Command {
 		Long: `Serves the gateway's tools as an MCP server on stdin and stdout, for clients
 that start their servers as processes, one JSON-RPC message per line. A line
 that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
--32600 when it is not a message) and skipped. Logs go to stderr.`,
+-32600 when it is not a message) and skipped. At the end of stdin it answers
+the requests it has read, then exits. Logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
@@ -494,6 +495,7 @@ that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 			// A malformed line is answered with a JSON-RPC error and
 			// skipped (stdio.go), not the end of the session.
 			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
+			in.finish = true
 			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 		},
 	}
