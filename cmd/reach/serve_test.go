@@ -442,3 +442,21 @@ func TestServeErrorNamesFile(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateWarnsOfPolicyThatNeverApplies: validate reports a policy that
+// can never apply; it said ok to a forbid without the Reach namespace, which
+// the gateway drops, so the call it names runs.
+func TestValidateWarnsOfPolicyThatNeverApplies(t *testing.T) {
+	cfg := writeConfig(t, "policy: {path: ./p.cedar}\n")
+	policy := filepath.Join(filepath.Dir(cfg), "p.cedar")
+	if err := os.WriteFile(policy, []byte("permit (principal, action, resource);\nforbid (principal, action == Action::\"call\", resource == Reach::Tool::\"refund_order\");\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", cfg}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: policy: " + policy + ":2 can never apply"; !strings.Contains(out.String(), want) {
+		t.Errorf("validate:\n%s\nwant %q", out.String(), want)
+	}
+}

@@ -268,10 +268,15 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 
 // Warnings are what `reach validate` reports without failing: every write
 // or high-risk tool that declares neither an undo nor an idempotent
-// upstream ("every new write tool gets its undo first"), and follow-ups
-// naming tools that do not exist.
+// upstream ("every new write tool gets its undo first"), follow-ups
+// naming tools that do not exist, and policies that can never apply.
 func (g *Gateway) Warnings() []string {
 	var out []string
+	if g.policy != nil {
+		for _, w := range g.policy.Policies().Warnings() {
+			out = append(out, "policy: "+w)
+		}
+	}
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
 			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))
