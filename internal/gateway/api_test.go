@@ -204,6 +204,7 @@ func TestAPIErrors(t *testing.T) {
 		{"unknown request graph", "GET", "/v1/requests/nope/graph", "", nil, 404, "unknown_request"},
 		{"unknown route", "GET", "/v2/things", "", nil, 404, "not_found"},
 		{"wrong method", "DELETE", "/v1/requests", "", nil, 405, "method_not_allowed"},
+		{"a state not filtered by", "GET", "/v1/requests?state=completed", "", nil, 400, "bad_state"},
 		{"wrong method for calls", "GET", "/v1/calls", "", nil, 405, "method_not_allowed"},
 		{"wrong method for an id", "POST", "/v1/requests/nope", "", nil, 405, "method_not_allowed"},
 		{"bad parent header", "POST", "/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`,
@@ -242,6 +243,10 @@ func TestAPIErrors(t *testing.T) {
 				t.Errorf("error lacks a message or a suggestion: %s", data)
 			}
 		})
+	}
+	// A request's "state" as a filter is told the activity it has.
+	if _, out := do(t, "GET", srv.URL+"/v1/requests?state=stopped_cancel", "", nil); !strings.Contains(fmt.Sprint(path(out, "error", "message")), "is stopped") {
+		t.Errorf("state=stopped_cancel: %v, want it told such a request is stopped", out)
 	}
 	// A path served for other methods names them.
 	if resp, err := http.Get(srv.URL + "/v1/calls"); err != nil {

@@ -542,8 +542,16 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 	q := hr.URL.Query()
 	state := q.Get("state")
 	if state != "" && state != telemetry.StateDone && !slices.Contains(telemetry.LiveStates, state) {
-		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no request state %q.", state),
-			"Use running, waiting_for_approval, idle, stopped or done.")
+		msg := fmt.Sprintf("There is no request state %q.", state)
+		// The filter is by a request's activity; its "state" field, the
+		// first a reader sees, has other names for the ended ones.
+		switch rs := reach.RequestState(state); {
+		case rs == reach.RequestCompleted:
+			msg = fmt.Sprintf(`state=%s filters by a request's "activity", not its "state": a request whose state is %s is done.`, state, state)
+		case rs.Stopped() || rs == reach.RequestInterrupted:
+			msg = fmt.Sprintf(`state=%s filters by a request's "activity", not its "state": a request whose state is %s is stopped.`, state, state)
+		}
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", msg, "Use running, waiting_for_approval, idle, stopped or done.")
 		return
 	}
 	limit := -1
