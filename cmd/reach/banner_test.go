@@ -79,3 +79,13 @@ func TestExampleCallReadsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestBannerWithNoTools: with every upstream out of reach, the banner's
+// tools line says why it names none (it was "tools" and nothing).
+func TestBannerWithNoTools(t *testing.T) {
+	cfg := writeConfig(t, "upstreams:\n  - {name: gone, url: 'http://127.0.0.1:1/mcp', timeout: 1s}\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	if out := stdout.String(); !strings.Contains(out, "reach is serving 0 tools") || !strings.Contains(out, "  tools     none yet: an upstream's tools are served once it is reached\n") {
+		t.Errorf("banner:\n%s", out)
+	}
+}

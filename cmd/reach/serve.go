@@ -21,6 +21,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -152,6 +153,12 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		names = append(names, t.Name)
 	}
 	list := strings.Join(names, ", ")
+	if len(names) == 0 {
+		list = "none"
+		if slices.ContainsFunc(g.Upstreams(), func(u upstream.Status) bool { return !u.Connected }) {
+			list = "none yet: an upstream's tools are served once it is reached"
+		}
+	}
 	if len(names) > 8 {
 		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
