@@ -434,7 +434,12 @@ func decodeFields(n *yaml.Node, fs fields) error {
 		seen[k.Value] = k.Line
 		dst, ok := fs[k.Value]
 		if !ok {
-			errs = append(errs, fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value))
+			msg := fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value)
+			// As for the keys the YAML library decodes (didYouMean).
+			if hint := closestKey(k.Value, slices.Sorted(maps.Keys(fs))); hint != "" {
+				msg += " (did you mean " + hint + "?)"
+			}
+			errs = append(errs, msg)
 			continue
 		}
 		if err := checkWholeNumbers(v, reflect.TypeOf(dst).Elem()); err != nil {
@@ -902,13 +907,18 @@ func didYouMean(msg string) string {
 	if m == nil {
 		return ""
 	}
+	return closestKey(m[1], configKeys()[m[2]])
+}
+
+// closestKey is the key of keys that word is a misspelling of, or "".
+func closestKey(word string, keys []string) string {
 	best, bestD := "", 1<<30
-	for _, k := range configKeys()[m[2]] {
-		if d := names.Distance(strings.ToLower(m[1]), k); d < bestD {
+	for _, k := range keys {
+		if d := names.Distance(strings.ToLower(word), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if bestD > max(2, len(m[1])/3) {
+	if bestD > max(2, len(word)/3) {
 		return ""
 	}
 	return best
