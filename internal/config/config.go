@@ -650,7 +650,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as \"300ms\", \"30s\" or \"10m\"", n.Line)}}
 	}
 	v, err := time.ParseDuration(n.Value)
-	if err != nil || v < 0 {
+	if err == nil && v < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is negative; a duration is 0 or more, e.g. \"30s\"", n.Line, n.Value)}}
+	}
+	if err != nil {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration; write e.g. \"300ms\", \"30s\" or \"10m\"", n.Line, n.Value)}}
 	}
 	*d = Duration(v)

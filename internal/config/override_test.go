@@ -59,7 +59,7 @@ func TestToolOverrideErrorsNameTheLine(t *testing.T) {
 		{"repeated key", "tools:\n  x:\n    access: read\n    access: write\n", `line 4: mapping key "access" already defined at line 3`},
 		{"list for a mapping", "tools:\n  x:\n    shape: [a]\n", "line 3: cannot unmarshal a list here"},
 		{"string for a number", "tools:\n  x:\n    retry: {attempts: many}\n", "line 3: cannot unmarshal the string `many` into a whole number"},
-		{"negative duration", "tools:\n  x:\n    retry: {base: -1s}\n", `line 3: "-1s" is not a duration`},
+		{"negative duration", "tools:\n  x:\n    retry: {base: -1s}\n", `line 3: "-1s" is negative; a duration is 0 or more`},
 	} {
 		_, err := Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
