@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,5 +88,26 @@ func TestBannerWithNoTools(t *testing.T) {
 	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
 	if out := stdout.String(); !strings.Contains(out, "reach is serving 0 tools") || !strings.Contains(out, "  tools     none yet: an upstream's tools are served once it is reached\n") {
 		t.Errorf("banner:\n%s", out)
+	}
+}
+
+// TestBannerSaysNoKeyYet: a gateway that asks for API keys, takes no JWT
+// and has no key yet refuses every client; its banner says so and how to
+// make the first key in its data folder (it said nothing).
+func TestBannerSaysNoKeyYet(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, "auth: {keys: true}\n")
+	_, stop, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
+	stop()
+	if want := "reach keys create --principal NAME --roles operator --data " + data + "\n"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("banner:\n%s\nwant %q", stdout.String(), want)
+	}
+	var out strings.Builder
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "me", "--data", data}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stdout = startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
+	if strings.Contains(stdout.String(), "no API key exists yet") {
+		t.Errorf("banner with a key:\n%s", stdout.String())
 	}
 }
