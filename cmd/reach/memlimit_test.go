@@ -52,16 +52,25 @@ func TestLimitMemoryLeavesGOMEMLIMIT(t *testing.T) {
 }
 
 // afterEachGC calls its function after each collection, until ctx ends.
+// The function is armed again only once a call returned, so a collection
+// that ends before that (here: the next runtime.GC, as soon as the call was
+// seen) calls nothing: each round collects until a call comes.
 func TestAfterEachGC(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	calls := make(chan struct{}, 100)
 	afterEachGC(ctx, func() { calls <- struct{}{} })
 	for i := range 3 {
-		runtime.GC()
-		select {
-		case <-calls:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no call after collection %d", i+1)
+		deadline := time.After(10 * time.Second)
+	collect:
+		for {
+			runtime.GC()
+			select {
+			case <-calls:
+				break collect
+			case <-time.After(10 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("no call after the collections of round %d", i+1)
+			}
 		}
 	}
 	cancel()

@@ -187,15 +187,18 @@ type Writer struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	pending []*Write      // queued, in order, not taken yet
-	waiters int           // of pending, those a caller waits for
-	room    sync.Cond     // on mu: pending shrank
-	blocked int           // callers of send waiting for room: queued before Stop, to commit
-	closed  bool          // Stop was called: no more writes are queued
-	leading bool          // a batch is being committed (by run or a caller of Do)
-	crowd   bool          // the last batch held writes of more than one caller
-	wake    chan struct{} // run's: pending grew, a batch ended, or Stop
-	wDone   chan struct{}
+	pending []*Write  // queued, in order, not taken yet
+	waiters int       // of pending, those a caller waits for
+	room    sync.Cond // on mu: pending shrank
+	blocked int       // callers of send waiting for room: queued before Stop, to commit
+	closed  bool      // Stop was called: no more writes are queued
+	leading bool      // a batch is being committed (by run or a caller of Do)
+	// gathering: run waits in gather, whose timer commits what is queued
+	// by its end; a queued write then needs no wake-up of its own.
+	gathering bool
+	crowd     bool          // the last batch held writes of more than one caller
+	wake      chan struct{} // run's: pending grew, a batch ended, or Stop
+	wDone     chan struct{}
 	// lost are the checkpoints whose claims were answered and then not
 	// committed: such a checkpoint fails (its call must not run). Like
 	// everything below, only the one who commits uses it.
@@ -355,8 +358,16 @@ func (wr *Writer) send(w *Write) error {
 	if w.waited() {
 		wr.waiters++
 	}
+	// A write queued while run gathers is committed when the gather ends
+	// (its timer): waking run for it would only have it look and wait
+	// again. One call at a time, every call's end was such a wake-up (a
+	// thread woken on the other CPU). A write a caller waits for, or a
+	// batch full, ends the gather at once.
+	quiet := wr.gathering && !w.waited() && len(wr.pending) < maxBatch
 	wr.mu.Unlock()
-	wr.signal()
+	if !quiet {
+		wr.signal()
+	}
 	return nil
 }
 
@@ -459,10 +470,13 @@ func (wr *Writer) run() {
 		wr.mu.Lock()
 		if !wr.leading && len(wr.pending) > 0 && !wr.closed && wr.waiters == 0 {
 			// Queued writes alone: they wait for more (gather), and a
-			// caller of Do may meanwhile commit them with its own.
+			// caller of Do may meanwhile commit them with its own. What is
+			// queued until gathering is false again is looked at below.
+			wr.gathering = true
 			wr.mu.Unlock()
 			wr.gather()
 			wr.mu.Lock()
+			wr.gathering = false
 		}
 		if wr.leading || len(wr.pending) == 0 {
 			// A caller of Do commits (it wakes run when it is done), or

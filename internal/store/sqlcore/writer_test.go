@@ -186,6 +186,52 @@ func TestWriterGathersQueuedWrites(t *testing.T) {
 	}
 }
 
+// TestWriterGatherNotWokenByQueuedWrites: writes queued while the writer
+// gathers do not wake it (nothing it would do before the gather's end):
+// they are committed when the gather ends, with the write that began it, in
+// order. A full batch still ends the gather at once.
+func TestWriterGatherNotWokenByQueuedWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &fakeEngine{commits: make(chan error, 10), gather: 5 * time.Millisecond}
+		wr := StartWriter(e, slog.New(slog.DiscardHandler))
+		defer wr.Stop()
+		var ran []int
+		put := func(i int) *Write {
+			return &Write{What: "end", Run: func(b Batch, w *Write) {
+				b.Exec(w, StPutFrame, nil, func(int64) error { ran = append(ran, i); return nil })
+			}}
+		}
+		wr.Queue(put(0))
+		synctest.Wait() // the writer gathers
+		for i := 1; i <= 3; i++ {
+			wr.Queue(put(i))
+			if n := len(wr.wake); n != 0 {
+				t.Fatalf("write %d queued during the gather woke the writer", i)
+			}
+		}
+		synctest.Wait()
+		if len(e.commits) != 0 {
+			t.Fatal("committed before the gather ended")
+		}
+		time.Sleep(5 * time.Millisecond)
+		synctest.Wait()
+		if len(e.commits) != 1 || !slices.Equal(ran, []int{0, 1, 2, 3}) {
+			t.Fatalf("after the gather: %d commits, ran %v; want one commit of 0..3 in order", len(e.commits), ran)
+		}
+
+		ran = nil
+		wr.Queue(put(0))
+		synctest.Wait() // gathers again
+		for i := 1; i < maxBatch; i++ {
+			wr.Queue(put(i))
+		}
+		synctest.Wait()
+		if len(e.commits) != 2 || len(ran) != maxBatch {
+			t.Errorf("a full batch: %d commits, %d writes run before the gather's end; want it committed at once", len(e.commits)-1, len(ran))
+		}
+	})
+}
+
 // TestQueuedWriteNames checks how the log names the queued writes that
 // failed (named only then): a checkpoint by its frame and request, a key's
 // result by the key.
