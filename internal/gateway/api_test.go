@@ -248,6 +248,10 @@ func TestAPIErrors(t *testing.T) {
 	if _, out := do(t, "GET", srv.URL+"/v1/requests?state=stopped_cancel", "", nil); !strings.Contains(fmt.Sprint(path(out, "error", "message")), "is stopped") {
 		t.Errorf("state=stopped_cancel: %v, want it told such a request is stopped", out)
 	}
+	// A field the client sent is named as it was sent.
+	if _, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}},{"call_id":"a","tool":"search_kb","arguments":{}}]}`, nil); path(out, "error", "message") != `tool_calls[1]: call_id "a" is used twice.` {
+		t.Errorf("a call id twice: %v", out)
+	}
 	// A path served for other methods names them.
 	if resp, err := http.Get(srv.URL + "/v1/calls"); err != nil {
 		t.Fatal(err)

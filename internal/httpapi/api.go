@@ -501,8 +501,12 @@ func (a *API) postCalls(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, resp)
 }
 
+// upperFirst begins a message with a capital, unless it begins with a
+// name as the client wrote it: "tool_calls[1]: ..." is the field the
+// client sent, not "Tool_calls[1]".
 func upperFirst(s string) string {
-	if s == "" {
+	word, _, _ := strings.Cut(s, " ")
+	if s == "" || strings.ContainsAny(word, "_[.") {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
