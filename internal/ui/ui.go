@@ -754,10 +754,12 @@ func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	if len(decided) > 50 {
 		decided = decided[:50]
 	}
+	// Waiting, not Pending: a field of that name hid the page's count of
+	// them, and the navigation showed the list.
 	u.render(w, r, "approvals", struct {
 		page
 		Enabled          bool
-		Pending, Decided []approvalView
+		Waiting, Decided []approvalView
 	}{u.page(r, "Approvals", "approvals", flash(r, approvalFlashes, subject)), u.o.Approvals != nil, pending, decided})
 }
 

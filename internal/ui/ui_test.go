@@ -115,6 +115,10 @@ func TestPages(t *testing.T) {
 	}
 	if a := get(t, srv.URL+"/ui/approvals"); !strings.Contains(a, `data-approval="ap1"`) {
 		t.Error("approvals page lacks the approval")
+	} else if !strings.Contains(a, `<span class="count" id="pending-count">1</span>`) {
+		// The page's own list of pending approvals hid the count the
+		// navigation shows, and it showed the list, printed as Go values.
+		t.Errorf("approvals page's navigation lacks the count of pending approvals:\n%.600s", a)
 	}
 	if f := get(t, srv.URL+"/ui/audit"); !strings.Contains(f, "No audit log is configured") {
 		t.Error("audit page without a log")
