@@ -118,23 +118,24 @@ type Gateway struct {
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
 
-	choices   link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
-	authn     *auth.Authenticator // non-nil when clients must authenticate
-	policy    *policy.Engine      // nil: decisions by access level
-	awaiting  sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
-	pins      *pin.Store          // nil without upstreams
-	stats     *telemetry.Stats
-	metrics   *telemetry.Metrics
-	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
-	approvals *approval.Queue
-	redactor  *redact.Redactor
-	store     store.Store        // nil without a data folder (or store:)
-	cluster   *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
-	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
-	history   *durable.History   // the requests of earlier runs; nil without a data folder
-	audit     *audit.Log         // nil without a data folder
-	bg        sync.WaitGroup     // background goroutines (see background)
-	agents    *a2a.Gateway       // the A2A agents; nil without any
+	choices    link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
+	authn      *auth.Authenticator // non-nil when clients must authenticate
+	policy     *policy.Engine      // nil: decisions by access level
+	awaiting   sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
+	pins       *pin.Store          // nil without upstreams
+	stats      *telemetry.Stats
+	metrics    *telemetry.Metrics
+	tracer     *telemetry.Tracer // nil without telemetry.otlp_endpoint
+	approvals  *approval.Queue
+	redactor   *redact.Redactor
+	store      store.Store        // nil without a data folder (or store:)
+	cluster    *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
+	unlockData func()             // lets go of the SQLite data folder (lockDataDir); nil without one
+	idem       *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	history    *durable.History   // the requests of earlier runs; nil without a data folder
+	audit      *audit.Log         // nil without a data folder
+	bg         sync.WaitGroup     // background goroutines (see background)
+	agents     *a2a.Gateway       // the A2A agents; nil without any
 
 	levels front.Levels   // the logging levels the MCP clients asked for
 	pool   *upstream.Pool // nil offline
@@ -205,6 +206,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	}
 	if err := g.operators(ctx, ro); err != nil {
 		g.cancel()
+		g.closeStore() // and the data folder, for whoever opens it next
 		return nil, err
 	}
 	if err := ro.Check(); err != nil { // what reach.New would panic on
