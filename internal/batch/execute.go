@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/agentreach/reach/internal/fault"
 	"github.com/agentreach/reach/internal/records"
@@ -19,8 +20,9 @@ const (
 
 // Decode decodes an envelope (data) into env strictly, and checks its
 // calls (n of them, call(i) giving the id and tool of each): unknown
-// fields, trailing data, missing or duplicate call ids and oversized input
-// are errors that say what to fix.
+// fields, members named in another case or twice, trailing data, missing
+// or duplicate call ids and oversized input are errors that say what to
+// fix.
 func Decode(data []byte, env any, n func() int, call func(i int) (id, tool string)) error {
 	if len(data) > MaxEnvelopeBytes {
 		return fmt.Errorf("envelope is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
@@ -32,6 +34,9 @@ func Decode(data []byte, env any, n func() int, call func(i int) (id, tool strin
 	}
 	if dec.More() {
 		return errors.New("decoding envelope: unexpected data after the JSON object")
+	}
+	if err := exactNames(data, membersFor(reflect.TypeOf(env))); err != nil {
+		return err
 	}
 	switch c := n(); {
 	case c == 0:

@@ -56,6 +56,14 @@ func TestDecode(t *testing.T) {
 		`{"tool_calls": [{"tool": "t"}]}`:                                                "call_id is required",
 		`{"tool_calls": [], "x": 1}`:                                                     "unknown field",
 		`{"tool_calls": [{"call_id": "a", "tool": "t"}]} {}`:                             "unexpected data",
+		// encoding/json takes the last of two names, and names in any case:
+		// each of these ran the tool named last.
+		`{"tool_calls": [{"call_id": "a", "tool": "t", "tool": "u"}]}`:                                   `tool_calls[0]: "tool" is given twice`,
+		`{"tool_calls": [{"call_id": "a", "tool": "t", "TOOL": "u"}]}`:                                   `tool_calls[0]: "TOOL" is not a member of a call`,
+		`{"tool_calls": [{"call_id": "a", "tool": "t"}, {"call_id": "b", "Tool": "u"}]}`:                 `tool_calls[1]: "Tool" is not a member`,
+		`{"tool_calls": [{"call_id": "a", "tool": "t", "t\u006fol": "u"}]}`:                              `"tool" is given twice`,
+		`{"Tool_Calls": [{"call_id": "a", "tool": "t"}]}`:                                                `"Tool_Calls" is not a member of the envelope`,
+		`{"tool_calls": [{"call_id": "a", "tool": "t"}], "tool_calls": [{"call_id": "b", "tool": "u"}]}`: `"tool_calls" is given twice`,
 	} {
 		var env struct {
 			ToolCalls []call `json:"tool_calls"`

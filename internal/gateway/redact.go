@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strings"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/front"
@@ -30,10 +32,87 @@ func newRedactor(c *config.Config) (*redact.Redactor, error) {
 			vals = append(vals, v)
 		}
 	}
+	for _, u := range c.Upstreams {
+		vals = append(vals, urlSecrets(r, u.URL, true)...)
+	}
+	if c.Model != nil { // a model's path names a deployment (gpt-4o-2024-08-06), no credential
+		vals = append(vals, urlSecrets(r, c.Model.BaseURL, false)...)
+		for _, f := range c.Model.Fallbacks {
+			vals = append(vals, urlSecrets(r, f.BaseURL, false)...)
+		}
+	}
 	if err := r.Add(vals...); err != nil {
 		return nil, fmt.Errorf("registering secrets: %w", err)
 	}
 	return r, nil
+}
+
+// urlSecrets returns the credentials an endpoint's URL carries, written
+// out in the configuration (${VAR} is not expanded in a URL) and quoted by
+// every error of a dial: its userinfo's password, the value of a query
+// parameter with a secret name or one that ends in "key" (api_key, key), and,
+// with paths, a query value or
+// path segment that looks like a token (.../s/<token>/mcp, ?key=<token>).
+// Words such as json, v2 or mcp are no credential, and masked they would
+// be hidden everywhere.
+func urlSecrets(r *redact.Redactor, raw string, paths bool) []string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return nil
+	}
+	var out []string
+	if p, ok := u.User.Password(); ok && len(p) >= redact.MinSecretLen {
+		out = append(out, p, url.UserPassword(u.User.Username(), p).String())
+	}
+	for name, vs := range u.Query() {
+		for _, v := range vs {
+			// In an endpoint's query, a key is a credential (?key=,
+			// ?subscription-key=); a keyword is not.
+			secret := r.SecretKey(name) || strings.HasSuffix(strings.ToLower(name), "key")
+			if (secret && len(v) >= redact.MinSecretLen) || (paths && tokenLike(v)) {
+				out = append(out, v)
+			}
+		}
+	}
+	if !paths {
+		return out
+	}
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		if v, err := url.PathUnescape(seg); err == nil && tokenLike(v) {
+			out = append(out, v, seg)
+		}
+	}
+	return out
+}
+
+// tokenLike reports whether a part of a URL looks like a credential: 16
+// bytes or more with a digit, and mixed case (base64, base62), or one run
+// of letters and digits (a hex or base36 key), or at least 8 digits (a
+// UUID); not a slug with a version in it (github-mcp-server-v2).
+func tokenLike(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	var lower, upper, digit, other int
+	for _, c := range []byte(v) {
+		switch {
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
+		case '0' <= c && c <= '9':
+			digit++
+		default:
+			other++
+		}
+	}
+	switch {
+	case digit == 0:
+		return false
+	case lower > 0 && upper > 0, other == 0 && lower+upper > 0:
+		return true
+	}
+	return digit >= 8
 }
 
 // redactHandler masks secrets in a log record's message and attributes:

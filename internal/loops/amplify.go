@@ -84,7 +84,7 @@ func (d *Detector) widens(prev, args []byte) bool {
 		if p[i].val == a[i].val {
 			continue
 		}
-		if !d.grows(p[i].kind, p[i].id, p[i].raw, a[i].raw) {
+		if !d.grows(p[i].kind, p[i].id, p[i].key, p[i].raw, a[i].raw) {
 			return false
 		}
 		grew = true
@@ -94,8 +94,21 @@ func (d *Detector) widens(prev, args []byte) bool {
 
 // grows reports whether value y grew from x. An identifier or a
 // position (identKey) that changed is another call, never a wider one.
-func (d *Detector) grows(kind uint8, id bool, x, y []byte) bool {
+func (d *Detector) grows(kind uint8, id bool, key, x, y []byte) bool {
 	if id {
+		return false
+	}
+	if kind == leafString && isoDate(x) && isoDate(y) && len(x) == len(y) {
+		// A range's bound that moved outwards: a lower bound to an
+		// earlier date, an upper bound to a later one (ISO dates sort as
+		// written). A bound that moved the other way (the next page of a
+		// listing by date) is another range, not a wider one.
+		switch c := bytes.Compare(y, x); rangeBound(key) {
+		case lowerBound:
+			return c < 0
+		case upperBound:
+			return c > 0
+		}
 		return false
 	}
 	switch kind {
@@ -104,27 +117,130 @@ func (d *Detector) grows(kind uint8, id bool, x, y []byte) bool {
 		fy, err2 := strconv.ParseFloat(string(y), 64)
 		return err1 == nil && err2 == nil && fx > 0 && fy >= fx*d.cfg.widenFactor
 	case leafString:
-		if nx, ux, ok := leadingNumber(x); ok {
-			if ny, uy, ok := leadingNumber(y); ok && bytes.Equal(ux, uy) {
-				return nx > 0 && ny >= nx*d.cfg.widenFactor
-			}
+		if nx, ny, ok := quantities(x, y); ok {
+			return nx > 0 && ny >= nx*d.cfg.widenFactor
 		}
 		return len(y) > len(x) && bytes.Contains(y, x)
 	}
 	return false
 }
 
-// leadingNumber splits "30d" or "7 days" into 30 and "d", 7 and " days".
-func leadingNumber(b []byte) (float64, []byte, bool) {
+// isoDate reports whether b starts with an ISO 8601 date (2026-03-01).
+func isoDate(b []byte) bool {
+	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+		return false
+	}
+	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if !isDigit(b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	noBound = iota
+	lowerBound
+	upperBound
+)
+
+// rangeBound says whether an argument's key names the lower bound of a
+// range (since, from, after, start_date, date_gte) or its upper bound
+// (until, to, before, end, max).
+func rangeBound(k []byte) int {
+	if len(k) == 0 || len(k) > 64 {
+		return noBound
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	n := splitKey(k, &low, &span)
+	b := noBound
+	for i := range n {
+		w := noBound
+		switch string(low[span[i][0]:span[i][1]]) {
+		case "since", "from", "after", "start", "begin", "min", "gte", "gt", "oldest", "earliest":
+			w = lowerBound
+		case "until", "to", "before", "end", "max", "lte", "lt", "latest", "newest":
+			w = upperBound
+		}
+		if w != noBound {
+			if b != noBound && b != w {
+				return noBound
+			}
+			b = w
+		}
+	}
+	return b
+}
+
+// quantities reads x and y as two amounts of one kind and returns them in
+// one unit: two numbers written as strings ("50", "100": models spell a
+// limit either way), a number with the same unit ("7d", "30d"), or two
+// spans of time in any units ("15m", "1h", "2 days"), after the same prefix
+// when it ends in a separator ("now-15m", "now-1h"; not "v2", "v3").
+func quantities(x, y []byte) (float64, float64, bool) {
+	px, nx, ux, ok1 := splitQuantity(x)
+	py, ny, uy, ok2 := splitQuantity(y)
+	if !ok1 || !ok2 || !bytes.Equal(px, py) {
+		return 0, 0, false
+	}
+	sx, okx := timeUnit(ux)
+	sy, oky := timeUnit(uy)
+	switch {
+	case okx && oky:
+		return nx * sx, ny * sy, true
+	case len(px) == 0 && bytes.Equal(ux, uy):
+		return nx, ny, true
+	}
+	return 0, 0, false
+}
+
+// splitQuantity splits "now-30d" into "now-", 30 and "d", and "7 days" into
+// "", 7 and "days". A prefix must end in '-', '+' or a space.
+func splitQuantity(b []byte) (prefix []byte, n float64, unit []byte, ok bool) {
 	i := 0
-	for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '.') {
+	for i < len(b) && !isDigit(b[i]) {
 		i++
 	}
-	if i == 0 || i == len(b) || i > 15 {
-		return 0, nil, false
+	if i > 0 && b[i-1] != '-' && b[i-1] != '+' && b[i-1] != ' ' {
+		return nil, 0, nil, false
 	}
-	f, err := strconv.ParseFloat(string(b[:i]), 64)
-	return f, b[i:], err == nil
+	j := i
+	for j < len(b) && (isDigit(b[j]) || b[j] == '.') {
+		j++
+	}
+	if j == i || j-i > 15 {
+		return nil, 0, nil, false
+	}
+	f, err := strconv.ParseFloat(string(b[i:j]), 64)
+	return b[:i], f, bytes.TrimLeft(b[j:], " "), err == nil
+}
+
+// timeUnit returns the seconds in a unit of time as durations and relative
+// windows write it ("m" is a minute and "M" a month, as in Grafana and
+// Prometheus).
+func timeUnit(u []byte) (float64, bool) {
+	switch string(u) {
+	case "M":
+		return 30 * 86400, true
+	}
+	switch string(bytes.ToLower(u)) {
+	case "s", "sec", "secs", "second", "seconds":
+		return 1, true
+	case "m", "min", "mins", "minute", "minutes":
+		return 60, true
+	case "h", "hr", "hrs", "hour", "hours":
+		return 3600, true
+	case "d", "day", "days":
+		return 86400, true
+	case "w", "wk", "wks", "week", "weeks":
+		return 7 * 86400, true
+	case "mo", "month", "months":
+		return 30 * 86400, true
+	case "y", "yr", "yrs", "year", "years":
+		return 365 * 86400, true
+	}
+	return 0, false
 }
 
 // listGrew reports whether a (longer) holds every leaf of p, and its other

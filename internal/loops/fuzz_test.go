@@ -74,7 +74,8 @@ func FuzzDetector(f *testing.F) {
 
 // FuzzScan checks that the JSON scanner never panics and keeps its limit.
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2,{"b":"c\nd"}],"e":null}`, `"plain\\ntext"`, `not json`, `[[[[`, `{"a":"\"}`, `-1.5e+3`} {
+	for _, s := range []string{`{"a":[1,2,{"b":"c\nd"}],"e":null}`, `"plain\\ntext"`, `not json`, `[[[[`, `{"a":"\"}`, `-1.5e+3`,
+		`"{\"a\": \"\u00e9\ud83d\ude00\", \"request_id\": \"9f8e7d6c5b4a\"}"`, `"[\u12"`, `{"headers":{"Date":"x","Age":"1"},"checked":"2025-01-07T22:32:47Z"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -83,6 +84,16 @@ func FuzzScan(f *testing.F) {
 			if len(sc.out) > 16 {
 				t.Fatalf("%d leaves, limit 16", len(sc.out))
 			}
+		}
+		var vol keyCache
+		var scratch []byte
+		a := scanResult(b, nil, 16, &vol, &scratch)
+		z := scanResult(b, nil, 16, &vol, &scratch)
+		if len(a.out) > 16 || a.digest != z.digest {
+			t.Fatalf("scanResult: %d leaves (limit 16), digests %x and %x", len(a.out), a.digest, z.digest)
+		}
+		if foldArgs("t", b) != foldArgs("t", b) {
+			t.Fatal("foldArgs differs on the same bytes")
 		}
 	})
 }

@@ -380,6 +380,7 @@ type Detector struct {
 
 	obs   []byte // scratch for one tool result as an observation (DoneTool)
 	units []leaf // scratch for one result
+	inner []byte // scratch: a result's JSON document unescaped from a string
 	args  []leaf // scratch for one argument list
 	prev  []leaf // scratch for the previous argument list
 }

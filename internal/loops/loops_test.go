@@ -369,6 +369,48 @@ func TestAmplification(t *testing.T) {
 			call("m", `{"window":"90d"}`, `{"top":"p99 spike during deploy"}`),
 			refused(call("m", `{"window":"365d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
 		}},
+		{"window whose unit changes", nil, []op{
+			call("m", `{"window":"15m"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"1h"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"window":"6h"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"window":"2 days"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"relative window", nil, []op{
+			call("m", `{"from":"now-15m"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"from":"now-1h"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"from":"now-1d"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"from":"now-7d"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"a date range widened backwards", nil, []op{
+			call("m", `{"since":"2026-03-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-22","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"since":"2025-12-01","to":"2026-03-08"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"a listing paged back by date is not widening", nil, []op{
+			call("m", `{"before":"2026-03-08T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-03-01T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-02-22T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"before":"2026-02-15T00:00:00Z"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-16"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-10"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-02-01"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"since":"2026-02-15","day":"2026-01-01"}`, `{"top":"p99 spike during deploy"}`),
+		}},
+		{"limit spelled as a string", nil, []op{
+			call("m", `{"limit":"50"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"limit":"100"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"limit":"200"}`, `{"top":"p99 spike during deploy"}`),
+			refused(call("m", `{"limit":"400"}`, `{"top":"p99 spike during deploy"}`), "amplification"),
+		}},
+		{"versions and units of another kind are not widening", nil, []op{
+			call("m", `{"release":"v2","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v3","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v5","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"2kg"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"2000g"}`, `{"top":"p99 spike during deploy"}`),
+			call("m", `{"release":"v8","size":"3h"}`, `{"top":"p99 spike during deploy"}`),
+		}},
 		{"a list of sources that grows", nil, []op{
 			call("m", `{"src":["a"]}`, `{"top":"p99 spike during deploy"}`),
 			call("m", `{"src":["a","b"]}`, `{"top":"p99 spike during deploy"}`),
@@ -599,6 +641,39 @@ func TestNoisyRepeat(t *testing.T) {
 			order(`"request_id":"req_9f8e7d6c","fetched_at":"2025-01-07T22:33:18Z","latency_ms":90`),
 			refused(order(`"request_id":"req_55aa44bb","fetched_at":"2025-01-07T22:34:02Z","latency_ms":77`), "repeat"),
 		}},
+		{"an HTTP answer whose exchange headers change, its body not", nil, []op{
+			call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:07:13 GMT","Age":"12","CF-Ray":"8a1f2c3d4e5f6a7b-FRA","X-RateLimit-Remaining":"59","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`),
+			call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:08:20 GMT","Age":"79","CF-Ray":"8a1f2d9e0b1c2d3e-FRA","X-RateLimit-Remaining":"58","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`),
+			refused(call("http_get", `{"url":"https://x.example/s"}`, `{"status":200,"headers":{"Date":"Tue, 10 Mar 2026 08:09:41 GMT","Age":"160","CF-Ray":"8a1f2f0a1b2c3d4e-FRA","X-RateLimit-Remaining":"57","Content-Type":"application/json"},"body":{"indicator":"minor","api":"degraded"}}`), "repeat"),
+		}},
+		{"a check's own time under a one-word key", nil, []op{
+			order(`"checked":"2025-01-07T22:32:47Z","meta":{"lastFetched":"2025-01-07T22:32:47.120Z"}`),
+			order(`"checked":"2025-01-07T22:33:18Z","meta":{"lastFetched":"2025-01-07T22:33:18.004Z"}`),
+			refused(order(`"checked":"2025-01-07T22:34:02Z","meta":{"lastFetched":"2025-01-07T22:34:02.310Z"}`), "repeat"),
+		}},
+		{"a count under such a key, and a time something happened, are the answer's", nil, []op{
+			order(`"generated":12,"updated":"2025-01-07T22:32:47Z"`),
+			order(`"generated":12,"updated":"2025-01-07T22:33:18Z"`),
+			order(`"generated":12,"updated":"2025-01-07T22:34:02Z"`),
+			order(`"generated":14,"updated":"2025-01-07T22:34:02Z"`),
+			order(`"generated":16,"updated":"2025-01-07T22:34:02Z"`),
+		}},
+		{"a JSON document handed over as a string", nil, []op{
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "failed", "error": "disk quota exceeded on /data", "request_id": "9f8e7d6c5b4a", "latency_ms": 31}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"latency_ms": 48, "state": "failed", "request_id": "1a2b3c4d5e6f", "error": "disk quota exceeded on /data"}`)),
+			refused(call("job", `{"id":"etl"}`, marshalString(`{"state": "failed", "error": "disk quota exceeded on /data", "request_id": "0a1b2c3d4e5f", "latency_ms": 65}`)), "repeat"),
+		}},
+		{"a JSON document as a string whose substance moves", nil, []op{
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 10, "request_id": "9f8e7d6c5b4a"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 20, "request_id": "1a2b3c4d5e6f"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "running", "done": 30, "request_id": "0a1b2c3d4e5f"}`)),
+			call("job", `{"id":"etl"}`, marshalString(`{"state": "done", "done": 40, "request_id": "0a1b2c3d4e50"}`)),
+		}},
+		{"a date that is not under headers is the answer's", nil, []op{
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 08:07:13 GMT","age":"12"}`),
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 09:07:13 GMT","age":"13"}`),
+			call("next_slot", `{"room":"B2"}`, `{"room":"B2","date":"Tue, 10 Mar 2026 10:07:13 GMT","age":"14"}`),
+		}},
 		{"camelCase and nested metadata, a list in another order", nil, []op{
 			order(`"meta":{"traceId":"af29d115ef24bd62","servedBy":"api-3","cache":"HIT"}`),
 			call("get_order", `{"id":"W1"}`, `{"id":"W1","items":[{"qty":2,"sku":"B"},{"qty":1,"sku":"A"}],"meta":{"cache":"MISS","servedBy":"api-9","traceId":"440e2b4fda9c025a"},"status":"PROCESSING"}`),
@@ -747,6 +822,26 @@ func TestRephrase(t *testing.T) {
 			call("bash", `{"command":"git diff"}`, `"On branch main, nothing to commit, working tree clean"`),
 			call("bash", `{"command":"git log"}`, `"On branch main, nothing to commit, working tree clean"`),
 		}},
+		{"two-word rewordings under input, a framework's one argument", nil, []op{
+			call("buscar", `{"input":"política reembolsos"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`),
+			call("buscar", `{"input":"devolución dinero"}`, `{"r":["Plazos de reembolso","Política de devoluciones"]}`),
+			call("buscar", `{"input":"reembolso compra"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`),
+			refused(call("buscar", `{"input":"devolver pedido"}`, `{"r":["Política de devoluciones","Plazos de reembolso"]}`), "rephrase"),
+		}},
+		{"the same lookup respelled: case, white space, a number as a string", nil, []op{
+			call("stock", `{"qty":2,"site":"FRA","sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			call("stock", `{"qty":"2","site":"FRA","sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			call("stock", `{"qty":"02","site":"fra","sku":"AB-1200 "}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`),
+			refused(call("stock", `{"qty":2,"site":"Fra","sku":"Ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","sku":"AB-1200"}`), "rephrase"),
+		}},
+		{"respellings whose answers change, and two tools with one argument shape", nil, []op{
+			call("stock", `{"sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment pending","available":0}`),
+			call("stock", `{"sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment pending","available":0}`),
+			call("stock", `{"sku":"Ab-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock", `{"sku":"AB-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock_eu", `{"sku":"ab-1200"}`, `{"note":"supplier delay, next inbound shipment arrived","available":7}`),
+			call("stock", `{"sku":"ab-1200 "}`, `{"note":"supplier delay, next inbound shipment arrived","available":7,"reserved":2}`),
+		}},
 		{"a write starts over", nil, []op{
 			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K1"),
 			search("update billing address on a plan", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),
@@ -849,4 +944,63 @@ func TestRetryableFailuresAreTransient(t *testing.T) {
 			repeatN(2, retryable(flaky("invalid_args"))), []op{refused(retryable(flaky("invalid_args")), "repeat")},
 		)},
 	})
+}
+
+// TestFoldArgs: a read's arguments respelled (case, white space around a
+// value, a number as a string or in another form) ask one question of its
+// tool; other values, other keys and another tool ask another.
+func TestFoldArgs(t *testing.T) {
+	same := [][2]string{
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"2","sku":"AB-1200"}`},
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"02","sku":" Ab-1200 "}`},
+		{`{"n":1000}`, `{"n":"1e3"}`},
+		{`{"n":2.5}`, `{"n":"2.50"}`},
+		{`{"n":-7}`, `{"n":"-007"}`},
+		{`{"n":0}`, `{"n":"000"}`},
+		{`{"f":{"ids":["X1","x2"]}}`, `{"f":{"ids":["x1","X2"]}}`},
+	}
+	for _, p := range same {
+		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
+			t.Errorf("%s and %s: two questions, want one", p[0], p[1])
+		}
+	}
+	differ := [][2]string{
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":3,"sku":"ab-1200"}`},
+		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":2,"sku":"ab-1201"}`},
+		{`{"a":"x"}`, `{"b":"x"}`},
+		{`{"a":"x\"y"}`, `{"a":"x\"z"}`},
+		{`{"a":"2"}`, `{"a":"\"2\""}`},
+		{`{"a":["1","2"]}`, `{"a":["12"]}`},
+		{`{"n":-7}`, `{"n":7}`},
+		{`{"n":2.5}`, `{"n":25}`},
+	}
+	for _, p := range differ {
+		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
+			t.Errorf("%s and %s: one question, want two", p[0], p[1])
+		}
+	}
+	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
+		t.Error("two tools, one question")
+	}
+}
+
+// TestEmbeddedJSON: a JSON string whose text is an object or a list is
+// read as that document, escapes undone; anything else is a text.
+func TestEmbeddedJSON(t *testing.T) {
+	var scratch []byte
+	for _, c := range []struct{ in, want string }{
+		{`"{\"a\": \"x\\ny\"}"`, `{"a": "x\ny"}`},
+		{`" [1, 2]"`, `[1, 2]`},
+		{`"{\"é\":\"\u00e9\ud83d\ude00\"}"`, "{\"é\":\"é\U0001F600\"}"},
+	} {
+		got, ok := embeddedJSON([]byte(c.in), &scratch)
+		if !ok || string(got) != c.want {
+			t.Errorf("embeddedJSON(%s) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{`"plain text"`, `{"a":1}`, `"{\"a\":"`, `"{bad \q}"`, `"{\u12"`} {
+		if got, ok := embeddedJSON([]byte(in), &scratch); ok && in != `"{\"a\":"` {
+			t.Errorf("embeddedJSON(%s) = %q, want no document", in, got)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"hash/maphash"
+	"strconv"
 )
 
 // This file holds the detectors of loops whose arguments change from call to
@@ -318,12 +319,19 @@ func (d *Detector) readSeen(s *Step) {
 	}
 }
 
-// question returns the identity of a question that read call s asks, with
-// its free text left out (so that rewordings of it are one question), or 0
-// when its arguments hold no free text.
+// question returns the identity of the question that read call s asks:
+// its arguments with their free text left out (so that rewordings of it
+// are one question, whatever the tool), and every other value respelled
+// one way (so that "AB-1200 " and "ab-1200", "02" and 2, are one
+// question). Without free text it is a question of that tool alone (the
+// same arguments to another tool ask another). 0 for a write, or
+// arguments too long to read.
 func (d *Detector) question(s *Step) uint64 {
-	if isWrite(s.Access) || !mayHoldProse(s.Args) {
+	if isWrite(s.Access) {
 		return 0
+	}
+	if !mayHoldProse(s.Args) {
+		return foldArgs(s.Tool, s.Args)
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
@@ -331,18 +339,45 @@ func (d *Detector) question(s *Step) uint64 {
 		return 0
 	}
 	q, prose := uint64(0x717565), false
+	mayProse := mayHoldProse(s.Args)
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
-		if l.kind == leafString && proseArg(l.key, l.raw) {
+		switch {
+		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
+		case l.kind == leafString || l.kind == leafNumber:
+			v = respelled(l.raw, v)
 		}
 		q = mix(q, mix(l.path, v))
 	}
 	if !prose {
-		return 0
+		return foldArgs(s.Tool, s.Args)
 	}
 	return q
+}
+
+// respelled hashes a scalar argument value as one spelling of it: a number
+// (or a string that is one) in its shortest form, a string without the
+// white space around it and in lower case. Longer values keep hash h.
+func respelled(raw []byte, h uint64) uint64 {
+	var buf [48]byte
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || len(raw) > len(buf) {
+		return h
+	}
+	if numeric(raw) {
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return hashBytes(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
+		}
+	}
+	for i, c := range raw {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return hashBytes(buf[:len(raw)])
 }
 
 // mayHoldProse is a quick look: free text has a space, or is written in a
@@ -356,13 +391,138 @@ func mayHoldProse(args []byte) bool {
 	return false
 }
 
+// foldArgs hashes a tool's canonical arguments that hold no free text with
+// every value respelled as respelled does, in one pass over the bytes: the
+// question of that tool they ask. The respelled bytes go through a buffer
+// on the stack, hashed when full and at the end.
+func foldArgs(tool string, args []byte) uint64 {
+	f := folder{q: hashString(tool)}
+	for i := 0; i < len(args); {
+		switch c := args[i]; {
+		case c == '"':
+			j := i + 1
+			for j < len(args) && args[j] != '"' {
+				if args[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
+			if !f.number(v) {
+				f.byte('"')
+				for _, c := range v {
+					if 'A' <= c && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					f.byte(c)
+				}
+			}
+			i = j + 1
+		case c == '-' || isDigit(c):
+			j := i + 1
+			for j < len(args) && (isDigit(args[j]) || args[j] == '.' || args[j] == '-' || args[j] == '+' || args[j] == 'e' || args[j] == 'E') {
+				j++
+			}
+			if !f.number(args[i:j]) {
+				f.write(args[i:j])
+			}
+			i = j
+		default:
+			f.byte(c) // punctuation and literals as they are
+			i++
+		}
+	}
+	return f.sum()
+}
+
+// folder is foldArgs's buffer and running hash.
+type folder struct {
+	q   uint64
+	n   int
+	buf [256]byte
+}
+
+func (f *folder) byte(c byte) {
+	if f.n >= len(f.buf) {
+		f.flush()
+	}
+	f.buf[f.n] = c
+	f.n++
+}
+
+func (f *folder) flush() { f.q, f.n = mix(f.q, hashBytes(f.buf[:f.n])), 0 }
+
+func (f *folder) write(b []byte) {
+	for _, c := range b {
+		f.byte(c)
+	}
+}
+
+func (f *folder) sum() uint64 { return mix(f.q, hashBytes(f.buf[:f.n])) }
+
+// number writes b in one spelling of its value, when b is a number: an
+// integer without its leading zeros (a JSON integer keeps its digits as
+// written, however long), another number as strconv writes its float64.
+func (f *folder) number(b []byte) bool {
+	if !numeric(b) {
+		return false
+	}
+	d := b
+	if d[0] == '-' {
+		d = d[1:]
+	}
+	integer := len(d) > 0
+	for _, c := range d {
+		integer = integer && isDigit(c)
+	}
+	if integer {
+		f.byte('#')
+		if len(d) < len(b) {
+			f.byte('-')
+		}
+		if d = bytes.TrimLeft(d, "0"); len(d) == 0 {
+			d = b[len(b)-1:] // all zeros: "0"
+		}
+		f.write(d)
+		return true
+	}
+	var buf [32]byte
+	if len(b) > len(buf) {
+		return false
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return false
+	}
+	f.byte('#')
+	f.write(strconv.AppendFloat(buf[:0], v, 'g', -1, 64))
+	return true
+}
+
+// numeric is a quick look before strconv.ParseFloat, whose error allocates:
+// digits, with at most the signs, point and exponent of a number.
+func numeric(b []byte) bool {
+	digit := false
+	for _, c := range b {
+		switch {
+		case isDigit(c):
+			digit = true
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
 // questionState is what "rephrase" remembers about one agent's question:
 // its rewordings in a row that brought nothing new, each the same answer.
 type questionState struct {
 	stale  int
 	epoch  uint64
 	answer uint64    // the last answer's pieces
-	asked  [3]string // the last rewordings (tool and arguments), oldest first
+	args   uint64    // hash of the last asking's arguments as written
+	asked  [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
 	n      int
 }
 
@@ -372,8 +532,8 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil
 	}
 	qs, ok := d.questions.get(mix(a.id, s.question))
-	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch {
-		return nil
+	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
+		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -398,6 +558,12 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	k := mix(a.id, s.question)
 	qs, ok := d.questions.get(k)
 	if !ok {
+		if fresh || !judged {
+			// Nothing to count yet: the first stale answer counts one
+			// whatever came before it, so a question needs no state
+			// until then (most never get one).
+			return
+		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
 	}
@@ -412,15 +578,21 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 			qs.stale, qs.n = 0, 0
 		}
 		qs.stale++
+		if qs.n > 0 && qs.args == hashBytes(s.Args) {
+			break // the last asking again: listed once
+		}
 		if qs.n == len(qs.asked) {
+			oldest := qs.asked[0]
 			copy(qs.asked[:], qs.asked[1:])
 			qs.n--
+			qs.asked[qs.n] = oldest
 		}
-		qs.asked[qs.n] = s.Tool + " " + preview(s.Args)
+		b := append(append(qs.asked[qs.n][:0], s.Tool...), ' ')
+		qs.asked[qs.n] = appendPreview(b, s.Args)
 		qs.n++
 	}
 	if judged {
-		qs.answer = answer
+		qs.answer, qs.args = answer, hashBytes(s.Args)
 	}
 }
 

@@ -1,13 +1,18 @@
 package loops
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // This file cuts a canonical JSON value into leaves: the scalar values it holds,
 // each with the path of object keys that leads to it (array positions are not
 // part of a path, so a list that comes back reordered holds the same leaves).
 // Long strings are cut into lines, so that a text that changed in one line
-// shares its other lines with the old one. The scanner never allocates and
-// never panics; input that is not JSON is treated as one plain text.
+// shares its other lines with the old one. The scanner never panics, and
+// never allocates but to grow the scratch buffer of a JSON document inside a
+// string; input that is not JSON is treated as one plain text.
 
 const (
 	leafString = iota + 1
@@ -79,13 +84,112 @@ func scanLeaves(b []byte, out []leaf, limit int, lines bool) scan {
 
 // scanResult scans a result as scanLeaves does with lines set, knowing
 // the keys of fetch metadata from the cache volatile.
-func scanResult(b []byte, out []leaf, limit int, volatile *keyCache) scan {
+func scanResult(b []byte, out []leaf, limit int, volatile *keyCache, scratch *[]byte) scan {
 	s := scan{b: b, out: out[:0], limit: limit, lines: true, vol: volatile}
 	if len(b) == 0 || len(b) > maxScanBytes {
 		return scanLeaves(b, out, limit, true)
 	}
+	if inner, ok := embeddedJSON(b, scratch); ok {
+		// A JSON document handed to the model as a string (frameworks
+		// that turn every tool result into text serialise it once more):
+		// its members are the answer and its metadata, as unwrapped.
+		t := scan{b: inner, out: out[:0], limit: limit, lines: true, vol: volatile}
+		if d, ok := t.value(0, 0, false, false, nil); ok && t.ws() >= len(inner) {
+			t.digest = d
+			return t
+		}
+	}
 	s.scanAll()
 	return s
+}
+
+// embeddedJSON reports whether b is a JSON string whose text is an object
+// or a list, and if so unescapes that text into scratch and returns it.
+func embeddedJSON(b []byte, scratch *[]byte) ([]byte, bool) {
+	if len(b) < 4 || b[0] != '"' || b[len(b)-1] != '"' {
+		return nil, false
+	}
+	c := b[1 : len(b)-1]
+	for len(c) > 0 && c[0] == ' ' {
+		c = c[1:]
+	}
+	if len(c) == 0 || c[0] != '{' && c[0] != '[' {
+		return nil, false
+	}
+	out := (*scratch)[:0]
+	for i := 0; i < len(c); i++ {
+		if c[i] != '\\' {
+			if c[i] == '"' {
+				return nil, false // not one string
+			}
+			out = append(out, c[i])
+			continue
+		}
+		if i++; i >= len(c) {
+			return nil, false
+		}
+		switch c[i] {
+		case '"', '\\', '/':
+			out = append(out, c[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := unicodeEscape(c[i+1:])
+			if n == 0 {
+				return nil, false
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+		default:
+			return nil, false
+		}
+	}
+	*scratch = out
+	return out, true
+}
+
+// unicodeEscape reads the four hex digits after "\u" (and a low surrogate's
+// "\uXXXX" after a high one) and returns the rune and the bytes read.
+func unicodeEscape(b []byte) (rune, int) {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 4 {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[:4] {
+			switch {
+			case isDigit(c):
+				r = r<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	r, ok := hex4(b)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) && len(b) >= 10 && b[4] == '\\' && b[5] == 'u' {
+		if r2, ok := hex4(b[6:]); ok {
+			if dr := utf16.DecodeRune(r, r2); dr != utf8.RuneError {
+				return dr, 10
+			}
+		}
+	}
+	return r, 4
 }
 
 func (s *scan) scanAll() {
@@ -98,25 +202,40 @@ func (s *scan) scanAll() {
 	s.digest = d
 }
 
-// volatile reports whether a result's key (with hash kh) names metadata.
+// volatile reports whether a result's key (with hash kh) names metadata,
+// the value at s.i being the key's.
 func (s *scan) volatile(k []byte, kh uint64) bool {
+	var kind uint8
 	if s.vol == nil {
-		return volatileKey(k)
+		kind = volatileKind(k)
+	} else {
+		kind = s.vol.kind(k, kh)
 	}
-	return s.vol.is(k, kh)
+	return kind == keyMeta || kind == keyMetaTime && s.dateTimeAhead()
 }
 
-// keyCache remembers which keys name metadata, at most 1024 of them.
-type keyCache map[uint64]bool
+// dateTimeAhead reports whether the value at s.i is a string that is one
+// date-time and nothing else; it reads nothing.
+func (s *scan) dateTimeAhead() bool {
+	i := s.i
+	s.ws()
+	raw, ok := s.quoted()
+	s.i = i
+	return ok && len(raw) > 0 && dateTimeLen(raw) == len(raw)
+}
 
-func (c *keyCache) is(k []byte, kh uint64) bool {
+// keyCache remembers what keys say of their values (volatileKind), at
+// most 1024 of them.
+type keyCache map[uint64]uint8
+
+func (c *keyCache) kind(k []byte, kh uint64) uint8 {
 	if v, ok := (*c)[kh]; ok {
 		return v
 	}
 	if *c == nil || len(*c) >= 1024 {
 		*c = make(keyCache, 64)
 	}
-	v := volatileKey(k)
+	v := volatileKind(k)
 	(*c)[kh] = v
 	return v
 }
@@ -168,6 +287,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		if s.eat('}') {
 			return mix(sum, 0), true
 		}
+		headers := s.lines && headersKey(key)
 		for {
 			s.ws()
 			k, ok := s.quoted()
@@ -176,7 +296,7 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 			}
 			kh := hashBytes(k)
 			kp := mix(path, kh)
-			meta := s.lines && s.volatile(k, kh)
+			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k))
 			if meta {
 				s.skip++
 			}

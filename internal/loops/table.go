@@ -77,6 +77,18 @@ func preview(b []byte) string {
 	return string(b[:n]) + "…"
 }
 
+// appendPreview appends preview(b) to dst.
+func appendPreview(dst, b []byte) []byte {
+	if len(b) <= previewLen {
+		return append(dst, b...)
+	}
+	n := previewLen
+	for n > 0 && b[n]&0xC0 == 0x80 {
+		n--
+	}
+	return append(append(dst, b[:n]...), "…"...)
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // ordinal returns "1st", "2nd", "3rd", "4th" ...

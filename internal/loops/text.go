@@ -83,7 +83,7 @@ func keyKind(k []byte) int {
 			"filter", "jq", "xpath", "glob", "program", "source", "patch", "diff":
 			return codeKey
 		case "query", "q", "question", "search", "keywords", "keyword", "terms", "term", "topic",
-			"prompt", "ask", "phrase", "utterance":
+			"prompt", "ask", "phrase", "utterance", "input":
 			kind = queryKey
 		}
 	}

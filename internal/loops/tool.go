@@ -214,7 +214,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	}
 	d.doneSameError(a, t, s, o)
 
-	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile)
+	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
 	d.units = sc.out[:0]
 
 	// repeat: the same substance, whatever the metadata around it.

@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"hash/maphash"
 )
 
@@ -37,12 +38,45 @@ var volatileStamps = map[string]bool{
 	"as": true, "cached": true,
 }
 
+// volatileParticiples are the words that, last in a key ("checked",
+// "lastFetched", "time_generated"), name when the answer was made if the
+// key's value is a date-time: under them a count ("generated": 12) is the
+// answer's.
+var volatileParticiples = map[string]bool{
+	"fetched": true, "retrieved": true, "generated": true, "checked": true, "polled": true,
+	"queried": true, "computed": true, "refreshed": true, "served": true, "crawled": true,
+	"scraped": true, "rendered": true,
+}
+
 // volatileAlone are keys that are metadata on their own: which machine
 // answered, and ids of the exchange written as one word.
 var volatileAlone = map[string]bool{
 	"server": true, "host": true, "hostname": true, "node": true, "pod": true, "instance": true,
 	"backend": true, "now": true, "rid": true, "reqid": true, "requestid": true, "traceid": true,
 	"spanid": true,
+}
+
+// What a result's key says of the value under it.
+const (
+	keyKept     = iota // the answer's
+	keyMeta            // fetch metadata
+	keyMetaTime        // fetch metadata when it is a date-time (volatileParticiples)
+)
+
+// volatileKind returns what a result's key says of its value.
+func volatileKind(k []byte) uint8 {
+	if volatileKey(k) {
+		return keyMeta
+	}
+	if len(k) == 0 || len(k) > 64 {
+		return keyKept
+	}
+	var low [64]byte
+	var span [8][2]uint8
+	if n := splitKey(k, &low, &span); n > 0 && volatileParticiples[string(low[span[n-1][0]:span[n-1][1]])] {
+		return keyMetaTime
+	}
+	return keyKept
 }
 
 // volatileKey reports whether a result's key names fetch metadata.
@@ -84,6 +118,42 @@ func volatileKey(k []byte) bool {
 		}
 	}
 	return false
+}
+
+// headersKey reports whether a result's key holds the headers of an HTTP
+// answer ("headers", "responseHeaders", "response_headers"), whose members
+// volatileHeader reads.
+func headersKey(k []byte) bool {
+	n := len(k)
+	return n >= 7 && n <= 16 && bytes.EqualFold(k[n-7:], []byte("headers"))
+}
+
+// volatileHeader reports whether an HTTP header names the exchange rather
+// than the content: when it was served (Date, Age), by what (Via, CF-Ray,
+// X-Amz-Cf-Id, X-Served-By), how fast (X-Runtime, Server-Timing), the
+// caller's remaining quota (X-RateLimit-*), a session (Set-Cookie), and
+// any X-...-Id. Under another key a "date" is the answer's (a slot, a
+// due date); ETag and Last-Modified say which version of the content it
+// is, and stay.
+func volatileHeader(k []byte) bool {
+	if len(k) > 64 {
+		return false
+	}
+	var buf [64]byte
+	l := buf[:len(k)]
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		l[i] = c
+	}
+	switch string(l) {
+	case "date", "age", "via", "set-cookie", "cf-ray", "x-runtime", "x-response-time", "server-timing",
+		"x-timer", "x-served-by", "x-cache-hits", "report-to", "nel", "x-amz-cf-pop":
+		return true
+	}
+	return bytes.Contains(l, []byte("ratelimit")) || bytes.Contains(l, []byte("rate-limit")) ||
+		bytes.HasPrefix(l, []byte("x-")) && (bytes.HasSuffix(l, []byte("-id")) || bytes.HasSuffix(l, []byte("requestid")))
 }
 
 // splitKey writes k lower-cased into low and cuts it into words at '_',

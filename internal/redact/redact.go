@@ -13,9 +13,10 @@
 //
 //   - Registered values ([Options.Secrets], [Redactor.Add], at least
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
-//     however they are escaped, in member names, as numbers, and as the
-//     cut end of a text when that end gives away enough of one (at least 8
-//     bytes, or half of it).
+//     however they are escaped, percent-encoded as in a URL, in base64
+//     (values of 12 bytes or more), in member names, as numbers, and as
+//     the cut end of a text when that end gives away enough of one (at
+//     least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
 //     (a string, a number, an array, an object), at any depth. A name is
 //     compared lower-cased without '_', '-', '.' and spaces; it is secret
@@ -48,9 +49,11 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -153,7 +156,54 @@ func newSecret(v string) secret {
 	var html bytes.Buffer
 	json.HTMLEscape(&html, esc)
 	add(html.Bytes())
+	// In a URL a value is percent-encoded, and a token of base64 (an AWS
+	// secret key, a signature) has '/', '+' and '=' to encode: as a query
+	// value (Go's QueryEscape; Python's quote with safe="", JavaScript's
+	// encodeURIComponent), as a path segment, or keeping its slashes
+	// (Python's quote), in upper or lower case hex.
+	for _, keep := range []string{"", "!'()*", "/", "$&+,:;=@", "!$&'()*+,/:;=?@"} {
+		for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
+			add(percentEncode(v, keep, hex, false))
+			add(percentEncode(v, keep, hex, true))
+		}
+	}
+	// In base64 (a Basic credential echoed without its scheme, a header
+	// an upstream shows encoded, a blob the value is inside), at each of
+	// the three places it may begin in the encoded bytes: the characters
+	// that encode its bits alone. A model reads base64 as easily as text.
+	// Not for short values, whose few characters could be anyone's.
+	if len(v) >= minBase64Len {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for k := range 3 {
+				e := enc.EncodeToString(append(make([]byte, k), v...))
+				add([]byte(e[(8*k+5)/6 : 8*(k+len(v))/6]))
+			}
+		}
+	}
 	return s
+}
+
+// minBase64Len is the least length of a value masked in base64 too: its
+// forms have at least 14 characters.
+const minBase64Len = 12
+
+// percentEncode escapes every byte of v but the unreserved ones of RFC 3986
+// and those in keep, as %XX in the digits hex; plus writes a space as '+',
+// as a query's form encoding does. It returns v as it is when nothing is
+// escaped.
+func percentEncode(v, keep, hex string, plus bool) []byte {
+	var out []byte
+	for i := range len(v) {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', strings.IndexByte(keep, c) >= 0:
+			out = append(out, c)
+		case c == ' ' && plus:
+			out = append(out, '+')
+		default:
+			out = append(out, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return out
 }
 
 // Len returns the number of registered values.

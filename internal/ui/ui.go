@@ -754,8 +754,8 @@ func (u *UI) approvals(w http.ResponseWriter, r *http.Request) {
 	if len(decided) > 50 {
 		decided = decided[:50]
 	}
-	// Waiting, not Pending: a field of that name hid the page's count of
-	// them, and the navigation showed the list.
+	// Waiting, not Pending: a field of that name here would hide the
+	// page's count of them, which the navigation shows.
 	u.render(w, r, "approvals", struct {
 		page
 		Enabled          bool

@@ -2,19 +2,25 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The gateway guards tool calls. Resources, resource templates, prompts and
 // completions of the upstreams are passed through as they are: listed by the
 // gateway's MCP server (prompts under the upstream's prefix, like tools),
-// their reads and gets forwarded to the upstream that has them.
+// their reads and gets forwarded to the upstream that has them. What they
+// carry reaches the client's model as a tool's result does, so secrets are
+// masked in it as in one: in what is read, got and completed, and in the
+// upstream's errors, by the redactor's rules; in the listings (names,
+// descriptions, URIs) by its values alone, as in a tool's definition.
 
 // mirrored is what an upstream's mirror put on the gateway's server, by
 // URI, URI template and exposed prompt name.
@@ -50,13 +56,13 @@ func (u *upstream) mirror(ctx context.Context) {
 		if res, err := cs.ListResources(lctx, nil); err == nil {
 			now.resources = map[string]*mcp.Resource{}
 			for _, r := range res.Resources {
-				now.resources[r.URI] = r
+				now.resources[r.URI] = masked(r, p.redactor.Values)
 			}
 		}
 		if res, err := cs.ListResourceTemplates(lctx, nil); err == nil {
 			now.templates = map[string]*mcp.ResourceTemplate{}
 			for _, t := range res.ResourceTemplates {
-				now.templates[t.URITemplate] = t
+				now.templates[t.URITemplate] = masked(t, p.redactor.Values)
 			}
 		}
 	}
@@ -65,7 +71,7 @@ func (u *upstream) mirror(ctx context.Context) {
 		if res, err := cs.ListPrompts(lctx, nil); err == nil {
 			now.prompts = map[string]*mcp.Prompt{}
 			for _, pr := range res.Prompts {
-				exposed := *pr
+				exposed := *masked(pr, p.redactor.Values)
 				exposed.Name = u.prefix() + pr.Name
 				now.prompts[exposed.Name] = &exposed
 			}
@@ -160,7 +166,52 @@ func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceReques
 	}
 	p := *req.Params
 	p.Meta = upstreamMeta(p.Meta)
-	return cs.ReadResource(ctx, &p)
+	res, err := cs.ReadResource(ctx, &p)
+	if err != nil {
+		return nil, u.p.maskedErr(err)
+	}
+	return masked(res, u.p.redactor.Redact), nil
+}
+
+// masked returns v with mask applied to its JSON, or v itself when that
+// masks nothing (or v does not go through JSON and back).
+func masked[T any](v *T, mask func([]byte) []byte) *T {
+	if v == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	m := mask(b)
+	if len(m) == len(b) && (len(b) == 0 || &m[0] == &b[0]) { // nothing masked: the same bytes
+		return v
+	}
+	var out T
+	if json.Unmarshal(m, &out) != nil {
+		return v
+	}
+	return &out
+}
+
+// maskedErr returns err with the secrets in its message (and a JSON-RPC
+// error's data) masked, its JSON-RPC code kept.
+func (p *Pool) maskedErr(err error) error {
+	if we, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		c := *we
+		c.Message = p.redactor.RedactString(c.Message)
+		if len(c.Data) > 0 {
+			c.Data = p.redactor.Redact(c.Data)
+		}
+		if c.Message != we.Message || len(c.Data) != len(we.Data) || (len(c.Data) > 0 && &c.Data[0] != &we.Data[0]) {
+			return &c
+		}
+		return err
+	}
+	if m := p.redactor.RedactString(err.Error()); m != err.Error() {
+		return errors.New(m)
+	}
+	return err
 }
 
 // upstreamMeta returns a client's _meta without the keys of its protocol
@@ -190,7 +241,11 @@ func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 		p := *req.Params
 		p.Name = name
 		p.Meta = upstreamMeta(p.Meta)
-		return cs.GetPrompt(ctx, &p)
+		res, err := cs.GetPrompt(ctx, &p)
+		if err != nil {
+			return nil, u.p.maskedErr(err)
+		}
+		return masked(res, u.p.redactor.Redact), nil
 	}
 }
 
@@ -233,11 +288,11 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		}
 		res, err := cs.Complete(ctx, &q)
 		if err == nil {
-			return res, nil
+			return masked(res, p.redactor.Redact), nil
 		}
 		last = err
 	}
-	return nil, last
+	return nil, p.maskedErr(last)
 }
 
 // Subscribe subscribes the upstream to a resource for a client: the

@@ -79,6 +79,9 @@ func (u *upstream) status() Status {
 	if why := u.unreachable.Load(); why != nil {
 		s.Connected, s.Error = false, *why
 	}
+	// /healthz (which asks no credentials) and the banner show it: a dial's
+	// error quotes the URL, with whatever credential it carries.
+	s.Error = u.p.redactor.RedactString(s.Error)
 	return s
 }
 
@@ -402,12 +405,35 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, u.masked(t))
 		if len(out) > 10000 {
 			return nil, errors.New("the upstream lists more than 10000 tools")
 		}
 	}
 	return out, nil
+}
+
+// masked returns t with the registered secrets masked (the redactor's
+// values alone: a schema's member named "token" is a schema, not a secret)
+// in all of it but its name: an upstream that writes one into a tool's
+// definition (a connection string in its description, a key as a schema's
+// default) would put it before every client's model on every listing. The
+// pin is taken of what is shown, as it is of the tool as listed.
+func (u *upstream) masked(t *mcp.Tool) *mcp.Tool {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t
+	}
+	m := u.p.redactor.Values(b)
+	if len(m) == len(b) && (len(b) == 0 || &m[0] == &b[0]) { // nothing masked: the same bytes
+		return t
+	}
+	var out mcp.Tool
+	if json.Unmarshal(m, &out) != nil {
+		return t
+	}
+	out.Name = t.Name // calls go by it
+	return &out
 }
 
 // setToolsLocked records the upstream's tool list. Called with u.mu held.

@@ -409,6 +409,13 @@ func TestHandler(t *testing.T) {
 		{"twice by the user", "POST", "/v1/approvals/" + closeAcct + "/approve", aliceID, ``, 409, "already_approved"},
 		{"deny", "POST", "/v1/approvals/" + closeAcct + "/deny", carolID, `{"reason":"too risky"}`, 200, "denied"},
 		{"wrong method", "DELETE", "/v1/approvals/" + refund, aliceID, ``, 405, ""},
+		// The mux's own answers are plain text: these are the API's.
+		{"wrong method, JSON", "DELETE", "/v1/approvals/" + refund, aliceID, ``, 405, "method_not_allowed"},
+		{"list, wrong method", "POST", "/v1/approvals", aliceID, `{}`, 405, "method_not_allowed"},
+		{"decide, wrong method", "GET", "/v1/approvals/" + refund + "/approve", aliceID, ``, 405, "method_not_allowed"},
+		{"no id", "GET", "/v1/approvals/", aliceID, ``, 404, "not_found"},
+		{"too deep", "GET", "/v1/approvals/" + refund + "/approve/x", aliceID, ``, 404, "not_found"},
+		{"unknown action", "POST", "/v1/approvals/" + refund + "/frob", aliceID, ``, 404, "not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,8 @@ const maxBody = 64 << 10
 // A caller sees the approvals of its own requests, and a reviewer those of
 // its tenant. Errors are {"error": {"code", "message", "suggestion"}} with
 // 404 (unknown, or not the caller's to see), 403 (not the caller's to
-// decide), 409 (already decided, or already approved by the caller) or 400.
+// decide), 409 (already decided, or already approved by the caller), 405
+// (another method) or 400.
 func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
 	var o HandlerOptions
 	if opts != nil {
@@ -57,7 +58,30 @@ func (q *Queue) Handler(opts *HandlerOptions) http.Handler {
 	mux.HandleFunc("GET /v1/approvals/{id}", h.get)
 	mux.HandleFunc("POST /v1/approvals/{id}/approve", h.decide(true))
 	mux.HandleFunc("POST /v1/approvals/{id}/deny", h.decide(false))
+	// Any other method or path gets the API's error body too: the mux's own
+	// answers are plain text, which a client reading JSON cannot parse.
+	mux.HandleFunc("/v1/approvals", wrongMethod("GET"))
+	mux.HandleFunc("/v1/approvals/{id}", wrongMethod("GET"))
+	mux.HandleFunc("/v1/approvals/{id}/approve", wrongMethod("POST"))
+	mux.HandleFunc("/v1/approvals/{id}/deny", wrongMethod("POST"))
+	mux.HandleFunc("/", nothingAt)
 	return mux
+}
+
+// wrongMethod answers 405 for a path served with another method.
+func wrongMethod(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s is not served; use %s.", r.Method, r.URL.Path, allow),
+			"GET /v1/approvals[/{id}], POST /v1/approvals/{id}/approve or /deny.")
+	}
+}
+
+// nothingAt answers a path under /v1/approvals that names no approval or
+// no action on one.
+func nothingAt(w http.ResponseWriter, r *http.Request) {
+	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
+		"GET /v1/approvals[/{id}], POST /v1/approvals/{id}/approve or /deny.")
 }
 
 func actorFromContext(r *http.Request) Actor {
