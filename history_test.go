@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,5 +74,28 @@ func TestRestorePast(t *testing.T) {
 	}
 	if _, ok := rt.Lookup("nope"); ok {
 		t.Error("Lookup(nope) found a request")
+	}
+}
+
+// TestRequestsNewestFirst: Requests lists by when each began, whatever
+// order the runtime came to keep them in: a request of an earlier run
+// restored after this run began one, and an older one restored after a
+// newer one, are listed by their age (they were listed as kept).
+func TestRequestsNewestFirst(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour)
+	rt := reach.New(nil)
+	_, live, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.End()
+	rt.RestorePast(&reach.PastRequest{ID: "newer", State: reach.RequestInterrupted, Started: t0.Add(time.Minute)})
+	rt.RestorePast(&reach.PastRequest{ID: "older", State: reach.RequestCompleted, Started: t0})
+	var got []string
+	for _, r := range rt.Requests() {
+		got = append(got, r.ID())
+	}
+	if want := []string{"live", "newer", "older"}; !slices.Equal(got, want) {
+		t.Errorf("Requests() = %v, want %v", got, want)
 	}
 }

@@ -569,8 +569,16 @@ func (rt *Runtime) Lookup(id string) (*Request, bool) {
 // DefaultBudget is the budget of a request begun without one.
 func (rt *Runtime) DefaultBudget() Budget { return *rt.opts.DefaultBudget }
 
-// Requests lists the known requests, newest first.
-func (rt *Runtime) Requests() []*Request { return rt.requests.List() }
+// Requests lists the known requests, newest first: by when they began,
+// not when this runtime came to keep them (a request that a restart
+// interrupted is kept by recovery before the earlier ones are restored, and
+// one of an earlier run when first looked up; they were listed first or
+// last, whatever their age).
+func (rt *Runtime) Requests() []*Request {
+	rs := rt.requests.List()
+	slices.SortStableFunc(rs, func(a, b *Request) int { return b.started.Compare(a.started) })
+	return rs
+}
 
 // newID returns a new request id, "req_" and 32 hex digits in time order
 // (package ids): a millisecond, then 80 random bits.

@@ -183,8 +183,15 @@ func TestApprovalsCommand(t *testing.T) {
 	if _, _, err := runCmd(t, newApprovals, "approve", "--api", srv.URL, byOrder["A1"]); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("bob approved alice's call: %v", err)
 	}
-	if _, _, err := runCmd(t, newApprovals, "list", "--api", srv.URL, "--key", "rk_wrong"); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, _, err := runCmd(t, newApprovals, "list", "--api", srv.URL, "--key", "rk_wrong"); err == nil || !strings.Contains(err.Error(), "401") ||
+		!strings.Contains(err.Error(), "Check the key in --key or $REACH_API_KEY") {
 		t.Errorf("a wrong key: %v", err)
+	}
+	// The command says how to pass a key, not which headers carry one.
+	t.Setenv("REACH_API_KEY", "")
+	if _, _, err := runCmd(t, newApprovals, "list", "--api", srv.URL); err == nil || !strings.Contains(err.Error(), "401") ||
+		!strings.Contains(err.Error(), "--key or in $REACH_API_KEY") || strings.Contains(err.Error(), "Authorization:") {
+		t.Errorf("no key: %v", err)
 	}
 	out, _, err = runCmd(t, newApprovals, "approve", "--api", srv.URL, "--key", aliceKey, byOrder["A1"])
 	if err != nil || !strings.Contains(out, "(approved)") {

@@ -168,7 +168,14 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 			msg := printable(e.Error.Message)
-			if e.Error.Suggestion != "" {
+			switch {
+			// The API's suggestion speaks of headers; whoever runs a
+			// command passes a key another way.
+			case resp.StatusCode == http.StatusUnauthorized && c.key == "":
+				msg += " Pass an API key with --key or in $REACH_API_KEY (reach keys create makes one)."
+			case resp.StatusCode == http.StatusUnauthorized:
+				msg += " Check the key in --key or $REACH_API_KEY (reach keys list shows the keys of a data folder)."
+			case e.Error.Suggestion != "":
 				msg += " " + printable(e.Error.Suggestion)
 			}
 			return nil, fmt.Errorf("%s (%s)", msg, printable(resp.Status))

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentreach/reach"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
@@ -31,5 +36,78 @@ func TestBannerRedactsModelURL(t *testing.T) {
 		if out := b.String(); strings.Contains(out, "sk-secret") || !strings.Contains(out, tc.want) {
 			t.Errorf("banner for model %s:\n%s\nwant %q and no secret", tc.url, out, tc.want)
 		}
+	}
+}
+
+var exampleCallRE = regexp.MustCompile(`curl -s (\S+) -d '([^']*)'`)
+
+// TestBannerExampleCallRuns: the call the banner offers to copy runs, in
+// front of an upstream whose tools all require arguments and whose first
+// tool by name is destructive (it offered shop__drop_table with {}, which
+// waited for an approval, and before that an empty object its schema
+// refuses).
+func TestBannerExampleCallRuns(t *testing.T) {
+	up, _, _ := testUpstream(t)
+	cfg := writeConfig(t, "upstreams:\n  - name: shop\n    url: "+up+"\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	m := exampleCallRE.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("banner offers no call:\n%s", stdout.String())
+	}
+	_, out := postJSON(t, m[1], m[2])
+	results, _ := out["results"].([]any)
+	if len(results) != 1 || results[0].(map[string]any)["status"] != "success" {
+		t.Errorf("the banner's call %s answered %v, want one success", m[2], out)
+	}
+}
+
+// TestExampleCallReadsOnly: the example is get_order's when served, a read
+// that needs no arguments before one that does, and none without a read.
+func TestExampleCallReadsOnly(t *testing.T) {
+	req := json.RawMessage(`{"type":"object","required":["n","k","on"],"properties":{"n":{"type":"integer","minimum":2},"k":{"enum":["a","b"]},"on":{"type":"boolean"}}}`)
+	for _, tc := range []struct {
+		tools []reach.Tool
+		want  string
+	}{
+		{[]reach.Tool{{Name: "a", Access: reach.Write}, {Name: "get_order"}}, `"tool":"get_order","arguments":{"order_id":"1001"}`},
+		{[]reach.Tool{{Name: "a", InputSchema: req}, {Name: "b", Access: reach.Read}}, `"tool":"b","arguments":{}`},
+		{[]reach.Tool{{Name: "a", Access: reach.HighRisk}, {Name: "b", InputSchema: req}}, `"tool":"b","arguments":{"k":"a","n":2,"on":false}`},
+		{[]reach.Tool{{Name: "a", Access: reach.Write}, {Name: "b", Access: reach.HighRisk}}, ""},
+	} {
+		got := exampleCall(tc.tools)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("exampleCall(%v) = %s, want it to hold %s", tc.tools, got, tc.want)
+		}
+	}
+}
+
+// TestBannerWithNoTools: with every upstream out of reach, the banner's
+// tools line says why it names none (it was "tools" and nothing).
+func TestBannerWithNoTools(t *testing.T) {
+	cfg := writeConfig(t, "upstreams:\n  - {name: gone, url: 'http://127.0.0.1:1/mcp', timeout: 1s}\n")
+	_, _, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	if out := stdout.String(); !strings.Contains(out, "reach is serving 0 tools") || !strings.Contains(out, "  tools     none yet: an upstream's tools are served once it is reached\n") {
+		t.Errorf("banner:\n%s", out)
+	}
+}
+
+// TestBannerSaysNoKeyYet: a gateway that asks for API keys, takes no JWT
+// and has no key yet refuses every client; its banner says so and how to
+// make the first key in its data folder (it said nothing).
+func TestBannerSaysNoKeyYet(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, "auth: {keys: true}\n")
+	_, stop, stdout := startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
+	stop()
+	if want := "reach keys create --principal NAME --roles operator --data " + data + "\n"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("banner:\n%s\nwant %q", stdout.String(), want)
+	}
+	var out strings.Builder
+	if err := run(t.Context(), []string{"keys", "create", "--principal", "me", "--data", data}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stdout = startServe(t, "--config", cfg, "--listen", "127.0.0.1:0", "--data", data)
+	if strings.Contains(stdout.String(), "no API key exists yet") {
+		t.Errorf("banner with a key:\n%s", stdout.String())
 	}
 }

@@ -448,3 +448,26 @@ func TestErrorHintsNameCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSubcommand: a word that names no subcommand of a group is an
+// error that says which it may mean, whether the group runs something
+// itself or not; a group that runs nothing printed its help and exited 0
+// (reach approvals aprove ID passed for done in a script).
+func TestUnknownSubcommand(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"approvals aprove apr_1", "unknown command \"aprove\" for \"reach approvals\"\n\nDid you mean this?\n\tapprove"},
+		{"audit verfy", "Did you mean this?\n\tverify"},
+		{"requests lst", "Did you mean this?\n\tlist"},
+		{"keys rotate", "unknown command \"rotate\" for \"reach keys\""},
+	} {
+		var out strings.Builder
+		err := run(context.Background(), strings.Fields(tc.args), &out, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("reach %s: %v (printed %.80q), want an error with %q", tc.args, err, out.String(), tc.want)
+		}
+	}
+	var out strings.Builder
+	if err := run(context.Background(), []string{"audit"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "Available Commands:") {
+		t.Errorf("reach audit: %v, want its help:\n%s", err, out.String())
+	}
+}

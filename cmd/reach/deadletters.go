@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -108,9 +110,9 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 	if red, err := redact.New(nil); err == nil {
 		note = red.RedactString(note)
 	}
-	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
+	st, err := openDeadLetters(ctx, data)
 	if err != nil {
-		return nil, fmt.Errorf("opening the store in %s: %w", data, err)
+		return nil, err
 	}
 	defer st.Close()
 	d, err := reach.DismissDeadLetter(ctx, durable.New(st, nil, nil), id, by, note)
@@ -132,10 +134,24 @@ func dismissStored(ctx context.Context, data, id, note, by string) (*reach.DeadL
 	return d, err
 }
 
-func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
-	st, err := sqlite.Open(cmd.Context(), data, &sqlite.Options{NoCreate: true})
+// openDeadLetters opens the data folder's store, which holds the dead
+// letters; one that is not there is said so, with the flag that names
+// another, as the audit commands say it.
+func openDeadLetters(ctx context.Context, data string) (*sqlite.Store, error) {
+	st, err := sqlite.Open(ctx, data, &sqlite.Options{NoCreate: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no store in %s: %s does not exist (use --data to name the gateway's data folder)", data, filepath.Join(data, sqlite.DefaultFile))
+	}
 	if err != nil {
-		return fmt.Errorf("opening the store in %s: %w", data, err)
+		return nil, fmt.Errorf("opening the store in %s: %w", data, err)
+	}
+	return st, nil
+}
+
+func listDeadLetters(cmd *cobra.Command, data, state string, asJSON bool) error {
+	st, err := openDeadLetters(cmd.Context(), data)
+	if err != nil {
+		return err
 	}
 	defer st.Close()
 	if state == "all" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http/httptest"
 	"strconv"
@@ -156,5 +157,16 @@ func TestDeadLettersCLIMasksSecrets(t *testing.T) {
 	ds, err := st.ListDeadLetters(ctx, "")
 	if err != nil || len(ds) != 1 || !strings.Contains(string(ds[0].Args), "hunter2-secret") {
 		t.Errorf("stored: %+v %v", ds, err)
+	}
+}
+
+// TestDeadLettersNoStore: list in a folder with no store says which file
+// is missing and that --data names another, as the audit commands do (it
+// said "stat .reach/reach.db: no such file or directory").
+func TestDeadLettersNoStore(t *testing.T) {
+	data := t.TempDir()
+	err := run(t.Context(), []string{"deadletters", "list", "--data", data}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "does not exist (use --data") {
+		t.Errorf("deadletters list without a store: %v", err)
 	}
 }

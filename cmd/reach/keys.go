@@ -148,8 +148,19 @@ const keysAuthYAML = "  auth:\n    keys: true\n"
 // unusedKeys says, for the banner, when the data folder holds keys that
 // the configuration does not ask for (no auth:, or auth without keys), or
 // "" when there are none or they are checked.
+//
+// It also says when the configuration asks for keys, accepts no JWT, and
+// the data folder holds none yet: nobody can call the gateway, and the
+// command that makes the first key must be given this data folder.
 func unusedKeys(cfg *config.Config, dataDir string) string {
 	if cfg.Auth != nil && cfg.Auth.Keys {
+		if cfg.Auth.JWT != nil {
+			return ""
+		}
+		if keys, err := auth.OpenKeys(auth.KeysPath(dataDir)); err == nil && keys.Len() == 0 {
+			return fmt.Sprintf("warning: no API key exists yet in %s: every client is refused until one does. Create the first:\n  reach keys create --principal NAME --roles operator --data %s\n",
+				auth.KeysPath(dataDir), dataDir)
+		}
 		return ""
 	}
 	keys, err := auth.OpenKeys(auth.KeysPath(dataDir))

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/spf13/cobra"
@@ -22,7 +24,52 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	addLogFlags(root)
 	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes a word that names no subcommand of a
+// group an error, with the subcommands it may mean, as the root's are:
+// cobra takes it for an argument of the group, and a group that runs
+// nothing itself printed its help and exited 0, so that a script's
+// `reach approvals aprove ID` passed for done.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() {
+		return
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // what the root's suggestions use
+	}
+	unknown := func(c *cobra.Command, args []string) error {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return errors.New(msg)
+	}
+	if !cmd.Runnable() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknown(c, args)
+		}
+		return
+	}
+	// A group that runs (requests lists, deadletters lists) and takes no
+	// arguments of its own.
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil && len(a) > 0 {
+				return unknown(c, a)
+			}
+			return args(c, a)
+		}
+	}
 }
 
 func newVersion() *cobra.Command {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -119,13 +121,23 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
 	if err != nil {
 		ln.Close()
-		return err
+		return inFile(cfg, err)
 	}
 	defer g.Close()
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
 	err = g.Serve(ctx, ln)
 	fmt.Fprintln(stdout, "reach stopped")
 	return err
+}
+
+// inFile names the configuration file in an error building the gateway
+// from it, as validate does: "line 3: ..." alone left the reader to guess
+// which file.
+func inFile(cfg *config.Config, err error) error {
+	if cfg.File() == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", cfg.File(), err)
 }
 
 // printBanner writes the banner in one write, so that whoever reads the
@@ -141,6 +153,12 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		names = append(names, t.Name)
 	}
 	list := strings.Join(names, ", ")
+	if len(names) == 0 {
+		list = "none"
+		if slices.ContainsFunc(g.Upstreams(), func(u upstream.Status) bool { return !u.Connected }) {
+			list = "none yet: an upstream's tools are served once it is reached"
+		}
+	}
 	if len(names) > 8 {
 		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
@@ -175,11 +193,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 	fmt.Fprintf(w, "Connect an MCP client:\n")
 	fmt.Fprintf(w, "  npx @modelcontextprotocol/inspector     then Transport \"Streamable HTTP\", URL %s/mcp, Connect\n", base)
 	fmt.Fprintf(w, "  claude mcp add --transport http reach %s/mcp\n", base)
-	if len(names) > 0 {
-		ex := `{"tool_calls":[{"call_id":"c1","tool":"get_order","arguments":{"order_id":"1001"}}]}`
-		if !slices.Contains(names, "get_order") {
-			ex = fmt.Sprintf(`{"tool_calls":[{"call_id":"c1","tool":%q,"arguments":{}}]}`, names[0])
-		}
+	if ex := exampleCall(tools); ex != "" {
 		fmt.Fprintf(w, "Call a tool over HTTP:\n  curl -s %s/v1/calls -d '%s'\n", base, ex)
 	}
 	api := ""
@@ -191,6 +205,98 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "Every path but /healthz, /livez and /readyz needs credentials: add -H 'Authorization: Bearer <key or JWT>' (reach keys create; the commands take --key or $REACH_API_KEY); the UI asks for one at %s/ui/login.\n", base)
 	}
 	fmt.Fprintf(w, "Ctrl-C stops it.\n")
+}
+
+// exampleCall is the envelope the banner offers to copy: a call that runs.
+// It is get_order's when served, else a read's (never a write: copied, it
+// would change something, or wait for an approval) with its required
+// arguments filled in from its schema, preferring a read that requires
+// none; "" when no read is served. An upstream's first tool called with {}
+// was refused for the fields its schema requires, or was a write.
+func exampleCall(tools []reach.Tool) string {
+	envelope := func(name string, args []byte) string {
+		tool, _ := json.Marshal(name)
+		return `{"tool_calls":[{"call_id":"c1","tool":` + string(tool) + `,"arguments":` + string(args) + `}]}`
+	}
+	var first string
+	for _, t := range tools {
+		if t.Name == "get_order" {
+			return envelope(t.Name, []byte(`{"order_id":"1001"}`))
+		}
+	}
+	for _, t := range tools {
+		if t.Access != "" && t.Access != reach.Read {
+			continue
+		}
+		args, required := exampleArguments(t.InputSchema)
+		if required == 0 {
+			return envelope(t.Name, args)
+		}
+		if first == "" {
+			first = envelope(t.Name, args)
+		}
+	}
+	return first
+}
+
+// exampleArguments fills the properties a tool's JSON Schema requires with
+// a value each: its default, its first enum or const value, or a plain value
+// of its type ("example", its minimum or 1, false, [], {}). It returns the
+// arguments and how many it filled.
+func exampleArguments(schema json.RawMessage) ([]byte, int) {
+	var s struct {
+		Required   []string                   `json:"required"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
+		return []byte("{}"), 0
+	}
+	args := make(map[string]json.RawMessage, len(s.Required))
+	for _, name := range s.Required {
+		args[name] = exampleValue(s.Properties[name])
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return []byte("{}"), 0
+	}
+	return b, len(args)
+}
+
+func exampleValue(prop json.RawMessage) json.RawMessage {
+	var p struct {
+		Type    any               `json:"type"`
+		Default json.RawMessage   `json:"default"`
+		Const   json.RawMessage   `json:"const"`
+		Enum    []json.RawMessage `json:"enum"`
+		Minimum json.RawMessage   `json:"minimum"`
+	}
+	json.Unmarshal(prop, &p)
+	switch {
+	case len(p.Default) > 0:
+		return p.Default
+	case len(p.Const) > 0:
+		return p.Const
+	case len(p.Enum) > 0:
+		return p.Enum[0]
+	}
+	typ, _ := p.Type.(string)
+	if types, ok := p.Type.([]any); ok && len(types) > 0 {
+		typ, _ = types[0].(string)
+	}
+	switch typ {
+	case "integer", "number":
+		if len(p.Minimum) > 0 {
+			return p.Minimum
+		}
+		return json.RawMessage("1")
+	case "boolean":
+		return json.RawMessage("false")
+	case "array":
+		return json.RawMessage("[]")
+	case "object":
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(`"example"`)
 }
 
 // servedTools returns the gateway's tools less the forbidden ones, which
@@ -376,7 +482,8 @@ func newStdio() *cobra.Command {
 		Long: `Serves the gateway's tools as an MCP server on stdin and stdout, for clients
 that start their servers as processes, one JSON-RPC message per line. A line
 that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
--32600 when it is not a message) and skipped. Logs go to stderr.`,
+-32600 when it is not a message) and skipped. At the end of stdin it answers
+the requests it has read, then exits. Logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
@@ -389,12 +496,13 @@ that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 			}
 			g, err := gateway.New(cmd.Context(), cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version})
 			if err != nil {
-				return err
+				return inFile(cfg, err)
 			}
 			defer g.Close()
 			// A malformed line is answered with a JSON-RPC error and
 			// skipped (stdio.go), not the end of the session.
 			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
+			in.finish = true
 			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 		},
 	}

@@ -429,3 +429,34 @@ func TestServeWithAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestServeErrorNamesFile: serve and stdio name the configuration file in
+// an error about one of its lines, as validate does; they said "line 3: ..."
+// alone.
+func TestServeErrorNamesFile(t *testing.T) {
+	cfg := writeConfig(t, "listen: 127.0.0.1:0\ntools:\n  get_ordr: {access: forbidden}\n")
+	for _, args := range [][]string{{"serve", "--config", cfg, "--data", t.TempDir()}, {"stdio", "--config", cfg}, {"validate", "--config", cfg}, {"validate", "--offline", "--config", cfg}} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), cfg+": line 3: ") || !strings.Contains(err.Error(), "did you mean get_order?") {
+			t.Errorf("%s: %v, want %s: line 3: ... did you mean get_order?", args[0], err, cfg)
+		}
+	}
+}
+
+// TestValidateWarnsOfPolicyThatNeverApplies: validate reports a policy that
+// can never apply; it said ok to a forbid without the Reach namespace, which
+// the gateway drops, so the call it names runs.
+func TestValidateWarnsOfPolicyThatNeverApplies(t *testing.T) {
+	cfg := writeConfig(t, "policy: {path: ./p.cedar}\n")
+	policy := filepath.Join(filepath.Dir(cfg), "p.cedar")
+	if err := os.WriteFile(policy, []byte("permit (principal, action, resource);\nforbid (principal, action == Action::\"call\", resource == Reach::Tool::\"refund_order\");\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", cfg}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: policy: " + policy + ":2 can never apply"; !strings.Contains(out.String(), want) {
+		t.Errorf("validate:\n%s\nwant %q", out.String(), want)
+	}
+}

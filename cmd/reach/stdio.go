@@ -28,6 +28,14 @@ const (
 	maxStdioDepth = 1000
 )
 
+// At the end of stdin the SDK ends the session at once, and the answers to
+// the requests it has read and not yet answered are never written: a client
+// that writes its requests and closes stdin (echo ... | reach stdio, a
+// script, a harness) got no answer, where the reference servers answer
+// each. So with finish set, stdioLines passes the end on only once every
+// request it passed on is answered (or cancelled by the client), or the
+// session is closed (a signal).
+
 // batchProtocols are the protocol versions with JSON-RPC batches.
 var batchProtocols = []string{"2024-11-05", "2025-03-26"}
 
@@ -45,8 +53,12 @@ func (o *stdioOut) Write(p []byte) (int, error) {
 		o.lines.answered(p)
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.w.Write(p)
+	n, err := o.w.Write(p)
+	o.mu.Unlock()
+	if o.lines.finish && len(p) > 0 { // once written: the end of stdin may be passed on
+		o.lines.written(p)
+	}
+	return n, err
 }
 
 func (*stdioOut) Close() error { return nil }
@@ -62,14 +74,19 @@ type stdioLines struct {
 	pending []byte // what the SDK has yet to read of a good line
 	batches bool   // the client asked, at initialize, for a protocol with batches
 	err     error  // the reader's, once it has no more lines
+	finish  bool   // at the end of stdin, wait for the answers to the requests passed on
 
-	mu   sync.Mutex
-	open map[jsonrpc.ID]bool // ids of batched requests not answered yet
+	mu      sync.Mutex
+	open    map[jsonrpc.ID]bool // ids of batched requests not answered yet
+	waiting map[jsonrpc.ID]bool // ids of requests passed on and not answered yet (with finish)
+	drained chan struct{}       // closed when waiting empties, while the end waits for it
+	closed  chan struct{}       // closed by Close
+	once    sync.Once
 }
 
 // stdioPipes returns stdin and stdout for the SDK's IOTransport.
 func stdioPipes(in io.Reader, out io.Writer, log *slog.Logger) (*stdioLines, *stdioOut) {
-	s := &stdioLines{r: bufio.NewReaderSize(in, 64<<10), log: log, open: map[jsonrpc.ID]bool{}}
+	s := &stdioLines{r: bufio.NewReaderSize(in, 64<<10), log: log, open: map[jsonrpc.ID]bool{}, waiting: map[jsonrpc.ID]bool{}, closed: make(chan struct{})}
 	s.closer, _ = in.(io.Closer)
 	o := &stdioOut{w: out, lines: s}
 	s.out = o
@@ -98,6 +115,7 @@ func (s *stdioLines) answered(p []byte) {
 func (s *stdioLines) Read(p []byte) (int, error) {
 	for len(s.pending) == 0 {
 		if s.err != nil {
+			s.finishAnswers()
 			return 0, s.err
 		}
 		line, err := s.next()
@@ -116,6 +134,7 @@ func (s *stdioLines) Read(p []byte) (int, error) {
 // Close closes stdin, which ends a Read blocked on it where the system
 // allows.
 func (s *stdioLines) Close() error {
+	s.once.Do(func() { close(s.closed) })
 	if s.closer == nil {
 		return nil
 	}
@@ -183,6 +202,7 @@ func (s *stdioLines) check(line []byte) []byte {
 				fmt.Sprintf(`line %d is not a JSON-RPC 2.0 message (%v); send {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}`, s.line, err))
 			return nil
 		}
+		s.passing(msg)
 		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 			var p struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -227,8 +247,92 @@ func (s *stdioLines) checkBatch(line []byte) string {
 	}
 	for _, id := range ids {
 		s.open[id] = true
+		if s.finish {
+			s.waiting[id] = true
+		}
 	}
 	return ""
+}
+
+// passing notes a message passed on to the SDK: a request waits for its
+// answer, and a client's cancel of one ends the wait, as no answer follows.
+func (s *stdioLines) passing(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !s.finish || !ok {
+		return
+	}
+	if req.ID.IsValid() {
+		s.mu.Lock()
+		s.waiting[req.ID] = true
+		s.mu.Unlock()
+		return
+	}
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+				s.answer(id)
+			}
+		}
+	}
+}
+
+// written notes the answers in a message the SDK wrote: a response, or a
+// batch of them.
+func (s *stdioLines) written(p []byte) {
+	type answer struct {
+		ID     any             `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	var answers []answer
+	if p[0] == '[' {
+		json.Unmarshal(p, &answers)
+	} else {
+		var a answer
+		if json.Unmarshal(p, &a) == nil {
+			answers = append(answers, a)
+		}
+	}
+	for _, a := range answers {
+		if a.Method != nil {
+			continue // a request of the server's
+		}
+		if id, err := jsonrpc.MakeID(a.ID); err == nil && id.IsValid() {
+			s.answer(id)
+		}
+	}
+}
+
+// answer ends the wait for request id.
+func (s *stdioLines) answer(id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.waiting, id)
+	if len(s.waiting) == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+}
+
+// finishAnswers waits, with finish, until every request passed on is
+// answered, or the session is closed.
+func (s *stdioLines) finishAnswers() {
+	s.mu.Lock()
+	if !s.finish || len(s.waiting) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	drained := make(chan struct{})
+	s.drained = drained
+	n := len(s.waiting)
+	s.mu.Unlock()
+	s.log.Info("stdin ended; answering the requests in flight before the session ends", "requests", n)
+	select {
+	case <-drained:
+	case <-s.closed:
+	}
 }
 
 // refuse answers a line the server does not read with a JSON-RPC error

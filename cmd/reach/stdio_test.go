@@ -183,3 +183,36 @@ func FuzzStdioLines(f *testing.F) {
 		}
 	})
 }
+
+// TestStdioAnswersBeforeEnd: a client that writes its requests and closes
+// stdin gets an answer to each, as from the reference servers; the SDK
+// ended the session at the end of stdin, and reach stdio exited without
+// writing the answers not yet written (here all but a parse error's).
+func TestStdioAnswersBeforeEnd(t *testing.T) {
+	input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1001"}}}
+{"jsonrpc":"2.0","id":"three","method":"tools/list"}
+`
+	var out lockedBuffer
+	root := newRoot(&out, io.Discard)
+	root.SetIn(strings.NewReader(input))
+	root.SetArgs([]string{"stdio"})
+	if err := root.ExecuteContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[string]bool{}
+	for line := range strings.Lines(out.String()) {
+		var a rpcAnswer
+		if json.Unmarshal([]byte(line), &a) != nil || a.Error != nil || a.Result == nil {
+			t.Errorf("not an answer: %.200s", line)
+			continue
+		}
+		answered[string(a.ID)] = true
+	}
+	for _, id := range []string{`1`, `2`, `"three"`} {
+		if !answered[id] {
+			t.Errorf("request %s was not answered; the output:\n%s", id, out.String())
+		}
+	}
+}

@@ -137,6 +137,7 @@ type Config struct {
 	secretVals map[string]string // from Secrets.File
 	varVals    []string          // the values ${VAR} references were replaced with
 	dir        string            // the configuration file's folder, for relative paths
+	file       string            // the configuration file as Load was given it, for errors
 	root       *yaml.Node        // the parsed document, for line numbers
 }
 
@@ -433,7 +434,12 @@ func decodeFields(n *yaml.Node, fs fields) error {
 		seen[k.Value] = k.Line
 		dst, ok := fs[k.Value]
 		if !ok {
-			errs = append(errs, fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value))
+			msg := fmt.Sprintf("line %d: field %s not found here", k.Line, k.Value)
+			// As for the keys the YAML library decodes (didYouMean).
+			if hint := closestKey(k.Value, slices.Sorted(maps.Keys(fs))); hint != "" {
+				msg += " (did you mean " + hint + "?)"
+			}
+			errs = append(errs, msg)
 			continue
 		}
 		if err := checkWholeNumbers(v, reflect.TypeOf(dst).Elem()); err != nil {
@@ -644,7 +650,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as \"300ms\", \"30s\" or \"10m\"", n.Line)}}
 	}
 	v, err := time.ParseDuration(n.Value)
-	if err != nil || v < 0 {
+	if err == nil && v < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is negative; a duration is 0 or more, e.g. \"30s\"", n.Line, n.Value)}}
+	}
+	if err != nil {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration; write e.g. \"300ms\", \"30s\" or \"10m\"", n.Line, n.Value)}}
 	}
 	*d = Duration(v)
@@ -694,6 +703,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	c.file = path
 	return c, nil
 }
 
@@ -900,13 +910,18 @@ func didYouMean(msg string) string {
 	if m == nil {
 		return ""
 	}
+	return closestKey(m[1], configKeys()[m[2]])
+}
+
+// closestKey is the key of keys that word is a misspelling of, or "".
+func closestKey(word string, keys []string) string {
 	best, bestD := "", 1<<30
-	for _, k := range configKeys()[m[2]] {
-		if d := names.Distance(strings.ToLower(m[1]), k); d < bestD {
+	for _, k := range keys {
+		if d := names.Distance(strings.ToLower(word), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if bestD > max(2, len(m[1])/3) {
+	if bestD > max(2, len(word)/3) {
 		return ""
 	}
 	return best
@@ -1500,6 +1515,10 @@ func (c *Config) DataDir() string {
 // Dir returns the folder relative paths are resolved against ("" for the
 // current folder).
 func (c *Config) Dir() string { return c.dir }
+
+// File is the configuration file as Load was given it ("" for one not
+// loaded from a file): what an error about one of its lines names.
+func (c *Config) File() string { return c.file }
 
 // SetDir sets the folder relative paths are resolved against.
 func (c *Config) SetDir(dir string) { c.dir = dir }

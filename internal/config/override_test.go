@@ -51,12 +51,15 @@ func TestToolOverrideDecodesIntoReachTypes(t *testing.T) {
 // unknown or repeated key and a value of the wrong type name their line.
 func TestToolOverrideErrorsNameTheLine(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"unknown key", "tools:\n  x:\n    acess: read\n", "line 3: unknown field acess"},
+		{"unknown key", "tools:\n  x:\n    acess: read\n", "line 3: unknown field acess (did you mean access?)"},
+		{"misspelt budget key", "budgets:\n  default: {tool_call: 3}\n", "line 2: unknown field tool_call (did you mean tool_calls?)"},
+		{"misspelt breaker key", "breaker: {failure: 3}\n", "line 1: unknown field failure (did you mean failures?)"},
+		{"unknown key, nothing close", "tools:\n  x:\n    colour: red\n", "line 3: unknown field colour"},
 		{"unknown nested key", "tools:\n  x:\n    retry:\n      tries: 2\n", "line 4: unknown field tries"},
 		{"repeated key", "tools:\n  x:\n    access: read\n    access: write\n", `line 4: mapping key "access" already defined at line 3`},
 		{"list for a mapping", "tools:\n  x:\n    shape: [a]\n", "line 3: cannot unmarshal a list here"},
 		{"string for a number", "tools:\n  x:\n    retry: {attempts: many}\n", "line 3: cannot unmarshal the string `many` into a whole number"},
-		{"negative duration", "tools:\n  x:\n    retry: {base: -1s}\n", `line 3: "-1s" is not a duration`},
+		{"negative duration", "tools:\n  x:\n    retry: {base: -1s}\n", `line 3: "-1s" is negative; a duration is 0 or more`},
 	} {
 		_, err := Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

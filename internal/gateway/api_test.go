@@ -203,7 +203,10 @@ func TestAPIErrors(t *testing.T) {
 		{"unknown request", "GET", "/v1/requests/nope", "", nil, 404, "unknown_request"},
 		{"unknown request graph", "GET", "/v1/requests/nope/graph", "", nil, 404, "unknown_request"},
 		{"unknown route", "GET", "/v2/things", "", nil, 404, "not_found"},
-		{"wrong method", "DELETE", "/v1/requests", "", nil, 404, "not_found"},
+		{"wrong method", "DELETE", "/v1/requests", "", nil, 405, "method_not_allowed"},
+		{"a state not filtered by", "GET", "/v1/requests?state=completed", "", nil, 400, "bad_state"},
+		{"wrong method for calls", "GET", "/v1/calls", "", nil, 405, "method_not_allowed"},
+		{"wrong method for an id", "POST", "/v1/requests/nope", "", nil, 405, "method_not_allowed"},
 		{"bad parent header", "POST", "/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`,
 			map[string]string{"Reach-Parent": "xyz"}, 400, "bad_parent"},
 		{"unknown parent", "POST", "/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`,
@@ -240,6 +243,20 @@ func TestAPIErrors(t *testing.T) {
 				t.Errorf("error lacks a message or a suggestion: %s", data)
 			}
 		})
+	}
+	// A request's "state" as a filter is told the activity it has.
+	if _, out := do(t, "GET", srv.URL+"/v1/requests?state=stopped_cancel", "", nil); !strings.Contains(fmt.Sprint(path(out, "error", "message")), "is stopped") {
+		t.Errorf("state=stopped_cancel: %v, want it told such a request is stopped", out)
+	}
+	// A field the client sent is named as it was sent.
+	if _, out := do(t, "POST", srv.URL+"/v1/calls", `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{}},{"call_id":"a","tool":"search_kb","arguments":{}}]}`, nil); path(out, "error", "message") != `tool_calls[1]: call_id "a" is used twice.` {
+		t.Errorf("a call id twice: %v", out)
+	}
+	// A path served for other methods names them.
+	if resp, err := http.Get(srv.URL + "/v1/calls"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET /v1/calls: Allow %q, want POST", resp.Header.Get("Allow"))
 	}
 	// A cancel with an unknown mode.
 	do(t, "POST", srv.URL+"/v1/calls", `{"request_id":"m","tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"x"}}]}`, nil)

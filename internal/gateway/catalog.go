@@ -31,7 +31,9 @@ import (
 // seconds without a restart.
 
 // register applies the overrides to tools, wraps their Funcs and registers
-// them; an override naming no tool is an error (unless offline).
+// them; an override naming no tool is an error (offline, only one that no
+// upstream could expose: validate --offline passed a misspelt built-in
+// tool's that serve then refused).
 func (g *Gateway) register(tools []reach.Tool) error {
 	byName := map[string]int{}
 	for i, t := range tools {
@@ -41,7 +43,7 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		byName[t.Name] = i
 	}
 	for _, name := range slices.Sorted(maps.Keys(g.cfg.Tools)) {
-		if _, ok := byName[name]; !ok && !g.opts.Offline && !g.awaitingApproval(name) {
+		if _, ok := byName[name]; !ok && !(g.opts.Offline && g.upstreamMayExpose(name)) && !g.awaitingApproval(name) {
 			return g.cfg.Errorf([]any{"tools", name}, "tools: no tool is exposed as %s%s", name, suggestTool(name, tools))
 		}
 	}
@@ -54,6 +56,21 @@ func (g *Gateway) register(tools []reach.Tool) error {
 		}
 	}
 	return nil
+}
+
+// upstreamMayExpose says whether an upstream could expose a tool of this
+// name: one without a prefix, or one whose prefix it begins with.
+func (g *Gateway) upstreamMayExpose(name string) bool {
+	for _, u := range g.cfg.Upstreams {
+		prefix := u.Name + "__"
+		if u.Prefix != nil {
+			prefix = *u.Prefix
+		}
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // budgets returns the configured budgets as the runtime's.

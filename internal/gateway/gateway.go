@@ -118,23 +118,24 @@ type Gateway struct {
 	cancel context.CancelFunc
 	ready  chan struct{} // closed when New has built everything
 
-	choices   link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
-	authn     *auth.Authenticator // non-nil when clients must authenticate
-	policy    *policy.Engine      // nil: decisions by access level
-	awaiting  sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
-	pins      *pin.Store          // nil without upstreams
-	stats     *telemetry.Stats
-	metrics   *telemetry.Metrics
-	tracer    *telemetry.Tracer // nil without telemetry.otlp_endpoint
-	approvals *approval.Queue
-	redactor  *redact.Redactor
-	store     store.Store        // nil without a data folder (or store:)
-	cluster   *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
-	idem      *store.Idempotency // the runtime's idempotency records; nil without a data folder
-	history   *durable.History   // the requests of earlier runs; nil without a data folder
-	audit     *audit.Log         // nil without a data folder
-	bg        sync.WaitGroup     // background goroutines (see background)
-	agents    *a2a.Gateway       // the A2A agents; nil without any
+	choices    link.ModelChoices   // tool_call ids the model proxy saw -> the model turns that chose them
+	authn      *auth.Authenticator // non-nil when clients must authenticate
+	policy     *policy.Engine      // nil: decisions by access level
+	awaiting   sync.Map            // tool name -> struct{}: a changed upstream definition waiting for approval
+	pins       *pin.Store          // nil without upstreams
+	stats      *telemetry.Stats
+	metrics    *telemetry.Metrics
+	tracer     *telemetry.Tracer // nil without telemetry.otlp_endpoint
+	approvals  *approval.Queue
+	redactor   *redact.Redactor
+	store      store.Store        // nil without a data folder (or store:)
+	cluster    *cluster.Cluster   // the instances sharing a PostgreSQL store; nil with SQLite
+	unlockData func()             // lets go of the SQLite data folder (lockDataDir); nil without one
+	idem       *store.Idempotency // the runtime's idempotency records; nil without a data folder
+	history    *durable.History   // the requests of earlier runs; nil without a data folder
+	audit      *audit.Log         // nil without a data folder
+	bg         sync.WaitGroup     // background goroutines (see background)
+	agents     *a2a.Gateway       // the A2A agents; nil without any
 
 	levels front.Levels   // the logging levels the MCP clients asked for
 	pool   *upstream.Pool // nil offline
@@ -205,6 +206,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	}
 	if err := g.operators(ctx, ro); err != nil {
 		g.cancel()
+		g.closeStore() // and the data folder, for whoever opens it next
 		return nil, err
 	}
 	if err := ro.Check(); err != nil { // what reach.New would panic on
@@ -268,10 +270,15 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 
 // Warnings are what `reach validate` reports without failing: every write
 // or high-risk tool that declares neither an undo nor an idempotent
-// upstream ("every new write tool gets its undo first"), and follow-ups
-// naming tools that do not exist.
+// upstream ("every new write tool gets its undo first"), follow-ups
+// naming tools that do not exist, and policies that can never apply.
 func (g *Gateway) Warnings() []string {
 	var out []string
+	if g.policy != nil {
+		for _, w := range g.policy.Policies().Warnings() {
+			out = append(out, "policy: "+w)
+		}
+	}
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {
 			out = append(out, fmt.Sprintf("tool %s is a %s tool with neither an undo nor an idempotency key: a failed chain cannot be compensated and a retry may repeat it (declare tools.%s.undo, or idempotent: true if the upstream honours the key)", t.Name, t.Access, t.Name))

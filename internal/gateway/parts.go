@@ -234,16 +234,22 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		if err != nil {
 			return nil, err
 		}
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return nil, err
+		}
 		sq, err := sqlite.Open(ctx, dir, &sqlite.Options{Logger: g.log.With("component", "store")})
 		if err != nil {
+			unlock()
 			return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
 		}
-		st, where = sq, dir
+		st, where, g.unlockData = sq, dir, unlock
 	}
 	log, err := audit.New(ctx, st, nil)
 	if err != nil {
 		g.closeCluster()
 		st.Close()
+		g.releaseData()
 		return nil, fmt.Errorf("opening the audit log in %s: %w", where, err)
 	}
 	g.metrics.WithAudit(log.Stats)
@@ -362,5 +368,17 @@ func (g *Gateway) closeStore() error {
 	if g.store != nil {
 		errs = append(errs, g.store.Close())
 	}
+	g.releaseData()
 	return errors.Join(errs...)
+}
+
+// dataLockFile is the file in the data folder whose lock a gateway holds.
+const dataLockFile = "reach.lock"
+
+// releaseData lets go of the data folder, once its store is closed.
+func (g *Gateway) releaseData() {
+	if g.unlockData != nil {
+		g.unlockData()
+		g.unlockData = nil
+	}
 }

@@ -593,3 +593,28 @@ func TestDeadLetterRetryRunsTheUndoAsRegistered(t *testing.T) {
 		t.Fatal("the retry did not run restore")
 	}
 }
+
+// TestDataFolderHeldByOne: a second gateway on a data folder another one
+// serves is refused, naming the folder; once the first closes, the folder
+// opens. A second gateway used to start, take the first one's running
+// requests for ones a restart interrupted, store them so and run their
+// undos.
+func TestDataFolderHeldByOne(t *testing.T) {
+	data := t.TempDir()
+	first, err := New(t.Context(), &config.Config{Data: data}, &Options{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := New(t.Context(), &config.Config{Data: data}, &Options{Offline: true}); err == nil {
+		g.Close()
+		t.Fatal("a second gateway opened a data folder the first one serves")
+	} else if !strings.Contains(err.Error(), "the data folder "+data+" is in use by another reach") {
+		t.Errorf("second gateway: %v", err)
+	}
+	first.Close()
+	again, err := New(t.Context(), &config.Config{Data: data}, &Options{Offline: true})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	again.Close()
+}

@@ -399,3 +399,31 @@ func TestUpstreamSecretsStayHidden(t *testing.T) {
 		t.Errorf("the secret leaked:\n%s", everything.String())
 	}
 }
+
+// TestOfflineOverrideOfNoTool: offline, an override is an error when no
+// upstream could expose its tool (a misspelt built-in one's, or one without
+// an upstream's prefix), as it is online; one that an upstream not
+// contacted could expose passes.
+func TestOfflineOverrideOfNoTool(t *testing.T) {
+	for _, tc := range []struct {
+		yaml, want string
+	}{
+		{"tools:\n  get_ordr: {access: forbidden}\n", "line 2: tools: no tool is exposed as get_ordr (did you mean get_order?)"},
+		{"upstreams:\n  - {name: up, url: 'http://127.0.0.1:1/mcp'}\ntools:\n  upp__echo: {access: read}\n", "line 4: tools: no tool is exposed as upp__echo"},
+		{"upstreams:\n  - {name: up, url: 'http://127.0.0.1:1/mcp'}\ntools:\n  up__echo: {access: read}\n", ""},
+		{"upstreams:\n  - {name: up, url: 'http://127.0.0.1:1/mcp', prefix: ''}\ntools:\n  anything: {access: read}\n", ""},
+	} {
+		cfg, err := config.Parse([]byte(tc.yaml), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Data = t.TempDir()
+		g, err := New(t.Context(), cfg, &Options{Offline: true, Ephemeral: true})
+		if err == nil {
+			g.Close()
+		}
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("offline %q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

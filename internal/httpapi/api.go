@@ -130,7 +130,8 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
-	handler   http.Handler // the routes behind the middleware
+	handler   http.Handler   // the routes behind the middleware
+	served    *http.ServeMux // the routes but the answer to any other path
 }
 
 // New returns the HTTP handler of the whole gateway: opts' routes behind
@@ -150,8 +151,12 @@ func newAPI(opts *Options) *API {
 	}
 	a.ui = a.newUI()
 	mux := http.NewServeMux()
+	a.served = http.NewServeMux()
 	for _, rt := range a.routes(opts) {
 		mux.HandleFunc(rt.pattern, rt.h)
+		if rt.pattern != "/" {
+			a.served.HandleFunc(rt.pattern, rt.h)
+		}
 	}
 	var h http.Handler = mux
 	if a.authn != nil {
@@ -203,7 +208,7 @@ func (a *API) routes(opts *Options) []route {
 		{"GET /v1/audit", a.auditEvents},
 		{"GET /v1/audit/verify", a.auditVerify},
 		{"GET /v1/stats", a.operatorsOnly("Statistics are for operators"+counts, a.toolStats)},
-		{"/", notFound},
+		{"/", a.notFound},
 	}
 	if opts.A2A != nil {
 		rs = append(rs, route{"/a2a/", opts.A2A.ServeHTTP})
@@ -214,10 +219,35 @@ func (a *API) routes(opts *Options) []route {
 // toUI sends a browser to the UI.
 func toUI(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) }
 
-// notFound answers a path the API does not serve, with the ones it does.
-func notFound(w http.ResponseWriter, r *http.Request) {
+// notFound answers a path the API does not serve, with the ones it does. A
+// path it serves for other methods gets 405 and those methods in Allow:
+// "nothing at GET /v1/calls" sent whoever tried it to look for a path that
+// is there.
+func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
+	if allow := a.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		httpjson.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s takes %s, not %s.", r.URL.Path, strings.Join(allow, " or "), r.Method),
+			fmt.Sprintf("Send %s %s.", allow[0], r.URL.Path))
+		return
+	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
 		"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
+}
+
+// allowed returns the methods a route serves r's path with, when that is
+// not r's method.
+func (a *API) allowed(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := a.served.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // wrapOuter puts the middleware that comes before the body limit around h:
@@ -471,8 +501,12 @@ func (a *API) postCalls(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, resp)
 }
 
+// upperFirst begins a message with a capital, unless it begins with a
+// name as the client wrote it: "tool_calls[1]: ..." is the field the
+// client sent, not "Tool_calls[1]".
 func upperFirst(s string) string {
-	if s == "" {
+	word, _, _ := strings.Cut(s, " ")
+	if s == "" || strings.ContainsAny(word, "_[.") {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
@@ -512,8 +546,16 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 	q := hr.URL.Query()
 	state := q.Get("state")
 	if state != "" && state != telemetry.StateDone && !slices.Contains(telemetry.LiveStates, state) {
-		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", fmt.Sprintf("There is no request state %q.", state),
-			"Use running, waiting_for_approval, idle, stopped or done.")
+		msg := fmt.Sprintf("There is no request state %q.", state)
+		// The filter is by a request's activity; its "state" field, the
+		// first a reader sees, has other names for the ended ones.
+		switch rs := reach.RequestState(state); {
+		case rs == reach.RequestCompleted:
+			msg = fmt.Sprintf(`state=%s filters by a request's "activity", not its "state": a request whose state is %s is done.`, state, state)
+		case rs.Stopped() || rs == reach.RequestInterrupted:
+			msg = fmt.Sprintf(`state=%s filters by a request's "activity", not its "state": a request whose state is %s is stopped.`, state, state)
+		}
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_state", msg, "Use running, waiting_for_approval, idle, stopped or done.")
 		return
 	}
 	limit := -1

@@ -287,7 +287,7 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 	a := (*xast.Policy)(p.AST())
 	contextUse(a, e)
 	if why := actionNeverMatches(a.Action); why != "" {
-		s.warnings = append(s.warnings, fmt.Sprintf("%s (%s) can never apply: %s", where, e.id, why))
+		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: %s", named(where, e.id), why))
 		return nil
 	}
 	switch r := a.Resource.(type) {
@@ -297,18 +297,26 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 		return s.index(e, where, r.Entity)
 	case xast.ScopeTypeIsIn:
 		if r.Type != ToolType {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s (%s) can never apply: resources are %s, not %s", where, e.id, ToolType, r.Type))
+			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, not %s", named(where, e.id), ToolType, r.Type))
 			return nil
 		}
 		return s.index(e, where, r.Entity)
 	case xast.ScopeTypeIs:
 		if r.Type != ToolType {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s (%s) can never apply: resources are %s, not %s", where, e.id, ToolType, r.Type))
+			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, not %s", named(where, e.id), ToolType, r.Type))
 			return nil
 		}
 	}
 	s.all = append(s.all, e)
 	return nil
+}
+
+// named is where a policy is written, and its @id when it has one.
+func named(where string, id cedar.PolicyID) string {
+	if string(id) == where {
+		return where
+	}
+	return fmt.Sprintf("%s (%s)", where, id)
 }
 
 // index files e under the tool or upstream its resource scope names.
@@ -319,7 +327,7 @@ func (s *Set) index(e *entry, where string, uid types.EntityUID) error {
 	case UpstreamType:
 		s.byUpstream[string(uid.ID)] = append(s.byUpstream[string(uid.ID)], e)
 	default:
-		s.warnings = append(s.warnings, fmt.Sprintf("%s (%s) can never apply: its resource scope names %s, which is not a tool or an upstream", where, e.id, uid))
+		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: its resource scope names %s, which is not a tool or an upstream", named(where, e.id), uid))
 	}
 	return nil
 }

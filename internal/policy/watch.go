@@ -68,6 +68,11 @@ func NewWatcher(eng *Engine, path string, opts *WatchOptions) (*Watcher, error) 
 	}
 	w.stamp, w.digest = stamp, set.Digest()
 	eng.Replace(set)
+	// As a reload does: a policy that can never apply, written at the start,
+	// was dropped without a word (a forbid so, and the calls it names ran).
+	for _, warn := range set.Warnings() {
+		w.opts.Logger.Warn("policy", "warning", warn)
+	}
 	return w, nil
 }
 

@@ -134,3 +134,19 @@ func TestWatcherCheck(t *testing.T) {
 		t.Errorf("Check of a broken file: %v, decision %v", err, decision(eng))
 	}
 }
+
+// TestWatcherWarnsAtStart: a policy that can never apply is logged when
+// the policies are first loaded, as on a reload; it was dropped without a
+// word then (a forbid without the Reach namespace, and the calls it names
+// ran).
+func TestWatcherWarnsAtStart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "p.cedar")
+	write(t, file, permitReads+"\nforbid (principal, action == Action::\"call\", resource);", 1)
+	var log strings.Builder
+	if _, err := NewWatcher(New(nil), file, &WatchOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if want := file + ":2 can never apply: its action is Action::"; !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), want) {
+		t.Errorf("log at start:\n%s\nwant a warning %q", log.String(), want)
+	}
+}
