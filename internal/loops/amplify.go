@@ -148,16 +148,12 @@ const (
 // range (since, from, after, start_date, date_gte) or its upper bound
 // (until, to, before, end, max).
 func rangeBound(k []byte) int {
-	if len(k) == 0 || len(k) > 64 {
-		return noBound
-	}
-	var low [64]byte
-	var span [8][2]uint8
-	n := splitKey(k, &low, &span)
+	var kw keyWords
+	kw.split(k)
 	b := noBound
-	for i := range n {
+	for i := range kw.n {
 		w := noBound
-		switch string(low[span[i][0]:span[i][1]]) {
+		switch string(kw.word(i)) {
 		case "since", "from", "after", "start", "begin", "min", "gte", "gt", "oldest", "earliest":
 			w = lowerBound
 		case "until", "to", "before", "end", "max", "lte", "lt", "latest", "newest":

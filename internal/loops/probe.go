@@ -152,18 +152,14 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 // precondition: expected_version, base_revision, resourceVersion, if_match,
 // etag, sha, if_seq_no.
 func versionKey(k []byte) bool {
-	if len(k) == 0 || len(k) > 64 {
-		return false
-	}
-	var low [64]byte
-	var span [8][2]uint8
-	n := splitKey(k, &low, &span)
-	for i := range n {
-		switch string(low[span[i][0]:span[i][1]]) {
+	var w keyWords
+	w.split(k)
+	for i := range w.n {
+		switch string(w.word(i)) {
 		case "version", "revision", "rev", "etag", "generation", "sha", "ifmatch", "vsn":
 			return true
 		case "match", "seq": // if_match, if_seq_no; not match_id
-			if i > 0 && string(low[span[i-1][0]:span[i-1][1]]) == "if" {
+			if i > 0 && string(w.word(i-1)) == "if" {
 				return true
 			}
 		}

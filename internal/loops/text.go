@@ -69,15 +69,11 @@ const (
 
 // keyKind says whether an argument's key names a query, code, or neither.
 func keyKind(k []byte) int {
-	if len(k) == 0 || len(k) > 64 {
-		return otherKey
-	}
-	var low [64]byte
-	var span [8][2]uint8
-	n := splitKey(k, &low, &span)
+	var w keyWords
+	w.split(k)
 	kind := otherKey
-	for i := range n {
-		switch string(low[span[i][0]:span[i][1]]) {
+	for i := range w.n {
+		switch string(w.word(i)) {
 		case "command", "cmd", "script", "code", "sql", "shell", "exec", "args", "argv", "path", "file",
 			"filename", "url", "uri", "pattern", "regex", "regexp", "expr", "expression", "selector",
 			"filter", "jq", "xpath", "glob", "program", "source", "patch", "diff":

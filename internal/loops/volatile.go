@@ -68,12 +68,8 @@ func volatileKind(k []byte) uint8 {
 	if volatileKey(k) {
 		return keyMeta
 	}
-	if len(k) == 0 || len(k) > 64 {
-		return keyKept
-	}
-	var low [64]byte
-	var span [8][2]uint8
-	if n := splitKey(k, &low, &span); n > 0 && volatileParticiples[string(low[span[n-1][0]:span[n-1][1]])] {
+	var w keyWords
+	if w.split(k) && w.n > 0 && volatileParticiples[string(w.word(w.n-1))] {
 		return keyMetaTime
 	}
 	return keyKept
@@ -81,26 +77,21 @@ func volatileKind(k []byte) uint8 {
 
 // volatileKey reports whether a result's key names fetch metadata.
 func volatileKey(k []byte) bool {
-	if len(k) == 0 || len(k) > 64 {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
 		return false
 	}
-	var low [64]byte
-	var span [8][2]uint8
-	n := splitKey(k, &low, &span)
-	if n == 0 {
-		return false
-	}
-	word := func(i int) string { return string(low[span[i][0]:span[i][1]]) } // compared, never kept
-	if n == 1 && volatileAlone[word(0)] {
+	n := w.n
+	if n == 1 && volatileAlone[string(w.word(0))] {
 		return true
 	}
 	for i := range n {
-		if volatileWords[word(i)] {
+		if volatileWords[string(w.word(i))] {
 			return true
 		}
 	}
 	var in map[string]bool
-	switch word(n - 1) {
+	switch string(w.word(n - 1)) {
 	case "ms", "msec", "millis", "us", "ns":
 		return true // a measured duration
 	case "id", "ids", "uuid", "guid":
@@ -108,12 +99,12 @@ func volatileKey(k []byte) bool {
 	case "at", "on", "of", "time", "ts", "date":
 		in = volatileStamps
 	case "by":
-		return n == 2 && (word(0) == "served" || word(0) == "handled")
+		return n == 2 && (string(w.word(0)) == "served" || string(w.word(0)) == "handled")
 	default:
 		return false
 	}
 	for i := range n - 1 {
-		if in[word(i)] {
+		if in[string(w.word(i))] {
 			return true
 		}
 	}
@@ -156,9 +147,33 @@ func volatileHeader(k []byte) bool {
 		bytes.HasPrefix(l, []byte("x-")) && (bytes.HasSuffix(l, []byte("-id")) || bytes.HasSuffix(l, []byte("requestid")))
 }
 
-// splitKey writes k lower-cased into low and cuts it into words at '_',
+// keyWords is a key lower-cased and cut into words (at most 8) at '_',
 // '-', '.', spaces and camelCase humps ("x-requestId" is x, request, id;
-// "traceID" is trace, id); it returns how many, their bounds in span.
+// "traceID" is trace, id): what every rule that reads a key's name
+// matches its words against. It lives on its caller's stack.
+type keyWords struct {
+	low  [64]byte
+	span [8][2]uint8
+	n    int // words
+}
+
+// split cuts k into w's words. It reports false, with no words, for a key
+// empty or longer than 64 bytes: no rule reads those.
+func (w *keyWords) split(k []byte) bool {
+	w.n = 0
+	if len(k) == 0 || len(k) > len(w.low) {
+		return false
+	}
+	w.n = splitKey(k, &w.low, &w.span)
+	return true
+}
+
+// word is the i-th word, a view of w (compare it as string(w.word(i)),
+// which copies nothing).
+func (w *keyWords) word(i int) []byte { return w.low[w.span[i][0]:w.span[i][1]] }
+
+// splitKey writes k lower-cased into low and cuts it into words (see
+// keyWords); it returns how many, their bounds in span.
 func splitKey(k []byte, low *[64]byte, span *[8][2]uint8) int {
 	n, start := 0, 0
 	cut := func(end int) {
