@@ -345,8 +345,27 @@ func TestNoProgress(t *testing.T) {
 			call("w", `{"city":"c"}`, `{"sky":"sunny"}`), call("w", `{"city":"d"}`, `{"sky":"sunny"}`),
 			call("w", `{"city":"e"}`, `{"sky":"sunny"}`), call("w", `{"city":"f"}`, `{"sky":"sunny"}`),
 		}},
+		// A term searched for the first time learns its answer, known or
+		// not; the same terms searched again learn nothing.
 		{"custom window", &Options{StaleSteps: 2, RepeatMax: -1}, []op{
-			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), refused(hits("d", "K1", "K2"), "no_progress"),
+			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), hits("a", "K2", "K1"), hits("b", "K1", "K2"),
+			refused(hits("c", "K2", "K1"), "no_progress"),
+		}},
+		{"a batch over new ids, the same answer for each", nil, []op{
+			call("validate", `{"invoice_id":"INV-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0325"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0332"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0339"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0346"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+		}},
+		{"the same ids again learn nothing", &Options{RephraseMax: -1}, []op{
+			call("validate", `{"invoice_id":"INV-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"inv-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"inv-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0311 "}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			refused(call("validate", `{"invoice_id":"INV-0318 "}`, `{"errors":[],"note":"all required fields present","valid":true}`), "no_progress"),
 		}},
 	})
 }
@@ -851,6 +870,34 @@ func TestRephrase(t *testing.T) {
 			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K1"),
 			search("update billing address on a plan", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),
 			search("edit the invoice address", "K1", "K2"),
+		}},
+		// Different texts given to one tool that answers alike are other
+		// questions, not rewordings: they share no word (cut to five
+		// letters) with each other or with the answer.
+		{"a classifier over different texts, one answer", nil, []op{
+			call("sentiment", `{"input":"love it"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"works great"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"fast shipping"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"highly recommended"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"excellent quality"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"very comfortable"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+		}},
+		{"different questions to a knowledge base that has none of them", nil, []op{
+			call("handbook", `{"query":"parking rules for visitors"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"vacation days carry over"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"reimbursement limit for chairs"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"who approves conference travel"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"dress code at the gala"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+		}},
+		{"rewordings across languages that keep a name", nil, []op{
+			search("reset Okta MFA for a locked out user", "K1", "K2"), search("Okta MFA zurücksetzen gesperrter Benutzer", "K2", "K1"),
+			search("réinitialiser MFA Okta utilisateur bloqué", "K1", "K2"),
+			refused(search("restablecer MFA de Okta usuario bloqueado", "K1", "K2"), "rephrase"),
+		}},
+		{"a compound and its parts: Rechnungsadresse, Rechnung", nil, []op{
+			search("Wie ändere ich die Rechnungsadresse", "K1", "K2"), search("Rechnungsadresse im Kundenkonto ändern", "K2", "K1"),
+			search("Adresse auf der Rechnung aktualisieren", "K1", "K2"),
+			refused(search("neue Rechnungsadresse hinterlegen", "K1", "K2"), "rephrase"),
 		}},
 		{"disabled", &Options{RephraseMax: -1, StaleSteps: -1}, []op{
 			search("change the billing address", "K1"), search("modify the payment address", "K1"),

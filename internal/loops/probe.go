@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"strconv"
 )
 
@@ -336,12 +337,15 @@ func (d *Detector) question(s *Step) uint64 {
 	}
 	q, prose := uint64(0x717565), false
 	mayProse := mayHoldProse(s.Args)
+	ws := d.words[:0]
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
 		switch {
 		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
+			ws = append(ws, cutWords(l.raw, d.wordsOf[:0], linkPrefix)...)
+			s.script |= scriptOf(l.raw)
 		case l.kind == leafString || l.kind == leafNumber:
 			v = respelled(l.raw, v)
 		}
@@ -350,7 +354,61 @@ func (d *Detector) question(s *Step) uint64 {
 	if !prose {
 		return foldArgs(s.Tool, s.Args)
 	}
+	slices.Sort(ws)
+	ws = slices.Compact(ws)
+	s.nasked = uint8(copy(s.asked[:], ws))
+	d.words = ws[:0]
 	return q
+}
+
+const maxAsked = 16 // content words of a question's free text kept to link its rewordings
+
+// rewords reports whether the free text of asking s rewords the question
+// of a streak, whose askings' words are streak and whose answer's are
+// found (each word cut to linkPrefix letters). A rewording keeps some of
+// the question's words (its subject, a name, a product: "reset Okta MFA"
+// and "Okta MFA zurücksetzen"), or meets the words of the documents its
+// question found; a longer text (eight words or more, in a script written
+// with spaces) must share two. A different text given to the same tool
+// that answers alike (a review to a classifier, a ticket to a router,
+// another question to a knowledge base that has nothing) shares none, or a
+// word in passing. A question without free text, or before a streak, has
+// nothing to compare: it is one question.
+//
+// Words are only compared within a script: a question asked in Chinese and
+// then in English ("修改发票地址", "modify the payment address") shares no
+// word and may be the same; it is left to its answer, as before.
+func rewords(s *Step, streak, found []uint64, script uint8) bool {
+	a := s.asked[:s.nasked]
+	if len(a) == 0 || len(streak) == 0 || s.script&script == 0 {
+		return true
+	}
+	need := 1
+	if len(a) >= 8 && s.script == spaced {
+		need = 2 // not for CJK, whose overlapping pairs are many for few words
+	}
+	return max(shared(a, streak), shared(a, found)) >= need
+}
+
+const (
+	spaced   = 1 << iota // a script written with spaces (Latin, Cyrillic, ...)
+	unspaced             // a script written without (Chinese, Japanese, Korean)
+)
+
+// scriptOf returns the scripts text b is written in, from its bytes: the
+// lead bytes of UTF-8 from U+3000 to U+DFFF (CJK, kana, Hangul) are
+// unspaced, a letter of ASCII or any other lead byte spaced.
+func scriptOf(b []byte) uint8 {
+	var m uint8
+	for _, c := range b {
+		switch {
+		case c >= 0xE3 && c <= 0xED:
+			m |= unspaced
+		case c >= 0xC0 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			m |= spaced
+		}
+	}
+	return m
 }
 
 // respelled hashes a scalar argument value as one spelling of it: a number
@@ -520,6 +578,34 @@ type questionState struct {
 	args   uint64    // hash of the last asking's arguments as written
 	asked  [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
 	n      int
+	words  [maxStreakWords]uint64 // words of the streak's free text, sorted (rewords)
+	found  [maxStreakWords]uint64 // words of its answer, sorted
+	nwords int
+	nfound int
+	script uint8 // the scripts of the streak's free text
+}
+
+const maxStreakWords = 32
+
+// join adds the words of asking s to the streak's, and those of its answer
+// (the strings of ans) when the streak begins.
+func (qs *questionState) join(s *Step, ans []leaf) {
+	var buf [maxStreakWords + maxAsked]uint64
+	ws := append(append(buf[:0], qs.words[:qs.nwords]...), s.asked[:s.nasked]...)
+	slices.Sort(ws)
+	qs.nwords = copy(qs.words[:], slices.Compact(ws))
+	if qs.nfound == 0 && s.nasked > 0 {
+		var buf [maxStreakWords + maxWords]uint64
+		ws := buf[:0]
+		for i := range ans {
+			if n := len(ws); ans[i].kind == leafString && n <= maxStreakWords {
+				ws = append(ws, cutWords(ans[i].raw, ws[n:n], linkPrefix)...)
+			}
+		}
+		slices.Sort(ws)
+		qs.nfound = copy(qs.found[:], slices.Compact(ws))
+	}
+	qs.script |= s.script
 }
 
 func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
@@ -530,6 +616,9 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 	qs, ok := d.questions.get(mix(a.id, s.question))
 	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
 		return nil // the last asking again, word for word, is repeat's to judge
+	}
+	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) {
+		return nil // another question with the same arguments
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -547,9 +636,13 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 // (the same documents, in any order): answers that are different parts of
 // what the agent knows (a code search for one term, then another) are
 // not a rewording going round.
-func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64) {
+//
+// It returns whether s, a stale answer's asking, asked another question
+// than the streak's with the same arguments (a free text that does not
+// reword theirs).
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64, ans []leaf) (other bool) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
-		return
+		return false
 	}
 	k := mix(a.id, s.question)
 	qs, ok := d.questions.get(k)
@@ -558,22 +651,24 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 			// Nothing to count yet: the first stale answer counts one
 			// whatever came before it, so a question needs no state
 			// until then (most never get one).
-			return
+			return false
 		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
 	}
 	if qs.epoch != d.epoch {
-		qs.stale, qs.n, qs.epoch = 0, 0, d.epoch
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.epoch = 0, 0, 0, 0, 0, d.epoch
 	}
 	switch {
 	case fresh:
-		qs.stale, qs.n = 0, 0
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
 	case judged:
-		if answer != qs.answer {
-			qs.stale, qs.n = 0, 0
+		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		if answer != qs.answer || other {
+			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
 		}
 		qs.stale++
+		qs.join(s, ans)
 		if qs.n > 0 && qs.args == hashBytes(s.Args) {
 			break // the last asking again: listed once
 		}
@@ -590,6 +685,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
 	}
+	return other
 }
 
 func (qs *questionState) list() string {

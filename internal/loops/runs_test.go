@@ -498,15 +498,7 @@ func frameworkRuns() []*fwRun {
 }
 
 // fwKnown lists the runs whose outcome is not their label's, each with why.
-var fwKnown = map[string]string{
-	// rephrase takes different inputs for rewordings of one question when
-	// their answers are the same; no_progress takes a batch over new ids for
-	// a hidden loop.
-	"classifier-short-inputs-text":   "false_kill",
-	"intent-router":                  "false_kill",
-	"kb-different-questions-nothing": "false_kill",
-	"batch-validate-ids":             "false_kill",
-}
+var fwKnown = map[string]string{}
 
 func TestFrameworkRuns(t *testing.T) {
 	type agg struct{ n, ok, detected, early, missed, falseK int }
