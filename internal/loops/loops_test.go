@@ -889,6 +889,13 @@ func TestRephrase(t *testing.T) {
 			call("handbook", `{"query":"who approves conference travel"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
 			call("handbook", `{"query":"dress code at the gala"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
 		}},
+		{"texts that share a name, a verdict on each", nil, []op{
+			call("route", `{"text":"Acme router keeps rebooting every night"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router wifi drops at noon"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"firmware update bricked my Acme router"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router fan is very loud"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router lights blink orange"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+		}},
 		{"rewordings across languages that keep a name", nil, []op{
 			search("reset Okta MFA for a locked out user", "K1", "K2"), search("Okta MFA zurücksetzen gesperrter Benutzer", "K2", "K1"),
 			search("réinitialiser MFA Okta utilisateur bloqué", "K1", "K2"),

@@ -587,6 +587,21 @@ type questionState struct {
 
 const maxStreakWords = 32
 
+// about reports whether the streak's answer is about its question, as a
+// search's documents are about what was searched for: it shares a word
+// with one of its askings, or with s. A verdict on a text (a label, a
+// team, "no issues found") says nothing of the text's words, and texts
+// given to one tool that answers alike may well share a name ("Acme
+// router ..." tickets all routed to one team) without rewording each
+// other. A question without free text is answered by its arguments.
+func (qs *questionState) about(s *Step) bool {
+	if s.nasked == 0 || qs.nwords == 0 {
+		return true
+	}
+	f := qs.found[:qs.nfound]
+	return shared(qs.words[:qs.nwords], f) > 0 || shared(s.asked[:s.nasked], f) > 0
+}
+
 // join adds the words of asking s to the streak's, and those of its answer
 // (the strings of ans) when the streak begins.
 func (qs *questionState) join(s *Step, ans []leaf) {
@@ -617,8 +632,8 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
-	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) {
-		return nil // another question with the same arguments
+	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s) {
+		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -639,7 +654,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 //
 // It returns whether s, a stale answer's asking, asked another question
 // than the streak's with the same arguments (a free text that does not
-// reword theirs).
+// reword theirs, or one given to a tool whose answer is not about it).
 func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64, ans []leaf) (other bool) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
 		return false
@@ -666,6 +681,8 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		if answer != qs.answer || other {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
+		} else if qs.stale > 0 && !qs.about(s) {
+			other = true // a verdict on another text that shares a word with the last
 		}
 		qs.stale++
 		qs.join(s, ans)
