@@ -492,6 +492,17 @@ func TestDelegation(t *testing.T) {
 			task, hand("executor", "write a summary of the  Q1 report, under 200 words."),
 			refused(hand("executor", " WRITE a summary of the Q1 report,\nunder 200 words "), "delegation"),
 		}},
+		{"one instruction over new material, a new answer each time", nil, []op{
+			verdictOf(hand("summariser", "Summarise the attached document"), "Q3 revenue grew 12%; churn fell to 2.1%"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "The lease ends in March and the rent rises by 4%"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "An expired certificate caused 41 minutes of downtime"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "The board approved six new engineers for January"),
+		}},
+		{"the same answer reworded is no new answer", nil, []op{
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing; the tone is too informal"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are still missing; the tone is still informal"),
+			refused(hand("reviewer", "Review the draft"), "delegation"),
+		}},
 		{"distinct sub-tasks", nil, []op{
 			hand("reviewer", "Review module auth"), hand("reviewer", "Review module billing"),
 			hand("reviewer", "Review module search"), hand("reviewer", "Review module export"),

@@ -39,6 +39,7 @@ type fwTurn struct {
 
 type fwHand struct {
 	to, task string
+	mark     string
 	turns    []fwTurn
 	verdict  string
 }
@@ -71,6 +72,9 @@ func playRun(r *fwRun) fwResult {
 			d.Check(m)
 			d.Done(m, Outcome{Result: Text(t.say)})
 			if h := t.hand; h != nil {
+				if h.mark != "" && h.mark == r.earliest {
+					res.earliest = n
+				}
 				s := &Step{Kind: Delegation, Agent: agent, To: h.to, Task: h.task}
 				if len(chain) > 0 {
 					s.Chain = append(append([]string(nil), chain...), agentName(agent))
@@ -504,11 +508,81 @@ func frameworkRuns() []*fwRun {
 		}
 		add(b.from("3"))
 	}
+	// The model asks for one call three times in one turn (parallel tool
+	// calls of one name and arguments), and again the next turn.
+	{
+		b := newRun("parallel-same-call-twice", "repeat", true)
+		c := fc("get_balance", `{"account":"CH-1029"}`, `{"account":"CH-1029","balance":"1204.50","currency":"CHF"}`)
+		b.turn("", "Checking the balance.", c, c, c)
+		b.turn("", "Checking the balance again.", c.at("3"), c, c)
+		add(b.from("3"))
+	}
+	// The same hand-off again and again, the same answer each time.
+	{
+		b := newRun("a2a-same-task-same-verdict", "delegation", true)
+		for i := range 4 {
+			h := sub("auditor", "Check the March invoices for duplicates", "No duplicates found among the 212 March invoices.",
+				tn("auditor", "Scanning.", fc("list_invoices", fmt.Sprintf(`{"month":"2026-03","pass":%d}`, i), `{"count":212,"duplicates":[]}`)))
+			if i == 2 {
+				h.mark = "h3"
+			}
+			b.hand("", "Asking the auditor.", h)
+		}
+		b.r.earliest = "h3"
+		add(b)
+	}
+	// A tool behind an upstream MCP server fails with an untyped error that
+	// echoes each new argument: the model tries date after date.
+	{
+		b := newRun("untyped-error-probe", "same error", true)
+		for i, d := range []string{"03/12/2026", "12-03-2026", "2026/12/03", "3 Dec 2026", "Dec 3, 2026"} {
+			c := fc("book_room", fmt.Sprintf(`{"room":"B2","date":%q}`, d), q(fmt.Sprintf("Error: invalid date %q, expected YYYY-MM-DD", d))).failed("tool_error")
+			if i == 3 {
+				c = c.at("4")
+			}
+			b.turn("", "Trying another date format.", c)
+		}
+		add(b.from("4"))
+	}
+	// The framework retries a call that timed out, then it succeeds.
+	{
+		b := newRun("timeouts-then-success", "retries", false)
+		b.r.retryable["search_flights"] = true
+		for range 3 {
+			b.turn("", "Searching flights.", fc("search_flights", `{"from":"ZRH","to":"LIS","date":"2026-12-20"}`, `"upstream flights failed: context deadline exceeded"`).failed("timeout"))
+		}
+		b.turn("", "Searching flights.", fc("search_flights", `{"from":"ZRH","to":"LIS","date":"2026-12-20"}`, `{"flights":[{"no":"LX2086","dep":"07:10"}]}`))
+		add(b)
+	}
+	// A lead fans one instruction out to one summariser over five documents
+	// (A2A: the task text is the same, the document travels as a data part
+	// the loop guard does not see).
+	{
+		b := newRun("a2a-same-task-text-fan-out", "delegation", false)
+		sums := []string{
+			"- Q3 revenue grew 12%\n- churn fell to 2.1%\n- two new regions launched",
+			"- the lease ends in March\n- rent rises by 4%\n- early exit costs three months",
+			"- incident caused by an expired certificate\n- 41 minutes of downtime\n- alerts now fire 30 days ahead",
+			"- hiring plan adds six engineers\n- budget approved by the board\n- start dates in January",
+			"- supplier audit passed\n- one minor finding on labelling\n- next audit in 2028",
+		}
+		for i, sum := range sums {
+			b.hand("", fmt.Sprintf("Document %d.", i+1), sub("summariser", "Summarise the attached document in three bullet points", sum,
+				tn("summariser", "Reading it.", fc("read_attachment", fmt.Sprintf(`{"part":%d}`, i), fmt.Sprintf(`"Document %d text"`, i)))))
+		}
+		add(b)
+	}
 	return out
 }
 
 // fwKnown lists the runs whose outcome is not their label's, each with why.
-var fwKnown = map[string]string{}
+var fwKnown = map[string]string{
+	// An upstream MCP tool's error says nothing of its class (tool_error),
+	// and this one echoes each new argument: same_error needs the class,
+	// repeat the same message, and errors are neutral for no_progress
+	// (docs/LOOPS.md, Untyped errors).
+	"untyped-error-probe": "missed",
+}
 
 func TestFrameworkRuns(t *testing.T) {
 	type agg struct{ n, ok, detected, early, missed, falseK int }
