@@ -119,13 +119,14 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 	// a rejection that says the same in other words), or none, and they
 	// are.
 	if v, ok := verdictText(o.Result); ok {
-		ws := cutWords(v, nil, linkPrefix)
+		d.wordsOf = cutWords(v, d.wordsOf[:0], linkPrefix)
+		ws := d.wordsOf
 		if ts.said != nil && ts.count > 1 && 3*shared(ts.said, ws) < 2*min(len(ts.said), len(ws)) {
 			ts.count = 1
 		}
-		ts.said = ws
+		ts.said = append(ts.said[:0], ws...)
+		d.received(s.Agent, s.To, v)
 	}
-	d.received(s.Agent, s.To, o.Result)
 }
 
 func trimPunct(s string) string {

@@ -344,7 +344,8 @@ func (d *Detector) question(s *Step) uint64 {
 		switch {
 		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
-			ws = append(ws, cutWords(l.raw, d.wordsOf[:0], linkPrefix)...)
+			d.wordsOf = cutWords(l.raw, d.wordsOf[:0], linkPrefix)
+			ws = append(ws, d.wordsOf...)
 			s.script |= scriptOf(l.raw)
 		case l.kind == leafString || l.kind == leafNumber:
 			v = respelled(l.raw, v)

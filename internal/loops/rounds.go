@@ -80,12 +80,9 @@ type rounds struct {
 	}
 }
 
-// received records the verdict that agent from got back from to.
-func (d *Detector) received(from, to string, result []byte) {
-	text, ok := verdictText(result)
-	if !ok {
-		return
-	}
+// received records the verdict that agent from got back from to (its
+// text, verdictText).
+func (d *Detector) received(from, to string, text string) {
 	a := d.agent(from)
 	d.verdicts++
 	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
