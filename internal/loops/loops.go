@@ -142,6 +142,7 @@ type Step struct {
 	asked  [maxAsked]uint64
 	nasked uint8
 	script uint8 // the scripts its free text is written in (scriptOf)
+	prose  bool  // its question has free text (the words are read when needed: askedWords)
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState
@@ -418,7 +419,7 @@ func (d *Detector) Check(s *Step) *Verdict {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script = 0, false, nil, nil, nil, 0, 0
+	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script, s.prose = 0, false, nil, nil, nil, 0, 0, false
 	var v *Verdict
 	switch s.Kind {
 	case ToolCall:

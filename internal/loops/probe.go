@@ -337,16 +337,12 @@ func (d *Detector) question(s *Step) uint64 {
 	}
 	q, prose := uint64(0x717565), false
 	mayProse := mayHoldProse(s.Args)
-	ws := d.words[:0]
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
 		switch {
 		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
-			d.wordsOf = cutWords(l.raw, d.wordsOf[:0], linkPrefix)
-			ws = append(ws, d.wordsOf...)
-			s.script |= scriptOf(l.raw)
 		case l.kind == leafString || l.kind == leafNumber:
 			v = respelled(l.raw, v)
 		}
@@ -355,11 +351,32 @@ func (d *Detector) question(s *Step) uint64 {
 	if !prose {
 		return foldArgs(s.Tool, s.Args)
 	}
+	s.prose = true
+	return q
+}
+
+// askedWords fills s.asked with the content words of the free text of read
+// call s, cut to linkPrefix letters, and s.script with its scripts, the
+// first time they are needed: only a question whose answers went stale
+// compares them, so most calls never read them.
+func (d *Detector) askedWords(s *Step) {
+	if !s.prose || s.nasked > 0 || s.script != 0 {
+		return
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	ws := d.words[:0]
+	for i := range as.out {
+		if l := &as.out[i]; l.kind == leafString && proseArg(l.key, l.raw) {
+			d.wordsOf = cutWords(l.raw, d.wordsOf[:0], linkPrefix)
+			ws = append(ws, d.wordsOf...)
+			s.script |= scriptOf(l.raw)
+		}
+	}
 	slices.Sort(ws)
 	ws = slices.Compact(ws)
 	s.nasked = uint8(copy(s.asked[:], ws))
 	d.words = ws[:0]
-	return q
 }
 
 const maxAsked = 16 // content words of a question's free text kept to link its rewordings
@@ -633,6 +650,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
+	d.askedWords(s)
 	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
@@ -679,6 +697,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	case fresh:
 		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
 	case judged:
+		d.askedWords(s)
 		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		if answer != qs.answer || other {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
