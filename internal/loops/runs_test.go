@@ -284,6 +284,15 @@ func frameworkRuns() []*fwRun {
 		}
 		add(b)
 	}
+	// A classifier over reviews in two languages, one answer.
+	{
+		reviews := []string{"the blender is quiet and strong", "这款吸尘器很好用，噪音也小", "battery lasts all week long", "送货很快，包装也很结实", "the lamp looks lovely on my desk", "客服态度非常好，问题马上解决了"}
+		b := newRun("classifier-two-languages", "same answer, different inputs", false)
+		for _, r := range reviews {
+			b.turn("", "Next review.", fc("classify", `{"review":`+q(r)+`}`, `{"sentiment":"positive","summary":"The customer is satisfied."}`))
+		}
+		add(b)
+	}
 	// Writes that each answer the same acknowledgement.
 	{
 		b := newRun("writes-acknowledged", "same answer, different inputs", false).writes("create_ticket", "notify")
@@ -406,6 +415,20 @@ func frameworkRuns() []*fwRun {
 				c = c.at("3")
 			}
 			b.turn("", fmt.Sprintf("Let me try phrasing it differently (%d).", i+1), c)
+		}
+		add(b.from("3"))
+	}
+	// Rewordings that change script and share no word across it; the
+	// documents found are about the English wording.
+	{
+		b := newRun("paraphrase-english-chinese", "paraphrase", true)
+		docs := `{"hits":[{"title":"Change the billing address of a subscription","id":"KB-77"},{"title":"Invoice details and VAT numbers","id":"KB-78"}]}`
+		for i, x := range []string{"change billing address on my subscription", "修改订阅的账单地址", "update the billing address for invoices", "发票上的地址怎么改", "账单地址在哪里修改"} {
+			c := fc("search_kb", `{"query":`+q(x)+`}`, docs)
+			if i == 3 {
+				c = c.at("3")
+			}
+			b.turn("", "Trying again.", c)
 		}
 		add(b.from("3"))
 	}
