@@ -415,14 +415,16 @@ const (
 
 // scriptOf returns the scripts text b is written in, from its bytes: the
 // lead bytes of UTF-8 from U+3000 to U+DFFF (CJK, kana, Hangul) are
-// unspaced, a letter of ASCII or any other lead byte spaced.
+// unspaced; an ASCII letter, or the lead byte of a letter of two bytes
+// (Latin with accents, Greek, Cyrillic), spaced. Punctuation, full-width
+// forms and the rest say nothing.
 func scriptOf(b []byte) uint8 {
 	var m uint8
 	for _, c := range b {
 		switch {
 		case c >= 0xE3 && c <= 0xED:
 			m |= unspaced
-		case c >= 0xC0 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case c >= 0xC3 && c <= 0xD5 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
 			m |= spaced
 		}
 	}
@@ -590,17 +592,18 @@ func numeric(b []byte) bool {
 // questionState is what "rephrase" remembers about one agent's question:
 // its rewordings in a row that brought nothing new, each the same answer.
 type questionState struct {
-	stale  int
-	epoch  uint64
-	answer uint64    // the last answer's pieces
-	args   uint64    // hash of the last asking's arguments as written
-	asked  [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
-	n      int
-	words  [maxStreakWords]uint64 // words of the streak's free text, sorted (rewords)
-	found  [maxStreakWords]uint64 // words of its answer, sorted
-	nwords int
-	nfound int
-	script uint8 // the scripts of the streak's free text
+	stale   int
+	epoch   uint64
+	answer  uint64    // the last answer's pieces
+	args    uint64    // hash of the last asking's arguments as written
+	asked   [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
+	n       int
+	words   [maxStreakWords]uint64 // words of the streak's free text, sorted (rewords)
+	found   [maxStreakWords]uint64 // words of its answer, sorted
+	nwords  int
+	nfound  int
+	script  uint8 // the scripts of the streak's free text
+	fscript uint8 // and of its answer's
 }
 
 const maxStreakWords = 32
@@ -613,16 +616,18 @@ const maxStreakWords = 32
 // router ..." tickets all routed to one team) without rewording each
 // other. A question without free text is answered by its arguments.
 func (qs *questionState) about(s *Step) bool {
-	if s.nasked == 0 || qs.nwords == 0 {
-		return true
+	if s.nasked == 0 || qs.nwords == 0 || (qs.script|s.script)&qs.fscript == 0 {
+		return true // nothing to compare, or words of other scripts (an English title for a Chinese query)
 	}
 	f := qs.found[:qs.nfound]
 	return shared(qs.words[:qs.nwords], f) > 0 || shared(s.asked[:s.nasked], f) > 0
 }
 
 // join adds the words of asking s to the streak's, and those of its answer
-// (the strings of ans) when the streak begins.
-func (qs *questionState) join(s *Step, ans []leaf) {
+// (the strings of ans but those that echo the asking's own text: a router
+// that hands each ticket back with its team says nothing of it) when the
+// streak begins.
+func (qs *questionState) join(s *Step, ans []leaf, ec *echoes) {
 	var buf [maxStreakWords + maxAsked]uint64
 	ws := append(append(buf[:0], qs.words[:qs.nwords]...), s.asked[:s.nasked]...)
 	slices.Sort(ws)
@@ -631,8 +636,9 @@ func (qs *questionState) join(s *Step, ans []leaf) {
 		var buf [maxStreakWords + maxWords]uint64
 		ws := buf[:0]
 		for i := range ans {
-			if n := len(ws); ans[i].kind == leafString && n <= maxStreakWords {
+			if n := len(ws); ans[i].kind == leafString && n <= maxStreakWords && !ec.isText(ans[i].val) {
 				ws = append(ws, cutWords(ans[i].raw, ws[n:n], linkPrefix)...)
+				qs.fscript |= scriptOf(ans[i].raw)
 			}
 		}
 		slices.Sort(ws)
@@ -674,7 +680,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 // It returns whether s, a stale answer's asking, asked another question
 // than the streak's with the same arguments (a free text that does not
 // reword theirs, or one given to a tool whose answer is not about it).
-func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64, ans []leaf) (other bool) {
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64, ans []leaf, ec *echoes) (other bool) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
 		return false
 	}
@@ -691,21 +697,21 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		d.questions.put(k, qs)
 	}
 	if qs.epoch != d.epoch {
-		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.epoch = 0, 0, 0, 0, 0, d.epoch
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.epoch = 0, 0, 0, 0, 0, 0, d.epoch
 	}
 	switch {
 	case fresh:
-		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
 	case judged:
 		d.askedWords(s)
 		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		if answer != qs.answer || other {
-			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script = 0, 0, 0, 0, 0
+			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
 		} else if qs.stale > 0 && !qs.about(s) {
 			other = true // a verdict on another text that shares a word with the last
 		}
 		qs.stale++
-		qs.join(s, ans)
+		qs.join(s, ans, ec)
 		if qs.n > 0 && qs.args == hashBytes(s.Args) {
 			break // the last asking again: listed once
 		}

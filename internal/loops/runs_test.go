@@ -293,6 +293,15 @@ func frameworkRuns() []*fwRun {
 		}
 		add(b)
 	}
+	// The same, the router echoing each ticket's text in its answer.
+	{
+		tickets := []string{"Acme router keeps rebooting every night", "Acme router wifi drops when the microwave runs", "firmware update bricked my Acme router", "Acme router fan is very loud", "Acme router lights blink orange"}
+		b := newRun("tickets-one-product-echoed", "same answer, different inputs", false)
+		for _, x := range tickets {
+			b.turn("", "Routing.", fc("route_ticket", `{"text":`+q(x)+`}`, `{"ticket":{"text":`+q(x)+`},"team":"hardware-support","note":"assigned to the default hardware queue"}`))
+		}
+		add(b)
+	}
 	// Writes that each answer the same acknowledgement.
 	{
 		b := newRun("writes-acknowledged", "same answer, different inputs", false).writes("create_ticket", "notify")
