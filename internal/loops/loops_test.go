@@ -746,7 +746,25 @@ func TestSameError(t *testing.T) {
 		return failingWith("book", fmt.Sprintf(`{"amount":%d,"user":"u1"}`, paid), "invalid_args",
 			fmt.Sprintf("payment amount does not add up, total price is 564, but paid %d [req %08x]", paid, paid*7919))
 	}
+	untyped := func(d string) op {
+		return failingWith("book_room", `{"date":"`+d+`","room":"B2"}`, "tool_error", "Error: invalid date '"+d+"', expected YYYY-MM-DD")
+	}
+	missing := func(p string) op {
+		return failingWith("read_note", `{"path":"`+p+`"}`, "tool_error", "Error: invalid path or file '"+p+"' not found")
+	}
 	runCases(t, []testCase{
+		// An upstream MCP tool's error result says nothing of its class:
+		// its message does.
+		{"an untyped error that complains of a value's form", nil, []op{
+			untyped("03/12/2026"), untyped("12-03-2026"), untyped("2026/12/03"), refused(untyped("3 Dec 2026"), "same_error"),
+		}},
+		{"an untyped error that says not found", nil, []op{
+			missing("notes/a.md"), missing("notes/b.md"), missing("notes/c.md"), missing("notes/d.md"), missing("notes/e.md"),
+		}},
+		{"an untyped error fixed on the third try", nil, []op{
+			untyped("03/12/2026"), untyped("12-03-2026"), call("book_room", `{"date":"2026-12-03","room":"B2"}`, `{"booked":true}`),
+			untyped("04/12/2026"), untyped("12-04-2026"),
+		}},
 		{"new values, the same complaint echoing them", nil, []op{
 			date("09-10-2025"), date("10/09/2025"), call("rate", `{"q":"KRW"}`, `{"rate":1345.3}`), date("2025-10-09T00:00"),
 			refused(date("2025年10月9日"), "same_error"),

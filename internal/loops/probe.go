@@ -26,6 +26,38 @@ func streakClass(errType string) bool {
 	return false
 }
 
+// untypedClass is the class an untyped failure (an upstream MCP tool's
+// error result, tool_error, which says nothing of its class) is counted
+// under for same_error: invalid_args when its message complains of a
+// value's form ("invalid date", "expected YYYY-MM-DD", "must be positive",
+// "could not parse"), none otherwise. A message that says something was
+// not found is never counted, whatever else it says: a lookup that fails
+// for a new id rules that id out.
+func untypedClass(errType string, msg []byte) string {
+	if errType != "tool_error" && errType != "upstream_error" && errType != "" {
+		return ""
+	}
+	var buf [maxTemplate]byte
+	m := buf[:0]
+	for _, c := range msg[:min(len(msg), maxTemplate)] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		m = append(m, c)
+	}
+	for _, p := range [...]string{"not found", "no such", "does not exist", "doesn't exist", "unknown"} {
+		if bytes.Contains(m, []byte(p)) {
+			return ""
+		}
+	}
+	for _, p := range [...]string{"invalid", "malformed", "must be", "expected", "not a valid", "parse", "out of range"} {
+		if bytes.Contains(m, []byte(p)) {
+			return "invalid_args"
+		}
+	}
+	return ""
+}
+
 // permanent reports whether an error type says that trying again as is
 // cannot help (for a tool declared retryable, every other error counts as
 // transient).
@@ -135,16 +167,20 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 // doneSameError records an outcome of t's call s in t's error streak.
 func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
 	e := &t.errs
-	if !o.Error || !streakClass(o.ErrorType) {
+	class := o.ErrorType
+	if o.Error && !streakClass(class) && !Transient(class) {
+		class = untypedClass(class, o.Result)
+	}
+	if !o.Error || !streakClass(class) {
 		e.count = 0
 		return
 	}
-	tmpl := mix(hashString(o.ErrorType), d.template(o.Result, s.Args))
-	if e.count > 0 && e.class == o.ErrorType && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
+	tmpl := mix(hashString(class), d.template(o.Result, s.Args))
+	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
 		e.count++
 	} else {
-		*e = errorStreak{count: 1, class: o.ErrorType, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
+		*e = errorStreak{count: 1, class: class, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
 	}
 	e.last = preview(o.Result)
 }

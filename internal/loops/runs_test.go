@@ -576,6 +576,17 @@ func frameworkRuns() []*fwRun {
 		}
 		add(b.from("4"))
 	}
+	// Candidate paths tried through an upstream tool, each "not found", and
+	// a date fixed on the second try.
+	{
+		b := newRun("untyped-not-found-candidates", "retries", false)
+		for _, p := range []string{"notes/2026-09.md", "notes/2026-10.md", "notes/2026-11.md", "notes/2026-12.md", "archive/2026-12.md"} {
+			b.turn("", "Looking for the notes.", fc("read_note", `{"path":`+q(p)+`}`, q("Error: invalid path or file '"+p+"' not found")).failed("tool_error"))
+		}
+		b.turn("", "Booking.", fc("book_room", `{"room":"B2","date":"03/12/2026"}`, q("Error: invalid date \"03/12/2026\", expected YYYY-MM-DD")).failed("tool_error"))
+		b.turn("", "Booking.", fc("book_room", `{"room":"B2","date":"2026-12-03"}`, `{"booked":true,"room":"B2"}`))
+		add(b)
+	}
 	// The framework retries a call that timed out, then it succeeds.
 	{
 		b := newRun("timeouts-then-success", "retries", false)
@@ -608,13 +619,7 @@ func frameworkRuns() []*fwRun {
 }
 
 // fwKnown lists the runs whose outcome is not their label's, each with why.
-var fwKnown = map[string]string{
-	// An upstream MCP tool's error says nothing of its class (tool_error),
-	// and this one echoes each new argument: same_error needs the class,
-	// repeat the same message, and errors are neutral for no_progress
-	// (docs/LOOPS.md, Untyped errors).
-	"untyped-error-probe": "missed",
-}
+var fwKnown = map[string]string{}
 
 func TestFrameworkRuns(t *testing.T) {
 	type agg struct{ n, ok, detected, early, missed, falseK int }
