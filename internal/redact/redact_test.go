@@ -206,6 +206,26 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// TestValuesEscapedInText: a registered value that a JSON document in a
+// string spells escaped (a model's tool call arguments, which Python's
+// json.dumps writes with \u00f6 for ö) is masked by Values as by Redact;
+// the names and the text rules are still left.
+func TestValuesEscapedInText(t *testing.T) {
+	r := mustNew(t, &redact.Options{Secrets: []string{"Passwört-2024-xyz", "sk-live-SECRET-9f8e7d"}})
+	for in, want := range map[string]string{
+		`{"choices":[{"message":{"tool_calls":[{"function":{"name":"login","arguments":"{\"user\":\"bob\",\"pwd\":\"Passw\\u00f6rt-2024-xyz\"}"}}]}}]}`: `{"choices":[{"message":{"tool_calls":[{"function":{"name":"login","arguments":"{\"user\":\"bob\",\"pwd\":\"[REDACTED]\"}"}}]}}]}`,
+		`{"arguments":"{\"q\":\"\\u0073k-live-SECRET-9f8e7d\",\"token\":\"t\"}"}`:                                                                       `{"arguments":"{\"q\":\"[REDACTED]\",\"token\":\"t\"}"}`,
+		`{"content":"say \\\"sk-live-SECRET\\u002d9f8e7d\\\" twice"}`:                                                                                   `{"content":"say \\\"[REDACTED]\\\" twice"}`,
+	} {
+		if got := string(r.Values([]byte(in))); got != want {
+			t.Errorf("Values(%s)\n got %s\nwant %s", in, got, want)
+		}
+		if strings.Contains(string(r.Redact([]byte(in))), "xyz") {
+			t.Errorf("Redact(%s) shows the value", in)
+		}
+	}
+}
+
 // TestBlocks (D7): a secret, or a name and its value, that one content
 // block ends and the next begins is masked, in the block where it begins.
 func TestBlocks(t *testing.T) {
