@@ -65,6 +65,44 @@ func TestStreamMaskShapes(t *testing.T) {
 	}
 }
 
+// TestStreamMaskEscapedArguments: a tool call's arguments streamed
+// piecewise that spell a key with JSON escapes (Python's json.dumps writes
+// \u00f6 for ö), cut in the middle of an escape, are masked.
+func TestStreamMaskEscapedArguments(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"Passwört-2024-xyz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"user":"bob","pwd":"Passw\u00f6rt-2024-xyz"}`
+	for cut := 1; cut < len(args); cut++ {
+		m := newStreamMask(red)
+		var out []byte
+		for i, part := range []string{args[:cut], args[cut:]} {
+			tc := map[string]any{"index": 0, "function": map[string]any{"arguments": part}}
+			if i == 0 {
+				tc["id"], tc["type"], tc["function"].(map[string]any)["name"] = "call_1", "function", "login"
+			}
+			var finish any
+			if i == 1 {
+				finish = "tool_calls"
+			}
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{tc}}, "finish_reason": finish}}})
+			out = append(append(out, red.Values(m.chunk(b))...), '\n')
+		}
+		var text strings.Builder
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var v any
+			if err := json.Unmarshal(line, &v); err != nil {
+				t.Fatalf("a chunk is not JSON: %s", line)
+			}
+			collectStrings(v, &text)
+		}
+		if got := text.String(); strings.Contains(got, "2024") || !strings.Contains(got, `"pwd":"[REDACTED]"`) {
+			t.Fatalf("cut at %d: the arguments reassembled as %s", cut, got)
+		}
+	}
+}
+
 // collectStrings appends the strings of v that carry text, in document
 // order of the members that carry text.
 func collectStrings(v any, b *strings.Builder) {

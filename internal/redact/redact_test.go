@@ -292,6 +292,35 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// TestStreamEscaped: a value that a streamed text spells with JSON
+// escapes (a tool call's arguments, streamed piecewise) is masked wherever
+// the pieces cut it, an escape included, as in the text in one piece.
+func TestStreamEscaped(t *testing.T) {
+	r := mustNew(t, &redact.Options{Secrets: []string{"Passwört-2024-xyz", "sk-live-SECRET-9f8e7d", "emoji-😀-key-99"}})
+	for text, want := range map[string]string{
+		`{"user":"bob","pwd":"Passw\u00f6rt-2024-xyz"}`:      `{"user":"bob","pwd":"[REDACTED]"}`,
+		`{"q":"\u0073k-live-SECRET-9f8e7d","n":1}`:           `{"q":"[REDACTED]","n":1}`,
+		`{"q":"sk\u002dlive-SECRET\u002d9f8e7d"}`:            `{"q":"[REDACTED]"}`,
+		`{"k":"emoji-\ud83d\ude00-key-99"}`:                  `{"k":"[REDACTED]"}`,
+		`{"q":"sk-live-SECRET-9f8e7d","path":"C:\\tmp"}`:     `{"q":"[REDACTED]","path":"C:\\tmp"}`,
+		`{"q":"\\u0073k-live-SECRET-9f8e7d is not escaped"}`: `{"q":"\\u0073k-live-SECRET-9f8e7d is not escaped"}`,
+	} {
+		one := r.Stream()
+		if got := one.Next(text) + one.Flush(); got != want {
+			t.Errorf("%s in one piece: %s, want %s", text, got, want)
+		}
+		for cut1 := 0; cut1 <= len(text); cut1++ {
+			for cut2 := cut1; cut2 <= len(text); cut2++ {
+				s := r.Stream()
+				got := s.Next(text[:cut1]) + s.Next(text[cut1:cut2]) + s.Next(text[cut2:]) + s.Flush()
+				if got != want {
+					t.Fatalf("%s cut at %d and %d: streamed %s, want %s", text, cut1, cut2, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestStreamOverlappingSecrets: with a secret that begins another, a
 // stream masks as masking the whole text does, wherever it is cut.
 func TestStreamOverlappingSecrets(t *testing.T) {
