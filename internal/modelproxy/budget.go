@@ -53,10 +53,16 @@ const lowBudget = 2048
 
 // capTokens caps the answer of a chat request (its decoded body) at
 // answerMax tokens: max_completion_tokens or max_tokens, whichever the
-// client set (both, if it set both), else max_completion_tokens. It
-// reports whether the cap is below what the client asked for (or below
-// lowBudget when it asked for no limit).
+// client set (both, if it set both), else max_completion_tokens. Both
+// bound each choice, and the answer's usage counts all of them: a request
+// for n choices has each capped at an n-th. It reports whether the cap is
+// below what the client asked for (or below lowBudget when it asked for
+// no limit).
 func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
+	var n int64
+	if json.Unmarshal(body["n"], &n) == nil && n > 1 {
+		answerMax = max(answerMax/n, 1)
+	}
 	capped := false
 	set := false
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {

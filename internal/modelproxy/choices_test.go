@@ -45,8 +45,9 @@ func TestToolCalls(t *testing.T) {
 }
 
 // TestCapTokens: the answer is capped at what is left, in the field the
-// client used (max_completion_tokens when it set none), and a cap below
-// what it asked for (or a small one) is reported.
+// client used (max_completion_tokens when it set none), each of n choices
+// at an n-th, and a cap below what it asked for (or a small one) is
+// reported.
 func TestCapTokens(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
@@ -59,6 +60,13 @@ func TestCapTokens(t *testing.T) {
 		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false},
 		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true},
 		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true},
+		// n choices: each is capped, and all are spent.
+		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false},
+		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true},
+		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true},
+		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false},
+		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true},
+		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false},
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)
