@@ -257,3 +257,28 @@ func textOf(tk *a2a.Task) string {
 	}
 	return b.String()
 }
+
+// TestA2ATaskEventMasked: an agent's status message that carries a
+// configured secret is recorded in the audit log masked, as every other
+// text the log keeps.
+func TestA2ATaskEventMasked(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	g, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	tk := a2aSend(t, base, "executor", "the key is "+key+", keep it")
+	if tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the task is %s", tk.Status.State)
+	}
+	if err := g.audit.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var rows strings.Builder
+	for _, r := range g.rt.Requests() {
+		rows.WriteString(auditOf(t, g, r.ID()))
+	}
+	if !strings.Contains(rows.String(), `"kind":"task"`) {
+		t.Fatalf("no task event in the audit log: %s", rows.String())
+	}
+	if strings.Contains(rows.String(), "0123456789") {
+		t.Errorf("the audit log holds the secret: %s", rows.String())
+	}
+}
