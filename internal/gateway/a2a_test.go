@@ -282,3 +282,35 @@ func TestA2ATaskEventMasked(t *testing.T) {
 		t.Errorf("the audit log holds the secret: %s", rows.String())
 	}
 }
+
+// TestA2AAnswerMasked: what an agent answers that carries a configured
+// secret (a text part, a data part) reaches its caller masked, as a tool's
+// result does: in the task a send returns and in GetTask.
+func TestA2AAnswerMasked(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	_, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is "+key), a2a.NewDataPart(map[string]any{"api": key, "n": 1}))
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("got %#v", res)
+	}
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]*a2a.Task{"the send's task": tk, "GetTask": got} {
+		b, _ := json.Marshal(v.Status.Message)
+		if strings.Contains(string(b), "0123456789") || !strings.Contains(string(b), "the key is [REDACTED]") {
+			t.Errorf("%s: the agent's answer reached its caller as %s", name, b)
+		}
+	}
+}
