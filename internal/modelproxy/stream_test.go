@@ -3,7 +3,10 @@ package modelproxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +103,32 @@ func TestStreamMaskEscapedArguments(t *testing.T) {
 		if got := text.String(); strings.Contains(got, "2024") || !strings.Contains(got, `"pwd":"[REDACTED]"`) {
 			t.Fatalf("cut at %d: the arguments reassembled as %s", cut, got)
 		}
+	}
+}
+
+// TestPassStreamMasksEveryLine: a line of the stream that is not data (an
+// event's name, a comment, a line a server writes against the format) with
+// a configured secret is masked too: a client that reads the stream as text
+// sees it.
+func TestPassStreamMasksEveryLine(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{opts: Options{Redactor: red}}
+	body := ": keep-alive for " + key + "\n" +
+		"event: error " + key + "\n" +
+		`data: {"choices":[{"index":0,"delta":{"content":"` + key + `"},"finish_reason":"stop"}]}` + "\n\n" +
+		"error: invalid key " + key + "\n\n" +
+		"data: [DONE]\n\n"
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+	w := httptest.NewRecorder()
+	if err := p.passStream(w, resp, true, &answer{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Body.String(); strings.Contains(got, "9f8e7d") || strings.Count(got, "[REDACTED]") != 4 {
+		t.Errorf("the stream passed on:\n%s", got)
 	}
 }
 
