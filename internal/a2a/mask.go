@@ -15,8 +15,9 @@ type Redactor interface {
 }
 
 // mask masks, in place, the texts and data an agent sent in ev: its
-// messages', its status messages' and its artifacts' parts. An event is
-// the gateway's own once read from the agent's stream or answer.
+// messages', its status messages' and its artifacts' parts, and the
+// metadata of each. An event is the gateway's own once read from the
+// agent's stream or answer.
 func (g *Gateway) mask(ev a2a.Event) {
 	if g.opts.Redactor == nil {
 		return
@@ -25,6 +26,7 @@ func (g *Gateway) mask(ev a2a.Event) {
 	case *a2a.Message:
 		g.maskMessage(e)
 	case *a2a.Task:
+		e.Metadata = maskData(g, e.Metadata)
 		g.maskMessage(e.Status.Message)
 		for _, m := range e.History {
 			g.maskMessage(m)
@@ -33,14 +35,17 @@ func (g *Gateway) mask(ev a2a.Event) {
 			g.maskArtifact(a)
 		}
 	case *a2a.TaskStatusUpdateEvent:
+		e.Metadata = maskData(g, e.Metadata)
 		g.maskMessage(e.Status.Message)
 	case *a2a.TaskArtifactUpdateEvent:
+		e.Metadata = maskData(g, e.Metadata)
 		g.maskArtifact(e.Artifact)
 	}
 }
 
 func (g *Gateway) maskMessage(m *a2a.Message) {
 	if m != nil {
+		m.Metadata = maskData(g, m.Metadata)
 		g.maskParts(m.Parts)
 	}
 }
@@ -49,34 +54,45 @@ func (g *Gateway) maskArtifact(a *a2a.Artifact) {
 	if a != nil {
 		a.Name = g.opts.Redactor.RedactString(a.Name)
 		a.Description = g.opts.Redactor.RedactString(a.Description)
+		a.Metadata = maskData(g, a.Metadata)
 		g.maskParts(a.Parts)
 	}
 }
 
-// maskParts masks a text part as text and a data part as JSON; the bytes
-// of a file and a URL are left as they are.
+// maskParts masks a text part as text and a data part as JSON, and the
+// metadata of each; the bytes of a file and a URL are left as they are.
 func (g *Gateway) maskParts(ps a2a.ContentParts) {
 	red := g.opts.Redactor
 	for _, p := range ps {
 		if p == nil {
 			continue
 		}
+		p.Metadata = maskData(g, p.Metadata)
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			if s := red.RedactString(string(c)); s != string(c) {
 				p.Content = a2a.Text(s)
 			}
 		case a2a.Data:
-			b, err := json.Marshal(c.Value)
-			if err != nil {
-				continue
-			}
-			if m := red.Redact(b); string(m) != string(b) {
-				var v any
-				if json.Unmarshal(m, &v) == nil {
-					p.Content = a2a.Data{Value: v}
-				}
-			}
+			p.Content = a2a.Data{Value: maskData(g, c.Value)}
 		}
 	}
+}
+
+// maskData returns v (a JSON value) masked as JSON: v itself when nothing
+// was masked.
+func maskData[T any](g *Gateway, v T) T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	m := g.opts.Redactor.Redact(b)
+	if string(m) == string(b) {
+		return v
+	}
+	var out T
+	if json.Unmarshal(m, &out) != nil {
+		return v
+	}
+	return out
 }

@@ -294,7 +294,7 @@ func TestA2AAnswerMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is "+key), a2a.NewDataPart(map[string]any{"api": key, "n": 1}))
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is "+key), a2a.NewDataPart(map[string]any{"api": key, "password": "hunter22", "n": 1}))
 	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestA2AAnswerMasked(t *testing.T) {
 	}
 	for name, v := range map[string]*a2a.Task{"the send's task": tk, "GetTask": got} {
 		b, _ := json.Marshal(v.Status.Message)
-		if strings.Contains(string(b), "0123456789") || !strings.Contains(string(b), "the key is [REDACTED]") {
+		if strings.Contains(string(b), "0123456789") || strings.Contains(string(b), "hunter22") || !strings.Contains(string(b), "the key is [REDACTED]") {
 			t.Errorf("%s: the agent's answer reached its caller as %s", name, b)
 		}
 	}
