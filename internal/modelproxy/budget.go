@@ -102,10 +102,12 @@ func withNote(body map[string]json.RawMessage, note json.RawMessage) {
 	body["messages"], _ = json.Marshal(append(msgs, note))
 }
 
-// refuse answers a model turn that reach refused (err from BeginModel, or
-// the prompt's budget check): 402 budget_exceeded for a spent budget, 403
-// for anything else (a stopped request), never to be retried, with a
-// message that tells the agent to finish with what it has.
+// refuse answers a model turn that reach refused (err from BeginModel, the
+// shared ledger, or the prompt's budget check): 503 for a refusal that may
+// pass in a moment (the shared store did not answer), which clients retry;
+// 402 budget_exceeded for a spent budget, 403 for anything else (a stopped
+// request), never to be retried, with a message that tells the agent to
+// finish with what it has.
 func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 	code, msg, budget := "refused", err.Error(), false
 	var re *reach.Error
@@ -122,6 +124,15 @@ func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 	}
 	if req != nil {
 		w.Header().Set(link.HeaderRequest, req.ID())
+	}
+	if re != nil && re.Type == reach.TypeTransient {
+		// The shared store did not answer, an instance is stopping:
+		// nothing was decided, and the same turn may pass in a moment. A
+		// 503 is what clients retry, after Retry-After.
+		w.Header().Set("X-Should-Retry", "true")
+		w.Header().Set("Retry-After", "1")
+		proxyError(w, http.StatusServiceUnavailable, "server_error", code, strings.TrimSpace(msg+" "+re.Suggestion))
+		return
 	}
 	w.Header().Set("X-Should-Retry", "false")
 	if budget {

@@ -2,9 +2,14 @@ package modelproxy
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentreach/reach"
 )
 
 // TestToolCalls: the tool calls of a stream are recorded once complete —
@@ -74,6 +79,30 @@ func TestCapTokens(t *testing.T) {
 		got, _ := json.Marshal(body)
 		if string(got) != tc.want || capped != tc.capped {
 			t.Errorf("capTokens(%s, %d) = %s, %v; want %s, %v", tc.body, tc.max, got, capped, tc.want, tc.capped)
+		}
+	}
+}
+
+// TestRefuseTransient: a turn refused because the shared store did not
+// answer is a 503 that clients retry, not a stop: the agent was told to
+// finish with what it had, and its SDK not to retry, when nothing had been
+// decided.
+func TestRefuseTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		retry  string
+		finish bool
+	}{
+		{&reach.Error{Type: reach.TypeTransient, Code: "store_unavailable", Message: "The shared budget could not be checked.", Suggestion: "Nothing ran. Try again in a moment."},
+			http.StatusServiceUnavailable, "true", false},
+		{&reach.Error{Type: reach.TypeBudget, Code: "budget_tokens", Message: "Spent."}, http.StatusPaymentRequired, "false", true},
+		{&reach.StopError{Cause: reach.Cause{Request: "r1", Mode: reach.Cancel, By: "alice", Reason: "enough"}}, http.StatusForbidden, "false", true},
+	} {
+		w := httptest.NewRecorder()
+		refuse(w, nil, tc.err)
+		if w.Code != tc.status || w.Header().Get("X-Should-Retry") != tc.retry || strings.Contains(w.Body.String(), "Do not retry") != tc.finish {
+			t.Errorf("%v: %d x-should-retry %q %s; want %d %q", tc.err, w.Code, w.Header().Get("X-Should-Retry"), w.Body.String(), tc.status, tc.retry)
 		}
 	}
 }
