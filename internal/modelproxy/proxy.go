@@ -446,7 +446,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(p.redact(b))
+	w.Write(p.redact(maskLogprobs(p.opts.Redactor, b)))
 	return nil
 }
 

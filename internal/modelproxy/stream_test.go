@@ -150,3 +150,76 @@ func collectStrings(v any, b *strings.Builder) {
 		}
 	}
 }
+
+// TestLogprobsMasked: a secret that a choice's log probabilities spell
+// token by token (and in each token's bytes and alternatives) is masked,
+// in a whole answer and streamed, and the tokens still make the text.
+func TestLogprobsMasked(t *testing.T) {
+	const key = "Passwört-2024-xyz"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []string{"The password is ", "Pass", "wört", "-2024", "-xyz", "."}
+	entry := func(tok string) map[string]any {
+		b := []int{}
+		for _, c := range []byte(tok) {
+			b = append(b, int(c))
+		}
+		return map[string]any{"token": tok, "logprob": -0.1, "bytes": b, "top_logprobs": []any{map[string]any{"token": tok, "logprob": -0.1}}}
+	}
+	check := func(name string, out []byte) {
+		t.Helper()
+		var text strings.Builder
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var c struct {
+				Choices []struct {
+					Logprobs struct {
+						Content []struct {
+							Token string `json:"token"`
+							Bytes []int  `json:"bytes"`
+						} `json:"content"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatalf("%s: not JSON: %s", name, line)
+			}
+			for _, ch := range c.Choices {
+				for _, e := range ch.Logprobs.Content {
+					b := make([]byte, len(e.Bytes))
+					for i, x := range e.Bytes {
+						b[i] = byte(x)
+					}
+					if string(b) != e.Token {
+						t.Errorf("%s: token %q has the bytes of %q", name, e.Token, b)
+					}
+					text.WriteString(e.Token)
+				}
+			}
+		}
+		if bytes.Contains(out, []byte("wört")) || bytes.Contains(out, []byte("2024")) || text.String() != "The password is [REDACTED]." {
+			t.Errorf("%s: the tokens make %q:\n%s", name, text.String(), out)
+		}
+	}
+	var content []any
+	for _, tok := range toks {
+		content = append(content, entry(tok))
+	}
+	whole, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"content": strings.Join(toks, "")},
+		"logprobs": map[string]any{"content": content}, "finish_reason": "stop"}}})
+	check("whole", red.Values(maskLogprobs(red, whole)))
+
+	m := newStreamMask(red)
+	var out []byte
+	for i, tok := range toks {
+		var finish any
+		if i == len(toks)-1 {
+			finish = "stop"
+		}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": tok},
+			"logprobs": map[string]any{"content": []any{entry(tok)}}, "finish_reason": finish}}})
+		out = append(append(out, red.Values(m.chunk(b))...), '\n')
+	}
+	check("streamed", out)
+}
