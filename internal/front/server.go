@@ -153,7 +153,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) FastCalls() int64 { return s.fastCalls.Load() }
 
 // Handler returns the handler of /mcp: Streamable HTTP, with and without
-// sessions, tools/call on the fast path where it can be.
+// sessions, tools/call on the fast path where it can be; and of /sse, the
+// HTTP+SSE transport.
 func (s *Server) Handler() http.Handler {
 	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:                       s.sdkLogger("mcp-http"),
@@ -173,8 +174,25 @@ func (s *Server) Handler() http.Handler {
 	if s.sessionless {
 		sl = s.fastStateless(stateless)
 	}
-	return s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
+	mcpHandler := s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
+	// The HTTP+SSE transport of protocol 2024-11-05, which reach offers:
+	// clients pinned to it (the TypeScript SDK's SSEClientTransport, an
+	// agent's "type": "sse") GET /sse for their session's stream and POST
+	// to the URL its first event names. A session there is one as on /mcp.
+	sse := s.ownSSESessions(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
+		MaxRequestBodyBytes: s.bodyLimit,
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == SSEPath {
+			sse.ServeHTTP(w, r)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
 }
+
+// SSEPath is where the HTTP+SSE transport is served; Handler serves it.
+const SSEPath = "/sse"
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
 // version in the Mcp-Protocol-Version header, no session id) to stateless
