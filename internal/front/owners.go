@@ -1,12 +1,10 @@
 package front
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
@@ -164,70 +162,3 @@ func notYourSession(w http.ResponseWriter) {
 		"This MCP session belongs to another principal.",
 		"Open a session of your own: send initialize without an Mcp-Session-Id header.")
 }
-
-// ownSSESessions ties each HTTP+SSE session to who opened its stream, as
-// bindSessions does on /mcp: the SDK's SSE handler knows no owners, and
-// would take another principal's POST to a session whose id it learned.
-// The id is the one in the endpoint event the SDK writes first.
-func (s *Server) ownSSESessions(next http.Handler) http.Handler {
-	if s.authn == nil {
-		return next
-	}
-	var owners sync.Map // session id -> sessionOwner of its GET
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := auth.IdentityFrom(r.Context())
-		if !ok {
-			httpjson.WriteError(w, http.StatusUnauthorized, "unauthenticated", "This endpoint needs credentials.",
-				"Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.")
-			return
-		}
-		if r.Method != http.MethodGet {
-			if o, ok := owners.Load(r.URL.Query().Get("sessionid")); ok && o.(string) != sessionOwner(id) {
-				notYourSession(w)
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		sw := &sseSessionWriter{ResponseWriter: w, owner: sessionOwner(id), owners: &owners}
-		defer func() {
-			if sw.id != "" {
-				owners.Delete(sw.id)
-			}
-		}()
-		next.ServeHTTP(sw, r)
-	})
-}
-
-// sseSessionWriter records the session id of the endpoint event, the first
-// the SDK writes on an SSE stream, with its owner.
-type sseSessionWriter struct {
-	http.ResponseWriter
-	owner  string
-	owners *sync.Map
-	id     string
-}
-
-func (w *sseSessionWriter) Write(p []byte) (int, error) {
-	if w.id == "" {
-		if _, rest, ok := bytes.Cut(p, []byte("sessionid=")); ok {
-			end := bytes.IndexAny(rest, "&\r\n")
-			if end < 0 {
-				end = len(rest)
-			}
-			w.id = string(rest[:end])
-			w.owners.Store(w.id, w.owner)
-		}
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Flush passes on to the stream, which the SDK flushes after each event.
-func (w *sseSessionWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the stream.
-func (w *sseSessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -175,13 +175,7 @@ func (s *Server) Handler() http.Handler {
 		sl = s.fastStateless(stateless)
 	}
 	mcpHandler := s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
-	// The HTTP+SSE transport of protocol 2024-11-05, which reach offers:
-	// clients pinned to it (the TypeScript SDK's SSEClientTransport, an
-	// agent's "type": "sse") GET /sse for their session's stream and POST
-	// to the URL its first event names. A session there is one as on /mcp.
-	sse := s.ownSSESessions(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
-		MaxRequestBodyBytes: s.bodyLimit,
-	}))
+	sse := s.sseHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == SSEPath {
 			sse.ServeHTTP(w, r)
@@ -190,9 +184,6 @@ func (s *Server) Handler() http.Handler {
 		mcpHandler.ServeHTTP(w, r)
 	})
 }
-
-// SSEPath is where the HTTP+SSE transport is served; Handler serves it.
-const SSEPath = "/sse"
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
 // version in the Mcp-Protocol-Version header, no session id) to stateless
@@ -245,6 +236,9 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
 			s.bindSession(req)
+			if st, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
+				st.opened(req.GetSession())
+			}
 		}
 		if method == "tools/call" {
 			if r, ok := req.(*mcp.CallToolRequest); ok {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,8 +69,23 @@ func TestLegacySSEOwned(t *testing.T) {
 		t.Fatalf("connect over SSE: %v", err)
 	}
 	defer cs.Close()
-	if res, got := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil); res.IsError {
+	res, got := callText(t, cs, "get_order", map[string]any{"order_id": "1001"}, nil)
+	if res.IsError {
 		t.Fatalf("alice's call: %q", got)
+	}
+	// The call ran as alice: its request is hers to read, not bob's.
+	reqID, _ := res.Meta[link.MetaRequest].(string)
+	for who, want := range map[string]int{"alice@acme": http.StatusOK, "bob@globex": http.StatusForbidden} {
+		r, _ := http.NewRequest("GET", url+"/v1/requests/"+reqID, nil)
+		r.Header.Set("Authorization", "Bearer "+keys[who])
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s reads request %q of alice's SSE session: %d, want %d", who, reqID, resp.StatusCode, want)
+		}
 	}
 
 	// A stream of alice's own, read up to its endpoint event.
@@ -107,5 +123,50 @@ func TestLegacySSEOwned(t *testing.T) {
 	}
 	if got := post(keys["alice@acme"]); got != http.StatusAccepted {
 		t.Errorf("alice's POST to her session: %d, want 202", got)
+	}
+}
+
+// An SSE client that goes away (its stream closed: the process ended, the
+// network dropped) has its calls in flight cancelled, as a Streamable HTTP
+// client's whose POST closes: the stream is the only way it can still say
+// so. The SDK's close of the session waits for them instead.
+func TestLegacySSEClosedStreamCancels(t *testing.T) {
+	g, p, _ := upstreamGateway(t, probeConfig)
+	url := serveTest(t, g).URL
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 512)
+	n, _ := resp.Body.Read(buf)
+	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
+	if !ok {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint = url + strings.TrimSpace(endpoint)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__slow","arguments":{"text":"x"}}}`,
+	} {
+		resp, err := http.Post(endpoint, "application/json", strings.NewReader(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %s: %d", msg, resp.StatusCode)
+		}
+	}
+	waitFor(t, p.started, "the slow call to start")
+	cancel() // the client goes away
+	select {
+	case <-p.cancelled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call of a client whose stream closed ran on: it was not cancelled")
 	}
 }
