@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -168,5 +170,74 @@ func TestLegacySSEClosedStreamCancels(t *testing.T) {
 	case <-p.cancelled:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call of a client whose stream closed ran on: it was not cancelled")
+	}
+}
+
+// An SSE client whose stream broke (a restart of reach, a network drop)
+// reopens it as EventSource does, of itself, and goes on posting to the
+// endpoint the new stream names without initializing again: the
+// TypeScript SDK 1.x does, and a server of that SDK answers. reach
+// initializes the new session on the client's behalf (protocol 2024-11-05),
+// its answer to that kept off the stream, rather than refusing every call
+// as made during the session's initialization.
+func TestLegacySSEResumesAfterReconnect(t *testing.T) {
+	g, _, _ := upstreamGateway(t, probeConfig)
+	url := serveTest(t, g).URL
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	next := func() string { // the data of the stream's next event
+		t.Helper()
+		data := ""
+		for {
+			line, err := events.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the stream ended: %v", err)
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = strings.TrimSpace(d)
+			}
+			if line == "\n" && data != "" {
+				return data
+			}
+		}
+	}
+	endpoint := url + next()
+	resp2, err := http.Post(endpoint, "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"again"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST: %d", resp2.StatusCode)
+	}
+	var msg struct {
+		ID     any `json:"id"`
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	data := next()
+	if err := json.Unmarshal([]byte(data), &msg); err != nil {
+		t.Fatalf("event %q: %v", data, err)
+	}
+	if msg.ID != float64(7) {
+		t.Fatalf("the stream's first message is %s, want the answer to the client's call (id 7)", data)
+	}
+	if msg.Error != nil || msg.Result == nil || msg.Result.IsError || len(msg.Result.Content) == 0 || msg.Result.Content[0].Text != "echo: again" {
+		t.Errorf("the call on a reopened stream got %s, want its result", data)
 	}
 }
