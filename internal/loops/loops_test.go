@@ -929,6 +929,22 @@ func TestRephrase(t *testing.T) {
 			call("route", `{"text":"Acme router fan is very loud"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
 			call("route", `{"text":"Acme router lights blink orange"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
 		}},
+		// Texts tied only by the word of their label, which the verdict
+		// names: each is another question.
+		{"tickets that each say billing, routed to billing", nil, []op{
+			call("route", `{"text":"Billing: I was charged twice for order 1001"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"billing portal shows the wrong plan"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"Need a billing receipt for March"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"billing email goes to my old address"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"stop billing my second seat"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+		}},
+		{"requests that each ask for a refund, classified as refund", nil, []op{
+			call("classify", `{"input":"Refund please, the item arrived broken"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"I want a refund for my late order"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund the shipping fee"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"Where is my refund?"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund to a different card"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+		}},
 		// The documents found are about what was asked (their titles share
 		// its words), as a search's are.
 		{"rewordings across languages that keep a name", nil, []op{

@@ -651,12 +651,44 @@ const maxStreakWords = 32
 // given to one tool that answers alike may well share a name ("Acme
 // router ..." tickets all routed to one team) without rewording each
 // other. A question without free text is answered by its arguments.
+//
+// Nor may the askings be tied by their label alone: tickets that each
+// say "billing", routed to billing, or reviews that each ask for a
+// refund, classified as refund, share that one word with each other and
+// with the answer, and with nothing else. An answer about the question
+// names two of its words ("Reset Okta MFA"), or the askings share a word
+// that the answer does not hold (the address of "change the billing
+// address" and "where to edit the invoice address", found as "Billing
+// settings").
 func (qs *questionState) about(s *Step) bool {
 	if s.nasked == 0 || qs.nwords == 0 || (qs.script|s.script)&qs.fscript == 0 {
 		return true // nothing to compare, or words of other scripts (an English title for a Chinese query)
 	}
-	f := qs.found[:qs.nfound]
-	return shared(qs.words[:qs.nwords], f) > 0 || shared(s.asked[:s.nasked], f) > 0
+	f, w, a := qs.found[:qs.nfound], qs.words[:qs.nwords], s.asked[:s.nasked]
+	named := 0 // words of the answer that the askings name
+	for _, x := range f {
+		if has(w, x) || has(a, x) {
+			named++
+		}
+	}
+	if named >= 2 {
+		return true
+	}
+	if named == 0 {
+		return false
+	}
+	for _, x := range a {
+		if has(w, x) && !has(f, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether sorted words ws hold w.
+func has(ws []uint64, w uint64) bool {
+	_, ok := slices.BinarySearch(ws, w)
+	return ok
 }
 
 // join adds the words of asking s to the streak's, and those of its answer
