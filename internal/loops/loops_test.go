@@ -944,6 +944,10 @@ func TestRephrase(t *testing.T) {
 			call("classify", `{"input":"refund the shipping fee"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
 			call("classify", `{"input":"Where is my refund?"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
 			call("classify", `{"input":"refund to a different card"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			// A word in passing with an earlier one of them ("order").
+			call("classify", `{"input":"refund status for order"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"partial refund possible?"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund not received yet"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
 		}},
 		// The documents found are about what was asked (their titles share
 		// its words), as a search's are.

@@ -772,11 +772,14 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
 	case judged:
 		d.askedWords(s)
-		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		// A text that rewords none of the streak's, or whose answer is not
+		// about it (a verdict on another text that shares a word with the
+		// last), is another question: the streak starts over from it, so
+		// that a word in passing with one of many texts classified alike
+		// ties it to none of them.
+		other = qs.stale > 0 && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s))
 		if answer != qs.answer || other {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
-		} else if qs.stale > 0 && !qs.about(s) {
-			other = true // a verdict on another text that shares a word with the last
 		}
 		qs.stale++
 		qs.join(s, ans, ec)
