@@ -91,3 +91,34 @@ func TestHangupNotTCP(t *testing.T) {
 		t.Error("a pipe was watched")
 	}
 }
+
+// BenchmarkHangup: what watching a connection costs a call: the watch
+// started and stopped, on an idle loopback TCP connection.
+func BenchmarkHangup(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, h, ok := watchHangup(context.Background(), c)
+		if !ok {
+			b.Fatal("not watched")
+		}
+		h.stop()
+		if ctx.Err() == nil {
+			b.Fatal("the context outlived stop")
+		}
+	}
+}
