@@ -5,7 +5,8 @@
 # (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
 # and the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
-# client), into a repo-local, gitignored folder (.cache/frameworks by
+# client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
+# OpenAI Agents' MCPServerSSE and LlamaIndex use on /sse, into a repo-local, gitignored folder (.cache/frameworks by
 # default; override with REACH_FRAMEWORKS_CACHE). Several of them need Node
 # 22, which may be newer than the system node, so Node 22 comes along (as the
 # npm package node, in node_modules/node/bin); they install with the npm of

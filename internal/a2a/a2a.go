@@ -163,6 +163,10 @@ type Options struct {
 	Link     Linker
 	Identity Identity // if nil, every caller is the same owner
 	Audit    Auditor  // if nil, nothing is recorded
+	// Redactor masks what the agents say (their messages, status messages
+	// and artifacts) before reach keeps, records or passes it on, and the
+	// errors they answer with; if nil, nothing is masked.
+	Redactor Redactor
 	// PublicURL is the base URL callers reach the gateway at, for the
 	// cards; if empty, the scheme and Host of each card request.
 	PublicURL string

@@ -352,6 +352,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 			up, err := c.GetTask(t.out(gctx), &a2a.GetTaskRequest{ID: req.ID, HistoryLength: req.HistoryLength})
 			cancel()
 			if err == nil && up.ID == req.ID {
+				e.g.mask(up)
 				// The agent's history and artifacts; reach's state once
 				// it is final (a different final state the agent reports
 				// is recorded as late). Before that, the stream the

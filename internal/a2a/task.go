@@ -282,6 +282,7 @@ func (t *task) wakeLocked() {
 
 // apply folds one upstream event into the task.
 func (t *task) apply(ev a2a.Event) {
+	t.g.mask(ev)
 	var after []func()
 	t.mu.Lock()
 	switch e := ev.(type) {
@@ -424,6 +425,9 @@ func (t *task) finish(verdict string) func() {
 // broken records a stream that failed: before the first event the send
 // fails; after, the task fails at reach unless it had stopped already.
 func (t *task) broken(err error) {
+	if red := t.g.opts.Redactor; red != nil && err != nil {
+		err = errors.New(red.RedactString(err.Error())) // an agent's error may echo what it was given
+	}
 	var after []func()
 	t.mu.Lock()
 	switch {

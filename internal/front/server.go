@@ -153,7 +153,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) FastCalls() int64 { return s.fastCalls.Load() }
 
 // Handler returns the handler of /mcp: Streamable HTTP, with and without
-// sessions, tools/call on the fast path where it can be.
+// sessions, tools/call on the fast path where it can be; and of /sse, the
+// HTTP+SSE transport.
 func (s *Server) Handler() http.Handler {
 	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:                       s.sdkLogger("mcp-http"),
@@ -173,7 +174,15 @@ func (s *Server) Handler() http.Handler {
 	if s.sessionless {
 		sl = s.fastStateless(stateless)
 	}
-	return s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
+	mcpHandler := s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
+	sse := s.sseHandler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == SSEPath {
+			sse.ServeHTTP(w, r)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
 }
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
@@ -227,6 +236,9 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
 			s.bindSession(req)
+			if st, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
+				st.opened(req.GetSession())
+			}
 		}
 		if method == "tools/call" {
 			if r, ok := req.(*mcp.CallToolRequest); ok {

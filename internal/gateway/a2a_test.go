@@ -257,3 +257,60 @@ func textOf(tk *a2a.Task) string {
 	}
 	return b.String()
 }
+
+// TestA2ATaskEventMasked: an agent's status message that carries a
+// configured secret is recorded in the audit log masked, as every other
+// text the log keeps.
+func TestA2ATaskEventMasked(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	g, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	tk := a2aSend(t, base, "executor", "the key is "+key+", keep it")
+	if tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the task is %s", tk.Status.State)
+	}
+	// Task events reach the log from a queue of their own: wait for the
+	// completed one.
+	var rows strings.Builder
+	awaitAgents(t, "the completed task event in the audit log", func() bool {
+		rows.Reset()
+		for _, r := range g.rt.Requests() {
+			rows.WriteString(auditOf(t, g, r.ID()))
+		}
+		return strings.Contains(rows.String(), `"kind":"task"`) && strings.Contains(rows.String(), `"decision":"completed","reason":"state"`)
+	})
+	if strings.Contains(rows.String(), "0123456789") {
+		t.Errorf("the audit log holds the secret: %s", rows.String())
+	}
+}
+
+// TestA2AAnswerMasked: what an agent answers that carries a configured
+// secret (a text part, a data part) reaches its caller masked, as a tool's
+// result does: in the task a send returns and in GetTask.
+func TestA2AAnswerMasked(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	_, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is "+key), a2a.NewDataPart(map[string]any{"api": key, "password": "hunter22", "n": 1}))
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("got %#v", res)
+	}
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]*a2a.Task{"the send's task": tk, "GetTask": got} {
+		b, _ := json.Marshal(v.Status.Message)
+		if strings.Contains(string(b), "0123456789") || strings.Contains(string(b), "hunter22") || !strings.Contains(string(b), "the key is [REDACTED]") {
+			t.Errorf("%s: the agent's answer reached its caller as %s", name, b)
+		}
+	}
+}

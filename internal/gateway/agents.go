@@ -12,6 +12,7 @@ import (
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // newAgents builds the A2A gateway of the configured agents (nil without
@@ -30,10 +31,10 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 		}
 		agents = append(agents, a)
 	}
-	o := &a2a.Options{Agents: agents, Runtime: g.rt, Link: a2aLinker{g.owned}, Identity: a2aIdentity{},
+	o := &a2a.Options{Agents: agents, Runtime: g.rt, Link: a2aLinker{g.owned}, Identity: a2aIdentity{}, Redactor: g.redactor,
 		MaxBodyBytes: g.cfg.BodyLimit(), Offline: g.opts.Offline, Logger: g.log.With("component", "a2a")}
 	if g.audit != nil {
-		o.Audit = a2aAudit{g.audit, g.log}
+		o.Audit = a2aAudit{g.audit, g.redactor, g.log}
 	}
 	if g.store != nil {
 		o.Tasks = g.store // tasks survive a restart; instances on one store answer for each other's
@@ -89,13 +90,16 @@ func (a2aIdentity) Caller(ctx context.Context) a2a.Owner {
 // (decision), what happened (reason: state, late, cancel, isolate,
 // refused), the task id (call_id).
 type a2aAudit struct {
-	log    *audit.Log
+	log *audit.Log
+	// red masks the message, which is what an agent said (its status
+	// message): the log stores what it is given (docs/AUDIT.md).
+	red    *redact.Redactor
 	logger *slog.Logger
 }
 
 func (a a2aAudit) AuditTask(ctx context.Context, e *a2a.TaskEvent) {
 	ev := &audit.Event{Request: e.Request, Kind: "task", Name: e.Agent, Agent: e.Agent, CallID: e.Task, Principal: e.Owner.Principal,
-		Tenant: e.Owner.Tenant, Decision: strings.ToLower(strings.TrimPrefix(e.State, "TASK_STATE_")), Reason: e.Kind, Message: e.Message}
+		Tenant: e.Owner.Tenant, Decision: strings.ToLower(strings.TrimPrefix(e.State, "TASK_STATE_")), Reason: e.Kind, Message: a.red.RedactString(e.Message)}
 	if e.Frame != 0 {
 		ev.Frame = e.Frame.String()
 	}

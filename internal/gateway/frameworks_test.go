@@ -56,7 +56,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
 	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client"} {
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
@@ -756,4 +756,62 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Clients of the HTTP+SSE transport, pinned to it: OpenAI Agents'
+// MCPServerSSE and the TypeScript SDK 1.x's SSEClientTransport connect to
+// /sse, list the tools, and get reach's refusals — a repeat, a forbidden
+// tool — as results with isError, their text saying what to do.
+func TestFrameworksLegacySSE(t *testing.T) {
+	dir, node := frameworksCache(t)
+	src, err := os.ReadFile("testdata/frameworks/sse-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-sse-client.mjs")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, srv.URL+"/sse").CombinedOutput()
+	if err != nil {
+		t.Fatalf("sse-client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("sse-client printed %s", out)
+	}
+	if got["error"] != nil {
+		t.Fatalf("sse-client: %v", got["error"])
+	}
+	for _, key := range []string{"agentsTools", "tools"} {
+		if tools := toStrings(got[key]); !slices.Contains(tools, "up__echo") || slices.Contains(tools, "up__slow") {
+			t.Errorf("%s = %v, want up__echo and not the forbidden up__slow", key, tools)
+		}
+	}
+	if s, _ := path(got, "agentsEcho", 0, "text").(string); s != "echo: hi" {
+		t.Errorf("OpenAI Agents' call = %v", got["agentsEcho"])
+	}
+	if s, _ := path(got, "agentsForbidden", 0, "text").(string); !strings.Contains(s, "may not call up__slow") {
+		t.Errorf("OpenAI Agents' call of a forbidden tool = %v, want reach's refusal as its text", got["agentsForbidden"])
+	}
+	loop, _ := got["loop"].([]any)
+	for i, want := range []bool{false, false, true} {
+		if i >= len(loop) {
+			t.Fatalf("loop = %v", got["loop"])
+		}
+		r, _ := loop[i].(map[string]any)
+		if r == nil || r["thrown"] != nil || (r["isError"] == true) != want {
+			t.Errorf("identical call %d = %v, want isError %v", i+1, loop[i], want)
+		}
+	}
+	if s, _ := path(got, "loop", 2, "content", 0, "text").(string); !strings.Contains(s, "already ran 2 times") {
+		t.Errorf("the third identical call = %v, want the loop's refusal", path(got, "loop", 2))
+	}
+	if r, _ := got["forbidden"].(map[string]any); r == nil || r["isError"] != true {
+		t.Errorf("forbidden = %v, want a result with isError", got["forbidden"])
+	}
 }

@@ -41,7 +41,7 @@ import (
 // Options are what the HTTP API serves. Runtime, Owned, Choices, Tools,
 // Upstreams, Stats, Metrics and Approvals are required.
 type Options struct {
-	MCP   http.Handler // /mcp
+	MCP   http.Handler // /mcp, and /sse (the HTTP+SSE transport)
 	Model http.Handler // POST /v1/chat/completions
 	// A2A serves the A2A agents at /a2a/NAME, and Agents lists them for
 	// GET /v1/agents; both nil without agents.
@@ -184,6 +184,7 @@ func (a *API) routes(opts *Options) []route {
 	approvals := a.approvals.Handler(&approval.HandlerOptions{Actor: approvalActor}).ServeHTTP
 	rs := []route{
 		{"/mcp", opts.MCP.ServeHTTP},
+		{"/sse", opts.MCP.ServeHTTP}, // the HTTP+SSE transport (2024-11-05)
 		{"GET /healthz", a.healthz},
 		{"GET /livez", a.livez},
 		{"GET /readyz", a.readyz},
@@ -231,7 +232,7 @@ func (a *API) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("There is nothing at %s %s.", r.Method, r.URL.Path),
-		"Use /mcp (MCP), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
+		"Use /mcp (MCP; /sse for the HTTP+SSE transport), POST /v1/calls, GET /v1/tools, POST /v1/chat/completions, GET /v1/requests, GET /v1/requests/{id}[/graph], POST /v1/requests/{id}/cancel|end, GET /v1/agents, /a2a/NAME (A2A), /v1/approvals, /v1/deadletters, GET /v1/audit[/verify], GET /v1/stats, /ui/, /metrics, GET /livez, /readyz or /healthz.")
 }
 
 // allowed returns the methods a route serves r's path with, when that is

@@ -12,6 +12,7 @@ type taskState struct {
 	count    int       // hand-offs since the count last started over
 	others   uint64    // successful writes by other agents at the last hand-off
 	verdicts [2]string // the last two verdicts, newest last, quoted in a Message
+	said     []uint64  // words of the last verdict (cutWords), to tell what the next one brings
 }
 
 // taskKey hashes the receiving agent and the sub-task text, ignoring case,
@@ -111,7 +112,21 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 	}
 	ts.verdicts[0] = ts.verdicts[1]
 	ts.verdicts[1] = preview(o.Result)
-	d.received(s.Agent, s.To, o.Result)
+	// A verdict unlike the last one is something new the hand-off brought
+	// back (another document summarised, another answer): the hand-offs
+	// before it are no repeat of this one. The same verdict again, or
+	// reworded (two thirds of the shorter one's words or more in common:
+	// a rejection that says the same in other words), or none, and they
+	// are.
+	if v, ok := verdictText(o.Result); ok {
+		d.wordsOf = cutWords(v, d.wordsOf[:0], linkPrefix)
+		ws := d.wordsOf
+		if ts.said != nil && ts.count > 1 && 3*shared(ts.said, ws) < 2*min(len(ts.said), len(ws)) {
+			ts.count = 1
+		}
+		ts.said = append(ts.said[:0], ws...)
+		d.received(s.Agent, s.To, v)
+	}
 }
 
 func trimPunct(s string) string {

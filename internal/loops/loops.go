@@ -136,6 +136,13 @@ type Step struct {
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64
+	// tool calls: the content words of its free text (some of them, when
+	// it has more than fit), sorted: what tells a rewording of the
+	// question from another question asked with the same arguments
+	asked  [maxAsked]uint64
+	nasked uint8
+	script uint8 // the scripts its free text is written in (scriptOf)
+	prose  bool  // its question has free text (the words are read when needed: askedWords)
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState
@@ -378,11 +385,13 @@ type Detector struct {
 	verdicts  uint64                          // delegation verdicts received
 	conflicts []conflict                      // "stale_write": write preconditions that conflicted
 
-	obs   []byte // scratch for one tool result as an observation (DoneTool)
-	units []leaf // scratch for one result
-	inner []byte // scratch: a result's JSON document unescaped from a string
-	args  []leaf // scratch for one argument list
-	prev  []leaf // scratch for the previous argument list
+	obs     []byte   // scratch for one tool result as an observation (DoneTool)
+	units   []leaf   // scratch for one result
+	inner   []byte   // scratch: a result's JSON document unescaped from a string
+	args    []leaf   // scratch for one argument list
+	words   []uint64 // scratch: the content words of a question's free text
+	wordsOf []uint64 // scratch: those of one of its values
+	prev    []leaf   // scratch for the previous argument list
 }
 
 // New returns a Detector for one request tree (a root request and its
@@ -410,7 +419,7 @@ func (d *Detector) Check(s *Step) *Verdict {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s.seq, s.widen, s.call, s.agent, s.tool = 0, false, nil, nil, nil
+	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script, s.prose = 0, false, nil, nil, nil, 0, 0, false
 	var v *Verdict
 	switch s.Kind {
 	case ToolCall:

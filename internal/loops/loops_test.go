@@ -345,8 +345,27 @@ func TestNoProgress(t *testing.T) {
 			call("w", `{"city":"c"}`, `{"sky":"sunny"}`), call("w", `{"city":"d"}`, `{"sky":"sunny"}`),
 			call("w", `{"city":"e"}`, `{"sky":"sunny"}`), call("w", `{"city":"f"}`, `{"sky":"sunny"}`),
 		}},
+		// A term searched for the first time learns its answer, known or
+		// not; the same terms searched again learn nothing.
 		{"custom window", &Options{StaleSteps: 2, RepeatMax: -1}, []op{
-			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), refused(hits("d", "K1", "K2"), "no_progress"),
+			hits("a", "K1", "K2"), hits("b", "K2", "K1"), hits("c", "K1", "K2"), hits("a", "K2", "K1"), hits("b", "K1", "K2"),
+			refused(hits("c", "K2", "K1"), "no_progress"),
+		}},
+		{"a batch over new ids, the same answer for each", nil, []op{
+			call("validate", `{"invoice_id":"INV-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0325"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0332"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0339"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0346"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+		}},
+		{"the same ids again learn nothing", &Options{RephraseMax: -1}, []op{
+			call("validate", `{"invoice_id":"INV-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"inv-0311"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"inv-0318"}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			call("validate", `{"invoice_id":"INV-0311 "}`, `{"errors":[],"note":"all required fields present","valid":true}`),
+			refused(call("validate", `{"invoice_id":"INV-0318 "}`, `{"errors":[],"note":"all required fields present","valid":true}`), "no_progress"),
 		}},
 	})
 }
@@ -472,6 +491,17 @@ func TestDelegation(t *testing.T) {
 		{"case and white space do not matter", nil, []op{
 			task, hand("executor", "write a summary of the  Q1 report, under 200 words."),
 			refused(hand("executor", " WRITE a summary of the Q1 report,\nunder 200 words "), "delegation"),
+		}},
+		{"one instruction over new material, a new answer each time", nil, []op{
+			verdictOf(hand("summariser", "Summarise the attached document"), "Q3 revenue grew 12%; churn fell to 2.1%"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "The lease ends in March and the rent rises by 4%"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "An expired certificate caused 41 minutes of downtime"),
+			verdictOf(hand("summariser", "Summarise the attached document"), "The board approved six new engineers for January"),
+		}},
+		{"the same answer reworded is no new answer", nil, []op{
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing; the tone is too informal"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are still missing; the tone is still informal"),
+			refused(hand("reviewer", "Review the draft"), "delegation"),
 		}},
 		{"distinct sub-tasks", nil, []op{
 			hand("reviewer", "Review module auth"), hand("reviewer", "Review module billing"),
@@ -716,7 +746,25 @@ func TestSameError(t *testing.T) {
 		return failingWith("book", fmt.Sprintf(`{"amount":%d,"user":"u1"}`, paid), "invalid_args",
 			fmt.Sprintf("payment amount does not add up, total price is 564, but paid %d [req %08x]", paid, paid*7919))
 	}
+	untyped := func(d string) op {
+		return failingWith("book_room", `{"date":"`+d+`","room":"B2"}`, "tool_error", "Error: invalid date '"+d+"', expected YYYY-MM-DD")
+	}
+	missing := func(p string) op {
+		return failingWith("read_note", `{"path":"`+p+`"}`, "tool_error", "Error: invalid path or file '"+p+"' not found")
+	}
 	runCases(t, []testCase{
+		// An upstream MCP tool's error result says nothing of its class:
+		// its message does.
+		{"an untyped error that complains of a value's form", nil, []op{
+			untyped("03/12/2026"), untyped("12-03-2026"), untyped("2026/12/03"), refused(untyped("3 Dec 2026"), "same_error"),
+		}},
+		{"an untyped error that says not found", nil, []op{
+			missing("notes/a.md"), missing("notes/b.md"), missing("notes/c.md"), missing("notes/d.md"), missing("notes/e.md"),
+		}},
+		{"an untyped error fixed on the third try", nil, []op{
+			untyped("03/12/2026"), untyped("12-03-2026"), call("book_room", `{"date":"2026-12-03","room":"B2"}`, `{"booked":true}`),
+			untyped("04/12/2026"), untyped("12-04-2026"),
+		}},
 		{"new values, the same complaint echoing them", nil, []op{
 			date("09-10-2025"), date("10/09/2025"), call("rate", `{"q":"KRW"}`, `{"rate":1345.3}`), date("2025-10-09T00:00"),
 			refused(date("2025年10月9日"), "same_error"),
@@ -796,6 +844,10 @@ func TestRephrase(t *testing.T) {
 		return call("search_kb", fmt.Sprintf(`{"limit":5,"query":%q}`, q),
 			fmt.Sprintf(`{"hits":[%s],"query":%q,"search_id":"%x"}`, strings.Join(hits, ","), q, len(q)*7919))
 	}
+	about := func(q, topic string) op {
+		return call("search_kb", fmt.Sprintf(`{"limit":5,"query":%q}`, q),
+			fmt.Sprintf(`{"hits":[{"id":"K1","title":"%s: steps"},{"id":"K2","title":"%s: FAQ"}],"query":%q}`, topic, topic, q))
+	}
 	runCases(t, []testCase{
 		{"rewordings that bring back the same documents", nil, []op{
 			search("change the billing address", "K1", "K2", "K3"), search("modify the payment address", "K3", "K1", "K2"),
@@ -851,6 +903,50 @@ func TestRephrase(t *testing.T) {
 			search("change the billing address", "K1", "K2"), search("modify the payment address", "K2", "K1"),
 			search("update billing address on a plan", "K1", "K2"), write("note", `{"text":"x"}`, `{"ok":true}`),
 			search("edit the invoice address", "K1", "K2"),
+		}},
+		// Different texts given to one tool that answers alike are other
+		// questions, not rewordings: they share no word (cut to five
+		// letters) with each other or with the answer.
+		{"a classifier over different texts, one answer", nil, []op{
+			call("sentiment", `{"input":"love it"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"works great"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"fast shipping"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"highly recommended"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"excellent quality"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+			call("sentiment", `{"input":"very comfortable"}`, `"Sentiment: POSITIVE. The text expresses a favourable opinion."`),
+		}},
+		{"different questions to a knowledge base that has none of them", nil, []op{
+			call("handbook", `{"query":"parking rules for visitors"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"vacation days carry over"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"reimbursement limit for chairs"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"who approves conference travel"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+			call("handbook", `{"query":"dress code at the gala"}`, `{"message":"No matching handbook sections were found.","results":[]}`),
+		}},
+		{"texts that share a name, a verdict on each", nil, []op{
+			call("route", `{"text":"Acme router keeps rebooting every night"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router wifi drops at noon"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"firmware update bricked my Acme router"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router fan is very loud"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+			call("route", `{"text":"Acme router lights blink orange"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+		}},
+		// The documents found are about what was asked (their titles share
+		// its words), as a search's are.
+		{"rewordings across languages that keep a name", nil, []op{
+			about("reset Okta MFA for a locked out user", "Reset Okta MFA"), about("Okta MFA zurücksetzen gesperrter Benutzer", "Reset Okta MFA"),
+			about("réinitialiser MFA Okta utilisateur bloqué", "Reset Okta MFA"),
+			refused(about("restablecer MFA de Okta usuario bloqueado", "Reset Okta MFA"), "rephrase"),
+		}},
+		{"a compound and its parts: Rechnungsadresse, Rechnung", nil, []op{
+			about("Wie ändere ich die Rechnungsadresse", "Rechnungsadresse ändern"), about("Rechnungsadresse im Kundenkonto ändern", "Rechnungsadresse ändern"),
+			about("Adresse auf der Rechnung aktualisieren", "Rechnungsadresse ändern"),
+			refused(about("neue Rechnungsadresse hinterlegen", "Rechnungsadresse ändern"), "rephrase"),
+		}},
+		{"a router that echoes each text, one verdict", nil, []op{
+			call("route", `{"text":"Acme router keeps rebooting every night"}`, `{"team":"hardware","ticket":{"text":"Acme router keeps rebooting every night"}}`),
+			call("route", `{"text":"Acme router wifi drops at noon"}`, `{"team":"hardware","ticket":{"text":"Acme router wifi drops at noon"}}`),
+			call("route", `{"text":"firmware update bricked my Acme router"}`, `{"team":"hardware","ticket":{"text":"firmware update bricked my Acme router"}}`),
+			call("route", `{"text":"Acme router fan is very loud"}`, `{"team":"hardware","ticket":{"text":"Acme router fan is very loud"}}`),
+			call("route", `{"text":"Acme router lights blink orange"}`, `{"team":"hardware","ticket":{"text":"Acme router lights blink orange"}}`),
 		}},
 		{"disabled", &Options{RephraseMax: -1, StaleSteps: -1}, []op{
 			search("change the billing address", "K1"), search("modify the payment address", "K1"),

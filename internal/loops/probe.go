@@ -3,6 +3,7 @@ package loops
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"strconv"
 )
 
@@ -23,6 +24,38 @@ func streakClass(errType string) bool {
 		return true
 	}
 	return false
+}
+
+// untypedClass is the class an untyped failure (an upstream MCP tool's
+// error result, tool_error, which says nothing of its class) is counted
+// under for same_error: invalid_args when its message complains of a
+// value's form ("invalid date", "expected YYYY-MM-DD", "must be positive",
+// "could not parse"), none otherwise. A message that says something was
+// not found is never counted, whatever else it says: a lookup that fails
+// for a new id rules that id out.
+func untypedClass(errType string, msg []byte) string {
+	if errType != "tool_error" && errType != "upstream_error" && errType != "" {
+		return ""
+	}
+	var buf [maxTemplate]byte
+	m := buf[:0]
+	for _, c := range msg[:min(len(msg), maxTemplate)] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		m = append(m, c)
+	}
+	for _, p := range [...]string{"not found", "no such", "does not exist", "doesn't exist", "unknown"} {
+		if bytes.Contains(m, []byte(p)) {
+			return ""
+		}
+	}
+	for _, p := range [...]string{"invalid", "malformed", "must be", "expected", "not a valid", "parse", "out of range"} {
+		if bytes.Contains(m, []byte(p)) {
+			return "invalid_args"
+		}
+	}
+	return ""
 }
 
 // permanent reports whether an error type says that trying again as is
@@ -134,16 +167,20 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 // doneSameError records an outcome of t's call s in t's error streak.
 func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
 	e := &t.errs
-	if !o.Error || !streakClass(o.ErrorType) {
+	class := o.ErrorType
+	if o.Error && !streakClass(class) && !Transient(class) {
+		class = untypedClass(class, o.Result)
+	}
+	if !o.Error || !streakClass(class) {
 		e.count = 0
 		return
 	}
-	tmpl := mix(hashString(o.ErrorType), d.template(o.Result, s.Args))
-	if e.count > 0 && e.class == o.ErrorType && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
+	tmpl := mix(hashString(class), d.template(o.Result, s.Args))
+	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
 		e.count++
 	} else {
-		*e = errorStreak{count: 1, class: o.ErrorType, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
+		*e = errorStreak{count: 1, class: class, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
 	}
 	e.last = preview(o.Result)
 }
@@ -350,7 +387,84 @@ func (d *Detector) question(s *Step) uint64 {
 	if !prose {
 		return foldArgs(s.Tool, s.Args)
 	}
+	s.prose = true
 	return q
+}
+
+// askedWords fills s.asked with the content words of the free text of read
+// call s, cut to linkPrefix letters, and s.script with its scripts, the
+// first time they are needed: only a question whose answers went stale
+// compares them, so most calls never read them.
+func (d *Detector) askedWords(s *Step) {
+	if !s.prose || s.nasked > 0 || s.script != 0 {
+		return
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	ws := d.words[:0]
+	for i := range as.out {
+		if l := &as.out[i]; l.kind == leafString && proseArg(l.key, l.raw) {
+			d.wordsOf = cutWords(l.raw, d.wordsOf[:0], linkPrefix)
+			ws = append(ws, d.wordsOf...)
+			s.script |= scriptOf(l.raw)
+		}
+	}
+	slices.Sort(ws)
+	ws = slices.Compact(ws)
+	s.nasked = uint8(copy(s.asked[:], ws))
+	d.words = ws[:0]
+}
+
+const maxAsked = 16 // content words of a question's free text kept to link its rewordings
+
+// rewords reports whether the free text of asking s rewords the question
+// of a streak, whose askings' words are streak and whose answer's are
+// found (each word cut to linkPrefix letters). A rewording keeps some of
+// the question's words (its subject, a name, a product: "reset Okta MFA"
+// and "Okta MFA zurücksetzen"), or meets the words of the documents its
+// question found; a longer text (eight words or more, in a script written
+// with spaces) must share two. A different text given to the same tool
+// that answers alike (a review to a classifier, a ticket to a router,
+// another question to a knowledge base that has nothing) shares none, or a
+// word in passing. A question without free text, or before a streak, has
+// nothing to compare: it is one question.
+//
+// Words are only compared within a script: a question asked in Chinese and
+// then in English ("修改发票地址", "modify the payment address") shares no
+// word and may be the same; it is left to its answer, as before.
+func rewords(s *Step, streak, found []uint64, script uint8) bool {
+	a := s.asked[:s.nasked]
+	if len(a) == 0 || len(streak) == 0 || s.script&script == 0 {
+		return true
+	}
+	need := 1
+	if len(a) >= 8 && s.script == spaced {
+		need = 2 // not for CJK, whose overlapping pairs are many for few words
+	}
+	return max(shared(a, streak), shared(a, found)) >= need
+}
+
+const (
+	spaced   = 1 << iota // a script written with spaces (Latin, Cyrillic, ...)
+	unspaced             // a script written without (Chinese, Japanese, Korean)
+)
+
+// scriptOf returns the scripts text b is written in, from its bytes: the
+// lead bytes of UTF-8 from U+3000 to U+DFFF (CJK, kana, Hangul) are
+// unspaced; an ASCII letter, or the lead byte of a letter of two bytes
+// (Latin with accents, Greek, Cyrillic), spaced. Punctuation, full-width
+// forms and the rest say nothing.
+func scriptOf(b []byte) uint8 {
+	var m uint8
+	for _, c := range b {
+		switch {
+		case c >= 0xE3 && c <= 0xED:
+			m |= unspaced
+		case c >= 0xC3 && c <= 0xD5 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			m |= spaced
+		}
+	}
+	return m
 }
 
 // respelled hashes a scalar argument value as one spelling of it: a number
@@ -514,12 +628,59 @@ func numeric(b []byte) bool {
 // questionState is what "rephrase" remembers about one agent's question:
 // its rewordings in a row that brought nothing new, each the same answer.
 type questionState struct {
-	stale  int
-	epoch  uint64
-	answer uint64    // the last answer's pieces
-	args   uint64    // hash of the last asking's arguments as written
-	asked  [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
-	n      int
+	stale   int
+	epoch   uint64
+	answer  uint64    // the last answer's pieces
+	args    uint64    // hash of the last asking's arguments as written
+	asked   [3][]byte // the last rewordings (tool and arguments), oldest first; the buffers are reused
+	n       int
+	words   [maxStreakWords]uint64 // words of the streak's free text, sorted (rewords)
+	found   [maxStreakWords]uint64 // words of its answer, sorted
+	nwords  int
+	nfound  int
+	script  uint8 // the scripts of the streak's free text
+	fscript uint8 // and of its answer's
+}
+
+const maxStreakWords = 32
+
+// about reports whether the streak's answer is about its question, as a
+// search's documents are about what was searched for: it shares a word
+// with one of its askings, or with s. A verdict on a text (a label, a
+// team, "no issues found") says nothing of the text's words, and texts
+// given to one tool that answers alike may well share a name ("Acme
+// router ..." tickets all routed to one team) without rewording each
+// other. A question without free text is answered by its arguments.
+func (qs *questionState) about(s *Step) bool {
+	if s.nasked == 0 || qs.nwords == 0 || (qs.script|s.script)&qs.fscript == 0 {
+		return true // nothing to compare, or words of other scripts (an English title for a Chinese query)
+	}
+	f := qs.found[:qs.nfound]
+	return shared(qs.words[:qs.nwords], f) > 0 || shared(s.asked[:s.nasked], f) > 0
+}
+
+// join adds the words of asking s to the streak's, and those of its answer
+// (the strings of ans but those that echo the asking's own text: a router
+// that hands each ticket back with its team says nothing of it) when the
+// streak begins.
+func (qs *questionState) join(s *Step, ans []leaf, ec *echoes) {
+	var buf [maxStreakWords + maxAsked]uint64
+	ws := append(append(buf[:0], qs.words[:qs.nwords]...), s.asked[:s.nasked]...)
+	slices.Sort(ws)
+	qs.nwords = copy(qs.words[:], slices.Compact(ws))
+	if qs.nfound == 0 && s.nasked > 0 {
+		var buf [maxStreakWords + maxWords]uint64
+		ws := buf[:0]
+		for i := range ans {
+			if n := len(ws); ans[i].kind == leafString && n <= maxStreakWords && !ec.isText(ans[i].val) {
+				ws = append(ws, cutWords(ans[i].raw, ws[n:n], linkPrefix)...)
+				qs.fscript |= scriptOf(ans[i].raw)
+			}
+		}
+		slices.Sort(ws)
+		qs.nfound = copy(qs.found[:], slices.Compact(ws))
+	}
+	qs.script |= s.script
 }
 
 func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
@@ -530,6 +691,10 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 	qs, ok := d.questions.get(mix(a.id, s.question))
 	if !ok || qs.stale < c.rephraseMax || qs.epoch != d.epoch || qs.args == hashBytes(s.Args) {
 		return nil // the last asking again, word for word, is repeat's to judge
+	}
+	d.askedWords(s)
+	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s) {
+		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
 		Detector: "rephrase",
@@ -547,9 +712,13 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 // (the same documents, in any order): answers that are different parts of
 // what the agent knows (a code search for one term, then another) are
 // not a rewording going round.
-func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64) {
+//
+// It returns whether s, a stale answer's asking, asked another question
+// than the streak's with the same arguments (a free text that does not
+// reword theirs, or one given to a tool whose answer is not about it).
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answer uint64, ans []leaf, ec *echoes) (other bool) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
-		return
+		return false
 	}
 	k := mix(a.id, s.question)
 	qs, ok := d.questions.get(k)
@@ -558,22 +727,27 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 			// Nothing to count yet: the first stale answer counts one
 			// whatever came before it, so a question needs no state
 			// until then (most never get one).
-			return
+			return false
 		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
 	}
 	if qs.epoch != d.epoch {
-		qs.stale, qs.n, qs.epoch = 0, 0, d.epoch
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.epoch = 0, 0, 0, 0, 0, 0, d.epoch
 	}
 	switch {
 	case fresh:
-		qs.stale, qs.n = 0, 0
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
 	case judged:
-		if answer != qs.answer {
-			qs.stale, qs.n = 0, 0
+		d.askedWords(s)
+		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		if answer != qs.answer || other {
+			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
+		} else if qs.stale > 0 && !qs.about(s) {
+			other = true // a verdict on another text that shares a word with the last
 		}
 		qs.stale++
+		qs.join(s, ans, ec)
 		if qs.n > 0 && qs.args == hashBytes(s.Args) {
 			break // the last asking again: listed once
 		}
@@ -590,6 +764,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
 	}
+	return other
 }
 
 func (qs *questionState) list() string {

@@ -80,8 +80,17 @@ type rounds struct {
 	}
 }
 
-// received records the verdict that agent from got back from to.
-func (d *Detector) received(from, to string, result []byte) {
+// received records the verdict that agent from got back from to (its
+// text, verdictText).
+func (d *Detector) received(from, to string, text string) {
+	a := d.agent(from)
+	d.verdicts++
+	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
+}
+
+// verdictText is a delegation's result as the text of its verdict, at
+// most maxVerdict bytes; false when it says nothing.
+func verdictText(result []byte) (string, bool) {
 	var text string
 	if n := len(result); n >= 2 && result[0] == '"' && result[n-1] == '"' && bytes.IndexByte(result, '\\') < 0 {
 		text = string(result[1 : n-1]) // a JSON string without escapes
@@ -89,15 +98,10 @@ func (d *Detector) received(from, to string, result []byte) {
 		text = string(result)
 	}
 	text = strings.TrimSpace(text)
-	if text == "" {
-		return
-	}
 	if len(text) > maxVerdict {
 		text = text[:maxVerdict]
 	}
-	a := d.agent(from)
-	d.verdicts++
-	a.verdict = verdict{at: d.verdicts, full: text, from: to, text: quote(text)}
+	return text, text != ""
 }
 
 // checkRounds refuses a hand-off from from to to of a task that rewords the

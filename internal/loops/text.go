@@ -184,8 +184,21 @@ func stem(w string) string {
 }
 
 // words appends to dst the hashes of the content words of s (see the file
-// comment), at most maxWords of them, sorted and without duplicates.
-func words(s string, dst []uint64) []uint64 {
+// comment), at most maxWords of them, sorted and without duplicates. It
+// reads an argument's bytes where they lie, as it reads a task's string.
+func words[T ~string | ~[]byte](s T, dst []uint64) []uint64 {
+	return cutWords(s, dst, 0)
+}
+
+// linkPrefix is how many letters of a word cutWords keeps to link
+// rewordings: the inflections and compounds of one word meet ("reembolso"
+// and "reembolsos", "Rechnungsadresse" and "Rechnung", "cancel" and
+// "cancellation"), and few different words do.
+const linkPrefix = 5
+
+// cutWords is words, each word cut to its first cut letters when cut > 0
+// (and not stemmed then).
+func cutWords[T ~string | ~[]byte](s T, dst []uint64, cut int) []uint64 {
 	dst = dst[:0]
 	var buf [64]byte
 	w := buf[:0]
@@ -195,15 +208,30 @@ func words(s string, dst []uint64) []uint64 {
 		}
 		t := string(w) // no allocation: only hashed and looked up
 		if !stop[t] {
-			dst = append(dst, hashString(stem(t)))
+			if cut > 0 {
+				n, i := 0, 0
+				for i < len(t) && n < cut {
+					_, k := utf8.DecodeRuneInString(t[i:])
+					i += k
+					n++
+				}
+				dst = append(dst, hashString(t[:i]))
+			} else {
+				dst = append(dst, hashString(stem(t)))
+			}
 		}
 		w = w[:0]
 	}
 	var prevCJK rune
-	for _, r := range s {
+	for i := 0; i < len(s); {
 		if len(dst) >= maxWords {
 			break
 		}
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		}
+		i += n
 		switch {
 		case isCJK(r):
 			flush()

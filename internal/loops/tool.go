@@ -264,13 +264,19 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			}
 		}
 		judged := !(sc.cut || sc.text < c.staleMinBytes)
-		d.doneRephrase(a, s, fresh > 0, judged, answer)
+		// A question the agent had not asked before (other arguments than
+		// its earlier calls', respelled; or a free text that rewords none of
+		// them) learns its answer even when the answer is one the agent has
+		// seen: a batch over new ids, a classifier over new texts, health
+		// checks of new hosts all answering alike are work, not a loop.
+		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.question, 0x61736b6564)))
+		other := d.doneRephrase(a, s, fresh > 0, judged, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
 				a.judge(false, s.Tool, d.epoch)
-			case !judged:
-				// Too little (or too much) to judge: neutral.
+			case !judged || novel || other:
+				// Too little (or too much) to judge, or a new question: neutral.
 			default:
 				a.judge(true, s.Tool, d.epoch)
 			}

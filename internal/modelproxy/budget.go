@@ -53,10 +53,16 @@ const lowBudget = 2048
 
 // capTokens caps the answer of a chat request (its decoded body) at
 // answerMax tokens: max_completion_tokens or max_tokens, whichever the
-// client set (both, if it set both), else max_completion_tokens. It
-// reports whether the cap is below what the client asked for (or below
-// lowBudget when it asked for no limit).
+// client set (both, if it set both), else max_completion_tokens. Both
+// bound each choice, and the answer's usage counts all of them: a request
+// for n choices has each capped at an n-th. It reports whether the cap is
+// below what the client asked for (or below lowBudget when it asked for
+// no limit).
 func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
+	var n int64
+	if json.Unmarshal(body["n"], &n) == nil && n > 1 {
+		answerMax = max(answerMax/n, 1)
+	}
 	capped := false
 	set := false
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
@@ -96,10 +102,12 @@ func withNote(body map[string]json.RawMessage, note json.RawMessage) {
 	body["messages"], _ = json.Marshal(append(msgs, note))
 }
 
-// refuse answers a model turn that reach refused (err from BeginModel, or
-// the prompt's budget check): 402 budget_exceeded for a spent budget, 403
-// for anything else (a stopped request), never to be retried, with a
-// message that tells the agent to finish with what it has.
+// refuse answers a model turn that reach refused (err from BeginModel, the
+// shared ledger, or the prompt's budget check): 503 for a refusal that may
+// pass in a moment (the shared store did not answer), which clients retry;
+// 402 budget_exceeded for a spent budget, 403 for anything else (a stopped
+// request), never to be retried, with a message that tells the agent to
+// finish with what it has.
 func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 	code, msg, budget := "refused", err.Error(), false
 	var re *reach.Error
@@ -116,6 +124,15 @@ func refuse(w http.ResponseWriter, req *reach.Request, err error) {
 	}
 	if req != nil {
 		w.Header().Set(link.HeaderRequest, req.ID())
+	}
+	if re != nil && re.Type == reach.TypeTransient {
+		// The shared store did not answer, an instance is stopping:
+		// nothing was decided, and the same turn may pass in a moment. A
+		// 503 is what clients retry, after Retry-After.
+		w.Header().Set("X-Should-Retry", "true")
+		w.Header().Set("Retry-After", "1")
+		proxyError(w, http.StatusServiceUnavailable, "server_error", code, strings.TrimSpace(msg+" "+re.Suggestion))
+		return
 	}
 	w.Header().Set("X-Should-Retry", "false")
 	if budget {

@@ -2,9 +2,14 @@ package modelproxy
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentreach/reach"
 )
 
 // TestToolCalls: the tool calls of a stream are recorded once complete —
@@ -45,8 +50,9 @@ func TestToolCalls(t *testing.T) {
 }
 
 // TestCapTokens: the answer is capped at what is left, in the field the
-// client used (max_completion_tokens when it set none), and a cap below
-// what it asked for (or a small one) is reported.
+// client used (max_completion_tokens when it set none), each of n choices
+// at an n-th, and a cap below what it asked for (or a small one) is
+// reported.
 func TestCapTokens(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
@@ -59,6 +65,13 @@ func TestCapTokens(t *testing.T) {
 		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false},
 		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true},
 		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true},
+		// n choices: each is capped, and all are spent.
+		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false},
+		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true},
+		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true},
+		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false},
+		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true},
+		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false},
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)
@@ -66,6 +79,30 @@ func TestCapTokens(t *testing.T) {
 		got, _ := json.Marshal(body)
 		if string(got) != tc.want || capped != tc.capped {
 			t.Errorf("capTokens(%s, %d) = %s, %v; want %s, %v", tc.body, tc.max, got, capped, tc.want, tc.capped)
+		}
+	}
+}
+
+// TestRefuseTransient: a turn refused because the shared store did not
+// answer is a 503 that clients retry, not a stop: the agent was told to
+// finish with what it had, and its SDK not to retry, when nothing had been
+// decided.
+func TestRefuseTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		retry  string
+		finish bool
+	}{
+		{&reach.Error{Type: reach.TypeTransient, Code: "store_unavailable", Message: "The shared budget could not be checked.", Suggestion: "Nothing ran. Try again in a moment."},
+			http.StatusServiceUnavailable, "true", false},
+		{&reach.Error{Type: reach.TypeBudget, Code: "budget_tokens", Message: "Spent."}, http.StatusPaymentRequired, "false", true},
+		{&reach.StopError{Cause: reach.Cause{Request: "r1", Mode: reach.Cancel, By: "alice", Reason: "enough"}}, http.StatusForbidden, "false", true},
+	} {
+		w := httptest.NewRecorder()
+		refuse(w, nil, tc.err)
+		if w.Code != tc.status || w.Header().Get("X-Should-Retry") != tc.retry || strings.Contains(w.Body.String(), "Do not retry") != tc.finish {
+			t.Errorf("%v: %d x-should-retry %q %s; want %d %q", tc.err, w.Code, w.Header().Get("X-Should-Retry"), w.Body.String(), tc.status, tc.retry)
 		}
 	}
 }

@@ -446,7 +446,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(p.redact(b))
+	w.Write(p.redact(maskLogprobs(p.opts.Redactor, b)))
 	return nil
 }
 
@@ -500,6 +500,11 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 					return err
 				}
 			}
+		} else if len(line) > 0 {
+			// An event's name, a comment, or a line a server writes
+			// against the format: no SDK reads it, and a client that
+			// reads the stream as text does.
+			line = p.redact(line)
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
 			return fmt.Errorf("the client went away: %w", err)

@@ -23,6 +23,7 @@ import (
 type streamMask struct {
 	red     *redact.Redactor
 	streams map[streamKey]*heldText
+	tokens  tokenStreams // the choices' logprobs (logprobs.go)
 }
 
 // streamKey names one text of a choice by its path in the delta:
@@ -53,7 +54,7 @@ func newStreamMask(red *redact.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
 		return nil
 	}
-	return &streamMask{red: red, streams: map[streamKey]*heldText{}}
+	return &streamMask{red: red, streams: map[streamKey]*heldText{}, tokens: tokenStreams{}}
 }
 
 // held returns the keys of choice's texts that end with held text.
@@ -90,6 +91,14 @@ func (m *streamMask) chunk(d []byte) []byte {
 		// Some servers send "finish_reason": "" (or null) until the end.
 		fr, _ := choice["finish_reason"].(string)
 		end := fr != ""
+		lp, _ := choice["logprobs"].(map[string]any)
+		if lp == nil && end && m.tokens.holding(idx) {
+			lp = map[string]any{}
+			choice["logprobs"] = lp
+		}
+		if lp != nil && m.tokens.mask(m.red, idx, lp, end) {
+			changed = true
+		}
 		delta, _ := choice["delta"].(map[string]any)
 		if delta == nil {
 			if !end || len(m.held(idx)) == 0 {

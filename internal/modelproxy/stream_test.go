@@ -3,7 +3,10 @@ package modelproxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +68,70 @@ func TestStreamMaskShapes(t *testing.T) {
 	}
 }
 
+// TestStreamMaskEscapedArguments: a tool call's arguments streamed
+// piecewise that spell a key with JSON escapes (Python's json.dumps writes
+// \u00f6 for ö), cut in the middle of an escape, are masked.
+func TestStreamMaskEscapedArguments(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"Passwört-2024-xyz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"user":"bob","pwd":"Passw\u00f6rt-2024-xyz"}`
+	for cut := 1; cut < len(args); cut++ {
+		m := newStreamMask(red)
+		var out []byte
+		for i, part := range []string{args[:cut], args[cut:]} {
+			tc := map[string]any{"index": 0, "function": map[string]any{"arguments": part}}
+			if i == 0 {
+				tc["id"], tc["type"], tc["function"].(map[string]any)["name"] = "call_1", "function", "login"
+			}
+			var finish any
+			if i == 1 {
+				finish = "tool_calls"
+			}
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{tc}}, "finish_reason": finish}}})
+			out = append(append(out, red.Values(m.chunk(b))...), '\n')
+		}
+		var text strings.Builder
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var v any
+			if err := json.Unmarshal(line, &v); err != nil {
+				t.Fatalf("a chunk is not JSON: %s", line)
+			}
+			collectStrings(v, &text)
+		}
+		if got := text.String(); strings.Contains(got, "2024") || !strings.Contains(got, `"pwd":"[REDACTED]"`) {
+			t.Fatalf("cut at %d: the arguments reassembled as %s", cut, got)
+		}
+	}
+}
+
+// TestPassStreamMasksEveryLine: a line of the stream that is not data (an
+// event's name, a comment, a line a server writes against the format) with
+// a configured secret is masked too: a client that reads the stream as text
+// sees it.
+func TestPassStreamMasksEveryLine(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{opts: Options{Redactor: red}}
+	body := ": keep-alive for " + key + "\n" +
+		"event: error " + key + "\n" +
+		`data: {"choices":[{"index":0,"delta":{"content":"` + key + `"},"finish_reason":"stop"}]}` + "\n\n" +
+		"error: invalid key " + key + "\n\n" +
+		"data: [DONE]\n\n"
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+	w := httptest.NewRecorder()
+	if err := p.passStream(w, resp, true, &answer{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Body.String(); strings.Contains(got, "9f8e7d") || strings.Count(got, "[REDACTED]") != 4 {
+		t.Errorf("the stream passed on:\n%s", got)
+	}
+}
+
 // collectStrings appends the strings of v that carry text, in document
 // order of the members that carry text.
 func collectStrings(v any, b *strings.Builder) {
@@ -82,4 +149,77 @@ func collectStrings(v any, b *strings.Builder) {
 			}
 		}
 	}
+}
+
+// TestLogprobsMasked: a secret that a choice's log probabilities spell
+// token by token (and in each token's bytes and alternatives) is masked,
+// in a whole answer and streamed, and the tokens still make the text.
+func TestLogprobsMasked(t *testing.T) {
+	const key = "Passwört-2024-xyz"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []string{"The password is ", "Pass", "wört", "-2024", "-xyz", "."}
+	entry := func(tok string) map[string]any {
+		b := []int{}
+		for _, c := range []byte(tok) {
+			b = append(b, int(c))
+		}
+		return map[string]any{"token": tok, "logprob": -0.1, "bytes": b, "top_logprobs": []any{map[string]any{"token": tok, "logprob": -0.1}}}
+	}
+	check := func(name string, out []byte) {
+		t.Helper()
+		var text strings.Builder
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var c struct {
+				Choices []struct {
+					Logprobs struct {
+						Content []struct {
+							Token string `json:"token"`
+							Bytes []int  `json:"bytes"`
+						} `json:"content"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatalf("%s: not JSON: %s", name, line)
+			}
+			for _, ch := range c.Choices {
+				for _, e := range ch.Logprobs.Content {
+					b := make([]byte, len(e.Bytes))
+					for i, x := range e.Bytes {
+						b[i] = byte(x)
+					}
+					if string(b) != e.Token {
+						t.Errorf("%s: token %q has the bytes of %q", name, e.Token, b)
+					}
+					text.WriteString(e.Token)
+				}
+			}
+		}
+		if bytes.Contains(out, []byte("wört")) || bytes.Contains(out, []byte("2024")) || text.String() != "The password is [REDACTED]." {
+			t.Errorf("%s: the tokens make %q:\n%s", name, text.String(), out)
+		}
+	}
+	var content []any
+	for _, tok := range toks {
+		content = append(content, entry(tok))
+	}
+	whole, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"content": strings.Join(toks, "")},
+		"logprobs": map[string]any{"content": content}, "finish_reason": "stop"}}})
+	check("whole", red.Values(maskLogprobs(red, whole)))
+
+	m := newStreamMask(red)
+	var out []byte
+	for i, tok := range toks {
+		var finish any
+		if i == len(toks)-1 {
+			finish = "stop"
+		}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": tok},
+			"logprobs": map[string]any{"content": []any{entry(tok)}}, "finish_reason": finish}}})
+		out = append(append(out, red.Values(m.chunk(b))...), '\n')
+	}
+	check("streamed", out)
 }

@@ -224,8 +224,9 @@ func FuzzStructuredSecrets(f *testing.F) {
 }
 
 // FuzzRedact: on any input, no registered secret is left in the output of
-// Redact, RedactString, Values or Blocks, valid JSON stays valid, and in
-// valid JSON every member with a secret name holds only the mask.
+// Redact, RedactString, Values, Blocks or a Stream (the input in one to
+// three pieces), valid JSON stays valid, and in valid JSON every member
+// with a secret name holds only the mask.
 func FuzzRedact(f *testing.F) {
 	for _, s := range []string{
 		`{"a":"s3cr3tVALUE42"}`, `["x s3cr3tVALUE42 y",{"s3cr3tVALUE42":1}]`, `{"password":"p"}`,
@@ -248,6 +249,17 @@ func FuzzRedact(f *testing.F) {
 		}
 		if v := r.Values(in); len(leaks(v, nil)) > 0 {
 			t.Fatalf("Values(%q) = %q still holds a secret", in, v)
+		}
+		for n := 1; n <= 3 && n <= len(in); n++ { // streamed in n pieces
+			st := r.Stream()
+			var sb strings.Builder
+			for i := range n {
+				sb.WriteString(st.Next(string(in[i*len(in)/n : (i+1)*len(in)/n])))
+			}
+			sb.WriteString(st.Flush())
+			if len(leaks([]byte(sb.String()), nil)) > 0 {
+				t.Fatalf("a Stream of %q in %d pieces gave %q", in, n, sb.String())
+			}
 		}
 		if len(in) > 1 {
 			half := len(in) / 2

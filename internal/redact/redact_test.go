@@ -206,6 +206,26 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// TestValuesEscapedInText: a registered value that a JSON document in a
+// string spells escaped (a model's tool call arguments, which Python's
+// json.dumps writes with \u00f6 for ö) is masked by Values as by Redact;
+// the names and the text rules are still left.
+func TestValuesEscapedInText(t *testing.T) {
+	r := mustNew(t, &redact.Options{Secrets: []string{"Passwört-2024-xyz", "sk-live-SECRET-9f8e7d"}})
+	for in, want := range map[string]string{
+		`{"choices":[{"message":{"tool_calls":[{"function":{"name":"login","arguments":"{\"user\":\"bob\",\"pwd\":\"Passw\\u00f6rt-2024-xyz\"}"}}]}}]}`: `{"choices":[{"message":{"tool_calls":[{"function":{"name":"login","arguments":"{\"user\":\"bob\",\"pwd\":\"[REDACTED]\"}"}}]}}]}`,
+		`{"arguments":"{\"q\":\"\\u0073k-live-SECRET-9f8e7d\",\"token\":\"t\"}"}`:                                                                       `{"arguments":"{\"q\":\"[REDACTED]\",\"token\":\"t\"}"}`,
+		`{"content":"say \\\"sk-live-SECRET\\u002d9f8e7d\\\" twice"}`:                                                                                   `{"content":"say \\\"[REDACTED]\\\" twice"}`,
+	} {
+		if got := string(r.Values([]byte(in))); got != want {
+			t.Errorf("Values(%s)\n got %s\nwant %s", in, got, want)
+		}
+		if strings.Contains(string(r.Redact([]byte(in))), "xyz") {
+			t.Errorf("Redact(%s) shows the value", in)
+		}
+	}
+}
+
 // TestBlocks (D7): a secret, or a name and its value, that one content
 // block ends and the next begins is masked, in the block where it begins.
 func TestBlocks(t *testing.T) {
@@ -268,6 +288,35 @@ func TestStream(t *testing.T) {
 		out.WriteString(s.Flush())
 		if out.String() != tt.want {
 			t.Errorf("%q: streamed %q, want %q", tt.pieces, out.String(), tt.want)
+		}
+	}
+}
+
+// TestStreamEscaped: a value that a streamed text spells with JSON
+// escapes (a tool call's arguments, streamed piecewise) is masked wherever
+// the pieces cut it, an escape included, as in the text in one piece.
+func TestStreamEscaped(t *testing.T) {
+	r := mustNew(t, &redact.Options{Secrets: []string{"Passwört-2024-xyz", "sk-live-SECRET-9f8e7d", "emoji-😀-key-99"}})
+	for text, want := range map[string]string{
+		`{"user":"bob","pwd":"Passw\u00f6rt-2024-xyz"}`:      `{"user":"bob","pwd":"[REDACTED]"}`,
+		`{"q":"\u0073k-live-SECRET-9f8e7d","n":1}`:           `{"q":"[REDACTED]","n":1}`,
+		`{"q":"sk\u002dlive-SECRET\u002d9f8e7d"}`:            `{"q":"[REDACTED]"}`,
+		`{"k":"emoji-\ud83d\ude00-key-99"}`:                  `{"k":"[REDACTED]"}`,
+		`{"q":"sk-live-SECRET-9f8e7d","path":"C:\\tmp"}`:     `{"q":"[REDACTED]","path":"C:\\tmp"}`,
+		`{"q":"\\u0073k-live-SECRET-9f8e7d is not escaped"}`: `{"q":"\\u0073k-live-SECRET-9f8e7d is not escaped"}`,
+	} {
+		one := r.Stream()
+		if got := one.Next(text) + one.Flush(); got != want {
+			t.Errorf("%s in one piece: %s, want %s", text, got, want)
+		}
+		for cut1 := 0; cut1 <= len(text); cut1++ {
+			for cut2 := cut1; cut2 <= len(text); cut2++ {
+				s := r.Stream()
+				got := s.Next(text[:cut1]) + s.Next(text[cut1:cut2]) + s.Next(text[cut2:]) + s.Flush()
+				if got != want {
+					t.Fatalf("%s cut at %d and %d: streamed %s, want %s", text, cut1, cut2, got, want)
+				}
+			}
 		}
 	}
 }

@@ -65,19 +65,21 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 	if len(b) == 0 {
 		return eds
 	}
-	if full && depth < maxDepth && bytes.IndexByte(b, '\\') >= 0 {
+	if depth < maxDepth && bytes.IndexByte(b, '\\') >= 0 {
 		// Text that is an escaped JSON string ({\"password\":[\"...\"]})
-		// is masked as the text it stands for.
+		// is masked as the text it stands for; with the values alone too,
+		// as a value one spells escaped (\u00f6) is still the value.
 		if u, ok := appendUnescaped(nil, b); ok {
 			if out, changed := r.text(nil, u, set, full, depth+1); changed {
 				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, strview.Of(out))})
 			}
 		}
 	}
-	var docs [][2]int
-	if full { // first: where a value is masked as JSON and by another rule, JSON's mask is kept
-		eds, docs = r.embeddedJSON(eds, b, set, depth)
-	}
+	// First: where a value is masked as JSON and by another rule, JSON's
+	// mask is kept. With the values alone too: a tool call's arguments in
+	// a model's answer are a JSON document in a string, in which a value
+	// may be spelled escaped (Passw\u00f6rt, as Python's json.dumps does).
+	eds, docs := r.embeddedJSON(eds, b, set, full, depth)
 	eds = valueEdits(eds, b, set, true)
 	if full && (r.keys.mayHold(b) || bytes.IndexByte(b, '\\') >= 0) {
 		eds = r.pairEdits(eds, b, docs)
@@ -93,7 +95,7 @@ const maxEmbedded = 32
 // embeddedJSON masks the JSON documents inside the text b (an object or
 // array whose first member is a string, or an object), as JSON, and
 // returns where they are.
-func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, depth int) ([]edit, [][2]int) {
+func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, full bool, depth int) ([]edit, [][2]int) {
 	var docs [][2]int
 	tries := 0
 	for i := 0; i < len(b) && tries < maxEmbedded; i++ {
@@ -110,7 +112,7 @@ func (r *Redactor) embeddedJSON(eds []edit, b []byte, set *secretSet, depth int)
 		if !json.Valid(b[i:j]) {
 			continue
 		}
-		eds = r.jsonEdits(eds, b[i:j], i, set, true, depth+1)
+		eds = r.jsonEdits(eds, b[i:j], i, set, full, depth+1)
 		docs = append(docs, [2]int{i, j})
 		i = j - 1
 	}

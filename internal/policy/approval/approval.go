@@ -686,8 +686,14 @@ func (q *Queue) CanDecide(a *Approval, by Actor) bool {
 	if a.Tenant != "" && by.Tenant != a.Tenant {
 		return false
 	}
-	return by.Principal == a.Principal || slices.Contains(by.Roles, q.o.ReviewerRole)
+	return asks(a, by) || slices.Contains(by.Roles, q.o.ReviewerRole)
 }
+
+// asks reports whether the actor is the user who made the approval's
+// request: its principal in its tenant. The same name in another tenant is
+// someone else, as it is for sessions, requests and idempotency keys, also
+// when the request has no tenant (which any tenant's reviewer may decide).
+func asks(a *Approval, by Actor) bool { return by.Principal == a.Principal && by.Tenant == a.Tenant }
 
 // Approve records the actor's approval. A "user" approval is the user's to
 // give; "user+reviewer" needs the user's and then (or first) a different
@@ -731,7 +737,7 @@ func (q *Queue) decideLocked(now time.Time, id string, by Actor, reason string, 
 	if !q.CanDecide(&rec.Approval, by) {
 		return rec.Approval, fmt.Errorf("%w: %s waits for %s (the user who asked) or a %s", ErrNotAllowed, id, rec.Principal, q.o.ReviewerRole)
 	}
-	owner := by.Principal == rec.Principal
+	owner := asks(&rec.Approval, by)
 	prev := rec.Approval
 	prev.Votes = slices.Clone(rec.Votes)
 	action := ""

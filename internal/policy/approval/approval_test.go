@@ -321,6 +321,44 @@ func TestTenants(t *testing.T) {
 	}
 }
 
+// TestTenantsOwnerIsPrincipalAndTenant: the user who asked is a principal
+// in a tenant; the same name in another tenant may not give the user's
+// approval, nor see or deny it, whether the request has a tenant or not.
+func TestTenantsOwnerIsPrincipalAndTenant(t *testing.T) {
+	for _, tenant := range []string{"", "acme"} {
+		f := newFixture(t, nil)
+		ctx := f.begin(t, "alice", tenant)
+		f.call(ctx, "refund", `{"order_id":"A1"}`)
+		a := f.q.List(Pending)[0]
+		other := Actor{Principal: "alice", Tenant: "globex"}
+		if f.q.CanDecide(&a, other) {
+			t.Errorf("tenant %q: alice of globex may decide alice's approval", tenant)
+		}
+		if got, err := f.q.Approve(a.ID, other, ""); !errors.Is(err, ErrNotAllowed) || got.Status != Pending {
+			t.Errorf("tenant %q: alice of globex approved alice's refund: %v %s", tenant, err, got.Status)
+		}
+		if got, err := f.q.Deny(a.ID, other, ""); !errors.Is(err, ErrNotAllowed) || got.Status != Pending {
+			t.Errorf("tenant %q: alice of globex denied alice's refund: %v %s", tenant, err, got.Status)
+		}
+		if got, err := f.q.Approve(a.ID, Actor{Principal: "alice", Tenant: tenant}, ""); err != nil || got.Status != Approved {
+			t.Errorf("tenant %q: alice herself: %v %s", tenant, err, got.Status)
+		}
+	}
+	// A reviewer of another tenant with the user's name is a reviewer, not
+	// the user: a high-risk call of a request without a tenant still waits
+	// for its user.
+	f := newFixture(t, nil)
+	ctx := f.begin(t, "alice", "")
+	f.call(ctx, "close_account", `{}`)
+	a := f.q.List(Pending)[0]
+	if got, err := f.q.Approve(a.ID, Actor{Principal: "alice", Tenant: "globex", Roles: []string{"reviewer"}}, ""); err != nil || got.Status != Pending || got.Votes[0].As != "reviewer" {
+		t.Fatalf("alice of globex, a reviewer: %v %s %+v", err, got.Status, got.Votes)
+	}
+	if got, err := f.q.Approve(a.ID, Actor{Principal: "dave", Roles: []string{"reviewer"}}, ""); !errors.Is(err, ErrAlreadyVoted) || got.Status != Pending {
+		t.Errorf("a second reviewer stood in for the user: %v %s", err, got.Status)
+	}
+}
+
 // A sub-agent's identical call shares its root request's approval.
 func TestSubRequestSharesApproval(t *testing.T) {
 	f := newFixture(t, nil)

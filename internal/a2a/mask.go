@@ -1,0 +1,98 @@
+package a2a
+
+import (
+	"encoding/json"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Redactor masks secrets (internal/redact's Redactor): what an agent says
+// is masked as a tool's result is, before reach keeps it, records it or
+// passes it on.
+type Redactor interface {
+	RedactString(s string) string
+	Redact(b []byte) []byte
+}
+
+// mask masks, in place, the texts and data an agent sent in ev: its
+// messages', its status messages' and its artifacts' parts, and the
+// metadata of each. An event is the gateway's own once read from the
+// agent's stream or answer.
+func (g *Gateway) mask(ev a2a.Event) {
+	if g.opts.Redactor == nil {
+		return
+	}
+	switch e := ev.(type) {
+	case *a2a.Message:
+		g.maskMessage(e)
+	case *a2a.Task:
+		e.Metadata = maskData(g, e.Metadata)
+		g.maskMessage(e.Status.Message)
+		for _, m := range e.History {
+			g.maskMessage(m)
+		}
+		for _, a := range e.Artifacts {
+			g.maskArtifact(a)
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		e.Metadata = maskData(g, e.Metadata)
+		g.maskMessage(e.Status.Message)
+	case *a2a.TaskArtifactUpdateEvent:
+		e.Metadata = maskData(g, e.Metadata)
+		g.maskArtifact(e.Artifact)
+	}
+}
+
+func (g *Gateway) maskMessage(m *a2a.Message) {
+	if m != nil {
+		m.Metadata = maskData(g, m.Metadata)
+		g.maskParts(m.Parts)
+	}
+}
+
+func (g *Gateway) maskArtifact(a *a2a.Artifact) {
+	if a != nil {
+		a.Name = g.opts.Redactor.RedactString(a.Name)
+		a.Description = g.opts.Redactor.RedactString(a.Description)
+		a.Metadata = maskData(g, a.Metadata)
+		g.maskParts(a.Parts)
+	}
+}
+
+// maskParts masks a text part as text and a data part as JSON, and the
+// metadata of each; the bytes of a file and a URL are left as they are.
+func (g *Gateway) maskParts(ps a2a.ContentParts) {
+	red := g.opts.Redactor
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		p.Metadata = maskData(g, p.Metadata)
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			if s := red.RedactString(string(c)); s != string(c) {
+				p.Content = a2a.Text(s)
+			}
+		case a2a.Data:
+			p.Content = a2a.Data{Value: maskData(g, c.Value)}
+		}
+	}
+}
+
+// maskData returns v (a JSON value) masked as JSON: v itself when nothing
+// was masked.
+func maskData[T any](g *Gateway, v T) T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	m := g.opts.Redactor.Redact(b)
+	if string(m) == string(b) {
+		return v
+	}
+	var out T
+	if json.Unmarshal(m, &out) != nil {
+		return v
+	}
+	return out
+}

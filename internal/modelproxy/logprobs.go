@@ -1,0 +1,122 @@
+package modelproxy
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// A choice's log probabilities spell its text token by token: a secret
+// that the content shows masked is there in pieces ("Pass", "wört",
+// "-2024"), and in each token's bytes. The tokens of a choice's content
+// (and of its refusal) go through one redact.Stream, as streamed text
+// does: the text of a token that may begin a secret is held back and
+// passed on with the next token, so a masked secret is written in the
+// token that completes it, and the tokens before it are empty. A token so
+// changed gets its bytes anew and loses its alternatives (top_logprobs),
+// which would show the piece it held.
+
+// tokenStreams are the streams of the log probabilities of each choice's
+// texts, by choice and field ("content", "refusal").
+type tokenStreams map[streamKey]*redact.Stream
+
+// logprobFields are the members of a choice's logprobs that list tokens.
+var logprobFields = []string{"content", "refusal"}
+
+// mask masks the tokens of choice idx's logprobs object lp, and reports
+// whether it changed any; end says the choice finishes here, and what its
+// streams hold is flushed into lp.
+func (ts tokenStreams) mask(red *redact.Redactor, idx int, lp map[string]any, end bool) bool {
+	changed := false
+	for _, field := range logprobFields {
+		key := streamKey{idx, "logprobs." + field}
+		arr, _ := lp[field].([]any)
+		st := ts[key]
+		if st == nil {
+			if len(arr) == 0 {
+				continue
+			}
+			st = red.Stream()
+			ts[key] = st
+		}
+		var last map[string]any
+		for _, e := range arr {
+			el, _ := e.(map[string]any)
+			tok, ok := el["token"].(string)
+			if !ok {
+				continue
+			}
+			last = el
+			if out := st.Next(tok); out != tok {
+				setToken(el, out)
+				changed = true
+			}
+		}
+		if end && st.Holding() {
+			rest := st.Flush()
+			if last != nil {
+				setToken(last, last["token"].(string)+rest)
+			} else {
+				el := map[string]any{"logprob": 0}
+				setToken(el, rest)
+				lp[field] = append(arr, el)
+			}
+			changed = true
+		}
+	}
+	return changed
+}
+
+// holding reports whether a stream of choice idx holds text back.
+func (ts tokenStreams) holding(idx int) bool {
+	for k, st := range ts {
+		if k.choice == idx && st.Holding() {
+			return true
+		}
+	}
+	return false
+}
+
+// setToken gives a logprobs entry the token text, its bytes, and no
+// alternatives.
+func setToken(el map[string]any, text string) {
+	b := make([]int, len(text))
+	for i := range len(text) {
+		b[i] = int(text[i])
+	}
+	el["token"], el["bytes"], el["top_logprobs"] = text, b, []any{}
+}
+
+// maskLogprobs masks the tokens of a whole answer's logprobs (b, a chat
+// completion); it returns b itself when nothing changed.
+func maskLogprobs(red *redact.Redactor, b []byte) []byte {
+	if red == nil || red.Len() == 0 || !bytes.Contains(b, []byte(`"logprobs"`)) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var c map[string]any
+	if dec.Decode(&c) != nil {
+		return b
+	}
+	choices, _ := c["choices"].([]any)
+	ts := tokenStreams{}
+	changed := false
+	for pos, ch := range choices {
+		choice, _ := ch.(map[string]any)
+		if lp, ok := choice["logprobs"].(map[string]any); ok && ts.mask(red, indexOf(choice, pos), lp, true) {
+			changed = true
+		}
+	}
+	if !changed {
+		return b
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(c) != nil {
+		return b
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
