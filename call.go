@@ -229,8 +229,13 @@ func (rt *Runtime) validate(next Handler) Handler {
 				Suggestion: "Send the arguments as one JSON object."}
 		}
 		c.args = args
-		if e := c.tool.Validate(args); e != nil {
-			return nil, e
+		// A forbidden tool never runs, whatever its arguments: the model
+		// is told so at once, not first asked to mend fields of a call it
+		// may not make.
+		if c.tool.Access != Forbidden {
+			if e := c.tool.Validate(args); e != nil {
+				return nil, e
+			}
 		}
 		return next(ctx, c)
 	}

@@ -760,6 +760,8 @@ func TestAccessLevels(t *testing.T) {
 		reach.Tool{Name: "drop_db", Access: reach.Forbidden, Tags: []string{"db"}, Func: fn},
 		reach.Tool{Name: "read_db", Access: reach.Read, Tags: []string{"db"}, Func: fn},
 		reach.Tool{Name: "wire_money", Access: reach.HighRisk, Func: fn},
+		reach.Tool{Name: "drop_schema", Access: reach.Forbidden, Func: fn,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`)},
 	)
 	ctx, _ := begin(t, rt, nil)
 	res := call(rt, ctx, "drop_db", `{}`)
@@ -768,6 +770,11 @@ func TestAccessLevels(t *testing.T) {
 	}
 	if res := call(rt, ctx, "wire_money", `{}`); res.Error == nil || res.Error.Type != reach.TypeApproval {
 		t.Fatalf("high risk: %+v", res.Error)
+	}
+	// Arguments that miss a required field: still refused as forbidden, not
+	// sent back to be mended first.
+	if res := call(rt, ctx, "drop_schema", `{"x":1}`); res.Error == nil || res.Error.Type != reach.TypePermission {
+		t.Fatalf("forbidden, bad arguments: %+v", res.Error)
 	}
 	if ran.Load() != 0 {
 		t.Fatal("a refused tool ran")

@@ -10,8 +10,8 @@ package front
 //   - downstream, fastPath answers a POST /mcp that holds a single tools/call
 //     request on a session the SDK made (Mcp-Session-Id, protocol versions
 //     before 2026-07-28), from a client whose answers need not be streams,
-//     with a JSON response, and fastStateless does the same for the
-//     sessionless protocol; everything else — initialize, lists,
+//     with a JSON response, and fastStateless (net/http) and AnswerPost
+//     (fasthttp) do the same for the sessionless protocol; everything else — initialize, lists,
 //     notifications, batches, calls that ask for progress, clients that
 //     sample, elicit or log — goes to the SDK;
 //   - upstream, the wire client (internal/upstream) posts tools/call on the
@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/upstream"
@@ -161,73 +162,109 @@ const (
 
 // hasParamHeaders reports whether a request carries Mcp-Param-* headers
 // (arguments mirrored into headers), which the SDK checks against the body.
-func hasParamHeaders(h http.Header) bool {
-	for k := range h {
-		if len(k) > len("Mcp-Param-") && strings.EqualFold(k[:len("Mcp-Param-")], "Mcp-Param-") {
-			return true
+// Headers that can say neither (not net/http's, nor a PrefixedHeaders)
+// count as carrying some: the SDK decides.
+func hasParamHeaders(h link.Headers) bool {
+	const prefix = "Mcp-Param-"
+	switch h := h.(type) {
+	case http.Header:
+		for k := range h {
+			if len(k) > len(prefix) && strings.EqualFold(k[:len(prefix)], prefix) {
+				return true
+			}
 		}
+		return false
+	case PrefixedHeaders:
+		return h.Prefixed(prefix)
 	}
-	return false
+	return true
+}
+
+// PrefixedHeaders are a request's headers that can say whether one's name
+// begins with a prefix (in any case, and longer than it): an HTTP server's
+// other than net/http's, whose headers are not an http.Header.
+type PrefixedHeaders interface {
+	link.Headers
+	Prefixed(prefix string) bool
 }
 
 // fastStateless wraps the SDK's stateless handler with the fast tools/call
-// path for the sessionless protocol: a POST holding a single tools/call
-// request (no progress token), whose _meta names the same protocol version
-// as its header, is answered with JSON here; everything else goes to the
-// SDK. The client's calls share a request as the SDK path's do (keyed by
-// principal and clientInfo).
+// path for the sessionless protocol: a POST the fast path takes
+// (statelessHeaders, statelessCall) is answered with JSON here;
+// everything else goes to the SDK.
 func (s *Server) fastStateless(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
-			r.Header.Get("Mcp-Method") != "tools/call" {
-			sdk.ServeHTTP(w, r)
-			return
-		}
-		if a := r.Header.Get("Accept"); !strings.Contains(a, "application/json") || !strings.Contains(a, "text/event-stream") {
+		if r.Method != http.MethodPost || !statelessHeaders(r.Header) {
 			sdk.ServeHTTP(w, r) // the SDK answers what is missing
 			return
 		}
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
 			var p mcpwire.CallParams
-			// Anything the SDK checks beyond this (headers that must match
-			// the body, versions, capabilities, a malformed reach _meta) is
-			// the SDK's to answer.
-			if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
-				mcpwire.ParseCallParams(msg.Params, &p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
-				r.Header.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
-				r.Header.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(r.Header) {
+			if !statelessCall(r.Header, &msg, &p) {
 				s.passOn(sdk, w, r, body)
 				return
 			}
-			if _, err := link.FromMeta(p.Meta); err != nil {
-				s.passOn(sdk, w, r, body)
-				return
-			}
-			s.answerStateless(w, r, bytes.Clone(msg.ID), p)
+			out := mcpwire.GetBuffer()
+			defer mcpwire.PutBuffer(out)
+			s.answerStateless(r.Context(), r.Header, msg.ID, p, out)
+			writeAnswer(w, ContentTypeJSON, out.Bytes())
 		})
 	})
 }
 
-// answerStateless answers a sessionless client's tools/call id with JSON.
-// The client's calls share a request (keyed by principal and clientInfo).
-func (s *Server) answerStateless(w http.ResponseWriter, r *http.Request, id []byte, p mcpwire.CallParams) {
+// statelessHeaders reports whether a sessionless POST's headers are those
+// of a tools/call the fast path may answer: JSON, a client that takes JSON
+// and streams (the SDK answers what is missing).
+func statelessHeaders(h link.Headers) bool {
+	if !strings.HasPrefix(h.Get("Content-Type"), "application/json") || h.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	a := h.Get("Accept")
+	return strings.Contains(a, "application/json") && strings.Contains(a, "text/event-stream")
+}
+
+// statelessCall reads into p the params of msg, a sessionless POST's
+// message (its headers h passed statelessHeaders), and reports whether the
+// fast path answers it: a single tools/call request without a progress
+// token, whose _meta names the same protocol version as its header and
+// the client's capabilities, whose Mcp-Name header names its tool, without
+// Mcp-Param-* headers. Anything the SDK checks beyond this (headers that
+// must match the body, versions, capabilities, a malformed reach _meta)
+// is the SDK's to answer, on whichever HTTP server read the request.
+func statelessCall(h link.Headers, msg *mcpwire.Message, p *mcpwire.CallParams) bool {
+	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
+		mcpwire.ParseCallParams(msg.Params, p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
+		h.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
+		h.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(h) {
+		return false
+	}
+	_, err := link.FromMeta(p.Meta)
+	return err == nil
+}
+
+// answerStateless answers a sessionless client's tools/call id into out
+// with JSON. ctx is the request's: it ends when the client goes (its only
+// way to cancel a call on this protocol). The client's calls share a
+// request (keyed by principal and clientInfo).
+func (s *Server) answerStateless(ctx context.Context, h link.Headers, id []byte, p mcpwire.CallParams, out *bytes.Buffer) {
 	var ci struct{ Name, Version string }
 	if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
 		ci.Name, _ = m["name"].(string)
 		ci.Version, _ = m["version"].(string)
 	}
 	s.fastCalls.Add(1)
-	ctx := r.Context()
+	// With authentication the identity is in ctx (bindSessions; AnswerPost).
+	who, _ := auth.IdentityFrom(ctx)
 	a := getAnswer()
 	defer putAnswer(a)
-	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(s.identityOf(ctx, r.Header), ci.Name, ci.Version), agent: ci.Name, params: p,
-		header: r.Header, answer: a})
+	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(who, ci.Name, ci.Version), agent: ci.Name, params: p,
+		header: h, answer: a})
 	if err != nil {
-		mcpwire.WriteResponse(w, id, nil, rpcError(err))
+		mcpwire.AppendResponse(out, id, nil, rpcError(err))
 		return
 	}
 	res.Meta[metaServerInfo] = s.serverInfo
-	mcpwire.WriteResponse(w, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
+	mcpwire.AppendResponse(out, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
 }
 
 // errClientCancelled is the cause of a call the client cancelled.
@@ -338,13 +375,16 @@ const (
 // AnswerPost answers a POST /mcp that an HTTP server other than net/http
 // read (h, its headers; body, its body; ctx, the caller's identity, as
 // the auth middleware puts it) when it holds a single tools/call on a
-// session the fast path answers: it writes the answer to out and returns
-// its content type. It reports false, having done nothing, for any other
-// POST (a malformed call included), which goes to Handler.
+// session the fast path answers, or one of the sessionless protocol that
+// fastStateless would answer: it writes the answer to out and returns its
+// content type. It reports false, having done nothing, for any other POST
+// (a malformed call included), which goes to Handler. For a sessionless
+// POST (no Mcp-Session-Id), ctx must end when the client goes, as
+// net/http's request's context does: that is how its client cancels.
 func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
 	sid := h.Get(mcpwire.HeaderSession)
 	if sid == "" {
-		return "", false
+		return s.answerSessionless(ctx, h, body, out)
 	}
 	ss := s.sessionByID(sid)
 	if !s.fastSession(ss) || !s.ownsSessionCtx(ctx, ss) {
@@ -355,6 +395,24 @@ func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, ou
 		return "", false
 	}
 	return s.fastCall(ctx, h, ss, sid, &msg, out, false)
+}
+
+// answerSessionless is AnswerPost for a POST of the sessionless protocol:
+// ctx must end when the client goes, as net/http's request's does.
+func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
+	if !s.sessionless || !statelessHeaders(h) {
+		return "", false
+	}
+	if _, ok := auth.IdentityFrom(ctx); !ok && s.authn != nil {
+		return "", false // bindSessions refuses it
+	}
+	var msg mcpwire.Message
+	var p mcpwire.CallParams
+	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || !statelessCall(h, &msg, &p) {
+		return "", false
+	}
+	s.answerStateless(ctx, h, msg.ID, p, out)
+	return ContentTypeJSON, true
 }
 
 // writeAnswer writes a fast answer: JSON with its length, or an empty

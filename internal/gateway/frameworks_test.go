@@ -715,7 +715,7 @@ func TestTypeScriptClientSessionless(t *testing.T) {
 	if err := os.WriteFile(script, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
+	g, _, srv := upstreamGateway(t, probeConfig+"tools:\n  up__slow: {access: forbidden}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, node, script, srv.URL+"/mcp").CombinedOutput()
@@ -741,6 +741,11 @@ func TestTypeScriptClientSessionless(t *testing.T) {
 	}
 	if path(got, "add", "structuredContent", "sum") != float64(5) {
 		t.Errorf("add = %v, want structured content {sum: 5}", got["add"])
+	}
+	// All of it on fasthttp: its five calls on the fast lane, its
+	// discovery and list inline.
+	if fast, _, handed := g.Served(); fast != 5 || handed != 0 {
+		t.Errorf("%d calls on the fast lane (want 5), %d hand-overs to net/http (want 0)", fast, handed)
 	}
 }
 

@@ -957,3 +957,27 @@ func TestModelProxyForwardsTraceparent(t *testing.T) {
 		t.Errorf("the model endpoint was told traceparent %q, want %q", fake.parents, want)
 	}
 }
+
+// TestModelProxyPassesRetryAdvice: what the model's endpoint advises a
+// client about retrying (x-should-retry, which the OpenAI SDKs obey before
+// the status; retry-after-ms and Retry-After) reaches the client with its
+// answer, so a client does not retry what the endpoint said not to, nor
+// sooner than it asked.
+func TestModelProxyPassesRetryAdvice(t *testing.T) {
+	_, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Should-Retry", "false")
+		w.Header().Set("Retry-After-Ms", "1500")
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota"}}`)
+	}, "")
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, nil)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("status %d %s, want the endpoint's 429", resp.StatusCode, b)
+	}
+	for k, want := range map[string]string{"X-Should-Retry": "false", "Retry-After-Ms": "1500", "Retry-After": "2"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -288,37 +289,287 @@ func TestServerHeaderLimit(t *testing.T) {
 }
 
 // TestServerSessionlessDisconnectCancels: a sessionless client ends a
-// call by closing its request (the protocol has no other way); the call
-// goes to net/http, which sees the close, and the tool's context ends.
+// call by closing its request (the protocol has no other way). On the fast
+// lane the connection is watched while the call runs; on a connection
+// already handed over, net/http sees the close. On both, the tool's context
+// ends as net/http's request's does (context.Canceled) and the call's
+// frame ends alike.
 func TestServerSessionlessDisconnectCancels(t *testing.T) {
-	g := newTestGateway(t, nil)
-	started, ended := make(chan struct{}), make(chan struct{})
-	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-		close(started)
-		<-ctx.Done()
-		close(ended)
-		return nil, context.Cause(ctx)
-	}}))
-	g.front.SyncTools()
-	srv := serveTest(t, g)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{},"_meta":{` +
+	type ending struct {
+		cause error
+		state reach.State
+		err   string
+	}
+	endings := map[string]ending{}
+	for _, lane := range []string{"fast lane", "net/http"} {
+		t.Run(lane, func(t *testing.T) {
+			g := newTestGateway(t, nil)
+			started, ended := make(chan struct{}), make(chan error, 1)
+			g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+				close(started)
+				<-ctx.Done()
+				ended <- context.Cause(ctx)
+				return nil, context.Cause(ctx)
+			}}))
+			g.front.SyncTools()
+			srv := serveTest(t, g)
+			m := newLaneClient(t, srv.URL)
+			if lane == "net/http" {
+				m.get("/healthz") // hands the connection over
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() {
+				if resp, err := m.c.Do(sessionlessRequest(ctx, srv.URL, 1, "wait")); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitClosed(t, started, "the call to start")
+			cancel()
+			var e ending
+			select {
+			case e.cause = <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call's context did not end after the client closed its request")
+			}
+			f := waitFrame(t, g, "wait")
+			if lane == "fast lane" {
+				// Counted once answered, after the tool saw its context end.
+				waitUntil(t, "the call to be counted on the fast lane", func() bool { fast, _, _ := g.Served(); return fast == 1 })
+			}
+			fast, _, handed := g.Served()
+			if lane == "fast lane" && (fast != 1 || handed != 0) || lane == "net/http" && (fast != 0 || handed != 1) {
+				t.Errorf("%d calls on the fast lane, %d hand-overs", fast, handed)
+			}
+			e.state = f.State()
+			if fe := f.Err(); fe != nil {
+				e.err = fe.Message
+			}
+			endings[lane] = e
+		})
+	}
+	if e := endings["fast lane"]; e.cause != context.Canceled || e != endings["net/http"] {
+		t.Errorf("a call whose client went ended %+v on the fast lane, %+v on net/http; want the same, cause context.Canceled", e, endings["net/http"])
+	}
+}
+
+// sessionlessBody is a sessionless tools/call of tool, with id (search_kb
+// with a query of its own, any other tool with the id: the loop guard
+// refuses a third call of the same).
+func sessionlessBody(id int, tool string) string {
+	args := fmt.Sprintf(`{"n":%d}`, id)
+	if tool == "search_kb" {
+		args = fmt.Sprintf(`{"query":"refund %d"}`, id)
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`, id, tool, args) +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/mcp", strings.NewReader(body))
+}
+
+// sessionlessRequest is a sessionless tools/call of tool to the server at
+// url, as the SDK's client sends it.
+func sessionlessRequest(ctx context.Context, url string, id int, tool string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/mcp", strings.NewReader(sessionlessBody(id, tool)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
 	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "wait")
-	go func() {
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
+	req.Header.Set("Mcp-Name", tool)
+	return req
+}
+
+// get sends a GET on the client's connection and reads the answer.
+func (m *laneClient) get(path string) {
+	m.t.Helper()
+	resp, err := m.c.Get(m.url + path)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		m.t.Fatalf("GET %s: %d", path, resp.StatusCode)
+	}
+}
+
+// waitFrame waits for the first frame of tool to end and returns it.
+func waitFrame(t *testing.T, g *Gateway, tool string) *reach.Frame {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, req := range g.rt.Requests() {
+			for _, f := range req.Frames() {
+				if f.Name == tool && !f.Ended().IsZero() {
+					return f
+				}
+			}
 		}
-	}()
-	waitClosed(t, started, "the call to start")
-	cancel()
-	waitClosed(t, ended, "the call's context to end after the client closed its request")
+	}
+	t.Fatalf("no frame of %s ended", tool)
+	return nil
+}
+
+// TestServerSessionlessLanes: the sessionless protocol's requests stay on
+// fasthttp: its discovery and lists inline, its calls on the fast lane;
+// and a session's call on a connection that carried sessionless ones is
+// on the fast lane too.
+func TestServerSessionlessLanes(t *testing.T) {
+	g := newTestGateway(t, nil)
+	srv := serveTest(t, g)
+	m := newLaneClient(t, srv.URL)
+	for i := range 3 {
+		resp, err := m.c.Do(sessionlessRequest(t.Context(), srv.URL, 10+i, "search_kb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(b), `"id":`+fmt.Sprint(10+i)) ||
+			!strings.Contains(string(b), `"resultType":"complete"`) || strings.Contains(string(b), `"isError":true`) {
+			t.Fatalf("sessionless call %d: %d %s %s", i, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
+	if fast, _, handed := g.Served(); fast != 3 || handed != 0 || g.front.FastCalls() != 3 {
+		t.Errorf("3 sessionless calls: %d on the fast lane, %d hand-overs, %d fast-path calls", fast, handed, g.front.FastCalls())
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(list))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.StatelessProtocol)
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := m.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "search_kb") {
+		t.Fatalf("sessionless tools/list: %d %s", resp.StatusCode, b)
+	}
+	m.open()
+	if status, body, _ := m.post(callBody(20, "refund"), nil); status != 200 || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("a session's call: %d %s", status, body)
+	}
+	if fast, _, handed := g.Served(); fast != 4 || handed != 0 {
+		t.Errorf("after the list and a session's call on the same connection: %d on the fast lane (want 4), %d hand-overs (want 0)", fast, handed)
+	}
+}
+
+// TestServerSessionlessPipelined: a request the client sends while its
+// sessionless call runs is not taken for a close (the call ends as it
+// would), and is answered after it, on the connection; and one sent with
+// it, in the same packet, too.
+func TestServerSessionlessPipelined(t *testing.T) {
+	g := newTestGateway(t, nil)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var cause error
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "hold", Access: reach.Read, Reentrancy: reach.Reentrant, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		}
+		return json.RawMessage(`"held"`), nil
+	}}))
+	g.front.SyncTools()
+	srv := serveTest(t, g)
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	raw := func(id int, tool string) string {
+		body := sessionlessBody(id, tool)
+		return fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n%s", tool, len(body), body)
+	}
+	io.WriteString(c, raw(1, "hold"))
+	<-started
+	io.WriteString(c, raw(2, "search_kb")+raw(3, "search_kb"))
+	time.Sleep(50 * time.Millisecond) // for the watch to see them, if it would take them for a close
+	close(release)
+	br := bufio.NewReader(c)
+	for i, want := range []string{`"id":1,`, `"id":2,`, `"id":3,`} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) || strings.Contains(string(b), `"isError":true`) {
+			t.Errorf("answer %d: %d %s, want %s", i, resp.StatusCode, b, want)
+		}
+	}
+	if cause != nil {
+		t.Errorf("the held call was cancelled (%v) by the requests behind it", cause)
+	}
+	if fast, _, handed := g.Served(); fast != 3 || handed != 0 {
+		t.Errorf("%d calls on the fast lane (want 3), %d hand-overs", fast, handed)
+	}
+}
+
+// TestServerSessionlessLeavesNothing: after sessionless calls on the fast
+// lane, answered or cancelled by their client's close, no watch of a
+// connection is left running.
+func TestServerSessionlessLeavesNothing(t *testing.T) {
+	g := newTestGateway(t, nil)
+	started := make(chan struct{}, 1)
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "wait", Access: reach.Read, Reentrancy: reach.Reentrant, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}}))
+	g.rt.MustRegister(g.prepare(reach.Tool{Name: "echo", Access: reach.Read, Reentrancy: reach.Reentrant, Func: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil // new each time: the loop guard lets the calls be
+	}}))
+	g.front.SyncTools()
+	srv := serveTest(t, g)
+	m := newLaneClient(t, srv.URL)
+	for i := range 20 {
+		if i%5 == 4 {
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp, err := m.c.Do(sessionlessRequest(ctx, srv.URL, i, "wait")); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			select {
+			case <-started:
+			case <-done:
+				t.Fatalf("call %d ended before its tool started", i)
+			}
+			cancel()
+			<-done
+			continue
+		}
+		resp, err := m.c.Do(sessionlessRequest(t.Context(), srv.URL, i, "echo"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || strings.Contains(string(b), `"isError":true`) {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	// The last cancelled call may still be on its way out.
+	waitUntil(t, "20 calls on the fast lane", func() bool { fast, _, _ := g.Served(); return fast == 20 })
+	if _, _, handed := g.Served(); handed != 0 {
+		t.Errorf("%d hand-overs", handed)
+	}
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "(*hangup).watch") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a watch of a connection is still running:\n%s", stacks)
+		}
+	}
 }
 
 func waitClosed(t *testing.T, c chan struct{}, what string) {

@@ -21,11 +21,16 @@ package httpapi
 //     server's requests) runs the whole handler on fasthttp's goroutine,
 //     its answer buffered;
 //   - net/http: every other request — streams (GET /mcp, tools/call
-//     through the SDK, the sessionless protocol's calls, whose
-//     disconnection cancels them), the API, the UI, the model proxy, A2A —
-//     hands its connection over to net/http's server, which serves it
-//     and the connection's later requests with the handler, exactly as
-//     when it served the listener alone.
+//     through the SDK), the API, the UI, the model proxy, A2A — hands its
+//     connection over to net/http's server, which serves it and the
+//     connection's later requests with the handler, exactly as when it
+//     served the listener alone.
+//
+// The sessionless protocol's client cancels a request by closing the
+// connection, which net/http sees with a read in the background. Its
+// requests take the fast and inline lanes only on a TCP connection, which
+// a peek watches while they are served (hangup): anything else is
+// net/http's.
 //
 // The handler is the same in all three; only the fast lane does not run
 // it, and it answers nothing the handler would answer otherwise.
@@ -234,10 +239,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			}
 			return
 		}
-		if !answeredAtOnce(msg.Method) || len(rh.Peek(mcpwire.HeaderSession)) == 0 && len(rh.Peek(mcpwire.HeaderProtocol)) > 0 && string(rh.Peek(mcpwire.HeaderProtocol)) >= mcpwire.StatelessProtocol {
-			// Requests that may take long; and the sessionless
-			// protocol, whose disconnection cancels.
-			s.handOver(ctx)
+		if !answeredAtOnce(msg.Method) {
+			s.handOver(ctx) // it may take long
+			return
+		}
+		if sessionless(rh) {
+			s.inlineWatched(ctx)
 			return
 		}
 		s.inline(ctx)
@@ -246,6 +253,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	default:
 		s.handOver(ctx)
 	}
+}
+
+// sessionless reports whether a request to /mcp is of the sessionless
+// protocol: its version in the Mcp-Protocol-Version header, no session.
+// Its client cancels a request by closing the connection.
+func sessionless(rh *fasthttp.RequestHeader) bool {
+	v := rh.Peek(mcpwire.HeaderProtocol)
+	return len(rh.Peek(mcpwire.HeaderSession)) == 0 && len(v) > 0 && string(v) >= mcpwire.StatelessProtocol
 }
 
 // isMCP reports whether a request target is /mcp, with or without a query.
@@ -259,7 +274,7 @@ func isMCP(uri []byte) bool {
 // answer serves as well. Responses (no method) and notifications are.
 func answeredAtOnce(method string) bool {
 	switch method {
-	case "", "initialize", "ping", "tools/list", "resources/list", "resources/templates/list", "prompts/list",
+	case "", "initialize", "server/discover", "ping", "tools/list", "resources/list", "resources/templates/list", "prompts/list",
 		"logging/setLevel", "resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
 		return true
 	}
@@ -306,6 +321,16 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int)
 		}
 		c = auth.WithIdentity(c, id)
 	}
+	if sessionless(rh) {
+		// Its client cancels a call by going: the call's context ends
+		// when the connection does, or net/http serves it.
+		hc, h, ok := watchHangup(c, ctx.Conn())
+		if !ok {
+			return declined
+		}
+		defer h.stop()
+		c = hc
+	}
 	out := mcpwire.GetBuffer()
 	defer mcpwire.PutBuffer(out)
 	defer func() {
@@ -329,8 +354,18 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int)
 	return answered
 }
 
-// fastHeaders are a request's headers as link.Headers.
+// fastHeaders are a request's headers as link.Headers (and
+// front.PrefixedHeaders).
 type fastHeaders struct{ h *fasthttp.RequestHeader }
+
+func (f fastHeaders) Prefixed(prefix string) bool {
+	for k := range f.h.All() {
+		if len(k) > len(prefix) && strings.EqualFold(string(k[:len(prefix)]), prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 func (f fastHeaders) Get(k string) string { return string(f.h.Peek(k)) }
 
@@ -346,7 +381,21 @@ func (f fastHeaders) Values(k string) []string {
 // buffered.
 func (s *Server) inline(ctx *fasthttp.RequestCtx) {
 	s.inlineN.Add(1)
-	s.runInline(ctx, s.handler, int64(len(ctx.PostBody())))
+	s.runInline(ctx, s.base, s.handler, int64(len(ctx.PostBody())))
+}
+
+// inlineWatched is inline for a request whose context must end when its
+// client goes (the sessionless protocol's); one whose connection cannot
+// be watched goes to net/http.
+func (s *Server) inlineWatched(ctx *fasthttp.RequestCtx) {
+	c, h, ok := watchHangup(s.base, ctx.Conn())
+	if !ok {
+		s.handOver(ctx)
+		return
+	}
+	defer h.stop()
+	s.inlineN.Add(1)
+	s.runInline(ctx, c, s.handler, int64(len(ctx.PostBody())))
 }
 
 // serveError answers what fasthttp refuses before the handler: a body over
@@ -362,7 +411,7 @@ func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 			w.copyTo(ctx)
 			return
 		}
-		s.runInline(ctx, s.large, int64(ctx.Request.Header.ContentLength()))
+		s.runInline(ctx, s.base, s.large, int64(ctx.Request.Header.ContentLength()))
 		return
 	}
 	var small *fasthttp.ErrSmallBuffer
@@ -378,8 +427,9 @@ func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 }
 
 // runInline runs h on the request in ctx (a body of length n: -1 when it
-// was chunked) and copies its buffered answer into ctx.
-func (s *Server) runInline(ctx *fasthttp.RequestCtx, h http.Handler, n int64) {
+// was chunked), its context a child of parent, and copies its buffered
+// answer into ctx.
+func (s *Server) runInline(ctx *fasthttp.RequestCtx, parent context.Context, h http.Handler, n int64) {
 	rh := &ctx.Request.Header
 	uri := string(rh.RequestURI())
 	u, err := url.ParseRequestURI(uri)
@@ -404,7 +454,7 @@ func (s *Server) runInline(ctx *fasthttp.RequestCtx, h http.Handler, n int64) {
 	} else {
 		r.Body = http.NoBody
 	}
-	c, cancel := context.WithCancel(s.base)
+	c, cancel := context.WithCancel(parent)
 	defer cancel()
 	var w bufferedWriter
 	h.ServeHTTP(&w, r.WithContext(c))

@@ -346,8 +346,12 @@ func (p *Proxy) redact(b []byte) []byte {
 	return p.opts.Redactor.Values(b)
 }
 
+// copyHeader passes on what a client needs of the model's headers: the
+// answer's type, its ids, and the endpoint's advice on retrying (the OpenAI
+// SDKs obey x-should-retry before the status, and wait retry-after-ms or
+// Retry-After).
 func copyHeader(dst, src http.Header) {
-	for _, k := range []string{"Content-Type", "X-Request-Id", "Openai-Processing-Ms", "Retry-After"} {
+	for _, k := range []string{"Content-Type", "X-Request-Id", "Openai-Processing-Ms", "Retry-After", "Retry-After-Ms", "X-Should-Retry"} {
 		if v := src.Get(k); v != "" {
 			dst.Set(k, v)
 		}

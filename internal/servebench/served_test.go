@@ -444,7 +444,8 @@ func setup(b *testing.B) []*path {
 		paths = append(paths,
 			&path{name: "before-write", url: bc.url, tool: "up__echo", protocol: sessionProtocol, pid: bc.pid, pprof: bc.pprof},
 			&path{name: "before-read", url: bc.url, tool: "up__echo_read", protocol: sessionProtocol, pid: bc.pid, pprof: bc.pprof},
-			&path{name: "before-write-sessionless", url: bc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: bc.pid, pprof: bc.pprof})
+			&path{name: "before-write-sessionless", url: bc.url, tool: "up__echo", protocol: sessionlessProtocol, pid: bc.pid, pprof: bc.pprof},
+			&path{name: "before-read-sessionless", url: bc.url, tool: "up__echo_read", protocol: sessionlessProtocol, pid: bc.pid, pprof: bc.pprof})
 	}
 	if oc, tool, ok := outsideGateway(b, up.url); ok {
 		paths = append(paths, &path{name: "outside", url: oc.url, tool: tool, protocol: sessionProtocol, pid: oc.pid})
