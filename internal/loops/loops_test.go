@@ -752,6 +752,12 @@ func TestSameError(t *testing.T) {
 	missing := func(p string) op {
 		return failingWith("read_note", `{"path":"`+p+`"}`, "tool_error", "Error: invalid path or file '"+p+"' not found")
 	}
+	refund := func(p string) op {
+		return failingWith("refund_payment", `{"payment_id":"`+p+`"}`, "tool_error", "Error: refund of payment "+p+" rejected: the payment must be settled first")
+	}
+	cancel := func(o string) op {
+		return failingWith("cancel_order", `{"order_id":"`+o+`"}`, "tool_error", "Invalid state: order "+o+" has already shipped")
+	}
 	runCases(t, []testCase{
 		// An upstream MCP tool's error result says nothing of its class:
 		// its message does.
@@ -760,6 +766,11 @@ func TestSameError(t *testing.T) {
 		}},
 		{"an untyped error that says not found", nil, []op{
 			missing("notes/a.md"), missing("notes/b.md"), missing("notes/c.md"), missing("notes/d.md"), missing("notes/e.md"),
+		}},
+		// A batch meets an item's state for one item after another.
+		{"untyped errors that say an item's state refuses the call", nil, []op{
+			refund("P-1001"), refund("P-1002"), refund("P-1003"), refund("P-1004"), refund("P-1005"),
+			cancel("O-1"), cancel("O-2"), cancel("O-3"), cancel("O-4"), cancel("O-5"),
 		}},
 		{"an untyped error fixed on the third try", nil, []op{
 			untyped("03/12/2026"), untyped("12-03-2026"), call("book_room", `{"date":"2026-12-03","room":"B2"}`, `{"booked":true}`),

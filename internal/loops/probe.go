@@ -50,12 +50,42 @@ func untypedClass(errType string, msg []byte) string {
 			return ""
 		}
 	}
+	// Nor one that says the thing named is in a state that refuses the
+	// call ("invalid state: order O-4 has already shipped", "the payment
+	// must be settled first"): a batch meets it for one item after
+	// another, each a new one, as a lookup meets not found.
+	for _, p := range [...]string{"already", "first", "status", "state"} {
+		if containsWord(m, p) {
+			return ""
+		}
+	}
 	for _, p := range [...]string{"invalid", "malformed", "must be", "expected", "not a valid", "parse", "out of range"} {
 		if bytes.Contains(m, []byte(p)) {
 			return "invalid_args"
 		}
 	}
 	return ""
+}
+
+// containsWord reports whether lower-case text m holds w as a word: not
+// inside a longer one ("state", not "statement" or "estate").
+func containsWord(m []byte, w string) bool {
+	for i := 0; ; {
+		j := bytes.Index(m[i:], []byte(w))
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isWordByte(m[j-1])) && (end == len(m) || !isWordByte(m[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
 }
 
 // permanent reports whether an error type says that trying again as is
