@@ -25,13 +25,27 @@ func WriteError(w http.ResponseWriter, status int, code, msg, suggestion string)
 	Write(w, status, map[string]Error{"error": {Code: code, Message: msg, Suggestion: suggestion}})
 }
 
+// Marshal encodes v as JSON without HTML escaping (a model's text keeps
+// its <, > and &) and without the encoder's trailing newline.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encode(&buf, v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func encode(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
 // Write answers status with v as JSON (without HTML escaping). If v cannot
 // be encoded, the answer is a 500 with the error code "internal".
 func Write(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encode(&buf, v); err != nil {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"internal","message":"encoding the answer failed"}}` + "\n")

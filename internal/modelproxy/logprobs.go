@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -141,11 +142,9 @@ func maskLogprobs(red *redact.Redactor, b []byte) []byte {
 	if !changed {
 		return b
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(c) != nil {
+	out, err := httpjson.Marshal(c)
+	if err != nil {
 		return b
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return out
 }

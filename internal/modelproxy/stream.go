@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -128,13 +129,11 @@ func (m *streamMask) chunk(d []byte) []byte {
 	if !changed {
 		return d
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(c) != nil {
+	out, err := httpjson.Marshal(c)
+	if err != nil {
 		return d
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return out
 }
 
 // chunkWalk is one choice's walk through a chunk's delta: the choice, its
