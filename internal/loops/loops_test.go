@@ -503,6 +503,12 @@ func TestDelegation(t *testing.T) {
 			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are still missing; the tone is still informal"),
 			refused(hand("reviewer", "Review the draft"), "delegation"),
 		}},
+		{"a reviewer that goes back and forth between two objections", nil, []op{
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the tone is too informal for the board"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing"),
+			refused(hand("reviewer", "Review the draft"), "delegation"),
+		}},
 		{"distinct sub-tasks", nil, []op{
 			hand("reviewer", "Review module auth"), hand("reviewer", "Review module billing"),
 			hand("reviewer", "Review module search"), hand("reviewer", "Review module export"),
