@@ -625,8 +625,12 @@ func throughput(b *testing.B, paths []*path) {
 		allocs[i] = allocs[i][:0] // the warm-up's do not count
 		commitsPer[i] = commitsPer[i][:0]
 	}
-	for b.Loop() {
-		for i := range paths {
+	for k := 0; b.Loop(); k++ {
+		for j := range paths {
+			// In slot's orders, as one at a time: a round after a round
+			// of the same process (reach's writes, then its reads) or
+			// right after direct's is not always the same path's.
+			i := slot(k, j, len(paths))
 			r, c := round(i)
 			rates[i] = append(rates[i], r)
 			cpus[i] = append(cpus[i], c)
