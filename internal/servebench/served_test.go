@@ -507,12 +507,32 @@ func latency(b *testing.B, paths []*path) {
 	}
 }
 
-// slot is the path called j-th in iteration k of n paths: each iteration
-// begins one path later, so that every path is called in every place of
-// the order equally often. In a fixed order, the path called right after
-// direct measured 0.07-0.17x slower one at a time than the same binary in
-// a later place (docs/BENCHMARKS.md, "Memory under the bar").
-func slot(k, j, n int) int { return (k + j) % n }
+// slot is the path called j-th in iteration k of n paths. The orders are
+// the rows of a balanced Latin square (Williams'): over n iterations (2n
+// for an odd n) every path is called in every place of the order equally
+// often, and right after every other path equally often. In a fixed
+// order, the path called right after direct measured 0.07-0.17x slower
+// one at a time than the same binary in a later place (docs/BENCHMARKS.md,
+// "Memory under the bar"); with each iteration only beginning one path
+// later, the second path was still the one after direct in all but one
+// iteration of n, and measured 0.02-0.05x slower than the same binary as
+// the third ("A write one at a time, taken apart once more").
+func slot(k, j, n int) int {
+	// The first row: 0, 1, n-1, 2, n-2, ...; row r adds r to each.
+	first := func(j int) int {
+		if j%2 == 1 {
+			return (j + 1) / 2
+		}
+		return (n - j/2) % n
+	}
+	r := k % n
+	if n%2 == 1 && k%(2*n) >= n {
+		// An odd n needs the mirrored rows too for every pair to follow
+		// each other equally often.
+		return (first(n-1-j) + r) % n
+	}
+	return (first(j) + r) % n
+}
 
 // cpuGroup is a process in the middle of one or more paths.
 type cpuGroup struct {
@@ -605,8 +625,12 @@ func throughput(b *testing.B, paths []*path) {
 		allocs[i] = allocs[i][:0] // the warm-up's do not count
 		commitsPer[i] = commitsPer[i][:0]
 	}
-	for b.Loop() {
-		for i := range paths {
+	for k := 0; b.Loop(); k++ {
+		for j := range paths {
+			// In slot's orders, as one at a time: a round after a round
+			// of the same process (reach's writes, then its reads) or
+			// right after direct's is not always the same path's.
+			i := slot(k, j, len(paths))
 			r, c := round(i)
 			rates[i] = append(rates[i], r)
 			cpus[i] = append(cpus[i], c)
