@@ -13,6 +13,7 @@ type taskState struct {
 	others   uint64    // successful writes by other agents at the last hand-off
 	verdicts [2]string // the last two verdicts, newest last, quoted in a Message
 	said     []uint64  // words of the last verdict (cutWords), to tell what the next one brings
+	before   []uint64  // and of the one before it
 }
 
 // taskKey hashes the receiving agent and the sub-task text, ignoring case,
@@ -117,13 +118,18 @@ func (d *Detector) doneDelegation(s *Step, o *Outcome) {
 	// before it are no repeat of this one. The same verdict again, or
 	// reworded (two thirds of the shorter one's words or more in common:
 	// a rejection that says the same in other words), or none, and they
-	// are.
+	// are; so is the verdict before the last one again (a reviewer that
+	// goes back and forth between two objections).
 	if v, ok := verdictText(o.Result); ok {
 		d.wordsOf = cutWords(v, d.wordsOf[:0], linkPrefix)
 		ws := d.wordsOf
-		if ts.said != nil && ts.count > 1 && 3*shared(ts.said, ws) < 2*min(len(ts.said), len(ws)) {
+		unlike := func(said []uint64) bool {
+			return said == nil || 3*shared(said, ws) < 2*min(len(said), len(ws))
+		}
+		if ts.said != nil && ts.count > 1 && unlike(ts.said) && unlike(ts.before) {
 			ts.count = 1
 		}
+		ts.said, ts.before = ts.before, ts.said
 		ts.said = append(ts.said[:0], ws...)
 		d.received(s.Agent, s.To, v)
 	}

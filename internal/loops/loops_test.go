@@ -503,6 +503,12 @@ func TestDelegation(t *testing.T) {
 			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are still missing; the tone is still informal"),
 			refused(hand("reviewer", "Review the draft"), "delegation"),
 		}},
+		{"a reviewer that goes back and forth between two objections", nil, []op{
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the tone is too informal for the board"),
+			verdictOf(hand("reviewer", "Review the draft"), "REJECTED: the figures by region are missing"),
+			refused(hand("reviewer", "Review the draft"), "delegation"),
+		}},
 		{"distinct sub-tasks", nil, []op{
 			hand("reviewer", "Review module auth"), hand("reviewer", "Review module billing"),
 			hand("reviewer", "Review module search"), hand("reviewer", "Review module export"),
@@ -752,6 +758,12 @@ func TestSameError(t *testing.T) {
 	missing := func(p string) op {
 		return failingWith("read_note", `{"path":"`+p+`"}`, "tool_error", "Error: invalid path or file '"+p+"' not found")
 	}
+	refund := func(p string) op {
+		return failingWith("refund_payment", `{"payment_id":"`+p+`"}`, "tool_error", "Error: refund of payment "+p+" rejected: the payment must be settled first")
+	}
+	cancel := func(o string) op {
+		return failingWith("cancel_order", `{"order_id":"`+o+`"}`, "tool_error", "Invalid state: order "+o+" has already shipped")
+	}
 	runCases(t, []testCase{
 		// An upstream MCP tool's error result says nothing of its class:
 		// its message does.
@@ -760,6 +772,11 @@ func TestSameError(t *testing.T) {
 		}},
 		{"an untyped error that says not found", nil, []op{
 			missing("notes/a.md"), missing("notes/b.md"), missing("notes/c.md"), missing("notes/d.md"), missing("notes/e.md"),
+		}},
+		// A batch meets an item's state for one item after another.
+		{"untyped errors that say an item's state refuses the call", nil, []op{
+			refund("P-1001"), refund("P-1002"), refund("P-1003"), refund("P-1004"), refund("P-1005"),
+			cancel("O-1"), cancel("O-2"), cancel("O-3"), cancel("O-4"), cancel("O-5"),
 		}},
 		{"an untyped error fixed on the third try", nil, []op{
 			untyped("03/12/2026"), untyped("12-03-2026"), call("book_room", `{"date":"2026-12-03","room":"B2"}`, `{"booked":true}`),
@@ -928,6 +945,26 @@ func TestRephrase(t *testing.T) {
 			call("route", `{"text":"firmware update bricked my Acme router"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
 			call("route", `{"text":"Acme router fan is very loud"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
 			call("route", `{"text":"Acme router lights blink orange"}`, `{"note":"assigned to the default hardware queue","team":"hardware-support"}`),
+		}},
+		// Texts tied only by the word of their label, which the verdict
+		// names: each is another question.
+		{"tickets that each say billing, routed to billing", nil, []op{
+			call("route", `{"text":"Billing: I was charged twice for order 1001"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"billing portal shows the wrong plan"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"Need a billing receipt for March"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"billing email goes to my old address"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+			call("route", `{"text":"stop billing my second seat"}`, `{"note":"assigned to the billing queue, first reply within one business day","team":"billing"}`),
+		}},
+		{"requests that each ask for a refund, classified as refund", nil, []op{
+			call("classify", `{"input":"Refund please, the item arrived broken"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"I want a refund for my late order"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund the shipping fee"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"Where is my refund?"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund to a different card"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			// A word in passing with an earlier one of them ("order").
+			call("classify", `{"input":"refund status for order"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"partial refund possible?"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
+			call("classify", `{"input":"refund not received yet"}`, `"Category: refund. Confidence high. Route to the refunds desk."`),
 		}},
 		// The documents found are about what was asked (their titles share
 		// its words), as a search's are.

@@ -50,12 +50,42 @@ func untypedClass(errType string, msg []byte) string {
 			return ""
 		}
 	}
+	// Nor one that says the thing named is in a state that refuses the
+	// call ("invalid state: order O-4 has already shipped", "the payment
+	// must be settled first"): a batch meets it for one item after
+	// another, each a new one, as a lookup meets not found.
+	for _, p := range [...]string{"already", "first", "status", "state"} {
+		if containsWord(m, p) {
+			return ""
+		}
+	}
 	for _, p := range [...]string{"invalid", "malformed", "must be", "expected", "not a valid", "parse", "out of range"} {
 		if bytes.Contains(m, []byte(p)) {
 			return "invalid_args"
 		}
 	}
 	return ""
+}
+
+// containsWord reports whether lower-case text m holds w as a word: not
+// inside a longer one ("state", not "statement" or "estate").
+func containsWord(m []byte, w string) bool {
+	for i := 0; ; {
+		j := bytes.Index(m[i:], []byte(w))
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isWordByte(m[j-1])) && (end == len(m) || !isWordByte(m[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
 }
 
 // permanent reports whether an error type says that trying again as is
@@ -651,12 +681,44 @@ const maxStreakWords = 32
 // given to one tool that answers alike may well share a name ("Acme
 // router ..." tickets all routed to one team) without rewording each
 // other. A question without free text is answered by its arguments.
+//
+// Nor may the askings be tied by their label alone: tickets that each
+// say "billing", routed to billing, or reviews that each ask for a
+// refund, classified as refund, share that one word with each other and
+// with the answer, and with nothing else. An answer about the question
+// names two of its words ("Reset Okta MFA"), or the askings share a word
+// that the answer does not hold (the address of "change the billing
+// address" and "where to edit the invoice address", found as "Billing
+// settings").
 func (qs *questionState) about(s *Step) bool {
 	if s.nasked == 0 || qs.nwords == 0 || (qs.script|s.script)&qs.fscript == 0 {
 		return true // nothing to compare, or words of other scripts (an English title for a Chinese query)
 	}
-	f := qs.found[:qs.nfound]
-	return shared(qs.words[:qs.nwords], f) > 0 || shared(s.asked[:s.nasked], f) > 0
+	f, w, a := qs.found[:qs.nfound], qs.words[:qs.nwords], s.asked[:s.nasked]
+	named := 0 // words of the answer that the askings name
+	for _, x := range f {
+		if has(w, x) || has(a, x) {
+			named++
+		}
+	}
+	if named >= 2 {
+		return true
+	}
+	if named == 0 {
+		return false
+	}
+	for _, x := range a {
+		if has(w, x) && !has(f, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether sorted words ws hold w.
+func has(ws []uint64, w uint64) bool {
+	_, ok := slices.BinarySearch(ws, w)
+	return ok
 }
 
 // join adds the words of asking s to the streak's, and those of its answer
@@ -740,11 +802,14 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
 	case judged:
 		d.askedWords(s)
-		other = qs.stale > 0 && !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		// A text that rewords none of the streak's, or whose answer is not
+		// about it (a verdict on another text that shares a word with the
+		// last), is another question: the streak starts over from it, so
+		// that a word in passing with one of many texts classified alike
+		// ties it to none of them.
+		other = qs.stale > 0 && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s))
 		if answer != qs.answer || other {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
-		} else if qs.stale > 0 && !qs.about(s) {
-			other = true // a verdict on another text that shares a word with the last
 		}
 		qs.stale++
 		qs.join(s, ans, ec)

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentreach/reach"
@@ -59,8 +61,7 @@ const lowBudget = 2048
 // below what the client asked for (or below lowBudget when it asked for
 // no limit).
 func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
-	var n int64
-	if json.Unmarshal(body["n"], &n) == nil && n > 1 {
+	if n := choices(body["n"]); n > 1 {
 		answerMax = max(answerMax/n, 1)
 	}
 	capped := false
@@ -82,6 +83,23 @@ func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
 		capped = answerMax < lowBudget
 	}
 	return capped
+}
+
+// choices reads a request's n as the servers behind the route do: a JSON
+// number without a fraction (4.0 is an integer to JSON Schema, and to
+// pydantic), or a string of one (pydantic's lax mode); 1 for anything
+// else. (As an int64 alone, 4.0 and "4" were read as one choice, each of
+// the four then capped at the whole answer.)
+func choices(raw json.RawMessage) int64 {
+	s := strings.TrimSpace(string(raw))
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || f > 1<<31 {
+		return 1
+	}
+	return int64(f)
 }
 
 // finishNote is the system message a turn gets when the budget left caps

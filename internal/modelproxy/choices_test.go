@@ -72,6 +72,10 @@ func TestCapTokens(t *testing.T) {
 		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false},
 		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true},
 		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false},
+		// n as the servers read it: 4.0 and "4" are four choices.
+		{`{"n":4.0}`, 5000, `{"max_completion_tokens":1250,"n":4.0}`, true},
+		{`{"n":"4"}`, 5000, `{"max_completion_tokens":1250,"n":"4"}`, true},
+		{`{"n":2.5}`, 5000, `{"max_completion_tokens":5000,"n":2.5}`, false},
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)

@@ -49,7 +49,8 @@ func (ts tokenStreams) mask(red *redact.Redactor, idx int, lp map[string]any, en
 				continue
 			}
 			last = el
-			if out := st.Next(tok); out != tok {
+			text := tokenText(el, tok)
+			if out := st.Next(text); out != text {
 				setToken(el, out)
 				changed = true
 			}
@@ -57,7 +58,7 @@ func (ts tokenStreams) mask(red *redact.Redactor, idx int, lp map[string]any, en
 		if end && st.Holding() {
 			rest := st.Flush()
 			if last != nil {
-				setToken(last, last["token"].(string)+rest)
+				setToken(last, tokenText(last, last["token"].(string))+rest)
 			} else {
 				el := map[string]any{"logprob": 0}
 				setToken(el, rest)
@@ -77,6 +78,34 @@ func (ts tokenStreams) holding(idx int) bool {
 		}
 	}
 	return false
+}
+
+// tokenText is the text a logprobs entry stands for: its bytes, which a
+// token that is part of a character's holds whole ("bytes:\xc3" and
+// [195]), or else its token.
+func tokenText(el map[string]any, tok string) string {
+	var b []byte
+	switch bs := el["bytes"].(type) {
+	case []int: // set by setToken
+		for _, x := range bs {
+			b = append(b, byte(x))
+		}
+	case []any:
+		for _, x := range bs {
+			n, ok := x.(json.Number)
+			if !ok {
+				return tok
+			}
+			v, err := n.Int64()
+			if err != nil || v < 0 || v > 255 {
+				return tok
+			}
+			b = append(b, byte(v))
+		}
+	default:
+		return tok
+	}
+	return string(b)
 }
 
 // setToken gives a logprobs entry the token text, its bytes, and no

@@ -223,3 +223,82 @@ func TestLogprobsMasked(t *testing.T) {
 	}
 	check("streamed", out)
 }
+
+// TestLogprobsMaskedByteTokens: a token that is part of a character's
+// bytes (ö split in two) is written "bytes:\xc3", its bytes the real ones:
+// the tokens of a secret so split are read by their bytes, and none of
+// its pieces is left in a token or in its bytes, whole or streamed.
+func TestLogprobsMaskedByteTokens(t *testing.T) {
+	const key = "Passwört-2024-xyz"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tok struct {
+		text  string
+		bytes []int
+	}
+	toks := []tok{{"The password is ", nil}, {"Passw", nil}, {`bytes:\xc3`, []int{0xc3}}, {`bytes:\xb6`, []int{0xb6}}, {"rt", nil}, {"-2024", nil}, {"-xyz", nil}, {".", nil}}
+	entry := func(tk tok) map[string]any {
+		b := tk.bytes
+		if b == nil {
+			for _, c := range []byte(tk.text) {
+				b = append(b, int(c))
+			}
+		}
+		return map[string]any{"token": tk.text, "logprob": -0.1, "bytes": b, "top_logprobs": []any{}}
+	}
+	check := func(name string, out []byte) {
+		t.Helper()
+		var all []byte
+		for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var c struct {
+				Choices []struct {
+					Logprobs struct {
+						Content []struct {
+							Token string `json:"token"`
+							Bytes []int  `json:"bytes"`
+						} `json:"content"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatalf("%s: not JSON: %s", name, line)
+			}
+			for _, ch := range c.Choices {
+				for _, e := range ch.Logprobs.Content {
+					for _, x := range e.Bytes {
+						all = append(all, byte(x))
+					}
+				}
+			}
+		}
+		if bytes.Contains(out, []byte("2024")) || bytes.Contains(out, []byte("-xyz")) || string(all) != "The password is [REDACTED]." {
+			t.Errorf("%s: the tokens' bytes make %q:\n%s", name, all, out)
+		}
+	}
+	var content []any
+	var text []byte
+	for _, tk := range toks {
+		content = append(content, entry(tk))
+		for _, x := range entry(tk)["bytes"].([]int) {
+			text = append(text, byte(x))
+		}
+	}
+	whole, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "message": map[string]any{"content": string(text)},
+		"logprobs": map[string]any{"content": content}, "finish_reason": "stop"}}})
+	check("whole", red.Values(maskLogprobs(red, whole)))
+
+	m := newStreamMask(red)
+	var out []byte
+	for i, tk := range toks {
+		var finish any
+		if i == len(toks)-1 {
+			finish = "stop"
+		}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{},
+			"logprobs": map[string]any{"content": []any{entry(tk)}}, "finish_reason": finish}}})
+		out = append(append(out, red.Values(m.chunk(b))...), '\n')
+	}
+	check("streamed", out)
+}

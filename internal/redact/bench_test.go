@@ -108,3 +108,47 @@ func BenchmarkRedactManySecrets(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRedactBackslashes masks 1 MB of text full of backslashes, with
+// two values registered and none in it: Windows paths (\b, \t, \n as
+// escapes, the rest unknown ones) and LaTeX (\\ too), as a model's answer
+// (Values, Redact) and streamed in pieces of 16 bytes and of 4 KB: a
+// Stream reads a text unescaped only when an escape in it may spell a
+// part of a value (docs/BENCHMARKS.md).
+//
+//	go test -run '^$' -bench RedactBackslashes -benchmem -count 6 ./internal/redact/
+func BenchmarkRedactBackslashes(b *testing.B) {
+	r, _ := redact.New(&redact.Options{Secrets: []string{"s3cr3t-t0ken-value-42", "Passwört-2024-xyz"}})
+	var win, tex strings.Builder
+	for win.Len() < 1<<20 {
+		win.WriteString(`C:\Users\ann\AppData\Local\Temp\build\obj\x64\Release\module.dll` + "\n")
+		tex.WriteString(`\begin{align} \frac{\partial u}{\partial t} &= \alpha \nabla^2 u \\ \int_0^\infty e^{-x^2}\,dx \end{align}` + "\n")
+	}
+	for _, tc := range []struct{ name, text string }{{"windows", win.String()}, {"latex", tex.String()}} {
+		doc, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": tc.text}}}})
+		b.Run(tc.name+"/values", func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				r.Values(doc)
+			}
+		})
+		b.Run(tc.name+"/redact", func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				r.Redact(doc)
+			}
+		})
+		for _, n := range []int{16, 4096} {
+			b.Run(fmt.Sprintf("%s/stream-%d", tc.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(tc.text)))
+				for b.Loop() {
+					s := r.Stream()
+					for i := 0; i < len(tc.text); i += n {
+						s.Next(tc.text[i:min(len(tc.text), i+n)])
+					}
+					s.Flush()
+				}
+			})
+		}
+	}
+}

@@ -21,7 +21,8 @@ func TestIndexFindsWhatEachFormsScanFinds(t *testing.T) {
 	if indexed.idx == nil {
 		t.Fatal("no index for 10 values")
 	}
-	plain := &secretSet{secs: indexed.secs}
+	plain := newSecretSet(indexed.secs)
+	plain.idx = nil
 	plainR := &Redactor{keys: r.keys}
 	plainR.secrets.Store(plain)
 	var pieces [][]byte

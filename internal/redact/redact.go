@@ -91,6 +91,22 @@ type Redactor struct {
 type secretSet struct {
 	secs []secret   // longest first
 	idx  *formIndex // their forms, when there are many
+	// inForms holds the bytes of their forms: an escape that stands for
+	// none of them spells no part of a value (mayEscape).
+	inForms [256]bool
+}
+
+// newSecretSet returns the set of secs, longest first.
+func newSecretSet(secs []secret) *secretSet {
+	set := &secretSet{secs: secs, idx: newIndex(secs)}
+	for _, s := range secs {
+		for _, f := range s.forms {
+			for _, c := range f {
+				set.inForms[c] = true
+			}
+		}
+	}
+	return set
 }
 
 type secret struct {
@@ -137,7 +153,7 @@ func (r *Redactor) Add(values ...string) error {
 	}
 	// Longest first, so that a secret containing another is masked whole.
 	slices.SortStableFunc(secs, func(a, b secret) int { return len(b.raw) - len(a.raw) })
-	r.secrets.Store(&secretSet{secs: secs, idx: newIndex(secs)})
+	r.secrets.Store(newSecretSet(secs))
 	if short > 0 {
 		return fmt.Errorf("%d secret value(s) shorter than %d bytes were not registered: a value that short would mask ordinary text", short, MinSecretLen)
 	}

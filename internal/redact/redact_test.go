@@ -226,6 +226,23 @@ func TestValuesEscapedInText(t *testing.T) {
 	}
 }
 
+// TestValuesKeepLineBreaks: a model's answer of several lines, with code
+// in it that holds a backslash escape, is no escaped JSON string: the
+// value in it is masked and its line breaks stay line breaks (Values had
+// read it unescaped and written it anew, each line break as \n), a value
+// spelled escaped in it included.
+func TestValuesKeepLineBreaks(t *testing.T) {
+	r := mustNew(t, &redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
+	for in, want := range map[string]string{
+		`{"content":"Run:\n  printf 'a\\tb'\nwith key sk-live-SECRET-9f8e7d"}`:       `{"content":"Run:\n  printf 'a\\tb'\nwith key [REDACTED]"}`,
+		`{"content":"Run:\n  printf 'a\\tb'\nwith key \\u0073k-live-SECRET-9f8e7d"}`: `{"content":"Run:\n  printf 'a\\tb'\nwith key [REDACTED]"}`,
+	} {
+		if got := string(r.Values([]byte(in))); got != want {
+			t.Errorf("Values(%s)\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
 // TestBlocks (D7): a secret, or a name and its value, that one content
 // block ends and the next begins is masked, in the block where it begins.
 func TestBlocks(t *testing.T) {

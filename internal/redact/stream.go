@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
 )
@@ -34,12 +35,17 @@ func (s *Stream) Next(piece string) string {
 		return string(text)
 	}
 	cut := heldIn(text, set)
-	if bytes.IndexByte(text, '\\') >= 0 {
+	spells, open := set.escapesIn(text)
+	if spells {
 		cut = escapedCut(text, cut, set)
+	} else if open < cut {
+		cut = heldIn(text[:open], set) // an escape cut short is held whole
 	}
 	s.held = append([]byte(nil), text[cut:]...)
 	eds := valueEdits(nil, text[:cut], set, false)
-	eds = escapedEdits(eds, text[:cut], set, false)
+	if spells { // else none of text[:cut]'s escapes spells anything either
+		eds = escapedEdits(eds, text[:cut], set, false)
+	}
 	if len(eds) == 0 {
 		return string(text[:cut])
 	}
@@ -111,36 +117,114 @@ func (s *Stream) Holding() bool { return len(s.held) > 0 }
 // its escape begins, and neither passes on a piece that ends in the middle
 // of an escape nor cuts one.
 
+// escapes maps the offsets of a text's view (unescaped) to the text: the
+// escapes read, where each begins in both and how long it is in each; a
+// byte between them is one byte in both. (A slice of every byte's offset
+// cost a streamed text of Windows paths or LaTeX 8 bytes a byte, twice a
+// piece: docs/BENCHMARKS.md.)
+type escapes []escape
+
+type escape struct{ v, t, vn, tn int }
+
+// at returns the offset in the text of the escape or byte that the view's
+// byte p comes from; at(len(view)) is where the view ends in the text.
+func (m escapes) at(p int) int {
+	k := sort.Search(len(m), func(i int) bool { return m[i].v > p }) - 1
+	if k < 0 {
+		return p
+	}
+	e := m[k]
+	if p < e.v+e.vn {
+		return e.t
+	}
+	return e.t + e.tn + p - e.v - e.vn
+}
+
 // unescaped returns text with its JSON escapes read (an unknown one kept
-// as it is), and at: for each byte of the view, the offset in text of the
-// escape or byte it comes from, and at[len(view)], where the view ends in
-// text: before an escape that text ends in the middle of (a backslash, a
-// \u with fewer than four digits, the first half of a surrogate pair).
-func unescaped(text []byte) (view []byte, at []int) {
+// as it is), and where each byte of that view comes from in text (see
+// escapes); the view ends before an escape that text ends in the middle
+// of (a backslash, a \u with fewer than four digits, the first half of a
+// surrogate pair).
+func unescaped(text []byte) (view []byte, m escapes) {
 	view = make([]byte, 0, len(text))
-	at = make([]int, 0, len(text)+1)
 	for i := 0; i < len(text); {
-		if text[i] != '\\' {
-			view = append(view, text[i])
-			at = append(at, i)
-			i++
-			continue
+		j := bytes.IndexByte(text[i:], '\\')
+		if j < 0 {
+			return append(view, text[i:]...), m
 		}
+		view = append(view, text[i:i+j]...)
+		i += j
 		if unfinished(text[i:]) {
-			return view, append(at, i)
+			return view, m
 		}
 		n := len(view)
 		var next int
 		var ok bool
 		if view, next, ok = jsonscan.AppendUnescape(view, text, i); !ok {
-			view, next = append(view, '\\'), i+1
-		}
-		for range len(view) - n {
-			at = append(at, i)
+			view, next = append(view, '\\'), i+1 // one byte in both
+		} else {
+			m = append(m, escape{v: n, t: i, vn: len(view) - n, tn: next - i})
 		}
 		i = next
 	}
-	return view, append(at, len(text))
+	return view, m
+}
+
+// escapesIn reads the escapes of text: spells, whether one stands for a
+// byte of a value's forms; open, where one that text ends in the middle of
+// begins (len(text) if none). An escape that spells nothing a value holds
+// (a Windows path's \b and \t, LaTeX's \\ when no value holds a
+// backslash, a quote or a slash; an unknown escape) puts no value in the
+// view that text itself does not show, and text is then not read
+// unescaped: docs/BENCHMARKS.md.
+func (set *secretSet) escapesIn(text []byte) (spells bool, open int) {
+	var buf [2 * utf8.UTFMax]byte
+	for i := 0; i < len(text); {
+		j := bytes.IndexByte(text[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if len(text)-i < 12 && unfinished(text[i:]) { // no escape is longer
+			return false, i
+		}
+		var c byte
+		switch text[i+1] {
+		case '"', '\\', '/':
+			c = text[i+1]
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			out, next, ok := jsonscan.AppendUnescape(buf[:0], text, i)
+			if !ok {
+				i++
+				continue
+			}
+			for _, c := range out {
+				if set.inForms[c] {
+					return true, len(text)
+				}
+			}
+			i = next
+			continue
+		default: // an unknown escape: the backslash is itself
+			i++
+			continue
+		}
+		if set.inForms[c] {
+			return true, len(text)
+		}
+		i += 2
+	}
+	return false, len(text)
 }
 
 // unfinished reports whether esc, a backslash and what follows it to the
@@ -175,10 +259,10 @@ func unfinished(esc []byte) bool {
 // the values is cut, so that the view holds back what it would hold back
 // of the text unescaped, and no escape is cut.
 func escapedCut(text []byte, cut int, set *secretSet) int {
-	view, at := unescaped(text)
+	view, m := unescaped(text)
 	for {
-		v := sort.Search(len(at), func(i int) bool { return at[i] > cut }) - 1
-		c := at[heldIn(view[:v], set)]
+		v := sort.Search(len(view)+1, func(i int) bool { return m.at(i) > cut }) - 1
+		c := m.at(heldIn(view[:v], set))
 		if c < cut {
 			c = heldIn(text[:c], set)
 		}
@@ -192,12 +276,12 @@ func escapedCut(text []byte, cut int, set *secretSet) int {
 // escapedEdits appends the edits that mask the values that b spells with
 // escapes: found in b's view, each masks the escapes it comes from.
 func escapedEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
-	if bytes.IndexByte(b, '\\') < 0 {
+	if spells, _ := set.escapesIn(b); !spells {
 		return eds
 	}
-	view, at := unescaped(b)
+	view, m := unescaped(b)
 	for _, e := range valueEdits(nil, view, set, end) {
-		eds = append(eds, edit{from: at[e.from], to: at[e.to]})
+		eds = append(eds, edit{from: m.at(e.from), to: m.at(e.to)})
 	}
 	return eds
 }

@@ -69,7 +69,13 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 		// Text that is an escaped JSON string ({\"password\":[\"...\"]})
 		// is masked as the text it stands for; with the values alone too,
 		// as a value one spells escaped (\u00f6) is still the value.
-		if u, ok := appendUnescaped(nil, b); ok {
+		if !full && hasControl(b) {
+			// A text of lines (a model's answer with code in it) is no
+			// escaped string, and is not written anew as one: its line
+			// breaks would come back as \n. A value it spells escaped is
+			// masked where it is.
+			eds = escapedEdits(eds, b, set, true)
+		} else if u, ok := appendUnescaped(nil, b); ok {
 			if out, changed := r.text(nil, u, set, full, depth+1); changed {
 				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, strview.Of(out))})
 			}
@@ -514,6 +520,17 @@ func isNumber(b []byte) bool {
 		}
 	}
 	return i == len(b)
+}
+
+// hasControl reports whether b holds a control character, which the inside
+// of a JSON string never holds raw.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendUnescaped reads b as the inside of a JSON string (raw control
