@@ -865,6 +865,10 @@ func TestRephrase(t *testing.T) {
 		return call("search_kb", fmt.Sprintf(`{"limit":5,"query":%q}`, q),
 			fmt.Sprintf(`{"hits":[{"id":"K1","title":"%s: steps"},{"id":"K2","title":"%s: FAQ"}],"query":%q}`, topic, topic, q))
 	}
+	zh := func(q string) op { // Chinese documents, found by their help pages' addresses
+		return call("search_web", fmt.Sprintf(`{"limit":5,"query":%q}`, q),
+			fmt.Sprintf(`{"query":%q,"results":[{"url":"https://help.example.com/kb/kb-4295","title":"账单设置：模板"},{"url":"https://help.example.com/kb/kb-8334","title":"账单设置：术语表"}]}`, q))
+	}
 	runCases(t, []testCase{
 		{"rewordings that bring back the same documents", nil, []op{
 			search("change the billing address", "K1", "K2", "K3"), search("modify the payment address", "K3", "K1", "K2"),
@@ -873,6 +877,10 @@ func TestRephrase(t *testing.T) {
 		{"in Chinese, the query echoed without a space", nil, []op{
 			search("如何修改订阅的账单地址", "K1", "K2"), search("发票上的地址在哪里修改", "K2", "K1"), search("修改发票地址", "K1", "K2"),
 			refused(search("订阅账单地址怎么改", "K1", "K2"), "rephrase"),
+		}},
+		{"an English rewording among Chinese ones, documents that name few of their words: the streak goes on", nil, []op{
+			zh("如何修改订阅的账单地址"), zh("发票上的地址在哪里修改"), zh("modify the payment address mid-cycle"),
+			zh("修改发票地址"), refused(zh("订阅账单地址怎么改"), "rephrase"),
 		}},
 		{"unrelated fresh lookups in between do not hide it", nil, []op{
 			search("change the billing address", "K1", "K2"), call("get_weather", `{"city":"Oslo"}`, `{"city":"Oslo","temp_c":3}`),

@@ -670,6 +670,9 @@ type questionState struct {
 	nfound  int
 	script  uint8 // the scripts of the streak's free text
 	fscript uint8 // and of its answer's
+	// verdict: the streak's answer is one text (a label, a routing, "no
+	// issues found"), not a set of documents.
+	verdict bool
 }
 
 const maxStreakWords = 32
@@ -691,8 +694,12 @@ const maxStreakWords = 32
 // address" and "where to edit the invoice address", found as "Billing
 // settings").
 func (qs *questionState) about(s *Step) bool {
-	if s.nasked == 0 || qs.nwords == 0 || (qs.script|s.script)&qs.fscript == 0 {
-		return true // nothing to compare, or words of other scripts (an English title for a Chinese query)
+	if s.nasked == 0 || qs.nwords == 0 || s.script&qs.script == 0 || (qs.script|s.script)&qs.fscript == 0 {
+		// Nothing to compare; an asking in another script than the
+		// streak's (an English rewording among Chinese ones, judged by its
+		// answer alone, as rewords does); or words of other scripts (an
+		// English title for a Chinese query).
+		return true
 	}
 	f, w, a := qs.found[:qs.nfound], qs.words[:qs.nwords], s.asked[:s.nasked]
 	named := 0 // words of the answer that the askings name
@@ -733,12 +740,15 @@ func (qs *questionState) join(s *Step, ans []leaf, ec *echoes) {
 	if qs.nfound == 0 && s.nasked > 0 {
 		var buf [maxStreakWords + maxWords]uint64
 		ws := buf[:0]
+		texts := 0
 		for i := range ans {
 			if n := len(ws); ans[i].kind == leafString && n <= maxStreakWords && !ec.isText(ans[i].val) {
 				ws = append(ws, cutWords(ans[i].raw, ws[n:n], linkPrefix)...)
 				qs.fscript |= scriptOf(ans[i].raw)
+				texts++
 			}
 		}
+		qs.verdict = texts == 1
 		slices.Sort(ws)
 		qs.nfound = copy(qs.found[:], slices.Compact(ws))
 	}
@@ -795,21 +805,25 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		d.questions.put(k, qs)
 	}
 	if qs.epoch != d.epoch {
-		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.epoch = 0, 0, 0, 0, 0, 0, d.epoch
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict, qs.epoch = 0, 0, 0, 0, 0, 0, false, d.epoch
 	}
 	switch {
 	case fresh:
-		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
+		qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false
 	case judged:
 		d.askedWords(s)
-		// A text that rewords none of the streak's, or whose answer is not
-		// about it (a verdict on another text that shares a word with the
-		// last), is another question: the streak starts over from it, so
-		// that a word in passing with one of many texts classified alike
-		// ties it to none of them.
-		other = qs.stale > 0 && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s))
-		if answer != qs.answer || other {
-			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript = 0, 0, 0, 0, 0, 0
+		// A text that rewords none of the streak's is another question, and
+		// so is one whose answer, a verdict, is not about it (a verdict on
+		// another text that shares a word with the last): the streak starts
+		// over from it, so that a word in passing with one of many texts
+		// classified alike ties it to none of them. Documents that do not
+		// name this asking's words (a help centre's titles for a reworded
+		// question) keep the streak: only the refusal needs them about it.
+		reworded := qs.stale == 0 || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		notAbout := qs.stale > 0 && !qs.about(s)
+		other = !reworded || notAbout
+		if answer != qs.answer || !reworded || notAbout && qs.verdict {
+			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false
 		}
 		qs.stale++
 		qs.join(s, ans, ec)
