@@ -176,14 +176,61 @@ func (s *Server) Handler() http.Handler {
 	}
 	mcpHandler := s.bindSessions(byProtocol(sl, s.fastPath(stateful)))
 	sse := s.sseHandler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return writeDeadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == SSEPath {
 			sse.ServeHTTP(w, r)
 			return
 		}
 		mcpHandler.ServeHTTP(w, r)
+	}))
+}
+
+// streamWriteTimeout bounds each write of an answer on a connection: a
+// client that stops reading a stream (a session's GET, /sse) fills the
+// connection's buffers, and the SDK's write to it then blocks, holding the
+// stream while the server's notifications to every session wait behind it
+// (they go to the sessions one after another, and the SDK sets no deadline
+// of its own). A write that cannot go out for this long fails, and the
+// stream with it. A variable only so that a test can shorten it.
+var streamWriteTimeout = 30 * time.Second
+
+// writeDeadlines gives every write (and flush) of an answer the deadline
+// streamWriteTimeout ahead. net/http clears it when the request ends. An
+// answer that is buffered, not written to a connection (fasthttp's inline
+// lane), has no deadline to set and is served as it is.
+func writeDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if rc.SetWriteDeadline(time.Time{}) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc}, r)
 	})
 }
+
+// deadlineWriter is a ResponseWriter whose writes and flushes each have
+// streamWriteTimeout to go out.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *deadlineWriter) Flush() { w.FlushError() }
+
+// FlushError flushes, within the deadline, and reports a failure (what
+// http.ResponseController.Flush calls).
+func (w *deadlineWriter) FlushError() error {
+	w.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // byProtocol sends the MCP requests of the sessionless protocol (its
 // version in the Mcp-Protocol-Version header, no session id) to stateless
