@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"slices"
 
 	"github.com/agentreach/reach/internal/jsonscan"
@@ -135,13 +136,8 @@ func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 	} else {
 		for _, s := range set.secs {
 			for _, f := range s.forms {
-				for off := 0; ; {
-					i := bytes.Index(b[off:], f)
-					if i < 0 {
-						break
-					}
-					eds = append(eds, edit{from: off + i, to: off + i + len(f)})
-					off += i + len(f)
+				for i := range occurrences(b, f) {
+					eds = append(eds, edit{from: i, to: i + len(f)})
 				}
 			}
 		}
@@ -165,6 +161,20 @@ func valueEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 	return eds
 }
 
+// occurrences yields where f begins in b, each occurrence after the end
+// of the one before.
+func occurrences(b, f []byte) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for off := 0; ; {
+			i := bytes.Index(b[off:], f)
+			if i < 0 || !yield(off+i) {
+				return
+			}
+			off += i + len(f)
+		}
+	}
+}
+
 // wrappedEdits masks the registered values in base64 wrapped in lines, as
 // MIME wraps it (76 columns) and PEM (64): a form that a line break cuts is
 // not found whole in b. Lines of base64 alphabet only (indented or not, as
@@ -181,16 +191,11 @@ func wrappedEdits(eds []edit, b []byte, set *secretSet) []edit {
 		if lines >= 2 {
 			for _, s := range set.secs {
 				for _, f := range s.b64 {
-					for off := 0; ; {
-						i := bytes.Index(joined[off:], f)
-						if i < 0 {
-							break
-						}
-						from, to := at[off+i], at[off+i+len(f)-1]+1
+					for i := range occurrences(joined, f) {
+						from, to := at[i], at[i+len(f)-1]+1
 						if to-from > len(f) { // across a break: not found whole
 							eds = append(eds, edit{from: from, to: to})
 						}
-						off += i + len(f)
 					}
 				}
 			}
