@@ -105,14 +105,17 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		id, err := a.Authenticate(r)
 		if err != nil {
 			a.log.Info("authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-			unauthorized(w, err)
+			Unauthorized(w, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
 	})
 }
 
-func unauthorized(w http.ResponseWriter, err error) {
+// Unauthorized answers 401 for err, an authentication's failure, with the
+// challenge and a JSON error that says what to send (ErrNoCredentials: no
+// credentials at all).
+func Unauthorized(w http.ResponseWriter, err error) {
 	msg := "The credentials are not valid."
 	challenge := `Bearer realm="reach", error="invalid_token"`
 	switch {

@@ -96,8 +96,7 @@ func (s *Server) bindSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := auth.IdentityFrom(r.Context())
 		if !ok {
-			httpjson.WriteError(w, http.StatusUnauthorized, "unauthenticated", "This endpoint needs credentials.",
-				"Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.")
+			auth.Unauthorized(w, auth.ErrNoCredentials)
 			return
 		}
 		b := &binding{info: sdkauth.TokenInfo{UserID: sessionOwner(id)}}

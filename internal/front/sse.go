@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,8 +38,7 @@ func (s *Server) sseHandler() http.Handler {
 		if s.authn != nil {
 			id, ok := auth.IdentityFrom(r.Context())
 			if !ok {
-				httpjson.WriteError(w, http.StatusUnauthorized, "unauthenticated", "This endpoint needs credentials.",
-					"Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.")
+				auth.Unauthorized(w, auth.ErrNoCredentials)
 				return
 			}
 			owner = sessionOwner(id)
