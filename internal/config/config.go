@@ -42,6 +42,12 @@ const (
 	DefaultData         = ".reach"
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultIdleGap      = 5 * time.Minute
+	// DefaultSessionsPerPrincipal bounds the MCP sessions one principal
+	// keeps open: far above what an agent host opens at once (one per
+	// agent and server, tens to a few hundred), far below what would
+	// exhaust the gateway's memory (a session holds tens of kilobytes
+	// until its client ends it or idle_gap does).
+	DefaultSessionsPerPrincipal = 1000
 )
 
 // MaxFileBytes bounds a configuration file.
@@ -86,6 +92,11 @@ type Config struct {
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
 	// after this long without calls; if zero, DefaultIdleGap.
 	IdleGap Duration `yaml:"idle_gap"`
+	// SessionsPerPrincipal bounds the MCP sessions (Streamable HTTP) one
+	// principal of one tenant keeps open at once, on each instance; an
+	// initialize past it is refused with 429 until one ends. If zero,
+	// DefaultSessionsPerPrincipal; -1, no bound.
+	SessionsPerPrincipal int `yaml:"sessions_per_principal"`
 	// MCPProtocols are the MCP protocol versions reach offers its clients;
 	// if empty, every version it speaks. A list without 2026-07-28 makes
 	// reach answer as a server of the session era, so that a client that
@@ -1178,6 +1189,9 @@ func (c *Config) check() error {
 	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
 		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
 	}
+	if c.SessionsPerPrincipal < -1 {
+		return c.Errorf([]any{"sessions_per_principal"}, "sessions_per_principal must be 1 or more (or -1 for no bound, 0 for %d)", DefaultSessionsPerPrincipal)
+	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
 	}
@@ -1538,6 +1552,18 @@ func (c *Config) IdleAfter() time.Duration {
 		return DefaultIdleGap
 	}
 	return time.Duration(c.IdleGap)
+}
+
+// SessionsCap returns the bound on one principal's open MCP sessions in
+// force; 0 for none.
+func (c *Config) SessionsCap() int {
+	switch c.SessionsPerPrincipal {
+	case 0:
+		return DefaultSessionsPerPrincipal
+	case -1:
+		return 0
+	}
+	return c.SessionsPerPrincipal
 }
 
 // DefaultBudget returns the budget for requests that name none, or nil for
