@@ -130,9 +130,9 @@ type Server struct {
 	// id (serveNew), turn is what it asked for.
 	turnMu    sync.Mutex
 	turn      atomic.Pointer[idTurn]
-	reviveMu  sync.Mutex     // one session taken over at a time (takeOver)
-	reviving  sync.Map       // session id -> true while takeOver initializes it
-	lastSweep atomic.Int64   // when the records were last swept, Unix ns
+	reviveMu  sync.Mutex   // one session taken over at a time (takeOver)
+	reviving  sync.Map     // session id -> true while takeOver initializes it
+	lastSweep atomic.Int64 // when the records were last swept, Unix ns
 	countMu   sync.Mutex
 	owners    map[string]int // sessionOwner -> its sessions open (countSession)
 }
