@@ -51,28 +51,33 @@ import (
 func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpwire.HeaderSession)
-		if sid != "" && (s.authn != nil || s.records != nil) {
-			ss := s.sessionByID(sid)
-			// Every method on a session (POST, the GET of its stream, the
-			// DELETE that ends it) is its owner's alone. The SDK checks it
-			// too (bindSessions); this answers first, in the API's shape,
-			// and covers what the gateway answers itself.
-			if ss != nil && s.authn != nil && !s.ownsSession(r, ss) {
-				notYourSession(w)
+		if sid == "" {
+			if r.Method == http.MethodPost {
+				s.newSessions(sdk, w, r)
 				return
 			}
-			// A session this process does not have: one the store
-			// recorded is taken over (records.go). Only on a miss.
-			if ss == nil && s.records != nil && !s.takeOver(sdk, w, r, sid) {
-				return
-			}
-		}
-		if r.Method == http.MethodDelete && sid != "" {
-			s.endOnDelete(sdk, w, r, sid)
+			sdk.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodPost && sid == "" {
-			s.newSessions(sdk, w, r)
+		ss := s.sessionByID(sid)
+		if ss == nil && s.records != nil {
+			// A session this process does not have: one the store
+			// recorded is taken over (records.go). Only on a miss.
+			if !s.takeOver(sdk, w, r, sid) {
+				return
+			}
+			ss = s.sessionByID(sid)
+		}
+		// Every method on a session (POST, the GET of its stream, the
+		// DELETE that ends it) is its owner's alone. The SDK checks it
+		// too (bindSessions); this answers first, in the API's shape, and
+		// covers what the gateway answers itself.
+		if ss != nil && s.authn != nil && !s.ownsSession(r, ss) {
+			notYourSession(w)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			s.endOnDelete(sdk, w, r, sid, ss)
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -80,7 +85,6 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			return
 		}
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
-			ss := s.sessionByID(sid)
 			switch {
 			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
@@ -110,11 +114,11 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	})
 }
 
-// endOnDelete gives a client's DELETE of its session sid to the SDK and,
-// once the SDK closed it (204), ends the session's request at once rather
-// than at the next sweep (SweepClients). The session's record goes first.
-func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) {
-	ss := s.sessionByID(sid)
+// endOnDelete gives a client's DELETE of its session sid (ss; nil when the
+// SDK has none) to the SDK and, once the SDK closed it (204), ends the
+// session's request at once rather than at the next sweep (SweepClients).
+// The session's record goes first.
+func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string, ss *mcp.ServerSession) {
 	if ss != nil && s.records != nil {
 		// Gone for good, before the client hears so: no restart, no other
 		// instance takes it over.
