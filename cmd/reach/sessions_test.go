@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -199,4 +200,50 @@ func nodeSDK(t *testing.T) (dir, node string) {
 		}
 	}
 	return dir, node
+}
+
+// TestInstancesShareSession: on one PostgreSQL store, a session opened on
+// instance a is taken over by instance b when its client's request comes
+// to b (no affinity), under the same id, and a killed a does not take it
+// with it; once its client deleted it, no instance takes it over again.
+func TestInstancesShareSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("instances test skipped in -short mode")
+	}
+	f := newFleet(t)
+	cs := goSession(t, f.base(0))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__count", Arguments: map[string]any{"key": "on-a"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call on a: %v %+v", err, res)
+	}
+	callOn := func(i int, method string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.base(i)+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__count","arguments":{"key":"on-b"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpwire.HeaderSession, cs.ID())
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := callOn(1, http.MethodPost); code != http.StatusOK || !strings.Contains(body, `"result"`) || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("the session's call on b = %d %s", code, body)
+	}
+	f.kill(0)
+	if code, body := callOn(1, http.MethodPost); code != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Fatalf("the session's call on b once a died = %d %s", code, body)
+	}
+	if code, _ := callOn(1, http.MethodDelete); code != http.StatusNoContent {
+		t.Fatalf("DELETE of the session on b = %d", code)
+	}
+	f.start(0)
+	if code, body := callOn(0, http.MethodPost); code != http.StatusNotFound {
+		t.Errorf("the deleted session's call on a = %d %s; want 404", code, body)
+	}
 }
