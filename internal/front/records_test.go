@@ -181,6 +181,26 @@ func TestSessionEndedStaysEnded(t *testing.T) {
 	if _, err := g.records.GetSession(t.Context(), hashID(deleted.ID())); err == nil {
 		t.Error("the deleted session's record is kept")
 	}
+
+	// A DELETE of a session known only to the store deletes its record.
+	other, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.start()
+	req, _ := http.NewRequest(http.MethodDelete, g.srv.URL, nil)
+	req.Header.Set(mcpwire.HeaderSession, other.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE of a session in the store only = %d, want 204", resp.StatusCode)
+	}
+	if code, body := g.post(other.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on it after = %d %s; want 404", code, body)
+	}
 }
 
 // With auth, a session is taken over for who opened it only: another
