@@ -95,7 +95,7 @@ type Config struct {
 	// SessionsPerPrincipal bounds the MCP sessions (Streamable HTTP) one
 	// principal of one tenant keeps open at once, on each instance; an
 	// initialize past it is refused with 429 until one ends. If zero,
-	// DefaultSessionsPerPrincipal; -1, no bound.
+	// DefaultSessionsPerPrincipal (a count below zero means nothing).
 	SessionsPerPrincipal int `yaml:"sessions_per_principal"`
 	// MCPProtocols are the MCP protocol versions reach offers its clients;
 	// if empty, every version it speaks. A list without 2026-07-28 makes
@@ -1189,9 +1189,6 @@ func (c *Config) check() error {
 	if c.Auth != nil && c.Auth.JWT != nil && (c.Auth.JWT.JWKS == "" || c.Auth.JWT.Issuer == "") {
 		return c.Errorf([]any{"auth", "jwt"}, "auth: jwt needs jwks (a file or URL) and issuer")
 	}
-	if c.SessionsPerPrincipal < -1 {
-		return c.Errorf([]any{"sessions_per_principal"}, "sessions_per_principal must be 1 or more (or -1 for no bound, 0 for %d)", DefaultSessionsPerPrincipal)
-	}
 	if c.MaxBodyBytes < 0 {
 		return c.Errorf([]any{"max_body_bytes"}, "max_body_bytes must not be negative")
 	}
@@ -1555,13 +1552,10 @@ func (c *Config) IdleAfter() time.Duration {
 }
 
 // SessionsCap returns the bound on one principal's open MCP sessions in
-// force; 0 for none.
+// force.
 func (c *Config) SessionsCap() int {
-	switch c.SessionsPerPrincipal {
-	case 0:
+	if c.SessionsPerPrincipal == 0 {
 		return DefaultSessionsPerPrincipal
-	case -1:
-		return 0
 	}
 	return c.SessionsPerPrincipal
 }
