@@ -224,11 +224,14 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
 		}
 	}
 	s.countSession(st, owner)
-	id := ss.ID()
-	if _, ok := s.reviving.Load(id); ok || s.records == nil {
-		h := hashID(id)
-		st.hash.Store(&h)
+	if s.records == nil {
 		return
+	}
+	id := ss.ID()
+	hash := hashID(id)
+	st.hash.Store(&hash)
+	if _, ok := s.reviving.Load(id); ok {
+		return // taken over: its record is there
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
 	ir, _ := res.(*mcp.InitializeResult)
@@ -241,12 +244,11 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
 	if err != nil || len(b) > maxInitRecord {
 		return
 	}
-	rec := &store.SessionRecord{Hash: hashID(id), Protocol: ir.ProtocolVersion, Init: b, Created: time.Now()}
+	rec := &store.SessionRecord{Hash: hash, Protocol: ir.ProtocolVersion, Init: b, Created: time.Now()}
 	rec.Used = rec.Created
 	if who != nil {
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
-	st.hash.Store(&rec.Hash)
 	s.records.QueueSession(rec)
 }
 
