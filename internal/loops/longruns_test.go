@@ -188,7 +188,6 @@ func lrOutcome(r *lrRun, p lrPlayed) string {
 
 // lrKnown lists the runs whose outcome is not their label's, each with why.
 var lrKnown = map[string]string{
-	"coder-oscillating-edits-with-reads":           "missed",
 	"coder-retry-flags-same-failure-timed":         "missed",
 	"browser-page-does-not-change-reworded-clicks": "missed",
 	"sql-reshuffled-query":                         "missed",

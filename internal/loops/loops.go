@@ -200,7 +200,8 @@ type Options struct {
 	ToolRetryBudget int
 
 	// CyclePeriod is the longest cycle of calls that "short_cycle" looks for.
-	// If zero, 4. Cycles of period 1 without a write are left to "repeat".
+	// If zero, 8: a coding agent that undoes and redoes an edit, reading the
+	// file and running the tests in each half, goes round six calls. Cycles of period 1 without a write are left to "repeat".
 	CyclePeriod int
 
 	// CycleRepeats is how many times a cycle of reads may go round, each call
@@ -285,7 +286,7 @@ const (
 	defRepeatMax         = 2
 	defRetryBudget       = 4
 	defToolRetryBudget   = 8
-	defCyclePeriod       = 4
+	defCyclePeriod       = 8
 	defCycleRepeats      = 2
 	defWriteCycleRepeats = 3
 	defStaleSteps        = 4

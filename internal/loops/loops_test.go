@@ -257,6 +257,15 @@ func TestShortCycle(t *testing.T) {
 			edit, test, edit, test, edit, test, refused(edit, "short_cycle"),
 		}},
 		{"the same write alone, three times", nil, []op{edit, edit, edit, refused(edit, "short_cycle")}},
+		{"two edits undone and redone, the file read before each", nil, func() []op {
+			// read, edit, test, read, undo, test: a period of six calls.
+			undo := write("edit", `{"new":"a-b","old":"a+b","path":"calc.py"}`, `{"applied":true}`)
+			readA := call("read_file", `{"path":"calc.py"}`, `"return a-b"`)
+			readB := call("read_file", `{"path":"calc.py"}`, `"return a+b"`)
+			other := call("run_tests", `{}`, `"1 failed: test_sub"`)
+			round := []op{readA, edit, test, readB, undo, other}
+			return cat(round, round, round, []op{refused(readA, "short_cycle")})
+		}()},
 		{"re-running the same test after different edits", nil, []op{
 			write("edit", `{"v":1}`, `{"applied":true}`), test, write("edit", `{"v":2}`, `{"applied":true}`), test,
 			write("edit", `{"v":3}`, `{"applied":true}`), test, write("edit", `{"v":4}`, `{"applied":true}`), test,
