@@ -224,8 +224,8 @@ type Options struct {
 	// a successful write or high-risk call starts over. If zero, 4.
 	StaleSteps int
 
-	// StaleMinBytes is how many bytes of string content a result must carry for it
-	// to count as stale when it brings nothing new. If zero, 24.
+	// StaleMinBytes is how many bytes of string content and numbers a result
+	// must carry for it to count as stale when it brings nothing new. If zero, 24.
 	StaleMinBytes int
 
 	// DelegationMax is how many times the same sub-task (normalized text) may be

@@ -1113,6 +1113,10 @@ func TestFoldArgs(t *testing.T) {
 		{`{"n":-7}`, `{"n":"-007"}`},
 		{`{"n":0}`, `{"n":"000"}`},
 		{`{"f":{"ids":["X1","x2"]}}`, `{"f":{"ids":["x1","X2"]}}`},
+		// Code of several words, its words in another order, spaced, quoted
+		// or bracketed otherwise.
+		{`{"sql":"SELECT id, total FROM orders WHERE status = 'late' AND region = 'EU'"}`, `{"sql":"select total, id from orders where (region='EU') and (status = 'late')"}`},
+		{`{"command":"go test ./cache -count=1 -v"}`, `{"command":"go test -v -count=1 ./cache"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1128,6 +1132,11 @@ func TestFoldArgs(t *testing.T) {
 		{`{"a":["1","2"]}`, `{"a":["12"]}`},
 		{`{"n":-7}`, `{"n":7}`},
 		{`{"n":2.5}`, `{"n":25}`},
+		{`{"sql":"SELECT id FROM orders WHERE total > 100"}`, `{"sql":"SELECT id FROM orders WHERE total < 100"}`},
+		{`{"sql":"SELECT id FROM orders WHERE total > 100"}`, `{"sql":"SELECT id FROM orders WHERE total > 1000"}`},
+		{`{"sql":"SELECT id FROM orders WHERE status = 'late'"}`, `{"sql":"SELECT id FROM orders WHERE status = 'lost'"}`},
+		{`{"sql":"SELECT a.id FROM t"}`, `{"sql":"SELECT a id FROM t"}`},
+		{`{"command":"go test ./cache -timeout 30s"}`, `{"command":"go test ./cache -timeout 60s"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
@@ -1137,6 +1146,36 @@ func TestFoldArgs(t *testing.T) {
 	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
 		t.Error("two tools, one question")
 	}
+}
+
+// TestNumericAnswers: an answer of numbers (rows of ids and amounts) is
+// judged as one of text is: the same rows to the same query asked again in
+// other spellings, twice, bring nothing new, and the next asking is refused;
+// new rows each time go on, and so does a count alone (too small to judge).
+func TestNumericAnswers(t *testing.T) {
+	rows := `{"rows":[{"id":1037,"total":21.5},{"id":1038,"total":28.5},{"id":1039,"total":35.5}]}`
+	asks := []string{
+		`{"sql":"SELECT id, total FROM orders WHERE status = 'late'"}`,
+		`{"sql":"SELECT total, id FROM orders WHERE status = 'late'"}`,
+		`{"sql":"select id, total from orders where status='late'"}`,
+		`{"sql":"SELECT id,total FROM orders WHERE (status = 'late')"}`,
+	}
+	runCases(t, []testCase{
+		{"the same rows, the query respelled", nil, []op{
+			call("query", asks[0], rows), call("query", asks[1], rows), call("query", asks[2], rows),
+			refused(call("query", asks[3], rows), "rephrase"),
+		}},
+		{"new rows each time", nil, []op{
+			call("query", asks[0], rows),
+			call("query", asks[1], `{"rows":[{"id":1040,"total":42.5}]}`),
+			call("query", asks[2], `{"rows":[{"id":1041,"total":49.5}]}`),
+			call("query", asks[3], `{"rows":[{"id":1042,"total":56.5}]}`),
+		}},
+		{"a count", nil, []op{
+			call("query", asks[0], `{"n":3}`), call("query", asks[1], `{"n":3}`),
+			call("query", asks[2], `{"n":3}`), call("query", asks[3], `{"n":3}`),
+		}},
+	})
 }
 
 // TestEmbeddedJSON: a JSON string whose text is an object or a list is

@@ -548,7 +548,12 @@ func foldArgs(tool string, args []byte) uint64 {
 				j++
 			}
 			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
-			if !f.number(v) {
+			if bytes.IndexByte(v, ' ') >= 0 {
+				// Code of several words (a query, a command): the same
+				// words in another order ask the same question.
+				f.byte('"')
+				f.word(wordsFold(v))
+			} else if !f.number(v) {
 				f.byte('"')
 				for _, c := range v {
 					if 'A' <= c && c <= 'Z' {
@@ -599,6 +604,59 @@ func (f *folder) write(b []byte) {
 }
 
 func (f *folder) sum() uint64 { return mix(f.q, hashBytes(f.buf[:f.n])) }
+
+func (f *folder) word(h uint64) {
+	for i := 0; i < 64; i += 8 {
+		f.byte(byte(h >> i))
+	}
+}
+
+// wordsFold hashes a string of code in JSON (its escapes as written) as the
+// multiset of its tokens: words lower-cased, and each other character that
+// says something (an operator, a dot, a dash) alone. White space, quotes,
+// brackets, commas and semicolons are left out, and so are escapes: a
+// query or a command whose columns, conditions or flags come in another
+// order, or are written with other spacing, quoting or parentheses, is one
+// question ("status = 'late' AND region = 'EU'", "(region='EU') and
+// (status='late')").
+func wordsFold(v []byte) uint64 {
+	var sum uint64
+	var buf [64]byte
+	n := 0
+	flush := func() {
+		if n > 0 {
+			sum += hashBytes(buf[:n])
+			n = 0
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+			fallthrough
+		case 'a' <= c && c <= 'z', isDigit(c), c >= 0x80, c == '_':
+			if n == len(buf) {
+				flush()
+			}
+			buf[n] = c
+			n++
+		case c == '\\':
+			flush()
+			i++ // the escaped character
+		default:
+			flush()
+			switch c {
+			case ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
+			default:
+				buf[0], n = c, 1
+				flush()
+			}
+		}
+	}
+	flush()
+	return sum
+}
 
 // number writes b in one spelling of its value, when b is a number: an
 // integer without its leading zeros (a JSON integer keeps its digits as
