@@ -490,5 +490,92 @@ func longRuns() []*lrRun {
 		}
 		add(b)
 	}
+
+	// --- more legit work whose answers repeat --------------------------------
+
+	// One reviewer, ten files, the same verdict each time.
+	{
+		b := longRun("planner-reviews-all-lgtm", "planner", false)
+		for _, f := range append(files, "api.go", "server.go", "client.go", "main.go") {
+			b.hand("Next file.", "reviewer", "Review "+f+" for concurrency bugs.", "LGTM, no issues found.", func(w *lrb) {
+				w.do("Reading.", "read_file", map[string]any{"path": f}, lrFile(f, 0))
+			})
+		}
+		add(b)
+	}
+
+	// Hosts checked one after another, each answering the same figures.
+	{
+		b := longRun("sql-daily-counts-and-host-stats", "sql", false)
+		for i := 0; i < 20; i++ {
+			b.do("Stats of the next replica.", "host_stats", map[string]any{"host": fmt.Sprintf("db-%02d", i)}, `{"connections":120,"replication_lag_s":0,"disk_used_pct":41,"cpu_pct":12,"qps":3400}`)
+			b.do("Orders that day.", "query", map[string]any{"sql": fmt.Sprintf("SELECT count(*) AS n, sum(total) AS s FROM orders WHERE day = '2026-11-%02d'", i+1)}, map[string]any{"rows": []any{map[string]any{"n": 1500 + i*3, "s": 88000 + i*211}}})
+		}
+		add(b)
+	}
+
+	// A CI pipeline polled: the state stays running while its steps move.
+	{
+		b := longRun("coder-ci-polling", "coding", false)
+		for i := 0; i < 30; i++ {
+			b.do("Waiting for CI.", "ci_status", `{"run":"8812"}`, map[string]any{"state": "running", "message": "Pipeline is running", "steps_done": i, "steps_total": 30, "elapsed_seconds": 12 * i})
+		}
+		b.do("Done?", "ci_status", `{"run":"8812"}`, `{"state":"passed","message":"Pipeline passed","steps_done":30,"steps_total":30}`)
+		add(b)
+	}
+
+	// The same commands in another order of their flags, each run after
+	// an edit.
+	{
+		b := longRun("coder-flags-reordered-after-edits", "coding", false).writes("edit_file")
+		cmds := []string{"go test -v -count=1 ./cache", "go test -count=1 -v ./cache", "go test ./cache -v -count=1"}
+		for i := 0; i < 9; i++ {
+			b.do("Editing.", "edit_file", map[string]any{"path": "evict.go", "old": fmt.Sprintf("return %d", 10+i), "new": fmt.Sprintf("return %d", 11+i)}, `{"ok":true}`)
+			b.do("Testing.", "run_command", map[string]any{"command": cmds[i%3]}, map[string]any{"exit_code": 1, "output": "--- FAIL: TestEvict (0.00s)\n    evict_test.go:31: 3 entries left, want 2\nFAIL\n"})
+		}
+		add(b)
+	}
+
+	// Searches over related questions, each finding some new documents
+	// and some known.
+	{
+		b := longRun("research-overlapping-searches", "research", false)
+		for i := 0; i < 20; i++ {
+			b.do("Searching.", "search_kb", map[string]any{"query": fmt.Sprintf("subscription billing question %d", i)}, map[string]any{"results": lrDocs("Billing", 4, i*2)})
+		}
+		add(b)
+	}
+
+	// --- more loops ----------------------------------------------------------
+
+	// Sources re-opened after a reworded search that found them again.
+	{
+		b := longRun("research-reopening-sources", "research", true)
+		docs := lrDocs("Heat pump efficiency", 2, 1)
+		for i, q := range []string{"heat pump efficiency cold climate", "heat pump cold climate performance", "cold climate heat pump COP", "heat pump efficiency below freezing"} {
+			b.do("Searching.", "web_search", map[string]any{"query": q}, map[string]any{"results": docs})
+			if i == 2 {
+				b.from()
+			}
+			for _, d := range docs {
+				b.do("Opening.", "fetch_url", map[string]any{"url": d["url"]}, fmt.Sprintf("%s\nCOP falls to 2.1 at -15 C.", d["title"]))
+			}
+		}
+		add(b)
+	}
+
+	// A tester hands the fix back to the coder who handed it the tests.
+	{
+		b := longRun("planner-coder-tester-hand-back", "planner", true).writes("edit_file")
+		b.hand("Implement it.", "coder", "Implement the eviction fix.", "Done.", func(c *lrb) {
+			c.do("Editing.", "edit_file", `{"path":"evict.go","old":"<","new":"<="}`, `{"ok":true}`)
+			c.hand("Testing it.", "tester", "Run the eviction tests.", "Failing.", func(tt *lrb) {
+				tt.do("Running.", "run_tests", `{"pkg":"./cache"}`, lrTests([]string{"TestEvictPinned"}))
+				tt.from()
+				tt.hand("Handing it back.", "coder", "Fix the failing eviction test.", "Done.", nil)
+			})
+		})
+		add(b)
+	}
 	return out
 }
