@@ -190,7 +190,6 @@ func lrOutcome(r *lrRun, p lrPlayed) string {
 var lrKnown = map[string]string{
 	"coder-retry-flags-same-failure-timed":         "missed",
 	"browser-page-does-not-change-reworded-clicks": "missed",
-	"research-synonym-rewordings":                  "missed",
 }
 
 func TestLongRuns(t *testing.T) {

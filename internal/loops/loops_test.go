@@ -1148,6 +1148,30 @@ func TestFoldArgs(t *testing.T) {
 	}
 }
 
+// TestRephraseRecords: askings that share no word (synonyms only) and find
+// the same records, each time, are rewordings: the fourth is refused. The
+// same one text for each (a label, a routing of several fields, a report of
+// several lines) is no list of records, and texts given to a classifier go
+// on; so do synonyms whose records change.
+func TestRephraseRecords(t *testing.T) {
+	docs := `{"hits":[{"title":"Managing your plan","url":"https://help.example.com/a/311"},{"title":"Billing cycles explained","url":"https://help.example.com/a/107"},{"title":"Refunds and credits","url":"https://help.example.com/a/452"}]}`
+	asks := []string{"terminate membership plan", "end automatic renewal", "quit paying monthly fee", "unsubscribe premium tier"}
+	ask := func(i int, res string) op { return call("kb_lookup", fmt.Sprintf(`{"q":%q}`, asks[i]), res) }
+	routed := `{"intent":"account","team":"accounts-queue","priority":"normal"}`
+	report := `{"report":"0 spelling errors\n0 grammar issues\n0 style notes\nreadability: fine"}`
+	runCases(t, []testCase{
+		{"synonyms, the same documents", nil, []op{ask(0, docs), ask(1, docs), ask(2, docs), refused(ask(3, docs), "rephrase")}},
+		{"synonyms, other documents each time", nil, []op{
+			ask(0, docs),
+			ask(1, strings.ReplaceAll(docs, "/a/", "/b/")),
+			ask(2, strings.ReplaceAll(docs, "/a/", "/c/")),
+			ask(3, strings.ReplaceAll(docs, "/a/", "/d/")),
+		}},
+		{"texts routed alike", nil, []op{ask(0, routed), ask(1, routed), ask(2, routed), ask(3, routed)}},
+		{"texts checked alike, a report of several lines", nil, []op{ask(0, report), ask(1, report), ask(2, report), ask(3, report)}},
+	})
+}
+
 // TestNumericAnswers: an answer of numbers (rows of ids and amounts) is
 // judged as one of text is: the same rows to the same query asked again in
 // other spellings, twice, bring nothing new, and the next asking is refused;

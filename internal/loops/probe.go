@@ -731,6 +731,45 @@ type questionState struct {
 	// verdict: the streak's answer is one text (a label, a routing, "no
 	// issues found"), not a set of documents.
 	verdict bool
+	// records: the streak's answer, each time the same, lists records
+	// (found); then askings that share no word are rewordings too.
+	records bool
+}
+
+// listsRecords reports whether an answer lists three records or more of two
+// text fields or more (a search's documents with their titles and links),
+// its echoes of the asking left out: found by a question, the same records
+// each time are the same finding whatever words asked for them. A verdict
+// on a text, one field or one report of several lines under one key, is
+// none.
+func listsRecords(ans []leaf, ec *echoes) bool {
+	var paths [8]uint64
+	var counts [8]int
+	n := 0
+	for i := range ans {
+		l := &ans[i]
+		if l.kind != leafString || ec.isText(l.val) {
+			continue
+		}
+		j := 0
+		for j < n && paths[j] != l.path {
+			j++
+		}
+		if j == n {
+			if n == len(paths) {
+				continue
+			}
+			paths[n], n = l.path, n+1
+		}
+		counts[j]++
+	}
+	many := 0
+	for _, c := range counts[:n] {
+		if c >= 3 {
+			many++
+		}
+	}
+	return many >= 2
 }
 
 const maxStreakWords = 32
@@ -823,7 +862,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s) {
+	if !qs.records && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
@@ -877,8 +916,12 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		// classified alike ties it to none of them. Documents that do not
 		// name this asking's words (a help centre's titles for a reworded
 		// question) keep the streak: only the refusal needs them about it.
-		reworded := qs.stale == 0 || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
-		notAbout := qs.stale > 0 && !qs.about(s)
+		// The same records again (documents found) tie askings that share
+		// no word: synonyms only ("terminate membership", "end automatic
+		// renewal") that find what the last asking found.
+		same := qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
+		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		notAbout := qs.stale > 0 && !same && !qs.about(s)
 		other = !reworded || notAbout
 		if answer != qs.answer || !reworded || notAbout && qs.verdict {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false
@@ -900,6 +943,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	}
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
+		qs.records = !fresh && listsRecords(ans, ec)
 	}
 	return other
 }
