@@ -546,6 +546,67 @@ func longRuns() []*lrRun {
 		add(b)
 	}
 
+	// A long coding session, about two hundred calls: forty tasks, each
+	// read, searched, edited, re-read and tested; the suite fails a little
+	// less each time and the same grep comes back between tasks.
+	{
+		b := longRun("coder-long-session", "coding", false).writes("edit_file", "write_file")
+		for i := 0; i < 40; i++ {
+			f := fmt.Sprintf("pkg%d/%s", i%8, files[i%len(files)])
+			b.do("Next task.", "read_file", map[string]any{"path": f}, lrFile(f, i/8))
+			b.do("Where is it used?", "grep", map[string]any{"pattern": fmt.Sprintf("helper%d", i%6), "path": "."}, fmt.Sprintf("%s:%d: helper%d(s)", f, 5+i%6, i%6))
+			b.do("Editing.", "edit_file", map[string]any{"path": f, "old": fmt.Sprintf("return %d", 10+i/8), "new": fmt.Sprintf("return %d", 11+i/8)}, `{"ok":true}`)
+			b.do("Re-reading.", "read_file", map[string]any{"path": f}, lrFile(f, i/8+1))
+			var failing []string
+			for j := i + 1; j < 40; j += 7 {
+				failing = append(failing, fmt.Sprintf("TestTask%02d (0.00s)", j))
+			}
+			b.do("Tests.", "run_tests", `{"pkg":"./..."}`, lrTests(failing))
+		}
+		add(b)
+	}
+
+	// A long form-filling session in a browser: thirty pages, each opened,
+	// snapshot, typed into, submitted, snapshot again.
+	{
+		b := longRun("browser-long-form-filling", "browsing", false).writes("browser_navigate", "browser_type", "browser_click")
+		for i := 0; i < 30; i++ {
+			url := fmt.Sprintf("https://forms.example.com/claim/%d", 7000+i)
+			b.do("Opening the claim.", "browser_navigate", map[string]any{"url": url}, `"Navigated"`)
+			b.do("What is on it?", "browser_snapshot", `{}`, lrSnapshot(fmt.Sprintf("Claim %d", 7000+i), []string{"Name", "Amount", "Submit"}))
+			b.do("Filling the amount.", "browser_type", map[string]any{"ref": "li1", "text": fmt.Sprint(100 + i*13)}, `"Typed"`)
+			b.do("Submitting.", "browser_click", `{"element":"Submit","ref":"li2"}`, `"Clicked"`)
+			b.do("Confirmed?", "browser_snapshot", `{}`, lrSnapshot("Claim submitted", []string{fmt.Sprintf("Reference CL-%d", 7000+i)}))
+		}
+		add(b)
+	}
+
+	// A data agent profiling sixty columns: the same query shape, a column
+	// at a time, figures that repeat.
+	{
+		b := longRun("sql-column-profiling", "sql", false)
+		for i := 0; i < 60; i++ {
+			col := fmt.Sprintf("c%02d", i)
+			b.do("Profiling "+col+".", "query", map[string]any{"sql": fmt.Sprintf("SELECT min(%s), max(%s), count(DISTINCT %s) FROM events", col, col, col)}, map[string]any{"rows": []any{map[string]any{"min": 0, "max": 1, "distinct": 2}}})
+		}
+		add(b)
+	}
+
+	// Five different questions to a help centre that answers each with the
+	// same popular articles (it found nothing).
+	{
+		b := longRun("research-kb-fallback-articles", "research", false)
+		popular := map[string]any{"results": []map[string]any{
+			{"title": "Getting started", "url": "https://help.example.com/a/1"},
+			{"title": "Popular: billing basics", "url": "https://help.example.com/a/2"},
+			{"title": "Popular: your account", "url": "https://help.example.com/a/3"},
+		}}
+		for _, q := range []string{"reset two factor device", "change invoice address", "export audit logs", "webhook retries", "delete workspace"} {
+			b.do("Asking the help centre.", "search_help", map[string]any{"query": q}, popular)
+		}
+		add(b)
+	}
+
 	// --- more loops ----------------------------------------------------------
 
 	// Sources re-opened after a reworded search that found them again.
