@@ -1137,6 +1137,8 @@ func TestFoldArgs(t *testing.T) {
 		{`{"sql":"SELECT id FROM orders WHERE status = 'late'"}`, `{"sql":"SELECT id FROM orders WHERE status = 'lost'"}`},
 		{`{"sql":"SELECT a.id FROM t"}`, `{"sql":"SELECT a id FROM t"}`},
 		{`{"command":"go test ./cache -timeout 30s"}`, `{"command":"go test ./cache -timeout 60s"}`},
+		{`{"command":"cat a/b.txt"}`, `{"command":"cat b/a.txt"}`},
+		{`{"command":"grep -rn foo src"}`, `{"command":"grep -rn fo osrc"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {

@@ -612,16 +612,16 @@ func (f *folder) word(h uint64) {
 }
 
 // wordsFold hashes a string of code in JSON (its escapes as written) as the
-// multiset of its tokens: words lower-cased, and each other character that
-// says something (an operator, a dot, a dash) alone. White space, quotes,
-// brackets, commas and semicolons are left out, and so are escapes: a
-// query or a command whose columns, conditions or flags come in another
-// order, or are written with other spacing, quoting or parentheses, is one
-// question ("status = 'late' AND region = 'EU'", "(region='EU') and
-// (status='late')").
+// multiset of its words, lower-cased: runs between white space, quotes,
+// brackets, commas and semicolons, with a comparison (=, <, >, !) a word of
+// its own. A query or a command whose columns, conditions or flags come in
+// another order, or are written with other spacing, quoting or parentheses,
+// is one question ("status = 'late' AND region = 'EU'", "(region='EU') and
+// (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
+// not "b/a.txt"). Escapes separate words.
 func wordsFold(v []byte) uint64 {
-	// Each token is hashed as it is read (FNV-1a, then mixed so that the
-	// sum of tokens does not cancel), without a buffer or a call per token.
+	// Each word is hashed as it is read (FNV-1a, then mixed so that the
+	// sum of words does not cancel), without a buffer or a call per word.
 	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
 	var sum uint64
 	h, n := uint64(offset), 0
@@ -633,24 +633,22 @@ func wordsFold(v []byte) uint64 {
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-			fallthrough
-		case 'a' <= c && c <= 'z', isDigit(c), c >= 0x80, c == '_':
-			h = (h ^ uint64(c)) * prime
-			n++
-		case c == '\\':
+		switch c {
+		case '\\':
 			flush()
 			i++ // the escaped character
-		default:
+		case ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
 			flush()
-			switch c {
-			case ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
-			default:
-				h, n = (h^uint64(c))*prime, 1
-				flush()
+		case '=', '<', '>', '!':
+			flush()
+			h, n = (h^uint64(c))*prime, 1
+			flush()
+		default:
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
 			}
+			h = (h ^ uint64(c)) * prime
+			n++
 		}
 	}
 	flush()
