@@ -187,6 +187,29 @@ func longRuns() []*lrRun {
 		add(b)
 	}
 
+	// A command retried with other options, none of them a widening, that
+	// fails the same way each time.
+	{
+		b := longRun("coder-retry-options-same-failure", "coding", true)
+		out := map[string]any{"exit_code": 1, "output": "--- FAIL: TestEvict (0.00s)\n    evict_test.go:31: 3 entries left, want 2\nFAIL\nFAIL\texample.com/app/cache\n"}
+		for i, o := range []string{"-v", "-race", "-count=1", "-failfast", "-shuffle=on", "-v -race -count=1"} {
+			if i == 2 {
+				b.from()
+			}
+			b.do("Maybe it is flaky; trying "+o+".", "run_command", map[string]any{"command": "go test ./cache -run TestEvict " + o}, out)
+		}
+		add(b)
+	}
+
+	// The same health check on twelve hosts, each answering alike.
+	{
+		b := longRun("coder-health-checks-alike", "coding", false)
+		for i := 0; i < 12; i++ {
+			b.do("Next host.", "run_command", map[string]any{"command": fmt.Sprintf("curl -s --max-time 5 https://web-%02d.internal/healthz", i)}, `{"exit_code":0,"output":"status: ok\nversion: 1.4.2\nchecks: db cache queue\n"}`)
+		}
+		add(b)
+	}
+
 	// --- a browsing agent --------------------------------------------------
 
 	// A screenshot after each distinct action, the page changing.
