@@ -203,7 +203,6 @@ var lrKnown = map[string]string{
 	// does not change after each differently described click is a re-read
 	// after a write (the identical click is a write cycle).
 	"browser-page-does-not-change-reworded-clicks": "missed",
-	"coder-retry-options-same-failure":             "missed",
 }
 
 func TestLongRuns(t *testing.T) {

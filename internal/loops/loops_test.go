@@ -1117,6 +1117,8 @@ func TestFoldArgs(t *testing.T) {
 		// or bracketed otherwise.
 		{`{"sql":"SELECT id, total FROM orders WHERE status = 'late' AND region = 'EU'"}`, `{"sql":"select total, id from orders where (region='EU') and (status = 'late')"}`},
 		{`{"command":"go test ./cache -count=1 -v"}`, `{"command":"go test -v -count=1 ./cache"}`},
+		// Other options, the same operands.
+		{`{"command":"go test ./cache -run TestEvict -v"}`, `{"command":"go test ./cache -run TestEvict -race --count=1"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1138,6 +1140,10 @@ func TestFoldArgs(t *testing.T) {
 		{`{"sql":"SELECT a.id FROM t"}`, `{"sql":"SELECT a id FROM t"}`},
 		{`{"command":"go test ./cache -timeout 30s"}`, `{"command":"go test ./cache -timeout 60s"}`},
 		{`{"command":"cat a/b.txt"}`, `{"command":"cat b/a.txt"}`},
+		{`{"command":"go test ./cache -run TestEvict"}`, `{"command":"go test ./cache -run TestPin"}`},
+		{`{"command":"kubectl get pods -n prod"}`, `{"command":"kubectl get pods -n staging"}`},
+		{`{"command":"tail -n 5 app.log"}`, `{"command":"tail -n 50 app.log"}`},
+		{`{"sql":"SELECT a - 5 FROM t"}`, `{"sql":"SELECT a FROM t"}`},
 		{`{"command":"grep -rn foo src"}`, `{"command":"grep -rn fo osrc"}`},
 	}
 	for _, p := range differ {

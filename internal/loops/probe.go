@@ -618,7 +618,7 @@ func (f *folder) word(h uint64) {
 // another order, or are written with other spacing, quoting or parentheses,
 // is one question ("status = 'late' AND region = 'EU'", "(region='EU') and
 // (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
-// not "b/a.txt"). Escapes separate words.
+// not "b/a.txt"). Escapes separate words, and options are left out.
 func wordsFold(v []byte) uint64 {
 	// Each word is hashed as it is read (FNV-1a, then mixed so that the
 	// sum of words does not cancel), without a buffer or a call per word.
@@ -644,6 +644,15 @@ func wordsFold(v []byte) uint64 {
 			h, n = (h^uint64(c))*prime, 1
 			flush()
 		default:
+			if n == 0 && c == '-' && option(v[i+1:]) {
+				// An option (-v, --no-cache, -count=1) says how, not
+				// what: a command retried with other options asks the
+				// same question. The words after it stay (-run TestX).
+				for i+1 < len(v) && !wordEnd(v[i+1]) {
+					i++
+				}
+				continue
+			}
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
@@ -653,6 +662,25 @@ func wordsFold(v []byte) uint64 {
 	}
 	flush()
 	return sum
+}
+
+// option reports whether the rest of a word after a '-' makes it a
+// command's option: a letter, or a second '-' and a letter ("-5" and
+// "-0.5" are numbers, "--" alone is not an option).
+func option(rest []byte) bool {
+	if len(rest) > 0 && rest[0] == '-' {
+		rest = rest[1:]
+	}
+	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// wordEnd reports whether c ends a word of code for wordsFold.
+func wordEnd(c byte) bool {
+	switch c {
+	case '\\', ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
+		return true
+	}
+	return false
 }
 
 // number writes b in one spelling of its value, when b is a number: an
