@@ -42,6 +42,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -145,10 +146,7 @@ func (s *Server) atCap(owner string) bool {
 // 1.x whose session is gone stays broken (it never initializes again);
 // the client that opens one too many is the one told, at once, why.
 func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
-	msg := fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
-		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
-		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
-	b, _ := json.Marshal(msg)
+	b, _ := json.Marshal(s.tooManyMessage())
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -157,22 +155,42 @@ func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, codeTooManySessions, b)
 }
 
+// tooManyMessage is the message of tooManySessions.
+func (s *Server) tooManyMessage() string {
+	return fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
+		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
+		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
+}
+
 // codeTooManySessions is the JSON-RPC error code of tooManySessions, in
 // the range JSON-RPC leaves to servers.
 const codeTooManySessions = -32005
 
-// countSession counts a session that was just initialized against its
-// owner's bound; endSession counts it out.
-func (s *Server) countSession(st *session, owner string) {
-	if !st.counted.CompareAndSwap(nil, &owner) {
-		return
+// claimSession counts a session whose initialize is being answered
+// against its owner's bound, in the same step as it checks the bound:
+// false, and not counted, past it. newSessions refuses most initializes
+// past the bound before the SDK makes a session, with a 429; this is what
+// holds the bound, whatever newSessions read: initializes that all pass
+// its check at once, one in a batch, or one whose "method" key is written
+// with escapes (the SDK decodes it, the envelope reader does not). Those
+// get the same JSON-RPC error, in the SDK's answer, and no session.
+func (s *Server) claimSession(st *session, owner string) bool {
+	if st.counted.Load() != nil {
+		return true // an initialize again on a session counted
 	}
 	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.maxSessions > 0 && s.owners[owner] >= s.maxSessions {
+		return false
+	}
+	if !st.counted.CompareAndSwap(nil, &owner) {
+		return true
+	}
 	if s.owners == nil {
 		s.owners = map[string]int{}
 	}
 	s.owners[owner]++
-	s.countMu.Unlock()
+	return true
 }
 
 // uncount counts st's session out of its owner's.
@@ -200,32 +218,58 @@ func (s *Server) Sessions() map[string]int {
 	return out
 }
 
-// opened handles a session's initialize once the SDK answered it: the
-// session is counted against its owner's bound and, unless it is one
-// taken over, recorded in the store (queued: the answer does not wait for
-// the disk, and a DELETE after it, written after it, deletes it).
-func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
+// streamableSession returns the Streamable HTTP session (one with an
+// id, not of /sse) an initialize opens, and its owner (the TokenInfo
+// user bindSessions gave its request; "" without auth); nil for any
+// other.
+func streamableSession(ctx context.Context, req mcp.Request) (*mcp.ServerSession, string) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || ss.ID() == "" {
-		return // stdio, in memory, the sessionless protocol
+		return nil, "" // stdio, in memory, the sessionless protocol
 	}
 	if _, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
-		return // /sse: its stream is its session
+		return nil, "" // /sse: its stream is its session
+	}
+	owner := ""
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		owner = ex.TokenInfo.UserID
+	}
+	return ss, owner
+}
+
+// opening counts a session whose initialize comes in against its owner's
+// bound (claimSession); past it, the error to answer.
+func (s *Server) opening(ctx context.Context, req mcp.Request) error {
+	ss, owner := streamableSession(ctx, req)
+	if ss == nil || s.claimSession(s.sessionFor(ss), owner) {
+		return nil
+	}
+	return &jsonrpc.Error{Code: codeTooManySessions, Message: s.tooManyMessage()}
+}
+
+// opened handles a session's initialize once the SDK answered it (err,
+// its error): a session not initialized is counted out again; one that
+// is, unless it is one taken over, is recorded in the store (queued: the
+// answer does not wait for the disk, and a DELETE after it, written after
+// it, deletes it).
+func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, err error) {
+	ss, _ := streamableSession(ctx, req)
+	if ss == nil {
+		return
 	}
 	st := s.sessionFor(ss)
-	owner := ""
-	var who *auth.Identity
-	if ex := req.GetExtra(); ex != nil {
-		if ex.TokenInfo != nil {
-			owner = ex.TokenInfo.UserID
+	if err != nil {
+		if ss.InitializeParams() == nil {
+			s.uncount(st) // the SDK closes it
 		}
-		if s.authn != nil {
-			who = s.identityOf(ctx, ex.Header)
-		}
+		return
 	}
-	s.countSession(st, owner)
 	if s.records == nil {
 		return
+	}
+	var who *auth.Identity
+	if ex := req.GetExtra(); ex != nil && s.authn != nil {
+		who = s.identityOf(ctx, ex.Header)
 	}
 	id := ss.ID()
 	hash := hashID(id)

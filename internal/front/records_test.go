@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -275,6 +276,47 @@ func TestSessionsPerPrincipal(t *testing.T) {
 	a1.Close()
 	if _, err := g.connect(keys["alice@acme"]); err != nil {
 		t.Errorf("alice cannot open a session once one of hers ended: %v", err)
+	}
+	if n := g.cur.Load().Sessions()[sessionOwner(&auth.Identity{Principal: "alice", Tenant: "acme"})]; n != 2 {
+		t.Errorf("alice's sessions counted = %d, want 2", n)
+	}
+}
+
+// The bound holds whatever the initialize looks like: one in a batch, or
+// one whose "method" key is written with escapes, which the SDK reads as
+// any other but the envelope newSessions reads does not, gets the bound's
+// JSON-RPC error and no session; the count stays at the bound.
+func TestSessionsPerPrincipalWhateverTheEnvelope(t *testing.T) {
+	_, authn, keys := authServer(t)
+	g := newRestartable(t, authn, 2)
+	for range 2 {
+		if _, err := g.connect(keys["alice@acme"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	for what, body := range map[string]string{
+		"in a batch":          "[" + init + "]",
+		"with an escaped key": strings.Replace(init, `"method"`, `"meth\u006fd"`, 1),
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Reach-Key", keys["alice@acme"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"code":-32005`) || !strings.Contains(string(b), "sessions_per_principal") {
+			t.Errorf("a third initialize of alice %s = %d %s; want the bound's error", what, resp.StatusCode, b)
+		}
+		if sid := resp.Header.Get(mcpwire.HeaderSession); sid != "" {
+			if code, _ := g.post(sid, keys["alice@acme"]); code != http.StatusNotFound {
+				t.Errorf("a call on the session of the initialize refused %s = %d; want 404", what, code)
+			}
+		}
 	}
 	if n := g.cur.Load().Sessions()[sessionOwner(&auth.Identity{Principal: "alice", Tenant: "acme"})]; n != 2 {
 		t.Errorf("alice's sessions counted = %d, want 2", n)
