@@ -332,6 +332,13 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 		return true // opened with auth on and served now without, or the other way round
 	}
 	if r.Method == http.MethodDelete {
+		// Not while a call of the session takes it over: after that, the
+		// session is this process's, and its DELETE the SDK's.
+		s.reviveMu.Lock()
+		defer s.reviveMu.Unlock()
+		if s.sessionByID(sid) != nil {
+			return true
+		}
 		if err := s.records.DeleteSession(r.Context(), hash); err != nil {
 			http.Error(w, "deleting the session failed; try again", http.StatusServiceUnavailable)
 			return false
@@ -357,6 +364,11 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	defer s.reviveMu.Unlock()
 	if s.sessionByID(sid) != nil {
 		return true // another request of the client took it over meanwhile
+	}
+	// Read again: a DELETE of the session (or its idle gap's sweep) since
+	// the read above ends it for good.
+	if rec, err = s.records.GetSession(r.Context(), hash); err != nil {
+		return true
 	}
 	var params mcp.InitializeParams
 	if json.Unmarshal(rec.Init, &params) != nil {

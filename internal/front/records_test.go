@@ -322,3 +322,60 @@ func TestSessionsPerPrincipalWhateverTheEnvelope(t *testing.T) {
 		t.Errorf("alice's sessions counted = %d, want 2", n)
 	}
 }
+
+// heldRecords is a store whose first GetSession, once it has read the
+// record, waits until released: a request that read a session's record
+// is held there while others go on.
+type heldRecords struct {
+	store.Store
+	held          atomic.Bool
+	read, release chan struct{}
+}
+
+func (h *heldRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	rec, err := h.Store.GetSession(ctx, hash)
+	if h.held.CompareAndSwap(false, true) {
+		close(h.read)
+		<-h.release
+	}
+	return rec, err
+}
+
+// A DELETE of a session known only to the store, while a call of the same
+// session is taking it over, ends the session: the call that read the
+// record before the DELETE does not make it again after the 204.
+func TestSessionDeletedWhileTakenOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "before")
+	held := &heldRecords{Store: g.records, read: make(chan struct{}), release: make(chan struct{})}
+	g.records = held
+	s := g.start()
+	call := make(chan int)
+	go func() {
+		code, _ := g.post(cs.ID(), "")
+		call <- code
+	}()
+	<-held.read // the call read the record
+	req, _ := http.NewRequest(http.MethodDelete, g.srv.URL, nil)
+	req.Header.Set(mcpwire.HeaderSession, cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE = %d, want 204", resp.StatusCode)
+	}
+	close(held.release)
+	<-call
+	if s.sessionByID(cs.ID()) != nil {
+		t.Error("the session deleted is open again")
+	}
+	if code, body := g.post(cs.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on the session after its DELETE = %d %s; want 404", code, body)
+	}
+}
