@@ -381,11 +381,11 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	s.serveNew(sdk, discard{}, post, sid)
 	ss := s.findSession(sid)
 	if ss == nil || ss.InitializeParams() == nil {
-		s.log.Warn("an MCP session could not be taken over", "session", hash[:12])
+		s.log.Warn("an MCP session could not be taken over", "session_id", SessionRef("#"+hash[:12]))
 		return true
 	}
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
-	s.log.Info("MCP session taken over from the store", "session", hash[:12], "opened", rec.Created, "last_request", rec.Request)
+	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
 	return true
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -378,4 +380,59 @@ func TestSessionDeletedWhileTakenOver(t *testing.T) {
 	if code, body := g.post(cs.ID(), ""); code != http.StatusNotFound {
 		t.Errorf("a call on the session after its DELETE = %d %s; want 404", code, body)
 	}
+}
+
+// logged keeps the records a logger handles.
+type logged struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logged) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logged) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logged) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logged) WithGroup(string) slog.Handler      { return l }
+
+// The log line of a session taken over names it as the SDK's lines do
+// (session_id, a SessionRef: the short hash the gateway's redactor leaves
+// as it is), so that an operator can follow the session from one process
+// to the next; a plain string under "session" is redacted.
+func TestSessionTakenOverLogged(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.start()
+	l := &logged{}
+	s.log = slog.New(l)
+	echo(t, cs, "after the restart")
+	want := SessionRef("#" + hashID(cs.ID())[:12])
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.recs {
+		if !strings.Contains(r.Message, "taken over") {
+			continue
+		}
+		found := false
+		r.Attrs(func(a slog.Attr) bool {
+			if strings.Contains(a.Value.String(), cs.ID()) {
+				t.Errorf("the log holds the session id: %s=%v", a.Key, a.Value)
+			}
+			if ref, ok := a.Value.Any().(SessionRef); ok && a.Key == "session_id" && ref == want {
+				found = true
+			}
+			return true
+		})
+		if !found {
+			t.Errorf("the take-over's log line does not name the session as the SDK's do (session_id=%s)", want)
+		}
+		return
+	}
+	t.Error("no log line of the take-over")
 }
