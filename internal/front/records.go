@@ -374,6 +374,8 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	if json.Unmarshal(rec.Init, &params) != nil {
 		return true
 	}
+	s.revivals.Add(1)
+	defer s.revivals.Add(-1)
 	s.reviving.Store(sid, true)
 	defer s.reviving.Delete(sid)
 	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": resumeID, "method": "initialize", "params": &params})
@@ -387,6 +389,19 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
 	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
 	return true
+}
+
+// awaitTakeOver returns session sid (ss, as the SDK's sessions list it)
+// once no take-over is initializing it: the SDK lists a session from
+// before it registers its id and initializes it, and takeOver holds
+// reviveMu until both are done.
+func (s *Server) awaitTakeOver(sid string, ss *mcp.ServerSession) *mcp.ServerSession {
+	if _, ok := s.reviving.Load(sid); !ok {
+		return ss
+	}
+	s.reviveMu.Lock()
+	s.reviveMu.Unlock()
+	return s.sessionByID(sid)
 }
 
 // newPost is a POST of body to /mcp made from r (its context, who sent

@@ -30,6 +30,7 @@ type restartable struct {
 	records store.Store
 	authn   *auth.Authenticator
 	max     int
+	log     *slog.Logger // the next start's, if set
 	cur     atomic.Pointer[Server]
 	h       atomic.Pointer[http.Handler]
 }
@@ -56,7 +57,7 @@ func (g *restartable) start() *Server {
 	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{})
 	g.t.Cleanup(owned.EndAll)
 	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Authn: g.authn, Tools: allTools{rt},
-		Levels: &Levels{}, IdleAfter: time.Minute, Records: g.records, MaxSessions: g.max})
+		Levels: &Levels{}, IdleAfter: time.Minute, Records: g.records, MaxSessions: g.max, Logger: g.log})
 	s.SyncTools()
 	g.t.Cleanup(s.Close)
 	var h http.Handler = s.Handler()
@@ -435,4 +436,72 @@ func TestSessionTakenOverLogged(t *testing.T) {
 		return
 	}
 	t.Error("no log line of the take-over")
+}
+
+// heldLog is a log whose first line with a message, once armed, waits
+// until released.
+type heldLog struct {
+	msg            string
+	armed          *atomic.Bool
+	entered, until chan struct{}
+}
+
+func (h heldLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h heldLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg && h.armed.CompareAndSwap(true, false) {
+		close(h.entered)
+		<-h.until
+	}
+	return nil
+}
+func (h heldLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h heldLog) WithGroup(string) slog.Handler      { return h }
+
+// A request of a session that comes while another request of its client
+// is taking the session over (the SDK has made it, and has not yet
+// initialized it) waits for the take-over, rather than getting the SDK's
+// 404 or being refused as made during the session's initialization: a
+// client back after a restart sends several requests at once.
+func TestSessionCallDuringTakeOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	g.log = slog.New(heldLog{msg: "server session connected", armed: &armed, entered: entered, until: release})
+	g.start()
+	armed.Store(true)
+	type answer struct {
+		code int
+		body string
+	}
+	first, second := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		code, body := g.post(cs.ID(), "")
+		first <- answer{code, body}
+	}()
+	<-entered // the take-over's session is made, not yet initialized
+	go func() {
+		code, body := g.post(cs.ID(), "")
+		second <- answer{code, body}
+	}()
+	// The second request is either answered at once, while the session
+	// is being made (what this test is about), or waits for the
+	// take-over; it is let go after a while either way.
+	var a answer
+	select {
+	case a = <-second:
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if a.code == 0 {
+		a = <-second
+	}
+	for what, a := range map[string]answer{"the call that took the session over": <-first, "a call during the take-over": a} {
+		if a.code != http.StatusOK || !strings.Contains(a.body, "again") || strings.Contains(a.body, `"error"`) {
+			t.Errorf("%s = %d %s", what, a.code, a.body)
+		}
+	}
 }

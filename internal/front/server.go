@@ -132,6 +132,7 @@ type Server struct {
 	turn      atomic.Pointer[idTurn]
 	reviveMu  sync.Mutex   // one session taken over at a time (takeOver)
 	reviving  sync.Map     // session id -> true while takeOver initializes it
+	revivals  atomic.Int32 // how many take-overs are initializing a session
 	lastSweep atomic.Int64 // when the records were last swept, Unix ns
 	countMu   sync.Mutex
 	owners    map[string]int // sessionOwner -> its sessions open (claimSession)
