@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -864,7 +865,9 @@ func (t *task) persist() {
 	defer cancel()
 	if _, err := ts.PutTask(ctx, rec); err != nil {
 		t.g.log.Error("a2a: a task's state was not stored", "task", id, "state", st, "err", err)
+		return
 	}
+	crashpoint.Reached("task.stored")
 }
 
 // storedTask returns agent's task id as the store keeps it, if owner owns
