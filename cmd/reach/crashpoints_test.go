@@ -1,0 +1,501 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store/sqlite"
+)
+
+// crashRun is one gateway's life in TestCrashAtEveryDurablePoint, and what
+// its test needs to drive and check it.
+type crashRun struct {
+	base, data string
+	fx         *sideEffects
+}
+
+// book is an envelope of one travel__book call: in request (none if ""),
+// under key (the call id's if ""), of chain and step.
+func book(request, key string, chain, step int) string {
+	rid, k := "", ""
+	if request != "" {
+		rid = fmt.Sprintf(`"request_id":%q,`, request)
+	}
+	if key != "" {
+		k = fmt.Sprintf(`"idempotency_key":%q,`, key)
+	}
+	return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"b%d-%d","tool":"travel__book",%s"arguments":{"chain":%d,"step":%d}}]}`,
+		rid, chain, step, k, chain, step)
+}
+
+// closeAccount is an envelope of the high-risk travel__close under key, in
+// request (none if "").
+func closeAccount(request, key string) string {
+	rid := ""
+	if request != "" {
+		rid = fmt.Sprintf(`"request_id":%q,`, request)
+	}
+	return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, rid, key)
+}
+
+var approvalID = regexp.MustCompile(`apr_[0-9a-f]+`)
+
+// ask calls travel__close under key and returns the id of the approval it
+// waits for.
+func (h *crashRun) ask(t *testing.T, request, key string) string {
+	t.Helper()
+	res := call(t, h.base, closeAccount(request, key))
+	id := ""
+	if res.Error != nil {
+		id = approvalID.FindString(res.Error.Message)
+	}
+	if res.Status != "pending" || id == "" {
+		t.Fatalf("travel__close under %s got %+v; want it pending, naming its approval", key, res)
+	}
+	return id
+}
+
+func (h *crashRun) post(path, body string) {
+	c := &http.Client{Timeout: time.Minute}
+	if resp, err := c.Post(h.base+path, "application/json", strings.NewReader(body)); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// state is the request id's state as GET /v1/requests/{id} shows it.
+func (h *crashRun) state(t *testing.T, id string) string {
+	t.Helper()
+	status, body := get(t, h.base+"/v1/requests/"+id)
+	var r struct{ State string }
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil {
+		t.Fatalf("GET /v1/requests/%s: %d %s", id, status, body)
+	}
+	return r.State
+}
+
+// approval is the status of approval id as GET /v1/approvals/{id} shows it.
+func (h *crashRun) approval(t *testing.T, id string) string {
+	t.Helper()
+	status, body := get(t, h.base+"/v1/approvals/"+id)
+	var a struct{ Status string }
+	if status != 200 || json.Unmarshal([]byte(body), &a) != nil {
+		t.Fatalf("GET /v1/approvals/%s: %d %s", id, status, body)
+	}
+	return a.Status
+}
+
+// deadLetters are the ids and states of the dead letters the gateway lists.
+func (h *crashRun) deadLetters(t *testing.T) map[string]string {
+	t.Helper()
+	var dl struct{ Deadletters []struct{ ID, State string } }
+	if status, body := get(t, h.base+"/v1/deadletters"); status != 200 || json.Unmarshal([]byte(body), &dl) != nil {
+		t.Fatalf("dead letters: %d %s", status, body)
+	}
+	out := map[string]string{}
+	for _, d := range dl.Deadletters {
+		out[d.ID] = d.State
+	}
+	return out
+}
+
+// counts reads one of the upstream's counts under its lock.
+func (h *crashRun) counts(f func(fx *sideEffects) int) int {
+	h.fx.mu.Lock()
+	defer h.fx.mu.Unlock()
+	return f(h.fx)
+}
+
+// TestCrashAtEveryDurablePoint kills a real `reach serve` (kill -9) right
+// after each durable write of docs/STATE.md ("Crash points") other than a
+// call's own three (TestCrashAtDurablePoints), and once inside SQLite's
+// transaction, between a batch's statements and its COMMIT; then restarts
+// it over the same data and checks what that table says the kill leaves.
+// A point that recovery reaches (recovery.*) is armed in a second life,
+// after a first one killed with work to recover, and checked in a third.
+// After every restart, besides each case's own checks:
+//
+//   - no booking, and no undo, ran twice for one idempotency key or leg;
+//   - no request is left running: the request list (GET /v1/requests and
+//     `reach requests`) shows each request of the dead lives final;
+//   - `reach audit verify` passes;
+//   - the store keeps no idempotency claim once the gateway stopped.
+func TestCrashAtEveryDurablePoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	// Chain 9's undo always fails: its booking's undo is dead-lettered.
+	fails := func(chain, _ int) bool { return chain == 9 }
+	for _, tc := range []struct {
+		point string
+		// recovery: the point is reached by the recovery of a second life,
+		// after drive ran in a first one that was killed.
+		recovery bool
+		drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
+		check    func(t *testing.T, h *crashRun) // after the restart
+	}{
+		{
+			// The request is durable before its first claim: it is
+			// interrupted, and its call never ran.
+			point: "request.begun",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", book("r", "k1", 1, 1)) },
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); s != "interrupted" {
+					t.Errorf("request r is %s; want interrupted", s)
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || res.Replayed {
+					t.Errorf("the retry of k1 got %+v; want it to run (it never started)", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:k1"] }); n != 1 {
+					t.Errorf("k1 booked %d times; want 1", n)
+				}
+			},
+		},
+		{
+			// The stop is durable before its undos run: the restart runs
+			// them, and the request stays stopped.
+			point: "request.stopped",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+				if res := call(t, h.base, book("r", "k2", 1, 2)); res.Error == nil || !strings.HasPrefix(res.Error.Code, "stopped") {
+					t.Errorf("a call in the stopped request got %+v; want it refused as stopped", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the booking of the stopped request was undone %d times; want 1", n)
+				}
+			},
+		},
+		{
+			// The end is durable when the client is answered: nothing of
+			// the request is undone.
+			point: "request.ended",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/end", "")
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); s != "completed" {
+					t.Errorf("request r is %s; want completed", s)
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || !res.Replayed {
+					t.Errorf("the retry of k1 got %+v; want its recorded result", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
+					t.Errorf("the booking of the ended request was undone %d times", n)
+				}
+			},
+		},
+		{
+			// A new approval is durable before the call is answered
+			// pending: the restart keeps it pending, and approved, the
+			// call runs once.
+			point: "approval.pending",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", closeAccount("r", "c1")) },
+			check: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "", "c1")
+				if s := h.approval(t, id); s != "pending" {
+					t.Errorf("approval %s is %s; want pending", id, s)
+				}
+				h.approveAndRun(t, id, "c1")
+			},
+		},
+		{
+			point: "approval.approved",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				h.post("/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status != "success" {
+					t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+				}
+				h.ranOnce(t, "c1")
+			},
+		},
+		{
+			// The approval is used before its call runs: the call's
+			// repetition still runs it, once.
+			point: "approval.used",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
+					t.Fatalf("approve: %d %v", status, out)
+				}
+				h.post("/v1/calls", closeAccount("r", "c1"))
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status != "success" {
+					t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+				}
+				h.ranOnce(t, "c1")
+			},
+		},
+		{
+			point: "approval.denied",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				h.post("/v1/approvals/"+id+"/deny", `{"reason":"no"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status == "success" || res.Status == "pending" {
+					t.Errorf("the denied call, repeated, got %+v; want it refused", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return len(fx.closed) }); n != 0 {
+					t.Errorf("the denied call ran %d times", n)
+				}
+			},
+		},
+		{
+			// A failed undo is dead-lettered before anything else: the
+			// restart does not run it again, the dead letter stays open.
+			point: "deadletter.added",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters after the restart: %v; want the one undo", dl)
+				}
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+			},
+		},
+		{
+			// An operator's retry takes the dead letter; the kill cuts it
+			// short: the restart opens it again.
+			point: "deadletter.taken",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+				for id := range h.deadLetters(t) {
+					h.post("/v1/deadletters/"+id+"/retry", "")
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				dl := h.deadLetters(t)
+				if len(dl) != 1 {
+					t.Errorf("dead letters after the restart: %v; want the one undo", dl)
+				}
+				for id, s := range dl {
+					if s != "open" {
+						t.Errorf("dead letter %s is %s; want it open again", id, s)
+					}
+				}
+			},
+		},
+		{
+			// Recovery's undo ran and its key is settled; the request is
+			// not stored interrupted yet: the next recovery does not run
+			// the undo again.
+			point:    "recovery.undone",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
+		},
+		{
+			point:    "recovery.interrupted",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
+		},
+		{
+			// The audit log's batch is durable (a booking's events): the
+			// chain verifies after the kill (the common checks).
+			point: "audit.appended",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", book("r", "k1", 1, 1)) },
+		},
+		{
+			// Killed inside SQLite's transaction, its statements run, before
+			// COMMIT: none of the batch is kept (the Nth batch of a life
+			// that books a leg and ends its request).
+			point: "commit#3",
+			drive: func(t *testing.T, h *crashRun) {
+				h.post("/v1/calls", book("r", "k1", 1, 1))
+				h.post("/v1/requests/r/end", "")
+			},
+			check: func(t *testing.T, h *crashRun) { h.notTwice(t, "k1") },
+		},
+		{
+			point: "commit#5",
+			drive: func(t *testing.T, h *crashRun) {
+				h.post("/v1/calls", book("r", "k1", 1, 1))
+				h.post("/v1/requests/r/end", "")
+			},
+			check: func(t *testing.T, h *crashRun) { h.notTwice(t, "k1") },
+		},
+	} {
+		// A data folder's path has no '#' (the store refuses it), and
+		// t.TempDir's is named after the test.
+		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
+			h := &crashRun{data: t.TempDir(), fx: newSideEffects(fails)}
+			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
+`)
+			addr := freeAddr(t)
+			h.base = "http://" + addr
+			if tc.recovery {
+				cmd := startReach(t, cfg, addr, h.data)
+				tc.drive(t, h)
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+			}
+			cmd, reached := startReachAt(t, cfg, addr, h.data, tc.point)
+			driven := make(chan struct{})
+			if tc.recovery {
+				close(driven)
+			} else {
+				go func() { // cut off by the kill
+					defer close(driven)
+					tc.drive(t, h)
+				}()
+			}
+			select {
+			case <-reached:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the gateway never reached crash point %s", tc.point)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			<-driven // what it had left to send found nothing listening
+
+			cmd = startReach(t, cfg, addr, h.data)
+			if tc.check != nil {
+				tc.check(t, h)
+			}
+			h.checkAll(t, cmd)
+		})
+	}
+}
+
+// approveAndRun approves id and repeats its call under key: it runs once.
+func (h *crashRun) approveAndRun(t *testing.T, id, key string) {
+	t.Helper()
+	if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
+		t.Fatalf("approve %s: %d %v", id, status, out)
+	}
+	if res := call(t, h.base, closeAccount("", key)); res.Status != "success" {
+		t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+	}
+	h.ranOnce(t, key)
+}
+
+// ranOnce checks that the high-risk call under key ran once, and that a
+// retry gets its recorded result.
+func (h *crashRun) ranOnce(t *testing.T, key string) {
+	t.Helper()
+	if res := call(t, h.base, closeAccount("", key)); res.Status != "success" || !res.Replayed {
+		t.Errorf("a retry of the approved call got %+v; want its recorded result", res)
+	}
+	h.fx.mu.Lock()
+	defer h.fx.mu.Unlock()
+	n := 0
+	for _, c := range h.fx.closed {
+		n += c
+	}
+	if n != 1 {
+		t.Errorf("the approved call ran %d times; want 1 (%v)", n, h.fx.closed)
+	}
+}
+
+// undoneOnce checks that request, which the restart interrupted, had its
+// booking under key undone once, and that a retry of it is told so.
+func (h *crashRun) undoneOnce(t *testing.T, request, key string) {
+	t.Helper()
+	if s := h.state(t, request); s != "interrupted" {
+		t.Errorf("request %s is %s; want interrupted", request, s)
+	}
+	if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+		t.Errorf("the booking was undone %d times; want 1", n)
+	}
+	if res := call(t, h.base, book("", key, 1, 1)); res.Error == nil || res.Error.Code != "undone" {
+		t.Errorf("the retry of %s got %+v; want the error undone", key, res)
+	}
+}
+
+// notTwice checks that a retry of the booking under key does not book it
+// again if it ran.
+func (h *crashRun) notTwice(t *testing.T, key string) {
+	t.Helper()
+	call(t, h.base, book("", key, 1, 1))
+	if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:"+key] }); n != 1 {
+		t.Errorf("%s booked %d times, with its retry; want 1", key, n)
+	}
+}
+
+// checkAll makes the checks of every case (TestCrashAtEveryDurablePoint)
+// and stops the gateway cmd.
+func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	h.fx.mu.Lock()
+	h.fx.bookedOnce(t, "")
+	for leg, n := range h.fx.legs {
+		if n > 1 {
+			t.Errorf("leg %s booked %d times", leg, n)
+		}
+	}
+	for key, n := range h.fx.unbooked {
+		if n > 1 {
+			t.Errorf("undo under key %s ran %d times", key, n)
+		}
+	}
+	h.fx.mu.Unlock()
+	status, page := get(t, h.base+"/v1/requests")
+	var list struct{ Requests []struct{ ID, State string } }
+	if status != 200 || json.Unmarshal([]byte(page), &list) != nil {
+		t.Fatalf("GET /v1/requests: %d %s", status, page)
+	}
+	for _, r := range list.Requests {
+		if r.ID == "r" && (r.State == "running" || r.State == "") {
+			t.Errorf("request r is %q after the restart; want it final", r.State)
+		}
+	}
+	if out, _, err := runCmd(t, newRequests, "list", "--api", h.base); err != nil {
+		t.Errorf("reach requests: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if out, errOut, err := runCmd(t, newAudit, "verify", "--data", h.data); err != nil || !strings.Contains(out, "chain ok") {
+		t.Errorf("reach audit verify: %v\n%s%s", err, out, errOut)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, h.data, &sqlite.Options{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
+		t.Errorf("claims left in the store: %v (%v)", claims, err)
+	}
+}
