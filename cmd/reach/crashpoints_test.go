@@ -107,6 +107,20 @@ func (h *crashRun) deadLetters(t *testing.T) map[string]string {
 	return out
 }
 
+// deadLetter waits for a dead letter to be listed (a stop's undos run
+// after the stop is answered), and returns the list.
+func (h *crashRun) deadLetter(t *testing.T) map[string]string {
+	t.Helper()
+	for range 1000 {
+		if dl := h.deadLetters(t); len(dl) > 0 {
+			return dl
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("no dead letter came")
+	return nil
+}
+
 // counts reads one of the upstream's counts under its lock.
 func (h *crashRun) counts(f func(fx *sideEffects) int) int {
 	h.fx.mu.Lock()
@@ -139,6 +153,7 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 		// recovery: the point is reached by the recovery of a second life,
 		// after drive ran in a first one that was killed.
 		recovery bool
+		first    string                          // where the first life is killed, if not once drive returned
 		drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
 		check    func(t *testing.T, h *crashRun) // after the restart
 	}{
@@ -291,7 +306,7 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 					t.Fatalf("booking: %+v", res)
 				}
 				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
-				for id := range h.deadLetters(t) {
+				for id := range h.deadLetter(t) {
 					h.post("/v1/deadletters/"+id+"/retry", "")
 				}
 			},
@@ -304,6 +319,99 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 					if s != "open" {
 						t.Errorf("dead letter %s is %s; want it open again", id, s)
 					}
+				}
+			},
+		},
+		{
+			// An operator dismisses the dead letter: the dismissal is
+			// durable before it is answered.
+			point: "deadletter.settled",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+				for id := range h.deadLetter(t) {
+					h.post("/v1/deadletters/"+id+"/dismiss", `{"note":"refunded by hand"}`)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if dl := h.deadLetters(t); len(dl) != 0 {
+					t.Errorf("open dead letters after the restart: %v; want none (dismissed)", dl)
+				}
+			},
+		},
+		{
+			// A stop's compensation cut off mid-way: the undo of the newer
+			// leg is durable as executing (it may have run). The restart
+			// runs the older leg's undo and does not run the newer one's
+			// again: it is dead-lettered for an operator.
+			point: "executing#3",
+			drive: func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 2; step++ {
+					if res := call(t, h.base, book("r", fmt.Sprint("k", step), 1, step)); res.Status != "success" {
+						t.Fatalf("booking: %+v", res)
+					}
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the older leg was undone %d times; want 1", n)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/2"] }); n != 0 {
+					t.Errorf("the newer leg, whose undo was cut off, was undone %d times; want 0", n)
+				}
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters: %v; want the newer leg's undo", dl)
+				}
+			},
+		},
+		{
+			// The same one step later: the newer leg's undo done, the
+			// older one's claimed (with its executing checkpoint, one
+			// write). The newer is not undone again; the older, which may
+			// have run, is dead-lettered.
+			point: "claimed#4",
+			drive: func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 2; step++ {
+					if res := call(t, h.base, book("r", fmt.Sprint("k", step), 1, step)); res.Status != "success" {
+						t.Fatalf("booking: %+v", res)
+					}
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/2"] }); n != 1 {
+					t.Errorf("the newer leg was undone %d times; want 1", n)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
+					t.Errorf("the older leg, whose undo was cut off, was undone %d times; want 0", n)
+				}
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters: %v; want the older leg's undo", dl)
+				}
+			},
+		},
+		{
+			// A request stopped, its undos not run, and the next life
+			// killed once its recovery ran them: it stays stopped, and
+			// nothing is undone twice.
+			point:    "recovery.stopped",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			first: "request.stopped", // its undo not run
+			check: func(t *testing.T, h *crashRun) {
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the booking was undone %d times; want 1", n)
 				}
 			},
 		},
@@ -365,38 +473,49 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 			addr := freeAddr(t)
 			h.base = "http://" + addr
 			if tc.recovery {
-				cmd := startReach(t, cfg, addr, h.data)
-				tc.drive(t, h)
-				cmd.Process.Signal(syscall.SIGKILL)
-				cmd.Wait()
-			}
-			cmd, reached := startReachAt(t, cfg, addr, h.data, tc.point)
-			driven := make(chan struct{})
-			if tc.recovery {
-				close(driven)
+				h.kill(t, cfg, addr, tc.first, tc.drive)
+				h.kill(t, cfg, addr, tc.point, nil) // in its recovery
 			} else {
-				go func() { // cut off by the kill
-					defer close(driven)
-					tc.drive(t, h)
-				}()
+				h.kill(t, cfg, addr, tc.point, tc.drive)
 			}
-			select {
-			case <-reached:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("the gateway never reached crash point %s", tc.point)
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			<-driven // what it had left to send found nothing listening
-
-			cmd = startReach(t, cfg, addr, h.data)
+			cmd := startReach(t, cfg, addr, h.data)
 			if tc.check != nil {
 				tc.check(t, h)
 			}
 			h.checkAll(t, cmd)
 		})
 	}
+}
+
+// kill starts a gateway over h's data armed at point, runs drive against
+// it (if not nil), and kills it (kill -9) once it stops at point. With
+// point "", it kills it once drive returned.
+func (h *crashRun) kill(t *testing.T, cfg, addr, point string, drive func(t *testing.T, h *crashRun)) {
+	t.Helper()
+	if point == "" {
+		cmd := startReach(t, cfg, addr, h.data)
+		drive(t, h)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		return
+	}
+	cmd, reached := startReachAt(t, cfg, addr, h.data, point)
+	driven := make(chan struct{})
+	go func() { // cut off by the kill
+		defer close(driven)
+		if drive != nil {
+			drive(t, h)
+		}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the gateway never reached crash point %s", point)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	<-driven // what it had left to send found nothing listening
 }
 
 // approveAndRun approves id and repeats its call under key: it runs once.
