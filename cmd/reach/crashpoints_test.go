@@ -154,6 +154,7 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 		// after drive ran in a first one that was killed.
 		recovery bool
 		first    string                          // where the first life is killed, if not once drive returned
+		more     string                          // configuration after the tools'
 		drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
 		check    func(t *testing.T, h *crashRun) // after the restart
 	}{
@@ -275,6 +276,49 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 				}
 				if n := h.counts(func(fx *sideEffects) int { return len(fx.closed) }); n != 0 {
 					t.Errorf("the denied call ran %d times", n)
+				}
+			},
+		},
+		{
+			// Nobody decided in time: the expiry is durable; the call,
+			// repeated, asks anew and does not run.
+			point: "approval.expired",
+			more:  "approvals: {ttl: 200ms}\n",
+			drive: func(t *testing.T, h *crashRun) {
+				h.ask(t, "r", "c1")
+				time.Sleep(300 * time.Millisecond) // past its time: the next look expires it
+				if resp, err := http.Get(h.base + "/v1/approvals"); err == nil {
+					resp.Body.Close()
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				status, body := get(t, h.base+"/v1/approvals?status=expired")
+				var list struct{ Approvals []struct{ ID string } }
+				if status != 200 || json.Unmarshal([]byte(body), &list) != nil || len(list.Approvals) != 1 {
+					t.Errorf("expired approvals after the restart: %d %s; want the one", status, body)
+				}
+				if id := h.ask(t, "", "c1"); h.approval(t, id) != "pending" {
+					t.Errorf("the call, repeated, waits for %s, not pending", id)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return len(fx.closed) }); n != 0 {
+					t.Errorf("the call whose approval expired ran %d times", n)
+				}
+			},
+		},
+		{
+			// The first tool's pin is durable, the others' not yet: the
+			// restart pins them, and serves every tool, none held.
+			point: "pin.stored",
+			drive: func(t *testing.T, h *crashRun) {},
+			check: func(t *testing.T, h *crashRun) {
+				status, body := get(t, h.base+"/v1/tools")
+				for _, tool := range []string{"travel__book", "travel__unbook", "travel__close"} {
+					if status != 200 || !strings.Contains(body, `"`+tool+`"`) {
+						t.Errorf("GET /v1/tools after the restart lacks %s: %d %s", tool, status, body)
+					}
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" {
+					t.Errorf("a booking after the restart got %+v", res)
 				}
 			},
 		},
@@ -469,7 +513,7 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
 			h := &crashRun{data: t.TempDir(), fx: newSideEffects(fails)}
 			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
-`)
+`+tc.more)
 			addr := freeAddr(t)
 			h.base = "http://" + addr
 			if tc.recovery {
