@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -13,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -660,5 +665,95 @@ func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
 	defer st.Close()
 	if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
 		t.Errorf("claims left in the store: %v (%v)", claims, err)
+	}
+}
+
+// stuckAgent is an A2A agent whose tasks work until they are cancelled.
+type stuckAgent struct{}
+
+func (stuckAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		<-ctx.Done()
+	}
+}
+
+func (stuckAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// stuckAgentServer serves stuckAgent on loopback and returns its URL.
+func stuckAgentServer(t *testing.T) string {
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "slow", Description: "works for ever", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "work", Name: "work", Description: "work", Tags: []string{"work"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(stuckAgent{})))
+	return up.URL
+}
+
+// TestCrashAtTaskStored kills a real `reach serve` once an A2A task's view
+// is durable (task.stored, docs/STATE.md), its hand-off still working, and
+// restarts it: the task is found by its id, and is not shown working, as
+// if the hand-off, which the restart interrupted, went on.
+func TestCrashAtTaskStored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	for _, point := range []string{"task.stored#1", "task.stored#2"} {
+		t.Run(strings.ReplaceAll(point, "#", "_"), func(t *testing.T) {
+			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n")
+			addr := freeAddr(t)
+			h.base = "http://" + addr
+			client := func() *a2aclient.Client {
+				c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
+					a2aclient.WithJSONRPCTransport(http.DefaultClient))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			h.kill(t, cfg, addr, point, func(t *testing.T, h *crashRun) {
+				client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
+			})
+			cmd := startReach(t, cfg, addr, h.data)
+			st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
+			st.Close()
+			if err != nil || len(tasks) != 1 {
+				t.Fatalf("stored tasks: %v (%v); want the one", tasks, err)
+			}
+			tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)})
+			if err != nil {
+				t.Fatalf("GetTask %s after the restart: %v", tasks[0].ID, err)
+			}
+			if !tk.Status.State.Terminal() {
+				t.Errorf("task %s is %s after the restart; want it final (its hand-off was interrupted)", tk.ID, tk.Status.State)
+			}
+			h.checkAll(t, cmd)
+			st, err = sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if rec, err := st.GetTask(t.Context(), "slow", tasks[0].ID); err != nil || !rec.Final || rec.State != string(a2a.TaskStateFailed) {
+				t.Errorf("the stored task: %+v (%v); want it stored failed, final", rec, err)
+			}
+		})
 	}
 }
