@@ -18,6 +18,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -25,6 +28,7 @@ import (
 // its test needs to drive and check it.
 type crashRun struct {
 	base, data string
+	store      string // the PostgreSQL database's URL, if not SQLite's in data
 	fx         *sideEffects
 }
 
@@ -151,18 +155,43 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
-	// Chain 9's undo always fails: its booking's undo is dead-lettered.
-	fails := func(chain, _ int) bool { return chain == 9 }
-	for _, tc := range []struct {
-		point string
-		// recovery: the point is reached by the recovery of a second life,
-		// after drive ran in a first one that was killed.
-		recovery bool
-		first    string                          // where the first life is killed, if not once drive returned
-		more     string                          // configuration after the tools'
-		drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
-		check    func(t *testing.T, h *crashRun) // after the restart
-	}{
+	runs(t, nil, durablePoints())
+}
+
+// TestCrashAtEveryDurablePointOnPostgres is TestCrashAtEveryDurablePoint
+// with the store in PostgreSQL (one instance, as a restart of it): the
+// points that are not SQLite's alone.
+func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	n := 0
+	runs(t, func(t *testing.T) string {
+		n++
+		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("crash", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}, durablePoints())
+}
+
+// durablePoint is a case of TestCrashAtEveryDurablePoint.
+type durablePoint = struct {
+	point string
+	// recovery: the point is reached by the recovery of a second life,
+	// after drive ran in a first one that was killed.
+	recovery bool
+	first    string                          // where the first life is killed, if not once drive returned
+	more     string                          // configuration after the tools'
+	drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
+	check    func(t *testing.T, h *crashRun) // after the restart
+}
+
+// durablePoints are the cases of TestCrashAtEveryDurablePoint.
+func durablePoints() []durablePoint {
+	return []durablePoint{
 		{
 			// The request is durable before its first claim: it is
 			// interrupted, and its call never ran.
@@ -512,13 +541,26 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 			},
 			check: func(t *testing.T, h *crashRun) { h.notTwice(t, "k1") },
 		},
-	} {
+	}
+}
+
+// runs runs cases over SQLite, or over the PostgreSQL database that pg
+// makes for each (a "store:" line) if pg is not nil.
+func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
+	// Chain 9's undo always fails: its booking's undo is dead-lettered.
+	fails := func(chain, _ int) bool { return chain == 9 }
+	for _, tc := range cases {
 		// A data folder's path has no '#' (the store refuses it), and
 		// t.TempDir's is named after the test.
 		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
 			h := &crashRun{data: t.TempDir(), fx: newSideEffects(fails)}
-			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
-`+tc.more)
+			head := ""
+			if pg != nil {
+				h.store = pg(t)
+				head = "store: " + h.store + "\ninstance: a\n"
+			}
+			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
+`+tc.more))
 			addr := freeAddr(t)
 			h.base = "http://" + addr
 			if tc.recovery {
@@ -654,11 +696,24 @@ func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
-	if out, errOut, err := runCmd(t, newAudit, "verify", "--data", h.data); err != nil || !strings.Contains(out, "chain ok") {
+	where := []string{"--data", h.data}
+	if h.store != "" {
+		where = []string{"--store", h.store}
+	}
+	if out, errOut, err := runCmd(t, newAudit, append([]string{"verify"}, where...)...); err != nil || !strings.Contains(out, "chain ok") {
 		t.Errorf("reach audit verify: %v\n%s%s", err, out, errOut)
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, h.data, &sqlite.Options{NoCreate: true})
+	var st interface {
+		ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error)
+		Close() error
+	}
+	var err error
+	if h.store != "" {
+		st, err = postgres.Open(ctx, h.store, &postgres.Options{NoMigrate: true})
+	} else {
+		st, err = sqlite.Open(ctx, h.data, &sqlite.Options{NoCreate: true})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
