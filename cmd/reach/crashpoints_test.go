@@ -159,11 +159,24 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 }
 
 // TestCrashAtEveryDurablePointOnPostgres is TestCrashAtEveryDurablePoint
-// with the store in PostgreSQL (one instance, as a restart of it): the
-// points that are not SQLite's alone.
+// with the store in PostgreSQL (one instance, restarted under its name),
+// for the points whose outcome a restart makes at once. Not here: a
+// request's points and those of a recovery, which on several instances
+// are the cluster's recorder's and the recovery of a dead instance's work
+// (once its heartbeat is older than instance_ttl); and a dead letter
+// taken, which another instance may hold (it is opened again after a
+// while, not at the restart).
 func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
+	}
+	var cases []durablePoint
+	for _, tc := range durablePoints() {
+		switch p, _, _ := strings.Cut(tc.point, "#"); p {
+		case "approval.pending", "approval.approved", "approval.used", "approval.denied", "approval.expired",
+			"deadletter.added", "deadletter.settled", "audit.appended", "pin.stored", "commit":
+			cases = append(cases, tc)
+		}
 	}
 	pg := pgtest.Own(t)
 	n := 0
@@ -174,7 +187,7 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 		return url
-	}, durablePoints())
+	}, cases)
 }
 
 // durablePoint is a case of TestCrashAtEveryDurablePoint.
