@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -868,4 +869,55 @@ func TestCrashAtTaskStored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCrashAtSessionDeleted kills a real `reach serve` once an MCP
+// session's DELETE is durable (session.deleted, docs/STATE.md), before its
+// client hears so, and restarts it: the session stays gone, not taken
+// over under its id as a session that outlives its process is.
+func TestCrashAtSessionDeleted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+	cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "")
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	mcpPost := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest("POST", h.base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+		if err != nil {
+			t.Fatalf("POST /mcp %s: %v", body, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	sid := ""
+	h.kill(t, cfg, addr, "session.deleted", func(t *testing.T, h *crashRun) {
+		resp := mcpPost("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crash","version":"1"}}}`)
+		if sid = resp.Header.Get("Mcp-Session-Id"); sid == "" {
+			t.Errorf("initialize answered %d without a session", resp.StatusCode)
+			return
+		}
+		mcpPost(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 {
+			t.Errorf("tools/list in the session: %d", resp.StatusCode)
+		}
+		req, _ := http.NewRequest("DELETE", h.base+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil { // cut off by the kill
+			resp.Body.Close()
+		}
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the deleted session's call after the restart answered %d; want 404 (it stays gone)", resp.StatusCode)
+	}
+	h.checkAll(t, cmd)
 }
