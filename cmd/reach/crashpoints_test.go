@@ -161,12 +161,12 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 
 // TestCrashAtEveryDurablePointOnPostgres is TestCrashAtEveryDurablePoint
 // with the store in PostgreSQL (one instance, restarted under its name),
-// for the points whose outcome a restart makes at once. Not here: a
-// request's points and those of a recovery, which on several instances
-// are the cluster's recorder's and the recovery of a dead instance's work
-// (once its heartbeat is older than instance_ttl); and a dead letter
-// taken, which another instance may hold (it is opened again after a
-// while, not at the restart).
+// for the points whose outcome a restart makes at once (a request's end
+// is the cluster's recorder's there). Not here: a request's begin and
+// stop, and the points of a recovery, whose outcome on several instances
+// is the recovery of a dead instance's work (once its heartbeat is older
+// than instance_ttl, not at the restart); and a dead letter taken, which
+// another instance may hold (it is opened again after a while).
 func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -175,7 +175,7 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	for _, tc := range durablePoints() {
 		switch p, _, _ := strings.Cut(tc.point, "#"); p {
 		case "approval.pending", "approval.approved", "approval.used", "approval.denied", "approval.expired",
-			"deadletter.added", "deadletter.settled", "audit.appended", "pin.stored", "commit":
+			"deadletter.added", "deadletter.settled", "audit.appended", "pin.stored", "commit", "request.ended":
 			cases = append(cases, tc)
 		}
 	}
