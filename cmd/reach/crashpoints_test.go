@@ -615,7 +615,7 @@ func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
 			head := ""
 			if pg != nil {
 				h.store = pg(t)
-				head = "store: " + h.store + "\ninstance: a\n"
+				head = "store: " + h.store + "\ninstance: a\ninstance_ttl: 1s\n"
 			}
 			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
 `+tc.more))
@@ -628,12 +628,36 @@ func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
 				h.kill(t, cfg, addr, tc.point, tc.drive)
 			}
 			cmd := startReach(t, cfg, addr, h.data)
+			if pg != nil {
+				h.recovered(t)
+			}
 			if tc.check != nil {
 				tc.check(t, h)
 			}
 			h.checkAll(t, cmd)
 		})
 	}
+}
+
+// recovered waits until the gateway over PostgreSQL has recovered the work
+// of its earlier lives, which it does once their heartbeats are older than
+// instance_ttl, not at its start: no claim left, no request running.
+func (h *crashRun) recovered(t *testing.T) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for range 600 {
+		claims, err := st.ClaimedKeys(t.Context())
+		running, err2 := st.ListRequests(t.Context(), store.RequestFilter{State: "running"})
+		if err == nil && err2 == nil && len(claims) == 0 && len(running) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the earlier lives' work was not recovered within 30 s")
 }
 
 // kill starts a gateway over h's data armed at point, runs drive against
