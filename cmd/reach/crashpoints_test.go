@@ -161,21 +161,23 @@ func TestCrashAtEveryDurablePoint(t *testing.T) {
 
 // TestCrashAtEveryDurablePointOnPostgres is TestCrashAtEveryDurablePoint
 // with the store in PostgreSQL (one instance, restarted under its name),
-// for the points whose outcome a restart makes at once (a request's end
-// is the cluster's recorder's there). Not here: a request's begin and
-// stop, and the points of a recovery, whose outcome on several instances
-// is the recovery of a dead instance's work (once its heartbeat is older
-// than instance_ttl, not at the restart); and a dead letter taken, which
-// another instance may hold (it is opened again after a while).
+// which recovers the work of its earlier lives once their heartbeats are
+// older than instance_ttl (1s here), not at its start: each case's checks
+// wait for that. Not here: request.begun (a root request is joined in the
+// store before the recorder hears of it; no point there); claimed#4 (on
+// several instances a claim commits before its checkpoint, row "1 and 2"
+// of docs/STATE.md: the undo cut off there runs at the recovery, once);
+// deadletter.taken (one taken is opened again after a while, since
+// another instance may hold it).
 func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
 	var cases []durablePoint
 	for _, tc := range durablePoints() {
-		switch p, _, _ := strings.Cut(tc.point, "#"); p {
-		case "approval.pending", "approval.approved", "approval.used", "approval.denied", "approval.expired",
-			"deadletter.added", "deadletter.settled", "audit.appended", "pin.stored", "commit", "request.ended":
+		switch tc.point {
+		case "request.begun", "claimed#4", "deadletter.taken":
+		default:
 			cases = append(cases, tc)
 		}
 	}
@@ -641,7 +643,8 @@ func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
 
 // recovered waits until the gateway over PostgreSQL has recovered the work
 // of its earlier lives, which it does once their heartbeats are older than
-// instance_ttl, not at its start: no claim left, no request running.
+// instance_ttl, not at its start: no claim left, no request running or
+// stopped and not ended.
 func (h *crashRun) recovered(t *testing.T) {
 	t.Helper()
 	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
@@ -652,7 +655,13 @@ func (h *crashRun) recovered(t *testing.T) {
 	for range 600 {
 		claims, err := st.ClaimedKeys(t.Context())
 		running, err2 := st.ListRequests(t.Context(), store.RequestFilter{State: "running"})
-		if err == nil && err2 == nil && len(claims) == 0 && len(running) == 0 {
+		stopped, err3 := st.ListRequests(t.Context(), store.RequestFilter{State: "stopped"})
+		for _, r := range stopped {
+			if r.Ended.IsZero() { // its undos not all run
+				running = append(running, r)
+			}
+		}
+		if err == nil && err2 == nil && err3 == nil && len(claims) == 0 && len(running) == 0 {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
