@@ -79,7 +79,7 @@ func TestCapTokens(t *testing.T) {
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)
-		capped := capTokens(body, tc.max)
+		capped := capTokens(chatAPI, body, tc.max)
 		got, _ := json.Marshal(body)
 		if string(got) != tc.want || capped != tc.capped {
 			t.Errorf("capTokens(%s, %d) = %s, %v; want %s, %v", tc.body, tc.max, got, capped, tc.want, tc.capped)
