@@ -1,6 +1,8 @@
 // Package modelproxy is the model proxy (E3): POST /v1/chat/completions is
 // forwarded to the configured model's base_url, as a model frame of the
-// caller's request.
+// caller's request; so is POST /v1/responses, the Responses API, to
+// base_url/responses, through the same steps (responses.go says where its
+// history, cap, usage and tool calls are).
 //
 //   - The request is the one named by "baggage: reach.request=<id>" or the
 //     Reach-Request header, or a new one; the frame nests under the frame
@@ -39,6 +41,7 @@
 //
 //	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Choices: choices, Models: rt})
 //	mux.Handle("POST /v1/chat/completions", p)
+//	mux.Handle("POST /v1/responses", p)
 package modelproxy
 
 import (
@@ -124,8 +127,8 @@ type Models interface {
 	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
 }
 
-// Proxy serves POST /v1/chat/completions. Make one with New; it is safe
-// for concurrent use.
+// Proxy serves POST /v1/chat/completions and POST /v1/responses. Make one
+// with New; it is safe for concurrent use.
 type Proxy struct {
 	opts Options
 	log  *slog.Logger
@@ -478,12 +481,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 // passStream copies an SSE answer event by event, flushing each, and reads
 // the usage (final chunk) and tool call ids on the way.
 func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	rc, sc := startStream(w, resp)
 	mask := newStreamMask(p.opts.Redactor) // a secret split across chunks
 	// rest writes what mask still holds, as a chunk of its own.
 	rest := func() error {
@@ -564,6 +562,17 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 		return f
 	}
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// startStream begins the answer to a stream, and returns what flushes it
+// and what reads the model's lines.
+func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseController, *bufio.Scanner) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	return http.NewResponseController(w), sc
 }
 
 // historyIDs returns the tool call ids a chat request's messages hold, in

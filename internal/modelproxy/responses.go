@@ -1,7 +1,6 @@
 package modelproxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -169,12 +168,7 @@ func (a *answer) noteEvent(e *event) {
 // with its texts masked (eventMask), and reads its usage, function calls
 // and id on the way.
 func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer) error {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	rc, sc := startStream(w, resp)
 	mask := newEventMask(p.opts.Redactor)
 	var lines [][]byte // the event being read
 	pass := func() error {
