@@ -49,6 +49,9 @@ func tokensLeft(r *reach.Request) (int64, bool) {
 // body: messages and tool definitions), at BytesPerToken.
 func promptTokens(body int) int64 { return int64((body + BytesPerToken - 1) / BytesPerToken) }
 
+// minOutputTokens is the least max_output_tokens the Responses API takes.
+const minOutputTokens = 16
+
 // lowBudget is the answer length below which a capped turn is told that
 // the budget is almost spent.
 const lowBudget = 2048
@@ -68,6 +71,10 @@ func capTokens(api apiKind, body map[string]json.RawMessage, answerMax int64) bo
 	keys := []string{"max_completion_tokens", "max_tokens"}
 	if api == responsesAPI {
 		keys = []string{"max_output_tokens"}
+		// OpenAI answers a max_output_tokens under 16 with a 400 the agent
+		// cannot act on; a turn that may spend up to 15 tokens more than
+		// the budget left ends the run as the budget would.
+		answerMax = max(answerMax, minOutputTokens)
 	}
 	capped := false
 	set := false
