@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -229,7 +230,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		return err
 	}
 	if mask != nil { // a stream that ended before its texts' .done events
-		for _, b := range mask.flush(nil) {
+		for _, b := range mask.flush(nil, nil) {
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventType(b), b); err != nil {
 				return fmt.Errorf("the client went away: %w", err)
 			}
@@ -329,7 +330,7 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 	switch {
 	case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
 		key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
-		return m.flush(func(k string, _ *heldDelta) bool { return k == key }), out
+		return m.flush(func(k string, _ *heldDelta) bool { return k == key }, fields["sequence_number"]), out
 	case e.Type == "response.output_item.done":
 		item := ""
 		if e.Item != nil {
@@ -339,16 +340,18 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 			json.Unmarshal(fields["item"], &id)
 			item = string(id.ID)
 		}
-		return m.flush(func(_ string, h *heldDelta) bool { return item != "" && h.item == item }), out
+		return m.flush(func(_ string, h *heldDelta) bool { return item != "" && h.item == item }, fields["sequence_number"]), out
 	case e.Type == "response.completed" || e.Type == "response.incomplete" || e.Type == "response.failed":
-		return m.flush(nil), out
+		return m.flush(nil, fields["sequence_number"]), out
 	}
 	return nil, out
 }
 
 // flush returns a .delta event with what each text which accepts (every
-// one, if nil) still holds, and forgets those texts.
-func (m *eventMask) flush(which func(string, *heldDelta) bool) [][]byte {
+// one, if nil) still holds, and forgets those texts. Each goes out just
+// before the event numbered seq (if known), and takes its number: a delta
+// has one, and no client orders events by it.
+func (m *eventMask) flush(which func(string, *heldDelta) bool, seq json.RawMessage) [][]byte {
 	var evs [][]byte
 	m.order = slices.DeleteFunc(m.order, func(k string) bool {
 		h := m.texts[k]
@@ -357,11 +360,14 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool) [][]byte {
 		}
 		delete(m.texts, k)
 		if rest := h.s.Flush(); rest != "" {
-			ev := map[string]json.RawMessage{"delta": nil}
-			for k, v := range h.place {
-				ev[k] = v
-			}
+			ev := maps.Clone(h.place)
 			ev["delta"], _ = json.Marshal(rest)
+			if seq != nil {
+				ev["sequence_number"] = seq
+			}
+			if string(ev["type"]) == `"response.output_text.delta"` {
+				ev["logprobs"] = json.RawMessage("[]") // a member of its every delta, empty as when none were asked for
+			}
 			if b, err := httpjson.Marshal(ev); err == nil {
 				evs = append(evs, b)
 			}

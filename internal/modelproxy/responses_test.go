@@ -252,10 +252,17 @@ func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
 			}
 			got := map[string]string{}
 			var completed map[string]any
+			done := map[any]bool{} // the items whose output_item.done has passed
 			for _, ev := range readEvents(t, b) {
 				typ, _ := ev.data["type"].(string)
 				if d, ok := ev.data["delta"].(string); ok {
 					got[typ] += d
+					if item := ev.data["item_id"]; item == nil || done[item] || ev.data["sequence_number"] == nil {
+						t.Errorf("a delta of item %v after its end, or without its number: %v", item, ev.data)
+					}
+				}
+				if item, _ := ev.data["item"].(map[string]any); typ == "response.output_item.done" && item != nil {
+					done[item["id"]] = true
 				}
 				if typ == "response.completed" {
 					completed = ev.data
