@@ -12,6 +12,9 @@ import (
 type Redactor interface {
 	RedactString(s string) string
 	Redact(b []byte) []byte
+	// Blocks masks texts as their concatenation would be (a value one
+	// ends and the next begins is masked too).
+	Blocks(texts []string) []string
 }
 
 // mask masks, in place, the texts and data an agent sent in ev: its
@@ -59,10 +62,15 @@ func (g *Gateway) maskArtifact(a *a2a.Artifact) {
 	}
 }
 
-// maskParts masks a text part as text and a data part as JSON, and the
+// maskParts masks text parts as text and a data part as JSON, and the
 // metadata of each; the bytes of a file and a URL are left as they are.
+// Text parts one after another are masked as their concatenation is, as a
+// tool result's blocks are: a reader joins them (the SDKs' Text of a
+// message or an artifact), and a value one ends and the next begins would
+// show whole there.
 func (g *Gateway) maskParts(ps a2a.ContentParts) {
-	red := g.opts.Redactor
+	var run []*a2a.Part // text parts one after another
+	var texts []string
 	for _, p := range ps {
 		if p == nil {
 			continue
@@ -70,11 +78,25 @@ func (g *Gateway) maskParts(ps a2a.ContentParts) {
 		p.Metadata = maskData(g, p.Metadata)
 		switch c := p.Content.(type) {
 		case a2a.Text:
-			if s := red.RedactString(string(c)); s != string(c) {
-				p.Content = a2a.Text(s)
-			}
+			run, texts = append(run, p), append(texts, string(c))
+			continue
 		case a2a.Data:
 			p.Content = a2a.Data{Value: maskData(g, c.Value)}
+		}
+		g.maskTexts(run, texts)
+		run, texts = run[:0], texts[:0]
+	}
+	g.maskTexts(run, texts)
+}
+
+// maskTexts masks the text parts run, whose texts are texts, as one text.
+func (g *Gateway) maskTexts(run []*a2a.Part, texts []string) {
+	if len(run) == 0 {
+		return
+	}
+	for i, s := range g.opts.Redactor.Blocks(texts) {
+		if s != texts[i] {
+			run[i].Content = a2a.Text(s)
 		}
 	}
 }

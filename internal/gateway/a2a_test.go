@@ -314,3 +314,34 @@ func TestA2AAnswerMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestA2APartsMaskedAsOne: a configured secret an agent spells across two
+// text parts of one message reaches its caller masked, as a tool result's
+// blocks are: the caller reads the parts' texts joined.
+func TestA2APartsMaskedAsOne(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	_, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is sk-"), a2a.NewTextPart("model-KEY-01"), a2a.NewTextPart("23456789, keep it"))
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("got %#v", res)
+	}
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]*a2a.Task{"the send's task": tk, "GetTask": got} {
+		if s := textOf(v); s != "the key is [REDACTED], keep it" {
+			t.Errorf("%s: the agent's answer reached its caller as %q", name, s)
+		}
+	}
+}
