@@ -2,8 +2,12 @@ package a2a
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // Redactor masks secrets (internal/redact's Redactor): what an agent says
@@ -15,6 +19,8 @@ type Redactor interface {
 	// Blocks masks texts as their concatenation would be (a value one
 	// ends and the next begins is masked too).
 	Blocks(texts []string) []string
+	// Stream masks a text that comes in pieces (joinChunks).
+	Stream() *redact.Stream
 }
 
 // mask masks, in place, the texts and data an agent sent in ev: its
@@ -117,4 +123,99 @@ func maskData[T any](g *Gateway, v T) T {
 		return v
 	}
 	return out
+}
+
+// joinChunks masks the text of an artifact the agent streams in chunks as
+// one text (t.mu held), before the event is masked whole (mask): a value
+// that one chunk ends and the next begins is masked, as the model route
+// masks its deltas, where a caller that joins the chunks would see it
+// whole. Each chunk passes on its text but for the end of it that may
+// begin a value, held for the next; its last chunk, a new version of the
+// artifact, or the task's stop (flushChunks) lets it go. It returns an
+// event to pass on before e: the end held of the version e replaces.
+func (t *task) joinChunks(e *a2a.TaskArtifactUpdateEvent) (before *a2a.TaskArtifactUpdateEvent) {
+	red := t.g.opts.Redactor
+	if red == nil || e.Artifact == nil {
+		return nil
+	}
+	id := e.Artifact.ID
+	st := t.chunks[id]
+	if st != nil && !e.Append {
+		before = t.heldChunk(id, st)
+		st = nil
+	}
+	if st == nil {
+		if e.LastChunk {
+			delete(t.chunks, id)
+			return before // the artifact whole: masked so
+		}
+		st = red.Stream()
+	}
+	// The end held moves to the next text part, in this chunk or the
+	// next; before a part of another kind, or at the artifact's end, it
+	// is let go into the text part before, or a text part of its own.
+	var parts a2a.ContentParts
+	letGo := func() {
+		rest := st.Flush()
+		if rest == "" {
+			return
+		}
+		if n := len(parts); n > 0 && parts[n-1] != nil {
+			if c, ok := parts[n-1].Content.(a2a.Text); ok {
+				parts[n-1].Content = c + a2a.Text(rest)
+				return
+			}
+		}
+		parts = append(parts, a2a.NewTextPart(rest))
+	}
+	for _, p := range e.Artifact.Parts {
+		var text a2a.Text
+		ok := false
+		if p != nil {
+			text, ok = p.Content.(a2a.Text)
+		}
+		if !ok {
+			letGo()
+			parts = append(parts, p)
+			continue
+		}
+		p.Content = a2a.Text(st.Next(string(text)))
+		parts = append(parts, p)
+	}
+	if e.LastChunk {
+		letGo()
+		delete(t.chunks, id)
+	} else {
+		if t.chunks == nil {
+			t.chunks = map[a2a.ArtifactID]*redact.Stream{}
+		}
+		t.chunks[id] = st
+	}
+	e.Artifact.Parts = parts
+	return before
+}
+
+// heldChunk is an event that appends the end held of artifact id's text,
+// masked (t.mu held); nil when none is held.
+func (t *task) heldChunk(id a2a.ArtifactID, st *redact.Stream) *a2a.TaskArtifactUpdateEvent {
+	delete(t.chunks, id)
+	rest := st.Flush()
+	if rest == "" {
+		return nil
+	}
+	ev := &a2a.TaskArtifactUpdateEvent{TaskID: t.id, ContextID: t.ctxID, Append: true,
+		Artifact: &a2a.Artifact{ID: id, Parts: a2a.ContentParts{a2a.NewTextPart(rest)}}}
+	t.g.mask(ev)
+	return ev
+}
+
+// flushChunks passes on what is held of the artifacts streamed in chunks
+// (t.mu held), before the task stops: its listeners' streams end there.
+func (t *task) flushChunks() {
+	for _, id := range slices.Sorted(maps.Keys(t.chunks)) {
+		if ev := t.heldChunk(id, t.chunks[id]); ev != nil && t.snap != nil {
+			addArtifact(t.snap, ev)
+			t.push(ev)
+		}
+	}
 }
