@@ -64,6 +64,10 @@ type owned struct {
 	req      *reach.Request
 	last     time.Time
 	inflight int
+	// remote marks a request begun here for a parent frame kept elsewhere:
+	// another reach in front of this one, which sends its call's frame and
+	// request on as it does to every upstream (see elsewhere).
+	remote bool
 }
 
 // Budgets are the budgets a client may name: Default for a request that
@@ -220,6 +224,35 @@ func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, func(), err
 		return nil, nil, err
 	}
 	return r, q.releaser(r), nil
+}
+
+// elsewhere reports whether a parent frame that is not kept here, in the
+// request id, is another process's rather than a client's mistake: the
+// request is not kept here either (another reach in front of this one
+// names its own call's frame and request, and the call then begins that
+// request here), or it was begun here that way (markRemote). A parent
+// unknown in a request this reach began for itself is still refused
+// (unknown_parent): a frame id mistyped or from another request.
+func (q *Owned) elsewhere(id string) bool {
+	if id == "" {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if o, ok := q.owned[id]; ok {
+		return o.remote
+	}
+	_, ok := q.rt.Lookup(id)
+	return !ok
+}
+
+// markRemote marks r as begun for a parent frame kept elsewhere.
+func (q *Owned) markRemote(r *reach.Request) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if o, ok := q.owned[r.ID()]; ok {
+		o.remote = true
+	}
 }
 
 // fresh begins a new request with a random id for one call.
@@ -545,7 +578,7 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 				return cctx, r, cancel, done, err
 			}
 		}
-		if f == nil && t.Parent != 0 {
+		if f == nil && t.Parent != 0 && !q.elsewhere(t.Request) {
 			where := "any request kept here"
 			if t.Request != "" {
 				where = "request " + t.Request
@@ -578,6 +611,9 @@ func (q *Owned) callContext(ctx context.Context, t Target, s *Session) (_ contex
 	switch {
 	case t.Request != "":
 		r, release, err = q.named(t, who)
+		if err == nil && t.Parent != 0 { // a parent found here ran the call above
+			q.markRemote(r)
+		}
 	case s != nil && s.client && t.TraceID != ([16]byte{}):
 		r, release, err = q.forTrace(t, who)
 	case s != nil:

@@ -211,3 +211,14 @@ func BenchmarkDelegation(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkFoldArgsQuery: the question of a read whose argument is code of
+// several words (a SQL query), folded as the set of its words.
+func BenchmarkFoldArgsQuery(b *testing.B) {
+	args := []byte(`{"limit":50,"sql":"SELECT id, total, region FROM orders WHERE status = 'late' AND region = 'EU' ORDER BY total DESC"}`)
+	var sink uint64
+	for b.Loop() {
+		sink += foldArgs("query", args)
+	}
+	_ = sink
+}

@@ -889,11 +889,4 @@ var probeKnown = map[string]string{
 	// same words while the reviews shrink is refused; one that passes the
 	// remarks on is not (handoff-back-and-forth-fr).
 	"probe-handoff-back-and-forth-fr-same-task": "false_kill",
-	// Rewordings with synonyms only, sharing no word (cut to five letters)
-	// with each other nor with the documents they find ("terminate
-	// membership plan", "end automatic renewal"): rephrase and no_progress
-	// take them for other questions, as they must take different texts to
-	// a classifier that answers alike (runs_test.go), a false kill being
-	// worse than a miss.
-	"probe-paraphrase_loop-en-synonyms": "missed",
 }

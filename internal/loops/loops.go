@@ -200,7 +200,8 @@ type Options struct {
 	ToolRetryBudget int
 
 	// CyclePeriod is the longest cycle of calls that "short_cycle" looks for.
-	// If zero, 4. Cycles of period 1 without a write are left to "repeat".
+	// If zero, 8: a coding agent that undoes and redoes an edit, reading the
+	// file and running the tests in each half, goes round six calls. Cycles of period 1 without a write are left to "repeat".
 	CyclePeriod int
 
 	// CycleRepeats is how many times a cycle of reads may go round, each call
@@ -223,8 +224,8 @@ type Options struct {
 	// a successful write or high-risk call starts over. If zero, 4.
 	StaleSteps int
 
-	// StaleMinBytes is how many bytes of string content a result must carry for it
-	// to count as stale when it brings nothing new. If zero, 24.
+	// StaleMinBytes is how many bytes of string content and numbers a result
+	// must carry for it to count as stale when it brings nothing new. If zero, 24.
 	StaleMinBytes int
 
 	// DelegationMax is how many times the same sub-task (normalized text) may be
@@ -285,7 +286,7 @@ const (
 	defRepeatMax         = 2
 	defRetryBudget       = 4
 	defToolRetryBudget   = 8
-	defCyclePeriod       = 4
+	defCyclePeriod       = 8
 	defCycleRepeats      = 2
 	defWriteCycleRepeats = 3
 	defStaleSteps        = 4

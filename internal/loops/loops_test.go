@@ -257,6 +257,15 @@ func TestShortCycle(t *testing.T) {
 			edit, test, edit, test, edit, test, refused(edit, "short_cycle"),
 		}},
 		{"the same write alone, three times", nil, []op{edit, edit, edit, refused(edit, "short_cycle")}},
+		{"two edits undone and redone, the file read before each", nil, func() []op {
+			// read, edit, test, read, undo, test: a period of six calls.
+			undo := write("edit", `{"new":"a-b","old":"a+b","path":"calc.py"}`, `{"applied":true}`)
+			readA := call("read_file", `{"path":"calc.py"}`, `"return a-b"`)
+			readB := call("read_file", `{"path":"calc.py"}`, `"return a+b"`)
+			other := call("run_tests", `{}`, `"1 failed: test_sub"`)
+			round := []op{readA, edit, test, readB, undo, other}
+			return cat(round, round, round, []op{refused(readA, "short_cycle")})
+		}()},
 		{"re-running the same test after different edits", nil, []op{
 			write("edit", `{"v":1}`, `{"applied":true}`), test, write("edit", `{"v":2}`, `{"applied":true}`), test,
 			write("edit", `{"v":3}`, `{"applied":true}`), test, write("edit", `{"v":4}`, `{"applied":true}`), test,
@@ -1104,6 +1113,12 @@ func TestFoldArgs(t *testing.T) {
 		{`{"n":-7}`, `{"n":"-007"}`},
 		{`{"n":0}`, `{"n":"000"}`},
 		{`{"f":{"ids":["X1","x2"]}}`, `{"f":{"ids":["x1","X2"]}}`},
+		// Code of several words, its words in another order, spaced, quoted
+		// or bracketed otherwise.
+		{`{"sql":"SELECT id, total FROM orders WHERE status = 'late' AND region = 'EU'"}`, `{"sql":"select total, id from orders where (region='EU') and (status = 'late')"}`},
+		{`{"command":"go test ./cache -count=1 -v"}`, `{"command":"go test -v -count=1 ./cache"}`},
+		// Other options, the same operands.
+		{`{"command":"go test ./cache -run TestEvict -v"}`, `{"command":"go test ./cache -run TestEvict -race --count=1"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1119,6 +1134,17 @@ func TestFoldArgs(t *testing.T) {
 		{`{"a":["1","2"]}`, `{"a":["12"]}`},
 		{`{"n":-7}`, `{"n":7}`},
 		{`{"n":2.5}`, `{"n":25}`},
+		{`{"sql":"SELECT id FROM orders WHERE total > 100"}`, `{"sql":"SELECT id FROM orders WHERE total < 100"}`},
+		{`{"sql":"SELECT id FROM orders WHERE total > 100"}`, `{"sql":"SELECT id FROM orders WHERE total > 1000"}`},
+		{`{"sql":"SELECT id FROM orders WHERE status = 'late'"}`, `{"sql":"SELECT id FROM orders WHERE status = 'lost'"}`},
+		{`{"sql":"SELECT a.id FROM t"}`, `{"sql":"SELECT a id FROM t"}`},
+		{`{"command":"go test ./cache -timeout 30s"}`, `{"command":"go test ./cache -timeout 60s"}`},
+		{`{"command":"cat a/b.txt"}`, `{"command":"cat b/a.txt"}`},
+		{`{"command":"go test ./cache -run TestEvict"}`, `{"command":"go test ./cache -run TestPin"}`},
+		{`{"command":"kubectl get pods -n prod"}`, `{"command":"kubectl get pods -n staging"}`},
+		{`{"command":"tail -n 5 app.log"}`, `{"command":"tail -n 50 app.log"}`},
+		{`{"sql":"SELECT a - 5 FROM t"}`, `{"sql":"SELECT a FROM t"}`},
+		{`{"command":"grep -rn foo src"}`, `{"command":"grep -rn fo osrc"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
@@ -1128,6 +1154,60 @@ func TestFoldArgs(t *testing.T) {
 	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
 		t.Error("two tools, one question")
 	}
+}
+
+// TestRephraseRecords: askings that share no word (synonyms only) and find
+// the same records, each time, are rewordings: the fourth is refused. The
+// same one text for each (a label, a routing of several fields, a report of
+// several lines) is no list of records, and texts given to a classifier go
+// on; so do synonyms whose records change.
+func TestRephraseRecords(t *testing.T) {
+	docs := `{"hits":[{"title":"Managing your plan","url":"https://help.example.com/a/311"},{"title":"Billing cycles explained","url":"https://help.example.com/a/107"},{"title":"Refunds and credits","url":"https://help.example.com/a/452"}]}`
+	asks := []string{"terminate membership plan", "end automatic renewal", "quit paying monthly fee", "unsubscribe premium tier"}
+	ask := func(i int, res string) op { return call("kb_lookup", fmt.Sprintf(`{"q":%q}`, asks[i]), res) }
+	routed := `{"intent":"account","team":"accounts-queue","priority":"normal"}`
+	report := `{"report":"0 spelling errors\n0 grammar issues\n0 style notes\nreadability: fine"}`
+	runCases(t, []testCase{
+		{"synonyms, the same documents", nil, []op{ask(0, docs), ask(1, docs), ask(2, docs), refused(ask(3, docs), "rephrase")}},
+		{"synonyms, other documents each time", nil, []op{
+			ask(0, docs),
+			ask(1, strings.ReplaceAll(docs, "/a/", "/b/")),
+			ask(2, strings.ReplaceAll(docs, "/a/", "/c/")),
+			ask(3, strings.ReplaceAll(docs, "/a/", "/d/")),
+		}},
+		{"texts routed alike", nil, []op{ask(0, routed), ask(1, routed), ask(2, routed), ask(3, routed)}},
+		{"texts checked alike, a report of several lines", nil, []op{ask(0, report), ask(1, report), ask(2, report), ask(3, report)}},
+	})
+}
+
+// TestNumericAnswers: an answer of numbers (rows of ids and amounts) is
+// judged as one of text is: the same rows to the same query asked again in
+// other spellings, twice, bring nothing new, and the next asking is refused;
+// new rows each time go on, and so does a count alone (too small to judge).
+func TestNumericAnswers(t *testing.T) {
+	rows := `{"rows":[{"id":1037,"total":21.5},{"id":1038,"total":28.5},{"id":1039,"total":35.5}]}`
+	asks := []string{
+		`{"sql":"SELECT id, total FROM orders WHERE status = 'late'"}`,
+		`{"sql":"SELECT total, id FROM orders WHERE status = 'late'"}`,
+		`{"sql":"select id, total from orders where status='late'"}`,
+		`{"sql":"SELECT id,total FROM orders WHERE (status = 'late')"}`,
+	}
+	runCases(t, []testCase{
+		{"the same rows, the query respelled", nil, []op{
+			call("query", asks[0], rows), call("query", asks[1], rows), call("query", asks[2], rows),
+			refused(call("query", asks[3], rows), "rephrase"),
+		}},
+		{"new rows each time", nil, []op{
+			call("query", asks[0], rows),
+			call("query", asks[1], `{"rows":[{"id":1040,"total":42.5}]}`),
+			call("query", asks[2], `{"rows":[{"id":1041,"total":49.5}]}`),
+			call("query", asks[3], `{"rows":[{"id":1042,"total":56.5}]}`),
+		}},
+		{"a count", nil, []op{
+			call("query", asks[0], `{"n":3}`), call("query", asks[1], `{"n":3}`),
+			call("query", asks[2], `{"n":3}`), call("query", asks[3], `{"n":3}`),
+		}},
+	})
 }
 
 // TestEmbeddedJSON: a JSON string whose text is an object or a list is

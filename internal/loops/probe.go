@@ -548,7 +548,12 @@ func foldArgs(tool string, args []byte) uint64 {
 				j++
 			}
 			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
-			if !f.number(v) {
+			if bytes.IndexByte(v, ' ') >= 0 {
+				// Code of several words (a query, a command): the same
+				// words in another order ask the same question.
+				f.byte('"')
+				f.word(wordsFold(v))
+			} else if !f.number(v) {
 				f.byte('"')
 				for _, c := range v {
 					if 'A' <= c && c <= 'Z' {
@@ -599,6 +604,84 @@ func (f *folder) write(b []byte) {
 }
 
 func (f *folder) sum() uint64 { return mix(f.q, hashBytes(f.buf[:f.n])) }
+
+func (f *folder) word(h uint64) {
+	for i := 0; i < 64; i += 8 {
+		f.byte(byte(h >> i))
+	}
+}
+
+// wordsFold hashes a string of code in JSON (its escapes as written) as the
+// multiset of its words, lower-cased: runs between white space, quotes,
+// brackets, commas and semicolons, with a comparison (=, <, >, !) a word of
+// its own. A query or a command whose columns, conditions or flags come in
+// another order, or are written with other spacing, quoting or parentheses,
+// is one question ("status = 'late' AND region = 'EU'", "(region='EU') and
+// (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
+// not "b/a.txt"). Escapes separate words, and options are left out.
+func wordsFold(v []byte) uint64 {
+	// Each word is hashed as it is read (FNV-1a, then mixed so that the
+	// sum of words does not cancel), without a buffer or a call per word.
+	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
+	var sum uint64
+	h, n := uint64(offset), 0
+	flush := func() {
+		if n > 0 {
+			sum += mix(h, uint64(n))
+			h, n = offset, 0
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch c {
+		case '\\':
+			flush()
+			i++ // the escaped character
+		case ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
+			flush()
+		case '=', '<', '>', '!':
+			flush()
+			h, n = (h^uint64(c))*prime, 1
+			flush()
+		default:
+			if n == 0 && c == '-' && option(v[i+1:]) {
+				// An option (-v, --no-cache, -count=1) says how, not
+				// what: a command retried with other options asks the
+				// same question. The words after it stay (-run TestX).
+				for i+1 < len(v) && !wordEnd(v[i+1]) {
+					i++
+				}
+				continue
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			h = (h ^ uint64(c)) * prime
+			n++
+		}
+	}
+	flush()
+	return sum
+}
+
+// option reports whether the rest of a word after a '-' makes it a
+// command's option: a letter, or a second '-' and a letter ("-5" and
+// "-0.5" are numbers, "--" alone is not an option).
+func option(rest []byte) bool {
+	if len(rest) > 0 && rest[0] == '-' {
+		rest = rest[1:]
+	}
+	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// wordEnd reports whether c ends a word of code for wordsFold.
+func wordEnd(c byte) bool {
+	switch c {
+	case '\\', ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
+		return true
+	}
+	return false
+}
 
 // number writes b in one spelling of its value, when b is a number: an
 // integer without its leading zeros (a JSON integer keeps its digits as
@@ -673,6 +756,45 @@ type questionState struct {
 	// verdict: the streak's answer is one text (a label, a routing, "no
 	// issues found"), not a set of documents.
 	verdict bool
+	// records: the streak's answer, each time the same, lists records
+	// (found); then askings that share no word are rewordings too.
+	records bool
+}
+
+// listsRecords reports whether an answer lists three records or more of two
+// text fields or more (a search's documents with their titles and links),
+// its echoes of the asking left out: found by a question, the same records
+// each time are the same finding whatever words asked for them. A verdict
+// on a text, one field or one report of several lines under one key, is
+// none.
+func listsRecords(ans []leaf, ec *echoes) bool {
+	var paths [8]uint64
+	var counts [8]int
+	n := 0
+	for i := range ans {
+		l := &ans[i]
+		if l.kind != leafString || ec.isText(l.val) {
+			continue
+		}
+		j := 0
+		for j < n && paths[j] != l.path {
+			j++
+		}
+		if j == n {
+			if n == len(paths) {
+				continue
+			}
+			paths[n], n = l.path, n+1
+		}
+		counts[j]++
+	}
+	many := 0
+	for _, c := range counts[:n] {
+		if c >= 3 {
+			many++
+		}
+	}
+	return many >= 2
 }
 
 const maxStreakWords = 32
@@ -765,7 +887,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s) {
+	if !qs.records && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
@@ -819,8 +941,12 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		// classified alike ties it to none of them. Documents that do not
 		// name this asking's words (a help centre's titles for a reworded
 		// question) keep the streak: only the refusal needs them about it.
-		reworded := qs.stale == 0 || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
-		notAbout := qs.stale > 0 && !qs.about(s)
+		// The same records again (documents found) tie askings that share
+		// no word: synonyms only ("terminate membership", "end automatic
+		// renewal") that find what the last asking found.
+		same := qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
+		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
+		notAbout := qs.stale > 0 && !same && !qs.about(s)
 		other = !reworded || notAbout
 		if answer != qs.answer || !reworded || notAbout && qs.verdict {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false
@@ -842,6 +968,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	}
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
+		qs.records = !fresh && listsRecords(ans, ec)
 	}
 	return other
 }

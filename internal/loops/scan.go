@@ -392,6 +392,9 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 		}
 		raw := s.b[j:s.i]
 		v := hashBytes(raw)
+		if s.skip == 0 {
+			s.text += len(raw)
+		}
 		s.add(leaf{path: path, val: v, kind: leafNumber, arr: arr, id: id, raw: raw, key: key})
 		return v, true
 	default:
