@@ -101,6 +101,7 @@ func TestConfigRefusesBadNumbersAndHeaders(t *testing.T) {
 		{"tools:\n  get_order:\n    shape: {max_bytes: -10}\n", "line 3", "tools.get_order.shape.max_bytes is negative"},
 		{"tools:\n  get_order:\n    retry:\n      attempts: 1000000\n", "line 4", "attempts: 10 or fewer"},
 		{"max_body_bytes: -5\n", "line 1", "negative"},
+		{"sessions_per_principal: -1\n", "line 1", "sessions_per_principal is negative"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Ok: fine\n      X Api Key: v\n", "line 6", "write e.g. X-Api-Key"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      'X-Key:': v\n", "line 5", "not an HTTP header name"},
 		{"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Key: \"sk-top-secret\\r\\nX-Evil: 1\"\n", "line 5", "write it on one line"},
@@ -118,6 +119,7 @@ func TestConfigRefusesBadNumbersAndHeaders(t *testing.T) {
 	for _, ok := range []string{
 		"tools:\n  get_order:\n    retry: {attempts: 10}\n",
 		"budgets:\n  default: {cost: 0, tokens: 0}\n",
+		"sessions_per_principal: 100000\n",
 		"upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      X-Api-Key: \"tab\\tinside is fine\"\n",
 	} {
 		if _, err := Parse([]byte(ok), lookup); err != nil {

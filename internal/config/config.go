@@ -42,6 +42,12 @@ const (
 	DefaultData         = ".reach"
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultIdleGap      = 5 * time.Minute
+	// DefaultSessionsPerPrincipal bounds the MCP sessions one principal
+	// keeps open: far above what an agent host opens at once (one per
+	// agent and server, tens to a few hundred), far below what would
+	// exhaust the gateway's memory (a session holds tens of kilobytes
+	// until its client ends it or idle_gap does).
+	DefaultSessionsPerPrincipal = 1000
 )
 
 // MaxFileBytes bounds a configuration file.
@@ -86,6 +92,11 @@ type Config struct {
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
 	// after this long without calls; if zero, DefaultIdleGap.
 	IdleGap Duration `yaml:"idle_gap"`
+	// SessionsPerPrincipal bounds the MCP sessions (Streamable HTTP) one
+	// principal of one tenant keeps open at once, on each instance; an
+	// initialize past it is refused with 429 until one ends. If zero,
+	// DefaultSessionsPerPrincipal (a count below zero means nothing).
+	SessionsPerPrincipal int `yaml:"sessions_per_principal"`
 	// MCPProtocols are the MCP protocol versions reach offers its clients;
 	// if empty, every version it speaks. A list without 2026-07-28 makes
 	// reach answer as a server of the session era, so that a client that
@@ -1538,6 +1549,15 @@ func (c *Config) IdleAfter() time.Duration {
 		return DefaultIdleGap
 	}
 	return time.Duration(c.IdleGap)
+}
+
+// SessionsCap returns the bound on one principal's open MCP sessions in
+// force.
+func (c *Config) SessionsCap() int {
+	if c.SessionsPerPrincipal == 0 {
+		return DefaultSessionsPerPrincipal
+	}
+	return c.SessionsPerPrincipal
 }
 
 // DefaultBudget returns the budget for requests that name none, or nil for

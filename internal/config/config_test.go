@@ -379,3 +379,13 @@ func FuzzParseBreakersAndFallbacks(f *testing.F) {
 		}
 	})
 }
+
+// SessionsCap is the bound on a principal's MCP sessions in force: the
+// default when unset.
+func TestSessionsCap(t *testing.T) {
+	for in, want := range map[int]int{0: DefaultSessionsPerPrincipal, 5: 5} {
+		if got := (&Config{SessionsPerPrincipal: in}).SessionsCap(); got != want {
+			t.Errorf("sessions_per_principal %d: SessionsCap = %d, want %d", in, got, want)
+		}
+	}
+}

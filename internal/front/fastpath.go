@@ -51,26 +51,40 @@ import (
 func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpwire.HeaderSession)
-		if sid != "" && s.authn != nil {
-			// Every method on a session (POST, the GET of its stream, the
-			// DELETE that ends it) is its owner's alone. The SDK checks it
-			// too (bindSessions); this answers first, in the API's shape,
-			// and covers what the gateway answers itself.
-			if ss := s.sessionByID(sid); ss != nil && !s.ownsSession(r, ss) {
-				notYourSession(w)
+		if sid == "" {
+			if r.Method == http.MethodPost {
+				s.newSessions(sdk, w, r)
 				return
 			}
-		}
-		if r.Method == http.MethodDelete && sid != "" {
-			s.endOnDelete(sdk, w, r, sid)
+			sdk.ServeHTTP(w, r)
 			return
 		}
-		if r.Method != http.MethodPost || sid == "" {
+		ss := s.sessionByID(sid)
+		if ss == nil && s.records != nil {
+			// A session this process does not have: one the store
+			// recorded is taken over (records.go). Only on a miss.
+			if !s.takeOver(sdk, w, r, sid) {
+				return
+			}
+			ss = s.sessionByID(sid)
+		}
+		// Every method on a session (POST, the GET of its stream, the
+		// DELETE that ends it) is its owner's alone. The SDK checks it
+		// too (bindSessions); this answers first, in the API's shape, and
+		// covers what the gateway answers itself.
+		if ss != nil && s.authn != nil && !s.ownsSession(r, ss) {
+			notYourSession(w)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			s.endOnDelete(sdk, w, r, sid, ss)
+			return
+		}
+		if r.Method != http.MethodPost {
 			sdk.ServeHTTP(w, r)
 			return
 		}
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
-			ss := s.sessionByID(sid)
 			switch {
 			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
@@ -100,11 +114,18 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	})
 }
 
-// endOnDelete gives a client's DELETE of its session sid to the SDK and,
-// once the SDK closed it (204), ends the session's request at once rather
-// than at the next sweep (SweepClients).
-func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) {
-	ss := s.sessionByID(sid)
+// endOnDelete gives a client's DELETE of its session sid (ss; nil when the
+// SDK has none) to the SDK and, once the SDK closed it (204), ends the
+// session's request at once rather than at the next sweep (SweepClients).
+// The session's record goes first.
+func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string, ss *mcp.ServerSession) {
+	if ss != nil && s.records != nil {
+		// Gone for good, before the client hears so: no restart, no other
+		// instance takes it over.
+		if err := s.records.DeleteSession(context.WithoutCancel(r.Context()), hashID(sid)); err != nil {
+			s.log.Warn("deleting an ended MCP session's record", "err", err)
+		}
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	sdk.ServeHTTP(sw, r)
 	if ss != nil && sw.status == http.StatusNoContent {
@@ -465,7 +486,9 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 	// notifications/cancelled ends: dispatch keeps its cancel under key.
 	a := getAnswer()
 	defer putAnswer(a)
-	tc := &toolCall{session: s.sessionFor(ss), ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
+	st := s.sessionFor(ss)
+	st.use()
+	tc := &toolCall{session: st, ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
 	res, err := s.dispatch(ctx, tc)
 	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response

@@ -32,6 +32,7 @@ import (
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/strview"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -59,7 +60,15 @@ type Options struct {
 	// protocol, a request of it is answered as a server of the session
 	// era answers it (it needs a session).
 	Protocols []string
-	Logger    *slog.Logger // if nil, logs are discarded
+	// Records keeps the records of the MCP sessions opened here, so that
+	// a restart, or another instance on the same store, takes a session
+	// over when its client comes back with its id; nil: sessions live in
+	// this process only.
+	Records store.Sessions
+	// MaxSessions bounds the MCP sessions one principal (of one tenant;
+	// the local user without auth) keeps open here; 0 for no bound.
+	MaxSessions int
+	Logger      *slog.Logger // if nil, logs are discarded
 }
 
 // Tools are the tools a client may see in tools/list.
@@ -114,13 +123,25 @@ type Server struct {
 
 	mu     sync.Mutex
 	listed map[string]bool // tool names listed
+
+	records     store.Sessions // nil: sessions are not recorded
+	maxSessions int            // 0: no bound
+	// turnMu is held by a new session's POST until the SDK asks for its
+	// id (serveNew), turn is what it asked for.
+	turnMu    sync.Mutex
+	turn      atomic.Pointer[idTurn]
+	reviveMu  sync.Mutex   // one session taken over at a time (takeOver)
+	reviving  sync.Map     // session id -> true while takeOver initializes it
+	lastSweep atomic.Int64 // when the records were last swept, Unix ns
+	countMu   sync.Mutex
+	owners    map[string]int // sessionOwner -> its sessions open (countSession)
 }
 
 // New returns the server; its tools are the runtime's once SyncTools ran.
 func New(opts *Options) *Server {
 	s := &Server{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools,
 		ups: opts.Upstreams, levels: opts.Levels, log: opts.Logger, bodyLimit: opts.BodyLimit, idleAfter: opts.IdleAfter,
-		listed: map[string]bool{}}
+		listed: map[string]bool{}, records: opts.Records, maxSessions: opts.MaxSessions}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -130,6 +151,7 @@ func New(opts *Options) *Server {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:                    s.sdkLogger("mcp"),
 		SupportedProtocolVersions: opts.Protocols,
+		GetSessionID:              s.nextSessionID,
 	}
 	s.sessionless = len(opts.Protocols) == 0 || slices.Contains(opts.Protocols, mcpwire.StatelessProtocol)
 	if s.ups != nil && s.ups.Completes() {
@@ -298,7 +320,15 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 					Message: fmt.Sprintf("unknown logging level %q; use one of %v", r.Params.Level, logLevels)}
 			}
 		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" && method != "initialize" {
+			if v, ok := s.sessions.Load(ss); ok {
+				v.(*session).use()
+			}
+		}
 		res, err := next(ctx, method, req)
+		if method == "initialize" && err == nil {
+			s.opened(ctx, req, res)
+		}
 		if method == "tools/list" && err == nil {
 			res = s.filterList(ctx, req, res)
 		}
@@ -343,6 +373,13 @@ type session struct {
 	// the _meta value its answers carry (metaValue): a string made an
 	// interface value is an allocation, the same one for every call.
 	reqMeta atomic.Pointer[metaString]
+
+	// Of a Streamable HTTP session: its record's name in the store (nil
+	// when it has none), whether it was used since the last sweep, and
+	// its owner once counted against the bound (countSession).
+	hash    atomic.Pointer[string]
+	used    atomic.Bool
+	counted atomic.Pointer[string]
 }
 
 // metaString is a string and the same string as an interface value.
@@ -438,6 +475,7 @@ func (s *Server) SweepClients() {
 		}
 		return true
 	})
+	defer s.touchSessions(long)
 	if len(long) == 0 {
 		return
 	}
@@ -476,6 +514,7 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 		s.byID.Delete(id)
 	}
 	if v, ok := s.sessions.LoadAndDelete(ss); ok {
+		s.uncount(v.(*session))
 		s.owned.EndSession(&v.(*session).Session)
 	}
 }

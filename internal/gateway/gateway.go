@@ -252,9 +252,13 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	fo := &front.Options{Runtime: g.rt, Owned: g.owned, Choices: &g.choices, Authn: g.authn, Tools: g, Levels: &g.levels,
-		Version: g.version(), BodyLimit: cfg.BodyLimit(), IdleAfter: cfg.IdleAfter(), Protocols: cfg.MCPProtocols, Logger: g.log}
+		Version: g.version(), BodyLimit: cfg.BodyLimit(), IdleAfter: cfg.IdleAfter(), Protocols: cfg.MCPProtocols,
+		MaxSessions: cfg.SessionsCap(), Logger: g.log}
 	if g.pool != nil {
 		fo.Upstreams = g.pool
+	}
+	if g.store != nil {
+		fo.Records = g.store
 	}
 	g.front = front.New(fo)
 	if g.pool != nil {

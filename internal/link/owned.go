@@ -416,6 +416,14 @@ func (q *Owned) Current(s *Session) bool {
 	return ok
 }
 
+// Request returns the id of a session's current request ("" before its
+// first call).
+func (q *Owned) Request(s *Session) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return s.request
+}
+
 // EndSession ends a session's request now (its client left).
 func (q *Owned) EndSession(s *Session) {
 	q.mu.Lock()

@@ -36,6 +36,7 @@ type Memory struct {
 	pins     map[string][]byte
 	pinsV    int64
 	tasks    map[[2]string]*TaskRecord
+	sessions map[string]*SessionRecord
 }
 
 var _ Store = (*Memory)(nil)
@@ -52,6 +53,7 @@ func NewMemory() *Memory {
 		entities: map[string]uint64{},
 		pins:     map[string][]byte{},
 		tasks:    map[[2]string]*TaskRecord{},
+		sessions: map[string]*SessionRecord{},
 	}
 }
 
@@ -750,4 +752,71 @@ func (m *Memory) ListTasks(ctx context.Context, agent, principal, tenant string,
 		limit = 100
 	}
 	return out[:min(len(out), limit)], nil
+}
+
+// QueueSession implements Sessions: a Memory writes it at once.
+func (m *Memory) QueueSession(r *SessionRecord) {
+	if m.lock(context.Background()) != nil {
+		return
+	}
+	defer m.mu.Unlock()
+	c := *r
+	c.Init = clone(r.Init)
+	c.Created, c.Used = Round(c.Created), Round(c.Used)
+	m.sessions[r.Hash] = &c
+}
+
+// GetSession implements Sessions.
+func (m *Memory) GetSession(ctx context.Context, hash string) (*SessionRecord, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	r := m.sessions[hash]
+	if r == nil {
+		return nil, fmt.Errorf("an MCP session's record: %w", ErrNotFound)
+	}
+	c := *r
+	c.Init = clone(r.Init)
+	return &c, nil
+}
+
+// TouchSessions implements Sessions.
+func (m *Memory) TouchSessions(ctx context.Context, used time.Time, uses []SessionUse) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	for _, u := range uses {
+		if r := m.sessions[u.Hash]; r != nil {
+			r.Used, r.Request = Round(used), u.Request
+		}
+	}
+	return nil
+}
+
+// DeleteSession implements Sessions.
+func (m *Memory) DeleteSession(ctx context.Context, hash string) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	delete(m.sessions, hash)
+	return nil
+}
+
+// SweepSessions implements Sessions.
+func (m *Memory) SweepSessions(ctx context.Context, before time.Time) (int64, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	var n int64
+	for h, r := range m.sessions {
+		if r.Used.Before(before) {
+			delete(m.sessions, h)
+			n++
+		}
+	}
+	return n, nil
 }

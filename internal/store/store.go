@@ -67,6 +67,7 @@ type Store interface {
 	AuditLog
 	DeadLetters
 	Tasks
+	Sessions
 	Close() error
 }
 
@@ -458,6 +459,50 @@ type Tasks interface {
 	// ListTasks returns agent's tasks of principal and tenant, newest
 	// first, at most limit (if zero, 100).
 	ListTasks(ctx context.Context, agent, principal, tenant string, limit int) ([]*TaskRecord, error)
+}
+
+// SessionRecord is an MCP session (Streamable HTTP, Mcp-Session-Id) as
+// the gateway records it, so that a restarted gateway, or another
+// instance on the same store, takes it over when its client comes back
+// with its id (internal/front). The id itself is never stored: a record
+// read from the store does not give anyone a session.
+type SessionRecord struct {
+	Hash      string // the session id's SHA-256, in hex
+	Principal string // who opened it, and the tenant ("" without auth)
+	Tenant    string
+	Protocol  string    // the protocol version it began with
+	Init      []byte    // JSON: the initialize params its client sent (clientInfo, capabilities)
+	Request   string    // the request its calls ran in last ("" before its first call)
+	Created   time.Time // when it was opened
+	Used      time.Time // its last use, as the gateway last wrote it (TouchSessions)
+}
+
+// SessionUse is a session used since the gateway last said so, and the
+// request its calls run in.
+type SessionUse struct {
+	Hash    string
+	Request string
+}
+
+// Sessions keeps the records of MCP sessions. A record lives until its
+// session ends: its client's DELETE, or its idle timeout (SweepSessions).
+type Sessions interface {
+	// QueueSession stores r, replacing the record of r.Hash, with a later
+	// batch, in the order of the writes queued or waited for (a
+	// DeleteSession after it deletes it).
+	QueueSession(r *SessionRecord)
+	// GetSession returns the record of hash, or an error matching
+	// ErrNotFound.
+	GetSession(ctx context.Context, hash string) (*SessionRecord, error)
+	// TouchSessions sets the last use of each session of uses to used,
+	// and its request; a session without a record is skipped.
+	TouchSessions(ctx context.Context, used time.Time, uses []SessionUse) error
+	// DeleteSession deletes the record of hash, if there is one; durable
+	// when it returns.
+	DeleteSession(ctx context.Context, hash string) error
+	// SweepSessions deletes the records last used before the time given
+	// and returns how many.
+	SweepSessions(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Dead letter states.

@@ -406,6 +406,25 @@ CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinEnded
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{7, "MCP sessions", `
+-- The MCP sessions the gateway's clients opened (store.Sessions), by their
+-- id's SHA-256, so that any instance takes one over when its client comes
+-- to it with its id; a record lives until its session ends.
+CREATE TABLE sessions (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	protocol  TEXT NOT NULL DEFAULT '',
+	init      TEXT NOT NULL,
+	request   TEXT NOT NULL DEFAULT '',
+	created   BIGINT NOT NULL,
+	used      BIGINT NOT NULL
+);
+CREATE INDEX sessions_used ON sessions (used);
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int

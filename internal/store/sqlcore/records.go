@@ -499,3 +499,73 @@ func (c *Core) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, e
 		return cp, err
 	}, c.D.CheckpointSelect+` ORDER BY seq`)
 }
+
+// QueueSession implements store.Sessions.
+func (c *Core) QueueSession(r *store.SessionRecord) {
+	args := []any{r.Hash, r.Principal, r.Tenant, r.Protocol, c.D.Doc(r.Init), r.Request, store.UnixNano(r.Created), store.UnixNano(r.Used)}
+	c.W.Queue(&Write{What: "an MCP session's record", Run: func(b Batch, w *Write) {
+		b.Exec(w, StSessionPut, args, nil)
+	}})
+}
+
+func scanSession(sc interface{ Scan(...any) error }) (*store.SessionRecord, error) {
+	var r store.SessionRecord
+	var created, used int64
+	if err := sc.Scan(&r.Hash, &r.Principal, &r.Tenant, &r.Protocol, &r.Init, &r.Request, &created, &used); err != nil {
+		return nil, err
+	}
+	r.Created, r.Used = store.FromUnixNano(created), store.FromUnixNano(used)
+	return &r, nil
+}
+
+// GetSession implements store.Sessions.
+func (c *Core) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return getOne(ctx, c, "an MCP session's record", scanSession, `SELECT `+sessionColumns+` FROM sessions WHERE hash = $1`, hash)
+}
+
+// TouchSessions implements store.Sessions: one write.
+func (c *Core) TouchSessions(ctx context.Context, used time.Time, uses []store.SessionUse) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	if len(uses) == 0 {
+		return nil
+	}
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		for _, u := range uses {
+			b.Exec(w, StSessionTouch, []any{store.UnixNano(used), u.Request, u.Hash}, nil)
+		}
+	}})
+	if err != nil {
+		return fmt.Errorf("recording the use of %d MCP sessions: %w", len(uses), err)
+	}
+	return nil
+}
+
+// DeleteSession implements store.Sessions.
+func (c *Core) DeleteSession(ctx context.Context, hash string) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	if err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) { b.Exec(w, StSessionDelete, []any{hash}, nil) }}); err != nil {
+		return fmt.Errorf("deleting an MCP session's record: %w", err)
+	}
+	return nil
+}
+
+// SweepSessions implements store.Sessions.
+func (c *Core) SweepSessions(ctx context.Context, before time.Time) (int64, error) {
+	if c.Closed() {
+		return 0, store.ErrClosed
+	}
+	var n int64
+	if err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StSessionSweep, []any{store.UnixNano(before)}, count(&n))
+	}}); err != nil {
+		return 0, fmt.Errorf("deleting the records of idle MCP sessions: %w", err)
+	}
+	return n, nil
+}

@@ -45,6 +45,10 @@ const (
 	// (Engine.Sequential) needs none: the claim's outcome is known when
 	// its checkpoint is added, written with StPutFrame if it was taken.
 	StPutClaimedFrame
+	StSessionPut
+	StSessionTouch
+	StSessionDelete
+	StSessionSweep
 	NumStmts
 )
 
@@ -81,6 +85,13 @@ func Shared() []string {
 	ON CONFLICT (agent, id) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, request = excluded.request,
 		state = excluded.state, final = excluded.final, data = excluded.data, updated = excluded.updated
 	WHERE NOT tasks.final`
+	q[StSessionPut] = `INSERT INTO sessions (hash, principal, tenant, protocol, init, request, created, used)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	ON CONFLICT (hash) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, protocol = excluded.protocol,
+		init = excluded.init, request = excluded.request, created = excluded.created, used = excluded.used`
+	q[StSessionTouch] = `UPDATE sessions SET used = $1, request = $2 WHERE hash = $3`
+	q[StSessionDelete] = `DELETE FROM sessions WHERE hash = $1`
+	q[StSessionSweep] = `DELETE FROM sessions WHERE used < $1`
 	return q
 }
 
@@ -92,6 +103,7 @@ const (
 	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated`
 	approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 	taskColumns     = `agent, id, principal, tenant, request, state, final, data, created, updated`
+	sessionColumns  = `hash, principal, tenant, protocol, init, request, created, used`
 )
 
 // Rows are the rows of a query: *sql.Rows and pgx.Rows, as an engine's

@@ -300,4 +300,20 @@ CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 -- its later one).
 ALTER TABLE frames ADD COLUMN origin INTEGER;
 `},
+	{9, "MCP sessions", `
+-- The MCP sessions the gateway's clients opened (store.Sessions), by their
+-- id's SHA-256, so that a restart takes one over when its client comes
+-- back with its id; a record lives until its session ends.
+CREATE TABLE sessions (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	protocol  TEXT NOT NULL DEFAULT '',
+	init      TEXT NOT NULL,
+	request   TEXT NOT NULL DEFAULT '',
+	created   INTEGER NOT NULL,
+	used      INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_used ON sessions (used);
+`},
 }

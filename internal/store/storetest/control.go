@@ -222,3 +222,46 @@ func testTasksStayFinal(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// testSessions: an MCP session's record is read back as written, touched,
+// and gone once deleted or swept; a queued record is written before a
+// delete that follows it.
+func testSessions(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		t0 := time.Unix(1_700_000_000, 0)
+		put := func(hash string, used time.Time) {
+			s.QueueSession(&store.SessionRecord{Hash: hash, Principal: "alice", Tenant: "acme", Protocol: "2025-06-18",
+				Init: []byte(`{"clientInfo":{"name":"agent"}}`), Created: t0, Used: used})
+		}
+		put("h1", t0)
+		put("h2", t0.Add(time.Minute))
+		if err := s.DeleteSession(ctx, "h2"); err != nil { // after the queued put: gone
+			t.Fatal(err)
+		}
+		if _, err := s.GetSession(ctx, "h2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetSession(deleted) = %v; want ErrNotFound", err)
+		}
+		got, err := s.GetSession(ctx, "h1")
+		if err != nil || got.Principal != "alice" || got.Tenant != "acme" || got.Protocol != "2025-06-18" ||
+			string(got.Init) != `{"clientInfo":{"name":"agent"}}` || !got.Created.Equal(t0) || !got.Used.Equal(t0) || got.Request != "" {
+			t.Fatalf("GetSession = %+v, %v", got, err)
+		}
+		if err := s.TouchSessions(ctx, t0.Add(time.Hour), []store.SessionUse{{Hash: "h1", Request: "r1"}, {Hash: "none"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GetSession(ctx, "h1"); err != nil || !got.Used.Equal(t0.Add(time.Hour)) || got.Request != "r1" {
+			t.Fatalf("GetSession after TouchSessions = %+v, %v", got, err)
+		}
+		if _, err := s.GetSession(ctx, "none"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("TouchSessions made a record: %v", err)
+		}
+		put("h3", t0)
+		if n, err := s.SweepSessions(ctx, t0.Add(time.Minute)); err != nil || n != 1 {
+			t.Fatalf("SweepSessions = %d, %v; want 1 (h3)", n, err)
+		}
+		if _, err := s.GetSession(ctx, "h1"); err != nil {
+			t.Fatalf("SweepSessions deleted a record used since: %v", err)
+		}
+	})
+}

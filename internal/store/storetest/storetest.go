@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"StoppedRequestIsFinal", testStoppedRequestIsFinal},
 		{"Pins", testPins},
 		{"TasksStayFinal", testTasksStayFinal},
+		{"Sessions", testSessions},
 		{"IdempotencyRepeat", testIdempotencyRepeat},
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},

@@ -160,6 +160,19 @@ CREATE TABLE schema_migrations (
 	name    TEXT NOT NULL,
 	applied INTEGER NOT NULL
 );
+-- table sessions on sessions
+CREATE TABLE sessions (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	protocol  TEXT NOT NULL DEFAULT '',
+	init      TEXT NOT NULL,
+	request   TEXT NOT NULL DEFAULT '',
+	created   INTEGER NOT NULL,
+	used      INTEGER NOT NULL
+) WITHOUT ROWID;
+-- index sessions_used on sessions
+CREATE INDEX sessions_used ON sessions (used);
 -- index sqlite_autoindex_approvals_1 on approvals
 -- index sqlite_autoindex_audit_meta_1 on audit_meta
 -- index sqlite_autoindex_frames_1 on frames

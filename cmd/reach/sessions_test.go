@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionsConfig serves the shop upstream's search.
+func sessionsConfig(t *testing.T) string {
+	c := &counter{runs: map[string]int{}}
+	return writeConfig(t, "upstreams:\n  - {name: shop, url: '"+shopUpstream(t, c)+"'}\ntools:\n  shop__search: {access: read}\n")
+}
+
+// goSession opens an MCP session on reach at base with the Go SDK's
+// client, on a protocol of sessions (the client would try the sessionless
+// one first).
+func goSession(t *testing.T, base string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-agent", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.ID() == "" {
+		t.Fatal("the client has no session id")
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// search calls shop__search on cs and returns what went wrong, if anything.
+func search(t *testing.T, cs *mcp.ClientSession, id string) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "shop__search", Arguments: map[string]any{"id": id}})
+	if err != nil {
+		return err.Error()
+	}
+	if res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, id) {
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	return ""
+}
+
+// postOn posts a tools/call on session sid to reach at base and returns
+// the status.
+func postOn(t *testing.T, base, sid string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shop__search","arguments":{"id":"z"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpwire.HeaderSession, sid)
+	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestSessionAcrossRestart: a Go SDK client's MCP session goes on, under
+// the same id, after reach serve is killed (kill -9) and started again on
+// the same data; a session its client deleted before does not come back.
+func TestSessionAcrossRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restart test skipped in -short mode")
+	}
+	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cs := goSession(t, base)
+	if e := search(t, cs, "before"); e != "" {
+		t.Fatal(e)
+	}
+	gone := goSession(t, base)
+	goneID := gone.ID()
+	gone.Close() // DELETE
+
+	cmd.Process.Kill()
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, data)
+	if e := search(t, cs, "after"); e != "" {
+		t.Fatalf("the session after the restart: %s", e)
+	}
+	if e := search(t, cs, "again"); e != "" {
+		t.Fatalf("the session's second call after the restart: %s", e)
+	}
+	if code := postOn(t, base, goneID); code != http.StatusNotFound {
+		t.Errorf("a call on the session deleted before the restart = %d, want 404", code)
+	}
+}
+
+// TestTypeScriptSessionAcrossRestart: the TypeScript SDK 1.x's Streamable
+// HTTP client, which never initializes again on a 404, goes on with its
+// session after reach serve restarts.
+func TestTypeScriptSessionAcrossRestart(t *testing.T) {
+	dir, node := nodeSDK(t)
+	src, err := os.ReadFile("testdata/session-restart.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-session-restart.mjs") // beside node_modules, so that its imports resolve
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	client := exec.CommandContext(ctx, node, script, "http://"+addr+"/mcp")
+	stdin, _ := client.StdinPipe()
+	stdout, _ := client.StdoutPipe()
+	client.Stderr = os.Stderr
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Process.Kill(); client.Wait() })
+	lines := bufio.NewScanner(stdout)
+	var ready struct {
+		Ready   bool
+		Session string
+	}
+	if !lines.Scan() || json.Unmarshal(lines.Bytes(), &ready) != nil || !ready.Ready {
+		t.Fatalf("the client did not open its session: %s", lines.Text())
+	}
+
+	cmd.Process.Kill()
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, data)
+	stdin.Write([]byte("go\n"))
+	if !lines.Scan() {
+		t.Fatal("the client printed nothing after the restart")
+	}
+	var got struct {
+		Before, After, Again struct {
+			IsError bool
+			Text    string
+			Thrown  string
+		}
+		Session, Error string
+	}
+	if err := json.Unmarshal(lines.Bytes(), &got); err != nil || got.Error != "" {
+		t.Fatalf("the client: %s", lines.Bytes())
+	}
+	for what, r := range map[string]struct {
+		IsError bool
+		Text    string
+		Thrown  string
+	}{"before the restart": got.Before, "after it": got.After, "again after it": got.Again} {
+		if r.Thrown != "" || r.IsError || !strings.Contains(r.Text, "search") {
+			t.Errorf("the call %s = %+v", what, r)
+		}
+	}
+	if got.Session != ready.Session {
+		t.Errorf("the session id went from %s to %s", ready.Session, got.Session)
+	}
+}
+
+// nodeSDK finds the folder scripts/frameworks-deps.sh installs into, with
+// the TypeScript SDK 1.x, and the Node 22 in it; without them the test
+// skips, saying why, or fails under REACH_CI (make test).
+func nodeSDK(t *testing.T) (dir, node string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	dir = os.Getenv("REACH_FRAMEWORKS_CACHE")
+	if dir == "" {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, ".cache", "frameworks")
+	}
+	node = filepath.Join(dir, "node_modules", "node", "bin", "node")
+	for _, p := range []string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"), node} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("REACH_CI") != "" {
+				t.Fatalf("%s is missing: run scripts/frameworks-deps.sh (make test does)", p)
+			}
+			t.Skipf("%s is missing: run scripts/frameworks-deps.sh (make test does)", p)
+		}
+	}
+	return dir, node
+}
+
+// TestInstancesShareSession: on one PostgreSQL store, a session opened on
+// instance a is taken over by instance b when its client's request comes
+// to b (no affinity), under the same id, and a killed a does not take it
+// with it; once its client deleted it, no instance takes it over again.
+func TestInstancesShareSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("instances test skipped in -short mode")
+	}
+	f := newFleet(t)
+	cs := goSession(t, f.base(0))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "up__count", Arguments: map[string]any{"key": "on-a"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call on a: %v %+v", err, res)
+	}
+	callOn := func(i int, method string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.base(i)+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__count","arguments":{"key":"on-b"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpwire.HeaderSession, cs.ID())
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := callOn(1, http.MethodPost); code != http.StatusOK || !strings.Contains(body, `"result"`) || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("the session's call on b = %d %s", code, body)
+	}
+	f.kill(0)
+	if code, body := callOn(1, http.MethodPost); code != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Fatalf("the session's call on b once a died = %d %s", code, body)
+	}
+	if code, _ := callOn(1, http.MethodDelete); code != http.StatusNoContent {
+		t.Fatalf("DELETE of the session on b = %d", code)
+	}
+	f.start(0)
+	if code, body := callOn(0, http.MethodPost); code != http.StatusNotFound {
+		t.Errorf("the deleted session's call on a = %d %s; want 404", code, body)
+	}
+}

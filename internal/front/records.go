@@ -1,0 +1,395 @@
+package front
+
+// MCP sessions that outlive the process that opened them, and a bound on
+// how many one principal keeps open.
+//
+// The go-sdk keeps a Streamable HTTP session in memory only: after a
+// restart, or on another instance sharing the store, its id is unknown
+// and every request naming it gets 404. The spec's answer is for the
+// client to initialize again, which the TypeScript SDK 1.x client (and
+// what is built on it) does not do: it stays broken until its process
+// restarts. So each session opened here is recorded in the store
+// (store.Sessions: its id's SHA-256, never the id; who opened it; the
+// initialize params its client sent), and a request that names an id the
+// SDK does not know but the store does, from who opened it, is answered
+// by a session made again under that id, initialized on its client's
+// behalf with the params it sent (as resumeSSE does on /sse).
+//
+// The SDK takes a new session's id from ServerOptions.GetSessionID, which
+// is told nothing of the request: every new session's POST therefore
+// takes a turn (serveNew), and the id it asks for (one to take over, or
+// "" for a fresh random one) is the one GetSessionID gives while the turn
+// is held. The turn is held only from the start of the SDK's handling of
+// the POST to its call of GetSessionID, before it reads the body.
+//
+// A known session's requests never read the store: the record is looked
+// up only when the SDK's sessions have no such id. A session's use is
+// noted with a flag its calls set, and the sweep writes the uses since the
+// last one in one write (TouchSessions).
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxInitRecord bounds the initialize params kept in a session's record:
+// a client that sends more (a huge clientInfo) keeps its session in this
+// process only.
+const maxInitRecord = 64 << 10
+
+// hashID is how a session id is named in the store: its SHA-256, in hex.
+func hashID(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
+}
+
+// idTurn is one new session's turn at the SDK's GetSessionID: the id to
+// give it ("" for a fresh one), and whether the SDK took it.
+type idTurn struct {
+	id    string
+	taken bool
+}
+
+// nextSessionID is the SDK's GetSessionID: the id the POST holding the
+// turn asked for, or a fresh one, 130 random bits from crypto/rand (the
+// SDK's own default), which no one can guess.
+func (s *Server) nextSessionID() string {
+	t := s.turn.Swap(nil)
+	if t == nil {
+		return rand.Text() // a session made outside serveNew (none is)
+	}
+	t.taken = true
+	s.turnMu.Unlock()
+	if t.id == "" {
+		return rand.Text()
+	}
+	return t.id
+}
+
+// serveNew gives the SDK a POST that makes a new session, whose id is id
+// ("" for a fresh one). The SDK calls GetSessionID, if it gets that far,
+// in this goroutine, before it reads the body.
+func (s *Server) serveNew(sdk http.Handler, w http.ResponseWriter, r *http.Request, id string) {
+	t := &idTurn{id: id}
+	s.turnMu.Lock()
+	s.turn.Store(t)
+	defer func() {
+		if !t.taken { // refused before it asked (a bad header)
+			s.turn.Store(nil)
+			s.turnMu.Unlock()
+		}
+	}()
+	sdk.ServeHTTP(w, r)
+}
+
+// newSessions serves the POSTs without a session id on /mcp: an
+// initialize past the caller's bound is refused; every one takes its
+// turn at a session id (serveNew).
+func (s *Server) newSessions(sdk http.Handler, w http.ResponseWriter, r *http.Request) {
+	fresh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveNew(sdk, w, r, "") })
+	if s.maxSessions <= 0 {
+		fresh.ServeHTTP(w, r)
+		return
+	}
+	s.withMessage(fresh, w, r, func(body []byte, msg mcpwire.Message) {
+		if msg.Method == "initialize" {
+			if owner, ok := s.ownerOf(r); ok && s.atCap(owner) {
+				s.tooManySessions(w, msg.ID)
+				return
+			}
+		}
+		s.passOn(fresh, w, r, body)
+	})
+}
+
+// ownerOf returns the sessionOwner of who sends r; false with auth and no
+// identity (bindSessions refuses it before).
+func (s *Server) ownerOf(r *http.Request) (string, bool) {
+	if s.authn == nil {
+		return "", true
+	}
+	id, ok := auth.IdentityFrom(r.Context())
+	if !ok {
+		return "", false
+	}
+	return sessionOwner(id), true
+}
+
+// atCap reports whether owner keeps as many sessions open as it may.
+func (s *Server) atCap(owner string) bool {
+	if s.maxSessions <= 0 {
+		return false
+	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	return s.owners[owner] >= s.maxSessions
+}
+
+// tooManySessions refuses an initialize (JSON-RPC id) past the bound:
+// 429, and a JSON-RPC error that says what to do. Refused rather than
+// making room by closing the principal's oldest idle session: that
+// session's client did nothing wrong, and a client of the TypeScript SDK
+// 1.x whose session is gone stays broken (it never initializes again);
+// the client that opens one too many is the one told, at once, why.
+func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
+	msg := fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
+		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
+		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
+	b, _ := json.Marshal(msg)
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, codeTooManySessions, b)
+}
+
+// codeTooManySessions is the JSON-RPC error code of tooManySessions, in
+// the range JSON-RPC leaves to servers.
+const codeTooManySessions = -32005
+
+// countSession counts a session that was just initialized against its
+// owner's bound; endSession counts it out.
+func (s *Server) countSession(st *session, owner string) {
+	if !st.counted.CompareAndSwap(nil, &owner) {
+		return
+	}
+	s.countMu.Lock()
+	if s.owners == nil {
+		s.owners = map[string]int{}
+	}
+	s.owners[owner]++
+	s.countMu.Unlock()
+}
+
+// uncount counts st's session out of its owner's.
+func (s *Server) uncount(st *session) {
+	owner := st.counted.Swap(nil)
+	if owner == nil {
+		return
+	}
+	s.countMu.Lock()
+	if s.owners[*owner]--; s.owners[*owner] <= 0 {
+		delete(s.owners, *owner)
+	}
+	s.countMu.Unlock()
+}
+
+// Sessions returns how many MCP sessions each owner keeps open (owner:
+// "tenant"/"principal", quoted; "" for the local user without auth).
+func (s *Server) Sessions() map[string]int {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	out := make(map[string]int, len(s.owners))
+	for k, v := range s.owners {
+		out[k] = v
+	}
+	return out
+}
+
+// opened handles a session's initialize once the SDK answered it: the
+// session is counted against its owner's bound and, unless it is one
+// taken over, recorded in the store (queued: the answer does not wait for
+// the disk, and a DELETE after it, written after it, deletes it).
+func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil || ss.ID() == "" {
+		return // stdio, in memory, the sessionless protocol
+	}
+	if _, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
+		return // /sse: its stream is its session
+	}
+	st := s.sessionFor(ss)
+	owner := ""
+	var who *auth.Identity
+	if ex := req.GetExtra(); ex != nil {
+		if ex.TokenInfo != nil {
+			owner = ex.TokenInfo.UserID
+		}
+		if s.authn != nil {
+			who = s.identityOf(ctx, ex.Header)
+		}
+	}
+	s.countSession(st, owner)
+	if s.records == nil {
+		return
+	}
+	id := ss.ID()
+	hash := hashID(id)
+	st.hash.Store(&hash)
+	if _, ok := s.reviving.Load(id); ok {
+		return // taken over: its record is there
+	}
+	ip, _ := req.GetParams().(*mcp.InitializeParams)
+	ir, _ := res.(*mcp.InitializeResult)
+	if ip == nil || ir == nil {
+		return
+	}
+	sent := *ip
+	sent.ProtocolVersion = ir.ProtocolVersion // what the session speaks
+	b, err := json.Marshal(&sent)
+	if err != nil || len(b) > maxInitRecord {
+		return
+	}
+	rec := &store.SessionRecord{Hash: hash, Protocol: ir.ProtocolVersion, Init: b, Created: time.Now()}
+	rec.Used = rec.Created
+	if who != nil {
+		rec.Principal, rec.Tenant = who.Principal, who.Tenant
+	}
+	s.records.QueueSession(rec)
+}
+
+// takeOver answers a request naming session sid, which the SDK does not
+// know, when the store has its record: from who opened it, the session is
+// made again under sid and the request goes on (it reports true); from
+// anyone else, 403 (answered, false), as for a session of this process.
+// A record past the idle gap, or none, leaves the request to the SDK's
+// 404 (true). A DELETE of a recorded session deletes its record and is
+// answered 204.
+func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) bool {
+	hash := hashID(sid)
+	rec, err := s.records.GetSession(r.Context(), hash)
+	if err != nil {
+		return true
+	}
+	if time.Since(rec.Used) >= s.idleAfter {
+		// Ended by the idle gap, wherever it was open: it does not come
+		// back. (Its last use is written up to a sweep, a tenth of the
+		// gap, after the fact; the SDK ends an idle session a minute
+		// after the gap.)
+		return true
+	}
+	owner, ok := s.ownerOf(r)
+	if !ok {
+		return true
+	}
+	recOwner := ""
+	if rec.Principal != "" || rec.Tenant != "" {
+		recOwner = sessionOwner(&auth.Identity{Principal: rec.Principal, Tenant: rec.Tenant})
+	}
+	if owner != recOwner {
+		if s.authn != nil && recOwner != "" {
+			notYourSession(w)
+			return false
+		}
+		return true // opened with auth on and served now without, or the other way round
+	}
+	if r.Method == http.MethodDelete {
+		if err := s.records.DeleteSession(r.Context(), hash); err != nil {
+			http.Error(w, "deleting the session failed; try again", http.StatusServiceUnavailable)
+			return false
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	if s.atCap(owner) {
+		var msg mcpwire.Message
+		if r.Body != nil {
+			buf := mcpwire.GetBuffer()
+			defer mcpwire.PutBuffer(buf)
+			if body, m, ok := mcpwire.ReadMessage(w, r, buf); body == nil {
+				return false // answered
+			} else if ok {
+				msg = m
+			}
+		}
+		s.tooManySessions(w, msg.ID)
+		return false
+	}
+	s.reviveMu.Lock()
+	defer s.reviveMu.Unlock()
+	if s.sessionByID(sid) != nil {
+		return true // another request of the client took it over meanwhile
+	}
+	var params mcp.InitializeParams
+	if json.Unmarshal(rec.Init, &params) != nil {
+		return true
+	}
+	s.reviving.Store(sid, true)
+	defer s.reviving.Delete(sid)
+	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": resumeID, "method": "initialize", "params": &params})
+	post := newPost(r, init, "")
+	s.serveNew(sdk, discard{}, post, sid)
+	ss := s.findSession(sid)
+	if ss == nil || ss.InitializeParams() == nil {
+		s.log.Warn("an MCP session could not be taken over", "session", hash[:12])
+		return true
+	}
+	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
+	s.log.Info("MCP session taken over from the store", "session", hash[:12], "opened", rec.Created, "last_request", rec.Request)
+	return true
+}
+
+// newPost is a POST of body to /mcp made from r (its context, who sent
+// it), on session sid ("" for none) and protocol version proto.
+func newPost(r *http.Request, body []byte, sid string, proto ...string) *http.Request {
+	post := r.Clone(r.Context())
+	post.Method = http.MethodPost
+	post.Body = io.NopCloser(strings.NewReader(string(body)))
+	post.ContentLength = int64(len(body))
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("Accept", "application/json, text/event-stream")
+	post.Header.Del(mcpwire.HeaderSession)
+	post.Header.Del(mcpwire.HeaderProtocol)
+	post.Header.Del("Last-Event-Id")
+	if sid != "" {
+		post.Header.Set(mcpwire.HeaderSession, sid)
+	}
+	if len(proto) > 0 && proto[0] != "" {
+		post.Header.Set(mcpwire.HeaderProtocol, proto[0])
+	}
+	return post
+}
+
+// touchSessions writes the uses of the recorded sessions since the last
+// sweep, and deletes the records idle past the gap. The sweep calls it.
+func (s *Server) touchSessions(open []*mcp.ServerSession) {
+	if s.records == nil {
+		return
+	}
+	ctx := context.Background()
+	var uses []store.SessionUse
+	for _, ss := range open {
+		v, ok := s.sessions.Load(ss)
+		if !ok {
+			continue
+		}
+		st := v.(*session)
+		h := st.hash.Load()
+		if h == nil || !st.used.CompareAndSwap(true, false) {
+			continue
+		}
+		uses = append(uses, store.SessionUse{Hash: *h, Request: s.owned.Request(&st.Session)})
+	}
+	now := time.Now()
+	if err := s.records.TouchSessions(ctx, now, uses); err != nil {
+		s.log.Warn("recording the use of MCP sessions", "err", err)
+	}
+	if s.lastSweep.Load()+int64(time.Minute) < now.UnixNano() || s.idleAfter < time.Minute {
+		s.lastSweep.Store(now.UnixNano())
+		if _, err := s.records.SweepSessions(ctx, now.Add(-s.idleAfter)); err != nil {
+			s.log.Warn("deleting the records of idle MCP sessions", "err", err)
+		}
+	}
+}
+
+// use notes that st's session was used: one load on each call, a store
+// only on the first since the last sweep.
+func (st *session) use() {
+	if !st.used.Load() {
+		st.used.Store(true)
+	}
+}

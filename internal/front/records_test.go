@@ -1,0 +1,282 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// restartable is a gateway front on one URL whose process can be
+// restarted (start): each start makes a new runtime and Server over the
+// same store of session records, and the URL serves it from then on.
+type restartable struct {
+	t       *testing.T
+	srv     *httptest.Server
+	records store.Store
+	authn   *auth.Authenticator
+	max     int
+	cur     atomic.Pointer[Server]
+	h       atomic.Pointer[http.Handler]
+}
+
+func newRestartable(t *testing.T, authn *auth.Authenticator, max int) *restartable {
+	t.Helper()
+	g := &restartable{t: t, records: store.NewMemory(), authn: authn, max: max}
+	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*g.h.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(g.srv.Close)
+	g.start()
+	return g
+}
+
+// start ends the running Server, if any, and starts a new one, as a
+// restart of reach serve does.
+func (g *restartable) start() *Server {
+	if old := g.cur.Load(); old != nil {
+		old.Close()
+	}
+	rt := reach.New(nil)
+	rt.MustRegister(echoTool)
+	life, cancel := context.WithCancel(context.Background())
+	g.t.Cleanup(cancel)
+	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{})
+	g.t.Cleanup(owned.EndAll)
+	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Authn: g.authn, Tools: allTools{rt},
+		Levels: &Levels{}, IdleAfter: time.Minute, Records: g.records, MaxSessions: g.max})
+	s.SyncTools()
+	g.t.Cleanup(s.Close)
+	var h http.Handler = s.Handler()
+	if g.authn != nil {
+		h = g.authn.Middleware(h)
+	}
+	g.h.Store(&h)
+	g.cur.Store(s)
+	return s
+}
+
+// connect opens a session with the Go SDK's client, as key's principal
+// ("" without auth).
+func (g *restartable) connect(key string) (*mcp.ClientSession, error) {
+	hc := http.DefaultClient
+	if key != "" {
+		hc = &http.Client{Transport: keyTransport{"X-Reach-Key", key}}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	cs, err := c.Connect(g.t.Context(), &mcp.StreamableClientTransport{Endpoint: g.srv.URL, HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err == nil {
+		g.t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// post sends a tools/call of echo on session sid as key's principal and
+// returns the status and the answer.
+func (g *restartable) post(sid, key string) (int, string) {
+	g.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcpwire.HeaderSession, sid)
+	req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+	if key != "" {
+		req.Header.Set("X-Reach-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// echo calls the echo tool on cs and fails the test unless it answers.
+func echo(t *testing.T, cs *mcp.ClientSession, text string) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		t.Fatalf("echo %q: %v", text, err)
+	}
+	if res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, text) {
+		t.Fatalf("echo %q: %+v", text, res)
+	}
+}
+
+// A client that comes back to a restarted gateway with its session's id
+// goes on with it: the session is taken over under the same id, from its
+// record, and its calls answered, on the fast lane too; the store never
+// holds the id itself.
+func TestSessionOutlivesRestart(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "before")
+	g.cur.Load().SweepClients() // writes the session's use
+	rec, err := g.records.GetSession(t.Context(), hashID(cs.ID()))
+	if err != nil || rec.Protocol != mcpwire.SessionProtocol || rec.Request == "" || !strings.Contains(string(rec.Init), `"agent"`) {
+		t.Fatalf("the session's record = %+v, %v", rec, err)
+	}
+	if strings.Contains(string(rec.Init)+rec.Hash+rec.Request, cs.ID()) {
+		t.Fatal("the record holds the session id")
+	}
+
+	s2 := g.start()
+	echo(t, cs, "after the restart") // through the SDK's client, same session id
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK || !strings.Contains(body, "again") {
+		t.Fatalf("a call on the session taken over = %d %s", code, body)
+	}
+	if s2.FastCalls() == 0 {
+		t.Error("the session taken over is not answered on the fast lane")
+	}
+	if ss := s2.sessionByID(cs.ID()); ss == nil || ss.InitializeParams().ClientInfo.Name != "agent" {
+		t.Error("the session taken over does not have its client's initialize params")
+	}
+}
+
+// A session its client deleted does not come back after a restart; nor
+// does one idle for the gap, nor an id never given.
+func TestSessionEndedStaysEnded(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	deleted, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, deleted, "x")
+	idle, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, idle, "y")
+	deleted.Close() // DELETE
+	// As the sweeps left it after the gap: last used longer ago.
+	g.records.TouchSessions(t.Context(), time.Now().Add(-2*time.Minute), []store.SessionUse{{Hash: hashID(idle.ID())}})
+	g.start()
+	for what, sid := range map[string]string{"deleted": deleted.ID(), "idle": idle.ID(), "never given": "NOSUCHSESSION0000000000000"} {
+		if code, body := g.post(sid, ""); code != http.StatusNotFound {
+			t.Errorf("a call on a session %s, after a restart = %d %s; want 404", what, code, body)
+		}
+	}
+	if _, err := g.records.GetSession(t.Context(), hashID(deleted.ID())); err == nil {
+		t.Error("the deleted session's record is kept")
+	}
+
+	// A DELETE of a session known only to the store deletes its record.
+	other, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.start()
+	req, _ := http.NewRequest(http.MethodDelete, g.srv.URL, nil)
+	req.Header.Set(mcpwire.HeaderSession, other.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE of a session in the store only = %d, want 204", resp.StatusCode)
+	}
+	if code, body := g.post(other.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on it after = %d %s; want 404", code, body)
+	}
+}
+
+// With auth, a session is taken over for who opened it only: another
+// principal, or the same principal of another tenant, gets 403
+// not_your_session, as on a session of the same process, and the session
+// goes on for its owner.
+func TestSessionTakenOverByItsOwnerOnly(t *testing.T) {
+	_, authn, keys := authServer(t)
+	g := newRestartable(t, authn, 0)
+	cs, err := g.connect(keys["alice@acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "mine")
+	g.start()
+	for _, who := range []string{"bob@globex", "alice@globex"} {
+		code, body := g.post(cs.ID(), keys[who])
+		if code != http.StatusForbidden || !strings.Contains(body, "not_your_session") {
+			t.Errorf("%s on alice@acme's session after a restart = %d %s; want 403 not_your_session", who, code, body)
+		}
+	}
+	if g.cur.Load().sessionByID(cs.ID()) != nil {
+		t.Error("another principal's request took the session over")
+	}
+	echo(t, cs, "still mine")
+	if code, body := g.post(cs.ID(), keys["bob@globex"]); code != http.StatusForbidden {
+		t.Errorf("bob on alice's session once taken over = %d %s; want 403", code, body)
+	}
+}
+
+// One principal opens at most MaxSessions sessions: the next initialize is
+// refused with 429 and a JSON-RPC error that says what to do, until one of
+// its sessions ends; another principal is not held back.
+func TestSessionsPerPrincipal(t *testing.T) {
+	_, authn, keys := authServer(t)
+	g := newRestartable(t, authn, 2)
+	a1, err := g.connect(keys["alice@acme"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.connect(keys["alice@acme"]); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Reach-Key", keys["alice@acme"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&refusal)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || refusal.ID != 1 || !strings.Contains(refusal.Error.Message, "sessions_per_principal") ||
+		!strings.Contains(refusal.Error.Message, "DELETE") || resp.Header.Get(mcpwire.HeaderSession) != "" {
+		t.Errorf("a third session of alice = %d %+v; want 429 and what to do", resp.StatusCode, refusal)
+	}
+	if _, err := g.connect(keys["alice@acme"]); err == nil {
+		t.Error("the SDK's client opened a third session of alice")
+	}
+	if _, err := g.connect(keys["bob@globex"]); err != nil {
+		t.Errorf("bob is held back by alice's sessions: %v", err)
+	}
+	a1.Close()
+	if _, err := g.connect(keys["alice@acme"]); err != nil {
+		t.Errorf("alice cannot open a session once one of hers ended: %v", err)
+	}
+	if n := g.cur.Load().Sessions()[sessionOwner(&auth.Identity{Principal: "alice", Tenant: "acme"})]; n != 2 {
+		t.Errorf("alice's sessions counted = %d, want 2", n)
+	}
+}
