@@ -158,12 +158,17 @@ func newAPI(opts *Options) *API {
 			a.served.HandleFunc(rt.pattern, rt.h)
 		}
 	}
-	var h http.Handler = mux
+	// The body limit comes after the authentication, which reads no body:
+	// it reads a chunked body whole, which a client without credentials
+	// could have made it do on each connection it opened. The UI, which
+	// authenticates by its cookie, takes forms of up to preAuthBody (as
+	// the server reads them, see Server).
+	var h http.Handler = limitBody(opts.MaxBody, mux)
 	if a.authn != nil {
 		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
-		h = uiSignsIn(a.ui, h)
+		h = uiSignsIn(limitBody(min(opts.MaxBody, preAuthBody), a.ui), h)
 	}
-	a.handler = a.wrapOuter(limitBody(opts.MaxBody, h))
+	a.handler = a.wrapOuter(h)
 	return a
 }
 
