@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -61,6 +62,7 @@ type task struct {
 	wantStop string // a cancel came before the task's id: its reason
 	stopSent bool   // CancelTask was sent to the agent
 	updated  time.Time
+	chunks   map[a2a.ArtifactID]*redact.Stream // artifacts streamed in chunks: the end of their text held back (joinChunks)
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -283,6 +285,12 @@ func (t *task) wakeLocked() {
 
 // apply folds one upstream event into the task.
 func (t *task) apply(ev a2a.Event) {
+	var before *a2a.TaskArtifactUpdateEvent
+	if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+		t.mu.Lock()
+		before = t.joinChunks(e)
+		t.mu.Unlock()
+	}
 	t.g.mask(ev)
 	var after []func()
 	t.mu.Lock()
@@ -342,6 +350,10 @@ func (t *task) apply(ev a2a.Event) {
 		if t.snap == nil || e.TaskID != t.id || t.state.Terminal() || e.Artifact == nil {
 			break
 		}
+		if before != nil {
+			addArtifact(t.snap, before)
+			t.push(before)
+		}
 		addArtifact(t.snap, e)
 		t.push(e)
 	}
@@ -370,6 +382,9 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 		return t.state, true
 	}
 	if s.State != t.state {
+		if stops(s.State) {
+			t.flushChunks()
+		}
 		t.state = s.State
 		t.final.Store(s.State.Terminal())
 		*after = append(*after, t.persist)
