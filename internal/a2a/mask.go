@@ -2,8 +2,12 @@ package a2a
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // Redactor masks secrets (internal/redact's Redactor): what an agent says
@@ -12,6 +16,11 @@ import (
 type Redactor interface {
 	RedactString(s string) string
 	Redact(b []byte) []byte
+	// Blocks masks texts as their concatenation would be (a value one
+	// ends and the next begins is masked too).
+	Blocks(texts []string) []string
+	// Stream masks a text that comes in pieces (joinChunks).
+	Stream() *redact.Stream
 }
 
 // mask masks, in place, the texts and data an agent sent in ev: its
@@ -59,10 +68,15 @@ func (g *Gateway) maskArtifact(a *a2a.Artifact) {
 	}
 }
 
-// maskParts masks a text part as text and a data part as JSON, and the
+// maskParts masks text parts as text and a data part as JSON, and the
 // metadata of each; the bytes of a file and a URL are left as they are.
+// Text parts one after another are masked as their concatenation is, as a
+// tool result's blocks are: a reader joins them (the SDKs' Text of a
+// message or an artifact), and a value one ends and the next begins would
+// show whole there.
 func (g *Gateway) maskParts(ps a2a.ContentParts) {
-	red := g.opts.Redactor
+	var run []*a2a.Part // text parts one after another
+	var texts []string
 	for _, p := range ps {
 		if p == nil {
 			continue
@@ -70,11 +84,25 @@ func (g *Gateway) maskParts(ps a2a.ContentParts) {
 		p.Metadata = maskData(g, p.Metadata)
 		switch c := p.Content.(type) {
 		case a2a.Text:
-			if s := red.RedactString(string(c)); s != string(c) {
-				p.Content = a2a.Text(s)
-			}
+			run, texts = append(run, p), append(texts, string(c))
+			continue
 		case a2a.Data:
 			p.Content = a2a.Data{Value: maskData(g, c.Value)}
+		}
+		g.maskTexts(run, texts)
+		run, texts = run[:0], texts[:0]
+	}
+	g.maskTexts(run, texts)
+}
+
+// maskTexts masks the text parts run, whose texts are texts, as one text.
+func (g *Gateway) maskTexts(run []*a2a.Part, texts []string) {
+	if len(run) == 0 {
+		return
+	}
+	for i, s := range g.opts.Redactor.Blocks(texts) {
+		if s != texts[i] {
+			run[i].Content = a2a.Text(s)
 		}
 	}
 }
@@ -95,4 +123,99 @@ func maskData[T any](g *Gateway, v T) T {
 		return v
 	}
 	return out
+}
+
+// joinChunks masks the text of an artifact the agent streams in chunks as
+// one text (t.mu held), before the event is masked whole (mask): a value
+// that one chunk ends and the next begins is masked, as the model route
+// masks its deltas, where a caller that joins the chunks would see it
+// whole. Each chunk passes on its text but for the end of it that may
+// begin a value, held for the next; its last chunk, a new version of the
+// artifact, or the task's stop (flushChunks) lets it go. It returns an
+// event to pass on before e: the end held of the version e replaces.
+func (t *task) joinChunks(e *a2a.TaskArtifactUpdateEvent) (before *a2a.TaskArtifactUpdateEvent) {
+	red := t.g.opts.Redactor
+	if red == nil || e.Artifact == nil {
+		return nil
+	}
+	id := e.Artifact.ID
+	st := t.chunks[id]
+	if st != nil && !e.Append {
+		before = t.heldChunk(id, st)
+		st = nil
+	}
+	if st == nil {
+		if e.LastChunk {
+			delete(t.chunks, id)
+			return before // the artifact whole: masked so
+		}
+		st = red.Stream()
+	}
+	// The end held moves to the next text part, in this chunk or the
+	// next; before a part of another kind, or at the artifact's end, it
+	// is let go into the text part before, or a text part of its own.
+	var parts a2a.ContentParts
+	letGo := func() {
+		rest := st.Flush()
+		if rest == "" {
+			return
+		}
+		if n := len(parts); n > 0 && parts[n-1] != nil {
+			if c, ok := parts[n-1].Content.(a2a.Text); ok {
+				parts[n-1].Content = c + a2a.Text(rest)
+				return
+			}
+		}
+		parts = append(parts, a2a.NewTextPart(rest))
+	}
+	for _, p := range e.Artifact.Parts {
+		var text a2a.Text
+		ok := false
+		if p != nil {
+			text, ok = p.Content.(a2a.Text)
+		}
+		if !ok {
+			letGo()
+			parts = append(parts, p)
+			continue
+		}
+		p.Content = a2a.Text(st.Next(string(text)))
+		parts = append(parts, p)
+	}
+	if e.LastChunk {
+		letGo()
+		delete(t.chunks, id)
+	} else {
+		if t.chunks == nil {
+			t.chunks = map[a2a.ArtifactID]*redact.Stream{}
+		}
+		t.chunks[id] = st
+	}
+	e.Artifact.Parts = parts
+	return before
+}
+
+// heldChunk is an event that appends the end held of artifact id's text,
+// masked (t.mu held); nil when none is held.
+func (t *task) heldChunk(id a2a.ArtifactID, st *redact.Stream) *a2a.TaskArtifactUpdateEvent {
+	delete(t.chunks, id)
+	rest := st.Flush()
+	if rest == "" {
+		return nil
+	}
+	ev := &a2a.TaskArtifactUpdateEvent{TaskID: t.id, ContextID: t.ctxID, Append: true,
+		Artifact: &a2a.Artifact{ID: id, Parts: a2a.ContentParts{a2a.NewTextPart(rest)}}}
+	t.g.mask(ev)
+	return ev
+}
+
+// flushChunks passes on what is held of the artifacts streamed in chunks
+// (t.mu held), before the task stops: its listeners' streams end there.
+func (t *task) flushChunks() {
+	for _, id := range slices.Sorted(maps.Keys(t.chunks)) {
+		if ev := t.heldChunk(id, t.chunks[id]); ev != nil && t.snap != nil {
+			addArtifact(t.snap, ev)
+			t.push(ev)
+		}
+	}
 }

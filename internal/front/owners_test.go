@@ -3,8 +3,10 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +121,39 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(k.header, k.value)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestClientsPerOwner: of one owner's sessionless clients (by clientInfo)
+// MaxSessions are kept apart, each in a request of its own; its others
+// share one request, another owner's are its own, and clients forgotten
+// (their idle gap passed, swept) make room again.
+func TestClientsPerOwner(t *testing.T) {
+	rt := reach.New(nil)
+	life, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	// A client without a request is forgotten at the first sweep.
+	owned := link.NewOwned(life, rt, time.Nanosecond, link.Budgets{})
+	t.Cleanup(owned.EndAll)
+	const max = 3
+	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Tools: allTools{rt}, Levels: &Levels{}, MaxSessions: max})
+	t.Cleanup(s.Close)
+	alice, bob := &auth.Identity{Principal: "alice", Tenant: "acme"}, &auth.Identity{Principal: "bob", Tenant: "globex"}
+	var kept []*session
+	for i := range max {
+		kept = append(kept, s.clientSession(alice, fmt.Sprint("c", i), "1"))
+	}
+	if s.clientSession(alice, "c0", "1") != kept[0] {
+		t.Error("a client kept is not found again")
+	}
+	over := s.clientSession(alice, "c3", "1")
+	if slices.Contains(kept, over) || s.clientSession(alice, "c4", "1") != over {
+		t.Error("alice's clients past the bound do not share one request")
+	}
+	if b := s.clientSession(bob, "c3", "1"); b == over || slices.Contains(kept, b) || s.clientSession(bob, "c4", "1") == b {
+		t.Error("bob's clients are not his own")
+	}
+	s.SweepClients()
+	if c := s.clientSession(alice, "c5", "1"); c == over || slices.Contains(kept, c) {
+		t.Error("a client after the others were forgotten shares a request")
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,9 @@ type Options struct {
 	// this process only.
 	Records store.Sessions
 	// MaxSessions bounds the MCP sessions one principal (of one tenant;
-	// the local user without auth) keeps open here; 0 for no bound.
+	// the local user without auth) keeps open here, and its sessionless
+	// clients (by clientInfo) kept apart, the others sharing a request;
+	// 0 for no bound.
 	MaxSessions int
 	Logger      *slog.Logger // if nil, logs are discarded
 }
@@ -116,6 +119,7 @@ type Server struct {
 	sessionless bool
 
 	sessions  sync.Map                       // *mcp.ServerSession or client key -> *session
+	clients   sync.Map                       // sessionOwner -> *atomic.Int64: the sessionless clients kept of each
 	byID      idMap[*mcp.ServerSession]      // Mcp-Session-Id -> its session, for the fast tools/call path
 	fastCalls atomic.Int64                   // calls answered by the fast path
 	inflight  idMap[context.CancelCauseFunc] // session id + "\x00" + JSON-RPC id -> its cancel, fast calls
@@ -453,12 +457,33 @@ func (s *Server) sessionOf(req *mcp.CallToolRequest) *session {
 func (s *Server) clientSession(id *auth.Identity, name, version string) *session {
 	// NUL-separated and bounded: the parts cannot run into each other, and
 	// a huge clientInfo is not kept.
-	key := "client\x00" + sessionOwner(id) + "\x00" + upstream.ClipText(name, 128, "") + "\x00" + upstream.ClipText(version, 64, "")
+	owner := sessionOwner(id)
+	key := "client\x00" + owner + "\x00" + upstream.ClipText(name, 128, "") + "\x00" + upstream.ClipText(version, 64, "")
 	if v, ok := s.sessions.Load(key); ok {
 		return v.(*session)
 	}
-	v, _ := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewClient()})
+	n := s.clientCount(owner)
+	if s.maxSessions > 0 && n.Load() >= int64(s.maxSessions) {
+		// An owner's clients past the bound on its sessions share one
+		// request: each would hold a request of its own until the idle
+		// gap had passed (a client naming itself anew at each call: 3000
+		// calls, 36 MB).
+		key = "overflow\x00" + owner
+	}
+	v, loaded := s.sessions.LoadOrStore(key, &session{Session: *s.owned.NewClient()})
+	if !loaded && !strings.HasPrefix(key, "overflow") {
+		n.Add(1)
+	}
 	return v.(*session)
+}
+
+// clientCount is the count of owner's sessionless clients kept.
+func (s *Server) clientCount(owner string) *atomic.Int64 {
+	if v, ok := s.clients.Load(owner); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := s.clients.LoadOrStore(owner, new(atomic.Int64))
+	return v.(*atomic.Int64)
 }
 
 // SweepClients forgets the sessionless clients whose request has ended (or
@@ -474,8 +499,11 @@ func (s *Server) SweepClients() {
 			long = append(long, ss)
 			return true
 		}
-		if !s.owned.Current(&v.(*session).Session) {
-			s.sessions.CompareAndDelete(k, v)
+		if !s.owned.Current(&v.(*session).Session) && s.sessions.CompareAndDelete(k, v) {
+			if rest, ok := strings.CutPrefix(k.(string), "client\x00"); ok {
+				owner, _, _ := strings.Cut(rest, "\x00") // quoted: no NUL in it
+				s.clientCount(owner).Add(-1)
+			}
 		}
 		return true
 	})

@@ -314,3 +314,132 @@ func TestA2AAnswerMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestA2APartsMaskedAsOne: a configured secret an agent spells across two
+// text parts of one message reaches its caller masked, as a tool result's
+// blocks are: the caller reads the parts' texts joined.
+func TestA2APartsMaskedAsOne(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	_, base := a2aGateway(t, echoAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("the key is sk-"), a2a.NewTextPart("model-KEY-01"), a2a.NewTextPart("23456789, keep it"))
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("got %#v", res)
+	}
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]*a2a.Task{"the send's task": tk, "GetTask": got} {
+		if s := textOf(v); s != "the key is [REDACTED], keep it" {
+			t.Errorf("%s: the agent's answer reached its caller as %q", name, s)
+		}
+	}
+}
+
+// chunkAgent streams its answer as an artifact in the chunks its message
+// names, separated by "|": the first begins the artifact, each other is
+// appended to it, the last marked so unless the message begins with
+// "open ". A chunk "#" is a data part.
+type chunkAgent struct{}
+
+func (chunkAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		text, open := strings.CutPrefix(ec.Message.Parts[0].Text(), "open ")
+		chunks := strings.Split(text, "|")
+		part := func(c string) *a2a.Part {
+			if c == "#" {
+				return a2a.NewDataPart(map[string]any{"n": 1})
+			}
+			return a2a.NewTextPart(c)
+		}
+		first := a2a.NewArtifactEvent(ec, part(chunks[0]))
+		if !yield(first, nil) {
+			return
+		}
+		for i, c := range chunks[1:] {
+			ev := a2a.NewArtifactUpdateEvent(ec, first.Artifact.ID, part(c))
+			ev.LastChunk = i == len(chunks)-2 && !open
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (chunkAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// TestA2AArtifactChunksMasked: a configured secret an agent spells across
+// the chunks of a streamed artifact reaches its caller masked, as one the
+// agent sends whole: in the chunks the caller joins as they come, in the
+// task a send returns and in GetTask; and nothing else of the answer is
+// lost or moved.
+func TestA2AArtifactChunksMasked(t *testing.T) {
+	const key = "sk-model-KEY-0123456789"
+	_, base := a2aGateway(t, chunkAgent{}, "model: {base_url: 'http://127.0.0.1:9/v1', api_key: '"+key+"'}\n")
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ chunks, want string }{
+		{"the key is sk-model-|KEY-0123456789, keep it", "the key is [REDACTED], keep it"},
+		{"the key is sk-|model-KEY-01|23456789|, keep it", "the key is [REDACTED], keep it"},
+		{"the key is sk-model-KEY-0123456789|, keep it", "the key is [REDACTED], keep it"}, // whole in one chunk
+		{"the key is sk-model-KEY-0|123456789", "the key is [REDACTED]"},                   // split in the last chunk
+		{"open the key is sk-model-|KEY-0123456789", "the key is [REDACTED]"},              // no last chunk: the task's end lets it go
+		{"the key is sk-model-KEY-012345|", "the key is [REDACTED]"},                       // a start that gives enough of it away
+		{"the key is sk-model-|#|KEY-0123456789", "the key is [REDACTED]KEY-0123456789"},   // not one text
+		{"nothing to hide|, at all", "nothing to hide, at all"},
+	} {
+		chunks, want := tc.chunks, tc.want
+		var streamed strings.Builder
+		var id a2a.TaskID
+		for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(chunks))}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e := ev.(type) {
+			case *a2a.Task:
+				id = e.ID
+			case *a2a.TaskArtifactUpdateEvent:
+				for _, p := range e.Artifact.Parts {
+					streamed.WriteString(p.Text())
+				}
+			}
+		}
+		if streamed.String() != want {
+			t.Errorf("%q: the caller joined the streamed chunks into %q, want %q", chunks, streamed.String(), want)
+		}
+		got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept strings.Builder
+		for _, a := range got.Artifacts {
+			for _, p := range a.Parts {
+				kept.WriteString(p.Text())
+			}
+		}
+		if kept.String() != want {
+			t.Errorf("%q: GetTask's artifact is %q, want %q", chunks, kept.String(), want)
+		}
+	}
+}

@@ -580,3 +580,89 @@ func waitClosed(t *testing.T, c chan struct{}, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// TestServerNoBodyBeforeAuth: with authentication, a request whose headers
+// do not authenticate is answered 401 without its body being read past a
+// small bound: the whole body came before any check on both HTTP servers
+// (fasthttp reads a request whole before its handler runs; the body limit
+// read a chunked one whole before the authentication), and a client
+// without credentials made the gateway hold max_body_bytes per connection
+// it opened (40 connections, 160 MB). One with credentials sends its
+// large body as before.
+func TestServerNoBodyBeforeAuth(t *testing.T) {
+	_, srvURL, _, keys := authGateway(t, "")
+	addr := strings.TrimPrefix(srvURL, "http://")
+	const declared = 2 << 20
+	// answer sends head and then, for as long as the gateway does not
+	// answer, up to 1 MiB of the body (never all of it), and returns the
+	// status of the last answer of n.
+	answer := func(t *testing.T, head string, chunked bool, n int) int {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second)) // a hang guard
+		if _, err := io.WriteString(c, head); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			piece := strings.Repeat("x", 16<<10)
+			if chunked {
+				piece = fmt.Sprintf("%x\r\n%s\r\n", len(piece), piece)
+			}
+			for range 64 {
+				if _, err := io.WriteString(c, piece); err != nil {
+					return // the gateway answered and closed
+				}
+			}
+		}()
+		br := bufio.NewReader(c)
+		status := 0
+		for range n {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer before the body's end: %v", err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			status = resp.StatusCode
+		}
+		return status
+	}
+	host := "Host: " + addr + "\r\nContent-Type: application/json\r\n"
+	for _, tc := range []struct {
+		name, head string
+		chunked    bool
+		n, want    int
+	}{
+		{"declared", "POST /v1/calls HTTP/1.1\r\n" + host + fmt.Sprintf("Content-Length: %d\r\n\r\n", declared), false, 1, 401},
+		{"declared mcp", "POST /mcp HTTP/1.1\r\n" + host + fmt.Sprintf("Content-Length: %d\r\n\r\n", declared), false, 1, 401},
+		{"wrong key", "POST /v1/calls HTTP/1.1\r\n" + host + "X-Reach-Key: rk_wrong\r\n" + fmt.Sprintf("Content-Length: %d\r\n\r\n", declared), false, 1, 401},
+		// fasthttp forgets a chunked request that runs over, and which
+		// bound it ran over: a 413 that names both.
+		{"chunked", "POST /v1/calls HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n", true, 1, 413},
+		// net/http's: the connection is handed over at its first request.
+		{"chunked on net/http", "GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\nPOST /v1/calls HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n", true, 2, 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if status := answer(t, tc.head, tc.chunked, tc.n); status != tc.want {
+				t.Errorf("got %d, want %d", status, tc.want)
+			}
+		})
+	}
+	// The same with credentials: the body is read, and the call refused
+	// for what it says, not for its size.
+	body := `{"tool_calls":[{"call_id":"a","tool":"search_kb","arguments":{"query":"` + strings.Repeat("q", 200<<10) + `"}}]}`
+	req, _ := http.NewRequest("POST", srvURL+"/v1/calls", strings.NewReader(body))
+	req.Header.Set("X-Reach-Key", keys["bob"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a large body with credentials: %d, want 200", resp.StatusCode)
+	}
+}

@@ -79,6 +79,15 @@ const (
 	maxHeaderBytes = 16 << 10
 )
 
+// preAuthBody bounds the body of a request whose headers do not
+// authenticate it, when somebody authenticates: fasthttp reads a body
+// whole before the handler runs, and a client without credentials made
+// the gateway hold max_body_bytes for each connection it opened (40
+// connections, 160 MB) before any answered 401. Such a request gets its
+// 401 once this much of its body is read (the UI's forms, which
+// authenticate by a cookie, are smaller).
+const preAuthBody = 64 << 10
+
 // Server serves the handler New builds on a listener (see above). Make
 // one with NewServer; Serve it once.
 type Server struct {
@@ -107,9 +116,19 @@ type Server struct {
 // contexts derive from base. Handler returns that handler.
 func NewServer(opts *Options, base context.Context) *Server {
 	a := newAPI(opts)
-	s := &Server{api: a, handler: a.handler, large: a.wrapOuter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		bodyTooLarge(w, r.ContentLength, opts.MaxBody)
-	})), fast: opts.Fast, maxBody: opts.MaxBody, base: base}
+	// A body over the limit is answered after the checks that come before
+	// it in the handler, the authentication too.
+	var large http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := opts.MaxBody
+		if _, ok := auth.IdentityFrom(r.Context()); !ok && a.authn != nil && a.authn.Enabled() {
+			limit = min(limit, preAuthBody) // an open path's
+		}
+		bodyTooLarge(w, r.ContentLength, limit)
+	})
+	if a.authn != nil {
+		large = a.authn.Middleware(large)
+	}
+	s := &Server{api: a, handler: a.handler, large: a.wrapOuter(large), fast: opts.Fast, maxBody: opts.MaxBody, base: base}
 	s.std = &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -119,11 +138,9 @@ func NewServer(opts *Options, base context.Context) *Server {
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	s.fh = &fasthttp.Server{
-		Handler:      s.serve,
-		ErrorHandler: s.serveError,
-		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
-			return fasthttp.RequestConfig{ReadTimeout: readBodyTimeout}
-		},
+		Handler:                      s.serve,
+		ErrorHandler:                 s.serveError,
+		HeaderReceived:               s.headerReceived,
 		ReadTimeout:                  readHeaderTimeout,
 		IdleTimeout:                  idleTimeout,
 		ReadBufferSize:               maxHeaderBytes,
@@ -212,6 +229,34 @@ func (s *Server) stop() {
 	for _, ln := range lns {
 		ln.Close()
 	}
+}
+
+// headerReceived is the configuration of a request whose headers fasthttp
+// read: the body's time (readBodyTimeout), and its bound, which is
+// preAuthBody for a body that may be larger (declared so, or chunked)
+// when the headers do not authenticate the request.
+func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	c := fasthttp.RequestConfig{ReadTimeout: readBodyTimeout}
+	if n := h.ContentLength(); (n > preAuthBody || n == -1) && s.maxBody > preAuthBody {
+		if a := s.api.authn; a != nil && a.Enabled() {
+			if _, err := s.authenticate(h); err != nil {
+				c.MaxRequestBodySize = preAuthBody
+			}
+		}
+	}
+	return c
+}
+
+// authenticate returns the identity a request's headers carry (the
+// authentication is on).
+func (s *Server) authenticate(rh *fasthttp.RequestHeader) (*auth.Identity, error) {
+	r := (&http.Request{Header: http.Header{}}).WithContext(s.base)
+	for _, k := range []string{"X-Reach-Key", "Authorization"} {
+		if v := rh.Peek(k); len(v) > 0 {
+			r.Header[k] = []string{string(v)}
+		}
+	}
+	return s.api.authn.Authenticate(r)
 }
 
 // serve is fasthttp's handler: each request to its lane.
@@ -309,13 +354,7 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte) (outcome int)
 			return refused
 		}
 	case a.Enabled() && !a.Open("/mcp"):
-		r := (&http.Request{Header: http.Header{}}).WithContext(c)
-		for _, k := range []string{"X-Reach-Key", "Authorization"} {
-			if v := rh.Peek(k); len(v) > 0 {
-				r.Header[k] = []string{string(v)}
-			}
-		}
-		id, err := a.Authenticate(r)
+		id, err := s.authenticate(rh)
 		if err != nil {
 			return refused // the handler answers, and logs, the failure
 		}
@@ -405,9 +444,16 @@ func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		if len(ctx.Request.Header.Host()) == 0 {
 			// fasthttp forgets the request when a chunked body runs over:
-			// no checks to make before.
+			// no checks to make before, nor a way to know which bound it
+			// ran over (preAuthBody, without credentials).
 			var w bufferedWriter
-			bodyTooLarge(&w, -1, s.maxBody)
+			if a := s.api.authn; a != nil && a.Enabled() && s.maxBody > preAuthBody {
+				httpjson.WriteError(&w, http.StatusRequestEntityTooLarge, "body_too_large",
+					fmt.Sprintf("The request body is larger than %d bytes, or than %d without credentials that authenticate it.", s.maxBody, preAuthBody),
+					"Send credentials (Authorization: Bearer rk_... or X-Reach-Key), and fewer or smaller calls per request.")
+			} else {
+				bodyTooLarge(&w, -1, s.maxBody)
+			}
 			w.copyTo(ctx)
 			return
 		}
