@@ -33,6 +33,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,6 +42,7 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -302,13 +304,13 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 // made again under sid and the request goes on (it reports true); from
 // anyone else, 403 (answered, false), as for a session of this process.
 // A record past the idle gap, or none, leaves the request to the SDK's
-// 404 (true). A DELETE of a recorded session deletes its record and is
-// answered 204.
+// 404 (true); one that cannot be read is answered 503 (false). A DELETE
+// of a recorded session deletes its record and is answered 204.
 func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) bool {
 	hash := hashID(sid)
 	rec, err := s.records.GetSession(r.Context(), hash)
 	if err != nil {
-		return true
+		return !s.unreadable(w, r, err)
 	}
 	if time.Since(rec.Used) >= s.idleAfter {
 		// Ended by the idle gap, wherever it was open: it does not come
@@ -370,7 +372,7 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	// Read again: a DELETE of the session (or its idle gap's sweep) since
 	// the read above ends it for good.
 	if rec, err = s.records.GetSession(r.Context(), hash); err != nil {
-		return true
+		return !s.unreadable(w, r, err)
 	}
 	var params mcp.InitializeParams
 	if json.Unmarshal(rec.Init, &params) != nil {
@@ -390,6 +392,21 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	}
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
 	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
+	return true
+}
+
+// unreadable answers a request whose session's record could not be read
+// (err, not ErrNotFound) with 503 and reports true: the session may well
+// be there, and the SDK's 404 would tell its client it is gone for good
+// (the TypeScript SDK 1.x never recovers from it). False for a record
+// that is not there, or a request whose client went away.
+func (s *Server) unreadable(w http.ResponseWriter, r *http.Request, err error) bool {
+	if errors.Is(err, store.ErrNotFound) || r.Context().Err() != nil {
+		return false
+	}
+	s.log.Warn("reading an MCP session's record", "err", err)
+	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable",
+		"The session's record could not be read from the store; the session is not lost.", "Send the request again in a moment, with the same Mcp-Session-Id.")
 	return true
 }
 

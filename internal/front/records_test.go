@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -503,5 +504,41 @@ func TestSessionCallDuringTakeOver(t *testing.T) {
 		if a.code != http.StatusOK || !strings.Contains(a.body, "again") || strings.Contains(a.body, `"error"`) {
 			t.Errorf("%s = %d %s", what, a.code, a.body)
 		}
+	}
+}
+
+// downRecords is a store whose session records cannot be read while down.
+type downRecords struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (d *downRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	if d.down.Load() {
+		return nil, errors.New("the database is unreachable")
+	}
+	return d.Store.GetSession(ctx, hash)
+}
+
+// A session whose record cannot be read (the store down, just after a
+// restart) gets 503 and a try-again, not the 404 of a session that is
+// gone, which a client of the TypeScript SDK 1.x never recovers from; once
+// the store answers, the session is taken over.
+func TestSessionRecordUnreadable(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := &downRecords{Store: g.records}
+	down.down.Store(true)
+	g.records = down
+	g.start()
+	if code, body := g.post(cs.ID(), ""); code != http.StatusServiceUnavailable || !strings.Contains(body, "store_unavailable") {
+		t.Errorf("a call on a session whose record cannot be read = %d %s; want 503 store_unavailable", code, body)
+	}
+	down.down.Store(false)
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK || !strings.Contains(body, "again") {
+		t.Errorf("a call on the session once the store answers = %d %s", code, body)
 	}
 }
