@@ -61,6 +61,12 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			return
 		}
 		ss := s.sessionByID(sid)
+		if ss != nil && s.revivals.Load() != 0 {
+			// Made by a take-over that may still be initializing it:
+			// the SDK would answer 404, or refuse the request as made
+			// during the session's initialization.
+			ss = s.awaitTakeOver(sid, ss)
+		}
 		if ss == nil && s.records != nil {
 			// A session this process does not have: one the store
 			// recorded is taken over (records.go). Only on a miss.

@@ -33,6 +33,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,8 +42,10 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -146,10 +149,7 @@ func (s *Server) atCap(owner string) bool {
 // 1.x whose session is gone stays broken (it never initializes again);
 // the client that opens one too many is the one told, at once, why.
 func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
-	msg := fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
-		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
-		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
-	b, _ := json.Marshal(msg)
+	b, _ := json.Marshal(s.tooManyMessage())
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -158,22 +158,42 @@ func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, codeTooManySessions, b)
 }
 
+// tooManyMessage is the message of tooManySessions.
+func (s *Server) tooManyMessage() string {
+	return fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
+		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
+		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
+}
+
 // codeTooManySessions is the JSON-RPC error code of tooManySessions, in
 // the range JSON-RPC leaves to servers.
 const codeTooManySessions = -32005
 
-// countSession counts a session that was just initialized against its
-// owner's bound; endSession counts it out.
-func (s *Server) countSession(st *session, owner string) {
-	if !st.counted.CompareAndSwap(nil, &owner) {
-		return
+// claimSession counts a session whose initialize is being answered
+// against its owner's bound, in the same step as it checks the bound:
+// false, and not counted, past it. newSessions refuses most initializes
+// past the bound before the SDK makes a session, with a 429; this is what
+// holds the bound, whatever newSessions read: initializes that all pass
+// its check at once, one in a batch, or one whose "method" key is written
+// with escapes (the SDK decodes it, the envelope reader does not). Those
+// get the same JSON-RPC error, in the SDK's answer, and no session.
+func (s *Server) claimSession(st *session, owner string) bool {
+	if st.counted.Load() != nil {
+		return true // an initialize again on a session counted
 	}
 	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.maxSessions > 0 && s.owners[owner] >= s.maxSessions {
+		return false
+	}
+	if !st.counted.CompareAndSwap(nil, &owner) {
+		return true
+	}
 	if s.owners == nil {
 		s.owners = map[string]int{}
 	}
 	s.owners[owner]++
-	s.countMu.Unlock()
+	return true
 }
 
 // uncount counts st's session out of its owner's.
@@ -201,32 +221,58 @@ func (s *Server) Sessions() map[string]int {
 	return out
 }
 
-// opened handles a session's initialize once the SDK answered it: the
-// session is counted against its owner's bound and, unless it is one
-// taken over, recorded in the store (queued: the answer does not wait for
-// the disk, and a DELETE after it, written after it, deletes it).
-func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
+// streamableSession returns the Streamable HTTP session (one with an
+// id, not of /sse) an initialize opens, and its owner (the TokenInfo
+// user bindSessions gave its request; "" without auth); nil for any
+// other.
+func streamableSession(ctx context.Context, req mcp.Request) (*mcp.ServerSession, string) {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil || ss.ID() == "" {
-		return // stdio, in memory, the sessionless protocol
+		return nil, "" // stdio, in memory, the sessionless protocol
 	}
 	if _, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
-		return // /sse: its stream is its session
+		return nil, "" // /sse: its stream is its session
+	}
+	owner := ""
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		owner = ex.TokenInfo.UserID
+	}
+	return ss, owner
+}
+
+// opening counts a session whose initialize comes in against its owner's
+// bound (claimSession); past it, the error to answer.
+func (s *Server) opening(ctx context.Context, req mcp.Request) error {
+	ss, owner := streamableSession(ctx, req)
+	if ss == nil || s.claimSession(s.sessionFor(ss), owner) {
+		return nil
+	}
+	return &jsonrpc.Error{Code: codeTooManySessions, Message: s.tooManyMessage()}
+}
+
+// opened handles a session's initialize once the SDK answered it (err,
+// its error): a session not initialized is counted out again; one that
+// is, unless it is one taken over, is recorded in the store (queued: the
+// answer does not wait for the disk, and a DELETE after it, written after
+// it, deletes it).
+func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, err error) {
+	ss, _ := streamableSession(ctx, req)
+	if ss == nil {
+		return
 	}
 	st := s.sessionFor(ss)
-	owner := ""
-	var who *auth.Identity
-	if ex := req.GetExtra(); ex != nil {
-		if ex.TokenInfo != nil {
-			owner = ex.TokenInfo.UserID
+	if err != nil {
+		if ss.InitializeParams() == nil {
+			s.uncount(st) // the SDK closes it
 		}
-		if s.authn != nil {
-			who = s.identityOf(ctx, ex.Header)
-		}
+		return
 	}
-	s.countSession(st, owner)
 	if s.records == nil {
 		return
+	}
+	var who *auth.Identity
+	if ex := req.GetExtra(); ex != nil && s.authn != nil {
+		who = s.identityOf(ctx, ex.Header)
 	}
 	id := ss.ID()
 	hash := hashID(id)
@@ -258,13 +304,13 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result) {
 // made again under sid and the request goes on (it reports true); from
 // anyone else, 403 (answered, false), as for a session of this process.
 // A record past the idle gap, or none, leaves the request to the SDK's
-// 404 (true). A DELETE of a recorded session deletes its record and is
-// answered 204.
+// 404 (true); one that cannot be read is answered 503 (false). A DELETE
+// of a recorded session deletes its record and is answered 204.
 func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string) bool {
 	hash := hashID(sid)
 	rec, err := s.records.GetSession(r.Context(), hash)
 	if err != nil {
-		return true
+		return !s.unreadable(w, r, err)
 	}
 	if time.Since(rec.Used) >= s.idleAfter {
 		// Ended by the idle gap, wherever it was open: it does not come
@@ -289,6 +335,13 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 		return true // opened with auth on and served now without, or the other way round
 	}
 	if r.Method == http.MethodDelete {
+		// Not while a call of the session takes it over: after that, the
+		// session is this process's, and its DELETE the SDK's.
+		s.reviveMu.Lock()
+		defer s.reviveMu.Unlock()
+		if s.sessionByID(sid) != nil {
+			return true
+		}
 		if err := s.records.DeleteSession(r.Context(), hash); err != nil {
 			http.Error(w, "deleting the session failed; try again", http.StatusServiceUnavailable)
 			return false
@@ -316,10 +369,17 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	if s.sessionByID(sid) != nil {
 		return true // another request of the client took it over meanwhile
 	}
+	// Read again: a DELETE of the session (or its idle gap's sweep) since
+	// the read above ends it for good.
+	if rec, err = s.records.GetSession(r.Context(), hash); err != nil {
+		return !s.unreadable(w, r, err)
+	}
 	var params mcp.InitializeParams
 	if json.Unmarshal(rec.Init, &params) != nil {
 		return true
 	}
+	s.revivals.Add(1)
+	defer s.revivals.Add(-1)
 	s.reviving.Store(sid, true)
 	defer s.reviving.Delete(sid)
 	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": resumeID, "method": "initialize", "params": &params})
@@ -327,12 +387,40 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	s.serveNew(sdk, discard{}, post, sid)
 	ss := s.findSession(sid)
 	if ss == nil || ss.InitializeParams() == nil {
-		s.log.Warn("an MCP session could not be taken over", "session", hash[:12])
+		s.log.Warn("an MCP session could not be taken over", "session_id", SessionRef("#"+hash[:12]))
 		return true
 	}
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
-	s.log.Info("MCP session taken over from the store", "session", hash[:12], "opened", rec.Created, "last_request", rec.Request)
+	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
 	return true
+}
+
+// unreadable answers a request whose session's record could not be read
+// (err, not ErrNotFound) with 503 and reports true: the session may well
+// be there, and the SDK's 404 would tell its client it is gone for good
+// (the TypeScript SDK 1.x never recovers from it). False for a record
+// that is not there, or a request whose client went away.
+func (s *Server) unreadable(w http.ResponseWriter, r *http.Request, err error) bool {
+	if errors.Is(err, store.ErrNotFound) || r.Context().Err() != nil {
+		return false
+	}
+	s.log.Warn("reading an MCP session's record", "err", err)
+	httpjson.WriteError(w, http.StatusServiceUnavailable, "store_unavailable",
+		"The session's record could not be read from the store; the session is not lost.", "Send the request again in a moment, with the same Mcp-Session-Id.")
+	return true
+}
+
+// awaitTakeOver returns session sid (ss, as the SDK's sessions list it)
+// once no take-over is initializing it: the SDK lists a session from
+// before it registers its id and initializes it, and takeOver holds
+// reviveMu until both are done.
+func (s *Server) awaitTakeOver(sid string, ss *mcp.ServerSession) *mcp.ServerSession {
+	if _, ok := s.reviving.Load(sid); !ok {
+		return ss
+	}
+	s.reviveMu.Lock()
+	s.reviveMu.Unlock()
+	return s.sessionByID(sid)
 }
 
 // newPost is a POST of body to /mcp made from r (its context, who sent

@@ -3,9 +3,13 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +31,7 @@ type restartable struct {
 	records store.Store
 	authn   *auth.Authenticator
 	max     int
+	log     *slog.Logger // the next start's, if set
 	cur     atomic.Pointer[Server]
 	h       atomic.Pointer[http.Handler]
 }
@@ -53,7 +58,7 @@ func (g *restartable) start() *Server {
 	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{})
 	g.t.Cleanup(owned.EndAll)
 	s := New(&Options{Runtime: rt, Owned: owned, Choices: &link.ModelChoices{}, Authn: g.authn, Tools: allTools{rt},
-		Levels: &Levels{}, IdleAfter: time.Minute, Records: g.records, MaxSessions: g.max})
+		Levels: &Levels{}, IdleAfter: time.Minute, Records: g.records, MaxSessions: g.max, Logger: g.log})
 	s.SyncTools()
 	g.t.Cleanup(s.Close)
 	var h http.Handler = s.Handler()
@@ -278,5 +283,262 @@ func TestSessionsPerPrincipal(t *testing.T) {
 	}
 	if n := g.cur.Load().Sessions()[sessionOwner(&auth.Identity{Principal: "alice", Tenant: "acme"})]; n != 2 {
 		t.Errorf("alice's sessions counted = %d, want 2", n)
+	}
+}
+
+// The bound holds whatever the initialize looks like: one in a batch, or
+// one whose "method" key is written with escapes, which the SDK reads as
+// any other but the envelope newSessions reads does not, gets the bound's
+// JSON-RPC error and no session; the count stays at the bound.
+func TestSessionsPerPrincipalWhateverTheEnvelope(t *testing.T) {
+	_, authn, keys := authServer(t)
+	g := newRestartable(t, authn, 2)
+	for range 2 {
+		if _, err := g.connect(keys["alice@acme"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	for what, body := range map[string]string{
+		"in a batch":          "[" + init + "]",
+		"with an escaped key": strings.Replace(init, `"method"`, `"meth\u006fd"`, 1),
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Reach-Key", keys["alice@acme"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"code":-32005`) || !strings.Contains(string(b), "sessions_per_principal") {
+			t.Errorf("a third initialize of alice %s = %d %s; want the bound's error", what, resp.StatusCode, b)
+		}
+		if sid := resp.Header.Get(mcpwire.HeaderSession); sid != "" {
+			if code, _ := g.post(sid, keys["alice@acme"]); code != http.StatusNotFound {
+				t.Errorf("a call on the session of the initialize refused %s = %d; want 404", what, code)
+			}
+		}
+	}
+	if n := g.cur.Load().Sessions()[sessionOwner(&auth.Identity{Principal: "alice", Tenant: "acme"})]; n != 2 {
+		t.Errorf("alice's sessions counted = %d, want 2", n)
+	}
+}
+
+// heldRecords is a store whose first GetSession, once it has read the
+// record, waits until released: a request that read a session's record
+// is held there while others go on.
+type heldRecords struct {
+	store.Store
+	held          atomic.Bool
+	read, release chan struct{}
+}
+
+func (h *heldRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	rec, err := h.Store.GetSession(ctx, hash)
+	if h.held.CompareAndSwap(false, true) {
+		close(h.read)
+		<-h.release
+	}
+	return rec, err
+}
+
+// A DELETE of a session known only to the store, while a call of the same
+// session is taking it over, ends the session: the call that read the
+// record before the DELETE does not make it again after the 204.
+func TestSessionDeletedWhileTakenOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "before")
+	held := &heldRecords{Store: g.records, read: make(chan struct{}), release: make(chan struct{})}
+	g.records = held
+	s := g.start()
+	call := make(chan int)
+	go func() {
+		code, _ := g.post(cs.ID(), "")
+		call <- code
+	}()
+	<-held.read // the call read the record
+	req, _ := http.NewRequest(http.MethodDelete, g.srv.URL, nil)
+	req.Header.Set(mcpwire.HeaderSession, cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE = %d, want 204", resp.StatusCode)
+	}
+	close(held.release)
+	<-call
+	if s.sessionByID(cs.ID()) != nil {
+		t.Error("the session deleted is open again")
+	}
+	if code, body := g.post(cs.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on the session after its DELETE = %d %s; want 404", code, body)
+	}
+}
+
+// logged keeps the records a logger handles.
+type logged struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logged) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logged) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logged) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logged) WithGroup(string) slog.Handler      { return l }
+
+// The log line of a session taken over names it as the SDK's lines do
+// (session_id, a SessionRef: the short hash the gateway's redactor leaves
+// as it is), so that an operator can follow the session from one process
+// to the next; a plain string under "session" is redacted.
+func TestSessionTakenOverLogged(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.start()
+	l := &logged{}
+	s.log = slog.New(l)
+	echo(t, cs, "after the restart")
+	want := SessionRef("#" + hashID(cs.ID())[:12])
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.recs {
+		if !strings.Contains(r.Message, "taken over") {
+			continue
+		}
+		found := false
+		r.Attrs(func(a slog.Attr) bool {
+			if strings.Contains(a.Value.String(), cs.ID()) {
+				t.Errorf("the log holds the session id: %s=%v", a.Key, a.Value)
+			}
+			if ref, ok := a.Value.Any().(SessionRef); ok && a.Key == "session_id" && ref == want {
+				found = true
+			}
+			return true
+		})
+		if !found {
+			t.Errorf("the take-over's log line does not name the session as the SDK's do (session_id=%s)", want)
+		}
+		return
+	}
+	t.Error("no log line of the take-over")
+}
+
+// heldLog is a log whose first line with a message, once armed, waits
+// until released.
+type heldLog struct {
+	msg            string
+	armed          *atomic.Bool
+	entered, until chan struct{}
+}
+
+func (h heldLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h heldLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg && h.armed.CompareAndSwap(true, false) {
+		close(h.entered)
+		<-h.until
+	}
+	return nil
+}
+func (h heldLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h heldLog) WithGroup(string) slog.Handler      { return h }
+
+// A request of a session that comes while another request of its client
+// is taking the session over (the SDK has made it, and has not yet
+// initialized it) waits for the take-over, rather than getting the SDK's
+// 404 or being refused as made during the session's initialization: a
+// client back after a restart sends several requests at once.
+func TestSessionCallDuringTakeOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	g.log = slog.New(heldLog{msg: "server session connected", armed: &armed, entered: entered, until: release})
+	g.start()
+	armed.Store(true)
+	type answer struct {
+		code int
+		body string
+	}
+	first, second := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		code, body := g.post(cs.ID(), "")
+		first <- answer{code, body}
+	}()
+	<-entered // the take-over's session is made, not yet initialized
+	go func() {
+		code, body := g.post(cs.ID(), "")
+		second <- answer{code, body}
+	}()
+	// The second request is either answered at once, while the session
+	// is being made (what this test is about), or waits for the
+	// take-over; it is let go after a while either way.
+	var a answer
+	select {
+	case a = <-second:
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if a.code == 0 {
+		a = <-second
+	}
+	for what, a := range map[string]answer{"the call that took the session over": <-first, "a call during the take-over": a} {
+		if a.code != http.StatusOK || !strings.Contains(a.body, "again") || strings.Contains(a.body, `"error"`) {
+			t.Errorf("%s = %d %s", what, a.code, a.body)
+		}
+	}
+}
+
+// downRecords is a store whose session records cannot be read while down.
+type downRecords struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (d *downRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	if d.down.Load() {
+		return nil, errors.New("the database is unreachable")
+	}
+	return d.Store.GetSession(ctx, hash)
+}
+
+// A session whose record cannot be read (the store down, just after a
+// restart) gets 503 and a try-again, not the 404 of a session that is
+// gone, which a client of the TypeScript SDK 1.x never recovers from; once
+// the store answers, the session is taken over.
+func TestSessionRecordUnreadable(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := &downRecords{Store: g.records}
+	down.down.Store(true)
+	g.records = down
+	g.start()
+	if code, body := g.post(cs.ID(), ""); code != http.StatusServiceUnavailable || !strings.Contains(body, "store_unavailable") {
+		t.Errorf("a call on a session whose record cannot be read = %d %s; want 503 store_unavailable", code, body)
+	}
+	down.down.Store(false)
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK || !strings.Contains(body, "again") {
+		t.Errorf("a call on the session once the store answers = %d %s", code, body)
 	}
 }

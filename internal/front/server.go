@@ -136,9 +136,10 @@ type Server struct {
 	turn      atomic.Pointer[idTurn]
 	reviveMu  sync.Mutex   // one session taken over at a time (takeOver)
 	reviving  sync.Map     // session id -> true while takeOver initializes it
+	revivals  atomic.Int32 // how many take-overs are initializing a session
 	lastSweep atomic.Int64 // when the records were last swept, Unix ns
 	countMu   sync.Mutex
-	owners    map[string]int // sessionOwner -> its sessions open (countSession)
+	owners    map[string]int // sessionOwner -> its sessions open (claimSession)
 }
 
 // New returns the server; its tools are the runtime's once SyncTools ran.
@@ -308,6 +309,9 @@ func (s *Server) endSessions() {
 func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
+			if err := s.opening(ctx, req); err != nil {
+				return nil, err
+			}
 			s.bindSession(req)
 			if st, ok := ctx.Value(sseStreamKey{}).(*sseStream); ok {
 				st.opened(req.GetSession())
@@ -330,8 +334,8 @@ func (s *Server) mcpCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		res, err := next(ctx, method, req)
-		if method == "initialize" && err == nil {
-			s.opened(ctx, req, res)
+		if method == "initialize" {
+			s.opened(ctx, req, res, err)
 		}
 		if method == "tools/list" && err == nil {
 			res = s.filterList(ctx, req, res)
@@ -380,7 +384,7 @@ type session struct {
 
 	// Of a Streamable HTTP session: its record's name in the store (nil
 	// when it has none), whether it was used since the last sweep, and
-	// its owner once counted against the bound (countSession).
+	// its owner once counted against the bound (claimSession).
 	hash    atomic.Pointer[string]
 	used    atomic.Bool
 	counted atomic.Pointer[string]
