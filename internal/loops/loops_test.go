@@ -1119,6 +1119,8 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"go test ./cache -count=1 -v"}`, `{"command":"go test -v -count=1 ./cache"}`},
 		// Other options, the same operands.
 		{`{"command":"go test ./cache -run TestEvict -v"}`, `{"command":"go test ./cache -run TestEvict -race --count=1"}`},
+		// An option's value joined to it is its value after a space.
+		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run TestEvict"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1145,6 +1147,11 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"tail -n 5 app.log"}`, `{"command":"tail -n 50 app.log"}`},
 		{`{"sql":"SELECT a - 5 FROM t"}`, `{"sql":"SELECT a FROM t"}`},
 		{`{"command":"grep -rn foo src"}`, `{"command":"grep -rn fo osrc"}`},
+		// A value joined to its option names what is asked about.
+		{`{"command":"gh pr list --repo=acme/api"}`, `{"command":"gh pr list --repo=acme/web"}`},
+		{`{"command":"kubectl get pods --namespace=prod"}`, `{"command":"kubectl get pods --namespace=staging"}`},
+		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run=TestPin"}`},
+		{`{"command":"git log --since=2026-11-01"}`, `{"command":"git log --since=2026-12-01"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
@@ -1154,6 +1161,23 @@ func TestFoldArgs(t *testing.T) {
 	if foldArgs("get_order", []byte(`{"id":"7"}`)) == foldArgs("get_invoice", []byte(`{"id":"7"}`)) {
 		t.Error("two tools, one question")
 	}
+}
+
+// TestOptionValues: one command asked of each repository in turn, the
+// repository named in an option's joined value (--repo=acme/svc-03), each
+// answering alike, is a batch over new repositories, as it is when the
+// value follows a space: no asking is refused.
+func TestOptionValues(t *testing.T) {
+	none := `{"exit_code":0,"output":"no open pull requests in this repository\n"}`
+	var eq, sp []op
+	for i := range 6 {
+		eq = append(eq, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo=acme/svc-%02d --state=open"}`, i), none))
+		sp = append(sp, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo acme/svc-%02d --state open"}`, i), none))
+	}
+	runCases(t, []testCase{
+		{"values joined to their options", nil, eq},
+		{"values after a space", nil, sp},
+	})
 }
 
 // TestRephraseRecords: askings that share no word (synonyms only) and find

@@ -647,9 +647,24 @@ func wordsFold(v []byte) uint64 {
 			if n == 0 && c == '-' && option(v[i+1:]) {
 				// An option (-v, --no-cache, -count=1) says how, not
 				// what: a command retried with other options asks the
-				// same question. The words after it stay (-run TestX).
-				for i+1 < len(v) && !wordEnd(v[i+1]) {
+				// same question. The words after it stay (-run TestX),
+				// and so does a value joined to it that names something
+				// (--repo=acme/api, --namespace=prod, -run=TestX, as
+				// after a space); a count (-count=1, -parallel=4) is a
+				// setting, left out with its option.
+				for i+1 < len(v) && !wordEnd(v[i+1]) && v[i+1] != '=' {
 					i++
+				}
+				if i+1 < len(v) && v[i+1] == '=' {
+					j := i + 2
+					for j < len(v) && !wordEnd(v[j]) {
+						j++
+					}
+					if !digits(v[i+2 : j]) {
+						i++ // the value is read as the next word
+						continue
+					}
+					i = j - 1
 				}
 				continue
 			}
@@ -672,6 +687,16 @@ func option(rest []byte) bool {
 		rest = rest[1:]
 	}
 	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// digits reports whether b is a count: digits only.
+func digits(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // wordEnd reports whether c ends a word of code for wordsFold.
