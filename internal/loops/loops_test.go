@@ -1184,13 +1184,15 @@ func TestOptionValues(t *testing.T) {
 // the same records, each time, are rewordings: the fourth is refused. The
 // same one text for each (a label, a routing of several fields, a report of
 // several lines) is no list of records, and texts given to a classifier go
-// on; so do synonyms whose records change.
+// on; so do synonyms whose records change, and texts handed over to be
+// judged (tickets) that get the same suggested records.
 func TestRephraseRecords(t *testing.T) {
 	docs := `{"hits":[{"title":"Managing your plan","url":"https://help.example.com/a/311"},{"title":"Billing cycles explained","url":"https://help.example.com/a/107"},{"title":"Refunds and credits","url":"https://help.example.com/a/452"}]}`
 	asks := []string{"terminate membership plan", "end automatic renewal", "quit paying monthly fee", "unsubscribe premium tier"}
 	ask := func(i int, res string) op { return call("kb_lookup", fmt.Sprintf(`{"q":%q}`, asks[i]), res) }
 	routed := `{"intent":"account","team":"accounts-queue","priority":"normal"}`
 	report := `{"report":"0 spelling errors\n0 grammar issues\n0 style notes\nreadability: fine"}`
+	macros := `{"suggestions":[{"macro":"Refund request","body":"We have issued your refund."},{"macro":"Shipping delay","body":"Your parcel is on its way."},{"macro":"Order status","body":"Here is your order status."}]}`
 	runCases(t, []testCase{
 		{"synonyms, the same documents", nil, []op{ask(0, docs), ask(1, docs), ask(2, docs), refused(ask(3, docs), "rephrase")}},
 		{"synonyms, other documents each time", nil, []op{
@@ -1201,6 +1203,16 @@ func TestRephraseRecords(t *testing.T) {
 		}},
 		{"texts routed alike", nil, []op{ask(0, routed), ask(1, routed), ask(2, routed), ask(3, routed)}},
 		{"texts checked alike, a report of several lines", nil, []op{ask(0, report), ask(1, report), ask(2, report), ask(3, report)}},
+		// A ticket handed to a tool that suggests replies finds nothing:
+		// tickets that share no word, each given the same three macros,
+		// are four tickets.
+		{"tickets given the same suggestions", nil, []op{
+			call("suggest_macros", `{"ticket_text":"parcel never arrived, want money back"}`, macros),
+			call("suggest_macros", `{"ticket_text":"package late again, please refund me"}`, macros),
+			call("suggest_macros", `{"ticket_text":"where is my order? it has been two weeks"}`, macros),
+			call("suggest_macros", `{"ticket_text":"courier lost the box"}`, macros),
+			call("suggest_macros", `{"ticket_text":"delivery slipped; reimburse shipping"}`, macros),
+		}},
 	})
 }
 

@@ -409,6 +409,7 @@ func (d *Detector) question(s *Step) uint64 {
 		switch {
 		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
+			s.search = s.search || keyKind(l.key) == queryKey
 		case l.kind == leafString || l.kind == leafNumber:
 			v = respelled(l.raw, v)
 		}
@@ -912,7 +913,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !qs.records && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
+	if !(qs.records && s.search) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
@@ -969,7 +970,10 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		// The same records again (documents found) tie askings that share
 		// no word: synonyms only ("terminate membership", "end automatic
 		// renewal") that find what the last asking found.
-		same := qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
+		// A text handed over to be judged (a ticket to a tool that
+		// suggests replies, a review to a tagger) finds nothing: texts
+		// that share no word and get the same suggestions are other texts.
+		same := s.search && qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
 		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		notAbout := qs.stale > 0 && !same && !qs.about(s)
 		other = !reworded || notAbout
@@ -993,7 +997,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	}
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
-		qs.records = !fresh && listsRecords(ans, ec)
+		qs.records = s.search && !fresh && listsRecords(ans, ec)
 	}
 	return other
 }
