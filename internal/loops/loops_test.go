@@ -1246,6 +1246,29 @@ func TestNumericAnswers(t *testing.T) {
 	})
 }
 
+// TestMovedReadings: one host's metrics polled again and again, each
+// reading within a range already shown but never the same answer twice, is
+// a poll whose state moves: no poll is refused. A status that flaps back to
+// answers it gave before brings nothing new, and is refused as before.
+func TestMovedReadings(t *testing.T) {
+	metrics := func(i int) string {
+		return fmt.Sprintf(`{"cpu":%d,"mem":%d,"lag_s":%d,"conns":%d,"qps":%d,"threads":64,"open_files":%d,"queue":%d,"pool_mb":4096,"max_conns":1000}`,
+			40+i%4, 60+(i/2)%3, i%3, 100+(i*3)%4, 300+(i*7)%5, 1024+i%2, (i/3)%2)
+	}
+	var polls, flaps []op
+	for i := range 16 {
+		polls = append(polls, call("get_metrics", `{"host":"db-1"}`, metrics(i)))
+	}
+	for i := range 6 {
+		flaps = append(flaps, call("get_metrics", `{"host":"db-1"}`, metrics(i%2)))
+	}
+	flaps = append(flaps, refused(call("get_metrics", `{"host":"db-1"}`, metrics(0)), "no_progress"))
+	runCases(t, []testCase{
+		{"readings moving within their range", nil, polls},
+		{"a status flapping back", nil, flaps},
+	})
+}
+
 // TestEmbeddedJSON: a JSON string whose text is an object or a list is
 // read as that document, escapes undone; anything else is a text.
 func TestEmbeddedJSON(t *testing.T) {
