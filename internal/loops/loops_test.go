@@ -1121,6 +1121,10 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"go test ./cache -run TestEvict -v"}`, `{"command":"go test ./cache -run TestEvict -race --count=1"}`},
 		// An option's value joined to it is its value after a space.
 		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run TestEvict"}`},
+		// A path with a slash at its end, or ./ at its start.
+		{`{"command":"ls src"}`, `{"command":"ls src/"}`},
+		{`{"command":"ls src"}`, `{"command":"ls ./src/"}`},
+		{`{"command":"grep -rn TODO src"}`, `{"command":"grep -rn TODO ./src"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1152,6 +1156,10 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"kubectl get pods --namespace=prod"}`, `{"command":"kubectl get pods --namespace=staging"}`},
 		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run=TestPin"}`},
 		{`{"command":"git log --since=2026-11-01"}`, `{"command":"git log --since=2026-12-01"}`},
+		{`{"command":"ls /"}`, `{"command":"ls"}`},
+		{`{"command":"cat ../a.txt"}`, `{"command":"cat a.txt"}`},
+		{`{"command":"ls ./"}`, `{"command":"ls"}`},
+		{`{"sql":"SELECT a / b FROM t"}`, `{"sql":"SELECT a b FROM t"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {

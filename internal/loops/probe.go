@@ -619,7 +619,8 @@ func (f *folder) word(h uint64) {
 // another order, or are written with other spacing, quoting or parentheses,
 // is one question ("status = 'late' AND region = 'EU'", "(region='EU') and
 // (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
-// not "b/a.txt"). Escapes separate words, and options are left out.
+// not "b/a.txt"), without a slash at its end or "./" at its start ("src/"
+// and "./src" are "src"). Escapes separate words, and options are left out.
 func wordsFold(v []byte) uint64 {
 	// Each word is hashed as it is read (FNV-1a, then mixed so that the
 	// sum of words does not cancel), without a buffer or a call per word.
@@ -667,6 +668,13 @@ func wordsFold(v []byte) uint64 {
 					}
 					i = j - 1
 				}
+				continue
+			}
+			if c == '/' && n > 0 && (i+1 == len(v) || wordEnd(v[i+1])) {
+				continue // a directory named with its slash (src/) is src
+			}
+			if c == '.' && n == 0 && i+2 < len(v) && v[i+1] == '/' && !wordEnd(v[i+2]) {
+				i++ // nor is ./src another path than src
 				continue
 			}
 			if 'A' <= c && c <= 'Z' {
