@@ -43,7 +43,7 @@ configuration (API keys from "reach keys create", or bearer JWTs) every
 endpoint but /healthz needs credentials, and any address may be served.
 It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
 approvals API (/v1/approvals) and, with a model configured, an
-OpenAI-compatible model proxy (/v1/chat/completions).
+OpenAI-compatible model proxy (/v1/chat/completions, /v1/responses).
 Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -183,7 +183,7 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 		fmt.Fprintf(w, "  metrics   %s/metrics\n", base)
 	}
 	if g.Config().Model != nil {
-		fmt.Fprintf(w, "  model     %s/v1/chat/completions   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
+		fmt.Fprintf(w, "  model     %s/v1/chat/completions, /v1/responses   (OpenAI-compatible, to %s)\n", base, bannerURL(g.Config().Model.BaseURL))
 	}
 	fmt.Fprintf(w, "  data      %s\n", dataDir)
 	if where := g.StoreWhere(); where != "" {

@@ -165,10 +165,12 @@ func (u *shopUpstream) called(tool string) int {
 	return u.calls[tool]
 }
 
-// shopModel is a scripted OpenAI-compatible model. The user's first message
-// names the task; the model plays it turn by turn from the conversation,
-// calling tools by the names the framework gave them, and reports usage
-// (a quarter of the request's bytes as prompt, 40 tokens of answer).
+// shopModel is a scripted OpenAI-compatible model, of chat completions and
+// of the Responses API (the default of OpenAI Agents and the AI SDK). The
+// user's first message names the task; the model plays it turn by turn
+// from the conversation, calling tools by the names the framework gave
+// them, and reports usage (a quarter of the request's bytes as prompt, 40
+// tokens of answer).
 type shopModel struct {
 	turns  atomic.Int64
 	tokens atomic.Int64
@@ -182,7 +184,9 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		Input json.RawMessage `json:"input"` // the Responses API's
 		Tools []struct {
+			Name     string `json:"name"` // the Responses API's
 			Function struct {
 				Name string `json:"name"`
 			} `json:"function"`
@@ -191,6 +195,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
+	responses := r.URL.Path == "/v1/responses"
 	if err := json.Unmarshal(raw, &body); err != nil {
 		http.Error(w, err.Error(), 400)
 		return
@@ -221,6 +226,32 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		case "tool":
 			results = append(results, resultText(text(msg.Content)))
+		}
+	}
+	if responses {
+		var items []struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+			Output  json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(body.Input, &items) != nil {
+			var s string
+			json.Unmarshal(body.Input, &s)
+			task = s
+		}
+		for _, it := range items {
+			switch {
+			case it.Role == "user" && task == "":
+				task = text(it.Content)
+			case it.Type == "function_call_output":
+				results = append(results, resultText(text(it.Output)))
+			}
+		}
+		for i, t := range body.Tools {
+			if t.Function.Name == "" {
+				body.Tools[i].Function.Name = t.Name
+			}
 		}
 	}
 	last := ""
@@ -279,6 +310,10 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		say = "unknown task " + task
 	}
+	if responses {
+		m.respond(w, len(raw), toolName(call), callArgs, say, call != "")
+		return
+	}
 	var rid [6]byte
 	rand.Read(rid[:])
 	cid := "chatcmpl-" + hex.EncodeToString(rid[:]) // unique, as a model's: LangGraph merges messages of one id
@@ -321,6 +356,28 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// respond writes a Responses API answer (not streamed: neither framework
+// streams by default) to a request of size bytes: a function call of name
+// with args, or the text say.
+func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say string, call bool) {
+	id := func(prefix string) string {
+		var b [6]byte
+		rand.Read(b[:])
+		return prefix + hex.EncodeToString(b[:])
+	}
+	m.tokens.Add(int64(size/4 + 40))
+	out := map[string]any{"type": "message", "id": id("msg_"), "status": "completed", "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": say, "annotations": []any{}}}}
+	if call {
+		out = map[string]any{"type": "function_call", "id": id("fc_"), "call_id": id("call_"), "name": name, "arguments": args, "status": "completed"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": id("resp_"), "object": "response", "created_at": time.Now().Unix(), "status": "completed",
+		"model": "scripted", "output": []any{out}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
+		"usage": map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}})
+}
+
 // resultText is the text of a tool result as a framework passes it to the
 // model: as is, or as MCP content items in JSON, whose texts it joins.
 func resultText(s string) string {
@@ -353,17 +410,19 @@ func resultText(s string) string {
 type wire struct {
 	mu        sync.Mutex
 	chat      []int
+	models    map[string]int // model calls by path
 	protocols map[string]int
 }
 
 func (c *wire) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.URL.Path == "/v1/chat/completions":
+		case r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/v1/responses":
 			rec := &statusWriter{ResponseWriter: w, status: 200}
 			h.ServeHTTP(rec, r)
 			c.mu.Lock()
 			c.chat = append(c.chat, rec.status)
+			c.models[r.URL.Path]++
 			c.mu.Unlock()
 			return
 		case r.URL.Path == "/mcp" && r.Method == http.MethodPost:
@@ -421,7 +480,7 @@ func newShop(t *testing.T, extra string) *shop {
 		t.Fatal(err)
 	}
 	g := newTestGateway(t, cfg)
-	w := &wire{protocols: map[string]int{}}
+	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
 	srv := httptest.NewServer(w.wrap(g.Handler()))
 	t.Cleanup(srv.Close)
 	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
@@ -438,14 +497,14 @@ type agentRun struct {
 
 // runAgent runs agent.mjs with framework fw on task, pointed at mcpURL and
 // modelURL, and returns its report.
-func runAgent(t *testing.T, dir, node, fw, mcpClient, mcpURL, modelURL, task string, headers map[string]string) agentRun {
+func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL, task string, headers map[string]string) agentRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	h, _ := json.Marshal(headers)
 	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "reach-agent.mjs"))
 	cmd.Env = append(os.Environ(), "FRAMEWORK="+fw, "MCP_URL="+mcpURL, "MODEL_URL="+modelURL, "TASK="+task, "HEADERS="+string(h),
-		"MCP_CLIENT="+mcpClient, "MAX_STEPS=50",
+		"MCP_CLIENT="+mcpClient, "MODEL_API="+modelAPI, "MAX_STEPS=50",
 		"OPENAI_AGENTS_DISABLE_TRACING=1", // no network here: the traces would go to OpenAI's servers
 	)
 	start := time.Now()
@@ -467,22 +526,34 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, mcpURL, modelURL, task str
 }
 
 // frameworkCases are the three frameworks, each on both protocol versions:
-// the reach configuration that offers them and the MCP client it uses.
+// the reach configuration that offers them, the MCP client it uses, and the
+// model API it calls (its default, or "chat": its opt-out of the Responses
+// API, which OpenAI Agents and the AI SDK call by default).
 var frameworkCases = []struct {
-	fw, protocol, config, mcpClient string
-	noBaseline                      bool // no run without reach (another case of the framework has one)
+	fw, protocol, config, mcpClient, modelAPI string
+	noBaseline                                bool // no run without reach (another case of the framework has one)
 }{
 	// OpenAI Agents and the AI SDK try the sessionless protocol first; a
 	// reach that does not offer it gets them on 2025-11-25.
-	{"openai-agents", "2026-07-28", "", "", false},
-	{"openai-agents", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", true},
-	{"ai-sdk", "2026-07-28", "", "", false},
-	{"ai-sdk", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", true},
+	{"openai-agents", "2026-07-28", "", "", "", false},
+	{"openai-agents", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", "", true},
+	{"openai-agents", "2026-07-28", "", "", "chat", true},
+	{"ai-sdk", "2026-07-28", "", "", "", false},
+	{"ai-sdk", "2025-11-25", "mcp_protocols: [2025-11-25, 2025-06-18, 2025-03-26]\n", "", "", true},
+	{"ai-sdk", "2026-07-28", "", "", "chat", true},
 	// LangGraph's MultiServerMCPClient speaks 2025-11-25 only; on
 	// 2026-07-28 it loads the tools through the TypeScript client of that
-	// protocol.
-	{"langgraph", "2025-11-25", "", "", false},
-	{"langgraph", "2026-07-28", "", "v2", true},
+	// protocol. Its ChatOpenAI calls chat completions by default.
+	{"langgraph", "2025-11-25", "", "", "", false},
+	{"langgraph", "2026-07-28", "", "v2", "", true},
+}
+
+// modelPath is the model API a case's framework calls.
+func modelPath(fw, modelAPI string) string {
+	if fw == "langgraph" || modelAPI == "chat" {
+		return "/v1/chat/completions"
+	}
+	return "/v1/responses"
 }
 
 // TestFrameworks runs each framework on its defaults through reach, on
@@ -495,9 +566,13 @@ var frameworkCases = []struct {
 func TestFrameworks(t *testing.T) {
 	dir, node := frameworksCache(t)
 	for _, fc := range frameworkCases {
-		t.Run(fc.fw+"/"+fc.protocol, func(t *testing.T) {
+		name := fc.fw + "/" + fc.protocol
+		if fc.modelAPI != "" {
+			name += "/" + fc.modelAPI
+		}
+		t.Run(name, func(t *testing.T) {
 			run := func(s *shop, task string, headers map[string]string) agentRun {
-				return runAgent(t, dir, node, fc.fw, fc.mcpClient, s.url+"/mcp", s.url+"/v1", task, headers)
+				return runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, s.url+"/mcp", s.url+"/v1", task, headers)
 			}
 			checkProtocol := func(s *shop) {
 				s.wire.mu.Lock()
@@ -505,6 +580,11 @@ func TestFrameworks(t *testing.T) {
 				for v, n := range s.wire.protocols {
 					if v != fc.protocol {
 						t.Errorf("%d tools/call on protocol %q, want %s", n, v, fc.protocol)
+					}
+				}
+				for p, n := range s.wire.models {
+					if p != modelPath(fc.fw, fc.modelAPI) {
+						t.Errorf("%d model calls to %s, want %s", n, p, modelPath(fc.fw, fc.modelAPI))
 					}
 				}
 			}
@@ -533,7 +613,7 @@ func TestFrameworks(t *testing.T) {
 				// framework): the framework's step limit (50) is all that
 				// ends it.
 				direct := newShop(t, fc.config)
-				d := runAgent(t, dir, node, fc.fw, fc.mcpClient, direct.upURL, direct.modelURL+"/v1", "loop", nil)
+				d := runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, direct.upURL, direct.modelURL+"/v1", "loop", nil)
 				t.Logf("loop without reach: %d lookups ran, %d model turns, %d tokens (%s)", direct.up.called("lookup"),
 					direct.model.turns.Load(), direct.model.tokens.Load(), clip(d.Error+d.Text, 120))
 				if direct.up.called("lookup") <= 3*s.up.called("lookup") {

@@ -7,7 +7,7 @@
 //	internal/front       the MCP server (Streamable HTTP and stdio)
 //	internal/mcpwire     the fast tools/call reader and writer, HTTP/1.1, SSE
 //	internal/upstream    the MCP client pool (the upstream servers' tools)
-//	internal/modelproxy  POST /v1/chat/completions
+//	internal/modelproxy  POST /v1/chat/completions, POST /v1/responses
 //	internal/httpapi     the HTTP API, the UI's data, /metrics, /healthz
 //	internal/builtin     the built-in example tools
 //

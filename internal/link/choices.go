@@ -32,6 +32,9 @@ type ModelChoices struct {
 	byArgs   map[string][]*choice // ArgsKey -> the choices of a call with those arguments
 	argOrder []string             // the keys of byArgs, oldest first
 	choices  int                  // how many byArgs holds
+
+	responses map[string]*reach.Frame // a Responses API answer's id -> the turn that gave it
+	respOrder []string                // the keys of responses, oldest first
 }
 
 // maxChosenPerID bounds the requests remembered for one tool call id.
@@ -292,4 +295,54 @@ func (c *ModelChoices) Continued(ids []string, who *auth.Identity) *reach.Frame 
 		}
 	}
 	return nil
+}
+
+// maxResponses bounds the Responses API answers remembered by their id.
+const maxResponses = 10000
+
+// RecordResponse records that the model turn f gave the Responses API
+// answer id, which a later turn's previous_response_id names: its input then
+// holds only the new items (the endpoint keeps the history), and no tool
+// call id tells which conversation it goes on.
+func (c *ModelChoices) RecordResponse(id string, f *reach.Frame) {
+	if id == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.responses == nil {
+		c.responses = map[string]*reach.Frame{}
+	}
+	if _, ok := c.responses[id]; !ok {
+		c.respOrder = append(c.respOrder, id)
+	}
+	c.responses[id] = f
+	for len(c.respOrder) > maxResponses {
+		delete(c.responses, c.respOrder[0])
+		c.respOrder = c.respOrder[1:]
+	}
+}
+
+// Responded returns the model turn that gave the Responses API answer id,
+// for a caller who: only while its request has not ended, and only a
+// request who owns. Ids are the endpoint's, unique to a conversation, so
+// one is never ambiguous as a tool call id may be.
+func (c *ModelChoices) Responded(id string, who *auth.Identity) *reach.Frame {
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.responses[id]
+	if f == nil {
+		return nil
+	}
+	if st := f.Request.Root().State(); st == reach.RequestCompleted || st == reach.RequestInterrupted {
+		delete(c.responses, id) // its order entry goes when it comes round
+		return nil
+	}
+	if CheckOwner(who, f.Request) != nil {
+		return nil
+	}
+	return f
 }

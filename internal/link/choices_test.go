@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -103,4 +104,36 @@ func turnOf(t *testing.T, rt *reach.Runtime, id, principal string) *reach.Frame 
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestResponded: an answer's id leads back to the turn that gave it, for
+// its principal only and while its request runs; the newest 10,000 are
+// kept.
+func TestResponded(t *testing.T) {
+	rt := reach.New(nil)
+	var c ModelChoices
+	a := turnOf(t, rt, "a", LocalPrincipal)
+	c.RecordResponse("resp_a", a)
+	if f := c.Responded("resp_a", nil); f != a {
+		t.Errorf("Responded(resp_a) = %v, want a's turn", f)
+	}
+	if f := c.Responded("resp_x", nil); f != nil {
+		t.Errorf("an unknown answer led to %v", f)
+	}
+	bob := turnOf(t, rt, "bob's", "bob")
+	c.RecordResponse("resp_bob", bob)
+	if f := c.Responded("resp_bob", nil); f != nil {
+		t.Errorf("the local user's turn joined bob's request %s", f.Request.ID())
+	}
+	a.Request.End()
+	if f := c.Responded("resp_a", nil); f != nil {
+		t.Errorf("an ended request's answer led to %v", f)
+	}
+	b := turnOf(t, rt, "b", LocalPrincipal)
+	for i := range maxResponses {
+		c.RecordResponse(fmt.Sprint("resp_", i), b)
+	}
+	if len(c.responses) > maxResponses || c.Responded("resp_0", nil) != b || c.responses["resp_bob"] != nil {
+		t.Errorf("%d answers kept, want the newest %d", len(c.responses), maxResponses)
+	}
 }

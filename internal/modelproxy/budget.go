@@ -49,24 +49,36 @@ func tokensLeft(r *reach.Request) (int64, bool) {
 // body: messages and tool definitions), at BytesPerToken.
 func promptTokens(body int) int64 { return int64((body + BytesPerToken - 1) / BytesPerToken) }
 
+// minOutputTokens is the least max_output_tokens the Responses API takes.
+const minOutputTokens = 16
+
 // lowBudget is the answer length below which a capped turn is told that
 // the budget is almost spent.
 const lowBudget = 2048
 
-// capTokens caps the answer of a chat request (its decoded body) at
-// answerMax tokens: max_completion_tokens or max_tokens, whichever the
-// client set (both, if it set both), else max_completion_tokens. Both
-// bound each choice, and the answer's usage counts all of them: a request
-// for n choices has each capped at an n-th. It reports whether the cap is
-// below what the client asked for (or below lowBudget when it asked for
-// no limit).
-func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
+// capTokens caps the answer of a request (its decoded body) to api at
+// answerMax tokens. A chat request's is max_completion_tokens or
+// max_tokens, whichever the client set (both, if it set both), else
+// max_completion_tokens. Both bound each choice, and the answer's usage
+// counts all of them: a request for n choices has each capped at an n-th.
+// A Responses API request's is max_output_tokens. It reports whether the
+// cap is below what the client asked for (or below lowBudget when it asked
+// for no limit).
+func capTokens(api apiKind, body map[string]json.RawMessage, answerMax int64) bool {
 	if n := choices(body["n"]); n > 1 {
 		answerMax = max(answerMax/n, 1)
 	}
+	keys := []string{"max_completion_tokens", "max_tokens"}
+	if api == responsesAPI {
+		keys = []string{"max_output_tokens"}
+		// OpenAI answers a max_output_tokens under 16 with a 400 the agent
+		// cannot act on; a turn that may spend up to 15 tokens more than
+		// the budget left ends the run as the budget would.
+		answerMax = max(answerMax, minOutputTokens)
+	}
 	capped := false
 	set := false
-	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+	for _, k := range keys {
 		raw, ok := body[k]
 		if !ok || string(raw) == "null" {
 			continue
@@ -79,7 +91,7 @@ func capTokens(body map[string]json.RawMessage, answerMax int64) bool {
 		}
 	}
 	if !set {
-		body["max_completion_tokens"], _ = json.Marshal(answerMax)
+		body[keys[0]], _ = json.Marshal(answerMax)
 		capped = answerMax < lowBudget
 	}
 	return capped
@@ -111,13 +123,24 @@ func finishNote(left int64) json.RawMessage {
 	return b
 }
 
-// withNote appends a system message to a chat request's messages.
-func withNote(body map[string]json.RawMessage, note json.RawMessage) {
+// withNote appends a system message to a chat request's messages, or to a
+// Responses API request's input (whose text alone, a string, is the
+// user's message).
+func withNote(api apiKind, body map[string]json.RawMessage, note json.RawMessage) {
+	member := "messages"
+	if api == responsesAPI {
+		member = "input"
+		var text string
+		if json.Unmarshal(body[member], &text) == nil {
+			body[member], _ = json.Marshal([]any{map[string]string{"role": "user", "content": text}, note})
+			return
+		}
+	}
 	var msgs []json.RawMessage
-	if json.Unmarshal(body["messages"], &msgs) != nil {
+	if json.Unmarshal(body[member], &msgs) != nil {
 		return
 	}
-	body["messages"], _ = json.Marshal(append(msgs, note))
+	body[member], _ = json.Marshal(append(msgs, note))
 }
 
 // refuse answers a model turn that reach refused (err from BeginModel, the

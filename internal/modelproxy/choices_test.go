@@ -59,30 +59,36 @@ func TestCapTokens(t *testing.T) {
 		max    int64
 		want   string
 		capped bool
+		api    apiKind
 	}{
-		{`{}`, 5000, `{"max_completion_tokens":5000}`, false},
-		{`{}`, 100, `{"max_completion_tokens":100}`, true},
-		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false},
-		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true},
-		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true},
+		{`{}`, 5000, `{"max_completion_tokens":5000}`, false, chatAPI},
+		{`{}`, 100, `{"max_completion_tokens":100}`, true, chatAPI},
+		{`{"max_tokens":300}`, 5000, `{"max_tokens":300}`, false, chatAPI},
+		{`{"max_tokens":300}`, 200, `{"max_tokens":200}`, true, chatAPI},
+		{`{"max_completion_tokens":9000,"max_tokens":null}`, 4000, `{"max_completion_tokens":4000,"max_tokens":null}`, true, chatAPI},
 		// n choices: each is capped, and all are spent.
-		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false},
-		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true},
-		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true},
-		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false},
-		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true},
-		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false},
+		{`{"n":4}`, 40000, `{"max_completion_tokens":10000,"n":4}`, false, chatAPI},
+		{`{"n":4}`, 5000, `{"max_completion_tokens":1250,"n":4}`, true, chatAPI},
+		{`{"n":5,"max_tokens":300}`, 1000, `{"max_tokens":200,"n":5}`, true, chatAPI},
+		{`{"n":3,"max_tokens":300}`, 5000, `{"max_tokens":300,"n":3}`, false, chatAPI},
+		{`{"n":8}`, 3, `{"max_completion_tokens":1,"n":8}`, true, chatAPI},
+		{`{"n":1}`, 5000, `{"max_completion_tokens":5000,"n":1}`, false, chatAPI},
 		// n as the servers read it: 4.0 and "4" are four choices.
-		{`{"n":4.0}`, 5000, `{"max_completion_tokens":1250,"n":4.0}`, true},
-		{`{"n":"4"}`, 5000, `{"max_completion_tokens":1250,"n":"4"}`, true},
-		{`{"n":2.5}`, 5000, `{"max_completion_tokens":5000,"n":2.5}`, false},
+		{`{"n":4.0}`, 5000, `{"max_completion_tokens":1250,"n":4.0}`, true, chatAPI},
+		{`{"n":"4"}`, 5000, `{"max_completion_tokens":1250,"n":"4"}`, true, chatAPI},
+		{`{"n":2.5}`, 5000, `{"max_completion_tokens":5000,"n":2.5}`, false, chatAPI},
+		// The Responses API's cap is max_output_tokens, never under 16.
+		{`{}`, 5000, `{"max_output_tokens":5000}`, false, responsesAPI},
+		{`{"max_output_tokens":300}`, 200, `{"max_output_tokens":200}`, true, responsesAPI},
+		{`{"max_output_tokens":300,"max_tokens":900}`, 5000, `{"max_output_tokens":300,"max_tokens":900}`, false, responsesAPI},
+		{`{}`, 3, `{"max_output_tokens":16}`, true, responsesAPI},
 	} {
 		var body map[string]json.RawMessage
 		json.Unmarshal([]byte(tc.body), &body)
-		capped := capTokens(body, tc.max)
+		capped := capTokens(tc.api, body, tc.max)
 		got, _ := json.Marshal(body)
 		if string(got) != tc.want || capped != tc.capped {
-			t.Errorf("capTokens(%s, %d) = %s, %v; want %s, %v", tc.body, tc.max, got, capped, tc.want, tc.capped)
+			t.Errorf("capTokens(%d, %s, %d) = %s, %v; want %s, %v", tc.api, tc.body, tc.max, got, capped, tc.want, tc.capped)
 		}
 	}
 }

@@ -29,6 +29,7 @@ const HeaderFallback = "Reach-Model-Fallback"
 type endpoint struct {
 	name     string // the URL without its query, and the fallback's model: the breaker's name
 	url      string // of chat completions
+	resp     string // of the Responses API
 	model    string // the model asked for there; "" keeps the one the client asked for
 	key      config.Secret
 	fallback bool
@@ -41,9 +42,10 @@ func (p *Proxy) endpoints() []*endpoint {
 	if mc == nil || mc.BaseURL == "" {
 		return nil
 	}
-	eps := []*endpoint{{name: endpointName(mc.BaseURL, ""), url: openai.ChatURL(mc.BaseURL), key: mc.APIKey}}
+	eps := []*endpoint{{name: endpointName(mc.BaseURL, ""), url: openai.ChatURL(mc.BaseURL), resp: openai.ResponsesURL(mc.BaseURL), key: mc.APIKey}}
 	for _, f := range mc.Fallbacks {
-		eps = append(eps, &endpoint{name: endpointName(f.BaseURL, f.Model), url: openai.ChatURL(f.BaseURL), model: f.Model, key: f.APIKey, fallback: true})
+		eps = append(eps, &endpoint{name: endpointName(f.BaseURL, f.Model), url: openai.ChatURL(f.BaseURL), resp: openai.ResponsesURL(f.BaseURL),
+			model: f.Model, key: f.APIKey, fallback: true})
 	}
 	if b := p.opts.Breakers; b != nil {
 		for _, ep := range eps {
@@ -51,6 +53,14 @@ func (p *Proxy) endpoints() []*endpoint {
 		}
 	}
 	return eps
+}
+
+// target returns the endpoint's URL of api.
+func (ep *endpoint) target(api apiKind) string {
+	if api == responsesAPI {
+		return ep.resp
+	}
+	return ep.url
 }
 
 // endpointName names an endpoint by its URL without a query (which may
@@ -75,7 +85,7 @@ type attempt struct {
 	cancel context.CancelFunc
 }
 
-// send sends the chat completion to the configured endpoint, and
+// send sends the chat completion (or the Responses API request) to the configured endpoint, and
 // while its breaker is open, or it answers 5xx or 429 or not at all (a
 // connection failure, a timeout), to each fallback in turn. It returns
 // the first other answer (a success, or a 4xx to pass on as is), the
@@ -83,7 +93,7 @@ type attempt struct {
 // that timed out before it (the provider may bill them). When none
 // answered, it writes the error to w, ends the frame, and returns false.
 func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
-	body map[string]json.RawMessage, model string, timeout time.Duration) (*http.Response, *attempt, int64, bool) {
+	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration) (*http.Response, *attempt, int64, bool) {
 	var (
 		spent    int64
 		tried    []string
@@ -115,7 +125,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		body["model"], _ = json.Marshal(m)
 		out, _ := json.Marshal(body)
 		actx, cancel := context.WithTimeout(mctx, timeout)
-		ureq, err := http.NewRequestWithContext(actx, http.MethodPost, ep.url, bytes.NewReader(out))
+		ureq, err := http.NewRequestWithContext(actx, http.MethodPost, ep.target(api), bytes.NewReader(out))
 		if err != nil {
 			cancel()
 			pass.Abandoned()
@@ -162,7 +172,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 				err = fmt.Errorf("no answer within %s", timeout)
 			}
 			pass.Failed(err)
-			lastErr = errors.New(openai.RedactQuery(err.Error(), ep.url))
+			lastErr = errors.New(openai.RedactQuery(err.Error(), ep.target(api)))
 			tried = append(tried, ep.name+" ("+lastErr.Error()+")")
 			continue
 		}

@@ -1,6 +1,8 @@
 // Package modelproxy is the model proxy (E3): POST /v1/chat/completions is
 // forwarded to the configured model's base_url, as a model frame of the
-// caller's request.
+// caller's request; so is POST /v1/responses, the Responses API, to
+// base_url/responses, through the same steps (responses.go says where its
+// history, cap, usage and tool calls are).
 //
 //   - The request is the one named by "baggage: reach.request=<id>" or the
 //     Reach-Request header, or a new one; the frame nests under the frame
@@ -39,6 +41,7 @@
 //
 //	p := modelproxy.New(&modelproxy.Options{Model: cfg.Model, Owned: owned, Choices: choices, Models: rt})
 //	mux.Handle("POST /v1/chat/completions", p)
+//	mux.Handle("POST /v1/responses", p)
 package modelproxy
 
 import (
@@ -124,8 +127,8 @@ type Models interface {
 	BeginModel(ctx context.Context, model string) (context.Context, *reach.Frame, error)
 }
 
-// Proxy serves POST /v1/chat/completions. Make one with New; it is safe
-// for concurrent use.
+// Proxy serves POST /v1/chat/completions and POST /v1/responses. Make one
+// with New; it is safe for concurrent use.
 type Proxy struct {
 	opts Options
 	log  *slog.Logger
@@ -155,8 +158,13 @@ func proxyError(w http.ResponseWriter, status int, typ, code, msg string) {
 	httpjson.Write(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code}})
 }
 
-// ServeHTTP answers POST /v1/chat/completions.
+// ServeHTTP answers POST /v1/chat/completions, and POST /v1/responses
+// (a path that ends in /responses) the same way.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api := chatAPI
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		api = responsesAPI
+	}
 	mc := p.opts.Model
 	if mc == nil || mc.BaseURL == "" {
 		proxyError(w, http.StatusNotFound, "invalid_request_error", "no_model",
@@ -185,7 +193,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body["model"], _ = json.Marshal(model)
 	}
 	clientUsage := true
-	if stream {
+	if stream && api == chatAPI { // a Responses stream always ends with its usage
 		// Ask for the usage chunk, keeping any other stream option; a
 		// client that did not ask for it does not get it.
 		var so map[string]any
@@ -209,7 +217,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// history holds is this one's predecessor, and this turn joins it
 		// (beside it, under the same parent).
 		who, _ := auth.IdentityFrom(r.Context())
-		if f := p.opts.Choices.Continued(historyIDs(body["messages"]), who); f != nil {
+		if f := p.continued(api, body, who); f != nil {
 			l.Request = f.Request.ID()
 			if f.Parent != nil {
 				l.Parent = f.Parent.ID
@@ -275,8 +283,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, req, e)
 			return
 		}
-		if capTokens(body, left-prompt) {
-			withNote(body, finishNote(left-prompt))
+		if capTokens(api, body, left-prompt) {
+			withNote(api, body, finishNote(left-prompt))
 		}
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
@@ -289,7 +297,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, body, model, timeout)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout)
 	if !ok {
 		return
 	}
@@ -309,11 +317,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A tool call links to this turn as soon as its id has passed: an agent
 	// may run it while the answer still streams.
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
-		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, args) }}}
-	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		tools:     toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, args) }},
+		responded: func(id string) { p.opts.Choices.RecordResponse(id, mf) }}
+	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	switch {
+	case streamed && api == responsesAPI:
+		err = p.passEvents(w, resp, &a)
+	case streamed:
 		err = p.passStream(w, resp, !clientUsage, &a)
-	} else {
-		err = p.passWhole(w, resp, &a)
+	default:
+		err = p.passWhole(w, resp, api, &a)
 	}
 	out := ep.body
 	use := a.usage(len(out))
@@ -368,6 +381,10 @@ type answer struct {
 	raw      int             // bytes of the answer, when it could not be read as one
 	chose    func(id string) // told each tool call id as it is read, if set
 	tools    toolCalls       // the tool calls, told once complete
+	// responded is told a Responses API answer's id; called holds the ids
+	// of the function calls it chose, each recorded once.
+	responded func(id string)
+	called    map[string]bool
 }
 
 func (a *answer) id(id string) {
@@ -425,8 +442,9 @@ func (a *answer) usage(prompt int) reach.TokenUsage {
 // MaxAnswer bounds a whole (not streamed) answer the proxy passes on.
 const MaxAnswer = 16 << 20
 
-// passWhole copies a JSON answer and reads its usage and tool call ids.
-func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer) error {
+// passWhole copies a JSON answer (of api) and reads its usage and tool
+// call ids.
+func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKind, a *answer) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
 		a.raw = len(b)
@@ -439,8 +457,14 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 			fmt.Sprintf("The model's answer is larger than %d MiB, and reach does not pass on a part of it. Ask for a shorter answer (max_tokens), or stream it.", MaxAnswer>>20))
 		return fmt.Errorf("the model's answer is larger than %d MiB", MaxAnswer>>20)
 	}
-	var c openai.Completion
-	if json.Unmarshal(b, &c) == nil {
+	if api == responsesAPI {
+		var rb responseBody
+		if json.Unmarshal(b, &rb) == nil {
+			a.noteResponse(&rb)
+		} else {
+			a.raw = len(b)
+		}
+	} else if c := (openai.Completion{}); json.Unmarshal(b, &c) == nil {
 		a.note(&c)
 		a.tools.add(b)
 		a.tools.end()
@@ -457,12 +481,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, a *answer)
 // passStream copies an SSE answer event by event, flushing each, and reads
 // the usage (final chunk) and tool call ids on the way.
 func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage bool, a *answer) error {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	rc, sc := startStream(w, resp)
 	mask := newStreamMask(p.opts.Redactor) // a secret split across chunks
 	// rest writes what mask still holds, as a chunk of its own.
 	rest := func() error {
@@ -526,6 +545,34 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		return fmt.Errorf("reading the model's stream: %w", err)
 	}
 	return nil
+}
+
+// continued returns the model turn a request to api goes on, when it names
+// no request: for the Responses API, the turn that gave the answer its
+// previous_response_id names, else the turn that chose the function calls
+// its input holds; for chat, the turn that chose the tool calls its
+// messages hold.
+func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *auth.Identity) *reach.Frame {
+	if api == chatAPI {
+		return p.opts.Choices.Continued(historyIDs(body["messages"]), who)
+	}
+	var prev string
+	json.Unmarshal(body["previous_response_id"], &prev)
+	if f := p.opts.Choices.Responded(prev, who); f != nil {
+		return f
+	}
+	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// startStream begins the answer to a stream, and returns what flushes it
+// and what reads the model's lines.
+func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseController, *bufio.Scanner) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	return http.NewResponseController(w), sc
 }
 
 // historyIDs returns the tool call ids a chat request's messages hold, in

@@ -96,12 +96,18 @@ type Response struct {
 // ChatURL returns the chat completions endpoint under an OpenAI-compatible
 // base URL, which may carry a query (api-version=…): the path goes before
 // it.
-func ChatURL(base string) string {
+func ChatURL(base string) string { return under(base, "chat/completions") }
+
+// ResponsesURL returns the Responses API endpoint under an OpenAI-compatible
+// base URL, as ChatURL does chat completions'.
+func ResponsesURL(base string) string { return under(base, "responses") }
+
+func under(base, path string) string {
 	u, err := url.Parse(base)
 	if err != nil {
-		return strings.TrimSuffix(base, "/") + "/chat/completions" // refused when the request is made
+		return strings.TrimSuffix(base, "/") + "/" + path // refused when the request is made
 	}
-	return u.JoinPath("chat/completions").String()
+	return u.JoinPath(path).String()
 }
 
 // RedactQuery keeps a transport error's message from echoing the query of

@@ -8,6 +8,10 @@
 //   FRAMEWORK   openai-agents | langgraph | ai-sdk
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
+//   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
+//               default, the Responses API (/v1/responses), unless "chat":
+//               chat completions (/v1/chat/completions), the opt-out each
+//               offers. LangGraph's ChatOpenAI calls chat completions.
 //   TASK        the user's message
 //   HEADERS     extra headers for the model's requests, as JSON (optional)
 //   MAX_STEPS   the run's step limit (each framework's own knob)
@@ -19,6 +23,7 @@
 const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
 const HEADERS = JSON.parse(process.env.HEADERS || '{}');
 const MAX_STEPS = Number(process.env.MAX_STEPS || 50);
+const CHAT = process.env.MODEL_API === 'chat';
 
 // No network here: @langchain/openai fetches a tiktoken file to count
 // tokens; it is answered at once, as a failed download, so it falls back to
@@ -42,10 +47,11 @@ function describe(e) {
 async function openaiAgents() {
   const { Agent, run, MCPServerStreamableHttp, setDefaultOpenAIClient, setOpenAIAPI } = await import('@openai/agents');
   const { default: OpenAI } = await import('openai');
-  // The lines that point it at reach: the model client, the Chat
-  // Completions API (reach proxies /v1/chat/completions), the MCP server.
+  // The lines that point it at reach: the model client and the MCP server.
+  // Its model API stays the default (the Responses API) unless MODEL_API
+  // says chat.
   setDefaultOpenAIClient(new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', defaultHeaders: HEADERS }));
-  setOpenAIAPI('chat_completions');
+  if (CHAT) setOpenAIAPI('chat_completions');
   const mcp = new MCPServerStreamableHttp({ url: MCP_URL, name: 'reach' });
   await mcp.connect();
   try {
@@ -93,7 +99,7 @@ async function aiSDK() {
   try {
     const tools = await mcp.tools();
     const openai = createOpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', headers: HEADERS });
-    const result = await generateText({ model: openai.chat('scripted'), tools, prompt: TASK, stopWhen: stepCountIs(MAX_STEPS) });
+    const result = await generateText({ model: CHAT ? openai.chat('scripted') : openai('scripted'), tools, prompt: TASK, stopWhen: stepCountIs(MAX_STEPS) });
     return { ok: true, text: result.text };
   } finally {
     await mcp.close();

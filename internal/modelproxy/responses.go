@@ -1,0 +1,378 @@
+package modelproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// The Responses API (POST /v1/responses), which the OpenAI SDKs' agent
+// frameworks (@openai/agents, the AI SDK's openai(model)) call by default,
+// is a model turn as a chat completion is, through the same ServeHTTP:
+// admitted, budgeted, sent to the endpoint and its fallbacks, masked and
+// linked alike. What differs is where things are: the history is input (a
+// turn's function_call items and the function_call_output items that
+// answer them) or, with previous_response_id, kept by the endpoint; the
+// cap is max_output_tokens; the usage is input_tokens and output_tokens;
+// the tool calls a turn chose are its function_call output items; and a
+// stream is named events, each text streamed as .delta events and repeated
+// whole by .done ones.
+
+// apiKind is the API a model turn is asked through.
+type apiKind int
+
+const (
+	chatAPI      apiKind = iota // POST /v1/chat/completions
+	responsesAPI                // POST /v1/responses
+)
+
+// inputIDs returns the call ids of the function_call and
+// function_call_output items a Responses API request's input holds, in
+// their order.
+func inputIDs(input json.RawMessage) []string {
+	var items []struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+	}
+	if json.Unmarshal(input, &items) != nil { // a string: a first turn
+		return nil
+	}
+	var ids []string
+	for _, it := range items {
+		if it.CallID != "" && (it.Type == "function_call" || it.Type == "function_call_output") {
+			ids = append(ids, it.CallID)
+		}
+	}
+	return ids
+}
+
+// responseBody is what the proxy reads of a Responses API answer: a whole
+// one, or the response a stream's response.created and response.completed
+// events carry.
+type responseBody struct {
+	ID     string       `json:"id"`
+	Model  string       `json:"model"`
+	Output []outputItem `json:"output"`
+	Usage  *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// outputItem is one item of an answer's output: a message (its content's
+// texts) or a function call.
+type outputItem struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Content   []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// noteResponse reads a whole answer: its id, model, usage, texts and the
+// function calls it chose.
+func (a *answer) noteResponse(r *responseBody) {
+	a.noteUsage(r)
+	for _, it := range r.Output {
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				a.text.WriteString(c.Text)
+			}
+		case "function_call":
+			a.call(&it)
+		}
+	}
+}
+
+// noteUsage reads an answer's id, model and usage.
+func (a *answer) noteUsage(r *responseBody) {
+	if r.ID != "" && a.responded != nil {
+		a.responded(r.ID)
+	}
+	if r.Model != "" {
+		a.use.Model = r.Model
+	}
+	if r.Usage != nil {
+		a.use.Input, a.use.Output = r.Usage.InputTokens, r.Usage.OutputTokens
+		a.reported = true
+	}
+}
+
+// call records a function call the answer chose, once: a stream gives it
+// in response.output_item.done and again in response.completed.
+func (a *answer) call(it *outputItem) {
+	if it.CallID == "" || a.called[it.CallID] {
+		return
+	}
+	if a.called == nil {
+		a.called = map[string]bool{}
+	}
+	a.called[it.CallID] = true
+	a.ids = append(a.ids, it.CallID)
+	a.args += len(it.Arguments)
+	if a.tools.record != nil {
+		a.tools.record(it.CallID, it.Name, []byte(it.Arguments))
+	} else if a.chose != nil {
+		a.chose(it.CallID)
+	}
+}
+
+// event is what the proxy reads of a Responses API stream's event.
+type event struct {
+	Type     string          `json:"type"`
+	Delta    json.RawMessage `json:"delta"` // a string, in the .delta events of a text
+	Item     *outputItem     `json:"item"`
+	Response *responseBody   `json:"response"`
+}
+
+// noteEvent reads one event of a stream: the texts as they pass (for the
+// estimate when no usage comes), each function call once it is done (its
+// id as soon as it is added: an agent may run it while the answer still
+// streams), and the answer's id and usage.
+func (a *answer) noteEvent(e *event) {
+	switch e.Type {
+	case "response.output_text.delta", "response.refusal.delta":
+		var s string
+		json.Unmarshal(e.Delta, &s)
+		a.text.WriteString(s)
+	case "response.output_item.added":
+		if it := e.Item; it != nil && it.Type == "function_call" && it.CallID != "" && a.chose != nil {
+			a.chose(it.CallID)
+		}
+	case "response.output_item.done":
+		if it := e.Item; it != nil && it.Type == "function_call" {
+			a.call(it)
+		}
+	case "response.created", "response.completed", "response.incomplete", "response.failed":
+		if r := e.Response; r != nil {
+			a.noteUsage(r)
+			for i := range r.Output {
+				if r.Output[i].Type == "function_call" {
+					a.call(&r.Output[i])
+				}
+			}
+		}
+	}
+}
+
+// passEvents copies a Responses API stream event by event, flushing each,
+// with its texts masked (eventMask), and reads its usage, function calls
+// and id on the way.
+func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer) error {
+	rc, sc := startStream(w, resp)
+	mask := newEventMask(p.opts.Redactor)
+	var lines [][]byte // the event being read
+	pass := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		var out bytes.Buffer
+		var data []byte
+		for _, l := range lines {
+			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+			}
+		}
+		var e event
+		if json.Unmarshal(data, &e) == nil {
+			a.noteEvent(&e)
+		} else {
+			a.raw += len(data)
+		}
+		masked := p.redact(data)
+		if mask != nil {
+			var before [][]byte
+			before, masked = mask.event(&e, data)
+			masked = p.redact(masked)
+			for _, b := range before {
+				fmt.Fprintf(&out, "event: %s\ndata: %s\n\n", eventType(b), b)
+			}
+		}
+		for _, l := range lines {
+			if bytes.HasPrefix(l, []byte("data:")) {
+				if data != nil { // one data line for all of them
+					fmt.Fprintf(&out, "data: %s\n", masked)
+					data = nil
+				}
+				continue
+			}
+			out.Write(p.redact(l))
+			out.WriteByte('\n')
+		}
+		out.WriteByte('\n')
+		lines = lines[:0]
+		if _, err := w.Write(out.Bytes()); err != nil {
+			return fmt.Errorf("the client went away: %w", err)
+		}
+		rc.Flush()
+		return nil
+	}
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+			continue
+		}
+		if err := pass(); err != nil {
+			return err
+		}
+	}
+	if err := pass(); err != nil { // a last event without its blank line
+		return err
+	}
+	if mask != nil { // a stream that ended before its texts' .done events
+		for _, b := range mask.flush(nil, nil) {
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventType(b), b); err != nil {
+				return fmt.Errorf("the client went away: %w", err)
+			}
+		}
+	}
+	rc.Flush()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading the model's stream: %w", err)
+	}
+	return nil
+}
+
+func eventType(data []byte) string {
+	var e event
+	json.Unmarshal(data, &e)
+	return e.Type
+}
+
+// eventMask masks the configured secret values in a Responses API stream,
+// where the model may spell a secret across the .delta events of one text
+// (an output text, a refusal, a function call's arguments, a reasoning
+// summary or text): each text goes through a redact.Stream, which holds
+// back the end of a delta that may begin a secret until the next one. What
+// a text still holds goes out as a .delta event of its own just before the
+// text's .done event (or before the item's output_item.done, or the
+// answer's response.completed, whichever comes first); the .done events,
+// which repeat the whole text, are masked as they are.
+type eventMask struct {
+	red   *redact.Redactor
+	texts map[string]*heldDelta
+	order []string // the keys of texts, in the order they began
+}
+
+// heldDelta is one text's stream and the members that place its .delta
+// events (type, item_id, output_index, content_index, summary_index).
+type heldDelta struct {
+	s     *redact.Stream
+	place map[string]json.RawMessage
+	item  string // item_id, as JSON
+}
+
+// placing members place a text's delta in the answer.
+var placing = []string{"item_id", "output_index", "content_index", "summary_index"}
+
+func newEventMask(red *redact.Redactor) *eventMask {
+	if red == nil || red.Len() == 0 {
+		return nil
+	}
+	return &eventMask{red: red, texts: map[string]*heldDelta{}}
+}
+
+// textKey names the text an event of it streams or ends: its type without
+// .delta or .done, and where it is placed.
+func textKey(m map[string]json.RawMessage, base string) string {
+	var b strings.Builder
+	b.WriteString(base)
+	for _, k := range placing {
+		b.WriteByte('|')
+		b.Write(m[k])
+	}
+	return b.String()
+}
+
+// event returns the events to write before data (what texts it ends still
+// hold), and data with its delta masked (data itself when unchanged).
+func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
+	out = data
+	var fields map[string]json.RawMessage
+	if e.Type == "" || json.Unmarshal(data, &fields) != nil {
+		return nil, out
+	}
+	if base, ok := strings.CutSuffix(e.Type, ".delta"); ok {
+		var piece string
+		if json.Unmarshal(e.Delta, &piece) != nil {
+			return nil, out
+		}
+		key := textKey(fields, base)
+		h := m.texts[key]
+		if h == nil {
+			h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"])}
+			for _, k := range placing {
+				if v, ok := fields[k]; ok {
+					h.place[k] = v
+				}
+			}
+			m.texts[key] = h
+			m.order = append(m.order, key)
+		}
+		if masked := h.s.Next(piece); masked != piece {
+			fields["delta"], _ = json.Marshal(masked)
+			if b, err := httpjson.Marshal(fields); err == nil {
+				out = b
+			}
+		}
+		return nil, out
+	}
+	switch {
+	case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
+		key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
+		return m.flush(func(k string, _ *heldDelta) bool { return k == key }, fields["sequence_number"]), out
+	case e.Type == "response.output_item.done":
+		item := ""
+		if e.Item != nil {
+			var id struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(fields["item"], &id)
+			item = string(id.ID)
+		}
+		return m.flush(func(_ string, h *heldDelta) bool { return item != "" && h.item == item }, fields["sequence_number"]), out
+	case e.Type == "response.completed" || e.Type == "response.incomplete" || e.Type == "response.failed":
+		return m.flush(nil, fields["sequence_number"]), out
+	}
+	return nil, out
+}
+
+// flush returns a .delta event with what each text which accepts (every
+// one, if nil) still holds, and forgets those texts. Each goes out just
+// before the event numbered seq (if known), and takes its number: a delta
+// has one, and no client orders events by it.
+func (m *eventMask) flush(which func(string, *heldDelta) bool, seq json.RawMessage) [][]byte {
+	var evs [][]byte
+	m.order = slices.DeleteFunc(m.order, func(k string) bool {
+		h := m.texts[k]
+		if which != nil && !which(k, h) {
+			return false
+		}
+		delete(m.texts, k)
+		if rest := h.s.Flush(); rest != "" {
+			ev := maps.Clone(h.place)
+			ev["delta"], _ = json.Marshal(rest)
+			if seq != nil {
+				ev["sequence_number"] = seq
+			}
+			if string(ev["type"]) == `"response.output_text.delta"` {
+				ev["logprobs"] = json.RawMessage("[]") // a member of its every delta, empty as when none were asked for
+			}
+			if b, err := httpjson.Marshal(ev); err == nil {
+				evs = append(evs, b)
+			}
+		}
+		return true
+	})
+	return evs
+}

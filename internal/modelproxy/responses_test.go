@@ -1,0 +1,329 @@
+package modelproxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/redact"
+)
+
+const respSecret = "sk-live-SECRET-9f8e7d"
+
+// fakeResponses is a Responses API endpoint: each answer chooses the
+// function lookup with args, says text and sums up its reasoning as
+// summary, with usage 40+7; streamed (each text in deltas cut at every
+// cuts-th byte) when the request says stream.
+type fakeResponses struct {
+	text, args, summary string
+	cut                 int
+
+	mu     sync.Mutex
+	n      int
+	paths  []string
+	bodies []map[string]any
+}
+
+func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.paths = append(f.paths, r.URL.Path)
+	f.bodies = append(f.bodies, body)
+	f.mu.Unlock()
+	id, call := fmt.Sprintf("resp_%d", n), fmt.Sprintf("call_%d", n)
+	usage := map[string]any{"input_tokens": 40, "output_tokens": 7, "total_tokens": 47}
+	reasoning := map[string]any{"type": "reasoning", "id": "rs_1", "summary": []any{map[string]any{"type": "summary_text", "text": f.summary}}}
+	msg := map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}}}
+	fc := map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": f.args, "status": "completed"}
+	resp := map[string]any{"id": id, "object": "response", "status": "completed", "model": "m", "output": []any{reasoning, msg, fc}, "usage": usage}
+	if body["stream"] != true {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	seq := 0
+	send := func(ev map[string]any) {
+		ev["sequence_number"] = seq
+		seq++
+		b, _ := json.Marshal(ev)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+	}
+	deltas := func(typ string, place map[string]any, text string) {
+		for i := 0; i < len(text); i += f.cut {
+			ev := map[string]any{"type": typ, "delta": text[i:min(i+f.cut, len(text))]}
+			for k, v := range place {
+				ev[k] = v
+			}
+			send(ev)
+		}
+	}
+	send(map[string]any{"type": "response.created", "response": map[string]any{"id": id, "status": "in_progress", "output": []any{}}})
+	send(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": map[string]any{"type": "reasoning", "id": "rs_1", "summary": []any{}}})
+	place := map[string]any{"item_id": "rs_1", "output_index": 0, "summary_index": 0}
+	deltas("response.reasoning_summary_text.delta", place, f.summary)
+	send(map[string]any{"type": "response.reasoning_summary_text.done", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "text": f.summary})
+	send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": reasoning})
+	send(map[string]any{"type": "response.output_item.added", "output_index": 1, "item": map[string]any{"type": "message", "id": "msg_1", "content": []any{}}})
+	deltas("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 1, "content_index": 0}, f.text)
+	send(map[string]any{"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0, "text": f.text})
+	send(map[string]any{"type": "response.output_item.done", "output_index": 1, "item": msg})
+	send(map[string]any{"type": "response.output_item.added", "output_index": 2,
+		"item": map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": ""}})
+	deltas("response.function_call_arguments.delta", map[string]any{"item_id": "fc_1", "output_index": 2}, f.args)
+	// No .done for the arguments: the item's done event ends them.
+	send(map[string]any{"type": "response.output_item.done", "output_index": 2, "item": fc})
+	send(map[string]any{"type": "response.completed", "response": resp})
+}
+
+// newResponsesProxy is a proxy in front of upstream that masks respSecret,
+// with requests of the budget given.
+func newResponsesProxy(t *testing.T, upstream http.Handler, budget *reach.Budget) (*httptest.Server, *reach.Runtime, *link.ModelChoices) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{respSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := reach.New(nil)
+	choices := &link.ModelChoices{}
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m"}, Redactor: red, Choices: choices, Models: rt, Breakers: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{Default: budget})})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv, rt, choices
+}
+
+func postResponses(t *testing.T, url, body string, h map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/responses", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// modelTurns returns the model frames of the request id.
+func modelTurns(rt *reach.Runtime, id string) []*reach.Frame {
+	var fs []*reach.Frame
+	for _, r := range rt.Requests() {
+		if r.ID() != id {
+			continue
+		}
+		for _, f := range r.Frames() {
+			if f.Kind == reach.ModelFrame {
+				fs = append(fs, f)
+			}
+		}
+	}
+	return fs
+}
+
+// TestResponses: a Responses API answer comes back from base_url/responses
+// with the secret masked in its text, its function call's arguments and
+// its reasoning summary; the turn is charged the answer's usage; its
+// function call links to it by call_id; and a next turn joins its request
+// both when its input holds that call's items and when it names the
+// answer by previous_response_id (its input then only the call's output).
+func TestResponses(t *testing.T) {
+	fake := &fakeResponses{text: "the key is " + respSecret, args: `{"q":"` + respSecret + `"}`, summary: "I saw " + respSecret}
+	srv, rt, choices := newResponsesProxy(t, fake, nil)
+
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"look it up"}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	if fake.paths[0] != "/v1/responses" {
+		t.Errorf("the endpoint was asked at %s, want /v1/responses", fake.paths[0])
+	}
+	if strings.Contains(b, "9f8e7d") || strings.Count(b, "[REDACTED]") != 3 {
+		t.Errorf("the answer, masked: %s", b)
+	}
+	req := resp.Header.Get(link.HeaderRequest)
+	turns := modelTurns(rt, req)
+	if len(turns) != 1 || turns[0].Tokens() != 47 {
+		t.Fatalf("request %s has model turns %v, want one charged 47 tokens", req, turns)
+	}
+	if f := choices.Turn("call_1", "", nil); f != turns[0] {
+		t.Errorf("call_1 links to %v, want the turn that chose it", f)
+	}
+
+	// The framework sends the whole history back: the call and its output.
+	resp, b = postResponses(t, srv.URL, `{"model":"m","input":[{"role":"user","content":"look it up"},`+
+		`{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"none"}]}`, nil)
+	if got := resp.Header.Get(link.HeaderRequest); resp.StatusCode != 200 || got != req {
+		t.Fatalf("a turn whose input holds call_1: %d request %q, want %s (%s)", resp.StatusCode, got, req, b)
+	}
+	// The endpoint keeps the history: only the new output, and the answer it follows.
+	var second struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(b), &second)
+	resp, b = postResponses(t, srv.URL, `{"model":"m","previous_response_id":"`+second.ID+`","input":[{"type":"function_call_output","call_id":"call_2","output":"x"}]}`, nil)
+	if got := resp.Header.Get(link.HeaderRequest); resp.StatusCode != 200 || got != req {
+		t.Fatalf("a turn after %s: %d request %q, want %s (%s)", second.ID, resp.StatusCode, got, req, b)
+	}
+	if n := len(modelTurns(rt, req)); n != 3 {
+		t.Errorf("request %s has %d model turns, want 3", req, n)
+	}
+	// An unknown answer, and no calls: a request of its own.
+	resp, _ = postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_other","input":"hi"}`, nil)
+	if got := resp.Header.Get(link.HeaderRequest); got == req || got == "" {
+		t.Errorf("a turn after an unknown answer joined request %q", got)
+	}
+}
+
+// sseEvent is one event of a stream as the client reads it.
+type sseEvent struct {
+	name string
+	data map[string]any
+}
+
+func readEvents(t *testing.T, body string) []sseEvent {
+	t.Helper()
+	var evs []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.data); err != nil {
+				t.Fatalf("an event's data is not JSON: %s", line)
+			}
+		case line == "" && cur.data != nil:
+			if cur.name != cur.data["type"] {
+				t.Errorf("event %q carries a %v", cur.name, cur.data["type"])
+			}
+			evs = append(evs, cur)
+			cur = sseEvent{}
+		}
+	}
+	return evs
+}
+
+// TestResponsesStreamMasksSecretsSplitAcrossDeltas: a secret spelled
+// across the .delta events of an output text, a reasoning summary and a
+// function call's arguments, cut at every width, reaches the client
+// masked: no part of it in any event, each text's deltas adding up to the
+// masked text, which its .done event, the item's done event and
+// response.completed repeat; the call links to the turn, and the turn is
+// charged the usage of response.completed.
+func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
+	text, args, summary := "the key is "+respSecret+" ok", `{"q":"`+respSecret+`"}`, "I saw "+respSecret
+	mask := func(s string) string { return strings.ReplaceAll(s, respSecret, "[REDACTED]") }
+	for _, cut := range []int{1, 3, 7, 16} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			fake := &fakeResponses{text: text, args: args, summary: summary, cut: cut}
+			srv, rt, choices := newResponsesProxy(t, fake, nil)
+			resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","stream":true}`, nil)
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			for _, part := range []string{"9f8e7d", "SECRET-9", "T-9f"} {
+				if strings.Contains(b, part) {
+					t.Fatalf("%q of the secret got through:\n%s", part, b)
+				}
+			}
+			got := map[string]string{}
+			var completed map[string]any
+			done := map[any]bool{} // the items whose output_item.done has passed
+			for _, ev := range readEvents(t, b) {
+				typ, _ := ev.data["type"].(string)
+				if d, ok := ev.data["delta"].(string); ok {
+					got[typ] += d
+					if item := ev.data["item_id"]; item == nil || done[item] || ev.data["sequence_number"] == nil {
+						t.Errorf("a delta of item %v after its end, or without its number: %v", item, ev.data)
+					}
+				}
+				if item, _ := ev.data["item"].(map[string]any); typ == "response.output_item.done" && item != nil {
+					done[item["id"]] = true
+				}
+				if typ == "response.completed" {
+					completed = ev.data
+				}
+			}
+			for typ, want := range map[string]string{"response.output_text.delta": mask(text), "response.reasoning_summary_text.delta": mask(summary),
+				"response.function_call_arguments.delta": mask(args)} {
+				if got[typ] != want {
+					t.Errorf("the %s events add up to %q, want %q", typ, got[typ], want)
+				}
+			}
+			if completed == nil || !strings.Contains(fmt.Sprint(completed), mask(text)) {
+				t.Errorf("response.completed: %v", completed)
+			}
+			req := resp.Header.Get(link.HeaderRequest)
+			turns := modelTurns(rt, req)
+			if len(turns) != 1 || turns[0].Tokens() != 47 {
+				t.Fatalf("model turns %v, want one charged 47 tokens", turns)
+			}
+			if f := choices.Turn("call_1", "", nil); f != turns[0] {
+				t.Errorf("call_1 links to %v, want the streamed turn", f)
+			}
+			if f := choices.Responded("resp_1", nil); f != turns[0] {
+				t.Errorf("resp_1 is remembered as %v, want the streamed turn", f)
+			}
+		})
+	}
+}
+
+// TestResponsesBudget: a turn's max_output_tokens is capped at what the
+// token budget has left once the prompt is counted, and the model told to
+// finish; a turn past the budget is refused as a chat completion is: 402
+// budget_exceeded, x-should-retry false, telling the model to finish.
+func TestResponsesBudget(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s"}
+	srv, _, _ := newResponsesProxy(t, fake, &reach.Budget{Tokens: 100})
+	h := map[string]string{link.HeaderRequest: "b1"}
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","max_output_tokens":4096}`, h)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	capped, _ := fake.bodies[0]["max_output_tokens"].(float64)
+	if capped <= 0 || capped >= 100 {
+		t.Errorf("max_output_tokens = %v, want it capped under the 100 tokens left", fake.bodies[0]["max_output_tokens"])
+	}
+	input, _ := fake.bodies[0]["input"].([]any)
+	if len(input) != 2 || !strings.Contains(fmt.Sprint(input[1]), "Finish now") {
+		t.Errorf("input = %v, want the user's text and the note to finish", fake.bodies[0]["input"])
+	}
+	// 47 of 100 spent; the next turn spends 47 more, and the 6 left are less than the prompt.
+	postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h)
+	resp, b = postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h)
+	var out struct {
+		Error struct{ Type, Code, Message string }
+	}
+	json.Unmarshal([]byte(b), &out)
+	if resp.StatusCode != http.StatusPaymentRequired || out.Error.Type != "budget_exceeded" || !strings.Contains(out.Error.Message, "finish with what you have") ||
+		resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("over budget: %d %s (x-should-retry %q), want 402 budget_exceeded not to be retried", resp.StatusCode, b, resp.Header.Get("X-Should-Retry"))
+	}
+	if fake.n != 2 {
+		t.Errorf("the model was asked %d times, want 2", fake.n)
+	}
+}
