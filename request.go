@@ -402,13 +402,17 @@ func (r *Request) stop(c Cause) {
 		if old < Cancel && r.halt != nil {
 			close(r.halt)
 		}
-		if r.saga.Len() > 0 {
-			go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
-		}
 	}
 	r.rt.recordStop(r, c)
 	if rr := r.rt.opts.Requests; rr != nil {
 		rr.RequestStopped(context.Background(), r, c)
+	}
+	// The undos start once the stop is durable: a crash before it leaves
+	// the request running, which the restart interrupts and compensates;
+	// after it, stopped, which the restart compensates and keeps stopped.
+	// Never undos done, or dead-lettered, under a stop the store lost.
+	if c.Mode >= Cancel && r.saga.Len() > 0 {
+		go r.rt.compensate(context.Background(), r, "stopped: "+c.Reason, nil)
 	}
 	for _, ch := range r.Children() {
 		ch.stop(c)

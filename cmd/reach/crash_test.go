@@ -51,12 +51,17 @@ func (s *sideEffects) bookedOnce(t *testing.T, where string) {
 // upstream at up: travel__book is a write that travel__unbook undoes, and
 // more follows those two tools (more tools, budgets).
 func travelConfig(t *testing.T, up, more string) string {
-	return writeConfig(t, `upstreams:
-  - {name: travel, url: '`+up+`'}
+	return writeConfig(t, travelYAML(up, more))
+}
+
+// travelYAML is the configuration of travelConfig.
+func travelYAML(up, more string) string {
+	return `upstreams:
+  - {name: travel, url: '` + up + `'}
 tools:
   travel__book: {access: write, reentrancy: reentrant, idempotent: true, undo: {tool: travel__unbook, args: '{"chain": "{args.chain}", "step": "{args.step}"}'}}
   travel__unbook: {access: write, reentrancy: reentrant, idempotent: true}
-`+more)
+` + more
 }
 
 // sideEffectsUpstream serves the travel upstream (book, unbook, close) on

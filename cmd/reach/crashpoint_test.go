@@ -184,7 +184,9 @@ func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-cha
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("reach serve did not start")
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("reach serve did not start: %v", cmd.ProcessState)
 	return nil, nil
 }
 

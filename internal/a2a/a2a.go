@@ -196,6 +196,12 @@ type Options struct {
 	// Stop, if not nil, stops a request that another instance runs (the
 	// sub-request of a task it runs), for a CancelTask that comes here.
 	Stop func(ctx context.Context, request, reason string) error
+	// Over, if not nil, reports whether the request id is over at reach
+	// with no gateway left to follow its tasks (a restart interrupted it):
+	// a stored task still running whose hand-off's sub-request is over,
+	// and that no task here follows, was cut off with it, and is shown
+	// and stored failed.
+	Over func(request string) bool
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
 }

@@ -429,6 +429,7 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 		for _, rec := range recs {
 			var v a2a.Task
 			if !here[a2a.TaskID(rec.ID)] && json.Unmarshal(rec.Data, &v) == nil {
+				e.g.cutOff(ctx, rec, &v)
 				views = append(views, &v)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -879,7 +880,9 @@ func (t *task) persist() {
 	defer cancel()
 	if _, err := ts.PutTask(ctx, rec); err != nil {
 		t.g.log.Error("a2a: a task's state was not stored", "task", id, "state", st, "err", err)
+		return
 	}
+	crashpoint.Reached("task.stored")
 }
 
 // storedTask returns agent's task id as the store keeps it, if owner owns
@@ -896,5 +899,33 @@ func (g *Gateway) storedTask(ctx context.Context, agent string, id a2a.TaskID, o
 	if json.Unmarshal(rec.Data, &v) != nil {
 		return nil, nil
 	}
+	g.cutOff(ctx, rec, &v)
 	return rec, &v
+}
+
+// cutOff makes the stored task v failed, in v and in the store, if it was
+// stored running and its hand-off's sub-request is over (Options.Over): the
+// gateway that followed its stream died with the request (a restart
+// interrupted it), and nothing else will bring its end. Its caller sees it
+// failed, not working for ever. The agent is not told: reach no longer has
+// the task's stream, and the agent may have gone on.
+func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task) {
+	if rec.Final || rec.Request == "" || g.opts.Over == nil || v.Status.State.Terminal() || !g.opts.Over(rec.Request) {
+		return
+	}
+	msg := fmt.Sprintf("reach stopped following this task: its hand-off (request %s) ended without it, as when the gateway restarted while it ran. "+
+		"Agent %s may have gone on with it; send the task again, in a new request, if it must still be done.", rec.Request, rec.Agent)
+	v.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(v.ID, v.ContextID, msg), Timestamp: now()}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	failed := *rec
+	failed.State, failed.Final, failed.Data = string(a2a.TaskStateFailed), true, data
+	if _, err := g.opts.Tasks.PutTask(ctx, &failed); err != nil {
+		g.log.Error("a2a: a cut-off task's state was not stored", "task", rec.ID, "err", err)
+		return
+	}
+	crashpoint.Reached("task.stored")
+	*rec = failed
 }

@@ -56,6 +56,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/strview"
@@ -548,6 +549,7 @@ func (l *Log) commit(batch []item) {
 			return cps
 		})
 		if err == nil {
+			crashpoint.Reached("audit.appended")
 			l.committed(seq, head, cps)
 		} else {
 			err = fmt.Errorf("appending to the audit log: %w", err)
@@ -557,6 +559,7 @@ func (l *Log) commit(batch []item) {
 			seq, head, cps := l.chain()
 			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
+				crashpoint.Reached("audit.appended")
 				l.committed(seq, head, cps)
 				break
 			}

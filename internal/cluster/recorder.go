@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/durable"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -204,7 +205,9 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 	defer cancel()
 	if _, err := r.c.st.StopRequest(ctx, q.ID(), int(cause.Mode), durable.EncodeCause(cause)); err != nil {
 		r.c.log.Error("cluster: a stop was not stored; the other instances see it only at its next call here", "request", q.ID(), "err", err)
+		return
 	}
+	crashpoint.Reached("request.stopped")
 }
 
 // RequestEnded implements reach.RequestRecorder: this instance leaves the
@@ -221,7 +224,9 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 	defer cancel()
 	if _, err := r.c.st.LeaveRequest(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now()); err != nil {
 		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
+		return
 	}
+	crashpoint.Reached("request.ended")
 }
 
 // Admission returns the middleware that admits each tool call, just

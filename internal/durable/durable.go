@@ -206,6 +206,7 @@ func (c *Checkpoints) RequestBegan(ctx context.Context, r *reach.Request) error 
 	err := c.st.PutRequest(ctx, rec)
 	switch {
 	case err == nil:
+		crashpoint.Reached("request.begun")
 		return nil
 	case errors.Is(err, store.ErrConflict):
 		cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran"}
@@ -260,7 +261,9 @@ func (c *Checkpoints) RequestStopped(ctx context.Context, r *reach.Request, caus
 	rec.Cause = EncodeCause(cause)
 	if err := c.st.PutRequest(context.WithoutCancel(ctx), rec); err != nil && !errors.Is(err, store.ErrConflict) {
 		c.log.Error("request stop not recorded", "request", r.ID(), "err", err)
+		return
 	}
+	crashpoint.Reached("request.stopped")
 }
 
 // RequestEnded implements reach.RequestRecorder: the end is durable when
@@ -282,7 +285,9 @@ func (c *Checkpoints) RequestEnded(ctx context.Context, r *reach.Request) {
 	}
 	if err := c.st.PutRequest(ctx, rec); err != nil {
 		c.log.Error("request end not recorded", "request", r.ID(), "err", err)
+		return
 	}
+	crashpoint.Reached("request.ended")
 }
 
 // requestRecord is the stored record of r in state.
@@ -332,6 +337,7 @@ func (c *Checkpoints) Add(ctx context.Context, d *reach.DeadLetter) error {
 	if _, err := c.st.AddDeadLetter(ctx, s); err != nil {
 		return err
 	}
+	crashpoint.Reached("deadletter.added")
 	d.ID, d.State, d.Updated = deadLetterID(s.ID), reach.DeadLetterOpen, s.Updated
 	return nil
 }
@@ -393,6 +399,7 @@ func (c *Checkpoints) Take(ctx context.Context, id string) (*reach.DeadLetter, e
 	case err != nil:
 		return nil, err
 	}
+	crashpoint.Reached("deadletter.taken")
 	in, err := readUndone(ctx, c.st, d)
 	if err != nil {
 		d.State = store.DeadOpen // give it back: nothing was done
@@ -417,6 +424,7 @@ func (c *Checkpoints) Settle(ctx context.Context, d *reach.DeadLetter) error {
 	if err := c.st.UpdateDeadLetter(ctx, s); err != nil {
 		return err
 	}
+	crashpoint.Reached("deadletter.settled")
 	d.Updated = s.Updated
 	return nil
 }
@@ -718,6 +726,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			if err := idem.Settle(ctx, undone[i].IdemKey, undoneError(r.ID, c.Tool)); err != nil {
 				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
 			}
+			crashpoint.Reached("recovery.undone")
 		}
 		if r.State == "stopped" {
 			// Stopped before the restart: it stays stopped, with its cause;
@@ -726,6 +735,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			if err := st.PutRequest(ctx, r); err != nil {
 				return nil, err
 			}
+			crashpoint.Reached("recovery.stopped")
 			if err := release(r.ID); err != nil {
 				return nil, err
 			}
@@ -738,6 +748,7 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		if err := st.PutRequest(ctx, r); err != nil {
 			return nil, err
 		}
+		crashpoint.Reached("recovery.interrupted")
 		if err := release(r.ID); err != nil {
 			return nil, err
 		}

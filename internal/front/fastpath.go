@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/upstream"
@@ -124,6 +125,8 @@ func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Re
 		// instance takes it over.
 		if err := s.records.DeleteSession(context.WithoutCancel(r.Context()), hashID(sid)); err != nil {
 			s.log.Warn("deleting an ended MCP session's record", "err", err)
+		} else {
+			crashpoint.Reached("session.deleted")
 		}
 	}
 	sw := &statusWriter{ResponseWriter: w}

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -292,6 +293,7 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 			http.Error(w, "deleting the session failed; try again", http.StatusServiceUnavailable)
 			return false
 		}
+		crashpoint.Reached("session.deleted")
 		w.WriteHeader(http.StatusNoContent)
 		return false
 	}

@@ -38,6 +38,13 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 	}
 	if g.store != nil {
 		o.Tasks = g.store // tasks survive a restart; instances on one store answer for each other's
+		o.Over = func(id string) bool {
+			// Interrupted only: a request is so once every gateway that
+			// held it is dead; a stopped one may still be followed by
+			// another instance, whose stream brings the task's end.
+			r, ok := g.rt.Lookup(id)
+			return ok && r.State() == reach.RequestInterrupted
+		}
 	}
 	if c := g.cluster; c != nil {
 		o.Stop = func(ctx context.Context, request, reason string) error {

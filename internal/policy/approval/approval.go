@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/ids"
 	"github.com/agentreach/reach/internal/store"
@@ -804,7 +805,24 @@ func (q *Queue) persist(rec *record) error {
 		return err
 	}
 	rec.version = ar.Version
+	crashpoint.Reached(rec.Status.point())
 	return nil
+}
+
+// point names the crash point of an approval's change to s, durable
+// (docs/STATE.md): a new approval and a vote are "approval.pending".
+func (s Status) point() string {
+	switch s {
+	case Pending:
+		return "approval.pending"
+	case Approved:
+		return "approval.approved"
+	case Used:
+		return "approval.used"
+	case Denied:
+		return "approval.denied"
+	}
+	return "approval.expired"
 }
 
 // forget drops rec, just created, whose creation could not be recorded;

@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentreach/reach/internal/atomicfile"
 	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -225,6 +226,7 @@ func (s *Store) save(tool string) error {
 		if err != nil {
 			return fmt.Errorf("writing pins: %w", err)
 		}
+		crashpoint.Reached("pin.stored")
 		if v == s.version+1 {
 			s.version = v // ours alone
 		} else {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -725,6 +726,8 @@ func (wr *Writer) commit(ws []*Write) []*Write {
 			t.Stop()
 		}
 		if fatal == nil {
+			// Every statement of the batch ran; nothing is committed.
+			crashpoint.Reached("commit")
 			if at, fatal = tx.Commit(); fatal == nil {
 				// Counted before anyone is answered: a caller that reads the
 				// stats once its write returned finds its commit in them.

@@ -1,0 +1,956 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
+)
+
+// crashRun is one gateway's life in TestCrashAtEveryDurablePoint, and what
+// its test needs to drive and check it.
+type crashRun struct {
+	base, data string
+	store      string // the PostgreSQL database's URL, if not SQLite's in data
+	fx         *sideEffects
+}
+
+// book is an envelope of one travel__book call: in request (none if ""),
+// under key (the call id's if ""), of chain and step.
+func book(request, key string, chain, step int) string {
+	rid, k := "", ""
+	if request != "" {
+		rid = fmt.Sprintf(`"request_id":%q,`, request)
+	}
+	if key != "" {
+		k = fmt.Sprintf(`"idempotency_key":%q,`, key)
+	}
+	return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"b%d-%d","tool":"travel__book",%s"arguments":{"chain":%d,"step":%d}}]}`,
+		rid, chain, step, k, chain, step)
+}
+
+// closeAccount is an envelope of the high-risk travel__close under key, in
+// request (none if "").
+func closeAccount(request, key string) string {
+	rid := ""
+	if request != "" {
+		rid = fmt.Sprintf(`"request_id":%q,`, request)
+	}
+	return fmt.Sprintf(`{%s"tool_calls":[{"call_id":"x","tool":"travel__close","idempotency_key":%q,"arguments":{}}]}`, rid, key)
+}
+
+var approvalID = regexp.MustCompile(`apr_[0-9a-f]+`)
+
+// ask calls travel__close under key and returns the id of the approval it
+// waits for.
+func (h *crashRun) ask(t *testing.T, request, key string) string {
+	t.Helper()
+	res := call(t, h.base, closeAccount(request, key))
+	id := ""
+	if res.Error != nil {
+		id = approvalID.FindString(res.Error.Message)
+	}
+	if res.Status != "pending" || id == "" {
+		t.Fatalf("travel__close under %s got %+v; want it pending, naming its approval", key, res)
+	}
+	return id
+}
+
+func (h *crashRun) post(path, body string) {
+	c := &http.Client{Timeout: time.Minute}
+	if resp, err := c.Post(h.base+path, "application/json", strings.NewReader(body)); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// state is the request id's state as GET /v1/requests/{id} shows it.
+func (h *crashRun) state(t *testing.T, id string) string {
+	t.Helper()
+	status, body := get(t, h.base+"/v1/requests/"+id)
+	var r struct{ State string }
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil {
+		t.Fatalf("GET /v1/requests/%s: %d %s", id, status, body)
+	}
+	return r.State
+}
+
+// approval is the status of approval id as GET /v1/approvals/{id} shows it.
+func (h *crashRun) approval(t *testing.T, id string) string {
+	t.Helper()
+	status, body := get(t, h.base+"/v1/approvals/"+id)
+	var a struct{ Status string }
+	if status != 200 || json.Unmarshal([]byte(body), &a) != nil {
+		t.Fatalf("GET /v1/approvals/%s: %d %s", id, status, body)
+	}
+	return a.Status
+}
+
+// deadLetters are the ids and states of the dead letters the gateway lists.
+func (h *crashRun) deadLetters(t *testing.T) map[string]string {
+	t.Helper()
+	var dl struct{ Deadletters []struct{ ID, State string } }
+	if status, body := get(t, h.base+"/v1/deadletters"); status != 200 || json.Unmarshal([]byte(body), &dl) != nil {
+		t.Fatalf("dead letters: %d %s", status, body)
+	}
+	out := map[string]string{}
+	for _, d := range dl.Deadletters {
+		out[d.ID] = d.State
+	}
+	return out
+}
+
+// deadLetter waits for a dead letter to be listed (a stop's undos run
+// after the stop is answered), and returns the list.
+func (h *crashRun) deadLetter(t *testing.T) map[string]string {
+	t.Helper()
+	for range 1000 {
+		if dl := h.deadLetters(t); len(dl) > 0 {
+			return dl
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("no dead letter came")
+	return nil
+}
+
+// counts reads one of the upstream's counts under its lock.
+func (h *crashRun) counts(f func(fx *sideEffects) int) int {
+	h.fx.mu.Lock()
+	defer h.fx.mu.Unlock()
+	return f(h.fx)
+}
+
+// TestCrashAtEveryDurablePoint kills a real `reach serve` (kill -9) right
+// after each durable write of docs/STATE.md ("Crash points") other than a
+// call's own three (TestCrashAtDurablePoints), and once inside SQLite's
+// transaction, between a batch's statements and its COMMIT; then restarts
+// it over the same data and checks what that table says the kill leaves.
+// A point that recovery reaches (recovery.*) is armed in a second life,
+// after a first one killed with work to recover, and checked in a third.
+// After every restart, besides each case's own checks:
+//
+//   - no booking, and no undo, ran twice for one idempotency key or leg;
+//   - no request is left running: the request list (GET /v1/requests and
+//     `reach requests`) shows each request of the dead lives final;
+//   - `reach audit verify` passes;
+//   - the store keeps no idempotency claim once the gateway stopped.
+func TestCrashAtEveryDurablePoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	runs(t, nil, durablePoints())
+}
+
+// TestCrashAtEveryDurablePointOnPostgres is TestCrashAtEveryDurablePoint
+// with the store in PostgreSQL (one instance, restarted under its name),
+// which recovers the work of its earlier lives once their heartbeats are
+// older than instance_ttl (1s here), not at its start: each case's checks
+// wait for that. Not here: request.begun (a root request is joined in the
+// store before the recorder hears of it; no point there); claimed#4 (on
+// several instances a claim commits before its checkpoint, row "1 and 2"
+// of docs/STATE.md: the undo cut off there runs at the recovery, once);
+// deadletter.taken (one taken is opened again after a while, since
+// another instance may hold it).
+func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	var cases []durablePoint
+	for _, tc := range durablePoints() {
+		switch tc.point {
+		case "request.begun", "claimed#4", "deadletter.taken":
+		default:
+			cases = append(cases, tc)
+		}
+	}
+	pg := pgtest.Own(t)
+	n := 0
+	runs(t, func(t *testing.T) string {
+		n++
+		url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("crash", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}, cases)
+}
+
+// durablePoint is a case of TestCrashAtEveryDurablePoint.
+type durablePoint = struct {
+	point string
+	// recovery: the point is reached by the recovery of a second life,
+	// after drive ran in a first one that was killed.
+	recovery bool
+	first    string                          // where the first life is killed, if not once drive returned
+	more     string                          // configuration after the tools'
+	drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
+	check    func(t *testing.T, h *crashRun) // after the restart
+}
+
+// durablePoints are the cases of TestCrashAtEveryDurablePoint.
+func durablePoints() []durablePoint {
+	return append(pointCases(), commitCases()...)
+}
+
+// commitCases kill inside the writer's transaction, its statements run,
+// before COMMIT, at its Nth batch in a life that books four legs (each
+// with an undo) in request r and ends it: none of the batch is kept, and
+// the restart makes of r what a kill at the write before it would. r is
+// completed, nothing undone; or interrupted, each leg booked undone once.
+func commitCases() []durablePoint {
+	var cases []durablePoint
+	for n := 2; n <= 9; n++ {
+		cases = append(cases, durablePoint{
+			point: fmt.Sprint("commit#", n),
+			drive: func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 4; step++ {
+					h.post("/v1/calls", book("r", fmt.Sprint("k", step), 1, step))
+				}
+				h.post("/v1/requests/r/end", "")
+			},
+			check: func(t *testing.T, h *crashRun) {
+				status, body := get(t, h.base+"/v1/requests/r")
+				var r struct {
+					State  string
+					Frames []struct {
+						CallID string `json:"call_id"`
+						Status string
+						Error  *struct{ Code string }
+					}
+				}
+				json.Unmarshal([]byte(body), &r)
+				cutOff := map[string]bool{} // legs whose checkpoint says they may have run
+				for _, f := range r.Frames {
+					if f.Status == "cancelled" && f.Error != nil && f.Error.Code == "interrupted" {
+						cutOff[f.CallID] = true
+					}
+				}
+				h.fx.mu.Lock()
+				defer h.fx.mu.Unlock()
+				for step := 1; step <= 4; step++ {
+					leg := fmt.Sprint("1/", step)
+					booked, undone := h.fx.legs[leg], h.fx.undone[leg]
+					switch {
+					case status == 404 && booked == 0: // r's begin was in the batch: nothing of it ran
+					case r.State == "completed" && undone != 0:
+						t.Errorf("leg %s of the completed request undone %d times", leg, undone)
+					case r.State == "interrupted" && booked == 1 && undone != 1 && !cutOff[fmt.Sprint("b1-", step)]:
+						// Its end rolled back with the batch, it is cut off:
+						// it may have run, and nothing undoes it (docs/STATE.md,
+						// "2 and 4").
+						t.Errorf("leg %s of the interrupted request booked, undone %d times, not cut off; want it undone once", leg, undone)
+					case r.State != "completed" && r.State != "interrupted":
+						t.Errorf("request r is %q (%d) after the restart; want completed or interrupted", r.State, status)
+					}
+				}
+			},
+		})
+	}
+	return cases
+}
+
+// pointCases are the cases of TestCrashAtEveryDurablePoint at the points
+// after a write.
+func pointCases() []durablePoint {
+	return []durablePoint{
+		{
+			// The request is durable before its first claim: it is
+			// interrupted, and its call never ran.
+			point: "request.begun",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", book("r", "k1", 1, 1)) },
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); s != "interrupted" {
+					t.Errorf("request r is %s; want interrupted", s)
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || res.Replayed {
+					t.Errorf("the retry of k1 got %+v; want it to run (it never started)", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:k1"] }); n != 1 {
+					t.Errorf("k1 booked %d times; want 1", n)
+				}
+			},
+		},
+		{
+			// The stop is durable before its undos run: the restart runs
+			// them, and the request stays stopped.
+			point: "request.stopped",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+				if res := call(t, h.base, book("r", "k2", 1, 2)); res.Error == nil || !strings.HasPrefix(res.Error.Code, "stopped") {
+					t.Errorf("a call in the stopped request got %+v; want it refused as stopped", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the booking of the stopped request was undone %d times; want 1", n)
+				}
+			},
+		},
+		{
+			// The end is durable when the client is answered: nothing of
+			// the request is undone.
+			point: "request.ended",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/end", "")
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); s != "completed" {
+					t.Errorf("request r is %s; want completed", s)
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || !res.Replayed {
+					t.Errorf("the retry of k1 got %+v; want its recorded result", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
+					t.Errorf("the booking of the ended request was undone %d times", n)
+				}
+			},
+		},
+		{
+			// A new approval is durable before the call is answered
+			// pending: the restart keeps it pending, and approved, the
+			// call runs once.
+			point: "approval.pending",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", closeAccount("r", "c1")) },
+			check: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "", "c1")
+				if s := h.approval(t, id); s != "pending" {
+					t.Errorf("approval %s is %s; want pending", id, s)
+				}
+				h.approveAndRun(t, id, "c1")
+			},
+		},
+		{
+			point: "approval.approved",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				h.post("/v1/approvals/"+id+"/approve", `{"reason":"fine"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status != "success" {
+					t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+				}
+				h.ranOnce(t, "c1")
+			},
+		},
+		{
+			// The approval is used before its call runs: the call's
+			// repetition still runs it, once.
+			point: "approval.used",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
+					t.Fatalf("approve: %d %v", status, out)
+				}
+				h.post("/v1/calls", closeAccount("r", "c1"))
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status != "success" {
+					t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+				}
+				h.ranOnce(t, "c1")
+			},
+		},
+		{
+			point: "approval.denied",
+			drive: func(t *testing.T, h *crashRun) {
+				id := h.ask(t, "r", "c1")
+				h.post("/v1/approvals/"+id+"/deny", `{"reason":"no"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, closeAccount("", "c1")); res.Status == "success" || res.Status == "pending" {
+					t.Errorf("the denied call, repeated, got %+v; want it refused", res)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return len(fx.closed) }); n != 0 {
+					t.Errorf("the denied call ran %d times", n)
+				}
+			},
+		},
+		{
+			// Nobody decided in time: the expiry is durable; the call,
+			// repeated, asks anew and does not run.
+			point: "approval.expired",
+			more:  "approvals: {ttl: 200ms}\n",
+			drive: func(t *testing.T, h *crashRun) {
+				h.ask(t, "r", "c1")
+				time.Sleep(300 * time.Millisecond) // past its time: the next look expires it
+				if resp, err := http.Get(h.base + "/v1/approvals"); err == nil {
+					resp.Body.Close()
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				status, body := get(t, h.base+"/v1/approvals?status=expired")
+				var list struct{ Approvals []struct{ ID string } }
+				if status != 200 || json.Unmarshal([]byte(body), &list) != nil || len(list.Approvals) != 1 {
+					t.Errorf("expired approvals after the restart: %d %s; want the one", status, body)
+				}
+				if id := h.ask(t, "", "c1"); h.approval(t, id) != "pending" {
+					t.Errorf("the call, repeated, waits for %s, not pending", id)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return len(fx.closed) }); n != 0 {
+					t.Errorf("the call whose approval expired ran %d times", n)
+				}
+			},
+		},
+		{
+			// The first tool's pin is durable, the others' not yet: the
+			// restart pins them, and serves every tool, none held.
+			point: "pin.stored",
+			drive: func(t *testing.T, h *crashRun) {},
+			check: func(t *testing.T, h *crashRun) {
+				status, body := get(t, h.base+"/v1/tools")
+				for _, tool := range []string{"travel__book", "travel__unbook", "travel__close"} {
+					if status != 200 || !strings.Contains(body, `"`+tool+`"`) {
+						t.Errorf("GET /v1/tools after the restart lacks %s: %d %s", tool, status, body)
+					}
+				}
+				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" {
+					t.Errorf("a booking after the restart got %+v", res)
+				}
+			},
+		},
+		{
+			// A failed undo is dead-lettered before anything else: the
+			// restart does not run it again, the dead letter stays open.
+			point: "deadletter.added",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters after the restart: %v; want the one undo", dl)
+				}
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+			},
+		},
+		{
+			// An operator's retry takes the dead letter; the kill cuts it
+			// short: the restart opens it again.
+			point: "deadletter.taken",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+				for id := range h.deadLetter(t) {
+					h.post("/v1/deadletters/"+id+"/retry", "")
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				dl := h.deadLetters(t)
+				if len(dl) != 1 {
+					t.Errorf("dead letters after the restart: %v; want the one undo", dl)
+				}
+				for id, s := range dl {
+					if s != "open" {
+						t.Errorf("dead letter %s is %s; want it open again", id, s)
+					}
+				}
+			},
+		},
+		{
+			// An operator dismisses the dead letter: the dismissal is
+			// durable before it is answered.
+			point: "deadletter.settled",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k9", 9, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+				for id := range h.deadLetter(t) {
+					h.post("/v1/deadletters/"+id+"/dismiss", `{"note":"refunded by hand"}`)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if dl := h.deadLetters(t); len(dl) != 0 {
+					t.Errorf("open dead letters after the restart: %v; want none (dismissed)", dl)
+				}
+			},
+		},
+		{
+			// A stop's compensation cut off mid-way: the undo of the newer
+			// leg is durable as executing (it may have run). The restart
+			// runs the older leg's undo and does not run the newer one's
+			// again: it is dead-lettered for an operator.
+			point: "executing#3",
+			drive: func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 2; step++ {
+					if res := call(t, h.base, book("r", fmt.Sprint("k", step), 1, step)); res.Status != "success" {
+						t.Fatalf("booking: %+v", res)
+					}
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if s := h.state(t, "r"); !strings.HasPrefix(s, "stopped") {
+					t.Errorf("request r is %s; want it stopped", s)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the older leg was undone %d times; want 1", n)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/2"] }); n != 0 {
+					t.Errorf("the newer leg, whose undo was cut off, was undone %d times; want 0", n)
+				}
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters: %v; want the newer leg's undo", dl)
+				}
+			},
+		},
+		{
+			// The same one step later: the newer leg's undo done, the
+			// older one's claimed (with its executing checkpoint, one
+			// write). The newer is not undone again; the older, which may
+			// have run, is dead-lettered.
+			point: "claimed#4",
+			drive: func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 2; step++ {
+					if res := call(t, h.base, book("r", fmt.Sprint("k", step), 1, step)); res.Status != "success" {
+						t.Fatalf("booking: %+v", res)
+					}
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			check: func(t *testing.T, h *crashRun) {
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/2"] }); n != 1 {
+					t.Errorf("the newer leg was undone %d times; want 1", n)
+				}
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
+					t.Errorf("the older leg, whose undo was cut off, was undone %d times; want 0", n)
+				}
+				if dl := h.deadLetters(t); len(dl) != 1 {
+					t.Errorf("dead letters: %v; want the older leg's undo", dl)
+				}
+			},
+		},
+		{
+			// A request stopped, its undos not run, and the next life
+			// killed once its recovery ran them: it stays stopped, and
+			// nothing is undone twice.
+			point:    "recovery.stopped",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/requests/r/cancel", `{"reason":"enough"}`)
+			},
+			first: "request.stopped", // its undo not run
+			check: func(t *testing.T, h *crashRun) {
+				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+					t.Errorf("the booking was undone %d times; want 1", n)
+				}
+			},
+		},
+		{
+			// Recovery's undo ran and its key is settled; the request is
+			// not stored interrupted yet: the next recovery does not run
+			// the undo again.
+			point:    "recovery.undone",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
+		},
+		{
+			point:    "recovery.interrupted",
+			recovery: true,
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+			},
+			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
+		},
+		{
+			// The audit log's batch is durable (a booking's events): the
+			// chain verifies after the kill (the common checks).
+			point: "audit.appended",
+			drive: func(t *testing.T, h *crashRun) { h.post("/v1/calls", book("r", "k1", 1, 1)) },
+		},
+	}
+}
+
+// runs runs cases over SQLite, or over the PostgreSQL database that pg
+// makes for each (a "store:" line) if pg is not nil.
+func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
+	// Chain 9's undo always fails: its booking's undo is dead-lettered.
+	fails := func(chain, _ int) bool { return chain == 9 }
+	for _, tc := range cases {
+		// A data folder's path has no '#' (the store refuses it), and
+		// t.TempDir's is named after the test.
+		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
+			h := &crashRun{data: t.TempDir(), fx: newSideEffects(fails)}
+			head := ""
+			if pg != nil {
+				h.store = pg(t)
+				head = "store: " + h.store + "\ninstance: a\ninstance_ttl: 1s\n"
+			}
+			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
+`+tc.more))
+			addr := freeAddr(t)
+			h.base = "http://" + addr
+			if tc.recovery {
+				h.kill(t, cfg, addr, tc.first, tc.drive)
+				h.kill(t, cfg, addr, tc.point, nil) // in its recovery
+			} else {
+				h.kill(t, cfg, addr, tc.point, tc.drive)
+			}
+			cmd := startReach(t, cfg, addr, h.data)
+			if pg != nil {
+				h.recovered(t)
+			}
+			if tc.check != nil {
+				tc.check(t, h)
+			}
+			h.checkAll(t, cmd)
+		})
+	}
+}
+
+// recovered waits until the gateway over PostgreSQL has recovered the work
+// of its earlier lives, which it does once their heartbeats are older than
+// instance_ttl, not at its start: no claim left, no request running or
+// stopped and not ended.
+func (h *crashRun) recovered(t *testing.T) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for range 600 {
+		claims, err := st.ClaimedKeys(t.Context())
+		running, err2 := st.ListRequests(t.Context(), store.RequestFilter{State: "running"})
+		stopped, err3 := st.ListRequests(t.Context(), store.RequestFilter{State: "stopped"})
+		for _, r := range stopped {
+			if r.Ended.IsZero() { // its undos not all run
+				running = append(running, r)
+			}
+		}
+		if err == nil && err2 == nil && err3 == nil && len(claims) == 0 && len(running) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the earlier lives' work was not recovered within 30 s")
+}
+
+// kill starts a gateway over h's data armed at point, runs drive against
+// it (if not nil), and kills it (kill -9) once it stops at point. With
+// point "", it kills it once drive returned.
+func (h *crashRun) kill(t *testing.T, cfg, addr, point string, drive func(t *testing.T, h *crashRun)) {
+	t.Helper()
+	if point == "" {
+		cmd := startReach(t, cfg, addr, h.data)
+		drive(t, h)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		return
+	}
+	cmd, reached := startReachAt(t, cfg, addr, h.data, point)
+	driven := make(chan struct{})
+	go func() { // cut off by the kill
+		defer close(driven)
+		if drive != nil {
+			drive(t, h)
+		}
+	}()
+	select {
+	case <-reached:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the gateway never reached crash point %s", point)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	<-driven // what it had left to send found nothing listening
+}
+
+// approveAndRun approves id and repeats its call under key: it runs once.
+func (h *crashRun) approveAndRun(t *testing.T, id, key string) {
+	t.Helper()
+	if status, out := postJSON(t, h.base+"/v1/approvals/"+id+"/approve", `{"reason":"fine"}`); status != 200 {
+		t.Fatalf("approve %s: %d %v", id, status, out)
+	}
+	if res := call(t, h.base, closeAccount("", key)); res.Status != "success" {
+		t.Errorf("the approved call, repeated, got %+v; want it to run", res)
+	}
+	h.ranOnce(t, key)
+}
+
+// ranOnce checks that the high-risk call under key ran once, and that a
+// retry gets its recorded result.
+func (h *crashRun) ranOnce(t *testing.T, key string) {
+	t.Helper()
+	if res := call(t, h.base, closeAccount("", key)); res.Status != "success" || !res.Replayed {
+		t.Errorf("a retry of the approved call got %+v; want its recorded result", res)
+	}
+	h.fx.mu.Lock()
+	defer h.fx.mu.Unlock()
+	n := 0
+	for _, c := range h.fx.closed {
+		n += c
+	}
+	if n != 1 {
+		t.Errorf("the approved call ran %d times; want 1 (%v)", n, h.fx.closed)
+	}
+}
+
+// undoneOnce checks that request, which the restart interrupted, had its
+// booking under key undone once, and that a retry of it is told so.
+func (h *crashRun) undoneOnce(t *testing.T, request, key string) {
+	t.Helper()
+	if s := h.state(t, request); s != "interrupted" {
+		t.Errorf("request %s is %s; want interrupted", request, s)
+	}
+	if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 1 {
+		t.Errorf("the booking was undone %d times; want 1", n)
+	}
+	if res := call(t, h.base, book("", key, 1, 1)); res.Error == nil || res.Error.Code != "undone" {
+		t.Errorf("the retry of %s got %+v; want the error undone", key, res)
+	}
+}
+
+// notTwice checks that a retry of the booking under key does not book it
+// again if it ran.
+func (h *crashRun) notTwice(t *testing.T, key string) {
+	t.Helper()
+	call(t, h.base, book("", key, 1, 1))
+	if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:"+key] }); n != 1 {
+		t.Errorf("%s booked %d times, with its retry; want 1", key, n)
+	}
+}
+
+// checkAll makes the checks of every case (TestCrashAtEveryDurablePoint)
+// and stops the gateway cmd.
+func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	h.fx.mu.Lock()
+	h.fx.bookedOnce(t, "")
+	for leg, n := range h.fx.legs {
+		if n > 1 {
+			t.Errorf("leg %s booked %d times", leg, n)
+		}
+	}
+	for key, n := range h.fx.unbooked {
+		if n > 1 {
+			t.Errorf("undo under key %s ran %d times", key, n)
+		}
+	}
+	h.fx.mu.Unlock()
+	status, page := get(t, h.base+"/v1/requests")
+	var list struct{ Requests []struct{ ID, State string } }
+	if status != 200 || json.Unmarshal([]byte(page), &list) != nil {
+		t.Fatalf("GET /v1/requests: %d %s", status, page)
+	}
+	for _, r := range list.Requests {
+		if r.ID == "r" && (r.State == "running" || r.State == "") {
+			t.Errorf("request r is %q after the restart; want it final", r.State)
+		}
+	}
+	if out, _, err := runCmd(t, newRequests, "list", "--api", h.base); err != nil {
+		t.Errorf("reach requests: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	where := []string{"--data", h.data}
+	if h.store != "" {
+		where = []string{"--store", h.store}
+	}
+	if out, errOut, err := runCmd(t, newAudit, append([]string{"verify"}, where...)...); err != nil || !strings.Contains(out, "chain ok") {
+		t.Errorf("reach audit verify: %v\n%s%s", err, out, errOut)
+	}
+	ctx := context.Background()
+	var st interface {
+		ClaimedKeys(ctx context.Context) ([]*store.IdemRecord, error)
+		Close() error
+	}
+	var err error
+	if h.store != "" {
+		st, err = postgres.Open(ctx, h.store, &postgres.Options{NoMigrate: true})
+	} else {
+		st, err = sqlite.Open(ctx, h.data, &sqlite.Options{NoCreate: true})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if claims, err := st.ClaimedKeys(ctx); err != nil || len(claims) != 0 {
+		t.Errorf("claims left in the store: %v (%v)", claims, err)
+	}
+}
+
+// stuckAgent is an A2A agent whose tasks work until they are cancelled.
+type stuckAgent struct{}
+
+func (stuckAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		<-ctx.Done()
+	}
+}
+
+func (stuckAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// stuckAgentServer serves stuckAgent on loopback and returns its URL.
+func stuckAgentServer(t *testing.T) string {
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "slow", Description: "works for ever", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "work", Name: "work", Description: "work", Tags: []string{"work"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(stuckAgent{})))
+	return up.URL
+}
+
+// TestCrashAtTaskStored kills a real `reach serve` once an A2A task's view
+// is durable (task.stored, docs/STATE.md), its hand-off still working, and
+// restarts it: the task is found by its id, and is not shown working, as
+// if the hand-off, which the restart interrupted, went on.
+func TestCrashAtTaskStored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	for _, point := range []string{"task.stored#1", "task.stored#2"} {
+		t.Run(strings.ReplaceAll(point, "#", "_"), func(t *testing.T) {
+			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+			cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n")
+			addr := freeAddr(t)
+			h.base = "http://" + addr
+			client := func() *a2aclient.Client {
+				c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
+					a2aclient.WithJSONRPCTransport(http.DefaultClient))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			h.kill(t, cfg, addr, point, func(t *testing.T, h *crashRun) {
+				client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
+			})
+			cmd := startReach(t, cfg, addr, h.data)
+			st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
+			st.Close()
+			if err != nil || len(tasks) != 1 {
+				t.Fatalf("stored tasks: %v (%v); want the one", tasks, err)
+			}
+			tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)})
+			if err != nil {
+				t.Fatalf("GetTask %s after the restart: %v", tasks[0].ID, err)
+			}
+			if !tk.Status.State.Terminal() {
+				t.Errorf("task %s is %s after the restart; want it final (its hand-off was interrupted)", tk.ID, tk.Status.State)
+			}
+			h.checkAll(t, cmd)
+			st, err = sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if rec, err := st.GetTask(t.Context(), "slow", tasks[0].ID); err != nil || !rec.Final || rec.State != string(a2a.TaskStateFailed) {
+				t.Errorf("the stored task: %+v (%v); want it stored failed, final", rec, err)
+			}
+		})
+	}
+}
+
+// TestCrashAtSessionDeleted kills a real `reach serve` once an MCP
+// session's DELETE is durable (session.deleted, docs/STATE.md), before its
+// client hears so, and restarts it: the session stays gone, not taken
+// over under its id as a session that outlives its process is.
+func TestCrashAtSessionDeleted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+	cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "")
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	mcpPost := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest("POST", h.base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+		if err != nil {
+			t.Fatalf("POST /mcp %s: %v", body, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	sid := ""
+	h.kill(t, cfg, addr, "session.deleted", func(t *testing.T, h *crashRun) {
+		resp := mcpPost("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crash","version":"1"}}}`)
+		if sid = resp.Header.Get("Mcp-Session-Id"); sid == "" {
+			t.Errorf("initialize answered %d without a session", resp.StatusCode)
+			return
+		}
+		mcpPost(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 {
+			t.Errorf("tools/list in the session: %d", resp.StatusCode)
+		}
+		req, _ := http.NewRequest("DELETE", h.base+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil { // cut off by the kill
+			resp.Body.Close()
+		}
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the deleted session's call after the restart answered %d; want 404 (it stays gone)", resp.StatusCode)
+	}
+	h.checkAll(t, cmd)
+}
