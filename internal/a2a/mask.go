@@ -135,7 +135,10 @@ func maskData[T any](g *Gateway, v T) T {
 // event to pass on before e: the end held of the version e replaces.
 func (t *task) joinChunks(e *a2a.TaskArtifactUpdateEvent) (before *a2a.TaskArtifactUpdateEvent) {
 	red := t.g.opts.Redactor
-	if red == nil || e.Artifact == nil {
+	if red == nil || e.Artifact == nil || t.snap == nil || e.TaskID != t.id || t.state.Terminal() {
+		// Nor for an event the task does not take (apply): another task's
+		// chunk would have its end let go as this task's, and chunks
+		// streamed after the end would each keep a stream here.
 		return nil
 	}
 	id := e.Artifact.ID

@@ -143,6 +143,7 @@ type Step struct {
 	nasked uint8
 	script uint8 // the scripts its free text is written in (scriptOf)
 	prose  bool  // its question has free text (the words are read when needed: askedWords)
+	search bool  // that free text is under a key that names a query (q, query, search): it finds things
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState
@@ -420,7 +421,7 @@ func (d *Detector) Check(s *Step) *Verdict {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script, s.prose = 0, false, nil, nil, nil, 0, 0, false
+	s.seq, s.widen, s.call, s.agent, s.tool, s.nasked, s.script, s.prose, s.search = 0, false, nil, nil, nil, 0, 0, false, false
 	var v *Verdict
 	switch s.Kind {
 	case ToolCall:

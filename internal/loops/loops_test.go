@@ -1119,6 +1119,12 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"go test ./cache -count=1 -v"}`, `{"command":"go test -v -count=1 ./cache"}`},
 		// Other options, the same operands.
 		{`{"command":"go test ./cache -run TestEvict -v"}`, `{"command":"go test ./cache -run TestEvict -race --count=1"}`},
+		// An option's value joined to it is its value after a space.
+		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run TestEvict"}`},
+		// A path with a slash at its end, or ./ at its start.
+		{`{"command":"ls src"}`, `{"command":"ls src/"}`},
+		{`{"command":"ls src"}`, `{"command":"ls ./src/"}`},
+		{`{"command":"grep -rn TODO src"}`, `{"command":"grep -rn TODO ./src"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1145,6 +1151,15 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"tail -n 5 app.log"}`, `{"command":"tail -n 50 app.log"}`},
 		{`{"sql":"SELECT a - 5 FROM t"}`, `{"sql":"SELECT a FROM t"}`},
 		{`{"command":"grep -rn foo src"}`, `{"command":"grep -rn fo osrc"}`},
+		// A value joined to its option names what is asked about.
+		{`{"command":"gh pr list --repo=acme/api"}`, `{"command":"gh pr list --repo=acme/web"}`},
+		{`{"command":"kubectl get pods --namespace=prod"}`, `{"command":"kubectl get pods --namespace=staging"}`},
+		{`{"command":"go test ./cache -run=TestEvict"}`, `{"command":"go test ./cache -run=TestPin"}`},
+		{`{"command":"git log --since=2026-11-01"}`, `{"command":"git log --since=2026-12-01"}`},
+		{`{"command":"ls /"}`, `{"command":"ls"}`},
+		{`{"command":"cat ../a.txt"}`, `{"command":"cat a.txt"}`},
+		{`{"command":"ls ./"}`, `{"command":"ls"}`},
+		{`{"sql":"SELECT a / b FROM t"}`, `{"sql":"SELECT a b FROM t"}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
@@ -1156,17 +1171,36 @@ func TestFoldArgs(t *testing.T) {
 	}
 }
 
+// TestOptionValues: one command asked of each repository in turn, the
+// repository named in an option's joined value (--repo=acme/svc-03), each
+// answering alike, is a batch over new repositories, as it is when the
+// value follows a space: no asking is refused.
+func TestOptionValues(t *testing.T) {
+	none := `{"exit_code":0,"output":"no open pull requests in this repository\n"}`
+	var eq, sp []op
+	for i := range 6 {
+		eq = append(eq, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo=acme/svc-%02d --state=open"}`, i), none))
+		sp = append(sp, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo acme/svc-%02d --state open"}`, i), none))
+	}
+	runCases(t, []testCase{
+		{"values joined to their options", nil, eq},
+		{"values after a space", nil, sp},
+	})
+}
+
 // TestRephraseRecords: askings that share no word (synonyms only) and find
 // the same records, each time, are rewordings: the fourth is refused. The
 // same one text for each (a label, a routing of several fields, a report of
 // several lines) is no list of records, and texts given to a classifier go
-// on; so do synonyms whose records change.
+// on; so do synonyms whose records change, and texts handed over to be
+// judged (tickets) that get the same suggested records.
 func TestRephraseRecords(t *testing.T) {
 	docs := `{"hits":[{"title":"Managing your plan","url":"https://help.example.com/a/311"},{"title":"Billing cycles explained","url":"https://help.example.com/a/107"},{"title":"Refunds and credits","url":"https://help.example.com/a/452"}]}`
 	asks := []string{"terminate membership plan", "end automatic renewal", "quit paying monthly fee", "unsubscribe premium tier"}
 	ask := func(i int, res string) op { return call("kb_lookup", fmt.Sprintf(`{"q":%q}`, asks[i]), res) }
 	routed := `{"intent":"account","team":"accounts-queue","priority":"normal"}`
 	report := `{"report":"0 spelling errors\n0 grammar issues\n0 style notes\nreadability: fine"}`
+	macros := `{"suggestions":[{"macro":"Refund request","body":"We have issued your refund."},{"macro":"Shipping delay","body":"Your parcel is on its way."},{"macro":"Order status","body":"Here is your order status."}]}`
 	runCases(t, []testCase{
 		{"synonyms, the same documents", nil, []op{ask(0, docs), ask(1, docs), ask(2, docs), refused(ask(3, docs), "rephrase")}},
 		{"synonyms, other documents each time", nil, []op{
@@ -1177,6 +1211,16 @@ func TestRephraseRecords(t *testing.T) {
 		}},
 		{"texts routed alike", nil, []op{ask(0, routed), ask(1, routed), ask(2, routed), ask(3, routed)}},
 		{"texts checked alike, a report of several lines", nil, []op{ask(0, report), ask(1, report), ask(2, report), ask(3, report)}},
+		// A ticket handed to a tool that suggests replies finds nothing:
+		// tickets that share no word, each given the same three macros,
+		// are four tickets.
+		{"tickets given the same suggestions", nil, []op{
+			call("suggest_macros", `{"ticket_text":"parcel never arrived, want money back"}`, macros),
+			call("suggest_macros", `{"ticket_text":"package late again, please refund me"}`, macros),
+			call("suggest_macros", `{"ticket_text":"where is my order? it has been two weeks"}`, macros),
+			call("suggest_macros", `{"ticket_text":"courier lost the box"}`, macros),
+			call("suggest_macros", `{"ticket_text":"delivery slipped; reimburse shipping"}`, macros),
+		}},
 	})
 }
 
@@ -1207,6 +1251,29 @@ func TestNumericAnswers(t *testing.T) {
 			call("query", asks[0], `{"n":3}`), call("query", asks[1], `{"n":3}`),
 			call("query", asks[2], `{"n":3}`), call("query", asks[3], `{"n":3}`),
 		}},
+	})
+}
+
+// TestMovedReadings: one host's metrics polled again and again, each
+// reading within a range already shown but never the same answer twice, is
+// a poll whose state moves: no poll is refused. A status that flaps back to
+// answers it gave before brings nothing new, and is refused as before.
+func TestMovedReadings(t *testing.T) {
+	metrics := func(i int) string {
+		return fmt.Sprintf(`{"cpu":%d,"mem":%d,"lag_s":%d,"conns":%d,"qps":%d,"threads":64,"open_files":%d,"queue":%d,"pool_mb":4096,"max_conns":1000}`,
+			40+i%4, 60+(i/2)%3, i%3, 100+(i*3)%4, 300+(i*7)%5, 1024+i%2, (i/3)%2)
+	}
+	var polls, flaps []op
+	for i := range 16 {
+		polls = append(polls, call("get_metrics", `{"host":"db-1"}`, metrics(i)))
+	}
+	for i := range 6 {
+		flaps = append(flaps, call("get_metrics", `{"host":"db-1"}`, metrics(i%2)))
+	}
+	flaps = append(flaps, refused(call("get_metrics", `{"host":"db-1"}`, metrics(0)), "no_progress"))
+	runCases(t, []testCase{
+		{"readings moving within their range", nil, polls},
+		{"a status flapping back", nil, flaps},
 	})
 }
 

@@ -409,6 +409,7 @@ func (d *Detector) question(s *Step) uint64 {
 		switch {
 		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
+			s.search = s.search || keyKind(l.key) == queryKey
 		case l.kind == leafString || l.kind == leafNumber:
 			v = respelled(l.raw, v)
 		}
@@ -618,7 +619,8 @@ func (f *folder) word(h uint64) {
 // another order, or are written with other spacing, quoting or parentheses,
 // is one question ("status = 'late' AND region = 'EU'", "(region='EU') and
 // (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
-// not "b/a.txt"). Escapes separate words, and options are left out.
+// not "b/a.txt"), without a slash at its end or "./" at its start ("src/"
+// and "./src" are "src"). Escapes separate words, and options are left out.
 func wordsFold(v []byte) uint64 {
 	// Each word is hashed as it is read (FNV-1a, then mixed so that the
 	// sum of words does not cancel), without a buffer or a call per word.
@@ -647,10 +649,32 @@ func wordsFold(v []byte) uint64 {
 			if n == 0 && c == '-' && option(v[i+1:]) {
 				// An option (-v, --no-cache, -count=1) says how, not
 				// what: a command retried with other options asks the
-				// same question. The words after it stay (-run TestX).
-				for i+1 < len(v) && !wordEnd(v[i+1]) {
+				// same question. The words after it stay (-run TestX),
+				// and so does a value joined to it that names something
+				// (--repo=acme/api, --namespace=prod, -run=TestX, as
+				// after a space); a count (-count=1, -parallel=4) is a
+				// setting, left out with its option.
+				for i+1 < len(v) && !wordEnd(v[i+1]) && v[i+1] != '=' {
 					i++
 				}
+				if i+1 < len(v) && v[i+1] == '=' {
+					j := i + 2
+					for j < len(v) && !wordEnd(v[j]) {
+						j++
+					}
+					if !digits(v[i+2 : j]) {
+						i++ // the value is read as the next word
+						continue
+					}
+					i = j - 1
+				}
+				continue
+			}
+			if c == '/' && n > 0 && (i+1 == len(v) || wordEnd(v[i+1])) {
+				continue // a directory named with its slash (src/) is src
+			}
+			if c == '.' && n == 0 && i+2 < len(v) && v[i+1] == '/' && !wordEnd(v[i+2]) {
+				i++ // nor is ./src another path than src
 				continue
 			}
 			if 'A' <= c && c <= 'Z' {
@@ -672,6 +696,16 @@ func option(rest []byte) bool {
 		rest = rest[1:]
 	}
 	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// digits reports whether b is a count: digits only.
+func digits(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // wordEnd reports whether c ends a word of code for wordsFold.
@@ -887,7 +921,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !qs.records && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
+	if !(qs.records && s.search) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
@@ -944,7 +978,10 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		// The same records again (documents found) tie askings that share
 		// no word: synonyms only ("terminate membership", "end automatic
 		// renewal") that find what the last asking found.
-		same := qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
+		// A text handed over to be judged (a ticket to a tool that
+		// suggests replies, a review to a tagger) finds nothing: texts
+		// that share no word and get the same suggestions are other texts.
+		same := s.search && qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
 		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
 		notAbout := qs.stale > 0 && !same && !qs.about(s)
 		other = !reworded || notAbout
@@ -968,7 +1005,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 	}
 	if judged {
 		qs.answer, qs.args = answer, hashBytes(s.Args)
-		qs.records = !fresh && listsRecords(ans, ec)
+		qs.records = s.search && !fresh && listsRecords(ans, ec)
 	}
 	return other
 }

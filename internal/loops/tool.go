@@ -222,6 +222,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	if o.Error {
 		r = mix(hashString(o.ErrorType), r)
 	}
+	made := cs.count > 0 // the call was answered before
 	if cs.count > 0 && cs.res == r && cs.epoch == s.epoch {
 		cs.count++
 		if cs.count == 2 {
@@ -270,13 +271,20 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// seen: a batch over new ids, a classifier over new texts, health
 		// checks of new hosts all answering alike are work, not a loop.
 		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.question, 0x61736b6564)))
+		// A call made before whose answer, as a whole, is one it never gave
+		// the agent: what it reads moved, as a polled gauge's readings do,
+		// each of them within a range already shown (cpu 41 then 43, lag 0
+		// then 2). Its pieces are old, its state is not; an answer it gave
+		// before (a status flapping back) is judged.
+		moved := d.seen.add(mix(a.id, mix(s.key, mix(answer, 0x6d6f766564)))) && made
 		other := d.doneRephrase(a, s, fresh > 0, judged, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
 				a.judge(false, s.Tool, d.epoch)
-			case !judged || novel || other:
-				// Too little (or too much) to judge, or a new question: neutral.
+			case !judged || novel || other || moved:
+				// Too little (or too much) to judge, a new question, or a
+				// new state of what a call reads: neutral.
 			default:
 				a.judge(true, s.Tool, d.epoch)
 			}

@@ -1,0 +1,63 @@
+package a2a
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// TestChunksOfADroppedEvent: an artifact chunk the task does not take (it
+// names another task, or came after the task ended) keeps nothing held for
+// it: the end held of another task's chunks was passed on as this task's
+// at its end, and an agent that streamed on after the end, each chunk of a
+// new artifact, grew the task by one held stream a chunk for as long as it
+// went on.
+func TestChunksOfADroppedEvent(t *testing.T) {
+	red, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := red.Add("sk-model-KEY-0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	rt := reach.New(nil)
+	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	tk := newTask(g, g.agents["a"], Owner{})
+	tk.id, tk.ctxID = "task-1", "ctx-1"
+	tk.snap = &a2a.Task{ID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	tk.state = a2a.TaskStateWorking
+	chunk := func(task a2a.TaskID, i int) *a2a.TaskArtifactUpdateEvent {
+		return &a2a.TaskArtifactUpdateEvent{TaskID: task, ContextID: tk.ctxID, Append: true,
+			Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("art-", i)), Parts: a2a.ContentParts{a2a.NewTextPart("the key is sk-")}}}
+	}
+	for i := range 100 {
+		tk.apply(chunk("another-task", i))
+	}
+	tk.apply(&a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}})
+	for i := range 100 {
+		tk.apply(chunk(tk.id, i))
+	}
+	tk.mu.Lock()
+	held := len(tk.chunks)
+	var taken []string
+	for _, ev := range tk.feed {
+		if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			taken = append(taken, string(e.Artifact.ID))
+		}
+	}
+	tk.mu.Unlock()
+	if held != 0 {
+		t.Errorf("%d streams held for chunks the task did not take, want 0", held)
+	}
+	if len(taken) != 0 {
+		t.Errorf("the task passed on %d chunks of artifacts it did not take (%v), want none", len(taken), taken[:min(3, len(taken))])
+	}
+}
