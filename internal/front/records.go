@@ -483,3 +483,16 @@ func (st *session) use() {
 		st.used.Store(true)
 	}
 }
+
+// sessionsInStateless reports whether the go-sdk's compatibility setting
+// allowsessionsinstateless=1 is in v, the value of MCPGODEBUG (key=value
+// pairs separated by commas; the last of a key counts, as the SDK reads it).
+func sessionsInStateless(v string) bool {
+	on := false
+	for kv := range strings.SplitSeq(v, ",") {
+		if k, val, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "allowsessionsinstateless" {
+			on = strings.TrimSpace(val) == "1"
+		}
+	}
+	return on
+}

@@ -542,3 +542,28 @@ func TestSessionRecordUnreadable(t *testing.T) {
 		t.Errorf("a call on the session once the store answers = %d %s", code, body)
 	}
 }
+
+// With the SDK's compatibility setting allowsessionsinstateless=1, its
+// stateless handler asks GetSessionID for ids too, from requests that
+// hold no turn, and could be handed the id of a session being taken over:
+// sessions are then not taken over at all (a restart answers 404, as
+// without records).
+func TestSessionsNotTakenOverWithSessionsInStateless(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "before")
+	t.Setenv("MCPGODEBUG", "other=2, allowsessionsinstateless = 1")
+	g.start()
+	if code, body := g.post(cs.ID(), ""); code != http.StatusNotFound {
+		t.Errorf("a call on a recorded session after a restart = %d %s; want 404, nothing taken over", code, body)
+	}
+	for v, want := range map[string]bool{"": false, "allowsessionsinstateless=1": true, "allowsessionsinstateless=0": false,
+		"allowsessionsinstateless=1,allowsessionsinstateless=0": false, "x=1, allowsessionsinstateless =1 ": true, "allowsessionsinstatelessX=1": false} {
+		if got := sessionsInStateless(v); got != want {
+			t.Errorf("sessionsInStateless(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

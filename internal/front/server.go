@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,6 +150,14 @@ func New(opts *Options) *Server {
 		listed: map[string]bool{}, records: opts.Records, maxSessions: opts.MaxSessions}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.records != nil && sessionsInStateless(os.Getenv("MCPGODEBUG")) {
+		// The SDK's stateless handler then asks GetSessionID for ids too,
+		// from requests that hold no turn (records.go): one could be handed
+		// the id of a session being taken over, and its client would read
+		// it back in Mcp-Session-Id. Sessions stay in their process.
+		s.log.Warn("MCP sessions are not taken over after a restart or on another instance while MCPGODEBUG sets allowsessionsinstateless=1")
+		s.records = nil
 	}
 	mo := &mcp.ServerOptions{
 		Instructions: "Tools served through Agent-Reach. A refused call explains why and what to do instead; " +
