@@ -232,10 +232,13 @@ func readEvents(t *testing.T, body string) []sseEvent {
 // function call's arguments, cut at every width, reaches the client
 // masked: no part of it in any event, each text's deltas adding up to the
 // masked text, which its .done event, the item's done event and
-// response.completed repeat; the call links to the turn, and the turn is
-// charged the usage of response.completed.
+// response.completed repeat; what a text still holds at its end (a text
+// that ends as the secret begins) goes out as a delta before its .done,
+// and the events after it are numbered on (0, 1, 2, ... still); the call
+// links to the turn, and the turn is charged the usage of
+// response.completed.
 func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
-	text, args, summary := "the key is "+respSecret+" ok", `{"q":"`+respSecret+`"}`, "I saw "+respSecret
+	text, args, summary := "the key is "+respSecret+" ok, thanks", `{"q":"`+respSecret+`"}`, "I saw "+respSecret
 	mask := func(s string) string { return strings.ReplaceAll(s, respSecret, "[REDACTED]") }
 	for _, cut := range []int{1, 3, 7, 16} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
@@ -253,8 +256,11 @@ func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
 			got := map[string]string{}
 			var completed map[string]any
 			done := map[any]bool{} // the items whose output_item.done has passed
-			for _, ev := range readEvents(t, b) {
+			for i, ev := range readEvents(t, b) {
 				typ, _ := ev.data["type"].(string)
+				if n, _ := ev.data["sequence_number"].(float64); n != float64(i) {
+					t.Errorf("event %d (%s) is numbered %v", i, typ, ev.data["sequence_number"])
+				}
 				if d, ok := ev.data["delta"].(string); ok {
 					got[typ] += d
 					if item := ev.data["item_id"]; item == nil || done[item] || ev.data["sequence_number"] == nil {

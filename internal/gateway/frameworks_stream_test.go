@@ -1,0 +1,348 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// Real SDKs' stream parsers over what reach re-emits of a streamed answer
+// (testdata/frameworks/stream.mjs): the openai SDK's chat completions and
+// Responses streams, OpenAI Agents' streamed run and the AI SDK's
+// streamText, each reading a scripted model (streamModel) that spells the
+// model's key across its deltas, which reach masks, holding back the end of
+// a delta that may begin it.
+
+// streamSecret is the model's key: the secret the model spells.
+const streamSecret = "sk-live-Zq7Xw2Pm9Rt4"
+
+// masked is s as reach lets it out: the secret masked.
+func masked(s string) string { return strings.ReplaceAll(s, streamSecret, redact.Mask) }
+
+// streamScript is what streamModel streams for the turn of a user's
+// message: a text and function calls, each split into deltas, with a cut
+// at byte k of the secret wherever it is spelled (k = 0: a delta a byte).
+type streamScript struct {
+	text  string
+	calls [][2]string // name, arguments
+	k     int
+}
+
+// pieces splits s into deltas of 7 bytes and one cut at byte k of each
+// secret it spells (every byte when k is 0).
+func (sc streamScript) pieces(s string) []string {
+	cuts := map[int]bool{}
+	for i := 7; i < len(s); i += 7 {
+		cuts[i] = true
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], streamSecret)
+		if j < 0 {
+			break
+		}
+		cuts[i+j+sc.k] = true
+		i += j + len(streamSecret)
+	}
+	var out []string
+	last := 0
+	for i := 1; i < len(s); i++ {
+		if sc.k == 0 || cuts[i] {
+			out = append(out, s[last:i])
+			last = i
+		}
+	}
+	return append(out, s[last:])
+}
+
+// streamModel is a scripted OpenAI-compatible model that streams: the
+// user's first message "sdk:<k>" gets a text and two function calls (one
+// spelling the secret), split at byte k of it; "tool" gets a call of the
+// lookup tool with the secret in its arguments, and, once its result is
+// in the conversation, a text that spells the secret.
+type streamModel struct{ turns atomic.Int64 }
+
+func (m *streamModel) script(task string, answered bool) streamScript {
+	if k, ok := strings.CutPrefix(task, "sdk:"); ok {
+		// The text ends in an s, as the secret begins: reach holds it
+		// back to the end and puts a delta of its own before the .done.
+		n, _ := strconv.Atoi(k)
+		return streamScript{text: "Your key is " + streamSecret + ", keep it safe; the old one was " + streamSecret + ": rotate both keys",
+			calls: [][2]string{{"up__lookup", `{"q":"rotate ` + streamSecret + ` now"}`}, {"up__list_page", `{"page":2}`}}, k: n}
+	}
+	if answered {
+		return streamScript{text: "Done: the lookup found nothing about " + streamSecret + ", so keep it.", k: 5}
+	}
+	return streamScript{text: "Let me look " + streamSecret + " up.", calls: [][2]string{{"up__lookup", `{"q":"` + streamSecret + `"}`}}, k: 3}
+}
+
+func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.turns.Add(1)
+	raw, _ := io.ReadAll(r.Body)
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Input json.RawMessage `json:"input"`
+		Tools []struct {
+			Name     string `json:"name"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	task, answered := "", false
+	for _, msg := range body.Messages {
+		if msg.Role == "user" && task == "" && json.Unmarshal(msg.Content, &task) != nil {
+			task = resultText(string(msg.Content)) // content parts
+		}
+		answered = answered || msg.Role == "tool"
+	}
+	var items []struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(body.Input, &items) != nil {
+		json.Unmarshal(body.Input, &task)
+	}
+	for _, it := range items {
+		if it.Role == "user" && task == "" && json.Unmarshal(it.Content, &task) != nil {
+			task = resultText(string(it.Content))
+		}
+		answered = answered || it.Type == "function_call_output"
+	}
+	sc := m.script(task, answered)
+	for i, c := range sc.calls { // the tool's name as the framework gave it
+		for _, t := range body.Tools {
+			if n := t.Name + t.Function.Name; n != "" && (n == c[0] || strings.HasSuffix(n, strings.TrimPrefix(c[0], "up__"))) {
+				sc.calls[i][0] = n
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	if r.URL.Path == "/v1/responses" {
+		m.respond(send, sc, len(raw))
+		return
+	}
+	id := fmt.Sprintf("chatcmpl-%d", m.turns.Load())
+	chunk := func(delta map[string]any, finish any) {
+		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	}
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	for _, p := range sc.pieces(sc.text) {
+		chunk(map[string]any{"content": p}, nil)
+	}
+	for i, c := range sc.calls {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", m.turns.Load(), i), "type": "function",
+			"function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
+		for _, p := range sc.pieces(c[1]) {
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil)
+		}
+	}
+	finish := "stop"
+	if len(sc.calls) > 0 {
+		finish = "tool_calls"
+	}
+	chunk(map[string]any{}, finish)
+	if body.StreamOptions.IncludeUsage {
+		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
+			"usage": map[string]any{"prompt_tokens": len(raw) / 4, "completion_tokens": 40, "total_tokens": len(raw)/4 + 40}})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// respond streams sc as the Responses API does: named events, numbered,
+// each text as .delta events and whole in .done ones, a message item and
+// a function call item for each call, and the usage in response.completed.
+func (m *streamModel) respond(send func(any), sc streamScript, size int) {
+	seq := 0
+	ev := func(typ string, fields map[string]any) {
+		fields["type"], fields["sequence_number"] = typ, seq
+		seq++
+		send(fields)
+	}
+	turn := m.turns.Load()
+	resp := map[string]any{"id": fmt.Sprintf("resp_%d", turn), "object": "response", "created_at": 1, "status": "in_progress", "model": "scripted",
+		"output": []any{}, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}}
+	ev("response.created", map[string]any{"response": resp})
+	ev("response.in_progress", map[string]any{"response": resp})
+	var output []any
+	msgID := fmt.Sprintf("msg_%d", turn)
+	part := func(text string) map[string]any {
+		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+	}
+	msg := func(status string, content ...any) map[string]any {
+		return map[string]any{"id": msgID, "type": "message", "status": status, "role": "assistant", "content": append([]any{}, content...)}
+	}
+	ev("response.output_item.added", map[string]any{"output_index": 0, "item": msg("in_progress")})
+	ev("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part("")})
+	for _, p := range sc.pieces(sc.text) {
+		ev("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "delta": p, "logprobs": []any{}})
+	}
+	ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "text": sc.text, "logprobs": []any{}})
+	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part(sc.text)})
+	ev("response.output_item.done", map[string]any{"output_index": 0, "item": msg("completed", part(sc.text))})
+	output = append(output, msg("completed", part(sc.text)))
+	for i, c := range sc.calls {
+		at := i + 1
+		fc := func(status, args string) map[string]any {
+			return map[string]any{"id": fmt.Sprintf("fc_%d_%d", turn, i), "type": "function_call", "status": status,
+				"call_id": fmt.Sprintf("call_%d_%d", turn, i), "name": c[0], "arguments": args}
+		}
+		ev("response.output_item.added", map[string]any{"output_index": at, "item": fc("in_progress", "")})
+		for _, p := range sc.pieces(c[1]) {
+			ev("response.function_call_arguments.delta", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "delta": p})
+		}
+		ev("response.function_call_arguments.done", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "name": c[0], "arguments": c[1]})
+		ev("response.output_item.done", map[string]any{"output_index": at, "item": fc("completed", c[1])})
+		output = append(output, fc("completed", c[1]))
+	}
+	resp["status"], resp["output"] = "completed", output
+	resp["usage"] = map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
+		"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
+	ev("response.completed", map[string]any{"response": resp})
+}
+
+// streamShop is a gateway in front of the shop upstream and streamModel,
+// whose key is the secret.
+func streamShop(t *testing.T) (*shop, *streamModel) {
+	t.Helper()
+	up, upURL := newShopUpstream(t)
+	m := &streamModel{}
+	ms := httptest.NewServer(m)
+	t.Cleanup(ms.Close)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted, api_key: %s}\n",
+		upURL, ms.URL, streamSecret)), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newTestGateway(t, cfg)
+	w := &wire{protocols: map[string]int{}, models: map[string]int{}}
+	srv := httptest.NewServer(w.wrap(g.Handler()))
+	t.Cleanup(srv.Close)
+	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, wire: w}, m
+}
+
+// runStream runs stream.mjs in mode with env, and decodes the JSON line it
+// prints last into v.
+func runStream(t *testing.T, dir, node, mode string, v any, env ...string) {
+	t.Helper()
+	src, err := os.ReadFile("testdata/frameworks/stream.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-stream.mjs")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(append(os.Environ(), "MODE="+mode, "OPENAI_AGENTS_DISABLE_TRACING=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("stream.mjs %s: %v\n%s", mode, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), v); err != nil {
+		t.Fatalf("stream.mjs %s printed:\n%s", mode, clip(string(out), 4000))
+	}
+	if len(lines) > 1 {
+		t.Logf("stream.mjs %s also printed:\n%s", mode, clip(strings.Join(lines[:len(lines)-1], "\n"), 3000))
+	}
+}
+
+// sdkStream is what stream.mjs read of one stream with the openai SDK:
+// the texts and arguments its deltas add up to, and those of the answer
+// the SDK assembled (finalChatCompletion, finalResponse), if it does.
+type sdkStream struct {
+	Case      string   `json:"case"`
+	Error     string   `json:"error"`
+	DeltaText string   `json:"deltaText"`
+	DeltaArgs []string `json:"deltaArgs"`
+	FinalText *string  `json:"finalText"`
+	FinalArgs []string `json:"finalArgs"`
+	Names     []string `json:"names"`
+	Usage     int      `json:"usage"`
+	Sequence  []int    `json:"sequence"`
+}
+
+// TestSDKStreams: the openai SDK's stream helpers and raw streams, of chat
+// completions and of the Responses API, read what reach re-emits of a
+// stream that spells the model's key at every cut: every event parses,
+// the text and arguments the deltas add up to are the model's with the
+// key masked, the answer the SDK assembles says the same, the usage comes
+// through, and the Responses events keep their sequence numbers in order.
+func TestSDKStreams(t *testing.T) {
+	dir, node := frameworksCache(t)
+	s, _ := streamShop(t)
+	var ks []int
+	for k := range len(streamSecret) {
+		ks = append(ks, k)
+	}
+	cases, _ := json.Marshal(ks)
+	var got []sdkStream
+	runStream(t, dir, node, "sdk", &got, "MODEL_URL="+s.url+"/v1", "CASES="+string(cases))
+	if len(got) != 4*len(ks) {
+		t.Fatalf("%d streams read, want %d", len(got), 4*len(ks))
+	}
+	for _, r := range got {
+		k, _ := strconv.Atoi(r.Case[strings.LastIndex(r.Case, ":")+1:])
+		want := (&streamModel{}).script("sdk:"+strconv.Itoa(k), false)
+		text := masked(want.text)
+		args := []string{masked(want.calls[0][1]), masked(want.calls[1][1])}
+		if r.Error != "" {
+			t.Errorf("%s: %s", r.Case, r.Error)
+			continue
+		}
+		if r.DeltaText != text {
+			t.Errorf("%s: the deltas' text = %q, want %q", r.Case, r.DeltaText, text)
+		}
+		if fmt.Sprint(r.DeltaArgs) != fmt.Sprint(args) {
+			t.Errorf("%s: the deltas' arguments = %q, want %q", r.Case, r.DeltaArgs, args)
+		}
+		if r.FinalText != nil && *r.FinalText != text {
+			t.Errorf("%s: the assembled text = %q, want %q", r.Case, *r.FinalText, text)
+		}
+		if r.FinalText != nil && fmt.Sprint(r.FinalArgs) != fmt.Sprint(args) {
+			t.Errorf("%s: the assembled arguments = %q, want %q", r.Case, r.FinalArgs, args)
+		}
+		if r.Usage == 0 {
+			t.Errorf("%s: no usage", r.Case)
+		}
+		for i := 1; i < len(r.Sequence); i++ {
+			if r.Sequence[i] <= r.Sequence[i-1] {
+				t.Errorf("%s: sequence numbers %v: %d after %d", r.Case, r.Sequence, r.Sequence[i], r.Sequence[i-1])
+				break
+			}
+		}
+	}
+}
