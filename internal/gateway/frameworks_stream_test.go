@@ -346,3 +346,43 @@ func TestSDKStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameworksStream: OpenAI Agents' streamed run, on its default
+// Responses API, and the AI SDK's streamText, on the Responses API and on
+// chat completions, each with the lookup tool through reach's /mcp, read
+// a model that streams a call of it with the secret in its arguments and
+// then a text that spells the secret: the run completes, its one tool call
+// is linked under the turn that chose it, and neither the final text nor
+// the text streamed holds the secret.
+func TestFrameworksStream(t *testing.T) {
+	dir, node := frameworksCache(t)
+	for _, mode := range []string{"openai-agents", "ai-sdk", "ai-sdk-chat"} {
+		t.Run(mode, func(t *testing.T) {
+			s, m := streamShop(t)
+			var r struct {
+				OK       bool   `json:"ok"`
+				Text     string `json:"text"`
+				Streamed string `json:"streamed"`
+				Error    string `json:"error"`
+			}
+			runStream(t, dir, node, mode, &r, "MODEL_URL="+s.url+"/v1", "MCP_URL="+s.url+"/mcp", "TASK=tool")
+			if !r.OK {
+				t.Fatalf("the run: %+v", r)
+			}
+			final := masked((&streamModel{}).script("tool", true).text)
+			if r.Text != final || !strings.HasSuffix(r.Streamed, final) {
+				t.Errorf("the run's text %q, streamed %q; want %q", r.Text, r.Streamed, final)
+			}
+			if strings.Contains(r.Text+r.Streamed, streamSecret[:8]) {
+				t.Errorf("the secret got through: %q %q", r.Text, r.Streamed)
+			}
+			if n := s.up.called("lookup"); n != 1 {
+				t.Errorf("%d lookups ran, want 1", n)
+			}
+			if n := m.turns.Load(); n != 2 {
+				t.Errorf("%d model turns, want 2", n)
+			}
+			checkOneGraph(t, s.g, 2, 1)
+		})
+	}
+}

@@ -170,6 +170,10 @@ func TestResponses(t *testing.T) {
 	if f := choices.Turn("call_1", "", nil); f != turns[0] {
 		t.Errorf("call_1 links to %v, want the turn that chose it", f)
 	}
+	// The agent's MCP call of it sends the arguments it read: masked.
+	if f, id := choices.Match("lookup", []byte(`{"q":"[REDACTED]"}`), nil, ""); f != turns[0] || id != "call_1" {
+		t.Errorf("an MCP call of lookup with the arguments the agent read links to %v (%q), want the turn that chose it (call_1)", f, id)
+	}
 
 	// The framework sends the whole history back: the call and its output.
 	resp, b = postResponses(t, srv.URL, `{"model":"m","input":[{"role":"user","content":"look it up"},`+
@@ -290,6 +294,9 @@ func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
 			}
 			if f := choices.Turn("call_1", "", nil); f != turns[0] {
 				t.Errorf("call_1 links to %v, want the streamed turn", f)
+			}
+			if f, _ := choices.Match("lookup", []byte(mask(args)), nil, ""); f != turns[0] {
+				t.Errorf("an MCP call of lookup with the arguments the agent read links to %v, want the streamed turn", f)
 			}
 			if f := choices.Responded("resp_1", nil); f != turns[0] {
 				t.Errorf("resp_1 is remembered as %v, want the streamed turn", f)
