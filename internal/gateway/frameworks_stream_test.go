@@ -37,9 +37,10 @@ func masked(s string) string { return strings.ReplaceAll(s, streamSecret, redact
 // message: a text and function calls, each split into deltas, with a cut
 // at byte k of the secret wherever it is spelled (k = 0: a delta a byte).
 type streamScript struct {
-	text  string
-	calls [][2]string // name, arguments
-	k     int
+	summary string // a reasoning summary, in the Responses API only
+	text    string
+	calls   [][2]string // name, arguments
+	k       int
 }
 
 // pieces splits s into deltas of 7 bytes and one cut at byte k of each
@@ -80,7 +81,7 @@ func (m *streamModel) script(task string, answered bool) streamScript {
 		// The text ends in an s, as the secret begins: reach holds it
 		// back to the end and puts a delta of its own before the .done.
 		n, _ := strconv.Atoi(k)
-		return streamScript{text: "Your key is " + streamSecret + ", keep it safe; the old one was " + streamSecret + ": rotate both keys",
+		return streamScript{summary: "The user wants " + streamSecret + " rotated; look up its keys", text: "Your key is " + streamSecret + ", keep it safe; the old one was " + streamSecret + ": rotate both keys",
 			calls: [][2]string{{"up__lookup", `{"q":"rotate ` + streamSecret + ` now"}`}, {"up__list_page", `{"page":2}`}}, k: n}
 	}
 	if answered {
@@ -142,9 +143,9 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(v any) {
+	send := func(event string, v any) {
 		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		fmt.Fprintf(w, "%sdata: %s\n\n", event, b)
 		w.(http.Flusher).Flush()
 	}
 	if r.URL.Path == "/v1/responses" {
@@ -153,7 +154,7 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	id := fmt.Sprintf("chatcmpl-%d", m.turns.Load())
 	chunk := func(delta map[string]any, finish any) {
-		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted",
+		send("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
@@ -173,7 +174,7 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	chunk(map[string]any{}, finish)
 	if body.StreamOptions.IncludeUsage {
-		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
+		send("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
 			"usage": map[string]any{"prompt_tokens": len(raw) / 4, "completion_tokens": 40, "total_tokens": len(raw)/4 + 40}})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
@@ -182,12 +183,12 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // respond streams sc as the Responses API does: named events, numbered,
 // each text as .delta events and whole in .done ones, a message item and
 // a function call item for each call, and the usage in response.completed.
-func (m *streamModel) respond(send func(any), sc streamScript, size int) {
+func (m *streamModel) respond(send func(string, any), sc streamScript, size int) {
 	seq := 0
 	ev := func(typ string, fields map[string]any) {
 		fields["type"], fields["sequence_number"] = typ, seq
 		seq++
-		send(fields)
+		send("event: "+typ+"\n", fields) // named, as OpenAI's are
 	}
 	turn := m.turns.Load()
 	resp := map[string]any{"id": fmt.Sprintf("resp_%d", turn), "object": "response", "created_at": 1, "status": "in_progress", "model": "scripted",
@@ -195,6 +196,28 @@ func (m *streamModel) respond(send func(any), sc streamScript, size int) {
 	ev("response.created", map[string]any{"response": resp})
 	ev("response.in_progress", map[string]any{"response": resp})
 	var output []any
+	at := 0 // the next item's output_index
+	if sc.summary != "" {
+		rsID := fmt.Sprintf("rs_%d", turn)
+		summary := func(text string) map[string]any { return map[string]any{"type": "summary_text", "text": text} }
+		rs := func(parts ...any) map[string]any {
+			return map[string]any{"id": rsID, "type": "reasoning", "summary": append([]any{}, parts...)}
+		}
+		place := func(fields map[string]any) map[string]any {
+			fields["item_id"], fields["output_index"], fields["summary_index"] = rsID, at, 0
+			return fields
+		}
+		ev("response.output_item.added", map[string]any{"output_index": at, "item": rs()})
+		ev("response.reasoning_summary_part.added", place(map[string]any{"part": summary("")}))
+		for _, p := range sc.pieces(sc.summary) {
+			ev("response.reasoning_summary_text.delta", place(map[string]any{"delta": p}))
+		}
+		ev("response.reasoning_summary_text.done", place(map[string]any{"text": sc.summary}))
+		ev("response.reasoning_summary_part.done", place(map[string]any{"part": summary(sc.summary)}))
+		ev("response.output_item.done", map[string]any{"output_index": at, "item": rs(summary(sc.summary))})
+		output = append(output, rs(summary(sc.summary)))
+		at++
+	}
 	msgID := fmt.Sprintf("msg_%d", turn)
 	part := func(text string) map[string]any {
 		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
@@ -202,17 +225,17 @@ func (m *streamModel) respond(send func(any), sc streamScript, size int) {
 	msg := func(status string, content ...any) map[string]any {
 		return map[string]any{"id": msgID, "type": "message", "status": status, "role": "assistant", "content": append([]any{}, content...)}
 	}
-	ev("response.output_item.added", map[string]any{"output_index": 0, "item": msg("in_progress")})
-	ev("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part("")})
+	ev("response.output_item.added", map[string]any{"output_index": at, "item": msg("in_progress")})
+	ev("response.content_part.added", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "part": part("")})
 	for _, p := range sc.pieces(sc.text) {
-		ev("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "delta": p, "logprobs": []any{}})
+		ev("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "delta": p, "logprobs": []any{}})
 	}
-	ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "text": sc.text, "logprobs": []any{}})
-	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part(sc.text)})
-	ev("response.output_item.done", map[string]any{"output_index": 0, "item": msg("completed", part(sc.text))})
+	ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "text": sc.text, "logprobs": []any{}})
+	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "part": part(sc.text)})
+	ev("response.output_item.done", map[string]any{"output_index": at, "item": msg("completed", part(sc.text))})
 	output = append(output, msg("completed", part(sc.text)))
+	at++
 	for i, c := range sc.calls {
-		at := i + 1
 		fc := func(status, args string) map[string]any {
 			return map[string]any{"id": fmt.Sprintf("fc_%d_%d", turn, i), "type": "function_call", "status": status,
 				"call_id": fmt.Sprintf("call_%d_%d", turn, i), "name": c[0], "arguments": args}
@@ -224,6 +247,7 @@ func (m *streamModel) respond(send func(any), sc streamScript, size int) {
 		ev("response.function_call_arguments.done", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "name": c[0], "arguments": c[1]})
 		ev("response.output_item.done", map[string]any{"output_index": at, "item": fc("completed", c[1])})
 		output = append(output, fc("completed", c[1]))
+		at++
 	}
 	resp["status"], resp["output"] = "completed", output
 	resp["usage"] = map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
@@ -290,6 +314,8 @@ type sdkStream struct {
 	DeltaArgs []string `json:"deltaArgs"`
 	FinalText *string  `json:"finalText"`
 	FinalArgs []string `json:"finalArgs"`
+	Summary   string   `json:"deltaSummary"` // the Responses API's reasoning summary
+	FinalSum  *string  `json:"finalSummary"`
 	Names     []string `json:"names"`
 	Usage     int      `json:"usage"`
 	Sequence  []int    `json:"sequence"`
@@ -335,6 +361,12 @@ func TestSDKStreams(t *testing.T) {
 		if r.FinalText != nil && fmt.Sprint(r.FinalArgs) != fmt.Sprint(args) {
 			t.Errorf("%s: the assembled arguments = %q, want %q", r.Case, r.FinalArgs, args)
 		}
+		if strings.HasPrefix(r.Case, "responses") && r.Summary != masked(want.summary) {
+			t.Errorf("%s: the deltas' reasoning summary = %q, want %q", r.Case, r.Summary, masked(want.summary))
+		}
+		if r.FinalSum != nil && *r.FinalSum != masked(want.summary) {
+			t.Errorf("%s: the assembled reasoning summary = %q, want %q", r.Case, *r.FinalSum, masked(want.summary))
+		}
 		if r.Usage == 0 {
 			t.Errorf("%s: no usage", r.Case)
 		}
@@ -347,16 +379,15 @@ func TestSDKStreams(t *testing.T) {
 	}
 }
 
-// TestFrameworksStream: OpenAI Agents' streamed run, on its default
-// Responses API, and the AI SDK's streamText, on the Responses API and on
-// chat completions, each with the lookup tool through reach's /mcp, read
+// TestFrameworksStream: OpenAI Agents' streamed run and the AI SDK's
+// streamText, each on its default Responses API and on chat completions, each with the lookup tool through reach's /mcp, read
 // a model that streams a call of it with the secret in its arguments and
 // then a text that spells the secret: the run completes, its one tool call
 // is linked under the turn that chose it, and neither the final text nor
 // the text streamed holds the secret.
 func TestFrameworksStream(t *testing.T) {
 	dir, node := frameworksCache(t)
-	for _, mode := range []string{"openai-agents", "ai-sdk", "ai-sdk-chat"} {
+	for _, mode := range []string{"openai-agents", "openai-agents-chat", "ai-sdk", "ai-sdk-chat"} {
 		t.Run(mode, func(t *testing.T) {
 			s, m := streamShop(t)
 			var r struct {

@@ -6,12 +6,13 @@
 //              numbers, the model's cut in the secret), four streams:
 //              chat.completions.stream, chat.completions.create({stream}),
 //              responses.stream and responses.create({stream}); prints a
-//              list of {case, error, deltaText, deltaArgs, finalText,
-//              finalArgs, usage, sequence}.
-//              openai-agents | ai-sdk | ai-sdk-chat: one streamed run of
-//              TASK with the MCP tools of MCP_URL; prints {ok, text,
-//              streamed, error}: the run's final text and the text its
-//              stream's deltas added up to.
+//              list of {case, error, deltaText, deltaArgs, deltaSummary,
+//              finalText, finalArgs, finalSummary, usage, sequence}.
+//              openai-agents | ai-sdk, on the Responses API, or
+//              openai-agents-chat | ai-sdk-chat, on chat completions: one
+//              streamed run of TASK with the MCP tools of MCP_URL; prints
+//              {ok, text, streamed, error}: the run's final text and the
+//              text its stream's deltas added up to.
 //   MODEL_URL  the OpenAI-compatible base URL (reach's /v1)
 
 const { MODE, MODEL_URL, MCP_URL, TASK } = process.env;
@@ -42,6 +43,7 @@ function addEvent(acc, ev, items) {
   acc.events++;
   if (typeof ev.sequence_number === 'number') acc.sequence.push(ev.sequence_number);
   if (ev.type === 'response.output_text.delta') acc.deltaText += ev.delta;
+  if (ev.type === 'response.reasoning_summary_text.delta') acc.deltaSummary += ev.delta;
   if (ev.type === 'response.function_call_arguments.delta') items.set(ev.item_id, (items.get(ev.item_id) ?? '') + ev.delta);
   if (ev.type === 'response.output_item.added' && ev.item.type === 'function_call') items.set(ev.item.id, items.get(ev.item.id) ?? '');
   if (ev.type === 'response.completed') acc.usage = ev.response.usage?.total_tokens ?? 0;
@@ -52,7 +54,7 @@ async function sdk() {
   const client = new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', maxRetries: 0 });
   const results = [];
   const run = async (name, k, f) => {
-    const acc = { case: `${name}:${k}`, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [], usage: 0, sequence: [], events: 0 };
+    const acc = { case: `${name}:${k}`, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [], deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
     try {
       await f(acc, `sdk:${k}`);
     } catch (e) {
@@ -81,6 +83,7 @@ async function sdk() {
       acc.deltaArgs = [...items.values()];
       const final = await s.finalResponse();
       acc.finalText = final.output_text;
+      acc.finalSummary = final.output.filter((it) => it.type === 'reasoning').map((it) => it.summary.map((p) => p.text).join('')).join('');
       acc.finalArgs = final.output.filter((it) => it.type === 'function_call').map((it) => it.arguments);
     });
     await run('responses.create', k, async (acc, input) => {
@@ -93,10 +96,11 @@ async function sdk() {
   return results;
 }
 
-async function openaiAgents() {
-  const { Agent, run, MCPServerStreamableHttp, setDefaultOpenAIClient } = await import('@openai/agents');
+async function openaiAgents(chat) {
+  const { Agent, run, MCPServerStreamableHttp, setDefaultOpenAIClient, setOpenAIAPI } = await import('@openai/agents');
   const { default: OpenAI } = await import('openai');
   setDefaultOpenAIClient(new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test' }));
+  if (chat) setOpenAIAPI('chat_completions');
   const mcp = new MCPServerStreamableHttp({ url: MCP_URL, name: 'reach' });
   await mcp.connect();
   try {
@@ -137,7 +141,7 @@ async function aiSDK(chat) {
   }
 }
 
-const modes = { sdk, 'openai-agents': openaiAgents, 'ai-sdk': () => aiSDK(false), 'ai-sdk-chat': () => aiSDK(true) };
+const modes = { sdk, 'openai-agents': () => openaiAgents(false), 'openai-agents-chat': () => openaiAgents(true), 'ai-sdk': () => aiSDK(false), 'ai-sdk-chat': () => aiSDK(true) };
 try {
   out(await modes[MODE]());
 } catch (e) {
