@@ -37,10 +37,11 @@ func masked(s string) string { return strings.ReplaceAll(s, streamSecret, redact
 // message: a text and function calls, each split into deltas, with a cut
 // at byte k of the secret wherever it is spelled (k = 0: a delta a byte).
 type streamScript struct {
-	summary string // a reasoning summary, in the Responses API only
-	text    string
-	calls   [][2]string // name, arguments
-	k       int
+	summary    string // a reasoning summary, in the Responses API only
+	text       string
+	calls      [][2]string // name, arguments
+	k          int
+	incomplete bool // out of tokens: finish_reason length, response.incomplete
 }
 
 // pieces splits s into deltas of 7 bytes and one cut at byte k of each
@@ -71,7 +72,8 @@ func (sc streamScript) pieces(s string) []string {
 
 // streamModel is a scripted OpenAI-compatible model that streams: the
 // user's first message "sdk:<k>" gets a text and two function calls (one
-// spelling the secret), split at byte k of it; "tool" gets a call of the
+// spelling the secret), split at byte k of it; "cut:<k>" a text cut short
+// k bytes into the secret, out of tokens; "tool" gets a call of the
 // lookup tool with the secret in its arguments, and, once its result is
 // in the conversation, a text that spells the secret.
 type streamModel struct{ turns atomic.Int64 }
@@ -83,6 +85,10 @@ func (m *streamModel) script(task string, answered bool) streamScript {
 		n, _ := strconv.Atoi(k)
 		return streamScript{summary: "The user wants " + streamSecret + " rotated; look up its keys", text: "Your key is " + streamSecret + ", keep it safe; the old one was " + streamSecret + ": rotate both keys",
 			calls: [][2]string{{"up__lookup", `{"q":"rotate ` + streamSecret + ` now"}`}, {"up__list_page", `{"page":2}`}}, k: n}
+	}
+	if k, ok := strings.CutPrefix(task, "cut:"); ok { // out of tokens k bytes into the secret
+		n, _ := strconv.Atoi(k)
+		return streamScript{text: "Out of tokens at the new key: " + streamSecret[:n], k: n, incomplete: true}
 	}
 	if answered {
 		return streamScript{text: "Done: the lookup found nothing about " + streamSecret + ", so keep it.", k: 5}
@@ -172,6 +178,9 @@ func (m *streamModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(sc.calls) > 0 {
 		finish = "tool_calls"
 	}
+	if sc.incomplete {
+		finish = "length"
+	}
 	chunk(map[string]any{}, finish)
 	if body.StreamOptions.IncludeUsage {
 		send("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
@@ -232,8 +241,12 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 	}
 	ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "text": sc.text, "logprobs": []any{}})
 	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "part": part(sc.text)})
-	ev("response.output_item.done", map[string]any{"output_index": at, "item": msg("completed", part(sc.text))})
-	output = append(output, msg("completed", part(sc.text)))
+	status := "completed"
+	if sc.incomplete {
+		status = "incomplete"
+	}
+	ev("response.output_item.done", map[string]any{"output_index": at, "item": msg(status, part(sc.text))})
+	output = append(output, msg(status, part(sc.text)))
 	at++
 	for i, c := range sc.calls {
 		fc := func(status, args string) map[string]any {
@@ -249,10 +262,13 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 		output = append(output, fc("completed", c[1]))
 		at++
 	}
-	resp["status"], resp["output"] = "completed", output
+	resp["status"], resp["output"] = status, output
 	resp["usage"] = map[string]any{"input_tokens": size / 4, "output_tokens": 40, "total_tokens": size/4 + 40,
 		"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
-	ev("response.completed", map[string]any{"response": resp})
+	if sc.incomplete {
+		resp["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+	}
+	ev("response."+status, map[string]any{"response": resp})
 }
 
 // streamShop is a gateway in front of the shop upstream and streamModel,
@@ -297,7 +313,7 @@ func runStream(t *testing.T, dir, node, mode string, v any, env ...string) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), v); err != nil {
-		t.Fatalf("stream.mjs %s printed:\n%s", mode, clip(string(out), 4000))
+		t.Fatalf("stream.mjs %s printed (%v):\n%s", mode, err, clip(string(out), 4000))
 	}
 	if len(lines) > 1 {
 		t.Logf("stream.mjs %s also printed:\n%s", mode, clip(strings.Join(lines[:len(lines)-1], "\n"), 3000))
@@ -309,6 +325,7 @@ func runStream(t *testing.T, dir, node, mode string, v any, env ...string) {
 // the SDK assembled (finalChatCompletion, finalResponse), if it does.
 type sdkStream struct {
 	Case      string   `json:"case"`
+	Task      string   `json:"task"`
 	Error     string   `json:"error"`
 	DeltaText string   `json:"deltaText"`
 	DeltaArgs []string `json:"deltaArgs"`
@@ -330,21 +347,23 @@ type sdkStream struct {
 func TestSDKStreams(t *testing.T) {
 	dir, node := frameworksCache(t)
 	s, _ := streamShop(t)
-	var ks []int
+	var tasks []string
 	for k := range len(streamSecret) {
-		ks = append(ks, k)
+		tasks = append(tasks, fmt.Sprintf("sdk:%d", k), fmt.Sprintf("cut:%d", k))
 	}
-	cases, _ := json.Marshal(ks)
+	cases, _ := json.Marshal(tasks)
 	var got []sdkStream
 	runStream(t, dir, node, "sdk", &got, "MODEL_URL="+s.url+"/v1", "CASES="+string(cases))
-	if len(got) != 4*len(ks) {
-		t.Fatalf("%d streams read, want %d", len(got), 4*len(ks))
+	if len(got) != 4*len(tasks) {
+		t.Fatalf("%d streams read, want %d", len(got), 4*len(tasks))
 	}
 	for _, r := range got {
-		k, _ := strconv.Atoi(r.Case[strings.LastIndex(r.Case, ":")+1:])
-		want := (&streamModel{}).script("sdk:"+strconv.Itoa(k), false)
-		text := masked(want.text)
-		args := []string{masked(want.calls[0][1]), masked(want.calls[1][1])}
+		want := (&streamModel{}).script(r.Task, false)
+		text := string(s.g.redactor.Values([]byte(want.text))) // a key cut short may still be masked
+		var args []string
+		for _, c := range want.calls {
+			args = append(args, masked(c[1]))
+		}
 		if r.Error != "" {
 			t.Errorf("%s: %s", r.Case, r.Error)
 			continue

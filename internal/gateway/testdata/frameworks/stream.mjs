@@ -3,10 +3,10 @@
 // the frameworks' node_modules and read the JSON line it prints last.
 //
 //   MODE       sdk: the openai SDK, for each case of CASES (a JSON list of
-//              numbers, the model's cut in the secret), four streams:
+//              user's messages, each naming the model's script), four streams:
 //              chat.completions.stream, chat.completions.create({stream}),
 //              responses.stream and responses.create({stream}); prints a
-//              list of {case, error, deltaText, deltaArgs, deltaSummary,
+//              list of {case, task, error, deltaText, deltaArgs, deltaSummary,
 //              finalText, finalArgs, finalSummary, usage, sequence}.
 //              openai-agents | ai-sdk, on the Responses API, or
 //              openai-agents-chat | ai-sdk-chat, on chat completions: one
@@ -17,8 +17,10 @@
 
 const { MODE, MODEL_URL, MCP_URL, TASK } = process.env;
 
+// out prints v and resolves once it is written: a pipe is written to
+// asynchronously, and process.exit would cut a long line short.
 function out(v) {
-  console.log(JSON.stringify(v));
+  return new Promise((resolve) => process.stdout.write(JSON.stringify(v) + '\n', resolve));
 }
 
 function errorText(e) {
@@ -46,17 +48,17 @@ function addEvent(acc, ev, items) {
   if (ev.type === 'response.reasoning_summary_text.delta') acc.deltaSummary += ev.delta;
   if (ev.type === 'response.function_call_arguments.delta') items.set(ev.item_id, (items.get(ev.item_id) ?? '') + ev.delta);
   if (ev.type === 'response.output_item.added' && ev.item.type === 'function_call') items.set(ev.item.id, items.get(ev.item.id) ?? '');
-  if (ev.type === 'response.completed') acc.usage = ev.response.usage?.total_tokens ?? 0;
+  if (ev.type === 'response.completed' || ev.type === 'response.incomplete') acc.usage = ev.response.usage?.total_tokens ?? 0;
 }
 
 async function sdk() {
   const { default: OpenAI } = await import('openai');
   const client = new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', maxRetries: 0 });
   const results = [];
-  const run = async (name, k, f) => {
-    const acc = { case: `${name}:${k}`, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [], deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
+  const run = async (name, task, f) => {
+    const acc = { case: `${name} ${task}`, task, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [], deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
     try {
-      await f(acc, `sdk:${k}`);
+      await f(acc, task);
     } catch (e) {
       acc.error = errorText(e);
     }
@@ -143,8 +145,8 @@ async function aiSDK(chat) {
 
 const modes = { sdk, 'openai-agents': () => openaiAgents(false), 'openai-agents-chat': () => openaiAgents(true), 'ai-sdk': () => aiSDK(false), 'ai-sdk-chat': () => aiSDK(true) };
 try {
-  out(await modes[MODE]());
+  await out(await modes[MODE]());
 } catch (e) {
-  out({ ok: false, error: errorText(e) });
+  await out({ ok: false, error: errorText(e) });
 }
 process.exit(0);
