@@ -340,10 +340,12 @@ type sdkStream struct {
 
 // TestSDKStreams: the openai SDK's stream helpers and raw streams, of chat
 // completions and of the Responses API, read what reach re-emits of a
-// stream that spells the model's key at every cut: every event parses,
-// the text and arguments the deltas add up to are the model's with the
-// key masked, the answer the SDK assembles says the same, the usage comes
-// through, and the Responses events keep their sequence numbers in order.
+// stream that spells the model's key at every cut, or is cut short by the
+// token limit at every byte of it: every event parses, the text, reasoning
+// summary and arguments the deltas add up to are the model's with the key
+// masked, the answer the SDK assembles says the same, the usage comes
+// through when asked for (and not when not), and the Responses events
+// keep their sequence numbers in order.
 func TestSDKStreams(t *testing.T) {
 	dir, node := frameworksCache(t)
 	s, _ := streamShop(t)
@@ -354,8 +356,8 @@ func TestSDKStreams(t *testing.T) {
 	cases, _ := json.Marshal(tasks)
 	var got []sdkStream
 	runStream(t, dir, node, "sdk", &got, "MODEL_URL="+s.url+"/v1", "CASES="+string(cases))
-	if len(got) != 4*len(tasks) {
-		t.Fatalf("%d streams read, want %d", len(got), 4*len(tasks))
+	if len(got) != 5*len(tasks) {
+		t.Fatalf("%d streams read, want %d", len(got), 5*len(tasks))
 	}
 	for _, r := range got {
 		want := (&streamModel{}).script(r.Task, false)
@@ -386,8 +388,8 @@ func TestSDKStreams(t *testing.T) {
 		if r.FinalSum != nil && *r.FinalSum != masked(want.summary) {
 			t.Errorf("%s: the assembled reasoning summary = %q, want %q", r.Case, *r.FinalSum, masked(want.summary))
 		}
-		if r.Usage == 0 {
-			t.Errorf("%s: no usage", r.Case)
+		if plain := strings.HasPrefix(r.Case, "chat.plain"); (r.Usage == 0) != plain {
+			t.Errorf("%s: usage %d (asked for: %v)", r.Case, r.Usage, !plain)
 		}
 		for i := 1; i < len(r.Sequence); i++ {
 			if r.Sequence[i] <= r.Sequence[i-1] {

@@ -3,8 +3,9 @@
 // the frameworks' node_modules and read the JSON line it prints last.
 //
 //   MODE       sdk: the openai SDK, for each case of CASES (a JSON list of
-//              user's messages, each naming the model's script), four streams:
-//              chat.completions.stream, chat.completions.create({stream}),
+//              user's messages, each naming the model's script), five streams:
+//              chat.completions.stream, chat.completions.create({stream}) with
+//              and without stream_options.include_usage,
 //              responses.stream and responses.create({stream}); prints a
 //              list of {case, task, error, deltaText, deltaArgs, deltaSummary,
 //              finalText, finalArgs, finalSummary, usage, sequence}.
@@ -56,7 +57,8 @@ async function sdk() {
   const client = new OpenAI({ baseURL: MODEL_URL, apiKey: 'sk-test', maxRetries: 0 });
   const results = [];
   const run = async (name, task, f) => {
-    const acc = { case: `${name} ${task}`, task, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [], deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
+    const acc = { case: `${name} ${task}`, task, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [],
+      deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
     try {
       await f(acc, task);
     } catch (e) {
@@ -64,9 +66,9 @@ async function sdk() {
     }
     results.push(acc);
   };
-  for (const k of JSON.parse(process.env.CASES)) {
+  for (const task of JSON.parse(process.env.CASES)) {
     const chat = (input) => ({ model: 'scripted', messages: [{ role: 'user', content: input }], stream_options: { include_usage: true } });
-    await run('chat.stream', k, async (acc, input) => {
+    await run('chat.stream', task, async (acc, input) => {
       const s = client.chat.completions.stream(chat(input));
       for await (const chunk of s) addChunk(acc, chunk);
       const final = await s.finalChatCompletion();
@@ -74,11 +76,16 @@ async function sdk() {
       acc.finalText = m.content ?? '';
       acc.finalArgs = (m.tool_calls ?? []).map((tc) => tc.function.arguments);
     });
-    await run('chat.create', k, async (acc, input) => {
+    await run('chat.create', task, async (acc, input) => {
       const s = await client.chat.completions.create({ ...chat(input), stream: true });
       for await (const chunk of s) addChunk(acc, chunk);
     });
-    await run('responses.stream', k, async (acc, input) => {
+    await run('chat.plain', task, async (acc, input) => { // no usage asked for: none comes
+      const { stream_options, ...body } = chat(input);
+      const s = await client.chat.completions.create({ ...body, stream: true });
+      for await (const chunk of s) addChunk(acc, chunk);
+    });
+    await run('responses.stream', task, async (acc, input) => {
       const items = new Map();
       const s = client.responses.stream({ model: 'scripted', input });
       for await (const ev of s) addEvent(acc, ev, items);
@@ -88,7 +95,7 @@ async function sdk() {
       acc.finalSummary = final.output.filter((it) => it.type === 'reasoning').map((it) => it.summary.map((p) => p.text).join('')).join('');
       acc.finalArgs = final.output.filter((it) => it.type === 'function_call').map((it) => it.arguments);
     });
-    await run('responses.create', k, async (acc, input) => {
+    await run('responses.create', task, async (acc, input) => {
       const items = new Map();
       const s = await client.responses.create({ model: 'scripted', input, stream: true });
       for await (const ev of s) addEvent(acc, ev, items);
