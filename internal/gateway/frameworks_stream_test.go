@@ -42,6 +42,7 @@ type streamScript struct {
 	calls      [][2]string // name, arguments
 	k          int
 	incomplete bool // out of tokens: finish_reason length, response.incomplete
+	bare       bool // no text's .done event, as some servers of the Responses API send
 }
 
 // pieces splits s into deltas of 7 bytes and one cut at byte k of each
@@ -79,12 +80,12 @@ func (sc streamScript) pieces(s string) []string {
 type streamModel struct{ turns atomic.Int64 }
 
 func (m *streamModel) script(task string, answered bool) streamScript {
-	if k, ok := strings.CutPrefix(task, "sdk:"); ok {
+	if kind, k, ok := strings.Cut(task, ":"); ok && (kind == "sdk" || kind == "bare") {
 		// The text ends in an s, as the secret begins: reach holds it
 		// back to the end and puts a delta of its own before the .done.
 		n, _ := strconv.Atoi(k)
 		return streamScript{summary: "The user wants " + streamSecret + " rotated; look up its keys", text: "Your key is " + streamSecret + ", keep it safe; the old one was " + streamSecret + ": rotate both keys",
-			calls: [][2]string{{"up__lookup", `{"q":"rotate ` + streamSecret + ` now"}`}, {"up__list_page", `{"page":2}`}}, k: n}
+			calls: [][2]string{{"up__lookup", `{"q":"rotate ` + streamSecret + ` now"}`}, {"up__list_page", `{"page":2}`}}, k: n, bare: kind == "bare"}
 	}
 	if k, ok := strings.CutPrefix(task, "cut:"); ok { // out of tokens k bytes into the secret
 		n, _ := strconv.Atoi(k)
@@ -221,7 +222,9 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 		for _, p := range sc.pieces(sc.summary) {
 			ev("response.reasoning_summary_text.delta", place(map[string]any{"delta": p}))
 		}
-		ev("response.reasoning_summary_text.done", place(map[string]any{"text": sc.summary}))
+		if !sc.bare {
+			ev("response.reasoning_summary_text.done", place(map[string]any{"text": sc.summary}))
+		}
 		ev("response.reasoning_summary_part.done", place(map[string]any{"part": summary(sc.summary)}))
 		ev("response.output_item.done", map[string]any{"output_index": at, "item": rs(summary(sc.summary))})
 		output = append(output, rs(summary(sc.summary)))
@@ -239,7 +242,9 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 	for _, p := range sc.pieces(sc.text) {
 		ev("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "delta": p, "logprobs": []any{}})
 	}
-	ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "text": sc.text, "logprobs": []any{}})
+	if !sc.bare {
+		ev("response.output_text.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "text": sc.text, "logprobs": []any{}})
+	}
 	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": at, "content_index": 0, "part": part(sc.text)})
 	status := "completed"
 	if sc.incomplete {
@@ -257,7 +262,9 @@ func (m *streamModel) respond(send func(string, any), sc streamScript, size int)
 		for _, p := range sc.pieces(c[1]) {
 			ev("response.function_call_arguments.delta", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "delta": p})
 		}
-		ev("response.function_call_arguments.done", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "name": c[0], "arguments": c[1]})
+		if !sc.bare {
+			ev("response.function_call_arguments.done", map[string]any{"item_id": fc("", "")["id"], "output_index": at, "name": c[0], "arguments": c[1]})
+		}
 		ev("response.output_item.done", map[string]any{"output_index": at, "item": fc("completed", c[1])})
 		output = append(output, fc("completed", c[1]))
 		at++
@@ -336,6 +343,7 @@ type sdkStream struct {
 	Names     []string `json:"names"`
 	Usage     int      `json:"usage"`
 	Sequence  []int    `json:"sequence"`
+	Late      []string `json:"late"` // deltas after their part's or item's end
 }
 
 // TestSDKStreams: the openai SDK's stream helpers and raw streams, of chat
@@ -351,7 +359,7 @@ func TestSDKStreams(t *testing.T) {
 	s, _ := streamShop(t)
 	var tasks []string
 	for k := range len(streamSecret) {
-		tasks = append(tasks, fmt.Sprintf("sdk:%d", k), fmt.Sprintf("cut:%d", k))
+		tasks = append(tasks, fmt.Sprintf("sdk:%d", k), fmt.Sprintf("cut:%d", k), fmt.Sprintf("bare:%d", k))
 	}
 	cases, _ := json.Marshal(tasks)
 	var got []sdkStream
@@ -390,6 +398,9 @@ func TestSDKStreams(t *testing.T) {
 		}
 		if plain := strings.HasPrefix(r.Case, "chat.plain"); (r.Usage == 0) != plain {
 			t.Errorf("%s: usage %d (asked for: %v)", r.Case, r.Usage, !plain)
+		}
+		if len(r.Late) > 0 {
+			t.Errorf("%s: deltas after the end of their part or item: %v", r.Case, r.Late)
 		}
 		for i := 1; i < len(r.Sequence); i++ {
 			if r.Sequence[i] <= r.Sequence[i-1] {

@@ -256,7 +256,8 @@ func eventType(data []byte) string {
 // summary or text): each text goes through a redact.Stream, which holds
 // back the end of a delta that may begin a secret until the next one. What
 // a text still holds goes out as a .delta event of its own just before the
-// text's .done event (or before the item's output_item.done, or the
+// text's .done event (or before its part's content_part.done or
+// reasoning_summary_part.done, its item's output_item.done, or the
 // answer's response.completed, whichever comes first); the .done events,
 // which repeat the whole text, are masked as they are. Such a delta takes
 // the next number, and the events after it are numbered on, so that a
@@ -339,6 +340,13 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 	} else {
 		var which func(string, *heldDelta) bool
 		switch {
+		case e.Type == "response.content_part.done" || e.Type == "response.reasoning_summary_part.done":
+			// The end of a part ends its texts, where a server sends no
+			// text's .done: the SDKs set the part's text whole from it.
+			which = func(_ string, h *heldDelta) bool {
+				return h.item == string(fields["item_id"]) && string(h.place["content_index"]) == string(fields["content_index"]) &&
+					string(h.place["summary_index"]) == string(fields["summary_index"])
+			}
 		case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
 			key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
 			which = func(k string, _ *heldDelta) bool { return k == key }

@@ -44,6 +44,12 @@ function addChunk(acc, chunk) {
 // The text and arguments a Responses stream's events add up to, by item.
 function addEvent(acc, ev, items) {
   acc.events++;
+  // A delta after the end of its part (content_part.done, summary_part.done)
+  // or item (output_item.done), which the SDK adds to the text it ended.
+  const part = `${ev.item_id}/${ev.content_index ?? ev.summary_index ?? ''}`;
+  if (ev.type?.endsWith('.delta') && (acc.ended.has(part) || acc.ended.has(ev.item_id))) acc.late.push(`${ev.type} ${part}`);
+  if (ev.type === 'response.content_part.done' || ev.type === 'response.reasoning_summary_part.done') acc.ended.add(part);
+  if (ev.type === 'response.output_item.done') acc.ended.add(ev.item.id);
   if (typeof ev.sequence_number === 'number') acc.sequence.push(ev.sequence_number);
   if (ev.type === 'response.output_text.delta') acc.deltaText += ev.delta;
   if (ev.type === 'response.reasoning_summary_text.delta') acc.deltaSummary += ev.delta;
@@ -58,12 +64,13 @@ async function sdk() {
   const results = [];
   const run = async (name, task, f) => {
     const acc = { case: `${name} ${task}`, task, deltaText: '', deltaArgs: [], names: [], finalText: null, finalArgs: [],
-      deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0 };
+      deltaSummary: '', finalSummary: null, usage: 0, sequence: [], events: 0, late: [], ended: new Set() };
     try {
       await f(acc, task);
     } catch (e) {
       acc.error = errorText(e);
     }
+    delete acc.ended;
     results.push(acc);
   };
   for (const task of JSON.parse(process.env.CASES)) {
