@@ -1277,6 +1277,27 @@ func TestMovedReadings(t *testing.T) {
 	})
 }
 
+// TestAnswersRememberedOnlyWhenRepeated: a call's answer as a whole is
+// remembered among what its agent was shown (for "moved" readings) only
+// once the call is made again; a batch of calls made once each (new ids,
+// the same answer) adds one entry a call there, its new question, not two,
+// so that a request of many distinct calls fills its bounded memory no
+// faster than before the rule (RSS as served, docs/BENCHMARKS.md).
+func TestAnswersRememberedOnlyWhenRepeated(t *testing.T) {
+	d := New(nil)
+	n := 200
+	for i := range n {
+		s := call("lookup", fmt.Sprintf(`{"id":"item-%d"}`, i), `{"status":"not found in any of the regional catalogues"}`).step()
+		if v := d.Check(s); v != nil {
+			t.Fatalf("call %d refused: %s", i, v.Message)
+		}
+		d.Done(s, Outcome{Result: []byte(`{"status":"not found in any of the regional catalogues"}`)})
+	}
+	if got := d.seen.len(); got > n+8 {
+		t.Errorf("%d calls made once each left %d entries of what was shown, want at most %d (one a call)", n, got, n+8)
+	}
+}
+
 // TestEmbeddedJSON: a JSON string whose text is an object or a list is
 // read as that document, escapes undone; anything else is a text.
 func TestEmbeddedJSON(t *testing.T) {

@@ -16,6 +16,12 @@ type callState struct {
 
 	transient int    // attempts in a row that ended in a transient error
 	errType   string // the last transient error
+
+	// The call's first answer, as a whole, until the call is made again:
+	// only then is it remembered among what the agent was shown (moved),
+	// so that calls made once each (a batch over new ids) add nothing there.
+	ans    uint64
+	hasAns bool
 }
 
 // toolState is what "retry_budget" and "amplification" remember about a tool.
@@ -276,7 +282,16 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// each of them within a range already shown (cpu 41 then 43, lag 0
 		// then 2). Its pieces are old, its state is not; an answer it gave
 		// before (a status flapping back) is judged.
-		moved := d.seen.add(mix(a.id, mix(s.key, mix(answer, 0x6d6f766564)))) && made
+		moved := false
+		if made {
+			if cs.hasAns {
+				d.seen.add(mix(a.id, mix(s.key, mix(cs.ans, 0x6d6f766564))))
+				cs.hasAns = false
+			}
+			moved = d.seen.add(mix(a.id, mix(s.key, mix(answer, 0x6d6f766564))))
+		} else {
+			cs.ans, cs.hasAns = answer, true
+		}
 		other := d.doneRephrase(a, s, fresh > 0, judged, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
