@@ -315,9 +315,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A tool call links to this turn as soon as its id has passed: an agent
-	// may run it while the answer still streams.
+	// may run it while the answer still streams. Its arguments are
+	// remembered as the agent read them, with the secrets masked: those
+	// are the arguments its MCP call sends.
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
-		tools:     toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, args) }},
+		tools:     toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
 		responded: func(id string) { p.opts.Choices.RecordResponse(id, mf) }}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentreach/reach/internal/httpjson"
@@ -230,7 +231,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		return err
 	}
 	if mask != nil { // a stream that ended before its texts' .done events
-		for _, b := range mask.flush(nil, nil) {
+		for _, b := range mask.end() {
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventType(b), b); err != nil {
 				return fmt.Errorf("the client went away: %w", err)
 			}
@@ -255,13 +256,20 @@ func eventType(data []byte) string {
 // summary or text): each text goes through a redact.Stream, which holds
 // back the end of a delta that may begin a secret until the next one. What
 // a text still holds goes out as a .delta event of its own just before the
-// text's .done event (or before the item's output_item.done, or the
+// text's .done event (or before its part's content_part.done or
+// reasoning_summary_part.done, its item's output_item.done, or the
 // answer's response.completed, whichever comes first); the .done events,
-// which repeat the whole text, are masked as they are.
+// which repeat the whole text, are masked as they are. Such a delta takes
+// the next number, and the events after it are numbered on, so that a
+// client still reads sequence_number 0, 1, 2, ...: the openai SDKs resume
+// a stream after the last number they read, and one that skips what it
+// has seen would drop the event that shared a delta's number.
 type eventMask struct {
 	red   *redact.Redactor
 	texts map[string]*heldDelta
 	order []string // the keys of texts, in the order they began
+	added int64    // the deltas put in so far: how far the numbers after them move
+	next  int64    // the model's number of the event after the last one read
 }
 
 // heldDelta is one text's stream and the members that place its .delta
@@ -295,75 +303,100 @@ func textKey(m map[string]json.RawMessage, base string) string {
 }
 
 // event returns the events to write before data (what texts it ends still
-// hold), and data with its delta masked (data itself when unchanged).
+// hold), and data with its delta masked and its number moved past them
+// (data itself when unchanged).
 func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 	out = data
 	var fields map[string]json.RawMessage
 	if e.Type == "" || json.Unmarshal(data, &fields) != nil {
 		return nil, out
 	}
+	seq, numbered := int64(-1), false
+	if n, err := strconv.ParseInt(string(fields["sequence_number"]), 10, 64); err == nil {
+		seq, numbered = n, true
+		m.next = n + 1
+	}
+	changed := false
 	if base, ok := strings.CutSuffix(e.Type, ".delta"); ok {
 		var piece string
-		if json.Unmarshal(e.Delta, &piece) != nil {
-			return nil, out
-		}
-		key := textKey(fields, base)
-		h := m.texts[key]
-		if h == nil {
-			h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"])}
-			for _, k := range placing {
-				if v, ok := fields[k]; ok {
-					h.place[k] = v
+		if json.Unmarshal(e.Delta, &piece) == nil {
+			key := textKey(fields, base)
+			h := m.texts[key]
+			if h == nil {
+				h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"])}
+				for _, k := range placing {
+					if v, ok := fields[k]; ok {
+						h.place[k] = v
+					}
 				}
+				m.texts[key] = h
+				m.order = append(m.order, key)
 			}
-			m.texts[key] = h
-			m.order = append(m.order, key)
-		}
-		if masked := h.s.Next(piece); masked != piece {
-			fields["delta"], _ = json.Marshal(masked)
-			if b, err := httpjson.Marshal(fields); err == nil {
-				out = b
+			if masked := h.s.Next(piece); masked != piece {
+				fields["delta"], _ = json.Marshal(masked)
+				changed = true
 			}
 		}
-		return nil, out
+	} else {
+		var which func(string, *heldDelta) bool
+		switch {
+		case e.Type == "response.content_part.done" || e.Type == "response.reasoning_summary_part.done":
+			// The end of a part ends its texts, where a server sends no
+			// text's .done: the SDKs set the part's text whole from it.
+			which = func(_ string, h *heldDelta) bool {
+				return h.item == string(fields["item_id"]) && string(h.place["content_index"]) == string(fields["content_index"]) &&
+					string(h.place["summary_index"]) == string(fields["summary_index"])
+			}
+		case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
+			key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
+			which = func(k string, _ *heldDelta) bool { return k == key }
+		case e.Type == "response.output_item.done":
+			item := ""
+			if e.Item != nil {
+				var id struct {
+					ID json.RawMessage `json:"id"`
+				}
+				json.Unmarshal(fields["item"], &id)
+				item = string(id.ID)
+			}
+			which = func(_ string, h *heldDelta) bool { return item != "" && h.item == item }
+		case e.Type == "response.completed" || e.Type == "response.incomplete" || e.Type == "response.failed":
+			which = func(string, *heldDelta) bool { return true }
+		}
+		if which != nil {
+			before = m.flush(which, seq, numbered)
+		}
 	}
-	switch {
-	case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
-		key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
-		return m.flush(func(k string, _ *heldDelta) bool { return k == key }, fields["sequence_number"]), out
-	case e.Type == "response.output_item.done":
-		item := ""
-		if e.Item != nil {
-			var id struct {
-				ID json.RawMessage `json:"id"`
-			}
-			json.Unmarshal(fields["item"], &id)
-			item = string(id.ID)
-		}
-		return m.flush(func(_ string, h *heldDelta) bool { return item != "" && h.item == item }, fields["sequence_number"]), out
-	case e.Type == "response.completed" || e.Type == "response.incomplete" || e.Type == "response.failed":
-		return m.flush(nil, fields["sequence_number"]), out
+	if numbered && m.added > 0 {
+		fields["sequence_number"] = json.RawMessage(strconv.FormatInt(seq+m.added, 10))
+		changed = true
 	}
-	return nil, out
+	if changed {
+		if b, err := httpjson.Marshal(fields); err == nil {
+			out = b
+		}
+	}
+	return before, out
 }
 
-// flush returns a .delta event with what each text which accepts (every
-// one, if nil) still holds, and forgets those texts. Each goes out just
-// before the event numbered seq (if known), and takes its number: a delta
-// has one, and no client orders events by it.
-func (m *eventMask) flush(which func(string, *heldDelta) bool, seq json.RawMessage) [][]byte {
+// flush returns a .delta event with what each text which accepts still
+// holds, and forgets those texts. Each goes out just before the event the
+// model numbered seq (if numbered), and takes its number as moved; the
+// events after it move by one more.
+func (m *eventMask) flush(which func(string, *heldDelta) bool, seq int64, numbered bool) [][]byte {
 	var evs [][]byte
 	m.order = slices.DeleteFunc(m.order, func(k string) bool {
 		h := m.texts[k]
-		if which != nil && !which(k, h) {
+		if !which(k, h) {
 			return false
 		}
 		delete(m.texts, k)
 		if rest := h.s.Flush(); rest != "" {
 			ev := maps.Clone(h.place)
 			ev["delta"], _ = json.Marshal(rest)
-			if seq != nil {
-				ev["sequence_number"] = seq
+			if numbered {
+				ev["sequence_number"] = json.RawMessage(strconv.FormatInt(seq+m.added, 10))
+				m.added++
 			}
 			if string(ev["type"]) == `"response.output_text.delta"` {
 				ev["logprobs"] = json.RawMessage("[]") // a member of its every delta, empty as when none were asked for
@@ -375,4 +408,11 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool, seq json.RawMessa
 		return true
 	})
 	return evs
+}
+
+// end returns a .delta event with what each text still holds, at the end of
+// a stream that ended before their .done events, numbered after the last
+// event.
+func (m *eventMask) end() [][]byte {
+	return m.flush(func(string, *heldDelta) bool { return true }, m.next, m.next > 0)
 }

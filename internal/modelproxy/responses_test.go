@@ -170,6 +170,10 @@ func TestResponses(t *testing.T) {
 	if f := choices.Turn("call_1", "", nil); f != turns[0] {
 		t.Errorf("call_1 links to %v, want the turn that chose it", f)
 	}
+	// The agent's MCP call of it sends the arguments it read: masked.
+	if f, id := choices.Match("lookup", []byte(`{"q":"[REDACTED]"}`), nil, ""); f != turns[0] || id != "call_1" {
+		t.Errorf("an MCP call of lookup with the arguments the agent read links to %v (%q), want the turn that chose it (call_1)", f, id)
+	}
 
 	// The framework sends the whole history back: the call and its output.
 	resp, b = postResponses(t, srv.URL, `{"model":"m","input":[{"role":"user","content":"look it up"},`+
@@ -232,10 +236,13 @@ func readEvents(t *testing.T, body string) []sseEvent {
 // function call's arguments, cut at every width, reaches the client
 // masked: no part of it in any event, each text's deltas adding up to the
 // masked text, which its .done event, the item's done event and
-// response.completed repeat; the call links to the turn, and the turn is
-// charged the usage of response.completed.
+// response.completed repeat; what a text still holds at its end (a text
+// that ends as the secret begins) goes out as a delta before its .done,
+// and the events after it are numbered on (0, 1, 2, ... still); the call
+// links to the turn, and the turn is charged the usage of
+// response.completed.
 func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
-	text, args, summary := "the key is "+respSecret+" ok", `{"q":"`+respSecret+`"}`, "I saw "+respSecret
+	text, args, summary := "the key is "+respSecret+" ok, thanks", `{"q":"`+respSecret+`"}`, "I saw "+respSecret
 	mask := func(s string) string { return strings.ReplaceAll(s, respSecret, "[REDACTED]") }
 	for _, cut := range []int{1, 3, 7, 16} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
@@ -253,8 +260,11 @@ func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
 			got := map[string]string{}
 			var completed map[string]any
 			done := map[any]bool{} // the items whose output_item.done has passed
-			for _, ev := range readEvents(t, b) {
+			for i, ev := range readEvents(t, b) {
 				typ, _ := ev.data["type"].(string)
+				if n, _ := ev.data["sequence_number"].(float64); n != float64(i) {
+					t.Errorf("event %d (%s) is numbered %v", i, typ, ev.data["sequence_number"])
+				}
 				if d, ok := ev.data["delta"].(string); ok {
 					got[typ] += d
 					if item := ev.data["item_id"]; item == nil || done[item] || ev.data["sequence_number"] == nil {
@@ -284,6 +294,9 @@ func TestResponsesStreamMasksSecretsSplitAcrossDeltas(t *testing.T) {
 			}
 			if f := choices.Turn("call_1", "", nil); f != turns[0] {
 				t.Errorf("call_1 links to %v, want the streamed turn", f)
+			}
+			if f, _ := choices.Match("lookup", []byte(mask(args)), nil, ""); f != turns[0] {
+				t.Errorf("an MCP call of lookup with the arguments the agent read links to %v, want the streamed turn", f)
 			}
 			if f := choices.Responded("resp_1", nil); f != turns[0] {
 				t.Errorf("resp_1 is remembered as %v, want the streamed turn", f)
