@@ -474,7 +474,12 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(p.redact(maskLogprobs(p.opts.Redactor, b)))
+	if api == responsesAPI {
+		b = maskResponseLogprobs(p.opts.Redactor, b)
+	} else {
+		b = maskLogprobs(p.opts.Redactor, b)
+	}
+	w.Write(p.redact(b))
 	return nil
 }
 

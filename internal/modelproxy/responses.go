@@ -257,7 +257,10 @@ func eventType(data []byte) string {
 // a text still holds goes out as a .delta event of its own just before the
 // text's .done event (or before the item's output_item.done, or the
 // answer's response.completed, whichever comes first); the .done events,
-// which repeat the whole text, are masked as they are.
+// which repeat the whole text, are masked as they are. An output text's
+// log probabilities (logprobs.go) spell it token by token: the tokens of
+// its deltas go through a stream of their own, and every other event's
+// lists are masked whole.
 type eventMask struct {
 	red   *redact.Redactor
 	texts map[string]*heldDelta
@@ -267,9 +270,28 @@ type eventMask struct {
 // heldDelta is one text's stream and the members that place its .delta
 // events (type, item_id, output_index, content_index, summary_index).
 type heldDelta struct {
-	s     *redact.Stream
-	place map[string]json.RawMessage
-	item  string // item_id, as JSON
+	s      *redact.Stream
+	place  map[string]json.RawMessage
+	item   string       // item_id, as JSON
+	tokens tokenStreams // the tokens of its deltas' logprobs
+}
+
+// maskTokens masks the logprobs list raw of one of the text's deltas (end:
+// the text ends, and what the tokens' stream holds is added to the list),
+// and returns it anew when that changed it.
+func (h *heldDelta) maskTokens(red *redact.Redactor, raw json.RawMessage, end bool) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var arr []any
+	if dec.Decode(&arr) != nil {
+		return nil, false
+	}
+	lp := map[string]any{"content": arr}
+	if !h.tokens.mask(red, 0, lp, end) {
+		return nil, false
+	}
+	b, err := httpjson.Marshal(lp["content"])
+	return b, err == nil
 }
 
 // placing members place a text's delta in the answer.
@@ -310,7 +332,7 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 		key := textKey(fields, base)
 		h := m.texts[key]
 		if h == nil {
-			h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"])}
+			h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"]), tokens: tokenStreams{}}
 			for _, k := range placing {
 				if v, ok := fields[k]; ok {
 					h.place[k] = v
@@ -319,14 +341,23 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 			m.texts[key] = h
 			m.order = append(m.order, key)
 		}
+		changed := false
 		if masked := h.s.Next(piece); masked != piece {
 			fields["delta"], _ = json.Marshal(masked)
+			changed = true
+		}
+		if lp, ok := h.maskTokens(m.red, fields["logprobs"], false); ok {
+			fields["logprobs"] = lp
+			changed = true
+		}
+		if changed {
 			if b, err := httpjson.Marshal(fields); err == nil {
 				out = b
 			}
 		}
 		return nil, out
 	}
+	out = maskResponseLogprobs(m.red, data) // a .done event's, an item's, the answer's: whole
 	switch {
 	case strings.HasSuffix(e.Type, ".done") && e.Type != "response.output_item.done":
 		key := textKey(fields, strings.TrimSuffix(e.Type, ".done"))
@@ -359,14 +390,19 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool, seq json.RawMessa
 			return false
 		}
 		delete(m.texts, k)
-		if rest := h.s.Flush(); rest != "" {
+		if rest := h.s.Flush(); rest != "" || h.tokens.holding(0) {
 			ev := maps.Clone(h.place)
 			ev["delta"], _ = json.Marshal(rest)
 			if seq != nil {
 				ev["sequence_number"] = seq
 			}
 			if string(ev["type"]) == `"response.output_text.delta"` {
-				ev["logprobs"] = json.RawMessage("[]") // a member of its every delta, empty as when none were asked for
+				// A member of its every delta: the tokens still held, or
+				// empty as when none were asked for.
+				ev["logprobs"] = json.RawMessage("[]")
+				if lp, ok := h.maskTokens(m.red, ev["logprobs"], true); ok {
+					ev["logprobs"] = lp
+				}
 			}
 			if b, err := httpjson.Marshal(ev); err == nil {
 				evs = append(evs, b)

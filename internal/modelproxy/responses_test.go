@@ -24,10 +24,11 @@ const respSecret = "sk-live-SECRET-9f8e7d"
 // fakeResponses is a Responses API endpoint: each answer chooses the
 // function lookup with args, says text and sums up its reasoning as
 // summary, with usage 40+7; streamed (each text in deltas cut at every
-// cuts-th byte) when the request says stream.
+// cuts-th byte) when the request says stream. With logprobs, its text's
+// log probabilities go beside it, a token every logprobs bytes.
 type fakeResponses struct {
 	text, args, summary string
-	cut                 int
+	cut, logprobs       int
 
 	mu     sync.Mutex
 	n      int
@@ -47,8 +48,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, call := fmt.Sprintf("resp_%d", n), fmt.Sprintf("call_%d", n)
 	usage := map[string]any{"input_tokens": 40, "output_tokens": 7, "total_tokens": 47}
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_1", "summary": []any{map[string]any{"type": "summary_text", "text": f.summary}}}
-	msg := map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-		"content": []any{map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}}}
+	part := map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}
+	if f.logprobs > 0 {
+		part["logprobs"] = logprobTokens(f.text, f.logprobs)
+	}
+	msg := map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": []any{part}}
 	fc := map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": f.args, "status": "completed"}
 	resp := map[string]any{"id": id, "object": "response", "status": "completed", "model": "m", "output": []any{reasoning, msg, fc}, "usage": usage}
 	if body["stream"] != true {
@@ -67,6 +71,9 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	deltas := func(typ string, place map[string]any, text string) {
 		for i := 0; i < len(text); i += f.cut {
 			ev := map[string]any{"type": typ, "delta": text[i:min(i+f.cut, len(text))]}
+			if typ == "response.output_text.delta" && f.logprobs > 0 {
+				ev["logprobs"] = logprobTokens(text[i:min(i+f.cut, len(text))], f.logprobs)
+			}
 			for k, v := range place {
 				ev[k] = v
 			}
@@ -81,7 +88,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": reasoning})
 	send(map[string]any{"type": "response.output_item.added", "output_index": 1, "item": map[string]any{"type": "message", "id": "msg_1", "content": []any{}}})
 	deltas("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 1, "content_index": 0}, f.text)
-	send(map[string]any{"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0, "text": f.text})
+	textDone := map[string]any{"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0, "text": f.text}
+	if f.logprobs > 0 {
+		textDone["logprobs"] = part["logprobs"]
+	}
+	send(textDone)
 	send(map[string]any{"type": "response.output_item.done", "output_index": 1, "item": msg})
 	send(map[string]any{"type": "response.output_item.added", "output_index": 2,
 		"item": map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": ""}})
@@ -325,5 +336,105 @@ func TestResponsesBudget(t *testing.T) {
 	}
 	if fake.n != 2 {
 		t.Errorf("the model was asked %d times, want 2", fake.n)
+	}
+}
+
+// logprobTokens is the logprobs list of text, a token every w bytes.
+func logprobTokens(text string, w int) []any {
+	var l []any
+	for i := 0; i < len(text); i += w {
+		tok := text[i:min(i+w, len(text))]
+		var bs []int
+		for _, c := range []byte(tok) {
+			bs = append(bs, int(c))
+		}
+		l = append(l, map[string]any{"token": tok, "bytes": bs, "logprob": -0.5,
+			"top_logprobs": []any{map[string]any{"token": tok, "bytes": bs, "logprob": -0.5}}})
+	}
+	return l
+}
+
+// tokensIn returns the text each logprobs list in v spells, its tokens
+// joined, in the order they are found.
+func tokensIn(v any) []string {
+	var lists []string
+	switch v := v.(type) {
+	case map[string]any:
+		if l, ok := v["logprobs"].([]any); ok {
+			var b strings.Builder
+			for _, e := range l {
+				el, _ := e.(map[string]any)
+				tok, _ := el["token"].(string)
+				b.WriteString(tok)
+			}
+			lists = append(lists, b.String())
+		}
+		for k, x := range v {
+			if k != "logprobs" {
+				lists = append(lists, tokensIn(x)...)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			lists = append(lists, tokensIn(x)...)
+		}
+	}
+	return lists
+}
+
+// TestResponsesLogprobsMasked: an output text's log probabilities
+// (include: message.output_text.logprobs) spell a secret token by token,
+// which the text shows masked. In a whole answer the tokens of its text
+// spell it masked; in a stream, so do the tokens of its deltas, joined
+// (the tokens of a piece that may begin it held back as the text is), and
+// the whole lists of its .done, its item's done event and
+// response.completed. The secret was in the tokens, in pieces, in both.
+func TestResponsesLogprobsMasked(t *testing.T) {
+	text := "the key is " + respSecret + " ok"
+	masked := strings.ReplaceAll(text, respSecret, "[REDACTED]")
+	req := `{"model":"m","input":"go","include":["message.output_text.logprobs"]`
+	for _, width := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint("whole/", width), func(t *testing.T) {
+			fake := &fakeResponses{text: text, args: "{}", summary: "s", logprobs: width}
+			srv, _, _ := newResponsesProxy(t, fake, nil)
+			resp, b := postResponses(t, srv.URL, req+"}", nil)
+			var v any
+			if resp.StatusCode != 200 || json.Unmarshal([]byte(b), &v) != nil {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if got := tokensIn(v); len(got) != 1 || got[0] != masked {
+				t.Errorf("the answer's tokens spell %q, want %q", got, masked)
+			}
+		})
+		for _, cut := range []int{1, 4, 7} {
+			t.Run(fmt.Sprint("stream/", width, "/", cut), func(t *testing.T) {
+				fake := &fakeResponses{text: text, args: "{}", summary: "s", cut: cut, logprobs: width}
+				srv, _, _ := newResponsesProxy(t, fake, nil)
+				resp, b := postResponses(t, srv.URL, req+`,"stream":true}`, nil)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d %s", resp.StatusCode, b)
+				}
+				var deltas strings.Builder
+				for _, ev := range readEvents(t, b) {
+					typ, _ := ev.data["type"].(string)
+					if typ == "response.output_text.delta" {
+						if _, ok := ev.data["logprobs"].([]any); !ok {
+							t.Errorf("a delta without its logprobs: %v", ev.data)
+							continue
+						}
+						deltas.WriteString(tokensIn(ev.data)[0])
+						continue
+					}
+					for _, got := range tokensIn(ev.data) {
+						if got != masked {
+							t.Errorf("the tokens of %s spell %q, want %q", typ, got, masked)
+						}
+					}
+				}
+				if deltas.String() != masked {
+					t.Errorf("the deltas' tokens spell %q, want %q", deltas.String(), masked)
+				}
+			})
+		}
 	}
 }
