@@ -276,7 +276,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if limited {
 		out, _ := json.Marshal(body)
-		prompt := promptTokens(len(out))
+		who, _ := auth.IdentityFrom(r.Context())
+		prompt := promptTokens(len(out)) + p.kept(api, body, who)
 		if prompt >= left {
 			e := promptTooLarge(req, prompt, left)
 			mf.FailModel(e)
@@ -567,6 +568,23 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 		return f
 	}
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
+}
+
+// kept returns the tokens of the history the endpoint keeps for a
+// Responses API turn that names previous_response_id, and adds to its
+// input: at least what the turn that gave that answer was charged (its
+// prompt and its answer), when reach knows that turn (Responded); 0 for a
+// chat turn, whose history is all in its messages.
+func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Identity) int64 {
+	if api != responsesAPI {
+		return 0
+	}
+	var prev string
+	json.Unmarshal(body["previous_response_id"], &prev)
+	if f := p.opts.Choices.Responded(prev, who); f != nil {
+		return f.Tokens()
+	}
+	return 0
 }
 
 // startStream begins the answer to a stream, and returns what flushes it

@@ -438,3 +438,34 @@ func TestResponsesLogprobsMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesBudgetCountsKeptHistory: a turn that names
+// previous_response_id sends only its new input, and the endpoint adds the
+// history it keeps, at least the tokens of the turn that gave that answer.
+// With fewer tokens left than that and the new input, the turn is refused
+// as a prompt too large for the budget; it was sent, its answer capped at
+// what the new input alone left, and spent the kept history on top.
+func TestResponsesBudgetCountsKeptHistory(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s"}
+	srv, _, _ := newResponsesProxy(t, fake, &reach.Budget{Tokens: 100})
+	h := map[string]string{link.HeaderRequest: "k1"}
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h); resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	// 47 of 100 spent: resp_1's history is 47 tokens, and 53 are left.
+	resp, b := postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_1","input":"go on"}`, h)
+	var out struct {
+		Error struct{ Type, Code string }
+	}
+	json.Unmarshal([]byte(b), &out)
+	if resp.StatusCode != http.StatusPaymentRequired || out.Error.Code != "budget_tokens" {
+		t.Errorf("a turn after resp_1 with 53 tokens left: %d %s, want 402 budget_tokens", resp.StatusCode, b)
+	}
+	if fake.n != 1 {
+		t.Errorf("the model was asked %d times, want 1", fake.n)
+	}
+	// A turn that names no previous answer and fits is still sent.
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h); resp.StatusCode != 200 {
+		t.Errorf("a short turn without previous_response_id: %d %s", resp.StatusCode, b)
+	}
+}
