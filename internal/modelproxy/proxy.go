@@ -185,9 +185,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var model string
-	var stream bool
+	var stream, background bool
 	json.Unmarshal(body["model"], &model)
 	json.Unmarshal(body["stream"], &stream)
+	json.Unmarshal(body["background"], &background)
+	if background && api == responsesAPI {
+		// The endpoint would answer at once, queued, and the client fetch
+		// the answer later (GET /v1/responses/{id}), past the turn: its
+		// tokens never charged, its text never masked, and reach does not
+		// serve that route.
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "background_unsupported",
+			"reach does not run a Responses API turn in the background: its answer would be fetched later, past the turn, its tokens not charged to the request nor its text masked. "+
+				"Send it without background (with stream, for a long answer).")
+		return
+	}
 	if model == "" {
 		model = cmp.Or(mc.Name, openai.DefaultModel)
 		body["model"], _ = json.Marshal(model)

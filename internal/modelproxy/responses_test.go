@@ -469,3 +469,29 @@ func TestResponsesBudgetCountsKeptHistory(t *testing.T) {
 		t.Errorf("a short turn without previous_response_id: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestResponsesBackgroundRefused: a turn asked in the background is
+// refused with a 400 that says why, and the model is not asked: the
+// endpoint would answer it queued, its output fetched later at GET
+// /v1/responses/{id}, which reach does not serve, and its tokens never
+// charged.
+func TestResponsesBackgroundRefused(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s", cut: 1}
+	srv, _, _ := newResponsesProxy(t, fake, nil)
+	for _, body := range []string{`{"model":"m","input":"go","background":true}`, `{"model":"m","input":"go","background":true,"stream":true}`} {
+		resp, b := postResponses(t, srv.URL, body, nil)
+		var out struct {
+			Error struct{ Type, Code string }
+		}
+		json.Unmarshal([]byte(b), &out)
+		if resp.StatusCode != http.StatusBadRequest || out.Error.Code != "background_unsupported" {
+			t.Errorf("%s: %d %s, want 400 background_unsupported", body, resp.StatusCode, b)
+		}
+	}
+	if fake.n != 0 {
+		t.Errorf("the model was asked %d times, want none", fake.n)
+	}
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","background":false}`, nil); resp.StatusCode != 200 {
+		t.Errorf("background false: %d %s", resp.StatusCode, b)
+	}
+}
