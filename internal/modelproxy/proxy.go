@@ -584,7 +584,8 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 // kept returns the tokens of the history the endpoint keeps for a
 // Responses API turn that names previous_response_id, and adds to its
 // input: at least what the turn that gave that answer was charged (its
-// prompt and its answer), when reach knows that turn (Responded); 0 for a
+// prompt and its answer), when reach knows that turn (Answered: in a
+// request that ended too, as a conversation goes on in a new one); 0 for a
 // chat turn, whose history is all in its messages.
 func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Identity) int64 {
 	if api != responsesAPI {
@@ -592,7 +593,7 @@ func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Ide
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)
-	if f := p.opts.Choices.Responded(prev, who); f != nil {
+	if f := p.opts.Choices.Answered(prev, who); f != nil {
 		return f.Tokens()
 	}
 	return 0

@@ -470,6 +470,32 @@ func TestResponsesBudgetCountsKeptHistory(t *testing.T) {
 	}
 }
 
+// TestResponsesBudgetCountsKeptHistoryOfEndedRequest: a conversation goes
+// on in a new request once its own ended (a chat's next message, a new
+// run): the history the endpoint keeps for the answer it names is counted
+// there too, and a new request whose budget is less is refused, not sent.
+func TestResponsesBudgetCountsKeptHistoryOfEndedRequest(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s"}
+	srv, rt, _ := newResponsesProxy(t, fake, &reach.Budget{Tokens: 50})
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	for _, r := range rt.Requests() {
+		if r.ID() == resp.Header.Get(link.HeaderRequest) {
+			r.End()
+		}
+	}
+	// resp_1's history is 47 tokens; a new request has 50.
+	resp, b = postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_1","input":"go on"}`, nil)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Errorf("a turn after resp_1 in a new request of 50 tokens: %d %s, want 402", resp.StatusCode, b)
+	}
+	if fake.n != 1 {
+		t.Errorf("the model was asked %d times, want 1", fake.n)
+	}
+}
+
 // TestResponsesBackgroundRefused: a turn asked in the background is
 // refused with a 400 that says why, and the model is not asked: the
 // endpoint would answer it queued, its output fetched later at GET
