@@ -268,7 +268,8 @@ type eventMask struct {
 }
 
 // heldDelta is one text's stream and the members that place its .delta
-// events (type, item_id, output_index, content_index, summary_index).
+// events (type, item_id, output_index, content_index, summary_index,
+// command_index).
 type heldDelta struct {
 	s      *redact.Stream
 	place  map[string]json.RawMessage
@@ -294,8 +295,10 @@ func (h *heldDelta) maskTokens(red *redact.Redactor, raw json.RawMessage, end bo
 	return b, err == nil
 }
 
-// placing members place a text's delta in the answer.
-var placing = []string{"item_id", "output_index", "content_index", "summary_index"}
+// placing members place a text's delta in the answer: command_index is a
+// shell call's command (response.shell_call_command.delta), each a text of
+// its own.
+var placing = []string{"item_id", "output_index", "content_index", "summary_index", "command_index"}
 
 func newEventMask(red *redact.Redactor) *eventMask {
 	if red == nil || red.Len() == 0 {

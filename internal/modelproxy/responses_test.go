@@ -521,3 +521,63 @@ func TestResponsesBackgroundRefused(t *testing.T) {
 		t.Errorf("background false: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestResponsesStreamShellCommandsPlaced: a shell call's commands stream
+// as texts of their own, placed by command_index. The end of one that may
+// begin a secret ("ls" ends with the "s" of "sk-") is held back and goes
+// out before the command's .done event with that command's command_index:
+// it went out without one, which the OpenAI SDK cannot place, and each
+// command's deltas no longer added up to it.
+func TestResponsesStreamShellCommandsPlaced(t *testing.T) {
+	commands := []string{"ls", "cat notes && echo " + respSecret}
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		seq := 0
+		send := func(ev map[string]any) {
+			ev["sequence_number"] = seq
+			seq++
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+		}
+		item := map[string]any{"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "in_progress", "action": map[string]any{"commands": []any{}}}
+		send(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_sh", "status": "in_progress", "output": []any{}}})
+		send(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+		for i, c := range commands {
+			send(map[string]any{"type": "response.shell_call_command.added", "output_index": 0, "command_index": i, "command": ""})
+			for j := 0; j < len(c); j += 5 {
+				send(map[string]any{"type": "response.shell_call_command.delta", "output_index": 0, "command_index": i, "delta": c[j:min(j+5, len(c))]})
+			}
+			send(map[string]any{"type": "response.shell_call_command.done", "output_index": 0, "command_index": i, "command": c})
+		}
+		done := map[string]any{"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "completed", "action": map[string]any{"commands": commands}}
+		send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": done})
+		send(map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_sh", "status": "completed", "output": []any{done},
+			"usage": map[string]any{"input_tokens": 5, "output_tokens": 5}}})
+	})
+	srv, _, _ := newResponsesProxy(t, upstream, nil)
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","stream":true}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if strings.Contains(b, "9f8e7d") {
+		t.Fatalf("the secret got through:\n%s", b)
+	}
+	got := map[string]string{}
+	for _, ev := range readEvents(t, b) {
+		if ev.data["type"] != "response.shell_call_command.delta" {
+			continue
+		}
+		i, ok := ev.data["command_index"].(float64)
+		if !ok {
+			t.Errorf("a command's delta without its command_index: %v", ev.data)
+			continue
+		}
+		got[fmt.Sprint(i)] += ev.data["delta"].(string)
+	}
+	want := map[string]string{"0": commands[0], "1": strings.ReplaceAll(commands[1], respSecret, "[REDACTED]")}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("command %s's deltas add up to %q, want %q", i, got[i], w)
+		}
+	}
+}
