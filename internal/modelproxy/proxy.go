@@ -606,7 +606,11 @@ func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseCont
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	// A line as long as a whole answer may be: a Responses stream repeats
+	// a generated image (base64, some MiB) in its item's done event and in
+	// response.completed, each one line; past 4 MiB the stream was cut
+	// there, its end and usage lost.
+	sc.Buffer(make([]byte, 64<<10), MaxAnswer)
 	return http.NewResponseController(w), sc
 }
 

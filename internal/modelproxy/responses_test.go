@@ -218,6 +218,7 @@ func readEvents(t *testing.T, body string) []sseEvent {
 	var evs []sseEvent
 	var cur sseEvent
 	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(nil, MaxAnswer)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -579,5 +580,40 @@ func TestResponsesStreamShellCommandsPlaced(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("command %s's deltas add up to %q, want %q", i, got[i], w)
 		}
+	}
+}
+
+// TestResponsesStreamLargeEvent: a generated image comes whole in its
+// item's done event and again in response.completed, each one line of some
+// MiB; the stream goes on through them to its end, and the turn is charged
+// its usage.
+func TestResponsesStreamLargeEvent(t *testing.T) {
+	image := strings.Repeat("iVBORw0KGgo", 5<<20/11) // 5 MiB of base64
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		item := map[string]any{"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": image}
+		resp := map[string]any{"id": "resp_ig", "status": "completed", "output": []any{item}, "usage": map[string]any{"input_tokens": 30, "output_tokens": 20}}
+		for i, ev := range []map[string]any{
+			{"type": "response.created", "response": map[string]any{"id": "resp_ig", "status": "in_progress", "output": []any{}}},
+			{"type": "response.output_item.done", "output_index": 0, "item": item},
+			{"type": "response.completed", "response": resp},
+		} {
+			ev["sequence_number"] = i
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+		}
+	})
+	srv, rt, _ := newResponsesProxy(t, upstream, nil)
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"draw","stream":true}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %.200s", resp.StatusCode, b)
+	}
+	evs := readEvents(t, b)
+	if len(evs) != 3 || evs[2].data["type"] != "response.completed" {
+		t.Fatalf("%d events passed, want the 3, response.completed last", len(evs))
+	}
+	turns := modelTurns(rt, resp.Header.Get(link.HeaderRequest))
+	if len(turns) != 1 || turns[0].Tokens() != 50 {
+		t.Errorf("model turns %v, want one charged the 50 tokens of its usage", turns)
 	}
 }
