@@ -904,6 +904,80 @@ func TestCrashAtTaskStored(t *testing.T) {
 	}
 }
 
+// TestCrashAtTaskSoftStopped kills a real `reach serve` once the soft
+// stop of an A2A task's request is durable (request.stopped, the second:
+// the request and its hand-off both stopped), the task still working at
+// the agent, as a soft stop lets it, and restarts it: the task is not
+// shown working for ever. Its hand-off is stopped after the restart, not
+// interrupted, and on one gateway nothing follows its stream any more.
+func TestCrashAtTaskSoftStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+	cfg := travelConfig(t, sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n")
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	client := func() *a2aclient.Client {
+		c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
+			a2aclient.WithJSONRPCTransport(http.DefaultClient))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	h.kill(t, cfg, addr, "request.stopped#2", func(t *testing.T, h *crashRun) {
+		go client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
+		for range 1200 { // until the task is stored working; then stop what runs, softly
+			time.Sleep(50 * time.Millisecond)
+			st, err := sqlite.Open(context.Background(), h.data, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				continue
+			}
+			tasks, err := st.ListTasks(context.Background(), "slow", "local", "", 10)
+			st.Close()
+			if err != nil || len(tasks) == 0 || tasks[0].Request == "" {
+				continue
+			}
+			h.post("/v1/requests/"+tasks[0].Request+"/cancel", `{"mode":"soft","reason":"enough"}`)
+			resp, err := http.Get(h.base + "/v1/requests")
+			if err != nil {
+				return
+			}
+			var list struct{ Requests []struct{ ID, State string } }
+			json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+			for _, r := range list.Requests {
+				if r.State == "running" {
+					h.post("/v1/requests/"+r.ID+"/cancel", `{"mode":"soft","reason":"enough"}`)
+				}
+			}
+			return
+		}
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
+	st.Close()
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("stored tasks: %v (%v); want the one", tasks, err)
+	}
+	if s := h.state(t, tasks[0].Request); !strings.HasPrefix(s, "stopped") {
+		t.Fatalf("the task's request %s is %s after the restart; want it stopped (the case this test is about)", tasks[0].Request, s)
+	}
+	tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)})
+	if err != nil {
+		t.Fatalf("GetTask %s after the restart: %v", tasks[0].ID, err)
+	}
+	if !tk.Status.State.Terminal() {
+		t.Errorf("task %s is %s after the restart; want it final (its hand-off was stopped, then cut off)", tk.ID, tk.Status.State)
+	}
+	h.checkAll(t, cmd)
+}
+
 // TestCrashAtSessionDeleted kills a real `reach serve` once an MCP
 // session's DELETE is durable (session.deleted, docs/STATE.md), before its
 // client hears so, and restarts it: the session stays gone, not taken

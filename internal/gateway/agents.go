@@ -38,12 +38,24 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 	}
 	if g.store != nil {
 		o.Tasks = g.store // tasks survive a restart; instances on one store answer for each other's
+		cluster := g.cluster != nil
 		o.Over = func(id string) bool {
+			r, ok := g.rt.Lookup(id)
+			if !ok {
+				return false
+			}
+			if !cluster {
+				// One gateway: a task it does not follow (Over is asked of
+				// no other) whose hand-off is over, stopped and ended as
+				// well as interrupted, has nothing left to bring its end.
+				// A soft stop lets a task run on, and a kill after it left
+				// the request stopped, the task working for ever.
+				return r.State() != reach.RequestRunning
+			}
 			// Interrupted only: a request is so once every gateway that
 			// held it is dead; a stopped one may still be followed by
 			// another instance, whose stream brings the task's end.
-			r, ok := g.rt.Lookup(id)
-			return ok && r.State() == reach.RequestInterrupted
+			return r.State() == reach.RequestInterrupted
 		}
 	}
 	if c := g.cluster; c != nil {

@@ -328,20 +328,29 @@ func (c *ModelChoices) RecordResponse(id string, f *reach.Frame) {
 // request who owns. Ids are the endpoint's, unique to a conversation, so
 // one is never ambiguous as a tool call id may be.
 func (c *ModelChoices) Responded(id string, who *auth.Identity) *reach.Frame {
+	f := c.Answered(id, who)
+	if f == nil {
+		return nil
+	}
+	if st := f.Request.Root().State(); st == reach.RequestCompleted || st == reach.RequestInterrupted {
+		return nil
+	}
+	return f
+}
+
+// Answered returns the model turn that gave the Responses API answer id,
+// for a caller who, its request ended or not: the endpoint keeps that
+// answer's history for a turn that names it in a new request too, and the
+// tokens the turn was charged tell how long it is at least. (An ended
+// request's answer is forgotten when it comes round, as any.)
+func (c *ModelChoices) Answered(id string, who *auth.Identity) *reach.Frame {
 	if id == "" {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.responses[id]
-	if f == nil {
-		return nil
-	}
-	if st := f.Request.Root().State(); st == reach.RequestCompleted || st == reach.RequestInterrupted {
-		delete(c.responses, id) // its order entry goes when it comes round
-		return nil
-	}
-	if CheckOwner(who, f.Request) != nil {
+	if f == nil || CheckOwner(who, f.Request) != nil {
 		return nil
 	}
 	return f

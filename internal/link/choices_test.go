@@ -129,6 +129,12 @@ func TestResponded(t *testing.T) {
 	if f := c.Responded("resp_a", nil); f != nil {
 		t.Errorf("an ended request's answer led to %v", f)
 	}
+	if f := c.Answered("resp_a", nil); f != a {
+		t.Errorf("Answered(resp_a), its request ended, = %v, want a's turn", f)
+	}
+	if f := c.Answered("resp_bob", nil); f != nil {
+		t.Errorf("the local user was answered bob's turn %v", f)
+	}
 	b := turnOf(t, rt, "b", LocalPrincipal)
 	for i := range maxResponses {
 		c.RecordResponse(fmt.Sprint("resp_", i), b)

@@ -148,3 +148,59 @@ func maskLogprobs(red *redact.Redactor, b []byte) []byte {
 	}
 	return out
 }
+
+// The Responses API puts an output text's log probabilities beside it, as
+// a list ("logprobs": [{token, bytes, logprob, top_logprobs}]): in the
+// output_text content part of a message, and in the stream's
+// output_text.delta (the delta's tokens) and .done events. Each list is
+// masked as the chat's are, as one text.
+
+// maskTokenLists masks each logprobs list of tokens in v (a decoded answer
+// or event, as json.Number), each as a whole text, and reports whether it
+// changed any.
+func maskTokenLists(red *redact.Redactor, v any) bool {
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if arr, ok := x.([]any); ok && k == "logprobs" {
+				lp := map[string]any{"content": arr}
+				if (tokenStreams{}).mask(red, 0, lp, true) {
+					v[k] = lp["content"]
+					changed = true
+				}
+				continue
+			}
+			if maskTokenLists(red, x) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if maskTokenLists(red, x) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// maskResponseLogprobs masks the tokens of the logprobs lists in b, a
+// Responses API answer or one of its stream's events; it returns b itself
+// when nothing changed.
+func maskResponseLogprobs(red *redact.Redactor, b []byte) []byte {
+	if red == nil || red.Len() == 0 || !bytes.Contains(b, []byte(`"logprobs"`)) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || !maskTokenLists(red, v) {
+		return b
+	}
+	out, err := httpjson.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}

@@ -185,9 +185,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var model string
-	var stream bool
+	var stream, background bool
 	json.Unmarshal(body["model"], &model)
 	json.Unmarshal(body["stream"], &stream)
+	json.Unmarshal(body["background"], &background)
+	if background && api == responsesAPI {
+		// The endpoint would answer at once, queued, and the client fetch
+		// the answer later (GET /v1/responses/{id}), past the turn: its
+		// tokens never charged, its text never masked, and reach does not
+		// serve that route.
+		proxyError(w, http.StatusBadRequest, "invalid_request_error", "background_unsupported",
+			"reach does not run a Responses API turn in the background: its answer would be fetched later, past the turn, its tokens not charged to the request nor its text masked. "+
+				"Send it without background (with stream, for a long answer).")
+		return
+	}
 	if model == "" {
 		model = cmp.Or(mc.Name, openai.DefaultModel)
 		body["model"], _ = json.Marshal(model)
@@ -276,7 +287,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if limited {
 		out, _ := json.Marshal(body)
-		prompt := promptTokens(len(out))
+		who, _ := auth.IdentityFrom(r.Context())
+		prompt := promptTokens(len(out)) + p.kept(api, body, who)
 		if prompt >= left {
 			e := promptTooLarge(req, prompt, left)
 			mf.FailModel(e)
@@ -476,7 +488,12 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(p.redact(maskLogprobs(p.opts.Redactor, b)))
+	if api == responsesAPI {
+		b = maskResponseLogprobs(p.opts.Redactor, b)
+	} else {
+		b = maskLogprobs(p.opts.Redactor, b)
+	}
+	w.Write(p.redact(b))
 	return nil
 }
 
@@ -566,6 +583,24 @@ func (p *Proxy) continued(api apiKind, body map[string]json.RawMessage, who *aut
 	return p.opts.Choices.Continued(inputIDs(body["input"]), who)
 }
 
+// kept returns the tokens of the history the endpoint keeps for a
+// Responses API turn that names previous_response_id, and adds to its
+// input: at least what the turn that gave that answer was charged (its
+// prompt and its answer), when reach knows that turn (Answered: in a
+// request that ended too, as a conversation goes on in a new one); 0 for a
+// chat turn, whose history is all in its messages.
+func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Identity) int64 {
+	if api != responsesAPI {
+		return 0
+	}
+	var prev string
+	json.Unmarshal(body["previous_response_id"], &prev)
+	if f := p.opts.Choices.Answered(prev, who); f != nil {
+		return f.Tokens()
+	}
+	return 0
+}
+
 // startStream begins the answer to a stream, and returns what flushes it
 // and what reads the model's lines.
 func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseController, *bufio.Scanner) {
@@ -573,7 +608,11 @@ func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseCont
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	// A line as long as a whole answer may be: a Responses stream repeats
+	// a generated image (base64, some MiB) in its item's done event and in
+	// response.completed, each one line; past 4 MiB the stream was cut
+	// there, its end and usage lost.
+	sc.Buffer(make([]byte, 64<<10), MaxAnswer)
 	return http.NewResponseController(w), sc
 }
 

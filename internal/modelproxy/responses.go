@@ -263,7 +263,10 @@ func eventType(data []byte) string {
 // the next number, and the events after it are numbered on, so that a
 // client still reads sequence_number 0, 1, 2, ...: the openai SDKs resume
 // a stream after the last number they read, and one that skips what it
-// has seen would drop the event that shared a delta's number.
+// has seen would drop the event that shared a delta's number. An output
+// text's log probabilities (logprobs.go) spell it token by token: the
+// tokens of its deltas go through a stream of their own, and every other
+// event's lists are masked whole.
 type eventMask struct {
 	red   *redact.Redactor
 	texts map[string]*heldDelta
@@ -273,15 +276,37 @@ type eventMask struct {
 }
 
 // heldDelta is one text's stream and the members that place its .delta
-// events (type, item_id, output_index, content_index, summary_index).
+// events (type, item_id, output_index, content_index, summary_index,
+// command_index).
 type heldDelta struct {
-	s     *redact.Stream
-	place map[string]json.RawMessage
-	item  string // item_id, as JSON
+	s      *redact.Stream
+	place  map[string]json.RawMessage
+	item   string       // item_id, as JSON
+	tokens tokenStreams // the tokens of its deltas' logprobs
 }
 
-// placing members place a text's delta in the answer.
-var placing = []string{"item_id", "output_index", "content_index", "summary_index"}
+// maskTokens masks the logprobs list raw of one of the text's deltas (end:
+// the text ends, and what the tokens' stream holds is added to the list),
+// and returns it anew when that changed it.
+func (h *heldDelta) maskTokens(red *redact.Redactor, raw json.RawMessage, end bool) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var arr []any
+	if dec.Decode(&arr) != nil {
+		return nil, false
+	}
+	lp := map[string]any{"content": arr}
+	if !h.tokens.mask(red, 0, lp, end) {
+		return nil, false
+	}
+	b, err := httpjson.Marshal(lp["content"])
+	return b, err == nil
+}
+
+// placing members place a text's delta in the answer: command_index is a
+// shell call's command (response.shell_call_command.delta), each a text of
+// its own.
+var placing = []string{"item_id", "output_index", "content_index", "summary_index", "command_index"}
 
 func newEventMask(red *redact.Redactor) *eventMask {
 	if red == nil || red.Len() == 0 {
@@ -323,7 +348,7 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 			key := textKey(fields, base)
 			h := m.texts[key]
 			if h == nil {
-				h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"])}
+				h = &heldDelta{s: m.red.Stream(), place: map[string]json.RawMessage{"type": fields["type"]}, item: string(fields["item_id"]), tokens: tokenStreams{}}
 				for _, k := range placing {
 					if v, ok := fields[k]; ok {
 						h.place[k] = v
@@ -336,8 +361,19 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 				fields["delta"], _ = json.Marshal(masked)
 				changed = true
 			}
+			if lp, ok := h.maskTokens(m.red, fields["logprobs"], false); ok {
+				fields["logprobs"] = lp
+				changed = true
+			}
 		}
 	} else {
+		// A .done event's, an item's, the answer's log probabilities: whole.
+		if masked := maskResponseLogprobs(m.red, data); len(masked) != len(data) || string(masked) != string(data) {
+			var mf map[string]json.RawMessage
+			if json.Unmarshal(masked, &mf) == nil {
+				fields, out = mf, masked
+			}
+		}
 		var which func(string, *heldDelta) bool
 		switch {
 		case e.Type == "response.content_part.done" || e.Type == "response.reasoning_summary_part.done":
@@ -391,7 +427,7 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool, seq int64, number
 			return false
 		}
 		delete(m.texts, k)
-		if rest := h.s.Flush(); rest != "" {
+		if rest := h.s.Flush(); rest != "" || h.tokens.holding(0) {
 			ev := maps.Clone(h.place)
 			ev["delta"], _ = json.Marshal(rest)
 			if numbered {
@@ -399,7 +435,12 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool, seq int64, number
 				m.added++
 			}
 			if string(ev["type"]) == `"response.output_text.delta"` {
-				ev["logprobs"] = json.RawMessage("[]") // a member of its every delta, empty as when none were asked for
+				// A member of its every delta: the tokens still held, or
+				// empty as when none were asked for.
+				ev["logprobs"] = json.RawMessage("[]")
+				if lp, ok := h.maskTokens(m.red, ev["logprobs"], true); ok {
+					ev["logprobs"] = lp
+				}
 			}
 			if b, err := httpjson.Marshal(ev); err == nil {
 				evs = append(evs, b)

@@ -24,10 +24,11 @@ const respSecret = "sk-live-SECRET-9f8e7d"
 // fakeResponses is a Responses API endpoint: each answer chooses the
 // function lookup with args, says text and sums up its reasoning as
 // summary, with usage 40+7; streamed (each text in deltas cut at every
-// cuts-th byte) when the request says stream.
+// cuts-th byte) when the request says stream. With logprobs, its text's
+// log probabilities go beside it, a token every logprobs bytes.
 type fakeResponses struct {
 	text, args, summary string
-	cut                 int
+	cut, logprobs       int
 
 	mu     sync.Mutex
 	n      int
@@ -47,8 +48,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, call := fmt.Sprintf("resp_%d", n), fmt.Sprintf("call_%d", n)
 	usage := map[string]any{"input_tokens": 40, "output_tokens": 7, "total_tokens": 47}
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_1", "summary": []any{map[string]any{"type": "summary_text", "text": f.summary}}}
-	msg := map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-		"content": []any{map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}}}
+	part := map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}
+	if f.logprobs > 0 {
+		part["logprobs"] = logprobTokens(f.text, f.logprobs)
+	}
+	msg := map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": []any{part}}
 	fc := map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": f.args, "status": "completed"}
 	resp := map[string]any{"id": id, "object": "response", "status": "completed", "model": "m", "output": []any{reasoning, msg, fc}, "usage": usage}
 	if body["stream"] != true {
@@ -67,6 +71,9 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	deltas := func(typ string, place map[string]any, text string) {
 		for i := 0; i < len(text); i += f.cut {
 			ev := map[string]any{"type": typ, "delta": text[i:min(i+f.cut, len(text))]}
+			if typ == "response.output_text.delta" && f.logprobs > 0 {
+				ev["logprobs"] = logprobTokens(text[i:min(i+f.cut, len(text))], f.logprobs)
+			}
 			for k, v := range place {
 				ev[k] = v
 			}
@@ -81,7 +88,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": reasoning})
 	send(map[string]any{"type": "response.output_item.added", "output_index": 1, "item": map[string]any{"type": "message", "id": "msg_1", "content": []any{}}})
 	deltas("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 1, "content_index": 0}, f.text)
-	send(map[string]any{"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0, "text": f.text})
+	textDone := map[string]any{"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0, "text": f.text}
+	if f.logprobs > 0 {
+		textDone["logprobs"] = part["logprobs"]
+	}
+	send(textDone)
 	send(map[string]any{"type": "response.output_item.done", "output_index": 1, "item": msg})
 	send(map[string]any{"type": "response.output_item.added", "output_index": 2,
 		"item": map[string]any{"type": "function_call", "id": "fc_1", "call_id": call, "name": "lookup", "arguments": ""}})
@@ -211,6 +222,7 @@ func readEvents(t *testing.T, body string) []sseEvent {
 	var evs []sseEvent
 	var cur sseEvent
 	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(nil, MaxAnswer)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -338,5 +350,283 @@ func TestResponsesBudget(t *testing.T) {
 	}
 	if fake.n != 2 {
 		t.Errorf("the model was asked %d times, want 2", fake.n)
+	}
+}
+
+// logprobTokens is the logprobs list of text, a token every w bytes.
+func logprobTokens(text string, w int) []any {
+	var l []any
+	for i := 0; i < len(text); i += w {
+		tok := text[i:min(i+w, len(text))]
+		var bs []int
+		for _, c := range []byte(tok) {
+			bs = append(bs, int(c))
+		}
+		l = append(l, map[string]any{"token": tok, "bytes": bs, "logprob": -0.5,
+			"top_logprobs": []any{map[string]any{"token": tok, "bytes": bs, "logprob": -0.5}}})
+	}
+	return l
+}
+
+// tokensIn returns the text each logprobs list in v spells, its tokens
+// joined, in the order they are found.
+func tokensIn(v any) []string {
+	var lists []string
+	switch v := v.(type) {
+	case map[string]any:
+		if l, ok := v["logprobs"].([]any); ok {
+			var b strings.Builder
+			for _, e := range l {
+				el, _ := e.(map[string]any)
+				tok, _ := el["token"].(string)
+				b.WriteString(tok)
+			}
+			lists = append(lists, b.String())
+		}
+		for k, x := range v {
+			if k != "logprobs" {
+				lists = append(lists, tokensIn(x)...)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			lists = append(lists, tokensIn(x)...)
+		}
+	}
+	return lists
+}
+
+// TestResponsesLogprobsMasked: an output text's log probabilities
+// (include: message.output_text.logprobs) spell a secret token by token,
+// which the text shows masked. In a whole answer the tokens of its text
+// spell it masked; in a stream, so do the tokens of its deltas, joined
+// (the tokens of a piece that may begin it held back as the text is), and
+// the whole lists of its .done, its item's done event and
+// response.completed. The secret was in the tokens, in pieces, in both.
+func TestResponsesLogprobsMasked(t *testing.T) {
+	text := "the key is " + respSecret + " ok"
+	masked := strings.ReplaceAll(text, respSecret, "[REDACTED]")
+	req := `{"model":"m","input":"go","include":["message.output_text.logprobs"]`
+	for _, width := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint("whole/", width), func(t *testing.T) {
+			fake := &fakeResponses{text: text, args: "{}", summary: "s", logprobs: width}
+			srv, _, _ := newResponsesProxy(t, fake, nil)
+			resp, b := postResponses(t, srv.URL, req+"}", nil)
+			var v any
+			if resp.StatusCode != 200 || json.Unmarshal([]byte(b), &v) != nil {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if got := tokensIn(v); len(got) != 1 || got[0] != masked {
+				t.Errorf("the answer's tokens spell %q, want %q", got, masked)
+			}
+		})
+		for _, cut := range []int{1, 4, 7} {
+			t.Run(fmt.Sprint("stream/", width, "/", cut), func(t *testing.T) {
+				fake := &fakeResponses{text: text, args: "{}", summary: "s", cut: cut, logprobs: width}
+				srv, _, _ := newResponsesProxy(t, fake, nil)
+				resp, b := postResponses(t, srv.URL, req+`,"stream":true}`, nil)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d %s", resp.StatusCode, b)
+				}
+				var deltas strings.Builder
+				for _, ev := range readEvents(t, b) {
+					typ, _ := ev.data["type"].(string)
+					if typ == "response.output_text.delta" {
+						if _, ok := ev.data["logprobs"].([]any); !ok {
+							t.Errorf("a delta without its logprobs: %v", ev.data)
+							continue
+						}
+						deltas.WriteString(tokensIn(ev.data)[0])
+						continue
+					}
+					for _, got := range tokensIn(ev.data) {
+						if got != masked {
+							t.Errorf("the tokens of %s spell %q, want %q", typ, got, masked)
+						}
+					}
+				}
+				if deltas.String() != masked {
+					t.Errorf("the deltas' tokens spell %q, want %q", deltas.String(), masked)
+				}
+			})
+		}
+	}
+}
+
+// TestResponsesBudgetCountsKeptHistory: a turn that names
+// previous_response_id sends only its new input, and the endpoint adds the
+// history it keeps, at least the tokens of the turn that gave that answer.
+// With fewer tokens left than that and the new input, the turn is refused
+// as a prompt too large for the budget; it was sent, its answer capped at
+// what the new input alone left, and spent the kept history on top.
+func TestResponsesBudgetCountsKeptHistory(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s"}
+	srv, _, _ := newResponsesProxy(t, fake, &reach.Budget{Tokens: 100})
+	h := map[string]string{link.HeaderRequest: "k1"}
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h); resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	// 47 of 100 spent: resp_1's history is 47 tokens, and 53 are left.
+	resp, b := postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_1","input":"go on"}`, h)
+	var out struct {
+		Error struct{ Type, Code string }
+	}
+	json.Unmarshal([]byte(b), &out)
+	if resp.StatusCode != http.StatusPaymentRequired || out.Error.Code != "budget_tokens" {
+		t.Errorf("a turn after resp_1 with 53 tokens left: %d %s, want 402 budget_tokens", resp.StatusCode, b)
+	}
+	if fake.n != 1 {
+		t.Errorf("the model was asked %d times, want 1", fake.n)
+	}
+	// A turn that names no previous answer and fits is still sent.
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, h); resp.StatusCode != 200 {
+		t.Errorf("a short turn without previous_response_id: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesBudgetCountsKeptHistoryOfEndedRequest: a conversation goes
+// on in a new request once its own ended (a chat's next message, a new
+// run): the history the endpoint keeps for the answer it names is counted
+// there too, and a new request whose budget is less is refused, not sent.
+func TestResponsesBudgetCountsKeptHistoryOfEndedRequest(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s"}
+	srv, rt, _ := newResponsesProxy(t, fake, &reach.Budget{Tokens: 50})
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first turn: %d %s", resp.StatusCode, b)
+	}
+	for _, r := range rt.Requests() {
+		if r.ID() == resp.Header.Get(link.HeaderRequest) {
+			r.End()
+		}
+	}
+	// resp_1's history is 47 tokens; a new request has 50.
+	resp, b = postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_1","input":"go on"}`, nil)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Errorf("a turn after resp_1 in a new request of 50 tokens: %d %s, want 402", resp.StatusCode, b)
+	}
+	if fake.n != 1 {
+		t.Errorf("the model was asked %d times, want 1", fake.n)
+	}
+}
+
+// TestResponsesBackgroundRefused: a turn asked in the background is
+// refused with a 400 that says why, and the model is not asked: the
+// endpoint would answer it queued, its output fetched later at GET
+// /v1/responses/{id}, which reach does not serve, and its tokens never
+// charged.
+func TestResponsesBackgroundRefused(t *testing.T) {
+	fake := &fakeResponses{text: "ok", args: "{}", summary: "s", cut: 1}
+	srv, _, _ := newResponsesProxy(t, fake, nil)
+	for _, body := range []string{`{"model":"m","input":"go","background":true}`, `{"model":"m","input":"go","background":true,"stream":true}`} {
+		resp, b := postResponses(t, srv.URL, body, nil)
+		var out struct {
+			Error struct{ Type, Code string }
+		}
+		json.Unmarshal([]byte(b), &out)
+		if resp.StatusCode != http.StatusBadRequest || out.Error.Code != "background_unsupported" {
+			t.Errorf("%s: %d %s, want 400 background_unsupported", body, resp.StatusCode, b)
+		}
+	}
+	if fake.n != 0 {
+		t.Errorf("the model was asked %d times, want none", fake.n)
+	}
+	if resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","background":false}`, nil); resp.StatusCode != 200 {
+		t.Errorf("background false: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesStreamShellCommandsPlaced: a shell call's commands stream
+// as texts of their own, placed by command_index. The end of one that may
+// begin a secret ("ls" ends with the "s" of "sk-") is held back and goes
+// out before the command's .done event with that command's command_index:
+// it went out without one, which the OpenAI SDK cannot place, and each
+// command's deltas no longer added up to it.
+func TestResponsesStreamShellCommandsPlaced(t *testing.T) {
+	commands := []string{"ls", "cat notes && echo " + respSecret}
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		seq := 0
+		send := func(ev map[string]any) {
+			ev["sequence_number"] = seq
+			seq++
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+		}
+		item := map[string]any{"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "in_progress", "action": map[string]any{"commands": []any{}}}
+		send(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_sh", "status": "in_progress", "output": []any{}}})
+		send(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+		for i, c := range commands {
+			send(map[string]any{"type": "response.shell_call_command.added", "output_index": 0, "command_index": i, "command": ""})
+			for j := 0; j < len(c); j += 5 {
+				send(map[string]any{"type": "response.shell_call_command.delta", "output_index": 0, "command_index": i, "delta": c[j:min(j+5, len(c))]})
+			}
+			send(map[string]any{"type": "response.shell_call_command.done", "output_index": 0, "command_index": i, "command": c})
+		}
+		done := map[string]any{"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "completed", "action": map[string]any{"commands": commands}}
+		send(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": done})
+		send(map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_sh", "status": "completed", "output": []any{done},
+			"usage": map[string]any{"input_tokens": 5, "output_tokens": 5}}})
+	})
+	srv, _, _ := newResponsesProxy(t, upstream, nil)
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"go","stream":true}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if strings.Contains(b, "9f8e7d") {
+		t.Fatalf("the secret got through:\n%s", b)
+	}
+	got := map[string]string{}
+	for _, ev := range readEvents(t, b) {
+		if ev.data["type"] != "response.shell_call_command.delta" {
+			continue
+		}
+		i, ok := ev.data["command_index"].(float64)
+		if !ok {
+			t.Errorf("a command's delta without its command_index: %v", ev.data)
+			continue
+		}
+		got[fmt.Sprint(i)] += ev.data["delta"].(string)
+	}
+	want := map[string]string{"0": commands[0], "1": strings.ReplaceAll(commands[1], respSecret, "[REDACTED]")}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("command %s's deltas add up to %q, want %q", i, got[i], w)
+		}
+	}
+}
+
+// TestResponsesStreamLargeEvent: a generated image comes whole in its
+// item's done event and again in response.completed, each one line of some
+// MiB; the stream goes on through them to its end, and the turn is charged
+// its usage.
+func TestResponsesStreamLargeEvent(t *testing.T) {
+	image := strings.Repeat("iVBORw0KGgo", 5<<20/11) // 5 MiB of base64
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		item := map[string]any{"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": image}
+		resp := map[string]any{"id": "resp_ig", "status": "completed", "output": []any{item}, "usage": map[string]any{"input_tokens": 30, "output_tokens": 20}}
+		for i, ev := range []map[string]any{
+			{"type": "response.created", "response": map[string]any{"id": "resp_ig", "status": "in_progress", "output": []any{}}},
+			{"type": "response.output_item.done", "output_index": 0, "item": item},
+			{"type": "response.completed", "response": resp},
+		} {
+			ev["sequence_number"] = i
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+		}
+	})
+	srv, rt, _ := newResponsesProxy(t, upstream, nil)
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"draw","stream":true}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %.200s", resp.StatusCode, b)
+	}
+	evs := readEvents(t, b)
+	if len(evs) != 3 || evs[2].data["type"] != "response.completed" {
+		t.Fatalf("%d events passed, want the 3, response.completed last", len(evs))
+	}
+	turns := modelTurns(rt, resp.Header.Get(link.HeaderRequest))
+	if len(turns) != 1 || turns[0].Tokens() != 50 {
+		t.Errorf("model turns %v, want one charged the 50 tokens of its usage", turns)
 	}
 }
