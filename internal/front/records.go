@@ -149,20 +149,22 @@ func (s *Server) atCap(owner string) bool {
 // 1.x whose session is gone stays broken (it never initializes again);
 // the client that opens one too many is the one told, at once, why.
 func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
-	b, _ := json.Marshal(s.tooManyMessage())
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
+	buf := mcpwire.GetBuffer()
+	defer mcpwire.PutBuffer(buf)
+	mcpwire.AppendResponse(buf, id, nil, s.tooMany())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusTooManyRequests)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, codeTooManySessions, b)
+	w.Write(buf.Bytes())
 }
 
-// tooManyMessage is the message of tooManySessions.
-func (s *Server) tooManyMessage() string {
-	return fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
+// tooMany is the JSON-RPC error of an initialize past the bound.
+func (s *Server) tooMany() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
 		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
-		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)
+		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)}
 }
 
 // codeTooManySessions is the JSON-RPC error code of tooManySessions, in
@@ -247,7 +249,7 @@ func (s *Server) opening(ctx context.Context, req mcp.Request) error {
 	if ss == nil || s.claimSession(s.sessionFor(ss), owner) {
 		return nil
 	}
-	return &jsonrpc.Error{Code: codeTooManySessions, Message: s.tooManyMessage()}
+	return s.tooMany()
 }
 
 // opened handles a session's initialize once the SDK answered it (err,
