@@ -190,15 +190,15 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		} else {
 			a.raw += len(data)
 		}
-		masked := p.redact(data)
+		masked := data
 		if mask != nil {
 			var before [][]byte
 			before, masked = mask.event(&e, data)
-			masked = p.redact(masked)
 			for _, b := range before {
 				fmt.Fprintf(&out, "event: %s\ndata: %s\n\n", eventType(b), b)
 			}
 		}
+		masked = p.redact(masked)
 		for _, l := range lines {
 			if bytes.HasPrefix(l, []byte("data:")) {
 				if data != nil { // one data line for all of them
