@@ -635,13 +635,13 @@ func wordsFold(v []byte) uint64 {
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		switch c {
-		case '\\':
+		switch {
+		case c == '\\':
 			flush()
 			i++ // the escaped character
-		case ' ', '\t', '\'', '"', '`', '(', ')', '[', ']', '{', '}', ',', ';':
+		case wordEnd(c):
 			flush()
-		case '=', '<', '>', '!':
+		case c == '=' || c == '<' || c == '>' || c == '!':
 			flush()
 			h, n = (h^uint64(c))*prime, 1
 			flush()
