@@ -1182,9 +1182,22 @@ func TestOptionValues(t *testing.T) {
 		eq = append(eq, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo=acme/svc-%02d --state=open"}`, i), none))
 		sp = append(sp, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo acme/svc-%02d --state open"}`, i), none))
 	}
+	// A number joined to an option that names an identifier names the
+	// thing asked about, as after a space: ten jobs described alike are
+	// ten questions. A count joined to its option is still a setting.
+	done := `"state: COMPLETED\nexit_code: 0\nattempts: 1\nqueue: nightly-etl"`
+	var ids, counts []op
+	for i := range 6 {
+		ids = append(ids, call("shell", fmt.Sprintf(`{"command":"batchctl describe --job-id=%d"}`, 55120+i*7), done))
+		counts = append(counts, call("shell", fmt.Sprintf(`{"command":"batchctl describe --job-id=55120 --retries=%d"}`, i+1), done))
+	}
+	counts[3] = refused(counts[3], "rephrase")
+	counts = counts[:4]
 	runCases(t, []testCase{
 		{"values joined to their options", nil, eq},
 		{"values after a space", nil, sp},
+		{"numbers joined to an option that names an identifier", nil, ids},
+		{"counts joined to their options", nil, counts},
 	})
 }
 

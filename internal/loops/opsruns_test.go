@@ -227,7 +227,6 @@ func opOutcome(r *opRun, p opPlayed) string {
 // opKnown lists the runs whose outcome is not their label's, each with why.
 var opKnown = map[string]string{
 	// main as written (769ffd3): 11 of 22 loops detected, 2 of 20 legit runs refused.
-	"cli-batch-status-by-id":            "false_kill", // --job-id=55127 dropped as a count: ten ids one question
 	"mail-helpcenter-popular-articles":  "false_kill", // the same popular articles tie five questions (R6 allows)
 	"etl-row-count-renamed-filter":      "missed",     // the same values under other keys: another question each time
 	"cal-same-window-respelled":         "missed",     // one instant in other zones, one length in other units

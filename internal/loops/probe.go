@@ -653,7 +653,10 @@ func wordsFold(v []byte) uint64 {
 				// and so does a value joined to it that names something
 				// (--repo=acme/api, --namespace=prod, -run=TestX, as
 				// after a space); a count (-count=1, -parallel=4) is a
-				// setting, left out with its option.
+				// setting, left out with its option, unless the option
+				// names an identifier (--id=1234, --job-id=55120: the
+				// number names the thing asked about).
+				name := i
 				for i+1 < len(v) && !wordEnd(v[i+1]) && v[i+1] != '=' {
 					i++
 				}
@@ -662,7 +665,7 @@ func wordsFold(v []byte) uint64 {
 					for j < len(v) && !wordEnd(v[j]) {
 						j++
 					}
-					if !digits(v[i+2 : j]) {
+					if !digits(v[i+2:j]) || identKey(bytes.TrimLeft(v[name:i+1], "-")) {
 						i++ // the value is read as the next word
 						continue
 					}
