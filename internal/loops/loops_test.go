@@ -1350,3 +1350,46 @@ func TestLazyRelease(t *testing.T) {
 		t.Errorf("after Release, Get gave %p and %p (the kept one %p); want two new ones", a, b, d)
 	}
 }
+
+// TestDurationsMasked: a span of time inside a line of output (kubectl's
+// ages, a run's time) is new each time it is asked, as a latency_ms field
+// is; the rest of the line is the answer. A countdown is progress, and a
+// value that is nothing but a span is a field's.
+func TestDurationsMasked(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"worker-7d9f   0/1   CrashLoopBackOff   7 (55s ago)   25m", "worker-7d9f   0/1   CrashLoopBackOff   7 (1m30s ago)   26m", true},
+		{"ok  \texample.com/app/cache\t0.37s", "ok  \texample.com/app/cache\t0.41s", true},
+		{"exit status 0 (plan took 11.2s)", "exit status 0 (plan took 12.1s)", true},
+		{"Up 3 minutes ago", "Up 4 minutes ago", true},
+		{"1 passed in 350ms", "1 passed in 1h2m3s", true},
+		{"Deploying, ETA 4m", "Deploying, ETA 3m", false},
+		{"deploying: 4m remaining", "deploying: 3m remaining", false},
+		{"45m", "30m", false},
+		{"5mb used", "6mb used", false},
+		{"k8s 3 nodes", "k8s 4 nodes", false},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q: same %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	pods := func(age, ago string) string {
+		return marshalString("NAME            READY   STATUS             RESTARTS       AGE\nworker-7d9f-x   0/1     CrashLoopBackOff   7 (" + ago + " ago)   " + age + "\n")
+	}
+	eta := func(m int) string { return marshalString(fmt.Sprintf("rollout: 2 of 3 replicas updated, ETA %dm", m)) }
+	runCases(t, []testCase{
+		{"a pod whose ages alone move", nil, []op{
+			call("kubectl", `{"command":"get pods -l app=worker"}`, pods("25m", "55s")),
+			call("kubectl", `{"command":"get pods -l app=worker"}`, pods("26m", "1m55s")),
+			refused(call("kubectl", `{"command":"get pods -l app=worker"}`, pods("27m", "2m55s")), "repeat"),
+		}},
+		{"a countdown", nil, []op{
+			call("rollout_status", `{"name":"api"}`, eta(4)),
+			call("rollout_status", `{"name":"api"}`, eta(3)),
+			call("rollout_status", `{"name":"api"}`, eta(2)),
+			call("rollout_status", `{"name":"api"}`, eta(1)),
+		}},
+	})
+}
