@@ -1193,11 +1193,20 @@ func TestOptionValues(t *testing.T) {
 	}
 	counts[3] = refused(counts[3], "rephrase")
 	counts = counts[:4]
+	// A switch joined to its option says how, as the option alone does.
+	nochange := `"No changes. Your infrastructure matches the configuration."`
+	switches := []op{
+		call("terraform", `{"args":"plan -input=false","chdir":"envs/prod"}`, nochange),
+		call("terraform", `{"args":"plan -input=false -refresh=true","chdir":"envs/prod"}`, nochange),
+		call("terraform", `{"args":"plan -lock=false -input=false","chdir":"envs/prod"}`, nochange),
+		refused(call("terraform", `{"args":"plan -input=FALSE -parallelism=20","chdir":"envs/prod"}`, nochange), "rephrase"),
+	}
 	runCases(t, []testCase{
 		{"values joined to their options", nil, eq},
 		{"values after a space", nil, sp},
 		{"numbers joined to an option that names an identifier", nil, ids},
 		{"counts joined to their options", nil, counts},
+		{"switches joined to their options", nil, switches},
 	})
 }
 

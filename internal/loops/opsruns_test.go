@@ -230,7 +230,6 @@ var opKnown = map[string]string{
 	"mail-helpcenter-popular-articles":  "false_kill", // the same popular articles tie five questions (R6 allows)
 	"etl-row-count-renamed-filter":      "missed",     // the same values under other keys: another question each time
 	"cal-same-window-respelled":         "missed",     // one instant in other zones, one length in other units
-	"terraform-plan-again-timed":        "missed",     // the plan's time is new each time
 	"sheets-range-respelled":            "missed",     // a range quoted, split and renamed
 	"mail-search-respelled":             "missed",     // a query in mail syntax is not free text: no rewording
 	"translate-same-sentence-respelled": "missed",     // options renamed each time; a translation shares no word

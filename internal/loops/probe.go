@@ -652,7 +652,8 @@ func wordsFold(v []byte) uint64 {
 				// same question. The words after it stay (-run TestX),
 				// and so does a value joined to it that names something
 				// (--repo=acme/api, --namespace=prod, -run=TestX, as
-				// after a space); a count (-count=1, -parallel=4) is a
+				// after a space); a count or a switch (-count=1,
+				// -parallel=4, -refresh=true, as -v is) is a
 				// setting, left out with its option, unless the option
 				// names an identifier (--id=1234, --job-id=55120: the
 				// number names the thing asked about).
@@ -665,7 +666,7 @@ func wordsFold(v []byte) uint64 {
 					for j < len(v) && !wordEnd(v[j]) {
 						j++
 					}
-					if !digits(v[i+2:j]) || identKey(bytes.TrimLeft(v[name:i+1], "-")) {
+					if !setting(v[i+2:j]) || identKey(bytes.TrimLeft(v[name:i+1], "-")) {
 						i++ // the value is read as the next word
 						continue
 					}
@@ -699,6 +700,12 @@ func option(rest []byte) bool {
 		rest = rest[1:]
 	}
 	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// setting reports whether an option's joined value says how rather than
+// what: a count, or a switch turned on or off.
+func setting(b []byte) bool {
+	return digits(b) || bytes.EqualFold(b, []byte("true")) || bytes.EqualFold(b, []byte("false"))
 }
 
 // digits reports whether b is a count: digits only.
