@@ -1102,8 +1102,9 @@ func TestRetryableFailuresAreTransient(t *testing.T) {
 }
 
 // TestFoldArgs: a read's arguments respelled (case, white space around a
-// value, a number as a string or in another form) ask one question of its
-// tool; other values, other keys and another tool ask another.
+// value, a number as a string or in another form, a key renamed, a list
+// reordered, an instant in another zone, a span in other units) ask one
+// question of its tool; other values and another tool ask another.
 func TestFoldArgs(t *testing.T) {
 	same := [][2]string{
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"2","sku":"AB-1200"}`},
@@ -1125,6 +1126,18 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"ls src"}`, `{"command":"ls src/"}`},
 		{`{"command":"ls src"}`, `{"command":"ls ./src/"}`},
 		{`{"command":"grep -rn TODO src"}`, `{"command":"grep -rn TODO ./src"}`},
+		// The same values under other names, a list in another order.
+		{`{"table":"fact_orders","where":"day = '2026-12-01'"}`, `{"filter":"day='2026-12-01'","table":"fact_orders"}`},
+		{`{"spreadsheet_id":"1xq","range":"Q4!A1:D20"}`, `{"range":"'Q4'!A1:D20","spreadsheetId":"1xq"}`},
+		{`{"attendees":["ana@x.io","li@x.io"]}`, `{"attendees":["li@x.io","ana@x.io"]}`},
+		// One instant in other zones, one span in other units, one path.
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T12:00:00Z"}`},
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T07:00:00.000-05:00"}`},
+		{`{"duration":"45m"}`, `{"duration":"PT45M"}`},
+		{`{"duration":"45m"}`, `{"duration":"0.75h"}`},
+		{`{"duration":"45m"}`, `{"duration":"45 minutes"}`},
+		{`{"duration":"1h30m"}`, `{"duration":"5400s"}`},
+		{`{"path":"internal/api/handler.go"}`, `{"path":"./internal/api/handler.go"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1134,7 +1147,6 @@ func TestFoldArgs(t *testing.T) {
 	differ := [][2]string{
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":3,"sku":"ab-1200"}`},
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":2,"sku":"ab-1201"}`},
-		{`{"a":"x"}`, `{"b":"x"}`},
 		{`{"a":"x\"y"}`, `{"a":"x\"z"}`},
 		{`{"a":"2"}`, `{"a":"\"2\""}`},
 		{`{"a":["1","2"]}`, `{"a":["12"]}`},
@@ -1160,6 +1172,14 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"cat ../a.txt"}`, `{"command":"cat a.txt"}`},
 		{`{"command":"ls ./"}`, `{"command":"ls"}`},
 		{`{"sql":"SELECT a / b FROM t"}`, `{"sql":"SELECT a b FROM t"}`},
+		// A bare number is no span; a wall time without a zone is as written.
+		{`{"duration":"45m"}`, `{"duration":"45"}`},
+		{`{"duration":"45m"}`, `{"duration":"45s"}`},
+		{`{"start":"2026-12-09T13:00:00"}`, `{"start":"2026-12-09T12:00:00Z"}`},
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T13:00:00Z"}`},
+		{`{"path":"/"}`, `{"path":"."}`},
+		{`{"a":"x","b":"y"}`, `{"a":"x","b":"x"}`},
+		{`{"a":true}`, `{"a":false}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {

@@ -228,12 +228,8 @@ func opOutcome(r *opRun, p opPlayed) string {
 var opKnown = map[string]string{
 	// main as written (769ffd3): 11 of 22 loops detected, 2 of 20 legit runs refused.
 	"mail-helpcenter-popular-articles":  "false_kill", // the same popular articles tie five questions (R6 allows)
-	"etl-row-count-renamed-filter":      "missed",     // the same values under other keys: another question each time
-	"cal-same-window-respelled":         "missed",     // one instant in other zones, one length in other units
-	"sheets-range-respelled":            "missed",     // a range quoted, split and renamed
 	"mail-search-respelled":             "missed",     // a query in mail syntax is not free text: no rewording
 	"translate-same-sentence-respelled": "missed",     // options renamed each time; a translation shares no word
-	"pr-diff-renamed-args":              "missed",     // the same values under other keys
 	"ci-pipeline-stuck-pending":         "missed",     // a queued duration that grows
 	"form-next-does-not-advance":        "missed",     // each click is a write, which excuses the unchanged page
 }
