@@ -1422,3 +1422,27 @@ func TestDurationsMasked(t *testing.T) {
 		}},
 	})
 }
+
+// TestDurationKeys: a job polled whose answer changes only in how long it
+// has waited (queued_duration, elapsed) is the same answer; its state
+// moving is progress.
+func TestDurationKeys(t *testing.T) {
+	pending := func(d float64) string {
+		return fmt.Sprintf(`{"id":88190,"jobs":[{"name":"build","runner":null,"status":"pending"}],"queued_duration":%g,"status":"pending"}`, d)
+	}
+	moving := func(st string, d float64) string {
+		return fmt.Sprintf(`{"id":88190,"duration":%g,"status":%q}`, d, st)
+	}
+	runCases(t, []testCase{
+		{"only the wait grows", nil, []op{
+			call("pipeline_get", `{"id":88190}`, pending(312.4)),
+			call("pipeline_get", `{"id":88190}`, pending(374.1)),
+			refused(call("pipeline_get", `{"id":88190}`, pending(435.8)), "repeat"),
+		}},
+		{"the state moves", nil, []op{
+			call("pipeline_get", `{"id":88190}`, moving("pending", 12)),
+			call("pipeline_get", `{"id":88190}`, moving("running", 70)),
+			call("pipeline_get", `{"id":88190}`, moving("success", 131)),
+		}},
+	})
+}

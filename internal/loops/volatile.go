@@ -13,9 +13,12 @@ import (
 // date-time, or a random token such as a hex nonce or a UUID).
 
 // volatileWords are the words of a key that name fetch metadata whatever
-// else the key says: "latency_ms", "x_cache", "took", "_score".
+// else the key says: "latency_ms", "x_cache", "took", "_score". A span of
+// time ("elapsed", "queued_duration") grows while nothing else moves: a
+// job polled whose answer says only how long it has waited is the same
+// answer each time.
 var volatileWords = map[string]bool{
-	"latency": true, "took": true, "elapsed": true, "nonce": true, "timestamp": true, "ts": true,
+	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
 	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
 	"uptime": true, "expires": true, "expiry": true, "signature": true,
 }
