@@ -1446,3 +1446,52 @@ func TestDurationKeys(t *testing.T) {
 		}},
 	})
 }
+
+// TestWritesThatChangeNothing: a read whose answer stays the same after
+// each of the last writes to one target (Next clicked, described in other
+// words, the page the same) is refused after the next such write, as a
+// third identical read is. Writes to other targets (a field filled, a file
+// edited otherwise), or an answer that moves, start over.
+func TestWritesThatChangeNothing(t *testing.T) {
+	page := func(alert string) string {
+		return marshalString("- heading \"Step 4 of 6\"\n- textbox \"VAT number\" [ref=e20]: DE 123\n" + alert)
+	}
+	bad := page("- alert: Please enter a valid VAT number")
+	click := func(el string) op { return write("form_click", `{"element":"`+el+`","ref":"e41"}`, `"ok"`) }
+	snap := func(res string) op { return call("form_snapshot", `{}`, res) }
+	edit := func(i int) op {
+		return write("edit_file", fmt.Sprintf(`{"new":"limit %d","old":"limit","path":"cache.go"}`, i), `{"ok":true}`)
+	}
+	fail := marshalString("--- FAIL: TestEvict\n    evict_test.go:31: 3 entries left, want 2\nFAIL")
+	runCases(t, []testCase{
+		{"Next clicked, the page the same", nil, []op{
+			snap(page("")),
+			click("Next"), snap(bad),
+			click("Next button"), snap(bad),
+			click("the Next button at the bottom"), snap(bad),
+			click("Continue"), refused(snap(bad), "repeat"),
+		}},
+		{"a field filled in between", nil, []op{
+			snap(page("")),
+			click("Next"), snap(bad),
+			click("Next button"), snap(bad),
+			click("Continue"), snap(bad),
+			write("form_fill", `{"ref":"e20","text":"DE123456789"}`, `"ok"`),
+			click("Next"), snap(bad),
+		}},
+		{"a file edited otherwise each time", nil, []op{
+			call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(1), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(2), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(3), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(4), call("run_tests", `{"pkg":"./cache"}`, fail),
+		}},
+		{"the page moves", nil, []op{
+			snap(page("")),
+			click("Load more"), snap(page("- listitem 1")),
+			click("Load more"), snap(page("- listitem 2")),
+			click("Load more"), snap(page("- listitem 3")),
+			click("Load more"), snap(page("- listitem 4")),
+		}},
+	})
+}

@@ -230,7 +230,6 @@ var opKnown = map[string]string{
 	"mail-helpcenter-popular-articles":  "false_kill", // the same popular articles tie five questions (R6 allows)
 	"mail-search-respelled":             "missed",     // a query in mail syntax is not free text: no rewording
 	"translate-same-sentence-respelled": "missed",     // options renamed each time; a translation shares no word
-	"form-next-does-not-advance":        "missed",     // each click is a write, which excuses the unchanged page
 }
 
 func TestOpsRuns(t *testing.T) {
