@@ -226,10 +226,24 @@ func opOutcome(r *opRun, p opPlayed) string {
 
 // opKnown lists the runs whose outcome is not their label's, each with why.
 var opKnown = map[string]string{
-	// main as written (769ffd3): 11 of 22 loops detected, 2 of 20 legit runs refused.
-	"mail-helpcenter-popular-articles":  "false_kill", // the same popular articles tie five questions (R6 allows)
-	"mail-search-respelled":             "missed",     // a query in mail syntax is not free text: no rewording
-	"translate-same-sentence-respelled": "missed",     // options renamed each time; a translation shares no word
+	// On main when the probe was written (769ffd3): 11 of 22 loops detected
+	// (none early), 2 of 20 legit runs refused. What is left:
+	//
+	// Five different e-mails looked up in a help centre that finds nothing
+	// and offers the same three popular articles: records tie askings
+	// that share no word (synonyms only), and a fallback list cannot be
+	// told from a finding without knowing what the words mean. R6 allows
+	// the refusal; the long-run probe's research-kb-fallback-articles is
+	// the same trade.
+	"mail-helpcenter-popular-articles": "false_kill",
+	// A query in a mail search syntax (from:, subject:, after:) is code,
+	// not free text: each wording is another question, and no rewording
+	// ties them.
+	"mail-search-respelled": "missed",
+	// The sentence is reworded and the options change with it (formality
+	// renamed, a target language as de-DE): the arguments but the free text
+	// differ, and a translation shares no word with its source.
+	"translate-same-sentence-respelled": "missed",
 }
 
 func TestOpsRuns(t *testing.T) {
