@@ -12,23 +12,25 @@ type callState struct {
 	// when its agent took part, so that a sub-agent's first look at something
 	// is never refused because others looked at it.
 	agents [4]uint64
-	nagent int
 
 	transient int    // attempts in a row that ended in a transient error
 	errType   string // the last transient error
 
-	// The answer came back unchanged across writes that all went to one
-	// target (a button clicked, a record saved) this many times in a row:
-	// those writes change nothing the call reads. seen is the write epoch
-	// at the dispatch of the call's last answered asking.
-	across int
-	target uint64
-	seen   uint64
-
 	// The call's first answer, as a whole, until the call is made again:
 	// only then is it remembered among what the agent was shown (moved),
 	// so that calls made once each (a batch over new ids) add nothing there.
-	ans    uint64
+	ans uint64
+
+	// The answer came back unchanged across writes that all went to one
+	// target (a button clicked, a record saved) across times in a row:
+	// those writes change nothing the call reads. seen is the write epoch
+	// at the dispatch of the call's last answered asking, target the
+	// run's (writeTarget), both cut to 32 bits to fit the struct's padding
+	// (a callState is made for every new call).
+	seen   uint32
+	target uint32
+	nagent uint8
+	across uint8
 	hasAns bool
 }
 
@@ -109,12 +111,12 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	// repeat, across writes that change nothing the call reads: the same
 	// answer after each of the last writes to one target (Next clicked,
 	// the page the same) is the same answer after the next one.
-	if cs != nil && c.repeatMax > 0 && !isWrite(s.Access) && cs.across >= c.repeatMax && cs.took(a.id) &&
-		d.epoch != cs.seen && d.runTarget == cs.target && d.runStart <= cs.seen && d.quiet(cs.first, d.epoch) {
+	if cs != nil && c.repeatMax > 0 && !isWrite(s.Access) && int(cs.across) >= c.repeatMax && cs.took(a.id) &&
+		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) {
 		return &Verdict{
 			Detector: "repeat",
 			Message: s.Tool + " " + preview(s.Args) + " returned the same result (" + cs.last + ") after each of the last " +
-				plural(cs.across, "write", "writes") + " to the same target, and only that target was written since; " +
+				plural(int(cs.across), "write", "writes") + " to the same target, and only that target was written since; " +
 				"those writes change nothing it reads, and another look cannot return anything new.",
 			Suggestion: "The write is not doing what you expect: read the page or record for an error or a missing step, " +
 				"change what you write, or tell the user what blocks you.",
@@ -258,12 +260,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	switch {
 	case !made || cs.res != r || o.Error:
 		cs.across = 0
-	case s.epoch != cs.seen && d.runTarget != 0 && d.runStart <= cs.seen && (cs.across == 0 || cs.target == d.runTarget):
-		cs.across, cs.target = cs.across+1, d.runTarget
-	case s.epoch != cs.seen:
+	case uint32(s.epoch) != cs.seen && d.runTarget != 0 && uint32(d.runStart) <= cs.seen && (cs.across == 0 || cs.target == uint32(d.runTarget)):
+		cs.across, cs.target = min(cs.across+1, 100), uint32(d.runTarget)
+	case uint32(s.epoch) != cs.seen:
 		cs.across = 0
 	}
-	cs.seen = s.epoch
+	cs.seen = uint32(s.epoch)
 	if cs.count > 0 && cs.res == r && cs.epoch == s.epoch {
 		cs.count++
 		if cs.count == 2 {
@@ -357,7 +359,7 @@ func resultPreview(o *Outcome) string {
 
 // took reports whether agent id made one of the streak's calls.
 func (cs *callState) took(id uint64) bool {
-	if cs.nagent > len(cs.agents) {
+	if int(cs.nagent) > len(cs.agents) {
 		return true
 	}
 	for _, x := range cs.agents[:cs.nagent] {
@@ -369,10 +371,10 @@ func (cs *callState) took(id uint64) bool {
 }
 
 func (cs *callState) join(id uint64) {
-	if cs.nagent > len(cs.agents) || cs.took(id) {
+	if int(cs.nagent) > len(cs.agents) || cs.took(id) {
 		return
 	}
-	if cs.nagent == len(cs.agents) {
+	if int(cs.nagent) == len(cs.agents) {
 		cs.nagent++ // too many to list: every agent counts as taking part
 		return
 	}
