@@ -1495,3 +1495,37 @@ func TestWritesThatChangeNothing(t *testing.T) {
 		}},
 	})
 }
+
+// TestSearchSyntax: a query in a search engine's syntax (from:, subject:,
+// is:) is reworded as prose is: respelled, finding the same threads each
+// time, its fourth asking is refused; searches that find other threads go
+// on, and SQL or a shell pipeline under a query key is still code.
+func TestSearchSyntax(t *testing.T) {
+	threads := `{"threads":[{"from":"billing@acme-cloud.io","id":"18c01","snippet":"Your November invoice INV-88213 is attached"},{"from":"billing@acme-cloud.io","id":"18c02","snippet":"Reminder: invoice INV-88213 is due"}]}`
+	search := func(q, res string) op { return call("mail_search", fmt.Sprintf(`{"q":%q}`, q), res) }
+	other := func(i int) string {
+		return fmt.Sprintf(`{"threads":[{"from":"ops@acme.io","id":"18c%d","snippet":"Weekly report %d"}]}`, 10+i, i)
+	}
+	runCases(t, []testCase{
+		{"respelled, the same threads", nil, []op{
+			search("from:billing@acme-cloud.io invoice november", threads),
+			search("invoice from:billing@acme-cloud.io after:2026/11/01", threads),
+			search("subject:(invoice) from:(billing@acme-cloud.io)", threads),
+			refused(search("from:billing@acme-cloud.io subject:invoice newer_than:60d", threads), "rephrase"),
+		}},
+		{"other threads each time", nil, []op{
+			search("from:ops@acme.io report week 1", other(1)),
+			search("from:ops@acme.io report week 2", other(2)),
+			search("from:ops@acme.io report week 3", other(3)),
+			search("from:ops@acme.io report week 4", other(4)),
+		}},
+	})
+	for _, q := range []string{"SELECT id FROM t WHERE a = 1", "logs | grep error:", "http://example.com/a b", "a::date b"} {
+		if searchSyntax([]byte(q)) {
+			t.Errorf("%q read as a search engine's query", q)
+		}
+	}
+	if !searchSyntax([]byte("level:error service:api")) {
+		t.Error("level:error service:api not read as a search engine's query")
+	}
+}

@@ -236,10 +236,6 @@ var opKnown = map[string]string{
 	// the refusal; the long-run probe's research-kb-fallback-articles is
 	// the same trade.
 	"mail-helpcenter-popular-articles": "false_kill",
-	// A query in a mail search syntax (from:, subject:, after:) is code,
-	// not free text: each wording is another question, and no rewording
-	// ties them.
-	"mail-search-respelled": "missed",
 	// The sentence is reworded and the options change with it (formality
 	// renamed, a target language as de-DE): the arguments but the free text
 	// differ, and a translation shares no word with its source.
