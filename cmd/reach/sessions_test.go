@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -246,4 +247,76 @@ func TestInstancesShareSession(t *testing.T) {
 	if code, body := callOn(0, http.MethodPost); code != http.StatusNotFound {
 		t.Errorf("the deleted session's call on a = %d %s; want 404", code, body)
 	}
+}
+
+// TestInstancesEndSessionEverywhere: on one PostgreSQL store, a session
+// that both instances hold in memory (opened on a, taken over by b) and
+// that its client ends with a DELETE on one of them is ended on the other
+// too: a request there, once the DELETE was answered, soon gets the 404
+// of an ended session, not an answer until its idle gap (a client that
+// ended its session, or one whose id leaked, is not served on). Both
+// ways: the DELETE on the instance that took it over, and on the one
+// that opened it, through the Go SDK's Close.
+func TestInstancesEndSessionEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("instances test skipped in -short mode")
+	}
+	f := newFleet(t)
+	on := func(i int, method, sid string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.base(i)+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__count","arguments":{"key":"k"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpwire.HeaderSession, sid)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// held opens a session on a and has b take it over: both hold it.
+	held := func() *mcp.ClientSession {
+		cs := goSession(t, f.base(0))
+		for i := range 2 {
+			if code, body := on(i, http.MethodPost, cs.ID()); code != http.StatusOK || !strings.Contains(body, `"result"`) {
+				t.Fatalf("the session's call on instance %d = %d %s", i, code, body)
+			}
+		}
+		return cs
+	}
+	// endsOn polls instance i with the session's calls until one is
+	// answered 404, and fails with what it saw if none is by the deadline.
+	endsOn := func(i int, sid string) {
+		t.Helper()
+		seen, last := map[int]int{}, ""
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			code, body := on(i, http.MethodPost, sid)
+			if code == http.StatusNotFound {
+				if code, body := on(i, http.MethodPost, sid); code != http.StatusNotFound {
+					t.Fatalf("the ended session's call on instance %d = %d %s after a 404", i, code, body)
+				}
+				return
+			}
+			seen[code]++
+			last = fmt.Sprint(code, " ", body)
+		}
+		t.Fatalf("the session deleted elsewhere is still served on instance %d: statuses %v, the last %s", i, seen, last)
+	}
+
+	cs := held()
+	if code, _ := on(1, http.MethodDelete, cs.ID()); code != http.StatusNoContent {
+		t.Fatalf("DELETE of the session on b = %d", code)
+	}
+	endsOn(0, cs.ID())
+
+	cs = held()
+	sid := cs.ID()
+	if err := cs.Close(); err != nil { // its DELETE, on a
+		t.Fatal(err)
+	}
+	endsOn(1, sid)
 }

@@ -278,9 +278,9 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	}
 	id := ss.ID()
 	hash := hashID(id)
-	st.hash.Store(&hash)
 	if _, ok := s.reviving.Load(id); ok {
-		return // taken over: its record is there
+		s.recorded(ss, st, hash) // taken over: its record is there
+		return
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
 	ir, _ := res.(*mcp.InitializeResult)
@@ -299,7 +299,127 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
 	s.records.QueueSession(rec)
+	s.recorded(ss, st, hash)
 }
+
+// recorded notes that session ss (st) has a record, named hash: its uses
+// are written to it (touchSessions), and the end of the record, on any
+// instance, ends it here (EndRecorded).
+func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string) {
+	st.hash.Store(&hash)
+	st.recordedAt.Store(time.Now().UnixNano())
+	s.byHash.Store(hash, ss)
+}
+
+// forgetHash forgets that hash names ss, if it still does (not a session
+// taken over again under the same id since).
+func (s *Server) forgetHash(hash string, ss *mcp.ServerSession) {
+	s.byHash.mu.Lock()
+	if s.byHash.m[hash] == ss {
+		delete(s.byHash.m, hash)
+	}
+	s.byHash.mu.Unlock()
+}
+
+// EndRecorded ends session hash (its id's SHA-256) here, if this process
+// holds it, because its record ended on the store: its client's DELETE
+// through another instance (or an operator's), or, if idle, the idle gap
+// as another instance's sweep found it. The record is the truth: a client
+// that ended its session, or one whose id leaked, is not answered on an
+// instance that took the session over earlier and kept it in memory. A
+// session used here since its last use was written is not idle, and is
+// kept: its record was swept before this instance wrote that use.
+//
+// The session's request ends first, with its calls, then the SDK closes
+// it; meanwhile its requests are answered 404 (fastPath), as the SDK
+// answers them once it has.
+func (s *Server) EndRecorded(hash string, idle bool) {
+	ss, ok := s.byHash.Load(hash)
+	if !ok {
+		return
+	}
+	if idle {
+		if v, ok := s.sessions.Load(ss); ok && v.(*session).used.Load() {
+			return
+		}
+	}
+	s.endRecorded(ss, hash, "its record ended on another instance")
+}
+
+// endRecorded ends session ss, named hash in the store, whose record is
+// gone; why says how, for the log.
+func (s *Server) endRecorded(ss *mcp.ServerSession, hash, why string) {
+	sid := ss.ID()
+	if _, loaded := s.ending.LoadOrStore(sid, struct{}{}); loaded {
+		return
+	}
+	s.closing.Add(1)
+	s.forgetHash(hash, ss)
+	s.endSession(ss)
+	s.log.Info("MCP session ended: "+why, "session_id", SessionRef("#"+hash[:min(12, len(hash))]))
+	// The SDK's close waits for the session's handlers to return (the
+	// request's end cancelled its calls): not in the caller's goroutine,
+	// which is the one that hears every instance's signals.
+	go func() {
+		ss.Close()
+		s.endSession(ss) // the state a call on its way made again
+		s.ending.Delete(sid)
+		s.closing.Add(-1)
+	}()
+}
+
+// ended reports whether session sid is being ended by endRecorded: the
+// SDK still has it, and would answer its requests.
+func (s *Server) ended(sid string) bool {
+	if s.closing.Load() == 0 {
+		return false
+	}
+	_, ok := s.ending.Load(sid)
+	return ok
+}
+
+// RecheckRecorded ends the sessions held here whose record is gone from
+// the store (or idle past the gap): what EndRecorded would have ended had
+// this instance heard each end, called when it listens again after it
+// was cut off. A record queued in the last recheckGrace may not be
+// written yet, and its session is left alone.
+func (s *Server) RecheckRecorded(ctx context.Context) {
+	if s.records == nil {
+		return
+	}
+	type held struct {
+		ss   *mcp.ServerSession
+		hash string
+	}
+	var all []held
+	cutoff := time.Now().Add(-recheckGrace).UnixNano()
+	s.sessions.Range(func(k, v any) bool {
+		ss, ok := k.(*mcp.ServerSession)
+		st := v.(*session)
+		if h := st.hash.Load(); ok && h != nil && st.recordedAt.Load() < cutoff {
+			all = append(all, held{ss, *h})
+		}
+		return true
+	})
+	for _, h := range all {
+		rec, err := s.records.GetSession(ctx, h.hash)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			s.endRecorded(h.ss, h.hash, "its record ended while this instance did not listen")
+		case err != nil:
+			s.log.Warn("reading an MCP session's record", "err", err)
+			return
+		case time.Since(rec.Used) >= s.idleAfter:
+			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).used.Load() {
+				s.endRecorded(h.ss, h.hash, "idle past the gap")
+			}
+		}
+	}
+}
+
+// recheckGrace is how long a record queued may take to be written, as
+// RecheckRecorded sees it.
+const recheckGrace = 10 * time.Second
 
 // takeOver answers a request naming session sid, which the SDK does not
 // know, when the store has its record: from who opened it, the session is

@@ -567,3 +567,63 @@ func TestSessionsNotTakenOverWithSessionsInStateless(t *testing.T) {
 		}
 	}
 }
+
+// A session whose record ended through another instance (EndRecorded, as
+// the cluster's wake-up calls it) ends here: its requests get 404, and a
+// take-over does not bring it back. An idle gap's end spares a session
+// used here since its use was last written, and ends one that was not;
+// a recheck after the wake-ups were missed ends a session whose record
+// is gone.
+func TestSessionEndedElsewhereEndsHere(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	s := g.cur.Load()
+	open := func() (*mcp.ClientSession, string) {
+		cs, err := g.connect("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		echo(t, cs, "first")
+		return cs, hashID(cs.ID())
+	}
+	// until polls sid's call until it is answered 404 (the SDK closes the
+	// session in the background).
+	gone := func(sid, what string) {
+		t.Helper()
+		var code int
+		var body string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if code, body = g.post(sid, ""); code == http.StatusNotFound {
+				return
+			}
+		}
+		t.Fatalf("%s: the session's call = %d %s, want 404", what, code, body)
+	}
+
+	cs, hash := open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil {
+		t.Fatal(err)
+	}
+	s.EndRecorded(hash, false)
+	gone(cs.ID(), "deleted elsewhere")
+
+	cs, hash = open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil { // as another instance's sweep does
+		t.Fatal(err)
+	}
+	s.EndRecorded(hash, true) // used since its use was written
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK {
+		t.Fatalf("a session used here, swept as idle elsewhere = %d %s; want it kept", code, body)
+	}
+	s.SweepClients() // writes its use
+	s.EndRecorded(hash, true)
+	gone(cs.ID(), "idle, not used since its use was written")
+
+	cs, hash = open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.sessions.Load(s.sessionByID(cs.ID()))
+	v.(*session).recordedAt.Store(time.Now().Add(-recheckGrace - time.Second).UnixNano())
+	s.RecheckRecorded(t.Context())
+	gone(cs.ID(), "deleted while this instance did not listen")
+}
