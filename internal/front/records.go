@@ -162,9 +162,9 @@ func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
 
 // tooMany is the JSON-RPC error of an initialize past the bound.
 func (s *Server) tooMany() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
-		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
-		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)}
+	return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf("too many MCP sessions: this principal has %d open (Streamable HTTP sessions and /sse streams), "+
+		"the most it may (sessions_per_principal). End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id; close the /sse streams), "+
+		"or wait until they have been idle for %s (idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)}
 }
 
 // codeTooManySessions is the JSON-RPC error code of tooManySessions, in
@@ -200,18 +200,52 @@ func (s *Server) claimSession(st *session, owner string) bool {
 
 // uncount counts st's session out of its owner's.
 func (s *Server) uncount(st *session) {
-	owner := st.counted.Swap(nil)
-	if owner == nil {
-		return
+	if owner := st.counted.Swap(nil); owner != nil {
+		s.release(*owner)
 	}
+}
+
+// release counts one of owner's sessions out.
+func (s *Server) release(owner string) {
 	s.countMu.Lock()
-	if s.owners[*owner]--; s.owners[*owner] <= 0 {
-		delete(s.owners, *owner)
+	if s.owners[owner]--; s.owners[owner] <= 0 {
+		delete(s.owners, owner)
 	}
 	s.countMu.Unlock()
 }
 
-// Sessions returns how many MCP sessions each owner keeps open (owner:
+// claimStream counts a GET /sse, the session of the HTTP+SSE transport
+// (from its GET to the stream's end: the SDK makes the session at the
+// GET, and it holds it, its stream and its request until then), against
+// its owner's bound, which Streamable HTTP sessions count against too;
+// false, and not counted, past it. Without it one principal could hold
+// any number of sessions open through /sse.
+func (s *Server) claimStream(owner string) bool {
+	if s.maxSessions <= 0 {
+		return true
+	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.owners[owner] >= s.maxSessions {
+		return false
+	}
+	if s.owners == nil {
+		s.owners = map[string]int{}
+	}
+	s.owners[owner]++
+	return true
+}
+
+// tooManyStreams refuses a GET /sse past its owner's bound: 429, and
+// what to do (a GET has no JSON-RPC id to answer; the error is the API's).
+// A stream does not end of itself when idle: its client closes it.
+func (s *Server) tooManyStreams(w http.ResponseWriter) {
+	httpjson.WriteError(w, http.StatusTooManyRequests, "too_many_sessions",
+		fmt.Sprintf("Too many MCP sessions: this principal has %d open (Streamable HTTP sessions and /sse streams), the most it may (sessions_per_principal).", s.maxSessions),
+		"Close the /sse streams you no longer use and end the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), then connect again; reuse one session for many calls.")
+}
+
+// Sessions returns how many MCP sessions (and /sse streams) each owner keeps open (owner:
 // "tenant"/"principal", quoted; "" for the local user without auth).
 func (s *Server) Sessions() map[string]int {
 	s.countMu.Lock()

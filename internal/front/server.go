@@ -68,9 +68,10 @@ type Options struct {
 	// this process only.
 	Records store.Sessions
 	// MaxSessions bounds the MCP sessions one principal (of one tenant;
-	// the local user without auth) keeps open here, and its sessionless
-	// clients (by clientInfo) kept apart, the others sharing a request;
-	// 0 for no bound.
+	// the local user without auth) keeps open here, Streamable HTTP
+	// sessions and /sse streams together, and its sessionless clients (by
+	// clientInfo) kept apart, the others sharing a request; 0 for no
+	// bound.
 	MaxSessions int
 	Logger      *slog.Logger // if nil, logs are discarded
 }
