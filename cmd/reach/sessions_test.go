@@ -320,3 +320,55 @@ func TestInstancesEndSessionEverywhere(t *testing.T) {
 	}
 	endsOn(1, sid)
 }
+
+// TestSessionTakenOverBeginsNewRequest: a session taken over after a kill
+// -9 and restart does not go on with the request its calls ran in,
+// although only the restart interrupted it (docs/STATE.md says why): its
+// next call runs in a new request, the old one stays interrupted, and a
+// call of the session that names it is refused request_interrupted, as
+// any call naming it is.
+func TestSessionTakenOverBeginsNewRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restart test skipped in -short mode")
+	}
+	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cs := goSession(t, base)
+	call := func(meta mcp.Meta) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "shop__search", Arguments: map[string]any{"id": "x"}, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.Meta["reach/request"].(string)
+		return res, id
+	}
+	if res, _ := call(nil); res.IsError {
+		t.Fatalf("the session's call: %+v", res)
+	}
+	_, before := call(nil)
+	cmd.Process.Kill()
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, data)
+
+	res, after := call(nil)
+	if res.IsError || after == "" || after == before {
+		t.Fatalf("the session's call after the restart ran in request %q (before: %q): %+v; want a new one", after, before, res)
+	}
+	resp, err := http.Get(base + "/v1/requests/" + before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var old struct{ State string }
+	if json.Unmarshal(b, &old); old.State != "interrupted" {
+		t.Errorf("the session's request before the restart = %d %s; want it interrupted", resp.StatusCode, b)
+	}
+	res, _ = call(mcp.Meta{"reach/request": before})
+	if text, _ := json.Marshal(res); !res.IsError || !strings.Contains(string(text), "request_interrupted") {
+		t.Errorf("the session's call naming its interrupted request = %s; want refused request_interrupted", text)
+	}
+}
