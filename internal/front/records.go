@@ -389,12 +389,14 @@ func (s *Server) endRecorded(ss *mcp.ServerSession, hash, why string) {
 	}
 	s.closing.Add(1)
 	s.forgetHash(hash, ss)
-	s.endSession(ss)
 	s.log.Info("MCP session ended: "+why, "session_id", SessionRef("#"+hash[:min(12, len(hash))]))
-	// The SDK's close waits for the session's handlers to return (the
-	// request's end cancelled its calls): not in the caller's goroutine,
-	// which is the one that hears every instance's signals.
+	// Its requests are answered 404 from here on (ended). The end of its
+	// request (a write to the store, on PostgreSQL) and the SDK's close,
+	// which waits for the session's handlers to return, are not the
+	// caller's to wait for: it is the goroutine that hears every
+	// instance's signals, stops included.
 	go func() {
+		s.endSession(ss)
 		ss.Close()
 		s.endSession(ss) // the state a call on its way made again
 		s.ending.Delete(sid)
