@@ -372,3 +372,55 @@ func TestSessionTakenOverBeginsNewRequest(t *testing.T) {
 		t.Errorf("the session's call naming its interrupted request = %s; want refused request_interrupted", text)
 	}
 }
+
+// TestTypeScriptSSEPerPrincipal: the TypeScript SDK 1.x's
+// SSEClientTransport, one client past sessions_per_principal, is refused
+// at its connect with the 429 (its error names the status), while the
+// clients within the bound go on; once one closes, a new one connects.
+func TestTypeScriptSSEPerPrincipal(t *testing.T) {
+	dir, node := nodeSDK(t)
+	src, err := os.ReadFile("testdata/sse-cap.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-sse-cap.mjs") // beside node_modules, so that its imports resolve
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{runs: map[string]int{}}
+	cfg := writeConfig(t, "sessions_per_principal: 2\nupstreams:\n  - {name: shop, url: '"+shopUpstream(t, c)+"'}\ntools:\n  shop__search: {access: read}\n")
+	data, addr := t.TempDir(), freeAddr(t)
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, "http://"+addr+"/sse", "2").Output()
+	if err != nil {
+		t.Fatalf("sse-cap: %v\n%s", err, out)
+	}
+	type got struct {
+		IsError bool
+		Text    string
+		Thrown  string
+		Code    any
+	}
+	var res struct {
+		Clients []got
+		Again   got
+		Error   string
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Error != "" || len(res.Clients) != 3 {
+		t.Fatalf("sse-cap printed %s", out)
+	}
+	for i, g := range res.Clients[:2] {
+		if g.Thrown != "" || g.IsError || !strings.Contains(g.Text, "search") {
+			t.Errorf("client %d within the bound = %+v", i, g)
+		}
+	}
+	if g := res.Clients[2]; !strings.Contains(g.Thrown, "429") {
+		t.Errorf("the client past the bound = %+v; want its connect refused with the 429", g)
+	}
+	if g := res.Again; g.Thrown != "" || g.IsError {
+		t.Errorf("a client once one closed = %+v; want it connected", g)
+	}
+}
