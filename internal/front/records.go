@@ -372,12 +372,14 @@ func (s *Server) EndRecorded(hash string, idle bool) {
 	if !ok {
 		return
 	}
+	why := "its record was deleted (its DELETE, on another instance)"
 	if idle {
 		if v, ok := s.sessions.Load(ss); ok && v.(*session).used.Load() {
 			return
 		}
+		why = "idle past the gap (its record swept)"
 	}
-	s.endRecorded(ss, hash, "its record ended on another instance")
+	s.endRecorded(ss, hash, why)
 }
 
 // endRecorded ends session ss, named hash in the store, whose record is
