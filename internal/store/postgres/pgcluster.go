@@ -30,6 +30,8 @@ const (
 	notifyStop     = "stop:"     // a request was stopped: stop:<request>
 	notifyApproval = "approval:" // an approval was written: approval:<id>
 	notifyEnd      = "end:"      // a request's client ended it: end:<request>
+	notifySession  = "session:"  // an MCP session's record was deleted (its DELETE): session:<hash>
+	notifyIdle     = "idle:"     // an MCP session's record was swept, idle past the gap: idle:<hash>
 )
 
 // Life is one life of an instance (a process), as it heartbeats.
@@ -431,7 +433,9 @@ func (p *Store) Release(ctx context.Context, id, owner string) error {
 
 // Signal is a wake-up from another instance (or this one): Kind "stop"
 // (ID a request that was stopped), "end" (ID a request its client ended,
-// SettleRequest) or "approval" (ID an approval that was written).
+// SettleRequest), "approval" (ID an approval that was written), "session"
+// (ID the hash of an MCP session whose record DeleteSession deleted) or
+// "idle" (one SweepSessions deleted).
 type Signal struct {
 	Kind string
 	ID   string
@@ -511,6 +515,10 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 			onSignal(Signal{Kind: "end", ID: strings.TrimPrefix(n.Payload, notifyEnd)})
 		case strings.HasPrefix(n.Payload, notifyApproval):
 			onSignal(Signal{Kind: "approval", ID: strings.TrimPrefix(n.Payload, notifyApproval)})
+		case strings.HasPrefix(n.Payload, notifySession):
+			onSignal(Signal{Kind: "session", ID: strings.TrimPrefix(n.Payload, notifySession)})
+		case strings.HasPrefix(n.Payload, notifyIdle):
+			onSignal(Signal{Kind: "idle", ID: strings.TrimPrefix(n.Payload, notifyIdle)})
 		}
 	}
 }

@@ -522,3 +522,46 @@ func TestPostgresFindFrame(t *testing.T) {
 		t.Fatalf("the end of the checkpoint lost its stack: %q", f.Stack)
 	}
 }
+
+// The end of an MCP session's record, by its DELETE or its idle gap,
+// wakes every instance that watches, naming its hash, so that one holding
+// the session in memory ends it too; a delete of no record wakes nobody,
+// and the sweep still counts what it deleted.
+func TestPostgresSessionEndWakes(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	got := make(chan Signal, 10)
+	connected := make(chan struct{}, 10)
+	if err := b.Watch(func(s Signal) { got <- s }, func(context.Context) { connected <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	for _, h := range []string{"h-deleted", "h-idle"} {
+		a.QueueSession(&store.SessionRecord{Hash: h, Init: []byte(`{}`), Created: t0, Used: t0})
+	}
+	if err := a.DeleteSession(ctx, "h-none"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteSession(ctx, "h-deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.SweepSessions(ctx, t0.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("SweepSessions = %d, %v; want 1", n, err)
+	}
+	var seen []Signal
+	for _, want := range []Signal{{Kind: "session", ID: "h-deleted"}, {Kind: "idle", ID: "h-idle"}} {
+		select {
+		case s := <-got:
+			seen = append(seen, s)
+			if s != want {
+				t.Fatalf("signals %+v, want %+v next", seen, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("signals %+v, then none; want %+v", seen, want)
+		}
+	}
+}
