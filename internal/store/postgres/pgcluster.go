@@ -129,7 +129,9 @@ const (
 // returns that request as stored (who it acts for, its trace, budget and
 // start). A request of that id that ended is begun again, its ledger
 // starting over; one that was stopped or interrupted is returned as
-// stored, with JoinFinal, and nothing is written; so is one its client
+// stored, with JoinFinal, and nothing is written; so is one still running
+// whose every instance is dead (an orphan, not yet recovered), shown
+// interrupted, as its recovery leaves it; so is one its client
 // ended (SettleRequest) while a part of it still runs, with JoinEnded. A
 // request of that id of another principal or tenant, in any state, is JoinForeign: nothing
 // is written, and only who it belongs to is returned. ttl is how recent a
