@@ -176,7 +176,7 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	var cases []durablePoint
 	for _, tc := range durablePoints() {
 		switch tc.point {
-		case "request.begun", "claimed#4", "deadletter.taken":
+		case "request.begun", "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
 		default:
 			cases = append(cases, tc)
 		}
@@ -230,16 +230,34 @@ func ledgerPoints() []durablePoint {
 			check: func(t *testing.T, h *crashRun) { h.spent(t, "r", store.Spend{Turns: 1}) },
 		},
 		{
-			// The turn's tokens debited after its answer: spent.
-			point: "budget.charged",
+			// The turn's answer passed on, its tokens not charged yet: its
+			// prompt, debited before it was sent, stays spent.
+			point: "model.answered",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				h.turnInterrupted(t, "r")
+				st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				if sp, err := st.Spent(t.Context(), "r"); err != nil || sp.Turns != 1 || sp.Tokens <= 0 || sp.Tokens >= fakeModelTokens {
+					t.Errorf("request r has spent %+v (%v) after the restart; want its turn and its prompt (held before it was sent)", sp, err)
+				}
+			},
+		},
+		{
+			// The turn's tokens debited after its answer (the second
+			// debit: the first held its prompt): spent.
+			point: "budget.charged#2",
 			model: true,
 			more:  "budgets:\n  default: {tokens: 10000}\n",
 			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
 			check: func(t *testing.T, h *crashRun) {
 				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
-				if status, body := h.turnStatus(t, "r"); status != http.StatusForbidden || !strings.Contains(body, "request_interrupted") {
-					t.Errorf("a turn of r after the restart: %d %s; want 403 request_interrupted", status, body)
-				}
+				h.turnInterrupted(t, "r")
 			},
 		},
 	}
@@ -276,6 +294,18 @@ func (h *crashRun) turnStatus(t *testing.T, request string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// turnInterrupted checks that request is interrupted, and that a turn
+// naming it is refused so.
+func (h *crashRun) turnInterrupted(t *testing.T, request string) {
+	t.Helper()
+	if s := h.state(t, request); s != "interrupted" {
+		t.Errorf("request %s is %s; want interrupted", request, s)
+	}
+	if status, body := h.turnStatus(t, request); status != http.StatusForbidden || !strings.Contains(body, "request_interrupted") {
+		t.Errorf("a turn of %s after the restart: %d %s; want 403 request_interrupted", request, status, body)
+	}
 }
 
 // spent checks that request has spent want on the shared ledger.
@@ -693,6 +723,16 @@ func pointCases() []durablePoint {
 				}
 			},
 			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
+		},
+		{
+			// A model turn's answer passed on, not charged yet: on one
+			// gateway the budget is in memory, and the restart interrupts
+			// the request; no turn of it runs again.
+			point: "model.answered",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) { h.turnInterrupted(t, "r") },
 		},
 		{
 			// The audit log's batch is durable (a booking's events): the
