@@ -454,7 +454,7 @@ func pointCases() []durablePoint {
 					t.Errorf("request r is %s; want completed", s)
 				}
 				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || !res.Replayed {
-					t.Errorf("the retry of k1 got %+v; want its recorded result", res)
+					t.Errorf("the retry of k1 got %+v %+v; want its recorded result", res, res.Error)
 				}
 				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
 					t.Errorf("the booking of the ended request was undone %d times", n)

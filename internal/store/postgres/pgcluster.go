@@ -178,6 +178,15 @@ func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Dur
 	if p.Closed() {
 		return false, store.ErrClosed
 	}
+	// What the writer holds queued (a call's recorded result, point 5 of
+	// docs/STATE.md) is committed first: the end goes through the pool,
+	// not the writer, and a kill right after it left the request ended
+	// and its calls' results lost (a retry got result_lost, not its
+	// result). A waited write that holds nothing commits the writes queued
+	// before it.
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("leaving request %s: %w", id, err)
+	}
 	var last bool
 	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
 		id, owner, int64(ttl), state, dialect.Text(usage), dialect.Text(cause), store.UnixNano(ended)).Scan(&last)
