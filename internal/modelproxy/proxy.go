@@ -308,12 +308,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			withNote(api, body, finishNote(left-prompt))
 		}
 	}
-	if l := p.opts.Ledger; l != nil {
+	if l := p.opts.Ledger; l != nil && (limited || costBudgeted(req)) {
 		// The prompt is spent once it is sent: it is debited before, so
 		// that an instance killed before the turn's charge (after its
 		// answer) leaves it spent, and a request that goes on elsewhere
 		// (or on this instance's next life, within instance_ttl) does not
-		// spend it again; the charge after the answer settles it.
+		// spend it again; the charge after the answer settles it. Without
+		// a token or cost budget there is nothing to spend again.
 		price, priced := mc.Prices[model]
 		t, c := budget.Charge(prompt, 0, 0, price, priced)
 		if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
