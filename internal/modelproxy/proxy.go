@@ -36,6 +36,10 @@
 //     arguments (choices.go): when the agent sends one to /v1/calls
 //     (call_id) or MCP (_meta "reach/call_id", or nothing but the tool and
 //     its arguments), it becomes the model frame's child.
+//   - A Responses API turn that names an answer (previous_response_id)
+//     reach did not give its principal, or a conversation, is refused:
+//     the endpoint keeps them for the gateway's key, which all principals
+//     share (owners.go).
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
 //
@@ -103,6 +107,16 @@ type Options struct {
 	// instances together never pass a request's turn, token or cost
 	// budget.
 	Ledger Ledger
+	// Owners, if not nil, keeps who each Responses API answer belongs to
+	// (a store.Store), so that a turn naming another principal's answer is
+	// refused after a restart and on every instance sharing the store
+	// (owners.go). If nil, only the newest 10,000 answers are known, in
+	// memory.
+	Owners Owners
+	// Kept is how long the owner of an answer is kept: past it, a turn
+	// that names the answer is refused. If zero, 30 days, as long as
+	// OpenAI keeps a stored response.
+	Kept time.Duration
 }
 
 // Ledger is the budget ledger several instances share.
@@ -145,6 +159,9 @@ func New(opts *Options) *Proxy {
 	p := &Proxy{opts: *opts, log: opts.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.opts.Kept <= 0 {
+		p.opts.Kept = DefaultKept
 	}
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -217,6 +234,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body["stream_options"], _ = json.Marshal(so)
 	}
 
+	who, _ := auth.IdentityFrom(r.Context())
+	if api == responsesAPI && !p.ownKey(r) && !p.checkHistory(w, r, body, who) {
+		return
+	}
+
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
 		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
@@ -227,7 +249,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A conversation that goes on: the turn whose tool calls its
 		// history holds is this one's predecessor, and this turn joins it
 		// (beside it, under the same parent).
-		who, _ := auth.IdentityFrom(r.Context())
 		if f := p.continued(api, body, who); f != nil {
 			l.Request = f.Request.ID()
 			if f.Parent != nil {
@@ -287,7 +308,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if limited {
 		out, _ := json.Marshal(body)
-		who, _ := auth.IdentityFrom(r.Context())
 		prompt := promptTokens(len(out)) + p.kept(api, body, who)
 		if prompt >= left {
 			e := promptTooLarge(req, prompt, left)
@@ -331,8 +351,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// remembered as the agent read them, with the secrets masked: those
 	// are the arguments its MCP call sends.
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
-		tools:     toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
-		responded: func(id string) { p.opts.Choices.RecordResponse(id, mf) }}
+		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
+		responded: func(id string) {
+			p.opts.Choices.RecordResponse(id, mf)
+			p.recordOwner(r.Context(), id, who)
+		}}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {
 	case streamed && api == responsesAPI:
@@ -398,6 +421,7 @@ type answer struct {
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
+	respID    string // the id responded was told last
 	called    map[string]bool
 }
 

@@ -97,7 +97,8 @@ func (a *answer) noteResponse(r *responseBody) {
 
 // noteUsage reads an answer's id, model and usage.
 func (a *answer) noteUsage(r *responseBody) {
-	if r.ID != "" && a.responded != nil {
+	if r.ID != "" && r.ID != a.respID && a.responded != nil {
+		a.respID = r.ID
 		a.responded(r.ID)
 	}
 	if r.Model != "" {
