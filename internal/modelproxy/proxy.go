@@ -72,6 +72,7 @@ import (
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // costBudgeted reports whether r or a request above it has a cost budget.
@@ -152,6 +153,8 @@ type Proxy struct {
 	// eps are where chat completions go: the model's endpoint, then its
 	// fallbacks.
 	eps []*endpoint
+	// owners are the owners of the newest Responses API answers.
+	owners ownerMemory
 }
 
 // New returns a proxy.
@@ -235,8 +238,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	who, _ := auth.IdentityFrom(r.Context())
-	if api == responsesAPI && !p.ownKey(r) && !p.checkHistory(w, r, body, who) {
-		return
+	eps := p.eps
+	if api == responsesAPI {
+		var o *store.ResponseOwner
+		if !p.ownKey(r) {
+			var ok bool
+			if o, ok = p.checkHistory(w, r, body, who); !ok {
+				return
+			}
+		}
+		eps = p.keeping(body, o)
 	}
 
 	l, err := link.FromHeaders(r.Header)
@@ -329,7 +340,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps)
 	if !ok {
 		return
 	}
@@ -354,7 +365,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
 		responded: func(id string) {
 			p.opts.Choices.RecordResponse(id, mf)
-			p.recordOwner(r.Context(), id, who)
+			p.recordOwner(r.Context(), id, who, ep.endpoint)
 		}}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {

@@ -516,8 +516,11 @@ type ResponseOwner struct {
 	Hash      string // the answer id's SHA-256, in hex
 	Principal string
 	Tenant    string
-	Created   time.Time // when the answer was passed on
-	Expires   time.Time // when the record stops counting, and may be deleted
+	// Endpoint names the model endpoint that gave the answer (the model's
+	// or a fallback's), which alone keeps its history.
+	Endpoint string
+	Created  time.Time // when the answer was passed on
+	Expires  time.Time // when the record stops counting, and may be deleted
 }
 
 // ResponseOwners keeps the owners of Responses API answers, each until it

@@ -579,7 +579,7 @@ func (c *Core) PutResponseOwner(ctx context.Context, r *store.ResponseOwner) err
 	created := store.UnixNano(r.Created)
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StOwnerSweep, []any{created}, nil)
-		b.Exec(w, StOwnerPut, []any{r.Hash, r.Principal, r.Tenant, created, store.UnixNano(r.Expires)}, nil)
+		b.Exec(w, StOwnerPut, []any{r.Hash, r.Principal, r.Tenant, r.Endpoint, created, store.UnixNano(r.Expires)}, nil)
 	}})
 	if err != nil {
 		return fmt.Errorf("recording the owner of a Responses API answer: %w", err)
@@ -595,7 +595,7 @@ func (c *Core) GetResponseOwner(ctx context.Context, hash string) (*store.Respon
 	return getOne(ctx, c, "the owner of a Responses API answer", func(sc interface{ Scan(...any) error }) (*store.ResponseOwner, error) {
 		var r store.ResponseOwner
 		var created, expires int64
-		if err := sc.Scan(&r.Hash, &r.Principal, &r.Tenant, &created, &expires); err != nil {
+		if err := sc.Scan(&r.Hash, &r.Principal, &r.Tenant, &r.Endpoint, &created, &expires); err != nil {
 			return nil, err
 		}
 		r.Created, r.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)

@@ -275,7 +275,7 @@ func testResponseOwners(t *testing.T, open Opener) {
 		t0 := time.Unix(1_700_000_000, 0)
 		put := func(hash, principal string, created time.Time) {
 			t.Helper()
-			if err := s.PutResponseOwner(ctx, &store.ResponseOwner{Hash: hash, Principal: principal, Tenant: "acme",
+			if err := s.PutResponseOwner(ctx, &store.ResponseOwner{Hash: hash, Principal: principal, Tenant: "acme", Endpoint: "https://m.example/v1",
 				Created: created, Expires: created.Add(time.Hour)}); err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +283,7 @@ func testResponseOwners(t *testing.T, open Opener) {
 		put("h1", "alice", t0)
 		put("h2", "bob", t0.Add(30*time.Minute))
 		got, err := s.GetResponseOwner(ctx, "h1")
-		if err != nil || got.Principal != "alice" || got.Tenant != "acme" || !got.Created.Equal(t0) || !got.Expires.Equal(t0.Add(time.Hour)) {
+		if err != nil || got.Principal != "alice" || got.Tenant != "acme" || got.Endpoint != "https://m.example/v1" || !got.Created.Equal(t0) || !got.Expires.Equal(t0.Add(time.Hour)) {
 			t.Fatalf("GetResponseOwner = %+v, %v", got, err)
 		}
 		if _, err := s.GetResponseOwner(ctx, "none"); !errors.Is(err, store.ErrNotFound) {

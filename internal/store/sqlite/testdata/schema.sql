@@ -159,6 +159,7 @@ CREATE TABLE response_owners (
 	hash      TEXT PRIMARY KEY,
 	principal TEXT NOT NULL DEFAULT '',
 	tenant    TEXT NOT NULL DEFAULT '',
+	endpoint  TEXT NOT NULL DEFAULT '',
 	created   INTEGER NOT NULL,
 	expires   INTEGER NOT NULL
 ) WITHOUT ROWID;
