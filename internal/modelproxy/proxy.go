@@ -290,7 +290,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				req.ID(), model, strings.Join(names, ", ")))
 		return
 	}
-	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
+	route := "/v1/chat/completions"
+	if api == responsesAPI {
+		route = "/v1/responses"
+	}
+	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
 		refuse(w, req, err)
 		return
