@@ -116,3 +116,50 @@ func FuzzModelProxy(f *testing.F) {
 		}
 	})
 }
+
+// FuzzModelProxyResponses is FuzzModelProxy for the Responses API
+// (POST /v1/responses), which agent frameworks call by default: whatever a
+// client sends and whatever the model's endpoint answers, whole or as a
+// stream, the gateway answers without a 500 and never with the model's key
+// or a secret the endpoint spelled.
+func FuzzModelProxyResponses(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"model":"m","input":"hi"}`, `{"id":"resp_1","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yes"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}],"usage":{"input_tokens":3,"output_tokens":1}}`},
+		{`{"input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],"previous_response_id":"resp_0"}`, `{"output":[],"usage":{"input_tokens":-5,"output_tokens":1e300}}`},
+		{`{"stream":true,"input":"x"}`, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"sk-fuzz\"}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"-key-123456\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}}\n\n"},
+		{`{"stream":true,"background":true}`, "data: [DONE]\n\n"},
+		{`null`, `null`}, {`[]`, `{"output":"x"}`}, {`{"input":7,"max_output_tokens":-1,"tools":{}}`, `{"usage":null}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]), false)
+		f.Add([]byte(s[0]), []byte(s[1]), true)
+	}
+	var answer atomic.Pointer[[]byte]
+	var sse atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sse.Load() {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		w.Write(*answer.Load())
+	}))
+	f.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newTestGateway(f, cfg).Handler()
+	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
+		answer.Store(&ans)
+		sse.Store(stream)
+		req := httptest.NewRequest("POST", "/v1/responses", bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
+		}
+		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
+			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
+		}
+	})
+}
