@@ -154,7 +154,7 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 		}
 		refuseHistory(w, "conversation", "conversation_unsupported",
 			fmt.Sprintf("reach cannot tell whose conversation %q is: the model endpoint keeps conversations for the gateway's key, which all its principals share, and reach does not serve the Conversations API that makes them. "+
-				"Name the answer you go on from instead (previous_response_id, an answer reach gave you), or send the conversation's items in input.", id))
+				"Name the answer you go on from instead (previous_response_id, an answer reach gave you), or send the conversation's items in input.", p.redact([]byte(id))))
 		return nil, false
 	}
 	var prev string
@@ -175,7 +175,7 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 		principal, _ := owner(who)
 		refuseHistory(w, "previous_response_id", "previous_response_not_found",
 			fmt.Sprintf("Previous response with id %q not found for principal %q: reach gave no such answer to you (it may be another principal's, made elsewhere, or older than %s). "+
-				"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", prev, principal, keptText(p.opts.Kept)))
+				"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", p.redact([]byte(prev)), principal, keptText(p.opts.Kept)))
 		return nil, false
 	}
 	return o, true
