@@ -164,3 +164,65 @@ func FuzzModelProxyResponses(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAPIRoutes sends any method, id, query and body to every route of the
+// HTTP API and the UI that takes them: an answer is a result or a client
+// error, never a 500 (a recovered panic) or a hang, and an error of the
+// /v1 routes is the JSON error object that says what to do.
+func FuzzAPIRoutes(f *testing.F) {
+	f.Add(uint8(0), uint8(0), "r-1", "limit=5&request=r-1&tool=get_order", []byte(`{}`))
+	f.Add(uint8(3), uint8(1), "x", "format=dot", []byte(`{"mode":"cancel","reason":"stop"}`))
+	f.Add(uint8(6), uint8(1), "a1", "", []byte(`{"reason":"ok","actor":"me"}`))
+	f.Add(uint8(9), uint8(0), "%zz", "state=%ff&limit=-1", []byte(`[`))
+	f.Add(uint8(12), uint8(2), "../../etc", "limit=99999999999999999999", []byte("\x00"))
+	g := newTestGateway(f, &config.Config{MaxBodyBytes: 64 << 10})
+	h := g.Handler()
+	routes := []string{
+		"/v1/requests", "/v1/requests/{id}", "/v1/requests/{id}/graph", "/v1/requests/{id}/cancel",
+		"/v1/requests/{id}/end", "/v1/approvals", "/v1/approvals/{id}/approve", "/v1/approvals/{id}/deny",
+		"/v1/approvals/{id}", "/v1/deadletters", "/v1/deadletters/{id}/retry", "/v1/deadletters/{id}/dismiss",
+		"/v1/audit", "/v1/audit/verify", "/v1/stats", "/v1/tools", "/v1/agents", "/ui/", "/ui/requests/{id}",
+		"/ui/audit", "/metrics",
+	}
+	methods := []string{"GET", "POST", "DELETE", "PUT"}
+	f.Fuzz(func(t *testing.T, route, method uint8, id, query string, body []byte) {
+		if strings.ContainsAny(id, "/?#") || !validPathSegment(id) {
+			return
+		}
+		path := strings.ReplaceAll(routes[int(route)%len(routes)], "{id}", id)
+		target := path
+		if query != "" {
+			target += "?" + query
+		}
+		m := methods[int(method)%len(methods)]
+		req, err := http.NewRequest(m, "http://127.0.0.1"+target, bytes.NewReader(body))
+		if err != nil {
+			return // not a request a client could send
+		}
+		req.RemoteAddr = "127.0.0.1:1234"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%s %s %q: status %d: %s", m, target, body, w.Code, w.Body.String())
+		}
+		if w.Code >= 400 && strings.HasPrefix(path, "/v1/") {
+			var out struct {
+				Error *struct{ Message, Suggestion string } `json:"error"`
+			}
+			if json.Unmarshal(w.Body.Bytes(), &out) != nil || out.Error == nil || out.Error.Message == "" {
+				t.Fatalf("%s %s: %d without a JSON error that says what happened: %q", m, target, w.Code, w.Body.String())
+			}
+		}
+	})
+}
+
+// validPathSegment reports whether s can stand in a URL's path as it is.
+func validPathSegment(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
