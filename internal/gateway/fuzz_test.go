@@ -128,6 +128,7 @@ func FuzzModelProxyResponses(f *testing.F) {
 		{`{"input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],"previous_response_id":"resp_0"}`, `{"output":[],"usage":{"input_tokens":-5,"output_tokens":1e300}}`},
 		{`{"stream":true,"input":"x"}`, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"sk-fuzz\"}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"-key-123456\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}}\n\n"},
 		{`{"stream":true,"background":true}`, "data: [DONE]\n\n"},
+		{`{"previous_response_id":"sk-fuzz-key-123456","input":"x"}`, `{}`}, {`{"conversation":{"id":"sk-fuzz-key-123456"}}`, `{}`},
 		{`null`, `null`}, {`[]`, `{"output":"x"}`}, {`{"input":7,"max_output_tokens":-1,"tools":{}}`, `{"usage":null}`},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
