@@ -134,8 +134,8 @@ func commonMethod(tok []byte) (method string, known bool) {
 // slices of body.
 func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false) }
 
-// ParseCallParams reads tools/call params: the name, the arguments (a
-// copy), and _meta. It fails with ErrNotObject for params that are not an
+// ParseCallParams reads tools/call params (valid JSON): the name, the
+// arguments (a copy), and _meta as sent (RawMeta, not Meta). It fails with ErrNotObject for params that are not an
 // object, and ErrBadMeta for a _meta that is not one.
 func ParseCallParams(params []byte, p *CallParams) error {
 	badMeta := false
@@ -146,17 +146,14 @@ func ParseCallParams(params []byte, p *CallParams) error {
 		case `"arguments"`:
 			p.Arguments = bytes.Clone(value)
 		case `"_meta"`:
-			p.Meta = nil
-			badMeta = false
-			if string(value) != "null" && string(value) != "{}" {
-				// Decoded into a map of its own: p itself, which callers
-				// keep on their stacks, is not handed to encoding/json.
-				m := mcp.Meta{}
-				if err := json.Unmarshal(value, &m); err != nil {
-					badMeta = true // refused, whatever the keys' order
-				} else {
-					p.Meta = m
-				}
+			// Kept as JSON (the last, as encoding/json would): the fast
+			// lane reads the keys it needs from it, without a map.
+			p.RawMeta, badMeta = nil, false
+			switch {
+			case value[0] == '{':
+				p.RawMeta = value
+			case string(value) != "null":
+				badMeta = true // refused, whatever the keys' order
 			}
 		}
 	}) {
