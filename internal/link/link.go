@@ -382,7 +382,7 @@ func BaggageRequest(s string) string { return baggageValue(s, "reach.request") }
 
 // baggageValue returns the entry key of a W3C baggage header.
 func baggageValue(s, key string) string {
-	for _, member := range strings.Split(s, ",") {
+	for member := range strings.SplitSeq(s, ",") { // no slice of the members
 		kv, _, _ := strings.Cut(member, ";")
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) != key {
