@@ -144,11 +144,18 @@ type Redactor interface {
 // requests to those of them that are RequestObservers.
 func Recorders(rs ...Recorder) Recorder { return records.Fan[*Request](rs...) }
 
+// StandardBudget is the budget of requests that name none when the
+// runtime is given no other: {Turns: 30, Depth: 8, ToolCalls: 200, Wall:
+// 10m}, tokens and cost unlimited.
+func StandardBudget() Budget {
+	return Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute}
+}
+
 // Options configure a Runtime. A nil *Options means all defaults; every
 // zero field has the default its comment states.
 type Options struct {
 	// DefaultBudget applies to requests begun without one; if nil,
-	// {Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10m}.
+	// StandardBudget's.
 	DefaultBudget *Budget
 	// DefaultTimeout bounds one attempt of a tool without its own; if zero, 30s.
 	DefaultTimeout time.Duration
@@ -307,7 +314,9 @@ func New(opts *Options) *Runtime {
 		rt.opts = *opts
 	}
 	o := &rt.opts
-	o.DefaultBudget = cmp.Or(o.DefaultBudget, &Budget{Turns: 30, Depth: 8, ToolCalls: 200, Wall: 10 * time.Minute})
+	if o.DefaultBudget == nil {
+		o.DefaultBudget = new(StandardBudget())
+	}
 	o.DefaultTimeout = cmp.Or(o.DefaultTimeout, 30*time.Second)
 	o.Redactor = cmp.Or(o.Redactor, defaultRedactor)
 	o.MaxResultBytes = cmp.Or(o.MaxResultBytes, 32<<10)

@@ -1561,12 +1561,54 @@ func (c *Config) SessionsCap() int {
 }
 
 // DefaultBudget returns the budget for requests that name none, or nil for
-// the runtime's default.
+// the runtime's default (reach.StandardBudget). A budgets.default written
+// in the file changes the amounts it names: a key it leaves out keeps the
+// standard amount, so `{tool_calls: 3}` does not lift the bounds on depth,
+// turns and the wall clock (a written 0 does: it means unlimited).
 func (c *Config) DefaultBudget() *reach.Budget {
-	if b, ok := c.Budgets["default"]; ok {
-		return new(reach.Budget(b))
+	b, ok := c.Budgets["default"]
+	if !ok {
+		return nil
 	}
-	return nil
+	if c.root == nil {
+		return new(reach.Budget(b)) // built in code: whole, as given
+	}
+	std := Budget(reach.StandardBudget())
+	from := std.fields()
+	for k, to := range b.fields() {
+		if !c.written("budgets", "default", k) {
+			reflect.ValueOf(to).Elem().Set(reflect.ValueOf(from[k]).Elem())
+		}
+	}
+	return new(reach.Budget(b))
+}
+
+// written reports whether the mapping keys of path are all in the parsed
+// document (through aliases, as the decoder reads them).
+func (c *Config) written(path ...string) bool {
+	if c.root == nil || len(c.root.Content) == 0 {
+		return false
+	}
+	n := c.root.Content[0]
+	for _, k := range path {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				n, found = n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // HasDataDir reports whether the gateway keeps state in a data folder: the

@@ -389,3 +389,49 @@ func TestSessionsCap(t *testing.T) {
 		}
 	}
 }
+
+// A budgets.default that names some amounts keeps the standard bounds on
+// the others: {tool_calls: 3} must not lift depth, turns and the wall
+// clock. A written 0 is unlimited, and a budget built in code is whole.
+func TestDefaultBudgetKeepsStandardAmountsLeftOut(t *testing.T) {
+	std := reach.StandardBudget()
+	cases := []struct {
+		name, yaml string
+		want       reach.Budget
+	}{
+		{"one key", "budgets:\n  default:\n    tool_calls: 3\n", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 3, Wall: std.Wall}},
+		{"a written zero is unlimited", "budgets:\n  default:\n    tool_calls: 3\n    depth: 0\n    wall: 0s\n", reach.Budget{Turns: std.Turns, ToolCalls: 3}},
+		{"amounts the standard leaves unlimited", "budgets:\n  default:\n    tokens: 5000\n    cost: 1.5\n", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: std.ToolCalls, Wall: std.Wall, Tokens: 5000, Cost: 1.5}},
+		{"through an alias", "budgets:\n  small: &b\n    turns: 4\n  default: *b\n", reach.Budget{Turns: 4, Depth: std.Depth, ToolCalls: std.ToolCalls, Wall: std.Wall}},
+		{"empty", "budgets:\n  default: {}\n", std},
+		{"null", "budgets:\n  default:\n", std},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.yaml), env(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := *c.DefaultBudget(); got != tc.want {
+				t.Errorf("default budget = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// Named budgets are whole (a key left out is unlimited, bounded by the
+	// parent's budget they are carved from), and none written is nil.
+	c, err := Parse([]byte("budgets:\n  small:\n    tool_calls: 3\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultBudget() != nil {
+		t.Errorf("no default written: got %+v, want nil (the runtime's)", *c.DefaultBudget())
+	}
+	if got := reach.Budget(c.Budgets["small"]); got != (reach.Budget{ToolCalls: 3}) {
+		t.Errorf("named budget = %+v", got)
+	}
+	// Built in code, as tests and embedders do: whole, as given.
+	inCode := &Config{Budgets: map[string]Budget{"default": {ToolCalls: 3}}}
+	if got := *inCode.DefaultBudget(); got != (reach.Budget{ToolCalls: 3}) {
+		t.Errorf("in code = %+v, want it whole", got)
+	}
+}
