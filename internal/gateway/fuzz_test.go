@@ -116,3 +116,112 @@ func FuzzModelProxy(f *testing.F) {
 		}
 	})
 }
+
+// FuzzModelProxyResponses is FuzzModelProxy for the Responses API
+// (POST /v1/responses), which agent frameworks call by default: whatever a
+// client sends and whatever the model's endpoint answers, whole or as a
+// stream, the gateway answers without a 500 and never with the model's key
+// or a secret the endpoint spelled.
+func FuzzModelProxyResponses(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"model":"m","input":"hi"}`, `{"id":"resp_1","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yes"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}],"usage":{"input_tokens":3,"output_tokens":1}}`},
+		{`{"input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],"previous_response_id":"resp_0"}`, `{"output":[],"usage":{"input_tokens":-5,"output_tokens":1e300}}`},
+		{`{"stream":true,"input":"x"}`, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"sk-fuzz\"}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"-key-123456\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}}\n\n"},
+		{`{"stream":true,"background":true}`, "data: [DONE]\n\n"},
+		{`null`, `null`}, {`[]`, `{"output":"x"}`}, {`{"input":7,"max_output_tokens":-1,"tools":{}}`, `{"usage":null}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]), false)
+		f.Add([]byte(s[0]), []byte(s[1]), true)
+	}
+	var answer atomic.Pointer[[]byte]
+	var sse atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sse.Load() {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		w.Write(*answer.Load())
+	}))
+	f.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newTestGateway(f, cfg).Handler()
+	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
+		answer.Store(&ans)
+		sse.Store(stream)
+		req := httptest.NewRequest("POST", "/v1/responses", bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
+		}
+		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
+			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
+		}
+	})
+}
+
+// FuzzAPIRoutes sends any method, id, query and body to every route of the
+// HTTP API and the UI that takes them: an answer is a result or a client
+// error, never a 500 (a recovered panic) or a hang, and an error of the
+// /v1 routes is the JSON error object that says what to do.
+func FuzzAPIRoutes(f *testing.F) {
+	f.Add(uint8(0), uint8(0), "r-1", "limit=5&request=r-1&tool=get_order", []byte(`{}`))
+	f.Add(uint8(3), uint8(1), "x", "format=dot", []byte(`{"mode":"cancel","reason":"stop"}`))
+	f.Add(uint8(6), uint8(1), "a1", "", []byte(`{"reason":"ok","actor":"me"}`))
+	f.Add(uint8(9), uint8(0), "%zz", "state=%ff&limit=-1", []byte(`[`))
+	f.Add(uint8(12), uint8(2), "../../etc", "limit=99999999999999999999", []byte("\x00"))
+	g := newTestGateway(f, &config.Config{MaxBodyBytes: 64 << 10})
+	h := g.Handler()
+	routes := []string{
+		"/v1/requests", "/v1/requests/{id}", "/v1/requests/{id}/graph", "/v1/requests/{id}/cancel",
+		"/v1/requests/{id}/end", "/v1/approvals", "/v1/approvals/{id}/approve", "/v1/approvals/{id}/deny",
+		"/v1/approvals/{id}", "/v1/deadletters", "/v1/deadletters/{id}/retry", "/v1/deadletters/{id}/dismiss",
+		"/v1/audit", "/v1/audit/verify", "/v1/stats", "/v1/tools", "/v1/agents", "/ui/", "/ui/requests/{id}",
+		"/ui/audit", "/metrics",
+	}
+	methods := []string{"GET", "POST", "DELETE", "PUT"}
+	f.Fuzz(func(t *testing.T, route, method uint8, id, query string, body []byte) {
+		if strings.ContainsAny(id, "/?#") || !validPathSegment(id) {
+			return
+		}
+		path := strings.ReplaceAll(routes[int(route)%len(routes)], "{id}", id)
+		target := path
+		if query != "" {
+			target += "?" + query
+		}
+		m := methods[int(method)%len(methods)]
+		req, err := http.NewRequest(m, "http://127.0.0.1"+target, bytes.NewReader(body))
+		if err != nil {
+			return // not a request a client could send
+		}
+		req.RemoteAddr = "127.0.0.1:1234"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%s %s %q: status %d: %s", m, target, body, w.Code, w.Body.String())
+		}
+		if w.Code >= 400 && strings.HasPrefix(path, "/v1/") {
+			var out struct {
+				Error *struct{ Message, Suggestion string } `json:"error"`
+			}
+			if json.Unmarshal(w.Body.Bytes(), &out) != nil || out.Error == nil || out.Error.Message == "" {
+				t.Fatalf("%s %s: %d without a JSON error that says what happened: %q", m, target, w.Code, w.Body.String())
+			}
+		}
+	})
+}
+
+// validPathSegment reports whether s can stand in a URL's path as it is.
+func validPathSegment(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

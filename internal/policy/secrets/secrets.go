@@ -34,8 +34,9 @@ func ReadFile(path string) (map[string]string, error) {
 		return out, nil
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(nil, maxLine)
+	n := 0
+	for n = 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
 			continue
@@ -60,5 +61,15 @@ func ReadFile(path string) (map[string]string, error) {
 		}
 		out[name] = val
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		// Its words, never the line's: a value must not reach a log.
+		if err == bufio.ErrTooLong {
+			return nil, fmt.Errorf("reading secrets from %s: line %d is longer than %d bytes", path, n, maxLine)
+		}
+		return nil, fmt.Errorf("reading secrets from %s: %w", path, err)
+	}
+	return out, nil
 }
+
+// maxLine bounds a line of a NAME=VALUE secrets file.
+const maxLine = 1 << 20
