@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -24,26 +25,47 @@ import (
 // dead-lettered).
 func failsUndo(chain, step int) bool { return (chain+step)%5 == 0 }
 
+// stops reports whether chain is stopped rather than ended: one in five,
+// whose third leg's undo fails.
+func stops(chain int64) bool { return chain%5 == 2 }
+
+// randomPoints are the crash points (docs/STATE.md) that
+// TestCrashAtRandomPoints arms, each with the most times N it picks for
+// "NAME#N": those its run reaches, at a rate the bound fits. A point not
+// reached is a kill at a moment, later.
+var randomPoints = []struct {
+	name string
+	most int
+}{
+	{"request.begun", 20}, {"claimed", 40}, {"executing", 40}, {"ended", 40}, {"commit", 60},
+	{"request.stopped", 4}, {"request.ended", 20}, {"deadletter.added", 2}, {"approval.pending", 3},
+	{"audit.appended", 30}, {"recovery.undone", 3}, {"recovery.interrupted", 2}, {"recovery.stopped", 1},
+}
+
 // TestCrashAtRandomPoints kills a real `reach serve` (kill -9) at random
 // points of a write-heavy run, many times over the same data: at a random
-// moment, or at the Nth time (N random) it reaches a durable point (a
-// claim, an "executing" or "ended" checkpoint). Agents run chains of three
-// bookings (each with an undo; some undos always fail) in requests of
-// their own, ending each, and now and then a high-risk call that waits for
-// approval. After each restart:
+// moment, or at the Nth time (N random) it reaches a crash point picked
+// at random among randomPoints (docs/STATE.md's, those this run reaches).
+// Agents run chains of three bookings (each with an undo; some undos
+// always fail) in requests of their own, ending each, or stopping it
+// (its undos run, a failed one is dead-lettered), and now and then a
+// high-risk call that waits for approval. After each restart:
 //
 //   - no write was applied twice: no booking, and no undo, ran twice for
 //     one idempotency key, nor twice for one leg;
-//   - every leg booked by a request the restart interrupted was undone
-//     once, or its undo is an open dead letter (it failed, or a kill cut
-//     it off, in a recovery say), or the kill cut the booking off (its
-//     checkpoint says it may have run); no leg of an ended request was
-//     undone;
+//   - every leg booked by a request the restart interrupted, or that was
+//     stopped, was undone once, or its undo is an open dead letter (it
+//     failed, or a kill cut it off, in a recovery say), or the kill cut
+//     the booking off (its checkpoint says it may have run); no leg of an
+//     ended request was undone;
 //   - the audit chain verifies;
-//   - every approval that was pending is still pending.
+//   - every approval that was pending is still pending;
+//   - no budget is given back: a request of a dead life that did not end
+//     refuses a call that names it (its budget is not spent anew).
 //
 // At the end the approvals are approved, and each call, repeated with its
-// idempotency key, runs once.
+// idempotency key, runs once. The seed is logged; REACH_CRASH_SEED runs
+// one again, and REACH_CRASH_ROUNDS (default 12) sets how many kills.
 func TestCrashAtRandomPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -56,7 +78,18 @@ budgets:
 	data, addr := t.TempDir(), freeAddr(t)
 	base := "http://" + addr
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("REACH_CRASH_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("REACH_CRASH_SEED=%q: %v", v, err)
+		}
+	}
+	rounds := 12
+	if v := os.Getenv("REACH_CRASH_ROUNDS"); v != "" {
+		if _, err := fmt.Sscan(v, &rounds); err != nil || rounds < 1 {
+			t.Fatalf("REACH_CRASH_ROUNDS=%q: want a count", v)
+		}
+	}
+	t.Logf("seed %d (REACH_CRASH_SEED), %d rounds", seed, rounds)
 	rng := rand.New(rand.NewPCG(seed, 16))
 	var chains atomic.Int64
 	pending := map[string]string{} // approval id -> the idempotency key of its call
@@ -78,6 +111,16 @@ budgets:
 					return
 				}
 				resp.Body.Close()
+			}
+			if stops(c) {
+				// Stopped instead of ended: its undos run (leg 3's fails,
+				// and is dead-lettered).
+				resp, err := post("/v1/requests/"+req+"/cancel", `{"reason":"enough"}`)
+				if err != nil {
+					return
+				}
+				resp.Body.Close()
+				continue
 			}
 			if c%4 == 0 {
 				key := fmt.Sprintf("close-%d", c)
@@ -103,16 +146,15 @@ budgets:
 			resp.Body.Close()
 		}
 	}
-	points := []string{"claimed", "executing", "ended"}
 	var cmd *exec.Cmd
-	const rounds = 12
 	for round := range rounds {
 		how := "a random moment"
 		var reached <-chan struct{}
 		if rng.IntN(2) == 0 {
 			cmd = startReach(t, cfg, addr, data)
 		} else {
-			how = fmt.Sprintf("%s#%d", points[rng.IntN(len(points))], 1+rng.IntN(40))
+			p := randomPoints[rng.IntN(len(randomPoints))]
+			how = fmt.Sprintf("%s#%d", p.name, 1+rng.IntN(p.most))
 			cmd, reached = startReachAt(t, cfg, addr, data, how)
 		}
 		if reached != nil {
@@ -135,8 +177,8 @@ budgets:
 		if reached != nil {
 			select {
 			case <-reached:
-			case <-time.After(10 * time.Second):
-				how += " (not reached: killed at 10s)"
+			case <-time.After(5 * time.Second):
+				how += " (not reached: killed at 5s)"
 			}
 		} else {
 			time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
@@ -227,7 +269,7 @@ func checkAfterRestart(t *testing.T, round int, base, data string, fx *sideEffec
 			if fx.undone[leg] != 0 {
 				t.Errorf("round %d: leg %s of an ended request was undone", round, leg)
 			}
-		case "interrupted":
+		case "interrupted", "stopped":
 			cutOff := false
 			frames, _ := st.RequestFrames(ctx, r.ID)
 			for _, f := range frames {
@@ -245,6 +287,27 @@ func checkAfterRestart(t *testing.T, round int, base, data string, fx *sideEffec
 			}
 		case "running":
 			t.Errorf("round %d: request %s still running after the restart", round, r.ID)
+		}
+	}
+	// No request of a dead life gets its budget back: one that did not
+	// end refuses a call that names it (the newest few, each a booking
+	// that would run if it were let through).
+	var unended []string
+	for _, state := range []string{"interrupted", "stopped"} {
+		rs, err := st.ListRequests(ctx, store.RequestFilter{State: state, Limit: 2})
+		if err != nil {
+			t.Fatalf("round %d: listing the %s requests: %v", round, state, err)
+		}
+		for _, r := range rs {
+			unended = append(unended, r.ID)
+		}
+	}
+	for _, id := range unended {
+		fx.mu.Unlock()
+		res := call(t, base, fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"again","tool":"travel__book","arguments":{"chain":0,"step":%d}}]}`, id, round))
+		fx.mu.Lock()
+		if res.Status == "success" || res.Error == nil || !strings.HasPrefix(res.Error.Code, "request_interrupted") && !strings.HasPrefix(res.Error.Code, "stopped") {
+			t.Errorf("round %d: a call naming request %s (%s after the restart) got %+v; want it refused", round, id, "not ended", res)
 		}
 	}
 	// Every approval pending before the kill is pending still.

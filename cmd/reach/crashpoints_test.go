@@ -176,11 +176,12 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	var cases []durablePoint
 	for _, tc := range durablePoints() {
 		switch tc.point {
-		case "request.begun", "claimed#4", "deadletter.taken":
+		case "request.begun", "claimed#4", "deadletter.taken", "model.answered": // the last: ledgerPoints' own
 		default:
 			cases = append(cases, tc)
 		}
 	}
+	cases = append(cases, ledgerPoints()...)
 	pg := pgtest.Own(t)
 	n := 0
 	runs(t, func(t *testing.T) string {
@@ -193,6 +194,133 @@ func TestCrashAtEveryDurablePointOnPostgres(t *testing.T) {
 	}, cases)
 }
 
+// ledgerPoints are the cases of TestCrashAtEveryDurablePointOnPostgres
+// at the writes of the shared ledger (on one SQLite gateway budgets are
+// in memory, and a restart interrupts every request that spent them):
+// what a request spent before the kill is spent after the restart, the
+// request interrupted; nothing gives it its budget back.
+func ledgerPoints() []durablePoint {
+	return []durablePoint{
+		{
+			// The second call of r admitted (its tool call debited), not
+			// run: both calls stay spent.
+			point: "budget.admitted#2",
+			more:  "budgets:\n  default: {tool_calls: 5}\n",
+			drive: func(t *testing.T, h *crashRun) {
+				if res := call(t, h.base, book("r", "k1", 1, 1)); res.Status != "success" {
+					t.Fatalf("booking: %+v", res)
+				}
+				h.post("/v1/calls", book("r", "k2", 1, 2))
+			},
+			check: func(t *testing.T, h *crashRun) {
+				h.spent(t, "r", store.Spend{ToolCalls: 2})
+				if n := h.counts(func(fx *sideEffects) int { return fx.legs["1/2"] }); n != 0 {
+					t.Errorf("the call cut off at its admission was booked %d times; want 0", n)
+				}
+				h.undoneOnce(t, "r", "k1")
+			},
+		},
+		{
+			// A model turn of r admitted (its turn debited), its answer
+			// not asked for yet.
+			point: "budget.admitted",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) { h.spent(t, "r", store.Spend{Turns: 1}) },
+		},
+		{
+			// The turn's answer passed on, its tokens not charged yet: its
+			// prompt, debited before it was sent, stays spent.
+			point: "model.answered",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				h.turnInterrupted(t, "r")
+				st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				if sp, err := st.Spent(t.Context(), "r"); err != nil || sp.Turns != 1 || sp.Tokens <= 0 || sp.Tokens >= fakeModelTokens {
+					t.Errorf("request r has spent %+v (%v) after the restart; want its turn and its prompt (held before it was sent)", sp, err)
+				}
+			},
+		},
+		{
+			// The turn's tokens debited after its answer (the second
+			// debit: the first held its prompt): spent.
+			point: "budget.charged#2",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) {
+				h.spent(t, "r", store.Spend{Turns: 1, Tokens: fakeModelTokens})
+				h.turnInterrupted(t, "r")
+			},
+		},
+	}
+}
+
+// fakeModelTokens is what every answer of fakeModel says it used.
+const fakeModelTokens = 150
+
+// fakeModel serves an OpenAI-style chat completion on loopback, each
+// answer using fakeModelTokens, and returns its base URL.
+func fakeModel(t *testing.T) string {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150}}`)
+	}))
+	t.Cleanup(up.Close)
+	return up.URL
+}
+
+// turn asks the model route for one turn in request.
+func (h *crashRun) turn(t *testing.T, request string) { h.turnStatus(t, request) }
+
+// turnStatus asks the model route for one turn in request, and returns
+// the answer's status and body (0 if the gateway was killed meanwhile).
+func (h *crashRun) turnStatus(t *testing.T, request string) (int, string) {
+	req, _ := http.NewRequest("POST", h.base+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"go"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Reach-Request", request)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// turnInterrupted checks that request is interrupted, and that a turn
+// naming it is refused so.
+func (h *crashRun) turnInterrupted(t *testing.T, request string) {
+	t.Helper()
+	if s := h.state(t, request); s != "interrupted" {
+		t.Errorf("request %s is %s; want interrupted", request, s)
+	}
+	if status, body := h.turnStatus(t, request); status != http.StatusForbidden || !strings.Contains(body, "request_interrupted") {
+		t.Errorf("a turn of %s after the restart: %d %s; want 403 request_interrupted", request, status, body)
+	}
+}
+
+// spent checks that request has spent want on the shared ledger.
+func (h *crashRun) spent(t *testing.T, request string, want store.Spend) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), h.store, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if sp, err := st.Spent(t.Context(), request); err != nil || sp != want {
+		t.Errorf("request %s has spent %+v (%v) after the restart; want %+v, what it spent before the kill", request, sp, err, want)
+	}
+}
+
 // durablePoint is a case of TestCrashAtEveryDurablePoint.
 type durablePoint = struct {
 	point string
@@ -201,6 +329,7 @@ type durablePoint = struct {
 	recovery bool
 	first    string                          // where the first life is killed, if not once drive returned
 	more     string                          // configuration after the tools'
+	model    bool                            // a model endpoint behind the model route (fakeModel)
 	drive    func(t *testing.T, h *crashRun) // cut off by the kill at point
 	check    func(t *testing.T, h *crashRun) // after the restart
 }
@@ -325,7 +454,7 @@ func pointCases() []durablePoint {
 					t.Errorf("request r is %s; want completed", s)
 				}
 				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || !res.Replayed {
-					t.Errorf("the retry of k1 got %+v; want its recorded result", res)
+					t.Errorf("the retry of k1 got %+v %+v; want its recorded result", res, res.Error)
 				}
 				if n := h.counts(func(fx *sideEffects) int { return fx.undone["1/1"] }); n != 0 {
 					t.Errorf("the booking of the ended request was undone %d times", n)
@@ -596,6 +725,16 @@ func pointCases() []durablePoint {
 			check: func(t *testing.T, h *crashRun) { h.undoneOnce(t, "r", "k1") },
 		},
 		{
+			// A model turn's answer passed on, not charged yet: on one
+			// gateway the budget is in memory, and the restart interrupts
+			// the request; no turn of it runs again.
+			point: "model.answered",
+			model: true,
+			more:  "budgets:\n  default: {tokens: 10000}\n",
+			drive: func(t *testing.T, h *crashRun) { h.turn(t, "r") },
+			check: func(t *testing.T, h *crashRun) { h.turnInterrupted(t, "r") },
+		},
+		{
 			// The audit log's batch is durable (a booking's events): the
 			// chain verifies after the kill (the common checks).
 			point: "audit.appended",
@@ -619,8 +758,12 @@ func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
 				h.store = pg(t)
 				head = "store: " + h.store + "\ninstance: a\ninstance_ttl: 1s\n"
 			}
+			more := tc.more
+			if tc.model {
+				more += "model: {base_url: '" + fakeModel(t) + "'}\n"
+			}
 			cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), `  travel__close: {access: high_risk}
-`+tc.more))
+`+more))
 			addr := freeAddr(t)
 			h.base = "http://" + addr
 			if tc.recovery {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -245,5 +246,181 @@ func TestInstancesShareSession(t *testing.T) {
 	f.start(0)
 	if code, body := callOn(0, http.MethodPost); code != http.StatusNotFound {
 		t.Errorf("the deleted session's call on a = %d %s; want 404", code, body)
+	}
+}
+
+// TestInstancesEndSessionEverywhere: on one PostgreSQL store, a session
+// that both instances hold in memory (opened on a, taken over by b) and
+// that its client ends with a DELETE on one of them is ended on the other
+// too: a request there, once the DELETE was answered, soon gets the 404
+// of an ended session, not an answer until its idle gap (a client that
+// ended its session, or one whose id leaked, is not served on). Both
+// ways: the DELETE on the instance that took it over, and on the one
+// that opened it, through the Go SDK's Close.
+func TestInstancesEndSessionEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("instances test skipped in -short mode")
+	}
+	f := newFleet(t)
+	on := func(i int, method, sid string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, f.base(i)+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"up__count","arguments":{"key":"k"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpwire.HeaderSession, sid)
+		req.Header.Set(mcpwire.HeaderProtocol, mcpwire.SessionProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// held opens a session on a and has b take it over: both hold it.
+	held := func() *mcp.ClientSession {
+		cs := goSession(t, f.base(0))
+		for i := range 2 {
+			if code, body := on(i, http.MethodPost, cs.ID()); code != http.StatusOK || !strings.Contains(body, `"result"`) {
+				t.Fatalf("the session's call on instance %d = %d %s", i, code, body)
+			}
+		}
+		return cs
+	}
+	// endsOn polls instance i with the session's calls until one is
+	// answered 404, and fails with what it saw if none is by the deadline.
+	endsOn := func(i int, sid string) {
+		t.Helper()
+		seen, last := map[int]int{}, ""
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			code, body := on(i, http.MethodPost, sid)
+			if code == http.StatusNotFound {
+				if code, body := on(i, http.MethodPost, sid); code != http.StatusNotFound {
+					t.Fatalf("the ended session's call on instance %d = %d %s after a 404", i, code, body)
+				}
+				return
+			}
+			seen[code]++
+			last = fmt.Sprint(code, " ", body)
+		}
+		t.Fatalf("the session deleted elsewhere is still served on instance %d: statuses %v, the last %s", i, seen, last)
+	}
+
+	cs := held()
+	if code, _ := on(1, http.MethodDelete, cs.ID()); code != http.StatusNoContent {
+		t.Fatalf("DELETE of the session on b = %d", code)
+	}
+	endsOn(0, cs.ID())
+
+	cs = held()
+	sid := cs.ID()
+	if err := cs.Close(); err != nil { // its DELETE, on a
+		t.Fatal(err)
+	}
+	endsOn(1, sid)
+}
+
+// TestSessionTakenOverBeginsNewRequest: a session taken over after a kill
+// -9 and restart does not go on with the request its calls ran in,
+// although only the restart interrupted it (docs/STATE.md says why): its
+// next call runs in a new request, the old one stays interrupted, and a
+// call of the session that names it is refused request_interrupted, as
+// any call naming it is.
+func TestSessionTakenOverBeginsNewRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restart test skipped in -short mode")
+	}
+	cfg, data, addr := sessionsConfig(t), t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cs := goSession(t, base)
+	call := func(meta mcp.Meta) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "shop__search", Arguments: map[string]any{"id": "x"}, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.Meta["reach/request"].(string)
+		return res, id
+	}
+	if res, _ := call(nil); res.IsError {
+		t.Fatalf("the session's call: %+v", res)
+	}
+	_, before := call(nil)
+	cmd.Process.Kill()
+	cmd.Wait()
+	cmd = startReach(t, cfg, addr, data)
+
+	res, after := call(nil)
+	if res.IsError || after == "" || after == before {
+		t.Fatalf("the session's call after the restart ran in request %q (before: %q): %+v; want a new one", after, before, res)
+	}
+	resp, err := http.Get(base + "/v1/requests/" + before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var old struct{ State string }
+	if json.Unmarshal(b, &old); old.State != "interrupted" {
+		t.Errorf("the session's request before the restart = %d %s; want it interrupted", resp.StatusCode, b)
+	}
+	res, _ = call(mcp.Meta{"reach/request": before})
+	if text, _ := json.Marshal(res); !res.IsError || !strings.Contains(string(text), "request_interrupted") {
+		t.Errorf("the session's call naming its interrupted request = %s; want refused request_interrupted", text)
+	}
+}
+
+// TestTypeScriptSSEPerPrincipal: the TypeScript SDK 1.x's
+// SSEClientTransport, one client past sessions_per_principal, is refused
+// at its connect with the 429 (its error names the status), while the
+// clients within the bound go on; once one closes, a new one connects.
+func TestTypeScriptSSEPerPrincipal(t *testing.T) {
+	dir, node := nodeSDK(t)
+	src, err := os.ReadFile("testdata/sse-cap.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "reach-sse-cap.mjs") // beside node_modules, so that its imports resolve
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{runs: map[string]int{}}
+	cfg := writeConfig(t, "sessions_per_principal: 2\nupstreams:\n  - {name: shop, url: '"+shopUpstream(t, c)+"'}\ntools:\n  shop__search: {access: read}\n")
+	data, addr := t.TempDir(), freeAddr(t)
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, "http://"+addr+"/sse", "2").Output()
+	if err != nil {
+		t.Fatalf("sse-cap: %v\n%s", err, out)
+	}
+	type got struct {
+		IsError bool
+		Text    string
+		Thrown  string
+		Code    any
+	}
+	var res struct {
+		Clients []got
+		Again   got
+		Error   string
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Error != "" || len(res.Clients) != 3 {
+		t.Fatalf("sse-cap printed %s", out)
+	}
+	for i, g := range res.Clients[:2] {
+		if g.Thrown != "" || g.IsError || !strings.Contains(g.Text, "search") {
+			t.Errorf("client %d within the bound = %+v", i, g)
+		}
+	}
+	if g := res.Clients[2]; !strings.Contains(g.Thrown, "429") {
+		t.Errorf("the client past the bound = %+v; want its connect refused with the 429", g)
+	}
+	if g := res.Again; g.Thrown != "" || g.IsError {
+		t.Errorf("a client once one closed = %+v; want it connected", g)
 	}
 }

@@ -90,6 +90,7 @@ type Cluster struct {
 	onApproval func(id string)
 	onEnd      func(id string)
 	recover    func(ctx context.Context) error
+	sessions   atomic.Pointer[SessionEnds] // OnSessionEnd
 
 	mu    sync.Mutex
 	local map[string]*reach.Request // the requests running here, by id
@@ -350,8 +351,28 @@ func (c *Cluster) signal(s postgres.Signal) {
 		if c.onApproval != nil {
 			c.onApproval(s.ID)
 		}
+	case "session", "idle":
+		if e := c.sessions.Load(); e != nil && e.Ended != nil {
+			e.Ended(s.ID, s.Kind == "idle")
+		}
 	}
 }
+
+// SessionEnds are what an instance does when the record of an MCP session
+// ends on the store, through any instance: Ended ends the session if this
+// instance holds it (hash, its id's SHA-256; idle when its idle gap
+// ended it, not its DELETE), and Recheck, called each time the listener
+// connects again, ends the sessions held here whose record ended while it
+// did not listen.
+type SessionEnds struct {
+	Ended   func(hash string, idle bool)
+	Recheck func(ctx context.Context)
+}
+
+// OnSessionEnd sets what ends the MCP sessions held here whose record
+// ended (the gateway's MCP server, made after Start: it may be set any
+// time, and the ends before it find no session to end).
+func (c *Cluster) OnSessionEnd(e *SessionEnds) { c.sessions.Store(e) }
 
 // OnEnd sets what ends this instance's part of a request its client ended
 // through another instance (End): the gateway's end of the request it
@@ -458,11 +479,15 @@ func (c *Cluster) stopLocal(r *reach.Request, state string, cause []byte) {
 }
 
 // catchUp reads what the listener missed, as its connection is made
-// (again): the stops written since the newest one read, and the requests
+// (again): the stops written since the newest one read, the MCP sessions
+// held here whose record ended (SessionEnds.Recheck), and the requests
 // this instance runs that their client ended through another instance
 // (End): their wake-ups came while it did not listen.
 func (c *Cluster) catchUp(ctx context.Context) {
 	c.catchUpStops(ctx)
+	if e := c.sessions.Load(); e != nil && e.Recheck != nil {
+		e.Recheck(ctx)
+	}
 	ended, err := c.st.Settled(ctx, c.owner)
 	if err != nil {
 		c.log.Warn("cluster: reading the requests ended through other instances", "err", err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -520,5 +521,81 @@ func TestEndNotHeardBeforeJoining(t *testing.T) {
 	reqA.End()
 	if s := f.state(t, "r-unheard"); s != "ended" {
 		t.Fatalf("r-unheard is stored %s once a's part ended, want ended", s)
+	}
+}
+
+// A sub-agent's budget is carved from what its parent has left; its calls
+// count for the parent too. Instance a runs request p and its sub-agent
+// c1, then is killed (abandoned: what it knew in memory is lost); b joins
+// p (within the TTL, as another instance or a's next life does), and
+// carves c2 from p as b knows it, which has spent nothing there. p and its
+// children together still never pass p's budget: the shared ledger of p
+// holds what a's calls spent, and each call of c2 is admitted against it.
+func TestCarveAcrossAKill(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	var rts [2]*reach.Runtime
+	var sts [2]*postgres.Store
+	for i, name := range []string{"a", "b"} {
+		st, err := postgres.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		c, err := New(ctx, &Options{Store: st, Instance: name, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		rec := c.Recorder(durable.New(st, nil, nil))
+		rts[i], sts[i] = reach.New(&reach.Options{Requests: rec, Middleware: []reach.Middleware{c.Admission()}, DisableLoopGuard: true}), st
+		rts[i].MustRegister(reach.Tool{Name: "kb__search", Access: reach.Read,
+			Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
+	}
+	// calls makes up to n calls in ctx, each of other arguments, and
+	// returns how many ran.
+	calls := func(rt *reach.Runtime, ctx context.Context, who string, n int) int {
+		ran := 0
+		for i := range n {
+			res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint(who, i), Tool: "kb__search", Arguments: json.RawMessage(fmt.Sprintf(`{"q":"%s %d"}`, who, i))})
+			if res.IsError() {
+				if res.Error.Type != reach.TypeBudget {
+					t.Fatalf("call %s %d: %+v; want it run or refused by a budget", who, i, res.Error)
+				}
+				continue
+			}
+			ran++
+		}
+		return ran
+	}
+	pctx, _, err := rts[0].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice", Budget: &reach.Budget{ToolCalls: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := calls(rts[0], pctx, "p", 4); n != 4 {
+		t.Fatalf("p ran %d calls on a; want 4", n)
+	}
+	c1, _, err := rts[0].Delegate(pctx, &reach.Delegation{Agent: "one", Task: "t1", ID: "c1", Fraction: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := calls(rts[0], c1, "c1", 5); n != 3 {
+		t.Fatalf("c1 ran %d calls on a; want 3 (half of the 6 p had left)", n)
+	}
+	// a is killed here: b joins p, and knows nothing of what it spent.
+	pctx, _, err = rts[1].Begin(ctx, &reach.RequestOptions{ID: "p", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, sub, err := rts[1].Delegate(pctx, &reach.Delegation{Agent: "two", Task: "t2", ID: "c2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("c2 carved on b with %d tool calls", sub.Budget().ToolCalls)
+	if n := calls(rts[1], c2, "c2", 10); n != 3 {
+		t.Errorf("c2, carved on b with a budget of %d calls, ran %d; want 3, what p had left of its 10", sub.Budget().ToolCalls, n)
+	}
+	if sp, err := sts[1].Spent(ctx, "p"); err != nil || sp.ToolCalls != 10 {
+		t.Errorf("p has spent %+v (%v); want its 10 tool calls, its children's with its own", sp, err)
 	}
 }

@@ -288,6 +288,7 @@ func (c *Cluster) Admission() reach.Middleware {
 						who, q.ID(), adm.Spent.ToolCalls, caps[adm.Over].ToolCalls),
 					Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
 			}
+			crashpoint.Reached("budget.admitted")
 			return next(ctx, call)
 		}
 	}
@@ -347,6 +348,7 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 	if !adm.OK {
 		return 0, false, turnRefusal(chain[adm.Over], "turn", fmt.Sprintf("%d turns made of %d", adm.Spent.Turns, caps[adm.Over].Turns))
 	}
+	crashpoint.Reached("budget.admitted")
 	for i, q := range chain {
 		b := q.Budget()
 		if b.Tokens <= 0 && b.Cost <= 0 {
@@ -383,6 +385,7 @@ func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNan
 			return err
 		}
 	}
+	crashpoint.Reached("budget.charged")
 	return nil
 }
 

@@ -61,6 +61,11 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			return
 		}
 		ss := s.sessionByID(sid)
+		if ss != nil && s.ended(sid) {
+			// Its record ended on another instance; the SDK is closing it.
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
 		if ss != nil && s.revivals.Load() != 0 {
 			// Made by a take-over that may still be initializing it:
 			// the SDK would answer 404, or refuse the request as made
@@ -128,7 +133,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 func (s *Server) endOnDelete(sdk http.Handler, w http.ResponseWriter, r *http.Request, sid string, ss *mcp.ServerSession) {
 	if ss != nil && s.records != nil {
 		// Gone for good, before the client hears so: no restart, no other
-		// instance takes it over.
+		// instance takes it over. The wake-up of the record's end comes
+		// back here too: the SDK ends the session, not EndRecorded, which
+		// would close it under the SDK's DELETE and have it answer 404.
+		s.forgetHash(hashID(sid), ss)
 		if err := s.records.DeleteSession(context.WithoutCancel(r.Context()), hashID(sid)); err != nil {
 			s.log.Warn("deleting an ended MCP session's record", "err", err)
 		} else {

@@ -162,9 +162,9 @@ func (s *Server) tooManySessions(w http.ResponseWriter, id json.RawMessage) {
 
 // tooMany is the JSON-RPC error of an initialize past the bound.
 func (s *Server) tooMany() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf("too many MCP sessions: this principal has %d open, the most it may (sessions_per_principal). "+
-		"End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), or wait until they have been idle for %s "+
-		"(idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)}
+	return &jsonrpc.Error{Code: codeTooManySessions, Message: fmt.Sprintf("too many MCP sessions: this principal has %d open (Streamable HTTP sessions and /sse streams), "+
+		"the most it may (sessions_per_principal). End the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id; close the /sse streams), "+
+		"or wait until they have been idle for %s (idle_gap), then initialize again; reuse one session for many calls", s.maxSessions, s.idleAfter)}
 }
 
 // codeTooManySessions is the JSON-RPC error code of tooManySessions, in
@@ -200,18 +200,52 @@ func (s *Server) claimSession(st *session, owner string) bool {
 
 // uncount counts st's session out of its owner's.
 func (s *Server) uncount(st *session) {
-	owner := st.counted.Swap(nil)
-	if owner == nil {
-		return
+	if owner := st.counted.Swap(nil); owner != nil {
+		s.release(*owner)
 	}
+}
+
+// release counts one of owner's sessions out.
+func (s *Server) release(owner string) {
 	s.countMu.Lock()
-	if s.owners[*owner]--; s.owners[*owner] <= 0 {
-		delete(s.owners, *owner)
+	if s.owners[owner]--; s.owners[owner] <= 0 {
+		delete(s.owners, owner)
 	}
 	s.countMu.Unlock()
 }
 
-// Sessions returns how many MCP sessions each owner keeps open (owner:
+// claimStream counts a GET /sse, the session of the HTTP+SSE transport
+// (from its GET to the stream's end: the SDK makes the session at the
+// GET, and it holds it, its stream and its request until then), against
+// its owner's bound, which Streamable HTTP sessions count against too;
+// false, and not counted, past it. Without it one principal could hold
+// any number of sessions open through /sse.
+func (s *Server) claimStream(owner string) bool {
+	if s.maxSessions <= 0 {
+		return true
+	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.owners[owner] >= s.maxSessions {
+		return false
+	}
+	if s.owners == nil {
+		s.owners = map[string]int{}
+	}
+	s.owners[owner]++
+	return true
+}
+
+// tooManyStreams refuses a GET /sse past its owner's bound: 429, and
+// what to do (a GET has no JSON-RPC id to answer; the error is the API's).
+// A stream does not end of itself when idle: its client closes it.
+func (s *Server) tooManyStreams(w http.ResponseWriter) {
+	httpjson.WriteError(w, http.StatusTooManyRequests, "too_many_sessions",
+		fmt.Sprintf("Too many MCP sessions: this principal has %d open (Streamable HTTP sessions and /sse streams), the most it may (sessions_per_principal).", s.maxSessions),
+		"Close the /sse streams you no longer use and end the sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), then connect again; reuse one session for many calls.")
+}
+
+// Sessions returns how many MCP sessions (and /sse streams) each owner keeps open (owner:
 // "tenant"/"principal", quoted; "" for the local user without auth).
 func (s *Server) Sessions() map[string]int {
 	s.countMu.Lock()
@@ -278,9 +312,9 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	}
 	id := ss.ID()
 	hash := hashID(id)
-	st.hash.Store(&hash)
 	if _, ok := s.reviving.Load(id); ok {
-		return // taken over: its record is there
+		s.recorded(ss, st, hash) // taken over: its record is there
+		return
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
 	ir, _ := res.(*mcp.InitializeResult)
@@ -299,7 +333,131 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
 	s.records.QueueSession(rec)
+	s.recorded(ss, st, hash)
 }
+
+// recorded notes that session ss (st) has a record, named hash: its uses
+// are written to it (touchSessions), and the end of the record, on any
+// instance, ends it here (EndRecorded).
+func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string) {
+	st.hash.Store(&hash)
+	st.recordedAt.Store(time.Now().UnixNano())
+	s.byHash.Store(hash, ss)
+}
+
+// forgetHash forgets that hash names ss, if it still does (not a session
+// taken over again under the same id since).
+func (s *Server) forgetHash(hash string, ss *mcp.ServerSession) {
+	s.byHash.mu.Lock()
+	if s.byHash.m[hash] == ss {
+		delete(s.byHash.m, hash)
+	}
+	s.byHash.mu.Unlock()
+}
+
+// EndRecorded ends session hash (its id's SHA-256) here, if this process
+// holds it, because its record ended on the store: its client's DELETE
+// through another instance (or an operator's), or, if idle, the idle gap
+// as another instance's sweep found it. The record is the truth: a client
+// that ended its session, or one whose id leaked, is not answered on an
+// instance that took the session over earlier and kept it in memory. A
+// session used here since its last use was written is not idle, and is
+// kept: its record was swept before this instance wrote that use.
+//
+// The session's request ends first, with its calls, then the SDK closes
+// it; meanwhile its requests are answered 404 (fastPath), as the SDK
+// answers them once it has.
+func (s *Server) EndRecorded(hash string, idle bool) {
+	ss, ok := s.byHash.Load(hash)
+	if !ok {
+		return
+	}
+	why := "its record was deleted (its DELETE, on another instance)"
+	if idle {
+		if v, ok := s.sessions.Load(ss); ok && v.(*session).used.Load() {
+			return
+		}
+		why = "idle past the gap (its record swept)"
+	}
+	s.endRecorded(ss, hash, why)
+}
+
+// endRecorded ends session ss, named hash in the store, whose record is
+// gone; why says how, for the log.
+func (s *Server) endRecorded(ss *mcp.ServerSession, hash, why string) {
+	sid := ss.ID()
+	if _, loaded := s.ending.LoadOrStore(sid, struct{}{}); loaded {
+		return
+	}
+	s.closing.Add(1)
+	s.forgetHash(hash, ss)
+	s.log.Info("MCP session ended: "+why, "session_id", SessionRef("#"+hash[:min(12, len(hash))]))
+	// Its requests are answered 404 from here on (ended). The end of its
+	// request (a write to the store, on PostgreSQL) and the SDK's close,
+	// which waits for the session's handlers to return, are not the
+	// caller's to wait for: it is the goroutine that hears every
+	// instance's signals, stops included.
+	go func() {
+		s.endSession(ss)
+		ss.Close()
+		s.endSession(ss) // the state a call on its way made again
+		s.ending.Delete(sid)
+		s.closing.Add(-1)
+	}()
+}
+
+// ended reports whether session sid is being ended by endRecorded: the
+// SDK still has it, and would answer its requests.
+func (s *Server) ended(sid string) bool {
+	if s.closing.Load() == 0 {
+		return false
+	}
+	_, ok := s.ending.Load(sid)
+	return ok
+}
+
+// RecheckRecorded ends the sessions held here whose record is gone from
+// the store (or idle past the gap): what EndRecorded would have ended had
+// this instance heard each end, called when it listens again after it
+// was cut off. A record queued in the last recheckGrace may not be
+// written yet, and its session is left alone.
+func (s *Server) RecheckRecorded(ctx context.Context) {
+	if s.records == nil {
+		return
+	}
+	type held struct {
+		ss   *mcp.ServerSession
+		hash string
+	}
+	var all []held
+	cutoff := time.Now().Add(-recheckGrace).UnixNano()
+	s.sessions.Range(func(k, v any) bool {
+		ss, ok := k.(*mcp.ServerSession)
+		st := v.(*session)
+		if h := st.hash.Load(); ok && h != nil && st.recordedAt.Load() < cutoff {
+			all = append(all, held{ss, *h})
+		}
+		return true
+	})
+	for _, h := range all {
+		rec, err := s.records.GetSession(ctx, h.hash)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			s.endRecorded(h.ss, h.hash, "its record ended while this instance did not listen")
+		case err != nil:
+			s.log.Warn("reading an MCP session's record", "err", err)
+			return
+		case time.Since(rec.Used) >= s.idleAfter:
+			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).used.Load() {
+				s.endRecorded(h.ss, h.hash, "idle past the gap")
+			}
+		}
+	}
+}
+
+// recheckGrace is how long a record queued may take to be written, as
+// RecheckRecorded sees it.
+const recheckGrace = 10 * time.Second
 
 // takeOver answers a request naming session sid, which the SDK does not
 // know, when the store has its record: from who opened it, the session is

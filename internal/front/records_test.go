@@ -567,3 +567,124 @@ func TestSessionsNotTakenOverWithSessionsInStateless(t *testing.T) {
 		}
 	}
 }
+
+// A session whose record ended through another instance (EndRecorded, as
+// the cluster's wake-up calls it) ends here: its requests get 404, and a
+// take-over does not bring it back. An idle gap's end spares a session
+// used here since its use was last written, and ends one that was not;
+// a recheck after the wake-ups were missed ends a session whose record
+// is gone.
+func TestSessionEndedElsewhereEndsHere(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	s := g.cur.Load()
+	open := func() (*mcp.ClientSession, string) {
+		cs, err := g.connect("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		echo(t, cs, "first")
+		return cs, hashID(cs.ID())
+	}
+	// until polls sid's call until it is answered 404 (the SDK closes the
+	// session in the background).
+	gone := func(sid, what string) {
+		t.Helper()
+		var code int
+		var body string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if code, body = g.post(sid, ""); code == http.StatusNotFound {
+				return
+			}
+		}
+		t.Fatalf("%s: the session's call = %d %s, want 404", what, code, body)
+	}
+
+	cs, hash := open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil {
+		t.Fatal(err)
+	}
+	s.EndRecorded(hash, false)
+	gone(cs.ID(), "deleted elsewhere")
+
+	cs, hash = open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil { // as another instance's sweep does
+		t.Fatal(err)
+	}
+	s.EndRecorded(hash, true) // used since its use was written
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK {
+		t.Fatalf("a session used here, swept as idle elsewhere = %d %s; want it kept", code, body)
+	}
+	s.SweepClients() // writes its use
+	s.EndRecorded(hash, true)
+	gone(cs.ID(), "idle, not used since its use was written")
+
+	cs, hash = open()
+	if err := g.records.DeleteSession(t.Context(), hash); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.sessions.Load(s.sessionByID(cs.ID()))
+	v.(*session).recordedAt.Store(time.Now().Add(-recheckGrace - time.Second).UnixNano())
+	s.RecheckRecorded(t.Context())
+	gone(cs.ID(), "deleted while this instance did not listen")
+}
+
+// An /sse stream is a session of its principal's (the HTTP+SSE
+// transport's), counted against sessions_per_principal with its
+// Streamable HTTP sessions from its GET to its end: past the bound, a GET
+// /sse gets 429 and what to do, and so does an initialize; the
+// principal's other sessions go on, another principal is not held back,
+// and once a stream closes the principal may open one again.
+func TestSSEStreamsPerPrincipal(t *testing.T) {
+	_, authn, keys := authServer(t)
+	g := newRestartable(t, authn, 2)
+	alice, bob := keys["alice@acme"], keys["bob@globex"]
+	// stream opens a GET /sse as key's principal; cancel closes it.
+	stream := func(key string) (*http.Response, context.CancelFunc) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.srv.URL+SSEPath, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Reach-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); resp.Body.Close() })
+		return resp, cancel
+	}
+	cs, err := g.connect(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, closeFirst := stream(alice)
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("alice's first /sse stream = %d", first.StatusCode)
+	}
+	over, _ := stream(alice)
+	var refusal struct {
+		Error struct{ Code, Message, Suggestion string } `json:"error"`
+	}
+	json.NewDecoder(over.Body).Decode(&refusal)
+	if over.StatusCode != http.StatusTooManyRequests || refusal.Error.Code != "too_many_sessions" ||
+		!strings.Contains(refusal.Error.Message, "sessions_per_principal") || !strings.Contains(refusal.Error.Suggestion, "/sse") {
+		t.Errorf("alice's /sse stream past the bound = %d %+v; want 429 and what to do", over.StatusCode, refusal)
+	}
+	if _, err := g.connect(alice); err == nil {
+		t.Error("alice opened a Streamable HTTP session past the bound, her /sse stream not counted")
+	}
+	echo(t, cs, "still")
+	if b, _ := stream(bob); b.StatusCode != http.StatusOK {
+		t.Errorf("bob's /sse stream = %d; alice's sessions hold him back", b.StatusCode)
+	}
+	closeFirst()
+	var code int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		r, cancel := stream(alice)
+		if code = r.StatusCode; code == http.StatusOK {
+			cancel()
+			return
+		}
+	}
+	t.Fatalf("alice's /sse stream once her first closed = %d, want 200", code)
+}

@@ -68,9 +68,10 @@ type Options struct {
 	// this process only.
 	Records store.Sessions
 	// MaxSessions bounds the MCP sessions one principal (of one tenant;
-	// the local user without auth) keeps open here, and its sessionless
-	// clients (by clientInfo) kept apart, the others sharing a request;
-	// 0 for no bound.
+	// the local user without auth) keeps open here, Streamable HTTP
+	// sessions and /sse streams together, and its sessionless clients (by
+	// clientInfo) kept apart, the others sharing a request; 0 for no
+	// bound.
 	MaxSessions int
 	Logger      *slog.Logger // if nil, logs are discarded
 }
@@ -141,6 +142,11 @@ type Server struct {
 	lastSweep atomic.Int64 // when the records were last swept, Unix ns
 	countMu   sync.Mutex
 	owners    map[string]int // sessionOwner -> its sessions open (claimSession)
+	// The recorded sessions by their record's name (EndRecorded), and
+	// those whose record ended elsewhere while the SDK closes them.
+	byHash  idMap[*mcp.ServerSession]
+	ending  idMap[struct{}]
+	closing atomic.Int32 // how many are in ending
 }
 
 // New returns the server; its tools are the runtime's once SyncTools ran.
@@ -394,9 +400,10 @@ type session struct {
 	// Of a Streamable HTTP session: its record's name in the store (nil
 	// when it has none), whether it was used since the last sweep, and
 	// its owner once counted against the bound (claimSession).
-	hash    atomic.Pointer[string]
-	used    atomic.Bool
-	counted atomic.Pointer[string]
+	hash       atomic.Pointer[string]
+	recordedAt atomic.Int64 // when its record was queued (or found, taken over), Unix ns
+	used       atomic.Bool
+	counted    atomic.Pointer[string]
 }
 
 // metaString is a string and the same string as an interface value.
@@ -555,6 +562,9 @@ func (s *Server) endSession(ss *mcp.ServerSession) {
 		s.byID.Delete(id)
 	}
 	if v, ok := s.sessions.LoadAndDelete(ss); ok {
+		if h := v.(*session).hash.Load(); h != nil {
+			s.forgetHash(*h, ss)
+		}
 		s.uncount(v.(*session))
 		s.owned.EndSession(&v.(*session).Session)
 	}
@@ -646,6 +656,21 @@ func (m *idMap[V]) Store(id string, v V) {
 	}
 	m.m[id] = v
 	m.mu.Unlock()
+}
+
+// LoadOrStore stores v under id unless id has a value, and reports
+// whether it had.
+func (m *idMap[V]) LoadOrStore(id string, v V) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.m[id]; ok {
+		return old, true
+	}
+	if m.m == nil {
+		m.m = map[string]V{}
+	}
+	m.m[id] = v
+	return v, false
 }
 
 func (m *idMap[V]) Delete(id string) {

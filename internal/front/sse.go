@@ -106,6 +106,13 @@ func (st *sseStream) opened(s mcp.Session) {
 // SDK's close of the session, which runs when the stream ends, waits for
 // those calls instead; a Streamable HTTP client's call ends with its POST.
 func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner string, w http.ResponseWriter, r *http.Request) {
+	if !s.claimStream(owner) {
+		s.tooManyStreams(w)
+		return
+	}
+	if s.maxSessions > 0 {
+		defer s.release(owner)
+	}
 	st := &sseStream{owner: owner}
 	sw := &sseStreamWriter{ResponseWriter: w, st: st, streams: streams}
 	defer func() {

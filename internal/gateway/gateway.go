@@ -261,6 +261,11 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		fo.Records = g.store
 	}
 	g.front = front.New(fo)
+	if g.cluster != nil {
+		// A session's DELETE, or its idle gap, through any instance ends it
+		// on this one too, if it holds it.
+		g.cluster.OnSessionEnd(&cluster.SessionEnds{Ended: g.front.EndRecorded, Recheck: g.front.RecheckRecorded})
+	}
 	if g.pool != nil {
 		g.pool.Serve(ctx, g.front.MCP())
 	}

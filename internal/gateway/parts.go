@@ -310,6 +310,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
 	}
+	g.endApprovals(ctx, rep)
 	if g.cluster != nil {
 		// Then, while it serves: the stops of the other instances, the
 		// approvals they write, and the work of those that die.
@@ -317,6 +318,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 		err := g.cluster.Start(g.rt, g.approvals.Refresh, func(ctx context.Context) error {
 			rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 			if err == nil {
+				g.endApprovals(ctx, rep)
 				g.logRecovery(rep)
 			}
 			return err
@@ -330,6 +332,16 @@ func (g *Gateway) recover(ctx context.Context) error {
 	}
 	g.logRecovery(rep)
 	return nil
+}
+
+// endApprovals expires the approvals that the requests a recovery found
+// interrupted or stopped leave without a call that could use them.
+func (g *Gateway) endApprovals(ctx context.Context, rep *durable.Report) {
+	if g.approvals == nil {
+		return
+	}
+	g.approvals.EndWithRequests(ctx, rep.Interrupted, "was interrupted by a restart of the gateway")
+	g.approvals.EndWithRequests(ctx, rep.Stopped, "was stopped")
 }
 
 // logRecovery logs what a recovery found and did.

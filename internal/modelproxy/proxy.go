@@ -63,7 +63,9 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
@@ -267,6 +269,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mf.SetWhy(foldWhy(fs))
 	}
 	left, limited := tokensLeft(req)
+	var prompt int64 // the prompt's tokens, as counted before the turn is sent
+	if limited || p.opts.Ledger != nil {
+		out, _ := json.Marshal(body)
+		who, _ := auth.IdentityFrom(r.Context())
+		prompt = promptTokens(len(out)) + p.kept(api, body, who)
+	}
+	// held is what the turn holds of the shared ledger before its answer:
+	// its prompt, reserved just before it is sent.
+	var held struct{ tokens, cost int64 }
 	if l := p.opts.Ledger; l != nil {
 		sleft, slimited, err := l.AdmitTurn(ctx, req)
 		if err != nil {
@@ -277,8 +288,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if slimited && (!limited || sleft < left) {
 			left, limited = sleft, true
 		}
-		defer func() { // what the turn was charged, on every instance's ledger
-			if t, c := mf.Tokens(), int64(math.Round(mf.Usage().Cost*1e9)); t > 0 || c > 0 {
+		defer func() { // what the turn was charged, on every instance's ledger, less what it held
+			t, c := mf.Tokens()-held.tokens, int64(math.Round(mf.Usage().Cost*1e9))-held.cost
+			if t != 0 || c != 0 {
 				if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
 					p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)
 				}
@@ -286,9 +298,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	if limited {
-		out, _ := json.Marshal(body)
-		who, _ := auth.IdentityFrom(r.Context())
-		prompt := promptTokens(len(out)) + p.kept(api, body, who)
 		if prompt >= left {
 			e := promptTooLarge(req, prompt, left)
 			mf.FailModel(e)
@@ -297,6 +306,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if capTokens(api, body, left-prompt) {
 			withNote(api, body, finishNote(left-prompt))
+		}
+	}
+	if l := p.opts.Ledger; l != nil && (limited || costBudgeted(req)) {
+		// The prompt is spent once it is sent: it is debited before, so
+		// that an instance killed before the turn's charge (after its
+		// answer) leaves it spent, and a request that goes on elsewhere
+		// (or on this instance's next life, within instance_ttl) does not
+		// spend it again; the charge after the answer settles it. Without
+		// a token or cost budget there is nothing to spend again.
+		price, priced := mc.Prices[model]
+		t, c := budget.Charge(prompt, 0, 0, price, priced)
+		if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
+			p.log.Error("reserving a model turn's prompt on the shared ledger failed", "request", req.ID(), "err", err)
+		} else {
+			held.tokens, held.cost = t, c
 		}
 	}
 	w.Header().Set(link.HeaderRequest, req.ID())
@@ -356,6 +380,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
 			"tokens", use.Input+use.Output)
 	}
+	crashpoint.Reached("model.answered") // the answer passed on, not charged yet
 	if err != nil {
 		mf.FailModelSpent(err, use)
 		return

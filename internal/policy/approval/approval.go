@@ -602,6 +602,46 @@ func (q *Queue) expire(now time.Time, events []Event) []Event {
 	return events
 }
 
+// EndWithRequests expires the approvals, pending or approved and not yet
+// used, of calls made in the root requests ids that can no longer go on
+// (a restart interrupted them, or they were stopped) and that carry no
+// idempotency key of their caller's: nothing can find them any more (a
+// call is matched by its request, or by its key, and no call runs in such
+// a request again), so a human deciding one would approve a call that
+// never runs. why says what happened to the request; each approval's note
+// says it and what comes next. An approval with a key stays: the agent's
+// call in a new request, with the same key, finds it. It returns how many
+// it ended.
+func (q *Queue) EndWithRequests(ctx context.Context, ids []string, why string) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	now := time.Now()
+	q.mu.Lock()
+	var events []Event
+	for key, rec := range q.byKey {
+		if rec.alt != "" || !gone[rec.RootRequest] || (rec.Status != Pending && rec.Status != Approved) {
+			continue
+		}
+		delete(q.byKey, key)
+		rec.Status = Expired
+		rec.Note = fmt.Sprintf("Request %s %s: no call runs in it again, so this one cannot. "+
+			"If the agent makes the call again in a new request, it asks for approval again.", rec.RootRequest, why)
+		if err := q.persist(rec); err != nil {
+			q.o.Logger.Error("approval's end not recorded", "approval", rec.ID, "err", err)
+		}
+		rec.notify()
+		events = append(events, q.event(now, "expired", "", rec.Note, rec))
+	}
+	q.mu.Unlock()
+	q.emit(ctx, events)
+	return len(events)
+}
+
 func (r *record) notify() {
 	close(r.changed)
 	r.changed = make(chan struct{})

@@ -263,3 +263,66 @@ func TestApprovalsAcrossInstances(t *testing.T) {
 		t.Fatal("the held call did not wake when the other instance approved it")
 	}
 }
+
+// TestEndWithRequests: the approvals of calls in requests that can no
+// longer go on (interrupted, stopped) end when they carry no idempotency
+// key, saying why, durably, and are not found by any later call; one the
+// caller's key names stays pending, as does one of another request, and a
+// used one stays used.
+func TestEndWithRequests(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	st := openStore(t, dir)
+	o := func() *Options { return &Options{Requires: func(context.Context, *reach.Call) string { return User }} }
+	l := newLife(t, st, &runs, o())
+	ask := l.begin(t, "ask")
+	keyless := l.rt.Call(ask, &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{"account":"1"}`)})
+	keyed := l.rt.Call(ask, &reach.Call{ID: "c2", Tool: "close_account", IdempotencyKey: "k-2", Arguments: json.RawMessage(`{"account":"2"}`)})
+	other := l.rt.Call(l.begin(t, "other"), &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{"account":"3"}`)})
+	for _, r := range []*reach.Result{keyless, keyed, other} {
+		if r.Status != reach.StatusPending {
+			t.Fatalf("a first call: %s %+v", r.Status, r.Error)
+		}
+	}
+	byArgs := func(q *Queue) map[string]Approval {
+		m := map[string]Approval{}
+		for _, a := range q.List("") {
+			m[string(a.Arguments)] = a
+		}
+		return m
+	}
+	if n := l.q.EndWithRequests(t.Context(), []string{"ask"}, "was interrupted by a restart of the gateway"); n != 1 {
+		t.Errorf("ended %d approvals, want the one without a key", n)
+	}
+	st.Close()
+	st = openStore(t, dir)
+	l2 := newLife(t, st, &runs, o())
+	got := byArgs(l2.q)
+	if a := got[`{"account":"1"}`]; a.Status != Expired || !strings.Contains(a.Note, "Request ask was interrupted") || !strings.Contains(a.Note, "asks for approval again") {
+		t.Errorf("the approval without a key, read back: %s %q", a.Status, a.Note)
+	}
+	if a := got[`{"account":"2"}`]; a.Status != Pending {
+		t.Errorf("the approval the key names: %s, want pending", a.Status)
+	}
+	if a := got[`{"account":"3"}`]; a.Status != Pending {
+		t.Errorf("another request's approval: %s, want pending", a.Status)
+	}
+	if _, err := l2.q.Approve(got[`{"account":"1"}`].ID, alice, ""); !errors.Is(err, ErrDecided) {
+		t.Errorf("approving the ended one: %v, want ErrDecided", err)
+	}
+	// The key still finds its approval from a new request; approved, it
+	// runs once, and a second end leaves the used approval as it is.
+	if _, err := l2.q.Approve(got[`{"account":"2"}`].ID, alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	res := l2.rt.Call(l2.begin(t, "new"), &reach.Call{ID: "c9", Tool: "close_account", IdempotencyKey: "k-2", Arguments: json.RawMessage(`{"account":"2"}`)})
+	if res.Status != reach.StatusSuccess || runs.Load() != 1 {
+		t.Fatalf("the keyed call in a new request: %s %+v, runs %d", res.Status, res.Error, runs.Load())
+	}
+	if n := l2.q.EndWithRequests(t.Context(), []string{"ask", "new"}, "was stopped"); n != 0 {
+		t.Errorf("a second end ended %d, want none", n)
+	}
+	if a, _ := l2.q.Get(got[`{"account":"2"}`].ID); a.Status != Used {
+		t.Errorf("the used approval: %s", a.Status)
+	}
+}

@@ -30,6 +30,8 @@ const (
 	notifyStop     = "stop:"     // a request was stopped: stop:<request>
 	notifyApproval = "approval:" // an approval was written: approval:<id>
 	notifyEnd      = "end:"      // a request's client ended it: end:<request>
+	notifySession  = "session:"  // an MCP session's record was deleted (its DELETE): session:<hash>
+	notifyIdle     = "idle:"     // an MCP session's record was swept, idle past the gap: idle:<hash>
 )
 
 // Life is one life of an instance (a process), as it heartbeats.
@@ -129,7 +131,9 @@ const (
 // returns that request as stored (who it acts for, its trace, budget and
 // start). A request of that id that ended is begun again, its ledger
 // starting over; one that was stopped or interrupted is returned as
-// stored, with JoinFinal, and nothing is written; so is one its client
+// stored, with JoinFinal, and nothing is written; so is one still running
+// whose every instance is dead (an orphan, not yet recovered), shown
+// interrupted, as its recovery leaves it; so is one its client
 // ended (SettleRequest) while a part of it still runs, with JoinEnded. A
 // request of that id of another principal or tenant, in any state, is JoinForeign: nothing
 // is written, and only who it belongs to is returned. ttl is how recent a
@@ -175,6 +179,15 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 func (p *Store) LeaveRequest(ctx context.Context, id, owner string, ttl time.Duration, state string, usage, cause []byte, ended time.Time) (bool, error) {
 	if p.Closed() {
 		return false, store.ErrClosed
+	}
+	// What the writer holds queued (a call's recorded result, point 5 of
+	// docs/STATE.md) is committed first: the end goes through the pool,
+	// not the writer, and a kill right after it left the request ended
+	// and its calls' results lost (a retry got result_lost, not its
+	// result). A waited write that holds nothing commits the writes queued
+	// before it.
+	if err := p.W.Do(ctx, &sqlcore.Write{Run: func(sqlcore.Batch, *sqlcore.Write) {}}); err != nil {
+		return false, fmt.Errorf("leaving request %s: %w", id, err)
 	}
 	var last bool
 	err := p.pool.QueryRow(ctx, `SELECT reach_leave($1, $2, $3, $4, $5, $6, $7)`,
@@ -431,7 +444,9 @@ func (p *Store) Release(ctx context.Context, id, owner string) error {
 
 // Signal is a wake-up from another instance (or this one): Kind "stop"
 // (ID a request that was stopped), "end" (ID a request its client ended,
-// SettleRequest) or "approval" (ID an approval that was written).
+// SettleRequest), "approval" (ID an approval that was written), "session"
+// (ID the hash of an MCP session whose record DeleteSession deleted) or
+// "idle" (one SweepSessions deleted).
 type Signal struct {
 	Kind string
 	ID   string
@@ -511,6 +526,10 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 			onSignal(Signal{Kind: "end", ID: strings.TrimPrefix(n.Payload, notifyEnd)})
 		case strings.HasPrefix(n.Payload, notifyApproval):
 			onSignal(Signal{Kind: "approval", ID: strings.TrimPrefix(n.Payload, notifyApproval)})
+		case strings.HasPrefix(n.Payload, notifySession):
+			onSignal(Signal{Kind: "session", ID: strings.TrimPrefix(n.Payload, notifySession)})
+		case strings.HasPrefix(n.Payload, notifyIdle):
+			onSignal(Signal{Kind: "idle", ID: strings.TrimPrefix(n.Payload, notifyIdle)})
 		}
 	}
 }

@@ -425,6 +425,20 @@ CREATE INDEX sessions_used ON sessions (used);
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{8, "a request whose instances all died is not begun again", `
+-- reach_join as in version 6, but a request still running whose every
+-- instance is dead (each heartbeat older than the TTL), and which its
+-- client did not end, is answered 'final', interrupted, and nothing is
+-- written: it is an orphan that a recovery will claim (ClaimOrphans, the
+-- same test), interrupt and compensate. It was begun again, its ledger
+-- set to zero (the budget it spent given back by the crash) and the
+-- caller's instance made its live one, so that no recovery claimed it and
+-- its finished writes were never undone.
+CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinEnded + reachJoinOrphan + reachJoinRest + `
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int
@@ -456,6 +470,15 @@ BEGIN
 		AND EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner WHERE x.request = p_id AND i.seen >= reach_now() - p_ttl) THEN
 		RETURN QUERY SELECT 'ended', r.principal, r.tenant, NULL::TEXT, NULL::TEXT, ''::TEXT, ''::TEXT, ''::TEXT, r.state,
 			NULL::TEXT, NULL::TEXT, r.started;
+		RETURN;
+	END IF;
+`
+	reachJoinOrphan = `	IF FOUND AND r.state = 'running' AND NOT (r.settled <> 0 AND r.settled = r.started)
+		AND EXISTS (SELECT 1 FROM replicas x WHERE x.request = p_id)
+		AND NOT EXISTS (SELECT 1 FROM replicas x JOIN instances i ON i.owner = x.owner WHERE x.request = p_id AND i.seen >= reach_now() - p_ttl) THEN
+		RETURN QUERY SELECT 'final', r.principal, r.tenant, r.roles, r.attributes, r.trace, r.scene, r.agent, 'interrupted'::TEXT, r.budget,
+			json_build_object('by', 'reach', 'reason', 'every gateway instance that ran it stopped; its recovery undoes its writes',
+				'request', p_id)::TEXT, r.started;
 		RETURN;
 	END IF;
 `

@@ -265,6 +265,13 @@ func statements() []string {
 	q[sqlcore.StApprovalUpdate] = `WITH a AS (UPDATE approvals SET key = $1, alt = $2, status = $3, version = version + 1, created = $4, expires = $5,
 		updated = $6, data = $7 WHERE id = $8 AND version = $9 RETURNING id)
 	SELECT pg_notify('` + notifyChannel + `', '` + notifyApproval + `' || id) FROM a`
+	// The end of an MCP session's record wakes the other instances, each of
+	// which ends the session if it has it in memory (a client's DELETE on
+	// one instance, or its idle gap, ends it on all).
+	q[sqlcore.StSessionDelete] = `WITH d AS (DELETE FROM sessions WHERE hash = $1 RETURNING hash)
+	SELECT pg_notify('` + notifyChannel + `', '` + notifySession + `' || hash) FROM d`
+	q[sqlcore.StSessionSweep] = `WITH d AS (DELETE FROM sessions WHERE used < $1 RETURNING hash)
+	SELECT pg_notify('` + notifyChannel + `', '` + notifyIdle + `' || hash) FROM d`
 	q[sqlcore.StEntityBump] = `WITH v AS (UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value),
 	e AS (INSERT INTO entities (name, version) SELECT n, v.value FROM v, unnest($1::TEXT[]) AS n
 		ON CONFLICT (name) DO UPDATE SET version = excluded.version)

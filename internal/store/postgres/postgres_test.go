@@ -319,6 +319,43 @@ func TestPostgresJoinAndLeave(t *testing.T) {
 	}
 }
 
+// A request whose every instance died, and that no recovery has claimed
+// yet, is not begun again under its id by a call that names it: that
+// began it with its ledger at zero (its budget given back by the crash)
+// and made the caller's instance its live one, so that no recovery ever
+// claimed it and its finished writes were never undone. The call is
+// refused as interrupted, which is what the recovery makes of it; nothing
+// is written.
+func TestPostgresOrphanNotBegunAgain(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	ttl := time.Minute
+	for _, o := range []string{"A/1", "B/1"} {
+		if err := a.Heartbeat(ctx, o, o[:1], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, outcome, err := a.JoinRequest(ctx, joinReq("o1", "alice"), "A/1", ttl); err != nil || outcome != JoinBegun {
+		t.Fatalf("JoinRequest on A = %v, %v", outcome, err)
+	}
+	if _, ok, _ := a.Debit(ctx, "o1", store.Spend{ToolCalls: 2, Tokens: 500}, store.Spend{}); !ok {
+		t.Fatal("debit refused")
+	}
+	if _, err := a.pool.Exec(ctx, `UPDATE instances SET seen = 0 WHERE owner = 'A/1'`); err != nil { // A died
+		t.Fatal(err)
+	}
+	got, outcome, err := b.JoinRequest(ctx, joinReq("o1", "alice"), "B/1", ttl)
+	if err != nil || outcome != JoinFinal || got.State != "interrupted" {
+		t.Fatalf("naming the orphan o1 on B = %v, %+v, %v; want final, interrupted", outcome, got, err)
+	}
+	if sp, _ := b.Spent(ctx, "o1"); sp != (store.Spend{ToolCalls: 2, Tokens: 500}) {
+		t.Errorf("o1 has spent %+v after B named it; want what it spent before A died", sp)
+	}
+	if ids, err := b.ClaimOrphans(ctx, "B/1", ttl, 10); err != nil || !slices.Equal(ids, []string{"o1"}) {
+		t.Errorf("ClaimOrphans = %v, %v; want o1, still an orphan for the recovery", ids, err)
+	}
+}
+
 // A request its client ended (SettleRequest) whose instances all died
 // before they ended their parts is ended by the recovery that finds it,
 // not claimed (nothing of it is undone); one begun again under its id
@@ -520,5 +557,48 @@ func TestPostgresFindFrame(t *testing.T) {
 	s.PutFrame(ctx, &end)
 	if f, _ := s.FindFrame(ctx, "00000000000000bb"); string(f.Stack) != string(stack) {
 		t.Fatalf("the end of the checkpoint lost its stack: %q", f.Stack)
+	}
+}
+
+// The end of an MCP session's record, by its DELETE or its idle gap,
+// wakes every instance that watches, naming its hash, so that one holding
+// the session in memory ends it too; a delete of no record wakes nobody,
+// and the sweep still counts what it deleted.
+func TestPostgresSessionEndWakes(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	got := make(chan Signal, 10)
+	connected := make(chan struct{}, 10)
+	if err := b.Watch(func(s Signal) { got <- s }, func(context.Context) { connected <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener did not connect")
+	}
+	for _, h := range []string{"h-deleted", "h-idle"} {
+		a.QueueSession(&store.SessionRecord{Hash: h, Init: []byte(`{}`), Created: t0, Used: t0})
+	}
+	if err := a.DeleteSession(ctx, "h-none"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteSession(ctx, "h-deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.SweepSessions(ctx, t0.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("SweepSessions = %d, %v; want 1", n, err)
+	}
+	var seen []Signal
+	for _, want := range []Signal{{Kind: "session", ID: "h-deleted"}, {Kind: "idle", ID: "h-idle"}} {
+		select {
+		case s := <-got:
+			seen = append(seen, s)
+			if s != want {
+				t.Fatalf("signals %+v, want %+v next", seen, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("signals %+v, then none; want %+v", seen, want)
+		}
 	}
 }
