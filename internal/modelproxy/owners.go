@@ -159,26 +159,67 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)
-	if prev == "" {
-		return nil, true
+	var o *store.ResponseOwner
+	principal, _ := owner(who)
+	if prev != "" {
+		var err error
+		if o, err = p.owned(r.Context(), prev, who); err != nil {
+			p.ownerUnreadable(w, err, "previous_response_id names")
+			return nil, false
+		}
+		if o == nil {
+			refuseHistory(w, "previous_response_id", "previous_response_not_found",
+				fmt.Sprintf("Previous response with id %q not found for principal %q: reach gave no such answer to you (it may be another principal's, made elsewhere, or older than %s). "+
+					"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", p.redact([]byte(prev)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
 	}
-	o, err := p.owned(r.Context(), prev, who)
-	if err != nil {
-		p.log.Error("reading the owner of a Responses API answer failed", "err", err)
-		w.Header().Set("X-Should-Retry", "true") // nothing was decided: the same turn may pass in a moment
-		w.Header().Set("Retry-After", "1")
-		proxyError(w, http.StatusServiceUnavailable, "server_error", "owner_unavailable",
-			"reach could not read whose answer previous_response_id names, and does not send a turn it may not own. Try again.")
-		return nil, false
-	}
-	if o == nil {
-		principal, _ := owner(who)
-		refuseHistory(w, "previous_response_id", "previous_response_not_found",
-			fmt.Sprintf("Previous response with id %q not found for principal %q: reach gave no such answer to you (it may be another principal's, made elsewhere, or older than %s). "+
-				"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", p.redact([]byte(prev)), principal, keptText(p.opts.Kept)))
-		return nil, false
+	for _, id := range itemIDs(body["input"]) {
+		it, err := p.owned(r.Context(), id, who)
+		if err != nil {
+			p.ownerUnreadable(w, err, "an input item names")
+			return nil, false
+		}
+		if it == nil {
+			refuseHistory(w, "input", "item_not_found",
+				fmt.Sprintf("Item with id %q not found for principal %q: reach gave no such item to you (it may be another principal's, made elsewhere, or older than %s), and the endpoint would read it from what it stored under that id. "+
+					"Send the item's content without its id (an item_reference: the item itself), or name only items of answers reach gave you.", p.redact([]byte(id)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
 	}
 	return o, true
+}
+
+// ownerUnreadable answers a turn whose owner could not be read: 503,
+// retried, as nothing was decided.
+func (p *Proxy) ownerUnreadable(w http.ResponseWriter, err error, what string) {
+	p.log.Error("reading the owner of a Responses API answer failed", "err", err)
+	w.Header().Set("X-Should-Retry", "true") // nothing was decided: the same turn may pass in a moment
+	w.Header().Set("Retry-After", "1")
+	proxyError(w, http.StatusServiceUnavailable, "server_error", "owner_unavailable",
+		"reach could not read whose answer "+what+", and does not send a turn it may not own. Try again.")
+}
+
+// itemIDs returns the ids the items of a turn's input carry. The
+// endpoint reads an item that carries one from what it stored under that
+// id, for the gateway's key (an item_reference is nothing else; a
+// reasoning item without its content is read whole): an item's id names
+// an answer as previous_response_id does. Keys are read as spelled (a
+// map; a struct's fields match any case), as the endpoint reads them.
+func itemIDs(input json.RawMessage) []string {
+	var items []json.RawMessage
+	if json.Unmarshal(input, &items) != nil { // a string, or nothing
+		return nil
+	}
+	var ids []string
+	for _, it := range items {
+		var m map[string]json.RawMessage
+		var id string
+		if json.Unmarshal(it, &m) == nil && json.Unmarshal(m["id"], &id) == nil && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // refuseHistory writes a 400 that the SDKs do not retry, naming the

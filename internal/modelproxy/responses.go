@@ -72,6 +72,7 @@ type responseBody struct {
 // texts) or a function call.
 type outputItem struct {
 	Type      string `json:"type"`
+	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
@@ -85,6 +86,7 @@ type outputItem struct {
 func (a *answer) noteResponse(r *responseBody) {
 	a.noteUsage(r)
 	for _, it := range r.Output {
+		a.noteItem(&it)
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
@@ -109,6 +111,20 @@ func (a *answer) noteUsage(r *responseBody) {
 		a.use.Input, a.use.Output = r.Usage.InputTokens, r.Usage.OutputTokens
 		a.reported = true
 	}
+}
+
+// noteItem tells gave an output item's id, once: a stream gives it in
+// response.output_item.added, again when the item is done and in
+// response.completed.
+func (a *answer) noteItem(it *outputItem) {
+	if it.ID == "" || a.gave == nil || a.items[it.ID] {
+		return
+	}
+	if a.items == nil {
+		a.items = map[string]bool{}
+	}
+	a.items[it.ID] = true
+	a.gave(it.ID)
 }
 
 // call records a function call the answer chose, once: a stream gives it
@@ -149,17 +165,24 @@ func (a *answer) noteEvent(e *event) {
 		json.Unmarshal(e.Delta, &s)
 		a.text.WriteString(s)
 	case "response.output_item.added":
-		if it := e.Item; it != nil && it.Type == "function_call" && it.CallID != "" && a.chose != nil {
-			a.chose(it.CallID)
+		if it := e.Item; it != nil {
+			a.noteItem(it)
+			if it.Type == "function_call" && it.CallID != "" && a.chose != nil {
+				a.chose(it.CallID)
+			}
 		}
 	case "response.output_item.done":
-		if it := e.Item; it != nil && it.Type == "function_call" {
-			a.call(it)
+		if it := e.Item; it != nil {
+			a.noteItem(it)
+			if it.Type == "function_call" {
+				a.call(it)
+			}
 		}
 	case "response.created", "response.completed", "response.incomplete", "response.failed":
 		if r := e.Response; r != nil {
 			a.noteUsage(r)
 			for i := range r.Output {
+				a.noteItem(&r.Output[i])
 				if r.Output[i].Type == "function_call" {
 					a.call(&r.Output[i])
 				}
