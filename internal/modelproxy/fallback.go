@@ -264,10 +264,22 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 // 404 that is not the API's own about what the request named. An unknown
 // model (OpenAI's model_not_found, or a message that names the model, as
 // vLLM's and Ollama's do) or an unknown previous_response_id is the
-// client's to mend: passed on, not tried elsewhere.
+// client's to mend: passed on, not tried elsewhere. So is a 404 whose
+// error names the parameter at fault (OpenAI's unknown input item, param
+// "input"; its route's own 404, "Invalid URL", names none): a server
+// that lacks the route knows none of the request's parameters.
 func unserved(status int, b []byte, model string, body map[string]json.RawMessage) bool {
 	if status == http.StatusMethodNotAllowed {
 		return true
+	}
+	var e struct {
+		Param any `json:"param"` // vLLM's, at the top
+		Error struct {
+			Param any `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && (e.Param != nil && e.Param != "" || e.Error.Param != nil && e.Error.Param != "") {
+		return false
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)

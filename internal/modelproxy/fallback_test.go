@@ -77,6 +77,8 @@ func TestResponsesFallbackWhenUnserved(t *testing.T) {
 		{"method not allowed", 405, `{"error":"Method Not Allowed"}`, true},
 		{"invalid input", 400, `{"error":{"message":"Invalid type for 'input'.","type":"invalid_request_error","param":"input","code":"invalid_type"}}`, false},
 		{"model not found", 404, `{"error":{"message":"The model ` + "`gpt-test`" + ` does not exist.","type":"invalid_request_error","code":"model_not_found"}}`, false},
+		{"an unknown input item", 404, `{"error":{"message":"Item with id 'rs_7' not found. Items are not persisted when ` + "`store`" + ` is set to false.","type":"invalid_request_error","param":"input","code":null}}`, false},
+		{"a parameter's unknown id", 404, `{"error":{"message":"No such object.","type":"invalid_request_error","param":"tools[0].vector_store_ids","code":null}}`, false},
 		{"vLLM's unknown model", 404, `{"object":"error","message":"The model ` + "`gpt-test`" + ` does not exist.","type":"NotFoundError","code":404}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
