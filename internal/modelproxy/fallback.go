@@ -219,8 +219,8 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		also = " Tried: " + strings.Join(tried, "; ") + "."
 	}
 	if len(eps) < len(p.eps) {
-		also += " The turn names previous_response_id, an answer whose history only the endpoint that gave it keeps: the fallbacks elsewhere were not asked. " +
-			"Try again later, or send the conversation's items in input instead, which any endpoint can answer."
+		also += " The turn names an answer (previous_response_id) or an item of one (an input item's id), which only the endpoint that gave it keeps: the fallbacks elsewhere were not asked. " +
+			"Try again later, or send the conversation's items in input instead, in full and without their ids, which any endpoint can answer."
 	}
 	switch {
 	case lastErr != nil:

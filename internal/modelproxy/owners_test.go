@@ -176,8 +176,10 @@ func TestResponsesOwnersSurviveRestart(t *testing.T) {
 }
 
 // itemsFake answers each turn with a message and a reasoning item whose
-// ids are its own (msg_N, rs_N), as OpenAI's are, whole or streamed.
+// ids are its own (msg_N, rs_N, after prefix), as OpenAI's are, whole or
+// streamed.
 type itemsFake struct {
+	prefix string
 	mu     sync.Mutex
 	n      int
 	bodies []map[string]any
@@ -191,10 +193,10 @@ func (f *itemsFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := f.n
 	f.bodies = append(f.bodies, body)
 	f.mu.Unlock()
-	rs := map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": []any{}}
-	msg := map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
+	rs := map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%s%d", f.prefix, n), "summary": []any{}}
+	msg := map[string]any{"type": "message", "id": fmt.Sprintf("msg_%s%d", f.prefix, n), "role": "assistant", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": "secret plan", "annotations": []any{}}}}
-	resp := map[string]any{"id": fmt.Sprintf("resp_%d", n), "object": "response", "status": "completed", "model": "m", "output": []any{rs, msg},
+	resp := map[string]any{"id": fmt.Sprintf("resp_%s%d", f.prefix, n), "object": "response", "status": "completed", "model": "m", "output": []any{rs, msg},
 		"usage": map[string]any{"input_tokens": 4, "output_tokens": 2, "total_tokens": 6}}
 	if body["stream"] != true {
 		w.Header().Set("Content-Type", "application/json")
