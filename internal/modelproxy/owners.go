@@ -193,6 +193,19 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 			first, firstStored = it, in.stored
 		}
 	}
+	for _, id := range containerIDs(body["tools"]) {
+		c, err := p.owned(r.Context(), id, who)
+		if err != nil {
+			p.ownerUnreadable(w, err, "a code interpreter's container names")
+			return nil, false
+		}
+		if c == nil {
+			refuseHistory(w, "tools", "container_not_found",
+				fmt.Sprintf("Container with id %q not found for principal %q: reach gave no answer that ran code in it to you (it may be another principal's, made elsewhere, or older than %s), and the code would run among its files. "+
+					`Ask for a new container ({"type": "auto"}), or name one an answer reach gave you ran code in.`, p.redact([]byte(id)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
+	}
 	if o == nil { // the endpoint that gave the items, as an answer's
 		o = first
 	}
@@ -240,6 +253,27 @@ func itemIDs(input json.RawMessage) []inputID {
 		var enc string
 		json.Unmarshal(m["encrypted_content"], &enc)
 		ids = append(ids, inputID{id, typ == "" || typ == "item_reference" || typ == "reasoning" && enc == ""})
+	}
+	return ids
+}
+
+// containerIDs returns the containers the code interpreter tools of a
+// turn name by their id (a string; {"type": "auto"} asks for a new one):
+// the code runs among the files the endpoint keeps there, for the
+// gateway's key.
+func containerIDs(tools json.RawMessage) []string {
+	var ts []json.RawMessage
+	if json.Unmarshal(tools, &ts) != nil {
+		return nil
+	}
+	var ids []string
+	for _, t := range ts {
+		var m map[string]json.RawMessage
+		var typ, id string
+		if json.Unmarshal(t, &m) == nil && json.Unmarshal(m["type"], &typ) == nil && typ == "code_interpreter" &&
+			json.Unmarshal(m["container"], &id) == nil && id != "" {
+			ids = append(ids, id)
+		}
 	}
 	return ids
 }

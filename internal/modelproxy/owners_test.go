@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -251,5 +252,34 @@ func TestResponsesInputItemsBelongToTheirPrincipal(t *testing.T) {
 		map[string]string{"Who": "alice"})
 	if resp.StatusCode != 200 {
 		t.Errorf("alice's turn naming her own items: %d %s; want 200", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesContainerBelongsToItsPrincipal: a code interpreter's
+// container, which an answer names (code_interpreter_call's
+// container_id), keeps the files and state of the code run in it, for
+// the gateway's key: a turn whose code_interpreter tool names another
+// principal's container by its id would run in it. It is refused, the
+// model not asked; its owner's turn goes on.
+func TestResponsesContainerBelongsToItsPrincipal(t *testing.T) {
+	fake := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_c1","object":"response","status":"completed","model":"m","output":[`+
+			`{"type":"code_interpreter_call","id":"ci_1","status":"completed","code":"open('x','w')","container_id":"cntr_alice1","outputs":[]}],`+
+			`"usage":{"input_tokens":4,"output_tokens":2,"total_tokens":6}}`)
+	})
+	srv := ownersProxy(t, fake, nil, 0)
+	firstTurn(t, srv.URL, "alice")
+	turn := `{"model":"m","input":"read x","tools":[{"type":"code_interpreter","container":"cntr_alice1"}]}`
+	resp, b := postResponses(t, srv.URL, turn, map[string]string{"Who": "bob"})
+	if resp.StatusCode != 400 || !strings.Contains(b, `"container_not_found"`) || resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("bob's turn in alice's container: %d %s; want 400 container_not_found, not retried", resp.StatusCode, b)
+	}
+	if resp, b = postResponses(t, srv.URL, turn, map[string]string{"Who": "alice"}); resp.StatusCode != 200 {
+		t.Errorf("alice's turn in her container: %d %s; want 200", resp.StatusCode, b)
+	}
+	auto := `{"model":"m","input":"x","tools":[{"type":"code_interpreter","container":{"type":"auto"}}]}`
+	if resp, b = postResponses(t, srv.URL, auto, map[string]string{"Who": "bob"}); resp.StatusCode != 200 {
+		t.Errorf("bob's turn in a new container: %d %s; want 200", resp.StatusCode, b)
 	}
 }

@@ -465,7 +465,8 @@ type answer struct {
 	respID    string // the id responded was told last
 	called    map[string]bool
 	// gave is told the id of each item of a Responses API answer's
-	// output, once (items holds them): a later turn may name it in input.
+	// output, and of a code interpreter's container, once (items holds
+	// them): a later turn may name it in input, or in its tools.
 	gave  func(id string)
 	items map[string]bool
 }

@@ -71,12 +71,15 @@ type responseBody struct {
 // outputItem is one item of an answer's output: a message (its content's
 // texts) or a function call.
 type outputItem struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Content   []struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// ContainerID is a code interpreter call's container, whose files
+	// and state the endpoint keeps.
+	ContainerID string `json:"container_id"`
+	CallID      string `json:"call_id"`
+	Name        string `json:"name"`
+	Arguments   string `json:"arguments"`
+	Content     []struct {
 		Text string `json:"text"`
 	} `json:"content"`
 }
@@ -113,18 +116,21 @@ func (a *answer) noteUsage(r *responseBody) {
 	}
 }
 
-// noteItem tells gave an output item's id, once: a stream gives it in
+// noteItem tells gave an output item's id (and its container's, a code
+// interpreter call's), once: a stream gives it in
 // response.output_item.added, again when the item is done and in
 // response.completed.
 func (a *answer) noteItem(it *outputItem) {
-	if it.ID == "" || a.gave == nil || a.items[it.ID] {
-		return
+	for _, id := range [...]string{it.ID, it.ContainerID} {
+		if id == "" || a.gave == nil || a.items[id] {
+			continue
+		}
+		if a.items == nil {
+			a.items = map[string]bool{}
+		}
+		a.items[id] = true
+		a.gave(id)
 	}
-	if a.items == nil {
-		a.items = map[string]bool{}
-	}
-	a.items[it.ID] = true
-	a.gave(it.ID)
 }
 
 // call records a function call the answer chose, once: a stream gives it
