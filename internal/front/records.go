@@ -361,8 +361,9 @@ func (s *Server) forgetHash(hash string, ss *mcp.ServerSession) {
 // as another instance's sweep found it. The record is the truth: a client
 // that ended its session, or one whose id leaked, is not answered on an
 // instance that took the session over earlier and kept it in memory. A
-// session used here since its last use was written is not idle, and is
-// kept: its record was swept before this instance wrote that use.
+// session used here since its last use was written, or with a call
+// running, is not idle, and is kept: its record was swept before this
+// instance wrote that use.
 //
 // The session's request ends first, with its calls, then the SDK closes
 // it; meanwhile its requests are answered 404 (fastPath), as the SDK
@@ -374,7 +375,7 @@ func (s *Server) EndRecorded(hash string, idle bool) {
 	}
 	why := "its record was deleted (its DELETE, on another instance)"
 	if idle {
-		if v, ok := s.sessions.Load(ss); ok && v.(*session).used.Load() {
+		if v, ok := s.sessions.Load(ss); ok && v.(*session).inUse() {
 			return
 		}
 		why = "idle past the gap (its record swept)"
@@ -448,7 +449,7 @@ func (s *Server) RecheckRecorded(ctx context.Context) {
 			s.log.Warn("reading an MCP session's record", "err", err)
 			return
 		case time.Since(rec.Used) >= s.idleAfter:
-			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).used.Load() {
+			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).inUse() {
 				s.endRecorded(h.ss, h.hash, "idle past the gap")
 			}
 		}
@@ -619,8 +620,8 @@ func (s *Server) touchSessions(open []*mcp.ServerSession) {
 		}
 		st := v.(*session)
 		h := st.hash.Load()
-		if h == nil || !st.used.CompareAndSwap(true, false) {
-			continue
+		if h == nil || !st.used.CompareAndSwap(true, false) && st.calls.Load() == 0 {
+			continue // not used since the last sweep, and no call runs
 		}
 		uses = append(uses, store.SessionUse{Hash: *h, Request: s.owned.Request(&st.Session)})
 	}
@@ -643,6 +644,10 @@ func (st *session) use() {
 		st.used.Store(true)
 	}
 }
+
+// inUse reports whether st's session was used since the sweep last wrote
+// its use, or has a call running.
+func (st *session) inUse() bool { return st.used.Load() || st.calls.Load() > 0 }
 
 // sessionsInStateless reports whether the go-sdk's compatibility setting
 // allowsessionsinstateless=1 is in v, the value of MCPGODEBUG (key=value
