@@ -552,6 +552,15 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 		return true
 	}
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
+	// Read once more, now that the end of the record finds the session
+	// here (EndRecorded): a DELETE on another instance (or a sweep) since
+	// the read above woke this one before the session was made, and
+	// found nothing to end.
+	if _, err := s.records.GetSession(r.Context(), hash); errors.Is(err, store.ErrNotFound) {
+		s.endRecorded(ss, hash, "its record ended while it was taken over")
+		http.Error(w, "session not found", http.StatusNotFound)
+		return false
+	}
 	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
 	return true
 }

@@ -779,3 +779,49 @@ func TestSessionInUseNotEndedIdle(t *testing.T) {
 	}
 	echo(t, cs, "after the long call")
 }
+
+// hookedRecords is a store of session records that tells get of each
+// read of a record, numbered from 1, once it is read.
+type hookedRecords struct {
+	store.Store
+	n   atomic.Int32
+	get func(hash string, n int)
+}
+
+func (h *hookedRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	rec, err := h.Store.GetSession(ctx, hash)
+	if h.get != nil {
+		h.get(hash, int(h.n.Add(1)))
+	}
+	return rec, err
+}
+
+// A session whose record ends (its DELETE on another instance) while this
+// instance takes it over, after the take-over read the record and before
+// the session is made again here, is not served: the end's wake-up finds
+// no session yet, so the take-over reads the record once more.
+func TestSessionEndedWhileTakenOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "first")
+	hr := &hookedRecords{Store: g.records}
+	g.records = hr
+	s := g.start() // the session now only in the store
+	sid, hash := cs.ID(), hashID(cs.ID())
+	hr.get = func(h string, n int) {
+		if h == hash && n == 2 { // the take-over's read under its lock
+			if err := hr.Store.DeleteSession(context.Background(), hash); err != nil {
+				t.Error(err)
+			}
+			s.EndRecorded(hash, false) // the DELETE's wake-up, heard at once
+		}
+	}
+	for i := range 2 {
+		if code, body := g.post(sid, ""); code != http.StatusNotFound {
+			t.Fatalf("call %d of a session deleted elsewhere during its take-over = %d %s; want 404", i, code, body)
+		}
+	}
+}
