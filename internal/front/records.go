@@ -313,7 +313,9 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	id := ss.ID()
 	hash := hashID(id)
 	if _, ok := s.reviving.Load(id); ok {
-		s.recorded(ss, st, hash) // taken over: its record is there
+		// Taken over: its record was read, so it is no write on its way,
+		// and a recheck has no grace to give it (RecheckRecorded).
+		s.recorded(ss, st, hash, 0)
 		return
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
@@ -333,15 +335,16 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
 	s.records.QueueSession(rec)
-	s.recorded(ss, st, hash)
+	s.recorded(ss, st, hash, time.Now().UnixNano())
 }
 
-// recorded notes that session ss (st) has a record, named hash: its uses
-// are written to it (touchSessions), and the end of the record, on any
-// instance, ends it here (EndRecorded).
-func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string) {
+// recorded notes that session ss (st) has a record, named hash, queued at
+// (Unix ns; 0 for one read from the store): its uses are written to it
+// (touchSessions), and the end of the record, on any instance, ends it
+// here (EndRecorded).
+func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string, at int64) {
 	st.hash.Store(&hash)
-	st.recordedAt.Store(time.Now().UnixNano())
+	st.recordedAt.Store(at)
 	s.byHash.Store(hash, ss)
 }
 
@@ -421,7 +424,7 @@ func (s *Server) ended(sid string) bool {
 // the store (or idle past the gap): what EndRecorded would have ended had
 // this instance heard each end, called when it listens again after it
 // was cut off. A record queued in the last recheckGrace may not be
-// written yet, and its session is left alone.
+// written yet, and its session is left alone; one taken over was read.
 func (s *Server) RecheckRecorded(ctx context.Context) {
 	if s.records == nil {
 		return

@@ -825,3 +825,29 @@ func TestSessionEndedWhileTakenOver(t *testing.T) {
 		}
 	}
 }
+
+// A session taken over here whose record ends while this instance does
+// not listen is ended by the recheck when it listens again, however soon:
+// its record was read, so it is no write still on its way.
+func TestRecheckEndsTakenOverSession(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "first")
+	s := g.start()
+	echo(t, cs, "taken over")
+	if err := g.records.DeleteSession(t.Context(), hashID(cs.ID())); err != nil {
+		t.Fatal(err)
+	}
+	s.RecheckRecorded(t.Context())
+	var code int
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if code, body = g.post(cs.ID(), ""); code == http.StatusNotFound {
+			return
+		}
+	}
+	t.Fatalf("a taken-over session whose record ended while unheard = %d %s after the recheck; want 404", code, body)
+}

@@ -402,7 +402,7 @@ type session struct {
 	// many of its tool calls run, and its owner once counted against the
 	// bound (claimSession).
 	hash       atomic.Pointer[string]
-	recordedAt atomic.Int64 // when its record was queued (or found, taken over), Unix ns
+	recordedAt atomic.Int64 // when its record was queued, Unix ns (0 for one taken over: its record was read)
 	used       atomic.Bool
 	calls      atomic.Int32
 	counted    atomic.Pointer[string]
