@@ -45,6 +45,7 @@ type Frame struct {
 	warn    []string
 	cycleTo *Frame  // the ancestor a refused cycle or re-entry would have re-entered
 	remote  [8]byte // a top frame's parent span in another process (WithRemoteParent)
+	route   string  // model frames: the HTTP route it was served at (WithRoute)
 
 	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 
@@ -210,6 +211,22 @@ type remoteSpan struct {
 // of a request in another trace, ignores it.
 func WithRemoteParent(ctx context.Context, trace [16]byte, span [8]byte) context.Context {
 	return context.WithValue(ctx, remoteKey{}, remoteSpan{trace, span})
+}
+
+type routeKey struct{}
+
+// WithRoute returns ctx naming the HTTP route (such as "/v1/responses")
+// that a model frame begun with it was served at: its served span
+// (Event.Route) is named by it. Without one, a model frame's route is
+// chat completions'.
+func WithRoute(ctx context.Context, route string) context.Context {
+	return context.WithValue(ctx, routeKey{}, route)
+}
+
+// routeFrom returns the route WithRoute put in ctx, or "".
+func routeFrom(ctx context.Context) string {
+	r, _ := ctx.Value(routeKey{}).(string)
+	return r
 }
 
 // remoteParent returns the remote parent span that ctx names for a top

@@ -689,7 +689,7 @@ func (rt *Runtime) BeginModel(ctx context.Context, model string) (context.Contex
 		return nil, nil, fault.NoRequest()
 	}
 	f := &Frame{ID: newFrameID(), Kind: ModelFrame, Name: model, Agent: req.agent, Parent: pf,
-		Request: req, Started: time.Now()}
+		Request: req, Started: time.Now(), route: routeFrom(ctx)}
 	if pf != nil {
 		f.Depth = pf.Depth
 		f.mark.Filter = pf.mark.Filter
@@ -813,6 +813,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	if f.Kind == ModelFrame {
 		u := f.Usage()
 		e.InputTokens, e.OutputTokens, e.Cost, e.ResponseModel = u.Input, u.Output, u.Cost, u.Model
+		e.Route = f.route
 	}
 	if f.Parent != nil {
 		e.Parent = f.Parent.ID

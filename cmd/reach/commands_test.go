@@ -471,3 +471,21 @@ func TestUnknownSubcommand(t *testing.T) {
 		t.Errorf("reach audit: %v, want its help:\n%s", err, out.String())
 	}
 }
+
+// TestWrongArgsShowUsage: a command given too few or too many arguments
+// says what it takes: `reach graph` alone said "accepts 1 arg(s),
+// received 0" and nothing of the request it wanted.
+func TestWrongArgsShowUsage(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"graph", "accepts 1 arg(s), received 0; usage: reach graph REQUEST"},
+		{"requests show", "usage: reach requests show ID"},
+		{"approvals approve", "usage: reach approvals approve"},
+		{"requests cancel a b", "accepts 1 arg(s), received 2; usage: reach requests cancel ID"},
+		{"requests lst", "Did you mean this?\n\tlist"},
+	} {
+		err := run(context.Background(), strings.Fields(tc.args), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("reach %s: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}

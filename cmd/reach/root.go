@@ -25,7 +25,29 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	addLogFlags(root)
 	root.AddCommand(newVersion(), newBench(), newServe(), newValidate(), newStdio(), newAudit(), newDemo(), newKeys(), newApprovals(), newToolsCmd(), newDeadLetters(), newGraph(), newRequests(), newHealth())
 	refuseUnknownSubcommands(root)
+	showUsageOnWrongArgs(root)
 	return root
+}
+
+// showUsageOnWrongArgs adds a command's usage line to cobra's error for
+// the wrong number of arguments: `reach graph` alone said "accepts 1
+// arg(s), received 0", not which argument (SilenceUsage keeps the usage
+// out of every other error).
+func showUsageOnWrongArgs(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		showUsageOnWrongArgs(sub)
+	}
+	if args := cmd.Args; args != nil && cmd.Runnable() {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				if strings.HasPrefix(err.Error(), "unknown command") {
+					return err // refuseUnknownSubcommands says what it may mean
+				}
+				return fmt.Errorf("%w; usage: %s", err, c.UseLine())
+			}
+			return nil
+		}
+	}
 }
 
 // refuseUnknownSubcommands makes a word that names no subcommand of a

@@ -475,7 +475,7 @@ func (l *lockedBuffer) String() string {
 }
 
 func newStdio() *cobra.Command {
-	var configPath string
+	var configPath, listen string
 	cmd := &cobra.Command{
 		Use:   "stdio",
 		Short: "Serve MCP over stdin and stdout",
@@ -483,12 +483,34 @@ func newStdio() *cobra.Command {
 that start their servers as processes, one JSON-RPC message per line. A line
 that is not one is answered with a JSON-RPC error (-32700 when it is not JSON,
 -32600 when it is not a message) and skipped. At the end of stdin it answers
-the requests it has read, then exits. Logs go to stderr.`,
+the requests it has read, then exits. Logs go to stderr.
+
+It serves no HTTP unless --listen names an address: then the API, the UI and
+/metrics are served there too, as reach serve serves them, so that a call
+waiting for approval can be decided (reach approvals, the UI) and its
+requests watched and stopped. Without it, a call that needs approval waits
+with nobody able to decide it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
 			if err != nil {
 				return err
+			}
+			var ln net.Listener
+			if listen != "" {
+				// Checked and bound before the gateway starts, as reach
+				// serve does: an address it may not serve, or one in use,
+				// is an error at once, not a stdio session without the
+				// approvals it was asked for.
+				if err := config.CheckListen(listen, cfg.Authenticates()); err != nil {
+					return err
+				}
+				if ln, err = net.Listen("tcp", listen); errors.Is(err, syscall.EADDRINUSE) {
+					return fmt.Errorf("listening on %s: the address is in use (by another reach?): stop that, or serve on another address with --listen, e.g. --listen 127.0.0.1:0 for a free port: %w", listen, err)
+				} else if err != nil {
+					return fmt.Errorf("listening on %s: %w", listen, err)
+				}
+				defer ln.Close()
 			}
 			log, err := newLogger(cmd, cmd.ErrOrStderr(), cfg)
 			if err != nil {
@@ -499,13 +521,29 @@ the requests it has read, then exits. Logs go to stderr.`,
 				return inFile(cfg, err)
 			}
 			defer g.Close()
+			var httpDone chan error
+			ctx, stopHTTP := context.WithCancel(cmd.Context())
+			defer stopHTTP()
+			if ln != nil {
+				httpDone = make(chan error, 1)
+				go func() { httpDone <- g.Serve(ctx, ln) }()
+				log.Info("serving the API and the UI too", "url", "http://"+ln.Addr().String()+"/ui/", "api", "http://"+ln.Addr().String()+"/v1/")
+			}
 			// A malformed line is answered with a JSON-RPC error and
 			// skipped (stdio.go), not the end of the session.
 			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
 			in.finish = true
-			return g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+			err = g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+			if httpDone != nil {
+				stopHTTP()
+				if herr := <-httpDone; err == nil {
+					err = herr
+				}
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
+	cmd.Flags().StringVar(&listen, "listen", "", "also serve the API and the UI (approvals, requests) on this address; loopback unless the configuration has auth")
 	return cmd
 }

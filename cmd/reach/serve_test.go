@@ -331,6 +331,67 @@ func TestStdio(t *testing.T) {
 	}
 }
 
+// TestStdioListen: reach stdio --listen serves the API beside stdio, so
+// that a call waiting for approval can be decided: without it, reach
+// stdio served no HTTP, `reach approvals` found no gateway, and a
+// high_risk call waited until it expired. An address it may not serve is
+// refused before stdio starts.
+func TestStdioListen(t *testing.T) {
+	cfg := writeConfig(t, "examples: true\ndata: ./state\ntools:\n  refund_order: {access: high_risk}\n")
+	if err := run(t.Context(), []string{"stdio", "--config", cfg, "--listen", "0.0.0.0:0"}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "auth") {
+		t.Errorf("stdio --listen 0.0.0.0:0 without auth: %v, want refused", err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stderr := &lockedBuffer{}
+	root := newRoot(outW, stderr)
+	root.SetIn(inR)
+	root.SetArgs([]string{"stdio", "--config", cfg, "--listen", "127.0.0.1:0"})
+	errc := make(chan error, 1)
+	go func() { errc <- root.ExecuteContext(ctx); outW.Close() }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`api=(http://[^ ]+)/v1/`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("stdio --listen logged no API address:\n%s", stderr.String())
+	}
+	base := m[1]
+	refund := &mcp.CallToolParams{Name: "refund_order", Arguments: map[string]any{"order_id": "1001", "amount": 5, "reason": "damaged"}}
+	res, err := cs.CallTool(ctx, refund)
+	if err != nil || !res.IsError {
+		t.Fatalf("refund_order, high_risk: %v %+v, want it waiting for approval", err, res)
+	}
+	list := getJSON(t, "GET", base+"/v1/approvals?status=pending", "")
+	aps, _ := list["approvals"].([]any)
+	if len(aps) != 1 {
+		t.Fatalf("pending approvals over --listen: %v", list)
+	}
+	id, _ := aps[0].(map[string]any)["id"].(string)
+	getJSON(t, "POST", base+"/v1/approvals/"+id+"/approve", `{"reason": "ok"}`)
+	res, err = cs.CallTool(ctx, refund)
+	if err != nil || res.IsError {
+		t.Errorf("refund_order once approved: %v %+v", err, res)
+	}
+	cs.Close()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("stdio returned %v after the client left", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stdio did not return after the client closed")
+	}
+	if _, err := http.Get(base + "/livez"); err == nil {
+		t.Error("the API still answers after stdio ended")
+	}
+}
+
 // TestExampleConfig keeps examples/reach.yaml valid.
 func TestExampleConfig(t *testing.T) {
 	t.Setenv("EVERYTHING_TOKEN", "test-token")

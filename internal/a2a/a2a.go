@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -446,20 +447,29 @@ func (g *Gateway) suggest(name string) string {
 
 // Status is what GET /v1/agents shows of an agent.
 type Status struct {
-	Name        string        `json:"name"`
-	URL         string        `json:"url"`
-	Path        string        `json:"path"`
-	Reentrancy  string        `json:"reentrancy"`
-	Key         []string      `json:"key,omitempty"`
-	Budget      *reach.Budget `json:"budget,omitempty"`
-	Card        bool          `json:"card"` // its card was fetched
-	CardName    string        `json:"card_name,omitempty"`
-	Description string        `json:"description,omitempty"`
-	Skills      []string      `json:"skills,omitempty"`
-	Streaming   bool          `json:"streaming"`
-	Protocol    string        `json:"protocol,omitempty"` // the protocol version reach speaks to it
-	Error       string        `json:"error,omitempty"`    // why its card could not be fetched
-	LiveTasks   int           `json:"live_tasks"`
+	Name        string       `json:"name"`
+	URL         string       `json:"url"`
+	Path        string       `json:"path"`
+	Reentrancy  string       `json:"reentrancy"`
+	Key         []string     `json:"key,omitempty"`
+	Budget      *budget.View `json:"budget,omitempty"`
+	Card        bool         `json:"card"` // its card was fetched
+	CardName    string       `json:"card_name,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Skills      []string     `json:"skills,omitempty"`
+	Streaming   bool         `json:"streaming"`
+	Protocol    string       `json:"protocol,omitempty"` // the protocol version reach speaks to it
+	Error       string       `json:"error,omitempty"`    // why its card could not be fetched
+	LiveTasks   int          `json:"live_tasks"`
+}
+
+// budgetView is an agent's named budget as GET /v1/agents shows it, as
+// a request's is shown.
+func budgetView(b *reach.Budget) *budget.View {
+	if b == nil {
+		return nil
+	}
+	return new(b.View())
 }
 
 // Agents lists the agents, sorted by name. It asks an agent whose card

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -528,5 +529,25 @@ func TestAnswerIsCapped(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if len(b) != 64 || err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("read %d bytes, err %v; want 64 and an error", len(b), err)
+	}
+}
+
+// GET /v1/agents shows an agent's budget as the configuration and a
+// request's view write it: its wall clock a duration ("2m0s"), not
+// 120000000000 nanoseconds.
+func TestStatusBudgetWall(t *testing.T) {
+	rt := reach.New(nil)
+	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1", Budget: &reach.Budget{ToolCalls: 20, Wall: 2 * time.Minute}}},
+		Runtime: rt, Link: testLinker{rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	b, err := json.Marshal(g.Agents(t.Context())[0].Budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"tool_calls":20,"wall":"2m0s"}`; string(b) != want {
+		t.Errorf("budget = %s, want %s", b, want)
 	}
 }

@@ -194,7 +194,7 @@ func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 
 func (a *agent) status(ctx context.Context) Status {
 	s := Status{Name: a.cfg.Name, URL: a.cfg.URL, Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
-		Key: a.cfg.Key, Budget: a.cfg.Budget, LiveTasks: a.g.tasks.live(a.cfg.Name)}
+		Key: a.cfg.Key, Budget: budgetView(a.cfg.Budget), LiveTasks: a.g.tasks.live(a.cfg.Name)}
 	if s.Reentrancy == "" {
 		s.Reentrancy = "non_reentrant"
 	}

@@ -432,7 +432,7 @@ func decodeFields(n *yaml.Node, fs fields) error {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here", n.Line, n.ShortTag())}}
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s here; want a mapping of %s", n.Line, n.ShortTag(), keyList(slices.Sorted(maps.Keys(fs))))}}
 	}
 	var errs []string
 	seen := map[string]int{}
@@ -792,7 +792,9 @@ func cleanYAMLError(err error) error {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
 			hint := didYouMean(m)
+			want := wantShape(m)
 			m = typeNameRE.ReplaceAllString(m, " here")
+			m += want
 			if hint != "" {
 				m += " (did you mean " + hint + "?)"
 			}
@@ -951,6 +953,10 @@ var configKeys = sync.OnceValue(func() map[string][]string {
 			return
 		}
 		keys[t.Name()] = []string{}
+		if p, ok := reflect.New(t).Interface().(patch); ok { // decoded through its fields
+			keys[t.Name()] = slices.Sorted(maps.Keys(p.fields()))
+			return
+		}
 		for f := range t.Fields() {
 			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 			if tag == "" || tag == "-" || !f.IsExported() {
@@ -962,6 +968,68 @@ var configKeys = sync.OnceValue(func() map[string][]string {
 	}
 	walk(reflect.TypeFor[Config]())
 	return keys
+})
+
+// wrongShapeRE reads the YAML library's "cannot unmarshal X into T" where
+// T is a part of the configuration: a mapping, a list or a map of them.
+var wrongShapeRE = regexp.MustCompile(`cannot unmarshal .* into (\[\]|map\[string\])?\*?config\.(\w+)$`)
+
+// wantShape says what the key whose value had the wrong shape wants, from
+// the library's message: "model: http://..." was "cannot unmarshal the
+// string here", which named neither the key nor what it takes.
+func wantShape(msg string) string {
+	m := wrongShapeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	keys, ok := configKeys()[m[2]]
+	if !ok {
+		return ""
+	}
+	shape := "a mapping of " + keyList(keys)
+	switch m[1] {
+	case "[]":
+		shape = "a list, each item " + shape
+	case "map[string]":
+		shape = "a mapping of names, each to " + shape
+	}
+	if key := configKeyOf()[m[2]]; key != "" {
+		return "; " + key + " wants " + shape
+	}
+	return "; want " + shape
+}
+
+// keyList lists keys for a message, the first eight at most.
+func keyList(keys []string) string {
+	if len(keys) > 8 {
+		return strings.Join(keys[:8], ", ") + ", ..."
+	}
+	return strings.Join(keys, ", ")
+}
+
+// configKeyOf maps the name of each struct type of a Config to the key
+// that holds it (the first, walking the Config's fields in order).
+var configKeyOf = sync.OnceValue(func() map[string]string {
+	of := map[string]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && of[ft.Name()] == "" {
+				of[ft.Name()] = tag
+				walk(ft)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return of
 })
 
 var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)

@@ -67,3 +67,24 @@ func TestToolOverrideErrorsNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongShapeSaysWhatTheKeyWants: a value of the wrong shape for a part
+// of the configuration (a string for model:, a mapping for upstreams:)
+// says which key it was and what that key takes: it said "cannot
+// unmarshal the string here", naming neither, which on a one-line mapping
+// left the reader to guess.
+func TestWrongShapeSaysWhatTheKeyWants(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"model: http://127.0.0.1:8000/v1\n", "line 1: cannot unmarshal the string `http://...` here; model wants a mapping of base_url, api_key,"},
+		{"upstreams: {name: x, url: 'http://h/mcp'}\n", "upstreams wants a list, each item a mapping of name, url,"},
+		{"agents: executor\n", "agents wants a list, each item a mapping of name, url,"},
+		{"auth: true\n", "auth wants a mapping of keys, jwt"},
+		{"tools: [get_order]\n", "tools wants a mapping of names, each to a mapping of access,"},
+		{"budgets: {default: 3}\n", "line 1: cannot unmarshal the number here; want a mapping of cost, depth, tokens, tool_calls, turns, wall"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.yaml, err, tc.want)
+		}
+	}
+}

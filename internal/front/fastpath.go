@@ -36,6 +36,7 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/upstream"
@@ -238,13 +239,14 @@ func (s *Server) fastStateless(sdk http.Handler) http.Handler {
 		}
 		s.withMessage(sdk, w, r, func(body []byte, msg mcpwire.Message) {
 			var p mcpwire.CallParams
-			if !statelessCall(r.Header, &msg, &p) {
+			var m callMeta
+			if !statelessCall(r.Header, &msg, &p, &m) {
 				s.passOn(sdk, w, r, body)
 				return
 			}
 			out := mcpwire.GetBuffer()
 			defer mcpwire.PutBuffer(out)
-			s.answerStateless(r.Context(), r.Header, msg.ID, p, out)
+			s.answerStateless(r.Context(), r.Header, msg.ID, p, &m, out)
 			writeAnswer(w, ContentTypeJSON, out.Bytes())
 		})
 	})
@@ -262,40 +264,39 @@ func statelessHeaders(h link.Headers) bool {
 }
 
 // statelessCall reads into p the params of msg, a sessionless POST's
-// message (its headers h passed statelessHeaders), and reports whether the
-// fast path answers it: a single tools/call request without a progress
-// token, whose _meta names the same protocol version as its header and
-// the client's capabilities, whose Mcp-Name header names its tool, without
-// Mcp-Param-* headers. Anything the SDK checks beyond this (headers that
-// must match the body, versions, capabilities, a malformed reach _meta)
-// is the SDK's to answer, on whichever HTTP server read the request.
-func statelessCall(h link.Headers, msg *mcpwire.Message, p *mcpwire.CallParams) bool {
-	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) ||
-		mcpwire.ParseCallParams(msg.Params, p) != nil || p.Name == "" || p.Meta["progressToken"] != nil ||
-		h.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || p.Meta[metaProtocolVersion] != mcpwire.StatelessProtocol ||
-		h.Get("Mcp-Name") != p.Name || p.Meta[metaClientCapabilities] == nil || hasParamHeaders(h) {
+// message (its headers h passed statelessHeaders), and into m their
+// _meta, and reports whether the fast path answers it: a single tools/call
+// request without a progress token, whose _meta names the same protocol
+// version as its header and the client's capabilities, whose Mcp-Name
+// header names its tool, without Mcp-Param-* headers. Anything the SDK
+// checks beyond this (headers that must match the body, versions,
+// capabilities, a malformed reach _meta) is the SDK's to answer, on
+// whichever HTTP server read the request.
+func statelessCall(h link.Headers, msg *mcpwire.Message, p *mcpwire.CallParams, m *callMeta) bool {
+	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) || mcpwire.ParseCallParams(msg.Params, p) != nil || p.Name == "" {
 		return false
 	}
-	_, err := link.FromMeta(p.Meta)
+	m.read(p.RawMeta)
+	if m.progress || h.Get(mcpwire.HeaderProtocol) != mcpwire.StatelessProtocol || !stringIs(m.protocol, mcpwire.StatelessProtocol) ||
+		h.Get("Mcp-Name") != p.Name || !m.capabilities || hasParamHeaders(h) {
+		return false
+	}
+	_, err := link.FromRawMeta(&m.link)
 	return err == nil
 }
 
-// answerStateless answers a sessionless client's tools/call id into out
-// with JSON. ctx is the request's: it ends when the client goes (its only
-// way to cancel a call on this protocol). The client's calls share a
-// request (keyed by principal and clientInfo).
-func (s *Server) answerStateless(ctx context.Context, h link.Headers, id []byte, p mcpwire.CallParams, out *bytes.Buffer) {
-	var ci struct{ Name, Version string }
-	if m, ok := p.Meta[metaClientInfo].(map[string]any); ok {
-		ci.Name, _ = m["name"].(string)
-		ci.Version, _ = m["version"].(string)
-	}
+// answerStateless answers a sessionless client's tools/call id (p, its
+// _meta m) into out with JSON. ctx is the request's: it ends when the
+// client goes (its only way to cancel a call on this protocol). The
+// client's calls share a request (keyed by principal and clientInfo).
+func (s *Server) answerStateless(ctx context.Context, h link.Headers, id []byte, p mcpwire.CallParams, m *callMeta, out *bytes.Buffer) {
+	name, version := m.client()
 	s.fastCalls.Add(1)
 	// With authentication the identity is in ctx (bindSessions; AnswerPost).
 	who, _ := auth.IdentityFrom(ctx)
 	a := getAnswer()
 	defer putAnswer(a)
-	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(who, ci.Name, ci.Version), agent: ci.Name, params: p,
+	res, err := s.dispatch(ctx, &toolCall{session: s.clientSession(who, name, version), agent: name, params: p, meta: m.link,
 		header: h, answer: a})
 	if err != nil {
 		mcpwire.AppendResponse(out, id, nil, rpcError(err))
@@ -303,6 +304,71 @@ func (s *Server) answerStateless(ctx context.Context, h link.Headers, id []byte,
 	}
 	res.Meta[metaServerInfo] = s.serverInfo
 	mcpwire.AppendResponse(out, id, mcpwire.CompleteResult{CallToolResult: res}, nil)
+}
+
+// callMeta is what the fast lane reads of a tools/call's _meta, from its
+// JSON (CallParams.RawMeta) without a map: whether it asks for progress,
+// the sessionless protocol's keys, and link's (link.RawMeta). Each is
+// what the map encoding/json would make of the same _meta holds: keys as
+// they read (escapes decoded), the last of a key given twice.
+type callMeta struct {
+	link         link.RawMeta
+	progress     bool   // a progress token (not null)
+	capabilities bool   // the client's capabilities (not null)
+	protocol     []byte // the protocol version, as JSON
+	clientInfo   []byte // the client's name and version, as JSON
+}
+
+// read reads raw, a _meta object or nil, into m.
+func (m *callMeta) read(raw []byte) {
+	jsonscan.Members(raw, func(k, v []byte) {
+		key := memberKey(k)
+		switch string(key) {
+		case "progressToken":
+			m.progress = string(v) != "null"
+		case metaProtocolVersion:
+			m.protocol = v
+		case metaClientCapabilities:
+			m.capabilities = string(v) != "null"
+		case metaClientInfo:
+			m.clientInfo = v
+		default:
+			m.link.Set(key, v)
+		}
+	})
+}
+
+// client returns the name and version of the client's info, "" for
+// either that is not a string (or an info that is not an object).
+func (m *callMeta) client() (name, version string) {
+	jsonscan.Members(m.clientInfo, func(k, v []byte) {
+		switch string(memberKey(k)) {
+		case "name":
+			name, _ = jsonscan.Unquote(v)
+		case "version":
+			version, _ = jsonscan.Unquote(v)
+		}
+	})
+	return name, version
+}
+
+// memberKey returns what a member's key (a JSON string token, valid)
+// reads: a view of it unless it must be decoded.
+func memberKey(k []byte) []byte {
+	if b, plain := jsonscan.Plain(k); plain {
+		return b
+	}
+	s, _ := jsonscan.Unquote(k)
+	return []byte(s)
+}
+
+// stringIs reports whether v, JSON, is a string that reads s.
+func stringIs(v []byte, s string) bool {
+	if b, plain := jsonscan.Plain(v); plain {
+		return string(b) == s
+	}
+	u, ok := jsonscan.Unquote(v)
+	return ok && u == s
 }
 
 // errClientCancelled is the cause of a call the client cancelled.
@@ -446,10 +512,11 @@ func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []b
 	}
 	var msg mcpwire.Message
 	var p mcpwire.CallParams
-	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || !statelessCall(h, &msg, &p) {
+	var m callMeta
+	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || !statelessCall(h, &msg, &p, &m) {
 		return "", false
 	}
-	s.answerStateless(ctx, h, msg.ID, p, out)
+	s.answerStateless(ctx, h, msg.ID, p, &m, out)
 	return ContentTypeJSON, true
 }
 
@@ -491,7 +558,8 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 		mcpwire.AppendResponse(out, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m})
 		return ContentTypeJSON, true
 	}
-	if p.Meta["progressToken"] != nil {
+	var m callMeta
+	if m.read(p.RawMeta); m.progress {
 		return "", false // progress flows on an SSE answer: the SDK's
 	}
 	s.fastCalls.Add(1)
@@ -504,7 +572,7 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 	a := getAnswer()
 	defer putAnswer(a)
 	st := s.sessionFor(ss)
-	tc := &toolCall{session: st, ss: ss, agent: agent, params: p, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
+	tc := &toolCall{session: st, ss: ss, agent: agent, params: p, meta: m.link, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
 	res, err := s.dispatch(ctx, tc)
 	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response

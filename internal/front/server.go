@@ -622,6 +622,7 @@ type toolCall struct {
 	ss       *mcp.ServerSession // the MCP session; nil for a sessionless client's call on the fast path
 	agent    string             // the client's name
 	params   mcpwire.CallParams // the tool, its arguments and _meta
+	meta     link.RawMeta       // link's keys of params.RawMeta, when the fast lane read that (a copy: a pointer would take its reading to the heap)
 	header   link.Headers       // the HTTP request's headers, which link a call whose _meta does not
 	typed    bool               // the client's protocol types every result (resultType)
 	progress any                // the client's progress token; nil when it asked for none
@@ -695,7 +696,7 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 	c.session.use()
 	c.session.calls.Add(1)
 	defer c.session.calls.Add(-1)
-	m, err := link.FromMeta(c.params.Meta)
+	m, err := c.linkMeta()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -753,6 +754,15 @@ func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult
 		out = kept.Result(res, out) // an upstream's tool: what it sent, when reach changed nothing
 	}
 	return out, nil
+}
+
+// linkMeta reads what the call's _meta says to link: from the keys the fast
+// lane read, or from the map the SDK made.
+func (c *toolCall) linkMeta() (link.Meta, error) {
+	if c.params.RawMeta != nil {
+		return link.FromRawMeta(&c.meta)
+	}
+	return link.FromMeta(c.params.Meta)
 }
 
 // shaped reports whether the tool's results are shaped for the model (its

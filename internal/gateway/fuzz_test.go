@@ -86,35 +86,7 @@ func FuzzModelProxy(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
 		f.Add([]byte(s[0]), []byte(s[1]), true)
 	}
-	var answer atomic.Pointer[[]byte]
-	var sse atomic.Bool
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sse.Load() {
-			w.Header().Set("Content-Type", "text/event-stream")
-		}
-		w.Write(*answer.Load())
-	}))
-	f.Cleanup(up.Close)
-	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := newTestGateway(f, cfg).Handler()
-	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
-		answer.Store(&ans)
-		sse.Store(stream)
-		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
-		req.Host = "127.0.0.1"
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code == http.StatusInternalServerError {
-			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
-		}
-		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
-			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
-		}
-	})
+	fuzzModelRoute(f, "/v1/chat/completions")
 }
 
 // FuzzModelProxyResponses is FuzzModelProxy for the Responses API
@@ -128,40 +100,13 @@ func FuzzModelProxyResponses(f *testing.F) {
 		{`{"input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],"previous_response_id":"resp_0"}`, `{"output":[],"usage":{"input_tokens":-5,"output_tokens":1e300}}`},
 		{`{"stream":true,"input":"x"}`, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"delta\":\"sk-fuzz\"}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"delta\":\"-key-123456\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}}\n\n"},
 		{`{"stream":true,"background":true}`, "data: [DONE]\n\n"},
+		{`{"previous_response_id":"sk-fuzz-key-123456","input":"x"}`, `{}`}, {`{"conversation":{"id":"sk-fuzz-key-123456"}}`, `{}`},
 		{`null`, `null`}, {`[]`, `{"output":"x"}`}, {`{"input":7,"max_output_tokens":-1,"tools":{}}`, `{"usage":null}`},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
 		f.Add([]byte(s[0]), []byte(s[1]), true)
 	}
-	var answer atomic.Pointer[[]byte]
-	var sse atomic.Bool
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sse.Load() {
-			w.Header().Set("Content-Type", "text/event-stream")
-		}
-		w.Write(*answer.Load())
-	}))
-	f.Cleanup(up.Close)
-	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := newTestGateway(f, cfg).Handler()
-	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
-		answer.Store(&ans)
-		sse.Store(stream)
-		req := httptest.NewRequest("POST", "/v1/responses", bytes.NewReader(body))
-		req.Host = "127.0.0.1"
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code == http.StatusInternalServerError {
-			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
-		}
-		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
-			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
-		}
-	})
+	fuzzModelRoute(f, "/v1/responses")
 }
 
 // FuzzAPIRoutes sends any method, id, query and body to every route of the
@@ -224,4 +169,40 @@ func validPathSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// fuzzModelRoute serves the fuzz inputs (a client's body, the model
+// endpoint's answer, whether the endpoint streams) to route: never a 500
+// (a model's bad answer is the model's, a 502), and never the model's key
+// in what the client reads.
+func fuzzModelRoute(f *testing.F, route string) {
+	var answer atomic.Pointer[[]byte]
+	var sse atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sse.Load() {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		w.Write(*answer.Load())
+	}))
+	f.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newTestGateway(f, cfg).Handler()
+	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
+		answer.Store(&ans)
+		sse.Store(stream)
+		req := httptest.NewRequest("POST", route, bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
+		}
+		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
+			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
+		}
+	})
 }

@@ -485,6 +485,9 @@ func (g *Gateway) newServer() *httpapi.Server {
 	if g.cluster != nil {
 		mo.Ledger = g.cluster // turns, tokens and cost on the ledger the instances share
 	}
+	if g.store != nil {
+		mo.Owners = g.store // whose each Responses API answer is, across restarts and instances
+	}
 	o := &httpapi.Options{
 		MCP:     g.front.Handler(),
 		Model:   modelproxy.New(mo),

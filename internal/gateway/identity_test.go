@@ -422,6 +422,23 @@ func TestModelTurnLinkingIsConservative(t *testing.T) {
 	}
 }
 
+// TestModelTurnLinkingRunAgain: an agent run again with the same question
+// soon after the first run (whose request only idle_gap ends) chooses the
+// same call; the first run had its call, so the second run's call is its
+// own turn's, not ambiguous. It was linked to neither, and a sessionless
+// client's call then continued the client's running request: the first
+// run's, its turns in one request and its tool calls in another.
+func TestModelTurnLinkingRunAgain(t *testing.T) {
+	_, url := linkGateway(t, 1, "")
+	for run := range 2 {
+		resp, _ := chat(t, url, `up__lookup {"q":"where is 1001"}`, nil, nil)
+		want := resp.Header.Get(link.HeaderRequest)
+		if got := (&slClient{url: url, name: "app"}).call(t, "up__lookup", map[string]any{"q": "where is 1001"}); got.Request != want {
+			t.Errorf("run %d: its tool call is in request %s, want its turn's %s", run+1, got.Request, want)
+		}
+	}
+}
+
 // TestModelTurnStopReachesItsToolCalls: stopping the request a model turn
 // began stops the tool call it chose, in flight, and refuses the run's
 // next turn so that no client retries it.

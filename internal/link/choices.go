@@ -158,7 +158,9 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 // "server__") with the same arguments (canonical JSON, top-level nulls
 // left out). Ambiguity is resolved conservatively: when turns of several
 // requests chose that call, the one of request prefer (the request the
-// caller's earlier calls were linked to) wins, and without it none does.
+// caller's earlier calls were linked to) wins; without it, the one request
+// whose choice no call has matched yet (the others' runs had their call),
+// and none when several wait for it.
 // Each choice matches one call (the oldest unmatched first); a call made
 // again (a framework's retry) matches a choice already matched when no
 // other request's turn chose it. It returns the turn and the tool call's
@@ -187,11 +189,27 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 		cands = append(cands, ch)
 		roots[root] = true
 	}
+	if len(roots) > 1 && prefer != "" {
+		if pre := slices.DeleteFunc(slices.Clone(cands), func(ch *choice) bool { return ch.f.Request.Root().ID() != prefer }); len(pre) > 0 {
+			cands, roots = pre, nil
+		}
+	}
 	if len(roots) > 1 {
-		cands = slices.DeleteFunc(cands, func(ch *choice) bool { return prefer == "" || ch.f.Request.Root().ID() != prefer })
-		if len(cands) == 0 {
+		// A choice a call already answered is spent: the run that made it
+		// has had its call. An agent run again with the same question
+		// chooses the same call while the first run's request, which only
+		// idle_gap ends, still counts; its call is the one run's still
+		// waiting for it. Runs that wait for it together stay ambiguous.
+		waiting := map[*reach.Request]bool{}
+		for _, ch := range cands {
+			if !ch.used {
+				waiting[ch.f.Request.Root()] = true
+			}
+		}
+		if len(waiting) != 1 {
 			return nil, ""
 		}
+		cands = slices.DeleteFunc(cands, func(ch *choice) bool { return !waiting[ch.f.Request.Root()] })
 	}
 	if len(cands) == 0 {
 		return nil, ""

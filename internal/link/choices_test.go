@@ -56,8 +56,9 @@ func TestNameMatches(t *testing.T) {
 }
 
 // TestMatch: a call matches the turn that chose it once per choice; when
-// turns of two requests chose the same call, neither is matched unless
-// one is preferred; a call of another principal's turn never is.
+// turns of two requests chose the same call and both were answered,
+// neither is matched unless one is preferred; a call of another
+// principal's turn never is.
 func TestMatch(t *testing.T) {
 	rt := reach.New(nil)
 	turn := func(id string) *reach.Frame { return turnOf(t, rt, id, LocalPrincipal) }
@@ -75,6 +76,9 @@ func TestMatch(t *testing.T) {
 	}
 	b := turn("b")
 	c.RecordCall(b, "call_2", "t", []byte(`{"q":1}`))
+	if f, _ := c.Match("t", []byte(`{"q":1}`), nil, ""); f != b {
+		t.Errorf("Match = %v, want b's turn, the one whose choice waits", f)
+	}
 	if f, _ := c.Match("t", []byte(`{"q":1}`), nil, ""); f != nil {
 		t.Errorf("an ambiguous call matched request %s", f.Request.ID())
 	}
@@ -141,5 +145,34 @@ func TestResponded(t *testing.T) {
 	}
 	if len(c.responses) > maxResponses || c.Responded("resp_0", nil) != b || c.responses["resp_bob"] != nil {
 		t.Errorf("%d answers kept, want the newest %d", len(c.responses), maxResponses)
+	}
+}
+
+// TestMatchRunAgain: an agent run again with the same question within
+// ChoiceWindow, while the first run's request has not ended (nothing ends
+// a framework's run but idle_gap), chooses the same call; the first run's
+// choice was answered by its own call, so the new run's call is the new
+// run's turn's, not ambiguous: unlinked, it ran in a request of its
+// client's (a sessionless client's: the first run's) apart from its turns.
+// Two runs that both wait for their call stay ambiguous.
+func TestMatchRunAgain(t *testing.T) {
+	rt := reach.New(nil)
+	var c ModelChoices
+	a := turnOf(t, rt, "a", LocalPrincipal)
+	c.RecordCall(a, "call_a", "get_order", []byte(`{"order_id":"1001"}`))
+	if f, _ := c.Match("get_order", []byte(`{"order_id":"1001"}`), nil, ""); f != a {
+		t.Fatalf("the first run's call matched %v, want a's turn", f)
+	}
+	b := turnOf(t, rt, "b", LocalPrincipal)
+	c.RecordCall(b, "call_b", "get_order", []byte(`{"order_id":"1001"}`))
+	if f, id := c.Match("get_order", []byte(`{"order_id":"1001"}`), nil, ""); f != b || id != "call_b" {
+		t.Errorf("the second run's call matched %v, %q; want b's turn, call_b", f, id)
+	}
+	d := turnOf(t, rt, "d", LocalPrincipal)
+	c.RecordCall(d, "call_d", "get_order", []byte(`{"order_id":"1001"}`))
+	e := turnOf(t, rt, "e", LocalPrincipal)
+	c.RecordCall(e, "call_e", "get_order", []byte(`{"order_id":"1001"}`))
+	if f, _ := c.Match("get_order", []byte(`{"order_id":"1001"}`), nil, ""); f != nil {
+		t.Errorf("a call two waiting runs chose matched request %s", f.Request.ID())
 	}
 }

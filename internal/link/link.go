@@ -14,6 +14,7 @@ package link
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Keys the gateway reads from and writes to MCP _meta.
@@ -108,21 +110,112 @@ type Meta struct {
 // FromMeta reads a tools/call's _meta. A malformed value is an error that
 // names its key; a malformed traceparent is ignored, as W3C says.
 func FromMeta(meta map[string]any) (Meta, error) {
-	var m Meta
 	if len(meta) == 0 {
-		return m, nil
+		return Meta{}, nil
 	}
-	str := func(k string) (string, error) {
+	return fromMeta(func(k string) (string, error) {
 		v, ok := meta[k]
 		if !ok || v == nil {
 			return "", nil
 		}
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf("_meta[%q] must be a string", k)
+			return "", notString(k)
 		}
 		return s, nil
+	}, func() (*BudgetSpec, error) { return ParseBudgetSpec(meta[MetaBudget]) })
+}
+
+// RawMeta is a tools/call's _meta as FromRawMeta reads it: the value of
+// each key FromMeta reads, as JSON (nil when absent), kept by Set as a
+// reader of the _meta's members finds them, without a map.
+type RawMeta struct {
+	request, why, idempotencyKey, callID, budget, scene, parent, traceparent, baggage []byte
+}
+
+// Set keeps value, valid JSON, as the value of key (as it reads: quotes
+// off, escapes decoded) when key is one FromMeta reads, and reports
+// whether it is. The last of a key given twice is kept, as in the map
+// encoding/json makes of the _meta.
+func (r *RawMeta) Set(key, value []byte) bool {
+	switch string(key) {
+	case MetaRequest:
+		r.request = value
+	case MetaWhy:
+		r.why = value
+	case MetaIdempotencyKey:
+		r.idempotencyKey = value
+	case MetaCallID:
+		r.callID = value
+	case MetaBudget:
+		r.budget = value
+	case MetaScene:
+		r.scene = value
+	case MetaParent:
+		r.parent = value
+	case MetaTraceparent:
+		r.traceparent = value
+	case MetaBaggage:
+		r.baggage = value
+	default:
+		return false
 	}
+	return true
+}
+
+// FromRawMeta is FromMeta of the map encoding/json would make of the same
+// _meta (the same Meta, the same errors), read from the values r kept:
+// only a string that needs decoding, a value that is not a string, and a
+// budget's are decoded, so that a _meta without reach's keys costs nothing.
+func FromRawMeta(r *RawMeta) (Meta, error) {
+	return fromMeta(func(k string) (string, error) {
+		var v []byte
+		switch k {
+		case MetaRequest:
+			v = r.request
+		case MetaWhy:
+			v = r.why
+		case MetaIdempotencyKey:
+			v = r.idempotencyKey
+		case MetaCallID:
+			v = r.callID
+		case MetaScene:
+			v = r.scene
+		case MetaParent:
+			v = r.parent
+		case MetaTraceparent:
+			v = r.traceparent
+		case MetaBaggage:
+			v = r.baggage
+		}
+		if v == nil || string(v) == "null" {
+			return "", nil
+		}
+		s, ok := jsonscan.Unquote(v)
+		if !ok {
+			return "", notString(k)
+		}
+		return s, nil
+	}, func() (*BudgetSpec, error) {
+		if r.budget == nil {
+			return nil, nil
+		}
+		var v any // as the map holds it
+		if err := json.Unmarshal(r.budget, &v); err != nil {
+			return nil, fmt.Errorf("reach/budget: %v", err)
+		}
+		return ParseBudgetSpec(v)
+	})
+}
+
+// notString is the error of a _meta value of key k that must be a string.
+func notString(k string) error { return fmt.Errorf("_meta[%q] must be a string", k) }
+
+// fromMeta is FromMeta of a _meta whose string values str reads ("" for
+// none; an error for a value that is not a string) and whose budget spec
+// budget reads.
+func fromMeta(str func(k string) (string, error), budget func() (*BudgetSpec, error)) (Meta, error) {
+	var m Meta
 	var err error
 	if m.Request, err = str(MetaRequest); err != nil {
 		return m, err
@@ -136,7 +229,7 @@ func FromMeta(meta map[string]any) (Meta, error) {
 	if m.CallID, err = str(MetaCallID); err != nil {
 		return m, err
 	}
-	if m.Budget, err = ParseBudgetSpec(meta[MetaBudget]); err != nil {
+	if m.Budget, err = budget(); err != nil {
 		return m, err
 	}
 	if m.Scene, err = str(MetaScene); err != nil {
@@ -289,7 +382,7 @@ func BaggageRequest(s string) string { return baggageValue(s, "reach.request") }
 
 // baggageValue returns the entry key of a W3C baggage header.
 func baggageValue(s, key string) string {
-	for _, member := range strings.Split(s, ",") {
+	for member := range strings.SplitSeq(s, ",") { // no slice of the members
 		kv, _, _ := strings.Cut(member, ";")
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) != key {

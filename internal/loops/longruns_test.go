@@ -195,14 +195,6 @@ var lrKnown = map[string]string{
 	// would let the fourth question go. The price of catching synonyms
 	// (research-synonym-rewordings, and the held-out probe's).
 	"research-kb-fallback-articles": "false_kill",
-	// The output names the time the command took ("0.37s"), new each time:
-	// each run brings a new line, and a command with other flags is another
-	// question (the timeout's widening was two steps, then -count=1).
-	"coder-retry-flags-same-failure-timed": "missed",
-	// Clicks are writes, and a write excuses everything: the snapshot that
-	// does not change after each differently described click is a re-read
-	// after a write (the identical click is a write cycle).
-	"browser-page-does-not-change-reworded-clicks": "missed",
 }
 
 func TestLongRuns(t *testing.T) {

@@ -374,6 +374,10 @@ type Detector struct {
 	// dispatched after the repetition began may still be running.
 	inflight     []uint64
 	inflightLost int // writes in flight that did not fit in inflight
+	// The run of successful writes to one target (writeTarget) that the
+	// last ones were: its target, and the epoch before its first write.
+	runTarget uint64
+	runStart  uint64
 
 	calls  bounded[uint64, *callState]  // per tool and arguments
 	tools  bounded[string, *toolState]  // per tool

@@ -1102,8 +1102,9 @@ func TestRetryableFailuresAreTransient(t *testing.T) {
 }
 
 // TestFoldArgs: a read's arguments respelled (case, white space around a
-// value, a number as a string or in another form) ask one question of its
-// tool; other values, other keys and another tool ask another.
+// value, a number as a string or in another form, a key renamed, a list
+// reordered, an instant in another zone, a span in other units) ask one
+// question of its tool; other values and another tool ask another.
 func TestFoldArgs(t *testing.T) {
 	same := [][2]string{
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":"2","sku":"AB-1200"}`},
@@ -1125,6 +1126,18 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"ls src"}`, `{"command":"ls src/"}`},
 		{`{"command":"ls src"}`, `{"command":"ls ./src/"}`},
 		{`{"command":"grep -rn TODO src"}`, `{"command":"grep -rn TODO ./src"}`},
+		// The same values under other names, a list in another order.
+		{`{"table":"fact_orders","where":"day = '2026-12-01'"}`, `{"filter":"day='2026-12-01'","table":"fact_orders"}`},
+		{`{"spreadsheet_id":"1xq","range":"Q4!A1:D20"}`, `{"range":"'Q4'!A1:D20","spreadsheetId":"1xq"}`},
+		{`{"attendees":["ana@x.io","li@x.io"]}`, `{"attendees":["li@x.io","ana@x.io"]}`},
+		// One instant in other zones, one span in other units, one path.
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T12:00:00Z"}`},
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T07:00:00.000-05:00"}`},
+		{`{"duration":"45m"}`, `{"duration":"PT45M"}`},
+		{`{"duration":"45m"}`, `{"duration":"0.75h"}`},
+		{`{"duration":"45m"}`, `{"duration":"45 minutes"}`},
+		{`{"duration":"1h30m"}`, `{"duration":"5400s"}`},
+		{`{"path":"internal/api/handler.go"}`, `{"path":"./internal/api/handler.go"}`},
 	}
 	for _, p := range same {
 		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
@@ -1134,7 +1147,6 @@ func TestFoldArgs(t *testing.T) {
 	differ := [][2]string{
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":3,"sku":"ab-1200"}`},
 		{`{"qty":2,"sku":"ab-1200"}`, `{"qty":2,"sku":"ab-1201"}`},
-		{`{"a":"x"}`, `{"b":"x"}`},
 		{`{"a":"x\"y"}`, `{"a":"x\"z"}`},
 		{`{"a":"2"}`, `{"a":"\"2\""}`},
 		{`{"a":["1","2"]}`, `{"a":["12"]}`},
@@ -1160,6 +1172,14 @@ func TestFoldArgs(t *testing.T) {
 		{`{"command":"cat ../a.txt"}`, `{"command":"cat a.txt"}`},
 		{`{"command":"ls ./"}`, `{"command":"ls"}`},
 		{`{"sql":"SELECT a / b FROM t"}`, `{"sql":"SELECT a b FROM t"}`},
+		// A bare number is no span; a wall time without a zone is as written.
+		{`{"duration":"45m"}`, `{"duration":"45"}`},
+		{`{"duration":"45m"}`, `{"duration":"45s"}`},
+		{`{"start":"2026-12-09T13:00:00"}`, `{"start":"2026-12-09T12:00:00Z"}`},
+		{`{"start":"2026-12-09T13:00:00+01:00"}`, `{"start":"2026-12-09T13:00:00Z"}`},
+		{`{"path":"/"}`, `{"path":"."}`},
+		{`{"a":"x","b":"y"}`, `{"a":"x","b":"x"}`},
+		{`{"a":true}`, `{"a":false}`},
 	}
 	for _, p := range differ {
 		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
@@ -1182,9 +1202,31 @@ func TestOptionValues(t *testing.T) {
 		eq = append(eq, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo=acme/svc-%02d --state=open"}`, i), none))
 		sp = append(sp, call("run_command", fmt.Sprintf(`{"command":"gh pr list --repo acme/svc-%02d --state open"}`, i), none))
 	}
+	// A number joined to an option that names an identifier names the
+	// thing asked about, as after a space: ten jobs described alike are
+	// ten questions. A count joined to its option is still a setting.
+	done := `"state: COMPLETED\nexit_code: 0\nattempts: 1\nqueue: nightly-etl"`
+	var ids, counts []op
+	for i := range 6 {
+		ids = append(ids, call("shell", fmt.Sprintf(`{"command":"batchctl describe --job-id=%d"}`, 55120+i*7), done))
+		counts = append(counts, call("shell", fmt.Sprintf(`{"command":"batchctl describe --job-id=55120 --retries=%d"}`, i+1), done))
+	}
+	counts[3] = refused(counts[3], "rephrase")
+	counts = counts[:4]
+	// A switch joined to its option says how, as the option alone does.
+	nochange := `"No changes. Your infrastructure matches the configuration."`
+	switches := []op{
+		call("terraform", `{"args":"plan -input=false","chdir":"envs/prod"}`, nochange),
+		call("terraform", `{"args":"plan -input=false -refresh=true","chdir":"envs/prod"}`, nochange),
+		call("terraform", `{"args":"plan -lock=false -input=false","chdir":"envs/prod"}`, nochange),
+		refused(call("terraform", `{"args":"plan -input=FALSE -parallelism=20","chdir":"envs/prod"}`, nochange), "rephrase"),
+	}
 	runCases(t, []testCase{
 		{"values joined to their options", nil, eq},
 		{"values after a space", nil, sp},
+		{"numbers joined to an option that names an identifier", nil, ids},
+		{"counts joined to their options", nil, counts},
+		{"switches joined to their options", nil, switches},
 	})
 }
 
@@ -1335,5 +1377,155 @@ func TestLazyRelease(t *testing.T) {
 	a, b := l.Get(nil), l.Get(nil)
 	if a == nil || b == nil || a == d || a == b {
 		t.Errorf("after Release, Get gave %p and %p (the kept one %p); want two new ones", a, b, d)
+	}
+}
+
+// TestDurationsMasked: a span of time inside a line of output (kubectl's
+// ages, a run's time) is new each time it is asked, as a latency_ms field
+// is; the rest of the line is the answer. A countdown is progress, and a
+// value that is nothing but a span is a field's.
+func TestDurationsMasked(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"worker-7d9f   0/1   CrashLoopBackOff   7 (55s ago)   25m", "worker-7d9f   0/1   CrashLoopBackOff   7 (1m30s ago)   26m", true},
+		{"ok  \texample.com/app/cache\t0.37s", "ok  \texample.com/app/cache\t0.41s", true},
+		{"exit status 0 (plan took 11.2s)", "exit status 0 (plan took 12.1s)", true},
+		{"Up 3 minutes ago", "Up 4 minutes ago", true},
+		{"1 passed in 350ms", "1 passed in 1h2m3s", true},
+		{"Deploying, ETA 4m", "Deploying, ETA 3m", false},
+		{"deploying: 4m remaining", "deploying: 3m remaining", false},
+		{"45m", "30m", false},
+		{"5mb used", "6mb used", false},
+		{"k8s 3 nodes", "k8s 4 nodes", false},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q: same %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	pods := func(age, ago string) string {
+		return marshalString("NAME            READY   STATUS             RESTARTS       AGE\nworker-7d9f-x   0/1     CrashLoopBackOff   7 (" + ago + " ago)   " + age + "\n")
+	}
+	eta := func(m int) string { return marshalString(fmt.Sprintf("rollout: 2 of 3 replicas updated, ETA %dm", m)) }
+	runCases(t, []testCase{
+		{"a pod whose ages alone move", nil, []op{
+			call("kubectl", `{"command":"get pods -l app=worker"}`, pods("25m", "55s")),
+			call("kubectl", `{"command":"get pods -l app=worker"}`, pods("26m", "1m55s")),
+			refused(call("kubectl", `{"command":"get pods -l app=worker"}`, pods("27m", "2m55s")), "repeat"),
+		}},
+		{"a countdown", nil, []op{
+			call("rollout_status", `{"name":"api"}`, eta(4)),
+			call("rollout_status", `{"name":"api"}`, eta(3)),
+			call("rollout_status", `{"name":"api"}`, eta(2)),
+			call("rollout_status", `{"name":"api"}`, eta(1)),
+		}},
+	})
+}
+
+// TestDurationKeys: a job polled whose answer changes only in how long it
+// has waited (queued_duration, elapsed) is the same answer; its state
+// moving is progress.
+func TestDurationKeys(t *testing.T) {
+	pending := func(d float64) string {
+		return fmt.Sprintf(`{"id":88190,"jobs":[{"name":"build","runner":null,"status":"pending"}],"queued_duration":%g,"status":"pending"}`, d)
+	}
+	moving := func(st string, d float64) string {
+		return fmt.Sprintf(`{"id":88190,"duration":%g,"status":%q}`, d, st)
+	}
+	runCases(t, []testCase{
+		{"only the wait grows", nil, []op{
+			call("pipeline_get", `{"id":88190}`, pending(312.4)),
+			call("pipeline_get", `{"id":88190}`, pending(374.1)),
+			refused(call("pipeline_get", `{"id":88190}`, pending(435.8)), "repeat"),
+		}},
+		{"the state moves", nil, []op{
+			call("pipeline_get", `{"id":88190}`, moving("pending", 12)),
+			call("pipeline_get", `{"id":88190}`, moving("running", 70)),
+			call("pipeline_get", `{"id":88190}`, moving("success", 131)),
+		}},
+	})
+}
+
+// TestWritesThatChangeNothing: a read whose answer stays the same after
+// each of the last writes to one target (Next clicked, described in other
+// words, the page the same) is refused after the next such write, as a
+// third identical read is. Writes to other targets (a field filled, a file
+// edited otherwise), or an answer that moves, start over.
+func TestWritesThatChangeNothing(t *testing.T) {
+	page := func(alert string) string {
+		return marshalString("- heading \"Step 4 of 6\"\n- textbox \"VAT number\" [ref=e20]: DE 123\n" + alert)
+	}
+	bad := page("- alert: Please enter a valid VAT number")
+	click := func(el string) op { return write("form_click", `{"element":"`+el+`","ref":"e41"}`, `"ok"`) }
+	snap := func(res string) op { return call("form_snapshot", `{}`, res) }
+	edit := func(i int) op {
+		return write("edit_file", fmt.Sprintf(`{"new":"limit %d","old":"limit","path":"cache.go"}`, i), `{"ok":true}`)
+	}
+	fail := marshalString("--- FAIL: TestEvict\n    evict_test.go:31: 3 entries left, want 2\nFAIL")
+	runCases(t, []testCase{
+		{"Next clicked, the page the same", nil, []op{
+			snap(page("")),
+			click("Next"), snap(bad),
+			click("Next button"), snap(bad),
+			click("the Next button at the bottom"), snap(bad),
+			click("Continue"), refused(snap(bad), "repeat"),
+		}},
+		{"a field filled in between", nil, []op{
+			snap(page("")),
+			click("Next"), snap(bad),
+			click("Next button"), snap(bad),
+			click("Continue"), snap(bad),
+			write("form_fill", `{"ref":"e20","text":"DE123456789"}`, `"ok"`),
+			click("Next"), snap(bad),
+		}},
+		{"a file edited otherwise each time", nil, []op{
+			call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(1), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(2), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(3), call("run_tests", `{"pkg":"./cache"}`, fail),
+			edit(4), call("run_tests", `{"pkg":"./cache"}`, fail),
+		}},
+		{"the page moves", nil, []op{
+			snap(page("")),
+			click("Load more"), snap(page("- listitem 1")),
+			click("Load more"), snap(page("- listitem 2")),
+			click("Load more"), snap(page("- listitem 3")),
+			click("Load more"), snap(page("- listitem 4")),
+		}},
+	})
+}
+
+// TestSearchSyntax: a query in a search engine's syntax (from:, subject:,
+// is:) is reworded as prose is: respelled, finding the same threads each
+// time, its fourth asking is refused; searches that find other threads go
+// on, and SQL or a shell pipeline under a query key is still code.
+func TestSearchSyntax(t *testing.T) {
+	threads := `{"threads":[{"from":"billing@acme-cloud.io","id":"18c01","snippet":"Your November invoice INV-88213 is attached"},{"from":"billing@acme-cloud.io","id":"18c02","snippet":"Reminder: invoice INV-88213 is due"}]}`
+	search := func(q, res string) op { return call("mail_search", fmt.Sprintf(`{"q":%q}`, q), res) }
+	other := func(i int) string {
+		return fmt.Sprintf(`{"threads":[{"from":"ops@acme.io","id":"18c%d","snippet":"Weekly report %d"}]}`, 10+i, i)
+	}
+	runCases(t, []testCase{
+		{"respelled, the same threads", nil, []op{
+			search("from:billing@acme-cloud.io invoice november", threads),
+			search("invoice from:billing@acme-cloud.io after:2026/11/01", threads),
+			search("subject:(invoice) from:(billing@acme-cloud.io)", threads),
+			refused(search("from:billing@acme-cloud.io subject:invoice newer_than:60d", threads), "rephrase"),
+		}},
+		{"other threads each time", nil, []op{
+			search("from:ops@acme.io report week 1", other(1)),
+			search("from:ops@acme.io report week 2", other(2)),
+			search("from:ops@acme.io report week 3", other(3)),
+			search("from:ops@acme.io report week 4", other(4)),
+		}},
+	})
+	for _, q := range []string{"SELECT id FROM t WHERE a = 1", "logs | grep error:", "http://example.com/a b", "a::date b"} {
+		if searchSyntax([]byte(q)) {
+			t.Errorf("%q read as a search engine's query", q)
+		}
+	}
+	if !searchSyntax([]byte("level:error service:api")) {
+		t.Error("level:error service:api not read as a search engine's query")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // This file holds the detectors of loops whose arguments change from call to
@@ -534,10 +535,18 @@ func mayHoldProse(args []byte) bool {
 
 // foldArgs hashes a tool's canonical arguments that hold no free text with
 // every value respelled as respelled does, in one pass over the bytes: the
-// question of that tool they ask. The respelled bytes go through a buffer
-// on the stack, hashed when full and at the end.
+// question of that tool they ask. It is the multiset of the values, each
+// respelled, whatever keys they are under and in whatever order: the same
+// values under other names ({"where": ...} asked again as {"filter": ...},
+// spreadsheet_id as spreadsheetId) or a list in another order ask the
+// same question. A date-time with a zone is its instant in UTC, a span of
+// time (45m, PT45M, 0.75h, 45 minutes) its seconds, a path without "./"
+// at its start or a slash at its end. Each value's respelled bytes go
+// through a buffer on the stack, hashed when full and at its end.
 func foldArgs(tool string, args []byte) uint64 {
-	f := folder{q: hashString(tool)}
+	var f folder
+	var sum uint64
+	value := func() { sum += mix(f.sum(), 0x76616c) }
 	for i := 0; i < len(args); {
 		switch c := args[i]; {
 		case c == '"':
@@ -548,14 +557,26 @@ func foldArgs(tool string, args []byte) uint64 {
 				}
 				j++
 			}
+			if j+1 < len(args) && args[j+1] == ':' {
+				i = j + 2 // a key: what a value is called is not what is asked
+				continue
+			}
 			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
-			if bytes.IndexByte(v, ' ') >= 0 {
-				// Code of several words (a query, a command): the same
-				// words in another order ask the same question.
+			f.q, f.n = 0x737472, 0
+			switch {
+			case f.span(v) || f.instant(v):
+			case bytes.IndexByte(v, ' ') >= 0 || bytes.ContainsAny(v, "=<>!'"):
+				// Code of several words (a query, a command, a condition
+				// or a range written without spaces, day='2026-12-01',
+				// 'Q4'!A1:D20): the same words in another order, spaced
+				// or quoted otherwise, ask the same question.
 				f.byte('"')
 				f.word(wordsFold(v))
-			} else if !f.number(v) {
+			case !f.number(v):
 				f.byte('"')
+				if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
+					v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
+				}
 				for _, c := range v {
 					if 'A' <= c && c <= 'Z' {
 						c += 'a' - 'A'
@@ -563,22 +584,154 @@ func foldArgs(tool string, args []byte) uint64 {
 					f.byte(c)
 				}
 			}
+			value()
 			i = j + 1
 		case c == '-' || isDigit(c):
 			j := i + 1
 			for j < len(args) && (isDigit(args[j]) || args[j] == '.' || args[j] == '-' || args[j] == '+' || args[j] == 'e' || args[j] == 'E') {
 				j++
 			}
+			f.q, f.n = 0x737472, 0
 			if !f.number(args[i:j]) {
 				f.write(args[i:j])
 			}
+			value()
+			i = j
+		case 'a' <= c && c <= 'z': // true, false, null
+			j := i + 1
+			for j < len(args) && 'a' <= args[j] && args[j] <= 'z' {
+				j++
+			}
+			f.q, f.n = 0x6c6974, 0
+			f.write(args[i:j])
+			value()
 			i = j
 		default:
-			f.byte(c) // punctuation and literals as they are
-			i++
+			i++ // the punctuation of objects and lists
 		}
 	}
-	return f.sum()
+	return mix(hashString(tool), sum)
+}
+
+// instant writes v, when it is a date-time with a zone, as its instant in
+// UTC: 2026-12-09T13:00:00+01:00 and 2026-12-09T12:00:00Z are one time.
+func (f *folder) instant(v []byte) bool {
+	n := dateTimeLen(v)
+	if n != len(v) || n < 20 {
+		return false
+	}
+	num := func(b []byte) int {
+		x := 0
+		for _, c := range b {
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	i, sec, nsec := 16, 0, 0
+	if v[i] == ':' {
+		sec, i = num(v[17:19]), 19
+		if i < n && (v[i] == '.' || v[i] == ',') {
+			k := i + 1
+			for i = k; i < n && isDigit(v[i]); i++ {
+			}
+			frac := v[k:i]
+			if len(frac) > 9 {
+				frac = frac[:9]
+			}
+			nsec = num(frac)
+			for range 9 - len(frac) {
+				nsec *= 10
+			}
+		}
+	}
+	var off time.Duration
+	switch {
+	case i < n && v[i] == 'Z':
+	case i+2 < n && (v[i] == '+' || v[i] == '-'):
+		z := v[i+1:]
+		h, m := num(z[:2]), 0
+		if len(z) >= 5 && z[2] == ':' {
+			m = num(z[3:5])
+		} else if len(z) >= 4 {
+			m = num(z[2:4])
+		}
+		off = time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+		if v[i] == '-' {
+			off = -off
+		}
+	default:
+		return false // no zone: a wall time, kept as written
+	}
+	t := time.Date(num(v[:4]), time.Month(num(v[5:7])), num(v[8:10]), num(v[11:13]), num(v[14:16]), sec, nsec, time.UTC).Add(-off)
+	var buf [40]byte
+	f.byte('@')
+	f.write(t.AppendFormat(buf[:0], time.RFC3339Nano))
+	return true
+}
+
+// span writes v, when it is a span of time, as its seconds: 45m, 2700s,
+// 0.75h, PT45M (ISO 8601) and "45 minutes" are one span; a bare number is
+// not one.
+func (f *folder) span(v []byte) bool {
+	if len(v) < 2 || len(v) > 24 || !isDigit(v[len(v)-1]) && !isLetter(rune(v[len(v)-1])) {
+		return false
+	}
+	var low [24]byte
+	for i, c := range v {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	w := low[:len(v)]
+	if len(w) > 2 && w[0] == 'p' && w[1] == 't' {
+		w = w[2:]
+	}
+	secs, any := 0.0, false
+	for len(w) > 0 {
+		d := 0
+		for d < len(w) && (isDigit(w[d]) || w[d] == '.') {
+			d++
+		}
+		if d == 0 {
+			return false
+		}
+		x, err := strconv.ParseFloat(string(w[:d]), 64)
+		if err != nil {
+			return false
+		}
+		w = w[d:]
+		if len(w) > 0 && w[0] == ' ' {
+			w = w[1:]
+		}
+		u := 0
+		for u < len(w) && 'a' <= w[u] && w[u] <= 'z' {
+			u++
+		}
+		var per float64
+		switch string(w[:u]) {
+		case "ms":
+			per = 0.001
+		case "s", "sec", "secs", "second", "seconds":
+			per = 1
+		case "m", "min", "mins", "minute", "minutes":
+			per = 60
+		case "h", "hr", "hrs", "hour", "hours":
+			per = 3600
+		case "d", "day", "days":
+			per = 86400
+		default:
+			return false
+		}
+		secs, any, w = secs+x*per, true, w[u:]
+	}
+	if !any {
+		return false
+	}
+	var buf [32]byte
+	f.byte('~')
+	f.write(strconv.AppendFloat(buf[:0], secs, 'g', -1, 64))
+	return true
 }
 
 // folder is foldArgs's buffer and running hash.
@@ -652,8 +805,12 @@ func wordsFold(v []byte) uint64 {
 				// same question. The words after it stay (-run TestX),
 				// and so does a value joined to it that names something
 				// (--repo=acme/api, --namespace=prod, -run=TestX, as
-				// after a space); a count (-count=1, -parallel=4) is a
-				// setting, left out with its option.
+				// after a space); a count or a switch (-count=1,
+				// -parallel=4, -refresh=true, as -v is) is a
+				// setting, left out with its option, unless the option
+				// names an identifier (--id=1234, --job-id=55120: the
+				// number names the thing asked about).
+				name := i
 				for i+1 < len(v) && !wordEnd(v[i+1]) && v[i+1] != '=' {
 					i++
 				}
@@ -662,7 +819,7 @@ func wordsFold(v []byte) uint64 {
 					for j < len(v) && !wordEnd(v[j]) {
 						j++
 					}
-					if !digits(v[i+2 : j]) {
+					if !setting(v[i+2:j]) || identKey(bytes.TrimLeft(v[name:i+1], "-")) {
 						i++ // the value is read as the next word
 						continue
 					}
@@ -696,6 +853,12 @@ func option(rest []byte) bool {
 		rest = rest[1:]
 	}
 	return len(rest) > 0 && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
+}
+
+// setting reports whether an option's joined value says how rather than
+// what: a count, or a switch turned on or off.
+func setting(b []byte) bool {
+	return digits(b) || bytes.EqualFold(b, []byte("true")) || bytes.EqualFold(b, []byte("false"))
 }
 
 // digits reports whether b is a count: digits only.

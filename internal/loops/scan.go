@@ -527,10 +527,10 @@ func identKey(k []byte) bool {
 	}
 	l := string(low[:n]) // no allocation: compared, not kept
 	switch l {
-	case "id", "ids", "uid", "uuid", "key", "page", "offset", "cursor", "index", "skip":
+	case "id", "ids", "uid", "uuid", "key", "ref", "page", "offset", "cursor", "index", "skip":
 		return true
 	}
-	for _, suf := range [...]string{"_id", "-id", "_ids", "-ids", "_key", "_page", "_offset", "_index"} {
+	for _, suf := range [...]string{"_id", "-id", "_ids", "-ids", "_key", "_ref", "_page", "_offset", "_index"} {
 		if len(l) > len(suf) && l[len(l)-len(suf):] == suf {
 			return true
 		}

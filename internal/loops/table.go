@@ -31,16 +31,15 @@ func callKey(tool string, args []byte) uint64 {
 // bounded is a map that remembers at most max entries: when its current half is
 // full, the older half is forgotten and the current one becomes the older.
 // Entries read from the older half move to the current one. The zero value
-// must be init'ed.
+// must be init'ed. Its map is made at its first put: a request's detector
+// has seven, and a request of one call (a sessionless client's under a
+// crowd) uses some of them only.
 type bounded[K comparable, V any] struct {
 	cur, old map[K]V
 	half     int
 }
 
-func (m *bounded[K, V]) init(n int) {
-	m.half = max(n/2, 1)
-	m.cur = make(map[K]V)
-}
+func (m *bounded[K, V]) init(n int) { m.half = max(n/2, 1) }
 
 func (m *bounded[K, V]) get(k K) (V, bool) {
 	if v, ok := m.cur[k]; ok {
@@ -56,6 +55,9 @@ func (m *bounded[K, V]) get(k K) (V, bool) {
 }
 
 func (m *bounded[K, V]) put(k K, v V) {
+	if m.cur == nil {
+		m.cur = make(map[K]V)
+	}
 	if _, ok := m.cur[k]; !ok && len(m.cur) >= m.half {
 		m.old = m.cur
 		m.cur = make(map[K]V, m.half/4)

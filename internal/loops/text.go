@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -53,12 +54,50 @@ func proseArg(key, b []byte) bool {
 	}
 	words, cjk, ok := proseShape(b)
 	if !ok {
-		return false
+		return kind == queryKey && searchSyntax(b)
 	}
 	if kind == queryKey {
 		return words >= 2 || cjk >= 2
 	}
 	return words >= 3 || cjk >= 5
+}
+
+// searchSyntax reports whether a query is written in a search engine's
+// syntax (a mailbox's, an issue tracker's, a log store's): two terms or
+// more, one of them an operator and its value (from:billing@acme.io,
+// is:open, level:error), none with the characters of code or of a
+// comparison (SQL's =, a shell's |). It is reworded as prose is: its
+// operators and words in other orders and spellings ask one question.
+func searchSyntax(b []byte) bool {
+	if len(b) > 512 || bytes.ContainsAny(b, "=<>{}|$`;\\") {
+		return false
+	}
+	terms, ops := 0, 0
+	for i := 0; i < len(b); {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
+		j := i
+		for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+			j++
+		}
+		terms++
+		t := b[i:j]
+		if k := bytes.IndexByte(t, ':'); k > 0 && k+1 < len(t) && t[k+1] != ':' && t[k+1] != '/' {
+			op := true
+			for _, c := range t[:k] {
+				op = op && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-')
+			}
+			if op {
+				ops++
+			}
+		}
+		i = j
+	}
+	return terms >= 2 && ops >= 1
 }
 
 const (

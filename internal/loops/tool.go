@@ -12,7 +12,6 @@ type callState struct {
 	// when its agent took part, so that a sub-agent's first look at something
 	// is never refused because others looked at it.
 	agents [4]uint64
-	nagent int
 
 	transient int    // attempts in a row that ended in a transient error
 	errType   string // the last transient error
@@ -20,7 +19,18 @@ type callState struct {
 	// The call's first answer, as a whole, until the call is made again:
 	// only then is it remembered among what the agent was shown (moved),
 	// so that calls made once each (a batch over new ids) add nothing there.
-	ans    uint64
+	ans uint64
+
+	// The answer came back unchanged across writes that all went to one
+	// target (a button clicked, a record saved) across times in a row:
+	// those writes change nothing the call reads. seen is the write epoch
+	// at the dispatch of the call's last answered asking, target the
+	// run's (writeTarget), both cut to 32 bits to fit the struct's padding
+	// (a callState is made for every new call).
+	seen   uint32
+	target uint32
+	nagent uint8
+	across uint8
 	hasAns bool
 }
 
@@ -95,6 +105,21 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 				ordinal(cs.count+1) + " identical call cannot return anything new.",
 			Suggestion: "Use the result you already have. If you expect it to change, first do what changes it; " +
 				"otherwise try a different tool or different arguments, or give your answer.",
+		}
+	}
+
+	// repeat, across writes that change nothing the call reads: the same
+	// answer after each of the last writes to one target (Next clicked,
+	// the page the same) is the same answer after the next one.
+	if cs != nil && c.repeatMax > 0 && !isWrite(s.Access) && int(cs.across) >= c.repeatMax && cs.took(a.id) &&
+		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) {
+		return &Verdict{
+			Detector: "repeat",
+			Message: s.Tool + " " + preview(s.Args) + " returned the same result (" + cs.last + ") after each of the last " +
+				plural(int(cs.across), "write", "writes") + " to the same target, and only that target was written since; " +
+				"those writes change nothing it reads, and another look cannot return anything new.",
+			Suggestion: "The write is not doing what you expect: read the page or record for an error or a missing step, " +
+				"change what you write, or tell the user what blocks you.",
 		}
 	}
 
@@ -186,6 +211,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		return
 	}
 	if write && !o.Error {
+		if tgt := d.writeTarget(s); tgt == 0 || tgt != d.runTarget {
+			d.runTarget, d.runStart = tgt, d.epoch
+		}
 		d.epoch++
 		a.writes++
 	}
@@ -229,6 +257,15 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		r = mix(hashString(o.ErrorType), r)
 	}
 	made := cs.count > 0 // the call was answered before
+	switch {
+	case !made || cs.res != r || o.Error:
+		cs.across = 0
+	case uint32(s.epoch) != cs.seen && d.runTarget != 0 && uint32(d.runStart) <= cs.seen && (cs.across == 0 || cs.target == uint32(d.runTarget)):
+		cs.across, cs.target = min(cs.across+1, 100), uint32(d.runTarget)
+	case uint32(s.epoch) != cs.seen:
+		cs.across = 0
+	}
+	cs.seen = uint32(s.epoch)
 	if cs.count > 0 && cs.res == r && cs.epoch == s.epoch {
 		cs.count++
 		if cs.count == 2 {
@@ -236,6 +273,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 	} else {
 		cs.res, cs.count, cs.first, cs.epoch, cs.last, cs.nagent = r, 1, s.seq, s.epoch, "", 0
+	}
+	if cs.across > 0 && cs.last == "" {
+		cs.last = resultPreview(o)
 	}
 	cs.join(a.id)
 	if e != nil {
@@ -319,7 +359,7 @@ func resultPreview(o *Outcome) string {
 
 // took reports whether agent id made one of the streak's calls.
 func (cs *callState) took(id uint64) bool {
-	if cs.nagent > len(cs.agents) {
+	if int(cs.nagent) > len(cs.agents) {
 		return true
 	}
 	for _, x := range cs.agents[:cs.nagent] {
@@ -331,13 +371,48 @@ func (cs *callState) took(id uint64) bool {
 }
 
 func (cs *callState) join(id uint64) {
-	if cs.nagent > len(cs.agents) || cs.took(id) {
+	if int(cs.nagent) > len(cs.agents) || cs.took(id) {
 		return
 	}
-	if cs.nagent == len(cs.agents) {
+	if int(cs.nagent) == len(cs.agents) {
 		cs.nagent++ // too many to list: every agent counts as taking part
 		return
 	}
 	cs.agents[cs.nagent] = id
 	cs.nagent++
+}
+
+// writeTarget returns what write s writes to: its tool and the values of its
+// key fields (Step.Key, or the arguments named like identifiers: ref, id,
+// order_id), or, without them, its arguments respelled; 0 when they are
+// too long to read. Clicks on one button described in other words are
+// writes to one target; edits of one file with other contents are not.
+func (d *Detector) writeTarget(s *Step) uint64 {
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return 0
+	}
+	t, named := hashString(s.Tool), false
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind == leafLiteral {
+			continue
+		}
+		ok := false
+		if len(s.Key) > 0 {
+			for _, k := range s.Key {
+				ok = ok || string(l.key) == k
+			}
+		} else {
+			ok = identKey(l.key) && !proseArg(l.key, l.raw)
+		}
+		if ok {
+			t, named = mix(t, mix(hashBytes(l.key), respelled(l.raw, l.val))), true
+		}
+	}
+	if !named {
+		return foldArgs(s.Tool, s.Args) | 1
+	}
+	return t | 1
 }

@@ -13,9 +13,12 @@ import (
 // date-time, or a random token such as a hex nonce or a UUID).
 
 // volatileWords are the words of a key that name fetch metadata whatever
-// else the key says: "latency_ms", "x_cache", "took", "_score".
+// else the key says: "latency_ms", "x_cache", "took", "_score". A span of
+// time ("elapsed", "queued_duration") grows while nothing else moves: a
+// job polled whose answer says only how long it has waited is the same
+// answer each time.
 var volatileWords = map[string]bool{
-	"latency": true, "took": true, "elapsed": true, "nonce": true, "timestamp": true, "ts": true,
+	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
 	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
 	"uptime": true, "expires": true, "expiry": true, "signature": true,
 }
@@ -229,6 +232,13 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
+		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) {
+			h.Write(b[last:i])
+			h.WriteString("\x00D")
+			i += n
+			last = i
+			continue
+		}
 		j := i
 		for j < len(b) && tokenByte[b[j]] {
 			j++
@@ -244,9 +254,10 @@ func maskedHash(b []byte) uint64 {
 	return h.Sum64()
 }
 
-// needsMask reports whether b holds a date-time or a random token, and
-// is not just that: one pass that looks closer only at words of eight
-// bytes or more with a digit in them.
+// needsMask reports whether b holds a date-time, a random token or a
+// duration, and is not just that: one pass that looks closer only at words
+// of eight bytes or more with a digit in them, and at words that start
+// with a digit and end in a letter or before a space ("3 minutes ago").
 func needsMask(b []byte) bool {
 	start, digit := -1, false
 	for i, c := range b {
@@ -254,6 +265,9 @@ func needsMask(b []byte) bool {
 		case 0:
 			if start >= 0 {
 				if digit && i-start >= 8 && maskable(b, start, i) {
+					return true
+				}
+				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ') && durationLen(b[start:]) > 0 {
 					return true
 				}
 				start = -1
@@ -269,7 +283,93 @@ func needsMask(b []byte) bool {
 			}
 		}
 	}
+	if start > 0 && isDigit(b[start]) && byteClass[b[len(b)-1]] == 1 && durationLen(b[start:]) > 0 {
+		return true
+	}
 	return start >= 0 && digit && len(b)-start >= 8 && maskable(b, start, len(b))
+}
+
+// durationLen returns the length of the span of time written at the start
+// of b in a command's output (11.2s, 25m, 5m12s, 0m1.234s, 1h2m, 350ms, "3
+// minutes ago"), or 0. A line that names how long ago something happened
+// or how long the command took (kubectl's ages, a test run's or a plan's
+// time) says it anew each time it is asked, as a latency_ms field does;
+// the rest of the line is the answer. The number must end at a unit that
+// ends the word: "5m" is a span, "5mb" and "k8s" are not.
+func durationLen(b []byte) int {
+	i := 0
+	for {
+		d := i
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+		if i == d {
+			break
+		}
+		if i+1 < len(b) && b[i] == '.' && isDigit(b[i+1]) {
+			i++
+			for i < len(b) && isDigit(b[i]) {
+				i++
+			}
+		}
+		u := unitLen(b[i:])
+		if u == 0 {
+			if d == 0 && i+1 < len(b) && b[i] == ' ' {
+				if n := agoLen(b[i+1:]); n > 0 {
+					return i + 1 + n
+				}
+			}
+			break
+		}
+		i += u
+		if i == len(b) || !tokenByte[b[i]] {
+			return i
+		}
+	}
+	return 0
+}
+
+// unitLen returns the length of the unit of time at the start of b: ns,
+// us, ms, s, sec, m, min, h, hr, d.
+func unitLen(b []byte) int {
+	for _, u := range [...]string{"ms", "ns", "us", "sec", "min", "hr", "s", "m", "h", "d"} {
+		if len(b) >= len(u) && string(b[:len(u)]) == u && (len(b) == len(u) || !isLetter(rune(b[len(u)]))) {
+			return len(u)
+		}
+	}
+	return 0
+}
+
+// agoLen returns the length of "seconds ago" (minutes, hours, days, in
+// the singular too) at the start of b, or 0.
+func agoLen(b []byte) int {
+	for _, u := range [...]string{"second", "minute", "hour", "day"} {
+		if len(b) < len(u) || string(b[:len(u)]) != u {
+			continue
+		}
+		i := len(u)
+		if i < len(b) && b[i] == 's' {
+			i++
+		}
+		if len(b) >= i+4 && string(b[i:i+4]) == " ago" && (len(b) == i+4 || !tokenByte[b[i+4]]) {
+			return i + 4
+		}
+	}
+	return 0
+}
+
+// countdown reports whether the span b[i:j] is a time still to go ("ETA
+// 4m", "3m remaining", "2m left"): that moving is progress, and the span
+// stays.
+func countdown(b []byte, i, j int) bool {
+	rest := bytes.TrimLeft(b[j:], " ~")
+	for _, w := range [...]string{"remaining", "left", "to go"} {
+		if len(rest) >= len(w) && bytes.EqualFold(rest[:len(w)], []byte(w)) {
+			return true
+		}
+	}
+	before := bytes.TrimRight(b[:i], " :~")
+	return len(before) >= 3 && bytes.EqualFold(before[len(before)-3:], []byte("eta")) && (len(before) == 3 || !tokenByte[before[len(before)-4]])
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a

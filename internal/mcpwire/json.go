@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -112,40 +111,9 @@ func appendCompact(b, js []byte) []byte {
 	return append(b, c.Bytes()...)
 }
 
-// scanObject calls f with each member of the JSON object js, its key as
-// written (quotes and escapes included) and its value raw. It reports
-// false when js is not an object. js must be valid JSON (json.Valid).
-func scanObject(js []byte, f func(key, value []byte)) bool {
-	i := jsonscan.SkipSpace(js, 0)
-	if i >= len(js) || js[i] != '{' {
-		return false
-	}
-	i = jsonscan.SkipSpace(js, i+1)
-	if i < len(js) && js[i] == '}' {
-		return true
-	}
-	for i < len(js) {
-		ke := jsonscan.SkipValue(js, i) // the key, a string
-		key := js[i:ke]
-		i = jsonscan.SkipSpace(js, ke)
-		if i >= len(js) || js[i] != ':' {
-			return false
-		}
-		vs := jsonscan.SkipSpace(js, i+1)
-		ve := jsonscan.SkipValue(js, vs)
-		f(key, js[vs:ve])
-		i = jsonscan.SkipSpace(js, ve)
-		if i >= len(js) || js[i] != ',' {
-			return i < len(js) && js[i] == '}'
-		}
-		i = jsonscan.SkipSpace(js, i+1)
-	}
-	return false
-}
-
 // commonMethod returns the method a JSON string token names without a
 // copy, for the methods every call sends or receives; known is false for
-// any other token (jsonToken decodes it).
+// any other token (jsonscan.Unquote decodes it).
 func commonMethod(tok []byte) (method string, known bool) {
 	switch string(tok) {
 	case `"tools/call"`:
@@ -160,50 +128,32 @@ func commonMethod(tok []byte) (method string, known bool) {
 	return "", false
 }
 
-// jsonToken decodes a JSON string token; ok is false for anything else.
-func jsonToken(tok []byte) (string, bool) {
-	if len(tok) < 2 || tok[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok) {
-		return string(tok[1 : len(tok)-1]), true
-	}
-	var s string
-	if json.Unmarshal(tok, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // ParseEnvelope reads a JSON-RPC message's envelope from a valid JSON
 // body. Keys must be spelled exactly (encoding/json would also take other
 // cases); a message it does not read goes to the SDK. id and params are
 // slices of body.
 func ParseEnvelope(body []byte, msg *Message) bool { return parseMessage(body, msg, false) }
 
-// ParseCallParams reads tools/call params: the name, the arguments (a
-// copy), and _meta. It fails with ErrNotObject for params that are not an
+// ParseCallParams reads tools/call params (valid JSON): the name, the
+// arguments (a copy), and _meta as sent (RawMeta, not Meta). It fails with ErrNotObject for params that are not an
 // object, and ErrBadMeta for a _meta that is not one.
 func ParseCallParams(params []byte, p *CallParams) error {
 	badMeta := false
-	if !scanObject(params, func(key, value []byte) {
+	if !jsonscan.Members(params, func(key, value []byte) {
 		switch string(key) {
 		case `"name"`:
-			p.Name, _ = jsonToken(value)
+			p.Name, _ = jsonscan.Unquote(value)
 		case `"arguments"`:
 			p.Arguments = bytes.Clone(value)
 		case `"_meta"`:
-			p.Meta = nil
-			badMeta = false
-			if string(value) != "null" && string(value) != "{}" {
-				// Decoded into a map of its own: p itself, which callers
-				// keep on their stacks, is not handed to encoding/json.
-				m := mcp.Meta{}
-				if err := json.Unmarshal(value, &m); err != nil {
-					badMeta = true // refused, whatever the keys' order
-				} else {
-					p.Meta = m
-				}
+			// Kept as JSON (the last, as encoding/json would): the fast
+			// lane reads the keys it needs from it, without a map.
+			p.RawMeta, badMeta = nil, false
+			switch {
+			case value[0] == '{':
+				p.RawMeta = value
+			case string(value) != "null":
+				badMeta = true // refused, whatever the keys' order
 			}
 		}
 	}) {
@@ -265,13 +215,13 @@ func ParseAnswer(js []byte, msg *Message) bool {
 // a null method is no method.
 func parseMessage(js []byte, msg *Message, answer bool) bool {
 	ok := true
-	if !scanObject(js, func(key, value []byte) {
+	if !jsonscan.Members(js, func(key, value []byte) {
 		switch string(key) {
 		case `"jsonrpc"`:
 			if string(value) == `"2.0"` {
 				msg.JSONRPC = "2.0" // every message's: no copy
 			} else {
-				msg.JSONRPC, _ = jsonToken(value)
+				msg.JSONRPC, _ = jsonscan.Unquote(value)
 			}
 		case `"id"`:
 			msg.ID = value
@@ -280,7 +230,7 @@ func parseMessage(js []byte, msg *Message, answer bool) bool {
 				if m, known := commonMethod(value); known {
 					msg.Method = m
 				} else {
-					msg.Method, ok = jsonToken(value)
+					msg.Method, ok = jsonscan.Unquote(value)
 				}
 			}
 		case `"params"`:
@@ -315,7 +265,7 @@ func (r *Result) Parse(js []byte) error {
 		return nil
 	}
 	var err error
-	if !scanObject(js, func(key, value []byte) {
+	if !jsonscan.Members(js, func(key, value []byte) {
 		switch string(key) {
 		case `"content"`:
 			if r.Content == nil {
@@ -363,7 +313,7 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 	if string(c) == "null" {
 		return "", "", true
 	}
-	if !scanObject(c, func(key, value []byte) {
+	if !jsonscan.Members(c, func(key, value []byte) {
 		if string(key) != `"type"` && string(key) != `"text"` {
 			return
 		}
@@ -374,7 +324,7 @@ func ContentText(c []byte) (typ, text string, ok bool) {
 		case `"text"`:
 			s = "text" // the common type: no copy
 		default:
-			s, good = jsonToken(value)
+			s, good = jsonscan.Unquote(value)
 		}
 		if string(key) == `"type"` {
 			typ = s

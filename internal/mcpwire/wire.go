@@ -76,6 +76,10 @@ type CallParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Meta      mcp.Meta        `json:"_meta,omitempty"`
+	// RawMeta is the _meta object as sent, a slice of the params
+	// ParseCallParams read (nil when there is none), which it reads in
+	// place of Meta.
+	RawMeta json.RawMessage `json:"-"`
 }
 
 // ReadMessage reads a request's body into buf and its JSON-RPC envelope.

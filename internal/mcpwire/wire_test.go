@@ -192,6 +192,12 @@ func TestParseEnvelope(t *testing.T) {
 			continue
 		}
 		if werr == nil && wp.Name != "" {
+			if gp.RawMeta != nil { // the _meta as sent: the map it decodes to
+				if err := json.Unmarshal(gp.RawMeta, &gp.Meta); err != nil {
+					t.Errorf("params %s: _meta kept as %s: %v", got.Params, gp.RawMeta, err)
+				}
+				gp.RawMeta = nil
+			}
 			if diff := cmp.Diff(wp, gp, cmpopts.EquateEmpty()); diff != "" { // an empty _meta is no _meta
 				t.Errorf("params %s (-want +got):\n%s", got.Params, diff)
 			}

@@ -85,15 +85,17 @@ type attempt struct {
 	cancel context.CancelFunc
 }
 
-// send sends the chat completion (or the Responses API request) to the configured endpoint, and
-// while its breaker is open, or it answers 5xx or 429 or not at all (a
-// connection failure, a timeout), to each fallback in turn. It returns
-// the first other answer (a success, or a 4xx to pass on as is), the
+// send sends the chat completion (or the Responses API request) to the
+// first of eps (the configured endpoint, then its fallbacks), and while its
+// breaker is open, or it answers 5xx or 429 or not at all (a connection
+// failure, a timeout), or does not serve the API (unserved), to the next
+// in turn. It returns the first other answer (a success, or a 4xx to pass
+// on as is), the
 // endpoint that gave it, and the prompt tokens estimated for endpoints
 // that timed out before it (the provider may bill them). When none
 // answered, it writes the error to w, ends the frame, and returns false.
 func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Context, mf *reach.Frame, req *reach.Request,
-	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration) (*http.Response, *attempt, int64, bool) {
+	api apiKind, body map[string]json.RawMessage, model string, timeout time.Duration, eps []*endpoint) (*http.Response, *attempt, int64, bool) {
 	var (
 		spent    int64
 		tried    []string
@@ -107,7 +109,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		stream = bytes.Equal(bytes.TrimSpace(body["stream"]), []byte("true"))
 	)
 	costly := costBudgeted(req)
-	for _, ep := range p.eps {
+	for _, ep := range eps {
 		m := model
 		if ep.model != "" {
 			m = ep.model
@@ -176,6 +178,21 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			tried = append(tried, ep.name+" ("+lastErr.Error()+")")
 			continue
 		}
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if unserved(resp.StatusCode, b, m, body) {
+				// Up, and answering: its breaker is not to open for a
+				// route it lacks (its chat completions may be fine).
+				cancel()
+				pass.Succeeded()
+				lastResp.status, lastResp.header, lastResp.body = resp.StatusCode, resp.Header, b
+				lastErr = nil
+				tried = append(tried, ep.name+" (answered "+resp.Status+": it does not serve this API)")
+				continue
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+		}
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
@@ -198,13 +215,32 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		}
 	}
 	also := ""
-	if len(p.eps) > 1 {
+	if len(eps) > 1 {
 		also = " Tried: " + strings.Join(tried, "; ") + "."
+	}
+	if len(eps) < len(p.eps) {
+		also += " The turn names previous_response_id, an answer whose history only the endpoint that gave it keeps: the fallbacks elsewhere were not asked. " +
+			"Try again later, or send the conversation's items in input instead, which any endpoint can answer."
 	}
 	switch {
 	case lastErr != nil:
 		spend(lastErr)
 		proxyError(w, http.StatusBadGateway, "server_error", "model_unreachable", "The model endpoint did not answer: "+lastErr.Error()+"."+also)
+	case lastResp.status != 0 && len(eps) < len(p.eps):
+		// The endpoint's own error, with why no other was asked.
+		spend(fmt.Errorf("the model endpoint answered %d", lastResp.status))
+		copyHeader(w.Header(), lastResp.header)
+		var e struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		json.Unmarshal(lastResp.body, &e)
+		msg := fmt.Sprintf("The model endpoint answered %d", lastResp.status)
+		if e.Error.Message != "" {
+			msg += ": " + string(p.redact([]byte(e.Error.Message)))
+		}
+		proxyError(w, lastResp.status, "server_error", "model_unavailable", msg+"."+also)
 	case lastResp.status != 0:
 		spend(fmt.Errorf("the model endpoint answered %d", lastResp.status))
 		copyHeader(w.Header(), lastResp.header)
@@ -220,4 +256,25 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		proxyError(w, http.StatusServiceUnavailable, "server_error", "model_unavailable", "No model endpoint could be asked."+also)
 	}
 	return nil, nil, 0, false
+}
+
+// unserved reports whether an endpoint's answer (status, body b) to a
+// request of body for model says that it does not serve the API asked (a
+// server of chat completions only, which has no /responses): 405, or a
+// 404 that is not the API's own about what the request named. An unknown
+// model (OpenAI's model_not_found, or a message that names the model, as
+// vLLM's and Ollama's do) or an unknown previous_response_id is the
+// client's to mend: passed on, not tried elsewhere.
+func unserved(status int, b []byte, model string, body map[string]json.RawMessage) bool {
+	if status == http.StatusMethodNotAllowed {
+		return true
+	}
+	var prev string
+	json.Unmarshal(body["previous_response_id"], &prev)
+	for _, s := range []string{"model_not_found", "previous_response_not_found", model, prev} {
+		if s != "" && bytes.Contains(b, []byte(s)) {
+			return false
+		}
+	}
+	return true
 }

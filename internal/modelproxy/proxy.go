@@ -36,6 +36,10 @@
 //     arguments (choices.go): when the agent sends one to /v1/calls
 //     (call_id) or MCP (_meta "reach/call_id", or nothing but the tool and
 //     its arguments), it becomes the model frame's child.
+//   - A Responses API turn that names an answer (previous_response_id)
+//     reach did not give its principal, or a conversation, is refused:
+//     the endpoint keeps them for the gateway's key, which all principals
+//     share (owners.go).
 //
 // The answer carries the Reach-Request and Reach-Frame headers.
 //
@@ -70,6 +74,7 @@ import (
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/redact"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // costBudgeted reports whether r or a request above it has a cost budget.
@@ -105,6 +110,16 @@ type Options struct {
 	// instances together never pass a request's turn, token or cost
 	// budget.
 	Ledger Ledger
+	// Owners, if not nil, keeps who each Responses API answer belongs to
+	// (a store.Store), so that a turn naming another principal's answer is
+	// refused after a restart and on every instance sharing the store
+	// (owners.go). If nil, only the newest 10,000 answers are known, in
+	// memory.
+	Owners Owners
+	// Kept is how long the owner of an answer is kept: past it, a turn
+	// that names the answer is refused. If zero, 30 days, as long as
+	// OpenAI keeps a stored response.
+	Kept time.Duration
 }
 
 // Ledger is the budget ledger several instances share.
@@ -140,6 +155,8 @@ type Proxy struct {
 	// eps are where chat completions go: the model's endpoint, then its
 	// fallbacks.
 	eps []*endpoint
+	// owners are the owners of the newest Responses API answers.
+	owners ownerMemory
 }
 
 // New returns a proxy.
@@ -147,6 +164,9 @@ func New(opts *Options) *Proxy {
 	p := &Proxy{opts: *opts, log: opts.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.opts.Kept <= 0 {
+		p.opts.Kept = DefaultKept
 	}
 	if p.opts.Client == nil {
 		p.opts.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -219,6 +239,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body["stream_options"], _ = json.Marshal(so)
 	}
 
+	who, _ := auth.IdentityFrom(r.Context())
+	eps := p.eps
+	if api == responsesAPI {
+		var o *store.ResponseOwner
+		if !p.ownKey(r) {
+			var ok bool
+			if o, ok = p.checkHistory(w, r, body, who); !ok {
+				return
+			}
+		}
+		eps = p.keeping(body, o)
+	}
+
 	l, err := link.FromHeaders(r.Header)
 	if le := (*link.Error)(nil); errors.As(err, &le) {
 		proxyError(w, le.Status, "invalid_request_error", le.Code, le.Message+" "+le.Suggestion)
@@ -229,7 +262,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A conversation that goes on: the turn whose tool calls its
 		// history holds is this one's predecessor, and this turn joins it
 		// (beside it, under the same parent).
-		who, _ := auth.IdentityFrom(r.Context())
 		if f := p.continued(api, body, who); f != nil {
 			l.Request = f.Request.ID()
 			if f.Parent != nil {
@@ -260,7 +292,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				req.ID(), model, strings.Join(names, ", ")))
 		return
 	}
-	mctx, mf, err := p.opts.Models.BeginModel(ctx, model)
+	route := "/v1/chat/completions"
+	if api == responsesAPI {
+		route = "/v1/responses"
+	}
+	mctx, mf, err := p.opts.Models.BeginModel(reach.WithRoute(ctx, route), model)
 	if err != nil {
 		refuse(w, req, err)
 		return
@@ -272,7 +308,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var prompt int64 // the prompt's tokens, as counted before the turn is sent
 	if limited || p.opts.Ledger != nil {
 		out, _ := json.Marshal(body)
-		who, _ := auth.IdentityFrom(r.Context())
 		prompt = promptTokens(len(out)) + p.kept(api, body, who)
 	}
 	// held is what the turn holds of the shared ledger before its answer:
@@ -333,7 +368,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream {
 		timeout = max(timeout, 10*time.Minute)
 	}
-	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout)
+	resp, ep, spent, ok := p.send(w, r, mctx, mf, req, api, body, model, timeout, eps)
 	if !ok {
 		return
 	}
@@ -355,8 +390,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// remembered as the agent read them, with the secrets masked: those
 	// are the arguments its MCP call sends.
 	a := answer{chose: func(id string) { p.opts.Choices.Record(id, mf) },
-		tools:     toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
-		responded: func(id string) { p.opts.Choices.RecordResponse(id, mf) }}
+		tools: toolCalls{record: func(id, name string, args []byte) { p.opts.Choices.RecordCall(mf, id, name, p.redact(args)) }},
+		responded: func(id string) {
+			p.opts.Choices.RecordResponse(id, mf)
+			p.recordOwner(r.Context(), id, who, ep.endpoint)
+		}}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {
 	case streamed && api == responsesAPI:
@@ -423,6 +461,7 @@ type answer struct {
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
+	respID    string // the id responded was told last
 	called    map[string]bool
 }
 

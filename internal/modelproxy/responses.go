@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -97,7 +98,8 @@ func (a *answer) noteResponse(r *responseBody) {
 
 // noteUsage reads an answer's id, model and usage.
 func (a *answer) noteUsage(r *responseBody) {
-	if r.ID != "" && a.responded != nil {
+	if r.ID != "" && r.ID != a.respID && a.responded != nil {
+		a.respID = r.ID
 		a.responded(r.ID)
 	}
 	if r.Model != "" {
@@ -404,6 +406,14 @@ func (m *eventMask) event(e *event, data []byte) (before [][]byte, out []byte) {
 		}
 	}
 	if numbered && m.added > 0 {
+		if !changed {
+			// Only the number moves: it is rewritten in place, the rest
+			// as the model wrote it, not the whole event encoded again
+			// (each event after an added delta is).
+			if b, ok := renumber(out, seq+m.added); ok {
+				return before, b
+			}
+		}
 		fields["sequence_number"] = json.RawMessage(strconv.FormatInt(seq+m.added, 10))
 		changed = true
 	}
@@ -456,4 +466,37 @@ func (m *eventMask) flush(which func(string, *heldDelta) bool, seq int64, number
 // event.
 func (m *eventMask) end() [][]byte {
 	return m.flush(func(string, *heldDelta) bool { return true }, m.next, m.next > 0)
+}
+
+// renumber returns a copy of data, a JSON object, with the value of its
+// member sequence_number (the first at its top level) n; false if it has
+// none, or is not an object.
+func renumber(data []byte, n int64) ([]byte, bool) {
+	i := jsonscan.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	for i++; ; i++ {
+		i = jsonscan.SkipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return nil, false
+		}
+		k := i
+		i = jsonscan.SkipString(data, i)
+		key := data[k:i]
+		if i = jsonscan.SkipSpace(data, i); i >= len(data) || data[i] != ':' {
+			return nil, false
+		}
+		v := jsonscan.SkipSpace(data, i+1)
+		i = jsonscan.SkipValue(data, v)
+		if string(key) == `"sequence_number"` {
+			out := make([]byte, 0, len(data)+4)
+			out = append(out, data[:v]...)
+			out = strconv.AppendInt(out, n, 10)
+			return append(out, data[i:]...), true
+		}
+		if i = jsonscan.SkipSpace(data, i); i >= len(data) || data[i] != ',' {
+			return nil, false
+		}
+	}
 }

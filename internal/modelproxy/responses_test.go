@@ -204,10 +204,10 @@ func TestResponses(t *testing.T) {
 	if n := len(modelTurns(rt, req)); n != 3 {
 		t.Errorf("request %s has %d model turns, want 3", req, n)
 	}
-	// An unknown answer, and no calls: a request of its own.
+	// An answer reach never gave: refused (owners.go), in no request.
 	resp, _ = postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_other","input":"hi"}`, nil)
-	if got := resp.Header.Get(link.HeaderRequest); got == req || got == "" {
-		t.Errorf("a turn after an unknown answer joined request %q", got)
+	if got := resp.Header.Get(link.HeaderRequest); resp.StatusCode != 400 || got != "" {
+		t.Errorf("a turn after an unknown answer: %d, request %q; want 400 in none", resp.StatusCode, got)
 	}
 }
 

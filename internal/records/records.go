@@ -49,8 +49,11 @@ type Event struct {
 	InputTokens, OutputTokens int64
 	Cost                      float64
 	ResponseModel             string
-	Latency                   time.Duration
-	Remaining                 budget.Budget
+	// Route is the HTTP route a model frame was served at (reach.WithRoute:
+	// the model proxy's "/v1/responses"), or "" (chat completions).
+	Route     string
+	Latency   time.Duration
+	Remaining budget.Budget
 	// Stop is set on the event of a request being stopped (no frame).
 	Stop *fault.Cause
 	// Breaker is set on the event of a circuit breaker changing state (no

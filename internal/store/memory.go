@@ -37,6 +37,7 @@ type Memory struct {
 	pinsV    int64
 	tasks    map[[2]string]*TaskRecord
 	sessions map[string]*SessionRecord
+	owners   map[string]*ResponseOwner
 }
 
 var _ Store = (*Memory)(nil)
@@ -54,6 +55,7 @@ func NewMemory() *Memory {
 		pins:     map[string][]byte{},
 		tasks:    map[[2]string]*TaskRecord{},
 		sessions: map[string]*SessionRecord{},
+		owners:   map[string]*ResponseOwner{},
 	}
 }
 
@@ -819,4 +821,36 @@ func (m *Memory) SweepSessions(ctx context.Context, before time.Time) (int64, er
 		}
 	}
 	return n, nil
+}
+
+// PutResponseOwner implements ResponseOwners.
+func (m *Memory) PutResponseOwner(ctx context.Context, r *ResponseOwner) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	created := Round(r.Created)
+	for h, o := range m.owners {
+		if !o.Expires.After(created) {
+			delete(m.owners, h)
+		}
+	}
+	c := *r
+	c.Created, c.Expires = created, Round(r.Expires)
+	m.owners[r.Hash] = &c
+	return nil
+}
+
+// GetResponseOwner implements ResponseOwners.
+func (m *Memory) GetResponseOwner(ctx context.Context, hash string) (*ResponseOwner, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	r := m.owners[hash]
+	if r == nil {
+		return nil, fmt.Errorf("the owner of a Responses API answer: %w", ErrNotFound)
+	}
+	c := *r
+	return &c, nil
 }

@@ -68,6 +68,7 @@ type Store interface {
 	DeadLetters
 	Tasks
 	Sessions
+	ResponseOwners
 	Close() error
 }
 
@@ -503,6 +504,36 @@ type Sessions interface {
 	// SweepSessions deletes the records last used before the time given
 	// and returns how many.
 	SweepSessions(ctx context.Context, before time.Time) (int64, error)
+}
+
+// ResponseOwner is who a Responses API answer that the model proxy passed
+// on belongs to, so that another principal's turn that names it
+// (previous_response_id) is refused, on any instance and after a restart:
+// the endpoint, asked with the one key of the gateway, would go on with
+// that answer's conversation for whoever names it. As with a session, the
+// id itself is never stored.
+type ResponseOwner struct {
+	Hash      string // the answer id's SHA-256, in hex
+	Principal string
+	Tenant    string
+	// Endpoint names the model endpoint that gave the answer (the model's
+	// or a fallback's), which alone keeps its history.
+	Endpoint string
+	Created  time.Time // when the answer was passed on
+	Expires  time.Time // when the record stops counting, and may be deleted
+}
+
+// ResponseOwners keeps the owners of Responses API answers, each until it
+// expires.
+type ResponseOwners interface {
+	// PutResponseOwner stores r, replacing the record of r.Hash, and
+	// deletes the records that expired at r.Created or before, in one
+	// write (the table stays as large as the answers of one expiry
+	// period). Durable when it returns.
+	PutResponseOwner(ctx context.Context, r *ResponseOwner) error
+	// GetResponseOwner returns the record of hash, expired or not, or an
+	// error matching ErrNotFound.
+	GetResponseOwner(ctx context.Context, hash string) (*ResponseOwner, error)
 }
 
 // Dead letter states.

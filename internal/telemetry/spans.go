@@ -507,8 +507,9 @@ func (t *Tracer) span(e *reach.Event) {
 				attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", e.Name),
 				attribute.String("gen_ai.operation.name", "execute_tool")}
 			if e.Kind == reach.ModelFrame {
-				sname, sattrs = "POST /v1/chat/completions", []attribute.KeyValue{
-					attribute.String("http.request.method", "POST"), attribute.String("http.route", "/v1/chat/completions"),
+				route := cmp.Or(e.Route, "/v1/chat/completions")
+				sname, sattrs = "POST "+route, []attribute.KeyValue{
+					attribute.String("http.request.method", "POST"), attribute.String("http.route", route),
 					attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", e.Name)}
 			}
 			sattrs = append(sattrs, attribute.String("reach.request", e.Request), attribute.String("reach.frame", e.Frame.String()))

@@ -439,6 +439,25 @@ CREATE OR REPLACE FUNCTION ` + reachJoinHead + reachJoinForeign + reachJoinEnded
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{9, "the owners of Responses API answers", `
+-- Who each Responses API answer the model proxy passed on belongs to
+-- (store.ResponseOwners), by its id's SHA-256, so that another principal's
+-- turn naming it is refused on every instance, and the endpoint that gave
+-- it, which alone keeps its history; a record lives until it
+-- expires, and each write deletes those that did.
+CREATE TABLE response_owners (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	endpoint  TEXT NOT NULL DEFAULT '',
+	created   BIGINT NOT NULL,
+	expires   BIGINT NOT NULL
+);
+CREATE INDEX response_owners_expires ON response_owners (expires);
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int

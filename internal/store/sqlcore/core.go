@@ -46,6 +46,13 @@ type Core struct {
 	// a crowd (see Writer).
 	fmu     sync.Mutex
 	flights map[flightKey]*Flight
+
+	// begins are the queued writes of requests begun running (QueueRequest)
+	// not taken by a batch yet, by id: the request's next queued write
+	// (its end, for a request that ends at once) takes a begin's place in
+	// the queue, one row written where there were two (see QueueRequest).
+	bmu    sync.Mutex
+	begins map[string]*Write
 }
 
 type flightKey struct{ key, owner string }
@@ -96,6 +103,7 @@ func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
 	if c.Closed() {
 		return store.ErrClosed
 	}
+	c.forgetBegin(r.ID)
 	var n int64
 	w, now := c.requestWrite(r, count(&n))
 	err := c.W.Do(ctx, w)
@@ -115,17 +123,47 @@ func (c *Core) PutRequest(ctx context.Context, r *store.Request) error {
 }
 
 // QueueRequest implements store.Requests: it returns at once, and r is
-// written with a later batch (a failure is logged).
+// written with a later batch (a failure is logged). A request's write
+// queued while the write of its begin is still queued, not taken by a
+// batch (a request that began and ended within one gather, as a
+// sessionless call's own request does), takes its place: the request is
+// written once, in its latest state, where its begin would have been, and
+// a crash before that batch commits leaves neither, as it would have.
 func (c *Core) QueueRequest(r *store.Request) {
+	id := r.ID
 	w, now := c.requestWrite(r, func(n int64) error {
 		if n == 0 {
-			return fmt.Errorf("request %s is in a final state, and stays so: %w", r.ID, store.ErrConflict)
+			return fmt.Errorf("request %s is in a final state, and stays so: %w", id, store.ErrConflict)
 		}
 		return nil
 	})
-	w.What = "request " + r.ID
+	w.What, w.Of = "request", id
 	r.Updated = store.Round(now)
-	c.W.Queue(w)
+	c.bmu.Lock()
+	begin := c.begins[id]
+	delete(c.begins, id)
+	if begin != nil && c.W.Replace(begin, w) {
+		c.bmu.Unlock()
+		return
+	}
+	if r.State == "running" {
+		// Kept until the request's next write, queued or not (PutRequest):
+		// as many as requests that began and have not ended.
+		if c.begins == nil {
+			c.begins = map[string]*Write{}
+		}
+		c.begins[id] = w
+	}
+	c.W.Queue(w) // under bmu: a begin is in the queue before it can be replaced
+	c.bmu.Unlock()
+}
+
+// forgetBegin forgets the queued begin of request id, if it is kept: a
+// write of the request that does not take its place follows it.
+func (c *Core) forgetBegin(id string) {
+	c.bmu.Lock()
+	delete(c.begins, id)
+	c.bmu.Unlock()
 }
 
 // requestWrite is the write of r, whose rows changed fn reads, and its

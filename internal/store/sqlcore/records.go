@@ -569,3 +569,36 @@ func (c *Core) SweepSessions(ctx context.Context, before time.Time) (int64, erro
 	}
 	return n, nil
 }
+
+// PutResponseOwner implements store.ResponseOwners: one write, the sweep
+// first.
+func (c *Core) PutResponseOwner(ctx context.Context, r *store.ResponseOwner) error {
+	if c.Closed() {
+		return store.ErrClosed
+	}
+	created := store.UnixNano(r.Created)
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		b.Exec(w, StOwnerSweep, []any{created}, nil)
+		b.Exec(w, StOwnerPut, []any{r.Hash, r.Principal, r.Tenant, r.Endpoint, created, store.UnixNano(r.Expires)}, nil)
+	}})
+	if err != nil {
+		return fmt.Errorf("recording the owner of a Responses API answer: %w", err)
+	}
+	return nil
+}
+
+// GetResponseOwner implements store.ResponseOwners.
+func (c *Core) GetResponseOwner(ctx context.Context, hash string) (*store.ResponseOwner, error) {
+	if c.Closed() {
+		return nil, store.ErrClosed
+	}
+	return getOne(ctx, c, "the owner of a Responses API answer", func(sc interface{ Scan(...any) error }) (*store.ResponseOwner, error) {
+		var r store.ResponseOwner
+		var created, expires int64
+		if err := sc.Scan(&r.Hash, &r.Principal, &r.Tenant, &r.Endpoint, &created, &expires); err != nil {
+			return nil, err
+		}
+		r.Created, r.Expires = store.FromUnixNano(created), store.FromUnixNano(expires)
+		return &r, nil
+	}, `SELECT `+ownerColumns+` FROM response_owners WHERE hash = $1`, hash)
+}

@@ -49,6 +49,8 @@ const (
 	StSessionTouch
 	StSessionDelete
 	StSessionSweep
+	StOwnerPut
+	StOwnerSweep
 	NumStmts
 )
 
@@ -92,6 +94,10 @@ func Shared() []string {
 	q[StSessionTouch] = `UPDATE sessions SET used = $1, request = $2 WHERE hash = $3`
 	q[StSessionDelete] = `DELETE FROM sessions WHERE hash = $1`
 	q[StSessionSweep] = `DELETE FROM sessions WHERE used < $1`
+	q[StOwnerPut] = `INSERT INTO response_owners (hash, principal, tenant, endpoint, created, expires) VALUES ($1, $2, $3, $4, $5, $6)
+	ON CONFLICT (hash) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, endpoint = excluded.endpoint,
+		created = excluded.created, expires = excluded.expires`
+	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
 	return q
 }
 
@@ -104,6 +110,7 @@ const (
 	approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 	taskColumns     = `agent, id, principal, tenant, request, state, final, data, created, updated`
 	sessionColumns  = `hash, principal, tenant, protocol, init, request, created, used`
+	ownerColumns    = `hash, principal, tenant, endpoint, created, expires`
 )
 
 // Rows are the rows of a query: *sql.Rows and pgx.Rows, as an engine's

@@ -316,6 +316,22 @@ func (wr *Writer) Queue(w *Write) {
 	}
 }
 
+// Replace puts w, a queued write (one nobody waits for), in the place of
+// old in the queue when old is still there, not taken by a batch, and
+// reports whether it did: w then takes effect where old would have, and
+// old never runs. A write that must run after old is queued instead.
+func (wr *Writer) Replace(old, w *Write) bool {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	for i := len(wr.pending) - 1; i >= 0; i-- {
+		if wr.pending[i] == old {
+			wr.pending[i] = w
+			return true
+		}
+	}
+	return false
+}
+
 // TryQueue queues w and returns at once, as Queue does, unless the writer
 // stopped: it reports whether w was queued.
 func (wr *Writer) TryQueue(w *Write) bool { return wr.send(w) == nil }

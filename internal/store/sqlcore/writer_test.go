@@ -24,6 +24,7 @@ type fakeEngine struct {
 	commits     chan error
 	gather      time.Duration
 	hold        time.Duration
+	execs       [][]any // the arguments of each statement run, in order
 }
 
 func (e *fakeEngine) Begin(bool) (Tx, error) { return &fakeTx{e: e}, nil }
@@ -39,6 +40,9 @@ type fakeTx struct {
 
 func (t *fakeTx) Exec(w *Write, id Stmt, args []any, fn func(n int64) error) {
 	t.pending = append(t.pending, func() {
+		t.e.mu.Lock()
+		t.e.execs = append(t.e.execs, args)
+		t.e.mu.Unlock()
 		if fn != nil {
 			if err := fn(1); err != nil {
 				w.Fail(err)
@@ -316,5 +320,37 @@ func TestWriterStatsCountBeforeAnswer(t *testing.T) {
 		if seen.Batches != i+1 || seen.Writes != i+1 {
 			t.Errorf("write %d answered with %d batches, %d writes counted; want %d", i+1, seen.Batches, seen.Writes, i+1)
 		}
+	}
+}
+
+// TestQueuedRequestTakesItsBeginsPlace: a request's queued write (its end)
+// takes the place of its begin's while that is still queued: one row
+// written, in its latest state, where the begin was (before what was
+// queued after it); once a batch took the begin, the end is queued after
+// it, and no begin is kept once its request's next write came.
+func TestQueuedRequestTakesItsBeginsPlace(t *testing.T) {
+	e := &fakeEngine{commits: make(chan error, 10), gather: time.Hour}
+	c := &Core{W: StartWriter(e, slog.New(slog.DiscardHandler)), D: Dialect{Text: func(b []byte) any { return b }}}
+	c.QueueRequest(&store.Request{ID: "a", State: "running"})
+	c.QueueRequest(&store.Request{ID: "b", State: "running"})
+	c.QueueRequest(&store.Request{ID: "a", State: "ended"})
+	if err := c.W.Do(t.Context(), claimWrite()); err != nil { // commits what is queued before it
+		t.Fatal(err)
+	}
+	c.QueueRequest(&store.Request{ID: "b", State: "ended"}) // b's begin is committed
+	c.W.Stop()
+	var got []string
+	for _, args := range e.execs {
+		if len(args) > 9 {
+			got = append(got, args[0].(string)+" "+args[9].(string))
+		} else {
+			got = append(got, "claim")
+		}
+	}
+	if want := []string{"a ended", "b running", "claim", "b ended"}; !slices.Equal(got, want) {
+		t.Errorf("statements %q, want %q", got, want)
+	}
+	if len(c.begins) != 0 {
+		t.Errorf("begins kept after their batches: %v", c.begins)
 	}
 }

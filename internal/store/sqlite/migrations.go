@@ -316,4 +316,20 @@ CREATE TABLE sessions (
 ) WITHOUT ROWID;
 CREATE INDEX sessions_used ON sessions (used);
 `},
+	{10, "the owners of Responses API answers", `
+-- Who each Responses API answer the model proxy passed on belongs to
+-- (store.ResponseOwners), by its id's SHA-256, so that another principal's
+-- turn naming it is refused after a restart too, and the endpoint that
+-- gave it, which alone keeps its history; a record lives until it
+-- expires, and each write deletes those that did.
+CREATE TABLE response_owners (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	endpoint  TEXT NOT NULL DEFAULT '',
+	created   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX response_owners_expires ON response_owners (expires);
+`},
 }

@@ -265,3 +265,40 @@ func testSessions(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// testResponseOwners: the owner of an answer is read back as written, a
+// later write of the same hash replaces it, and a write deletes the records
+// expired by its time, and only those.
+func testResponseOwners(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		t0 := time.Unix(1_700_000_000, 0)
+		put := func(hash, principal string, created time.Time) {
+			t.Helper()
+			if err := s.PutResponseOwner(ctx, &store.ResponseOwner{Hash: hash, Principal: principal, Tenant: "acme", Endpoint: "https://m.example/v1",
+				Created: created, Expires: created.Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("h1", "alice", t0)
+		put("h2", "bob", t0.Add(30*time.Minute))
+		got, err := s.GetResponseOwner(ctx, "h1")
+		if err != nil || got.Principal != "alice" || got.Tenant != "acme" || got.Endpoint != "https://m.example/v1" || !got.Created.Equal(t0) || !got.Expires.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("GetResponseOwner = %+v, %v", got, err)
+		}
+		if _, err := s.GetResponseOwner(ctx, "none"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetResponseOwner(missing) = %v; want ErrNotFound", err)
+		}
+		put("h2", "carol", t0.Add(40*time.Minute))
+		if got, err := s.GetResponseOwner(ctx, "h2"); err != nil || got.Principal != "carol" {
+			t.Fatalf("GetResponseOwner after a second put = %+v, %v; want carol's", got, err)
+		}
+		put("h3", "alice", t0.Add(time.Hour)) // h1 expires then
+		if _, err := s.GetResponseOwner(ctx, "h1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetResponseOwner(expired before a put) = %v; want ErrNotFound", err)
+		}
+		if _, err := s.GetResponseOwner(ctx, "h2"); err != nil {
+			t.Fatalf("a put deleted a record not yet expired: %v", err)
+		}
+	})
+}

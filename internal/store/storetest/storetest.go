@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"Pins", testPins},
 		{"TasksStayFinal", testTasksStayFinal},
 		{"Sessions", testSessions},
+		{"ResponseOwners", testResponseOwners},
 		{"IdempotencyRepeat", testIdempotencyRepeat},
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},

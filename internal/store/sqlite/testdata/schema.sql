@@ -154,6 +154,17 @@ CREATE INDEX requests_parent ON requests (parent, started DESC) WHERE parent != 
 CREATE INDEX requests_started ON requests (started DESC, id DESC);
 -- index requests_state on requests
 CREATE INDEX requests_state ON requests (state, started DESC);
+-- table response_owners on response_owners
+CREATE TABLE response_owners (
+	hash      TEXT PRIMARY KEY,
+	principal TEXT NOT NULL DEFAULT '',
+	tenant    TEXT NOT NULL DEFAULT '',
+	endpoint  TEXT NOT NULL DEFAULT '',
+	created   INTEGER NOT NULL,
+	expires   INTEGER NOT NULL
+) WITHOUT ROWID;
+-- index response_owners_expires on response_owners
+CREATE INDEX response_owners_expires ON response_owners (expires);
 -- table schema_migrations on schema_migrations
 CREATE TABLE schema_migrations (
 	version INTEGER PRIMARY KEY,

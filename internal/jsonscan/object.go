@@ -1,0 +1,63 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Members calls f with each member of the JSON object js, its key as
+// written (quotes and escapes included) and its value raw. It reports
+// false when js is not an object. js must be valid JSON (json.Valid).
+func Members(js []byte, f func(key, value []byte)) bool {
+	i := SkipSpace(js, 0)
+	if i >= len(js) || js[i] != '{' {
+		return false
+	}
+	i = SkipSpace(js, i+1)
+	if i < len(js) && js[i] == '}' {
+		return true
+	}
+	for i < len(js) {
+		ke := SkipValue(js, i) // the key, a string
+		key := js[i:ke]
+		i = SkipSpace(js, ke)
+		if i >= len(js) || js[i] != ':' {
+			return false
+		}
+		vs := SkipSpace(js, i+1)
+		ve := SkipValue(js, vs)
+		f(key, js[vs:ve])
+		i = SkipSpace(js, ve)
+		if i >= len(js) || js[i] != ',' {
+			return i < len(js) && js[i] == '}'
+		}
+		i = SkipSpace(js, i+1)
+	}
+	return false
+}
+
+// Unquote decodes a JSON string token as encoding/json does (escapes
+// decoded, a byte that is not UTF-8 read as U+FFFD); ok is false for
+// anything else.
+func Unquote(tok []byte) (string, bool) {
+	if b, plain := Plain(tok); plain {
+		return string(b), true
+	}
+	var s string
+	if json.Unmarshal(tok, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Plain returns what a JSON string token stands for without a copy when
+// it is spelled as it reads (no escape, valid UTF-8): the bytes between
+// its quotes. plain is false for any other token, a string that Unquote
+// must decode included.
+func Plain(tok []byte) (b []byte, plain bool) {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' || bytes.IndexByte(tok, '\\') >= 0 || !utf8.Valid(tok) {
+		return nil, false
+	}
+	return tok[1 : len(tok)-1], true
+}

@@ -1,0 +1,174 @@
+package modelproxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// ownersProxy is a proxy in front of upstream, with the model's key, whose
+// client is the principal its Who header names (authenticated), and
+// which keeps the owners of its answers in owners (if not nil) for kept.
+func ownersProxy(t *testing.T, upstream http.Handler, owners Owners, kept time.Duration) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	rt := reach.New(nil)
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret("sk-gateway")},
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Authenticates: true, Owners: owners, Kept: kept,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := &auth.Identity{Principal: r.Header.Get("Who"), Tenant: "acme", Method: "api_key"}
+		p.ServeHTTP(w, r.WithContext(auth.WithIdentity(r.Context(), who)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// turnAfter sends who's turn naming the answer prev, and returns its
+// status, its error's code and param, and whether it may be retried.
+func turnAfter(t *testing.T, url, who, prev string) (status int, code, param, retry string) {
+	t.Helper()
+	resp, b := postResponses(t, url, `{"model":"m","previous_response_id":"`+prev+`","input":"go on"}`, map[string]string{"Who": who})
+	var e struct {
+		Error struct{ Code, Param, Message string }
+	}
+	json.Unmarshal([]byte(b), &e)
+	return resp.StatusCode, e.Error.Code, e.Error.Param, resp.Header.Get("X-Should-Retry")
+}
+
+// firstTurn sends who's first turn and returns its answer's id.
+func firstTurn(t *testing.T, url, who string) string {
+	t.Helper()
+	resp, b := postResponses(t, url, `{"model":"m","input":"hello"}`, map[string]string{"Who": who})
+	var a struct{ ID string }
+	if json.Unmarshal([]byte(b), &a); resp.StatusCode != 200 || a.ID == "" {
+		t.Fatalf("%s's first turn: %d %s", who, resp.StatusCode, b)
+	}
+	return a.ID
+}
+
+// TestResponsesPreviousBelongsToItsPrincipal: the model's key is the
+// gateway's, so the endpoint would go on with any answer named: a turn
+// that names another principal's answer, or one reach never gave (made
+// against the provider directly), is refused with the endpoint's own
+// code (400 previous_response_not_found, not retried), the model not
+// asked; its owner's turn goes on. A conversation, which reach cannot
+// place, is refused too.
+func TestResponsesPreviousBelongsToItsPrincipal(t *testing.T) {
+	fake := &fakeResponses{text: "hi"}
+	srv := ownersProxy(t, fake, nil, 0)
+	id := firstTurn(t, srv.URL, "alice")
+	for _, c := range []struct{ who, prev string }{{"bob", id}, {"alice", "resp_made_elsewhere"}} {
+		asked := fake.n
+		status, code, param, retry := turnAfter(t, srv.URL, c.who, c.prev)
+		if status != 400 || code != "previous_response_not_found" || param != "previous_response_id" || retry != "false" {
+			t.Errorf("%s's turn after %s: %d %q %q x-should-retry %q; want 400 previous_response_not_found previous_response_id, not retried",
+				c.who, c.prev, status, code, param, retry)
+		}
+		if fake.n != asked {
+			t.Errorf("%s's turn after %s was sent to the model", c.who, c.prev)
+		}
+	}
+	if status, code, _, _ := turnAfter(t, srv.URL, "alice", id); status != 200 {
+		t.Errorf("alice's turn after her own answer: %d %q; want 200", status, code)
+	}
+	for _, conv := range []string{`"conv_1"`, `{"id":"conv_1"}`} {
+		resp, b := postResponses(t, srv.URL, `{"model":"m","conversation":`+conv+`,"input":"go on"}`, map[string]string{"Who": "bob"})
+		if resp.StatusCode != 400 || !strings.Contains(b, "conversation_unsupported") || !strings.Contains(b, "conv_1") {
+			t.Errorf("a turn in conversation %s: %d %s; want 400 conversation_unsupported", conv, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestResponsesPreviousOwnKey: a client whose own key the endpoint gets
+// (no model key, no authentication) may name any answer: the endpoint
+// checks that key's.
+func TestResponsesPreviousOwnKey(t *testing.T) {
+	fake := &fakeResponses{text: "hi"}
+	up := httptest.NewServer(fake)
+	defer up.Close()
+	rt := reach.New(nil)
+	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m"}, Choices: &link.ModelChoices{}, Models: rt, Breakers: rt,
+		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	resp, b := postResponses(t, srv.URL, `{"model":"m","previous_response_id":"resp_made_elsewhere","input":"go on"}`,
+		map[string]string{"Authorization": "Bearer sk-client"})
+	if resp.StatusCode != 200 {
+		t.Errorf("a turn with the client's own key after an answer made elsewhere: %d %s; want 200", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesOwnersSurviveRestart: the owner of an answer is on the
+// store before the client reads its id, so that a proxy on the store
+// reopened (a restarted gateway, SQLite) or on another instance
+// (PostgreSQL) refuses another principal's turn naming it and lets its
+// owner's go on; an owner older than Kept counts no more.
+func TestResponsesOwnersSurviveRestart(t *testing.T) {
+	// after opens the store again, or another instance's.
+	check := func(t *testing.T, before Owners, after func() Owners) {
+		fake := &fakeResponses{text: "hi", cut: 1}
+		id := firstTurn(t, ownersProxy(t, fake, before, 0).URL, "alice")
+		// Streamed: the id is in response.created, then response.completed.
+		resp, b := postResponses(t, ownersProxy(t, fake, before, 0).URL, `{"model":"m","input":"hello","stream":true}`, map[string]string{"Who": "alice"})
+		if resp.StatusCode != 200 || !strings.Contains(b, `"resp_2"`) {
+			t.Fatalf("alice's streamed turn: %d %s", resp.StatusCode, b)
+		}
+		gone := firstTurn(t, ownersProxy(t, fake, before, time.Nanosecond).URL, "alice")
+		srv := ownersProxy(t, fake, after(), 0)
+		for _, c := range []struct {
+			who, prev string
+			want      int
+		}{{"bob", id, 400}, {"bob", "resp_2", 400}, {"alice", id, 200}, {"alice", "resp_2", 200}, {"alice", gone, 400}} {
+			if status, code, _, _ := turnAfter(t, srv.URL, c.who, c.prev); status != c.want {
+				t.Errorf("%s's turn after %s, on the store reopened: %d %q; want %d", c.who, c.prev, status, code, c.want)
+			}
+		}
+	}
+	t.Run("SQLite", func(t *testing.T) {
+		dir := t.TempDir()
+		st, err := sqlite.Open(t.Context(), dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, st, func() Owners {
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := sqlite.Open(t.Context(), dir, &sqlite.Options{NoCreate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		})
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		url := pgtest.Database(t)
+		open := func() *postgres.Store {
+			st, err := postgres.Open(t.Context(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}
+		check(t, open(), func() Owners { return open() })
+	})
+}
