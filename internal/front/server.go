@@ -690,12 +690,16 @@ func (m *idMap[V]) Delete(id string) {
 // it with an A2A message sends them. Progress goes to the client's session
 // under its token, when both are set.
 func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult, error) {
-	// A call uses its session from its start to its answer, on the fast
-	// path and through the SDK alike: the sweep writes the use while it
-	// runs, and an idle end heard from another instance spares it.
-	c.session.use()
-	c.session.calls.Add(1)
-	defer c.session.calls.Add(-1)
+	if c.session.hash.Load() != nil {
+		// A call uses its recorded session from its start to its answer,
+		// on the fast path and through the SDK alike: the sweep writes the
+		// use while it runs, and an idle end heard from another instance
+		// spares it. (A sessionless client's calls, many at once on one
+		// state, touch none of it.)
+		c.session.use()
+		c.session.calls.Add(1)
+		defer c.session.calls.Add(-1)
+	}
 	m, err := c.linkMeta()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
