@@ -219,8 +219,8 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 		also = " Tried: " + strings.Join(tried, "; ") + "."
 	}
 	if len(eps) < len(p.eps) {
-		also += " The turn names previous_response_id, an answer whose history only the endpoint that gave it keeps: the fallbacks elsewhere were not asked. " +
-			"Try again later, or send the conversation's items in input instead, which any endpoint can answer."
+		also += " The turn names an answer (previous_response_id) or an item of one (an input item's id), which only the endpoint that gave it keeps: the fallbacks elsewhere were not asked. " +
+			"Try again later, or send the conversation's items in input instead, in full and without their ids, which any endpoint can answer."
 	}
 	switch {
 	case lastErr != nil:
@@ -264,10 +264,22 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 // 404 that is not the API's own about what the request named. An unknown
 // model (OpenAI's model_not_found, or a message that names the model, as
 // vLLM's and Ollama's do) or an unknown previous_response_id is the
-// client's to mend: passed on, not tried elsewhere.
+// client's to mend: passed on, not tried elsewhere. So is a 404 whose
+// error names the parameter at fault (OpenAI's unknown input item, param
+// "input"; its route's own 404, "Invalid URL", names none): a server
+// that lacks the route knows none of the request's parameters.
 func unserved(status int, b []byte, model string, body map[string]json.RawMessage) bool {
 	if status == http.StatusMethodNotAllowed {
 		return true
+	}
+	var e struct {
+		Param any `json:"param"` // vLLM's, at the top
+		Error struct {
+			Param any `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && (e.Param != nil && e.Param != "" || e.Error.Param != nil && e.Error.Param != "") {
+		return false
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)

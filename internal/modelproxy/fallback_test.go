@@ -77,6 +77,8 @@ func TestResponsesFallbackWhenUnserved(t *testing.T) {
 		{"method not allowed", 405, `{"error":"Method Not Allowed"}`, true},
 		{"invalid input", 400, `{"error":{"message":"Invalid type for 'input'.","type":"invalid_request_error","param":"input","code":"invalid_type"}}`, false},
 		{"model not found", 404, `{"error":{"message":"The model ` + "`gpt-test`" + ` does not exist.","type":"invalid_request_error","code":"model_not_found"}}`, false},
+		{"an unknown input item", 404, `{"error":{"message":"Item with id 'rs_7' not found. Items are not persisted when ` + "`store`" + ` is set to false.","type":"invalid_request_error","param":"input","code":null}}`, false},
+		{"a parameter's unknown id", 404, `{"error":{"message":"No such object.","type":"invalid_request_error","param":"tools[0].vector_store_ids","code":null}}`, false},
 		{"vLLM's unknown model", 404, `{"object":"error","message":"The model ` + "`gpt-test`" + ` does not exist.","type":"NotFoundError","code":404}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,5 +147,49 @@ func TestResponsesPreviousStaysWithItsEndpoint(t *testing.T) {
 	resp, b = postResponses(t, srv2.URL, `{"input":"hi","previous_response_id":"`+id(b)+`"}`, nil)
 	if resp.StatusCode != 500 || primary2.asked.Load() != 3 {
 		t.Errorf("a turn after an answer, the model down, a fallback on its account: %d %s, asked %d times; want both asked (3)", resp.StatusCode, b, primary2.asked.Load())
+	}
+}
+
+// TestResponsesItemsStayWithTheirEndpoint: an input item that carries an
+// id is read from the endpoint that gave it, as previous_response_id's
+// answer is: a turn naming an item a fallback gave goes to that fallback,
+// not to the model's endpoint, which keeps no such item, and when it
+// fails no endpoint elsewhere is asked.
+func TestResponsesItemsStayWithTheirEndpoint(t *testing.T) {
+	overloaded := `{"error":{"message":"overloaded","type":"server_error"}}`
+	primary := &endpointAt{fake: &itemsFake{prefix: "a"}, status: 500, body: overloaded}
+	other := &endpointAt{fake: &itemsFake{prefix: "b"}, status: 500, body: overloaded}
+	srv, _ := fallbackProxy(t, primary, false, other)
+	primary.down.Store(true)
+	resp, b := postResponses(t, srv.URL, `{"input":"hi"}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(b, `"msg_b1"`) {
+		t.Fatalf("a first turn, the model's endpoint down: %d %s; want the fallback's msg_b1", resp.StatusCode, b)
+	}
+	primary.down.Store(false)
+	asked := primary.asked.Load()
+	turn := `{"input":[{"type":"item_reference","id":"msg_b1"},{"role":"user","content":"go on"}]}`
+	resp, b = postResponses(t, srv.URL, turn, nil)
+	if resp.StatusCode != 200 || primary.asked.Load() != asked || other.asked.Load() != 2 {
+		t.Errorf("a turn naming the fallback's item: %d %s, the model's endpoint asked %d more, the fallback %d times; want the fallback's answer only",
+			resp.StatusCode, b, primary.asked.Load()-asked, other.asked.Load())
+	}
+	other.down.Store(true)
+	resp, b = postResponses(t, srv.URL, turn, nil)
+	if resp.StatusCode != 500 || primary.asked.Load() != asked || !strings.Contains(b, "item") {
+		t.Errorf("a turn naming the fallback's item, the fallback down: %d %s, the model's endpoint asked %d more; want the fallback's 500 saying why no other was asked",
+			resp.StatusCode, b, primary.asked.Load()-asked)
+	}
+	// An item sent with its content may be answered by any endpoint: the
+	// one that gave it is asked first, then the others.
+	full := `{"input":[{"type":"message","id":"msg_b1","role":"assistant","content":[{"type":"output_text","text":"secret plan"}]},{"role":"user","content":"go on"}]}`
+	other.down.Store(false)
+	asked, otherAsked := primary.asked.Load(), other.asked.Load()
+	if resp, b = postResponses(t, srv.URL, full, nil); resp.StatusCode != 200 || primary.asked.Load() != asked || other.asked.Load() != otherAsked+1 {
+		t.Errorf("a turn with the fallback's item in full: %d %s, the model's endpoint asked %d more, the fallback %d; want the fallback asked first",
+			resp.StatusCode, b, primary.asked.Load()-asked, other.asked.Load()-otherAsked)
+	}
+	other.down.Store(true)
+	if resp, b = postResponses(t, srv.URL, full, nil); resp.StatusCode != 200 || primary.asked.Load() != asked+1 {
+		t.Errorf("a turn with the fallback's item in full, the fallback down: %d %s; want the model's endpoint's answer", resp.StatusCode, b)
 	}
 }

@@ -140,8 +140,8 @@ func (p *Proxy) owned(ctx context.Context, id string, who *auth.Identity) (*stor
 
 // checkHistory refuses a Responses API turn that names history its
 // principal does not own (see above), writing the error; it reports
-// whether the turn may go on, and the record of the answer it names, if
-// any.
+// whether the turn may go on, and the record of the answer it names, or
+// else of the first item it names, if any.
 func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[string]json.RawMessage, who *auth.Identity) (*store.ResponseOwner, bool) {
 	if conv, ok := body["conversation"]; ok && string(conv) != "null" {
 		var id string
@@ -159,26 +159,123 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 	}
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)
-	if prev == "" {
-		return nil, true
+	var o *store.ResponseOwner
+	principal, _ := owner(who)
+	if prev != "" {
+		var err error
+		if o, err = p.owned(r.Context(), prev, who); err != nil {
+			p.ownerUnreadable(w, err, "previous_response_id names")
+			return nil, false
+		}
+		if o == nil {
+			refuseHistory(w, "previous_response_id", "previous_response_not_found",
+				fmt.Sprintf("Previous response with id %q not found for principal %q: reach gave no such answer to you (it may be another principal's, made elsewhere, or older than %s). "+
+					"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", p.redact([]byte(prev)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
 	}
-	o, err := p.owned(r.Context(), prev, who)
-	if err != nil {
-		p.log.Error("reading the owner of a Responses API answer failed", "err", err)
-		w.Header().Set("X-Should-Retry", "true") // nothing was decided: the same turn may pass in a moment
-		w.Header().Set("Retry-After", "1")
-		proxyError(w, http.StatusServiceUnavailable, "server_error", "owner_unavailable",
-			"reach could not read whose answer previous_response_id names, and does not send a turn it may not own. Try again.")
-		return nil, false
+	var first *store.ResponseOwner // of the items, the first kept by the endpoint alone, else the first
+	var firstStored bool
+	for _, in := range itemIDs(body["input"]) {
+		id := in.id
+		it, err := p.owned(r.Context(), id, who)
+		if err != nil {
+			p.ownerUnreadable(w, err, "an input item names")
+			return nil, false
+		}
+		if it == nil {
+			refuseHistory(w, "input", "item_not_found",
+				fmt.Sprintf("Item with id %q not found for principal %q: reach gave no such item to you (it may be another principal's, made elsewhere, or older than %s), and the endpoint would read it from what it stored under that id. "+
+					"Send the item's content without its id (an item_reference: the item itself), or name only items of answers reach gave you.", p.redact([]byte(id)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
+		if first == nil || in.stored && !firstStored {
+			first, firstStored = it, in.stored
+		}
 	}
-	if o == nil {
-		principal, _ := owner(who)
-		refuseHistory(w, "previous_response_id", "previous_response_not_found",
-			fmt.Sprintf("Previous response with id %q not found for principal %q: reach gave no such answer to you (it may be another principal's, made elsewhere, or older than %s). "+
-				"Name an answer reach gave you, or send the conversation's items in input instead of previous_response_id.", p.redact([]byte(prev)), principal, keptText(p.opts.Kept)))
-		return nil, false
+	for _, id := range containerIDs(body["tools"]) {
+		c, err := p.owned(r.Context(), id, who)
+		if err != nil {
+			p.ownerUnreadable(w, err, "a code interpreter's container names")
+			return nil, false
+		}
+		if c == nil {
+			refuseHistory(w, "tools", "container_not_found",
+				fmt.Sprintf("Container with id %q not found for principal %q: reach gave no answer that ran code in it to you (it may be another principal's, made elsewhere, or older than %s), and the code would run among its files. "+
+					`Ask for a new container ({"type": "auto"}), or name one an answer reach gave you ran code in.`, p.redact([]byte(id)), principal, keptText(p.opts.Kept)))
+			return nil, false
+		}
+	}
+	if o == nil { // the endpoint that gave the items, as an answer's
+		o = first
 	}
 	return o, true
+}
+
+// ownerUnreadable answers a turn whose owner could not be read: 503,
+// retried, as nothing was decided.
+func (p *Proxy) ownerUnreadable(w http.ResponseWriter, err error, what string) {
+	p.log.Error("reading the owner of a Responses API answer failed", "err", err)
+	w.Header().Set("X-Should-Retry", "true") // nothing was decided: the same turn may pass in a moment
+	w.Header().Set("Retry-After", "1")
+	proxyError(w, http.StatusServiceUnavailable, "server_error", "owner_unavailable",
+		"reach could not read whose answer "+what+", and does not send a turn it may not own. Try again.")
+}
+
+// inputID is the id an item of a turn's input carries; stored, when the
+// endpoint can read the item from what it stored under that id only (an
+// item_reference, which has no type or that one; a reasoning item without
+// its encrypted content), not from the item as sent.
+type inputID struct {
+	id     string
+	stored bool
+}
+
+// itemIDs returns the ids the items of a turn's input carry. The
+// endpoint reads an item that carries one from what it stored under that
+// id, for the gateway's key (an item_reference is nothing else; a
+// reasoning item without its content is read whole): an item's id names
+// an answer as previous_response_id does. Keys are read as spelled (a
+// map; a struct's fields match any case), as the endpoint reads them.
+func itemIDs(input json.RawMessage) []inputID {
+	var items []json.RawMessage
+	if json.Unmarshal(input, &items) != nil { // a string, or nothing
+		return nil
+	}
+	var ids []inputID
+	for _, it := range items {
+		var m map[string]json.RawMessage
+		var id, typ string
+		if json.Unmarshal(it, &m) != nil || json.Unmarshal(m["id"], &id) != nil || id == "" {
+			continue
+		}
+		json.Unmarshal(m["type"], &typ)
+		var enc string
+		json.Unmarshal(m["encrypted_content"], &enc)
+		ids = append(ids, inputID{id, typ == "" || typ == "item_reference" || typ == "reasoning" && enc == ""})
+	}
+	return ids
+}
+
+// containerIDs returns the containers the code interpreter tools of a
+// turn name by their id (a string; {"type": "auto"} asks for a new one):
+// the code runs among the files the endpoint keeps there, for the
+// gateway's key.
+func containerIDs(tools json.RawMessage) []string {
+	var ts []json.RawMessage
+	if json.Unmarshal(tools, &ts) != nil {
+		return nil
+	}
+	var ids []string
+	for _, t := range ts {
+		var m map[string]json.RawMessage
+		var typ, id string
+		if json.Unmarshal(t, &m) == nil && json.Unmarshal(m["type"], &typ) == nil && typ == "code_interpreter" &&
+			json.Unmarshal(m["container"], &id) == nil && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // refuseHistory writes a 400 that the SDKs do not retry, naming the
@@ -196,16 +293,24 @@ func keptText(d time.Duration) string {
 	return d.String()
 }
 
-// keeping returns the endpoints a turn may be sent to: all of them, unless
-// it names an answer (previous_response_id), whose history only the
-// endpoint that gave it keeps (o's, or the model's when o is nil: the
+// keeping returns the endpoints a turn may be sent to, in order: all of
+// them, unless it names an answer (previous_response_id) or an item read
+// from what the endpoint stored (an item_reference), whose history only
+// the endpoint that gave it keeps (o's, or the model's when o is nil: the
 // client's own key) and those on the same account (the same URL and key,
-// another model). A fallback elsewhere would answer that it knows no such
-// answer, a 4xx the client cannot mend, so it is not asked.
+// another model). A fallback elsewhere would answer that it knows no
+// such answer, a 4xx the client cannot mend, so it is not asked. A turn
+// whose items carry ids and their content (o, read from its first item)
+// goes to the endpoint that gave them first, then to the others, which
+// may answer from the content.
 func (p *Proxy) keeping(body map[string]json.RawMessage, o *store.ResponseOwner) []*endpoint {
 	var prev string
 	json.Unmarshal(body["previous_response_id"], &prev)
-	if prev == "" || len(p.eps) == 0 {
+	kept := prev != ""
+	for _, in := range itemIDs(body["input"]) {
+		kept = kept || in.stored
+	}
+	if !kept && o == nil || len(p.eps) == 0 {
 		return p.eps
 	}
 	gave := p.eps[0]
@@ -217,11 +322,13 @@ func (p *Proxy) keeping(body map[string]json.RawMessage, o *store.ResponseOwner)
 			}
 		}
 	}
-	var eps []*endpoint
+	var eps, rest []*endpoint
 	for _, ep := range p.eps {
 		if ep == gave || ep.resp == gave.resp && ep.key.Reveal() == gave.key.Reveal() {
 			eps = append(eps, ep)
+		} else if !kept {
+			rest = append(rest, ep)
 		}
 	}
-	return eps
+	return append(eps, rest...)
 }

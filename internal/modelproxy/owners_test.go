@@ -3,10 +3,13 @@ package modelproxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +174,112 @@ func TestResponsesOwnersSurviveRestart(t *testing.T) {
 		}
 		check(t, open(), func() Owners { return open() })
 	})
+}
+
+// itemsFake answers each turn with a message and a reasoning item whose
+// ids are its own (msg_N, rs_N, after prefix), as OpenAI's are, whole or
+// streamed.
+type itemsFake struct {
+	prefix string
+	mu     sync.Mutex
+	n      int
+	bodies []map[string]any
+}
+
+func (f *itemsFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.bodies = append(f.bodies, body)
+	f.mu.Unlock()
+	rs := map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%s%d", f.prefix, n), "summary": []any{}}
+	msg := map[string]any{"type": "message", "id": fmt.Sprintf("msg_%s%d", f.prefix, n), "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": "secret plan", "annotations": []any{}}}}
+	resp := map[string]any{"id": fmt.Sprintf("resp_%s%d", f.prefix, n), "object": "response", "status": "completed", "model": "m", "output": []any{rs, msg},
+		"usage": map[string]any{"input_tokens": 4, "output_tokens": 2, "total_tokens": 6}}
+	if body["stream"] != true {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, ev := range []map[string]any{
+		{"type": "response.created", "response": map[string]any{"id": resp["id"], "status": "in_progress", "output": []any{}}},
+		{"type": "response.output_item.added", "output_index": 0, "item": rs},
+		{"type": "response.output_item.added", "output_index": 1, "item": msg},
+		{"type": "response.completed", "response": resp},
+	} {
+		ev["sequence_number"] = i
+		b, _ := json.Marshal(ev)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], b)
+	}
+}
+
+// TestResponsesInputItemsBelongToTheirPrincipal: an input item that
+// carries an id (an item_reference, or a reasoning item without its
+// content) is read by the endpoint from what it stored under that id, for
+// the gateway's key: naming another principal's item is naming their
+// answer, previous_response_id or not. A turn whose input names an item
+// reach did not give its principal is refused, the model not asked;
+// items of one's own answers, whole or streamed, go on.
+func TestResponsesInputItemsBelongToTheirPrincipal(t *testing.T) {
+	fake := &itemsFake{}
+	srv := ownersProxy(t, fake, nil, 0)
+	firstTurn(t, srv.URL, "alice") // resp_1: rs_1, msg_1
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"hello","stream":true}`, map[string]string{"Who": "alice"})
+	if resp.StatusCode != 200 || !strings.Contains(b, `"msg_2"`) {
+		t.Fatalf("alice's streamed turn: %d %s", resp.StatusCode, b)
+	}
+	for _, input := range []string{
+		`[{"type":"item_reference","id":"msg_1"},{"role":"user","content":"repeat it"}]`,
+		`[{"type":"reasoning","id":"rs_2","summary":[]},{"role":"user","content":"go on"}]`,
+		`[{"type":"item_reference","id":"msg\u005f1"}]`,
+		`[{"type":"item_reference","ID":"msg_9","id":"msg_1"}]`,
+		`[7,{"type":"item_reference","id":"msg_2"}]`,
+	} {
+		asked := fake.n
+		resp, b := postResponses(t, srv.URL, `{"model":"m","input":`+input+`}`, map[string]string{"Who": "bob"})
+		if resp.StatusCode != 400 || !strings.Contains(b, `"item_not_found"`) || !strings.Contains(b, `"param":"input"`) || resp.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("bob's turn naming alice's item, input %s: %d %s; want 400 item_not_found, not retried", input, resp.StatusCode, b)
+		}
+		if fake.n != asked {
+			t.Errorf("bob's turn naming alice's item (input %s) was sent to the model", input)
+		}
+	}
+	resp, b = postResponses(t, srv.URL, `{"model":"m","input":[{"type":"item_reference","id":"msg_1"},{"type":"reasoning","id":"rs_2","summary":[]},{"role":"user","content":"go on"}]}`,
+		map[string]string{"Who": "alice"})
+	if resp.StatusCode != 200 {
+		t.Errorf("alice's turn naming her own items: %d %s; want 200", resp.StatusCode, b)
+	}
+}
+
+// TestResponsesContainerBelongsToItsPrincipal: a code interpreter's
+// container, which an answer names (code_interpreter_call's
+// container_id), keeps the files and state of the code run in it, for
+// the gateway's key: a turn whose code_interpreter tool names another
+// principal's container by its id would run in it. It is refused, the
+// model not asked; its owner's turn goes on.
+func TestResponsesContainerBelongsToItsPrincipal(t *testing.T) {
+	fake := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_c1","object":"response","status":"completed","model":"m","output":[`+
+			`{"type":"code_interpreter_call","id":"ci_1","status":"completed","code":"open('x','w')","container_id":"cntr_alice1","outputs":[]}],`+
+			`"usage":{"input_tokens":4,"output_tokens":2,"total_tokens":6}}`)
+	})
+	srv := ownersProxy(t, fake, nil, 0)
+	firstTurn(t, srv.URL, "alice")
+	turn := `{"model":"m","input":"read x","tools":[{"type":"code_interpreter","container":"cntr_alice1"}]}`
+	resp, b := postResponses(t, srv.URL, turn, map[string]string{"Who": "bob"})
+	if resp.StatusCode != 400 || !strings.Contains(b, `"container_not_found"`) || resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("bob's turn in alice's container: %d %s; want 400 container_not_found, not retried", resp.StatusCode, b)
+	}
+	if resp, b = postResponses(t, srv.URL, turn, map[string]string{"Who": "alice"}); resp.StatusCode != 200 {
+		t.Errorf("alice's turn in her container: %d %s; want 200", resp.StatusCode, b)
+	}
+	auto := `{"model":"m","input":"x","tools":[{"type":"code_interpreter","container":{"type":"auto"}}]}`
+	if resp, b = postResponses(t, srv.URL, auto, map[string]string{"Who": "bob"}); resp.StatusCode != 200 {
+		t.Errorf("bob's turn in a new container: %d %s; want 200", resp.StatusCode, b)
+	}
 }

@@ -394,7 +394,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		responded: func(id string) {
 			p.opts.Choices.RecordResponse(id, mf)
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
-		}}
+		},
+		gave: func(id string) { p.recordOwner(r.Context(), id, who, ep.endpoint) }}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {
 	case streamed && api == responsesAPI:
@@ -463,6 +464,11 @@ type answer struct {
 	responded func(id string)
 	respID    string // the id responded was told last
 	called    map[string]bool
+	// gave is told the id of each item of a Responses API answer's
+	// output, and of a code interpreter's container, once (items holds
+	// them): a later turn may name it in input, or in its tools.
+	gave  func(id string)
+	items map[string]bool
 }
 
 func (a *answer) id(id string) {

@@ -71,11 +71,15 @@ type responseBody struct {
 // outputItem is one item of an answer's output: a message (its content's
 // texts) or a function call.
 type outputItem struct {
-	Type      string `json:"type"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Content   []struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// ContainerID is a code interpreter call's container, whose files
+	// and state the endpoint keeps.
+	ContainerID string `json:"container_id"`
+	CallID      string `json:"call_id"`
+	Name        string `json:"name"`
+	Arguments   string `json:"arguments"`
+	Content     []struct {
 		Text string `json:"text"`
 	} `json:"content"`
 }
@@ -85,6 +89,7 @@ type outputItem struct {
 func (a *answer) noteResponse(r *responseBody) {
 	a.noteUsage(r)
 	for _, it := range r.Output {
+		a.noteItem(&it)
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
@@ -108,6 +113,23 @@ func (a *answer) noteUsage(r *responseBody) {
 	if r.Usage != nil {
 		a.use.Input, a.use.Output = r.Usage.InputTokens, r.Usage.OutputTokens
 		a.reported = true
+	}
+}
+
+// noteItem tells gave an output item's id (and its container's, a code
+// interpreter call's), once: a stream gives it in
+// response.output_item.added, again when the item is done and in
+// response.completed.
+func (a *answer) noteItem(it *outputItem) {
+	for _, id := range [...]string{it.ID, it.ContainerID} {
+		if id == "" || a.gave == nil || a.items[id] {
+			continue
+		}
+		if a.items == nil {
+			a.items = map[string]bool{}
+		}
+		a.items[id] = true
+		a.gave(id)
 	}
 }
 
@@ -149,17 +171,24 @@ func (a *answer) noteEvent(e *event) {
 		json.Unmarshal(e.Delta, &s)
 		a.text.WriteString(s)
 	case "response.output_item.added":
-		if it := e.Item; it != nil && it.Type == "function_call" && it.CallID != "" && a.chose != nil {
-			a.chose(it.CallID)
+		if it := e.Item; it != nil {
+			a.noteItem(it)
+			if it.Type == "function_call" && it.CallID != "" && a.chose != nil {
+				a.chose(it.CallID)
+			}
 		}
 	case "response.output_item.done":
-		if it := e.Item; it != nil && it.Type == "function_call" {
-			a.call(it)
+		if it := e.Item; it != nil {
+			a.noteItem(it)
+			if it.Type == "function_call" {
+				a.call(it)
+			}
 		}
 	case "response.created", "response.completed", "response.incomplete", "response.failed":
 		if r := e.Response; r != nil {
 			a.noteUsage(r)
 			for i := range r.Output {
+				a.noteItem(&r.Output[i])
 				if r.Output[i].Type == "function_call" {
 					a.call(&r.Output[i])
 				}
