@@ -26,6 +26,11 @@ type attempt struct {
 	frame    *Frame
 	key      *string
 	deadline time.Time
+	// sooner is the parent's deadline when it comes before deadline (else
+	// zero), read once: a context's deadline never moves, and asking the
+	// parent each time walked every attempt above it, at every level, on
+	// every Err (quadratic in the call's depth).
+	sooner time.Time
 
 	made atomic.Value // the context.Context made for it (make), once made
 
@@ -47,14 +52,18 @@ const (
 )
 
 func newAttempt(parent context.Context, f *Frame, key *string, timeout time.Duration) *attempt {
-	return &attempt{parent: parent, frame: f, key: key, deadline: time.Now().Add(timeout)}
+	a := &attempt{parent: parent, frame: f, key: key, deadline: time.Now().Add(timeout)}
+	if d, ok := parent.Deadline(); ok && d.Before(a.deadline) {
+		a.sooner = d
+	}
+	return a
 }
 
 // Deadline is the attempt's deadline, or the parent's when it is sooner,
 // as context.WithDeadline reports it.
 func (a *attempt) Deadline() (time.Time, bool) {
-	if d, ok := a.parent.Deadline(); ok && d.Before(a.deadline) {
-		return d, true
+	if !a.sooner.IsZero() {
+		return a.sooner, true
 	}
 	return a.deadline, true
 }
@@ -62,13 +71,20 @@ func (a *attempt) Deadline() (time.Time, bool) {
 // Done makes the attempt's context: something waits for it to end.
 func (a *attempt) Done() <-chan struct{} { return a.make().Done() }
 
-func (a *attempt) Err() error {
+func (a *attempt) Err() error { return a.errAt(time.Time{}) }
+
+// errAt is Err at now, read once for the whole chain of attempts above
+// (zero: not read yet): one clock read, not one per level.
+func (a *attempt) errAt(now time.Time) error {
 	if m, ok := a.made.Load().(context.Context); ok {
 		err := m.Err()
 		if err != nil {
 			return err
 		}
-		if d, _ := a.Deadline(); !time.Now().Before(d) {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if d, _ := a.Deadline(); !now.Before(d) {
 			// Its timer, or its parent's (the sooner deadline), is due:
 			// it runs within moments. A caller that enforced the
 			// deadline on a socket saw it pass first, and reads what the
@@ -80,11 +96,19 @@ func (a *attempt) Err() error {
 	}
 	switch attemptEnd(a.ended.Load()) {
 	case running:
-		if err := a.parent.Err(); err != nil {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		var err error
+		if p, ok := a.parent.(*attempt); ok {
+			err = p.errAt(now)
+		} else {
+			err = a.parent.Err()
+		}
+		if err != nil {
 			return err // context.Cause finds the parent's cause, as it would its copy in a child
 		}
-		now := time.Now()
-		if d, ok := a.parent.Deadline(); ok && !now.Before(d) && d.Before(a.deadline) {
+		if d := a.sooner; !d.IsZero() && !now.Before(d) {
 			// The parent's deadline, the sooner, passed (a caller that
 			// enforced it on a socket saw it first): its timer is due.
 			<-a.parent.Done()
