@@ -375,7 +375,8 @@ type Detector struct {
 	inflight     []uint64
 	inflightLost int // writes in flight that did not fit in inflight
 	// The run of successful writes to one target (writeTarget) that the
-	// last ones were: its target, and the epoch before its first write.
+	// last ones were, each writing the same there: its target, and the
+	// epoch before its first write.
 	runTarget uint64
 	runStart  uint64
 

@@ -29,17 +29,11 @@ var review12Known = map[string]string{
 	"kubectl-top-cpu-climbs":        "false_kill",
 	"deploy-starts-in-countdown":    "false_kill",
 	"download-time-remaining-colon": "false_kill",
-	// A key named duration is metadata even when it is what the write
-	// before the read changed.
-	"clip-trimmed-duration-read-back":    "false_kill",
-	"meeting-duration-changed-read-back": "false_kill",
-	// Writes to one target that each write something else (a row, a
-	// field, a message) count as writes that change nothing, and a read
-	// of something else made between them (a rate, a validation that
-	// waits for the last field, a channel's topic) is refused.
-	"rows-appended-rate-looked-up": "false_kill",
-	"form-fields-validation-same":  "false_kill",
-	"channel-posts-topic-read":     "false_kill",
+	// A message posted to one channel is written as free text, and free
+	// text also describes a button clicked again ("the Next button at the
+	// bottom"): posts that each say something else are taken for one write
+	// made again, and the channel's topic read between them is refused.
+	"channel-posts-topic-read": "false_kill",
 	// Missed: a clock (00:03:10), a span in words (1.2 seconds), "min
 	// ago"; a day as a date and as its midnight; a window in units
 	// spelled out; a button whose ref is renumbered each snapshot; a
@@ -499,4 +493,41 @@ func TestReview12Runs(t *testing.T) {
 		}
 	}
 	t.Logf("loops %d: detected %d, early %d, missed %d; legit %d: false kills %d", sum[1][0], sum[1][1], sum[1][2], sum[1][3], sum[0][0], sum[0][4])
+}
+
+// TestWritesEachAnother: writes to one target (a spreadsheet, a form by its
+// id) that each write something else (another row, another field) are not
+// one write made again: a read that stays the same between them (a rate
+// looked up, a validation waiting for the last field) is not refused. The
+// same row written again and again, its note reworded, is.
+func TestWritesEachAnother(t *testing.T) {
+	rate := func() op { return call("vat_rate", `{"country":"DE"}`, `{"country":"DE","reduced":7,"standard":19}`) }
+	row := func(i int) op {
+		return write("sheets_update", fmt.Sprintf(`{"range":"Invoices!A%d:B%d","spreadsheet_id":"1xQ9","values":[["INV-%d",%d]]}`, i, i, 8800+i, 100*i), `{"updatedCells":2}`)
+	}
+	field := func(f, v string) op {
+		return write("form_set_field", fmt.Sprintf(`{"field":%q,"form_id":"visa-2291","value":%q}`, f, v), `{"saved":true}`)
+	}
+	again := func(note string) op {
+		return write("sheets_update", `{"note":"`+note+`","range":"Invoices!A2:B2","spreadsheet_id":"1xQ9","values":[["INV-8802",200]]}`, `{"updatedCells":2}`)
+	}
+	valid := func() op {
+		return call("form_validate", `{"form_id":"visa-2291"}`, `{"missing":["signature"],"valid":false}`)
+	}
+	runCases(t, []testCase{
+		{"rows entered one by one, a rate read between", nil, []op{
+			rate(), row(2), rate(), row(3), rate(), row(4), rate(), row(5), rate(), row(6), rate(),
+		}},
+		{"fields filled one by one, the validation the same", nil, []op{
+			field("first_name", "Ada"), valid(),
+			field("last_name", "Lovelace"), valid(),
+			field("email", "ada@example.org"), valid(),
+			field("phone", "+44 20 7946 0000"), valid(),
+			field("country", "GB"), valid(),
+		}},
+		{"the same row written again, its note reworded", nil, []op{
+			rate(), again("entering the invoice"), rate(), again("entering the invoice again"),
+			rate(), again("one more time with the invoice"), refused(rate(), "repeat"),
+		}},
+	})
 }
