@@ -359,8 +359,9 @@ func agoLen(b []byte) int {
 }
 
 // countdown reports whether the span b[i:j] is a time still to go ("ETA
-// 4m", "3m remaining", "2m left"): that moving is progress, and the span
-// stays.
+// 4m", "3m remaining", "2m left", and the words before it: "Time
+// remaining: 11m", "left=3m", "Remaining time 5m10s"): that moving is
+// progress, and the span stays.
 func countdown(b []byte, i, j int) bool {
 	rest := bytes.TrimLeft(b[j:], " ~")
 	for _, w := range [...]string{"remaining", "left", "to go"} {
@@ -368,8 +369,22 @@ func countdown(b []byte, i, j int) bool {
 			return true
 		}
 	}
-	before := bytes.TrimRight(b[:i], " :~")
-	return len(before) >= 3 && bytes.EqualFold(before[len(before)-3:], []byte("eta")) && (len(before) == 3 || !tokenByte[before[len(before)-4]])
+	// The two words before the span.
+	before := b[:i]
+	for range 2 {
+		before = bytes.TrimRight(before, " :~=")
+		k := len(before)
+		for k > 0 && tokenByte[before[k-1]] {
+			k--
+		}
+		for _, w := range [...]string{"eta", "remaining", "left"} {
+			if bytes.EqualFold(before[k:], []byte(w)) {
+				return true
+			}
+		}
+		before = before[:k]
+	}
+	return false
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
