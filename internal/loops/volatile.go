@@ -232,7 +232,7 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
-		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) {
+		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
 			h.Write(b[last:i])
 			h.WriteString("\x00D")
 			i += n
@@ -385,6 +385,21 @@ func countdown(b []byte, i, j int) bool {
 		before = before[:k]
 	}
 	return false
+}
+
+// partOf reports whether rest, what follows a span, makes it a part of a
+// whole span ("3m12s of 45m0s encoded", "12s/60s"): how much of a video is
+// encoded, of a warm-up done. That moving is progress, and the span stays.
+func partOf(rest []byte) bool {
+	switch {
+	case len(rest) > 1 && rest[0] == '/':
+		rest = rest[1:]
+	case len(rest) > 4 && string(rest[:4]) == " of ":
+		rest = rest[4:]
+	default:
+		return false
+	}
+	return durationLen(rest) > 0
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
