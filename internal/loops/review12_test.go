@@ -19,30 +19,32 @@ import (
 // review12Known lists the runs whose outcome is not their label's, each
 // with why.
 var review12Known = map[string]string{
-	// On main when the review began (8f685e0): 4 of 12 loops detected (none
-	// early), 9 of 20 legit runs refused.
+	// On main when the review began (8f685e0): 6 of 12 loops detected (none
+	// early), 11 of 20 legit runs refused.
 	//
 	// A span of time inside a line of output is masked whatever it
 	// measures: a CPU in millicores, when a queued deploy starts.
 	"kubectl-top-cpu-climbs":     "false_kill",
 	"deploy-starts-in-countdown": "false_kill",
+	// The same values under the same keys bound otherwise (row 1 seat 3,
+	// row 3 seat 1) are one question, not new to the agent: a grid read
+	// cell by cell, most cells alike, looks like no progress.
+	"seat-map-row-seat-swapped":     "false_kill",
+	"warehouse-aisle-shelf-swapped": "false_kill",
 	// A message posted to one channel is written as free text, and free
 	// text also describes a button clicked again ("the Next button at the
 	// bottom"): posts that each say something else are taken for one write
 	// made again, and the channel's topic read between them is refused.
 	"channel-posts-topic-read": "false_kill",
 	// Missed: a clock (00:03:10), a span in words (1.2 seconds), "min
-	// ago"; a day as a date and as its midnight; a window in units
-	// spelled out; a button whose ref is renumbered each snapshot; a
-	// quoted operator value; keys renamed with values respelled.
+	// ago"; a day as a date and as its midnight; a button whose ref is
+	// renumbered each snapshot; a quoted operator value.
 	"poll-elapsed-as-clock":        "missed",
 	"poll-took-in-words":           "missed",
 	"status-min-ago":               "missed",
 	"calendar-day-respelled":       "missed",
-	"metric-window-respelled":      "missed",
 	"next-click-ref-renumbered":    "missed",
 	"mail-search-quoted-respelled": "missed",
-	"fx-rate-keys-renamed":         "missed",
 }
 
 func review12Runs() []*opRun {
@@ -129,7 +131,7 @@ func review12Runs() []*opRun {
 				if (r+s)%3 == 0 {
 					st = "taken"
 				}
-				b.do("Seat?", "seat_status", map[string]any{"row": r, "seat": s}, map[string]any{"status": st})
+				b.do("Seat?", "seat_status", map[string]any{"row": r, "seat": s}, map[string]any{"status": st, "class": "standard", "price_eur": 89, "features": []string{"aisle access", "power outlet"}, "note": "Seats are held for 15 minutes once selected"})
 			}
 		}
 		add(b)
@@ -140,7 +142,7 @@ func review12Runs() []*opRun {
 		b := opRunOf("warehouse-aisle-shelf-swapped", "inventory", false)
 		for a := 1; a <= 5; a++ {
 			for s := 1; s <= 5; s++ {
-				res := map[string]any{"bin": "empty"}
+				res := map[string]any{"bin": "empty", "last_counted": "2026-11-30", "counted_by": "cycle count job 44", "zone": "ambient storage"}
 				if a == 4 && s == 2 {
 					res = map[string]any{"bin": "SKU-1182", "qty": 14}
 				}
@@ -165,7 +167,7 @@ func review12Runs() []*opRun {
 				if m == 0 {
 					m = mins[c+"-"+a]
 				}
-				b.do("How far?", "route", map[string]any{"from": a, "to": c, "mode": "car"}, map[string]any{"minutes": m, "tolls": m > 100})
+				b.do("How far?", "route", map[string]any{"from": a, "to": c, "mode": "car"}, map[string]any{"minutes": m, "tolls": m > 100, "summary": "fastest route, usual traffic", "warnings": []string{"Winter equipment required in mountain areas from 1 November"}})
 			}
 		}
 		add(b)
@@ -177,7 +179,7 @@ func review12Runs() []*opRun {
 		rate := map[string]float64{"USD-EUR": 0.9231, "EUR-USD": 1.0833, "USD-GBP": 0.7874, "GBP-USD": 1.27}
 		for _, amt := range []int{100, 2500} {
 			for _, p := range [][2]string{{"USD", "EUR"}, {"EUR", "USD"}, {"USD", "GBP"}, {"GBP", "USD"}} {
-				b.do("Converting.", "fx_convert", map[string]any{"from": p[0], "to": p[1], "amount": amt}, map[string]any{"result": float64(amt) * rate[p[0]+"-"+p[1]], "as_of": "2026-12-03"})
+				b.do("Converting.", "fx_convert", map[string]any{"from": p[0], "to": p[1], "amount": amt}, map[string]any{"result": float64(amt) * rate[p[0]+"-"+p[1]], "as_of": "2026-12-03", "provider": "ECB reference rates", "note": "Rates are published around 16:00 CET on working days"})
 			}
 		}
 		add(b)
@@ -197,10 +199,10 @@ func review12Runs() []*opRun {
 	// A word translated between two languages both ways: "Gift".
 	{
 		b := opRunOf("translate-same-word-both-ways", "translation", false)
-		b.do("en->de", "translate", map[string]any{"text": "Gift", "source": "en", "target": "de"}, map[string]any{"translation": "Geschenk"})
-		b.do("de->en", "translate", map[string]any{"text": "Gift", "source": "de", "target": "en"}, map[string]any{"translation": "poison"})
+		b.do("en->de", "translate", map[string]any{"text": "Gift", "source": "en", "target": "de"}, map[string]any{"translation": "Geschenk", "engine": "nmt-general-v7", "glossary_applied": false, "note": "Single words are translated without context"})
+		b.do("de->en", "translate", map[string]any{"text": "Gift", "source": "de", "target": "en"}, map[string]any{"translation": "poison", "engine": "nmt-general-v7", "glossary_applied": false, "note": "Single words are translated without context"})
 		for _, l := range []string{"fr", "es", "it", "nl", "pt"} {
-			b.do("Brand name.", "translate", map[string]any{"text": "Hotel", "source": "en", "target": l}, map[string]any{"translation": "Hotel"})
+			b.do("Brand name.", "translate", map[string]any{"text": "Hotel", "source": "en", "target": l}, map[string]any{"translation": "Hotel", "engine": "nmt-general-v7", "glossary_applied": true, "note": "Single words are translated without context"})
 		}
 		add(b)
 	}
@@ -352,7 +354,7 @@ func review12Runs() []*opRun {
 			if i == 3 {
 				b.from()
 			}
-			b.do("Any free slot?", "calendar_day", d, map[string]any{"busy": []string{"09:00-12:00", "13:00-18:00"}, "free": []string{}})
+			b.do("Any free slot?", "calendar_day", d, map[string]any{"busy": []map[string]any{{"from": "09:00", "to": "12:00", "title": "Quarterly planning"}, {"from": "13:00", "to": "18:00", "title": "Vendor onsite"}}, "free": []string{}, "calendar": "ops-team@acme.io"})
 		}
 		add(b)
 	}
@@ -364,7 +366,7 @@ func review12Runs() []*opRun {
 			if i == 3 {
 				b.from()
 			}
-			b.do("Error rate?", "metric_query", map[string]any{"metric": "http_5xx_rate", "window": w, "service": "api"}, map[string]any{"value": 0.042, "unit": "ratio"})
+			b.do("Error rate?", "metric_query", map[string]any{"metric": "http_5xx_rate", "window": w, "service": "api"}, map[string]any{"value": 0.042, "unit": "ratio", "series": []map[string]any{{"t": "2026-12-03T08:00:00Z", "v": 0.039}, {"t": "2026-12-03T08:30:00Z", "v": 0.044}, {"t": "2026-12-03T09:00:00Z", "v": 0.042}}, "labels": map[string]any{"service": "api", "cluster": "prod-eu-1"}})
 		}
 		add(b)
 	}
@@ -454,7 +456,7 @@ func review12Runs() []*opRun {
 			if i == 3 {
 				b.from()
 			}
-			b.do("The rate is stale; again.", "fx_rate", a, map[string]any{"rate": 0.9231, "as_of": "2026-12-02"})
+			b.do("The rate is stale; again.", "fx_rate", a, map[string]any{"rate": 0.9231, "bid": 0.9229, "ask": 0.9233, "as_of": "2026-12-02", "provider": "ECB reference rates", "note": "Rates are published around 16:00 CET on working days"})
 		}
 		add(b)
 	}
