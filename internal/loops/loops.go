@@ -136,6 +136,9 @@ type Step struct {
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64
+	// tool calls: the question's values each bound to its key (row 1
+	// seat 3 is not row 3 seat 1): what is new to the agent
+	asking uint64
 	// tool calls: the content words of its free text (some of them, when
 	// it has more than fit), sorted: what tells a rewording of the
 	// question from another question asked with the same arguments

@@ -26,11 +26,6 @@ var review12Known = map[string]string{
 	// measures: a CPU in millicores, when a queued deploy starts.
 	"kubectl-top-cpu-climbs":     "false_kill",
 	"deploy-starts-in-countdown": "false_kill",
-	// The same values under the same keys bound otherwise (row 1 seat 3,
-	// row 3 seat 1) are one question, not new to the agent: a grid read
-	// cell by cell, most cells alike, looks like no progress.
-	"seat-map-row-seat-swapped":     "false_kill",
-	"warehouse-aisle-shelf-swapped": "false_kill",
 	// A message posted to one channel is written as free text, and free
 	// text also describes a button clicked again ("the Next button at the
 	// bottom"): posts that each say something else are taken for one write
@@ -565,4 +560,43 @@ func TestSpanPartOfWhole(t *testing.T) {
 			t.Errorf("%q and %q: same %v, want %v", c.a, c.b, got, c.same)
 		}
 	}
+}
+
+// TestSwappedValues: the same values bound to the same keys otherwise (row
+// 1 seat 3 and row 3 seat 1, Lyon to Turin and Turin to Lyon) are another
+// asking, new to the agent, as they were before a question became its
+// values whatever their keys: a seat map read seat by seat, most seats
+// alike, is a batch, not a loop.
+func TestSwappedValues(t *testing.T) {
+	seat := func(r, s int) op {
+		return call("seat_status", fmt.Sprintf(`{"row":%d,"seat":%d}`, r, s), `{"class":"standard","features":["aisle access","power outlet"],"note":"Seats are held for 15 minutes once selected","price_eur":89,"status":"available"}`)
+	}
+	var ops []op
+	for r := 1; r <= 4; r++ {
+		for s := 1; s <= 4; s++ {
+			ops = append(ops, seat(r, s))
+		}
+	}
+	route := func(a, b string) op {
+		return call("route", fmt.Sprintf(`{"from":%q,"mode":"car","to":%q}`, a, b), `{"summary":"fastest route, usual traffic","warnings":["Winter equipment required in mountain areas from 1 November"]}`)
+	}
+	var routes []op
+	cities := []string{"Lyon", "Geneva", "Turin", "Grenoble", "Annecy"}
+	for _, a := range cities {
+		for _, b := range cities {
+			if a != b {
+				routes = append(routes, route(a, b))
+			}
+		}
+	}
+	runCases(t, []testCase{
+		{"a seat map read seat by seat", nil, ops},
+		{"routes between five towns both ways", nil, routes},
+		{"one seat read again with its keys renamed", nil, []op{
+			call("seat_status", `{"row":2,"seat":3}`, `{"class":"standard","features":["aisle access","power outlet"],"note":"Seats are held for 15 minutes once selected","price_eur":89,"status":"taken"}`),
+			call("seat_status", `{"row_number":2,"seat":3}`, `{"class":"standard","features":["aisle access","power outlet"],"note":"Seats are held for 15 minutes once selected","price_eur":89,"status":"taken"}`),
+			call("seat_status", `{"row":2,"seat_number":3}`, `{"class":"standard","features":["aisle access","power outlet"],"note":"Seats are held for 15 minutes once selected","price_eur":89,"status":"taken"}`),
+			refused(call("seat_status", `{"row_no":2,"seat_no":3}`, `{"class":"standard","features":["aisle access","power outlet"],"note":"Seats are held for 15 minutes once selected","price_eur":89,"status":"taken"}`), "rephrase"),
+		}},
+	})
 }

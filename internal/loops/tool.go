@@ -316,7 +316,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// them) learns its answer even when the answer is one the agent has
 		// seen: a batch over new ids, a classifier over new texts, health
 		// checks of new hosts all answering alike are work, not a loop.
-		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.question, 0x61736b6564)))
+		// The same values under the same keys bound otherwise (row 3 seat
+		// 1 after row 1 seat 3) are another asking, new.
+		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.asking, 0x61736b6564)))
 		// A call made before whose answer, as a whole, is one it never gave
 		// the agent: what it reads moved, as a polled gauge's readings do,
 		// each of them within a range already shown (cpu 41 then 43, lag 0
