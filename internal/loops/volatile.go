@@ -340,10 +340,11 @@ func unitLen(b []byte) int {
 	return 0
 }
 
-// agoLen returns the length of "seconds ago" (minutes, hours, days, in
-// the singular too) at the start of b, or 0.
+// agoLen returns the length of "seconds ago" (minutes, hours, days,
+// weeks, in the singular too, and sec, min, hr abbreviated) at the start
+// of b, or 0.
 func agoLen(b []byte) int {
-	for _, u := range [...]string{"second", "minute", "hour", "day"} {
+	for _, u := range [...]string{"second", "minute", "hour", "day", "week", "sec", "min", "hr"} {
 		if len(b) < len(u) || string(b[:len(u)]) != u {
 			continue
 		}
