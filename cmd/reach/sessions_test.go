@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -422,5 +423,45 @@ func TestTypeScriptSSEPerPrincipal(t *testing.T) {
 	}
 	if g := res.Again; g.Thrown != "" || g.IsError {
 		t.Errorf("a client once one closed = %+v; want it connected", g)
+	}
+}
+
+// TestPostgresSessionInUseOutlivesIdleGap: on PostgreSQL, where the sweep
+// of the records idle past idle_gap ends their sessions on every
+// instance, this one too, a session in use is not taken for an idle one
+// whatever path answers its calls: the Go SDK's client that can sample
+// (its calls answered through the SDK, as streams) calls through three
+// times the gap, every call answered. It was ended a gap after its
+// initialize, its next call answered 404.
+func TestPostgresSessionInUseOutlivesIdleGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL test skipped in -short mode")
+	}
+	url, err := pgtest.Own(t).CreateDatabase(t.Context(), "reach")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{runs: map[string]int{}}
+	cfg := writeConfig(t, fmt.Sprintf("store: %s\ninstance: a\nidle_gap: 2s\nupstreams:\n  - {name: shop, url: '%s'}\ntools:\n  shop__search: {access: read}\n",
+		url, shopUpstream(t, c)))
+	addr := freeAddr(t)
+	cmd := startReach(t, cfg, addr, t.TempDir())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sampler := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, fmt.Errorf("no model here")
+		}})
+	cs, err := sampler.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	start := time.Now()
+	for i := 0; time.Since(start) < 6*time.Second; i++ {
+		if msg := search(t, cs, fmt.Sprint("item-", i)); msg != "" {
+			t.Fatalf("call %d, %s into the session: %s", i, time.Since(start).Round(time.Millisecond), msg)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -446,43 +447,29 @@ func (g *Gateway) suggest(name string) string {
 
 // Status is what GET /v1/agents shows of an agent.
 type Status struct {
-	Name        string      `json:"name"`
-	URL         string      `json:"url"`
-	Path        string      `json:"path"`
-	Reentrancy  string      `json:"reentrancy"`
-	Key         []string    `json:"key,omitempty"`
-	Budget      *BudgetView `json:"budget,omitempty"`
-	Card        bool        `json:"card"` // its card was fetched
-	CardName    string      `json:"card_name,omitempty"`
-	Description string      `json:"description,omitempty"`
-	Skills      []string    `json:"skills,omitempty"`
-	Streaming   bool        `json:"streaming"`
-	Protocol    string      `json:"protocol,omitempty"` // the protocol version reach speaks to it
-	Error       string      `json:"error,omitempty"`    // why its card could not be fetched
-	LiveTasks   int         `json:"live_tasks"`
+	Name        string       `json:"name"`
+	URL         string       `json:"url"`
+	Path        string       `json:"path"`
+	Reentrancy  string       `json:"reentrancy"`
+	Key         []string     `json:"key,omitempty"`
+	Budget      *budget.View `json:"budget,omitempty"`
+	Card        bool         `json:"card"` // its card was fetched
+	CardName    string       `json:"card_name,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Skills      []string     `json:"skills,omitempty"`
+	Streaming   bool         `json:"streaming"`
+	Protocol    string       `json:"protocol,omitempty"` // the protocol version reach speaks to it
+	Error       string       `json:"error,omitempty"`    // why its card could not be fetched
+	LiveTasks   int          `json:"live_tasks"`
 }
 
-// BudgetView is an agent's named budget as GET /v1/agents shows it: as a
-// request's budget is shown, its wall clock a duration ("2m0s"), not the
-// nanoseconds reach.Budget's JSON holds.
-type BudgetView struct {
-	Turns     int     `json:"turns,omitempty"`
-	Depth     int     `json:"depth,omitempty"`
-	ToolCalls int     `json:"tool_calls,omitempty"`
-	Tokens    int64   `json:"tokens,omitempty"`
-	Cost      float64 `json:"cost,omitempty"`
-	Wall      string  `json:"wall,omitempty"`
-}
-
-func budgetView(b *reach.Budget) *BudgetView {
+// budgetView is an agent's named budget as GET /v1/agents shows it, as
+// a request's is shown.
+func budgetView(b *reach.Budget) *budget.View {
 	if b == nil {
 		return nil
 	}
-	v := &BudgetView{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost}
-	if b.Wall > 0 {
-		v.Wall = b.Wall.String()
-	}
-	return v
+	return new(b.View())
 }
 
 // Agents lists the agents, sorted by name. It asks an agent whose card

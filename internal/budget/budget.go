@@ -26,6 +26,27 @@ type Budget struct {
 	Wall      time.Duration `json:"wall,omitempty"`       // wall clock from the request's start
 }
 
+// View is a budget as the API's views show it (a request's, an agent's):
+// its wall clock a duration ("10m0s"), not the nanoseconds Budget's JSON
+// holds.
+type View struct {
+	Turns     int     `json:"turns,omitempty"`
+	Depth     int     `json:"depth,omitempty"`
+	ToolCalls int     `json:"tool_calls,omitempty"`
+	Tokens    int64   `json:"tokens,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+	Wall      string  `json:"wall,omitempty"`
+}
+
+// View returns b as the views show it, its wall clock to the millisecond.
+func (b Budget) View() View {
+	v := View{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost}
+	if b.Wall > 0 {
+		v.Wall = b.Wall.Round(time.Millisecond).String()
+	}
+	return v
+}
+
 // Usage is what a request (with its sub-requests) has spent.
 type Usage struct {
 	Turns     int           `json:"turns"`

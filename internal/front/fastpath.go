@@ -572,7 +572,6 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 	a := getAnswer()
 	defer putAnswer(a)
 	st := s.sessionFor(ss)
-	st.use()
 	tc := &toolCall{session: st, ss: ss, agent: agent, params: p, meta: m.link, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
 	res, err := s.dispatch(ctx, tc)
 	if tc.cancelled {

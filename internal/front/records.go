@@ -313,7 +313,9 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 	id := ss.ID()
 	hash := hashID(id)
 	if _, ok := s.reviving.Load(id); ok {
-		s.recorded(ss, st, hash) // taken over: its record is there
+		// Taken over: its record was read, so it is no write on its way,
+		// and a recheck has no grace to give it (RecheckRecorded).
+		s.recorded(ss, st, hash, 0)
 		return
 	}
 	ip, _ := req.GetParams().(*mcp.InitializeParams)
@@ -333,15 +335,16 @@ func (s *Server) opened(ctx context.Context, req mcp.Request, res mcp.Result, er
 		rec.Principal, rec.Tenant = who.Principal, who.Tenant
 	}
 	s.records.QueueSession(rec)
-	s.recorded(ss, st, hash)
+	s.recorded(ss, st, hash, time.Now().UnixNano())
 }
 
-// recorded notes that session ss (st) has a record, named hash: its uses
-// are written to it (touchSessions), and the end of the record, on any
-// instance, ends it here (EndRecorded).
-func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string) {
+// recorded notes that session ss (st) has a record, named hash, queued at
+// (Unix ns; 0 for one read from the store): its uses are written to it
+// (touchSessions), and the end of the record, on any instance, ends it
+// here (EndRecorded).
+func (s *Server) recorded(ss *mcp.ServerSession, st *session, hash string, at int64) {
 	st.hash.Store(&hash)
-	st.recordedAt.Store(time.Now().UnixNano())
+	st.recordedAt.Store(at)
 	s.byHash.Store(hash, ss)
 }
 
@@ -361,8 +364,9 @@ func (s *Server) forgetHash(hash string, ss *mcp.ServerSession) {
 // as another instance's sweep found it. The record is the truth: a client
 // that ended its session, or one whose id leaked, is not answered on an
 // instance that took the session over earlier and kept it in memory. A
-// session used here since its last use was written is not idle, and is
-// kept: its record was swept before this instance wrote that use.
+// session used here since its last use was written, or with a call
+// running, is not idle, and is kept: its record was swept before this
+// instance wrote that use.
 //
 // The session's request ends first, with its calls, then the SDK closes
 // it; meanwhile its requests are answered 404 (fastPath), as the SDK
@@ -374,7 +378,7 @@ func (s *Server) EndRecorded(hash string, idle bool) {
 	}
 	why := "its record was deleted (its DELETE, on another instance)"
 	if idle {
-		if v, ok := s.sessions.Load(ss); ok && v.(*session).used.Load() {
+		if v, ok := s.sessions.Load(ss); ok && v.(*session).inUse() {
 			return
 		}
 		why = "idle past the gap (its record swept)"
@@ -420,7 +424,7 @@ func (s *Server) ended(sid string) bool {
 // the store (or idle past the gap): what EndRecorded would have ended had
 // this instance heard each end, called when it listens again after it
 // was cut off. A record queued in the last recheckGrace may not be
-// written yet, and its session is left alone.
+// written yet, and its session is left alone; one taken over was read.
 func (s *Server) RecheckRecorded(ctx context.Context) {
 	if s.records == nil {
 		return
@@ -448,7 +452,7 @@ func (s *Server) RecheckRecorded(ctx context.Context) {
 			s.log.Warn("reading an MCP session's record", "err", err)
 			return
 		case time.Since(rec.Used) >= s.idleAfter:
-			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).used.Load() {
+			if v, ok := s.sessions.Load(h.ss); !ok || !v.(*session).inUse() {
 				s.endRecorded(h.ss, h.hash, "idle past the gap")
 			}
 		}
@@ -551,6 +555,15 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 		return true
 	}
 	sdk.ServeHTTP(discard{}, newPost(r, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid, rec.Protocol))
+	// Read once more, now that the end of the record finds the session
+	// here (EndRecorded): a DELETE on another instance (or a sweep) since
+	// the read above woke this one before the session was made, and
+	// found nothing to end.
+	if _, err := s.records.GetSession(r.Context(), hash); errors.Is(err, store.ErrNotFound) {
+		s.endRecorded(ss, hash, "its record ended while it was taken over")
+		http.Error(w, "session not found", http.StatusNotFound)
+		return false
+	}
 	s.log.Info("MCP session taken over from the store", "session_id", SessionRef("#"+hash[:12]), "opened", rec.Created, "last_request", rec.Request)
 	return true
 }
@@ -619,8 +632,8 @@ func (s *Server) touchSessions(open []*mcp.ServerSession) {
 		}
 		st := v.(*session)
 		h := st.hash.Load()
-		if h == nil || !st.used.CompareAndSwap(true, false) {
-			continue
+		if h == nil || !st.used.CompareAndSwap(true, false) && st.calls.Load() == 0 {
+			continue // not used since the last sweep, and no call runs
 		}
 		uses = append(uses, store.SessionUse{Hash: *h, Request: s.owned.Request(&st.Session)})
 	}
@@ -643,6 +656,10 @@ func (st *session) use() {
 		st.used.Store(true)
 	}
 }
+
+// inUse reports whether st's session was used since the sweep last wrote
+// its use, or has a call running.
+func (st *session) inUse() bool { return st.used.Load() || st.calls.Load() > 0 }
 
 // sessionsInStateless reports whether the go-sdk's compatibility setting
 // allowsessionsinstateless=1 is in v, the value of MCPGODEBUG (key=value

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,6 +33,7 @@ type restartable struct {
 	authn   *auth.Authenticator
 	max     int
 	log     *slog.Logger // the next start's, if set
+	tools   []reach.Tool // the next start's, beside echo
 	cur     atomic.Pointer[Server]
 	h       atomic.Pointer[http.Handler]
 }
@@ -53,6 +55,7 @@ func (g *restartable) start() *Server {
 	}
 	rt := reach.New(nil)
 	rt.MustRegister(echoTool)
+	rt.MustRegister(g.tools...)
 	life, cancel := context.WithCancel(context.Background())
 	g.t.Cleanup(cancel)
 	owned := link.NewOwned(life, rt, time.Minute, link.Budgets{})
@@ -687,4 +690,164 @@ func TestSSEStreamsPerPrincipal(t *testing.T) {
 		}
 	}
 	t.Fatalf("alice's /sse stream once her first closed = %d, want 200", code)
+}
+
+// A session's tool calls are its uses, on every path: one answered
+// through the SDK (a client that can sample gets its answers as streams)
+// and one still running. The sweep writes them, so that no instance's
+// idle sweep takes the record of a session in use for an idle one, and an
+// idle end heard from another instance spares the session: its call runs
+// to its answer, and the session goes on.
+func TestSessionInUseNotEndedIdle(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	slow := reach.Tool{Name: "slow", Access: reach.Read, Reentrancy: reach.Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			entered <- struct{}{}
+			select {
+			case <-release:
+				return json.RawMessage(`{"done":true}`), nil
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}}
+	g := newRestartable(t, nil, 0)
+	g.tools = []reach.Tool{slow}
+	s := g.start()
+	c := mcp.NewClient(&mcp.Implementation{Name: "sampler", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, errors.New("no model here")
+		}})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: g.srv.URL, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: mcpwire.SessionProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	hash := hashID(cs.ID())
+	used := func() time.Time {
+		t.Helper()
+		rec, err := g.records.GetSession(t.Context(), hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Used
+	}
+	// endedIdle is another instance's sweep: the record, idle as it
+	// reads it, deleted, and its end heard here.
+	endedIdle := func() {
+		if err := g.records.DeleteSession(t.Context(), hash); err != nil {
+			t.Fatal(err)
+		}
+		s.EndRecorded(hash, true)
+	}
+	echo(t, cs, "first")
+	s.SweepClients() // what the session did so far written
+	before := used()
+	time.Sleep(2 * time.Millisecond)
+	echo(t, cs, "through the SDK")
+	s.SweepClients()
+	if !used().After(before) {
+		t.Error("a call answered through the SDK was not written as the session's use")
+	}
+	echo(t, cs, "again")
+	endedIdle()
+	if code, body := g.post(cs.ID(), ""); code != http.StatusOK {
+		t.Fatalf("a session called through the SDK since its use was written, swept as idle elsewhere = %d %s; want it kept", code, body)
+	}
+
+	g.records.QueueSession(&store.SessionRecord{Hash: hash, Used: time.Now()}) // as its client opened it
+	done := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%+v", res.Content[0])
+		}
+		done <- err
+	}()
+	<-entered
+	s.SweepClients() // the call's start written
+	before = used()
+	time.Sleep(2 * time.Millisecond)
+	s.SweepClients()
+	if !used().After(before) {
+		t.Error("a session with a call running was not written as used: its record ages as if idle")
+	}
+	endedIdle()
+	close(release)
+	if err := <-done; err != nil {
+		t.Errorf("a call running when an idle end was heard: %v; want its answer", err)
+	}
+	echo(t, cs, "after the long call")
+}
+
+// hookedRecords is a store of session records that tells get of each
+// read of a record, numbered from 1, once it is read.
+type hookedRecords struct {
+	store.Store
+	n   atomic.Int32
+	get func(hash string, n int)
+}
+
+func (h *hookedRecords) GetSession(ctx context.Context, hash string) (*store.SessionRecord, error) {
+	rec, err := h.Store.GetSession(ctx, hash)
+	if h.get != nil {
+		h.get(hash, int(h.n.Add(1)))
+	}
+	return rec, err
+}
+
+// A session whose record ends (its DELETE on another instance) while this
+// instance takes it over, after the take-over read the record and before
+// the session is made again here, is not served: the end's wake-up finds
+// no session yet, so the take-over reads the record once more.
+func TestSessionEndedWhileTakenOver(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "first")
+	hr := &hookedRecords{Store: g.records}
+	g.records = hr
+	s := g.start() // the session now only in the store
+	sid, hash := cs.ID(), hashID(cs.ID())
+	hr.get = func(h string, n int) {
+		if h == hash && n == 2 { // the take-over's read under its lock
+			if err := hr.Store.DeleteSession(context.Background(), hash); err != nil {
+				t.Error(err)
+			}
+			s.EndRecorded(hash, false) // the DELETE's wake-up, heard at once
+		}
+	}
+	for i := range 2 {
+		if code, body := g.post(sid, ""); code != http.StatusNotFound {
+			t.Fatalf("call %d of a session deleted elsewhere during its take-over = %d %s; want 404", i, code, body)
+		}
+	}
+}
+
+// A session taken over here whose record ends while this instance does
+// not listen is ended by the recheck when it listens again, however soon:
+// its record was read, so it is no write still on its way.
+func TestRecheckEndsTakenOverSession(t *testing.T) {
+	g := newRestartable(t, nil, 0)
+	cs, err := g.connect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs, "first")
+	s := g.start()
+	echo(t, cs, "taken over")
+	if err := g.records.DeleteSession(t.Context(), hashID(cs.ID())); err != nil {
+		t.Fatal(err)
+	}
+	s.RecheckRecorded(t.Context())
+	var code int
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if code, body = g.post(cs.ID(), ""); code == http.StatusNotFound {
+			return
+		}
+	}
+	t.Fatalf("a taken-over session whose record ended while unheard = %d %s after the recheck; want 404", code, body)
 }

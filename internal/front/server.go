@@ -398,11 +398,13 @@ type session struct {
 	reqMeta atomic.Pointer[metaString]
 
 	// Of a Streamable HTTP session: its record's name in the store (nil
-	// when it has none), whether it was used since the last sweep, and
-	// its owner once counted against the bound (claimSession).
+	// when it has none), whether it was used since the last sweep, how
+	// many of its tool calls run, and its owner once counted against the
+	// bound (claimSession).
 	hash       atomic.Pointer[string]
-	recordedAt atomic.Int64 // when its record was queued (or found, taken over), Unix ns
+	recordedAt atomic.Int64 // when its record was queued, Unix ns (0 for one taken over: its record was read)
 	used       atomic.Bool
+	calls      atomic.Int32
 	counted    atomic.Pointer[string]
 }
 
@@ -688,6 +690,16 @@ func (m *idMap[V]) Delete(id string) {
 // it with an A2A message sends them. Progress goes to the client's session
 // under its token, when both are set.
 func (s *Server) dispatch(ctx context.Context, c *toolCall) (*mcp.CallToolResult, error) {
+	if c.session.hash.Load() != nil {
+		// A call uses its recorded session from its start to its answer,
+		// on the fast path and through the SDK alike: the sweep writes the
+		// use while it runs, and an idle end heard from another instance
+		// spares it. (A sessionless client's calls, many at once on one
+		// state, touch none of it.)
+		c.session.use()
+		c.session.calls.Add(1)
+		defer c.session.calls.Add(-1)
+	}
 	m, err := c.linkMeta()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

@@ -86,35 +86,7 @@ func FuzzModelProxy(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
 		f.Add([]byte(s[0]), []byte(s[1]), true)
 	}
-	var answer atomic.Pointer[[]byte]
-	var sse atomic.Bool
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sse.Load() {
-			w.Header().Set("Content-Type", "text/event-stream")
-		}
-		w.Write(*answer.Load())
-	}))
-	f.Cleanup(up.Close)
-	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := newTestGateway(f, cfg).Handler()
-	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
-		answer.Store(&ans)
-		sse.Store(stream)
-		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
-		req.Host = "127.0.0.1"
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code == http.StatusInternalServerError {
-			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
-		}
-		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
-			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
-		}
-	})
+	fuzzModelRoute(f, "/v1/chat/completions")
 }
 
 // FuzzModelProxyResponses is FuzzModelProxy for the Responses API
@@ -134,35 +106,7 @@ func FuzzModelProxyResponses(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]), false)
 		f.Add([]byte(s[0]), []byte(s[1]), true)
 	}
-	var answer atomic.Pointer[[]byte]
-	var sse atomic.Bool
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sse.Load() {
-			w.Header().Set("Content-Type", "text/event-stream")
-		}
-		w.Write(*answer.Load())
-	}))
-	f.Cleanup(up.Close)
-	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := newTestGateway(f, cfg).Handler()
-	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
-		answer.Store(&ans)
-		sse.Store(stream)
-		req := httptest.NewRequest("POST", "/v1/responses", bytes.NewReader(body))
-		req.Host = "127.0.0.1"
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code == http.StatusInternalServerError {
-			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
-		}
-		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
-			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
-		}
-	})
+	fuzzModelRoute(f, "/v1/responses")
 }
 
 // FuzzAPIRoutes sends any method, id, query and body to every route of the
@@ -225,4 +169,40 @@ func validPathSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// fuzzModelRoute serves the fuzz inputs (a client's body, the model
+// endpoint's answer, whether the endpoint streams) to route: never a 500
+// (a model's bad answer is the model's, a 502), and never the model's key
+// in what the client reads.
+func fuzzModelRoute(f *testing.F, route string) {
+	var answer atomic.Pointer[[]byte]
+	var sse atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sse.Load() {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		w.Write(*answer.Load())
+	}))
+	f.Cleanup(up.Close)
+	cfg, err := config.Parse([]byte("model: {base_url: '"+up.URL+"/v1', api_key: sk-fuzz-key-123456, name: fake}\n"), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := newTestGateway(f, cfg).Handler()
+	f.Fuzz(func(t *testing.T, body, ans []byte, stream bool) {
+		answer.Store(&ans)
+		sse.Store(stream)
+		req := httptest.NewRequest("POST", route, bytes.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("body %q, answer %q: 500: %s", body, ans, w.Body.String())
+		}
+		if strings.Contains(w.Body.String(), "sk-fuzz-key-123456") {
+			t.Fatalf("body %q, answer %q: the model's key reached the client: %s", body, ans, w.Body.String())
+		}
+	})
 }

@@ -340,7 +340,7 @@ func (g *Gateway) endApprovals(ctx context.Context, rep *durable.Report) {
 	if g.approvals == nil {
 		return
 	}
-	g.approvals.EndWithRequests(ctx, rep.Interrupted, "was interrupted by a restart of the gateway")
+	g.approvals.EndWithRequests(ctx, rep.Interrupted, "was interrupted: the gateway that ran it stopped")
 	g.approvals.EndWithRequests(ctx, rep.Stopped, "was stopped")
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/policy/approval"
@@ -593,24 +594,6 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"requests": out})
 }
 
-// budgetJSON is a budget with the wall clock as a duration string.
-type budgetJSON struct {
-	Turns     int     `json:"turns,omitempty"`
-	Depth     int     `json:"depth,omitempty"`
-	ToolCalls int     `json:"tool_calls,omitempty"`
-	Tokens    int64   `json:"tokens,omitempty"`
-	Cost      float64 `json:"cost,omitempty"`
-	Wall      string  `json:"wall,omitempty"`
-}
-
-func budgetOf(b reach.Budget) budgetJSON {
-	j := budgetJSON{Turns: b.Turns, Depth: b.Depth, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Cost: b.Cost}
-	if b.Wall > 0 {
-		j.Wall = b.Wall.Round(time.Millisecond).String()
-	}
-	return j
-}
-
 type usageJSON struct {
 	Turns     int     `json:"turns"`
 	ToolCalls int     `json:"tool_calls"`
@@ -645,19 +628,19 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		requestSummary
 		Scene    string         `json:"scene,omitempty"`
-		Budget   budgetJSON     `json:"budget"`
+		Budget   budget.View    `json:"budget"`
 		Used     usageJSON      `json:"used"`
-		Left     budgetJSON     `json:"left"`
+		Left     budget.View    `json:"left"`
 		Stop     *reach.Cause   `json:"stop,omitempty"`
 		Children []string       `json:"children,omitempty"`
 		Frames   []render.Frame `json:"frames"`
 	}{
 		requestSummary: summarize(req, telemetry.RequestActivity(req, time.Now())),
 		Scene:          req.Scene(),
-		Budget:         budgetOf(req.Budget()),
+		Budget:         req.Budget().View(),
 		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,
 			Wall: u.Wall.Round(time.Millisecond).String(), MaxDepth: u.MaxDepth},
-		Left:   budgetOf(req.Remaining()),
+		Left:   req.Remaining().View(),
 		Stop:   req.StopCause(),
 		Frames: render.Frames(req),
 	}

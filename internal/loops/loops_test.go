@@ -20,7 +20,8 @@ type op struct {
 	task      string
 	chain     []string // delegations: the agents on the delegation stack
 	retryable bool
-	want      string // the detector expected to refuse this step; "" to allow it
+	key       []string // a write's declared key (Step.Key)
+	want      string   // the detector expected to refuse this step; "" to allow it
 }
 
 func call(tool, args, res string) op { return op{tool: tool, args: args, res: res} }
@@ -48,7 +49,7 @@ func (o op) step() *Step {
 		if access == "" {
 			access = "read"
 		}
-		return &Step{Kind: ToolCall, Agent: o.agent, Tool: o.tool, Args: []byte(o.args), Access: access, Retryable: o.retryable}
+		return &Step{Kind: ToolCall, Agent: o.agent, Tool: o.tool, Args: []byte(o.args), Access: access, Retryable: o.retryable, Key: o.key}
 	case o.to != "":
 		return &Step{Kind: Delegation, Agent: o.agent, To: o.to, Task: o.task, Chain: o.chain}
 	}
@@ -1463,6 +1464,11 @@ func TestWritesThatChangeNothing(t *testing.T) {
 		return write("edit_file", fmt.Sprintf(`{"new":"limit %d","old":"limit","path":"cache.go"}`, i), `{"ok":true}`)
 	}
 	fail := marshalString("--- FAIL: TestEvict\n    evict_test.go:31: 3 entries left, want 2\nFAIL")
+	keyed := func(v int) op {
+		o := write("write_file", fmt.Sprintf(`{"content":"v%d","path":"fix.py"}`, v), `{"bytes":12}`)
+		o.key = []string{"path"}
+		return o
+	}
 	runCases(t, []testCase{
 		{"Next clicked, the page the same", nil, []op{
 			snap(page("")),
@@ -1485,6 +1491,22 @@ func TestWritesThatChangeNothing(t *testing.T) {
 			edit(2), call("run_tests", `{"pkg":"./cache"}`, fail),
 			edit(3), call("run_tests", `{"pkg":"./cache"}`, fail),
 			edit(4), call("run_tests", `{"pkg":"./cache"}`, fail),
+		}},
+		// A tool that declares its key (the file's path) names its target
+		// by it; edits of other contents there are other tries, each
+		// tested in turn (the project's own traces: a coder, a team).
+		{"a keyed file written otherwise each time", nil, []op{
+			call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(1), call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(2), call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(3), call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(4), call("run_suite", `{}`, `{"failed":0,"passed":42}`),
+		}},
+		{"a keyed file written alike each time", nil, []op{ // the same write: a cycle
+			call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(1), call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(1), call("run_suite", `{}`, `{"failed":1,"passed":41}`),
+			keyed(1), refused(call("run_suite", `{}`, `{"failed":1,"passed":41}`), "short_cycle"),
 		}},
 		{"the page moves", nil, []op{
 			snap(page("")),

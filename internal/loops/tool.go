@@ -211,7 +211,15 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		return
 	}
 	if write && !o.Error {
-		if tgt := d.writeTarget(s); tgt == 0 || tgt != d.runTarget {
+		// A tool that declares its key (a file's path) names the entity it
+		// writes by it; what it writes there still tells its writes apart:
+		// an edit of other contents is another try, not the same write
+		// again, and starts a run of its own.
+		tgt := d.writeTarget(s)
+		if len(s.Key) > 0 && tgt != 0 {
+			tgt = mix(tgt, hashBytes(s.Args)) | 1
+		}
+		if tgt == 0 || tgt != d.runTarget {
 			d.runTarget, d.runStart = tgt, d.epoch
 		}
 		d.epoch++

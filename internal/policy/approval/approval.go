@@ -612,6 +612,12 @@ func (q *Queue) expire(now time.Time, events []Event) []Event {
 // says it and what comes next. An approval with a key stays: the agent's
 // call in a new request, with the same key, finds it. It returns how many
 // it ended.
+//
+// On a store several instances share, it reads the live approvals first:
+// those of a dead instance's requests that this one never read (their
+// wake-up missed) and the newer versions of those it did (a vote cast
+// elsewhere); one changed elsewhere meanwhile is read again and ended as
+// it stands.
 func (q *Queue) EndWithRequests(ctx context.Context, ids []string, why string) int {
 	if len(ids) == 0 {
 		return 0
@@ -620,26 +626,52 @@ func (q *Queue) EndWithRequests(ctx context.Context, ids []string, why string) i
 	for _, id := range ids {
 		gone[id] = true
 	}
+	q.syncLive(ctx)
+	n := 0
+	for range 3 {
+		ended, changed := q.endWith(ctx, gone, why)
+		n += ended
+		if len(changed) == 0 {
+			break
+		}
+		for _, id := range changed {
+			q.syncID(ctx, id)
+		}
+	}
+	return n
+}
+
+// endWith expires the approvals EndWithRequests ends, as the queue has
+// them; it returns how many, and the ids of those another instance
+// changed in the store since the queue read them (left as they were).
+func (q *Queue) endWith(ctx context.Context, gone map[string]bool, why string) (int, []string) {
 	now := time.Now()
 	q.mu.Lock()
 	var events []Event
+	var changed []string
 	for key, rec := range q.byKey {
 		if rec.alt != "" || !gone[rec.RootRequest] || (rec.Status != Pending && rec.Status != Approved) {
 			continue
 		}
-		delete(q.byKey, key)
+		was := rec.Approval
 		rec.Status = Expired
 		rec.Note = fmt.Sprintf("Request %s %s: no call runs in it again, so this one cannot. "+
 			"If the agent makes the call again in a new request, it asks for approval again.", rec.RootRequest, why)
 		if err := q.persist(rec); err != nil {
+			if q.o.Shared && errors.Is(err, store.ErrConflict) {
+				rec.Approval = was
+				changed = append(changed, rec.ID)
+				continue
+			}
 			q.o.Logger.Error("approval's end not recorded", "approval", rec.ID, "err", err)
 		}
+		delete(q.byKey, key)
 		rec.notify()
 		events = append(events, q.event(now, "expired", "", rec.Note, rec))
 	}
 	q.mu.Unlock()
 	q.emit(ctx, events)
-	return len(events)
+	return len(events), changed
 }
 
 func (r *record) notify() {

@@ -326,3 +326,49 @@ func TestEndWithRequests(t *testing.T) {
 		t.Errorf("the used approval: %s", a.Status)
 	}
 }
+
+// TestEndWithRequestsShared: on a store instances share, the instance
+// whose recovery found a request interrupted ends its approvals although
+// it never read one (the wake-up of its writing missed) and holds an
+// older copy of another (a vote cast on the instance that asked): both
+// end in the store, not only in this instance's memory.
+func TestEndWithRequestsShared(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	var runs atomic.Int32
+	o := func() *Options {
+		return &Options{Shared: true, Requires: func(context.Context, *reach.Call) string { return UserAndReviewer }}
+	}
+	a := newLife(t, st, &runs, o())
+	b := newLife(t, st, &runs, o())
+	ask := func(req, account string) {
+		t.Helper()
+		res := a.rt.Call(a.begin(t, req), &reach.Call{ID: "c1", Tool: "close_account", Arguments: json.RawMessage(`{"account":"` + account + `"}`)})
+		if res.Status != reach.StatusPending {
+			t.Fatalf("the call in %s: %s", req, res.ModelText())
+		}
+	}
+	ask("voted", "1")
+	seen := b.q.List(Pending) // b reads it, then a's user votes: b's copy is older
+	if len(seen) != 1 {
+		t.Fatalf("b lists %d pending approvals, want 1", len(seen))
+	}
+	if _, err := a.q.Approve(seen[0].ID, alice, ""); err != nil {
+		t.Fatal(err)
+	}
+	ask("unread", "2") // b never reads it
+	if n := b.q.EndWithRequests(t.Context(), []string{"voted", "unread"}, "was interrupted by a restart of the gateway"); n != 2 {
+		t.Errorf("b ended %d approvals, want both", n)
+	}
+	ars, err := st.ListApprovals(t.Context(), store.ApprovalFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ar := range ars {
+		if ar.Status != string(Expired) {
+			t.Errorf("approval %s in the store: %s, want expired", ar.ID, ar.Status)
+		}
+	}
+	if len(ars) != 2 {
+		t.Errorf("%d approvals in the store, want 2", len(ars))
+	}
+}
