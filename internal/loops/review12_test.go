@@ -20,24 +20,32 @@ import (
 // with why.
 var review12Known = map[string]string{
 	// On main when the review began (8f685e0): 6 of 12 loops detected (none
-	// early), 11 of 20 legit runs refused.
+	// early), 11 of 20 legit runs refused; after its fixes 8 and 3. What is
+	// left:
 	//
 	// A span of time inside a line of output is masked whatever it
-	// measures: a CPU in millicores, when a queued deploy starts.
+	// measures. A CPU in millicores (340m) is written as kubectl writes an
+	// age (25m): only the column's header tells them apart. A time to go
+	// written "starts in 9m" is written as a time taken is ("1 passed in
+	// 350ms", "Ran 12 tests in 0.41s"): only the verb tells them apart.
 	"kubectl-top-cpu-climbs":     "false_kill",
 	"deploy-starts-in-countdown": "false_kill",
 	// A message posted to one channel is written as free text, and free
 	// text also describes a button clicked again ("the Next button at the
-	// bottom"): posts that each say something else are taken for one write
-	// made again, and the channel's topic read between them is refused.
+	// bottom", then "Continue to step 5"): posts that each say something
+	// else are taken for one write made again, and the channel's topic read
+	// between them is refused.
 	"channel-posts-topic-read": "false_kill",
-	// Missed: a clock (00:03:10), a span in words (1.2 seconds); a day as a date and as its midnight; a button whose ref is
-	// renumbered each snapshot; a quoted operator value.
-	"poll-elapsed-as-clock":        "missed",
-	"poll-took-in-words":           "missed",
-	"calendar-day-respelled":       "missed",
-	"next-click-ref-renumbered":    "missed",
-	"mail-search-quoted-respelled": "missed",
+	// Missed: a clock (00:03:10) is a media position as often as an elapsed
+	// time, and a span in words without "ago" (1.2 seconds) a length as
+	// often as a run time: masking them would refuse progress. A day and
+	// its midnight (2026-12-09, 2026-12-09T00:00:00Z) are two values. A
+	// button whose ref is renumbered in each snapshot is another target
+	// each time.
+	"poll-elapsed-as-clock":     "missed",
+	"poll-took-in-words":        "missed",
+	"calendar-day-respelled":    "missed",
+	"next-click-ref-renumbered": "missed",
 }
 
 func review12Runs() []*opRun {
@@ -615,5 +623,19 @@ func TestAgoAbbreviated(t *testing.T) {
 	}
 	if maskedHash([]byte("3 min read")) == maskedHash([]byte("5 min read")) {
 		t.Error(`"3 min read" and "5 min read" the same: only a time ago is masked`)
+	}
+}
+
+// TestSearchSyntaxQuoted: a query in a search engine's syntax with a quoted
+// phrase (subject:"overdue invoice", its quotes escaped in the JSON) is
+// still that syntax: the escape was taken for code.
+func TestSearchSyntaxQuoted(t *testing.T) {
+	for _, q := range []string{`from:billing@acme.io subject:\"overdue invoice\"`, `\"overdue invoice\" is:unread`} {
+		if !searchSyntax([]byte(q)) {
+			t.Errorf("%s not read as a search engine's query", q)
+		}
+	}
+	if searchSyntax([]byte(`level:error msg:a\\b`)) {
+		t.Error(`a backslash escaped is still code`)
 	}
 }
