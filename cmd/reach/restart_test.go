@@ -310,3 +310,48 @@ func TestServedGraphOfALongRequest(t *testing.T) {
 		t.Errorf("the UI's page of long: %d, lacks the first or the last call", status)
 	}
 }
+
+// TestStopEndsApprovals: stopping a request ends the approvals of its
+// calls that carry no idempotency key (no call runs in it again, so none
+// could use them), saying why; one whose call carries a key stays pending,
+// for the agent's call in a new request.
+func TestStopEndsApprovals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts reach serve")
+	}
+	up := shopUpstream(t, &counter{runs: map[string]int{}})
+	cfg := writeConfig(t, "upstreams:\n  - {name: shop, url: '"+up+"'}\ntools:\n  shop__close: {access: high_risk}\n")
+	data, addr := t.TempDir(), freeAddr(t)
+	base := "http://" + addr
+	cmd := startReach(t, cfg, addr, data)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, c := range []struct{ id, arg, key string }{{"c1", "x", ""}, {"c2", "y", `,"idempotency_key":"k-y"`}} {
+		env := `{"request_id":"ask","tool_calls":[{"call_id":"` + c.id + `","tool":"shop__close","arguments":{"id":"` + c.arg + `"}` + c.key + `}]}`
+		if res := call(t, base, env); res.Status != "pending" {
+			t.Fatalf("%s: %+v, want pending", c.id, res)
+		}
+	}
+	resp, err := http.Post(base+"/v1/requests/ask/cancel", "application/json", strings.NewReader(`{"mode":"cancel","reason":"wrong account"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, body := get(t, base+"/v1/approvals")
+	var list struct {
+		Approvals []struct {
+			Status, Note string
+			Arguments    json.RawMessage
+		}
+	}
+	json.Unmarshal([]byte(body), &list)
+	got := map[string]string{}
+	for _, a := range list.Approvals {
+		got[string(a.Arguments)] = a.Status + ": " + a.Note
+	}
+	if s := got[`{"id":"x"}`]; !strings.HasPrefix(s, "expired: ") || !strings.Contains(s, "Request ask was stopped") {
+		t.Errorf("the approval without a key after the stop: %q", s)
+	}
+	if s := got[`{"id":"y"}`]; !strings.HasPrefix(s, "pending") {
+		t.Errorf("the approval with a key after the stop: %q, want pending", s)
+	}
+}

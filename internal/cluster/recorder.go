@@ -208,6 +208,7 @@ func (r *Recorder) RequestStopped(ctx context.Context, q *reach.Request, cause r
 		return
 	}
 	crashpoint.Reached("request.stopped")
+	r.Stopped(ctx, q)
 }
 
 // RequestEnded implements reach.RequestRecorder: this instance leaves the

@@ -65,6 +65,20 @@ type Checkpoints struct {
 	redact func([]byte) []byte
 	log    *slog.Logger
 	owner  string // with Share: the life that writes, and each call's stack
+	onStop func(context.Context, *reach.Request)
+}
+
+// OnStop has f told of each request stop once it is durable (see
+// Stopped), as a stop's other consequences follow it: the approvals its
+// calls left that nothing can use any more. Set it before the runtime runs.
+func (c *Checkpoints) OnStop(f func(context.Context, *reach.Request)) { c.onStop = f }
+
+// Stopped tells OnStop's function of r's stop, durable now: a recorder
+// that stores a stop its own way (several instances) calls it after.
+func (c *Checkpoints) Stopped(ctx context.Context, r *reach.Request) {
+	if c.onStop != nil {
+		c.onStop(ctx, r)
+	}
 }
 
 var (
@@ -264,6 +278,7 @@ func (c *Checkpoints) RequestStopped(ctx context.Context, r *reach.Request, caus
 		return
 	}
 	crashpoint.Reached("request.stopped")
+	c.Stopped(ctx, r)
 }
 
 // RequestEnded implements reach.RequestRecorder: the end is durable when

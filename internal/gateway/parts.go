@@ -258,6 +258,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	}
 	// A checkpoint keeps the arguments masked, as the audit log does.
 	cp := durable.New(st, g.redactor.Redact, g.log.With("component", "checkpoints"))
+	cp.OnStop(g.stoppedRequest)
 	ro.Checkpoints, ro.Requests, ro.DeadLetters = cp, cp, cp
 	io := &store.IdempotencyOptions{Instance: g.cfg.InstanceName(), Logger: g.log.With("component", "idempotency")}
 	if c := g.cluster; c != nil {
@@ -332,6 +333,15 @@ func (g *Gateway) recover(ctx context.Context) error {
 	}
 	g.logRecovery(rep)
 	return nil
+}
+
+// stoppedRequest ends the approvals a stopped root request leaves that
+// nothing can use (as endApprovals does for the requests a recovery finds
+// stopped): a sub-request's stop leaves them, as its root goes on.
+func (g *Gateway) stoppedRequest(ctx context.Context, r *reach.Request) {
+	if g.approvals != nil && r.Parent() == nil {
+		g.approvals.EndWithRequests(ctx, []string{r.ID()}, "was stopped")
+	}
 }
 
 // endApprovals expires the approvals that the requests a recovery found
