@@ -20,6 +20,7 @@ import (
 	"github.com/agentreach/reach/internal/buildinfo"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -489,7 +490,10 @@ It serves no HTTP unless --listen names an address: then the API, the UI and
 /metrics are served there too, as reach serve serves them, so that a call
 waiting for approval can be decided (reach approvals, the UI) and its
 requests watched and stopped. Without it, a call that needs approval waits
-with nobody able to decide it.`,
+with nobody able to decide it. With auth, the session's calls are the
+principal local's (stdio authenticates nobody): decide their approvals with
+a key made for it (reach keys create --principal local), and a reviewer's
+where they need one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(configPath)
@@ -528,6 +532,13 @@ with nobody able to decide it.`,
 				httpDone = make(chan error, 1)
 				go func() { httpDone <- g.Serve(ctx, ln) }()
 				log.Info("serving the API and the UI too", "url", "http://"+ln.Addr().String()+"/ui/", "api", "http://"+ln.Addr().String()+"/v1/")
+				if cfg.Authenticates() {
+					// stdio authenticates nobody: its calls are the local
+					// principal's, and so are their approvals, which no
+					// other key may see.
+					log.Info("this session's calls are the principal "+link.LocalPrincipal+"'s: decide their approvals with a key of its own",
+						"key", "reach keys create --principal "+link.LocalPrincipal+" --config "+configPath)
+				}
 			}
 			// A malformed line is answered with a JSON-RPC error and
 			// skipped (stdio.go), not the end of the session.

@@ -746,7 +746,7 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-			return nil, cleanYAMLError(err)
+			return nil, cleanYAMLError(keysOfLines(err, &root))
 		}
 		var extra yaml.Node
 		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -1031,6 +1031,94 @@ var configKeyOf = sync.OnceValue(func() map[string]string {
 	walk(reflect.TypeFor[Config]())
 	return of
 })
+
+// lineRE reads the line a message of the YAML library is about.
+var lineRE = regexp.MustCompile(`^line (\d+): `)
+
+// scalarRE reads the Go type of a scalar a value had the wrong shape for.
+var scalarRE = regexp.MustCompile(`cannot unmarshal .* into (string|config\.Secret|bool|u?int\d*|float\d*)$`)
+
+// keysOfLines names, in each message of a TypeError about a value of the
+// wrong shape that names no key, the key whose value is on its line (the
+// deepest, in a one-line mapping): "store: [x]" was "line 1: cannot
+// unmarshal a list here", and a tool's entry or a budget's limit of the
+// wrong shape said what it wanted but not whose. A key that wants a scalar
+// says which.
+func keysOfLines(err error, root *yaml.Node) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = m
+		lm := lineRE.FindStringSubmatch(m)
+		if lm == nil || !strings.Contains(m, "cannot unmarshal") && !strings.HasPrefix(m[len(lm[0]):], "want a duration") ||
+			strings.Contains(wantShape(m), " wants ") {
+			continue // not a shape, or a part of the configuration that names its key
+		}
+		line, _ := strconv.Atoi(lm[1])
+		key := keyOnLine(root, line, "")
+		if key == "" {
+			continue
+		}
+		if j := strings.Index(m, "; want "); j >= 0 {
+			msgs[i] = m[:j] + "; " + key + " wants " + m[j+len("; want "):]
+			continue
+		}
+		if strings.HasPrefix(m[len(lm[0]):], "want ") {
+			msgs[i] = lm[0] + key + " wants " + m[len(lm[0])+len("want "):]
+			continue
+		}
+		switch t := scalarRE.FindStringSubmatch(m); {
+		case t == nil:
+			msgs[i] = m + "; see " + key
+		case t[1] == "string" || t[1] == "config.Secret":
+			msgs[i] = m + "; " + key + " wants a string"
+		case t[1] == "bool":
+			msgs[i] = m + "; " + key + " wants true or false"
+		case strings.Contains(t[1], "int"):
+			msgs[i] = m + "; " + key + " wants a whole number"
+		default:
+			msgs[i] = m + "; " + key + " wants a number"
+		}
+	}
+	return &yaml.TypeError{Errors: msgs}
+}
+
+// keyOnLine returns the dotted path of the deepest key under n whose value
+// begins on line, or "".
+func keyOnLine(n *yaml.Node, line int, path string) string {
+	found := ""
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyOnLine(c, line, path); k != "" {
+				found = k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			if path != "" {
+				k = path + "." + k
+			}
+			if v.Line == line {
+				found = k
+			}
+			if d := keyOnLine(v, line, k); d != "" {
+				found = d
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if d := keyOnLine(c, line, path+"["+strconv.Itoa(i)+"]"); d != "" {
+				found = d
+			}
+		}
+	}
+	return found
+}
 
 var typeNameRE = regexp.MustCompile(` (in|into) (type )?[\w.\[\]*]*(config|reach)\.\w+`)
 

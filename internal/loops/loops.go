@@ -136,6 +136,9 @@ type Step struct {
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64
+	// tool calls: the question's values each bound to its key (row 1
+	// seat 3 is not row 3 seat 1): what is new to the agent
+	asking uint64
 	// tool calls: the content words of its free text (some of them, when
 	// it has more than fit), sorted: what tells a rewording of the
 	// question from another question asked with the same arguments
@@ -375,7 +378,8 @@ type Detector struct {
 	inflight     []uint64
 	inflightLost int // writes in flight that did not fit in inflight
 	// The run of successful writes to one target (writeTarget) that the
-	// last ones were: its target, and the epoch before its first write.
+	// last ones were, each writing the same there: its target, and the
+	// epoch before its first write.
 	runTarget uint64
 	runStart  uint64
 

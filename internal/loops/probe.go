@@ -395,7 +395,9 @@ func (d *Detector) question(s *Step) uint64 {
 		return 0
 	}
 	if !mayHoldProse(s.Args) {
-		return foldArgs(s.Tool, s.Args)
+		q, b := foldArgsBound(s.Tool, s.Args)
+		s.asking = b
+		return q
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
@@ -417,9 +419,11 @@ func (d *Detector) question(s *Step) uint64 {
 		q = mix(q, mix(l.path, v))
 	}
 	if !prose {
-		return foldArgs(s.Tool, s.Args)
+		q, b := foldArgsBound(s.Tool, s.Args)
+		s.asking = b
+		return q
 	}
-	s.prose = true
+	s.prose, s.asking = true, q // its values under their keys already
 	return q
 }
 
@@ -544,9 +548,22 @@ func mayHoldProse(args []byte) bool {
 // at its start or a slash at its end. Each value's respelled bytes go
 // through a buffer on the stack, hashed when full and at its end.
 func foldArgs(tool string, args []byte) uint64 {
+	q, _ := foldArgsBound(tool, args)
+	return q
+}
+
+// foldArgsBound returns foldArgs's question, and the asking: the same
+// values each bound to the key it is under. Values bound otherwise under
+// one set of keys (row 1 seat 3, then row 3 seat 1; Lyon to Turin, then
+// Turin to Lyon) are one question but another asking, new to the agent.
+func foldArgsBound(tool string, args []byte) (question, asking uint64) {
 	var f folder
-	var sum uint64
-	value := func() { sum += mix(f.sum(), 0x76616c) }
+	var sum, bound, key uint64
+	value := func() {
+		v := f.sum()
+		sum += mix(v, 0x76616c)
+		bound += mix(v, key)
+	}
 	for i := 0; i < len(args); {
 		switch c := args[i]; {
 		case c == '"':
@@ -558,7 +575,9 @@ func foldArgs(tool string, args []byte) uint64 {
 				j++
 			}
 			if j+1 < len(args) && args[j+1] == ':' {
-				i = j + 2 // a key: what a value is called is not what is asked
+				// A key: what a value is called is not what is asked.
+				key = hashBytes(args[i+1 : j])
+				i = j + 2
 				continue
 			}
 			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
@@ -610,7 +629,8 @@ func foldArgs(tool string, args []byte) uint64 {
 			i++ // the punctuation of objects and lists
 		}
 	}
-	return mix(hashString(tool), sum)
+	t := hashString(tool)
+	return mix(t, sum), mix(t, bound)
 }
 
 // instant writes v, when it is a date-time with a zone, as its instant in

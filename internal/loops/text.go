@@ -69,8 +69,20 @@ func proseArg(key, b []byte) bool {
 // comparison (SQL's =, a shell's |). It is reworded as prose is: its
 // operators and words in other orders and spellings ask one question.
 func searchSyntax(b []byte) bool {
-	if len(b) > 512 || bytes.ContainsAny(b, "=<>{}|$`;\\") {
+	if len(b) > 512 || bytes.ContainsAny(b, "=<>{}|$`;") {
 		return false
+	}
+	// A quoted phrase (subject:"overdue invoice") is written \" in the
+	// JSON; any other escape is code's.
+	for r := b; ; {
+		i := bytes.IndexByte(r, '\\')
+		if i < 0 {
+			break
+		}
+		if i+1 == len(r) || r[i+1] != '"' {
+			return false
+		}
+		r = r[i+2:]
 	}
 	terms, ops := 0, 0
 	for i := 0; i < len(b); {

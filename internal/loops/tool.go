@@ -324,7 +324,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// them) learns its answer even when the answer is one the agent has
 		// seen: a batch over new ids, a classifier over new texts, health
 		// checks of new hosts all answering alike are work, not a loop.
-		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.question, 0x61736b6564)))
+		// The same values under the same keys bound otherwise (row 3 seat
+		// 1 after row 1 seat 3) are another asking, new.
+		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.asking, 0x61736b6564)))
 		// A call made before whose answer, as a whole, is one it never gave
 		// the agent: what it reads moved, as a polled gauge's readings do,
 		// each of them within a range already shown (cpu 41 then 43, lag 0
@@ -395,13 +397,20 @@ func (cs *callState) join(id uint64) {
 // order_id), or, without them, its arguments respelled; 0 when they are
 // too long to read. Clicks on one button described in other words are
 // writes to one target; edits of one file with other contents are not.
+//
+// With key fields, what the write writes there is part of it too: its
+// other values but those that describe rather than say (free text, and
+// words without digits or the marks of a name, a number or an address:
+// "Next button", "Continue"). Another row or field of one spreadsheet or
+// form (range A3, not A2; field last_name, not first_name) is another
+// write to it, not the same one made again.
 func (d *Detector) writeTarget(s *Step) uint64 {
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
 		return 0
 	}
-	t, named := hashString(s.Tool), false
+	t, what, named := hashString(s.Tool), uint64(0), false
 	for i := range as.out {
 		l := &as.out[i]
 		if l.kind == leafLiteral {
@@ -415,12 +424,31 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 		} else {
 			ok = identKey(l.key) && !proseArg(l.key, l.raw)
 		}
-		if ok {
+		switch {
+		case ok:
 			t, named = mix(t, mix(hashBytes(l.key), respelled(l.raw, l.val))), true
+		case l.kind == leafNumber || !describes(l.key, l.raw):
+			what += mix(l.path, respelled(l.raw, l.val))
 		}
 	}
 	if !named {
 		return foldArgs(s.Tool, s.Args) | 1
 	}
-	return t | 1
+	return mix(t, what) | 1
+}
+
+// describes reports whether string value b describes what a write acts on
+// (a button's label, a note) rather than being what it writes: free text,
+// or letters and spaces alone, without a digit or the marks of a name or
+// an address (first_name, ada@example.org, A2:D2).
+func describes(key, b []byte) bool {
+	if proseArg(key, b) {
+		return true
+	}
+	for _, c := range b {
+		if c < 0x80 && !isLetter(rune(c)) && c != ' ' && c != '\'' && c != '-' && c != '.' && c != ',' {
+			return false
+		}
+	}
+	return true
 }

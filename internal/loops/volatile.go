@@ -232,7 +232,7 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
-		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) {
+		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
 			h.Write(b[last:i])
 			h.WriteString("\x00D")
 			i += n
@@ -340,10 +340,11 @@ func unitLen(b []byte) int {
 	return 0
 }
 
-// agoLen returns the length of "seconds ago" (minutes, hours, days, in
-// the singular too) at the start of b, or 0.
+// agoLen returns the length of "seconds ago" (minutes, hours, days,
+// weeks, in the singular too, and sec, min, hr abbreviated) at the start
+// of b, or 0.
 func agoLen(b []byte) int {
-	for _, u := range [...]string{"second", "minute", "hour", "day"} {
+	for _, u := range [...]string{"second", "minute", "hour", "day", "week", "sec", "min", "hr"} {
 		if len(b) < len(u) || string(b[:len(u)]) != u {
 			continue
 		}
@@ -359,8 +360,9 @@ func agoLen(b []byte) int {
 }
 
 // countdown reports whether the span b[i:j] is a time still to go ("ETA
-// 4m", "3m remaining", "2m left"): that moving is progress, and the span
-// stays.
+// 4m", "3m remaining", "2m left", and the words before it: "Time
+// remaining: 11m", "left=3m", "Remaining time 5m10s"): that moving is
+// progress, and the span stays.
 func countdown(b []byte, i, j int) bool {
 	rest := bytes.TrimLeft(b[j:], " ~")
 	for _, w := range [...]string{"remaining", "left", "to go"} {
@@ -368,8 +370,37 @@ func countdown(b []byte, i, j int) bool {
 			return true
 		}
 	}
-	before := bytes.TrimRight(b[:i], " :~")
-	return len(before) >= 3 && bytes.EqualFold(before[len(before)-3:], []byte("eta")) && (len(before) == 3 || !tokenByte[before[len(before)-4]])
+	// The two words before the span.
+	before := b[:i]
+	for range 2 {
+		before = bytes.TrimRight(before, " :~=")
+		k := len(before)
+		for k > 0 && tokenByte[before[k-1]] {
+			k--
+		}
+		for _, w := range [...]string{"eta", "remaining", "left"} {
+			if bytes.EqualFold(before[k:], []byte(w)) {
+				return true
+			}
+		}
+		before = before[:k]
+	}
+	return false
+}
+
+// partOf reports whether rest, what follows a span, makes it a part of a
+// whole span ("3m12s of 45m0s encoded", "12s/60s"): how much of a video is
+// encoded, of a warm-up done. That moving is progress, and the span stays.
+func partOf(rest []byte) bool {
+	switch {
+	case len(rest) > 1 && rest[0] == '/':
+		rest = rest[1:]
+	case len(rest) > 4 && string(rest[:4]) == " of ":
+		rest = rest[4:]
+	default:
+		return false
+	}
+	return durationLen(rest) > 0
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
