@@ -272,7 +272,7 @@ tools:
 func TestServedGraphOfALongRequest(t *testing.T) {
 	up := shopUpstream(t, &counter{runs: map[string]int{}})
 	tools := "tools: {shop__search: {access: read}, shop__book: {access: write}}\n"
-	cfg := writeConfig(t, "upstreams: [{name: shop, url: '"+up+"'}]\n"+tools+"budgets: {default: {}}\n")
+	cfg := writeConfig(t, "upstreams: [{name: shop, url: '"+up+"'}]\n"+tools+"budgets: {default: {turns: 0, depth: 0, tool_calls: 0, wall: 0s}}\n")
 	data, addr := t.TempDir(), freeAddr(t)
 	base := "http://" + addr
 	cmd := startReach(t, cfg, addr, data)

@@ -329,7 +329,7 @@ tools:
     fallback: [{tool: mirror__lookup, args: '{"id": "m-{args.id}"}'}]
   kb__search: {timeout: 500ms, retry: {attempts: 2, base: 1ms, max: 1ms}}
 budgets:
-  default: {}
+  default: {turns: 0, depth: 0, tool_calls: 0, wall: 0s}
 `, all, kb.url(), breaker, mirror.url())), os.LookupEnv)
 			if err != nil {
 				b.Fatal(err)

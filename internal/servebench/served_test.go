@@ -255,7 +255,7 @@ func startReachBinary(b *testing.B, bin, upstream string) child {
 	b.Helper()
 	dir := b.TempDir()
 	addr := freeAddr(b)
-	cfg := fmt.Sprintf("listen: %s\ndata: ./data\nupstreams:\n  - name: up\n    url: %s\nbudgets:\n  default: {}\n", addr, upstream)
+	cfg := fmt.Sprintf("listen: %s\ndata: ./data\nupstreams:\n  - name: up\n    url: %s\nbudgets:\n  default: {turns: 0, depth: 0, tool_calls: 0, wall: 0s}\n", addr, upstream)
 	if err := os.WriteFile(filepath.Join(dir, "reach.yaml"), []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func call(b *testing.B, cs *mcp.ClientSession, at, tool string) time.Duration {
 	if err != nil {
 		b.Errorf("%s through %s: %v", tool, at, err)
 	} else if res.IsError {
-		b.Errorf("%s through %s: an error result: %+v", tool, at, res.Content)
+		b.Errorf("%s through %s: an error result: %s", tool, at, errText(res))
 	}
 	return d
 }
@@ -777,4 +777,15 @@ func TestCPUGroups(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("cpuGroups = %v, want %v", got, want)
 	}
+}
+
+// errText is the text of an error result, for the benchmark's failure.
+func errText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
 }
