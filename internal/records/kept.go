@@ -17,12 +17,17 @@ type Kept[R comparable] struct {
 	mu    sync.Mutex
 	byID  map[string]R
 	order []R // begin order, for listing
+	// next is the length of order past which Add forgets ended requests
+	// again: twice the maximum, or twice what the last time kept when
+	// that was more (requests still running are kept), so that a crowd
+	// of running requests is scanned once as it doubles, not on every Add.
+	next int
 }
 
 // NewKept returns an empty Kept that keeps max ended requests, with how
 // to read a request's id and whether it ended.
 func NewKept[R comparable](max int, id func(R) string, ended func(R) bool) *Kept[R] {
-	return &Kept[R]{max: max, id: id, ended: ended, byID: map[string]R{}}
+	return &Kept[R]{max: max, id: id, ended: ended, byID: map[string]R{}, next: 2 * max}
 }
 
 // Add keeps r in place of the request of its id, once check (given that
@@ -38,7 +43,7 @@ func (k *Kept[R]) Add(r R, check func(old R, ok bool) error) error {
 	}
 	k.byID[k.id(r)] = r
 	k.order = append(k.order, r)
-	if len(k.order) > 2*k.max {
+	if len(k.order) > k.next {
 		keep := k.order[:0]
 		excess := len(k.order) - k.max
 		for _, q := range k.order {
@@ -53,6 +58,7 @@ func (k *Kept[R]) Add(r R, check func(old R, ok bool) error) error {
 		}
 		clear(k.order[len(keep):])
 		k.order = keep
+		k.next = 2 * max(k.max, len(keep))
 	}
 	return nil
 }
