@@ -305,11 +305,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mf.SetWhy(foldWhy(fs))
 	}
 	left, limited := tokensLeft(req)
-	var prompt int64 // the prompt's tokens, as counted before the turn is sent
-	if limited || p.opts.Ledger != nil {
-		out, _ := json.Marshal(body)
-		prompt = promptTokens(len(out)) + p.kept(api, body, who)
-	}
 	// held is what the turn holds of the shared ledger before its answer:
 	// its prompt, reserved just before it is sent.
 	var held struct{ tokens, cost int64 }
@@ -331,6 +326,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}()
+	}
+	// The prompt's tokens, as counted before the turn is sent: only for a
+	// turn a budget bounds, or whose prompt the shared ledger holds (it
+	// encodes the body, and may read a stored conversation's history).
+	var prompt int64
+	if limited || p.opts.Ledger != nil && costBudgeted(req) {
+		out, _ := json.Marshal(body)
+		prompt = promptTokens(len(out)) + p.kept(api, body, who)
 	}
 	if limited {
 		if prompt >= left {
