@@ -222,7 +222,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = []byte("{}")
 		}
-		args, err := callgraph.Normalize(make([]byte, 0, len(raw)), raw)
+		args, twins, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
 		if err != nil {
 			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 				Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", c.Tool, err),
@@ -233,6 +233,15 @@ func (rt *Runtime) validate(next Handler) Handler {
 		// is told so at once, not first asked to mend fields of a call it
 		// may not make.
 		if c.tool.Access != Forbidden {
+			if twins != nil {
+				// Checks and policies read "path", a tool that binds
+				// its arguments as encoding/json does reads "PATH":
+				// the call would run other arguments than were allowed.
+				return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+					Message: fmt.Sprintf("The arguments of %s name one member twice, as %q and %q (one name in two cases): a tool may read both as one, and reach cannot tell which value it would use.",
+						c.Tool, twins.A, twins.B),
+					Suggestion: "Send each member once, spelled as the tool's schema spells it."}
+			}
 			if e := c.tool.Validate(args); e != nil {
 				return nil, e
 			}
