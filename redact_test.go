@@ -285,3 +285,42 @@ func TestRedactStoredRows(t *testing.T) {
 	}
 	t.Logf("%d events, %d secret-named values, %d registered secrets: nothing stored", len(recent), len(markers), len(secrets))
 }
+
+// TestResultCutInsideSecretMasked: a result larger than MaxResultBytes is
+// cut for the model, and the cut may fall inside a secret it spells. It was
+// masked after the cut, where the secret's first part, followed by the
+// cut's ellipsis, was no text's end nor a whole value: the model read all
+// of a secret but its last bytes. Each cut from one byte into the secret to
+// its last byte shows no 8 bytes of it in a row.
+func TestResultCutInsideSecretMasked(t *testing.T) {
+	const secret = "sk-live-0123456789abcdefghijklmnopqrstuv"
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1024
+	rt := reach.New(&reach.Options{Redactor: red, MaxResultBytes: limit})
+	var pad int // each call a request of its own: the same result again is a loop
+	rt.MustRegister(reach.Tool{Name: "dump", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		b, _ := json.Marshal(strings.Repeat("y", pad) + secret + strings.Repeat("z", 2*limit))
+		return b, nil
+	}}, reach.Tool{Name: "rows", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		b, _ := json.Marshal([]string{strings.Repeat("y", pad), secret + strings.Repeat("z", 2*limit)})
+		return b, nil
+	}})
+	for pad = limit - 8 - len(secret); pad < limit; pad++ {
+		for _, tool := range []string{"dump", "rows"} {
+			ctx, _ := begin(t, rt, nil)
+			res := call(rt, ctx, tool, `{}`)
+			if res.IsError() {
+				t.Fatalf("%s: %s", tool, res.ModelText())
+			}
+			shown := res.ModelText()
+			for i := 0; i+8 <= len(secret); i++ {
+				if strings.Contains(shown, secret[i:i+8]) {
+					t.Fatalf("%s, padded %d: the model reads %q of the secret:\n...%s", tool, pad, secret[i:i+8], shown[max(0, len(shown)-120):])
+				}
+			}
+		}
+	}
+}

@@ -19,6 +19,13 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 		if res.Status == StatusSuccess && !res.Replayed {
 			s := &c.tool.Shaping
 			data, note := shape.Apply(res.Data, s.Fields, s.Flatten, s.MaxBytes)
+			if note != "" && rt.opts.Redactor != nil {
+				// Cut: the cut may fall inside a secret, whose first
+				// part, before the cut's ellipsis, no mask after it
+				// finds (it is neither whole nor a text's end). Masked
+				// whole first, the result is cut again.
+				data, note = shape.Apply(rt.opts.Redactor.Redact(res.Data), s.Fields, s.Flatten, s.MaxBytes)
+			}
 			if note != "" {
 				res.Notes = append(res.Notes, note)
 			}
