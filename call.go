@@ -37,6 +37,7 @@ type Call struct {
 	frame     *Frame
 	tool      *tool
 	args      []byte       // canonical arguments
+	masked    []byte       // the result's data as the shape stage masked and shaped it
 	key       string       // idempotency key in force
 	idemRec   string       // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
@@ -112,7 +113,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
-	rt.redactResult(res)
+	rt.redactResult(res, c.masked)
 	if st == Completed {
 		f.mu.Lock()
 		f.result = res.Data
@@ -127,10 +128,11 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 }
 
 // redactResult masks secrets in everything the model will read and the
-// frame keeps: the data, the summary, the notes and the error.
-func (rt *Runtime) redactResult(res *Result) {
+// frame keeps: the data (unless it is masked, the data the shape stage
+// masked and left as it is), the summary, the notes and the error.
+func (rt *Runtime) redactResult(res *Result, masked []byte) {
 	rd := rt.opts.Redactor
-	if res.Data != nil {
+	if res.Data != nil && !sameBytes(res.Data, masked) {
 		res.Data = rd.Redact(res.Data)
 	}
 	res.Summary = rd.RedactString(res.Summary)
@@ -138,6 +140,11 @@ func (rt *Runtime) redactResult(res *Result) {
 		res.Notes[i] = rd.RedactString(n)
 	}
 	res.Error = rt.redactError(res.Error)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {

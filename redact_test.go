@@ -287,11 +287,12 @@ func TestRedactStoredRows(t *testing.T) {
 }
 
 // TestResultCutInsideSecretMasked: a result larger than MaxResultBytes is
-// cut for the model, and the cut may fall inside a secret it spells. It was
-// masked after the cut, where the secret's first part, followed by the
-// cut's ellipsis, was no text's end nor a whole value: the model read all
-// of a secret but its last bytes. Each cut from one byte into the secret to
-// its last byte shows no 8 bytes of it in a row.
+// cut for the model, and its summary is its first 100 bytes, and either
+// cut may fall inside a secret it spells. They were masked after the cut,
+// where the secret's first part, followed by the cut's ellipsis, was no
+// text's end nor a whole value: the model read all of a secret but its
+// last bytes. Each cut from one byte into the secret to its last byte
+// shows no 8 bytes of it in a row, in the result or its summary.
 func TestResultCutInsideSecretMasked(t *testing.T) {
 	const secret = "sk-live-0123456789abcdefghijklmnopqrstuv"
 	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
@@ -308,14 +309,23 @@ func TestResultCutInsideSecretMasked(t *testing.T) {
 		b, _ := json.Marshal([]string{strings.Repeat("y", pad), secret + strings.Repeat("z", 2*limit)})
 		return b, nil
 	}})
-	for pad = limit - 8 - len(secret); pad < limit; pad++ {
+	pads := func(yield func(int) bool) {
+		for _, cut := range []int{100, limit} { // the summary's, the result's
+			for p := cut - 8 - len(secret); p < cut; p++ {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+	}
+	for pad = range pads {
 		for _, tool := range []string{"dump", "rows"} {
 			ctx, _ := begin(t, rt, nil)
 			res := call(rt, ctx, tool, `{}`)
 			if res.IsError() {
 				t.Fatalf("%s: %s", tool, res.ModelText())
 			}
-			shown := res.ModelText()
+			shown := res.ModelText() + "\n" + res.Summary
 			for i := 0; i+8 <= len(secret); i++ {
 				if strings.Contains(shown, secret[i:i+8]) {
 					t.Fatalf("%s, padded %d: the model reads %q of the secret:\n...%s", tool, pad, secret[i:i+8], shown[max(0, len(shown)-120):])
