@@ -206,6 +206,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_body", msg+".")
 		return
 	}
+	// A member reach reads, spelled in another case ("Stream"), is one
+	// reach does not see and a server in Go (Ollama's, decoding the body
+	// into a struct with encoding/json) reads as that member: refused,
+	// as the OpenAI API refuses a member it does not know.
+	for k := range body {
+		for _, m := range readMembers {
+			if k != m && strings.EqualFold(k, m) {
+				refuseHistory(w, k, "unknown_parameter", fmt.Sprintf("Unrecognized request argument supplied: %q. Spell it %q.", k, m))
+				return
+			}
+		}
+	}
 	// The switches reach acts on are read as the endpoint will read them:
 	// a value that is not a boolean is refused. Read as false here, it was
 	// true to the servers behind the route (pydantic's lax mode takes
@@ -751,3 +763,7 @@ func jsonKind(v json.RawMessage) string {
 	}
 	return "a number"
 }
+
+// readMembers are the members of a turn's body that reach reads or writes.
+var readMembers = []string{"model", "stream", "stream_options", "background", "n", "max_tokens", "max_completion_tokens",
+	"max_output_tokens", "messages", "input", "tools", "previous_response_id", "conversation"}

@@ -632,7 +632,8 @@ func TestResponsesStreamLargeEvent(t *testing.T) {
 }
 
 // TestFlagNotBooleanRefused: a turn whose stream (or a Responses turn's
-// background) is not a JSON boolean is refused, the model not asked. reach
+// background) is not a JSON boolean is refused, the model not asked; so is
+// a member reach reads spelled in another case. reach
 // read such a value as false, while the servers behind the route read it
 // as they do: pydantic's lax mode (vLLM) takes "true", "1" and 1 for true,
 // and a proxy that tests the value's truth (LiteLLM) takes even "false".
@@ -676,6 +677,21 @@ func TestFlagNotBooleanRefused(t *testing.T) {
 		status, code, param := post(tc.route, body)
 		if status != http.StatusBadRequest || code != "invalid_type" || param != tc.member {
 			t.Errorf("%s %s: %d %s (param %q), want 400 invalid_type naming %s", tc.route, body, status, code, param, tc.member)
+		}
+	}
+	// In another case, a member reach reads is one it does not see, and
+	// that a server in Go (Ollama's) reads as that member.
+	for _, tc := range []struct{ route, body, member string }{
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}],"Stream":true}`, "Stream"},
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}],"max_tokens":10,"MAX_TOKENS":100000}`, "MAX_TOKENS"},
+		{"/v1/responses", `{"model":"m","input":"go","Previous_Response_ID":"resp_other"}`, "Previous_Response_ID"},
+		{"/v1/responses", `{"model":"m","input":"go","bac\u212aground":true}`, "bac\u212aground"},
+	} {
+		status, code, param := post(tc.route, tc.body)
+		want := tc.member
+		json.Unmarshal([]byte(`"`+tc.member+`"`), &want)
+		if status != http.StatusBadRequest || code != "unknown_parameter" || param != want {
+			t.Errorf("%s %s: %d %s (param %q), want 400 unknown_parameter naming %s", tc.route, tc.body, status, code, param, want)
 		}
 	}
 	if asked != 0 {
