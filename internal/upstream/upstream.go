@@ -445,6 +445,13 @@ func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
 			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
 			continue
 		}
+		if m := string(u.p.redactor.Values([]byte(name))); m != name {
+			// A name is shown as it is, to every client's model, and
+			// masked it could not be called: a tool whose name spells a
+			// secret is not offered.
+			u.log.Warn("tool skipped: its name holds a secret", "tool", m)
+			continue
+		}
 		now[name] = t
 	}
 	for name := range u.orig {

@@ -67,3 +67,41 @@ func TestErrorBodyCutInsideSecretMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestToolNamedBySecretSkipped: an upstream's tool whose name spells a
+// secret (a masked name could not be called) is not offered: its name went
+// to every client's model as it was, the rest of its definition masked.
+func TestToolNamedBySecretSkipped(t *testing.T) {
+	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
+	s := echoServer()
+	mcp.AddTool(s, &mcp.Tool{Name: "key_" + secret, Description: "Its name is a key."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	h := &host{}
+	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}},
+		Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		h.close()
+		p.Close()
+	})
+	var names []string
+	for _, tool := range p.Tools() {
+		names = append(names, tool.Name)
+	}
+	if len(names) != 1 || names[0] != "up__echo" {
+		t.Errorf("tools %q, want up__echo alone", names)
+	}
+}
