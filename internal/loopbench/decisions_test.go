@@ -21,7 +21,8 @@ var decisionsOut = flag.String("decisions", "", "write the runtime's decision on
 // in full, one line an event. It is how a change to the guard chain that
 // must decide nothing differently (a faster path, a cache) is shown to:
 // the file from a build before and from one after are compared line by
-// line (make loops-decisions). Without -decisions it does nothing.
+// line (docs/BENCHMARKS.md, the thirteenth session, has the commands).
+// Without -decisions it does nothing.
 func TestDecisionsDump(t *testing.T) {
 	if *decisionsOut == "" {
 		t.Skip("no -decisions file")
