@@ -389,7 +389,10 @@ func (d *Detector) readSeen(s *Step) {
 // one way (so that "AB-1200 " and "ab-1200", "02" and 2, are one
 // question). Without free text it is a question of that tool alone (the
 // same arguments to another tool ask another). 0 for a write, or
-// arguments too long to read.
+// arguments too long to read. It sets s.asking, s.prose and s.search too.
+// All four depend on the tool and the arguments alone (and on s being a
+// read): checkTool keeps them with the call (callState.keepQuestion) and
+// does not ask again when the call is made again.
 func (d *Detector) question(s *Step) uint64 {
 	if isWrite(s.Access) {
 		return 0
