@@ -52,7 +52,13 @@ const (
 )
 
 func newAttempt(parent context.Context, f *Frame, key *string, timeout time.Duration) *attempt {
-	a := &attempt{parent: parent, frame: f, key: key, deadline: time.Now().Add(timeout)}
+	return newAttemptAt(parent, f, key, time.Now(), timeout)
+}
+
+// newAttemptAt is newAttempt begun at now, a clock read the caller has
+// just made (execute's, as its first attempt starts): one read, not two.
+func newAttemptAt(parent context.Context, f *Frame, key *string, now time.Time, timeout time.Duration) *attempt {
+	a := &attempt{parent: parent, frame: f, key: key, deadline: now.Add(timeout)}
 	if d, ok := parent.Deadline(); ok && d.Before(a.deadline) {
 		a.sooner = d
 	}
