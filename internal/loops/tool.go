@@ -35,12 +35,13 @@ type callState struct {
 
 	// The question a read of the call asks (question), kept from its
 	// first Check: it depends on the tool and the arguments alone, and a
-	// call made again (a poll, a re-read) need not fold them again.
-	q       uint64
-	qAsking uint64
+	// call made again (a poll, a re-read) need not fold them again. The
+	// flags first, in the padding after the fields above.
 	qKnown  bool
 	qProse  bool
 	qSearch bool
+	q       uint64
+	qAsking uint64
 }
 
 // toolState is what "retry_budget" and "amplification" remember about a tool.
