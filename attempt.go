@@ -200,10 +200,18 @@ func (a *attempt) end() {
 		a.cancel()
 		return
 	}
+	// One clock read for its deadline and the chain of attempts above.
+	now := time.Now()
+	var perr error
+	if p, ok := a.parent.(*attempt); ok {
+		perr = p.errAt(now)
+	} else {
+		perr = a.parent.Err()
+	}
 	switch {
-	case a.parent.Err() != nil:
+	case perr != nil:
 		a.ended.Store(uint32(endParent))
-	case !time.Now().Before(a.deadline):
+	case !now.Before(a.deadline):
 		a.ended.Store(uint32(endTimeout))
 	default:
 		a.ended.Store(uint32(endCancel))
