@@ -63,7 +63,7 @@ func benchUpstreamServer() *mcp.Server {
 // catalog that drops what it is told, no logging levels.
 type poolHost struct{ wg sync.WaitGroup }
 
-func (h *poolHost) Go(f func()) bool                                 { h.wg.Go(f); return true }
+func (h *poolHost) Go(f func()) bool                                { h.wg.Go(f); return true }
 func (*poolHost) Relisted(string, []reach.Tool, []string)           {}
 func (*poolHost) Level(*mcp.ServerSession) (mcp.LoggingLevel, bool) { return "", false }
 func (*poolHost) SharedLevel() mcp.LoggingLevel                     { return "" }
