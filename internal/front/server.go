@@ -122,7 +122,7 @@ type Server struct {
 
 	sessions  sync.Map                       // *mcp.ServerSession or client key -> *session
 	clients   sync.Map                       // sessionOwner -> *atomic.Int64: the sessionless clients kept of each
-	byID      idMap[*mcp.ServerSession]      // Mcp-Session-Id -> its session, for the fast tools/call path
+	byID      idMap[*session]                // Mcp-Session-Id -> its session's state (which names the session), for the fast tools/call path
 	fastCalls atomic.Int64                   // calls answered by the fast path
 	inflight  idMap[context.CancelCauseFunc] // session id + "\x00" + JSON-RPC id -> its cancel, fast calls
 	sdkCalls  sync.Map                       // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
@@ -379,6 +379,13 @@ var mcpCallPrefix = func() string {
 // client).
 type session struct {
 	link.Session // the request its calls run in
+	// ss is the SDK's session of a long-lived session's state (sessionFor);
+	// nil for a sessionless client's.
+	ss *mcp.ServerSession
+	// init is what the fast lane reads of ss's initialize, once it has
+	// one (fastInit): read once, not under the SDK session's lock at
+	// every call. The SDK refuses a second initialize: it never changes.
+	init atomic.Pointer[sessionInit]
 	// owner is the sessionOwner of who opened a Streamable HTTP session
 	// when the gateway authenticates (set at initialize); nil otherwise.
 	owner atomic.Pointer[string]
@@ -552,7 +559,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 	if v, ok := s.sessions.Load(ss); ok {
 		return v.(*session)
 	}
-	v, _ := s.sessions.LoadOrStore(ss, &session{})
+	v, _ := s.sessions.LoadOrStore(ss, &session{ss: ss})
 	return v.(*session)
 }
 
