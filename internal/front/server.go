@@ -32,6 +32,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
@@ -911,6 +912,11 @@ func modelText(res *reach.Result) string {
 	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
 		if s, ok := plainString(res.Data); ok {
 			return withText(s, res)
+		}
+		if bytes.IndexByte(res.Data, '\\') >= 0 { // a text with escapes: decoded in one pass, not by reflection
+			if s, ok := jsonscan.Unquote(res.Data); ok {
+				return withText(s, res)
+			}
 		}
 		var s string
 		if json.Unmarshal(res.Data, &s) == nil {
