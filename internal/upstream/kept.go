@@ -34,6 +34,8 @@ type Kept struct {
 	frame      reach.FrameID     // the call that filled it
 	data       json.RawMessage   // what the Func returned
 	wire       []json.RawMessage // the content, as the wire client read it
+	text       string            // its one text block's text, when the wire client read it (textRead)
+	textRead   bool
 	sdk        []mcp.Content     // or as the SDK's client did
 	structured any               // json.RawMessage or any; nil if none
 	red        *redact.Redactor  // masks what is sent on
@@ -76,7 +78,7 @@ func (k *keptCtx) Value(key any) any {
 // upstream answered and the data the Func returns. A call nested in
 // another tool's Func (the context is the outer call's) fills it with its
 // own frame, and the front does not use it for the outer call.
-func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
+func keep(ctx context.Context, wire *mcpwire.Result, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
 	s, ok := ctx.Value(keptKey{}).(*Kept)
 	if !ok {
 		return
@@ -86,7 +88,11 @@ func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, struct
 		return
 	}
 	s.mu.Lock()
-	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, wire, sdk, structured, red
+	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, nil, sdk, structured, red
+	s.text, s.textRead = "", false
+	if wire != nil {
+		s.wire, s.text, s.textRead = wire.Content, wire.OnlyText, wire.OnlyTextRead
+	}
 	s.mu.Unlock()
 }
 
@@ -163,6 +169,10 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 		}
 		if bytes.Contains(c[0], []byte(`"annotations"`)) || bytes.Contains(c[0], []byte(`"_meta"`)) {
 			return false // more than a text: the slow way keeps it
+		}
+		if s.textRead { // read once, as the call's data was made
+			text = s.text
+			break
 		}
 		typ, t, ok := mcpwire.ContentText(c[0])
 		if !ok || typ != "text" {
