@@ -36,9 +36,9 @@ type Kept struct {
 	wire       []json.RawMessage // the content, as the wire client read it
 	text       string            // its one text block's text, when the wire client read it (textRead)
 	textRead   bool
-	sdk        []mcp.Content     // or as the SDK's client did
-	structured any               // json.RawMessage or any; nil if none
-	red        *redact.Redactor  // masks what is sent on
+	sdk        []mcp.Content    // or as the SDK's client did
+	structured any              // json.RawMessage or any; nil if none
+	red        *redact.Redactor // masks what is sent on
 }
 
 // KeepFor returns ctx carrying an empty *Kept for the call made with it
