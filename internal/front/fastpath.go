@@ -528,34 +528,48 @@ const (
 // POST (no Mcp-Session-Id), ctx must end when the client goes, as
 // net/http's request's context does: that is how its client cancels.
 func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
-	sid := h.Get(mcpwire.HeaderSession)
-	if sid == "" {
-		return s.answerSessionless(ctx, h, body, out)
-	}
-	st := s.stateByID(sid)
-	if !s.fastState(st) || !s.ownsStateCtx(ctx, st) {
-		return "", false
-	}
 	var msg mcpwire.Message
-	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) {
+	if !mcpwire.ParseEnvelope(body, &msg) {
 		return "", false
 	}
-	return s.fastCall(ctx, h, st, sid, &msg, out, false)
+	return s.AnswerMessage(ctx, h, body, &msg, out)
 }
 
-// answerSessionless is AnswerPost for a POST of the sessionless protocol:
-// ctx must end when the client goes, as net/http's request's does.
-func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
+// AnswerMessage is AnswerPost for a body whose envelope the caller read
+// (msg, as mcpwire.ParseEnvelope reads it; the body need not have been
+// checked as JSON): the body is read once more only to check it, not to
+// read its envelope again. msg's slices stay body's.
+func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
+	if msg.JSONRPC != "2.0" {
+		return "", false
+	}
+	sid := h.Get(mcpwire.HeaderSession)
+	if sid == "" {
+		return s.answerSessionless(ctx, h, body, msg, out)
+	}
+	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) {
+		return "", false
+	}
+	st := s.stateByID(sid)
+	if !s.fastState(st) || !s.ownsStateCtx(ctx, st) || !json.Valid(body) {
+		return "", false
+	}
+	return s.fastCall(ctx, h, st, sid, msg, out, false)
+}
+
+// answerSessionless is AnswerMessage for a POST of the sessionless
+// protocol: ctx must end when the client goes, as net/http's request's
+// does.
+func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
 	if !s.sessionless || !statelessHeaders(h) {
 		return "", false
 	}
 	if _, ok := auth.IdentityFrom(ctx); !ok && s.authn != nil {
 		return "", false // bindSessions refuses it
 	}
-	var msg mcpwire.Message
 	var p mcpwire.CallParams
 	var m callMeta
-	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || !statelessCall(h, &msg, &p, &m) {
+	if !json.Valid(body) || !statelessCall(h, msg, &p, &m) {
 		return "", false
 	}
 	s.answerStateless(ctx, h, msg.ID, p, &m, out)
