@@ -3,9 +3,11 @@ package front
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +154,55 @@ func BenchmarkFastCallUpstream(b *testing.B) {
 				ub.call(b, tool, "call", &out)
 			}
 		})
+	}
+}
+
+// TestUpstreamReadAnswer: what a go-sdk upstream answers reaches the
+// client through the fast lane as it was sent, escapes and all (a text
+// with line breaks, quotes and non-ASCII, read and written without
+// encoding/json), and a secret the gateway knows is masked wherever the
+// upstream put it: in a text block, split across the text's escapes'
+// neighbours, and in structured content.
+func TestUpstreamReadAnswer(t *testing.T) {
+	ub := newUpstreamBench(t)
+	var out bytes.Buffer
+	answer := func(tool, text string) (string, *mcp.CallToolResult) {
+		t.Helper()
+		b := ub.call(t, tool, text, &out)
+		var msg struct {
+			Result *mcp.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil || msg.Result == nil || len(msg.Result.Content) != 1 {
+			t.Fatalf("%s: the answer is no tool result: %v %s", tool, err, b)
+		}
+		tc, ok := msg.Result.Content[0].(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("%s: the answer's content is no text: %s", tool, b)
+		}
+		return tc.Text, msg.Result
+	}
+	// The text is sent inside the JSON of the arguments: escaped there.
+	esc := func(s string) string { b, _ := json.Marshal(s); return string(b[1 : len(b)-1]) }
+
+	text := "line one\nline \"two\"\ttab <b> & ünï ✓"
+	if got, _ := answer("echo", esc(text)); got != text+" "+strconv.Itoa(ub.n) {
+		t.Errorf("echo of a text with escapes = %q, want %q", got, text+" "+strconv.Itoa(ub.n))
+	}
+	for _, text := range []string{"key " + benchSecret + " here", "key\n" + benchSecret + "\nhere", "\"" + benchSecret + "\""} {
+		got, res := answer("echo", esc(text))
+		if strings.Contains(got, benchSecret) || !strings.Contains(got, redact.Mask) {
+			t.Errorf("echo of %q reached the client as %q: want the secret masked", text, got)
+		}
+		if b, _ := json.Marshal(res); bytes.Contains(b, []byte(benchSecret)) {
+			t.Errorf("echo of %q: the secret is in the answer %s", text, b)
+		}
+	}
+	got, res := answer("record", esc("a "+benchSecret))
+	b, _ := json.Marshal(res)
+	if strings.Contains(got, benchSecret) || bytes.Contains(b, []byte(benchSecret)) || !bytes.Contains(b, []byte(redact.Mask)) {
+		t.Errorf("record with a secret reached the client as %s: want the secret masked", b)
+	}
+	if sc, _ := json.Marshal(res.StructuredContent); !bytes.Contains(sc, []byte(redact.Mask)) {
+		t.Errorf("record's structured content %s: want the secret masked there", sc)
 	}
 }
