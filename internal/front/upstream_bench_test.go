@@ -142,16 +142,19 @@ func (b *upstreamBench) call(tb testing.TB, tool, text string, out *bytes.Buffer
 //	for i in 1 2 3 4 5 6 7 8; do ./main.test -test.run '^$' -test.bench FastCallUpstream -test.benchmem -test.benchtime 5000x | sed 's/^Bench/main-Bench/'
 //		./front.test -test.run '^$' -test.bench FastCallUpstream -test.benchmem -test.benchtime 5000x; done > out.txt
 func BenchmarkFastCallUpstream(b *testing.B) {
-	for _, tool := range []string{"echo", "record"} {
-		b.Run("tool="+tool, func(b *testing.B) {
+	// lines: a text of a few lines with quotes, as JSON in the arguments
+	// (escaped), which the upstream answers with escapes.
+	lines := `line one\n\"quoted\" line two\n\tand a tab, <b> & more: ` + strings.Repeat(`word `, 20)
+	for _, tc := range []struct{ name, tool, text string }{{"echo", "echo", "call"}, {"lines", "echo", lines}, {"record", "record", "call"}} {
+		b.Run("tool="+tc.name, func(b *testing.B) {
 			ub := newUpstreamBench(b)
 			var out bytes.Buffer
 			for range 50 {
-				ub.call(b, tool, "call", &out)
+				ub.call(b, tc.tool, tc.text, &out)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				ub.call(b, tool, "call", &out)
+				ub.call(b, tc.tool, tc.text, &out)
 			}
 		})
 	}
