@@ -31,11 +31,9 @@ type keptKey struct{}
 // the call. Safe for concurrent use.
 type Kept struct {
 	mu         sync.Mutex
-	frame      reach.FrameID     // the call that filled it
-	data       json.RawMessage   // what the Func returned
-	wire       []json.RawMessage // the content, as the wire client read it
-	text       string            // its one text block's text, when the wire client read it (textRead)
-	textRead   bool
+	frame      reach.FrameID    // the call that filled it
+	data       json.RawMessage  // what the Func returned
+	wire       *mcpwire.Result  // the answer as the wire client read it, with its content (nil without)
 	sdk        []mcp.Content    // or as the SDK's client did
 	structured any              // json.RawMessage or any; nil if none
 	red        *redact.Redactor // masks what is sent on
@@ -89,9 +87,8 @@ func keep(ctx context.Context, wire *mcpwire.Result, sdk []mcp.Content, structur
 	}
 	s.mu.Lock()
 	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, nil, sdk, structured, red
-	s.text, s.textRead = "", false
-	if wire != nil {
-		s.wire, s.text, s.textRead = wire.Content, wire.OnlyText, wire.OnlyTextRead
+	if wire != nil && wire.Content != nil {
+		s.wire = wire
 	}
 	s.mu.Unlock()
 }
@@ -112,7 +109,7 @@ func (s *Kept) Result(res *reach.Result, rendered *mcp.CallToolResult) *mcp.Call
 	}
 	var content any = s.sdk
 	if s.wire != nil {
-		content = s.wire
+		content = s.wire.Content
 	}
 	c, err := json.Marshal(content)
 	if err != nil {
@@ -163,15 +160,15 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 	var text string
 	switch {
 	case s.wire != nil:
-		c := s.wire
+		c := s.wire.Content
 		if len(c) != 1 {
 			return false
 		}
 		if bytes.Contains(c[0], []byte(`"annotations"`)) || bytes.Contains(c[0], []byte(`"_meta"`)) {
 			return false // more than a text: the slow way keeps it
 		}
-		if s.textRead { // read once, as the call's data was made
-			text = s.text
+		if s.wire.OnlyTextRead { // read once, as the call's data was made
+			text = s.wire.OnlyText
 			break
 		}
 		typ, t, ok := mcpwire.ContentText(c[0])
