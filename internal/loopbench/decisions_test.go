@@ -42,6 +42,9 @@ func TestDecisionsDump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Which sets were found, said: the public ones are looked for
+		// beside the clone, and a clone elsewhere compares fewer traces.
+		t.Logf("%s: %d traces", dir, len(traces))
 		for _, tr := range traces {
 			for _, d := range Decisions(tr, nil) {
 				if d.Code == "breaker_open" {

@@ -133,6 +133,54 @@ func testIdempotencyExpiry(t *testing.T, open Opener) {
 	})
 }
 
+// The sweep a completion makes (queued on a store that queues writes)
+// meets a claim of a key whose result it finds expired: whether the sweep
+// lands first, or the claim (and the result of the call it claimed for)
+// before a sweep of an earlier time, the key's new result stays, and an
+// expired result never swept (a crash lost the sweep) is free to claim.
+func testIdempotencySweepMeetsClaim(t *testing.T, open Opener) {
+	idemContract(t, open, func(t *testing.T, st store.Store) {
+		ctx := t.Context()
+		s := store.NewIdempotency(st, &store.IdempotencyOptions{TTL: time.Hour, SweepEvery: 2})
+		runs := 0
+		work := func(v string) func() *reach.Result {
+			return func() *reach.Result {
+				runs++
+				return &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(v)}
+			}
+		}
+		once(ctx, s, "k", work(`1`)) // the first completion: no sweep
+		time.Sleep(time.Hour)        // k's result has expired
+		swept := time.Now()
+		once(ctx, s, "x", work(`0`)) // the second: a sweep, of k's record
+		// k claimed again at once: the sweep may not have landed yet.
+		if _, ran, err := once(ctx, s, "k", work(`2`)); err != nil || !ran {
+			t.Fatalf("the expired key claimed again: ran %v, %v", ran, err)
+		}
+		// A sweep of a time before that claim lands after it.
+		if q, ok := st.(interface{ QueueSweepKeys(time.Time) }); ok {
+			q.QueueSweepKeys(swept)
+		} else if _, err := st.SweepKeys(ctx, swept); err != nil {
+			t.Fatal(err)
+		}
+		once(ctx, s, "y", work(`0`)) // and one more sweep
+		got, ran, err := once(ctx, s, "k", work(`3`))
+		if err != nil || ran || got == nil || string(got.Data) != `2` {
+			t.Fatalf("k after the sweeps: ran %v, result %+v, %v; want its second result replayed", ran, got, err)
+		}
+		// An expired result no sweep deleted is claimed all the same.
+		s = store.NewIdempotency(st, &store.IdempotencyOptions{TTL: time.Hour, SweepEvery: 1 << 30})
+		once(ctx, s, "z", work(`1`))
+		time.Sleep(time.Hour)
+		if _, ran, err := once(ctx, s, "z", work(`2`)); err != nil || !ran {
+			t.Fatalf("an expired result never swept: claimed again %v, %v; want its key free", ran, err)
+		}
+		if runs != 6 {
+			t.Errorf("the work ran %d times, want 6", runs)
+		}
+	})
+}
+
 func testIdempotencyWaitEndsWithContext(t *testing.T, open Opener) {
 	idemContract(t, open, func(t *testing.T, st store.Store) {
 		s := store.NewIdempotency(st, nil)

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 		{"IdempotencyConcurrentOnce", testIdempotencyConcurrentOnce},
 		{"IdempotencyRelease", testIdempotencyRelease},
 		{"IdempotencyExpiry", testIdempotencyExpiry},
+		{"IdempotencySweepMeetsClaim", testIdempotencySweepMeetsClaim},
 		{"IdempotencyWaitEndsWithContext", testIdempotencyWaitEndsWithContext},
 		{"IdempotencyOtherOwner", testIdempotencyOtherOwner},
 		{"IdempotencyLease", testIdempotencyLease},
