@@ -26,3 +26,41 @@ func TestStartsIn(t *testing.T) {
 		}
 	}
 }
+
+// TestClockMasked: a span written as a clock in a line of output ("running
+// for 00:03:10") is masked as "running for 3m10s" is; a time of day
+// without seconds, a clock that is a part of a whole, a clock that is the
+// whole value and a time to go stay.
+func TestClockMasked(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"Kernel busy, cell [4] running for 00:03:10\nlast output: epoch 2", "Kernel busy, cell [4] running for 00:04:40\nlast output: epoch 2", true},
+		{"job 7781 queued, waited 1:02:03 so far", "job 7781 queued, waited 1:05:33 so far", true},
+		{"ffmpeg time=00:03:10.52 speed=1.2x", "ffmpeg time=00:03:40.10 speed=1.2x", true},
+		{"Departs 18:40 from gate 14", "Departs 18:55 from gate 14", false},
+		{"playing track 3, 00:03:10 / 00:45:00", "playing track 3, 00:05:10 / 00:45:00", false},
+		{"position 00:03:10 of 00:45:00", "position 00:05:10 of 00:45:00", false},
+		{"00:03:10", "00:04:10", false},
+		{"launch window closes in 00:09:00", "launch window closes in 00:06:00", false},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q: same %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+// TestClockTimeOfDay: a clock within a date or before a zone is a time of
+// day, the answer's: an alert mailed again says so in its Date.
+func TestClockTimeOfDay(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{"Date: Tue, 10 Mar 2026 08:05:00 +0000, disk full", "Date: Tue, 10 Mar 2026 08:10:00 +0000, disk full"},
+		{"Dec 3 14:02:11 db-1 disk full", "Dec 3 14:07:11 db-1 disk full"},
+		{"sent 08:05:00 UTC: disk full", "sent 08:10:00 UTC: disk full"},
+	} {
+		if maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)) {
+			t.Errorf("%q and %q: the same, want two times of day", c.a, c.b)
+		}
+	}
+}

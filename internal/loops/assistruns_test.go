@@ -225,7 +225,6 @@ var asKnown = map[string]string{
 	// On main when the probe was written (8c8aed0): 8 of 18 loops
 	// detected (none early), 1 of 18 legit runs refused.
 	"browse-load-more-refs-renumber": "missed", // the button's ref renumbered, in the click and the snapshot
-	"notebook-kernel-stuck-clock":    "missed", // a clock, 00:03:10, is not masked
 	"notebook-keyerror-storm":        "missed", // an untyped error, one template, code respelled
 	"desk-search-renamed-args":       "missed",
 	"booking-day-midnight":           "missed", // a day and its midnight are two values

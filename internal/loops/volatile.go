@@ -232,7 +232,7 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
-		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
+		if n := spanAt(b, i); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
 			h.Write(b[last:i])
 			h.WriteString("\x00D")
 			i += n
@@ -268,6 +268,9 @@ func needsMask(b []byte) bool {
 					return true
 				}
 				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ') && durationLen(b[start:]) > 0 {
+					return true
+				}
+				if c == ':' && i-start <= 2 && isDigit(b[start]) && clockLen(b[start:]) > 0 {
 					return true
 				}
 				start = -1
@@ -443,12 +446,79 @@ func partOf(rest []byte) bool {
 	switch {
 	case len(rest) > 1 && rest[0] == '/':
 		rest = rest[1:]
+	case len(rest) > 3 && string(rest[:3]) == " / ":
+		rest = rest[3:]
 	case len(rest) > 4 && string(rest[:4]) == " of ":
 		rest = rest[4:]
 	default:
 		return false
 	}
-	return durationLen(rest) > 0
+	return spanLen(rest) > 0
+}
+
+// spanLen returns the length of the span of time at the start of b,
+// written with units (durationLen) or as a clock (clockLen), or 0.
+func spanLen(b []byte) int {
+	if n := durationLen(b); n > 0 {
+		return n
+	}
+	return clockLen(b)
+}
+
+// spanAt returns the length of the span of time at b[i:], or 0. A clock
+// after a number ("10 Mar 2026 08:05:00", "Dec 3 14:02:11") or before a
+// zone ("08:05:00 +0000", "08:05:00 UTC") is a time of day, the answer's
+// (an e-mail's Date, a log line's time): only a clock on its own is read
+// as a span.
+func spanAt(b []byte, i int) int {
+	if n := durationLen(b[i:]); n > 0 {
+		return n
+	}
+	n := clockLen(b[i:])
+	if n == 0 {
+		return 0
+	}
+	if w, _ := lastWord(bytes.TrimRight(b[:i], " ,")); len(w) > 0 && isDigit(w[len(w)-1]) {
+		return 0
+	}
+	rest := b[i+n:]
+	if len(rest) > 1 && rest[0] == ' ' && (rest[1] == '+' || rest[1] == '-' || 'A' <= rest[1] && rest[1] <= 'Z' && len(rest) > 3 && 'A' <= rest[2] && rest[2] <= 'Z') {
+		return 0
+	}
+	return n
+}
+
+// clockLen returns the length of a span written as a clock at the start of
+// b (00:03:10, 1:02:03, 00:03:10.52), or 0: "running for 00:03:10" says
+// how long a cell, a job or a call has run, anew each time it is asked,
+// as "running for 3m10s" does. Hours, minutes and seconds all three: a
+// time of day written 18:40 (a departure, a slot) is the answer's. As
+// with any span, a clock that is a part of a whole ("00:03:10 / 00:45:00",
+// a media position) or a time to go stays.
+func clockLen(b []byte) int {
+	i := 0
+	for i < len(b) && i < 2 && isDigit(b[i]) {
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	for range 2 {
+		if len(b) < i+3 || b[i] != ':' || !isDigit(b[i+1]) || !isDigit(b[i+2]) {
+			return 0
+		}
+		i += 3
+	}
+	if i+1 < len(b) && (b[i] == '.' || b[i] == ',') && isDigit(b[i+1]) {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (tokenByte[b[i]] || b[i] == ':') {
+		return 0
+	}
+	return i
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
