@@ -64,3 +64,56 @@ func TestClockTimeOfDay(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldMidnight: a day and its midnight, without a zone or in UTC, ask
+// one question; a midnight in another zone, or another time of the day,
+// asks another.
+func TestFoldMidnight(t *testing.T) {
+	day := `{"check_in":"2026-12-18","guests":2}`
+	for _, c := range []struct {
+		args string
+		same bool
+	}{
+		{`{"check_in":"2026-12-18T00:00:00Z","guests":2}`, true},
+		{`{"check_in":"2026-12-18T00:00:00","guests":2}`, true},
+		{`{"check_in":"2026-12-18T00:00","guests":2}`, true},
+		{`{"check_in":"2026-12-18 00:00:00.000+00:00","guests":2}`, true},
+		{`{"check_in":"2026-12-18T01:00:00+01:00","guests":2}`, true},
+		{`{"check_in":"2026-12-18T00:00:00+01:00","guests":2}`, false},
+		{`{"check_in":"2026-12-18T09:00:00Z","guests":2}`, false},
+		{`{"check_in":"2026-12-19","guests":2}`, false},
+	} {
+		if got := foldArgs("stay", []byte(day)) == foldArgs("stay", []byte(c.args)); got != c.same {
+			t.Errorf("%s and %s: one question %v, want %v", day, c.args, got, c.same)
+		}
+	}
+}
+
+// TestSameTextRespelled: one free text asked again word for word with its
+// other arguments renamed or respelled is the question asked again, though
+// its answer, one text, names none of its words; another text that gets
+// the same answer is another question.
+func TestSameTextRespelled(t *testing.T) {
+	none := `{"available":false,"message":"Nothing free on those nights; the nearest openings are in January."}`
+	runCases(t, []testCase{
+		{"a venue's name, its dates respelled", nil, []op{
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Teatro do Bairro Alto"}`, none),
+			call("venue_slots", `{"from":"2027-03-04T00:00:00Z","to":"2027-03-06T00:00:00Z","venue":"Teatro do Bairro Alto"}`, none),
+			call("venue_slots", `{"start":"2027-03-04","end":"2027-03-06","venue":"Teatro do Bairro Alto"}`, none),
+			refused(call("venue_slots", `{"from":"2027-03-04T00:00","to":"2027-03-06","venue":"Teatro do Bairro Alto "}`, none), "rephrase"),
+		}},
+		{"a search's filter renamed", nil, []op{
+			call("crm_find", `{"query":"late invoice dispute","stage":"negotiation"}`, `{"deals":[{"id":"D-17","name":"Lindqvist renewal"},{"id":"D-22","name":"Okafor expansion"}]}`),
+			call("crm_find", `{"phase":"Negotiation","query":"late invoice dispute"}`, `{"deals":[{"id":"D-17","name":"Lindqvist renewal"},{"id":"D-22","name":"Okafor expansion"}]}`),
+			call("crm_find", `{"deal_stage":"negotiation ","q":"late invoice dispute"}`, `{"deals":[{"id":"D-17","name":"Lindqvist renewal"},{"id":"D-22","name":"Okafor expansion"}]}`),
+			refused(call("crm_find", `{"query":"late invoice dispute","stage_name":"NEGOTIATION"}`, `{"deals":[{"id":"D-17","name":"Lindqvist renewal"},{"id":"D-22","name":"Okafor expansion"}]}`), "rephrase"),
+		}},
+		{"other venues, answered alike", nil, []op{
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Teatro do Bairro Alto"}`, none),
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Casa da Música Porto"}`, none),
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Coliseu dos Recreios"}`, none),
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Centro Cultural de Belém"}`, none),
+			call("venue_slots", `{"from":"2027-03-04","to":"2027-03-06","venue":"Teatro Nacional São João"}`, none),
+		}},
+	})
+}

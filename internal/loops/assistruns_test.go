@@ -226,8 +226,6 @@ var asKnown = map[string]string{
 	// detected (none early), 1 of 18 legit runs refused.
 	"browse-load-more-refs-renumber": "missed", // the button's ref renumbered, in the click and the snapshot
 	"notebook-keyerror-storm":        "missed", // an untyped error, one template, code respelled
-	"desk-search-renamed-args":       "missed",
-	"booking-day-midnight":           "missed", // a day and its midnight are two values
 	"booking-payment-retry-storm":    "missed", // an untyped error, one template
 	"sql-query-respelled":            "missed",
 	"sim-rover-oscillates":           "missed", // a tick counter
