@@ -117,3 +117,26 @@ func TestSameTextRespelled(t *testing.T) {
 		}},
 	})
 }
+
+// TestFoldWebAddress: a web address asked again with another scheme, a
+// "www." or a fragment asks for the same page; another path, another
+// query or a fragment that routes an application asks for another.
+func TestFoldWebAddress(t *testing.T) {
+	base := `{"url":"https://docs.example.org/guide/setup"}`
+	for _, c := range []struct {
+		args string
+		same bool
+	}{
+		{`{"url":"http://docs.example.org/guide/setup"}`, true},
+		{`{"url":"https://docs.example.org/guide/setup/"}`, true},
+		{`{"url":"https://www.docs.example.org/guide/setup#install"}`, true},
+		{`{"url":"HTTPS://docs.example.org/guide/setup"}`, true},
+		{`{"url":"https://docs.example.org/guide/upgrade"}`, false},
+		{`{"url":"https://docs.example.org/guide/setup?lang=de"}`, false},
+		{`{"url":"https://docs.example.org/guide/setup#/step/2"}`, false},
+	} {
+		if got := foldArgs("open_page", []byte(base)) == foldArgs("open_page", []byte(c.args)); got != c.same {
+			t.Errorf("%s and %s: one question %v, want %v", base, c.args, got, c.same)
+		}
+	}
+}

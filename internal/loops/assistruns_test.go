@@ -229,7 +229,6 @@ var asKnown = map[string]string{
 	"booking-payment-retry-storm":    "missed", // an untyped error, one template
 	"sql-query-respelled":            "missed",
 	"sim-rover-oscillates":           "missed", // a tick counter
-	"research-url-respelled":         "missed", // one URL respelled
 	"notebook-sample-widened":        "missed",
 }
 

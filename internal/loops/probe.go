@@ -643,6 +643,7 @@ func (f *folder) str(v []byte) {
 		f.word(wordsFold(v))
 	case !f.number(v):
 		f.byte('"')
+		v = webAddress(v)
 		if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
 			v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
 		}
@@ -653,6 +654,29 @@ func (f *folder) str(v []byte) {
 			f.byte(c)
 		}
 	}
+}
+
+// webAddress returns web address v without what does not name another
+// page: its scheme (http or https), a "www." before its host and a
+// fragment (#abstract, which the browser never sends). A fragment that
+// routes a single-page application ("#/orders/12", "#!/inbox") names
+// one, and stays. Other values are returned as they are.
+func webAddress(v []byte) []byte {
+	switch {
+	case len(v) > 8 && bytes.EqualFold(v[:8], []byte("https://")):
+		v = v[8:]
+	case len(v) > 7 && bytes.EqualFold(v[:7], []byte("http://")):
+		v = v[7:]
+	default:
+		return v
+	}
+	if len(v) > 4 && bytes.EqualFold(v[:4], []byte("www.")) {
+		v = v[4:]
+	}
+	if i := bytes.IndexByte(v, '#'); i >= 0 && !(i+1 < len(v) && (v[i+1] == '/' || v[i+1] == '!')) {
+		v = v[:i]
+	}
+	return v
 }
 
 // num starts a value over with the number written v.
