@@ -140,3 +140,31 @@ func TestFoldWebAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestUntypedSameComplaint: an untyped failure (an upstream tool's error
+// result) that says the same thing three times in a row, whatever the
+// arguments, is a streak as a typed one is; one that names another thing
+// each time (a candidate column, a candidate file) is not, nor one that
+// says something was not found.
+func TestUntypedSameComplaint(t *testing.T) {
+	runCases(t, []testCase{
+		{"a transfer rejected alike, respelled", nil, []op{
+			failingWith("bank_transfer", `{"amount":"250.00","iban":"PT50 0002 0123 1234 5678 9015 4","memo":"rent"}`, "tool_error", "Transfer rejected by the receiving bank (AM04: insufficient funds on the sending account). ref tx_81f0c2aa"),
+			failingWith("bank_transfer", `{"amount":250,"iban":"PT50000201231234567890154","memo":"Rent"}`, "tool_error", "Transfer rejected by the receiving bank (AM04: insufficient funds on the sending account). ref tx_0c19e7b3"),
+			failingWith("bank_transfer", `{"amount":"250","iban":"PT50 0002 0123 1234 5678 9015 4","memo":"rent december"}`, "tool_error", "Transfer rejected by the receiving bank (AM04: insufficient funds on the sending account). ref tx_77aa0d41"),
+			refused(call("bank_transfer", `{"amount":"250.0","iban":"PT50000201231234567890154","memo":"rent"}`, `"ok"`), "same_error"),
+		}},
+		{"another column each time", nil, []op{
+			failingWith("py_eval", `{"code":"df['rev'].sum()"}`, "tool_error", "KeyError: 'rev'"),
+			failingWith("py_eval", `{"code":"df['revenue_eur'].sum()"}`, "tool_error", "KeyError: 'revenue_eur'"),
+			failingWith("py_eval", `{"code":"df['net_revenue'].sum()"}`, "tool_error", "KeyError: 'net_revenue'"),
+			call("py_eval", `{"code":"df['amount'].sum()"}`, `"48210.5"`),
+		}},
+		{"files not there", nil, []op{
+			failingWith("cat", `{"path":"conf/app.yaml"}`, "tool_error", "cat: conf/app.yaml: No such file or directory"),
+			failingWith("cat", `{"path":"config/app.yaml"}`, "tool_error", "cat: config/app.yaml: No such file or directory"),
+			failingWith("cat", `{"path":"app.yaml"}`, "tool_error", "cat: app.yaml: No such file or directory"),
+			call("cat", `{"path":"deploy/app.yaml"}`, `"replicas: 3"`),
+		}},
+	})
+}

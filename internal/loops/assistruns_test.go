@@ -225,8 +225,6 @@ var asKnown = map[string]string{
 	// On main when the probe was written (8c8aed0): 8 of 18 loops
 	// detected (none early), 1 of 18 legit runs refused.
 	"browse-load-more-refs-renumber": "missed", // the button's ref renumbered, in the click and the snapshot
-	"notebook-keyerror-storm":        "missed", // an untyped error, one template, code respelled
-	"booking-payment-retry-storm":    "missed", // an untyped error, one template
 	"sql-query-respelled":            "missed",
 	"sim-rover-oscillates":           "missed", // a tick counter
 	"notebook-sample-widened":        "missed",

@@ -65,8 +65,20 @@ func untypedClass(errType string, msg []byte) string {
 			return "invalid_args"
 		}
 	}
-	return ""
+	// Any other complaint counts too, under a class of its own: a tool
+	// that fails three times in a row with one template whatever the
+	// arguments (a payment declined, a KeyError for one column, however
+	// the call is respelled) says the same thing each time, as R3 has it.
+	// Its words are compared (but those that hold a digit, and the
+	// arguments it echoes), so a probe for a name, a KeyError for each
+	// candidate column, is a new complaint each time.
+	return untypedStreak
 }
+
+// untypedStreak is the class of an untyped failure that says neither what
+// was wrong with a value nor that something was not found or is in a
+// state that refuses the call.
+const untypedStreak = "tool_error"
 
 // containsWord reports whether lower-case text m holds w as a word: not
 // inside a longer one ("state", not "statement" or "estate").
@@ -202,7 +214,7 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 	if o.Error && !streakClass(class) && !Transient(class) {
 		class = untypedClass(class, o.Result)
 	}
-	if !o.Error || !streakClass(class) {
+	if !o.Error || !streakClass(class) && class != untypedStreak {
 		e.count = 0
 		return
 	}
