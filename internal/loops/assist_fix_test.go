@@ -168,3 +168,21 @@ func TestUntypedSameComplaint(t *testing.T) {
 		}},
 	})
 }
+
+// TestTickIsClock: a tick (a simulation's or game server's logical clock)
+// is when the answer was made: a world whose tick alone moves is the same
+// answer; one whose units move is news.
+func TestTickIsClock(t *testing.T) {
+	runCases(t, []testCase{
+		{"a paused world", nil, []op{
+			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10412,"units":[{"id":"u1","hp":40,"at":[3,9]}],"phase":"paused"}`),
+			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10440,"units":[{"id":"u1","hp":40,"at":[3,9]}],"phase":"paused"}`),
+			refused(call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10471,"units":[{"id":"u1","hp":40,"at":[3,9]}],"phase":"paused"}`), "repeat"),
+		}},
+		{"a world that moves", nil, []op{
+			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10412,"units":[{"id":"u1","hp":40,"at":[3,9]}],"phase":"running"}`),
+			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10440,"units":[{"id":"u1","hp":36,"at":[4,9]}],"phase":"running"}`),
+			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10471,"units":[{"id":"u1","hp":31,"at":[5,9]}],"phase":"running"}`),
+		}},
+	})
+}

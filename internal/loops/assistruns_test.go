@@ -226,7 +226,6 @@ var asKnown = map[string]string{
 	// detected (none early), 1 of 18 legit runs refused.
 	"browse-load-more-refs-renumber": "missed", // the button's ref renumbered, in the click and the snapshot
 	"sql-query-respelled":            "missed",
-	"sim-rover-oscillates":           "missed", // a tick counter
 	"notebook-sample-widened":        "missed",
 }
 
