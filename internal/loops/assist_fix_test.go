@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // The assistants probe's fixes, each tested on its own.
 
@@ -183,6 +186,43 @@ func TestTickIsClock(t *testing.T) {
 			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10412,"units":[{"id":"u1","hp":40,"at":[3,9]}],"phase":"running"}`),
 			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10440,"units":[{"id":"u1","hp":36,"at":[4,9]}],"phase":"running"}`),
 			call("world_get", `{"shard":"eu-2"}`, `{"serverTick":10471,"units":[{"id":"u1","hp":31,"at":[5,9]}],"phase":"running"}`),
+		}},
+	})
+}
+
+// TestRefRenumbered: an element's ref in a snapshot ("[ref=e14]") is
+// numbered anew at each reading, so the same page read again is the same
+// answer; and a click that says what it clicks in words acts on the page,
+// whatever ref it names: "Show more" clicked three times under new refs,
+// the page the same after each, is refused at the next reading. Clicks
+// whose page changes go on.
+func TestRefRenumbered(t *testing.T) {
+	if maskedHash([]byte(`  - link "Pricing" [ref=e12]`)) != maskedHash([]byte(`  - link "Pricing" [ref=e31]`)) {
+		t.Error("a ref renumbered: two lines, want one")
+	}
+	if maskedHash([]byte(`  - link "Pricing" [ref=e12]`)) == maskedHash([]byte(`  - link "Plans" [ref=e12]`)) {
+		t.Error("another label: one line, want two")
+	}
+	if maskedHash([]byte(`git checkout ref=main`)) != hashBytes([]byte(`git checkout ref=main`)) {
+		t.Error("a ref without a digit (a branch) masked")
+	}
+	page := func(first, rows int) string {
+		s := ""
+		for i := 0; i < rows; i++ {
+			s += fmt.Sprintf("- row \"Invoice INV-%d overdue\" [ref=e%d]\\n", 7700+i, first+i)
+		}
+		return `"` + s + fmt.Sprintf("- button \\\"Show more\\\" [ref=e%d]", first+rows) + `"`
+	}
+	click := func(ref int) op {
+		return write("ui_press", fmt.Sprintf(`{"element":"Show more button","ref":"e%d"}`, ref), `"pressed"`)
+	}
+	look := func(first, rows int) op { return call("ui_read", `{}`, page(first, rows)) }
+	runCases(t, []testCase{
+		{"the page the same after each click", nil, []op{
+			look(1, 4), click(5), look(6, 4), click(10), look(11, 4), click(15), refused(look(16, 4), "repeat"),
+		}},
+		{"each click shows more", nil, []op{
+			look(1, 4), click(5), look(6, 8), click(14), look(15, 12), click(27), look(28, 16), click(44), look(45, 20),
 		}},
 	})
 }

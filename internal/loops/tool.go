@@ -411,8 +411,23 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 		return 0
 	}
 	t, what, named := hashString(s.Tool), uint64(0), false
+	// A write that says in words what it acts on ("Load more results
+	// button") and names it by the ref a snapshot gave it acts on the
+	// page: the page numbers its elements anew each time it is read, so
+	// the same button clicked again comes with another ref, and the same
+	// ref described otherwise ("Next", then "Continue") is the same
+	// button. Its target is the page, and what it writes there.
+	described := false
 	for i := range as.out {
 		l := &as.out[i]
+		described = described || l.kind == leafString && len(l.raw) > 0 && !refKey(l.key) && describes(l.key, l.raw)
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		if described && refKey(l.key) && len(l.raw) <= 8 {
+			named = true
+			continue
+		}
 		if l.kind == leafLiteral {
 			continue
 		}
@@ -435,6 +450,13 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 		return foldArgs(s.Tool, s.Args) | 1
 	}
 	return mix(t, what) | 1
+}
+
+// refKey reports whether an argument's key names an element's ref in a
+// page's snapshot: ref, element_ref, elementRef.
+func refKey(k []byte) bool {
+	var w keyWords
+	return w.split(k) && w.n > 0 && string(w.word(w.n-1)) == "ref"
 }
 
 // describes reports whether string value b describes what a write acts on

@@ -244,7 +244,7 @@ func maskedHash(b []byte) uint64 {
 		for j < len(b) && tokenByte[b[j]] {
 			j++
 		}
-		if randomToken(b[i:j]) {
+		if randomToken(b[i:j]) || elementRef(b, i, j) {
 			h.Write(b[last:i])
 			h.WriteString("\x00R")
 			last = j
@@ -266,6 +266,9 @@ func needsMask(b []byte) bool {
 		case 0:
 			if start >= 0 {
 				if digit && i-start >= 8 && maskable(b, start, i) {
+					return true
+				}
+				if (c == '=' || c == ':') && i-start == 3 && bytes.EqualFold(b[start:i], []byte("ref")) {
 					return true
 				}
 				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ') && durationLen(b[start:]) > 0 {
@@ -520,6 +523,24 @@ func clockLen(b []byte) int {
 		return 0
 	}
 	return i
+}
+
+// elementRef reports whether the word b[i:j] is an element's ref in a
+// page's snapshot ("[ref=e14]", "ref:s1e14"): a handle of letters and
+// digits, eight bytes at most, after "ref=" or "ref:". A browser numbers
+// its elements anew at each snapshot (and after any change to the page),
+// so the same page read again names other refs; what the element is
+// (its role, its label) is the rest of the line.
+func elementRef(b []byte, i, j int) bool {
+	if i < 4 || j-i > 8 || b[i-1] != '=' && b[i-1] != ':' || !bytes.EqualFold(b[i-4:i-1], []byte("ref")) || i > 4 && tokenByte[b[i-5]] {
+		return false
+	}
+	for _, c := range b[i:j] {
+		if isDigit(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
