@@ -52,7 +52,13 @@ const (
 )
 
 func newAttempt(parent context.Context, f *Frame, key *string, timeout time.Duration) *attempt {
-	a := &attempt{parent: parent, frame: f, key: key, deadline: time.Now().Add(timeout)}
+	return newAttemptAt(parent, f, key, time.Now(), timeout)
+}
+
+// newAttemptAt is newAttempt begun at now, a clock read the caller has
+// just made (execute's, as its first attempt starts): one read, not two.
+func newAttemptAt(parent context.Context, f *Frame, key *string, now time.Time, timeout time.Duration) *attempt {
+	a := &attempt{parent: parent, frame: f, key: key, deadline: now.Add(timeout)}
 	if d, ok := parent.Deadline(); ok && d.Before(a.deadline) {
 		a.sooner = d
 	}
@@ -194,10 +200,18 @@ func (a *attempt) end() {
 		a.cancel()
 		return
 	}
+	// One clock read for its deadline and the chain of attempts above.
+	now := time.Now()
+	var perr error
+	if p, ok := a.parent.(*attempt); ok {
+		perr = p.errAt(now)
+	} else {
+		perr = a.parent.Err()
+	}
 	switch {
-	case a.parent.Err() != nil:
+	case perr != nil:
 		a.ended.Store(uint32(endParent))
-	case !time.Now().Before(a.deadline):
+	case !now.Before(a.deadline):
 		a.ended.Store(uint32(endTimeout))
 	default:
 		a.ended.Store(uint32(endCancel))

@@ -514,8 +514,13 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 				return &Result{Status: StatusError, Error: e}, nil
 			}
 		}
-		// The frame, the key and the timeout in one context (see attempt).
-		actx := newAttempt(ctx, f, key, t.AttemptTimeout)
+		// The frame, the key and the timeout in one context (see attempt),
+		// the first begun at start.
+		at := start
+		if n > 1 {
+			at = time.Now()
+		}
+		actx := newAttemptAt(ctx, f, key, at, t.AttemptTimeout)
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		actx.end()

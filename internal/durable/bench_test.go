@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/cputime"
@@ -17,22 +18,41 @@ import (
 // memory and with the durable path (a durable idempotency claim and
 // "executing" checkpoint before the call runs, its end and result after)
 // on SQLite with synchronous=NORMAL: one call at a time, and 64 at once
-// (c=64), where cpu-µs/call is the CPU of the whole process per call.
+// (c=64), where cpu-µs/call is the CPU of the whole process per call and
+// calls/commit the calls a commit of the store's writer carries.
+// ",tool=300µs" gives each call a tool that takes 300 µs (a sleep, as an
+// upstream's round trip is a wait), so that 64 calls reach the store
+// spread over it, as served, rather than all at once; ",gap=2ms" has
+// each client wait 2 ms between its calls, outside the call (as a served
+// client's HTTP round trip and the gateway's work before the claim are):
+// the store then sees calls arrive at a rate of their own, as served.
 //
 //	go test -run '^$' -bench WriteCall -benchtime 20000x ./internal/durable/
 func BenchmarkWriteCall(b *testing.B) {
-	write := func(context.Context, json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{"ok":true}`), nil
-	}
 	for _, c := range []struct {
 		name    string
 		durable bool
 		clients int
-	}{{"memory", false, 1}, {"sqlite", true, 1}, {"sqlite/c=64", true, 64}} {
+		tool    time.Duration
+		gap     time.Duration
+	}{
+		{"memory", false, 1, 0, 0}, {"sqlite", true, 1, 0, 0}, {"sqlite/c=64", true, 64, 0, 0},
+		{"sqlite/c=64,tool=300µs", true, 64, 300 * time.Microsecond, 0},
+		{"sqlite/c=64,tool=300µs,gap=2ms", true, 64, 300 * time.Microsecond, 2 * time.Millisecond},
+		{"sqlite/c=64,tool=300µs,gap=4ms", true, 64, 300 * time.Microsecond, 4 * time.Millisecond},
+	} {
+		write := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			if c.tool > 0 {
+				time.Sleep(c.tool)
+			}
+			return json.RawMessage(`{"ok":true}`), nil
+		}
 		b.Run(c.name, func(b *testing.B) {
+			var st *sqlite.Store
 			o := &reach.Options{DefaultBudget: &reach.Budget{}, DisableLoopGuard: true}
 			if c.durable {
-				st, err := sqlite.Open(context.Background(), b.TempDir(), nil)
+				var err error
+				st, err = sqlite.Open(context.Background(), b.TempDir(), nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -49,6 +69,10 @@ func BenchmarkWriteCall(b *testing.B) {
 			var i atomic.Int64
 			b.ReportAllocs()
 			c0 := cputime.Self()
+			var commits0 int64
+			if st != nil {
+				commits0 = st.WriterStats().Batches
+			}
 			if c.clients == 1 {
 				for b.Loop() {
 					rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i.Add(1)), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
@@ -57,6 +81,9 @@ func BenchmarkWriteCall(b *testing.B) {
 				b.SetParallelism(c.clients / 2) // on 2 CPUs
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
+						if c.gap > 0 {
+							time.Sleep(c.gap)
+						}
 						res := rt.Call(ctx, &reach.Call{ID: fmt.Sprint(i.Add(1)), Tool: "pay", Arguments: json.RawMessage(`{"amount":1}`)})
 						if res.Status != reach.StatusSuccess {
 							b.Errorf("call: %+v", res.Error)
@@ -65,6 +92,9 @@ func BenchmarkWriteCall(b *testing.B) {
 				})
 			}
 			b.ReportMetric(float64((cputime.Self()-c0).Microseconds())/float64(b.N), "cpu-µs/call")
+			if st != nil {
+				b.ReportMetric(float64(b.N)/float64(max(st.WriterStats().Batches-commits0, 1)), "calls/commit")
+			}
 		})
 	}
 }

@@ -66,15 +66,42 @@ func (a *agentState) find(seq uint64) *entry {
 
 // recent fills w with the live entries, newest first, and returns how many.
 func (a *agentState) recent(w []*entry) int {
+	if len(a.ring) == 0 {
+		return 0
+	}
 	n := 0
+	i := (a.head - 1 + len(a.ring)) % len(a.ring) // the newest
 	for k := 0; k < len(a.ring) && n < len(w); k++ {
-		i := (a.head - 1 - k + 2*len(a.ring)) % len(a.ring)
 		if e := &a.ring[i]; !e.gone {
 			w[n] = e
 			n++
 		}
+		if i--; i < 0 {
+			i = len(a.ring) - 1
+		}
 	}
 	return n
+}
+
+// among reports whether one of the agent's last n live calls (recent's
+// first n) is the call of key key.
+func (a *agentState) among(key uint64, n int) bool {
+	if len(a.ring) == 0 {
+		return false
+	}
+	i := (a.head - 1 + len(a.ring)) % len(a.ring)
+	for k, live := 0, 0; k < len(a.ring) && live < n; k++ {
+		if e := &a.ring[i]; !e.gone {
+			if e.key == key {
+				return true
+			}
+			live++
+		}
+		if i--; i < 0 {
+			i = len(a.ring) - 1
+		}
+	}
+	return false
 }
 
 // judge records that a result brought nothing new (stale) or something new,
@@ -155,6 +182,13 @@ func (a *agentState) staleList() string {
 func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 	c := &d.cfg
 	if c.cyclePeriod == 0 || (c.cycleRepeats == 0 && c.writeCycleRepeats == 0) {
+		return nil
+	}
+	// A cycle of period p that this call would start again has it for
+	// the agent's p-th last call: when none of the last cyclePeriod is
+	// this call (most calls), there is no cycle to look for, and the
+	// window is not gathered.
+	if !a.among(s.key, c.cyclePeriod) {
 		return nil
 	}
 	var buf [maxPeriodCap * maxRepeatCap]*entry

@@ -222,3 +222,22 @@ func BenchmarkFoldArgsQuery(b *testing.B) {
 	}
 	_ = sink
 }
+
+// BenchmarkCheckDoneOrder is the step BenchmarkCall (root package) makes at
+// each call: one read of an order whose state moves on each call.
+func BenchmarkCheckDoneOrder(b *testing.B) {
+	d := New(nil)
+	s := &Step{Tool: "get_order", Args: []byte(`{"fields":["status","amount"],"order_id":"2025011400123"}`), Access: "read"}
+	res := []byte(`{"order_id":"2025011400123","seq":00000000,"status":"SHIPPED"}`)
+	at := bytes.Index(res, []byte("00000000"))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		putDigits(res, at, i)
+		if d.Check(s) != nil {
+			b.Fatal("refused")
+		}
+		d.Done(s, Outcome{Result: res})
+		i++
+	}
+}

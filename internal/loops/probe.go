@@ -401,7 +401,10 @@ func (d *Detector) readSeen(s *Step) {
 // one way (so that "AB-1200 " and "ab-1200", "02" and 2, are one
 // question). Without free text it is a question of that tool alone (the
 // same arguments to another tool ask another). 0 for a write, or
-// arguments too long to read.
+// arguments too long to read. It sets s.asking, s.prose and s.search too.
+// All four depend on the tool and the arguments alone (and on s being a
+// read): checkTool keeps them with the call (callState.keepQuestion) and
+// does not ask again when the call is made again.
 func (d *Detector) question(s *Step) uint64 {
 	if isWrite(s.Access) {
 		return 0
@@ -646,7 +649,7 @@ func (f *folder) str(v []byte) {
 	f.q, f.n = 0x737472, 0
 	switch {
 	case f.span(v) || f.instant(v):
-	case bytes.IndexByte(v, ' ') >= 0 || bytes.ContainsAny(v, "=<>!'"):
+	case codeOfWords(v):
 		// Code of several words (a query, a command, a condition
 		// or a range written without spaces, day='2026-12-01',
 		// 'Q4'!A1:D20): the same words in another order, spaced
@@ -697,6 +700,19 @@ func (f *folder) num(v []byte) {
 	if !f.number(v) {
 		f.write(v)
 	}
+}
+
+// codeOfWords reports whether string value v holds a space or one of
+// =<>!' (code of several words, foldArgsBound): one pass, where
+// bytes.ContainsAny builds its set of bytes anew at each call.
+func codeOfWords(v []byte) bool {
+	for _, c := range v {
+		switch c {
+		case ' ', '=', '<', '>', '!', '\'':
+			return true
+		}
+	}
+	return false
 }
 
 // instant writes v, when it is a date-time with a zone, as its instant in
@@ -811,10 +827,7 @@ func (f *folder) span(v []byte) bool {
 		if d == 0 {
 			return false
 		}
-		x, err := strconv.ParseFloat(string(w[:d]), 64)
-		if err != nil {
-			return false
-		}
+		digits := w[:d]
 		w = w[d:]
 		if len(w) > 0 && w[0] == ' ' {
 			w = w[1:]
@@ -823,6 +836,8 @@ func (f *folder) span(v []byte) bool {
 		for u < len(w) && 'a' <= w[u] && w[u] <= 'z' {
 			u++
 		}
+		// The unit first: most values are not spans (an id of digits),
+		// and their number need not be parsed to say so.
 		var per float64
 		switch string(w[:u]) {
 		case "ms":
@@ -836,6 +851,10 @@ func (f *folder) span(v []byte) bool {
 		case "d", "day", "days":
 			per = 86400
 		default:
+			return false
+		}
+		x, err := strconv.ParseFloat(string(digits), 64)
+		if err != nil {
 			return false
 		}
 		secs, any, w = secs+x*per, true, w[u:]

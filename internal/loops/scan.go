@@ -467,20 +467,19 @@ func (s *scan) str(path uint64, raw []byte, arr, id bool, key []byte) uint64 {
 }
 
 // lineEnd returns where the first line of raw ends, and where the next begins.
+// One pass over the bytes: bytes.IndexAny walks a short string rune by
+// rune, and builds its set of bytes anew for a long one, at every line.
 func lineEnd(raw []byte) (end, next int) {
-	for k := 0; k < len(raw); {
-		i := bytes.IndexAny(raw[k:], "\\\n")
-		if i < 0 {
-			break
-		}
-		k += i
-		if raw[k] == '\n' {
+	for k := 0; k < len(raw); k++ {
+		switch raw[k] {
+		case '\n':
 			return k, k + 1
+		case '\\':
+			if k+1 < len(raw) && raw[k+1] == 'n' {
+				return k, k + 2
+			}
+			k++ // an escaped byte
 		}
-		if k+1 < len(raw) && raw[k+1] == 'n' {
-			return k, k + 2
-		}
-		k += 2 // an escaped byte
 	}
 	return len(raw), len(raw)
 }

@@ -32,6 +32,16 @@ type callState struct {
 	nagent uint8
 	across uint8
 	hasAns bool
+
+	// The question a read of the call asks (question), kept from its
+	// first Check: it depends on the tool and the arguments alone, and a
+	// call made again (a poll, a re-read) need not fold them again. The
+	// flags first, in the padding after the fields above.
+	qKnown  bool
+	qProse  bool
+	qSearch bool
+	q       uint64
+	qAsking uint64
 }
 
 // toolState is what "retry_budget" and "amplification" remember about a tool.
@@ -147,7 +157,14 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 
 	// rephrase
 	if c.rephraseMax > 0 {
-		s.question = d.question(s)
+		if cs != nil && cs.qKnown && !isWrite(s.Access) {
+			s.question, s.asking, s.prose, s.search = cs.q, cs.qAsking, cs.qProse, cs.qSearch
+		} else {
+			s.question = d.question(s)
+			if cs != nil {
+				cs.keepQuestion(s)
+			}
+		}
 	}
 	if v := d.checkRephrase(a, s); v != nil {
 		return v
@@ -173,6 +190,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if !known {
 		cs = &callState{}
 		d.calls.put(s.key, cs)
+		if c.rephraseMax > 0 {
+			cs.keepQuestion(s)
+		}
 	}
 	s.call, s.agent, s.tool = cs, a, t
 	d.seq++
@@ -365,6 +385,15 @@ func resultPreview(o *Outcome) string {
 		return "empty"
 	}
 	return preview(o.Result)
+}
+
+// keepQuestion keeps the question read call s asks (question, just
+// computed) with its call; a write's is not kept (it asks none).
+func (cs *callState) keepQuestion(s *Step) {
+	if isWrite(s.Access) {
+		return
+	}
+	cs.q, cs.qAsking, cs.qProse, cs.qSearch, cs.qKnown = s.question, s.asking, s.prose, s.search, true
 }
 
 // took reports whether agent id made one of the streak's calls.

@@ -206,3 +206,57 @@ func TestIdempotencyWaiterOfLongCall(t *testing.T) {
 		time.Sleep(10 * time.Second)
 	})
 }
+
+// queuedSweeps is Memory whose sweep a completion may queue: it counts
+// the sweeps queued and those waited for.
+type queuedSweeps struct {
+	*Memory
+	queued, waited int
+}
+
+func (q *queuedSweeps) QueueSweepKeys(time.Time) { q.queued++ }
+
+func (q *queuedSweeps) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+	q.waited++
+	return q.Memory.SweepKeys(ctx, now)
+}
+
+// The sweep that every SweepEvery-th completion makes is queued on a store
+// that queues writes: the call whose completion it is does not wait for
+// its commit.
+func TestCompletionQueuesSweep(t *testing.T) {
+	recs := &queuedSweeps{Memory: NewMemory()}
+	s := NewIdempotency(recs, &IdempotencyOptions{SweepEvery: 2})
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: k}); err != nil || !claimed {
+			t.Fatal(claimed, err)
+		}
+		s.Complete(k, &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
+	}
+	if recs.queued != 2 || recs.waited != 0 {
+		t.Errorf("4 completions, a sweep every 2: %d sweeps queued and %d waited for, want 2 and 0", recs.queued, recs.waited)
+	}
+	// A store that does not queue writes is swept as before.
+	waited := &waitedSweeps{Memory: NewMemory()}
+	s = NewIdempotency(waited, &IdempotencyOptions{SweepEvery: 2})
+	for _, k := range []string{"a", "b"} {
+		if _, claimed, err := s.Claim(t.Context(), &reach.IdemClaim{Key: k}); err != nil || !claimed {
+			t.Fatal(claimed, err)
+		}
+		s.Complete(k, &reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(`1`)})
+	}
+	if waited.waited != 1 {
+		t.Errorf("2 completions, a sweep every 2, on a store that does not queue: %d sweeps, want 1", waited.waited)
+	}
+}
+
+// waitedSweeps is Memory, whose sweeps it counts.
+type waitedSweeps struct {
+	*Memory
+	waited int
+}
+
+func (w *waitedSweeps) SweepKeys(ctx context.Context, now time.Time) (int, error) {
+	w.waited++
+	return w.Memory.SweepKeys(ctx, now)
+}

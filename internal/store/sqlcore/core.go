@@ -676,3 +676,17 @@ func (c *Core) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 	}
 	return int(n), nil
 }
+
+// QueueSweepKeys is SweepKeys queued: it returns at once, and the results
+// that expired before now are deleted with a later batch (a failure is
+// logged). store.Idempotency sweeps so after a call's completion, which no
+// answer then waits for.
+func (c *Core) QueueSweepKeys(now time.Time) {
+	if c.Closed() {
+		return
+	}
+	args := []any{now.UnixNano()}
+	c.W.Queue(&Write{What: "the sweep of expired idempotency records", Run: func(b Batch, w *Write) {
+		b.Exec(w, StIdemSweep, args, nil)
+	}})
+}

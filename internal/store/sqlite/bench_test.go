@@ -373,3 +373,70 @@ func walFrames(b *testing.B, s *Store) int64 {
 	}
 	return int64(binary.NativeEndian.Uint32(h[16:20]))
 }
+
+// BenchmarkWriteCallSteps takes apart the transaction that a write call
+// waits for one call at a time, as the writer runs it (the statements on
+// the driver's own, see exec): BEGIN IMMEDIATE, the call before's end
+// queued for it (its "ended" checkpoint and its key's result), the claim
+// and its "executing" checkpoint, COMMIT. Each step's mean is reported in
+// µs (<step>-µs); ns/op is the whole transaction, without the writer's Go
+// around it (BenchmarkWriteCallStore/c=1 has it).
+//
+//	go test -run '^$' -bench WriteCallSteps -benchtime 10000x ./internal/store/sqlite/
+func BenchmarkWriteCallSteps(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.W.Stop() // the benchmark has the connection to itself
+	args := `{"amount":1,"currency":"EUR","to":"acct-42"}`
+	result := []byte(`{"status":"success","data":{"ok":true,"ref":"R-1"},"call_id":"c1"}`)
+	steps := []string{"begin", "end-frame", "end-key", "claim", "checkpoint", "commit"}
+	var sum [6]time.Duration
+	next := orderedIDs()
+	var prev struct {
+		key, req, frame string
+		started         int64
+	}
+	must := func(_ int64, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		req, frame, callID := next()
+		key := "alice\x00\x00pay:" + req + "/" + callID
+		now := time.Now().UnixNano()
+		var t [7]time.Time
+		t[0] = time.Now()
+		must(s.exec(s.txBegin, nil))
+		t[1] = time.Now()
+		rows := 2
+		if prev.key != "" {
+			must(s.exec(s.raw[sqlcore.StUpdateFrame], s.bound(sqlcore.StUpdateFrame, []any{"", "tool", "pay", "c" + prev.frame, prev.key,
+				"completed", args, nil, nil, prev.started, now, prev.req, prev.frame})))
+		}
+		t[2] = time.Now()
+		if prev.key != "" {
+			must(s.exec(s.raw[sqlcore.StIdemComplete], s.bound(sqlcore.StIdemComplete, []any{result, now + 24*3600e9, prev.key, "reach/0"})))
+			rows += 2
+		}
+		t[3] = time.Now()
+		must(s.exec(s.raw[sqlcore.StIdemClaim], s.bound(sqlcore.StIdemClaim, []any{key, "reach/0", "d1", req, frame, now, now + 3600e9})))
+		t[4] = time.Now()
+		must(s.exec(s.raw[sqlcore.StPutFrame], s.bound(sqlcore.StPutFrame, []any{"", "tool", "pay", callID, key, "executing", args,
+			nil, nil, now, now, req, frame})))
+		t[5] = time.Now()
+		must(s.exec(s.txCommit, nil))
+		t[6] = time.Now()
+		s.wrote(rows) // the checkpointer runs as under the writer
+		for i := range sum {
+			sum[i] += t[i+1].Sub(t[i])
+		}
+		prev.key, prev.req, prev.frame, prev.started = key, req, frame, now
+	}
+	for i, name := range steps {
+		b.ReportMetric(float64(sum[i].Nanoseconds())/1e3/float64(b.N), name+"-µs")
+	}
+}
