@@ -226,3 +226,24 @@ func TestRefRenumbered(t *testing.T) {
 		}},
 	})
 }
+
+// TestMinutesPastThree: minutes alone past 179 (340m) are not a span as
+// kubectl or a person writes one (kubectl's ages turn to hours at 3h0m):
+// a CPU in millicores that climbs is news. An age of 25m or 179m, and
+// 340m written with seconds, are spans still.
+func TestMinutesPastThree(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"api-7d9f   340m   212Mi", "api-7d9f   560m   212Mi", false},
+		{"worker-2   1250m   1.2Gi", "worker-2   1900m   1.2Gi", false},
+		{"web-5c8   1/1   Running   0   25m", "web-5c8   1/1   Running   0   31m", true},
+		{"web-5c8   1/1   Running   0   150m", "web-5c8   1/1   Running   0   179m", true},
+		{"creating... [340m10s elapsed]", "creating... [341m40s elapsed]", true},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q: same %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}

@@ -23,12 +23,11 @@ var review12Known = map[string]string{
 	// early), 11 of 20 legit runs refused; after its fixes 8 and 3. What is
 	// left:
 	//
-	// A span of time inside a line of output is masked whatever it
-	// measures. A CPU in millicores (340m) is written as kubectl writes an
-	// age (25m): only the column's header tells them apart. (A time to go
-	// written "starts in 9m" is told from a time taken by the verb before
-	// "in" since the assistants probe: TestStartsIn.)
-	"kubectl-top-cpu-climbs": "false_kill",
+	// (A CPU in millicores, 340m, is no longer read as kubectl's age, 25m,
+	// past 179: TestMinutesPastThree; a time to go written "starts in 9m"
+	// is told from a time taken by the verb before "in": TestStartsIn.
+	// Both since the assistants probe.)
+	//
 	// A message posted to one channel is written as free text, and free
 	// text also describes a button clicked again ("the Next button at the
 	// bottom", then "Continue to step 5"): posts that each say something

@@ -330,10 +330,26 @@ func durationLen(b []byte) int {
 		}
 		i += u
 		if i == len(b) || !tokenByte[b[i]] {
+			if d == 0 && u == 1 && b[i-1] == 'm' && manyMinutes(b[:i-1]) {
+				// Minutes alone past 179 are not how a span is written
+				// (kubectl's ages turn to hours at 3h0m): 340m is a CPU
+				// in millicores, a distance, a quantity.
+				return 0
+			}
 			return i
 		}
 	}
 	return 0
+}
+
+// manyMinutes reports whether the number n (digits, maybe a fraction) is
+// 180 or more.
+func manyMinutes(n []byte) bool {
+	if k := bytes.IndexByte(n, '.'); k >= 0 {
+		n = n[:k]
+	}
+	n = bytes.TrimLeft(n, "0")
+	return len(n) > 3 || len(n) == 3 && string(n) >= "180"
 }
 
 // unitLen returns the length of the unit of time at the start of b: ns,
