@@ -37,6 +37,7 @@ type Call struct {
 	frame     *Frame
 	tool      *tool
 	args      []byte       // canonical arguments
+	masked    []byte       // the result's data as the shape stage masked and shaped it
 	key       string       // idempotency key in force
 	idemRec   string       // the key of its idempotency record (a caller's scoped to the root's principal and tenant)
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
@@ -112,7 +113,7 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 	if w := f.Warnings(); len(w) > 0 {
 		res.Notes = append(res.Notes, w...)
 	}
-	rt.redactResult(res)
+	rt.redactResult(res, c.masked)
 	if st == Completed {
 		f.mu.Lock()
 		f.result = res.Data
@@ -127,10 +128,11 @@ func (rt *Runtime) finishCall(ctx context.Context, c *Call, res *Result, err err
 }
 
 // redactResult masks secrets in everything the model will read and the
-// frame keeps: the data, the summary, the notes and the error.
-func (rt *Runtime) redactResult(res *Result) {
+// frame keeps: the data (unless it is masked, the data the shape stage
+// masked and left as it is), the summary, the notes and the error.
+func (rt *Runtime) redactResult(res *Result, masked []byte) {
 	rd := rt.opts.Redactor
-	if res.Data != nil {
+	if res.Data != nil && !sameBytes(res.Data, masked) {
 		res.Data = rd.Redact(res.Data)
 	}
 	res.Summary = rd.RedactString(res.Summary)
@@ -138,6 +140,11 @@ func (rt *Runtime) redactResult(res *Result) {
 		res.Notes[i] = rd.RedactString(n)
 	}
 	res.Error = rt.redactError(res.Error)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
@@ -222,7 +229,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = []byte("{}")
 		}
-		args, err := callgraph.Normalize(make([]byte, 0, len(raw)), raw)
+		args, twins, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
 		if err != nil {
 			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 				Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", c.Tool, err),
@@ -233,6 +240,15 @@ func (rt *Runtime) validate(next Handler) Handler {
 		// is told so at once, not first asked to mend fields of a call it
 		// may not make.
 		if c.tool.Access != Forbidden {
+			if twins != nil {
+				// Checks and policies read "path", a tool that binds
+				// its arguments as encoding/json does reads "PATH":
+				// the call would run other arguments than were allowed.
+				return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
+					Message: fmt.Sprintf("The arguments of %s name one member twice, as %q and %q (one name in two cases): a tool may read both as one, and reach cannot tell which value it would use.",
+						c.Tool, twins.A, twins.B),
+					Suggestion: "Send each member once, spelled as the tool's schema spells it."}
+			}
 			if e := c.tool.Validate(args); e != nil {
 				return nil, e
 			}

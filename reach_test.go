@@ -1587,3 +1587,32 @@ func TestCatalogBeforeRuntime(t *testing.T) {
 type recorderFunc func(context.Context, *reach.Event)
 
 func (f recorderFunc) Record(ctx context.Context, e *reach.Event) { f(ctx, e) }
+
+// TestArgumentsCaseTwinsRefused: arguments that name one member twice in
+// different cases ("path" and "PATH", or "kind" with the Kelvin sign) are
+// refused before any check reads them. The checks and policies read the
+// name as written, a tool that binds its arguments with encoding/json
+// (a Go server decoding them into a struct) reads both as one field, the
+// last winning: a policy that allowed the "path" it read let the tool run
+// the "PATH" it did not.
+func TestArgumentsCaseTwinsRefused(t *testing.T) {
+	rt := reach.New(nil)
+	var ran atomic.Int32
+	rt.MustRegister(reach.Tool{Name: "read_file", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		ran.Add(1)
+		return json.RawMessage(`"ok"`), nil
+	}})
+	ctx, _ := begin(t, rt, nil)
+	for _, args := range []string{`{"path":"/tmp/ok","PATH":"/etc/shadow"}`, `{"opts":{"kind":"read","\u212aind":"write"}}`} {
+		res := call(rt, ctx, "read_file", args)
+		if res.Error == nil || res.Error.Type != reach.TypeInvalidArgs || !strings.Contains(res.Error.Suggestion, "once") {
+			t.Errorf("%s: %+v, want invalid arguments", args, res.Error)
+		}
+	}
+	if ran.Load() != 0 {
+		t.Errorf("the tool ran %d times", ran.Load())
+	}
+	if res := call(rt, ctx, "read_file", `{"path":"/tmp/ok","pathId":1,"Mode":"r"}`); res.IsError() {
+		t.Errorf("distinct names refused: %s", res.ModelText())
+	}
+}

@@ -285,3 +285,52 @@ func TestRedactStoredRows(t *testing.T) {
 	}
 	t.Logf("%d events, %d secret-named values, %d registered secrets: nothing stored", len(recent), len(markers), len(secrets))
 }
+
+// TestResultCutInsideSecretMasked: a result larger than MaxResultBytes is
+// cut for the model, and its summary is its first 100 bytes, and either
+// cut may fall inside a secret it spells. They were masked after the cut,
+// where the secret's first part, followed by the cut's ellipsis, was no
+// text's end nor a whole value: the model read all of a secret but its
+// last bytes. Each cut from one byte into the secret to its last byte
+// shows no 8 bytes of it in a row, in the result or its summary.
+func TestResultCutInsideSecretMasked(t *testing.T) {
+	const secret = "sk-live-0123456789abcdefghijklmnopqrstuv"
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1024
+	rt := reach.New(&reach.Options{Redactor: red, MaxResultBytes: limit})
+	var pad int // each call a request of its own: the same result again is a loop
+	rt.MustRegister(reach.Tool{Name: "dump", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		b, _ := json.Marshal(strings.Repeat("y", pad) + secret + strings.Repeat("z", 2*limit))
+		return b, nil
+	}}, reach.Tool{Name: "rows", Access: reach.Read, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		b, _ := json.Marshal([]string{strings.Repeat("y", pad), secret + strings.Repeat("z", 2*limit)})
+		return b, nil
+	}})
+	pads := func(yield func(int) bool) {
+		for _, cut := range []int{100, limit} { // the summary's, the result's
+			for p := cut - 8 - len(secret); p < cut; p++ {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+	}
+	for pad = range pads {
+		for _, tool := range []string{"dump", "rows"} {
+			ctx, _ := begin(t, rt, nil)
+			res := call(rt, ctx, tool, `{}`)
+			if res.IsError() {
+				t.Fatalf("%s: %s", tool, res.ModelText())
+			}
+			shown := res.ModelText() + "\n" + res.Summary
+			for i := 0; i+8 <= len(secret); i++ {
+				if strings.Contains(shown, secret[i:i+8]) {
+					t.Fatalf("%s, padded %d: the model reads %q of the secret:\n...%s", tool, pad, secret[i:i+8], shown[max(0, len(shown)-120):])
+				}
+			}
+		}
+	}
+}

@@ -17,6 +17,11 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 			return res, err
 		}
 		if res.Status == StatusSuccess && !res.Replayed {
+			// Masked before it is cut or summed up: a cut inside a
+			// secret leaves its first part before an ellipsis, neither
+			// whole nor a text's end, which no mask after it finds.
+			// (finishCall does not mask what was masked here again.)
+			res.Data = rt.opts.Redactor.Redact(res.Data)
 			s := &c.tool.Shaping
 			data, note := shape.Apply(res.Data, s.Fields, s.Flatten, s.MaxBytes)
 			if note != "" {
@@ -24,6 +29,7 @@ func (rt *Runtime) shapeStage(next Handler) Handler {
 			}
 			res.Data = data
 			res.Summary = shape.Summarize(data)
+			c.masked = data
 		}
 		if note := c.req.meter.LowContext(rt.opts.LowContext); note != "" {
 			res.Notes = append(res.Notes, note)

@@ -52,14 +52,30 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // ambiguous). Empty input normalizes to "null". Normalize is safe for
 // concurrent use.
 func Normalize(dst, src []byte) ([]byte, error) {
+	out, _, err := normalize(dst, src, false)
+	return out, err
+}
+
+// NormalizeArguments is Normalize for a call's arguments: it also returns
+// the first two names of one object that differ as written and are one
+// name to encoding/json (see Twins), or nil.
+func NormalizeArguments(dst, src []byte) ([]byte, *Twins, error) {
+	return normalize(dst, src, true)
+}
+
+func normalize(dst, src []byte, twins bool) ([]byte, *Twins, error) {
 	n := pool.Get().(*normalizer)
-	n.src, n.pos, n.scratch = src, 0, n.scratch[:0]
+	n.src, n.pos, n.scratch, n.twins, n.found = src, 0, n.scratch[:0], twins, nil
 	out, err := n.run(dst)
-	n.src = nil
+	found := n.found
+	n.src, n.found = nil, nil
 	if cap(n.scratch) <= 256 && cap(n.tmp) <= 64<<10 {
 		pool.Put(n)
 	}
-	return out, err
+	if err != nil {
+		found = nil
+	}
+	return out, found, err
 }
 
 // pool keeps normalizers, whose member scratch space is reused.
@@ -86,12 +102,15 @@ type normalizer struct {
 	pos     int
 	scratch []member // reused across objects; each object uses a window of it
 	tmp     []byte   // reused to reorder an unsorted object
+	twins   bool     // look for Twins
+	found   *Twins   // the first found
 }
 
 type member struct {
-	start  int // offset of the member's key in the output
-	keyLen int // length of the key, quotes included
-	end    int // offset just past the member's value
+	start  int  // offset of the member's key in the output
+	keyLen int  // length of the key, quotes included
+	end    int  // offset just past the member's value
+	fold   bool // the key has an upper case ASCII letter or a byte past ASCII
 }
 
 func (n *normalizer) errorf(format string, args ...any) error {
@@ -362,7 +381,7 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 	defer func() { n.scratch = n.scratch[:base] }()
 	dst = append(dst, '{')
 	region := len(dst)
-	sorted := true
+	sorted, folds := true, false
 	for {
 		n.skipSpace()
 		if n.pos >= len(n.src) || n.src[n.pos] != '"' {
@@ -397,7 +416,11 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		if dst, err = n.value(dst, depth+1); err != nil {
 			return dst, err
 		}
-		n.scratch = append(n.scratch, member{start: start, keyLen: keyLen, end: len(dst)})
+		m := member{start: start, keyLen: keyLen, end: len(dst)}
+		if n.twins && mayFold(dst[start:start+keyLen]) {
+			m.fold, folds = true, true
+		}
+		n.scratch = append(n.scratch, m)
 		n.skipSpace()
 		if n.pos >= len(n.src) {
 			return dst, n.errorf("unterminated object")
@@ -411,6 +434,9 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		}
 		n.pos++
 		break
+	}
+	if folds && n.found == nil {
+		n.found = twins(dst, n.scratch[base:])
 	}
 	if !sorted {
 		ms := n.scratch[base:]

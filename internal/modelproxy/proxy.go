@@ -206,6 +206,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, "invalid_request_error", "bad_body", msg+".")
 		return
 	}
+	// A member reach reads, spelled in another case ("Stream"), is one
+	// reach does not see and a server in Go (Ollama's, decoding the body
+	// into a struct with encoding/json) reads as that member: refused,
+	// as the OpenAI API refuses a member it does not know.
+	for k := range body {
+		for _, m := range readMembers {
+			if k != m && strings.EqualFold(k, m) {
+				refuseHistory(w, k, "unknown_parameter", fmt.Sprintf("Unrecognized request argument supplied: %q. Spell it %q.", k, m))
+				return
+			}
+		}
+	}
+	// The switches reach acts on are read as the endpoint will read them:
+	// a value that is not a boolean is refused. Read as false here, it was
+	// true to the servers behind the route (pydantic's lax mode takes
+	// "true" and 1; a proxy that tests its truth, even "false"): the answer
+	// streamed past the stream's mask, or ran in the background past reach.
+	for _, k := range []string{"stream", "background"} {
+		if v, ok := body[k]; ok && !jsonBoolean(v) && (k == "stream" || api == responsesAPI) {
+			refuseHistory(w, k, "invalid_type", fmt.Sprintf("Invalid type for %q: expected a boolean (true or false), but got %s. Send %q: true or false.", k, jsonKind(v), k))
+			return
+		}
+	}
 	var model string
 	var stream, background bool
 	json.Unmarshal(body["model"], &model)
@@ -715,3 +738,32 @@ func historyIDs(messages json.RawMessage) []string {
 	}
 	return ids
 }
+
+// jsonBoolean reports whether v is true, false or null (the member unset).
+func jsonBoolean(v json.RawMessage) bool {
+	switch string(bytes.TrimSpace(v)) {
+	case "true", "false", "null":
+		return true
+	}
+	return false
+}
+
+// jsonKind names the type of the JSON value v, for an error that does not
+// echo the value (which may be anything, a key included).
+func jsonKind(v json.RawMessage) string {
+	switch v = bytes.TrimSpace(v); {
+	case len(v) == 0:
+		return "nothing"
+	case v[0] == '"':
+		return "a string"
+	case v[0] == '{':
+		return "an object"
+	case v[0] == '[':
+		return "an array"
+	}
+	return "a number"
+}
+
+// readMembers are the members of a turn's body that reach reads or writes.
+var readMembers = []string{"model", "stream", "stream_options", "background", "n", "max_tokens", "max_completion_tokens",
+	"max_output_tokens", "messages", "input", "tools", "previous_response_id", "conversation"}

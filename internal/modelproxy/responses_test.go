@@ -630,3 +630,76 @@ func TestResponsesStreamLargeEvent(t *testing.T) {
 		t.Errorf("model turns %v, want one charged the 50 tokens of its usage", turns)
 	}
 }
+
+// TestFlagNotBooleanRefused: a turn whose stream (or a Responses turn's
+// background) is not a JSON boolean is refused, the model not asked; so is
+// a member reach reads spelled in another case. reach
+// read such a value as false, while the servers behind the route read it
+// as they do: pydantic's lax mode (vLLM) takes "true", "1" and 1 for true,
+// and a proxy that tests the value's truth (LiteLLM) takes even "false".
+// The endpoint then streamed an answer reach passed on whole, as one
+// text: a secret its deltas spelled in pieces went out unmasked, its tool
+// calls unlinked; and a background turn ran past reach, its answer
+// fetched later, uncharged and unmasked.
+func TestFlagNotBooleanRefused(t *testing.T) {
+	var asked int
+	var mu sync.Mutex
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_1","object":"response","status":"completed","model":"m","output":[],"choices":[],"usage":{"input_tokens":1,"output_tokens":1,"prompt_tokens":1,"completion_tokens":1}}`)
+	})
+	srv, _, _ := newResponsesProxy(t, up, nil)
+	post := func(route, body string) (int, string, string) {
+		req, _ := http.NewRequest("POST", srv.URL+route, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Error struct{ Code, Param string }
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out.Error.Code, out.Error.Param
+	}
+	for _, tc := range []struct{ route, member, value string }{
+		{"/v1/chat/completions", "stream", `"true"`},
+		{"/v1/chat/completions", "stream", `1`},
+		{"/v1/chat/completions", "stream", `"false"`},
+		{"/v1/responses", "stream", `"yes"`},
+		{"/v1/responses", "background", `"true"`},
+		{"/v1/responses", "background", `1`},
+	} {
+		body := fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"go"}],"input":"go",%q:%s}`, tc.member, tc.value)
+		status, code, param := post(tc.route, body)
+		if status != http.StatusBadRequest || code != "invalid_type" || param != tc.member {
+			t.Errorf("%s %s: %d %s (param %q), want 400 invalid_type naming %s", tc.route, body, status, code, param, tc.member)
+		}
+	}
+	// In another case, a member reach reads is one it does not see, and
+	// that a server in Go (Ollama's) reads as that member.
+	for _, tc := range []struct{ route, body, member string }{
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}],"Stream":true}`, "Stream"},
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}],"max_tokens":10,"MAX_TOKENS":100000}`, "MAX_TOKENS"},
+		{"/v1/responses", `{"model":"m","input":"go","Previous_Response_ID":"resp_other"}`, "Previous_Response_ID"},
+		{"/v1/responses", `{"model":"m","input":"go","bac\u212aground":true}`, "bac\u212aground"},
+	} {
+		status, code, param := post(tc.route, tc.body)
+		want := tc.member
+		json.Unmarshal([]byte(`"`+tc.member+`"`), &want)
+		if status != http.StatusBadRequest || code != "unknown_parameter" || param != want {
+			t.Errorf("%s %s: %d %s (param %q), want 400 unknown_parameter naming %s", tc.route, tc.body, status, code, param, want)
+		}
+	}
+	if asked != 0 {
+		t.Errorf("the model was asked %d times, want none", asked)
+	}
+	for _, body := range []string{`{"model":"m","input":"go","stream":null}`, `{"model":"m","input":"go","stream":false,"background":null}`} {
+		if status, code, _ := post("/v1/responses", body); status != http.StatusOK {
+			t.Errorf("%s: %d %s, want 200", body, status, code)
+		}
+	}
+}

@@ -415,7 +415,8 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool
 
 // masked returns t with the registered secrets masked (the redactor's
 // values alone: a schema's member named "token" is a schema, not a secret)
-// in all of it but its name: an upstream that writes one into a tool's
+// in all of it but its name (a tool named by one is not offered, see
+// setToolsLocked): an upstream that writes one into a tool's
 // definition (a connection string in its description, a key as a schema's
 // default) would put it before every client's model on every listing. The
 // pin is taken of what is shown, as it is of the tool as listed.
@@ -443,6 +444,13 @@ func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
 		name := u.prefix() + t.Name
 		if !toolspec.ValidName(name) {
 			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
+			continue
+		}
+		if m := string(u.p.redactor.Values([]byte(name))); m != name {
+			// A name is shown as it is, to every client's model, and
+			// masked it could not be called: a tool whose name spells a
+			// secret is not offered.
+			u.log.Warn("tool skipped: its name holds a secret", "tool", m)
 			continue
 		}
 		now[name] = t

@@ -166,7 +166,7 @@ func (u *upstream) wireAnswer(ctx context.Context, c *wireCall, a answer) (*mcpw
 		if len(statusText) < 3 || statusText[:3] != strconv.Itoa(status) {
 			statusText = strconv.Itoa(status) + " " + statusText
 		}
-		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, statusText, strings.TrimSpace(string(b)))}
+		return nil, &reach.ToolError{Type: typ, Message: fmt.Sprintf("upstream %s answered %s: %s", u.cfg.Name, statusText, u.p.cutBody(b))}
 	}
 	var msg *mcpwire.Message
 	var err error
@@ -277,7 +277,7 @@ func (u *upstream) resumeSSE(ctx context.Context, c *wireCall, cur *mcpwire.SSEC
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
-			return nil, fmt.Errorf("the upstream closed the call's stream, and resuming it (GET with Last-Event-ID) was answered %s %s", resp.Status, strings.TrimSpace(string(b)))
+			return nil, fmt.Errorf("the upstream closed the call's stream, and resuming it (GET with Last-Event-ID) was answered %s %s", resp.Status, u.p.cutBody(b))
 		}
 		msg, err := u.readSSE(ctx, c, resp.Body, cur)
 		resp.Body.Close()
@@ -361,4 +361,13 @@ func withoutQuery(msg, url string) string {
 		msg = strings.ReplaceAll(msg, url[i:], "?…")
 	}
 	return msg
+}
+
+// cutBody is the start of an upstream's error body, as an error's message
+// shows it: masked here, where its end is the cut (which may fall inside
+// a secret the body spells, as an endpoint echoing the token it was sent
+// does). In the message, followed by more text, the secret's first part
+// would be neither whole nor a text's end, and no mask would find it.
+func (p *Pool) cutBody(b []byte) string {
+	return strings.TrimSpace(p.redactor.RedactString(string(b)))
 }

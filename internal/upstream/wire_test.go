@@ -1,0 +1,107 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/redact"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestErrorBodyCutInsideSecretMasked: an upstream's HTTP error to a call
+// is passed on with the first 512 bytes of its body, and that cut may fall
+// inside a secret the body spells (an endpoint echoing the token it was
+// sent). The body was masked only later, in the error's message, where
+// the runtime ends it with a period: its cut end, the secret's first part,
+// was no text's end then, and reached the model. Each cut from 8 bytes
+// into the secret to its last byte shows no 8 bytes of it in a row.
+func TestErrorBodyCutInsideSecretMasked(t *testing.T) {
+	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
+	var pad int
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if bytes.Contains(b, []byte(`"tools/call"`)) {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, strings.Repeat("x", pad)+secret+" was refused")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	h := &host{}
+	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}},
+		Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	p.Serve(t.Context(), mcp.NewServer(&mcp.Implementation{Name: "gateway"}, nil))
+	t.Cleanup(func() {
+		cancel()
+		h.close()
+		p.Close()
+	})
+	for pad = 512 - len(secret) + 1; pad <= 512-8; pad++ {
+		msg := echo(t, p, "up__echo", "hi")
+		if !strings.Contains(msg, "500") {
+			t.Fatalf("padded %d: %q, want the upstream's 500", pad, msg)
+		}
+		for i := 0; i+8 <= len(secret); i++ {
+			if strings.Contains(msg, secret[i:i+8]) {
+				t.Fatalf("padded %d: the error shows %q of the secret: ...%s", pad, secret[i:i+8], msg[max(0, len(msg)-80):])
+			}
+		}
+	}
+}
+
+// TestToolNamedBySecretSkipped: an upstream's tool whose name spells a
+// secret (a masked name could not be called) is not offered: its name went
+// to every client's model as it was, the rest of its definition masked.
+func TestToolNamedBySecretSkipped(t *testing.T) {
+	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
+	s := echoServer()
+	mcp.AddTool(s, &mcp.Tool{Name: "key_" + secret, Description: "Its name is a key."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	h := &host{}
+	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}},
+		Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		h.close()
+		p.Close()
+	})
+	var names []string
+	for _, tool := range p.Tools() {
+		names = append(names, tool.Name)
+	}
+	if len(names) != 1 || names[0] != "up__echo" {
+		t.Errorf("tools %q, want up__echo alone", names)
+	}
+}
