@@ -247,3 +247,31 @@ func TestMinutesPastThree(t *testing.T) {
 		}
 	}
 }
+
+// TestPostsEachAnother: posts to one thread that each say something else
+// (free text under a key that names what is written: body, message,
+// text) are other writes, so the thread's header read between them, the
+// same each time, is not refused; a button described in other words is
+// still one write made again (TestWritesThatChangeNothing).
+func TestPostsEachAnother(t *testing.T) {
+	head := call("forum_thread", `{"thread_id":"T-88"}`, `{"title":"Release 4.2 rollout","pinned":true,"locked":false,"category":"announcements"}`)
+	post := func(key, msg string) op {
+		return write("forum_reply", `{"`+key+`":"`+msg+`","thread_id":"T-88"}`, `{"ok":true}`)
+	}
+	runCases(t, []testCase{
+		{"updates posted as body", nil, []op{
+			head, post("body", "Rollout started for the first region, watching error rates closely"),
+			head, post("body", "First region is healthy, moving on to the second region now"),
+			head, post("body", "Second region paused after a spike in checkout latency"),
+			head, post("body", "Latency spike traced to a cache warmup, resuming the rollout"),
+			head,
+		}},
+		{"updates posted as message", nil, []op{
+			head, post("message", "Rollout started for the first region, watching error rates closely"),
+			head, post("message", "First region is healthy, moving on to the second region now"),
+			head, post("message", "Second region paused after a spike in checkout latency"),
+			head, post("message", "Latency spike traced to a cache warmup, resuming the rollout"),
+			head,
+		}},
+	})
+}

@@ -481,6 +481,24 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 	return mix(t, what) | 1
 }
 
+// contentKey reports whether an argument's key names what a write writes
+// in words (text, body, message, content, comment, reply, caption):
+// a post or a comment that says something else is another write, even
+// to one channel or ticket, where a button's label says only which
+// button (element, label, description), and a note beside a write may
+// only describe it.
+func contentKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "text", "body", "message", "content", "comment", "reply", "caption", "markdown", "html":
+		return true
+	}
+	return false
+}
+
 // refKey reports whether an argument's key names an element's ref in a
 // page's snapshot: ref, element_ref, elementRef.
 func refKey(k []byte) bool {
@@ -493,6 +511,9 @@ func refKey(k []byte) bool {
 // or letters and spaces alone, without a digit or the marks of a name or
 // an address (first_name, ada@example.org, A2:D2).
 func describes(key, b []byte) bool {
+	if contentKey(key) {
+		return false
+	}
 	if proseArg(key, b) {
 		return true
 	}
