@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -339,5 +340,45 @@ func TestOneYAMLLibrary(t *testing.T) {
 		if m.Path == "gopkg.in/yaml.v3" {
 			t.Errorf("%s %s is linked: read YAML with go.yaml.in/yaml/v3", m.Path, m.Version)
 		}
+	}
+}
+
+// TestReleaseLinks: a release build of reach links neither net/http/pprof
+// (a -tags pprof build's, pprof.go) nor, where cgo builds it, the pure-Go
+// SQLite (modernc.org/sqlite, for builds without cgo): every package
+// linked costs the binary's pages in the RSS of `reach serve`, its init
+// running at every start (docs/BENCHMARKS.md, "Memory"). The pprof build
+// is listed too, so that the check can see what it looks for.
+func TestReleaseLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the packages of two builds")
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	deps := func(cgo string, args ...string) map[string]bool {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), goTool, append(append([]string{"list", "-deps"}, args...), ".")...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Skipf("go list: %v", err) // no go command beside the test's toolchain
+		}
+		set := map[string]bool{}
+		for p := range strings.FieldsSeq(string(out)) {
+			set[p] = true
+		}
+		return set
+	}
+	release := deps("1")
+	if release["net/http/pprof"] {
+		t.Error("a release build links net/http/pprof: only a -tags pprof build serves profiles")
+	}
+	if release["modernc.org/sqlite"] {
+		t.Error("a cgo build links modernc.org/sqlite beside the C library's driver")
+	}
+	if !release["github.com/mattn/go-sqlite3"] {
+		t.Error("a cgo build does not link github.com/mattn/go-sqlite3: the check above sees nothing")
+	}
+	if !deps("1", "-tags", "pprof")["net/http/pprof"] {
+		t.Error("a -tags pprof build does not link net/http/pprof: the check above sees nothing")
 	}
 }

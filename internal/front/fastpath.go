@@ -101,10 +101,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			switch {
 			case msg.Method == "tools/call" && mcpwire.RequestID(msg.ID):
 				msg.ID = bytes.Clone(msg.ID) // body goes back to its pool
-				if s.fastSession(ss) {
+				if st := s.stateOf(ss); s.fastState(st) {
 					out := mcpwire.GetBuffer()
 					defer mcpwire.PutBuffer(out)
-					if ctype, ok := s.fastCall(r.Context(), r.Header, ss, sid, &msg, out, true); ok {
+					if ctype, ok := s.fastCall(r.Context(), r.Header, st, sid, &msg, out, true); ok {
 						writeAnswer(w, ctype, out.Bytes())
 						return
 					}
@@ -439,35 +439,77 @@ func (s *Server) passOn(sdk http.Handler, w http.ResponseWriter, r *http.Request
 
 // sessionByID finds the SDK's session of an Mcp-Session-Id.
 func (s *Server) sessionByID(id string) *mcp.ServerSession {
-	if ss, ok := s.byID.Load(id); ok {
-		return ss
+	if st := s.stateByID(id); st != nil {
+		return st.ss
+	}
+	return nil
+}
+
+// stateByID finds the state of the SDK's session of an Mcp-Session-Id:
+// one lookup by id, which also names the session.
+func (s *Server) stateByID(id string) *session {
+	if st, ok := s.byID.Load(id); ok {
+		return st
 	}
 	return s.findSession(id)
 }
 
-// findSession looks the SDK's sessions through for id, and keeps the one
-// it finds by id. (Apart from sessionByID: the loop's body captures id,
-// which would then go to the heap on every call.)
-func (s *Server) findSession(id string) *mcp.ServerSession {
+// findSession looks the SDK's sessions through for id, and keeps the state
+// of the one it finds by id. (Apart from stateByID: the loop's body
+// captures id, which would then go to the heap on every call.)
+func (s *Server) findSession(id string) *session {
 	for ss := range s.mcp.Sessions() {
 		if ss.ID() == id {
-			s.byID.Store(id, ss)
-			s.sessionFor(ss) // its end forgets the id (endSession)
-			return ss
+			st := s.sessionFor(ss) // its end forgets the id (endSession)
+			s.byID.Store(id, st)
+			return st
 		}
 	}
 	return nil
 }
 
-// fastSession reports whether the fast path answers tools/call on ss: a
-// session the SDK made, on a protocol with sessions, whose client needs no
-// streams.
-func (s *Server) fastSession(ss *mcp.ServerSession) bool {
+// sessionInit is what the fast lane reads of a session's initialize.
+type sessionInit struct {
+	sessions bool   // a protocol with sessions (before the sessionless one)
+	sample   bool   // its client can sample or elicit (upstream.CanSample)
+	agent    string // its client's name
+}
+
+// fastInit returns what the fast lane reads of st's session's initialize,
+// nil before the session has one.
+func (st *session) fastInit() *sessionInit {
+	if in := st.init.Load(); in != nil {
+		return in
+	}
+	ip := st.ss.InitializeParams()
+	if ip == nil {
+		return nil
+	}
+	in := &sessionInit{sessions: ip.ProtocolVersion < mcpwire.StatelessProtocol, sample: upstream.CanSample(st.ss)}
+	if ip.ClientInfo != nil {
+		in.agent = ip.ClientInfo.Name
+	}
+	st.init.Store(in)
+	return in
+}
+
+// stateOf is sessionFor(ss), nil for a nil ss.
+func (s *Server) stateOf(ss *mcp.ServerSession) *session {
 	if ss == nil {
+		return nil
+	}
+	return s.sessionFor(ss)
+}
+
+// fastState reports whether the fast path answers tools/call on the
+// session of st: a session the SDK made, on a protocol with sessions,
+// whose client needs no streams (see streams).
+func (s *Server) fastState(st *session) bool {
+	if st == nil || st.ss == nil {
 		return false
 	}
-	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion < mcpwire.StatelessProtocol && !s.streams(ss)
+	in := st.fastInit()
+	return in != nil && in.sessions && !in.sample && !s.levels.has(st.ss)
 }
 
 // Content types of the fast path's answers.
@@ -486,34 +528,48 @@ const (
 // POST (no Mcp-Session-Id), ctx must end when the client goes, as
 // net/http's request's context does: that is how its client cancels.
 func (s *Server) AnswerPost(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
-	sid := h.Get(mcpwire.HeaderSession)
-	if sid == "" {
-		return s.answerSessionless(ctx, h, body, out)
-	}
-	ss := s.sessionByID(sid)
-	if !s.fastSession(ss) || !s.ownsSessionCtx(ctx, ss) {
-		return "", false
-	}
 	var msg mcpwire.Message
-	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) {
+	if !mcpwire.ParseEnvelope(body, &msg) {
 		return "", false
 	}
-	return s.fastCall(ctx, h, ss, sid, &msg, out, false)
+	return s.AnswerMessage(ctx, h, body, &msg, out)
 }
 
-// answerSessionless is AnswerPost for a POST of the sessionless protocol:
-// ctx must end when the client goes, as net/http's request's does.
-func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []byte, out *bytes.Buffer) (contentType string, ok bool) {
+// AnswerMessage is AnswerPost for a body whose envelope the caller read
+// (msg, as mcpwire.ParseEnvelope reads it; the body need not have been
+// checked as JSON): the body is read once more only to check it, not to
+// read its envelope again. msg's slices stay body's.
+func (s *Server) AnswerMessage(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
+	if msg.JSONRPC != "2.0" {
+		return "", false
+	}
+	sid := h.Get(mcpwire.HeaderSession)
+	if sid == "" {
+		return s.answerSessionless(ctx, h, body, msg, out)
+	}
+	if msg.Method != "tools/call" || !mcpwire.RequestID(msg.ID) {
+		return "", false
+	}
+	st := s.stateByID(sid)
+	if !s.fastState(st) || !s.ownsStateCtx(ctx, st) || !json.Valid(body) {
+		return "", false
+	}
+	return s.fastCall(ctx, h, st, sid, msg, out, false)
+}
+
+// answerSessionless is AnswerMessage for a POST of the sessionless
+// protocol: ctx must end when the client goes, as net/http's request's
+// does.
+func (s *Server) answerSessionless(ctx context.Context, h link.Headers, body []byte, msg *mcpwire.Message, out *bytes.Buffer) (contentType string, ok bool) {
 	if !s.sessionless || !statelessHeaders(h) {
 		return "", false
 	}
 	if _, ok := auth.IdentityFrom(ctx); !ok && s.authn != nil {
 		return "", false // bindSessions refuses it
 	}
-	var msg mcpwire.Message
 	var p mcpwire.CallParams
 	var m callMeta
-	if !json.Valid(body) || !mcpwire.ParseEnvelope(body, &msg) || msg.JSONRPC != "2.0" || !statelessCall(h, &msg, &p, &m) {
+	if !json.Valid(body) || !statelessCall(h, msg, &p, &m) {
 		return "", false
 	}
 	s.answerStateless(ctx, h, msg.ID, p, &m, out)
@@ -540,12 +596,12 @@ var (
 	contentTypeSSE  = []string{ContentTypeSSE}
 )
 
-// fastCall answers a tools/call on session ss (id sid) into out and
+// fastCall answers a tools/call on session st (id sid) into out and
 // returns the answer's content type: JSON, or an empty stream for a call
 // the client cancelled (which gets no response). It reports false, having
 // written nothing, for calls the SDK must handle (progress), and, unless
 // answerBad, for params it cannot read (which the SDK then refuses).
-func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSession, sid string, msg *mcpwire.Message, out *bytes.Buffer, answerBad bool) (string, bool) {
+func (s *Server) fastCall(ctx context.Context, h link.Headers, st *session, sid string, msg *mcpwire.Message, out *bytes.Buffer, answerBad bool) (string, bool) {
 	var p mcpwire.CallParams
 	if err := mcpwire.ParseCallParams(msg.Params, &p); err != nil || p.Name == "" {
 		if !answerBad {
@@ -563,16 +619,11 @@ func (s *Server) fastCall(ctx context.Context, h link.Headers, ss *mcp.ServerSes
 		return "", false // progress flows on an SSE answer: the SDK's
 	}
 	s.fastCalls.Add(1)
-	agent := ""
-	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-		agent = ip.ClientInfo.Name
-	}
 	// The call's own context (link's, under its request) is the one a
 	// notifications/cancelled ends: dispatch keeps its cancel under key.
 	a := getAnswer()
 	defer putAnswer(a)
-	st := s.sessionFor(ss)
-	tc := &toolCall{session: st, ss: ss, agent: agent, params: p, meta: m.link, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
+	tc := &toolCall{session: st, ss: st.ss, agent: st.fastInit().agent, params: p, meta: m.link, header: h, inflight: sid + "\x00" + string(msg.ID), answer: a}
 	res, err := s.dispatch(ctx, tc)
 	if tc.cancelled {
 		return ContentTypeSSE, true // a cancelled request gets no response

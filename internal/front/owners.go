@@ -144,6 +144,11 @@ func (s *Server) ownsSession(r *http.Request, ss *mcp.ServerSession) bool {
 
 // ownsSessionCtx is ownsSession for the identity in ctx.
 func (s *Server) ownsSessionCtx(ctx context.Context, ss *mcp.ServerSession) bool {
+	return s.ownsStateCtx(ctx, s.sessionFor(ss))
+}
+
+// ownsStateCtx is ownsSessionCtx for the state of a session.
+func (s *Server) ownsStateCtx(ctx context.Context, st *session) bool {
 	if s.authn == nil {
 		return true
 	}
@@ -151,7 +156,7 @@ func (s *Server) ownsSessionCtx(ctx context.Context, ss *mcp.ServerSession) bool
 	if !ok {
 		return false
 	}
-	owner := s.sessionFor(ss).owner.Load()
+	owner := st.owner.Load()
 	return owner != nil && *owner != "" && *owner == sessionOwner(id)
 }
 

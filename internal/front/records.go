@@ -549,7 +549,7 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": resumeID, "method": "initialize", "params": &params})
 	post := newPost(r, init, "")
 	s.serveNew(sdk, discard{}, post, sid)
-	ss := s.findSession(sid)
+	ss := s.sessionByID(sid)
 	if ss == nil || ss.InitializeParams() == nil {
 		s.log.Warn("an MCP session could not be taken over", "session_id", SessionRef("#"+hash[:12]))
 		return true

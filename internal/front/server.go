@@ -32,6 +32,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/jsonscan"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/agentreach/reach/internal/store"
@@ -122,7 +123,7 @@ type Server struct {
 
 	sessions  sync.Map                       // *mcp.ServerSession or client key -> *session
 	clients   sync.Map                       // sessionOwner -> *atomic.Int64: the sessionless clients kept of each
-	byID      idMap[*mcp.ServerSession]      // Mcp-Session-Id -> its session, for the fast tools/call path
+	byID      idMap[*session]                // Mcp-Session-Id -> its session's state (which names the session), for the fast tools/call path
 	fastCalls atomic.Int64                   // calls answered by the fast path
 	inflight  idMap[context.CancelCauseFunc] // session id + "\x00" + JSON-RPC id -> its cancel, fast calls
 	sdkCalls  sync.Map                       // session id + "\x00" + JSON-RPC id -> the client's cancel reason ("" until it cancels), calls through the SDK
@@ -379,6 +380,13 @@ var mcpCallPrefix = func() string {
 // client).
 type session struct {
 	link.Session // the request its calls run in
+	// ss is the SDK's session of a long-lived session's state (sessionFor);
+	// nil for a sessionless client's.
+	ss *mcp.ServerSession
+	// init is what the fast lane reads of ss's initialize, once it has
+	// one (fastInit): read once, not under the SDK session's lock at
+	// every call. The SDK refuses a second initialize: it never changes.
+	init atomic.Pointer[sessionInit]
 	// owner is the sessionOwner of who opened a Streamable HTTP session
 	// when the gateway authenticates (set at initialize); nil otherwise.
 	owner atomic.Pointer[string]
@@ -552,7 +560,7 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 	if v, ok := s.sessions.Load(ss); ok {
 		return v.(*session)
 	}
-	v, _ := s.sessions.LoadOrStore(ss, &session{})
+	v, _ := s.sessions.LoadOrStore(ss, &session{ss: ss})
 	return v.(*session)
 }
 
@@ -904,6 +912,11 @@ func modelText(res *reach.Result) string {
 	if res.Error == nil && len(res.Data) > 0 && res.Data[0] == '"' {
 		if s, ok := plainString(res.Data); ok {
 			return withText(s, res)
+		}
+		if bytes.IndexByte(res.Data, '\\') >= 0 { // a text with escapes: decoded in one pass, not by reflection
+			if s, ok := jsonscan.Unquote(res.Data); ok {
+				return withText(s, res)
+			}
 		}
 		var s string
 		if json.Unmarshal(res.Data, &s) == nil {

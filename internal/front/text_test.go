@@ -59,3 +59,21 @@ func TestModelTextAllocations(t *testing.T) {
 		t.Errorf("modelText with a note = %q, want %q", got, want)
 	}
 }
+
+// FuzzModelTextString: a success's data that json.Unmarshal reads as a
+// string reaches the client as that string, escapes decoded in one pass
+// (jsonscan.Unquote) or not.
+func FuzzModelTextString(f *testing.F) {
+	for _, s := range []string{`"call 1"`, `"line\nbreak"`, `"a\"b\\c\u00e9"`, `"\ud83d\ude00 \ud83d"`, "\"\xff\\n\"", `"a\n" "b"`, ` "x\ty" `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want string
+		if len(b) == 0 || b[0] != '"' || json.Unmarshal(b, &want) != nil {
+			return
+		}
+		if got := modelText(&reach.Result{Status: reach.StatusSuccess, Data: json.RawMessage(b)}); got != want {
+			t.Fatalf("modelText(%q) = %q, json.Unmarshal %q", b, got, want)
+		}
+	})
+}

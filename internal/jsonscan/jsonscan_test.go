@@ -146,3 +146,40 @@ func FuzzAppendUnescape(f *testing.F) {
 	}
 	f.Fuzz(checkUnescape)
 }
+
+// checkUnquote holds that Unquote decodes a token with an escape as
+// encoding/json does, or fails where it fails. (A token without one is
+// read as it is spelled: Plain's, for tokens of valid JSON.)
+func checkUnquote(t *testing.T, tok string) {
+	t.Helper()
+	if !strings.Contains(tok, `\`) {
+		return
+	}
+	var want string
+	werr := json.Unmarshal([]byte(tok), &want)
+	got, ok := jsonscan.Unquote([]byte(tok))
+	if ok != (werr == nil) || ok && got != want {
+		t.Errorf("Unquote(%q) = %q, %v; encoding/json %q, %v", tok, got, ok, want, werr)
+	}
+}
+
+// TestUnquote: tokens with escapes, bad UTF-8, control characters, bare
+// quotes and bad escapes decode (or fail) as encoding/json decodes them.
+func TestUnquote(t *testing.T) {
+	for _, tok := range []string{`"line\nbreak"`, `"\"quoted\" \\ \/ \b\f\r\t"`, `"\u00e9 \ud83d\ude00 \ud83d"`,
+		`"bad \x escape"`, `"bare\n" quote"`, "\"ctl\\n \x01\"", "\"bad \xff utf8 \\n\"", `"\u12"`, `"unterminated\"`, `"a\t"b"`, `x\`, `"\`} {
+		checkUnquote(t, tok)
+	}
+	tok := []byte(`"one\ntwo"`)
+	if n := testing.AllocsPerRun(100, func() { jsonscan.Unquote(tok) }); n > 1 {
+		t.Errorf("Unquote of a token with an escape allocates %v times, want 1", n)
+	}
+}
+
+// FuzzUnquote: for any token, Unquote and encoding/json agree.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, "\"\xff\\t\"", `"\u00"`} {
+		f.Add(s)
+	}
+	f.Fuzz(checkUnquote)
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/strview"
 )
 
 // Members calls f with each member of the JSON object js, its key as
@@ -44,11 +46,46 @@ func Unquote(tok []byte) (string, bool) {
 	if b, plain := Plain(tok); plain {
 		return string(b), true
 	}
+	if s, ok := unescape(tok); ok {
+		return s, true
+	}
 	var s string
 	if json.Unmarshal(tok, &s) != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// unescape decodes a JSON string token with escapes in one pass, without
+// encoding/json's reflection (a tool's text with a line break was decoded
+// so): ok is false for a token that is not valid UTF-8 or holds a bad
+// escape, a bare quote or a control character, which Unquote leaves to
+// encoding/json.
+func unescape(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' || !utf8.Valid(tok) {
+		return "", false
+	}
+	in := tok[1 : len(tok)-1]
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); {
+		switch c := in[i]; {
+		case c == '\\':
+			var ok bool
+			if out, i, ok = AppendUnescape(out, in, i); !ok {
+				return "", false
+			}
+		case c == '"' || c < 0x20:
+			return "", false
+		default:
+			j := i + 1
+			for j < len(in) && in[j] != '\\' && in[j] != '"' && in[j] >= 0x20 {
+				j++
+			}
+			out = append(out, in[i:j]...)
+			i = j
+		}
+	}
+	return strview.Of(out), true // out is this string's alone
 }
 
 // Plain returns what a JSON string token stands for without a copy when

@@ -49,7 +49,7 @@ const maxIdle = 128
 
 type conn struct {
 	nc    net.Conn
-	br    *bufio.Reader
+	br    *bufio.Reader   // nil while the connection is idle (readers)
 	rc    syscall.RawConn // nc's, for the liveness probe; nil if it has none
 	probe *idleProbe      // rc's
 	cut   func()          // ends an exchange on it: its deadline passes (see RoundTrip)
@@ -132,6 +132,8 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
 		if c.alive() {
+			c.br = readers.Get().(*bufio.Reader)
+			c.br.Reset(c.nc)
 			return c, nil
 		}
 		c.nc.Close()
@@ -141,7 +143,9 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{nc: nc, br: bufio.NewReaderSize(nc, 8<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(nc)
+	c := &conn{nc: nc, br: br}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.rc, _ = sc.SyscallConn()
 		c.probe = newIdleProbe()
@@ -150,19 +154,35 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// alive reports whether an idle connection is still open: nothing is
-// buffered and the socket has neither data (nothing was asked, so that
-// would be a close notice or garbage) nor an end of stream. It looks
-// without blocking, in one non-blocking peek (peekIdle); a read with a
-// past deadline would not do, as Go fails it before reading.
+// alive reports whether an idle connection is still open: the socket has
+// neither data (nothing was asked, so that would be a close notice or
+// garbage) nor an end of stream. It looks without blocking, in one
+// non-blocking peek (peekIdle); a read with a past deadline would not do,
+// as Go fails it before reading.
 func (c *conn) alive() bool {
-	if c.br.Buffered() > 0 {
-		return false
-	}
 	return c.rc == nil || c.probe.peekIdle(c.rc)
 }
 
+// readers are the connections' readers, held only during an exchange: a
+// pool keeps up to maxIdle connections to each upstream, and an idle one
+// holding its 8 KiB reader held 1 MB of live heap under 128 concurrent
+// calls (TestIdleConnectionHoldsNoReader).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
+
+// put gives c back to the pool, its reader to readers: a connection with
+// bytes buffered past its answer is closed, as net/http's client closes
+// one the server wrote to unasked.
 func (p *Conns) put(c *conn) {
+	if c.br.Buffered() > 0 {
+		c.nc.Close()
+		return
+	}
+	// The exchange's body read the reader: once released it reads nothing
+	// (not another connection's answer, should a caller read it again).
+	c.x.Body = Body{eof: true}
+	c.br.Reset(nil)
+	readers.Put(c.br)
+	c.br = nil
 	p.mu.Lock()
 	if p.closed || len(p.idle) >= maxIdle {
 		p.mu.Unlock()

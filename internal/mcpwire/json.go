@@ -261,6 +261,13 @@ func (r *Result) Parse(js []byte) error {
 	if !json.Valid(js) {
 		return ErrNotObject
 	}
+	return r.ParseValid(js)
+}
+
+// ParseValid is Parse for js known to be valid JSON: the Result of a
+// message ParseAnswer (or ReadSSE) read, which it validated with the
+// rest of the answer. The answer is checked once, not twice.
+func (r *Result) ParseValid(js []byte) error {
 	if string(bytes.TrimSpace(js)) == "null" {
 		return nil
 	}

@@ -249,6 +249,13 @@ type Result struct {
 	IsError           bool              `json:"isError,omitempty"`
 
 	one [1]json.RawMessage // Content's first backing (most results have one item): Parse allocates none for it
+
+	// OnlyText is the text of the one content, as the upstream sent it
+	// (not masked), when Text found it a text block: what the front
+	// compares its rendering with (upstream.Kept), without reading the
+	// block again. OnlyTextRead says it was.
+	OnlyText     string
+	OnlyTextRead bool
 }
 
 // Data turns the result into the call's data, as the upstream client does
@@ -280,6 +287,9 @@ func (r *Result) Text(red *redact.Redactor) (string, bool) {
 		lead = lead || (i > 0 && len(texts) == 0)
 		texts = append(texts, text)
 	}
+	if len(r.Content) == 1 && len(texts) == 1 {
+		r.OnlyText, r.OnlyTextRead = texts[0], true // as sent: JoinTexts masks a copy
+	}
 	return JoinTexts(texts, lead, red), all
 }
 
@@ -295,8 +305,8 @@ func TextData(text string) json.RawMessage {
 		b := make([]byte, 0, len(text)+2)
 		return append(append(append(b, '"'), text...), '"')
 	}
-	s, _ := json.Marshal(text)
-	return s
+	// As json.Marshal writes it, byte for byte, without its reflection.
+	return jsonscan.AppendQuoted(make([]byte, 0, len(text)+len(text)/8+8), text)
 }
 
 // plainText reports whether json.Marshal writes s as it is, in quotes:

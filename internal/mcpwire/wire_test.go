@@ -481,3 +481,105 @@ func TestSSECursor(t *testing.T) {
 		t.Errorf("an answer over the limit: %v, want an error saying it is too large", err)
 	}
 }
+
+// TestIdleConnectionHoldsNoReader: a pooled connection holds its reader
+// only during an exchange; idle, the reader is back in readers. A
+// connection that was sent more than its answer is closed when released,
+// not pooled.
+func TestIdleConnectionHoldsNoReader(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var in [4096]byte
+				for n := 0; ; {
+					k, err := c.Read(in[n:])
+					if err != nil {
+						return
+					}
+					if n += k; !bytes.HasSuffix(in[:n], body) {
+						continue
+					}
+					out := answer
+					if bytes.Contains(in[:n], []byte("Mcp-Session-Id: extra")) {
+						out += "HTTP/1.1 200 OK\r\n" // unasked
+					}
+					n = 0
+					if _, err := c.Write([]byte(out)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	p := NewConns("http://"+ln.Addr().String()+"/mcp", nil)
+	defer p.Close()
+	ctx := context.Background()
+	const n = 8
+	var xs []*Exchange
+	for range n { // n at once: n connections
+		x, err := p.RoundTrip(ctx, Session{ID: "s1", Protocol: SessionProtocol}, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	for _, x := range xs {
+		if b, err := io.ReadAll(&x.Body); err != nil || string(b) != "{}" {
+			t.Fatalf("body %q, %v", b, err)
+		}
+		x.Release(false)
+	}
+	p.mu.Lock()
+	idle := len(p.idle)
+	for _, c := range p.idle {
+		if c.br != nil {
+			t.Error("an idle connection holds its reader")
+		}
+	}
+	p.mu.Unlock()
+	if idle != n {
+		t.Fatalf("%d idle connections, want %d", idle, n)
+	}
+	for range 2 * n { // the pooled connections, each with a reader again
+		x, err := p.RoundTrip(ctx, Session{ID: "s1", Protocol: SessionProtocol}, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(&x.Body); err != nil || string(b) != "{}" {
+			t.Fatalf("body %q, %v", b, err)
+		}
+		x.Release(false)
+	}
+	x, err := p.RoundTrip(ctx, Session{ID: "extra", Protocol: SessionProtocol}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(&x.Body)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if x.c.br.Buffered() > 0 { // the unasked bytes arrived with the answer or after
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the unasked bytes did not arrive")
+		}
+		x.c.br.Peek(1)
+	}
+	x.Release(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) != n-1 {
+		t.Errorf("%d idle connections after one that had bytes past its answer, want %d (it closed)", len(p.idle), n-1)
+	}
+}

@@ -31,12 +31,12 @@ type keptKey struct{}
 // the call. Safe for concurrent use.
 type Kept struct {
 	mu         sync.Mutex
-	frame      reach.FrameID     // the call that filled it
-	data       json.RawMessage   // what the Func returned
-	wire       []json.RawMessage // the content, as the wire client read it
-	sdk        []mcp.Content     // or as the SDK's client did
-	structured any               // json.RawMessage or any; nil if none
-	red        *redact.Redactor  // masks what is sent on
+	frame      reach.FrameID    // the call that filled it
+	data       json.RawMessage  // what the Func returned
+	wire       *mcpwire.Result  // the answer as the wire client read it, with its content (nil without)
+	sdk        []mcp.Content    // or as the SDK's client did
+	structured any              // json.RawMessage or any; nil if none
+	red        *redact.Redactor // masks what is sent on
 }
 
 // KeepFor returns ctx carrying an empty *Kept for the call made with it
@@ -76,7 +76,7 @@ func (k *keptCtx) Value(key any) any {
 // upstream answered and the data the Func returns. A call nested in
 // another tool's Func (the context is the outer call's) fills it with its
 // own frame, and the front does not use it for the outer call.
-func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
+func keep(ctx context.Context, wire *mcpwire.Result, sdk []mcp.Content, structured any, data json.RawMessage, red *redact.Redactor) {
 	s, ok := ctx.Value(keptKey{}).(*Kept)
 	if !ok {
 		return
@@ -86,7 +86,10 @@ func keep(ctx context.Context, wire []json.RawMessage, sdk []mcp.Content, struct
 		return
 	}
 	s.mu.Lock()
-	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, wire, sdk, structured, red
+	s.frame, s.data, s.wire, s.sdk, s.structured, s.red = f.ID, data, nil, sdk, structured, red
+	if wire != nil && wire.Content != nil {
+		s.wire = wire
+	}
 	s.mu.Unlock()
 }
 
@@ -106,7 +109,7 @@ func (s *Kept) Result(res *reach.Result, rendered *mcp.CallToolResult) *mcp.Call
 	}
 	var content any = s.sdk
 	if s.wire != nil {
-		content = s.wire
+		content = s.wire.Content
 	}
 	c, err := json.Marshal(content)
 	if err != nil {
@@ -157,12 +160,16 @@ func (s *Kept) sameAs(rendered *mcp.CallToolResult) bool {
 	var text string
 	switch {
 	case s.wire != nil:
-		c := s.wire
+		c := s.wire.Content
 		if len(c) != 1 {
 			return false
 		}
 		if bytes.Contains(c[0], []byte(`"annotations"`)) || bytes.Contains(c[0], []byte(`"_meta"`)) {
 			return false // more than a text: the slow way keeps it
+		}
+		if s.wire.OnlyTextRead { // read once, as the call's data was made
+			text = s.wire.OnlyText
+			break
 		}
 		typ, t, ok := mcpwire.ContentText(c[0])
 		if !ok || typ != "text" {

@@ -17,7 +17,7 @@ func TestKeepFor(t *testing.T) {
 	var seen *Caller
 	rt.MustRegister(reach.Tool{Name: "echo", Access: reach.Read, Func: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 		seen = CallerFrom(ctx)
-		keep(ctx, []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}, nil, nil, json.RawMessage(`"hi"`), nil)
+		keep(ctx, &mcpwire.Result{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"hi"}`)}}, nil, nil, json.RawMessage(`"hi"`), nil)
 		return json.RawMessage(`"hi"`), nil
 	}})
 	rctx, req, err := rt.Begin(t.Context(), &reach.RequestOptions{})

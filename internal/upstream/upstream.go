@@ -64,6 +64,7 @@ type upstream struct {
 	mirrorAgain bool      // and another was asked for meanwhile
 	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens      atomic.Uint64
+	wired       atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
 }
 
 func (u *upstream) status() Status {
@@ -735,7 +736,7 @@ func (u *upstream) forward(exposed, name string) reach.ToolFunc {
 				return nil, &reach.ToolError{Type: "tool_error", Message: strings.TrimSpace(t)}
 			}
 			data := res.Data(u.p.redactor)
-			keep(ctx, res.Content, nil, res.StructuredContent, data, u.p.redactor)
+			keep(ctx, res, nil, res.StructuredContent, data, u.p.redactor)
 			return data, nil
 		}
 		meta := mcp.Meta{}

@@ -34,8 +34,13 @@ type wireSession struct {
 }
 
 // wireOf returns the wire client's view of cs, or nil when the wire client
-// cannot use cs (stdio, no session id, the sessionless protocol).
+// cannot use cs (stdio, no session id, the sessionless protocol). The view
+// of the session last called is kept: a session's id and protocol never
+// change, and its calls need not make a view each.
 func (u *upstream) wireOf(cs *mcp.ClientSession) *wireSession {
+	if w := u.wired.Load(); w != nil && w.cs == cs {
+		return w
+	}
 	if u.cfg.URL == "" || cs.ID() == "" || cs.InitializeResult() == nil {
 		return nil
 	}
@@ -43,7 +48,9 @@ func (u *upstream) wireOf(cs *mcp.ClientSession) *wireSession {
 	if v >= mcpwire.StatelessProtocol {
 		return nil
 	}
-	return &wireSession{cs: cs, Session: mcpwire.Session{ID: cs.ID(), Protocol: v}}
+	w := &wireSession{cs: cs, Session: mcpwire.Session{ID: cs.ID(), Protocol: v}}
+	u.wired.Store(w)
+	return w
 }
 
 // errSessionGone says the upstream no longer knows the session (HTTP 404).
@@ -186,7 +193,7 @@ func (u *upstream) wireAnswer(ctx context.Context, c *wireCall, a answer) (*mcpw
 		return nil, u.callError(msg.Error)
 	}
 	var res mcpwire.Result
-	if err := res.Parse(msg.Result); err != nil {
+	if err := res.ParseValid(msg.Result); err != nil { // the answer was checked as it was read
 		return nil, &reach.ToolError{Type: "upstream_error", Message: fmt.Sprintf("upstream %s answered tools/call with something else than a tool result", u.cfg.Name)}
 	}
 	return &res, nil
