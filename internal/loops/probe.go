@@ -65,8 +65,20 @@ func untypedClass(errType string, msg []byte) string {
 			return "invalid_args"
 		}
 	}
-	return ""
+	// Any other complaint counts too, under a class of its own: a tool
+	// that fails three times in a row with one template whatever the
+	// arguments (a payment declined, a KeyError for one column, however
+	// the call is respelled) says the same thing each time, as R3 has it.
+	// Its words are compared (but those that hold a digit, and the
+	// arguments it echoes), so a probe for a name, a KeyError for each
+	// candidate column, is a new complaint each time.
+	return untypedStreak
 }
+
+// untypedStreak is the class of an untyped failure that says neither what
+// was wrong with a value nor that something was not found or is in a
+// state that refuses the call.
+const untypedStreak = "tool_error"
 
 // containsWord reports whether lower-case text m holds w as a word: not
 // inside a longer one ("state", not "statement" or "estate").
@@ -202,7 +214,7 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 	if o.Error && !streakClass(class) && !Transient(class) {
 		class = untypedClass(class, o.Result)
 	}
-	if !o.Error || !streakClass(class) {
+	if !o.Error || !streakClass(class) && class != untypedStreak {
 		e.count = 0
 		return
 	}
@@ -407,17 +419,34 @@ func (d *Detector) question(s *Step) uint64 {
 	if as.cut {
 		return 0
 	}
+	// The question is the multiset of the other values, each respelled as
+	// foldArgs respells it, whatever keys they are under: the same free
+	// text asked again with its filter renamed ({"status":"open"}, then
+	// {"state":"OPEN"}) or a day given as its midnight is the question
+	// asked again. The asking binds each value to its path.
 	q, prose := uint64(0x717565), false
-	mayProse := mayHoldProse(s.Args)
+	var sum uint64
+	var f folder
 	for i := range as.out {
 		l := &as.out[i]
 		v := l.val
 		switch {
-		case l.kind == leafString && mayProse && proseArg(l.key, l.raw):
+		case l.kind == leafString && proseArg(l.key, l.raw):
 			v, prose = 0x70726f7365, true
 			s.search = s.search || keyKind(l.key) == queryKey
-		case l.kind == leafString || l.kind == leafNumber:
+			sum += mix(v, 0x76616c)
+			q = mix(q, mix(l.path, v))
+			continue
+		case l.kind == leafString:
+			f.str(l.raw)
+			sum += mix(f.sum(), 0x76616c)
 			v = respelled(l.raw, v)
+		case l.kind == leafNumber:
+			f.num(l.raw)
+			sum += mix(f.sum(), 0x76616c)
+			v = respelled(l.raw, v)
+		default:
+			sum += mix(v, 0x76616c)
 		}
 		q = mix(q, mix(l.path, v))
 	}
@@ -427,7 +456,7 @@ func (d *Detector) question(s *Step) uint64 {
 		return q
 	}
 	s.prose, s.asking = true, q // its values under their keys already
-	return q
+	return mix(0x717565, sum)
 }
 
 // askedWords fills s.asked with the content words of the free text of read
@@ -583,29 +612,7 @@ func foldArgsBound(tool string, args []byte) (question, asking uint64) {
 				i = j + 2
 				continue
 			}
-			v := bytes.TrimSpace(args[i+1 : min(j, len(args))])
-			f.q, f.n = 0x737472, 0
-			switch {
-			case f.span(v) || f.instant(v):
-			case codeOfWords(v):
-				// Code of several words (a query, a command, a condition
-				// or a range written without spaces, day='2026-12-01',
-				// 'Q4'!A1:D20): the same words in another order, spaced
-				// or quoted otherwise, ask the same question.
-				f.byte('"')
-				f.word(wordsFold(v))
-			case !f.number(v):
-				f.byte('"')
-				if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
-					v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
-				}
-				for _, c := range v {
-					if 'A' <= c && c <= 'Z' {
-						c += 'a' - 'A'
-					}
-					f.byte(c)
-				}
-			}
+			f.str(args[i+1 : min(j, len(args))])
 			value()
 			i = j + 1
 		case c == '-' || isDigit(c):
@@ -613,10 +620,7 @@ func foldArgsBound(tool string, args []byte) (question, asking uint64) {
 			for j < len(args) && (isDigit(args[j]) || args[j] == '.' || args[j] == '-' || args[j] == '+' || args[j] == 'e' || args[j] == 'E') {
 				j++
 			}
-			f.q, f.n = 0x737472, 0
-			if !f.number(args[i:j]) {
-				f.write(args[i:j])
-			}
+			f.num(args[i:j])
 			value()
 			i = j
 		case 'a' <= c && c <= 'z': // true, false, null
@@ -636,6 +640,68 @@ func foldArgsBound(tool string, args []byte) (question, asking uint64) {
 	return mix(t, sum), mix(t, bound)
 }
 
+// str starts a value over with string v (its JSON escapes as written)
+// respelled: a span or an instant one way, code of several words as the
+// multiset of its words, a number as a number, a path without "./" at its
+// start or a slash at its end, the rest in lower case.
+func (f *folder) str(v []byte) {
+	v = bytes.TrimSpace(v)
+	f.q, f.n = 0x737472, 0
+	switch {
+	case f.span(v) || f.instant(v):
+	case codeOfWords(v):
+		// Code of several words (a query, a command, a condition
+		// or a range written without spaces, day='2026-12-01',
+		// 'Q4'!A1:D20): the same words in another order, spaced
+		// or quoted otherwise, ask the same question.
+		f.byte('"')
+		f.word(wordsFold(v))
+	case !f.number(v):
+		f.byte('"')
+		v = webAddress(v)
+		if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
+			v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
+		}
+		for _, c := range v {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			f.byte(c)
+		}
+	}
+}
+
+// webAddress returns web address v without what does not name another
+// page: its scheme (http or https), a "www." before its host and a
+// fragment (#abstract, which the browser never sends). A fragment that
+// routes a single-page application ("#/orders/12", "#!/inbox") names
+// one, and stays. Other values are returned as they are.
+func webAddress(v []byte) []byte {
+	switch {
+	case len(v) > 8 && bytes.EqualFold(v[:8], []byte("https://")):
+		v = v[8:]
+	case len(v) > 7 && bytes.EqualFold(v[:7], []byte("http://")):
+		v = v[7:]
+	default:
+		return v
+	}
+	if len(v) > 4 && bytes.EqualFold(v[:4], []byte("www.")) {
+		v = v[4:]
+	}
+	if i := bytes.IndexByte(v, '#'); i >= 0 && !(i+1 < len(v) && (v[i+1] == '/' || v[i+1] == '!')) {
+		v = v[:i]
+	}
+	return v
+}
+
+// num starts a value over with the number written v.
+func (f *folder) num(v []byte) {
+	f.q, f.n = 0x737472, 0
+	if !f.number(v) {
+		f.write(v)
+	}
+}
+
 // codeOfWords reports whether string value v holds a space or one of
 // =<>!' (code of several words, foldArgsBound): one pass, where
 // bytes.ContainsAny builds its set of bytes anew at each call.
@@ -651,9 +717,21 @@ func codeOfWords(v []byte) bool {
 
 // instant writes v, when it is a date-time with a zone, as its instant in
 // UTC: 2026-12-09T13:00:00+01:00 and 2026-12-09T12:00:00Z are one time.
+// A day's midnight, in UTC or without a zone, is that day as a date is
+// written: 2026-12-18, 2026-12-18T00:00 and 2026-12-18T00:00:00Z ask for
+// one day (a check-in, a calendar's day), and a tool that took the date
+// takes its midnight alike.
 func (f *folder) instant(v []byte) bool {
 	n := dateTimeLen(v)
-	if n != len(v) || n < 20 {
+	if n != len(v) || n < 16 {
+		return false
+	}
+	if midnight(v) {
+		f.byte('"')
+		f.write(v[:10])
+		return true
+	}
+	if n < 20 {
 		return false
 	}
 	num := func(b []byte) int {
@@ -700,9 +778,26 @@ func (f *folder) instant(v []byte) bool {
 	}
 	t := time.Date(num(v[:4]), time.Month(num(v[5:7])), num(v[8:10]), num(v[11:13]), num(v[14:16]), sec, nsec, time.UTC).Add(-off)
 	var buf [40]byte
+	if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+		f.byte('"')
+		f.write(t.AppendFormat(buf[:0], time.DateOnly))
+		return true
+	}
 	f.byte('@')
 	f.write(t.AppendFormat(buf[:0], time.RFC3339Nano))
 	return true
+}
+
+// midnight reports whether the date-time v (dateTimeLen long) is the
+// start of its day written without a zone or in UTC: its time all zeros
+// (00:00, 00:00:00, 00:00:00.000), then nothing, Z, +00:00 or +0000.
+func midnight(v []byte) bool {
+	i := 11
+	for i < len(v) && (v[i] == '0' || v[i] == ':' || v[i] == '.' || v[i] == ',') {
+		i++
+	}
+	z := v[i:]
+	return i >= 16 && (len(z) == 0 || string(z) == "Z" || string(z) == "+00:00" || string(z) == "+0000" || string(z) == "+00")
 }
 
 // span writes v, when it is a span of time, as its seconds: 45m, 2700s,
@@ -1080,6 +1175,15 @@ func (qs *questionState) about(s *Step) bool {
 	return false
 }
 
+// sameText reports whether the free text of asking s is the streak's
+// again, word for word (its content words those of every asking so far):
+// not another text that an answer alike could tie to it by mistake (a
+// classifier's next review), but the question asked again with its other
+// arguments respelled or renamed, whatever its answer says of it.
+func (qs *questionState) sameText(s *Step) bool {
+	return s.nasked > 0 && slices.Equal(s.asked[:s.nasked], qs.words[:qs.nwords])
+}
+
 // has reports whether sorted words ws hold w.
 func has(ws []uint64, w uint64) bool {
 	_, ok := slices.BinarySearch(ws, w)
@@ -1123,7 +1227,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !(qs.records && s.search) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
+	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
 	}
 	return &Verdict{
@@ -1185,7 +1289,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged bool, answ
 		// that share no word and get the same suggestions are other texts.
 		same := s.search && qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
 		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
-		notAbout := qs.stale > 0 && !same && !qs.about(s)
+		notAbout := qs.stale > 0 && !same && !qs.sameText(s) && !qs.about(s)
 		other = !reworded || notAbout
 		if answer != qs.answer || !reworded || notAbout && qs.verdict {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false

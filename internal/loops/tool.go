@@ -440,8 +440,23 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 		return 0
 	}
 	t, what, named := hashString(s.Tool), uint64(0), false
+	// A write that says in words what it acts on ("Load more results
+	// button") and names it by the ref a snapshot gave it acts on the
+	// page: the page numbers its elements anew each time it is read, so
+	// the same button clicked again comes with another ref, and the same
+	// ref described otherwise ("Next", then "Continue") is the same
+	// button. Its target is the page, and what it writes there.
+	described := false
 	for i := range as.out {
 		l := &as.out[i]
+		described = described || l.kind == leafString && len(l.raw) > 0 && !refKey(l.key) && describes(l.key, l.raw)
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		if described && refKey(l.key) && len(l.raw) <= 8 {
+			named = true
+			continue
+		}
 		if l.kind == leafLiteral {
 			continue
 		}
@@ -466,11 +481,39 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 	return mix(t, what) | 1
 }
 
+// contentKey reports whether an argument's key names what a write writes
+// in words (text, body, message, content, comment, reply, caption):
+// a post or a comment that says something else is another write, even
+// to one channel or ticket, where a button's label says only which
+// button (element, label, description), and a note beside a write may
+// only describe it.
+func contentKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "text", "body", "message", "content", "comment", "reply", "caption", "markdown", "html":
+		return true
+	}
+	return false
+}
+
+// refKey reports whether an argument's key names an element's ref in a
+// page's snapshot: ref, element_ref, elementRef.
+func refKey(k []byte) bool {
+	var w keyWords
+	return w.split(k) && w.n > 0 && string(w.word(w.n-1)) == "ref"
+}
+
 // describes reports whether string value b describes what a write acts on
 // (a button's label, a note) rather than being what it writes: free text,
 // or letters and spaces alone, without a digit or the marks of a name or
 // an address (first_name, ada@example.org, A2:D2).
 func describes(key, b []byte) bool {
+	if contentKey(key) {
+		return false
+	}
 	if proseArg(key, b) {
 		return true
 	}

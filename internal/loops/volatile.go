@@ -16,11 +16,12 @@ import (
 // else the key says: "latency_ms", "x_cache", "took", "_score". A span of
 // time ("elapsed", "queued_duration") grows while nothing else moves: a
 // job polled whose answer says only how long it has waited is the same
-// answer each time.
+// answer each time. So does a simulation's or a game server's tick (its
+// logical clock): a world polled whose tick alone moves has not changed.
 var volatileWords = map[string]bool{
 	"latency": true, "took": true, "elapsed": true, "duration": true, "nonce": true, "timestamp": true, "ts": true,
 	"cache": true, "cached": true, "score": true, "scores": true, "relevance": true, "similarity": true,
-	"uptime": true, "expires": true, "expiry": true, "signature": true,
+	"uptime": true, "expires": true, "expiry": true, "signature": true, "tick": true,
 }
 
 // volatileIDWords are the words that, before "id" (request_id, traceId,
@@ -232,7 +233,7 @@ func maskedHash(b []byte) uint64 {
 			last = i
 			continue
 		}
-		if n := durationLen(b[i:]); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
+		if n := spanAt(b, i); n > 0 && !(i == 0 && n == len(b)) && !countdown(b, i, i+n) && !partOf(b[i+n:]) {
 			h.Write(b[last:i])
 			h.WriteString("\x00D")
 			i += n
@@ -243,7 +244,7 @@ func maskedHash(b []byte) uint64 {
 		for j < len(b) && tokenByte[b[j]] {
 			j++
 		}
-		if randomToken(b[i:j]) {
+		if randomToken(b[i:j]) || elementRef(b, i, j) {
 			h.Write(b[last:i])
 			h.WriteString("\x00R")
 			last = j
@@ -267,7 +268,13 @@ func needsMask(b []byte) bool {
 				if digit && i-start >= 8 && maskable(b, start, i) {
 					return true
 				}
+				if (c == '=' || c == ':') && i-start == 3 && bytes.EqualFold(b[start:i], []byte("ref")) {
+					return true
+				}
 				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ') && durationLen(b[start:]) > 0 {
+					return true
+				}
+				if c == ':' && i-start <= 2 && isDigit(b[start]) && clockLen(b[start:]) > 0 {
 					return true
 				}
 				start = -1
@@ -323,10 +330,26 @@ func durationLen(b []byte) int {
 		}
 		i += u
 		if i == len(b) || !tokenByte[b[i]] {
+			if d == 0 && u == 1 && b[i-1] == 'm' && manyMinutes(b[:i-1]) {
+				// Minutes alone past 179 are not how a span is written
+				// (kubectl's ages turn to hours at 3h0m): 340m is a CPU
+				// in millicores, a distance, a quantity.
+				return 0
+			}
 			return i
 		}
 	}
 	return 0
+}
+
+// manyMinutes reports whether the number n (digits, maybe a fraction) is
+// 180 or more.
+func manyMinutes(n []byte) bool {
+	if k := bytes.IndexByte(n, '.'); k >= 0 {
+		n = n[:k]
+	}
+	n = bytes.TrimLeft(n, "0")
+	return len(n) > 3 || len(n) == 3 && string(n) >= "180"
 }
 
 // unitLen returns the length of the unit of time at the start of b: ns,
@@ -385,7 +408,55 @@ func countdown(b []byte, i, j int) bool {
 		}
 		before = before[:k]
 	}
-	return false
+	return startsIn(b[:i])
+}
+
+// startsIn reports whether the text before a span says that something is
+// still to come in that span ("Boarding starts in 25m", "Retrying in
+// 30s", "token expires in 5m", "try again in 2m"): a time to go before an
+// event, which moving is news. "1 passed in 350ms", "Ran 12 tests in
+// 0.41s" and "Done in 3.2s" say how long something took: only the word
+// before "in" tells them apart, a verb of what is to come (in the present,
+// or in -ing: "starting in", "closing in") against a past or a count.
+func startsIn(before []byte) bool {
+	w, before := lastWord(bytes.TrimRight(before, " "))
+	if !bytes.EqualFold(w, []byte("in")) {
+		return false
+	}
+	w, _ = lastWord(bytes.TrimRight(before, " "))
+	if len(w) > 4 && bytes.EqualFold(w[len(w)-3:], []byte("ing")) {
+		return true
+	}
+	var low [12]byte
+	if len(w) > len(low) {
+		return false
+	}
+	for k, c := range w {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[k] = c
+	}
+	return toCome[string(low[:len(w)])]
+}
+
+// toCome are the verbs (and words) before "in" and a span that say the
+// span is a time to go.
+var toCome = map[string]bool{
+	"starts": true, "start": true, "begins": true, "begin": true, "opens": true, "closes": true,
+	"expires": true, "ends": true, "departs": true, "arrives": true, "leaves": true, "boards": true,
+	"resumes": true, "renews": true, "restarts": true, "retries": true, "refreshes": true,
+	"due": true, "next": true, "again": true, "back": true, "ready": true, "live": true,
+}
+
+// lastWord returns the last word of b (its letters, digits, '_' and '-')
+// and what comes before it.
+func lastWord(b []byte) (word, before []byte) {
+	k := len(b)
+	for k > 0 && tokenByte[b[k-1]] {
+		k--
+	}
+	return b[k:], b[:k]
 }
 
 // partOf reports whether rest, what follows a span, makes it a part of a
@@ -395,12 +466,97 @@ func partOf(rest []byte) bool {
 	switch {
 	case len(rest) > 1 && rest[0] == '/':
 		rest = rest[1:]
+	case len(rest) > 3 && string(rest[:3]) == " / ":
+		rest = rest[3:]
 	case len(rest) > 4 && string(rest[:4]) == " of ":
 		rest = rest[4:]
 	default:
 		return false
 	}
-	return durationLen(rest) > 0
+	return spanLen(rest) > 0
+}
+
+// spanLen returns the length of the span of time at the start of b,
+// written with units (durationLen) or as a clock (clockLen), or 0.
+func spanLen(b []byte) int {
+	if n := durationLen(b); n > 0 {
+		return n
+	}
+	return clockLen(b)
+}
+
+// spanAt returns the length of the span of time at b[i:], or 0. A clock
+// after a number ("10 Mar 2026 08:05:00", "Dec 3 14:02:11") or before a
+// zone ("08:05:00 +0000", "08:05:00 UTC") is a time of day, the answer's
+// (an e-mail's Date, a log line's time): only a clock on its own is read
+// as a span.
+func spanAt(b []byte, i int) int {
+	if n := durationLen(b[i:]); n > 0 {
+		return n
+	}
+	n := clockLen(b[i:])
+	if n == 0 {
+		return 0
+	}
+	if w, _ := lastWord(bytes.TrimRight(b[:i], " ,")); len(w) > 0 && isDigit(w[len(w)-1]) {
+		return 0
+	}
+	rest := b[i+n:]
+	if len(rest) > 1 && rest[0] == ' ' && (rest[1] == '+' || rest[1] == '-' || 'A' <= rest[1] && rest[1] <= 'Z' && len(rest) > 3 && 'A' <= rest[2] && rest[2] <= 'Z') {
+		return 0
+	}
+	return n
+}
+
+// clockLen returns the length of a span written as a clock at the start of
+// b (00:03:10, 1:02:03, 00:03:10.52), or 0: "running for 00:03:10" says
+// how long a cell, a job or a call has run, anew each time it is asked,
+// as "running for 3m10s" does. Hours, minutes and seconds all three: a
+// time of day written 18:40 (a departure, a slot) is the answer's. As
+// with any span, a clock that is a part of a whole ("00:03:10 / 00:45:00",
+// a media position) or a time to go stays.
+func clockLen(b []byte) int {
+	i := 0
+	for i < len(b) && i < 2 && isDigit(b[i]) {
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	for range 2 {
+		if len(b) < i+3 || b[i] != ':' || !isDigit(b[i+1]) || !isDigit(b[i+2]) {
+			return 0
+		}
+		i += 3
+	}
+	if i+1 < len(b) && (b[i] == '.' || b[i] == ',') && isDigit(b[i+1]) {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (tokenByte[b[i]] || b[i] == ':') {
+		return 0
+	}
+	return i
+}
+
+// elementRef reports whether the word b[i:j] is an element's ref in a
+// page's snapshot ("[ref=e14]", "ref:s1e14"): a handle of letters and
+// digits, eight bytes at most, after "ref=" or "ref:". A browser numbers
+// its elements anew at each snapshot (and after any change to the page),
+// so the same page read again names other refs; what the element is
+// (its role, its label) is the rest of the line.
+func elementRef(b []byte, i, j int) bool {
+	if i < 4 || j-i > 8 || b[i-1] != '=' && b[i-1] != ':' || !bytes.EqualFold(b[i-4:i-1], []byte("ref")) || i > 4 && tokenByte[b[i-5]] {
+		return false
+	}
+	for _, c := range b[i:j] {
+		if isDigit(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
