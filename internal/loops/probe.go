@@ -148,7 +148,14 @@ func (d *Detector) template(msg, args []byte) uint64 {
 		}
 		if matched > 0 {
 			h.Write(msg[last:i])
-			h.WriteString("\x00E")
+			// An echoed value with a digit is a value, as it is when
+			// the arguments do not hold it: a charge's id is named in
+			// the complaint whether the call gave it or its payment's.
+			if bytes.ContainsAny(msg[i:i+matched], "0123456789") {
+				h.WriteString("\x00V")
+			} else {
+				h.WriteString("\x00E")
+			}
 			i += matched
 			last = i
 			continue

@@ -191,9 +191,6 @@ var sxKnown = map[string]string{
 	// room (currency, best rate, payment policy): the same empty answer
 	// and warning each time.
 	"travel-no-rooms-cosmetic": "missed",
-	// A refund of a charge already refunded, tried with another amount,
-	// reason or id: one invalid_args message, the same each time.
-	"support-refund-already-refunded": "missed",
 }
 
 func TestSixthRuns(t *testing.T) {
