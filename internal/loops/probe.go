@@ -596,12 +596,28 @@ func foldArgs(tool string, args []byte) uint64 {
 // one set of keys (row 1 seat 3, then row 3 seat 1; Lyon to Turin, then
 // Turin to Lyon) are one question but another asking, new to the agent.
 func foldArgsBound(tool string, args []byte) (question, asking uint64) {
+	return foldArgsInto(tool, args, nil)
+}
+
+// boundValues appends to out the values of arguments args as the asking
+// sums them, each respelled and bound to its key.
+func boundValues(args []byte, out []uint64) []uint64 {
+	foldArgsInto("", args, &out)
+	return out
+}
+
+// foldArgsInto is foldArgsBound, appending each bound value to vals when
+// it is not nil.
+func foldArgsInto(tool string, args []byte, vals *[]uint64) (question, asking uint64) {
 	var f folder
 	var sum, bound, key uint64
 	value := func() {
 		v := f.sum()
 		sum += mix(v, 0x76616c)
 		bound += mix(v, key)
+		if vals != nil {
+			*vals = append(*vals, mix(v, key))
+		}
 	}
 	for i := 0; i < len(args); {
 		switch c := args[i]; {

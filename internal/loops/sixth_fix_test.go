@@ -27,3 +27,47 @@ func TestEchoedValueIsValue(t *testing.T) {
 		}},
 	})
 }
+
+// TestOptionsAddedSameAnswer: a question asked again with options added
+// or changed beside all its values (a currency, a rate plan, a payment
+// policy), whose answer is the one it gave, learns nothing: after four
+// such answers in a row the next call is refused. Another item of a
+// batch (an earlier value changed) answering alike is still work, and an
+// option that changes the answer is news.
+func TestOptionsAddedSameAnswer(t *testing.T) {
+	const none = `{"data":[],"warnings":[{"code":3664,"title":"NO ROOMS AVAILABLE AT REQUESTED PROPERTY","source":{"parameter":"hotelIds"}}]}`
+	runCases(t, []testCase{
+		{"one stay, options that cannot make a room", nil, []op{
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","currency":"USD","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221","refundable":true}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221","payment":"NONE"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","currency":"EUR","hotel":"HX221","refundable":false}`, none),
+			refused(call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221","rooms":1}`, none), "no_progress"),
+		}},
+		{"one hotel after another, all full", nil, []op{
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX305"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","currency":"USD","hotel":"HX311"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX402"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX419"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX512"}`, none),
+		}},
+		{"other nights of one hotel, all full", nil, []op{
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-17","checkOut":"2027-01-20","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-18","checkOut":"2027-01-21","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-19","checkOut":"2027-01-22","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-20","checkOut":"2027-01-23","hotel":"HX221"}`, none),
+			call("room_offers", `{"checkIn":"2027-01-21","checkOut":"2027-01-24","hotel":"HX221"}`, none),
+		}},
+		{"filters that change the answer", nil, []op{
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, `{"data":[{"offer":"OF1","board":"ROOM_ONLY","total":"612.00"},{"offer":"OF2","board":"BREAKFAST","total":"688.00"}]}`),
+			call("room_offers", `{"board":"BREAKFAST","checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, `{"data":[{"offer":"OF2","board":"BREAKFAST","total":"688.00"}]}`),
+			call("room_offers", `{"board":"BREAKFAST","checkIn":"2027-01-16","checkOut":"2027-01-19","currency":"USD","hotel":"HX221"}`, `{"data":[{"offer":"OF2","board":"BREAKFAST","total":"741.50"}]}`),
+			call("room_offers", `{"board":"ROOM_ONLY","checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, `{"data":[{"offer":"OF1","board":"ROOM_ONLY","total":"612.00"}]}`),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221","refundable":true}`, `{"data":[{"offer":"OF2","board":"BREAKFAST","total":"688.00"}]}`),
+			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221","rooms":2}`, `{"data":[]}`),
+		}},
+	})
+}

@@ -1,5 +1,7 @@
 package loops
 
+import "slices"
+
 // callState is what "repeat" and "retry_budget" remember about one call
 // (a tool and its normalized arguments).
 type callState struct {
@@ -61,6 +63,35 @@ type toolState struct {
 	last    string // the last result, quoted in a Message
 
 	errs errorStreak // "same_error"
+
+	// "no_progress": the asking of the last read of the tool that
+	// brought its agent something new, as its values bound to their
+	// keys, and its answer.
+	ask      []uint64
+	askAns   uint64
+	askAgent uint64
+	askEpoch uint64
+	hasAsk   bool
+}
+
+// sameAskingWider reports whether read s, which asks a question new to
+// agent a, asks the tool's last question that brought something new with
+// all its values as they were, only options added or changed beside them,
+// and got that question's answer again, whole.
+func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer uint64) bool {
+	if !t.hasAsk || t.askAgent != a.id || t.askEpoch != d.epoch || t.askAns != answer || s.prose || len(s.Args) > maxChainArgs {
+		return false
+	}
+	d.askVals = boundValues(s.Args, d.askVals[:0])
+	if len(d.askVals) <= len(t.ask) {
+		return false
+	}
+	for _, v := range t.ask {
+		if !slices.Contains(d.askVals, v) {
+			return false
+		}
+	}
+	return true
 }
 
 const maxChainArgs = 4096 // longer arguments are not compared for widening
@@ -347,6 +378,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// The same values under the same keys bound otherwise (row 3 seat
 		// 1 after row 1 seat 3) are another asking, new.
 		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.asking, 0x61736b6564)))
+		// Unless it is the tool's last question that brought something new,
+		// asked with options added or changed beside all its values (a
+		// currency, a rate plan, a payment policy), and its answer came back
+		// whole: the options changed nothing it was asked.
+		if novel && fresh == 0 && d.sameAskingWider(a, t, s, answer) {
+			novel = false
+		}
+		if fresh > 0 && s.question != 0 && !s.prose && len(s.Args) <= maxChainArgs {
+			t.ask = boundValues(s.Args, t.ask[:0])
+			t.askAns, t.askAgent, t.askEpoch, t.hasAsk = answer, a.id, d.epoch, true
+		}
 		// A call made before whose answer, as a whole, is one it never gave
 		// the agent: what it reads moved, as a polled gauge's readings do,
 		// each of them within a range already shown (cpu 41 then 43, lag 0
