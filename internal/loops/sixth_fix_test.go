@@ -53,6 +53,17 @@ func TestOptionsAddedSameAnswer(t *testing.T) {
 			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX419"}`, none),
 			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX512"}`, none),
 		}},
+		// The batch's first item adds its key to the question; the next
+		// ones change its value.
+		{"one host after another, all healthy", nil, []op{
+			call("health_check", `{}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-1"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-2"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-3"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-4"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-5"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+			call("health_check", `{"host":"web-6"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok","queue":"ok"}}`),
+		}},
 		{"other nights of one hotel, all full", nil, []op{
 			call("room_offers", `{"checkIn":"2027-01-16","checkOut":"2027-01-19","hotel":"HX221"}`, none),
 			call("room_offers", `{"checkIn":"2027-01-17","checkOut":"2027-01-20","hotel":"HX221"}`, none),

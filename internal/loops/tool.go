@@ -1,6 +1,9 @@
 package loops
 
-import "slices"
+import (
+	"bytes"
+	"slices"
+)
 
 // callState is what "repeat" and "retry_budget" remember about one call
 // (a tool and its normalized arguments).
@@ -68,6 +71,7 @@ type toolState struct {
 	// brought its agent something new, as its values bound to their
 	// keys, and its answer.
 	ask      []uint64
+	prevArgs []byte // the arguments of the call dispatched before args's (nil: unknown)
 	askAns   uint64
 	askAgent uint64
 	askEpoch uint64
@@ -82,7 +86,15 @@ func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer 
 	if !t.hasAsk || t.askAgent != a.id || t.askEpoch != d.epoch || t.askAns != answer || s.prose || len(s.Args) > maxChainArgs {
 		return false
 	}
-	d.askVals = boundValues(s.Args, d.askVals[:0])
+	// The call before it must be known (the tool's last dispatched call
+	// is s): a step of a batch, the call before it with one value changed
+	// under the same keys (another host, another customer), is work, even
+	// when the batch's first item only added its key to the question.
+	if t.prevArgs == nil || !bytes.Equal(t.args, s.Args) {
+		return false
+	}
+	var keys uint64
+	d.askVals, keys = boundValues(s.Args, d.askVals[:0])
 	if len(d.askVals) <= len(t.ask) {
 		return false
 	}
@@ -91,6 +103,20 @@ func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer 
 			return false
 		}
 	}
+	n := len(d.askVals)
+	prev, pkeys := boundValues(t.prevArgs, d.askVals)
+	if pkeys == keys && len(prev) == 2*n {
+		other := 0
+		for _, v := range prev[:n] {
+			if !slices.Contains(prev[n:], v) {
+				other++
+			}
+		}
+		if other == 1 {
+			return false
+		}
+	}
+	d.askVals = prev[:n]
 	return true
 }
 
@@ -234,6 +260,8 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		if !widen {
 			t.hasBase, t.stale = false, 0
 		}
+		// The call before keeps its buffer: a swap, no copy.
+		t.prevArgs, t.args = t.args, t.prevArgs
 		if len(s.Args) <= maxChainArgs {
 			t.args = append(t.args[:0], s.Args...)
 		} else {
@@ -386,7 +414,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			novel = false
 		}
 		if fresh > 0 && s.question != 0 && !s.prose && len(s.Args) <= maxChainArgs {
-			t.ask = boundValues(s.Args, t.ask[:0])
+			t.ask, _ = boundValues(s.Args, t.ask[:0])
 			t.askAns, t.askAgent, t.askEpoch, t.hasAsk = answer, a.id, d.epoch, true
 		}
 		// A call made before whose answer, as a whole, is one it never gave
