@@ -67,10 +67,9 @@ type toolState struct {
 
 	errs errorStreak // "same_error"
 
-	// "no_progress": the asking of the last read of the tool that
-	// brought its agent something new, as its values bound to their
-	// keys, and its answer.
-	ask      []uint64
+	// "no_progress": the arguments of the last read of the tool that
+	// brought its agent something new, and its answer.
+	ask      []byte
 	prevArgs []byte // the arguments of the call dispatched before args's (nil: unknown)
 	askAns   uint64
 	askAgent uint64
@@ -93,22 +92,23 @@ func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer 
 	if t.prevArgs == nil || !bytes.Equal(t.args, s.Args) {
 		return false
 	}
-	var keys uint64
-	d.askVals, keys = boundValues(s.Args, d.askVals[:0])
-	if len(d.askVals) <= len(t.ask) {
+	vals, keys := boundValues(s.Args, d.askVals[:0])
+	n := len(vals)
+	vals, _ = boundValues(t.ask, vals)
+	defer func() { d.askVals = vals[:0] }()
+	if len(vals)-n >= n {
 		return false
 	}
-	for _, v := range t.ask {
-		if !slices.Contains(d.askVals, v) {
+	for _, v := range vals[n:] {
+		if !slices.Contains(vals[:n], v) {
 			return false
 		}
 	}
-	n := len(d.askVals)
-	prev, pkeys := boundValues(t.prevArgs, d.askVals)
-	if pkeys == keys && len(prev) == 2*n {
+	vals, pkeys := boundValues(t.prevArgs, vals[:n])
+	if pkeys == keys && len(vals) == 2*n {
 		other := 0
-		for _, v := range prev[:n] {
-			if !slices.Contains(prev[n:], v) {
+		for _, v := range vals[:n] {
+			if !slices.Contains(vals[n:], v) {
 				other++
 			}
 		}
@@ -116,7 +116,6 @@ func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer 
 			return false
 		}
 	}
-	d.askVals = prev[:n]
 	return true
 }
 
@@ -414,7 +413,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			novel = false
 		}
 		if fresh > 0 && s.question != 0 && !s.prose && len(s.Args) <= maxChainArgs {
-			t.ask, _ = boundValues(s.Args, t.ask[:0])
+			// Its arguments are kept as they are (a copy into the tool's
+			// buffer), and read only when a later answer is this one.
+			t.ask = append(t.ask[:0], s.Args...)
 			t.askAns, t.askAgent, t.askEpoch, t.hasAsk = answer, a.id, d.epoch, true
 		}
 		// A call made before whose answer, as a whole, is one it never gave
