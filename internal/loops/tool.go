@@ -71,10 +71,13 @@ type toolState struct {
 	// brought its agent something new, and its answer.
 	ask      []byte
 	prevArgs []byte // the arguments of the call dispatched before args's (nil: unknown)
-	askAns   uint64
-	askAgent uint64
-	askEpoch uint64
-	hasAsk   bool
+	// ask is in args, not yet copied (the read that brought news is the
+	// tool's last dispatched call)
+	askPending bool
+	askAns     uint64
+	askAgent   uint64
+	askEpoch   uint64
+	hasAsk     bool
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
@@ -82,6 +85,9 @@ type toolState struct {
 // all its values as they were, only options added or changed beside them,
 // and got that question's answer again, whole.
 func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer uint64) bool {
+	if t.askPending {
+		return false // no call of the tool was dispatched since the read that brought news
+	}
 	if !t.hasAsk || t.askAgent != a.id || t.askEpoch != d.epoch || t.askAns != answer || s.prose || len(s.Args) > maxChainArgs {
 		return false
 	}
@@ -259,6 +265,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		if !widen {
 			t.hasBase, t.stale = false, 0
 		}
+		if t.askPending {
+			t.ask, t.askPending = append(t.ask[:0], t.args...), false
+		}
 		// The call before keeps its buffer: a swap, no copy.
 		t.prevArgs, t.args = t.args, t.prevArgs
 		if len(s.Args) <= maxChainArgs {
@@ -413,9 +422,15 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			novel = false
 		}
 		if fresh > 0 && s.question != 0 && !s.prose && len(s.Args) <= maxChainArgs {
-			// Its arguments are kept as they are (a copy into the tool's
-			// buffer), and read only when a later answer is this one.
-			t.ask = append(t.ask[:0], s.Args...)
+			// Its arguments are kept as they are, and read only when a
+			// later answer is this one. While they are the tool's last
+			// dispatched call's, they are copied only when the next call
+			// is dispatched: a request of one call allocates nothing.
+			if bytes.Equal(t.args, s.Args) {
+				t.askPending = true
+			} else {
+				t.ask, t.askPending = append(t.ask[:0], s.Args...), false
+			}
 			t.askAns, t.askAgent, t.askEpoch, t.hasAsk = answer, a.id, d.epoch, true
 		}
 		// A call made before whose answer, as a whole, is one it never gave
