@@ -186,6 +186,12 @@ func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Re
 	case body == nil: // answered
 	case !ok:
 		s.passOn(sdk, w, r, body)
+	case mcpwire.MangledID(msg.ID):
+		// Refused before anything runs: the SDK would run it and answer
+		// under another id, which its client never matches.
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "reach cannot answer under this id: it would come back changed (an id is read as a 64-bit float). " +
+				"Send the request again with a string id or an integer id of at most 2^53."})
 	default:
 		f(body, msg)
 	}
