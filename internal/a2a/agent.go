@@ -290,6 +290,11 @@ func (a *agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, nil, -32600, fmt.Sprintf("The request body is larger than %d bytes. Send a smaller message (files by URL).", limit))
 		return
 	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// The SDK answers a batch as invalid params of one request.
+		writeRPCError(w, nil, -32600, "reach takes one JSON-RPC request per POST, not a batch. Send each request on its own.")
+		return
+	}
 	if id, ok := answerableID(b); !ok {
 		writeRPCError(w, id, -32600, "reach cannot answer this request under its id, so it did not run it: an id must be there, not null, and a number id "+
 			"an integer of at most 2^53 (the id is read as a 64-bit float). Send it again with a string id or such an integer.")

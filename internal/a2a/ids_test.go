@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -47,5 +48,20 @@ func TestIDsTheClientCanMatch(t *testing.T) {
 		if out := post(id); !strings.Contains(out, `"id":`+strings.TrimSuffix(id[5:], ",")+`,"result"`) {
 			t.Errorf("SendMessage with {%s} answered %.300s, want a result under the id as sent", id, out)
 		}
+	}
+}
+
+// TestBatchRefusedAsOne: a batch (a JSON array) was answered as invalid
+// params of one request, which says nothing of what to do; it is refused
+// as a batch, saying to send each request on its own, and none runs.
+func TestBatchRefusedAsOne(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	m := `{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"echo x"}]}}}`
+	out, _ := rpc(t, h, "/a2a/executor", map[string]string{"A2A-Version": "1.0"}, " ["+fmt.Sprintf(m, 1)+","+fmt.Sprintf(m, 2)+"]")
+	if rpcCode(out) != -32600 || !strings.Contains(out["error"].(map[string]any)["message"].(string), "on its own") {
+		t.Errorf("a batch answered %v, want -32600 saying to send each request on its own", out)
+	}
+	if n := len(h.agents["executor"].seen()); n != 0 {
+		t.Errorf("the agent got %d messages", n)
 	}
 }
