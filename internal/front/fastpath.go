@@ -177,7 +177,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // withMessage reads a POST's JSON-RPC message into a pooled buffer and
 // calls f with it (the buffer goes back to the pool when f returns): a
 // body that could not be read is answered, one the fast path does not
-// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is.
+// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is;
+// a request whose number id the SDK would answer under another is refused
+// (mcpwire.MangledID).
 func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Request, f func(body []byte, msg mcpwire.Message)) {
 	buf := mcpwire.GetBuffer()
 	defer mcpwire.PutBuffer(buf)
