@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,10 +215,23 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = names.Closest(c.Tool, rt.tools.Names(), 3)
+			e.Alternatives = names.Closest(c.Tool, rt.callable(), 3)
 			return nil, e
 		}
 		return next(ctx, c)
+	}
+}
+
+// callable returns the names of the tools that are not forbidden: an
+// unknown name's closest ones are named to the model, and a forbidden tool,
+// which the listing hides and which never runs, is no tool to use instead.
+func (rt *Runtime) callable() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for n := range rt.tools.Names() {
+			if t := rt.lookup(n); t != nil && t.Access != Forbidden && !yield(n) {
+				return
+			}
+		}
 	}
 }
 

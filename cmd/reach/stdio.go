@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -196,6 +197,13 @@ func (s *stdioLines) check(line []byte) []byte {
 			return nil
 		}
 	default:
+		if id := requestID(line); mcpwire.MangledID(id) {
+			// The SDK would run it and answer under another id, which
+			// its client never matches.
+			s.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("line %d: reach cannot answer under this id, it would come back changed (an id is read as a 64-bit float); "+
+				"send it again with a string id or an integer id of at most 2^53", s.line))
+			return nil
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			s.refuse(requestID(line), jsonrpc.CodeInvalidRequest,

@@ -97,6 +97,11 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	expectError(`42`, -32600, "null")
 	expectError(`{"jsonrpc":"2.0","id":7,"method":"ping"} {"jsonrpc":"2.0","id":8,"method":"ping"}`, -32700, "null")
 	expectError(`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, "null")
+	// A number id the SDK would answer under another (1.5 as 1,
+	// 1234567890123456789 as 1234567890123456768): refused under it, the
+	// call not run.
+	expectError(`{"jsonrpc":"2.0","id":1234567890123456789,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1002"}}}`, -32600, "1234567890123456789")
+	expectError(`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "1.5")
 	expectError(strings.Repeat("[", 100000)+strings.Repeat("]", 100000), -32700, "null")
 	s.send(`   `)
 	s.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1002"}}}`)

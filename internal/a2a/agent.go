@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/url"
 	"slices"
@@ -289,6 +290,16 @@ func (a *agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, nil, -32600, fmt.Sprintf("The request body is larger than %d bytes. Send a smaller message (files by URL).", limit))
 		return
 	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// The SDK answers a batch as invalid params of one request.
+		writeRPCError(w, nil, -32600, "reach takes one JSON-RPC request per POST, not a batch. Send each request on its own.")
+		return
+	}
+	if id, ok := answerableID(b); !ok {
+		writeRPCError(w, id, -32600, "reach cannot answer this request under its id, so it did not run it: an id must be there, not null, and a number id "+
+			"an integer of at most 2^53 (the id is read as a 64-bit float). Send it again with a string id or such an integer.")
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
 	// The caller's credentials are for reach: drop them before the SDK
@@ -305,6 +316,37 @@ func (a *agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set(a2a.SvcParamVersion, version(r, b))
 	a.rpc.ServeHTTP(w, r)
 }
+
+// answerableID reports whether the request body b has an id the SDK
+// answers with as it was sent, and returns the id. The SDK runs a request
+// without an id, or with a null one, and answers it under null; it reads a
+// number id as a float64, so an integer past 2^53 comes back as another
+// (1234567890123456789 as 1234567890123456800). Either way the client
+// cannot match the answer to its message, which started a hand-off all the
+// same. A body that is not one JSON object is the SDK's to refuse.
+func answerableID(b []byte) (json.RawMessage, bool) {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return nil, true
+	}
+	id := m.ID
+	switch {
+	case len(id) == 0 || string(id) == "null":
+		return nil, false
+	case id[0] != '-' && (id[0] < '0' || id[0] > '9'):
+		return id, true
+	}
+	var n big.Int
+	if _, ok := n.SetString(string(id), 10); !ok {
+		return id, true // a fraction or an exponent: the float64 the SDK reads answers as the same number
+	}
+	return id, n.CmpAbs(maxExactID) <= 0
+}
+
+// maxExactID is the largest integer magnitude a float64 holds exactly.
+var maxExactID = new(big.Int).Lsh(big.NewInt(1), 53)
 
 // requested reports whether the caller activated the extension uri.
 func requested(h http.Header, uri string) bool {

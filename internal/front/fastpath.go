@@ -177,7 +177,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // withMessage reads a POST's JSON-RPC message into a pooled buffer and
 // calls f with it (the buffer goes back to the pool when f returns): a
 // body that could not be read is answered, one the fast path does not
-// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is.
+// take (invalid JSON, a batch, not JSON-RPC 2.0) goes to the SDK as it is;
+// a request whose number id the SDK would answer under another is refused
+// (mcpwire.MangledID).
 func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Request, f func(body []byte, msg mcpwire.Message)) {
 	buf := mcpwire.GetBuffer()
 	defer mcpwire.PutBuffer(buf)
@@ -186,6 +188,12 @@ func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Re
 	case body == nil: // answered
 	case !ok:
 		s.passOn(sdk, w, r, body)
+	case mcpwire.MangledID(msg.ID):
+		// Refused before anything runs: the SDK would run it and answer
+		// under another id, which its client never matches.
+		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "reach cannot answer under this id: it would come back changed (an id is read as a 64-bit float). " +
+				"Send the request again with a string id or an integer id of at most 2^53."})
 	default:
 		f(body, msg)
 	}

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -136,6 +137,30 @@ func RequestID(id []byte) bool {
 	}
 	return true
 }
+
+// MangledID reports whether id (valid JSON) is a number the SDK answers
+// with another: one whose value is not an integer of at most 2^53 in
+// magnitude. The SDK reads a number id as a float64 and answers with it as
+// an int64, so 1.5 comes back as 1 and 1234567890123456789 as
+// 1234567890123456768: a client that matches answers by id never sees the
+// one to its call, which ran all the same. Strings, null, objects and the
+// like are the SDK's to answer (or refuse) as they are.
+func MangledID(id []byte) bool {
+	if len(id) == 0 || id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		return false
+	}
+	if n := len(id); RequestID(id) && (n <= 15 || n == 16 && id[0] == '-') { // 15 digits: below 2^53
+		return false
+	}
+	var r big.Rat
+	if _, ok := r.SetString(string(id)); !ok || !r.IsInt() {
+		return true
+	}
+	return r.Num().CmpAbs(maxExactID) > 0
+}
+
+// maxExactID is the largest integer magnitude a float64 holds exactly.
+var maxExactID = new(big.Int).Lsh(big.NewInt(1), 53)
 
 var (
 	contentTypeJSON = []string{"application/json"}

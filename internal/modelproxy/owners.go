@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -206,6 +207,10 @@ func (p *Proxy) checkHistory(w http.ResponseWriter, r *http.Request, body map[st
 			return nil, false
 		}
 	}
+	if param, k, m := itemCaseTwin(body); k != "" {
+		refuseHistory(w, param, "unknown_parameter", fmt.Sprintf("Unrecognized member %q in an item of %s. Spell it %q.", k, param, m))
+		return nil, false
+	}
 	if o == nil { // the endpoint that gave the items, as an answer's
 		o = first
 	}
@@ -255,6 +260,35 @@ func itemIDs(input json.RawMessage) []inputID {
 		ids = append(ids, inputID{id, typ == "" || typ == "item_reference" || typ == "reasoning" && enc == ""})
 	}
 	return ids
+}
+
+// itemCaseTwin finds a member of an input item (id, type,
+// encrypted_content) or of a tool (type, container) that reach reads,
+// spelled in another case ("ID", "Container"; Unicode's folds too): reach,
+// reading keys as spelled, does not see it, and checks no owner, while a
+// server in Go (decoding the body into structs with encoding/json) reads
+// it as that member. It returns the body's member that holds it, the key
+// and the member it stands for.
+func itemCaseTwin(body map[string]json.RawMessage) (param, key, member string) {
+	for _, c := range []struct {
+		param   string
+		members []string
+	}{{"input", []string{"id", "type", "encrypted_content"}}, {"tools", []string{"type", "container"}}} {
+		var raws []json.RawMessage
+		json.Unmarshal(body[c.param], &raws) // a string, or nothing: none
+		for _, r := range raws {
+			var m map[string]json.RawMessage
+			json.Unmarshal(r, &m) // not an object: the endpoint refuses it
+			for k := range m {
+				for _, mem := range c.members {
+					if k != mem && strings.EqualFold(k, mem) {
+						return c.param, k, mem
+					}
+				}
+			}
+		}
+	}
+	return "", "", ""
 }
 
 // containerIDs returns the containers the code interpreter tools of a

@@ -283,3 +283,43 @@ func TestResponsesContainerBelongsToItsPrincipal(t *testing.T) {
 		t.Errorf("bob's turn in a new container: %d %s; want 200", resp.StatusCode, b)
 	}
 }
+
+// TestResponsesItemMembersInAnotherCase: an input item's id or type, a
+// tool's type or container, spelled in another case ("ID", "Type",
+// "Container") is one reach did not read, so it checked no owner, and that
+// a server in Go (decoding the body into structs with encoding/json) reads
+// as that member: bob's turn read alice's item, or ran code in her
+// container. It is refused, 400 unknown_parameter naming the member and
+// how to spell it, the model not asked; among items the principal owns
+// too, as "TYPE" decides whether the endpoint reads the item from what it
+// stored.
+func TestResponsesItemMembersInAnotherCase(t *testing.T) {
+	fake := &itemsFake{}
+	srv := ownersProxy(t, fake, nil, 0)
+	firstTurn(t, srv.URL, "alice") // resp_1: rs_1, msg_1
+	for _, tc := range []struct{ who, body, member, param string }{
+		{"bob", `{"model":"m","input":[{"type":"item_reference","ID":"msg_1"}]}`, "ID", "input"},
+		{"bob", `{"model":"m","input":[{"role":"user","content":"x"},{"Id":"msg_1"}]}`, "Id", "input"},
+		{"alice", `{"model":"m","input":[{"TYPE":"reasoning","id":"rs_1","summary":[]}]}`, "TYPE", "input"},
+		{"alice", `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"Encrypted_Content":"x"}]}`, "Encrypted_Content", "input"},
+		{"bob", `{"model":"m","input":"x","tools":[{"type":"code_interpreter","Container":"cntr_alice1"}]}`, "Container", "tools"},
+		{"bob", `{"model":"m","input":"x","tools":[{"Type":"code_interpreter","container":"cntr_alice1"}]}`, "Type", "tools"},
+		{"bob", `{"model":"m","input":"x","tools":[{"type":"code_interpreter","container":{"type":"auto"},"CONTAINER":"cntr_alice1"}]}`, "CONTAINER", "tools"},
+	} {
+		asked := fake.n
+		resp, b := postResponses(t, srv.URL, tc.body, map[string]string{"Who": tc.who})
+		if resp.StatusCode != 400 || !strings.Contains(b, `"unknown_parameter"`) || !strings.Contains(b, `"param":"`+tc.param+`"`) ||
+			!strings.Contains(b, `\"`+tc.member+`\"`) || resp.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("%s's turn %s: %d %s; want 400 unknown_parameter naming %s in %s, not retried", tc.who, tc.body, resp.StatusCode, b, tc.member, tc.param)
+		}
+		if fake.n != asked {
+			t.Errorf("%s's turn %s was sent to the model", tc.who, tc.body)
+		}
+	}
+	// Members spelled as the API spells them, and others in any case, go on.
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":[{"type":"item_reference","id":"msg_1"},{"Role":"user","content":"go on"}]}`,
+		map[string]string{"Who": "alice"})
+	if resp.StatusCode != 200 {
+		t.Errorf("alice's turn naming her own item: %d %s; want 200", resp.StatusCode, b)
+	}
+}
