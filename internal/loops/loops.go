@@ -400,6 +400,7 @@ type Detector struct {
 	inner   []byte   // scratch: a result's JSON document unescaped from a string
 	args    []leaf   // scratch for one argument list
 	words   []uint64 // scratch: the content words of a question's free text
+	askVals []uint64 // scratch: the bound values of a read's arguments (sameAskingWider)
 	wordsOf []uint64 // scratch: those of one of its values
 	prev    []leaf   // scratch for the previous argument list
 }

@@ -148,7 +148,14 @@ func (d *Detector) template(msg, args []byte) uint64 {
 		}
 		if matched > 0 {
 			h.Write(msg[last:i])
-			h.WriteString("\x00E")
+			// An echoed value with a digit is a value, as it is when
+			// the arguments do not hold it: a charge's id is named in
+			// the complaint whether the call gave it or its payment's.
+			if bytes.ContainsAny(msg[i:i+matched], "0123456789") {
+				h.WriteString("\x00V")
+			} else {
+				h.WriteString("\x00E")
+			}
 			i += matched
 			last = i
 			continue
@@ -589,12 +596,31 @@ func foldArgs(tool string, args []byte) uint64 {
 // one set of keys (row 1 seat 3, then row 3 seat 1; Lyon to Turin, then
 // Turin to Lyon) are one question but another asking, new to the agent.
 func foldArgsBound(tool string, args []byte) (question, asking uint64) {
+	return foldArgsInto(tool, args, nil, nil)
+}
+
+// boundValues appends to out the values of arguments args as the asking
+// sums them, each respelled and bound to its key, and returns the sum of
+// their keys too.
+func boundValues(args []byte, out []uint64) ([]uint64, uint64) {
+	var keys uint64
+	foldArgsInto("", args, &out, &keys)
+	return out, keys
+}
+
+// foldArgsInto is foldArgsBound, appending each bound value to vals and
+// adding its key to keys when they are not nil.
+func foldArgsInto(tool string, args []byte, vals *[]uint64, keys *uint64) (question, asking uint64) {
 	var f folder
 	var sum, bound, key uint64
 	value := func() {
 		v := f.sum()
 		sum += mix(v, 0x76616c)
 		bound += mix(v, key)
+		if vals != nil {
+			*vals = append(*vals, mix(v, key))
+			*keys += mix(key, 0x6b6579)
+		}
 	}
 	for i := 0; i < len(args); {
 		switch c := args[i]; {

@@ -1,5 +1,10 @@
 package loops
 
+import (
+	"bytes"
+	"slices"
+)
+
 // callState is what "repeat" and "retry_budget" remember about one call
 // (a tool and its normalized arguments).
 type callState struct {
@@ -61,6 +66,63 @@ type toolState struct {
 	last    string // the last result, quoted in a Message
 
 	errs errorStreak // "same_error"
+
+	// "no_progress": the arguments of the last read of the tool that
+	// brought its agent something new, and its answer.
+	ask      []byte
+	prevArgs []byte // the arguments of the call dispatched before args's (nil: unknown)
+	// ask is in args, not yet copied (the read that brought news is the
+	// tool's last dispatched call)
+	askPending bool
+	askAns     uint64
+	askAgent   uint64
+	askEpoch   uint64
+	hasAsk     bool
+}
+
+// sameAskingWider reports whether read s, which asks a question new to
+// agent a, asks the tool's last question that brought something new with
+// all its values as they were, only options added or changed beside them,
+// and got that question's answer again, whole.
+func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer uint64) bool {
+	if t.askPending {
+		return false // no call of the tool was dispatched since the read that brought news
+	}
+	if !t.hasAsk || t.askAgent != a.id || t.askEpoch != d.epoch || t.askAns != answer || s.prose || len(s.Args) > maxChainArgs {
+		return false
+	}
+	// The call before it must be known (the tool's last dispatched call
+	// is s): a step of a batch, the call before it with one value changed
+	// under the same keys (another host, another customer), is work, even
+	// when the batch's first item only added its key to the question.
+	if t.prevArgs == nil || !bytes.Equal(t.args, s.Args) {
+		return false
+	}
+	vals, keys := boundValues(s.Args, d.askVals[:0])
+	n := len(vals)
+	vals, _ = boundValues(t.ask, vals)
+	defer func() { d.askVals = vals[:0] }()
+	if len(vals)-n >= n {
+		return false
+	}
+	for _, v := range vals[n:] {
+		if !slices.Contains(vals[:n], v) {
+			return false
+		}
+	}
+	vals, pkeys := boundValues(t.prevArgs, vals[:n])
+	if pkeys == keys && len(vals) == 2*n {
+		other := 0
+		for _, v := range vals[:n] {
+			if !slices.Contains(vals[n:], v) {
+				other++
+			}
+		}
+		if other == 1 {
+			return false
+		}
+	}
+	return true
 }
 
 const maxChainArgs = 4096 // longer arguments are not compared for widening
@@ -203,6 +265,11 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		if !widen {
 			t.hasBase, t.stale = false, 0
 		}
+		if t.askPending {
+			t.ask, t.askPending = append(t.ask[:0], t.args...), false
+		}
+		// The call before keeps its buffer: a swap, no copy.
+		t.prevArgs, t.args = t.args, t.prevArgs
 		if len(s.Args) <= maxChainArgs {
 			t.args = append(t.args[:0], s.Args...)
 		} else {
@@ -347,6 +414,25 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// The same values under the same keys bound otherwise (row 3 seat
 		// 1 after row 1 seat 3) are another asking, new.
 		novel := s.question != 0 && d.seen.add(mix(a.id, mix(s.asking, 0x61736b6564)))
+		// Unless it is the tool's last question that brought something new,
+		// asked with options added or changed beside all its values (a
+		// currency, a rate plan, a payment policy), and its answer came back
+		// whole: the options changed nothing it was asked.
+		if novel && fresh == 0 && d.sameAskingWider(a, t, s, answer) {
+			novel = false
+		}
+		if fresh > 0 && s.question != 0 && !s.prose && len(s.Args) <= maxChainArgs {
+			// Its arguments are kept as they are, and read only when a
+			// later answer is this one. While they are the tool's last
+			// dispatched call's, they are copied only when the next call
+			// is dispatched: a request of one call allocates nothing.
+			if bytes.Equal(t.args, s.Args) {
+				t.askPending = true
+			} else {
+				t.ask, t.askPending = append(t.ask[:0], s.Args...), false
+			}
+			t.askAns, t.askAgent, t.askEpoch, t.hasAsk = answer, a.id, d.epoch, true
+		}
 		// A call made before whose answer, as a whole, is one it never gave
 		// the agent: what it reads moved, as a polled gauge's readings do,
 		// each of them within a range already shown (cpu 41 then 43, lag 0
