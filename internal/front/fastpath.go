@@ -192,12 +192,16 @@ func (s *Server) withMessage(sdk http.Handler, w http.ResponseWriter, r *http.Re
 		// Refused before anything runs: the SDK would run it and answer
 		// under another id, which its client never matches.
 		mcpwire.WriteResponse(w, msg.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "reach cannot answer under this id: it would come back changed (an id is read as a 64-bit float). " +
-				"Send the request again with a string id or an integer id of at most 2^53."})
+			Message: mangledIDText})
 	default:
 		f(body, msg)
 	}
 }
+
+// mangledIDText refuses a request whose number id would come back changed
+// (mcpwire.MangledID), saying what id to send.
+const mangledIDText = "reach cannot answer under this id: it would come back changed (an id is read as a 64-bit float). " +
+	"Send the request again with a string id or an integer id of at most 2^53."
 
 // Keys of the sessionless protocol's per-request _meta (SEP-2575).
 const (

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/mcpwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +66,15 @@ func (s *Server) sseHandler() http.Handler {
 			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1)) // the SDK answers one too large
 			if err != nil {
 				http.Error(w, "failed to read body", http.StatusBadRequest)
+				return
+			}
+			// A number id the SDK would answer as another (1.5 as 1):
+			// refused before it runs, as on /mcp (withMessage); its
+			// answer would come on the stream under an id its client
+			// never matches.
+			var msg mcpwire.Message
+			if mcpwire.ParseEnvelope(body, &msg) && mcpwire.MangledID(msg.ID) {
+				http.Error(w, mangledIDText, http.StatusBadRequest)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

@@ -241,3 +241,49 @@ func TestLegacySSEResumesAfterReconnect(t *testing.T) {
 		t.Errorf("the call on a reopened stream got %s, want its result", data)
 	}
 }
+
+// A POST whose number id the SDK would answer as another (1.5 as 1, a
+// 19-digit integer rounded) is refused before it runs, as on /mcp: over
+// SSE its answer would come on the stream under an id its client never
+// matches. An id the SDK carries as sent is taken.
+func TestLegacySSEMangledIDRefused(t *testing.T) {
+	g, _, _ := upstreamGateway(t, probeConfig)
+	url := serveTest(t, g).URL
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 512)
+	n, _ := resp.Body.Read(buf)
+	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
+	if !ok {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint = url + strings.TrimSpace(endpoint)
+	post := func(id string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`
+		r, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 512)
+		n, _ := resp.Body.Read(b)
+		return resp.StatusCode, string(b[:n])
+	}
+	for _, id := range []string{"1.5", "1234567890123456789", "-9007199254740993"} {
+		code, body := post(id)
+		if code != http.StatusBadRequest || !strings.Contains(body, "string id") {
+			t.Errorf("id %s: %d %q, want 400 saying to send a string id", id, code, body)
+		}
+	}
+	if code, body := post("7"); code != http.StatusAccepted {
+		t.Errorf("id 7: %d %q, want 202", code, body)
+	}
+}
