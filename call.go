@@ -215,20 +215,26 @@ func (rt *Runtime) resolve(next Handler) Handler {
 			e := refuse("resolve", TypeNotFound, "unknown_tool",
 				fmt.Sprintf("There is no tool named %q.", c.Tool),
 				"Call one of the tools you were given, with its exact name.")
-			e.Alternatives = names.Closest(c.Tool, rt.callable(), 3)
+			e.Alternatives = names.Closest(c.Tool, rt.callable(c), 3)
 			return nil, e
 		}
 		return next(ctx, c)
 	}
 }
 
-// callable returns the names of the tools that are not forbidden: an
-// unknown name's closest ones are named to the model, and a forbidden tool,
-// which the listing hides and which never runs, is no tool to use instead.
-func (rt *Runtime) callable() iter.Seq[string] {
+// callable returns the names of the tools c's caller could call: an
+// unknown name's closest ones are named to the model, and a tool the
+// listing hides from it (forbidden, or one no policy could let it call: a
+// Lister's answer), which never runs for it, is no tool to use instead.
+func (rt *Runtime) callable(c *Call) iter.Seq[string] {
+	ls, _ := rt.opts.Authorizer.(Lister)
 	return func(yield func(string) bool) {
 		for n := range rt.tools.Names() {
-			if t := rt.lookup(n); t != nil && t.Access != Forbidden && !yield(n) {
+			t := rt.lookup(n)
+			if t == nil || t.Access == Forbidden || ls != nil && !ls.Lists(c, t.Tool) {
+				continue
+			}
+			if !yield(n) {
 				return
 			}
 		}

@@ -121,6 +121,14 @@ type Authorizer interface {
 	Authorize(ctx context.Context, c *Call) (Decision, *Error)
 }
 
+// Lister is an Authorizer that can also tell whether the caller of c
+// could call tool t at all, whatever its arguments: what a listing shows
+// it (the policy engine's Visible). The runtime asks it before it names a
+// tool to the model as one to use instead of a name that is no tool's.
+type Lister interface {
+	Lists(c *Call, t Tool) bool
+}
+
 // Approver decides calls that the Authorizer says need a human (P4). It may
 // hold the call while it waits for a decision, until ctx ends. It returns
 // Permit to run the call, Deny (with the refusal), or NeedsApproval with an

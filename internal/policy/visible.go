@@ -22,6 +22,18 @@ func (e *Engine) Visible(p Principal, scene string, t reach.Tool) bool {
 	return e.set.Load().visible(&p, scene, t.Name, t.Access, t.Tags)
 }
 
+// Lists implements reach.Lister: whether the principal of c's request
+// could call t in its scene (Visible). A call of no request could call none.
+func (e *Engine) Lists(c *reach.Call, t reach.Tool) bool {
+	r := c.Request()
+	if r == nil {
+		return false
+	}
+	return e.Visible(PrincipalOf(r), r.Scene(), t)
+}
+
+var _ reach.Lister = (*Engine)(nil)
+
 // FilterOptions narrow a listing.
 type FilterOptions struct {
 	// Max caps the tools returned; if zero, Options.MaxVisible.
