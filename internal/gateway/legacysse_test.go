@@ -91,21 +91,7 @@ func TestLegacySSEOwned(t *testing.T) {
 	}
 
 	// A stream of alice's own, read up to its endpoint event.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
-	resp, err := alice.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	buf := make([]byte, 512)
-	n, _ := resp.Body.Read(buf)
-	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
-	if !ok {
-		t.Fatalf("no endpoint event: %q", buf[:n])
-	}
-	endpoint = url + strings.TrimSpace(endpoint)
+	endpoint := openSSE(t, alice, url)
 	post := func(key string) int {
 		r, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		r.Header.Set("Content-Type", "application/json")
@@ -249,21 +235,7 @@ func TestLegacySSEResumesAfterReconnect(t *testing.T) {
 func TestLegacySSEMangledIDRefused(t *testing.T) {
 	g, _, _ := upstreamGateway(t, probeConfig)
 	url := serveTest(t, g).URL
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	buf := make([]byte, 512)
-	n, _ := resp.Body.Read(buf)
-	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
-	if !ok {
-		t.Fatalf("no endpoint event: %q", buf[:n])
-	}
-	endpoint = url + strings.TrimSpace(endpoint)
+	endpoint := openSSE(t, http.DefaultClient, url)
 	post := func(id string) (int, string) {
 		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"x"}}}`
 		r, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
@@ -286,4 +258,26 @@ func TestLegacySSEMangledIDRefused(t *testing.T) {
 	if code, body := post("7"); code != http.StatusAccepted {
 		t.Errorf("id 7: %d %q, want 202", code, body)
 	}
+}
+
+// openSSE opens a GET /sse stream at url with client, reads it up to its
+// endpoint event and returns the endpoint's URL; the stream closes when
+// the test ends.
+func openSSE(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	buf := make([]byte, 512)
+	n, _ := resp.Body.Read(buf)
+	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
+	if !ok {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	return url + strings.TrimSpace(endpoint)
 }
