@@ -235,8 +235,16 @@ var asKnown = map[string]string{
 }
 
 func TestAssistantRuns(t *testing.T) {
-	runs := assistantRuns()
-	if len(runs) < 30 {
+	checkAsRuns(t, "assistants probe", assistantRuns(), 30, asKnown)
+}
+
+// checkAsRuns plays each run of a probe written with the assistants
+// probe's writer, at least min of them: each ends as its label says (a
+// loop detected, not early; a legit run not refused) unless known says
+// otherwise, and the figures are logged under name.
+func checkAsRuns(t *testing.T, name string, runs []*asRun, min int, known map[string]string) {
+	t.Helper()
+	if len(runs) < min {
 		t.Fatalf("%d runs", len(runs))
 	}
 	seen := map[string]bool{}
@@ -266,7 +274,7 @@ func TestAssistantRuns(t *testing.T) {
 		if r.loop {
 			want = "detected"
 		}
-		if k, found := asKnown[r.id]; found {
+		if k, found := known[r.id]; found {
 			want = k
 		}
 		var by string
@@ -278,5 +286,5 @@ func TestAssistantRuns(t *testing.T) {
 			t.Errorf("%s: %s, want %s (%s)", r.id, got, want, by)
 		}
 	}
-	t.Logf("assistants probe: %d/%d loops detected, %d/%d legit runs refused", detected, loops, kills, legit)
+	t.Logf("%s: %d/%d loops detected, %d/%d legit runs refused", name, detected, loops, kills, legit)
 }

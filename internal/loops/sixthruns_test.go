@@ -31,11 +31,9 @@ type (
 )
 
 var (
-	sxRunOf   = asRunOf
-	sxOK      = asOK
-	sxFail    = asFail
-	playSx    = playAs
-	sxOutcome = asOutcome
+	sxRunOf = asRunOf
+	sxOK    = asOK
+	sxFail  = asFail
 )
 
 // sxKnown lists the runs whose outcome is not their label's, each with why.
@@ -52,50 +50,7 @@ var sxKnown = map[string]string{
 }
 
 func TestSixthRuns(t *testing.T) {
-	runs := sixthRuns()
-	if len(runs) < 24 {
-		t.Fatalf("%d runs", len(runs))
-	}
-	seen := map[string]bool{}
-	var loops, legit, detected, kills int
-	for _, r := range runs {
-		if seen[r.id] {
-			t.Fatalf("run %s twice", r.id)
-		}
-		seen[r.id] = true
-		p := playSx(r)
-		got := sxOutcome(r, p)
-		if r.loop {
-			loops++
-			if p.markAt < 0 {
-				t.Errorf("%s: a loop without a mark", r.id)
-			}
-			if got == "detected" {
-				detected++
-			}
-		} else {
-			legit++
-			if got == "false_kill" {
-				kills++
-			}
-		}
-		want := "ok"
-		if r.loop {
-			want = "detected"
-		}
-		if k, found := sxKnown[r.id]; found {
-			want = k
-		}
-		var by string
-		if p.v != nil {
-			by = p.v.Detector + ": " + p.v.Message
-		}
-		t.Logf("%-36s %-5v %-10s at %3d mark %3d of %3d  %s", r.id, r.loop, got, p.refusedAt, p.markAt, p.calls, by)
-		if got != want {
-			t.Errorf("%s: %s, want %s (%s)", r.id, got, want, by)
-		}
-	}
-	t.Logf("sixth probe: %d/%d loops detected, %d/%d legit runs refused", detected, loops, kills, legit)
+	checkAsRuns(t, "sixth probe", sixthRuns(), 24, sxKnown)
 }
 
 // sxTS is a Slack message's ts, minutes after a morning's start.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -84,9 +85,15 @@ func (*host) SharedLevel() mcp.LoggingLevel                     { return "" }
 // and closes it when the test ends.
 func newPool(t *testing.T, cfg *config.Config) *Pool {
 	t.Helper()
+	return newPoolMasking(t, cfg, nil)
+}
+
+// newPoolMasking is newPool whose upstreams' tools and answers red masks.
+func newPoolMasking(t *testing.T, cfg *config.Config, red *redact.Redactor) *Pool {
+	t.Helper()
 	life, cancel := context.WithCancel(context.Background())
 	h := &host{}
-	p, err := Connect(t.Context(), life, &Options{Config: cfg, Runner: h, Catalog: h, Levels: h, Models: reach.New(nil)})
+	p, err := Connect(t.Context(), life, &Options{Config: cfg, Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

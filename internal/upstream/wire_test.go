@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,20 +40,7 @@ func TestErrorBodyCutInsideSecretMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	life, cancel := context.WithCancel(context.Background())
-	h := &host{}
-	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}},
-		Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	p.Serve(t.Context(), mcp.NewServer(&mcp.Implementation{Name: "gateway"}, nil))
-	t.Cleanup(func() {
-		cancel()
-		h.close()
-		p.Close()
-	})
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}}, red)
 	for pad = 512 - len(secret) + 1; pad <= 512-8; pad++ {
 		msg := echo(t, p, "up__echo", "hi")
 		if !strings.Contains(msg, "500") {
@@ -84,19 +70,7 @@ func TestToolNamedBySecretSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	life, cancel := context.WithCancel(context.Background())
-	h := &host{}
-	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}},
-		Runner: h, Catalog: h, Levels: h, Models: reach.New(nil), Redactor: red})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		h.close()
-		p.Close()
-	})
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}}, red)
 	var names []string
 	for _, tool := range p.Tools() {
 		names = append(names, tool.Name)
