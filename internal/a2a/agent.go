@@ -19,6 +19,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach/internal/mcpwire"
 )
 
 // maxCardBytes bounds an agent card the gateway reads.
@@ -342,11 +344,8 @@ func answerableID(b []byte) (json.RawMessage, bool) {
 	if _, ok := n.SetString(string(id), 10); !ok {
 		return id, true // a fraction or an exponent: the float64 the SDK reads answers as the same number
 	}
-	return id, n.CmpAbs(maxExactID) <= 0
+	return id, !mcpwire.PastFloat(&n)
 }
-
-// maxExactID is the largest integer magnitude a float64 holds exactly.
-var maxExactID = new(big.Int).Lsh(big.NewInt(1), 53)
 
 // requested reports whether the caller activated the extension uri.
 func requested(h http.Header, uri string) bool {

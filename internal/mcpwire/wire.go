@@ -156,8 +156,13 @@ func MangledID(id []byte) bool {
 	if _, ok := r.SetString(string(id)); !ok || !r.IsInt() {
 		return true
 	}
-	return r.Num().CmpAbs(maxExactID) > 0
+	return PastFloat(r.Num())
 }
+
+// PastFloat reports whether the integer n is larger in magnitude than a
+// float64 holds exactly (2^53): an SDK that reads a number id as a float64
+// answers it as another.
+func PastFloat(n *big.Int) bool { return n.CmpAbs(maxExactID) > 0 }
 
 // maxExactID is the largest integer magnitude a float64 holds exactly.
 var maxExactID = new(big.Int).Lsh(big.NewInt(1), 53)
