@@ -515,7 +515,8 @@ func (s *Server) stateOf(ss *mcp.ServerSession) *session {
 
 // fastState reports whether the fast path answers tools/call on the
 // session of st: a session the SDK made, on a protocol with sessions,
-// whose client needs no streams (see streams).
+// whose client needs no answers that are streams (it can neither sample
+// nor elicit, and asked for no log messages).
 func (s *Server) fastState(st *session) bool {
 	if st == nil || st.ss == nil {
 		return false

@@ -1065,12 +1065,6 @@ func (s *Server) approvalProgress(ctx context.Context, r *reach.Request, id stri
 	return cancel
 }
 
-// streams reports whether a client's calls need answers that are streams:
-// it can sample or elicit, or asked for log messages.
-func (s *Server) streams(ss *mcp.ServerSession) bool {
-	return ss != nil && (upstream.CanSample(ss) || s.levels.has(ss))
-}
-
 // logLevels orders MCP logging levels from the most verbose.
 var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
