@@ -540,6 +540,15 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
 	defer func() { ps.Abandon() }() // an attempt that ended without an answer (a cancel, a panic)
+	// A stop starts nothing new. The call was admitted (1) before it
+	// waited here — for an approval, its entities' locks, a concurrent
+	// repeat of its key — and a soft stop ends none of those waits: the
+	// tool would start after the stop.
+	if cause := c.req.stopped(); cause != nil {
+		e := (&StopError{Cause: *cause}).Refusal()
+		e.Guard = "execute"
+		return nil, e
+	}
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Each retry goes through the breakers again: none is made
