@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,7 +135,11 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 		tr.MaxIdleConnsPerHost = 128
 		var rt http.RoundTripper = tr
 		if len(c.Headers) > 0 {
-			rt = &headerTransport{base: tr, headers: c.Headers}
+			ht := &headerTransport{base: tr, headers: c.Headers}
+			if o, err := url.Parse(c.URL); err == nil {
+				ht.scheme, ht.host = o.Scheme, o.Host
+			}
+			rt = ht
 		}
 		u.http = &http.Client{Transport: rt}
 		headers := make(map[string]string, len(c.Headers))
@@ -146,13 +151,20 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 	return u
 }
 
-// headerTransport adds the configured headers (secrets) to every request.
+// headerTransport adds the configured headers (secrets) to every request
+// to the upstream's origin (scheme and host of its URL), and to no other:
+// a redirect elsewhere (the endpoint moved, an open redirect, a hostile
+// upstream) is followed without them.
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]config.Secret
+	base         http.RoundTripper
+	headers      map[string]config.Secret
+	scheme, host string // of the upstream's URL
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != t.scheme || !strings.EqualFold(r.URL.Host, t.host) {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v.Reveal())
