@@ -63,6 +63,8 @@ type upstream struct {
 	mirrored    mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
 	mirroring   bool      // a remirror runs; guarded by mu
 	mirrorAgain bool      // and another was asked for meanwhile
+	listing     bool      // a refresh runs or is about to; guarded by mu
+	listAgain   bool      // and the list changed again meanwhile
 	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens      atomic.Uint64
 	wired       atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
@@ -117,7 +119,7 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 		ElicitationHandler:          u.onElicit,
 		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.p.run.Go(u.refresh)
+			u.toolsChanged()
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			u.p.run.Go(func() { u.resourceUpdated(req.Params) })
@@ -404,7 +406,7 @@ func (u *upstream) redial(d *dial) {
 		// The upstream may have restarted with other tools, resources or
 		// prompts, and a new session owes no list_changed for what an old
 		// one listed.
-		u.p.run.Go(u.refresh)
+		u.toolsChanged()
 		u.p.run.Go(u.remirror)
 		u.p.run.Go(func() { u.resubscribe(cs) })
 	}
@@ -642,6 +644,41 @@ func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams
 	}
 	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
 		u.log.Debug("passing a resource update on failed", "err", err)
+	}
+}
+
+// toolsChanged re-lists the tools (refresh) after the upstream said its
+// list changed: one listing at a time, and one more after it however many
+// changes it announced meanwhile (a flood of announcements began a listing
+// each, all at once, and an older list could be put in force after a newer).
+func (u *upstream) toolsChanged() {
+	u.mu.Lock()
+	if u.listing {
+		u.listAgain = true
+		u.mu.Unlock()
+		return
+	}
+	u.listing = true
+	u.mu.Unlock()
+	if !u.p.run.Go(u.relist) {
+		u.mu.Lock()
+		u.listing = false
+		u.mu.Unlock()
+	}
+}
+
+// relist runs refresh until no change was announced during the last.
+func (u *upstream) relist() {
+	for {
+		u.refresh()
+		u.mu.Lock()
+		if !u.listAgain {
+			u.listing = false
+			u.mu.Unlock()
+			return
+		}
+		u.listAgain = false
+		u.mu.Unlock()
 	}
 }
 
