@@ -52,6 +52,9 @@ type upstream struct {
 	dialing  *dial                                  // the reconnection under way, if any
 	lastDial time.Time                              // when the last reconnection began
 	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
+	// updating holds the URIs whose update is being passed on: a newer
+	// update of one to pass on after it, or nil; guarded by p.subMu.
+	updating map[string]*mcp.ResourceUpdatedNotificationParams
 
 	// unreachable says why the last call could not reach the upstream
 	// (its connection failed), nil once a call did: a session can look
@@ -122,7 +125,7 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 			u.toolsChanged()
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			u.p.run.Go(func() { u.resourceUpdated(req.Params) })
+			u.resourceChanged(req.Params)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			u.p.run.Go(u.remirror)
@@ -632,6 +635,57 @@ func accessFrom(a *mcp.ToolAnnotations) reach.Access {
 		return reach.HighRisk
 	}
 	return reach.Write
+}
+
+// resourceChanged passes an update of a resource on (resourceUpdated),
+// when a client subscribed to it through this upstream: one update of a
+// resource at a time, the newest of those that came meanwhile after it.
+// Each update began a goroutine of its own, for any URI the upstream
+// named, subscribed or not: a flood of them, as many goroutines.
+func (u *upstream) resourceChanged(params *mcp.ResourceUpdatedNotificationParams) {
+	if params == nil {
+		return
+	}
+	p, uri := u.p, params.URI
+	p.subMu.Lock()
+	if len(u.subs[uri]) == 0 {
+		p.subMu.Unlock()
+		return // nobody here asked for it
+	}
+	if _, passing := u.updating[uri]; passing {
+		u.updating[uri] = params
+		p.subMu.Unlock()
+		return
+	}
+	if u.updating == nil {
+		u.updating = map[string]*mcp.ResourceUpdatedNotificationParams{}
+	}
+	u.updating[uri] = nil
+	p.subMu.Unlock()
+	if !p.run.Go(func() { u.passUpdates(uri, params) }) {
+		p.subMu.Lock()
+		delete(u.updating, uri)
+		p.subMu.Unlock()
+	}
+}
+
+// passUpdates passes on params, an update of uri, and the newer ones that
+// came while it did.
+func (u *upstream) passUpdates(uri string, params *mcp.ResourceUpdatedNotificationParams) {
+	p := u.p
+	for {
+		u.resourceUpdated(params)
+		p.subMu.Lock()
+		next := u.updating[uri]
+		if next == nil {
+			delete(u.updating, uri)
+			p.subMu.Unlock()
+			return
+		}
+		u.updating[uri] = nil
+		p.subMu.Unlock()
+		params = next
+	}
 }
 
 // resourceUpdated passes an upstream's notifications/resources/updated on
