@@ -47,6 +47,7 @@ type Call struct {
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
+	ran       bool        // its tool was started (execute's first attempt began)
 	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
 	passes    passes   // through the circuit breakers, for the first attempt
@@ -448,17 +449,36 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 		}
 		res, err := next(ctx, c)
 		// An approved call's record keeps a failure too: the approval was
-		// for one run, and a retry must not run it again.
-		once := strings.HasPrefix(key, "approval:") && err == nil && res.Status == StatusError
-		if err == nil && (res.Status == StatusSuccess || once) {
+		// for one run, and a retry must not run it again. So does a run cut
+		// off while its tool ran (cancelled, isolated): the tool may have
+		// done its work, and each retry would have run it once more under
+		// the one approval.
+		approved := strings.HasPrefix(key, "approval:")
+		once := approved && err == nil && res.Status == StatusError
+		switch {
+		case err == nil && (res.Status == StatusSuccess || once):
 			rec := *res // the caller's copy is settled further up; the record must not change
 			rec.Notes = slices.Clone(res.Notes)
 			rt.idem.Complete(skey, &rec)
-		} else {
+		case approved && err != nil && c.ran:
+			rt.idem.Complete(skey, cutOff(c, err))
+		default:
 			rt.idem.Complete(skey, nil)
 		}
 		return res, err
 	}
+}
+
+// cutOff is the record of an approved call whose run err cut off after
+// its tool was started: what a retry is answered, instead of a second run.
+func cutOff(c *Call, err error) *Result {
+	res, _ := records.Settle(nil, err)
+	e := *res.Error
+	e.Message = fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
+		c.Tool, strings.TrimSuffix(e.Message, "."))
+	e.Suggestion = "Check whether it took effect before going on; if it must run again, ask the user, who approves it anew."
+	res.Error = &e
+	return res
 }
 
 // idemKeys returns the keys of c, a call with an idempotency key (its
@@ -540,6 +560,15 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	ps := c.passes // the breaker stage's, for the first attempt
 	c.passes = passes{}
 	defer func() { ps.Abandon() }() // an attempt that ended without an answer (a cancel, a panic)
+	// A stop starts nothing new. The call was admitted (1) before it
+	// waited here — for an approval, its entities' locks, a concurrent
+	// repeat of its key — and a soft stop ends none of those waits: the
+	// tool would start after the stop.
+	if cause := c.req.stopped(); cause != nil {
+		e := (&StopError{Cause: *cause}).Refusal()
+		e.Guard = "execute"
+		return nil, e
+	}
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Each retry goes through the breakers again: none is made
@@ -557,6 +586,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 			at = time.Now()
 		}
 		actx := newAttemptAt(ctx, f, key, at, t.AttemptTimeout)
+		c.ran = true
 		out, err := runTool(t.Func, actx, c.args)
 		timedOut := err != nil && context.Cause(actx) == errAttemptTimeout && ctx.Err() == nil
 		actx.end()

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentreach/reach"
@@ -84,6 +85,10 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 	if fl == nil {
 		return nil, errors.New("reach: an elicitation request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to answer it")
 	}
+	if !fl.asked.take() {
+		return nil, errors.New(tooManyAsked("elicitation/create"))
+	}
+	defer fl.asked.done()
 	return u.elicit(fl.ctx, ctx, fl.ss, req.Params)
 }
 
@@ -165,6 +170,36 @@ type openCall struct {
 	frame *reach.Frame
 	ss    *mcp.ServerSession // the downstream session that made the call, if any
 	relay *relay             // passes the call's notifications on, in order
+	asked asking             // its sampling and elicitation requests being relayed
+}
+
+// MaxAsked bounds the sampling and elicitation requests of one tool call
+// that an upstream has relayed to the call's client at once; more are
+// answered at once with an error (tooManyAsked). Each one relayed holds a
+// goroutine, and its answer a connection to the upstream, for as long as
+// the client (a human, for an elicitation) takes: an upstream that asked
+// for 200 at once had 200 of each (TestUpstreamRequestFloodBounded).
+const MaxAsked = 16
+
+// asking counts the requests of one tool call relayed at once.
+type asking struct{ n atomic.Int32 }
+
+// take reports whether one more request may be relayed; done then
+// gives its place back.
+func (a *asking) take() bool {
+	if a.n.Add(1) > MaxAsked {
+		a.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (a *asking) done() { a.n.Add(-1) }
+
+// tooManyAsked is the error of a request past MaxAsked.
+func tooManyAsked(method string) string {
+	return fmt.Sprintf("reach relays at most %d sampling and elicitation requests of one tool call to its client at once, and did not relay this %s: send it again once one of those is answered",
+		MaxAsked, method)
 }
 
 // relay passes the notifications of one call on to its client in the order
@@ -327,6 +362,10 @@ func (u *upstream) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRe
 	if fl == nil {
 		return nil, errors.New("reach: a sampling request needs the tool call it is for: name it with the _meta (reach/parent) reach sent with the call, or there must be one client with calls in flight on this session, able to sample")
 	}
+	if !fl.asked.take() {
+		return nil, errors.New(tooManyAsked("sampling/createMessage"))
+	}
+	defer fl.asked.done()
 	return u.sample(fl.ctx, ctx, fl.ss, req.Params)
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,9 @@ type upstream struct {
 	dialing  *dial                                  // the reconnection under way, if any
 	lastDial time.Time                              // when the last reconnection began
 	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
+	// updating holds the URIs whose update is being passed on: a newer
+	// update of one to pass on after it, or nil; guarded by p.subMu.
+	updating map[string]*mcp.ResourceUpdatedNotificationParams
 
 	// unreachable says why the last call could not reach the upstream
 	// (its connection failed), nil once a call did: a session can look
@@ -62,6 +66,8 @@ type upstream struct {
 	mirrored    mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
 	mirroring   bool      // a remirror runs; guarded by mu
 	mirrorAgain bool      // and another was asked for meanwhile
+	listing     bool      // a refresh runs or is about to; guarded by mu
+	listAgain   bool      // and the list changed again meanwhile
 	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
 	tokens      atomic.Uint64
 	wired       atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
@@ -116,10 +122,10 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 		ElicitationHandler:          u.onElicit,
 		LoggingMessageHandler:       u.onLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			u.p.run.Go(u.refresh)
+			u.toolsChanged()
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			u.p.run.Go(func() { u.resourceUpdated(req.Params) })
+			u.resourceChanged(req.Params)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			u.p.run.Go(u.remirror)
@@ -134,7 +140,11 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 		tr.MaxIdleConnsPerHost = 128
 		var rt http.RoundTripper = tr
 		if len(c.Headers) > 0 {
-			rt = &headerTransport{base: tr, headers: c.Headers}
+			ht := &headerTransport{base: tr, headers: c.Headers}
+			if o, err := url.Parse(c.URL); err == nil {
+				ht.scheme, ht.host = o.Scheme, o.Host
+			}
+			rt = ht
 		}
 		u.http = &http.Client{Transport: rt}
 		headers := make(map[string]string, len(c.Headers))
@@ -146,13 +156,20 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 	return u
 }
 
-// headerTransport adds the configured headers (secrets) to every request.
+// headerTransport adds the configured headers (secrets) to every request
+// to the upstream's origin (scheme and host of its URL), and to no other:
+// a redirect elsewhere (the endpoint moved, an open redirect, a hostile
+// upstream) is followed without them.
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]config.Secret
+	base         http.RoundTripper
+	headers      map[string]config.Secret
+	scheme, host string // of the upstream's URL
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != t.scheme || !strings.EqualFold(r.URL.Host, t.host) {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v.Reveal())
@@ -392,7 +409,7 @@ func (u *upstream) redial(d *dial) {
 		// The upstream may have restarted with other tools, resources or
 		// prompts, and a new session owes no list_changed for what an old
 		// one listed.
-		u.p.run.Go(u.refresh)
+		u.toolsChanged()
 		u.p.run.Go(u.remirror)
 		u.p.run.Go(func() { u.resubscribe(cs) })
 	}
@@ -620,6 +637,57 @@ func accessFrom(a *mcp.ToolAnnotations) reach.Access {
 	return reach.Write
 }
 
+// resourceChanged passes an update of a resource on (resourceUpdated),
+// when a client subscribed to it through this upstream: one update of a
+// resource at a time, the newest of those that came meanwhile after it.
+// Each update began a goroutine of its own, for any URI the upstream
+// named, subscribed or not: a flood of them, as many goroutines.
+func (u *upstream) resourceChanged(params *mcp.ResourceUpdatedNotificationParams) {
+	if params == nil {
+		return
+	}
+	p, uri := u.p, params.URI
+	p.subMu.Lock()
+	if len(u.subs[uri]) == 0 {
+		p.subMu.Unlock()
+		return // nobody here asked for it
+	}
+	if _, passing := u.updating[uri]; passing {
+		u.updating[uri] = params
+		p.subMu.Unlock()
+		return
+	}
+	if u.updating == nil {
+		u.updating = map[string]*mcp.ResourceUpdatedNotificationParams{}
+	}
+	u.updating[uri] = nil
+	p.subMu.Unlock()
+	if !p.run.Go(func() { u.passUpdates(uri, params) }) {
+		p.subMu.Lock()
+		delete(u.updating, uri)
+		p.subMu.Unlock()
+	}
+}
+
+// passUpdates passes on params, an update of uri, and the newer ones that
+// came while it did.
+func (u *upstream) passUpdates(uri string, params *mcp.ResourceUpdatedNotificationParams) {
+	p := u.p
+	for {
+		u.resourceUpdated(params)
+		p.subMu.Lock()
+		next := u.updating[uri]
+		if next == nil {
+			delete(u.updating, uri)
+			p.subMu.Unlock()
+			return
+		}
+		u.updating[uri] = nil
+		p.subMu.Unlock()
+		params = next
+	}
+}
+
 // resourceUpdated passes an upstream's notifications/resources/updated on
 // to the gateway's clients that subscribed to the resource.
 func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams) {
@@ -630,6 +698,41 @@ func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams
 	}
 	if err := u.p.server.ResourceUpdated(u.p.life, params); err != nil {
 		u.log.Debug("passing a resource update on failed", "err", err)
+	}
+}
+
+// toolsChanged re-lists the tools (refresh) after the upstream said its
+// list changed: one listing at a time, and one more after it however many
+// changes it announced meanwhile (a flood of announcements began a listing
+// each, all at once, and an older list could be put in force after a newer).
+func (u *upstream) toolsChanged() {
+	u.mu.Lock()
+	if u.listing {
+		u.listAgain = true
+		u.mu.Unlock()
+		return
+	}
+	u.listing = true
+	u.mu.Unlock()
+	if !u.p.run.Go(u.relist) {
+		u.mu.Lock()
+		u.listing = false
+		u.mu.Unlock()
+	}
+}
+
+// relist runs refresh until no change was announced during the last.
+func (u *upstream) relist() {
+	for {
+		u.refresh()
+		u.mu.Lock()
+		if !u.listAgain {
+			u.listing = false
+			u.mu.Unlock()
+			return
+		}
+		u.listAgain = false
+		u.mu.Unlock()
 	}
 }
 

@@ -65,6 +65,7 @@ type wireCall struct {
 	seq    uint64
 	token  string  // "" when the caller asked for no progress
 	caller *Caller // the downstream client, if the call came from one
+	asked  *asking // its sampling and elicitation requests being relayed; made at the first
 }
 
 // appendID appends the call's JSON-RPC id, as JSON, to b. (A number in the
@@ -242,7 +243,19 @@ func (u *upstream) readSSE(ctx context.Context, c *wireCall, body io.Reader, cur
 			case "ping":
 				u.postWire(c.s, []byte(`{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{}}`))
 			case "sampling/createMessage", "elicitation/create":
-				go u.answerWire(ctx, c.s, msg.Method, bytes.Clone(msg.ID), bytes.Clone(msg.Params))
+				if c.asked == nil {
+					c.asked = new(asking)
+				}
+				if !c.asked.take() {
+					out := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":`, msg.ID)
+					out = jsonscan.AppendQuoted(out, tooManyAsked(msg.Method))
+					u.postWire(c.s, append(out, "}}"...))
+					break
+				}
+				go func(asked *asking, method string, id, params json.RawMessage) {
+					defer asked.done()
+					u.answerWire(ctx, c.s, method, id, params)
+				}(c.asked, msg.Method, bytes.Clone(msg.ID), bytes.Clone(msg.Params))
 			default:
 				out := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":`, msg.ID)
 				out = jsonscan.AppendQuoted(out, "reach does not handle "+msg.Method+" from upstreams")

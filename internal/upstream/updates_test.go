@@ -1,0 +1,52 @@
+package upstream
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// countingHost is host, counting the goroutines it was asked for.
+type countingHost struct {
+	host
+	gos atomic.Int32
+}
+
+func (h *countingHost) Go(f func()) bool {
+	h.gos.Add(1)
+	return h.host.Go(f)
+}
+
+// An upstream's flood of notifications/resources/updated costs a goroutine
+// for a resource a client subscribed to through it, whatever the number of
+// updates that come while one is passed on, and none for another resource:
+// each update began one of its own, for any URI.
+func TestResourceUpdatedFloodCoalesced(t *testing.T) {
+	life, cancel := context.WithCancel(context.Background())
+	h := &countingHost{}
+	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{}, Runner: h, Catalog: h, Levels: h, Models: reach.New(nil)})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); h.close(); p.Close() })
+	// Not served: an update passed on waits for the server, as one being
+	// sent to a slow client would.
+	u := &upstream{p: p, log: slog.Default()}
+	p.subMu.Lock()
+	u.subs = map[string]map[*mcp.ServerSession]bool{"file:///watched": {new(mcp.ServerSession): true}}
+	p.subMu.Unlock()
+	before := h.gos.Load()
+	for range 100 {
+		u.resourceChanged(&mcp.ResourceUpdatedNotificationParams{URI: "file:///watched"})
+		u.resourceChanged(&mcp.ResourceUpdatedNotificationParams{URI: "file:///nobody-asked"})
+	}
+	if n := h.gos.Load() - before; n != 1 {
+		t.Errorf("200 updates took %d goroutines, want 1 (for the subscribed resource)", n)
+	}
+}
