@@ -34,7 +34,7 @@ const codeRefused = -32010
 
 // contentGuard is the pool's Guard under the policies in force.
 func (g *Gateway) contentGuard(ctx context.Context, req mcp.Request, a upstream.Asked) error {
-	p := principalFor(g.identityOf(ctx, req))
+	p := g.askerOf(ctx, req)
 	ask := askOf(a)
 	r := g.policy.Ask(p, ask)
 	if r.Decision == reach.Permit {
@@ -78,6 +78,16 @@ func (g *Gateway) identityOf(ctx context.Context, req mcp.Request) *auth.Identit
 	return id
 }
 
+// askerOf is who the policies see sending req: the local user without
+// auth, and nobody ("anonymous") when auth is on and no identity is found.
+func (g *Gateway) askerOf(ctx context.Context, req mcp.Request) policy.Principal {
+	id := g.identityOf(ctx, req)
+	if id == nil && g.authn != nil {
+		return policy.Principal{ID: "anonymous"}
+	}
+	return principalFor(id)
+}
+
 // filterContent is the MCP server's middleware that narrows the listings of
 // resources, resource templates and prompts to what the caller may use.
 func (g *Gateway) filterContent(next mcp.MethodHandler) mcp.MethodHandler {
@@ -87,7 +97,7 @@ func (g *Gateway) filterContent(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		allows := func(action types.EntityUID, typ types.EntityType, name string, prompt bool) bool {
-			return g.policy.Allows(principalFor(g.identityOf(ctx, req)),
+			return g.policy.Allows(g.askerOf(ctx, req),
 				policy.Ask{Action: action, Type: typ, Name: name, Upstream: g.pool.Owner(prompt, name)})
 		}
 		switch r := res.(type) {
