@@ -96,8 +96,14 @@ func (g *Gateway) filterContent(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return res, err
 		}
+		switch res.(type) {
+		case *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult, *mcp.ListPromptsResult:
+		default:
+			return res, err
+		}
+		who := g.askerOf(ctx, req)
 		allows := func(action types.EntityUID, typ types.EntityType, name string, prompt bool) bool {
-			return g.policy.Allows(g.askerOf(ctx, req),
+			return g.policy.Allows(who,
 				policy.Ask{Action: action, Type: typ, Name: name, Upstream: g.pool.Owner(prompt, name)})
 		}
 		switch r := res.(type) {

@@ -237,3 +237,34 @@ func listed(t *testing.T, cs *mcp.ClientSession) string {
 	}
 	return out
 }
+
+// TestContentDefaultPolicies: with auth and no policy file, the shipped
+// defaults permit an authenticated principal an upstream's resources and
+// prompts, as they permit its read tools.
+func TestContentDefaultPolicies(t *testing.T) {
+	var asked atomic.Int32
+	up := contentUpstream(t, &asked)
+	dir := t.TempDir()
+	ks, err := auth.OpenKeys(auth.KeysPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := ks.Create(auth.KeySpec{Principal: "carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("data: "+dir+"\nauth: {keys: true}\nupstreams:\n  - {name: docs, url: '"+up.URL+"'}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcpAs(t, serveTest(t, newTestGateway(t, cfg)).URL, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "doc://secret"}); err != nil || len(res.Contents) != 1 {
+		t.Fatalf("read under the defaults: %v, %v", res, err)
+	}
+	if got, want := listed(t, cs), "doc://public,doc://secret;doc://pages/{n};docs__greet"; got != want {
+		t.Errorf("listings under the defaults: %q, want %q", got, want)
+	}
+}
