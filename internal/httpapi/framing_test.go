@@ -111,3 +111,26 @@ func TestTwoFramingsRefused(t *testing.T) {
 		t.Errorf("served %d of the two requests with one framing each", n)
 	}
 }
+
+// FuzzSentContentLength: raw headers hold a Content-Length field exactly
+// when a line's name, trimmed, is Content-Length in any case; adding such
+// a line anywhere makes it so.
+func FuzzSentContentLength(f *testing.F) {
+	f.Add([]byte("Host: a\r\nTransfer-Encoding: chunked\r\n"))
+	f.Add([]byte("content-length: 3\r\n"))
+	f.Add([]byte("X-Note: Content-Length: 3\r\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := false
+		for _, line := range strings.Split(string(raw), "\n") {
+			if k, _, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
+				want = true
+			}
+		}
+		if got := sentContentLength(raw); got != want {
+			t.Errorf("sentContentLength(%q) = %v, want %v", raw, got, want)
+		}
+		if !sentContentLength(append(append([]byte(nil), raw...), "\r\nContent-Length: 1\r\n"...)) {
+			t.Errorf("a Content-Length line after %q is not seen", raw)
+		}
+	})
+}

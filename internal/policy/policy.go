@@ -22,6 +22,10 @@
 //   - context {arguments, scene, request_id, agent, depth}: arguments is the
 //     call's canonical JSON converted as [Arguments] describes.
 //
+// An upstream's resources, prompts and completions are asked as an [Ask]:
+// actions read_resource, get_prompt and complete on Reach::Resource and
+// Reach::Prompt entities, answered by [Engine.Ask] under the same rules.
+//
 // The shipped policies ([DefaultSource], written out by [WriteDefault])
 // permit reads to authenticated principals, writes with the user's
 // approval, high-risk calls with the user's and a reviewer's, and nothing
