@@ -53,96 +53,9 @@ type Core struct {
 	// the queue, one row written where there were two (see QueueRequest).
 	bmu    sync.Mutex
 	begins map[string]*Write
-
-	// The rows of the claims and "executing" checkpoints this store
-	// inserted (on an engine whose batch is a RowBatch), by key and owner
-	// and by request and frame, until the key's completion and the
-	// frame's end, which then find the row by its rowid (StIdemCompleteRow,
-	// StUpdateFrameRow) rather than through the keys' index and the
-	// frames' (request, frame) index. Under many sessions those indexes'
-	// entries are one leaf page a session each (a key and a frame begin
-	// with their session's request): reading each leaf once a call, not
-	// twice, is half the pages those two statements descend to, and fewer
-	// that the writer's page cache must hold (docs/BENCHMARKS.md, "A write
-	// under 64 clients"). A row is a hint: the statements also match the
-	// key (the request and frame), and a row that moved (a key claimed
-	// again after its result expired, a frame put open again, a batch
-	// rolled back) is matched by the index as before.
-	rmu       sync.Mutex
-	claimRows map[flightKey]int64
-	frameRows map[frameRef]int64
-
-	// LastRow, if not nil, returns the rowid the writer's last statement
-	// inserted, as its callback runs (SQLite's last_insert_rowid; it keeps
-	// its value through a statement that inserted nothing, so a row it
-	// tells is a hint, checked where it is used). With it, and the
-	// statements StIdemCompleteRow and StUpdateFrameRow, the store keeps
-	// the rows of its claims and checkpoints (above).
-	LastRow func() int64
 }
 
 type flightKey struct{ key, owner string }
-
-type frameRef struct{ request, frame string }
-
-// maxRows bounds each map of rows: a claim whose key is never completed
-// (its process lost its call) or a checkpoint that never ends would
-// otherwise stay in it. Past it the map starts again (the rows are hints).
-const maxRows = 1 << 14
-
-// keepClaimRow keeps row, where the claim of key for owner was inserted.
-func (c *Core) keepClaimRow(key, owner string, row int64) {
-	c.rmu.Lock()
-	if c.claimRows == nil || len(c.claimRows) >= maxRows {
-		c.claimRows = make(map[flightKey]int64, 64)
-	}
-	c.claimRows[flightKey{key, owner}] = row
-	c.rmu.Unlock()
-}
-
-// claimRow returns the row kept for key's claim by owner, or 0, and
-// forgets it.
-func (c *Core) claimRow(key, owner string) int64 {
-	c.rmu.Lock()
-	k := flightKey{key, owner}
-	row := c.claimRows[k]
-	if row != 0 {
-		delete(c.claimRows, k)
-	}
-	c.rmu.Unlock()
-	return row
-}
-
-// keepFrameRow keeps row, where the checkpoint of request's frame was
-// inserted.
-func (c *Core) keepFrameRow(request, frame string, row int64) {
-	c.rmu.Lock()
-	if c.frameRows == nil || len(c.frameRows) >= maxRows {
-		c.frameRows = make(map[frameRef]int64, 64)
-	}
-	c.frameRows[frameRef{request, frame}] = row
-	c.rmu.Unlock()
-}
-
-// KeptRows returns how many rows of claims and of checkpoints the store
-// keeps for their ends (see Core.rows).
-func (c *Core) KeptRows() (claims, frames int) {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	return len(c.claimRows), len(c.frameRows)
-}
-
-// frameRow returns the row kept for request's frame, or 0, and forgets it.
-func (c *Core) frameRow(request, frame string) int64 {
-	c.rmu.Lock()
-	k := frameRef{request, frame}
-	row := c.frameRows[k]
-	if row != 0 {
-		delete(c.frameRows, k)
-	}
-	c.rmu.Unlock()
-	return row
-}
 
 // flew keeps f, the flight of the call that claimed key for owner, until
 // the key is completed or released. A flight the key still had (its end
@@ -444,20 +357,7 @@ func (c *Core) frameWrite(f *store.Frame) *Write {
 		// without trying an insert first. (A frame that is not final is
 		// always put: SQLite writes it as a new row, where its open frames
 		// are looked for.)
-		if !b.Has(StUpdateFrameRow) {
-			b.Exec(w, StUpdateFrame, args, func(n int64) error {
-				if n != 1 {
-					b.Exec(w, StPutFrame, args, nil)
-				}
-				return nil
-			})
-			return
-		}
-		// Found by the row its checkpoint was inserted at, if it is kept
-		// and the frame is still there, or else by its index (Core.rows).
-		// The row is the 16th argument (after the owner and the stack), in
-		// the room frameArgs left.
-		b.Exec(w, StUpdateFrameRow, append(args, c.frameRow(f.Request, f.Frame)), func(n int64) error {
+		b.Exec(w, StUpdateFrame, args, func(n int64) error {
 			if n != 1 {
 				b.Exec(w, StPutFrame, args, nil)
 			}
@@ -572,8 +472,6 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		b.Exec(w, StIdemClaim, args, func(n int64) error {
 			if w.Claimed = n == 1; !w.Claimed {
 				b.Query(w, StIdemGet, args[:1], read)
-			} else if c.LastRow != nil {
-				c.keepClaimRow(r.Key, r.Owner, c.LastRow())
 			}
 			return nil
 		})
@@ -584,10 +482,6 @@ func (c *Core) ClaimKey(ctx context.Context, r *store.IdemRecord) (rec *store.Id
 		written := func(n int64) error {
 			if w.Claimed && n != 1 {
 				return fmt.Errorf("the checkpoint of the claim was not written: %w", store.ErrConflict)
-			}
-			if c.LastRow != nil && n == 1 {
-				// Kept for its end (Core.rows).
-				c.keepFrameRow(r.Request, r.Frame, c.LastRow())
 			}
 			return nil
 		}
@@ -665,16 +559,9 @@ func (c *Core) QueueCompleteKey(key, owner string, result []byte, expires time.T
 }
 
 func (c *Core) completeWrite(key, owner string, result []byte, expires time.Time) *Write {
-	args := make([]any, 4, 5) // room for the row
-	args[0], args[1], args[2], args[3] = result, store.UnixNano(expires), c.D.Key(key), owner
+	args := []any{result, store.UnixNano(expires), c.D.Key(key), owner}
 	return &Write{Run: func(b Batch, w *Write) {
-		st, a := StIdemComplete, args
-		if b.Has(StIdemCompleteRow) {
-			// Found by the row its claim was inserted at, if it is kept and
-			// the record is still there, or else by its key (Core.rows).
-			st, a = StIdemCompleteRow, append(args, c.claimRow(key, owner))
-		}
-		b.Exec(w, st, a, func(n int64) error {
+		b.Exec(w, StIdemComplete, args, func(n int64) error {
 			if n == 0 {
 				return fmt.Errorf("completing idempotency key %q: not claimed by %s: %w", key, owner, store.ErrConflict)
 			}
@@ -702,7 +589,6 @@ func (c *Core) QueueReleaseKey(key, owner string) {
 }
 
 func (c *Core) releaseWrite(key, owner string) *Write {
-	c.claimRow(key, owner) // forgotten: the record goes
 	args := []any{c.D.Key(key), owner}
 	return &Write{Run: func(b Batch, w *Write) { b.Exec(w, StIdemRelease, args, nil) }}
 }

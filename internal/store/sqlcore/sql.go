@@ -51,17 +51,6 @@ const (
 	StSessionSweep
 	StOwnerPut
 	StOwnerSweep
-	// StIdemCompleteRow is StIdemComplete that finds the record by $5,
-	// the rowid its claim was inserted at, if the record is there (its
-	// key is $3), or else by its key; $5 is 0 for none (Core.LastRow). An
-	// engine that has it reads no page of the keys' index to complete a
-	// key whose claim it inserted.
-	StIdemCompleteRow
-	// StUpdateFrameRow is StUpdateFrame that finds the frame by $16, the
-	// rowid its "executing" checkpoint was inserted at (after the frame's
-	// owner and stack, PostgreSQL's, see Core.frameArgs), if the frame is
-	// there, or else by its request and frame.
-	StUpdateFrameRow
 	NumStmts
 )
 

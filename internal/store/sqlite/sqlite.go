@@ -74,7 +74,6 @@ type Store struct {
 	nparams                       [numStmts]int       // how many arguments each binds
 	txBegin, txCommit, txRollback rawStmt
 	nv                            []driver.NamedValue // exec's arguments, kept between statements (the writer's)
-	lastRow                       int64               // the rowid SQLite last inserted, after exec (the writer's)
 
 	indexed atomic.Int64 // the 'indexed' mark as last seen
 	// indexedCommitted is the 'indexed' mark as of the last committed
@@ -154,7 +153,6 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{path: path, w: w, log: o.Logger, Core: &sqlcore.Core{D: dialect}}
-	s.LastRow = func() int64 { return s.lastRow } // read as a statement's callback runs, on the writer's goroutine
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -254,8 +254,6 @@ func (s *Store) exec(st rawStmt, args []any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The driver read both when the statement ran: no call into SQLite.
-	s.lastRow, _ = res.LastInsertId()
 	return res.RowsAffected()
 }
 
@@ -446,19 +444,6 @@ func statements() []string {
 		error = excluded.error, started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
-	// The same, the frame found by the row its checkpoint was inserted at
-	// if it is there (sqlcore's Core.rows), or else by its index: the
-	// frames' (request, frame) index is read only for a frame that moved.
-	// (coalesce evaluates its second argument only if the first is NULL.)
-	q[sqlcore.StUpdateFrameRow] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
-		undo = $8, error = $9, started = $10, updated = $11 WHERE seq = coalesce(
-		(SELECT seq FROM frames WHERE seq = $16 AND request = $12 AND frame = $13),
-		(SELECT seq FROM frames WHERE request = $12 AND frame = $13))`
-	// A key's completion, its record found by the row its claim was
-	// inserted at if it is there, or else by the keys' index.
-	q[sqlcore.StIdemCompleteRow] = `UPDATE idempotency SET state = 'done', result = $1, expires = $2
-	WHERE seq = coalesce((SELECT seq FROM idempotency WHERE seq = $5 AND key = $3), (SELECT seq FROM idempotency WHERE key = $3))
-		AND owner = $4 AND state = 'claimed'`
 	// A claim in one statement: a key with no record, or whose result has
 	// expired (as of the claim), is claimed; any other record stays, and
 	// is read (StIdemGet). A claim is a row at the end of the table, above
