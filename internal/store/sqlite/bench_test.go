@@ -160,6 +160,7 @@ func writeCall(b *testing.B, s *Store, next callIDs) func(ctx context.Context) {
 		}
 		end := *f
 		end.State = "completed"
+		end.EndOnly = true // as the runtime's checkpoints end (durable.Checkpoints.Ended)
 		s.QueueFrame(&end)
 		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 	}
