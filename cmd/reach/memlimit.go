@@ -23,7 +23,7 @@ const defaultMemoryLimit = 29 << 20
 // collection while ctx lasts. Unless GOGC is set too, the limit alone
 // paces the GC (GOGC=off): the heap grows to the limit before a
 // collection, not to twice what is live (sooner, with a small live heap:
-// 64 clients' calls collected a third less often, "A read's CPU under 64
+// 64 clients' calls collected a quarter less often, "A read's CPU under 64
 // clients (fourteenth session)" in docs/BENCHMARKS.md), and memoryLimit
 // still lets it grow by half of what is live once that outgrows base.
 func limitMemory(ctx context.Context, base uint64) {
