@@ -542,14 +542,16 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // for as long as the store is open: a lock of the server, on a connection
 // of its own, that the server drops when the process dies (its connection
 // closes). A second process that asks for a name held fails with
-// ErrInstanceRunning, so two running instances never share a name. A lost
+// ErrInstanceRunning (after asking for as long as ConnectTimeout, the
+// time a killed holder's connection takes to end), so two running
+// instances never share a name. A lost
 // connection is made again, and the lock taken again; if another process
 // took the name meanwhile, NameLost is closed.
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
-	conn, err := p.lockName(ctx, name)
+	conn, err := p.lockName(ctx, name, p.o.ConnectTimeout)
 	if err != nil {
 		return err
 	}
@@ -581,7 +583,7 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				conn = nil
 			}
 			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
-			conn, err = p.lockName(lctx, name)
+			conn, err = p.lockName(lctx, name, 0)
 			cancel()
 			if errors.Is(err, ErrInstanceRunning) {
 				// Another process took the name while the lock was not
@@ -605,19 +607,35 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 // down. It is nil (never ready) before HoldInstance.
 func (p *Store) NameLost() <-chan struct{} { return p.nameLost }
 
-func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
+// lockName takes the instance's lock on a connection of its own, asking
+// again for up to wait while another holds it. A process killed a moment
+// ago still holds it until the server has seen its connection close and
+// ended its backend, which on a loaded machine takes a while: a restart
+// right after a crash waits that out instead of being refused.
+func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("holding instance %s: %w", name, err)
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	deadline := time.Now().Add(wait)
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("holding instance %s: %w", name, err)
+		}
+		if ok {
+			return conn, nil
+		}
+		if !time.Now().Before(deadline) {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
+		}
+		select {
+		case <-ctx.Done():
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("holding instance %s: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if !ok {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
-	}
-	return conn, nil
 }
