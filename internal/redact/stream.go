@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Stream masks the registered values in a text that arrives in pieces,
@@ -140,15 +138,17 @@ func (m escapes) at(p int) int {
 	return e.t + e.tn + p - e.v - e.vn
 }
 
-// unescaped returns text with its JSON escapes read (an unknown one kept
-// as it is), and where each byte of that view comes from in text (see
+// unescaped returns text with its escapes read (spell.go: JSON's,
+// percent-encoding, HTML's character references; an unknown one kept as
+// it is), and where each byte of that view comes from in text (see
 // escapes); the view ends before an escape that text ends in the middle
 // of (a backslash, a \u with fewer than four digits, the first half of a
-// surrogate pair).
+// surrogate pair, a % with fewer than two digits, a character reference
+// without its semicolon).
 func unescaped(text []byte) (view []byte, m escapes) {
 	view = make([]byte, 0, len(text))
 	for i := 0; i < len(text); {
-		j := bytes.IndexByte(text[i:], '\\')
+		j := bytes.IndexAny(text[i:], escapeStarts)
 		if j < 0 {
 			return append(view, text[i:]...), m
 		}
@@ -160,8 +160,8 @@ func unescaped(text []byte) (view []byte, m escapes) {
 		n := len(view)
 		var next int
 		var ok bool
-		if view, next, ok = jsonscan.AppendUnescape(view, text, i); !ok {
-			view, next = append(view, '\\'), i+1 // one byte in both
+		if view, next, ok = appendSpelled(view, text, i); !ok {
+			view, next = append(view, text[i]), i+1 // one byte in both
 		} else {
 			m = append(m, escape{v: n, t: i, vn: len(view) - n, tn: next - i})
 		}
@@ -170,17 +170,20 @@ func unescaped(text []byte) (view []byte, m escapes) {
 	return view, m
 }
 
+// escapeStarts are the bytes an escape begins with.
+const escapeStarts = `\%&`
+
 // escapesIn reads the escapes of text: spells, whether one stands for a
 // byte of a value's forms; open, where one that text ends in the middle of
 // begins (len(text) if none). An escape that spells nothing a value holds
 // (a Windows path's \b and \t, LaTeX's \\ when no value holds a
-// backslash, a quote or a slash; an unknown escape) puts no value in the
-// view that text itself does not show, and text is then not read
-// unescaped: docs/BENCHMARKS.md.
+// backslash, a quote or a slash; a URL's %20 when none holds a space; an
+// unknown escape) puts no value in the view that text itself does not
+// show, and text is then not read unescaped: docs/BENCHMARKS.md.
 func (set *secretSet) escapesIn(text []byte) (spells bool, open int) {
 	var buf [2 * utf8.UTFMax]byte
 	for i := 0; i < len(text); {
-		j := bytes.IndexByte(text[i:], '\\')
+		j := bytes.IndexAny(text[i:], escapeStarts)
 		if j < 0 {
 			break
 		}
@@ -188,48 +191,27 @@ func (set *secretSet) escapesIn(text []byte) (spells bool, open int) {
 		if len(text)-i < 12 && unfinished(text[i:]) { // no escape is longer
 			return false, i
 		}
-		var c byte
-		switch text[i+1] {
-		case '"', '\\', '/':
-			c = text[i+1]
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		case 'u':
-			out, next, ok := jsonscan.AppendUnescape(buf[:0], text, i)
-			if !ok {
-				i++
-				continue
-			}
-			for _, c := range out {
-				if set.inForms[c] {
-					return true, len(text)
-				}
-			}
-			i = next
-			continue
-		default: // an unknown escape: the backslash is itself
+		out, next, ok := appendSpelled(buf[:0], text, i)
+		if !ok { // an unknown escape: the byte is itself
 			i++
 			continue
 		}
-		if set.inForms[c] {
-			return true, len(text)
+		for _, c := range out {
+			if set.inForms[c] {
+				return true, len(text)
+			}
 		}
-		i += 2
+		i = next
 	}
 	return false, len(text)
 }
 
-// unfinished reports whether esc, a backslash and what follows it to the
-// end of a text, is an escape cut short.
+// unfinished reports whether esc, an escape's first byte and what follows
+// it to the end of a text, is an escape cut short.
 func unfinished(esc []byte) bool {
+	if esc[0] != '\\' {
+		return unfinishedRef(esc)
+	}
 	if len(esc) < 2 {
 		return true
 	}
