@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/agentreach/reach/internal/jsonscan"
@@ -47,13 +48,79 @@ func unhex(c byte) byte {
 // &#1114111; (leading zeros beyond it are not read).
 const maxCharRef = 10
 
-// named are the character references by name of ASCII's punctuation (as
-// HTML escapes it: html.EscapeString, a template's escaper, a page).
-var named = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'', "sol": '/', "bsol": '\\',
-	"plus": '+', "equals": '=', "colon": ':', "semi": ';', "num": '#', "percnt": '%', "lowbar": '_', "period": '.',
-	"comma": ',', "excl": '!', "quest": '?', "commat": '@', "dollar": '$', "ast": '*', "lpar": '(', "rpar": ')',
-	"lsqb": '[', "rsqb": ']', "lcub": '{', "rcub": '}', "verbar": '|', "tilde": '~', "grave": '`', "Hat": '^',
-	"hyphen": '-', "dash": '-'}
+// namedRef returns the character a reference by name stands for, of
+// those of ASCII's punctuation (as HTML escapes it: html.EscapeString, a
+// template's escaper, a page), or 0. (A switch: a map's hash was half of
+// reading a text of them.)
+func namedRef(name []byte) rune {
+	switch string(name) {
+	case "amp":
+		return '&'
+	case "lt":
+		return '<'
+	case "gt":
+		return '>'
+	case "quot":
+		return '"'
+	case "apos":
+		return '\''
+	case "sol":
+		return '/'
+	case "bsol":
+		return '\\'
+	case "plus":
+		return '+'
+	case "equals":
+		return '='
+	case "colon":
+		return ':'
+	case "semi":
+		return ';'
+	case "num":
+		return '#'
+	case "percnt":
+		return '%'
+	case "lowbar":
+		return '_'
+	case "period":
+		return '.'
+	case "comma":
+		return ','
+	case "excl":
+		return '!'
+	case "quest":
+		return '?'
+	case "commat":
+		return '@'
+	case "dollar":
+		return '$'
+	case "ast":
+		return '*'
+	case "lpar":
+		return '('
+	case "rpar":
+		return ')'
+	case "lsqb":
+		return '['
+	case "rsqb":
+		return ']'
+	case "lcub":
+		return '{'
+	case "rcub":
+		return '}'
+	case "verbar":
+		return '|'
+	case "tilde":
+		return '~'
+	case "grave":
+		return '`'
+	case "Hat":
+		return '^'
+	case "hyphen", "dash":
+		return '-'
+	}
+	return 0
+}
 
 // charRef reads the character reference that s begins with ("&#x73;",
 // "&#115;", "&amp;"; the semicolon required) and returns its character
@@ -71,7 +138,7 @@ func charRef(s []byte) (rune, int) {
 	}
 	body := s[1:end]
 	if body[0] != '#' {
-		if r, ok := named[string(body)]; ok {
+		if r := namedRef(body); r != 0 {
 			return r, end + 1
 		}
 		return 0, 0
@@ -132,4 +199,40 @@ func unfinishedRef(s []byte) bool {
 		}
 	}
 	return true
+}
+
+// escapeStarts are the bytes an escape begins with.
+const escapeStarts = `\%&`
+
+// escapeScan finds the escapes of one text from left to right: each of
+// escapeStarts by a search of its own (vectorized) that runs again only
+// once the scan has passed the place it found, so that a text is read once
+// for each, however many escapes it has (bytes.IndexAny reads it a byte
+// at a time).
+type escapeScan struct {
+	b    []byte
+	next [len(escapeStarts)]int // where each is next, at or after the last asked; -1 to find
+}
+
+func newEscapeScan(b []byte) escapeScan {
+	return escapeScan{b: b, next: [len(escapeStarts)]int{-1, -1, -1}}
+}
+
+// from returns where the first escape start at or after i is, or -1.
+func (s *escapeScan) from(i int) int {
+	best := len(s.b)
+	for k := range len(escapeStarts) {
+		if s.next[k] < i {
+			if j := bytes.IndexByte(s.b[i:], escapeStarts[k]); j < 0 {
+				s.next[k] = len(s.b)
+			} else {
+				s.next[k] = i + j
+			}
+		}
+		best = min(best, s.next[k])
+	}
+	if best == len(s.b) {
+		return -1
+	}
+	return best
 }

@@ -35,8 +35,8 @@ func respell(rng *rand.Rand, s string, ways int) string {
 			fmt.Fprintf(&b, "&#%d;", c)
 		default:
 			name := ""
-			for k, r := range named {
-				if r == rune(c) && (name == "" || k < name) {
+			for _, k := range []string{"amp", "lt", "gt", "quot", "apos", "sol", "bsol", "plus", "equals", "colon", "lowbar", "period", "hyphen"} {
+				if namedRef([]byte(k)) == rune(c) {
 					name = k
 				}
 			}

@@ -147,13 +147,14 @@ func (m escapes) at(p int) int {
 // without its semicolon).
 func unescaped(text []byte) (view []byte, m escapes) {
 	view = make([]byte, 0, len(text))
+	sc := newEscapeScan(text)
 	for i := 0; i < len(text); {
-		j := bytes.IndexAny(text[i:], escapeStarts)
+		j := sc.from(i)
 		if j < 0 {
 			return append(view, text[i:]...), m
 		}
-		view = append(view, text[i:i+j]...)
-		i += j
+		view = append(view, text[i:j]...)
+		i = j
 		if unfinished(text[i:]) {
 			return view, m
 		}
@@ -170,9 +171,6 @@ func unescaped(text []byte) (view []byte, m escapes) {
 	return view, m
 }
 
-// escapeStarts are the bytes an escape begins with.
-const escapeStarts = `\%&`
-
 // escapesIn reads the escapes of text: spells, whether one stands for a
 // byte of a value's forms; open, where one that text ends in the middle of
 // begins (len(text) if none). An escape that spells nothing a value holds
@@ -182,12 +180,13 @@ const escapeStarts = `\%&`
 // show, and text is then not read unescaped: docs/BENCHMARKS.md.
 func (set *secretSet) escapesIn(text []byte) (spells bool, open int) {
 	var buf [2 * utf8.UTFMax]byte
+	sc := newEscapeScan(text)
 	for i := 0; i < len(text); {
-		j := bytes.IndexAny(text[i:], escapeStarts)
+		j := sc.from(i)
 		if j < 0 {
 			break
 		}
-		i += j
+		i = j
 		if len(text)-i < 12 && unfinished(text[i:]) { // no escape is longer
 			return false, i
 		}
