@@ -171,12 +171,15 @@ func charRef(s []byte) (rune, int) {
 // the end of a text, may be the beginning of an escape cut short.
 func unfinishedRef(s []byte) bool {
 	if s[0] == '%' {
+		if len(s) >= 3 {
+			return false
+		}
 		for _, c := range s[1:] {
 			if !isHex(c) {
 				return false
 			}
 		}
-		return len(s) < 3
+		return true
 	}
 	if len(s) >= maxCharRef {
 		return false
