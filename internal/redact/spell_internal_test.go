@@ -58,13 +58,13 @@ func respell(rng *rand.Rand, s string, ways int) string {
 // through Redact, RedactString, Values, Blocks and a Stream cut
 // anywhere. What is left, read with its escapes, holds no value.
 func TestSecretRespelled(t *testing.T) {
-	secrets := []string{"s3cr3t-t0ken/Value+42", "k<ey>&val-99_x", "ghp_Xk2pQ9rLm4Tz7Wv1"}
+	secrets := []string{"s3cr3t-t0ken/Value+42", "k<ey>&val-99_x", "ghp_Xk2pQ9rLm4Tz7Wv1", "tok3n&Value"}
 	r, err := New(&Options{Secrets: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaks := func(out string) string {
-		view, _ := unescaped([]byte(out))
+		view, _ := unescaped([]byte(out), true)
 		for _, s := range secrets {
 			if bytes.Contains(view, []byte(s)) || strings.Contains(out, s) {
 				return s
@@ -88,6 +88,7 @@ func TestSecretRespelled(t *testing.T) {
 		q, _ := json.Marshal(sp)
 		for _, in := range []string{
 			`he said "` + sp + `" & left`,
+			`ends with ` + sp,
 			`https://api.example/v1?key=` + sp + `&q=1`,
 			`{"note":` + string(q) + `,"n":1}`,
 			`log: {"token_echo":` + string(q) + `}`,
@@ -135,4 +136,52 @@ func TestCharRef(t *testing.T) {
 			t.Errorf("charRef(%q) = %q %d, want %q", in, r, n, want)
 		}
 	}
+}
+
+// FuzzRespelled: a value respelled (respell) inside any text, whole or
+// streamed in pieces of any size, leaves nothing that reads as a value.
+func FuzzRespelled(f *testing.F) {
+	f.Add(uint64(1), "he said \"", "\" & left", uint8(3))
+	f.Add(uint64(2), "key=", "&q=1", uint8(1))
+	f.Add(uint64(3), "&am", "p;", uint8(7))
+	secrets := []string{"s3cr3t-t0ken/Value+42", "k<ey>&val-99_x", "tok3n&Value"}
+	r, err := New(&Options{Secrets: secrets})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, before, after string, piece uint8) {
+		rng := rand.New(rand.NewPCG(seed, 14))
+		sp := respell(rng, secrets[rng.IntN(len(secrets))], 8)
+		in := before + sp + after
+		leaks := func(out string) bool {
+			view, _ := unescaped([]byte(out), true)
+			for _, s := range secrets {
+				if bytes.Contains(view, []byte(s)) {
+					return true
+				}
+			}
+			return false
+		}
+		if !leaks(in) {
+			return // the text around it made it another text (an escape that took its first byte)
+		}
+		if out := r.RedactString(in); leaks(out) {
+			t.Fatalf("RedactString(%q) = %q", in, out)
+		}
+		if out := string(r.Values([]byte(in))); leaks(out) {
+			t.Fatalf("Values(%q) = %q", in, out)
+		}
+		st := r.Stream()
+		var sb strings.Builder
+		n := 1 + int(piece)%16
+		for rest := in; rest != ""; {
+			k := min(len(rest), n)
+			sb.WriteString(st.Next(rest[:k]))
+			rest = rest[k:]
+		}
+		sb.WriteString(st.Flush())
+		if out := sb.String(); leaks(out) {
+			t.Fatalf("a Stream of %q in pieces of %d gave %q", in, n, out)
+		}
+	})
 }

@@ -36,8 +36,12 @@ func (s *Stream) Next(piece string) string {
 	spells, open := set.escapesIn(text)
 	if spells {
 		cut = escapedCut(text, cut, set)
-	} else if open < cut {
-		cut = heldIn(text[:open], set) // an escape cut short is held whole
+	} else if open < len(text) {
+		// An escape cut short is held whole, and with it what before it
+		// may begin a value it goes on spelling ("tok" before "%3"),
+		// even where a form's start held less ("k%", another value's
+		// "k%3Cey").
+		cut = min(cut, heldIn(text[:open], set))
 	}
 	s.held = append([]byte(nil), text[cut:]...)
 	eds := valueEdits(nil, text[:cut], set, false)
@@ -144,8 +148,9 @@ func (m escapes) at(p int) int {
 // escapes); the view ends before an escape that text ends in the middle
 // of (a backslash, a \u with fewer than four digits, the first half of a
 // surrogate pair, a % with fewer than two digits, a character reference
-// without its semicolon).
-func unescaped(text []byte) (view []byte, m escapes) {
+// without its semicolon), unless text is whole: then what it ends with is
+// read as it is (a value that ends "&Value" is not cut from the view).
+func unescaped(text []byte, whole bool) (view []byte, m escapes) {
 	view = make([]byte, 0, len(text))
 	sc := newEscapeScan(text)
 	for i := 0; i < len(text); {
@@ -155,7 +160,7 @@ func unescaped(text []byte) (view []byte, m escapes) {
 		}
 		view = append(view, text[i:j]...)
 		i = j
-		if unfinished(text[i:]) {
+		if !whole && unfinished(text[i:]) {
 			return view, m
 		}
 		n := len(view)
@@ -240,7 +245,7 @@ func unfinished(esc []byte) bool {
 // the values is cut, so that the view holds back what it would hold back
 // of the text unescaped, and no escape is cut.
 func escapedCut(text []byte, cut int, set *secretSet) int {
-	view, m := unescaped(text)
+	view, m := unescaped(text, false)
 	for {
 		v := sort.Search(len(view)+1, func(i int) bool { return m.at(i) > cut }) - 1
 		c := m.at(heldIn(view[:v], set))
@@ -255,12 +260,14 @@ func escapedCut(text []byte, cut int, set *secretSet) int {
 }
 
 // escapedEdits appends the edits that mask the values that b spells with
-// escapes: found in b's view, each masks the escapes it comes from.
+// escapes: found in b's view, each masks the escapes it comes from. b ends
+// in no escape cut short (a Stream holds one back): what looks like one at
+// its end is read as it is.
 func escapedEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 	if spells, _ := set.escapesIn(b); !spells {
 		return eds
 	}
-	view, m := unescaped(b)
+	view, m := unescaped(b, true)
 	for _, e := range valueEdits(nil, view, set, end) {
 		eds = append(eds, edit{from: m.at(e.from), to: m.at(e.to)})
 	}

@@ -45,7 +45,7 @@ func TestUnescapedOffsets(t *testing.T) {
 		}
 		text := b.Bytes()
 		want, at := each(text)
-		view, m := unescaped(text)
+		view, m := unescaped(text, false)
 		if !bytes.Equal(view, want) {
 			t.Fatalf("%q: view %q, want %q", text, view, want)
 		}
