@@ -43,19 +43,16 @@ var (
 var svKnown = map[string]string{
 	// On the guard as the probe was written (dca6b2c): 5 of 18 loops
 	// detected, none early; 0 of 16 legit runs refused.
-	"coding-edits-same-failure":    "missed",
-	"coding-grep-respelled":        "missed",
-	"build-rerun-unchanged":        "missed",
-	"k8s-rollout-stuck":            "missed",
-	"calendar-event-recreated":     "missed",
-	"browser-submit-invalid":       "missed",
-	"sql-count-respelled":          "missed",
-	"profile-sample-widened":       "missed",
-	"notebook-nameerror-as-output": "missed",
-	"repl-short-error-as-success":  "missed",
-	"k8s-scale-fights-hpa":         "missed",
-	"ci-rerun-same-failure":        "missed",
-	"jira-transition-refused":      "missed",
+	"coding-edits-same-failure": "missed",
+	"coding-grep-respelled":     "missed",
+	"build-rerun-unchanged":     "missed",
+	"k8s-rollout-stuck":         "missed",
+	"calendar-event-recreated":  "missed",
+	"browser-submit-invalid":    "missed",
+	"sql-count-respelled":       "missed",
+	"profile-sample-widened":    "missed",
+	"k8s-scale-fights-hpa":      "missed",
+	"ci-rerun-same-failure":     "missed",
 }
 
 func TestSeventhRuns(t *testing.T) {

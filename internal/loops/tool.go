@@ -297,6 +297,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 		return
 	}
+	if !o.Error && exceptionAnswer(o.Result) {
+		// An exception printed as the answer is a failure the tool did
+		// not type: a write that raised changed nothing it says, and a
+		// cell that raises the same thing for each expression probes.
+		o.Error, o.ErrorType = true, untypedStreak
+	}
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
 		// writes by it; what it writes there still tells its writes apart:

@@ -1,0 +1,87 @@
+package loops
+
+import (
+	"fmt"
+	"testing"
+)
+
+// The seventh probe's fixes, each failing before.
+
+// TestExceptionAnswered: an exception handed back as a successful answer
+// (a REPL's "KeyError: 'total'", a notebook cell's traceback) is a
+// failure: the same one for three expressions in a row refuses the
+// fourth, as an error result would. An exception fixed by the next call,
+// one text among others that ends in an error (a log search), and paths
+// tried one by one that do not exist are not.
+func TestExceptionAnswered(t *testing.T) {
+	const trace = `"---------------------------------------------------------------------------\nNameError                                 Traceback (most recent call last)\nCell In[%s], line 1\n----> 1 %s\n\nNameError: name 'df' is not defined"`
+	cell := func(n, src string) op {
+		return call("run_cell", `{"source":"`+src+`"}`, `[{"execution_count":`+n+`,"outputs":[`+fmt.Sprintf(trace, n, src)+`]}]`)
+	}
+	runCases(t, []testCase{
+		{"one KeyError for every expression", nil, []op{
+			call("run_python", `{"code":"orders.total.sum()"}`, `"KeyError: 'total'"`),
+			call("run_python", `{"code":"orders.total.mean()"}`, `"KeyError: 'total'"`),
+			call("run_python", `{"code":"orders.groupby('day').total.sum()"}`, `"KeyError: 'total'"`),
+			refused(call("run_python", `{"code":"orders.total.max()"}`, `"KeyError: 'total'"`), "same_error"),
+		}},
+		{"a traceback under its cell's number", nil, []op{
+			cell("31", "df.head()"), cell("32", "df.describe()"), cell("33", "df.columns"),
+			refused(cell("34", "len(df)"), "same_error"),
+		}},
+		{"a cell that raises, then one that works", nil, []op{
+			call("run_python", `{"code":"df.Amount.mean()"}`, `"AttributeError: 'DataFrame' object has no attribute 'Amount'"`),
+			call("run_python", `{"code":"df.amount.mean()"}`, `"57.31928"`),
+			call("run_python", `{"code":"df.Total.sum()"}`, `"AttributeError: 'DataFrame' object has no attribute 'Total'"`),
+			call("run_python", `{"code":"df.total.sum()"}`, `"1209913.5"`),
+			call("run_python", `{"code":"df.Region.nunique()"}`, `"AttributeError: 'DataFrame' object has no attribute 'Region'"`),
+			call("run_python", `{"code":"df.region.nunique()"}`, `"3"`),
+		}},
+		{"log searches whose last line is an exception", nil, []op{
+			call("search_logs", `{"query":"checkout 500"}`, `{"lines":["12:00:01 GET /pay 500","12:00:01 ValueError: amount must be positive"]}`),
+			call("search_logs", `{"query":"checkout error"}`, `{"lines":["12:00:01 GET /pay 500","12:00:09 ValueError: amount must be positive"]}`),
+			call("search_logs", `{"query":"pay handler"}`, `{"lines":["12:00:03 POST /pay 500","12:00:03 ValueError: amount must be positive"]}`),
+			call("search_logs", `{"query":"amount validation"}`, `{"lines":["12:01:00 POST /pay 500","12:01:00 ValueError: amount must be positive"]}`),
+		}},
+		{"paths tried one by one", nil, []op{
+			call("run_python", `{"code":"open('data.csv')"}`, `"FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'"`),
+			call("run_python", `{"code":"open('data/orders.csv')"}`, `"FileNotFoundError: [Errno 2] No such file or directory: 'data/orders.csv'"`),
+			call("run_python", `{"code":"open('input/orders.csv')"}`, `"FileNotFoundError: [Errno 2] No such file or directory: 'input/orders.csv'"`),
+			call("run_python", `{"code":"import os; os.listdir('.')"}`, `"['notebooks', 'raw', 'README.md']"`),
+		}},
+	})
+	for _, c := range []struct {
+		res  string
+		want bool
+	}{
+		{`"KeyError: 'Date'"`, true},
+		{`"java.lang.IllegalStateException: connection closed"`, true},
+		{`"TypeError: x.map is not a function\n    at render (app.js:12:9)\n    at main (app.js:40:3)"`, true},
+		{`"Error"`, false}, // too short to be one
+		{`"Errors: 0, warnings: 2"`, false},
+		{`"Build finished.\nValueError: bad value"`, false},
+		{`{"ok":true,"note":"KeyError: 'x'"}`, false},
+		{`"StopIteration"`, false},
+	} {
+		if got := exceptionAnswer([]byte(c.res)); got != c.want {
+			t.Errorf("exceptionAnswer(%s) = %v, want %v", c.res, got, c.want)
+		}
+	}
+}
+
+// TestEchoedNameOrID: a value echoed in an error message is masked the
+// same whether it holds a digit or not: a transition asked by its id and
+// by its name is one complaint.
+func TestEchoedNameOrID(t *testing.T) {
+	msg := func(v string) string {
+		return "Transition id '" + v + "' is not valid for this issue. Available transitions: 11 (To Do), 21 (In Progress)"
+	}
+	runCases(t, []testCase{
+		{"ids and names in turn", nil, []op{
+			failingWith("transition_issue", `{"issue":"OPS-340","transition":"31"}`, "invalid_args", msg("31")),
+			failingWith("transition_issue", `{"issue":"OPS-340","transition":"Done"}`, "invalid_args", msg("Done")),
+			failingWith("transition_issue", `{"issue":"OPS-340","transition":"41"}`, "invalid_args", msg("41")),
+			refused(call("transition_issue", `{"issue":"OPS-340","transition":"Close"}`, `"ok"`), "same_error"),
+		}},
+	})
+}
