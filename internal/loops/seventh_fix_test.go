@@ -85,3 +85,55 @@ func TestEchoedNameOrID(t *testing.T) {
 		}},
 	})
 }
+
+// TestWideningEchoesSize: a widened call whose answer is the last one but
+// for the grown size it echoes ("Scanned 5000 sampled rows") brought
+// nothing new, whether the size is a number argument or a number in code
+// (df.sample(5000)); the third such widening is refused. An answer whose
+// finding moves with the sample, and a page or a version stepped by one,
+// are not.
+func TestWideningEchoesSize(t *testing.T) {
+	scanned := func(n int) string {
+		return fmt.Sprintf(`"Scanned %d sampled rows of events (columns: latency_ms, bytes, status).\nNo anomalies found above z=4.0."`, n)
+	}
+	code := func(n int) string {
+		return fmt.Sprintf(`{"code":"s = df.sample(%d); print(len(s), 'rows sampled,', s.email.str.contains('@@').sum(), 'malformed')"}`, n)
+	}
+	runCases(t, []testCase{
+		{"a number argument", nil, []op{
+			call("anomalies", `{"frame":"events","sample":1000}`, scanned(1000)),
+			call("anomalies", `{"frame":"events","sample":5000}`, scanned(5000)),
+			call("anomalies", `{"frame":"events","sample":20000}`, scanned(20000)),
+			refused(call("anomalies", `{"frame":"events","sample":100000}`, scanned(100000)), "amplification"),
+		}},
+		{"a number in code", nil, []op{
+			call("run_python", code(1000), `"1000 rows sampled, 0 malformed"`),
+			call("run_python", code(5000), `"5000 rows sampled, 0 malformed"`),
+			call("run_python", code(25000), `"25000 rows sampled, 0 malformed"`),
+			refused(call("run_python", code(100000), `"100000 rows sampled, 0 malformed"`), "amplification"),
+		}},
+		{"a finding that moves with the sample", nil, []op{
+			call("run_python", code(1000), `"1000 rows sampled, 0 malformed"`),
+			call("run_python", code(10000), `"10000 rows sampled, 3 malformed"`),
+			call("run_python", code(100000), `"100000 rows sampled, 41 malformed"`),
+			call("run_python", code(1000000), `"1000000 rows sampled, 388 malformed"`),
+			call("run_python", code(5000000), `"5000000 rows sampled, 1944 malformed"`),
+		}},
+	})
+	for _, c := range []struct {
+		x, y string
+		want bool
+	}{
+		{"df.sample(1000)", "df.sample(5000)", true},
+		{"SELECT * FROM t LIMIT 100", "SELECT * FROM t LIMIT 1000", true},
+		{"curl /api/v2/users", "curl /api/v3/users", false},
+		{"/items?page=2", "/items?page=3", false},
+		{"tail -n 20 app.log", "tail -n 200 app.log", true},
+		{"head -n 200 app.log", "head -n 20 app.log", false},
+	} {
+		d := New(nil)
+		if got := d.grows(leafString, false, []byte("command"), []byte(c.x), []byte(c.y)); got != c.want {
+			t.Errorf("grows(%q, %q) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}

@@ -50,7 +50,6 @@ var svKnown = map[string]string{
 	"calendar-event-recreated":  "missed",
 	"browser-submit-invalid":    "missed",
 	"sql-count-respelled":       "missed",
-	"profile-sample-widened":    "missed",
 	"k8s-scale-fights-hpa":      "missed",
 	"ci-rerun-same-failure":     "missed",
 }
