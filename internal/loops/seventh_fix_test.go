@@ -137,3 +137,39 @@ func TestWideningEchoesSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLAliasFolded: a query's table aliases are left out of its words
+// (FROM orders o, o.region is FROM orders, region; JOIN customers AS c),
+// so a query respelled with an alias asks the same question. A command
+// that says "from" defines no alias, and other columns are another
+// question.
+func TestSQLAliasFolded(t *testing.T) {
+	q := func(sql string) uint64 { return foldArgs("db", []byte(`{"sql":`+marshalString(sql)+`}`)) }
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"SELECT region, SUM(amount) FROM orders WHERE status = 'late' GROUP BY region",
+			"SELECT o.region, SUM(o.amount) FROM orders o WHERE o.status = 'late' GROUP BY o.region", true},
+		{"SELECT c.name, count(*) FROM orders AS o JOIN customers AS c ON c.id = o.customer_id GROUP BY c.name",
+			"select name, count(*) from orders join customers on id = customer_id group by name", true},
+		{"SELECT o.region FROM orders o\nWHERE o.day = '2026-12-01'", "SELECT region FROM orders WHERE day = '2026-12-01'", true},
+		{"SELECT o.region FROM orders o", "SELECT o.country FROM orders o", false},
+		{"SELECT region FROM orders WHERE status = 'late'", "SELECT region FROM returns WHERE status = 'late'", false},
+		{`grep -rn "from foo" src`, `grep -rn "from foo" lib`, false},
+		{"python -c 'from os import path'", "python -c 'from os import sep'", false},
+	} {
+		if got := q(c.a) == q(c.b); got != c.same {
+			t.Errorf("%q and %q one question: %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	rows := `{"row_count":4,"rows":[{"region":"EU","total":"48210.00"},{"region":"US","total":"39922.50"},{"region":"APAC","total":"12011.75"},{"region":"LATAM","total":"4410.00"}]}`
+	runCases(t, []testCase{
+		{"one query, an alias the fourth time", nil, []op{
+			call("db_sql", `{"sql":"SELECT region, SUM(amount) AS total FROM orders WHERE status = 'late' GROUP BY region"}`, rows),
+			call("db_sql", `{"sql":"select region, sum(amount) as total from orders where status='late' group by region"}`, rows),
+			call("db_sql", `{"sql":"SELECT region, SUM(amount) AS total FROM orders WHERE (status = 'late') GROUP BY region"}`, rows),
+			refused(call("db_sql", `{"sql":"SELECT o.region, SUM(o.amount) AS total FROM orders o WHERE o.status = 'late' GROUP BY o.region"}`, rows), "rephrase"),
+		}},
+	})
+}
