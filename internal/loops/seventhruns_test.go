@@ -42,11 +42,15 @@ var (
 // svKnown lists the runs whose outcome is not their label's, each with why.
 var svKnown = map[string]string{
 	// On the guard as the probe was written (dca6b2c): 5 of 18 loops
-	// detected, none early; 0 of 16 legit runs refused.
+	// detected, none early; 0 of 16 legit runs refused. Then two
+	// corrections of the probe itself, not of the guard: kubectl's ages
+	// were written as minutes past three hours ("1440m", read as
+	// millicores), where kubectl writes "24h"; and the stuck rollout's
+	// mark was at its fourth identical poll, where the benchmark's rule
+	// allows the third. With them, 6 of 18 on that guard.
 	"coding-edits-same-failure": "missed",
 	"coding-grep-respelled":     "missed",
 	"build-rerun-unchanged":     "missed",
-	"k8s-rollout-stuck":         "missed",
 	"calendar-event-recreated":  "missed",
 	"browser-submit-invalid":    "missed",
 	"sql-count-respelled":       "missed",
@@ -64,15 +68,30 @@ func svClock(sec int) string {
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
-// svAge is a kubectl age.
+// svAge is a kubectl age, as kubectl writes a duration (HumanDuration).
 func svAge(sec int) string {
+	m, h := sec/60, sec/3600
 	switch {
 	case sec < 120:
 		return fmt.Sprintf("%ds", sec)
-	case sec < 600:
-		return fmt.Sprintf("%dm%ds", sec/60, sec%60)
+	case m < 10 && sec%60 == 0:
+		return fmt.Sprintf("%dm", m)
+	case m < 10:
+		return fmt.Sprintf("%dm%ds", m, sec%60)
+	case m < 180:
+		return fmt.Sprintf("%dm", m)
+	case h < 8 && m%60 == 0:
+		return fmt.Sprintf("%dh", h)
+	case h < 8:
+		return fmt.Sprintf("%dh%dm", h, m%60)
+	case h < 48:
+		return fmt.Sprintf("%dh", h)
+	case h < 192 && h%24 == 0:
+		return fmt.Sprintf("%dd", h/24)
+	case h < 192:
+		return fmt.Sprintf("%dd%dh", h/24, h%24)
 	}
-	return fmt.Sprintf("%dm", sec/60)
+	return fmt.Sprintf("%dd", h/24)
 }
 
 type svPod struct {
