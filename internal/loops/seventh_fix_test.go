@@ -173,3 +173,58 @@ func TestSQLAliasFolded(t *testing.T) {
 		}},
 	})
 }
+
+// TestOptionToggledAlone: one question asked again with only an option
+// changed each time (a currency, a switch), its answer the same, is
+// judged: after four such answers the next call is refused. One host after
+// another answering alike is a batch, and an option that changes the
+// answer is news.
+func TestOptionToggledAlone(t *testing.T) {
+	const none = `{"data":[],"warnings":[{"code":3664,"title":"NO ROOMS AVAILABLE AT REQUESTED PROPERTY","source":{"parameter":"hotelIds"}}]}`
+	stay := func(extra string) string {
+		return `{"checkIn":"2027-01-16","checkOut":"2027-01-19",` + extra + `"hotel":"HX221"}`
+	}
+	runCases(t, []testCase{
+		{"one stay in other currencies", nil, []op{
+			call("room_offers", stay(""), none),
+			call("room_offers", stay(`"currency":"USD",`), none),
+			call("room_offers", stay(`"currency":"EUR",`), none),
+			call("room_offers", stay(`"currency":"GBP",`), none),
+			call("room_offers", stay(`"currency":"JPY",`), none),
+			refused(call("room_offers", stay(`"currency":"CHF",`), none), "no_progress"),
+		}},
+		{"a switch flipped", nil, []op{
+			call("room_offers", stay(""), none),
+			call("room_offers", stay(`"refundable":true,`), none),
+			call("room_offers", stay(`"refundable":false,`), none),
+			call("room_offers", stay(`"refundable":true,"rooms":1,`), none),
+			call("room_offers", stay(`"refundable":false,"rooms":1,`), none),
+			refused(call("room_offers", stay(`"refundable":true,"rooms":2,`), none), "no_progress"),
+		}},
+		{"other currencies that change the answer", nil, []op{
+			call("room_offers", stay(""), `{"data":[{"offer":"OF1","total":"612.00","currency":"EUR"}]}`),
+			call("room_offers", stay(`"currency":"USD",`), `{"data":[{"offer":"OF1","total":"659.10","currency":"USD"}]}`),
+			call("room_offers", stay(`"currency":"GBP",`), `{"data":[{"offer":"OF1","total":"521.40","currency":"GBP"}]}`),
+			call("room_offers", stay(`"currency":"JPY",`), `{"data":[{"offer":"OF1","total":"101208","currency":"JPY"}]}`),
+			call("room_offers", stay(`"currency":"CHF",`), `{"data":[{"offer":"OF1","total":"574.90","currency":"CHF"}]}`),
+			call("room_offers", stay(`"currency":"SEK",`), `{"data":[{"offer":"OF1","total":"7012.00","currency":"SEK"}]}`),
+		}},
+		{"one host after another", nil, []op{
+			call("health_check", `{"region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+			call("health_check", `{"host":"web-1","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+			call("health_check", `{"host":"web-2","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+			call("health_check", `{"host":"web-3","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+			call("health_check", `{"host":"web-4","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+			call("health_check", `{"host":"web-5","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
+		}},
+	})
+	for _, c := range []struct {
+		key  string
+		want bool
+	}{{"currency", true}, {"include_archived", true}, {"showHidden", true}, {"sort_by", true}, {"order", true},
+		{"order_id", false}, {"order_number", false}, {"host", false}, {"include", false}, {"with", false}} {
+		if got := optionKey([]byte(c.key)); got != c.want {
+			t.Errorf("optionKey(%q) = %v, want %v", c.key, got, c.want)
+		}
+	}
+}
