@@ -228,3 +228,39 @@ func TestOptionToggledAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNamesMasked: a process's id after "pid" and a name made for one
+// run in /tmp are masked in a line of output, so a build run again with
+// nothing changed prints the same log; the number of a file, a port or an
+// exit code stays.
+func TestRunNamesMasked(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"make[1]: Entering directory '/repo' (pid 48211)", "make[1]: Entering directory '/repo' (pid 48384)", true},
+		{"Main PID: 48211 (nginx)", "Main PID: 51007 (nginx)", true},
+		{"worker started pid=812", "worker started pid=1022", true},
+		{"WORK=/tmp/go-build2219043871", "WORK=/tmp/go-build2219051594", true},
+		{"wrote /tmp/tmpa8x2k9lq/out.csv", "wrote /tmp/tmpq0z7m1bd/out.csv", true},
+		{"wrote /tmp/report.csv", "wrote /tmp/summary.csv", false},
+		{"listening on port 48211", "listening on port 48384", false},
+		{"exit status 1 (rapid 48211)", "exit status 1 (rapid 48384)", false},
+		{"Error 1", "Error 2", false},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q alike: %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	build := func(pid int, dir string) string {
+		return marshalString(fmt.Sprintf("make[1]: Entering directory '/repo' (pid %d)\ngo build -o bin/api ./cmd/api\nWORK=/tmp/go-build%s\ninternal/store/pg.go:41:15: undefined: pgx.ConnConfig\nmake: *** [Makefile:14: build] Error 1", pid, dir))
+	}
+	runCases(t, []testCase{
+		{"a build run again, nothing changed", nil, []op{
+			write("shell", `{"command":"make build"}`, build(48211, "2219043871")),
+			write("shell", `{"command":"make build"}`, build(48384, "2219051594")),
+			write("shell", `{"command":"make build"}`, build(48557, "2219059317")),
+			refused(write("shell", `{"command":"make build"}`, build(48730, "2219067040")), "short_cycle"),
+		}},
+	})
+}
