@@ -264,3 +264,33 @@ func TestRunNamesMasked(t *testing.T) {
 		}},
 	})
 }
+
+// TestRandomIDInOneCase: an id made at random in lower case, letters and
+// digits mixed (a calendar event's), is masked inside a line as a hex one
+// is, so one event created four times with the same arguments is a write
+// made again; a word with a number after it is not such an id.
+func TestRandomIDInOneCase(t *testing.T) {
+	for _, c := range []struct {
+		w    string
+		want bool
+	}{
+		{"5u2k8d0q1ctg3v6hj7m9", true}, {"0b9r1m4kqe8s7ud2lp3a", true},
+		{"build2219043871", false}, {"invoice20261204", false}, {"checkout7b5c4d8f9", false}, {"abcdefghijklmnop", false},
+	} {
+		if got := randomToken([]byte(c.w)); got != c.want {
+			t.Errorf("randomToken(%q) = %v, want %v", c.w, got, c.want)
+		}
+	}
+	created := func(id string) string {
+		return marshalString("Event created: Quarterly plan review (" + id + ") 2026-12-10T11:00:00+01:00 - 2026-12-10T12:00:00+01:00")
+	}
+	ev := `{"calendarId":"primary","end":"2026-12-10T12:00:00","start":"2026-12-10T11:00:00","summary":"Quarterly plan review"}`
+	runCases(t, []testCase{
+		{"one event created again and again", nil, []op{
+			write("create_event", ev, created("5u2k8d0q1ctg3v6hj7m9")),
+			write("create_event", ev, created("0b9r1m4kqe8s7ud2lp3a")),
+			write("create_event", ev, created("7hq0t2c5nd1vjl8k4m6e")),
+			refused(write("create_event", ev, created("9c3e6d0f2a1b8h7k5j4g")), "short_cycle"),
+		}},
+	})
+}

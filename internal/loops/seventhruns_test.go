@@ -50,7 +50,6 @@ var svKnown = map[string]string{
 	// allows the third. With them, 6 of 18 on that guard.
 	"coding-edits-same-failure": "missed",
 	"coding-grep-respelled":     "missed",
-	"calendar-event-recreated":  "missed",
 	"browser-submit-invalid":    "missed",
 	"sql-count-respelled":       "missed",
 	"k8s-scale-fights-hpa":      "missed",

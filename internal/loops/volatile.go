@@ -712,5 +712,30 @@ func randomPart(p []byte) bool {
 	if other == 0 && hexLetters > 0 && (lower == 0 || upper == 0) {
 		return true // hex in one case, with digits and letters
 	}
+	if len(p) >= 16 && upper == 0 && digits >= 4 && lower >= 4 && digits+lower == len(p) && runsAlternate(p) {
+		// An id made at random in one case, letters and digits mixed
+		// (a calendar event's 5u2k8d0q1ctg3v6hj7m9): a write that makes
+		// a new one each time names another in its answer.
+		return true
+	}
 	return len(p) >= 20 && lower > 0 && upper > 0
+}
+
+// runsAlternate reports whether p, letters and digits, goes from letters to
+// digits and back at least six times, its letters never more than four in
+// a row, as a random id does and a word with a number after it
+// (build2219043871, invoice20261204, checkout7b5c4d8f9) does not.
+func runsAlternate(p []byte) bool {
+	n, run := 0, 0
+	for i := range p {
+		if i > 0 && isDigit(p[i]) != isDigit(p[i-1]) {
+			n++
+		}
+		if isDigit(p[i]) {
+			run = 0
+		} else if run++; run > 4 {
+			return false
+		}
+	}
+	return n >= 6
 }
