@@ -209,6 +209,14 @@ func TestOptionToggledAlone(t *testing.T) {
 			call("room_offers", stay(`"currency":"CHF",`), `{"data":[{"offer":"OF1","total":"574.90","currency":"CHF"}]}`),
 			call("room_offers", stay(`"currency":"SEK",`), `{"data":[{"offer":"OF1","total":"7012.00","currency":"SEK"}]}`),
 		}},
+		{"one order after another, under a key that could name a sort", nil, []op{
+			call("order_status", `{"shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+			call("order_status", `{"order":"A-1231","shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+			call("order_status", `{"order":"A-1232","shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+			call("order_status", `{"order":"A-1233","shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+			call("order_status", `{"order":"A-1234","shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+			call("order_status", `{"order":"A-1235","shop":"eu"}`, `{"status":"shipped","carrier":"DHL","note":"left the warehouse on time"}`),
+		}},
 		{"one host after another", nil, []op{
 			call("health_check", `{"region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),
 			call("health_check", `{"host":"web-1","region":"eu"}`, `{"status":"healthy","message":"all checks passed on the last run","checks":{"disk":"ok","db":"ok"}}`),

@@ -144,7 +144,9 @@ func (d *Detector) optionToggled(prev, args []byte) bool {
 		if p.path != a.path || p.val == a.val {
 			continue
 		}
-		return a.kind == leafLiteral && p.kind == leafLiteral || optionKey(a.key)
+		// A value with a digit names a thing (an order "A-1234" under
+		// "order"), whatever its key says.
+		return a.kind == leafLiteral && p.kind == leafLiteral || a.kind == leafString && optionKey(a.key) && !isDigitIn(a.raw)
 	}
 	return false
 }
