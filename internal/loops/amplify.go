@@ -162,6 +162,12 @@ func grownNumber(x, y []byte) (ox, oy []byte, ok bool) {
 		j > 0 && (isLetter(rune(x[len(x)-j])) || x[len(x)-j] == '.' || x[len(x)-j] == '_') {
 		return nil, nil, false
 	}
+	// Nor a part of a date, a time or a range of numbers (2026-12-01,
+	// 14:02, 10/12): a day moved is another day.
+	if i > 1 && (x[i-1] == '-' || x[i-1] == '/' || x[i-1] == ':') && isDigit(x[i-2]) ||
+		j > 1 && (x[len(x)-j] == '-' || x[len(x)-j] == '/' || x[len(x)-j] == ':') && isDigit(x[len(x)-j+1]) {
+		return nil, nil, false
+	}
 	return ox, oy, true
 }
 

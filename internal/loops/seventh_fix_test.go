@@ -130,6 +130,9 @@ func TestWideningEchoesSize(t *testing.T) {
 		{"/items?page=2", "/items?page=3", false},
 		{"tail -n 20 app.log", "tail -n 200 app.log", true},
 		{"head -n 200 app.log", "head -n 20 app.log", false},
+		{"is:issue created:>2026-12-01", "is:issue created:>2026-12-15", false},
+		{"logs --since 2026-12-01 --until 2026-12-03", "logs --since 2026-12-01 --until 2026-12-09", false},
+		{"at 14:02 today", "at 14:30 today", false},
 	} {
 		d := New(nil)
 		if got := d.grows(leafString, false, []byte("command"), []byte(c.x), []byte(c.y)); got != c.want {
