@@ -44,11 +44,11 @@ type Call struct {
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
 	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	ran       bool         // its tool was started (execute's first attempt began)
+	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
-	ran       bool        // its tool was started (execute's first attempt began)
-	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
 	passes    passes   // through the circuit breakers, for the first attempt
 	detached  detached // the call's context without its cancellation, for what outlives it (its record, its ended checkpoint)
