@@ -120,7 +120,7 @@ func bookingAgentServer(t *testing.T, g *bookingAgent) string {
 //   - no leg was booked twice, no undo ran twice, every booking of the
 //     dead request undone once; the audit chain verifies; no claim is left.
 //
-// The case of the stopped parent finds a defect not fixed yet (its known):
+// The case of the stopped parent finds a defect not fixed yet (known):
 // skipped unless REACH_TEST_KNOWN is set.
 func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 	if testing.Short() {
@@ -137,9 +137,9 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 		{point: "ended#4", calls: 2},           // the agent's second booking durable
 		{point: "task.stored#2", calls: -1},    // the task's view stored as it works (its calls: whatever ran)
 		{point: "request.stopped#1", held: true, calls: 1,
-			known: "the hand-off's sub-request is stored ended while its hand-off still runs (seen as the agent's first call naming it, " +
-				"/v1/calls with request_id, ends); after the kill its id is begun anew: the stopped parent's sub-agent is not stopped, " +
-				"a call naming it runs, its booking is not undone, and its task shows working"},
+			known: "the restart's recovery, as it compensates the stopped parent, stores the hand-off's sub-request ended " +
+				"(running before the kill), not stopped or interrupted; its id is then begun anew: the stopped parent's sub-agent " +
+				"is not stopped, a call naming it runs, its booking is not undone, and its task shows working"},
 	}
 	for n, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
