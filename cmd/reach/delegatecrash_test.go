@@ -248,8 +248,15 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 				}
 				return n
 			})
-			if booked := 2 + ran; undone != booked {
-				t.Errorf("%d bookings undone after the restart; want every one of the %d booked (p's and its sub-request's), once", undone, booked)
+			// At a point that is not a call's own, the kill may cut a
+			// booking off mid-call: it may have run, and is not undone
+			// (docs/STATE.md), nor run again.
+			booked, cut := 2+ran, 0
+			if tc.calls < 0 {
+				cut = 1
+			}
+			if undone > booked || undone < booked-cut {
+				t.Errorf("%d bookings undone after the restart; want every one of the %d booked (p's and its sub-request's), once (but for %d cut off mid-call)", undone, booked, cut)
 			}
 			tasks, err := st.ListTasks(t.Context(), "booker", "local", "", 10)
 			if err != nil || len(tasks) != 1 {
