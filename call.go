@@ -44,11 +44,11 @@ type Call struct {
 	recs      *callRecords // its idempotency claim and checkpoints, once it has one
 	executing *Checkpoint  // its "executing" checkpoint (in recs), when the idempotency claim made it durable
 	sysKey    bool         // IdempotencyKey is the runtime's own (an undo's, a dead letter's): unique, not scoped
+	ran       bool         // its tool was started (execute's first attempt began)
+	stepped   bool         // the loop guard admitted it: lstep is its record (the bools side by side keep Call in a smaller size class)
 	fwdKey    string       // the caller's key, passed on to the tool when an approval's key replaced it
 	toolKey   string       // the key the tool is given, "tool:"+fwdKey, when fwdKey is set
 	started   time.Time
-	ran       bool        // its tool was started (execute's first attempt began)
-	step      *loops.Step // the loop guard's record of this call (lstep), once it admitted it
 	lstep     loops.Step
 	passes    passes   // through the circuit breakers, for the first attempt
 	detached  detached // the call's context without its cancellation, for what outlives it (its record, its ended checkpoint)
@@ -250,7 +250,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = []byte("{}")
 		}
-		args, twins, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
+		args, names, err := callgraph.NormalizeArguments(make([]byte, 0, len(raw)), raw)
 		if err != nil {
 			return nil, &Error{Guard: "validate", Type: TypeInvalidArgs, Code: "invalid_arguments",
 				Message:    fmt.Sprintf("The arguments of %s are not valid JSON: %v.", c.Tool, err),
@@ -261,7 +261,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 		// is told so at once, not first asked to mend fields of a call it
 		// may not make.
 		if c.tool.Access != Forbidden {
-			if twins != nil {
+			if twins := names.Twins; twins != nil {
 				// Checks and policies read "path", a tool that binds
 				// its arguments as encoding/json does reads "PATH":
 				// the call would run other arguments than were allowed.
@@ -270,7 +270,7 @@ func (rt *Runtime) validate(next Handler) Handler {
 						c.Tool, twins.A, twins.B),
 					Suggestion: "Send each member once, spelled as the tool's schema spells it."}
 			}
-			if e := c.tool.Validate(args); e != nil {
+			if e := c.tool.ValidateNames(args, names.Fold); e != nil {
 				return nil, e
 			}
 		}

@@ -1,6 +1,14 @@
 package reach
 
-import "github.com/agentreach/reach/internal/callgraph"
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentreach/reach/internal/callgraph"
+	"github.com/agentreach/reach/internal/loops"
+)
 
 // node is f as the graph checks read it (callgraph.Stack).
 func node(f *Frame) callgraph.Node[*Frame] {
@@ -27,4 +35,55 @@ func (rt *Runtime) checkAgent(f *Frame, a *callgraph.Agent) *Error {
 	}
 	f.mu.Unlock()
 	return e
+}
+
+// Continue admits a further message to the agent of the hand-off r (a
+// sub-request Delegate began) whose task waits for input: the checks a
+// new hand-off passes, in the caller's request (the parent of r). Both
+// requests are running and within their budgets (admit), and the loop
+// guard judges the message as a hand-off of it to the agent: the same
+// message (or a rewording of it) sent a third time, when the rounds came
+// back with the same answer and nothing was written in between, is
+// refused. A refusal is recorded as a refused delegate frame in the
+// caller's request, beside the hand-off's. done tells the loop guard what
+// the round came back with: the agent's answer when the task stops again
+// (waiting for input again, or final), or failed (the round broke, was
+// canceled, or failed).
+func (r *Request) Continue(ctx context.Context, message string) (done func(answer string, failed bool), err error) {
+	hf, parent := r.delegate, r.parent
+	if hf == nil || parent == nil {
+		return nil, fmt.Errorf("continue: request %s is no hand-off", r.id)
+	}
+	rt := r.rt
+	f := &Frame{ID: newFrameID(), Kind: DelegateFrame, Name: hf.Name, Agent: parent.agent,
+		Parent: hf.Parent, Request: parent, Started: time.Now(), Args: jsonString(message), Depth: hf.Depth}
+	f.mark.Filter = hf.mark.Filter
+	refuse := func(e *Error) error {
+		parent.addFrame(f)
+		return rt.refuseFrame(ctx, f, e)
+	}
+	if e := rt.admitFrame(ctx, parent, hf.Depth); e != nil {
+		return nil, refuse(e)
+	}
+	if e := rt.admitFrame(ctx, r, 0); e != nil {
+		return nil, refuse(e)
+	}
+	d := rt.detector(parent)
+	if d == nil {
+		return func(string, bool) {}, nil
+	}
+	s := &loops.Step{Kind: loops.Delegation, Agent: loopAgent(parent), Depth: hf.Depth, To: hf.Name, Task: message}
+	if v := d.Check(s); v != nil {
+		return nil, refuse(v.Refusal())
+	}
+	var once sync.Once
+	return func(answer string, failed bool) {
+		once.Do(func() {
+			o := loops.Outcome{Result: loops.Text(answer)}
+			if failed {
+				o = loops.Outcome{Refused: true}
+			}
+			rt.detector(parent).Done(s, o)
+		})
+	}, nil
 }

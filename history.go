@@ -53,8 +53,11 @@ func (r *Request) loadPast() {
 	}
 	p.once.Do(func() {
 		frames, children := p.load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		// Built without r.mu: a parent frame looked up in r's parent
+		// (r.parent.Frame) and not found there is looked for in the
+		// parent's sub-requests, r among them, which takes r.mu (a frame
+		// its parent did not keep: a delegate frame cut off by a kill).
+		built := make([]*Frame, 0, len(frames))
 		byID := make(map[FrameID]*Frame, len(frames))
 		for _, pf := range frames {
 			f := &Frame{ID: pf.ID, Kind: pf.Kind, Name: pf.Name, Args: pf.Args, CallID: pf.CallID, Agent: pf.Agent,
@@ -67,10 +70,15 @@ func (r *Request) loadPast() {
 				}
 			}
 			byID[f.ID] = f
-			r.frames = append(r.frames, f)
+			built = append(built, f)
 		}
+		kids := make([]*Request, 0, len(children))
 		for _, c := range children {
-			r.children = append(r.children, r.rt.pastRequest(c, r))
+			kids = append(kids, r.rt.pastRequest(c, r))
 		}
+		r.mu.Lock()
+		r.frames = append(r.frames, built...)
+		r.children = append(r.children, kids...)
+		r.mu.Unlock()
 	})
 }

@@ -99,3 +99,49 @@ func TestRequestsNewestFirst(t *testing.T) {
 		t.Errorf("Requests() = %v, want %v", got, want)
 	}
 }
+
+// TestRestorePastParentFrameMissing: a sub-request of an earlier run whose
+// top frame names a parent frame its parent did not keep (the delegate
+// frame, not stored when the gateway was killed) is read without a
+// deadlock: its frames are read, that one without a parent. The lookup of
+// the missing frame went through the parent's sub-requests back into the
+// sub-request whose lock the read held, and the request's view (GET
+// /v1/requests/ID) hung for ever after such a restart
+// (TestCrashWhileDelegatingOnPostgres).
+func TestRestorePastParentFrameMissing(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour)
+	sub := &reach.PastRequest{ID: "p/sub", State: reach.RequestInterrupted, Started: t0,
+		Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+			return []reach.PastFrame{{ID: 3, Parent: 2, Kind: reach.ToolFrame, Name: "book", Depth: 1, State: reach.Completed, Started: t0}}, nil
+		}}
+	rt := reach.New(&reach.Options{History: func(id string) (*reach.PastRequest, bool) {
+		if id != "p" {
+			return nil, false
+		}
+		return &reach.PastRequest{ID: "p", State: reach.RequestInterrupted, Started: t0,
+			Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+				return []reach.PastFrame{{ID: 1, Kind: reach.ToolFrame, Name: "book", State: reach.Completed, Started: t0}}, []*reach.PastRequest{sub}
+			}}, true
+	}})
+	r, ok := rt.Lookup("p")
+	if !ok {
+		t.Fatal("Lookup(p) found nothing")
+	}
+	done := make(chan []*reach.Frame, 1)
+	go func() {
+		kids := r.Children()
+		if len(kids) != 1 {
+			done <- nil
+			return
+		}
+		done <- kids[0].Frames()
+	}()
+	select {
+	case fs := <-done:
+		if len(fs) != 1 || fs[0].ID != 3 || fs[0].Parent != nil {
+			t.Errorf("the sub-request's frames: %+v; want frame 3, without its parent (not kept)", fs)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("reading the frames of a sub-request whose parent frame was not kept never returned (a deadlock)")
+	}
+}

@@ -27,17 +27,17 @@ func (rt *Runtime) loopGuard(next Handler) Handler {
 		if v := d.Check(s); v != nil {
 			return nil, v.Refusal()
 		}
-		c.step = s
+		c.stepped = true
 		return next(ctx, c)
 	}
 }
 
 // loopDone tells the loop guard what a call it admitted produced.
 func (rt *Runtime) loopDone(c *Call, res *Result, err error) {
-	if c.step == nil {
+	if !c.stepped {
 		return
 	}
-	rt.detector(c.req).DoneTool(c.step, res, err)
+	rt.detector(c.req).DoneTool(&c.lstep, res, err)
 }
 
 // loopModel checks a model frame before it starts.

@@ -10,9 +10,8 @@ import (
 
 // defaultMemoryLimit is the soft memory limit `reach serve` runs under
 // unless GOMEMLIMIT is set (GOMEMLIMIT=off: none): the Go runtime's
-// memory, the heap with the rest (stacks, its own bookkeeping). With
-// the GC's default pace the heap grows to twice what is live before each
-// collection; under this limit a small gateway collects sooner, and gives
+// memory, the heap with the rest (stacks, its own bookkeeping). The GC
+// runs as the runtime's memory reaches it (see limitMemory), and gives
 // back what it does not use (docs/BENCHMARKS.md, "Memory"; 30 MiB, was
 // 40: "Memory under the bar"; 29 MiB since idle keep-alive connections
 // hold no buffers, which left the GC as often as at 30 before: "Memory,
@@ -21,7 +20,12 @@ const defaultMemoryLimit = 29 << 20
 
 // limitMemory sets the soft memory limit base, unless GOMEMLIMIT is set,
 // and raises it as the live heap grows (memoryLimit), after each
-// collection while ctx lasts.
+// collection while ctx lasts. Unless GOGC is set too, the limit alone
+// paces the GC (GOGC=off): the heap grows to the limit before a
+// collection, not to twice what is live (sooner, with a small live heap:
+// 64 clients' calls collected a quarter less often, "A read's CPU under 64
+// clients (fourteenth session)" in docs/BENCHMARKS.md), and memoryLimit
+// still lets it grow by half of what is live once that outgrows base.
 func limitMemory(ctx context.Context, base uint64) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return
@@ -48,6 +52,9 @@ func limitMemory(ctx context.Context, base uint64) {
 	}
 	set()
 	afterEachGC(ctx, set)
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(-1) // once the limit is set: never without both
+	}
 }
 
 // afterEachGC calls f after each collection (the live heap is known then)

@@ -84,3 +84,40 @@ func TestAfterEachGC(t *testing.T) {
 		t.Errorf("%d calls after ctx ended", n)
 	}
 }
+
+// Unless GOGC is set, the soft limit alone paces the GC: limitMemory turns
+// the GC's percentage off once it set the limit, and leaves it as it is
+// when GOGC or GOMEMLIMIT is set (GOMEMLIMIT=off with GOGC=off would
+// never collect).
+func TestLimitMemoryPacesTheGC(t *testing.T) {
+	oldLimit := debug.SetMemoryLimit(-1)
+	oldPercent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetMemoryLimit(oldLimit); debug.SetGCPercent(oldPercent) })
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Errorf("without GOGC the GC's percentage is %d after limitMemory, want -1 (off: the limit paces it)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got < 64<<20 || got == math.MaxInt64 {
+		t.Errorf("without GOMEMLIMIT the limit is %d, want 64 MiB or more", got)
+	}
+
+	t.Setenv("GOGC", "100")
+	debug.SetGCPercent(100)
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the GC's percentage became %d", got)
+	}
+
+	os.Unsetenv("GOGC")
+	t.Setenv("GOMEMLIMIT", "off")
+	debug.SetMemoryLimit(math.MaxInt64)
+	limitMemory(t.Context(), 64<<20)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOMEMLIMIT set the GC's percentage became %d", got)
+	}
+}

@@ -30,6 +30,7 @@ import (
 //	late           CancelTask answers CANCELED, and the stream then says COMPLETED
 //	message TEXT   answers with a message, no task
 //	input          asks for input; the next message completes it
+//	ask            asks for input, the same question after every message
 //	fail           the stream breaks after WORKING
 type fakeAgent struct {
 	name    string
@@ -196,6 +197,13 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				!status(a2a.TaskStateWorking, "") {
 				return
 			}
+			f.mu.Lock()
+			first := f.words[id]
+			f.mu.Unlock()
+			if first == "ask" {
+				status(a2a.TaskStateInputRequired, "which colour?")
+				return
+			}
 			status(a2a.TaskStateCompleted, "thanks for "+textOf(m.Parts))
 			return
 		}
@@ -233,7 +241,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 				status(a2a.TaskStateCompleted, "finished late")
 			case <-ctx.Done():
 			}
-		case "input":
+		case "input", "ask":
 			status(a2a.TaskStateInputRequired, "which colour?")
 		case "fail":
 			yield(nil, errors.New("boom"))

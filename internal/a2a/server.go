@@ -153,17 +153,45 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	return t, 0, nil
 }
 
-// resume passes a further message of a task on, in the task's hand-off.
+// resume passes a further message of a task on, in the task's hand-off,
+// once it has passed the checks a new message passes (reach.Request.
+// Continue: the caller's request running and within its budgets, the loop
+// guard). A refused message settles the task as rejected at reach, with
+// a status message that says why and what to do, and cancels it at the
+// agent: a caller that sends the same answer again and again to an agent
+// that asks the same question is going round a loop that another answer
+// of the same kind would not end.
 func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owner Owner) (*task, int, error) {
 	t := e.g.tasks.get(e.a.cfg.Name, req.Message.TaskID, owner)
 	if t == nil {
 		return nil, 0, &a2a.Error{Err: a2a.ErrTaskNotFound, Message: fmt.Sprintf("Agent %s has no task %s of yours here; send without taskId to start one.", e.a.cfg.Name, req.Message.TaskID)}
 	}
+	closed := func() error {
+		// A hand-off stopped but not over (a soft stop lets a task
+		// finish) is Continue's to refuse, with a task state.
+		if t.state.Terminal() || t.req == nil || t.ended {
+			return &a2a.Error{Err: a2a.ErrUnsupportedOperation, Message: fmt.Sprintf("Task %s is %s at reach and takes no more messages; start a new task.", req.Message.TaskID, t.state)}
+		}
+		return nil
+	}
 	t.mu.Lock()
-	if t.state.Terminal() || t.req == nil || t.ended || t.req.StopCause() != nil {
-		st := t.state
+	if err := closed(); err != nil {
 		t.mu.Unlock()
-		return nil, 0, &a2a.Error{Err: a2a.ErrUnsupportedOperation, Message: fmt.Sprintf("Task %s is %s at reach and takes no more messages; start a new task.", req.Message.TaskID, st)}
+		return nil, 0, err
+	}
+	sub := t.req
+	t.mu.Unlock()
+	done, err := sub.Continue(ctx, textOf(req.Message.Parts))
+	if err != nil {
+		from := t.position()
+		t.reject(err, fmt.Sprintf("reach refused this message to task %s of agent %s, and ended the task: %s", req.Message.TaskID, e.a.cfg.Name, errText(err)))
+		return t, from, nil
+	}
+	t.mu.Lock()
+	if err := closed(); err != nil { // it ended while the message was checked
+		t.mu.Unlock()
+		done("", true)
+		return nil, 0, err
 	}
 	from := t.base + len(t.feed)
 	t.pumps++
@@ -173,10 +201,14 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 		t.mu.Lock()
 		t.pumps--
 		t.mu.Unlock()
+		done("", true)
 		return nil, 0, &a2a.Error{Err: a2a.ErrInternalError, Message: err.Error()}
 	}
 	out := e.forward(req, t)
-	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out) })
+	e.g.background(func() {
+		t.pump(client, card.Capabilities.Streaming, out, t.out)
+		done(t.answer())
+	})
 	return t, from, nil
 }
 

@@ -438,6 +438,53 @@ func (t *task) finish(verdict string) func() {
 	}
 }
 
+// answer is what a round of the task came back with, for the loop guard:
+// the agent's answer once the task stopped (final, or waiting for input
+// again: then said as a rejection, "not done, needs input: " and its
+// question), or failed when it did not stop, or failed or was canceled.
+func (t *task) answer() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.snap == nil || !stops(t.state) || t.state == a2a.TaskStateFailed || t.state == a2a.TaskStateCanceled {
+		return "", true
+	}
+	v := verdict(t.state, t.snap.Status.Message, t.snap)
+	if t.state == a2a.TaskStateInputRequired || t.state == a2a.TaskStateAuthRequired {
+		// The round did not get the task done: to the loop guard it
+		// ended in a rejection, so that answers reworded round after
+		// round to the same question are the loop they are.
+		v = "not done, needs input: " + v
+	}
+	return v, false
+}
+
+// reject settles the task as rejected at reach, a guard having refused a
+// message to it (err, said in text), and cancels it at the agent: the
+// hand-off ends with the refusal as its verdict.
+func (t *task) reject(err error, text string) {
+	var after []func()
+	t.mu.Lock()
+	if t.state.Terminal() || t.id == "" || t.snap == nil {
+		t.mu.Unlock()
+		return
+	}
+	msg := agentText(t.id, t.ctxID, text)
+	if re, ok := errors.AsType[*reach.Error](err); ok {
+		msg.SetMeta(MetaRefusal, map[string]any{"guard": re.Guard, "type": re.Type, "code": re.Code})
+	}
+	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateRejected, Message: msg}, &after)
+	t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
+	t.push(statusEvent(t.id, t.ctxID, st, msg))
+	upstream := !t.upFinal && !t.stopSent
+	t.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+	if upstream {
+		t.g.background(func() { t.cancelUpstream("a message to it was refused") })
+	}
+}
+
 // broken records a stream that failed: before the first event the send
 // fails; after, the task fails at reach unless it had stopped already.
 func (t *task) broken(err error) {

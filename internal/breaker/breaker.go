@@ -164,9 +164,13 @@ type Change struct {
 // Ticket is one admission through a Breaker: report how the call went
 // with exactly one of Succeeded, Failed or Abandoned.
 type Ticket struct {
-	probe bool
-	gen   uint64
+	probe uint64 // for a probe, the breaker's generation when it was let through, plus one; 0 for no probe (one word, not a bool and a word: a call carries two)
 }
+
+// isProbe reports whether t is a probe's, and gen the generation it was let
+// through in.
+func (t Ticket) isProbe() bool { return t.probe != 0 }
+func (t Ticket) gen() uint64   { return t.probe - 1 }
 
 // Breaker is one breaker. Safe for concurrent use.
 type Breaker struct {
@@ -242,14 +246,14 @@ func (b *Breaker) Admit(now func() time.Time) (Ticket, *Status, *Change) {
 		}
 		ch := b.setLocked(HalfOpen, t, fmt.Sprintf("its probe interval (%s) passed: one call goes through to probe", b.pol.OpenFor))
 		b.probing = true
-		return Ticket{probe: true, gen: b.gen}, nil, ch
+		return Ticket{probe: b.gen + 1}, nil, ch
 	default: // half-open
 		if b.probing {
 			s := b.statusLocked(t)
 			return Ticket{}, &s, nil
 		}
 		b.probing = true
-		return Ticket{probe: true, gen: b.gen}, nil, nil
+		return Ticket{probe: b.gen + 1}, nil, nil
 	}
 }
 
@@ -296,8 +300,8 @@ func (b *Breaker) Succeeded(t Ticket, now time.Time) *Change {
 	b.mu.Lock()
 	var ch *Change
 	switch {
-	case t.probe:
-		if State(b.state.Load()) == HalfOpen && b.gen == t.gen {
+	case t.isProbe():
+		if State(b.state.Load()) == HalfOpen && b.gen == t.gen() {
 			ch = b.setLocked(Closed, now, "its probe succeeded")
 		}
 	case State(b.state.Load()) == Closed:
@@ -320,8 +324,8 @@ func (b *Breaker) Failed(t Ticket, now time.Time, msg string) *Change {
 	defer b.mu.Unlock()
 	st := State(b.state.Load())
 	switch {
-	case t.probe:
-		if st == HalfOpen && b.gen == t.gen {
+	case t.isProbe():
+		if st == HalfOpen && b.gen == t.gen() {
 			b.streak++
 			b.last = msg
 			return b.setLocked(Open, now, "its probe failed: "+msg)
@@ -352,11 +356,11 @@ func (b *Breaker) Failed(t Ticket, now time.Time, msg string) *Change {
 // anything of the thing behind the breaker (it was cancelled, or refused
 // before it was sent): a probe's slot is freed for another call.
 func (b *Breaker) Abandoned(t Ticket) {
-	if !t.probe {
+	if !t.isProbe() {
 		return
 	}
 	b.mu.Lock()
-	if State(b.state.Load()) == HalfOpen && b.gen == t.gen {
+	if State(b.state.Load()) == HalfOpen && b.gen == t.gen() {
 		b.probing = false
 	}
 	b.mu.Unlock()

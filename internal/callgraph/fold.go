@@ -132,3 +132,8 @@ func appendFolded(dst, name []byte) []byte {
 	}
 	return dst
 }
+
+// AppendFolded appends name folded as encoding/json folds a member name to
+// match a struct field (see Twins): two names are one field to it when
+// their folded forms are equal.
+func AppendFolded(dst, name []byte) []byte { return appendFolded(dst, name) }

@@ -2,6 +2,7 @@ package callgraph
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -27,12 +28,16 @@ func TestCaseTwins(t *testing.T) {
 		{`{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"A7":7}`, "a7", "A7"},
 		{`{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"B7":7}`, "", ""},
 	} {
-		canon, tw, err := NormalizeArguments(nil, []byte(tc.in))
+		canon, nm, err := NormalizeArguments(nil, []byte(tc.in))
+		tw := nm.Twins
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
 		if want, _ := Normalize(nil, []byte(tc.in)); string(canon) != string(want) {
 			t.Errorf("NormalizeArguments(%s) = %s, Normalize %s", tc.in, canon, want)
+		}
+		if nm.Fold != keysFold(tc.in) {
+			t.Errorf("NormalizeArguments(%s) Fold %v", tc.in, nm.Fold)
 		}
 		if (tw != nil) != (tc.a != "") || tw != nil && (tw.A != tc.a || tw.B != tc.b) {
 			t.Errorf("NormalizeArguments(%s) twins %+v, want %q %q", tc.in, tw, tc.a, tc.b)
@@ -44,4 +49,30 @@ func TestCaseTwins(t *testing.T) {
 	if json.Unmarshal([]byte(`{"path":"/tmp/ok","PATH":"/etc/passwd"}`), &v) != nil || v.Path != "/etc/passwd" {
 		t.Errorf("encoding/json read path as %q", v.Path)
 	}
+}
+
+// keysFold reports whether a member name of the JSON in has an upper case
+// letter or a character past ASCII.
+func keysFold(in string) bool {
+	var v any
+	json.Unmarshal([]byte(in), &v)
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		case map[string]any:
+			for k, x := range v {
+				if strings.ToLower(k) != k || strings.ContainsFunc(k, func(r rune) bool { return r > 127 }) || walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }

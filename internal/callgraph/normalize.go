@@ -56,26 +56,38 @@ func Normalize(dst, src []byte) ([]byte, error) {
 	return out, err
 }
 
-// NormalizeArguments is Normalize for a call's arguments: it also returns
-// the first two names of one object that differ as written and are one
-// name to encoding/json (see Twins), or nil.
-func NormalizeArguments(dst, src []byte) ([]byte, *Twins, error) {
+// NormalizeArguments is Normalize for a call's arguments: it also tells
+// what of their member names encoding/json, which folds case, may read
+// otherwise than as written (see Names).
+func NormalizeArguments(dst, src []byte) ([]byte, Names, error) {
 	return normalize(dst, src, true)
 }
 
-func normalize(dst, src []byte, twins bool) ([]byte, *Twins, error) {
+// Names is what NormalizeArguments tells of the member names of a call's
+// arguments.
+type Names struct {
+	// Twins are the first two names of one object that differ as written
+	// and are one name to encoding/json, or nil.
+	Twins *Twins
+	// Fold says some name has an upper case ASCII letter or a byte past
+	// ASCII: without one, no name is another in another case of a schema
+	// whose properties are all lower case ASCII (schema.Schema.Stray).
+	Fold bool
+}
+
+func normalize(dst, src []byte, twins bool) ([]byte, Names, error) {
 	n := pool.Get().(*normalizer)
-	n.src, n.pos, n.scratch, n.twins, n.found = src, 0, n.scratch[:0], twins, nil
+	n.src, n.pos, n.scratch, n.twins, n.found, n.folds = src, 0, n.scratch[:0], twins, nil, false
 	out, err := n.run(dst)
-	found := n.found
+	names := Names{Twins: n.found, Fold: n.folds}
 	n.src, n.found = nil, nil
 	if cap(n.scratch) <= 256 && cap(n.tmp) <= 64<<10 {
 		pool.Put(n)
 	}
 	if err != nil {
-		found = nil
+		names = Names{}
 	}
-	return out, found, err
+	return out, names, err
 }
 
 // pool keeps normalizers, whose member scratch space is reused.
@@ -104,6 +116,7 @@ type normalizer struct {
 	tmp     []byte   // reused to reorder an unsorted object
 	twins   bool     // look for Twins
 	found   *Twins   // the first found
+	folds   bool     // some name may fold
 }
 
 type member struct {
@@ -435,8 +448,11 @@ func (n *normalizer) object(dst []byte, depth int) ([]byte, error) {
 		n.pos++
 		break
 	}
-	if folds && n.found == nil {
-		n.found = twins(dst, n.scratch[base:])
+	if folds {
+		n.folds = true
+		if n.found == nil {
+			n.found = twins(dst, n.scratch[base:])
+		}
 	}
 	if !sorted {
 		ms := n.scratch[base:]

@@ -31,8 +31,10 @@
 //   - Its stop: Request.Stop stores the stop (raised, never lowered) under
 //     the same lock and wakes every instance (LISTEN/NOTIFY); each stops
 //     its part of the request. An instance that missed the wake-up sees the
-//     stop at the request's next call, whose admission refuses it; one
-//     that was cut off reads the stops it missed when it connects again.
+//     stop at the request's next call, whose admission refuses it, or
+//     within Options.Backstop, when it reads the stops and ends of the
+//     requests it runs (backstop); one that was cut off reads the stops it
+//     missed when it connects again.
 //   - The stack of a call: each checkpoint keeps its call's ancestors, so
 //     that a call another instance places under it (traceparent,
 //     reach/parent) is checked against them (Parent).
@@ -74,6 +76,13 @@ type Options struct {
 	TTL time.Duration
 	// Logger; if nil, logs are discarded.
 	Logger *slog.Logger
+	// Backstop is how often the requests running here are read from the
+	// store for their stops and ends (postgres.Store.Marks), whatever
+	// became of the notifications that wake the instances (a lost one, a
+	// listening connection dead without a word): a stop issued on any
+	// instance stops the calls running here within about this long. If
+	// zero, 1s. Nothing is read while no request runs here.
+	Backstop time.Duration
 }
 
 // Cluster is this instance among those that share a store. Make one with
@@ -84,6 +93,7 @@ type Cluster struct {
 	owner   string // "<name>/<life>"
 	started time.Time
 	ttl     time.Duration
+	every   time.Duration // Options.Backstop
 	log     *slog.Logger
 
 	rt         *reach.Runtime
@@ -131,10 +141,13 @@ func New(ctx context.Context, o *Options) (*Cluster, error) {
 	if strings.Contains(o.Instance, "/") {
 		return nil, fmt.Errorf("cluster.New: the instance name %q has a '/'", o.Instance)
 	}
-	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, log: o.Logger, started: time.Now(),
+	c := &Cluster{st: o.Store, name: o.Instance, ttl: o.TTL, every: o.Backstop, log: o.Logger, started: time.Now(),
 		local: map[string]*reach.Request{}, heard: map[string]time.Time{}, stop: make(chan struct{})}
 	if c.ttl == 0 {
 		c.ttl = 10 * time.Second
+	}
+	if c.every <= 0 {
+		c.every = time.Second
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -269,11 +282,24 @@ func (c *Cluster) Start(rt *reach.Runtime, onApproval func(id string), recover f
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go func() {
 		defer c.wg.Done()
 		<-c.stop
 		cancel()
+	}()
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(c.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			c.backstop(ctx)
+		}
 	}()
 	go func() {
 		defer c.wg.Done()
@@ -515,6 +541,54 @@ func (c *Cluster) catchUpStops(ctx context.Context) {
 		}
 		if n := s.Updated.UnixNano(); n > c.caught.Load() {
 			c.caught.Store(n)
+		}
+	}
+}
+
+// backstop reads the requests running here (and the requests above them)
+// from the store, and stops those stopped there, and ends those their
+// client ended: the notifications are only wake-ups, and one may be lost
+// (the listening connection dead or cut off without a word, the
+// notification dropped) while the listener does not know it; this bounds
+// the time to see a stop by Options.Backstop, whatever became of them. It
+// reads nothing while no request runs here.
+func (c *Cluster) backstop(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.local) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	chain := make(map[string]*reach.Request, len(c.local))
+	parts := make(map[string]bool, len(c.local))
+	for id, r := range c.local {
+		parts[id] = true
+		for q := r; q != nil; q = q.Parent() {
+			chain[q.ID()] = q
+		}
+	}
+	c.mu.Unlock()
+	ids := make([]string, 0, len(chain))
+	for id := range chain {
+		ids = append(ids, id)
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.ttl)
+	marks, err := c.st.Marks(rctx, ids)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("cluster: reading the stops of the requests running here", "err", err)
+		}
+		return
+	}
+	for _, m := range marks {
+		q := chain[m.Request]
+		if m.Mode > 0 || m.State == "stopped" || m.State == "interrupted" {
+			if cs := q.StopCause(); cs == nil || int(cs.Mode) < m.Mode {
+				c.stopLocal(q, m.State, m.Cause)
+			}
+		}
+		if m.Ended && parts[m.Request] {
+			c.endLocal(m.Request)
 		}
 	}
 }

@@ -174,11 +174,13 @@ func (c *Checkpoints) Ended(ctx context.Context, cp *reach.Checkpoint) {
 	var f *store.Frame
 	if r, ok := cp.Stored.(*rows); ok {
 		// The row of the "executing" record this wrote: its ids and its
-		// masked arguments.
+		// masked arguments. Only its state, undo and error change: the
+		// store may write those alone (store.Frame.EndOnly).
 		x := &r.executing
 		f = &r.ended
 		setRow(f, cp, x.Frame, x.Parent)
 		f.Args = x.Args
+		f.EndOnly = true
 	} else {
 		f = new(store.Frame)
 		id, parent := ids(cp)

@@ -120,7 +120,126 @@ func (d *Detector) grows(kind uint8, id bool, key, x, y []byte) bool {
 		if nx, ny, ok := quantities(x, y); ok {
 			return nx > 0 && ny >= nx*d.cfg.widenFactor
 		}
+		if ox, oy, ok := grownNumber(x, y); ok {
+			// Code or a command that asks for more of one thing:
+			// df.sample(1000) to df.sample(5000), LIMIT 100 to LIMIT
+			// 1000. A step by one (page 2 to page 3) is another place.
+			fx, err1 := strconv.ParseFloat(string(ox), 64)
+			fy, err2 := strconv.ParseFloat(string(oy), 64)
+			return err1 == nil && err2 == nil && fx > 0 && fy >= fx*d.cfg.widenFactor && fy-fx > 1
+		}
 		return len(y) > len(x) && bytes.Contains(y, x)
+	}
+	return false
+}
+
+// grownNumber reports whether strings x and y are the same but for one
+// number standing alone (not part of a word: "sample(1000)", "LIMIT 100",
+// not "v2"), and returns it as written in each.
+func grownNumber(x, y []byte) (ox, oy []byte, ok bool) {
+	if len(x) > maxChainArgs || len(y) > maxChainArgs {
+		return nil, nil, false
+	}
+	i := 0
+	for i < len(x) && i < len(y) && x[i] == y[i] {
+		i++
+	}
+	for i > 0 && isDigit(x[i-1]) {
+		i--
+	}
+	j := 0 // bytes in common at the end
+	for j < len(x)-i && j < len(y)-i && x[len(x)-1-j] == y[len(y)-1-j] {
+		j++
+	}
+	for j > 0 && isDigit(x[len(x)-j]) {
+		j--
+	}
+	ox, oy = x[i:len(x)-j], y[i:len(y)-j]
+	if len(ox) == 0 || len(oy) == 0 || len(ox) > 15 || len(oy) > 15 || !digits(ox) || !digits(oy) {
+		return nil, nil, false
+	}
+	if i > 0 && (isLetter(rune(x[i-1])) || x[i-1] == '.' || x[i-1] == '_') ||
+		j > 0 && (isLetter(rune(x[len(x)-j])) || x[len(x)-j] == '.' || x[len(x)-j] == '_') {
+		return nil, nil, false
+	}
+	// Nor a part of a date, a time or a range of numbers (2026-12-01,
+	// 14:02, 10/12): a day moved is another day.
+	if i > 1 && (x[i-1] == '-' || x[i-1] == '/' || x[i-1] == ':') && isDigit(x[i-2]) ||
+		j > 1 && (x[len(x)-j] == '-' || x[len(x)-j] == '/' || x[len(x)-j] == ':') && isDigit(x[len(x)-j+1]) {
+		return nil, nil, false
+	}
+	return ox, oy, true
+}
+
+// grown finds the numbers that grew from the arguments prev to args (a
+// widening), each as written before and after: the sample asked before
+// and the one asked now.
+func (d *Detector) grown(prev, args []byte, out [][2][]byte) [][2][]byte {
+	ps := scanLeaves(prev, d.prev[:0], maxArgLeaves, false)
+	d.prev = ps.out[:0]
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	p, a := ps.out, as.out
+	if ps.cut || as.cut || len(a) != len(p) {
+		return out
+	}
+	for i := range a {
+		if p[i].val == a[i].val || p[i].path != a[i].path || p[i].kind != a[i].kind || len(out) == cap(out) {
+			continue
+		}
+		switch p[i].kind {
+		case leafNumber:
+			out = append(out, [2][]byte{p[i].raw, a[i].raw})
+		case leafString:
+			if ox, oy, ok := grownNumber(p[i].raw, a[i].raw); ok {
+				out = append(out, [2][]byte{ox, oy})
+			}
+		}
+	}
+	return out
+}
+
+// echoOf reports whether a line of a widening's answer is one the chain's
+// last answer held, but for the grown numbers it echoes ("Scanned 5000
+// sampled rows" after "Scanned 1000 sampled rows"): each number of the
+// line that is one of them standing alone is put back as it was asked
+// before, and the line looked up again.
+func (t *toolState) echoOf(path uint64, line []byte, pairs [][2][]byte) bool {
+	var buf [256]byte
+	out, changed := buf[:0], false
+	for i := 0; i < len(line); {
+		if !isDigit(line[i]) || i > 0 && (isDigit(line[i-1]) || isLetter(rune(line[i-1]))) {
+			out = append(out, line[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && isDigit(line[j]) {
+			j++
+		}
+		num := line[i:j]
+		if j == len(line) || !isLetter(rune(line[j])) {
+			for _, p := range pairs {
+				if bytes.Equal(num, p[1]) {
+					num, changed = p[0], true
+					break
+				}
+			}
+		}
+		out = append(out, num...)
+		i = j
+		if len(out) > len(buf) {
+			return false // too long to look at on the stack: not an echo
+		}
+	}
+	if !changed {
+		return false
+	}
+	u := mix(path, maskedHash(out))
+	for _, v := range t.units {
+		if v == u {
+			return true
+		}
 	}
 	return false
 }
@@ -276,6 +395,9 @@ func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes)
 		t.epoch == s.epoch && sc.text > 0
 	if same {
 		freshText, freshNums, n := 0, 0, 0
+		var pairBuf [4][2][]byte
+		var pairs [][2][]byte
+		looked := false
 		for i := range sc.out {
 			l := &sc.out[i]
 			if l.kind == leafNumber && e.isNum(l.val) || l.kind == leafString && e.isText(l.val) {
@@ -289,6 +411,16 @@ func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes)
 					known = true
 					break
 				}
+			}
+			if !known && l.kind == leafString && isDigitIn(l.raw) {
+				// A line that says the sample's size, grown as asked.
+				if !looked {
+					looked = true
+					if bytes.Equal(t.args, s.Args) && t.prevArgs != nil {
+						pairs = d.grown(t.prevArgs, s.Args, pairBuf[:0])
+					}
+				}
+				known = len(pairs) > 0 && t.echoOf(l.path, l.raw, pairs)
 			}
 			if !known {
 				if l.kind == leafNumber {
@@ -317,4 +449,14 @@ func (d *Detector) chain(t *toolState, s *Step, o *Outcome, sc *scan, e *echoes)
 			t.units = append(t.units, sc.out[i].unit())
 		}
 	}
+}
+
+// isDigitIn reports whether b holds a digit.
+func isDigitIn(b []byte) bool {
+	for _, c := range b {
+		if isDigit(c) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package loops
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -139,5 +140,39 @@ func FuzzText(f *testing.F) {
 		d.precondition(st, buf[:0])
 		st.Access = "read"
 		d.question(st)
+	})
+}
+
+// FuzzSeventh reads arbitrary bytes with the seventh probe's readers: an
+// exception answered, a number grown in code, a query's aliases, a pid or
+// a /tmp name masked. None panics; each is deterministic; a grown number
+// is digits found in both strings.
+func FuzzSeventh(f *testing.F) {
+	for _, s := range [][3]string{
+		{`"KeyError: 'Date'"`, "df.sample(1000)", "df.sample(5000)"},
+		{`[{"execution_count":3,"outputs":["NameError  Traceback (most recent call last)\nCell In[3]\nNameError: x"]}]`, "LIMIT 9", "LIMIT 90"},
+		{`"TypeError: x\n    at f (a.js:1:2)"`, "SELECT o.a FROM t o JOIN u AS v ON v.k = o.k", "select a from t"},
+		{`"(pid 48211) WORK=/tmp/go-build2219043871 5u2k8d0q1ctg3v6hj7m9"`, "from", "FROM x AS"},
+	} {
+		f.Add([]byte(s[0]), s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, b []byte, x, y string) {
+		if exceptionAnswer(b) != exceptionAnswer(b) || maskedHash(b) != maskedHash(b) {
+			t.Fatal("not deterministic")
+		}
+		if ox, oy, ok := grownNumber([]byte(x), []byte(y)); ok {
+			if !digits(ox) || !digits(oy) || !strings.Contains(x, string(ox)) || !strings.Contains(y, string(oy)) {
+				t.Fatalf("grownNumber(%q, %q) = %q, %q", x, y, ox, oy)
+			}
+		}
+		if wordsFold([]byte(x)) != wordsFold([]byte(x)) {
+			t.Fatal("not deterministic")
+		}
+		var buf [maxAliases]sqlAlias
+		for _, a := range sqlAliases([]byte(y), buf[:0]) {
+			if a.at < 0 || a.at >= len(y) || len(a.name) == 0 {
+				t.Fatalf("alias %+v of %q", a, y)
+			}
+		}
 	})
 }

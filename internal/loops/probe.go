@@ -148,14 +148,12 @@ func (d *Detector) template(msg, args []byte) uint64 {
 		}
 		if matched > 0 {
 			h.Write(msg[last:i])
-			// An echoed value with a digit is a value, as it is when
-			// the arguments do not hold it: a charge's id is named in
-			// the complaint whether the call gave it or its payment's.
-			if bytes.ContainsAny(msg[i:i+matched], "0123456789") {
-				h.WriteString("\x00V")
-			} else {
-				h.WriteString("\x00E")
-			}
+			// An echoed value is a value, as a word with a digit is
+			// when the arguments do not hold it: a charge's id is
+			// named in the complaint whether the call gave it or its
+			// payment's, and a transition asked by its id ("31") and
+			// by its name ("Done") is one complaint.
+			h.WriteString("\x00V")
 			i += matched
 			last = i
 			continue
@@ -946,8 +944,18 @@ func wordsFold(v []byte) uint64 {
 			h, n = offset, 0
 		}
 	}
+	// A query's table aliases are left out (FROM orders o, o.region is
+	// FROM orders, region): the same query with an alias asks the same.
+	var abuf [maxAliases]sqlAlias
+	aliases := sqlAliases(v, abuf[:0])
 	for i := 0; i < len(v); i++ {
 		c := v[i]
+		if n == 0 && len(aliases) > 0 && !wordEnd(c) && c != '=' && c != '<' && c != '>' && c != '!' {
+			if skip := aliasAt(v, i, aliases); skip > 0 {
+				i += skip - 1
+				continue
+			}
+		}
 		switch {
 		case c == '\\':
 			flush()
@@ -1003,6 +1011,134 @@ func wordsFold(v []byte) uint64 {
 	}
 	flush()
 	return sum
+}
+
+// maxAliases bounds the table aliases of a query left out of its words.
+const maxAliases = 4
+
+// sqlAlias is a table alias a query defines: its name, and where the
+// words that define it start (the alias, and an AS before it).
+type sqlAlias struct {
+	name     []byte
+	at, asAt int // asAt is -1 without AS
+}
+
+// codeWord returns the word of v that starts at or after i (its escapes
+// and the separators of wordsFold between words), as start and end; start
+// is len(v) when there is none.
+func codeWord(v []byte, i int) (int, int) {
+	for i < len(v) {
+		c := v[i]
+		switch {
+		case c == '\\':
+			i += 2
+			continue
+		case wordEnd(c) || c == '=' || c == '<' || c == '>' || c == '!':
+			i++
+			continue
+		}
+		break
+	}
+	j := i
+	for j < len(v) && !wordEnd(v[j]) && v[j] != '=' && v[j] != '<' && v[j] != '>' && v[j] != '!' {
+		j++
+	}
+	return min(i, len(v)), j
+}
+
+// sqlAliases appends to out the table aliases that query v defines after
+// a FROM or a JOIN (FROM orders o, JOIN customers AS c), once it has
+// said SELECT: a command or a text that says "from" defines none.
+func sqlAliases(v []byte, out []sqlAlias) []sqlAlias {
+	if !bytes.Contains(v, []byte("from")) && !bytes.Contains(v, []byte("FROM")) && !bytes.Contains(v, []byte("From")) {
+		return out
+	}
+	sel := false
+	for i := 0; i < len(v) && len(out) < cap(out); {
+		a, b := codeWord(v, i)
+		if a >= len(v) {
+			break
+		}
+		i = b
+		w := v[a:b]
+		switch {
+		case bytes.EqualFold(w, []byte("select")):
+			sel = true
+			continue
+		case !sel || !bytes.EqualFold(w, []byte("from")) && !bytes.EqualFold(w, []byte("join")):
+			continue
+		}
+		ta, tb := codeWord(v, i)
+		if ta >= len(v) || !sqlName(v[ta:tb], true) {
+			continue
+		}
+		xa, xb := codeWord(v, tb)
+		al := sqlAlias{at: xa, asAt: -1}
+		if xa < len(v) && bytes.EqualFold(v[xa:xb], []byte("as")) {
+			al.asAt = xa
+			xa, xb = codeWord(v, xb)
+			al.at = xa
+		}
+		if xa >= len(v) || !sqlName(v[xa:xb], false) || sqlKeyword(v[xa:xb]) {
+			continue
+		}
+		al.name = v[xa:xb]
+		out = append(out, al)
+		i = xb
+	}
+	return out
+}
+
+// sqlName reports whether w is a table's name (letters, digits and _,
+// dots between a schema and a table when dotted) or an alias's.
+func sqlName(w []byte, dotted bool) bool {
+	if len(w) == 0 || len(w) > 64 || isDigit(w[0]) {
+		return false
+	}
+	for _, c := range w {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || c == '_' || dotted && c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// sqlKeyword reports whether a word after a table's name is a keyword
+// that goes on with the query, not an alias of the table.
+func sqlKeyword(w []byte) bool {
+	if len(w) > 11 {
+		return false
+	}
+	var low [11]byte
+	for i, c := range w {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	switch string(low[:len(w)]) {
+	case "where", "join", "left", "right", "inner", "outer", "full", "cross", "natural", "lateral", "on", "using",
+		"group", "order", "limit", "offset", "fetch", "union", "except", "intersect", "having", "window", "for",
+		"as", "select", "from", "and", "or", "not", "values", "set", "returning", "tablesample", "qualify", "final", "sample":
+		return true
+	}
+	return false
+}
+
+// aliasAt returns how many bytes of v at i, where a word starts, belong to
+// a table alias: the alias or its AS where the query defines it, or an
+// alias and its dot before a column (o.region); 0 when none do.
+func aliasAt(v []byte, i int, aliases []sqlAlias) int {
+	for _, a := range aliases {
+		if i == a.at || i == a.asAt {
+			_, j := codeWord(v, i)
+			return j - i
+		}
+		if n := len(a.name); i+n < len(v) && v[i+n] == '.' && bytes.EqualFold(v[i:i+n], a.name) {
+			return n + 1
+		}
+	}
+	return 0
 }
 
 // option reports whether the rest of a word after a '-' makes it a

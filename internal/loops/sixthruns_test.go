@@ -40,13 +40,9 @@ var (
 var sxKnown = map[string]string{
 	// On main when the probe was written (fe35cb9): 10 of 13 loops
 	// detected, none early; 0 of 13 legit runs refused. After its fixes
-	// 12 and none. What is left:
-	//
-	// A pandas REPL answers an exception as its result, a success:
-	// "KeyError: 'Date'", six times for six different expressions. Sixteen
-	// bytes are too little to judge, and each expression is a question new
-	// to the agent.
-	"csv-keyerror-as-text": "missed",
+	// 12 and none. The pandas REPL that answers an exception as its
+	// result ("KeyError: 'Date'" for six expressions) is caught since the
+	// seventh probe: an exception answered is a failure.
 }
 
 func TestSixthRuns(t *testing.T) {

@@ -118,11 +118,63 @@ func (d *Detector) sameAskingWider(a *agentState, t *toolState, s *Step, answer 
 				other++
 			}
 		}
-		if other == 1 {
+		if other == 1 && !d.optionToggled(t.prevArgs, s.Args) {
 			return false
 		}
 	}
 	return true
+}
+
+// optionToggled reports whether the one value that changed from the
+// arguments prev to args is an option, not another item of a batch: a
+// switch (true to false), or a value under a key that names how the
+// answer is given (currency, locale, format, sort, order, include_*,
+// show_*): one hotel asked in USD, then EUR, then GBP asks one thing, where
+// one host after another asks about each.
+func (d *Detector) optionToggled(prev, args []byte) bool {
+	ps := scanLeaves(prev, d.prev[:0], maxArgLeaves, false)
+	d.prev = ps.out[:0]
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if ps.cut || as.cut || len(ps.out) != len(as.out) {
+		return false
+	}
+	for i := range as.out {
+		p, a := &ps.out[i], &as.out[i]
+		if p.path != a.path || p.val == a.val {
+			continue
+		}
+		// A value with a digit names a thing (an order "A-1234" under
+		// "order"), whatever its key says.
+		return a.kind == leafLiteral && p.kind == leafLiteral || a.kind == leafString && optionKey(a.key) && !isDigitIn(a.raw)
+	}
+	return false
+}
+
+// optionKey reports whether an argument's key names how an answer is
+// given rather than what is asked: currency, locale, language, format,
+// units, timezone, sort, order, direction, view, fields; or a switch of
+// what it shows, include_archived, showHidden, with_details.
+func optionKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "currency", "locale", "lang", "language", "format", "units", "unit", "timezone", "tz",
+		"sort", "order", "direction", "view", "fields", "pretty", "verbose", "expand":
+		return true
+	case "by":
+		first := string(w.word(0))
+		return w.n == 2 && (first == "sort" || first == "order")
+	}
+	if w.n >= 2 {
+		switch string(w.word(0)) {
+		case "include", "exclude", "show", "hide", "with":
+			return true
+		}
+	}
+	return false
 }
 
 const maxChainArgs = 4096 // longer arguments are not compared for widening
@@ -296,6 +348,12 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			e.gone = true
 		}
 		return
+	}
+	if !o.Error && exceptionAnswer(o.Result) {
+		// An exception printed as the answer is a failure the tool did
+		// not type: a write that raised changed nothing it says, and a
+		// cell that raises the same thing for each expression probes.
+		o.Error, o.ErrorType = true, untypedStreak
 	}
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it

@@ -244,7 +244,7 @@ func maskedHash(b []byte) uint64 {
 		for j < len(b) && tokenByte[b[j]] {
 			j++
 		}
-		if randomToken(b[i:j]) || elementRef(b, i, j) {
+		if randomToken(b[i:j]) || elementRef(b, i, j) || processID(b, i, j) || tempName(b, i, j) && bytes.ContainsAny(b[i:j], "0123456789") {
 			h.Write(b[last:i])
 			h.WriteString("\x00R")
 			last = j
@@ -277,6 +277,9 @@ func needsMask(b []byte) bool {
 				if c == ':' && i-start <= 2 && isDigit(b[start]) && clockLen(b[start:]) > 0 {
 					return true
 				}
+				if isDigit(b[start]) && processID(b, start, i) {
+					return true
+				}
 				start = -1
 			}
 		case 2:
@@ -290,7 +293,7 @@ func needsMask(b []byte) bool {
 			}
 		}
 	}
-	if start > 0 && isDigit(b[start]) && byteClass[b[len(b)-1]] == 1 && durationLen(b[start:]) > 0 {
+	if start > 0 && isDigit(b[start]) && (byteClass[b[len(b)-1]] == 1 && durationLen(b[start:]) > 0 || processID(b, start, len(b))) {
 		return true
 	}
 	return start >= 0 && digit && len(b)-start >= 8 && maskable(b, start, len(b))
@@ -560,12 +563,34 @@ func elementRef(b []byte, i, j int) bool {
 }
 
 // maskable reports whether the word b[i:j] starts a date-time or is a
-// random token, and b is more than that.
+// random token or a temporary name, and b is more than that.
 func maskable(b []byte, i, j int) bool {
 	if n := dateTimeLen(b[i:]); n > 0 {
 		return !(i == 0 && n == len(b))
 	}
-	return !(i == 0 && j == len(b)) && randomToken(b[i:j])
+	return !(i == 0 && j == len(b)) && (randomToken(b[i:j]) || tempName(b, i, j))
+}
+
+// processID reports whether the word b[i:j] is a process's id: digits
+// after "pid" and a space, '=', ':' or '#' ("pid 48211", "PID: 48211",
+// "pid=48211"). A command run again runs as another process; what it
+// printed is the rest of the line.
+func processID(b []byte, i, j int) bool {
+	if j-i > 10 || !digits(b[i:j]) {
+		return false
+	}
+	k := i
+	for k > 0 && (b[k-1] == ' ' || b[k-1] == '=' || b[k-1] == ':' || b[k-1] == '#') && i-k < 2 {
+		k--
+	}
+	return k < i && k >= 3 && bytes.EqualFold(b[k-3:k], []byte("pid")) && (k == 3 || !tokenByte[b[k-4]])
+}
+
+// tempName reports whether the word b[i:j], eight bytes or more with a
+// digit, is a name made for one run in a temporary directory
+// (/tmp/go-build2219043871, /tmp/tmpa8x2k9lq): each run makes another.
+func tempName(b []byte, i, j int) bool {
+	return j-i >= 8 && i >= 5 && string(b[i-5:i]) == "/tmp/"
 }
 
 // byteClass is 0 for a byte outside words, 2 for a digit, 1 for the other
@@ -687,5 +712,30 @@ func randomPart(p []byte) bool {
 	if other == 0 && hexLetters > 0 && (lower == 0 || upper == 0) {
 		return true // hex in one case, with digits and letters
 	}
+	if len(p) >= 16 && upper == 0 && digits >= 4 && lower >= 4 && digits+lower == len(p) && runsAlternate(p) {
+		// An id made at random in one case, letters and digits mixed
+		// (a calendar event's 5u2k8d0q1ctg3v6hj7m9): a write that makes
+		// a new one each time names another in its answer.
+		return true
+	}
 	return len(p) >= 20 && lower > 0 && upper > 0
+}
+
+// runsAlternate reports whether p, letters and digits, goes from letters to
+// digits and back at least six times, its letters never more than four in
+// a row, as a random id does and a word with a number after it
+// (build2219043871, invoice20261204, checkout7b5c4d8f9) does not.
+func runsAlternate(p []byte) bool {
+	n, run := 0, 0
+	for i := range p {
+		if i > 0 && isDigit(p[i]) != isDigit(p[i-1]) {
+			n++
+		}
+		if isDigit(p[i]) {
+			run = 0
+		} else if run++; run > 4 {
+			return false
+		}
+	}
+	return n >= 6
 }

@@ -328,8 +328,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mf.SetWhy(foldWhy(fs))
 	}
 	left, limited := tokensLeft(req)
-	// held is what the turn holds of the shared ledger before its answer:
-	// its prompt, reserved just before it is sent.
+	// held is what the turn debited of the shared ledger: its prompt,
+	// reserved just before it is sent, and then its charge, settled before
+	// the end of its answer is passed on (answer.end).
 	var held struct{ tokens, cost int64 }
 	if l := p.opts.Ledger; l != nil {
 		sleft, slimited, err := l.AdmitTurn(ctx, req)
@@ -341,7 +342,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if slimited && (!limited || sleft < left) {
 			left, limited = sleft, true
 		}
-		defer func() { // what the turn was charged, on every instance's ledger, less what it held
+		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
 			t, c := mf.Tokens()-held.tokens, int64(math.Round(mf.Usage().Cost*1e9))-held.cost
 			if t != 0 || c != 0 {
 				if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
@@ -422,6 +423,39 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
 		},
 		gave: func(id string) { p.recordOwner(r.Context(), id, who, ep.endpoint) }}
+	// use is the turn's usage as the answer read so far says.
+	use := func() reach.TokenUsage {
+		u := a.usage(len(ep.body))
+		u.Input += spent // the prompts of endpoints that timed out before this one answered
+		if ep.fallback {
+			u.Model = ep.asked // charged at the price of the model that answered
+		}
+		return u
+	}
+	if l := p.opts.Ledger; l != nil {
+		// The turn's charge is durable before its client has the end of
+		// its answer: an instance killed after the answer passed on leaves
+		// its tokens spent, as the request's next life (or another
+		// instance) reads them. What the frame is charged at its end
+		// settles any difference (the defer above), with no statement when
+		// there is none.
+		a.settle = func() {
+			u := use()
+			price, priced := mc.Prices[u.Model]
+			if !priced {
+				price, priced = mc.Prices[model]
+			}
+			t, c := budget.Charge(u.Input, u.Output, u.Cost, price, priced)
+			if t, c = t-held.tokens, c-held.cost; t == 0 && c == 0 {
+				return
+			}
+			if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
+				p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)
+				return
+			}
+			held.tokens, held.cost = held.tokens+t, held.cost+c
+		}
+	}
 	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	switch {
 	case streamed && api == responsesAPI:
@@ -431,26 +465,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		err = p.passWhole(w, resp, api, &a)
 	}
-	out := ep.body
-	use := a.usage(len(out))
-	use.Input += spent // the prompts of endpoints that timed out before this one answered
-	if ep.fallback {
-		use.Model = ep.asked // charged at the price of the model that answered
-	}
+	u := use()
 	if !a.reported {
 		log := p.log.Debug
 		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
 			log = p.log.Warn
 		}
 		log("the model endpoint reported no usage; an estimate was charged (about 4 bytes a token)", "request", req.ID(), "model", model,
-			"tokens", use.Input+use.Output)
+			"tokens", u.Input+u.Output)
 	}
-	crashpoint.Reached("model.answered") // the answer passed on, not charged yet
+	crashpoint.Reached("model.answered") // the answer passed on, charged on the shared ledger (answer.end), its frame not ended yet
 	if err != nil {
-		mf.FailModelSpent(err, use)
+		mf.FailModelSpent(err, u)
 		return
 	}
-	mf.EndModel(use)
+	mf.EndModel(u)
 }
 
 // redact masks the configured secret values in b, a model's answer: only
@@ -495,6 +524,19 @@ type answer struct {
 	// them): a later turn may name it in input, or in its tools.
 	gave  func(id string)
 	items map[string]bool
+	// settle, if set, is called once, just before the end of the answer
+	// is passed on (end): the turn's charge on the shared ledger.
+	settle func()
+}
+
+// end is called just before the end of the answer is passed on: the whole
+// of a JSON answer, a chat stream's [DONE], a Responses API stream's final
+// event.
+func (a *answer) end() {
+	if f := a.settle; f != nil {
+		a.settle = nil
+		f()
+	}
 }
 
 func (a *answer) id(id string) {
@@ -581,6 +623,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 	} else {
 		a.raw = len(b)
 	}
+	a.end()
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -634,6 +677,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 				}
 			} else {
 				a.tools.end()
+				a.end()
 				if err := rest(); err != nil {
 					return err
 				}

@@ -197,6 +197,12 @@ func (a *answer) noteEvent(e *event) {
 	}
 }
 
+// final reports whether a Responses API stream's event of type typ is its
+// last, which carries the answer's usage.
+func final(typ string) bool {
+	return typ == "response.completed" || typ == "response.incomplete" || typ == "response.failed"
+}
+
 // passEvents copies a Responses API stream event by event, flushing each,
 // with its texts masked (eventMask), and reads its usage, function calls
 // and id on the way.
@@ -218,6 +224,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		var e event
 		if json.Unmarshal(data, &e) == nil {
 			a.noteEvent(&e)
+			if final(e.Type) {
+				a.end()
+			}
 		} else {
 			a.raw += len(data)
 		}

@@ -31,8 +31,8 @@ func TestBase64Secret(t *testing.T) {
 	}
 	// A short value is not looked for in base64: its few characters could
 	// be anyone's.
-	if short, _ := New(&Options{Secrets: []string{"hunter2"}}); len(short.secrets.Load().secs[0].forms) != 1 {
-		t.Errorf("forms of a short value: %q", short.secrets.Load().secs[0].forms)
+	if short, _ := New(&Options{Secrets: []string{"hunter2"}}); len(short.secrets.Load().secs[0].b64) != 0 {
+		t.Errorf("base64 forms of a short value: %q", short.secrets.Load().secs[0].b64)
 	}
 }
 

@@ -39,6 +39,8 @@ func BenchmarkRedact(b *testing.B) {
 		{"write-args", []byte(`{"amount":5,"order_id":"1001","reason":"damaged box"}`), r.Redact}, // a write's checkpoints
 		{"json-with-secret-name", []byte(`{"user":"bob","access_token":"abc123","items":[{"sku":"A1","qty":1}],"note":"shipped"}`), r.Redact},
 		{"text-with-pair", []byte(`login failed for bob: password=hunter2, retry in 30s`), r.Redact},
+		{"text-with-url", []byte(`GET https://shop.example/search?q=red%20shoes&page=2&sort=price%3Aasc took 120 ms, 50% cached`), r.Redact}, // escapes that spell no value
+		{"html-entities", []byte(`<p>Tom &amp; Jerry &#8212; &quot;the chase&quot; &lt;2 min&gt;</p>`), r.Values},
 		{"model-answer-values", []byte(`{"choices":[{"message":{"role":"assistant","content":"The order shipped on 2026-11-28."}}],"usage":{"prompt_tokens":12,"completion_tokens":9}}`), r.Values},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

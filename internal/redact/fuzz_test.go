@@ -235,6 +235,7 @@ func FuzzRedact(f *testing.F) {
 		`not json tok"with\quote`, `{"k":198765432}`, `cfg {\"password\":[\"hunter2hunter2\"]}`,
 		`{"content":[{"type":"text","text":"Bearer s3cr3t"},{"type":"text","text":"VALUE42"}]}`,
 		`{"q":"{\"a\":\"{\\\"password\\\":\\\"x\\\"}\"}"}`, "pä$$wörd-ün", `{"x":"sk\/live-7Hq2x9Zr"}`,
+		`x s%33cr3tVAL%55E42 "q"`, `k&lt;ey&#x3e;&amp;val-99`, `&#115;k/live-7Hq2x9Zr`, `7333637233745641`, `%6b%3C`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -15,9 +15,11 @@
 //     [MinSecretLen] bytes) wherever they appear: in text, in JSON strings
 //     however they are escaped, percent-encoded as in a URL, in base64
 //     (values of 12 bytes or more; wrapped in lines as MIME and PEM wrap
-//     it, and percent-encoded, too), in member names, as numbers, and as
-//     the cut end of a text when that end gives away enough of one (at
-//     least 8 bytes, or half of it).
+//     it, and percent-encoded, too), in hex (lower or upper case), spelled
+//     with escapes each byte its own way (percent-encoding, JSON's \u,
+//     HTML's character references: spell.go), in member names, as
+//     numbers, and as the cut end of a text when that end gives away
+//     enough of one (at least 8 bytes, or half of it).
 //   - The value of every member whose name is secret, whatever its type
 //     (a string, a number, an array, an object), at any depth. A name is
 //     compared lower-cased without '_', '-', '.' and spaces; it is secret
@@ -51,6 +53,7 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -191,6 +194,12 @@ func newSecret(v string) secret {
 		}
 	}
 	percent(v, true)
+	// In hex, as a tool dumps bytes (hex.EncodeToString, xxd -p, a
+	// digest's form), in lower or upper case. (Percent-encoded every
+	// byte, or with character references, is read by the view, spell.go.)
+	h := hex.EncodeToString(s.raw)
+	add([]byte(h))
+	add([]byte(strings.ToUpper(h)))
 	// In base64 (a Basic credential echoed without its scheme, a header
 	// an upstream shows encoded, a blob the value is inside), at each of
 	// the three places it may begin in the encoded bytes: the characters

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/agentreach/reach/internal/jsonscan"
 )
 
 // Stream masks the registered values in a text that arrives in pieces,
@@ -38,8 +36,12 @@ func (s *Stream) Next(piece string) string {
 	spells, open := set.escapesIn(text)
 	if spells {
 		cut = escapedCut(text, cut, set)
-	} else if open < cut {
-		cut = heldIn(text[:open], set) // an escape cut short is held whole
+	} else if open < len(text) {
+		// An escape cut short is held whole, and with it what before it
+		// may begin a value it goes on spelling ("tok" before "%3"),
+		// even where a form's start held less ("k%", another value's
+		// "k%3Cey").
+		cut = min(cut, heldIn(text[:open], set))
 	}
 	s.held = append([]byte(nil), text[cut:]...)
 	eds := valueEdits(nil, text[:cut], set, false)
@@ -140,28 +142,32 @@ func (m escapes) at(p int) int {
 	return e.t + e.tn + p - e.v - e.vn
 }
 
-// unescaped returns text with its JSON escapes read (an unknown one kept
-// as it is), and where each byte of that view comes from in text (see
+// unescaped returns text with its escapes read (spell.go: JSON's,
+// percent-encoding, HTML's character references; an unknown one kept as
+// it is), and where each byte of that view comes from in text (see
 // escapes); the view ends before an escape that text ends in the middle
 // of (a backslash, a \u with fewer than four digits, the first half of a
-// surrogate pair).
-func unescaped(text []byte) (view []byte, m escapes) {
+// surrogate pair, a % with fewer than two digits, a character reference
+// without its semicolon), unless text is whole: then what it ends with is
+// read as it is (a value that ends "&Value" is not cut from the view).
+func unescaped(text []byte, whole bool) (view []byte, m escapes) {
 	view = make([]byte, 0, len(text))
+	sc := newEscapeScan(text)
 	for i := 0; i < len(text); {
-		j := bytes.IndexByte(text[i:], '\\')
+		j := sc.from(i)
 		if j < 0 {
 			return append(view, text[i:]...), m
 		}
-		view = append(view, text[i:i+j]...)
-		i += j
-		if unfinished(text[i:]) {
+		view = append(view, text[i:j]...)
+		i = j
+		if !whole && unfinished(text[i:]) {
 			return view, m
 		}
 		n := len(view)
 		var next int
 		var ok bool
-		if view, next, ok = jsonscan.AppendUnescape(view, text, i); !ok {
-			view, next = append(view, '\\'), i+1 // one byte in both
+		if view, next, ok = appendSpelled(view, text, i); !ok {
+			view, next = append(view, text[i]), i+1 // one byte in both
 		} else {
 			m = append(m, escape{v: n, t: i, vn: len(view) - n, tn: next - i})
 		}
@@ -174,62 +180,42 @@ func unescaped(text []byte) (view []byte, m escapes) {
 // byte of a value's forms; open, where one that text ends in the middle of
 // begins (len(text) if none). An escape that spells nothing a value holds
 // (a Windows path's \b and \t, LaTeX's \\ when no value holds a
-// backslash, a quote or a slash; an unknown escape) puts no value in the
-// view that text itself does not show, and text is then not read
-// unescaped: docs/BENCHMARKS.md.
+// backslash, a quote or a slash; a URL's %20 when none holds a space; an
+// unknown escape) puts no value in the view that text itself does not
+// show, and text is then not read unescaped: docs/BENCHMARKS.md.
 func (set *secretSet) escapesIn(text []byte) (spells bool, open int) {
 	var buf [2 * utf8.UTFMax]byte
+	sc := newEscapeScan(text)
 	for i := 0; i < len(text); {
-		j := bytes.IndexByte(text[i:], '\\')
+		j := sc.from(i)
 		if j < 0 {
 			break
 		}
-		i += j
+		i = j
 		if len(text)-i < 12 && unfinished(text[i:]) { // no escape is longer
 			return false, i
 		}
-		var c byte
-		switch text[i+1] {
-		case '"', '\\', '/':
-			c = text[i+1]
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		case 'u':
-			out, next, ok := jsonscan.AppendUnescape(buf[:0], text, i)
-			if !ok {
-				i++
-				continue
-			}
-			for _, c := range out {
-				if set.inForms[c] {
-					return true, len(text)
-				}
-			}
-			i = next
-			continue
-		default: // an unknown escape: the backslash is itself
+		out, next, ok := appendSpelled(buf[:0], text, i)
+		if !ok { // an unknown escape: the byte is itself
 			i++
 			continue
 		}
-		if set.inForms[c] {
-			return true, len(text)
+		for _, c := range out {
+			if set.inForms[c] {
+				return true, len(text)
+			}
 		}
-		i += 2
+		i = next
 	}
 	return false, len(text)
 }
 
-// unfinished reports whether esc, a backslash and what follows it to the
-// end of a text, is an escape cut short.
+// unfinished reports whether esc, an escape's first byte and what follows
+// it to the end of a text, is an escape cut short.
 func unfinished(esc []byte) bool {
+	if esc[0] != '\\' {
+		return unfinishedRef(esc)
+	}
 	if len(esc) < 2 {
 		return true
 	}
@@ -259,7 +245,7 @@ func unfinished(esc []byte) bool {
 // the values is cut, so that the view holds back what it would hold back
 // of the text unescaped, and no escape is cut.
 func escapedCut(text []byte, cut int, set *secretSet) int {
-	view, m := unescaped(text)
+	view, m := unescaped(text, false)
 	for {
 		v := sort.Search(len(view)+1, func(i int) bool { return m.at(i) > cut }) - 1
 		c := m.at(heldIn(view[:v], set))
@@ -274,12 +260,14 @@ func escapedCut(text []byte, cut int, set *secretSet) int {
 }
 
 // escapedEdits appends the edits that mask the values that b spells with
-// escapes: found in b's view, each masks the escapes it comes from.
+// escapes: found in b's view, each masks the escapes it comes from. b ends
+// in no escape cut short (a Stream holds one back): what looks like one at
+// its end is read as it is.
 func escapedEdits(eds []edit, b []byte, set *secretSet, end bool) []edit {
 	if spells, _ := set.escapesIn(b); !spells {
 		return eds
 	}
-	view, m := unescaped(b)
+	view, m := unescaped(b, true)
 	for _, e := range valueEdits(nil, view, set, end) {
 		eds = append(eds, edit{from: m.at(e.from), to: m.at(e.to)})
 	}

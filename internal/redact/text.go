@@ -16,11 +16,20 @@ const maxDepth = 16
 
 // mayMask is a quick test: could the rules change b? Only if it holds the
 // start of a registered value (or, with a line break, of the rest of one
-// in base64), a backslash (an escaped form of one), or
+// in base64), a backslash (an escaped form of one), a percent-encoding or
+// a character reference that spells a byte of one, or
 // (with full rules) the stem of a secret name.
 func (r *Redactor) mayMask(b []byte, set *secretSet, full bool) bool {
 	if len(set.secs) > 0 || full {
 		if bytes.IndexByte(b, '\\') >= 0 {
+			return true
+		}
+	}
+	if len(set.secs) > 0 && (bytes.IndexByte(b, '%') >= 0 || bytes.IndexByte(b, '&') >= 0) {
+		// A percent-encoding or a character reference that spells a byte
+		// of a value's (not a URL's %20 or &amp; where none has a space
+		// or an ampersand).
+		if spells, _ := set.escapesIn(b); spells {
 			return true
 		}
 	}
@@ -66,6 +75,7 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 	if len(b) == 0 {
 		return eds
 	}
+	viewed := false
 	if depth < maxDepth && bytes.IndexByte(b, '\\') >= 0 {
 		// Text that is an escaped JSON string ({\"password\":[\"...\"]})
 		// is masked as the text it stands for; with the values alone too,
@@ -75,7 +85,7 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 			// escaped string, and is not written anew as one: its line
 			// breaks would come back as \n. A value it spells escaped is
 			// masked where it is.
-			eds = escapedEdits(eds, b, set, true)
+			eds, viewed = escapedEdits(eds, b, set, true), true
 		} else if u, ok := appendUnescaped(nil, b); ok {
 			if out, changed := r.text(nil, u, set, full, depth+1); changed {
 				return append(eds, edit{0, len(b), jsonscan.AppendEscaped(nil, strview.Of(out))})
@@ -88,6 +98,12 @@ func (r *Redactor) textEdits(eds []edit, b []byte, set *secretSet, full bool, de
 	// may be spelled escaped (Passw\u00f6rt, as Python's json.dumps does).
 	eds, docs := r.embeddedJSON(eds, b, set, full, depth)
 	eds = valueEdits(eds, b, set, true)
+	if !viewed && len(set.secs) > 0 {
+		// A value spelled with escapes where the text is no JSON string
+		// (a quote in it), percent-encoded or with HTML's character
+		// references, every byte or some, in either case (spell.go).
+		eds = escapedEdits(eds, b, set, true)
+	}
 	if full && (r.keys.mayHold(b) || bytes.IndexByte(b, '\\') >= 0) {
 		eds = r.pairEdits(eds, b, docs)
 		eds = schemeEdits(eds, b)

@@ -19,6 +19,10 @@ var printer = message.NewPrinter(language.English)
 type Schema struct {
 	full  *jsonschema.Schema
 	quick *Quick // nil if the schema is beyond the subset
+	names *names // the properties it names, for Stray; nil if none
+	// foldable: some property is named with an upper case ASCII letter
+	// or a byte past ASCII.
+	foldable bool
 }
 
 // Compile compiles raw, the input schema of the tool name.
@@ -36,7 +40,11 @@ func Compile(name string, raw []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	return &Schema{full: s, quick: CompileQuick(raw)}, nil
+	out := &Schema{full: s, quick: CompileQuick(raw)}
+	if m, ok := doc.(map[string]any); ok {
+		out.names, out.foldable = compileNames(m)
+	}
+	return out, nil
 }
 
 // Problem is one way the arguments fail the schema: where (a JSON pointer

@@ -150,6 +150,13 @@ type Frame struct {
 	// under this one sees them.
 	Owner string
 	Stack []byte
+	// EndOnly, on a final frame, says that its columns but State, Undo and
+	// Error are those of the checkpoint of (Request, Frame) put before it
+	// (its "executing" one, as the call's claim wrote it): a store may then
+	// write those three and Updated only (an SQLite row is rewritten
+	// whole either way; the other columns are not bound and converted
+	// again). If no such checkpoint is stored, the frame is written whole.
+	EndOnly bool
 }
 
 // FrameDone reports whether a frame state is final.

@@ -235,6 +235,14 @@ func (t *Compiled[R]) Validate(args []byte) *fault.Error {
 	return schema.Refusal(t.Name, t.Schema, args)
 }
 
+// ValidateNames is Validate for arguments whose member names are known
+// to be all lower case ASCII when fold is false (callgraph.Names): a
+// member spelled in another case than its property is then looked for
+// only if the schema's own names have capitals.
+func (t *Compiled[R]) ValidateNames(args []byte, fold bool) *fault.Error {
+	return schema.RefusalNames(t.Name, t.Schema, args, fold)
+}
+
 // Lease is the longest a call of t can hold its idempotency key: every
 // attempt it may make under the key (reads, and idempotent tools, retry)
 // with its timeout and the longest backoff, and a minute for the stages

@@ -442,6 +442,47 @@ func (p *Store) Release(ctx context.Context, id, owner string) error {
 	return nil
 }
 
+// Mark is what Marks returns of a request: its stop (Mode, State and
+// Cause as Stops returns them), and whether its client ended it
+// (SettleRequest) as it runs now.
+type Mark struct {
+	Request string
+	Mode    int
+	State   string
+	Cause   []byte
+	Ended   bool
+}
+
+// Marks returns, of the requests ids, those stopped or interrupted, and
+// those their client ended: what an instance reads now and then of the
+// requests it runs, so that it sees their stops and ends in bounded time
+// whatever became of the notifications (Watch). One indexed read (the
+// primary key) of len(ids) rows at most.
+func (p *Store) Marks(ctx context.Context, ids []string) ([]Mark, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	rows, err := p.pool.Query(ctx, `SELECT id, stop, state, cause, settled <> 0 AND settled = started FROM requests
+	WHERE id = ANY($1) AND (stop > 0 OR state IN ('stopped', 'interrupted') OR settled <> 0 AND settled = started)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading the stops and ends of running requests: %w", err)
+	}
+	defer rows.Close()
+	var out []Mark
+	for rows.Next() {
+		var m Mark
+		if err := rows.Scan(&m.Request, &m.Mode, &m.State, &m.Cause, &m.Ended); err != nil {
+			return nil, fmt.Errorf("reading the stops and ends of running requests: %w", err)
+		}
+		m.Cause = sqlcore.EmptyNil(m.Cause)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the stops and ends of running requests: %w", err)
+	}
+	return out, nil
+}
+
 // Signal is a wake-up from another instance (or this one): Kind "stop"
 // (ID a request that was stopped), "end" (ID a request its client ended,
 // SettleRequest), "approval" (ID an approval that was written), "session"
@@ -451,6 +492,11 @@ type Signal struct {
 	Kind string
 	ID   string
 }
+
+// ListenerName is the application_name of the connection that listens
+// (Watch), unless the store's URL names one: pg_stat_activity tells it
+// apart from the pool's.
+const ListenerName = "reach listener"
 
 // listener is the store's LISTEN connection.
 type listener struct {
@@ -463,7 +509,9 @@ type listener struct {
 // connection is made (again), after it listens, so that the caller reads
 // what it may have missed while it was cut off, or before it first
 // listened (Stops, Settled). A lost connection is made again, with a
-// backoff up to 2s. Watch may be called once.
+// backoff up to 2s, and so is one that died silently: quiet for
+// ConnectTimeout, it is pinged, and one that does not answer within
+// ConnectTimeout more is dropped. Watch may be called once.
 func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)) error {
 	if p.Closed() {
 		return store.ErrClosed
@@ -500,13 +548,22 @@ func (p *Store) Watch(onSignal func(Signal), onConnect func(ctx context.Context)
 }
 
 func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect func(context.Context), connected func()) error {
+	cfg := p.cfg.ConnConfig.Copy()
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = ListenerName // told apart in pg_stat_activity
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
-	conn, err := pgx.ConnectConfig(cctx, p.cfg.ConnConfig.Copy())
+	conn, err := pgx.ConnectConfig(cctx, cfg)
 	cancel()
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer func() {
+		// Bounded: the connection may be dead.
+		cctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
+		conn.Close(cctx)
+		cancel()
+	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
 		return err
 	}
@@ -515,7 +572,24 @@ func (p *Store) listen(ctx context.Context, onSignal func(Signal), onConnect fun
 		onConnect(ctx)
 	}
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		// A connection that died silently (a network path cut, a
+		// firewall's idle timeout) would be waited on for ever: after
+		// ConnectTimeout without a notification it is pinged, and one that
+		// does not answer within ConnectTimeout is made again (and what it
+		// missed read, onConnect). A wait that times out leaves the
+		// connection usable (pgx closes it on any other error).
+		wctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && !conn.IsClosed() {
+			pctx, cancel := context.WithTimeout(ctx, p.o.ConnectTimeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("the listening connection did not answer a ping: %w", err)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -542,14 +616,16 @@ var ErrInstanceRunning = errors.New("another process runs this instance")
 // for as long as the store is open: a lock of the server, on a connection
 // of its own, that the server drops when the process dies (its connection
 // closes). A second process that asks for a name held fails with
-// ErrInstanceRunning, so two running instances never share a name. A lost
+// ErrInstanceRunning (after asking for as long as ConnectTimeout, the
+// time a killed holder's connection takes to end), so two running
+// instances never share a name. A lost
 // connection is made again, and the lock taken again; if another process
 // took the name meanwhile, NameLost is closed.
 func (p *Store) HoldInstance(ctx context.Context, name string) error {
 	if p.Closed() {
 		return store.ErrClosed
 	}
-	conn, err := p.lockName(ctx, name)
+	conn, err := p.lockName(ctx, name, p.o.ConnectTimeout)
 	if err != nil {
 		return err
 	}
@@ -581,7 +657,7 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 				conn = nil
 			}
 			lctx, cancel := context.WithTimeout(context.Background(), p.o.ConnectTimeout)
-			conn, err = p.lockName(lctx, name)
+			conn, err = p.lockName(lctx, name, 0)
 			cancel()
 			if errors.Is(err, ErrInstanceRunning) {
 				// Another process took the name while the lock was not
@@ -605,19 +681,35 @@ func (p *Store) HoldInstance(ctx context.Context, name string) error {
 // down. It is nil (never ready) before HoldInstance.
 func (p *Store) NameLost() <-chan struct{} { return p.nameLost }
 
-func (p *Store) lockName(ctx context.Context, name string) (*pgx.Conn, error) {
+// lockName takes the instance's lock on a connection of its own, asking
+// again for up to wait while another holds it. A process killed a moment
+// ago still holds it until the server has seen its connection close and
+// ended its backend, which on a loaded machine takes a while: a restart
+// right after a crash waits that out instead of being refused.
+func (p *Store) lockName(ctx context.Context, name string, wait time.Duration) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("holding instance %s: %w", name, err)
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("holding instance %s: %w", name, err)
+	deadline := time.Now().Add(wait)
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, name).Scan(&ok); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("holding instance %s: %w", name, err)
+		}
+		if ok {
+			return conn, nil
+		}
+		if !time.Now().Before(deadline) {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
+		}
+		select {
+		case <-ctx.Done():
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("holding instance %s: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if !ok {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("instance %s: %w", name, ErrInstanceRunning)
-	}
-	return conn, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
 )
@@ -600,5 +602,50 @@ func TestPostgresSessionEndWakes(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("signals %+v, then none; want %+v", seen, want)
 		}
+	}
+}
+
+// A process killed a moment ago holds its instance's name until the server
+// has ended its backend: a restart under the same name asks again for a
+// while instead of being refused at once. (The holder here is a bare
+// connection that takes the lock and lets it go a little later.)
+func TestPostgresHoldInstanceWaitsForAKilledHolder(t *testing.T) {
+	url := pgtest.Database(t)
+	held, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	if err := held.QueryRow(t.Context(), `SELECT pg_try_advisory_lock(hashtextextended('reach instance ' || $1, 0))`, "a").Scan(&ok); err != nil || !ok {
+		t.Fatalf("taking the name's lock: %v, %v", ok, err)
+	}
+	s := openPostgres(t, url)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		held.Close(context.Background())
+	}()
+	if err := s.HoldInstance(t.Context(), "a"); err != nil {
+		t.Fatalf("HoldInstance after the holder went: %v; want the name taken", err)
+	}
+}
+
+// A live holder keeps its name: another process asking for it is refused
+// once its ConnectTimeout has passed.
+func TestPostgresHoldInstanceRefusesALiveHolder(t *testing.T) {
+	url := pgtest.Database(t)
+	a := openPostgres(t, url)
+	if err := a.HoldInstance(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(t.Context(), url, &Options{ConnectTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.HoldInstance(t.Context(), "a"); !errors.Is(err, ErrInstanceRunning) {
+		t.Fatalf("HoldInstance of a name held = %v; want ErrInstanceRunning", err)
+	}
+	if err := b.HoldInstance(t.Context(), "b"); err != nil {
+		t.Fatalf("HoldInstance of another name = %v", err)
 	}
 }

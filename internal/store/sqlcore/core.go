@@ -343,23 +343,57 @@ func (c *Core) frameArgs(f *store.Frame, extra ...any) []any {
 
 func (c *Core) frameWrite(f *store.Frame) *Write {
 	key := frameKey(f.Request, f.Frame)
+	if f.EndOnly && store.FrameDone(f.State) {
+		return c.endWrite(f, key)
+	}
 	args := c.frameArgs(f)
 	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
 		if c.W.Lost(key) {
 			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
 			return
 		}
-		if !store.FrameDone(f.State) || !b.Has(StUpdateFrame) {
+		c.putFrame(b, w, f, args)
+	}}
+}
+
+// putFrame writes f, whose parameters are args (frameArgs).
+func (c *Core) putFrame(b Batch, w *Write, f *store.Frame, args []any) {
+	if !store.FrameDone(f.State) || !b.Has(StUpdateFrame) {
+		b.Exec(w, StPutFrame, args, nil)
+		return
+	}
+	// The end of a checkpoint written before: an update finds it
+	// without trying an insert first. (A frame that is not final is
+	// always put: SQLite writes it as a new row, where its open frames
+	// are looked for.)
+	b.Exec(w, StUpdateFrame, args, func(n int64) error {
+		if n != 1 {
 			b.Exec(w, StPutFrame, args, nil)
+		}
+		return nil
+	})
+}
+
+// endWrite writes f, the end of a checkpoint put before (Frame.EndOnly):
+// its state, undo and error, where the engine has StEndFrame; the whole
+// frame if it has not, or if no checkpoint of f's is stored.
+func (c *Core) endWrite(f *store.Frame, key string) *Write {
+	now := time.Now()
+	f.Updated = store.Round(now)
+	d := c.D
+	args := []any{f.State, d.Text(f.Undo), d.Text(f.Error), now.UnixNano(), f.Request, f.Frame}
+	return &Write{Pairs: key, Run: func(b Batch, w *Write) {
+		if c.W.Lost(key) {
+			w.Fail(fmt.Errorf("the idempotency claim of its call was not recorded, so the call must not run: %w", store.ErrConflict))
 			return
 		}
-		// The end of a checkpoint written before: an update finds it
-		// without trying an insert first. (A frame that is not final is
-		// always put: SQLite writes it as a new row, where its open frames
-		// are looked for.)
-		b.Exec(w, StUpdateFrame, args, func(n int64) error {
+		if !b.Has(StEndFrame) {
+			c.putFrame(b, w, f, c.frameArgs(f))
+			return
+		}
+		b.Exec(w, StEndFrame, args, func(n int64) error {
 			if n != 1 {
-				b.Exec(w, StPutFrame, args, nil)
+				b.Exec(w, StPutFrame, c.frameArgs(f), nil)
 			}
 			return nil
 		})

@@ -51,6 +51,11 @@ const (
 	StSessionSweep
 	StOwnerPut
 	StOwnerSweep
+	// StEndFrame writes the end of a checkpoint put before (Frame.EndOnly):
+	// $1 state, $2 undo, $3 error, $4 updated, of the frame $5 request, $6
+	// frame; rows changed. An engine without it writes ends with
+	// StUpdateFrame.
+	StEndFrame
 	NumStmts
 )
 

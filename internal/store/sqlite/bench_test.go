@@ -87,6 +87,15 @@ func BenchmarkWriteCallStore(b *testing.B) {
 	b.Run("c=1,random", func(b *testing.B) { writeCalls(b, 0, randomIDs) })
 	b.Run("c=64,time", func(b *testing.B) { writeCalls(b, 32, timeIDs) })
 	b.Run("c=1,time", func(b *testing.B) { writeCalls(b, 0, timeIDs) })
+	// As served: 64 clients' calls in 128 sessions, ids as the runtime makes them.
+	b.Run("c=64,sessions", func(b *testing.B) { writeCalls(b, 32, servedIDs()) })
+	b.Run("c=1,sessions", func(b *testing.B) { writeCalls(b, 0, servedIDs()) })
+}
+
+// servedIDs returns the ids of calls in 128 sessions, as the runtime makes
+// them (sessionIDs with package ids).
+func servedIDs() callIDs {
+	return sessionIDs(func() string { return ids.Text("req_") }, func() string { return frames.ID(ids.Frame()).String() })
 }
 
 // callIDs returns the ids of a write call: its request, its frame and the
@@ -151,6 +160,7 @@ func writeCall(b *testing.B, s *Store, next callIDs) func(ctx context.Context) {
 		}
 		end := *f
 		end.State = "completed"
+		end.EndOnly = true // as the runtime's checkpoints end (durable.Checkpoints.Ended)
 		s.QueueFrame(&end)
 		s.QueueCompleteKey(key, "reach/0", result, now.Add(24*time.Hour))
 	}
@@ -257,9 +267,7 @@ func BenchmarkWriteCallPages(b *testing.B) {
 		{"ids=random/requests=session", func() callIDs {
 			return sessionIDs(func() string { r, _, _ := randomIDs(); return r }, func() string { _, f, _ := randomIDs(); return f })
 		}},
-		{"ids=time/requests=session", func() callIDs {
-			return sessionIDs(func() string { return ids.Text("req_") }, func() string { return frames.ID(ids.Frame()).String() })
-		}},
+		{"ids=time/requests=session", servedIDs},
 	}
 	for _, c := range []struct {
 		name        string

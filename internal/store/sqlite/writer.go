@@ -444,6 +444,9 @@ func statements() []string {
 		error = excluded.error, started = excluded.started, updated = excluded.updated`
 	q[sqlcore.StUpdateFrame] = `UPDATE frames SET parent = $1, kind = $2, name = $3, call_id = $4, idem_key = $5, state = $6, args = $7,
 		undo = $8, error = $9, started = $10, updated = $11 WHERE request = $12 AND frame = $13`
+	// The end of a checkpoint written before (store.Frame.EndOnly): the
+	// columns that change, bound and converted, not the seven that do not.
+	q[sqlcore.StEndFrame] = `UPDATE frames SET state = $1, undo = $2, error = $3, updated = $4 WHERE request = $5 AND frame = $6`
 	// A claim in one statement: a key with no record, or whose result has
 	// expired (as of the claim), is claimed; any other record stays, and
 	// is read (StIdemGet). A claim is a row at the end of the table, above

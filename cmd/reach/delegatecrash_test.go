@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+)
+
+// bookingAgent is an A2A agent that, handed a task, books legs 1, 2 and
+// 3 of chain 2 through the gateway, in the hand-off's sub-request (the
+// reach/request its message carries), one call each under its own key,
+// and then completes; after its first booking it waits for hold (when
+// not nil) or its task's end. It books nothing more once a call fails.
+type bookingAgent struct {
+	base   *atomic.Value // the gateway's base URL
+	booked chan string   // the sub-request, after each booking that succeeded
+	hold   chan struct{}
+}
+
+func (g *bookingAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		sub, _ := ec.Message.Metadata["reach/request"].(string)
+		for step := 1; step <= 3; step++ {
+			res, ok := tryCall(g.base.Load().(string), book(sub, fmt.Sprintf("c%d", step), 2, step))
+			if !ok || res.Status != "success" {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, nil), nil)
+				return
+			}
+			select {
+			case g.booked <- sub:
+			default:
+			}
+			if step == 1 && g.hold != nil {
+				select {
+				case <-g.hold:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (g *bookingAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// tryCall is call without a test: false when the gateway did not answer
+// (killed).
+func tryCall(base, envelope string) (callResult, bool) {
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Post(base+"/v1/calls", "application/json", strings.NewReader(envelope))
+	if err != nil {
+		return callResult{}, false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Results []callResult `json:"results"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) != nil || len(out.Results) != 1 {
+		return callResult{}, false
+	}
+	return out.Results[0], true
+}
+
+// bookingAgentServer serves g on loopback and returns its URL.
+func bookingAgentServer(t *testing.T, g *bookingAgent) string {
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "booker", Description: "books the legs it is handed", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "book", Name: "book", Description: "book", Tags: []string{"book"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(g)))
+	return up.URL
+}
+
+// TestCrashWhileDelegatingOnPostgres kills a real `reach serve` over
+// PostgreSQL (instance_ttl 1s, a budget of 10 tool calls a request) while
+// request p delegates to an A2A agent that calls back: p books two legs,
+// then hands a task to the agent (its message names p), whose sub-request
+// is carved from what p has left; the agent books through the gateway in
+// that sub-request. Killed at the sub-agent's durable points, and once
+// p's stop is durable while the agent works, then restarted, once the
+// dead life's work is recovered:
+//
+//   - the carve is neither spent twice nor lost: p's ledger holds its own
+//     two calls and every call of the sub-request admitted before the
+//     kill, and the sub-request's ledger those calls;
+//   - the sub-request is final (interrupted, or stopped when p was), and a
+//     call naming it, or p, is refused and books nothing;
+//   - the task is final (its hand-off was cut off), as GetTask says;
+//   - no leg was booked twice, no undo ran twice, every booking of the
+//     dead request undone once; the audit chain verifies; no claim is left.
+//
+// The case of the stopped parent finds a defect not fixed yet (known):
+// skipped unless REACH_TEST_KNOWN is set.
+func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	cases := []struct {
+		point string
+		held  bool   // the agent waits after its first booking, and p is stopped then
+		calls int    // the sub-request's calls admitted before the kill
+		known string // a defect this case finds, not fixed yet: skipped unless REACH_TEST_KNOWN is set
+	}{
+		{point: "budget.admitted#4", calls: 2}, // the agent's second booking admitted (p's two, its first), not run
+		{point: "ended#4", calls: 2},           // the agent's second booking durable
+		{point: "task.stored#2", calls: -1},    // the task's view stored as it works (its calls: whatever ran)
+		{point: "request.stopped#1", held: true, calls: 1,
+			known: "the restart's recovery, as it compensates the stopped parent, stores the hand-off's sub-request ended " +
+				"(running before the kill), not stopped or interrupted; its id is then begun anew: the stopped parent's sub-agent " +
+				"is not stopped, a call naming it runs, its booking is not undone, and its task shows working"},
+	}
+	for n, tc := range cases {
+		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
+			if tc.known != "" && os.Getenv("REACH_TEST_KNOWN") == "" {
+				t.Skip("known defect: " + tc.known)
+			}
+			h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil)}
+			url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("deleg", n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.store = url
+			g := &bookingAgent{base: &atomic.Value{}, booked: make(chan string, 8)}
+			if tc.held {
+				g.hold = make(chan struct{})
+				defer close(g.hold)
+			}
+			cfg := writeConfig(t, "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n"+travelYAML(sideEffectsUpstream(t, h.fx),
+				"budgets:\n  default: {tool_calls: 10}\nagents:\n  - {name: booker, url: '"+bookingAgentServer(t, g)+"'}\n"))
+			addr := freeAddr(t)
+			h.base = "http://" + addr
+			g.base.Store(h.base)
+			client := func() *a2aclient.Client {
+				c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/booker", a2a.TransportProtocolJSONRPC)},
+					a2aclient.WithJSONRPCTransport(http.DefaultClient))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			h.kill(t, cfg, addr, tc.point, func(t *testing.T, h *crashRun) {
+				for step := 1; step <= 2; step++ {
+					if res, ok := tryCall(h.base, book("p", fmt.Sprintf("p%d", step), 1, step)); !ok || res.Status != "success" {
+						t.Errorf("p's booking %d: %+v", step, res)
+						return
+					}
+				}
+				msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("book chain 2"))
+				msg.Metadata = map[string]any{"reach/request": "p"}
+				go client().SendMessage(context.Background(), &a2a.SendMessageRequest{Message: msg})
+				if tc.held {
+					select {
+					case <-g.booked:
+						h.post("/v1/requests/p/cancel", `{"mode":"cancel","reason":"enough"}`)
+					case <-time.After(time.Minute):
+					}
+				}
+			})
+			cmd := startReach(t, cfg, addr, h.data)
+			h.recovered(t)
+			st, err := postgres.Open(t.Context(), url, &postgres.Options{NoMigrate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			all, err := st.ListRequests(t.Context(), store.RequestFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var subs []*store.Request
+			for _, r := range all {
+				if r.Parent == "p" {
+					subs = append(subs, r)
+				}
+			}
+			if len(subs) != 1 {
+				t.Fatalf("p has %d sub-requests (%v); want the hand-off's one", len(subs), subs)
+			}
+			sub := subs[0]
+			pSpent, err := st.Spent(t.Context(), "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cSpent, err := st.Spent(t.Context(), sub.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := h.counts(func(fx *sideEffects) int { return fx.legs["2/1"] + fx.legs["2/2"] + fx.legs["2/3"] })
+			want := int64(tc.calls)
+			if want < 0 { // what ran, and the call admitted when the kill came, if one was
+				want = min(max(cSpent.ToolCalls, int64(ran)), int64(ran)+1)
+			}
+			if cSpent.ToolCalls != want || pSpent.ToolCalls != 2+cSpent.ToolCalls {
+				t.Errorf("after the restart p has spent %d tool calls and its sub-request %s %d (%d of its bookings ran); want %d and %d: p's two and the sub-request's, once",
+					pSpent.ToolCalls, sub.ID, cSpent.ToolCalls, ran, 2+want, want)
+			}
+			wantState := "interrupted"
+			if tc.held {
+				wantState = "stopped"
+			}
+			for _, id := range []string{"p", sub.ID} {
+				if s := boundedState(t, h.base, id); !strings.HasPrefix(s, wantState) {
+					t.Errorf("request %s is %s after the restart; want %s", id, s, wantState)
+				}
+				if res := call(t, h.base, book(id, "late-"+id, 3, 1)); res.Error == nil {
+					t.Errorf("a call naming %s after the restart ran: %+v; want it refused", id, res)
+				}
+			}
+			if n := h.counts(func(fx *sideEffects) int { return fx.legs["3/1"] }); n != 0 {
+				t.Errorf("a call naming a dead request booked %d times after the restart", n)
+			}
+			undone := h.counts(func(fx *sideEffects) int {
+				n := 0
+				for _, c := range fx.undone {
+					n += c
+				}
+				return n
+			})
+			// At a point that is not a call's own, the kill may cut a
+			// booking off mid-call: it may have run, and is not undone
+			// (docs/STATE.md), nor run again.
+			booked, cut := 2+ran, 0
+			if tc.calls < 0 {
+				cut = 1
+			}
+			if undone > booked || undone < booked-cut {
+				t.Errorf("%d bookings undone after the restart; want every one of the %d booked (p's and its sub-request's), once (but for %d cut off mid-call)", undone, booked, cut)
+			}
+			tasks, err := st.ListTasks(t.Context(), "booker", "local", "", 10)
+			if err != nil || len(tasks) != 1 {
+				t.Fatalf("stored tasks: %v (%v); want the hand-off's one", tasks, err)
+			}
+			if tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(tasks[0].ID)}); err != nil || !tk.Status.State.Terminal() {
+				t.Errorf("GetTask %s after the restart: %v (%v); want it final", tasks[0].ID, tk, err)
+			}
+			h.checkAll(t, cmd)
+		})
+	}
+}
+
+// boundedState is the request id's state as GET /v1/requests/{id} shows
+// it, "" (the test failed) when the gateway does not answer in a minute.
+func boundedState(t *testing.T, base, id string) string {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: time.Minute}).Get(base + "/v1/requests/" + id)
+	if err != nil {
+		t.Errorf("GET /v1/requests/%s: %v", id, err)
+		return ""
+	}
+	defer resp.Body.Close()
+	var r struct{ State string }
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+		t.Errorf("GET /v1/requests/%s: %d %v", id, resp.StatusCode, err)
+	}
+	return r.State
+}

@@ -1,0 +1,92 @@
+package loops
+
+import "bytes"
+
+// maxExceptionBytes bounds the results read for an exception printed as
+// the answer: a traceback is a few kilobytes; a longer text is output
+// with an error in it, not an error.
+const maxExceptionBytes = 8 << 10
+
+// exceptionAnswer reports whether a successful result is an exception
+// handed back as the answer: a REPL, a notebook or a code runner that
+// prints what the code raised as its output ("KeyError: 'Date'", a
+// Python traceback ending in "NameError: name 'df' is not defined", a
+// stack of "at ..." frames under "TypeError: ..."). Its one text (the
+// result, or its only string beside numbers: a cell's execution count)
+// ends in a line "Name: message" or "Name", Name ending in Error or
+// Exception, and is that line alone or a traceback. Such an answer is a
+// failure the tool did not type: the call failed, as an error result
+// would have said.
+func exceptionAnswer(b []byte) bool {
+	if len(b) < 7 || len(b) > maxExceptionBytes ||
+		!bytes.Contains(b, []byte("Error")) && !bytes.Contains(b, []byte("Exception")) {
+		return false
+	}
+	var buf [8]leaf
+	sc := scanLeaves(b, buf[:0], len(buf), false)
+	if sc.cut {
+		return false
+	}
+	var text []byte
+	for i := range sc.out {
+		switch {
+		case sc.out[i].kind == leafLiteral:
+			return false // a flag beside it ("ok": true) says how the call went
+		case sc.out[i].kind != leafString:
+		case text != nil:
+			return false // more than one text: an answer that holds an error, not one
+		default:
+			text = sc.out[i].raw
+		}
+	}
+	// A Python traceback ends in its exception; a stack of frames
+	// ("at f (app.js:12:9)") follows it.
+	lines, python, frames := 0, false, 0
+	var first, last []byte
+	for raw := text; len(raw) > 0; {
+		end, next := lineEnd(raw)
+		if l := trim(raw[:end]); len(l) > 0 {
+			if lines == 0 {
+				first = l
+			}
+			lines++
+			last = l
+			python = python || bytes.Contains(l, []byte("Traceback (most recent call last)"))
+			if bytes.HasPrefix(l, []byte("at ")) && bytes.IndexByte(l, '(') > 0 {
+				frames++
+			}
+		}
+		raw = raw[next:]
+	}
+	switch {
+	case lines == 1 || python:
+		return exceptionLine(last)
+	case frames == lines-1:
+		return exceptionLine(first)
+	}
+	return false
+}
+
+// exceptionLine reports whether a line names an exception and what it
+// says: "KeyError: 'Date'", "java.lang.IllegalStateException: closed",
+// "StopIteration" is not one (it names no error).
+func exceptionLine(l []byte) bool {
+	i := 0
+	for i < len(l) {
+		c := l[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.') {
+			break
+		}
+		i++
+	}
+	name := l[:i]
+	if len(name) == 0 || !('A' <= name[0] && name[0] <= 'Z' || 'a' <= name[0] && name[0] <= 'z') ||
+		!bytes.HasSuffix(name, []byte("Error")) && !bytes.HasSuffix(name, []byte("Exception")) {
+		return false
+	}
+	if i == len(l) {
+		// A name alone must say which error: "Error" alone is a word.
+		return !bytes.Equal(name, []byte("Error")) && !bytes.Equal(name, []byte("Exception"))
+	}
+	return l[i] == ':' && (i+1 == len(l) || l[i+1] == ' ')
+}
