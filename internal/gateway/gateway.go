@@ -267,6 +267,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 		g.cluster.OnSessionEnd(&cluster.SessionEnds{Ended: g.front.EndRecorded, Recheck: g.front.RecheckRecorded})
 	}
 	if g.pool != nil {
+		if g.policy != nil { // resources, prompts and completions under the policies (content.go)
+			g.pool.SetGuard(g.contentGuard)
+			g.front.MCP().AddReceivingMiddleware(g.filterContent)
+		}
 		g.pool.Serve(ctx, g.front.MCP())
 	}
 	g.front.SyncTools()

@@ -268,6 +268,10 @@ func (s *Server) authenticate(rh *fasthttp.RequestHeader) (*auth.Identity, error
 // serve is fasthttp's handler: each request to its lane.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	rh := &ctx.Request.Header
+	if rh.ContentLength() == -1 && sentContentLength(rh.RawHeaders()) {
+		twoFramings(ctx)
+		return
+	}
 	if !isMCP(rh.RequestURI()) {
 		s.handOver(ctx)
 		return
@@ -446,6 +450,35 @@ func (s *Server) inlineWatched(ctx *fasthttp.RequestCtx) {
 // serveError answers what fasthttp refuses before the handler: a body over
 // the limit as the handler does (after the checks that come before the
 // limit), anything else as fasthttp does.
+// sentContentLength reports whether raw request headers hold a
+// Content-Length field (fasthttp forgets it when Transfer-Encoding is
+// chunked).
+func sentContentLength(raw []byte) bool {
+	for len(raw) > 0 {
+		line, rest, _ := bytes.Cut(raw, []byte("\n"))
+		raw = rest
+		if k, _, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte("Content-Length")) {
+			return true
+		}
+	}
+	return false
+}
+
+// twoFramings refuses a request framed twice, by Content-Length and
+// Transfer-Encoding: chunked, and closes its connection (RFC 9112 §6.3).
+// The two say different things about where its body ends, which is how a
+// request is smuggled past a proxy that reads the other; fasthttp reads
+// the chunks and closes the connection after answering, and reach serves
+// none of it.
+func twoFramings(ctx *fasthttp.RequestCtx) {
+	var w bufferedWriter
+	httpjson.WriteError(&w, http.StatusBadRequest, "ambiguous_framing",
+		"The request has both Content-Length and Transfer-Encoding, so where its body ends is ambiguous; it was not served and the connection is closed.",
+		"Send one of them: Content-Length for a body of known length, or Transfer-Encoding: chunked alone.")
+	w.copyTo(ctx)
+	ctx.SetConnectionClose()
+}
+
 func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		if len(ctx.Request.Header.Host()) == 0 {

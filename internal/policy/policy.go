@@ -22,6 +22,10 @@
 //   - context {arguments, scene, request_id, agent, depth}: arguments is the
 //     call's canonical JSON converted as [Arguments] describes.
 //
+// An upstream's resources, prompts and completions are asked as an [Ask]:
+// actions read_resource, get_prompt and complete on Reach::Resource and
+// Reach::Prompt entities, answered by [Engine.Ask] under the same rules.
+//
 // The shipped policies ([DefaultSource], written out by [WriteDefault])
 // permit reads to authenticated principals, writes with the user's
 // approval, high-risk calls with the user's and a reviewer's, and nothing
@@ -78,17 +82,33 @@ const (
 	ApprovalUserReviewer = "user+reviewer" // the user and a different principal with the role "reviewer"
 )
 
-// Entity types and the one action.
+// Entity types.
 const (
 	PrincipalType = "Reach::Principal"
 	RoleType      = "Reach::Role"
 	ToolType      = "Reach::Tool"
 	UpstreamType  = "Reach::Upstream"
 	ActionType    = "Reach::Action"
+	// ResourceType is an upstream's resource, by URI; PromptType an
+	// upstream's prompt, by the name the gateway exposes it under.
+	ResourceType = "Reach::Resource"
+	PromptType   = "Reach::Prompt"
 )
 
 // CallAction is the action of every tool call.
 var CallAction = types.NewEntityUID(ActionType, "call")
+
+// The actions on what upstreams offer besides tools: reading a resource
+// (resources/read, and resources/subscribe, which reads its updates),
+// getting a prompt (prompts/get), and completing an argument of a prompt or
+// resource template (completion/complete).
+var (
+	ReadResourceAction = types.NewEntityUID(ActionType, "read_resource")
+	GetPromptAction    = types.NewEntityUID(ActionType, "get_prompt")
+	CompleteAction     = types.NewEntityUID(ActionType, "complete")
+)
+
+var actions = []types.EntityUID{CallAction, ReadResourceAction, GetPromptAction, CompleteAction}
 
 //go:embed default.cedar
 var defaultSource []byte
@@ -135,6 +155,7 @@ type Set struct {
 	all        []*entry
 	byTool     map[string][]*entry
 	byUpstream map[string][]*entry
+	byItem     map[string][]*entry // by itemKey: policies scoped to one resource or prompt
 	warnings   []string
 	digest     [32]byte
 
@@ -156,6 +177,9 @@ type entry struct {
 	ctx       members
 	argFields []string
 	allArgs   bool
+	// noCall: its action scope leaves out tool calls, so no call's plan
+	// holds it.
+	noCall bool
 }
 
 // members is a set of context members.
@@ -286,6 +310,7 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 
 	a := (*xast.Policy)(p.AST())
 	contextUse(a, e)
+	e.noCall = !actionMay(a.Action, CallAction)
 	if why := actionNeverMatches(a.Action); why != "" {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: %s", named(where, e.id), why))
 		return nil
@@ -296,14 +321,14 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 	case xast.ScopeTypeIn:
 		return s.index(e, where, r.Entity)
 	case xast.ScopeTypeIsIn:
-		if r.Type != ToolType {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, not %s", named(where, e.id), ToolType, r.Type))
+		if !resourceType(r.Type) {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, %s or %s, not %s", named(where, e.id), ToolType, ResourceType, PromptType, r.Type))
 			return nil
 		}
 		return s.index(e, where, r.Entity)
 	case xast.ScopeTypeIs:
-		if r.Type != ToolType {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, not %s", named(where, e.id), ToolType, r.Type))
+		if !resourceType(r.Type) {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: resources are %s, %s or %s, not %s", named(where, e.id), ToolType, ResourceType, PromptType, r.Type))
 			return nil
 		}
 	}
@@ -319,32 +344,56 @@ func named(where string, id cedar.PolicyID) string {
 	return fmt.Sprintf("%s (%s)", where, id)
 }
 
-// index files e under the tool or upstream its resource scope names.
+func resourceType(t types.EntityType) bool {
+	return t == ToolType || t == ResourceType || t == PromptType
+}
+
+// index files e under the tool, upstream, resource or prompt its resource
+// scope names.
 func (s *Set) index(e *entry, where string, uid types.EntityUID) error {
 	switch uid.Type {
 	case ToolType:
 		s.byTool[string(uid.ID)] = append(s.byTool[string(uid.ID)], e)
 	case UpstreamType:
 		s.byUpstream[string(uid.ID)] = append(s.byUpstream[string(uid.ID)], e)
+	case ResourceType, PromptType:
+		k := itemKey(string(uid.Type), string(uid.ID))
+		if s.byItem == nil {
+			s.byItem = map[string][]*entry{}
+		}
+		s.byItem[k] = append(s.byItem[k], e)
 	default:
-		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: its resource scope names %s, which is not a tool or an upstream", named(where, e.id), uid))
+		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: its resource scope names %s, which is not a tool, a resource, a prompt or an upstream", named(where, e.id), uid))
 	}
 	return nil
+}
+
+// actionMay reports whether an action scope may match the action.
+func actionMay(n xast.IsActionScopeNode, action types.EntityUID) bool {
+	switch a := n.(type) {
+	case xast.ScopeTypeEq:
+		return a.Entity == action
+	case xast.ScopeTypeIn:
+		return a.Entity == action
+	case xast.ScopeTypeInSet:
+		return slices.Contains(a.Entities, action)
+	}
+	return true
 }
 
 func actionNeverMatches(n xast.IsActionScopeNode) string {
 	switch a := n.(type) {
 	case xast.ScopeTypeEq:
-		if a.Entity != CallAction {
-			return fmt.Sprintf("its action is %s; the only action is %s", a.Entity, CallAction)
+		if !slices.Contains(actions, a.Entity) {
+			return fmt.Sprintf("its action is %s; the actions are %v", a.Entity, actions)
 		}
 	case xast.ScopeTypeIn:
-		if a.Entity != CallAction {
-			return fmt.Sprintf("its action is in %s; the only action is %s", a.Entity, CallAction)
+		if !slices.Contains(actions, a.Entity) {
+			return fmt.Sprintf("its action is in %s; the actions are %v", a.Entity, actions)
 		}
 	case xast.ScopeTypeInSet:
-		if !slices.Contains(a.Entities, CallAction) {
-			return fmt.Sprintf("its actions do not include %s", CallAction)
+		if !slices.ContainsFunc(a.Entities, func(u types.EntityUID) bool { return slices.Contains(actions, u) }) {
+			return fmt.Sprintf("its actions include none of %v", actions)
 		}
 	}
 	return ""
@@ -536,7 +585,7 @@ func (s *Set) plan(tool string) *plan {
 	if pl != nil {
 		return pl
 	}
-	pl = &plan{pol: applicable{s.byTool[tool], s.byUpstream[Upstream(tool)], s.all}}
+	pl = &plan{pol: applicable{callsOnly(s.byTool[tool]), callsOnly(s.byUpstream[Upstream(tool)]), callsOnly(s.all)}}
 	for _, l := range pl.pol {
 		for _, e := range l {
 			pl.ctx |= e.ctx
@@ -555,6 +604,14 @@ func (s *Set) plan(tool string) *plan {
 	s.plans[tool] = pl
 	s.planMu.Unlock()
 	return pl
+}
+
+// callsOnly returns the policies of l that may apply to a tool call.
+func callsOnly(l []*entry) []*entry {
+	if !slices.ContainsFunc(l, func(e *entry) bool { return e.noCall }) {
+		return l
+	}
+	return slices.DeleteFunc(slices.Clone(l), func(e *entry) bool { return e.noCall })
 }
 
 // arguments converts what the plan's policies read of the arguments.
@@ -631,8 +688,12 @@ func contextRecord(args types.Value, scene, requestID, agent string, depth int) 
 }
 
 func (s *Set) decide(pol *applicable, pe, re *types.Entity, ctx types.Record) (cedar.Decision, cedar.Diagnostic) {
+	return s.decideAction(pol, pe, re, CallAction, ctx)
+}
+
+func (s *Set) decideAction(pol *applicable, pe, re *types.Entity, action types.EntityUID, ctx types.Record) (cedar.Decision, cedar.Diagnostic) {
 	return cedar.Authorize(pol, callEntities{pe, re}, cedar.Request{
-		Principal: pe.UID, Action: CallAction, Resource: re.UID, Context: ctx})
+		Principal: pe.UID, Action: action, Resource: re.UID, Context: ctx})
 }
 
 var emptyRecord = types.NewRecord(nil)

@@ -394,7 +394,7 @@ func (f approverFunc) Approve(ctx context.Context, c *reach.Call) (reach.Decisio
 }
 
 func TestDefaultPolicies(t *testing.T) {
-	if Default().Len() != 4 || len(Default().Warnings()) != 0 {
+	if Default().Len() != 5 || len(Default().Warnings()) != 0 {
 		t.Errorf("default set: %v, warnings %v", Default().IDs(), Default().Warnings())
 	}
 	// The commented examples parse too.

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,14 +14,55 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The gateway guards tool calls. Resources, resource templates, prompts and
-// completions of the upstreams are passed through as they are: listed by the
-// gateway's MCP server (prompts under the upstream's prefix, like tools),
-// their reads and gets forwarded to the upstream that has them. What they
+// Resources, resource templates, prompts and completions of the upstreams
+// are passed through: listed by the gateway's MCP server (prompts under the
+// upstream's prefix, like tools), their reads and gets forwarded to the
+// upstream that has them once the Guard (the policies, when the gateway has
+// them) allows it. What they
 // carry reaches the client's model as a tool's result does, so secrets are
 // masked in it as in one: in what is read, got and completed, and in the
 // upstream's errors, by the redactor's rules; in the listings (names,
 // descriptions, URIs) by its values alone, as in a tool's definition.
+
+// Asked is what a client asks of an upstream besides a tool call, for the
+// Guard to decide.
+type Asked struct {
+	Action   string // "read_resource" (resources/read, resources/subscribe), "get_prompt", "complete"
+	Prompt   bool   // Name is a prompt's exposed name; otherwise a resource's URI (or URI template)
+	Name     string
+	Upstream string // the upstream's configured name
+}
+
+// Guard decides whether the client that sent req may have what it asks:
+// nil to go on, or the error to answer with (the upstream is not asked).
+type Guard func(ctx context.Context, req mcp.Request, a Asked) error
+
+// SetGuard puts g in front of every resource read, prompt get, completion
+// and subscription; call it before Serve.
+func (p *Pool) SetGuard(g Guard) { p.guard = g }
+
+// guarded asks the Guard, if any.
+func (u *upstream) guarded(ctx context.Context, req mcp.Request, action string, prompt bool, name string) error {
+	if u.p.guard == nil {
+		return nil
+	}
+	return u.p.guard(ctx, req, Asked{Action: action, Prompt: prompt, Name: name, Upstream: u.cfg.Name})
+}
+
+// Owner returns the configured name of the upstream whose mirror put the
+// prompt (by exposed name) or the resource or resource template (by URI or
+// URI template) on the gateway's server, or "".
+func (p *Pool) Owner(prompt bool, name string) string {
+	p.mirrorMu.Lock()
+	defer p.mirrorMu.Unlock()
+	for _, u := range p.ups {
+		m := u.mirrored
+		if prompt && m.prompts[name] != nil || !prompt && (m.resources[name] != nil || m.templates[name] != nil) {
+			return u.cfg.Name
+		}
+	}
+	return ""
+}
 
 // mirrored is what an upstream's mirror put on the gateway's server, by
 // URI, URI template and exposed prompt name.
@@ -163,6 +205,9 @@ func (u *upstream) remirror() {
 }
 
 func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if err := u.guarded(ctx, req, "read_resource", false, req.Params.URI); err != nil {
+		return nil, err
+	}
 	cs, err := u.session(ctx)
 	if err != nil {
 		return nil, err
@@ -237,6 +282,9 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 
 func (u *upstream) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if err := u.guarded(ctx, req, "get_prompt", true, u.prefix()+name); err != nil {
+			return nil, err
+		}
 		cs, err := u.session(ctx)
 		if err != nil {
 			return nil, err
@@ -273,8 +321,16 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if params.Ref != nil && params.Ref.Type == "ref/prompt" {
 		prompt = params.Ref.Name
 	}
-	var last error = errors.New("no upstream completes this reference")
+	var last, refused error = errors.New("no upstream completes this reference"), nil
 	for _, u := range p.upstreamsFor(prompt) {
+		what := prompt
+		if prompt == "" && params.Ref != nil {
+			what = params.Ref.URI
+		}
+		if err := u.guarded(ctx, req, "complete", prompt != "", what); err != nil {
+			refused = cmp.Or(refused, err)
+			continue
+		}
 		cs, err := u.session(ctx)
 		if err != nil {
 			last = err
@@ -295,6 +351,9 @@ func (p *Pool) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		}
 		last = err
 	}
+	if refused != nil {
+		return nil, refused
+	}
 	return nil, p.maskedErr(last)
 }
 
@@ -311,6 +370,10 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	p.subMu.Lock()
 	for _, u := range p.ups {
 		if len(u.subs[uri]) > 0 {
+			if err := u.guarded(ctx, req, "read_resource", false, uri); err != nil {
+				p.subMu.Unlock()
+				return err
+			}
 			u.addSubLocked(uri, ss)
 			p.subMu.Unlock()
 			return nil // the upstream sends this resource's updates already
@@ -318,6 +381,9 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	}
 	p.subMu.Unlock()
 	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
+		if err := u.guarded(ctx, req, "read_resource", false, uri); err != nil {
+			return err
+		}
 		sctx, cancel := context.WithTimeout(ctx, u.timeout())
 		defer cancel()
 		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {

@@ -112,6 +112,7 @@ type Pool struct {
 	// mirrorMu guards every upstream's mirrored: what it put on the
 	// server of its resources and prompts.
 	mirrorMu sync.Mutex
+	guard    Guard // set before Serve; nil: nothing is asked
 }
 
 // Connect connects every configured upstream concurrently and lists its

@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/cedar-policy/cedar-go/types"
+
+	"github.com/agentreach/reach"
+)
+
+// Ask is a question about what an upstream offers besides tools: reading
+// one of its resources, getting one of its prompts, completing an argument
+// of either. It is the Cedar request (principal, Action, resource, context)
+// with
+//
+//   - resource Reach::Resource::"<uri>" or Reach::Prompt::"<name>", a
+//     member of Reach::Upstream::"<upstream>", with attributes name (the URI
+//     or the prompt's exposed name), upstream, access ("read": it reads
+//     what the upstream has) and tags (empty), so that a policy written for
+//     tools evaluates without error;
+//   - context {arguments: {}, scene: "", request_id: "", agent: "",
+//     depth: 0}, for the same reason.
+//
+// Nothing is permitted unless a permit applies, a forbid wins, and any
+// evaluation error denies, as for a tool call. A permit's @approval cannot
+// be waited for here: such a decision is [reach.NeedsApproval], which
+// callers refuse.
+type Ask struct {
+	Action   types.EntityUID // ReadResourceAction, GetPromptAction or CompleteAction
+	Type     types.EntityType
+	Name     string // a resource's URI (or URI template), a prompt's exposed name
+	Upstream string // the name of the upstream that has it
+}
+
+func itemKey(typ, name string) string { return typ + "\x00" + name }
+
+func (a *Ask) entity() types.Entity {
+	var parents types.EntityUIDSet
+	if a.Upstream != "" {
+		parents = types.NewEntityUIDSet(types.NewEntityUID(UpstreamType, types.String(a.Upstream)))
+	}
+	return types.Entity{
+		UID:     types.NewEntityUID(a.Type, types.String(a.Name)),
+		Parents: parents,
+		Attributes: types.NewRecord(types.RecordMap{
+			"name":     types.String(a.Name),
+			"access":   types.String(reach.Read),
+			"upstream": types.String(a.Upstream),
+			"tags":     types.NewSet(),
+		}),
+	}
+}
+
+var askContext = contextRecord(emptyRecord, "", "", "", 0)
+
+// Ask answers an Ask for the principal under the set.
+func (s *Set) Ask(p Principal, a Ask) Result {
+	pe, re := p.entity(), a.entity()
+	pol := applicable{s.byItem[itemKey(string(a.Type), a.Name)], s.byUpstream[a.Upstream], s.all}
+	dec, diag := s.decideAction(&pol, &pe, &re, a.Action, askContext)
+	return s.result(dec, diag)
+}
+
+// Ask answers an Ask for the principal under the policies in force.
+func (e *Engine) Ask(p Principal, a Ask) Result { return e.set.Load().Ask(p, a) }
+
+// Allows reports whether the policies in force permit the principal a,
+// without approval: what a listing of resources or prompts shows.
+func (e *Engine) Allows(p Principal, a Ask) bool { return e.Ask(p, a).Decision == reach.Permit }
+
+// Refusal is what a client is told when an Ask is not permitted: what was
+// refused, why, and which policy would permit it.
+func Refusal(p Principal, a Ask, r Result) string {
+	what := fmt.Sprintf("%s %s %q of upstream %q", a.Action.ID, a.Type, a.Name, a.Upstream)
+	var why string
+	switch {
+	case len(r.Errors) > 0:
+		why = "a policy failed to evaluate (" + r.Errors[0] + "), and an error denies; fix that policy"
+	case r.Decision == reach.NeedsApproval:
+		why = "the permit that applies asks for approval, which is given for tool calls only; permit it without @approval"
+	case r.Reason != "":
+		why = r.Reason
+	case len(r.Policies) > 0:
+		why = "a policy forbids it"
+	default:
+		why = "no policy permits it"
+	}
+	return fmt.Sprintf("reach refused to %s for principal %q: %s. To allow it, add a policy such as: "+
+		`permit (principal == %s::%q, action == %s::%q, resource in %s::%q);`,
+		what, p.ID, why, PrincipalType, p.ID, ActionType, a.Action.ID, UpstreamType, a.Upstream)
+}
