@@ -610,46 +610,89 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		}
 		return nil
 	}
-	for sc.Scan() {
-		line := sc.Bytes()
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			d = bytes.TrimSpace(d)
-			if !bytes.Equal(d, []byte("[DONE]")) {
-				var c openai.Completion
-				if json.Unmarshal(d, &c) == nil {
-					a.note(&c)
-					a.tools.add(d)
-					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
-						continue // the usage chunk reach asked for
-					}
-				} else {
-					a.raw += len(d)
+	// An event's data may span several lines (the client joins them with
+	// a line feed) with other fields and comments between them: its chunk
+	// is read, masked and passed on whole, as one data line where its
+	// first was, so that a key spelled across chunks is seen in each.
+	var lines [][]byte // the event being read
+	pass := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		var data []byte
+		has := false
+		for _, l := range lines {
+			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+				if has {
+					data = append(data, '\n')
 				}
-				r := d
-				if mask != nil {
-					r = mask.chunk(d)
-				}
-				if r = p.redact(r); !bytes.Equal(r, d) {
-					line = append([]byte("data: "), r...)
-				}
-			} else {
-				a.tools.end()
-				if err := rest(); err != nil {
-					return err
-				}
+				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+				has = true
 			}
-		} else if len(line) > 0 {
+		}
+		d := bytes.TrimSpace(data)
+		drop := false
+		var out bytes.Buffer
+		if has && bytes.Equal(d, []byte("[DONE]")) {
+			a.tools.end()
+			if err := rest(); err != nil {
+				return err
+			}
+		} else if has {
+			var c openai.Completion
+			if json.Unmarshal(d, &c) == nil {
+				a.note(&c)
+				a.tools.add(d)
+				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
+			} else {
+				a.raw += len(d)
+			}
+			r := d
+			if mask != nil {
+				r = mask.chunk(d)
+			}
+			data = p.redact(r)
+		}
+		for _, l := range lines {
+			if bytes.HasPrefix(l, []byte("data:")) {
+				if has && !drop { // one data line for all of them
+					for _, dl := range bytes.Split(data, []byte("\n")) {
+						out.WriteString("data: ")
+						out.Write(dl)
+						out.WriteByte('\n')
+					}
+				}
+				has = false
+				continue
+			}
 			// An event's name, a comment, or a line a server writes
 			// against the format: no SDK reads it, and a client that
 			// reads the stream as text does.
-			line = p.redact(line)
+			out.Write(p.redact(l))
+			out.WriteByte('\n')
 		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
+		lines = lines[:0]
+		if out.Len() == 0 {
+			return nil
+		}
+		out.WriteByte('\n')
+		if _, err := w.Write(out.Bytes()); err != nil {
 			return fmt.Errorf("the client went away: %w", err)
 		}
-		if len(line) == 0 {
-			rc.Flush()
+		rc.Flush()
+		return nil
+	}
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+			continue
 		}
+		if err := pass(); err != nil {
+			return err
+		}
+	}
+	if err := pass(); err != nil { // a last event without its blank line
+		return err
 	}
 	a.tools.end()
 	if err := rest(); err != nil { // a stream that ended without [DONE]
@@ -709,6 +752,7 @@ func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseCont
 	// response.completed, each one line; past 4 MiB the stream was cut
 	// there, its end and usage lost.
 	sc.Buffer(make([]byte, 64<<10), MaxAnswer)
+	sc.Split(new(sseLines).split)
 	return http.NewResponseController(w), sc
 }
 
@@ -767,3 +811,40 @@ func jsonKind(v json.RawMessage) string {
 // readMembers are the members of a turn's body that reach reads or writes.
 var readMembers = []string{"model", "stream", "stream_options", "background", "n", "max_tokens", "max_completion_tokens",
 	"max_output_tokens", "messages", "input", "tools", "previous_response_id", "conversation"}
+
+// sseLines splits an event stream into its lines as the SSE format ends
+// them, and as clients read them: a line feed, a carriage return and line
+// feed, or a carriage return alone. A stream whose lines end with a
+// carriage return alone was one line to a split at line feeds, passed on
+// unread, where the client read its events one by one.
+type sseLines struct {
+	afterCR bool // the last line ended with a carriage return: a line feed next is its end too
+}
+
+func (s *sseLines) split(data []byte, atEOF bool) (int, []byte, error) {
+	if s.afterCR && len(data) > 0 {
+		s.afterCR = false
+		if data[0] == '\n' {
+			return 1, nil, nil
+		}
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		// A carriage return last: the line ends here, and a line feed
+		// that comes next ends it too (the event is not held back for it).
+		s.afterCR = true
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}

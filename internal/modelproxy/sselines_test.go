@@ -1,0 +1,224 @@
+package modelproxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/agentreach/reach/internal/redact"
+)
+
+// clientEvents reads an SSE stream as a client does (the format's lines
+// end with CRLF, LF or a lone CR; an event's data lines are joined with
+// LF; a blank line ends the event): each event's data.
+func clientEvents(b []byte) []string {
+	var events []string
+	var data []string
+	has := false
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		var line []byte
+		if i < 0 {
+			line, b = b, nil
+		} else {
+			line = b[:i]
+			if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			b = b[i+1:]
+		}
+		if len(line) == 0 {
+			if has {
+				events = append(events, strings.Join(data, "\n"))
+			}
+			data, has = nil, false
+			continue
+		}
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, string(bytes.TrimPrefix(d, []byte(" "))))
+			has = true
+		}
+	}
+	if has {
+		events = append(events, strings.Join(data, "\n"))
+	}
+	return events
+}
+
+// TestPassStreamFramings: a key the model spells across two chunks is
+// masked however the endpoint frames its events as the SSE format allows
+// (lines that end with a lone CR or CRLF, an event's data on several
+// lines), and the text still reads as the client reads it.
+func TestPassStreamFramings(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(text, finish string) string {
+		c := map[string]any{"index": 0, "delta": map[string]any{"content": text}, "finish_reason": nil}
+		if finish != "" {
+			c["finish_reason"] = finish
+		}
+		b, _ := json.Marshal(map[string]any{"object": "chat.completion.chunk", "choices": []any{c}})
+		return string(b)
+	}
+	parts := []string{chunk("the key is ", ""), chunk("sk-live-SEC", ""), chunk("RET-9f8e7d ok", "stop"), "[DONE]"}
+	// multiline puts an event's data on two lines, cut before its delta.
+	multiline := func(d string) string {
+		if i := strings.Index(d, `"delta"`); i > 0 {
+			return d[:i] + "\ndata: " + d[i:]
+		}
+		return d
+	}
+	framings := map[string]func() string{
+		"LF": func() string {
+			var s strings.Builder
+			for _, p := range parts {
+				s.WriteString("data: " + p + "\n\n")
+			}
+			return s.String()
+		},
+		"CR": func() string {
+			var s strings.Builder
+			for _, p := range parts {
+				s.WriteString("data: " + p + "\r\r")
+			}
+			return s.String()
+		},
+		"CRLF": func() string {
+			var s strings.Builder
+			for _, p := range parts {
+				s.WriteString("data: " + p + "\r\n\r\n")
+			}
+			return s.String()
+		},
+		"data on two lines": func() string {
+			var s strings.Builder
+			for _, p := range parts {
+				s.WriteString("data: " + multiline(p) + "\n\n")
+			}
+			return s.String()
+		},
+		"a comment between data lines": func() string {
+			var s strings.Builder
+			for _, p := range parts {
+				s.WriteString("data: " + strings.Replace(multiline(p), "\ndata: ", "\n: ping\ndata: ", 1) + "\n\n")
+			}
+			return s.String()
+		},
+	}
+	for name, body := range framings {
+		t.Run(name, func(t *testing.T) {
+			p := &Proxy{opts: Options{Redactor: red}}
+			resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body()))}
+			w := httptest.NewRecorder()
+			a := &answer{}
+			if err := p.passStream(w, resp, true, a); err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			done := false
+			for _, d := range clientEvents(w.Body.Bytes()) {
+				if d == "[DONE]" {
+					done = true
+					continue
+				}
+				var v any
+				if err := json.Unmarshal([]byte(d), &v); err != nil {
+					t.Fatalf("an event's data is not JSON: %q\nthe stream:\n%q", d, w.Body.String())
+				}
+				collectStrings(v, &text)
+			}
+			if got := text.String(); strings.Contains(got, "9f8e7d") || !strings.Contains(got, "the key is [REDACTED] ok") {
+				t.Errorf("the text read by the client: %q\nthe stream:\n%q", got, w.Body.String())
+			}
+			if !done {
+				t.Errorf("no [DONE] in the stream:\n%q", w.Body.String())
+			}
+			if got := a.text.String(); !strings.Contains(got, "the key is sk-live-SEC") {
+				t.Errorf("the answer's text as noted (for its usage): %q", got)
+			}
+		})
+	}
+}
+
+// TestPassEventsCRFraming: a Responses API stream whose lines end with a
+// lone CR is read event by event, and a key spelled across two deltas is
+// masked.
+func TestPassEventsCRFraming(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body strings.Builder
+	for i, d := range []string{"the key is sk-live-SEC", "RET-9f8e7d ok"} {
+		b, _ := json.Marshal(map[string]any{"type": "response.output_text.delta", "sequence_number": i, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": d})
+		body.WriteString("event: response.output_text.delta\rdata: " + string(b) + "\r\r")
+	}
+	b, _ := json.Marshal(map[string]any{"type": "response.output_text.done", "sequence_number": 2, "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "the key is " + key + " ok"})
+	body.WriteString("event: response.output_text.done\rdata: " + string(b) + "\r\r")
+	p := &Proxy{opts: Options{Redactor: red}}
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body.String()))}
+	w := httptest.NewRecorder()
+	if err := p.passEvents(w, resp, &answer{}); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, d := range clientEvents(w.Body.Bytes()) {
+		var e struct{ Type, Delta string }
+		if err := json.Unmarshal([]byte(d), &e); err != nil {
+			t.Fatalf("an event's data is not JSON: %q\nthe stream:\n%q", d, w.Body.String())
+		}
+		if e.Type == "response.output_text.delta" {
+			text.WriteString(e.Delta)
+		}
+	}
+	if got := text.String(); strings.Contains(got, "9f8e7d") || got != "the key is [REDACTED] ok" {
+		t.Errorf("the deltas read by the client: %q\nthe stream:\n%q", got, w.Body.String())
+	}
+}
+
+// FuzzSSELines: the stream's lines are the SSE format's (CRLF, LF or a
+// lone CR end one), however the stream arrives cut into reads.
+func FuzzSSELines(f *testing.F) {
+	for _, s := range []string{"data: a\r\rdata: b\r\n\r\n", "a\r", "\r\n\n\r", "x\ry\nz\r\nw", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		// the reference: each terminator in turn, a CRLF one.
+		var want []string
+		b := s
+		for len(b) > 0 {
+			i := strings.IndexAny(b, "\r\n")
+			if i < 0 {
+				want = append(want, b)
+				break
+			}
+			want = append(want, b[:i])
+			if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			b = b[i+1:]
+		}
+		for _, r := range []io.Reader{strings.NewReader(s), iotest.OneByteReader(strings.NewReader(s))} {
+			sc := bufio.NewScanner(r)
+			sc.Split(new(sseLines).split)
+			var got []string
+			for sc.Scan() {
+				got = append(got, sc.Text())
+			}
+			if sc.Err() != nil || !slices.Equal(got, want) {
+				t.Fatalf("%q: lines %q (%v), want %q", s, got, sc.Err(), want)
+			}
+		}
+	})
+}
