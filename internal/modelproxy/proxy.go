@@ -816,12 +816,25 @@ var readMembers = []string{"model", "stream", "stream_options", "background", "n
 // them, and as clients read them: a line feed, a carriage return and line
 // feed, or a carriage return alone. A stream whose lines end with a
 // carriage return alone was one line to a split at line feeds, passed on
-// unread, where the client read its events one by one.
+// unread, where the client read its events one by one. A byte order mark
+// that begins the stream is not part of its first line, as the format
+// says: that line was not read as data.
 type sseLines struct {
 	afterCR bool // the last line ended with a carriage return: a line feed next is its end too
+	begun   bool // past the stream's byte order mark, if any
 }
 
 func (s *sseLines) split(data []byte, atEOF bool) (int, []byte, error) {
+	if !s.begun {
+		bom := []byte("\xef\xbb\xbf")
+		if len(data) < len(bom) && !atEOF && bytes.HasPrefix(bom, data) {
+			return 0, nil, nil // not yet known
+		}
+		s.begun = true
+		if bytes.HasPrefix(data, bom) {
+			return len(bom), nil, nil
+		}
+	}
 	if s.afterCR && len(data) > 0 {
 		s.afterCR = false
 		if data[0] == '\n' {

@@ -22,6 +22,7 @@ func clientEvents(b []byte) []string {
 	var events []string
 	var data []string
 	has := false
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // the stream's byte order mark, if any
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")
 		var line []byte
@@ -70,7 +71,7 @@ func TestPassStreamFramings(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"object": "chat.completion.chunk", "choices": []any{c}})
 		return string(b)
 	}
-	parts := []string{chunk("the key is ", ""), chunk("sk-live-SEC", ""), chunk("RET-9f8e7d ok", "stop"), "[DONE]"}
+	parts := []string{chunk("the key is sk-live-SEC", ""), chunk("RET-9f8e7d ok", "stop"), "[DONE]"}
 	// multiline puts an event's data on two lines, cut before its delta.
 	multiline := func(d string) string {
 		if i := strings.Index(d, `"delta"`); i > 0 {
@@ -90,6 +91,14 @@ func TestPassStreamFramings(t *testing.T) {
 			var s strings.Builder
 			for _, p := range parts {
 				s.WriteString("data: " + p + "\r\r")
+			}
+			return s.String()
+		},
+		"a byte order mark first": func() string {
+			var s strings.Builder
+			s.WriteString("\ufeff")
+			for _, p := range parts {
+				s.WriteString("data: " + p + "\n\n")
 			}
 			return s.String()
 		},
@@ -190,13 +199,14 @@ func TestPassEventsCRFraming(t *testing.T) {
 // FuzzSSELines: the stream's lines are the SSE format's (CRLF, LF or a
 // lone CR end one), however the stream arrives cut into reads.
 func FuzzSSELines(f *testing.F) {
-	for _, s := range []string{"data: a\r\rdata: b\r\n\r\n", "a\r", "\r\n\n\r", "x\ry\nz\r\nw", ""} {
+	for _, s := range []string{"data: a\r\rdata: b\r\n\r\n", "a\r", "\r\n\n\r", "x\ry\nz\r\nw", "", "\ufeffdata: a\n", "\xef\xbb", "\ufeff\ufeff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		// the reference: each terminator in turn, a CRLF one.
+		// the reference: each terminator in turn, a CRLF one, after the
+		// byte order mark if the stream begins with one.
 		var want []string
-		b := s
+		b := strings.TrimPrefix(s, "\ufeff")
 		for len(b) > 0 {
 			i := strings.IndexAny(b, "\r\n")
 			if i < 0 {
