@@ -232,3 +232,98 @@ func FuzzSSELines(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamMaskJoinedNames: a key an endpoint spells across the pieces of
+// a tool call's function name, its id or the role, which the openai Python
+// SDK's stream helper joins, does not reach the client: the piece that
+// ends it is masked, wherever it is cut. Names sent whole, or repeated in
+// each chunk, pass as they are.
+func TestStreamMaskJoinedNames(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type piece struct{ role, id, name string }
+	chunkOf := func(p piece, finish bool) string {
+		fn := map[string]any{"arguments": "{}"}
+		tc := map[string]any{"index": 0, "function": fn}
+		if p.name != "" {
+			fn["name"] = p.name
+		}
+		if p.id != "" {
+			tc["id"], tc["type"] = p.id, "function"
+		}
+		delta := map[string]any{"tool_calls": []any{tc}}
+		if p.role != "" {
+			delta["role"] = p.role
+		}
+		c := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
+		if finish {
+			c["finish_reason"] = "tool_calls"
+		}
+		b, _ := json.Marshal(map[string]any{"choices": []any{c}})
+		return "data: " + string(b) + "\n\n"
+	}
+	// joined reads the stream as the Python SDK's helper accumulates it.
+	joined := func(stream []byte) piece {
+		var j piece
+		for _, d := range clientEvents(stream) {
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						Role      string
+						ToolCalls []struct {
+							ID       string
+							Function struct{ Name string }
+						} `json:"tool_calls"`
+					}
+				}
+			}
+			if json.Unmarshal([]byte(d), &c) != nil || len(c.Choices) == 0 {
+				continue
+			}
+			j.role += c.Choices[0].Delta.Role
+			for _, tc := range c.Choices[0].Delta.ToolCalls {
+				j.id += tc.ID
+				j.name += tc.Function.Name
+			}
+		}
+		return j
+	}
+	pass := func(body string) []byte {
+		p := &Proxy{opts: Options{Redactor: red}}
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+		w := httptest.NewRecorder()
+		if err := p.passStream(w, resp, true, &answer{}); err != nil {
+			t.Fatal(err)
+		}
+		return w.Body.Bytes()
+	}
+	for cut := 1; cut < len(key); cut++ {
+		for _, field := range []string{"role", "id", "name"} {
+			first, second := piece{name: "lookup", id: "call_1"}, piece{}
+			switch field {
+			case "role":
+				first.role, second.role = key[:cut], key[cut:]
+			case "id":
+				first.id, second.id = key[:cut], key[cut:]
+			case "name":
+				first.name, second.name = key[:cut], key[cut:]
+			}
+			out := pass(chunkOf(first, false) + chunkOf(second, true) + "data: [DONE]\n\n")
+			j := joined(out)
+			got := map[string]string{"role": j.role, "id": j.id, "name": j.name}[field]
+			if strings.Contains(got, key) || strings.Contains(got, key[cut:]) {
+				t.Fatalf("the %s cut at %d, joined: %q\nthe stream:\n%s", field, cut, got, out)
+			}
+		}
+	}
+	// Whole names, and names repeated in each chunk, as some servers send
+	// them, pass.
+	out := pass(chunkOf(piece{role: "assistant", id: "call_1", name: "lookup"}, false) +
+		chunkOf(piece{id: "call_1", name: "lookup"}, true) + "data: [DONE]\n\n")
+	if j := joined(out); j != (piece{role: "assistant", id: "call_1call_1", name: "lookuplookup"}) {
+		t.Errorf("names passed on as %+v\nthe stream:\n%s", j, out)
+	}
+}
