@@ -59,6 +59,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -422,7 +423,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.recordOwner(r.Context(), id, who, ep.endpoint)
 		},
 		gave: func(id string) { p.recordOwner(r.Context(), id, who, ep.endpoint) }}
-	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	streamed := stream && streamedAnswer(resp)
 	switch {
 	case streamed && api == responsesAPI:
 		err = p.passEvents(w, resp, &a)
@@ -860,4 +861,26 @@ func (s *sseLines) split(data []byte, atEOF bool) (int, []byte, error) {
 		return len(data), data, nil
 	}
 	return 0, nil, nil
+}
+
+// streamedAnswer reports whether the answer to a turn that asked for a
+// stream is read as one (passStream, passEvents): an event stream by its
+// media type (in any case), or a body that is not JSON whatever its type
+// says. The openai SDKs read a streamed turn's answer as an event stream
+// whatever its type: one that said application/json, or nothing, was
+// passed on whole, only whole values masked, and a secret split across its
+// chunks reached the client. The body read to tell is given back to resp.
+func streamedAnswer(resp *http.Response) bool {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == "text/event-stream" {
+		return true
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	if len(b) > MaxAnswer { // passWhole says so
+		return false
+	}
+	return err != nil || !json.Valid(b) // a stream cut short is passed as one, masked
 }

@@ -327,3 +327,62 @@ func TestStreamMaskJoinedNames(t *testing.T) {
 		t.Errorf("names passed on as %+v\nthe stream:\n%s", j, out)
 	}
 }
+
+// TestStreamedAnswerWhateverItsType: the answer to a turn that asked for a
+// stream is read as an event stream (and a secret split across its chunks
+// masked) when its type says so in any case, or when it is not JSON
+// whatever its type says, as the openai SDKs read it; a JSON answer is
+// read whole, its body intact.
+func TestStreamedAnswerWhateverItsType(t *testing.T) {
+	const key = "sk-live-SECRET-9f8e7d"
+	red, err := redact.New(&redact.Options{Secrets: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(text string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":null}]}` + "\n\n"
+	}
+	sse := chunk("the key is sk-live-SEC") + chunk("RET-9f8e7d ok") + "data: [DONE]\n\n"
+	const whole = `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`
+	for _, c := range []struct {
+		ctype, body string
+		stream      bool
+	}{
+		{"Text/Event-Stream; charset=utf-8", sse, true},
+		{"application/json", sse, true},
+		{"", sse, true},
+		{"text/plain", sse, true},
+		{"application/json", whole, false},
+		{"", whole, false},
+	} {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {c.ctype}}, Body: io.NopCloser(strings.NewReader(c.body))}
+		if got := streamedAnswer(resp); got != c.stream {
+			t.Errorf("%q, %.20q...: streamed %v, want %v", c.ctype, c.body, got, c.stream)
+			continue
+		}
+		w := httptest.NewRecorder()
+		p := &Proxy{opts: Options{Redactor: red}}
+		if c.stream {
+			if err := p.passStream(w, resp, true, &answer{}); err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			for _, d := range clientEvents(w.Body.Bytes()) {
+				var v any
+				if json.Unmarshal([]byte(d), &v) == nil {
+					collectStrings(v, &text)
+				}
+			}
+			if got := text.String(); strings.Contains(got, "9f8e7d") || !strings.Contains(got, "the key is [REDACTED] ok") {
+				t.Errorf("%q: the client read %q", c.ctype, got)
+			}
+		} else {
+			if err := p.passWhole(w, resp, chatAPI, &answer{}); err != nil {
+				t.Fatal(err)
+			}
+			if w.Body.String() != whole {
+				t.Errorf("%q: the answer passed whole as %s", c.ctype, w.Body.String())
+			}
+		}
+	}
+}
