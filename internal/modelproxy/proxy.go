@@ -683,11 +683,16 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		rc.Flush()
 		return nil
 	}
+	held := 0 // the bytes of lines
 	for sc.Scan() {
 		if len(sc.Bytes()) > 0 {
+			if held += len(sc.Bytes()); held > MaxAnswer {
+				return errEventTooLarge
+			}
 			lines = append(lines, bytes.Clone(sc.Bytes()))
 			continue
 		}
+		held = 0
 		if err := pass(); err != nil {
 			return err
 		}
@@ -862,6 +867,11 @@ func (s *sseLines) split(data []byte, atEOF bool) (int, []byte, error) {
 	}
 	return 0, nil, nil
 }
+
+// errEventTooLarge ends a stream one of whose events is larger than
+// MaxAnswer: its lines are held until it ends, and a stream with no blank
+// line would have been held whole, however long.
+var errEventTooLarge = fmt.Errorf("an event of the model's stream is larger than %d MiB", MaxAnswer>>20)
 
 // streamedAnswer reports whether the answer to a turn that asked for a
 // stream is read as one (passStream, passEvents): an event stream by its

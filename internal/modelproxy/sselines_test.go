@@ -386,3 +386,43 @@ func TestStreamedAnswerWhateverItsType(t *testing.T) {
 		}
 	}
 }
+
+// An event whose lines, with no blank line to end it, pass MaxAnswer ends
+// the stream with an error, rather than be held however long it grows.
+func TestStreamEventTooLarge(t *testing.T) {
+	red, err := redact.New(&redact.Options{Secrets: []string{"sk-live-SECRET-9f8e7d"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "data: " + strings.Repeat("x", 64<<10) + "\n"
+	n := MaxAnswer/len(line) + 2
+	for _, events := range []bool{false, true} {
+		var read int
+		body := io.NopCloser(&countingReader{r: strings.NewReader(strings.Repeat(line, n)), n: &read})
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}
+		p := &Proxy{opts: Options{Redactor: red}}
+		w := httptest.NewRecorder()
+		if events {
+			err = p.passEvents(w, resp, &answer{})
+		} else {
+			err = p.passStream(w, resp, true, &answer{})
+		}
+		if err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("events %v: an event of %d MiB: %v, want an error", events, n*len(line)>>20, err)
+		}
+		if read >= n*len(line) {
+			t.Errorf("events %v: the stream was read to its end (%d bytes) before the error", events, read)
+		}
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n *int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	*c.n += k
+	return k, err
+}
