@@ -674,8 +674,13 @@ func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) {
 	for i, a := range t.Artifacts {
 		if a.ID == e.Artifact.ID {
 			if e.Append {
+				// A new artifact, its parts grown in place: a view or an
+				// event handed out before holds the parts it had (a slice
+				// no longer), and only this artifact's newest parts are
+				// appended to. (A copy of them all each chunk was
+				// quadratic: an agent streaming 20,000 chunks took 5 s.)
 				c := *a
-				c.Parts = append(slices.Clone(a.Parts), e.Artifact.Parts...)
+				c.Parts = append(a.Parts, e.Artifact.Parts...)
 				t.Artifacts[i] = &c
 			} else {
 				t.Artifacts[i] = e.Artifact

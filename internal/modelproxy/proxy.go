@@ -59,6 +59,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -456,7 +457,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			held.tokens, held.cost = held.tokens+t, held.cost+c
 		}
 	}
-	streamed := stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	streamed := stream && streamedAnswer(resp)
 	switch {
 	case streamed && api == responsesAPI:
 		err = p.passEvents(w, resp, &a)
@@ -653,47 +654,95 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		}
 		return nil
 	}
-	for sc.Scan() {
-		line := sc.Bytes()
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			d = bytes.TrimSpace(d)
-			if !bytes.Equal(d, []byte("[DONE]")) {
-				var c openai.Completion
-				if json.Unmarshal(d, &c) == nil {
-					a.note(&c)
-					a.tools.add(d)
-					if dropUsage && c.Usage != nil && len(c.Choices) == 0 {
-						continue // the usage chunk reach asked for
-					}
-				} else {
-					a.raw += len(d)
+	// An event's data may span several lines (the client joins them with
+	// a line feed) with other fields and comments between them: its chunk
+	// is read, masked and passed on whole, as one data line where its
+	// first was, so that a key spelled across chunks is seen in each.
+	var lines [][]byte // the event being read
+	pass := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		var data []byte
+		has := false
+		for _, l := range lines {
+			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+				if has {
+					data = append(data, '\n')
 				}
-				r := d
-				if mask != nil {
-					r = mask.chunk(d)
-				}
-				if r = p.redact(r); !bytes.Equal(r, d) {
-					line = append([]byte("data: "), r...)
-				}
-			} else {
-				a.tools.end()
-				a.end()
-				if err := rest(); err != nil {
-					return err
-				}
+				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+				has = true
 			}
-		} else if len(line) > 0 {
+		}
+		d := bytes.TrimSpace(data)
+		drop := false
+		var out bytes.Buffer
+		if has && bytes.Equal(d, []byte("[DONE]")) {
+			a.tools.end()
+			a.end()
+			if err := rest(); err != nil {
+				return err
+			}
+		} else if has {
+			var c openai.Completion
+			if json.Unmarshal(d, &c) == nil {
+				a.note(&c)
+				a.tools.add(d)
+				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
+			} else {
+				a.raw += len(d)
+			}
+			r := d
+			if mask != nil {
+				r = mask.chunk(d)
+			}
+			data = p.redact(r)
+		}
+		for _, l := range lines {
+			if bytes.HasPrefix(l, []byte("data:")) {
+				if has && !drop { // one data line for all of them
+					for _, dl := range bytes.Split(data, []byte("\n")) {
+						out.WriteString("data: ")
+						out.Write(dl)
+						out.WriteByte('\n')
+					}
+				}
+				has = false
+				continue
+			}
 			// An event's name, a comment, or a line a server writes
 			// against the format: no SDK reads it, and a client that
 			// reads the stream as text does.
-			line = p.redact(line)
+			out.Write(p.redact(l))
+			out.WriteByte('\n')
 		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
+		lines = lines[:0]
+		if out.Len() == 0 {
+			return nil
+		}
+		out.WriteByte('\n')
+		if _, err := w.Write(out.Bytes()); err != nil {
 			return fmt.Errorf("the client went away: %w", err)
 		}
-		if len(line) == 0 {
-			rc.Flush()
+		rc.Flush()
+		return nil
+	}
+	held := 0 // the bytes of lines
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			if held += len(sc.Bytes()); held > MaxAnswer {
+				return errEventTooLarge
+			}
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+			continue
 		}
+		held = 0
+		if err := pass(); err != nil {
+			return err
+		}
+	}
+	if err := pass(); err != nil { // a last event without its blank line
+		return err
 	}
 	a.tools.end()
 	if err := rest(); err != nil { // a stream that ended without [DONE]
@@ -753,6 +802,7 @@ func startStream(w http.ResponseWriter, resp *http.Response) (*http.ResponseCont
 	// response.completed, each one line; past 4 MiB the stream was cut
 	// there, its end and usage lost.
 	sc.Buffer(make([]byte, 64<<10), MaxAnswer)
+	sc.Split(new(sseLines).split)
 	return http.NewResponseController(w), sc
 }
 
@@ -811,3 +861,80 @@ func jsonKind(v json.RawMessage) string {
 // readMembers are the members of a turn's body that reach reads or writes.
 var readMembers = []string{"model", "stream", "stream_options", "background", "n", "max_tokens", "max_completion_tokens",
 	"max_output_tokens", "messages", "input", "tools", "previous_response_id", "conversation"}
+
+// sseLines splits an event stream into its lines as the SSE format ends
+// them, and as clients read them: a line feed, a carriage return and line
+// feed, or a carriage return alone. A stream whose lines end with a
+// carriage return alone was one line to a split at line feeds, passed on
+// unread, where the client read its events one by one. A byte order mark
+// that begins the stream is not part of its first line, as the format
+// says: that line was not read as data.
+type sseLines struct {
+	afterCR bool // the last line ended with a carriage return: a line feed next is its end too
+	begun   bool // past the stream's byte order mark, if any
+}
+
+func (s *sseLines) split(data []byte, atEOF bool) (int, []byte, error) {
+	if !s.begun {
+		bom := []byte("\xef\xbb\xbf")
+		if len(data) < len(bom) && !atEOF && bytes.HasPrefix(bom, data) {
+			return 0, nil, nil // not yet known
+		}
+		s.begun = true
+		if bytes.HasPrefix(data, bom) {
+			return len(bom), nil, nil
+		}
+	}
+	if s.afterCR && len(data) > 0 {
+		s.afterCR = false
+		if data[0] == '\n' {
+			return 1, nil, nil
+		}
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		// A carriage return last: the line ends here, and a line feed
+		// that comes next ends it too (the event is not held back for it).
+		s.afterCR = true
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// errEventTooLarge ends a stream one of whose events is larger than
+// MaxAnswer: its lines are held until it ends, and a stream with no blank
+// line would have been held whole, however long.
+var errEventTooLarge = fmt.Errorf("an event of the model's stream is larger than %d MiB", MaxAnswer>>20)
+
+// streamedAnswer reports whether the answer to a turn that asked for a
+// stream is read as one (passStream, passEvents): an event stream by its
+// media type (in any case), or a body that is not JSON whatever its type
+// says. The openai SDKs read a streamed turn's answer as an event stream
+// whatever its type: one that said application/json, or nothing, was
+// passed on whole, only whole values masked, and a secret split across its
+// chunks reached the client. The body read to tell is given back to resp.
+func streamedAnswer(resp *http.Response) bool {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == "text/event-stream" {
+		return true
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	if len(b) > MaxAnswer { // passWhole says so
+		return false
+	}
+	return err != nil || !json.Valid(b) // a stream cut short is passed as one, masked
+}

@@ -258,11 +258,16 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		rc.Flush()
 		return nil
 	}
+	held := 0 // the bytes of lines
 	for sc.Scan() {
 		if len(sc.Bytes()) > 0 {
+			if held += len(sc.Bytes()); held > MaxAnswer {
+				return errEventTooLarge
+			}
 			lines = append(lines, bytes.Clone(sc.Bytes()))
 			continue
 		}
+		held = 0
 		if err := pass(); err != nil {
 			return err
 		}

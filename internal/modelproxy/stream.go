@@ -25,6 +25,10 @@ type streamMask struct {
 	red     *redact.Redactor
 	streams map[streamKey]*heldText
 	tokens  tokenStreams // the choices' logprobs (logprobs.go)
+	// idents are the names and ids so far (role, a tool call's id and
+	// function name), which the openai Python SDK's stream helper joins
+	// when a later chunk repeats them (see ident).
+	idents map[streamKey]string
 }
 
 // streamKey names one text of a choice by its path in the delta:
@@ -55,7 +59,7 @@ func newStreamMask(red *redact.Redactor) *streamMask {
 	if red == nil || red.Len() == 0 {
 		return nil
 	}
-	return &streamMask{red: red, streams: map[streamKey]*heldText{}, tokens: tokenStreams{}}
+	return &streamMask{red: red, streams: map[streamKey]*heldText{}, tokens: tokenStreams{}, idents: map[streamKey]string{}}
 }
 
 // held returns the keys of choice's texts that end with held text.
@@ -155,7 +159,10 @@ type position struct {
 // changed any. at leads to parent.
 func (m *streamMask) walk(w *chunkWalk, parent map[string]any, member string, at position) bool {
 	if identifying[member] {
-		return false
+		if member == "index" || member == "type" {
+			return false // replaced, not joined, by every client
+		}
+		return m.ident(streamKey{w.choice, at.path + "." + member}, parent, member)
 	}
 	path := at.path + "." + member
 	steps := append(slices.Clip(at.steps), step{member: member})
@@ -208,6 +215,37 @@ func (m *streamMask) walk(w *chunkWalk, parent map[string]any, member string, at
 		return changed
 	}
 	return false
+}
+
+// maxIdent bounds the text of a name or id kept to mask its next piece.
+const maxIdent = 4 << 10
+
+// ident masks a piece of a name or an id (parent[member], key) that goes
+// on one an earlier chunk began: these are not held back (a client other
+// than the Python SDK's helper takes a tool call's name from its first
+// chunk), but the Python SDK's helper joins the pieces, so a piece whose
+// join with what came before spells a secret, where neither does alone,
+// is passed on masked whole.
+func (m *streamMask) ident(key streamKey, parent map[string]any, member string) bool {
+	v, ok := parent[member].(string)
+	if !ok || v == "" {
+		return false
+	}
+	before, had := m.idents[key]
+	whole := before + v
+	if len(whole) > maxIdent {
+		whole = whole[len(whole)-maxIdent:]
+	}
+	m.idents[key] = whole
+	if !had {
+		return false
+	}
+	apart := string(m.red.Values([]byte(before))) + string(m.red.Values([]byte(v)))
+	if string(m.red.Values([]byte(before+v))) == apart {
+		return false
+	}
+	parent[member] = redact.Mask
+	return true
 }
 
 // indexOf returns an element's index member, else its position.
