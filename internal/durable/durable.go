@@ -524,20 +524,35 @@ type Shared interface {
 // on a live instance holds it meanwhile.
 const takenFor = 10 * time.Minute
 
-// rootRunning reports whether the root of the stored sub-request r was
-// still running (or already found interrupted) when the gateway stopped.
-func rootRunning(ctx context.Context, st Store, r *store.Request) bool {
+// inherited is what the stored sub-request r comes back as, from the
+// requests above it as they were stored before this recovery wrote any of
+// them: the nearest ancestor that was stopped, whose stop was in force on r
+// (a live stop reaches the sub-requests after the ancestor's own stop is
+// durable: a crash in between leaves them running), or nil and whether its
+// root was still running (or found interrupted) when the gateway stopped.
+// A root that ended returns nil, false: r's work was part of a request that
+// finished. The decision reads the records as the dead life left them
+// (before, the states this recovery found, by id): recovery stores a
+// stopped root ended before it reaches the sub-requests on a shared store,
+// which lists roots first.
+func inherited(ctx context.Context, st Store, r *store.Request, before map[string]*store.Request) (stopped *store.Request, rootRunning bool) {
 	for range 64 { // delegation depth, bounded against a loop in bad records
 		if r.Parent == "" {
-			return r.State == "running" || r.State == "interrupted" || r.State == "stopped" && r.Ended.IsZero()
+			return nil, r.State == "running" || r.State == "interrupted" || r.State == "stopped" && r.Ended.IsZero()
 		}
-		p, err := st.GetRequest(ctx, r.Parent)
-		if err != nil {
-			return false
+		p, ok := before[r.Parent]
+		if !ok {
+			var err error
+			if p, err = st.GetRequest(ctx, r.Parent); err != nil {
+				return nil, false
+			}
+		}
+		if p.State == "stopped" {
+			return p, true
 		}
 		r = p
 	}
-	return false
+	return nil, false
 }
 
 // undoneIn is what the store keeps of the request a dead letter's undo
@@ -689,8 +704,24 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		}
 		return sh.Release(ctx, id)
 	}
+	before := make(map[string]*store.Request, len(running))
 	for _, r := range running {
-		if r.Parent != "" && !rootRunning(ctx, st, r) {
+		c := *r
+		before[r.ID] = &c
+	}
+	for _, r := range running {
+		var stoppedAbove *store.Request
+		rootRunning := true
+		if r.Parent != "" && r.State != "stopped" {
+			stoppedAbove, rootRunning = inherited(ctx, st, r, before)
+		}
+		if stoppedAbove != nil {
+			// An ancestor was stopped: the stop was in force on r, which
+			// comes back stopped, with that cause, its undos run (below),
+			// and its id never begun anew.
+			r.State, r.Cause = "stopped", stoppedAbove.Cause
+		}
+		if !rootRunning {
 			// A sub-request whose root ended: its work was part of a
 			// request that finished, so nothing of it is undone.
 			r.State, r.Ended = "ended", time.Now()
@@ -702,48 +733,9 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			}
 			continue
 		}
-		var frames []*store.Frame
-		if !undoRequest(r) {
-			if frames, err = st.RequestFrames(ctx, r.ID); err != nil {
-				return nil, err
-			}
-		}
-		var undos []reach.RecordedUndo
-		var undone []*store.Frame // the call each undo undoes, newest first
-		for _, f := range slices.Backward(frames) {
-			if f.State != "completed" || len(f.Undo) == 0 {
-				continue
-			}
-			var u struct {
-				Tool      string          `json:"tool"`
-				Arguments json.RawMessage `json:"arguments"`
-				Key       string          `json:"key"`
-			}
-			if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" || dead[[2]string{r.ID, undoFrame(u.Key)}] {
-				continue
-			}
-			undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,
-				Undoes: f.Name + " " + string(f.Args)})
-			undone = append(undone, f)
-		}
-		var comps []reach.Compensation
-		if len(undos) > 0 {
-			comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
-			rep.Compensated[r.ID] = comps
-		}
-		failed := 0
-		for i, c := range comps {
-			if !c.OK {
-				failed++
-				continue
-			}
-			if i >= len(undone) || undone[i].IdemKey == "" || idem == nil {
-				continue
-			}
-			if err := idem.Settle(ctx, undone[i].IdemKey, undoneError(r.ID, c.Tool)); err != nil {
-				return nil, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
-			}
-			crashpoint.Reached("recovery.undone")
+		comps, failed, err := undoStored(ctx, st, rt, idem, r, dead, rep)
+		if err != nil {
+			return nil, err
 		}
 		if r.State == "stopped" {
 			// Stopped before the restart: it stays stopped, with its cause;
@@ -757,6 +749,9 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 				return nil, err
 			}
 			rep.Stopped = append(rep.Stopped, r.ID)
+			if err := stopEndedBelow(ctx, st, rt, idem, r, dead, rep, 0); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		cause := reach.Cause{By: "reach", Reason: interruptedReason(len(comps)-failed, failed), At: time.Now(), Request: r.ID}
@@ -785,6 +780,94 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 	}
 	rep.Dead = deadLives
 	return rep, nil
+}
+
+// undoStored runs the undos of the stored request r's completed calls,
+// newest first, each once under its idempotency key, but for those that
+// have a stored dead letter (dead); a failed undo is dead-lettered. It
+// settles the idempotency key of each call it undid, and returns the
+// compensations and how many failed.
+func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, r *store.Request,
+	dead map[[2]string]bool, rep *Report) (comps []reach.Compensation, failed int, err error) {
+	var frames []*store.Frame
+	if !undoRequest(r) {
+		if frames, err = st.RequestFrames(ctx, r.ID); err != nil {
+			return nil, 0, err
+		}
+	}
+	var undos []reach.RecordedUndo
+	var undone []*store.Frame // the call each undo undoes, newest first
+	for _, f := range slices.Backward(frames) {
+		if f.State != "completed" || len(f.Undo) == 0 {
+			continue
+		}
+		var u struct {
+			Tool      string          `json:"tool"`
+			Arguments json.RawMessage `json:"arguments"`
+			Key       string          `json:"key"`
+		}
+		if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" || dead[[2]string{r.ID, undoFrame(u.Key)}] {
+			continue
+		}
+		undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,
+			Undoes: f.Name + " " + string(f.Args)})
+		undone = append(undone, f)
+	}
+	if len(undos) > 0 {
+		comps = rt.CompensateRecorded(ctx, requestOptions(r), undos)
+		rep.Compensated[r.ID] = comps
+	}
+	for i, c := range comps {
+		if !c.OK {
+			failed++
+			continue
+		}
+		if i >= len(undone) || undone[i].IdemKey == "" || idem == nil {
+			continue
+		}
+		if err := idem.Settle(ctx, undone[i].IdemKey, undoneError(r.ID, c.Tool)); err != nil {
+			return nil, 0, fmt.Errorf("settling the idempotency key of checkpoint %s: %w", undone[i].Frame, err)
+		}
+		crashpoint.Reached("recovery.undone")
+	}
+	return comps, failed, nil
+}
+
+// stopEndedBelow finishes the stop of the stored request r below it: a
+// live stop stores r stopped (durable), then stops each sub-request, which
+// stores it stopped and runs its undos; a sub-request that a stop's
+// cancellation ended first is stored ended. A crash between r's stop and
+// theirs leaves them so: each sub-request stored ended at or after r's
+// stop comes back stopped, with r's cause, its undos run (as the stop
+// would have), and so on below it. One that ended before the stop keeps
+// its end. The running ones are the recovery's own (inherited).
+func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, r *store.Request,
+	dead map[[2]string]bool, rep *Report, depth int) error {
+	if depth >= 64 { // delegation depth, bounded against a loop in bad records
+		return nil
+	}
+	at := DecodeCause(r.Cause).At
+	subs, err := st.ListRequests(ctx, store.RequestFilter{Parent: r.ID, Limit: 100000})
+	if err != nil {
+		return fmt.Errorf("listing the sub-requests of stopped request %s: %w", r.ID, err)
+	}
+	for _, c := range subs {
+		if c.State != "ended" || c.Ended.Before(at) {
+			continue
+		}
+		if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
+			return err
+		}
+		c.State, c.Cause, c.Ended = "stopped", r.Cause, time.Now()
+		if err := st.PutRequest(ctx, c); err != nil {
+			return err
+		}
+		rep.Stopped = append(rep.Stopped, c.ID)
+		if err := stopEndedBelow(ctx, st, rt, idem, c, dead, rep, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // interruptible returns the requests a recovery interrupts: every one that

@@ -52,10 +52,16 @@ func (g *Gateway) newAgents() (*a2a.Gateway, error) {
 				// the request stopped, the task working for ever.
 				return r.State() != reach.RequestRunning
 			}
-			// Interrupted only: a request is so once every gateway that
-			// held it is dead; a stopped one may still be followed by
-			// another instance, whose stream brings the task's end.
-			return r.State() == reach.RequestInterrupted
+			// Interrupted: a request is so once every gateway that held
+			// it is dead; a stopped one may still be followed by another
+			// instance, whose stream brings the task's end, unless a
+			// recovery here found it stopped (every instance that held it
+			// is dead).
+			if r.State() == reach.RequestInterrupted {
+				return true
+			}
+			_, recovered := g.recoveredStopped.Load(id)
+			return recovered && r.State().Stopped()
 		}
 	}
 	if c := g.cluster; c != nil {

@@ -143,6 +143,10 @@ type Gateway struct {
 	mu       sync.Mutex
 	closed   bool
 	draining atomic.Bool // Serve is shutting down: /readyz answers 503
+
+	// recoveredStopped holds the ids of the requests a recovery here found
+	// stopped (noteStopped): nothing follows their tasks any more.
+	recoveredStopped sync.Map
 }
 
 // New builds a gateway from cfg: the runtime, the built-in tools, the

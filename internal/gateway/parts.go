@@ -311,6 +311,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recovering from the previous run: %w", err)
 	}
+	g.noteStopped(rep)
 	g.endApprovals(ctx, rep)
 	if g.cluster != nil {
 		// Then, while it serves: the stops of the other instances, the
@@ -319,6 +320,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 		err := g.cluster.Start(g.rt, g.approvals.Refresh, func(ctx context.Context) error {
 			rep, err := durable.Recover(ctx, g.store, g.rt, ropts)
 			if err == nil {
+				g.noteStopped(rep)
 				g.endApprovals(ctx, rep)
 				g.logRecovery(rep)
 			}
@@ -341,6 +343,15 @@ func (g *Gateway) recover(ctx context.Context) error {
 func (g *Gateway) stoppedRequest(ctx context.Context, r *reach.Request) {
 	if g.approvals != nil && r.Parent() == nil {
 		g.approvals.EndWithRequests(ctx, []string{r.ID()}, "was stopped")
+	}
+}
+
+// noteStopped remembers the requests a recovery here found stopped: every
+// instance that held them is dead, so no stream follows their tasks any
+// more (a2a.Options.Over).
+func (g *Gateway) noteStopped(rep *durable.Report) {
+	for _, id := range rep.Stopped {
+		g.recoveredStopped.Store(id, struct{}{})
 	}
 }
 
