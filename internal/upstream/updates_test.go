@@ -50,3 +50,33 @@ func TestResourceUpdatedFloodCoalesced(t *testing.T) {
 		t.Errorf("200 updates took %d goroutines, want 1 (for the subscribed resource)", n)
 	}
 }
+
+// An upstream's flood of notifications/resources/list_changed (or
+// prompts/list_changed) costs one goroutine, mirroring once at a time with
+// one more after: each announcement began a goroutine of its own, which
+// then found a mirror running and returned.
+func TestResourceListChangedFloodCoalesced(t *testing.T) {
+	life, cancel := context.WithCancel(context.Background())
+	h := &countingHost{}
+	p, err := Connect(t.Context(), life, &Options{Config: &config.Config{}, Runner: h, Catalog: h, Levels: h, Models: reach.New(nil)})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); h.close(); p.Close() })
+	// Not served: the mirror waits for the gateway to be built, as one
+	// under way would for a slow upstream.
+	u := &upstream{p: p, log: slog.Default()}
+	before := h.gos.Load()
+	for range 100 {
+		u.remirror()
+	}
+	if n := h.gos.Load() - before; n != 1 {
+		t.Errorf("100 announcements took %d goroutines, want 1", n)
+	}
+	u.mu.Lock()
+	if !u.mirroring.running || !u.mirroring.again {
+		t.Errorf("the mirror under way is not to run once more after: %+v", u.mirroring)
+	}
+	u.mu.Unlock()
+}
