@@ -477,6 +477,7 @@ func cutOff(c *Call, err error) *Result {
 	e.Message = fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
 		c.Tool, strings.TrimSuffix(e.Message, "."))
 	e.Suggestion = "Check whether it took effect before going on; if it must run again, ask the user, who approves it anew."
+	e.Retry, e.RetryAfter = "", 0 // every retry is answered this: none would pass, later or not
 	res.Error = &e
 	return res
 }
