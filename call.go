@@ -471,14 +471,17 @@ func (rt *Runtime) idempotency(next Handler) Handler {
 
 // cutOff is the record of an approved call whose run err cut off after
 // its tool was started: what a retry is answered, instead of a second run.
+// It has the shape of the record recovery leaves for a call a restart cut
+// off (the error interrupted, status error, docs/STATE.md), the same case:
+// not the cut-off run's status (cancelled) or its error's retry hints
+// (a breaker's retry_after), which the retry, answered so for as long as
+// the approval is remembered, would take for its own.
 func cutOff(c *Call, err error) *Result {
-	res, _ := records.Settle(nil, err)
-	e := *res.Error
-	e.Message = fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
-		c.Tool, strings.TrimSuffix(e.Message, "."))
-	e.Suggestion = "Check whether it took effect before going on; if it must run again, ask the user, who approves it anew."
-	res.Error = &e
-	return res
+	cause := fault.As(err)
+	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "interrupted",
+		Message: fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
+			c.Tool, strings.TrimSuffix(cause.Message, ".")),
+		Suggestion: "Check whether it took effect before going on; if it must run again, ask the user, who approves it anew."}}
 }
 
 // idemKeys returns the keys of c, a call with an idempotency key (its

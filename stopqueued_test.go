@@ -49,7 +49,7 @@ func TestSoftStopQueuedWriteDoesNotRun(t *testing.T) {
 		if n := ran.Load(); n != 1 {
 			t.Errorf("the tool ran %d times, want once: the queued write started after the soft stop", n)
 		}
-		if !results[1].IsError() {
+		if e := results[1].Error; e == nil || e.Code != "stopped_soft" || e.Guard != "execute" {
 			t.Errorf("the queued write: %s, want a refusal that says the request was stopped", results[1].ModelText())
 		}
 	})
@@ -86,7 +86,7 @@ func TestSoftStopApprovedLaterDoesNotRun(t *testing.T) {
 		req.Stop(reach.Soft, "operator", "runaway")
 		close(ap.yes)
 		wg.Wait()
-		if ran.Load() != 0 || !res.IsError() {
+		if e := res.Error; ran.Load() != 0 || e == nil || e.Code != "stopped_soft" || e.Guard != "execute" {
 			t.Errorf("approved after a soft stop, the call ran %d times and answered %s; want it refused, not run", ran.Load(), res.ModelText())
 		}
 	})

@@ -175,33 +175,17 @@ func (p *Pool) otherMirror(u *upstream, has func(mirrored) bool) *upstream {
 }
 
 // remirror mirrors the upstream again after it said its resources or
-// prompts changed. Changes announced while a mirror runs are folded into
-// one more.
+// prompts changed: one mirror at a time, and changes announced while one
+// runs folded into one more (coalesce). It returns at once.
 func (u *upstream) remirror() {
-	select { // a change announced while the gateway is being built is seen by the build
-	case <-u.p.ready:
-	case <-u.p.life.Done():
-		return
-	}
-	u.mu.Lock()
-	if u.mirroring {
-		u.mirrorAgain = true
-		u.mu.Unlock()
-		return
-	}
-	u.mirroring = true
-	u.mu.Unlock()
-	for {
-		u.mirror(u.p.life)
-		u.mu.Lock()
-		if !u.mirrorAgain {
-			u.mirroring = false
-			u.mu.Unlock()
+	u.coalesce(&u.mirroring, func() {
+		select { // a change announced while the gateway is being built is seen by the build
+		case <-u.p.ready:
+		case <-u.p.life.Done():
 			return
 		}
-		u.mirrorAgain = false
-		u.mu.Unlock()
-	}
+		u.mirror(u.p.life)
+	})
 }
 
 func (u *upstream) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

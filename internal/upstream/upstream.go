@@ -61,16 +61,14 @@ type upstream struct {
 	// open while the upstream is down.
 	unreachable atomic.Pointer[string]
 
-	progress    sync.Map  // upstream progress token -> *progressRoute
-	open        openCalls // calls in flight, for the sampling, elicitation and log messages that belong to them
-	mirrored    mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
-	mirroring   bool      // a remirror runs; guarded by mu
-	mirrorAgain bool      // and another was asked for meanwhile
-	listing     bool      // a refresh runs or is about to; guarded by mu
-	listAgain   bool      // and the list changed again meanwhile
-	own         sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
-	tokens      atomic.Uint64
-	wired       atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
+	progress  sync.Map  // upstream progress token -> *progressRoute
+	open      openCalls // calls in flight, for the sampling, elicitation and log messages that belong to them
+	mirrored  mirrored  // what mirror put on the gateway's server; guarded by p.mirrorMu
+	mirroring coalesced // remirror's mirror; guarded by mu
+	listing   coalesced // toolsChanged's refresh; guarded by mu
+	own       sync.Map  // *mcp.ServerSession -> *mcp.ClientSession: sessions of downstream clients that sample
+	tokens    atomic.Uint64
+	wired     atomic.Pointer[wireSession] // the wire client's view of the session last called (wireOf)
 }
 
 func (u *upstream) status() Status {
@@ -128,10 +126,10 @@ func (p *Pool) newUpstream(i int, c config.Upstream) *upstream {
 			u.resourceChanged(req.Params)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			u.p.run.Go(u.remirror)
+			u.remirror()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			u.p.run.Go(u.remirror)
+			u.remirror()
 		},
 	})
 	if c.URL != "" {
@@ -410,7 +408,7 @@ func (u *upstream) redial(d *dial) {
 		// prompts, and a new session owes no list_changed for what an old
 		// one listed.
 		u.toolsChanged()
-		u.p.run.Go(u.remirror)
+		u.remirror()
 		u.p.run.Go(func() { u.resubscribe(cs) })
 	}
 }
@@ -705,33 +703,40 @@ func (u *upstream) resourceUpdated(params *mcp.ResourceUpdatedNotificationParams
 // list changed: one listing at a time, and one more after it however many
 // changes it announced meanwhile (a flood of announcements began a listing
 // each, all at once, and an older list could be put in force after a newer).
-func (u *upstream) toolsChanged() {
+func (u *upstream) toolsChanged() { u.coalesce(&u.listing, u.refresh) }
+
+// coalesced is a job of an upstream run one at a time: asked for while it
+// runs, it runs once more after, however many times it was asked for
+// meanwhile. Guarded by the upstream's mu.
+type coalesced struct{ running, again bool }
+
+// coalesce runs f on the pool's runner as the job j (coalesced); it
+// returns at once.
+func (u *upstream) coalesce(j *coalesced, f func()) {
 	u.mu.Lock()
-	if u.listing {
-		u.listAgain = true
+	if j.running {
+		j.again = true
 		u.mu.Unlock()
 		return
 	}
-	u.listing = true
+	j.running = true
 	u.mu.Unlock()
-	if !u.p.run.Go(u.relist) {
-		u.mu.Lock()
-		u.listing = false
-		u.mu.Unlock()
-	}
-}
-
-// relist runs refresh until no change was announced during the last.
-func (u *upstream) relist() {
-	for {
-		u.refresh()
-		u.mu.Lock()
-		if !u.listAgain {
-			u.listing = false
+	run := func() {
+		for {
+			f()
+			u.mu.Lock()
+			if !j.again {
+				j.running = false
+				u.mu.Unlock()
+				return
+			}
+			j.again = false
 			u.mu.Unlock()
-			return
 		}
-		u.listAgain = false
+	}
+	if !u.p.run.Go(run) {
+		u.mu.Lock()
+		j.running = false
 		u.mu.Unlock()
 	}
 }

@@ -27,6 +27,7 @@ func Run(t *testing.T, open Opener) {
 		{"Requests", testRequests},
 		{"Frames", testFrames},
 		{"FrameOrder", testFrameOrder},
+		{"FrameEndOnly", testFrameEndOnly},
 		{"IdemRecords", testIdemRecords},
 		{"IdemClaims", testIdemClaims},
 		{"IdemSettle", testIdemSettle},
