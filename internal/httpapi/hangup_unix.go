@@ -43,7 +43,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // when c is not a TCP connection (TLS, a unix socket, a wrapped
 // connection): that request goes to net/http.
 func watchHangup(parent context.Context, c net.Conn) (context.Context, *hangup, bool) {
-	tc, ok := tcp(c)
+	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil, nil, false
 	}

@@ -189,7 +189,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		go func() { s.stdErr <- s.std.Serve(&s.handed) }()
 	})
 	s.mu.Unlock()
-	err := s.fh.Serve(firstBytes(ln))
+	err := s.fh.Serve(ln)
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 )
 
 // echoServer serves an MCP handler that answers each request with its
-// body, on a firstByteConn listener.
+// body, as reach serve serves it (fasthttp, ReduceMemoryUsage).
 func echoServer(t *testing.T) string {
 	t.Helper()
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
