@@ -658,8 +658,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 	// a line feed) with other fields and comments between them: its chunk
 	// is read, masked and passed on whole, as one data line where its
 	// first was, so that a key spelled across chunks is seen in each.
-	var lines [][]byte // the event being read
-	pass := func() error {
+	pass := func(lines [][]byte) error { // the lines of one event
 		if len(lines) == 0 {
 			return nil
 		}
@@ -716,7 +715,6 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
 		}
-		lines = lines[:0]
 		if out.Len() == 0 {
 			return nil
 		}
@@ -727,21 +725,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		rc.Flush()
 		return nil
 	}
-	held := 0 // the bytes of lines
-	for sc.Scan() {
-		if len(sc.Bytes()) > 0 {
-			if held += len(sc.Bytes()); held > MaxAnswer {
-				return errEventTooLarge
-			}
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-			continue
-		}
-		held = 0
-		if err := pass(); err != nil {
-			return err
-		}
-	}
-	if err := pass(); err != nil { // a last event without its blank line
+	if err := eachEvent(sc, pass); err != nil {
 		return err
 	}
 	a.tools.end()
@@ -788,6 +772,30 @@ func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Ide
 		return f.Tokens()
 	}
 	return 0
+}
+
+// eachEvent reads sc's lines into events, each up to its blank line, and
+// calls pass with each event's lines (a last one without its blank line
+// too; an empty one when events are apart by more than one blank line);
+// pass keeps none of them. An event over MaxAnswer bytes ends the stream
+// with errEventTooLarge.
+func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
+	var lines [][]byte
+	held := 0 // the bytes of lines
+	for sc.Scan() {
+		if b := sc.Bytes(); len(b) > 0 {
+			if held += len(b); held > MaxAnswer {
+				return errEventTooLarge
+			}
+			lines = append(lines, bytes.Clone(b))
+			continue
+		}
+		if err := pass(lines); err != nil {
+			return err
+		}
+		lines, held = lines[:0], 0
+	}
+	return pass(lines)
 }
 
 // startStream begins the answer to a stream, and returns what flushes it

@@ -209,8 +209,7 @@ func final(typ string) bool {
 func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer) error {
 	rc, sc := startStream(w, resp)
 	mask := newEventMask(p.opts.Redactor)
-	var lines [][]byte // the event being read
-	pass := func() error {
+	pass := func(lines [][]byte) error { // the lines of one event
 		if len(lines) == 0 {
 			return nil
 		}
@@ -251,28 +250,13 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			out.WriteByte('\n')
 		}
 		out.WriteByte('\n')
-		lines = lines[:0]
 		if _, err := w.Write(out.Bytes()); err != nil {
 			return fmt.Errorf("the client went away: %w", err)
 		}
 		rc.Flush()
 		return nil
 	}
-	held := 0 // the bytes of lines
-	for sc.Scan() {
-		if len(sc.Bytes()) > 0 {
-			if held += len(sc.Bytes()); held > MaxAnswer {
-				return errEventTooLarge
-			}
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-			continue
-		}
-		held = 0
-		if err := pass(); err != nil {
-			return err
-		}
-	}
-	if err := pass(); err != nil { // a last event without its blank line
+	if err := eachEvent(sc, pass); err != nil {
 		return err
 	}
 	if mask != nil { // a stream that ended before its texts' .done events
