@@ -66,7 +66,7 @@ func TestA2AFloodFailsTheTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tk.Status.State != a2a.TaskStateFailed || len(tk.Artifacts) != 0 {
-		t.Errorf("GetTask: %s with %d artifacts, want FAILED with none kept", tk.Status.State, len(tk.Artifacts))
+		t.Errorf("GetTask: %s with %d artifacts, want FAILED with none (reach's record, not the agent's view)", tk.Status.State, len(tk.Artifacts))
 	}
 }
 

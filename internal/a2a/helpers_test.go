@@ -32,7 +32,7 @@ import (
 //	input          asks for input; the next message completes it
 //	ask            asks for input, the same question after every message
 //	fail           the stream breaks after WORKING
-//	flood          streams 64 KiB chunks of one artifact until its stream ends
+//	flood          streams 64 KiB chunks of one artifact until its stream ends (GetTask: 2 MiB of it)
 type fakeAgent struct {
 	name    string
 	srv     *httptest.Server
@@ -248,6 +248,10 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 		case "fail":
 			yield(nil, errors.New("boom"))
 		case "flood":
+			// Its view for GetTask: what it streamed, more than the bound.
+			f.mu.Lock()
+			f.tasks[id].Artifacts = []*a2a.Artifact{{ID: "flood", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("z", 2<<20))}}}
+			f.mu.Unlock()
 			n := 0
 			for ctx.Err() == nil {
 				part := a2a.NewTextPart(strings.Repeat(string(rune('a'+n%26)), 64<<10))

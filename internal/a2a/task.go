@@ -65,6 +65,7 @@ type task struct {
 	chunks   map[a2a.ArtifactID]*redact.Stream // artifacts streamed in chunks: the end of their text held back (joinChunks)
 	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
 	fed      int64                             // the bytes of the feed's events, bounded likewise
+	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -700,6 +701,7 @@ func verdict(st a2a.TaskState, m *a2a.Message, snap *a2a.Task) string {
 // A task the caller has not seen yet (first) is passed on whole, failed.
 func (t *task) overflow(after *[]func(), first bool) {
 	limit := t.g.opts.MaxTaskBytes
+	t.overgrew = true
 	t.snap.Artifacts, t.snap.History = nil, nil
 	t.chunks = nil
 	t.held = 0
