@@ -3,6 +3,7 @@ package a2a
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,9 @@ func TestA2AFloodFailsTheTask(t *testing.T) {
 		t.Fatal("the agent's stream was never let go")
 	}
 	eventually(t, "the agent told to cancel", func() bool { return len(h.agents["worker"].canceled()) == 1 })
+	if kinds := h.audit.kinds(id); !slices.Contains(kinds, "state:"+string(a2a.TaskStateFailed)) {
+		t.Errorf("audited %v, want the failure recorded", kinds)
+	}
 	tk, err := h.client("worker", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
 	if err != nil {
 		t.Fatal(err)
