@@ -183,6 +183,13 @@ type Options struct {
 	// Late is how long the gateway goes on reading a canceled task's
 	// stream, to record a late state; if zero, 30s.
 	Late time.Duration
+	// MaxTaskBytes bounds the bytes of a task's artifacts and messages
+	// that reach keeps (and those of its feed of events): an agent's
+	// answer that grows past it fails the task at reach, and the agent's
+	// stream is let go; if zero, 8 MiB: a caller that falls behind gets
+	// the task whole in one event, and the A2A SDK's client reads an SSE
+	// event of at most 10 MB.
+	MaxTaskBytes int64
 	// MaxTasks is how many ended tasks are kept for GetTask and
 	// ListTasks; if zero, 10000.
 	MaxTasks int
@@ -240,6 +247,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.MaxBodyBytes = cmp.Or(op.MaxBodyBytes, 4<<20)
 	op.CancelTimeout = cmp.Or(op.CancelTimeout, 3*time.Second)
 	op.Late = cmp.Or(op.Late, 30*time.Second)
+	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}

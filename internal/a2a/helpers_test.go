@@ -32,6 +32,7 @@ import (
 //	input          asks for input; the next message completes it
 //	ask            asks for input, the same question after every message
 //	fail           the stream breaks after WORKING
+//	flood          streams 64 KiB chunks of one artifact until its stream ends (GetTask: 2 MiB of it)
 type fakeAgent struct {
 	name    string
 	srv     *httptest.Server
@@ -44,6 +45,7 @@ type fakeAgent struct {
 	words   map[a2a.TaskID]string
 	tasks   map[a2a.TaskID]*a2a.Task
 	working chan a2a.TaskID // each task that reached WORKING
+	flooded chan int        // a flood's chunks, once its stream ended
 }
 
 // seen is what the agent got with a message.
@@ -58,7 +60,7 @@ type seen struct {
 }
 
 func newFakeAgent(t *testing.T, name string, streaming bool) *fakeAgent {
-	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64)}
+	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64), flooded: make(chan int, 4)}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
 	card := &a2a.AgentCard{Name: name, Description: "fake " + name, Version: "1",
@@ -245,6 +247,22 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			status(a2a.TaskStateInputRequired, "which colour?")
 		case "fail":
 			yield(nil, errors.New("boom"))
+		case "flood":
+			// Its view for GetTask: what it streamed, more than the bound.
+			f.mu.Lock()
+			f.tasks[id].Artifacts = []*a2a.Artifact{{ID: "flood", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("z", 2<<20))}}}
+			f.mu.Unlock()
+			n := 0
+			for ctx.Err() == nil {
+				part := a2a.NewTextPart(strings.Repeat(string(rune('a'+n%26)), 64<<10))
+				ev := &a2a.TaskArtifactUpdateEvent{TaskID: id, ContextID: ctxID, Append: n > 0,
+					Artifact: &a2a.Artifact{ID: "flood", Parts: a2a.ContentParts{part}}}
+				if !yield0(ev, nil) { // not kept: the agent's own memory is not the test's
+					break
+				}
+				n++
+			}
+			f.flooded <- n
 		default:
 			status(a2a.TaskStateFailed, "unknown word "+word)
 		}
@@ -424,6 +442,11 @@ func (l testLinker) Place(ctx context.Context, k *Link) (context.Context, func()
 // newHarness serves agents (by name, each a fake) through a gateway; cfg
 // adjusts each agent's configuration.
 func newHarness(t *testing.T, cfg func(*Agent), names ...string) *harness {
+	return newHarnessWith(t, nil, cfg, names...)
+}
+
+// newHarnessWith is newHarness with the gateway's options adjusted by opt.
+func newHarnessWith(t *testing.T, opt func(*Options), cfg func(*Agent), names ...string) *harness {
 	h := &harness{t: t, rt: reach.New(nil), agents: map[string]*fakeAgent{}, audit: &memAudit{}}
 	var agents []Agent
 	for _, n := range names {
@@ -435,8 +458,12 @@ func newHarness(t *testing.T, cfg func(*Agent), names ...string) *harness {
 		}
 		agents = append(agents, a)
 	}
-	g, err := New(t.Context(), &Options{Agents: agents, Runtime: h.rt, Link: testLinker{h.rt}, Identity: testIdentity{},
-		Audit: h.audit, CancelTimeout: 300 * time.Millisecond, Late: time.Second})
+	op := &Options{Agents: agents, Runtime: h.rt, Link: testLinker{h.rt}, Identity: testIdentity{},
+		Audit: h.audit, CancelTimeout: 300 * time.Millisecond, Late: time.Second}
+	if opt != nil {
+		opt(op)
+	}
+	g, err := New(t.Context(), op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -378,7 +378,10 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 		}
 		return nil, notFound(e.a.cfg.Name, req.ID)
 	}
-	if t.req != nil {
+	t.mu.Lock()
+	ask := t.req != nil && !t.overgrew // a task failed for its size is not asked for again
+	t.mu.Unlock()
+	if ask {
 		if c, _, err := e.a.ready(ctx); err == nil {
 			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			up, err := c.GetTask(t.out(gctx), &a2a.GetTaskRequest{ID: req.ID, HistoryLength: req.HistoryLength})

@@ -63,6 +63,9 @@ type task struct {
 	stopSent bool   // CancelTask was sent to the agent
 	updated  time.Time
 	chunks   map[a2a.ArtifactID]*redact.Stream // artifacts streamed in chunks: the end of their text held back (joinChunks)
+	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
+	fed      int64                             // the bytes of the feed's events, bounded likewise
+	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -142,10 +145,16 @@ func (t *task) over() bool {
 }
 
 // push appends an event to the feed and wakes the listeners (t.mu held).
+// The feed is bounded in events and in bytes: the oldest go first.
 func (t *task) push(ev a2a.Event) {
 	t.feed = append(t.feed, ev)
-	if len(t.feed) > maxFeed {
-		n := len(t.feed) - maxFeed
+	t.fed += sizeOf(ev)
+	n := 0
+	for len(t.feed)-n > maxFeed || t.fed > t.g.opts.MaxTaskBytes && len(t.feed)-n > 1 {
+		t.fed -= sizeOf(t.feed[n])
+		n++
+	}
+	if n > 0 {
 		clear(t.feed[:n])
 		t.feed = t.feed[n:]
 		t.base += n
@@ -315,6 +324,14 @@ func (t *task) apply(ev a2a.Event) {
 		}
 		prev := t.state
 		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		if !t.state.Terminal() && sizeOf(e) > t.g.opts.MaxTaskBytes {
+			// Over the bound whole, even the agent's final state: kept
+			// not at all.
+			first := t.snap == nil
+			t.snap = &a2a.Task{ID: e.ID, ContextID: e.ContextID, Status: a2a.TaskStatus{State: t.state}}
+			t.overflow(&after, first)
+			break
+		}
 		st, fresh := t.settle(e.Status, &after)
 		if !fresh {
 			break
@@ -326,6 +343,7 @@ func (t *task) apply(ev a2a.Event) {
 		c := *e
 		c.Status.State = st
 		t.snap = &c
+		t.held = sizeOf(&c)
 		if first || prev != st {
 			t.push(t.view())
 		}
@@ -341,6 +359,9 @@ func (t *task) apply(ev a2a.Event) {
 		if m := t.snap.Status.Message; m != nil && e.Status.Message != nil && m != e.Status.Message {
 			t.snap.History = append(t.snap.History, m)
 		}
+		if e.Status.Message != t.snap.Status.Message {
+			t.held += messageSize(e.Status.Message)
+		}
 		t.snap.Status = e.Status
 		t.snap.Status.State = st
 		c := *e
@@ -351,11 +372,14 @@ func (t *task) apply(ev a2a.Event) {
 			break
 		}
 		if before != nil {
-			addArtifact(t.snap, before)
+			t.held += addArtifact(t.snap, before)
 			t.push(before)
 		}
-		addArtifact(t.snap, e)
+		t.held += addArtifact(t.snap, e)
 		t.push(e)
+	}
+	if t.held > t.g.opts.MaxTaskBytes && t.snap != nil && !t.state.Terminal() {
+		t.overflow(&after, false)
 	}
 	t.mu.Unlock()
 	for _, f := range after {
@@ -670,7 +694,102 @@ func verdict(st a2a.TaskState, m *a2a.Message, snap *a2a.Task) string {
 	return string(st)
 }
 
-func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) {
+// overflow fails the task at reach, its artifacts and messages having grown
+// past Options.MaxTaskBytes (t.mu held): what it held is let go (the
+// artifacts, the history, the feed; the caller gets the failed task), the
+// agent's stream is let go and the agent told to cancel.
+// A task the caller has not seen yet (first) is passed on whole, failed.
+func (t *task) overflow(after *[]func(), first bool) {
+	limit := t.g.opts.MaxTaskBytes
+	t.overgrew = true
+	t.snap.Artifacts, t.snap.History = nil, nil
+	t.chunks = nil
+	t.held = 0
+	clear(t.feed)
+	t.base += len(t.feed)
+	t.feed, t.fed = nil, 0
+	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach failed the task, canceled it at the agent and let go of what it had sent. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit)
+	msg := agentText(t.id, t.ctxID, text)
+	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
+	t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
+	if first {
+		t.push(t.view())
+	} else {
+		t.push(statusEvent(t.id, t.ctxID, st, msg))
+	}
+	upstream := !t.upFinal && !t.stopSent
+	*after = append(*after, func() {
+		t.pcancel() // the stream is read no further
+		if upstream {
+			t.g.background(func() { t.cancelUpstream(fmt.Sprintf("its answer grew over %d bytes", limit)) })
+		}
+	})
+}
+
+// sizeOf is about the bytes an event holds: its parts' content, and a
+// little for each part and message, so that many empty ones count too.
+func sizeOf(ev a2a.Event) int64 {
+	switch e := ev.(type) {
+	case *a2a.Message:
+		return messageSize(e)
+	case *a2a.Task:
+		n := messageSize(e.Status.Message)
+		for _, m := range e.History {
+			n += messageSize(m)
+		}
+		for _, a := range e.Artifacts {
+			if a != nil {
+				n += partsSize(a.Parts)
+			}
+		}
+		return n
+	case *a2a.TaskStatusUpdateEvent:
+		return messageSize(e.Status.Message)
+	case *a2a.TaskArtifactUpdateEvent:
+		if e.Artifact != nil {
+			return partsSize(e.Artifact.Parts)
+		}
+	}
+	return 0
+}
+
+const partOverhead = 64
+
+func messageSize(m *a2a.Message) int64 {
+	if m == nil {
+		return 0
+	}
+	return partOverhead + partsSize(m.Parts)
+}
+
+func partsSize(parts a2a.ContentParts) int64 {
+	var n int64
+	for _, p := range parts {
+		n += partOverhead
+		if p == nil {
+			continue
+		}
+		n += int64(len(p.Filename) + len(p.MediaType))
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			n += int64(len(c))
+		case a2a.Raw:
+			n += int64(len(c))
+		case a2a.URL:
+			n += int64(len(c))
+		case a2a.Data:
+			j, _ := json.Marshal(c.Value)
+			n += int64(len(j))
+		}
+	}
+	return n
+}
+
+// addArtifact adds or grows an artifact of t, and returns by how many
+// bytes (partsSize) t's artifacts grew (less than zero if a replaced one
+// was larger).
+func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) int64 {
+	grew := partsSize(e.Artifact.Parts)
 	for i, a := range t.Artifacts {
 		if a.ID == e.Artifact.ID {
 			if e.Append {
@@ -683,12 +802,14 @@ func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) {
 				c.Parts = append(a.Parts, e.Artifact.Parts...)
 				t.Artifacts[i] = &c
 			} else {
+				grew -= partsSize(a.Parts)
 				t.Artifacts[i] = e.Artifact
 			}
-			return
+			return grew
 		}
 	}
 	t.Artifacts = append(t.Artifacts, e.Artifact)
+	return grew
 }
 
 func textOfMessage(m *a2a.Message) string {

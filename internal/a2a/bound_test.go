@@ -1,0 +1,143 @@
+package a2a
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach"
+)
+
+// TestA2AFloodFailsTheTask: an agent that streams an artifact without end
+// has the task failed at reach once what reach keeps of it passes
+// MaxTaskBytes; the caller's stream ends with that state, its text saying
+// the bound and what to do; the agent's stream is let go and the agent
+// told to cancel; and the task keeps nothing of the flood.
+func TestA2AFloodFailsTheTask(t *testing.T) {
+	const limit = 1 << 20
+	h := newHarnessWith(t, func(o *Options) { o.MaxTaskBytes = limit }, nil, "worker")
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("flood"))
+	var last a2a.Event
+	var id a2a.TaskID
+	for ev, err := range h.client("worker", "alice", false).SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: m}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		last = ev
+		if tk, ok := ev.(*a2a.Task); ok {
+			id = tk.ID
+		}
+	}
+	// The caller's stream ends with the task's status, or (its events
+	// let go with the rest) the task as it stands.
+	var status a2a.TaskStatus
+	switch e := last.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		status = e.Status
+	case *a2a.Task:
+		status = e.Status
+		if len(e.Artifacts) != 0 {
+			t.Errorf("the stream's last task has %d artifacts, want none kept", len(e.Artifacts))
+		}
+	default:
+		t.Fatalf("the stream ended with %T, want the task's status", last)
+	}
+	if status.State != a2a.TaskStateFailed {
+		t.Fatalf("the stream ended with %s, want FAILED", status.State)
+	}
+	if text := textOfMessage(status.Message); !strings.Contains(text, fmt.Sprintf("over %d bytes", limit)) || !strings.Contains(text, "shorter answer") {
+		t.Errorf("the failure says %q, want the bound and what to do", text)
+	}
+	select {
+	case n := <-h.agents["worker"].flooded:
+		if n*64<<10 > 64*limit {
+			t.Errorf("the agent streamed %d chunks before its stream was let go", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's stream was never let go")
+	}
+	eventually(t, "the agent told to cancel", func() bool { return len(h.agents["worker"].canceled()) == 1 })
+	if kinds := h.audit.kinds(id); !slices.Contains(kinds, "state:"+string(a2a.TaskStateFailed)) {
+		t.Errorf("audited %v, want the failure recorded", kinds)
+	}
+	tk, err := h.client("worker", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Status.State != a2a.TaskStateFailed || len(tk.Artifacts) != 0 {
+		t.Errorf("GetTask: %s with %d artifacts, want FAILED with none (reach's record, not the agent's view)", tk.Status.State, len(tk.Artifacts))
+	}
+}
+
+// TestTaskHeldIsBounded: a task fed 64 MiB of artifact chunks (each its
+// own memory) holds at most about MaxTaskBytes of them while it lives: the
+// heap, after a collection, grows by less than 8 MiB with a 1 MiB bound
+// (by 64 MiB and more without it).
+func TestTaskHeldIsBounded(t *testing.T) {
+	const limit = 1 << 20
+	rt := reach.New(nil)
+	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, MaxTaskBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	tk := newTask(g, g.agents["a"], Owner{})
+	tk.id, tk.ctxID = "task-1", "ctx-1"
+	tk.snap = &a2a.Task{ID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	tk.state = a2a.TaskStateWorking
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 1024 {
+		tk.apply(&a2a.TaskArtifactUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Append: i > 0,
+			Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", 64<<10))}}})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	tk.mu.Lock()
+	state, held, fed := tk.state, tk.held, tk.fed
+	tk.mu.Unlock()
+	runtime.KeepAlive(tk)
+	if state != a2a.TaskStateFailed {
+		t.Errorf("the task is %s after 64 MiB of chunks, want FAILED", state)
+	}
+	if held > limit || fed > limit {
+		t.Errorf("the task holds %d bytes, its feed %d, want at most %d", held, fed, limit)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d bytes, want under 8 MiB", grew)
+	}
+}
+
+// TestTaskOverTheBoundWhole: a task that comes over MaxTaskBytes in one
+// piece (a polled agent's GetTask, a stream's first event), even completed,
+// is failed at reach and kept without its artifacts.
+func TestTaskOverTheBoundWhole(t *testing.T) {
+	const limit = 1 << 20
+	rt := reach.New(nil)
+	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, MaxTaskBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	tk := newTask(g, g.agents["a"], Owner{})
+	big := &a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+		Artifacts: []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", 2*limit))}}}}
+	tk.apply(big)
+	v := tk.snapshot()
+	if v == nil || v.Status.State != a2a.TaskStateFailed || len(v.Artifacts) != 0 {
+		t.Fatalf("the task is %+v, want FAILED with no artifact", v)
+	}
+	if text := statusText(v); !strings.Contains(text, fmt.Sprintf("over %d bytes", limit)) {
+		t.Errorf("the failure says %q, want the bound", text)
+	}
+	if evs := tk.feed; len(evs) != 1 || !final(evs[0]) {
+		t.Errorf("the feed is %d events, want the failed task alone", len(evs))
+	}
+}
