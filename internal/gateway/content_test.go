@@ -153,6 +153,22 @@ func TestContentUnderPolicies(t *testing.T) {
 	if err := sessionAs(t, url, keys["alice"]).Subscribe(ctx, &mcp.SubscribeParams{URI: "doc://public"}); err != nil {
 		t.Errorf("alice's subscription: %v", err)
 	}
+	// With the upstream subscribed for alice already, bob's subscription
+	// would ride on hers without asking the upstream: it is refused all
+	// the same. A completion of a resource template's argument is asked
+	// as the template.
+	before = asked.Load()
+	refused("resources/subscribe to a resource the upstream sends already", bobOld.Subscribe(ctx, &mcp.SubscribeParams{URI: "doc://public"}))
+	_, err = bob.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "doc://pages/{n}"},
+		Argument: mcp.CompleteParamsArgument{Name: "n", Value: "1"}})
+	refused("completion/complete of a resource template", err)
+	if n := asked.Load() - before; n != 0 {
+		t.Errorf("the upstream was asked %d times for bob", n)
+	}
+	if c, err := alice.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "doc://pages/{n}"},
+		Argument: mcp.CompleteParamsArgument{Name: "n", Value: "1"}}); err != nil || !slices.Contains(c.Completion.Values, "world") {
+		t.Errorf("alice's completion of a resource template: %v, %v", c, err)
+	}
 	before = asked.Load()
 	_, err = alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "doc://secret"})
 	var je *jsonrpc.Error
