@@ -834,25 +834,26 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 }
 
 // stopEndedBelow finishes the stop of the stored request r below it: a
-// live stop stores r stopped (durable), then stops each sub-request, which
-// stores it stopped and runs its undos; a sub-request that a stop's
-// cancellation ended first is stored ended. A crash between r's stop and
-// theirs leaves them so: each sub-request stored ended at or after r's
-// stop comes back stopped, with r's cause, its undos run (as the stop
-// would have), and so on below it. One that ended before the stop keeps
-// its end. The running ones are the recovery's own (inherited).
+// live stop stores r stopped (durable), then stops each of its
+// sub-requests, ended or not (a stop undoes the whole chain below it: a
+// sub-agent's finished work too), which stores each stopped and runs its
+// undos. A crash between r's stop and theirs leaves them as they were:
+// each sub-request stored ended comes back stopped, with r's cause, its
+// undos run (as the stop would have), and so on below it; one the stop
+// reached before the crash is stored stopped already, and is not undone
+// again. The running ones are the recovery's own (inherited). No clock is
+// compared: whichever instance ended a sub-request, it is undone once.
 func stopEndedBelow(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Idempotency, r *store.Request,
 	dead map[[2]string]bool, rep *Report, depth int) error {
 	if depth >= 64 { // delegation depth, bounded against a loop in bad records
 		return nil
 	}
-	at := DecodeCause(r.Cause).At
 	subs, err := st.ListRequests(ctx, store.RequestFilter{Parent: r.ID, Limit: 100000})
 	if err != nil {
 		return fmt.Errorf("listing the sub-requests of stopped request %s: %w", r.ID, err)
 	}
 	for _, c := range subs {
-		if c.State != "ended" || c.Ended.Before(at) {
+		if c.State != "ended" {
 			continue
 		}
 		if _, _, err := undoStored(ctx, st, rt, idem, c, dead, rep); err != nil {
