@@ -113,7 +113,7 @@ func (u *upstream) mirror(ctx context.Context) {
 		if res, err := cs.ListPrompts(lctx, nil); err == nil {
 			now.prompts = map[string]*mcp.Prompt{}
 			for _, pr := range res.Prompts {
-				if string(p.redactor.Values([]byte(pr.Name))) != pr.Name {
+				if p.redactor.Spells(u.prefix() + pr.Name) {
 					continue // a name is shown as it is, and masked could not be got (see setToolsLocked)
 				}
 				exposed := *masked(pr, p.redactor.Values)

@@ -462,11 +462,12 @@ func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
 			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
 			continue
 		}
-		if m := string(u.p.redactor.Values([]byte(name))); m != name {
+		if u.p.redactor.Spells(name) {
 			// A name is shown as it is, to every client's model, and
 			// masked it could not be called: a tool whose name spells a
-			// secret is not offered.
-			u.log.Warn("tool skipped: its name holds a secret", "tool", m)
+			// secret is not offered. One that only ends in a secret's
+			// start is (no text cut mid-secret: Values would mask it).
+			u.log.Warn("tool skipped: its name holds a secret", "tool", string(u.p.redactor.Values([]byte(name))))
 			continue
 		}
 		now[name] = t

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,11 +57,18 @@ func TestErrorBodyCutInsideSecretMasked(t *testing.T) {
 
 // TestToolNamedBySecretSkipped: an upstream's tool whose name spells a
 // secret (a masked name could not be called) is not offered: its name went
-// to every client's model as it was, the rest of its definition masked.
+// to every client's model as it was, the rest of its definition masked. A
+// name that only ends in a secret's start is offered: the redactor masks
+// such an end in a text (cut mid-secret), and the check asked it, so a
+// header secret flood-test hid the tool f__flood.
 func TestToolNamedBySecretSkipped(t *testing.T) {
 	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
 	s := echoServer()
 	mcp.AddTool(s, &mcp.Tool{Name: "key_" + secret, Description: "Its name is a key."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: secret[:12], Description: "Its name begins the key."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{}, nil, nil
 		})
@@ -75,7 +83,8 @@ func TestToolNamedBySecretSkipped(t *testing.T) {
 	for _, tool := range p.Tools() {
 		names = append(names, tool.Name)
 	}
-	if len(names) != 1 || names[0] != "up__echo" {
-		t.Errorf("tools %q, want up__echo alone", names)
+	slices.Sort(names)
+	if want := []string{"up__echo", "up__" + secret[:12]}; !slices.Equal(names, want) {
+		t.Errorf("tools %q, want %q", names, want)
 	}
 }
