@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/redact"
@@ -86,5 +87,37 @@ func TestToolNamedBySecretSkipped(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{"up__echo", "up__" + secret[:12]}; !slices.Equal(names, want) {
 		t.Errorf("tools %q, want %q", names, want)
+	}
+}
+
+// TestPromptNamedBySecretSkipped: prompts share the tools' name check: one
+// whose name holds a secret is not put on the gateway's server, one whose
+// name only begins it is.
+func TestPromptNamedBySecretSkipped(t *testing.T) {
+	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
+	s := echoServer()
+	for _, name := range []string{"key_" + secret, secret[:12]} {
+		s.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}}, red)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a bound on a hang, no speed asked
+	defer cancel()
+	for p.Owner(true, "up__"+secret[:12]) == "" {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the prompt named by a secret's start was not offered")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if o := p.Owner(true, "up__key_"+secret); o != "" {
+		t.Errorf("the prompt named by the secret is offered, by %q", o)
 	}
 }
