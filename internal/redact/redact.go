@@ -342,3 +342,26 @@ func (r *Redactor) blocks(texts []string, set *secretSet, full bool) []string {
 	}
 	return out
 }
+
+// Spells reports whether the name s holds a registered value whole: as it
+// is or in a form the text rules find (escaped, percent-encoded, with
+// character references, in base64). Unlike Values, an end of s that only
+// begins a value does not count: a name is whole, no text cut in the
+// middle of a secret.
+func (r *Redactor) Spells(s string) bool {
+	set := r.secrets.Load()
+	b := unsafeBytes(s)
+	if len(set.secs) == 0 || !r.mayMask(b, set, false) {
+		return false
+	}
+	if len(valueEdits(nil, b, set, false)) > 0 || len(escapedEdits(nil, b, set, false)) > 0 {
+		return true
+	}
+	if bytes.IndexByte(b, '\\') >= 0 {
+		// A name that is an escaped JSON string spells what it stands for.
+		if u, ok := appendUnescaped(nil, b); ok && len(u) < len(b) {
+			return r.Spells(string(u))
+		}
+	}
+	return false
+}

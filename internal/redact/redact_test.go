@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -449,6 +450,39 @@ func TestCutInsideEscapedSecret(t *testing.T) {
 	} {
 		if out := r.RedactString(in); strings.Contains(out, "Zq81") {
 			t.Errorf("RedactString(%s) = %s: the start of the secret is there", in, out)
+		}
+	}
+}
+
+// A name spells a secret when it holds one whole, in a form the rules
+// know; one that only ends in its start does not, though Values masks
+// such an end (a text cut mid-secret).
+func TestSpells(t *testing.T) {
+	many := []string{"flood-test"}
+	for i := range 40 { // enough forms that the redactor indexes them
+		many = append(many, fmt.Sprintf("other-secret-%02d", i))
+	}
+	for _, secrets := range [][]string{{"flood-test"}, many} {
+		r := mustNew(t, &redact.Options{Secrets: secrets})
+		for _, c := range []struct {
+			name string
+			want bool
+		}{
+			{"f__flood", false},
+			{"f__flood-tes", false},
+			{"flood", false},
+			{"f__get", false},
+			{"f__flood-test", true},
+			{"flood-test_x", true},
+			{"a_flood%2Dtest", true},
+			{`a_flood\u002dtest`, true},
+		} {
+			if got := r.Spells(c.name); got != c.want {
+				t.Errorf("%d secrets: Spells(%q) = %v, want %v", len(secrets), c.name, got, c.want)
+			}
+		}
+		if m := string(r.Values([]byte("f__flood"))); m == "f__flood" {
+			t.Errorf("Values no longer masks a text's cut end: %q", m)
 		}
 	}
 }

@@ -113,7 +113,7 @@ func (u *upstream) mirror(ctx context.Context) {
 		if res, err := cs.ListPrompts(lctx, nil); err == nil {
 			now.prompts = map[string]*mcp.Prompt{}
 			for _, pr := range res.Prompts {
-				if string(p.redactor.Values([]byte(pr.Name))) != pr.Name {
+				if p.redactor.Spells(u.prefix() + pr.Name) {
 					continue // a name is shown as it is, and masked could not be got (see setToolsLocked)
 				}
 				exposed := *masked(pr, p.redactor.Values)
@@ -364,19 +364,19 @@ func (p *Pool) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		}
 	}
 	p.subMu.Unlock()
-	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) error {
+	return p.eachSubscribable(ctx, func(u *upstream, cs *mcp.ClientSession) (bool, error) {
 		if err := u.guarded(ctx, req, "read_resource", false, uri); err != nil {
-			return err
+			return true, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, u.timeout())
 		defer cancel()
 		if err := cs.Subscribe(sctx, &mcp.SubscribeParams{Meta: upstreamMeta(req.Params.Meta), URI: uri}); err != nil {
-			return err
+			return false, err
 		}
 		p.subMu.Lock()
 		u.addSubLocked(uri, ss)
 		p.subMu.Unlock()
-		return nil
+		return false, nil
 	})
 }
 
@@ -510,9 +510,12 @@ func (u *upstream) resubscribe(cs *mcp.ClientSession) {
 }
 
 // eachSubscribable tries f on every upstream that takes resource
-// subscriptions until one succeeds.
-func (p *Pool) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.ClientSession) error) error {
-	var last error = errors.New("no upstream serves this resource")
+// subscriptions, until one succeeds. f reports whether its error is a
+// refusal (the guard's): the first refusal is returned over any upstream's
+// error, as Complete does, so that a client learns it was refused and not
+// that a later upstream failed; an upstream's error is masked.
+func (p *Pool) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.ClientSession) (refusal bool, err error)) error {
+	var last, refused error = errors.New("no upstream serves this resource"), nil
 	for _, u := range p.ups {
 		cs, err := u.session(ctx)
 		if err != nil {
@@ -522,11 +525,20 @@ func (p *Pool) eachSubscribable(ctx context.Context, f func(*upstream, *mcp.Clie
 		if c := cs.InitializeResult().Capabilities; c == nil || c.Resources == nil || !c.Resources.Subscribe {
 			continue
 		}
-		if last = f(u, cs); last == nil {
+		r, err := f(u, cs)
+		if err == nil {
 			return nil
 		}
+		if r {
+			refused = cmp.Or(refused, err)
+		} else {
+			last = err
+		}
 	}
-	return last
+	if refused != nil {
+		return refused
+	}
+	return p.maskedErr(last)
 }
 
 // capabilities returns what the upstream declared, if it is connected.

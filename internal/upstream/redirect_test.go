@@ -3,6 +3,7 @@ package upstream
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sync"
 	"testing"
@@ -45,5 +46,55 @@ func TestUpstreamHeadersNotSentToRedirectTarget(t *testing.T) {
 	}
 	if slices.Contains(seen, "Bearer s3cret") || slices.Contains(seen, "k3y") {
 		t.Errorf("the host the upstream redirected to got its credentials: %q", seen)
+	}
+}
+
+// headerSeen is a base transport that records the Authorization header of
+// the last request it took.
+type headerSeen struct{ auth string }
+
+func (h *headerSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.auth = r.Header.Get("Authorization")
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+}
+
+// An upstream's headers go to its own origin and to the upgrade to https
+// of the same host, which an http upstream's redirect to https asks for
+// (its default port 80 to https's 443, any other port to itself): sent
+// to the origin's exact scheme and host alone, the redirected request went
+// without them and got the upstream's 401. Never to another host or port,
+// never down from https to http.
+func TestUpstreamHeadersFollowRedirectToHTTPS(t *testing.T) {
+	for _, c := range []struct {
+		upstream, to string
+		sent         bool
+	}{
+		{"http://h.example/mcp", "http://h.example/mcp", true},
+		{"http://h.example/mcp", "https://h.example/mcp", true},
+		{"http://h.example/mcp", "https://H.example:443/mcp", true},
+		{"http://h.example:80/mcp", "https://h.example/mcp", true},
+		{"http://h.example:8080/mcp", "https://h.example:8080/mcp", true},
+		{"https://h.example/mcp", "https://h.example:443/x", true},
+		{"http://h.example/mcp", "https://h.example:8443/mcp", false},
+		{"http://h.example:8080/mcp", "https://h.example/mcp", false},
+		{"http://h.example/mcp", "https://other.example/mcp", false},
+		{"http://h.example/mcp", "https://h.example.other.example/mcp", false},
+		{"https://h.example/mcp", "http://h.example/mcp", false},
+		{"https://h.example:8443/mcp", "http://h.example:8443/mcp", false},
+		{"http://h.example:8080/mcp", "http://h.example:8081/mcp", false},
+	} {
+		o, _ := url.Parse(c.upstream)
+		base := &headerSeen{}
+		ht := &headerTransport{base: base, headers: map[string]config.Secret{"Authorization": "Bearer s3cret"}, scheme: o.Scheme, host: o.Host}
+		req, err := http.NewRequest(http.MethodPost, c.to, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ht.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if sent := base.auth == "Bearer s3cret"; sent != c.sent {
+			t.Errorf("upstream %s, request to %s: headers sent %v, want %v", c.upstream, c.to, sent, c.sent)
+		}
 	}
 }

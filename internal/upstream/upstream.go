@@ -165,7 +165,7 @@ type headerTransport struct {
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Scheme != t.scheme || !strings.EqualFold(r.URL.Host, t.host) {
+	if !t.sends(r.URL) {
 		return t.base.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
@@ -173,6 +173,43 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v.Reveal())
 	}
 	return t.base.RoundTrip(r)
+}
+
+// sends reports whether the configured headers go with a request to u:
+// to the upstream's origin (its scheme, host and port, a default port
+// written or not), or to its upgrade to https on the same host, which a
+// redirect from http asks for: http's port 80 (written or not) to https's
+// 443, any other port to itself. Never to another host, or port, and never
+// down from https to http.
+func (t *headerTransport) sends(u *url.URL) bool {
+	o := url.URL{Scheme: t.scheme, Host: t.host}
+	if !strings.EqualFold(u.Hostname(), o.Hostname()) {
+		return false
+	}
+	switch {
+	case u.Scheme == o.Scheme:
+		return portOf(u) == portOf(&o)
+	case o.Scheme == "http" && u.Scheme == "https":
+		if p := portOf(&o); p != "80" {
+			return portOf(u) == p
+		}
+		return portOf(u) == "443"
+	}
+	return false
+}
+
+// portOf returns u's port, or its scheme's default (http 80, https 443).
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 // safeEnv lists the variables of the gateway's environment that a stdio
@@ -462,11 +499,12 @@ func (u *upstream) setToolsLocked(tools []*mcp.Tool) {
 			u.log.Warn("tool skipped: its name is not usable", "tool", t.Name)
 			continue
 		}
-		if m := string(u.p.redactor.Values([]byte(name))); m != name {
+		if u.p.redactor.Spells(name) {
 			// A name is shown as it is, to every client's model, and
 			// masked it could not be called: a tool whose name spells a
-			// secret is not offered.
-			u.log.Warn("tool skipped: its name holds a secret", "tool", m)
+			// secret is not offered. One that only ends in a secret's
+			// start is (no text cut mid-secret: Values would mask it).
+			u.log.Warn("tool skipped: its name holds a secret", "tool", string(u.p.redactor.Values([]byte(name))))
 			continue
 		}
 		now[name] = t

@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/redact"
@@ -56,11 +58,18 @@ func TestErrorBodyCutInsideSecretMasked(t *testing.T) {
 
 // TestToolNamedBySecretSkipped: an upstream's tool whose name spells a
 // secret (a masked name could not be called) is not offered: its name went
-// to every client's model as it was, the rest of its definition masked.
+// to every client's model as it was, the rest of its definition masked. A
+// name that only ends in a secret's start is offered: the redactor masks
+// such an end in a text (cut mid-secret), and the check asked it, so a
+// header secret flood-test hid the tool f__flood.
 func TestToolNamedBySecretSkipped(t *testing.T) {
 	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
 	s := echoServer()
 	mcp.AddTool(s, &mcp.Tool{Name: "key_" + secret, Description: "Its name is a key."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: secret[:12], Description: "Its name begins the key."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{}, nil, nil
 		})
@@ -75,7 +84,40 @@ func TestToolNamedBySecretSkipped(t *testing.T) {
 	for _, tool := range p.Tools() {
 		names = append(names, tool.Name)
 	}
-	if len(names) != 1 || names[0] != "up__echo" {
-		t.Errorf("tools %q, want up__echo alone", names)
+	slices.Sort(names)
+	if want := []string{"up__echo", "up__" + secret[:12]}; !slices.Equal(names, want) {
+		t.Errorf("tools %q, want %q", names, want)
+	}
+}
+
+// TestPromptNamedBySecretSkipped: prompts share the tools' name check: one
+// whose name holds a secret is not put on the gateway's server, one whose
+// name only begins it is.
+func TestPromptNamedBySecretSkipped(t *testing.T) {
+	const secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
+	s := echoServer()
+	for _, name := range []string{"key_" + secret, secret[:12]} {
+		s.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	red, err := redact.New(&redact.Options{Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPoolMasking(t, &config.Config{Upstreams: []config.Upstream{{Name: "up", URL: srv.URL}}}, red)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a bound on a hang, no speed asked
+	defer cancel()
+	for p.Owner(true, "up__"+secret[:12]) == "" {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the prompt named by a secret's start was not offered")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if o := p.Owner(true, "up__key_"+secret); o != "" {
+		t.Errorf("the prompt named by the secret is offered, by %q", o)
 	}
 }
