@@ -447,9 +447,6 @@ func (s *Server) inlineWatched(ctx *fasthttp.RequestCtx) {
 	s.runInline(ctx, c, s.handler, int64(len(ctx.PostBody())))
 }
 
-// serveError answers what fasthttp refuses before the handler: a body over
-// the limit as the handler does (after the checks that come before the
-// limit), anything else as fasthttp does.
 // sentContentLength reports whether raw request headers hold a
 // Content-Length field (fasthttp forgets it when Transfer-Encoding is
 // chunked).
@@ -479,6 +476,9 @@ func twoFramings(ctx *fasthttp.RequestCtx) {
 	ctx.SetConnectionClose()
 }
 
+// serveError answers what fasthttp refuses before the handler: a body over
+// the limit as the handler does (after the checks that come before the
+// limit), anything else as fasthttp does.
 func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		if len(ctx.Request.Header.Host()) == 0 {
