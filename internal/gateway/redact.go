@@ -214,3 +214,23 @@ func (h redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h redactHandler) WithGroup(name string) slog.Handler {
 	return redactHandler{h.h.WithGroup(name), h.r}
 }
+
+// maskedError is an error whose text is masked by the redactor; errors.Is
+// and errors.As still see the error it masks.
+type maskedError struct {
+	err error
+	msg string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// maskError returns err with its text masked by red, err itself when
+// nothing in it is secret.
+func maskError(red *redact.Redactor, err error) error {
+	msg := err.Error()
+	if masked := red.RedactString(msg); masked != msg {
+		return &maskedError{err, masked}
+	}
+	return err
+}
