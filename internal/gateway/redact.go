@@ -14,7 +14,8 @@ import (
 
 // newRedactor makes the gateway's one redactor (P6), with every secret of
 // the configuration registered: the secrets file's values and every
-// upstream header and env value and the model's key. The runtime masks
+// upstream header and env value, the model's key, and the credentials in
+// the upstreams', agents' and model's URLs (urlSecrets). The runtime masks
 // with it what it lets out (results and errors for the model, what frames
 // keep and events carry, for the API, the graph, the UI and the audit
 // log), the approval queue what it shows, the model proxy the answers it
@@ -34,6 +35,9 @@ func newRedactor(c *config.Config) (*redact.Redactor, error) {
 	}
 	for _, u := range c.Upstreams {
 		vals = append(vals, urlSecrets(r, u.URL, true)...)
+	}
+	for _, a := range c.Agents { // an agent's errors quote its card's URL, with its query
+		vals = append(vals, urlSecrets(r, a.URL, true)...)
 	}
 	if c.Model != nil { // a model's path names a deployment (gpt-4o-2024-08-06), no credential
 		vals = append(vals, urlSecrets(r, c.Model.BaseURL, false)...)
