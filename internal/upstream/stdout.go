@@ -22,7 +22,7 @@ import (
 // never reachable; the reference clients skip the line and read on. So
 // commandTransport runs the command itself and the SDK reads its stdout
 // through jsonLines, which passes on the lines that are JSON-RPC messages
-// (or batches) and logs and drops the others.
+// and logs and drops the others.
 
 // commandTransport is the SDK's command transport with stdout filtered.
 type commandTransport struct {
@@ -163,15 +163,13 @@ func (j *jsonLines) line() ([]byte, error) {
 	}
 }
 
-// message reports whether a line is a JSON-RPC message, or a batch (the SDK
-// decides what to do with one).
+// message reports whether a line is a JSON-RPC message. A batch is not:
+// the protocol reach speaks to upstreams (mcpwire.SessionProtocol) has
+// none, and the SDK closed the connection on one.
 func (j *jsonLines) message(line []byte) bool {
 	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
+	if len(line) == 0 || line[0] != '{' {
 		return false
-	}
-	if line[0] == '[' {
-		return true
 	}
 	_, err := jsonrpc.DecodeMessage(line)
 	return err == nil
