@@ -210,6 +210,12 @@ func (s *stdioLines) check(line []byte) []byte {
 				fmt.Sprintf(`line %d is not a JSON-RPC 2.0 message (%v); send {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}`, s.line, err))
 			return nil
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && nullID(line) {
+			// The SDK would run it as a notification, and its client would
+			// wait for the answer for ever.
+			s.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("line %d: a request's id must not be null; send it again with a string or an integer id (or without id, for a notification)", s.line))
+			return nil
+		}
 		s.passing(msg)
 		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 			var p struct {
@@ -352,6 +358,14 @@ func (s *stdioLines) refuse(id json.RawMessage, code int64, msg string) {
 	e, _ := json.Marshal(&jsonrpc.Error{Code: code, Message: msg})
 	fmt.Fprintf(s.out, `{"jsonrpc":"2.0","id":%s,"error":%s}`+"\n", id, e)
 	s.log.Warn("a line from the client is not a message; answered with an error and skipped", "line", s.line, "code", code)
+}
+
+// nullID reports whether a message's id member is there and null.
+func nullID(line []byte) bool {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(line, &probe) == nil && string(probe.ID) == "null"
 }
 
 // requestID returns the id of a JSON object that has a string or number

@@ -102,6 +102,9 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 	// call not run.
 	expectError(`{"jsonrpc":"2.0","id":1234567890123456789,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1002"}}}`, -32600, "1234567890123456789")
 	expectError(`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "1.5")
+	// A request whose id is null (MCP: an id MUST NOT be null) was run as
+	// a notification and never answered: the client waited for ever.
+	expectError(`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1002"}}}`, -32600, "null")
 	expectError(strings.Repeat("[", 100000)+strings.Repeat("]", 100000), -32700, "null")
 	s.send(`   `)
 	s.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"1002"}}}`)

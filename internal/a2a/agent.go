@@ -133,11 +133,11 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	resp, err := a.g.opts.HTTPClient.Do(req)
 	if err != nil {
-		return nil, &unreachable{fmt.Errorf("agent %s does not answer at %s: %w", a.cfg.Name, u, errors.Unwrap(err))}
+		return nil, &unreachable{fmt.Errorf("agent %s does not answer at %s: %w", a.cfg.Name, shownURL(u), errors.Unwrap(err))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &unreachable{fmt.Errorf("agent %s: GET %s answered %s", a.cfg.Name, u, resp.Status)}
+		return nil, &unreachable{fmt.Errorf("agent %s: GET %s answered %s", a.cfg.Name, shownURL(u), resp.Status)}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
 	if err != nil {
@@ -186,7 +186,7 @@ func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 			continue
 		}
 		if u, err := url.Parse(i.URL); err == nil && (u.Scheme != base.Scheme || u.Host != base.Host) {
-			warnings = append(warnings, fmt.Sprintf("agent %s: its card sends JSON-RPC to %s, not to the configured %s; reach follows the card", a.cfg.Name, i.URL, a.cfg.URL))
+			warnings = append(warnings, fmt.Sprintf("agent %s: its card sends JSON-RPC to %s, not to the configured %s; reach follows the card", a.cfg.Name, shownURL(i.URL), shownURL(a.cfg.URL)))
 		}
 	}
 	if !card.Capabilities.Streaming {
@@ -195,8 +195,27 @@ func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 	return warnings, nil
 }
 
+// shownURL is how an agent's URL is quoted (errors, warnings, GET
+// /v1/agents, the model's refusals): its query, which may hold its key
+// (?key=...), as "?…", its user information as "xxxxx", no fragment.
+func shownURL(s string) string {
+	p, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if p.User != nil {
+		p.User = url.User("xxxxx")
+	}
+	query := ""
+	if p.RawQuery != "" || p.ForceQuery {
+		query = "?…"
+	}
+	p.RawQuery, p.ForceQuery, p.Fragment, p.RawFragment = "", false, "", ""
+	return p.String() + query
+}
+
 func (a *agent) status(ctx context.Context) Status {
-	s := Status{Name: a.cfg.Name, URL: a.cfg.URL, Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
+	s := Status{Name: a.cfg.Name, URL: shownURL(a.cfg.URL), Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
 		Key: a.cfg.Key, Budget: budgetView(a.cfg.Budget), LiveTasks: a.g.tasks.live(a.cfg.Name)}
 	if s.Reentrancy == "" {
 		s.Reentrancy = "non_reentrant"

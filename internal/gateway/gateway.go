@@ -154,7 +154,7 @@ type Gateway struct {
 // overrides, the MCP server and the HTTP handler. It fails, with the line
 // of the configuration at fault where there is one, on anything that would
 // not work; Close it when done.
-func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, error) {
+func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, err error) {
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
@@ -169,6 +169,14 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*Gateway, erro
 	if err != nil {
 		return nil, err
 	}
+	// An error quotes what failed: an upstream's URL, whose query may hold
+	// its key, an agent's, the store's. The log and the banner mask them;
+	// so does the error, which serve and validate print.
+	defer func() {
+		if err != nil {
+			err = maskError(red, err)
+		}
+	}()
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)

@@ -14,7 +14,8 @@ import (
 
 // newRedactor makes the gateway's one redactor (P6), with every secret of
 // the configuration registered: the secrets file's values and every
-// upstream header and env value and the model's key. The runtime masks
+// upstream header and env value, the model's key, and the credentials in
+// the upstreams', agents' and model's URLs (urlSecrets). The runtime masks
 // with it what it lets out (results and errors for the model, what frames
 // keep and events carry, for the API, the graph, the UI and the audit
 // log), the approval queue what it shows, the model proxy the answers it
@@ -34,6 +35,9 @@ func newRedactor(c *config.Config) (*redact.Redactor, error) {
 	}
 	for _, u := range c.Upstreams {
 		vals = append(vals, urlSecrets(r, u.URL, true)...)
+	}
+	for _, a := range c.Agents { // an agent's errors quote its card's URL, with its query
+		vals = append(vals, urlSecrets(r, a.URL, true)...)
 	}
 	if c.Model != nil { // a model's path names a deployment (gpt-4o-2024-08-06), no credential
 		vals = append(vals, urlSecrets(r, c.Model.BaseURL, false)...)
@@ -213,4 +217,24 @@ func (h redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h redactHandler) WithGroup(name string) slog.Handler {
 	return redactHandler{h.h.WithGroup(name), h.r}
+}
+
+// maskedError is an error whose text is masked by the redactor; errors.Is
+// and errors.As still see the error it masks.
+type maskedError struct {
+	err error
+	msg string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// maskError returns err with its text masked by red, err itself when
+// nothing in it is secret.
+func maskError(red *redact.Redactor, err error) error {
+	msg := err.Error()
+	if masked := red.RedactString(msg); masked != msg {
+		return &maskedError{err, masked}
+	}
+	return err
 }

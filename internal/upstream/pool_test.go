@@ -172,7 +172,7 @@ func TestStdioUpstreamEnvironmentIsItsOwn(t *testing.T) {
 	p := newPool(t, &config.Config{})
 	for _, env := range []map[string]config.Secret{nil, {"OWN": "yes"}} {
 		u := p.newUpstream(0, config.Upstream{Name: "x", Command: []string{"env"}, Env: env})
-		cmd := u.transport().(*inOrder).Transport.(*mcp.CommandTransport).Command
+		cmd := u.transport().(*inOrder).Transport.(*commandTransport).cmd
 		if cmd.Env == nil { // exec would pass on the gateway's whole environment
 			t.Errorf("env %v: the upstream inherits the gateway's environment", env)
 		}

@@ -237,7 +237,7 @@ func (u *upstream) transport() mcp.Transport {
 		cmd.Env = append(cmd.Env, k+"="+v.Reveal())
 	}
 	cmd.Stderr = &lineLogger{log: u.log}
-	return &inOrder{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, u: u}
+	return &inOrder{Transport: &commandTransport{cmd: cmd, grace: 2 * time.Second, log: u.log}, u: u}
 }
 
 func (u *upstream) timeout() time.Duration {
