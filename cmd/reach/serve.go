@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/redact"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -310,21 +310,7 @@ func servedTools(g *gateway.Gateway) []reach.Tool {
 // "xxxxx" (as [url.URL.Redacted] shows a password; a user name alone can be
 // a key too), its query, which may hold a key (?api-key=...), as "?…", and
 // no fragment.
-func bannerURL(s string) string {
-	p, err := url.Parse(s)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	if p.User != nil {
-		p.User = url.User("xxxxx")
-	}
-	query := ""
-	if p.RawQuery != "" || p.ForceQuery {
-		query = "?…"
-	}
-	p.RawQuery, p.ForceQuery, p.Fragment, p.RawFragment = "", false, "", ""
-	return printable(p.String()) + query
-}
+func bannerURL(s string) string { return printable(redact.ShownURL(s)) }
 
 func newValidate() *cobra.Command {
 	var configPath string

@@ -21,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/agentreach/reach/internal/redact"
 )
 
 // maxCardBytes bounds an agent card the gateway reads.
@@ -198,21 +199,7 @@ func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 // shownURL is how an agent's URL is quoted (errors, warnings, GET
 // /v1/agents, the model's refusals): its query, which may hold its key
 // (?key=...), as "?…", its user information as "xxxxx", no fragment.
-func shownURL(s string) string {
-	p, err := url.Parse(s)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	if p.User != nil {
-		p.User = url.User("xxxxx")
-	}
-	query := ""
-	if p.RawQuery != "" || p.ForceQuery {
-		query = "?…"
-	}
-	p.RawQuery, p.ForceQuery, p.Fragment, p.RawFragment = "", false, "", ""
-	return p.String() + query
-}
+func shownURL(s string) string { return redact.ShownURL(s) }
 
 func (a *agent) status(ctx context.Context) Status {
 	s := Status{Name: a.cfg.Name, URL: shownURL(a.cfg.URL), Path: "/a2a/" + a.cfg.Name, Reentrancy: string(a.cfg.Reentrancy),
