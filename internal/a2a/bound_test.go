@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-
-	"github.com/agentreach/reach"
 )
 
 // TestA2AFloodFailsTheTask: an agent that streams an artifact without end
@@ -80,16 +78,7 @@ func TestA2AFloodFailsTheTask(t *testing.T) {
 // (by 64 MiB and more without it).
 func TestTaskHeldIsBounded(t *testing.T) {
 	const limit = 1 << 20
-	rt := reach.New(nil)
-	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, MaxTaskBytes: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	tk := newTask(g, g.agents["a"], Owner{})
-	tk.id, tk.ctxID = "task-1", "ctx-1"
-	tk.snap = &a2a.Task{ID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	tk.state = a2a.TaskStateWorking
+	tk := workingTask(t, Options{MaxTaskBytes: limit})
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -120,13 +109,7 @@ func TestTaskHeldIsBounded(t *testing.T) {
 // is failed at reach and kept without its artifacts.
 func TestTaskOverTheBoundWhole(t *testing.T) {
 	const limit = 1 << 20
-	rt := reach.New(nil)
-	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, MaxTaskBytes: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	tk := newTask(g, g.agents["a"], Owner{})
+	tk := lonelyTask(t, Options{MaxTaskBytes: limit})
 	big := &a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 		Artifacts: []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", 2*limit))}}}}
 	tk.apply(big)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -25,16 +24,7 @@ func TestChunksOfADroppedEvent(t *testing.T) {
 	if err := red.Add("sk-model-KEY-0123456789"); err != nil {
 		t.Fatal(err)
 	}
-	rt := reach.New(nil)
-	g, err := New(t.Context(), &Options{Agents: []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, Runtime: rt, Link: testLinker{rt}, Redactor: red})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	tk := newTask(g, g.agents["a"], Owner{})
-	tk.id, tk.ctxID = "task-1", "ctx-1"
-	tk.snap = &a2a.Task{ID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	tk.state = a2a.TaskStateWorking
+	tk := workingTask(t, Options{Redactor: red})
 	chunk := func(task a2a.TaskID, i int) *a2a.TaskArtifactUpdateEvent {
 		return &a2a.TaskArtifactUpdateEvent{TaskID: task, ContextID: tk.ctxID, Append: true,
 			Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("art-", i)), Parts: a2a.ContentParts{a2a.NewTextPart("the key is sk-")}}}

@@ -566,3 +566,29 @@ func (h *harness) state(name, who string, id a2a.TaskID) a2a.TaskState {
 }
 
 func statusText(tk *a2a.Task) string { return textOfMessage(tk.Status.Message) }
+
+// lonelyTask returns a task of agent "a" on a gateway made with o (its
+// agents, runtime and link set here), which reaches no agent: for the
+// tests that feed a task its events by hand.
+func lonelyTask(t *testing.T, o Options) *task {
+	t.Helper()
+	rt := reach.New(nil)
+	o.Agents, o.Runtime, o.Link = []Agent{{Name: "a", URL: "http://127.0.0.1:1"}}, rt, testLinker{rt}
+	g, err := New(t.Context(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return newTask(g, g.agents["a"], Owner{})
+}
+
+// workingTask is lonelyTask's task as the agent's first event leaves it:
+// task-1 of context ctx-1, working.
+func workingTask(t *testing.T, o Options) *task {
+	t.Helper()
+	tk := lonelyTask(t, o)
+	tk.id, tk.ctxID = "task-1", "ctx-1"
+	tk.snap = &a2a.Task{ID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	tk.state = a2a.TaskStateWorking
+	return tk
+}
