@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentreach/reach/internal/batch"
@@ -58,6 +59,9 @@ func (rt *Runtime) state(next Handler) Handler {
 }
 
 func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+	if rt.opts.Entities != nil {
+		return rt.withSharedEntities(ctx, c, next, reads, writes)
+	}
 	root := c.req.root
 	rv := &root.reads
 	var release func(bool) map[string]uint64
@@ -338,4 +342,152 @@ func (rt *Runtime) DismissDeadLetter(ctx context.Context, id, by, note string) (
 		rt.log.Info("dead letter dismissed", "dead_letter", id, "by", by, "note", note)
 	}
 	return dl, err
+}
+
+// EntityStore keeps entity versions for runtimes that share it
+// (Options.Entities): internal/store's stores are one.
+type EntityStore interface {
+	// EntityVersions returns the version of each entity of names; an
+	// entity never written has none (0, and no entry).
+	EntityVersions(ctx context.Context, names []string) (map[string]uint64, error)
+	// ClaimEntities gives the entities of claims one new version and
+	// returns it; a claim with Check only if its entity is still at From
+	// (0: never written), else its name is returned in stale.
+	ClaimEntities(ctx context.Context, claims []EntityClaim) (version uint64, stale []string, err error)
+}
+
+// EntityClaim is one entity a write claims (EntityStore.ClaimEntities).
+type EntityClaim = entities.Claim
+
+// withSharedEntities is withEntities with the versions in rt.opts.Entities.
+// Before the write runs, the entities it writes that its request read are
+// claimed from the versions read: one that another runtime wrote since is
+// refused as a stale read (or refreshed and claimed again), and two writes
+// on one read never both run. After it ran, they are claimed again (the
+// others it writes set), so that a read made while it ran is stale too.
+// A store that fails refuses the call: a check that cannot be made does
+// not pass.
+func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
+	es := rt.opts.Entities
+	root := c.req.root
+	rv := &root.reads
+	release := func(bool) map[string]uint64 { return nil }
+	if len(writes) > 0 {
+		h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
+		if as := root.lockAs; as != nil {
+			h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
+		}
+		var err error
+		if release, err = rt.entities.Lock(ctx, h, writes); err != nil {
+			return nil, lockError(ctx, h, err)
+		}
+	}
+	var claims []EntityClaim
+	for _, n := range writes {
+		if seen, ok := rv.Get(n); ok {
+			claims = append(claims, EntityClaim{Name: n, From: seen, Check: true})
+		}
+	}
+	claimed := make(map[string]uint64, len(claims))
+	for refreshed := false; len(claims) > 0; refreshed = true {
+		v, stale, err := es.ClaimEntities(ctx, claims)
+		if err != nil {
+			release(false)
+			return nil, rt.entityStoreError(ctx, c, err)
+		}
+		for _, cl := range claims {
+			if !slices.Contains(stale, cl.Name) {
+				claimed[cl.Name] = v
+			}
+		}
+		if len(stale) == 0 {
+			break
+		}
+		now, err := es.EntityVersions(ctx, stale)
+		if err != nil {
+			release(false)
+			return nil, rt.entityStoreError(ctx, c, err)
+		}
+		refresh := c.tool.Effects.Refresh
+		if refresh == nil || refreshed {
+			// No refresh, or written again since the refresh read it.
+			release(false)
+			seen, _ := rv.Get(stale[0])
+			return nil, entities.StaleRead(stale[0], seen, now[stale[0]])
+		}
+		// Re-read before the write instead of refusing (seed 004), then
+		// claim from the versions the refresh read at.
+		before, ferr := rt.followup(ctx, c, refresh, nil, "refresh")
+		if ferr != nil {
+			release(false)
+			return nil, ferr
+		}
+		claims = claims[:0]
+		for _, n := range stale {
+			seen, _ := rv.Get(n)
+			rv.Set(n, now[n])
+			claims = append(claims, EntityClaim{Name: n, From: now[n], Check: true})
+			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
+				entities.Words(n), seen, now[n], callgraph.Preview(before, 200)))
+			c.frame.mu.Lock()
+			c.frame.warn = append(c.frame.warn, w)
+			c.frame.mu.Unlock()
+		}
+	}
+	var readAt map[string]uint64
+	if len(reads) > 0 {
+		var err error
+		if readAt, err = es.EntityVersions(ctx, reads); err != nil {
+			release(false)
+			return nil, rt.entityStoreError(ctx, c, err)
+		}
+	}
+	res, err := next(ctx, c)
+	ok := err == nil && res.Status == StatusSuccess && !res.Replayed
+	// A write that reached its tool may have taken effect, however it
+	// ended: its entities change version (see withEntities).
+	ran := c.frame.State() == Executing
+	release(ran)
+	after := map[string]uint64{}
+	if ran && len(writes) > 0 {
+		post := make([]EntityClaim, len(writes))
+		for i, n := range writes {
+			v, ok := claimed[n]
+			post[i] = EntityClaim{Name: n, From: v, Check: ok}
+		}
+		v, stale, cerr := es.ClaimEntities(context.WithoutCancel(ctx), post)
+		if cerr != nil {
+			rt.log.Error("entity versions not moved on after a write: reads made while it ran are not seen as stale", "tool", c.Tool, "err", cerr)
+		}
+		for _, n := range writes {
+			switch {
+			case cerr == nil && !slices.Contains(stale, n):
+				after[n] = v
+			default:
+				// Written by another runtime while this write ran (or not
+				// known): the request's next write of it is refused.
+				after[n] = claimed[n]
+			}
+		}
+	}
+	if ok {
+		for _, n := range reads {
+			rv.Set(n, readAt[n])
+		}
+		for _, n := range writes {
+			rv.Set(n, after[n])
+		}
+	}
+	return res, err
+}
+
+// entityStoreError refuses a call whose entity versions the store could
+// not read or claim.
+func (rt *Runtime) entityStoreError(ctx context.Context, c *Call, err error) error {
+	if ctx.Err() != nil {
+		return asError(fault.ContextCause(ctx, "state"))
+	}
+	return &Error{Guard: "state", Type: TypeUnavailable, Code: "state_unavailable",
+		Message:    rt.opts.Redactor.RedactString(fmt.Sprintf("%s was not run: the versions of what it reads and writes could not be checked (%v).", c.Tool, err)),
+		Suggestion: "Try again in a moment; if it keeps failing, tell the operator that reach's store is unreachable."}
 }

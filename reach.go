@@ -230,6 +230,15 @@ type Options struct {
 	// not keep: one of an earlier run, which a store kept. It is restored
 	// (see RestorePast) and kept like the ended requests of this run.
 	History func(id string) (*PastRequest, bool)
+	// Entities, if not nil, keeps the entities' versions that the
+	// stale-read check compares (effects reads and writes), for runtimes
+	// that share it (several instances on one store): a write claims what
+	// its request read at the versions read, in the store, before it runs,
+	// and again after, so that a write based on a read that another
+	// runtime's write made stale is refused (or refreshed) as one of this
+	// runtime's. If nil, versions are kept in memory, exact for one
+	// runtime. Write locks (per-entity order, deadlocks) stay per runtime.
+	Entities EntityStore
 	// Recorder, if not nil, is told about every frame.
 	Recorder Recorder
 	// Middleware wraps the execute stage, first listed outermost.

@@ -384,3 +384,13 @@ func (s *Seen) Set(n string, v uint64) {
 	s.v[n] = v
 	s.mu.Unlock()
 }
+
+// Claim is one entity of a write that runtimes sharing a store give a new
+// version (store.Entities.ClaimEntities): with Check, only if the entity
+// is still at From, the version its request read it at (0: never
+// written); without, whatever it is at.
+type Claim struct {
+	Name  string
+	From  uint64
+	Check bool
+}

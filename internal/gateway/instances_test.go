@@ -204,3 +204,24 @@ func TestInstancesModelBudgetAcross(t *testing.T) {
 		})
 	}
 }
+
+// A write on one instance based on a read that a write on the other
+// instance made stale is refused, as on one instance: the entities'
+// versions are the store's. It passes after a re-read.
+func TestInstancesStaleReadAcross(t *testing.T) {
+	a, b, _ := twoInstances(t, "tools:\n  up__echo: {reads: [\"sum:{text}\"]}\n  up__add: {access: write, writes: [\"sum:{a}\"]}\n")
+	if r := callOn(t, a, "r1", "c1", "up__echo", `{"text":"1"}`); r["status"] != "success" {
+		t.Fatalf("the read: %v", r)
+	}
+	if r := callOn(t, b, "r2", "c1", "up__add", `{"a":1,"b":2}`); r["status"] != "success" {
+		t.Fatalf("the other request's write on b: %v", r)
+	}
+	r := callOn(t, a, "r1", "c2", "up__add", `{"a":1,"b":5}`)
+	if code, _ := path(r, "error", "code").(string); code != "stale_read" {
+		t.Fatalf("a write on a read made stale on the other instance: %v, want stale_read", r)
+	}
+	callOn(t, a, "r1", "c3", "up__echo", `{"text":"1"}`)
+	if r := callOn(t, a, "r1", "c4", "up__add", `{"a":1,"b":6}`); r["status"] != "success" {
+		t.Fatalf("the write after a re-read: %v", r)
+	}
+}

@@ -270,6 +270,9 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		ro.Checkpoints, ro.Requests, ro.DeadLetters = rec, rec, rec
 		ro.CheckpointReads = true
 		ro.Middleware = append([]reach.Middleware{c.Admission()}, ro.Middleware...)
+		// A write based on a read another instance's write made stale is
+		// refused here too: the entities' versions are the store's.
+		ro.Entities = st
 		io.Instance, io.Alive = c.Instance(), c.Alive
 	} else {
 		// A write's claim and its "executing" checkpoint: one commit.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentreach/reach/internal/entities"
 )
 
 // Memory is a Store that keeps everything in memory, for unit tests and
@@ -622,6 +624,24 @@ func (m *Memory) BumpEntities(ctx context.Context, names []string) (uint64, erro
 		m.entities[n] = m.entityV
 	}
 	return m.entityV, nil
+}
+
+// ClaimEntities implements Entities.
+func (m *Memory) ClaimEntities(ctx context.Context, claims []entities.Claim) (uint64, []string, error) {
+	if err := m.lock(ctx); err != nil {
+		return 0, nil, err
+	}
+	defer m.mu.Unlock()
+	m.entityV++
+	var stale []string
+	for _, c := range claims {
+		if c.Check && m.entities[c.Name] != c.From {
+			stale = append(stale, c.Name)
+			continue
+		}
+		m.entities[c.Name] = m.entityV
+	}
+	return m.entityV, stale, nil
 }
 
 // EntityVersions implements Entities.

@@ -40,6 +40,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentreach/reach/internal/entities"
 )
 
 // Sentinel errors. Implementations wrap them, so match with errors.Is.
@@ -423,6 +425,15 @@ type Entities interface {
 	// EntityVersions returns the version of each entity of names; an
 	// entity never written has none (0, and no entry).
 	EntityVersions(ctx context.Context, names []string) (map[string]uint64, error)
+	// ClaimEntities gives the entities of claims one new version, greater
+	// than any stored, and returns it, in one transaction: a claim with
+	// Check only if its entity is still at its From (0: never written);
+	// one that is not is left as it is, and its name returned in stale.
+	// Durable when it returns. A write of several runtimes claims what it
+	// read before it runs, so that two of them never both write on one
+	// read (a stale read), and again after, so that what others read
+	// while it ran is stale too.
+	ClaimEntities(ctx context.Context, claims []entities.Claim) (version uint64, stale []string, err error)
 }
 
 // Pins keeps the pinned definitions of upstream tools (P7), each as a

@@ -458,6 +458,43 @@ CREATE INDEX response_owners_expires ON response_owners (expires);
 `})
 }
 
+func init() {
+	pgMigrations = append(pgMigrations, migration{10, "entity claims of several instances", `
+-- A write claims the entities it writes (store.Entities.ClaimEntities):
+-- one new version from the counter, whose row stays locked until the
+-- transaction commits, so that claims take turns; then each entity is
+-- given it, one with p_check only if it is still at its p_from (0: it has
+-- no row), so that two instances never both write on one read of it.
+-- Each statement of the function sees what committed before it.
+CREATE FUNCTION reach_claim_entities(p_names TEXT[], p_from BIGINT[], p_check BOOLEAN[])
+RETURNS TABLE (o_version BIGINT, o_stale TEXT[])
+LANGUAGE plpgsql AS $$
+DECLARE
+	v BIGINT;
+	s TEXT[] := '{}';
+	n BIGINT;
+BEGIN
+	UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value INTO v;
+	FOR i IN 1 .. coalesce(array_length(p_names, 1), 0) LOOP
+		IF NOT p_check[i] THEN
+			INSERT INTO entities (name, version) VALUES (p_names[i], v)
+				ON CONFLICT (name) DO UPDATE SET version = excluded.version;
+			CONTINUE;
+		ELSIF p_from[i] = 0 THEN
+			INSERT INTO entities (name, version) VALUES (p_names[i], v) ON CONFLICT (name) DO NOTHING;
+		ELSE
+			UPDATE entities SET version = v WHERE name = p_names[i] AND entities.version = p_from[i];
+		END IF;
+		GET DIAGNOSTICS n = ROW_COUNT;
+		IF n = 0 THEN
+			s := s || p_names[i];
+		END IF;
+	END LOOP;
+	RETURN QUERY SELECT v, s;
+END $$;
+`})
+}
+
 // migration is one step of the schema.
 type migration struct {
 	version int

@@ -277,5 +277,6 @@ func statements() []string {
 		ON CONFLICT (name) DO UPDATE SET version = excluded.version)
 	SELECT value FROM v`
 	q[sqlcore.StEntitySet] = "" // StEntityBump writes them
+	q[sqlcore.StEntityClaim] = `SELECT o_version, o_stale FROM reach_claim_entities($1::TEXT[], $2::BIGINT[], $3::BOOLEAN[])`
 	return q
 }

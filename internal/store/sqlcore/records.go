@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -161,6 +162,68 @@ func (c *Core) BumpEntities(ctx context.Context, names []string) (uint64, error)
 		return 0, fmt.Errorf("writing entity versions: %w", err)
 	}
 	return uint64(v), nil
+}
+
+// ClaimEntities implements store.Entities: one statement where the engine
+// has StEntityClaim (a function of the schema), else the counter's bump and
+// then a statement an entity, in the writer's batch.
+func (c *Core) ClaimEntities(ctx context.Context, claims []entities.Claim) (uint64, []string, error) {
+	if c.Closed() {
+		return 0, nil, store.ErrClosed
+	}
+	var v int64
+	var stale []string
+	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
+		stale = stale[:0] // a batch sent again runs the write again
+		if b.Has(StEntityClaim) {
+			names, froms, checks := make([]string, len(claims)), make([]int64, len(claims)), make([]bool, len(claims))
+			for i, cl := range claims {
+				names[i], froms[i], checks[i] = cl.Name, int64(cl.From), cl.Check
+			}
+			b.Query(w, StEntityClaim, []any{names, froms, checks}, func(rows Rows) error {
+				if !rows.Next() {
+					return errors.New("no version came back")
+				}
+				return rows.Scan(&v, &stale)
+			})
+			return
+		}
+		b.Query(w, StEntityBump, []any{c.D.List(nil)}, func(rows Rows) error {
+			if !rows.Next() {
+				return errors.New("no version came back")
+			}
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			var set []string
+			for _, cl := range claims {
+				switch {
+				case !cl.Check:
+					set = append(set, cl.Name)
+				case cl.From == 0:
+					b.Exec(w, StEntityCreate, []any{v, cl.Name}, func(n int64) error { return staleIf(n, cl.Name, &stale) })
+				default:
+					b.Exec(w, StEntityCAS, []any{v, cl.Name, int64(cl.From)}, func(n int64) error { return staleIf(n, cl.Name, &stale) })
+				}
+			}
+			if len(set) > 0 {
+				b.Exec(w, StEntitySet, []any{c.D.List(set), v}, nil)
+			}
+			return nil
+		})
+	}})
+	if err != nil {
+		return 0, nil, fmt.Errorf("claiming entity versions: %w", err)
+	}
+	return uint64(v), stale, nil
+}
+
+// staleIf adds name to stale when its claim changed no row.
+func staleIf(n int64, name string, stale *[]string) error {
+	if n == 0 {
+		*stale = append(*stale, name)
+	}
+	return nil
 }
 
 // EntityVersions implements store.Entities.

@@ -56,6 +56,17 @@ const (
 	// frame; rows changed. An engine without it writes ends with
 	// StUpdateFrame.
 	StEndFrame
+	// StEntityClaim claims entities in one statement (store.Entities's
+	// ClaimEntities): $1 their names, $2 the versions they must be at, $3
+	// whether each must; rows: the new version, then the names that were
+	// not at theirs. An engine without it (one that runs statements as
+	// they come) bumps the counter with StEntityBump, and then writes each
+	// entity with StEntitySet, StEntityCAS or StEntityCreate.
+	StEntityClaim
+	// StEntityCAS sets entity $2 to version $1 if it is at $3; rows changed.
+	StEntityCAS
+	// StEntityCreate writes entity $2 at version $1 if it has no version; rows changed.
+	StEntityCreate
 	NumStmts
 )
 

@@ -474,6 +474,8 @@ func statements() []string {
 	q[sqlcore.StEntityBump] = `UPDATE store_meta SET value = value + 1 WHERE key = 'entity_version' RETURNING value`
 	q[sqlcore.StEntitySet] = `INSERT INTO entities (name, version) SELECT value, $2 FROM json_each($1) WHERE true
 	ON CONFLICT (name) DO UPDATE SET version = excluded.version`
+	q[sqlcore.StEntityCAS] = `UPDATE entities SET version = $1 WHERE name = $2 AND version = $3`
+	q[sqlcore.StEntityCreate] = `INSERT INTO entities (name, version) VALUES ($2, $1) ON CONFLICT (name) DO NOTHING`
 	q[stAuditHead] = `SELECT ifnull(max(seq), 0) FROM audit`
 	row := "(?" + strings.Repeat(", ?", auditColumnCount-1) + ")"
 	for _, c := range auditChunks {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/entities"
 	"github.com/agentreach/reach/internal/store"
 )
 
@@ -129,6 +130,40 @@ func testEntityVersions(t *testing.T, open Opener) {
 		got, err := s.EntityVersions(ctx, []string{"order:1", "order:2", "order:3"})
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(map[string]uint64{"order:1": v1, "order:2": v2}) {
 			t.Errorf("EntityVersions = %v, %v", got, err)
+		}
+	})
+}
+
+// testClaimEntities: a claim checked against a version an entity is no
+// longer at is refused and leaves it as it is; the others of its claims,
+// and the unchecked ones, are given the one new version.
+func testClaimEntities(t *testing.T, open Opener) {
+	contract(t, open, func(t *testing.T, s store.Store) {
+		ctx := t.Context()
+		v1, err := s.BumpEntities(ctx, []string{"order:1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// order:1 read at v1, order:2 never written, order:3 written blind.
+		v2, stale, err := s.ClaimEntities(ctx, []entities.Claim{{Name: "order:1", From: v1, Check: true},
+			{Name: "order:2", Check: true}, {Name: "order:3"}})
+		if err != nil || len(stale) != 0 || v2 <= v1 {
+			t.Fatalf("ClaimEntities = %d, %v, %v; want a version above %d and nothing stale", v2, stale, err, v1)
+		}
+		// Read before that claim: both stale now, and left at v2; the
+		// unchecked one moves on.
+		v3, stale, err := s.ClaimEntities(ctx, []entities.Claim{{Name: "order:1", From: v1, Check: true},
+			{Name: "order:2", Check: true}, {Name: "order:3"}})
+		if err != nil || fmt.Sprint(stale) != "[order:1 order:2]" || v3 <= v2 {
+			t.Fatalf("ClaimEntities from old versions = %d, %v, %v; want order:1 and order:2 stale, a version above %d", v3, stale, err, v2)
+		}
+		got, err := s.EntityVersions(ctx, []string{"order:1", "order:2", "order:3"})
+		want := map[string]uint64{"order:1": v2, "order:2": v2, "order:3": v3}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("EntityVersions = %v, %v; want %v", got, err, want)
+		}
+		if v4, _ := s.BumpEntities(ctx, nil); v4 <= v3 {
+			t.Errorf("BumpEntities after the claims = %d, want above %d: one counter", v4, v3)
 		}
 	})
 }

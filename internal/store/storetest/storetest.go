@@ -41,6 +41,8 @@ func Run(t *testing.T, open Opener) {
 		{"LedgerNeverOverspends", testLedgerNeverOverspends},
 		{"ApprovalsCompareVersions", testApprovalsCompareVersions},
 		{"EntityVersions", testEntityVersions},
+		{"ClaimEntities", testClaimEntities},
+		{"StaleReadAcrossRuntimes", testStaleReadAcrossRuntimes},
 		{"StoppedRequestIsFinal", testStoppedRequestIsFinal},
 		{"Pins", testPins},
 		{"TasksStayFinal", testTasksStayFinal},
