@@ -62,18 +62,10 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 	if rt.opts.Entities != nil {
 		return rt.withSharedEntities(ctx, c, next, reads, writes)
 	}
-	root := c.req.root
-	rv := &root.reads
-	var release func(bool) map[string]uint64
-	if len(writes) > 0 {
-		h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
-		if as := root.lockAs; as != nil {
-			h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
-		}
-		var err error
-		if release, err = rt.entities.Lock(ctx, h, writes); err != nil {
-			return nil, lockError(ctx, h, err)
-		}
+	rv := &c.req.root.reads
+	release, err := rt.lockWrites(ctx, c, writes)
+	if err != nil {
+		return nil, err
 	}
 	for _, n := range writes {
 		seen, ok := rv.Get(n)
@@ -89,11 +81,7 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 				return nil, err
 			}
 			rv.Set(n, now)
-			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
-				entities.Words(n), seen, now, callgraph.Preview(before, 200)))
-			c.frame.mu.Lock()
-			c.frame.warn = append(c.frame.warn, w)
-			c.frame.mu.Unlock()
+			rt.noteRefresh(c, n, seen, now, before)
 			continue
 		}
 		release(false)
@@ -122,6 +110,36 @@ func (rt *Runtime) withEntities(ctx context.Context, c *Call, next Handler, read
 		}
 	}
 	return res, err
+}
+
+// noteRefresh tells, in c's result, that entity n changed from version
+// seen to now since its request read it, and what the refresh read.
+func (rt *Runtime) noteRefresh(c *Call, n string, seen, now uint64, before json.RawMessage) {
+	w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
+		entities.Words(n), seen, now, callgraph.Preview(before, 200)))
+	c.frame.mu.Lock()
+	c.frame.warn = append(c.frame.warn, w)
+	c.frame.mu.Unlock()
+}
+
+// lockWrites takes the write locks of the entities c writes, as its root
+// request (or as the request an undo writes as), and returns what
+// releases them (entityTable.Lock); without writes, a release that does
+// nothing.
+func (rt *Runtime) lockWrites(ctx context.Context, c *Call, writes []string) (func(bool) map[string]uint64, error) {
+	if len(writes) == 0 {
+		return func(bool) map[string]uint64 { return nil }, nil
+	}
+	root := c.req.root
+	h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
+	if as := root.lockAs; as != nil {
+		h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
+	}
+	release, err := rt.entities.Lock(ctx, h, writes)
+	if err != nil {
+		return nil, lockError(ctx, h, err)
+	}
+	return release, nil
 }
 
 // lockError is the refusal of a write whose entities' locks h could not
@@ -369,18 +387,10 @@ type EntityClaim = entities.Claim
 // not pass.
 func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler, reads, writes []string) (*Result, error) {
 	es := rt.opts.Entities
-	root := c.req.root
-	rv := &root.reads
-	release := func(bool) map[string]uint64 { return nil }
-	if len(writes) > 0 {
-		h := &holder{Root: root, Frame: c.frame, Batch: batch.From(ctx)}
-		if as := root.lockAs; as != nil {
-			h.Root, h.Origin, h.Batch, h.Undoes = as.Root, as.Origin, as.Batch, as.Undoes
-		}
-		var err error
-		if release, err = rt.entities.Lock(ctx, h, writes); err != nil {
-			return nil, lockError(ctx, h, err)
-		}
+	rv := &c.req.root.reads
+	release, err := rt.lockWrites(ctx, c, writes)
+	if err != nil {
+		return nil, err
 	}
 	var claims []EntityClaim
 	for _, n := range writes {
@@ -427,11 +437,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 			seen, _ := rv.Get(n)
 			rv.Set(n, now[n])
 			claims = append(claims, EntityClaim{Name: n, From: now[n], Check: true})
-			w := rt.opts.Redactor.RedactString(fmt.Sprintf("%s changed since you read it (v%d -> v%d); reach read it again before writing: %s",
-				entities.Words(n), seen, now[n], callgraph.Preview(before, 200)))
-			c.frame.mu.Lock()
-			c.frame.warn = append(c.frame.warn, w)
-			c.frame.mu.Unlock()
+			rt.noteRefresh(c, n, seen, now[n], before)
 		}
 	}
 	var readAt map[string]uint64
