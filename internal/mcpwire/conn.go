@@ -54,6 +54,37 @@ type conn struct {
 	probe *idleProbe      // rc's
 	cut   func()          // ends an exchange on it: its deadline passes (see RoundTrip)
 	x     Exchange        // its exchange, one at a time
+
+	// An idle connection whose last answer's end had not arrived when it
+	// was released (late): what was left of that body to read (rest, its
+	// reader nil), and the bytes of it that had arrived (tail[:tailN]).
+	// The next get reads the rest as it finds it, without waiting
+	// (takeLate), rather than a goroutine reading it meanwhile.
+	late  bool
+	rest  Body
+	tail  [lateTail]byte
+	tailN int
+	tr    tailReader
+}
+
+// lateTail bounds what a late connection keeps of its answer's end: the
+// last chunk and its trailer, or what arrives with them. An answer with
+// more left is read in the background at its release.
+const lateTail = 64
+
+// tailReader reads a late connection's tail, then its socket.
+type tailReader struct {
+	c   *conn
+	off int
+}
+
+func (r *tailReader) Read(p []byte) (int, error) {
+	if c := r.c; r.off < c.tailN {
+		n := copy(p, c.tail[r.off:c.tailN])
+		r.off += n
+		return n, nil
+	}
+	return r.c.nc.Read(p)
 }
 
 // Session is the MCP session a request is sent on: its id and protocol
@@ -131,10 +162,22 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
+		var br *bufio.Reader
+		if c.late {
+			if br = p.takeLate(c); br == nil {
+				continue // closed, or its end is read in the background
+			}
+		}
 		if c.alive() {
-			c.br = readers.Get().(*bufio.Reader)
+			if br == nil {
+				br = readers.Get().(*bufio.Reader)
+			}
+			c.br = br
 			c.br.Reset(c.nc)
 			return c, nil
+		}
+		if br != nil {
+			readers.Put(br)
 		}
 		c.nc.Close()
 	}
@@ -183,6 +226,12 @@ func (p *Conns) put(c *conn) {
 	c.br.Reset(nil)
 	readers.Put(c.br)
 	c.br = nil
+	c.tailN = 0
+	p.pool(c)
+}
+
+// pool keeps c, idle, or closes it when the pool is closed or full.
+func (p *Conns) pool(c *conn) {
 	p.mu.Lock()
 	if p.closed || len(p.idle) >= maxIdle {
 		p.mu.Unlock()
@@ -191,6 +240,15 @@ func (p *Conns) put(c *conn) {
 	}
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
+}
+
+// putLate gives c, late, back to the pool, its reader to readers.
+func (p *Conns) putLate(c *conn) {
+	c.x.Body = Body{eof: true}
+	c.br.Reset(nil)
+	readers.Put(c.br)
+	c.br = nil
+	p.pool(c)
 }
 
 // Close closes the idle connections; those in use close when released.
@@ -303,19 +361,76 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	case drainDone:
 		p.put(c)
 	case drainMore:
-		go func() {
-			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-			_, err := io.Copy(io.Discard, io.LimitReader(&resp.Body, 1<<20))
-			c.nc.SetReadDeadline(time.Time{})
-			if err == nil && resp.Body.eof {
-				p.put(c)
-				return
-			}
-			c.nc.Close()
-		}()
+		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 {
+			// The rest (an SSE answer's last chunk, mostly) is read by
+			// the next get, which finds it arrived: no goroutine to wake
+			// for it on every call.
+			b, _ := c.br.Peek(k)
+			c.tailN = copy(c.tail[:], b)
+			c.rest, c.rest.br = resp.Body, nil
+			c.late = true
+			p.putLate(c)
+			return
+		}
+		go p.drainLate(c, &resp.Body)
 	default:
 		c.nc.Close()
 	}
+}
+
+// drainLate reads the rest of c's answer (body) in the background, for up
+// to 5 s, then gives c back to the pool, or closes it.
+func (p *Conns) drainLate(c *conn, body *Body) {
+	lateDrains.Add(1)
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+	c.nc.SetReadDeadline(time.Time{})
+	if err == nil && body.eof {
+		p.put(c)
+		return
+	}
+	c.nc.Close()
+}
+
+// lateDrains counts the answers whose end was read in the background.
+var lateDrains atomic.Int64
+
+// takeLate reads what has arrived of the rest of a late connection's
+// answer, without waiting, and returns the reader it used when that was
+// the answer's end and nothing after it: c is then as a connection whose
+// answer was read to its end. Otherwise it returns nil, having closed c,
+// or, when the end has not arrived yet, left it to drainLate.
+func (p *Conns) takeLate(c *conn) *bufio.Reader {
+	c.late = false
+	n, ok := c.probe.readIdle(c.rc, c.tail[c.tailN:])
+	if !ok {
+		c.nc.Close() // the server closed it
+		return nil
+	}
+	c.tailN += n
+	br := readers.Get().(*bufio.Reader)
+	c.tr = tailReader{c: c}
+	br.Reset(&c.tr)
+	br.Peek(c.tailN) // reads the tail alone: it is all there
+	c.br = br
+	c.x.Body, c.rest = c.rest, Body{}
+	c.x.Body.br = br
+	switch c.x.Body.drainBuffered() {
+	case drainDone:
+		c.x.Body = Body{eof: true}
+		c.br, c.tailN = nil, 0
+		if br.Buffered() == 0 {
+			return br
+		}
+		// Sent more than its answer: closed, as put closes one.
+		br.Reset(nil)
+		readers.Put(br)
+	case drainMore:
+		go p.drainLate(c, &c.x.Body)
+		return nil
+	}
+	c.nc.Close()
+	return nil
 }
 
 // noStop is the stop of an exchange whose context never ends.
