@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,11 +61,12 @@ type conn struct {
 	// reader nil), and the bytes of it that had arrived (tail[:tailN]).
 	// The next get reads the rest as it finds it, without waiting
 	// (takeLate), rather than a goroutine reading it meanwhile.
-	late  bool
-	rest  Body
-	tail  [lateTail]byte
-	tailN int
-	tr    tailReader
+	late   bool
+	lateAt time.Time
+	rest   Body
+	tail   [lateTail]byte
+	tailN  int
+	tr     tailReader
 }
 
 // lateTail bounds what a late connection keeps of its answer's end: the
@@ -151,10 +153,12 @@ func validHeader(s string) bool {
 // without blocking, as net/http's client notices such a close and dials
 // again), or a new one.
 func (p *Conns) get(ctx context.Context) (*conn, error) {
-	for {
+	for waiting := 0; ; {
 		p.mu.Lock()
 		n := len(p.idle)
-		if n == 0 {
+		if n <= waiting {
+			// None, or only late ones put back below (see takeLate): a
+			// new connection, as when they were read in the background.
 			p.mu.Unlock()
 			break
 		}
@@ -164,8 +168,12 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 		p.mu.Unlock()
 		var br *bufio.Reader
 		if c.late {
-			if br = p.takeLate(c); br == nil {
-				continue // closed, or its end is read in the background
+			var later bool
+			if br, later = p.takeLate(c); later {
+				waiting++
+			}
+			if br == nil {
+				continue // closed, put back, or read in the background
 			}
 		}
 		if c.alive() {
@@ -368,7 +376,7 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 			b, _ := c.br.Peek(k)
 			c.tailN = copy(c.tail[:], b)
 			c.rest, c.rest.br = resp.Body, nil
-			c.late = true
+			c.late, c.lateAt = true, time.Now()
 			p.putLate(c)
 			return
 		}
@@ -398,39 +406,68 @@ var lateDrains atomic.Int64
 // takeLate reads what has arrived of the rest of a late connection's
 // answer, without waiting, and returns the reader it used when that was
 // the answer's end and nothing after it: c is then as a connection whose
-// answer was read to its end. Otherwise it returns nil, having closed c,
-// or, when the end has not arrived yet, left it to drainLate.
-func (p *Conns) takeLate(c *conn) *bufio.Reader {
-	c.late = false
+// answer was read to its end. Otherwise it returns nil, having closed c
+// (closed by the server, sent more than its answer, or late for longer
+// than lateFor), put it back at the bottom of the pool, late still (later:
+// its end has not arrived yet), or left it to drainLate (more is left
+// than its tail holds).
+func (p *Conns) takeLate(c *conn) (br *bufio.Reader, later bool) {
 	n, ok := c.probe.readIdle(c.rc, c.tail[c.tailN:])
 	if !ok {
 		c.nc.Close() // the server closed it
-		return nil
+		return nil, false
 	}
 	c.tailN += n
-	br := readers.Get().(*bufio.Reader)
+	br = readers.Get().(*bufio.Reader)
 	c.tr = tailReader{c: c}
 	br.Reset(&c.tr)
 	br.Peek(c.tailN) // reads the tail alone: it is all there
-	c.br = br
-	c.x.Body, c.rest = c.rest, Body{}
-	c.x.Body.br = br
-	switch c.x.Body.drainBuffered() {
+	body := c.rest
+	body.br = br
+	switch body.drainBuffered() {
 	case drainDone:
-		c.x.Body = Body{eof: true}
-		c.br, c.tailN = nil, 0
+		c.late, c.rest, c.tailN = false, Body{}, 0
 		if br.Buffered() == 0 {
-			return br
+			return br, false
 		}
 		// Sent more than its answer: closed, as put closes one.
-		br.Reset(nil)
-		readers.Put(br)
 	case drainMore:
-		go p.drainLate(c, &c.x.Body)
-		return nil
+		left, _ := br.Peek(br.Buffered())
+		if len(left) < lateTail && time.Since(c.lateAt) < lateFor {
+			// Kept as it is now, for a later get.
+			c.tailN = copy(c.tail[:], left)
+			c.rest, c.rest.br = body, nil
+			br.Reset(nil)
+			readers.Put(br)
+			p.putBack(c)
+			return nil, true
+		}
+		if len(left) >= lateTail {
+			c.late, c.rest, c.br, c.x.Body = false, Body{}, br, body
+			go p.drainLate(c, &c.x.Body)
+			return nil, false
+		}
 	}
+	br.Reset(nil)
+	readers.Put(br)
 	c.nc.Close()
-	return nil
+	return nil, false
+}
+
+// lateFor bounds how long a late connection waits in the pool for the end
+// of its answer, as drainLate reads one for at most 5 s.
+const lateFor = 5 * time.Second
+
+// putBack puts c, idle, at the bottom of the pool: the last to be taken.
+func (p *Conns) putBack(c *conn) {
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= maxIdle {
+		p.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	p.idle = slices.Insert(p.idle, 0, c)
+	p.mu.Unlock()
 }
 
 // noStop is the stop of an exchange whose context never ends.

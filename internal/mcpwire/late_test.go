@@ -148,7 +148,8 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 	}
 
 	// The end not there yet: the next call takes a new connection, and
-	// the late one is read in the background, then pooled.
+	// the late one waits at the bottom of the pool for its end, which a
+	// later call reads.
 	first := lateCall(t, p)
 	first.Release(false)
 	c1 := first.c
@@ -157,20 +158,55 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 	if second.c == c1 {
 		t.Fatal("the call took a connection whose answer's end had not arrived")
 	}
-	if n := lateDrains.Load() - late0; n != 1 {
-		t.Errorf("%d answers' ends read in the background, want 1", n)
+	if idle := idleConns(p); len(idle) != 1 || idle[0] != c1 || !c1.late {
+		t.Fatalf("%d idle connections, want the late one alone", len(idle))
 	}
-	s.ends <- "0\r\n\r\n" // one of the two connections' ends
+	s.ends <- "0\r\n\r\n" // both connections' ends
 	s.ends <- "0\r\n\r\n"
 	if rest, err := io.ReadAll(&second.Body); err != nil || len(rest) != 0 {
 		t.Errorf("the answer's rest: %q, %v", rest, err)
 	}
 	second.Release(false)
-	for deadline := time.Now().Add(5 * time.Second); len(idleConns(p)) != 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d idle connections, want 2: the late one read in the background and pooled", len(idleConns(p)))
-		}
+	arrived(t, c1)
+	if second.c.late {
+		arrived(t, second.c)
 	}
+	for range 2 { // the two connections, one after the other
+		x := lateCall(t, p)
+		s.ends <- "0\r\n\r\n"
+		io.ReadAll(&x.Body)
+		x.Release(false)
+	}
+	select {
+	case <-s.accepted:
+		t.Error("a third connection was made")
+	default:
+	}
+	if n := lateDrains.Load() - late0; n != 0 {
+		t.Errorf("%d answers' ends read in the background, want none", n)
+	}
+
+	// A connection late for longer than an answer's end is waited for is
+	// closed when a call finds it, as drainLate gave one up.
+	for _, c := range idleConns(p) {
+		c.nc.Close()
+	}
+	p.mu.Lock()
+	p.idle = nil
+	p.mu.Unlock()
+	lateCall(t, p).Release(false)
+	<-s.accepted
+	stale := idleConns(p)[0]
+	stale.lateAt = time.Now().Add(-lateFor)
+	x = lateCall(t, p)
+	<-s.accepted
+	if x.c == stale || len(idleConns(p)) != 0 {
+		t.Error("a connection late for longer than lateFor was kept")
+	}
+	s.ends <- "0\r\n\r\n"
+	s.ends <- "0\r\n\r\n" // the stale connection's, should its goroutine still read
+	io.ReadAll(&x.Body)
+	x.Release(false)
 
 	// An end followed by bytes unasked, or by the close: the connection
 	// is closed, and the call dials another.
