@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,38 @@ type conn struct {
 	probe *idleProbe      // rc's
 	cut   func()          // ends an exchange on it: its deadline passes (see RoundTrip)
 	x     Exchange        // its exchange, one at a time
+
+	// An idle connection whose last answer's end had not arrived when it
+	// was released (late): what was left of that body to read (rest, its
+	// reader nil), and the bytes of it that had arrived (tail[:tailN]).
+	// The next get reads the rest as it finds it, without waiting
+	// (takeLate), rather than a goroutine reading it meanwhile.
+	late   bool
+	lateAt time.Time
+	rest   Body
+	tail   [lateTail]byte
+	tailN  int
+	tr     tailReader
+}
+
+// lateTail bounds what a late connection keeps of its answer's end: the
+// last chunk and its trailer, or what arrives with them. An answer with
+// more left is read in the background at its release.
+const lateTail = 64
+
+// tailReader reads a late connection's tail, then its socket.
+type tailReader struct {
+	c   *conn
+	off int
+}
+
+func (r *tailReader) Read(p []byte) (int, error) {
+	if c := r.c; r.off < c.tailN {
+		n := copy(p, c.tail[r.off:c.tailN])
+		r.off += n
+		return n, nil
+	}
+	return r.c.nc.Read(p)
 }
 
 // Session is the MCP session a request is sent on: its id and protocol
@@ -120,10 +153,12 @@ func validHeader(s string) bool {
 // without blocking, as net/http's client notices such a close and dials
 // again), or a new one.
 func (p *Conns) get(ctx context.Context) (*conn, error) {
-	for {
+	for waiting := 0; ; {
 		p.mu.Lock()
 		n := len(p.idle)
-		if n == 0 {
+		if n <= waiting {
+			// None, or only late ones put back below (see takeLate): a
+			// new connection, as when they were read in the background.
 			p.mu.Unlock()
 			break
 		}
@@ -131,10 +166,26 @@ func (p *Conns) get(ctx context.Context) (*conn, error) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
+		var br *bufio.Reader
+		if c.late {
+			var later bool
+			if br, later = p.takeLate(c); later {
+				waiting++
+			}
+			if br == nil {
+				continue // closed, put back, or read in the background
+			}
+		}
 		if c.alive() {
-			c.br = readers.Get().(*bufio.Reader)
+			if br == nil {
+				br = readers.Get().(*bufio.Reader)
+			}
+			c.br = br
 			c.br.Reset(c.nc)
 			return c, nil
+		}
+		if br != nil {
+			readers.Put(br)
 		}
 		c.nc.Close()
 	}
@@ -183,6 +234,12 @@ func (p *Conns) put(c *conn) {
 	c.br.Reset(nil)
 	readers.Put(c.br)
 	c.br = nil
+	c.tailN = 0
+	p.pool(c)
+}
+
+// pool keeps c, idle, or closes it when the pool is closed or full.
+func (p *Conns) pool(c *conn) {
 	p.mu.Lock()
 	if p.closed || len(p.idle) >= maxIdle {
 		p.mu.Unlock()
@@ -191,6 +248,15 @@ func (p *Conns) put(c *conn) {
 	}
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
+}
+
+// putLate gives c, late, back to the pool, its reader to readers.
+func (p *Conns) putLate(c *conn) {
+	c.x.Body = Body{eof: true}
+	c.br.Reset(nil)
+	readers.Put(c.br)
+	c.br = nil
+	p.pool(c)
 }
 
 // Close closes the idle connections; those in use close when released.
@@ -303,19 +369,105 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	case drainDone:
 		p.put(c)
 	case drainMore:
-		go func() {
-			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-			_, err := io.Copy(io.Discard, io.LimitReader(&resp.Body, 1<<20))
-			c.nc.SetReadDeadline(time.Time{})
-			if err == nil && resp.Body.eof {
-				p.put(c)
-				return
-			}
-			c.nc.Close()
-		}()
+		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 {
+			// The rest (an SSE answer's last chunk, mostly) is read by
+			// the next get, which finds it arrived: no goroutine to wake
+			// for it on every call.
+			b, _ := c.br.Peek(k)
+			c.tailN = copy(c.tail[:], b)
+			c.rest, c.rest.br = resp.Body, nil
+			c.late, c.lateAt = true, time.Now()
+			p.putLate(c)
+			return
+		}
+		go p.drainLate(c, &resp.Body)
 	default:
 		c.nc.Close()
 	}
+}
+
+// drainLate reads the rest of c's answer (body) in the background, for up
+// to 5 s, then gives c back to the pool, or closes it.
+func (p *Conns) drainLate(c *conn, body *Body) {
+	lateDrains.Add(1)
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+	c.nc.SetReadDeadline(time.Time{})
+	if err == nil && body.eof {
+		p.put(c)
+		return
+	}
+	c.nc.Close()
+}
+
+// lateDrains counts the answers whose end was read in the background.
+var lateDrains atomic.Int64
+
+// takeLate reads what has arrived of the rest of a late connection's
+// answer, without waiting, and returns the reader it used when that was
+// the answer's end and nothing after it: c is then as a connection whose
+// answer was read to its end. Otherwise it returns nil, having closed c
+// (closed by the server, sent more than its answer, or late for longer
+// than lateFor), put it back at the bottom of the pool, late still (later:
+// its end has not arrived yet), or left it to drainLate (more is left
+// than its tail holds).
+func (p *Conns) takeLate(c *conn) (br *bufio.Reader, later bool) {
+	n, ok := c.probe.readIdle(c.rc, c.tail[c.tailN:])
+	if !ok {
+		c.nc.Close() // the server closed it
+		return nil, false
+	}
+	c.tailN += n
+	br = readers.Get().(*bufio.Reader)
+	c.tr = tailReader{c: c}
+	br.Reset(&c.tr)
+	br.Peek(c.tailN) // reads the tail alone: it is all there
+	body := c.rest
+	body.br = br
+	switch body.drainBuffered() {
+	case drainDone:
+		c.late, c.rest, c.tailN = false, Body{}, 0
+		if br.Buffered() == 0 {
+			return br, false
+		}
+		// Sent more than its answer: closed, as put closes one.
+	case drainMore:
+		left, _ := br.Peek(br.Buffered())
+		if len(left) < lateTail && time.Since(c.lateAt) < lateFor {
+			// Kept as it is now, for a later get.
+			c.tailN = copy(c.tail[:], left)
+			c.rest, c.rest.br = body, nil
+			br.Reset(nil)
+			readers.Put(br)
+			p.putBack(c)
+			return nil, true
+		}
+		if len(left) >= lateTail {
+			c.late, c.rest, c.br, c.x.Body = false, Body{}, br, body
+			go p.drainLate(c, &c.x.Body)
+			return nil, false
+		}
+	}
+	br.Reset(nil)
+	readers.Put(br)
+	c.nc.Close()
+	return nil, false
+}
+
+// lateFor bounds how long a late connection waits in the pool for the end
+// of its answer, as drainLate reads one for at most 5 s.
+const lateFor = 5 * time.Second
+
+// putBack puts c, idle, at the bottom of the pool: the last to be taken.
+func (p *Conns) putBack(c *conn) {
+	p.mu.Lock()
+	if p.closed || len(p.idle) >= maxIdle {
+		p.mu.Unlock()
+		c.nc.Close()
+		return
+	}
+	p.idle = slices.Insert(p.idle, 0, c)
+	p.mu.Unlock()
 }
 
 // noStop is the stop of an exchange whose context never ends.

@@ -12,3 +12,8 @@ type idleProbe struct{}
 func newIdleProbe() *idleProbe { return nil }
 
 func (*idleProbe) peekIdle(syscall.RawConn) bool { return true }
+
+// readIdle cannot read without blocking here: nothing arrived, as far as
+// it can tell (a connection whose answer's end is to come has it read in
+// the background).
+func (*idleProbe) readIdle(syscall.RawConn, []byte) (int, bool) { return 0, true }
