@@ -76,3 +76,36 @@ func TestLooseRequestsBoundedPerPrincipal(t *testing.T) {
 		done()
 	}
 }
+
+// TestTraceRequestsBoundedPerPrincipal: a sessionless client's call in
+// another tracer's trace begins a request for that trace, and a client
+// that sends a new trace id with each call began one per call, as many as
+// it sent; they are bounded as the requests of calls that name nothing.
+func TestTraceRequestsBoundedPerPrincipal(t *testing.T) {
+	rt := reach.New(nil)
+	q := NewOwned(t.Context(), rt, time.Hour, Budgets{}).Bound(2)
+	t.Cleanup(q.EndAll)
+	clock := time.Unix(0, 0)
+	q.SetClock(func() time.Time { clock = clock.Add(time.Second); return clock })
+	ctx := auth.WithIdentity(context.Background(), &auth.Identity{Principal: "bob", Tenant: "acme"})
+	client := q.NewClient()
+	var rs []*reach.Request
+	for i := range 5 {
+		_, r, done, err := q.CallContext(ctx, Target{Trace: 42, TraceID: [16]byte{byte(i + 1)}}, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+		rs = append(rs, r)
+	}
+	for i, r := range rs {
+		if want := i >= 3; (r.State() == reach.RequestRunning) != want {
+			t.Errorf("the request of bob's trace %d of 5 (bound 2): %s, want running %v", i+1, r.State(), want)
+		}
+	}
+	if _, r, done, err := q.CallContext(ctx, Target{Trace: 43, TraceID: [16]byte{5}}, client); err != nil || r != rs[4] {
+		t.Errorf("a call in bob's last trace: %v, want it in that trace's request", err)
+	} else {
+		done()
+	}
+}

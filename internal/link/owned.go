@@ -60,7 +60,8 @@ const DefaultBound = 1000
 
 // Bound sets how many requests begun for calls that name no session (each
 // POST /v1/calls without a request id, each model turn linked to nothing,
-// each request id a client names) one principal, in its tenant, keeps
+// each request id a client names, each trace of another tracer a
+// sessionless client's calls name) one principal, in its tenant, keeps
 // running: past it, its request idle the longest ends early, as the idle
 // gap would have ended it, and when all of them have calls in flight the
 // call is refused (429 too_many_requests). Each such request runs until
@@ -483,21 +484,33 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, *callHol
 		key.owner = lead + tenant + "\x00" + principal
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if id, ok := q.traces[key]; ok {
 		if o, ok := q.owned[id]; ok && o.req.State() == reach.RequestRunning && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			defer q.mu.Unlock()
 			return o.req, q.holdLocked(o.req), nil
 		}
 		delete(q.traces, key)
 	}
-	r, err := q.begin("", t, who)
+	// Each trace a client names begins a request: loose, bounded as the
+	// requests of calls that name nothing are.
+	gone, err := q.room(who)
+	var r *reach.Request
+	if err == nil {
+		_, r, err = q.beginAs("", t, who, true)
+	}
+	if err == nil {
+		if q.traces == nil {
+			q.traces = map[traceKey]string{}
+		}
+		q.traces[key] = r.ID()
+	}
+	q.mu.Unlock()
+	if gone != nil {
+		gone.End()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if q.traces == nil {
-		q.traces = map[traceKey]string{}
-	}
-	q.traces[key] = r.ID()
 	return r, q.releaser(r), nil
 }
 
