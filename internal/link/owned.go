@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -36,6 +37,87 @@ type Owned struct {
 	mu     sync.Mutex
 	owned  map[string]*owned
 	traces map[traceKey]string // the request of each caller's trace (forTrace)
+	// loose are the requests begun for a call that names no session (an
+	// API call, a model turn, a request id a client named), by who began
+	// them: at most maxLoose each (Bound).
+	loose    map[Owner]map[string]*owned
+	maxLoose int
+}
+
+// Owner is who a request is owned by: its principal in its tenant.
+type Owner struct{ Principal, Tenant string }
+
+func ownerOf(who *auth.Identity) Owner {
+	if who == nil {
+		return Owner{Principal: LocalPrincipal}
+	}
+	return Owner{Principal: who.Principal, Tenant: who.Tenant}
+}
+
+// DefaultBound is how many requests begun for calls that name no session
+// one principal keeps running, unless Bound says otherwise.
+const DefaultBound = 1000
+
+// Bound sets how many requests begun for calls that name no session (each
+// POST /v1/calls without a request id, each model turn linked to nothing,
+// each request id a client names, each trace of another tracer a
+// sessionless client's calls name) one principal, in its tenant, keeps
+// running: past it, its request idle the longest ends early, as the idle
+// gap would have ended it, and when all of them have calls in flight the
+// call is refused (429 too_many_requests). Each such request runs until
+// the idle gap, and nothing else bounded how many one principal began: 10,000
+// API calls in 30 s held 116 MB more. n == 0 means DefaultBound, n < 0 no
+// bound.
+func (q *Owned) Bound(n int) *Owned {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case n == 0:
+		q.maxLoose = DefaultBound
+	case n < 0:
+		q.maxLoose = math.MaxInt
+	default:
+		q.maxLoose = n
+	}
+	return q
+}
+
+// room makes room for one more loose request of who: it forgets who's
+// loose request idle the longest when who has maxLoose, and returns it
+// for the caller to end once q.mu is let go, or refuses when all of them
+// have calls in flight. q.mu is held.
+func (q *Owned) room(who *auth.Identity) (*reach.Request, error) {
+	k := ownerOf(who)
+	mine := q.loose[k]
+	if len(mine) < q.maxLoose {
+		return nil, nil
+	}
+	var idle *owned
+	for _, o := range mine {
+		if o.inflight == 0 && (idle == nil || o.last.Before(idle.last)) {
+			idle = o
+		}
+	}
+	if idle == nil {
+		return nil, &Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
+			Message:    fmt.Sprintf("%s has %d requests running with calls in flight, the most one principal may have.", k.Principal, len(mine)),
+			Suggestion: "Wait for some of these calls to end, or send the request id of one of your requests (request_id, _meta reach/request or the Reach-Request header) to work in it."}
+	}
+	q.forget(idle.req.ID(), idle)
+	return idle.req, nil
+}
+
+// forget stops owning o (of id). q.mu is held.
+func (q *Owned) forget(id string, o *owned) {
+	delete(q.owned, id)
+	if o.loose {
+		if mine := q.loose[o.owner]; mine != nil {
+			delete(mine, id)
+			if len(mine) == 0 {
+				delete(q.loose, o.owner)
+			}
+		}
+	}
 }
 
 // traceKey names one caller's trace: a sessionless client's calls in one
@@ -69,6 +151,10 @@ type owned struct {
 	// another reach in front of this one, which sends its call's frame and
 	// request on as it does to every upstream (see elsewhere).
 	remote bool
+	// loose marks a request begun for a call that names no session,
+	// counted in Owned.loose under its owner.
+	loose bool
+	owner Owner
 }
 
 // Budgets are the budgets a client may name: Default for a request that
@@ -81,7 +167,7 @@ type Budgets struct {
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
 	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
 	return q
 }
@@ -189,9 +275,16 @@ func capInt(v, limit int) int {
 // has one. An empty id is made by the runtime (the request is then Fresh:
 // its begin need not wait for the store). q.mu is held.
 func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, error) {
+	_, r, err := q.beginAs(id, t, who, false)
+	return r, err
+}
+
+// beginAs is begin; a loose request (loose) is counted as one of who's
+// (room). q.mu is held.
+func (q *Owned) beginAs(id string, t Target, who *auth.Identity, loose bool) (*owned, *reach.Request, error) {
 	b, err := q.budget(t.Budget)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := &reach.RequestOptions{ID: id, Principal: LocalPrincipal, Agent: t.Agent, Scene: t.Scene, Budget: b, Trace: t.TraceID}
 	if who != nil {
@@ -199,10 +292,22 @@ func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, 
 	}
 	_, r, err := q.rt.Begin(q.life, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	q.owned[r.ID()] = &owned{req: r, last: q.now(), inflight: 1}
-	return r, nil
+	ow := &owned{req: r, last: q.now(), inflight: 1, loose: loose}
+	q.owned[r.ID()] = ow
+	if loose {
+		k := ownerOf(who)
+		ow.owner = k
+		if q.loose == nil {
+			q.loose = map[Owner]map[string]*owned{}
+		}
+		if q.loose[k] == nil {
+			q.loose[k] = map[string]*owned{}
+		}
+		q.loose[k][r.ID()] = ow
+	}
+	return ow, r, nil
 }
 
 // named returns the request t names for one call (release it when the
@@ -211,16 +316,31 @@ func (q *Owned) begin(id string, t Target, who *auth.Identity) (*reach.Request, 
 func (q *Owned) named(t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	id := t.Request
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if r, ok := q.rt.Lookup(id); ok {
 		if err := CheckOwner(who, r); err != nil {
+			q.mu.Unlock()
 			return nil, nil, err
 		}
 		if r.State() != reach.RequestCompleted {
+			defer q.mu.Unlock()
 			return r, q.holdLocked(r), nil
 		}
 	}
-	r, err := q.begin(id, t, who)
+	return q.beginLoose(id, t, who)
+}
+
+// beginLoose begins a loose request for one call, making room for it
+// (room); q.mu is held, and let go.
+func (q *Owned) beginLoose(id string, t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
+	gone, err := q.room(who)
+	var r *reach.Request
+	if err == nil {
+		_, r, err = q.beginAs(id, t, who, true)
+	}
+	q.mu.Unlock()
+	if gone != nil {
+		gone.End()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,12 +379,7 @@ func (q *Owned) markRemote(r *reach.Request) {
 // fresh begins a new request with a random id for one call.
 func (q *Owned) fresh(t Target, who *auth.Identity) (*reach.Request, *callHold, error) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	r, err := q.begin("", t, who)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, q.releaser(r), nil
+	return q.beginLoose("", t, who)
 }
 
 // Session is the request a client session works in, made on its first call
@@ -369,21 +484,33 @@ func (q *Owned) forTrace(t Target, who *auth.Identity) (*reach.Request, *callHol
 		key.owner = lead + tenant + "\x00" + principal
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if id, ok := q.traces[key]; ok {
 		if o, ok := q.owned[id]; ok && o.req.State() == reach.RequestRunning && (o.inflight > 0 || q.now().Sub(o.last) < q.gap) {
+			defer q.mu.Unlock()
 			return o.req, q.holdLocked(o.req), nil
 		}
 		delete(q.traces, key)
 	}
-	r, err := q.begin("", t, who)
+	// Each trace a client names begins a request: loose, bounded as the
+	// requests of calls that name nothing are.
+	gone, err := q.room(who)
+	var r *reach.Request
+	if err == nil {
+		_, r, err = q.beginAs("", t, who, true)
+	}
+	if err == nil {
+		if q.traces == nil {
+			q.traces = map[traceKey]string{}
+		}
+		q.traces[key] = r.ID()
+	}
+	q.mu.Unlock()
+	if gone != nil {
+		gone.End()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if q.traces == nil {
-		q.traces = map[traceKey]string{}
-	}
-	q.traces[key] = r.ID()
 	return r, q.releaser(r), nil
 }
 
@@ -511,7 +638,7 @@ func (q *Owned) Sweep() {
 			continue
 		}
 		ending = append(ending, o.req)
-		delete(q.owned, id)
+		q.forget(id, o)
 	}
 	for k, id := range q.traces {
 		if _, ok := q.owned[id]; !ok {
@@ -544,7 +671,7 @@ func (q *Owned) End(id string) {
 	q.mu.Lock()
 	o, ok := q.owned[id]
 	if ok {
-		delete(q.owned, id)
+		q.forget(id, o)
 	}
 	q.mu.Unlock()
 	if ok {
@@ -558,7 +685,7 @@ func (q *Owned) EndAll() {
 	rs := make([]*reach.Request, 0, len(q.owned))
 	for id, o := range q.owned {
 		rs = append(rs, o.req)
-		delete(q.owned, id)
+		q.forget(id, o)
 	}
 	q.mu.Unlock()
 	for _, r := range rs {

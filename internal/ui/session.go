@@ -45,7 +45,13 @@ type Login struct {
 }
 
 // maxSessions bounds the sessions kept; beyond it the oldest is dropped.
-const maxSessions = 10000
+// maxSessionsEach bounds one principal's (in its tenant): beyond it, its
+// own oldest is dropped, so that no one who may sign in can sign everyone
+// else out by signing in again and again.
+const (
+	maxSessions     = 10000
+	maxSessionsEach = 32
+)
 
 type session struct {
 	id      *auth.Identity
@@ -74,19 +80,28 @@ func (s *sessions) create(id *auth.Identity, expires, now time.Time) (string, *s
 	if s.m == nil {
 		s.m = map[[32]byte]*session{}
 	}
+	var oldest, oldestMine [32]byte
+	var at, atMine time.Time
+	mine := 0
 	for k, v := range s.m {
 		if !now.Before(v.expires) {
 			delete(s.m, k)
+			continue
 		}
-	}
-	if len(s.m) >= maxSessions {
-		var oldest [32]byte
-		var at time.Time
-		for k, v := range s.m {
-			if at.IsZero() || v.created.Before(at) {
-				oldest, at = k, v.created
+		if at.IsZero() || v.created.Before(at) {
+			oldest, at = k, v.created
+		}
+		if v.id.Principal == id.Principal && v.id.Tenant == id.Tenant {
+			mine++
+			if atMine.IsZero() || v.created.Before(atMine) {
+				oldestMine, atMine = k, v.created
 			}
 		}
+	}
+	switch {
+	case mine >= maxSessionsEach:
+		delete(s.m, oldestMine)
+	case len(s.m) >= maxSessions:
 		delete(s.m, oldest)
 	}
 	value := randomToken()

@@ -226,6 +226,11 @@ type Options struct {
 	Audit func(ctx context.Context, e Event)
 	// MaxKept is how many decided approvals are kept for listing; if zero, 1000.
 	MaxKept int
+	// MaxPending is how many approvals one principal, in its tenant, may
+	// have waiting for a decision at once; a call that would ask for one
+	// more is refused (too_many_approvals) and files none. If zero,
+	// DefaultMaxPending.
+	MaxPending int
 	// Store, if not nil, keeps the approvals: every change is durable
 	// before it is answered, and Load reads them back.
 	Store store.Approvals
@@ -266,6 +271,7 @@ func New(opts *Options) *Queue {
 	q.o.TTL = cmp.Or(q.o.TTL, 15*time.Minute)
 	q.o.ReviewerRole = cmp.Or(q.o.ReviewerRole, "reviewer")
 	q.o.MaxKept = cmp.Or(q.o.MaxKept, 1000)
+	q.o.MaxPending = cmp.Or(q.o.MaxPending, DefaultMaxPending)
 	if q.o.Logger == nil {
 		q.o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -308,6 +314,11 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			return reach.Permit, nil
 		}
 		if rec == nil {
+			if n := q.pendingOf(c); n >= q.o.MaxPending {
+				q.mu.Unlock()
+				q.emit(ctx, events)
+				return reach.Deny, tooManyError(c, n)
+			}
 			rec = q.create(c, k, reqs, now)
 			if err := q.persist(rec); err != nil {
 				q.forget(rec)
@@ -380,6 +391,35 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		}
 		expiry.Stop()
 	}
+}
+
+// DefaultMaxPending is Options.MaxPending's default. Nothing bounded the
+// approvals one principal filed: each pending one is kept (its arguments
+// and reason, up to a request body each) and listed to the user and every
+// reviewer of the tenant until its TTL, and one principal filed 2,000 of
+// 50 KB in 53 s, burying everyone else's in the reviewers' inbox.
+const DefaultMaxPending = 100
+
+// pendingOf counts the approvals of c's principal, in its tenant, that
+// wait for a decision. q.mu is held.
+func (q *Queue) pendingOf(c *reach.Call) int {
+	r := c.Request()
+	n := 0
+	for _, rec := range q.order {
+		if rec.Status == Pending && rec.Principal == r.Principal() && rec.Tenant == r.Tenant() {
+			n++
+		}
+	}
+	return n
+}
+
+func tooManyError(c *reach.Call, n int) *reach.Error {
+	r := c.Request()
+	return &reach.Error{Type: reach.TypeApproval, Code: "too_many_approvals",
+		Message: fmt.Sprintf("%s needs approval, and %s has %d approvals waiting for a decision, the most one principal may have: none was asked for this call.",
+			c.Tool, r.Principal(), n),
+		Suggestion: "Nothing ran. Tell the user that approvals wait for them (reach approvals list, or the UI's inbox); " +
+			"call it again once they have decided some, or once those expire."}
 }
 
 // usedRecently reports whether an approval for the call k identifies was
