@@ -506,7 +506,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		} else {
 			cs.ans, cs.hasAns = answer, true
 		}
-		other := d.doneRephrase(a, s, fresh > 0, judged, answer, sc.out, &ec)
+		// An answer too small to judge as progress ("No files found", an
+		// empty list, one count) is still the same answer to the same
+		// question when nothing in it is new: asked again respelled, it
+		// is the question going round.
+		other := d.doneRephrase(a, s, fresh > 0, judged || !sc.cut && fresh == 0 && !s.prose, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
