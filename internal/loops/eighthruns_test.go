@@ -40,8 +40,6 @@ var egKnown = map[string]string{
 	// polls were corrected (each showed two identical answers before
 	// moving, and the benchmark's rule lets the third be refused: 2 of 18
 	// refused as first written).
-	"support-refund-refused":             "missed",
-	"fs-path-respelled-missing":          "missed",
 	"fs-path-respelled-read":             "missed",
 	"fs-glob-reworded-empty":             "missed",
 	"memory-entity-recreated":            "missed",

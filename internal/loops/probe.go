@@ -216,14 +216,33 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
 	e := &t.errs
 	class := o.ErrorType
+	thing := uint64(0)
 	if o.Error && !streakClass(class) && !Transient(class) {
 		class = untypedClass(class, o.Result)
+		if class == "" {
+			// A complaint the streak does not count (not found, a state
+			// that refuses the call, a type it does not know) still counts
+			// when it is the same complaint about the same thing word for
+			// word, the thing named: a batch or candidates tried one by
+			// one name another each time.
+			thing = sameThing(o.Result)
+			if thing != 0 {
+				class = o.ErrorType
+			}
+		}
 	}
-	if !o.Error || !streakClass(class) && class != untypedStreak {
+	if !o.Error || !streakClass(class) && class != untypedStreak && thing == 0 {
 		e.count = 0
 		return
 	}
-	tmpl := mix(hashString(class), d.template(o.Result, s.Args))
+	var tmpl uint64
+	if thing != 0 {
+		// Word for word, what it echoes of the arguments too: one path
+		// asked in other spellings is named one way by the complaint.
+		tmpl = mix(hashString(class), thing)
+	} else {
+		tmpl = mix(hashString(class), d.template(o.Result, s.Args))
+	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
 		e.count++
@@ -231,6 +250,65 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		*e = errorStreak{count: 1, class: class, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
 	}
 	e.last = preview(o.Result)
+}
+
+// sameThing hashes an error message word for word when it names a thing
+// (a word with a digit, a path, a value in single quotes), or returns 0: the same
+// message about one thing, whatever the arguments that asked for it
+// (one file's path respelled, one payment refunded with another amount),
+// is one complaint. A request's own id in it (request id: req_8f2c...)
+// is left out: each request has another.
+func sameThing(msg []byte) uint64 {
+	if len(msg) > maxTemplate {
+		msg = msg[:maxTemplate]
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	named := false
+	for i := 0; i < len(msg); {
+		c := msg[i]
+		if c == '\'' || c == '/' {
+			named = true // a quoted value, a path (not the quotes of the JSON string itself)
+		}
+		if !isTokenByte(c) || i > 0 && isTokenByte(msg[i-1]) {
+			h.WriteByte(c)
+			i++
+			continue
+		}
+		j, digit := i, false
+		for j < len(msg) && isTokenByte(msg[j]) {
+			digit = digit || isDigit(msg[j])
+			j++
+		}
+		if digit && requestIDBefore(msg[:i]) {
+			h.WriteString("\x00R")
+		} else {
+			named = named || digit
+			h.Write(msg[i:j])
+		}
+		i = j
+	}
+	if !named {
+		return 0
+	}
+	return h.Sum64() | 1
+}
+
+// requestIDBefore reports whether text b ends by naming a request's id
+// ("request id: ", "request_id=", "RequestId ").
+func requestIDBefore(b []byte) bool {
+	b = b[max(0, len(b)-16):]
+	var buf [16]byte
+	m := buf[:0]
+	for _, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			m = append(m, c+'a'-'A')
+		case 'a' <= c && c <= 'z':
+			m = append(m, c)
+		}
+	}
+	return bytes.HasSuffix(m, []byte("requestid"))
 }
 
 // versionKey reports whether an argument's key names a version

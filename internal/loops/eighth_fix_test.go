@@ -1,0 +1,42 @@
+package loops
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestSameThingRefused: a complaint the error streak does not count (not
+// found, a state that refuses the call, an error type it does not know)
+// counts when it is the same message about the same named thing each time,
+// whatever arguments asked for it: one missing file asked for under four
+// spellings, one payment refunded again with other amounts (each
+// request's own id aside). Candidate paths tried one by one, a batch
+// meeting one state for item after item, and a complaint that names
+// nothing go on.
+func TestSameThingRefused(t *testing.T) {
+	enoent := "Error: ENOENT: no such file or directory, open '/srv/app/config/app.yml'"
+	var candidates, batch, generic []op
+	for i, p := range []string{"config/app.yml", "config/app.yaml", "conf/app.yml", "app.yml", "etc/app.yml", "settings/app.yml"} {
+		candidates = append(candidates, failingWith("read_text_file", `{"path":"`+p+`"}`, "tool_error", "Error: ENOENT: no such file or directory, open '/srv/app/"+p+"'"))
+		batch = append(batch, failingWith("create_refund", fmt.Sprintf(`{"payment_intent":"pi_%d"}`, 100+i), "invalid_request_error", fmt.Sprintf("Charge ch_%d has already been refunded. (request id: req_%dxQ)", 900+i, 55+i)))
+		generic = append(generic, failingWith("get_customer", fmt.Sprintf(`{"id":"C-%d"}`, 10+i), "not_found", "customer not found"))
+	}
+	refund := func(args string, i int) op {
+		return failingWith("create_refund", args, "invalid_request_error", fmt.Sprintf("Charge ch_77 has already been refunded. (request id: req_%dxQ%d)", 31+i*7, i))
+	}
+	runCases(t, []testCase{
+		{"one missing file, its path respelled", nil, []op{
+			failingWith("read_text_file", `{"path":"./config/app.yml"}`, "tool_error", enoent),
+			failingWith("read_text_file", `{"path":"config/app.yml"}`, "tool_error", enoent),
+			failingWith("read_text_file", `{"path":"/srv/app/config/app.yml"}`, "tool_error", enoent),
+			refused(failingWith("read_text_file", `{"path":"config//app.yml"}`, "tool_error", enoent), "same_error"),
+		}},
+		{"one payment refunded again, other amounts", nil, []op{
+			refund(`{"payment_intent":"pi_77","amount":4900}`, 0), refund(`{"payment_intent":"pi_77","amount":4899}`, 1),
+			refund(`{"payment_intent":"pi_77","reason":"duplicate"}`, 2), refused(refund(`{"payment_intent":"pi_77","amount":2450}`, 3), "same_error"),
+		}},
+		{"candidate paths tried one by one", nil, candidates},
+		{"a batch meeting one state item after item", nil, batch},
+		{"a complaint that names nothing", nil, generic},
+	})
+}
