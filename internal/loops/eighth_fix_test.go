@@ -40,3 +40,23 @@ func TestSameThingRefused(t *testing.T) {
 		{"a complaint that names nothing", nil, generic},
 	})
 }
+
+// TestPatternRespelled: a glob or a regular expression is the words it
+// matches: one glob respelled (*.pem, **/*.pem, *.PEM) or one expression
+// (func\s+Name, func\W+Name) finding nothing each time asks the same
+// question, and the fourth asking is refused; globs for other words
+// finding nothing go on, and so does a glob respelled that finds files.
+func TestPatternRespelled(t *testing.T) {
+	find := func(p, res string) op {
+		return call("search_files", `{"path":"/srv/app","pattern":"`+p+`"}`, marshalString(res))
+	}
+	none := "No matches found"
+	runCases(t, []testCase{
+		{"one glob respelled", nil, []op{find("*.pem", none), find("**/*.pem", none), find("*.PEM", none), refused(find("*pem", none), "rephrase")}},
+		{"one expression respelled", nil, []op{
+			find(`func\\s+NewLimiter`, none), find(`func\\W+NewLimiter`, none), find(`func\\s*NewLimiter`, none), refused(find(`func\\s+NewLimiter\\b`, none), "rephrase"),
+		}},
+		{"globs for other words", nil, []op{find("*.pem", none), find("*.key", none), find("*.crt", none), find("*.p12", none), find("*.jks", none)}},
+		{"a glob respelled finds files", nil, []op{find("*.env", none), find("**/*.env", none), find("**/.env*", "/srv/app/.env.example\n/srv/app/deploy/.env.prod"), find("*.env*", "/srv/app/.env.example\n/srv/app/deploy/.env.prod\n/srv/app/tools/x.env.sample")}},
+	})
+}

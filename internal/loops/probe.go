@@ -758,6 +758,13 @@ func (f *folder) str(v []byte) {
 		// or quoted otherwise, ask the same question.
 		f.byte('"')
 		f.word(wordsFold(v))
+	case pattern(v):
+		// A glob or a regular expression: the same words matched in
+		// another way (*.pem, **/*.pem, *.PEM, *pem; func\\s+Name and
+		// func\\W+Name) ask for the same files. One with a space is code
+		// of words, above.
+		f.byte('*')
+		f.word(patternFold(v))
 	case !f.number(v):
 		f.byte('"')
 		v = webAddress(v)
@@ -771,6 +778,48 @@ func (f *folder) str(v []byte) {
 			f.byte(c)
 		}
 	}
+}
+
+// pattern reports whether string v (its JSON escapes as written) is a
+// glob or a regular expression: it holds a star, or a backslash of its
+// own (a backslash escaped in JSON, two bytes).
+func pattern(v []byte) bool {
+	return len(v) > 1 && (bytes.IndexByte(v, '*') >= 0 || bytes.Contains(v, []byte(`\\`)))
+}
+
+// patternFold hashes glob or regular expression v (its JSON escapes as
+// written) as the multiset of its words, lower-cased: runs of letters,
+// digits and underscores (and bytes beyond ASCII), a regular expression's
+// escape (\\s, \\b, \\() and every other character between them.
+func patternFold(v []byte) uint64 {
+	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
+	var sum uint64
+	h, n := uint64(offset), 0
+	flush := func() {
+		if n > 0 {
+			sum += mix(h, uint64(n))
+			h, n = offset, 0
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\':
+			flush()
+			i++ // the JSON escape's character
+			if i < len(v) && v[i] == '\\' {
+				i++ // a backslash of the expression: its escape's character
+			}
+		case 'A' <= c && c <= 'Z':
+			h, n = (h^uint64(c+'a'-'A'))*prime, n+1
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80:
+			h, n = (h^uint64(c))*prime, n+1
+		default:
+			flush()
+		}
+	}
+	flush()
+	return sum
 }
 
 // webAddress returns web address v without what does not name another
