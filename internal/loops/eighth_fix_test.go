@@ -60,3 +60,34 @@ func TestPatternRespelled(t *testing.T) {
 		{"a glob respelled finds files", nil, []op{find("*.env", none), find("**/*.env", none), find("**/.env*", "/srv/app/.env.example\n/srv/app/deploy/.env.prod"), find("*.env*", "/srv/app/.env.example\n/srv/app/deploy/.env.prod\n/srv/app/tools/x.env.sample")}},
 	})
 }
+
+// TestWriteRespelled: one write made again in other spellings (a list in
+// another order, a value in another case), answered alike three times in
+// a row, changed nothing: the next is refused as a write made again word
+// for word is. Writes of other values (a batch, edits of other contents)
+// and a write whose answer moves go on.
+func TestWriteRespelled(t *testing.T) {
+	entity := func(i int, res string) op {
+		obs := []string{`"works at Acme"`, `"backend team"`, `"joined 2018"`}
+		o := fmt.Sprintf(`{"entities":[{"name":"Ana Ruiz","entityType":"person","observations":[%s,%s,%s]}]}`, obs[i%3], obs[(i+1)%3], obs[(i+2)%3])
+		return write("create_entities", o, res)
+	}
+	var batch, edits, moving []op
+	for i := 0; i < 6; i++ {
+		batch = append(batch, write("create_entities", fmt.Sprintf(`{"entities":[{"name":"Person %d","entityType":"person","observations":["works at Acme"]}]}`, i), `"ok"`))
+		edits = append(edits, write("edit_file", fmt.Sprintf(`{"path":"a.go","oldText":"x := %d","newText":"x := %d"}`, i, i+1), `"The file a.go has been updated."`))
+		moving = append(moving, write("add_observations", `{"observations":[{"entityName":"Ana Ruiz","contents":["on call"]}]}`, fmt.Sprintf(`{"count":%d}`, i+1)))
+	}
+	runCases(t, []testCase{
+		{"one entity created again, reordered", nil, []op{
+			entity(0, `[{"name":"Ana Ruiz"}]`), entity(1, `[]`), entity(2, `[]`), entity(3, `[]`), refused(entity(4, `[]`), "short_cycle"),
+		}},
+		{"one value in another case", nil, []op{
+			write("set_label", `{"issue":"OPS-1","label":"Blocked"}`, `"ok"`), write("set_label", `{"issue":"OPS-1","label":"blocked"}`, `"ok"`),
+			write("set_label", `{"issue":"ops-1","label":"BLOCKED"}`, `"ok"`), refused(write("set_label", `{"issue":"OPS-1","label":"blocked "}`, `"ok"`), "short_cycle"),
+		}},
+		{"a batch", nil, batch},
+		{"edits of other contents", nil, edits},
+		{"a write whose answer moves", nil, moving},
+	})
+}

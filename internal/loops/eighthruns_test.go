@@ -41,7 +41,6 @@ var egKnown = map[string]string{
 	// moving, and the benchmark's rule lets the third be refused: 2 of 18
 	// refused as first written).
 	"fs-path-respelled-read":             "missed",
-	"memory-entity-recreated":            "missed",
 	"booking-rooms-reordered":            "missed",
 	"notebook-trivial-edit-same-trace":   "missed",
 	"fs-alternate-two-tools-nothing-new": "missed",

@@ -191,6 +191,10 @@ func (d *Detector) tool(name string) *toolState {
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
 	s.key = callKey(s.Tool, s.Args)
+	s.fold = 0
+	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
+		s.fold = foldArgs(s.Tool, s.Args) | 1
+	}
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
 	cs, known := d.calls.get(s.key)
@@ -331,7 +335,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if isWrite(s.Access) {
 		d.addInflight(s.seq)
 	}
-	a.push(entry{seq: s.seq, key: s.key, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
+	a.push(entry{seq: s.seq, key: s.key, fold: s.fold, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
 	return nil
 }
 
