@@ -91,3 +91,39 @@ func TestWriteRespelled(t *testing.T) {
 		{"a write whose answer moves", nil, moving},
 	})
 }
+
+// TestAPIErrorAnswer: an API's failure handed on as a successful answer
+// ({"ok": false, "error": ...}) is a failure: a post refused the same way
+// whatever its text is refused at the fourth try (same_error), where as a
+// success each write excused the next. One that says it was rate-limited
+// is transient, so a post retried after it goes on; {"ok": true} and an
+// answer with no error are successes.
+func TestAPIErrorAnswer(t *testing.T) {
+	post := func(text, res string) op {
+		return write("post_message", `{"channel":"C07","text":"`+text+`"}`, res)
+	}
+	refusedNotIn := `{"ok":false,"error":"not_in_channel"}`
+	limited := `{"ok":false,"error":"ratelimited"}`
+	runCases(t, []testCase{
+		{"a post refused the same way", nil, []op{
+			post("Deploy done.", refusedNotIn), post("Deploy finished.", refusedNotIn), post("checkout is live", refusedNotIn),
+			refused(post("FYI: deploy done", refusedNotIn), "same_error"),
+		}},
+		{"rate-limited, then posted", nil, []op{post("Deploy done.", limited), post("Deploy done.", limited), post("Deploy done.", limited), post("Deploy done.", `{"ok":true,"ts":"1764860412.0042"}`)}},
+		{"posts that go through", nil, []op{post("a", `{"ok":true,"ts":"1"}`), post("b", `{"ok":true,"ts":"2"}`), post("c", `{"ok":true,"ts":"3"}`), post("d", `{"ok":true,"ts":"4"}`)}},
+	})
+	for _, c := range []struct {
+		res               string
+		failed, transient bool
+	}{
+		{`{"ok":false,"error":"not_in_channel"}`, true, false},
+		{`{"success": false, "error": {"code": 429, "message": "Too Many Requests"}}`, true, true},
+		{`{"ok":true,"error":"none"}`, false, false},
+		{`{"ok":false,"error":null,"items":[1]}`, false, false},
+		{`{"items":[{"ok":false,"error":"x"}],"n":1}`, false, false},
+	} {
+		if f, tr := apiErrorAnswer([]byte(c.res)); f != c.failed || tr != c.transient {
+			t.Errorf("apiErrorAnswer(%s) = %v, %v, want %v, %v", c.res, f, tr, c.failed, c.transient)
+		}
+	}
+}

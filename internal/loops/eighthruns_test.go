@@ -45,7 +45,6 @@ var egKnown = map[string]string{
 	"notebook-trivial-edit-same-trace":   "missed",
 	"fs-alternate-two-tools-nothing-new": "missed",
 	"crawler-same-page-tracking":         "missed",
-	"chat-post-not-in-channel":           "missed",
 	"thinking-same-thought":              "missed",
 	"k8s-delete-crashloop-again":         "missed",
 }

@@ -359,6 +359,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
 	}
+	if !o.Error {
+		// So is an API's failure handed on as its answer ({"ok": false,
+		// "error": "not_in_channel"}): a post refused the same way
+		// whatever its text probes, and wrote nothing. One that says it
+		// was rate-limited or timed out is worth a retry.
+		if failed, transient := apiErrorAnswer(o.Result); transient {
+			o.Error, o.ErrorType = true, "unavailable"
+		} else if failed {
+			o.Error, o.ErrorType = true, untypedStreak
+		}
+	}
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
 		// writes by it; what it writes there still tells its writes apart:
