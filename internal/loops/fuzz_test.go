@@ -188,6 +188,7 @@ func FuzzEighth(f *testing.F) {
 		{"Charge ch_77 has already been refunded. (request id: req_31xQ0)", `func\\s+NewLimiter\\b`},
 		{"customer not found", `\u00e9*`},
 		{"RequestId 12", `\`},
+		{`{"ok":false,"error":"ratelimited"}`, `*`},
 	} {
 		f.Add([]byte(s[0]), s[1])
 	}
@@ -209,5 +210,9 @@ func FuzzEighth(f *testing.F) {
 			t.Fatalf("patternFold(%q) depends on case", p)
 		}
 		_ = pattern([]byte(p))
+		f1, t1 := apiErrorAnswer(msg)
+		if f2, t2 := apiErrorAnswer(msg); f1 != f2 || t1 != t2 || t1 && !f1 {
+			t.Fatalf("apiErrorAnswer(%q) = %v, %v", msg, f1, t1)
+		}
 	})
 }
