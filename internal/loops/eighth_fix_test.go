@@ -15,11 +15,13 @@ import (
 // nothing go on.
 func TestSameThingRefused(t *testing.T) {
 	enoent := "Error: ENOENT: no such file or directory, open '/srv/app/config/app.yml'"
-	var candidates, batch, generic []op
+	var candidates, batch, generic, status, apostrophe []op
 	for i, p := range []string{"config/app.yml", "config/app.yaml", "conf/app.yml", "app.yml", "etc/app.yml", "settings/app.yml"} {
 		candidates = append(candidates, failingWith("read_text_file", `{"path":"`+p+`"}`, "tool_error", "Error: ENOENT: no such file or directory, open '/srv/app/"+p+"'"))
 		batch = append(batch, failingWith("create_refund", fmt.Sprintf(`{"payment_intent":"pi_%d"}`, 100+i), "invalid_request_error", fmt.Sprintf("Charge ch_%d has already been refunded. (request id: req_%dxQ)", 900+i, 55+i)))
 		generic = append(generic, failingWith("get_customer", fmt.Sprintf(`{"id":"C-%d"}`, 10+i), "not_found", "customer not found"))
+		status = append(status, failingWith("fetch", `{"url":"https://docs.example.com/`+p+`"}`, "not_found", "HTTP/1.1 404 Not Found"))
+		apostrophe = append(apostrophe, failingWith("read_file", `{"path":"`+p+`"}`, "tool_error", "The file doesn't exist (line 1)"))
 	}
 	refund := func(args string, i int) op {
 		return failingWith("create_refund", args, "invalid_request_error", fmt.Sprintf("Charge ch_77 has already been refunded. (request id: req_%dxQ%d)", 31+i*7, i))
@@ -38,6 +40,8 @@ func TestSameThingRefused(t *testing.T) {
 		{"candidate paths tried one by one", nil, candidates},
 		{"a batch meeting one state item after item", nil, batch},
 		{"a complaint that names nothing", nil, generic},
+		{"a status code names nothing", nil, status},
+		{"an apostrophe and a line number name nothing", nil, apostrophe},
 	})
 }
 

@@ -253,11 +253,13 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 }
 
 // sameThing hashes an error message word for word when it names a thing
-// (a word with a digit, a path, a value in single quotes), or returns 0: the same
-// message about one thing, whatever the arguments that asked for it
-// (one file's path respelled, one payment refunded with another amount),
-// is one complaint. A request's own id in it (request id: req_8f2c...)
-// is left out: each request has another.
+// (a path, a value in single quotes, an id: a word of letters and digits,
+// or of four digits or more), or returns 0: the same message about one
+// thing, whatever the arguments that asked for it (one file's path
+// respelled, one payment refunded with another amount), is one complaint.
+// A status code (404), a line number, "HTTP/1.1" and an apostrophe
+// (doesn't) name nothing. A request's own id in it (request id:
+// req_8f2c...) is left out: each request has another.
 func sameThing(msg []byte) uint64 {
 	if len(msg) > maxTemplate {
 		msg = msg[:maxTemplate]
@@ -267,23 +269,27 @@ func sameThing(msg []byte) uint64 {
 	named := false
 	for i := 0; i < len(msg); {
 		c := msg[i]
-		if c == '\'' || c == '/' {
-			named = true // a quoted value, a path (not the quotes of the JSON string itself)
+		if (c == '\'' || c == '/') && (i == 0 || opensValue(msg[i-1])) {
+			named = true // a quoted value, a path or an address ('/srv/a', /srv/a, https://)
 		}
 		if !isTokenByte(c) || i > 0 && isTokenByte(msg[i-1]) {
 			h.WriteByte(c)
 			i++
 			continue
 		}
-		j, digit := i, false
+		j, digits, letters := i, 0, false
 		for j < len(msg) && isTokenByte(msg[j]) {
-			digit = digit || isDigit(msg[j])
+			if isDigit(msg[j]) {
+				digits++
+			} else if msg[j] != '-' && msg[j] != '_' {
+				letters = true
+			}
 			j++
 		}
-		if digit && requestIDBefore(msg[:i]) {
+		if digits > 0 && requestIDBefore(msg[:i]) {
 			h.WriteString("\x00R")
 		} else {
-			named = named || digit
+			named = named || digits > 0 && letters || digits >= 4
 			h.Write(msg[i:j])
 		}
 		i = j
@@ -292,6 +298,17 @@ func sameThing(msg []byte) uint64 {
 		return 0
 	}
 	return h.Sum64() | 1
+}
+
+// opensValue reports whether a quote or a slash after byte c opens a
+// value: after a space, a quote, a bracket, a colon or an equals sign, not
+// after a letter (doesn't, HTTP/1.1).
+func opensValue(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\'', '"', '(', '[', ':', '=', '/':
+		return true
+	}
+	return false
 }
 
 // requestIDBefore reports whether text b ends by naming a request's id
