@@ -32,6 +32,7 @@ type agentState struct {
 // entry is one dispatched tool call in an agent's ring.
 type entry struct {
 	seq, key, res, epoch uint64
+	fold                 uint64 // a write's arguments respelled (Step.fold)
 	tool                 string
 	write                bool // a write or high-risk call
 	done                 bool // its outcome is known
@@ -188,11 +189,14 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 	// the agent's p-th last call: when none of the last cyclePeriod is
 	// this call (most calls), there is no cycle to look for, and the
 	// window is not gathered.
-	if !a.among(s.key, c.cyclePeriod) {
+	if !a.among(s.key, c.cyclePeriod) && s.fold == 0 {
 		return nil
 	}
 	var buf [maxPeriodCap * maxRepeatCap]*entry
 	w := buf[:a.recent(buf[:])]
+	if v := d.checkWriteRespelled(a, s, w); v != nil {
+		return v
+	}
 	for p := 1; p <= c.cyclePeriod && p <= len(w); p++ {
 		if w[p-1].key != s.key {
 			continue
@@ -226,6 +230,31 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		}
 	}
 	return nil
+}
+
+// checkWriteRespelled refuses write s when the agent's last
+// WriteCycleRepeats calls were s's write in other spellings (its
+// arguments respelled as foldArgs does: a list in another order, a value
+// in another case, a command's options), each answered as the one before
+// it: the one write made again, which changed nothing, as a write made
+// again word for word is a period-1 cycle.
+func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verdict {
+	reps := d.cfg.writeCycleRepeats
+	if s.fold == 0 || reps == 0 || len(w) < reps {
+		return nil
+	}
+	for i, e := range w[:reps] {
+		if e.fold != s.fold || !e.done || e.transient || i > 0 && e.res != w[0].res {
+			return nil
+		}
+	}
+	return &Verdict{
+		Detector: "short_cycle",
+		Message: upper(a.who()) + " made the same " + s.Tool + " call " + plural(reps, "time", "times") +
+			" in a row in other spellings, and each returned what the one before it had; " + s.Tool + " " +
+			preview(s.Args) + " would make it again.",
+		Suggestion: "The write changed nothing: check what it did (read the state it writes), change your approach, or give your answer.",
+	}
 }
 
 // cycles reports whether the newest p*reps entries of w (newest first) are one

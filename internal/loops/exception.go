@@ -1,6 +1,9 @@
 package loops
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // maxExceptionBytes bounds the results read for an exception printed as
 // the answer: a traceback is a few kilobytes; a longer text is output
@@ -89,4 +92,54 @@ func exceptionLine(l []byte) bool {
 		return !bytes.Equal(name, []byte("Error")) && !bytes.Equal(name, []byte("Exception"))
 	}
 	return l[i] == ':' && (i+1 == len(l) || l[i+1] == ' ')
+}
+
+// apiErrorAnswer reports whether b, a successful answer, is an API's
+// failure handed on as it came (a chat API's {"ok": false, "error":
+// "not_in_channel"}, {"success": false, "error": {...}}): an object whose
+// flag ok or success is false and whose error says something. The call
+// failed, as an error result would have said; transient when its error
+// says so (ratelimited, rate_limit_exceeded, too many requests, timeout,
+// unavailable, overloaded, try again). Only small answers that hold both
+// words are read whole.
+func apiErrorAnswer(b []byte) (failed, transient bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 20 || len(b) > maxExceptionBytes || b[0] != '{' ||
+		!bytes.Contains(b, []byte("false")) || !bytes.Contains(b, []byte(`"error"`)) {
+		return false, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false, false
+	}
+	flag, ok := top["ok"]
+	if !ok {
+		flag, ok = top["success"]
+	}
+	if !ok || string(bytes.TrimSpace(flag)) != "false" {
+		return false, false
+	}
+	e := bytes.TrimSpace(top["error"])
+	if len(e) == 0 || string(e) == "null" || string(e) == `""` || string(e) == "{}" {
+		return false, false
+	}
+	var buf [96]byte
+	m := buf[:0]
+	for _, c := range e[:min(len(e), 256)] {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			m = append(m, c+'a'-'A')
+		case 'a' <= c && c <= 'z':
+			m = append(m, c)
+		}
+		if len(m) == cap(m) {
+			break
+		}
+	}
+	for _, w := range [...]string{"ratelimit", "toomanyrequests", "timeout", "timedout", "unavailable", "overloaded", "tryagain"} {
+		if bytes.Contains(m, []byte(w)) {
+			return true, true
+		}
+	}
+	return true, false
 }

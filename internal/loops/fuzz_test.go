@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -173,6 +174,45 @@ func FuzzSeventh(f *testing.F) {
 			if a.at < 0 || a.at >= len(y) || len(a.name) == 0 {
 				t.Fatalf("alias %+v of %q", a, y)
 			}
+		}
+	})
+}
+
+// FuzzEighth reads arbitrary bytes with the eighth probe's readers (an
+// error's thing named, a request's id before it, a pattern's words): none
+// panics, each is deterministic, a pattern's words do not depend on the
+// case of its ASCII letters, and a message that names nothing hashes to 0.
+func FuzzEighth(f *testing.F) {
+	for _, s := range [][2]string{
+		{"Error: ENOENT: no such file or directory, open '/srv/app/config/app.yml'", `**/*.PEM`},
+		{"Charge ch_77 has already been refunded. (request id: req_31xQ0)", `func\\s+NewLimiter\\b`},
+		{"customer not found", `\u00e9*`},
+		{"RequestId 12", `\`},
+		{`{"ok":false,"error":"ratelimited"}`, `*`},
+	} {
+		f.Add([]byte(s[0]), s[1])
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, p string) {
+		h := sameThing(msg)
+		if h != sameThing(msg) || requestIDBefore(msg) != requestIDBefore(msg) {
+			t.Fatal("not deterministic")
+		}
+		if h != 0 && !bytes.ContainsAny(msg, "'/0123456789") {
+			t.Fatalf("sameThing(%q) names a thing", msg)
+		}
+		up := []byte(p)
+		for i, c := range up {
+			if 'a' <= c && c <= 'z' {
+				up[i] = c - 'a' + 'A'
+			}
+		}
+		if patternFold([]byte(p)) != patternFold(up) {
+			t.Fatalf("patternFold(%q) depends on case", p)
+		}
+		_ = pattern([]byte(p))
+		f1, t1 := apiErrorAnswer(msg)
+		if f2, t2 := apiErrorAnswer(msg); f1 != f2 || t1 != t2 || t1 && !f1 {
+			t.Fatalf("apiErrorAnswer(%q) = %v, %v", msg, f1, t1)
 		}
 	})
 }

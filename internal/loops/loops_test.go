@@ -1270,7 +1270,10 @@ func TestRephraseRecords(t *testing.T) {
 // TestNumericAnswers: an answer of numbers (rows of ids and amounts) is
 // judged as one of text is: the same rows to the same query asked again in
 // other spellings, twice, bring nothing new, and the next asking is refused;
-// new rows each time go on, and so does a count alone (too small to judge).
+// new rows each time go on. A count alone is too small to judge as
+// progress, but the same count to the same query respelled is the question
+// going round, refused as the rows are; the same count to other queries
+// (another status each time) goes on.
 func TestNumericAnswers(t *testing.T) {
 	rows := `{"rows":[{"id":1037,"total":21.5},{"id":1038,"total":28.5},{"id":1039,"total":35.5}]}`
 	asks := []string{
@@ -1290,9 +1293,13 @@ func TestNumericAnswers(t *testing.T) {
 			call("query", asks[2], `{"rows":[{"id":1041,"total":49.5}]}`),
 			call("query", asks[3], `{"rows":[{"id":1042,"total":56.5}]}`),
 		}},
-		{"a count", nil, []op{
+		{"a count, the query respelled", nil, []op{
 			call("query", asks[0], `{"n":3}`), call("query", asks[1], `{"n":3}`),
-			call("query", asks[2], `{"n":3}`), call("query", asks[3], `{"n":3}`),
+			call("query", asks[2], `{"n":3}`), refused(call("query", asks[3], `{"n":3}`), "rephrase"),
+		}},
+		{"the same count to other queries", nil, []op{
+			call("query", asks[0], `{"n":3}`), call("query", strings.ReplaceAll(asks[1], "late", "lost"), `{"n":3}`),
+			call("query", strings.ReplaceAll(asks[2], "late", "held"), `{"n":3}`), call("query", strings.ReplaceAll(asks[3], "late", "open"), `{"n":3}`),
 		}},
 	})
 }

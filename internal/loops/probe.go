@@ -216,14 +216,33 @@ func (d *Detector) checkSameError(a *agentState, t *toolState, s *Step) *Verdict
 func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcome) {
 	e := &t.errs
 	class := o.ErrorType
+	thing := uint64(0)
 	if o.Error && !streakClass(class) && !Transient(class) {
 		class = untypedClass(class, o.Result)
+		if class == "" {
+			// A complaint the streak does not count (not found, a state
+			// that refuses the call, a type it does not know) still counts
+			// when it is the same complaint about the same thing word for
+			// word, the thing named: a batch or candidates tried one by
+			// one name another each time.
+			thing = sameThing(o.Result)
+			if thing != 0 {
+				class = o.ErrorType
+			}
+		}
 	}
-	if !o.Error || !streakClass(class) && class != untypedStreak {
+	if !o.Error || !streakClass(class) && class != untypedStreak && thing == 0 {
 		e.count = 0
 		return
 	}
-	tmpl := mix(hashString(class), d.template(o.Result, s.Args))
+	var tmpl uint64
+	if thing != 0 {
+		// Word for word, what it echoes of the arguments too: one path
+		// asked in other spellings is named one way by the complaint.
+		tmpl = mix(hashString(class), thing)
+	} else {
+		tmpl = mix(hashString(class), d.template(o.Result, s.Args))
+	}
 	if e.count > 0 && e.class == class && e.tmpl == tmpl && e.agent == a.id && e.epoch == s.epoch &&
 		e.epoch == d.epoch && (e.class != "conflict" || e.reads == a.reads) {
 		e.count++
@@ -231,6 +250,82 @@ func (d *Detector) doneSameError(a *agentState, t *toolState, s *Step, o *Outcom
 		*e = errorStreak{count: 1, class: class, tmpl: tmpl, agent: a.id, epoch: d.epoch, reads: a.reads}
 	}
 	e.last = preview(o.Result)
+}
+
+// sameThing hashes an error message word for word when it names a thing
+// (a path, a value in single quotes, an id: a word of letters and digits,
+// or of four digits or more), or returns 0: the same message about one
+// thing, whatever the arguments that asked for it (one file's path
+// respelled, one payment refunded with another amount), is one complaint.
+// A status code (404), a line number, "HTTP/1.1" and an apostrophe
+// (doesn't) name nothing. A request's own id in it (request id:
+// req_8f2c...) is left out: each request has another.
+func sameThing(msg []byte) uint64 {
+	if len(msg) > maxTemplate {
+		msg = msg[:maxTemplate]
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	named := false
+	for i := 0; i < len(msg); {
+		c := msg[i]
+		if (c == '\'' || c == '/') && (i == 0 || opensValue(msg[i-1])) {
+			named = true // a quoted value, a path or an address ('/srv/a', /srv/a, https://)
+		}
+		if !isTokenByte(c) || i > 0 && isTokenByte(msg[i-1]) {
+			h.WriteByte(c)
+			i++
+			continue
+		}
+		j, digits, letters := i, 0, false
+		for j < len(msg) && isTokenByte(msg[j]) {
+			if isDigit(msg[j]) {
+				digits++
+			} else if msg[j] != '-' && msg[j] != '_' {
+				letters = true
+			}
+			j++
+		}
+		if digits > 0 && requestIDBefore(msg[:i]) {
+			h.WriteString("\x00R")
+		} else {
+			named = named || digits > 0 && letters || digits >= 4
+			h.Write(msg[i:j])
+		}
+		i = j
+	}
+	if !named {
+		return 0
+	}
+	return h.Sum64() | 1
+}
+
+// opensValue reports whether a quote or a slash after byte c opens a
+// value: after a space, a quote, a bracket, a colon or an equals sign, not
+// after a letter (doesn't, HTTP/1.1).
+func opensValue(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\'', '"', '(', '[', ':', '=', '/':
+		return true
+	}
+	return false
+}
+
+// requestIDBefore reports whether text b ends by naming a request's id
+// ("request id: ", "request_id=", "RequestId ").
+func requestIDBefore(b []byte) bool {
+	b = b[max(0, len(b)-16):]
+	var buf [16]byte
+	m := buf[:0]
+	for _, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			m = append(m, c+'a'-'A')
+		case 'a' <= c && c <= 'z':
+			m = append(m, c)
+		}
+	}
+	return bytes.HasSuffix(m, []byte("requestid"))
 }
 
 // versionKey reports whether an argument's key names a version
@@ -680,6 +775,13 @@ func (f *folder) str(v []byte) {
 		// or quoted otherwise, ask the same question.
 		f.byte('"')
 		f.word(wordsFold(v))
+	case pattern(v):
+		// A glob or a regular expression: the same words matched in
+		// another way (*.pem, **/*.pem, *.PEM, *pem; func\\s+Name and
+		// func\\W+Name) ask for the same files. One with a space is code
+		// of words, above.
+		f.byte('*')
+		f.word(patternFold(v))
 	case !f.number(v):
 		f.byte('"')
 		v = webAddress(v)
@@ -693,6 +795,48 @@ func (f *folder) str(v []byte) {
 			f.byte(c)
 		}
 	}
+}
+
+// pattern reports whether string v (its JSON escapes as written) is a
+// glob or a regular expression: it holds a star, or a backslash of its
+// own (a backslash escaped in JSON, two bytes).
+func pattern(v []byte) bool {
+	return len(v) > 1 && (bytes.IndexByte(v, '*') >= 0 || bytes.Contains(v, []byte(`\\`)))
+}
+
+// patternFold hashes glob or regular expression v (its JSON escapes as
+// written) as the multiset of its words, lower-cased: runs of letters,
+// digits and underscores (and bytes beyond ASCII), a regular expression's
+// escape (\\s, \\b, \\() and every other character between them.
+func patternFold(v []byte) uint64 {
+	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
+	var sum uint64
+	h, n := uint64(offset), 0
+	flush := func() {
+		if n > 0 {
+			sum += mix(h, uint64(n))
+			h, n = offset, 0
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\':
+			flush()
+			i++ // the JSON escape's character
+			if i < len(v) && v[i] == '\\' {
+				i++ // a backslash of the expression: its escape's character
+			}
+		case 'A' <= c && c <= 'Z':
+			h, n = (h^uint64(c+'a'-'A'))*prime, n+1
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80:
+			h, n = (h^uint64(c))*prime, n+1
+		default:
+			flush()
+		}
+	}
+	flush()
+	return sum
 }
 
 // webAddress returns web address v without what does not name another

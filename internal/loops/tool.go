@@ -191,6 +191,10 @@ func (d *Detector) tool(name string) *toolState {
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
 	s.key = callKey(s.Tool, s.Args)
+	s.fold = 0
+	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
+		s.fold = foldArgs(s.Tool, s.Args) | 1
+	}
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
 	cs, known := d.calls.get(s.key)
@@ -331,7 +335,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if isWrite(s.Access) {
 		d.addInflight(s.seq)
 	}
-	a.push(entry{seq: s.seq, key: s.key, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
+	a.push(entry{seq: s.seq, key: s.key, fold: s.fold, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
 	return nil
 }
 
@@ -354,6 +358,17 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// not type: a write that raised changed nothing it says, and a
 		// cell that raises the same thing for each expression probes.
 		o.Error, o.ErrorType = true, untypedStreak
+	}
+	if !o.Error {
+		// So is an API's failure handed on as its answer ({"ok": false,
+		// "error": "not_in_channel"}): a post refused the same way
+		// whatever its text probes, and wrote nothing. One that says it
+		// was rate-limited or timed out is worth a retry.
+		if failed, transient := apiErrorAnswer(o.Result); transient {
+			o.Error, o.ErrorType = true, "unavailable"
+		} else if failed {
+			o.Error, o.ErrorType = true, untypedStreak
+		}
 	}
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
@@ -506,7 +521,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		} else {
 			cs.ans, cs.hasAns = answer, true
 		}
-		other := d.doneRephrase(a, s, fresh > 0, judged, answer, sc.out, &ec)
+		// An answer too small to judge as progress ("No files found", an
+		// empty list, one count) is still the same answer to the same
+		// question when nothing in it is new: asked again respelled, it
+		// is the question going round.
+		other := d.doneRephrase(a, s, fresh > 0, judged || !sc.cut && fresh == 0 && !s.prose, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
