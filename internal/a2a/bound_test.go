@@ -124,3 +124,42 @@ func TestTaskOverTheBoundWhole(t *testing.T) {
 		t.Errorf("the feed is %d events, want the failed task alone", len(evs))
 	}
 }
+
+// TestA2ALiveTasksBoundedPerPrincipal: a running task is never forgotten
+// (its agent may work on it for hours) and nothing bounded how many one
+// principal started: 1,000 held 128 MB. Past MaxLiveTasks a new message is
+// answered with a rejected task that says so and what to do, the agent not
+// asked; another principal goes on; a continuation is not counted again;
+// once one of the principal's tasks ends, it may start another.
+func TestA2ALiveTasksBoundedPerPrincipal(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.MaxLiveTasks = 2 }, nil, "worker")
+	slow := func(who string) *a2a.Task {
+		t.Helper()
+		return h.sendMsg("worker", who, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), true)
+	}
+	var bobs []*a2a.Task
+	for range 2 {
+		bobs = append(bobs, slow("bob"))
+		h.working("worker")
+	}
+	over := slow("bob")
+	if over.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(over), "2 tasks running") || !strings.Contains(statusText(over), "CancelTask") {
+		t.Fatalf("bob's third task: %s %q, want rejected, saying how many run and what to do", over.Status.State, statusText(over))
+	}
+	select {
+	case id := <-h.agents["worker"].working:
+		t.Fatalf("the agent was asked the refused task (%s)", id)
+	default:
+	}
+	if tk := slow("alice"); tk.Status.State == a2a.TaskStateRejected {
+		t.Errorf("alice's task after bob's: rejected %q", statusText(tk))
+	}
+	h.working("worker")
+	if _, err := h.client("worker", "bob", false).CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: bobs[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bob's canceled task over at reach", func() bool { return h.state("worker", "bob", bobs[0].ID) == a2a.TaskStateCanceled })
+	if tk := slow("bob"); tk.Status.State == a2a.TaskStateRejected {
+		t.Errorf("bob's task after one of his ended: rejected %q", statusText(tk))
+	}
+}

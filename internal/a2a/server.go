@@ -127,6 +127,18 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 		return e.refuse(owner, req, nil, a2a.TaskStateFailed, nil,
 			fmt.Sprintf("reach could not hand this message to agent %s: %v. Try again later, or do this step another way.", e.a.cfg.Name, err)), 0, nil
 	}
+	slot, n := e.g.live.reserve(owner, e.g.opts.MaxLiveTasks)
+	if slot == nil {
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
+			fmt.Sprintf("reach refused this message to agent %s: you have %d tasks running at reach, the most one principal may have. "+
+				"Wait for some of them to end, or cancel those you no longer need (CancelTask), then send it again.", e.a.cfg.Name, n)), 0, nil
+	}
+	placed := false
+	defer func() {
+		if !placed {
+			e.g.live.unreserve(owner, slot)
+		}
+	}()
 	text := textOf(m.Parts)
 	l := e.link(ctx, req, owner)
 	pctx, release, err := e.g.opts.Link.Place(ctx, l)
@@ -145,6 +157,8 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	}
 	t := newTask(e.g, e.a, owner)
 	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
+	e.g.live.fill(slot, t)
+	placed = true
 	t.history = []*a2a.Message{m}
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)

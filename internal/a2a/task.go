@@ -1102,3 +1102,74 @@ func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task
 	crashpoint.Reached("task.stored")
 	*rec = failed
 }
+
+// DefaultMaxLiveTasks is how many tasks one principal has running at reach
+// unless Options.MaxLiveTasks says otherwise.
+const DefaultMaxLiveTasks = 1000
+
+// liveTasks holds each principal's running tasks (and the sends about to
+// start one), for Options.MaxLiveTasks. The zero value is ready.
+type liveTasks struct {
+	mu sync.Mutex
+	m  map[Owner][]*liveSlot
+}
+
+// liveSlot is one running task of a principal's, or a send about to start
+// one (t nil until then).
+type liveSlot struct{ t *task }
+
+// over reports whether a slot's task ended: settled at reach, or its
+// hand-off over (a paused one's task still runs).
+func (s *liveSlot) over() bool {
+	t := s.t
+	if t == nil {
+		return false
+	}
+	if t.done() || t.req == nil {
+		return true
+	}
+	st := t.req.State()
+	return st == reach.RequestCompleted || st == reach.RequestInterrupted
+}
+
+// reserve counts one more running task of owner's and returns its slot,
+// or nil and how many owner has when that would pass max (max < 0: no
+// bound). Slots whose tasks ended are dropped first.
+func (l *liveTasks) reserve(owner Owner, max int) (*liveSlot, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	mine := slices.DeleteFunc(l.m[owner], (*liveSlot).over)
+	if max >= 0 && len(mine) >= max {
+		l.set(owner, mine)
+		return nil, len(mine)
+	}
+	s := &liveSlot{}
+	l.set(owner, append(mine, s))
+	return s, 0
+}
+
+// fill gives a reserved slot its task.
+func (l *liveTasks) fill(s *liveSlot, t *task) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s.t = t
+}
+
+// unreserve gives back a slot whose send started no task.
+func (l *liveTasks) unreserve(owner Owner, s *liveSlot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.set(owner, slices.DeleteFunc(l.m[owner], func(q *liveSlot) bool { return q == s }))
+}
+
+// set keeps owner's slots (l.mu held).
+func (l *liveTasks) set(owner Owner, mine []*liveSlot) {
+	if len(mine) == 0 {
+		delete(l.m, owner)
+		return
+	}
+	if l.m == nil {
+		l.m = map[Owner][]*liveSlot{}
+	}
+	l.m[owner] = mine
+}
