@@ -124,3 +124,44 @@ func TestTaskOverTheBoundWhole(t *testing.T) {
 		t.Errorf("the feed is %d events, want the failed task alone", len(evs))
 	}
 }
+
+// TestFinalStatusOverTheBound: an agent's last status update whose
+// message takes the task over MaxTaskBytes (alone, or with what the task
+// holds already) fails the task at reach as a whole task over the bound
+// does (TestTaskOverTheBoundWhole): its state being final let it be kept
+// whole, and the caller was handed one event over the bound.
+func TestFinalStatusOverTheBound(t *testing.T) {
+	const limit = 1 << 20
+	for _, c := range []struct {
+		name     string
+		artifact int // bytes of artifact held before the final status
+		message  int // bytes of the final status's message
+	}{
+		{"message alone", 0, 2 * limit},
+		{"message with the artifacts", limit - limit/4, limit / 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := workingTask(t, Options{MaxTaskBytes: limit})
+			if c.artifact > 0 {
+				tk.apply(&a2a.TaskArtifactUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID,
+					Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", c.artifact))}}})
+			}
+			msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("y", c.message)))
+			tk.apply(&a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID,
+				Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: msg}})
+			v := tk.snapshot()
+			if v == nil || v.Status.State != a2a.TaskStateFailed || len(v.Artifacts) != 0 {
+				t.Fatalf("the task is %s with %d artifacts, want FAILED with none", v.Status.State, len(v.Artifacts))
+			}
+			if text := statusText(v); !strings.Contains(text, fmt.Sprintf("over %d bytes", limit)) {
+				t.Errorf("the failure says %.80q, want the bound", text)
+			}
+			tk.mu.Lock()
+			held, fed := tk.held, tk.fed
+			tk.mu.Unlock()
+			if held > limit || fed > limit {
+				t.Errorf("the task holds %d bytes, its feed %d, want at most %d", held, fed, limit)
+			}
+		})
+	}
+}

@@ -352,6 +352,13 @@ func (t *task) apply(ev a2a.Event) {
 			break
 		}
 		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		if e.Status.Message != t.snap.Status.Message && !t.state.Terminal() &&
+			t.held+messageSize(e.Status.Message) > t.g.opts.MaxTaskBytes {
+			// Over the bound with its message, even the agent's final
+			// state (which the check below, after settle, lets by).
+			t.overflow(&after, false)
+			break
+		}
 		st, fresh := t.settle(e.Status, &after)
 		if !fresh {
 			break
