@@ -77,8 +77,8 @@ func TestSecretRespelled(t *testing.T) {
 	whole := map[string]bool{} // hex and base64 spellings, which the view does not read
 	for _, s := range secrets {
 		encoded := []string{hex.EncodeToString([]byte(s)), strings.ToUpper(hex.EncodeToString([]byte(s))),
-			base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte("ab"+s)),
-			base64.StdEncoding.EncodeToString([]byte("a"+s+"z"))}
+			base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte("ab" + s)),
+			base64.StdEncoding.EncodeToString([]byte("a" + s + "z"))}
 		spellings = append(spellings, encoded...)
 		if len(s) < minBase64Len { // base64 is looked for from minBase64Len bytes
 			encoded = encoded[:2]
