@@ -305,6 +305,22 @@ func (t *task) apply(ev a2a.Event) {
 	t.mu.Lock()
 	switch e := ev.(type) {
 	case *a2a.Message:
+		if t.id == "" && t.msg == nil && sizeOf(e) > t.g.opts.MaxTaskBytes {
+			// An answer over the bound whole, as a task's (below): the
+			// send gets a failed task of reach's, not the message.
+			t.upFinal = true // a message is the agent's last word: no task to cancel there
+			t.id = newTaskID()
+			if t.ctxID = e.ContextID; t.ctxID == "" && len(t.history) > 0 {
+				t.ctxID = t.history[0].ContextID
+			}
+			if t.ctxID == "" {
+				t.ctxID = a2a.NewContextID()
+			}
+			t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, Status: a2a.TaskStatus{State: t.state}}
+			t.g.tasks.add(t)
+			t.overflow(&after, true)
+			break
+		}
 		if t.id == "" && t.msg == nil {
 			t.msg = e
 			t.push(e)
@@ -715,7 +731,12 @@ func (t *task) overflow(after *[]func(), first bool) {
 	clear(t.feed)
 	t.base += len(t.feed)
 	t.feed, t.fed = nil, 0
-	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach failed the task, canceled it at the agent and let go of what it had sent. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit)
+	upstream := !t.upFinal && !t.stopSent
+	did := "failed the task and let go of what the agent had sent"
+	if upstream {
+		did = "failed the task, canceled it at the agent and let go of what it had sent"
+	}
+	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach %s. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit, did)
 	msg := agentText(t.id, t.ctxID, text)
 	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
 	t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
@@ -724,7 +745,6 @@ func (t *task) overflow(after *[]func(), first bool) {
 	} else {
 		t.push(statusEvent(t.id, t.ctxID, st, msg))
 	}
-	upstream := !t.upFinal && !t.stopSent
 	*after = append(*after, func() {
 		t.pcancel() // the stream is read no further
 		if upstream {
