@@ -149,7 +149,7 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)
 	out := e.forward(req, t)
-	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out) })
+	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out, 0) })
 	return t, 0, nil
 }
 
@@ -195,18 +195,25 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 	}
 	from := t.base + len(t.feed)
 	t.pumps++
+	t.rounds++
+	round := t.rounds
+	if t.round != nil {
+		t.round("", true) // a round that never stopped (its stream broke)
+	}
+	t.round = done
 	t.mu.Unlock()
 	client, card, err := e.a.ready(ctx)
 	if err != nil {
 		t.mu.Lock()
 		t.pumps--
+		t.round = nil
 		t.mu.Unlock()
 		done("", true)
 		return nil, 0, &a2a.Error{Err: a2a.ErrInternalError, Message: err.Error()}
 	}
 	out := e.forward(req, t)
 	e.g.background(func() {
-		t.pump(client, card.Capabilities.Streaming, out, t.out)
+		t.pump(client, card.Capabilities.Streaming, out, t.out, round)
 		done(t.answer())
 	})
 	return t, from, nil

@@ -66,6 +66,15 @@ type task struct {
 	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
 	fed      int64                             // the bytes of the feed's events, bounded likewise
 	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
+	// round, set while a further message's round runs (resume), tells
+	// the loop guard what the round came back with (answer): called once
+	// the task stops again, before the caller can see it (apply), so that
+	// the caller's next message is judged with it.
+	round func(answer string, failed bool)
+	// rounds counts the messages sent to the task (resume): a stream of
+	// an earlier round that ends after a later round began has not lost
+	// the task (pump).
+	rounds int
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -213,11 +222,12 @@ func (t *task) wait(ctx context.Context, from int, immediate bool) (a2a.SendMess
 	return nil, context.Cause(ctx)
 }
 
-// pump reads one upstream stream into the task. It runs in the
+// pump reads one upstream stream into the task, that of the message
+// round (0 the first, t.rounds as resume counts them). It runs in the
 // background, detached from the caller: a task goes on whether or not
 // anyone listens, and reach follows it to keep its state and the budgets
 // right.
-func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageRequest, out func(context.Context) context.Context) {
+func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageRequest, out func(context.Context) context.Context, round int) {
 	defer func() {
 		t.mu.Lock()
 		t.pumps--
@@ -237,7 +247,10 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		t.apply(ev)
 	}
 	t.mu.Lock()
-	open := t.snap != nil && !t.state.Terminal() && !stops(t.state)
+	// A later round's message set the task working again: its own stream
+	// follows it, and this one's end loses nothing (it failed the task
+	// when it came after the next message was sent).
+	open := t.snap != nil && !t.state.Terminal() && !stops(t.state) && t.rounds == round
 	t.mu.Unlock()
 	if open { // the stream ended with the task still working
 		t.broken(errors.New("the agent ended its stream while the task was still working"))
@@ -303,8 +316,25 @@ func (t *task) apply(ev a2a.Event) {
 	t.g.mask(ev)
 	var after []func()
 	t.mu.Lock()
+	pos := t.base + len(t.feed)
 	switch e := ev.(type) {
 	case *a2a.Message:
+		if t.id == "" && t.msg == nil && sizeOf(e) > t.g.opts.MaxTaskBytes {
+			// An answer over the bound whole, as a task's (below): the
+			// send gets a failed task of reach's, not the message.
+			t.upFinal = true // a message is the agent's last word: no task to cancel there
+			t.id = newTaskID()
+			if t.ctxID = e.ContextID; t.ctxID == "" && len(t.history) > 0 {
+				t.ctxID = t.history[0].ContextID
+			}
+			if t.ctxID == "" {
+				t.ctxID = a2a.NewContextID()
+			}
+			t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, Status: a2a.TaskStatus{State: t.state}}
+			t.g.tasks.add(t)
+			t.overflow(&after, true)
+			break
+		}
 		if t.id == "" && t.msg == nil {
 			t.msg = e
 			t.push(e)
@@ -352,6 +382,13 @@ func (t *task) apply(ev a2a.Event) {
 			break
 		}
 		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		if e.Status.Message != t.snap.Status.Message && !t.state.Terminal() &&
+			t.held+messageSize(e.Status.Message) > t.g.opts.MaxTaskBytes {
+			// Over the bound with its message, even the agent's final
+			// state (which the check below, after settle, lets by).
+			t.overflow(&after, false)
+			break
+		}
 		st, fresh := t.settle(e.Status, &after)
 		if !fresh {
 			break
@@ -380,6 +417,13 @@ func (t *task) apply(ev a2a.Event) {
 	}
 	if t.held > t.g.opts.MaxTaskBytes && t.snap != nil && !t.state.Terminal() {
 		t.overflow(&after, false)
+	}
+	if t.round != nil && t.base+len(t.feed) > pos && stops(t.state) {
+		// The round's end is in the feed: the loop guard learns it
+		// before the caller can read it (t.mu held) and send again.
+		done := t.round
+		t.round = nil
+		done(t.answerLocked())
 	}
 	t.mu.Unlock()
 	for _, f := range after {
@@ -469,6 +513,11 @@ func (t *task) finish(verdict string) func() {
 func (t *task) answer() (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.answerLocked()
+}
+
+// answerLocked is answer with t.mu held.
+func (t *task) answerLocked() (string, bool) {
 	if t.snap == nil || !stops(t.state) || t.state == a2a.TaskStateFailed || t.state == a2a.TaskStateCanceled {
 		return "", true
 	}
@@ -708,7 +757,12 @@ func (t *task) overflow(after *[]func(), first bool) {
 	clear(t.feed)
 	t.base += len(t.feed)
 	t.feed, t.fed = nil, 0
-	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach failed the task, canceled it at the agent and let go of what it had sent. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit)
+	upstream := !t.upFinal && !t.stopSent
+	did := "failed the task and let go of what the agent had sent"
+	if upstream {
+		did = "failed the task, canceled it at the agent and let go of what it had sent"
+	}
+	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach %s. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit, did)
 	msg := agentText(t.id, t.ctxID, text)
 	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
 	t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
@@ -717,7 +771,6 @@ func (t *task) overflow(after *[]func(), first bool) {
 	} else {
 		t.push(statusEvent(t.id, t.ctxID, st, msg))
 	}
-	upstream := !t.upFinal && !t.stopSent
 	*after = append(*after, func() {
 		t.pcancel() // the stream is read no further
 		if upstream {
