@@ -137,6 +137,25 @@ tools:
 		{name: "request attributes", table: "requests", key: "r_bad",
 			sql: `INSERT INTO requests (id, state, started, updated, attributes) VALUES ('r_bad', 'stopped', $NOW, $NOW, '{not')`,
 			row: `SELECT state || attributes FROM requests WHERE id = 'r_bad'`, want: "stopped{not"},
+		{name: "request usage", // read on demand: shown without what does not decode
+			sql: `INSERT INTO requests (id, state, started, updated, ended, budget, usage, cause) VALUES ('r_use', 'stopped', $NOW, $NOW, $NOW, '{not', '{not', '{not')`,
+			row: `SELECT state || budget || usage || cause FROM requests WHERE id = 'r_use'`, want: "stopped{not{not{not",
+			check: func(t *testing.T, base string) {
+				if code, body := get(t, base+"/v1/requests/r_use"); code != 200 || !strings.Contains(body, "stopped") {
+					t.Errorf("GET /v1/requests/r_use: %d %s", code, body)
+				}
+				if code, body := get(t, base+"/v1/requests"); code != 200 || !strings.Contains(body, "r_use") {
+					t.Errorf("GET /v1/requests: %d %s", code, body)
+				}
+			}},
+		{name: "dead letter", // read on demand
+			sql: `INSERT INTO dead_letters (request, frame, tool, args, state, created, updated) VALUES ('r1', '00000000000000f1', 'shop__book', '{not', 'open', $NOW, $NOW)`,
+			row: `SELECT state || args FROM dead_letters WHERE tool = 'shop__book'`, want: "open{not",
+			check: func(t *testing.T, base string) {
+				if code, body := get(t, base+"/v1/deadletters"); code != 200 || !strings.Contains(body, "shop__book") {
+					t.Errorf("GET /v1/deadletters: %d %s", code, body)
+				}
+			}},
 		{name: "undo", table: "frames", key: "r_und",
 			sql: `INSERT INTO requests (id, state, started, updated) VALUES ('r_und', 'running', $NOW, $NOW);
 				INSERT INTO frames (request, frame, kind, name, state, args, undo, started, updated)
