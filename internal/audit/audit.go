@@ -430,7 +430,7 @@ func decodeAll(recs []*store.AuditRecord) ([]*Event, error) {
 	for i, r := range recs {
 		var err error
 		if out[i], err = decode(r); err != nil {
-			out[i] = &Event{Seq: r.Seq, Time: r.Time, Request: r.Request, PrevHash: r.PrevHash, Hash: r.Hash, Kind: KindUnreadable,
+			out[i] = &Event{Seq: r.Seq, Time: r.Time, Request: r.Request, PrevHash: r.PrevHash, Hash: r.Hash, Kind: KindUnreadable, Code: KindUnreadable,
 				Message: err.Error() + "; the record is kept in the log as it is (reach audit verify checks it)"}
 		}
 	}
