@@ -469,11 +469,16 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 			e.g.log.Warn("a2a: listing the stored tasks", "err", err)
 		}
 		for _, rec := range recs {
-			var v a2a.Task
-			if !here[a2a.TaskID(rec.ID)] && json.Unmarshal(rec.Data, &v) == nil {
-				e.g.cutOff(ctx, rec, &v)
-				views = append(views, &v)
+			if here[a2a.TaskID(rec.ID)] {
+				continue
 			}
+			var v a2a.Task
+			if err := json.Unmarshal(rec.Data, &v); err != nil {
+				e.g.badTask(rec, err)
+				continue
+			}
+			e.g.cutOff(ctx, rec, &v)
+			views = append(views, &v)
 		}
 	}
 	for _, v := range views {

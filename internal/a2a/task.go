@@ -1122,11 +1122,20 @@ func (g *Gateway) storedTask(ctx context.Context, agent string, id a2a.TaskID, o
 		return nil, nil
 	}
 	var v a2a.Task
-	if json.Unmarshal(rec.Data, &v) != nil {
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		g.badTask(rec, err)
 		return nil, nil
 	}
 	g.cutOff(ctx, rec, &v)
 	return rec, &v
+}
+
+// badTask logs a stored task that could not be read: it is answered as
+// not found, and its row is kept as it is.
+func (g *Gateway) badTask(rec *store.TaskRecord, err error) {
+	g.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+		"inspect the row in its table, then fix or delete it by hand", "table", "tasks", "key", rec.Agent+" "+rec.ID,
+		"err", err, "reach_did", "the task is answered as not found, and left out of task lists")
 }
 
 // cutOff makes the stored task v failed, in v and in the store, if it was

@@ -382,6 +382,10 @@ func (g *Gateway) logRecovery(rep *durable.Report) {
 	for _, id := range rep.Interrupted {
 		g.log.Warn("request interrupted by a restart", "request", id, "compensations", len(rep.Compensated[id]))
 	}
+	for _, b := range rep.Unreadable {
+		g.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+			"inspect the row in its table, then fix or delete it by hand", "table", b.Table, "key", b.Key, "err", b.Err, "reach_did", b.Did)
+	}
 }
 
 // closeCluster says this instance departs, if it shares a store.
