@@ -312,6 +312,10 @@ func (t *task) apply(ev a2a.Event) {
 		}
 	case *a2a.Task:
 		if t.id == "" {
+			if t.g.tasks.taken(t.a.cfg.Name, e.ID) {
+				t.takenID(e.ID, &after)
+				break
+			}
 			t.id, t.ctxID = e.ID, e.ContextID
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
@@ -547,6 +551,26 @@ func (t *task) broken(err error) {
 	for _, f := range after {
 		f()
 	}
+}
+
+// takenID refuses a new task whose id the agent gave another task reach
+// follows (t.mu held): a hostile agent that answered a caller's message
+// with another caller's task id would have taken that task from its
+// caller. The first task keeps its id; this one fails at reach under an
+// id of reach's, and the agent's stream is let go, with no CancelTask
+// (which would cancel the other task).
+func (t *task) takenID(id a2a.TaskID, after *[]func()) {
+	t.id = newTaskID()
+	if t.ctxID = t.history[0].ContextID; t.ctxID == "" {
+		t.ctxID = a2a.NewContextID()
+	}
+	t.stopSent = true
+	msg := agentText(t.id, t.ctxID, fmt.Sprintf("agent %s answered this message with task id %s, which it already gave another task that reach follows; reach does not pass on a task that takes another's id, and let this one go. Tell the agent's operator, or do this step another way.", t.a.cfg.Name, id))
+	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
+	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: t.history, Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}
+	t.g.tasks.add(t)
+	t.push(t.view())
+	*after = append(*after, t.pcancel)
 }
 
 // stopped runs when the hand-off's sub-request ends. A stop (a cancel, a
@@ -921,6 +945,13 @@ func (r *registry) add(t *task) {
 	}
 	clear(r.order[len(keep):])
 	r.order = keep
+}
+
+// taken reports whether agent gave id to a task the registry holds.
+func (r *registry) taken(agent string, id a2a.TaskID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[taskKey{agent, id}] != nil
 }
 
 func (r *registry) forget(t *task) {
