@@ -66,6 +66,9 @@ type task struct {
 	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
 	fed      int64                             // the bytes of the feed's events, bounded likewise
 	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
+	// counted is held+fed as the registry's total has it (account); -1
+	// before the task is registered, -2 once it is forgotten: not counted.
+	counted atomic.Int64
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -73,6 +76,7 @@ type task struct {
 func newTask(g *Gateway, a *agent, owner Owner) *task {
 	t := &task{g: g, a: a, owner: owner, created: time.Now(), wake: make(chan struct{}), updated: time.Now()}
 	t.pctx, t.pcancel = context.WithCancel(g.base)
+	t.counted.Store(-1)
 	return t
 }
 
@@ -162,6 +166,23 @@ func (t *task) push(ev a2a.Event) {
 	t.updated = time.Now()
 	close(t.wake)
 	t.wake = make(chan struct{})
+	t.account()
+}
+
+// account brings the registry's total of the bytes all tasks hold up to
+// date with what t holds (t.mu held), once t is registered.
+func (t *task) account() {
+	now := t.held + t.fed
+	for {
+		old := t.counted.Load()
+		if old < 0 || old == now {
+			return
+		}
+		if t.counted.CompareAndSwap(old, now) {
+			t.g.tasks.grew(now - old)
+			return
+		}
+	}
 }
 
 // position is where a new listener starts: the end of the feed.
@@ -385,6 +406,7 @@ func (t *task) apply(ev a2a.Event) {
 	if t.held > t.g.opts.MaxTaskBytes && t.snap != nil && !t.state.Terminal() {
 		t.overflow(&after, false)
 	}
+	t.account()
 	t.mu.Unlock()
 	for _, f := range after {
 		f()
@@ -897,13 +919,19 @@ func traceparent(r *reach.Request, f *reach.Frame) string {
 // registry keeps the tasks by agent and id, by context id, and by
 // delegate frame.
 type registry struct {
-	mu      sync.Mutex
-	max     int
-	byID    map[taskKey]*task
-	byTask  map[a2a.TaskID][]*task // by id alone, for ids another agent names
-	byCtx   map[string][]*task
-	byFrame map[reach.FrameID]*task
-	order   []*task
+	mu  sync.Mutex
+	max int
+	// maxBytes bounds bytes, what all registered tasks hold together (their
+	// artifacts, messages and feeds, each task's as Options.MaxTaskBytes
+	// bounds it): past it the oldest ended tasks are let go (trimLocked),
+	// and while the live ones alone hold more, no task is begun (over).
+	maxBytes int64
+	bytes    atomic.Int64
+	byID     map[taskKey]*task
+	byTask   map[a2a.TaskID][]*task // by id alone, for ids another agent names
+	byCtx    map[string][]*task
+	byFrame  map[reach.FrameID]*task
+	order    []*task
 }
 
 type taskKey struct {
@@ -911,16 +939,21 @@ type taskKey struct {
 	id    a2a.TaskID
 }
 
-func newRegistry(max int) *registry {
-	return &registry{max: max, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
+func newRegistry(max int, maxBytes int64) *registry {
+	return &registry{max: max, maxBytes: maxBytes, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
 		byFrame: map[reach.FrameID]*task{}}
 }
 
-// add registers t once its id is known; past max it forgets the oldest
-// tasks that have ended.
+// add registers t once its id is known (t.mu held, or t not shared yet);
+// past max tasks, or maxBytes, it forgets the oldest tasks that have
+// ended.
 func (r *registry) add(t *task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if n := t.held + t.fed; t.counted.CompareAndSwap(-1, n) {
+		r.bytes.Add(n)
+	}
+	defer r.trimLocked()
 	r.byID[taskKey{t.a.cfg.Name, t.id}] = t
 	r.byTask[t.id] = append(r.byTask[t.id], t)
 	if t.ctxID != "" {
@@ -947,6 +980,44 @@ func (r *registry) add(t *task) {
 	r.order = keep
 }
 
+// grew takes in a change of what a registered task holds; past maxBytes
+// it lets the oldest ended tasks go.
+func (r *registry) grew(d int64) {
+	if r.bytes.Add(d) > r.maxBytes && d > 0 {
+		r.mu.Lock()
+		r.trimLocked()
+		r.mu.Unlock()
+	}
+}
+
+// trimLocked forgets the oldest ended tasks until what the tasks hold is
+// within maxBytes, or only live tasks are left (r.mu held).
+func (r *registry) trimLocked() {
+	if r.bytes.Load() <= r.maxBytes {
+		return
+	}
+	keep := r.order[:0]
+	for _, q := range r.order {
+		if q.done() && r.bytes.Load() > r.maxBytes {
+			r.forget(q)
+			continue
+		}
+		keep = append(keep, q)
+	}
+	clear(r.order[len(keep):])
+	r.order = keep
+}
+
+// over reports whether the live tasks alone hold more than maxBytes (the
+// ended ones let go first), and how much they hold.
+func (r *registry) over() (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trimLocked()
+	n := r.bytes.Load()
+	return n > r.maxBytes, n
+}
+
 // taken reports whether agent gave id to a task the registry holds.
 func (r *registry) taken(agent string, id a2a.TaskID) bool {
 	r.mu.Lock()
@@ -955,6 +1026,9 @@ func (r *registry) taken(agent string, id a2a.TaskID) bool {
 }
 
 func (r *registry) forget(t *task) {
+	if n := t.counted.Swap(-2); n > 0 {
+		r.bytes.Add(-n)
+	}
 	delete(r.byID, taskKey{t.a.cfg.Name, t.id})
 	drop := func(q *task) bool { return q == t }
 	if l := slices.DeleteFunc(r.byTask[t.id], drop); len(l) > 0 {
