@@ -619,3 +619,19 @@ func TestReadSSELineEndings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadSSE reads a tool call's answer as an upstream streams it:
+// a progress notification, then the result, one event each.
+func BenchmarkReadSSE(b *testing.B) {
+	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n" +
+		"event: message\nid: s1_2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"call 12345, all fine\"}],\"isError\":false}}\n\n"
+	r := strings.NewReader(stream)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(stream)
+		var cur SSECursor
+		if _, err := ReadSSE(r, &cur, func(m *Message) bool { return m.Method == "" }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
