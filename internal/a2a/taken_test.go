@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach/internal/store"
 )
 
 // TestAgentReusesAnotherCallersTaskID: an agent that answers bob's message
@@ -27,5 +29,29 @@ func TestAgentReusesAnotherCallersTaskID(t *testing.T) {
 		if id == first.ID {
 			t.Errorf("reach sent CancelTask for %s, alice's task", id)
 		}
+	}
+}
+
+// TestAgentReusesAStoredTaskID: a task id the store holds (a task another
+// instance follows, or one from before a restart), which this gateway's
+// own tasks do not, is not taken over either: the new task fails at reach,
+// and the stored task keeps its owner.
+func TestAgentReusesAStoredTaskID(t *testing.T) {
+	st := store.NewMemory()
+	h := newHarnessWith(t, func(o *Options) { o.Tasks = st }, nil, "executor")
+	if _, err := st.PutTask(t.Context(), &store.TaskRecord{Agent: "executor", ID: "elsewhere-1", Principal: "alice",
+		State: string(a2a.TaskStateWorking), Data: []byte(`{"id":"elsewhere-1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	tk := h.send("executor", "bob", "reuse elsewhere-1", nil)
+	if tk.ID == "elsewhere-1" || tk.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(tk), "already gave another task") {
+		t.Errorf("bob's task: %s %s %q; want a failed task of its own id saying the agent reused another's", tk.ID, tk.Status.State, statusText(tk))
+	}
+	rec, err := st.GetTask(t.Context(), "executor", "elsewhere-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Principal != "alice" || rec.State != string(a2a.TaskStateWorking) {
+		t.Errorf("the stored task is %s's, %s; want alice's, working", rec.Principal, rec.State)
 	}
 }

@@ -333,7 +333,7 @@ func (t *task) apply(ev a2a.Event) {
 		}
 	case *a2a.Task:
 		if t.id == "" {
-			if t.g.tasks.taken(t.a.cfg.Name, e.ID) {
+			if t.g.tasks.taken(t.a.cfg.Name, e.ID) || t.stored(e.ID) {
 				t.takenID(e.ID, &after)
 				break
 			}
@@ -576,7 +576,8 @@ func (t *task) broken(err error) {
 }
 
 // takenID refuses a new task whose id the agent gave another task reach
-// follows (t.mu held): a hostile agent that answered a caller's message
+// follows (t.mu held), here or, by the store, on another instance or
+// before a restart: a hostile agent that answered a caller's message
 // with another caller's task id would have taken that task from its
 // caller. The first task keeps its id; this one fails at reach under an
 // id of reach's, and the agent's stream is let go, with no CancelTask
@@ -593,6 +594,24 @@ func (t *task) takenID(id a2a.TaskID, after *[]func()) {
 	t.g.tasks.add(t)
 	t.push(t.view())
 	*after = append(*after, t.pcancel)
+}
+
+// stored reports whether the store holds a task of t's agent with id: one
+// another instance follows, or one from before a restart (a new task's id
+// is new). The store's record would otherwise be overwritten, its owner
+// too. A store that cannot tell is taken to hold none.
+func (t *task) stored(id a2a.TaskID) bool {
+	ts := t.g.opts.Tasks
+	if ts == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(t.g.base, 5*time.Second)
+	defer cancel()
+	rec, err := ts.GetTask(ctx, t.a.cfg.Name, string(id))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.g.log.Warn("a2a: could not tell whether a new task's id is stored already", "agent", t.a.cfg.Name, "task", id, "err", err)
+	}
+	return err == nil && rec != nil
 }
 
 // stopped runs when the hand-off's sub-request ends. A stop (a cancel, a
