@@ -193,6 +193,12 @@ type Options struct {
 	// MaxTasks is how many ended tasks are kept for GetTask and
 	// ListTasks; if zero, 10000.
 	MaxTasks int
+	// MaxTotalBytes bounds what all the tasks reach keeps hold together
+	// (each as MaxTaskBytes bounds it): past it the oldest ended tasks are
+	// let go first, and while the live ones alone hold more, a new task
+	// is refused (rejected at reach, its message saying why). If zero,
+	// 256 MiB.
+	MaxTotalBytes int64
 	// Offline fetches no card until a request needs one (for checking a
 	// configuration).
 	Offline bool
@@ -249,6 +255,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.Late = cmp.Or(op.Late, 30*time.Second)
 	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
+	op.MaxTotalBytes = cmp.Or(op.MaxTotalBytes, 256<<20)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
 	}
@@ -271,7 +278,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 		g.names = append(g.names, a.Name)
 	}
 	slices.Sort(g.names)
-	g.tasks = newRegistry(op.MaxTasks)
+	g.tasks = newRegistry(op.MaxTasks, op.MaxTotalBytes)
 	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if op.Audit != nil {
 		g.auditQ, g.auditDone = make(chan *TaskEvent, 4096), make(chan struct{})

@@ -75,6 +75,9 @@ type task struct {
 	// an earlier round that ends after a later round began has not lost
 	// the task (pump).
 	rounds int
+	// counted is held+fed as the registry's total has it (account); -1
+	// before the task is registered, -2 once it is forgotten: not counted.
+	counted atomic.Int64
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -82,6 +85,7 @@ type task struct {
 func newTask(g *Gateway, a *agent, owner Owner) *task {
 	t := &task{g: g, a: a, owner: owner, created: time.Now(), wake: make(chan struct{}), updated: time.Now()}
 	t.pctx, t.pcancel = context.WithCancel(g.base)
+	t.counted.Store(-1)
 	return t
 }
 
@@ -171,6 +175,23 @@ func (t *task) push(ev a2a.Event) {
 	t.updated = time.Now()
 	close(t.wake)
 	t.wake = make(chan struct{})
+	t.account()
+}
+
+// account brings the registry's total of the bytes all tasks hold up to
+// date with what t holds (t.mu held), once t is registered.
+func (t *task) account() {
+	now := t.held + t.fed
+	for {
+		old := t.counted.Load()
+		if old < 0 || old == now {
+			return
+		}
+		if t.counted.CompareAndSwap(old, now) {
+			t.g.tasks.grew(now - old)
+			return
+		}
+	}
 }
 
 // position is where a new listener starts: the end of the feed.
@@ -342,6 +363,10 @@ func (t *task) apply(ev a2a.Event) {
 		}
 	case *a2a.Task:
 		if t.id == "" {
+			if t.g.tasks.taken(t.a.cfg.Name, e.ID) || t.stored(e.ID) {
+				t.takenID(e.ID, &after)
+				break
+			}
 			t.id, t.ctxID = e.ID, e.ContextID
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
@@ -425,6 +450,7 @@ func (t *task) apply(ev a2a.Event) {
 		t.round = nil
 		done(t.answerLocked())
 	}
+	t.account()
 	t.mu.Unlock()
 	for _, f := range after {
 		f()
@@ -596,6 +622,45 @@ func (t *task) broken(err error) {
 	for _, f := range after {
 		f()
 	}
+}
+
+// takenID refuses a new task whose id the agent gave another task reach
+// follows (t.mu held), here or, by the store, on another instance or
+// before a restart: a hostile agent that answered a caller's message
+// with another caller's task id would have taken that task from its
+// caller. The first task keeps its id; this one fails at reach under an
+// id of reach's, and the agent's stream is let go, with no CancelTask
+// (which would cancel the other task).
+func (t *task) takenID(id a2a.TaskID, after *[]func()) {
+	t.id = newTaskID()
+	if t.ctxID = t.history[0].ContextID; t.ctxID == "" {
+		t.ctxID = a2a.NewContextID()
+	}
+	t.stopSent = true
+	msg := agentText(t.id, t.ctxID, fmt.Sprintf("agent %s answered this message with task id %s, which it already gave another task that reach follows; reach does not pass on a task that takes another's id, and let this one go. Tell the agent's operator, or do this step another way.", t.a.cfg.Name, id))
+	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
+	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: t.history, Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}
+	t.g.tasks.add(t)
+	t.push(t.view())
+	*after = append(*after, t.pcancel)
+}
+
+// stored reports whether the store holds a task of t's agent with id: one
+// another instance follows, or one from before a restart (a new task's id
+// is new). The store's record would otherwise be overwritten, its owner
+// too. A store that cannot tell is taken to hold none.
+func (t *task) stored(id a2a.TaskID) bool {
+	ts := t.g.opts.Tasks
+	if ts == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(t.g.base, 5*time.Second)
+	defer cancel()
+	rec, err := ts.GetTask(ctx, t.a.cfg.Name, string(id))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.g.log.Warn("a2a: could not tell whether a new task's id is stored already", "agent", t.a.cfg.Name, "task", id, "err", err)
+	}
+	return err == nil && rec != nil
 }
 
 // stopped runs when the hand-off's sub-request ends. A stop (a cancel, a
@@ -926,13 +991,19 @@ func traceparent(r *reach.Request, f *reach.Frame) string {
 // registry keeps the tasks by agent and id, by context id, and by
 // delegate frame.
 type registry struct {
-	mu      sync.Mutex
-	max     int
-	byID    map[taskKey]*task
-	byTask  map[a2a.TaskID][]*task // by id alone, for ids another agent names
-	byCtx   map[string][]*task
-	byFrame map[reach.FrameID]*task
-	order   []*task
+	mu  sync.Mutex
+	max int
+	// maxBytes bounds bytes, what all registered tasks hold together (their
+	// artifacts, messages and feeds, each task's as Options.MaxTaskBytes
+	// bounds it): past it the oldest ended tasks are let go (trimLocked),
+	// and while the live ones alone hold more, no task is begun (over).
+	maxBytes int64
+	bytes    atomic.Int64
+	byID     map[taskKey]*task
+	byTask   map[a2a.TaskID][]*task // by id alone, for ids another agent names
+	byCtx    map[string][]*task
+	byFrame  map[reach.FrameID]*task
+	order    []*task
 }
 
 type taskKey struct {
@@ -940,16 +1011,21 @@ type taskKey struct {
 	id    a2a.TaskID
 }
 
-func newRegistry(max int) *registry {
-	return &registry{max: max, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
+func newRegistry(max int, maxBytes int64) *registry {
+	return &registry{max: max, maxBytes: maxBytes, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
 		byFrame: map[reach.FrameID]*task{}}
 }
 
-// add registers t once its id is known; past max it forgets the oldest
-// tasks that have ended.
+// add registers t once its id is known (t.mu held, or t not shared yet);
+// past max tasks, or maxBytes, it forgets the oldest tasks that have
+// ended.
 func (r *registry) add(t *task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if n := t.held + t.fed; t.counted.CompareAndSwap(-1, n) {
+		r.bytes.Add(n)
+	}
+	defer r.trimLocked()
 	r.byID[taskKey{t.a.cfg.Name, t.id}] = t
 	r.byTask[t.id] = append(r.byTask[t.id], t)
 	if t.ctxID != "" {
@@ -976,7 +1052,55 @@ func (r *registry) add(t *task) {
 	r.order = keep
 }
 
+// grew takes in a change of what a registered task holds; past maxBytes
+// it lets the oldest ended tasks go.
+func (r *registry) grew(d int64) {
+	if r.bytes.Add(d) > r.maxBytes && d > 0 {
+		r.mu.Lock()
+		r.trimLocked()
+		r.mu.Unlock()
+	}
+}
+
+// trimLocked forgets the oldest ended tasks until what the tasks hold is
+// within maxBytes, or only live tasks are left (r.mu held).
+func (r *registry) trimLocked() {
+	if r.bytes.Load() <= r.maxBytes {
+		return
+	}
+	keep := r.order[:0]
+	for _, q := range r.order {
+		if q.done() && r.bytes.Load() > r.maxBytes {
+			r.forget(q)
+			continue
+		}
+		keep = append(keep, q)
+	}
+	clear(r.order[len(keep):])
+	r.order = keep
+}
+
+// over reports whether the live tasks alone hold more than maxBytes (the
+// ended ones let go first), and how much they hold.
+func (r *registry) over() (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trimLocked()
+	n := r.bytes.Load()
+	return n > r.maxBytes, n
+}
+
+// taken reports whether agent gave id to a task the registry holds.
+func (r *registry) taken(agent string, id a2a.TaskID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[taskKey{agent, id}] != nil
+}
+
 func (r *registry) forget(t *task) {
+	if n := t.counted.Swap(-2); n > 0 {
+		r.bytes.Add(-n)
+	}
 	delete(r.byID, taskKey{t.a.cfg.Name, t.id})
 	drop := func(q *task) bool { return q == t }
 	if l := slices.DeleteFunc(r.byTask[t.id], drop); len(l) > 0 {

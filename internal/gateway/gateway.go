@@ -145,7 +145,8 @@ type Gateway struct {
 	draining atomic.Bool // Serve is shutting down: /readyz answers 503
 
 	// recoveredStopped holds the ids of the requests a recovery here found
-	// stopped (noteStopped): nothing follows their tasks any more.
+	// stopped (noteStopped): nothing follows their tasks any more. Those
+	// the runtime no longer keeps are let go at the next recovery.
 	recoveredStopped sync.Map
 }
 

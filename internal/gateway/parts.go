@@ -351,8 +351,17 @@ func (g *Gateway) stoppedRequest(ctx context.Context, r *reach.Request) {
 
 // noteStopped remembers the requests a recovery here found stopped: every
 // instance that held them is dead, so no stream follows their tasks any
-// more (a2a.Options.Over).
+// more (a2a.Options.Over). It forgets those the runtime no longer keeps
+// (it keeps the latest ended requests, 1000 by default): Over answers
+// false for them whatever the set says, and each recovery (one for each
+// instance that dies) would have added its own for ever.
 func (g *Gateway) noteStopped(rep *durable.Report) {
+	g.recoveredStopped.Range(func(id, _ any) bool {
+		if _, ok := g.rt.Lookup(id.(string)); !ok {
+			g.recoveredStopped.Delete(id)
+		}
+		return true
+	})
 	for _, id := range rep.Stopped {
 		g.recoveredStopped.Store(id, struct{}{})
 	}
