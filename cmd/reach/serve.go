@@ -98,6 +98,24 @@ func setData(cfg *config.Config, data string) error {
 	return nil
 }
 
+// listenWarning says why reach serve could not listen on addr now (in use,
+// or not an address of this machine), or "". A warning, not an error: the
+// configuration may be the running gateway's, or another machine's.
+func listenWarning(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		return ""
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		ln.Close()
+		return ""
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("listen: %s is in use now (by another reach, or another program): reach serve with this configuration does not start until it is free; stop that, or serve on another address (listen:, or --listen)", addr)
+	}
+	return fmt.Sprintf("listen: reach serve could not listen on %s on this machine: %v", addr, err)
+}
+
 // serve builds the gateway, listens, prints how to connect, and serves
 // until ctx ends.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
@@ -322,7 +340,8 @@ func newValidate() *cobra.Command {
 upstream and listing its tools, fetching each A2A agent's card, and connecting to
 a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve.
+would serve, with warnings: writes without an undo, policies that can never
+apply or read an attribute nothing has, a listen address in use.
 
 With --json it prints one JSON object: {"config", "ok", "tools": [names],
 "upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
@@ -372,6 +391,9 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			}
 			tools := servedTools(g)
 			warnings := append(g.Warnings(), agentWarnings...)
+			if w := listenWarning(cfg.ListenAddr()); w != "" {
+				warnings = append(warnings, w)
+			}
 			if asJSON {
 				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
 					Offline: offline, Warnings: warnings, Store: storeLine}
