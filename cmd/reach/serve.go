@@ -41,7 +41,8 @@ example tools (get_order, search_kb, format_answer, refund_order).
 
 Without authentication it serves loopback addresses only. With auth in the
 configuration (API keys from "reach keys create", or bearer JWTs) every
-endpoint but /healthz needs credentials, and any address may be served.
+endpoint but the probes (/healthz, /livez, /readyz) needs credentials, and
+any address may be served.
 It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
 approvals API (/v1/approvals) and, with a model configured, an
 OpenAI-compatible model proxy (/v1/chat/completions, /v1/responses).
@@ -72,7 +73,7 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
-	cmd.Flags().StringVar(&listen, "listen", "", "the loopback address to serve on (default "+config.DefaultListen+")")
+	cmd.Flags().StringVar(&listen, "listen", "", "the address to serve on: loopback unless the configuration has auth (default "+config.DefaultListen+")")
 	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+config.DefaultData+")")
 	return cmd
 }

@@ -51,7 +51,7 @@ type Options struct {
 	Runtime *reach.Runtime
 	Owned   *link.Owned        // the requests the calls API places calls in
 	Choices *link.ModelChoices // the tool call ids the model proxy saw
-	// Authn authenticates every path but /healthz; nil when nobody
+	// Authn authenticates every path but the probes; nil when nobody
 	// authenticates (the API then serves loopback hosts only, and every
 	// caller is an operator).
 	Authn     *auth.Authenticator
