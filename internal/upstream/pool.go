@@ -162,7 +162,7 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 				u.lastErr = err
 				u.mu.Unlock()
 				u.log.Warn("upstream not reachable at start; the gateway starts without its tools and dials it again in the background (required: true refuses to start instead)", "err", err)
-				p.run.Go(u.keepDialing)
+				u.dialInBackground()
 			}
 		})
 	}
