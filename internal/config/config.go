@@ -137,7 +137,7 @@ type Config struct {
 	// model endpoint; absent, the defaults of reach.BreakerPolicy.
 	Breaker *Breaker `yaml:"breaker"`
 
-	// Auth makes every endpoint but /healthz need an API key or a bearer
+	// Auth makes every endpoint but the probes need an API key or a bearer
 	// JWT; with it the gateway may serve a non-loopback address.
 	Auth *AuthConfig `yaml:"auth"`
 	// Policy is a Cedar file or folder of *.cedar files, reloaded within

@@ -28,7 +28,7 @@
 //
 // Every tool call belongs to a reach request (budgets, cancel, the call
 // graph): internal/link says how a client names one and the frame its call
-// nests under. With auth configured every path but /healthz needs an API
+// nests under. With auth configured every path but the probes needs an API
 // key or a JWT, Cedar policies decide calls and listings, and upstream tool
 // definitions are pinned (docs/PERMISSIONS.md). docs/ARCHITECTURE.md follows
 // one tools/call through the rooms.

@@ -56,7 +56,9 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		}
 		keys, err := auth.OpenKeys(auth.KeysPath(dir))
 		if err != nil {
-			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth: %v", err)
+			// auth.keys, not "auth: ...": the redactor takes what follows
+			// "auth:" for a credential and masks it.
+			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth.keys: %v", err)
 		}
 		opts.Keys = keys
 	}
@@ -69,14 +71,14 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
 			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
 		if err != nil {
-			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth.jwt: %s", strings.TrimPrefix(err.Error(), "jwt: "))
 		}
 		// Read the key set now: a missing or broken one fails here, with
 		// its line, not as a 401 for every token (offline, a URL is not
 		// fetched).
 		if !remote || !g.opts.Offline {
 			if err := v.Refresh(g.ctx); err != nil {
-				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
+				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth.jwt: %s; check auth.jwt.jwks", strings.TrimPrefix(err.Error(), "jwt: "))
 			}
 		}
 		opts.JWT = v

@@ -793,6 +793,19 @@ func (q *Queue) List(status Status) []Approval {
 	return out
 }
 
+// PendingRequests returns the ids of the requests with an approval that
+// still waits for a decision (the request that asked it, not its root).
+func (q *Queue) PendingRequests() map[string]bool {
+	m := map[string]bool{}
+	if q == nil {
+		return m
+	}
+	for _, a := range q.List(Pending) {
+		m[a.Request] = true
+	}
+	return m
+}
+
 // CanDecide reports whether the actor may approve or deny the approval:
 // the user who made the request, or a reviewer, of the same tenant.
 func (q *Queue) CanDecide(a *Approval, by Actor) bool {
