@@ -662,17 +662,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		if len(lines) == 0 {
 			return nil
 		}
-		var data []byte
-		has := false
-		for _, l := range lines {
-			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
-				if has {
-					data = append(data, '\n')
-				}
-				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
-				has = true
-			}
-		}
+		data, has := eventData(lines)
 		d := bytes.TrimSpace(data)
 		drop := false
 		var out bytes.Buffer
@@ -810,17 +800,7 @@ func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	var data []byte
-	has := false
-	for _, l := range lines {
-		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
-			if has {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
-			has = true
-		}
-	}
+	data, has := eventData(lines)
 	switch d := bytes.TrimSpace(data); {
 	case !has:
 		return nil
@@ -1003,4 +983,19 @@ func streamedAnswer(resp *http.Response) bool {
 		return false
 	}
 	return err != nil || !json.Valid(b) // a stream cut short is passed as one, masked
+}
+
+// eventData joins the data lines of one SSE event with line feeds, as a
+// client does; has is false when the event has none.
+func eventData(lines [][]byte) (data []byte, has bool) {
+	for _, l := range lines {
+		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+			if has {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+			has = true
+		}
+	}
+	return data, has
 }
