@@ -481,7 +481,7 @@ func cutOff(c *Call, err error) *Result {
 	return &Result{Status: StatusError, Error: &Error{Guard: "idempotency", Type: TypeInterrupted, Code: "interrupted",
 		Message: fmt.Sprintf("The approved run of %s was cut off while the tool ran (%s); it may have done its work. Its approval was for that one run, and reach does not run it again.",
 			c.Tool, strings.TrimSuffix(cause.Message, ".")),
-		Suggestion: "Check whether it took effect before going on; if it must run again, ask the user, who approves it anew."}}
+		Suggestion: "Check whether it took effect before going on. The same call is answered so until its approval expires, and asks the user again after that; tell the user it was cut off rather than calling it again now."}}
 }
 
 // idemKeys returns the keys of c, a call with an idempotency key (its

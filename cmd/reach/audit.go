@@ -156,7 +156,12 @@ label, before scoring.`,
 the runtime's guards as configured now (or with --policy FILE, a Cedar policy
 file or folder; --no-loops turns the loop guard off) and prints every event
 whose decision would differ from the recorded one: a what-if for a policy or
-guard change. Exits 0 whether or not anything differs.`,
+guard change. Exits 0 whether or not anything differs.
+
+The audit log holds no tool contracts: every tool is replayed as a read (as
+"audit export" lists it), so a policy on resource.access decides each call
+as it would a read's. A call recorded as held for approval (a write's) and
+now allowed by a policy that forbids high_risk or writes is that.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, recorded, err := exportTrace(cmd, data, args[0])
@@ -193,6 +198,9 @@ guard change. Exits 0 whether or not anything differs.`,
 				fmt.Fprintln(out)
 			}
 			fmt.Fprintf(out, "%d of %d events would be decided differently\n", diffs, len(t.Events))
+			if policyPath != "" {
+				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\")")
+			}
 			return nil
 		},
 	}

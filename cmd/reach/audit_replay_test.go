@@ -135,6 +135,11 @@ func TestAuditReplayHeldCall(t *testing.T) {
 		if err != nil || !strings.Contains(out, tc.want) {
 			t.Errorf("%s: replay = %v\n%s\nwant %q", tc.name, err, out, tc.want)
 		}
+		// Under a policy, the replay says that it judged every tool as a
+		// read: a policy on resource.access would mislead without it.
+		if note := "every tool was judged as a read"; strings.Contains(out, note) != (len(tc.args) > 0) {
+			t.Errorf("%s: replay printed\n%s\nwant the note %q only under --policy", tc.name, out, note)
+		}
 	}
 }
 

@@ -21,10 +21,24 @@ Bearer rk_... or X-Reach-Key: rk_...). Only their SHA-256 is stored, in
 DATA/keys.json (mode 0600); a key is shown once, when it is created. A running
 gateway sees new and revoked keys within a second.`,
 	})
+	// --config, for every keys command: the key file of that
+	// configuration's data folder, unless --data names one.
+	var configPath string
+	cmd.PersistentFlags().StringVar(&configPath, "config", "", "the gateway's configuration: the keys of its data folder (unless --data names one); create checks that it asks for keys")
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if configPath == "" || cmd.Flag("data").Changed {
+			return nil
+		}
+		cfg, err := config.Load(configPath)
+		if err != nil {
+			return err
+		}
+		data = cfg.DataDir()
+		return nil
+	}
 	open := func() (*auth.Keys, error) { return auth.OpenKeys(auth.KeysPath(data)) }
 
 	var spec auth.KeySpec
-	var configPath string
 	create := &cobra.Command{
 		Use:   "create --principal NAME [--roles a,b] [--tenant T] [--attr department=sales] [--config FILE]",
 		Short: "Create a key and print it once",
@@ -36,15 +50,12 @@ without it, it asks no client for credentials. With --config, the key goes
 to that configuration's data folder and the configuration is checked for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := data
+			dir := data // the configuration's, with --config
 			var cfg *config.Config
 			if configPath != "" {
 				var err error
 				if cfg, err = config.Load(configPath); err != nil {
 					return err
-				}
-				if !cmd.Flag("data").Changed {
-					dir = cfg.DataDir()
 				}
 			}
 			keys, err := auth.OpenKeys(auth.KeysPath(dir))
@@ -68,7 +79,6 @@ to that configuration's data folder and the configuration is checked for it.`,
 			return nil
 		},
 	}
-	create.Flags().StringVar(&configPath, "config", "", "the gateway's configuration: the key goes to its data folder, and it is checked to ask for keys")
 	create.Flags().StringVar(&spec.Principal, "principal", "", "who the key acts for (required)")
 	create.Flags().StringSliceVar(&spec.Roles, "roles", nil, "the principal's roles, comma-separated")
 	create.Flags().StringVar(&spec.Tenant, "tenant", "", "the principal's tenant")

@@ -41,7 +41,8 @@ example tools (get_order, search_kb, format_answer, refund_order).
 
 Without authentication it serves loopback addresses only. With auth in the
 configuration (API keys from "reach keys create", or bearer JWTs) every
-endpoint but /healthz needs credentials, and any address may be served.
+endpoint but the probes (/healthz, /livez, /readyz) needs credentials, and
+any address may be served.
 It also serves the web UI (/ui/), Prometheus metrics (/metrics), the
 approvals API (/v1/approvals) and, with a model configured, an
 OpenAI-compatible model proxy (/v1/chat/completions, /v1/responses).
@@ -72,7 +73,7 @@ Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "the configuration file (YAML); none serves the built-in examples")
-	cmd.Flags().StringVar(&listen, "listen", "", "the loopback address to serve on (default "+config.DefaultListen+")")
+	cmd.Flags().StringVar(&listen, "listen", "", "the address to serve on: loopback unless the configuration has auth (default "+config.DefaultListen+")")
 	cmd.Flags().StringVar(&data, "data", "", "the folder for the gateway's state (default "+config.DefaultData+")")
 	return cmd
 }
@@ -96,6 +97,24 @@ func setData(cfg *config.Config, data string) error {
 	}
 	cfg.Data = abs
 	return nil
+}
+
+// listenWarning says why reach serve could not listen on addr now (in use,
+// or not an address of this machine), or "". A warning, not an error: the
+// configuration may be the running gateway's, or another machine's.
+func listenWarning(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		return ""
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		ln.Close()
+		return ""
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("listen: %s is in use now (by another reach, or another program): reach serve with this configuration does not start until it is free; stop that, or serve on another address (listen:, or --listen)", addr)
+	}
+	return fmt.Sprintf("listen: reach serve could not listen on %s on this machine: %v", addr, err)
 }
 
 // serve builds the gateway, listens, prints how to connect, and serves
@@ -322,7 +341,8 @@ func newValidate() *cobra.Command {
 upstream and listing its tools, fetching each A2A agent's card, and connecting to
 a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
-would serve.
+would serve, with warnings: writes without an undo, policies that can never
+apply or read an attribute nothing has, a listen address in use.
 
 With --json it prints one JSON object: {"config", "ok", "tools": [names],
 "upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,
@@ -372,6 +392,9 @@ With --json it prints one JSON object: {"config", "ok", "tools": [names],
 			}
 			tools := servedTools(g)
 			warnings := append(g.Warnings(), agentWarnings...)
+			if w := listenWarning(cfg.ListenAddr()); w != "" {
+				warnings = append(warnings, w)
+			}
 			if asJSON {
 				r := validateReport{Config: configPath, OK: true, Tools: []string{}, Upstreams: len(cfg.Upstreams), Agents: len(cfg.Agents),
 					Offline: offline, Warnings: warnings, Store: storeLine}

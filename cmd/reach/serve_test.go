@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"github.com/agentreach/reach/internal/demo"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -519,5 +520,32 @@ func TestValidateWarnsOfPolicyThatNeverApplies(t *testing.T) {
 	}
 	if want := "warning: policy: " + policy + ":2 can never apply"; !strings.Contains(out.String(), want) {
 		t.Errorf("validate:\n%s\nwant %q", out.String(), want)
+	}
+}
+
+// TestValidateWarnsOfListenInUse: a configuration whose listen address is
+// taken is ok to validate (it may be the running gateway's), with a warning
+// that reach serve would not start, and what to do.
+func TestValidateWarnsOfListenInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var out strings.Builder
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", writeConfig(t, "listen: "+addr+"\n")}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: listen: " + addr + " is in use now"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "--listen") {
+		t.Errorf("validate:\n%s\nwant %q, saying what to do", out.String(), want)
+	}
+	ln.Close()
+	out.Reset()
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", writeConfig(t, "listen: "+addr+"\n")}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "warning: listen") {
+		t.Errorf("validate of a free address:\n%s\nwant no warning", out.String())
 	}
 }

@@ -201,6 +201,12 @@ type Options struct {
 	// what reach keeps of it: 1,000 running tasks held 128 MB. If zero,
 	// DefaultMaxLiveTasks; below zero, no bound.
 	MaxLiveTasks int
+	// MaxTotalBytes bounds what all the tasks reach keeps hold together
+	// (each as MaxTaskBytes bounds it): past it the oldest ended tasks are
+	// let go first, and while the live ones alone hold more, a new task
+	// is refused (rejected at reach, its message saying why). If zero,
+	// 256 MiB.
+	MaxTotalBytes int64
 	// Offline fetches no card until a request needs one (for checking a
 	// configuration).
 	Offline bool
@@ -259,6 +265,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
 	op.MaxLiveTasks = cmp.Or(op.MaxLiveTasks, DefaultMaxLiveTasks)
+	op.MaxTotalBytes = cmp.Or(op.MaxTotalBytes, 256<<20)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
 	}
@@ -281,7 +288,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 		g.names = append(g.names, a.Name)
 	}
 	slices.Sort(g.names)
-	g.tasks = newRegistry(op.MaxTasks)
+	g.tasks = newRegistry(op.MaxTasks, op.MaxTotalBytes)
 	g.base, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if op.Audit != nil {
 		g.auditQ, g.auditDone = make(chan *TaskEvent, 4096), make(chan struct{})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentreach/reach"
 )
 
 // TestA2AFloodFailsTheTask: an agent that streams an artifact without end
@@ -161,5 +163,98 @@ func TestA2ALiveTasksBoundedPerPrincipal(t *testing.T) {
 	eventually(t, "bob's canceled task over at reach", func() bool { return h.state("worker", "bob", bobs[0].ID) == a2a.TaskStateCanceled })
 	if tk := slow("bob"); tk.Status.State == a2a.TaskStateRejected {
 		t.Errorf("bob's task after one of his ended: rejected %q", statusText(tk))
+	}
+}
+
+// TestFinalStatusOverTheBound: an agent's last status update whose
+// message takes the task over MaxTaskBytes (alone, or with what the task
+// holds already) fails the task at reach as a whole task over the bound
+// does (TestTaskOverTheBoundWhole): its state being final let it be kept
+// whole, and the caller was handed one event over the bound.
+func TestFinalStatusOverTheBound(t *testing.T) {
+	const limit = 1 << 20
+	for _, c := range []struct {
+		name     string
+		artifact int // bytes of artifact held before the final status
+		message  int // bytes of the final status's message
+	}{
+		{"message alone", 0, 2 * limit},
+		{"message with the artifacts", limit - limit/4, limit / 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := workingTask(t, Options{MaxTaskBytes: limit})
+			if c.artifact > 0 {
+				tk.apply(&a2a.TaskArtifactUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID,
+					Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", c.artifact))}}})
+			}
+			msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("y", c.message)))
+			tk.apply(&a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID,
+				Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: msg}})
+			v := tk.snapshot()
+			if v == nil || v.Status.State != a2a.TaskStateFailed || len(v.Artifacts) != 0 {
+				t.Fatalf("the task is %s with %d artifacts, want FAILED with none", v.Status.State, len(v.Artifacts))
+			}
+			if text := statusText(v); !strings.Contains(text, fmt.Sprintf("over %d bytes", limit)) {
+				t.Errorf("the failure says %.80q, want the bound", text)
+			}
+			tk.mu.Lock()
+			held, fed := tk.held, tk.fed
+			tk.mu.Unlock()
+			if held > limit || fed > limit {
+				t.Errorf("the task holds %d bytes, its feed %d, want at most %d", held, fed, limit)
+			}
+		})
+	}
+}
+
+// TestMessageAnswerOverTheBound: an agent that answers with a message
+// (no task) over MaxTaskBytes has the send failed at reach, as a task over
+// it is (TestTaskOverTheBoundWhole): the message was kept and passed on
+// whole, one event over the bound.
+func TestMessageAnswerOverTheBound(t *testing.T) {
+	const limit = 1 << 20
+	tk := lonelyTask(t, Options{MaxTaskBytes: limit})
+	tk.history = []*a2a.Message{a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go"))}
+	tk.apply(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("x", 2*limit))))
+	tk.mu.Lock()
+	msg, fed := tk.msg, tk.fed
+	tk.mu.Unlock()
+	if msg != nil {
+		t.Errorf("the message over the bound is kept (%d bytes)", sizeOf(msg))
+	}
+	if fed > limit {
+		t.Errorf("the feed holds %d bytes, want at most %d", fed, limit)
+	}
+	v := tk.snapshot()
+	if v == nil || v.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("the send answered %+v, want a FAILED task", v)
+	}
+	if text := statusText(v); !strings.Contains(text, fmt.Sprintf("over %d bytes", limit)) {
+		t.Errorf("the failure says %.80q, want the bound", text)
+	}
+}
+
+// TestMessageAnswerOverTheBoundSent: through the gateway, a send whose
+// agent answers with a message over MaxTaskBytes is answered with reach's
+// failed task, which GetTask then reads; the hand-off ends.
+func TestMessageAnswerOverTheBoundSent(t *testing.T) {
+	const limit = 4 << 10
+	h := newHarnessWith(t, func(o *Options) { o.MaxTaskBytes = limit }, nil, "executor")
+	res, err := h.client("executor", "alice", false).SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("message "+strings.Repeat("x", 4*limit)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(tk), fmt.Sprintf("over %d bytes", limit)) {
+		t.Fatalf("the send answered %T %+v, want reach's FAILED task saying the bound", res, res)
+	}
+	got, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: tk.ID})
+	if err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("GetTask: %v, %v", got, err)
+	}
+	rec := h.g.tasks.get("executor", tk.ID, Owner{"alice", ""})
+	if rec == nil || rec.req == nil || rec.req.State() == reach.RequestRunning {
+		t.Errorf("the hand-off of a send answered over the bound is still running")
 	}
 }

@@ -145,3 +145,35 @@ func TestContinuationOfStoppedCallerRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundToldBeforeTheCallerSeesIt: a further message's round tells the
+// loop guard what it came back with as the task stops again, in the same
+// step that puts the stop in the feed, before any caller can read it. It
+// was told once the agent's stream ended, after the caller had the
+// question and could send its next answer, which the loop guard then
+// judged without this round (TestRewordedContinuationRefused failed 3
+// times in 20 under -race).
+func TestRoundToldBeforeTheCallerSeesIt(t *testing.T) {
+	tk := workingTask(t, Options{})
+	var told []string
+	tk.round = func(answer string, failed bool) {
+		if !tk.mu.TryLock() {
+			told = append(told, answer) // t.mu held: no caller reads the feed meanwhile
+			return
+		}
+		tk.mu.Unlock()
+		t.Error("the round was told without t.mu held: a caller could have read its end first")
+	}
+	tk.apply(&a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	if len(told) != 0 {
+		t.Fatalf("the round was told %q while the task works", told)
+	}
+	tk.apply(&a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired,
+		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("which colour?"))}})
+	if len(told) != 1 || !strings.Contains(told[0], "needs input") || !strings.Contains(told[0], "which colour?") {
+		t.Fatalf("the round was told %q, want once, the question", told)
+	}
+	if tk.round != nil {
+		t.Error("the round is still set once told")
+	}
+}

@@ -32,6 +32,7 @@ import (
 //	input          asks for input; the next message completes it
 //	ask            asks for input, the same question after every message
 //	fail           the stream breaks after WORKING
+//	reuse ID       answers with a new task whose id is ID (a hostile agent), then completes it (no other reply)
 //	flood          streams 64 KiB chunks of one artifact until its stream ends (GetTask: 2 MiB of it)
 type fakeAgent struct {
 	name    string
@@ -174,6 +175,13 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 		id, ctxID := m.TaskID, m.ContextID
 		if id == "" {
 			id = a2a.NewTaskID()
+		}
+		if word == "reuse" { // a hostile agent: a new task under the id given (not kept: its own view of ID stays)
+			info := a2a.TaskInfo{TaskID: a2a.TaskID(rest), ContextID: "ctx-" + rest}
+			if yield0(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}, History: []*a2a.Message{m}}, nil) {
+				yield0(a2a.NewStatusUpdateEvent(info, a2a.TaskStateCompleted, a2a.NewMessageForTask(a2a.MessageRoleAgent, info, a2a.NewTextPart("taken over"))), nil)
+			}
+			return
 		}
 		if ctxID == "" {
 			ctxID = "ctx-" + string(id)

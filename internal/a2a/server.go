@@ -122,6 +122,10 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
 	}
+	if over, n := e.g.tasks.over(); over {
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
+			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), so reach begins no new task until some end. Try again later, or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes)), 0, nil
+	}
 	client, card, err := e.a.ready(ctx)
 	if err != nil {
 		return e.refuse(owner, req, nil, a2a.TaskStateFailed, nil,
@@ -163,7 +167,7 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)
 	out := e.forward(req, t)
-	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out) })
+	e.g.background(func() { t.pump(client, card.Capabilities.Streaming, out, t.out, 0) })
 	return t, 0, nil
 }
 
@@ -209,18 +213,25 @@ func (e *endpoint) resume(ctx context.Context, req *a2a.SendMessageRequest, owne
 	}
 	from := t.base + len(t.feed)
 	t.pumps++
+	t.rounds++
+	round := t.rounds
+	if t.round != nil {
+		t.round("", true) // a round that never stopped (its stream broke)
+	}
+	t.round = done
 	t.mu.Unlock()
 	client, card, err := e.a.ready(ctx)
 	if err != nil {
 		t.mu.Lock()
 		t.pumps--
+		t.round = nil
 		t.mu.Unlock()
 		done("", true)
 		return nil, 0, &a2a.Error{Err: a2a.ErrInternalError, Message: err.Error()}
 	}
 	out := e.forward(req, t)
 	e.g.background(func() {
-		t.pump(client, card.Capabilities.Streaming, out, t.out)
+		t.pump(client, card.Capabilities.Streaming, out, t.out, round)
 		done(t.answer())
 	})
 	return t, from, nil
@@ -476,11 +487,16 @@ func (e *endpoint) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a
 			e.g.log.Warn("a2a: listing the stored tasks", "err", err)
 		}
 		for _, rec := range recs {
-			var v a2a.Task
-			if !here[a2a.TaskID(rec.ID)] && json.Unmarshal(rec.Data, &v) == nil {
-				e.g.cutOff(ctx, rec, &v)
-				views = append(views, &v)
+			if here[a2a.TaskID(rec.ID)] {
+				continue
 			}
+			var v a2a.Task
+			if err := json.Unmarshal(rec.Data, &v); err != nil {
+				e.g.badTask(rec, err)
+				continue
+			}
+			e.g.cutOff(ctx, rec, &v)
+			views = append(views, &v)
 		}
 	}
 	for _, v := range views {

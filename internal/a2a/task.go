@@ -66,6 +66,18 @@ type task struct {
 	held     int64                             // the bytes of snap's artifacts and messages (sizeOf), bounded by Options.MaxTaskBytes
 	fed      int64                             // the bytes of the feed's events, bounded likewise
 	overgrew bool                              // failed at reach for its size (overflow): GetTask answers from reach's record
+	// round, set while a further message's round runs (resume), tells
+	// the loop guard what the round came back with (answer): called once
+	// the task stops again, before the caller can see it (apply), so that
+	// the caller's next message is judged with it.
+	round func(answer string, failed bool)
+	// rounds counts the messages sent to the task (resume): a stream of
+	// an earlier round that ends after a later round began has not lost
+	// the task (pump).
+	rounds int
+	// counted is held+fed as the registry's total has it (account); -1
+	// before the task is registered, -2 once it is forgotten: not counted.
+	counted atomic.Int64
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -73,6 +85,7 @@ type task struct {
 func newTask(g *Gateway, a *agent, owner Owner) *task {
 	t := &task{g: g, a: a, owner: owner, created: time.Now(), wake: make(chan struct{}), updated: time.Now()}
 	t.pctx, t.pcancel = context.WithCancel(g.base)
+	t.counted.Store(-1)
 	return t
 }
 
@@ -162,6 +175,23 @@ func (t *task) push(ev a2a.Event) {
 	t.updated = time.Now()
 	close(t.wake)
 	t.wake = make(chan struct{})
+	t.account()
+}
+
+// account brings the registry's total of the bytes all tasks hold up to
+// date with what t holds (t.mu held), once t is registered.
+func (t *task) account() {
+	now := t.held + t.fed
+	for {
+		old := t.counted.Load()
+		if old < 0 || old == now {
+			return
+		}
+		if t.counted.CompareAndSwap(old, now) {
+			t.g.tasks.grew(now - old)
+			return
+		}
+	}
 }
 
 // position is where a new listener starts: the end of the feed.
@@ -213,11 +243,12 @@ func (t *task) wait(ctx context.Context, from int, immediate bool) (a2a.SendMess
 	return nil, context.Cause(ctx)
 }
 
-// pump reads one upstream stream into the task. It runs in the
+// pump reads one upstream stream into the task, that of the message
+// round (0 the first, t.rounds as resume counts them). It runs in the
 // background, detached from the caller: a task goes on whether or not
 // anyone listens, and reach follows it to keep its state and the budgets
 // right.
-func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageRequest, out func(context.Context) context.Context) {
+func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageRequest, out func(context.Context) context.Context, round int) {
 	defer func() {
 		t.mu.Lock()
 		t.pumps--
@@ -237,7 +268,10 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		t.apply(ev)
 	}
 	t.mu.Lock()
-	open := t.snap != nil && !t.state.Terminal() && !stops(t.state)
+	// A later round's message set the task working again: its own stream
+	// follows it, and this one's end loses nothing (it failed the task
+	// when it came after the next message was sent).
+	open := t.snap != nil && !t.state.Terminal() && !stops(t.state) && t.rounds == round
 	t.mu.Unlock()
 	if open { // the stream ended with the task still working
 		t.broken(errors.New("the agent ended its stream while the task was still working"))
@@ -303,8 +337,25 @@ func (t *task) apply(ev a2a.Event) {
 	t.g.mask(ev)
 	var after []func()
 	t.mu.Lock()
+	pos := t.base + len(t.feed)
 	switch e := ev.(type) {
 	case *a2a.Message:
+		if t.id == "" && t.msg == nil && sizeOf(e) > t.g.opts.MaxTaskBytes {
+			// An answer over the bound whole, as a task's (below): the
+			// send gets a failed task of reach's, not the message.
+			t.upFinal = true // a message is the agent's last word: no task to cancel there
+			t.id = newTaskID()
+			if t.ctxID = e.ContextID; t.ctxID == "" && len(t.history) > 0 {
+				t.ctxID = t.history[0].ContextID
+			}
+			if t.ctxID == "" {
+				t.ctxID = a2a.NewContextID()
+			}
+			t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, Status: a2a.TaskStatus{State: t.state}}
+			t.g.tasks.add(t)
+			t.overflow(&after, true)
+			break
+		}
 		if t.id == "" && t.msg == nil {
 			t.msg = e
 			t.push(e)
@@ -312,6 +363,10 @@ func (t *task) apply(ev a2a.Event) {
 		}
 	case *a2a.Task:
 		if t.id == "" {
+			if t.g.tasks.taken(t.a.cfg.Name, e.ID) || t.stored(e.ID) {
+				t.takenID(e.ID, &after)
+				break
+			}
 			t.id, t.ctxID = e.ID, e.ContextID
 			t.g.tasks.add(t)
 			if t.wantStop != "" {
@@ -352,6 +407,13 @@ func (t *task) apply(ev a2a.Event) {
 			break
 		}
 		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		if e.Status.Message != t.snap.Status.Message && !t.state.Terminal() &&
+			t.held+messageSize(e.Status.Message) > t.g.opts.MaxTaskBytes {
+			// Over the bound with its message, even the agent's final
+			// state (which the check below, after settle, lets by).
+			t.overflow(&after, false)
+			break
+		}
 		st, fresh := t.settle(e.Status, &after)
 		if !fresh {
 			break
@@ -381,6 +443,14 @@ func (t *task) apply(ev a2a.Event) {
 	if t.held > t.g.opts.MaxTaskBytes && t.snap != nil && !t.state.Terminal() {
 		t.overflow(&after, false)
 	}
+	if t.round != nil && t.base+len(t.feed) > pos && stops(t.state) {
+		// The round's end is in the feed: the loop guard learns it
+		// before the caller can read it (t.mu held) and send again.
+		done := t.round
+		t.round = nil
+		done(t.answerLocked())
+	}
+	t.account()
 	t.mu.Unlock()
 	for _, f := range after {
 		f()
@@ -469,6 +539,11 @@ func (t *task) finish(verdict string) func() {
 func (t *task) answer() (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.answerLocked()
+}
+
+// answerLocked is answer with t.mu held.
+func (t *task) answerLocked() (string, bool) {
 	if t.snap == nil || !stops(t.state) || t.state == a2a.TaskStateFailed || t.state == a2a.TaskStateCanceled {
 		return "", true
 	}
@@ -547,6 +622,45 @@ func (t *task) broken(err error) {
 	for _, f := range after {
 		f()
 	}
+}
+
+// takenID refuses a new task whose id the agent gave another task reach
+// follows (t.mu held), here or, by the store, on another instance or
+// before a restart: a hostile agent that answered a caller's message
+// with another caller's task id would have taken that task from its
+// caller. The first task keeps its id; this one fails at reach under an
+// id of reach's, and the agent's stream is let go, with no CancelTask
+// (which would cancel the other task).
+func (t *task) takenID(id a2a.TaskID, after *[]func()) {
+	t.id = newTaskID()
+	if t.ctxID = t.history[0].ContextID; t.ctxID == "" {
+		t.ctxID = a2a.NewContextID()
+	}
+	t.stopSent = true
+	msg := agentText(t.id, t.ctxID, fmt.Sprintf("agent %s answered this message with task id %s, which it already gave another task that reach follows; reach does not pass on a task that takes another's id, and let this one go. Tell the agent's operator, or do this step another way.", t.a.cfg.Name, id))
+	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
+	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: t.history, Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}
+	t.g.tasks.add(t)
+	t.push(t.view())
+	*after = append(*after, t.pcancel)
+}
+
+// stored reports whether the store holds a task of t's agent with id: one
+// another instance follows, or one from before a restart (a new task's id
+// is new). The store's record would otherwise be overwritten, its owner
+// too. A store that cannot tell is taken to hold none.
+func (t *task) stored(id a2a.TaskID) bool {
+	ts := t.g.opts.Tasks
+	if ts == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(t.g.base, 5*time.Second)
+	defer cancel()
+	rec, err := ts.GetTask(ctx, t.a.cfg.Name, string(id))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.g.log.Warn("a2a: could not tell whether a new task's id is stored already", "agent", t.a.cfg.Name, "task", id, "err", err)
+	}
+	return err == nil && rec != nil
 }
 
 // stopped runs when the hand-off's sub-request ends. A stop (a cancel, a
@@ -708,7 +822,12 @@ func (t *task) overflow(after *[]func(), first bool) {
 	clear(t.feed)
 	t.base += len(t.feed)
 	t.feed, t.fed = nil, 0
-	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach failed the task, canceled it at the agent and let go of what it had sent. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit)
+	upstream := !t.upFinal && !t.stopSent
+	did := "failed the task and let go of what the agent had sent"
+	if upstream {
+		did = "failed the task, canceled it at the agent and let go of what it had sent"
+	}
+	text := fmt.Sprintf("agent %s's answer to this task grew over %d bytes (its artifacts and messages), the most reach keeps of a task: reach %s. Ask the agent for a shorter answer, or for a link to a file rather than its content.", t.a.cfg.Name, limit, did)
 	msg := agentText(t.id, t.ctxID, text)
 	st, _ := t.settle(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg}, after)
 	t.snap.Status = a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}
@@ -717,7 +836,6 @@ func (t *task) overflow(after *[]func(), first bool) {
 	} else {
 		t.push(statusEvent(t.id, t.ctxID, st, msg))
 	}
-	upstream := !t.upFinal && !t.stopSent
 	*after = append(*after, func() {
 		t.pcancel() // the stream is read no further
 		if upstream {
@@ -873,13 +991,19 @@ func traceparent(r *reach.Request, f *reach.Frame) string {
 // registry keeps the tasks by agent and id, by context id, and by
 // delegate frame.
 type registry struct {
-	mu      sync.Mutex
-	max     int
-	byID    map[taskKey]*task
-	byTask  map[a2a.TaskID][]*task // by id alone, for ids another agent names
-	byCtx   map[string][]*task
-	byFrame map[reach.FrameID]*task
-	order   []*task
+	mu  sync.Mutex
+	max int
+	// maxBytes bounds bytes, what all registered tasks hold together (their
+	// artifacts, messages and feeds, each task's as Options.MaxTaskBytes
+	// bounds it): past it the oldest ended tasks are let go (trimLocked),
+	// and while the live ones alone hold more, no task is begun (over).
+	maxBytes int64
+	bytes    atomic.Int64
+	byID     map[taskKey]*task
+	byTask   map[a2a.TaskID][]*task // by id alone, for ids another agent names
+	byCtx    map[string][]*task
+	byFrame  map[reach.FrameID]*task
+	order    []*task
 }
 
 type taskKey struct {
@@ -887,16 +1011,21 @@ type taskKey struct {
 	id    a2a.TaskID
 }
 
-func newRegistry(max int) *registry {
-	return &registry{max: max, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
+func newRegistry(max int, maxBytes int64) *registry {
+	return &registry{max: max, maxBytes: maxBytes, byID: map[taskKey]*task{}, byTask: map[a2a.TaskID][]*task{}, byCtx: map[string][]*task{},
 		byFrame: map[reach.FrameID]*task{}}
 }
 
-// add registers t once its id is known; past max it forgets the oldest
-// tasks that have ended.
+// add registers t once its id is known (t.mu held, or t not shared yet);
+// past max tasks, or maxBytes, it forgets the oldest tasks that have
+// ended.
 func (r *registry) add(t *task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if n := t.held + t.fed; t.counted.CompareAndSwap(-1, n) {
+		r.bytes.Add(n)
+	}
+	defer r.trimLocked()
 	r.byID[taskKey{t.a.cfg.Name, t.id}] = t
 	r.byTask[t.id] = append(r.byTask[t.id], t)
 	if t.ctxID != "" {
@@ -923,7 +1052,55 @@ func (r *registry) add(t *task) {
 	r.order = keep
 }
 
+// grew takes in a change of what a registered task holds; past maxBytes
+// it lets the oldest ended tasks go.
+func (r *registry) grew(d int64) {
+	if r.bytes.Add(d) > r.maxBytes && d > 0 {
+		r.mu.Lock()
+		r.trimLocked()
+		r.mu.Unlock()
+	}
+}
+
+// trimLocked forgets the oldest ended tasks until what the tasks hold is
+// within maxBytes, or only live tasks are left (r.mu held).
+func (r *registry) trimLocked() {
+	if r.bytes.Load() <= r.maxBytes {
+		return
+	}
+	keep := r.order[:0]
+	for _, q := range r.order {
+		if q.done() && r.bytes.Load() > r.maxBytes {
+			r.forget(q)
+			continue
+		}
+		keep = append(keep, q)
+	}
+	clear(r.order[len(keep):])
+	r.order = keep
+}
+
+// over reports whether the live tasks alone hold more than maxBytes (the
+// ended ones let go first), and how much they hold.
+func (r *registry) over() (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trimLocked()
+	n := r.bytes.Load()
+	return n > r.maxBytes, n
+}
+
+// taken reports whether agent gave id to a task the registry holds.
+func (r *registry) taken(agent string, id a2a.TaskID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[taskKey{agent, id}] != nil
+}
+
 func (r *registry) forget(t *task) {
+	if n := t.counted.Swap(-2); n > 0 {
+		r.bytes.Add(-n)
+	}
 	delete(r.byID, taskKey{t.a.cfg.Name, t.id})
 	drop := func(q *task) bool { return q == t }
 	if l := slices.DeleteFunc(r.byTask[t.id], drop); len(l) > 0 {
@@ -1069,11 +1246,20 @@ func (g *Gateway) storedTask(ctx context.Context, agent string, id a2a.TaskID, o
 		return nil, nil
 	}
 	var v a2a.Task
-	if json.Unmarshal(rec.Data, &v) != nil {
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		g.badTask(rec, err)
 		return nil, nil
 	}
 	g.cutOff(ctx, rec, &v)
 	return rec, &v
+}
+
+// badTask logs a stored task that could not be read: it is answered as
+// not found, and its row is kept as it is.
+func (g *Gateway) badTask(rec *store.TaskRecord, err error) {
+	g.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+		"inspect the row in its table, then fix or delete it by hand", "table", "tasks", "key", rec.Agent+" "+rec.ID,
+		"err", err, "reach_did", "the task is answered as not found, and left out of task lists")
 }
 
 // cutOff makes the stored task v failed, in v and in the store, if it was

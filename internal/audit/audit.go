@@ -417,13 +417,21 @@ func Show(ctx context.Context, src store.AuditLog, request string) ([]*Event, er
 	return decodeAll(recs)
 }
 
-// decodeAll decodes stored records into events.
+// KindUnreadable is the kind of an event whose stored record could not be
+// read (a disk error, a hand edit): its Message says why. The record is
+// kept as it is (Verify checks its hash); the views show the other events.
+const KindUnreadable = "unreadable"
+
+// decodeAll decodes stored records into events; a record that does not
+// decode is an event of KindUnreadable, so that one bad record hides none
+// of the others.
 func decodeAll(recs []*store.AuditRecord) ([]*Event, error) {
 	out := make([]*Event, len(recs))
 	for i, r := range recs {
 		var err error
 		if out[i], err = decode(r); err != nil {
-			return nil, err
+			out[i] = &Event{Seq: r.Seq, Time: r.Time, Request: r.Request, PrevHash: r.PrevHash, Hash: r.Hash, Kind: KindUnreadable, Code: KindUnreadable,
+				Message: err.Error() + "; the record is kept in the log as it is (reach audit verify checks it)"}
 		}
 	}
 	return out, nil

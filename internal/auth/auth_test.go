@@ -459,6 +459,30 @@ func TestMiddleware(t *testing.T) {
 			}
 		})
 	}
+	// The suggestion names only what the gateway takes.
+	for _, c := range []struct {
+		name      string
+		opts      *Options
+		want, not string
+	}{
+		{"keys only", &Options{Keys: keys}, "reach keys create", "JWT"},
+		{"jwt only", &Options{JWT: v}, "bearer JWT", "rk_"},
+		{"both", &Options{Keys: keys, JWT: v}, "API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT", ""},
+	} {
+		for _, hdr := range []string{"", "Bearer nonsense"} {
+			r := httptest.NewRequest("GET", "/v1/calls", nil)
+			if hdr != "" {
+				r.Header.Set("Authorization", hdr)
+			}
+			w := httptest.NewRecorder()
+			New(c.opts).Middleware(next).ServeHTTP(w, r)
+			var e struct{ Error struct{ Suggestion string } }
+			json.Unmarshal(w.Body.Bytes(), &e)
+			if s := e.Error.Suggestion; w.Code != 401 || !strings.Contains(s, c.want) || c.not != "" && strings.Contains(s, c.not) {
+				t.Errorf("%s, %q: %d, suggestion %q; want 401 with %q and without %q", c.name, hdr, w.Code, s, c.want, c.not)
+			}
+		}
+	}
 	// Without authentication configured, everything passes.
 	w := httptest.NewRecorder()
 	New(nil).Middleware(next).ServeHTTP(w, httptest.NewRequest("GET", "/v1/calls", nil))

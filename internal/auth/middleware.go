@@ -105,7 +105,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		id, err := a.Authenticate(r)
 		if err != nil {
 			a.log.Info("authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-			Unauthorized(w, err)
+			unauthorized(w, err, a.suggestion())
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
@@ -116,6 +116,24 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 // challenge and a JSON error that says what to send (ErrNoCredentials: no
 // credentials at all).
 func Unauthorized(w http.ResponseWriter, err error) {
+	unauthorized(w, err, suggestKeyOrJWT)
+}
+
+const suggestKeyOrJWT = "Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer."
+
+// suggestion says what to send, naming only what the gateway takes: API
+// keys, JWTs, or both.
+func (a *Authenticator) suggestion() string {
+	switch {
+	case a.jwt == nil:
+		return "Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...); an operator makes one with reach keys create."
+	case a.keys == nil:
+		return "Send a bearer JWT from the configured issuer (Authorization: Bearer <JWT>); this gateway takes no API keys."
+	}
+	return suggestKeyOrJWT
+}
+
+func unauthorized(w http.ResponseWriter, err error, suggestion string) {
 	msg := "The credentials are not valid."
 	challenge := `Bearer realm="reach", error="invalid_token"`
 	switch {
@@ -136,7 +154,7 @@ func Unauthorized(w http.ResponseWriter, err error) {
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
 		"code":       "unauthenticated",
 		"message":    msg,
-		"suggestion": "Send an API key (Authorization: Bearer rk_... or X-Reach-Key: rk_...) or a bearer JWT from the configured issuer.",
+		"suggestion": suggestion,
 	}})
 }
 

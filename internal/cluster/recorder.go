@@ -80,6 +80,11 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		if got.Principal != o.Principal || got.Tenant != o.Tenant { // a store of schema 2 or 3, before reach_join said so
 			return time.Time{}, notYours(o.ID)
 		}
+		if got.Unreadable != "" { // a call with roles it cannot know would act as nobody knows whom
+			return time.Time{}, &reach.Error{Guard: "admit", Type: reach.TypePermission, Code: "request_unreadable",
+				Message:    fmt.Sprintf("Request %s could not be joined: its stored record could not be read (%s). Nothing ran.", o.ID, got.Unreadable),
+				Suggestion: "Start a new request (omit the request id); an operator can inspect the request's row in the store."}
+		}
 		o.Roles, o.Attributes, o.Scene, o.Agent = got.Roles, got.Attrs, got.Scene, got.Agent
 		if b := decodeBudget(got.Budget); b != nil {
 			o.Budget = b

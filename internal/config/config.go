@@ -115,6 +115,8 @@ type Config struct {
 	// Agents are A2A agents reach serves at /a2a/NAME, each message to
 	// one a delegation of the caller's request (C6).
 	Agents []AgentConfig `yaml:"agents"`
+	// A2A bounds what reach keeps of the agents' tasks.
+	A2A *A2AConfig `yaml:"a2a"`
 	// Model is an OpenAI-compatible endpoint for tools that call the model;
 	// if nil, a scripted stand-in answers.
 	Model *ModelConfig `yaml:"model"`
@@ -135,7 +137,7 @@ type Config struct {
 	// model endpoint; absent, the defaults of reach.BreakerPolicy.
 	Breaker *Breaker `yaml:"breaker"`
 
-	// Auth makes every endpoint but /healthz need an API key or a bearer
+	// Auth makes every endpoint but the probes need an API key or a bearer
 	// JWT; with it the gateway may serve a non-loopback address.
 	Auth *AuthConfig `yaml:"auth"`
 	// Policy is a Cedar file or folder of *.cedar files, reloaded within
@@ -196,6 +198,38 @@ type AgentConfig struct {
 	Reentrancy  reach.Reentrancy `yaml:"reentrancy"`
 	Key         []string         `yaml:"key"`
 	OnViolation reach.Mode       `yaml:"on_violation"`
+}
+
+// A2AConfig bounds what reach keeps of the A2A agents' tasks, in bytes of
+// their artifacts and messages (and of the events it keeps for the callers
+// that follow them).
+type A2AConfig struct {
+	// MaxTaskBytes bounds one task: an agent whose answer grows past it
+	// has the task failed at reach. If zero, 8 MiB; at least 1 KiB and at
+	// most 64 MiB (what reach reads of one answer of an agent).
+	MaxTaskBytes int64 `yaml:"max_task_bytes"`
+	// MaxTotalBytes bounds all tasks together: past it the oldest ended
+	// tasks are let go, and while the live ones alone hold more, a new task
+	// is refused. If zero, 256 MiB; at least max_task_bytes.
+	MaxTotalBytes int64 `yaml:"max_total_bytes"`
+}
+
+// Bounds of A2AConfig.
+const (
+	DefaultA2AMaxTaskBytes  = 8 << 20
+	DefaultA2AMaxTotalBytes = 256 << 20
+	minA2ATaskBytes         = 1 << 10
+	maxA2ATaskBytes         = 64 << 20
+)
+
+// A2ALimits are the bounds of the A2A tasks, the defaults for those not
+// set.
+func (c *Config) A2ALimits() (task, total int64) {
+	task, total = DefaultA2AMaxTaskBytes, DefaultA2AMaxTotalBytes
+	if a := c.A2A; a != nil {
+		task, total = cmp.Or(a.MaxTaskBytes, task), cmp.Or(a.MaxTotalBytes, total)
+	}
+	return task, total
 }
 
 // ToolOverride is a patch of a reach.Tool, in the tool's own types: each
@@ -1483,6 +1517,14 @@ func (c *Config) check() error {
 		}
 		if _, ok := c.Budgets[ac.Budget]; ac.Budget != "" && !ok {
 			return c.Errorf(append(at, "budget"), "agent %s: there is no budget named %q (budgets: in the configuration)", ac.Name, ac.Budget)
+		}
+	}
+	if a := c.A2A; a != nil {
+		if a.MaxTaskBytes != 0 && (a.MaxTaskBytes < minA2ATaskBytes || a.MaxTaskBytes > maxA2ATaskBytes) {
+			return c.Errorf([]any{"a2a", "max_task_bytes"}, "a2a max_task_bytes %d: use a number of bytes from %d (1 KiB) to %d (64 MiB, the most reach reads of one answer of an agent), or leave it out for 8 MiB", a.MaxTaskBytes, minA2ATaskBytes, maxA2ATaskBytes)
+		}
+		if task, total := c.A2ALimits(); a.MaxTotalBytes < 0 || total < task {
+			return c.Errorf([]any{"a2a", "max_total_bytes"}, "a2a max_total_bytes %d: use a number of bytes at least max_task_bytes (%d), or leave it out for 256 MiB", a.MaxTotalBytes, task)
 		}
 	}
 	if m := c.Model; m != nil {

@@ -480,6 +480,16 @@ type Report struct {
 	// Dead are the lives of instances that died whose work this recovery
 	// took over (on a store shared by several instances).
 	Dead []string
+	// Unreadable are the rows this recovery could not read and left in
+	// the store as they are (a disk error, a hand edit): each is one
+	// warning to log.
+	Unreadable []BadRow
+}
+
+// BadRow is a stored row that could not be read: its table, its key, what
+// was wrong and what reach did about it.
+type BadRow struct {
+	Table, Key, Err, Did string
 }
 
 // RecoverOptions configure Recover. A nil *RecoverOptions means all
@@ -710,6 +720,17 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 		before[r.ID] = &c
 	}
 	for _, r := range running {
+		if r.Unreadable != "" {
+			// Who it acted for cannot be known: nothing runs as it (no
+			// undo), its row stays as it is, and a call naming it is
+			// refused as interrupted.
+			rep.Unreadable = append(rep.Unreadable, BadRow{Table: "requests", Key: r.ID, Err: r.Unreadable,
+				Did: "kept as it is, not recovered: its undos did not run, and a call naming it is refused"})
+			cause := reach.Cause{By: "reach", Reason: "the gateway restarted while it ran, and its stored record could not be read",
+				At: time.Now(), Request: r.ID}
+			rt.RestoreInterrupted(&reach.RequestOptions{ID: r.ID, Principal: r.Principal, Tenant: r.Tenant}, cause)
+			continue
+		}
 		var stoppedAbove *store.Request
 		rootRunning := true
 		if r.Parent != "" && r.State != "stopped" {
@@ -806,7 +827,18 @@ func undoStored(ctx context.Context, st Store, rt *reach.Runtime, idem *store.Id
 			Arguments json.RawMessage `json:"arguments"`
 			Key       string          `json:"key"`
 		}
-		if json.Unmarshal(f.Undo, &u) != nil || u.Tool == "" || dead[[2]string{r.ID, undoFrame(u.Key)}] {
+		if err := json.Unmarshal(f.Undo, &u); err != nil || u.Tool == "" {
+			// Silent before: the write stayed done and the request was
+			// reported interrupted with nothing to undo.
+			msg := "no undo tool"
+			if err != nil {
+				msg = err.Error()
+			}
+			rep.Unreadable = append(rep.Unreadable, BadRow{Table: "frames", Key: r.ID + " " + f.Frame, Err: "its undo: " + msg,
+				Did: "its undo did not run: the write " + f.Name + " stays done; undo it by hand"})
+			continue
+		}
+		if dead[[2]string{r.ID, undoFrame(u.Key)}] {
 			continue
 		}
 		undos = append(undos, reach.RecordedUndo{Request: r.ID, Tool: u.Tool, Args: u.Arguments, Key: u.Key,

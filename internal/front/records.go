@@ -539,7 +539,12 @@ func (s *Server) takeOver(sdk http.Handler, w http.ResponseWriter, r *http.Reque
 		return !s.unreadable(w, r, err)
 	}
 	var params mcp.InitializeParams
-	if json.Unmarshal(rec.Init, &params) != nil {
+	if err := json.Unmarshal(rec.Init, &params); err != nil {
+		// Not taken over: its client is told the session is unknown and
+		// opens a new one; the record stays as it is.
+		s.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+			"inspect the row in its table, then fix or delete it by hand", "table", "sessions", "key", hash,
+			"err", "its initialize params: "+err.Error(), "reach_did", "the session is not taken over: its client opens a new one")
 		return true
 	}
 	s.revivals.Add(1)

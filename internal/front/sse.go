@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/mcpwire"
@@ -28,6 +29,14 @@ const SSEPath = "/sse"
 // resumeID is the id of the initialize reach sends for a client that did
 // not (resume); its answer is kept off the stream.
 const resumeID = "reach/resume"
+
+// SSEPing is how often reach pings the client of an initialized GET /sse
+// stream, and how long it waits for the answer: a client that does not
+// answer in time (its process hung, or the network dropped without a
+// word, which leaves the connection half-open and nothing to read) has its
+// stream ended, which frees its slot among sessions_per_principal and ends
+// its session. A variable for tests.
+var SSEPing = 30 * time.Second
 
 func (s *Server) sseHandler() http.Handler {
 	sdk := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
@@ -123,6 +132,8 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 	if s.maxSessions > 0 {
 		defer s.release(owner)
 	}
+	ctx, end := context.WithCancel(r.Context())
+	defer end()
 	st := &sseStream{owner: owner}
 	sw := &sseStreamWriter{ResponseWriter: w, st: st, streams: streams}
 	defer func() {
@@ -130,7 +141,8 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 			streams.Delete(sw.id)
 		}
 	}()
-	stop := context.AfterFunc(r.Context(), func() {
+	go s.pingSSE(ctx, st, end, SSEPing)
+	stop := context.AfterFunc(ctx, func() {
 		st.mu.Lock()
 		ss := st.ss
 		st.mu.Unlock()
@@ -139,7 +151,36 @@ func (s *Server) serveSSEStream(sdk http.Handler, streams *sync.Map, owner strin
 		}
 	})
 	defer stop()
-	sdk.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, st)))
+	sdk.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, sseStreamKey{}, st)))
+}
+
+// pingSSE pings the client of a GET /sse stream every interval (SSEPing)
+// once it has initialized, and ends the stream (end) when a ping is not
+// answered within interval.
+func (s *Server) pingSSE(ctx context.Context, st *sseStream, end context.CancelFunc, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st.mu.Lock()
+		ss := st.ss
+		st.mu.Unlock()
+		if ss == nil || ss.InitializeParams() == nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := ss.Ping(pctx, nil)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			s.log.Info("an SSE client did not answer a ping: its stream is ended", "after", interval, "err", err)
+			end()
+			return
+		}
+	}
 }
 
 // resumeSSE initializes the session of a stream whose client posts a

@@ -198,7 +198,7 @@ func TestA2AListAgents(t *testing.T) {
 	}
 }
 
-// The agents: key is checked with the line of each mistake.
+// The agents: and a2a: keys are checked with the line of each mistake.
 func TestA2AConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"agents:\n  - {name: a, url: http://h:1}\n  - {name: a, url: http://h:2}\n", `line 3: agent name "a" is used twice`},
@@ -208,6 +208,12 @@ func TestA2AConfigErrors(t *testing.T) {
 		{"agents:\n  - {name: a, url: http://h, reentrancy: keyed}\n", "keyed needs key"},
 		{"agents:\n  - {name: a, url: http://u:p@h}\n", "carries credentials"},
 		{"agents:\n  - {name: a, url: http://h, colour: red}\n", "unknown field"},
+		{"a2a:\n  max_task_bytes: -1\n", "line 2: a2a max_task_bytes -1: use a number of bytes from 1024 (1 KiB) to 67108864 (64 MiB"},
+		{"a2a:\n  max_task_bytes: 100\n", "line 2: a2a max_task_bytes 100: use a number of bytes from 1024"},
+		{"a2a:\n  max_task_bytes: 1073741824\n", "a2a max_task_bytes 1073741824: use"},
+		{"a2a:\n  max_total_bytes: 1048576\n", "line 2: a2a max_total_bytes 1048576: use a number of bytes at least max_task_bytes (8388608)"},
+		{"a2a:\n  max_task_bytes: 4096\n  max_total_bytes: -5\n", "line 3: a2a max_total_bytes -5"},
+		{"a2a:\n  max_task_byte: 4096\n", "unknown field"},
 	} {
 		_, err := config.Parse([]byte(tc.yaml), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -440,6 +446,43 @@ func TestA2AArtifactChunksMasked(t *testing.T) {
 		}
 		if kept.String() != want {
 			t.Errorf("%q: GetTask's artifact is %q, want %q", chunks, kept.String(), want)
+		}
+	}
+}
+
+// bigAgent answers every message with an artifact of n bytes.
+type bigAgent struct{ n int }
+
+func (a bigAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(strings.Repeat("b", a.n))), nil) {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		}
+	}
+}
+
+func (bigAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// TestA2AMaxTaskBytesConfigured: a2a.max_task_bytes in the configuration
+// bounds a task as the option does: an agent's answer of 8 KiB fails the
+// task at reach with a 4 KiB bound, its message saying the bound; without
+// the key (8 MiB) it completes.
+func TestA2AMaxTaskBytesConfigured(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  a2a.TaskState
+	}{{"a2a:\n  max_task_bytes: 4096\n", a2a.TaskStateFailed}, {"", a2a.TaskStateCompleted}} {
+		_, base := a2aGateway(t, bigAgent{8 << 10}, tc.extra)
+		tk := a2aSend(t, base, "executor", "go")
+		if tk.Status.State != tc.want || tc.want == a2a.TaskStateFailed && !strings.Contains(textOf(tk), "over 4096 bytes") {
+			t.Errorf("%q: the task is %s %.80q, want %s", tc.extra, tk.Status.State, textOf(tk), tc.want)
 		}
 	}
 }

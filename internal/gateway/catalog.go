@@ -172,6 +172,13 @@ func (g *Gateway) openPins() error {
 	if err != nil {
 		return err
 	}
+	if bad, err := ps.Unreadable(); err == nil {
+		for tool, why := range bad {
+			g.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+				"inspect the row in its table, then fix or delete it by hand", "table", "pins", "key", tool, "err", why,
+				"reach_did", "the tool is held as changed: its calls are refused")
+		}
+	}
 	g.pins = ps
 	g.Go(func() { g.recheckPins(pinRecheck) })
 	return nil

@@ -32,7 +32,7 @@ func lockDataDir(dir string) (release func(), err error) {
 		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("the data folder %s is in use by another reach%s: stop that one, or give this one a data folder of its own (--data); gateways that share their state share a PostgreSQL store (store:, docs/INSTANCES.md)", dir, holder)
+			return nil, fmt.Errorf("the data folder %s is in use by another reach%s: stop that one, or give this one a data folder of its own (data: in its configuration, or reach serve --data; reach stdio takes no --data); gateways that share their state share a PostgreSQL store (store:, docs/INSTANCES.md)", dir, holder)
 		}
 		return nil, fmt.Errorf("locking the data folder %s: %w", dir, err)
 	}

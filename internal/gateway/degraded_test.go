@@ -95,7 +95,8 @@ func TestStartsDegraded(t *testing.T) {
 	if g, err := New(context.Background(), cfg, nil); err == nil {
 		g.Close()
 		t.Error("a gateway whose required upstream is down started")
-	} else if !strings.Contains(err.Error(), "upstream up") || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("the start failed with %v, want the upstream and its line", err)
+	} else if !strings.Contains(err.Error(), "upstream up") || !strings.Contains(err.Error(), "line 2") ||
+		!strings.Contains(err.Error(), "or drop required: true to serve without it") {
+		t.Errorf("the start failed with %v, want the upstream, its line and what to do", err)
 	}
 }

@@ -28,7 +28,7 @@
 //
 // Every tool call belongs to a reach request (budgets, cancel, the call
 // graph): internal/link says how a client names one and the frame its call
-// nests under. With auth configured every path but /healthz needs an API
+// nests under. With auth configured every path but the probes needs an API
 // key or a JWT, Cedar policies decide calls and listings, and upstream tool
 // definitions are pinned (docs/PERMISSIONS.md). docs/ARCHITECTURE.md follows
 // one tools/call through the rooms.
@@ -145,7 +145,8 @@ type Gateway struct {
 	draining atomic.Bool // Serve is shutting down: /readyz answers 503
 
 	// recoveredStopped holds the ids of the requests a recovery here found
-	// stopped (noteStopped): nothing follows their tasks any more.
+	// stopped (noteStopped): nothing follows their tasks any more. Those
+	// the runtime no longer keeps are let go at the next recovery.
 	recoveredStopped sync.Map
 }
 

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -280,4 +283,65 @@ func openSSE(t *testing.T, client *http.Client, url string) string {
 		t.Fatalf("no endpoint event: %q", buf[:n])
 	}
 	return url + strings.TrimSpace(endpoint)
+}
+
+// TestLegacySSEUnansweredPingFreesSlot: an SSE client that stops answering
+// (a hung process, or a network that dropped without a word: the
+// connection half-open, nothing to read) holds its slot among
+// sessions_per_principal only until a ping goes unanswered for
+// front.SSEPing; then its stream ends and a new GET /sse is served.
+func TestLegacySSEUnansweredPingFreesSlot(t *testing.T) {
+	was := front.SSEPing
+	t.Cleanup(func() { front.SSEPing = was }) // after the gateway's cleanups: its streams read it
+	front.SSEPing = 200 * time.Millisecond
+	cfg, err := config.Parse([]byte("examples: true\nsessions_per_principal: 1\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveTest(t, newTestGateway(t, cfg)).URL
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 512)
+	n, _ := resp.Body.Read(buf)
+	_, endpoint, ok := strings.Cut(string(buf[:n]), "data: ")
+	if !ok {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint = url + strings.TrimSpace(endpoint)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"mute","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		resp, err := http.Post(endpoint, "application/json", strings.NewReader(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	// The client reads no more and answers nothing from here.
+	get := func() int {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", url+"/sse", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != http.StatusTooManyRequests {
+		t.Fatalf("a second stream while the first holds the slot: %d, want 429", code)
+	}
+	for deadline := time.Now().Add(10 * time.Second); get() != http.StatusOK; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mute client's stream still holds the slot after 10s")
+		}
+	}
 }

@@ -56,7 +56,9 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		}
 		keys, err := auth.OpenKeys(auth.KeysPath(dir))
 		if err != nil {
-			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth: %v", err)
+			// auth.keys, not "auth: ...": the redactor takes what follows
+			// "auth:" for a credential and masks it.
+			return nil, g.cfg.Errorf([]any{"auth", "keys"}, "auth.keys: %v", err)
 		}
 		opts.Keys = keys
 	}
@@ -69,14 +71,14 @@ func (g *Gateway) authenticator() (*auth.Authenticator, error) {
 		v, err := auth.NewVerifier(&auth.JWTOptions{JWKS: jwks, Issuer: j.Issuer, Audience: j.Audience,
 			PrincipalClaim: j.Claims.Principal, RolesClaim: j.Claims.Roles, TenantClaim: j.Claims.Tenant, DepartmentClaim: j.Claims.Department})
 		if err != nil {
-			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: jwt: %v", err)
+			return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth.jwt: %s", strings.TrimPrefix(err.Error(), "jwt: "))
 		}
 		// Read the key set now: a missing or broken one fails here, with
 		// its line, not as a 401 for every token (offline, a URL is not
 		// fetched).
 		if !remote || !g.opts.Offline {
 			if err := v.Refresh(g.ctx); err != nil {
-				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth: %v; check auth.jwt.jwks", err)
+				return nil, g.cfg.Errorf([]any{"auth", "jwt"}, "auth.jwt: %s; check auth.jwt.jwks", strings.TrimPrefix(err.Error(), "jwt: "))
 			}
 		}
 		opts.JWT = v
@@ -351,8 +353,17 @@ func (g *Gateway) stoppedRequest(ctx context.Context, r *reach.Request) {
 
 // noteStopped remembers the requests a recovery here found stopped: every
 // instance that held them is dead, so no stream follows their tasks any
-// more (a2a.Options.Over).
+// more (a2a.Options.Over). It forgets those the runtime no longer keeps
+// (it keeps the latest ended requests, 1000 by default): Over answers
+// false for them whatever the set says, and each recovery (one for each
+// instance that dies) would have added its own for ever.
 func (g *Gateway) noteStopped(rep *durable.Report) {
+	g.recoveredStopped.Range(func(id, _ any) bool {
+		if _, ok := g.rt.Lookup(id.(string)); !ok {
+			g.recoveredStopped.Delete(id)
+		}
+		return true
+	})
 	for _, id := range rep.Stopped {
 		g.recoveredStopped.Store(id, struct{}{})
 	}
@@ -381,6 +392,10 @@ func (g *Gateway) logRecovery(rep *durable.Report) {
 	}
 	for _, id := range rep.Interrupted {
 		g.log.Warn("request interrupted by a restart", "request", id, "compensations", len(rep.Compensated[id]))
+	}
+	for _, b := range rep.Unreadable {
+		g.log.Warn("a stored row could not be read (a disk error, a hand edit, a partial restore): it is kept in the store as it is; "+
+			"inspect the row in its table, then fix or delete it by hand", "table", b.Table, "key", b.Key, "err", b.Err, "reach_did", b.Did)
 	}
 }
 

@@ -158,7 +158,9 @@ func named(v string) bool {
 }
 
 // redactHandler masks secrets in a log record's message and attributes:
-// the value of an attribute with a secret name whole, and every text.
+// the value of an attribute with a secret name whole, and every text, in
+// which each URL is quoted as the banner quotes one (redact.URLsShown: its
+// query as ?…, whatever its parameters' names or looks).
 type redactHandler struct {
 	h slog.Handler
 	r *redact.Redactor
@@ -167,7 +169,7 @@ type redactHandler struct {
 func (h redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
 
 func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.RedactString(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.text(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -193,7 +195,7 @@ func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	}
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.r.RedactString(v.String()))
+		return slog.String(a.Key, h.text(v.String()))
 	case slog.KindGroup:
 		as := v.Group()
 		out := make([]any, 0, len(as))
@@ -202,10 +204,13 @@ func (h redactHandler) attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		return slog.String(a.Key, h.r.RedactString(fmt.Sprint(v.Any())))
+		return slog.String(a.Key, h.text(fmt.Sprint(v.Any())))
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
+
+// text is a log text masked.
+func (h redactHandler) text(s string) string { return redact.URLsShown(h.r.RedactString(s)) }
 
 func (h redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	out := make([]slog.Attr, len(as))

@@ -353,3 +353,28 @@ func TestUpstreamURLNameNotMasked(t *testing.T) {
 		t.Errorf("a token with dashes shown: %q", got)
 	}
 }
+
+// TestLogHidesURLQueries: the log quotes an upstream's URL with its query
+// as ?…, as the banner does, whatever its parameters' names or looks: a
+// ?code=abc12 is neither a secret name nor token-like, and was logged as
+// it was.
+func TestLogHidesURLQueries(t *testing.T) {
+	cfg, err := config.Parse([]byte("examples: true\nupstreams:\n  - name: cb\n    url: http://127.0.0.1:9/mcp?code=abc12&state=q7\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data = t.TempDir()
+	logs := &lockedBuffer{}
+	g, err := New(context.Background(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	out := logs.String()
+	if !strings.Contains(out, "127.0.0.1:9/mcp?…") {
+		t.Fatalf("the log does not quote the upstream's URL with its query hidden:\n%s", out)
+	}
+	if strings.Contains(out, "abc12") || strings.Contains(out, "q7") {
+		t.Errorf("the log shows the URL's query:\n%s", out)
+	}
+}

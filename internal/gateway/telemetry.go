@@ -50,8 +50,13 @@ func (g *Gateway) activeRequests() map[string]int {
 		return m
 	}
 	now := time.Now()
+	var pending func(string) bool
+	if g.approvals != nil {
+		m := g.approvals.PendingRequests()
+		pending = func(id string) bool { return m[id] }
+	}
 	for _, r := range g.rt.Requests() {
-		if s := telemetry.RequestActivity(r, now).State; s != telemetry.StateDone {
+		if s := telemetry.RequestActivityPending(r, now, pending).State; s != telemetry.StateDone {
 			m[s]++
 		}
 	}

@@ -51,7 +51,7 @@ type Options struct {
 	Runtime *reach.Runtime
 	Owned   *link.Owned        // the requests the calls API places calls in
 	Choices *link.ModelChoices // the tool call ids the model proxy saw
-	// Authn authenticates every path but /healthz; nil when nobody
+	// Authn authenticates every path but the probes; nil when nobody
 	// authenticates (the API then serves loopback hosts only, and every
 	// caller is an operator).
 	Authn     *auth.Authenticator
@@ -548,6 +548,18 @@ func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
 	return s
 }
 
+// pendingApprovals says whether a request has an approval that still
+// waits, so that a request whose calls were answered "pending" is listed
+// as waiting_for_approval only until their approval is decided (or
+// expires); nil without an approval queue.
+func (a *API) pendingApprovals() func(string) bool {
+	if a.approvals == nil {
+		return nil
+	}
+	m := a.approvals.PendingRequests()
+	return func(id string) bool { return m[id] }
+}
+
 // listRequests is GET /v1/requests[?state=running|waiting_for_approval|
 // idle|stopped|done&limit=N]: the requests the caller sees, newest first.
 func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
@@ -578,6 +590,7 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 	rs := a.rt.Requests()
 	out := make([]requestSummary, 0, len(rs))
 	now := time.Now()
+	pending := a.pendingApprovals()
 	for _, r := range rs {
 		if limit >= 0 && len(out) >= limit {
 			break
@@ -585,7 +598,7 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 		if !a.sees(hr, r) {
 			continue
 		}
-		act := telemetry.RequestActivity(r, now)
+		act := telemetry.RequestActivityPending(r, now, pending)
 		if state != "" && act.State != state {
 			continue
 		}
@@ -635,7 +648,7 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		Children []string       `json:"children,omitempty"`
 		Frames   []render.Frame `json:"frames"`
 	}{
-		requestSummary: summarize(req, telemetry.RequestActivity(req, time.Now())),
+		requestSummary: summarize(req, telemetry.RequestActivityPending(req, time.Now(), a.pendingApprovals())),
 		Scene:          req.Scene(),
 		Budget:         req.Budget().View(),
 		Used: usageJSON{Turns: u.Turns, ToolCalls: u.ToolCalls, Tokens: u.Tokens, Cost: u.Cost,

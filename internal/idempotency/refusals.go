@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/agentreach/reach/internal/fault"
@@ -39,9 +40,21 @@ func Reused(c *Call) *fault.Error {
 	return e
 }
 
+// ErrBadRecord marks an idempotency record that was read but does not
+// decode (a disk error, a hand edit, a partial restore): a retry reads it
+// the same, so its key's calls are refused until an operator fixes it.
+var ErrBadRecord = errors.New("the stored record does not decode")
+
 // Unreadable is the error of a call whose idempotency record could not be
-// read (err): nothing ran, and a retry may pass.
+// read (err): nothing ran, and a retry may pass. A record that does not
+// decode (ErrBadRecord) refuses its key's calls for good: the call it
+// records may have run, so running this one could run it twice.
 func Unreadable(err error) *fault.Error {
+	if errors.Is(err, ErrBadRecord) {
+		return &fault.Error{Guard: "idempotency", Type: fault.TypeInvalidArgs, Code: "idempotency_record_unreadable",
+			Message:    fmt.Sprintf("The idempotency record of this call is in the store but cannot be read (%v). Nothing ran: the call it records may have run already.", err),
+			Suggestion: "Check whether the first call took effect; then call again with a new idempotency key, or ask an operator to fix the record (the gateway's log names it)."}
+	}
 	return &fault.Error{Guard: "idempotency", Type: fault.TypeTransient, Code: "idempotency_store",
 		Message:    fmt.Sprintf("The idempotency record of this call could not be read: %v.", err),
 		Suggestion: "Nothing ran. Try again in a moment."}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzJSON checks the hand-written JSON readers against encoding/json on
@@ -96,7 +98,9 @@ func caseVariantKey(data []byte) bool {
 // FuzzReadSSE feeds the SSE reader any stream as a call's answer: it never
 // panics; what it returns is the message it was asked for (and nothing
 // else); a stream it calls resumable had an event id; the id it would
-// resume from is bounded and has no NUL.
+// resume from is bounded and has no NUL. A stream read with its line
+// feeds turned into CR LF or lone CRs (the other line endings the format
+// allows) reads the same.
 func FuzzReadSSE(f *testing.F) {
 	for _, s := range []string{
 		"event: message\nid: s1_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[]}}\n\n",
@@ -105,6 +109,9 @@ func FuzzReadSSE(f *testing.F) {
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"error\":{\"code\":1,\"message\":\"m\"}}\r\n\r\n",
 		"data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n\n: comment\nretry: x\n",
 		"data: {\"jsonrpc\":\n" + "data: \"2.0\",\"id\":\"reach-1\",\"result\":{}}\n\n",
+		"id: s1_1\rretry: 10\rdata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{}}\r\r",
+		"data: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":\"reach-1\",\"result\":{}}\r\n\r",
+		"id: a\r\r\nid: b\n\r\n\r",
 	} {
 		f.Add([]byte(s))
 	}
@@ -119,6 +126,16 @@ func FuzzReadSSE(f *testing.F) {
 		}
 		if len(cur.LastID) > MaxEventID || strings.IndexByte(cur.LastID, 0) >= 0 || cur.Retry < 0 {
 			t.Fatalf("cursor %q retry %v", cur.LastID, cur.Retry)
+		}
+		if bytes.IndexByte(data, '\r') >= 0 {
+			return
+		}
+		for _, eol := range []string{"\r\n", "\r"} {
+			var c SSECursor
+			m, e := ReadSSE(iotest.HalfReader(bytes.NewReader(bytes.ReplaceAll(data, []byte("\n"), []byte(eol)))), &c, func(m *Message) bool { return m.Method == "" && string(m.ID) == `"reach-1"` })
+			if (m == nil) != (msg == nil) || m != nil && !bytes.Equal(m.Result, msg.Result) || fmt.Sprint(e) != fmt.Sprint(err) || c != cur {
+				t.Fatalf("with line endings %q: %+v, %v, %+v; with LF %+v, %v, %+v", eol, m, e, c, msg, err, cur)
+			}
 		}
 	})
 }

@@ -31,17 +31,63 @@ func ReadJSONAnswer(body io.Reader) (*Message, error) {
 // sseReaders holds the readers of SSE answers.
 var sseReaders = sync.Pool{New: func() any { return &sseReader{br: bufio.NewReaderSize(nil, 4<<10)} }}
 
-// sseReader is a pooled reader of an SSE answer and the limit it reads
-// through (kept together, so that a call allocates neither).
+// sseReader is a pooled reader of an SSE answer, the limit it reads
+// through and the line endings' translation (kept together, so that a call
+// allocates none of them).
 type sseReader struct {
 	br      *bufio.Reader
 	limited io.LimitedReader
+	lines   lineFeeds
+}
+
+// lineFeeds reads r with every line ending the SSE format allows (CR LF, a
+// lone LF, a lone CR) turned into one LF, so that lines split at LF alone.
+// A CR inside a line is a line ending too, by the format: no byte of an
+// event's field is lost.
+type lineFeeds struct {
+	r       io.Reader
+	afterCR bool // the last byte read was a CR: an LF right after it is its pair
+}
+
+func (l *lineFeeds) Read(p []byte) (int, error) {
+	for {
+		n, err := l.r.Read(p)
+		if n == 0 {
+			return 0, err
+		}
+		i := bytes.IndexByte(p[:n], '\r')
+		if i < 0 && !l.afterCR {
+			return n, err
+		}
+		if i < 0 || l.afterCR {
+			i = 0
+		}
+		w := i
+		for _, c := range p[i:n] {
+			if c == '\n' && l.afterCR {
+				l.afterCR = false
+				continue
+			}
+			l.afterCR = c == '\r'
+			if l.afterCR {
+				c = '\n'
+			}
+			p[w] = c
+			w++
+		}
+		if w > 0 || err != nil {
+			return w, err
+		}
+		// Only the LF of a CR LF split across two reads: read on rather
+		// than answer with nothing.
+	}
 }
 
 // ReadSSE reads an SSE answer (at most MaxAnswer bytes) and hands each
 // JSON-RPC message of its events to each, in the order they come, until
 // each reports true: that message is returned. Events that hold no
-// JSON-RPC message are skipped.
+// JSON-RPC message are skipped. Lines end with LF, CR LF or a lone CR, as
+// the SSE format allows, mixed as they come.
 //
 // cur follows the stream's event ids and the reconnection delay the
 // upstream asks for; a stream that ends before each took a message, after
@@ -51,11 +97,13 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 	sr := sseReaders.Get().(*sseReader)
 	br, limited := sr.br, &sr.limited
 	*limited = io.LimitedReader{R: body, N: MaxAnswer}
-	br.Reset(limited)
+	sr.lines = lineFeeds{r: limited}
+	br.Reset(&sr.lines)
 	data := GetBuffer()
 	defer func() {
 		br.Reset(nil)
 		*limited = io.LimitedReader{}
+		sr.lines = lineFeeds{}
 		sseReaders.Put(sr)
 		PutBuffer(data)
 	}()
@@ -85,7 +133,7 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 			}
 			return nil, err
 		}
-		line = bytes.TrimRight(line, "\r\n")
+		line = line[:len(line)-1] // its LF (every line ending is one, see lineFeeds)
 		if len(line) > 0 {
 			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 				if data.Len() > 0 {

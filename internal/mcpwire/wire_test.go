@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -581,5 +582,56 @@ func TestIdleConnectionHoldsNoReader(t *testing.T) {
 	defer p.mu.Unlock()
 	if len(p.idle) != n-1 {
 		t.Errorf("%d idle connections after one that had bytes past its answer, want %d (it closed)", len(p.idle), n-1)
+	}
+}
+
+// TestReadSSELineEndings: an SSE answer whose lines end with LF, CR LF or
+// a lone CR (all three allowed by the format, and mixed) reads the same:
+// the message asked for, with the data of a multi-line event joined, the
+// last complete event's id and the retry. Read whole and one byte at a
+// time, so that a CR LF split across two reads is one line ending.
+func TestReadSSELineEndings(t *testing.T) {
+	lines := []string{
+		": a comment", "retry: 700", "id: s_1", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}", "",
+		"id: s_2", "data: {\"jsonrpc\":\"2.0\",", "data: \"id\":\"reach-1\",\"result\":{\"content\":[]}}", "",
+		"id: s_3", "data: {\"jsonrpc\":\"2.0\",\"id\":\"reach-2\",\"result\":{}}", "", "",
+	}
+	response := func(m *Message) bool { return m.Method == "" }
+	for _, eol := range []string{"\n", "\r\n", "\r", "mixed"} {
+		var b strings.Builder
+		for i, l := range lines {
+			e := eol
+			if eol == "mixed" {
+				e = []string{"\n", "\r\n", "\r"}[i%3]
+			}
+			b.WriteString(l + e)
+		}
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(b.String())
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			var cur SSECursor
+			msg, err := ReadSSE(r, &cur, response)
+			if err != nil || string(msg.ID) != `"reach-1"` || string(msg.Result) != `{"content":[]}` || cur.LastID != "s_2" || cur.Retry != 700*time.Millisecond {
+				t.Errorf("endings %q (one byte at a time %v): %+v, %v, cursor %+v; want reach-1's result after s_2, retry 700ms", eol, oneByte, msg, err, cur)
+			}
+		}
+	}
+}
+
+// BenchmarkReadSSE reads a tool call's answer as an upstream streams it:
+// a progress notification, then the result, one event each.
+func BenchmarkReadSSE(b *testing.B) {
+	stream := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n" +
+		"event: message\nid: s1_2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"call 12345, all fine\"}],\"isError\":false}}\n\n"
+	r := strings.NewReader(stream)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(stream)
+		var cur SSECursor
+		if _, err := ReadSSE(r, &cur, func(m *Message) bool { return m.Method == "" }); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

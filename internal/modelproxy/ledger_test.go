@@ -110,3 +110,56 @@ func TestTurnChargedBeforeItsAnswerEnds(t *testing.T) {
 		})
 	}
 }
+
+// spendAtWrite is a ResponseWriter that notes what the ledger held when
+// the answer's first byte was written.
+type spendAtWrite struct {
+	*httptest.ResponseRecorder
+	ledger *spentLedger
+	at     int64
+	wrote  bool
+}
+
+func (w *spendAtWrite) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.wrote, w.at = true, w.ledger.spent()
+	}
+	return w.ResponseRecorder.Write(b)
+}
+
+// A turn answered whole (no stream) is debited, as a streamed one is
+// (TestTurnChargedBeforeItsAnswerEnds), before its answer is written to
+// the client, and once.
+func TestWholeTurnChargedBeforeItsAnswer(t *testing.T) {
+	for _, c := range []struct{ name, path, body, answer string }{
+		{"chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}]}`,
+			`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50,"total_tokens":150}}`},
+		{"responses", "/v1/responses", `{"model":"m","input":"go"}`,
+			`{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":100,"output_tokens":50,"total_tokens":150}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, c.answer)
+			}))
+			defer up.Close()
+			ledger := &spentLedger{}
+			rt := reach.New(nil)
+			p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret("sk-gateway")},
+				Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Ledger: ledger,
+				Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
+			w := &spendAtWrite{ResponseRecorder: httptest.NewRecorder(), ledger: ledger}
+			p.ServeHTTP(w, httptest.NewRequest("POST", c.path, strings.NewReader(c.body)))
+			if w.Code != 200 || !w.wrote {
+				t.Fatalf("the answer: %d %q", w.Code, w.Body.String())
+			}
+			if w.at != 150 {
+				t.Errorf("the answer was written with %d tokens of the turn on the ledger; want its 150", w.at)
+			}
+			if got := ledger.spent(); got != 150 {
+				t.Errorf("the turn ended, and the ledger has %d tokens of it; want its 150, once", got)
+			}
+		})
+	}
+}

@@ -662,17 +662,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		if len(lines) == 0 {
 			return nil
 		}
-		var data []byte
-		has := false
-		for _, l := range lines {
-			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
-				if has {
-					data = append(data, '\n')
-				}
-				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
-				has = true
-			}
-		}
+		data, has := eventData(lines)
 		d := bytes.TrimSpace(data)
 		drop := false
 		var out bytes.Buffer
@@ -725,18 +715,26 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		rc.Flush()
 		return nil
 	}
-	if err := eachEvent(sc, pass); err != nil {
-		return err
+	err := eachEvent(sc, pass)
+	if err != nil && !streamBroken(err) {
+		return err // the client went away
 	}
 	a.tools.end()
 	if err := rest(); err != nil { // a stream that ended without [DONE]
 		return err
 	}
-	rc.Flush()
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading the model's stream: %w", err)
+	if e := sc.Err(); err == nil && e != nil {
+		err = fmt.Errorf("%w: %w", errStreamRead, e)
 	}
-	return nil
+	if err != nil {
+		// The client is told, as an endpoint tells of an error mid-stream:
+		// the openai SDKs raise an APIError on a chunk with "error".
+		code, msg := brokenMessage(err)
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "code": code, "param": nil}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	rc.Flush()
+	return err
 }
 
 // continued returns the model turn a request to api goes on, when it names
@@ -775,10 +773,14 @@ func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Ide
 }
 
 // eachEvent reads sc's lines into events, each up to its blank line, and
-// calls pass with each event's lines (a last one without its blank line
-// too; an empty one when events are apart by more than one blank line);
-// pass keeps none of them. An event over MaxAnswer bytes ends the stream
-// with errEventTooLarge.
+// calls pass with each event's lines (an empty one when events are apart
+// by more than one blank line); pass keeps none of them. The stream's last
+// event, without its blank line, is passed only when its data is whole
+// ([DONE] or a whole JSON value): one cut before its end could not be
+// masked whole (a secret it spells in part is no secret the masks know),
+// so the stream ends with errStreamCut instead, and a last event with no
+// data is dropped. An event over MaxAnswer bytes ends the stream with
+// errEventTooLarge.
 func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 	var lines [][]byte
 	held := 0 // the bytes of lines
@@ -795,7 +797,43 @@ func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 		}
 		lines, held = lines[:0], 0
 	}
-	return pass(lines)
+	if len(lines) == 0 {
+		return nil
+	}
+	data, has := eventData(lines)
+	switch d := bytes.TrimSpace(data); {
+	case !has:
+		return nil
+	case bytes.Equal(d, []byte("[DONE]")) || json.Valid(d):
+		return pass(lines)
+	}
+	return errStreamCut
+}
+
+// errStreamCut ends a stream that ended inside an event (see eachEvent).
+var errStreamCut = errors.New("the model's stream ended inside an event, which was not passed on")
+
+// streamBroken reports whether err, what passing a stream on returned,
+// broke the model's stream (it was cut inside an event, one of its events
+// was too large, or reading it failed), rather than the client's.
+func streamBroken(err error) bool {
+	return errors.Is(err, errStreamCut) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamRead)
+}
+
+// errStreamRead wraps an error reading the model's stream.
+var errStreamRead = errors.New("reading the model's stream")
+
+// brokenMessage is what a client is told of a broken stream (streamBroken):
+// what happened and what to do, none of the read error's text (which may
+// name the endpoint's address).
+func brokenMessage(err error) (code, message string) {
+	switch {
+	case errors.Is(err, errEventTooLarge):
+		return "model_answer_too_large", fmt.Sprintf("An event of the model's stream is larger than %d MiB, and reach does not pass on a part of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", MaxAnswer>>20)
+	case errors.Is(err, errStreamCut):
+		return "model_stream_cut", "The model's stream ended inside an event, which reach did not pass on: the answer is incomplete. Send the request again."
+	}
+	return "model_stream_broken", "Reading the model's stream failed before its end: the answer is incomplete. Send the request again."
 }
 
 // startStream begins the answer to a stream, and returns what flushes it
@@ -945,4 +983,19 @@ func streamedAnswer(resp *http.Response) bool {
 		return false
 	}
 	return err != nil || !json.Valid(b) // a stream cut short is passed as one, masked
+}
+
+// eventData joins the data lines of one SSE event with line feeds, as a
+// client does; has is false when the event has none.
+func eventData(lines [][]byte) (data []byte, has bool) {
+	for _, l := range lines {
+		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+			if has {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+			has = true
+		}
+	}
+	return data, has
 }

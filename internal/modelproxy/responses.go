@@ -158,6 +158,7 @@ type event struct {
 	Delta    json.RawMessage `json:"delta"` // a string, in the .delta events of a text
 	Item     *outputItem     `json:"item"`
 	Response *responseBody   `json:"response"`
+	Seq      *int64          `json:"sequence_number"`
 }
 
 // noteEvent reads one event of a stream: the texts as they pass (for the
@@ -209,6 +210,7 @@ func final(typ string) bool {
 func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer) error {
 	rc, sc := startStream(w, resp)
 	mask := newEventMask(p.opts.Redactor)
+	next := int64(0)                     // the model's number of the event after the last one read
 	pass := func(lines [][]byte) error { // the lines of one event
 		if len(lines) == 0 {
 			return nil
@@ -222,6 +224,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		}
 		var e event
 		if json.Unmarshal(data, &e) == nil {
+			if e.Seq != nil {
+				next = *e.Seq + 1
+			}
 			a.noteEvent(&e)
 			if final(e.Type) {
 				a.end()
@@ -256,8 +261,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		rc.Flush()
 		return nil
 	}
-	if err := eachEvent(sc, pass); err != nil {
-		return err
+	err := eachEvent(sc, pass)
+	if err != nil && !streamBroken(err) {
+		return err // the client went away
 	}
 	if mask != nil { // a stream that ended before its texts' .done events
 		for _, b := range mask.end() {
@@ -265,12 +271,20 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 				return fmt.Errorf("the client went away: %w", err)
 			}
 		}
+		next += mask.added
+	}
+	if e := sc.Err(); err == nil && e != nil {
+		err = fmt.Errorf("%w: %w", errStreamRead, e)
+	}
+	if err != nil {
+		// The client is told with the API's error event, numbered after
+		// the last event it got.
+		code, msg := brokenMessage(err)
+		b, _ := json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil, "sequence_number": next})
+		fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
 	}
 	rc.Flush()
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading the model's stream: %w", err)
-	}
-	return nil
+	return err
 }
 
 func eventType(data []byte) string {

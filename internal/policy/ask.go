@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/cedar-policy/cedar-go/types"
@@ -69,23 +70,27 @@ func (e *Engine) Ask(p Principal, a Ask) Result { return e.set.Load().Ask(p, a) 
 func (e *Engine) Allows(p Principal, a Ask) bool { return e.Ask(p, a).Decision == reach.Permit }
 
 // Refusal is what a client is told when an Ask is not permitted: what was
-// refused, why, and which policy would permit it.
+// refused, why, and what would allow it. A permit added does only when no
+// policy permitted it: a forbid wins over any permit, an error denies
+// whatever else applies, and the strictest permit that applies decides
+// (so one more does not lift an @approval).
 func Refusal(p Principal, a Ask, r Result) string {
 	what := fmt.Sprintf("%s %s %q of upstream %q", a.Action.ID, a.Type, a.Name, a.Upstream)
-	var why string
+	var why, allow string
 	switch {
 	case len(r.Errors) > 0:
-		why = "a policy failed to evaluate (" + r.Errors[0] + "), and an error denies; fix that policy"
+		why = "a policy failed to evaluate (" + r.Errors[0] + "), and an error denies"
+		allow = "To allow it, fix that policy (a permit added does not help while it fails)"
 	case r.Decision == reach.NeedsApproval:
-		why = "the permit that applies asks for approval, which is given for tool calls only; permit it without @approval"
-	case r.Reason != "":
-		why = r.Reason
-	case len(r.Policies) > 0:
-		why = "a policy forbids it"
+		why = "the permit that applies asks for approval, which is given for tool calls only"
+		allow = "To allow it, permit it without @approval: change that permit, or narrow it so that it does not apply here (another permit does not help: the strictest that applies decides)"
+	case r.Reason != "" || len(r.Policies) > 0:
+		why = cmp.Or(r.Reason, "a policy forbids it")
+		allow = "A forbid wins over any permit: only a change to that forbid allows it"
 	default:
 		why = "no policy permits it"
+		allow = fmt.Sprintf(`To allow it, add a policy such as: permit (principal == %s::%q, action == %s::%q, resource in %s::%q);`,
+			PrincipalType, p.ID, ActionType, a.Action.ID, UpstreamType, a.Upstream)
 	}
-	return fmt.Sprintf("reach refused to %s for principal %q: %s. To allow it, add a policy such as: "+
-		`permit (principal == %s::%q, action == %s::%q, resource in %s::%q);`,
-		what, p.ID, why, PrincipalType, p.ID, ActionType, a.Action.ID, UpstreamType, a.Upstream)
+	return fmt.Sprintf("reach refused to %s for principal %q: %s. %s", what, p.ID, why, allow)
 }

@@ -68,7 +68,7 @@ forbid (principal, action, resource) when { context.scene == "chitchat" && resou
 	}
 	a := Ask{ReadResourceAction, ResourceType, "vault://key", "docs"}
 	msg := Refusal(support, a, s.Ask(support, a))
-	for _, want := range []string{"read_resource", "vault://key", "the vault is closed", `action == Reach::Action::"read_resource"`} {
+	for _, want := range []string{"read_resource", "vault://key", "the vault is closed", "forbid wins over any permit"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal %q lacks %q", msg, want)
 		}
@@ -97,5 +97,61 @@ forbid (principal, action, resource) when { principal.department == "x" };
 	}
 	if msg := Refusal(Principal{ID: "bob"}, a, r); !strings.Contains(msg, "failed to evaluate") {
 		t.Errorf("refusal %q", msg)
+	}
+}
+
+// TestRefusalSaysWhatAllowsIt: a refusal tells what would allow what was
+// asked, and only that. A permit added allows it when no policy permitted
+// it; it does not when a forbid denied it (a forbid wins over any permit),
+// when a policy failed to evaluate (an error denies), or when the permit
+// that applies asks for approval (the strictest permit that applies wins).
+func TestRefusalSaysWhatAllowsIt(t *testing.T) {
+	s, err := Parse(Source{Name: "p.cedar", Text: []byte(`
+@id("docs")
+permit (principal, action == Reach::Action::"read_resource", resource in Reach::Upstream::"docs");
+@id("held")
+@approval("user")
+permit (principal, action == Reach::Action::"get_prompt", resource in Reach::Upstream::"docs");
+@id("no-secret")
+@reason("the vault is closed")
+forbid (principal, action, resource == Reach::Resource::"vault://key");
+@id("broken")
+forbid (principal, action == Reach::Action::"complete", resource) when { principal.department == "x" };
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := Principal{ID: "bob"}
+	const permit = "add a policy such as: permit ("
+	for _, c := range []struct {
+		name      string
+		a         Ask
+		want      reach.Decision
+		has, lack []string
+	}{
+		{"no permit", Ask{ReadResourceAction, ResourceType, "doc://a", "files"}, reach.Deny,
+			[]string{"no policy permits it", permit + `principal == Reach::Principal::"bob", action == Reach::Action::"read_resource", resource in Reach::Upstream::"files");`}, nil},
+		{"forbid", Ask{ReadResourceAction, ResourceType, "vault://key", "docs"}, reach.Deny,
+			[]string{"the vault is closed", "forbid wins over any permit"}, []string{permit}},
+		{"error", Ask{CompleteAction, PromptType, "docs__greet", "docs"}, reach.Deny,
+			[]string{"failed to evaluate", "fix that policy"}, []string{permit}},
+		{"approval", Ask{GetPromptAction, PromptType, "docs__greet", "docs"}, reach.NeedsApproval,
+			[]string{"asks for approval", "without @approval"}, []string{permit}},
+	} {
+		r := s.Ask(bob, c.a)
+		if r.Decision != c.want {
+			t.Fatalf("%s: %+v, want %v", c.name, r, c.want)
+		}
+		msg := Refusal(bob, c.a, r)
+		for _, w := range c.has {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: refusal %q lacks %q", c.name, msg, w)
+			}
+		}
+		for _, w := range c.lack {
+			if strings.Contains(msg, w) {
+				t.Errorf("%s: refusal %q says %q, which would not allow it", c.name, msg, w)
+			}
+		}
 	}
 }

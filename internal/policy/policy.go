@@ -74,6 +74,7 @@ import (
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/names"
 )
 
 // Approvals a permit may require, as written in @approval("...").
@@ -310,6 +311,7 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 
 	a := (*xast.Policy)(p.AST())
 	contextUse(a, e)
+	s.warnings = append(s.warnings, attributeTypos(a, named(where, e.id))...)
 	e.noCall = !actionMay(a.Action, CallAction)
 	if why := actionNeverMatches(a.Action); why != "" {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s can never apply: %s", named(where, e.id), why))
@@ -334,6 +336,68 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 	}
 	s.all = append(s.all, e)
 	return nil
+}
+
+// The attributes reach gives every resource (a tool, an upstream's resource
+// or prompt) and the members of every context. A principal's are open: an
+// API key's attributes and a JWT's claims add to them.
+var (
+	resourceAttrs = []string{"name", "access", "upstream", "tags"}
+	contextAttrs  = []string{"arguments", "scene", "request_id", "agent", "depth"}
+)
+
+// attributeTypos warns about a policy that reads an attribute no resource
+// or context has (resource.acess, context.scen): Cedar evaluates that to an
+// error, which denies every call the policy is evaluated for, and a `has`
+// test of one is never true. `reach validate` and a reload print them; the
+// policy is kept as written.
+func attributeTypos(a *xast.Policy, name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	check := func(n xast.StrOpNode, has bool) {
+		v, ok := n.Arg.(xast.NodeTypeVariable)
+		if !ok {
+			return
+		}
+		var known []string
+		var what string
+		switch v.Name {
+		case "resource":
+			known, what = resourceAttrs, "no tool, resource or prompt has"
+		case "context":
+			known, what = contextAttrs, "no call's context has"
+		default:
+			return
+		}
+		attr := string(n.Value)
+		if slices.Contains(known, attr) || seen[string(v.Name)+"."+attr] {
+			return
+		}
+		seen[string(v.Name)+"."+attr] = true
+		ref := fmt.Sprintf("%s.%s", v.Name, attr)
+		effect := "evaluating it is an error, and a call it is evaluated for is denied"
+		if has {
+			ref, effect = fmt.Sprintf("%s has %s", v.Name, attr), "the test is never true"
+		}
+		hint := ""
+		if c := names.Closest(attr, slices.Values(known), 1); len(c) > 0 {
+			hint = fmt.Sprintf(" (did you mean %s?)", c[0])
+		}
+		out = append(out, fmt.Sprintf("%s reads %s, an attribute %s%s: %s; the attributes are %s",
+			name, ref, what, hint, effect, strings.Join(known, ", ")))
+	}
+	for _, c := range a.Conditions {
+		xast.Inspect(xast.NewNode(c.Body), func(n xast.IsNode) bool {
+			switch n := n.(type) {
+			case xast.NodeTypeAccess:
+				check(n.StrOpNode, false)
+			case xast.NodeTypeHas:
+				check(n.StrOpNode, true)
+			}
+			return true
+		})
+	}
+	return out
 }
 
 // named is where a policy is written, and its @id when it has one.

@@ -486,3 +486,39 @@ func TestConcurrentReplace(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestAttributeTypos: a policy that reads an attribute no resource or
+// context has (an error whenever it is evaluated, so every call it is
+// evaluated for is denied) or tests one with has (never true) is warned
+// about, naming the attribute meant; the attributes reach gives, the
+// principal's (open) and the arguments' fields are not.
+func TestAttributeTypos(t *testing.T) {
+	set := mustParse(t, `
+@id("typo") permit (principal, action, resource) when { resource.acess == "read" };
+@id("ctx") forbid (principal, action, resource) when { context has scen && context.colour == "x" };
+@id("fine") permit (principal, action, resource) when {
+  resource.access == "read" && resource has tags && resource.tags.contains("x") &&
+  resource.name like "gh__*" && resource.upstream == "gh" &&
+  context.scene == "s" && context.depth < 3 && context.agent == "a" && context.request_id != "" &&
+  context.arguments has anything && context.arguments.anything == 1 &&
+  principal.department == "d" && principal has whatever
+};
+`)
+	w := set.Warnings()
+	want := []string{
+		`typo) reads resource.acess, an attribute no tool, resource or prompt has (did you mean access?): evaluating it is an error`,
+		`ctx) reads context has scen, an attribute no call's context has (did you mean scene?): the test is never true`,
+		`ctx) reads context.colour, an attribute no call's context has: evaluating it is an error`,
+	}
+	if len(w) != len(want) {
+		t.Fatalf("warnings %q, want %d", w, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(w[i], want[i]) {
+			t.Errorf("warning %d = %q, want it to contain %q", i, w[i], want[i])
+		}
+	}
+	if d := Default().Warnings(); len(d) != 0 {
+		t.Errorf("the shipped policies warn: %q", d)
+	}
+}

@@ -74,10 +74,18 @@ func TestSecretRespelled(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(14, 4))
 	var spellings []string
+	whole := map[string]bool{} // hex and base64 spellings, which the view does not read
 	for _, s := range secrets {
-		spellings = append(spellings, hex.EncodeToString([]byte(s)), strings.ToUpper(hex.EncodeToString([]byte(s))),
-			base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte("ab"+s)),
-			base64.StdEncoding.EncodeToString([]byte("a"+s+"z")))
+		encoded := []string{hex.EncodeToString([]byte(s)), strings.ToUpper(hex.EncodeToString([]byte(s))),
+			base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte("ab" + s)),
+			base64.StdEncoding.EncodeToString([]byte("a" + s + "z"))}
+		spellings = append(spellings, encoded...)
+		if len(s) < minBase64Len { // base64 is looked for from minBase64Len bytes
+			encoded = encoded[:2]
+		}
+		for _, e := range encoded {
+			whole[e] = true
+		}
 		for ways := 2; ways <= 8; ways++ {
 			for range 6 {
 				spellings = append(spellings, respell(rng, s, ways))
@@ -86,6 +94,15 @@ func TestSecretRespelled(t *testing.T) {
 	}
 	for _, sp := range spellings {
 		q, _ := json.Marshal(sp)
+		// The view reads escapes, not hex or base64: such a spelling
+		// passed on whole is a leak too (without this, no hex or base64
+		// case could fail).
+		leaks := func(out string) string {
+			if whole[sp] && strings.Contains(out, sp) {
+				return sp
+			}
+			return leaks(out)
+		}
 		for _, in := range []string{
 			`he said "` + sp + `" & left`,
 			`ends with ` + sp,

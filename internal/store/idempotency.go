@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/jsonscan"
 )
 
@@ -204,7 +205,13 @@ func (s *Idempotency) Claim(ctx context.Context, c *reach.IdemClaim) (*reach.Res
 			return nil, false, fmt.Errorf("idempotency key %q: %w", c.Key, reach.ErrIdempotencyKeyReused)
 		}
 		if rec.State == IdemDone {
-			return decodeResult(rec)
+			res, _, err := decodeResult(rec)
+			if err != nil {
+				s.log.Warn("idempotency: a stored record could not be read: it is kept in the store as it is, and its key's calls are refused "+
+					"(the call it records may have run); inspect the row in its table, then fix or delete it by hand",
+					"table", "idempotency", "key", rec.Key, "err", err)
+			}
+			return res, false, err
 		}
 		if sub == nil {
 			sub = s.subscribe(c.Key)
@@ -293,7 +300,7 @@ func encodeResult(res *reach.Result) ([]byte, error) {
 func decodeResult(rec *IdemRecord) (*reach.Result, bool, error) {
 	var r idemResult
 	if err := json.Unmarshal(rec.Result, &r); err != nil {
-		return nil, false, fmt.Errorf("reading the result recorded for idempotency key %q: %w", rec.Key, err)
+		return nil, false, fmt.Errorf("reading the result recorded for idempotency key %q: %w: %w", rec.Key, idempotency.ErrBadRecord, err)
 	}
 	return &reach.Result{CallID: r.CallID, Status: r.Status, Data: r.Data, Error: r.Error,
 		Summary: r.Summary, Notes: r.Notes}, false, nil

@@ -92,6 +92,12 @@ type Request struct {
 	Started   time.Time // when it began
 	Ended     time.Time // zero while running
 	Updated   time.Time // set by PutRequest
+	// Unreadable says what of the stored row could not be read (its roles
+	// or attributes are not JSON: a disk error, a hand edit), "" if all
+	// could; Roles and Attrs are then empty, and nothing may act as the
+	// request's principal from this record (recovery leaves it as it is).
+	// Not stored.
+	Unreadable string
 }
 
 // RequestFilter selects requests for ListRequests. The zero value selects

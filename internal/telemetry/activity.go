@@ -38,8 +38,20 @@ type Activity struct {
 	Last time.Time
 }
 
-// RequestActivity walks r and its sub-requests.
+// RequestActivity walks r and its sub-requests. A call answered "pending"
+// (ended awaiting approval) counts as waiting for as long as its approval
+// may still be decided; RequestActivityPending knows better.
 func RequestActivity(r *reach.Request, now time.Time) Activity {
+	return RequestActivityPending(r, now, nil)
+}
+
+// RequestActivityPending is RequestActivity where a call answered
+// "pending" waits only while pending says an approval asked in its request
+// (by the request's id) still waits: once that approval was approved and
+// used, denied or expired, nothing waits for it, and the request is idle
+// (or running). A call held open for its decision (approvals.wait) waits
+// whatever pending says. A nil pending counts every such call as waiting.
+func RequestActivityPending(r *reach.Request, now time.Time, pending func(request string) bool) Activity {
 	a := Activity{Last: r.Started()}
 	walked := 0
 	var walk func(*reach.Request)
@@ -67,9 +79,12 @@ func RequestActivity(r *reach.Request, now time.Time) Activity {
 			case reach.Cancelled:
 				a.Cancelled++
 			case reach.AwaitingApproval:
-				a.Waiting++
-				if f.Ended().IsZero() {
+				switch {
+				case f.Ended().IsZero():
+					a.Waiting++
 					a.Held++
+				case pending == nil || pending(q.ID()):
+					a.Waiting++
 				}
 			case reach.Completed:
 			default:

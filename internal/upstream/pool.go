@@ -144,13 +144,25 @@ func Connect(ctx, life context.Context, opts *Options) (*Pool, error) {
 			switch {
 			case err == nil:
 			case c.Required || opts.RequireAll || ctx.Err() != nil:
-				errs[i] = p.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v", c.Name, err)
+				// Say what to do: start it, or go on without it.
+				what, hint := "url:", ""
+				if len(c.Command) > 0 {
+					what = "command:"
+				}
+				switch {
+				case ctx.Err() != nil:
+				case opts.RequireAll:
+					hint = "; start it or check its " + what + ", or check the rest without contacting upstreams: reach validate --offline"
+				default:
+					hint = "; start it or check its " + what + ", or drop required: true to serve without it (its tools refused until it answers)"
+				}
+				errs[i] = p.cfg.Errorf([]any{"upstreams", i}, "upstream %s: %v%s", c.Name, err, hint)
 			default:
 				u.mu.Lock()
 				u.lastErr = err
 				u.mu.Unlock()
 				u.log.Warn("upstream not reachable at start; the gateway starts without its tools and dials it again in the background (required: true refuses to start instead)", "err", err)
-				p.run.Go(u.keepDialing)
+				u.dialInBackground()
 			}
 		})
 	}

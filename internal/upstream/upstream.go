@@ -49,9 +49,11 @@ type upstream struct {
 	gone     map[string]bool      // exposed names the upstream no longer lists
 	oversize map[string]bool      // exposed names whose definition was cut (see MaxToolDescription), warned once
 	closed   bool
-	dialing  *dial                                  // the reconnection under way, if any
-	lastDial time.Time                              // when the last reconnection began
-	subs     map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
+	dialing  *dial     // the reconnection under way, if any
+	lastDial time.Time // when the last reconnection began
+	// redialing: a background loop dials the upstream (dialInBackground).
+	redialing bool
+	subs      map[string]map[*mcp.ServerSession]bool // resource URI -> the clients subscribed to it through this upstream; guarded by p.subMu
 	// updating holds the URIs whose update is being passed on: a newer
 	// update of one to pass on after it, or nil; guarded by p.subMu.
 	updating map[string]*mcp.ResourceUpdatedNotificationParams
@@ -100,7 +102,9 @@ func (u *upstream) reached(err error) {
 		return
 	}
 	msg := err.Error()
-	u.unreachable.Store(&msg)
+	if u.unreachable.Swap(&msg) == nil {
+		u.dialInBackground() // until it answers again, with or without calls
+	}
 }
 
 func (u *upstream) prefix() string {
@@ -311,7 +315,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 func (u *upstream) watch(cs *mcp.ClientSession) {
 	err := cs.Wait()
 	u.mu.Lock()
-	defer u.mu.Unlock()
+	lost := u.cs == cs && !u.closed
 	if u.cs == cs {
 		u.cs = nil
 		u.lastErr = errors.New("the connection closed")
@@ -321,6 +325,45 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 		if !u.closed {
 			u.log.Warn("upstream disconnected", "err", u.lastErr)
 		}
+	}
+	u.mu.Unlock()
+	if lost {
+		u.dialInBackground()
+	}
+}
+
+// dialInBackground dials the upstream until it answers (after 1 s, then
+// twice as long each time, at most 30 s apart), unless a loop already does
+// or the gateway closes. So an upstream that comes back is connected again
+// by itself: /healthz is ok and /readyz 200 again without waiting for a
+// call to it, which a load balancer that saw /readyz answer 503 (a
+// required upstream down) would never send.
+func (u *upstream) dialInBackground() {
+	u.mu.Lock()
+	if u.closed || u.redialing {
+		u.mu.Unlock()
+		return
+	}
+	u.redialing = true
+	u.mu.Unlock()
+	started := u.p.run.Go(func() {
+		for {
+			u.keepDialing()
+			// A session lost again before the loop ended is dialled again
+			// here: its watch found the loop still running.
+			u.mu.Lock()
+			again := (u.cs == nil || u.unreachable.Load() != nil) && !u.closed && u.p.life.Err() == nil
+			u.redialing = again
+			u.mu.Unlock()
+			if !again {
+				return
+			}
+		}
+	})
+	if !started { // the gateway closes
+		u.mu.Lock()
+		u.redialing = false
+		u.mu.Unlock()
 	}
 }
 
@@ -365,9 +408,9 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 }
 
-// keepDialing dials an upstream that could not be reached at start until it
-// answers: then redial lists its tools, which join the gateway's. The waits
-// grow from 1 s to 30 s.
+// keepDialing dials an upstream that could not be reached at start, or
+// whose session was lost, until it answers: then redial lists its tools,
+// which join the gateway's. The waits grow from 1 s to 30 s.
 func (u *upstream) keepDialing() {
 	ctx := u.p.life
 	select { // the gateway's tools are registered first, its server set
@@ -382,7 +425,7 @@ func (u *upstream) keepDialing() {
 		case <-ctx.Done():
 			return
 		}
-		if _, err := u.session(ctx); err == nil {
+		if err := u.probe(ctx); err == nil {
 			u.log.Info("upstream reached; its tools join the gateway's", "tries", tries)
 			return
 		} else if tries%10 == 0 {
@@ -390,6 +433,31 @@ func (u *upstream) keepDialing() {
 		}
 		delay = min(delay*2, 30*time.Second)
 	}
+}
+
+// probe is one try of keepDialing: a session that looks open while calls
+// could not reach the upstream is pinged (and, if the ping fails, let go);
+// without one, a session is dialled. Either success makes the upstream
+// reachable again.
+func (u *upstream) probe(ctx context.Context) error {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs != nil && u.unreachable.Load() != nil {
+		pctx, cancel := context.WithTimeout(ctx, u.timeout())
+		err := cs.Ping(pctx, nil)
+		cancel()
+		if err == nil {
+			u.reached(nil)
+			return nil
+		}
+		u.forget(cs, err) // dialled anew below
+	}
+	if _, err := u.session(ctx); err != nil {
+		return err
+	}
+	u.reached(nil)
+	return nil
 }
 
 // neverListed reports whether the upstream has not listed its tools yet
@@ -944,12 +1012,16 @@ func (u *upstream) failed(cs *mcp.ClientSession, err error) {
 // for why. Only cs: a newer session that another call made meanwhile stays.
 func (u *upstream) forget(cs *mcp.ClientSession, why error) {
 	u.mu.Lock()
+	lost := u.cs == cs && !u.closed
 	if u.cs == cs {
 		u.cs = nil
 		u.lastErr = why
 	}
 	u.mu.Unlock()
 	go cs.Close()
+	if lost {
+		u.dialInBackground()
+	}
 }
 
 // callError classifies a failed upstream call: protocol errors the upstream

@@ -793,6 +793,19 @@ func (q *Queue) List(status Status) []Approval {
 	return out
 }
 
+// PendingRequests returns the ids of the requests with an approval that
+// still waits for a decision (the request that asked it, not its root).
+func (q *Queue) PendingRequests() map[string]bool {
+	m := map[string]bool{}
+	if q == nil {
+		return m
+	}
+	for _, a := range q.List(Pending) {
+		m[a.Request] = true
+	}
+	return m
+}
+
 // CanDecide reports whether the actor may approve or deny the approval:
 // the user who made the request, or a reviewer, of the same tenant.
 func (q *Queue) CanDecide(a *Approval, by Actor) bool {
@@ -902,6 +915,37 @@ type storedApproval struct {
 	Alt string `json:"alt_key,omitempty"`
 }
 
+// decodeStored reads the approval the store keeps as ar: an error if its
+// data is not an approval (not JSON, another approval's id, no key or an
+// unknown status: a disk error, a hand edit, a partial restore), which the
+// queue then leaves out: an approval it cannot read approves nothing.
+func decodeStored(ar *store.ApprovalRecord) (storedApproval, error) {
+	var sa storedApproval
+	if err := json.Unmarshal(ar.Data, &sa); err != nil {
+		return sa, err
+	}
+	switch {
+	case sa.ID != ar.ID:
+		return sa, fmt.Errorf("its data is approval %q", sa.ID)
+	case sa.Key == "":
+		return sa, errors.New("its data names no call")
+	}
+	switch sa.Status {
+	case Pending, Approved, Used, Denied, Expired:
+	default:
+		return sa, fmt.Errorf("its data has the unknown status %q", sa.Status)
+	}
+	return sa, nil
+}
+
+// warnUnreadable logs, once per load, an approval row that could not be
+// read: it is kept in the store as it is and approves nothing.
+func (q *Queue) warnUnreadable(id string, err error) {
+	q.o.Logger.Warn("approvals: a stored approval could not be read; it is kept in the store as it is and approves nothing "+
+		"(a call that needs it asks for a new approval); inspect its row in the approvals table, then fix or delete it by hand",
+		"table", "approvals", "approval", id, "err", err)
+}
+
 // persist writes rec to the store, if the queue has one; q.mu is held.
 func (q *Queue) persist(rec *record) error {
 	if q.o.Store == nil {
@@ -972,9 +1016,10 @@ func (q *Queue) Load(ctx context.Context) error {
 			continue
 		}
 		seen[ar.ID] = true
-		var sa storedApproval
-		if err := json.Unmarshal(ar.Data, &sa); err != nil {
-			return fmt.Errorf("loading approval %s: %w", ar.ID, err)
+		sa, err := decodeStored(ar)
+		if err != nil {
+			q.warnUnreadable(ar.ID, err)
+			continue
 		}
 		recs = append(recs, &record{Approval: sa.Approval, key: sa.Key, alt: sa.Alt, version: ar.Version, changed: make(chan struct{})})
 	}
@@ -1066,9 +1111,9 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, ar := range ars {
-		var sa storedApproval
-		if err := json.Unmarshal(ar.Data, &sa); err != nil {
-			q.o.Logger.Error("approvals: an approval in the store could not be read", "approval", ar.ID, "err", err)
+		sa, err := decodeStored(ar)
+		if err != nil {
+			q.warnUnreadable(ar.ID, err)
 			continue
 		}
 		rec := q.byID[ar.ID]

@@ -53,4 +53,14 @@ func TestApprovedRunCancelledIsNotRunAgain(t *testing.T) {
 	if n := runs.Load(); n != 1 {
 		t.Errorf("wire_money ran %d times under one approval, want once", n)
 	}
+	// The retries filed no new approval: the user has nothing to approve
+	// until this one expires, and the refusal must not send the model to
+	// ask for one (it said "ask the user, who approves it anew").
+	if p := f.q.List(Pending); len(p) != 0 {
+		t.Errorf("the retries filed %d approvals", len(p))
+	}
+	res := f.call(ctx, "wire_money", args)
+	if res.Error == nil || strings.Contains(res.Error.Suggestion, "approves it anew") || !strings.Contains(res.Error.Suggestion, "until its approval expires") {
+		t.Errorf("the refusal suggests %q; want it to say the same call is answered so until its approval expires", res.Error.Suggestion)
+	}
 }

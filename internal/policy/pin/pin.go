@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	pins    map[string]*Pin
+	bad     map[string]string // tool -> why its stored pin could not be read (kept as it is; the tool is held)
 	stamp   string
 	version int64 // of db's pins, as last read
 }
@@ -148,7 +150,7 @@ func OpenStore(ctx context.Context, db store.Pins, file string) (*Store, error) 
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	if len(s.pins) > 0 || file == "" {
+	if len(s.pins) > 0 || len(s.bad) > 0 || file == "" {
 		return s, nil
 	}
 	old, err := Open(file)
@@ -185,15 +187,19 @@ func (s *Store) refresh() error {
 		if err != nil {
 			return fmt.Errorf("reading pins: %w", err)
 		}
-		pins := map[string]*Pin{}
+		pins, bad := map[string]*Pin{}, map[string]string(nil)
 		for tool, data := range stored {
-			var p Pin
-			if err := json.Unmarshal(data, &p); err != nil {
-				return fmt.Errorf("reading the pin of %s: %w", tool, err)
+			p, err := decodePin(tool, data)
+			if err != nil {
+				if bad == nil {
+					bad = map[string]string{}
+				}
+				bad[tool] = err.Error()
+				continue
 			}
-			pins[tool] = &p
+			pins[tool] = p
 		}
-		s.pins, s.version = pins, v
+		s.pins, s.bad, s.version = pins, bad, v
 		return nil
 	}
 	stamp, err := atomicfile.Stamp(s.path)
@@ -264,6 +270,11 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	if err := s.refresh(); err != nil {
 		return Held, err
 	}
+	if _, ok := s.bad[tool]; ok {
+		// Its pin cannot be read: held as changed, and the row is not
+		// written over (Unreadable names it).
+		return Held, nil
+	}
 	p := s.pins[tool]
 	now := time.Now().UTC().Truncate(time.Second)
 	if p != nil && p.Hash != h {
@@ -289,6 +300,35 @@ func (s *Store) Check(tool string, d Definition) (Status, error) {
 	}
 	p.Pending = &Change{Hash: h, Definition: c, Seen: now}
 	return Held, s.save(tool)
+}
+
+// decodePin reads the pin of tool as the store keeps it: an error if it is
+// not one (not JSON, another tool's, no hash).
+func decodePin(tool string, data []byte) (*Pin, error) {
+	var p Pin
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Tool != tool:
+		return nil, fmt.Errorf("its data is the pin of %q", p.Tool)
+	case p.Hash == "":
+		return nil, errors.New("its data has no hash")
+	case p.Pending != nil && p.Pending.Hash == "":
+		return nil, errors.New("its pending change has no hash")
+	}
+	return &p, nil
+}
+
+// Unreadable returns the tools whose stored pin could not be read, with
+// why: each is held as changed, and its row is kept as it is.
+func (s *Store) Unreadable() (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	return maps.Clone(s.bad), nil
 }
 
 // Get returns a tool's pin.

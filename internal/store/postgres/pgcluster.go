@@ -162,11 +162,14 @@ func (p *Store) JoinRequest(ctx context.Context, r *store.Request, owner string,
 	if err != nil {
 		return nil, "", fmt.Errorf("beginning request %s: %w", r.ID, err)
 	}
-	if len(oroles) > 0 {
-		json.Unmarshal(oroles, &out.Roles)
+	if len(oroles) > 0 && json.Unmarshal(oroles, &out.Roles) != nil {
+		out.Unreadable = "its roles are not JSON"
 	}
-	if len(oattrs) > 0 {
-		json.Unmarshal(oattrs, &out.Attrs)
+	if len(oattrs) > 0 && json.Unmarshal(oattrs, &out.Attrs) != nil {
+		out.Unreadable = "its attributes are not JSON"
+	}
+	if out.Unreadable != "" {
+		out.Roles, out.Attrs = nil, nil
 	}
 	out.Budget, out.Cause, out.Started = sqlcore.EmptyNil(budget), sqlcore.EmptyNil(cause), store.FromUnixNano(started)
 	return out, JoinOutcome(outcome), nil

@@ -191,15 +191,20 @@ func scanRequest(sc interface{ Scan(...any) error }) (*store.Request, error) {
 		&budget, &usage, &cause, &started, &ended, &updated); err != nil {
 		return nil, err
 	}
+	// A row whose identity does not decode is still listed, marked, so
+	// that one bad row hides neither the others nor itself.
 	if len(roles) > 0 {
 		if err := json.Unmarshal(roles, &r.Roles); err != nil {
-			return nil, fmt.Errorf("request %s: its roles: %w", r.ID, err)
+			r.Roles, r.Unreadable = nil, "its roles: "+err.Error()
 		}
 	}
-	if len(attrs) > 0 {
+	if len(attrs) > 0 && r.Unreadable == "" {
 		if err := json.Unmarshal(attrs, &r.Attrs); err != nil {
-			return nil, fmt.Errorf("request %s: its attributes: %w", r.ID, err)
+			r.Attrs, r.Unreadable = nil, "its attributes: "+err.Error()
 		}
+	}
+	if r.Unreadable != "" {
+		r.Roles, r.Attrs = nil, nil
 	}
 	r.Budget, r.Usage, r.Cause = EmptyNil(budget), EmptyNil(usage), EmptyNil(cause)
 	r.Started, r.Ended, r.Updated = store.FromUnixNano(started), store.FromUnixNano(ended), store.FromUnixNano(updated)

@@ -1,0 +1,75 @@
+package modelproxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestStreamCutInsideAnEvent: a model stream (chat completions or
+// Responses) that ends inside an event, here one that spells the start of
+// a secret, does not pass that event on (it could not be masked whole):
+// the client gets the events before it and then the API's error event,
+// which says the answer is incomplete. A last event that is whole but
+// lacks its blank line ([DONE], a whole JSON value) still passes, with no
+// error.
+func TestStreamCutInsideAnEvent(t *testing.T) {
+	part := respSecret[:len(respSecret)-3]
+	for _, tc := range []struct {
+		name, path, body, stream string
+		cut                      bool
+	}{
+		{"chat, cut", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"the key is " + part, true},
+		{"chat, cut after a line", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":\n", true},
+		{"chat, [DONE] without its blank line", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: [DONE]", false},
+		{"responses, cut", "/v1/responses", `{"model":"m","stream":true,"input":"x"}`,
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":0,\"item_id\":\"m1\",\"output_index\":0,\"content_index\":0,\"delta\":\"hello\"}\n\n" +
+				"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"m1\",\"output_index\":0,\"content_index\":0,\"delta\":\"the key is " + part, true},
+		{"responses, whole last event without its blank line", "/v1/responses", `{"model":"m","stream":true,"input":"x"}`,
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":0,\"item_id\":\"m1\",\"output_index\":0,\"content_index\":0,\"delta\":\"hello\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_1\",\"output\":[]}}\n", false},
+	} {
+		srv, _, _ := newResponsesProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(tc.stream))
+		}), nil)
+		req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		b := string(raw)
+		events := clientEvents(raw)
+		if strings.Contains(b, part[len(part)-6:]) || !strings.Contains(b, "hello") {
+			t.Errorf("%s: the client got %q, want the first event and nothing of the cut one", tc.name, b)
+			continue
+		}
+		var last struct {
+			Type  string `json:"type"`
+			Code  string `json:"code"`
+			Seq   *int64 `json:"sequence_number"`
+			Error *struct {
+				Code, Message string
+			} `json:"error"`
+		}
+		if len(events) > 0 {
+			json.Unmarshal([]byte(events[len(events)-1]), &last)
+		}
+		switch {
+		case !tc.cut && (last.Type == "error" || last.Error != nil):
+			t.Errorf("%s: a whole stream ended with an error: %q", tc.name, b)
+		case tc.cut && strings.HasPrefix(tc.path, "/v1/chat") && (last.Error == nil || last.Error.Code != "model_stream_cut" || !strings.Contains(last.Error.Message, "incomplete")):
+			t.Errorf("%s: the client got %q, want an error chunk saying the answer is incomplete", tc.name, b)
+		case tc.cut && tc.path == "/v1/responses" && (last.Type != "error" || last.Code != "model_stream_cut" || last.Seq == nil || *last.Seq != 1 || !strings.Contains(b, "event: error\n")):
+			t.Errorf("%s: the client got %q, want an error event numbered 1 saying the answer is incomplete", tc.name, b)
+		}
+	}
+}
