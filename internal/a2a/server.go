@@ -122,9 +122,9 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
 	}
-	if over, n := e.g.tasks.over(); over {
+	if over, n, mine := e.g.tasks.over(owner); over {
 		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
-			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), so reach begins no new task until some end. Try again later, or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes)), 0, nil
+			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), and yours hold %d of them, your share or more, so reach begins no new task of yours until some end. Try again later, cancel the tasks you no longer need (CancelTask), or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes, mine)), 0, nil
 	}
 	client, card, err := e.a.ready(ctx)
 	if err != nil {

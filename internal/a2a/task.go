@@ -1080,14 +1080,29 @@ func (r *registry) trimLocked() {
 	r.order = keep
 }
 
-// over reports whether the live tasks alone hold more than maxBytes (the
-// ended ones let go first), and how much they hold.
-func (r *registry) over() (bool, int64) {
+// over reports whether owner may begin no task: the live tasks alone hold
+// more than maxBytes (the ended ones let go first) and owner's hold at
+// least its share of it (maxBytes over the owners whose live tasks hold
+// any), so that one principal's tasks refuse that principal, not every
+// other (a principal under its share goes on; what the tasks hold then
+// passes maxBytes by less than maxBytes). It returns how much the tasks
+// hold, and how much owner's do.
+func (r *registry) over(owner Owner) (over bool, all, mine int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.trimLocked()
-	n := r.bytes.Load()
-	return n > r.maxBytes, n
+	all = r.bytes.Load()
+	if all <= r.maxBytes {
+		return false, all, 0
+	}
+	per := map[Owner]int64{}
+	for _, q := range r.order {
+		if c := q.counted.Load(); c > 0 {
+			per[q.owner] += c
+		}
+	}
+	mine = per[owner]
+	return len(per) == 0 || mine >= r.maxBytes/int64(len(per)), all, mine
 }
 
 // taken reports whether agent gave id to a task the registry holds.
