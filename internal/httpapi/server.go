@@ -113,7 +113,9 @@ func bodyTimedOut(w http.ResponseWriter) {
 // bodyDeadline reads the body of each request net/http serves within
 // bodyTimeout before the handler runs (as fasthttp reads its lanes'), and
 // answers 408 past it; a request without a body (a GET stream) has no
-// deadline.
+// deadline. It reads at most max_body_bytes and one more (the handler
+// answers 413), or preAuthBody and one more for a request its headers do
+// not authenticate (the handler answers 401).
 func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
@@ -125,15 +127,25 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		limit := s.maxBody
+		if n := r.ContentLength; (n > preAuthBody || n < 0) && limit > preAuthBody {
+			// As headerReceived: a request its headers do not
+			// authenticate is read no further than preAuthBody before its 401.
+			if a := s.api.authn; a != nil && a.Enabled() {
+				if _, err := a.Authenticate(r); err != nil {
+					limit = preAuthBody
+				}
+			}
+		}
 		var read []byte
 		var err error
-		if n := r.ContentLength; n > 0 && n <= s.maxBody {
+		if n := r.ContentLength; n > 0 && n <= limit {
 			read = make([]byte, n) // told: read in one allocation
 			var got int
 			got, err = io.ReadFull(r.Body, read)
 			read = read[:got]
 		} else {
-			read, err = io.ReadAll(io.LimitReader(r.Body, s.maxBody+1))
+			read, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 		}
 		rc.SetReadDeadline(time.Time{})
 		if err != nil {
