@@ -258,3 +258,18 @@ func TestMessageAnswerOverTheBoundSent(t *testing.T) {
 		t.Errorf("the hand-off of a send answered over the bound is still running")
 	}
 }
+
+// TestA2ALiveSlotLetGo: a task that ended is held by no slot of its
+// principal's (the registry lets ended tasks go; a slot kept until that
+// principal's next message held it, whatever it held, for good).
+func TestA2ALiveSlotLetGo(t *testing.T) {
+	h := newHarness(t, nil, "worker")
+	if tk := h.send("worker", "bob", "echo hi", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("echo: %s %q", tk.Status.State, statusText(tk))
+	}
+	eventually(t, "bob's ended task let go by its slot", func() bool {
+		h.g.live.mu.Lock()
+		defer h.g.live.mu.Unlock()
+		return len(h.g.live.m) == 0
+	})
+}

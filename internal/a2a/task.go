@@ -527,6 +527,7 @@ func (t *task) finish(verdict string) func() {
 		if release != nil {
 			release()
 		}
+		t.g.live.done(t) // its slot holds it no longer
 		// Late states are read for a while, then the stream is let go.
 		time.AfterFunc(t.g.opts.Late, t.pcancel)
 	}
@@ -1354,6 +1355,16 @@ func (l *liveTasks) fill(s *liveSlot, t *task) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s.t = t
+}
+
+// done drops the slot of a task that ended, so that it holds the task no
+// longer (the registry lets ended tasks go).
+func (l *liveTasks) done(t *task) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mine, ok := l.m[t.owner]; ok {
+		l.set(t.owner, slices.DeleteFunc(mine, func(q *liveSlot) bool { return q.t == t }))
+	}
 }
 
 // unreserve gives back a slot whose send started no task.
