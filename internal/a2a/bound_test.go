@@ -273,3 +273,28 @@ func TestA2ALiveSlotLetGo(t *testing.T) {
 		return len(h.g.live.m) == 0
 	})
 }
+
+// BenchmarkLiveTasks: what b.N running tasks of one principal hold, in
+// this process (the gateway, and the fake agent and its client beside it):
+// heap-bytes/task and goroutines/task, with MaxLiveTasks out of the way.
+func BenchmarkLiveTasks(b *testing.B) {
+	h := newHarnessWith(b, func(o *Options) { o.MaxLiveTasks = -1 }, nil, "worker")
+	go func() {
+		for range h.agents["worker"].working {
+		}
+	}()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before, g0 := ms.HeapInuse, runtime.NumGoroutine()
+	for i := 0; b.Loop(); i++ {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(fmt.Sprint("slow ", i)))
+		if tk := h.sendMsg("worker", "bob", m, true); tk.Status.State == a2a.TaskStateRejected {
+			b.Fatalf("task %d rejected: %s", i, statusText(tk))
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse-before)/float64(b.N), "heap-bytes/task")
+	b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(b.N), "goroutines/task")
+}
