@@ -193,6 +193,14 @@ type Options struct {
 	// MaxTasks is how many ended tasks are kept for GetTask and
 	// ListTasks; if zero, 10000.
 	MaxTasks int
+	// MaxLiveTasks bounds the tasks one principal (in its tenant) has
+	// running at reach, over all agents: a message that would start one
+	// more is answered with a rejected task that says so (a continuation of
+	// a running task is not counted again). Nothing forgets a running task
+	// (its agent may work on it for hours), and each holds its stream and
+	// what reach keeps of it: 1,000 running tasks held 128 MB. If zero,
+	// DefaultMaxLiveTasks; below zero, no bound.
+	MaxLiveTasks int
 	// MaxTotalBytes bounds what all the tasks reach keeps hold together
 	// (each as MaxTaskBytes bounds it): past it the oldest ended tasks are
 	// let go first, and while the live ones alone hold more, a new task
@@ -228,6 +236,7 @@ type Gateway struct {
 	agents map[string]*agent
 	names  []string
 	tasks  *registry
+	live   liveTasks // each principal's running tasks, for MaxLiveTasks
 
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc
@@ -255,6 +264,7 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.Late = cmp.Or(op.Late, 30*time.Second)
 	op.MaxTaskBytes = cmp.Or(op.MaxTaskBytes, 8<<20)
 	op.MaxTasks = cmp.Or(op.MaxTasks, 10000)
+	op.MaxLiveTasks = cmp.Or(op.MaxLiveTasks, DefaultMaxLiveTasks)
 	op.MaxTotalBytes = cmp.Or(op.MaxTotalBytes, 256<<20)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}

@@ -127,6 +127,45 @@ func TestTaskOverTheBoundWhole(t *testing.T) {
 	}
 }
 
+// TestA2ALiveTasksBoundedPerPrincipal: a running task is never forgotten
+// (its agent may work on it for hours) and nothing bounded how many one
+// principal started: 1,000 held 128 MB. Past MaxLiveTasks a new message is
+// answered with a rejected task that says so and what to do, the agent not
+// asked; another principal goes on; a continuation is not counted again;
+// once one of the principal's tasks ends, it may start another.
+func TestA2ALiveTasksBoundedPerPrincipal(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.MaxLiveTasks = 2 }, nil, "worker")
+	slow := func(who string) *a2a.Task {
+		t.Helper()
+		return h.sendMsg("worker", who, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), true)
+	}
+	var bobs []*a2a.Task
+	for range 2 {
+		bobs = append(bobs, slow("bob"))
+		h.working("worker")
+	}
+	over := slow("bob")
+	if over.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(over), "2 tasks running") || !strings.Contains(statusText(over), "CancelTask") {
+		t.Fatalf("bob's third task: %s %q, want rejected, saying how many run and what to do", over.Status.State, statusText(over))
+	}
+	select {
+	case id := <-h.agents["worker"].working:
+		t.Fatalf("the agent was asked the refused task (%s)", id)
+	default:
+	}
+	if tk := slow("alice"); tk.Status.State == a2a.TaskStateRejected {
+		t.Errorf("alice's task after bob's: rejected %q", statusText(tk))
+	}
+	h.working("worker")
+	if _, err := h.client("worker", "bob", false).CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: bobs[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bob's canceled task over at reach", func() bool { return h.state("worker", "bob", bobs[0].ID) == a2a.TaskStateCanceled })
+	if tk := slow("bob"); tk.Status.State == a2a.TaskStateRejected {
+		t.Errorf("bob's task after one of his ended: rejected %q", statusText(tk))
+	}
+}
+
 // TestFinalStatusOverTheBound: an agent's last status update whose
 // message takes the task over MaxTaskBytes (alone, or with what the task
 // holds already) fails the task at reach as a whole task over the bound
@@ -218,4 +257,44 @@ func TestMessageAnswerOverTheBoundSent(t *testing.T) {
 	if rec == nil || rec.req == nil || rec.req.State() == reach.RequestRunning {
 		t.Errorf("the hand-off of a send answered over the bound is still running")
 	}
+}
+
+// TestA2ALiveSlotLetGo: a task that ended is held by no slot of its
+// principal's (the registry lets ended tasks go; a slot kept until that
+// principal's next message held it, whatever it held, for good).
+func TestA2ALiveSlotLetGo(t *testing.T) {
+	h := newHarness(t, nil, "worker")
+	if tk := h.send("worker", "bob", "echo hi", nil); tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("echo: %s %q", tk.Status.State, statusText(tk))
+	}
+	eventually(t, "bob's ended task let go by its slot", func() bool {
+		h.g.live.mu.Lock()
+		defer h.g.live.mu.Unlock()
+		return len(h.g.live.m) == 0
+	})
+}
+
+// BenchmarkLiveTasks: what b.N running tasks of one principal hold, in
+// this process (the gateway, and the fake agent and its client beside it):
+// heap-bytes/task and goroutines/task, with MaxLiveTasks out of the way.
+func BenchmarkLiveTasks(b *testing.B) {
+	h := newHarnessWith(b, func(o *Options) { o.MaxLiveTasks = -1 }, nil, "worker")
+	go func() {
+		for range h.agents["worker"].working {
+		}
+	}()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before, g0 := ms.HeapInuse, runtime.NumGoroutine()
+	for i := 0; b.Loop(); i++ {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(fmt.Sprint("slow ", i)))
+		if tk := h.sendMsg("worker", "bob", m, true); tk.Status.State == a2a.TaskStateRejected {
+			b.Fatalf("task %d rejected: %s", i, statusText(tk))
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse-before)/float64(b.N), "heap-bytes/task")
+	b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(b.N), "goroutines/task")
 }

@@ -60,7 +60,7 @@ type seen struct {
 	task        a2a.TaskID
 }
 
-func newFakeAgent(t *testing.T, name string, streaming bool) *fakeAgent {
+func newFakeAgent(t testing.TB, name string, streaming bool) *fakeAgent {
 	f := &fakeAgent{name: name, release: make(chan struct{}), stop: map[a2a.TaskID]chan struct{}{}, words: map[a2a.TaskID]string{}, tasks: map[a2a.TaskID]*a2a.Task{}, working: make(chan a2a.TaskID, 64), flooded: make(chan int, 4)}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
@@ -340,7 +340,7 @@ func (f *fakeAgent) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentC
 // places messages as the real gateway does, and an audit that keeps what
 // it is told.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	rt     *reach.Runtime
 	g      *Gateway
 	srv    *httptest.Server
@@ -449,12 +449,12 @@ func (l testLinker) Place(ctx context.Context, k *Link) (context.Context, func()
 
 // newHarness serves agents (by name, each a fake) through a gateway; cfg
 // adjusts each agent's configuration.
-func newHarness(t *testing.T, cfg func(*Agent), names ...string) *harness {
+func newHarness(t testing.TB, cfg func(*Agent), names ...string) *harness {
 	return newHarnessWith(t, nil, cfg, names...)
 }
 
 // newHarnessWith is newHarness with the gateway's options adjusted by opt.
-func newHarnessWith(t *testing.T, opt func(*Options), cfg func(*Agent), names ...string) *harness {
+func newHarnessWith(t testing.TB, opt func(*Options), cfg func(*Agent), names ...string) *harness {
 	h := &harness{t: t, rt: reach.New(nil), agents: map[string]*fakeAgent{}, audit: &memAudit{}}
 	var agents []Agent
 	for _, n := range names {

@@ -122,15 +122,27 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	if m.TaskID != "" {
 		return e.resume(ctx, req, owner)
 	}
-	if over, n := e.g.tasks.over(); over {
+	if over, n, mine := e.g.tasks.over(owner); over {
 		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
-			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), so reach begins no new task until some end. Try again later, or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes)), 0, nil
+			fmt.Sprintf("reach refused this message to agent %s: the live A2A tasks hold %d bytes of artifacts and messages, over the bound for all tasks (%d bytes, a2a.max_total_bytes in the configuration), and yours hold %d of them, your share or more, so reach begins no new task of yours until some end. Try again later, cancel the tasks you no longer need (CancelTask), or do this step another way.", e.a.cfg.Name, n, e.g.opts.MaxTotalBytes, mine)), 0, nil
 	}
 	client, card, err := e.a.ready(ctx)
 	if err != nil {
 		return e.refuse(owner, req, nil, a2a.TaskStateFailed, nil,
 			fmt.Sprintf("reach could not hand this message to agent %s: %v. Try again later, or do this step another way.", e.a.cfg.Name, err)), 0, nil
 	}
+	slot, n := e.g.live.reserve(owner, e.g.opts.MaxLiveTasks)
+	if slot == nil {
+		return e.refuse(owner, req, nil, a2a.TaskStateRejected, nil,
+			fmt.Sprintf("reach refused this message to agent %s: you have %d tasks running at reach, the most one principal may have. "+
+				"Wait for some of them to end, or cancel those you no longer need (CancelTask), then send it again.", e.a.cfg.Name, n)), 0, nil
+	}
+	placed := false
+	defer func() {
+		if !placed {
+			e.g.live.unreserve(owner, slot)
+		}
+	}()
 	text := textOf(m.Parts)
 	l := e.link(ctx, req, owner)
 	pctx, release, err := e.g.opts.Link.Place(ctx, l)
@@ -149,6 +161,8 @@ func (e *endpoint) start(ctx context.Context, req *a2a.SendMessageRequest) (*tas
 	}
 	t := newTask(e.g, e.a, owner)
 	t.req, t.frame, t.release, t.unhook = sub, sub.DelegateFrame(), release, unhook
+	e.g.live.fill(slot, t)
+	placed = true
 	t.history = []*a2a.Message{m}
 	t.pumps = 1
 	context.AfterFunc(sub.Context(), t.stopped)

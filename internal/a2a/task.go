@@ -527,6 +527,7 @@ func (t *task) finish(verdict string) func() {
 		if release != nil {
 			release()
 		}
+		t.g.live.done(t) // its slot holds it no longer
 		// Late states are read for a while, then the stream is let go.
 		time.AfterFunc(t.g.opts.Late, t.pcancel)
 	}
@@ -1080,14 +1081,29 @@ func (r *registry) trimLocked() {
 	r.order = keep
 }
 
-// over reports whether the live tasks alone hold more than maxBytes (the
-// ended ones let go first), and how much they hold.
-func (r *registry) over() (bool, int64) {
+// over reports whether owner may begin no task: the live tasks alone hold
+// more than maxBytes (the ended ones let go first) and owner's hold at
+// least its share of it (maxBytes over the owners whose live tasks hold
+// any), so that one principal's tasks refuse that principal, not every
+// other (a principal under its share goes on; what the tasks hold then
+// passes maxBytes by less than maxBytes). It returns how much the tasks
+// hold, and how much owner's do.
+func (r *registry) over(owner Owner) (over bool, all, mine int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.trimLocked()
-	n := r.bytes.Load()
-	return n > r.maxBytes, n
+	all = r.bytes.Load()
+	if all <= r.maxBytes {
+		return false, all, 0
+	}
+	per := map[Owner]int64{}
+	for _, q := range r.order {
+		if c := q.counted.Load(); c > 0 {
+			per[q.owner] += c
+		}
+	}
+	mine = per[owner]
+	return len(per) == 0 || mine >= r.maxBytes/int64(len(per)), all, mine
 }
 
 // taken reports whether agent gave id to a task the registry holds.
@@ -1287,4 +1303,85 @@ func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task
 	}
 	crashpoint.Reached("task.stored")
 	*rec = failed
+}
+
+// DefaultMaxLiveTasks is how many tasks one principal has running at reach
+// unless Options.MaxLiveTasks says otherwise.
+const DefaultMaxLiveTasks = 1000
+
+// liveTasks holds each principal's running tasks (and the sends about to
+// start one), for Options.MaxLiveTasks. The zero value is ready.
+type liveTasks struct {
+	mu sync.Mutex
+	m  map[Owner][]*liveSlot
+}
+
+// liveSlot is one running task of a principal's, or a send about to start
+// one (t nil until then).
+type liveSlot struct{ t *task }
+
+// over reports whether a slot's task ended: settled at reach, or its
+// hand-off over (a paused one's task still runs).
+func (s *liveSlot) over() bool {
+	t := s.t
+	if t == nil {
+		return false
+	}
+	if t.done() || t.req == nil {
+		return true
+	}
+	st := t.req.State()
+	return st == reach.RequestCompleted || st == reach.RequestInterrupted
+}
+
+// reserve counts one more running task of owner's and returns its slot,
+// or nil and how many owner has when that would pass max (max < 0: no
+// bound). Slots whose tasks ended are dropped first.
+func (l *liveTasks) reserve(owner Owner, max int) (*liveSlot, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	mine := slices.DeleteFunc(l.m[owner], (*liveSlot).over)
+	if max >= 0 && len(mine) >= max {
+		l.set(owner, mine)
+		return nil, len(mine)
+	}
+	s := &liveSlot{}
+	l.set(owner, append(mine, s))
+	return s, 0
+}
+
+// fill gives a reserved slot its task.
+func (l *liveTasks) fill(s *liveSlot, t *task) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s.t = t
+}
+
+// done drops the slot of a task that ended, so that it holds the task no
+// longer (the registry lets ended tasks go).
+func (l *liveTasks) done(t *task) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mine, ok := l.m[t.owner]; ok {
+		l.set(t.owner, slices.DeleteFunc(mine, func(q *liveSlot) bool { return q.t == t }))
+	}
+}
+
+// unreserve gives back a slot whose send started no task.
+func (l *liveTasks) unreserve(owner Owner, s *liveSlot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.set(owner, slices.DeleteFunc(l.m[owner], func(q *liveSlot) bool { return q == s }))
+}
+
+// set keeps owner's slots (l.mu held).
+func (l *liveTasks) set(owner Owner, mine []*liveSlot) {
+	if len(mine) == 0 {
+		delete(l.m, owner)
+		return
+	}
+	if l.m == nil {
+		l.m = map[Owner][]*liveSlot{}
+	}
+	l.m[owner] = mine
 }

@@ -45,6 +45,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,7 @@ type FastMCP interface {
 // Limits of the server, as net/http's were.
 const (
 	readHeaderTimeout = 10 * time.Second
-	readBodyTimeout   = 5 * time.Minute // net/http had none; a body of MaxBody at 14 KB/s
+	readBodyTimeout   = 5 * time.Minute // the most a body may take (a chunked one), whatever its size
 	idleTimeout       = 2 * time.Minute
 	// maxHeaderBytes bounds a request's line and headers. fasthttp reads
 	// them into a buffer of this size that each of its connections keeps:
@@ -79,6 +80,97 @@ const (
 	// held 4 MB more than at 16 KiB (docs/BENCHMARKS.md).
 	maxHeaderBytes = 16 << 10
 )
+
+// A body's time: bodyGrace, then minBodyRate, at most readBodyTimeout.
+// A client that trickled a body held its connection and what was read of it
+// for 5 minutes on fasthttp's lanes, and with no bound at all on net/http's
+// (a connection handed over serves its later requests there). Variables
+// only so that a test can shorten them.
+var (
+	bodyGrace   = 10 * time.Second
+	minBodyRate = int64(16 << 10) // bytes a second: 4 MiB in 4.5 minutes
+)
+
+// bodyTimeout is how long a body of n bytes (-1: chunked, its length not
+// told) may take to arrive, at most max bytes counted.
+func bodyTimeout(n, max int64) time.Duration {
+	if n < 0 || n > max {
+		n = max
+	}
+	return min(bodyGrace+time.Duration(n)*time.Second/time.Duration(minBodyRate), readBodyTimeout)
+}
+
+// bodyTimedOut answers a request whose headers or body did not arrive in
+// time, and closes its connection.
+func bodyTimedOut(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	httpjson.WriteError(w, http.StatusRequestTimeout, "body_timeout",
+		fmt.Sprintf("The request did not arrive in time: its headers may take %s, its body %s and then %d KiB a second.",
+			readHeaderTimeout, bodyGrace, minBodyRate>>10),
+		"Send the request whole at once, once it is ready; a large body on a slow link as several smaller requests.")
+}
+
+// bodyDeadline reads the body of each request net/http serves within
+// bodyTimeout before the handler runs (as fasthttp reads its lanes'), and
+// answers 408 past it; a request without a body (a GET stream) has no
+// deadline. It reads at most max_body_bytes and one more (the handler
+// answers 413), or preAuthBody and one more for a request its headers do
+// not authenticate (the handler answers 401).
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(bodyTimeout(r.ContentLength, s.maxBody))) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		limit := s.maxBody
+		if n := r.ContentLength; (n > preAuthBody || n < 0) && limit > preAuthBody {
+			// As headerReceived: a request its headers do not
+			// authenticate is read no further than preAuthBody before its 401.
+			if a := s.api.authn; a != nil && a.Enabled() {
+				if _, err := a.Authenticate(r); err != nil {
+					limit = preAuthBody
+				}
+			}
+		}
+		var read []byte
+		var err error
+		if n := r.ContentLength; n > 0 && n <= limit {
+			read = make([]byte, n) // told: read in one allocation
+			var got int
+			got, err = io.ReadFull(r.Body, read)
+			read = read[:got]
+		} else {
+			read, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		}
+		rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			if te, ok := err.(interface{ Timeout() bool }); ok && te.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+				bodyTimedOut(w)
+				return
+			}
+		}
+		rest := io.Reader(r.Body)
+		if err != nil {
+			rest = errReader{err}
+		}
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(read), rest), r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
 
 // preAuthBody bounds the body of a request whose headers do not
 // authenticate it, when somebody authenticates: fasthttp reads a body
@@ -131,13 +223,13 @@ func NewServer(opts *Options, base context.Context) *Server {
 	}
 	s := &Server{api: a, handler: a.handler, large: a.wrapOuter(large), fast: opts.Fast, maxBody: opts.MaxBody, base: base}
 	s.std = &http.Server{
-		Handler:           a.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes - 4<<10, // net/http reads 4 KiB more
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
+	s.std.Handler = s.bodyDeadline(a.handler)
 	s.fh = &fasthttp.Server{
 		Handler:                      s.serve,
 		ErrorHandler:                 s.serveError,
@@ -242,7 +334,7 @@ func (s *Server) stop() {
 // preAuthBody for a body that may be larger (declared so, or chunked)
 // when the headers do not authenticate the request.
 func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	c := fasthttp.RequestConfig{ReadTimeout: readBodyTimeout}
+	c := fasthttp.RequestConfig{ReadTimeout: bodyTimeout(int64(h.ContentLength()), s.maxBody)}
 	if n := h.ContentLength(); (n > preAuthBody || n == -1) && s.maxBody > preAuthBody {
 		if a := s.api.authn; a != nil && a.Enabled() {
 			if _, err := s.authenticate(h); err != nil {
@@ -505,7 +597,9 @@ func (s *Server) serveError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.As(err, &small):
 		ctx.Error("431 Request Header Fields Too Large", fasthttp.StatusRequestHeaderFieldsTooLarge)
 	case errors.As(err, &te) && te.Timeout():
-		ctx.Error("408 Request Timeout", fasthttp.StatusRequestTimeout)
+		var w bufferedWriter
+		bodyTimedOut(&w)
+		w.copyTo(ctx)
 	default:
 		ctx.Error("400 Bad Request", fasthttp.StatusBadRequest)
 	}

@@ -2,6 +2,7 @@ package link
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -14,27 +15,104 @@ import (
 )
 
 // ModelChoices maps the ids of the tool calls models chose (through the model
-// proxy) to their model frames, keeping the newest 10,000 ids, so that a
+// proxy) to their model frames, keeping 10,000 ids, so that a
 // call the agent then sends with that id (call_id, or "reach/call_id"
 // _meta) becomes the model frame's child. Model endpoints do not promise
 // ids unique across conversations ("call_0" each time, say), so an id
 // keeps the newest frame of each request whose model chose it (a few at
 // most): a call that names its request links within it; one that names
 // none links only if one running request's model chose that id, so that
-// one agent's call never runs in another's request. The zero ModelChoices is
-// ready; its methods are safe for concurrent use.
+// one agent's call never runs in another's request. Each of the three
+// memories (ids, arguments, Responses answers) is kept per principal: only
+// a principal's own turns are ever found for it, and past a memory's bound
+// the oldest entry of the principal holding the most goes, so that one
+// principal's flood pushes out its own, not another's (a call then unlinked
+// runs apart from its turns: its budget and loop guard see half the run).
+// The zero ModelChoices is ready; its methods are safe for concurrent use.
 type ModelChoices struct {
 	mu    sync.Mutex
-	max   int
-	m     map[string][]*reach.Frame
-	order []string
+	max   int // ids kept; 0 means 10,000
+	m     map[ownKey][]*reach.Frame
+	order perOwner
 
-	byArgs   map[string][]*choice // ArgsKey -> the choices of a call with those arguments
-	argOrder []string             // the keys of byArgs, oldest first
-	choices  int                  // how many byArgs holds
+	maxArgs  int                  // choices kept by their arguments; 0 means maxChoices
+	byArgs   map[ownKey][]*choice // owner, ArgsKey -> the choices of a call with those arguments
+	argOrder perOwner             // counts choices
 
-	responses map[string]*reach.Frame // a Responses API answer's id -> the turn that gave it
-	respOrder []string                // the keys of responses, oldest first
+	maxResp   int                     // answers kept; 0 means maxResponses
+	responses map[ownKey]*reach.Frame // owner, a Responses API answer's id -> the turn that gave it
+	respOrder perOwner
+}
+
+// ownKey is a key of one owner's.
+type ownKey struct {
+	owner Owner
+	key   string
+}
+
+// frameOwner is who owns the request f runs in.
+func frameOwner(f *reach.Frame) Owner {
+	root := f.Request.Root()
+	return Owner{Principal: root.Principal(), Tenant: root.Tenant()}
+}
+
+// perOwner keeps the keys of a memory each owner holds, oldest first, and
+// how many entries each holds (a key may hold several).
+type perOwner struct {
+	keys  map[Owner][]string
+	held  map[Owner]int
+	total int
+}
+
+// add records n more entries of o's, under key if it is new.
+func (p *perOwner) add(o Owner, key string, isNew bool, n int) {
+	if p.keys == nil {
+		p.keys, p.held = map[Owner][]string{}, map[Owner]int{}
+	}
+	if isNew {
+		p.keys[o] = append(p.keys[o], key)
+	}
+	p.held[o] += n
+	p.total += n
+}
+
+// drop records that o holds n fewer entries (a key kept).
+func (p *perOwner) drop(o Owner, n int) {
+	if n == 0 {
+		return
+	}
+	p.held[o] -= n
+	p.total -= n
+}
+
+// oldest removes and returns the oldest key of the owner who holds the
+// most entries; the caller deletes it and drops its entries.
+func (p *perOwner) oldest() (ownKey, bool) {
+	var top Owner
+	most := -1
+	for o, n := range p.held {
+		if n > most && len(p.keys[o]) > 0 {
+			top, most = o, n
+		}
+	}
+	if most < 0 {
+		return ownKey{}, false
+	}
+	ks := p.keys[top]
+	k := ks[0]
+	if len(ks) == 1 {
+		delete(p.keys, top)
+	} else {
+		p.keys[top] = ks[1:]
+	}
+	return ownKey{top, k}, true
+}
+
+// forgetOwner drops an owner who holds nothing.
+func (p *perOwner) forgetOwner(o Owner) {
+	if p.held[o] <= 0 && len(p.keys[o]) == 0 {
+		delete(p.held, o)
+	}
 }
 
 // maxChosenPerID bounds the requests remembered for one tool call id.
@@ -45,17 +123,19 @@ func (c *ModelChoices) Record(id string, f *reach.Frame) {
 	if id == "" {
 		return
 	}
+	o := frameOwner(f)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[string][]*reach.Frame{}
+		c.m = map[ownKey][]*reach.Frame{}
 		if c.max == 0 {
 			c.max = 10000
 		}
 	}
-	fs, ok := c.m[id]
+	k := ownKey{o, id}
+	fs, ok := c.m[k]
 	if !ok {
-		c.order = append(c.order, id)
+		c.order.add(o, id, true, 1)
 	}
 	fs = slices.DeleteFunc(fs, func(o *reach.Frame) bool {
 		return o.Request == f.Request || o.Request.Root().State() != reach.RequestRunning
@@ -63,10 +143,15 @@ func (c *ModelChoices) Record(id string, f *reach.Frame) {
 	if len(fs) >= maxChosenPerID {
 		fs = fs[1:]
 	}
-	c.m[id] = append(fs, f)
-	for len(c.order) > c.max {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
+	c.m[k] = append(fs, f)
+	for c.order.total > c.max {
+		old, ok := c.order.oldest()
+		if !ok {
+			break
+		}
+		delete(c.m, old)
+		c.order.drop(old.owner, 1)
+		c.order.forgetOwner(old.owner)
 	}
 }
 
@@ -79,7 +164,7 @@ func (c *ModelChoices) Turn(id, request string, who *auth.Identity) *reach.Frame
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fs := c.m[id]
+	fs := c.m[ownKey{ownerOf(who), id}]
 	var found *reach.Frame
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
@@ -131,23 +216,27 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 		return
 	}
 	now := time.Now()
+	o := frameOwner(f)
+	k := ownKey{o, key}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byArgs == nil {
-		c.byArgs = map[string][]*choice{}
+		c.byArgs = map[ownKey][]*choice{}
 	}
-	old := c.byArgs[key]
+	old, had := c.byArgs[k]
+	n := len(old)
 	cs := slices.DeleteFunc(old, func(o *choice) bool { return now.Sub(o.at) > ChoiceWindow })
-	c.choices -= len(old) - len(cs)
-	if len(cs) == 0 && old == nil {
-		c.argOrder = append(c.argOrder, key)
-	}
-	c.byArgs[key] = append(cs, &choice{f: f, id: id, name: name, at: now})
-	c.choices++
-	for c.choices > maxChoices && len(c.argOrder) > 0 {
-		c.choices -= len(c.byArgs[c.argOrder[0]])
-		delete(c.byArgs, c.argOrder[0])
-		c.argOrder = c.argOrder[1:]
+	c.argOrder.drop(o, n-len(cs))
+	c.byArgs[k] = append(cs, &choice{f: f, id: id, name: name, at: now})
+	c.argOrder.add(o, key, !had, 1)
+	for c.argOrder.total > cmp.Or(c.maxArgs, maxChoices) {
+		old, ok := c.argOrder.oldest()
+		if !ok {
+			break
+		}
+		c.argOrder.drop(old.owner, len(c.byArgs[old]))
+		delete(c.byArgs, old)
+		c.argOrder.forgetOwner(old.owner)
 	}
 }
 
@@ -178,7 +267,7 @@ func (c *ModelChoices) Match(tool string, args []byte, who *auth.Identity, prefe
 	defer c.mu.Unlock()
 	var cands []*choice
 	roots := map[*reach.Request]bool{}
-	for _, ch := range c.byArgs[key] {
+	for _, ch := range c.byArgs[ownKey{ownerOf(who), key}] {
 		if now.Sub(ch.at) > ChoiceWindow || !NameMatches(ch.name, tool) {
 			continue
 		}
@@ -297,7 +386,7 @@ func (c *ModelChoices) Continued(ids []string, who *auth.Identity) *reach.Frame 
 	defer c.mu.Unlock()
 	for _, id := range slices.Backward(ids) {
 		var found *reach.Frame
-		for _, f := range c.m[id] {
+		for _, f := range c.m[ownKey{ownerOf(who), id}] {
 			root := f.Request.Root()
 			if root.State() == reach.RequestCompleted || root.State() == reach.RequestInterrupted || CheckOwner(who, f.Request) != nil {
 				continue
@@ -326,18 +415,25 @@ func (c *ModelChoices) RecordResponse(id string, f *reach.Frame) {
 	if id == "" {
 		return
 	}
+	o := frameOwner(f)
+	k := ownKey{o, id}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.responses == nil {
-		c.responses = map[string]*reach.Frame{}
+		c.responses = map[ownKey]*reach.Frame{}
 	}
-	if _, ok := c.responses[id]; !ok {
-		c.respOrder = append(c.respOrder, id)
+	if _, ok := c.responses[k]; !ok {
+		c.respOrder.add(o, id, true, 1)
 	}
-	c.responses[id] = f
-	for len(c.respOrder) > maxResponses {
-		delete(c.responses, c.respOrder[0])
-		c.respOrder = c.respOrder[1:]
+	c.responses[k] = f
+	for c.respOrder.total > cmp.Or(c.maxResp, maxResponses) {
+		old, ok := c.respOrder.oldest()
+		if !ok {
+			break
+		}
+		delete(c.responses, old)
+		c.respOrder.drop(old.owner, 1)
+		c.respOrder.forgetOwner(old.owner)
 	}
 }
 
@@ -367,7 +463,7 @@ func (c *ModelChoices) Answered(id string, who *auth.Identity) *reach.Frame {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := c.responses[id]
+	f := c.responses[ownKey{ownerOf(who), id}]
 	if f == nil || CheckOwner(who, f.Request) != nil {
 		return nil
 	}

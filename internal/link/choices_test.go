@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 )
 
 // TestArgsKey: arguments that differ in key order, spacing, number
@@ -143,8 +144,63 @@ func TestResponded(t *testing.T) {
 	for i := range maxResponses {
 		c.RecordResponse(fmt.Sprint("resp_", i), b)
 	}
-	if len(c.responses) > maxResponses || c.Responded("resp_0", nil) != b || c.responses["resp_bob"] != nil {
+	if len(c.responses) > maxResponses || c.Responded("resp_0", nil) != nil || c.Responded(fmt.Sprint("resp_", maxResponses-1), nil) != b {
 		t.Errorf("%d answers kept, want the newest %d", len(c.responses), maxResponses)
+	}
+	if f := c.Answered("resp_bob", &auth.Identity{Principal: "bob"}); f != bob {
+		t.Errorf("bob's one answer after the local user's %d: %v, want kept (the one holding the most gives way)", maxResponses, f)
+	}
+}
+
+// TestChoicesKeptPerPrincipal: the tool calls models chose (by id and by
+// arguments) and the Responses answers were single lists for every
+// principal, the newest 10,000 each: bob, flooding them with his own
+// turns' calls, pushed out alice's, and her MCP calls then ran apart from
+// her turns (her run split in two for its budget and loop guard). Past a
+// bound the principal holding the most gives way; the total stays bounded.
+func TestChoicesKeptPerPrincipal(t *testing.T) {
+	rt := reach.New(nil)
+	var c ModelChoices
+	alice := &auth.Identity{Principal: "alice", Tenant: "acme"}
+	at := func(id, principal string) *reach.Frame {
+		t.Helper()
+		ctx, _, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: id, Principal: principal, Tenant: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, f, err := rt.BeginModel(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a := at("alice-run", "alice")
+	c.RecordCall(a, "call_alice", "get_order", []byte(`{"order_id":"1001"}`))
+	c.RecordResponse("resp_alice", a)
+	bob := at("bob-run", "bob")
+	const flood = 3 * maxChoices
+	for i := range flood {
+		c.RecordCall(bob, fmt.Sprint("call_", i), "get_order", fmt.Appendf(nil, `{"order_id":"%d"}`, i))
+		c.RecordResponse(fmt.Sprint("resp_", i), bob)
+	}
+	if f := c.Turn("call_alice", "", alice); f != a {
+		t.Errorf("alice's tool call id after bob's %d: %v, want her turn", flood, f)
+	}
+	if f := c.Continued([]string{"call_alice"}, alice); f != a {
+		t.Errorf("alice's conversation after bob's %d: %v, want her turn", flood, f)
+	}
+	if f, id := c.Match("get_order", []byte(`{"order_id":"1001"}`), alice, ""); f != a || id != "call_alice" {
+		t.Errorf("alice's call by its arguments after bob's %d: %v, %q; want her turn, call_alice", flood, f, id)
+	}
+	if f := c.Responded("resp_alice", alice); f != a {
+		t.Errorf("alice's Responses answer after bob's %d: %v, want her turn", flood, f)
+	}
+	if len(c.m) > 10000 || len(c.responses) > maxResponses || c.argOrder.total > maxChoices {
+		t.Errorf("kept %d ids, %d answers, %d choices; want at most 10000, %d, %d", len(c.m), len(c.responses), c.argOrder.total, maxResponses, maxChoices)
+	}
+	bobs := &auth.Identity{Principal: "bob", Tenant: "acme"}
+	if c.Turn("call_0", "", bobs) != nil || c.Turn(fmt.Sprint("call_", flood-1), "", bobs) != bob {
+		t.Error("bob's oldest call id kept or his newest forgotten")
 	}
 }
 

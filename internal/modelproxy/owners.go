@@ -68,27 +68,49 @@ func idHash(id string) string {
 // maxOwners bounds the owners of answers the proxy keeps in memory.
 const maxOwners = 10000
 
-// ownerMemory holds the owners of the newest answers, so that a turn after
-// one of them reads no store. The zero value is ready.
+// ownerMemory holds the owners of answers, so that a turn after one of
+// them reads no store: the newest maxOwners, kept per principal. Past the
+// bound the oldest answer of the principal holding the most goes, so that
+// one principal's flood of turns pushes out its own, not another's (whose
+// next turn, without a store, was then refused previous_response_not_found).
+// The zero value is ready.
 type ownerMemory struct {
 	mu    sync.Mutex
 	m     map[string]*store.ResponseOwner
-	order []string // the keys of m, oldest first
+	order map[ownerKey][]string // each principal's keys of m, oldest first
 }
+
+type ownerKey struct{ principal, tenant string }
 
 func (o *ownerMemory) put(r *store.ResponseOwner) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
-		o.m = map[string]*store.ResponseOwner{}
+		o.m, o.order = map[string]*store.ResponseOwner{}, map[ownerKey][]string{}
 	}
 	if _, ok := o.m[r.Hash]; !ok {
-		o.order = append(o.order, r.Hash)
+		k := ownerKey{r.Principal, r.Tenant}
+		o.order[k] = append(o.order[k], r.Hash)
 	}
 	o.m[r.Hash] = r
-	for len(o.order) > maxOwners {
-		delete(o.m, o.order[0])
-		o.order = o.order[1:]
+	for len(o.m) > maxOwners {
+		var top ownerKey
+		most := 0
+		for k, hs := range o.order {
+			if len(hs) > most {
+				top, most = k, len(hs)
+			}
+		}
+		if most == 0 {
+			break
+		}
+		hs := o.order[top]
+		delete(o.m, hs[0])
+		if len(hs) == 1 {
+			delete(o.order, top)
+		} else {
+			o.order[top] = hs[1:]
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
@@ -321,5 +322,36 @@ func TestResponsesItemMembersInAnotherCase(t *testing.T) {
 		map[string]string{"Who": "alice"})
 	if resp.StatusCode != 200 {
 		t.Errorf("alice's turn naming her own item: %d %s; want 200", resp.StatusCode, b)
+	}
+}
+
+// TestOwnerMemoryKeptPerPrincipal: without a store, the owners of the
+// newest 10,000 answers were all reach knew, one list for every principal:
+// bob's flood of turns pushed out alice's answer, and her next turn naming
+// it was refused previous_response_not_found. Past the bound the principal
+// holding the most gives way; the total stays bounded.
+func TestOwnerMemoryKeptPerPrincipal(t *testing.T) {
+	p := &Proxy{}
+	put := func(id, principal string) {
+		now := time.Now()
+		p.owners.put(&store.ResponseOwner{Hash: idHash(id), Principal: principal, Tenant: "acme", Created: now, Expires: now.Add(time.Hour)})
+	}
+	alice, bob := &auth.Identity{Principal: "alice", Tenant: "acme"}, &auth.Identity{Principal: "bob", Tenant: "acme"}
+	put("resp_alice", "alice")
+	const flood = 3 * maxOwners
+	for i := range flood {
+		put(fmt.Sprint("resp_", i), "bob")
+	}
+	if o, err := p.owned(t.Context(), "resp_alice", alice); err != nil || o == nil {
+		t.Errorf("alice's answer after bob's %d: %v, %v; want hers kept", flood, o, err)
+	}
+	if o, _ := p.owned(t.Context(), "resp_0", bob); o != nil {
+		t.Error("bob's oldest answer kept past the bound")
+	}
+	if o, _ := p.owned(t.Context(), fmt.Sprint("resp_", flood-1), bob); o == nil {
+		t.Error("bob's newest answer forgotten")
+	}
+	if n := len(p.owners.m); n > maxOwners {
+		t.Errorf("%d owners kept, want at most %d", n, maxOwners)
 	}
 }

@@ -114,8 +114,9 @@ type Options struct {
 	// Owners, if not nil, keeps who each Responses API answer belongs to
 	// (a store.Store), so that a turn naming another principal's answer is
 	// refused after a restart and on every instance sharing the store
-	// (owners.go). If nil, only the newest 10,000 answers are known, in
-	// memory.
+	// (owners.go). If nil, only 10,000 answers are known, in memory (the
+	// newest, kept per principal: past them the principal holding the
+	// most gives way).
 	Owners Owners
 	// Kept is how long the owner of an answer is kept: past it, a turn
 	// that names the answer is refused. If zero, 30 days, as long as
