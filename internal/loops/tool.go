@@ -78,6 +78,8 @@ type toolState struct {
 	askAgent   uint64
 	askEpoch   uint64
 	hasAsk     bool
+
+	echo echoStreak // answers alike but for what they echo of their calls
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
@@ -251,6 +253,11 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		}
 	}
 
+	// repeat, respelled: only what the answer echoes moved
+	if v := d.checkEcho(a, t, s); v != nil {
+		return v
+	}
+
 	// stale_write
 	if v := d.checkStaleWrite(s); v != nil {
 		return v
@@ -418,6 +425,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 
 	sc := scanResult(o.Result, d.units[:0], unitsPerStep, &d.volatile, &d.inner)
 	d.units = sc.out[:0]
+	d.doneEcho(a, t, s, o, &sc)
 
 	// repeat: the same substance, whatever the metadata around it.
 	r := sc.digest
