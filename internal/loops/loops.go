@@ -383,6 +383,7 @@ type Detector struct {
 	// epoch before its first write.
 	runTarget uint64
 	runStart  uint64
+	edits     editStreak // writes to one thing, each followed by one failure
 
 	calls  bounded[uint64, *callState]  // per tool and arguments
 	tools  bounded[string, *toolState]  // per tool

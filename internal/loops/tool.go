@@ -258,6 +258,11 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		return v
 	}
 
+	// same_error, across edits that change nothing the failure sees
+	if v := d.checkEdit(a, s); v != nil {
+		return v
+	}
+
 	// stale_write
 	if v := d.checkStaleWrite(s); v != nil {
 		return v
@@ -415,6 +420,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	cs.transient = 0
 	t.transient = 0
 
+	d.doneEdit(a, s, o, write)
 	if write {
 		d.doneStaleWrite(s, o)
 	} else if !o.Error {
