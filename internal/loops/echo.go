@@ -10,15 +10,13 @@ import "bytes"
 // (the counters, the address), is the same call made again.
 
 const (
-	maxEchoArgs   = 8 // argument values looked for in an answer
-	minEchoString = 8 // shorter strings are not looked for: "ok" or "eur" are in many answers
+	maxEchoArgs = 8 // argument values looked for in an answer
 )
 
 // echoStreak is a tool's answers in a row, each the last but for its
 // echoes, to calls of one shape.
 type echoStreak struct {
 	shape uint64 // echoShape of the calls
-	args  uint64 // the last call's arguments
 	ans   uint64 // the answer with its echoes masked
 	count int
 	agent uint64
@@ -26,27 +24,49 @@ type echoStreak struct {
 	last  string
 }
 
+// moving is what a call of one shape may move: its numbers (those
+// echoShape leaves out) and its web addresses, as written.
+type moving struct {
+	nums [maxEchoArgs]uint64
+	urls [maxEchoArgs][]byte
+	nn   int
+	nu   int
+}
+
 // echoShape hashes arguments with what a call may move without asking
-// another thing left out: numbers, but those under a key that names an
-// identifier or a position (id, page, offset: another thing, another
-// place), and a web address's query and trailing slash. ok says whether
-// the call keeps something it asks about while those move: a free text
-// (a thought, a question) or a web address. A call of numbers alone
-// (seat 1, seat 2) is a batch, and has no shape.
-func (d *Detector) echoShape(args []byte) (shape uint64, ok bool) {
+// another thing left out (and kept in m, when m is not nil): numbers, but
+// those under a key that names an identifier or a position (id, page,
+// offset: another thing, another place), and a web address's query and
+// trailing slash. ok says whether the call keeps something it asks about
+// while those move: a free text (a thought, a question) or a web address.
+// A call of numbers alone (seat 1, seat 2) is a batch, and has no shape.
+func (d *Detector) echoShape(args []byte, m *moving) (shape uint64, ok bool) {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
 		return 0, false
 	}
-	for i := range as.out {
-		l := &as.out[i]
+	return echoShapeOf(as.out, m)
+}
+
+// echoShapeOf is echoShape of the scanned arguments as.
+func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
+	for i := range as {
+		l := &as[i]
 		switch {
 		case l.kind == leafNumber && !l.id:
 			shape += mix(l.path, 0x6e756d)
+			if m != nil && m.nn < len(m.nums) {
+				m.nums[m.nn] = l.val
+				m.nn++
+			}
 		case l.kind == leafString && isWebAddress(l.raw):
 			shape += mix(l.path, hashBytes(pageOf(l.raw)))
 			ok = true
+			if m != nil && m.nu < len(m.urls) {
+				m.urls[m.nu] = l.raw
+				m.nu++
+			}
 		default:
 			if l.kind == leafString && bytes.IndexByte(l.raw, ' ') >= 0 {
 				ok = true
@@ -71,26 +91,14 @@ func pageOf(v []byte) []byte {
 	return bytes.TrimRight(v, "/")
 }
 
-// echoAnswer hashes the pieces of an answer (sc, scanned from it) with
-// what they echo of args left out: a number equal to one of its numbers,
-// a string of it (of minEchoString bytes or more) inside a line. It
-// returns 0 when the answer holds nothing.
-func (d *Detector) echoAnswer(args []byte, ans []leaf) uint64 {
-	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
-	d.args = as.out[:0]
-	var nums [maxEchoArgs]uint64
-	var strs [maxEchoArgs][]byte
-	nn, ns := 0, 0
-	for i := range as.out {
-		l := &as.out[i]
-		switch {
-		case l.kind == leafNumber && nn < len(nums):
-			nums[nn] = l.val
-			nn++
-		case l.kind == leafString && len(l.raw) >= minEchoString && ns < len(strs):
-			strs[ns] = l.raw
-			ns++
-		}
+// echoAnswer hashes the pieces of an answer with what they echo of what
+// the call moved (m) left out: a number equal to one of its numbers, one
+// of its web addresses inside a line. What the call did not move is the
+// same in every call of its shape, echoed or not. It returns 0 when the
+// answer holds nothing.
+func echoAnswer(m *moving, ans []leaf) uint64 {
+	if len(ans) == 0 {
+		return 0
 	}
 	var h uint64
 	for i := range ans {
@@ -98,46 +106,50 @@ func (d *Detector) echoAnswer(args []byte, ans []leaf) uint64 {
 		v := l.val
 		switch l.kind {
 		case leafNumber:
-			echoed := false
-			for _, x := range nums[:nn] {
-				echoed = echoed || x == v
-			}
-			if echoed {
-				v = 0x6563686f
+			for _, x := range m.nums[:m.nn] {
+				if x == v {
+					v = 0x6563686f
+					break
+				}
 			}
 		case leafString:
-			for _, s := range strs[:ns] {
-				if j := bytes.Index(l.raw, s); j >= 0 {
-					v = mix(hashBytes(l.raw[:j]), hashBytes(l.raw[j+len(s):]))
+			for _, u := range m.urls[:m.nu] {
+				if j := bytes.Index(l.raw, u); j >= 0 {
+					v = mix(hashBytes(l.raw[:j]), hashBytes(l.raw[j+len(u):]))
 					break
 				}
 			}
 		}
 		h += mix(l.path, v)
 	}
-	if len(ans) == 0 {
-		return 0
-	}
 	return h | 1
 }
 
 // doneEcho counts read s's answer (sc) in the tool's streak of answers
-// that differ only in their echoes.
-func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
+// that differ only in their echoes. ec is the arguments' echoes when
+// they were scanned for them (computed says so).
+func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan, ec *echoes, computed bool) {
 	e := &t.echo
-	if o.Error || isWrite(s.Access) || sc.cut || len(s.Args) > maxChainArgs ||
-		!mayHoldProse(s.Args) && !bytes.Contains(s.Args, []byte("://")) {
-		// Neither a free text nor an address (echoShape's ok): most
-		// calls are not scanned again.
+	if o.Error || isWrite(s.Access) || sc.cut || len(s.Args) > maxChainArgs {
 		e.count = 0
 		return
 	}
-	shape, ok := d.echoShape(s.Args)
-	if !ok {
+	if !computed {
+		if !bytes.Contains(s.Args, []byte("://")) {
+			// Neither a free text nor an address (echoShape's ok): not
+			// scanned again.
+			e.count = 0
+			return
+		}
+		x := d.echoes(s.Args)
+		ec = &x
+	}
+	if !ec.shaped {
 		e.count = 0
 		return
 	}
-	ans := d.echoAnswer(s.Args, sc.out)
+	shape := ec.shape
+	ans := echoAnswer(&ec.mv, sc.out)
 	if ans == 0 {
 		e.count = 0
 		return
@@ -147,8 +159,9 @@ func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc
 	} else {
 		*e = echoStreak{shape: shape, ans: ans, count: 1, agent: a.id, epoch: d.epoch}
 	}
-	e.args = hashBytes(s.Args)
-	e.last = preview(o.Result)
+	if e.count >= d.cfg.rephraseMax {
+		e.last = preview(o.Result) // quoted by a refusal: made only when one may come
+	}
 }
 
 // checkEcho refuses read s when the tool's last answers, more than
@@ -160,7 +173,7 @@ func (d *Detector) checkEcho(a *agentState, t *toolState, s *Step) *Verdict {
 	if max == 0 || e.count <= max || isWrite(s.Access) || e.agent != a.id || e.epoch != d.epoch {
 		return nil
 	}
-	if shape, ok := d.echoShape(s.Args); !ok || shape != e.shape {
+	if shape, ok := d.echoShape(s.Args, nil); !ok || shape != e.shape {
 		return nil
 	}
 	return &Verdict{

@@ -30,9 +30,14 @@ func (d *Detector) writeEntity(s *Step) uint64 {
 	if as.cut {
 		return 0
 	}
+	return entityOf(s, as.out)
+}
+
+// entityOf is writeEntity of write s's scanned arguments as.
+func entityOf(s *Step, as []leaf) uint64 {
 	h, named := hashString(s.Tool), false
-	for i := range as.out {
-		l := &as.out[i]
+	for i := range as {
+		l := &as[i]
 		ok := false
 		if len(s.Key) > 0 {
 			for _, k := range s.Key {
@@ -65,14 +70,14 @@ func pathKey(k []byte) bool {
 	return false
 }
 
-// doneEdit counts step s's outcome in the agent's edit streak.
-func (d *Detector) doneEdit(a *agentState, s *Step, o *Outcome, write bool) {
+// doneEdit counts step s's outcome in the agent's edit streak; ent is
+// its writeEntity when it is a successful write.
+func (d *Detector) doneEdit(a *agentState, s *Step, o *Outcome, write bool, ent uint64) {
 	e := &d.edits
 	if write {
 		if o.Error {
 			return
 		}
-		ent := d.writeEntity(s)
 		if ent == 0 || ent != e.entity || e.agent != a.id {
 			*e = editStreak{entity: ent, agent: a.id}
 		}
