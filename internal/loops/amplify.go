@@ -14,17 +14,27 @@ const (
 // (a count equal to the limit asked for) and free text (a query, which has a
 // space in it, or is written in a script without spaces). Identifiers (strings without a space) are not echoes: a result
 // that names a new entity tells something new about it.
+//
+// In the same pass it finds the arguments' echoShape and what they may
+// move (shape, shaped, mv), for the streak of answers that only echo.
 type echoes struct {
 	nums [maxArgLeaves]uint64
 	text [maxArgLeaves]uint64
 	nn   int
 	nt   int
+
+	shape  uint64
+	shaped bool
+	mv     moving
 }
 
 func (d *Detector) echoes(args []byte) echoes {
 	var e echoes
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
+	if !as.cut {
+		e.shape, e.shaped = echoShapeOf(as.out, &e.mv)
+	}
 	for _, l := range as.out {
 		switch {
 		case l.kind == leafNumber && e.nn < len(e.nums):

@@ -30,7 +30,9 @@
 //     random tokens inside longer text) is masked, and key and list order do
 //     not matter. Polling whose result changes, a re-read after a write, and a
 //     single re-read are allowed; so is an agent's first call that other
-//     agents already made.
+//     agents already made. A read whose calls move only counters beside one
+//     free text, or only a web address's query, and whose answers are alike
+//     but for what they echo of those arguments, is refused at the fourth.
 //   - "retry_budget" (L1): a call that has already failed with transient errors
 //     (timeout, unavailable, rate_limited, or any failure of a tool declared
 //     [Step.Retryable] that is not typed permanent) on [Options.RetryBudget]
@@ -39,7 +41,10 @@
 //   - "same_error" (L1): an agent's call of a tool whose last
 //     [Options.ErrorStreak] calls, whatever their arguments, failed with one
 //     error class (invalid_args, forbidden, conflict) and one message once its
-//     echoed argument values and words with digits are masked.
+//     echoed argument values and words with digits are masked; and an
+//     agent's write to one thing (a file, a cell; its contents aside) after
+//     [Options.ErrorStreak] writes there were each followed by the same call
+//     failing the same way.
 //   - "stale_write" (L1): a write whose version precondition on one entity
 //     already conflicted [Options.StaleWriteMax] times, with no read of the
 //     entity in between, whatever its payload.
@@ -383,6 +388,7 @@ type Detector struct {
 	// epoch before its first write.
 	runTarget uint64
 	runStart  uint64
+	edits     editStreak // writes to one thing, each followed by one failure
 
 	calls  bounded[uint64, *callState]  // per tool and arguments
 	tools  bounded[string, *toolState]  // per tool

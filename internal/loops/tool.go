@@ -78,6 +78,8 @@ type toolState struct {
 	askAgent   uint64
 	askEpoch   uint64
 	hasAsk     bool
+
+	echo echoStreak // answers alike but for what they echo of their calls
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
@@ -251,6 +253,16 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 		}
 	}
 
+	// repeat, respelled: only what the answer echoes moved
+	if v := d.checkEcho(a, t, s); v != nil {
+		return v
+	}
+
+	// same_error, across edits that change nothing the failure sees
+	if v := d.checkEdit(a, s); v != nil {
+		return v
+	}
+
 	// stale_write
 	if v := d.checkStaleWrite(s); v != nil {
 		return v
@@ -370,12 +382,14 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 			o.Error, o.ErrorType = true, untypedStreak
 		}
 	}
+	var ent uint64 // the write's entity (writeEntity), once it succeeded
 	if write && !o.Error {
 		// A tool that declares its key (a file's path) names the entity it
 		// writes by it; what it writes there still tells its writes apart:
 		// an edit of other contents is another try, not the same write
 		// again, and starts a run of its own.
-		tgt := d.writeTarget(s)
+		var tgt uint64
+		tgt, ent = d.writeTarget(s)
 		if len(s.Key) > 0 && tgt != 0 {
 			tgt = mix(tgt, hashBytes(s.Args)) | 1
 		}
@@ -408,6 +422,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	cs.transient = 0
 	t.transient = 0
 
+	d.doneEdit(a, s, o, write, ent)
 	if write {
 		d.doneStaleWrite(s, o)
 	} else if !o.Error {
@@ -452,12 +467,15 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 
 	if o.Error {
 		t.hasBase, t.stale = false, 0
+		t.echo.count = 0
 		return
 	}
 	var ec echoes
-	if s.widen || mayHoldProse(s.Args) {
+	computed := s.widen || mayHoldProse(s.Args)
+	if computed {
 		ec = d.echoes(s.Args) // only widenings and free text can be echoed
 	}
+	d.doneEcho(a, t, s, o, &sc, &ec, computed)
 
 	// amplification
 	if c.amplifyMax > 0 {
@@ -596,12 +614,15 @@ func (cs *callState) join(id uint64) {
 // "Next button", "Continue"). Another row or field of one spreadsheet or
 // form (range A3, not A2; field last_name, not first_name) is another
 // write to it, not the same one made again.
-func (d *Detector) writeTarget(s *Step) uint64 {
+//
+// It returns the write's writeEntity too, from the same pass.
+func (d *Detector) writeTarget(s *Step) (target, entity uint64) {
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
-		return 0
+		return 0, 0
 	}
+	entity = entityOf(s, as.out)
 	t, what, named := hashString(s.Tool), uint64(0), false
 	// A write that says in words what it acts on ("Load more results
 	// button") and names it by the ref a snapshot gave it acts on the
@@ -639,9 +660,9 @@ func (d *Detector) writeTarget(s *Step) uint64 {
 		}
 	}
 	if !named {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, entity
 	}
-	return mix(t, what) | 1
+	return mix(t, what) | 1, entity
 }
 
 // contentKey reports whether an argument's key names what a write writes
