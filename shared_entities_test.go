@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,4 +67,37 @@ func TestSharedEntitiesWriteRefusedAfterItsClaim(t *testing.T) {
 			t.Fatalf("the write again after retry_after: %s", res.ModelText())
 		}
 	})
+}
+
+// A write during which another runtime wrote one of its entities leaves
+// its request's read of it stale: the request's next write of it is
+// refused, as one based on a read another runtime's write made stale.
+func TestSharedEntitiesWrittenWhileTheWriteRan(t *testing.T) {
+	es := store.NewMemory()
+	rt := reach.New(&reach.Options{Entities: es})
+	var other atomic.Bool
+	other.Store(true)
+	rt.MustRegister(
+		reach.Tool{Name: "get", Reentrancy: reach.Reentrant, Reads: []string{"item:{id}"}, Func: echo},
+		reach.Tool{Name: "put", Access: reach.Write, Reentrancy: reach.Reentrant, Writes: []string{"item:{id}"},
+			Func: func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+				if other.Swap(false) { // another runtime writes item:1 meanwhile
+					if _, _, err := es.ClaimEntities(ctx, []reach.EntityClaim{{Name: "item:1"}}); err != nil {
+						return nil, err
+					}
+				}
+				return raw, nil
+			}},
+	)
+	ctx, _ := begin(t, rt, nil)
+	if res := call(rt, ctx, "get", `{"id":"1"}`); res.IsError() {
+		t.Fatal(res.ModelText())
+	}
+	if res := rt.Call(ctx, &reach.Call{ID: "w1", Tool: "put", Arguments: json.RawMessage(`{"id":"1"}`)}); res.IsError() {
+		t.Fatalf("the first write: %s", res.ModelText())
+	}
+	res := rt.Call(ctx, &reach.Call{ID: "w2", Tool: "put", Arguments: json.RawMessage(`{"id":"1","again":true}`)})
+	if res.Status != reach.StatusRefused || res.Error.Code != "stale_read" {
+		t.Fatalf("a write after another runtime wrote during the request's last one: %s, want stale_read", res.ModelText())
+	}
 }
