@@ -399,9 +399,20 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 	}
 	claimed := make(map[string]uint64, len(claims))
+	// A claim moves its entity on with nobody having written it since the
+	// request read it: the request's read of it is as good at the new
+	// version. Kept so, a write refused before its tool ran (a stale read
+	// of another entity, a later stage) is not refused when made again
+	// as a stale read of what only its own claim moved on.
+	keep := func() {
+		for n, v := range claimed {
+			rv.Set(n, v)
+		}
+	}
 	for refreshed := false; len(claims) > 0; refreshed = true {
 		v, stale, err := es.ClaimEntities(ctx, claims)
 		if err != nil {
+			keep()
 			release(false)
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
@@ -415,12 +426,14 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		}
 		now, err := es.EntityVersions(ctx, stale)
 		if err != nil {
+			keep()
 			release(false)
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
 		refresh := c.tool.Effects.Refresh
 		if refresh == nil || refreshed {
 			// No refresh, or written again since the refresh read it.
+			keep()
 			release(false)
 			seen, _ := rv.Get(stale[0])
 			return nil, entities.StaleRead(stale[0], seen, now[stale[0]])
@@ -429,6 +442,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 		// claim from the versions the refresh read at.
 		before, ferr := rt.followup(ctx, c, refresh, nil, "refresh")
 		if ferr != nil {
+			keep()
 			release(false)
 			return nil, ferr
 		}
@@ -444,6 +458,7 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 	if len(reads) > 0 {
 		var err error
 		if readAt, err = es.EntityVersions(ctx, reads); err != nil {
+			keep()
 			release(false)
 			return nil, rt.entityStoreError(ctx, c, err)
 		}
@@ -453,6 +468,9 @@ func (rt *Runtime) withSharedEntities(ctx context.Context, c *Call, next Handler
 	// A write that reached its tool may have taken effect, however it
 	// ended: its entities change version (see withEntities).
 	ran := c.frame.State() == Executing
+	if !ran {
+		keep()
+	}
 	release(ran)
 	after := map[string]uint64{}
 	if ran && len(writes) > 0 {

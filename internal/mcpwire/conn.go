@@ -369,10 +369,12 @@ func (p *Conns) release(resp *Exchange, failed bool) {
 	case drainDone:
 		p.put(c)
 	case drainMore:
-		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 {
+		if k := c.br.Buffered(); c.probe != nil && k <= lateTail/2 && resp.Body.chunked && resp.Body.left == 0 {
 			// The rest (an SSE answer's last chunk, mostly) is read by
 			// the next get, which finds it arrived: no goroutine to wake
-			// for it on every call.
+			// for it on every call. Only at a chunk's end: a body with
+			// bytes of its data to come (a Content-Length one read in
+			// part, a chunk cut short) has more left than a tail holds.
 			b, _ := c.br.Peek(k)
 			c.tailN = copy(c.tail[:], b)
 			c.rest, c.rest.br = resp.Body, nil
