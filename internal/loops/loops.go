@@ -397,6 +397,7 @@ type Detector struct {
 	seen   hashSet                      // result pieces seen, per agent
 
 	questions bounded[uint64, *questionState] // "rephrase": per agent and question
+	smallOnce bounded[uint64, uint64]         // "rephrase": the answer of a question asked once, answered small (doneRephrase)
 	rounds    bounded[uint64, *rounds]        // "delegation": per delegator and receiver
 	volatile  keyCache                        // result keys known to name metadata
 	verdicts  uint64                          // delegation verdicts received
@@ -421,6 +422,7 @@ func New(opts *Options) *Detector {
 	d.tools.init(max(c.maxKeys/8, 16))
 	d.tasks.init(max(c.maxKeys/8, 16))
 	d.questions.init(max(c.maxKeys/8, 16))
+	d.smallOnce.init(max(c.maxKeys/64, 16))
 	d.rounds.init(max(c.maxKeys/8, 16))
 	d.agents.init(c.maxAgents)
 	d.seen.init(c.maxUnits)

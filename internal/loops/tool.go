@@ -543,7 +543,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// empty list, one count) is still the same answer to the same
 		// question when nothing in it is new: asked again respelled, it
 		// is the question going round.
-		other := d.doneRephrase(a, s, fresh > 0, judged || !sc.cut && fresh == 0 && !s.prose, answer, sc.out, &ec)
+		other := d.doneRephrase(a, s, fresh > 0, judged, !judged && !sc.cut && fresh == 0 && !s.prose, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
