@@ -108,6 +108,20 @@ func (p *perOwner) oldest() (ownKey, bool) {
 	return ownKey{top, k}, true
 }
 
+// trim takes the oldest key of the owner who holds the most, as long as
+// more than most entries are held: remove deletes it where it is kept and
+// says how many entries it held.
+func (p *perOwner) trim(most int, remove func(ownKey) int) {
+	for p.total > most {
+		old, ok := p.oldest()
+		if !ok {
+			return
+		}
+		p.drop(old.owner, remove(old))
+		p.forgetOwner(old.owner)
+	}
+}
+
 // forgetOwner drops an owner who holds nothing.
 func (p *perOwner) forgetOwner(o Owner) {
 	if p.held[o] <= 0 && len(p.keys[o]) == 0 {
@@ -144,15 +158,7 @@ func (c *ModelChoices) Record(id string, f *reach.Frame) {
 		fs = fs[1:]
 	}
 	c.m[k] = append(fs, f)
-	for c.order.total > c.max {
-		old, ok := c.order.oldest()
-		if !ok {
-			break
-		}
-		delete(c.m, old)
-		c.order.drop(old.owner, 1)
-		c.order.forgetOwner(old.owner)
-	}
+	c.order.trim(c.max, func(k ownKey) int { delete(c.m, k); return 1 })
 }
 
 // Turn returns the model turn that chose call id for a caller who: within
@@ -229,15 +235,11 @@ func (c *ModelChoices) RecordCall(f *reach.Frame, id, name string, args []byte) 
 	c.argOrder.drop(o, n-len(cs))
 	c.byArgs[k] = append(cs, &choice{f: f, id: id, name: name, at: now})
 	c.argOrder.add(o, key, !had, 1)
-	for c.argOrder.total > cmp.Or(c.maxArgs, maxChoices) {
-		old, ok := c.argOrder.oldest()
-		if !ok {
-			break
-		}
-		c.argOrder.drop(old.owner, len(c.byArgs[old]))
-		delete(c.byArgs, old)
-		c.argOrder.forgetOwner(old.owner)
-	}
+	c.argOrder.trim(cmp.Or(c.maxArgs, maxChoices), func(k ownKey) int {
+		n := len(c.byArgs[k])
+		delete(c.byArgs, k)
+		return n
+	})
 }
 
 // Match returns the model turn that chose a tool call of tool with args, as
@@ -426,15 +428,7 @@ func (c *ModelChoices) RecordResponse(id string, f *reach.Frame) {
 		c.respOrder.add(o, id, true, 1)
 	}
 	c.responses[k] = f
-	for c.respOrder.total > cmp.Or(c.maxResp, maxResponses) {
-		old, ok := c.respOrder.oldest()
-		if !ok {
-			break
-		}
-		delete(c.responses, old)
-		c.respOrder.drop(old.owner, 1)
-		c.respOrder.forgetOwner(old.owner)
-	}
+	c.respOrder.trim(cmp.Or(c.maxResp, maxResponses), func(k ownKey) int { delete(c.responses, k); return 1 })
 }
 
 // Responded returns the model turn that gave the Responses API answer id,
