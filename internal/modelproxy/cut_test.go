@@ -73,3 +73,54 @@ func TestStreamCutInsideAnEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEndedBeforeItsEnd: a model stream that ends between events
+// before it said it was done (a chat stream with neither [DONE] nor a
+// finish_reason, a Responses stream with no final event) ends with the
+// API's error saying the answer may be incomplete: the client's SDK would
+// take what came for the whole answer. One whose choice finished, or that
+// ended with its final event, ends without an error.
+func TestStreamEndedBeforeItsEnd(t *testing.T) {
+	delta := "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":0,\"item_id\":\"m1\",\"output_index\":0,\"content_index\":0,\"delta\":\"hello\"}\n\n"
+	for _, tc := range []struct {
+		name, path, body, stream string
+		ended                    bool
+	}{
+		{"chat, no [DONE], no finish_reason", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\n", true},
+		{"chat, a finish_reason, no [DONE]", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n", false},
+		{"chat, the endpoint's own error", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`,
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n", false},
+		{"responses, no final event", "/v1/responses", `{"model":"m","stream":true,"input":"x"}`, delta, true},
+		{"responses, its final event", "/v1/responses", `{"model":"m","stream":true,"input":"x"}`,
+			delta + "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_1\",\"output\":[]}}\n\n", false},
+	} {
+		srv, _, _ := newResponsesProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(tc.stream))
+		}), nil)
+		req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		b := string(raw)
+		if !strings.Contains(b, "hello") {
+			t.Errorf("%s: the client got %q, want what the model sent", tc.name, b)
+			continue
+		}
+		got := strings.Contains(b, "model_stream_ended")
+		switch {
+		case got != tc.ended:
+			t.Errorf("%s: the client got %q; an error saying the stream ended early: %v, want %v", tc.name, b, got, tc.ended)
+		case tc.ended && tc.path == "/v1/responses" && !strings.Contains(b, "event: error\n"):
+			t.Errorf("%s: the client got %q, want the API's error event", tc.name, b)
+		case tc.ended && !strings.Contains(b, "may be incomplete"):
+			t.Errorf("%s: the client got %q, want a text saying the answer may be incomplete", tc.name, b)
+		}
+	}
+}

@@ -655,6 +655,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		}
 		return nil
 	}
+	// ended: the stream said it ended ([DONE], a choice's finish_reason,
+	// or the endpoint's own error chunk), unlike one cut between events.
+	ended := false
 	// An event's data may span several lines (the client joins them with
 	// a line feed) with other fields and comments between them: its chunk
 	// is read, masked and passed on whole, as one data line where its
@@ -668,6 +671,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		drop := false
 		var out bytes.Buffer
 		if has && bytes.Equal(d, []byte("[DONE]")) {
+			ended = true
 			a.tools.end()
 			a.end()
 			if err := rest(); err != nil {
@@ -678,6 +682,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			if json.Unmarshal(d, &c) == nil {
 				a.note(&c)
 				a.tools.add(d)
+				ended = ended || len(c.Error) > 0 || slices.ContainsFunc(c.Choices, func(ch openai.Choice) bool { return ch.FinishReason != "" })
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
 			} else {
 				a.raw += len(d)
@@ -726,6 +731,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 	}
 	if e := sc.Err(); err == nil && e != nil {
 		err = fmt.Errorf("%w: %w", errStreamRead, e)
+	}
+	if err == nil && !ended {
+		err = errStreamEnded
 	}
 	if err != nil {
 		// The client is told, as an endpoint tells of an error mid-stream:
@@ -814,11 +822,17 @@ func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 // errStreamCut ends a stream that ended inside an event (see eachEvent).
 var errStreamCut = errors.New("the model's stream ended inside an event, which was not passed on")
 
+// errStreamEnded ends a stream that ended between events before its end:
+// a chat stream with neither [DONE] nor a finish_reason, a Responses
+// stream with no final event. Its client's SDK would take the answer for
+// whole.
+var errStreamEnded = errors.New("the model's stream ended before its last event")
+
 // streamBroken reports whether err, what passing a stream on returned,
 // broke the model's stream (it was cut inside an event, one of its events
 // was too large, or reading it failed), rather than the client's.
 func streamBroken(err error) bool {
-	return errors.Is(err, errStreamCut) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamRead)
+	return errors.Is(err, errStreamCut) || errors.Is(err, errStreamEnded) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamRead)
 }
 
 // errStreamRead wraps an error reading the model's stream.
@@ -833,6 +847,8 @@ func brokenMessage(err error) (code, message string) {
 		return "model_answer_too_large", fmt.Sprintf("An event of the model's stream is larger than %d MiB, and reach does not pass on a part of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", MaxAnswer>>20)
 	case errors.Is(err, errStreamCut):
 		return "model_stream_cut", "The model's stream ended inside an event, which reach did not pass on: the answer is incomplete. Send the request again."
+	case errors.Is(err, errStreamEnded):
+		return "model_stream_ended", "The model's stream ended before its last event (it never said it was done): the answer may be incomplete. Send the request again."
 	}
 	return "model_stream_broken", "Reading the model's stream failed before its end: the answer is incomplete. Send the request again."
 }

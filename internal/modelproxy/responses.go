@@ -211,6 +211,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 	rc, sc := startStream(w, resp)
 	mask := newEventMask(p.opts.Redactor)
 	next := int64(0)                     // the model's number of the event after the last one read
+	ended := false                       // a final event, or the endpoint's own error, came
 	pass := func(lines [][]byte) error { // the lines of one event
 		if len(lines) == 0 {
 			return nil
@@ -231,6 +232,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			if final(e.Type) {
 				a.end()
 			}
+			ended = ended || final(e.Type) || e.Type == "error"
 		} else {
 			a.raw += len(data)
 		}
@@ -275,6 +277,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 	}
 	if e := sc.Err(); err == nil && e != nil {
 		err = fmt.Errorf("%w: %w", errStreamRead, e)
+	}
+	if err == nil && !ended {
+		err = errStreamEnded
 	}
 	if err != nil {
 		// The client is told with the API's error event, numbered after

@@ -175,6 +175,7 @@ func TestPassEventsCRFraming(t *testing.T) {
 	}
 	b, _ := json.Marshal(map[string]any{"type": "response.output_text.done", "sequence_number": 2, "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "the key is " + key + " ok"})
 	body.WriteString("event: response.output_text.done\rdata: " + string(b) + "\r\r")
+	body.WriteString("event: response.completed\rdata: {\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{\"id\":\"resp_1\",\"output\":[]}}\r\r")
 	p := &Proxy{opts: Options{Redactor: red}}
 	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body.String()))}
 	w := httptest.NewRecorder()

@@ -77,12 +77,17 @@ type Completion struct {
 	Model   string   `json:"model"` // the model that answered, if the endpoint says
 	Choices []Choice `json:"choices"`
 	Usage   *Usage   `json:"usage"`
+	// Error is an endpoint's error, sent as a chunk of a stream.
+	Error json.RawMessage `json:"error,omitempty"`
 }
 
 // Choice is one choice of a Completion.
 type Choice struct {
 	Message *Message `json:"message"`
 	Delta   *Message `json:"delta"`
+	// FinishReason says why a choice ended (stop, length, tool_calls, ...):
+	// a stream's chunk that carries one is its choice's last.
+	FinishReason string `json:"finish_reason,omitempty"`
 }
 
 // Response is the first choice of a chat completion, its usage, and the
