@@ -108,6 +108,7 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 		PutBuffer(data)
 	}()
 	var long []byte // a line longer than br's buffer
+	first := true   // the stream's first line, which may begin with a byte order mark
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -134,6 +135,11 @@ func ReadSSE(body io.Reader, cur *SSECursor, each func(*Message) bool) (*Message
 			return nil, err
 		}
 		line = line[:len(line)-1] // its LF (every line ending is one, see lineFeeds)
+		if first {
+			// A byte order mark that begins the stream is dropped, as the
+			// SSE format has it: the line is a field's all the same.
+			line, first = bytes.TrimPrefix(line, byteOrderMark), false
+		}
 		if len(line) > 0 {
 			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 				if data.Len() > 0 {
@@ -209,3 +215,6 @@ const (
 func (c *SSECursor) ResumeDelay() time.Duration {
 	return min(max(c.Retry, MinResumeDelay), MaxResumeDelay)
 }
+
+// byteOrderMark is UTF-8's byte order mark.
+var byteOrderMark = []byte("\xEF\xBB\xBF")

@@ -620,6 +620,20 @@ func TestReadSSELineEndings(t *testing.T) {
 	}
 }
 
+// TestReadSSEByteOrderMark: a byte order mark that begins a stream is
+// dropped (the SSE format's rule), so the first line is still its field:
+// here the event's id and its only data line.
+func TestReadSSEByteOrderMark(t *testing.T) {
+	for _, first := range []string{"id: s_1\n", ""} {
+		body := "\xEF\xBB\xBF" + first + "data: {\"jsonrpc\":\"2.0\",\"id\":\"reach-1\",\"result\":{}}\n\n"
+		var cur SSECursor
+		msg, err := ReadSSE(strings.NewReader(body), &cur, func(m *Message) bool { return m.Method == "" })
+		if err != nil || msg == nil || string(msg.ID) != `"reach-1"` || (first != "" && cur.LastID != "s_1") {
+			t.Errorf("a stream beginning %q: %+v, %v, cursor %+v; want reach-1's result", first, msg, err, cur)
+		}
+	}
+}
+
 // BenchmarkReadSSE reads a tool call's answer as an upstream streams it:
 // a progress notification, then the result, one event each.
 func BenchmarkReadSSE(b *testing.B) {
