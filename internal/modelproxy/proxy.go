@@ -729,12 +729,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 	if err := rest(); err != nil { // a stream that ended without [DONE]
 		return err
 	}
-	if e := sc.Err(); err == nil && e != nil {
-		err = fmt.Errorf("%w: %w", errStreamRead, e)
-	}
-	if err == nil && !ended {
-		err = errStreamEnded
-	}
+	err = streamOutcome(sc, err, ended)
 	if err != nil {
 		// The client is told, as an endpoint tells of an error mid-stream:
 		// the openai SDKs raise an APIError on a chunk with "error".
@@ -833,6 +828,22 @@ var errStreamEnded = errors.New("the model's stream ended before its last event"
 // was too large, or reading it failed), rather than the client's.
 func streamBroken(err error) bool {
 	return errors.Is(err, errStreamCut) || errors.Is(err, errStreamEnded) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamRead)
+}
+
+// streamOutcome is how passing a stream on ended, given what eachEvent
+// returned (err) and whether the stream said it was done (ended): err, or
+// the scanner's read error, or errStreamEnded for a stream that stopped
+// between events before its end.
+func streamOutcome(sc *bufio.Scanner, err error, ended bool) error {
+	switch e := sc.Err(); {
+	case err != nil:
+		return err
+	case e != nil:
+		return fmt.Errorf("%w: %w", errStreamRead, e)
+	case !ended:
+		return errStreamEnded
+	}
+	return nil
 }
 
 // errStreamRead wraps an error reading the model's stream.

@@ -275,12 +275,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		}
 		next += mask.added
 	}
-	if e := sc.Err(); err == nil && e != nil {
-		err = fmt.Errorf("%w: %w", errStreamRead, e)
-	}
-	if err == nil && !ended {
-		err = errStreamEnded
-	}
+	err = streamOutcome(sc, err, ended)
 	if err != nil {
 		// The client is told with the API's error event, numbered after
 		// the last event it got.
