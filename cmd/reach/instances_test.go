@@ -727,6 +727,11 @@ func startReach(t testing.TB, cfg, addr, data string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// A test that failed before it stopped the gateway leaves it
+		// serving: it would hold connections open to the test's own
+		// servers, whose Close then waits for them for ever.
+		cmd.Process.Kill()
+		cmd.Wait()
 		if t.Failed() {
 			b, _ := os.ReadFile(logf.Name())
 			if len(b) > 6000 {
