@@ -93,7 +93,7 @@ func (a *answer) noteResponse(r *responseBody) {
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
-				a.text.WriteString(c.Text)
+				a.say(c.Text)
 			}
 		case "function_call":
 			a.call(&it)
@@ -143,7 +143,6 @@ func (a *answer) call(it *outputItem) {
 		a.called = map[string]bool{}
 	}
 	a.called[it.CallID] = true
-	a.ids = append(a.ids, it.CallID)
 	a.args += len(it.Arguments)
 	if a.tools.record != nil {
 		a.tools.record(it.CallID, it.Name, []byte(it.Arguments))
@@ -170,7 +169,7 @@ func (a *answer) noteEvent(e *event) {
 	case "response.output_text.delta", "response.refusal.delta":
 		var s string
 		json.Unmarshal(e.Delta, &s)
-		a.text.WriteString(s)
+		a.say(s)
 	case "response.output_item.added":
 		if it := e.Item; it != nil {
 			a.noteItem(it)
@@ -255,6 +254,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			}
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
+		}
+		if a.parts()+mask.parts() > maxParts {
+			return errStreamTooLarge // this event not passed on: its texts may not be masked whole
 		}
 		out.WriteByte('\n')
 		if _, err := w.Write(out.Bytes()); err != nil {
@@ -356,6 +358,14 @@ func newEventMask(red *redact.Redactor) *eventMask {
 		return nil
 	}
 	return &eventMask{red: red, texts: map[string]*heldDelta{}}
+}
+
+// parts is how many texts the mask follows.
+func (m *eventMask) parts() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.texts)
 }
 
 // textKey names the text an event of it streams or ends: its type without

@@ -1,0 +1,138 @@
+package modelproxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach/internal/link"
+)
+
+// streamChunks is a model endpoint that streams n events, each made by
+// event(i), then the stream's end (end, if not empty).
+func streamChunks(n int, event func(i int) string, end string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range n {
+			if _, err := io.WriteString(w, event(i)); err != nil {
+				return
+			}
+		}
+		io.WriteString(w, end)
+	}
+}
+
+// TestStreamedTextKeptBounded: a streamed answer's text is kept with its
+// model turn (the frame's Text, which the loop guard and a delegation's
+// verdict read, for as long as the request lives), but at most MaxAnswer of
+// it, as much as a whole answer can hold; the turn is still charged for the
+// whole answer (the estimate, when the endpoint reports no usage). Before,
+// the turn kept all of a stream's text: an endpoint that streamed on had
+// reach hold all it said, in memory, for as long as the request lived.
+func TestStreamedTextKeptBounded(t *testing.T) {
+	piece := strings.Repeat("a", 1<<20)
+	const pieces = 20 // MiB, past MaxAnswer
+	for _, tc := range []struct {
+		name, path, body string
+		up               http.HandlerFunc
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`,
+			streamChunks(pieces, func(int) string {
+				return `data: {"choices":[{"index":0,"delta":{"content":"` + piece + `"}}]}` + "\n\n"
+			}, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")},
+		{"responses", "/v1/responses", `{"model":"m","stream":true,"input":"go"}`,
+			streamChunks(pieces, func(i int) string {
+				return fmt.Sprintf(`data: {"type":"response.output_text.delta","sequence_number":%d,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"%s"}`, i, piece) + "\n\n"
+			}, fmt.Sprintf(`data: {"type":"response.completed","sequence_number":%d,"response":{"id":"resp_b1","output":[]}}`, pieces)+"\n\n")},
+	} {
+		srv, rt, _ := newResponsesProxy(t, tc.up, nil)
+		req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n < pieces<<20 {
+			t.Fatalf("%s: the client got %d bytes, want the whole answer (%d MiB)", tc.name, n, pieces)
+		}
+		turns := modelTurns(rt, resp.Header.Get(link.HeaderRequest))
+		if len(turns) != 1 {
+			t.Fatalf("%s: %d model turns, want 1", tc.name, len(turns))
+		}
+		f := turns[0]
+		if got := len(f.Text()); got == 0 || got > MaxAnswer {
+			t.Errorf("%s: the model turn keeps %d bytes of the answer's text, want some and at most MaxAnswer (%d)", tc.name, got, MaxAnswer)
+		}
+		if want := int64(pieces<<20) / BytesPerToken; f.Tokens() < want {
+			t.Errorf("%s: the turn was charged %d tokens, want at least %d (the whole answer's text, estimated)", tc.name, f.Tokens(), want)
+		}
+	}
+}
+
+// TestStreamedAnswerBounded: a streamed answer is bounded as a whole
+// (MaxStream bytes, maxParts texts, tool calls and ids), besides each event
+// (MaxAnswer): an endpoint that streams on and on, or names ever new tool
+// calls or items, has the stream ended with the API's error,
+// model_answer_too_large, once it passed the bound. Before, reach passed on a stream without end,
+// and held what it learnt of it (its tool calls, the texts it masks) for as
+// long as it went on.
+func TestStreamedAnswerBounded(t *testing.T) {
+	piece := strings.Repeat("b", 1<<20)
+	n := 64 + 4
+	for _, tc := range []struct {
+		name, path, body string
+		up               http.HandlerFunc
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`,
+			streamChunks(n, func(i int) string {
+				return fmt.Sprintf(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","function":{"name":"f","arguments":"%s"}}]}}]}`, i, i, piece) + "\n\n"
+			}, "data: [DONE]\n\n")},
+		{"responses", "/v1/responses", `{"model":"m","stream":true,"input":"go"}`,
+			streamChunks(n, func(i int) string {
+				return fmt.Sprintf(`data: {"type":"response.output_text.delta","sequence_number":%d,"item_id":"msg_%d","output_index":%d,"content_index":0,"delta":"%s"}`, i, i, i, piece) + "\n\n"
+			}, `data: {"type":"response.completed","sequence_number":1,"response":{"id":"resp_b2","output":[]}}`+"\n\n")},
+		{"chat, many tool calls", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`,
+			streamChunks(maxParts+10, func(i int) string {
+				return fmt.Sprintf(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","function":{"name":"f","arguments":"{}"}}]}}]}`, i, i) + "\n\n"
+			}, "data: [DONE]\n\n")},
+		{"responses, many items", "/v1/responses", `{"model":"m","stream":true,"input":"go"}`,
+			streamChunks(maxParts+10, func(i int) string {
+				return fmt.Sprintf(`data: {"type":"response.output_item.added","sequence_number":%d,"output_index":%d,"item":{"type":"message","id":"msg_%d"}}`, i, i, i) + "\n\n"
+			}, `data: {"type":"response.completed","sequence_number":1,"response":{"id":"resp_b3","output":[]}}`+"\n\n")},
+	} {
+		srv, _, _ := newResponsesProxy(t, tc.up, nil)
+		req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if len(raw) > (64<<20)+2*MaxAnswer {
+			t.Errorf("%s: the client got %d MiB, want the stream ended near 64 MiB", tc.name, len(raw)>>20)
+		}
+		events := clientEvents(raw)
+		if len(events) == 0 {
+			t.Fatalf("%s: no events", tc.name)
+		}
+		var last struct {
+			Code  string `json:"code"`
+			Error *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		json.Unmarshal([]byte(events[len(events)-1]), &last)
+		if last.Error != nil {
+			last.Code = last.Error.Code
+		}
+		if last.Code != "model_answer_too_large" {
+			t.Errorf("%s: the stream's last event is %.200q, want the API's error model_answer_too_large", tc.name, events[len(events)-1])
+		}
+	}
+}
