@@ -1331,6 +1331,39 @@ func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task
 	*rec = failed
 }
 
+// followers counts each principal's open streams of its tasks
+// (SubscribeToTask), bounded as its running tasks are (Options.
+// MaxLiveTasks). The zero value is ready.
+type followers struct {
+	mu sync.Mutex
+	m  map[Owner]int
+}
+
+// take counts one more stream of owner's, or reports how many it holds
+// and false when that would pass max (max < 0: no bound).
+func (f *followers) take(owner Owner, max int) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.m[owner]
+	if max >= 0 && n >= max {
+		return n, false
+	}
+	if f.m == nil {
+		f.m = map[Owner]int{}
+	}
+	f.m[owner] = n + 1
+	return n + 1, true
+}
+
+// give counts one stream of owner's fewer.
+func (f *followers) give(owner Owner) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m[owner]--; f.m[owner] <= 0 {
+		delete(f.m, owner)
+	}
+}
+
 // DefaultMaxLiveTasks is how many tasks one principal has running at reach
 // unless Options.MaxLiveTasks says otherwise.
 const DefaultMaxLiveTasks = 1000
