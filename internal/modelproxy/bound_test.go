@@ -136,3 +136,41 @@ func TestStreamedAnswerBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleavedToolCallDeltas: a chat stream may send a tool call's
+// arguments in pieces between another call's (the deltas name their call
+// by index; the openai SDKs join them by index, in any order). The call is
+// linked by the arguments the agent runs it with, all of them: it used to
+// be recorded with the pieces that came before the next call began, and
+// an MCP call with its whole arguments matched no turn.
+func TestInterleavedToolCallDeltas(t *testing.T) {
+	chunk := func(idx int, id, name, args string) string {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+			map[string]any{"index": idx, "id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}}}}}})
+		return "data: " + string(b) + "\n\n"
+	}
+	stream := chunk(0, "call_a", "lookup", `{"q":`) + chunk(1, "call_b", "other", `{"x":1}`) + chunk(0, "", "", `"later"}`) +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+	srv, rt, choices := newResponsesProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	}), nil)
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	turns := modelTurns(rt, resp.Header.Get(link.HeaderRequest))
+	if len(turns) != 1 {
+		t.Fatalf("%d model turns, want 1", len(turns))
+	}
+	if f, id := choices.Match("lookup", []byte(`{"q":"later"}`), nil, ""); f != turns[0] || id != "call_a" {
+		t.Errorf("the call with its whole arguments matched %v (%q), want the turn that chose it (call_a)", f, id)
+	}
+	if f, id := choices.Match("other", []byte(`{"x":1}`), nil, ""); f != turns[0] || id != "call_b" {
+		t.Errorf("the other call matched %v (%q), want the turn (call_b)", f, id)
+	}
+}

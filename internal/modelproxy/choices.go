@@ -88,6 +88,13 @@ func (t *toolCalls) add(raw []byte) {
 					t.calls[key] = cc
 					t.pending = append(t.pending, key)
 				}
+				if cc.done && (tc.ID != "" || tc.Function.Name != "" || tc.Function.Arguments != "") {
+					// More of a call recorded already (the deltas of two
+					// calls interleaved): it is recorded again, whole,
+					// when it is complete, as the agent runs it.
+					cc.done = false
+					t.pending = append(t.pending, key)
+				}
 				if tc.ID != "" {
 					cc.id = tc.ID
 				}
