@@ -174,3 +174,37 @@ func TestInterleavedToolCallDeltas(t *testing.T) {
 		t.Errorf("the other call matched %v (%q), want the turn (call_b)", f, id)
 	}
 }
+
+// TestNegativeUsageEstimated: an endpoint that reports usage below zero
+// (no count can be) has its turn charged the estimate, as one that reports
+// none: its answer was charged nothing (budget.Charge takes a negative
+// count as zero), so a budget did not hold against it.
+func TestNegativeUsageEstimated(t *testing.T) {
+	text := strings.Repeat("word ", 8000) // 40,000 bytes: 10,000 tokens at BytesPerToken
+	for _, tc := range []struct{ name, path, body, answer string }{
+		{"chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}]}`,
+			`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"` + text + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":-5000,"completion_tokens":-5000,"total_tokens":-10000}}`},
+		{"responses", "/v1/responses", `{"model":"m","input":"go"}`,
+			`{"id":"resp_n1","object":"response","model":"m","output":[{"type":"message","id":"msg_n1","role":"assistant","content":[{"type":"output_text","text":"` + text + `"}]}],"usage":{"input_tokens":10,"output_tokens":-100000}}`},
+	} {
+		srv, rt, _ := newResponsesProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, tc.answer)
+		}), nil)
+		req, _ := http.NewRequest("POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		turns := modelTurns(rt, resp.Header.Get(link.HeaderRequest))
+		if len(turns) != 1 {
+			t.Fatalf("%s: %d model turns, want 1", tc.name, len(turns))
+		}
+		if got, want := turns[0].Tokens(), int64(len(text)/BytesPerToken); got < want {
+			t.Errorf("%s: the turn was charged %d tokens, want at least %d (the estimate of its answer)", tc.name, got, want)
+		}
+	}
+}

@@ -554,8 +554,8 @@ func (a *answer) note(c *openai.Completion) {
 	if c.Model != "" {
 		a.use.Model = c.Model // the model that answered
 	}
-	if c.Usage != nil {
-		a.use.Input, a.use.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+	if u := c.Usage; u != nil && u.PromptTokens >= 0 && u.CompletionTokens >= 0 { // a count below zero is no count: estimated
+		a.use.Input, a.use.Output = u.PromptTokens, u.CompletionTokens
 		a.reported = true
 	}
 	for _, ch := range c.Choices {

@@ -110,8 +110,8 @@ func (a *answer) noteUsage(r *responseBody) {
 	if r.Model != "" {
 		a.use.Model = r.Model
 	}
-	if r.Usage != nil {
-		a.use.Input, a.use.Output = r.Usage.InputTokens, r.Usage.OutputTokens
+	if u := r.Usage; u != nil && u.InputTokens >= 0 && u.OutputTokens >= 0 { // a count below zero is no count: estimated
+		a.use.Input, a.use.Output = u.InputTokens, u.OutputTokens
 		a.reported = true
 	}
 }
