@@ -622,11 +622,14 @@ const MaxAnswer = 16 << 20
 // with the API's error (model_answer_too_large), rather than have reach
 // hold what it learns of the stream for as long as it goes on. No model's
 // answer comes near either (a generated image, in several partial images
-// and repeated whole twice, is some MiB).
+// and repeated whole twice, is some MiB: several in one answer, tens).
 const (
-	MaxStream = 64 << 20
+	MaxStream = 256 << 20
 	maxParts  = 1 << 16
 )
+
+// streamLimit is the bound eachEvent applies: MaxStream (a test lowers it).
+var streamLimit = MaxStream
 
 // passWhole copies a JSON answer (of api) and reads its usage and tool
 // call ids.
@@ -825,7 +828,7 @@ func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 	held := 0  // the bytes of lines
 	total := 0 // the bytes of the stream
 	for sc.Scan() {
-		if total += len(sc.Bytes()) + 1; total > MaxStream {
+		if total += len(sc.Bytes()) + 1; total > streamLimit {
 			return errStreamTooLarge
 		}
 		if b := sc.Bytes(); len(b) > 0 {
@@ -900,7 +903,7 @@ func brokenMessage(err error) (code, message string) {
 	case errors.Is(err, errEventTooLarge):
 		return "model_answer_too_large", fmt.Sprintf("An event of the model's stream is larger than %d MiB, and reach does not pass on a part of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", MaxAnswer>>20)
 	case errors.Is(err, errStreamTooLarge):
-		return "model_answer_too_large", fmt.Sprintf("The model's stream passed %d MiB (or %d texts, tool calls and ids), and reach passed on no more of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", MaxStream>>20, maxParts)
+		return "model_answer_too_large", fmt.Sprintf("The model's stream passed %d MiB (or %d texts, tool calls and ids), and reach passed on no more of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", streamLimit>>20, maxParts)
 	case errors.Is(err, errStreamCut):
 		return "model_stream_cut", "The model's stream ended inside an event, which reach did not pass on: the answer is incomplete. Send the request again."
 	case errors.Is(err, errStreamEnded):
