@@ -94,6 +94,12 @@ func (a *agent) resolve(ctx context.Context) error {
 			proto = pickVersion(card)
 		}
 	}
+	if err != nil {
+		// Callers read it (GET /v1/agents, the card's error, a failed
+		// task's message): the agent's key may be in what the SDK quotes
+		// of its card (an interface's URL).
+		err = &shownError{err, a.g.shown(err.Error())}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.tried = time.Now()
@@ -158,6 +164,15 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	return card, nil
 }
+
+// shownError is an error as callers are shown it: masked.
+type shownError struct {
+	err  error
+	text string
+}
+
+func (e *shownError) Error() string { return e.text }
+func (e *shownError) Unwrap() error { return e.err }
 
 // unreachable is a card that could not be fetched: the agent did not answer,
 // or not with 200. It may be up later.
