@@ -1,14 +1,18 @@
 package modelproxy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach/internal/link"
+	"github.com/agentreach/reach/internal/store"
 )
 
 // streamChunks is a model endpoint that streams n events, each made by
@@ -208,5 +212,56 @@ func TestNegativeUsageEstimated(t *testing.T) {
 		if got, want := turns[0].Tokens(), int64(len(text)/BytesPerToken); got < want {
 			t.Errorf("%s: the turn was charged %d tokens, want at least %d (the estimate of its answer)", tc.name, got, want)
 		}
+	}
+}
+
+// countingOwners counts the owners recorded.
+type countingOwners struct {
+	mu  sync.Mutex
+	put int
+}
+
+func (c *countingOwners) PutResponseOwner(context.Context, *store.ResponseOwner) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.put++
+	return nil
+}
+
+func (c *countingOwners) GetResponseOwner(context.Context, string) (*store.ResponseOwner, error) {
+	return nil, store.ErrNotFound
+}
+
+// TestWholeAnswerItemsBounded: each item id of a Responses API answer is
+// recorded as its principal's (a store write each, before the answer is
+// passed on), and a whole answer may hold 16 MiB of them: at most maxParts
+// ids of one answer are recorded (a later turn naming one past it is
+// refused, as one reach did not give). Before, an endpoint's answer of
+// 200,000 empty items made 200,000 writes.
+func TestWholeAnswerItemsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"resp_w1","object":"response","model":"m","output":[`)
+	for i := range maxParts + 1000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"message","id":"msg_%d","content":[]}`, i)
+	}
+	b.WriteString(`],"usage":{"input_tokens":1,"output_tokens":1}}`)
+	answer := b.String()
+	owners := &countingOwners{}
+	srv := ownersProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	}), owners, time.Hour)
+	resp, _ := postResponses(t, srv.URL, `{"model":"m","input":"go"}`, map[string]string{"Who": "alice"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("the turn: %d", resp.StatusCode)
+	}
+	owners.mu.Lock()
+	put := owners.put
+	owners.mu.Unlock()
+	if put == 0 || put > maxParts+1 {
+		t.Errorf("%d owners recorded for one answer, want some and at most %d", put, maxParts+1)
 	}
 }

@@ -746,7 +746,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
 		}
-		if a.parts()+mask.parts() > maxParts {
+		if a.parts()+mask.parts() >= maxParts {
 			return errStreamTooLarge // this event not passed on: its texts may not be masked whole
 		}
 		if out.Len() == 0 {

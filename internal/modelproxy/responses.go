@@ -122,7 +122,9 @@ func (a *answer) noteUsage(r *responseBody) {
 // response.completed.
 func (a *answer) noteItem(it *outputItem) {
 	for _, id := range [...]string{it.ID, it.ContainerID} {
-		if id == "" || a.gave == nil || a.items[id] {
+		if id == "" || a.gave == nil || a.items[id] || len(a.items) >= maxParts {
+			// Past maxParts, not recorded: a store write each, and no
+			// model's answer has so many items.
 			continue
 		}
 		if a.items == nil {
@@ -136,7 +138,7 @@ func (a *answer) noteItem(it *outputItem) {
 // call records a function call the answer chose, once: a stream gives it
 // in response.output_item.done and again in response.completed.
 func (a *answer) call(it *outputItem) {
-	if it.CallID == "" || a.called[it.CallID] {
+	if it.CallID == "" || a.called[it.CallID] || len(a.called) >= maxParts {
 		return
 	}
 	if a.called == nil {
@@ -255,7 +257,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
 		}
-		if a.parts()+mask.parts() > maxParts {
+		if a.parts()+mask.parts() >= maxParts {
 			return errStreamTooLarge // this event not passed on: its texts may not be masked whole
 		}
 		out.WriteByte('\n')
