@@ -237,6 +237,7 @@ type Gateway struct {
 	names  []string
 	tasks  *registry
 	live   liveTasks // each principal's running tasks, for MaxLiveTasks
+	follow followers // each principal's open streams of its tasks (SubscribeToTask)
 
 	base   context.Context // the gateway's lifetime
 	cancel context.CancelFunc

@@ -94,6 +94,12 @@ func (a *agent) resolve(ctx context.Context) error {
 			proto = pickVersion(card)
 		}
 	}
+	if err != nil {
+		// Callers read it (GET /v1/agents, the card's error, a failed
+		// task's message): the agent's key may be in what the SDK quotes
+		// of its card (an interface's URL).
+		err = &shownError{err, a.g.shown(err.Error())}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.tried = time.Now()
@@ -149,7 +155,7 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	card, err := a2av0.NewAgentCardParser()(b)
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: %s is not an agent card: %w", a.cfg.Name, u, err)
+		return nil, fmt.Errorf("agent %s: %s is not an agent card: %w", a.cfg.Name, shownURL(u), err)
 	}
 	if !slices.ContainsFunc(card.SupportedInterfaces, func(i *a2a.AgentInterface) bool {
 		return i != nil && i.ProtocolBinding == a2a.TransportProtocolJSONRPC
@@ -158,6 +164,15 @@ func (a *agent) fetchCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	return card, nil
 }
+
+// shownError is an error as callers are shown it: masked.
+type shownError struct {
+	err  error
+	text string
+}
+
+func (e *shownError) Error() string { return e.text }
+func (e *shownError) Unwrap() error { return e.err }
 
 // unreachable is a card that could not be fetched: the agent did not answer,
 // or not with 200. It may be up later.
@@ -196,6 +211,14 @@ func (a *agent) check(ctx context.Context) (warnings []string, err error) {
 	return warnings, nil
 }
 
+// shown is a text of an agent's card as reach shows it: masked.
+func (g *Gateway) shown(s string) string {
+	if g.opts.Redactor == nil {
+		return s
+	}
+	return g.opts.Redactor.RedactString(s)
+}
+
 // shownURL is how an agent's URL is quoted (errors, warnings, GET
 // /v1/agents, the model's refusals): its query, which may hold its key
 // (?key=...), as "?…", its user information as "xxxxx", no fragment.
@@ -212,9 +235,9 @@ func (a *agent) status(ctx context.Context) Status {
 		s.Error = err.Error()
 		return s
 	}
-	s.Card, s.CardName, s.Description, s.Streaming = true, card.Name, card.Description, card.Capabilities.Streaming
+	s.Card, s.CardName, s.Description, s.Streaming = true, a.g.shown(card.Name), a.g.shown(card.Description), card.Capabilities.Streaming
 	for _, sk := range card.Skills {
-		s.Skills = append(s.Skills, sk.Name)
+		s.Skills = append(s.Skills, a.g.shown(sk.Name))
 	}
 	a.mu.Lock()
 	s.Protocol = string(a.proto)
@@ -236,6 +259,12 @@ func (a *agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]string{"code": "bad_card", "message": err.Error()}})
 		return
+	}
+	if r := a.g.opts.Redactor; r != nil {
+		// The card is the agent's words: it may quote the address it was
+		// asked at, key and all. (The card reach's client follows keeps
+		// it: its interfaces may need it.)
+		b = r.Values(b)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)

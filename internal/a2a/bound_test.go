@@ -298,3 +298,55 @@ func BenchmarkLiveTasks(b *testing.B) {
 	b.ReportMetric(float64(ms.HeapInuse-before)/float64(b.N), "heap-bytes/task")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(b.N), "goroutines/task")
 }
+
+// TestTaskMetadataCounts: what an agent puts in metadata (a status
+// message's, a part's, an event's own) counts toward MaxTaskBytes as the
+// parts' content does: a task fed 64 MiB of it, around empty parts, is
+// failed at reach and holds at most about the bound. Before, metadata was
+// counted as nothing: a task held all of it, past its bound and past
+// MaxTotalBytes.
+func TestTaskMetadataCounts(t *testing.T) {
+	const limit = 1 << 20
+	meta := func() map[string]any { return map[string]any{"pad": strings.Repeat("m", 64<<10)} }
+	for _, tc := range []struct {
+		name  string
+		event func(tk *task, i int) a2a.Event
+	}{
+		{"a status message's metadata", func(tk *task, i int) a2a.Event {
+			m := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(fmt.Sprint(i)))
+			m.Metadata = meta()
+			return &a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: m}}
+		}},
+		{"a part's metadata", func(tk *task, i int) a2a.Event {
+			p := a2a.NewTextPart("")
+			p.Metadata = meta()
+			return &a2a.TaskArtifactUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Append: i > 0, Artifact: &a2a.Artifact{ID: "a", Parts: a2a.ContentParts{p}}}
+		}},
+		{"an event's own metadata", func(tk *task, i int) a2a.Event {
+			return &a2a.TaskStatusUpdateEvent{TaskID: tk.id, ContextID: tk.ctxID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}, Metadata: meta()}
+		}},
+	} {
+		tk := workingTask(t, Options{MaxTaskBytes: limit})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range 1024 {
+			tk.apply(tc.event(tk, i))
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		tk.mu.Lock()
+		state, held, fed := tk.state, tk.held, tk.fed
+		tk.mu.Unlock()
+		runtime.KeepAlive(tk)
+		if tc.name != "an event's own metadata" && state != a2a.TaskStateFailed {
+			t.Errorf("%s: the task is %s after 64 MiB of it, want FAILED", tc.name, state)
+		}
+		if held > limit || fed > limit {
+			t.Errorf("%s: the task holds %d bytes, its feed %d, want at most %d", tc.name, held, fed, limit)
+		}
+		if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+			t.Errorf("%s: the heap grew by %d MiB, want under 8 MiB", tc.name, grew>>20)
+		}
+	}
+}

@@ -16,6 +16,9 @@ import (
 type Redactor interface {
 	RedactString(s string) string
 	Redact(b []byte) []byte
+	// Values masks the configured secret values in b only (an agent's
+	// card, JSON whose members are the card's, not the caller's).
+	Values(b []byte) []byte
 	// Blocks masks texts as their concatenation would be (a value one
 	// ends and the next begins is masked too).
 	Blocks(texts []string) []string

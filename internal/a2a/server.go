@@ -596,6 +596,14 @@ func (e *endpoint) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTask
 			yield(nil, notFound(e.a.cfg.Name, req.ID))
 			return
 		}
+		owner := e.owner(ctx)
+		if n, ok := e.g.follow.take(owner, e.g.opts.MaxLiveTasks); !ok {
+			yield(nil, &a2a.Error{Err: a2a.ErrInvalidRequest, Message: fmt.Sprintf(
+				"reach refused this stream of task %s: you hold %d streams of your tasks open at reach, the most one principal may. "+
+					"Close those you no longer read (a client that reconnects should end its old stream first), or ask with GetTask.", req.ID, n)})
+			return
+		}
+		defer e.g.follow.give(owner)
 		from := t.position()
 		v := t.snapshot()
 		if v == nil {

@@ -845,29 +845,27 @@ func (t *task) overflow(after *[]func(), first bool) {
 	})
 }
 
-// sizeOf is about the bytes an event holds: its parts' content, and a
-// little for each part and message, so that many empty ones count too.
+// sizeOf is about the bytes an event holds: its parts' content, its
+// metadata (the event's, its messages', artifacts' and parts'; an agent may
+// put anything there), and a little for each part and message, so that
+// many empty ones count too.
 func sizeOf(ev a2a.Event) int64 {
 	switch e := ev.(type) {
 	case *a2a.Message:
 		return messageSize(e)
 	case *a2a.Task:
-		n := messageSize(e.Status.Message)
+		n := messageSize(e.Status.Message) + metaSize(e.Metadata)
 		for _, m := range e.History {
 			n += messageSize(m)
 		}
 		for _, a := range e.Artifacts {
-			if a != nil {
-				n += partsSize(a.Parts)
-			}
+			n += artifactSize(a)
 		}
 		return n
 	case *a2a.TaskStatusUpdateEvent:
-		return messageSize(e.Status.Message)
+		return messageSize(e.Status.Message) + metaSize(e.Metadata)
 	case *a2a.TaskArtifactUpdateEvent:
-		if e.Artifact != nil {
-			return partsSize(e.Artifact.Parts)
-		}
+		return artifactSize(e.Artifact) + metaSize(e.Metadata)
 	}
 	return 0
 }
@@ -878,7 +876,27 @@ func messageSize(m *a2a.Message) int64 {
 	if m == nil {
 		return 0
 	}
-	return partOverhead + partsSize(m.Parts)
+	n := partOverhead + partsSize(m.Parts) + metaSize(m.Metadata)
+	for _, x := range m.Extensions {
+		n += int64(len(x))
+	}
+	for _, x := range m.ReferenceTasks {
+		n += int64(len(x))
+	}
+	return n
+}
+
+// artifactSize is what an artifact holds: its parts, name, description,
+// extensions and metadata.
+func artifactSize(a *a2a.Artifact) int64 {
+	if a == nil {
+		return 0
+	}
+	n := partsSize(a.Parts) + int64(len(a.Name)+len(a.Description)) + metaSize(a.Metadata)
+	for _, x := range a.Extensions {
+		n += int64(len(x))
+	}
+	return n
 }
 
 func partsSize(parts a2a.ContentParts) int64 {
@@ -888,7 +906,7 @@ func partsSize(parts a2a.ContentParts) int64 {
 		if p == nil {
 			continue
 		}
-		n += int64(len(p.Filename) + len(p.MediaType))
+		n += int64(len(p.Filename)+len(p.MediaType)) + metaSize(p.Metadata)
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			n += int64(len(c))
@@ -904,14 +922,23 @@ func partsSize(parts a2a.ContentParts) int64 {
 	return n
 }
 
+// metaSize is the bytes of metadata, as JSON.
+func metaSize(m map[string]any) int64 {
+	if len(m) == 0 {
+		return 0
+	}
+	j, _ := json.Marshal(m)
+	return int64(len(j))
+}
+
 // addArtifact adds or grows an artifact of t, and returns by how many
-// bytes (partsSize) t's artifacts grew (less than zero if a replaced one
-// was larger).
+// bytes (artifactSize; an appended chunk adds its parts only) t's artifacts
+// grew (less than zero if a replaced one was larger).
 func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) int64 {
-	grew := partsSize(e.Artifact.Parts)
 	for i, a := range t.Artifacts {
 		if a.ID == e.Artifact.ID {
 			if e.Append {
+				grew := partsSize(e.Artifact.Parts) // only the chunk's parts are kept
 				// A new artifact, its parts grown in place: a view or an
 				// event handed out before holds the parts it had (a slice
 				// no longer), and only this artifact's newest parts are
@@ -920,15 +947,14 @@ func addArtifact(t *a2a.Task, e *a2a.TaskArtifactUpdateEvent) int64 {
 				c := *a
 				c.Parts = append(a.Parts, e.Artifact.Parts...)
 				t.Artifacts[i] = &c
-			} else {
-				grew -= partsSize(a.Parts)
-				t.Artifacts[i] = e.Artifact
+				return grew
 			}
-			return grew
+			t.Artifacts[i] = e.Artifact
+			return artifactSize(e.Artifact) - artifactSize(a)
 		}
 	}
 	t.Artifacts = append(t.Artifacts, e.Artifact)
-	return grew
+	return artifactSize(e.Artifact)
 }
 
 func textOfMessage(m *a2a.Message) string {
@@ -1303,6 +1329,39 @@ func (g *Gateway) cutOff(ctx context.Context, rec *store.TaskRecord, v *a2a.Task
 	}
 	crashpoint.Reached("task.stored")
 	*rec = failed
+}
+
+// followers counts each principal's open streams of its tasks
+// (SubscribeToTask), bounded as its running tasks are (Options.
+// MaxLiveTasks). The zero value is ready.
+type followers struct {
+	mu sync.Mutex
+	m  map[Owner]int
+}
+
+// take counts one more stream of owner's, or reports how many it holds
+// and false when that would pass max (max < 0: no bound).
+func (f *followers) take(owner Owner, max int) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.m[owner]
+	if max >= 0 && n >= max {
+		return n, false
+	}
+	if f.m == nil {
+		f.m = map[Owner]int{}
+	}
+	f.m[owner] = n + 1
+	return n + 1, true
+}
+
+// give counts one stream of owner's fewer.
+func (f *followers) give(owner Owner) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m[owner]--; f.m[owner] <= 0 {
+		delete(f.m, owner)
+	}
 }
 
 // DefaultMaxLiveTasks is how many tasks one principal has running at reach

@@ -47,7 +47,12 @@ type chosenCall struct {
 type toolCalls struct {
 	record func(id, name string, args []byte)
 	calls  map[[2]int]*chosenCall // (choice index, tool call index)
-	order  [][2]int
+	// pending are the keys of the calls not yet recorded, in the order
+	// they began: a new call records those of its choice, so they are few
+	// (a flush that went through every call an answer had named took
+	// time in their square: minutes for a stream of 65,536 calls).
+	pending [][2]int
+	held    int // bytes of arguments held, at most MaxAnswer (a stream's may go on)
 }
 
 // add reads the tool calls of one completion or chunk (JSON text).
@@ -81,13 +86,24 @@ func (t *toolCalls) add(raw []byte) {
 					}
 					cc = &chosenCall{}
 					t.calls[key] = cc
-					t.order = append(t.order, key)
+					t.pending = append(t.pending, key)
+				}
+				if cc.done && (tc.ID != "" || tc.Function.Name != "" || tc.Function.Arguments != "") {
+					// More of a call recorded already (the deltas of two
+					// calls interleaved): it is recorded again, whole,
+					// when it is complete, as the agent runs it.
+					cc.done = false
+					t.pending = append(t.pending, key)
 				}
 				if tc.ID != "" {
 					cc.id = tc.ID
 				}
 				cc.name += tc.Function.Name
-				cc.args.WriteString(tc.Function.Arguments)
+				if args := tc.Function.Arguments; t.held < MaxAnswer {
+					args = args[:min(len(args), MaxAnswer-t.held)]
+					cc.args.WriteString(args)
+					t.held += len(args)
+				}
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -98,11 +114,16 @@ func (t *toolCalls) add(raw []byte) {
 
 // flush records the calls not yet recorded whose key which accepts.
 func (t *toolCalls) flush(which func([2]int) bool) {
-	for _, k := range slices.Clone(t.order) {
-		cc := t.calls[k]
-		if cc.done || !which(k) {
-			continue
+	var done [][2]int
+	t.pending = slices.DeleteFunc(t.pending, func(k [2]int) bool {
+		if !which(k) {
+			return false
 		}
+		done = append(done, k)
+		return true
+	})
+	for _, k := range done {
+		cc := t.calls[k]
 		cc.done = true
 		t.record(cc.id, cc.name, []byte(cc.args.String()))
 	}

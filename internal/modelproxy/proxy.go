@@ -65,6 +65,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
@@ -510,12 +511,14 @@ func copyHeader(dst, src http.Header) {
 type answer struct {
 	use      reach.TokenUsage
 	reported bool // the answer carried its usage
-	ids      []string
-	text     strings.Builder
-	args     int             // bytes of tool call arguments
-	raw      int             // bytes of the answer, when it could not be read as one
-	chose    func(id string) // told each tool call id as it is read, if set
-	tools    toolCalls       // the tool calls, told once complete
+	// text is the answer's text, at most MaxAnswer of it (a stream's may
+	// go on); said counts all of it, for the estimate.
+	text  strings.Builder
+	said  int
+	args  int             // bytes of tool call arguments
+	raw   int             // bytes of the answer, when it could not be read as one
+	chose func(id string) // told each tool call id as it is read, if set
+	tools toolCalls       // the tool calls, told once complete
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -542,7 +545,6 @@ func (a *answer) end() {
 }
 
 func (a *answer) id(id string) {
-	a.ids = append(a.ids, id)
 	if a.chose != nil {
 		a.chose(id)
 	}
@@ -552,20 +554,20 @@ func (a *answer) note(c *openai.Completion) {
 	if c.Model != "" {
 		a.use.Model = c.Model // the model that answered
 	}
-	if c.Usage != nil {
-		a.use.Input, a.use.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+	if u := c.Usage; u != nil && u.PromptTokens >= 0 && u.CompletionTokens >= 0 { // a count below zero is no count: estimated
+		a.use.Input, a.use.Output = u.PromptTokens, u.CompletionTokens
 		a.reported = true
 	}
 	for _, ch := range c.Choices {
 		if m := ch.Message; m != nil {
-			a.text.WriteString(m.Content)
+			a.say(m.Content)
 			for _, tc := range m.ToolCalls {
 				a.id(tc.ID)
 				a.args += len(tc.Function.Arguments)
 			}
 		}
 		if d := ch.Delta; d != nil {
-			a.text.WriteString(d.Content)
+			a.say(d.Content)
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" {
 					a.id(tc.ID)
@@ -575,6 +577,23 @@ func (a *answer) note(c *openai.Completion) {
 		}
 	}
 }
+
+// say adds s to the answer's text: all of it to what was said, and to the
+// text kept (the model turn's, for as long as its request lives) as much as
+// fits in MaxAnswer, cut at a character's start.
+func (a *answer) say(s string) {
+	a.said += len(s)
+	if room := MaxAnswer - a.text.Len(); len(s) > room {
+		for room > 0 && !utf8.RuneStart(s[room]) {
+			room--
+		}
+		s = s[:max(room, 0)]
+	}
+	a.text.WriteString(s)
+}
+
+// parts is how many ids and tool calls the answer holds to note them once.
+func (a *answer) parts() int { return len(a.items) + len(a.called) + len(a.tools.calls) }
 
 // BytesPerToken is the estimate's rate: about four bytes of English text
 // (and fewer of code or other scripts) make a token.
@@ -586,15 +605,31 @@ func (a *answer) usage(prompt int) reach.TokenUsage {
 	u := a.use
 	u.Text = a.text.String()
 	if !a.reported {
-		out := max(len(u.Text)+a.args, a.raw)
+		out := max(a.said+a.args, a.raw)
 		u.Input = int64((prompt + BytesPerToken - 1) / BytesPerToken)
 		u.Output = int64((out + BytesPerToken - 1) / BytesPerToken)
 	}
 	return u
 }
 
-// MaxAnswer bounds a whole (not streamed) answer the proxy passes on.
+// MaxAnswer bounds a whole (not streamed) answer the proxy passes on, and
+// each event of a stream.
 const MaxAnswer = 16 << 20
+
+// MaxStream bounds a streamed answer the proxy passes on, and maxParts the
+// texts, tool calls and ids of an answer it follows (to mask each text, to
+// note each id once): an endpoint that streams on without end is cut there,
+// with the API's error (model_answer_too_large), rather than have reach
+// hold what it learns of the stream for as long as it goes on. No model's
+// answer comes near either (a generated image, in several partial images
+// and repeated whole twice, is some MiB: several in one answer, tens).
+const (
+	MaxStream = 256 << 20
+	maxParts  = 1 << 16
+)
+
+// streamLimit is the bound eachEvent applies: MaxStream (a test lowers it).
+var streamLimit = MaxStream
 
 // passWhole copies a JSON answer (of api) and reads its usage and tool
 // call ids.
@@ -711,6 +746,9 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
 		}
+		if a.parts()+mask.parts() >= maxParts {
+			return errStreamTooLarge // this event not passed on: its texts may not be masked whole
+		}
 		if out.Len() == 0 {
 			return nil
 		}
@@ -787,8 +825,12 @@ func (p *Proxy) kept(api apiKind, body map[string]json.RawMessage, who *auth.Ide
 // errEventTooLarge.
 func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 	var lines [][]byte
-	held := 0 // the bytes of lines
+	held := 0  // the bytes of lines
+	total := 0 // the bytes of the stream
 	for sc.Scan() {
+		if total += len(sc.Bytes()) + 1; total > streamLimit {
+			return errStreamTooLarge
+		}
 		if b := sc.Bytes(); len(b) > 0 {
 			if held += len(b); held > MaxAnswer {
 				return errEventTooLarge
@@ -814,6 +856,10 @@ func eachEvent(sc *bufio.Scanner, pass func(lines [][]byte) error) error {
 	return errStreamCut
 }
 
+// errStreamTooLarge ends a stream past MaxStream bytes, or whose texts,
+// tool calls and ids pass maxParts.
+var errStreamTooLarge = fmt.Errorf("the model's stream is larger than %d MiB, or has more than %d texts, tool calls and ids", MaxStream>>20, maxParts)
+
 // errStreamCut ends a stream that ended inside an event (see eachEvent).
 var errStreamCut = errors.New("the model's stream ended inside an event, which was not passed on")
 
@@ -827,7 +873,7 @@ var errStreamEnded = errors.New("the model's stream ended before its last event"
 // broke the model's stream (it was cut inside an event, one of its events
 // was too large, or reading it failed), rather than the client's.
 func streamBroken(err error) bool {
-	return errors.Is(err, errStreamCut) || errors.Is(err, errStreamEnded) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamRead)
+	return errors.Is(err, errStreamCut) || errors.Is(err, errStreamEnded) || errors.Is(err, errEventTooLarge) || errors.Is(err, errStreamTooLarge) || errors.Is(err, errStreamRead)
 }
 
 // streamOutcome is how passing a stream on ended, given what eachEvent
@@ -856,6 +902,8 @@ func brokenMessage(err error) (code, message string) {
 	switch {
 	case errors.Is(err, errEventTooLarge):
 		return "model_answer_too_large", fmt.Sprintf("An event of the model's stream is larger than %d MiB, and reach does not pass on a part of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", MaxAnswer>>20)
+	case errors.Is(err, errStreamTooLarge):
+		return "model_answer_too_large", fmt.Sprintf("The model's stream passed %d MiB (or %d texts, tool calls and ids), and reach passed on no more of it: the answer is incomplete. Ask for a shorter answer (max_tokens).", streamLimit>>20, maxParts)
 	case errors.Is(err, errStreamCut):
 		return "model_stream_cut", "The model's stream ended inside an event, which reach did not pass on: the answer is incomplete. Send the request again."
 	case errors.Is(err, errStreamEnded):

@@ -93,7 +93,7 @@ func (a *answer) noteResponse(r *responseBody) {
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
-				a.text.WriteString(c.Text)
+				a.say(c.Text)
 			}
 		case "function_call":
 			a.call(&it)
@@ -110,8 +110,8 @@ func (a *answer) noteUsage(r *responseBody) {
 	if r.Model != "" {
 		a.use.Model = r.Model
 	}
-	if r.Usage != nil {
-		a.use.Input, a.use.Output = r.Usage.InputTokens, r.Usage.OutputTokens
+	if u := r.Usage; u != nil && u.InputTokens >= 0 && u.OutputTokens >= 0 { // a count below zero is no count: estimated
+		a.use.Input, a.use.Output = u.InputTokens, u.OutputTokens
 		a.reported = true
 	}
 }
@@ -122,7 +122,9 @@ func (a *answer) noteUsage(r *responseBody) {
 // response.completed.
 func (a *answer) noteItem(it *outputItem) {
 	for _, id := range [...]string{it.ID, it.ContainerID} {
-		if id == "" || a.gave == nil || a.items[id] {
+		if id == "" || a.gave == nil || a.items[id] || len(a.items) >= maxParts {
+			// Past maxParts, not recorded: a store write each, and no
+			// model's answer has so many items.
 			continue
 		}
 		if a.items == nil {
@@ -136,14 +138,13 @@ func (a *answer) noteItem(it *outputItem) {
 // call records a function call the answer chose, once: a stream gives it
 // in response.output_item.done and again in response.completed.
 func (a *answer) call(it *outputItem) {
-	if it.CallID == "" || a.called[it.CallID] {
+	if it.CallID == "" || a.called[it.CallID] || len(a.called) >= maxParts {
 		return
 	}
 	if a.called == nil {
 		a.called = map[string]bool{}
 	}
 	a.called[it.CallID] = true
-	a.ids = append(a.ids, it.CallID)
 	a.args += len(it.Arguments)
 	if a.tools.record != nil {
 		a.tools.record(it.CallID, it.Name, []byte(it.Arguments))
@@ -170,7 +171,7 @@ func (a *answer) noteEvent(e *event) {
 	case "response.output_text.delta", "response.refusal.delta":
 		var s string
 		json.Unmarshal(e.Delta, &s)
-		a.text.WriteString(s)
+		a.say(s)
 	case "response.output_item.added":
 		if it := e.Item; it != nil {
 			a.noteItem(it)
@@ -255,6 +256,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			}
 			out.Write(p.redact(l))
 			out.WriteByte('\n')
+		}
+		if a.parts()+mask.parts() >= maxParts {
+			return errStreamTooLarge // this event not passed on: its texts may not be masked whole
 		}
 		out.WriteByte('\n')
 		if _, err := w.Write(out.Bytes()); err != nil {
@@ -356,6 +360,14 @@ func newEventMask(red *redact.Redactor) *eventMask {
 		return nil
 	}
 	return &eventMask{red: red, texts: map[string]*heldDelta{}}
+}
+
+// parts is how many texts the mask follows.
+func (m *eventMask) parts() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.texts)
 }
 
 // textKey names the text an event of it streams or ends: its type without

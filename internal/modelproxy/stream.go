@@ -62,6 +62,14 @@ func newStreamMask(red *redact.Redactor) *streamMask {
 	return &streamMask{red: red, streams: map[streamKey]*heldText{}, tokens: tokenStreams{}, idents: map[streamKey]string{}}
 }
 
+// parts is how many texts, names and ids the mask follows.
+func (m *streamMask) parts() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.streams) + len(m.idents) + len(m.tokens)
+}
+
 // held returns the keys of choice's texts that end with held text.
 func (m *streamMask) held(choice int) []streamKey {
 	var keys []streamKey
