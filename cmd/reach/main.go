@@ -14,6 +14,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
+	reexecServe = true
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		printError(os.Stderr, err)
 		os.Exit(1)

@@ -12,6 +12,7 @@ import (
 func TestMain(m *testing.M) {
 	// The crash test starts this binary as a real `reach serve` process.
 	if os.Getenv("REACH_AS_CLI") == "1" {
+		reexecServe = true // as main: reach serve runs itself again under sysmonAwake
 		ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 		err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()

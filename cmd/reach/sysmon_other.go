@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+// awakeSysmon does nothing where execve is not: the process runs with the
+// runtime's default (a system call after an idle spell wakes sysmon).
+func awakeSysmon() {}
