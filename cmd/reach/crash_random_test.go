@@ -189,7 +189,7 @@ budgets:
 		t.Logf("round %d: killed at %s after chain %d", round, how, chains.Load())
 	}
 	cmd = startReach(t, cfg, addr, data)
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	defer func() { stopServe(t, cmd, os.Interrupt) }()
 	checkAfterRestart(t, rounds, base, data, fx, pending, &pendMu)
 
 	// Approved now, each waiting call runs once, however often it is repeated.

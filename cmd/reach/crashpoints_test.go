@@ -956,8 +956,7 @@ func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
 	if out, _, err := runCmd(t, newRequests, "list", "--api", h.base); err != nil {
 		t.Errorf("reach requests: %v\n%s", err, out)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
+	stopServe(t, cmd, os.Interrupt)
 	where := []string{"--data", h.data}
 	if h.store != "" {
 		where = []string{"--store", h.store}
