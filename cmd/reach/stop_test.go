@@ -28,3 +28,18 @@ func stopServe(t testing.TB, cmd *exec.Cmd, sig os.Signal) error {
 		return errors.New("killed: it did not stop in a minute")
 	}
 }
+
+// killAtEnd kills the reach serve process cmd when the test ends, if it
+// still runs. A test that failed (t.Fatal) between a process's start and
+// its stop left it running, holding its connections to the test's
+// upstream, whose httptest server's Close (a cleanup registered before)
+// then waited for them: the run hung until go test's timeout instead of
+// failing the test (checked: a t.Fatal in crashRun.checkAll).
+func killAtEnd(t testing.TB, cmd *exec.Cmd) {
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+}
