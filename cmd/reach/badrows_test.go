@@ -16,8 +16,9 @@ import (
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
-// startLogged is startReach, returning the file its log goes to.
-func startLogged(t *testing.T, cfg, addr, data string) (*exec.Cmd, string) {
+// startLogged is startReach, returning the file its log goes to and a
+// channel closed once the process has exited.
+func startLogged(t *testing.T, cfg, addr, data string) (*exec.Cmd, string, <-chan struct{}) {
 	t.Helper()
 	cmd := serveCmd(t, cfg, addr, data)
 	logf, err := os.CreateTemp(t.TempDir(), "serve-*.log")
@@ -32,12 +33,17 @@ func startLogged(t *testing.T, cfg, addr, data string) (*exec.Cmd, string) {
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-exited
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			t.Errorf("reach serve (pid %d) had not exited a minute after it was killed", cmd.Process.Pid)
+		}
 		if t.Failed() {
 			b, _ := os.ReadFile(logf.Name())
 			t.Logf("the log of reach serve:\n%s", b)
 		}
 	})
+	client := &http.Client{Timeout: 10 * time.Second} // a process that accepts and never answers fails the test
 	for range 3000 {
 		select {
 		case <-exited:
@@ -45,14 +51,14 @@ func startLogged(t *testing.T, cfg, addr, data string) (*exec.Cmd, string) {
 			t.Fatalf("reach serve did not start:\n%s", b)
 		default:
 		}
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		if resp, err := client.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
-			return cmd, logf.Name()
+			return cmd, logf.Name(), exited
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("reach serve did not answer")
-	return nil, ""
+	return nil, "", nil
 }
 
 // TestBadRows: a store with one row of a kind that does not decode (a disk
@@ -75,7 +81,7 @@ tools:
 	// One store made by a real run (its tools pinned), copied for each case.
 	seed := t.TempDir()
 	addr := freeAddr(t)
-	first, _ := startLogged(t, cfg, addr, seed)
+	first, _, firstExited := startLogged(t, cfg, addr, seed)
 	if r := callHTTP(t, "http://"+addr, "seed", "s1", "shop__search", `{"id":"x"}`, ""); r["status"] != "success" {
 		t.Fatalf("search: %v", r)
 	}
@@ -83,13 +89,14 @@ tools:
 		t.Fatalf("book: %v", r)
 	}
 	first.Process.Signal(syscall.SIGTERM)
-	for range 1000 { // until it let go of its store
-		if _, err := http.Get("http://" + addr + "/healthz"); err != nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Until it closed its store (its last writes checkpointed into the
+	// file copied below): a fixed sleep after /healthz stopped answering
+	// could copy the file before, without the rows above.
+	select {
+	case <-firstExited:
+	case <-time.After(time.Minute):
+		t.Fatal("reach serve had not exited a minute after SIGTERM")
 	}
-	time.Sleep(200 * time.Millisecond)
 	dbFile, err := os.ReadFile(filepath.Join(seed, sqlite.DefaultFile))
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +245,7 @@ tools:
 			}
 			db.Close()
 			addr := freeAddr(t)
-			_, logPath := startLogged(t, cfg, addr, data)
+			_, logPath, _ := startLogged(t, cfg, addr, data)
 			if tc.check != nil {
 				tc.check(t, "http://"+addr)
 			}

@@ -293,8 +293,7 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("reach serve did not start")
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
+	if err := stopServe(t, cmd, syscall.SIGTERM); err != nil {
 		t.Errorf("reach serve after SIGTERM: %v, want a graceful exit 0", err)
 	}
 	if !strings.Contains(stdout.String(), "reach stopped") {

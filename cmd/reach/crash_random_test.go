@@ -152,6 +152,7 @@ budgets:
 		var reached <-chan struct{}
 		if rng.IntN(2) == 0 {
 			cmd = startReach(t, cfg, addr, data)
+			killAtEnd(t, cmd)
 		} else {
 			p := randomPoints[rng.IntN(len(randomPoints))]
 			how = fmt.Sprintf("%s#%d", p.name, 1+rng.IntN(p.most))
@@ -189,7 +190,8 @@ budgets:
 		t.Logf("round %d: killed at %s after chain %d", round, how, chains.Load())
 	}
 	cmd = startReach(t, cfg, addr, data)
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	killAtEnd(t, cmd)
+	defer func() { stopServe(t, cmd, os.Interrupt) }()
 	checkAfterRestart(t, rounds, base, data, fx, pending, &pendMu)
 
 	// Approved now, each waiting call runs once, however often it is repeated.

@@ -167,8 +167,7 @@ func TestCrashThroughServe(t *testing.T) {
 	}
 	// The last restart recovers, then stops cleanly.
 	cmd := startReach(t, cfg, addr, data)
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
+	stopServe(t, cmd, os.Interrupt)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -80,8 +80,7 @@ func TestCrashAtDurablePoints(t *testing.T) {
 
 			cmd = startReach(t, cfg, addr, data)
 			defer func() {
-				cmd.Process.Signal(os.Interrupt)
-				cmd.Wait()
+				stopServe(t, cmd, os.Interrupt)
 			}()
 			// The interrupted request stays so.
 			if res := call(t, base, book("trip", "k3", 3)); res.Status != "refused" || res.Error.Code != "request_interrupted" ||
@@ -106,8 +105,7 @@ func TestCrashAtDurablePoints(t *testing.T) {
 				res.Error.Code != "idempotency_key_reused" {
 				t.Errorf("key k1 with other arguments got %+v; want idempotency_key_reused", res)
 			}
-			cmd.Process.Signal(os.Interrupt)
-			cmd.Wait()
+			stopServe(t, cmd, os.Interrupt)
 
 			l.mu.Lock()
 			defer l.mu.Unlock()

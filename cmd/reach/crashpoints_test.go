@@ -801,6 +801,7 @@ func runs(t *testing.T, pg func(t *testing.T) string, cases []durablePoint) {
 				h.kill(t, cfg, addr, tc.point, tc.drive)
 			}
 			cmd := startReach(t, cfg, addr, h.data)
+			killAtEnd(t, cmd)
 			if pg != nil {
 				h.recovered(t)
 			}
@@ -847,12 +848,14 @@ func (h *crashRun) kill(t *testing.T, cfg, addr, point string, drive func(t *tes
 	t.Helper()
 	if point == "" {
 		cmd := startReach(t, cfg, addr, h.data)
+		killAtEnd(t, cmd)
 		drive(t, h)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		return
 	}
 	cmd, reached := startReachAt(t, cfg, addr, h.data, point)
+	killAtEnd(t, cmd)
 	driven := make(chan struct{})
 	go func() { // cut off by the kill
 		defer close(driven)
@@ -956,8 +959,7 @@ func (h *crashRun) checkAll(t *testing.T, cmd *exec.Cmd) {
 	if out, _, err := runCmd(t, newRequests, "list", "--api", h.base); err != nil {
 		t.Errorf("reach requests: %v\n%s", err, out)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
+	stopServe(t, cmd, os.Interrupt)
 	where := []string{"--data", h.data}
 	if h.store != "" {
 		where = []string{"--store", h.store}
@@ -1046,6 +1048,7 @@ func TestCrashAtTaskStored(t *testing.T) {
 				client().SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))})
 			})
 			cmd := startReach(t, cfg, addr, h.data)
+			killAtEnd(t, cmd)
 			st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
 			if err != nil {
 				t.Fatal(err)
@@ -1127,6 +1130,7 @@ func TestCrashAtTaskSoftStopped(t *testing.T) {
 		}
 	})
 	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
 	st, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -1194,6 +1198,7 @@ func TestCrashAtSessionDeleted(t *testing.T) {
 		}
 	})
 	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
 	if resp := mcpPost(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the deleted session's call after the restart answered %d; want 404 (it stays gone)", resp.StatusCode)
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/signal"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -22,7 +24,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(boundedHTTP{m}, map[string]func(){
 		"reach": func() {
 			if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 				printError(os.Stderr, err)
@@ -35,4 +37,19 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI end to end: testdata/script/*.txtar.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+}
+
+// boundedHTTP runs the tests with http.DefaultClient bounded: the tests
+// call real reach serve processes with http.Get, http.Post and
+// http.DefaultClient, and one that accepted a request and never answered
+// (a deadlock, a process stopped by a crash point) hung the whole test run
+// until go test's timeout (30 minutes in CI) instead of failing its test.
+// No call of these tests takes a minute; reach itself never uses
+// http.DefaultClient. Only the tests' process: testscript's commands run
+// without it.
+type boundedHTTP struct{ m *testing.M }
+
+func (b boundedHTTP) Run() int {
+	http.DefaultClient.Timeout = 2 * time.Minute
+	return b.m.Run()
 }

@@ -267,13 +267,18 @@ func (t *task) pump(c *a2aclient.Client, streaming bool, req *a2a.SendMessageReq
 		}
 		t.apply(ev)
 	}
+	t.streamEnded(round)
+}
+
+// streamEnded fails the task when the stream of message round ended with
+// the task still working. A later round's message set the task working
+// again: its own stream follows it, and this one's end loses nothing (it
+// failed the task when it came after the next message was sent).
+func (t *task) streamEnded(round int) {
 	t.mu.Lock()
-	// A later round's message set the task working again: its own stream
-	// follows it, and this one's end loses nothing (it failed the task
-	// when it came after the next message was sent).
 	open := t.snap != nil && !t.state.Terminal() && !stops(t.state) && t.rounds == round
 	t.mu.Unlock()
-	if open { // the stream ended with the task still working
+	if open {
 		t.broken(errors.New("the agent ended its stream while the task was still working"))
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/policy/approval"
 )
 
@@ -88,6 +91,61 @@ func TestSlowBodyAnswered408(t *testing.T) {
 		}
 		if !resp.Close {
 			t.Errorf("%s: the connection of a trickled body stays open", lane)
+		}
+		c.Close()
+	}
+}
+
+// TestUnauthenticatedBodyReadNoFurther: on net/http's lane too, a request
+// whose headers do not authenticate it has no more than preAuthBody of
+// its body read before its 401: a client without credentials that
+// declared a large body and sent part of it is answered at once, not
+// held (and what it sent kept) until the rest came or the body's time ran
+// out.
+func TestUnauthenticatedBodyReadNoFurther(t *testing.T) {
+	defer func(g time.Duration, r int64) { bodyGrace, minBodyRate = g, r }(bodyGrace, minBodyRate)
+	minBodyRate = 1 << 30 // a body's time: bodyGrace, set for each case
+	keys, err := auth.OpenKeys(filepath.Join(t.TempDir(), auth.KeysFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := keys.Create(auth.KeySpec{Principal: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	opts := &Options{Runtime: reach.New(nil), Tools: noTools{}, Approvals: approval.New(nil), MCP: http.NotFoundHandler(),
+		Model: http.NotFoundHandler(), A2A: http.NotFoundHandler(), Metrics: http.NotFoundHandler(), MaxBody: 4 << 20,
+		Authn: auth.New(&auth.Options{Keys: keys, Open: []string{"/healthz", "/livez", "/readyz"}})}
+	s := NewServer(opts, context.Background())
+	srv := httptest.NewServer(s.std.Handler) // net/http's lane, as a connection handed over is served
+	defer srv.Close()
+	// Declared 4 MiB: more left than net/http reads after a handler, which
+	// it does not wait for (the body's time, a minute here, is past the
+	// failure's bound); 200 KiB: less, which it reads before it answers,
+	// within the body's time (half a second here).
+	for _, tc := range []struct {
+		declared int
+		grace    time.Duration
+	}{{4 << 20, time.Minute}, {200 << 10, 500 * time.Millisecond}} {
+		declared := tc.declared
+		bodyGrace = tc.grace
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(8 * time.Second)) // the failure's bound
+		fmt.Fprintf(c, "POST /v1/calls HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", declared)
+		if _, err := c.Write(make([]byte, preAuthBody+1)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Errorf("a request without credentials that sent %d bytes of its %d-byte body was not answered: %v", preAuthBody+1, declared, err)
+			c.Close()
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a request without credentials, %d bytes declared: %d, want 401", declared, resp.StatusCode)
 		}
 		c.Close()
 	}

@@ -147,7 +147,12 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 		} else {
 			read, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 		}
-		rc.SetReadDeadline(time.Time{})
+		if err == nil && int64(len(read)) <= limit {
+			// Read to its end. A body read no further than the limit keeps
+			// its deadline: net/http reads what the handler left of it
+			// (up to 256 KiB) before it answers.
+			rc.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			if te, ok := err.(interface{ Timeout() bool }); ok && te.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
 				bodyTimedOut(w)
@@ -158,6 +163,12 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 		if err != nil {
 			rest = errReader{err}
 		}
+		// On a copy of the request: net/http looks at its own request's
+		// Body after the handler to tell how much of it is left, and
+		// closes the connection rather than read a large rest; given
+		// another Body, it read up to 256 KiB more first, with no deadline:
+		// a 401 or 413 waited for bytes a client need never send.
+		r = r.WithContext(r.Context())
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(read), rest), r.Body}
 		next.ServeHTTP(w, r)
 	})

@@ -109,3 +109,30 @@ func TestTraceRequestsBoundedPerPrincipal(t *testing.T) {
 		done()
 	}
 }
+
+// TestSweptLooseRequestsUncounted: a loose request that the idle gap
+// ends (Sweep) is no longer counted among its principal's: nothing is kept
+// of a principal whose loose requests all ended.
+func TestSweptLooseRequestsUncounted(t *testing.T) {
+	rt := reach.New(nil)
+	q := NewOwned(t.Context(), rt, time.Minute, Budgets{}).Bound(2)
+	t.Cleanup(q.EndAll)
+	clock := time.Unix(0, 0)
+	q.SetClock(func() time.Time { return clock })
+	ctx := auth.WithIdentity(context.Background(), &auth.Identity{Principal: "bob", Tenant: "acme"})
+	for range 2 {
+		_, _, done, err := q.CallContext(ctx, Target{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+	}
+	clock = clock.Add(time.Hour) // past the idle gap
+	q.Sweep()
+	q.mu.Lock()
+	kept := len(q.loose)
+	q.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("after the idle gap ended bob's loose requests: %d principals' loose requests kept, want none", kept)
+	}
+}

@@ -3,6 +3,7 @@ package mcpwire
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -75,6 +76,18 @@ func startLateServer(t *testing.T) *lateServer {
 	return s
 }
 
+// dialled waits until s accepts a new connection, and fails the test if
+// none comes: a call that reused a connection it should not have makes
+// none, and an unbounded wait would hang the run instead of failing.
+func (s *lateServer) dialled(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-s.accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no new connection was made", what)
+	}
+}
+
 // lateCall makes one call on p and reads its event, not the answer's end.
 func lateCall(t *testing.T, p *Conns) *Exchange {
 	t.Helper()
@@ -122,7 +135,7 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 	late0 := lateDrains.Load()
 
 	lateCall(t, p).Release(false)
-	<-s.accepted
+	s.dialled(t, "the first call")
 	idle := idleConns(p)
 	if len(idle) != 1 || !idle[0].late || idle[0].br != nil {
 		t.Fatalf("after a release before the answer's end: %d idle, want 1 late without a reader", len(idle))
@@ -154,7 +167,7 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 	first.Release(false)
 	c1 := first.c
 	second := lateCall(t, p)
-	<-s.accepted
+	s.dialled(t, "a call while the late connection's end had not arrived")
 	if second.c == c1 {
 		t.Fatal("the call took a connection whose answer's end had not arrived")
 	}
@@ -195,11 +208,11 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 	p.idle = nil
 	p.mu.Unlock()
 	lateCall(t, p).Release(false)
-	<-s.accepted
+	s.dialled(t, "the first call on an empty pool")
 	stale := idleConns(p)[0]
 	stale.lateAt = time.Now().Add(-lateFor)
 	x = lateCall(t, p)
-	<-s.accepted
+	s.dialled(t, "a call finding only a connection late past lateFor")
 	if x.c == stale || len(idleConns(p)) != 0 {
 		t.Error("a connection late for longer than lateFor was kept")
 	}
@@ -218,7 +231,7 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 		p.idle = nil
 		p.mu.Unlock()
 		lateCall(t, p).Release(false)
-		<-s.accepted
+		s.dialled(t, fmt.Sprintf("%q: the first call on an empty pool", end))
 		idle := idleConns(p)
 		if len(idle) != 1 || !idle[0].late {
 			t.Fatalf("%q: %d idle, want 1 late", end, len(idle))
@@ -229,7 +242,7 @@ func TestLateEndReadByTheNextCall(t *testing.T) {
 		if x.c == idle[0] {
 			t.Errorf("%q: the call reused the connection", end)
 		}
-		<-s.accepted
+		s.dialled(t, fmt.Sprintf("%q: a call after the end and more, or the close", end))
 		s.ends <- "0\r\n\r\n"
 		io.ReadAll(&x.Body)
 		x.Release(false)

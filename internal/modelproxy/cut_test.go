@@ -124,3 +124,62 @@ func TestStreamEndedBeforeItsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEndedNumbersItsError: the error event that ends a Responses
+// stream cut short takes the number after the last event the client got,
+// the deltas reach put in to release a text it held back (a secret's
+// possible beginning) counted; and a stream that ended with the
+// endpoint's own error event gets no second error.
+func TestStreamEndedNumbersItsError(t *testing.T) {
+	held := "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":0,\"item_id\":\"m1\",\"output_index\":0,\"content_index\":0,\"delta\":\"hello " + respSecret[:5] + "\"}\n\n"
+	for _, tc := range []struct {
+		name, stream string
+		errors       int // error events the client gets
+	}{
+		{"a text held back at the cut", held, 1},
+		{"the endpoint's own error", held + "event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"code\":\"server_error\",\"message\":\"overloaded\",\"param\":null}\n\n", 1},
+	} {
+		srv, _, _ := newResponsesProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(tc.stream))
+		}), nil)
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/responses", strings.NewReader(`{"model":"m","stream":true,"input":"x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		b := string(raw)
+		var seqs []int64
+		errs := 0
+		for _, l := range strings.Split(b, "\n") {
+			d, ok := strings.CutPrefix(l, "data: ")
+			if !ok {
+				continue
+			}
+			var e struct {
+				Type string `json:"type"`
+				Seq  *int64 `json:"sequence_number"`
+			}
+			if json.Unmarshal([]byte(d), &e) != nil || e.Seq == nil {
+				t.Errorf("%s: an event without its number: %q", tc.name, d)
+				continue
+			}
+			seqs = append(seqs, *e.Seq)
+			if e.Type == "error" {
+				errs++
+			}
+		}
+		for i, s := range seqs {
+			if s != int64(i) {
+				t.Errorf("%s: the client got the numbers %v, want 0, 1, 2, ... (%q)", tc.name, seqs, b)
+				break
+			}
+		}
+		if errs != tc.errors {
+			t.Errorf("%s: %d error events, want %d (%q)", tc.name, errs, tc.errors, b)
+		}
+	}
+}

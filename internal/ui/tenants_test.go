@@ -156,3 +156,38 @@ func TestLiveStreamsBoundedPerPrincipal(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSignInsBoundedPerTenant: the bound of sessions is a principal's in
+// its tenant: bob of acme signing in again and again drops his own oldest,
+// not the session of bob of globex, another principal of the same name.
+func TestSignInsBoundedPerTenant(t *testing.T) {
+	check := func(cred string) (*auth.Identity, error) {
+		switch cred {
+		case "rk_bob_acme":
+			return &auth.Identity{Principal: "bob", Tenant: "acme", Method: "api_key", KeyID: "key_a"}, nil
+		case "rk_bob_globex":
+			return &auth.Identity{Principal: "bob", Tenant: "globex", Method: "api_key", KeyID: "key_g"}, nil
+		}
+		return nil, auth.ErrBadKey
+	}
+	h := New(Options{Runtime: reach.New(nil), Login: &Login{
+		Header: func(r *http.Request) (*auth.Identity, error) {
+			return check(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		},
+		Credential: func(_ context.Context, c string) (*auth.Identity, time.Time, error) {
+			id, err := check(c)
+			return id, time.Time{}, err
+		},
+	}})
+	globex := signInTo(t, h, "rk_bob_globex")
+	first := signInTo(t, h, "rk_bob_acme")
+	for range maxSessionsEach {
+		signInTo(t, h, "rk_bob_acme")
+	}
+	if code := pageWith(h, globex); code != http.StatusOK {
+		t.Errorf("globex bob's page after acme bob signed in %d times: %d, want 200 (his session kept)", maxSessionsEach+1, code)
+	}
+	if code := pageWith(h, first); code != http.StatusSeeOther {
+		t.Errorf("acme bob's first session, %d sign-ins later: %d, want it dropped (303 to the login page)", maxSessionsEach, code)
+	}
+}

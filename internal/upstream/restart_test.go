@@ -129,3 +129,33 @@ func TestLateFailureKeepsTheNewSession(t *testing.T) {
 		t.Errorf("processes started = %d, want 2 (the first, and the one after it died)", len(got))
 	}
 }
+
+// TestStdioUpstreamRedialledWithoutACall: a stdio upstream whose process
+// exits while no call runs is started again in the background, with no
+// call to it, so that /healthz and /readyz see it connected again (a load
+// balancer that saw /readyz answer 503 sends no call).
+func TestStdioUpstreamRedialledWithoutACall(t *testing.T) {
+	cfg, pidFile := stdioWithPIDs(t)
+	p := newPool(t, cfg)
+	u := p.ups[0]
+	u.mu.Lock()
+	first := u.cs
+	u.mu.Unlock()
+	if err := syscall.Kill(readPIDs(t, pidFile)[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	// The background dial tries 1 s after the loss: within waitUntil's
+	// deadline, which bounds a failure only.
+	waitUntil(t, "the upstream's process to be started again with no call", func() bool {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return u.cs != nil && u.cs != first
+	})
+	if got := readPIDs(t, pidFile); len(got) != 2 {
+		t.Errorf("processes started = %d, want 2 (the first, and the one after it died)", len(got))
+	}
+	if text := echo(t, p, "io__echo", "a"); text != "echo: a" {
+		t.Errorf("io__echo after the background restart = %q", text)
+	}
+}

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,5 +49,33 @@ func TestPendingBoundedPerPrincipal(t *testing.T) {
 	}
 	if res := f.call(bobCtx, "refund", refund(3)); res.Status != reach.StatusPending {
 		t.Errorf("bob's fourth refund once one was denied: %s %+v, want pending", res.Status, res.Error)
+	}
+}
+
+// TestPendingBoundedPerTenant: the bound is a principal's in its tenant.
+// bob of tenant acme with MaxPending waiting does not refuse bob of tenant
+// globex, another principal of the same name.
+func TestPendingBoundedPerTenant(t *testing.T) {
+	f := newFixture(t, &Options{MaxPending: 2})
+	begin := func(id, tenant string) context.Context {
+		ctx, req, err := f.rt.Begin(t.Context(), &reach.RequestOptions{ID: id, Principal: "bob", Tenant: tenant, Scene: "support",
+			Budget: &reach.Budget{Turns: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(req.End)
+		return ctx
+	}
+	acme, globex := begin("req_bob_acme", "acme"), begin("req_bob_globex", "globex")
+	for n := range 2 {
+		if res := f.call(acme, "refund", fmt.Sprintf(`{"order_id":"A%d","amount":1}`, n)); res.Status != reach.StatusPending {
+			t.Fatalf("acme bob's refund %d: %s %+v", n, res.Status, res.Error)
+		}
+	}
+	if res := f.call(acme, "refund", `{"order_id":"A2","amount":1}`); res.Error == nil || res.Error.Code != "too_many_approvals" {
+		t.Fatalf("acme bob's third refund with 2 waiting: %s %+v, want refused too_many_approvals", res.Status, res.Error)
+	}
+	if res := f.call(globex, "refund", `{"order_id":"G0","amount":1}`); res.Status != reach.StatusPending {
+		t.Errorf("globex bob's refund beside acme bob's 2 waiting: %s %+v, want pending (another tenant's principal)", res.Status, res.Error)
 	}
 }
