@@ -191,7 +191,8 @@ type Options struct {
 	// event of at most 10 MB.
 	MaxTaskBytes int64
 	// MaxTasks is how many ended tasks are kept for GetTask and
-	// ListTasks; if zero, 10000.
+	// ListTasks; if zero, 10000. Past it, the principals that keep the
+	// most ended tasks lose their oldest first (fair shares).
 	MaxTasks int
 	// MaxLiveTasks bounds the tasks one principal (in its tenant) has
 	// running at reach, over all agents: a message that would start one

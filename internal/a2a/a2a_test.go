@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -549,5 +550,66 @@ func TestStatusBudgetWall(t *testing.T) {
 	}
 	if want := `{"tool_calls":20,"wall":"2m0s"}`; string(b) != want {
 		t.Errorf("budget = %s, want %s", b, want)
+	}
+}
+
+// Past MaxTasks the ended tasks go from the principals that keep the most
+// of them: alice's many short tasks push out her own oldest, and bob's
+// two, older than all of hers, are still found by GetTask and ListTasks.
+// Before, the oldest ended tasks went whoever's they were: bob's first.
+func TestEndedTasksBoundedPerPrincipal(t *testing.T) {
+	h := newHarness(t, nil, "executor")
+	h.g.tasks.max = 8
+	var bobs []a2a.TaskID
+	for i := range 2 {
+		bobs = append(bobs, h.send("executor", "bob", fmt.Sprintf("echo bob %d", i), nil).ID)
+	}
+	var alices []a2a.TaskID
+	for i := range 40 {
+		alices = append(alices, h.send("executor", "alice", fmt.Sprintf("echo alice %d", i), nil).ID)
+	}
+	for _, id := range bobs {
+		if st := h.state("executor", "bob", id); st != a2a.TaskStateCompleted {
+			t.Errorf("bob's task %s after alice's 40: %q, want still kept (completed)", id, st)
+		}
+	}
+	res, err := h.client("executor", "bob", false).ListTasks(t.Context(), &a2a.ListTasksRequest{})
+	if err != nil || len(res.Tasks) != 2 {
+		t.Errorf("bob's ListTasks: %v, %v; want his 2", res, err)
+	}
+	if _, err := h.client("executor", "alice", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: alices[0]}); err == nil {
+		t.Error("alice's oldest task is still kept past the bound")
+	}
+	if st := h.state("executor", "alice", alices[39]); st != a2a.TaskStateCompleted {
+		t.Errorf("alice's newest: %q", st)
+	}
+	if n := len(h.g.tasks.order); n > 10 {
+		t.Errorf("%d tasks kept, want at most 10 (8 and a quarter)", n)
+	}
+}
+
+// fairDrop lets excess go, from the owners over a level that all those
+// above it share.
+func TestFairDrop(t *testing.T) {
+	for _, tc := range []struct {
+		ended  map[string]int
+		excess int
+		want   map[string]int
+	}{
+		{map[string]int{"a": 40, "b": 2}, 32, map[string]int{"a": 32}},
+		{map[string]int{"a": 10, "b": 6, "c": 1}, 6, map[string]int{"a": 5, "b": 1}},
+		{map[string]int{"a": 3, "b": 3}, 10, map[string]int{"a": 3, "b": 3}},
+		{map[string]int{"a": 5, "b": 5}, 4, map[string]int{"a": 2, "b": 2}},
+	} {
+		got := fairDrop(tc.ended, tc.excess)
+		maps.DeleteFunc(got, func(_ string, n int) bool { return n == 0 })
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("fairDrop(%v, %d) = %v, want %v", tc.ended, tc.excess, got, tc.want)
+		}
+	}
+	// Ties at the level give one more each, whichever they are.
+	got := fairDrop(map[string]int{"a": 4, "b": 4, "c": 4}, 2)
+	if got["a"]+got["b"]+got["c"] != 2 || got["a"] > 1 || got["b"] > 1 || got["c"] > 1 {
+		t.Errorf("fairDrop of three at 4 by 2: %v", got)
 	}
 }

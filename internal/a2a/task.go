@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -1070,11 +1071,21 @@ func (r *registry) add(t *task) {
 	if len(r.order) <= r.max+r.max/4 {
 		return
 	}
-	excess := len(r.order) - r.max
+	// Past max, the ended tasks go oldest first from the principals that
+	// keep the most of them, down to a level that all those above it
+	// share: one principal's many short tasks push out its own, not
+	// another's (which GetTask and ListTasks would then lose early).
+	ended := map[Owner]int{}
+	for _, q := range r.order {
+		if q.done() {
+			ended[q.owner]++
+		}
+	}
+	drop := fairDrop(ended, len(r.order)-r.max)
 	keep := r.order[:0]
 	for _, q := range r.order {
-		if excess > 0 && q.done() {
-			excess--
+		if q.done() && drop[q.owner] > 0 {
+			drop[q.owner]--
 			r.forget(q)
 			continue
 		}
@@ -1082,6 +1093,60 @@ func (r *registry) add(t *task) {
 	}
 	clear(r.order[len(keep):])
 	r.order = keep
+}
+
+// fairDrop returns how many of each owner's ended tasks (ended) to let go
+// so that excess go in all (or all of them, if fewer): those over a level
+// come down to it, the level as high as lets excess go, and the owners at
+// the level give one more each, in turn, for the rest.
+func fairDrop[K comparable](ended map[K]int, excess int) map[K]int {
+	total, top := 0, 0
+	for _, n := range ended {
+		total += n
+		top = max(top, n)
+	}
+	drop := make(map[K]int, len(ended))
+	if excess >= total {
+		maps.Copy(drop, ended)
+		return drop
+	}
+	above := func(level int) int { // what goes when each keeps at most level
+		d := 0
+		for _, n := range ended {
+			d += max(0, n-level)
+		}
+		return d
+	}
+	// The highest level at which enough go: above(level) falls as level
+	// rises, above(0) = total > excess.
+	lo, hi := 0, top
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if above(mid) >= excess {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	level := lo
+	rest := excess
+	for o, n := range ended {
+		if n > level+1 {
+			drop[o] = n - (level + 1)
+			rest -= drop[o]
+		}
+	}
+	// Those at level+1 give one each until excess have gone.
+	for o, n := range ended {
+		if rest <= 0 {
+			break
+		}
+		if n > level {
+			drop[o]++
+			rest--
+		}
+	}
+	return drop
 }
 
 // grew takes in a change of what a registered task holds; past maxBytes

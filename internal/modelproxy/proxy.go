@@ -730,12 +730,8 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 		}
 		for _, l := range lines {
 			if bytes.HasPrefix(l, []byte("data:")) {
-				if has && !drop { // one data line for all of them
-					for _, dl := range bytes.Split(data, []byte("\n")) {
-						out.WriteString("data: ")
-						out.Write(dl)
-						out.WriteByte('\n')
-					}
+				if has && !drop { // the data where its first line was
+					writeData(&out, data)
 				}
 				has = false
 				continue
@@ -1061,8 +1057,19 @@ func streamedAnswer(resp *http.Response) bool {
 	return err != nil || !json.Valid(b) // a stream cut short is passed as one, masked
 }
 
+// writeData writes an event's data as the data lines a client joins back
+// into it (eventData): one a line of it.
+func writeData(out *bytes.Buffer, data []byte) {
+	for _, dl := range bytes.Split(data, []byte("\n")) {
+		out.WriteString("data: ")
+		out.Write(dl)
+		out.WriteByte('\n')
+	}
+}
+
 // eventData joins the data lines of one SSE event with line feeds, as a
-// client does; has is false when the event has none.
+// client does, for both the chat and the Responses streams; has is false
+// when the event has none.
 func eventData(lines [][]byte) (data []byte, has bool) {
 	for _, l := range lines {
 		if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {

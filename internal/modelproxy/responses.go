@@ -218,12 +218,7 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 			return nil
 		}
 		var out bytes.Buffer
-		var data []byte
-		for _, l := range lines {
-			if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
-				data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
-			}
-		}
+		data, has := eventData(lines)
 		var e event
 		if json.Unmarshal(data, &e) == nil {
 			if e.Seq != nil {
@@ -248,9 +243,9 @@ func (p *Proxy) passEvents(w http.ResponseWriter, resp *http.Response, a *answer
 		masked = p.redact(masked)
 		for _, l := range lines {
 			if bytes.HasPrefix(l, []byte("data:")) {
-				if data != nil { // one data line for all of them
-					fmt.Fprintf(&out, "data: %s\n", masked)
-					data = nil
+				if has { // the data where its first line was
+					writeData(&out, masked)
+					has = false
 				}
 				continue
 			}

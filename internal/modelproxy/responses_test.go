@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -701,5 +702,35 @@ func TestFlagNotBooleanRefused(t *testing.T) {
 		if status, code, _ := post("/v1/responses", body); status != http.StatusOK {
 			t.Errorf("%s: %d %s, want 200", body, status, code)
 		}
+	}
+}
+
+// TestResponsesStreamDataOnSeveralLines: an event whose data the endpoint
+// writes on several lines reaches the client as the client would read it
+// from the endpoint, its lines joined with a line feed (the SSE format's
+// join, as the chat stream's): a JSON event pretty-printed over lines, a
+// text event of two lines, and an event whose lines, joined without the
+// line feed, would read as other JSON than the client reads.
+func TestResponsesStreamDataOnSeveralLines(t *testing.T) {
+	var sent strings.Builder
+	sent.WriteString("event: response.created\ndata: {\"type\":\"response.created\",\ndata: \"sequence_number\":0,\ndata: \"response\":{\"id\":\"resp_ml\",\"status\":\"in_progress\",\"output\":[]}}\n\n")
+	sent.WriteString("event: note\ndata: line one\ndata: line two\n\n")
+	// Joined with a line feed this is no JSON ("1\n2"); joined without,
+	// its number would read as 12.
+	sent.WriteString("event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"sequence_number\":1\ndata: 2}\n\n")
+	sent.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":3,\ndata: \"response\":{\"id\":\"resp_ml\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}}\n\n")
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, sent.String())
+	})
+	srv, _, _ := newResponsesProxy(t, upstream, nil)
+	resp, b := postResponses(t, srv.URL, `{"model":"m","input":"hi","stream":true}`, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %.200s", resp.StatusCode, b)
+	}
+	want := clientEvents([]byte(sent.String()))
+	got := clientEvents([]byte(b))
+	if !slices.Equal(got, want) {
+		t.Errorf("the events' data read by the client:\n%q\nwant, as from the endpoint:\n%q", got, want)
 	}
 }

@@ -74,7 +74,7 @@ forbid (principal, action, resource) when { context.scene == "chitchat" && resou
 		}
 	}
 	// A policy that only asks about resources stays out of tool calls.
-	if pl := s.plan("docs__search"); len(pl.pol[1]) != 0 {
+	if pl := s.plan("docs__search", "docs"); len(pl.pol[1]) != 0 {
 		t.Errorf("a call of docs__search weighs %d policies scoped to docs's resources", len(pl.pol[1]))
 	}
 	if r := s.Evaluate(&Input{Principal: other, Tool: "docs__search"}); r.Decision != reach.Permit {

@@ -16,9 +16,10 @@
 //     for each role, with attributes id, authenticated (false for an empty or
 //     "anonymous" principal), roles (a set), tenant, and each of the
 //     request's attributes (strings, e.g. department);
-//   - resource Reach::Tool::"<name>", a member of Reach::Upstream::"<prefix>"
-//     when the name is "<prefix>__<tool>", with attributes name, access,
-//     upstream ("" for a local tool) and tags (a set);
+//   - resource Reach::Tool::"<name>", a member of Reach::Upstream::"<up>"
+//     for the upstream its tag upstream:<up> names (ToolUpstream), or,
+//     untagged, when the name is "<up>__<tool>", with attributes name,
+//     access, upstream ("" for a local tool) and tags (a set);
 //   - context {arguments, scene, request_id, agent, depth}: arguments is the
 //     call's canonical JSON converted as [Arguments] describes.
 //
@@ -163,7 +164,7 @@ type Set struct {
 	visMu    sync.Mutex
 	visCache map[string]bool // visibility answers, see Visible
 	planMu   sync.RWMutex
-	plans    map[string]*plan // by tool
+	plans    map[planKey]*plan // by tool and upstream
 }
 
 type entry struct {
@@ -585,6 +586,25 @@ func Upstream(tool string) string {
 	return up
 }
 
+// UpstreamTag begins the tag that names the upstream serving a tool
+// ("upstream:docs"): the gateway tags each upstream tool with it, and a
+// configuration cannot.
+const UpstreamTag = "upstream:"
+
+// ToolUpstream returns the upstream of a tool as its policies see it: the
+// one its tags name (UpstreamTag), the upstream's configured name, as
+// its resources and prompts see it, whatever prefix its tools' names
+// carry (prefix: "" or another); else the prefix of its name (Upstream),
+// for tools tagged with none.
+func ToolUpstream(tool string, tags []string) string {
+	for _, t := range tags {
+		if up, ok := strings.CutPrefix(t, UpstreamTag); ok {
+			return up
+		}
+	}
+	return Upstream(tool)
+}
+
 func toolEntity(name string, access reach.Access, tags []string) types.Entity {
 	if access == "" {
 		access = reach.Read
@@ -593,7 +613,7 @@ func toolEntity(name string, access reach.Access, tags []string) types.Entity {
 	for i, t := range tags {
 		ts[i] = types.String(t)
 	}
-	up := Upstream(name)
+	up := ToolUpstream(name, tags)
 	var parents types.EntityUIDSet
 	if up != "" {
 		parents = types.NewEntityUIDSet(types.NewEntityUID(UpstreamType, types.String(up)))
@@ -626,8 +646,8 @@ func (g callEntities) Get(uid types.EntityUID) (types.Entity, bool) {
 // applicable iterates the policies that may apply to one tool.
 type applicable [3][]*entry
 
-func (s *Set) applicable(tool string) *applicable {
-	return &s.plan(tool).pol
+func (s *Set) applicable(tool, upstream string) *applicable {
+	return &s.plan(tool, upstream).pol
 }
 
 // plan is what deciding a call of one tool takes: the policies that may
@@ -639,17 +659,23 @@ type plan struct {
 	argFields []string
 }
 
+// planKey is a tool and its upstream (ToolUpstream): the policies that
+// may apply to it.
+type planKey struct{ tool, upstream string }
+
 // maxPlans bounds the plans kept per set.
 const maxPlans = 100_000
 
-func (s *Set) plan(tool string) *plan {
+// plan returns the plan of a tool served by upstream (ToolUpstream).
+func (s *Set) plan(tool, upstream string) *plan {
+	key := planKey{tool, upstream}
 	s.planMu.RLock()
-	pl := s.plans[tool]
+	pl := s.plans[key]
 	s.planMu.RUnlock()
 	if pl != nil {
 		return pl
 	}
-	pl = &plan{pol: applicable{callsOnly(s.byTool[tool]), callsOnly(s.byUpstream[Upstream(tool)]), callsOnly(s.all)}}
+	pl = &plan{pol: applicable{callsOnly(s.byTool[tool]), callsOnly(s.byUpstream[upstream]), callsOnly(s.all)}}
 	for _, l := range pl.pol {
 		for _, e := range l {
 			pl.ctx |= e.ctx
@@ -663,9 +689,9 @@ func (s *Set) plan(tool string) *plan {
 	}
 	s.planMu.Lock()
 	if s.plans == nil || len(s.plans) >= maxPlans {
-		s.plans = map[string]*plan{}
+		s.plans = map[planKey]*plan{}
 	}
-	s.plans[tool] = pl
+	s.plans[key] = pl
 	s.planMu.Unlock()
 	return pl
 }
@@ -737,7 +763,7 @@ func (s *Set) Evaluate(in *Input) Result {
 	if err != nil {
 		return Result{Decision: reach.Deny, Errors: []string{"arguments: " + err.Error()}}
 	}
-	dec, diag := s.decide(s.applicable(in.Tool), &pe, &re, contextRecord(args, in.Scene, in.RequestID, in.Agent, in.Depth))
+	dec, diag := s.decide(s.applicable(in.Tool, ToolUpstream(in.Tool, in.Tags)), &pe, &re, contextRecord(args, in.Scene, in.RequestID, in.Agent, in.Depth))
 	return s.result(dec, diag)
 }
 
@@ -941,7 +967,7 @@ func (e *Engine) Authorize(ctx context.Context, c *reach.Call) (reach.Decision, 
 	}
 	pe := e.principal(r)
 	re := e.tool(c.Tool, c.Access(), c.Tags())
-	pl := s.plan(c.Tool)
+	pl := s.plan(c.Tool, ToolUpstream(c.Tool, c.Tags()))
 	// Build only the context the applicable policies read: converting the
 	// arguments is most of the cost of a decision.
 	// A member no policy reads is left out: none can tell.

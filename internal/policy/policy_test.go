@@ -203,14 +203,14 @@ func TestIndex(t *testing.T) {
 @id("never-type") permit (principal, action, resource == Tool::"a");
 `)
 	var ids []string
-	for id := range set.applicable("gh__a").All() {
+	for id := range set.applicable("gh__a", "gh").All() {
 		ids = append(ids, string(id))
 	}
 	if diff := cmp.Diff([]string{"up", "any", "typed"}, ids); diff != "" {
 		t.Errorf("gh__a (-want +got)\n%s", diff)
 	}
 	ids = nil
-	for id := range set.applicable("a").All() {
+	for id := range set.applicable("a", "").All() {
 		ids = append(ids, string(id))
 	}
 	if diff := cmp.Diff([]string{"one", "any", "typed"}, ids); diff != "" {
@@ -520,5 +520,36 @@ func TestAttributeTypos(t *testing.T) {
 	}
 	if d := Default().Warnings(); len(d) != 0 {
 		t.Errorf("the shipped policies warn: %q", d)
+	}
+}
+
+// TestUpstreamOfATaggedTool: a tool tagged with its upstream
+// (upstream:<name>, as the gateway tags each) is a member of that upstream
+// whatever its name spells: a bare name, another prefix, or the prefix of
+// another upstream; its upstream attribute says the same. A tool tagged
+// with none is a member of its name's prefix, as before.
+func TestUpstreamOfATaggedTool(t *testing.T) {
+	set := mustParse(t, `
+@id("all") permit (principal, action, resource);
+@id("docs-closed") forbid (principal, action, resource in Reach::Upstream::"docs");
+@id("wiki-attr") forbid (principal, action, resource) when { resource.upstream == "wiki" };
+`)
+	alice := Principal{ID: "alice"}
+	for _, tc := range []struct {
+		tool string
+		tags []string
+		want reach.Decision
+	}{
+		{"search", []string{"upstream:docs"}, reach.Deny},
+		{"d__search", []string{"x", "upstream:docs"}, reach.Deny},
+		{"docs__search", []string{"upstream:other"}, reach.Permit},
+		{"docs__search", nil, reach.Deny},
+		{"search", nil, reach.Permit},
+		{"w__page", []string{"upstream:wiki"}, reach.Deny},
+		{"wiki__page", []string{"upstream:other"}, reach.Permit},
+	} {
+		if got := set.Evaluate(&Input{Principal: alice, Tool: tc.tool, Tags: tc.tags}).Decision; got != tc.want {
+			t.Errorf("%s tagged %q: %v, want %v", tc.tool, tc.tags, got, tc.want)
+		}
 	}
 }

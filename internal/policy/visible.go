@@ -146,7 +146,7 @@ func (s *Set) couldPermit(p *Principal, scene, tool string, access reach.Access,
 		"depth":      batch.Ignore(),
 	})
 	permitted := false
-	err := batch.Authorize(context.Background(), s.applicable(tool), callEntities{&pe, &re}, batch.Request{
+	err := batch.Authorize(context.Background(), s.applicable(tool, ToolUpstream(tool, tags)), callEntities{&pe, &re}, batch.Request{
 		Principal: pe.UID, Action: CallAction, Resource: re.UID, Context: ctx,
 	}, func(r batch.Result) error {
 		permitted = r.Decision == types.Allow && len(r.Diagnostic.Errors) == 0

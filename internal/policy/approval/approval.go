@@ -300,6 +300,7 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 	for {
 		var events []Event
 		q.sync(ctx, k)
+		elsewhere := q.pendingShared(ctx, c, k)
 		q.mu.Lock()
 		now := time.Now()
 		events = q.expire(now, events)
@@ -314,7 +315,7 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			return reach.Permit, nil
 		}
 		if rec == nil {
-			if n := q.pendingOf(c); n >= q.o.MaxPending {
+			if n := max(q.pendingOf(c), elsewhere); n >= q.o.MaxPending {
 				q.mu.Unlock()
 				q.emit(ctx, events)
 				return reach.Deny, tooManyError(c, n)
@@ -407,6 +408,52 @@ func (q *Queue) pendingOf(c *reach.Call) int {
 	n := 0
 	for _, rec := range q.order {
 		if rec.Status == Pending && rec.Principal == r.Principal() && rec.Tenant == r.Tenant() {
+			n++
+		}
+	}
+	return n
+}
+
+// pendingLister is a store that finds the pending approvals whose data
+// holds a text (postgres.Store): what bounds one principal's pending
+// approvals across the instances that share it.
+type pendingLister interface {
+	PendingApprovals(ctx context.Context, text string, now time.Time, limit int) ([]*store.ApprovalRecord, error)
+}
+
+// pendingShared counts, when other instances share the store, the
+// approvals of c's principal, in its tenant, that wait for a decision
+// there (those asked on any instance), when the call k has none in
+// force; else, or when the store cannot say, 0 (pendingOf counts this
+// instance's). It reads the store without q.mu held. Two instances that
+// ask at once may both pass the bound by one each.
+func (q *Queue) pendingShared(ctx context.Context, c *reach.Call, k keys) int {
+	pl, ok := q.o.Store.(pendingLister)
+	if !q.o.Shared || !ok {
+		return 0
+	}
+	q.mu.Lock()
+	inForce := q.inForce(k) != nil
+	q.mu.Unlock()
+	if inForce {
+		return 0
+	}
+	r := c.Request()
+	// The principal as the stored data spells it: each row found is read
+	// to count only those of this principal and tenant.
+	b, _ := json.Marshal(r.Principal())
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	now := time.Now()
+	ars, err := pl.PendingApprovals(ctx, `"principal":`+string(b), now, 8*q.o.MaxPending)
+	if err != nil {
+		q.o.Logger.Warn("approvals: counting a principal's pending approvals in the store", "err", err)
+		return 0
+	}
+	n := 0
+	for _, ar := range ars {
+		sa, err := decodeStored(ar)
+		if err == nil && sa.Status == Pending && sa.Principal == r.Principal() && sa.Tenant == r.Tenant() && sa.Expires.After(now) {
 			n++
 		}
 	}
