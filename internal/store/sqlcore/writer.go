@@ -76,6 +76,12 @@ type Write struct {
 	err    error
 	done   chan error // nil for a queued write, whose failure is logged
 	flight bool       // the claim of a call in flight (see CallBegan)
+	// patient: its caller waits for it (done), but it is committed as a
+	// queued write is, with the next batch (store.Patient).
+	patient bool
+	// queued is when it was queued, if it was the first write of an
+	// empty queue (see gather); zero otherwise.
+	queued time.Time
 
 	// A claim of a checkpointed call: decided is closed once answer took
 	// what it decided; pair names its checkpoint; Claimed is what its
@@ -287,10 +293,16 @@ func (wr *Writer) Queued() int {
 // end is answered by the writer's goroutine, so that it returns at ctx's
 // end even while the engine waits for a lock (SQLite's busy timeout, when
 // another process writes).
+//
+// A ctx marked store.Patient makes w patient: it never leads, and it is
+// committed as a queued write is (it neither ends the writer's gather nor
+// counts as a caller's write to hold a batch for), with the next batch;
+// Do still returns once that batch committed.
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
+	w.patient = store.IsPatient(ctx)
 	wr.mu.Lock()
-	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil && !wr.crowded() {
+	if !w.patient && !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil && !wr.crowded() {
 		wr.leading = true
 		ws := append(wr.takeLocked(make([]*Write, 0, len(wr.pending)+1)), w)
 		wr.mu.Unlock()
@@ -370,6 +382,9 @@ func (wr *Writer) send(w *Write) error {
 		wr.blocked++
 		wr.room.Wait()
 		wr.blocked--
+	}
+	if len(wr.pending) == 0 && !w.waited() {
+		w.queued = time.Now()
 	}
 	wr.pending = append(wr.pending, w)
 	if w.waited() {
@@ -526,9 +541,14 @@ func (wr *Writer) run() {
 	}
 }
 
-// gather waits, while only queued writes are pending, for up to the
-// engine's Gather, until a write that a caller waits for is queued, a
-// caller of Do commits them, the batch is full, or Stop.
+// gather waits, while only queued writes are pending, until the first of
+// them was queued the engine's Gather ago, a write that a caller waits for
+// is queued, a caller of Do commits them, the batch is full, or Stop.
+// The wait is the first pending write's, not the gather's: a caller of
+// Do that took what was queued meanwhile (one call at a time, the next
+// call's claim took the call before's end) restarts it from the write
+// queued after, so that the writer's goroutine does not commit a batch of
+// its own for a write that the next claim would have carried.
 func (wr *Writer) gather() {
 	d := wr.eng.Gather()
 	if d <= 0 {
@@ -546,7 +566,16 @@ func (wr *Writer) gather() {
 				return
 			}
 		case <-t.C:
-			return
+			wr.mu.Lock()
+			left := time.Duration(0)
+			if len(wr.pending) > 0 && !wr.pending[0].queued.IsZero() {
+				left = d - time.Since(wr.pending[0].queued)
+			}
+			wr.mu.Unlock()
+			if left <= 0 {
+				return
+			}
+			t.Reset(left)
 		}
 	}
 }
@@ -651,8 +680,10 @@ func (w *Write) name() string {
 	return w.What
 }
 
-// waited reports whether a caller waits for w (Do or Decide).
-func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
+// waited reports whether a caller waits for w (Do or Decide) and the
+// batch that holds it should commit without delay: not for a patient
+// write, which waits for the next batch as a queued write does.
+func (w *Write) waited() bool { return (w.done != nil && !w.patient) || w.decided != nil }
 
 // commit runs ws as one transaction and commits it, and returns ws with the
 // writes that joined it. While a claim of the batch waits for its
