@@ -521,9 +521,6 @@ func waited(batch []item) bool {
 	return false
 }
 
-// patient is the context of a batch of recorded events (store.Patient).
-var patient = store.Patient(context.Background())
-
 // yields bounds how often the writer yields to let a batch grow.
 const yields = 4
 
@@ -544,12 +541,6 @@ func (l *Log) commit(batch []item) {
 		}
 	}
 	var err error
-	// Recorded events alone: nobody waits for their commit, which may then
-	// join the store's next one instead of being one of its own.
-	ctx := context.Background()
-	if !waited(batch) {
-		ctx = patient
-	}
 	ch, chained := l.st.(store.AuditChainer)
 	if len(l.recs) > 0 && chained {
 		// The store hands the head it holds: no other writer appends
@@ -557,7 +548,7 @@ func (l *Log) commit(batch []item) {
 		var seq int64
 		var head []byte
 		var cps []store.AuditCheckpoint
-		err = ch.AppendAuditChained(ctx, l.recs, func(s int64, h []byte) []store.AuditCheckpoint {
+		err = ch.AppendAuditChained(context.Background(), l.recs, func(s int64, h []byte) []store.AuditCheckpoint {
 			if h == nil {
 				h = make([]byte, HashSize)
 			}
@@ -574,7 +565,7 @@ func (l *Log) commit(batch []item) {
 	} else if len(l.recs) > 0 {
 		for try := 1; ; try++ {
 			seq, head, cps := l.chain()
-			err = l.st.AppendAudit(ctx, l.recs, cps)
+			err = l.st.AppendAudit(context.Background(), l.recs, cps)
 			if err == nil {
 				crashpoint.Reached("audit.appended")
 				l.committed(seq, head, cps)

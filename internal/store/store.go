@@ -56,30 +56,6 @@ var (
 	ErrClosed = errors.New("store closed")
 )
 
-// patientKey marks a context whose write may wait for the store's next
-// commit (Patient).
-type patientKey struct{}
-
-// Patient returns ctx marked patient: a durable write made with it (the
-// SQLite store's AppendAudit) still returns only once it is committed, but
-// it does not commit at once in a transaction of its own: it joins the
-// store's next batch, the commit of a write someone else waits for (one
-// call at a time, the next call's claim) or, when none comes, the batch
-// of queued writes that commits within the store's gather (5 ms on
-// SQLite). For a writer that nothing waits on, as the audit log's of
-// recorded events: one commit less for every batch of it, and a wait of
-// up to that gather longer. A store that does not group its commits
-// ignores it.
-func Patient(ctx context.Context) context.Context {
-	return context.WithValue(ctx, patientKey{}, true)
-}
-
-// IsPatient reports whether ctx was marked by Patient.
-func IsPatient(ctx context.Context) bool {
-	p, _ := ctx.Value(patientKey{}).(bool)
-	return p
-}
-
 // Store is every interface of the package together: what NewMemory,
 // sqlite.Open and postgres.Open return.
 type Store interface {

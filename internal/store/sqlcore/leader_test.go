@@ -422,69 +422,6 @@ func TestWriterCancellableCallerDoesNotLead(t *testing.T) {
 	})
 }
 
-// TestWriterPatientWriteJoinsNextBatch: a write made with a context marked
-// store.Patient (the audit log's batch of recorded events) does not
-// commit in a transaction of its own, though the writer is idle: it waits
-// for the next batch, the commit of a caller that leads (one call at a
-// time, the next claim), and returns once that batch committed; with no
-// such caller, it commits when the writer's gather ends, with the queued
-// writes.
-func TestWriterPatientWriteJoinsNextBatch(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := &seqEngine{gather: 5 * time.Millisecond}
-		wr := StartWriter(e, slog.New(slog.DiscardHandler))
-		defer wr.Stop()
-		nop := func(string, bool) {}
-		patient := make(chan error, 1)
-		go func() { patient <- wr.Do(store.Patient(context.Background()), named("audit", nop)) }()
-		time.Sleep(time.Millisecond)
-		synctest.Wait()
-		select {
-		case err := <-patient:
-			t.Fatalf("the patient write returned (%v) with nothing else written; committed %v", err, e.committed)
-		default:
-		}
-		if b := wr.Stats().Batches; b != 0 {
-			t.Fatalf("%d batches committed before any other write; want 0", b)
-		}
-		caller, ranOn := goroutine(), ""
-		claim := named("claim", nop)
-		run := claim.Run
-		claim.Run = func(b Batch, w *Write) { ranOn = goroutine(); run(b, w) }
-		if err := wr.Do(context.Background(), claim); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-patient; err != nil {
-			t.Fatal(err)
-		}
-		if got := fmt.Sprint(e.committed); got != "[audit claim]" || wr.Stats().Batches != 1 {
-			t.Errorf("committed %s in %d batches; want [audit claim] in one", got, wr.Stats().Batches)
-		}
-		if ranOn != caller {
-			t.Errorf("the batch ran on goroutine %s, not on its caller's (%s): the patient write led", ranOn, caller)
-		}
-
-		// Alone, it waits for the gather, and the queued write queued after
-		// it commits with it. (The gather that the first patient write began
-		// ends first.)
-		time.Sleep(e.gather)
-		synctest.Wait()
-		began := time.Now()
-		go func() { patient <- wr.Do(store.Patient(context.Background()), named("audit2", nop)) }()
-		synctest.Wait()
-		wr.Queue(named("ended", nop))
-		if err := <-patient; err != nil {
-			t.Fatal(err)
-		}
-		if waited := time.Since(began); waited < e.gather {
-			t.Errorf("the patient write alone returned after %v, before the gather (%v) ended", waited, e.gather)
-		}
-		if got := fmt.Sprint(e.committed); got != "[audit claim audit2 ended]" || wr.Stats().Batches != 2 {
-			t.Errorf("committed %s in %d batches; want [audit claim audit2 ended] in two", got, wr.Stats().Batches)
-		}
-	})
-}
-
 // TestWriterGatherIsTheFirstPendingWrites: one call at a time, a call's
 // queued end is taken by the next call's claim, whose caller leads; the
 // writer's gather, begun by an end that a claim took, does not end in a

@@ -76,9 +76,6 @@ type Write struct {
 	err    error
 	done   chan error // nil for a queued write, whose failure is logged
 	flight bool       // the claim of a call in flight (see CallBegan)
-	// patient: its caller waits for it (done), but it is committed as a
-	// queued write is, with the next batch (store.Patient).
-	patient bool
 	// queued is when it was queued, if it was the first write of an
 	// empty queue (see gather); zero otherwise.
 	queued time.Time
@@ -293,16 +290,10 @@ func (wr *Writer) Queued() int {
 // end is answered by the writer's goroutine, so that it returns at ctx's
 // end even while the engine waits for a lock (SQLite's busy timeout, when
 // another process writes).
-//
-// A ctx marked store.Patient makes w patient: it never leads, and it is
-// committed as a queued write is (it neither ends the writer's gather nor
-// counts as a caller's write to hold a batch for), with the next batch;
-// Do still returns once that batch committed.
 func (wr *Writer) Do(ctx context.Context, w *Write) error {
 	w.done = make(chan error, 1)
-	w.patient = store.IsPatient(ctx)
 	wr.mu.Lock()
-	if !w.patient && !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil && !wr.crowded() {
+	if !wr.closed && !wr.leading && !wr.crowd && wr.waiters == 0 && len(wr.pending) < maxBatch && ctx.Done() == nil && !wr.crowded() {
 		wr.leading = true
 		ws := append(wr.takeLocked(make([]*Write, 0, len(wr.pending)+1)), w)
 		wr.mu.Unlock()
@@ -680,10 +671,8 @@ func (w *Write) name() string {
 	return w.What
 }
 
-// waited reports whether a caller waits for w (Do or Decide) and the
-// batch that holds it should commit without delay: not for a patient
-// write, which waits for the next batch as a queued write does.
-func (w *Write) waited() bool { return (w.done != nil && !w.patient) || w.decided != nil }
+// waited reports whether a caller waits for w (Do or Decide).
+func (w *Write) waited() bool { return w.done != nil || w.decided != nil }
 
 // commit runs ws as one transaction and commits it, and returns ws with the
 // writes that joined it. While a claim of the batch waits for its
