@@ -73,24 +73,27 @@ type Write struct {
 	// the allocations of a name it would never print.)
 	What, Of string
 
-	err    error
-	done   chan error // nil for a queued write, whose failure is logged
-	flight bool       // the claim of a call in flight (see CallBegan)
-	// queued is when it was queued, if it was the first write of an
-	// empty queue (see gather); zero otherwise.
-	queued time.Time
+	err  error
+	done chan error // nil for a queued write, whose failure is logged
+	// queued is when it was queued, in nanoseconds of the writer's clock
+	// (Writer.now), if it was the first write of an empty queue (see
+	// gather); zero otherwise.
+	queued int64
 
 	// A claim of a checkpointed call: decided is closed once answer took
 	// what it decided; pair names its checkpoint; Claimed is what its
 	// latest run decided, told what its caller was told (claimed). A
 	// checkpoint names its pair in Pairs.
-	decided  chan struct{}
-	answer   func(err error)
+	decided chan struct{}
+	answer  func(err error)
+	pair    string
+	Pairs   string
+	// (The flags together, in one word: a Write is allocated for every
+	// write.)
 	answered bool
-	pair     string
 	Claimed  bool
 	told     bool
-	Pairs    string
+	flight   bool // the claim of a call in flight (see CallBegan)
 }
 
 // Fail sets the write's error, unless it has one: a conflict or a missing
@@ -216,6 +219,7 @@ type Writer struct {
 	commitIn     [len(store.CommitBuckets)]atomic.Int64
 
 	timer *time.Timer // gather's and hold's, reused (the writer's goroutine only: never both at once)
+	epoch time.Time   // the writer's clock's zero (now)
 
 	// flying counts the calls in flight (CallBegan, not yet ended). cool
 	// is how many batches are left to commit without a hold, after a
@@ -267,11 +271,15 @@ func (wr *Writer) crowded() bool {
 // StartWriter starts the writer of eng; log reports the queued writes that
 // failed.
 func StartWriter(eng Engine, log *slog.Logger) *Writer {
-	wr := &Writer{eng: eng, log: log, wake: make(chan struct{}, 1), wDone: make(chan struct{}), lost: map[string]bool{}}
+	wr := &Writer{eng: eng, log: log, wake: make(chan struct{}, 1), wDone: make(chan struct{}), lost: map[string]bool{}, epoch: time.Now().Add(-time.Nanosecond)}
 	wr.room.L = &wr.mu
 	go wr.run()
 	return wr
 }
+
+// now is the time since the writer started, in nanoseconds (monotonic),
+// and never zero: the epoch is a nanosecond before the start.
+func (wr *Writer) now() int64 { return int64(time.Since(wr.epoch)) }
 
 // Queued is how many writes wait for the writer.
 func (wr *Writer) Queued() int {
@@ -375,7 +383,7 @@ func (wr *Writer) send(w *Write) error {
 		wr.blocked--
 	}
 	if len(wr.pending) == 0 && !w.waited() {
-		w.queued = time.Now()
+		w.queued = wr.now()
 	}
 	wr.pending = append(wr.pending, w)
 	if w.waited() {
@@ -559,8 +567,8 @@ func (wr *Writer) gather() {
 		case <-t.C:
 			wr.mu.Lock()
 			left := time.Duration(0)
-			if len(wr.pending) > 0 && !wr.pending[0].queued.IsZero() {
-				left = d - time.Since(wr.pending[0].queued)
+			if len(wr.pending) > 0 && wr.pending[0].queued != 0 {
+				left = d - time.Duration(wr.now()-wr.pending[0].queued)
 			}
 			wr.mu.Unlock()
 			if left <= 0 {
