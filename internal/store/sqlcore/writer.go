@@ -153,7 +153,8 @@ type Engine interface {
 	Resend(err error) bool
 	// Gather is how long a batch of queued writes alone (no caller waits
 	// for any of them: a call's end, a key's result) waits for more
-	// before it commits; zero: not at all. A write that a caller waits
+	// before it commits, counted from when its first write was queued;
+	// zero: not at all. A write that a caller waits
 	// for ends the wait at once, and so does Stop. One call at a time, its
 	// end then commits with the next call's claim, not in a commit of its
 	// own; the price is that a crash loses up to that much more of what
