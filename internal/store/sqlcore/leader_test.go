@@ -421,3 +421,50 @@ func TestWriterCancellableCallerDoesNotLead(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterGatherIsTheFirstPendingWrites: one call at a time, a call's
+// queued end is taken by the next call's claim, whose caller leads; the
+// writer's gather, begun by an end that a claim took, does not end in a
+// commit of its own for the next end, which the next claim carries too:
+// a queued write waits the gather from when it was queued, not from when
+// the gather began. Alone, it still commits once the gather has passed
+// since it was queued.
+func TestWriterGatherIsTheFirstPendingWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &seqEngine{gather: 5 * time.Millisecond}
+		wr := StartWriter(e, slog.New(slog.DiscardHandler))
+		defer wr.Stop()
+		nop := func(string, bool) {}
+		began := time.Now()
+		wr.Queue(named("end1", nop)) // the gather begins
+		time.Sleep(time.Millisecond)
+		if err := wr.Do(context.Background(), named("claim2", nop)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		wr.Queue(named("end2", nop)) // 3 ms: the gather that end1 began ends at 5 ms
+		time.Sleep(3 * time.Millisecond)
+		synctest.Wait()
+		if got := fmt.Sprint(e.committed); got != "[end1 claim2]" {
+			t.Fatalf("at 6 ms committed %s; want [end1 claim2] (end2 waits for the next claim)", got)
+		}
+		if err := wr.Do(context.Background(), named("claim3", nop)); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(e.committed); got != "[end1 claim2 end2 claim3]" || wr.Stats().Batches != 2 {
+			t.Errorf("committed %s in %d batches; want [end1 claim2 end2 claim3] in two", got, wr.Stats().Batches)
+		}
+		wr.Queue(named("end3", nop))
+		queued := time.Now()
+		time.Sleep(e.gather - time.Nanosecond)
+		synctest.Wait()
+		if e.has("end3") {
+			t.Errorf("end3 committed before the gather passed since it was queued")
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if !e.has("end3") {
+			t.Errorf("end3 not committed the gather (%v) after it was queued, %v after the start", time.Since(queued), time.Since(began))
+		}
+	})
+}

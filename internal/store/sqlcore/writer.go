@@ -73,21 +73,27 @@ type Write struct {
 	// the allocations of a name it would never print.)
 	What, Of string
 
-	err    error
-	done   chan error // nil for a queued write, whose failure is logged
-	flight bool       // the claim of a call in flight (see CallBegan)
+	err  error
+	done chan error // nil for a queued write, whose failure is logged
+	// queued is when it was queued, in nanoseconds of the writer's clock
+	// (Writer.now), if it was the first write of an empty queue (see
+	// gather); zero otherwise.
+	queued int64
 
 	// A claim of a checkpointed call: decided is closed once answer took
 	// what it decided; pair names its checkpoint; Claimed is what its
 	// latest run decided, told what its caller was told (claimed). A
 	// checkpoint names its pair in Pairs.
-	decided  chan struct{}
-	answer   func(err error)
+	decided chan struct{}
+	answer  func(err error)
+	pair    string
+	Pairs   string
+	// (The flags together, in one word: a Write is allocated for every
+	// write.)
 	answered bool
-	pair     string
 	Claimed  bool
 	told     bool
-	Pairs    string
+	flight   bool // the claim of a call in flight (see CallBegan)
 }
 
 // Fail sets the write's error, unless it has one: a conflict or a missing
@@ -147,7 +153,8 @@ type Engine interface {
 	Resend(err error) bool
 	// Gather is how long a batch of queued writes alone (no caller waits
 	// for any of them: a call's end, a key's result) waits for more
-	// before it commits; zero: not at all. A write that a caller waits
+	// before it commits, counted from when its first write was queued;
+	// zero: not at all. A write that a caller waits
 	// for ends the wait at once, and so does Stop. One call at a time, its
 	// end then commits with the next call's claim, not in a commit of its
 	// own; the price is that a crash loses up to that much more of what
@@ -213,6 +220,7 @@ type Writer struct {
 	commitIn     [len(store.CommitBuckets)]atomic.Int64
 
 	timer *time.Timer // gather's and hold's, reused (the writer's goroutine only: never both at once)
+	epoch time.Time   // the writer's clock's zero (now)
 
 	// flying counts the calls in flight (CallBegan, not yet ended). cool
 	// is how many batches are left to commit without a hold, after a
@@ -264,11 +272,15 @@ func (wr *Writer) crowded() bool {
 // StartWriter starts the writer of eng; log reports the queued writes that
 // failed.
 func StartWriter(eng Engine, log *slog.Logger) *Writer {
-	wr := &Writer{eng: eng, log: log, wake: make(chan struct{}, 1), wDone: make(chan struct{}), lost: map[string]bool{}}
+	wr := &Writer{eng: eng, log: log, wake: make(chan struct{}, 1), wDone: make(chan struct{}), lost: map[string]bool{}, epoch: time.Now().Add(-time.Nanosecond)}
 	wr.room.L = &wr.mu
 	go wr.run()
 	return wr
 }
+
+// now is the time since the writer started, in nanoseconds (monotonic),
+// and never zero: the epoch is a nanosecond before the start.
+func (wr *Writer) now() int64 { return int64(time.Since(wr.epoch)) }
 
 // Queued is how many writes wait for the writer.
 func (wr *Writer) Queued() int {
@@ -370,6 +382,9 @@ func (wr *Writer) send(w *Write) error {
 		wr.blocked++
 		wr.room.Wait()
 		wr.blocked--
+	}
+	if len(wr.pending) == 0 && !w.waited() {
+		w.queued = wr.now()
 	}
 	wr.pending = append(wr.pending, w)
 	if w.waited() {
@@ -526,9 +541,14 @@ func (wr *Writer) run() {
 	}
 }
 
-// gather waits, while only queued writes are pending, for up to the
-// engine's Gather, until a write that a caller waits for is queued, a
-// caller of Do commits them, the batch is full, or Stop.
+// gather waits, while only queued writes are pending, until the first of
+// them was queued the engine's Gather ago, a write that a caller waits for
+// is queued, a caller of Do commits them, the batch is full, or Stop.
+// The wait is the first pending write's, not the gather's: a caller of
+// Do that took what was queued meanwhile (one call at a time, the next
+// call's claim took the call before's end) restarts it from the write
+// queued after, so that the writer's goroutine does not commit a batch of
+// its own for a write that the next claim would have carried.
 func (wr *Writer) gather() {
 	d := wr.eng.Gather()
 	if d <= 0 {
@@ -546,7 +566,16 @@ func (wr *Writer) gather() {
 				return
 			}
 		case <-t.C:
-			return
+			wr.mu.Lock()
+			left := time.Duration(0)
+			if len(wr.pending) > 0 && wr.pending[0].queued != 0 {
+				left = d - time.Duration(wr.now()-wr.pending[0].queued)
+			}
+			wr.mu.Unlock()
+			if left <= 0 {
+				return
+			}
+			t.Reset(left)
 		}
 	}
 }
