@@ -275,13 +275,15 @@ func ninthRuns() []*asRun {
 	}
 
 	// A Kubernetes agent watches a pod start: its logs and its status,
-	// each time further on.
+	// each time further on. (As first written its status answered 0/1
+	// Running twice before moving: the benchmark's rule lets the third
+	// identical poll be refused, whatever else moved.)
 	{
 		w := asRunOf("k8s-logs-status-progress", "devops", false)
 		logs := []string{"Starting search 3.2.1\nLoading index shard 1/4", "Starting search 3.2.1\nLoading index shard 1/4\nLoading index shard 2/4\nLoading index shard 3/4", "Starting search 3.2.1\nLoading index shard 1/4\nLoading index shard 2/4\nLoading index shard 3/4\nLoading index shard 4/4\nListening on :9200"}
 		for i, l := range logs {
 			w.t("", asOK("pods_log", obj{"namespace": "shop", "name": "search-5f7d9c8b6-q8wzt"}, l))
-			ready, st := "0/1", "Running"
+			ready, st := "0/1", []string{"ContainerCreating", "Running", "Running"}[i]
 			if i == 2 {
 				ready = "1/1"
 			}
@@ -330,16 +332,18 @@ func ninthRuns() []*asRun {
 
 	// A finance agent's rate lookup fails twice on a real 503, then
 	// answers; its invoice is created once, retried after one 503 under
-	// the same idempotency key.
+	// the same idempotency key. (As first written its 503s were typed
+	// tool_error, which the runtime never hands the guard: it finds a
+	// failure whose message names a 503 transient, as unavailable.)
 	{
 		w := asRunOf("retry-after-503-succeeds", "finance", false).acc("write", "create_invoice")
 		rates := obj{"base": "EUR", "symbols": arr{"GBP", "USD"}}
 		for i := 0; i < 2; i++ {
-			w.t("", asFail("get_exchange_rates", rates, "tool_error", "Error: 503 Service Unavailable: upstream connect error or disconnect/reset before headers. reset reason: connection failure"))
+			w.t("", asFail("get_exchange_rates", rates, "unavailable", "Error: 503 Service Unavailable: upstream connect error or disconnect/reset before headers. reset reason: connection failure"))
 		}
 		w.t("", asOK("get_exchange_rates", rates, egJSON(obj{"base": "EUR", "date": "2026-12-04", "rates": obj{"GBP": 0.8412, "USD": 1.0561}})))
 		inv := obj{"customer": "cus_RQx81fTz2LmA0b", "amount": 2400000, "currency": "gbp", "idempotency_key": "inv-parsec-2027-renewal"}
-		w.t("", asFail("create_invoice", inv, "tool_error", "Error: 503 Service Unavailable"))
+		w.t("", asFail("create_invoice", inv, "unavailable", "Error: 503 Service Unavailable"))
 		w.t("", asOK("create_invoice", inv, egJSON(obj{"id": "in_1QKx02eZvKYlo2C8", "status": "draft", "amount_due": 2400000, "currency": "gbp"})))
 		add(w)
 	}

@@ -39,19 +39,20 @@ import (
 
 // nnKnown lists the runs whose outcome is not their label's, each with why.
 var nnKnown = map[string]string{
-	// On the guard as the probe was written: 9 of 18 loops detected, none
-	// early; 2 of 22 legit runs refused.
-	"k8s-logs-status-progress":          "false_kill",
-	"retry-after-503-succeeds":          "false_kill",
-	"browser-click-noop-refs-renumber":  "missed",
-	"crm-name-spellings-same-contact":   "missed",
-	"sheet-append-same-row":             "missed",
-	"crm-stage-flip-flop":               "missed",
-	"mail-draft-rewritten":              "missed",
-	"code-trivial-edits-same-failure":   "missed",
-	"code-rerun-same-failure":           "missed",
-	"rag-paraphrased-same-chunks":       "missed",
-	"multiagent-brief-reworded-bounced": "missed",
+	// On the guard as the probe was written (cbd5140): 9 of 18 loops
+	// detected, none early; 2 of 22 legit runs refused, both corrected
+	// since (a 503 typed as the runtime types it, unavailable; a pod's
+	// status that showed 0/1 Running twice before moving). 10 since a
+	// sub-agent that asks the same question back to a reworded task ends
+	// its rounds the same way.
+	"browser-click-noop-refs-renumber": "missed",
+	"crm-name-spellings-same-contact":  "missed",
+	"sheet-append-same-row":            "missed",
+	"crm-stage-flip-flop":              "missed",
+	"mail-draft-rewritten":             "missed",
+	"code-trivial-edits-same-failure":  "missed",
+	"code-rerun-same-failure":          "missed",
+	"rag-paraphrased-same-chunks":      "missed",
 }
 
 func TestNinthRuns(t *testing.T) {
