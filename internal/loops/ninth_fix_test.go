@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // The fixes the ninth probe asked for, each with a near-miss it must not
 // refuse.
@@ -30,5 +33,32 @@ func TestAskedBackRounds(t *testing.T) {
 	}
 	if p := run("url-query", "See https://docs.example.com/pgb?v=1 for it.", "See https://docs.example.com/pgb?v=1 for it.", "See https://docs.example.com/pgb?v=1 for it."); p.refusedAt >= 0 {
 		t.Errorf("a verdict with a URL's query, no question: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+// A vector store's answer names the query in its first line: the same
+// passages found for a rewording are the same answer, and the fourth
+// rewording is refused; rewordings that find other passages go on, and
+// so does a query whose echo is the whole of a line.
+func TestEchoInsideLine(t *testing.T) {
+	run := func(id string, chunk func(i int) string, header string) asPlay {
+		w := asRunOf(id, "research", false)
+		for i, q := range []string{"refund for annual plans", "annual subscription refund", "can yearly plans be refunded", "refund policy annual", "annual plan money back"} {
+			w.t("", asOK("qdrant-find", obj{"query": q}, fmt.Sprintf(header, q)+"\n<entry><content>"+chunk(i)+"</content></entry>\n<entry><content>Refunds go to the original payment method.</content></entry>"))
+		}
+		return playAs(w.run)
+	}
+	same := func(int) string { return "Annual plans are refunded pro rata after the first 30 days." }
+	other := func(i int) string {
+		return []string{"Annual plans are refunded pro rata.", "Yearly plans renew on the first day.", "Refund requests go through billing.", "Policy changes are announced 30 days ahead.", "Money-back guarantee: 14 days."}[i]
+	}
+	if p := run("same", same, "Results for the query '%s'"); p.refusedAt != 3 {
+		t.Errorf("the same passages for each rewording: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	if p := run("other", other, "Results for the query '%s'"); p.refusedAt >= 0 {
+		t.Errorf("other passages each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("alone", same, "%s"); p.refusedAt != 3 {
+		t.Errorf("the query alone on its line: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
 	}
 }

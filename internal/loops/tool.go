@@ -474,6 +474,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	computed := s.widen || mayHoldProse(s.Args)
 	if computed {
 		ec = d.echoes(s.Args) // only widenings and free text can be echoed
+		ec.maskEchoes(sc.out, &d.echoed)
 	}
 	d.doneEcho(a, t, s, o, &sc, &ec, computed)
 
