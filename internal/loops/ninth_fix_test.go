@@ -62,3 +62,32 @@ func TestEchoInsideLine(t *testing.T) {
 		t.Errorf("the query alone on its line: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
 	}
 }
+
+// A button described in words and clicked under the ref each snapshot
+// gives it, the page the same but for its refs: the fourth click is
+// refused. Clicks whose page moves, and clicks on other elements, go on.
+func TestClickUnderRenumberedRefs(t *testing.T) {
+	const u = "https://shop.example.com/search?q=boots"
+	run := func(id string, element func(i int) string, page func(i int) string) asPlay {
+		w := asRunOf(id, "browser", false).acc("write", "browser_click")
+		for i := 0; i < 5; i++ {
+			w.t("", asOK("browser_click", obj{"element": element(i), "ref": fmt.Sprintf("e%d", 4+i*4)}, nnPW("await page.getByRole('button').click();", u, "boots", 5+i*4, "link \"Alto 2\"", page(i), "button \"Load more\"")))
+		}
+		return playAs(w.run)
+	}
+	same := func(int) string { return "link \"Ridge GTX\"" }
+	more := func(i int) string { return fmt.Sprintf("link \"Boot %d\"", i) }
+	button := func(int) string { return "Load more button" }
+	others := func(i int) string {
+		return []string{"Size 38 filter", "Size 39 filter", "Size 40 filter", "Size 41 filter", "Size 42 filter"}[i]
+	}
+	if p := run("noop", button, same); p.refusedAt != 3 || p.v.Detector != "short_cycle" {
+		t.Errorf("the same click, the page unchanged: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	if p := run("loads", button, more); p.refusedAt >= 0 {
+		t.Errorf("the same click, the page moving: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("filters", others, same); p.refusedAt >= 0 {
+		t.Errorf("other elements: refused at %d: %v", p.refusedAt, p.v)
+	}
+}

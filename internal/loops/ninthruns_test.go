@@ -45,14 +45,15 @@ var nnKnown = map[string]string{
 	// status that showed 0/1 Running twice before moving). 10 since a
 	// sub-agent that asks the same question back to a reworded task ends
 	// its rounds the same way; 11 since a line of an answer that echoes
-	// the call's free text beside other words is read without it.
-	"browser-click-noop-refs-renumber": "missed",
-	"crm-name-spellings-same-contact":  "missed",
-	"sheet-append-same-row":            "missed",
-	"crm-stage-flip-flop":              "missed",
-	"mail-draft-rewritten":             "missed",
-	"code-trivial-edits-same-failure":  "missed",
-	"code-rerun-same-failure":          "missed",
+	// the call's free text beside other words is read without it; 12
+	// since a click on one element described in words, under the ref each
+	// snapshot gives it, is one write made again.
+	"crm-name-spellings-same-contact": "missed",
+	"sheet-append-same-row":           "missed",
+	"crm-stage-flip-flop":             "missed",
+	"mail-draft-rewritten":            "missed",
+	"code-trivial-edits-same-failure": "missed",
+	"code-rerun-same-failure":         "missed",
 }
 
 func TestNinthRuns(t *testing.T) {
