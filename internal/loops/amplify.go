@@ -86,7 +86,7 @@ func (e *echoes) maskEchoes(out []leaf, buf *[]byte) {
 			b := append(append((*buf)[:0], l.raw[:j]...), 0)
 			b = append(b, l.raw[j+n:]...)
 			l.val = maskedHash(b)
-			*buf = b[:0]
+			*buf = keepScratch(b)
 			break
 		}
 	}
@@ -535,3 +535,15 @@ func quotedIndex(b, t []byte) (int, int) {
 	}
 	return -1, 0
 }
+
+// keepScratch returns b emptied to be used again, or nil when it grew
+// past maxScratch: a long line or argument list seen once keeps no buffer
+// for the rest of the request.
+func keepScratch(b []byte) []byte {
+	if cap(b) > maxScratch {
+		return nil
+	}
+	return b[:0]
+}
+
+const maxScratch = 512 // bytes of the echo scratch buffer kept between results

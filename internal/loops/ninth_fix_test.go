@@ -2,6 +2,7 @@ package loops
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -89,5 +90,26 @@ func TestClickUnderRenumberedRefs(t *testing.T) {
 	}
 	if p := run("filters", others, same); p.refusedAt >= 0 {
 		t.Errorf("other elements: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+// The scratch buffer that cuts an echo out of a long line, or a ref out
+// of long arguments, is not kept for the rest of the request.
+func TestEchoScratchBounded(t *testing.T) {
+	d := New(nil)
+	q := "refund for annual plans"
+	long := strings.Repeat("policy text ", 200)
+	s := &Step{Tool: "qdrant-find", Args: []byte(canon(obj{"query": q})), Access: "read"}
+	if v := d.Check(s); v != nil {
+		t.Fatal(v)
+	}
+	d.Done(s, Outcome{Result: []byte(canon("Results for the query '" + q + "' " + long))})
+	c := &Step{Tool: "browser_click", Args: []byte(canon(obj{"element": "Load more button", "ref": "e4", "note": long})), Access: "write"}
+	if v := d.Check(c); v != nil {
+		t.Fatal(v)
+	}
+	d.Done(c, Outcome{Result: []byte(canon("clicked"))})
+	if n := cap(d.echoed); n > 1024 {
+		t.Errorf("scratch of %d bytes kept", n)
 	}
 }

@@ -708,8 +708,9 @@ func (d *Detector) writeFold(s *Step) uint64 {
 		return foldArgs(s.Tool, s.Args) | 1
 	}
 	b := append(append(d.echoed[:0], s.Args[:i+3]...), s.Args[i+3+len(ref):]...)
-	d.echoed = b[:0]
-	return foldArgs(s.Tool, b) | 1
+	f := foldArgs(s.Tool, b) | 1
+	d.echoed = keepScratch(b)
+	return f
 }
 
 // contentKey reports whether an argument's key names what a write writes
