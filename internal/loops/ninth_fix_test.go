@@ -113,3 +113,51 @@ func TestEchoScratchBounded(t *testing.T) {
 		t.Errorf("scratch of %d bytes kept", n)
 	}
 }
+
+// One file read under its path respelled (./, //, ../, relative and
+// absolute), the same content each time: the fourth read is refused.
+// Files of one name in other directories, the same content in each, go
+// on; so does one file read again after each edit.
+func TestPathRespelled(t *testing.T) {
+	const content = "queue:\n  workers: 4\n"
+	run := func(id string, paths ...string) asPlay {
+		w := asRunOf(id, "filesystem", false)
+		for _, p := range paths {
+			w.t("", asOK("read_text_file", obj{"path": p}, content))
+		}
+		return playAs(w.run)
+	}
+	if p := run("respelled", "config/app.yaml", "./config/app.yaml", "/srv/app/config/app.yaml", "/srv/app//config/app.yaml", "config/../config/app.yaml"); p.refusedAt != 3 {
+		t.Errorf("one file respelled: refused at %d (%v), want the fourth read", p.refusedAt, p.v)
+	}
+	if p := run("services", "svc-a/config/app.yaml", "svc-b/config/app.yaml", "/srv/svc-c/config/app.yaml", "svc-d/config/app.yaml", "/srv/svc-e/config/app.yaml"); p.refusedAt >= 0 {
+		t.Errorf("other directories: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("other-roots", "/srv/a/config/app.yaml", "/srv/b/config/app.yaml", "/srv/c/config/app.yaml", "/srv/d/config/app.yaml"); p.refusedAt >= 0 {
+		t.Errorf("absolute paths of other files: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+func TestSameFile(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"config/app.yaml", "./config/app.yaml", true},
+		{"config/app.yaml", "/srv/app/config/app.yaml", true},
+		{"/srv/app/config/app.yaml", "/srv/app//./config/app.yaml", true},
+		{"config/../config/app.yaml", "config/app.yaml", true},
+		{"deploy/", "/srv/app/deploy", true},
+		{"/srv/a/app.yaml", "/srv/b/app.yaml", false},
+		{"/app.yaml", "/srv/app.yaml", false},
+		{"a/config/app.yaml", "b/config/app.yaml", false},
+		{"../config/app.yaml", "config/app.yaml", false},
+		{"https://x.example/a/b", "a/b", false},
+		{"src/*.go", "/r/src/*.go", false},
+	} {
+		a, b := filePathOf([]byte(c.a)), filePathOf([]byte(c.b))
+		if got := sameFile(&a, &b); got != c.same {
+			t.Errorf("sameFile(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
