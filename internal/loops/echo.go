@@ -55,7 +55,12 @@ func filePathOf(v []byte) (k filePath) {
 	}
 	var parts [maxPathParts][]byte
 	n := 0
-	for _, c := range bytes.Split(v, []byte("/")) {
+	for rest := v; ; {
+		c := rest
+		i := bytes.IndexByte(rest, '/')
+		if i >= 0 {
+			c, rest = rest[:i], rest[i+1:]
+		}
 		switch {
 		case len(c) == 0 || string(c) == ".":
 		case string(c) == ".." && n > 0 && string(parts[n-1]) != "..":
@@ -65,6 +70,9 @@ func filePathOf(v []byte) (k filePath) {
 		default:
 			parts[n] = c
 			n++
+		}
+		if i < 0 {
+			break
 		}
 	}
 	if n == 0 {
@@ -119,17 +127,17 @@ func (d *Detector) echoShape(args []byte, m *moving) (shape uint64, ok bool) {
 // the last one's file (sameFile).
 func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 	var pk filePath
-	paths := 0
+	at, paths := -1, 0
 	for i := range as {
-		if as[i].kind == leafString && !isWebAddress(as[i].raw) {
+		if as[i].kind == leafString && bytes.IndexByte(as[i].raw, '/') >= 0 && !isWebAddress(as[i].raw) {
 			if k := filePathOf(as[i].raw); k.n > 0 {
-				pk = k
+				pk, at = k, i
 				paths++
 			}
 		}
 	}
 	if paths != 1 {
-		pk = filePath{}
+		pk, at = filePath{}, -1
 	}
 	if m != nil {
 		m.path = pk
@@ -137,7 +145,7 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 	for i := range as {
 		l := &as[i]
 		switch {
-		case pk.n > 0 && l.kind == leafString && !isWebAddress(l.raw) && filePathOf(l.raw).n > 0:
+		case i == at:
 			shape += mix(l.path, pk.suf[0])
 			ok = true
 		case l.kind == leafNumber && !l.id:
