@@ -26,7 +26,16 @@ type echoes struct {
 	shape  uint64
 	shaped bool
 	mv     moving
+
+	raw [maxEchoed][]byte // the free texts as written, to find inside a result's lines (maskEchoes)
+	nr  int
 }
+
+const (
+	maxEchoed   = 4    // free texts of one call looked for inside a result's lines
+	minEchoed   = 6    // bytes of a free text for it to be looked for there
+	maxEchoLine = 4096 // bytes of a result's line searched for one
+)
 
 func (d *Detector) echoes(args []byte) echoes {
 	var e echoes
@@ -43,9 +52,44 @@ func (d *Detector) echoes(args []byte) echoes {
 		case l.kind == leafString && e.nt < len(e.text) && (bytes.IndexByte(l.raw, ' ') >= 0 || proseArg(l.key, l.raw)):
 			e.text[e.nt] = maskedHash(l.raw) // as the result's strings are hashed
 			e.nt++
+			if len(l.raw) >= minEchoed && e.nr < len(e.raw) {
+				e.raw[e.nr] = l.raw // points into the arguments, which outlive the result's pass
+				e.nr++
+			}
 		}
 	}
 	return e
+}
+
+// maskEchoes rehashes each line of a result (its leaves out) that quotes
+// one of the call's free texts beside other words, with the quoted text
+// cut out: a vector store's or a search engine's "Results for the query
+// '...'" says what the agent asked, in its own words, and an answer to a
+// rewording whose other lines are the last answer's is that answer again.
+// Only quoted: a ticket's subject that happens to hold the query's words
+// is the ticket's. A line that is the text alone is isText's. buf is
+// scratch.
+func (e *echoes) maskEchoes(out []leaf, buf *[]byte) {
+	if e.nr == 0 {
+		return
+	}
+	for i := range out {
+		l := &out[i]
+		if l.kind != leafString || len(l.raw) > maxEchoLine {
+			continue
+		}
+		for _, t := range e.raw[:e.nr] {
+			j, n := quotedIndex(l.raw, t)
+			if j < 0 {
+				continue
+			}
+			b := append(append((*buf)[:0], l.raw[:j]...), 0)
+			b = append(b, l.raw[j+n:]...)
+			l.val = maskedHash(b)
+			*buf = keepScratch(b)
+			break
+		}
+	}
 }
 
 func (e *echoes) isNum(v uint64) bool {
@@ -470,3 +514,36 @@ func isDigitIn(b []byte) bool {
 	}
 	return false
 }
+
+// quotedIndex returns where text t stands quoted in line b (between ' ',
+// " ", written \" \", or “ ”), and the length of the quoted text with its
+// quotes, or -1.
+func quotedIndex(b, t []byte) (int, int) {
+	for off := 0; off < len(b); {
+		j := bytes.Index(b[off:], t)
+		if j < 0 {
+			return -1, 0
+		}
+		j += off
+		end := j + len(t)
+		for _, q := range [...][2]string{{"'", "'"}, {`\"`, `\"`}, {`"`, `"`}, {"“", "”"}} {
+			if bytes.HasSuffix(b[:j], []byte(q[0])) && bytes.HasPrefix(b[end:], []byte(q[1])) {
+				return j - len(q[0]), len(t) + len(q[0]) + len(q[1])
+			}
+		}
+		off = j + 1
+	}
+	return -1, 0
+}
+
+// keepScratch returns b emptied to be used again, or nil when it grew
+// past maxScratch: a long line or argument list seen once keeps no buffer
+// for the rest of the request.
+func keepScratch(b []byte) []byte {
+	if cap(b) > maxScratch {
+		return nil
+	}
+	return b[:0]
+}
+
+const maxScratch = 512 // bytes of the echo scratch buffer kept between results

@@ -241,3 +241,34 @@ func BenchmarkCheckDoneOrder(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkCheckDonePath measures Check and Done of a file read: one of
+// 4096 paths, each read once, a file of about 150 bytes.
+func BenchmarkCheckDonePath(b *testing.B) {
+	steps, outs := benchSteps(4096)
+	for i := range steps {
+		steps[i].Tool = "read_text_file"
+		steps[i].Args = fmt.Appendf(nil, `{"path":"/srv/app/internal/pkg%d/file%d.go"}`, i%64, i)
+		outs[i].Result = fmt.Appendf(nil, `"package pkg%d\n\n// File %d.\nfunc F%d() int { return %d }\n// rev `, i%64, i, i, i*7)
+	}
+	d := New(nil)
+	var buf []byte
+	refused := 0
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s := &steps[i%len(steps)]
+		if d.Check(s) != nil {
+			refused++
+		} else {
+			o := outs[i%len(steps)]
+			buf = append(strconv.AppendInt(append(buf[:0], o.Result...), int64(i), 10), '"')
+			o.Result = buf
+			d.Done(s, o)
+		}
+		i++
+	}
+	if refused > 0 {
+		b.Fatalf("%d of %d calls refused", refused, i)
+	}
+}

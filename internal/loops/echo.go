@@ -16,8 +16,9 @@ const (
 // echoStreak is a tool's answers in a row, each the last but for its
 // echoes, to calls of one shape.
 type echoStreak struct {
-	shape uint64 // echoShape of the calls
-	ans   uint64 // the answer with its echoes masked
+	shape uint64   // echoShape of the calls
+	path  filePath // the last call's path, when its shape has one
+	ans   uint64   // the answer with its echoes masked
 	count int
 	agent uint64
 	epoch uint64
@@ -31,6 +32,77 @@ type moving struct {
 	urls [maxEchoArgs][]byte
 	nn   int
 	nu   int
+	path filePath // its one file path, respelled (filePathOf)
+}
+
+const maxPathParts = 8 // components of a path compared from its end
+
+// filePath is a file path as its components, from its end: suf[k-1] hashes
+// its last k components, "." and empty ones left out and ".." taken back
+// ("config//./app.yaml" and "config/../config/app.yaml" are
+// "config/app.yaml"). n is 0 for no path.
+type filePath struct {
+	suf [maxPathParts]uint64
+	n   uint8
+	abs bool
+}
+
+// filePathOf reads v as a path: a string with a slash, no space, no
+// scheme and no glob, of at most maxPathParts components.
+func filePathOf(v []byte) (k filePath) {
+	if len(v) < 2 || len(v) > 512 || bytes.IndexByte(v, '/') < 0 || bytes.IndexAny(v, " *?") >= 0 || bytes.Contains(v, []byte("://")) {
+		return k
+	}
+	var parts [maxPathParts][]byte
+	n := 0
+	for rest := v; ; {
+		c := rest
+		i := bytes.IndexByte(rest, '/')
+		if i >= 0 {
+			c, rest = rest[:i], rest[i+1:]
+		}
+		switch {
+		case len(c) == 0 || string(c) == ".":
+		case string(c) == ".." && n > 0 && string(parts[n-1]) != "..":
+			n--
+		case n == maxPathParts:
+			return filePath{}
+		default:
+			parts[n] = c
+			n++
+		}
+		if i < 0 {
+			break
+		}
+	}
+	if n == 0 {
+		return k
+	}
+	k.abs, k.n = v[0] == '/', uint8(n)
+	h := uint64(0x70617468)
+	for i := 0; i < n; i++ {
+		h = mix(hashBytes(parts[n-1-i]), h)
+		k.suf[i] = h
+	}
+	return k
+}
+
+// sameFile reports whether paths p and q name one file as far as their
+// spelling tells: the same components, or a relative path that is the end
+// of an absolute one ("config/app.yaml", "/srv/app/config/app.yaml"; the
+// tool's directory is where the relative one starts).
+func sameFile(p, q *filePath) bool {
+	if p.n == 0 || q.n == 0 {
+		return false
+	}
+	if p.abs == q.abs {
+		return p.n == q.n && p.suf[p.n-1] == q.suf[q.n-1]
+	}
+	r, a := p, q
+	if r.abs {
+		r, a = q, p
+	}
+	return r.n <= a.n && r.suf[r.n-1] == a.suf[r.n-1]
 }
 
 // echoShape hashes arguments with what a call may move without asking
@@ -49,11 +121,33 @@ func (d *Detector) echoShape(args []byte, m *moving) (shape uint64, ok bool) {
 	return echoShapeOf(as.out, m)
 }
 
-// echoShapeOf is echoShape of the scanned arguments as.
+// echoShapeOf is echoShape of the scanned arguments as. A call with one
+// file path moves its spelling ("./config/app.yaml", its absolute path):
+// its shape keeps the file's name, and a streak asks each path to name
+// the last one's file (sameFile).
 func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
+	var pk filePath
+	at, paths := -1, 0
+	for i := range as {
+		if as[i].kind == leafString && bytes.IndexByte(as[i].raw, '/') >= 0 && !isWebAddress(as[i].raw) {
+			if k := filePathOf(as[i].raw); k.n > 0 {
+				pk, at = k, i
+				paths++
+			}
+		}
+	}
+	if paths != 1 {
+		pk, at = filePath{}, -1
+	}
+	if m != nil {
+		m.path = pk
+	}
 	for i := range as {
 		l := &as[i]
 		switch {
+		case i == at:
+			shape += mix(l.path, pk.suf[0])
+			ok = true
 		case l.kind == leafNumber && !l.id:
 			shape += mix(l.path, 0x6e756d)
 			if m != nil && m.nn < len(m.nums) {
@@ -135,9 +229,9 @@ func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc
 		return
 	}
 	if !computed {
-		if !bytes.Contains(s.Args, []byte("://")) {
-			// Neither a free text nor an address (echoShape's ok): not
-			// scanned again.
+		if bytes.IndexByte(s.Args, '/') < 0 {
+			// Neither a free text, an address nor a path (echoShape's
+			// ok): not scanned again.
 			e.count = 0
 			return
 		}
@@ -154,10 +248,12 @@ func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc
 		e.count = 0
 		return
 	}
-	if e.count > 0 && e.shape == shape && e.ans == ans && e.agent == a.id && e.epoch == d.epoch {
+	if e.count > 0 && e.shape == shape && e.ans == ans && e.agent == a.id && e.epoch == d.epoch &&
+		(e.path.n == 0 && ec.mv.path.n == 0 || sameFile(&e.path, &ec.mv.path)) {
 		e.count++
+		e.path = ec.mv.path
 	} else {
-		*e = echoStreak{shape: shape, ans: ans, count: 1, agent: a.id, epoch: d.epoch}
+		*e = echoStreak{shape: shape, ans: ans, count: 1, agent: a.id, epoch: d.epoch, path: ec.mv.path}
 	}
 	if e.count >= d.cfg.rephraseMax {
 		e.last = preview(o.Result) // quoted by a refusal: made only when one may come
@@ -173,13 +269,14 @@ func (d *Detector) checkEcho(a *agentState, t *toolState, s *Step) *Verdict {
 	if max == 0 || e.count <= max || isWrite(s.Access) || e.agent != a.id || e.epoch != d.epoch {
 		return nil
 	}
-	if shape, ok := d.echoShape(s.Args, nil); !ok || shape != e.shape {
+	var m moving
+	if shape, ok := d.echoShape(s.Args, &m); !ok || shape != e.shape || (e.path.n > 0 || m.path.n > 0) && !sameFile(&e.path, &m.path) {
 		return nil
 	}
 	return &Verdict{
 		Detector: "repeat",
 		Message: s.Tool + " answered the last " + plural(e.count, "call", "calls") + " alike (" + e.last +
-			"), but for what each echoed of its own arguments (counters, an address's query), and nothing was written since; " +
+			"), but for what each echoed of its own arguments (counters, an address's query, a path's spelling), and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " moves only those again and cannot return anything new.",
 		Suggestion: "Changing a counter or an address's tracking parameters does not ask anything new: use the answer " +
 			"you have, ask for something else, or tell the user what you found.",

@@ -216,3 +216,23 @@ func FuzzEighth(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFilePath checks that a path's reading never panics, and that
+// sameFile is reflexive for a path and symmetric.
+func FuzzFilePath(f *testing.F) {
+	for _, s := range [][2]string{{"config/app.yaml", "/srv/app/config/app.yaml"}, {"./a//b/../c", "a/c"}, {"../..", "/"}, {"a/b/c/d/e/f/g/h/i", "/x"}, {"\xff/\x00", "n/a"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		p, q := filePathOf([]byte(a)), filePathOf([]byte(b))
+		if p.n > maxPathParts || q.n > maxPathParts {
+			t.Fatalf("%d, %d parts", p.n, q.n)
+		}
+		if p.n > 0 && !sameFile(&p, &p) {
+			t.Fatalf("%q is not itself", a)
+		}
+		if sameFile(&p, &q) != sameFile(&q, &p) {
+			t.Fatalf("sameFile(%q, %q) not symmetric", a, b)
+		}
+	})
+}

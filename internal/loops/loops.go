@@ -411,6 +411,7 @@ type Detector struct {
 	askVals []uint64 // scratch: the bound values of a read's arguments (sameAskingWider)
 	wordsOf []uint64 // scratch: those of one of its values
 	prev    []leaf   // scratch for the previous argument list
+	echoed  []byte   // scratch: a result's line with the free text it echoes cut out (maskEchoes)
 }
 
 // New returns a Detector for one request tree (a root request and its

@@ -191,7 +191,9 @@ func mergeWords(a, b []uint64) []uint64 {
 }
 
 // sameRejection reports whether verdict b repeats rejection a: both read as
-// rejections, and b says the same thing, or lists as many points as a (two
+// rejections, and b says the same thing (or a asks the delegator a question,
+// and b asks it again word for word: a sub-agent that cannot start without
+// an answer the reworded task did not give), or lists as many points as a (two
 // or more) of which as many as a has each share a word with one of a's
 // points: the same defects are still open. A verdict that lists fewer
 // points, or other ones, is progress.
@@ -201,11 +203,13 @@ func sameRejection(a, b *verdict) bool {
 	}
 	a.parse()
 	b.parse()
+	if a.norm == b.norm && (a.neg || asksBack(a.full)) {
+		// The same rejection again, or the same question asked back
+		// word for word: the reworded task did not answer it.
+		return true
+	}
 	if !a.neg || !b.neg {
 		return false
-	}
-	if a.norm == b.norm {
-		return true
 	}
 	if a.items < 2 || b.items < a.items {
 		return false
@@ -258,3 +262,17 @@ var negationWords = func() map[uint64]bool {
 	}
 	return m
 }()
+
+// asksBack reports whether verdict s asks its delegator something: one of
+// its sentences ends in a question mark (not a URL's query).
+func asksBack(s string) bool {
+	for i, r := range s {
+		if r == '?' || r == '？' {
+			rest := s[i+len(string(r)):]
+			if rest == "" || rest[0] == ' ' || rest[0] == '\n' || r == '？' {
+				return true
+			}
+		}
+	}
+	return false
+}

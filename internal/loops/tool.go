@@ -195,7 +195,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	s.key = callKey(s.Tool, s.Args)
 	s.fold = 0
 	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
-		s.fold = foldArgs(s.Tool, s.Args) | 1
+		s.fold = d.writeFold(s)
 	}
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
@@ -474,6 +474,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	computed := s.widen || mayHoldProse(s.Args)
 	if computed {
 		ec = d.echoes(s.Args) // only widenings and free text can be echoed
+		ec.maskEchoes(sc.out, &d.echoed)
 	}
 	d.doneEcho(a, t, s, o, &sc, &ec, computed)
 
@@ -663,6 +664,53 @@ func (d *Detector) writeTarget(s *Step) (target, entity uint64) {
 		return foldArgs(s.Tool, s.Args) | 1, entity
 	}
 	return mix(t, what) | 1, entity
+}
+
+// writeFold is write s's arguments respelled (foldArgs), and without the
+// ref of the element it acts on when it describes that element in words
+// too ("Load more button", ref e12): the page numbers its elements anew at
+// each snapshot, so the same button clicked again comes with another ref,
+// and three clicks answered alike are the one write made again
+// (checkWriteRespelled). Only writes that name a ref are scanned.
+func (d *Detector) writeFold(s *Step) uint64 {
+	if !bytes.Contains(s.Args, []byte(`ref":`)) && !bytes.Contains(s.Args, []byte(`Ref":`)) {
+		return foldArgs(s.Tool, s.Args) | 1
+	}
+	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return foldArgs(s.Tool, s.Args) | 1
+	}
+	described := false
+	var ref []byte
+	for i := range as.out {
+		l := &as.out[i]
+		if l.kind != leafString {
+			continue
+		}
+		if refKey(l.key) {
+			if len(l.raw) > 8 || ref != nil {
+				return foldArgs(s.Tool, s.Args) | 1
+			}
+			ref = l.raw
+			continue
+		}
+		described = described || len(l.raw) > 0 && describes(l.key, l.raw)
+	}
+	if !described || len(ref) == 0 {
+		return foldArgs(s.Tool, s.Args) | 1
+	}
+	// The ref's value, as written: `":"` before it and `"` after.
+	var pat [12]byte
+	p := append(append(append(pat[:0], '"', ':', '"'), ref...), '"')
+	i := bytes.Index(s.Args, p)
+	if i < 0 {
+		return foldArgs(s.Tool, s.Args) | 1
+	}
+	b := append(append(d.echoed[:0], s.Args[:i+3]...), s.Args[i+3+len(ref):]...)
+	f := foldArgs(s.Tool, b) | 1
+	d.echoed = keepScratch(b)
+	return f
 }
 
 // contentKey reports whether an argument's key names what a write writes
