@@ -426,7 +426,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 				// is recorded as late). Before that, the stream the
 				// gateway reads brings the state.
 				var after []func()
-				t.mu.Lock()
+				t.lockStored() // its state as stored
 				if t.state.Terminal() {
 					t.upFinal = t.upFinal || up.Status.State.Terminal()
 					t.settle(up.Status, &after)
