@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -29,6 +30,12 @@ func (s *slowStore) PutTask(ctx context.Context, rec *store.TaskRecord) (bool, e
 		s.mu.Unlock()
 	}
 	return ok, err
+}
+
+func (s *slowStore) list(id a2a.TaskID) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.states[string(id)])
 }
 
 func (s *slowStore) has(id a2a.TaskID, st a2a.TaskState) bool {
@@ -64,7 +71,7 @@ func TestTaskShownOnceStored(t *testing.T) {
 		}
 		seen = append(seen, s)
 		if !st.has(id, s) {
-			t.Errorf("the stream showed task %s %s before the store held that state (stored: %v)", id, s, st.states[string(id)])
+			t.Errorf("the stream showed task %s %s before the store held that state (stored: %v)", id, s, st.list(id))
 		}
 	}
 	if want := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted}; !slices.Equal(seen, want) {
@@ -75,7 +82,7 @@ func TestTaskShownOnceStored(t *testing.T) {
 	// and so is the state GetTask then shows.
 	tk := h.sendMsg("planner", "alice", a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), true)
 	if !st.has(tk.ID, tk.Status.State) {
-		t.Errorf("the send answered task %s %s before the store held it (stored: %v)", tk.ID, tk.Status.State, st.states[string(tk.ID)])
+		t.Errorf("the send answered task %s %s before the store held it (stored: %v)", tk.ID, tk.Status.State, st.list(tk.ID))
 	}
 	h.working("planner")
 	eventually(t, "the task working at reach", func() bool {
@@ -92,5 +99,39 @@ func TestTaskShownOnceStored(t *testing.T) {
 	res, err := h.client("planner", "alice", false).CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: tk.ID})
 	if err != nil || !st.has(tk.ID, res.Status.State) {
 		t.Errorf("CancelTask answered %v (%v) before the store held its state", res, err)
+	}
+}
+
+// failingStore refuses every write.
+type failingStore struct{ *store.Memory }
+
+func (failingStore) PutTask(context.Context, *store.TaskRecord) (bool, error) {
+	return false, errors.New("disk full")
+}
+
+// A store that fails its writes holds no caller: the states are shown
+// (the failure logged), the send ends.
+func TestTaskShownWhenStoreFails(t *testing.T) {
+	h := newHarness(t, nil, "planner")
+	h.g.opts.Tasks = failingStore{store.NewMemory()}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo hi"))
+	var seen []a2a.TaskState
+	for ev, err := range h.client("planner", "alice", false).SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: m}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			seen = append(seen, e.Status.State)
+		case *a2a.TaskStatusUpdateEvent:
+			seen = append(seen, e.Status.State)
+		}
+	}
+	if want := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted}; !slices.Equal(seen, want) {
+		t.Errorf("the stream showed %v; want %v", seen, want)
+	}
+	tk := h.send("planner", "alice", "say done", nil)
+	if tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a blocking send answered %s; want it completed", tk.Status.State)
 	}
 }
