@@ -73,7 +73,7 @@ func (e *endpoint) SendStreamingMessage(ctx context.Context, req *a2a.SendMessag
 				return
 			}
 			if ok {
-				crashpoint.Reached("task.shown") // the caller has the task's id
+				crashpoint.Reached("task.shown") // handed to the writer: the caller may have its id
 			}
 		}
 		if n == 0 && ctx.Err() == nil {
