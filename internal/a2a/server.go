@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/crashpoint"
 	"github.com/agentreach/reach/internal/ids"
 )
 
@@ -47,6 +48,9 @@ func (e *endpoint) SendMessage(ctx context.Context, req *a2a.SendMessageRequest)
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := res.(*a2a.Task); ok {
+		crashpoint.Reached("task.shown")
+	}
 	return e.tag(ctx, t, res), nil
 }
 
@@ -60,12 +64,16 @@ func (e *endpoint) SendStreamingMessage(ctx context.Context, req *a2a.SendMessag
 		}
 		n := 0
 		for ev := range t.events(ctx, from) {
-			if tk, ok := ev.(*a2a.Task); ok {
+			tk, ok := ev.(*a2a.Task)
+			if ok {
 				ev = e.tag(ctx, t, tk)
 			}
 			n++
 			if !yield(ev, nil) {
 				return
+			}
+			if ok {
+				crashpoint.Reached("task.shown") // handed to the writer: the caller may have its id
 			}
 		}
 		if n == 0 && ctx.Err() == nil {
@@ -418,7 +426,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 				// is recorded as late). Before that, the stream the
 				// gateway reads brings the state.
 				var after []func()
-				t.mu.Lock()
+				t.lockStored() // its state as stored
 				if t.state.Terminal() {
 					t.upFinal = t.upFinal || up.Status.State.Terminal()
 					t.settle(up.Status, &after)

@@ -79,6 +79,13 @@ type task struct {
 	// counted is held+fed as the registry's total has it (account); -1
 	// before the task is registered, -2 once it is forgotten: not counted.
 	counted atomic.Int64
+	// With a store (Options.Tasks), a state change is shown to no one
+	// before a view that holds it is stored (persist): a caller that
+	// learned a task's id, or its state, finds it after a kill -9.
+	// changes counts the state changes settle made, kept those a
+	// stored view holds; the listeners read the feed up to shown, the
+	// events after it wait for the store.
+	changes, kept, shown int
 
 	persistMu sync.Mutex // one write of the task to the store at a time, the latest view each
 }
@@ -97,6 +104,17 @@ func (t *task) events(ctx context.Context, from int) iter.Seq[a2a.Event] {
 	return func(yield func(a2a.Event) bool) {
 		for {
 			t.mu.Lock()
+			if from < t.base && t.kept < t.changes {
+				// Fell behind a state not stored yet: wait for it.
+				wake := t.wake
+				t.mu.Unlock()
+				select {
+				case <-ctx.Done():
+					return
+				case <-wake:
+				}
+				continue
+			}
 			if from < t.base { // fell behind: the task as it stands
 				from = t.base + len(t.feed)
 				if t.snap != nil {
@@ -108,9 +126,10 @@ func (t *task) events(ctx context.Context, from int) iter.Seq[a2a.Event] {
 					continue
 				}
 			}
-			batch := slices.Clone(t.feed[from-t.base:])
-			from += len(batch)
-			over := t.over()
+			end := max(t.shown, from) // what is stored, or needs not be
+			batch := slices.Clone(t.feed[from-t.base : end-t.base])
+			from = end
+			over := t.over() && end == t.base+len(t.feed)
 			wake := t.wake
 			t.mu.Unlock()
 			for _, ev := range batch {
@@ -173,10 +192,25 @@ func (t *task) push(ev a2a.Event) {
 		t.feed = t.feed[n:]
 		t.base += n
 	}
+	if t.kept == t.changes {
+		t.shown = t.base + len(t.feed)
+	}
 	t.updated = time.Now()
 	close(t.wake)
 	t.wake = make(chan struct{})
 	t.account()
+}
+
+// lockStored locks t.mu once every state change the task has made is
+// stored (persist), so that what the caller reads of it survives a kill.
+func (t *task) lockStored() {
+	t.mu.Lock()
+	for t.kept < t.changes {
+		wake := t.wake
+		t.mu.Unlock()
+		<-wake // persist wakes it, stored or not, within its timeout
+		t.mu.Lock()
+	}
 }
 
 // account brings the registry's total of the bytes all tasks hold up to
@@ -214,9 +248,9 @@ func (t *task) view() *a2a.Task {
 	return &c
 }
 
-// snapshot is view under the lock.
+// snapshot is view under the lock, once the view's state is stored.
 func (t *task) snapshot() *a2a.Task {
-	t.mu.Lock()
+	t.lockStored()
 	defer t.mu.Unlock()
 	return t.view()
 }
@@ -233,7 +267,7 @@ func (t *task) wait(ctx context.Context, from int, immediate bool) (a2a.SendMess
 			break
 		}
 	}
-	t.mu.Lock()
+	t.lockStored()
 	defer t.mu.Unlock()
 	if t.msg != nil {
 		return t.msg, nil
@@ -487,6 +521,9 @@ func (t *task) settle(s a2a.TaskStatus, after *[]func()) (st a2a.TaskState, fres
 		}
 		t.state = s.State
 		t.final.Store(s.State.Terminal())
+		if t.g.opts.Tasks != nil {
+			t.changes++ // shown once stored
+		}
 		*after = append(*after, t.persist)
 		*after = append(*after, t.auditFn("state", s.State, textOfMessage(s.Message)))
 		if s.State.Terminal() {
@@ -1324,7 +1361,9 @@ func (t *task) persist() {
 	defer t.persistMu.Unlock()
 	t.mu.Lock()
 	v, st, id := t.view(), t.state, t.id
+	n, upto := t.changes, t.base+len(t.feed)
 	t.mu.Unlock()
+	defer t.show(n, upto) // stored or not: a store that fails holds no one for ever
 	if v == nil || id == "" {
 		return
 	}
@@ -1345,6 +1384,20 @@ func (t *task) persist() {
 		return
 	}
 	crashpoint.Reached("task.stored")
+}
+
+// show lets the listeners read the feed up to upto, a view with the
+// task's first n state changes stored, and all of it once none is left
+// to store.
+func (t *task) show(n, upto int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.kept = max(t.kept, n)
+	t.shown = max(t.shown, min(upto, t.base+len(t.feed)))
+	if t.kept >= t.changes {
+		t.shown = t.base + len(t.feed)
+	}
+	t.wakeLocked()
 }
 
 // storedTask returns agent's task id as the store keeps it, if owner owns

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/postgres"
+	"github.com/agentreach/reach/internal/store/sqlite"
+)
+
+// TestCrashAtTaskShown kills a real `reach serve` right after it handed a
+// caller an A2A task's id (task.shown, docs/STATE.md): a streaming send's
+// first event, or the answer of a send that returns at once, passed to
+// the HTTP writer (the caller may have had it before the kill, or not).
+// After the restart the task is known by that id, failed (its hand-off
+// was cut off) with a text that says so, never "no such task": the
+// gateway stores a task's first view before any caller can read it.
+func TestCrashAtTaskShown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	for _, immediate := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "immediate"}[immediate], func(t *testing.T) {
+			crashAtTaskShown(t, "", immediate)
+		})
+	}
+}
+
+// TestCrashAtTaskShownOnPostgres is TestCrashAtTaskShown over PostgreSQL,
+// the task cut off by the recovery of the killed instance's work.
+func TestCrashAtTaskShownOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	pg := pgtest.Own(t)
+	for n, immediate := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "immediate"}[immediate], func(t *testing.T) {
+			url, err := pg.CreateDatabase(t.Context(), fmt.Sprint("shown", n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			crashAtTaskShown(t, url, immediate)
+		})
+	}
+}
+
+// crashAtTaskShown is one case of TestCrashAtTaskShown, over the
+// PostgreSQL database url, or SQLite if "".
+func crashAtTaskShown(t *testing.T, url string, immediate bool) {
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	head := ""
+	if url != "" {
+		head = "store: " + url + "\ninstance: a\ninstance_ttl: 1s\n"
+	}
+	cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx), "agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n"))
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	client := func() *a2aclient.Client {
+		c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/slow", a2a.TransportProtocolJSONRPC)},
+			a2aclient.WithJSONRPCTransport(http.DefaultClient))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	shown := make(chan a2a.TaskID, 1)
+	h.kill(t, cfg, addr, "task.shown", func(t *testing.T, h *crashRun) {
+		req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))}
+		if immediate {
+			req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+			if res, err := client().SendMessage(context.Background(), req); err == nil {
+				if tk, ok := res.(*a2a.Task); ok {
+					shown <- tk.ID
+				}
+			}
+			return
+		}
+		for ev, err := range client().SendStreamingMessage(context.Background(), req) {
+			if err != nil {
+				return
+			}
+			if tk, ok := ev.(*a2a.Task); ok {
+				shown <- tk.ID
+				return
+			}
+		}
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	var st store.Tasks
+	if url != "" {
+		h.recovered(t)
+		p, err := postgres.Open(t.Context(), url, &postgres.Options{NoMigrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		st = p
+	} else {
+		s, err := sqlite.Open(t.Context(), h.data, &sqlite.Options{NoCreate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		st = s
+	}
+	// The id the caller got, if the kill let it through; the gateway had
+	// handed it out either way, and the store must know it.
+	tasks, err := st.ListTasks(t.Context(), "slow", "local", "", 10)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("stored tasks after the restart: %v (%v); want the one whose id the gateway had handed out", tasks, err)
+	}
+	id := a2a.TaskID(tasks[0].ID)
+	select {
+	case got := <-shown:
+		if got != id {
+			t.Fatalf("the caller got task %s; the store holds %s", got, id)
+		}
+	default:
+	}
+	tk, err := client().GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatalf("GetTask %s, an id the gateway handed out before the kill: %v; want the task", id, err)
+	}
+	if tk.Status.State != a2a.TaskStateFailed || !strings.Contains(textOfStatus(tk), "reach stopped following this task") {
+		t.Errorf("task %s after the restart: %s %q; want it failed, cut off, with a text that says so", id, tk.Status.State, textOfStatus(tk))
+	}
+	if rec, err := st.GetTask(t.Context(), "slow", string(id)); err != nil || !rec.Final || rec.State != string(a2a.TaskStateFailed) {
+		t.Errorf("the stored task: %+v (%v); want it stored failed, final", rec, err)
+	}
+	h.checkAll(t, cmd)
+}
+
+// textOfStatus is the text of a task's status message.
+func textOfStatus(tk *a2a.Task) string {
+	if tk.Status.Message == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range tk.Status.Message.Parts {
+		if s, ok := p.Content.(a2a.Text); ok {
+			b.WriteString(string(s))
+		}
+	}
+	return b.String()
+}
