@@ -55,9 +55,12 @@ func TestTaskShownOnceStored(t *testing.T) {
 	// A streaming send: every state it shows is stored before.
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo hi"))
 	var seen []a2a.TaskState
-	for ev, err := range h.client("planner", "alice", false).SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: m}) {
+	// Bounded: a failed write that held the caller would hang here.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for ev, err := range h.client("planner", "alice", false).SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m}) {
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("the stream, its task's writes failing: %v (after %v); want every state shown", err, seen)
 		}
 		var id a2a.TaskID
 		var s a2a.TaskState
@@ -116,9 +119,12 @@ func TestTaskShownWhenStoreFails(t *testing.T) {
 	h.g.opts.Tasks = failingStore{store.NewMemory()}
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("echo hi"))
 	var seen []a2a.TaskState
-	for ev, err := range h.client("planner", "alice", false).SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: m}) {
+	// Bounded: a failed write that held the caller would hang here.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for ev, err := range h.client("planner", "alice", false).SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m}) {
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("the stream, its task's writes failing: %v (after %v); want every state shown", err, seen)
 		}
 		switch e := ev.(type) {
 		case *a2a.Task:
