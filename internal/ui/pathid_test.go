@@ -13,11 +13,12 @@ import (
 // TestRequestIDsInPaths: a request id is the client's (any printable
 // text), and the UI writes it into the paths of its links and forms. Put
 // there as it is, its dot segments, '?' and '#' are the browser's to
-// resolve: a request named x/../../approvals/ap1/approve had its page's
-// Stop buttons post, with the viewer's form token, to that approval's
-// Approve (a viewer who stopped an attacker's request approved the
-// attacker's call), and one named r1?x linked to request r1's page. Each
-// link and form now leads to the request it names.
+// resolve: the Stop buttons of a request named r1?x stopped request r1
+// (found with chromium against reach serve), its link in the list led to
+// r1's page, and, served by this handler alone (reach serve cleans the
+// path first), a request named x/../../approvals/ap1/approve had Stop
+// buttons that posted to that approval's Approve with the viewer's form
+// token. Each link and form now leads to the request it names.
 func TestRequestIDsInPaths(t *testing.T) {
 	srv, rt, _, _ := setup(t)
 	ids := []string{"x/../../approvals/ap1/approve", "%2e%2e/%2e%2e/approvals/ap1/approve", "r1?fold=1#graph", "team/a b/7"}

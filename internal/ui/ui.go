@@ -680,10 +680,11 @@ func foldParam(r *http.Request) map[reach.FrameID]bool {
 
 // requestPath is the path of request id's page. An id is the client's,
 // any printable text, and is written as one path segment (the template
-// func seg, for the pages' links and forms): as it is, its dot segments,
-// '/', '?' and '#' would be the browser's to resolve, and a request named
-// x/../../approvals/ID/approve would have its page's Stop buttons post to
-// that approval's Approve, with the viewer's form token.
+// func seg, for the pages' links and forms): as it is, its '?', '#', '/'
+// and dot segments would be the browser's to read, and the Stop buttons of
+// a request named r1?x would stop r1 (and, where the path is not cleaned
+// before the UI, of one named x/../../approvals/ID/approve post to that
+// approval's Approve, with the viewer's form token).
 func requestPath(id string) string { return "/ui/requests/" + url.PathEscape(id) }
 
 // graphOf draws q's graph with the folded frames folded, each box a link
