@@ -775,7 +775,13 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 			if ln := tabIndented(data); ln > 0 {
 				return nil, fmt.Errorf("%v; line %d is indented with a tab: YAML indents with spaces only", cleanYAMLError(err), ln)
 			}
+			if err := unknownAlias(err, data); err != nil {
+				return nil, err
+			}
 			return nil, cleanYAMLError(err)
+		}
+		if err := checkMarks(&root, ""); err != nil {
+			return nil, err
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
@@ -816,6 +822,69 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		return nil, err
 	}
 	return c, nil
+}
+
+// A value written unquoted that begins with *, & or ! is YAML's alias,
+// anchor or tag, not text: a password or key that begins so must be
+// quoted. The YAML library's error for an alias of no anchor quotes the
+// name (the rest of such a password), and an anchor or a tag with nothing
+// after it leaves the value empty with no error (the credential lost).
+// unknownAlias and checkMarks make each an error that names the line and
+// quotes nothing of the value.
+
+var unknownAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
+// unknownAlias returns the error for err, the YAML library's error of an
+// alias of no anchor, or nil for another error.
+func unknownAlias(err error, data []byte) error {
+	m := unknownAnchorRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil
+	}
+	const what = "a value begins with *, which YAML reads as an alias of an anchor that is not defined; if it is text (a password, say), quote it"
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if j := bytes.Index(l, []byte("*"+m[1])); j >= 0 && (j == 0 || bytes.IndexByte([]byte(" \t:-[{,"), l[j-1]) >= 0) {
+			return fmt.Errorf("line %d: %s", i+1, what)
+		}
+	}
+	return errors.New(what)
+}
+
+// checkMarks refuses, under n (at the dotted path), a local tag (!x: reach
+// reads none) and an anchor on an empty value, each most likely a value
+// that begins with ! or & and was meant as text.
+func checkMarks(n *yaml.Node, path string) error {
+	if n.Kind == yaml.ScalarNode {
+		where := fmt.Sprintf("line %d", n.Line)
+		if path != "" {
+			where += " (" + path + ")"
+		}
+		switch {
+		case strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!"):
+			return fmt.Errorf("%s: the value begins with !, which YAML reads as a tag; if it is text (a password, say), quote it", where)
+		case n.Anchor != "" && n.Value == "" && n.Style == 0:
+			return fmt.Errorf("%s: the value begins with &, which YAML reads as an anchor, and is empty; if it is text (a password, say), quote it", where)
+		}
+		return nil
+	}
+	for i, c := range n.Content {
+		p := path
+		switch n.Kind {
+		case yaml.MappingNode:
+			if i%2 == 1 {
+				p = n.Content[i-1].Value
+				if path != "" {
+					p = path + "." + p
+				}
+			}
+		case yaml.SequenceNode:
+			p = path + "[" + strconv.Itoa(i) + "]"
+		}
+		if err := checkMarks(c, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cleanYAMLError drops the library's prefix and Go type names, keeping the

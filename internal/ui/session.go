@@ -173,11 +173,15 @@ func setCookie(w http.ResponseWriter, r *http.Request, secure, plain, value stri
 	http.SetCookie(w, c)
 }
 
+// readCookie reads the cookie of the name an answer to r sets
+// (cookieName): over TLS the __Host- one only. A cookie of the plain name
+// can be set by pages the prefix keeps out (a sibling domain, plain http on
+// another port of the host); read over TLS, one planted there would sign
+// the browser in to the planter's own session, or be a login token the
+// planter knows.
 func readCookie(r *http.Request, secure, plain string) string {
-	for _, name := range []string{secure, plain} {
-		if c, err := r.Cookie(name); err == nil && c.Value != "" {
-			return c.Value
-		}
+	if c, err := r.Cookie(cookieName(r, secure, plain)); err == nil {
+		return c.Value
 	}
 	return ""
 }

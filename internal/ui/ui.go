@@ -189,7 +189,7 @@ func New(o Options) *UI {
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{"dict3": func(a approvalView, csrf, request string) decideView {
 		return decideView{A: a, CSRF: csrf, Request: request}
-	}}
+	}, "seg": url.PathEscape}
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/pages.html"))
 	pages := map[string]*template.Template{}
 	for _, p := range []string{"requests", "request", "approvals", "audit", "tools", "login"} {
@@ -664,7 +664,7 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		template.HTML(g), // rendered by our own escaping renderer
 		frames, aps,
 		[]struct{ Mode, Label string }{{"soft", "Soft stop"}, {"cancel", "Cancel"}, {"isolate", "Isolate"}},
-		len(folded), "/ui/requests/" + id + "#graph"})
+		len(folded), requestPath(id) + "#graph"})
 }
 
 // foldParam reads the frames a viewer folded (?fold=ID,ID).
@@ -677,6 +677,15 @@ func foldParam(r *http.Request) map[reach.FrameID]bool {
 	}
 	return m
 }
+
+// requestPath is the path of request id's page. An id is the client's,
+// any printable text, and is written as one path segment (the template
+// func seg, for the pages' links and forms): as it is, its '?', '#', '/'
+// and dot segments would be the browser's to read, and the Stop buttons of
+// a request named r1?x would stop r1 (and, where the path is not cleaned
+// before the UI, of one named x/../../approvals/ID/approve post to that
+// approval's Approve, with the viewer's form token).
+func requestPath(id string) string { return "/ui/requests/" + url.PathEscape(id) }
 
 // graphOf draws q's graph with the folded frames folded, each box a link
 // that folds or unfolds it.
@@ -695,9 +704,9 @@ func (u *UI) graphOf(q *reach.Request, folded map[reach.FrameID]bool, id string)
 		}
 		slices.Sort(ids)
 		if len(ids) == 0 {
-			return "/ui/requests/" + id + "#graph"
+			return requestPath(id) + "#graph"
 		}
-		return "/ui/requests/" + id + "?fold=" + url.QueryEscape(strings.Join(ids, ",")) + "#graph"
+		return requestPath(id) + "?fold=" + url.QueryEscape(strings.Join(ids, ",")) + "#graph"
 	}
 	return render.SVGWith(nodes, &render.SVGOptions{Link: link})
 }
@@ -729,7 +738,7 @@ func (u *UI) stop(w http.ResponseWriter, r *http.Request) {
 	by := u.actor(r).Principal
 	q.Stop(mode, by, reason)
 	u.log.Info("request stopped from the UI", "request", id, "mode", mode.String(), "by", by)
-	http.Redirect(w, r, "/ui/requests/"+id+"?flash=stopped", http.StatusSeeOther)
+	http.Redirect(w, r, requestPath(id)+"?flash=stopped", http.StatusSeeOther)
 }
 
 // decideView is what the Approve and Deny forms need: the approval, the
@@ -821,7 +830,7 @@ func (u *UI) decide(w http.ResponseWriter, r *http.Request) {
 	// From a request's page, back to it (if the viewer may see it).
 	if back := r.FormValue("request"); back != "" {
 		if q, ok := u.find(back); ok && u.visible(r, q) {
-			http.Redirect(w, r, "/ui/requests/"+url.PathEscape(back)+"?flash="+code, http.StatusSeeOther)
+			http.Redirect(w, r, requestPath(back)+"?flash="+code, http.StatusSeeOther)
 			return
 		}
 	}

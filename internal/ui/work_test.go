@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -490,5 +491,74 @@ func readAll(resp *http.Response) string {
 		if err != nil {
 			return b.String()
 		}
+	}
+}
+
+// TestSecureCookieNotShadowed: over TLS only the __Host- cookie is read.
+// A cookie of the plain name can be planted by a page the __Host- prefix
+// keeps out (a sibling domain, plain http on another port of the host):
+// read as a session, it would sign a browser in as whoever planted it (the
+// attacker's own session: a login fixed by the attacker), and as a login
+// token it would be one the attacker knows.
+func TestSecureCookieNotShadowed(t *testing.T) {
+	l := &testLogin{}
+	srv := httptest.NewServer(New(Options{Runtime: reach.New(nil), Login: l.options()}))
+	defer srv.Close()
+	https := func(method, path string, form url.Values, cookies ...*http.Cookie) *http.Response {
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		r, _ := http.NewRequest(method, srv.URL+path, body)
+		if form != nil {
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		r.Header.Set("X-Forwarded-Proto", "https")
+		for _, c := range cookies {
+			r.AddCookie(c)
+		}
+		resp, err := noRedirect.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// The attacker signs in as themself, over https, and keeps the value.
+	resp := https("GET", "/ui/login", nil)
+	page := readAll(resp)
+	resp.Body.Close()
+	tok := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	lc := cookiesNamed(resp, loginSecure)
+	if tok == nil || len(lc) != 1 {
+		t.Fatalf("login page over https: cookies %v", resp.Cookies())
+	}
+	resp = https("POST", "/ui/login", url.Values{"csrf": {tok[1]}, "credential": {"rk_good"}}, lc[0])
+	resp.Body.Close()
+	cs := cookiesNamed(resp, cookieSecure)
+	if len(cs) != 1 {
+		t.Fatalf("sign-in over https: %s, cookies %v", resp.Status, resp.Cookies())
+	}
+	// Under its own name the session holds.
+	if resp := https("GET", "/ui/", nil, cs[0]); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the session under its own name: %s", resp.Status)
+	}
+	// Planted under the plain name it signs no one in.
+	resp = https("GET", "/ui/", nil, &http.Cookie{Name: cookiePlain, Value: cs[0].Value})
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a session planted under the plain name over https: %s, want a redirect to the login", resp.Status)
+	}
+	// A login token planted under the plain name is not the form's.
+	planted := randomToken()
+	resp = https("GET", "/ui/login", nil, &http.Cookie{Name: loginPlain, Value: planted})
+	page = readAll(resp)
+	resp.Body.Close()
+	if strings.Contains(page, planted) {
+		t.Errorf("the login form took a token planted under the plain name")
+	}
+	resp = https("POST", "/ui/login", url.Values{"csrf": {planted}, "credential": {"rk_good"}}, &http.Cookie{Name: loginPlain, Value: planted})
+	resp.Body.Close()
+	if len(cookiesNamed(resp, cookieSecure)) != 0 {
+		t.Errorf("a sign-in with a login token planted under the plain name: %s", resp.Status)
 	}
 }

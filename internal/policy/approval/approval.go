@@ -1177,10 +1177,26 @@ func (q *Queue) mergeAll(ars []*store.ApprovalRecord) {
 		}
 		switch rec.Status {
 		case Pending, Approved, Denied:
-			q.enforce(rec)
+			q.enforceUnlessOlder(rec)
 		default:
 			q.unforce(rec)
 		}
 	}
 	q.prune()
+}
+
+// enforceUnlessOlder is enforce for an approval read from the store, for
+// each of its keys where no newer approval of the call is in force: the
+// store lists them newest first, and holds a call's older ones, a denial
+// past its window say (its status stays denied), which must not take the
+// place of the one in force. q.mu is held.
+func (q *Queue) enforceUnlessOlder(rec *record) {
+	for _, k := range []string{rec.key, rec.alt} {
+		if k == "" {
+			continue
+		}
+		if cur := q.byKey[k]; cur == nil || cur == rec || !rec.Created.Before(cur.Created) {
+			q.byKey[k] = rec
+		}
+	}
 }

@@ -372,3 +372,67 @@ func TestEndWithRequestsShared(t *testing.T) {
 		t.Errorf("%d approvals in the store, want 2", len(ars))
 	}
 }
+
+// TestDenialHoldsOnAnotherInstance: on a store instances share, a call
+// denied on one instance is refused on another that never saw it, also
+// when the same call was denied once before, long ago. The store lists a
+// call's approvals newest first, and the instance made each one it had
+// not seen the one in force in turn, so the oldest won; being past its
+// window it was then dropped, and the call asked the human again, with
+// the current denial (or a pending or approved approval) ignored.
+func TestDenialHoldsOnAnotherInstance(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	var runs atomic.Int32
+	b := newLife(t, st, &runs, &Options{Shared: true}) // up before any approval
+	refund := func(l *life, req string) *reach.Result {
+		return l.rt.Call(l.begin(t, req), &reach.Call{ID: "c1", Tool: "refund", IdempotencyKey: "refund-7",
+			Arguments: json.RawMessage(`{"order":"7"}`)})
+	}
+	deny := func(l *life) {
+		t.Helper()
+		p := l.q.List(Pending)
+		if len(p) != 1 {
+			t.Fatalf("%d pending approvals, want 1", len(p))
+		}
+		if _, err := l.q.Deny(p[0].ID, Actor{Principal: "alice"}, "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first denial, long ago: its window has passed.
+	old := newLife(t, st, &runs, &Options{Shared: true})
+	if res := refund(old, "r1"); res.Status != reach.StatusPending {
+		t.Fatalf("the first call: %s", res.ModelText())
+	}
+	deny(old)
+	ars, err := st.ListApprovals(t.Context(), store.ApprovalFilter{})
+	if err != nil || len(ars) != 1 {
+		t.Fatalf("stored approvals: %d, %v", len(ars), err)
+	}
+	ar := ars[0]
+	var data map[string]any
+	if err := json.Unmarshal(ar.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	ar.Created, ar.Expires = ar.Created.Add(-2*time.Hour), time.Now().Add(-time.Hour)
+	data["created"], data["expires"] = ar.Created, ar.Expires
+	if ar.Data, err = json.Marshal(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutApproval(t.Context(), ar); err != nil {
+		t.Fatal(err)
+	}
+	// Asked again and denied again, now, on another instance.
+	a := newLife(t, st, &runs, &Options{Shared: true})
+	if res := refund(a, "r2"); res.Status != reach.StatusPending {
+		t.Fatalf("the call after the old denial's window: %s", res.ModelText())
+	}
+	deny(a)
+	// B never saw either: the current denial holds there.
+	res := refund(b, "r3")
+	if res.Status != reach.StatusRefused || res.Error == nil || res.Error.Code != "approval_denied" || runs.Load() != 0 {
+		t.Errorf("the denied call on another instance: %s %s, %d runs; want refused approval_denied", res.Status, res.ModelText(), runs.Load())
+	}
+	if p := b.q.List(Pending); len(p) != 0 {
+		t.Errorf("the denied call asked for approval again on the other instance: %d pending", len(p))
+	}
+}

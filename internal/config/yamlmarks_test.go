@@ -1,0 +1,44 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestValueBeginningWithYAMLMark: a value written unquoted that begins with
+// *, & or ! is YAML's alias, anchor or tag, not text. A password or key
+// that begins so (*Xk2..., &pw..., !QAZ...) was quoted whole in the error
+// of an alias of no anchor (an error `reach serve` prints and a supervisor
+// logs), and as an anchor or a tag it left the value empty with no error,
+// so validate said ok and the upstream or model was sent no credential.
+// Each is now an error that names the line and the key and quotes nothing
+// of the value.
+func TestValueBeginningWithYAMLMark(t *testing.T) {
+	const secret = "Pw-3a9f-TOPSECRET"
+	for _, tc := range []struct{ name, yaml, key string }{
+		{"alias", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: *" + secret + "\n", "line 3"},
+		{"anchor", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: &" + secret + "\n", "line 3"},
+		{"tag", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: !" + secret + "\n", "line 3"},
+		{"header", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      Authorization: !" + secret + "\n", "line 5"},
+		{"env", "upstreams:\n  - name: a\n    command: [x]\n    env:\n      TOKEN: &" + secret + "\n", "line 5"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil {
+			t.Errorf("%s: no error; the value was lost", tc.name)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "TOPSECRET") || !strings.Contains(msg, tc.key) || !strings.Contains(msg, "quote") {
+			t.Errorf("%s: %q; want the line (%s), a hint to quote, and nothing of the value", tc.name, msg, tc.key)
+		}
+	}
+	// Anchors and aliases used as YAML means them still work, and a quoted
+	// value that begins with a mark is text.
+	ok := "budgets:\n  default: &b {turns: 30}\n  alice: *b\nmodel:\n  base_url: http://127.0.0.1:1/v1\n  api_key: \"*" + secret + "\"\n"
+	c, err := Parse([]byte(ok), nil)
+	if err != nil {
+		t.Fatalf("anchors used as YAML, a quoted value: %v", err)
+	}
+	if got := c.Model.APIKey.Reveal(); got != "*"+secret {
+		t.Errorf("the quoted key = %q", got)
+	}
+}
