@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strings"
 	"syscall"
 )
 
@@ -18,7 +20,10 @@ var execve = syscall.Exec
 // wake-ups). It does not when ctx is done: a stop signal (Ctrl-C, a
 // supervisor's SIGTERM) that came before, taken by main's handler, would
 // be lost with this image, and the process would serve on; serve then
-// stops at once.
+// stops at once. Nor does it when the executable is not the program that
+// os.Args[0] names (run by the dynamic loader, "ld-linux.so reach serve",
+// the executable is the loader, which would take "serve" for the program
+// to load; or the program was deleted or replaced since it started).
 func awakeSysmon(ctx context.Context) {
 	if !reexecServe || ctx.Err() != nil {
 		return
@@ -28,8 +33,26 @@ func awakeSysmon(ctx context.Context) {
 		return
 	}
 	exe, err := os.Executable()
-	if err != nil {
+	if err != nil || !sameProgram(exe, os.Args[0]) {
 		return
 	}
 	execve(exe, os.Args, env)
+}
+
+// sameProgram reports whether exe is the file arg0 names: a path, or a
+// name looked up in PATH as a shell would have.
+func sameProgram(exe, arg0 string) bool {
+	if !strings.Contains(arg0, "/") {
+		p, err := exec.LookPath(arg0)
+		if err != nil {
+			return false
+		}
+		arg0 = p
+	}
+	a, err := os.Stat(arg0)
+	if err != nil {
+		return false
+	}
+	e, err := os.Stat(exe)
+	return err == nil && os.SameFile(a, e)
 }

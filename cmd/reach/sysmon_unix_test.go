@@ -3,9 +3,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestAwakeSysmonKeepsAStopSignal: a stop signal that came before serve
@@ -31,4 +37,57 @@ func TestAwakeSysmonKeepsAStopSignal(t *testing.T) {
 	if len(calls) != 1 || !slices.Contains(calls[0], "GODEBUG="+sysmonAwake) {
 		t.Fatalf("serve with its context live: execve calls %q, want one with GODEBUG=%s", calls, sysmonAwake)
 	}
+}
+
+// TestServeUnderTheDynamicLoader: `reach serve` run by the dynamic loader
+// ("ld-linux.so reach serve", as on a noexec mount) serves: its
+// executable is then the loader, and running that again with serve's
+// arguments made the loader take "serve" for the program to load (exit
+// 127).
+func TestServeUnderTheDynamicLoader(t *testing.T) {
+	f, err := elf.Open(exe(t))
+	if err != nil {
+		t.Skip("not an ELF executable:", err)
+	}
+	var interp string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, _ := io.ReadAll(p.Open())
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	f.Close()
+	if interp == "" {
+		t.Skip("a static executable: no dynamic loader runs it")
+	}
+	addr := freeAddr(t)
+	cmd := serveCmd(t, "", addr, t.TempDir(), "GODEBUG=")
+	cmd.Args = append([]string{interp}, cmd.Args...)
+	cmd.Args[1] = cmd.Path
+	cmd.Path = interp
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	for range 3000 {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("reach serve run by %s exited (%v) before it served: %s", interp, err, out.String())
+		default:
+		}
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("reach serve run by %s did not start on %s: %s", interp, addr, out.String())
 }
