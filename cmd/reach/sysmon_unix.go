@@ -23,7 +23,8 @@ var execve = syscall.Exec
 // stops at once. Nor does it when the executable is not the program that
 // os.Args[0] names (run by the dynamic loader, "ld-linux.so reach serve",
 // the executable is the loader, which would take "serve" for the program
-// to load; or the program was deleted or replaced since it started).
+// to load; or the program was deleted or replaced since it started: it
+// would run another version).
 func awakeSysmon(ctx context.Context) {
 	if !reexecServe || ctx.Err() != nil {
 		return
@@ -39,8 +40,10 @@ func awakeSysmon(ctx context.Context) {
 	execve(exe, os.Args, env)
 }
 
-// sameProgram reports whether exe is the file arg0 names: a path, or a
-// name looked up in PATH as a shell would have.
+// sameProgram reports whether exe and the file arg0 names (a path, or a
+// name looked up in PATH as a shell would have) are the running image:
+// where /proc/self/exe is, that file (a binary replaced at exe's path since
+// the process started is another file), else the file at exe.
 func sameProgram(exe, arg0 string) bool {
 	if !strings.Contains(arg0, "/") {
 		p, err := exec.LookPath(arg0)
@@ -49,10 +52,16 @@ func sameProgram(exe, arg0 string) bool {
 		}
 		arg0 = p
 	}
-	a, err := os.Stat(arg0)
+	running, err := os.Stat("/proc/self/exe")
 	if err != nil {
-		return false
+		if running, err = os.Stat(exe); err != nil {
+			return false
+		}
 	}
-	e, err := os.Stat(exe)
-	return err == nil && os.SameFile(a, e)
+	for _, p := range []string{exe, arg0} {
+		if f, err := os.Stat(p); err != nil || !os.SameFile(f, running) {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,8 @@ import (
 	"debug/elf"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -90,4 +92,34 @@ func TestServeUnderTheDynamicLoader(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("reach serve run by %s did not start on %s: %s", interp, addr, out.String())
+}
+
+// TestSameProgramIsTheRunningImage: a file at the executable's path that
+// is not the running image (the binary replaced since the process
+// started: here a copy of it) is not run again; the running image's own
+// path, by path or by a PATH lookup, is.
+func TestSameProgramIsTheRunningImage(t *testing.T) {
+	if _, err := os.Stat("/proc/self/exe"); err != nil {
+		t.Skip("no /proc/self/exe to tell the running image by")
+	}
+	self := exe(t)
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "reach")
+	if err := os.WriteFile(other, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if sameProgram(other, other) {
+		t.Errorf("sameProgram(%s) of a file that is not the running image = true", other)
+	}
+	if !sameProgram(self, self) {
+		t.Errorf("sameProgram(%s) of the running image = false", self)
+	}
+	t.Setenv("PATH", filepath.Dir(self))
+	if !sameProgram(self, filepath.Base(self)) {
+		t.Errorf("sameProgram(%s, %s) looked up in PATH = false", self, filepath.Base(self))
+	}
 }
