@@ -49,7 +49,7 @@ OpenAI-compatible model proxy (/v1/chat/completions, /v1/responses).
 Ctrl-C (or SIGTERM, as from a supervisor) shuts it down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			awakeSysmon()
+			awakeSysmon(cmd.Context())
 			cfg, err := loadConfig(configPath)
 			if err != nil {
 				return err

@@ -168,9 +168,15 @@ func (s *Server) bodyDeadline(next http.Handler) http.Handler {
 		// closes the connection rather than read a large rest; given
 		// another Body, it read up to 256 KiB more first, with no deadline:
 		// a 401 or 413 waited for bytes a client need never send.
-		r = r.WithContext(r.Context())
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(read), rest), r.Body}
-		next.ServeHTTP(w, r)
+		// net/http also removes the temporary files of the multipart form
+		// its own request holds, after the handler: the copy's, which a
+		// handler parsed (FormValue does), are removed here.
+		cp := r.WithContext(r.Context())
+		cp.Body = readCloser{io.MultiReader(bytes.NewReader(read), rest), r.Body}
+		next.ServeHTTP(w, cp)
+		if cp.MultipartForm != nil && cp.MultipartForm != r.MultipartForm {
+			cp.MultipartForm.RemoveAll()
+		}
 	})
 }
 

@@ -119,6 +119,9 @@ type Approval struct {
 	Writes []string     `json:"writes,omitempty"`
 	Undo   string       `json:"undo,omitempty"`
 	// Who asked, and why.
+	// Principal and Tenant stay next to each other, in this order: a
+	// shared store finds a principal's pending approvals by the two as
+	// their JSON spells them (pendingShared).
 	Principal   string `json:"principal"`
 	Tenant      string `json:"tenant,omitempty"`
 	Scene       string `json:"scene,omitempty"`
@@ -439,13 +442,20 @@ func (q *Queue) pendingShared(ctx context.Context, c *reach.Call, k keys) int {
 		return 0
 	}
 	r := c.Request()
-	// The principal as the stored data spells it: each row found is read
-	// to count only those of this principal and tenant.
-	b, _ := json.Marshal(r.Principal())
+	// The principal and its tenant as the stored data spells them (the two
+	// fields next to each other, as Approval has them): each row found is
+	// read to count only those of this principal and tenant. The principal
+	// alone found the oldest of every tenant's principals of that name (an
+	// admin in each), up to the limit, and missed this one's.
+	b, _ := json.Marshal(struct {
+		Principal string `json:"principal"`
+		Tenant    string `json:"tenant,omitempty"`
+	}{r.Principal(), r.Tenant()})
+	b = b[1 : len(b)-1]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
 	now := time.Now()
-	ars, err := pl.PendingApprovals(ctx, `"principal":`+string(b), now, 8*q.o.MaxPending)
+	ars, err := pl.PendingApprovals(ctx, string(b), now, 8*q.o.MaxPending)
 	if err != nil {
 		q.o.Logger.Warn("approvals: counting a principal's pending approvals in the store", "err", err)
 		return 0

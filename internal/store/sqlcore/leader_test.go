@@ -468,3 +468,25 @@ func TestWriterGatherIsTheFirstPendingWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterGatherCountsTimeQueuedBehindACommit: a write queued while the
+// writer commits another batch waits the gather from when it was queued,
+// as Engine.Gather says, not a whole gather more once that commit ends:
+// with the commit longer than the gather, it commits right after it.
+func TestWriterGatherCountsTimeQueuedBehindACommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &seqEngine{gather: 5 * time.Millisecond}
+		wr := StartWriter(e, slog.New(slog.DiscardHandler))
+		defer wr.Stop()
+		w, running, release := gated("slow")
+		wr.Queue(w)
+		<-running // the gather passed: the writer commits slow, blocked
+		wr.Queue(named("end", func(string, bool) {}))
+		time.Sleep(2 * e.gather)
+		release()
+		synctest.Wait()
+		if !e.has("end") {
+			t.Errorf("end, queued %v ago behind a commit, waits for a gather of its own (%v) after it", 2*e.gather, e.gather)
+		}
+	})
+}

@@ -554,7 +554,19 @@ func (wr *Writer) gather() {
 	if d <= 0 {
 		return
 	}
-	t := wr.arm(d)
+	// From when the first pending write was queued: one queued while the
+	// writer committed the batch before waited that commit and then a
+	// whole gather more.
+	wr.mu.Lock()
+	left := d
+	if len(wr.pending) > 0 && wr.pending[0].queued != 0 {
+		left = d - time.Duration(wr.now()-wr.pending[0].queued)
+	}
+	wr.mu.Unlock()
+	if left <= 0 {
+		return
+	}
+	t := wr.arm(left)
 	defer t.Stop()
 	for {
 		select {
