@@ -20,37 +20,38 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 		return 0, cs
 	}
 	h := uint64(0xcbf29ce484222325)
-	put := func(c byte) { h = (h ^ uint64(c)) * 0x100000001b3 }
+	const prime = 0x100000001b3
 	numbers := false
 	for i := 0; i < len(b); {
 		c := b[i]
 		if !isTokenByte(c) {
-			put(c)
+			h = (h ^ uint64(c)) * prime
 			i++
 			continue
 		}
 		if i == 0 || !isTokenByte(b[i-1]) { // a word starts
-			j := i
+			j, digit := i, false
 			for j < len(b) && isTokenByte(b[j]) {
+				digit = digit || isDigit(b[j])
 				j++
 			}
-			if randomToken(b[i:j]) {
-				put(0xff)
-				put('R')
+			if digit && j-i >= 8 && randomToken(b[i:j]) {
+				h = (h ^ uint64(0xff)) * prime
+				h = (h ^ uint64('R')) * prime
 				numbers = true
 				i = j
 				continue
 			}
 		}
 		if !isDigit(c) {
-			put(c)
+			h = (h ^ uint64(c)) * prime
 			i++
 			continue
 		}
 		numbers = true
-		put(0xff)
+		h = (h ^ uint64(0xff)) * prime
 		if dl := dateTimeLen(b[i:]); dl > 0 {
-			put('T')
+			h = (h ^ uint64('T')) * prime
 			i += dl
 			continue
 		}
@@ -64,12 +65,12 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 			// A number among words ("3 failed", "listitem 4", "rows
 			// 1-10") is what the text says: kept as it is.
 			for _, c := range b[i:e] {
-				put(c)
+				h = (h ^ uint64(c)) * prime
 			}
 		} else if e-i > 6 {
-			put('I')
+			h = (h ^ uint64('I')) * prime
 		} else {
-			put('#')
+			h = (h ^ uint64('#')) * prime
 			cs.add(v)
 		}
 		i = e
@@ -83,9 +84,9 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 // counts holds an answer's counted numbers: the first len(n) each, the
 // rest summed.
 type counts struct {
-	n    [6]uint32
+	n    [4]uint32
+	rest uint32
 	k    uint8
-	rest uint64
 }
 
 func (c *counts) add(v uint64) {
@@ -94,7 +95,7 @@ func (c *counts) add(v uint64) {
 		c.k++
 		return
 	}
-	c.rest += v
+	c.rest += uint32(v)
 }
 
 // steps reports whether the counts a, b, c of three rounds (newest
@@ -105,6 +106,6 @@ func steps(a, b, c *counts) bool {
 			return false
 		}
 	}
-	s := int64(a.rest - b.rest)
-	return s >= 0 && s == int64(b.rest-c.rest)
+	s := int32(a.rest - b.rest)
+	return s >= 0 && s == int32(b.rest-c.rest)
 }
