@@ -27,6 +27,8 @@ type agentState struct {
 	reads  uint64 // successful calls of other tools it made
 
 	verdict verdict // the last delegation verdict it received
+
+	pushes, writePush uint64 // calls pushed on the ring; the number of the last write's push
 }
 
 // entry is one dispatched tool call in an agent's ring.
@@ -49,6 +51,10 @@ func ringSize(c config) int {
 }
 
 func (a *agentState) push(e entry) {
+	a.pushes++
+	if e.write {
+		a.writePush = a.pushes
+	}
 	if len(a.ring) < cap(a.ring) {
 		a.ring = append(a.ring, e)
 		return
@@ -58,14 +64,9 @@ func (a *agentState) push(e entry) {
 }
 
 // writeInRing reports whether one of the calls in the agent's ring is a
-// write: only then can a call be part of a write cycle.
+// write (refused or not): only then can a call be part of a write cycle.
 func (a *agentState) writeInRing() bool {
-	for i := range a.ring {
-		if a.ring[i].write && !a.ring[i].gone {
-			return true
-		}
-	}
-	return false
+	return a.writePush > 0 && a.pushes-a.writePush < uint64(cap(a.ring))
 }
 
 // find returns the ring entry of dispatch number seq, or nil.

@@ -19,40 +19,33 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 	if len(b) > countedMax {
 		return 0, cs
 	}
-	h := uint64(0xcbf29ce484222325)
-	const prime = 0x100000001b3
+	h, span, checked := uint64(1), 0, 0
 	numbers := false
 	for i := 0; i < len(b); {
-		c := b[i]
-		if !isTokenByte(c) {
-			h = (h ^ uint64(c)) * prime
-			i++
-			continue
-		}
-		if i == 0 || !isTokenByte(b[i-1]) { // a word starts
-			j, digit := i, false
-			for j < len(b) && isTokenByte(b[j]) {
-				digit = digit || isDigit(b[j])
-				j++
-			}
-			if digit && j-i >= 8 && randomToken(b[i:j]) {
-				h = (h ^ uint64(0xff)) * prime
-				h = (h ^ uint64('R')) * prime
-				numbers = true
-				i = j
-				continue
-			}
-		}
-		if !isDigit(c) {
-			h = (h ^ uint64(c)) * prime
+		if !isDigit(b[i]) {
 			i++
 			continue
 		}
 		numbers = true
-		h = (h ^ uint64(0xff)) * prime
+		if i >= checked { // a word with a digit: generated as a whole?
+			ws, we := i, i
+			for ws > span && isTokenByte(b[ws-1]) {
+				ws--
+			}
+			for we < len(b) && isTokenByte(b[we]) {
+				we++
+			}
+			checked = we
+			if we-ws >= 8 && randomToken(b[ws:we]) {
+				h = mix(mix(h, hashBytes(b[span:ws])), 'R')
+				span, i = we, we
+				continue
+			}
+		}
 		if dl := dateTimeLen(b[i:]); dl > 0 {
-			h = (h ^ uint64('T')) * prime
+			h = mix(mix(h, hashBytes(b[span:i])), 'T')
 			i += dl
+			span = i
 			continue
 		}
 		e := i
@@ -63,18 +56,19 @@ func countedAnswer(b []byte) (tmpl uint64, cs counts) {
 		}
 		if i > 0 && b[i-1] == ' ' || e < len(b) && b[e] == ' ' {
 			// A number among words ("3 failed", "listitem 4", "rows
-			// 1-10") is what the text says: kept as it is.
-			for _, c := range b[i:e] {
-				h = (h ^ uint64(c)) * prime
-			}
-		} else if e-i > 6 {
-			h = (h ^ uint64('I')) * prime
+			// 1-10") is what the text says: it stays in the template.
+			i = e
+			continue
+		}
+		if e-i > 6 {
+			h = mix(mix(h, hashBytes(b[span:i])), 'I')
 		} else {
-			h = (h ^ uint64('#')) * prime
+			h = mix(mix(h, hashBytes(b[span:i])), '#')
 			cs.add(v)
 		}
-		i = e
+		span, i = e, e
 	}
+	h = mix(h, hashBytes(b[span:]))
 	if !numbers {
 		return 0, counts{}
 	}
