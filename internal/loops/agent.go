@@ -27,12 +27,16 @@ type agentState struct {
 	reads  uint64 // successful calls of other tools it made
 
 	verdict verdict // the last delegation verdict it received
+
+	pushes, writePush uint64 // calls pushed on the ring; the number of the last write's push
 }
 
 // entry is one dispatched tool call in an agent's ring.
 type entry struct {
 	seq, key, res, epoch uint64
 	fold                 uint64 // a write's arguments respelled (Step.fold)
+	tmpl                 uint64 // its answer's template (countedAnswer), with a write in the ring
+	counts               counts // and its counted numbers
 	tool                 string
 	write                bool // a write or high-risk call
 	done                 bool // its outcome is known
@@ -47,12 +51,22 @@ func ringSize(c config) int {
 }
 
 func (a *agentState) push(e entry) {
+	a.pushes++
+	if e.write {
+		a.writePush = a.pushes
+	}
 	if len(a.ring) < cap(a.ring) {
 		a.ring = append(a.ring, e)
 		return
 	}
 	a.ring[a.head] = e
 	a.head = (a.head + 1) % len(a.ring)
+}
+
+// writeInRing reports whether one of the calls in the agent's ring is a
+// write (refused or not): only then can a call be part of a write cycle.
+func (a *agentState) writeInRing() bool {
+	return a.writePush > 0 && a.pushes-a.writePush < uint64(cap(a.ring))
 }
 
 // find returns the ring entry of dispatch number seq, or nil.
@@ -214,8 +228,13 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		if reps == 0 || p*reps > len(w) {
 			continue
 		}
-		if !cycles(w, p, reps) {
+		ok, moved := cycles(w, p, reps, write)
+		if !ok {
 			continue
+		}
+		returned := "each call returned what it had returned the round before"
+		if moved {
+			returned = "each call returned what it had returned the round before but for a count, a stamp or an id moved by the write"
 		}
 		oldest := w[p*reps-1]
 		if !write && !d.quiet(oldest.seq, oldest.epoch) {
@@ -224,8 +243,7 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 		return &Verdict{
 			Detector: "short_cycle",
 			Message: upper(a.who()) + " went " + plural(reps, "time", "times") + " round the same cycle of calls (" +
-				cycleNames(w[:p]) + ") with the same arguments, and each call returned what it had returned " +
-				"the round before; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
+				cycleNames(w[:p]) + ") with the same arguments, and " + returned + "; " + s.Tool + " " + preview(s.Args) + " would start the same round again.",
 			Suggestion: "Break the cycle: use the results you already have, change your approach, or give your answer.",
 		}
 	}
@@ -259,19 +277,33 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 
 // cycles reports whether the newest p*reps entries of w (newest first) are one
 // period-p cycle of completed calls going round reps times, each call with the
-// same key and result as the call p before it.
-func cycles(w []*entry, p, reps int) bool {
+// same key and result as the call p before it. With counted (a cycle that
+// writes), a call's results may differ round after round in their numbers
+// alone, so long as they share a template and their counts move by the
+// same step each round (countedAnswer): a row appended again one row
+// down, a job re-run under the next attempt, a stamp or an id the write
+// made.
+func cycles(w []*entry, p, reps int, counted bool) (ok, moved bool) {
 	for i := 0; i < p*reps; i++ {
 		e := w[i]
 		if !e.done || e.transient {
-			return false
+			return false, false
 		}
 		if i+p < p*reps {
 			f := w[i+p]
-			if f.key != e.key || f.res != e.res {
-				return false
+			if f.key != e.key {
+				return false, false
+			}
+			if f.res != e.res {
+				if !counted || e.tmpl == 0 || e.tmpl != f.tmpl {
+					return false, false
+				}
+				moved = true
 			}
 		}
+	}
+	if moved && !countsStep(w, p, reps) {
+		return false, false
 	}
 	// A cycle whose calls are all one call is a period-1 cycle; report it once,
 	// at p == 1.
@@ -281,7 +313,25 @@ func cycles(w []*entry, p, reps int) bool {
 			same = same && e.key == w[0].key
 		}
 		if same {
-			return false
+			return false, false
+		}
+	}
+	return true, moved
+}
+
+// countsStep reports whether, at each place of a period-p cycle going
+// round reps times in w (newest first), the answers' counts grew by one
+// step each round, or not at all: a count that grows by as much each
+// time is a sequence (the next row, the next attempt), one that moves
+// otherwise or shrinks is state (a simulation's positions, failures
+// fixed one by one).
+func countsStep(w []*entry, p, reps int) bool {
+	for k := 0; k < p; k++ {
+		for r := 0; r+2 < reps; r++ {
+			a, b, c := w[k+r*p], w[k+(r+1)*p], w[k+(r+2)*p]
+			if !steps(&a.counts, &b.counts, &c.counts) {
+				return false
+			}
 		}
 	}
 	return true

@@ -272,3 +272,33 @@ func BenchmarkCheckDonePath(b *testing.B) {
 		b.Fatalf("%d of %d calls refused", refused, i)
 	}
 }
+
+// BenchmarkCheckDoneWrites measures a write then a read of what it
+// wrote, each of 4096 records, with answers of about 300 bytes: the path
+// on which a cycle's answers are read as templates and counts
+// (countedAnswer).
+func BenchmarkCheckDoneWrites(b *testing.B) {
+	steps, outs := benchSteps(4096)
+	d := New(nil)
+	refused := 0
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s := &steps[i%len(steps)]
+		w := Step{Agent: "main", Tool: "update_order", Args: s.Args, Access: "write"}
+		if d.Check(&w) != nil {
+			refused++
+		} else {
+			d.Done(&w, Outcome{Result: fmt.Appendf(nil, `{"ok":true,"updated_at":"2026-12-04T21:40:%02dZ","revision":%d}`, i%60, i)})
+		}
+		if d.Check(s) != nil {
+			refused++
+		} else {
+			d.Done(s, outs[i%len(steps)])
+		}
+		i++
+	}
+	if refused > 0 {
+		b.Fatalf("%d of %d calls refused", refused, i)
+	}
+}

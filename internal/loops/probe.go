@@ -1400,10 +1400,11 @@ type questionState struct {
 
 // listsRecords reports whether an answer lists three records or more of two
 // text fields or more (a search's documents with their titles and links),
-// its echoes of the asking left out: found by a question, the same records
-// each time are the same finding whatever words asked for them. A verdict
-// on a text, one field or one report of several lines under one key, is
-// none.
+// or one record of four text fields or more with an identifier among them
+// (a contact), its echoes of the asking left out: found by a question, the
+// same records each time are the same finding whatever words asked for
+// them. A verdict on a text, one field or one report of several lines
+// under one key, is none.
 func listsRecords(ans []leaf, ec *echoes) bool {
 	var paths [8]uint64
 	var counts [8]int
@@ -1425,13 +1426,28 @@ func listsRecords(ans []leaf, ec *echoes) bool {
 		}
 		counts[j]++
 	}
-	many := 0
+	many, fields := 0, 0
 	for _, c := range counts[:n] {
 		if c >= 3 {
 			many++
 		}
+		fields++
 	}
-	return many >= 2
+	if many >= 2 {
+		return true
+	}
+	// One record named by its identifier, of four text fields or more (a
+	// contact found by a fuzzy search): the same one each time is the same
+	// finding too.
+	if fields < 4 {
+		return false
+	}
+	for i := range ans {
+		if l := &ans[i]; l.kind == leafString && identKey(l.key) && !ec.isText(l.val) {
+			return true
+		}
+	}
+	return false
 }
 
 const maxStreakWords = 32

@@ -463,6 +463,9 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 	cs.join(a.id)
 	if e != nil {
 		e.done, e.res = true, r
+		if !o.Error && c.writeCycleRepeats > 0 && a.writeInRing() {
+			e.tmpl, e.counts = countedAnswer(o.Result)
+		}
 	}
 
 	if o.Error {
