@@ -59,6 +59,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
@@ -475,10 +476,19 @@ func Load(path string) (*Set, error) {
 	return Parse(srcs...)
 }
 
+// loadError is the error of a policy path that cannot be read; one that
+// does not exist says what to do.
+func loadError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("loading policies: %s does not exist: write the policies there (a .cedar file, or a folder of them; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", path, err)
+	}
+	return fmt.Errorf("loading policies: %w", err)
+}
+
 func readSources(path string) ([]Source, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("loading policies: %w", err)
+		return nil, loadError(path, err)
 	}
 	if !fi.IsDir() {
 		b, err := os.ReadFile(path)
