@@ -158,8 +158,13 @@ file or folder; --no-loops turns the loop guard off) and prints every event
 whose decision would differ from the recorded one: a what-if for a policy or
 guard change. Exits 0 whether or not anything differs.
 
-The audit log holds no tool contracts: every tool is replayed as a read (as
-"audit export" lists it), so a policy on resource.access decides each call
+The request is replayed as the principal and tenant it was recorded for;
+their roles and attributes are not in the log, so a policy on them decides
+as for a principal with none. The audit log holds no tool contracts: every
+tool is replayed as a read (as "audit export" lists it), a member of the
+upstream its name's part before "__" names (Reach::Upstream::"fs" for
+fs__write_file; a tool of an upstream with another prefix, or none, is of no
+upstream), so a policy on resource.access decides each call
 as it would a read's. A call recorded as held for approval (a write's) and
 now allowed by a policy that forbids high_risk or writes is that.`,
 		Args: cobra.ExactArgs(1),
@@ -199,7 +204,7 @@ now allowed by a policy that forbids high_risk or writes is that.`,
 			}
 			fmt.Fprintf(out, "%d of %d events would be decided differently\n", diffs, len(t.Events))
 			if policyPath != "" {
-				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\")")
+				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\"), of the upstream its name's part before __ names (a tool of an upstream with another prefix, or none, is of no upstream)")
 			}
 			return nil
 		},

@@ -198,3 +198,31 @@ func TestAuditExportIncludesSubAgents(t *testing.T) {
 		t.Errorf("replay: %v\n%s", err, out)
 	}
 }
+
+// TestAuditReplayAsRecordedPrincipal: a replay decides a request as the
+// principal it was recorded for, not as nobody: the shipped read policy
+// (principal.authenticated) allows what it allowed when served, and a
+// policy about that principal decides about it.
+func TestAuditReplayAsRecordedPrincipal(t *testing.T) {
+	dir, st, log := auditedStore(t)
+	rt := reach.New(&reach.Options{Recorder: log})
+	rt.MustRegister(reach.Tool{Name: "get_order", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"status":"SHIPPED"}`), nil
+	}})
+	rctx, req, _ := rt.Begin(context.Background(), &reach.RequestOptions{ID: "mine", Principal: "local"})
+	if res := rt.Call(rctx, &reach.Call{ID: "c1", Tool: "get_order", Arguments: json.RawMessage(`{"id":"7"}`)}); res.Status != reach.StatusSuccess {
+		t.Fatalf("the lookup = %s, want success", res.Status)
+	}
+	req.End()
+	log.Close()
+	st.Close()
+	for _, tc := range []struct{ policy, want string }{
+		{`permit (principal, action == Reach::Action::"call", resource) when { principal.authenticated && resource.access == "read" };`, "0 of 1 events"},
+		{`permit (principal, action, resource) unless { principal == Reach::Principal::"local" };`, "recorded allowed, now refused"},
+	} {
+		out, err := runCLI(t, "audit", "replay", "mine", "--data", dir, "--policy", writePolicy(t, tc.policy))
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("under %s: replay = %v\n%s\nwant %q", tc.policy, err, out, tc.want)
+		}
+	}
+}

@@ -343,7 +343,8 @@ upstream and listing its tools, fetching each A2A agent's card, and connecting t
 a PostgreSQL store: to read its schema's version, unless
 --offline) and reports the first problem with its line, or how many tools it
 would serve, with warnings: writes without an undo, policies that can never
-apply or read an attribute nothing has, a listen address in use.
+apply, read an attribute nothing has or are scoped to a tool or upstream it
+does not have, a listen address in use.
 
 With --json it prints one JSON object: {"config", "ok", "tools": [names],
 "upstreams", "agents", "offline", "warnings"}, or {"config", "ok": false,

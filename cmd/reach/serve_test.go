@@ -523,6 +523,42 @@ func TestValidateWarnsOfPolicyThatNeverApplies(t *testing.T) {
 	}
 }
 
+// TestValidateWarnsOfPolicyScopedToNothing: validate reports a policy
+// scoped to an upstream or a tool the gateway does not have (a typo, or an
+// upstream named by its prefix), with the name meant: such a forbid
+// forbids nothing, and validate said ok. Offline, a tool an upstream could
+// expose is not reported.
+func TestValidateWarnsOfPolicyScopedToNothing(t *testing.T) {
+	cfg := writeConfig(t, "examples: true\nupstreams:\n  - {name: files, url: \"http://127.0.0.1:1/mcp\"}\npolicy: {path: ./p.cedar}\n")
+	policy := filepath.Join(filepath.Dir(cfg), "p.cedar")
+	if err := os.WriteFile(policy, []byte(`permit (principal, action, resource);
+forbid (principal, action, resource in Reach::Upstream::"files__");
+forbid (principal, action, resource == Reach::Tool::"refund_ordr");
+forbid (principal, action, resource in Reach::Upstream::"files");
+forbid (principal, action, resource == Reach::Tool::"files__write");
+forbid (principal, action, resource == Reach::Tool::"refund_order");
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), []string{"validate", "--offline", "--config", cfg}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"warning: policy: " + policy + `:2 is scoped to Reach::Upstream::"files__", which is no upstream here (did you mean files?)`,
+		"warning: policy: " + policy + `:3 is scoped to Reach::Tool::"refund_ordr", which is no tool here (did you mean refund_order?)`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("validate:\n%s\nwant %q", out.String(), want)
+		}
+	}
+	for _, line := range []string{":4 ", ":5 ", ":6 "} {
+		if strings.Contains(out.String(), policy+line) {
+			t.Errorf("validate:\n%s\nwarns of the policy at line %s, which names what is (or may be) there", out.String(), line)
+		}
+	}
+}
+
 // TestValidateWarnsOfListenInUse: a configuration whose listen address is
 // taken is ok to validate (it may be the running gateway's), with a warning
 // that reach serve would not start, and what to do.

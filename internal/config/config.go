@@ -1174,6 +1174,21 @@ func keysOfLines(err error, root *yaml.Node) error {
 			continue
 		}
 		switch t := scalarRE.FindStringSubmatch(m); {
+		case t == nil && strings.Contains(m, "!!str `") && strings.HasSuffix(m, "into []string"):
+			// A command written as one string: say how it is written.
+			var words []string
+			if a, b := strings.Index(m, "`"), strings.LastIndex(m, "`"); b > a {
+				words = strings.Fields(m[a+1 : b])
+			}
+			if v := stringOnLine(root, line); v != "" {
+				words = strings.Fields(v) // the whole of it: the message cuts a long one short
+			}
+			for j, w := range words {
+				if !plainWordRE.MatchString(w) {
+					words[j] = strconv.Quote(w) // @scope/pkg, a colon, a quote: YAML wants it quoted
+				}
+			}
+			msgs[i] = m + "; " + key + " wants a list of strings, a word each: [" + strings.Join(words, ", ") + "]"
 		case t == nil:
 			msgs[i] = m + "; see " + key
 		case t[1] == "string" || t[1] == "config.Secret":
@@ -1187,6 +1202,24 @@ func keysOfLines(err error, root *yaml.Node) error {
 		}
 	}
 	return &yaml.TypeError{Errors: msgs}
+}
+
+// plainWordRE matches a word that YAML reads as itself in a flow list.
+var plainWordRE = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./=+-]*$|^-[A-Za-z0-9][A-Za-z0-9_./=+-]*$`)
+
+// stringOnLine returns the last string value under n that begins on line
+// (a mapping's value or a list's element), or "".
+func stringOnLine(n *yaml.Node, line int) string {
+	found := ""
+	for i, c := range n.Content {
+		if c.Kind == yaml.ScalarNode && c.Line == line && c.Tag == "!!str" && (n.Kind != yaml.MappingNode || i%2 == 1) {
+			found = c.Value
+		}
+		if v := stringOnLine(c, line); v != "" {
+			found = v
+		}
+	}
+	return found
 }
 
 // keyOnLine returns the dotted path of the deepest key under n whose value

@@ -24,3 +24,20 @@ func TestWrongShapeNamesNestedKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandAsOneString: an upstream's command written as one string (as
+// in a shell) says how to write it, a word each, quoted where YAML needs it
+// and whole even when the library's message cuts the string short; it said
+// only "cannot unmarshal the string into a list of strings; see
+// upstreams[0].command".
+func TestCommandAsOneString(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"upstreams:\n  - {name: a, command: \"npx -y foo\"}\n", "line 2: cannot unmarshal the string `npx -y foo` into a list of strings; upstreams[0].command wants a list of strings, a word each: [npx, -y, foo]"},
+		{"upstreams:\n  - name: mem\n    command: npx -y @modelcontextprotocol/server-memory\n", `upstreams[0].command wants a list of strings, a word each: [npx, -y, "@modelcontextprotocol/server-memory"]`},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.yaml, err, tc.want)
+		}
+	}
+}

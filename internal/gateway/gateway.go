@@ -45,6 +45,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,7 @@ import (
 	"github.com/agentreach/reach/internal/httpapi"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/modelproxy"
+	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/policy"
 	"github.com/agentreach/reach/internal/policy/approval"
@@ -294,6 +296,38 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *Gateway, er
 	return g, nil
 }
 
+// unknownScopes warns about a policy scoped to a tool or an upstream that
+// the gateway does not have (offline, a tool no upstream could expose): a
+// typo that makes the policy apply to nothing, silently, a forbid too.
+func (g *Gateway) unknownScopes() []string {
+	var out []string
+	ups := make([]string, 0, len(g.cfg.Upstreams))
+	for _, u := range g.cfg.Upstreams {
+		ups = append(ups, u.Name)
+	}
+	for _, sc := range g.policy.Policies().Scopes() {
+		if sc.Upstream {
+			if slices.Contains(ups, sc.Name) {
+				continue
+			}
+			hint := "the upstreams are " + strings.Join(ups, ", ")
+			if len(ups) == 0 {
+				hint = "no upstream is configured"
+			}
+			if c := names.Closest(sc.Name, slices.Values(ups), 1); len(c) > 0 {
+				hint = "did you mean " + c[0] + "?"
+			}
+			out = append(out, fmt.Sprintf("policy: %s is scoped to Reach::Upstream::%q, which is no upstream here (%s): it applies to nothing; an upstream is named as configured (upstreams[].name), whatever its prefix", sc.Policy, sc.Name, hint))
+			continue
+		}
+		if _, ok := g.rt.Tool(sc.Name); ok || (g.opts.Offline && g.upstreamMayExpose(sc.Name)) || g.awaitingApproval(sc.Name) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("policy: %s is scoped to Reach::Tool::%q, which is no tool here%s: it applies to nothing", sc.Policy, sc.Name, suggestTool(sc.Name, g.rt.Tools())))
+	}
+	return out
+}
+
 // Warnings are what `reach validate` reports without failing: every write
 // or high-risk tool that declares neither an undo nor an idempotent
 // upstream ("every new write tool gets its undo first"), follow-ups
@@ -304,6 +338,7 @@ func (g *Gateway) Warnings() []string {
 		for _, w := range g.policy.Policies().Warnings() {
 			out = append(out, "policy: "+w)
 		}
+		out = append(out, g.unknownScopes()...)
 	}
 	for _, t := range g.rt.Tools() {
 		if (t.Access == reach.Write || t.Access == reach.HighRisk) && t.Undo == nil && !t.Idempotent {

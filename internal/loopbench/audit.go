@@ -65,6 +65,9 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 	recorded := map[string]Verdict{}
 	for _, f := range fs {
 		e := f.e
+		if t.Principal == "" && e.Principal != "" {
+			t.Principal, t.Tenant = e.Principal, e.Tenant
+		}
 		ev := Event{ID: ids[e.Frame], Agent: e.Agent}
 		if p, ok := ids[e.Parent]; ok {
 			ev.Parent = &p

@@ -150,7 +150,8 @@ func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out [
 	if err := rt.Register(tools...); err != nil {
 		return []Decision{{Reason: "cannot register the trace's tools: " + err.Error()}}
 	}
-	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: t.ID, Agent: agentOf(&t.Events[0])})
+	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: t.ID, Agent: agentOf(&t.Events[0]),
+		Principal: t.Principal, Tenant: t.Tenant})
 	if err != nil {
 		return []Decision{{Reason: err.Error()}}
 	}

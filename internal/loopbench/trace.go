@@ -25,6 +25,11 @@ type Trace struct {
 	Events      []Event                 `json:"events"`
 	Label       Label                   `json:"label"`
 
+	// Principal and Tenant are whom the recorded request acted for (from
+	// the audit log; a trace file carries neither): a replay begins its
+	// request as theirs, so a policy decides it as it decided the original.
+	Principal, Tenant string `json:"-"`
+
 	file  string
 	index map[string]int
 }

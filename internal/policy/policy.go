@@ -59,6 +59,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"iter"
@@ -169,6 +170,7 @@ type Set struct {
 
 type entry struct {
 	id       cedar.PolicyID
+	where    string // file:line
 	p        *cedar.Policy
 	forbid   bool
 	approval string
@@ -285,7 +287,7 @@ func (s *Set) add(file string, p *cedar.Policy) error {
 	pos := p.Position()
 	where := fmt.Sprintf("%s:%d", file, pos.Line)
 	ann := p.Annotations()
-	e := &entry{id: cedar.PolicyID(where), p: p, forbid: p.Effect() == cedar.Forbid}
+	e := &entry{id: cedar.PolicyID(where), where: where, p: p, forbid: p.Effect() == cedar.Forbid}
 	if id, ok := ann["id"]; ok {
 		if id == "" {
 			return fmt.Errorf("%s: @id is empty", where)
@@ -474,10 +476,19 @@ func Load(path string) (*Set, error) {
 	return Parse(srcs...)
 }
 
+// loadError is the error of a policy path that cannot be read; one that
+// does not exist says what to do.
+func loadError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("loading policies: %s does not exist: write the policies there (a .cedar file, or a folder of them; docs/PERMISSIONS.md has examples), or leave policy out to decide by access level (with auth, by the shipped policies): %w", path, err)
+	}
+	return fmt.Errorf("loading policies: %w", err)
+}
+
 func readSources(path string) ([]Source, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("loading policies: %w", err)
+		return nil, loadError(path, err)
 	}
 	if !fi.IsDir() {
 		b, err := os.ReadFile(path)
@@ -533,6 +544,33 @@ func (s *Set) IDs() []string {
 // Warnings lists policies that can never apply (their scope names another
 // action or entity type), which is usually a typo.
 func (s *Set) Warnings() []string { return slices.Clone(s.warnings) }
+
+// Scope is a tool or an upstream that a policy's resource scope names
+// (resource == Reach::Tool::"x", resource in Reach::Upstream::"u").
+type Scope struct {
+	Upstream bool   // an upstream's name, else a tool's
+	Name     string // as written
+	Policy   string // where the policy is written, and its @id
+}
+
+// Scopes lists the tools and upstreams the policies' resource scopes name,
+// sorted by name then policy: a name that is no tool or upstream of the
+// gateway (a typo) makes its policy apply to nothing, and a forbid so
+// written forbids nothing.
+func (s *Set) Scopes() []Scope {
+	var out []Scope
+	for m, up := range map[*map[string][]*entry]bool{&s.byTool: false, &s.byUpstream: true} {
+		for name, es := range *m {
+			for _, e := range es {
+				out = append(out, Scope{Upstream: up, Name: name, Policy: named(e.where, e.id)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Scope) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Policy, b.Policy), cmp.Compare(fmt.Sprint(a.Upstream), fmt.Sprint(b.Upstream)))
+	})
+	return out
+}
 
 // Digest returns the SHA-256 of the sources the set was parsed from.
 func (s *Set) Digest() [32]byte { return s.digest }

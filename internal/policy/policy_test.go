@@ -3,7 +3,9 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -550,6 +552,25 @@ func TestUpstreamOfATaggedTool(t *testing.T) {
 	} {
 		if got := set.Evaluate(&Input{Principal: alice, Tool: tc.tool, Tags: tc.tags}).Decision; got != tc.want {
 			t.Errorf("%s tagged %q: %v, want %v", tc.tool, tc.tags, got, tc.want)
+		}
+	}
+}
+
+// TestLoadMissingSaysWhatToDo: a policy path that does not exist is an
+// error that says so and what to do; it said "stat PATH: no such file or
+// directory" alone.
+func TestLoadMissingSaysWhatToDo(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "policies")
+	_, err := Load(missing)
+	_, werr := NewWatcher(New(nil), missing, nil) // what reach serve and validate load with
+	for _, err := range []error{err, werr} {
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("loading %s = %v, want a not-exist error", missing, err)
+		}
+		for _, want := range []string{missing + " does not exist", "a .cedar file", "leave policy out"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("loading %s = %v, want it to say %q", missing, err, want)
+			}
 		}
 	}
 }

@@ -151,7 +151,7 @@ func digestOf(srcs []Source) [32]byte {
 func statPath(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", fmt.Errorf("loading policies: %w", err)
+		return "", loadError(path, err)
 	}
 	var b bytes.Buffer
 	stampOf := func(name string, fi os.FileInfo) {
