@@ -242,7 +242,8 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	// answer after each of the last writes to one target (Next clicked,
 	// the page the same) is the same answer after the next one.
 	if cs != nil && c.repeatMax > 0 && !isWrite(s.Access) && int(cs.across) >= c.repeatMax && cs.took(a.id) &&
-		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) {
+		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) &&
+		!d.timePassing(s.Args) {
 		return &Verdict{
 			Detector: "repeat",
 			Message: s.Tool + " " + preview(s.Args) + " returned the same result (" + cs.last + ") after each of the last " +
@@ -729,6 +730,51 @@ func contentKey(k []byte) bool {
 	}
 	switch string(w.word(w.n - 1)) {
 	case "text", "body", "message", "content", "comment", "reply", "caption", "markdown", "html":
+		return true
+	}
+	return false
+}
+
+// timePassing reports whether a call's arguments are a span of time
+// alone ({"time": 2}, {"seconds": 5}, {"duration": "500ms"}): a wait,
+// which reads nothing, so that its answer ("Waited for 2") is the same
+// whatever the writes before it did. It is time passing for what follows
+// it, not another look at what they wrote ("repeat" across writes); a
+// wait for a text or an element names what it looks for, and a call made
+// again with nothing between is still "repeat"'s to judge.
+func (d *Detector) timePassing(args []byte) bool {
+	if len(args) > 256 {
+		return false
+	}
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut || len(as.out) == 0 || len(as.out) > 2 {
+		return false
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		switch {
+		case !timeKey(l.key):
+			return false
+		case l.kind == leafNumber:
+		case l.kind == leafString && len(l.raw) > 0 && durationLen(l.raw) == len(l.raw):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// timeKey reports whether an argument's key names a span of time: time,
+// seconds, ms, duration, delay, sleep, wait_ms, timeoutSeconds.
+func timeKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "time", "seconds", "secs", "sec", "ms", "millis", "milliseconds", "minutes", "mins",
+		"duration", "delay", "sleep", "wait", "timeout", "interval":
 		return true
 	}
 	return false
