@@ -193,9 +193,9 @@ func (d *Detector) tool(name string) *toolState {
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
 	s.key = callKey(s.Tool, s.Args)
-	s.fold = 0
+	s.fold, s.unref = 0, false
 	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
-		s.fold = d.writeFold(s)
+		s.fold, s.unref = d.writeFold(s)
 	}
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
@@ -675,15 +675,16 @@ func (d *Detector) writeTarget(s *Step) (target, entity uint64) {
 // too ("Load more button", ref e12): the page numbers its elements anew at
 // each snapshot, so the same button clicked again comes with another ref,
 // and three clicks answered alike are the one write made again
-// (checkWriteRespelled). Only writes that name a ref are scanned.
-func (d *Detector) writeFold(s *Step) uint64 {
+// (checkWriteRespelled). Only writes that name a ref are scanned. unref
+// says the ref was left out.
+func (d *Detector) writeFold(s *Step) (fold uint64, unref bool) {
 	if !bytes.Contains(s.Args, []byte(`ref":`)) && !bytes.Contains(s.Args, []byte(`Ref":`)) {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	described := false
 	var ref []byte
@@ -694,7 +695,7 @@ func (d *Detector) writeFold(s *Step) uint64 {
 		}
 		if refKey(l.key) {
 			if len(l.raw) > 8 || ref != nil {
-				return foldArgs(s.Tool, s.Args) | 1
+				return foldArgs(s.Tool, s.Args) | 1, false
 			}
 			ref = l.raw
 			continue
@@ -702,19 +703,19 @@ func (d *Detector) writeFold(s *Step) uint64 {
 		described = described || len(l.raw) > 0 && describes(l.key, l.raw)
 	}
 	if !described || len(ref) == 0 {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	// The ref's value, as written: `":"` before it and `"` after.
 	var pat [12]byte
 	p := append(append(append(pat[:0], '"', ':', '"'), ref...), '"')
 	i := bytes.Index(s.Args, p)
 	if i < 0 {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	b := append(append(d.echoed[:0], s.Args[:i+3]...), s.Args[i+3+len(ref):]...)
 	f := foldArgs(s.Tool, b) | 1
 	d.echoed = keepScratch(b)
-	return f
+	return f, true
 }
 
 // contentKey reports whether an argument's key names what a write writes
