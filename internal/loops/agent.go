@@ -256,8 +256,18 @@ func (d *Detector) checkCycle(a *agentState, s *Step) *Verdict {
 // in another case, a command's options), each answered as the one before
 // it: the one write made again, which changed nothing, as a write made
 // again word for word is a period-1 cycle.
+//
+// A click on a page's element, told apart from the others by its ref
+// alone (s.unref), is answered with the page right after it, before what
+// it started shows (a request, a debounced stepper's total): the page of
+// the next call is the first to show it. Clicks answered alike are the
+// one write made again after one more of them than other writes, so that
+// WriteCycleRepeats clicks have each been seen.
 func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verdict {
 	reps := d.cfg.writeCycleRepeats
+	if s.unref && reps > 0 {
+		reps++
+	}
 	if s.fold == 0 || reps == 0 || len(w) < reps {
 		return nil
 	}

@@ -138,7 +138,9 @@ type Step struct {
 	key   uint64 // tool calls: hash of tool and args; delegations: hash of receiver and task
 	fold  uint64 // writes: their tool and arguments respelled (foldArgs); 0 for a read
 	epoch uint64 // successful writes completed when the step was dispatched
-	widen bool   // tool calls: this call widens the previous call of its tool
+	// writes: fold left out the ref of the element acted on (writeFold)
+	unref bool
+	widen bool // tool calls: this call widens the previous call of its tool
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64

@@ -50,7 +50,10 @@ var nnKnown = map[string]string{
 	// snapshot gives it, is one write made again. 14 since a write cycle
 	// whose answers move only in a count going up by one step, a stamp or
 	// an id is the same cycle (loops16b); 15 since one record found
-	// again, named by its identifier, ties askings as records do.
+	// again, named by its identifier, ties askings as records do. The
+	// click under renumbered refs is refused one click after its mark
+	// since loops16c (a click's page shows what it started at the next
+	// call), still detected.
 	"crm-stage-flip-flop":             "missed",
 	"mail-draft-rewritten":            "missed",
 	"code-trivial-edits-same-failure": "missed",

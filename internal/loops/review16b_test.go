@@ -13,7 +13,6 @@ import (
 // snapshot still shows the page before it, the agent waits, and a
 // snapshot then shows the new items.
 func TestReviewDelayedLoadMore(t *testing.T) {
-	t.Skip("refused at the third browser_wait_for (repeat: a wait taken for a look that returned the same after each write); before the sixteenth session too")
 	const u = "https://shop.example.com/search?q=boots"
 	w := asRunOf("delayed-load-more", "browser", false).acc("write", "browser_click")
 	ref := 4
@@ -53,7 +52,6 @@ func TestReviewDebouncedStepper(t *testing.T) {
 // service; each needs the environment, which the planner does not know,
 // and the researcher asks for it each time in the same words.
 func TestReviewSameQuestionOtherTasks(t *testing.T) {
-	t.Skip("refused at the third hand-off (delegation: the other tasks taken for rewordings, the question for the same rejection); new in loops16")
 	ask := "Which environment: production or staging? I have no host list."
 	w := asRunOf("same-question-other-tasks", "multi-agent", false)
 	for _, task := range []string{"Find our PgBouncer version.", "List the databases PgBouncer pools.", "Report PgBouncer's max_client_conn.", "Check PgBouncer's auth_type."} {

@@ -40,6 +40,8 @@ type verdict struct {
 	from string // who gave it
 	text string // quoted in a Message
 
+	loose bool // handed on with a task that shares little with the chain's (rounds.next.loose)
+
 	parsed bool
 	norm   uint64     // the text, case, spaces and punctuation ignored
 	items  int        // points it lists
@@ -72,6 +74,7 @@ type rounds struct {
 	// The hand-off being checked, applied by commit once it is allowed.
 	next struct {
 		linked bool
+		loose  bool // linked by one shared word alone, and less than half its words
 		words  []uint64
 		nums   []uint64
 		at     uint64
@@ -124,12 +127,20 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	// A rewording names no number the chain's tasks did not and shares a
 	// word with them; a task that names a new number ("attempt 3",
 	// "section 4") is a new task.
-	n.linked = rs.count > 0 && shared(n.nums, rs.nums) == len(n.nums) && rs.others == others && shared(n.words, rs.words) > 0
+	sh := shared(n.words, rs.words)
+	n.linked = rs.count > 0 && shared(n.nums, rs.nums) == len(n.nums) && rs.others == others && sh > 0
 	if !n.linked {
 		return rs, nil
 	}
+	// A task that shares one word with the chain's, less than half of its
+	// own, may be another task about the same thing ("PgBouncer's
+	// auth_type" after "PgBouncer's version"): the same rejection of it is
+	// the same defect, but the same question asked back is what each of
+	// those tasks needs to start, not this task coming round again.
+	n.loose = sh < 2 && 2*sh < len(n.words)
 	if v := &d.agent(from).verdict; v.at > rs.at {
 		n.end = *v
+		n.end.loose = n.loose
 	}
 	max := d.cfg.delegationMax
 	if len(rs.ends)+1 < max || n.end.at == 0 {
@@ -143,6 +154,13 @@ func (d *Detector) checkRounds(from, to, task string, others uint64) (*rounds, *
 	prev = append(prev, &n.end)
 	for i := 1; i < len(prev); i++ {
 		if !sameRejection(prev[i-1], prev[i]) {
+			return rs, nil
+		}
+	}
+	// The same question asked back, each time to another task (a loose
+	// link, above): each task needs the answer, none came round again.
+	for _, v := range prev {
+		if v.loose && asksBack(v.full) {
 			return rs, nil
 		}
 	}

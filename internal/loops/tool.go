@@ -193,9 +193,9 @@ func (d *Detector) tool(name string) *toolState {
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
 	s.key = callKey(s.Tool, s.Args)
-	s.fold = 0
+	s.fold, s.unref = 0, false
 	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
-		s.fold = d.writeFold(s)
+		s.fold, s.unref = d.writeFold(s)
 	}
 	a := d.agent(s.Agent)
 	t := d.tool(s.Tool)
@@ -242,7 +242,8 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	// answer after each of the last writes to one target (Next clicked,
 	// the page the same) is the same answer after the next one.
 	if cs != nil && c.repeatMax > 0 && !isWrite(s.Access) && int(cs.across) >= c.repeatMax && cs.took(a.id) &&
-		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) {
+		uint32(d.epoch) != cs.seen && uint32(d.runTarget) == cs.target && uint32(d.runStart) <= cs.seen && d.quiet(cs.first, d.epoch) &&
+		!d.timePassing(s.Args) {
 		return &Verdict{
 			Detector: "repeat",
 			Message: s.Tool + " " + preview(s.Args) + " returned the same result (" + cs.last + ") after each of the last " +
@@ -674,15 +675,16 @@ func (d *Detector) writeTarget(s *Step) (target, entity uint64) {
 // too ("Load more button", ref e12): the page numbers its elements anew at
 // each snapshot, so the same button clicked again comes with another ref,
 // and three clicks answered alike are the one write made again
-// (checkWriteRespelled). Only writes that name a ref are scanned.
-func (d *Detector) writeFold(s *Step) uint64 {
+// (checkWriteRespelled). Only writes that name a ref are scanned. unref
+// says the ref was left out.
+func (d *Detector) writeFold(s *Step) (fold uint64, unref bool) {
 	if !bytes.Contains(s.Args, []byte(`ref":`)) && !bytes.Contains(s.Args, []byte(`Ref":`)) {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	as := scanLeaves(s.Args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	described := false
 	var ref []byte
@@ -693,7 +695,7 @@ func (d *Detector) writeFold(s *Step) uint64 {
 		}
 		if refKey(l.key) {
 			if len(l.raw) > 8 || ref != nil {
-				return foldArgs(s.Tool, s.Args) | 1
+				return foldArgs(s.Tool, s.Args) | 1, false
 			}
 			ref = l.raw
 			continue
@@ -701,19 +703,19 @@ func (d *Detector) writeFold(s *Step) uint64 {
 		described = described || len(l.raw) > 0 && describes(l.key, l.raw)
 	}
 	if !described || len(ref) == 0 {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	// The ref's value, as written: `":"` before it and `"` after.
 	var pat [12]byte
 	p := append(append(append(pat[:0], '"', ':', '"'), ref...), '"')
 	i := bytes.Index(s.Args, p)
 	if i < 0 {
-		return foldArgs(s.Tool, s.Args) | 1
+		return foldArgs(s.Tool, s.Args) | 1, false
 	}
 	b := append(append(d.echoed[:0], s.Args[:i+3]...), s.Args[i+3+len(ref):]...)
 	f := foldArgs(s.Tool, b) | 1
 	d.echoed = keepScratch(b)
-	return f
+	return f, true
 }
 
 // contentKey reports whether an argument's key names what a write writes
@@ -729,6 +731,51 @@ func contentKey(k []byte) bool {
 	}
 	switch string(w.word(w.n - 1)) {
 	case "text", "body", "message", "content", "comment", "reply", "caption", "markdown", "html":
+		return true
+	}
+	return false
+}
+
+// timePassing reports whether a call's arguments are a span of time
+// alone ({"time": 2}, {"seconds": 5}, {"duration": "500ms"}): a wait,
+// which reads nothing, so that its answer ("Waited for 2") is the same
+// whatever the writes before it did. It is time passing for what follows
+// it, not another look at what they wrote ("repeat" across writes); a
+// wait for a text or an element names what it looks for, and a call made
+// again with nothing between is still "repeat"'s to judge.
+func (d *Detector) timePassing(args []byte) bool {
+	if len(args) > 256 {
+		return false
+	}
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut || len(as.out) == 0 || len(as.out) > 2 {
+		return false
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		switch {
+		case !timeKey(l.key):
+			return false
+		case l.kind == leafNumber:
+		case l.kind == leafString && len(l.raw) > 0 && durationLen(l.raw) == len(l.raw):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// timeKey reports whether an argument's key names a span of time: time,
+// seconds, ms, duration, delay, sleep, wait_ms, timeoutSeconds.
+func timeKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "time", "seconds", "secs", "sec", "ms", "millis", "milliseconds", "minutes", "mins",
+		"duration", "delay", "sleep", "wait", "timeout", "interval":
 		return true
 	}
 	return false
