@@ -182,6 +182,11 @@ func (h redactHandler) attr(a slog.Attr) slog.Attr {
 	if ref, ok := v.Any().(front.SessionRef); ok && v.Kind() == slog.KindAny { // a hash, made to be shown
 		return slog.String(a.Key, string(ref))
 	}
+	if v.Kind() == slog.KindString && v.String() != "" && front.SessionKey(a.Key) {
+		// One rule for a session id in the log, whoever logs it: its
+		// short hash (front.SessionRefOf), never the id, never a mask.
+		return slog.String(a.Key, string(front.SessionRefOf(v.String())))
+	}
 	switch v.Kind() {
 	case slog.KindGroup:
 	case slog.KindInt64, slog.KindUint64, slog.KindFloat64:
