@@ -90,7 +90,7 @@ func hideSessionID(a slog.Attr) slog.Attr {
 		}
 		s := v.String()
 		if s == "" {
-			return a
+			return slog.Attr{} // a session without an id (stdio): none to show, and no mask either
 		}
 		return slog.Any(a.Key, SessionRefOf(s))
 	}

@@ -348,9 +348,13 @@ func TestLogSessionIDOneRule(t *testing.T) {
 	log.Info("a", "session_id", id)
 	log.Info("b", "session_id", front.SessionRefOf(id))
 	log.Info("c", "sessionId", id)
+	log.Info("d", "session_id", "") // a stdio session has no id
 	out := buf.String()
 	want := string(front.SessionRefOf(id))
 	if strings.Count(out, "session_id="+want) != 2 || strings.Count(out, "sessionId="+want) != 1 || strings.Contains(out, id) || strings.Contains(out, redact.Mask) {
 		t.Errorf("the session id is not its hash %s in each line:\n%s", want, out)
+	}
+	if strings.Contains(out, "msg=d session_id") {
+		t.Errorf("an empty session id is shown:\n%s", out)
 	}
 }
