@@ -362,6 +362,9 @@ func writeEvents(w io.Writer, evs []*audit.Event) error {
 		if e.Guard != "" {
 			why = e.Guard + "/" + why
 		}
+		if e.Instance != "" {
+			why += " (instance " + e.Instance + ")"
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			e.Seq, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), orDash(e.Frame), orDash(e.Parent), orDash(printable(e.Kind)),
 			orDash(printable(e.Name)), orDash(printable(e.Decision)), orDash(auditPreview(string(e.Args), 48)), orDash(auditPreview(e.Result, 40)),

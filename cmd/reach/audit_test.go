@@ -135,3 +135,16 @@ func TestAuditShowCLI(t *testing.T) {
 		t.Errorf("show of an unknown request = %v", err)
 	}
 }
+
+// TestWriteEventsNamesInstance: a stop recorded by an instance among
+// several on one store says which in the table (two were the same row).
+func TestWriteEventsNamesInstance(t *testing.T) {
+	var buf bytes.Buffer
+	evs := []*audit.Event{{Seq: 1, Kind: "stop", Name: "cancel", Guard: "operator", Message: "runaway", Instance: "b"}}
+	if err := writeEvents(&buf, evs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "operator/runaway (instance b)") {
+		t.Errorf("the stop's row does not name its instance:\n%s", buf.String())
+	}
+}

@@ -73,10 +73,30 @@ func TestExampleCallReadsOnly(t *testing.T) {
 		{[]reach.Tool{{Name: "a", InputSchema: req}, {Name: "b", Access: reach.Read}}, `"tool":"b","arguments":{}`},
 		{[]reach.Tool{{Name: "a", Access: reach.HighRisk}, {Name: "b", InputSchema: req}}, `"tool":"b","arguments":{"k":"a","n":2,"on":false}`},
 		{[]reach.Tool{{Name: "a", Access: reach.Write}, {Name: "b", Access: reach.HighRisk}}, ""},
+		// A read about the environment or a secret is never the example:
+		// its answer, printed in a terminal, can show one.
+		{[]reach.Tool{{Name: "ev__get-env", Access: reach.Read}, {Name: "ev__echo", Access: reach.Read, InputSchema: req}}, `"tool":"ev__echo"`},
+		{[]reach.Tool{{Name: "printEnv"}, {Name: "list_api_keys"}, {Name: "getSecret"}, {Name: "read_credentials"}, {Name: "auth_token"}, {Name: "get_order_status"}}, `"tool":"get_order_status"`},
+		{[]reach.Tool{{Name: "ev__get-env"}, {Name: "keys"}}, ""},
 	} {
 		got := exampleCall(tc.tools)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("exampleCall(%v) = %s, want it to hold %s", tc.tools, got, tc.want)
+		}
+	}
+}
+
+// TestSensitiveName: words are split at non-letters and case changes, so
+// a name that merely holds "env" or "key" inside a word is not refused.
+func TestSensitiveName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ev__get-env": true, "printEnv": true, "get_environment": true, "list_api_keys": true, "getAPIKey": true,
+		"show-secrets": true, "refresh_token": true, "oauth_credentials": true, "auth": true,
+		"echo": false, "get_order": false, "monkey_list": false, "keyboard_layout": false, "envelope_size": false,
+		"seven": false, "ev__get-tiny-image": false,
+	} {
+		if got := sensitiveName(name); got != want {
+			t.Errorf("sensitiveName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

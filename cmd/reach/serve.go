@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/buildinfo"
@@ -233,7 +234,9 @@ func printBanner(out io.Writer, g *gateway.Gateway, addr, dataDir string) {
 // would change something, or wait for an approval) with its required
 // arguments filled in from its schema, preferring a read that requires
 // none; "" when no read is served. An upstream's first tool called with {}
-// was refused for the fields its schema requires, or was a write.
+// was refused for the fields its schema requires, or was a write. A read
+// whose name is about the environment or a secret (sensitiveName) is never
+// the example: its answer, printed in a terminal, can show a secret.
 func exampleCall(tools []reach.Tool) string {
 	envelope := func(name string, args []byte) string {
 		tool, _ := json.Marshal(name)
@@ -246,7 +249,7 @@ func exampleCall(tools []reach.Tool) string {
 		}
 	}
 	for _, t := range tools {
-		if t.Access != "" && t.Access != reach.Read {
+		if t.Access != "" && t.Access != reach.Read || sensitiveName(t.Name) {
 			continue
 		}
 		args, required := exampleArguments(t.InputSchema)
@@ -258,6 +261,42 @@ func exampleCall(tools []reach.Tool) string {
 		}
 	}
 	return first
+}
+
+// sensitiveName reports whether a tool's name is about the environment or
+// a secret: one of its words (split at non-letters and at a lower-to-upper
+// case change: "ev__get-env", "printEnv", "list_api_keys") is env, environ,
+// environment, key, keys or auth, or a word holds secret, token, credential,
+// password, passwd or apikey.
+func sensitiveName(name string) bool {
+	var words []string
+	start, prev := -1, rune(0)
+	for i, r := range name {
+		letter := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if start >= 0 && (!letter || unicode.IsUpper(r) && unicode.IsLower(prev)) {
+			words = append(words, strings.ToLower(name[start:i]))
+			start = -1
+		}
+		if letter && start < 0 {
+			start = i
+		}
+		prev = r
+	}
+	if start >= 0 {
+		words = append(words, strings.ToLower(name[start:]))
+	}
+	for _, w := range words {
+		switch w {
+		case "env", "environ", "environment", "key", "keys", "auth":
+			return true
+		}
+		for _, part := range []string{"secret", "token", "credential", "password", "passwd", "apikey"} {
+			if strings.Contains(w, part) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // exampleArguments fills the properties a tool's JSON Schema requires with

@@ -89,8 +89,11 @@ type Event struct {
 	Tokens    int64           `json:"tokens,omitempty"`
 	Latency   time.Duration   `json:"latency,omitempty"` // nanoseconds
 	Budget    json.RawMessage `json:"budget,omitempty"`  // the budget left, as JSON
-	PrevHash  []byte          `json:"-"`
-	Hash      []byte          `json:"-"`
+	// Instance names the instance that recorded a stop (Options.Instance):
+	// with several on one store, each that applies a stop records it.
+	Instance string `json:"instance,omitempty"`
+	PrevHash []byte `json:"-"`
+	Hash     []byte `json:"-"`
 }
 
 // MarshalJSON writes the event's JSON object as the log stores it: the
@@ -146,6 +149,14 @@ func appendData(dst []byte, e *Event) []byte {
 		key("budget")
 		dst = append(dst, e.Budget...)
 	}
+	if e.Instance != "" {
+		// Last, and only when set: an event without it is encoded as
+		// before, so that the logs written before it verify.
+		key("instance")
+		dst = append(dst, '"')
+		dst = jsonscan.AppendEscaped(dst, e.Instance)
+		dst = append(dst, '"')
+	}
 	return append(dst, '}')
 }
 
@@ -192,6 +203,10 @@ type Options struct {
 	// a queue half full end the wait at once. If zero, DefaultLinger;
 	// negative, no wait.
 	Linger time.Duration
+	// Instance, if set, names this instance in the stop events it records
+	// (Event.Instance): several instances on one store each record the
+	// stop they apply, which were otherwise the same event twice.
+	Instance string
 }
 
 // DefaultLinger is Options.Linger's default. A recorded event is in memory
@@ -641,8 +656,11 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 	if c.Time.IsZero() {
 		c.Time = time.Now()
 	}
+	if c.Kind == "stop" && c.Instance == "" {
+		c.Instance = l.o.Instance
+	}
 	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Tenant, &c.Kind,
-		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code} {
+		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code, &c.Instance} {
 		*f = clean(*f)
 	}
 	c.Why = clip(clean(c.Why), l.o.MaxMessage)

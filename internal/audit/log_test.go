@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -466,4 +467,51 @@ func TestRecorderWithRuntime(t *testing.T) {
 	if _, err := l.Verify(ctx); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestStopNamesInstance: several instances on one store each record the
+// stop they apply; each names its instance (Options.Instance), so the two
+// are not the same event twice. Other events are encoded as before, and a
+// log written before (no instance) verifies with one written after.
+func TestStopNamesInstance(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.AuditLog) {
+		ctx := context.Background()
+		old := newLog(t, st, nil)
+		stop := func() *reach.Event {
+			return &reach.Event{Time: time.Now(), Request: "r1", State: reach.Cancelled,
+				Stop: &reach.Cause{Mode: reach.Cancel, By: "operator", Reason: "runaway"}}
+		}
+		old.Record(ctx, stop())
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a", "b"} {
+			l := newLog(t, st, &audit.Options{Instance: name})
+			l.Record(ctx, stop())
+			l.Record(ctx, &reach.Event{Time: time.Now(), Request: "r1", Frame: 1, Kind: reach.ToolFrame, Name: "get", State: reach.Completed})
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		evs, err := audit.Show(ctx, st, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			data, _ := e.MarshalJSON()
+			if e.Kind != "stop" && (e.Instance != "" || strings.Contains(string(data), "instance")) {
+				t.Errorf("a %s event names an instance: %s", e.Kind, data)
+			}
+			if e.Kind == "stop" {
+				got = append(got, e.Instance)
+			}
+		}
+		if want := []string{"", "a", "b"}; !slices.Equal(got, want) {
+			t.Errorf("the stops name the instances %q, want %q", got, want)
+		}
+		if _, err := audit.Verify(ctx, st); err != nil {
+			t.Errorf("a log with stops before and after naming instances does not verify: %v", err)
+		}
+	})
 }

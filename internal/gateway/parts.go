@@ -218,6 +218,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	}
 	var st store.Store
 	where := ""
+	var ao *audit.Options // several instances on one store name themselves in the stops they record
 	if g.cfg.Postgres() {
 		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.log.With("component", "store")})
 		if err != nil {
@@ -231,6 +232,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 			return nil, g.cfg.Errorf([]any{"instance"}, "%v", err)
 		}
 		st, where, g.cluster = pg, "PostgreSQL at "+pg.Where(), c
+		ao = &audit.Options{Instance: g.cfg.InstanceName()}
 	} else {
 		dir, err := g.cfg.EnsureDataDir()
 		if err != nil {
@@ -247,7 +249,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		}
 		st, where, g.unlockData = sq, dir, unlock
 	}
-	log, err := audit.New(ctx, st, nil)
+	log, err := audit.New(ctx, st, ao)
 	if err != nil {
 		g.closeCluster()
 		st.Close()

@@ -178,9 +178,21 @@ func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 }
 
 func (h redactHandler) attr(a slog.Attr) slog.Attr {
+	if a.Equal(slog.Attr{}) {
+		return a // left out, as the handlers leave out an empty attribute
+	}
 	v := a.Value.Resolve()
 	if ref, ok := v.Any().(front.SessionRef); ok && v.Kind() == slog.KindAny { // a hash, made to be shown
 		return slog.String(a.Key, string(ref))
+	}
+	if v.Kind() == slog.KindString && front.SessionKey(a.Key) {
+		// One rule for a session id in the log, whoever logs it: its
+		// short hash (front.SessionRefOf), never the id, never a mask;
+		// none (a stdio session's) is left out.
+		if v.String() == "" {
+			return slog.Attr{}
+		}
+		return slog.String(a.Key, string(front.SessionRefOf(v.String())))
 	}
 	switch v.Kind() {
 	case slog.KindGroup:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentreach/reach/internal/audit"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/front"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -330,5 +331,30 @@ func TestCheckpointArgumentsMasked(t *testing.T) {
 	}
 	if stored := auditOf(t, g, "cp1"); !strings.Contains(shown(stored), `"reason":"cfg {"password":"[REDACTED]"}"`) {
 		t.Errorf("the audit log does not hold the reason masked:\n%s", stored)
+	}
+}
+
+// TestLogSessionIDOneRule: a session id in the log appears one way whoever
+// logs it, the SDK (through front's logger) or anything else: its short
+// hash (front.SessionRefOf), neither the id nor [REDACTED].
+func TestLogSessionIDOneRule(t *testing.T) {
+	red, err := redact.New(&redact.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf lockedBuffer
+	log := slog.New(redactHandler{slog.NewTextHandler(&buf, nil), red})
+	const id = "JDW6HKQFVNLGJTEWXSBBSPET7X"
+	log.Info("a", "session_id", id)
+	log.Info("b", "session_id", front.SessionRefOf(id))
+	log.Info("c", "sessionId", id)
+	log.Info("d", "session_id", "") // a stdio session has no id
+	out := buf.String()
+	want := string(front.SessionRefOf(id))
+	if strings.Count(out, "session_id="+want) != 2 || strings.Count(out, "sessionId="+want) != 1 || strings.Contains(out, id) || strings.Contains(out, redact.Mask) {
+		t.Errorf("the session id is not its hash %s in each line:\n%s", want, out)
+	}
+	if strings.Contains(out, "msg=d session_id") {
+		t.Errorf("an empty session id is shown:\n%s", out)
 	}
 }

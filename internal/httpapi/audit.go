@@ -85,6 +85,9 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 		if e.Code != "" {
 			reason = e.Code + ": " + reason
 		}
+		if e.Instance != "" {
+			reason += " (instance " + e.Instance + ")"
+		}
 		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
 			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
 	}

@@ -45,7 +45,9 @@ func RefusalNames(tool string, s *Schema, args []byte, fold bool) *fault.Error {
 		return nil
 	}
 	e := &fault.Error{Guard: "validate", Type: fault.TypeInvalidArgs, Code: "invalid_arguments",
-		Message:    fmt.Sprintf("The arguments of %s do not match its schema:", tool),
+		// The message stands without the fields: the audit view and the UI
+		// show it alone (ModelText lists the fields after it).
+		Message:    fmt.Sprintf("The arguments of %s do not match its schema.", tool),
 		Suggestion: "Fix the fields listed and call it again.", Fields: make([]fault.FieldError, len(problems))}
 	for i, p := range problems {
 		e.Fields[i] = fault.FieldError{Path: p.Path, Problem: p.Problem, Fix: p.Fix}

@@ -29,4 +29,12 @@ func TestRefusal(t *testing.T) {
 		len(e.Fields) != 1 || e.Fields[0].Path != "/id" || e.Fields[0].Problem == "" {
 		t.Fatalf("Refusal of a wrong type = %+v (fields %+v); want one field error at /id", e, e.Fields)
 	}
+	// The message is shown alone (audit view, UI): a whole sentence, not
+	// one that ends in a colon waiting for the fields.
+	if !strings.HasSuffix(e.Message, ".") {
+		t.Errorf("message %q does not end a sentence", e.Message)
+	}
+	if text := e.ModelText(); !strings.HasPrefix(text, e.Message+"\n- /id: ") {
+		t.Errorf("ModelText = %q; want the message, then the field", text)
+	}
 }
