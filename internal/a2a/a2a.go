@@ -173,7 +173,8 @@ type Options struct {
 	PublicURL string
 	// HTTPClient talks to the agents; if nil, one without a timeout (a
 	// task's stream may last long; each call has its own deadline) that
-	// reads at most 64 MiB of any one answer or stream.
+	// reads at most 64 MiB of any one answer or stream, and twice
+	// MaxTaskBytes of an agent's answer to a GetTask that reach relays.
 	HTTPClient *http.Client
 	// MaxBodyBytes bounds a request body; if zero, 4 MiB.
 	MaxBodyBytes int64
@@ -322,18 +323,34 @@ type capped struct {
 func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := c.rt.RoundTrip(r)
 	if err == nil {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: c.max}
+		b := &cappedBody{ReadCloser: resp.Body, left: c.max}
+		if n, ok := r.Context().Value(taskCapKey{}).(int64); ok && n < c.max {
+			b.left, b.task = n, true
+		}
+		resp.Body = b
 	}
 	return resp, err
 }
 
+// taskCapKey marks a call whose answer is one task relayed whole (GetTask):
+// its value, Options.MaxTaskBytes, bounds what is read of that answer, below
+// maxAnswerBytes.
+type taskCapKey struct{}
+
+// errTaskTooLarge is the error of reading past that bound.
+var errTaskTooLarge = errors.New("the agent's task is larger than reach reads of a task")
+
 type cappedBody struct {
 	io.ReadCloser
 	left int64
+	task bool // bounded by taskCapKey's value
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		if b.task {
+			return 0, errTaskTooLarge
+		}
 		return 0, fmt.Errorf("the agent's answer is larger than %d MiB, more than reach reads", maxAnswerBytes>>20)
 	}
 	if int64(len(p)) > b.left {

@@ -417,8 +417,16 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 	if ask {
 		if c, _, err := e.a.ready(ctx); err == nil {
 			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			// The agent's answer is read up to twice MaxTaskBytes (JSON
+			// carries files' bytes as base64, and escapes), and what it
+			// holds is bounded by MaxTaskBytes, as a stream's events are.
+			gctx = context.WithValue(gctx, taskCapKey{}, 2*e.g.opts.MaxTaskBytes)
 			up, err := c.GetTask(t.out(gctx), &a2a.GetTaskRequest{ID: req.ID, HistoryLength: req.HistoryLength})
 			cancel()
+			if errors.Is(err, errTaskTooLarge) || err == nil && up.ID == req.ID && sizeOf(up) > e.g.opts.MaxTaskBytes {
+				return nil, &a2a.Error{Err: a2a.ErrInvalidAgentResponse, Message: fmt.Sprintf("Agent %s's answer to GetTask for task %s is over %d bytes (a2a.max_task_bytes), more than reach relays of a task. "+
+					"Ask with a smaller historyLength (its artifacts count too), or follow the task with SubscribeToTask, which keeps to the bound.", e.a.cfg.Name, req.ID, e.g.opts.MaxTaskBytes)}
+			}
 			if err == nil && up.ID == req.ID {
 				e.g.mask(up)
 				// The agent's history and artifacts; reach's state once
