@@ -355,3 +355,62 @@ func TestOwnerMemoryKeptPerPrincipal(t *testing.T) {
 		t.Errorf("%d owners kept, want at most %d", n, maxOwners)
 	}
 }
+
+// TestResponsesIDNotTakenOver: an endpoint that answers bob with the id
+// of alice's answer (and of its item), buggy or hostile, does not make
+// them bob's: bob's answer is passed on, alice's next turn naming them
+// goes on, and bob's is refused. Each turn is served by a proxy of its
+// own on the store (another instance), or by one proxy without a store.
+func TestResponsesIDNotTakenOver(t *testing.T) {
+	same := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_same","object":"response","status":"completed","model":"m","output":[`+
+			`{"type":"message","id":"msg_same","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[]}]}],`+
+			`"usage":{"input_tokens":4,"output_tokens":1,"total_tokens":5}}`)
+	})
+	check := func(t *testing.T, proxy func() string) {
+		if id := firstTurn(t, proxy(), "alice"); id != "resp_same" {
+			t.Fatalf("alice's answer %q", id)
+		}
+		if id := firstTurn(t, proxy(), "bob"); id != "resp_same" { // passed on
+			t.Fatalf("bob's answer %q", id)
+		}
+		for _, c := range []struct {
+			who  string
+			want int
+		}{{"alice", 200}, {"bob", 400}, {"alice", 200}} {
+			if status, code, _, _ := turnAfter(t, proxy(), c.who, "resp_same"); status != c.want {
+				t.Errorf("%s's turn after the answer both were given: %d %q; want %d", c.who, status, code, c.want)
+			}
+			resp, b := postResponses(t, proxy(), `{"model":"m","input":[{"type":"item_reference","id":"msg_same"}]}`, map[string]string{"Who": c.who})
+			if resp.StatusCode != c.want {
+				t.Errorf("%s's turn naming the item both were given: %d %s; want %d", c.who, resp.StatusCode, b, c.want)
+			}
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		srv := ownersProxy(t, same, nil, 0)
+		check(t, func() string { return srv.URL })
+	})
+	t.Run("Memory store", func(t *testing.T) {
+		st := store.NewMemory()
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
+	t.Run("SQLite", func(t *testing.T) {
+		st, err := sqlite.Open(t.Context(), t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		st, err := postgres.Open(t.Context(), pgtest.Database(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
+}
