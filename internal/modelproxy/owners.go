@@ -28,7 +28,8 @@ import (
 // crash gives a client an id reach does not know), and a turn that names
 // an answer reach did not give its principal is refused, whether another
 // principal's, made elsewhere (with the provider's key, directly), or
-// older than Options.Kept. A conversation reach cannot place: it does not
+// older than Options.Kept. An id's first owner keeps it: an endpoint that
+// answers another principal with it does not hand it over (tookOver). A conversation reach cannot place: it does not
 // serve the Conversations API that makes one, so a turn naming one is
 // refused. None of this holds when the client's own key is what the
 // endpoint gets (ownKey): the endpoint checks that key itself.
