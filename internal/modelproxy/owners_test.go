@@ -1,10 +1,12 @@
 package modelproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,11 +32,17 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // which keeps the owners of its answers in owners (if not nil) for kept.
 func ownersProxy(t *testing.T, upstream http.Handler, owners Owners, kept time.Duration) *httptest.Server {
 	t.Helper()
+	return ownersProxyLog(t, upstream, owners, kept, nil)
+}
+
+// ownersProxyLog is ownersProxy logging to log.
+func ownersProxyLog(t *testing.T, upstream http.Handler, owners Owners, kept time.Duration, log *slog.Logger) *httptest.Server {
+	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
 	rt := reach.New(nil)
 	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret("sk-gateway")},
-		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Authenticates: true, Owners: owners, Kept: kept,
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Authenticates: true, Owners: owners, Kept: kept, Logger: log,
 		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who := &auth.Identity{Principal: r.Header.Get("Who"), Tenant: "acme", Method: "api_key"}
@@ -390,8 +398,12 @@ func TestResponsesIDNotTakenOver(t *testing.T) {
 		}
 	}
 	t.Run("memory", func(t *testing.T) {
-		srv := ownersProxy(t, same, nil, 0)
+		var logged bytes.Buffer
+		srv := ownersProxyLog(t, same, nil, 0, slog.New(slog.NewTextHandler(&logged, nil)))
 		check(t, func() string { return srv.URL })
+		if l := logged.String(); !strings.Contains(l, "another principal already owns") || strings.Contains(l, "_same") {
+			t.Errorf("the log of the collision: %s; want a warning without the id", l)
+		}
 	})
 	t.Run("Memory store", func(t *testing.T) {
 		st := store.NewMemory()
