@@ -28,7 +28,8 @@ import (
 // crash gives a client an id reach does not know), and a turn that names
 // an answer reach did not give its principal is refused, whether another
 // principal's, made elsewhere (with the provider's key, directly), or
-// older than Options.Kept. A conversation reach cannot place: it does not
+// older than Options.Kept. An id's first owner keeps it: an endpoint that
+// answers another principal with it does not hand it over (tookOver). A conversation reach cannot place: it does not
 // serve the Conversations API that makes one, so a turn naming one is
 // refused. None of this holds when the client's own key is what the
 // endpoint gets (ownKey): the endpoint checks that key itself.
@@ -82,13 +83,35 @@ type ownerMemory struct {
 
 type ownerKey struct{ principal, tenant string }
 
-func (o *ownerMemory) put(r *store.ResponseOwner) {
+// put records r, unless another principal holds an unexpired record of
+// its id: that is kept (the first writer's), and put reports false.
+func (o *ownerMemory) put(r *store.ResponseOwner) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
 		o.m, o.order = map[string]*store.ResponseOwner{}, map[ownerKey][]string{}
 	}
-	if _, ok := o.m[r.Hash]; !ok {
+	if had, ok := o.m[r.Hash]; !ok {
+		k := ownerKey{r.Principal, r.Tenant}
+		o.order[k] = append(o.order[k], r.Hash)
+	} else if had.Principal != r.Principal || had.Tenant != r.Tenant {
+		if r.Created.Before(had.Expires) {
+			return false
+		}
+		// Expired: the id is the new principal's, in its order.
+		ho := ownerKey{had.Principal, had.Tenant}
+		hs := o.order[ho]
+		for i, h := range hs {
+			if h == r.Hash {
+				hs = append(hs[:i:i], hs[i+1:]...)
+				break
+			}
+		}
+		if len(hs) == 0 {
+			delete(o.order, ho)
+		} else {
+			o.order[ho] = hs
+		}
 		k := ownerKey{r.Principal, r.Tenant}
 		o.order[k] = append(o.order[k], r.Hash)
 	}
@@ -112,6 +135,7 @@ func (o *ownerMemory) put(r *store.ResponseOwner) {
 			o.order[top] = hs[1:]
 		}
 	}
+	return true
 }
 
 func (o *ownerMemory) get(hash string) *store.ResponseOwner {
@@ -127,15 +151,30 @@ func (p *Proxy) recordOwner(ctx context.Context, id string, who *auth.Identity, 
 	principal, tenant := owner(who)
 	now := time.Now()
 	r := &store.ResponseOwner{Hash: idHash(id), Principal: principal, Tenant: tenant, Endpoint: ep.name, Created: now, Expires: now.Add(p.opts.Kept)}
-	p.owners.put(r)
-	if p.opts.Owners == nil {
-		return
+	if p.opts.Owners != nil {
+		err := p.opts.Owners.PutResponseOwner(context.WithoutCancel(ctx), r)
+		if errors.Is(err, store.ErrConflict) {
+			p.tookOver(principal, ep)
+			return
+		}
+		if err != nil {
+			// The answer goes on: the newest answers are known in memory too.
+			p.log.Error("recording the owner of a Responses API answer failed: after a restart, a turn that names it is refused", "principal", principal, "err", err)
+		}
 	}
-	err := p.opts.Owners.PutResponseOwner(context.WithoutCancel(ctx), r)
-	if err != nil {
-		// The answer goes on: the newest answers are known in memory too.
-		p.log.Error("recording the owner of a Responses API answer failed: after a restart, a turn that names it is refused", "principal", principal, "err", err)
+	if !p.owners.put(r) {
+		p.tookOver(principal, ep)
 	}
+}
+
+// tookOver logs an answer whose id another principal already owns: the
+// endpoint gave it twice (a buggy or hostile one). The first owner keeps
+// it (its next turn goes on); the answer is passed on, as the endpoint
+// made it for this turn, but its id stays the other principal's, so a
+// turn of this principal that names it is refused. The id is not logged:
+// it would let a reader of the log name the other's history.
+func (p *Proxy) tookOver(principal string, ep *endpoint) {
+	p.log.Warn("a model endpoint answered with an id another principal already owns: it stays theirs, and this principal cannot go on from it", "principal", principal, "endpoint", ep.name)
 }
 
 // owned returns the record of the answer id when it was given to who

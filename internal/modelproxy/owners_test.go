@@ -1,10 +1,12 @@
 package modelproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,11 +32,17 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // which keeps the owners of its answers in owners (if not nil) for kept.
 func ownersProxy(t *testing.T, upstream http.Handler, owners Owners, kept time.Duration) *httptest.Server {
 	t.Helper()
+	return ownersProxyLog(t, upstream, owners, kept, nil)
+}
+
+// ownersProxyLog is ownersProxy logging to log.
+func ownersProxyLog(t *testing.T, upstream http.Handler, owners Owners, kept time.Duration, log *slog.Logger) *httptest.Server {
+	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
 	rt := reach.New(nil)
 	p := New(&Options{Model: &config.ModelConfig{BaseURL: up.URL + "/v1", Name: "m", APIKey: config.Secret("sk-gateway")},
-		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Authenticates: true, Owners: owners, Kept: kept,
+		Choices: &link.ModelChoices{}, Models: rt, Breakers: rt, Authenticates: true, Owners: owners, Kept: kept, Logger: log,
 		Owned: link.NewOwned(context.Background(), rt, time.Minute, link.Budgets{})})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who := &auth.Identity{Principal: r.Header.Get("Who"), Tenant: "acme", Method: "api_key"}
@@ -354,4 +362,67 @@ func TestOwnerMemoryKeptPerPrincipal(t *testing.T) {
 	if n := len(p.owners.m); n > maxOwners {
 		t.Errorf("%d owners kept, want at most %d", n, maxOwners)
 	}
+}
+
+// TestResponsesIDNotTakenOver: an endpoint that answers bob with the id
+// of alice's answer (and of its item), buggy or hostile, does not make
+// them bob's: bob's answer is passed on, alice's next turn naming them
+// goes on, and bob's is refused. Each turn is served by a proxy of its
+// own on the store (another instance), or by one proxy without a store.
+func TestResponsesIDNotTakenOver(t *testing.T) {
+	same := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_same","object":"response","status":"completed","model":"m","output":[`+
+			`{"type":"message","id":"msg_same","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[]}]}],`+
+			`"usage":{"input_tokens":4,"output_tokens":1,"total_tokens":5}}`)
+	})
+	check := func(t *testing.T, proxy func() string) {
+		if id := firstTurn(t, proxy(), "alice"); id != "resp_same" {
+			t.Fatalf("alice's answer %q", id)
+		}
+		if id := firstTurn(t, proxy(), "bob"); id != "resp_same" { // passed on
+			t.Fatalf("bob's answer %q", id)
+		}
+		for _, c := range []struct {
+			who  string
+			want int
+		}{{"alice", 200}, {"bob", 400}, {"alice", 200}} {
+			if status, code, _, _ := turnAfter(t, proxy(), c.who, "resp_same"); status != c.want {
+				t.Errorf("%s's turn after the answer both were given: %d %q; want %d", c.who, status, code, c.want)
+			}
+			resp, b := postResponses(t, proxy(), `{"model":"m","input":[{"type":"item_reference","id":"msg_same"}]}`, map[string]string{"Who": c.who})
+			if resp.StatusCode != c.want {
+				t.Errorf("%s's turn naming the item both were given: %d %s; want %d", c.who, resp.StatusCode, b, c.want)
+			}
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		var logged bytes.Buffer
+		srv := ownersProxyLog(t, same, nil, 0, slog.New(slog.NewTextHandler(&logged, nil)))
+		check(t, func() string { return srv.URL })
+		if l := logged.String(); !strings.Contains(l, "another principal already owns") || strings.Contains(l, "_same") {
+			t.Errorf("the log of the collision: %s; want a warning without the id", l)
+		}
+	})
+	t.Run("Memory store", func(t *testing.T) {
+		st := store.NewMemory()
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
+	t.Run("SQLite", func(t *testing.T) {
+		st, err := sqlite.Open(t.Context(), t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		st, err := postgres.Open(t.Context(), pgtest.Database(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		check(t, func() string { return ownersProxy(t, same, st, 0).URL })
+	})
 }

@@ -855,6 +855,9 @@ func (m *Memory) PutResponseOwner(ctx context.Context, r *ResponseOwner) error {
 			delete(m.owners, h)
 		}
 	}
+	if o := m.owners[r.Hash]; o != nil && (o.Principal != r.Principal || o.Tenant != r.Tenant) {
+		return fmt.Errorf("recording the owner of a Responses API answer: another principal's: %w", ErrConflict)
+	}
 	c := *r
 	c.Created, c.Expires = created, Round(r.Expires)
 	m.owners[r.Hash] = &c

@@ -553,7 +553,10 @@ type ResponseOwners interface {
 	// PutResponseOwner stores r, replacing the record of r.Hash, and
 	// deletes the records that expired at r.Created or before, in one
 	// write (the table stays as large as the answers of one expiry
-	// period). Durable when it returns.
+	// period). Durable when it returns. A record of r.Hash that another
+	// principal (or tenant) holds and that has not expired at r.Created
+	// is kept, the first writer's, and an error matching ErrConflict is
+	// returned: an id is never taken over.
 	PutResponseOwner(ctx context.Context, r *ResponseOwner) error
 	// GetResponseOwner returns the record of hash, expired or not, or an
 	// error matching ErrNotFound.

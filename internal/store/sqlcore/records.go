@@ -640,12 +640,16 @@ func (c *Core) PutResponseOwner(ctx context.Context, r *store.ResponseOwner) err
 		return store.ErrClosed
 	}
 	created := store.UnixNano(r.Created)
+	var n int64
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		b.Exec(w, StOwnerSweep, []any{created}, nil)
-		b.Exec(w, StOwnerPut, []any{r.Hash, r.Principal, r.Tenant, r.Endpoint, created, store.UnixNano(r.Expires)}, nil)
+		b.Exec(w, StOwnerPut, []any{r.Hash, r.Principal, r.Tenant, r.Endpoint, created, store.UnixNano(r.Expires)}, count(&n))
 	}})
 	if err != nil {
 		return fmt.Errorf("recording the owner of a Responses API answer: %w", err)
+	}
+	if n == 0 { // another principal's, unexpired: kept
+		return fmt.Errorf("recording the owner of a Responses API answer: another principal's: %w", store.ErrConflict)
 	}
 	return nil
 }

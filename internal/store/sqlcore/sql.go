@@ -112,7 +112,9 @@ func Shared() []string {
 	q[StSessionSweep] = `DELETE FROM sessions WHERE used < $1`
 	q[StOwnerPut] = `INSERT INTO response_owners (hash, principal, tenant, endpoint, created, expires) VALUES ($1, $2, $3, $4, $5, $6)
 	ON CONFLICT (hash) DO UPDATE SET principal = excluded.principal, tenant = excluded.tenant, endpoint = excluded.endpoint,
-		created = excluded.created, expires = excluded.expires`
+		created = excluded.created, expires = excluded.expires
+	WHERE response_owners.principal = excluded.principal AND response_owners.tenant = excluded.tenant
+		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
 	return q
 }

@@ -302,8 +302,9 @@ func testSessions(t *testing.T, open Opener) {
 }
 
 // testResponseOwners: the owner of an answer is read back as written, a
-// later write of the same hash replaces it, and a write deletes the records
-// expired by its time, and only those.
+// later write of the same hash by its principal replaces it, another
+// principal's is refused (ErrConflict) until it expires, and a write
+// deletes the records expired by its time, and only those.
 func testResponseOwners(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -324,9 +325,18 @@ func testResponseOwners(t *testing.T, open Opener) {
 		if _, err := s.GetResponseOwner(ctx, "none"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetResponseOwner(missing) = %v; want ErrNotFound", err)
 		}
-		put("h2", "carol", t0.Add(40*time.Minute))
-		if got, err := s.GetResponseOwner(ctx, "h2"); err != nil || got.Principal != "carol" {
-			t.Fatalf("GetResponseOwner after a second put = %+v, %v; want carol's", got, err)
+		// Another principal's put of h2 keeps bob's record (the first
+		// writer's) and says so; bob's own replaces it.
+		if err := s.PutResponseOwner(ctx, &store.ResponseOwner{Hash: "h2", Principal: "carol", Tenant: "acme", Created: t0.Add(35 * time.Minute),
+			Expires: t0.Add(2 * time.Hour)}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("PutResponseOwner of bob's hash for carol = %v; want ErrConflict", err)
+		}
+		if got, err := s.GetResponseOwner(ctx, "h2"); err != nil || got.Principal != "bob" {
+			t.Fatalf("GetResponseOwner after another principal's put = %+v, %v; want bob's", got, err)
+		}
+		put("h2", "bob", t0.Add(40*time.Minute))
+		if got, err := s.GetResponseOwner(ctx, "h2"); err != nil || got.Principal != "bob" || !got.Created.Equal(t0.Add(40*time.Minute)) {
+			t.Fatalf("GetResponseOwner after its owner's second put = %+v, %v; want bob's of 40 minutes", got, err)
 		}
 		put("h3", "alice", t0.Add(time.Hour)) // h1 expires then
 		if _, err := s.GetResponseOwner(ctx, "h1"); !errors.Is(err, store.ErrNotFound) {
@@ -334,6 +344,10 @@ func testResponseOwners(t *testing.T, open Opener) {
 		}
 		if _, err := s.GetResponseOwner(ctx, "h2"); err != nil {
 			t.Fatalf("a put deleted a record not yet expired: %v", err)
+		}
+		put("h3", "carol", t0.Add(2*time.Hour)) // alice's h3 expired then: carol's
+		if got, err := s.GetResponseOwner(ctx, "h3"); err != nil || got.Principal != "carol" {
+			t.Fatalf("GetResponseOwner after a put over an expired record = %+v, %v; want carol's", got, err)
 		}
 	})
 }
