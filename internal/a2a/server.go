@@ -429,18 +429,21 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 			}
 			if err == nil && up.ID == req.ID {
 				e.g.mask(up)
-				// The agent's history and artifacts; reach's state once
-				// it is final (a different final state the agent reports
-				// is recorded as late). Before that, the stream the
-				// gateway reads brings the state.
+				// The agent's history and artifacts, with reach's state as
+				// stored: the caller sees no state the store does not hold
+				// (the stream the gateway reads brings the agent's states;
+				// a different final state the agent reports here, once
+				// reach's is final, is recorded as late).
 				var after []func()
 				t.lockStored() // its state as stored
 				if t.state.Terminal() {
 					t.upFinal = t.upFinal || up.Status.State.Terminal()
 					t.settle(up.Status, &after)
-					up.Status = t.snap.Status
-					up.Status.State = t.state
 				}
+				if t.snap != nil {
+					up.Status = t.snap.Status
+				}
+				up.Status.State = t.state
 				t.mu.Unlock()
 				for _, f := range after {
 					f()
