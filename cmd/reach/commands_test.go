@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/gateway"
@@ -280,16 +278,7 @@ func TestServeStopsGracefullyOnSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	up := false
-	for range 1000 {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			up = true
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !up {
+	if !serving(addr, 1000) {
 		cmd.Process.Kill()
 		t.Fatal("reach serve did not start")
 	}

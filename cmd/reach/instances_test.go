@@ -756,6 +756,19 @@ func startReach(t testing.TB, cfg, addr, data string) *exec.Cmd {
 	return nil
 }
 
+// serving polls addr's /healthz every 10 ms, at most tries times, and
+// reports whether it answered.
+func serving(addr string, tries int) bool {
+	for range tries {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
 func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestSysmonEnv(t *testing.T) {
@@ -58,16 +56,7 @@ func TestServeRunsWithSysmonAwake(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			up := false
-			for range 3000 {
-				if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-					resp.Body.Close()
-					up = true
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if !up {
+			if !serving(addr, 3000) {
 				t.Fatalf("reach serve did not start on %s", addr)
 			}
 			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
