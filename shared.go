@@ -25,6 +25,50 @@ func (r *Request) StopWith(c Cause) {
 	r.stop(c)
 }
 
+// KeptEnded returns request id if this runtime keeps it ended, not
+// stopped, and of this run (its part here is over: several runtimes run
+// parts of one request), or nil. It does not ask Options.History.
+func (rt *Runtime) KeptEnded(id string) *Request {
+	r, ok := rt.requests.Get(id)
+	if !ok || !r.ended.Load() || r.past != nil || r.interrupted != nil || StopMode(r.mode.Load()) != Running {
+		return nil
+	}
+	return r
+}
+
+// NoteStop records on a request whose part here ended (KeptEnded) a stop
+// that another runtime applied to it later, with its cause as that one
+// recorded it (who, why, when): the request's state and StopCause, and
+// its sub-requests', become the stop's, so that this runtime's views show
+// it stopped as the others do, not completed. Nothing else happens here:
+// its part is over, so no undo runs and the stop is not recorded again. It
+// reports whether it noted the stop: not on a running request (StopWith
+// stops those), nor on one stopped already as strongly.
+func (r *Request) NoteStop(c Cause) bool {
+	if !r.ended.Load() || r.past != nil || r.interrupted != nil {
+		return false
+	}
+	c.Reason = r.rt.opts.Redactor.RedactString(c.Reason)
+	if c.Request == "" {
+		c.Request = r.id
+	}
+	for {
+		old := StopMode(r.mode.Load())
+		if c.Mode <= old {
+			return false
+		}
+		if r.mode.CompareAndSwap(int32(old), int32(c.Mode)) {
+			break
+		}
+	}
+	cc := c
+	r.cause.Store(&cc)
+	for _, ch := range r.Children() {
+		ch.NoteStop(c)
+	}
+	return true
+}
+
 // Ancestry returns f and its ancestors, innermost first, as another
 // runtime needs them (AdoptAncestry).
 func (f *Frame) Ancestry() []Ancestor {

@@ -158,3 +158,49 @@ func TestStopWith(t *testing.T) {
 		t.Fatalf("a call after a budget stop from elsewhere: %s", res.ModelText())
 	}
 }
+
+// A stop another runtime applied after this runtime's part of the request
+// ended is noted on the part kept here (NoteStop): its state and cause, and
+// its sub-requests', become the stop's, for the views; a running request,
+// a stronger stop, or a request not kept ended is left as it is.
+func TestNoteStop(t *testing.T) {
+	rt := reach.New(nil)
+	rt.MustRegister(reach.Tool{Name: "t", Func: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil }})
+	ctx, r, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sub, err := rt.Delegate(ctx, &reach.Delegation{Agent: "helper", Task: "help"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, running, _ := rt.Begin(context.Background(), &reach.RequestOptions{ID: "r2"})
+	if rt.KeptEnded("r1") != nil || rt.KeptEnded("nobody") != nil {
+		t.Fatal("KeptEnded of a running request, or of one not kept")
+	}
+	at := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	c := reach.Cause{Mode: reach.Cancel, By: "api", Reason: "enough", At: at, Request: "r1"}
+	if running.NoteStop(c) || running.State() != reach.RequestRunning {
+		t.Fatalf("NoteStop stopped a running request: %s", running.State())
+	}
+	sub.End()
+	r.End()
+	kept := rt.KeptEnded("r1")
+	if kept != r || r.State() != reach.RequestCompleted {
+		t.Fatalf("KeptEnded(r1) = %v, state %s", kept, r.State())
+	}
+	if !kept.NoteStop(c) {
+		t.Fatal("NoteStop did not note the stop of an ended request")
+	}
+	for _, q := range []*reach.Request{r, sub} {
+		if q.State() != reach.RequestState("stopped_cancel") || q.StopCause() == nil || q.StopCause().By != "api" || !q.StopCause().At.Equal(at) {
+			t.Errorf("request %s after NoteStop: %s, %+v; want stopped_cancel by api at %s", q.ID(), q.State(), q.StopCause(), at)
+		}
+	}
+	if rt.KeptEnded("r1") != nil {
+		t.Error("KeptEnded of a request noted stopped")
+	}
+	if r.NoteStop(reach.Cause{Mode: reach.Soft, By: "other"}) || r.StopCause().By != "api" {
+		t.Errorf("a weaker stop replaced the noted one: %+v", r.StopCause())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -161,11 +162,13 @@ guard change. Exits 0 whether or not anything differs.
 The request is replayed as the principal and tenant it was recorded for;
 their roles and attributes are not in the log, so a policy on them decides
 as for a principal with none. The audit log holds no tool contracts: every
-tool is replayed as a read (as "audit export" lists it), a member of the
-upstream its name's part before "__" names (Reach::Upstream::"fs" for
-fs__write_file; a tool of an upstream with another prefix, or none, is of no
-upstream), so a policy on resource.access decides each call
-as it would a read's. A call recorded as held for approval (a write's) and
+tool is replayed as a read (as "audit export" lists it), so a policy on
+resource.access decides each call as it would a read's. A tool is a member
+of the upstream recorded with its calls (the upstream's configured name,
+whatever prefix its tools' names carry), as the gateway's policies place it;
+in a log written before reach recorded it, of the upstream its name's part
+before "__" names (Reach::Upstream::"fs" for fs__write_file), and the
+replay says which tools it placed so. A call recorded as held for approval (a write's) and
 now allowed by a policy that forbids high_risk or writes is that.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -204,7 +207,11 @@ now allowed by a policy that forbids high_risk or writes is that.`,
 			}
 			fmt.Fprintf(out, "%d of %d events would be decided differently\n", diffs, len(t.Events))
 			if policyPath != "" {
-				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\"), of the upstream its name's part before __ names (a tool of an upstream with another prefix, or none, is of no upstream)")
+				fmt.Fprintln(out, "note: the audit log holds no tool contracts: every tool was judged as a read (resource.access \"read\"), of the upstream recorded with its calls")
+				if guessed := byPrefix(t); len(guessed) > 0 {
+					fmt.Fprintf(out, "note: the log records no upstream for %s (written before reach recorded it, or of no upstream): each was judged of the upstream its name's part before __ names, which is its upstream only if that upstream's prefix is its name\n",
+						printable(strings.Join(guessed, ", ")))
+				}
 			}
 			return nil
 		},
@@ -249,6 +256,19 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.where)
 	}
 	return t, recorded, nil
+}
+
+// byPrefix lists the trace's tools whose upstream the log did not record
+// and whose name has a prefix: a replay places them by it.
+func byPrefix(t *loopbench.Trace) []string {
+	var out []string
+	for name, c := range t.Tools {
+		if c.Upstream == "" && policy.Upstream(name) != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // replayRuntime builds the runtime a replay decides with.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentreach/reach"
@@ -224,5 +225,75 @@ func TestAuditReplayAsRecordedPrincipal(t *testing.T) {
 		if err != nil || !strings.Contains(out, tc.want) {
 			t.Errorf("under %s: replay = %v\n%s\nwant %q", tc.policy, err, out, tc.want)
 		}
+	}
+}
+
+// TestAuditReplayRecordedUpstream: a replay places a tool in the upstream
+// recorded with its calls, the gateway's upstream: tag, as the policies did
+// when it ran: here upstream travel, whose tools are named trip__… (prefix:
+// trip__). Placed by its name's prefix, as the replay did before reach
+// recorded the upstream, a policy scoped to upstream travel did not apply
+// and the replay showed no difference.
+func TestAuditReplayRecordedUpstream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a real gateway")
+	}
+	fx := newSideEffects(nil)
+	data := t.TempDir()
+	cfg := writeConfig(t, "upstreams:\n  - {name: travel, url: '"+sideEffectsUpstream(t, fx)+"', prefix: trip__}\n")
+	addr := freeAddr(t)
+	cmd := startReach(t, cfg, addr, data)
+	killAtEnd(t, cmd)
+	if r := callHTTP(t, "http://"+addr, "trip-1", "c1", "trip__book", `{"chain":1,"step":1}`, "k1"); r["status"] != "success" {
+		t.Fatalf("trip__book: %v", r)
+	}
+	cmd.Process.Signal(syscall.SIGTERM) // the audit log flushed on the way out
+	cmd.Wait()
+
+	forbid := writePolicy(t, `permit(principal, action, resource);
+forbid(principal, action, resource in Reach::Upstream::"travel");`)
+	out, err := runCLI(t, "audit", "replay", "trip-1", "--data", data, "--policy", forbid)
+	if err != nil || !strings.Contains(out, "trip__book") || !strings.Contains(out, "recorded allowed, now refused") || !strings.Contains(out, "1 of 1 events") {
+		t.Fatalf("replay under a policy forbidding upstream travel: %v\n%s\nwant trip__book refused now", err, out)
+	}
+	if strings.Contains(out, "records no upstream") {
+		t.Errorf("the replay says it placed a tool by its prefix, though the log recorded its upstream:\n%s", out)
+	}
+	// The prefix is no upstream's name: a policy on it does not apply.
+	out, err = runCLI(t, "audit", "replay", "trip-1", "--data", data, "--policy", writePolicy(t, `permit(principal, action, resource);
+forbid(principal, action, resource in Reach::Upstream::"trip");`))
+	if err != nil || !strings.Contains(out, "0 of 1 events") {
+		t.Fatalf("replay under a policy forbidding upstream trip (a prefix, no upstream): %v\n%s", err, out)
+	}
+	exported, err := runCLI(t, "audit", "export", "trip-1", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := loopbench.Decode([]byte(exported)); err != nil || tr.Tools["trip__book"].Upstream != "travel" {
+		t.Fatalf("the export's tools: %+v (%v); want trip__book of upstream travel", tr.Tools, err)
+	}
+}
+
+// TestAuditReplayUpstreamOfOlderLog: a log written before reach recorded
+// each call's upstream places a tool by its name's part before "__", and
+// the replay says which tools it placed so.
+func TestAuditReplayUpstreamOfOlderLog(t *testing.T) {
+	dir, st, log := auditedStore(t) // no audit.Options.Upstream: events as older logs hold them
+	rt := reach.New(&reach.Options{Recorder: log})
+	rt.MustRegister(reach.Tool{Name: "fs__write_file", Tags: []string{policy.UpstreamTag + "files"}, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	}})
+	rctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "older"})
+	rt.Call(rctx, &reach.Call{ID: "c1", Tool: "fs__write_file", Arguments: json.RawMessage(`{"path":"a"}`)})
+	req.End()
+	log.Close()
+	st.Close()
+	out, err := runCLI(t, "audit", "replay", "older", "--data", dir, "--policy", writePolicy(t, `permit(principal, action, resource);
+forbid(principal, action, resource in Reach::Upstream::"fs");`))
+	if err != nil || !strings.Contains(out, "fs__write_file") || !strings.Contains(out, "recorded allowed, now refused") {
+		t.Fatalf("replay of a log without upstreams, under a policy on the prefix's upstream: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "records no upstream for fs__write_file") {
+		t.Errorf("the replay does not say it placed fs__write_file by its prefix:\n%s", out)
 	}
 }

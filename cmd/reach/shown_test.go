@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -151,4 +152,110 @@ func textOfStatus(tk *a2a.Task) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRefusedTaskAfterRestart: a task reach refuses itself, before any
+// hand-off (an agent it cannot reach, a bound: the principal's running
+// tasks), is stored in its final state before the caller gets its id. After
+// a kill -9 and a restart, GetTask and ListTasks find it as the caller was
+// told it, with the refusal's text, never "no such task".
+func TestRefusedTaskAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	refusedAfterRestart(t, "")
+}
+
+// TestRefusedTaskAfterRestartOnPostgres is TestRefusedTaskAfterRestart
+// over PostgreSQL.
+func TestRefusedTaskAfterRestartOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	url, err := pgtest.Own(t).CreateDatabase(t.Context(), "refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAfterRestart(t, url)
+}
+
+// refusedAfterRestart is TestRefusedTaskAfterRestart over the PostgreSQL
+// database url, or SQLite if "".
+func refusedAfterRestart(t *testing.T, url string) {
+	h := &crashRun{data: t.TempDir(), fx: newSideEffects(nil), store: url}
+	head := "sessions_per_principal: 1\n"
+	if url != "" {
+		head += "store: " + url + "\ninstance: a\ninstance_ttl: 1s\n"
+	}
+	gone := "http://" + freeAddr(t) // nothing listens there
+	cfg := writeConfig(t, head+travelYAML(sideEffectsUpstream(t, h.fx),
+		"agents:\n  - {name: slow, url: '"+stuckAgentServer(t)+"'}\n  - {name: gone, url: '"+gone+"'}\n"))
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	client := func(agent string) *a2aclient.Client {
+		c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(h.base+"/a2a/"+agent, a2a.TransportProtocolJSONRPC)},
+			a2aclient.WithJSONRPCTransport(http.DefaultClient))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	send := func(agent string, immediate bool) *a2a.Task {
+		t.Helper()
+		req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("work"))}
+		if immediate {
+			req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+		}
+		res, err := client(agent).SendMessage(t.Context(), req)
+		if err != nil {
+			t.Fatalf("send to %s: %v", agent, err)
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("send to %s answered %T; want a task", agent, res)
+		}
+		return tk
+	}
+	var refused []*a2a.Task
+	h.kill(t, cfg, addr, "", func(t *testing.T, h *crashRun) {
+		unreachable := send("gone", false)
+		if unreachable.Status.State != a2a.TaskStateFailed || !strings.Contains(textOfStatus(unreachable), "could not hand this message to agent gone") {
+			t.Fatalf("the send to an agent reach cannot reach: %s %q", unreachable.Status.State, textOfStatus(unreachable))
+		}
+		send("slow", true) // the one task the principal may have running
+		bounded := send("slow", false)
+		if bounded.Status.State != a2a.TaskStateRejected || !strings.Contains(textOfStatus(bounded), "tasks running at reach") {
+			t.Fatalf("a send past sessions_per_principal: %s %q", bounded.Status.State, textOfStatus(bounded))
+		}
+		refused = []*a2a.Task{unreachable, bounded}
+	})
+	cmd := startReach(t, cfg, addr, h.data)
+	killAtEnd(t, cmd)
+	if url != "" {
+		h.recovered(t)
+	}
+	for i, agent := range []string{"gone", "slow"} {
+		want := refused[i]
+		got, err := client(agent).GetTask(t.Context(), &a2a.GetTaskRequest{ID: want.ID})
+		if err != nil {
+			t.Errorf("GetTask %s after the restart, a task reach refused and handed out: %v; want it", want.ID, err)
+			continue
+		}
+		if got.Status.State != want.Status.State || textOfStatus(got) != textOfStatus(want) {
+			t.Errorf("task %s after the restart: %s %q; want %s %q", want.ID, got.Status.State, textOfStatus(got), want.Status.State, textOfStatus(want))
+		}
+		list, err := client(agent).ListTasks(t.Context(), &a2a.ListTasksRequest{})
+		if err != nil {
+			t.Fatalf("ListTasks of %s: %v", agent, err)
+		}
+		found := false
+		for _, x := range list.Tasks {
+			found = found || (x.ID == want.ID && x.Status.State == want.Status.State)
+		}
+		if !found {
+			t.Errorf("ListTasks of %s after the restart: %d tasks, without the refused %s", agent, len(list.Tasks), want.ID)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 }

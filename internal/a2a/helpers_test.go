@@ -34,6 +34,7 @@ import (
 //	fail           the stream breaks after WORKING
 //	reuse ID       answers with a new task whose id is ID (a hostile agent), then completes it (no other reply)
 //	flood          streams 64 KiB chunks of one artifact until its stream ends (GetTask: 2 MiB of it)
+//	nostate        answers with a task that has no state (TASK_STATE_UNSPECIFIED), then nothing until its stream ends
 type fakeAgent struct {
 	name    string
 	srv     *httptest.Server
@@ -185,6 +186,12 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 		}
 		if ctxID == "" {
 			ctxID = "ctx-" + string(id)
+		}
+		if word == "nostate" && m.TaskID == "" { // a task with no state, then nothing until the stream ends
+			if yield(&a2a.Task{ID: id, ContextID: ctxID, History: []*a2a.Message{m}}, nil) {
+				<-ctx.Done()
+			}
+			return
 		}
 		info := a2a.TaskInfo{TaskID: id, ContextID: ctxID}
 		stop := make(chan struct{})

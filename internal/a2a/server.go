@@ -342,7 +342,8 @@ func detach(placed context.Context) (context.Context, func()) {
 
 // refuse makes a task reach answers itself: rejected (a guard refused the
 // hand-off) or failed (the agent could not be reached), with a status
-// message that says what happened and what to do next.
+// message that says what happened and what to do next. With a store
+// (Options.Tasks), it is stored before it is returned.
 func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reach.Request, st a2a.TaskState, err error, text string) *task {
 	t := newTask(e.g, e.a, owner)
 	t.caller = caller
@@ -358,12 +359,19 @@ func (e *endpoint) refuse(owner Owner, req *a2a.SendMessageRequest, caller *reac
 	t.state = st
 	t.final.Store(true)
 	t.ended = true
+	if e.g.opts.Tasks != nil {
+		t.changes++ // shown once stored, below
+	}
 	t.snap = &a2a.Task{ID: t.id, ContextID: t.ctxID, History: []*a2a.Message{req.Message},
 		Status: a2a.TaskStatus{State: st, Message: msg, Timestamp: now()}}
 	t.push(t.view())
 	t.pcancel()
 	e.g.tasks.add(t)
 	t.audit("refused", st, text)
+	// Stored in its final state before the caller learns its id, as a
+	// task the agent runs is: GetTask and ListTasks find it after a
+	// restart, and on the other instances that share the store.
+	t.persist()
 	return t
 }
 

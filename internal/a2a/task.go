@@ -419,6 +419,15 @@ func (t *task) apply(ev a2a.Event) {
 		}
 		prev := t.state
 		t.upFinal = t.upFinal || e.Status.State.Terminal()
+		status := e.Status
+		if status.State == a2a.TaskStateUnspecified && t.snap == nil {
+			// A task the agent made but gave no state (or
+			// TASK_STATE_UNSPECIFIED): it exists, acknowledged, and
+			// nothing says it is being worked on, which is
+			// TASK_STATE_SUBMITTED in the A2A spec's words. A state of
+			// its own is what gets it stored before the caller sees it.
+			status.State = a2a.TaskStateSubmitted
+		}
 		if !t.state.Terminal() && sizeOf(e) > t.g.opts.MaxTaskBytes {
 			// Over the bound whole, even the agent's final state: kept
 			// not at all.
@@ -427,7 +436,7 @@ func (t *task) apply(ev a2a.Event) {
 			t.overflow(&after, first)
 			break
 		}
-		st, fresh := t.settle(e.Status, &after)
+		st, fresh := t.settle(status, &after)
 		if !fresh {
 			break
 		}

@@ -92,6 +92,11 @@ type Event struct {
 	// Instance names the instance that recorded a stop (Options.Instance):
 	// with several on one store, each that applies a stop records it.
 	Instance string `json:"instance,omitempty"`
+	// Upstream names the upstream that served a tool call (the gateway's
+	// upstream: tag, Options.Upstream): its configured name, whatever
+	// prefix its tools' names carry. "" for a tool of none, and in the
+	// logs written before it was recorded.
+	Upstream string `json:"upstream,omitempty"`
 	PrevHash []byte `json:"-"`
 	Hash     []byte `json:"-"`
 }
@@ -157,6 +162,13 @@ func appendData(dst []byte, e *Event) []byte {
 		dst = jsonscan.AppendEscaped(dst, e.Instance)
 		dst = append(dst, '"')
 	}
+	if e.Upstream != "" {
+		// Likewise: only when set, so that the older logs verify.
+		key("upstream")
+		dst = append(dst, '"')
+		dst = jsonscan.AppendEscaped(dst, e.Upstream)
+		dst = append(dst, '"')
+	}
 	return append(dst, '}')
 }
 
@@ -207,6 +219,11 @@ type Options struct {
 	// (Event.Instance): several instances on one store each record the
 	// stop they apply, which were otherwise the same event twice.
 	Instance string
+	// Upstream, if set, returns the upstream that serves a tool, by the
+	// tool's name, for the event of each tool frame (Event.Upstream), or
+	// "" for a tool of none. The writer calls it, not the call's
+	// goroutine; it must be safe for concurrent use and fast (a lookup).
+	Upstream func(tool string) string
 }
 
 // DefaultLinger is Options.Linger's default. A recorded event is in memory
@@ -660,7 +677,7 @@ func (l *Log) prepare(e *Event) *store.AuditRecord {
 		c.Instance = l.o.Instance
 	}
 	for _, f := range [...]*string{&c.Request, &c.Root, &c.Frame, &c.Parent, &c.Agent, &c.Principal, &c.Tenant, &c.Kind,
-		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code, &c.Instance} {
+		&c.Name, &c.CallID, &c.Decision, &c.Guard, &c.Reason, &c.Code, &c.Instance, &c.Upstream} {
 		*f = clean(*f)
 	}
 	c.Why = clip(clean(c.Why), l.o.MaxMessage)
@@ -773,6 +790,9 @@ func (l *Log) encode(e *reach.Event) *store.AuditRecord {
 	if e.Parent != 0 {
 		r.parent = e.Parent.Hex()
 		ev.Parent = strview.Of(r.parent[:])
+	}
+	if up := l.o.Upstream; up != nil && e.Kind == reach.ToolFrame && e.Name != "" {
+		ev.Upstream = up(e.Name)
 	}
 	rec := l.prepare(ev)
 	*ev = Event{} // keeps nothing of e

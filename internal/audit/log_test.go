@@ -515,3 +515,47 @@ func TestStopNamesInstance(t *testing.T) {
 		}
 	})
 }
+
+// TestToolEventNamesUpstream: each tool call's event names the upstream
+// Options.Upstream gives for its tool (audit replay places the tool by it);
+// other events, and tools of no upstream, are encoded as before, and a log
+// written before (no upstream) verifies with one written after.
+func TestToolEventNamesUpstream(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.AuditLog) {
+		ctx := context.Background()
+		tool := func(name string) *reach.Event {
+			return &reach.Event{Time: time.Now(), Request: "r1", Frame: 1, Kind: reach.ToolFrame, Name: name, State: reach.Completed}
+		}
+		old := newLog(t, st, nil)
+		old.Record(ctx, tool("kb__search"))
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ups := map[string]string{"kb__search": "docs"}
+		l := newLog(t, st, &audit.Options{Upstream: func(name string) string { return ups[name] }})
+		l.Record(ctx, tool("kb__search"))
+		l.Record(ctx, tool("builtin"))
+		l.Record(ctx, &reach.Event{Time: time.Now(), Request: "r1", Frame: 2, Kind: reach.ModelFrame, Name: "kb__search", State: reach.Completed})
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := audit.Show(ctx, st, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			data, _ := e.MarshalJSON()
+			if e.Upstream == "" && strings.Contains(string(data), "upstream") {
+				t.Errorf("an event of no upstream encodes one: %s", data)
+			}
+			got = append(got, e.Kind+" "+e.Name+" "+e.Upstream)
+		}
+		if want := []string{"tool kb__search ", "tool kb__search docs", "tool builtin ", "model kb__search "}; !slices.Equal(got, want) {
+			t.Errorf("the events' upstreams: %q, want %q", got, want)
+		}
+		if _, err := audit.Verify(ctx, st); err != nil {
+			t.Errorf("a log with tool events before and after naming upstreams does not verify: %v", err)
+		}
+	})
+}

@@ -482,6 +482,7 @@ func (c *Cluster) applyStop(ctx context.Context, id string) {
 	r := c.local[id]
 	c.mu.Unlock()
 	if r == nil {
+		c.noteStop(ctx, id, nil)
 		return
 	}
 	rec, err := c.st.GetRequest(ctx, id)
@@ -490,6 +491,32 @@ func (c *Cluster) applyStop(ctx context.Context, id string) {
 		return
 	}
 	c.stopLocal(r, rec.State, rec.Cause)
+}
+
+// noteStop shows request id stopped here, as stored (rec, or read if
+// nil), if this instance keeps it ended: its part here ended before
+// another instance stopped it, and its views (the API, the UI, reach
+// requests) showed it completed while the others show it stopped.
+func (c *Cluster) noteStop(ctx context.Context, id string, rec *store.Request) {
+	kept := c.rt.KeptEnded(id)
+	if kept == nil {
+		return
+	}
+	if rec == nil {
+		var err error
+		if rec, err = c.st.GetRequest(ctx, id); err != nil {
+			c.log.Warn("cluster: reading a stop of a request whose part here ended", "request", id, "err", err)
+			return
+		}
+	}
+	if rec.State != "stopped" {
+		return
+	}
+	cs := durable.DecodeCause(rec.Cause)
+	if cs.Mode == reach.Running {
+		cs.Mode = reach.Cancel
+	}
+	kept.NoteStop(cs)
 }
 
 // stopLocal stops r here as the stored state and cause say.
@@ -538,6 +565,8 @@ func (c *Cluster) catchUpStops(ctx context.Context) {
 		c.mu.Unlock()
 		if r != nil {
 			c.stopLocal(r, s.State, s.Cause)
+		} else {
+			c.noteStop(ctx, s.Request, &store.Request{ID: s.Request, State: s.State, Cause: s.Cause})
 		}
 		if n := s.Updated.UnixNano(); n > c.caught.Load() {
 			c.caught.Store(n)

@@ -98,6 +98,12 @@ func FromAudit(request string, evs []*audit.Event, contracts map[string]ToolCont
 				if !ok {
 					c = ToolContract{Access: "read", Reentrancy: "reentrant"}
 				}
+				if c.Upstream == "" {
+					c.Upstream = e.Upstream
+				}
+				t.Tools[e.Name] = c
+			} else if c := t.Tools[e.Name]; c.Upstream == "" && e.Upstream != "" {
+				c.Upstream = e.Upstream // a later call recorded it (an older one, before reach recorded it, did not)
 				t.Tools[e.Name] = c
 			}
 		}

@@ -12,6 +12,10 @@ import (
 	"github.com/agentreach/reach"
 )
 
+// upstreamTag is the tag that names a tool's upstream, policy.UpstreamTag
+// (not imported: the benchmark stays clear of the policy engine).
+const upstreamTag = "upstream:"
+
 // Options configure a run. A nil *Options means defaults.
 type Options struct {
 	// Runtime, if not nil, makes the runtime each trace replays through (it
@@ -140,8 +144,12 @@ func replay(t *Trace, newRuntime func() *reach.Runtime, stopAtFirst bool) (out [
 	slices.Sort(names)
 	for _, name := range names {
 		c := t.Tools[name]
+		var tags []string
+		if c.Upstream != "" {
+			tags = []string{upstreamTag + c.Upstream}
+		}
 		tools = append(tools, reach.Tool{Name: name, Access: reach.Access(c.Access), Reentrancy: reach.Reentrancy(c.Reentrancy),
-			Key: c.Key, Retryable: c.Retryable, Func: fn, Timeout: time.Hour,
+			Key: c.Key, Retryable: c.Retryable, Func: fn, Timeout: time.Hour, Tags: tags,
 			// The trace is the record of what happened: the harness replays
 			// each attempt as the agent made it, so the runtime must not add
 			// attempts of its own.

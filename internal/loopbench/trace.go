@@ -40,6 +40,11 @@ type ToolContract struct {
 	Reentrancy string   `json:"reentrancy,omitempty"`
 	Key        []string `json:"key,omitempty"`
 	Retryable  bool     `json:"retryable,omitempty"`
+	// Upstream is the upstream that served the tool, as the audit log
+	// recorded it (the gateway's upstream: tag): a replay gives the tool
+	// that tag, so a policy scoped to the upstream decides it as it did.
+	// Without it, the tool's upstream is its name's part before "__".
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // Event is one model call, tool call or delegation.

@@ -398,6 +398,7 @@ type requestView struct {
 	Refusals, Failures, InFlight, Waiting, Held, Frames     int
 	MaxDepth, DepthLimit                                    int
 	Cause                                                   *reach.Cause
+	Stopped                                                 when   // when Cause was decided
 	Approval                                                string // a pending approval of it, if any
 }
 
@@ -409,6 +410,9 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 		ToolCalls: newMeter(int64(us.ToolCalls), int64(b.ToolCalls)), Turns: newMeter(int64(us.Turns), int64(b.Turns)),
 		Tokens: newMeter(us.Tokens, b.Tokens), MaxDepth: us.MaxDepth, DepthLimit: b.Depth, Cause: q.StopCause(),
 		Cost: money(us.Cost)}
+	if v.Cause != nil {
+		v.Stopped = newWhen(v.Cause.At, now)
+	}
 	if b.Cost > 0 {
 		v.CostLimit = money(b.Cost)
 		if v.Cost == "" {
