@@ -515,18 +515,20 @@ func statements() []string {
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
 	// The sweep of expired results, a span at a time (migration 11: no
 	// index of the results by expiry, which every completion entered, a
-	// page more a commit). The span is the next sweepSpan records after
-	// the last one the sweep before looked at ('keys_sweep_from' to
-	// 'keys_sweep_to' in store_meta), in rowid order; after the last
-	// record the span is empty and the pass begins again from the first.
-	// A sweep every 1,024 completions (store.IdempotencyOptions) looks at
-	// 8,192 records while about 1,024 are added: a pass goes round the
-	// records while a seventh of their lifetime passes, so a result is
-	// deleted within a seventh of its TTL after it expired (until then it
-	// is free to claim all the same).
+	// page more a commit). The span is sweepSpan rowids from the first
+	// record after the span of the sweep before ('keys_sweep_from' to
+	// 'keys_sweep_to' in store_meta): one seek, and the DELETE reads the
+	// span's rows once. After the last record the span is empty and the
+	// pass begins again from the first. A claim takes the next rowid, so a
+	// sweep every 1,024 completions (store.IdempotencyOptions) looks at
+	// some 8,192 records while about 1,024 are added: a pass goes round
+	// the records while a seventh of their lifetime passes, and a result
+	// is deleted within about a seventh of its TTL after it expired (until
+	// then it is free to claim all the same). A gap of deleted records
+	// at the start of a span is skipped.
 	q[stKeysSweepFrom] = `UPDATE store_meta SET value = (SELECT value FROM store_meta WHERE key = 'keys_sweep_to') WHERE key = 'keys_sweep_from'`
-	q[stKeysSweepTo] = `UPDATE store_meta SET value = ifnull((SELECT max(rowid) FROM
-	(SELECT rowid FROM idempotency WHERE rowid > (SELECT value FROM store_meta WHERE key = 'keys_sweep_from') ORDER BY rowid LIMIT ` + strconv.Itoa(sweepSpan) + `)), 0)
+	q[stKeysSweepTo] = `UPDATE store_meta SET value = ifnull((SELECT rowid FROM idempotency
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'keys_sweep_from') ORDER BY rowid LIMIT 1) + ` + strconv.Itoa(sweepSpan-1) + `, 0)
 	WHERE key = 'keys_sweep_to'`
 	q[sqlcore.StIdemSweepSome] = `DELETE FROM idempotency
 	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'keys_sweep_from') AND rowid <= (SELECT value FROM store_meta WHERE key = 'keys_sweep_to')
@@ -537,8 +539,8 @@ func statements() []string {
 	return q
 }
 
-// sweepSpan is how many records a queued sweep of expired results looks
-// at (sqlcore.StIdemSweepSome).
+// sweepSpan is how many rowids a queued sweep of expired results looks at
+// (sqlcore.StIdemSweepSome).
 const sweepSpan = 8192
 
 // positional writes the parameters of q, $1, $2, ..., as ? when each
