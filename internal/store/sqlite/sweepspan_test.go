@@ -148,3 +148,32 @@ func TestSQLiteMigratesExpiryIndexAway(t *testing.T) {
 		t.Errorf("%d of the claim and the live result left after the sweep, want 2", got)
 	}
 }
+
+// A span begins at the first record after the span before: a gap of
+// deleted records (rowids that no record holds any more) costs the pass
+// no sweep.
+func TestQueuedSweepSkipsGaps(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w := oldDatabase(t, dir, len(migrations))
+	now := time.Now()
+	// Expired results at rowids 1 to 10, and 10 more a hundred spans on.
+	for _, from := range []int{1, 100*sweepSpan + 1} {
+		if _, err := w.Exec(`WITH RECURSIVE i(x) AS (SELECT ? UNION ALL SELECT x + 1 FROM i WHERE x < ? + 9)
+			INSERT INTO idempotency (rowid, key, owner, state, result, claimed, expires)
+			SELECT x, 'k' || x, 'reach/1', 'done', '{}', 1, 1 FROM i`, from, from); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	s := openSQLite(t, dir, nil)
+	for i, want := range []int{10, 0} {
+		s.QueueSweepKeys(now)
+		if err := flush(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if got := countKeys(t, s, `true`); got != want {
+			t.Fatalf("after sweep %d: %d records, want %d", i+1, got, want)
+		}
+	}
+}
