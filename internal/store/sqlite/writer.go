@@ -523,7 +523,7 @@ func statements() []string {
 	// sweep every 1,024 completions (store.IdempotencyOptions) looks at
 	// some 8,192 records while about 1,024 are added: a pass goes round
 	// the records while a seventh of their lifetime passes, and a result
-	// is deleted within about a seventh of its TTL after it expired (until
+	// is deleted within about a sixth of its TTL after it expired (until
 	// then it is free to claim all the same). A gap of deleted records
 	// at the start of a span is skipped.
 	q[stKeysSweepFrom] = `UPDATE store_meta SET value = (SELECT value FROM store_meta WHERE key = 'keys_sweep_to') WHERE key = 'keys_sweep_from'`
