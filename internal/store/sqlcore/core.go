@@ -719,13 +719,19 @@ func (c *Core) SweepKeys(ctx context.Context, now time.Time) (int, error) {
 // QueueSweepKeys is SweepKeys queued: it returns at once, and the results
 // that expired before now are deleted with a later batch (a failure is
 // logged). store.Idempotency sweeps so after a call's completion, which no
-// answer then waits for.
+// answer then waits for. An engine with StIdemSweepSome (SQLite, which
+// keeps no index of the results by expiry) deletes them among the next
+// span of records only: every record is looked at once a pass.
 func (c *Core) QueueSweepKeys(now time.Time) {
 	if c.Closed() {
 		return
 	}
 	args := []any{now.UnixNano()}
 	c.W.Queue(&Write{What: "the sweep of expired idempotency records", Run: func(b Batch, w *Write) {
+		if b.Has(StIdemSweepSome) {
+			b.Exec(w, StIdemSweepSome, args, nil)
+			return
+		}
 		b.Exec(w, StIdemSweep, args, nil)
 	}})
 }

@@ -67,6 +67,12 @@ const (
 	StEntityCAS
 	// StEntityCreate writes entity $2 at version $1 if it has no version; rows changed.
 	StEntityCreate
+	// StIdemSweepSome deletes the results that expired before $1 among
+	// some of the records, the next ones of a pass over them all (each
+	// sweep takes the next span), where an engine has no index of the
+	// results by expiry. An engine without it sweeps them all with
+	// StIdemSweep.
+	StIdemSweepSome
 	NumStmts
 )
 

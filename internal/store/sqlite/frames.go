@@ -36,7 +36,8 @@ import (
 
 // deletesRecords reports whether statement id deletes idempotency records.
 func deletesRecords(id stmtID) bool {
-	return id == sqlcore.StIdemRelease || id == sqlcore.StIdemSettleDelete || id == sqlcore.StIdemSweep
+	return id == sqlcore.StIdemRelease || id == sqlcore.StIdemSettleDelete || id == sqlcore.StIdemSweep ||
+		id == sqlcore.StIdemSweepSome
 }
 
 // settleMarks returns the write that moves both marks: the frames above

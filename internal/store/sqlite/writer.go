@@ -117,7 +117,16 @@ func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n in
 	if b.fatal != nil || !b.Has(id) {
 		return
 	}
-	n, err := b.affected(stmtID(id), args...)
+	var n int64
+	var err error
+	if id == sqlcore.StIdemSweepSome { // the span it sweeps
+		if _, err = b.affected(stKeysSweepFrom); err == nil {
+			_, err = b.affected(stKeysSweepTo)
+		}
+	}
+	if err == nil {
+		n, err = b.affected(stmtID(id), args...)
+	}
 	if err == nil && n > 0 && deletesRecords(id) {
 		_, err = b.affected(stClaimsLower)
 	}
@@ -407,6 +416,8 @@ const (
 	stClaimsSettled
 	stClaimsUnhold
 	stClaimsLower
+	stKeysSweepFrom
+	stKeysSweepTo
 	numStmts
 )
 
@@ -502,11 +513,35 @@ func statements() []string {
 	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
 	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
+	// The sweep of expired results, a span at a time (migration 11: no
+	// index of the results by expiry, which every completion entered, a
+	// page more a commit). The span is sweepSpan rowids from the first
+	// record after the span of the sweep before ('keys_sweep_from' to
+	// 'keys_sweep_to' in store_meta): one seek, and the DELETE reads the
+	// span's rows once. After the last record the span is empty and the
+	// pass begins again from the first. A claim takes the next rowid, so a
+	// sweep every 1,024 completions (store.IdempotencyOptions) looks at
+	// some 8,192 records while about 1,024 are added: a pass goes round
+	// the records while a seventh of their lifetime passes, and a result
+	// is deleted within about a sixth of its TTL after it expired (until
+	// then it is free to claim all the same). A gap of deleted records
+	// at the start of a span is skipped.
+	q[stKeysSweepFrom] = `UPDATE store_meta SET value = (SELECT value FROM store_meta WHERE key = 'keys_sweep_to') WHERE key = 'keys_sweep_from'`
+	q[stKeysSweepTo] = `UPDATE store_meta SET value = ifnull((SELECT rowid FROM idempotency
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'keys_sweep_from') ORDER BY rowid LIMIT 1) + ` + strconv.Itoa(sweepSpan-1) + `, 0)
+	WHERE key = 'keys_sweep_to'`
+	q[sqlcore.StIdemSweepSome] = `DELETE FROM idempotency
+	WHERE rowid > (SELECT value FROM store_meta WHERE key = 'keys_sweep_from') AND rowid <= (SELECT value FROM store_meta WHERE key = 'keys_sweep_to')
+	AND state = 'done' AND expires <= $1 AND expires <> 0`
 	for i := range q {
 		q[i] = positional(q[i])
 	}
 	return q
 }
+
+// sweepSpan is how many rowids a queued sweep of expired results looks at
+// (sqlcore.StIdemSweepSome).
+const sweepSpan = 8192
 
 // positional writes the parameters of q, $1, $2, ..., as ? when each
 // stands once and in order: SQLite binds a named parameter ($1) by its

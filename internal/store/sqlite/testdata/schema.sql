@@ -111,8 +111,6 @@ CREATE TABLE "idempotency" (
 	request TEXT NOT NULL DEFAULT '',
 	frame   TEXT NOT NULL DEFAULT ''
 );
--- index idempotency_expires on idempotency
-CREATE INDEX idempotency_expires ON idempotency (expires) WHERE state = 'done';
 -- table idempotency_held on idempotency_held
 CREATE TABLE idempotency_held (
 	claim INTEGER PRIMARY KEY -- the rowid of a record of idempotency
@@ -215,4 +213,6 @@ CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 -- store_meta claims_settled
 -- store_meta entity_version
 -- store_meta frames_settled
+-- store_meta keys_sweep_from
+-- store_meta keys_sweep_to
 -- store_meta pins_version
