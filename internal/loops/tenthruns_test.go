@@ -39,13 +39,12 @@ var tnKnown = map[string]string{
 	// On the guard as the probe was written (ee29b64): 8 of 18 loops
 	// detected, none early; 2 of 18 legit runs refused, each a status
 	// polled while its companion poll (the run's task instances, the
-	// deployment's events) shows progress.
+	// deployment's events) shows progress. 10 since a window shifted over
+	// the same answer is the same call made again (echo.go).
 	"pipeline-real-fix-succeeds":       "false_kill",
 	"deploy-status-events-progress":    "false_kill",
 	"db-sql-rewritten-same-empty":      "missed",
 	"db-supabase-rewritten-same-empty": "missed",
-	"calendar-window-shifted-full-day": "missed",
-	"calendar-freebusy-window-echoed":  "missed",
 	"pipeline-noop-edit-rerun":         "missed",
 	"crawl-cursor-ignored-same-page":   "missed",
 	"code-fix-oscillates":              "missed",
@@ -92,7 +91,8 @@ func tnCalEvents(evs ...[3]string) string {
 	}
 	var b []string
 	for _, e := range evs {
-		b = append(b, fmt.Sprintf("%s\nStart: %s\nEnd: %s\nStatus: confirmed\nEvent ID: %s", e[0], e[1], e[2], strings.ToLower(strings.ReplaceAll(e[0], " ", ""))[:6]+"q9k2"))
+		id := strings.ToLower(strings.ReplaceAll(e[0], " ", "")) + "xxxxxx"
+		b = append(b, fmt.Sprintf("%s\nStart: %s\nEnd: %s\nStatus: confirmed\nEvent ID: %s", e[0], e[1], e[2], id[:6]+"q9k2"))
 	}
 	return fmt.Sprintf("Found %d event(s):\n\n", len(evs)) + strings.Join(b, "\n\n")
 }

@@ -1,0 +1,62 @@
+package loops
+
+import (
+	"fmt"
+	"testing"
+)
+
+// The fixes the tenth probe asked for, each with a near-miss it must not
+// refuse.
+
+// A calendar asked for a window shifted an hour at a time, the same answer
+// each time (or the same but for the window it echoes): the fourth window
+// is refused. Windows that find other events, a window of dates alone, a
+// call of date-times and nothing else, and the same answer after a write
+// go on.
+func TestWindowShiftedSameAnswer(t *testing.T) {
+	run := func(id string, args func(i int) obj, answer func(i int) string, writeAt int) asPlay {
+		w := asRunOf(id, "calendar", false).acc("write", "create-event")
+		for i := 0; i < 5; i++ {
+			if i == writeAt {
+				w.t("", asOK("create-event", obj{"calendarId": "primary", "summary": "Hold"}, "Event created: Hold (q8w2)"))
+			}
+			w.t("", asOK("list-events", args(i), answer(i)))
+		}
+		return playAs(w.run)
+	}
+	window := func(i int) obj {
+		return obj{"calendarId": "primary", "timeMin": fmt.Sprintf("2026-12-08T%02d:00:00Z", 9+i), "timeMax": fmt.Sprintf("2026-12-08T%02d:00:00Z", 10+i)}
+	}
+	full := func(int) string { return tnCalEvents([3]string{"Company offsite", "2026-12-08", "2026-12-09"}) }
+	echoed := func(i int) string {
+		min, max := window(i)["timeMin"].(string), window(i)["timeMax"].(string)
+		return tnFreeBusy(min, max, [2]string{min, max})
+	}
+	if p := run("same", window, full, -1); p.refusedAt != 3 || p.v.Detector != "repeat" {
+		t.Errorf("the same full day in each window: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	if p := run("echoed", window, echoed, -1); p.refusedAt != 3 {
+		t.Errorf("all busy, the window echoed: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	other := func(i int) string {
+		return tnCalEvents([3]string{[]string{"Standup", "Design review", "Lunch", "1:1", "Retro"}[i], "2026-12-08T09:00:00Z", "2026-12-08T10:00:00Z"})
+	}
+	if p := run("other-events", window, other, -1); p.refusedAt >= 0 {
+		t.Errorf("another event in each window: refused at %d: %v", p.refusedAt, p.v)
+	}
+	days := func(i int) obj {
+		return obj{"calendarId": "primary", "timeMin": fmt.Sprintf("2026-12-%02d", 8+i), "timeMax": fmt.Sprintf("2026-12-%02d", 9+i)}
+	}
+	if p := run("days", days, full, -1); p.refusedAt >= 0 {
+		t.Errorf("windows of dates alone: refused at %d: %v", p.refusedAt, p.v)
+	}
+	alone := func(i int) obj {
+		return obj{"timeMin": fmt.Sprintf("2026-12-08T%02d:00:00Z", 9+i), "timeMax": fmt.Sprintf("2026-12-08T%02d:00:00Z", 10+i)}
+	}
+	if p := run("times-alone", alone, full, -1); p.refusedAt >= 0 {
+		t.Errorf("date-times alone (a batch): refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("after-write", window, full, 3); p.refusedAt >= 0 && p.refusedAt < 5 {
+		t.Errorf("a write before the fourth window: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
