@@ -134,14 +134,13 @@ func tenthRuns() []*asRun {
 	// mapping for real and the job runs through.
 	{
 		w := asRunOf("pipeline-real-fix-succeeds", "pipeline", false).acc("write", "trigger_dag", "write_file")
-		w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", "manual__2026-12-05T00:10:00+00:00", "queued", 0)))
-		w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:10:00+00:00"}, tnDagRun("orders_daily", "manual__2026-12-05T00:10:00+00:00", "failed", 0)))
+		w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", "manual__2026-12-05T00:10:00+00:00", "queued", 0, 0)))
+		w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:10:00+00:00"}, tnDagRun("orders_daily", "manual__2026-12-05T00:10:00+00:00", "failed", 0, 62)))
 		w.t("", asOK("get_task_instance_log", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:10:00+00:00", "task_id": "load_orders", "try_number": 1}, "[2026-12-05, 00:11:02 UTC] {taskinstance.py:2905} ERROR - Task failed with exception\nKeyError: 'customer_id'\n  File \"/opt/airflow/dags/orders/load.py\", line 41, in map_row"))
 		w.t("The source renamed the column to customerId.", asOK("write_file", obj{"path": "dags/orders/mapping.yaml", "content": "columns:\n  id: order_id\n  customerId: customer_id\n  total: total\n"}, "Successfully wrote to dags/orders/mapping.yaml"))
-		w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", "manual__2026-12-05T00:14:00+00:00", "queued", 240)))
+		w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", "manual__2026-12-05T00:14:00+00:00", "queued", 240, 0)))
 		for i, st := range []string{"running", "running", "success"} {
-			_ = i
-			w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:14:00+00:00"}, tnDagRun("orders_daily", "manual__2026-12-05T00:14:00+00:00", st, 240)))
+			w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:14:00+00:00"}, tnDagRun("orders_daily", "manual__2026-12-05T00:14:00+00:00", st, 240, 20+i*25)))
 			if st == "running" {
 				w.t("", asOK("list_task_instances", obj{"dag_id": "orders_daily", "dag_run_id": "manual__2026-12-05T00:14:00+00:00"}, egJSON(obj{"task_instances": arr{obj{"task_id": "extract", "state": "success"}, obj{"task_id": "load_orders", "state": []string{"running", "success"}[i]}, obj{"task_id": "publish", "state": []string{"none", "running"}[i]}}, "total_entries": 3})))
 			}
@@ -169,12 +168,9 @@ func tenthRuns() []*asRun {
 	{
 		w := asRunOf("deploy-status-events-progress", "devops", false)
 		var evs arr
-		steps := []string{"Cloning github.com/acme/shop", "Installing dependencies", "Running build", "Build completed", "Deploying outputs"}
-		for i := 0; i < 5; i++ {
-			st := "BUILDING"
-			if i == 4 {
-				st = "READY"
-			}
+		steps := []string{"Cloning github.com/acme/shop", "Installing dependencies", "Running build", "Build completed; deployed"}
+		for i := 0; i < 4; i++ {
+			st := []string{"QUEUED", "INITIALIZING", "BUILDING", "READY"}[i]
 			w.t("", asOK("get_deployment", obj{"idOrUrl": "dpl_7Hq2kLm9"}, tnDeploy("dpl_7Hq2kLm9", st, i)))
 			evs = append(evs, obj{"type": "stdout", "created": 1764893403000 + i*9000, "text": steps[i]})
 			w.t("", asOK("get_deployment_events", obj{"idOrUrl": "dpl_7Hq2kLm9", "since": 1764893400000 + i*9000}, egJSON(obj{"events": evs[i:], "pagination": obj{"next": 1764893409000 + i*9000}})))
@@ -402,8 +398,8 @@ func tenthRuns() []*asRun {
 		}
 		run := func(i int) {
 			id := fmt.Sprintf("manual__2026-12-05T00:%02d:00+00:00", 10+i*3)
-			w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", id, "queued", i*180)))
-			w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": id}, tnDagRun("orders_daily", id, "failed", i*180)))
+			w.t("", asOK("trigger_dag", obj{"dag_id": "orders_daily", "conf": obj{}}, tnDagRun("orders_daily", id, "queued", i*180, 0)))
+			w.t("", asOK("get_dag_run", obj{"dag_id": "orders_daily", "dag_run_id": id}, tnDagRun("orders_daily", id, "failed", i*180, 58)))
 		}
 		run(0)
 		for i, c := range cfgs {

@@ -38,11 +38,15 @@ import (
 var tnKnown = map[string]string{
 	// On the guard as the probe was written (ee29b64): 8 of 18 loops
 	// detected, none early; 2 of 18 legit runs refused, each a status
-	// polled while its companion poll (the run's task instances, the
-	// deployment's events) shows progress. 10 since a window shifted over
-	// the same answer is the same call made again (echo.go).
-	"pipeline-real-fix-succeeds":       "false_kill",
-	"deploy-status-events-progress":    "false_kill",
+	// polled a third time after two answers alike while its companion
+	// poll (the run's task instances, the deployment's events) showed
+	// progress. The benchmark's one rule lets the third identical poll be
+	// refused whatever else moved, so the two runs were rewritten as the
+	// ninth probe's pod was: the DAG run's answer carries the scheduler's
+	// last decision on it, which moves while it runs, and the deployment
+	// goes QUEUED, INITIALIZING, BUILDING, READY, one reading each. 10
+	// since a window shifted over the same answer is the same call made
+	// again (echo.go).
 	"db-sql-rewritten-same-empty":      "missed",
 	"db-supabase-rewritten-same-empty": "missed",
 	"pipeline-noop-edit-rerun":         "missed",
@@ -106,13 +110,14 @@ func tnFreeBusy(min, max string, busy ...[2]string) string {
 	return egJSON(obj{"kind": "calendar#freeBusy", "timeMin": min, "timeMax": max, "calendars": obj{"jane@acme.example": obj{"busy": b}}})
 }
 
-// tnDagRun is Airflow's answer about one DAG run.
-func tnDagRun(dag, runID, state string, at int) string {
+// tnDagRun is Airflow's answer about one DAG run: at its start, seen
+// seconds later (the scheduler's last decision on it moves while it runs).
+func tnDagRun(dag, runID, state string, at, seen int) string {
 	end := any(nil)
 	if state == "failed" || state == "success" {
 		end = fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+at/60+1, at%60)
 	}
-	return egJSON(obj{"dag_id": dag, "dag_run_id": runID, "state": state, "logical_date": fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+at/60, at%60), "start_date": fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+at/60, at%60), "end_date": end, "run_type": "manual", "conf": obj{}})
+	return egJSON(obj{"dag_id": dag, "dag_run_id": runID, "state": state, "last_scheduling_decision": fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+(at+seen)/60, (at+seen)%60), "logical_date": fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+at/60, at%60), "start_date": fmt.Sprintf("2026-12-05T00:%02d:%02d+00:00", 10+at/60, at%60), "end_date": end, "run_type": "manual", "conf": obj{}})
 }
 
 // tnPytest is pytest's summary line and its failures.
