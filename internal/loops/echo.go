@@ -35,6 +35,9 @@ type moving struct {
 	nt    int
 	nu    int
 	path  filePath // its one file path, respelled (filePathOf)
+	// cursor says that it moved a page's cursor: the answer's own cursor
+	// (the next page's) is then what it echoes
+	cursor bool
 }
 
 const maxPathParts = 8 // components of a path compared from its end
@@ -147,10 +150,16 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 	if m != nil {
 		m.path = pk
 	}
-	times, kept := false, false
+	times, kept, cursor := false, false, false
 	for i := range as {
 		l := &as[i]
 		switch {
+		case l.kind == leafString && cursorKey(l.key):
+			shape += mix(l.path, 0x63757273)
+			cursor = true
+			if m != nil {
+				m.cursor = true
+			}
 		case l.kind == leafString && !l.id && len(l.raw) >= 16 && dateTimeLen(l.raw) == len(l.raw):
 			shape += mix(l.path, 0x74696d65)
 			times = true
@@ -182,7 +191,40 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 			shape += l.unit()
 		}
 	}
-	return shape | 1, ok || times && kept
+	return shape | 1, ok || times && kept || cursor
+}
+
+// cursorKey reports whether key k names a page's cursor, an opaque token
+// that says where a listing goes on (cursor, next_cursor, pageToken,
+// nextPageToken, starting_after, continuation_token, marker), in any case
+// style.
+func cursorKey(k []byte) bool {
+	var low [24]byte
+	n := 0
+	for _, c := range k {
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case n == len(low):
+			return false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		low[n] = c
+		n++
+	}
+	switch string(low[:n]) {
+	case "cursor", "nextcursor", "pagecursor", "endcursor", "pagetoken", "nextpagetoken", "nexttoken", "startingafter", "continuationtoken", "continuation", "marker", "nextmarker":
+		return true
+	}
+	return false
+}
+
+// holdsCursor is a quick look for a key that may name a cursor in
+// canonical arguments.
+func holdsCursor(args []byte) bool {
+	return bytes.Contains(args, []byte(`ursor"`)) || bytes.Contains(args, []byte(`oken"`)) || bytes.Contains(args, []byte(`fter"`)) ||
+		bytes.Contains(args, []byte(`arker"`)) || bytes.Contains(args, []byte(`ation"`))
 }
 
 // holdsDateTime is a quick look for a date-time's "yyyy-mm-ddThh:" in
@@ -213,7 +255,9 @@ func pageOf(v []byte) []byte {
 // echoAnswer hashes the pieces of an answer with what they echo of what
 // the call moved (m) left out: a number equal to one of its numbers, a
 // value equal to one of its date-times, one of its web addresses inside a
-// line. What the call did not move is the
+// line, and when it moved a cursor, the answer's own cursor (the next
+// page's: a server that ignores the cursor hands the same page and a new
+// cursor each time). What the call did not move is the
 // same in every call of its shape, echoed or not. It returns 0 when the
 // answer holds nothing.
 func echoAnswer(m *moving, ans []leaf) uint64 {
@@ -221,9 +265,15 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		return 0
 	}
 	var h uint64
+	kept := 0 // leaves other than the next page's cursor
 	for i := range ans {
 		l := &ans[i]
 		v := l.val
+		if m.cursor && cursorKey(l.key) {
+			h += mix(l.path, 0x63757273)
+			continue
+		}
+		kept++
 		switch l.kind {
 		case leafNumber:
 			for _, x := range m.nums[:m.nn] {
@@ -248,6 +298,9 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		}
 		h += mix(l.path, v)
 	}
+	if m.cursor && kept < 2 {
+		return 0 // a listing with nothing in it but its cursor and a flag: a feed polled
+	}
 	return h | 1
 }
 
@@ -261,9 +314,9 @@ func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc
 		return
 	}
 	if !computed {
-		if bytes.IndexByte(s.Args, '/') < 0 && !holdsDateTime(s.Args) {
-			// Neither a free text, an address, a path nor a date-time
-			// (echoShape's ok): not scanned again.
+		if bytes.IndexByte(s.Args, '/') < 0 && !holdsDateTime(s.Args) && !holdsCursor(s.Args) {
+			// Neither a free text, an address, a path, a date-time nor
+			// a cursor (echoShape's ok): not scanned again.
 			e.count = 0
 			return
 		}
@@ -308,7 +361,7 @@ func (d *Detector) checkEcho(a *agentState, t *toolState, s *Step) *Verdict {
 	return &Verdict{
 		Detector: "repeat",
 		Message: s.Tool + " answered the last " + plural(e.count, "call", "calls") + " alike (" + e.last +
-			"), but for what each echoed of its own arguments (counters, a time window, an address's query, a path's spelling), and nothing was written since; " +
+			"), but for what each echoed of its own arguments (counters, a time window, a page's cursor, an address's query, a path's spelling), and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " moves only those again and cannot return anything new.",
 		Suggestion: "Changing a counter or an address's tracking parameters does not ask anything new: use the answer " +
 			"you have, ask for something else, or tell the user what you found.",

@@ -60,3 +60,47 @@ func TestWindowShiftedSameAnswer(t *testing.T) {
 		t.Errorf("a write before the fourth window: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// A listing asked by the cursor each answer hands back, answered with the
+// same page each time but for that cursor: the server ignores it, and the
+// fifth call is refused. Pages that move, a feed polled whose pages hold
+// nothing but a cursor and a flag, and a cursor that goes with another
+// filter go on.
+func TestCursorIgnored(t *testing.T) {
+	run := func(id string, page func(p int) arr, filter func(p int) string) asPlay {
+		w := asRunOf(id, "research", false)
+		cur := ""
+		for p := 0; p < 6; p++ {
+			next := fmt.Sprintf("eyJ0cyI6MTc2NDg5%04d", 3400+p*17)
+			a := obj{"limit": 10}
+			if cur != "" {
+				a["cursor"] = cur
+			}
+			if filter != nil {
+				a["category"] = filter(p)
+			}
+			w.t("", asOK("list_products", a, egJSON(obj{"data": page(p), "has_more": true, "next_cursor": next})))
+			cur = next
+		}
+		return playAs(w.run)
+	}
+	items := func(from int) arr {
+		var a arr
+		for i := from; i < from+10; i++ {
+			a = append(a, obj{"id": fmt.Sprintf("prod_%05d", 10007*i%99991), "name": fmt.Sprintf("Alto %d", i), "price": 40 + i*13})
+		}
+		return a
+	}
+	if p := run("ignored", func(int) arr { return items(0) }, nil); p.refusedAt != 4 || p.v.Detector != "repeat" {
+		t.Errorf("the same page for each cursor: refused at %d (%v), want the fifth call", p.refusedAt, p.v)
+	}
+	if p := run("pages", func(p int) arr { return items(p * 10) }, nil); p.refusedAt >= 0 {
+		t.Errorf("pages that move: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("feed", func(int) arr { return arr{} }, nil); p.refusedAt >= 0 {
+		t.Errorf("a feed polled, nothing in it: refused at %d: %v", p.refusedAt, p.v)
+	}
+	if p := run("filters", func(int) arr { return items(0) }, func(p int) string { return []string{"trail", "road", "hike", "kids", "sale", "new"}[p] }); p.refusedAt >= 0 {
+		t.Errorf("another category each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+}

@@ -46,11 +46,11 @@ var tnKnown = map[string]string{
 	// last decision on it, which moves while it runs, and the deployment
 	// goes QUEUED, INITIALIZING, BUILDING, READY, one reading each. 10
 	// since a window shifted over the same answer is the same call made
-	// again (echo.go).
+	// again (echo.go); 11 since so is a page asked by a new cursor that
+	// answers the last page and a new cursor.
 	"db-sql-rewritten-same-empty":      "missed",
 	"db-supabase-rewritten-same-empty": "missed",
 	"pipeline-noop-edit-rerun":         "missed",
-	"crawl-cursor-ignored-same-page":   "missed",
 	"code-fix-oscillates":              "missed",
 	"translate-reasked-same-output":    "missed",
 	"calendar-event-created-again":     "missed",
