@@ -104,3 +104,31 @@ func TestCursorIgnored(t *testing.T) {
 		t.Errorf("another category each time: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// A table described again under its name in quotes, in other case: the
+// same question, and its third answer alike refuses the next asking.
+// Other tables, quoted or not, go on.
+func TestQuotedName(t *testing.T) {
+	cols := egJSON(arr{obj{"name": "id", "type": "INTEGER"}, obj{"name": "status", "type": "TEXT"}, obj{"name": "total", "type": "REAL"}})
+	run := func(id string, names []string, answer func(i int) string) asPlay {
+		w := asRunOf(id, "database", false)
+		for i, n := range names {
+			w.t("", asOK("describe_table", obj{"table_name": n}, answer(i)))
+		}
+		return playAs(w.run)
+	}
+	same := func(int) string { return cols }
+	if p := run("quoted", []string{"orders", "\"orders\"", "`orders`", "\"Orders\"", "ORDERS"}, same); p.refusedAt != 3 || p.v.Detector != "rephrase" {
+		t.Errorf("one table quoted other ways: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	tables := []string{"orders", "\"customers\"", "`invoices`", "'payments'", "refunds"}
+	other := func(i int) string { return egJSON(arr{obj{"name": tables[i] + "_id", "type": "INTEGER"}}) }
+	if p := run("other-tables", tables, other); p.refusedAt >= 0 {
+		t.Errorf("other tables, quoted: refused at %d: %v", p.refusedAt, p.v)
+	}
+	for _, c := range []struct{ in, out string }{{`\"orders\"`, "orders"}, {"`orders`", "orders"}, {"'orders'", "'orders'"}, {`\"a b\"`, `\"a b\"`}, {`\"\"`, `\"\"`}, {"'", "'"}, {"'o''", "'o''"}, {"orders", "orders"}} {
+		if got := string(unquoteName([]byte(c.in))); got != c.out {
+			t.Errorf("unquoteName(%s) = %s, want %s", c.in, got, c.out)
+		}
+	}
+}
