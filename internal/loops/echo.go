@@ -298,8 +298,12 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		}
 		h += mix(l.path, v)
 	}
-	if m.cursor && kept < 2 {
-		return 0 // a listing with nothing in it but its cursor and a flag: a feed polled
+	if (m.cursor || m.nt > 0) && kept < 2 {
+		// A listing with nothing in it but its cursor and a flag (a
+		// feed polled), or a window's answer of one line ("No logs
+		// found between ... and ...": hours searched one by one for
+		// where something starts): nothing named, nothing to go round.
+		return 0
 	}
 	return h | 1
 }

@@ -10,9 +10,9 @@ import (
 
 // A calendar asked for a window shifted an hour at a time, the same answer
 // each time (or the same but for the window it echoes): the fourth window
-// is refused. Windows that find other events, a window of dates alone, a
-// call of date-times and nothing else, and the same answer after a write
-// go on.
+// is refused. Windows that find other events, windows that find nothing
+// (one line that says so), a window of dates alone, a call of date-times
+// and nothing else, and the same answer after a write go on.
 func TestWindowShiftedSameAnswer(t *testing.T) {
 	run := func(id string, args func(i int) obj, answer func(i int) string, writeAt int) asPlay {
 		w := asRunOf(id, "calendar", false).acc("write", "create-event")
@@ -55,6 +55,13 @@ func TestWindowShiftedSameAnswer(t *testing.T) {
 	}
 	if p := run("times-alone", alone, full, -1); p.refusedAt >= 0 {
 		t.Errorf("date-times alone (a batch): refused at %d: %v", p.refusedAt, p.v)
+	}
+	nothing := func(i int) string {
+		w := window(i)
+		return fmt.Sprintf("No events found between %s and %s.", w["timeMin"], w["timeMax"])
+	}
+	if p := run("nothing-found", window, nothing, -1); p.refusedAt >= 0 {
+		t.Errorf("one line saying nothing was found in each window: refused at %d: %v", p.refusedAt, p.v)
 	}
 	if p := run("after-write", window, full, 3); p.refusedAt >= 0 && p.refusedAt < 5 {
 		t.Errorf("a write before the fourth window: refused at %d: %v", p.refusedAt, p.v)
