@@ -795,6 +795,9 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		if err := checkWholeNumbers(&root, reflect.TypeFor[Config]()); err != nil {
 			return nil, err
 		}
+		if err := checkCommentedSecrets(&root, reflect.TypeFor[Config](), data); err != nil {
+			return nil, err
+		}
 		c.root = &root
 	}
 	c.dir = dir
@@ -973,6 +976,89 @@ func checkWholeNumbers(n *yaml.Node, t reflect.Type) error {
 		}
 	}
 	return nil
+}
+
+// checkCommentedSecrets refuses a secret (a Secret field or map value) left
+// empty or null because its unquoted value began with #, which YAML reads as
+// a comment: `api_key: #abc` would otherwise load as no key at all. The
+// error names the line and the key, never the rest of the line (it holds
+// the secret).
+func checkCommentedSecrets(n *yaml.Node, t reflect.Type, data []byte) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkCommentedSecrets(c, t, data); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				if err := checkCommentedSecrets(c, t.Elem(), data); err != nil {
+					return err
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			var ft reflect.Type
+			switch t.Kind() {
+			case reflect.Map:
+				ft = t.Elem()
+			case reflect.Struct:
+				f, ok := yamlField(t, k.Value)
+				if !ok {
+					continue
+				}
+				ft = f.Type
+			default:
+				return nil
+			}
+			if ft == reflect.TypeFor[Secret]() {
+				if v.Kind == yaml.ScalarNode && v.Style == 0 && (v.Value == "" || v.ShortTag() == "!!null") && commentAfterKey(data, k) {
+					return fmt.Errorf("line %d: %s is empty because its value begins with #, which YAML reads as the start of a comment; quote the value (%s: \"#...\")", k.Line, k.Value, k.Value)
+				}
+				continue
+			}
+			if err := checkCommentedSecrets(v, ft, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// commentAfterKey reports whether the source line of the mapping key k has a
+// # right after the key's colon (and any spaces).
+func commentAfterKey(data []byte, k *yaml.Node) bool {
+	if k.Line < 1 || k.Column < 1 {
+		return false
+	}
+	line := data
+	for range k.Line - 1 {
+		j := bytes.IndexByte(line, '\n')
+		if j < 0 {
+			return false
+		}
+		line = line[j+1:]
+	}
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	if k.Column-1 > len(line) {
+		return false
+	}
+	rest := line[k.Column-1:]
+	c := bytes.IndexByte(rest, ':')
+	if c < 0 {
+		return false
+	}
+	rest = bytes.TrimLeft(rest[c+1:], " \t")
+	return len(rest) > 0 && rest[0] == '#'
 }
 
 // yamlField returns the field of the struct type t that the YAML key name
