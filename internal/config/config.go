@@ -48,6 +48,11 @@ const (
 	// exhaust the gateway's memory (a session holds tens of kilobytes
 	// until its client ends it or idle_gap does).
 	DefaultSessionsPerPrincipal = 1000
+	// DefaultRequestsPerPrincipal bounds the requests one authenticated
+	// principal has in flight at once, each on a connection of its own:
+	// room for DefaultSessionsPerPrincipal sessions each holding a stream,
+	// and as many calls at once besides.
+	DefaultRequestsPerPrincipal = 2 * DefaultSessionsPerPrincipal
 )
 
 // MaxFileBytes bounds a configuration file.
@@ -97,6 +102,11 @@ type Config struct {
 	// initialize past it is refused with 429 until one ends. If zero,
 	// DefaultSessionsPerPrincipal (a count below zero means nothing).
 	SessionsPerPrincipal int `yaml:"sessions_per_principal"`
+	// RequestsPerPrincipal bounds the requests one authenticated principal
+	// of one tenant has in flight at once on an instance (calls, streams,
+	// sessions' streams: each holds a connection of its own); past it a
+	// request is refused with 429. If zero, DefaultRequestsPerPrincipal.
+	RequestsPerPrincipal int `yaml:"requests_per_principal"`
 	// MCPProtocols are the MCP protocol versions reach offers its clients;
 	// if empty, every version it speaks. A list without 2026-07-28 makes
 	// reach answer as a server of the session era, so that a client that
@@ -1944,6 +1954,15 @@ func (c *Config) SessionsCap() int {
 		return DefaultSessionsPerPrincipal
 	}
 	return c.SessionsPerPrincipal
+}
+
+// InFlightCap returns the bound on one principal's requests in flight in
+// force.
+func (c *Config) InFlightCap() int {
+	if c.RequestsPerPrincipal == 0 {
+		return DefaultRequestsPerPrincipal
+	}
+	return c.RequestsPerPrincipal
 }
 
 // DefaultBudget returns the budget for requests that name none, or nil for
