@@ -530,6 +530,19 @@ func idemKeys(c *Call) (rec, call, key string) {
 	return rec, call, call[len(c.Tool)+1:]
 }
 
+// ownedToolKey is the key a tool is given for a call under the caller's own
+// key: "tool:" and a digest of the key with its owner (the root request's
+// principal and tenant), so that two owners' calls under one key are two
+// keys to the tool and the system it writes to (which would otherwise answer
+// one owner's call with the other's result), and one owner's retry is the
+// same key. It holds no '/', so it never spells a key derived from a request
+// and call id ("tool:root/call").
+func ownedToolKey(c *Call, key string) string {
+	lead, principal, tenant := idempotency.Owner(c.req.root.principal, c.req.root.tenant)
+	sum := sha256.Sum256([]byte(lead + principal + "\x00" + tenant + "\x00" + c.Tool + ":" + key))
+	return c.Tool + ":" + hex.EncodeToString(sum[:16])
+}
+
 // argsDigest identifies a call's normalized arguments in its idempotency
 // record: a key is not reused for other arguments.
 func argsDigest(args []byte) string {
@@ -548,10 +561,14 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f, t := c.frame, c.tool
 	f.setState(Executing)
 	var key *string // a pointer: the string made an interface value would be an allocation
-	if c.fwdKey != "" {
-		c.toolKey = c.Tool + ":" + c.fwdKey
+	switch {
+	case c.fwdKey != "":
+		c.toolKey = ownedToolKey(c, c.fwdKey)
 		key = &c.toolKey
-	} else if c.key != "" {
+	case c.IdempotencyKey != "" && !c.sysKey:
+		c.toolKey = ownedToolKey(c, c.IdempotencyKey)
+		key = &c.toolKey
+	case c.key != "":
 		key = &c.key
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)
