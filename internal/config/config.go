@@ -1030,7 +1030,7 @@ func checkCommentedSecrets(n *yaml.Node, t reflect.Type, data []byte) error {
 			}
 			if ft == reflect.TypeFor[Secret]() {
 				if v.Kind == yaml.ScalarNode && v.Style == 0 && (v.Value == "" || v.ShortTag() == "!!null") && commentAfterKey(data, k) {
-					return fmt.Errorf("line %d: %s is empty because its value begins with #, which YAML reads as the start of a comment; quote the value (%s: \"#...\")", k.Line, k.Value, k.Value)
+					return fmt.Errorf("line %d: %s is empty because its value begins with #, which YAML reads as the start of a comment; quote the value (%s: \"#...\"), or leave the key out for no value", k.Line, k.Value, k.Value)
 				}
 				continue
 			}
