@@ -531,16 +531,9 @@ func idemKeys(c *Call) (rec, call, key string) {
 }
 
 // ownedToolKey is the key a tool is given for a call under the caller's own
-// key: "tool:" and a digest of the key with its owner (the root request's
-// principal and tenant), so that two owners' calls under one key are two
-// keys to the tool and the system it writes to (which would otherwise answer
-// one owner's call with the other's result), and one owner's retry is the
-// same key. It holds no '/', so it never spells a key derived from a request
-// and call id ("tool:root/call").
+// key (idempotency.ToolKey): one of its owner's own.
 func ownedToolKey(c *Call, key string) string {
-	lead, principal, tenant := idempotency.Owner(c.req.root.principal, c.req.root.tenant)
-	sum := sha256.Sum256([]byte(lead + principal + "\x00" + tenant + "\x00" + c.Tool + ":" + key))
-	return c.Tool + ":" + hex.EncodeToString(sum[:16])
+	return idempotency.ToolKey(c.req.root.principal, c.req.root.tenant, c.Tool, key)
 }
 
 // argsDigest identifies a call's normalized arguments in its idempotency
