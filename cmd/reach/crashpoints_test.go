@@ -407,11 +407,9 @@ func commitCases() []durablePoint {
 				h.note(fmt.Sprintf("all %d requests driven, the point not reached", maxCommitChains))
 			},
 			check: func(t *testing.T, h *crashRun) {
-				n := int(h.driven.Load())
-				if n == 0 {
-					t.Fatal("the life drove no request")
-				}
-				for chain := 1; chain <= n; chain++ {
+				// None if the point came before the gateway served (its
+				// pins): the common checks hold then.
+				for chain := 1; chain <= int(h.driven.Load()); chain++ {
 					h.checkCommitRequest(t, chain)
 				}
 			},
