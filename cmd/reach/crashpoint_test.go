@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -150,17 +151,36 @@ func startReachAt(t *testing.T, cfg, addr, data, point string) (*exec.Cmd, <-cha
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	// The armed life's log, shown if the test fails (a point never
+	// reached: what the life did instead).
+	var (
+		mu   sync.Mutex
+		seen strings.Builder
+	)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			mu.Lock()
+			b := seen.String()
+			mu.Unlock()
+			if len(b) > 6000 {
+				b = b[len(b)-6000:]
+			}
+			t.Logf("the log of reach serve armed at %s:\n%s", point, b)
+		}
+	})
 	go func() {
-		var seen strings.Builder
 		buf := make([]byte, 4096)
+		closed := false
 		for {
 			n, err := stderr.Read(buf)
+			mu.Lock()
 			seen.Write(buf[:n])
-			if strings.Contains(seen.String(), "reach: crash point "+point) {
+			hit := !closed && strings.Contains(seen.String(), "reach: crash point "+point)
+			mu.Unlock()
+			if hit {
+				closed = true
 				close(reached)
-				io.Copy(io.Discard, stderr)
-				return
 			}
 			if err != nil {
 				return

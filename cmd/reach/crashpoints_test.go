@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +33,10 @@ type crashRun struct {
 	base, data string
 	store      string // the PostgreSQL database's URL, if not SQLite's in data
 	fx         *sideEffects
+	driven     atomic.Int32 // the requests a life of commitCases drove
+
+	mu    sync.Mutex
+	notes []string // what a drive saw go wrong (note)
 }
 
 // book is an envelope of one travel__book call: in request (none if ""),
@@ -367,56 +373,149 @@ func durablePoints() []durablePoint {
 // with an undo) in request r and ends it: none of the batch is kept, and
 // the restart makes of r what a kill at the write before it would. r is
 // completed, nothing undone; or interrupted, each leg booked undone once.
+//
+// How many batches a life commits depends on timing (a call's queued end
+// rides the next claim's commit, or commits on its own when the gather
+// ends first; a slow start may refuse the first calls): the life goes on
+// with requests r2, r3, ... (chains 2, 3, ...) the same way until the
+// Nth commit comes, and each request it drove is checked as r is.
 func commitCases() []durablePoint {
 	var cases []durablePoint
 	for n := 2; n <= 9; n++ {
 		cases = append(cases, durablePoint{
 			point: fmt.Sprint("commit#", n),
 			drive: func(t *testing.T, h *crashRun) {
-				for step := 1; step <= 4; step++ {
-					h.post("/v1/calls", book("r", fmt.Sprint("k", step), 1, step))
+				if !h.toolsServed() {
+					return // killed at the point, or the kill's wait fails
 				}
-				h.post("/v1/requests/r/end", "")
+				for chain := 1; chain <= maxCommitChains; chain++ {
+					h.driven.Store(int32(chain))
+					id := commitRequest(chain)
+					for step := 1; step <= 4; step++ {
+						res, ok := tryCall(h.base, book(id, fmt.Sprintf("k%d-%d", chain, step), chain, step))
+						if !ok {
+							return // killed at the point
+						}
+						if res.Status != "success" {
+							h.note(fmt.Sprintf("the booking of leg %d/%d got %+v", chain, step, res))
+						}
+					}
+					if !h.tryPost("/v1/requests/"+id+"/end", "") {
+						return
+					}
+				}
+				h.note(fmt.Sprintf("all %d requests driven, the point not reached", maxCommitChains))
 			},
 			check: func(t *testing.T, h *crashRun) {
-				status, body := get(t, h.base+"/v1/requests/r")
-				var r struct {
-					State  string
-					Frames []struct {
-						CallID string `json:"call_id"`
-						Status string
-						Error  *struct{ Code string }
-					}
-				}
-				json.Unmarshal([]byte(body), &r)
-				cutOff := map[string]bool{} // legs whose checkpoint says they may have run
-				for _, f := range r.Frames {
-					if f.Status == "cancelled" && f.Error != nil && f.Error.Code == "interrupted" {
-						cutOff[f.CallID] = true
-					}
-				}
-				h.fx.mu.Lock()
-				defer h.fx.mu.Unlock()
-				for step := 1; step <= 4; step++ {
-					leg := fmt.Sprint("1/", step)
-					booked, undone := h.fx.legs[leg], h.fx.undone[leg]
-					switch {
-					case status == 404 && booked == 0: // r's begin was in the batch: nothing of it ran
-					case r.State == "completed" && undone != 0:
-						t.Errorf("leg %s of the completed request undone %d times", leg, undone)
-					case r.State == "interrupted" && booked == 1 && undone != 1 && !cutOff[fmt.Sprint("b1-", step)]:
-						// Its end rolled back with the batch, it is cut off:
-						// it may have run, and nothing undoes it (docs/STATE.md,
-						// "2 and 4").
-						t.Errorf("leg %s of the interrupted request booked, undone %d times, not cut off; want it undone once", leg, undone)
-					case r.State != "completed" && r.State != "interrupted":
-						t.Errorf("request r is %q (%d) after the restart; want completed or interrupted", r.State, status)
-					}
+				// None if the point came before the gateway served (its
+				// pins): the common checks hold then.
+				for chain := 1; chain <= int(h.driven.Load()); chain++ {
+					h.checkCommitRequest(t, chain)
 				}
 			},
 		})
 	}
 	return cases
+}
+
+// maxCommitChains bounds the requests a life of commitCases drives (each
+// commits at least twice a leg; chain 9's undo fails, in runs).
+const maxCommitChains = 8
+
+// commitRequest is the id of the request of chain in commitCases: r, r2,
+// r3, ...
+func commitRequest(chain int) string {
+	if chain == 1 {
+		return "r"
+	}
+	return fmt.Sprint("r", chain)
+}
+
+// checkCommitRequest checks, after the restart, the request of chain that
+// a life of commitCases drove: never begun, nothing of it booked (its
+// begin was in the batch the kill cut off); completed, nothing of it
+// undone; or interrupted, each leg booked undone once, or cut off.
+func (h *crashRun) checkCommitRequest(t *testing.T, chain int) {
+	t.Helper()
+	id := commitRequest(chain)
+	status, body := get(t, h.base+"/v1/requests/"+id)
+	var r struct {
+		State  string
+		Frames []struct {
+			CallID string `json:"call_id"`
+			Status string
+			Error  *struct{ Code string }
+		}
+	}
+	json.Unmarshal([]byte(body), &r)
+	cutOff := map[string]bool{} // legs whose checkpoint says they may have run
+	for _, f := range r.Frames {
+		if f.Status == "cancelled" && f.Error != nil && f.Error.Code == "interrupted" {
+			cutOff[f.CallID] = true
+		}
+	}
+	h.fx.mu.Lock()
+	defer h.fx.mu.Unlock()
+	for step := 1; step <= 4; step++ {
+		leg := fmt.Sprint(chain, "/", step)
+		booked, undone := h.fx.legs[leg], h.fx.undone[leg]
+		switch {
+		case status == 404 && booked == 0: // its begin was in the batch: nothing of it ran
+		case r.State == "completed" && undone != 0:
+			t.Errorf("leg %s of the completed request %s undone %d times", leg, id, undone)
+		case r.State == "interrupted" && booked == 1 && undone != 1 && !cutOff[fmt.Sprintf("b%d-%d", chain, step)]:
+			// Its end rolled back with the batch, it is cut off:
+			// it may have run, and nothing undoes it (docs/STATE.md,
+			// "2 and 4").
+			t.Errorf("leg %s of the interrupted request %s booked, undone %d times, not cut off; want it undone once", leg, id, undone)
+		case r.State != "completed" && r.State != "interrupted":
+			t.Errorf("request %s is %q (%d) after the restart; want completed or interrupted", id, r.State, status)
+		}
+	}
+}
+
+// toolsServed waits until the gateway lists travel__book (a gateway that
+// could not reach its upstream at its start serves without its tools
+// until it does), for at most a minute, and reports whether it did.
+func (h *crashRun) toolsServed() bool {
+	c := &http.Client{Timeout: time.Minute}
+	for range 1200 {
+		resp, err := c.Get(h.base + "/v1/tools")
+		if err != nil {
+			return false // killed
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 && strings.Contains(string(b), `"travel__book"`) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.note("travel__book was not served within a minute")
+	return false
+}
+
+// note keeps what a drive saw that did not go as it should (a call
+// refused), for the failure that follows, if one does.
+func (h *crashRun) note(s string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.notes) < 20 {
+		h.notes = append(h.notes, s)
+	}
+}
+
+// tryPost posts body to path and reports whether the gateway answered
+// (false once it was killed).
+func (h *crashRun) tryPost(path, body string) bool {
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Post(h.base+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return true
 }
 
 // pointCases are the cases of TestCrashAtEveryDurablePoint at the points
@@ -867,7 +966,11 @@ func (h *crashRun) kill(t *testing.T, cfg, addr, point string, drive func(t *tes
 	case <-reached:
 	case <-time.After(time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("the gateway never reached crash point %s", point)
+		cmd.Wait()
+		<-driven
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		t.Fatalf("the gateway never reached crash point %s; its drive saw: %q", point, h.notes)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
