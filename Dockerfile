@@ -3,7 +3,7 @@
 #
 #   docker build -t reach .
 #   docker run --rm -p 7400:7400 -v reach-data:/data \
-#       -v $PWD/reach.yaml:/etc/reach/reach.yaml:ro reach serve --config /etc/reach/reach.yaml
+#       -v $PWD/reach.yaml:/etc/reach/reach.yaml:ro reach serve --config /etc/reach/reach.yaml --data /data
 #
 # Without auth: in its configuration, reach serves loopback addresses only,
 # so a configuration that listens on 0.0.0.0:7400 (to be reached through -p)

@@ -152,10 +152,11 @@ label, before scoring.`,
 	var noLoops bool
 	replay := &cobra.Command{
 		Use:   "replay REQUEST",
-		Short: "Re-run a recorded request's decisions under another configuration",
+		Short: "Re-decide a recorded request's calls under a policy or guard change (a what-if)",
 		Long: `Replays the recorded calls of a request, with their recorded results, through
-the runtime's guards as configured now (or with --policy FILE, a Cedar policy
-file or folder; --no-loops turns the loop guard off) and prints every event
+reach's guards, deciding by access level (no configuration is read), or
+with --policy FILE (a Cedar policy file or folder) under those policies
+(--no-loops turns the loop guard off), and prints every event
 whose decision would differ from the recorded one: a what-if for a policy or
 guard change. Exits 0 whether or not anything differs.
 
@@ -168,8 +169,9 @@ of the upstream recorded with its calls (the upstream's configured name,
 whatever prefix its tools' names carry), as the gateway's policies place it;
 in a log written before reach recorded it, of the upstream its name's part
 before "__" names (Reach::Upstream::"fs" for fs__write_file), and the
-replay says which tools it placed so. A call recorded as held for approval (a write's) and
-now allowed by a policy that forbids high_risk or writes is that.`,
+replay says which tools it placed so. A call recorded as held for approval
+counts as allowed without --policy (access levels ask for no approval again);
+with --policy, one the policies now allow outright or refuse is printed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, recorded, err := exportTrace(cmd, data, args[0])

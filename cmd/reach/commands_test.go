@@ -477,3 +477,36 @@ func TestWrongArgsShowUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoOutUnwritable: reach demo in a read-only working directory (a
+// container's) ended with "mkdir reach-demo: permission denied" after
+// running every scenario; the error names --out.
+func TestDemoOutUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), []string{"demo", "--out", filepath.Join(file, "graphs")}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Fatalf("demo with a folder it cannot make: %v, want an error that names --out", err)
+	}
+}
+
+// TestKeysCreateUnwritable: reach keys create in a read-only working
+// directory (a container's) said "writing keys: mkdir .reach: permission
+// denied"; the error names --data.
+func TestKeysCreateUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), []string{"keys", "create", "--principal", "alice", "--data", filepath.Join(file, ".reach")}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--data") {
+		t.Fatalf("keys create in a folder it cannot make: %v, want an error that names --data", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("a key was printed though none was kept: %q", out.String())
+	}
+}

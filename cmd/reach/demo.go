@@ -39,11 +39,13 @@ tokens_without, tokens_with, tokens_saved, ok, request, graph}]}.`,
 			if asJSON && serveUI {
 				return errors.New("--json and --serve do not go together: --json prints the scenarios and exits; run reach demo --serve, then reach requests list --json")
 			}
+			// The graphs' folder first: a read-only working directory (a
+			// container's) is found before the scenarios run, not after.
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return fmt.Errorf("creating the folder for the graphs: %w: name one reach may write with --out DIR", err)
+			}
 			ss := demo.Run(cmd.Context())
 			w := cmd.OutOrStdout()
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
 			failed := 0
 			rows := make([]demoRow, 0, len(ss))
 			for _, s := range ss {

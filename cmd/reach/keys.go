@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/agentreach/reach/internal/auth"
@@ -57,6 +58,11 @@ to that configuration's data folder and the configuration is checked for it.`,
 				if cfg, err = config.Load(configPath); err != nil {
 					return err
 				}
+			}
+			// The default folder lies in the working directory, which may
+			// be read-only (a container's): say so before anything else.
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("creating the data folder: %w: name the gateway's data folder with --data DIR (or its configuration with --config FILE)", err)
 			}
 			keys, err := auth.OpenKeys(auth.KeysPath(dir))
 			if err != nil {

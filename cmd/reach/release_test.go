@@ -105,6 +105,21 @@ func TestDockerfile(t *testing.T) {
 	if cmd := find(run, "CMD"); len(cmd) != 1 || !strings.Contains(cmd[0], `"--data", "/data"`) {
 		t.Errorf("CMD %v, want serve --data /data", cmd)
 	}
+	// A docker run that gives its own arguments replaces CMD, its --data
+	// with it: without --data /data, the data folder is .reach beside the
+	// configuration (read-only, and not the user's), and serve does not start.
+	for _, doc := range []string{"README.md", "Dockerfile"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(b), "\\\n", " ")
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "docker run") && strings.Contains(line, " reach serve") && !strings.Contains(line, "--data /data") {
+				t.Errorf("%s: %q: serve without --data /data keeps its state beside the configuration, not in the volume", doc, strings.TrimSpace(line))
+			}
+		}
+	}
 	hc := find(run, "HEALTHCHECK")
 	if len(hc) != 1 || !strings.Contains(hc[0], `CMD ["/reach", "health"]`) {
 		t.Errorf("HEALTHCHECK %v, want the binary's own probe (reach health): the image has no shell or curl", hc)

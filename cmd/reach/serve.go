@@ -32,7 +32,7 @@ func newServe() *cobra.Command {
 	var configPath, listen, data string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the gateway (MCP and HTTP API) on a loopback address",
+		Short: "Run the gateway (MCP and HTTP API): loopback only, any address with auth",
 		Long: `Runs the gateway: an MCP server (Streamable HTTP at /mcp) and an HTTP API
 (/v1/calls, /v1/tools, /v1/requests, /healthz) in front of the tools of the upstream MCP
 servers in the configuration, every call going through reach's guards.

@@ -2021,11 +2021,16 @@ func (c *Config) written(path ...string) bool {
 // memory without it, as in tests, keeps none).
 func (c *Config) HasDataDir() bool { return c.Data != "" || c.dir != "" }
 
+// DataDirHint says what to do when the data folder cannot be made or
+// written: a container's working directory is often read-only, and the
+// default folder (.reach) lies in it.
+const DataDirHint = "give reach a folder it may write (data: in the configuration, or reach serve --data DIR; the container image uses /data)"
+
 // EnsureDataDir creates the data folder (mode 0700) and returns its path.
 func (c *Config) EnsureDataDir() (string, error) {
 	d := c.DataDir()
 	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", fmt.Errorf("creating the data folder: %w", err)
+		return "", fmt.Errorf("creating the data folder: %w: %s", err, DataDirHint)
 	}
 	return d, nil
 }

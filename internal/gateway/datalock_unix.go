@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentreach/reach/internal/config"
 )
 
 // lockDataDir takes the data folder for this process: an exclusive lock on
@@ -21,7 +23,7 @@ func lockDataDir(dir string) (release func(), err error) {
 	path := filepath.Join(dir, dataLockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("locking the data folder: %w", err)
+		return nil, fmt.Errorf("locking the data folder: %w: %s", err, config.DataDirHint)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder := ""

@@ -424,6 +424,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	g.log.Info("shutting down")
 	g.draining.Store(true) // /readyz: no more traffic
+	if g.approvals != nil {
+		g.approvals.Release() // a call held for a decision is answered pending, not cut off
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	// Streams (SSE GETs) never finish by themselves: end the sessions first.

@@ -94,11 +94,9 @@ func (g *Gateway) authorizer(ro *reach.Options) error {
 	}
 	g.policy = policy.New(&policy.Options{Tools: g.catalog.Tools, Logger: g.log.With("component", "policy")})
 	if p := g.cfg.Policy; p != nil && p.Path != "" {
-		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy"),
-			OnError: func(err error) { g.log.Warn("policies not reloaded; the previous ones stay in force", "err", err) },
-			OnReload: func(s *policy.Set) {
-				g.log.Info("policies reloaded", "policies", s.Len())
-			}})
+		// The watcher logs each reload and each failed one (with what stays
+		// in force) itself: once.
+		w, err := policy.NewWatcher(g.policy, g.cfg.Path(p.Path), &policy.WatchOptions{Logger: g.log.With("component", "policy")})
 		if err != nil {
 			return g.cfg.Errorf([]any{"policy", "path"}, "policy: %v", err)
 		}

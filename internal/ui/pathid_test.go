@@ -86,3 +86,20 @@ func TestRequestIDsInPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsPathLeadsToList: /ui/requests (the address a user guesses
+// from the Requests link) showed "no request "" of yours" with a 404; it
+// leads to the requests page.
+func TestRequestsPathLeadsToList(t *testing.T) {
+	srv, _, _, _ := setup(t)
+	for _, p := range []string{"/ui/requests", "/ui/requests/"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/ui/" {
+			t.Errorf("GET %s: %d at %s, want 200 at /ui/ (the requests page)", p, resp.StatusCode, resp.Request.URL.Path)
+		}
+	}
+}

@@ -612,6 +612,10 @@ type frameView struct {
 
 func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if id == "" { // /ui/requests, a guess from the Requests link: no id is empty
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		return
+	}
 	if strings.HasSuffix(id, "/graph.svg") {
 		u.graphSVG(w, r, strings.TrimSuffix(id, "/graph.svg"))
 		return

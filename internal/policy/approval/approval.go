@@ -255,7 +255,17 @@ type Queue struct {
 	byID  map[string]*record
 	byKey map[string]*record // the approval in force for each call key
 	order []*record          // creation order
+
+	release     chan struct{} // closed by Release: no call waits for a decision any more
+	releaseOnce sync.Once
 }
+
+// Release ends every wait for a decision (Options.Wait), now and from now
+// on: each held call is answered as pending at once, its approval kept.
+// A gateway that shuts down calls it, so that a call held for a human is
+// answered (approve it, then call again) before the server closes its
+// connection, not cut off with no answer.
+func (q *Queue) Release() { q.releaseOnce.Do(func() { close(q.release) }) }
 
 type record struct {
 	Approval
@@ -267,7 +277,7 @@ type record struct {
 
 // New returns a Queue with the options (nil for defaults).
 func New(opts *Options) *Queue {
-	q := &Queue{byID: map[string]*record{}, byKey: map[string]*record{}}
+	q := &Queue{byID: map[string]*record{}, byKey: map[string]*record{}, release: make(chan struct{})}
 	if opts != nil {
 		q.o = *opts
 	}
@@ -390,6 +400,9 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			expiry.Stop()
 			return reach.NeedsApproval, pendingError(&snap)
 		case <-ctx.Done():
+			expiry.Stop()
+			return reach.NeedsApproval, pendingError(&snap)
+		case <-q.release:
 			expiry.Stop()
 			return reach.NeedsApproval, pendingError(&snap)
 		}

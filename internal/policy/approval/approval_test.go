@@ -583,3 +583,29 @@ func TestReusedRequestIDMeetsNoOnesApproval(t *testing.T) {
 		t.Errorf("mallory's call under alice's old request id: %s replayed=%v, runs %d; want it pending its own approval", res.Status, res.Replayed, f.runs.Load())
 	}
 }
+
+// TestReleaseAnswersHeldCalls: a gateway that shuts down while a call is
+// held for a decision (Wait) answered nothing: its server closed the
+// connection after its grace period, and the client got an empty reply.
+// Release answers a held call as pending at once, and one that comes
+// after it too; the approval stays pending.
+func TestReleaseAnswersHeldCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, &Options{Wait: time.Hour})
+		ctx := f.begin(t, "alice", "")
+		done := make(chan *reach.Result)
+		start := time.Now()
+		go func() { done <- f.call(ctx, "refund", `{"order_id":"A1"}`) }()
+		synctest.Wait()
+		f.q.Release()
+		if res := <-done; res.Status != reach.StatusPending || time.Since(start) != 0 {
+			t.Errorf("held call after Release: %s after %v, want pending at once", res.Status, time.Since(start))
+		}
+		if res := f.call(ctx, "refund", `{"order_id":"B2"}`); res.Status != reach.StatusPending || time.Since(start) != 0 {
+			t.Errorf("a call after Release: %s after %v, want pending at once", res.Status, time.Since(start))
+		}
+		if n := len(f.q.List(Pending)); n != 2 || f.runs.Load() != 0 {
+			t.Errorf("%d approvals pending and %d runs after Release, want 2 and none", n, f.runs.Load())
+		}
+	})
+}
