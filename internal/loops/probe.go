@@ -1120,7 +1120,7 @@ func wordsFold(v []byte) uint64 {
 				continue
 			}
 		}
-		if n == 0 && !wordEnd(c) {
+		if n == 0 && (c == '2' || c == '|' || c == '/' || i == 0) {
 			// A command's plumbing says how its output is shown, not
 			// what it asks: an environment setting before it
 			// (PAGER=cat), its errors joined to its output (2>&1), a
