@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestCommandPlumbing: a command whose output is only shown another way
 // (its errors joined to it, piped into a pager or a cut at its end, a
@@ -74,5 +77,33 @@ func TestAbsolutePathInCommand(t *testing.T) {
 	dirs := []string{"ls /srv/a/lib", "ls /srv/b/lib", "ls /srv/c/lib", "ls /srv/d/lib", "ls /srv/e/lib"}
 	if p := run("parents", dirs, func(int) string { return out }); p.refusedAt >= 0 {
 		t.Errorf("one name under other parents: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
+
+// TestEmptySearchReworded: a search in words that finds nothing, asked
+// again in other words that share one, is refused at its fourth asking
+// after three empty answers; searches that share no word, or whose texts
+// name their window in numbers (a sweep over weeks, each empty), go on.
+func TestEmptySearchReworded(t *testing.T) {
+	empty := egJSON(obj{"entities": arr{}, "relations": arr{}})
+	run := func(id string, qs []string) asPlay {
+		w := asRunOf(id, "memory", false)
+		for _, q := range qs {
+			w.t("", asOK("search_nodes", obj{"query": q}, empty))
+		}
+		return playAs(w.run)
+	}
+	if p := run("reworded", []string{"Dee employer", "Dee Okafor company", "where does Dee work", "Dee's workplace", "employer of Dee"}); p.refusedAt != 3 || p.v.Detector != "rephrase" {
+		t.Errorf("one search reworded, empty each time: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	if p := run("unrelated", []string{"Globex renewal", "Initech contact", "Umbrella invoice", "Hooli owner", "Acme address"}); p.refusedAt >= 0 {
+		t.Errorf("other searches, empty each time: refused at %d: %v", p.refusedAt, p.v)
+	}
+	var weeks []string
+	for w := 0; w < 6; w++ {
+		weeks = append(weeks, fmt.Sprintf("invoices from supplier after:2026-11-%02d before:2026-11-%02d", 1+w*4, 5+w*4))
+	}
+	if p := run("weeks", weeks); p.refusedAt >= 0 {
+		t.Errorf("a sweep over weeks, empty each time: refused at %d: %v", p.refusedAt, p.v)
 	}
 }

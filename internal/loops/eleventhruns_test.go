@@ -45,7 +45,6 @@ var elKnown = map[string]string{
 	"shell-git-log-pagers":                "missed",
 	"shell-tests-rerun-respelled":         "missed",
 	"memory-same-fact-reworded":           "missed",
-	"memory-search-reworded-empty":        "missed",
 	"maps-city-in-three-languages":        "missed",
 	"doc-page-range-shifted":              "missed",
 	"monitoring-promql-respelled-no-data": "missed",

@@ -1717,7 +1717,9 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small boo
 				d.smallOnce.put(k, answer)
 				return false
 			}
-			first = true
+			// A search in words counts from its second asking: the
+			// first, kept as one word, holds none of its words.
+			first = !s.prose
 		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
