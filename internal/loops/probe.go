@@ -1120,6 +1120,23 @@ func wordsFold(v []byte) uint64 {
 				continue
 			}
 		}
+		if n == 0 && (c == '2' || c == '|' || c == '/' || i == 0) {
+			// A command's plumbing says how its output is shown, not
+			// what it asks: an environment setting before it
+			// (PAGER=cat), its errors joined to its output (2>&1), a
+			// last stage that pages or cuts it (| cat, | less, | head
+			// -n 50).
+			if skip := plumbing(v, i); skip > 0 {
+				i += skip - 1
+				continue
+			}
+			if c == '/' {
+				// An absolute path is named by its last two
+				// components: /home/dev/app/src/lib is src/lib.
+				i = absoluteTail(v, i)
+				c = v[i]
+			}
+		}
 		switch {
 		case c == '\\':
 			flush()
@@ -1175,6 +1192,88 @@ func wordsFold(v []byte) uint64 {
 	}
 	flush()
 	return sum
+}
+
+// plumbing returns how many bytes of v at i, where a word starts, say only
+// how a command's output is shown: an environment setting that starts the
+// text (PAGER=cat, before a command), 2>&1 or 2>/dev/null, a pipe into a
+// pager or a cut that ends the command (| cat, | less -R, | head -n 50,
+// | tail -50); 0 when none.
+func plumbing(v []byte, i int) int {
+	_, e := codeWord(v, i)
+	w := v[i:e]
+	switch {
+	case v[i] == '2' && i+1 < len(v) && v[i+1] == '>':
+		j := i + 2
+		for j < len(v) && !wordEnd(v[j]) {
+			j++
+		}
+		if rest := v[i+2 : j]; string(rest) == "&1" || string(rest) == "/dev/null" {
+			return j - i
+		}
+	case string(w) == "|" && e < len(v):
+		a, b := codeWord(v, e)
+		switch string(v[a:b]) {
+		case "cat", "less", "more", "head", "tail":
+		default:
+			return 0
+		}
+		j := b
+		for j < len(v) && v[j] != '|' && v[j] != ';' && v[j] != '&' && v[j] != '>' {
+			j++
+		}
+		if j < len(v) {
+			return 0 // a stage in the middle feeds the next one
+		}
+		return j - i
+	case i == 0 && e < len(v) && v[e] == '=' && envName(w):
+		j := e + 1
+		for j < len(v) && v[j] != ' ' && v[j] != '\'' && v[j] != '"' {
+			j++
+		}
+		if j > e+1 && j < len(v) && v[j] == ' ' {
+			return j - i
+		}
+	}
+	return 0
+}
+
+// envName reports whether w names an environment variable: upper-case
+// letters, digits and _, starting with a letter, three or more.
+func envName(w []byte) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for _, c := range w {
+		if !('A' <= c && c <= 'Z' || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// absoluteTail returns where the last two components of the absolute path
+// at v[i] start, or i when it has fewer than three.
+func absoluteTail(v []byte, i int) int {
+	j := i
+	for j < len(v) && !wordEnd(v[j]) && v[j] != '=' && v[j] != '<' && v[j] != '>' && v[j] != '!' {
+		j++
+	}
+	for j > i+1 && v[j-1] == '/' {
+		j--
+	}
+	var cuts [3]int
+	k := 0
+	for x := j - 1; x > i && k < 3; x-- {
+		if v[x] == '/' {
+			cuts[k] = x
+			k++
+		}
+	}
+	if k < 2 {
+		return i
+	}
+	return cuts[1] + 1
 }
 
 // maxAliases bounds the table aliases of a query left out of its words.
@@ -1618,7 +1717,9 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small boo
 				d.smallOnce.put(k, answer)
 				return false
 			}
-			first = true
+			// A search in words counts from its second asking: the
+			// first, kept as one word, holds none of its words.
+			first = !s.prose
 		}
 		qs = &questionState{}
 		d.questions.put(k, qs)

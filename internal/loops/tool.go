@@ -548,7 +548,11 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// empty list, one count) is still the same answer to the same
 		// question when nothing in it is new: asked again respelled, it
 		// is the question going round.
-		other := d.doneRephrase(a, s, fresh > 0, judged, !judged && !sc.cut && fresh == 0 && !s.prose, answer, sc.out, &ec)
+		// So is a search in words that found nothing, asked again in
+		// other words; not one whose arguments hold a number (a sweep over
+		// weeks or hours, each empty, names its window in numbers).
+		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search && !bytes.ContainsAny(s.Args, "0123456789"))
+		other := d.doneRephrase(a, s, fresh > 0, judged, small, answer, sc.out, &ec)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
