@@ -147,6 +147,7 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 	}
 	defer g.Close()
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
+	mapOwnPagesSmall()
 	err = g.Serve(ctx, ln)
 	fmt.Fprintln(stdout, "reach stopped")
 	return err

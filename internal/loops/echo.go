@@ -26,13 +26,18 @@ type echoStreak struct {
 }
 
 // moving is what a call of one shape may move: its numbers (those
-// echoShape leaves out) and its web addresses, as written.
+// echoShape leaves out), its date-times and its web addresses, as written.
 type moving struct {
-	nums [maxEchoArgs]uint64
-	urls [maxEchoArgs][]byte
-	nn   int
-	nu   int
-	path filePath // its one file path, respelled (filePathOf)
+	nums  [maxEchoArgs]uint64
+	times [maxEchoArgs]uint64 // the hashes of its date-times' values
+	urls  [maxEchoArgs][]byte
+	nn    int
+	nt    int
+	nu    int
+	path  filePath // its one file path, respelled (filePathOf)
+	// cursor says that it moved a page's cursor: the answer's own cursor
+	// (the next page's) is then what it echoes
+	cursor bool
 }
 
 const maxPathParts = 8 // components of a path compared from its end
@@ -108,10 +113,13 @@ func sameFile(p, q *filePath) bool {
 // echoShape hashes arguments with what a call may move without asking
 // another thing left out (and kept in m, when m is not nil): numbers, but
 // those under a key that names an identifier or a position (id, page,
-// offset: another thing, another place), and a web address's query and
-// trailing slash. ok says whether the call keeps something it asks about
-// while those move: a free text (a thought, a question) or a web address.
-// A call of numbers alone (seat 1, seat 2) is a batch, and has no shape.
+// offset: another thing, another place), date-times with a time of day
+// (a window shifted an hour, the same calendar asked), and a web
+// address's query and trailing slash. ok says whether the call keeps
+// something it asks about while those move: a free text (a thought, a
+// question), a web address, or beside date-times any string (the calendar
+// asked). A call of numbers alone (seat 1, seat 2) is a batch, and has no
+// shape; so has one of date-times alone.
 func (d *Detector) echoShape(args []byte, m *moving) (shape uint64, ok bool) {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
@@ -142,9 +150,23 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 	if m != nil {
 		m.path = pk
 	}
+	times, kept, cursor := false, false, false
 	for i := range as {
 		l := &as[i]
 		switch {
+		case l.kind == leafString && cursorKey(l.key):
+			shape += mix(l.path, 0x63757273)
+			cursor = true
+			if m != nil {
+				m.cursor = true
+			}
+		case l.kind == leafString && !l.id && len(l.raw) >= 16 && dateTimeLen(l.raw) == len(l.raw):
+			shape += mix(l.path, 0x74696d65)
+			times = true
+			if m != nil && m.nt < len(m.times) {
+				m.times[m.nt] = l.val
+				m.nt++
+			}
 		case i == at:
 			shape += mix(l.path, pk.suf[0])
 			ok = true
@@ -165,10 +187,55 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 			if l.kind == leafString && bytes.IndexByte(l.raw, ' ') >= 0 {
 				ok = true
 			}
+			kept = kept || l.kind == leafString
 			shape += l.unit()
 		}
 	}
-	return shape | 1, ok
+	return shape | 1, ok || times && kept || cursor
+}
+
+// cursorKey reports whether key k names a page's cursor, an opaque token
+// that says where a listing goes on (cursor, next_cursor, pageToken,
+// nextPageToken, starting_after, continuation_token, marker), in any case
+// style.
+func cursorKey(k []byte) bool {
+	var low [24]byte
+	n := 0
+	for _, c := range k {
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case n == len(low):
+			return false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		low[n] = c
+		n++
+	}
+	switch string(low[:n]) {
+	case "cursor", "nextcursor", "pagecursor", "endcursor", "pagetoken", "nextpagetoken", "nexttoken", "startingafter", "continuationtoken", "continuation", "marker", "nextmarker":
+		return true
+	}
+	return false
+}
+
+// holdsCursor is a quick look for a key that may name a cursor in
+// canonical arguments.
+func holdsCursor(args []byte) bool {
+	return bytes.Contains(args, []byte(`ursor"`)) || bytes.Contains(args, []byte(`oken"`)) || bytes.Contains(args, []byte(`fter"`)) ||
+		bytes.Contains(args, []byte(`arker"`)) || bytes.Contains(args, []byte(`ation"`))
+}
+
+// holdsDateTime is a quick look for a date-time's "yyyy-mm-ddThh:" in
+// canonical arguments.
+func holdsDateTime(args []byte) bool {
+	for i := 10; i+3 < len(args); i++ {
+		if args[i] == 'T' && args[i-3] == '-' && isDigit(args[i-1]) && isDigit(args[i+1]) && isDigit(args[i+2]) && args[i+3] == ':' {
+			return true
+		}
+	}
+	return false
 }
 
 func isWebAddress(v []byte) bool {
@@ -186,8 +253,11 @@ func pageOf(v []byte) []byte {
 }
 
 // echoAnswer hashes the pieces of an answer with what they echo of what
-// the call moved (m) left out: a number equal to one of its numbers, one
-// of its web addresses inside a line. What the call did not move is the
+// the call moved (m) left out: a number equal to one of its numbers, a
+// value equal to one of its date-times, one of its web addresses inside a
+// line, and when it moved a cursor, the answer's own cursor (the next
+// page's: a server that ignores the cursor hands the same page and a new
+// cursor each time). What the call did not move is the
 // same in every call of its shape, echoed or not. It returns 0 when the
 // answer holds nothing.
 func echoAnswer(m *moving, ans []leaf) uint64 {
@@ -195,9 +265,15 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 		return 0
 	}
 	var h uint64
+	kept := 0 // leaves other than the next page's cursor
 	for i := range ans {
 		l := &ans[i]
 		v := l.val
+		if m.cursor && cursorKey(l.key) {
+			h += mix(l.path, 0x63757273)
+			continue
+		}
+		kept++
 		switch l.kind {
 		case leafNumber:
 			for _, x := range m.nums[:m.nn] {
@@ -207,6 +283,12 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 				}
 			}
 		case leafString:
+			for _, x := range m.times[:m.nt] {
+				if x == v {
+					v = 0x6563686f
+					break
+				}
+			}
 			for _, u := range m.urls[:m.nu] {
 				if j := bytes.Index(l.raw, u); j >= 0 {
 					v = mix(hashBytes(l.raw[:j]), hashBytes(l.raw[j+len(u):]))
@@ -215,6 +297,13 @@ func echoAnswer(m *moving, ans []leaf) uint64 {
 			}
 		}
 		h += mix(l.path, v)
+	}
+	if (m.cursor || m.nt > 0) && kept < 2 {
+		// A listing with nothing in it but its cursor and a flag (a
+		// feed polled), or a window's answer of one line ("No logs
+		// found between ... and ...": hours searched one by one for
+		// where something starts): nothing named, nothing to go round.
+		return 0
 	}
 	return h | 1
 }
@@ -229,9 +318,9 @@ func (d *Detector) doneEcho(a *agentState, t *toolState, s *Step, o *Outcome, sc
 		return
 	}
 	if !computed {
-		if bytes.IndexByte(s.Args, '/') < 0 {
-			// Neither a free text, an address nor a path (echoShape's
-			// ok): not scanned again.
+		if bytes.IndexByte(s.Args, '/') < 0 && !holdsDateTime(s.Args) && !holdsCursor(s.Args) {
+			// Neither a free text, an address, a path, a date-time nor
+			// a cursor (echoShape's ok): not scanned again.
 			e.count = 0
 			return
 		}
@@ -276,7 +365,7 @@ func (d *Detector) checkEcho(a *agentState, t *toolState, s *Step) *Verdict {
 	return &Verdict{
 		Detector: "repeat",
 		Message: s.Tool + " answered the last " + plural(e.count, "call", "calls") + " alike (" + e.last +
-			"), but for what each echoed of its own arguments (counters, an address's query, a path's spelling), and nothing was written since; " +
+			"), but for what each echoed of its own arguments (counters, a time window, a page's cursor, an address's query, a path's spelling), and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " moves only those again and cannot return anything new.",
 		Suggestion: "Changing a counter or an address's tracking parameters does not ask anything new: use the answer " +
 			"you have, ask for something else, or tell the user what you found.",

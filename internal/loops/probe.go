@@ -784,7 +784,7 @@ func (f *folder) str(v []byte) {
 		f.word(patternFold(v))
 	case !f.number(v):
 		f.byte('"')
-		v = webAddress(v)
+		v = unquoteName(webAddress(v))
 		if len(v) > 2 && bytes.IndexByte(v, '/') > 0 {
 			v = bytes.TrimSuffix(bytes.TrimPrefix(v, []byte("./")), []byte("/"))
 		}
@@ -795,6 +795,26 @@ func (f *folder) str(v []byte) {
 			f.byte(c)
 		}
 	}
+}
+
+// unquoteName is v without the quotes around a name quoted as SQL quotes
+// an identifier ("orders", `orders`, its JSON escapes as written): the
+// quoted name names what the bare one names. ('orders' is a string.)
+func unquoteName(v []byte) []byte {
+	var q []byte
+	switch {
+	case len(v) > 4 && v[0] == '\\' && v[1] == '"':
+		q = v[:2]
+	case len(v) > 2 && v[0] == '`':
+		q = v[:1]
+	default:
+		return v
+	}
+	in := v[len(q) : len(v)-len(q)]
+	if !bytes.HasSuffix(v, q) || len(in) == 0 || bytes.IndexAny(in, "\"'`\\ ") >= 0 {
+		return v
+	}
+	return in
 }
 
 // pattern reports whether string v (its JSON escapes as written) is a
