@@ -530,6 +530,12 @@ func idemKeys(c *Call) (rec, call, key string) {
 	return rec, call, call[len(c.Tool)+1:]
 }
 
+// ownedToolKey is the key a tool is given for a call under the caller's own
+// key (idempotency.ToolKey): one of its owner's own.
+func ownedToolKey(c *Call, key string) string {
+	return idempotency.ToolKey(c.req.root.principal, c.req.root.tenant, c.Tool, key)
+}
+
 // argsDigest identifies a call's normalized arguments in its idempotency
 // record: a key is not reused for other arguments.
 func argsDigest(args []byte) string {
@@ -548,10 +554,14 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	f, t := c.frame, c.tool
 	f.setState(Executing)
 	var key *string // a pointer: the string made an interface value would be an allocation
-	if c.fwdKey != "" {
-		c.toolKey = c.Tool + ":" + c.fwdKey
+	switch {
+	case c.fwdKey != "":
+		c.toolKey = ownedToolKey(c, c.fwdKey)
 		key = &c.toolKey
-	} else if c.key != "" {
+	case c.IdempotencyKey != "" && !c.sysKey:
+		c.toolKey = ownedToolKey(c, c.IdempotencyKey)
+		key = &c.toolKey
+	case c.key != "":
 		key = &c.key
 	}
 	canRetry := t.Access == Read || (c.key != "" && t.Idempotent)

@@ -45,6 +45,16 @@ func (rt *Runtime) pastRequest(p *PastRequest, parent *Request) *Request {
 	return r
 }
 
+// lineage reports whether id is r's or one of its ancestors'.
+func (r *Request) lineage(id string) bool {
+	for q := r; q != nil; q = q.parent {
+		if q.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 // loadPast reads a restored request's frames and sub-requests, once.
 func (r *Request) loadPast() {
 	p := r.past
@@ -74,6 +84,9 @@ func (r *Request) loadPast() {
 		}
 		kids := make([]*Request, 0, len(children))
 		for _, c := range children {
+			if r.lineage(c.ID) {
+				continue // edited records made a cycle: the tree would have no end
+			}
 			kids = append(kids, r.rt.pastRequest(c, r))
 		}
 		r.mu.Lock()

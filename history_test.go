@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,52 @@ func TestRestorePastParentFrameMissing(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("reading the frames of a sub-request whose parent frame was not kept never returned (a deadlock)")
+	}
+}
+
+// TestRestorePastCycle: the stored requests may be edited (the audit log's
+// chain guards the events, not the requests table), and a request made its
+// own sub-request, or its sub-request's, was restored under itself without
+// end: the graph of it (GET /v1/requests/{id}/graph, render.Frames) walked
+// down for ever, to a stack overflow that ended the gateway. A sub-request
+// whose id is the request's own or an ancestor's is now left out.
+func TestRestorePastCycle(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour)
+	var lead, sub *reach.PastRequest
+	lead = &reach.PastRequest{ID: "lead", Principal: "alice", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Minute),
+		Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+			return []reach.PastFrame{{ID: 1, Kind: reach.DelegateFrame, Name: "helper", State: reach.Completed, Started: t0}},
+				[]*reach.PastRequest{sub, lead} // lead made its own sub-request
+		}}
+	sub = &reach.PastRequest{ID: "lead/sub", Principal: "alice", State: reach.RequestCompleted, Started: t0, Ended: t0.Add(time.Second),
+		Load: func() ([]reach.PastFrame, []*reach.PastRequest) {
+			return []reach.PastFrame{{ID: 2, Parent: 1, Kind: reach.ToolFrame, Name: "search", State: reach.Completed, Started: t0}},
+				[]*reach.PastRequest{lead} // and its sub-request's
+		}}
+	rt := reach.New(&reach.Options{History: func(id string) (*reach.PastRequest, bool) {
+		if id == "lead" {
+			return lead, true
+		}
+		return nil, false
+	}})
+	r, ok := rt.Lookup("lead")
+	if !ok {
+		t.Fatal("lead not restored")
+	}
+	// Walk down at most 10 levels: without the check, the tree has no end.
+	var ids []string
+	var walk func(q *reach.Request, depth int)
+	walk = func(q *reach.Request, depth int) {
+		ids = append(ids, q.ID())
+		if depth == 10 {
+			return
+		}
+		for _, c := range q.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(r, 0)
+	if got := strings.Join(ids, " "); got != "lead lead/sub" {
+		t.Errorf("the restored tree holds %d requests (%.40q...), want lead and its sub-request, once each", len(ids), got)
 	}
 }

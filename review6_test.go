@@ -85,11 +85,11 @@ func TestReview6IdempotencyKeysScoped(t *testing.T) {
 					if out.Run != n || res.Replayed {
 						t.Errorf("round %d, %q/%q (%d), key %q: replayed run %d of another (last run %d)", round, w.principal, w.tenant, i, key, out.Run, n)
 					}
-					k := key
-					if k == "" {
-						k = reqID + "/c1"
+					k := "" // a key of the caller's: the tool gets one of its own for each owner (checked below)
+					if key == "" {
+						k = "put:" + reqID + "/c1"
 					}
-					want = append(want, "put:"+k)
+					want = append(want, k)
 					first[fmt.Sprint(i, key)] = out.Run
 				} else if f := first[fmt.Sprint(i, key)]; out.Run != f {
 					// The same principal and tenant repeat their key: the
@@ -106,8 +106,15 @@ func TestReview6IdempotencyKeysScoped(t *testing.T) {
 	if len(kept) != len(want) {
 		t.Fatalf("the tool ran %d times, want %d", len(kept), len(want))
 	}
+	owned := map[string]int{} // a key of the caller's, as the tool got it -> its run
 	for i := range want {
-		if kept[i] != want[i] {
+		switch {
+		case want[i] == "":
+			if j, dup := owned[kept[i]]; dup || !strings.HasPrefix(kept[i], "put:") || strings.Contains(kept[i], "/") {
+				t.Errorf("run %d: the tool kept key %q (run %d had it too: %v), want one of its owner's own, put:...", i, kept[i], j, dup)
+			}
+			owned[kept[i]] = i
+		case kept[i] != want[i]:
 			t.Errorf("run %d: the tool kept key %q, want %q", i, kept[i], want[i])
 		}
 	}

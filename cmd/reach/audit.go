@@ -237,12 +237,19 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 	}
 	// The delegated agents' frames, in sub-requests of their own, nest
 	// under the delegate frames: their events are part of the trace.
+	// Each request is read once: an edited requests table (which the
+	// audit log's chain does not guard) may make them a cycle.
+	seen := map[string]bool{request: true}
 	for queue := []string{request}; len(queue) > 0; queue = queue[1:] {
 		subs, err := st.ListRequests(cmd.Context(), store.RequestFilter{Parent: queue[0], Limit: 100000})
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, sub := range subs {
+			if seen[sub.ID] {
+				continue
+			}
+			seen[sub.ID] = true
 			more, err := audit.Show(cmd.Context(), st, sub.ID)
 			if err != nil {
 				return nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/audit"
@@ -295,5 +296,68 @@ forbid(principal, action, resource in Reach::Upstream::"fs");`))
 	}
 	if !strings.Contains(out, "records no upstream for fs__write_file") {
 		t.Errorf("the replay does not say it placed fs__write_file by its prefix:\n%s", out)
+	}
+}
+
+// TestAuditExportCyclicRequests: the requests a store holds may be edited
+// (the audit log's chain guards the events, not the requests table): a
+// request made its own parent, or its sub-request's, sent `audit export` and
+// `audit replay` round the cycle for ever, reading its events again on each
+// turn until memory ran out. Each request is now read once.
+func TestAuditExportCyclicRequests(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, sql string }{
+		{"its own parent", `UPDATE requests SET parent = id WHERE id = 'lead'`},
+		{"its parent's parent", `UPDATE requests SET parent = (SELECT id FROM requests WHERE parent = 'lead') WHERE id = 'lead'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, st, log := auditedStore(t)
+			cp := durable.New(st, nil, nil)
+			rt := reach.New(&reach.Options{Recorder: log, Checkpoints: cp, Requests: cp})
+			rt.MustRegister(reach.Tool{Name: "search", Reentrancy: reach.Reentrant, Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"hits":1}`), nil
+			}})
+			rctx, req, _ := rt.Begin(ctx, &reach.RequestOptions{ID: "lead"})
+			sctx, sub, err := rt.Delegate(rctx, &reach.Delegation{Agent: "researcher", Task: "find it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt.Call(sctx, &reach.Call{ID: "s1", Tool: "search", Arguments: json.RawMessage(`{"q":"x"}`)})
+			sub.End()
+			req.End()
+			log.Close()
+			st.Close()
+			db, err := sqlite.OpenFile(filepath.Join(dir, sqlite.DefaultFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := db.Exec(tc.sql); err != nil {
+				t.Fatal(err)
+			} else if n, _ := res.RowsAffected(); n != 1 {
+				t.Fatalf("the edit changed %d rows, want 1", n)
+			}
+			db.Close()
+			done := make(chan struct{})
+			var out string
+			go func() {
+				defer close(done)
+				out, err = runCLI(t, "audit", "export", "lead", "--data", dir)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("audit export of a store whose requests form a cycle did not end")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := loopbench.Decode([]byte(out))
+			if err != nil {
+				t.Fatalf("export is not a trace: %v\n%s", err, out)
+			}
+			if n := len(tr.Events); n != 2 {
+				t.Errorf("the export holds %d events, want 2 (the delegation and the call, each once)", n)
+			}
+		})
 	}
 }

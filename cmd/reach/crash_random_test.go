@@ -208,7 +208,7 @@ budgets:
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	for id, key := range pending {
-		if n := fx.closed["travel__close:"+key]; n != 1 {
+		if n := fx.closed[toolKey("travel__close", key)]; n != 1 {
 			t.Errorf("approval %s: its call ran %d times, want once", id, n)
 		}
 	}

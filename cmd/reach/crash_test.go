@@ -15,9 +15,18 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/idempotency"
+	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// toolKey is the key the tool is given for a call of tool under the
+// caller's own key, by the local user (no auth): one of its own
+// (idempotency.ToolKey).
+func toolKey(tool, key string) string {
+	return idempotency.ToolKey(link.LocalPrincipal, "", tool, key)
+}
 
 // sideEffects is the travel upstream's record of what its tools did.
 type sideEffects struct {

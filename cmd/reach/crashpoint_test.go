@@ -110,11 +110,11 @@ func TestCrashAtDurablePoints(t *testing.T) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.bookedOnce(t, "")
-			if n := l.booked["travel__book:k2"]; n != tc.booked {
+			if n := l.booked[toolKey("travel__book", "k2")]; n != tc.booked {
 				t.Errorf("leg 2 ran %d times, want %d", n, tc.booked)
 			}
-			if l.booked["travel__book:k1"] != 1 || l.undone["1/1"] != 1 {
-				t.Errorf("leg 1 ran %d times and was undone %d times, want 1 and 1", l.booked["travel__book:k1"], l.undone["1/1"])
+			if l.booked[toolKey("travel__book", "k1")] != 1 || l.undone["1/1"] != 1 {
+				t.Errorf("leg 1 ran %d times and was undone %d times, want 1 and 1", l.booked[toolKey("travel__book", "k1")], l.undone["1/1"])
 			}
 			if l.undone["1/2"] != tc.undone || l.legs["1/3"] > 0 {
 				t.Errorf("leg 2 undone %d times (want %d); leg 3 booked %d times (want 0)", l.undone["1/2"], tc.undone, l.legs["1/3"])

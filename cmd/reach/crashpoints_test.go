@@ -435,7 +435,7 @@ func pointCases() []durablePoint {
 				if res := call(t, h.base, book("", "k1", 1, 1)); res.Status != "success" || res.Replayed {
 					t.Errorf("the retry of k1 got %+v; want it to run (it never started)", res)
 				}
-				if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:k1"] }); n != 1 {
+				if n := h.counts(func(fx *sideEffects) int { return fx.booked[toolKey("travel__book", "k1")] }); n != 1 {
 					t.Errorf("k1 booked %d times; want 1", n)
 				}
 			},
@@ -924,7 +924,7 @@ func (h *crashRun) undoneOnce(t *testing.T, request, key string) {
 func (h *crashRun) notTwice(t *testing.T, key string) {
 	t.Helper()
 	call(t, h.base, book("", key, 1, 1))
-	if n := h.counts(func(fx *sideEffects) int { return fx.booked["travel__book:"+key] }); n != 1 {
+	if n := h.counts(func(fx *sideEffects) int { return fx.booked[toolKey("travel__book", key)] }); n != 1 {
 		t.Errorf("%s booked %d times, with its retry; want 1", key, n)
 	}
 }

@@ -172,9 +172,11 @@ type Options struct {
 	// cards; if empty, the scheme and Host of each card request.
 	PublicURL string
 	// HTTPClient talks to the agents; if nil, one without a timeout (a
-	// task's stream may last long; each call has its own deadline) that
+	// task's stream may last long; each call has its own deadline). Reach
 	// reads at most 64 MiB of any one answer or stream, and twice
-	// MaxTaskBytes of an agent's answer to a GetTask that reach relays.
+	// MaxTaskBytes of an answer that is one task (GetTask, a polled
+	// agent's answers, CancelTask), whatever client it is given (a copy of
+	// this one, its transport wrapped).
 	HTTPClient *http.Client
 	// MaxBodyBytes bounds a request body; if zero, 4 MiB.
 	MaxBodyBytes int64
@@ -271,6 +273,12 @@ func New(ctx context.Context, o *Options) (*Gateway, error) {
 	op.MaxTotalBytes = cmp.Or(op.MaxTotalBytes, 256<<20)
 	if op.HTTPClient == nil {
 		op.HTTPClient = &http.Client{Transport: capped{http.DefaultTransport.(*http.Transport).Clone(), maxAnswerBytes}}
+	} else {
+		// An embedder's client is read to the same bounds: a copy whose
+		// transport caps each answer (the embedder's is left as it was).
+		hc := *op.HTTPClient
+		hc.Transport = capped{cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport), maxAnswerBytes}
+		op.HTTPClient = &hc
 	}
 	if op.PublicURL != "" {
 		u, err := url.Parse(op.PublicURL)
@@ -332,10 +340,18 @@ func (c capped) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// taskCapKey marks a call whose answer is one task relayed whole (GetTask):
-// its value, Options.MaxTaskBytes, bounds what is read of that answer, below
+// taskCapKey marks a call whose answer is one task (GetTask, a polled
+// agent's send and GetTask, CancelTask): its value, twice
+// Options.MaxTaskBytes, bounds what is read of that answer, below
 // maxAnswerBytes.
 type taskCapKey struct{}
+
+// taskCap bounds what is read of the answer of a call made with ctx, one
+// task, to twice MaxTaskBytes (JSON carries files' bytes as base64, and
+// escapes); what the task holds is then bounded by MaxTaskBytes.
+func (g *Gateway) taskCap(ctx context.Context) context.Context {
+	return context.WithValue(ctx, taskCapKey{}, 2*g.opts.MaxTaskBytes)
+}
 
 // errTaskTooLarge is the error of reading past that bound.
 var errTaskTooLarge = errors.New("the agent's task is larger than reach reads of a task")

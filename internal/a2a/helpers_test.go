@@ -239,7 +239,7 @@ func (f *fakeAgent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessa
 			status(a2a.TaskStateCompleted, "done: "+rest)
 		case "say":
 			status(a2a.TaskStateCompleted, rest)
-		case "slow":
+		case "slow", "bigcancel":
 			select {
 			case <-stop:
 				status(a2a.TaskStateCanceled, "canceled")
@@ -300,6 +300,10 @@ func (f *fakeAgent) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) 
 	case <-stop:
 	default:
 		close(stop)
+	}
+	if word == "bigcancel" { // a hostile agent: a confirmation of 2 MiB
+		return &a2a.Task{ID: req.ID, ContextID: "ctx-" + string(req.ID), Status: a2a.TaskStatus{State: a2a.TaskStateCanceled},
+			Artifacts: []*a2a.Artifact{{ID: "big", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("c", 2<<20))}}}}, nil
 	}
 	return &a2a.Task{ID: req.ID, ContextID: "ctx-" + string(req.ID), Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}}, nil
 }

@@ -428,7 +428,7 @@ func (e *endpoint) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.T
 			// The agent's answer is read up to twice MaxTaskBytes (JSON
 			// carries files' bytes as base64, and escapes), and what it
 			// holds is bounded by MaxTaskBytes, as a stream's events are.
-			gctx = context.WithValue(gctx, taskCapKey{}, 2*e.g.opts.MaxTaskBytes)
+			gctx = e.g.taskCap(gctx)
 			up, err := c.GetTask(t.out(gctx), &a2a.GetTaskRequest{ID: req.ID, HistoryLength: req.HistoryLength})
 			cancel()
 			if errors.Is(err, errTaskTooLarge) || err == nil && up.ID == req.ID && sizeOf(up) > e.g.opts.MaxTaskBytes {

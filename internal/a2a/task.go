@@ -328,7 +328,8 @@ func (t *task) poll(ctx context.Context, c *a2aclient.Client, req *a2a.SendMessa
 	}
 	cfg.ReturnImmediately = true
 	r.Config = &cfg
-	res, err := c.SendMessage(ctx, &r)
+	// Each answer is one task (or message), read to the bound of a task.
+	res, err := c.SendMessage(t.g.taskCap(ctx), &r)
 	if err != nil {
 		t.broken(err)
 		return
@@ -351,8 +352,12 @@ func (t *task) poll(ctx context.Context, c *a2aclient.Client, req *a2a.SendMessa
 		case <-time.After(delay):
 		}
 		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		tk, err = c.GetTask(gctx, &a2a.GetTaskRequest{ID: tk.ID})
+		tk, err = c.GetTask(t.g.taskCap(gctx), &a2a.GetTaskRequest{ID: tk.ID})
 		cancel()
+		if errors.Is(err, errTaskTooLarge) {
+			t.overread()
+			return
+		}
 		if err != nil {
 			t.broken(err)
 			return
@@ -780,7 +785,7 @@ func (t *task) cancelUpstream(reason string) {
 	var res *a2a.Task
 	if err == nil {
 		ctx, cancel := context.WithTimeout(t.g.base, t.g.opts.CancelTimeout)
-		res, err = c.CancelTask(t.out(ctx), &a2a.CancelTaskRequest{ID: id})
+		res, err = c.CancelTask(t.out(t.g.taskCap(ctx)), &a2a.CancelTaskRequest{ID: id})
 		cancel()
 	}
 	switch {
@@ -859,6 +864,21 @@ func verdict(st a2a.TaskState, m *a2a.Message, snap *a2a.Task) string {
 		}
 	}
 	return string(st)
+}
+
+// overread fails the task at reach for its size when a polled agent's
+// answer (its whole task) was larger than reach reads of a task: as
+// overflow, the agent told to cancel.
+func (t *task) overread() {
+	var after []func()
+	t.mu.Lock()
+	if t.snap != nil && !t.state.Terminal() {
+		t.overflow(&after, false)
+	}
+	t.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 }
 
 // overflow fails the task at reach, its artifacts and messages having grown

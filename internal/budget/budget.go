@@ -158,6 +158,21 @@ func Charge(in, out int64, cost float64, price Price, priced bool) (tokens, cost
 	return tokens, costNano
 }
 
+// Nanos is a cost in billionths of the price unit, rounded (a cost read
+// back from what Charge counted is that count): a NaN or negative cost is
+// zero, and one past what an int64 holds (+Inf too) is math.MaxInt64. (A
+// float that large made an int64 is the most negative number on amd64: a
+// refund of everything.)
+func Nanos(cost float64) int64 {
+	switch {
+	case math.IsNaN(cost) || cost <= 0:
+		return 0
+	case cost*1e9 >= math.MaxInt64/2:
+		return math.MaxInt64
+	}
+	return int64(math.Round(cost * 1e9))
+}
+
 // AddSaturating adds d (not negative) to v, stopping at math.MaxInt64, and
 // returns the sum.
 func AddSaturating(v *atomic.Int64, d int64) int64 {
@@ -223,7 +238,7 @@ func (m *Meter) Restore(u Usage) {
 	m.turns.Store(int64(u.Turns))
 	m.toolCalls.Store(int64(u.ToolCalls))
 	m.tokens.Store(u.Tokens)
-	m.costNano.Store(int64(u.Cost * 1e9))
+	m.costNano.Store(Nanos(u.Cost))
 	m.maxDepth.Store(int64(u.MaxDepth))
 }
 

@@ -48,6 +48,11 @@ const (
 	// exhaust the gateway's memory (a session holds tens of kilobytes
 	// until its client ends it or idle_gap does).
 	DefaultSessionsPerPrincipal = 1000
+	// DefaultRequestsPerPrincipal bounds the requests one authenticated
+	// principal has in flight at once, each on a connection of its own:
+	// room for DefaultSessionsPerPrincipal sessions each holding a stream,
+	// and as many calls at once besides.
+	DefaultRequestsPerPrincipal = 2 * DefaultSessionsPerPrincipal
 )
 
 // MaxFileBytes bounds a configuration file.
@@ -97,6 +102,11 @@ type Config struct {
 	// initialize past it is refused with 429 until one ends. If zero,
 	// DefaultSessionsPerPrincipal (a count below zero means nothing).
 	SessionsPerPrincipal int `yaml:"sessions_per_principal"`
+	// RequestsPerPrincipal bounds the requests one authenticated principal
+	// of one tenant has in flight at once on an instance (calls, streams,
+	// sessions' streams: each holds a connection of its own); past it a
+	// request is refused with 429. If zero, DefaultRequestsPerPrincipal.
+	RequestsPerPrincipal int `yaml:"requests_per_principal"`
 	// MCPProtocols are the MCP protocol versions reach offers its clients;
 	// if empty, every version it speaks. A list without 2026-07-28 makes
 	// reach answer as a server of the session era, so that a client that
@@ -795,6 +805,9 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		if err := checkWholeNumbers(&root, reflect.TypeFor[Config]()); err != nil {
 			return nil, err
 		}
+		if err := checkCommentedSecrets(&root, reflect.TypeFor[Config](), data); err != nil {
+			return nil, err
+		}
 		c.root = &root
 	}
 	c.dir = dir
@@ -973,6 +986,89 @@ func checkWholeNumbers(n *yaml.Node, t reflect.Type) error {
 		}
 	}
 	return nil
+}
+
+// checkCommentedSecrets refuses a secret (a Secret field or map value) left
+// empty or null because its unquoted value began with #, which YAML reads as
+// a comment: `api_key: #abc` would otherwise load as no key at all. The
+// error names the line and the key, never the rest of the line (it holds
+// the secret).
+func checkCommentedSecrets(n *yaml.Node, t reflect.Type, data []byte) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkCommentedSecrets(c, t, data); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				if err := checkCommentedSecrets(c, t.Elem(), data); err != nil {
+					return err
+				}
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			var ft reflect.Type
+			switch t.Kind() {
+			case reflect.Map:
+				ft = t.Elem()
+			case reflect.Struct:
+				f, ok := yamlField(t, k.Value)
+				if !ok {
+					continue
+				}
+				ft = f.Type
+			default:
+				return nil
+			}
+			if ft == reflect.TypeFor[Secret]() {
+				if v.Kind == yaml.ScalarNode && v.Style == 0 && (v.Value == "" || v.ShortTag() == "!!null") && commentAfterKey(data, k) {
+					return fmt.Errorf("line %d: %s is empty because its value begins with #, which YAML reads as the start of a comment; quote the value (%s: \"#...\"), or leave the key out for no value", k.Line, k.Value, k.Value)
+				}
+				continue
+			}
+			if err := checkCommentedSecrets(v, ft, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// commentAfterKey reports whether the source line of the mapping key k has a
+// # right after the key's colon (and any spaces).
+func commentAfterKey(data []byte, k *yaml.Node) bool {
+	if k.Line < 1 || k.Column < 1 {
+		return false
+	}
+	line := data
+	for range k.Line - 1 {
+		j := bytes.IndexByte(line, '\n')
+		if j < 0 {
+			return false
+		}
+		line = line[j+1:]
+	}
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	if k.Column-1 > len(line) {
+		return false
+	}
+	rest := line[k.Column-1:]
+	c := bytes.IndexByte(rest, ':')
+	if c < 0 {
+		return false
+	}
+	rest = bytes.TrimLeft(rest[c+1:], " \t")
+	return len(rest) > 0 && rest[0] == '#'
 }
 
 // yamlField returns the field of the struct type t that the YAML key name
@@ -1858,6 +1954,15 @@ func (c *Config) SessionsCap() int {
 		return DefaultSessionsPerPrincipal
 	}
 	return c.SessionsPerPrincipal
+}
+
+// InFlightCap returns the bound on one principal's requests in flight in
+// force.
+func (c *Config) InFlightCap() int {
+	if c.RequestsPerPrincipal == 0 {
+		return DefaultRequestsPerPrincipal
+	}
+	return c.RequestsPerPrincipal
 }
 
 // DefaultBudget returns the budget for requests that name none, or nil for

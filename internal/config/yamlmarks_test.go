@@ -42,3 +42,39 @@ func TestValueBeginningWithYAMLMark(t *testing.T) {
 		t.Errorf("the quoted key = %q", got)
 	}
 }
+
+// TestSecretBeginningWithHash: an unquoted value that begins with # is a YAML
+// comment, so `api_key: #abc` loaded as no key at all, with no error, and the
+// model or upstream was sent no credential. A secret left empty or null with
+// a # right after its key is now an error that names the line and the key,
+// says to quote, and echoes nothing of the rest of the line.
+func TestSecretBeginningWithHash(t *testing.T) {
+	const secret = "Pw-3a9f-TOPSECRET"
+	for _, tc := range []struct{ name, yaml, line string }{
+		{"model", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key: #" + secret + "\n", "line 3"},
+		{"model no space", "model:\n  base_url: http://127.0.0.1:1/v1\n  api_key:   \t#" + secret + "\n", "line 3"},
+		{"header", "upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    headers:\n      Authorization: #" + secret + "\n", "line 5"},
+		{"env", "upstreams:\n  - name: a\n    command: [x]\n    env:\n      TOKEN: #" + secret + "\n", "line 5"},
+		{"store", "store: #" + secret + "\n", "line 1"},
+	} {
+		_, err := Parse([]byte(tc.yaml), nil)
+		if err == nil {
+			t.Errorf("%s: no error; the value was lost to a comment", tc.name)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "TOPSECRET") || !strings.Contains(msg, tc.line) || !strings.Contains(msg, "quote") {
+			t.Errorf("%s: %q; want the line (%s), a hint to quote, and nothing of the value", tc.name, msg, tc.line)
+		}
+	}
+	// A quoted value that begins with # is text; a comment on a line of its
+	// own, or after a value, is still a comment; a non-secret left empty
+	// with a comment is not this error.
+	ok := "# reach\nmodel:\n  base_url: http://127.0.0.1:1/v1 # the endpoint\n  # the key:\n  api_key: \"#" + secret + "\" # quoted\n"
+	c, err := Parse([]byte(ok), nil)
+	if err != nil {
+		t.Fatalf("a quoted key and comments: %v", err)
+	}
+	if got := c.Model.APIKey.Reveal(); got != "#"+secret {
+		t.Errorf("the quoted key = %q", got)
+	}
+}

@@ -68,8 +68,12 @@ type Options struct {
 	// Redactor masks the notes of dismissals, which are kept, shown and
 	// audited (P6); if nil, the one redactor's rules alone.
 	Redactor *redact.Redactor
-	MaxBody  int64        // bounds a request body
-	Logger   *slog.Logger // if nil, logs are discarded
+	MaxBody  int64 // bounds a request body
+	// MaxInFlight bounds the requests one authenticated principal (of one
+	// tenant) has in flight at once, streams included, each on a
+	// connection of its own; past it a request is refused 429. 0: no bound.
+	MaxInFlight int
+	Logger      *slog.Logger // if nil, logs are discarded
 	// Fast answers the tools/call POSTs to /mcp it takes on the server's
 	// fast lane (see Server); nil: MCP serves them all.
 	Fast FastMCP
@@ -131,6 +135,7 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
+	inflight  *inFlight      // each principal's requests in flight
 	handler   http.Handler   // the routes behind the middleware
 	served    *http.ServeMux // the routes but the answer to any other path
 }
@@ -143,7 +148,7 @@ func New(opts *Options) http.Handler { return newAPI(opts).handler }
 func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
-		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger}
+		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger, inflight: &inFlight{max: opts.MaxInFlight}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -166,7 +171,7 @@ func newAPI(opts *Options) *API {
 	// the server reads them, see Server).
 	var h http.Handler = limitBody(opts.MaxBody, mux)
 	if a.authn != nil {
-		h = a.authn.Middleware(h) // every path but /healthz, /livez and /readyz
+		h = a.authn.Middleware(a.inflight.bound(h)) // every path but /healthz, /livez and /readyz
 		h = uiSignsIn(limitBody(min(opts.MaxBody, preAuthBody), a.ui), h)
 	}
 	a.handler = a.wrapOuter(h)

@@ -477,6 +477,11 @@ func (s *Server) answerFast(ctx *fasthttp.RequestCtx, body []byte, msg *mcpwire.
 		if err != nil {
 			return refused // the handler answers, and logs, the failure
 		}
+		key := inFlightKey(id)
+		if !s.api.inflight.take(key) {
+			return refused // the handler answers past the bound
+		}
+		defer s.api.inflight.done(key)
 		c = auth.WithIdentity(c, id)
 	}
 	if sessionless(rh) {

@@ -1,6 +1,8 @@
 package idempotency
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -17,4 +19,17 @@ func Owner(principal, tenant string) (lead, p, t string) {
 		return "", principal, tenant
 	}
 	return "\x00", strconv.Quote(principal), strconv.Quote(tenant)
+}
+
+// ToolKey is the key a tool is given for a call of tool under a caller's own
+// key, by principal of tenant: "tool:" and a digest of the key with its
+// owner (32 hex digits), so that two owners' calls under one key are two keys
+// to the tool and the system it writes to (which would otherwise answer one
+// owner's call with the other's result), and one owner's retry is the same
+// key. It holds no '/', so it never spells a key derived from a request and
+// call id ("tool:root/call").
+func ToolKey(principal, tenant, tool, key string) string {
+	lead, p, t := Owner(principal, tenant)
+	sum := sha256.Sum256([]byte(lead + p + "\x00" + t + "\x00" + tool + ":" + key))
+	return tool + ":" + hex.EncodeToString(sum[:16])
 }

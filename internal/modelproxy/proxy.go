@@ -58,7 +58,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"mime"
 	"net/http"
 	"slices"
@@ -346,7 +345,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			left, limited = sleft, true
 		}
 		defer func() { // what the turn was charged, on every instance's ledger, less what it debited
-			t, c := mf.Tokens()-held.tokens, int64(math.Round(mf.Usage().Cost*1e9))-held.cost
+			t, c := mf.Tokens()-held.tokens, budget.Nanos(mf.Usage().Cost)-held.cost
 			if t != 0 || c != 0 {
 				if err := l.Spend(context.WithoutCancel(ctx), req, t, c); err != nil {
 					p.log.Error("debiting a model turn from the shared ledger failed", "request", req.ID(), "err", err)

@@ -1,0 +1,54 @@
+package reach_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/agentreach/reach"
+)
+
+// TestToolKeyScopedToOwner: a caller's idempotency key is scoped to its
+// principal and tenant in reach's record, but the key the tool was given
+// (reach.IdempotencyKey, passed on to an upstream as reach/idempotency_key)
+// was "tool:key" for everyone: a tool (or the system it writes to) that
+// honours keys answered bob's call with alice's result, and never ran his.
+// Two owners' calls with one key now give the tool two keys; one owner's
+// retry gives it the same one.
+func TestToolKeyScopedToOwner(t *testing.T) {
+	rt := reach.New(nil)
+	var mu sync.Mutex
+	var keys []string
+	rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			k, _ := reach.IdempotencyKey(ctx)
+			mu.Lock()
+			keys = append(keys, k)
+			mu.Unlock()
+			return args, nil
+		}})
+	call := func(principal, tenant, id string) {
+		ctx, _ := begin(t, rt, &reach.RequestOptions{Principal: principal, Tenant: tenant})
+		res := rt.Call(ctx, &reach.Call{ID: id, Tool: "pay", IdempotencyKey: "order-1", Arguments: json.RawMessage(`{"amount":10}`)})
+		if res.Status != reach.StatusSuccess {
+			t.Fatalf("%s: %s %v", principal, res.Status, res.Error)
+		}
+	}
+	call("alice", "", "c1")
+	call("bob", "", "c1")
+	call("alice", "t2", "c1")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 3 {
+		t.Fatalf("the tool ran %d times, want 3 (one for each owner)", len(keys))
+	}
+	if keys[0] == keys[1] || keys[0] == keys[2] || keys[1] == keys[2] {
+		t.Errorf("the tool was given keys %q: two owners' calls share one, so a tool that honours keys answers one with the other's result", keys)
+	}
+	for _, k := range keys {
+		if k == "" {
+			t.Errorf("the tool was given no key: %q", keys)
+		}
+	}
+}
