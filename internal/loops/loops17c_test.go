@@ -71,3 +71,45 @@ func BenchmarkSaysToldBefore(b *testing.B) {
 		}
 	}
 }
+
+// TestNeedIsRejection: a verdict that says what the receiver needs
+// first ("I need the logs first; handing back") reads as a rejection, as
+// one that says what the work "needs" does: the same need, reworded,
+// ending two rounds of one task reworded, refuses the third. Needs that
+// move (another thing needed each round) are progress.
+func TestNeedIsRejection(t *testing.T) {
+	if !rejection("I need the access logs first; handing back to triage.") {
+		t.Error(`"I need the access logs first; ...": not a rejection`)
+	}
+	run := func(id string, rounds [][2]string) asPlay {
+		w := asRunOf(id, "delegation", false)
+		for i, r := range rounds {
+			to := "triage"
+			if i%2 == 1 {
+				to = "fixer"
+			}
+			w.hand("", to, r[0], r[1], nil)
+		}
+		return playAs(w.run)
+	}
+	same := [][2]string{
+		{"Triage the checkout 502s from last night.", "The fixer should patch the proxy timeout; handing over."},
+		{"Patch the checkout proxy timeout behind last night's 502s.", "I need the access logs first; handing back to triage."},
+		{"Look into last night's checkout 502s again.", "The fixer should patch the proxy timeout; handing over."},
+		{"Fix the proxy timeout behind the checkout 502s.", "Need the access logs from triage; handing back."},
+		{"Triage the checkout 502s, last night's.", "Handing to the fixer for the timeout."},
+	}
+	if p := run("same-need", same); p.refusedAt != 4 || p.v.Detector != "delegation" {
+		t.Errorf("the same need reworded, two rounds: refused at %d (%v), want the fifth hand-off", p.refusedAt, p.v)
+	}
+	moving := [][2]string{
+		{"Triage the checkout 502s from last night.", "The fixer should patch the proxy timeout; handing over."},
+		{"Patch the checkout proxy timeout behind last night's 502s.", "I need the access logs first; handing back to triage."},
+		{"Look into last night's checkout 502s again.", "Logs attached; the fixer should patch the proxy timeout."},
+		{"Fix the proxy timeout behind the checkout 502s.", "I need a staging slot to test on; anything free today?"},
+		{"Triage the checkout 502s, last night's.", "Staging slot 3 booked; handing to the fixer."},
+	}
+	if p := run("moving-need", moving); p.refusedAt >= 0 {
+		t.Errorf("another need each round: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
