@@ -48,8 +48,6 @@ var elKnown = map[string]string{
 	"maps-city-in-three-languages":        "missed",
 	"doc-page-range-shifted":              "missed",
 	"monitoring-promql-respelled-no-data": "missed",
-	"ask-user-same-question-reworded":     "missed",
-	"planner-two-subagents-hand-back":     "missed",
 }
 
 func TestEleventhRuns(t *testing.T) {

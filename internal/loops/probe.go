@@ -1668,13 +1668,17 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 		return nil // the last asking again, word for word, is repeat's to judge
 	}
 	d.askedWords(s)
-	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || !qs.about(s)) {
+	if !(qs.records && s.search) && !qs.sameText(s) && (!rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script) || qs.answer != toldAnswer && !qs.about(s)) {
 		return nil // another question with the same arguments, or an answer that says nothing of it
+	}
+	brought := ") brought nothing that " + a.who() + " had not seen already"
+	if qs.answer == toldAnswer {
+		brought = ") were each answered that the answer had been given already"
 	}
 	return &Verdict{
 		Detector: "rephrase",
 		Message: "the last " + plural(qs.stale, "rewording", "rewordings") + " of the same question (" + qs.list() +
-			") brought nothing that " + a.who() + " had not seen already, and nothing was written since; " +
+			brought + ", and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " asks it once more in other words.",
 		Suggestion: "Rewording the query does not find anything new: work with the documents you already have, " +
 			"open one of them, search for something else, or tell the user what you found and what is missing.",
@@ -1698,7 +1702,7 @@ func (d *Detector) checkRephrase(a *agentState, s *Step) *Verdict {
 // question asked once keeps a word of state (smallOnce), not a streak's:
 // answers like these are common, and a streak's state for each question
 // they answered held 13 MB more under 128 sessions.
-func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small bool, answer uint64, ans []leaf, ec *echoes) (other bool) {
+func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small bool, answer uint64, ans []leaf, ec *echoes, told bool) (other bool) {
 	if d.cfg.rephraseMax == 0 || s.question == 0 {
 		return false
 	}
@@ -1718,8 +1722,10 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small boo
 				return false
 			}
 			// A search in words counts from its second asking: the
-			// first, kept as one word, holds none of its words.
-			first = !s.prose
+			// first, kept as one word, holds none of its words. An
+			// answer that says it was given before counts the asking
+			// before it.
+			first = !s.prose || told
 		}
 		qs = &questionState{}
 		d.questions.put(k, qs)
@@ -1753,7 +1759,7 @@ func (d *Detector) doneRephrase(a *agentState, s *Step, fresh, judged, small boo
 		// that share no word and get the same suggestions are other texts.
 		same := s.search && qs.stale > 0 && answer == qs.answer && listsRecords(ans, ec)
 		reworded := qs.stale == 0 || same || rewords(s, qs.words[:qs.nwords], qs.found[:qs.nfound], qs.script)
-		notAbout := qs.stale > 0 && !same && !qs.sameText(s) && !qs.about(s)
+		notAbout := qs.stale > 0 && !same && !told && !qs.sameText(s) && !qs.about(s)
 		other = !reworded || notAbout
 		if answer != qs.answer || !reworded || notAbout && qs.verdict {
 			qs.stale, qs.n, qs.nwords, qs.nfound, qs.script, qs.fscript, qs.verdict = 0, 0, 0, 0, 0, 0, false

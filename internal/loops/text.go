@@ -378,7 +378,7 @@ var negations = map[string]bool{
 	"failing": true, "failure": true, "reject": true, "rejected": true, "rejects": true, "missing": true,
 	"lacks": true, "lacking": true, "lack": true, "wrong": true, "incorrect": true, "insufficient": true,
 	"cannot": true, "doesn": true, "don": true, "isn": true, "aren": true, "won": true, "denied": true,
-	"unresolved": true, "fix": true, "revise": true, "redo": true, "needs": true, "requested": true,
+	"unresolved": true, "fix": true, "revise": true, "redo": true, "need": true, "needs": true, "requested": true,
 	"unacceptable": true, "blocked": true, "blocking": true,
 }
 

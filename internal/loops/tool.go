@@ -552,7 +552,16 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		// other words; not one whose arguments hold a number (a sweep over
 		// weeks or hours, each empty, names its window in numbers).
 		small := !judged && !sc.cut && fresh == 0 && (!s.prose || s.search && !bytes.ContainsAny(s.Args, "0123456789"))
-		other := d.doneRephrase(a, s, fresh > 0, judged, small, answer, sc.out, &ec)
+		// A question in words whose short answer says, in words, that it
+		// was given already ("I already told you", "Again, ...", "stop
+		// asking") is the same answer as the one before it, whatever it
+		// repeats: the asking before it counts too.
+		told := s.prose && !sc.cut && saysToldBefore(o.Result)
+		qAnswer := answer
+		if told {
+			qAnswer, small = toldAnswer, !judged
+		}
+		other := d.doneRephrase(a, s, fresh > 0 && !told, judged, small, qAnswer, sc.out, &ec, told)
 		if c.staleSteps > 0 {
 			switch {
 			case fresh > 0:
@@ -809,4 +818,75 @@ func describes(key, b []byte) bool {
 		}
 	}
 	return true
+}
+
+// toldAnswer stands for every answer that says it was given before.
+const toldAnswer = 0x746f6c64746f6c64
+
+// toldPhrases are what an answer says when the question was answered
+// before; toldStart, what it begins with.
+var (
+	toldPhrases = [...]string{"already told", "already said", "already answered", "already gave", "already asked", "told you", "said it ", "said it.", "said it:", "said it,", "said that", "stop asking", "as i said", "as i mentioned", "asked this before", "same answer"}
+	toldStart   = [...]string{"again,", "again:", "again -", "same as before"}
+)
+
+// saysToldBefore reports whether result, a short text (a JSON string of
+// at most 256 bytes), says in words that it was given already.
+func saysToldBefore(result []byte) bool {
+	if len(result) < 2 || len(result) > 256 || result[0] != '"' {
+		return false
+	}
+	if !hasToldWord(result[1 : len(result)-1]) {
+		return false // most answers: one pass over their words
+	}
+	var buf [256]byte
+	low := buf[:0]
+	for _, c := range result[1 : len(result)-1] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low = append(low, c)
+	}
+	for _, p := range toldStart {
+		if bytes.HasPrefix(low, []byte(p)) {
+			return true
+		}
+	}
+	for _, p := range toldPhrases {
+		if bytes.Contains(low, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToldWord reports whether text holds a word that every one of
+// toldPhrases and toldStart holds one of.
+func hasToldWord(text []byte) bool {
+	var w [9]byte
+	n := 0
+	for i := 0; i <= len(text); i++ {
+		c := byte(' ')
+		if i < len(text) {
+			c = text[i]
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'a' <= c && c <= 'z' {
+			if n < len(w) {
+				w[n] = c
+			}
+			n++
+			continue
+		}
+		if n >= 4 && n <= len(w) {
+			switch string(w[:n]) {
+			case "told", "said", "asked", "asking", "again", "answered", "gave", "same", "mentioned":
+				return true
+			}
+		}
+		n = 0
+	}
+	return false
 }
