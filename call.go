@@ -536,6 +536,21 @@ func ownedToolKey(c *Call, key string) string {
 	return idempotency.ToolKey(c.req.root.principal, c.req.root.tenant, c.Tool, key)
 }
 
+// derivedToolKey is the key a tool is given for a call under a key derived
+// from a request id a client named and the call's id: its owner's own, as
+// for a caller's key (idempotency.ToolKey of "ROOT/CALL"), since another
+// principal may name the same request once the first is forgotten. (A
+// request id made for the request is no one else's: its calls' tools are
+// given "tool:ROOT/CALL".) The digest's text, the owner and "tool:ROOT/CALL",
+// is the call's record key (idemKeys), made already.
+func derivedToolKey(c *Call) string {
+	var buf [256]byte // on the stack: []byte(c.idemRec) past 32 bytes would be an allocation
+	sum := sha256.Sum256(append(buf[:0], c.idemRec...))
+	var h [32]byte
+	hex.Encode(h[:], sum[:16])
+	return c.Tool + ":" + string(h[:])
+}
+
 // argsDigest identifies a call's normalized arguments in its idempotency
 // record: a key is not reused for other arguments.
 func argsDigest(args []byte) string {
@@ -560,6 +575,9 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 		key = &c.toolKey
 	case c.IdempotencyKey != "" && !c.sysKey:
 		c.toolKey = ownedToolKey(c, c.IdempotencyKey)
+		key = &c.toolKey
+	case c.key != "" && !c.sysKey && !c.req.root.fresh:
+		c.toolKey = derivedToolKey(c)
 		key = &c.toolKey
 	case c.key != "":
 		key = &c.key

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentreach/reach"
+	"github.com/agentreach/reach/internal/idempotency"
 )
 
 // TestToolKeyScopedToOwner: a caller's idempotency key is scoped to its
@@ -50,5 +51,66 @@ func TestToolKeyScopedToOwner(t *testing.T) {
 		if k == "" {
 			t.Errorf("the tool was given no key: %q", keys)
 		}
+	}
+}
+
+// TestDerivedToolKeyScopedToOwner: a write given no key runs under one
+// derived from its request and call id ("tool:ROOT/CALL"). When a client
+// named the request id, another principal may name it too once the first
+// request is forgotten (its calls' records are scoped to their owner, so
+// reach runs the second call): the tool was given the same key for both,
+// and a tool that honours keys answered bob's call with alice's result.
+// The key of a named request's call is now its owner's own.
+func TestDerivedToolKeyScopedToOwner(t *testing.T) {
+	rt := reach.New(nil)
+	var mu sync.Mutex
+	var keys []string
+	rt.MustRegister(reach.Tool{Name: "pay", Access: reach.Write, Reentrancy: reach.Reentrant,
+		Func: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			k, _ := reach.IdempotencyKey(ctx)
+			mu.Lock()
+			keys = append(keys, k)
+			mu.Unlock()
+			return args, nil
+		}})
+	call := func(principal, tenant string) {
+		ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{ID: "r-shared", Principal: principal, Tenant: tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer req.End()
+		res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{"amount":10}`)})
+		if res.Status != reach.StatusSuccess {
+			t.Fatalf("%s: %s %v", principal, res.Status, res.Error)
+		}
+	}
+	call("alice", "")
+	call("bob", "")
+	call("alice", "t2")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 3 {
+		t.Fatalf("the tool ran %d times, want 3 (one for each owner)", len(keys))
+	}
+	if keys[0] == keys[1] || keys[0] == keys[2] || keys[1] == keys[2] {
+		t.Errorf("the tool was given keys %q: two owners' calls under one named request and call id share one", keys)
+	}
+	for i, w := range [][2]string{{"alice", ""}, {"bob", ""}, {"alice", "t2"}} {
+		if want := idempotency.ToolKey(w[0], w[1], "pay", "r-shared/c1"); keys[i] != want {
+			t.Errorf("%s of %q was given %q, want %q (its own, as for a key it named)", w[0], w[1], keys[i], want)
+		}
+	}
+	// A request id made for the request is no one else's: its call's key
+	// is as derived.
+	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer req.End()
+	mu.Unlock()
+	res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{"amount":10}`)})
+	mu.Lock()
+	if res.Status != reach.StatusSuccess || keys[len(keys)-1] != "pay:"+req.ID()+"/c1" {
+		t.Errorf("a fresh request's call was given %q (%s), want %q", keys[len(keys)-1], res.Status, "pay:"+req.ID()+"/c1")
 	}
 }

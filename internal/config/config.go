@@ -796,7 +796,7 @@ func parse(data []byte, lookup func(string) (string, bool), dir string) (*Config
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-			return nil, cleanYAMLError(keysOfLines(err, &root))
+			return nil, cleanYAMLError(keysOfLines(taggedValue(err, &root), &root))
 		}
 		var extra yaml.Node
 		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -1257,7 +1257,7 @@ func keysOfLines(err error, root *yaml.Node) error {
 			continue // not a shape, or a part of the configuration that names its key
 		}
 		line, _ := strconv.Atoi(lm[1])
-		key := keyOnLine(root, line, "")
+		key := keyOnLine(root, line, "", reflect.TypeFor[Config]())
 		if key == "" {
 			continue
 		}
@@ -1318,33 +1318,87 @@ func stringOnLine(n *yaml.Node, line int) string {
 	return found
 }
 
+// taggedRE reads the YAML library's message for a value tagged with a type
+// it is not (`api_key: !!int pw`), which quotes the value.
+var taggedRE = regexp.MustCompile("^yaml: cannot decode !!\\w+ `((?s).*)` as a (!!\\w+)$")
+
+// taggedValue turns the YAML library's message for a value tagged with a
+// type it is not, which quotes the value (a secret, say), into one that
+// names the line and the key and quotes nothing of the value.
+func taggedValue(err error, root *yaml.Node) error {
+	m := taggedRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	var find func(n *yaml.Node) *yaml.Node
+	find = func(n *yaml.Node) *yaml.Node {
+		if n.Kind == yaml.ScalarNode && n.Value == m[1] && n.ShortTag() == m[2] {
+			return n
+		}
+		for _, c := range n.Content {
+			if f := find(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	where := "a value"
+	if n := find(root); n != nil {
+		where = "line " + strconv.Itoa(n.Line) + ": a value"
+		if k := keyOnLine(root, n.Line, "", reflect.TypeFor[Config]()); k != "" {
+			where = "line " + strconv.Itoa(n.Line) + ": " + k
+		}
+	}
+	return fmt.Errorf("%s is tagged %s, which its value is not; drop the tag, or quote the value if it is text", where, m[2])
+}
+
 // keyOnLine returns the dotted path of the deepest key under n whose value
-// begins on line, or "".
-func keyOnLine(n *yaml.Node, line int, path string) string {
+// begins on line, or "". n decodes into t (nil when unknown). It looks no
+// deeper than a secret: what is written where one goes (`api_key: {pw: 1}`)
+// is the secret, and is not named.
+func keyOnLine(n *yaml.Node, line int, path string, t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[Secret]() {
+		return ""
+	}
 	found := ""
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if k := keyOnLine(c, line, path); k != "" {
+			if k := keyOnLine(c, line, path, t); k != "" {
 				found = k
 			}
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
+			var ft reflect.Type
+			if t != nil && t.Kind() == reflect.Map {
+				ft = t.Elem()
+			} else if t != nil && t.Kind() == reflect.Struct {
+				if f, ok := yamlField(t, k); ok {
+					ft = f.Type
+				}
+			}
 			if path != "" {
 				k = path + "." + k
 			}
 			if v.Line == line {
 				found = k
 			}
-			if d := keyOnLine(v, line, k); d != "" {
+			if d := keyOnLine(v, line, k, ft); d != "" {
 				found = d
 			}
 		}
 	case yaml.SequenceNode:
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
 		for i, c := range n.Content {
-			if d := keyOnLine(c, line, path+"["+strconv.Itoa(i)+"]"); d != "" {
+			if d := keyOnLine(c, line, path+"["+strconv.Itoa(i)+"]", et); d != "" {
 				found = d
 			}
 		}

@@ -162,6 +162,9 @@ func TestBrowser(t *testing.T) {
 		rt.Call(mctx, &reach.Call{ID: fmt.Sprint("s", i), Tool: "search_kb", Arguments: json.RawMessage(fmt.Sprintf(`{"q":"topic %d"}`, i))})
 	}
 	m.EndModel(reach.TokenUsage{Input: 2000, Output: 300})
+	_, hostile, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "hostile", Principal: "alice"})
+	const hostileBy, hostileWhy = `<img src=x onerror="window.__pwned='by'">`, `</div><script>window.__pwned='reason'</script>`
+	hostile.Stop(reach.Cancel, hostileBy, hostileWhy)
 	_, done, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "finished", Principal: "alice"})
 	done.End()
 	for len(held.List(nil)) == 0 || len(busy.Frames()) < 4 {
@@ -200,6 +203,8 @@ func TestBrowser(t *testing.T) {
 		}
 		ListStates                                   map[string]string
 		IdleFiltered                                 []string
+		HostileStop, HostileRan                      string
+		HostileMarkup                                int
 		WideBoxes, WideFoldedBoxes                   int
 		WideFitWidth, WideZoomedWidth, GraphBoxWidth float64
 		WideFoldMark                                 string
@@ -233,6 +238,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if fmt.Sprint(saw.IdleFiltered) != "[wide]" {
 		t.Errorf("the idle filter lists %v, want [wide]", saw.IdleFiltered)
+	}
+	if !strings.Contains(saw.HostileStop, "by "+hostileBy) || !strings.Contains(saw.HostileStop, hostileWhy) || saw.HostileRan != "" || saw.HostileMarkup != 0 {
+		t.Errorf("a stop by %q for %q shows %q, ran %q, %d elements of its markup; want its text, nothing run", hostileBy, hostileWhy, saw.HostileStop, saw.HostileRan, saw.HostileMarkup)
 	}
 	if saw.WideBoxes != 31 || saw.WideFitWidth > saw.GraphBoxWidth+1 || saw.WideZoomedWidth <= saw.WideFitWidth*1.2 {
 		t.Errorf("wide graph: %d boxes (want 31), fit %.0f px in a %.0f px box, zoomed %.0f px", saw.WideBoxes, saw.WideFitWidth, saw.GraphBoxWidth, saw.WideZoomedWidth)

@@ -46,6 +46,14 @@ const { chromium } = require(process.env.PW);
     await Promise.all([page.waitForNavigation(), page.click('a[data-filter="idle"]')]);
     out.idleFiltered = await page.locator("tr[data-request]").evaluateAll((rs) => rs.map((r) => r.dataset.request));
 
+    // 1b. A request stopped by a name and for a reason written as markup
+    // (a stop may come from another instance): its page shows them as
+    // text, with when it stopped, and runs nothing of them.
+    await page.goto(`${base}/ui/requests/hostile`);
+    out.hostileStop = (await page.locator("main .err").first().innerText()).trim();
+    out.hostileRan = await page.evaluate(() => String(window.__pwned || ""));
+    out.hostileMarkup = await page.locator('main img[src="x"], main script:not([src])').evaluateAll((es) => es.filter((e) => /pwned/.test(e.outerHTML)).length);
+
     // 2. A wide fan-out: 30 boxes wrapped into rows, fitted to the page,
     // zoomed in, then folded under its model turn.
     await page.goto(`${base}/ui/requests/wide`);
