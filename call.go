@@ -537,12 +537,13 @@ func ownedToolKey(c *Call, key string) string {
 }
 
 // derivedToolKey is the key a tool is given for a call under a key derived
-// from a request id a client named and the call's id: its owner's own, as
-// for a caller's key (idempotency.ToolKey of "ROOT/CALL"), since another
-// principal may name the same request once the first is forgotten. (A
-// request id made for the request is no one else's: its calls' tools are
-// given "tool:ROOT/CALL".) The digest's text, the owner and "tool:ROOT/CALL",
-// is the call's record key (idemKeys), made already.
+// from its request's id and the call's id: its owner's own, as for a
+// caller's key (idempotency.ToolKey of "ROOT/CALL"), since another
+// principal may name the same request once the first is forgotten. A
+// request id reach made gets the same: a request restored after a crash
+// comes back with its id set, as a named one, and a call that runs again
+// gives its tool the key the first run gave. The digest's text, the owner
+// and "tool:ROOT/CALL", is the call's record key (idemKeys), made already.
 func derivedToolKey(c *Call) string {
 	var buf [256]byte // on the stack: []byte(c.idemRec) past 32 bytes would be an allocation
 	sum := sha256.Sum256(append(buf[:0], c.idemRec...))
@@ -576,7 +577,7 @@ func (rt *Runtime) execute(ctx context.Context, c *Call) (*Result, error) {
 	case c.IdempotencyKey != "" && !c.sysKey:
 		c.toolKey = ownedToolKey(c, c.IdempotencyKey)
 		key = &c.toolKey
-	case c.key != "" && !c.sysKey && !c.req.root.fresh:
+	case c.key != "" && !c.sysKey:
 		c.toolKey = derivedToolKey(c)
 		key = &c.toolKey
 	case c.key != "":

@@ -100,8 +100,10 @@ func TestDerivedToolKeyScopedToOwner(t *testing.T) {
 			t.Errorf("%s of %q was given %q, want %q (its own, as for a key it named)", w[0], w[1], keys[i], want)
 		}
 	}
-	// A request id made for the request is no one else's: its call's key
-	// is as derived.
+	// A request id made for the request gets its owner's key too, the same
+	// key as if the id had been named: a request restored after a crash
+	// comes back with its id set, as a named one, and a call in it that
+	// runs again must give its tool the key the first run gave.
 	ctx, req, err := rt.Begin(context.Background(), &reach.RequestOptions{Principal: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestDerivedToolKeyScopedToOwner(t *testing.T) {
 	mu.Unlock()
 	res := rt.Call(ctx, &reach.Call{ID: "c1", Tool: "pay", Arguments: json.RawMessage(`{"amount":10}`)})
 	mu.Lock()
-	if res.Status != reach.StatusSuccess || keys[len(keys)-1] != "pay:"+req.ID()+"/c1" {
-		t.Errorf("a fresh request's call was given %q (%s), want %q", keys[len(keys)-1], res.Status, "pay:"+req.ID()+"/c1")
+	if want := idempotency.ToolKey("alice", "", "pay", req.ID()+"/c1"); res.Status != reach.StatusSuccess || keys[len(keys)-1] != want {
+		t.Errorf("a call of a request whose id reach made was given %q (%s), want %q (its owner's, as for a named id)", keys[len(keys)-1], res.Status, want)
 	}
 }

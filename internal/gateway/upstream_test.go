@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/idempotency"
 	"github.com/agentreach/reach/internal/link"
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -132,8 +133,10 @@ func TestUpstreamWriteForwardsIdempotencyKey(t *testing.T) {
 	g, p, _ := upstreamGateway(t, probeConfig+"tools:\n  up__echo: {access: write}\n")
 	cs := connectMCP(t, g, nil)
 	callText(t, cs, "up__echo", map[string]any{"text": "x"}, mcp.Meta{link.MetaCallID: "c7", link.MetaRequest: "r7"})
-	if k, _ := p.lastMeta()[link.MetaIdempotencyKey].(string); k != "up__echo:r7/c7" {
-		t.Errorf("idempotency key upstream = %q, want up__echo:r7/c7", k)
+	// The key derived from the request and call id, digested with its owner
+	// (idempotency.ToolKey), as a caller's own key is.
+	if k, _ := p.lastMeta()[link.MetaIdempotencyKey].(string); k != idempotency.ToolKey(link.LocalPrincipal, "", "up__echo", "r7/c7") {
+		t.Errorf("idempotency key upstream = %q, want %q", k, idempotency.ToolKey(link.LocalPrincipal, "", "up__echo", "r7/c7"))
 	}
 	// The same key again returns the recorded result without calling the upstream.
 	before := len(p.metas)
