@@ -89,13 +89,15 @@ func TestWriteCallDurableAllocs(t *testing.T) {
 	if err := json.Unmarshal(st.result, &rec); err != nil || rec.Status != "success" || string(rec.Data) != string(args[i-1]) {
 		t.Errorf("the last call's recorded result: %s (%v)", st.result, err)
 	}
-	// 16 when measured (17 with its result encoded by json.Marshal; 25
+	// 17 when measured, one of them the key its tool is given, digested
+	// with its owner (16 when the tool was given the derived key as it was;
+	// 18 with its result encoded by json.Marshal; 26
 	// with its claim subscribed to the key's news before it found the key
 	// held, the claim's frame id, the end's and its row each spelled anew,
 	// the claim, the checkpoints and the rows each an allocation of their
 	// own).
-	if allocs > 16 {
-		t.Errorf("a write call allocates %v times above the store, want at most 16", allocs)
+	if allocs > 17 {
+		t.Errorf("a write call allocates %v times above the store, want at most 17", allocs)
 	}
 }
 
