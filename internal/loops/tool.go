@@ -826,9 +826,43 @@ const toldAnswer = 0x746f6c64746f6c64
 // toldPhrases are what an answer says when the question was answered
 // before; toldStart, what it begins with.
 var (
-	toldPhrases = [...]string{"already told", "already said", "already answered", "already gave", "already asked", "told you", "said it ", "said it.", "said it:", "said it,", "said that", "stop asking", "as i said", "as i mentioned", "asked this before", "same answer"}
+	toldPhrases = [...]string{"already told", "already said", "already answered", "already gave", "already asked", "told you", "stop asking", "as i said", "as i mentioned", "asked this before", "same answer"}
 	toldStart   = [...]string{"again,", "again:", "again -", "same as before"}
+	// toldSaid are the speakers of "said it" and "said that" when the
+	// answer says it was given before ("I've said it three times"); said
+	// by anyone else ("Dana said that the launch moves"), it reports
+	// what was said, and is an answer like any other.
+	toldSaid = [...]string{"i", "i've", "i have", "i had", "i'd", "we", "we've", "we have"}
 )
+
+// saidBefore reports whether low, lower-cased, says "said it" or "said
+// that" after one of toldSaid.
+func saidBefore(low []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(low[i:], []byte("said "))
+		if j < 0 {
+			return false
+		}
+		j += i
+		i = j + len("said ")
+		rest := low[i:]
+		n := bytes.IndexFunc(rest, func(r rune) bool { return !('a' <= r && r <= 'z') })
+		if n < 0 {
+			n = len(rest)
+		}
+		if w := string(rest[:n]); w != "it" && w != "that" {
+			continue // "said items", "said so"
+		}
+		before := bytes.TrimRight(low[:j], " ")
+		for _, w := range toldSaid {
+			if bytes.HasSuffix(before, []byte(w)) {
+				if k := len(before) - len(w); k == 0 || !('a' <= before[k-1] && before[k-1] <= 'z') {
+					return true
+				}
+			}
+		}
+	}
+}
 
 // saysToldBefore reports whether result, a short text (a JSON string of
 // at most 256 bytes), says in words that it was given already.
@@ -857,7 +891,7 @@ func saysToldBefore(result []byte) bool {
 			return true
 		}
 	}
-	return false
+	return saidBefore(low)
 }
 
 // hasToldWord reports whether text holds a word that every one of
