@@ -38,48 +38,6 @@ func TestCommandPlumbing(t *testing.T) {
 	}
 }
 
-// TestAbsolutePathInCommand: a directory listed by its relative path and
-// by its absolute one is one question, so the fourth listing after three
-// alike is refused; directories of one name under other parents, and
-// other directories, are other questions.
-func TestAbsolutePathInCommand(t *testing.T) {
-	same := [][2]string{
-		{`{"command":"ls -la src/lib"}`, `{"command":"ls -la /home/dev/shop/src/lib"}`},
-		{`{"command":"ls -la src/lib"}`, `{"command":"ls -l -a /home/dev/shop/src/lib/"}`},
-	}
-	for _, p := range same {
-		if foldArgs("t", []byte(p[0])) != foldArgs("t", []byte(p[1])) {
-			t.Errorf("%s and %s: two questions, want one", p[0], p[1])
-		}
-	}
-	differ := [][2]string{
-		{`{"command":"cat /etc/app/config.yaml"}`, `{"command":"cat /etc/web/config.yaml"}`},
-		{`{"command":"ls /srv/a/lib"}`, `{"command":"ls /srv/b/lib"}`},
-		{`{"command":"ls /"}`, `{"command":"ls"}`},
-		{`{"command":"ls lib"}`, `{"command":"ls /usr/lib"}`},
-	}
-	for _, p := range differ {
-		if foldArgs("t", []byte(p[0])) == foldArgs("t", []byte(p[1])) {
-			t.Errorf("%s and %s: one question, want two", p[0], p[1])
-		}
-	}
-	out := elRun("total 8\n-rw-r--r-- 1 dev dev 812 Dec  4 10:00 cart.ts", "", 0)
-	run := func(id string, cmds []string, answer func(int) string) asPlay {
-		w := asRunOf(id, "shell", false)
-		for i, c := range cmds {
-			w.t("", asOK("run_command", obj{"command": c}, answer(i)))
-		}
-		return playAs(w.run)
-	}
-	if p := run("respelled", []string{"ls -la src/lib", "ls ./src/lib/", "ls -la /home/dev/shop/src/lib", "ls /home/dev/shop/src/lib/ -l"}, func(int) string { return out }); p.refusedAt != 3 || p.v.Detector != "rephrase" {
-		t.Errorf("one directory by relative and absolute path: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
-	}
-	dirs := []string{"ls /srv/a/lib", "ls /srv/b/lib", "ls /srv/c/lib", "ls /srv/d/lib", "ls /srv/e/lib"}
-	if p := run("parents", dirs, func(int) string { return out }); p.refusedAt >= 0 {
-		t.Errorf("one name under other parents: refused at %d: %v", p.refusedAt, p.v)
-	}
-}
-
 // TestEmptySearchReworded: a search in words that finds nothing, asked
 // again in other words that share one, is refused at its fourth asking
 // after three empty answers; searches that share no word, or whose texts

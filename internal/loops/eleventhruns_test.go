@@ -37,10 +37,13 @@ import (
 // elKnown lists the runs whose outcome is not their label's, each with why.
 var elKnown = map[string]string{
 	// On the guard as the probe was written (6742ca1): 7 of 18 loops
-	// detected, none early; none of 18 legit runs refused. 8 since an
-	// absolute path is named by its last two components inside a
-	// command, and a command's plumbing (2>&1, | cat, PAGER=cat) is left
-	// out of its words.
+	// detected, none early; none of 18 legit runs refused. A command's
+	// plumbing (2>&1, | cat, PAGER=cat) is left out of its words. An
+	// absolute path was named by its last two components for a while,
+	// which caught the same directory by relative and absolute path, and
+	// refused the same file of several sites read in turn
+	// (review17b_test.go): the rule is gone, and that run is missed.
+	"shell-ls-same-dir-respelled":         "missed",
 	"shell-build-rerun-other-pager":       "missed",
 	"shell-git-log-pagers":                "missed",
 	"shell-tests-rerun-respelled":         "missed",

@@ -1130,12 +1130,6 @@ func wordsFold(v []byte) uint64 {
 				i += skip - 1
 				continue
 			}
-			if c == '/' {
-				// An absolute path is named by its last two
-				// components: /home/dev/app/src/lib is src/lib.
-				i = absoluteTail(v, i)
-				c = v[i]
-			}
 		}
 		switch {
 		case c == '\\':
@@ -1250,30 +1244,6 @@ func envName(w []byte) bool {
 		}
 	}
 	return true
-}
-
-// absoluteTail returns where the last two components of the absolute path
-// at v[i] start, or i when it has fewer than three.
-func absoluteTail(v []byte, i int) int {
-	j := i
-	for j < len(v) && !wordEnd(v[j]) && v[j] != '=' && v[j] != '<' && v[j] != '>' && v[j] != '!' {
-		j++
-	}
-	for j > i+1 && v[j-1] == '/' {
-		j--
-	}
-	var cuts [3]int
-	k := 0
-	for x := j - 1; x > i && k < 3; x-- {
-		if v[x] == '/' {
-			cuts[k] = x
-			k++
-		}
-	}
-	if k < 2 {
-		return i
-	}
-	return cuts[1] + 1
 }
 
 // maxAliases bounds the table aliases of a query left out of its words.

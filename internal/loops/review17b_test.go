@@ -1,9 +1,5 @@
-//go:build loopsprobe
-
-// A probe of a class loops17b's absolute-path rule refuses, failing on
-// main: go test -tags loopsprobe -run TestAbsolutePathsOfOneTail ./internal/loops/
-// Behind a tag so that the branch stays green until the rule is changed;
-// drop the tag with the fix.
+// A class loops17b's absolute-path rule (an absolute path named by its
+// last two components) refused: the rule is gone.
 
 package loops
 
