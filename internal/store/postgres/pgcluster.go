@@ -263,6 +263,41 @@ func (p *Store) Settled(ctx context.Context, owner string) ([]string, error) {
 	return ids, nil
 }
 
+// RunningOn returns, of the requests ids, those the store holds running
+// (not stopped, not ended) with a part on an instance other than owner's
+// life, each with the names of the instances that hold those parts,
+// sorted: for the views of an instance whose own part of a request ended
+// while another's runs on. One query; nothing is written.
+func (p *Store) RunningOn(ctx context.Context, ids []string, owner string) (map[string][]string, error) {
+	if p.Closed() {
+		return nil, store.ErrClosed
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := p.pool.Query(ctx, `SELECT x.request, array_agg(DISTINCT split_part(x.owner, '/', 1) ORDER BY split_part(x.owner, '/', 1))
+	FROM replicas x JOIN requests r ON r.id = x.request
+	WHERE x.request = ANY($1) AND x.owner <> $2 AND r.state = 'running' AND r.stop = 0
+	GROUP BY x.request`, ids, owner)
+	if err != nil {
+		return nil, fmt.Errorf("reading where requests run: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var id string
+		var names []string
+		if err := rows.Scan(&id, &names); err != nil {
+			return nil, fmt.Errorf("reading where requests run: %w", err)
+		}
+		out[id] = names
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading where requests run: %w", err)
+	}
+	return out, nil
+}
+
 // StopRecord is a stored stop, as Stops returns it.
 type StopRecord struct {
 	Request string
