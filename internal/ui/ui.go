@@ -469,11 +469,11 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 	return v
 }
 
-// Live reports whether a request may still be stopped here: not stopped,
-// not ended (nor ended here and running on another instance, whose UI
-// stops it).
+// Live reports whether a request may still be stopped: not stopped, not
+// ended (here, or, running on another instance, there: the stop is
+// stored and reaches it).
 func (v requestView) Live() bool {
-	return v.State != stateStopped && v.State != stateDone && v.On == ""
+	return v.State != stateStopped && v.State != stateDone
 }
 
 // all returns the requests the UI shows: Runtime's, newest first, then
