@@ -688,6 +688,13 @@ func TestPostgresRunningOn(t *testing.T) {
 	if err != nil || len(got) != 2 || !slices.Equal(got["r1"], []string{"A"}) || !slices.Equal(got["r2"], []string{"A"}) {
 		t.Fatalf("RunningOn from B = %v, %v; want r1 and r2 on A (r3 stopped, r4 unknown)", got, err)
 	}
+	many := []string{"r1", "r3"}
+	for i := range 20 {
+		many = append(many, fmt.Sprint("x", i))
+	}
+	if got, err := b.RunningOn(ctx, many, "B/1"); err != nil || len(got) != 1 || !slices.Equal(got["r1"], []string{"A"}) {
+		t.Fatalf("RunningOn from B of 22 ids = %v, %v; want r1 on A (not r2, not asked)", got, err)
+	}
 	if got, err := a.RunningOn(ctx, []string{"r1", "r2"}, "A/1"); err != nil || len(got) != 0 {
 		t.Fatalf("RunningOn from A = %v, %v; want none: A alone runs them", got, err)
 	}
