@@ -113,11 +113,12 @@ func newRequests() *cobra.Command {
 			Requests []struct {
 				ID, State, Activity, Principal, Agent string
 				Started                               time.Time
-				ToolCalls                             int     `json:"tool_calls"`
-				Turns                                 int     `json:"turns"`
-				Tokens                                int64   `json:"tokens"`
-				Cost                                  float64 `json:"cost"`
-				Refusals                              int     `json:"refusals"`
+				ToolCalls                             int      `json:"tool_calls"`
+				Turns                                 int      `json:"turns"`
+				Tokens                                int64    `json:"tokens"`
+				Cost                                  float64  `json:"cost"`
+				Refusals                              int      `json:"refusals"`
+				RunningOn                             []string `json:"running_on"`
 			} `json:"requests"`
 		}
 		if _, err := client().do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
@@ -131,6 +132,9 @@ func newRequests() *cobra.Command {
 			st := cmp.Or(r.Activity, r.State)
 			if strings.HasPrefix(r.State, "stopped_") {
 				st += " (" + strings.TrimPrefix(r.State, "stopped_") + ")"
+			}
+			if len(r.RunningOn) > 0 { // its part here ended; the store says it runs there
+				st += " on " + strings.Join(r.RunningOn, ", ")
 			}
 			cost := "-"
 			if r.Cost > 0 {

@@ -419,6 +419,15 @@ func (c *Cluster) End(ctx context.Context, id string, may func(principal, tenant
 	return c.st.SettleRequest(ctx, id)
 }
 
+// RunningElsewhere returns, of the requests ids, those the store holds
+// running on another instance, each with the names of the instances
+// running it: a request whose part here ended (its idle gap) while
+// another's runs on. For the views only (the API, the UI): one query of
+// the store, never on a call's path.
+func (c *Cluster) RunningElsewhere(ctx context.Context, ids []string) (map[string][]string, error) {
+	return c.st.RunningOn(ctx, ids, c.owner)
+}
+
 // endLocal ends this instance's part of request id, which its client
 // ended through another instance. The end is remembered (heard): a part
 // of id that is not registered yet (its JoinRequest written, its

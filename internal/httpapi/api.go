@@ -105,6 +105,10 @@ type RemoteRequests interface {
 	End(ctx context.Context, id string, may func(principal, tenant string) bool) (found bool, err error)
 	Stop(ctx context.Context, id string, mode reach.StopMode, by, reason string, may func(principal, tenant string) bool) (found bool, cause *reach.Cause, err error)
 	NotYours(err error) bool
+	// RunningElsewhere returns, of the requests ids, those the store holds
+	// running on another instance, with those instances' names: for the
+	// views of a request whose part here ended while another's runs on.
+	RunningElsewhere(ctx context.Context, ids []string) (map[string][]string, error)
 }
 
 // Upstreams describes the upstreams for /healthz.
@@ -541,6 +545,46 @@ type requestSummary struct {
 	Tokens    int64     `json:"tokens"`
 	Cost      float64   `json:"cost"`
 	Refusals  int       `json:"refusals"`
+	// RunningOn names the instances that run the request when its part
+	// here ended (its state here is completed) and the shared store holds
+	// it running there: State and Activity are then "running", as the
+	// store says.
+	RunningOn []string `json:"running_on,omitempty"`
+}
+
+// runsOn shows s running on the instances names, as the store says.
+func (s *requestSummary) runsOn(names []string) {
+	if names == nil {
+		return
+	}
+	s.State, s.Activity, s.RunningOn = reach.RequestRunning, telemetry.StateRunning, names
+}
+
+// elsewhere returns, of rs, the requests this instance shows completed
+// (its part of them ended) that the shared store holds running on another
+// instance, with those instances' names; nil without a shared store, or
+// when the store cannot say (then the views show this instance's part).
+// One read of the store, for a view only: no call's path comes here, and
+// Request.State (what the runtime acts on) is not changed.
+func (a *API) elsewhere(ctx context.Context, rs ...*reach.Request) map[string][]string {
+	if a.remote == nil {
+		return nil
+	}
+	var ids []string
+	for _, r := range rs {
+		if r.State() == reach.RequestCompleted {
+			ids = append(ids, r.ID())
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	m, err := a.remote.RunningElsewhere(ctx, ids)
+	if err != nil {
+		a.log.Warn("reading which ended requests run on other instances", "err", err)
+		return nil
+	}
+	return m
 }
 
 func summarize(r *reach.Request, a telemetry.Activity) requestSummary {
@@ -593,21 +637,26 @@ func (a *API) listRequests(w http.ResponseWriter, hr *http.Request) {
 		limit = n
 	}
 	rs := a.rt.Requests()
-	out := make([]requestSummary, 0, len(rs))
+	seen := rs[:0:0]
+	for _, r := range rs {
+		if a.sees(hr, r) {
+			seen = append(seen, r)
+		}
+	}
+	on := a.elsewhere(hr.Context(), seen...)
+	out := make([]requestSummary, 0, len(seen))
 	now := time.Now()
 	pending := a.pendingApprovals()
-	for _, r := range rs {
+	for _, r := range seen {
 		if limit >= 0 && len(out) >= limit {
 			break
 		}
-		if !a.sees(hr, r) {
+		s := summarize(r, telemetry.RequestActivityPending(r, now, pending))
+		s.runsOn(on[r.ID()])
+		if state != "" && s.Activity != state {
 			continue
 		}
-		act := telemetry.RequestActivityPending(r, now, pending)
-		if state != "" && act.State != state {
-			continue
-		}
-		out = append(out, summarize(r, act))
+		out = append(out, s)
 	}
 	httpjson.Write(w, http.StatusOK, map[string]any{"requests": out})
 }
@@ -662,6 +711,7 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		Stop:   req.StopCause(),
 		Frames: render.Frames(req),
 	}
+	out.runsOn(a.elsewhere(r.Context(), req)[req.ID()])
 	for _, c := range req.Children() {
 		out.Children = append(out.Children, c.ID())
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -25,6 +26,9 @@ func (a *API) newUI() *ui.UI {
 	}
 	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
 		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}
+	}
+	if a.remote != nil {
+		uo.Elsewhere = func(ctx context.Context, rs []*reach.Request) map[string][]string { return a.elsewhere(ctx, rs...) }
 	}
 	if len(a.shown) > 0 {
 		uo.Also = func() []*reach.Request { return a.shown }

@@ -108,6 +108,11 @@ type Options struct {
 	// (reach demo --serve shows the scenarios it ran), each visible as
 	// Visible says; nil for none.
 	Also func() []*reach.Request
+	// Elsewhere returns, of the requests rs, those whose part here ended
+	// that the shared store holds running on another instance, with those
+	// instances' names (a read of the store, for the pages only); nil
+	// without a shared store.
+	Elsewhere func(ctx context.Context, rs []*reach.Request) map[string][]string
 	// Login, if set, makes the UI sign people in itself (see [Login]);
 	// the gateway sets it when it authenticates its callers, and then
 	// sends /ui/ to the UI without its own authentication.
@@ -400,6 +405,24 @@ type requestView struct {
 	Cause                                                   *reach.Cause
 	Stopped                                                 when   // when Cause was decided
 	Approval                                                string // a pending approval of it, if any
+	On                                                      string // the instances it runs on, when its part here ended and theirs runs on
+}
+
+// runsOn shows v running on the instances names, as the shared store
+// says, though its part here ended.
+func (v *requestView) runsOn(names []string) {
+	if names == nil {
+		return
+	}
+	v.State, v.Class, v.On = stateRunning, telemetry.StateRunning, strings.Join(names, ", ")
+}
+
+// elsewhere is Options.Elsewhere, nil without it.
+func (u *UI) elsewhere(ctx context.Context, rs ...*reach.Request) map[string][]string {
+	if u.o.Elsewhere == nil {
+		return nil
+	}
+	return u.o.Elsewhere(ctx, rs)
 }
 
 // viewRequest summarizes q and its sub-requests at now.
@@ -447,8 +470,11 @@ func viewRequest(q *reach.Request, now time.Time) requestView {
 }
 
 // Live reports whether a request may still be stopped: not stopped, not
-// ended.
-func (v requestView) Live() bool { return v.State != stateStopped && v.State != stateDone }
+// ended (here, or, running on another instance, there: the stop is
+// stored and reaches it).
+func (v requestView) Live() bool {
+	return v.State != stateStopped && v.State != stateDone
+}
 
 // all returns the requests the UI shows: Runtime's, newest first, then
 // Options.Also's.
@@ -542,6 +568,7 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 	counts := map[string]int{}
 	var vs []requestView
 	total := 0
+	var shown []*reach.Request
 	for _, q := range u.all() {
 		if !u.visible(r, q) {
 			continue
@@ -552,7 +579,12 @@ func (u *UI) requests(w http.ResponseWriter, r *http.Request) {
 		if f.Q != "" && !strings.Contains(strings.ToLower(q.ID()+" "+q.Agent()+" "+q.Scene()), strings.ToLower(f.Q)) {
 			continue
 		}
+		shown = append(shown, q)
+	}
+	on := u.elsewhere(r.Context(), shown...)
+	for _, q := range shown {
 		v := viewRequest(q, now)
+		v.runsOn(on[q.ID()])
 		v.Approval = pending[v.ID]
 		if v.State == stateWaiting && v.Approval == "" && v.Held == 0 && u.o.Approvals != nil {
 			// Its calls were answered "pending", and no approval of it
@@ -638,6 +670,7 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 		frames = append(frames, fv)
 	}
 	v := viewRequest(q, now)
+	v.runsOn(u.elsewhere(r.Context(), q)[q.ID()])
 	// The approvals of this request and its sub-requests that the viewer
 	// may decide, pending first.
 	var aps []approvalView

@@ -122,3 +122,33 @@ func BenchmarkAuditAppend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunningOn is what a view of an instance's requests (GET
+// /v1/requests, the UI's list) asks of the store: of 10,000 requests it
+// shows completed, which run on another instance (100 of them here, with
+// 1,000 more running there that it never had). ns/op is one view's query.
+//
+//	go test -run '^$' -bench RunningOn -benchtime 200x ./internal/store/postgres/
+func BenchmarkRunningOn(b *testing.B) {
+	s := openPostgres(b, pgtest.Database(b))
+	ctx := context.Background()
+	// b's parts ended (no replica of b's); 100 run on a, the others ended;
+	// 1,000 more run on a that b never had.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO requests (id, state, started, updated)
+		SELECT 'r' || g, CASE WHEN g < 100 OR g >= 10000 THEN 'running' ELSE 'ended' END, 1, 1 FROM generate_series(0, 10999) g;
+		INSERT INTO replicas (request, owner) SELECT 'r' || g, 'A/1' FROM generate_series(0, 99) g;
+		INSERT INTO replicas (request, owner) SELECT 'r' || g, 'A/1' FROM generate_series(10000, 10999) g`); err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 10000)
+	for i := range ids {
+		ids[i] = fmt.Sprint("r", i)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		on, err := s.RunningOn(ctx, ids, "B/1")
+		if err != nil || len(on) != 100 {
+			b.Fatalf("RunningOn = %d requests, %v; want 100", len(on), err)
+		}
+	}
+}

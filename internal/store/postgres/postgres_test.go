@@ -649,3 +649,59 @@ func TestPostgresHoldInstanceRefusesALiveHolder(t *testing.T) {
 		t.Fatalf("HoldInstance of another name = %v", err)
 	}
 }
+
+// RunningOn names, of the requests asked for, those stored running with a
+// part on another instance than the asker's life, with those instances;
+// not one the asker alone runs, nor one ended or stopped.
+func TestPostgresRunningOn(t *testing.T) {
+	a, b, _ := twoPostgres(t)
+	ctx := t.Context()
+	ttl := time.Minute
+	for _, s := range []struct {
+		p     *Store
+		owner string
+	}{{a, "A/1"}, {b, "B/1"}} {
+		if err := s.p.Heartbeat(ctx, s.owner, s.owner[:1], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if _, outcome, err := a.JoinRequest(ctx, joinReq(id, "alice"), "A/1", ttl); err != nil || outcome != JoinBegun {
+			t.Fatalf("JoinRequest %s on A = %v, %v", id, outcome, err)
+		}
+	}
+	for _, id := range []string{"r1", "r3"} {
+		if _, outcome, err := b.JoinRequest(ctx, joinReq(id, "alice"), "B/1", ttl); err != nil || outcome != JoinJoined {
+			t.Fatalf("JoinRequest %s on B = %v, %v", id, outcome, err)
+		}
+	}
+	// B's part of r1 and r3 ends; A's runs on. r3 is then stopped.
+	for _, id := range []string{"r1", "r3"} {
+		if last, err := b.LeaveRequest(ctx, id, "B/1", ttl, "ended", nil, nil, time.Now()); err != nil || last {
+			t.Fatalf("B leaves %s = %v, %v; want not the last", id, last, err)
+		}
+	}
+	if _, err := a.pool.Exec(ctx, `UPDATE requests SET stop = 2, state = 'stopped' WHERE id = 'r3'`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.RunningOn(ctx, []string{"r1", "r2", "r3", "r4"}, "B/1")
+	if err != nil || len(got) != 2 || !slices.Equal(got["r1"], []string{"A"}) || !slices.Equal(got["r2"], []string{"A"}) {
+		t.Fatalf("RunningOn from B = %v, %v; want r1 and r2 on A (r3 stopped, r4 unknown)", got, err)
+	}
+	many := []string{"r1", "r3"}
+	for i := range 20 {
+		many = append(many, fmt.Sprint("x", i))
+	}
+	if got, err := b.RunningOn(ctx, many, "B/1"); err != nil || len(got) != 1 || !slices.Equal(got["r1"], []string{"A"}) {
+		t.Fatalf("RunningOn from B of 22 ids = %v, %v; want r1 on A (not r2, not asked)", got, err)
+	}
+	if got, err := a.RunningOn(ctx, []string{"r1", "r2"}, "A/1"); err != nil || len(got) != 0 {
+		t.Fatalf("RunningOn from A = %v, %v; want none: A alone runs them", got, err)
+	}
+	if last, err := a.LeaveRequest(ctx, "r1", "A/1", ttl, "ended", nil, nil, time.Now()); err != nil || !last {
+		t.Fatalf("A leaves r1 = %v, %v; want the last", last, err)
+	}
+	if got, err := b.RunningOn(ctx, []string{"r1"}, "B/1"); err != nil || len(got) != 0 {
+		t.Fatalf("RunningOn r1 after it ended = %v, %v; want none", got, err)
+	}
+}
