@@ -36,6 +36,11 @@ func TestSaidBySpeaker(t *testing.T) {
 		{`"We've said it before: no."`, true},
 		{`"I have said it twice, the 14th."`, true},
 		{`"I've said it three times: 150."`, true},
+		{`"Lee told you the budget was approved."`, false},
+		{`"The runbook told you to restart it first."`, false},
+		{`"As I told you, the office closes at 6."`, true},
+		{`"I've told you twice: no."`, true},
+		{`"We told you on Monday: the 14th."`, true},
 	} {
 		if got := saysToldBefore([]byte(c.res)); got != c.want {
 			t.Errorf("saysToldBefore(%s) = %v, want %v", c.res, got, c.want)

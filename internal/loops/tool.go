@@ -826,32 +826,39 @@ const toldAnswer = 0x746f6c64746f6c64
 // toldPhrases are what an answer says when the question was answered
 // before; toldStart, what it begins with.
 var (
-	toldPhrases = [...]string{"already told", "already said", "already answered", "already gave", "already asked", "told you", "stop asking", "as i said", "as i mentioned", "asked this before", "same answer"}
+	toldPhrases = [...]string{"already told", "already said", "already answered", "already gave", "already asked", "stop asking", "as i said", "as i mentioned", "asked this before", "same answer"}
 	toldStart   = [...]string{"again,", "again:", "again -", "same as before"}
-	// toldSaid are the speakers of "said it" and "said that" when the
-	// answer says it was given before ("I've said it three times"); said
-	// by anyone else ("Dana said that the launch moves"), it reports
-	// what was said, and is an answer like any other.
+	// toldSaid are the speakers of "said it", "said that" and "told you"
+	// when the answer says it was given before ("I've said it three
+	// times", "as I told you"); said or told by anyone else ("Dana said
+	// that the launch moves", "Lee told you the budget was approved"), it
+	// reports what was said, and is an answer like any other.
 	toldSaid = [...]string{"i", "i've", "i have", "i had", "i'd", "we", "we've", "we have"}
 )
 
-// saidBefore reports whether low, lower-cased, says "said it" or "said
-// that" after one of toldSaid.
+// saidBefore reports whether low, lower-cased, says "said it", "said
+// that" or "told you" after one of toldSaid.
 func saidBefore(low []byte) bool {
+	return spokenBefore(low, "said ", "it", "that") || spokenBefore(low, "told ", "you", "you")
+}
+
+// spokenBefore reports whether low says verb followed by the word a or b,
+// after one of toldSaid.
+func spokenBefore(low []byte, verb, a, b string) bool {
 	for i := 0; ; {
-		j := bytes.Index(low[i:], []byte("said "))
+		j := bytes.Index(low[i:], []byte(verb))
 		if j < 0 {
 			return false
 		}
 		j += i
-		i = j + len("said ")
+		i = j + len(verb)
 		rest := low[i:]
 		n := bytes.IndexFunc(rest, func(r rune) bool { return !('a' <= r && r <= 'z') })
 		if n < 0 {
 			n = len(rest)
 		}
-		if w := string(rest[:n]); w != "it" && w != "that" {
-			continue // "said items", "said so"
+		if w := string(rest[:n]); w != a && w != b {
+			continue // "said items", "said so", "told them"
 		}
 		before := bytes.TrimRight(low[:j], " ")
 		for _, w := range toldSaid {
