@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,7 @@ func TestInstancesRunningShownAcross(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	f := newFleet(t)
-	f.stop(1)
-	cfg, err := os.ReadFile(f.cfg[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(f.cfg[1], append(cfg, "idle_gap: 1s\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f.start(1)
+	f.restartWith(t, 1, "idle_gap: 1s\n") // b's part of a request ends a second after its last call
 	if r := callHTTP(t, f.base(1), "r-run", "b1", "up__count", `{"key":"run-b"}`, ""); r["status"] != "success" {
 		t.Fatalf("the call on b: %v", r)
 	}

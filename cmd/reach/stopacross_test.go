@@ -20,15 +20,7 @@ func TestInstancesStopShownAcross(t *testing.T) {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
 	f := newFleet(t)
-	f.stop(1)
-	cfg, err := os.ReadFile(f.cfg[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(f.cfg[1], append(cfg, "idle_gap: 1s\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f.start(1)
+	f.restartWith(t, 1, "idle_gap: 1s\n") // b's part of a request ends a second after its last call
 	if r := callHTTP(t, f.base(1), "r-both", "b1", "up__count", `{"key":"both-b"}`, ""); r["status"] != "success" {
 		t.Fatalf("the call on b: %v", r)
 	}
@@ -86,4 +78,19 @@ func TestInstancesStopShownAcross(t *testing.T) {
 	if !strings.Contains(string(page), "stopped (cancel) by api") || !strings.Contains(string(page), `datetime="`+fmt.Sprint(stop["at"])) {
 		t.Fatalf("b's UI page of the request does not show it stopped by api, when:\n%s", page)
 	}
+}
+
+// restartWith stops instance i, adds yaml to its configuration and starts
+// it again.
+func (f *fleet) restartWith(t *testing.T, i int, yaml string) {
+	t.Helper()
+	f.stop(i)
+	cfg, err := os.ReadFile(f.cfg[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.cfg[i], append(cfg, yaml...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.start(i)
 }
