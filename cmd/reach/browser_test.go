@@ -146,6 +146,7 @@ tools:
 		KeylessState            string
 		KeylessText, KeyedVotes string
 		KeylessForms            int
+		ReasonKept              string
 		AuditLinks              map[string]int
 	}
 	if err := json.Unmarshal(out, &saw); err != nil {
@@ -158,6 +159,9 @@ tools:
 		if got := saw.States[req]; got != want {
 			t.Errorf("the requests page after the restart shows %s %q, want %q (all: %v)", req, got, want, saw.States)
 		}
+	}
+	if saw.ReasonKept != "checked after the restart" {
+		t.Errorf("the approval's reason after a live update of the page: %q, want what was typed", saw.ReasonKept)
 	}
 	if saw.KeyedState != "pending" || saw.Flash == "" || !strings.Contains(saw.KeyedVotes, "checked after the restart") {
 		t.Errorf("approving in the inbox after the restart: was %q, flash %q, votes %q", saw.KeyedState, saw.Flash, saw.KeyedVotes)

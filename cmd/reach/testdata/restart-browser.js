@@ -29,7 +29,12 @@ const { chromium } = require(process.env.PW);
     const keyed = page.locator(`.approval[data-approval="${process.env.KEYED}"]`);
     await keyed.waitFor();
     out.keyedState = (await keyed.locator(".head .state").innerText()).trim();
-    await page.locator(`form[action="/ui/approvals/${process.env.KEYED}/approve"] input[name="reason"]`).fill("checked after the restart");
+    const reason = page.locator(`form[action="/ui/approvals/${process.env.KEYED}/approve"] input[name="reason"]`);
+    await reason.fill("checked after the restart");
+    // A live update swaps the page's <main> while the reason is typed (its
+    // field no longer focused): what was typed stays.
+    await page.evaluate(() => { document.activeElement.blur(); return window.reachRefresh(); });
+    out.reasonKept = await reason.inputValue();
     await Promise.all([page.waitForNavigation(), page.locator(`form[action="/ui/approvals/${process.env.KEYED}/approve"] button`).click()]);
     out.flash = (await page.locator(".flash").innerText()).trim();
 

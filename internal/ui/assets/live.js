@@ -58,24 +58,62 @@
   }
   setInterval(freshTimes, 15000);
 
-  if (!window.EventSource) return;
-  var es = new EventSource("/ui/live");
+  // typed returns the text typed into main's forms and not yet sent (a
+  // reason for an approval), by form action and field name, and which
+  // field had the focus; restore puts it back into the fresh copy. A live
+  // update that was already on its way when typing began swapped the
+  // fields out, and the reason was lost: the approval went without it.
+  function typed() {
+    var kept = [];
+    document.querySelectorAll("main form").forEach(function (f) {
+      f.querySelectorAll("input, textarea").forEach(function (el) {
+        if (el.type === "hidden" || el.type === "checkbox" || el.type === "radio") return;
+        if (el.value !== el.defaultValue || el === document.activeElement) {
+          kept.push({ action: f.getAttribute("action"), name: el.name, value: el.value, focus: el === document.activeElement });
+        }
+      });
+    });
+    return kept;
+  }
+  function restore(kept) {
+    kept.forEach(function (k) {
+      document.querySelectorAll("main form").forEach(function (f) {
+        if (f.getAttribute("action") !== k.action) return;
+        var el = f.elements.namedItem(k.name);
+        if (!el || el.value === undefined) return;
+        el.value = k.value;
+        if (k.focus) el.focus();
+      });
+    });
+  }
+
   var busy = false;
-  es.onmessage = function () {
-    if (busy || document.activeElement && document.activeElement.tagName === "INPUT") return;
+  // refresh swaps in a fresh copy of <main>, keeping what was typed.
+  function refresh() {
+    if (busy) return Promise.resolve();
     busy = true;
-    fetch(location.href, { headers: { "X-Reach-Fragment": "1" } })
+    return fetch(location.href, { headers: { "X-Reach-Fragment": "1" } })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
         if (html !== null) {
           var box = document.getElementById("graph");
           var sx = box ? box.scrollLeft : 0, sy = box ? box.scrollTop : 0;
+          var kept = typed();
           document.querySelector("main").innerHTML = html;
+          restore(kept);
           applyZoom();
           box = document.getElementById("graph");
           if (box) { box.scrollLeft = sx; box.scrollTop = sy; }
         }
       })
       .finally(function () { busy = false; });
+  }
+  window.reachRefresh = refresh; // for the browser tests
+
+  if (!window.EventSource) return;
+  var es = new EventSource("/ui/live");
+  es.onmessage = function () {
+    if (document.activeElement && document.activeElement.tagName === "INPUT") return;
+    refresh();
   };
 })();
