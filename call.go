@@ -545,11 +545,7 @@ func ownedToolKey(c *Call, key string) string {
 // gives its tool the key the first run gave. The digest's text, the owner
 // and "tool:ROOT/CALL", is the call's record key (idemKeys), made already.
 func derivedToolKey(c *Call) string {
-	var buf [256]byte // on the stack: []byte(c.idemRec) past 32 bytes would be an allocation
-	sum := sha256.Sum256(append(buf[:0], c.idemRec...))
-	var h [32]byte
-	hex.Encode(h[:], sum[:16])
-	return c.Tool + ":" + string(h[:])
+	return idempotency.ScopedToolKey(c.Tool, c.idemRec)
 }
 
 // argsDigest identifies a call's normalized arguments in its idempotency

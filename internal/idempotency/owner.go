@@ -30,6 +30,16 @@ func Owner(principal, tenant string) (lead, p, t string) {
 // call id ("tool:root/call").
 func ToolKey(principal, tenant, tool, key string) string {
 	lead, p, t := Owner(principal, tenant)
-	sum := sha256.Sum256([]byte(lead + p + "\x00" + t + "\x00" + tool + ":" + key))
-	return tool + ":" + hex.EncodeToString(sum[:16])
+	return ScopedToolKey(tool, lead+p+"\x00"+t+"\x00"+tool+":"+key)
+}
+
+// ScopedToolKey is ToolKey of a key already scoped to its owner, as a
+// call's record key is (the owner, then "tool:key"): the runtime has it
+// made, and its digest costs only the key's string.
+func ScopedToolKey(tool, scoped string) string {
+	var buf [256]byte // on the stack: []byte(scoped) past 32 bytes would be an allocation
+	sum := sha256.Sum256(append(buf[:0], scoped...))
+	var h [32]byte
+	hex.Encode(h[:], sum[:16])
+	return tool + ":" + string(h[:])
 }
