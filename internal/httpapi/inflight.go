@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentreach/reach/internal/auth"
 	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/mcpwire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // inFlight bounds the requests one authenticated principal (of one tenant)
@@ -86,10 +88,12 @@ func (f *inFlight) refuse(w http.ResponseWriter, r *http.Request) {
 	next := "Wait for some to end, close the streams and connections you no longer use, and reuse connections (keep-alive) rather than open new ones; then send this again."
 	w.Header().Set("Retry-After", "1")
 	if p := r.URL.Path; p == "/mcp" || p == "/sse" || strings.HasPrefix(p, "/a2a/") {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": codeTooManyInFlight, "message": msg + " " + next}})
+		buf := mcpwire.GetBuffer()
+		defer mcpwire.PutBuffer(buf)
+		mcpwire.AppendResponse(buf, json.RawMessage("null"), nil, &jsonrpc.Error{Code: codeTooManyInFlight, Message: msg + " " + next})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
-		w.Write(append(b, '\n'))
+		w.Write(buf.Bytes())
 		return
 	}
 	httpjson.WriteError(w, http.StatusTooManyRequests, "too_many_in_flight", msg, next)
