@@ -60,9 +60,10 @@ type RetentionOptions struct {
 }
 
 // DefaultRetentionBatch is the rows of each kind a batch of the sweep
-// removes: on SQLite a batch of it, 256 requests of 10 frames each, holds
-// the writer for a few milliseconds (docs/BENCHMARKS.md, "Retention").
-const DefaultRetentionBatch = 256
+// removes: on SQLite a batch of 64 finished requests of 4 frames each
+// holds the writer for about 0.7 ms (1.9 ms for 256; docs/BENCHMARKS.md,
+// "Retention"), which is as long as a call's write may wait for it.
+const DefaultRetentionBatch = 64
 
 // RunRetention sweeps r once at once, and then every o.Every, until ctx
 // ends: see SweepRetention.

@@ -24,19 +24,26 @@ import (
 // written before $1, none with a dead letter waiting for a human, none
 // whose parent still runs (its recovery or stop would look for it), the
 // oldest first, at most $2. started <= updated, so the index of the
-// requests by their start (requests_started) finds them from the oldest.
-const finishedRequests = `SELECT id FROM requests r
-	WHERE r.started < $1 AND r.updated < $1 AND r.state IN ('ended', 'stopped', 'interrupted')
+// requests by their start (requests_started) finds them from the oldest,
+// and stops at the batch's end; state is how the statement names the
+// column of the state: SQLite's "+r.state" keeps its planner off the index
+// by state, which would have it read and sort every final request for
+// each batch (PostgreSQL's chooses by its statistics).
+func finishedRequests(state string) string {
+	return `SELECT id FROM requests r
+	WHERE r.started < $1 AND r.updated < $1 AND ` + state + ` IN ('ended', 'stopped', 'interrupted')
 	AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.state IN ('open', 'taken') AND d.request = r.id)
 	AND (r.parent = '' OR NOT EXISTS (SELECT 1 FROM requests p WHERE p.id = r.parent AND p.state = 'running'))
-	ORDER BY r.started, r.id LIMIT $2`
+	ORDER BY r.started, r.id`
+}
 
 // retentionSQL sets the statements of the sweep that both engines can run
 // as they are (PostgreSQL replaces the request's, RetentionPostgres).
 func retentionSQL(q []string) {
-	q[StRetainFrames] = `DELETE FROM frames WHERE request IN (` + finishedRequests + `)`
-	q[StRetainLedger] = `DELETE FROM ledger WHERE request IN (` + finishedRequests + `)`
-	q[StRetainRequests] = `DELETE FROM requests WHERE id IN (` + finishedRequests + `)`
+	sel := finishedRequests("+r.state") + ` LIMIT $2`
+	q[StRetainFrames] = `DELETE FROM frames WHERE request IN (` + sel + `)`
+	q[StRetainLedger] = `DELETE FROM ledger WHERE request IN (` + sel + `)`
+	q[StRetainRequests] = `DELETE FROM requests WHERE id IN (` + sel + `)`
 	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
 	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 ORDER BY created LIMIT $2)`
 	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (SELECT id FROM approvals
@@ -56,7 +63,7 @@ func retentionSQL(q []string) {
 // removed, the frames.
 func RetentionPostgres(q []string) {
 	q[StRetainFrames], q[StRetainLedger], q[StRetainReplicas] = "", "", ""
-	q[StRetainRequests] = `WITH doomed AS (` + finishedRequests[:len(finishedRequests)-len(`LIMIT $2`)] +
+	q[StRetainRequests] = `WITH doomed AS (` + finishedRequests("r.state") +
 		` LIMIT CASE WHEN pg_try_advisory_xact_lock(` + retentionLock + `) THEN $2 ELSE 0 END FOR UPDATE OF r SKIP LOCKED),
 	f AS (DELETE FROM frames WHERE request IN (SELECT id FROM doomed) RETURNING 1),
 	l AS (DELETE FROM ledger WHERE request IN (SELECT id FROM doomed)),
