@@ -59,16 +59,19 @@ func retentionSQL(q []string) {
 // requests locked (SKIP LOCKED: one that an instance holds is left for a
 // later sweep), and only by the instance that holds the sweep's advisory
 // lock for the transaction: two instances that sweep at once do not both
-// delete, one batch of the other's at a time. Its rows: the requests
-// removed, the frames.
+// delete, one batch of the other's at a time. Each table is read by its
+// index of the request (= ANY of an array: with IN, the planner, which
+// cannot know the batch's size, hashes the batch and reads the whole
+// table of frames for each batch). Its rows: the requests removed, the
+// frames.
 func RetentionPostgres(q []string) {
 	q[StRetainFrames], q[StRetainLedger], q[StRetainReplicas] = "", "", ""
 	q[StRetainRequests] = `WITH doomed AS (` + finishedRequests("r.state") +
 		` LIMIT CASE WHEN pg_try_advisory_xact_lock(` + retentionLock + `) THEN $2 ELSE 0 END FOR UPDATE OF r SKIP LOCKED),
-	f AS (DELETE FROM frames WHERE request IN (SELECT id FROM doomed) RETURNING 1),
-	l AS (DELETE FROM ledger WHERE request IN (SELECT id FROM doomed)),
-	p AS (DELETE FROM replicas WHERE request IN (SELECT id FROM doomed)),
-	r AS (DELETE FROM requests WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+	f AS (DELETE FROM frames WHERE request = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1),
+	l AS (DELETE FROM ledger WHERE request = ANY(ARRAY(SELECT id FROM doomed))),
+	p AS (DELETE FROM replicas WHERE request = ANY(ARRAY(SELECT id FROM doomed))),
+	r AS (DELETE FROM requests WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1)
 	SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM f)`
 	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
 	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 AND pg_try_advisory_xact_lock(` + retentionLock + `)
