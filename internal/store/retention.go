@@ -116,6 +116,9 @@ func SweepRetention(ctx context.Context, r Retention, o RetentionOptions) (Retai
 		var got Retained
 		got, err = r.SweepFinished(ctx, before, batch)
 		if err != nil {
+			if ctx.Err() != nil { // the gateway closes: not a failure
+				err = nil
+			}
 			break
 		}
 		batches++
