@@ -55,6 +55,18 @@ const (
 	DefaultRequestsPerPrincipal = 2 * DefaultSessionsPerPrincipal
 )
 
+// DefaultRetention is how long finished state is kept when the
+// configuration does not say (docs/STATE.md, "Retention"): a month, so
+// that what an operator looks into weeks later (an incident, a bill, a
+// review) is still there, and a store that serves for years holds about a
+// month of it.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// MinRetention is the shortest retention a configuration may set: less
+// would remove a request while its client may still retry it (an
+// idempotency result lives 24 hours, recorded apart from the request).
+const MinRetention = time.Hour
+
 // MaxFileBytes bounds a configuration file.
 const MaxFileBytes = 1 << 20
 
@@ -97,6 +109,11 @@ type Config struct {
 	// IdleGap ends a gateway-begun request (and so an MCP session's request)
 	// after this long without calls; if zero, DefaultIdleGap.
 	IdleGap Duration `yaml:"idle_gap"`
+	// Retention is how long the store keeps what is finished after its
+	// last change (ended requests with their checkpoints, final A2A
+	// tasks, decided approvals): "30d", "720h", ...; "0" or "forever"
+	// keeps it all. If unset, DefaultRetention. See RetentionPeriod.
+	Retention Retention `yaml:"retention"`
 	// SessionsPerPrincipal bounds the MCP sessions (Streamable HTTP) one
 	// principal of one tenant keeps open at once, on each instance; an
 	// initialize past it is refused with 429 until one ends. If zero,
@@ -717,6 +734,60 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML writes the duration as a string.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Retention is the configuration's retention: its zero value is unset
+// (DefaultRetention); "0" or "forever" keeps all.
+type Retention struct {
+	keep time.Duration // 0: keep all
+	set  bool
+}
+
+// UnmarshalYAML reads "30d" (days), a Go duration ("720h"), "0" or
+// "forever".
+func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
+	bad := func(why string) error {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: retention %q %s; write e.g. \"30d\", \"720h\", or \"forever\" to keep all", n.Line, n.Value, why)}}
+	}
+	if n.Kind != yaml.ScalarNode {
+		return bad("is not a duration")
+	}
+	v := strings.TrimSpace(n.Value)
+	if v == "0" || v == "forever" {
+		*r = Retention{set: true}
+		return nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 16)
+		if err != nil {
+			return bad("is not a number of days")
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil || d < 0 {
+			return bad("is not a duration")
+		}
+	}
+	if d < MinRetention {
+		return bad(fmt.Sprintf("is shorter than %v", MinRetention))
+	}
+	*r = Retention{keep: d, set: true}
+	return nil
+}
+
+// MarshalYAML writes the retention as it reads it.
+func (r Retention) MarshalYAML() (any, error) {
+	switch {
+	case !r.set:
+		return nil, nil
+	case r.keep == 0:
+		return "forever", nil
+	case r.keep%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", r.keep/(24*time.Hour)), nil
+	}
+	return r.keep.String(), nil
+}
 
 // Secret is a configuration value that may hold a credential (a header, an
 // environment variable, an API key). It is expanded from the environment
@@ -1588,6 +1659,15 @@ func checkStore(s string) error {
 // Postgres reports whether the configuration keeps its state in
 // PostgreSQL (store: postgres://...).
 func (c *Config) Postgres() bool { return c.Store != "" }
+
+// RetentionPeriod is how long finished state is kept: Retention, or
+// DefaultRetention if unset; zero keeps it all.
+func (c *Config) RetentionPeriod() time.Duration {
+	if !c.Retention.set {
+		return DefaultRetention
+	}
+	return c.Retention.keep
+}
 
 // InstanceName is the name of this gateway among those that share its
 // store: Instance, or its default (see Instance).

@@ -553,6 +553,9 @@ func (g *Gateway) newServer() *httpapi.Server {
 	if g.cluster != nil {
 		o.Remote = g.cluster // a cancel of a request another instance runs
 	}
+	if g.store != nil {
+		o.Retention = g.cfg.RetentionPeriod() // a request it removed is answered so
+	}
 	if g.agents != nil {
 		o.A2A, o.Agents = g.agents, g.agents
 	}

@@ -279,6 +279,9 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	if w, ok := st.(interface{ WriterStats() store.WriterStats }); ok {
 		g.metrics.WithStore(w.WriterStats)
 	}
+	if r, ok := st.(store.Retention); ok {
+		g.metrics.WithRetention(r.RetainedTotal)
+	}
 	// A checkpoint keeps the arguments masked, as the audit log does.
 	cp := durable.New(st, g.redactor.Redact, g.log.With("component", "checkpoints"))
 	cp.OnStop(g.stoppedRequest)
@@ -360,6 +363,7 @@ func (g *Gateway) recover(ctx context.Context) error {
 		return fmt.Errorf("reading the requests of earlier runs: %w", err)
 	}
 	g.logRecovery(rep)
+	g.startRetention() // once recovery has settled what a crash left running
 	return nil
 }
 

@@ -83,6 +83,10 @@ type Options struct {
 	// Shown are requests of other runtimes the UI shows too (reach demo
 	// --serve: the scenarios it ran); nil for none.
 	Shown []*reach.Request
+	// Retention is how long the store keeps finished requests (0: all):
+	// a request it removed is answered 410 request_removed, not as one
+	// never known (retention.go).
+	Retention time.Duration
 }
 
 // Tools are the tools a caller may see and call.
@@ -139,6 +143,7 @@ type API struct {
 	notReady  func() []string
 	shown     []*reach.Request
 	log       *slog.Logger
+	retention time.Duration  // see Options.Retention
 	inflight  *inFlight      // each principal's requests in flight
 	handler   http.Handler   // the routes behind the middleware
 	served    *http.ServeMux // the routes but the answer to any other path
@@ -152,7 +157,7 @@ func New(opts *Options) http.Handler { return newAPI(opts).handler }
 func newAPI(opts *Options) *API {
 	a := &API{rt: opts.Runtime, owned: opts.Owned, choices: opts.Choices, authn: opts.Authn, tools: opts.Tools, upstreams: opts.Upstreams,
 		agents: opts.Agents, stats: opts.Stats, metrics: opts.Metrics, approvals: opts.Approvals, store: opts.Store, remote: opts.Remote, audit: opts.Audit, redactor: opts.Redactor,
-		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger, inflight: &inFlight{max: opts.MaxInFlight}}
+		notReady: opts.NotReady, shown: opts.Shown, log: opts.Logger, retention: opts.Retention, inflight: &inFlight{max: opts.MaxInFlight}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -674,6 +679,10 @@ func (a *API) lookup(w http.ResponseWriter, r *http.Request) (*reach.Request, bo
 	id := r.PathValue("id")
 	req, ok := a.rt.Lookup(id)
 	if !ok {
+		if last, gone := a.removed(r, id); gone {
+			a.writeRemoved(w, id, last)
+			return nil, false
+		}
 		httpjson.WriteError(w, http.StatusNotFound, "unknown_request", fmt.Sprintf("There is no request %q here.", id),
 			"List the requests with reach requests list (GET /v1/requests); ended requests are kept for a while, then forgotten.")
 		return nil, false

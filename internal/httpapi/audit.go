@@ -23,6 +23,9 @@ type auditView struct {
 	// that a reader sees every event recorded before it asked: the answer
 	// to a call can reach its client before its event's batch commits.
 	flush func(context.Context) error
+	// retention is the store's (0: it keeps all): a row of a request it
+	// removed says so (markRemoved).
+	retention time.Duration
 }
 
 func newAuditView(st store.Store, log *audit.Log) auditView {
@@ -91,6 +94,7 @@ func (a auditView) Search(ctx context.Context, q ui.AuditQuery, limit int) ([]ui
 		rows = append(rows, ui.AuditRow{Seq: e.Seq, Time: e.Time, Request: e.Request, Principal: e.Principal,
 			Frame: e.Frame, Name: e.Name, Decision: e.Decision, Reason: reason})
 	}
+	a.markRemoved(ctx, rows)
 	return rows, nil
 }
 

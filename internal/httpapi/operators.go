@@ -22,7 +22,9 @@ func (a *API) newUI() *ui.UI {
 		Logger: a.log.With("component", "ui")}
 	if a.store != nil {
 		a.auditV = newAuditView(a.store, a.audit)
+		a.auditV.retention = a.retention
 		uo.Audit = a.auditV
+		uo.Removed = a.uiRemoved
 	}
 	if a.authn != nil { // the UI signs browsers in itself (uiSignsIn)
 		uo.Login = &ui.Login{Header: a.authn.Authenticate, Credential: a.authn.Credential, Valid: a.authn.Valid}

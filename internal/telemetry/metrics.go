@@ -38,7 +38,8 @@ import (
 // reach_requests_active{state}, reach_approvals_pending,
 // reach_spans_dropped_total{reason}, reach_store_commits_total,
 // reach_store_writes_total, reach_store_commit_duration_seconds,
-// reach_store_queued_writes_failed_total, reach_audit_events_total{outcome},
+// reach_store_queued_writes_failed_total, reach_store_retained_rows_total{kind},
+// reach_audit_events_total{outcome},
 // reach_audit_queue_length, and with the breakers given,
 // reach_breaker_state{kind,name} and reach_breaker_opened_total{kind,name}.
 type Metrics struct {
@@ -64,6 +65,7 @@ type Metrics struct {
 	active       func() map[string]int        // live state -> requests
 	breakers     func() []reach.BreakerStatus // the circuit breakers, if known
 	writer       func() store.WriterStats     // the store's writer, if known
+	retained     func() store.Retained        // what the store's retention removed, if known
 	audit        func() audit.Stats           // the audit log's, if known
 	reg          *prometheus.Registry
 	handler      http.Handler
@@ -185,6 +187,10 @@ func (m *Metrics) WithBreakers(f func() []reach.BreakerStatus) *Metrics { m.brea
 // transactions and writes committed, how long each transaction took from
 // its beginning to its commit, and the queued writes that failed.
 func (m *Metrics) WithStore(f func() store.WriterStats) *Metrics { m.writer = f; return m }
+
+// WithRetention reports the rows the store's retention sweep removed
+// (reach_store_retained_rows_total{kind}).
+func (m *Metrics) WithRetention(f func() store.Retained) *Metrics { m.retained = f; return m }
 
 // WithAudit reports the audit log's events from f: appended, dropped (its
 // queue was full) and lost to a failed commit, and how many wait.
@@ -309,11 +315,12 @@ var (
 	descWrites        = prometheus.NewDesc("reach_store_writes_total", "Writes the store's writer committed: checkpoints, idempotency claims and records, requests, approvals, ...", nil, nil)
 	descCommitTime    = prometheus.NewDesc("reach_store_commit_duration_seconds", "Duration of the store writer's transactions, from their beginning to their commit: what a durable write waits for once the writer takes it.", nil, nil)
 	descQueuedFailed  = prometheus.NewDesc("reach_store_queued_writes_failed_total", "Writes queued to the store (not waited for) that failed; each is logged.", nil, nil)
+	descRetained      = prometheus.NewDesc("reach_store_retained_rows_total", "Rows of finished state the store's retention sweep removed, by kind (requests, frames, tasks, approvals).", []string{"kind"}, nil)
 	descAuditEvents   = prometheus.NewDesc("reach_audit_events_total", "Audit events by outcome: appended to the log, dropped (its queue was full), or failed (lost to a failed commit).", []string{"outcome"}, nil)
 	descAuditQueue    = prometheus.NewDesc("reach_audit_queue_length", "Audit events waiting to be appended.", nil, nil)
 	allDescs          = []*prometheus.Desc{descCalls, descRefusals, descCancels, descBudgets, descStops, descTokens, descCost, descModelLatency,
 		descLatency, descUp, descUpLatency, descUpErrors, descActive, descPending, descSpansDropped, descBreakerState, descBreakerOpened,
-		descCommits, descWrites, descCommitTime, descQueuedFailed, descAuditEvents, descAuditQueue}
+		descCommits, descWrites, descCommitTime, descQueuedFailed, descRetained, descAuditEvents, descAuditQueue}
 )
 
 var (
@@ -420,6 +427,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 // collectStore sends the store writer's and the audit log's metrics, if
 // their sources are set.
 func (m *Metrics) collectStore(ch chan<- prometheus.Metric) {
+	if m.retained != nil {
+		r := m.retained()
+		for kind, n := range map[string]int64{"requests": r.Requests, "frames": r.Frames, "tasks": r.Tasks, "approvals": r.Approvals} {
+			ch <- prometheus.MustNewConstMetric(descRetained, counter, float64(n), kind)
+		}
+	}
 	if m.writer != nil {
 		st := m.writer()
 		ch <- prometheus.MustNewConstMetric(descCommits, counter, float64(st.Batches))

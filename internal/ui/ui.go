@@ -77,6 +77,9 @@ type AuditRow struct {
 	Seq                                               int64
 	Time                                              time.Time
 	Request, Principal, Frame, Name, Decision, Reason string
+	// Removed: the store's retention removed the request (its events
+	// stay); the row names it without a link to a page it no longer has.
+	Removed bool
 }
 
 // Audit is the audit log the audit view searches and verifies.
@@ -101,6 +104,10 @@ type Options struct {
 	// the principal and tenant Actor names); if nil, everyone does.
 	Visible  func(*http.Request, *reach.Request) bool
 	Operator func(*http.Request) bool
+	// Removed, if not nil, says why a request the runtime does not know
+	// is gone, when the store's retention removed it (and the one who
+	// asks may know it existed): its page answers 410 with that text.
+	Removed func(r *http.Request, id string) (string, bool)
 	// Tools returns the tools the one who makes an HTTP request may see
 	// (those policies let them call, say); if nil, every tool of Runtime.
 	Tools func(*http.Request) []reach.Tool
@@ -509,6 +516,12 @@ func (u *UI) visible(r *http.Request, q *reach.Request) bool {
 // lookup finds the request id that r may see, or answers 404.
 func (u *UI) lookup(w http.ResponseWriter, r *http.Request, id string) (*reach.Request, bool) {
 	q, ok := u.find(id)
+	if !ok && u.o.Removed != nil {
+		if msg, gone := u.o.Removed(r, id); gone {
+			http.Error(w, msg, http.StatusGone)
+			return nil, false
+		}
+	}
 	if !ok || !u.visible(r, q) {
 		http.Error(w, fmt.Sprintf("no request %q of yours (it may have ended and been forgotten)", id), http.StatusNotFound)
 		return nil, false

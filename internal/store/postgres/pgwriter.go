@@ -278,5 +278,6 @@ func statements() []string {
 	SELECT value FROM v`
 	q[sqlcore.StEntitySet] = "" // StEntityBump writes them
 	q[sqlcore.StEntityClaim] = `SELECT o_version, o_stale FROM reach_claim_entities($1::TEXT[], $2::BIGINT[], $3::BOOLEAN[])`
+	sqlcore.RetentionPostgres(q)
 	return q
 }

@@ -53,6 +53,8 @@ type Core struct {
 	// the queue, one row written where there were two (see QueueRequest).
 	bmu    sync.Mutex
 	begins map[string]*Write
+
+	kept retained // what the retention sweeps removed (retention.go)
 }
 
 type flightKey struct{ key, owner string }

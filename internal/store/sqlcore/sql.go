@@ -73,6 +73,15 @@ const (
 	// results by expiry. An engine without it sweeps them all with
 	// StIdemSweep.
 	StIdemSweepSome
+	// The retention sweep (retention.go): each deletes the rows of one
+	// table that the batch's selection of finished rows names ($1 the
+	// cutoff, $2 the batch's size).
+	StRetainFrames
+	StRetainLedger
+	StRetainReplicas // an engine without replicas (SQLite) has none
+	StRetainRequests
+	StRetainTasks
+	StRetainApprovals
 	NumStmts
 )
 
@@ -122,6 +131,7 @@ func Shared() []string {
 	WHERE response_owners.principal = excluded.principal AND response_owners.tenant = excluded.tenant
 		OR response_owners.expires <= excluded.created`
 	q[StOwnerSweep] = `DELETE FROM response_owners WHERE expires <= $1`
+	retentionSQL(q)
 	return q
 }
 

@@ -31,8 +31,11 @@ import (
 // claims are not looked for. So a statement that deleted records is
 // followed, in its batch, by stClaimsLower, which brings the mark down to
 // the last record if it is above it (the rows between were just deleted).
-// Frames are not deleted (a frame put again is replaced by a row after the
-// last, never below it).
+// Frames are deleted by the retention sweep only (a frame put again is
+// replaced by a row after the last, never below it), whose statement is
+// followed by stFramesLower, which does the same for the frames' mark: a
+// sweep that removed the newest frames (a gateway idle for longer than its
+// retention) would otherwise leave the next open frame below it.
 
 // deletesRecords reports whether statement id deletes idempotency records.
 func deletesRecords(id stmtID) bool {

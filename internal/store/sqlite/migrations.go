@@ -343,4 +343,10 @@ CREATE INDEX response_owners_expires ON response_owners (expires);
 DROP INDEX idempotency_expires;
 INSERT INTO store_meta (key, value) VALUES ('keys_sweep_from', 0), ('keys_sweep_to', 0);
 `},
+	{12, "the retention sweep finds final tasks by their age", `
+-- The retention sweep (sqlcore/retention.go) removes the final tasks
+-- oldest first: the index tasks_owner leads with the agent. A task is
+-- written at each change of its state, not by the calls of tools.
+CREATE INDEX tasks_created ON tasks (created);
+`},
 }

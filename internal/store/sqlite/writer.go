@@ -130,6 +130,9 @@ func (b *batch) Exec(w *sqlcore.Write, id sqlcore.Stmt, args []any, fn func(n in
 	if err == nil && n > 0 && deletesRecords(id) {
 		_, err = b.affected(stClaimsLower)
 	}
+	if err == nil && n > 0 && id == sqlcore.StRetainFrames {
+		_, err = b.affected(stFramesLower) // retention.go
+	}
 	if err != nil {
 		b.fail(w, err)
 		return
@@ -416,6 +419,7 @@ const (
 	stClaimsSettled
 	stClaimsUnhold
 	stClaimsLower
+	stFramesLower
 	stKeysSweepFrom
 	stKeysSweepTo
 	numStmts
@@ -513,6 +517,8 @@ func statements() []string {
 	(SELECT 1 FROM idempotency i WHERE i.rowid = idempotency_held.claim AND i.state = 'claimed')`
 	q[stClaimsLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM idempotency)
 	WHERE key = 'claims_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM idempotency)`
+	q[stFramesLower] = `UPDATE store_meta SET value = (SELECT ifnull(max(rowid), 0) FROM frames)
+	WHERE key = 'frames_settled' AND value > (SELECT ifnull(max(rowid), 0) FROM frames)`
 	// The sweep of expired results, a span at a time (migration 11: no
 	// index of the results by expiry, which every completion entered, a
 	// page more a commit). The span is sweepSpan rowids from the first

@@ -208,6 +208,8 @@ CREATE TABLE tasks (
 	updated   INTEGER NOT NULL,
 	PRIMARY KEY (agent, id)
 ) WITHOUT ROWID;
+-- index tasks_created on tasks
+CREATE INDEX tasks_created ON tasks (created);
 -- index tasks_owner on tasks
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
 -- store_meta claims_settled

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/httpjson"
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/ui"
+)
+
+// removedTimeout bounds the reads that tell a request removed by retention
+// from one never known.
+const removedTimeout = 5 * time.Second
+
+// removed reports whether request id, which neither the runtime nor the
+// store knows, was removed by the retention sweep (docs/STATE.md,
+// "Retention"), and whether r may be told so: the store keeps no such
+// request, and the audit log, which retention never prunes, holds events
+// of it, the newest older than the retention. Only an operator, or the
+// principal (and tenant) its events name, is told; anyone else gets the
+// answer of an unknown request, as for a request never made.
+func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
+	if a.retention <= 0 || a.store == nil || id == "" {
+		return time.Time{}, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), removedTimeout)
+	defer cancel()
+	if _, err := a.store.GetRequest(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, false
+	}
+	evs, err := audit.Show(ctx, a.store, id)
+	if err != nil || len(evs) == 0 {
+		return time.Time{}, false
+	}
+	last = evs[len(evs)-1].Time
+	if time.Since(last) < a.retention {
+		return time.Time{}, false
+	}
+	if !a.isOperator(r) {
+		me, ok := auth.IdentityFrom(r.Context())
+		if !ok || me.Principal != evs[0].Principal || me.Tenant != evs[0].Tenant {
+			return time.Time{}, false
+		}
+	}
+	return last, true
+}
+
+// removedMessage says that request id was removed by retention, and where
+// what is left of it is.
+func (a *API) removedMessage(id string, last time.Time) (msg, hint string) {
+	return fmt.Sprintf("Request %s was removed from the store by retention: it finished more than %s ago (its last event: %s), and finished state is kept for %s.",
+			id, formatRetention(a.retention), last.UTC().Format(time.RFC3339), formatRetention(a.retention)),
+		fmt.Sprintf("Its audit events remain: reach audit show %s (GET /v1/audit?request=%s). To keep requests longer, set retention: in the configuration (\"forever\" keeps all).",
+			id, url.QueryEscape(id))
+}
+
+// writeRemoved answers 410 request_removed for request id.
+func (a *API) writeRemoved(w http.ResponseWriter, id string, last time.Time) {
+	msg, hint := a.removedMessage(id, last)
+	httpjson.WriteError(w, http.StatusGone, "request_removed", msg, hint)
+}
+
+// uiRemoved is the UI's Removed: the text of its answer for a request
+// removed by retention.
+func (a *API) uiRemoved(r *http.Request, id string) (string, bool) {
+	last, ok := a.removed(r, id)
+	if !ok {
+		return "", false
+	}
+	msg, hint := a.removedMessage(id, last)
+	return msg + " " + hint, true
+}
+
+// formatRetention writes d in days when it is whole days.
+func formatRetention(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// markRemoved marks the rows of the requests the store's retention
+// removed: only rows older than the retention can be, and each of their
+// requests is looked up once.
+func (a auditView) markRemoved(ctx context.Context, rows []ui.AuditRow) {
+	if a.retention <= 0 {
+		return
+	}
+	old := time.Now().Add(-a.retention)
+	gone := map[string]bool{}
+	for i := range rows {
+		row := &rows[i]
+		if row.Request == "" || !row.Time.Before(old) {
+			continue
+		}
+		g, seen := gone[row.Request]
+		if !seen {
+			_, err := a.st.GetRequest(ctx, row.Request)
+			g = errors.Is(err, store.ErrNotFound)
+			gone[row.Request] = g
+		}
+		row.Removed = g
+	}
+}

@@ -1,0 +1,135 @@
+package sqlcore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentreach/reach/internal/crashpoint"
+	"github.com/agentreach/reach/internal/store"
+)
+
+// The retention sweep (store.Retention, docs/STATE.md "Retention"): each
+// batch is one write of the writer, so one transaction, that deletes up to
+// a batch's worth of finished rows last written before a cutoff: requests
+// with their frames (checkpoints), ledger and replicas; A2A tasks in a
+// final state; approvals decided or expired. A request goes whole or not
+// at all: its rows are deleted by statements of one transaction, each
+// naming the same requests (those the selection below picks: nothing else
+// writes them meanwhile, the writer being the store's one writer on
+// SQLite, and PostgreSQL's statement taking them in one snapshot, locked).
+
+// finishedRequests selects the requests a batch removes: final, last
+// written before $1, none with a dead letter waiting for a human, none
+// whose parent still runs (its recovery or stop would look for it), the
+// oldest first, at most $2. started <= updated, so the index of the
+// requests by their start (requests_started) finds them from the oldest,
+// and stops at the batch's end; state is how the statement names the
+// column of the state: SQLite's "+r.state" keeps its planner off the index
+// by state, which would have it read and sort every final request for
+// each batch (PostgreSQL's chooses by its statistics).
+func finishedRequests(state string) string {
+	return `SELECT id FROM requests r
+	WHERE r.started < $1 AND r.updated < $1 AND ` + state + ` IN ('ended', 'stopped', 'interrupted')
+	AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.state IN ('open', 'taken') AND d.request = r.id)
+	AND (r.parent = '' OR NOT EXISTS (SELECT 1 FROM requests p WHERE p.id = r.parent AND p.state = 'running'))
+	ORDER BY r.started, r.id`
+}
+
+// retentionSQL sets the statements of the sweep that both engines can run
+// as they are (PostgreSQL replaces the request's, RetentionPostgres).
+func retentionSQL(q []string) {
+	sel := finishedRequests("+r.state") + ` LIMIT $2`
+	q[StRetainFrames] = `DELETE FROM frames WHERE request IN (` + sel + `)`
+	q[StRetainLedger] = `DELETE FROM ledger WHERE request IN (` + sel + `)`
+	q[StRetainRequests] = `DELETE FROM requests WHERE id IN (` + sel + `)`
+	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
+	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 ORDER BY created LIMIT $2)`
+	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (SELECT id FROM approvals
+	WHERE created < $1 AND updated < $1
+	AND (status IN ('used', 'denied', 'expired') OR status = 'approved' AND expires <> 0 AND expires < $1)
+	ORDER BY created LIMIT $2)`
+}
+
+// RetentionPostgres sets PostgreSQL's statements of the sweep: a batch's
+// requests, their frames, ledgers and replicas in one statement (one
+// snapshot: each statement of a READ COMMITTED transaction takes its own,
+// and a request written in between would lose its frames and stay), the
+// requests locked (SKIP LOCKED: one that an instance holds is left for a
+// later sweep), and only by the instance that holds the sweep's advisory
+// lock for the transaction: two instances that sweep at once do not both
+// delete, one batch of the other's at a time. Each table is read by its
+// index of the request (= ANY of an array: with IN, the planner, which
+// cannot know the batch's size, hashes the batch and reads the whole
+// table of frames for each batch). Its rows: the requests removed, the
+// frames.
+func RetentionPostgres(q []string) {
+	q[StRetainFrames], q[StRetainLedger], q[StRetainReplicas] = "", "", ""
+	q[StRetainRequests] = `WITH doomed AS (` + finishedRequests("r.state") +
+		` LIMIT CASE WHEN pg_try_advisory_xact_lock(` + retentionLock + `) THEN $2 ELSE 0 END FOR UPDATE OF r SKIP LOCKED),
+	f AS (DELETE FROM frames WHERE request = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1),
+	l AS (DELETE FROM ledger WHERE request = ANY(ARRAY(SELECT id FROM doomed))),
+	p AS (DELETE FROM replicas WHERE request = ANY(ARRAY(SELECT id FROM doomed))),
+	r AS (DELETE FROM requests WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1)
+	SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM f)`
+	q[StRetainTasks] = `DELETE FROM tasks WHERE (agent, id) IN
+	(SELECT agent, id FROM tasks WHERE final AND created < $1 AND updated < $1 AND pg_try_advisory_xact_lock(` + retentionLock + `)
+	ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED)`
+	q[StRetainApprovals] = `DELETE FROM approvals WHERE id IN (SELECT id FROM approvals
+	WHERE created < $1 AND updated < $1 AND pg_try_advisory_xact_lock(` + retentionLock + `)
+	AND (status IN ('used', 'denied', 'expired') OR status = 'approved' AND expires <> 0 AND expires < $1)
+	ORDER BY created LIMIT $2 FOR UPDATE SKIP LOCKED)`
+}
+
+// retentionLock is the advisory lock of the sweep on PostgreSQL, taken for
+// a batch's transaction.
+const retentionLock = `hashtextextended('reach retention', 0)`
+
+// retained counts what the sweeps of this store removed (WriterStats).
+type retained struct{ requests, frames, tasks, approvals atomic.Int64 }
+
+// SweepFinished implements store.Retention: one batch, one transaction.
+func (c *Core) SweepFinished(ctx context.Context, before time.Time, limit int) (store.Retained, error) {
+	if c.Closed() {
+		return store.Retained{}, store.ErrClosed
+	}
+	var got store.Retained
+	args := []any{before.UnixNano(), int64(limit)}
+	w := &Write{What: "the retention sweep", Run: func(b Batch, w *Write) {
+		got = store.Retained{}
+		if b.Has(StRetainFrames) { // statement by statement
+			b.Exec(w, StRetainFrames, args, count(&got.Frames))
+			crashpoint.Reached("retention") // the frames deleted, not the requests: uncommitted
+			b.Exec(w, StRetainLedger, args, nil)
+			b.Exec(w, StRetainReplicas, args, nil)
+			b.Exec(w, StRetainRequests, args, count(&got.Requests))
+		} else {
+			b.Query(w, StRetainRequests, args, func(rows Rows) error {
+				for rows.Next() {
+					if err := rows.Scan(&got.Requests, &got.Frames); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
+		}
+		b.Exec(w, StRetainTasks, args, count(&got.Tasks))
+		b.Exec(w, StRetainApprovals, args, count(&got.Approvals))
+	}}
+	if err := c.W.Do(ctx, w); err != nil {
+		return store.Retained{}, fmt.Errorf("retention sweep: %w", err)
+	}
+	c.kept.requests.Add(got.Requests)
+	c.kept.frames.Add(got.Frames)
+	c.kept.tasks.Add(got.Tasks)
+	c.kept.approvals.Add(got.Approvals)
+	return got, nil
+}
+
+// RetainedTotal returns what the retention sweeps of this store removed
+// since it was opened.
+func (c *Core) RetainedTotal() store.Retained {
+	return store.Retained{Requests: c.kept.requests.Load(), Frames: c.kept.frames.Load(),
+		Tasks: c.kept.tasks.Load(), Approvals: c.kept.approvals.Load()}
+}

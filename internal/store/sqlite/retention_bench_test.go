@@ -1,0 +1,28 @@
+package sqlite
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/storetest"
+)
+
+// BenchmarkRetentionSweep fills a store with 100,000 rows of old finished
+// state (20,000 ended requests of 4 frames each) and times a whole sweep
+// of them, its batches, and a call's durable write one at a time without
+// the sweep and during it (storetest.BenchRetentionSweep). Run with
+// -benchtime 1x; REACH_BENCH_RETENTION_BATCH sets another batch size.
+//
+//	go test -run '^$' -bench RetentionSweep -benchtime 1x ./internal/store/sqlite/
+func BenchmarkRetentionSweep(b *testing.B) {
+	batch, _ := strconv.Atoi(os.Getenv("REACH_BENCH_RETENTION_BATCH"))
+	storetest.BenchRetentionSweep(b, func(tb testing.TB) store.Store {
+		s, err := Open(b.Context(), tb.TempDir(), nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}, 20_000, 4, batch)
+}

@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/crashpoint"
+
+	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/storetest"
+)
+
+// The retention sweep removes old finished state, in whole batches, and
+// keeps what runs, waits or is dead-lettered, across a restart too.
+func TestSQLiteRetention(t *testing.T) {
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	storetest.Retention(t, s, func(t *testing.T) store.Store {
+		s.Close()
+		return openSQLite(t, dir, nil)
+	})
+}
+
+// A sweep that removed every frame (a gateway idle for longer than its
+// retention) brings the frames' mark down with them: the next checkpoint,
+// left open by a crash, is found open by the next life's recovery, not
+// below the mark where open frames are not looked for.
+func TestSQLiteRetentionLowersTheFramesMark(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	s := openSQLite(t, dir, nil)
+	for i := range 3 {
+		if err := s.PutFrame(ctx, &store.Frame{Request: "old", Frame: fmt.Sprintf("%016x", i+1), State: "completed", Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutRequest(ctx, &store.Request{ID: "old", State: "ended", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openSQLite(t, dir, nil) // the mark moves to the last frame
+	got, err := s.SweepFinished(ctx, time.Now().Add(time.Second), 10)
+	if err != nil || got.Requests != 1 || got.Frames != 3 {
+		t.Fatalf("SweepFinished = %+v, %v; want the request and its 3 frames", got, err)
+	}
+	if err := s.PutFrame(ctx, &store.Frame{Request: "next", Frame: "0000000000000001", State: "executing", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openSQLite(t, dir, nil) // a crash: s is not closed
+	open, err := s2.OpenFrames(ctx)
+	if err != nil || len(open) != 1 || open[0].Request != "next" {
+		t.Fatalf("OpenFrames after the sweep and a crash = %d frames, %v; want the next one", len(open), err)
+	}
+}
+
+// A sweep killed (kill -9) in the middle of a batch, its frames deleted and
+// its requests not, leaves the batches before it removed and every other
+// request whole: none without its frames, no frames without their request.
+func TestSQLiteRetentionKilledMidBatch(t *testing.T) {
+	if dir := os.Getenv("REACH_TEST_RETENTION_DIR"); dir != "" { // the child, which stops at the crash point
+		s, err := Open(t.Context(), dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := time.Parse(time.RFC3339Nano, os.Getenv("REACH_TEST_RETENTION_CUT"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			got, err := s.SweepFinished(t.Context(), cut, 2)
+			if err != nil || got.Rows() == 0 {
+				t.Fatalf("the sweep ended without reaching its crash point: %+v, %v", got, err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	s := openSQLite(t, dir, nil)
+	cut := storetest.RetentionSetup(t, s)
+	s.Close()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSQLiteRetentionKilledMidBatch$")
+	cmd.Env = append(os.Environ(), "REACH_TEST_RETENTION_DIR="+dir, "REACH_TEST_RETENTION_CUT="+cut.Format(time.RFC3339Nano),
+		crashpoint.Env+"=retention#3")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	hit := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "reach: crash point retention#3") {
+				hit <- true
+				return
+			}
+		}
+		hit <- false
+	}()
+	select {
+	case ok := <-hit:
+		cmd.Process.Kill() // SIGKILL, the child stopped at the point
+		if !ok {
+			t.Fatal("the child ended without reaching the crash point")
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the child never reached the crash point")
+	}
+	cmd.Wait()
+	s2 := openSQLite(t, dir, nil)
+	ctx := t.Context()
+	gone := 0
+	for _, id := range []string{"old-ended-0", "old-ended-1", "old-ended-2", "old-ended-3", "old-ended-4", "old-stopped", "old-interrupted"} {
+		_, gerr := s2.GetRequest(ctx, id)
+		fs, err := s2.RequestFrames(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case errors.Is(gerr, store.ErrNotFound) && len(fs) == 0:
+			gone++
+		case gerr == nil && len(fs) > 0:
+		default:
+			t.Errorf("request %s after the kill: %v, with %d frames: half removed", id, gerr, len(fs))
+		}
+	}
+	if gone != 4 { // two batches of 2 committed, the third killed
+		t.Errorf("%d requests removed after the kill in the third batch, want 4", gone)
+	}
+	// The next sweep finishes the work.
+	for {
+		got, err := s2.SweepFinished(ctx, cut, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Rows() == 0 {
+			break
+		}
+	}
+	storetest.CheckRetained(t, s2)
+}

@@ -1,0 +1,199 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentreach/reach/internal/store"
+)
+
+// RetentionSetup fills s with finished and live state, all of it written
+// before the returned cutoff but for the request "new": what a retention
+// sweep with that cutoff must remove and keep is what CheckRetained checks.
+func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	t1 := time.Now().Add(-time.Hour)
+	req := func(id, parent, state string, frames int) {
+		t.Helper()
+		r := &store.Request{ID: id, Parent: parent, Principal: "alice", State: state, Started: t1}
+		if state != "running" {
+			r.Ended = t1.Add(time.Minute)
+		}
+		for i := range frames {
+			f := &store.Frame{Request: id, Frame: fmt.Sprintf("%016x", i+1), Kind: "tool", Name: "write_file", State: "completed",
+				Args: []byte(`{}`), Started: t1.Add(time.Duration(i) * time.Second)}
+			if state == "running" && i == frames-1 {
+				f.State = "executing"
+			}
+			if err := s.PutFrame(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Debit(ctx, id, store.Spend{ToolCalls: 1}, store.Spend{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		req(fmt.Sprintf("old-ended-%d", i), "", "ended", 3)
+	}
+	req("old-stopped", "", "stopped", 2)
+	req("old-interrupted", "", "interrupted", 1)
+	req("old-running", "", "running", 2)
+	req("child-of-running", "old-running", "ended", 2)
+	req("dead-lettered", "", "ended", 2)
+	if _, err := s.AddDeadLetter(ctx, &store.DeadLetter{Request: "dead-lettered", Frame: "0000000000000001", Tool: "undo_write",
+		Error: "unreachable", State: store.DeadOpen}); err != nil {
+		t.Fatal(err)
+	}
+	task := func(id string, final bool) {
+		t.Helper()
+		state := "working"
+		if final {
+			state = "completed"
+		}
+		if _, err := s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: id, Principal: "alice", State: state, Final: final,
+			Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task("task-done", true)
+	task("task-working", false)
+	appr := func(id, status string) {
+		t.Helper()
+		if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: id, Key: "k-" + id, Status: status, Created: t1,
+			Expires: t1.Add(time.Minute), Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appr("appr-pending", "pending")
+	appr("appr-used", "used")
+	appr("appr-denied", "denied")
+	appr("appr-expired", "expired")
+	time.Sleep(2 * time.Millisecond)
+	cut = time.Now()
+	time.Sleep(2 * time.Millisecond)
+	req("new", "", "ended", 1)
+	return cut
+}
+
+// Retained and kept by a sweep of RetentionSetup's state.
+var (
+	retainedRequests = []string{"old-ended-0", "old-ended-1", "old-ended-2", "old-ended-3", "old-ended-4", "old-stopped", "old-interrupted"}
+	keptRequests     = []string{"old-running", "child-of-running", "dead-lettered", "new"}
+)
+
+// RetentionRemoved is what a whole sweep of RetentionSetup's state removes.
+var RetentionRemoved = store.Retained{Requests: 7, Frames: 18, Tasks: 1, Approvals: 3}
+
+// CheckRetained checks what a sweep of RetentionSetup's state left in s.
+func CheckRetained(t *testing.T, s store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	for _, id := range retainedRequests {
+		if r, err := s.GetRequest(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetRequest(%s) after the sweep = %+v, %v; want it removed", id, r, err)
+		}
+		if fs, err := s.RequestFrames(ctx, id); err != nil || len(fs) != 0 {
+			t.Errorf("RequestFrames(%s) after the sweep = %d frames, %v; want none", id, len(fs), err)
+		}
+	}
+	for _, id := range keptRequests {
+		if _, err := s.GetRequest(ctx, id); err != nil {
+			t.Errorf("GetRequest(%s) after the sweep: %v; want it kept", id, err)
+		}
+		if fs, err := s.RequestFrames(ctx, id); err != nil || len(fs) == 0 {
+			t.Errorf("RequestFrames(%s) after the sweep = %d frames, %v; want them kept", id, len(fs), err)
+		}
+		if sp, err := s.Spent(ctx, id); err != nil || sp.ToolCalls != 1 {
+			t.Errorf("Spent(%s) after the sweep = %+v, %v; want its ledger kept", id, sp, err)
+		}
+	}
+	if open, err := s.OpenFrames(ctx); err != nil || len(open) != 1 || open[0].Request != "old-running" {
+		t.Errorf("OpenFrames after the sweep = %v, %v; want the running request's one", frameNames(open), err)
+	}
+	if _, err := s.GetTask(ctx, "planner", "task-done"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetTask(task-done) after the sweep: %v; want it removed", err)
+	}
+	if _, err := s.GetTask(ctx, "planner", "task-working"); err != nil {
+		t.Errorf("GetTask(task-working) after the sweep: %v; want it kept", err)
+	}
+	for id, kept := range map[string]bool{"appr-pending": true, "appr-used": false, "appr-denied": false, "appr-expired": false} {
+		_, err := s.GetApproval(ctx, id)
+		if kept && err != nil || !kept && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetApproval(%s) after the sweep: %v; want it kept: %v", id, err, kept)
+		}
+	}
+	if dl, err := s.ListDeadLetters(ctx, store.DeadOpen); err != nil || len(dl) != 1 {
+		t.Errorf("ListDeadLetters after the sweep = %d, %v; want the one kept", len(dl), err)
+	}
+}
+
+func frameNames(fs []*store.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Request+"/"+f.Frame)
+	}
+	return out
+}
+
+// Retention checks a store's retention sweep: what goes and what stays,
+// in batches of 2 (each whole), and, with reopen (which closes s and opens
+// the same data again), that the rest is there after a restart and that
+// the next frames are found open.
+func Retention(t *testing.T, s store.Store, reopen func(t *testing.T) store.Store) {
+	ctx := t.Context()
+	r, ok := s.(store.Retention)
+	if !ok {
+		t.Fatalf("%T is not a store.Retention", s)
+	}
+	cut := RetentionSetup(t, s)
+	var all store.Retained
+	batches := 0
+	for {
+		got, err := r.SweepFinished(ctx, cut, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches++
+		if got.Requests > 2 || got.Tasks > 2 || got.Approvals > 2 {
+			t.Fatalf("a batch of 2 removed %+v", got)
+		}
+		all.Requests += got.Requests
+		all.Frames += got.Frames
+		all.Tasks += got.Tasks
+		all.Approvals += got.Approvals
+		if got.Rows() == 0 {
+			break
+		}
+		if batches > 20 {
+			t.Fatal("the sweep does not end")
+		}
+	}
+	if all != RetentionRemoved {
+		t.Errorf("the sweep removed %+v, want %+v", all, RetentionRemoved)
+	}
+	if got := r.RetainedTotal(); got != RetentionRemoved {
+		t.Errorf("RetainedTotal = %+v, want %+v", got, RetentionRemoved)
+	}
+	CheckRetained(t, s)
+	if reopen == nil {
+		return
+	}
+	s = reopen(t)
+	CheckRetained(t, s)
+	// A frame written now is found open: the sweep left no mark above it.
+	f := &store.Frame{Request: "new-run", Frame: "00000000000000aa", Kind: "tool", Name: "write_file", State: "executing", Started: time.Now()}
+	if err := s.PutFrame(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	open, err := s.OpenFrames(ctx)
+	if err != nil || len(open) != 2 {
+		t.Errorf("OpenFrames after a restart and a new checkpoint = %v, %v; want the running request's and the new one", frameNames(open), err)
+	}
+}
