@@ -35,6 +35,7 @@ type agentState struct {
 type entry struct {
 	seq, key, res, epoch uint64
 	fold                 uint64 // a write's arguments respelled (Step.fold)
+	refFold              uint64 // and without its descriptions (Step.refFold)
 	tmpl                 uint64 // its answer's template (countedAnswer), with a write in the ring
 	counts               counts // and its counted numbers
 	tool                 string
@@ -272,7 +273,7 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 		return nil
 	}
 	for i, e := range w[:reps] {
-		if e.fold != s.fold || !e.done || e.transient || i > 0 && e.res != w[0].res {
+		if !sameWrite(e, s) || !e.done || e.transient || i > 0 && e.res != w[0].res {
 			return nil
 		}
 	}

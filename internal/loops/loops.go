@@ -140,7 +140,10 @@ type Step struct {
 	epoch uint64 // successful writes completed when the step was dispatched
 	// writes: fold left out the ref of the element acted on (writeFold)
 	unref bool
-	widen bool // tool calls: this call widens the previous call of its tool
+	// writes that name a ref and describe it: their arguments with the
+	// descriptions left out, the ref kept (refFold)
+	refFold uint64
+	widen   bool // tool calls: this call widens the previous call of its tool
 	// tool calls: the question the call asks, free text left out; 0 when
 	// its arguments hold no free text
 	question uint64

@@ -43,17 +43,35 @@ import (
 // twKnown lists the runs whose outcome is not their label's, each with why.
 var twKnown = map[string]string{
 	// On the guard as the probe was written (a424ade): 9 of 18 loops
-	// detected, none early; 2 of 18 legit runs refused.
-	"slack-reply-arrives":                  "false_kill",
-	"git-bisect-regression":                "false_kill",
-	"browser-click-same-button-respelled":  "missed",
+	// detected, none early; 2 of 18 legit runs refused. 12 since an
+	// answer's key that is an expression (a column labelled COUNT(*) as
+	// the query wrote it) is read in one case and spacing, a file
+	// search's pattern without a star as the words it matches, and one
+	// ref described otherwise at each click is the one button clicked
+	// again (twelfth_keys.go).
+	//
+	// The two legit runs refused are refused by the benchmark's one rule:
+	// a read made a third time after two answers alike with no write
+	// between. A channel read a third time before its reply came (the
+	// tenth probe's note: whatever else moved); a bisect's test run, whose
+	// shell tool the probe, as the eleventh does, declares a read: through
+	// the gateway a tool without readOnlyHint is a write, and the run
+	// goes on (played so, it is not refused).
+	"slack-reply-arrives":   "false_kill",
+	"git-bisect-regression": "false_kill",
+	// A script's selector respelled, each answering null, is a candidate
+	// tried one by one as a path is (never a streak, by design).
+	"puppeteer-selector-respelled-null": "missed",
+	// Left: a value retyped in other formats (its digits the same) with
+	// a click after each, the page echoing it; an entity created again
+	// with its observations reworded and its type changed, answered []; a
+	// channel nudged in other words, its history holding only the nudges;
+	// a crashing pod deleted and described again under its new hash (its
+	// start time and IP new); one bug filed again under reworded titles.
 	"browser-phone-reformatted-same-error": "missed",
-	"puppeteer-selector-respelled-null":    "missed",
 	"memory-entity-recreated-reworded":     "missed",
 	"slack-nudge-reread-no-reply":          "missed",
 	"k8s-pod-deleted-described-new-hash":   "missed",
-	"fs-search-patterns-respelled-none":    "missed",
-	"sqlite-query-case-respelled":          "missed",
 	"github-same-issue-filed-reworded":     "missed",
 }
 
