@@ -35,7 +35,6 @@ type agentState struct {
 type entry struct {
 	seq, key, res, epoch uint64
 	fold                 uint64 // a write's arguments respelled (Step.fold)
-	refFold              uint64 // and without its descriptions (Step.refFold)
 	tmpl                 uint64 // its answer's template (countedAnswer), with a write in the ring
 	counts               counts // and its counted numbers
 	tool                 string
@@ -43,6 +42,10 @@ type entry struct {
 	done                 bool // its outcome is known
 	transient            bool // it failed with a transient error
 	gone                 bool // it was refused after all
+	// a write's arguments without its descriptions (Step.refFold), in
+	// 32 bits: compared only among the agent's last few calls, it fits
+	// where the flags above leave room
+	refFold uint32
 }
 
 // ringSize is how many calls an agent's ring holds: enough for the longest

@@ -718,7 +718,7 @@ func (d *Detector) writeFold(s *Step) (fold uint64, unref bool) {
 	if !described || len(ref) == 0 {
 		return foldArgs(s.Tool, s.Args) | 1, false
 	}
-	s.refFold = refFold(s.Tool, as.out)
+	s.refFold = uint32(refFold(s.Tool, as.out))
 	// The ref's value, as written: `":"` before it and `"` after.
 	var pat [12]byte
 	p := append(append(append(pat[:0], '"', ':', '"'), ref...), '"')
