@@ -5,8 +5,11 @@ package loops
 // wrote it: COUNT(*), count( * ), Sum(total)), in lower case and without
 // its spaces: the query respelled in case and spacing answers the same
 // column under its own spelling, and the answer is the same. Other keys
-// are returned as they are, kh.
+// (and keys longer than 64 bytes) are returned as they are, kh.
 func expressionKey(k []byte, kh uint64) uint64 {
+	if len(k) > 64 {
+		return kh
+	}
 	paren := false
 	for _, c := range k {
 		paren = paren || c == '('
