@@ -88,3 +88,55 @@ func TestClickSameRefRedescribed(t *testing.T) {
 		t.Errorf("other links, the page the same: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// FuzzTwelfth: an answer's expression key, a pattern argument and a click
+// by ref, whatever their bytes, never panic and fold the same way twice;
+// an expression key folded is its own fold.
+func FuzzTwelfth(f *testing.F) {
+	f.Add([]byte("COUNT( * )"), []byte(".env"))
+	f.Add([]byte("pattern"), []byte(`**\\/.env*`))
+	f.Add([]byte("x("), []byte(`e42\"`))
+	f.Fuzz(func(t *testing.T, k, v []byte) {
+		h := hashBytes(k)
+		a := expressionKey(k, h)
+		if a != expressionKey(k, h) {
+			t.Fatal("expressionKey differs on the same key")
+		}
+		if a != h {
+			var low []byte
+			for _, c := range k {
+				if c == ' ' || c == '\t' {
+					continue
+				}
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				low = append(low, c)
+			}
+			if expressionKey(low, hashBytes(low)) != a {
+				t.Fatalf("%q: its fold %q folds otherwise", k, low)
+			}
+		}
+		res := append(append([]byte(`[{"`), k...), `":0}]`...)
+		var vol keyCache
+		var scratch []byte
+		if scanResult(res, nil, 16, &vol, &scratch).digest != scanResult(res, nil, 16, &vol, &scratch).digest {
+			t.Fatal("scanResult differs on the same bytes")
+		}
+		for _, key := range []string{"pattern", "filePattern", "glob", "path"} {
+			args := append(append([]byte(`{"`+key+`":"`), v...), `"}`...)
+			if foldArgs("t", args) != foldArgs("t", args) {
+				t.Fatal("foldArgs differs on the same bytes")
+			}
+		}
+		d := New(nil)
+		args := append(append([]byte(`{"element":"Place order button","ref":"`), v...), `"}`...)
+		for i := 0; i < 6; i++ {
+			s := &Step{Tool: "browser_click", Args: args, Access: "write"}
+			if d.Check(s) != nil {
+				break
+			}
+			d.Done(s, Outcome{Result: res})
+		}
+	})
+}
