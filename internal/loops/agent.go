@@ -42,6 +42,10 @@ type entry struct {
 	done                 bool // its outcome is known
 	transient            bool // it failed with a transient error
 	gone                 bool // it was refused after all
+	// a write's arguments without its descriptions (Step.refFold), in
+	// 32 bits: compared only among the agent's last few calls, it fits
+	// where the flags above leave room
+	refFold uint32
 }
 
 // ringSize is how many calls an agent's ring holds: enough for the longest
@@ -272,7 +276,7 @@ func (d *Detector) checkWriteRespelled(a *agentState, s *Step, w []*entry) *Verd
 		return nil
 	}
 	for i, e := range w[:reps] {
-		if e.fold != s.fold || !e.done || e.transient || i > 0 && e.res != w[0].res {
+		if !sameWrite(e, s) || !e.done || e.transient || i > 0 && e.res != w[0].res {
 			return nil
 		}
 	}

@@ -155,6 +155,10 @@ type Step struct {
 	script uint8 // the scripts its free text is written in (scriptOf)
 	prose  bool  // its question has free text (the words are read when needed: askedWords)
 	search bool  // that free text is under a key that names a query (q, query, search): it finds things
+	// writes that name a ref and describe it: their arguments with the
+	// descriptions left out, the ref kept (refFold), in 32 bits where the
+	// flags above leave room
+	refFold uint32
 
 	// State found by Check, so that Done need not look it up again.
 	call  *callState

@@ -706,6 +706,7 @@ func boundValues(args []byte, out []uint64) ([]uint64, uint64) {
 func foldArgsInto(tool string, args []byte, vals *[]uint64, keys *uint64) (question, asking uint64) {
 	var f folder
 	var sum, bound, key uint64
+	glob := false // the key names a pattern (patternKey)
 	value := func() {
 		v := f.sum()
 		sum += mix(v, 0x76616c)
@@ -728,10 +729,15 @@ func foldArgsInto(tool string, args []byte, vals *[]uint64, keys *uint64) (quest
 			if j+1 < len(args) && args[j+1] == ':' {
 				// A key: what a value is called is not what is asked.
 				key = hashBytes(args[i+1 : j])
+				glob = patternKey(args[i+1 : j])
 				i = j + 2
 				continue
 			}
-			f.str(args[i+1 : min(j, len(args))])
+			if v := args[i+1 : min(j, len(args))]; glob && globWord(v) {
+				f.glob(v)
+			} else {
+				f.str(v)
+			}
 			value()
 			i = j + 1
 		case c == '-' || isDigit(c):

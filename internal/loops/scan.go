@@ -331,8 +331,11 @@ func (s *scan) value(path uint64, depth int, arr, id bool, key []byte) (uint64, 
 				return 0, false
 			}
 			kh := hashBytes(k)
-			kp := mix(path, kh)
 			meta := s.lines && (s.volatile(k, kh) || headers && volatileHeader(k))
+			if s.lines {
+				kh = expressionKey(k, kh)
+			}
+			kp := mix(path, kh)
 			if meta {
 				s.skip++
 			}

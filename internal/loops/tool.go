@@ -193,7 +193,7 @@ func (d *Detector) tool(name string) *toolState {
 func (d *Detector) checkTool(s *Step) *Verdict {
 	c := &d.cfg
 	s.key = callKey(s.Tool, s.Args)
-	s.fold, s.unref = 0, false
+	s.fold, s.unref, s.refFold = 0, false, 0
 	if isWrite(s.Access) && len(s.Args) <= maxChainArgs {
 		s.fold, s.unref = d.writeFold(s)
 	}
@@ -348,7 +348,7 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if isWrite(s.Access) {
 		d.addInflight(s.seq)
 	}
-	a.push(entry{seq: s.seq, key: s.key, fold: s.fold, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
+	a.push(entry{seq: s.seq, key: s.key, fold: s.fold, refFold: s.refFold, epoch: s.epoch, tool: s.Tool, write: isWrite(s.Access)})
 	return nil
 }
 
@@ -718,6 +718,7 @@ func (d *Detector) writeFold(s *Step) (fold uint64, unref bool) {
 	if !described || len(ref) == 0 {
 		return foldArgs(s.Tool, s.Args) | 1, false
 	}
+	s.refFold = uint32(refFold(s.Tool, as.out))
 	// The ref's value, as written: `":"` before it and `"` after.
 	var pat [12]byte
 	p := append(append(append(pat[:0], '"', ':', '"'), ref...), '"')
