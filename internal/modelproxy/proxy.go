@@ -27,7 +27,7 @@
 //     so that a token or cost budget still runs out; so is a stream cut
 //     before its usage. A stream cut after it is charged what it reported.
 //     A usage reported below the words of the turn's text (0, say) is
-//     raised to them (floor.go).
+//     raised to them (openai.PromptWords).
 //   - The configured secret values (the model's key among them) are masked
 //     in what goes back to the client, error answers included. In a stream,
 //     a value the model spells across chunks (of its text or of a tool
@@ -157,7 +157,7 @@ type Proxy struct {
 	// reports no usage.
 	noUsageWarned atomic.Bool
 	// lowUsageWarned is set once it has warned of one that reported less
-	// than the floor (floor.go).
+	// than the floor (openai.PromptWords).
 	lowUsageWarned atomic.Bool
 	// eps are where chat completions go: the model's endpoint, then its
 	// fallbacks.
@@ -533,9 +533,9 @@ type answer struct {
 	tools toolCalls       // the tool calls, told once complete
 	// spoke counts the words of the text, and argued of the tool calls'
 	// arguments: with promptWords, those of the request's text (once
-	// counted), the floor of a reported usage (floor.go); floored says the
+	// counted), the floor of a reported usage (openai.PromptWords); floored says the
 	// usage reported was below it, and raised to it.
-	spoke, argued words
+	spoke, argued openai.Words
 	promptWords   int64
 	counted       bool
 	floored       bool
@@ -603,7 +603,7 @@ func (a *answer) note(c *openai.Completion) {
 // fits in MaxAnswer, cut at a character's start.
 func (a *answer) say(s string) {
 	a.said += len(s)
-	a.spoke.add(s)
+	a.spoke.Add(s)
 	if room := MaxAnswer - a.text.Len(); len(s) > room {
 		for room > 0 && !utf8.RuneStart(s[room]) {
 			room--
@@ -616,20 +616,20 @@ func (a *answer) say(s string) {
 // argue adds s to the tool calls' arguments the answer holds.
 func (a *answer) argue(s string) {
 	a.args += len(s)
-	a.argued.add(s)
+	a.argued.Add(s)
 }
 
 // parts is how many ids and tool calls the answer holds to note them once.
 func (a *answer) parts() int { return len(a.items) + len(a.called) + len(a.tools.calls) }
 
-// BytesPerToken is the estimate's rate: about four bytes of English text
-// (and fewer of code or other scripts) make a token.
-const BytesPerToken = 4
+// BytesPerToken is the estimate's rate (openai.BytesPerToken): about four
+// bytes of English text make a token.
+const BytesPerToken = openai.BytesPerToken
 
 // usage is the answer's usage as reported, or else estimated from the
 // request's size (prompt, its body) and the answer's text and arguments. A
 // count reported below what reach counts of the turn's text (its words:
-// floor.go) is raised to that.
+// openai.PromptWords) is raised to that.
 func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	u := a.use
 	u.Text = a.text.String()
@@ -640,12 +640,12 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 		return u
 	}
 	if !a.counted {
-		a.promptWords, a.counted = promptWords(prompt), true
+		a.promptWords, a.counted = openai.PromptWords(prompt), true
 	}
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := a.spoke.n + a.argued.n; u.Output < n {
+	if n := a.spoke.N + a.argued.N; u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u

@@ -1,30 +1,30 @@
-package modelproxy
+package openai
 
 import "github.com/agentreach/reach/internal/jsonscan"
 
-// The floor of a reported usage. An endpoint that reports fewer tokens than
-// reach can count in the turn's text (0, as some local servers do, or a
+// The floor of a reported usage (counted's, and the model proxy's). An
+// endpoint that reports fewer tokens than reach can count in the turn's text (0, as some local servers do, or a
 // count a hostile endpoint lowered) is charged what reach counts: else a
 // budget never stops it. What reach counts must stay at or below what a
 // real endpoint reports, so that its count is the one charged: it is the
 // words (runs of bytes between ASCII white space), as the tokenizers of the
 // common models split text at white space before they merge it (tiktoken's
 // vocabularies, SentencePiece's by default), so that no token holds two
-// words; and a word of more than maxTokenBytes bytes counts once for each
-// maxTokenBytes begun, as no token of those vocabularies is that long (a
+// words; and a word of more than MaxTokenBytes bytes counts once for each
+// MaxTokenBytes begun, as no token of those vocabularies is that long (a
 // hostile answer of one long word is not one token). Of the prompt, only
 // the strings the endpoint renders into the model's context are counted
 // (promptTextKeys): a data URL or an id is not text the model reads.
 
-// maxTokenBytes is the length past which a word counts as more than one
+// MaxTokenBytes is the length past which a word counts as more than one
 // token.
-const maxTokenBytes = 256
+const MaxTokenBytes = 256
 
-// words counts the words of a text given in pieces (a stream's chunks): a
+// Words counts the words of a text given in pieces (a stream's chunks): a
 // word split across two pieces counts once.
-type words struct {
-	n   int64
-	run int // bytes of the word the last piece ended in (0: it ended in white space)
+type Words struct {
+	N   int64
+	Run int // bytes of the word the last piece ended in (0: it ended in white space)
 }
 
 // isSpace reports whether c is white space: JSON's (a tokenizer's \s has
@@ -32,17 +32,17 @@ type words struct {
 // a lower count, a floor still).
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// add counts the words of s, which goes on from the pieces before it.
-func (w *words) add(s string) {
+// Add counts the words of s, which goes on from the pieces before it.
+func (w *Words) Add(s string) {
 	for i := 0; i < len(s); i++ {
 		if isSpace(s[i]) {
-			w.run = 0
+			w.Run = 0
 			continue
 		}
-		if w.run%maxTokenBytes == 0 {
-			w.n++
+		if w.Run%MaxTokenBytes == 0 {
+			w.N++
 		}
-		w.run++
+		w.Run++
 	}
 }
 
@@ -55,19 +55,19 @@ var promptTextKeys = map[string]bool{
 	"instructions": true, "input": true, "output": true,
 }
 
-// promptWords counts the words of the text in a request's body (JSON): the
+// PromptWords counts the words of the text in a request's body (JSON): the
 // strings of the members promptTextKeys names, at any depth. A body that is
 // not JSON counts nothing.
-func promptWords(body []byte) int64 {
-	var w words
+func PromptWords(body []byte) int64 {
+	var w Words
 	countValue(&w, body, false)
-	return w.n
+	return w.N
 }
 
 // countValue counts the words of the JSON value v: of its strings if text
 // (the value, or the array holding it, is a text member's), and of the text
 // members of the objects it holds.
-func countValue(w *words, v []byte, text bool) {
+func countValue(w *Words, v []byte, text bool) {
 	i := jsonscan.SkipSpace(v, 0)
 	if i >= len(v) {
 		return
@@ -136,8 +136,8 @@ func givenAgain(ms []member, key string) bool {
 // escapes \n, \t and \r are white space, any other is one byte of a word
 // (\u0020 too: a lower count). It never counts more than the string
 // decoded holds (FuzzPromptWords).
-func countString(w *words, tok []byte) {
-	w.run = 0
+func countString(w *Words, tok []byte) {
+	w.Run = 0
 	end := jsonscan.SkipString(tok, 0)
 	for i := 1; i < end-1; i++ {
 		c := tok[i]
@@ -145,7 +145,7 @@ func countString(w *words, tok []byte) {
 			i++
 			switch tok[i] {
 			case 'n', 't', 'r':
-				w.run = 0
+				w.Run = 0
 				continue
 			case 'u':
 				i += 4
@@ -153,13 +153,42 @@ func countString(w *words, tok []byte) {
 			c = 'x'
 		}
 		if isSpace(c) {
-			w.run = 0
+			w.Run = 0
 			continue
 		}
-		if w.run%maxTokenBytes == 0 {
-			w.n++
+		if w.Run%MaxTokenBytes == 0 {
+			w.N++
 		}
-		w.run++
+		w.Run++
 	}
-	w.run = 0
+	w.Run = 0
+}
+
+// BytesPerToken is the estimate's rate, for an answer without usage: about
+// four bytes of English text (and fewer of code or other scripts) make a
+// token.
+const BytesPerToken = 4
+
+// counted is the usage an answer (m) to a request (body) is charged: the
+// usage the endpoint reported (u), each count raised to the words of its
+// side's text; or, when it reported none (or a count below zero), an
+// estimate at BytesPerToken of the body and of the answer's text and tool
+// arguments.
+func counted(u *Usage, body []byte, m *Message) Usage {
+	var out Words
+	said := 0
+	if m != nil {
+		out.Add(m.Content)
+		said += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			out.Run = 0
+			out.Add(tc.Function.Arguments)
+			said += len(tc.Function.Arguments)
+		}
+	}
+	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {
+		return Usage{PromptTokens: int64((len(body) + BytesPerToken - 1) / BytesPerToken),
+			CompletionTokens: int64((said + BytesPerToken - 1) / BytesPerToken)}
+	}
+	return Usage{PromptTokens: max(u.PromptTokens, PromptWords(body)), CompletionTokens: max(u.CompletionTokens, out.N)}
 }

@@ -1,4 +1,4 @@
-package modelproxy
+package openai
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 )
 
 // TestWords: words are counted across the pieces of a stream once each,
-// and a word longer than maxTokenBytes counts once for each maxTokenBytes
+// and a word longer than MaxTokenBytes counts once for each MaxTokenBytes
 // begun.
 func TestWords(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,16 +18,16 @@ func TestWords(t *testing.T) {
 		{[]string{"hel", "lo wor", "ld"}, 2},
 		{[]string{"a ", " b", "\n\tc\r"}, 3},
 		{[]string{"", "   "}, 0},
-		{[]string{strings.Repeat("x", maxTokenBytes)}, 1},
-		{[]string{strings.Repeat("x", maxTokenBytes), "y"}, 2},
-		{[]string{strings.Repeat("x", 10*maxTokenBytes+1)}, 11},
+		{[]string{strings.Repeat("x", MaxTokenBytes)}, 1},
+		{[]string{strings.Repeat("x", MaxTokenBytes), "y"}, 2},
+		{[]string{strings.Repeat("x", 10*MaxTokenBytes+1)}, 11},
 	} {
-		var w words
+		var w Words
 		for _, p := range tc.pieces {
-			w.add(p)
+			w.Add(p)
 		}
-		if w.n != tc.want {
-			t.Errorf("%q: %d words, want %d", tc.pieces, w.n, tc.want)
+		if w.N != tc.want {
+			t.Errorf("%q: %d words, want %d", tc.pieces, w.N, tc.want)
 		}
 	}
 }
@@ -48,7 +48,7 @@ func TestPromptWords(t *testing.T) {
 		{`{"x":{"text":"a b c"},"x":"d","te\u0078t":"e f"}`, 2}, // a key given twice is its last value
 
 	} {
-		if got := promptWords([]byte(tc.body)); got != tc.want {
+		if got := PromptWords([]byte(tc.body)); got != tc.want {
 			t.Errorf("%s: %d words, want %d", tc.body, got, tc.want)
 		}
 	}
@@ -56,13 +56,13 @@ func TestPromptWords(t *testing.T) {
 
 // decodedWords counts the words of the text members of v (decoded JSON)
 // as promptWords defines them: its reference.
-func decodedWords(w *words, v any, text bool) {
+func decodedWords(w *Words, v any, text bool) {
 	switch v := v.(type) {
 	case string:
 		if text {
-			w.run = 0
-			w.add(v)
-			w.run = 0
+			w.Run = 0
+			w.Add(v)
+			w.Run = 0
 		}
 	case []any:
 		for _, e := range v {
@@ -87,28 +87,51 @@ func FuzzPromptWords(f *testing.F) {
 		if json.Unmarshal([]byte(body), &v) != nil {
 			return
 		}
-		var ref words
+		var ref Words
 		decodedWords(&ref, v, false)
-		got := promptWords([]byte(body))
-		if got > ref.n {
-			t.Fatalf("%s: promptWords counted %d, the decoded text has %d", body, got, ref.n)
+		got := PromptWords([]byte(body))
+		if got > ref.N {
+			t.Fatalf("%s: promptWords counted %d, the decoded text has %d", body, got, ref.N)
 		}
-		// Written with no escape, and no word as long as maxTokenBytes, the
+		// Written with no escape, and no word as long as MaxTokenBytes, the
 		// counts agree.
 		if out, _ := json.Marshal(v); !strings.Contains(string(out), `\\`) && !longWord(string(out)) {
-			if got := promptWords(out); got != ref.n {
-				t.Fatalf("%s: promptWords counted %d, the decoded text has %d", out, got, ref.n)
+			if got := PromptWords(out); got != ref.N {
+				t.Fatalf("%s: promptWords counted %d, the decoded text has %d", out, got, ref.N)
 			}
 		}
 	})
 }
 
-// longWord reports whether s has a word of maxTokenBytes bytes or more.
+// longWord reports whether s has a word of MaxTokenBytes bytes or more.
 func longWord(s string) bool {
 	for _, f := range strings.Fields(s) {
-		if len(f) >= maxTokenBytes {
+		if len(f) >= MaxTokenBytes {
 			return true
 		}
 	}
 	return false
+}
+
+// TestCounted: a reported usage at or above the words is what is charged;
+// one below them (0) is raised to them; none, or a count below zero, is
+// the estimate.
+func TestCounted(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"one two three"}]}`)
+	m := &Message{Content: "a b c d", ToolCalls: []ToolCall{{Function: FunctionCall{Arguments: `{"q": "x y"}`}}}}
+	for _, tc := range []struct {
+		name string
+		u    *Usage
+		want Usage
+	}{
+		{"real", &Usage{PromptTokens: 11, CompletionTokens: 20}, Usage{11, 20}},
+		{"zero", &Usage{}, Usage{3, 7}},
+		{"low", &Usage{PromptTokens: 2, CompletionTokens: 30}, Usage{3, 30}},
+		{"none", nil, Usage{int64((len(body) + 3) / 4), 5}},
+		{"negative", &Usage{PromptTokens: -1, CompletionTokens: 9}, Usage{int64((len(body) + 3) / 4), 5}},
+	} {
+		if got := counted(tc.u, body, m); got != tc.want {
+			t.Errorf("%s: counted %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
 }
