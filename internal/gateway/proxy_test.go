@@ -1056,3 +1056,41 @@ func TestModelProxyZeroUsageFloored(t *testing.T) {
 		t.Errorf("an endpoint that reported 9+9 tokens was charged %d, want what it reported (18)", got)
 	}
 }
+
+// TestNamedBudgetKeepsDefaultBounds: a budget a client names for a request
+// it begins lifts only the bounds it writes; the others are the default's.
+// Before, a key it left out was unlimited: naming `default`, written as
+// {tool_calls: 3}, lifted the bounds on turns, depth and the wall clock
+// that requests naming nothing keep, and naming `small` ({tool_calls: 2})
+// lifted the default's token bound too.
+func TestNamedBudgetKeepsDefaultBounds(t *testing.T) {
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
+	}, "budgets:\n  default: {tool_calls: 3, tokens: 5000}\n  small: {tool_calls: 2}\n  open: {tool_calls: 2, turns: 0}\n")
+	std := reach.StandardBudget()
+	for _, tc := range []struct {
+		name string
+		want reach.Budget
+	}{
+		{"", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 3, Tokens: 5000, Wall: std.Wall}},
+		{"default", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 3, Tokens: 5000, Wall: std.Wall}},
+		{"small", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 2, Tokens: 5000, Wall: std.Wall}},
+		{"open", reach.Budget{Turns: 0, Depth: std.Depth, ToolCalls: 2, Tokens: 5000, Wall: std.Wall}}, // a written 0 is unlimited
+	} {
+		id := "named-" + tc.name
+		h := map[string]string{link.HeaderRequest: id}
+		if tc.name != "" {
+			h[link.HeaderBudget] = tc.name
+		}
+		if resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, h); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%q: %d %s", tc.name, resp.StatusCode, b)
+		}
+		r, _ := g.rt.Lookup(id)
+		if r == nil {
+			t.Fatalf("no request %s", id)
+		}
+		if got := r.Budget(); got != tc.want {
+			t.Errorf("a request naming budget %q has %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
