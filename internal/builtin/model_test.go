@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,5 +118,31 @@ func TestFormatterModelNotRetried(t *testing.T) {
 	ep.mu.Unlock()
 	if res.Status == reach.StatusSuccess || n != 1 || !strings.Contains(res.ModelText(), "the model endpoint did not answer") {
 		t.Errorf("with a slow model: %s after %d model calls, want one call and a failure that says so", res.ModelText(), n)
+	}
+}
+
+// TestModelToolZeroUsageCharged: a model endpoint that reports a usage of
+// 0, or none, is charged what reach counts (the words of the prompt's and
+// the answer's text; an estimate without usage) by the built-in model tool
+// too, as by the model proxy: before, its turns were charged nothing, so a
+// request's token budget never ran out on them.
+func TestModelToolZeroUsageCharged(t *testing.T) {
+	answer := strings.Repeat("word ", 300)
+	for _, usage := range []string{`,"usage":{"prompt_tokens":0,"completion_tokens":0}`, ``} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"`+answer+`"}}]`+usage+`}`)
+		}))
+		rt := reach.New(nil)
+		rt.MustRegister(Tools(rt, NewOpenAI(srv.URL+"/v1", "", "m", 5*time.Second))...)
+		ctx, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r"})
+		res := rt.Call(ctx, &reach.Call{ID: "f", Tool: "format_answer", Arguments: json.RawMessage(`{"text":"how do refunds work?"}`)})
+		if res.Status != reach.StatusSuccess {
+			t.Fatalf("format_answer = %s %s", res.Status, res.ModelText())
+		}
+		if got := req.Usage().Tokens; got < 300+4 {
+			t.Errorf("usage %q: a turn of 300 words to a prompt of 4 was charged %d tokens, want at least 304", usage, got)
+		}
+		req.End()
+		srv.Close()
 	}
 }

@@ -2122,6 +2122,37 @@ func (c *Config) DefaultBudget() *reach.Budget {
 	return new(reach.Budget(b))
 }
 
+// NamedBudgets returns the budgets a client may name for a request it
+// begins (Reach-Budget, "reach/budget"), by name: each as written, and a
+// key it leaves out at the amount of the budget of requests that name none
+// (DefaultBudget, or the standard one), so that naming a budget lifts only
+// the bounds it writes (a written 0 is unlimited). Before, a key left out
+// was unlimited: a client that named `default` ({tool_calls: 3} written)
+// had no bound on turns, depth or the wall clock, and one that named
+// `small` ({tool_calls: 3}) none on tokens or cost either. (A delegation's
+// budget, carved from its caller's, keeps a key left out unlimited within
+// the caller's.)
+func (c *Config) NamedBudgets() map[string]reach.Budget {
+	out := make(map[string]reach.Budget, len(c.Budgets))
+	def := c.DefaultBudget()
+	if def == nil {
+		def = new(reach.StandardBudget())
+	}
+	for name, b := range c.Budgets {
+		if c.root != nil {
+			from := Budget(*def)
+			to, fr := b.fields(), from.fields()
+			for k := range to {
+				if !c.written("budgets", name, k) {
+					reflect.ValueOf(to[k]).Elem().Set(reflect.ValueOf(fr[k]).Elem())
+				}
+			}
+		}
+		out[name] = reach.Budget(b)
+	}
+	return out
+}
+
 // written reports whether the mapping keys of path are all in the parsed
 // document (through aliases, as the decoder reads them).
 func (c *Config) written(path ...string) bool {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
-	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/pin"
 	"github.com/agentreach/reach/internal/upstream"
@@ -71,15 +70,6 @@ func (g *Gateway) upstreamMayExpose(name string) bool {
 		}
 	}
 	return false
-}
-
-// budgets returns the configured budgets as the runtime's.
-func budgets(cfg *config.Config) map[string]reach.Budget {
-	out := make(map[string]reach.Budget, len(cfg.Budgets))
-	for name, b := range cfg.Budgets {
-		out[name] = reach.Budget(b)
-	}
-	return out
 }
 
 // prepare applies the configured override to t.

@@ -981,3 +981,116 @@ func TestModelProxyPassesRetryAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestModelProxyZeroUsageFloored: an endpoint that reports a usage of 0
+// (as some local servers do), or less than the turn's text holds words,
+// is charged the words (of the prompt's text, of the answer's text and
+// tool arguments), so that a token budget still stops it: before, it was
+// charged nothing and ran on under any budget. An endpoint that reports a
+// real count (above the words) is charged exactly that.
+func TestModelProxyZeroUsageFloored(t *testing.T) {
+	const said = 500 // words of each answer
+	text := strings.Repeat("word ", said)
+	var asked atomic.Int32
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		var body struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if len(body.Messages) > 0 && body.Messages[0].Content == "real" {
+			// A real endpoint's count, above the words of the turn.
+			io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"}}],"usage":{"prompt_tokens":9,"completion_tokens":9,"total_tokens":18}}`)
+			return
+		}
+		switch {
+		case r.URL.Path == "/v1/responses":
+			fmt.Fprintf(w, `{"id":"resp_z1","object":"response","model":"fake","output":[{"type":"message","id":"msg_z1","role":"assistant","content":[{"type":"output_text","text":%q}]}],"usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}`, text)
+		case !body.Stream:
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q}}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`, text)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			// Each chunk ends mid-word: a word split across two counts once.
+			for i := 0; i < len(text); i += 7 {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", text[i:min(i+7, len(text))])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0}}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}
+	}, "budgets:\n  default: {tokens: 1000000}\n  small: {tokens: 1000}\n")
+	for range 10 {
+		postChat(t, url, `{"stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{link.HeaderRequest: "zero", link.HeaderBudget: "small"})
+	}
+	if n := asked.Load(); n > 2 {
+		t.Errorf("a 1000-token budget let %d streamed answers of %d words reported as 0 tokens through (charged %d tokens)", n, said, requestTokens(t, g, "zero"))
+	}
+	if got := requestTokens(t, g, "zero"); got < 2*(said+1) {
+		t.Errorf("two streamed answers of %d words reported as 0 tokens were charged %d tokens, want at least %d", said, got, 2*(said+1))
+	}
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"one two three"}]}`, map[string]string{link.HeaderRequest: "whole"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("whole answer: %d %s", resp.StatusCode, b)
+	}
+	if got := requestTokens(t, g, "whole"); got != said+3 {
+		t.Errorf("a whole answer of %d words to a prompt of 3, reported as 0 tokens, was charged %d tokens, want %d", said, got, said+3)
+	}
+	req, _ := http.NewRequest("POST", url+"/v1/responses", strings.NewReader(`{"input":"one two","instructions":"be brief"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(link.HeaderRequest, "responses")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if got := requestTokens(t, g, "responses"); got != said+4 {
+		t.Errorf("a Responses answer of %d words to a prompt of 4, reported as 0 tokens, was charged %d tokens, want %d", said, got, said+4)
+	}
+	if resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"real"}]}`, map[string]string{link.HeaderRequest: "real"}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the real count: %d %s", resp.StatusCode, b)
+	}
+	if got := requestTokens(t, g, "real"); got != 18 {
+		t.Errorf("an endpoint that reported 9+9 tokens was charged %d, want what it reported (18)", got)
+	}
+}
+
+// TestNamedBudgetKeepsDefaultBounds: a budget a client names for a request
+// it begins lifts only the bounds it writes; the others are the default's.
+// Before, a key it left out was unlimited: naming `default`, written as
+// {tool_calls: 3}, lifted the bounds on turns, depth and the wall clock
+// that requests naming nothing keep, and naming `small` ({tool_calls: 2})
+// lifted the default's token bound too.
+func TestNamedBudgetKeepsDefaultBounds(t *testing.T) {
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
+	}, "budgets:\n  default: {tool_calls: 3, tokens: 5000}\n  small: {tool_calls: 2}\n  open: {tool_calls: 2, turns: 0}\n")
+	std := reach.StandardBudget()
+	for _, tc := range []struct {
+		name string
+		want reach.Budget
+	}{
+		{"", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 3, Tokens: 5000, Wall: std.Wall}},
+		{"default", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 3, Tokens: 5000, Wall: std.Wall}},
+		{"small", reach.Budget{Turns: std.Turns, Depth: std.Depth, ToolCalls: 2, Tokens: 5000, Wall: std.Wall}},
+		{"open", reach.Budget{Turns: 0, Depth: std.Depth, ToolCalls: 2, Tokens: 5000, Wall: std.Wall}}, // a written 0 is unlimited
+	} {
+		id := "named-" + tc.name
+		h := map[string]string{link.HeaderRequest: id}
+		if tc.name != "" {
+			h[link.HeaderBudget] = tc.name
+		}
+		if resp, b := postChat(t, url, `{"messages":[{"role":"user","content":"hi"}]}`, h); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%q: %d %s", tc.name, resp.StatusCode, b)
+		}
+		r, _ := g.rt.Lookup(id)
+		if r == nil {
+			t.Fatalf("no request %s", id)
+		}
+		if got := r.Budget(); got != tc.want {
+			t.Errorf("a request naming budget %q has %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

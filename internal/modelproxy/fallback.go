@@ -156,7 +156,7 @@ func (p *Proxy) send(w http.ResponseWriter, r *http.Request, mctx context.Contex
 			// request was stopped, the model timed out) is charged the
 			// prompt's estimate, so that leaving early cannot get around a
 			// budget.
-			prompt := (&answer{}).usage(len(out))
+			prompt := (&answer{}).usage(out)
 			prompt.Input += spent
 			switch {
 			case r.Context().Err() != nil: // the client left: nobody to answer

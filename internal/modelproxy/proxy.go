@@ -26,6 +26,8 @@
 //     a token of the request and of the answer's text and tool arguments,
 //     so that a token or cost budget still runs out; so is a stream cut
 //     before its usage. A stream cut after it is charged what it reported.
+//     A usage reported below the words of the turn's text (0, say) is
+//     raised to them (openai.PromptWords).
 //   - The configured secret values (the model's key among them) are masked
 //     in what goes back to the client, error answers included. In a stream,
 //     a value the model spells across chunks (of its text or of a tool
@@ -154,6 +156,9 @@ type Proxy struct {
 	// noUsageWarned is set once the proxy has warned of an endpoint that
 	// reports no usage.
 	noUsageWarned atomic.Bool
+	// lowUsageWarned is set once it has warned of one that reported less
+	// than the floor (openai.PromptWords).
+	lowUsageWarned atomic.Bool
 	// eps are where chat completions go: the model's endpoint, then its
 	// fallbacks.
 	eps []*endpoint
@@ -427,7 +432,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gave: func(id string) { p.recordOwner(r.Context(), id, who, ep.endpoint) }}
 	// use is the turn's usage as the answer read so far says.
 	use := func() reach.TokenUsage {
-		u := a.usage(len(ep.body))
+		u := a.usage(ep.body)
 		u.Input += spent // the prompts of endpoints that timed out before this one answered
 		if ep.fallback {
 			u.Model = ep.asked // charged at the price of the model that answered
@@ -468,6 +473,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = p.passWhole(w, resp, api, &a)
 	}
 	u := use()
+	if a.floored {
+		log := p.log.Debug
+		if p.lowUsageWarned.CompareAndSwap(false, true) {
+			log = p.log.Warn
+		}
+		log("the model endpoint reported fewer tokens than the turn's text has words; the words were charged", "request", req.ID(), "model", model,
+			"tokens", u.Input+u.Output)
+	}
 	if !a.reported {
 		log := p.log.Debug
 		if p.noUsageWarned.CompareAndSwap(false, true) { // once: an endpoint that never reports would fill the log
@@ -518,6 +531,14 @@ type answer struct {
 	raw   int             // bytes of the answer, when it could not be read as one
 	chose func(id string) // told each tool call id as it is read, if set
 	tools toolCalls       // the tool calls, told once complete
+	// spoke counts the words of the text, and argued of the tool calls'
+	// arguments: with promptWords, those of the request's text (once
+	// counted), the floor of a reported usage (openai.PromptWords); floored says the
+	// usage reported was below it, and raised to it.
+	spoke, argued openai.Words
+	promptWords   int64
+	counted       bool
+	floored       bool
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -562,7 +583,7 @@ func (a *answer) note(c *openai.Completion) {
 			a.say(m.Content)
 			for _, tc := range m.ToolCalls {
 				a.id(tc.ID)
-				a.args += len(tc.Function.Arguments)
+				a.argue(tc.Function.Arguments)
 			}
 		}
 		if d := ch.Delta; d != nil {
@@ -571,7 +592,7 @@ func (a *answer) note(c *openai.Completion) {
 				if tc.ID != "" {
 					a.id(tc.ID)
 				}
-				a.args += len(tc.Function.Arguments)
+				a.argue(tc.Function.Arguments)
 			}
 		}
 	}
@@ -582,6 +603,7 @@ func (a *answer) note(c *openai.Completion) {
 // fits in MaxAnswer, cut at a character's start.
 func (a *answer) say(s string) {
 	a.said += len(s)
+	a.spoke.Add(s)
 	if room := MaxAnswer - a.text.Len(); len(s) > room {
 		for room > 0 && !utf8.RuneStart(s[room]) {
 			room--
@@ -591,22 +613,40 @@ func (a *answer) say(s string) {
 	a.text.WriteString(s)
 }
 
+// argue adds s to the tool calls' arguments the answer holds.
+func (a *answer) argue(s string) {
+	a.args += len(s)
+	a.argued.Add(s)
+}
+
 // parts is how many ids and tool calls the answer holds to note them once.
 func (a *answer) parts() int { return len(a.items) + len(a.called) + len(a.tools.calls) }
 
-// BytesPerToken is the estimate's rate: about four bytes of English text
-// (and fewer of code or other scripts) make a token.
-const BytesPerToken = 4
+// BytesPerToken is the estimate's rate (openai.BytesPerToken): about four
+// bytes of English text make a token.
+const BytesPerToken = openai.BytesPerToken
 
 // usage is the answer's usage as reported, or else estimated from the
-// request's size (prompt bytes) and the answer's text and arguments.
-func (a *answer) usage(prompt int) reach.TokenUsage {
+// request's size (prompt, its body) and the answer's text and arguments. A
+// count reported below what reach counts of the turn's text (its words:
+// openai.PromptWords) is raised to that.
+func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	u := a.use
 	u.Text = a.text.String()
 	if !a.reported {
 		out := max(a.said+a.args, a.raw)
-		u.Input = int64((prompt + BytesPerToken - 1) / BytesPerToken)
+		u.Input = int64((len(prompt) + BytesPerToken - 1) / BytesPerToken)
 		u.Output = int64((out + BytesPerToken - 1) / BytesPerToken)
+		return u
+	}
+	if !a.counted {
+		a.promptWords, a.counted = openai.PromptWords(prompt), true
+	}
+	if u.Input < a.promptWords {
+		u.Input, a.floored = a.promptWords, true
+	}
+	if n := a.spoke.N + a.argued.N; u.Output < n {
+		u.Output, a.floored = n, true
 	}
 	return u
 }

@@ -145,7 +145,7 @@ func (a *answer) call(it *outputItem) {
 		a.called = map[string]bool{}
 	}
 	a.called[it.CallID] = true
-	a.args += len(it.Arguments)
+	a.argue(it.Arguments)
 	if a.tools.record != nil {
 		a.tools.record(it.CallID, it.Name, []byte(it.Arguments))
 	} else if a.chose != nil {

@@ -171,8 +171,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Complete sends req and returns the first choice of the answer. A failure
-// is an *Error.
+// Complete sends req and returns the first choice of the answer, and the
+// usage to charge (counted: the endpoint's, raised to the words of the
+// text; an estimate when it reports none). A failure is an *Error.
 func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -223,9 +224,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if m := out.Choices[0].Message; m != nil {
 		r.Message = *m
 	}
-	if out.Usage != nil {
-		r.Usage = *out.Usage
-	}
+	r.Usage = counted(out.Usage, body, out.Choices[0].Message)
 	return r, nil
 }
 

@@ -1,0 +1,194 @@
+package openai
+
+import "github.com/agentreach/reach/internal/jsonscan"
+
+// The floor of a reported usage (counted's, and the model proxy's). An
+// endpoint that reports fewer tokens than reach can count in the turn's text (0, as some local servers do, or a
+// count a hostile endpoint lowered) is charged what reach counts: else a
+// budget never stops it. What reach counts must stay at or below what a
+// real endpoint reports, so that its count is the one charged: it is the
+// words (runs of bytes between ASCII white space), as the tokenizers of the
+// common models split text at white space before they merge it (tiktoken's
+// vocabularies, SentencePiece's by default), so that no token holds two
+// words; and a word of more than MaxTokenBytes bytes counts once for each
+// MaxTokenBytes begun, as no token of those vocabularies is that long (a
+// hostile answer of one long word is not one token). Of the prompt, only
+// the strings the endpoint renders into the model's context are counted
+// (promptTextKeys): a data URL or an id is not text the model reads.
+
+// MaxTokenBytes is the length past which a word counts as more than one
+// token.
+const MaxTokenBytes = 256
+
+// Words counts the words of a text given in pieces (a stream's chunks): a
+// word split across two pieces counts once.
+type Words struct {
+	N   int64
+	Run int // bytes of the word the last piece ended in (0: it ended in white space)
+}
+
+// isSpace reports whether c is white space: JSON's (a tokenizer's \s has
+// more, but a byte it splits at and this does not only makes a word of two:
+// a lower count, a floor still).
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Add counts the words of s, which goes on from the pieces before it.
+func (w *Words) Add(s string) {
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			w.Run = 0
+			continue
+		}
+		if w.Run%MaxTokenBytes == 0 {
+			w.N++
+		}
+		w.Run++
+	}
+}
+
+// promptTextKeys are the members of a chat or Responses API request whose
+// strings are text the endpoint renders into the model's context: message
+// contents and their text parts, tool calls' arguments and results, tools'
+// descriptions, instructions.
+var promptTextKeys = map[string]bool{
+	"content": true, "text": true, "refusal": true, "arguments": true, "description": true,
+	"instructions": true, "input": true, "output": true,
+}
+
+// PromptWords counts the words of the text in a request's body (JSON): the
+// strings of the members promptTextKeys names, at any depth. A body that is
+// not JSON counts nothing.
+func PromptWords(body []byte) int64 {
+	var w Words
+	countValue(&w, body, false)
+	return w.N
+}
+
+// countValue counts the words of the JSON value v: of its strings if text
+// (the value, or the array holding it, is a text member's), and of the text
+// members of the objects it holds.
+func countValue(w *Words, v []byte, text bool) {
+	i := jsonscan.SkipSpace(v, 0)
+	if i >= len(v) {
+		return
+	}
+	switch v[i] {
+	case '"':
+		if text {
+			countString(w, v[i:])
+		}
+	case '{':
+		// A key given twice is read as its last value (as the endpoint's
+		// JSON decoder reads it): the others are not counted.
+		var ms []member
+		jsonscan.Members(v[i:], func(key, value []byte) {
+			k, ok := jsonscan.Unquote(key)
+			if !ok {
+				return
+			}
+			ms = append(ms, member{k, value})
+		})
+		var last map[string]int
+		if len(ms) > 16 {
+			last = make(map[string]int, len(ms))
+			for j, m := range ms {
+				last[m.key] = j
+			}
+		}
+		for j, m := range ms {
+			if last != nil && last[m.key] != j || last == nil && givenAgain(ms[j+1:], m.key) {
+				continue
+			}
+			countValue(w, m.value, promptTextKeys[m.key])
+		}
+	case '[':
+		for i = jsonscan.SkipSpace(v, i+1); i < len(v) && v[i] != ']'; {
+			e := jsonscan.SkipValue(v, i)
+			if e <= i {
+				return
+			}
+			countValue(w, v[i:e], text)
+			i = jsonscan.SkipSpace(v, e)
+			if i < len(v) && v[i] == ',' {
+				i = jsonscan.SkipSpace(v, i+1)
+			}
+		}
+	}
+}
+
+// member is a member of a JSON object: its key (unquoted) and its value.
+type member struct {
+	key   string
+	value []byte
+}
+
+// givenAgain reports whether ms has a member named key.
+func givenAgain(ms []member, key string) bool {
+	for _, m := range ms {
+		if m.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// countString counts the words of a JSON string token as written: its
+// escapes \n, \t and \r are white space, any other is one byte of a word
+// (\u0020 too: a lower count). It never counts more than the string
+// decoded holds (FuzzPromptWords).
+func countString(w *Words, tok []byte) {
+	w.Run = 0
+	end := jsonscan.SkipString(tok, 0)
+	for i := 1; i < end-1; i++ {
+		c := tok[i]
+		if c == '\\' && i+1 < end-1 {
+			i++
+			switch tok[i] {
+			case 'n', 't', 'r':
+				w.Run = 0
+				continue
+			case 'u':
+				i += 4
+			}
+			c = 'x'
+		}
+		if isSpace(c) {
+			w.Run = 0
+			continue
+		}
+		if w.Run%MaxTokenBytes == 0 {
+			w.N++
+		}
+		w.Run++
+	}
+	w.Run = 0
+}
+
+// BytesPerToken is the estimate's rate, for an answer without usage: about
+// four bytes of English text (and fewer of code or other scripts) make a
+// token.
+const BytesPerToken = 4
+
+// counted is the usage an answer (m) to a request (body) is charged: the
+// usage the endpoint reported (u), each count raised to the words of its
+// side's text; or, when it reported none (or a count below zero), an
+// estimate at BytesPerToken of the body and of the answer's text and tool
+// arguments.
+func counted(u *Usage, body []byte, m *Message) Usage {
+	var out Words
+	said := 0
+	if m != nil {
+		out.Add(m.Content)
+		said += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			out.Run = 0
+			out.Add(tc.Function.Arguments)
+			said += len(tc.Function.Arguments)
+		}
+	}
+	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {
+		return Usage{PromptTokens: int64((len(body) + BytesPerToken - 1) / BytesPerToken),
+			CompletionTokens: int64((said + BytesPerToken - 1) / BytesPerToken)}
+	}
+	return Usage{PromptTokens: max(u.PromptTokens, PromptWords(body)), CompletionTokens: max(u.CompletionTokens, out.N)}
+}

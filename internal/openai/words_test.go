@@ -1,0 +1,137 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestWords: words are counted across the pieces of a stream once each,
+// and a word longer than MaxTokenBytes counts once for each MaxTokenBytes
+// begun.
+func TestWords(t *testing.T) {
+	for _, tc := range []struct {
+		pieces []string
+		want   int64
+	}{
+		{[]string{"hello world"}, 2},
+		{[]string{"hel", "lo wor", "ld"}, 2},
+		{[]string{"a ", " b", "\n\tc\r"}, 3},
+		{[]string{"", "   "}, 0},
+		{[]string{strings.Repeat("x", MaxTokenBytes)}, 1},
+		{[]string{strings.Repeat("x", MaxTokenBytes), "y"}, 2},
+		{[]string{strings.Repeat("x", 10*MaxTokenBytes+1)}, 11},
+	} {
+		var w Words
+		for _, p := range tc.pieces {
+			w.Add(p)
+		}
+		if w.N != tc.want {
+			t.Errorf("%q: %d words, want %d", tc.pieces, w.N, tc.want)
+		}
+	}
+}
+
+// TestPromptWords: of a request, only the text the endpoint renders is
+// counted: not the model's name, the roles, ids or an image's data.
+func TestPromptWords(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want int64
+	}{
+		{`{"model":"gpt 4 o","messages":[{"role":"user","content":"one two\nthree"}]}`, 3},
+		{`{"messages":[{"role":"user","content":[{"type":"text","text":"one two"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA AAAA AAAA"}}]}]}`, 2},
+		{`{"messages":[{"role":"assistant","tool_calls":[{"id":"call 1","type":"function","function":{"name":"f","arguments":"{\"q\": \"a b\"}"}}]},{"role":"tool","tool_call_id":"call 1","content":"r1 r2"}],"tools":[{"type":"function","function":{"name":"f","description":"find it","parameters":{"type":"object","properties":{"q":{"type":"string","description":"the query"}}}}}]}`, 9},
+		{`{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a b"}]},{"type":"function_call_output","call_id":"c 1","output":"x y z"}],"instructions":"be brief","metadata":{"k":"not counted here"}}`, 7},
+		{`{"input":"a\tb\u0020c"}`, 2}, // \u0020 is a space: counted as part of a word (a lower count)
+		{`not json`, 0},
+		{`{"x":{"text":"a b c"},"x":"d","te\u0078t":"e f"}`, 2}, // a key given twice is its last value
+
+	} {
+		if got := PromptWords([]byte(tc.body)); got != tc.want {
+			t.Errorf("%s: %d words, want %d", tc.body, got, tc.want)
+		}
+	}
+}
+
+// decodedWords counts the words of the text members of v (decoded JSON)
+// as promptWords defines them: its reference.
+func decodedWords(w *Words, v any, text bool) {
+	switch v := v.(type) {
+	case string:
+		if text {
+			w.Run = 0
+			w.Add(v)
+			w.Run = 0
+		}
+	case []any:
+		for _, e := range v {
+			decodedWords(w, e, text)
+		}
+	case map[string]any:
+		for k, e := range v {
+			decodedWords(w, e, promptTextKeys[k])
+		}
+	}
+}
+
+// FuzzPromptWords: promptWords never counts more than the decoded text
+// holds (a count above a real endpoint's would be charged in its place),
+// and as many as it when written with no escape, in short words.
+func FuzzPromptWords(f *testing.F) {
+	f.Add(`{"messages":[{"role":"user","content":"hi there"}]}`)
+	f.Add(`{"input":"a\u0020b\\u0020c","instructions":["x y"]}`)
+	f.Add(`{"content":{"text":"a\n b"},"text":"\u2028 é"}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		var v any
+		if json.Unmarshal([]byte(body), &v) != nil {
+			return
+		}
+		var ref Words
+		decodedWords(&ref, v, false)
+		got := PromptWords([]byte(body))
+		if got > ref.N {
+			t.Fatalf("%s: promptWords counted %d, the decoded text has %d", body, got, ref.N)
+		}
+		// Written with no escape, and no word as long as MaxTokenBytes, the
+		// counts agree.
+		if out, _ := json.Marshal(v); !strings.Contains(string(out), `\\`) && !longWord(string(out)) {
+			if got := PromptWords(out); got != ref.N {
+				t.Fatalf("%s: promptWords counted %d, the decoded text has %d", out, got, ref.N)
+			}
+		}
+	})
+}
+
+// longWord reports whether s has a word of MaxTokenBytes bytes or more.
+func longWord(s string) bool {
+	for _, f := range strings.Fields(s) {
+		if len(f) >= MaxTokenBytes {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCounted: a reported usage at or above the words is what is charged;
+// one below them (0) is raised to them; none, or a count below zero, is
+// the estimate.
+func TestCounted(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"one two three"}]}`)
+	m := &Message{Content: "a b c d", ToolCalls: []ToolCall{{Function: FunctionCall{Arguments: `{"q": "x y"}`}}}}
+	for _, tc := range []struct {
+		name string
+		u    *Usage
+		want Usage
+	}{
+		{"real", &Usage{PromptTokens: 11, CompletionTokens: 20}, Usage{11, 20}},
+		{"zero", &Usage{}, Usage{3, 7}},
+		{"low", &Usage{PromptTokens: 2, CompletionTokens: 30}, Usage{3, 30}},
+		{"none", nil, Usage{int64((len(body) + 3) / 4), 5}},
+		{"negative", &Usage{PromptTokens: -1, CompletionTokens: 9}, Usage{int64((len(body) + 3) / 4), 5}},
+	} {
+		if got := counted(tc.u, body, m); got != tc.want {
+			t.Errorf("%s: counted %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
