@@ -24,12 +24,16 @@ func TestCrash18StopWhileInstanceDead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
 	}
-	for _, known := range []bool{false, true} {
-		name := "before a's death is known"
-		if known {
-			name = "after a's death was recovered"
-		}
-		t.Run(strings.ReplaceAll(name, "'", ""), func(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		known, ended bool
+	}{
+		{name: "before a's death is known"},
+		{name: "after a's death was recovered", known: true},
+		{name: "ended by its client after the stop", known: true, ended: true},
+	} {
+		known := tc.known
+		t.Run(strings.ReplaceAll(tc.name, "'", ""), func(t *testing.T) {
 			f := newFleetWith(t, "idle_gap: 2s\n")
 			if r := callHTTP(t, f.base(0), "r-s", "b1", "up__book", `{"key":"sa"}`, ""); r["status"] != "success" {
 				t.Fatalf("book on a: %v", r)
@@ -54,6 +58,11 @@ func TestCrash18StopWhileInstanceDead(t *testing.T) {
 			out := postTo(t, f.base(1)+"/v1/requests/r-s/cancel", `{"reason":"enough"}`)
 			if s, _ := out["state"].(string); !strings.HasPrefix(s, "stopped") {
 				t.Fatalf("the stop through b answered %v; want the request stopped", out)
+			}
+			if tc.ended { // b leaves it at once
+				if status := f.end(1, "r-s"); status != 200 {
+					t.Fatalf("the client's end of r-s through b: %d", status)
+				}
 			}
 			// b leaves it once idle (idle_gap); a recovery ends it.
 			if state, ended := f.awaitEnded("r-s", 2*time.Minute, nil); !ended || !strings.HasPrefix(state, "stopped") {

@@ -460,8 +460,10 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 			return err
 		}
 		// Those their client ended end here: nothing of theirs is undone.
-		rows, err = tx.Query(ctx, `UPDATE requests SET state = CASE WHEN state = 'running' THEN 'ended' ELSE state END,
-	ended = $2, updated = $2 WHERE id = ANY($1) AND settled <> 0 AND settled = started RETURNING id`, ids, time.Now().UnixNano())
+		// Not a stopped one: its stop undoes it all, the writes of the
+		// dead instances too, whether its client ended it before or after.
+		rows, err = tx.Query(ctx, `UPDATE requests SET state = 'ended',
+	ended = $2, updated = $2 WHERE id = ANY($1) AND state = 'running' AND settled <> 0 AND settled = started RETURNING id`, ids, time.Now().UnixNano())
 		if err != nil {
 			return err
 		}
