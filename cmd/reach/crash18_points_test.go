@@ -65,6 +65,13 @@ func crash18Points() []durablePoint {
 				if s := h.deadLetters(t)[dl]; s != "open" {
 					t.Errorf("dead letter %s after a retry of an undo that may have run: %q; want it still open (%d %v)", dl, s, status, out)
 				}
+				// The operator, having checked by hand, dismisses it.
+				if status, out := postJSON(t, h.base+"/v1/deadletters/"+dl+"/dismiss", `{"note":"checked by hand"}`); status != 200 {
+					t.Errorf("dismissing dead letter %s: %d %v", dl, status, out)
+				}
+				if open := h.deadLetters(t); len(open) != 0 {
+					t.Errorf("open dead letters after the dismissal: %v", open)
+				}
 			},
 		},
 		{
