@@ -331,7 +331,9 @@ func (rt *Runtime) RetryDeadLetter(ctx context.Context, id, by string) (*Result,
 		return nil, nil, err
 	}
 	// The retry's request runs an undo (see compensate for its id and agent).
-	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
+	// Its id names the dead letter: a recovery that finds it cut off gives
+	// the dead letter back (internal/durable).
+	cctx, creq, err := rt.Begin(ctx, &RequestOptions{ID: dl.Request + "/retry/" + dl.ID + "-" + newID()[4:], Principal: by, Agent: "operator", Budget: &Budget{},
 		Trace: dl.Trace})
 	if err != nil {
 		dl.State = DeadLetterOpen

@@ -228,6 +228,28 @@ func (r *Recorder) RequestEnded(ctx context.Context, q *reach.Request) {
 	usage, _ := json.Marshal(q.Usage())
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
 	defer cancel()
+	if state == "stopped" {
+		// A stop undoes the whole request, but an instance that died
+		// holding a part of it can no longer undo that part, and ending
+		// the request here would leave it done for good. This instance
+		// only leaves it: stopped, not ended, its parts all dead, it is an
+		// orphan that a recovery claims (ClaimOrphans), which runs the
+		// undos of its writes, each once under its key (those run here
+		// answer from their records), and ends it.
+		dead, err := r.c.st.DeadParts(ctx, q.ID(), r.c.owner, r.c.ttl)
+		if err != nil {
+			r.c.log.Warn("cluster: reading whether a dead instance holds a part of a stopped request", "request", q.ID(), "err", err)
+		}
+		if dead {
+			if err := r.c.st.Release(ctx, q.ID(), r.c.owner); err != nil {
+				r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
+				return
+			}
+			r.c.log.Info("cluster: a stopped request has a part on a dead instance: left to a recovery, which undoes that part", "request", q.ID())
+			crashpoint.Reached("request.ended")
+			return
+		}
+	}
 	if _, err := r.c.st.LeaveRequest(ctx, q.ID(), r.c.owner, r.c.ttl, state, usage, cause, time.Now()); err != nil {
 		r.c.log.Error("cluster: leaving a request", "request", q.ID(), "err", err)
 		return

@@ -607,6 +607,20 @@ func undoRequest(r *store.Request) bool {
 	return false
 }
 
+// retriedDeadLetter reads the dead letter that r, an operator's retry
+// ("<request>/retry/dl-<n>-<hex>", Runtime.RetryDeadLetter), took.
+func retriedDeadLetter(r *store.Request) (int64, bool) {
+	if !undoRequest(r) || r.Agent != "operator" {
+		return 0, false
+	}
+	rest := r.ID[strings.LastIndex(r.ID, "/retry/")+len("/retry/"):]
+	id, _, ok := strings.Cut(strings.TrimPrefix(rest, "dl-"), "-")
+	if !ok || !strings.HasPrefix(rest, "dl-") {
+		return 0, false
+	}
+	return storedID(id)
+}
+
 // Recover resolves what a stopped gateway left behind. Call it once at
 // start, after the tools are registered and before serving. In order:
 //
@@ -696,17 +710,25 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 	for _, d := range ds {
 		dead[[2]string{d.Request, d.Frame}] = true
 	}
+	running, err := interruptible(ctx, st, sh)
+	if err != nil {
+		return nil, err
+	}
+	// A retry's request that this recovery interrupts names the dead letter
+	// it took: no live action holds that one, on several instances either.
+	cutOff := map[int64]bool{}
+	for _, r := range running {
+		if n, ok := retriedDeadLetter(r); ok {
+			cutOff[n] = true
+		}
+	}
 	for _, d := range ds { // taken by an action that a crash cut short: nothing settled it
-		if d.State == store.DeadTaken && (sh == nil || time.Since(d.Updated) > takenFor) {
+		if d.State == store.DeadTaken && (sh == nil || cutOff[d.ID] || time.Since(d.Updated) > takenFor) {
 			d.State = store.DeadOpen
 			if err := st.UpdateDeadLetter(ctx, d); err != nil {
 				return nil, fmt.Errorf("putting back dead letter %d: %w", d.ID, err)
 			}
 		}
-	}
-	running, err := interruptible(ctx, st, sh)
-	if err != nil {
-		return nil, err
 	}
 	release := func(id string) error {
 		if sh == nil {

@@ -460,8 +460,10 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 			return err
 		}
 		// Those their client ended end here: nothing of theirs is undone.
-		rows, err = tx.Query(ctx, `UPDATE requests SET state = CASE WHEN state = 'running' THEN 'ended' ELSE state END,
-	ended = $2, updated = $2 WHERE id = ANY($1) AND settled <> 0 AND settled = started RETURNING id`, ids, time.Now().UnixNano())
+		// Not a stopped one: its stop undoes it all, the writes of the
+		// dead instances too, whether its client ended it before or after.
+		rows, err = tx.Query(ctx, `UPDATE requests SET state = 'ended',
+	ended = $2, updated = $2 WHERE id = ANY($1) AND state = 'running' AND settled <> 0 AND settled = started RETURNING id`, ids, time.Now().UnixNano())
 		if err != nil {
 			return err
 		}
@@ -480,6 +482,24 @@ func (p *Store) ClaimOrphans(ctx context.Context, owner string, ttl time.Duratio
 		return nil, fmt.Errorf("claiming orphaned requests: %w", err)
 	}
 	return ids, nil
+}
+
+// DeadParts reports whether request id has a part held by a life other
+// than owner's that has not heartbeated within ttl (it died, and its
+// writes in the request are only in the store). One query; nothing is
+// written.
+func (p *Store) DeadParts(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+	if p.Closed() {
+		return false, store.ErrClosed
+	}
+	var dead bool
+	err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM replicas x WHERE x.request = $1 AND x.owner <> $2
+		AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.owner = x.owner AND i.seen >= reach_now() - $3))`,
+		id, owner, int64(ttl)).Scan(&dead)
+	if err != nil {
+		return false, fmt.Errorf("reading the parts of request %s: %w", id, err)
+	}
+	return dead, nil
 }
 
 // Release drops owner's part in request id without ending it (a
