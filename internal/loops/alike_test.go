@@ -1,0 +1,92 @@
+package loops
+
+import "testing"
+
+// playCalls plays one agent's reads of tool, each with its answer, a
+// write to edit_file wherever a call's args are nil.
+func playCalls(tool string, calls ...[2]any) asPlay {
+	w := asRunOf("alike", "shell", false).acc("write", "edit_file")
+	for _, c := range calls {
+		if c[0] == nil {
+			w.t("", asOK("edit_file", obj{"path": "src/cart.ts", "content": "fixed"}, "ok"))
+			continue
+		}
+		w.t("", asOK(tool, c[0], c[1]))
+	}
+	return playAs(w.run)
+}
+
+// TestRespelledAnsweredAlike: a read's code written again in other words,
+// each spelling answered as the one before it, is one question; the
+// fourth spelling in words the streak already used is refused.
+func TestRespelledAnsweredAlike(t *testing.T) {
+	out := obj{"exitCode": 0, "stdout": "cart.ts\ncheckout.ts\n"}
+	cmd := func(c string) obj { return obj{"command": c} }
+	if p := playCalls("run_command",
+		[2]any{cmd("ls -la src/lib"), out},
+		[2]any{cmd("ls -la /home/dev/shop/src/lib"), out},
+		[2]any{cmd("find src/lib -maxdepth 1"), out},
+		[2]any{cmd("ls src/lib -l"), out},
+	); p.refusedAt != 3 || p.v == nil || p.v.Detector != "rephrase" {
+		t.Errorf("one directory respelled: refused at %d (%v), want the fourth call", p.refusedAt, p.v)
+	}
+	empty := arr{}
+	sql := func(q string) obj { return obj{"sql": q} }
+	if p := playCalls("query",
+		[2]any{sql("SELECT id FROM orders WHERE status = 'late' LIMIT 50"), empty},
+		[2]any{sql("select id from orders where status='late' limit 100"), empty},
+		[2]any{sql("SELECT o.id FROM orders o WHERE o.status = 'late' ORDER BY id"), empty},
+		[2]any{sql("select id from orders where status = 'late'"), empty},
+	); p.refusedAt != 3 {
+		t.Errorf("a query respelled over the same empty answer: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+
+	// Legit: the same file of several sites, answering alike.
+	conf := "server:\n  port: 8080\n  workers: 4\n"
+	var sites [][2]any
+	for _, s := range []string{"shop", "blog", "docs", "api", "admin", "status"} {
+		sites = append(sites, [2]any{cmd("cat /srv/" + s + "/current/config.yaml"), conf})
+	}
+	if p := playCalls("run_command", sites...); p.refusedAt >= 0 {
+		t.Errorf("one file of several sites: refused at %d: %v", p.refusedAt, p.v)
+	}
+	// Legit: a product of two batches, all empty: each call pairs a
+	// table and a value no earlier call paired.
+	if p := playCalls("query",
+		[2]any{sql("SELECT * FROM invoices WHERE customer = 'acme'"), empty},
+		[2]any{sql("SELECT * FROM refunds WHERE customer = 'globex'"), empty},
+		[2]any{sql("SELECT * FROM invoices WHERE customer = 'globex'"), empty},
+		[2]any{sql("SELECT * FROM refunds WHERE customer = 'acme'"), empty},
+	); p.refusedAt >= 0 {
+		t.Errorf("two batches crossed: refused at %d: %v", p.refusedAt, p.v)
+	}
+	// Legit: many files, all empty.
+	var files [][2]any
+	for _, f := range []string{"a.log", "b.log", "c.log", "d.log", "e.log"} {
+		files = append(files, [2]any{obj{"path": "logs/" + f}, ""})
+	}
+	if p := playCalls("read_file", files...); p.refusedAt >= 0 {
+		t.Errorf("empty files: refused at %d: %v", p.refusedAt, p.v)
+	}
+	// Legit: a test run respelled after a real edit.
+	fail := obj{"exitCode": 1, "stderr": "FAIL cart.test.ts\nExpected: 90\nReceived: 100"}
+	if p := playCalls("run_command",
+		[2]any{cmd("npm test"), fail},
+		[2]any{cmd("npm run test"), fail},
+		[2]any{cmd("npx jest"), fail},
+		[2]any{nil, nil},
+		[2]any{cmd("npm test -- --silent"), fail},
+	); p.refusedAt >= 0 {
+		t.Errorf("a test run after an edit: refused at %d: %v", p.refusedAt, p.v)
+	}
+	// Legit: the same spelling again is repeat's to judge (two
+	// answers alike, then another): a poll that finishes.
+	if p := playCalls("run_command",
+		[2]any{cmd("kubectl get pods -l app=api"), "api-1 Pending"},
+		[2]any{cmd("kubectl get pods -l app=api -o wide"), "api-1 Pending"},
+		[2]any{cmd("kubectl get pods --selector app=api"), "api-1 Pending"},
+		[2]any{cmd("kubectl get pods -l app=api"), "api-1 Running"},
+	); p.refusedAt >= 0 {
+		t.Errorf("a poll asked again in a spelling used: refused at %d: %v", p.refusedAt, p.v)
+	}
+}
