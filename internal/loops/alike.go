@@ -1,6 +1,9 @@
 package loops
 
-import "math/bits"
+import (
+	"bytes"
+	"math/bits"
+)
 
 // Respelled, answered alike: the arguments change, the answer teaches
 // nothing new. A read whose code (a query, a command, a pattern, a path)
@@ -86,34 +89,59 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64) ([]uint64, bool) {
 	return dst, code
 }
 
+// alikeState is a tool's last read, and its streak once a second
+// spelling was answered alike: a request that never respells a call
+// allocates nothing for it.
+type alikeState struct {
+	ans, key, agent, epoch uint64 // the tool's last read: its answer, callKey, agent, epoch
+	on                     bool
+	st                     *alikeStreak
+}
+
 // doneAlike counts read s's answer (sc) in the tool's streak of answers
 // alike to calls in other spellings.
 func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
-	st := t.alike
-	if o.Error || isWrite(s.Access) || sc.cut || s.prose || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
+	as := &t.alike
+	st := as.st
+	if o.Error || isWrite(s.Access) || sc.cut || s.prose || len(s.Args) > maxChainArgs || s.epoch != d.epoch ||
+		!bytes.ContainsAny(s.Args, " /*=\\'") {
+		as.on = false
 		if st != nil {
 			st.n = 0
 		}
 		return
 	}
-	if st == nil {
-		st = &alikeStreak{}
-	}
-	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0])
-	if !ok {
-		if t.alike != nil {
-			st.n = 0
+	alike := as.on && as.ans == sc.digest && as.agent == a.id && as.epoch == d.epoch
+	first, firstArgs := as.key, t.prevArgs
+	as.on, as.ans, as.key, as.agent, as.epoch = true, sc.digest, s.key, a.id, d.epoch
+	if st != nil && st.n > 0 {
+		if alike && st.ans == sc.digest {
+			d.alikeAdd(st, s, o)
+			return
 		}
-		return
-	}
-	t.alike = st
-	if st.n > 0 && (st.ans != sc.digest || st.agent != a.id || st.epoch != d.epoch) {
 		st.n = 0
 	}
-	if st.n == 0 {
-		st.ans, st.agent, st.epoch, st.nw, st.last = sc.digest, a.id, d.epoch, 0, ""
+	if !alike || first == s.key {
+		return
 	}
-	for _, k := range st.keys[:min(st.n, alikeCalls)] {
+	// A second spelling answered alike: the streak starts, with the first
+	// one's words when its arguments are at hand (the tool's call before).
+	if st == nil {
+		st = &alikeStreak{}
+		as.st = st
+	}
+	st.ans, st.agent, st.epoch, st.n, st.nw, st.last = sc.digest, a.id, d.epoch, 0, 0, ""
+	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
+		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0]); ok {
+			st.addWords(ws, first)
+		}
+	}
+	d.alikeAdd(st, s, o)
+}
+
+// alikeAdd adds read s, answered alike, to streak st.
+func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
+	for _, k := range st.keys[:st.n] {
 		if k == s.key {
 			return // this spelling again: repeat's to judge
 		}
@@ -121,6 +149,19 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 	if st.n == alikeCalls {
 		return // the streak is long enough to judge; its words stay
 	}
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0])
+	if !ok {
+		st.n = 0
+		return
+	}
+	st.addWords(ws, s.key)
+	if st.n >= d.cfg.rephraseMax+1 && st.last == "" {
+		st.last = resultPreview(o)
+	}
+}
+
+// addWords adds a spelling, its callKey k and its words ws, to st.
+func (st *alikeStreak) addWords(ws []uint64, k uint64) {
 	bit := uint8(1) << st.n
 	for _, w := range ws {
 		i := 0
@@ -137,11 +178,8 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 		}
 		st.calls[i] |= bit
 	}
-	st.keys[st.n] = s.key
+	st.keys[st.n] = k
 	st.n++
-	if st.n >= d.cfg.rephraseMax+1 && st.last == "" {
-		st.last = resultPreview(o)
-	}
 }
 
 // checkAlike refuses read s when the tool's last answers, to more than
@@ -149,7 +187,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 // spelling of their question: every word of it was used by the streak,
 // and those only one spelling used all come from one spelling.
 func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
-	st := t.alike
+	st := t.alike.st
 	max := d.cfg.rephraseMax
 	if st == nil || max == 0 || st.n <= max || isWrite(s.Access) || s.prose || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
 		return nil

@@ -79,8 +79,8 @@ type toolState struct {
 	askEpoch   uint64
 	hasAsk     bool
 
-	echo  echoStreak   // answers alike but for what they echo of their calls
-	alike *alikeStreak // answers alike to calls in other spellings (alike.go)
+	echo  echoStreak // answers alike but for what they echo of their calls
+	alike alikeState // answers alike to calls in other spellings (alike.go)
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
