@@ -90,3 +90,26 @@ func TestRespelledAnsweredAlike(t *testing.T) {
 		t.Errorf("a poll asked again in a spelling used: refused at %d: %v", p.refusedAt, p.v)
 	}
 }
+
+// TestSecondsAfterASpace: a time with a fraction and a space before its
+// unit of seconds ("Time: 2.341 s", a test runner's) is said anew at each
+// run, as "2.341s" is; a count before a unit that is no time, or without
+// a fraction, stays.
+func TestSecondsAfterASpace(t *testing.T) {
+	run := func(d string) string { return "Tests: 1 failed, 23 passed, 24 total\nTime:        " + d }
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{run("2.341 s"), run("3.438 s"), true},
+		{run("0.52 ms"), run("0.61 ms"), true},
+		{run("2.341 s, estimated 3 s"), run("3.438 s, estimated 3 s"), true},
+		{"length 2.5 m", "length 3.5 m", false},
+		{"moved 3 s", "moved 4 s", false},
+		{"grade 2.5 stars", "grade 3.5 stars", false},
+	} {
+		if got := maskedHash([]byte(c.a)) == maskedHash([]byte(c.b)); got != c.same {
+			t.Errorf("%q and %q alike: %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
