@@ -40,6 +40,23 @@ func TestRespelledAnsweredAlike(t *testing.T) {
 	); p.refusedAt != 3 {
 		t.Errorf("a query respelled over the same empty answer: refused at %d (%v), want the fourth", p.refusedAt, p.v)
 	}
+	prom := func(e string) obj { return obj{"expr": e, "start": "now-1h"} }
+	noData := obj{"result": arr{}, "resultType": "matrix"}
+	if p := playCalls("query_prometheus",
+		[2]any{prom(`up{job="api"}`), noData},
+		[2]any{prom(`up{job='api'}`), noData},
+		[2]any{prom(`sum(up{job="api"})`), noData},
+		[2]any{prom(`up{job=~"api"}`), noData},
+	); p.refusedAt != 3 {
+		t.Errorf("a selector respelled with =~: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	var jobs [][2]any
+	for _, j := range []string{"api", "web", "worker", "cron", "api-canary"} {
+		jobs = append(jobs, [2]any{prom(`up{job=~"` + j + `"}`), noData})
+	}
+	if p := playCalls("query_prometheus", jobs...); p.refusedAt >= 0 {
+		t.Errorf("other jobs, no data: refused at %d: %v", p.refusedAt, p.v)
+	}
 
 	// Legit: the same file of several sites, answering alike.
 	conf := "server:\n  port: 8080\n  workers: 4\n"

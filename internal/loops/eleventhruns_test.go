@@ -47,12 +47,12 @@ var elKnown = map[string]string{
 	// again (alike.go): the directory by relative and absolute path, the
 	// log by -10 and -n 10; 13 since a time with a fraction and a space
 	// before its seconds ("Time: 2.341 s", jest's) is a span, so the test
-	// runs by npm test, npx jest answer alike.
-	"shell-build-rerun-other-pager":       "missed",
-	"memory-same-fact-reworded":           "missed",
-	"maps-city-in-three-languages":        "missed",
-	"doc-page-range-shifted":              "missed",
-	"monitoring-promql-respelled-no-data": "missed",
+	// runs by npm test, npx jest answer alike; 14 since a word of
+	// punctuation alone (PromQL's =~ after =) names nothing asked.
+	"shell-build-rerun-other-pager": "missed",
+	"memory-same-fact-reworded":     "missed",
+	"maps-city-in-three-languages":  "missed",
+	"doc-page-range-shifted":        "missed",
 }
 
 func TestEleventhRuns(t *testing.T) {

@@ -1113,13 +1113,14 @@ func wordsFoldInto(v []byte, dst *[]uint64) uint64 {
 	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
 	var sum uint64
 	h, n := uint64(offset), 0
+	named := false // the word holds a letter or a digit, or is a comparison: dst's
 	flush := func() {
 		if n > 0 {
 			sum += mix(h, uint64(n))
-			if dst != nil {
+			if dst != nil && named {
 				*dst = append(*dst, mix(h, uint64(n)))
 			}
-			h, n = offset, 0
+			h, n, named = offset, 0, false
 		}
 	}
 	// A query's table aliases are left out (FROM orders o, o.region is
@@ -1153,7 +1154,7 @@ func wordsFoldInto(v []byte, dst *[]uint64) uint64 {
 			flush()
 		case c == '=' || c == '<' || c == '>' || c == '!':
 			flush()
-			h, n = (h^uint64(c))*prime, 1
+			h, n, named = (h^uint64(c))*prime, 1, true
 			flush()
 		default:
 			if n == 0 && c == '-' && option(v[i+1:]) {
@@ -1194,6 +1195,7 @@ func wordsFoldInto(v []byte, dst *[]uint64) uint64 {
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
+			named = named || c >= 0x80 || isDigit(c) || 'a' <= c && c <= 'z'
 			h = (h ^ uint64(c)) * prime
 			n++
 		}
