@@ -1,22 +1,17 @@
 package loops
 
-import (
-	"bytes"
-	"math/bits"
-)
-
 // Respelled, answered alike: the arguments change, the answer teaches
-// nothing new. A read whose code (a query, a command, a pattern, a path)
-// is written again in other words, each spelling answered as the one
-// before it (the same empty list, the same rows, the same failing test),
-// asks one question however it is spelled: `npm test`, `npm run test`,
-// `npx jest`, then `npx jest --ci`; `ls -la src/lib`, `ls -la
-// /home/dev/shop/src/lib`, then `ls src/lib -la`. The words of such a
-// call are all words the streak already used, while a batch names a new
-// thing each time (the same file of several sites, /srv/shop/...,
-// /srv/blog/..., answering alike; files that are all empty), and a
-// product of two batches (table a, value 1; table b, value 2; table a,
-// value 2) pairs words no one call paired: those are never judged here.
+// nothing new. A read written again in other words, each spelling
+// answered as the one before it (the same empty list, the same rows, the
+// same failing test), asks one question however it is spelled: `npm
+// test`, `npm run test`, `npx jest`, then `npx jest --ci`; `ls -la
+// src/lib`, `ls -la /home/dev/shop/src/lib`, then `ls src/lib -la`; a
+// stay asked for 2 guests, 3 at a flexible rate, 2 again, then 3. Such a
+// call's words are one earlier spelling's, but for words every spelling
+// used, while a batch names a new thing each time (the same file of
+// several sites, /srv/shop/..., /srv/blog/..., answering alike; files
+// that are all empty), and a grid (row 2 seat 3 after row 1 seat 3 and
+// row 2 seat 1) pairs words no one spelling paired: those go on.
 
 const (
 	alikeCalls    = 8  // spellings a streak remembers
@@ -31,6 +26,7 @@ type alikeStreak struct {
 	agent uint64
 	epoch uint64
 	n     int                // spellings in the streak
+	asked int                // answers in the streak, a spelling asked again counted again
 	keys  [alikeCalls]uint64 // each spelling's callKey
 	words [alikeWords]uint64 // the words the spellings used
 	calls [alikeWords]uint8  // for each word, the spellings that used it (bit i: the i-th)
@@ -39,39 +35,39 @@ type alikeStreak struct {
 	ws    [alikeCallWord]uint64
 }
 
-// alikeWordsOf appends to dst the distinct words of read arguments args
-// and reports whether they hold code to respell: a string of code of
-// several words (its words, as wordsFold reads them: options, table
-// aliases and a command's plumbing left out), a glob or a regular
-// expression (its words), or a path (one word). Other values are one word
-// each, respelled as a question's are; keys are not words. Arguments
-// without code, or of more than alikeCallWord words, are not judged.
+// alikeWordsOf appends to dst the distinct words of read arguments
+// args: a string of code of several words gives its words, as wordsFold
+// reads them (options, table aliases, a command's plumbing and words of
+// punctuation alone left out), a glob or a regular expression its words,
+// a path one word; any other value is one word, respelled as a question's
+// is and bound to its key. It reports false for arguments of more than
+// alikeCallWord words, or too many values to read: those are not judged.
 func (d *Detector) alikeWordsOf(args []byte, dst []uint64) ([]uint64, bool) {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
 		return dst, false
 	}
-	code := false
 	for i := range as.out {
 		l := &as.out[i]
 		start := len(dst)
 		switch {
 		case l.kind == leafString && codeOfWords(l.raw):
 			wordsFoldInto(l.raw, &dst)
-			code = true
 		case l.kind == leafString && pattern(l.raw):
 			patternFoldInto(l.raw, &dst)
-			code = true
-		case l.kind == leafString:
+		case l.kind == leafString && filePathOf(l.raw).n > 0:
 			var f folder
 			f.str(l.raw)
 			dst = append(dst, f.sum())
-			if filePathOf(l.raw).n > 0 {
-				code = true
-			}
+		case l.kind == leafString:
+			// A value, bound to its key: row 1 seat 3 and row 3
+			// seat 1 are two places.
+			var f folder
+			f.str(l.raw)
+			dst = append(dst, mix(f.sum(), l.path))
 		default:
-			dst = append(dst, mix(l.val, uint64(l.kind)))
+			dst = append(dst, mix(mix(l.val, uint64(l.kind)), l.path))
 		}
 		// Each word once.
 		for j := start; j < len(dst); {
@@ -86,7 +82,7 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64) ([]uint64, bool) {
 			return dst, false
 		}
 	}
-	return dst, code
+	return dst, true
 }
 
 // alikeState is a tool's last read, and its streak once a second
@@ -103,8 +99,7 @@ type alikeState struct {
 func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
 	as := &t.alike
 	st := as.st
-	if o.Error || isWrite(s.Access) || sc.cut || s.prose || len(s.Args) > maxChainArgs || s.epoch != d.epoch ||
-		!bytes.ContainsAny(s.Args, " /*=\\'") {
+	if o.Error || isWrite(s.Access) || sc.cut || s.prose || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
 		as.on = false
 		if st != nil {
 			st.n = 0
@@ -130,7 +125,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 		st = &alikeStreak{}
 		as.st = st
 	}
-	st.ans, st.agent, st.epoch, st.n, st.nw, st.last = sc.digest, a.id, d.epoch, 0, 0, ""
+	st.ans, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, a.id, d.epoch, 0, 0, "", 1
 	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
 		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0]); ok {
 			st.addWords(ws, first)
@@ -141,9 +136,13 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 
 // alikeAdd adds read s, answered alike, to streak st.
 func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
+	st.asked++
+	if st.asked > d.cfg.rephraseMax && st.last == "" {
+		st.last = resultPreview(o) // quoted by a refusal: made only when one may come
+	}
 	for _, k := range st.keys[:st.n] {
 		if k == s.key {
-			return // this spelling again: repeat's to judge
+			return // this spelling again: repeat's to judge, its words known
 		}
 	}
 	if st.n == alikeCalls {
@@ -155,9 +154,6 @@ func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
 		return
 	}
 	st.addWords(ws, s.key)
-	if st.n >= d.cfg.rephraseMax+1 && st.last == "" {
-		st.last = resultPreview(o)
-	}
 }
 
 // addWords adds a spelling, its callKey k and its words ws, to st.
@@ -184,12 +180,12 @@ func (st *alikeStreak) addWords(ws []uint64, k uint64) {
 
 // checkAlike refuses read s when the tool's last answers, to more than
 // RephraseMax+1 spellings, were each the one before it, and s is one more
-// spelling of their question: every word of it was used by the streak,
-// and those only one spelling used all come from one spelling.
+// spelling of their question: its words are those of one spelling
+// before, but for words every spelling used.
 func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 	st := t.alike.st
 	max := d.cfg.rephraseMax
-	if st == nil || max == 0 || st.n <= max || isWrite(s.Access) || s.prose || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
+	if st == nil || max == 0 || st.asked <= max || st.n < 2 || isWrite(s.Access) || s.prose || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
 		return nil
 	}
 	for _, k := range st.keys[:st.n] {
@@ -201,7 +197,8 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 	if !ok || len(ws) == 0 {
 		return nil
 	}
-	one := uint8(0xff) // the spelling that used the words only one used
+	all := uint8(1)<<st.n - 1 // the words every spelling used
+	one := all                // the spellings that used every other word of s
 	for _, w := range ws {
 		i := 0
 		for i < st.nw && st.words[i] != w {
@@ -210,7 +207,7 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 		if i == st.nw {
 			return nil // a word the streak never used: another question
 		}
-		if m := st.calls[i]; bits.OnesCount8(m) == 1 {
+		if m := st.calls[i]; m != all {
 			if one &= m; one == 0 {
 				return nil // words no one spelling paired
 			}
@@ -218,7 +215,7 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 	}
 	return &Verdict{
 		Detector: "rephrase",
-		Message: s.Tool + " answered the last " + plural(st.n, "call", "calls") + " alike (" + st.last +
+		Message: s.Tool + " answered the last " + plural(st.asked, "call", "calls") + " alike (" + st.last +
 			"), each asking in other words what the others asked, and nothing was written since; " +
 			s.Tool + " " + preview(s.Args) + " asks it once more in words already used.",
 		Suggestion: "Spelling the query or command another way does not change its answer: use the answer you have, " +

@@ -57,6 +57,32 @@ func TestRespelledAnsweredAlike(t *testing.T) {
 	if p := playCalls("query_prometheus", jobs...); p.refusedAt >= 0 {
 		t.Errorf("other jobs, no data: refused at %d: %v", p.refusedAt, p.v)
 	}
+	// Values, each bound to its key: a search whose spellings are each
+	// one asked before, answered alike (two rooms full whatever the
+	// guests or the rate).
+	full := obj{"rooms": arr{obj{"type": "double", "available": 0}, obj{"type": "twin", "available": 0}}}
+	stay := func(guests int, flex bool) obj {
+		o := obj{"hotel_id": "HTL-LIS-0412", "checkin": "2026-12-18", "checkout": "2026-12-20", "guests": guests}
+		if flex {
+			o["flexible_rate"] = true
+		}
+		return o
+	}
+	if p := playCalls("check_availability",
+		[2]any{stay(2, false), full}, [2]any{stay(3, true), full}, [2]any{stay(2, false), full}, [2]any{stay(3, false), full},
+	); p.refusedAt != 3 {
+		t.Errorf("a stay asked again in spellings used: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	// Legit: a grid, row by seat, each seat answered alike.
+	var seats [][2]any
+	for r := 1; r <= 3; r++ {
+		for c := 1; c <= 3; c++ {
+			seats = append(seats, [2]any{obj{"row": r, "seat": c}, obj{"class": "standard", "taken": true}})
+		}
+	}
+	if p := playCalls("seat_status", seats...); p.refusedAt >= 0 {
+		t.Errorf("a grid of seats: refused at %d: %v", p.refusedAt, p.v)
+	}
 
 	// Legit: the same file of several sites, answering alike.
 	conf := "server:\n  port: 8080\n  workers: 4\n"
