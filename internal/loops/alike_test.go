@@ -156,3 +156,30 @@ func TestSecondsAfterASpace(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckDoneAlike measures Check and Done of a batch whose every
+// call is answered alike (health checks of 4096 hosts, each "healthy"):
+// the alike streak stays on, and each call's words are read. A request
+// checks each host once.
+func BenchmarkCheckDoneAlike(b *testing.B) {
+	steps := make([]Step, 4096)
+	for i := range steps {
+		steps[i] = Step{Agent: "main", Tool: "check_host", Access: "read",
+			Args: []byte(`{"host":"web-` + itoa(int64(i)) + `.internal","port":443}`)}
+	}
+	res := []byte(`{"status":"healthy","checks":["tcp","tls","http"],"note":"all probes passed"}`)
+	d := New(nil)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i%len(steps) == 0 && i > 0 {
+			d = New(nil) // a host checked again is no_progress's to judge
+		}
+		s := &steps[i%len(steps)]
+		if v := d.Check(s); v != nil {
+			b.Fatalf("call %d refused: %s %s", i, v.Detector, v.Message)
+		}
+		d.Done(s, Outcome{Result: res})
+		i++
+	}
+}
