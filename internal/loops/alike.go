@@ -1,5 +1,7 @@
 package loops
 
+import "bytes"
+
 // Respelled, answered alike: the arguments change, the answer teaches
 // nothing new. A read written again in other words, each spelling
 // answered as the one before it (the same empty list, the same rows, the
@@ -33,6 +35,7 @@ type alikeStreak struct {
 	nw    int                // words in use
 	last  string             // the answer, quoted by a refusal
 	ws    [alikeCallWord]uint64
+	code  []byte // scratch for code cut by defaultSchema
 }
 
 // alikeWordsOf appends to dst the distinct words of read arguments
@@ -42,7 +45,7 @@ type alikeStreak struct {
 // a path one word; any other value is one word, respelled as a question's
 // is and bound to its key. It reports false for arguments of more than
 // alikeCallWord words, or too many values to read: those are not judged.
-func (d *Detector) alikeWordsOf(args []byte, dst []uint64) ([]uint64, bool) {
+func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint64, bool) {
 	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
 	d.args = as.out[:0]
 	if as.cut {
@@ -53,7 +56,11 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64) ([]uint64, bool) {
 		start := len(dst)
 		switch {
 		case l.kind == leafString && codeOfWords(l.raw):
-			wordsFoldInto(l.raw, &dst)
+			v := defaultSchema(l.raw, *code)
+			if len(v) > 0 && &v[0] != &l.raw[0] {
+				*code = v[:0] // kept for the next cut
+			}
+			wordsFoldInto(v, &dst)
 		case l.kind == leafString && pattern(l.raw):
 			patternFoldInto(l.raw, &dst)
 		case l.kind == leafString && filePathOf(l.raw).n > 0:
@@ -127,7 +134,7 @@ func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, s
 	}
 	st.ans, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, a.id, d.epoch, 0, 0, "", 1
 	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
-		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0]); ok {
+		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code); ok {
 			st.addWords(ws, first)
 		}
 	}
@@ -148,7 +155,7 @@ func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
 	if st.n == alikeCalls {
 		return // the streak is long enough to judge; its words stay
 	}
-	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0])
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
 	if !ok {
 		st.n = 0
 		return
@@ -193,7 +200,7 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 			return nil
 		}
 	}
-	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0])
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
 	if !ok || len(ws) == 0 {
 		return nil
 	}
@@ -221,4 +228,32 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 		Suggestion: "Spelling the query or command another way does not change its answer: use the answer you have, " +
 			"ask for something else, or tell the user what you found.",
 	}
+}
+
+// defaultSchema returns code v without "public." before a name (in any
+// case, after a space or a bracket): PostgreSQL's default schema, so
+// that public.orders names what orders names. It appends to buf[:0] when
+// it must cut, and returns v as it is when it need not.
+func defaultSchema(v, buf []byte) []byte {
+	const p = "public."
+	at := -1
+	for i := 0; i+len(p) < len(v); i++ {
+		if (i == 0 || wordEnd(v[i-1])) && bytes.EqualFold(v[i:i+len(p)], []byte(p)) && sqlName(v[i+len(p):i+len(p)+1], false) {
+			at = i
+			break
+		}
+	}
+	if at < 0 || len(v) > maxChainArgs {
+		return v
+	}
+	out := append(buf[:0], v[:at]...)
+	for i := at; i < len(v); {
+		if i+len(p) < len(v) && (i == 0 || wordEnd(v[i-1])) && bytes.EqualFold(v[i:i+len(p)], []byte(p)) && sqlName(v[i+len(p):i+len(p)+1], false) {
+			i += len(p)
+			continue
+		}
+		out = append(out, v[i])
+		i++
+	}
+	return out
 }

@@ -40,6 +40,24 @@ func TestRespelledAnsweredAlike(t *testing.T) {
 	); p.refusedAt != 3 {
 		t.Errorf("a query respelled over the same empty answer: refused at %d (%v), want the fourth", p.refusedAt, p.v)
 	}
+	if p := playCalls("query",
+		[2]any{sql("SELECT id FROM orders WHERE status = 'late' LIMIT 50"), empty},
+		[2]any{sql("select id from orders where status='late' limit 100"), empty},
+		[2]any{sql("SELECT o.id FROM orders o WHERE o.status = 'late' ORDER BY id"), empty},
+		[2]any{sql("SELECT o.id FROM public.orders AS o WHERE o.status = 'late'"), empty},
+	); p.refusedAt != 3 {
+		t.Errorf("a query with its default schema: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"SELECT * FROM public.orders", "SELECT * FROM orders"},
+		{"select * from PUBLIC.t join public.u on t.id = u.id", "select * from t join u on t.id = u.id"},
+		{"SELECT republic.x FROM republic", "SELECT republic.x FROM republic"},
+		{"SELECT 'public.'", "SELECT 'public.'"},
+	} {
+		if got := string(defaultSchema([]byte(c.in), make([]byte, 0, 512))); got != c.want {
+			t.Errorf("defaultSchema(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 	prom := func(e string) obj { return obj{"expr": e, "start": "now-1h"} }
 	noData := obj{"result": arr{}, "resultType": "matrix"}
 	if p := playCalls("query_prometheus",
