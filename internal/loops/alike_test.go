@@ -1,6 +1,9 @@
 package loops
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // playCalls plays one agent's reads of tool, each with its answer, a
 // write to edit_file wherever a call's args are nil.
@@ -200,4 +203,21 @@ func BenchmarkCheckDoneAlike(b *testing.B) {
 		d.Done(s, Outcome{Result: res})
 		i++
 	}
+}
+
+// FuzzDefaultSchema: the cut never grows code, leaves code without
+// "public." as it is, and leaves nothing of a "public." it cut.
+func FuzzDefaultSchema(f *testing.F) {
+	f.Add([]byte("SELECT * FROM public.orders o JOIN PUBLIC.u ON o.id = u.id"))
+	f.Add([]byte("public."))
+	f.Add([]byte("(public.a,public.b)"))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		out := defaultSchema(v, nil)
+		if len(out) > len(v) {
+			t.Fatalf("%q grew to %q", v, out)
+		}
+		if !bytes.Contains(bytes.ToLower(v), []byte("public.")) && !bytes.Equal(out, v) {
+			t.Fatalf("%q changed to %q", v, out)
+		}
+	})
 }
