@@ -55,6 +55,13 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 		l := &as.out[i]
 		start := len(dst)
 		switch {
+		case l.kind == leafString && instructionKey(l.key) && proseArg(l.key, l.raw):
+			// How to answer, in words ("Make it more formal.", "Formal
+			// tone."): reworded, it asks the same of the same input.
+		case l.kind == leafString && proseArg(l.key, l.raw):
+			// Free text, one word whole: reworded, another word (a
+			// search reworded is rephrase's to judge).
+			dst = append(dst, mix(mix(hashBytes(l.raw), 0x70726f7365), l.path))
 		case l.kind == leafString && codeOfWords(l.raw):
 			v := defaultSchema(l.raw, *code)
 			if len(v) > 0 && &v[0] != &l.raw[0] {
@@ -106,7 +113,7 @@ type alikeState struct {
 func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
 	as := &t.alike
 	st := as.st
-	if o.Error || isWrite(s.Access) || sc.cut || s.prose || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
+	if o.Error || isWrite(s.Access) || sc.cut || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
 		as.on = false
 		if st != nil {
 			st.n = 0
@@ -192,7 +199,7 @@ func (st *alikeStreak) addWords(ws []uint64, k uint64) {
 func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 	st := t.alike.st
 	max := d.cfg.rephraseMax
-	if st == nil || max == 0 || st.asked <= max || st.n < 2 || isWrite(s.Access) || s.prose || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
+	if st == nil || max == 0 || st.asked <= max || st.n < 2 || isWrite(s.Access) || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
 		return nil
 	}
 	for _, k := range st.keys[:st.n] {
@@ -256,4 +263,29 @@ func defaultSchema(v, buf []byte) []byte {
 		i++
 	}
 	return out
+}
+
+// instructionKey reports whether key k names how to answer rather than
+// what to answer about (context, instructions, style, tone, guidance),
+// in any case style.
+func instructionKey(k []byte) bool {
+	var low [16]byte
+	n := 0
+	for _, c := range k {
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case n == len(low):
+			return false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		low[n] = c
+		n++
+	}
+	switch string(low[:n]) {
+	case "context", "instruction", "instructions", "style", "tone", "guidance", "styleguide":
+		return true
+	}
+	return false
 }

@@ -61,6 +61,27 @@ func TestRespelledAnsweredAlike(t *testing.T) {
 			t.Errorf("defaultSchema(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+	// An instruction reworded over one input, answered alike; the same
+	// instruction over other inputs, or a classifier's texts, go on.
+	tr := func(ctx, text string) obj {
+		return obj{"context": ctx, "target_lang": "DE", "text": text}
+	}
+	de := obj{"translations": arr{obj{"text": "Bewahren Sie den Beleg auf."}}}
+	if p := playCalls("translate_text",
+		[2]any{tr("Make it more formal.", "Keep the receipt."), de},
+		[2]any{tr("Use a formal register.", "Keep the receipt."), de},
+		[2]any{tr("Formal, please: this is for customers.", "Keep the receipt."), de},
+		[2]any{tr("More polite, formal German.", "Keep the receipt."), de},
+	); p.refusedAt != 3 {
+		t.Errorf("an instruction reworded: refused at %d (%v), want the fourth", p.refusedAt, p.v)
+	}
+	var reviews [][2]any
+	for _, r := range []string{"Great phone, battery lasts days", "Screen cracked in a week, awful", "Fine value for the money overall", "Shipping slow but item is good", "Would buy this again for sure"} {
+		reviews = append(reviews, [2]any{obj{"instructions": "Label the review's sentiment.", "text": r}, obj{"label": "mixed", "confidence": "high"}})
+	}
+	if p := playCalls("classify", reviews...); p.refusedAt >= 0 {
+		t.Errorf("a classifier's reviews: refused at %d: %v", p.refusedAt, p.v)
+	}
 	prom := func(e string) obj { return obj{"expr": e, "start": "now-1h"} }
 	noData := obj{"result": arr{}, "resultType": "matrix"}
 	if p := playCalls("query_prometheus",
