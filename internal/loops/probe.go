@@ -834,13 +834,20 @@ func pattern(v []byte) bool {
 // written) as the multiset of its words, lower-cased: runs of letters,
 // digits and underscores (and bytes beyond ASCII), a regular expression's
 // escape (\\s, \\b, \\() and every other character between them.
-func patternFold(v []byte) uint64 {
+func patternFold(v []byte) uint64 { return patternFoldInto(v, nil) }
+
+// patternFoldInto is patternFold, appending each word's hash to dst when
+// it is not nil (alike.go).
+func patternFoldInto(v []byte, dst *[]uint64) uint64 {
 	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
 	var sum uint64
 	h, n := uint64(offset), 0
 	flush := func() {
 		if n > 0 {
 			sum += mix(h, uint64(n))
+			if dst != nil {
+				*dst = append(*dst, mix(h, uint64(n)))
+			}
 			h, n = offset, 0
 		}
 	}
@@ -1102,16 +1109,24 @@ func (f *folder) word(h uint64) {
 // (status='late')"); a path or a dotted name stays one word ("a/b.txt" is
 // not "b/a.txt"), without a slash at its end or "./" at its start ("src/"
 // and "./src" are "src"). Escapes separate words, and options are left out.
-func wordsFold(v []byte) uint64 {
+func wordsFold(v []byte) uint64 { return wordsFoldInto(v, nil) }
+
+// wordsFoldInto is wordsFold, appending each word's hash to dst when it is
+// not nil (alike.go).
+func wordsFoldInto(v []byte, dst *[]uint64) uint64 {
 	// Each word is hashed as it is read (FNV-1a, then mixed so that the
 	// sum of words does not cancel), without a buffer or a call per word.
 	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
 	var sum uint64
 	h, n := uint64(offset), 0
+	named := false // the word holds a letter or a digit, or is a comparison: dst's
 	flush := func() {
 		if n > 0 {
 			sum += mix(h, uint64(n))
-			h, n = offset, 0
+			if dst != nil && named {
+				*dst = append(*dst, mix(h, uint64(n)))
+			}
+			h, n, named = offset, 0, false
 		}
 	}
 	// A query's table aliases are left out (FROM orders o, o.region is
@@ -1145,7 +1160,7 @@ func wordsFold(v []byte) uint64 {
 			flush()
 		case c == '=' || c == '<' || c == '>' || c == '!':
 			flush()
-			h, n = (h^uint64(c))*prime, 1
+			h, n, named = (h^uint64(c))*prime, 1, true
 			flush()
 		default:
 			if n == 0 && c == '-' && option(v[i+1:]) {
@@ -1186,6 +1201,7 @@ func wordsFold(v []byte) uint64 {
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
+			named = named || c >= 0x80 || isDigit(c) || 'a' <= c && c <= 'z'
 			h = (h ^ uint64(c)) * prime
 			n++
 		}

@@ -49,11 +49,12 @@ var svKnown = map[string]string{
 	// mark was at its fourth identical poll, where the benchmark's rule
 	// allows the third. With them, 6 of 18 on that guard.
 	"coding-edits-same-failure": "missed",
-	"coding-grep-respelled":     "missed",
-	"browser-submit-invalid":    "missed",
-	"sql-count-respelled":       "missed",
-	"k8s-scale-fights-hpa":      "missed",
-	"ci-rerun-same-failure":     "missed",
+	// coding-grep-respelled is caught since loops18b: a pattern
+	// respelled in words its streak of answers alike used (alike.go).
+	"browser-submit-invalid": "missed",
+	"sql-count-respelled":    "missed",
+	"k8s-scale-fights-hpa":   "missed",
+	"ci-rerun-same-failure":  "missed",
 }
 
 func TestSeventhRuns(t *testing.T) {

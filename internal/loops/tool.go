@@ -79,7 +79,8 @@ type toolState struct {
 	askEpoch   uint64
 	hasAsk     bool
 
-	echo echoStreak // answers alike but for what they echo of their calls
+	echo  echoStreak // answers alike but for what they echo of their calls
+	alike alikeState // answers alike to calls in other spellings (alike.go)
 }
 
 // sameAskingWider reports whether read s, which asks a question new to
@@ -300,6 +301,9 @@ func (d *Detector) checkTool(s *Step) *Verdict {
 	if v := d.checkRephrase(a, s); v != nil {
 		return v
 	}
+	if v := d.checkAlike(a, t, s); v != nil {
+		return v
+	}
 
 	// no_progress
 	if n, of, ok := a.noProgress(c.staleSteps, d.epoch); ok && !isWrite(s.Access) {
@@ -469,6 +473,7 @@ func (d *Detector) doneTool(s *Step, o *Outcome) {
 		}
 	}
 
+	d.doneAlike(a, t, s, o, &sc)
 	if o.Error {
 		t.hasBase, t.stale = false, 0
 		t.echo.count = 0

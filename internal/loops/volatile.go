@@ -271,7 +271,7 @@ func needsMask(b []byte) bool {
 				if (c == '=' || c == ':') && i-start == 3 && bytes.EqualFold(b[start:i], []byte("ref")) {
 					return true
 				}
-				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ') && durationLen(b[start:]) > 0 {
+				if isDigit(b[start]) && (byteClass[b[i-1]] == 1 || c == ' ' || c == '.') && durationLen(b[start:]) > 0 {
 					return true
 				}
 				if c == ':' && i-start <= 2 && isDigit(b[start]) && clockLen(b[start:]) > 0 {
@@ -316,7 +316,8 @@ func durationLen(b []byte) int {
 		if i == d {
 			break
 		}
-		if i+1 < len(b) && b[i] == '.' && isDigit(b[i+1]) {
+		frac := i+1 < len(b) && b[i] == '.' && isDigit(b[i+1])
+		if frac {
 			i++
 			for i < len(b) && isDigit(b[i]) {
 				i++
@@ -327,6 +328,9 @@ func durationLen(b []byte) int {
 			if d == 0 && i+1 < len(b) && b[i] == ' ' {
 				if n := agoLen(b[i+1:]); n > 0 {
 					return i + 1 + n
+				}
+				if n := secondsLen(b[i+1:]); frac && n > 0 {
+					return i + 1 + n // "Time: 2.341 s", a test run's
 				}
 			}
 			break
@@ -343,6 +347,17 @@ func durationLen(b []byte) int {
 		}
 	}
 	return 0
+}
+
+// secondsLen returns the length of a unit of seconds (s, ms, sec) that
+// is all of the word at the start of b, or 0: a time written with a
+// fraction and a space before its unit ("2.341 s", jest's) is a span.
+func secondsLen(b []byte) int {
+	u := unitLen(b)
+	if u == 0 || b[u-1] != 's' && b[u-1] != 'c' || u < len(b) && tokenByte[b[u]] {
+		return 0
+	}
+	return u
 }
 
 // manyMinutes reports whether the number n (digits, maybe a fraction) is

@@ -1,0 +1,291 @@
+package loops
+
+import "bytes"
+
+// Respelled, answered alike: the arguments change, the answer teaches
+// nothing new. A read written again in other words, each spelling
+// answered as the one before it (the same empty list, the same rows, the
+// same failing test), asks one question however it is spelled: `npm
+// test`, `npm run test`, `npx jest`, then `npx jest --ci`; `ls -la
+// src/lib`, `ls -la /home/dev/shop/src/lib`, then `ls src/lib -la`; a
+// stay asked for 2 guests, 3 at a flexible rate, 2 again, then 3. Such a
+// call's words are one earlier spelling's, but for words every spelling
+// used, while a batch names a new thing each time (the same file of
+// several sites, /srv/shop/..., /srv/blog/..., answering alike; files
+// that are all empty), and a grid (row 2 seat 3 after row 1 seat 3 and
+// row 2 seat 1) pairs words no one spelling paired: those go on.
+
+const (
+	alikeCalls    = 8  // spellings a streak remembers
+	alikeWords    = 48 // distinct words a streak remembers
+	alikeCallWord = 24 // words of one call looked at
+)
+
+// alikeStreak is a tool's answers in a row, alike, to an agent's calls in
+// other spellings, with no write between them.
+type alikeStreak struct {
+	ans   uint64 // the answer's substance (scan digest)
+	agent uint64
+	epoch uint64
+	n     int                // spellings in the streak
+	asked int                // answers in the streak, a spelling asked again counted again
+	keys  [alikeCalls]uint64 // each spelling's callKey
+	words [alikeWords]uint64 // the words the spellings used
+	calls [alikeWords]uint8  // for each word, the spellings that used it (bit i: the i-th)
+	nw    int                // words in use
+	last  string             // the answer, quoted by a refusal
+	ws    [alikeCallWord]uint64
+	code  []byte // scratch for code cut by defaultSchema
+}
+
+// alikeWordsOf appends to dst the distinct words of read arguments
+// args: a string of code of several words gives its words, as wordsFold
+// reads them (options, table aliases, a command's plumbing and words of
+// punctuation alone left out), a glob or a regular expression its words,
+// a path one word; any other value is one word, respelled as a question's
+// is and bound to its key. It reports false for arguments of more than
+// alikeCallWord words, or too many values to read: those are not judged.
+func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint64, bool) {
+	as := scanLeaves(args, d.args[:0], maxArgLeaves, false)
+	d.args = as.out[:0]
+	if as.cut {
+		return dst, false
+	}
+	for i := range as.out {
+		l := &as.out[i]
+		start := len(dst)
+		switch {
+		case l.kind == leafString && instructionKey(l.key) && proseArg(l.key, l.raw):
+			// How to answer, in words ("Make it more formal.", "Formal
+			// tone."): reworded, it asks the same of the same input.
+		case l.kind == leafString && proseArg(l.key, l.raw):
+			// Free text, one word whole: reworded, another word (a
+			// search reworded is rephrase's to judge).
+			dst = append(dst, mix(mix(hashBytes(l.raw), 0x70726f7365), l.path))
+		case l.kind == leafString && codeOfWords(l.raw):
+			v := defaultSchema(l.raw, *code)
+			if len(v) > 0 && &v[0] != &l.raw[0] {
+				*code = v[:0] // kept for the next cut
+			}
+			wordsFoldInto(v, &dst)
+		case l.kind == leafString && pattern(l.raw):
+			patternFoldInto(l.raw, &dst)
+		case l.kind == leafString && filePathOf(l.raw).n > 0:
+			var f folder
+			f.str(l.raw)
+			dst = append(dst, f.sum())
+		case l.kind == leafString:
+			// A value, bound to its key: row 1 seat 3 and row 3
+			// seat 1 are two places.
+			var f folder
+			f.str(l.raw)
+			dst = append(dst, mix(f.sum(), l.path))
+		default:
+			dst = append(dst, mix(mix(l.val, uint64(l.kind)), l.path))
+		}
+		// Each word once.
+		for j := start; j < len(dst); {
+			if has(dst[:j], dst[j]) {
+				dst[j] = dst[len(dst)-1]
+				dst = dst[:len(dst)-1]
+				continue
+			}
+			j++
+		}
+		if len(dst) > alikeCallWord {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// alikeState is a tool's last read, and its streak once a second
+// spelling was answered alike: a request that never respells a call
+// allocates nothing for it.
+type alikeState struct {
+	ans, key, agent, epoch uint64 // the tool's last read: its answer, callKey, agent, epoch
+	on                     bool
+	st                     *alikeStreak
+}
+
+// doneAlike counts read s's answer (sc) in the tool's streak of answers
+// alike to calls in other spellings.
+func (d *Detector) doneAlike(a *agentState, t *toolState, s *Step, o *Outcome, sc *scan) {
+	as := &t.alike
+	st := as.st
+	if o.Error || isWrite(s.Access) || sc.cut || len(s.Args) > maxChainArgs || s.epoch != d.epoch {
+		as.on = false
+		if st != nil {
+			st.n = 0
+		}
+		return
+	}
+	alike := as.on && as.ans == sc.digest && as.agent == a.id && as.epoch == d.epoch
+	first, firstArgs := as.key, t.prevArgs
+	as.on, as.ans, as.key, as.agent, as.epoch = true, sc.digest, s.key, a.id, d.epoch
+	if st != nil && st.n > 0 {
+		if alike && st.ans == sc.digest {
+			d.alikeAdd(st, s, o)
+			return
+		}
+		st.n = 0
+	}
+	if !alike || first == s.key {
+		return
+	}
+	// A second spelling answered alike: the streak starts, with the first
+	// one's words when its arguments are at hand (the tool's call before).
+	if st == nil {
+		st = &alikeStreak{}
+		as.st = st
+	}
+	st.ans, st.agent, st.epoch, st.n, st.nw, st.last, st.asked = sc.digest, a.id, d.epoch, 0, 0, "", 1
+	if len(firstArgs) > 0 && callKey(s.Tool, firstArgs) == first {
+		if ws, ok := d.alikeWordsOf(firstArgs, st.ws[:0], &st.code); ok {
+			st.addWords(ws, first)
+		}
+	}
+	d.alikeAdd(st, s, o)
+}
+
+// alikeAdd adds read s, answered alike, to streak st.
+func (d *Detector) alikeAdd(st *alikeStreak, s *Step, o *Outcome) {
+	st.asked++
+	if st.asked > d.cfg.rephraseMax && st.last == "" {
+		st.last = resultPreview(o) // quoted by a refusal: made only when one may come
+	}
+	for _, k := range st.keys[:st.n] {
+		if k == s.key {
+			return // this spelling again: repeat's to judge, its words known
+		}
+	}
+	if st.n == alikeCalls {
+		return // the streak is long enough to judge; its words stay
+	}
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
+	if !ok {
+		st.n = 0
+		return
+	}
+	st.addWords(ws, s.key)
+}
+
+// addWords adds a spelling, its callKey k and its words ws, to st.
+func (st *alikeStreak) addWords(ws []uint64, k uint64) {
+	bit := uint8(1) << st.n
+	for _, w := range ws {
+		i := 0
+		for i < st.nw && st.words[i] != w {
+			i++
+		}
+		if i == st.nw {
+			if st.nw == alikeWords {
+				st.n = 0 // too many words to judge
+				return
+			}
+			st.words[i], st.calls[i] = w, 0
+			st.nw++
+		}
+		st.calls[i] |= bit
+	}
+	st.keys[st.n] = k
+	st.n++
+}
+
+// checkAlike refuses read s when the tool's last answers, to more than
+// RephraseMax+1 spellings, were each the one before it, and s is one more
+// spelling of their question: its words are those of one spelling
+// before, but for words every spelling used.
+func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
+	st := t.alike.st
+	max := d.cfg.rephraseMax
+	if st == nil || max == 0 || st.asked <= max || st.n < 2 || isWrite(s.Access) || st.agent != a.id || st.epoch != d.epoch || len(s.Args) > maxChainArgs {
+		return nil
+	}
+	for _, k := range st.keys[:st.n] {
+		if k == s.key {
+			return nil
+		}
+	}
+	ws, ok := d.alikeWordsOf(s.Args, st.ws[:0], &st.code)
+	if !ok || len(ws) == 0 {
+		return nil
+	}
+	all := uint8(1)<<st.n - 1 // the words every spelling used
+	one := all                // the spellings that used every other word of s
+	for _, w := range ws {
+		i := 0
+		for i < st.nw && st.words[i] != w {
+			i++
+		}
+		if i == st.nw {
+			return nil // a word the streak never used: another question
+		}
+		if m := st.calls[i]; m != all {
+			if one &= m; one == 0 {
+				return nil // words no one spelling paired
+			}
+		}
+	}
+	return &Verdict{
+		Detector: "rephrase",
+		Message: s.Tool + " answered the last " + plural(st.asked, "call", "calls") + " alike (" + st.last +
+			"), each asking in other words what the others asked, and nothing was written since; " +
+			s.Tool + " " + preview(s.Args) + " asks it once more in words already used.",
+		Suggestion: "Spelling the query or command another way does not change its answer: use the answer you have, " +
+			"ask for something else, or tell the user what you found.",
+	}
+}
+
+// defaultSchema returns code v without "public." before a name (in any
+// case, after a space or a bracket): PostgreSQL's default schema, so
+// that public.orders names what orders names. It appends to buf[:0] when
+// it must cut, and returns v as it is when it need not.
+func defaultSchema(v, buf []byte) []byte {
+	const p = "public."
+	at := -1
+	for i := 0; i+len(p) < len(v); i++ {
+		if (i == 0 || wordEnd(v[i-1])) && bytes.EqualFold(v[i:i+len(p)], []byte(p)) && sqlName(v[i+len(p):i+len(p)+1], false) {
+			at = i
+			break
+		}
+	}
+	if at < 0 || len(v) > maxChainArgs {
+		return v
+	}
+	out := append(buf[:0], v[:at]...)
+	for i := at; i < len(v); {
+		if i+len(p) < len(v) && (i == 0 || wordEnd(v[i-1])) && bytes.EqualFold(v[i:i+len(p)], []byte(p)) && sqlName(v[i+len(p):i+len(p)+1], false) {
+			i += len(p)
+			continue
+		}
+		out = append(out, v[i])
+		i++
+	}
+	return out
+}
+
+// instructionKey reports whether key k names how to answer rather than
+// what to answer about (context, instructions, style, tone, guidance),
+// in any case style.
+func instructionKey(k []byte) bool {
+	var low [16]byte
+	n := 0
+	for _, c := range k {
+		switch {
+		case c == '_' || c == '-':
+			continue
+		case n == len(low):
+			return false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		low[n] = c
+		n++
+	}
+	switch string(low[:n]) {
+	case "context", "instruction", "instructions", "style", "tone", "guidance", "styleguide":
+		return true
+	}
+	return false
+}
