@@ -75,6 +75,9 @@ func TestRemovedByRetentionOnlyToItsPrincipal(t *testing.T) {
 			if code != c.want {
 				t.Errorf("%s: GET %s = %d %s; want %d", c.who, path, code, body, c.want)
 			}
+			if c.want == http.StatusGone && (!strings.Contains(body, "kept for 1 day.") || !strings.Contains(body, "more than 1 day ago")) {
+				t.Errorf("%s: GET %s does not say a retention of 24h as 1 day: %s", c.who, path, body)
+			}
 			if c.want == http.StatusNotFound && strings.Contains(body, "retention") {
 				t.Errorf("%s: GET %s tells the request was removed: %s", c.who, path, body)
 			}
