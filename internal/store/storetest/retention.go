@@ -46,6 +46,11 @@ func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
 	req("old-interrupted", "", "interrupted", 1)
 	req("old-running", "", "running", 2)
 	req("child-of-running", "old-running", "ended", 2)
+	// A parent that ended while its child runs on (a delegation whose
+	// sub-request outlives it): the child's admissions debit the
+	// parent's ledger, and its stop and recovery look for the parent.
+	req("parent-of-running", "", "ended", 1)
+	req("running-child", "parent-of-running", "running", 0)
 	req("dead-lettered", "", "ended", 2)
 	if _, err := s.AddDeadLetter(ctx, &store.DeadLetter{Request: "dead-lettered", Frame: "0000000000000001", Tool: "undo_write",
 		Error: "unreachable", State: store.DeadOpen}); err != nil {
@@ -88,7 +93,7 @@ var (
 	// A stopped or interrupted request stays, however old: its row is
 	// what refuses a call naming its id (docs/STATE.md, "Interrupted and
 	// stopped requests": its id starts no new work).
-	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "dead-lettered", "new"}
+	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "parent-of-running", "dead-lettered", "new"}
 )
 
 // RetentionRemoved is what a whole sweep of RetentionSetup's state removes.
