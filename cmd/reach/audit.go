@@ -260,11 +260,87 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 			queue = append(queue, sub.ID)
 		}
 	}
+	// The store's retention removes the requests, sub-requests too, and
+	// keeps their events, which name the root request: those of
+	// sub-requests the store no longer lists are found in the log, from
+	// the start of the root's first frame to its last event.
+	if len(evs) > 0 {
+		start := evs[0].Time
+		for _, e := range evs {
+			if b := e.Time.Add(-e.Latency); b.Before(start) {
+				start = b
+			}
+		}
+		subs, err := delegatedInLog(cmd.Context(), st, request, start, evs[0].Seq, evs[len(evs)-1].Seq)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, sub := range subs {
+			if seen[sub] {
+				continue
+			}
+			seen[sub] = true
+			more, err := audit.Show(cmd.Context(), st, sub)
+			if err != nil {
+				return nil, nil, err
+			}
+			evs = append(evs, more...)
+		}
+	}
 	t, recorded := loopbench.FromAudit(request, evs, nil)
 	if len(t.Events) == 0 {
 		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.where)
 	}
 	return t, recorded, nil
+}
+
+// delegatedInLog returns the sub-requests whose events, recorded from
+// start (on, before the root's first event, at sequence number first) to
+// the root's last event (sequence number last), name root as their root
+// request, in the order of their first events.
+func delegatedInLog(ctx context.Context, st store.AuditLog, root string, start time.Time, first, last int64) ([]string, error) {
+	const page = 1000
+	from := first - 1 // the scan starts after it: back a page at a time to start
+	for from > 0 {
+		back := max(from-page, 0)
+		recs, err := st.ScanAudit(ctx, back, 1)
+		if err != nil {
+			return nil, err
+		}
+		from = back
+		if len(recs) == 0 || recs[0].Time.Before(start) {
+			break
+		}
+	}
+	mark := []byte(root) // the events that may name it, before decoding them
+	var out []string
+	found := map[string]bool{}
+	for after := from; after < last; {
+		recs, err := st.ScanAudit(ctx, after, page)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			if r.Seq > last {
+				break
+			}
+			if r.Request == root || found[r.Request] || r.Time.Before(start) || !bytes.Contains(r.Data, mark) {
+				continue
+			}
+			var e struct {
+				Root string `json:"root"`
+			}
+			if json.Unmarshal(r.Data, &e) == nil && e.Root == root {
+				found[r.Request] = true
+				out = append(out, r.Request)
+			}
+		}
+		after = recs[len(recs)-1].Seq
+	}
+	return out, nil
 }
 
 // byPrefix lists the trace's tools whose upstream the log did not record

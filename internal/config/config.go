@@ -759,8 +759,11 @@ func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
 	var d time.Duration
 	if days, ok := strings.CutSuffix(v, "d"); ok {
 		n, err := strconv.ParseUint(days, 10, 16)
+		if errors.Is(err, strconv.ErrRange) {
+			return bad("is more days than 65535")
+		}
 		if err != nil {
-			return bad("is not a number of days")
+			return bad("is not a whole number of days")
 		}
 		d = time.Duration(n) * 24 * time.Hour
 	} else {
@@ -770,7 +773,7 @@ func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	if d < MinRetention {
-		return bad(fmt.Sprintf("is shorter than %v", MinRetention))
+		return bad("is shorter than " + strings.TrimSuffix(strings.TrimSuffix(MinRetention.String(), "0s"), "0m") + ", the shortest")
 	}
 	*r = Retention{keep: d, set: true}
 	return nil

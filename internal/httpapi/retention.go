@@ -80,6 +80,9 @@ func (a *API) uiRemoved(r *http.Request, id string) (string, bool) {
 
 // formatRetention writes d in days when it is whole days.
 func formatRetention(d time.Duration) string {
+	if d == 24*time.Hour {
+		return "1 day"
+	}
 	if d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%d days", d/(24*time.Hour))
 	}

@@ -80,12 +80,14 @@ func (f *folder) glob(v []byte) {
 // ref a page gave it, described otherwise at each click ("Place order
 // button", then "the order submit button"), while the page answered
 // alike, so kept its refs, is the one write made again
-// (checkWriteRespelled). Another element has another ref.
+// (checkWriteRespelled). Another element has another ref. A value under a
+// key that names it (valueKey) is what the write writes, letters alone or
+// not, and stays: a dropdown's other option is another write.
 func refFold(tool string, as []leaf) uint64 {
 	sum := uint64(0)
 	for i := range as {
 		l := &as[i]
-		if l.kind == leafString && !refKey(l.key) && len(l.raw) > 0 && describes(l.key, l.raw) {
+		if l.kind == leafString && !refKey(l.key) && !valueKey(l.key) && len(l.raw) > 0 && describes(l.key, l.raw) {
 			continue
 		}
 		sum += mix(l.path, respelled(l.raw, l.val))
@@ -98,4 +100,19 @@ func refFold(tool string, as []leaf) uint64 {
 // ref and the same other values, described in other words.
 func sameWrite(e *entry, s *Step) bool {
 	return e.fold == s.fold || s.refFold != 0 && e.refFold == s.refFold
+}
+
+// valueKey reports whether an argument's key names the value a write
+// sets (value, values, option, options, choice): a dropdown's option, a
+// field's new value, which another click or fill of one ref changes.
+func valueKey(k []byte) bool {
+	var w keyWords
+	if !w.split(k) || w.n == 0 {
+		return false
+	}
+	switch string(w.word(w.n - 1)) {
+	case "value", "values", "option", "options", "choice", "choices":
+		return true
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -27,7 +28,8 @@ func (r *Retained) add(o Retained) {
 // Retention is a store whose finished state can be removed once it is old
 // (the configuration's retention, docs/STATE.md "Retention"): the SQLite
 // and PostgreSQL stores. Never removed by it: a request still running (or
-// one whose parent runs), a request with a dead letter open or taken,
+// one whose parent or a child of it runs), a request stopped or interrupted (its row refuses
+// its id to new work), a request with a dead letter open or taken,
 // a pending approval (or an approved one whose call may still come),
 // a task not final, dead letters, the audit log, the idempotency records
 // (their own sweep removes them when they expire) and MCP sessions (theirs).
@@ -134,13 +136,27 @@ func SweepRetention(ctx context.Context, r Retention, o RetentionOptions) (Retai
 		}
 	}
 	if o.Logger != nil && (all.Rows() > 0 || err != nil) {
-		args := []any{"before", before.UTC().Format(time.RFC3339), "requests", all.Requests, "frames", all.Frames,
+		args := []any{"retention", formatKeep(o.Keep), "before", before.UTC().Format(time.RFC3339), "requests", all.Requests, "frames", all.Frames,
 			"tasks", all.Tasks, "approvals", all.Approvals, "batches", batches, "took", time.Since(began).Round(time.Millisecond)}
 		if err != nil {
 			o.Logger.Error("retention: sweep failed", append(args, "err", err)...)
 		} else {
-			o.Logger.Info("retention: removed finished state", args...)
+			o.Logger.Info("retention: removed finished state", append(args, "hint", retentionHint)...)
 		}
 	}
 	return all, err
+}
+
+// retentionHint ends the line of a sweep that removed something: the first
+// sweep of an upgraded gateway removes at once all that finished more than
+// the retention before, which its operator may not expect.
+const retentionHint = "the removed requests' audit events remain (reach audit show ID); " +
+	"to keep finished state longer, set retention: in the configuration (retention: forever keeps all)"
+
+// formatKeep writes d as the configuration does: days when whole days.
+func formatKeep(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }

@@ -20,20 +20,27 @@ import (
 // writes them meanwhile, the writer being the store's one writer on
 // SQLite, and PostgreSQL's statement taking them in one snapshot, locked).
 
-// finishedRequests selects the requests a batch removes: final, last
-// written before $1, none with a dead letter waiting for a human, none
-// whose parent still runs (its recovery or stop would look for it), the
-// oldest first, at most $2. started <= updated, so the index of the
-// requests by their start (requests_started) finds them from the oldest,
-// and stops at the batch's end; state is how the statement names the
-// column of the state: SQLite's "+r.state" keeps its planner off the index
-// by state, which would have it read and sort every final request for
-// each batch (PostgreSQL's chooses by its statistics).
+// finishedRequests selects the requests a batch removes: ended (a stopped
+// or interrupted request stays, however old: its row is what refuses a
+// call naming its id, and PutRequest refuses its id to a new request,
+// docs/STATE.md "Interrupted and stopped requests"; such requests are few,
+// a stop's or a crash's), last written before $1, none with a dead letter
+// waiting for a human, none whose parent still runs (its recovery or stop
+// would look for it), none with a child that still runs (a delegation
+// that outlived it: the child's admissions debit its ledger too, its stop
+// and recovery look for it; the index requests_parent finds them), the
+// oldest first, at most $2. started <= updated, so
+// the index of the requests by their start (requests_started) finds them
+// from the oldest, and stops at the batch's end; state is how the
+// statement names the column of the state: SQLite's "+r.state" keeps its
+// planner off the index by state, which would have it read and sort every
+// final request for each batch (PostgreSQL's chooses by its statistics).
 func finishedRequests(state string) string {
 	return `SELECT id FROM requests r
-	WHERE r.started < $1 AND r.updated < $1 AND ` + state + ` IN ('ended', 'stopped', 'interrupted')
+	WHERE r.started < $1 AND r.updated < $1 AND ` + state + ` = 'ended'
 	AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.state IN ('open', 'taken') AND d.request = r.id)
 	AND (r.parent = '' OR NOT EXISTS (SELECT 1 FROM requests p WHERE p.id = r.parent AND p.state = 'running'))
+	AND NOT EXISTS (SELECT 1 FROM requests c WHERE c.parent <> '' AND c.parent = r.id AND c.state = 'running')
 	ORDER BY r.started, r.id`
 }
 

@@ -46,6 +46,11 @@ func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
 	req("old-interrupted", "", "interrupted", 1)
 	req("old-running", "", "running", 2)
 	req("child-of-running", "old-running", "ended", 2)
+	// A parent that ended while its child runs on (a delegation whose
+	// sub-request outlives it): the child's admissions debit the
+	// parent's ledger, and its stop and recovery look for the parent.
+	req("parent-of-running", "", "ended", 1)
+	req("running-child", "parent-of-running", "running", 0)
 	req("dead-lettered", "", "ended", 2)
 	if _, err := s.AddDeadLetter(ctx, &store.DeadLetter{Request: "dead-lettered", Frame: "0000000000000001", Tool: "undo_write",
 		Error: "unreachable", State: store.DeadOpen}); err != nil {
@@ -84,12 +89,15 @@ func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
 
 // Retained and kept by a sweep of RetentionSetup's state.
 var (
-	retainedRequests = []string{"old-ended-0", "old-ended-1", "old-ended-2", "old-ended-3", "old-ended-4", "old-stopped", "old-interrupted"}
-	keptRequests     = []string{"old-running", "child-of-running", "dead-lettered", "new"}
+	retainedRequests = []string{"old-ended-0", "old-ended-1", "old-ended-2", "old-ended-3", "old-ended-4"}
+	// A stopped or interrupted request stays, however old: its row is
+	// what refuses a call naming its id (docs/STATE.md, "Interrupted and
+	// stopped requests": its id starts no new work).
+	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "parent-of-running", "dead-lettered", "new"}
 )
 
 // RetentionRemoved is what a whole sweep of RetentionSetup's state removes.
-var RetentionRemoved = store.Retained{Requests: 7, Frames: 18, Tasks: 1, Approvals: 3}
+var RetentionRemoved = store.Retained{Requests: 5, Frames: 15, Tasks: 1, Approvals: 3}
 
 // CheckRetained checks what a sweep of RetentionSetup's state left in s.
 func CheckRetained(t *testing.T, s store.Store) {
@@ -112,6 +120,12 @@ func CheckRetained(t *testing.T, s store.Store) {
 		}
 		if sp, err := s.Spent(ctx, id); err != nil || sp.ToolCalls != 1 {
 			t.Errorf("Spent(%s) after the sweep = %+v, %v; want its ledger kept", id, sp, err)
+		}
+	}
+	for _, id := range []string{"old-stopped", "old-interrupted"} {
+		err := s.PutRequest(ctx, &store.Request{ID: id, Principal: "mallory", State: "running", Started: time.Now()})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Errorf("PutRequest(%s, running) after the sweep: %v; want ErrConflict (its id starts no new work)", id, err)
 		}
 	}
 	if open, err := s.OpenFrames(ctx); err != nil || len(open) != 1 || open[0].Request != "old-running" {
