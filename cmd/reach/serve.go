@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/agentreach/reach"
@@ -27,6 +28,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
+
+// stdioGrace is how long `reach stdio`, on a signal, waits for the answers
+// in flight before it closes the session: the HTTP lanes' shutdown grace.
+const stdioGrace = 5 * time.Second
 
 func newServe() *cobra.Command {
 	var configPath, listen, data string
@@ -595,7 +600,27 @@ where they need one.`,
 			// skipped (stdio.go), not the end of the session.
 			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
 			in.finish = true
-			err = g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+			// On a signal the session is not closed at once: a call held for
+			// a decision is answered pending (its approval kept), as the
+			// HTTP lanes answer it, and the answers in flight are written,
+			// for up to stdioGrace, before the transport closes.
+			session, endSession := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer endSession()
+			go func() {
+				select {
+				case <-session.Done():
+					return
+				case <-cmd.Context().Done():
+				}
+				if q := g.Approvals(); q != nil {
+					q.Release()
+				}
+				grace, stop := context.WithTimeout(session, stdioGrace)
+				defer stop()
+				in.drain(grace.Done())
+				endSession()
+			}()
+			err = g.ServeStdio(session, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 			if httpDone != nil {
 				stopHTTP()
 				if herr := <-httpDone; err == nil {
