@@ -132,6 +132,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 
 // serveShowing is serve with requests of other runtimes shown in the UI.
 func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, shown []*reach.Request) error {
+	if ctx.Err() != nil {
+		return stoppedBeforeServing(stdout)
+	}
 	limitMemory(ctx, defaultMemoryLimit)
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
@@ -146,16 +149,33 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
+	if err != nil && ctx.Err() != nil {
+		// Building it was cut short by the signal (opening the store,
+		// reaching the upstreams): not an error of the configuration.
+		ln.Close()
+		return stoppedBeforeServing(stdout)
+	}
 	if err != nil {
 		ln.Close()
 		return inFile(cfg, err)
 	}
 	defer g.Close()
+	if ctx.Err() != nil {
+		ln.Close()
+		return stoppedBeforeServing(stdout)
+	}
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
 	mapOwnPagesSmall()
 	err = g.Serve(ctx, ln)
 	fmt.Fprintln(stdout, "reach stopped")
 	return err
+}
+
+// stoppedBeforeServing says that a stop signal (SIGTERM, Ctrl-C) came
+// before reach served: it stops then, with nothing served, exit 0.
+func stoppedBeforeServing(stdout io.Writer) error {
+	fmt.Fprintln(stdout, "reach stopped before serving: a stop signal (SIGTERM or Ctrl-C) came as it started")
+	return nil
 }
 
 // inFile names the configuration file in an error building the gateway
