@@ -32,6 +32,10 @@ COPY --from=build /out/reach /reach
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 ENV HOME=/data
+# As PID 1, reach serve does not run itself again to keep the Go runtime's
+# monitor awake (a SIGTERM around that execve was lost): the setting it
+# would add is set here.
+ENV GODEBUG=schedtrace=2147483647
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 7400

@@ -155,6 +155,9 @@ func (rt *Runtime) newToolFrame(ctx context.Context, c *Call) *Frame {
 	if f.Args == nil && json.Valid(c.Arguments) {
 		f.Args = c.Arguments
 	}
+	if c.tool != nil {
+		f.upstream = c.tool.Upstream
+	}
 	if c.parent != nil {
 		f.Depth = c.parent.Depth + 1
 		f.mark.Filter = c.parent.mark.Filter

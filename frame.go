@@ -49,6 +49,7 @@ type Frame struct {
 
 	sub atomic.Pointer[Request] // delegate frames: the sub-request they started
 
+	upstream string      // tool frames: the upstream of the tool the call was dispatched to (Tool.Upstream)
 	recorded atomic.Bool // a tool frame whose last event the Recorder was given (Options.StoredFrames)
 }
 

@@ -826,7 +826,7 @@ func (rt *Runtime) record(ctx context.Context, f *Frame) {
 	}
 	e := &Event{Time: time.Now(), Started: f.Started, Root: f.Request.root.id, Trace: f.Request.root.trace, Request: f.Request.id,
 		Principal: f.Request.principal, Tenant: f.Request.tenant, Frame: f.ID, CallID: f.CallID, Kind: f.Kind, Name: f.Name, Agent: f.Agent, Args: f.Args, State: f.State(), Error: f.Err(),
-		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining()}
+		Summary: f.Summary(), Tokens: f.Tokens(), Remaining: f.Request.Remaining(), Upstream: f.upstream}
 	if f.Kind == ModelFrame {
 		u := f.Usage()
 		e.InputTokens, e.OutputTokens, e.Cost, e.ResponseModel = u.Input, u.Output, u.Cost, u.Model

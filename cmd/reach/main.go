@@ -7,23 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
 )
 
+// The stop signals (serve shuts down, finishing what is in flight) are
+// taken by package stopsig from the program's start: see there.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
 	reexecServe = true
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(stopsig.Context(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		printError(os.Stderr, err)
 		os.Exit(1)
 	}
 }
-
-// stopSignals end the command gracefully (serve shuts down, finishing what
-// is in flight).
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
 // printError prints the error that ends the command. An error may quote an
 // upstream or the gateway (a tool server's answer, an API message), so it

@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/signal"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/cmd/reach/internal/stopsig"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -15,15 +15,17 @@ func TestMain(m *testing.M) {
 	// The crash test starts this binary as a real `reach serve` process.
 	if os.Getenv("REACH_AS_CLI") == "1" {
 		reexecServe = true // as main: reach serve runs itself again under sysmonAwake
-		ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-		err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
+		if f := os.Getenv("REACH_TEST_STARTED"); f != "" {
+			os.WriteFile(f, nil, 0o600) // main runs: its handlers are in place
+		}
+		err := run(stopsig.Context(), os.Args[1:], os.Stdout, os.Stderr)
 		if err != nil {
 			printError(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
+	stopsig.Stop() // an interrupt ends the tests
 	testscript.Main(boundedHTTP{m}, map[string]func(){
 		"reach": func() {
 			if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/agentreach/reach"
@@ -27,6 +28,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
+
+// stdioGrace is how long `reach stdio`, on a signal, waits for the answers
+// in flight before it closes the session: the HTTP lanes' shutdown grace.
+const stdioGrace = 5 * time.Second
 
 func newServe() *cobra.Command {
 	var configPath, listen, data string
@@ -127,6 +132,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.
 
 // serveShowing is serve with requests of other runtimes shown in the UI.
 func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, shown []*reach.Request) error {
+	if ctx.Err() != nil {
+		return stoppedBeforeServing(stdout)
+	}
 	limitMemory(ctx, defaultMemoryLimit)
 	dataDir, err := cfg.EnsureDataDir()
 	if err != nil {
@@ -141,16 +149,33 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
+	if err != nil && ctx.Err() != nil {
+		// Building it was cut short by the signal (opening the store,
+		// reaching the upstreams): not an error of the configuration.
+		ln.Close()
+		return stoppedBeforeServing(stdout)
+	}
 	if err != nil {
 		ln.Close()
 		return inFile(cfg, err)
 	}
 	defer g.Close()
+	if ctx.Err() != nil {
+		ln.Close()
+		return stoppedBeforeServing(stdout)
+	}
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
 	mapOwnPagesSmall()
 	err = g.Serve(ctx, ln)
 	fmt.Fprintln(stdout, "reach stopped")
 	return err
+}
+
+// stoppedBeforeServing says that a stop signal (SIGTERM, Ctrl-C) came
+// before reach served: it stops then, with nothing served, exit 0.
+func stoppedBeforeServing(stdout io.Writer) error {
+	fmt.Fprintln(stdout, "reach stopped before serving: a stop signal (SIGTERM or Ctrl-C) came as it started")
+	return nil
 }
 
 // inFile names the configuration file in an error building the gateway
@@ -595,7 +620,27 @@ where they need one.`,
 			// skipped (stdio.go), not the end of the session.
 			in, out := stdioPipes(cmd.InOrStdin(), cmd.OutOrStdout(), log.With("component", "stdio"))
 			in.finish = true
-			err = g.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+			// On a signal the session is not closed at once: a call held for
+			// a decision is answered pending (its approval kept), as the
+			// HTTP lanes answer it, and the answers in flight are written,
+			// for up to stdioGrace, before the transport closes.
+			session, endSession := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer endSession()
+			go func() {
+				select {
+				case <-session.Done():
+					return
+				case <-cmd.Context().Done():
+				}
+				if q := g.Approvals(); q != nil {
+					q.Release()
+				}
+				grace, stop := context.WithTimeout(session, stdioGrace)
+				defer stop()
+				in.drain(grace.Done())
+				endSession()
+			}()
+			err = g.ServeStdio(session, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 			if httpDone != nil {
 				stopHTTP()
 				if herr := <-httpDone; err == nil {

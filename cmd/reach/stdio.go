@@ -80,7 +80,7 @@ type stdioLines struct {
 	mu      sync.Mutex
 	open    map[jsonrpc.ID]bool // ids of batched requests not answered yet
 	waiting map[jsonrpc.ID]bool // ids of requests passed on and not answered yet (with finish)
-	drained chan struct{}       // closed when waiting empties, while the end waits for it
+	idle    []chan struct{}     // closed when waiting empties (finishAnswers, drain)
 	closed  chan struct{}       // closed by Close
 	once    sync.Once
 }
@@ -324,9 +324,29 @@ func (s *stdioLines) answer(id jsonrpc.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.waiting, id)
-	if len(s.waiting) == 0 && s.drained != nil {
-		close(s.drained)
-		s.drained = nil
+	if len(s.waiting) == 0 {
+		for _, c := range s.idle {
+			close(c)
+		}
+		s.idle = nil
+	}
+}
+
+// drain waits, with finish, until every request passed on is answered, or
+// until stop or the session's close.
+func (s *stdioLines) drain(stop <-chan struct{}) {
+	s.mu.Lock()
+	if !s.finish || len(s.waiting) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	s.idle = append(s.idle, idle)
+	s.mu.Unlock()
+	select {
+	case <-idle:
+	case <-stop:
+	case <-s.closed:
 	}
 }
 
@@ -338,15 +358,10 @@ func (s *stdioLines) finishAnswers() {
 		s.mu.Unlock()
 		return
 	}
-	drained := make(chan struct{})
-	s.drained = drained
 	n := len(s.waiting)
 	s.mu.Unlock()
 	s.log.Info("stdin ended; answering the requests in flight before the session ends", "requests", n)
-	select {
-	case <-drained:
-	case <-s.closed:
-	}
+	s.drain(nil)
 }
 
 // refuse answers a line the server does not read with a JSON-RPC error

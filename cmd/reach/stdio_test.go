@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentreach/reach/internal/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -223,4 +225,101 @@ func TestStdioAnswersBeforeEnd(t *testing.T) {
 			t.Errorf("request %s was not answered; the output:\n%s", id, out.String())
 		}
 	}
+}
+
+// TestStdioSignalAnswersHeldCall: `reach stdio` that gets a signal (its
+// command's context ends, as on SIGTERM) while a call is held for a
+// human's decision (approvals wait) answers that call as pending, as the
+// HTTP lanes do, and the approval stays pending in the store for a later
+// session. Before, the SDK's session closed its transport at once and the
+// client got no answer at all.
+func TestStdioSignalAnswersHeldCall(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeConfig(t, "examples: true\ndata: '"+data+"'\napprovals: {ttl: 5m, wait: 1m}\ntools: {refund_order: {access: high_risk}}\n")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, signal := context.WithCancel(context.Background())
+	defer signal()
+	root := newRoot(outW, io.Discard)
+	root.SetIn(inR)
+	root.SetArgs([]string{"stdio", "--config", cfg})
+	errc := make(chan error, 1)
+	go func() { errc <- root.ExecuteContext(ctx); outW.Close() }()
+	s := &stdioSession{t: t, in: inW, out: bufio.NewScanner(outR), errc: errc}
+	s.out.Buffer(nil, 1<<20)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if a, line := s.answer(); a.Result == nil {
+		t.Fatalf("initialize: %s", line)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"refund_order","arguments":{"order_id":"1001","amount":5,"reason":"damaged"}}}`)
+
+	// Held: the approval is filed (and stored) before the signal.
+	held := false
+	for deadline := time.Now().Add(10 * time.Second); !held && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		held = pendingApprovals(t, data) > 0
+	}
+	if !held {
+		t.Fatal("no pending approval appeared for the held call")
+	}
+	signal()
+	// What it wrote before it returned (stdout is closed as it returns:
+	// the process would have exited).
+	var rest []string
+	read := make(chan bool)
+	go func() {
+		for s.out.Scan() {
+			rest = append(rest, s.out.Text())
+		}
+		close(read)
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("reach stdio returned %v after a signal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reach stdio did not end after the signal")
+	}
+	<-read
+	if len(rest) != 1 {
+		t.Fatalf("reach stdio wrote %d lines after the signal, want the held call's answer: %q", len(rest), rest)
+	}
+	var a rpcAnswer
+	json.Unmarshal([]byte(rest[0]), &a)
+	if string(a.ID) != `"held"` || a.Result == nil {
+		t.Fatalf("the held call was answered %s, want a result", rest[0])
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+		Meta    struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"reach/error"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(a.Result, &res)
+	if !res.IsError || res.Meta.Error.Code != "approval_pending" {
+		t.Errorf("the held call was answered %s, want an isError result, approval_pending", rest[0])
+	}
+	if n := pendingApprovals(t, data); n != 1 {
+		t.Errorf("%d approvals pending after the session ended, want the held call's kept", n)
+	}
+}
+
+// pendingApprovals counts the approvals pending in the store of the data
+// folder data.
+func pendingApprovals(t *testing.T, data string) int {
+	t.Helper()
+	db, err := sqlite.OpenFile(filepath.Join(data, sqlite.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM approvals WHERE status = 'pending'`).Scan(&n); err != nil {
+		t.Logf("reading approvals: %v", err)
+		return 0
+	}
+	return n
 }

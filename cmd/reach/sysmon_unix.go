@@ -24,9 +24,14 @@ var execve = syscall.Exec
 // os.Args[0] names (run by the dynamic loader, "ld-linux.so reach serve",
 // the executable is the loader, which would take "serve" for the program
 // to load; or the program was deleted or replaced since it started: it
-// would run another version).
+// would run another version). Nor as PID 1 (a container's first
+// process): the kernel drops a signal sent to PID 1 that it has no handler
+// for, and from the execve until the new image's runtime has its handlers
+// it has none: a SIGTERM then was lost, and the process served on until
+// killed. GODEBUG=schedtrace=... in the image's environment (the
+// Dockerfile sets it) keeps sysmon awake there without running again.
 func awakeSysmon(ctx context.Context) {
-	if !reexecServe || ctx.Err() != nil {
+	if !reexecServe || ctx.Err() != nil || os.Getpid() == 1 {
 		return
 	}
 	env, ok := sysmonEnv(os.Environ())

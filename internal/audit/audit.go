@@ -92,8 +92,8 @@ type Event struct {
 	// Instance names the instance that recorded a stop (Options.Instance):
 	// with several on one store, each that applies a stop records it.
 	Instance string `json:"instance,omitempty"`
-	// Upstream names the upstream that served a tool call (the gateway's
-	// upstream: tag, Options.Upstream): its configured name, whatever
+	// Upstream names the upstream a tool call was dispatched to
+	// (Options.Upstreams; the gateway's tools carry it): its configured name, whatever
 	// prefix its tools' names carry. "" for a tool of none, and in the
 	// logs written before it was recorded.
 	Upstream string `json:"upstream,omitempty"`
@@ -219,11 +219,12 @@ type Options struct {
 	// (Event.Instance): several instances on one store each record the
 	// stop they apply, which were otherwise the same event twice.
 	Instance string
-	// Upstream, if set, returns the upstream that serves a tool, by the
-	// tool's name, for the event of each tool frame (Event.Upstream), or
-	// "" for a tool of none. The writer calls it, not the call's
-	// goroutine; it must be safe for concurrent use and fast (a lookup).
-	Upstream func(tool string) string
+	// Upstreams records, in the event of each tool frame, the upstream
+	// its call was dispatched to (reach.Event.Upstream: the tool's
+	// Upstream then), or none for a tool of none. The writer once looked
+	// the tool up as it wrote the event, milliseconds after the call: a
+	// reload in between recorded the new placement.
+	Upstreams bool
 }
 
 // DefaultLinger is Options.Linger's default. A recorded event is in memory
@@ -791,8 +792,8 @@ func (l *Log) encode(e *reach.Event) *store.AuditRecord {
 		r.parent = e.Parent.Hex()
 		ev.Parent = strview.Of(r.parent[:])
 	}
-	if up := l.o.Upstream; up != nil && e.Kind == reach.ToolFrame && e.Name != "" {
-		ev.Upstream = up(e.Name)
+	if l.o.Upstreams && e.Kind == reach.ToolFrame {
+		ev.Upstream = e.Upstream
 	}
 	rec := l.prepare(ev)
 	*ev = Event{} // keeps nothing of e

@@ -517,22 +517,22 @@ func TestStopNamesInstance(t *testing.T) {
 }
 
 // TestToolEventNamesUpstream: each tool call's event names the upstream
-// Options.Upstream gives for its tool (audit replay places the tool by it);
+// it was dispatched to (Options.Upstreams; audit replay places the tool by it);
 // other events, and tools of no upstream, are encoded as before, and a log
 // written before (no upstream) verifies with one written after.
 func TestToolEventNamesUpstream(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.AuditLog) {
 		ctx := context.Background()
+		ups := map[string]string{"kb__search": "docs"}
 		tool := func(name string) *reach.Event {
-			return &reach.Event{Time: time.Now(), Request: "r1", Frame: 1, Kind: reach.ToolFrame, Name: name, State: reach.Completed}
+			return &reach.Event{Time: time.Now(), Request: "r1", Frame: 1, Kind: reach.ToolFrame, Name: name, State: reach.Completed, Upstream: ups[name]}
 		}
 		old := newLog(t, st, nil)
 		old.Record(ctx, tool("kb__search"))
 		if err := old.Close(); err != nil {
 			t.Fatal(err)
 		}
-		ups := map[string]string{"kb__search": "docs"}
-		l := newLog(t, st, &audit.Options{Upstream: func(name string) string { return ups[name] }})
+		l := newLog(t, st, &audit.Options{Upstreams: true})
 		l.Record(ctx, tool("kb__search"))
 		l.Record(ctx, tool("builtin"))
 		l.Record(ctx, &reach.Event{Time: time.Now(), Request: "r1", Frame: 2, Kind: reach.ModelFrame, Name: "kb__search", State: reach.Completed})
@@ -558,4 +558,53 @@ func TestToolEventNamesUpstream(t *testing.T) {
 			t.Errorf("a log with tool events before and after naming upstreams does not verify: %v", err)
 		}
 	})
+}
+
+// TestToolEventUpstreamAsDispatched: a tool call's event names the
+// upstream its call was dispatched to, though a reload placed the tool on
+// another upstream before the event was written (here: while the call
+// ran). The writer looked the tool up by name as it wrote the event, and
+// recorded the new placement.
+func TestToolEventUpstreamAsDispatched(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemory()
+	l := newLog(t, st, &audit.Options{Upstreams: true})
+	rt := reach.New(&reach.Options{Recorder: l})
+	moved := reach.Tool{Name: "kb__search", Access: reach.Read, Upstream: "wiki",
+		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"hits":0}`), nil
+		}}
+	rt.MustRegister(reach.Tool{Name: "kb__search", Access: reach.Read, Upstream: "docs",
+		Func: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			if err := rt.Replace(moved); err != nil { // the reload, as the call runs
+				return nil, err
+			}
+			return json.RawMessage(`{"hits":1}`), nil
+		}})
+	rctx, req, err := rt.Begin(ctx, &reach.RequestOptions{ID: "req_moved", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c1", "c2"} {
+		if res := rt.Call(rctx, &reach.Call{ID: id, Tool: "kb__search", Arguments: json.RawMessage(`{}`)}); res.Status != reach.StatusSuccess {
+			t.Fatalf("call %s: %+v", id, res)
+		}
+	}
+	req.End()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := audit.Show(ctx, st, "req_moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Kind == "tool" {
+			got = append(got, e.CallID+" "+e.Upstream)
+		}
+	}
+	if want := []string{"c1 docs", "c2 wiki"}; !slices.Equal(got, want) {
+		t.Errorf("the tool events' upstreams: %q, want %q (the first call was dispatched to docs)", got, want)
+	}
 }

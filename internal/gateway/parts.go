@@ -206,24 +206,6 @@ func (g *Gateway) shutdownTracer() error {
 	return nil
 }
 
-// toolUpstream returns the upstream that serves tool, as its upstream: tag
-// names it (the upstream's configured name, whatever prefix its tools'
-// names carry), or "" for a tool of none, or one no longer registered.
-// The audit writer calls it for each tool call's event (audit.Options.
-// Upstream); the runtime exists before any event.
-func (g *Gateway) toolUpstream(tool string) string {
-	t, ok := g.rt.Tool(tool)
-	if !ok {
-		return ""
-	}
-	for _, tag := range t.Tags {
-		if up, ok := strings.CutPrefix(tag, policy.UpstreamTag); ok {
-			return up
-		}
-	}
-	return ""
-}
-
 // persistence opens the store in the data folder (when the configuration
 // names one, or came from a file): the audit log becomes a recorder, every
 // write is checkpointed, idempotency records and dead letters are durable.
@@ -237,7 +219,7 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 	// Each tool call's event names its upstream (the tool's upstream: tag),
 	// so that a replay places it as the policies did; several instances on
 	// one store also name themselves in the stops they record.
-	ao := &audit.Options{Upstream: g.toolUpstream}
+	ao := &audit.Options{Upstreams: true}
 	if g.cfg.Postgres() {
 		pg, err := postgres.Open(ctx, g.cfg.Store.Reveal(), &postgres.Options{Logger: g.log.With("component", "store")})
 		if err != nil {

@@ -57,7 +57,7 @@ func TestUILogin(t *testing.T) {
 	resp.Body.Close()
 	var session *http.Cookie
 	for _, c := range resp.Cookies() {
-		if strings.HasSuffix(c.Name, "reach_session") && c.Value != "" {
+		if strings.Contains(c.Name, "reach_session") && c.Value != "" {
 			session = c
 		}
 	}

@@ -66,6 +66,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -271,7 +272,7 @@ func Parse(srcs ...Source) (*Set, error) {
 	for _, src := range srcs {
 		list, err := cedar.NewPolicyListFromBytes(src.Name, src.Text)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src.Name, err)
+			return nil, parseError(src.Name, err)
 		}
 		for _, p := range list {
 			if err := s.add(src.Name, p); err != nil {
@@ -282,6 +283,32 @@ func Parse(srcs ...Source) (*Set, error) {
 	s.digest = digestOf(srcs)
 	return s, nil
 }
+
+// cedarPos is the position Cedar's parser gives in its errors: it names
+// no file, whatever name it was given.
+var cedarPos = regexp.MustCompile(` at <input>:(\d+):(\d+)`)
+
+// parseError is Cedar's parse error of file as "file:line:column: ...",
+// as compilers say it: Cedar's own named "<input>", and whoever read it at
+// startup or in a reload's log had to guess which file of a folder it was.
+func parseError(file string, err error) error {
+	msg := err.Error()
+	m := cedarPos.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return &fileError{msg: fmt.Sprintf("%s:%s:%s: %s%s", file, msg[m[2]:m[3]], msg[m[4]:m[5]], msg[:m[0]], msg[m[1]:]), err: err}
+}
+
+// fileError is an error with its text rewritten; it unwraps to the
+// original.
+type fileError struct {
+	msg string
+	err error
+}
+
+func (e *fileError) Error() string { return e.msg }
+func (e *fileError) Unwrap() error { return e.err }
 
 func (s *Set) add(file string, p *cedar.Policy) error {
 	pos := p.Position()

@@ -150,3 +150,36 @@ func TestWatcherWarnsAtStart(t *testing.T) {
 		t.Errorf("log at start:\n%s\nwant a warning %q", log.String(), want)
 	}
 }
+
+// TestParseErrorNamesFile: a policy file Cedar cannot parse is named, with
+// the line and column, in the error at startup (NewWatcher, as reach serve
+// loads its policy folder) and in the reload's report: Cedar's own error
+// said "<input>:3:34", and in a folder of files nobody could tell which.
+func TestParseErrorNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "a.cedar"), filepath.Join(dir, "b.cedar")
+	write(t, good, permitReads, 1)
+	write(t, bad, "permit (principal, action, resource);\n\npermit (principal, action resource);\n", 1)
+	_, err := NewWatcher(New(nil), dir, &WatchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.HasPrefix(err.Error(), bad+":3:") || strings.Contains(err.Error(), "<input>") {
+		t.Fatalf("at startup: %v, want it to begin %s:3: and not say <input>", err, bad)
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		write(t, bad, permitNone, 2)
+		var errs []error
+		w, err := NewWatcher(New(nil), dir, &WatchOptions{OnError: func(err error) { errs = append(errs, err) }, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go w.Run(ctx)
+		write(t, bad, "permit (principal, action, resource);\n"+brokenPolicy, 3)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), bad+":2:") || strings.Contains(errs[0].Error(), "<input>") {
+			t.Errorf("at reload: %v, want one error naming %s:2:, not <input>", errs, bad)
+		}
+	})
+}

@@ -43,7 +43,10 @@ type Event struct {
 	Summary      string
 	Result       []byte // the start of the data returned to the model (at most 1 KiB), tool frames only
 	Why          string // the caller's reason for the call
-	Tokens       int64
+	// Upstream is, for a tool frame, the upstream of the tool as the call
+	// was dispatched (Tool.Upstream), whatever a reload placed since.
+	Upstream string
+	Tokens   int64
 	// Model frames: the tokens in and out (as charged), the cost charged,
 	// and the model that answered when it named one.
 	InputTokens, OutputTokens int64

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -157,11 +158,33 @@ func secureRequest(r *http.Request) bool {
 	return false
 }
 
+// cookieName is the name of the cookie secure or plain in answer to r. A
+// plain one (http on a loopback address) carries the port served: a
+// browser sends a host's cookies to each of its ports, so two gateways on
+// 127.0.0.1 (two instances, a test one beside the real one) shared one
+// session cookie, and signing in to one signed the browser out of the
+// other. A secure one does not (__Host- is per host too): behind one https
+// name, the instances of a cluster are one site.
 func cookieName(r *http.Request, secure, plain string) string {
 	if secureRequest(r) {
 		return secure
 	}
+	if port := servedPort(r); port != "" {
+		return plain + "_" + port
+	}
 	return plain
+}
+
+// servedPort is the port r came to (the server's side of its connection),
+// else its Host's, or "".
+func servedPort(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.Port != 0 {
+		return strconv.Itoa(a.Port)
+	}
+	if _, port, err := net.SplitHostPort(r.Host); err == nil {
+		return port
+	}
+	return ""
 }
 
 func setCookie(w http.ResponseWriter, r *http.Request, secure, plain, value string, maxAge int) {

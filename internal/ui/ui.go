@@ -1013,11 +1013,17 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 	defer u.closeLive(a)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	last := ""
+	last, on := "", ""
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		if v := u.version(r); v != last {
+	for i := 0; ; i++ {
+		if i%elsewhereEvery == 0 {
+			// A request whose part here ended may run on, or again, on
+			// another instance: nothing here changes then, and the page
+			// showed it done until a reload.
+			on = u.elsewhereVersion(r)
+		}
+		if v := u.version(r) + on; v != last {
 			last = v
 			fmt.Fprintf(w, "data: %s\n\n", v)
 			fl.Flush()
@@ -1028,6 +1034,37 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// elsewhereEvery is how many ticks of a live stream (500 ms) go between
+// its reads of where the requests ended here run on (a read of the shared
+// store, Options.Elsewhere): every 2 s.
+const elsewhereEvery = 4
+
+// elsewhereVersion summarizes, of the requests r sees, those the shared
+// store holds running on other instances and where, or "" without
+// Options.Elsewhere.
+func (u *UI) elsewhereVersion(r *http.Request) string {
+	if u.o.Elsewhere == nil {
+		return ""
+	}
+	var rs []*reach.Request
+	for _, q := range u.all() {
+		if u.visible(r, q) && q.State() == reach.RequestCompleted {
+			rs = append(rs, q)
+		}
+	}
+	if len(rs) == 0 {
+		return ""
+	}
+	on := u.elsewhere(r.Context(), rs...)
+	var b strings.Builder
+	for _, q := range rs {
+		if names := on[q.ID()]; len(names) > 0 {
+			fmt.Fprintf(&b, "%s@%s;", q.ID(), strings.Join(names, ","))
+		}
+	}
+	return fmt.Sprintf(":%x", hash(b.String()))
 }
 
 // version summarizes what the pages show to r, to notice changes.

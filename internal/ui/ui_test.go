@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +10,9 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/telemetry"
@@ -335,5 +338,57 @@ func TestPagesNameTheirIcon(t *testing.T) {
 		if page := get(t, srv.URL+p); !strings.Contains(page, `<link rel="icon" href="data:,">`) {
 			t.Errorf("%s names no icon: a browser asks for /favicon.ico", p)
 		}
+	}
+}
+
+// TestLiveStreamSeesRunningElsewhere: a request whose part here ended,
+// that the shared store then holds running on another instance (a call of
+// it sent there), is announced on the live stream as a change, so that the
+// page shows it running there: nothing changed here, and the page showed
+// it done until a reload.
+func TestLiveStreamSeesRunningElsewhere(t *testing.T) {
+	rt := reach.New(nil)
+	_, req, _ := rt.Begin(t.Context(), &reach.RequestOptions{ID: "r1", Principal: "alice"})
+	req.End()
+	var mu sync.Mutex
+	var on map[string][]string
+	srv := httptest.NewServer(New(Options{Runtime: rt, Elsewhere: func(context.Context, []*reach.Request) map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return on
+	}}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/ui/live", nil)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- v
+			}
+		}
+		close(events)
+	}()
+	first := <-events
+	mu.Lock()
+	on = map[string][]string{"r1": {"b"}}
+	mu.Unlock()
+	select {
+	case next, ok := <-events:
+		if !ok || next == first {
+			t.Fatalf("the live stream after r1 ran on b: %q (ok %v), want a new version", next, ok)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the live stream announced no change in 20 s after r1 began running on another instance")
+	}
+	if page := get(t, srv.URL+"/ui/"); !strings.Contains(page, "on b") {
+		t.Errorf("the requests page does not show r1 running on b")
 	}
 }

@@ -475,7 +475,8 @@ func TestSecureCookie(t *testing.T) {
 func cookiesNamed(resp *http.Response, name string) []*http.Cookie {
 	var out []*http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == name && c.MaxAge >= 0 && c.Value != "" {
+		// A plain cookie's name carries the port (cookieName).
+		if (c.Name == name || strings.HasPrefix(c.Name, name+"_")) && c.MaxAge >= 0 && c.Value != "" {
 			out = append(out, c)
 		}
 	}

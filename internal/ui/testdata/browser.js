@@ -31,7 +31,7 @@ const { chromium } = require(process.env.PW);
     await page.fill("#credential", process.env.KEY);
     await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
     out.user = (await page.locator("#user").innerText()).trim();
-    const cookie = (await context.cookies()).find((c) => c.name.endsWith("reach_session"));
+    const cookie = (await context.cookies()).find((c) => c.name.includes("reach_session"));
     out.cookie = cookie ? { httpOnly: cookie.httpOnly, secure: cookie.secure, sameSite: cookie.sameSite, value: cookie.value } : {};
 
     // 1. The requests list shows each request's state; a filter keeps one.
