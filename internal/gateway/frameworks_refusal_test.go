@@ -125,3 +125,33 @@ when { context.arguments has order && context.arguments.order == "1001" };
 		})
 	}
 }
+
+// TestFrameworksLangGraphText: LangGraph's MCP adapter, on its defaults,
+// gives the model a result that carries _meta (as each of reach's does) as
+// its text block in JSON, reach's ids included; the afterToolCall hook
+// docs/frameworks/langgraph.md gives gets the model the text alone, and
+// the run is the same.
+func TestFrameworksLangGraphText(t *testing.T) {
+	dir, node := frameworksCache(t)
+	for _, hook := range []bool{false, true} {
+		s := newShop(t, "")
+		env := "TEXT_HOOK=0"
+		if hook {
+			env = "TEXT_HOOK=1"
+		}
+		t.Setenv("TEXT_HOOK", env[len("TEXT_HOOK="):]) // runAgent's node inherits it
+		r := runAgent(t, dir, node, "langgraph", "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
+		if !r.OK || r.Text != "all done" {
+			t.Fatalf("%s: the run: %+v", env, r)
+		}
+		raw, _ := s.model.raw.Load().(string)
+		const want = "page 4: orders 31-40"
+		switch {
+		case hook && raw != want:
+			t.Errorf("with the hook the model read %q, want %q", raw, want)
+		case !hook && (!strings.HasPrefix(raw, `{"type":"text"`) || !strings.Contains(raw, "reach/request")):
+			t.Errorf("without the hook the model read %q: the adapter no longer wraps the text (update docs/frameworks/langgraph.md)", raw)
+		}
+		t.Logf("%s: the model read %d bytes for a result of %d: %s", env, len(raw), len(want), clip(raw, 200))
+	}
+}

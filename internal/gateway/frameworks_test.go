@@ -175,6 +175,7 @@ type shopModel struct {
 	turns    atomic.Int64
 	tokens   atomic.Int64
 	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
+	raw      atomic.Value // string: the last tool message of chat completions, as sent
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -227,6 +228,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		case "tool":
 			results = append(results, resultText(text(msg.Content)))
+			m.raw.Store(text(msg.Content))
 		}
 	}
 	if responses {
