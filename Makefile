@@ -86,7 +86,8 @@ race: npm-deps
 # The gateway's A2A agent tests (internal/gateway TestA2AAgents*) run a
 # planner, an executor and a verifier written with the A2A JS SDK; install
 # the SDKs (into .cache/a2a) before the tests. Without node and npm the
-# script says so and the tests skip.
+# script says so and the tests skip (and fail under make test, where REACH_CI
+# is set).
 .PHONY: a2a-deps
 a2a-deps:
 	@bash scripts/a2a-deps.sh

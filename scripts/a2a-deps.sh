@@ -5,7 +5,8 @@
 # for the agents' tool calls, into a repo-local, gitignored folder
 # (.cache/a2a by default; override with REACH_A2A_CACHE). The agents' own
 # code is in internal/gateway/testdata/a2a. Without node and npm it prints
-# why and exits 0: the Go tests then skip with the same message.
+# why and exits 0: the Go tests then skip with the same message (and fail
+# under make test, where REACH_CI is set).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

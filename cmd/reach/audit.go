@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,13 +87,15 @@ is wrong with it.`,
 		},
 	}
 
-	var asJSON bool
+	var asJSON, tree bool
 	show := &cobra.Command{
 		Use:   "show REQUEST",
 		Short: "Print a request's audit events, step by step",
 		Long: `Prints the events of one request in order: seq, time, frame, parent, kind,
 name, decision, a preview of the arguments and of the result, tokens, latency,
-and why a step was refused or failed. With --json, one JSON object per event.`,
+and why a step was refused or failed. With --json, one JSON object per event.
+With --tree, the events of its sub-requests too (the work of the agents it
+handed tasks to, and of theirs), in order, each with its request.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openAuditStore(cmd, data)
@@ -104,16 +107,31 @@ and why a step was refused or failed. With --json, one JSON object per event.`,
 			if err != nil {
 				return err
 			}
+			subs, more, err := subRequestEvents(cmd, st, args[0], tree)
+			if err != nil {
+				return err
+			}
+			if tree {
+				evs = append(evs, more...)
+				slices.SortStableFunc(evs, func(a, b *audit.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+			}
 			if len(evs) == 0 {
 				return fmt.Errorf("no audit events for request %s in %s", args[0], st.where)
 			}
+			if !tree && subs > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "request %s has %d sub-requests (the work of the agents it handed tasks to); add --tree to show their events too\n", args[0], subs)
+			}
 			if asJSON {
 				return writeEventsJSON(cmd.OutOrStdout(), evs)
+			}
+			if tree {
+				return writeTreeEvents(cmd.OutOrStdout(), evs)
 			}
 			return writeEvents(cmd.OutOrStdout(), evs)
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
+	show.Flags().BoolVar(&tree, "tree", false, "add the events of its sub-requests (delegated agents' work), each with its request")
 
 	var format, outFile string
 	export := &cobra.Command{
@@ -239,34 +257,20 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 	}
 	// The delegated agents' frames, in sub-requests of their own, nest
 	// under the delegate frames: their events are part of the trace.
-	// Each request is read once: an edited requests table (which the
-	// audit log's chain does not guard) may make them a cycle.
-	seen := map[string]bool{request: true}
-	for queue := []string{request}; len(queue) > 0; queue = queue[1:] {
-		subs, err := st.ListRequests(cmd.Context(), store.RequestFilter{Parent: queue[0], Limit: 100000})
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, sub := range subs {
-			if seen[sub.ID] {
-				continue
-			}
-			seen[sub.ID] = true
-			more, err := audit.Show(cmd.Context(), st, sub.ID)
-			if err != nil {
-				return nil, nil, err
-			}
-			evs = append(evs, more...)
-			queue = append(queue, sub.ID)
-		}
+	_, more, err := subRequestEvents(cmd, st, request, true)
+	if err != nil {
+		return nil, nil, err
 	}
+	evs = append(evs, more...)
 	// The store's retention removes the requests, sub-requests too, and
 	// keeps their events, which name the root request: those of
 	// sub-requests the store no longer lists are found in the log, from
 	// the start of the root's first frame to its last event.
 	if len(evs) > 0 {
+		seen := map[string]bool{request: true}
 		start := evs[0].Time
 		for _, e := range evs {
+			seen[e.Request] = true
 			if b := e.Time.Add(-e.Latency); b.Before(start) {
 				start = b
 			}
@@ -292,6 +296,37 @@ func exportTrace(cmd *cobra.Command, data, request string) (*loopbench.Trace, ma
 		return nil, nil, fmt.Errorf("no recorded frames for request %s in %s", request, st.where)
 	}
 	return t, recorded, nil
+}
+
+// subRequestEvents counts the sub-requests below request, at any depth,
+// and, if read, returns their events. Each request is read once: an
+// edited requests table (which the audit log's chain does not guard) may
+// make them a cycle.
+func subRequestEvents(cmd *cobra.Command, st *auditStore, request string, read bool) (int, []*audit.Event, error) {
+	var evs []*audit.Event
+	seen := map[string]bool{request: true}
+	for queue := []string{request}; len(queue) > 0; queue = queue[1:] {
+		subs, err := st.ListRequests(cmd.Context(), store.RequestFilter{Parent: queue[0], Limit: 100000})
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, sub := range subs {
+			if seen[sub.ID] {
+				continue
+			}
+			seen[sub.ID] = true
+			queue = append(queue, sub.ID)
+			if !read {
+				continue
+			}
+			more, err := audit.Show(cmd.Context(), st, sub.ID)
+			if err != nil {
+				return 0, nil, err
+			}
+			evs = append(evs, more...)
+		}
+	}
+	return len(seen) - 1, evs, nil
 }
 
 // delegatedInLog returns the sub-requests whose events, recorded from
@@ -448,10 +483,21 @@ func table(out io.Writer, rows int, none, header string) *tabwriter.Writer {
 }
 
 // writeEvents prints events as a table, one row per step.
-func writeEvents(w io.Writer, evs []*audit.Event) error {
+func writeEvents(w io.Writer, evs []*audit.Event) error { return writeEventsOf(w, evs, false) }
+
+// writeTreeEvents is writeEvents with each event's request first.
+func writeTreeEvents(w io.Writer, evs []*audit.Event) error { return writeEventsOf(w, evs, true) }
+
+func writeEventsOf(w io.Writer, evs []*audit.Event, withRequest bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if withRequest {
+		fmt.Fprint(tw, "REQUEST\t")
+	}
 	fmt.Fprintln(tw, "SEQ\tTIME\tFRAME\tPARENT\tKIND\tNAME\tDECISION\tARGS\tRESULT\tTOKENS\tLATENCY\tWHY")
 	for _, e := range evs {
+		if withRequest {
+			fmt.Fprintf(tw, "%s\t", orDash(printable(e.Request)))
+		}
 		tokens := "-"
 		if e.Tokens != 0 {
 			tokens = fmt.Sprint(e.Tokens)

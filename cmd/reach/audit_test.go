@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/sqlite"
 )
 
@@ -133,6 +134,84 @@ func TestAuditShowCLI(t *testing.T) {
 
 	if _, err := runCLI(t, "audit", "show", "req_zzz", "--data", dir); err == nil || !strings.Contains(err.Error(), "no audit events for request req_zzz") {
 		t.Errorf("show of an unknown request = %v", err)
+	}
+}
+
+// TestAuditShowTree: a request that handed tasks to agents has their work
+// in sub-requests; show says so, and --tree prints their events among its
+// own, in order, each with its request.
+func TestAuditShowTree(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 11, 30, 8, 14, 3, 0, time.UTC)
+	for _, r := range []*store.Request{
+		{ID: "req_root", State: "stopped", Started: at},
+		{ID: "req_planner", Parent: "req_root", Agent: "planner", State: "stopped", Started: at},
+		{ID: "req_executor", Parent: "req_planner", Agent: "executor", State: "stopped", Started: at},
+	} {
+		if err := st.PutRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []*audit.Event{
+		{Request: "req_root", Frame: "000000000000000a", Kind: "delegate", Name: "planner", Decision: "executing"},
+		{Request: "req_planner", Frame: "000000000000000b", Parent: "000000000000000a", Kind: "delegate", Name: "executor", Decision: "executing"},
+		{Request: "req_executor", Frame: "000000000000000c", Parent: "000000000000000b", Kind: "tool", Name: "search_kb", Decision: "completed"},
+		{Request: "req_root", Frame: "000000000000000a", Kind: "delegate", Name: "planner", Decision: "cancelled"},
+	} {
+		e.Time = at.Add(time.Duration(i) * time.Millisecond)
+		if _, err := log.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"audit", "show", "req_root", "--data", dir}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 3 {
+		t.Errorf("show printed %d lines, want a header and the root's 2 events:\n%s", n, out.String())
+	}
+	if !strings.Contains(errOut.String(), "req_root has 2 sub-requests") || !strings.Contains(errOut.String(), "--tree") {
+		t.Errorf("show's note = %q, want it to count the 2 sub-requests and name --tree", errOut.String())
+	}
+
+	tree, err := runCLI(t, "audit", "show", "req_root", "--tree", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reach audit show req_root --tree:\n%s", tree)
+	lines := strings.Split(strings.TrimRight(tree, "\n"), "\n")
+	want := [][]string{{"REQUEST", "SEQ"}, {"req_root", "planner", "executing"}, {"req_planner", "executor"},
+		{"req_executor", "search_kb", "completed"}, {"req_root", "planner", "cancelled"}}
+	if len(lines) != len(want) {
+		t.Fatalf("--tree printed %d lines, want %d", len(lines), len(want))
+	}
+	for i, w := range want {
+		for _, f := range w {
+			if !strings.HasPrefix(lines[i], w[0]) || !strings.Contains(lines[i], f) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], f)
+			}
+		}
+	}
+	js, err := runCLI(t, "audit", "show", "req_root", "--tree", "--json", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(js, `"request":"req_executor"`); n != 1 {
+		t.Errorf("--tree --json has %d events of req_executor, want 1:\n%s", n, js)
 	}
 }
 

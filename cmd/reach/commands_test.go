@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,7 +145,7 @@ func TestRequestsListFilters(t *testing.T) {
 	getJSON(t, "POST", base+"/v1/calls", `{"request_id":"r9","tool_calls":[{"call_id":"c","tool":"nope","arguments":{}}]}`)
 	getJSON(t, "POST", base+"/v1/requests/r0/end", `{}`)
 	out, _, err := runCmd(t, newRequests, "list", "--api", base)
-	if err != nil || !strings.Contains(out, "REFUSED") || !regexp.MustCompile(`(?m)^r9\s+idle\s+local\s+\S+\s+1\s+1\s`).MatchString(out) {
+	if err != nil || !strings.Contains(out, "REFUSED") || !regexp.MustCompile(`(?m)^r9\s+idle\s+local\s+\S+\s+-\s+\S+\s+1\s+1\s`).MatchString(out) {
 		t.Errorf("requests list: %v\n%s", err, out)
 	}
 	out, _, err = runCmd(t, newRequests, "list", "--api", base, "--state", "done", "--json")
@@ -159,6 +161,28 @@ func TestRequestsListFilters(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, newRequests, "list", "--api", base, "--state", "sleeping"); err == nil || !strings.Contains(err.Error(), "waiting_for_approval") {
 		t.Errorf("an unknown state: %v, want the states named", err)
+	}
+}
+
+// TestRequestsListTree: the table names each request's agent and, for a
+// sub-request (a hand-off to an agent), its parent, so that the tree of a
+// run of agents reads from it and the request to stop is found.
+func TestRequestsListTree(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"requests":[
+{"id":"req_sub","state":"running","activity":"running","principal":"local","agent":"executor","parent":"req_root","started":"2026-12-05T03:40:23Z","tool_calls":20},
+{"id":"req_root","state":"running","activity":"running","principal":"local","agent":"a2a-client","started":"2026-12-05T03:40:22Z","tool_calls":58}]}`)
+	}))
+	defer srv.Close()
+	out, _, err := runCmd(t, newRequests, "list", "--api", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^ID\s+STATE\s+PRINCIPAL\s+AGENT\s+PARENT\s+STARTED`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^req_sub\s+running\s+local\s+executor\s+req_root\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^req_root\s+running\s+local\s+a2a-client\s+-\s`).MatchString(out) {
+		t.Errorf("requests list:\n%s", out)
 	}
 }
 

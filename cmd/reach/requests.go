@@ -111,20 +111,20 @@ func newRequests() *cobra.Command {
 		}
 		var out struct {
 			Requests []struct {
-				ID, State, Activity, Principal, Agent string
-				Started                               time.Time
-				ToolCalls                             int      `json:"tool_calls"`
-				Turns                                 int      `json:"turns"`
-				Tokens                                int64    `json:"tokens"`
-				Cost                                  float64  `json:"cost"`
-				Refusals                              int      `json:"refusals"`
-				RunningOn                             []string `json:"running_on"`
+				ID, State, Activity, Principal, Agent, Parent string
+				Started                                       time.Time
+				ToolCalls                                     int      `json:"tool_calls"`
+				Turns                                         int      `json:"turns"`
+				Tokens                                        int64    `json:"tokens"`
+				Cost                                          float64  `json:"cost"`
+				Refusals                                      int      `json:"refusals"`
+				RunningOn                                     []string `json:"running_on"`
 			} `json:"requests"`
 		}
 		if _, err := client().do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
 			return err
 		}
-		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
+		tw := table(cmd.OutOrStdout(), len(out.Requests), "no requests", "ID\tSTATE\tPRINCIPAL\tAGENT\tPARENT\tSTARTED\tTOOL CALLS\tREFUSED\tTURNS\tTOKENS\tCOST")
 		if tw == nil {
 			return nil
 		}
@@ -140,8 +140,10 @@ func newRequests() *cobra.Command {
 			if r.Cost > 0 {
 				cost = fmt.Sprintf("%.4f", r.Cost)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", printable(r.ID), printable(st), printable(r.Principal),
-				r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Refusals, r.Turns, r.Tokens, cost)
+			// A sub-request (an agent's hand-off) names its parent, so that
+			// the tree of one run reads from the table.
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", printable(r.ID), printable(st), printable(r.Principal),
+				orDash(printable(r.Agent)), orDash(printable(r.Parent)), r.Started.Local().Format("15:04:05"), r.ToolCalls, r.Refusals, r.Turns, r.Tokens, cost)
 		}
 		return tw.Flush()
 	}

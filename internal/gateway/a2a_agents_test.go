@@ -34,14 +34,23 @@ type reachRequest = reach.Request
 // their tools through reach's /mcp and their model through reach's model
 // proxy, backed by a scripted model.
 
-// a2aCache finds the folder scripts/a2a-deps.sh installs into, or skips.
+// a2aCache finds the folder scripts/a2a-deps.sh installs into, or skips,
+// saying why; under REACH_CI (make test) it fails instead, as
+// frameworksCache does, so that CI never passes by skipping.
 func a2aCache(t *testing.T) string {
 	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("REACH_CI") != "" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
 	if testing.Short() {
 		t.Skip("starts node processes")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the A2A agent tests (install node and npm, then run scripts/a2a-deps.sh)")
+		missing("node is not installed: skipping the A2A agent tests (install node and npm, then run scripts/a2a-deps.sh)")
 	}
 	dir := os.Getenv("REACH_A2A_CACHE")
 	if dir == "" {
@@ -53,7 +62,7 @@ func a2aCache(t *testing.T) string {
 	}
 	for _, pkg := range []string{"@a2a-js/sdk", "express", "@modelcontextprotocol/sdk"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			t.Skipf("%s is not installed in %s: run scripts/a2a-deps.sh (make test does)", pkg, dir)
+			missing("%s is not installed in %s: run scripts/a2a-deps.sh (make test does)", pkg, dir)
 		}
 	}
 	return dir

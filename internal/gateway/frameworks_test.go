@@ -172,8 +172,10 @@ func (u *shopUpstream) called(tool string) int {
 // them, and reports usage (a quarter of the request's bytes as prompt, 40
 // tokens of answer).
 type shopModel struct {
-	turns  atomic.Int64
-	tokens atomic.Int64
+	turns    atomic.Int64
+	tokens   atomic.Int64
+	refusals atomic.Int64 // turns whose last tool result was a budget's refusal
+	raw      atomic.Value // string: the last tool message of chat completions, as sent
 }
 
 func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -226,6 +228,7 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		case "tool":
 			results = append(results, resultText(text(msg.Content)))
+			m.raw.Store(text(msg.Content))
 		}
 	}
 	if responses {
@@ -294,6 +297,9 @@ func (m *shopModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case "budget": // ever new lookups: only the budget ends it
+		if strings.Contains(last, "tool-call budget") && strings.Contains(last, "answer with what you have") {
+			m.refusals.Add(1)
+		}
 		call, callArgs = "up__lookup", fmt.Sprintf(`{"q":"topic %d"}`, len(results))
 	case "cancel":
 		if len(results) == 0 {
@@ -470,12 +476,19 @@ type shop struct {
 
 func newShop(t *testing.T, extra string) *shop {
 	t.Helper()
+	return newShopBudgets(t, extra, "")
+}
+
+// newShopBudgets is newShop with more named budgets, each a line
+// ("  name: {turns: 3}\n").
+func newShopBudgets(t *testing.T, extra, budgets string) *shop {
+	t.Helper()
 	up, upURL := newShopUpstream(t)
 	m := &shopModel{}
 	ms := httptest.NewServer(m)
 	t.Cleanup(ms.Close)
 	cfg, err := config.Parse([]byte(fmt.Sprintf("upstreams:\n  - name: up\n    url: %s\nmodel: {base_url: '%s/v1', name: scripted}\n"+
-		"budgets:\n  small: {tokens: 4000}\napprovals: {wait: 30s}\n%s", upURL, ms.URL, extra)), os.LookupEnv)
+		"budgets:\n  small: {tokens: 4000}\n%s%s%s", upURL, ms.URL, budgets, approvalsWait(extra), extra)), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,6 +497,14 @@ func newShop(t *testing.T, extra string) *shop {
 	srv := httptest.NewServer(w.wrap(g.Handler()))
 	t.Cleanup(srv.Close)
 	return &shop{g: g, url: srv.URL, up: up, upURL: upURL, model: m, modelURL: ms.URL, wire: w}
+}
+
+// approvalsWait is the shop's approvals setting, unless extra has its own.
+func approvalsWait(extra string) string {
+	if strings.Contains(extra, "approvals:") {
+		return ""
+	}
+	return "approvals: {wait: 30s}\n"
 }
 
 // agentRun is what agent.mjs reported.

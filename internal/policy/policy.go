@@ -1122,9 +1122,9 @@ func (e *Engine) denial(s *Set, c *reach.Call, why string) *reach.Error {
 // maxAlternatives is how many tools a denial names at most.
 const maxAlternatives = 3
 
-// alternatives names tools that share tags or name words with the denied
-// one and that the policies could permit to the same principal in the
-// same scene.
+// alternatives names tools that share tags (but the upstream's) or name
+// words with the denied one and that the policies could permit to the
+// same principal in the same scene.
 func (e *Engine) alternatives(s *Set, c *reach.Call, p *Principal) []string {
 	if e.tools == nil {
 		return nil
@@ -1141,6 +1141,12 @@ func (e *Engine) alternatives(s *Set, c *reach.Call, p *Principal) []string {
 		}
 		score := 0
 		for _, tag := range t.Tags {
+			// The tag that names a tool's upstream, which the gateway
+			// gives every tool of it, says nothing of what the tool does:
+			// a denied refund's siblings that read are no way to refund.
+			if strings.HasPrefix(tag, UpstreamTag) {
+				continue
+			}
 			if slices.Contains(c.Tags(), tag) {
 				score += 2
 			}

@@ -296,6 +296,7 @@ func TestAuthorizeThroughRuntime(t *testing.T) {
 @id("no-exports") @reason("exports are off") forbid (principal, action, resource == Reach::Tool::"export_orders");
 @id("broken") forbid (principal, action, resource == Reach::Tool::"broken") when { context.arguments.x.y == 1 };
 forbid (principal, action, resource == Reach::Tool::"purge_orders");
+@id("no-refunds") @reason("returns are off") forbid (principal, action, resource == Reach::Tool::"shop__return");
 `), Tools: func() []reach.Tool { return rt.Tools() }})
 	rt = reach.New(&reach.Options{Authorizer: eng})
 	rt.MustRegister(
@@ -306,6 +307,10 @@ forbid (principal, action, resource == Reach::Tool::"purge_orders");
 		reach.Tool{Name: "purge_orders", Tags: []string{"orders"}, Func: noop},
 		reach.Tool{Name: "refund", Access: reach.Write, Tags: []string{"payments"}, Func: noop},
 		reach.Tool{Name: "broken", Func: noop},
+		// An upstream's tools, each tagged with it as the gateway tags them.
+		reach.Tool{Name: "shop__return", Access: reach.Write, Tags: []string{UpstreamTag + "shop"}, Func: noop},
+		reach.Tool{Name: "shop__return_status", Tags: []string{UpstreamTag + "shop"}, Func: noop},
+		reach.Tool{Name: "shop__lookup", Tags: []string{UpstreamTag + "shop"}, Func: noop},
 	)
 	begin := func(o *reach.RequestOptions) context.Context {
 		ctx, req, err := rt.Begin(t.Context(), o)
@@ -334,6 +339,10 @@ forbid (principal, action, resource == Reach::Tool::"purge_orders");
 		{"anonymous", nil, "search_orders", `{}`, reach.StatusRefused, "denied", nil, "You may not call search_orders: no policy permits it."},
 		{"forbid without reason", support, "purge_orders", `{}`, reach.StatusRefused, "denied", []string{"search_orders", "get_order"},
 			"You may not call purge_orders: a policy forbids it."},
+		// The upstream's tag is no shared purpose: its other reads are no
+		// alternative to a refund, unless their names say so.
+		{"an upstream's tool", support, "shop__return", `{}`, reach.StatusRefused, "denied", []string{"shop__return_status"},
+			"You may not call shop__return: returns are off."},
 		{"write, no approver", support, "refund", `{}`, reach.StatusRefused, "approval_required", nil, ""},
 		{"write in chitchat", &reach.RequestOptions{Principal: "alice", Scene: "chitchat"}, "refund", `{}`, reach.StatusRefused, "denied", nil,
 			"You may not call refund: no write or high-risk tools in small talk."},

@@ -78,14 +78,17 @@ func (c *Catalog[R]) Update(edit func(next map[string]*Compiled[R]) error) error
 }
 
 // Alternatives lists up to five read tools, by name, that share a tag
-// with t: what a caller refused t may use instead.
+// with t: what a caller refused t may use instead. The tag that names a
+// tool's upstream ("upstream:NAME", which the gateway gives each of its
+// tools) is not shared so: it says nothing of what a tool does.
 func (c *Catalog[R]) Alternatives(t *Compiled[R]) []string {
 	if t == nil || len(t.Tags) == 0 {
 		return nil
 	}
+	shared := func(tag string) bool { return !strings.HasPrefix(tag, "upstream:") && slices.Contains(t.Tags, tag) }
 	var out []string
 	for name, o := range c.All() {
-		if name != t.Name && o.Access == Read && slices.ContainsFunc(o.Tags, func(tag string) bool { return slices.Contains(t.Tags, tag) }) {
+		if name != t.Name && o.Access == Read && slices.ContainsFunc(o.Tags, shared) {
 			out = append(out, name)
 		}
 	}

@@ -51,8 +51,8 @@ func TestCatalog(t *testing.T) {
 	}
 }
 
-// TestAlternatives: the reads that share a tag, sorted, up to five; the
-// healthy ones put the tool's fallbacks first and leave out its own
+// TestAlternatives: the reads that share a tag (not their upstream's),
+// sorted, up to five; the healthy ones put the tool's fallbacks first and leave out its own
 // upstream's tools.
 func TestAlternatives(t *testing.T) {
 	c := NewCatalog[any]()
@@ -65,6 +65,9 @@ func TestAlternatives(t *testing.T) {
 			{Name: "delete", Access: Write, Tags: []string{"search"}},
 			{Name: "a1", Tags: []string{"search"}}, {Name: "a2", Tags: []string{"search"}},
 			{Name: "a3", Tags: []string{"search"}}, {Name: "a4", Tags: []string{"search"}},
+			// An upstream's tools share only its tag, which names no purpose.
+			{Name: "shop__refund", Upstream: "shop", Access: Write, Tags: []string{"upstream:shop"}},
+			{Name: "shop__lookup", Upstream: "shop", Tags: []string{"upstream:shop"}},
 		} {
 			tl.Func = nop
 			ct, err := Compile[any](tl, 1, 1)
@@ -81,6 +84,9 @@ func TestAlternatives(t *testing.T) {
 	}
 	if got := fmt.Sprint(c.HealthyAlternatives(t0, time.Now())); got != "[zmirror a1 a2 a3 a4]" {
 		t.Errorf("HealthyAlternatives = %s", got)
+	}
+	if got := c.Alternatives(c.Get("shop__refund")); got != nil {
+		t.Errorf("Alternatives of shop__refund = %s, want none: its upstream's tag is all they share", got)
 	}
 	if c.Alternatives(c.Get("zmirror")) != nil || c.Alternatives(nil) != nil {
 		t.Error("a tool without tags has alternatives")

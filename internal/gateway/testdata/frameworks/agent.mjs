@@ -19,6 +19,8 @@
 //               TypeScript client of the sessionless protocol
 //               (@modelcontextprotocol/client) instead of its default
 //               MultiServerMCPClient, which speaks 2025-11-25 only.
+//   TEXT_HOOK   langgraph only: "1" adds docs/frameworks/langgraph.md's
+//               afterToolCall hook, which gives the model a result's text.
 
 const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
 const HEADERS = JSON.parse(process.env.HEADERS || '{}');
@@ -76,7 +78,12 @@ async function langgraph() {
     close = () => client.close();
   } else {
     const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
-    const client = new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL } } });
+    const client = process.env.TEXT_HOOK === '1'
+      ? new MultiServerMCPClient({
+        mcpServers: { reach: { url: MCP_URL } },
+        afterToolCall: ({ result: [content] }) => ({ result: typeof content === 'string' ? content : content.map((b) => b.text ?? '').join('') }),
+      })
+      : new MultiServerMCPClient({ mcpServers: { reach: { url: MCP_URL } } });
     tools = await client.getTools();
     close = () => client.close();
   }

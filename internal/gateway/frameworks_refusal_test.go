@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach/internal/link"
+)
+
+// TestFrameworksRefusals runs each framework on its defaults through reach
+// into the refusals of a tool call that reach the model as the tool's
+// result: a policy that denies the call by its arguments, an approval that
+// is not given while the call waits (pending), and an approval denied. In
+// each the run goes on, the model reads reach's text, the tool does not
+// run, and no model call is refused or retried.
+func TestFrameworksRefusals(t *testing.T) {
+	dir, node := frameworksCache(t)
+	pol := filepath.Join(t.TempDir(), "shop.cedar")
+	if err := os.WriteFile(pol, []byte(`@id("all")
+permit (principal, action, resource);
+
+@id("big-refunds")
+@reason("refunds of order 1001 need a manager: ask one to do it")
+forbid (principal, action == Reach::Action::"call", resource == Reach::Tool::"up__refund")
+when { context.arguments has order && context.arguments.order == "1001" };
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, fc := range frameworkCases {
+		if fc.noBaseline {
+			continue // each framework once, on its defaults: TestFrameworks tries the rest
+		}
+		name := fc.fw + "/" + fc.protocol
+		if fc.modelAPI != "" {
+			name += "/" + fc.modelAPI
+		}
+		t.Run(name, func(t *testing.T) {
+			run := func(s *shop) agentRun {
+				return runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, s.url+"/mcp", s.url+"/v1", "approve", nil)
+			}
+			check := func(t *testing.T, s *shop, r agentRun, want ...string) {
+				t.Helper()
+				if !r.OK || !strings.HasPrefix(r.Text, "refund: ") {
+					t.Fatalf("the run: %+v, want it to go on to the model's answer", r)
+				}
+				for _, w := range want {
+					if !strings.Contains(r.Text, w) {
+						t.Errorf("the model read %q, want it to say %q", r.Text, w)
+					}
+				}
+				if n := s.up.called("refund"); n != 0 {
+					t.Errorf("%d refunds ran, want none", n)
+				}
+				for _, c := range s.wire.statuses() {
+					if c != http.StatusOK {
+						t.Errorf("model calls answered %v, want all 200", s.wire.statuses())
+						break
+					}
+				}
+				if n := len(s.wire.statuses()); n != 2 {
+					t.Errorf("%d model calls, want 2 (the call, the answer)", n)
+				}
+				t.Logf("the model read: %s", clip(r.Text, 400))
+			}
+			t.Run("policy", func(t *testing.T) {
+				s := newShop(t, fc.config+"policy: {path: "+pol+"}\n")
+				check(t, s, run(s), "refunds of order 1001 need a manager", "\nAsk the user to request access to up__refund; do not retry it.")
+			})
+			t.Run("pending", func(t *testing.T) {
+				s := newShop(t, fc.config+"approvals: {wait: 0s}\n")
+				r := run(s)
+				_, b := do(t, "GET", s.url+"/v1/approvals?status=pending", "", nil)
+				id, _ := path(b, "approvals", 0, "id").(string)
+				if id == "" {
+					t.Fatalf("no pending approval: %v", b)
+				}
+				check(t, s, r, id, "after it is approved, call it again with the same arguments")
+			})
+			t.Run("denied", func(t *testing.T) {
+				s := newShop(t, fc.config)
+				done := make(chan agentRun, 1)
+				go func() { done <- run(s) }()
+				id := pendingApproval(t, s.url, done)
+				if code, b := do(t, "POST", s.url+"/v1/approvals/"+id+"/deny", `{"reason":"not this one"}`, nil); code != 200 {
+					t.Fatalf("deny: %d %v", code, b)
+				}
+				check(t, s, <-done, "not this one", "Do not call it again with these arguments")
+			})
+			// A spent turns budget refuses the next model call (402, not
+			// retried); a spent tool-calls budget refuses the tool calls,
+			// whose refusal the model reads, and leaves the model its turns.
+			t.Run("turns", func(t *testing.T) {
+				s := newShopBudgets(t, fc.config, "  three: {turns: 3}\n")
+				r := runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, s.url+"/mcp", s.url+"/v1", "budget", map[string]string{link.HeaderBudget: "three"})
+				if r.OK || !strings.Contains(r.Error, "turns budget") || !strings.Contains(r.Error, "finish with what you have") {
+					t.Fatalf("the run: %+v, want it ended by the turns budget with the message to finish", r)
+				}
+				if st := s.wire.statuses(); !slices.Equal(st, []int{200, 200, 200, http.StatusPaymentRequired}) {
+					t.Errorf("model calls answered %v, want three 200 and one 402 (no retry)", st)
+				}
+			})
+			t.Run("tool_calls", func(t *testing.T) {
+				s := newShopBudgets(t, fc.config, "  two: {tool_calls: 2, turns: 5}\n")
+				r := runAgent(t, dir, node, fc.fw, fc.mcpClient, fc.modelAPI, s.url+"/mcp", s.url+"/v1", "budget", map[string]string{link.HeaderBudget: "two"})
+				if r.OK || !strings.Contains(r.Error, "turns budget") {
+					t.Fatalf("the run: %+v, want it ended by the turns budget", r)
+				}
+				if n := s.up.called("lookup"); n != 2 {
+					t.Errorf("%d lookups ran, want 2", n)
+				}
+				if st := s.wire.statuses(); !slices.Equal(st, []int{200, 200, 200, 200, 200, http.StatusPaymentRequired}) {
+					t.Errorf("model calls answered %v, want five 200 and one 402", st)
+				}
+				// Turns 3 to 5 call a third lookup each, refused; turns 4 and 5
+				// read the refusal (the sixth, which would read the third, is
+				// refused itself).
+				if n := s.model.refusals.Load(); n != 2 {
+					t.Errorf("the model read %d tool refusals for the budget, want 2", n)
+				}
+			})
+		})
+	}
+}
+
+// TestFrameworksLangGraphText: LangGraph's MCP adapter, on its defaults,
+// gives the model a result that carries _meta (as each of reach's does) as
+// its text block in JSON, reach's ids included; the afterToolCall hook
+// docs/frameworks/langgraph.md gives gets the model the text alone, and
+// the run is the same.
+func TestFrameworksLangGraphText(t *testing.T) {
+	dir, node := frameworksCache(t)
+	for _, hook := range []bool{false, true} {
+		s := newShop(t, "")
+		env := "TEXT_HOOK=0"
+		if hook {
+			env = "TEXT_HOOK=1"
+		}
+		t.Setenv("TEXT_HOOK", env[len("TEXT_HOOK="):]) // runAgent's node inherits it
+		r := runAgent(t, dir, node, "langgraph", "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
+		if !r.OK || r.Text != "all done" {
+			t.Fatalf("%s: the run: %+v", env, r)
+		}
+		raw, _ := s.model.raw.Load().(string)
+		const want = "page 4: orders 31-40"
+		switch {
+		case hook && raw != want:
+			t.Errorf("with the hook the model read %q, want %q", raw, want)
+		case !hook && (!strings.HasPrefix(raw, `{"type":"text"`) || !strings.Contains(raw, "reach/request")):
+			t.Errorf("without the hook the model read %q: the adapter no longer wraps the text (update docs/frameworks/langgraph.md)", raw)
+		}
+		t.Logf("%s: the model read %d bytes for a result of %d: %s", env, len(raw), len(want), clip(raw, 200))
+	}
+}
