@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,6 +28,7 @@ import (
 // through reach, in its own sub-request, while D > 0.
 type spendAgent struct {
 	reach string
+	tools []string     // reach instances to call tools on, in turn (reach alone if none)
 	made  atomic.Int64 // tool calls reach ran (not refused)
 	held  chan string  // the task ids of "hold" tasks, once their calls are made
 }
@@ -61,14 +63,22 @@ func (a *spendAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 }
 
 func (a *spendAgent) spend(ctx context.Context, req string, n int) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "spend-agent", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.reach + "/mcp"}, nil)
-	if err != nil {
-		return
+	at := a.tools
+	if len(at) == 0 {
+		at = []string{a.reach}
 	}
-	defer cs.Close()
+	var css []*mcp.ClientSession
+	for _, base := range at {
+		c := mcp.NewClient(&mcp.Implementation{Name: "spend-agent", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+		if err != nil {
+			return
+		}
+		defer cs.Close()
+		css = append(css, cs)
+	}
 	for i := range n {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": fmt.Sprint(1001 + i)},
+		res, err := css[i%len(css)].CallTool(ctx, &mcp.CallToolParams{Name: "get_order", Arguments: map[string]any{"order_id": fmt.Sprint(1001 + i)},
 			Meta: mcp.Meta{"reach/request": req}})
 		if err == nil && !res.IsError {
 			a.made.Add(1)
@@ -190,4 +200,73 @@ func TestA2ACarvedBudgetsHoldTheRoot(t *testing.T) {
 				n, root(g, "carve-cancel"), tk.Status.State)
 		}
 	})
+}
+
+// A hand-off's budget, carved on one instance, holds when its agent's
+// tool calls alternate between two instances on one PostgreSQL store, and
+// the root's holds across hand-offs made on each: two hand-offs of 4
+// calls, one sent to each instance, in a root of 6 (without the
+// instances' reading of the requests above a sub-request they join, 8
+// ran). A stop of the root on one instance refuses its hand-off's calls
+// on the other.
+func TestInstancesCarvedBudgetAcross(t *testing.T) {
+	url := pgtest.Database(t)
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	ag := &spendAgent{}
+	card := &a2a.AgentCard{Name: "executor", Description: "spends", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(ag)))
+	var bases []string
+	var gs []*Gateway
+	for _, name := range []string{"a", "b"} {
+		yaml := fmt.Sprintf("store: %s\ninstance: %s\ninstance_ttl: 2s\nexamples: true\nbudgets:\n  default: {tool_calls: 6}\n  small: {tool_calls: 4}\n"+
+			"agents:\n  - {name: executor, url: %s, budget: small, reentrancy: reentrant}\n", url, name, up.URL)
+		cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newTestGateway(t, cfg)
+		gs = append(gs, g)
+		bases = append(bases, serveTest(t, g).URL)
+	}
+	ag.tools = bases
+	// A stop of the root on one instance refuses the calls of its
+	// hand-off's part on the other.
+	ag.held = make(chan string, 1)
+	ag.reach = bases[0]
+	if _, err := ag.send(t.Context(), "hold 1", "carve-stop", "immediately"); err != nil {
+		t.Fatal(err)
+	}
+	<-ag.held
+	if code, out := do(t, "POST", bases[0]+"/v1/requests/carve-stop/cancel", `{"mode":"cancel","reason":"enough"}`, nil); code != 200 {
+		t.Fatalf("stop: %d %v", code, out)
+	}
+	before := ag.made.Load()
+	var sub string
+	for _, r := range gs[0].rt.Requests() {
+		if r.Parent() != nil && r.Parent().ID() == "carve-stop" {
+			sub = r.ID()
+		}
+	}
+	ag.tools = bases[1:]
+	ag.spend(t.Context(), sub, 1)
+	if ag.made.Load() != before {
+		t.Fatalf("a call of the stopped root's hand-off (%s) ran on the other instance", sub)
+	}
+	ag.tools = bases
+	ag.made.Store(0)
+	for i, base := range bases {
+		ag.reach = base
+		if _, err := ag.send(t.Context(), "spend 4", "carve-across", ""); err != nil {
+			t.Fatal(err)
+		}
+		if n, want := ag.made.Load(), []int64{4, 6}[i]; n != want {
+			t.Fatalf("after the hand-off on instance %d: %d tool calls made, want %d", i, n, want)
+		}
+	}
 }
