@@ -31,6 +31,7 @@ type spendAgent struct {
 	tools []string     // reach instances to call tools on, in turn (reach alone if none)
 	made  atomic.Int64 // tool calls reach ran (not refused)
 	held  chan string  // the task ids of "hold" tasks, once their calls are made
+	hreq  atomic.Value // the request of the last "hold" task
 }
 
 func (a *spendAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -44,6 +45,7 @@ func (a *spendAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) it
 		a.spend(ctx, req, n)
 		switch f[0] {
 		case "hold":
+			a.hreq.Store(req)
 			a.held <- string(ec.TaskID)
 			<-ctx.Done()
 			return
@@ -179,7 +181,7 @@ func TestA2ACarvedBudgetsHoldTheRoot(t *testing.T) {
 	t.Run("cancel-resend", func(t *testing.T) {
 		ag := &spendAgent{held: make(chan string, 1)}
 		g := carveGateway(t, ag)
-		if _, err := ag.send(t.Context(), "hold 4", "carve-cancel", "immediately"); err != nil {
+		if _, err := ag.send(t.Context(), "hold 3", "carve-cancel", "immediately"); err != nil { // 3 of its carve of 4
 			t.Fatal(err)
 		}
 		id := <-ag.held
@@ -191,12 +193,17 @@ func TestA2ACarvedBudgetsHoldTheRoot(t *testing.T) {
 		if tk, err := cl.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: a2a.TaskID(id)}); err != nil || tk.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("cancel: %v %v", tk, err)
 		}
+		// The canceled hand-off's request takes no more calls.
+		ag.spend(t.Context(), ag.hreq.Load().(string), 1)
+		if n := ag.made.Load(); n != 3 {
+			t.Fatalf("a call in the canceled hand-off's request ran: %d calls made, want 3", n)
+		}
 		tk, err := ag.send(t.Context(), "spend 4", "carve-cancel", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := ag.made.Load(); n != 6 || root(g, "carve-cancel") != 6 {
-			t.Fatalf("a hand-off of 4 calls, canceled and sent again, made %d tool calls, the root counts %d; want 6 (its budget); the second task %s",
+			t.Fatalf("a hand-off of 3 calls, canceled, and one of 4 sent again made %d tool calls, the root counts %d; want 6 (its budget); the second task %s",
 				n, root(g, "carve-cancel"), tk.Status.State)
 		}
 	})
