@@ -104,6 +104,11 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	local map[string]*reach.Request // the requests running here, by id
+	// above holds, for a sub-request another instance began and this one
+	// joined (its part here has no parent), the requests above it as the
+	// store has them, nearest first: its calls and turns here are debited
+	// from their ledgers too (ledgerChain).
+	above map[string][]ledgerLink
 	// heard holds the ends heard lately (endLocal), by request, when heard:
 	// a part of one registered here within the TTL asks the store whether
 	// its client ended it (Recorder.register). At most maxHeard; when more
@@ -636,8 +641,59 @@ func (c *Cluster) untrack(r *reach.Request) {
 	c.mu.Lock()
 	if c.local[r.ID()] == r {
 		delete(c.local, r.ID())
+		delete(c.above, r.ID())
 	}
 	c.mu.Unlock()
+}
+
+// ledgerLink is one request whose shared ledger a call or a turn is
+// debited from: its id, its budget, and whether it is a sub-request.
+type ledgerLink struct {
+	id     string
+	budget reach.Budget
+	sub    bool
+}
+
+// ledgerChain is req and every request above it, nearest first: those
+// running here (req's parents), then, when the topmost of them is a
+// sub-request begun on another instance, the requests the store has above
+// it (c.above). Without the latter, the calls a sub-agent makes through
+// another instance than the one that handed it its task would be debited
+// from its own ledger only, and a tree could spend past its root's budget.
+func (c *Cluster) ledgerChain(req *reach.Request) []ledgerLink {
+	var chain []ledgerLink
+	top := req
+	for q := req; q != nil; q = q.Parent() {
+		chain = append(chain, ledgerLink{id: q.ID(), budget: q.Budget(), sub: q.Parent() != nil})
+		top = q
+	}
+	c.mu.Lock()
+	up := c.above[top.ID()]
+	c.mu.Unlock()
+	if len(up) > 0 {
+		chain[len(chain)-1].sub = true
+		chain = append(chain, up...)
+	}
+	return chain
+}
+
+// storedAbove reads request id as the store has it, then the requests
+// above it, its parent first, up to 64.
+func (c *Cluster) storedAbove(ctx context.Context, id string) ([]ledgerLink, error) {
+	var up []ledgerLink
+	for id != "" && len(up) < 65 {
+		rec, err := c.st.GetRequest(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		l := ledgerLink{id: rec.ID, sub: rec.Parent != ""}
+		if b := decodeBudget(rec.Budget); b != nil {
+			l.budget = *b
+		}
+		up = append(up, l)
+		id = rec.Parent
+	}
+	return up, nil
 }
 
 // mayAct reports whether the store knows request id, and refuses

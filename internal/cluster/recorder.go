@@ -89,6 +89,21 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 		if b := decodeBudget(got.Budget); b != nil {
 			o.Budget = b
 		}
+		// A sub-request another instance handed a task (reach_join does
+		// not say so: its stored record does): its part here spends from
+		// the ledgers above it too (ledgerChain).
+		up, err := r.c.storedAbove(ctx, o.ID)
+		if err != nil {
+			return time.Time{}, storeError("Request "+o.ID+" could not be joined: the requests above it could not be read", err)
+		}
+		if up = up[1:]; len(up) > 0 {
+			r.c.mu.Lock()
+			if r.c.above == nil {
+				r.c.above = map[string][]ledgerLink{}
+			}
+			r.c.above[o.ID] = up
+			r.c.mu.Unlock()
+		}
 		if t, err := hex.DecodeString(got.Trace); err == nil && len(t) == len(o.Trace) {
 			copy(o.Trace[:], t)
 		}
@@ -271,12 +286,14 @@ func (c *Cluster) Admission() reach.Middleware {
 				return nil, lostError(c.name)
 			}
 			var chain []*reach.Request
-			var ids []string
-			var caps []store.Spend
 			for q := call.Request(); q != nil; q = q.Parent() {
 				chain = append(chain, q)
-				ids = append(ids, q.ID())
-				caps = append(caps, store.Spend{ToolCalls: int64(q.Budget().ToolCalls)})
+			}
+			links := c.ledgerChain(call.Request())
+			ids := make([]string, len(links))
+			caps := make([]store.Spend, len(links))
+			for i, l := range links {
+				ids[i], caps[i] = l.id, store.Spend{ToolCalls: int64(l.budget.ToolCalls)}
 			}
 			adm, err := c.st.Admit(ctx, ids, store.Spend{ToolCalls: 1}, caps)
 			if err != nil {
@@ -306,14 +323,14 @@ func (c *Cluster) Admission() reach.Middleware {
 				return nil, &reach.StopError{Cause: cs}
 			}
 			if !adm.OK {
-				q := chain[adm.Over]
+				q := links[adm.Over]
 				who := "this request"
-				if q.Parent() != nil {
+				if q.sub {
 					who = "this sub-agent"
 				}
 				return nil, &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + adm.Dim,
 					Message: fmt.Sprintf("The tool-call budget of %s (%s) is spent: %d tool calls made of %d, on every instance.",
-						who, q.ID(), adm.Spent.ToolCalls, caps[adm.Over].ToolCalls),
+						who, q.id, adm.Spent.ToolCalls, caps[adm.Over].ToolCalls),
 					Suggestion: "Stop calling tools and answer with what you have, or ask the user for a larger budget."}
 			}
 			crashpoint.Reached("budget.admitted")
@@ -352,14 +369,11 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 	if c.lost.Load() {
 		return 0, false, lostError(c.name)
 	}
-	var chain []*reach.Request
-	var ids []string
-	var caps []store.Spend
-	for q := req; q != nil; q = q.Parent() {
-		b := q.Budget()
-		chain = append(chain, q)
-		ids = append(ids, q.ID())
-		caps = append(caps, store.Spend{Turns: int64(b.Turns)})
+	chain := c.ledgerChain(req)
+	ids := make([]string, len(chain))
+	caps := make([]store.Spend, len(chain))
+	for i, l := range chain {
+		ids[i], caps[i] = l.id, store.Spend{Turns: int64(l.budget.Turns)}
 	}
 	adm, err := c.st.Admit(ctx, ids, store.Spend{Turns: 1}, caps)
 	if err != nil {
@@ -378,13 +392,13 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 	}
 	crashpoint.Reached("budget.admitted")
 	for i, q := range chain {
-		b := q.Budget()
+		b := q.budget
 		if b.Tokens <= 0 && b.Cost <= 0 {
 			continue
 		}
 		spent := adm.Spent
 		if i > 0 {
-			if spent, err = c.st.Spent(ctx, q.ID()); err != nil {
+			if spent, err = c.st.Spent(ctx, q.id); err != nil {
 				return 0, false, storeError("The shared budget of this model turn's request could not be checked", err)
 			}
 		}
@@ -408,8 +422,8 @@ func (c *Cluster) AdmitTurn(ctx context.Context, req *reach.Request) (left int64
 // charged, debited from the shared ledger of req and of each request
 // above it.
 func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNano int64) error {
-	for q := req; q != nil; q = q.Parent() {
-		if _, _, err := c.st.Debit(ctx, q.ID(), store.Spend{Tokens: tokens, CostNano: costNano}, store.Spend{}); err != nil {
+	for _, q := range c.ledgerChain(req) {
+		if _, _, err := c.st.Debit(ctx, q.id, store.Spend{Tokens: tokens, CostNano: costNano}, store.Spend{}); err != nil {
 			return err
 		}
 	}
@@ -419,12 +433,12 @@ func (c *Cluster) Spend(ctx context.Context, req *reach.Request, tokens, costNan
 
 // turnRefusal is the refusal of a model turn whose budget in dim ("turn",
 // "token", "cost") is spent on every instance together.
-func turnRefusal(q *reach.Request, dim, spent string) *reach.Error {
+func turnRefusal(q ledgerLink, dim, spent string) *reach.Error {
 	who := "this request"
-	if q.Parent() != nil {
+	if q.sub {
 		who = "this sub-agent"
 	}
 	return &reach.Error{Guard: "admit", Type: reach.TypeBudget, Code: "budget_" + map[string]string{"turn": "turns", "token": "tokens", "cost": "cost"}[dim],
-		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s, on every instance.", dim, who, q.ID(), spent),
+		Message:    fmt.Sprintf("The %s budget of %s (%s) is spent: %s, on every instance.", dim, who, q.id, spent),
 		Suggestion: "Finish with what you have and give your final answer, or ask the user for a larger budget."}
 }
