@@ -78,3 +78,27 @@ func TestAlikeBatchThenAll(t *testing.T) {
 		}
 	}
 }
+
+// TestAlikeOtherAgent: one agent's streak of respelled reads answered
+// alike is its own: another agent on the same tool, asking in words the
+// streak used, is not refused for it.
+func TestAlikeOtherAgent(t *testing.T) {
+	d := New(nil)
+	out := []byte(`{"exitCode":0,"stdout":"cart.ts\ncheckout.ts\n"}`)
+	call := func(agent, c string) *Verdict {
+		s := &Step{Kind: ToolCall, Agent: agent, Tool: "run_command", Access: "read", Args: []byte(`{"command":"` + c + `"}`)}
+		if v := d.Check(s); v != nil {
+			return v
+		}
+		d.Done(s, Outcome{Result: out})
+		return nil
+	}
+	for _, c := range []string{"ls -la src/lib", "ls -la /home/dev/shop/src/lib", "find src/lib -maxdepth 1"} {
+		if v := call("main", c); v != nil {
+			t.Fatalf("%s refused: %s", c, v.Message)
+		}
+	}
+	if v := call("reviewer", "ls src/lib -l"); v != nil {
+		t.Errorf("another agent's read refused for the main agent's streak: %s: %s", v.Detector, v.Message)
+	}
+}
