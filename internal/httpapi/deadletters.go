@@ -136,7 +136,8 @@ func deadLetterError(w http.ResponseWriter, r *http.Request, err error) bool {
 	case err == nil:
 		return false
 	case errors.Is(err, reach.ErrDeadLetterBusy):
-		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", id), "Try again when that is done.")
+		httpjson.WriteError(w, http.StatusConflict, "busy", fmt.Sprintf("Dead letter %s is being retried or dismissed.", id),
+			"Try again when that is done (reach deadletters list --state all shows it taken until then); one a crash cut off is given back by a recovery (on several instances, by the first one ten minutes or more after it was taken, if not before).")
 	case errors.Is(err, reach.ErrNoDeadLetter):
 		httpjson.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("No open dead letter %s.", id), "List them with reach deadletters list (GET /v1/deadletters).")
 	case errors.Is(err, reach.ErrDeadLetterID):

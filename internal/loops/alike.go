@@ -61,27 +61,29 @@ func (d *Detector) alikeWordsOf(args []byte, dst []uint64, code *[]byte) ([]uint
 		case l.kind == leafString && proseArg(l.key, l.raw):
 			// Free text, one word whole: reworded, another word (a
 			// search reworded is rephrase's to judge).
-			dst = append(dst, mix(mix(hashBytes(l.raw), 0x70726f7365), l.path))
+			dst = append(dst, mix(mix(hashBytes(l.raw), 0x70726f7365), l.path)|alikeValue)
 		case l.kind == leafString && codeOfWords(l.raw):
 			v := defaultSchema(l.raw, *code)
 			if len(v) > 0 && &v[0] != &l.raw[0] {
 				*code = v[:0] // kept for the next cut
 			}
 			wordsFoldInto(v, &dst)
+			codeWords(dst[start:])
 		case l.kind == leafString && pattern(l.raw):
 			patternFoldInto(l.raw, &dst)
+			codeWords(dst[start:])
 		case l.kind == leafString && filePathOf(l.raw).n > 0:
 			var f folder
 			f.str(l.raw)
-			dst = append(dst, f.sum())
+			dst = append(dst, f.sum()|alikeValue)
 		case l.kind == leafString:
 			// A value, bound to its key: row 1 seat 3 and row 3
 			// seat 1 are two places.
 			var f folder
 			f.str(l.raw)
-			dst = append(dst, mix(f.sum(), l.path))
+			dst = append(dst, mix(f.sum(), l.path)|alikeValue)
 		default:
-			dst = append(dst, mix(mix(l.val, uint64(l.kind)), l.path))
+			dst = append(dst, mix(mix(l.val, uint64(l.kind)), l.path)|alikeValue)
 		}
 		// Each word once.
 		for j := start; j < len(dst); {
@@ -227,6 +229,12 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 			}
 		}
 	}
+	if one == all && st.batch() {
+		// Only the words every spelling used, after spellings that each
+		// named their own thing besides (env dev, staging, prod; status
+		// late, lost, held): the filter left out asks about all of them.
+		return nil
+	}
 	return &Verdict{
 		Detector: "rephrase",
 		Message: s.Tool + " answered the last " + plural(st.asked, "call", "calls") + " alike (" + st.last +
@@ -235,6 +243,39 @@ func (d *Detector) checkAlike(a *agentState, t *toolState, s *Step) *Verdict {
 		Suggestion: "Spelling the query or command another way does not change its answer: use the answer you have, " +
 			"ask for something else, or tell the user what you found.",
 	}
+}
+
+// alikeValue marks a word that is an argument's value whole (a path, a
+// free text, a value bound to its key), not a word of code or of a
+// pattern.
+const alikeValue = 1 << 63
+
+// codeWords clears alikeValue in ws, words of code or of a pattern.
+func codeWords(ws []uint64) {
+	for i := range ws {
+		ws[i] &^= alikeValue
+	}
+}
+
+// batch reports whether st's spellings each named their own thing: each
+// used a value of its own (env dev, staging, prod; a search for one
+// person, then another), and every word not used by every spelling is
+// such a value, used by one spelling alone. A call of only the words they
+// all used then leaves the slot they filled out, and asks about all of
+// them.
+func (st *alikeStreak) batch() bool {
+	all := uint8(1)<<st.n - 1
+	var own uint8
+	for i, m := range st.calls[:st.nw] {
+		if m == all {
+			continue
+		}
+		if m&(m-1) != 0 || st.words[i]&alikeValue == 0 {
+			return false
+		}
+		own |= m
+	}
+	return own == all
 }
 
 // defaultSchema returns code v without "public." before a name (in any

@@ -55,8 +55,15 @@ var promptTextKeys = map[string]bool{
 	"instructions": true, "input": true, "output": true,
 }
 
+// notRendered are the members of a request whose values the endpoint does
+// not render into the model's context, whatever text they hold: a
+// predicted output (billed as completion tokens, if at all), metadata
+// (labels for the caller's dashboard).
+var notRendered = map[string]bool{"prediction": true, "metadata": true}
+
 // PromptWords counts the words of the text in a request's body (JSON): the
-// strings of the members promptTextKeys names, at any depth. A body that is
+// strings of the members promptTextKeys names, at any depth, but for
+// those under a member notRendered names. A body that is
 // not JSON counts nothing.
 func PromptWords(body []byte) int64 {
 	var w Words
@@ -96,7 +103,7 @@ func countValue(w *Words, v []byte, text bool) {
 			}
 		}
 		for j, m := range ms {
-			if last != nil && last[m.key] != j || last == nil && givenAgain(ms[j+1:], m.key) {
+			if notRendered[m.key] || last != nil && last[m.key] != j || last == nil && givenAgain(ms[j+1:], m.key) {
 				continue
 			}
 			countValue(w, m.value, promptTextKeys[m.key])
@@ -133,8 +140,9 @@ func givenAgain(ms []member, key string) bool {
 }
 
 // countString counts the words of a JSON string token as written: its
-// escapes \n, \t and \r are white space, any other is one byte of a word
-// (\u0020 too: a lower count). It never counts more than the string
+// escapes \n, \t and \r are white space, and so is a \u escape of white
+// space (\u0020: a string of it alone holds no word); any other is one
+// byte of a word (a lower count). It never counts more than the string
 // decoded holds (FuzzPromptWords).
 func countString(w *Words, tok []byte) {
 	w.Run = 0
@@ -148,6 +156,11 @@ func countString(w *Words, tok []byte) {
 				w.Run = 0
 				continue
 			case 'u':
+				if i+5 <= end-1 && isSpace(unicodeEscape(tok[i+1:i+5])) {
+					i += 4
+					w.Run = 0
+					continue
+				}
 				i += 4
 			}
 			c = 'x'
@@ -162,6 +175,28 @@ func countString(w *Words, tok []byte) {
 		w.Run++
 	}
 	w.Run = 0
+}
+
+// unicodeEscape returns the byte a \u escape's four hex digits h name when
+// it is ASCII, else 'x' (a byte of a word).
+func unicodeEscape(h []byte) byte {
+	var r int
+	for _, c := range h {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | int(c-'A'+10)
+		default:
+			return 'x'
+		}
+	}
+	if r >= 0x80 {
+		return 'x'
+	}
+	return byte(r)
 }
 
 // BytesPerToken is the estimate's rate, for an answer without usage: about

@@ -43,10 +43,12 @@ func TestPromptWords(t *testing.T) {
 		{`{"messages":[{"role":"user","content":[{"type":"text","text":"one two"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA AAAA AAAA"}}]}]}`, 2},
 		{`{"messages":[{"role":"assistant","tool_calls":[{"id":"call 1","type":"function","function":{"name":"f","arguments":"{\"q\": \"a b\"}"}}]},{"role":"tool","tool_call_id":"call 1","content":"r1 r2"}],"tools":[{"type":"function","function":{"name":"f","description":"find it","parameters":{"type":"object","properties":{"q":{"type":"string","description":"the query"}}}}}]}`, 9},
 		{`{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a b"}]},{"type":"function_call_output","call_id":"c 1","output":"x y z"}],"instructions":"be brief","metadata":{"k":"not counted here"}}`, 7},
-		{`{"input":"a\tb\u0020c"}`, 2}, // \u0020 is a space: counted as part of a word (a lower count)
+		{`{"input":"a\tb\u0020c"}`, 3},                // \u0020 is a space
+		{`{"input":"\u0020 \u0009 \u000A\u00e9"}`, 1}, // white space escaped is no word
 		{`not json`, 0},
 		{`{"x":{"text":"a b c"},"x":"d","te\u0078t":"e f"}`, 2}, // a key given twice is its last value
-
+		// A predicted output and metadata are not in the model's context.
+		{`{"messages":[{"role":"user","content":"fix the typo"}],"prediction":{"type":"content","content":"The quick brown fox"},"metadata":{"text":"run 7 of the nightly"}}`, 3},
 	} {
 		if got := PromptWords([]byte(tc.body)); got != tc.want {
 			t.Errorf("%s: %d words, want %d", tc.body, got, tc.want)
@@ -70,7 +72,9 @@ func decodedWords(w *Words, v any, text bool) {
 		}
 	case map[string]any:
 		for k, e := range v {
-			decodedWords(w, e, promptTextKeys[k])
+			if !notRendered[k] {
+				decodedWords(w, e, promptTextKeys[k])
+			}
 		}
 	}
 }
