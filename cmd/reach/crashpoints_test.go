@@ -21,6 +21,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentreach/reach/internal/pgtest"
 	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
@@ -923,6 +925,7 @@ func (h *crashRun) recovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	seen := ""
 	for range 600 {
 		claims, err := st.ClaimedKeys(t.Context())
 		running, err2 := st.ListRequests(t.Context(), store.RequestFilter{State: "running"})
@@ -935,9 +938,50 @@ func (h *crashRun) recovered(t *testing.T) {
 		if err == nil && err2 == nil && err3 == nil && len(claims) == 0 && len(running) == 0 {
 			return
 		}
+		seen = fmt.Sprintf("claims %v, requests not ended %d, errors %v %v %v", claims, len(running), err, err2, err3)
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("the earlier lives' work was not recovered within 30 s")
+	t.Fatalf("the earlier lives' work was not recovered within 30 s: %s\n%s", seen, holders(t, h.store))
+}
+
+// holders lists, for a test's failure, the requests in the PostgreSQL
+// store at url that have not ended, with the lives that hold a part of
+// each, and every life with the age of its heartbeat.
+func holders(t *testing.T, url string) string {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		return err.Error()
+	}
+	defer conn.Close(context.Background())
+	var b strings.Builder
+	rows, err := conn.Query(context.Background(), `SELECT r.id, r.parent, r.state,
+		COALESCE((SELECT string_agg(x.owner, ' ') FROM replicas x WHERE x.request = r.id), '')
+		FROM requests r WHERE r.state = 'running' OR r.state = 'stopped' AND r.ended = 0`)
+	if err != nil {
+		return err.Error()
+	}
+	for rows.Next() {
+		var id, parent, state, owners string
+		if err := rows.Scan(&id, &parent, &state, &owners); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "request %s (parent %q) %s, held by [%s]\n", id, parent, state, owners)
+	}
+	rows.Close()
+	rows, err = conn.Query(context.Background(), `SELECT owner, (reach_now() - seen) / 1000000 FROM instances`)
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	for rows.Next() {
+		var owner string
+		var ms int64
+		if err := rows.Scan(&owner, &ms); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "life %s heartbeat %d ms ago\n", owner, ms)
+	}
+	rows.Close()
+	return b.String()
 }
 
 // kill starts a gateway over h's data armed at point, runs drive against

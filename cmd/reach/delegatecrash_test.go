@@ -38,10 +38,14 @@ type bookingAgent struct {
 	// unknown after the restart, as docs/STATE.md says. The cases here
 	// are about a task the gateway knew.
 	stored func() bool
+	// working counts the tasks the agent works on (Execute not returned).
+	working atomic.Int32
 }
 
 func (g *bookingAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		g.working.Add(1)
+		defer g.working.Add(-1)
 		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 			return
 		}
@@ -191,6 +195,21 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 					}
 				}
 			})
+			// The agent's hand-off is cut off by the kill: it books nothing
+			// more once a call fails (nothing listens). Started again before
+			// the agent got there, the gateway would take its next booking
+			// within instance_ttl of the kill, while the dead life still
+			// looks alive: it joins the sub-request and runs it on until
+			// its idle gap, and nothing is recovered. So the restart waits
+			// for the agent to stop (held, it waits for the test's end).
+			if !tc.held {
+				for i := 0; g.working.Load() > 0; i++ {
+					if i == 1200 {
+						t.Fatal("the agent still works on its task two minutes after the kill")
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
 			cmd := startReach(t, cfg, addr, h.data)
 			h.recovered(t)
 			st, err := postgres.Open(t.Context(), url, &postgres.Options{NoMigrate: true})
