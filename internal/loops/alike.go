@@ -311,18 +311,9 @@ func defaultSchema(v, buf []byte) []byte {
 // in any case style.
 func instructionKey(k []byte) bool {
 	var low [16]byte
-	n := 0
-	for _, c := range k {
-		switch {
-		case c == '_' || c == '-':
-			continue
-		case n == len(low):
-			return false
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		low[n] = c
-		n++
+	n, ok := caseFold(k, low[:])
+	if !ok {
+		return false
 	}
 	switch string(low[:n]) {
 	case "context", "instruction", "instructions", "style", "tone", "guidance", "styleguide":

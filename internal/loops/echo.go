@@ -194,24 +194,35 @@ func echoShapeOf(as []leaf, m *moving) (shape uint64, ok bool) {
 	return shape | 1, ok || times && kept || cursor
 }
 
-// cursorKey reports whether key k names a page's cursor, an opaque token
-// that says where a listing goes on (cursor, next_cursor, pageToken,
-// nextPageToken, starting_after, continuation_token, marker), in any case
-// style.
-func cursorKey(k []byte) bool {
-	var low [24]byte
+// caseFold writes key k into low in lower case without its '_' and '-'
+// (so nextPageToken, next_page_token and next-page-token are one), and
+// returns its length; false if it does not fit.
+func caseFold(k, low []byte) (int, bool) {
 	n := 0
 	for _, c := range k {
 		switch {
 		case c == '_' || c == '-':
 			continue
 		case n == len(low):
-			return false
+			return 0, false
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
 		low[n] = c
 		n++
+	}
+	return n, true
+}
+
+// cursorKey reports whether key k names a page's cursor, an opaque token
+// that says where a listing goes on (cursor, next_cursor, pageToken,
+// nextPageToken, starting_after, continuation_token, marker), in any case
+// style.
+func cursorKey(k []byte) bool {
+	var low [24]byte
+	n, ok := caseFold(k, low[:])
+	if !ok {
+		return false
 	}
 	switch string(low[:n]) {
 	case "cursor", "nextcursor", "pagecursor", "endcursor", "pagetoken", "nextpagetoken", "nexttoken", "startingafter", "continuationtoken", "continuation", "marker", "nextmarker":
