@@ -56,7 +56,8 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 // removedByRetention reports whether the events of a request that the
 // store no longer keeps show one that it kept and that retention removed:
 // the request ran calls (a frame's event: a request is stored when it
-// begins, before its first call), and was not stopped (a stopped request
+// begins, before its first call) or was a hand-off's sub-request (a task's
+// event under another root request), and was not stopped (a stopped request
 // is never removed: its row refuses its id). Events of an id that names no
 // stored request (an A2A task's or an approval's alone, a request whose
 // row was never written) are not taken for a removed request: its id is
@@ -69,6 +70,10 @@ func removedByRetention(evs []*audit.Event) bool {
 			return false
 		case "tool", "model", "delegate":
 			ran = true
+		case "task":
+			// A hand-off's sub-request (its root another request): Delegate
+			// begins it, stored, before its task is sent.
+			ran = ran || e.Root != "" && e.Root != e.Request
 		}
 	}
 	return ran
@@ -77,7 +82,7 @@ func removedByRetention(evs []*audit.Event) bool {
 // removedMessage says that request id was removed by retention, and where
 // what is left of it is.
 func (a *API) removedMessage(id string, last time.Time) (msg, hint string) {
-	return fmt.Sprintf("Request %s was removed from the store by retention: its audit events show it ran calls, the last more than %s ago (%s), and finished state is kept for %s.",
+	return fmt.Sprintf("Request %s was removed from the store by retention: its audit events show it ran, the last more than %s ago (%s), and finished state is kept for %s.",
 			id, formatRetention(a.retention), last.UTC().Format(time.RFC3339), formatRetention(a.retention)),
 		fmt.Sprintf("Its audit events remain: reach audit show %s (GET /v1/audit?request=%s). To keep requests longer, set retention: in the configuration (\"forever\" keeps all).",
 			id, url.QueryEscape(id))

@@ -83,8 +83,9 @@ func TestRemovedByRetention(t *testing.T) {
 }
 
 // Only an id whose audit events show a request the store kept and
-// retention could remove is answered 410: one that ran calls and was not
-// stopped. An id named only by an A2A task's or an approval's events
+// retention could remove is answered 410: one that ran calls, or a
+// hand-off's sub-request (a task's events under another root), and was
+// not stopped. An id named only by an A2A task's or an approval's events
 // (never a stored request), or by a stopped request's (retention never
 // removes those: its row would still be there) is answered 404, as one
 // unknown, however old its events.
@@ -104,6 +105,7 @@ func TestRemovedByRetentionOnlyWhatItRemoved(t *testing.T) {
 	for _, e := range []*audit.Event{
 		{Time: old, Request: "ran", Principal: "alice", Kind: "model", Name: "gpt", Decision: "completed"},
 		{Time: old, Request: "task-only", Principal: "alice", Kind: "task", Name: "planner", Decision: "rejected", Reason: "refused"},
+		{Time: old, Request: "handoff", Root: "ran", Principal: "alice", Kind: "task", Name: "planner", Decision: "completed", Reason: "state"},
 		{Time: old, Request: "approval-only", Principal: "alice", Kind: "approval", Name: "write_file", Decision: "expired"},
 		{Time: old, Request: "stopped", Principal: "alice", Kind: "tool", Name: "search_kb", Decision: "completed"},
 		{Time: old, Request: "stopped", Principal: "alice", Kind: "stop", Name: "cancel", Guard: "operator"},
@@ -113,7 +115,7 @@ func TestRemovedByRetentionOnlyWhatItRemoved(t *testing.T) {
 		}
 	}
 	a := newAPI(&Options{Runtime: reach.New(&reach.Options{}), Store: st, Audit: log, Retention: 24 * time.Hour, Tools: noTools{}, Approvals: approval.New(nil), Metrics: http.NotFoundHandler(), MCP: http.NotFoundHandler(), Model: http.NotFoundHandler()})
-	for id, want := range map[string]int{"ran": http.StatusGone, "task-only": http.StatusNotFound, "approval-only": http.StatusNotFound, "stopped": http.StatusNotFound} {
+	for id, want := range map[string]int{"ran": http.StatusGone, "handoff": http.StatusGone, "task-only": http.StatusNotFound, "approval-only": http.StatusNotFound, "stopped": http.StatusNotFound} {
 		for _, path := range []string{"/v1/requests/" + id, "/ui/requests/" + id} {
 			r := httptest.NewRequest("GET", "http://127.0.0.1:7400"+path, nil)
 			w := httptest.NewRecorder()
@@ -122,7 +124,7 @@ func TestRemovedByRetentionOnlyWhatItRemoved(t *testing.T) {
 			if w.Code != want {
 				t.Errorf("GET %s = %d %s; want %d", path, w.Code, body, want)
 			}
-			if want == http.StatusGone && !strings.Contains(body, "ran calls") {
+			if want == http.StatusGone && !strings.Contains(body, "its audit events show it ran,") {
 				t.Errorf("GET %s does not say what its events show: %s", path, body)
 			}
 			if want == http.StatusNotFound && strings.Contains(body, "retention") {
