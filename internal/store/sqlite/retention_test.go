@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 	"github.com/agentreach/reach/internal/store/storetest"
 )
 
@@ -184,5 +185,19 @@ func TestSQLiteMigratesTasksRequestIndex(t *testing.T) {
 	}
 	if _, err := s.GetRequest(t.Context(), "of-done"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetRequest(of-done) after the sweep: %v; want it removed", err)
+	}
+}
+
+// TestSQLiteRetentionUsesItsIndexes: the sweep's selection of requests
+// finds them from the oldest by requests_started, and checks each for a
+// task not final that names it by tasks_request, rather than reading the
+// whole table of tasks for each request.
+func TestSQLiteRetentionUsesItsIndexes(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	plan := queryPlan(t, s.wc, statementSQL[sqlcore.StRetainRequests], int64(1), int64(64))
+	for _, want := range []string{"requests_started", "USING INDEX tasks_request"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan of the sweep's requests is %q, want it to use %s", plan, want)
+		}
 	}
 }
