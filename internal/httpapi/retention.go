@@ -23,7 +23,8 @@ const removedTimeout = 5 * time.Second
 // store knows, was removed by the retention sweep (docs/STATE.md,
 // "Retention"), and whether r may be told so: the store keeps no such
 // request, and the audit log, which retention never prunes, holds events
-// of it, the newest older than the retention. Only an operator, or the
+// of it, the newest older than the retention, that show a request the
+// store kept and retention could remove (removedByRetention). Only an operator, or the
 // principal (and tenant) its events name, is told; anyone else gets the
 // answer of an unknown request, as for a request never made.
 func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
@@ -40,7 +41,7 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	last = evs[len(evs)-1].Time
-	if time.Since(last) < a.retention {
+	if time.Since(last) < a.retention || !removedByRetention(evs) {
 		return time.Time{}, false
 	}
 	if !a.isOperator(r) {
@@ -52,10 +53,36 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 	return last, true
 }
 
+// removedByRetention reports whether the events of a request that the
+// store no longer keeps show one that it kept and that retention removed:
+// the request ran calls (a frame's event: a request is stored when it
+// begins, before its first call) or was a hand-off's sub-request (a task's
+// event under another root request), and was not stopped (a stopped request
+// is never removed: its row refuses its id). Events of an id that names no
+// stored request (an A2A task's or an approval's alone, a request whose
+// row was never written) are not taken for a removed request: its id is
+// answered as one unknown.
+func removedByRetention(evs []*audit.Event) bool {
+	ran := false
+	for _, e := range evs {
+		switch e.Kind {
+		case "stop":
+			return false
+		case "tool", "model", "delegate":
+			ran = true
+		case "task":
+			// A hand-off's sub-request (its root another request): Delegate
+			// begins it, stored, before its task is sent.
+			ran = ran || e.Root != "" && e.Root != e.Request
+		}
+	}
+	return ran
+}
+
 // removedMessage says that request id was removed by retention, and where
 // what is left of it is.
 func (a *API) removedMessage(id string, last time.Time) (msg, hint string) {
-	return fmt.Sprintf("Request %s was removed from the store by retention: it finished more than %s ago (its last event: %s), and finished state is kept for %s.",
+	return fmt.Sprintf("Request %s was removed from the store by retention: its audit events show it ran, the last more than %s ago (%s), and finished state is kept for %s.",
 			id, formatRetention(a.retention), last.UTC().Format(time.RFC3339), formatRetention(a.retention)),
 		fmt.Sprintf("Its audit events remain: reach audit show %s (GET /v1/audit?request=%s). To keep requests longer, set retention: in the configuration (\"forever\" keeps all).",
 			id, url.QueryEscape(id))
@@ -91,7 +118,8 @@ func formatRetention(d time.Duration) string {
 
 // markRemoved marks the rows of the requests the store's retention
 // removed: only rows older than the retention can be, and each of their
-// requests is looked up once.
+// requests is looked up once (its events too, when the store has no such
+// request: removedByRetention).
 func (a auditView) markRemoved(ctx context.Context, rows []ui.AuditRow) {
 	if a.retention <= 0 {
 		return
@@ -107,6 +135,10 @@ func (a auditView) markRemoved(ctx context.Context, rows []ui.AuditRow) {
 		if !seen {
 			_, err := a.st.GetRequest(ctx, row.Request)
 			g = errors.Is(err, store.ErrNotFound)
+			if g {
+				evs, err := audit.Show(ctx, a.st, row.Request)
+				g = err == nil && removedByRetention(evs)
+			}
 			gone[row.Request] = g
 		}
 		row.Removed = g

@@ -81,3 +81,67 @@ func TestRemovedByRetention(t *testing.T) {
 		t.Errorf("retention off: GET /v1/requests/gone = %d %s; want 404", code, body)
 	}
 }
+
+// Only an id whose audit events show a request the store kept and
+// retention could remove is answered 410: one that ran calls, or a
+// hand-off's sub-request (a task's events under another root), and was
+// not stopped. An id named only by an A2A task's or an approval's events
+// (never a stored request), or by a stopped request's (retention never
+// removes those: its row would still be there) is answered 404, as one
+// unknown, however old its events.
+func TestRemovedByRetentionOnlyWhatItRemoved(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	log, err := audit.New(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	old := time.Now().Add(-48 * time.Hour)
+	for _, e := range []*audit.Event{
+		{Time: old, Request: "ran", Principal: "alice", Kind: "model", Name: "gpt", Decision: "completed"},
+		{Time: old, Request: "task-only", Principal: "alice", Kind: "task", Name: "planner", Decision: "rejected", Reason: "refused"},
+		{Time: old, Request: "handoff", Root: "ran", Principal: "alice", Kind: "task", Name: "planner", Decision: "completed", Reason: "state"},
+		{Time: old, Request: "approval-only", Principal: "alice", Kind: "approval", Name: "write_file", Decision: "expired"},
+		{Time: old, Request: "stopped", Principal: "alice", Kind: "tool", Name: "search_kb", Decision: "completed"},
+		{Time: old, Request: "stopped", Principal: "alice", Kind: "stop", Name: "cancel", Guard: "operator"},
+	} {
+		if _, err := log.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAPI(&Options{Runtime: reach.New(&reach.Options{}), Store: st, Audit: log, Retention: 24 * time.Hour, Tools: noTools{}, Approvals: approval.New(nil), Metrics: http.NotFoundHandler(), MCP: http.NotFoundHandler(), Model: http.NotFoundHandler()})
+	for id, want := range map[string]int{"ran": http.StatusGone, "handoff": http.StatusGone, "task-only": http.StatusNotFound, "approval-only": http.StatusNotFound, "stopped": http.StatusNotFound} {
+		for _, path := range []string{"/v1/requests/" + id, "/ui/requests/" + id} {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:7400"+path, nil)
+			w := httptest.NewRecorder()
+			a.handler.ServeHTTP(w, r)
+			body := w.Body.String()
+			if w.Code != want {
+				t.Errorf("GET %s = %d %s; want %d", path, w.Code, body, want)
+			}
+			if want == http.StatusGone && !strings.Contains(body, "its audit events show it ran,") {
+				t.Errorf("GET %s does not say what its events show: %s", path, body)
+			}
+			if want == http.StatusNotFound && strings.Contains(body, "retention") {
+				t.Errorf("GET %s says the request was removed by retention: %s", path, body)
+			}
+		}
+	}
+	r := httptest.NewRequest("GET", "http://127.0.0.1:7400/ui/audit", nil)
+	w := httptest.NewRecorder()
+	a.handler.ServeHTTP(w, r)
+	page := w.Body.String()
+	if !strings.Contains(page, `ran <span class="muted"`) {
+		t.Errorf("the audit page does not mark the removed request's rows:\n%s", page)
+	}
+	for _, id := range []string{"task-only", "approval-only", "stopped"} {
+		if strings.Contains(page, id+` <span class="muted"`) {
+			t.Errorf("the audit page marks %s removed by retention:\n%s", id, page)
+		}
+	}
+}

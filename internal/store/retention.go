@@ -28,8 +28,9 @@ func (r *Retained) add(o Retained) {
 // Retention is a store whose finished state can be removed once it is old
 // (the configuration's retention, docs/STATE.md "Retention"): the SQLite
 // and PostgreSQL stores. Never removed by it: a request still running (or
-// one whose parent or a child of it runs), a request stopped or interrupted (its row refuses
-// its id to new work), a request with a dead letter open or taken,
+// one whose parent or a child of it runs), a request stopped or interrupted
+// (its row refuses its id to new work), a request with a dead letter open or
+// taken, a request that a task not final names,
 // a pending approval (or an approved one whose call may still come),
 // a task not final, dead letters, the audit log, the idempotency records
 // (their own sweep removes them when they expire) and MCP sessions (theirs).

@@ -7,6 +7,11 @@ func init() {
 -- The retention sweep (sqlcore/retention.go) removes the final tasks
 -- oldest first: the index tasks_owner leads with the agent.
 CREATE INDEX tasks_created ON tasks (created);
+`}, migration{12, "the retention sweep keeps the requests of tasks not final", `
+-- The retention sweep (sqlcore/retention.go) keeps an ended request that
+-- an A2A task not yet final names: the index finds such tasks by their
+-- request, for each request a batch removes.
+CREATE INDEX tasks_request ON tasks (request);
 `})
 }
 

@@ -28,8 +28,10 @@ import (
 // waiting for a human, none whose parent still runs (its recovery or stop
 // would look for it), none with a child that still runs (a delegation
 // that outlived it: the child's admissions debit its ledger too, its stop
-// and recovery look for it; the index requests_parent finds them), the
-// oldest first, at most $2. started <= updated, so
+// and recovery look for it; the index requests_parent finds them), none
+// that an A2A task not yet final names (the task may still be resumed,
+// canceled or read with its request; the index tasks_request finds them),
+// the oldest first, at most $2. started <= updated, so
 // the index of the requests by their start (requests_started) finds them
 // from the oldest, and stops at the batch's end; state is how the
 // statement names the column of the state: SQLite's "+r.state" keeps its
@@ -41,6 +43,7 @@ func finishedRequests(state string) string {
 	AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.state IN ('open', 'taken') AND d.request = r.id)
 	AND (r.parent = '' OR NOT EXISTS (SELECT 1 FROM requests p WHERE p.id = r.parent AND p.state = 'running'))
 	AND NOT EXISTS (SELECT 1 FROM requests c WHERE c.parent <> '' AND c.parent = r.id AND c.state = 'running')
+	AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.request = r.id AND NOT t.final)
 	ORDER BY r.started, r.id`
 }
 

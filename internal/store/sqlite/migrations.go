@@ -349,4 +349,10 @@ INSERT INTO store_meta (key, value) VALUES ('keys_sweep_from', 0), ('keys_sweep_
 -- written at each change of its state, not by the calls of tools.
 CREATE INDEX tasks_created ON tasks (created);
 `},
+	{13, "the retention sweep keeps the requests of tasks not final", `
+-- The retention sweep (sqlcore/retention.go) keeps an ended request that
+-- an A2A task not yet final names: the index finds such tasks by their
+-- request, for each request a batch removes.
+CREATE INDEX tasks_request ON tasks (request);
+`},
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentreach/reach/internal/crashpoint"
 
 	"github.com/agentreach/reach/internal/store"
+	"github.com/agentreach/reach/internal/store/sqlcore"
 	"github.com/agentreach/reach/internal/store/storetest"
 )
 
@@ -147,4 +148,56 @@ func TestSQLiteRetentionKilledMidBatch(t *testing.T) {
 		}
 	}
 	storetest.CheckRetained(t, s2)
+}
+
+// A store of schema 12 (before the index of the tasks by their request)
+// opens with its rows, and its first sweep keeps the ended request that a
+// task not yet final names, and removes the one a final task names.
+func TestSQLiteMigratesTasksRequestIndex(t *testing.T) {
+	dir := t.TempDir()
+	w := oldDatabase(t, dir, 12)
+	old := time.Now().Add(-time.Hour).UnixNano()
+	if _, err := w.Exec(`INSERT INTO requests (id, state, started, ended, updated) VALUES
+		('of-working', 'ended', ?1, ?1, ?1), ('of-done', 'ended', ?1, ?1, ?1)`, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`INSERT INTO tasks (agent, id, request, state, final, data, created, updated) VALUES
+		('planner', 't-working', 'of-working', 'TASK_STATE_WORKING', 0, '{}', ?1, ?1),
+		('planner', 't-done', 'of-done', 'TASK_STATE_COMPLETED', 1, '{}', ?1, ?1)`, old); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	s := openSQLite(t, dir, nil)
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'tasks_request'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the index tasks_request after the migration: %d, %v; want it", n, err)
+	}
+	got, err := s.SweepFinished(t.Context(), time.Now(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Requests != 1 || got.Tasks != 1 {
+		t.Errorf("the sweep removed %+v; want the request and the task that are done", got)
+	}
+	if _, err := s.GetRequest(t.Context(), "of-working"); err != nil {
+		t.Errorf("GetRequest(of-working) after the sweep: %v; want it kept (a task not final names it)", err)
+	}
+	if _, err := s.GetRequest(t.Context(), "of-done"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetRequest(of-done) after the sweep: %v; want it removed", err)
+	}
+}
+
+// TestSQLiteRetentionUsesItsIndexes: the sweep's selection of requests
+// finds them from the oldest by requests_started, and checks each for a
+// task not final that names it by tasks_request, rather than reading the
+// whole table of tasks for each request.
+func TestSQLiteRetentionUsesItsIndexes(t *testing.T) {
+	s := openSQLite(t, t.TempDir(), nil)
+	plan := queryPlan(t, s.wc, statementSQL[sqlcore.StRetainRequests], int64(1), int64(64))
+	for _, want := range []string{"requests_started", "USING INDEX tasks_request"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan of the sweep's requests is %q, want it to use %s", plan, want)
+		}
+	}
 }

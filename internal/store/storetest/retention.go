@@ -56,19 +56,22 @@ func RetentionSetup(t *testing.T, s store.Store) (cut time.Time) {
 		Error: "unreachable", State: store.DeadOpen}); err != nil {
 		t.Fatal(err)
 	}
-	task := func(id string, final bool) {
+	// An ended request that an A2A task not yet final names: the task
+	// may still be resumed or canceled with it.
+	req("of-working-task", "", "ended", 1)
+	task := func(id, request string, final bool) {
 		t.Helper()
 		state := "working"
 		if final {
 			state = "completed"
 		}
-		if _, err := s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: id, Principal: "alice", State: state, Final: final,
+		if _, err := s.PutTask(ctx, &store.TaskRecord{Agent: "planner", ID: id, Principal: "alice", Request: request, State: state, Final: final,
 			Data: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	task("task-done", true)
-	task("task-working", false)
+	task("task-done", "old-ended-0", true)
+	task("task-working", "of-working-task", false)
 	appr := func(id, status string) {
 		t.Helper()
 		if err := s.PutApproval(ctx, &store.ApprovalRecord{ID: id, Key: "k-" + id, Status: status, Created: t1,
@@ -93,7 +96,7 @@ var (
 	// A stopped or interrupted request stays, however old: its row is
 	// what refuses a call naming its id (docs/STATE.md, "Interrupted and
 	// stopped requests": its id starts no new work).
-	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "parent-of-running", "dead-lettered", "new"}
+	keptRequests = []string{"old-stopped", "old-interrupted", "old-running", "child-of-running", "parent-of-running", "dead-lettered", "of-working-task", "new"}
 )
 
 // RetentionRemoved is what a whole sweep of RetentionSetup's state removes.

@@ -212,6 +212,8 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_created ON tasks (created);
 -- index tasks_owner on tasks
 CREATE INDEX tasks_owner ON tasks (agent, principal, tenant, created DESC);
+-- index tasks_request on tasks
+CREATE INDEX tasks_request ON tasks (request);
 -- store_meta claims_settled
 -- store_meta entity_version
 -- store_meta frames_settled
