@@ -7,6 +7,8 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +42,10 @@ type bookingAgent struct {
 	stored func() bool
 	// working counts the tasks the agent works on (Execute not returned).
 	working atomic.Int32
+	// restarted, when not nil, is closed once the gateway is started
+	// again: a booking that fails then waits for it, and the agent books
+	// its next leg through the new life.
+	restarted chan struct{}
 }
 
 func (g *bookingAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -59,6 +65,15 @@ func (g *bookingAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 		}
 		for step := 1; step <= 3; step++ {
 			res, ok := tryCall(g.base.Load().(string), book(sub, fmt.Sprintf("c%d", step), 2, step))
+			if !ok && g.restarted != nil && step < 3 {
+				select {
+				case <-g.restarted:
+				case <-ctx.Done():
+					return
+				}
+				g.restarted = nil
+				continue
+			}
 			if !ok || res.Status != "success" {
 				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, nil), nil)
 				return
@@ -124,7 +139,7 @@ func bookingAgentServer(t *testing.T, g *bookingAgent) string {
 // is carved from what p has left; the agent books through the gateway in
 // that sub-request. Killed at the sub-agent's durable points, and once
 // p's stop is durable while the agent works, then restarted, once the
-// dead life's work is recovered:
+// dead life's work is recovered (but for the joined case: joinedAfterKill):
 //
 //   - the carve is neither spent twice nor lost: p's ledger holds its own
 //     two calls and every call of the sub-request admitted before the
@@ -142,7 +157,12 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 	cases := []struct {
 		point string
 		held  bool // the agent waits after its first booking, and p is stopped then
-		calls int  // the sub-request's calls admitted before the kill
+		// joined: the agent books its next leg through the restarted
+		// gateway, within instance_ttl of the kill: the new life joins the
+		// sub-request (the dead one still looks alive) while p, held by
+		// the dead life only, is recovered and interrupted.
+		joined bool
+		calls  int // the sub-request's calls admitted before the kill
 	}{
 		{point: "budget.admitted#4", calls: 2}, // the agent's second booking admitted (p's two, its first), not run
 		{point: "ended#4", calls: 2},           // the agent's second booking durable
@@ -150,6 +170,7 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 		// p's stop durable, its sub-request not stopped yet: running, or
 		// ended by the stop's cancellation before its own stop came.
 		{point: "request.stopped#1", held: true, calls: 1},
+		{point: "ended#4", joined: true}, // checked by joinedAfterKill
 	}
 	for n, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.point, "#", "_"), func(t *testing.T) {
@@ -163,6 +184,9 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 			if tc.held {
 				g.hold = make(chan struct{})
 				defer close(g.hold)
+			}
+			if tc.joined {
+				g.restarted = make(chan struct{})
 			}
 			cfg := writeConfig(t, "store: "+url+"\ninstance: a\ninstance_ttl: 1s\n"+travelYAML(sideEffectsUpstream(t, h.fx),
 				"budgets:\n  default: {tool_calls: 10}\nagents:\n  - {name: booker, url: '"+bookingAgentServer(t, g)+"'}\n"))
@@ -202,7 +226,7 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 			// looks alive: it joins the sub-request and runs it on until
 			// its idle gap, and nothing is recovered. So the restart waits
 			// for the agent to stop (held, it waits for the test's end).
-			if !tc.held {
+			if !tc.held && !tc.joined {
 				for i := 0; g.working.Load() > 0; i++ {
 					if i == 1200 {
 						t.Fatal("the agent still works on its task two minutes after the kill")
@@ -211,6 +235,17 @@ func TestCrashWhileDelegatingOnPostgres(t *testing.T) {
 				}
 			}
 			cmd := startReach(t, cfg, addr, h.data)
+			if tc.joined {
+				close(g.restarted)
+				for i := 0; g.working.Load() > 0; i++ {
+					if i == 1200 {
+						t.Fatal("the agent still works on its task two minutes after the restart")
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				joinedAfterKill(t, h, url, cmd)
+				return
+			}
 			h.recovered(t)
 			st, err := postgres.Open(t.Context(), url, &postgres.Options{NoMigrate: true})
 			if err != nil {
@@ -326,4 +361,75 @@ func taskStored(url, agent string) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// joinedAfterKill checks TestCrashWhileDelegatingOnPostgres's joined case:
+// the new life joined the sub-request within instance_ttl of the kill and
+// booked leg 3 in it, and p, held by the dead life only, was recovered and
+// interrupted. The sub-request starts no new work: the new life stops its
+// part with p's cause (it used to run on until its idle gap), its booking
+// is undone, and a call naming either request is refused. The dead life's
+// part of the sub-request is recovered only once the new life's part has
+// left it (its idle gap, 5 min): that is not waited for here.
+func joinedAfterKill(t *testing.T, h *crashRun, url string, cmd *exec.Cmd) {
+	st, err := postgres.Open(t.Context(), url, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var sub *store.Request
+	seen := ""
+	for i := 0; ; i++ {
+		all, err := st.ListRequests(t.Context(), store.RequestFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pState, subs := "", []*store.Request(nil)
+		for _, r := range all {
+			if r.ID == "p" {
+				pState = r.State
+			}
+			if r.Parent == "p" {
+				subs = append(subs, r)
+			}
+		}
+		seen = fmt.Sprintf("p %s, %d sub-requests", pState, len(subs))
+		if len(subs) == 1 {
+			seen += ", the sub-request " + subs[0].State
+			if pState == "interrupted" && subs[0].State == "stopped" {
+				sub = subs[0]
+				break
+			}
+		}
+		if i == 600 {
+			t.Fatalf("the sub-request of the interrupted p was not stopped within 60 s: %s\n%s", seen, holders(t, h.store))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := boundedState(t, h.base, sub.ID); !strings.HasPrefix(s, "stopped") {
+		t.Errorf("the sub-request %s is %s on the new life; want it stopped, as its root p was interrupted", sub.ID, s)
+	}
+	for _, id := range []string{"p", sub.ID} {
+		if res := call(t, h.base, book(id, "late-"+id, 3, 1)); res.Error == nil {
+			t.Errorf("a call naming %s after p was interrupted ran: %+v; want it refused", id, res)
+		}
+	}
+	// The booking the new life made in the sub-request is undone by its
+	// stop (the dead life's, by the recovery that follows its idle gap).
+	for i := 0; h.counts(func(fx *sideEffects) int { return fx.legs["2/3"] - fx.undone["2/3"] }) != 0; i++ {
+		if i == 600 {
+			t.Fatalf("leg 2/3, booked on the new life in the stopped sub-request, was not undone within 60 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := h.counts(func(fx *sideEffects) int {
+		n := fx.legs["3/1"]
+		for _, b := range fx.legs {
+			n += max(b-1, 0)
+		}
+		return n
+	}); n != 0 {
+		t.Errorf("%d bookings after p was interrupted or twice of one leg; want none", n)
+	}
+	stopServe(t, cmd, os.Interrupt)
 }

@@ -494,7 +494,22 @@ func (c *Cluster) heardLately(id string) bool {
 func (c *Cluster) applyStop(ctx context.Context, id string) {
 	c.mu.Lock()
 	r := c.local[id]
+	var under []*reach.Request
+	if r == nil {
+		under = c.underLocked()[id]
+	}
 	c.mu.Unlock()
+	if r == nil && len(under) > 0 {
+		rec, err := c.st.GetRequest(ctx, id)
+		if err != nil {
+			c.log.Error("cluster: reading a stop", "request", id, "err", err)
+			return
+		}
+		for _, q := range under {
+			c.stopUnder(q, id, rec.State, int(durable.DecodeCause(rec.Cause).Mode), rec.Cause)
+		}
+		return
+	}
 	if r == nil {
 		c.noteStop(ctx, id, nil)
 		return
@@ -609,10 +624,16 @@ func (c *Cluster) backstop(ctx context.Context) {
 			chain[q.ID()] = q
 		}
 	}
+	under := c.underLocked()
 	c.mu.Unlock()
-	ids := make([]string, 0, len(chain))
+	ids := make([]string, 0, len(chain)+len(under))
 	for id := range chain {
 		ids = append(ids, id)
+	}
+	for id := range under {
+		if chain[id] == nil {
+			ids = append(ids, id)
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.ttl)
 	marks, err := c.st.Marks(rctx, ids)
@@ -625,6 +646,14 @@ func (c *Cluster) backstop(ctx context.Context) {
 	}
 	for _, m := range marks {
 		q := chain[m.Request]
+		if q == nil { // a request above a sub-request joined here
+			if m.Mode > 0 || m.State == "stopped" || m.State == "interrupted" {
+				for _, r := range under[m.Request] {
+					c.stopUnder(r, m.Request, m.State, m.Mode, m.Cause)
+				}
+			}
+			continue
+		}
 		if m.Mode > 0 || m.State == "stopped" || m.State == "interrupted" {
 			if cs := q.StopCause(); cs == nil || int(cs.Mode) < m.Mode {
 				c.stopLocal(q, m.State, m.Cause)
@@ -634,6 +663,48 @@ func (c *Cluster) backstop(ctx context.Context) {
 			c.endLocal(m.Request)
 		}
 	}
+}
+
+// underLocked returns, for each request above a sub-request joined here
+// (c.above) that does not run here, the parts here under it. c.mu is held.
+func (c *Cluster) underLocked() map[string][]*reach.Request {
+	var under map[string][]*reach.Request
+	for id, up := range c.above {
+		r := c.local[id]
+		if r == nil {
+			continue
+		}
+		for _, l := range up {
+			if under == nil {
+				under = map[string][]*reach.Request{}
+			}
+			under[l.id] = append(under[l.id], r)
+		}
+	}
+	return under
+}
+
+// stopUnder stops r, a sub-request joined here, because the request above
+// it (another instance's) was stopped or interrupted, as stored (state,
+// mode, cause): a request whose root was interrupted or stopped starts no
+// new work, and its calls running here are cancelled as the root's own
+// would be. The cause names the request above (the one stopped), as a
+// stop of a parent running here names it for its children.
+func (c *Cluster) stopUnder(r *reach.Request, above, state string, mode int, cause []byte) {
+	if cs := r.StopCause(); cs != nil && int(cs.Mode) >= mode {
+		return
+	}
+	cs := durable.DecodeCause(cause)
+	if cs.Request == "" {
+		cs.Request = above
+	}
+	if cs.Mode == reach.Running {
+		cs.Mode = reach.Cancel
+		if state == "interrupted" {
+			cs.Mode = reach.Isolate
+		}
+	}
+	r.StopWith(cs)
 }
 
 // untrack forgets a request that ran here (Recorder.register tracks it).
