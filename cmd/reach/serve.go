@@ -149,20 +149,19 @@ func serveShowing(ctx context.Context, cfg *config.Config, log *slog.Logger, std
 		return fmt.Errorf("listening on %s: %w", cfg.ListenAddr(), err)
 	}
 	g, err := gateway.New(ctx, cfg, &gateway.Options{Logger: log, Version: buildinfo.Read().Version, Shown: shown})
-	if err != nil && ctx.Err() != nil {
-		// Building it was cut short by the signal (opening the store,
-		// reaching the upstreams): not an error of the configuration.
+	if err == nil {
+		defer g.Close()
+	}
+	if ctx.Err() != nil {
+		// The signal came as it was built: an error cut short by it
+		// (opening the store, reaching the upstreams) is not one of the
+		// configuration.
 		ln.Close()
 		return stoppedBeforeServing(stdout)
 	}
 	if err != nil {
 		ln.Close()
 		return inFile(cfg, err)
-	}
-	defer g.Close()
-	if ctx.Err() != nil {
-		ln.Close()
-		return stoppedBeforeServing(stdout)
 	}
 	printBanner(stdout, g, ln.Addr().String(), dataDir)
 	mapOwnPagesSmall()

@@ -613,12 +613,12 @@ func retriedDeadLetter(r *store.Request) (int64, bool) {
 	if !undoRequest(r) || r.Agent != "operator" {
 		return 0, false
 	}
-	rest := r.ID[strings.LastIndex(r.ID, "/retry/")+len("/retry/"):]
-	id, _, ok := strings.Cut(strings.TrimPrefix(rest, "dl-"), "-")
-	if !ok || !strings.HasPrefix(rest, "dl-") {
+	rest, ok := strings.CutPrefix(r.ID[strings.LastIndex(r.ID, "/retry/")+len("/retry/"):], "dl-")
+	n, _, cut := strings.Cut(rest, "-")
+	if !ok || !cut {
 		return 0, false
 	}
-	return storedID(id)
+	return storedID(n)
 }
 
 // Recover resolves what a stopped gateway left behind. Call it once at
