@@ -30,6 +30,7 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
@@ -786,10 +787,8 @@ func (r Retention) MarshalYAML() (any, error) {
 		return nil, nil
 	case r.keep == 0:
 		return "forever", nil
-	case r.keep%(24*time.Hour) == 0:
-		return fmt.Sprintf("%dd", r.keep/(24*time.Hour)), nil
 	}
-	return r.keep.String(), nil
+	return store.FormatKeep(r.keep), nil
 }
 
 // Secret is a configuration value that may hold a credential (a header, an
