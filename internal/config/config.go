@@ -30,6 +30,7 @@ import (
 	"github.com/agentreach/reach/internal/a2a"
 	"github.com/agentreach/reach/internal/names"
 	"github.com/agentreach/reach/internal/policy/secrets"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/toolspec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
@@ -786,10 +787,8 @@ func (r Retention) MarshalYAML() (any, error) {
 		return nil, nil
 	case r.keep == 0:
 		return "forever", nil
-	case r.keep%(24*time.Hour) == 0:
-		return fmt.Sprintf("%dd", r.keep/(24*time.Hour)), nil
 	}
-	return r.keep.String(), nil
+	return store.FormatKeep(r.keep), nil
 }
 
 // Secret is a configuration value that may hold a credential (a header, an
@@ -1041,18 +1040,9 @@ func checkWholeNumbers(n *yaml.Node, t reflect.Type) error {
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			var ft reflect.Type
-			switch t.Kind() {
-			case reflect.Map:
-				ft = t.Elem()
-			case reflect.Struct:
-				f, ok := yamlField(t, n.Content[i].Value)
-				if !ok {
-					continue
-				}
-				ft = f.Type
-			default:
-				return nil
+			ft := keyType(t, n.Content[i].Value)
+			if ft == nil {
+				continue
 			}
 			if err := checkWholeNumbers(n.Content[i+1], ft); err != nil {
 				return err
@@ -1089,18 +1079,9 @@ func checkCommentedSecrets(n *yaml.Node, t reflect.Type, data []byte) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			var ft reflect.Type
-			switch t.Kind() {
-			case reflect.Map:
-				ft = t.Elem()
-			case reflect.Struct:
-				f, ok := yamlField(t, k.Value)
-				if !ok {
-					continue
-				}
-				ft = f.Type
-			default:
-				return nil
+			ft := keyType(t, k.Value)
+			if ft == nil {
+				continue
 			}
 			if ft == reflect.TypeFor[Secret]() {
 				if v.Kind == yaml.ScalarNode && v.Style == 0 && (v.Value == "" || v.ShortTag() == "!!null") && commentAfterKey(data, k) {
@@ -1143,6 +1124,22 @@ func commentAfterKey(data []byte, k *yaml.Node) bool {
 	}
 	rest = bytes.TrimLeft(rest[c+1:], " \t")
 	return len(rest) > 0 && rest[0] == '#'
+}
+
+// keyType returns the type that the value of the YAML key decodes into
+// when its mapping decodes into t (a map's element, a struct's field), or
+// nil when unknown (t nil, neither a map nor a struct, or no such field).
+func keyType(t reflect.Type, key string) reflect.Type {
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Map:
+		return t.Elem()
+	case t.Kind() == reflect.Struct:
+		if f, ok := yamlField(t, key); ok {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // yamlField returns the field of the struct type t that the YAML key name
@@ -1448,14 +1445,7 @@ func keyOnLine(n *yaml.Node, line int, path string, t reflect.Type) string {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
-			var ft reflect.Type
-			if t != nil && t.Kind() == reflect.Map {
-				ft = t.Elem()
-			} else if t != nil && t.Kind() == reflect.Struct {
-				if f, ok := yamlField(t, k); ok {
-					ft = f.Type
-				}
-			}
+			ft := keyType(t, k)
 			if path != "" {
 				k = path + "." + k
 			}

@@ -33,15 +33,12 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), removedTimeout)
 	defer cancel()
-	if _, err := a.store.GetRequest(ctx, id); !errors.Is(err, store.ErrNotFound) {
-		return time.Time{}, false
-	}
-	evs, err := audit.Show(ctx, a.store, id)
-	if err != nil || len(evs) == 0 {
+	evs, gone := goneByRetention(ctx, a.store, id)
+	if !gone {
 		return time.Time{}, false
 	}
 	last = evs[len(evs)-1].Time
-	if time.Since(last) < a.retention || !removedByRetention(evs) {
+	if time.Since(last) < a.retention {
 		return time.Time{}, false
 	}
 	if !a.isOperator(r) {
@@ -51,6 +48,20 @@ func (a *API) removed(r *http.Request, id string) (last time.Time, ok bool) {
 		}
 	}
 	return last, true
+}
+
+// goneByRetention reports whether the store keeps no request id and the
+// audit log's events of it show one that retention removed
+// (removedByRetention), with those events.
+func goneByRetention(ctx context.Context, st store.Store, id string) ([]*audit.Event, bool) {
+	if _, err := st.GetRequest(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		return nil, false
+	}
+	evs, err := audit.Show(ctx, st, id)
+	if err != nil || !removedByRetention(evs) {
+		return nil, false
+	}
+	return evs, true
 }
 
 // removedByRetention reports whether the events of a request that the
@@ -133,12 +144,7 @@ func (a auditView) markRemoved(ctx context.Context, rows []ui.AuditRow) {
 		}
 		g, seen := gone[row.Request]
 		if !seen {
-			_, err := a.st.GetRequest(ctx, row.Request)
-			g = errors.Is(err, store.ErrNotFound)
-			if g {
-				evs, err := audit.Show(ctx, a.st, row.Request)
-				g = err == nil && removedByRetention(evs)
-			}
+			_, g = goneByRetention(ctx, a.st, row.Request)
 			gone[row.Request] = g
 		}
 		row.Removed = g

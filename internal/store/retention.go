@@ -137,7 +137,7 @@ func SweepRetention(ctx context.Context, r Retention, o RetentionOptions) (Retai
 		}
 	}
 	if o.Logger != nil && (all.Rows() > 0 || err != nil) {
-		args := []any{"retention", formatKeep(o.Keep), "before", before.UTC().Format(time.RFC3339), "requests", all.Requests, "frames", all.Frames,
+		args := []any{"retention", FormatKeep(o.Keep), "before", before.UTC().Format(time.RFC3339), "requests", all.Requests, "frames", all.Frames,
 			"tasks", all.Tasks, "approvals", all.Approvals, "batches", batches, "took", time.Since(began).Round(time.Millisecond)}
 		if err != nil {
 			o.Logger.Error("retention: sweep failed", append(args, "err", err)...)
@@ -154,8 +154,9 @@ func SweepRetention(ctx context.Context, r Retention, o RetentionOptions) (Retai
 const retentionHint = "the removed requests' audit events remain (reach audit show ID); " +
 	"to keep finished state longer, set retention: in the configuration (retention: forever keeps all)"
 
-// formatKeep writes d as the configuration does: days when whole days.
-func formatKeep(d time.Duration) string {
+// FormatKeep writes a retention d as the configuration reads and writes
+// it (config.Retention): days when whole days ("30d"), else a Go duration.
+func FormatKeep(d time.Duration) string {
 	if d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}

@@ -132,7 +132,7 @@ func CheckRetained(t *testing.T, s store.Store) {
 		}
 	}
 	if open, err := s.OpenFrames(ctx); err != nil || len(open) != 1 || open[0].Request != "old-running" {
-		t.Errorf("OpenFrames after the sweep = %v, %v; want the running request's one", frameNames(open), err)
+		t.Errorf("OpenFrames after the sweep = %v, %v; want the running request's one", frameIDs(open), err)
 	}
 	if _, err := s.GetTask(ctx, "planner", "task-done"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetTask(task-done) after the sweep: %v; want it removed", err)
@@ -149,14 +149,6 @@ func CheckRetained(t *testing.T, s store.Store) {
 	if dl, err := s.ListDeadLetters(ctx, store.DeadOpen); err != nil || len(dl) != 1 {
 		t.Errorf("ListDeadLetters after the sweep = %d, %v; want the one kept", len(dl), err)
 	}
-}
-
-func frameNames(fs []*store.Frame) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Request+"/"+f.Frame)
-	}
-	return out
 }
 
 // Retention checks a store's retention sweep: what goes and what stays,
@@ -211,6 +203,6 @@ func Retention(t *testing.T, s store.Store, reopen func(t *testing.T) store.Stor
 	}
 	open, err := s.OpenFrames(ctx)
 	if err != nil || len(open) != 2 {
-		t.Errorf("OpenFrames after a restart and a new checkpoint = %v, %v; want the running request's and the new one", frameNames(open), err)
+		t.Errorf("OpenFrames after a restart and a new checkpoint = %v, %v; want the running request's and the new one", frameIDs(open), err)
 	}
 }
