@@ -175,6 +175,9 @@ func countString(w *Words, tok []byte) {
 // token.
 const BytesPerToken = 4
 
+// EstimateTokens is the tokens of n bytes at BytesPerToken, rounded up.
+func EstimateTokens(n int) int64 { return int64((n + BytesPerToken - 1) / BytesPerToken) }
+
 // counted is the usage an answer (m) to a request (body) is charged: the
 // usage the endpoint reported (u), each count raised to the words of its
 // side's text; or, when it reported none (or a count below zero), an
@@ -193,8 +196,7 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 		}
 	}
 	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {
-		return Usage{PromptTokens: int64((len(body) + BytesPerToken - 1) / BytesPerToken),
-			CompletionTokens: int64((said + BytesPerToken - 1) / BytesPerToken)}
+		return Usage{PromptTokens: EstimateTokens(len(body)), CompletionTokens: EstimateTokens(said)}
 	}
 	return Usage{PromptTokens: max(u.PromptTokens, PromptWords(body)), CompletionTokens: max(u.CompletionTokens, out.N)}
 }
