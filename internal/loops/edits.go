@@ -60,10 +60,7 @@ func entityOf(s *Step, as []leaf) uint64 {
 // path, file, file_path, filePath, filename.
 func pathKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "path", "file", "filename":
 		return true
 	}

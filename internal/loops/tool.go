@@ -160,10 +160,7 @@ func (d *Detector) optionToggled(prev, args []byte) bool {
 // what it shows, include_archived, showHidden, with_details.
 func optionKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "currency", "locale", "lang", "language", "format", "units", "unit", "timezone", "tz",
 		"sort", "order", "direction", "view", "fields", "pretty", "verbose", "expand":
 		return true
@@ -745,10 +742,7 @@ func (d *Detector) writeFold(s *Step) (fold uint64, unref bool) {
 // only describe it.
 func contentKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "text", "body", "message", "content", "comment", "reply", "caption", "markdown", "html":
 		return true
 	}
@@ -789,10 +783,7 @@ func (d *Detector) timePassing(args []byte) bool {
 // seconds, ms, duration, delay, sleep, wait_ms, timeoutSeconds.
 func timeKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "time", "seconds", "secs", "sec", "ms", "millis", "milliseconds", "minutes", "mins",
 		"duration", "delay", "sleep", "wait", "timeout", "interval":
 		return true
@@ -804,7 +795,7 @@ func timeKey(k []byte) bool {
 // page's snapshot: ref, element_ref, elementRef.
 func refKey(k []byte) bool {
 	var w keyWords
-	return w.split(k) && w.n > 0 && string(w.word(w.n-1)) == "ref"
+	return string(w.last(k)) == "ref"
 }
 
 // describes reports whether string value b describes what a write acts on

@@ -36,10 +36,7 @@ func expressionKey(k []byte, kh uint64) uint64 {
 // hold it, a star or not.
 func patternKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "pattern", "glob", "regex", "regexp":
 		return true
 	}
@@ -107,10 +104,7 @@ func sameWrite(e *entry, s *Step) bool {
 // field's new value, which another click or fill of one ref changes.
 func valueKey(k []byte) bool {
 	var w keyWords
-	if !w.split(k) || w.n == 0 {
-		return false
-	}
-	switch string(w.word(w.n - 1)) {
+	switch string(w.last(k)) {
 	case "value", "values", "option", "options", "choice", "choices":
 		return true
 	}

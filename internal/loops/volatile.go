@@ -73,7 +73,7 @@ func volatileKind(k []byte) uint8 {
 		return keyMeta
 	}
 	var w keyWords
-	if w.split(k) && w.n > 0 && volatileParticiples[string(w.word(w.n-1))] {
+	if volatileParticiples[string(w.last(k))] {
 		return keyMetaTime
 	}
 	return keyKept
@@ -175,6 +175,15 @@ func (w *keyWords) split(k []byte) bool {
 // word is the i-th word, a view of w (compare it as string(w.word(i)),
 // which copies nothing).
 func (w *keyWords) word(i int) []byte { return w.low[w.span[i][0]:w.span[i][1]] }
+
+// last splits k into w's words and returns the last, or nil if it has
+// none (compare it as string(w.last(k)), which copies nothing).
+func (w *keyWords) last(k []byte) []byte {
+	if !w.split(k) || w.n == 0 {
+		return nil
+	}
+	return w.word(w.n - 1)
+}
 
 // splitKey writes k lower-cased into low and cuts it into words (see
 // keyWords); it returns how many, their bounds in span.

@@ -45,10 +45,6 @@ func tokensLeft(r *reach.Request) (int64, bool) {
 	return left, limited
 }
 
-// promptTokens estimates the tokens of a chat request's prompt (its JSON
-// body: messages and tool definitions), at BytesPerToken.
-func promptTokens(body int) int64 { return int64((body + BytesPerToken - 1) / BytesPerToken) }
-
 // minOutputTokens is the least max_output_tokens the Responses API takes.
 const minOutputTokens = 16
 

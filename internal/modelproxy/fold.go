@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/config"
+	"github.com/agentreach/reach/internal/openai"
 )
 
 // The context watermark (model.context): a conversation that has gone on
@@ -55,7 +56,7 @@ func fold(body map[string]json.RawMessage, ctx *config.ModelContext, req *reach.
 			turns++
 		}
 	}
-	prompt := promptTokens(len(body["messages"]))
+	prompt := openai.EstimateTokens(len(body["messages"]))
 	if !(ctx.FoldAfterTurns > 0 && turns > ctx.FoldAfterTurns) && !(ctx.Window > 0 && prompt > ctx.Window) {
 		return nil
 	}

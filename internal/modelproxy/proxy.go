@@ -364,7 +364,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var prompt int64
 	if limited || p.opts.Ledger != nil && costBudgeted(req) {
 		out, _ := json.Marshal(body)
-		prompt = promptTokens(len(out)) + p.kept(api, body, who)
+		prompt = openai.EstimateTokens(len(out)) + p.kept(api, body, who)
 	}
 	if limited {
 		if prompt >= left {
@@ -635,8 +635,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	u.Text = a.text.String()
 	if !a.reported {
 		out := max(a.said+a.args, a.raw)
-		u.Input = int64((len(prompt) + BytesPerToken - 1) / BytesPerToken)
-		u.Output = int64((out + BytesPerToken - 1) / BytesPerToken)
+		u.Input, u.Output = openai.EstimateTokens(len(prompt)), openai.EstimateTokens(out)
 		return u
 	}
 	if !a.counted {

@@ -35,15 +35,20 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // Add counts the words of s, which goes on from the pieces before it.
 func (w *Words) Add(s string) {
 	for i := 0; i < len(s); i++ {
-		if isSpace(s[i]) {
-			w.Run = 0
-			continue
-		}
-		if w.Run%MaxTokenBytes == 0 {
-			w.N++
-		}
-		w.Run++
+		w.addByte(s[i])
 	}
+}
+
+// addByte counts c, the byte after those counted: white space ends a word.
+func (w *Words) addByte(c byte) {
+	if isSpace(c) {
+		w.Run = 0
+		return
+	}
+	if w.Run%MaxTokenBytes == 0 {
+		w.N++
+	}
+	w.Run++
 }
 
 // promptTextKeys are the members of a chat or Responses API request whose
@@ -139,70 +144,39 @@ func givenAgain(ms []member, key string) bool {
 	return false
 }
 
-// countString counts the words of a JSON string token as written: its
-// escapes \n, \t and \r are white space, and so is a \u escape of white
-// space (\u0020: a string of it alone holds no word); any other is one
-// byte of a word (a lower count). It never counts more than the string
-// decoded holds (FuzzPromptWords).
+// countString counts the words of a JSON string token as written: an
+// escape of white space (\n, \t, \r, \u0020...: jsonscan.AppendUnescape
+// decodes it) is white space; any other is one byte of a word (a lower
+// count). It never counts more than the string decoded holds
+// (FuzzPromptWords).
 func countString(w *Words, tok []byte) {
 	w.Run = 0
-	end := jsonscan.SkipString(tok, 0)
-	for i := 1; i < end-1; i++ {
+	end := jsonscan.SkipString(tok, 0) - 1 // the closing quote
+	for i := 1; i < end; i++ {
 		c := tok[i]
-		if c == '\\' && i+1 < end-1 {
-			i++
-			switch tok[i] {
-			case 'n', 't', 'r':
-				w.Run = 0
-				continue
-			case 'u':
-				if i+5 <= end-1 && isSpace(unicodeEscape(tok[i+1:i+5])) {
-					i += 4
-					w.Run = 0
-					continue
-				}
+		if c == '\\' && i+1 < end {
+			var buf [4]byte
+			if d, _, ok := jsonscan.AppendUnescape(buf[:0], tok[:end], i); !ok || len(d) != 1 || !isSpace(d[0]) {
+				c = 'x'
+			} else {
+				c = ' '
+			}
+			if i++; tok[i] == 'u' {
 				i += 4
 			}
-			c = 'x'
 		}
-		if isSpace(c) {
-			w.Run = 0
-			continue
-		}
-		if w.Run%MaxTokenBytes == 0 {
-			w.N++
-		}
-		w.Run++
+		w.addByte(c)
 	}
 	w.Run = 0
-}
-
-// unicodeEscape returns the byte a \u escape's four hex digits h name when
-// it is ASCII, else 'x' (a byte of a word).
-func unicodeEscape(h []byte) byte {
-	var r int
-	for _, c := range h {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | int(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | int(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | int(c-'A'+10)
-		default:
-			return 'x'
-		}
-	}
-	if r >= 0x80 {
-		return 'x'
-	}
-	return byte(r)
 }
 
 // BytesPerToken is the estimate's rate, for an answer without usage: about
 // four bytes of English text (and fewer of code or other scripts) make a
 // token.
 const BytesPerToken = 4
+
+// EstimateTokens is the tokens of n bytes at BytesPerToken, rounded up.
+func EstimateTokens(n int) int64 { return int64((n + BytesPerToken - 1) / BytesPerToken) }
 
 // counted is the usage an answer (m) to a request (body) is charged: the
 // usage the endpoint reported (u), each count raised to the words of its
@@ -222,8 +196,7 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 		}
 	}
 	if u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 {
-		return Usage{PromptTokens: int64((len(body) + BytesPerToken - 1) / BytesPerToken),
-			CompletionTokens: int64((said + BytesPerToken - 1) / BytesPerToken)}
+		return Usage{PromptTokens: EstimateTokens(len(body)), CompletionTokens: EstimateTokens(said)}
 	}
 	return Usage{PromptTokens: max(u.PromptTokens, PromptWords(body)), CompletionTokens: max(u.CompletionTokens, out.N)}
 }
