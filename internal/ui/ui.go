@@ -63,6 +63,12 @@ type Approvals interface {
 // AuditQuery filters the audit view.
 type AuditQuery struct {
 	Request, Tool, Principal string
+	// Tree adds the events of Request's sub-requests (hand-offs,
+	// delegations, A2A tasks, and theirs); the rows are then the oldest
+	// after the event with seq After, in seq order (a page: the next one
+	// starts after the last row's seq).
+	Tree  bool
+	After int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
 	Owner *Actor
@@ -898,6 +904,10 @@ type auditView struct {
 
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	q := AuditQuery{Request: r.FormValue("request"), Tool: r.FormValue("tool"), Principal: r.FormValue("principal")}
+	q.Tree = q.Request != "" && r.FormValue("tree") == "1"
+	if n, err := strconv.ParseInt(r.FormValue("after"), 10, 64); err == nil && n > 0 && q.Tree {
+		q.After = n
+	}
 	if u.o.Operator != nil && !u.o.Operator(r) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
@@ -908,12 +918,30 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		VerifyMsg         string
 		Q                 AuditQuery
 		Rows              []auditView
+		// Next is the link to the tree's next page ("" for none).
+		Next string
 	}{page: u.page(r, "Audit", "audit", ""), Enabled: u.o.Audit != nil, Q: q}
 	if u.o.Audit != nil {
 		data.Verified, data.VerifyMsg = u.o.Audit.Verify(r.Context())
-		rows, err := u.o.Audit.Search(r.Context(), q, 500)
+		const pageRows = 500
+		fetch := pageRows
+		if q.Tree {
+			fetch++ // one more says there is a next page
+		}
+		rows, err := u.o.Audit.Search(r.Context(), q, fetch)
 		if err != nil {
 			data.VerifyMsg += "; search failed: " + err.Error()
+		}
+		if q.Tree && len(rows) > pageRows {
+			rows = rows[:pageRows]
+			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(rows[pageRows-1].Seq, 10)}}
+			if r.FormValue("tool") != "" {
+				next.Set("tool", r.FormValue("tool"))
+			}
+			if r.FormValue("principal") != "" {
+				next.Set("principal", r.FormValue("principal"))
+			}
+			data.Next = "/ui/audit?" + next.Encode()
 		}
 		now := time.Now()
 		for _, row := range rows {
