@@ -130,6 +130,16 @@ type Linker interface {
 	Place(ctx context.Context, l *Link) (ctx2 context.Context, release func(), err error)
 }
 
+// HandoffEnder is a Linker that also ends the request a message was
+// placed in when the message's hand-off was stopped (a stop of it, its
+// budget) and nothing else of that request is left to run
+// (link.Owned.EndStoppedHandoff): the root request begun for an A2A
+// client's message then ends with its hand-off's cause, not at its idle
+// gap.
+type HandoffEnder interface {
+	EndStoppedHandoff(ctx context.Context, caller *reach.Request, c reach.Cause) bool
+}
+
 // Delegator starts hand-offs: reach.Runtime.
 type Delegator interface {
 	Delegate(ctx context.Context, d *reach.Delegation) (context.Context, *reach.Request, error)

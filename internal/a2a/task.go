@@ -578,16 +578,37 @@ func (t *task) finish(verdict string) func() {
 	if t.unhook != nil {
 		t.unhook()
 	}
-	release := t.release
+	release, sub := t.release, t.req
 	t.release, t.unhook = nil, nil
 	return func() {
 		if release != nil {
 			release()
 		}
+		if c := stoppedItself(sub); c != nil {
+			if e, ok := t.g.opts.Link.(HandoffEnder); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				e.EndStoppedHandoff(ctx, sub.Parent(), *c)
+				cancel()
+			}
+		}
 		t.g.live.done(t) // its slot holds it no longer
 		// Late states are read for a while, then the stream is let go.
 		time.AfterFunc(t.g.opts.Late, t.pcancel)
 	}
+}
+
+// stoppedItself returns the cause of a hand-off stopped by a stop of its
+// own (through the API, its budget), not by its caller's, nor by its
+// client's CancelTask (the client may go on in its request); nil
+// otherwise.
+func stoppedItself(sub *reach.Request) *reach.Cause {
+	if sub == nil {
+		return nil
+	}
+	if c := sub.StopCause(); c != nil && c.Request == sub.ID() && c.By != "a2a" && sub.State() != reach.RequestInterrupted {
+		return c
+	}
+	return nil
 }
 
 // answer is what a round of the task came back with, for the loop guard:

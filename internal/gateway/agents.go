@@ -101,6 +101,12 @@ func (k a2aLinker) Place(ctx context.Context, in *a2a.Link) (context.Context, fu
 	return ctx, done, err
 }
 
+// EndStoppedHandoff is link.Owned's: an A2A client's root request ends
+// with its only hand-off's stop.
+func (k a2aLinker) EndStoppedHandoff(ctx context.Context, caller *reach.Request, c reach.Cause) bool {
+	return k.owned.EndStoppedHandoff(ctx, caller, c)
+}
+
 // a2aIdentity is the caller as the gateway authenticated it; without auth,
 // the local user.
 type a2aIdentity struct{}

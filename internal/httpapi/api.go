@@ -703,11 +703,14 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 	u := req.Usage()
 	out := struct {
 		requestSummary
-		Scene    string         `json:"scene,omitempty"`
-		Budget   budget.View    `json:"budget"`
-		Used     usageJSON      `json:"used"`
-		Left     budget.View    `json:"left"`
-		Stop     *reach.Cause   `json:"stop,omitempty"`
+		Scene  string       `json:"scene,omitempty"`
+		Budget budget.View  `json:"budget"`
+		Used   usageJSON    `json:"used"`
+		Left   budget.View  `json:"left"`
+		Stop   *reach.Cause `json:"stop,omitempty"`
+		// Shared: Used and Left are the shared store's (every instance's
+		// spend), not this instance's part (sharedUsage).
+		Shared   bool           `json:"shared,omitempty"`
 		Children []string       `json:"children,omitempty"`
 		Frames   []render.Frame `json:"frames"`
 	}{
@@ -721,10 +724,94 @@ func (a *API) getRequest(w http.ResponseWriter, r *http.Request) {
 		Frames: render.Frames(req),
 	}
 	out.runsOn(a.elsewhere(r.Context(), req)[req.ID()])
+	if used, left, ok := a.sharedUsage(r.Context(), req); ok {
+		out.Used.Turns, out.Used.ToolCalls, out.Used.Tokens, out.Used.Cost = used.Turns, used.ToolCalls, used.Tokens, used.Cost
+		out.Left, out.Shared = left.View(), true
+	}
 	for _, c := range req.Children() {
 		out.Children = append(out.Children, c.ID())
 	}
 	httpjson.Write(w, http.StatusOK, out)
+}
+
+// sharedUsage returns, on a store that several instances share, what req
+// has spent on every instance (its row of the shared ledger), and what is
+// left of its budget after that within what is left of the requests above
+// it (the fewest left in each dimension; wall clock and depth as here):
+// what the shared check admits its calls against. A hand-off begun here
+// was carved from this instance's view of its caller's spend, which may
+// not count another instance's calls. ok is false without a shared store,
+// or when the store cannot say (the view then shows this instance's part).
+func (a *API) sharedUsage(ctx context.Context, req *reach.Request) (used budget.Usage, left reach.Budget, ok bool) {
+	if a.remote == nil || a.store == nil {
+		return used, left, false
+	}
+	type link struct {
+		id    string
+		limit reach.Budget
+		local budget.Usage // what it spent here (a request kept here)
+	}
+	var chain []link
+	top := req
+	for q := req; q != nil; q = q.Parent() {
+		chain, top = append(chain, link{q.ID(), q.Budget(), q.Usage()}), q
+	}
+	// Above a sub-request another instance began (joined here): the
+	// store's requests, as the shared check reads them.
+	if rec, err := a.store.GetRequest(ctx, top.ID()); err == nil {
+		for id := rec.Parent; id != "" && len(chain) < 65; {
+			up, err := a.store.GetRequest(ctx, id)
+			if err != nil {
+				break
+			}
+			var b reach.Budget
+			if len(up.Budget) > 0 && json.Unmarshal(up.Budget, &b) != nil {
+				b = reach.Budget{}
+			}
+			chain, id = append(chain, link{id: up.ID, limit: b}), up.Parent
+		}
+	}
+	local := req.Usage()
+	var limited [4]bool // turns, tool calls, tokens, cost: limited below
+	for i, l := range chain {
+		s, err := a.store.Spent(ctx, l.id)
+		if err != nil {
+			a.log.Warn("reading a request's shared spend", "request", l.id, "err", err)
+			return used, left, false
+		}
+		// The model calls reach makes itself are counted here only
+		// (docs/INSTANCES.md): the more of the two.
+		u := budget.Usage{Turns: max(int(s.Turns), l.local.Turns), ToolCalls: max(int(s.ToolCalls), l.local.ToolCalls),
+			Tokens: max(s.Tokens, l.local.Tokens), Cost: max(float64(s.CostNano)/1e9, l.local.Cost), Wall: local.Wall, MaxDepth: local.MaxDepth}
+		r := budget.Remaining(l.limit, u)
+		if i == 0 {
+			used, left = u, r
+		} else {
+			left.Turns = fewest(left.Turns, limited[0], l.limit.Turns > 0, r.Turns)
+			left.ToolCalls = fewest(left.ToolCalls, limited[1], l.limit.ToolCalls > 0, r.ToolCalls)
+			left.Tokens = fewest(left.Tokens, limited[2], l.limit.Tokens > 0, r.Tokens)
+			left.Cost = fewest(left.Cost, limited[3], l.limit.Cost > 0, r.Cost)
+		}
+		limited[0] = limited[0] || l.limit.Turns > 0
+		limited[1] = limited[1] || l.limit.ToolCalls > 0
+		limited[2] = limited[2] || l.limit.Tokens > 0
+		limited[3] = limited[3] || l.limit.Cost > 0
+	}
+	return used, left, true
+}
+
+// fewest is what is left in one dimension: cur, what the requests below
+// have left (if one of them limits it: limited), narrowed by v, what a
+// request above has left (if it limits it: limits).
+func fewest[T int | int64 | float64](cur T, limited, limits bool, v T) T {
+	switch {
+	case !limits:
+		return cur
+	case !limited:
+		return v
+	default:
+		return min(cur, v)
+	}
 }
 
 func (a *API) getGraph(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -106,7 +108,9 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 	}
 	var evs []*audit.Event
 	var err error
-	if q.Request != "" {
+	if q.Tree && q.Request != "" {
+		evs, err = a.treeEvents(ctx, q.Request)
+	} else if q.Request != "" {
 		evs, err = audit.Show(ctx, a.st, q.Request)
 	} else {
 		fetch := limit
@@ -122,17 +126,67 @@ func (a auditView) events(ctx context.Context, q ui.AuditQuery, limit int) ([]*a
 		return (q.Tool != "" && e.Name != q.Tool) || (q.Principal != "" && e.Principal != q.Principal) ||
 			(q.Owner != nil && (e.Principal != q.Owner.Principal || e.Tenant != q.Owner.Tenant))
 	})
+	if q.Tree && q.Request != "" { // a page: the oldest limit after the cursor
+		evs = slices.DeleteFunc(evs, func(e *audit.Event) bool { return e.Seq <= q.After })
+		return evs[:min(len(evs), limit)], nil
+	}
 	if len(evs) > limit {
 		evs = evs[len(evs)-limit:]
 	}
 	return evs, nil
 }
 
+// maxTreeRequests bounds the requests of a tree whose events one page of
+// GET /v1/audit?tree=1 reads (the root and its sub-requests, breadth
+// first); the events of any further ones are not shown (treeEvents says so).
+const maxTreeRequests = 1000
+
+// errTreeTooLarge is treeEvents' error for a tree of more than
+// maxTreeRequests requests.
+var errTreeTooLarge = fmt.Errorf("the tree has more than %d requests", maxTreeRequests)
+
+// treeEvents returns the events of request root and of its sub-requests
+// (the store's registry, as reach audit show --tree reads it), in seq
+// order, each naming its request.
+func (a auditView) treeEvents(ctx context.Context, root string) ([]*audit.Event, error) {
+	ids := []string{root}
+	seen := map[string]bool{root: true}
+	for i := 0; i < len(ids); i++ {
+		subs, err := a.st.ListRequests(ctx, store.RequestFilter{Parent: ids[i], Limit: maxTreeRequests + 1})
+		if err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			if seen[sub.ID] {
+				continue
+			}
+			if len(ids) == maxTreeRequests {
+				return nil, errTreeTooLarge
+			}
+			seen[sub.ID] = true
+			ids = append(ids, sub.ID)
+		}
+	}
+	var evs []*audit.Event
+	for _, id := range ids {
+		more, err := audit.Show(ctx, a.st, id)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, more...)
+	}
+	slices.SortFunc(evs, func(x, y *audit.Event) int { return cmp.Compare(x.Seq, y.Seq) })
+	return evs, nil
+}
+
 // auditEvents is GET /v1/audit[?request=ID][&tool=NAME][&principal=P][&limit=N]:
 // the newest N (default 100, at most 1000) events of one request, or of
 // the newest events of the log (ten times N when filtered), oldest first.
-// A principal who is not an operator sees only its own events, in its
-// tenant.
+// With &tree=1 (and request), the request's and its sub-requests' events
+// in seq order, a page of N after the cursor &after=SEQ (0: from the
+// first), with "next" (the cursor of the following page) when there are
+// more. A principal who is not an operator sees only its own events, in
+// its tenant.
 func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	if a.store == nil {
 		httpjson.WriteError(w, http.StatusNotFound, "no_store", "This gateway keeps no audit log (no data folder).", "Start it with --data.")
@@ -148,14 +202,49 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	q := ui.AuditQuery{Request: r.URL.Query().Get("request"), Tool: r.URL.Query().Get("tool"), Principal: r.URL.Query().Get("principal")}
+	switch t := r.URL.Query().Get("tree"); t {
+	case "", "0", "false":
+	case "1", "true":
+		q.Tree = true
+	default:
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_tree", fmt.Sprintf("tree=%q is neither 1 nor 0.", t), "Send &tree=1 with ?request=ID for the request and its sub-requests.")
+		return
+	}
+	if q.Tree && q.Request == "" {
+		httpjson.WriteError(w, http.StatusBadRequest, "bad_tree", "tree=1 is the tree of one request: the request is missing.", "Send ?request=ID&tree=1.")
+		return
+	}
+	if s := r.URL.Query().Get("after"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || !q.Tree {
+			httpjson.WriteError(w, http.StatusBadRequest, "bad_after", "after is the cursor of a tree's pages: a seq (a whole number), with tree=1.",
+				`Send the "next" of the last page as &after=, with ?request=ID&tree=1.`)
+			return
+		}
+		q.After = n
+	}
 	if !a.isOperator(r) {
 		a := uiActor(r)
 		q.Principal, q.Owner = a.Principal, &a
 	}
-	evs, err := a.auditV.events(r.Context(), q, limit)
+	fetch := limit
+	if q.Tree {
+		fetch++ // one more says there is a next page
+	}
+	evs, err := a.auditV.events(r.Context(), q, fetch)
+	if errors.Is(err, errTreeTooLarge) {
+		httpjson.WriteError(w, http.StatusUnprocessableEntity, "tree_too_large", fmt.Sprintf("Request %s: %s.", q.Request, err),
+			"Ask for the events of its sub-requests one by one (?request=ID, or with tree=1 on a sub-request); GET /v1/requests/{id} lists a request's children.")
+		return
+	}
 	if err != nil {
 		httpjson.WriteError(w, http.StatusInternalServerError, "store", err.Error(), "Look at the gateway's log.")
 		return
+	}
+	var next int64
+	if q.Tree && len(evs) > limit {
+		evs = evs[:limit]
+		next = evs[limit-1].Seq
 	}
 	type eventJSON struct {
 		Seq     int64        `json:"seq"`
@@ -167,7 +256,11 @@ func (a *API) auditEvents(w http.ResponseWriter, r *http.Request) {
 	for i, e := range evs {
 		out[i] = eventJSON{Seq: e.Seq, Time: e.Time, Request: e.Request, Event: e}
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"events": out})
+	body := map[string]any{"events": out}
+	if next > 0 {
+		body["next"] = next
+	}
+	httpjson.Write(w, http.StatusOK, body)
 }
 
 // auditVerify is GET /v1/audit/verify: whether the hash chain of the whole

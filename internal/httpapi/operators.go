@@ -31,6 +31,7 @@ func (a *API) newUI() *ui.UI {
 	}
 	if a.remote != nil {
 		uo.Elsewhere = func(ctx context.Context, rs []*reach.Request) map[string][]string { return a.elsewhere(ctx, rs...) }
+		uo.Shared = a.sharedUsage
 	}
 	if len(a.shown) > 0 {
 		uo.Also = func() []*reach.Request { return a.shown }

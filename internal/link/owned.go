@@ -964,3 +964,75 @@ func (q *Owned) SetClock(now func() time.Time) {
 	defer q.mu.Unlock()
 	q.now = now
 }
+
+// elsewhereAsker is a Remote that can say which requests run on other
+// instances too (internal/cluster).
+type elsewhereAsker interface {
+	RunningElsewhere(ctx context.Context, ids []string) (map[string][]string, error)
+}
+
+// EndStoppedHandoff ends root request r with the stop cause c of its
+// hand-off, a sub-request that was stopped by itself (a stop of it, its
+// budget), when nothing else of r is left to run: a loose request the
+// gateway owns, begun with an id of reach's (for a message that named no
+// request or session: an A2A client's), with no call or stream in
+// flight, no running sub-request, no frame but hand-offs, and, on a
+// shared store, no part on another instance. Such a root used to run on,
+// holding nothing, until its idle gap. A request whose id its client
+// named is left to its idle gap: a stopped id is never begun again, and
+// the client may mean to go on in it. It reports whether it stopped r.
+func (q *Owned) EndStoppedHandoff(ctx context.Context, r *reach.Request, c reach.Cause) bool {
+	if r == nil || r.Parent() != nil || !r.Fresh() || r.State() != reach.RequestRunning {
+		return false
+	}
+	idle := func() (*owned, bool) {
+		o, ok := q.owned[r.ID()]
+		if !ok || o.req != r || !o.loose || o.remote || o.inflight > 0 {
+			return nil, false
+		}
+		for _, id := range q.traces {
+			if id == r.ID() { // a trace's calls may come back to it
+				return nil, false
+			}
+		}
+		return o, true
+	}
+	q.mu.Lock()
+	o, ok := idle()
+	var last time.Time
+	if ok {
+		last = o.last
+	}
+	q.mu.Unlock()
+	if !ok {
+		return false
+	}
+	for _, ch := range r.Children() {
+		if ch.State() == reach.RequestRunning {
+			return false
+		}
+	}
+	for _, f := range r.Frames() {
+		if f.Kind != reach.DelegateFrame {
+			return false
+		}
+	}
+	if ea, ok := q.remote.(elsewhereAsker); ok {
+		on, err := ea.RunningElsewhere(ctx, []string{r.ID()})
+		if err != nil || len(on[r.ID()]) > 0 {
+			return false // its idle gap ends it here, as before
+		}
+	}
+	q.mu.Lock()
+	o, ok = idle()
+	if ok = ok && o.last.Equal(last); ok { // no call came meanwhile
+		q.forget(r.ID(), o)
+	}
+	q.mu.Unlock()
+	if !ok {
+		return false
+	}
+	r.StopWith(c)
+	r.End()
+	return true
+}

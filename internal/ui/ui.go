@@ -63,6 +63,12 @@ type Approvals interface {
 // AuditQuery filters the audit view.
 type AuditQuery struct {
 	Request, Tool, Principal string
+	// Tree adds the events of Request's sub-requests (hand-offs,
+	// delegations, A2A tasks, and theirs); the rows are then the oldest
+	// after the event with seq After, in seq order (a page: the next one
+	// starts after the last row's seq).
+	Tree  bool
+	After int64
 	// Owner, if set, keeps only the rows of its principal in its tenant:
 	// the view of one who is not an operator.
 	Owner *Actor
@@ -120,6 +126,12 @@ type Options struct {
 	// instances' names (a read of the store, for the pages only); nil
 	// without a shared store.
 	Elsewhere func(ctx context.Context, rs []*reach.Request) map[string][]string
+	// Shared returns what request q spent on every instance (the shared
+	// store's ledger) and what is left of its budget within what is left
+	// of the requests above it; ok false without a shared store, or when
+	// the store cannot say (the request page then shows this instance's
+	// part). Nil without a shared store.
+	Shared func(ctx context.Context, q *reach.Request) (used reach.Usage, left reach.Budget, ok bool)
 	// Login, if set, makes the UI sign people in itself (see [Login]);
 	// the gateway sets it when it authenticates its callers, and then
 	// sends /ui/ to the UI without its own authentication.
@@ -413,6 +425,34 @@ type requestView struct {
 	Stopped                                                 when   // when Cause was decided
 	Approval                                                string // a pending approval of it, if any
 	On                                                      string // the instances it runs on, when its part here ended and theirs runs on
+	// Shared: the meters are the shared store's, every instance's spend
+	// of what the request may spend in all (sharedMeters).
+	Shared bool
+}
+
+// sharedMeters shows in v what q spent on every instance (used), of what
+// it may spend in all: in each limited dimension, its budget, or what it
+// spent and what is left (left: of its own, and of the requests above
+// it) if fewer. A hand-off begun on this instance was carved from this
+// instance's view of its caller's spend, which may not count another
+// instance's calls.
+func (v *requestView) sharedMeters(q *reach.Request, used reach.Usage, left reach.Budget) {
+	b := q.Budget()
+	all := func(limit, used, left int64) int64 {
+		if limit <= 0 {
+			return 0
+		}
+		return min(limit, used+left)
+	}
+	v.ToolCalls = newMeter(int64(used.ToolCalls), all(int64(b.ToolCalls), int64(used.ToolCalls), int64(left.ToolCalls)))
+	v.Turns = newMeter(int64(used.Turns), all(int64(b.Turns), int64(used.Turns), int64(left.Turns)))
+	v.Tokens = newMeter(used.Tokens, all(b.Tokens, used.Tokens, left.Tokens))
+	v.Cost = money(used.Cost)
+	if b.Cost > 0 {
+		v.CostLimit = money(min(b.Cost, used.Cost+left.Cost))
+		v.Cost = cmp.Or(v.Cost, "$0")
+	}
+	v.Shared = true
 }
 
 // runsOn shows v running on the instances names, as the shared store
@@ -684,6 +724,11 @@ func (u *UI) request(w http.ResponseWriter, r *http.Request) {
 	}
 	v := viewRequest(q, now)
 	v.runsOn(u.elsewhere(r.Context(), q)[q.ID()])
+	if u.o.Shared != nil {
+		if used, left, ok := u.o.Shared(r.Context(), q); ok {
+			v.sharedMeters(q, used, left)
+		}
+	}
 	// The approvals of this request and its sub-requests that the viewer
 	// may decide, pending first.
 	var aps []approvalView
@@ -898,6 +943,10 @@ type auditView struct {
 
 func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 	q := AuditQuery{Request: r.FormValue("request"), Tool: r.FormValue("tool"), Principal: r.FormValue("principal")}
+	q.Tree = q.Request != "" && r.FormValue("tree") == "1"
+	if n, err := strconv.ParseInt(r.FormValue("after"), 10, 64); err == nil && n > 0 && q.Tree {
+		q.After = n
+	}
 	if u.o.Operator != nil && !u.o.Operator(r) {
 		a := u.actor(r) // only one's own rows, of one's own tenant
 		q.Principal, q.Owner = a.Principal, &a
@@ -908,12 +957,30 @@ func (u *UI) audit(w http.ResponseWriter, r *http.Request) {
 		VerifyMsg         string
 		Q                 AuditQuery
 		Rows              []auditView
+		// Next is the link to the tree's next page ("" for none).
+		Next string
 	}{page: u.page(r, "Audit", "audit", ""), Enabled: u.o.Audit != nil, Q: q}
 	if u.o.Audit != nil {
 		data.Verified, data.VerifyMsg = u.o.Audit.Verify(r.Context())
-		rows, err := u.o.Audit.Search(r.Context(), q, 500)
+		const pageRows = 500
+		fetch := pageRows
+		if q.Tree {
+			fetch++ // one more says there is a next page
+		}
+		rows, err := u.o.Audit.Search(r.Context(), q, fetch)
 		if err != nil {
 			data.VerifyMsg += "; search failed: " + err.Error()
+		}
+		if q.Tree && len(rows) > pageRows {
+			rows = rows[:pageRows]
+			next := url.Values{"request": {q.Request}, "tree": {"1"}, "after": {strconv.FormatInt(rows[pageRows-1].Seq, 10)}}
+			if r.FormValue("tool") != "" {
+				next.Set("tool", r.FormValue("tool"))
+			}
+			if r.FormValue("principal") != "" {
+				next.Set("principal", r.FormValue("principal"))
+			}
+			data.Next = "/ui/audit?" + next.Encode()
 		}
 		now := time.Now()
 		for _, row := range rows {
