@@ -32,6 +32,11 @@ pkgs=(
 	@ai-sdk/openai@4.0.118
 	@modelcontextprotocol/client@2.4.0
 	@modelcontextprotocol/sdk@1.32.2
+	@mastra/core@1.71.0
+	@mastra/mcp@2.0.0
+	genkit@1.42.0
+	@genkit-ai/mcp@1.42.0
+	@genkit-ai/compat-oai@1.42.0
 	node@22.23.3
 )
 
