@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Three agent frameworks from npm — OpenAI Agents, LangGraph and the AI SDK
-// — on their default settings, their MCP tools and their model pointed at
+// Five agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra and Genkit — on their default settings, their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -553,7 +553,7 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 	return r
 }
 
-// frameworkCases are the three frameworks, each on both protocol versions:
+// frameworkCases are the frameworks, each on the protocol versions it speaks:
 // the reach configuration that offers them, the MCP client it uses, and the
 // model API it calls (its default, or "chat": its opt-out of the Responses
 // API, which OpenAI Agents and the AI SDK call by default).

@@ -19,8 +19,10 @@
 //               TypeScript client of the sessionless protocol
 //               (@modelcontextprotocol/client) instead of its default
 //               MultiServerMCPClient, which speaks 2025-11-25 only.
-//   TEXT_HOOK   langgraph only: "1" adds docs/frameworks/langgraph.md's
-//               afterToolCall hook, which gives the model a result's text.
+//   TEXT_HOOK   langgraph and mastra: "1" adds the hook of
+//               docs/frameworks/langgraph.md (afterToolCall) or
+//               docs/frameworks/mastra.md (toModelOutput), which gives the
+//               model a result's text.
 
 const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
 const HEADERS = JSON.parse(process.env.HEADERS || '{}');
@@ -125,7 +127,7 @@ async function mastra() {
     const agent = new Agent({
       id: 'assistant', name: 'assistant', instructions: 'Use the tools.',
       model: { id: 'openai/scripted', url: MODEL_URL, apiKey: 'sk-test', headers: HEADERS, ...(CHAT ? { api: 'chat' } : {}) },
-      tools: await mcp.listTools(),
+      tools: process.env.TEXT_HOOK === '1' ? textOnly(await mcp.listTools()) : await mcp.listTools(),
     });
     const result = await agent.generate(TASK, { maxSteps: MAX_STEPS });
     if (result.error) throw result.error;
@@ -133,6 +135,17 @@ async function mastra() {
   } finally {
     await mcp.disconnect();
   }
+}
+
+// textOnly is docs/frameworks/mastra.md's hook: the model reads a result's
+// text, not the whole result in JSON.
+function textOnly(tools) {
+  for (const tool of Object.values(tools)) {
+    tool.toModelOutput = (out) => Array.isArray(out?.content)
+      ? { type: 'text', value: out.content.map((b) => b.text ?? '').join('') }
+      : { type: 'json', value: out };
+  }
+  return tools;
 }
 
 async function genkitRun() {
