@@ -95,7 +95,7 @@ unit: a2a-deps
 race: a2a-deps
 
 # The gateway's agent framework tests (internal/gateway TestFrameworks*)
-# run OpenAI Agents, LangGraph and the AI SDK from npm against reach; install
+# run OpenAI Agents, LangGraph, the AI SDK, Mastra and Genkit from npm against reach; install
 # them and the Node 22 they need (into .cache/frameworks) before the tests.
 # Without node and npm the script says so and the tests skip (and fail under
 # make test, where REACH_CI is set).

@@ -3,7 +3,9 @@
 # interoperability tests (internal/gateway, TestFrameworks*) run on their
 # default settings against reach: OpenAI Agents (@openai/agents), LangGraph
 # (@langchain/langgraph with @langchain/mcp-adapters and @langchain/openai)
-# and the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), with the MCP
+# the AI SDK (ai with @ai-sdk/mcp and @ai-sdk/openai), Mastra (@mastra/core
+# with @mastra/mcp) and Genkit (genkit with @genkit-ai/mcp and
+# @genkit-ai/compat-oai), with the MCP
 # TypeScript SDK client of the sessionless protocol (@modelcontextprotocol/
 # client) and the 1.x SDK (@modelcontextprotocol/sdk), whose SSEClientTransport
 # OpenAI Agents' MCPServerSSE and LlamaIndex use on /sse, into a repo-local, gitignored folder (.cache/frameworks by
@@ -32,6 +34,11 @@ pkgs=(
 	@ai-sdk/openai@4.0.118
 	@modelcontextprotocol/client@2.4.0
 	@modelcontextprotocol/sdk@1.32.2
+	@mastra/core@1.71.0
+	@mastra/mcp@2.0.0
+	genkit@1.42.0
+	@genkit-ai/mcp@1.42.0
+	@genkit-ai/compat-oai@1.42.0
 	node@22.23.3
 )
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 )
 
@@ -126,32 +127,71 @@ when { context.arguments has order && context.arguments.order == "1001" };
 	}
 }
 
-// TestFrameworksLangGraphText: LangGraph's MCP adapter, on its defaults,
-// gives the model a result that carries _meta (as each of reach's does) as
-// its text block in JSON, reach's ids included; the afterToolCall hook
-// docs/frameworks/langgraph.md gives gets the model the text alone, and
-// the run is the same.
-func TestFrameworksLangGraphText(t *testing.T) {
+// TestFrameworksResultText: what the model reads of a tool result that
+// carries _meta (as each of reach's does). LangGraph's MCP adapter gives it
+// the text block in JSON, and Mastra's MCP client (a tool without an
+// outputSchema) the whole CallToolResult in JSON, reach's ids included; the
+// hooks docs/frameworks/langgraph.md and mastra.md give get the model the
+// text alone, and the run is the same. Genkit passes the text alone on its
+// defaults.
+func TestFrameworksResultText(t *testing.T) {
 	dir, node := frameworksCache(t)
-	for _, hook := range []bool{false, true} {
-		s := newShop(t, "")
-		env := "TEXT_HOOK=0"
-		if hook {
-			env = "TEXT_HOOK=1"
+	const want = "page 4: orders 31-40"
+	for _, c := range []struct {
+		fw, wrapped string // wrapped: how the result begins without the hook ("": the text alone)
+	}{
+		{"langgraph", `{"type":"text"`},
+		{"mastra", `{"_meta":`},
+		{"genkit", ""},
+	} {
+		for _, hook := range []bool{false, true} {
+			if hook && c.wrapped == "" {
+				continue
+			}
+			s := newShop(t, "")
+			env := "0"
+			if hook {
+				env = "1"
+			}
+			t.Setenv("TEXT_HOOK", env) // runAgent's node inherits it
+			r := runAgent(t, dir, node, c.fw, "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
+			if !r.OK || r.Text != "all done" {
+				t.Fatalf("%s TEXT_HOOK=%s: the run: %+v", c.fw, env, r)
+			}
+			raw, _ := s.model.raw.Load().(string)
+			switch {
+			case (hook || c.wrapped == "") && raw != want:
+				t.Errorf("%s TEXT_HOOK=%s: the model read %q, want %q", c.fw, env, raw, want)
+			case !hook && c.wrapped != "" && (!strings.HasPrefix(raw, c.wrapped) || !strings.Contains(raw, "reach/request")):
+				t.Errorf("%s: without the hook the model read %q: the client no longer wraps the text (update docs/frameworks/%s.md)", c.fw, raw, c.fw)
+			}
+			t.Logf("%s TEXT_HOOK=%s: the model read %d bytes for a result of %d: %s", c.fw, env, len(raw), len(want), clip(raw, 300))
 		}
-		t.Setenv("TEXT_HOOK", env[len("TEXT_HOOK="):]) // runAgent's node inherits it
-		r := runAgent(t, dir, node, "langgraph", "", "", s.url+"/mcp", s.url+"/v1", "legit", nil)
-		if !r.OK || r.Text != "all done" {
-			t.Fatalf("%s: the run: %+v", env, r)
+	}
+}
+
+// TestWarnsOfAWaitPastClientTimeouts: reach validate warns when
+// approvals.wait holds a call as long as the MCP TypeScript SDK's default
+// request timeout (60 s), after which Mastra and Genkit, on their
+// defaults, end a held call as "Request timed out" (measured: Mastra's
+// model read that instead of the approval's id; Genkit's run ended), and
+// not when it is shorter.
+func TestWarnsOfAWaitPastClientTimeouts(t *testing.T) {
+	for wait, warn := range map[string]bool{"59s": false, "60s": true, "5m": true, "": false} {
+		extra := ""
+		if wait != "" {
+			extra = "approvals: {wait: " + wait + "}\n"
 		}
-		raw, _ := s.model.raw.Load().(string)
-		const want = "page 4: orders 31-40"
-		switch {
-		case hook && raw != want:
-			t.Errorf("with the hook the model read %q, want %q", raw, want)
-		case !hook && (!strings.HasPrefix(raw, `{"type":"text"`) || !strings.Contains(raw, "reach/request")):
-			t.Errorf("without the hook the model read %q: the adapter no longer wraps the text (update docs/frameworks/langgraph.md)", raw)
+		cfg, err := config.Parse([]byte("examples: true\n"+extra), os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s: the model read %d bytes for a result of %d: %s", env, len(raw), len(want), clip(raw, 200))
+		w := strings.Join(newTestGateway(t, cfg).Warnings(), "\n")
+		if got := strings.Contains(w, "approvals.wait is"); got != warn {
+			t.Errorf("wait %q: warned %v, want %v: %s", wait, got, warn, w)
+		}
+		if warn && !strings.Contains(w, "give up on a call after 1m0s") {
+			t.Errorf("wait %q: the warning does not say the clients' timeout: %s", wait, w)
+		}
 	}
 }

@@ -27,8 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Three agent frameworks from npm — OpenAI Agents, LangGraph and the AI SDK
-// — on their default settings, their MCP tools and their model pointed at
+// Five agent frameworks from npm — OpenAI Agents, LangGraph, the AI SDK,
+// Mastra and Genkit — on their default settings, their MCP tools and their model pointed at
 // reach (testdata/frameworks/agent.mjs), with a scripted model behind
 // reach's model proxy and a shop upstream behind its MCP server.
 
@@ -56,7 +56,7 @@ func frameworksCache(t *testing.T) (dir, node string) {
 		dir = filepath.Join(root, ".cache", "frameworks")
 	}
 	for _, pkg := range []string{"@openai/agents", "@langchain/langgraph", "@langchain/mcp-adapters", "@langchain/openai", "ai", "@ai-sdk/mcp",
-		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk"} {
+		"@ai-sdk/openai", "@modelcontextprotocol/client", "@modelcontextprotocol/sdk", "@mastra/core", "@mastra/mcp", "genkit", "@genkit-ai/mcp", "@genkit-ai/compat-oai"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("%s is not installed in %s: run scripts/frameworks-deps.sh (make test does)", pkg, dir)
 		}
@@ -385,14 +385,21 @@ func (m *shopModel) respond(w http.ResponseWriter, size int, name, args, say str
 }
 
 // resultText is the text of a tool result as a framework passes it to the
-// model: as is, or as MCP content items in JSON, whose texts it joins.
+// model: as is, as a JSON string (Genkit's), as MCP content items in JSON,
+// whose texts it joins, or as Genkit's {"error": text} for a result with
+// isError.
 func resultText(s string) string {
+	var str string
+	if json.Unmarshal([]byte(s), &str) == nil {
+		return str
+	}
 	var items []struct {
 		Text string `json:"text"`
 	}
 	if json.Unmarshal([]byte(s), &items) != nil {
 		var one struct {
 			Text    string `json:"text"`
+			Error   string `json:"error"`
 			Content []struct {
 				Text string `json:"text"`
 			} `json:"content"`
@@ -402,7 +409,7 @@ func resultText(s string) string {
 		}
 		items = append(one.Content, struct {
 			Text string `json:"text"`
-		}{one.Text})
+		}{one.Text + one.Error})
 	}
 	var b strings.Builder
 	for _, it := range items {
@@ -546,7 +553,7 @@ func runAgent(t *testing.T, dir, node, fw, mcpClient, modelAPI, mcpURL, modelURL
 	return r
 }
 
-// frameworkCases are the three frameworks, each on both protocol versions:
+// frameworkCases are the frameworks, each on the protocol versions it speaks:
 // the reach configuration that offers them, the MCP client it uses, and the
 // model API it calls (its default, or "chat": its opt-out of the Responses
 // API, which OpenAI Agents and the AI SDK call by default).
@@ -567,11 +574,13 @@ var frameworkCases = []struct {
 	// protocol. Its ChatOpenAI calls chat completions by default.
 	{"langgraph", "2025-11-25", "", "", "", false},
 	{"langgraph", "2026-07-28", "", "v2", "", true},
+	{"mastra", "2026-07-28", "", "", "", false},
+	{"genkit", "2025-11-25", "", "", "", false},
 }
 
 // modelPath is the model API a case's framework calls.
 func modelPath(fw, modelAPI string) string {
-	if fw == "langgraph" || modelAPI == "chat" {
+	if fw == "langgraph" || fw == "mastra" || fw == "genkit" || modelAPI == "chat" { // Mastra and Genkit call chat completions on an OpenAI-compatible base URL
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses"

@@ -364,6 +364,14 @@ func (g *Gateway) Warnings() []string {
 			}
 		}
 	}
+	// The MCP TypeScript SDK, the client of Mastra, Genkit, LangGraph and
+	// LlamaIndex, gives up on a request after 60 s on its defaults (and a
+	// progress notification does not reset it): a call held as long ends
+	// at the client as "Request timed out", without the approval's id or
+	// what to do, while the approval waits on.
+	if a := g.cfg.Approvals; a != nil && time.Duration(a.Wait) >= clientTimeout {
+		out = append(out, fmt.Sprintf("approvals.wait is %v: MCP clients on the TypeScript SDK's defaults (Mastra, Genkit, LangGraph, LlamaIndex) give up on a call after %v, and the model then reads \"Request timed out\" instead of the approval's id and what to do; set wait under %v (the call then answers pending, and is run when called again once approved)", time.Duration(a.Wait), clientTimeout, clientTimeout))
+	}
 	if mc := g.cfg.Model; mc != nil && mc.BaseURL != "" {
 		name := cmp.Or(mc.Name, openai.DefaultModel) // what the proxy asks for when a client names none
 		if _, priced := mc.Prices[name]; !priced {
@@ -376,6 +384,10 @@ func (g *Gateway) Warnings() []string {
 	}
 	return out
 }
+
+// clientTimeout is the MCP TypeScript SDK's default request timeout
+// (DEFAULT_REQUEST_TIMEOUT_MSEC), which the agent frameworks built on it keep.
+const clientTimeout = 60 * time.Second
 
 // Runtime returns the gateway's runtime.
 func (g *Gateway) Runtime() *reach.Runtime { return g.rt }

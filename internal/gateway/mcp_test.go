@@ -88,6 +88,14 @@ func TestMCPCall(t *testing.T) {
 			if res.Meta[link.MetaError] == nil {
 				t.Errorf("no structured error in _meta: %v", res.Meta)
 			}
+			// _meta carries the error's code and type for programs, not
+			// its message and suggestion: they are the text already, and a
+			// client that gives its model the whole result (LlamaIndex TS)
+			// would send them twice.
+			e, _ := res.Meta[link.MetaError].(map[string]any)
+			if e["code"] == nil || e["type"] == nil || e["message"] != nil || e["suggestion"] != nil {
+				t.Errorf("_meta %s = %v, want its code and type without the text's message and suggestion", link.MetaError, e)
+			}
 		})
 	}
 }

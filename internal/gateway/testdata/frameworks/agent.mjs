@@ -5,7 +5,7 @@
 // (.cache/frameworks, scripts/frameworks-deps.sh) and read the JSON line it
 // prints last: {ok, text, error, status}.
 //
-//   FRAMEWORK   openai-agents | langgraph | ai-sdk
+//   FRAMEWORK   openai-agents | langgraph | ai-sdk | mastra | genkit
 //   MCP_URL     the MCP endpoint (reach's /mcp)
 //   MODEL_URL   the OpenAI-compatible base URL (reach's /v1)
 //   MODEL_API   the model API, for OpenAI Agents and the AI SDK: their
@@ -19,8 +19,10 @@
 //               TypeScript client of the sessionless protocol
 //               (@modelcontextprotocol/client) instead of its default
 //               MultiServerMCPClient, which speaks 2025-11-25 only.
-//   TEXT_HOOK   langgraph only: "1" adds docs/frameworks/langgraph.md's
-//               afterToolCall hook, which gives the model a result's text.
+//   TEXT_HOOK   langgraph and mastra: "1" adds the hook of
+//               docs/frameworks/langgraph.md (afterToolCall) or
+//               docs/frameworks/mastra.md (toModelOutput), which gives the
+//               model a result's text.
 
 const { FRAMEWORK, MCP_URL, MODEL_URL, TASK } = process.env;
 const HEADERS = JSON.parse(process.env.HEADERS || '{}');
@@ -42,7 +44,9 @@ function out(v) {
 }
 
 function describe(e) {
-  const status = e?.status ?? e?.statusCode ?? e?.cause?.status ?? e?.lastError?.statusCode ?? e?.lastError?.status;
+  // The HTTP status, where the framework keeps one (Genkit's own status is
+  // a name, UNKNOWN, and the HTTP one in its cause).
+  const status = [e?.status, e?.statusCode, e?.cause?.status, e?.lastError?.statusCode, e?.lastError?.status].find((v) => typeof v === 'number');
   return { ok: false, error: String(e?.message ?? e).slice(0, 2000), status: status ?? null };
 }
 
@@ -113,7 +117,56 @@ async function aiSDK() {
   }
 }
 
-const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK };
+async function mastra() {
+  const { Agent } = await import('@mastra/core/agent');
+  const { MCPClient } = await import('@mastra/mcp');
+  // The lines that point it at reach: an MCP server by URL, and a model of
+  // Mastra's router given reach's base URL.
+  const mcp = new MCPClient({ servers: { reach: { url: new URL(MCP_URL) } } });
+  try {
+    const agent = new Agent({
+      id: 'assistant', name: 'assistant', instructions: 'Use the tools.',
+      model: { id: 'openai/scripted', url: MODEL_URL, apiKey: 'sk-test', headers: HEADERS, ...(CHAT ? { api: 'chat' } : {}) },
+      tools: process.env.TEXT_HOOK === '1' ? textOnly(await mcp.listTools()) : await mcp.listTools(),
+    });
+    const result = await agent.generate(TASK, { maxSteps: MAX_STEPS });
+    if (result.error) throw result.error;
+    return { ok: true, text: String(result.text ?? '') };
+  } finally {
+    await mcp.disconnect();
+  }
+}
+
+// textOnly is docs/frameworks/mastra.md's hook: the model reads a result's
+// text, not the whole result in JSON.
+function textOnly(tools) {
+  for (const tool of Object.values(tools)) {
+    tool.toModelOutput = (out) => Array.isArray(out?.content)
+      ? { type: 'text', value: out.content.map((b) => b.text ?? '').join('') }
+      : { type: 'json', value: out };
+  }
+  return tools;
+}
+
+async function genkitRun() {
+  const { genkit } = await import('genkit');
+  const { openAICompatible } = await import('@genkit-ai/compat-oai');
+  const { createMcpClient } = await import('@genkit-ai/mcp');
+  // The lines that point it at reach: an OpenAI-compatible plugin with
+  // reach's base URL, and an MCP client by URL.
+  const ai = genkit({ plugins: [openAICompatible({ name: 'reach', baseURL: MODEL_URL, apiKey: 'sk-test', defaultHeaders: HEADERS })] });
+  const mcp = createMcpClient({ name: 'reach', mcpServer: { url: MCP_URL } });
+  await mcp.ready();
+  try {
+    const tools = await mcp.getActiveTools(ai);
+    const result = await ai.generate({ model: 'reach/scripted', prompt: TASK, tools, maxTurns: MAX_STEPS });
+    return { ok: true, text: String(result.text ?? '') };
+  } finally {
+    await mcp.disable();
+  }
+}
+
+const runners = { 'openai-agents': openaiAgents, langgraph, 'ai-sdk': aiSDK, mastra, genkit: genkitRun };
 try {
   out(await runners[FRAMEWORK]());
 } catch (e) {
