@@ -536,9 +536,15 @@ type answer struct {
 	// counted), the floor of a reported usage (openai.PromptWords); floored says the
 	// usage reported was below it, and raised to it.
 	spoke, argued openai.Words
-	promptWords   int64
-	counted       bool
-	floored       bool
+	// written is the words of the output items of a whole Responses API
+	// answer (or of a stream's final event), and doneWords of the items a
+	// stream gave whole (done, by their id): the endpoint may give its
+	// text there and in no delta, so the floor is the most of the three.
+	written, doneWords int64
+	done               map[string]int64
+	promptWords        int64
+	counted            bool
+	floored            bool
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -581,6 +587,10 @@ func (a *answer) note(c *openai.Completion) {
 	for _, ch := range c.Choices {
 		if m := ch.Message; m != nil {
 			a.say(m.Content)
+			a.say(m.Refusal)
+			if fc := m.FunctionCall; fc != nil {
+				a.argue(fc.Arguments)
+			}
 			for _, tc := range m.ToolCalls {
 				a.id(tc.ID)
 				a.argue(tc.Function.Arguments)
@@ -588,6 +598,10 @@ func (a *answer) note(c *openai.Completion) {
 		}
 		if d := ch.Delta; d != nil {
 			a.say(d.Content)
+			a.say(d.Refusal)
+			if fc := d.FunctionCall; fc != nil {
+				a.argue(fc.Arguments)
+			}
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" {
 					a.id(tc.ID)
@@ -635,7 +649,9 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	u.Text = a.text.String()
 	if !a.reported {
 		out := max(a.said+a.args, a.raw)
-		u.Input, u.Output = openai.EstimateTokens(len(prompt)), openai.EstimateTokens(out)
+		// The words of items given whole but in no delta (written,
+		// doneWords) are not in said: they are a floor of the estimate.
+		u.Input, u.Output = openai.EstimateTokens(len(prompt)), max(openai.EstimateTokens(out), a.written, a.doneWords)
 		return u
 	}
 	if !a.counted {
@@ -644,7 +660,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := a.spoke.N + a.argued.N; u.Output < n {
+	if n := max(a.spoke.N+a.argued.N, a.written, a.doneWords); u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u

@@ -189,6 +189,14 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 	if m != nil {
 		out.Add(m.Content)
 		said += len(m.Content)
+		out.Run = 0
+		out.Add(m.Refusal)
+		said += len(m.Refusal)
+		if fc := m.FunctionCall; fc != nil {
+			out.Run = 0
+			out.Add(fc.Arguments)
+			said += len(fc.Arguments)
+		}
 		for _, tc := range m.ToolCalls {
 			out.Run = 0
 			out.Add(tc.Function.Arguments)
