@@ -117,3 +117,26 @@ func TestModelProxyFloorCountsEveryText(t *testing.T) {
 		}
 	}
 }
+
+// TestModelProxyFloorCountsWideSpaces: words joined by the Unicode spaces a
+// tokenizer splits at as at a space (a no-break space, an ideographic
+// space: NFKC makes them one, and tiktoken's \s is them) are words of the
+// floor. An endpoint reporting 0 tokens whose answer of 500 words was
+// joined by them (it reads as spaced text), to a prompt of 200 so joined,
+// was charged 17 tokens (a word for each 256 bytes).
+func TestModelProxyFloorCountsWideSpaces(t *testing.T) {
+	const said = 500
+	text := strings.Repeat("word\u00a0", said/2) + strings.Repeat("word\u3000", said/2)
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, text)
+	}, "")
+	// Written raw and as escapes (\u3000), as a client's JSON may.
+	prompt := `"` + strings.Repeat("ask\u00a0", 100) + strings.Repeat(`ask\u3000`, 100) + `"`
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":`+prompt+`}]}`, map[string]string{link.HeaderRequest: "wide"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if got := requestTokens(t, g, "wide"); got < said+200 {
+		t.Errorf("a prompt of 200 words and an answer of %d, joined by no-break and ideographic spaces and reported as 0 tokens, were charged %d tokens, want at least %d", said, got, said+200)
+	}
+}
