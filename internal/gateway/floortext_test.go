@@ -17,8 +17,8 @@ import (
 // first. A hostile endpoint that reports 0 tokens had its answer's words
 // charged nothing when it put them in a Responses stream's final event (or
 // its items' done events) without deltas, in a refusal, in a reasoning
-// summary, or in a chat answer's refusal or legacy function_call: a token
-// budget never stopped it.
+// summary, or in a chat answer's refusal, reasoning or legacy
+// function_call: a token budget never stopped it.
 func TestModelProxyFloorCountsEveryText(t *testing.T) {
 	const said = 500 // words of each answer
 	text := strings.Repeat("word ", said)
@@ -58,6 +58,20 @@ func TestModelProxyFloorCountsEveryText(t *testing.T) {
 		// A whole chat answer of a legacy function call.
 		"function_call": func(w http.ResponseWriter) {
 			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"search","arguments":%s}}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, qargs)
+		},
+		// A whole chat answer of reasoning alone (reasoning_content, as
+		// servers of reasoning models send it).
+		"chatreasoning": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":%s}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
+		},
+		// A chat stream of reasoning alone (reasoning, as a string).
+		"streamreasoning": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < len(text); i += 7 {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":%q}}]}\n\n", text[i:min(i+7, len(text))])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
 		},
 		// A chat stream that refuses.
 		"streamrefusal": func(w http.ResponseWriter) {

@@ -536,6 +536,7 @@ type answer struct {
 	// counted), the floor of a reported usage (openai.PromptWords); floored says the
 	// usage reported was below it, and raised to it.
 	spoke, argued openai.Words
+	reasoned      openai.Words // of a chat answer's reasoning (noteReasoning)
 	// written is the words of the output items of a whole Responses API
 	// answer (or of a stream's final event), and doneWords of the items a
 	// stream gave whole (done, by their id): the endpoint may give its
@@ -627,6 +628,47 @@ func (a *answer) say(s string) {
 	a.text.WriteString(s)
 }
 
+// reasoningMessage is the reasoning a chat answer's message or chunk's
+// delta may carry, as servers of reasoning models send it
+// (reasoning_content, or reasoning as a string): text the model wrote,
+// billed as output, that the client reads.
+type reasoningMessage struct {
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+}
+
+// noteReasoning counts the words of the reasoning of a chat answer or
+// chunk (b), for the floor and the estimate: an endpoint reporting 0
+// tokens that answered in reasoning alone was charged nothing for it.
+func (a *answer) noteReasoning(b []byte) {
+	if !bytes.Contains(b, []byte(`"reasoning`)) {
+		return
+	}
+	var c struct {
+		Choices []struct {
+			Message, Delta *reasoningMessage
+		} `json:"choices"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return
+	}
+	for _, ch := range c.Choices {
+		for _, m := range [...]*reasoningMessage{ch.Message, ch.Delta} {
+			if m == nil {
+				continue
+			}
+			var r string
+			if len(m.Reasoning) > 0 && m.Reasoning[0] == '"' {
+				json.Unmarshal(m.Reasoning, &r)
+			}
+			for _, s := range [...]string{m.ReasoningContent, r} {
+				a.args += len(s)
+				a.reasoned.Add(s)
+			}
+		}
+	}
+}
+
 // argue adds s to the tool calls' arguments the answer holds.
 func (a *answer) argue(s string) {
 	a.args += len(s)
@@ -660,7 +702,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := max(a.spoke.N+a.argued.N, a.written, a.doneWords); u.Output < n {
+	if n := max(a.spoke.N+a.argued.N+a.reasoned.N, a.written, a.doneWords); u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u
@@ -709,6 +751,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 		}
 	} else if c := (openai.Completion{}); json.Unmarshal(b, &c) == nil {
 		a.note(&c)
+		a.noteReasoning(b)
 		a.tools.add(b)
 		a.tools.end()
 	} else {
@@ -770,6 +813,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			var c openai.Completion
 			if json.Unmarshal(d, &c) == nil {
 				a.note(&c)
+				a.noteReasoning(d)
 				a.tools.add(d)
 				ended = ended || len(c.Error) > 0 || slices.ContainsFunc(c.Choices, func(ch openai.Choice) bool { return ch.FinishReason != "" })
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for
