@@ -536,9 +536,16 @@ type answer struct {
 	// counted), the floor of a reported usage (openai.PromptWords); floored says the
 	// usage reported was below it, and raised to it.
 	spoke, argued openai.Words
-	promptWords   int64
-	counted       bool
-	floored       bool
+	reasoned      openai.Words // of a chat answer's reasoning (noteReasoning)
+	// written is the words of the output items of a whole Responses API
+	// answer (or of a stream's final event), and doneWords of the items a
+	// stream gave whole (done, by their id): the endpoint may give its
+	// text there and in no delta, so the floor is the most of the three.
+	written, doneWords int64
+	done               map[string]int64
+	promptWords        int64
+	counted            bool
+	floored            bool
 	// responded is told a Responses API answer's id; called holds the ids
 	// of the function calls it chose, each recorded once.
 	responded func(id string)
@@ -581,6 +588,10 @@ func (a *answer) note(c *openai.Completion) {
 	for _, ch := range c.Choices {
 		if m := ch.Message; m != nil {
 			a.say(m.Content)
+			a.say(m.Refusal)
+			if fc := m.FunctionCall; fc != nil {
+				a.argue(fc.Arguments)
+			}
 			for _, tc := range m.ToolCalls {
 				a.id(tc.ID)
 				a.argue(tc.Function.Arguments)
@@ -588,6 +599,10 @@ func (a *answer) note(c *openai.Completion) {
 		}
 		if d := ch.Delta; d != nil {
 			a.say(d.Content)
+			a.say(d.Refusal)
+			if fc := d.FunctionCall; fc != nil {
+				a.argue(fc.Arguments)
+			}
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" {
 					a.id(tc.ID)
@@ -613,6 +628,47 @@ func (a *answer) say(s string) {
 	a.text.WriteString(s)
 }
 
+// reasoningMessage is the reasoning a chat answer's message or chunk's
+// delta may carry, as servers of reasoning models send it
+// (reasoning_content, or reasoning as a string): text the model wrote,
+// billed as output, that the client reads.
+type reasoningMessage struct {
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+}
+
+// noteReasoning counts the words of the reasoning of a chat answer or
+// chunk (b), for the floor and the estimate: an endpoint reporting 0
+// tokens that answered in reasoning alone was charged nothing for it.
+func (a *answer) noteReasoning(b []byte) {
+	if !bytes.Contains(b, []byte(`"reasoning`)) {
+		return
+	}
+	var c struct {
+		Choices []struct {
+			Message, Delta *reasoningMessage
+		} `json:"choices"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return
+	}
+	for _, ch := range c.Choices {
+		for _, m := range [...]*reasoningMessage{ch.Message, ch.Delta} {
+			if m == nil {
+				continue
+			}
+			var r string
+			if len(m.Reasoning) > 0 && m.Reasoning[0] == '"' {
+				json.Unmarshal(m.Reasoning, &r)
+			}
+			for _, s := range [...]string{m.ReasoningContent, r} {
+				a.args += len(s)
+				a.reasoned.Add(s)
+			}
+		}
+	}
+}
+
 // argue adds s to the tool calls' arguments the answer holds.
 func (a *answer) argue(s string) {
 	a.args += len(s)
@@ -635,7 +691,9 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	u.Text = a.text.String()
 	if !a.reported {
 		out := max(a.said+a.args, a.raw)
-		u.Input, u.Output = openai.EstimateTokens(len(prompt)), openai.EstimateTokens(out)
+		// The words of items given whole but in no delta (written,
+		// doneWords) are not in said: they are a floor of the estimate.
+		u.Input, u.Output = openai.EstimateTokens(len(prompt)), max(openai.EstimateTokens(out), a.written, a.doneWords)
 		return u
 	}
 	if !a.counted {
@@ -644,7 +702,7 @@ func (a *answer) usage(prompt []byte) reach.TokenUsage {
 	if u.Input < a.promptWords {
 		u.Input, a.floored = a.promptWords, true
 	}
-	if n := a.spoke.N + a.argued.N; u.Output < n {
+	if n := max(a.spoke.N+a.argued.N+a.reasoned.N, a.written, a.doneWords); u.Output < n {
 		u.Output, a.floored = n, true
 	}
 	return u
@@ -693,6 +751,7 @@ func (p *Proxy) passWhole(w http.ResponseWriter, resp *http.Response, api apiKin
 		}
 	} else if c := (openai.Completion{}); json.Unmarshal(b, &c) == nil {
 		a.note(&c)
+		a.noteReasoning(b)
 		a.tools.add(b)
 		a.tools.end()
 	} else {
@@ -754,6 +813,7 @@ func (p *Proxy) passStream(w http.ResponseWriter, resp *http.Response, dropUsage
 			var c openai.Completion
 			if json.Unmarshal(d, &c) == nil {
 				a.note(&c)
+				a.noteReasoning(d)
 				a.tools.add(d)
 				ended = ended || len(c.Error) > 0 || slices.ContainsFunc(c.Choices, func(ch openai.Choice) bool { return ch.FinishReason != "" })
 				drop = dropUsage && c.Usage != nil && len(c.Choices) == 0 // the usage chunk reach asked for

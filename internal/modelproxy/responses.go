@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentreach/reach/internal/httpjson"
 	"github.com/agentreach/reach/internal/jsonscan"
+	"github.com/agentreach/reach/internal/openai"
 	"github.com/agentreach/reach/internal/redact"
 )
 
@@ -82,12 +83,38 @@ type outputItem struct {
 	Content     []struct {
 		Text string `json:"text"`
 	} `json:"content"`
+	// words counts the words of the text the model wrote in the item (of
+	// the types generated names: its content's texts and refusals, a
+	// reasoning summary, a call's arguments or input; openai.PromptWords
+	// reads those members), wherever the endpoint put it: the floor of a
+	// reported usage.
+	words int64
+}
+
+// generated are the output items whose text the model wrote, counted as
+// output tokens; a hosted tool's items (a search's results, an MCP call's
+// output, a list of tools) hold text the endpoint fetched, not counted as
+// output, so they are not counted in the floor (which must stay at or below
+// a real endpoint's count).
+var generated = map[string]bool{"message": true, "reasoning": true, "function_call": true, "custom_tool_call": true}
+
+// UnmarshalJSON reads an output item and counts its words.
+func (it *outputItem) UnmarshalJSON(b []byte) error {
+	type plain outputItem
+	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
+		return err
+	}
+	if generated[it.Type] {
+		it.words = openai.PromptWords(b)
+	}
+	return nil
 }
 
 // noteResponse reads a whole answer: its id, model, usage, texts and the
 // function calls it chose.
 func (a *answer) noteResponse(r *responseBody) {
 	a.noteUsage(r)
+	a.noteWritten(r)
 	for _, it := range r.Output {
 		a.noteItem(&it)
 		switch it.Type {
@@ -98,6 +125,41 @@ func (a *answer) noteResponse(r *responseBody) {
 		case "function_call":
 			a.call(&it)
 		}
+	}
+}
+
+// noteWritten counts the words of a whole response's output items (a
+// whole answer's, a stream's final event's): the most any one such
+// response held is a floor of the answer's output, as the deltas are
+// (usage).
+func (a *answer) noteWritten(r *responseBody) {
+	n := int64(0)
+	for i := range r.Output {
+		n += r.Output[i].words
+	}
+	a.written = max(a.written, n)
+}
+
+// noteDone counts the words of an item a stream gave whole
+// (response.output_item.done), once for each id (the most of its
+// givings): the items' sum is a floor of the answer's output too.
+func (a *answer) noteDone(it *outputItem) {
+	if it.ID == "" {
+		a.doneWords += it.words
+		return
+	}
+	if a.done == nil {
+		a.done = map[string]int64{}
+	}
+	if w, seen := a.done[it.ID]; !seen || it.words > w {
+		if seen {
+			a.doneWords -= w
+		} else if len(a.done) >= maxParts {
+			a.doneWords += it.words // not recorded, as noteItem
+			return
+		}
+		a.done[it.ID] = it.words
+		a.doneWords += it.words
 	}
 }
 
@@ -182,6 +244,7 @@ func (a *answer) noteEvent(e *event) {
 	case "response.output_item.done":
 		if it := e.Item; it != nil {
 			a.noteItem(it)
+			a.noteDone(it)
 			if it.Type == "function_call" {
 				a.call(it)
 			}
@@ -189,6 +252,7 @@ func (a *answer) noteEvent(e *event) {
 	case "response.created", "response.completed", "response.incomplete", "response.failed":
 		if r := e.Response; r != nil {
 			a.noteUsage(r)
+			a.noteWritten(r)
 			for i := range r.Output {
 				a.noteItem(&r.Output[i])
 				if r.Output[i].Type == "function_call" {

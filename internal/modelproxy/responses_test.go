@@ -47,7 +47,7 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.bodies = append(f.bodies, body)
 	f.mu.Unlock()
 	id, call := fmt.Sprintf("resp_%d", n), fmt.Sprintf("call_%d", n)
-	usage := map[string]any{"input_tokens": 40, "output_tokens": 7, "total_tokens": 47}
+	usage := map[string]any{"input_tokens": 30, "output_tokens": 17, "total_tokens": 47}
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_1", "summary": []any{map[string]any{"type": "summary_text", "text": f.summary}}}
 	part := map[string]any{"type": "output_text", "text": f.text, "annotations": []any{}}
 	if f.logprobs > 0 {

@@ -28,6 +28,11 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Refusal is an answer's refusal, in words, and FunctionCall the
+	// legacy (functions) form of a call: text the client reads, so the
+	// floor of a reported usage counts them.
+	Refusal      string        `json:"refusal,omitempty"`
+	FunctionCall *FunctionCall `json:"function_call,omitempty"`
 }
 
 // ToolCall is a function call the model chose.

@@ -1,13 +1,18 @@
 package openai
 
-import "github.com/agentreach/reach/internal/jsonscan"
+import (
+	"unicode/utf8"
+
+	"github.com/agentreach/reach/internal/jsonscan"
+)
 
 // The floor of a reported usage (counted's, and the model proxy's). An
 // endpoint that reports fewer tokens than reach can count in the turn's text (0, as some local servers do, or a
 // count a hostile endpoint lowered) is charged what reach counts: else a
 // budget never stops it. What reach counts must stay at or below what a
 // real endpoint reports, so that its count is the one charged: it is the
-// words (runs of bytes between ASCII white space), as the tokenizers of the
+// words (runs of bytes between ASCII white space, or the Unicode spaces
+// that NFKC makes one: wideSpace), as the tokenizers of the
 // common models split text at white space before they merge it (tiktoken's
 // vocabularies, SentencePiece's by default), so that no token holds two
 // words; and a word of more than MaxTokenBytes bytes counts once for each
@@ -32,10 +37,29 @@ type Words struct {
 // a lower count, a floor still).
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// wideSpace reports whether r is one of the Unicode spaces that NFKC (the
+// normalization of SentencePiece's common models) makes an ASCII space,
+// all of them white space to the tiktoken vocabularies' split (\s) too: a
+// tokenizer splits at them as at a space. An endpoint that joined its
+// words with them (a no-break space looks like a space) was counted one
+// word for every MaxTokenBytes. Other characters (joiners, zero-width
+// spaces, line separators) are parts of a word: a lower count.
+func wideSpace(r rune) bool {
+	return r == 0xA0 || r >= 0x2000 && r <= 0x200A || r == 0x202F || r == 0x205F || r == 0x3000
+}
+
 // Add counts the words of s, which goes on from the pieces before it.
 func (w *Words) Add(s string) {
 	for i := 0; i < len(s); i++ {
-		w.addByte(s[i])
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			if r, n := utf8.DecodeRuneInString(s[i:]); wideSpace(r) {
+				w.Run = 0
+				i += n - 1
+				continue
+			}
+		}
+		w.addByte(c)
 	}
 }
 
@@ -145,7 +169,7 @@ func givenAgain(ms []member, key string) bool {
 }
 
 // countString counts the words of a JSON string token as written: an
-// escape of white space (\n, \t, \r, \u0020...: jsonscan.AppendUnescape
+// escape of white space (\n, \t, \r, \u0020, \u00a0...: jsonscan.AppendUnescape
 // decodes it) is white space; any other is one byte of a word (a lower
 // count). It never counts more than the string decoded holds
 // (FuzzPromptWords).
@@ -156,13 +180,19 @@ func countString(w *Words, tok []byte) {
 		c := tok[i]
 		if c == '\\' && i+1 < end {
 			var buf [4]byte
-			if d, _, ok := jsonscan.AppendUnescape(buf[:0], tok[:end], i); !ok || len(d) != 1 || !isSpace(d[0]) {
-				c = 'x'
-			} else {
+			d, _, ok := jsonscan.AppendUnescape(buf[:0], tok[:end], i)
+			if r, _ := utf8.DecodeRune(d); ok && (len(d) == 1 && isSpace(d[0]) || wideSpace(r)) {
 				c = ' '
+			} else {
+				c = 'x'
 			}
 			if i++; tok[i] == 'u' {
 				i += 4
+			}
+		} else if c >= utf8.RuneSelf {
+			if r, n := utf8.DecodeRune(tok[i:end]); wideSpace(r) {
+				c = ' '
+				i += n - 1
 			}
 		}
 		w.addByte(c)
@@ -189,6 +219,14 @@ func counted(u *Usage, body []byte, m *Message) Usage {
 	if m != nil {
 		out.Add(m.Content)
 		said += len(m.Content)
+		out.Run = 0
+		out.Add(m.Refusal)
+		said += len(m.Refusal)
+		if fc := m.FunctionCall; fc != nil {
+			out.Run = 0
+			out.Add(fc.Arguments)
+			said += len(fc.Arguments)
+		}
 		for _, tc := range m.ToolCalls {
 			out.Run = 0
 			out.Add(tc.Function.Arguments)

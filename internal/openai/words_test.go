@@ -86,6 +86,7 @@ func FuzzPromptWords(f *testing.F) {
 	f.Add(`{"messages":[{"role":"user","content":"hi there"}]}`)
 	f.Add(`{"input":"a\u0020b\\u0020c","instructions":["x y"]}`)
 	f.Add(`{"content":{"text":"a\n b"},"text":"\u2028 é"}`)
+	f.Add(`{"content":"a\u00a0b c　d\u3000e​f g"}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		var v any
 		if json.Unmarshal([]byte(body), &v) != nil {

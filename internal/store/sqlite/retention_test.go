@@ -189,15 +189,20 @@ func TestSQLiteMigratesTasksRequestIndex(t *testing.T) {
 }
 
 // TestSQLiteRetentionUsesItsIndexes: the sweep's selection of requests
-// finds them from the oldest by requests_started, and checks each for a
-// task not final that names it by tasks_request, rather than reading the
-// whole table of tasks for each request.
+// finds the ended ones from the oldest by requests_state, with no sort (not
+// reading the stopped and interrupted requests, which are never removed,
+// for each batch), and checks each for a task not final that names it by
+// tasks_request, rather than reading the whole table of tasks for each
+// request.
 func TestSQLiteRetentionUsesItsIndexes(t *testing.T) {
 	s := openSQLite(t, t.TempDir(), nil)
 	plan := queryPlan(t, s.wc, statementSQL[sqlcore.StRetainRequests], int64(1), int64(64))
-	for _, want := range []string{"requests_started", "USING INDEX tasks_request"} {
+	for _, want := range []string{"requests_state (state=? AND started<?)", "USING INDEX tasks_request"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the plan of the sweep's requests is %q, want it to use %s", plan, want)
 		}
+	}
+	if strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("the plan of the sweep's requests is %q, want no sort", plan)
 	}
 }

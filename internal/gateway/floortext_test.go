@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentreach/reach/internal/link"
+)
+
+// TestModelProxyFloorCountsEveryText: the floor of a reported usage (the
+// words reach can count) counts the answer's text wherever the endpoint
+// puts it for the client to read, not only where reach's own reader looked
+// first. A hostile endpoint that reports 0 tokens had its answer's words
+// charged nothing when it put them in a Responses stream's final event (or
+// its items' done events) without deltas, in a refusal, in a reasoning
+// summary, or in a chat answer's refusal, reasoning or legacy
+// function_call: a token budget never stopped it.
+func TestModelProxyFloorCountsEveryText(t *testing.T) {
+	const said = 500 // words of each answer
+	text := strings.Repeat("word ", said)
+	q, _ := json.Marshal(text)
+	qargs, _ := json.Marshal(fmt.Sprintf(`{"q":%s}`, q))
+	msg := fmt.Sprintf(`{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":%s}]}`, q)
+	answers := map[string]func(w http.ResponseWriter){
+		// A Responses stream whose text comes only with its final event.
+		"completed": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_c\",\"output\":[]}}\n\n")
+			fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_c\",\"output\":[%s],\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n", msg)
+		},
+		// The same with no usage at all: the estimate counts that text too.
+		"completed_nousage": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_n\",\"output\":[%s]}}\n\n", msg)
+		},
+		// A Responses stream whose text comes only in its item's done event.
+		"itemdone": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":%s}\n\n", msg)
+			fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_d\",\"output\":[],\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n")
+		},
+		// A whole Responses answer that refuses, in words.
+		"refusal": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"id":"resp_r","output":[{"type":"message","id":"msg_r","role":"assistant","content":[{"type":"refusal","refusal":%s}]}],"usage":{"input_tokens":0,"output_tokens":0}}`, q)
+		},
+		// A whole Responses answer of a reasoning summary.
+		"reasoning": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"id":"resp_s","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":%s}]}],"usage":{"input_tokens":0,"output_tokens":0}}`, q)
+		},
+		// A whole chat answer that refuses.
+		"chatrefusal": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":%s}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
+		},
+		// A whole chat answer of a legacy function call.
+		"function_call": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"search","arguments":%s}}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, qargs)
+		},
+		// A whole chat answer of reasoning alone (reasoning_content, as
+		// servers of reasoning models send it).
+		"chatreasoning": func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":%s}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, q)
+		},
+		// A chat stream of reasoning alone (reasoning, as a string).
+		"streamreasoning": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < len(text); i += 7 {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":%q}}]}\n\n", text[i:min(i+7, len(text))])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		},
+		// A chat stream that refuses.
+		"streamrefusal": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < len(text); i += 7 {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":%q}}]}\n\n", text[i:min(i+7, len(text))])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		},
+		// A chat stream of a legacy function call.
+		"streamfunction": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			var args string
+			json.Unmarshal(qargs, &args)
+			for i := 0; i < len(args); i += 7 {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":%q}}}]}\n\n", args[i:min(i+7, len(args))])
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0}}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		},
+	}
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		for name, answer := range answers {
+			if strings.Contains(string(b), `"case:`+name+`"`) {
+				answer(w)
+				return
+			}
+		}
+		http.Error(w, "no case", http.StatusBadRequest)
+	}, "")
+	for name := range answers {
+		path, body := "/v1/responses", `{"stream":true,"input":"case:`+name+`"}`
+		if strings.HasPrefix(name, "chat") || name == "function_call" {
+			path, body = "/v1/chat/completions", `{"messages":[{"role":"user","content":"case:`+name+`"}]}`
+		} else if strings.HasPrefix(name, "stream") {
+			path, body = "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"case:`+name+`"}]}`
+		}
+		req, _ := http.NewRequest("POST", url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(link.HeaderRequest, "floor-"+name)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", name, resp.StatusCode, b)
+		}
+		if !strings.Contains(string(b), "word") {
+			t.Fatalf("%s: the client was not given the answer's text: %s", name, b)
+		}
+		if got := requestTokens(t, g, "floor-"+name); got < said {
+			t.Errorf("%s: an answer of %d words the client reads, reported as 0 tokens, was charged %d tokens, want at least %d", name, said, got, said)
+		}
+	}
+}
+
+// TestModelProxyFloorCountsWideSpaces: words joined by the Unicode spaces a
+// tokenizer splits at as at a space (a no-break space, an ideographic
+// space: NFKC makes them one, and tiktoken's \s is them) are words of the
+// floor. An endpoint reporting 0 tokens whose answer of 500 words was
+// joined by them (it reads as spaced text), to a prompt of 200 so joined,
+// was charged 17 tokens (a word for each 256 bytes).
+func TestModelProxyFloorCountsWideSpaces(t *testing.T) {
+	const said = 500
+	text := strings.Repeat("word\u00a0", said/2) + strings.Repeat("word\u3000", said/2)
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}`, text)
+	}, "")
+	// Written raw and as escapes (\u3000), as a client's JSON may.
+	prompt := `"` + strings.Repeat("ask\u00a0", 100) + strings.Repeat(`ask\u3000`, 100) + `"`
+	resp, b := postChat(t, url, `{"messages":[{"role":"user","content":`+prompt+`}]}`, map[string]string{link.HeaderRequest: "wide"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if got := requestTokens(t, g, "wide"); got < said+200 {
+		t.Errorf("a prompt of 200 words and an answer of %d, joined by no-break and ideographic spaces and reported as 0 tokens, were charged %d tokens, want at least %d", said, got, said+200)
+	}
+}
