@@ -59,7 +59,8 @@ bench:
 # cmd/reach/default.pgo, the profile go build (and go run, go test of
 # ./cmd/reach) hands the compiler for the reach binary: CPU profiles of
 # `reach serve` under the served benchmark's reads and writes, one at a
-# time and 64 clients (scripts/pgo.sh says which; docs/BENCHMARKS.md pgo19).
+# time and 64 clients (scripts/pgo.sh says which). None is shipped: it moved
+# no bar in every pair (docs/BENCHMARKS.md pgo19).
 pgo:
 	GO=$(GO) scripts/pgo.sh
 

@@ -15,6 +15,11 @@
 #
 #	scripts/pgo.sh            # or: make pgo
 #
+# No profile is shipped: pgo19 (docs/BENCHMARKS.md) measured a build with
+# one beside a build without and found no bar of issue 16 better in every
+# pair. A profile this writes is used by every later build of ./cmd/reach
+# in this tree (go build's -pgo=auto, the Dockerfile's too) until removed.
+#
 # PGO_SECONDS (default 30) is how long each of the two profiles lasts. The
 # machine should be otherwise quiet; the profile names functions, not times,
 # so a busy machine changes it less than it changes a benchmark.
