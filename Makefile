@@ -2,7 +2,7 @@
 GO ?= go
 export PATH := $(shell $(GO) env GOROOT)/bin:$(PATH)
 
-.PHONY: test check fmt vet unit race allocs purego bench bench-smoke fuzz loops
+.PHONY: test check fmt vet unit race allocs purego bench bench-smoke fuzz loops pgo
 
 test: check loops race allocs purego bench-smoke
 
@@ -55,6 +55,14 @@ purego:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# cmd/reach/default.pgo, the profile go build (and go run, go test of
+# ./cmd/reach) hands the compiler for the reach binary: CPU profiles of
+# `reach serve` under the served benchmark's reads and writes, one at a
+# time and 64 clients (scripts/pgo.sh says which). None is shipped: it moved
+# no bar in every pair (docs/BENCHMARKS.md pgo19).
+pgo:
+	GO=$(GO) scripts/pgo.sh
 
 # Every benchmark once, so that a broken one fails the test run (the
 # figures come from `make bench` and the commands in docs/BENCHMARKS.md).
