@@ -5,17 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentreach/reach/internal/audit"
+	"github.com/agentreach/reach/internal/pgtest"
+	"github.com/agentreach/reach/internal/store"
 	"github.com/agentreach/reach/internal/store/postgres"
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The store going away under load (chaos19): PostgreSQL restarted (fast,
@@ -316,4 +321,348 @@ func TestChaos19DatabaseRestarts(t *testing.T) {
 		t.Errorf("hold r-held ran %d times, want once", n)
 	}
 	verifyAudit(t, f.url)
+}
+
+// gates is an upstream whose tool gate (a write) waits until the test
+// opens its key's gate, counting its runs.
+type gates struct {
+	mu      sync.Mutex
+	runs    map[string]int
+	open    map[string]chan struct{}
+	started chan string
+}
+
+func (g *gates) gate(key string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open[key] == nil {
+		g.open[key] = make(chan struct{})
+	}
+	return g.open[key]
+}
+
+func (g *gates) count(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.runs[key]
+}
+
+func gateUpstream(t *testing.T) (*gates, string) {
+	g := &gates{runs: map[string]int{}, open: map[string]chan struct{}{}, started: make(chan string, 64)}
+	s := mcp.NewServer(&mcp.Implementation{Name: "gates", Version: "1"}, nil)
+	type keyed struct {
+		Key string `json:"key"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "gate", Description: "Wait for the gate, then pass."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in keyed) (*mcp.CallToolResult, any, error) {
+			g.mu.Lock()
+			g.runs[in.Key]++
+			g.mu.Unlock()
+			g.started <- in.Key
+			select {
+			case <-g.gate(in.Key):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `"passed ` + in.Key + `"`}}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return g, srv.URL
+}
+
+// newGateFleet is newFleet with the gates upstream too (tools gate__gate).
+func newGateFleet(t *testing.T, ttl string) (*fleet, *gates) {
+	t.Helper()
+	f := &fleet{t: t, pg: pgtest.Own(t), names: [2]string{"a", "b"}}
+	var err error
+	if f.url, err = f.pg.CreateDatabase(context.Background(), "reach"); err != nil {
+		t.Fatal(err)
+	}
+	var upURL, gateURL string
+	f.up, upURL = sharedUpstream(t)
+	g, gateURL := gateUpstream(t)
+	for i := range 2 {
+		f.addr[i], f.data[i] = freeAddr(t), t.TempDir()
+		f.cfg[i] = writeConfig(t, fmt.Sprintf(`store: %s
+instance: %s
+instance_ttl: %s
+upstreams:
+  - {name: up, url: '%s'}
+  - {name: gate, url: '%s'}
+budgets:
+  default: {tool_calls: 100000, wall: 1h}
+`, f.url, f.names[i], ttl, upURL, gateURL))
+		f.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range 2 {
+			f.stop(i)
+		}
+	})
+	return f, g
+}
+
+// gateOn calls gate__gate with key in request id (call id "g") on
+// instance i and returns once the upstream runs it; the call's first
+// result comes on the channel.
+func gateOn(t *testing.T, f *fleet, g *gates, i int, id, key string) <-chan map[string]any {
+	t.Helper()
+	ch := make(chan map[string]any, 1)
+	go func() {
+		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
+		client := &http.Client{Timeout: 3 * time.Minute}
+		var out map[string]any
+		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
+			json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		r, _ := out["results"].([]any)
+		if len(r) == 0 {
+			ch <- out
+			return
+		}
+		ch <- r[0].(map[string]any)
+	}()
+	select {
+	case k := <-g.started:
+		if k != key {
+			t.Fatalf("the upstream began %s, want %s", k, key)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("gate %s did not reach the upstream", key)
+	}
+	return ch
+}
+
+// retryOn calls gate__gate with key again in request id (call id "g",
+// the call's idempotency key) through instance i, in the background.
+func retryOn(t *testing.T, f *fleet, i int, id, key string) <-chan map[string]any {
+	ch := make(chan map[string]any, 1)
+	go func() {
+		body := fmt.Sprintf(`{"request_id":%q,"tool_calls":[{"call_id":"g","tool":"gate__gate","arguments":{"key":%q}}]}`, id, key)
+		client := &http.Client{Timeout: 3 * time.Minute}
+		var out map[string]any
+		if resp, err := client.Post(f.base(i)+"/v1/calls", "application/json", strings.NewReader(body)); err == nil {
+			json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		if r, _ := out["results"].([]any); len(r) > 0 {
+			ch <- r[0].(map[string]any)
+			return
+		}
+		ch <- out
+	}()
+	return ch
+}
+
+// storedRequest reads request id from the shared store.
+func storedRequest(t *testing.T, url, id string) *store.Request {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, err := st.GetRequest(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestChaos19DatabaseDownPastTTL: PostgreSQL stopped for three TTLs while
+// a call runs on each instance; one call ends during the outage, the
+// other after. Neither instance takes the other (or itself) for dead once
+// the database is back: no request is interrupted, the call still running
+// goes on where it runs and nowhere else, each ran once, a retry of each
+// through the other instance does not run it again, and the chain
+// verifies.
+func TestChaos19DatabaseDownPastTTL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newGateFleet(t, "2s")
+	doneA := gateOn(t, f, g, 0, "r-a", "ga")
+	doneB := gateOn(t, f, g, 1, "r-b", "gb")
+	if err := f.pg.Halt("immediate"); err != nil {
+		t.Fatal(err)
+	}
+	// The outage: three TTLs (2s) with no heartbeat. While it lasts, the
+	// call on a ends: its upstream ran, its record cannot be written.
+	close(g.gate("ga"))
+	resA := <-doneA
+	t.Logf("the call that ended during the outage got: %v", resA)
+	time.Sleep(3 * 2 * time.Second)
+	if err := f.pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	back := serverNow(t, f.url)
+	servesAgain(t, f, 0)
+	servesAgain(t, f, 1)
+	heartbeatsPast(t, f, back, 3*2*time.Second)
+	if s := storedStates(t, f.url); s["interrupted"] != 0 || s["stopped"] != 0 {
+		t.Fatalf("requests by state after the outage: %v; want none interrupted or stopped", s)
+	}
+	if r := storedRequest(t, f.url, "r-b"); r.State != "running" {
+		t.Fatalf("r-b, whose call runs on b, is stored %s after the outage; want running", r.State)
+	}
+	// A retry of r-b's running call through a waits for it (b is alive)
+	// and replays its result; it neither runs it again nor settles it as
+	// interrupted.
+	retryB := retryOn(t, f, 0, "r-b", "gb")
+	heartbeatsPast(t, f, serverNow(t, f.url), 2*time.Second) // the retry has been waiting a while
+	close(g.gate("gb"))
+	if r := <-doneB; r["status"] != "success" {
+		t.Fatalf("r-b's call on b, its gate opened after the outage: %v; want success", r)
+	}
+	if r := <-retryB; r["status"] != "success" || g.count("gb") != 1 {
+		t.Fatalf("r-b's call, running on b, retried on a: %v, ran %d times; want its result replayed, run once", r, g.count("gb"))
+	}
+	// A retry of r-a's call, which ended during the outage, through b.
+	retry := callHTTP(t, f.base(1), "r-a", "g", "gate__gate", `{"key":"ga"}`, "")
+	t.Logf("r-a's call retried on b: %v", retry)
+	if g.count("ga") != 1 {
+		t.Fatalf("r-a's call ran %d times; want once", g.count("ga"))
+	}
+	if resA["status"] != "success" && strings.Contains(fmt.Sprint(resA), "Nothing ran") {
+		t.Fatalf("r-a's call ran, yet its answer says nothing ran: %v", resA)
+	}
+	verifyAudit(t, f.url)
+}
+
+// TestChaos19RetryWhileRunningElsewhere: a call runs on b; its retry
+// through a, once a has read who is alive well after the call's claim,
+// waits for it and replays its result, instead of settling it as
+// interrupted (the gateway stopped, it may have run) while b runs it, and
+// answering so for ever after: the claim's owner is the life
+// that heartbeats. It used to be a life of the idempotency records' own,
+// which no heartbeat names, so that every claim of another instance
+// looked dead a second after it was made, to a retry and to a recovery.
+func TestChaos19RetryWhileRunningElsewhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newGateFleet(t, "2s")
+	done := gateOn(t, f, g, 1, "r-run", "run")
+	// a reads who is alive, by the server's clock, a TTL after the claim.
+	heartbeatsPast(t, f, serverNow(t, f.url), 2*time.Second)
+	retry := retryOn(t, f, 0, "r-run", "run")
+	heartbeatsPast(t, f, serverNow(t, f.url), 2*time.Second) // the retry has been waiting a while
+	close(g.gate("run"))
+	if r := <-done; r["status"] != "success" {
+		t.Fatalf("r-run's call on b: %v; want success", r)
+	}
+	if r := <-retry; r["status"] != "success" || g.count("run") != 1 {
+		t.Fatalf("r-run's call, running on b, retried on a: %v, ran %d times; want its result replayed, run once", r, g.count("run"))
+	}
+	// Its retry now replays its result, on either instance.
+	for i := range 2 {
+		if r := callHTTP(t, f.base(i), "r-run", "g", "gate__gate", `{"key":"run"}`, ""); r["status"] != "success" || g.count("run") != 1 {
+			t.Fatalf("r-run's call retried on %s after it ended: %v, ran %d times; want its result replayed, run once", f.names[i], r, g.count("run"))
+		}
+	}
+}
+
+// seenAfter waits until instance name has heartbeated, by the server's
+// clock, after since.
+func seenAfter(t *testing.T, f *fleet, name string, since time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		for _, l := range lives(t, f.url, time.Hour)[name] {
+			if l.Seen.After(since) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %s did not heartbeat after %s", name, since)
+		}
+	}
+}
+
+// TestChaos19FirstBackJudgesNoOne: after an outage, the instance whose
+// heartbeats come back first reads the other's as old, as the other could
+// not heartbeat either. For a TTL after its own heartbeats came back, it
+// takes no one for dead: a retry through it of a call the other still
+// runs (in a request it has a part of) waits for that call and replays its
+// result, instead of settling it as interrupted at once; a call of a
+// request only the other runs is refused store_unavailable, to try again,
+// instead of request_interrupted (start a new request). b is held stopped (SIGSTOP) while the
+// database comes back, so that a is first, and let go once the retry
+// waits (within a's TTL of 5s).
+func TestChaos19FirstBackJudgesNoOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, g := newGateFleet(t, "5s")
+	// r-first runs on both (a call done on a, one running on b); r-solo
+	// on b only.
+	if r := callHTTP(t, f.base(0), "r-first", "c", "up__count", `{"key":"first"}`, ""); r["status"] != "success" {
+		t.Fatalf("r-first's first call on a: %v", r)
+	}
+	done := gateOn(t, f, g, 1, "r-first", "first")
+	doneSolo := gateOn(t, f, g, 1, "r-solo", "solo")
+	if err := f.pg.Halt("fast"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cmd[1].Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			f.cmd[1].Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	// An outage longer than the TTL: b's last heartbeat is older than
+	// that when the database is back.
+	time.Sleep(6 * time.Second)
+	if err := f.pg.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	back := serverNow(t, f.url)
+	seenAfter(t, f, "a", back)
+	if ls := lives(t, f.url, 5*time.Second)["b"]; len(ls) != 1 || ls[0].Alive {
+		t.Fatalf("b, held stopped, heartbeated after the database came back: %+v", ls)
+	}
+	// A call of r-solo on a: b, which runs it, looks dead; a refuses it as
+	// the store being back a moment ago, to try again, not as interrupted.
+	if r := <-retryOn(t, f, 0, "r-solo", "solo"); errCode(r) != "store_unavailable" ||
+		!strings.Contains(fmt.Sprint(r), "Try again") || g.count("solo") != 1 {
+		t.Fatalf("r-solo's call retried on a while b, which runs it, was not seen since the store came back: %v (ran %d times); want store_unavailable, to try again", r, g.count("solo"))
+	}
+	retry := retryOn(t, f, 0, "r-first", "first")
+	// The retry reaches the claim while b, stopped, looks dead to a: a
+	// second of a's heartbeats, by the server's clock.
+	now := serverNow(t, f.url)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if ls := lives(t, f.url, time.Hour)["a"]; len(ls) == 1 && ls[0].Seen.After(now.Add(time.Second)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a does not heartbeat")
+		}
+	}
+	select {
+	case r := <-retry:
+		t.Fatalf("the retry on a of r-first's call, running on b, answered while b was stopped: %v; want it to wait", r)
+	default:
+	}
+	f.cmd[1].Process.Signal(syscall.SIGCONT)
+	stopped = false
+	seenAfter(t, f, "b", back)
+	close(g.gate("first"))
+	if r := <-done; r["status"] != "success" {
+		t.Fatalf("r-first's call on b: %v; want success", r)
+	}
+	if r := <-retry; r["status"] != "success" || g.count("first") != 1 {
+		t.Fatalf("r-first's call, running on b, retried on a: %v, ran %d times; want its result replayed, run once", r, g.count("first"))
+	}
+	close(g.gate("solo"))
+	if r := <-doneSolo; r["status"] != "success" {
+		t.Fatalf("r-solo's call on b: %v; want success", r)
+	}
+	if r := callHTTP(t, f.base(0), "r-solo", "g", "gate__gate", `{"key":"solo"}`, ""); r["status"] != "success" || g.count("solo") != 1 {
+		t.Fatalf("r-solo's call retried on a once b was back and it ended: %v, ran %d times; want its result replayed", r, g.count("solo"))
+	}
 }
