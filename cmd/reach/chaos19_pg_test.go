@@ -666,3 +666,42 @@ func TestChaos19FirstBackJudgesNoOne(t *testing.T) {
 		t.Fatalf("r-solo's call retried on a once b was back and it ended: %v, ran %d times; want its result replayed", r, g.count("solo"))
 	}
 }
+
+// TestChaos19SlowStore: the requests table held locked (an operator's
+// migration, a long transaction) while calls come: a call that cannot
+// begin its request is refused store_unavailable, to try again, while the
+// lock is still held, instead of waiting for it for ever; once it is let
+// go, calls run again.
+func TestChaos19SlowStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several processes and a PostgreSQL cluster: skipped in -short mode")
+	}
+	f, _ := newGateFleet(t, "2s")
+	servesAgain(t, f, 0)
+	admin, err := pgx.Connect(t.Context(), f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	tx, err := admin.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE requests IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	defer func() {
+		if locked {
+			tx.Rollback(context.Background())
+		}
+	}()
+	r := <-retryOn(t, f, 0, "r-slow", "slow-never-opened")
+	if errCode(r) != "store_unavailable" || !strings.Contains(fmt.Sprint(r), "Try again") {
+		t.Fatalf("a call while the requests table is locked: %v; want store_unavailable, to try again", r)
+	}
+	tx.Rollback(context.Background())
+	locked = false
+	servesAgain(t, f, 0)
+	servesAgain(t, f, 1)
+}

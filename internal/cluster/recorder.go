@@ -72,7 +72,11 @@ func lostError(name string) *reach.Error {
 // its client ended while a part of it still runs elsewhere (request_ended:
 // whether this instance heard the end or not).
 func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (time.Time, error) {
-	ctx = context.WithoutCancel(ctx)
+	// Not cut short by its caller (a part written is registered), but
+	// bounded: a store that does not answer within a TTL (a table held
+	// locked, a server that hangs) refuses the call, not holds it for ever.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
+	defer cancel()
 	rec := requestOf(o, "")
 	got, outcome, err := r.c.st.JoinRequest(ctx, rec, r.c.owner, r.c.ttl)
 	if err != nil {
@@ -175,7 +179,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	o.Budget = &b
 	rec := requestOf(o, q.Parent().ID())
 	rec.Started = q.Started()
-	got, outcome, err := r.c.st.JoinRequest(context.WithoutCancel(ctx), rec, r.c.owner, r.c.ttl)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl) // as JoinRequest
+	got, outcome, err := r.c.st.JoinRequest(jctx, rec, r.c.owner, r.c.ttl)
+	cancel()
 	if err != nil {
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}
