@@ -235,9 +235,22 @@ func (c *Cluster) Alive(owner string, claimed time.Time) bool {
 	if v == nil || v.alive[owner] {
 		return true
 	}
+	if !c.judges(v.at) {
+		return true
+	}
 	// A life not seen alive in a view read well after its claim is dead;
 	// one that began after the view may be alive.
 	return !v.at.After(claimed.Add(time.Second))
+}
+
+// judges reports whether a view of who is alive read at is one to take
+// lives for dead by: not one read less than a TTL after this instance's
+// own heartbeats began again (the store was unreachable: restarted, cut
+// off), as the others could not heartbeat either, and a life that runs on
+// looks dead until its next heartbeat. As for recovery (Start).
+func (c *Cluster) judges(at time.Time) bool {
+	h := c.healthy.Load()
+	return h != 0 && at.Sub(time.Unix(0, h)) >= c.ttl
 }
 
 // Dead implements durable.Shared: the lives that died, as of the last

@@ -50,6 +50,15 @@ func storeError(what string, err error) *reach.Error {
 		Suggestion: "Nothing ran. Try again in a moment."}
 }
 
+// notBackYet refuses a call of a request whose every instance looks dead,
+// when this instance's heartbeats came back less than a TTL ago: after an
+// outage of the store, the others may not have heartbeated again yet.
+func notBackYet(id string) *reach.Error {
+	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "store_unavailable",
+		Message:    fmt.Sprintf("Request %s could not be joined: the shared store was unreachable a moment ago, and the gateway instances that run it have not been seen since it came back. Nothing ran.", id),
+		Suggestion: "Try again in a moment: if they are alive, they will have been seen; if not, the request is interrupted."}
+}
+
 // lostError refuses a call or a turn on an instance that lost its name.
 func lostError(name string) *reach.Error {
 	return &reach.Error{Guard: "admit", Type: reach.TypeTransient, Code: "instance_stopping",
@@ -63,7 +72,11 @@ func lostError(name string) *reach.Error {
 // its client ended while a part of it still runs elsewhere (request_ended:
 // whether this instance heard the end or not).
 func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (time.Time, error) {
-	ctx = context.WithoutCancel(ctx)
+	// Not cut short by its caller (a part written is registered), but
+	// bounded: a store that does not answer within a TTL (a table held
+	// locked, a server that hangs) refuses the call, not holds it for ever.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl)
+	defer cancel()
 	rec := requestOf(o, "")
 	got, outcome, err := r.c.st.JoinRequest(ctx, rec, r.c.owner, r.c.ttl)
 	if err != nil {
@@ -73,6 +86,11 @@ func (r *Recorder) JoinRequest(ctx context.Context, o *reach.RequestOptions) (ti
 	case postgres.JoinForeign:
 		return time.Time{}, notYours(o.ID)
 	case postgres.JoinFinal:
+		if got.State == "interrupted" && !r.c.judges(time.Now()) {
+			// Every instance that runs it looks dead to the store: so do
+			// live ones, for a while after the store came back.
+			return time.Time{}, notBackYet(o.ID)
+		}
 		return time.Time{}, finalError(o.ID, got)
 	case postgres.JoinEnded:
 		return time.Time{}, endedError(o.ID)
@@ -161,7 +179,9 @@ func (r *Recorder) RequestBegan(ctx context.Context, q *reach.Request) error {
 	o.Budget = &b
 	rec := requestOf(o, q.Parent().ID())
 	rec.Started = q.Started()
-	got, outcome, err := r.c.st.JoinRequest(context.WithoutCancel(ctx), rec, r.c.owner, r.c.ttl)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.ttl) // as JoinRequest
+	got, outcome, err := r.c.st.JoinRequest(jctx, rec, r.c.owner, r.c.ttl)
+	cancel()
 	if err != nil {
 		return storeError("Request "+q.ID()+" could not be begun", err)
 	}

@@ -281,7 +281,9 @@ func (g *Gateway) persistence(ctx context.Context, ro *reach.Options) (*audit.Lo
 		// A write based on a read another instance's write made stale is
 		// refused here too: the entities' versions are the store's.
 		ro.Entities = st
-		io.Instance, io.Alive = c.Instance(), c.Alive
+		// Claims are owned by the life that heartbeats: c.Alive and the
+		// recovery of dead lives know no other.
+		io.Instance, io.Owner, io.Alive = c.Instance(), c.Owner(), c.Alive
 	} else {
 		// A write's claim and its "executing" checkpoint: one commit.
 		io.Checkpoint = cp.ExecutingFrame

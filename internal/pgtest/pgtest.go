@@ -199,11 +199,29 @@ func (c *Cluster) Stop() {
 
 // Restart stops the cluster at once (as a crash would) and starts it again
 // on the same port, for tests of what survives a database restart.
-func (c *Cluster) Restart() error {
-	data := filepath.Join(c.dir, "data")
-	if out, err := c.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+func (c *Cluster) Restart() error { return c.RestartMode("immediate") }
+
+// RestartMode is Restart with pg_ctl's shutdown mode: "fast" (sessions
+// ended, a checkpoint written) or "immediate" (as a crash).
+func (c *Cluster) RestartMode(mode string) error {
+	if err := c.Halt(mode); err != nil {
+		return err
+	}
+	return c.Resume()
+}
+
+// Halt stops the server (pg_ctl stop -m mode) and leaves it stopped, its
+// folder kept, until Resume: for tests of an outage longer than a restart.
+func (c *Cluster) Halt(mode string) error {
+	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", mode, "-w", "stop"); err != nil {
 		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
 	}
+	return nil
+}
+
+// Resume starts a server Halt stopped, on the same port.
+func (c *Cluster) Resume() error {
+	data := filepath.Join(c.dir, "data")
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", c.port, c.dir)
 	if out, err := c.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		return fmt.Errorf("pg_ctl start: %v: %s", err, out)

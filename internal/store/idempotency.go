@@ -43,6 +43,12 @@ type IdempotencyOptions struct {
 	// SweepEvery is how many completions pass between sweeps of expired
 	// records; if zero, 1024.
 	SweepEvery int
+	// Owner, if not empty, is the name this life claims keys under,
+	// "<Instance>/<life>": on a store that several instances share, the
+	// life that heartbeats (internal/cluster's Owner), which Alive and a
+	// recovery of dead lives (RecoverOwners) know by that name. If empty,
+	// Instance and a random life.
+	Owner string
 	// Alive, if not nil, says whether the life that owns a claim (made at
 	// claimed) may still be running its call: on a store that several
 	// instances share, a claim of a life that died is settled at once,
@@ -109,9 +115,12 @@ func NewIdempotency(recs IdemRecords, opts *IdempotencyOptions) *Idempotency {
 	if s.o.Instance == "" {
 		s.o.Instance = "reach"
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	s.owner = s.o.Instance + "/" + hex.EncodeToString(b[:])
+	s.owner = s.o.Owner
+	if s.owner == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		s.owner = s.o.Instance + "/" + hex.EncodeToString(b[:])
+	}
 	if s.o.SweepEvery == 0 {
 		s.o.SweepEvery = 1024
 	}

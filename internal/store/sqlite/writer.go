@@ -104,7 +104,7 @@ func (b *batch) Has(id sqlcore.Stmt) bool { return statementSQL[id] != "" }
 // fail records a database error of w's: nothing more runs in the batch.
 func (b *batch) fail(w *sqlcore.Write, err error) {
 	if b.fatal == nil {
-		b.fatal, b.at = err, w
+		b.fatal, b.at = storageError(err), w
 	}
 }
 
@@ -203,7 +203,7 @@ func (b *batch) Commit() (*sqlcore.Write, error) {
 	if _, err := b.s.exec(b.s.txCommit, nil); err != nil {
 		// A COMMIT that failed may leave the transaction open: the batch
 		// is rolled back (Rollback).
-		return nil, fmt.Errorf("committing: %w", err)
+		return nil, fmt.Errorf("committing: %w", storageError(err))
 	}
 	b.s.wrote(b.rows)
 	return nil, nil
