@@ -195,7 +195,7 @@ func TestDeadLettersOutliveARestart(t *testing.T) {
 	// An operator's action takes the undo of y, and the gateway dies there,
 	// r1 and r2 running; the new one recovers, and the undo of z fails again.
 	if ds, _ := st.ListDeadLetters(ctx, store.DeadOpen); len(ds) == 1 {
-		if _, err := st.TakeDeadLetter(ctx, ds[0].ID); err != nil {
+		if _, err := st.TakeDeadLetter(ctx, ds[0].ID, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -401,13 +401,14 @@ func (c *Checkpoints) List(ctx context.Context, state reach.DeadLetterState) ([]
 
 // Take implements reach.DeadLetterQueue: it takes the stored dead letter
 // id, in one step of the store, so that one action of any process holds
-// it.
+// it. With Share, the step records the life that took it, whose death
+// gives it back at once (Recover).
 func (c *Checkpoints) Take(ctx context.Context, id string) (*reach.DeadLetter, error) {
 	n, ok := storedID(id)
 	if !ok {
 		return nil, fmt.Errorf("dead letter %q: %w: its ids are dl-<n>, or n", id, reach.ErrDeadLetterID)
 	}
-	d, err := c.st.TakeDeadLetter(ctx, n)
+	d, err := c.st.TakeDeadLetter(ctx, n, c.owner)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return nil, fmt.Errorf("dead letter %s: %w", id, reach.ErrDeadLetterBusy)
@@ -531,7 +532,9 @@ type Shared interface {
 
 // takenFor is how long a dead letter stays taken, on a store that several
 // instances share, before a recovery gives it back: an operator's action
-// on a live instance holds it meanwhile.
+// on a live instance may hold it meanwhile. One whose taker (the life
+// that took it, recorded with the take) died is given back at once; one
+// with no taker recorded (taken before the store kept one) waits this.
 const takenFor = 10 * time.Minute
 
 // inherited is what the stored sub-request r comes back as, from the
@@ -722,8 +725,12 @@ func Recover(ctx context.Context, st Store, rt *reach.Runtime, opts *RecoverOpti
 			cutOff[n] = true
 		}
 	}
+	diedHere := make(map[string]bool, len(deadLives))
+	for _, l := range deadLives {
+		diedHere[l] = true
+	}
 	for _, d := range ds { // taken by an action that a crash cut short: nothing settled it
-		if d.State == store.DeadTaken && (sh == nil || cutOff[d.ID] || time.Since(d.Updated) > takenFor) {
+		if d.State == store.DeadTaken && (sh == nil || cutOff[d.ID] || diedHere[d.Taker] || time.Since(d.Updated) > takenFor) {
 			d.State = store.DeadOpen
 			if err := st.UpdateDeadLetter(ctx, d); err != nil {
 				return nil, fmt.Errorf("putting back dead letter %d: %w", d.ID, err)

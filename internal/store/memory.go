@@ -515,7 +515,7 @@ func (m *Memory) UpdateDeadLetter(ctx context.Context, d *DeadLetter) error {
 		return fmt.Errorf("dead letter %d: %w", d.ID, ErrNotFound)
 	}
 	o := m.dead[d.ID-1]
-	o.State, o.Note, o.Error, o.Attempts = d.State, d.Note, d.Error, d.Attempts
+	o.State, o.Note, o.Error, o.Attempts, o.Taker = d.State, d.Note, d.Error, d.Attempts, ""
 	o.Updated = Round(time.Now())
 	d.Updated = o.Updated
 	return nil
@@ -693,7 +693,7 @@ func (m *Memory) PinsVersion(ctx context.Context) (int64, error) {
 }
 
 // TakeDeadLetter implements DeadLetters.
-func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error) {
+func (m *Memory) TakeDeadLetter(ctx context.Context, id int64, taker string) (*DeadLetter, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -709,7 +709,7 @@ func (m *Memory) TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, err
 	default:
 		return nil, fmt.Errorf("dead letter %d is %s: %w", id, o.State, ErrNotFound)
 	}
-	o.State, o.Updated = DeadTaken, Round(time.Now())
+	o.State, o.Updated, o.Taker = DeadTaken, Round(time.Now()), taker
 	c := *o
 	c.Args = clone(o.Args)
 	return &c, nil

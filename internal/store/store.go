@@ -584,6 +584,12 @@ type DeadLetter struct {
 	Note     string // the operator's note when it was settled
 	Created  time.Time
 	Updated  time.Time
+	// Taker is, while it is DeadTaken, the instance's life whose action
+	// took it (TakeDeadLetter's taker), so that the recovery of a dead
+	// life gives it back at once; "" if none was recorded (taken before
+	// the store kept it, or by a store of one process). Any later change
+	// of the dead letter drops it.
+	Taker string
 }
 
 // DeadLetters stores failed compensations.
@@ -600,8 +606,10 @@ type DeadLetters interface {
 	// action: it moves it to DeadTaken and returns it, in one step, so
 	// that of two actions (in two processes, say) one takes it and the
 	// other gets an error matching ErrConflict. A dead letter that is not
-	// open, or none, is an error matching ErrNotFound.
-	TakeDeadLetter(ctx context.Context, id int64) (*DeadLetter, error)
+	// open, or none, is an error matching ErrNotFound. taker (the
+	// instance's life that acts, or "") is recorded with the take, in the
+	// same step, as the dead letter's Taker.
+	TakeDeadLetter(ctx context.Context, id int64, taker string) (*DeadLetter, error)
 }
 
 // UnixNano is t as the stores keep it: nanoseconds since 1970, 0 for the

@@ -253,7 +253,8 @@ func statements() []string {
 	q[sqlcore.StIdemClaim] = `SELECT o_claimed, o_owner, o_state, o_args, o_request, o_frame, o_result, o_at, o_expires
 	FROM reach_claim($1, $2, $3, $4, $5, $6, $7)`
 	q[sqlcore.StIdemGet] = "" // reach_claim returns the record that holds the key
-	q[sqlcore.StDeadTake] = `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING ` + sqlcore.DeadColumns + `)
+	q[sqlcore.StDeadTake] = `WITH t AS (UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4
+		RETURNING ` + sqlcore.DeadColumns + `)
 	SELECT true, ` + sqlcore.DeadColumns + ` FROM t
 	UNION ALL SELECT false, ` + sqlcore.DeadColumns + ` FROM dead_letters WHERE id = $3 AND NOT EXISTS (SELECT 1 FROM t)`
 	q[sqlcore.StDeadGet] = "" // StDeadTake returns the dead letter it did not take

@@ -347,13 +347,26 @@ func (c *Core) AddDeadLetter(ctx context.Context, d *store.DeadLetter) (int64, e
 
 func scanDead(sc interface{ Scan(...any) error }) (*store.DeadLetter, error) {
 	var d store.DeadLetter
-	var created, updated int64
+	var created, updated, taken int64
+	var taker string
 	if err := sc.Scan(&d.ID, &d.Request, &d.Frame, &d.Tool, &d.Args, &d.Error, &d.Attempts, &d.State, &d.Note,
-		&created, &updated); err != nil {
+		&created, &updated, &taker, &taken); err != nil {
 		return nil, err
 	}
 	d.Args, d.Created, d.Updated = EmptyNil(d.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
+	d.Taker = takerOf(taker, taken, updated)
 	return &d, nil
+}
+
+// takerOf is a stored dead letter's Taker: the taker its take recorded,
+// while no later write changed it (the take wrote taken as its updated;
+// any later one, by a version that does not know the column too, moves
+// updated alone).
+func takerOf(taker string, taken, updated int64) string {
+	if taken == 0 || taken != updated {
+		return ""
+	}
+	return taker
 }
 
 // ListDeadLetters implements store.DeadLetters.
@@ -393,12 +406,12 @@ func (c *Core) UpdateDeadLetter(ctx context.Context, d *store.DeadLetter) error 
 
 // TakeDeadLetter implements store.DeadLetters: the update and the read are
 // one write of the writer's batch.
-func (c *Core) TakeDeadLetter(ctx context.Context, id int64) (*store.DeadLetter, error) {
+func (c *Core) TakeDeadLetter(ctx context.Context, id int64, taker string) (*store.DeadLetter, error) {
 	if c.Closed() {
 		return nil, store.ErrClosed
 	}
 	var d *store.DeadLetter
-	args := []any{store.DeadTaken, time.Now().UnixNano(), id, store.DeadOpen}
+	args := []any{store.DeadTaken, time.Now().UnixNano(), id, store.DeadOpen, taker}
 	err := c.W.Do(ctx, &Write{Run: func(b Batch, w *Write) {
 		d = nil
 		read := func(rows Rows) error {
@@ -407,12 +420,14 @@ func (c *Core) TakeDeadLetter(ctx context.Context, id int64) (*store.DeadLetter,
 			}
 			var took bool
 			var dl store.DeadLetter
-			var created, updated int64
+			var created, updated, taken int64
+			var taker string
 			if err := rows.Scan(&took, &dl.ID, &dl.Request, &dl.Frame, &dl.Tool, &dl.Args, &dl.Error, &dl.Attempts,
-				&dl.State, &dl.Note, &created, &updated); err != nil {
+				&dl.State, &dl.Note, &created, &updated, &taker, &taken); err != nil {
 				return err
 			}
 			dl.Args, dl.Created, dl.Updated = EmptyNil(dl.Args), store.FromUnixNano(created), store.FromUnixNano(updated)
+			dl.Taker = takerOf(taker, taken, updated)
 			d = &dl
 			switch {
 			case took:

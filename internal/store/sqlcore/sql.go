@@ -140,7 +140,7 @@ func Shared() []string {
 const (
 	RequestColumns  = `id, parent, principal, tenant, roles, attributes, trace, scene, agent, state, budget, usage, cause, started, ended, updated`
 	idemColumns     = `owner, state, args, request, frame, result, claimed, expires`
-	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated`
+	DeadColumns     = `id, request, frame, tool, args, error, attempts, state, note, created, updated, taker, taken`
 	approvalColumns = `id, key, alt, status, version, created, expires, updated, data`
 	taskColumns     = `agent, id, principal, tenant, request, state, final, data, created, updated`
 	sessionColumns  = `hash, principal, tenant, protocol, init, request, created, used`

@@ -355,4 +355,13 @@ CREATE INDEX tasks_created ON tasks (created);
 -- request, for each request a batch removes.
 CREATE INDEX tasks_request ON tasks (request);
 `},
+	{14, "who took a dead letter", `
+-- The life that took a dead letter (store.DeadLetter.Taker) and the
+-- updated its take wrote: the taker holds only while no later write
+-- changed the row. One process owns a folder, so its restart gives back
+-- every dead letter taken, whoever took it; the columns are those of
+-- the PostgreSQL schema, which shares the statements.
+ALTER TABLE dead_letters ADD COLUMN taker TEXT NOT NULL DEFAULT '';
+ALTER TABLE dead_letters ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+`},
 }

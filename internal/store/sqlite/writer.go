@@ -472,7 +472,8 @@ func statements() []string {
 	ON CONFLICT (key) DO UPDATE SET rowid = (SELECT max(rowid) + 1 FROM idempotency), owner = excluded.owner, state = 'claimed', args = excluded.args,
 		request = excluded.request, frame = excluded.frame, result = NULL, claimed = excluded.claimed, expires = excluded.expires
 	WHERE idempotency.state = 'done' AND idempotency.expires <> 0 AND idempotency.expires <= excluded.claimed`
-	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2 WHERE id = $3 AND state = $4 RETURNING true, ` + sqlcore.DeadColumns
+	q[sqlcore.StDeadTake] = `UPDATE dead_letters SET state = $1, updated = $2, taker = $5, taken = $2 WHERE id = $3 AND state = $4
+		RETURNING true, ` + sqlcore.DeadColumns
 	// One conditional update: the caps ($6 to $9, zero for none) are
 	// compared with the sums in the same statement that writes them. A
 	// first debit is checked against them by the caller.

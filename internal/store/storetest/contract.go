@@ -515,7 +515,9 @@ func testDeadLetters(t *testing.T, open Opener) {
 
 // TestTakeDeadLetter: one action takes an open dead letter; a second one
 // meanwhile gets ErrConflict, one on a settled or missing dead letter
-// ErrNotFound; settled back open, it can be taken again.
+// ErrNotFound; settled back open, it can be taken again. The taker is
+// recorded with the take, listed while it is taken, and dropped by any
+// later change (given back open, it is no one's).
 func testTakeDeadLetter(t *testing.T, open Opener) {
 	contract(t, open, func(t *testing.T, s store.Store) {
 		ctx := t.Context()
@@ -523,28 +525,38 @@ func testTakeDeadLetter(t *testing.T, open Opener) {
 		if _, err := s.AddDeadLetter(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.TakeDeadLetter(ctx, d.ID)
-		if err != nil || got.State != store.DeadTaken || got.Tool != "refund" || string(got.Args) != `{"id":1}` || got.Attempts != 3 {
-			t.Fatalf("TakeDeadLetter = %+v, %v", got, err)
+		got, err := s.TakeDeadLetter(ctx, d.ID, "a/1")
+		if err != nil || got.State != store.DeadTaken || got.Tool != "refund" || string(got.Args) != `{"id":1}` || got.Attempts != 3 ||
+			got.Taker != "a/1" {
+			t.Fatalf("TakeDeadLetter = %+v, %v; want it taken by a/1", got, err)
 		}
-		if _, err := s.TakeDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrConflict) {
+		if ls, err := s.ListDeadLetters(ctx, store.DeadTaken); err != nil || len(ls) != 1 || ls[0].Taker != "a/1" {
+			t.Errorf("the taken dead letters = %+v, %v; want the one, taken by a/1", ls, err)
+		}
+		if _, err := s.TakeDeadLetter(ctx, d.ID, "b/1"); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("a second take = %v, want ErrConflict", err)
 		}
-		if _, err := s.TakeDeadLetter(ctx, 99); !errors.Is(err, store.ErrNotFound) {
+		if ls, err := s.ListDeadLetters(ctx, ""); err != nil || len(ls) != 1 || ls[0].Taker != "a/1" {
+			t.Errorf("the dead letters after a second take failed = %+v, %v; want it taken by a/1 still", ls, err)
+		}
+		if _, err := s.TakeDeadLetter(ctx, 99, "a/1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("taking a missing one = %v, want ErrNotFound", err)
 		}
 		got.State = store.DeadOpen
 		if err := s.UpdateDeadLetter(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if again, err := s.TakeDeadLetter(ctx, d.ID); err != nil || again.State != store.DeadTaken {
-			t.Fatalf("taking it again once open = %+v, %v", again, err)
+		if ls, err := s.ListDeadLetters(ctx, store.DeadOpen); err != nil || len(ls) != 1 || ls[0].Taker != "" {
+			t.Errorf("the open dead letters once given back = %+v, %v; want the one, with no taker", ls, err)
+		}
+		if again, err := s.TakeDeadLetter(ctx, d.ID, ""); err != nil || again.State != store.DeadTaken || again.Taker != "" {
+			t.Fatalf("taking it again once open, with no taker = %+v, %v", again, err)
 		}
 		got.State = store.DeadResolved
 		if err := s.UpdateDeadLetter(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.TakeDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.TakeDeadLetter(ctx, d.ID, "a/1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("taking a resolved one = %v, want ErrNotFound", err)
 		}
 	})
@@ -559,7 +571,7 @@ func testClosed(t *testing.T, open Opener) {
 		calls := map[string]func() error{
 			"PutRequest":     func() error { return s.PutRequest(ctx, &store.Request{ID: "x"}) },
 			"GetRequest":     func() error { _, err := s.GetRequest(ctx, "x"); return err },
-			"TakeDeadLetter": func() error { _, err := s.TakeDeadLetter(ctx, 1); return err },
+			"TakeDeadLetter": func() error { _, err := s.TakeDeadLetter(ctx, 1, ""); return err },
 			"ListRequests":   func() error { _, err := s.ListRequests(ctx, store.RequestFilter{}); return err },
 			"PutFrame":       func() error { return s.PutFrame(ctx, &store.Frame{Request: "x", Frame: "01"}) },
 			"RequestFrames":  func() error { _, err := s.RequestFrames(ctx, "x"); return err },
