@@ -40,8 +40,8 @@ func TestPendingSaysWhichRequest(t *testing.T) {
 		t.Fatalf("first run: %s %+v", first.Status, first.Error)
 	}
 	s := first.Error.Suggestion
-	for _, want := range []string{"in request req_run1", `{"reach/request": "req_run1"}`, "Reach-Request: req_run1",
-		`"request_id": "req_run1"`, "a call in another request asks for approval again"} {
+	for _, want := range []string{"in request req_run1 (the same session, or one that names it", `_meta "reach/request"`, "Reach-Request header",
+		`"request_id"`, "a call in another request asks for approval again"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("pending suggestion %q lacks %q", s, want)
 		}

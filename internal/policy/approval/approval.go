@@ -816,9 +816,8 @@ func pendingError(a *Approval, keyed bool) *reach.Error {
 	if a.Requires == UserAndReviewer {
 		who += " and a reviewer"
 	}
-	again := fmt.Sprintf("call it again with the same arguments in request %s "+
-		"(the same session; a new one names it with _meta {\"reach/request\": %q}, the header Reach-Request: %s, or \"request_id\": %q)",
-		a.RootRequest, a.RootRequest, a.RootRequest, a.RootRequest)
+	again := "call it again with the same arguments in request " + a.RootRequest +
+		` (the same session, or one that names it: _meta "reach/request", the Reach-Request header, or "request_id")`
 	if keyed {
 		again = "call it again with the same arguments and the same idempotency key, in any request, or " +
 			strings.TrimPrefix(again, "call it again with the same arguments ")
