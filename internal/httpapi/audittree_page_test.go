@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -69,5 +71,35 @@ func TestAuditTreePagesSkipNothing(t *testing.T) {
 		if seen[seq] != 1 {
 			t.Errorf("event %d shown %d times across the pages (of %d events: %v)", seq, seen[seq], head, seen)
 		}
+	}
+}
+
+// TestAuditTreeCap: a tree of maxTreeRequests requests is read; one more
+// is errTreeTooLarge (the API's 422 tree_too_large), not a partial page.
+func TestAuditTreeCap(t *testing.T) {
+	mem := store.NewMemory()
+	ctx := context.Background()
+	put := func(id, parent string) {
+		if err := mem.PutRequest(ctx, &store.Request{ID: id, Parent: parent, State: "ended", Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("root", "")
+	for i := 1; i < maxTreeRequests; i++ { // a chain and a fan: the root's subs, and one's subs
+		parent := "root"
+		if i > maxTreeRequests/2 {
+			parent = "sub-1"
+		}
+		put(fmt.Sprintf("sub-%d", i), parent)
+	}
+	appendEvents(mem, "root", "sub-1", fmt.Sprintf("sub-%d", maxTreeRequests-1))
+	v := auditView{st: mem}
+	evs, err := v.events(ctx, ui.AuditQuery{Request: "root", Tree: true}, 10)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("a tree of %d requests: %d events, %v; want its 3", maxTreeRequests, len(evs), err)
+	}
+	put("one-more", "sub-1")
+	if _, err := v.events(ctx, ui.AuditQuery{Request: "root", Tree: true}, 10); !errors.Is(err, errTreeTooLarge) {
+		t.Fatalf("a tree of %d requests: %v, want errTreeTooLarge", maxTreeRequests+1, err)
 	}
 }
