@@ -83,3 +83,14 @@ func TestPendingSaysWhichRequest(t *testing.T) {
 		t.Fatalf("the keyed call in a new request: %s %+v, %d runs", res.Status, res.Error, f.runs.Load())
 	}
 }
+
+// TestPendingWithoutRoot: an approval with no root request (a stored row
+// without one) is not told "in request  (...)": it says the same request.
+func TestPendingWithoutRoot(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		s := pendingError(&Approval{ID: "apr_x", Tool: "refund", Principal: "alice"}, keyed).Suggestion
+		if strings.Contains(s, "request  ") || strings.Contains(s, "request (") || !strings.Contains(s, "in the same request") {
+			t.Errorf("keyed %v: %q", keyed, s)
+		}
+	}
+}

@@ -818,6 +818,9 @@ func pendingError(a *Approval, keyed bool) *reach.Error {
 	}
 	again := "call it again with the same arguments in request " + a.RootRequest +
 		` (the same session, or one that names it: _meta "reach/request", the Reach-Request header, or "request_id")`
+	if a.RootRequest == "" { // an approval stored before it kept its root: no request to name
+		again = "call it again with the same arguments in the same request"
+	}
 	if keyed {
 		again = "call it again with the same arguments and the same idempotency key, in any request, or " +
 			strings.TrimPrefix(again, "call it again with the same arguments ")
