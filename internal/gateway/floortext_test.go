@@ -154,3 +154,41 @@ func TestModelProxyFloorCountsWideSpaces(t *testing.T) {
 		t.Errorf("a prompt of 200 words and an answer of %d, joined by no-break and ideographic spaces and reported as 0 tokens, were charged %d tokens, want at least %d", said, got, said+200)
 	}
 }
+
+// TestModelProxyFloorCountsReasoningOnce: a chat answer that carries its
+// reasoning twice, as reasoning_content and as reasoning (vLLM while it
+// renamed the one the other, gateways that copy one to the other), is one
+// text: the floor counts it once, so that an honest count of it (600
+// tokens for 500 words) is charged as reported, not raised to 1,000.
+func TestModelProxyFloorCountsReasoningOnce(t *testing.T) {
+	const said, reported = 500, 600
+	text := strings.Repeat("word ", said)
+	g, url := modelGateway(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(readAll(r), `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; i < len(text); i += 7 {
+				d := text[i:min(i+7, len(text))]
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":%q,\"reasoning\":%q}}]}\n\n", d, d)
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":%d}}\n\n", reported)
+			fmt.Fprint(w, "data: [DONE]\n\n")
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":%q,"reasoning":%q}}],"usage":{"prompt_tokens":50,"completion_tokens":%d}}`, text, text, reported)
+	}, "")
+	for _, stream := range []bool{false, true} {
+		id := fmt.Sprintf("twice-%v", stream)
+		resp, b := postChat(t, url, fmt.Sprintf(`{"stream":%v,"messages":[{"role":"user","content":"think"}]}`, stream), map[string]string{link.HeaderRequest: id})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", id, resp.StatusCode, b)
+		}
+		if got := requestTokens(t, g, id); got != 50+reported {
+			t.Errorf("%s: reasoning of %d words given twice, reported as %d tokens, was charged %d tokens, want %d", id, said, reported, got, 50+reported)
+		}
+	}
+}
+
+func readAll(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
+}

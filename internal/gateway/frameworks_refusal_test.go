@@ -79,7 +79,7 @@ when { context.arguments has order && context.arguments.order == "1001" };
 				if id == "" {
 					t.Fatalf("no pending approval: %v", b)
 				}
-				check(t, s, r, id, "after it is approved, call it again with the same arguments")
+				check(t, s, r, id, "after it is approved, call it again with the same arguments in request ")
 			})
 			t.Run("denied", func(t *testing.T) {
 				s := newShop(t, fc.config)

@@ -370,7 +370,7 @@ func (g *Gateway) Warnings() []string {
 	// at the client as "Request timed out", without the approval's id or
 	// what to do, while the approval waits on.
 	if a := g.cfg.Approvals; a != nil && time.Duration(a.Wait) >= clientTimeout {
-		out = append(out, fmt.Sprintf("approvals.wait is %v: MCP clients on the TypeScript SDK's defaults (Mastra, Genkit, LangGraph, LlamaIndex) give up on a call after %v, and the model then reads \"Request timed out\" instead of the approval's id and what to do; set wait under %v (the call then answers pending, and is run when called again once approved)", time.Duration(a.Wait), clientTimeout, clientTimeout))
+		out = append(out, fmt.Sprintf("approvals.wait is %v: MCP clients on the TypeScript SDK's defaults (Mastra, Genkit, LangGraph, LlamaIndex) give up on a call after %v, and the model then reads \"Request timed out\" instead of the approval's id and what to do; set wait under %v (the call then answers pending, and is run when called again in its request, or with its idempotency key, once approved: the pending text names the request)", time.Duration(a.Wait), clientTimeout, clientTimeout))
 	}
 	if mc := g.cfg.Model; mc != nil && mc.BaseURL != "" {
 		name := cmp.Or(mc.Name, openai.DefaultModel) // what the proxy asks for when a client names none

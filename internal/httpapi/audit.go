@@ -147,8 +147,19 @@ var errTreeTooLarge = fmt.Errorf("the tree has more than %d requests", maxTreeRe
 
 // treeEvents returns the events of request root and of its sub-requests
 // (the store's registry, as reach audit show --tree reads it), in seq
-// order, each naming its request.
+// order, each naming its request, up to the log's head as it was before
+// they were read. Each request's events are a read of their own: an event
+// committed between two of them (one of the root's, read first, numbered
+// before one of a sub-request's, read after) would be missing from a page
+// that ends past it, and the next page's cursor would skip it for good.
+// A batch commits with the head it moves (its seqs taken in order under
+// the head's lock), so every event up to the head read first is there to
+// read; those after it are the next page's.
 func (a auditView) treeEvents(ctx context.Context, root string) ([]*audit.Event, error) {
+	head, _, err := a.st.AuditHead(ctx)
+	if err != nil {
+		return nil, err
+	}
 	ids := []string{root}
 	seen := map[string]bool{root: true}
 	for i := 0; i < len(ids); i++ {
@@ -173,7 +184,11 @@ func (a auditView) treeEvents(ctx context.Context, root string) ([]*audit.Event,
 		if err != nil {
 			return nil, err
 		}
-		evs = append(evs, more...)
+		for _, e := range more {
+			if e.Seq <= head {
+				evs = append(evs, e)
+			}
+		}
 	}
 	slices.SortFunc(evs, func(x, y *audit.Event) int { return cmp.Compare(x.Seq, y.Seq) })
 	return evs, nil

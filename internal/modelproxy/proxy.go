@@ -661,10 +661,16 @@ func (a *answer) noteReasoning(b []byte) {
 			if len(m.Reasoning) > 0 && m.Reasoning[0] == '"' {
 				json.Unmarshal(m.Reasoning, &r)
 			}
-			for _, s := range [...]string{m.ReasoningContent, r} {
-				a.args += len(s)
-				a.reasoned.Add(s)
+			// A server that sends both (vLLM while it renamed
+			// reasoning_content reasoning, gateways that copy one to the
+			// other) sends the same text twice: the floor counts it once,
+			// the longer, so that it stays at or below the endpoint's count.
+			s := m.ReasoningContent
+			if len(r) > len(s) {
+				s = r
 			}
+			a.args += len(s)
+			a.reasoned.Add(s)
 		}
 	}
 }

@@ -376,12 +376,12 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 			q.emit(ctx, events)
 			return reach.Deny, e
 		}
-		snap := rec.Approval
+		snap, keyed := rec.Approval, k.idem != "" && rec.alt == k.idem
 		ch, until := rec.changed, time.Until(rec.Expires)
 		q.mu.Unlock()
 		q.emit(ctx, events)
 		if deadline == nil {
-			return reach.NeedsApproval, pendingError(&snap)
+			return reach.NeedsApproval, pendingError(&snap, keyed)
 		}
 		expiry := time.NewTimer(until)
 		var poll <-chan time.Time
@@ -398,13 +398,13 @@ func (g gate) Approve(ctx context.Context, c *reach.Call) (reach.Decision, *reac
 		case <-expiry.C:
 		case <-deadline:
 			expiry.Stop()
-			return reach.NeedsApproval, pendingError(&snap)
+			return reach.NeedsApproval, pendingError(&snap, keyed)
 		case <-ctx.Done():
 			expiry.Stop()
-			return reach.NeedsApproval, pendingError(&snap)
+			return reach.NeedsApproval, pendingError(&snap, keyed)
 		case <-q.release:
 			expiry.Stop()
-			return reach.NeedsApproval, pendingError(&snap)
+			return reach.NeedsApproval, pendingError(&snap, keyed)
 		}
 		expiry.Stop()
 	}
@@ -805,16 +805,31 @@ func (q *Queue) emit(ctx context.Context, events []Event) {
 	}
 }
 
-func pendingError(a *Approval) *reach.Error {
+// pendingError is a pending approval's refusal. Its suggestion says what
+// finds the approval again (callKeys): the same arguments in the same root
+// request, which it names with the ways a client names it (a client that
+// begins a new request each run, one MCP session a run say, otherwise gets
+// a new approval each time), or, when the call carried one, the same
+// idempotency key in any request (not the key itself: it is the caller's).
+func pendingError(a *Approval, keyed bool) *reach.Error {
 	who := "the user " + a.Principal
 	if a.Requires == UserAndReviewer {
 		who += " and a reviewer"
+	}
+	again := "call it again with the same arguments in request " + a.RootRequest +
+		` (the same session, or one that names it: _meta "reach/request", the Reach-Request header, or "request_id")`
+	if a.RootRequest == "" { // an approval stored before it kept its root: no request to name
+		again = "call it again with the same arguments in the same request"
+	}
+	if keyed {
+		again = "call it again with the same arguments and the same idempotency key, in any request, or " +
+			strings.TrimPrefix(again, "call it again with the same arguments ")
 	}
 	return &reach.Error{Type: reach.TypeApproval, Code: "approval_pending",
 		Message: fmt.Sprintf("%s needs approval before it runs: approval %s waits for %s (until %s).",
 			a.Tool, a.ID, who, a.Expires.UTC().Format("15:04 UTC")),
 		Suggestion: "Tell the user what this call will do and that it waits for approval; after it is approved, " +
-			"call it again with the same arguments. Do not repeat it before."}
+			again + ": a call in another request asks for approval again. Do not repeat it before."}
 }
 
 func deniedError(a *Approval) *reach.Error {
