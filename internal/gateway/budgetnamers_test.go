@@ -3,11 +3,17 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentreach/reach/internal/config"
 	"github.com/agentreach/reach/internal/link"
 )
 
@@ -74,6 +80,73 @@ func TestMCPNamedBudgetNeedsPrincipal(t *testing.T) {
 			t.Errorf("%s naming %s: %q does not say what to do", tc.who, tc.budget, text)
 		}
 	}
+}
+
+// TestAPIAndA2ANamedBudgetNeedsPrincipal: the HTTP API (/v1/calls) answers
+// a budget the caller may not name with its error, 403, and an A2A message
+// that names one is a rejected task, handed to no agent.
+func TestAPIAndA2ANamedBudgetNeedsPrincipal(t *testing.T) {
+	g, url, _, keys := authGateway(t, namedBudgets)
+	body := `{"request_id":"api-research","tool_calls":[{"call_id":"c1","tool":"search_kb","arguments":{"query":"a"}}]}`
+	code, out := do(t, "POST", url+"/v1/calls", body, map[string]string{"Authorization": "Bearer " + keys["bob"], link.HeaderBudget: "research"})
+	if code != http.StatusForbidden || path(out, "error", "code") != "budget_not_permitted" {
+		t.Errorf("/v1/calls naming research: %d %v, want 403 budget_not_permitted", code, out)
+	}
+	if r, _ := g.rt.Lookup("api-research"); r != nil {
+		t.Errorf("a refused budget began request api-research")
+	}
+	code, out = do(t, "POST", url+"/v1/calls", strings.ReplaceAll(body, "api-research", "api-team"), map[string]string{"Authorization": "Bearer " + keys["alice"], link.HeaderBudget: "team"})
+	if r, _ := g.rt.Lookup("api-team"); code != http.StatusOK || r == nil || r.Budget().ToolCalls != 100 {
+		t.Errorf("/v1/calls, alice naming team: %d %v, want 200 and a request of 100 tool calls", code, out)
+	}
+
+	mux := http.NewServeMux()
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	card := &a2a.AgentCard{Name: "executor", Description: "echoes", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(up.URL+"/", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "run", Name: "run", Description: "run", Tags: []string{"run"}}}}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(echoAgent{})))
+	cfg, err := config.Parse([]byte(namedBudgets+"agents:\n  - {name: executor, url: "+up.URL+", budget: research}\n"), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveTest(t, newTestGateway(t, cfg)).URL
+	for budget, want := range map[string]a2a.TaskState{"research": a2a.TaskStateRejected, "small": a2a.TaskStateCompleted} {
+		c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/a2a/executor", a2a.TransportProtocolJSONRPC)},
+			a2aclient.WithJSONRPCTransport(&http.Client{Transport: withHeader{"Baggage", "reach.budget=" + budget, http.DefaultTransport}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("%s: got %T", budget, res)
+		}
+		if tk.Status.State != want {
+			t.Errorf("a message naming %s: task %s %q, want %s", budget, tk.Status.State, textOf(tk), want)
+		}
+		if want == a2a.TaskStateRejected && (!strings.Contains(textOf(tk), "default, small") || strings.Contains(textOf(tk), "bulk")) {
+			t.Errorf("rejected task %q: want the budgets the caller may name, and only those", textOf(tk))
+		}
+	}
+}
+
+// withHeader sets one header on every request.
+type withHeader struct {
+	name, value string
+	base        http.RoundTripper
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.base.RoundTrip(r)
 }
 
 // TestModelRouteNamedBudgetNeedsPrincipal: the model route refuses a
