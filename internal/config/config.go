@@ -2165,20 +2165,15 @@ func (c *Config) NamedBudgets() map[string]reach.Budget {
 	return out
 }
 
-// BudgetNamers returns, for each budget of NamedBudgets that lifts a limit
-// of the default's (budget.Lifts: a larger amount, or a 0 where the
-// default has one), the principals that may name it for a request they
-// begin (its principals:, "*" every one; none: no client may). A budget
-// not in the map only lowers limits: any client may name it.
-func (c *Config) BudgetNamers() map[string][]string {
-	def := c.DefaultBudget()
-	if def == nil {
-		def = new(reach.StandardBudget())
-	}
+// BudgetPrincipals returns the principals each budget lists (principals:,
+// "*" every one): who may name it for a request they begin if it lifts a
+// limit of the default's (link.Owned checks; BudgetWarnings explains one
+// that lifts and lists nobody).
+func (c *Config) BudgetPrincipals() map[string][]string {
 	out := map[string][]string{}
-	for name, b := range c.NamedBudgets() {
-		if len(budget.Lifts(b, *def)) > 0 {
-			out[name] = slices.Clone(c.Budgets[name].Principals)
+	for name, b := range c.Budgets {
+		if len(b.Principals) > 0 {
+			out[name] = slices.Clone(b.Principals)
 		}
 	}
 	return out

@@ -436,11 +436,10 @@ func TestDefaultBudgetKeepsStandardAmountsLeftOut(t *testing.T) {
 	}
 }
 
-// TestBudgetPrincipals: a budget that lifts a limit of the default's may be
-// named only by the principals it lists (BudgetNamers); one that only lowers
-// limits is not in the map (any client may name it); one that lifts and
-// lists nobody is a warning of reach validate; an empty principal is an
-// error.
+// TestBudgetPrincipals: a budget's principals are read (BudgetPrincipals);
+// one that lifts a limit of the default's and lists nobody is a warning of
+// reach validate, one that only lowers limits or lists someone is not; an
+// empty principal is an error.
 func TestBudgetPrincipals(t *testing.T) {
 	c, err := Parse([]byte(`budgets:
   default: {tool_calls: 20, tokens: 5000}
@@ -455,15 +454,9 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.BudgetNamers()
-	want := map[string][]string{"research": nil, "wide": nil, "team": {"alice", "*"}}
-	if len(got) != len(want) {
-		t.Errorf("BudgetNamers = %v, want the budgets that lift: %v", got, want)
-	}
-	for name, who := range want {
-		if g, ok := got[name]; !ok || !slices.Equal(g, who) {
-			t.Errorf("BudgetNamers[%s] = %v (%v), want %v", name, g, ok, who)
-		}
+	got := c.BudgetPrincipals()
+	if len(got) != 2 || !slices.Equal(got["team"], []string{"alice", "*"}) || !slices.Equal(got["cheap"], []string{"bob"}) {
+		t.Errorf("BudgetPrincipals = %v, want team's and cheap's", got)
 	}
 	ws := c.BudgetWarnings()
 	if len(ws) != 2 || !strings.Contains(ws[0], "budget research lifts the default budget's tokens") || !strings.Contains(ws[0], "an agent's delegations use it") ||
@@ -471,8 +464,8 @@ agents:
 		t.Errorf("warnings = %q, want research (tokens, used by an agent) and wide (turns), saying where to list principals", ws)
 	}
 	// A budget that only lowers limits, with no default written: none.
-	if c, err := Parse([]byte("budgets:\n  small: {tool_calls: 3}\n"), env(nil)); err != nil || len(c.BudgetNamers()) != 0 || len(c.BudgetWarnings()) != 0 {
-		t.Errorf("a lowering budget: err %v, namers %v, warnings %v; want none", err, c.BudgetNamers(), c.BudgetWarnings())
+	if c, err := Parse([]byte("budgets:\n  small: {tool_calls: 3}\n"), env(nil)); err != nil || len(c.BudgetWarnings()) != 0 {
+		t.Errorf("a lowering budget: err %v, warnings %v; want none", err, c.BudgetWarnings())
 	}
 	for _, tc := range []struct{ doc, want string }{
 		{"budgets:\n  team: {tool_calls: 1, principals: [\"\"]}\n", `budget team: principal 1 is empty`},

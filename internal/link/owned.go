@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentreach/reach"
 	"github.com/agentreach/reach/internal/auth"
+	"github.com/agentreach/reach/internal/budget"
 	"github.com/agentreach/reach/internal/idempotency"
 )
 
@@ -31,7 +32,7 @@ type Owned struct {
 	gap     time.Duration
 	def     *reach.Budget
 	budgets map[string]reach.Budget
-	namers  map[string][]string // who may name each budget that lifts a limit of def's
+	namers  map[string][]string // who may name each budget, should it lift a limit of def's
 	now     func() time.Time
 
 	remote Remote // frames other instances run; nil for one instance
@@ -160,20 +161,20 @@ type owned struct {
 }
 
 // Budgets are the budgets a client may name: Default for a request that
-// names none (nil: the runtime's), and the configured ones by name. Namers
-// lists, for each named budget that lifts a limit of Default's, the
-// principals that may name it ("*": every one); a budget not in it only
-// lowers limits, and any client may name it.
+// names none (nil: the runtime's), and the configured ones by name.
+// Principals lists, by budget, who may name it ("*": every one) if it lifts
+// a limit of the default's (budget.Lifts); any client may name one that
+// only lowers limits, and no client one that lifts and lists nobody.
 type Budgets struct {
-	Default *reach.Budget
-	Named   map[string]reach.Budget
-	Namers  map[string][]string
+	Default    *reach.Budget
+	Named      map[string]reach.Budget
+	Principals map[string][]string
 }
 
 // NewOwned returns the requests the gateway owns in rt: begun in life,
 // ended after gap without calls.
 func NewOwned(life context.Context, rt *reach.Runtime, gap time.Duration, b Budgets) *Owned {
-	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Namers, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
+	q := &Owned{rt: rt, gap: gap, def: b.Default, budgets: b.Named, namers: b.Principals, now: time.Now, owned: map[string]*owned{}, maxLoose: DefaultBound}
 	q.life = context.WithValue(life, lifeKey{}, q) // marks the requests it begins (see mergeCancel)
 	return q
 }
@@ -278,10 +279,18 @@ func (q *Owned) budget(s *BudgetSpec, who *auth.Identity) (*reach.Budget, error)
 }
 
 // mayName reports whether principal may name the budget name (one it knows):
-// it lowers limits only, or lists principal or "*".
+// it lowers the default's limits only, or lists principal or "*".
 func (q *Owned) mayName(name, principal string) bool {
-	who, lifts := q.namers[name]
-	return !lifts || slices.Contains(who, principal) || slices.Contains(who, "*")
+	d := q.def
+	if d == nil {
+		rd := q.rt.DefaultBudget()
+		d = &rd
+	}
+	if len(budget.Lifts(q.budgets[name], *d)) == 0 {
+		return true
+	}
+	who := q.namers[name]
+	return slices.Contains(who, principal) || slices.Contains(who, "*")
 }
 
 // nameable returns the budgets principal may name, sorted.
